@@ -1,0 +1,32 @@
+"""boostplug: research ranking algorithms for LightGBM and XGBoost.
+
+Subpackages (imported on first use, so ``import boostplug`` stays fast):
+
+* :mod:`boostplug.groups` -- the ``group_ptr`` boundary format and converters;
+* :mod:`boostplug.data` -- LETOR/SVMlight loading and writing, folds, splits,
+  synthetic data, the embedded example;
+* :mod:`boostplug.metrics` -- ranking metrics with explicit conventions;
+* :mod:`boostplug.objectives` -- the papers' losses, gradients and Hessians;
+* :mod:`boostplug.lightgbm`, :mod:`boostplug.xgboost` -- framework adapters;
+* :mod:`boostplug.boosters` -- native reference boosters (RankBoost, AdaRank, ...).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_SUBMODULES = {
+    "groups", "data", "metrics", "objectives", "lightgbm", "xgboost", "boosters", "cli", "dask",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'boostplug' has no attribute {name!r}")
+
+
+__all__ = sorted(_SUBMODULES) + ["__version__"]

@@ -1,0 +1,200 @@
+"""Query groups: the one boundary format of boostplug, ``group_ptr``.
+
+Inside boostplug, the documents of query ``q`` are the rows
+``group_ptr[q]:group_ptr[q + 1]``. ``group_ptr`` is an int64 array of length
+``n_queries + 1`` with ``group_ptr[0] == 0``, strictly increasing, and
+``group_ptr[-1] == n_docs`` (like a CSR row pointer, and like XGBoost's
+``group_ptr``). Every other format is converted once, at the edge:
+
+* ``qid`` arrays (scikit-learn style, one query id per row; XGBoost's ``qid=``):
+  :func:`group_ptr_from_qid`, :func:`qid_from_group_ptr`;
+* group *sizes* (LightGBM's ``group=``, the ``.query`` sidecar files):
+  :func:`group_ptr_from_sizes`, :func:`sizes_from_group_ptr`.
+
+Example:
+    >>> group_ptr_from_qid([7, 7, 3, 3, 3])
+    array([0, 2, 5])
+    >>> sizes_from_group_ptr(group_ptr_from_sizes([2, 3]))
+    array([2, 3])
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "Regrouped",
+    "group_ptr_from_qid",
+    "group_ptr_from_sizes",
+    "sizes_from_group_ptr",
+    "qid_from_group_ptr",
+    "check_group_ptr",
+]
+
+
+class Regrouped(NamedTuple):
+    """Result of :func:`group_ptr_from_qid` with ``regroup=True``.
+
+    ``permutation`` reorders the rows so that every query is contiguous
+    (``X[permutation]``, ``y[permutation]``); queries appear in the order of
+    their first occurrence and rows keep their relative order (a stable sort).
+    """
+
+    group_ptr: NDArray[np.int64]
+    permutation: NDArray[np.int64]
+
+
+def _show(values: NDArray, limit: int = 8) -> str:
+    values = np.asarray(values)
+    if values.size <= limit:
+        return np.array2string(values, separator=", ")
+    head = ", ".join(str(v) for v in values[:limit])
+    return f"[{head}, ...] ({values.size} values)"
+
+
+def _as_1d(values: ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    return arr
+
+
+def group_ptr_from_qid(
+    qid: ArrayLike, *, regroup: bool = False
+) -> NDArray[np.int64] | Regrouped:
+    """Group pointer of a ``qid`` array whose queries are contiguous.
+
+    Query ids need not be sorted (LETOR files are contiguous but unsorted), but
+    all rows of one query must be adjacent. If they are not, a ``ValueError``
+    names the first qid that reappears and the row where it does. With
+    ``regroup=True`` the rows are instead stably regrouped and a
+    :class:`Regrouped` ``(group_ptr, permutation)`` is returned.
+
+    Args:
+        qid: query id per row, shape ``(n_docs,)``; integers or strings.
+        regroup: opt in to reordering rows instead of raising.
+
+    Returns:
+        ``group_ptr`` (int64, ``(n_queries + 1,)``), or :class:`Regrouped`.
+    """
+    q = _as_1d(qid, "qid")
+    n = q.shape[0]
+    if q.dtype.kind == "f":
+        if not np.all(np.isfinite(q)):
+            bad = int(np.flatnonzero(~np.isfinite(q))[0])
+            raise ValueError(f"qid must be finite; row {bad} has qid {q[bad]!r}")
+    if n == 0:
+        empty = np.zeros(1, dtype=np.int64)
+        return Regrouped(empty, np.zeros(0, dtype=np.int64)) if regroup else empty
+    change = np.flatnonzero(q[1:] != q[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    start_ids = q[starts]
+    uniq, first_pos, counts = np.unique(start_ids, return_index=True, return_counts=True)
+    if np.all(counts == 1):
+        ptr = np.concatenate((starts, [n])).astype(np.int64)
+        if regroup:
+            return Regrouped(ptr, np.arange(n, dtype=np.int64))
+        return ptr
+    if not regroup:
+        # The first run start whose id was already seen in an earlier run.
+        seen_before = np.ones(starts.shape[0], dtype=bool)
+        seen_before[first_pos] = False
+        k = int(np.flatnonzero(seen_before)[0])
+        row = int(starts[k])
+        bad = start_ids[k]
+        first_row = int(starts[np.flatnonzero(start_ids == bad)[0]])
+        raise ValueError(
+            f"qid {bad!r} is not contiguous: its rows start at row {first_row} and "
+            f"it appears again at row {row} after other queries. Sort the rows by "
+            "query (keeping their order within a query), or pass regroup=True to "
+            "get the permutation that does so."
+        )
+    # Stable regrouping: queries in order of first appearance.
+    _, first_row, inverse = np.unique(q, return_index=True, return_inverse=True)
+    order_of_query = np.argsort(np.argsort(first_row, kind="stable"), kind="stable")
+    key = order_of_query[inverse.reshape(-1)]
+    perm = np.argsort(key, kind="stable").astype(np.int64)
+    sizes = np.bincount(key, minlength=first_row.shape[0])
+    ptr = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(sizes, out=ptr[1:])
+    return Regrouped(ptr, perm)
+
+
+def group_ptr_from_sizes(sizes: ArrayLike, n_docs: int | None = None) -> NDArray[np.int64]:
+    """Group pointer from group sizes (LightGBM's ``group``), validated.
+
+    Raises ``ValueError`` for non-integer, zero or negative sizes, and, when
+    ``n_docs`` is given, for sizes that do not sum to it.
+    """
+    s = _as_1d(sizes, "group sizes")
+    if s.size and s.dtype.kind == "f":
+        if not np.all(np.isfinite(s)) or not np.all(s == np.round(s)):
+            bad = np.flatnonzero(~np.isfinite(s) | (s != np.round(s)))
+            raise ValueError(
+                f"group sizes must be whole numbers; got {_show(s[bad])} at "
+                f"positions {_show(bad)}"
+            )
+    elif s.size and s.dtype.kind not in "iu":
+        raise TypeError(f"group sizes must be integers, got dtype {s.dtype}")
+    s = s.astype(np.int64)
+    bad = np.flatnonzero(s <= 0)
+    if bad.size:
+        raise ValueError(
+            f"group sizes must be positive; got {_show(s[bad])} at positions {_show(bad)}"
+        )
+    ptr = np.zeros(s.shape[0] + 1, dtype=np.int64)
+    np.cumsum(s, out=ptr[1:])
+    if n_docs is not None and ptr[-1] != n_docs:
+        raise ValueError(
+            f"group sizes sum to {int(ptr[-1])} but there are {n_docs} documents "
+            f"(sizes: {_show(s)})"
+        )
+    return ptr
+
+
+def check_group_ptr(group_ptr: ArrayLike, n_docs: int | None = None) -> NDArray[np.int64]:
+    """Validate a group pointer and return it as a contiguous int64 array.
+
+    ``group_ptr`` must be 1-D, start at 0, be strictly increasing (no empty
+    query) and, when ``n_docs`` is given, end at ``n_docs``.
+    """
+    g = _as_1d(group_ptr, "group_ptr")
+    if g.dtype.kind == "f":
+        if not np.all(np.isfinite(g)) or not np.all(g == np.round(g)):
+            raise ValueError(f"group_ptr must hold whole numbers, got {_show(g)}")
+    elif g.dtype.kind not in "iu":
+        raise TypeError(f"group_ptr must be an integer array, got dtype {g.dtype}")
+    g = np.ascontiguousarray(g, dtype=np.int64)
+    if g.shape[0] < 1:
+        raise ValueError("group_ptr must have at least one entry (0)")
+    if g[0] != 0:
+        raise ValueError(f"group_ptr must start at 0, got {_show(g)}")
+    d = np.diff(g)
+    bad = np.flatnonzero(d <= 0)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            "group_ptr must be strictly increasing (every query non-empty); "
+            f"group_ptr[{i}] = {int(g[i])} is followed by group_ptr[{i + 1}] = "
+            f"{int(g[i + 1])} (group_ptr: {_show(g)})"
+        )
+    if n_docs is not None and g[-1] != n_docs:
+        raise ValueError(
+            f"group_ptr ends at {int(g[-1])} but there are {n_docs} documents "
+            f"(group_ptr: {_show(g)})"
+        )
+    return g
+
+
+def sizes_from_group_ptr(group_ptr: ArrayLike) -> NDArray[np.int64]:
+    """Group sizes (LightGBM's ``group``) of a validated group pointer."""
+    return np.diff(check_group_ptr(group_ptr))
+
+
+def qid_from_group_ptr(group_ptr: ArrayLike) -> NDArray[np.int64]:
+    """Query ids ``0..n_queries-1`` per row, sorted (what XGBoost's ``qid=`` wants)."""
+    g = check_group_ptr(group_ptr)
+    return np.repeat(np.arange(g.shape[0] - 1, dtype=np.int64), np.diff(g))

@@ -1,0 +1,52 @@
+"""Shared fixtures. Real data is read from ../shared/data relative to the repo root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+MQ2008 = SHARED_DATA / "MQ2008"
+LGB_EXAMPLE = SHARED_DATA / "LightGBM_lambdarank"
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"real data not available at {path}")
+    return path
+
+
+@pytest.fixture
+def mq2008_dir() -> Path:
+    """Folder with MQ2008's S1..S5.txt (skips the test when absent)."""
+    return _need(MQ2008)
+
+
+@pytest.fixture
+def lgb_example_dir() -> Path:
+    """Folder with LightGBM's lambdarank example (skips the test when absent)."""
+    return _need(LGB_EXAMPLE)
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(20261122)
+
+
+def random_ranking(rng: np.random.Generator, n_queries: int = 6, max_docs: int = 9,
+                   n_labels: int = 4, tie_prob: float = 0.3):
+    """Small random (scores, labels, group_ptr) with ties, single-doc and all-zero queries."""
+    sizes = rng.integers(1, max_docs + 1, size=n_queries)
+    sizes[0] = 1
+    group_ptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    n = int(group_ptr[-1])
+    labels = rng.integers(0, n_labels, size=n).astype(np.float64)
+    if n_queries > 1:
+        labels[group_ptr[1]:group_ptr[2]] = 0.0  # an all-zero query
+    scores = np.round(rng.normal(size=n), 1)  # rounding makes ties
+    tie = rng.random(n) < tie_prob
+    scores[tie] = 0.0
+    return scores, labels, group_ptr

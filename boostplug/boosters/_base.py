@@ -1,0 +1,358 @@
+"""What every reference booster shares: input handling, the round loop, the
+linear ensemble of weak rankers, staged prediction, early stopping, progress,
+Ctrl-C, and the JSON model file.
+
+A booster's model is ``F(x) = sum_t weight_t * h_t(x)`` where each weak ranker
+``h_t`` is a small dict:
+
+* ``{"kind": "stump", "feature": k, "threshold": theta}``: ``h(x) = 1 if x_k > theta``
+  else ``0``; a missing value (NaN) is below every known value, so ``h = 0``
+  (an optional ``"float32": true`` first rounds ``x_k`` to 32 bits, as RankLib does);
+* ``{"kind": "feature", "feature": k}``: ``h(x) = x_k`` (AdaRank's weak rankers);
+  NaN counts as ``0`` (the SVMlight/LETOR convention for absent features).
+
+Subclasses implement three hooks (see :class:`RankingBooster`); everything else
+lives here once.
+
+The JSON model file (``save``/``load``) is a plain object::
+
+    {"format": "boostplug.booster", "version": 1, "class": "RankBoost",
+     "params": {...constructor parameters...},
+     "n_features_in": 46,
+     "rankers": [{"kind": "stump", "feature": 3, "threshold": 0.25}, ...],
+     "weights": [0.41, ...],
+     "history": [{...per-round record...}, ...],
+     "stop_reason": "n_rounds reached", "best_iteration": 57}
+
+Floats are written with Python's shortest round-trip repr, so a loaded model
+predicts bit-for-bit what the saved one did.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
+
+from .._validation import check_labels
+from ..groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes
+
+__all__ = ["RankingBooster", "Round", "FitData", "evaluate_rankers", "load"]
+
+FORMAT = "boostplug.booster"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class FitData:
+    """Validated training data handed to a booster's hooks."""
+
+    X: NDArray[np.float64]            # (n_docs, n_features), NaN = missing
+    y: NDArray[np.float64]            # (n_docs,) grades >= 0
+    group_ptr: NDArray[np.int64]      # (n_queries + 1,)
+    pairs: NDArray[np.int64] | None   # (n_pairs, 2) explicit preferences, preferred first
+    rng: np.random.Generator
+
+
+@dataclass
+class Round:
+    """What one boosting round chose.
+
+    ``ranker`` is a weak-ranker dict (see the module docstring), ``weight`` its
+    coefficient in the ensemble, ``record`` the paper quantities of the round
+    (Z_t, training losses, ...) that go into ``history_``.
+    Return ``None`` from ``_fit_round`` with ``stop_reason`` set to stop.
+    """
+
+    ranker: dict[str, Any]
+    weight: float
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def _check_X(X: ArrayLike, n_features: int | None = None) -> NDArray[np.float64]:
+    if hasattr(X, "toarray"):
+        X = X.toarray()
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(f"X must be two-dimensional (n_docs, n_features), got shape {arr.shape}")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"X must be numeric, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if np.isinf(arr).any():
+        r, c = np.argwhere(np.isinf(arr))[0]
+        raise ValueError(f"X must not hold infinite values; X[{r}, {c}] = {arr[r, c]}")
+    if n_features is not None and arr.shape[1] != n_features:
+        raise ValueError(f"X has {arr.shape[1]} features but the model was fitted with {n_features}")
+    return arr
+
+
+def _group_ptr_of(n: int, qid: ArrayLike | None, group: ArrayLike | None) -> NDArray[np.int64]:
+    if qid is not None and group is not None:
+        raise ValueError("pass either qid or group (sizes), not both")
+    if qid is not None:
+        q = np.asarray(qid)
+        if q.shape[0] != n:
+            raise ValueError(f"qid has length {q.shape[0]} but X has {n} rows")
+        return group_ptr_from_qid(q)
+    if group is not None:
+        return group_ptr_from_sizes(group, n_docs=n)
+    raise ValueError("ranking needs query groups: pass qid=... (one id per row) or group=... (sizes)")
+
+
+def evaluate_rankers(X: NDArray[np.float64], rankers: Sequence[dict[str, Any]]) -> NDArray[np.float64]:
+    """Matrix ``(n_docs, n_rankers)`` of weak-ranker outputs ``h_t(X)``."""
+    out = np.empty((X.shape[0], len(rankers)), dtype=np.float64)
+    for t, r in enumerate(rankers):
+        col = X[:, int(r["feature"])]
+        if r.get("float32"):  # RankLib holds feature values as 32-bit floats
+            col = col.astype(np.float32).astype(np.float64)
+        if r["kind"] == "stump":
+            out[:, t] = col > float(r["threshold"])  # NaN > theta is False: missing ranks lowest
+        elif r["kind"] == "feature":
+            out[:, t] = np.nan_to_num(col, nan=0.0)
+        else:
+            raise ValueError(f"unknown weak ranker kind {r['kind']!r}")
+    return out
+
+
+class RankingBooster(BaseEstimator):
+    """Base class of the reference boosters (scikit-learn style).
+
+    Subclasses define ``__init__`` storing their parameters (and must accept
+    ``n_rounds``, ``eval_metric``, ``early_stopping_rounds``, ``verbose`` and
+    ``random_state``), and implement:
+
+    * ``_fit_init(data: FitData) -> state``: everything computed once
+      (pairs, candidate stumps, per-feature measures, the initial distribution);
+    * ``_fit_round(state, t: int) -> Round | None``: one round; ``None`` stops
+      (set ``state.stop_reason`` or return ``None`` with ``self._stop_reason``);
+    * optionally ``_stop(state) -> str | None``: a reason to stop after a round.
+    """
+
+    #: name of the metric ``history_`` tracks on training data, if any
+    _history_train_metric: str | None = None
+
+    # ---- hooks --------------------------------------------------------------
+    def _fit_init(self, data: FitData) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fit_round(self, state: Any, t: int) -> Round | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ---- fitting ------------------------------------------------------------
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        qid: ArrayLike | None = None,
+        group: ArrayLike | None = None,
+        pairs: ArrayLike | None = None,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]] | None = None,
+        callback: Callable[[int, dict[str, Any]], bool | None] | None = None,
+    ) -> "RankingBooster":
+        """Fit on ``X`` (NaN = missing), grades ``y`` and query ids ``qid``
+        (or group sizes ``group``).
+
+        Args:
+            pairs: explicit preference pairs ``(n_pairs, 2)`` of row indices,
+                preferred row first; used instead of the label-derived critical pairs
+                by the pairwise boosters.
+            eval_set: list of ``(X, y, qid)`` validation sets; the first one drives
+                early stopping on ``eval_metric`` when ``early_stopping_rounds`` is set.
+            callback: called after every round as ``callback(t, record)``;
+                returning ``True`` stops training.
+
+        Ctrl-C during fit stops it and keeps the rounds done so far
+        (``stop_reason_ == "interrupted"``).
+        """
+        Xa = _check_X(X)
+        ya = check_labels(y, name="y")
+        if ya.shape[0] != Xa.shape[0]:
+            raise ValueError(f"y has length {ya.shape[0]} but X has {Xa.shape[0]} rows")
+        gp = _group_ptr_of(Xa.shape[0], qid, group)
+        pa = None
+        if pairs is not None:
+            pa = np.asarray(pairs)
+            if pa.ndim != 2 or pa.shape[1] != 2 or pa.dtype.kind not in "iu":
+                raise ValueError(f"pairs must be an integer array of shape (n_pairs, 2), got {pa.dtype} {pa.shape}")
+            pa = pa.astype(np.int64)
+            if pa.size and (pa.min() < 0 or pa.max() >= Xa.shape[0]):
+                raise ValueError(f"pairs hold row indices outside [0, {Xa.shape[0]})")
+        n_rounds = self._check_n_rounds()
+        evals = [self._prepare_eval(e) for e in (eval_set or [])]
+        metric_fn = self._metric_fn() if evals else None
+        esr = getattr(self, "early_stopping_rounds", None)
+        if esr is not None and not evals:
+            raise ValueError("early_stopping_rounds needs an eval_set")
+
+        self.n_features_in_ = Xa.shape[1]
+        self.rankers_: list[dict[str, Any]] = []
+        self.weights_: list[float] = []
+        self.history_: list[dict[str, Any]] = []
+        self.stop_reason_ = "n_rounds reached"
+        self.best_iteration_: int | None = None
+        self._stop_reason: str | None = None
+
+        rng = np.random.default_rng(getattr(self, "random_state", None))
+        state = self._fit_init(FitData(Xa, ya, gp, pa, rng))
+        eval_scores = [np.zeros(e[0].shape[0]) for e in evals]
+        best = -math.inf
+        since_best = 0
+        verbose = int(getattr(self, "verbose", 0) or 0)
+        t0 = time.perf_counter()
+        try:
+            for t in range(n_rounds):
+                rnd = self._fit_round(state, t)
+                if rnd is None:
+                    self.stop_reason_ = self._stop_reason or "no useful weak ranker"
+                    break
+                self.rankers_.append(rnd.ranker)
+                self.weights_.append(float(rnd.weight))
+                rec = {"round": t + 1, "ranker": rnd.ranker, "weight": float(rnd.weight)}
+                rec.update(rnd.record)
+                for i, (Xe, ye, ge) in enumerate(evals):
+                    eval_scores[i] += rnd.weight * evaluate_rankers(Xe, [rnd.ranker])[:, 0]
+                    rec[f"valid_{i}_{self.eval_metric}"] = float(metric_fn(eval_scores[i], ye, ge))
+                rec["seconds"] = time.perf_counter() - t0
+                self.history_.append(rec)
+                if verbose and ((t + 1) % verbose == 0 or t == 0):
+                    shown = {k: v for k, v in rec.items() if isinstance(v, float)}
+                    print(f"[{type(self).__name__}] round {t + 1}: "
+                          + " ".join(f"{k}={v:.5g}" for k, v in shown.items()), file=sys.stderr)
+                if evals:
+                    v = rec[f"valid_0_{self.eval_metric}"]
+                    if v > best:
+                        best, since_best = v, 0
+                        self.best_iteration_ = t + 1
+                    else:
+                        since_best += 1
+                    if esr is not None and since_best >= esr:
+                        self.stop_reason_ = f"early stopping: no {self.eval_metric} gain on eval_set[0] for {esr} rounds"
+                        break
+                if callback is not None and callback(t + 1, rec):
+                    self.stop_reason_ = "stopped by callback"
+                    break
+                if self._stop_reason is not None:
+                    self.stop_reason_ = self._stop_reason
+                    break
+        except KeyboardInterrupt:
+            self.stop_reason_ = "interrupted"
+            print(f"[{type(self).__name__}] interrupted: keeping {len(self.rankers_)} rounds", file=sys.stderr)
+        if esr is not None and self.best_iteration_ is not None:
+            del self.rankers_[self.best_iteration_:]
+            del self.weights_[self.best_iteration_:]
+        return self
+
+    def _check_n_rounds(self) -> int:
+        n = getattr(self, "n_rounds", None)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n_rounds must be an integer >= 1, got {n!r}")
+        return int(n)
+
+    def _prepare_eval(self, e: Any) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+        if not isinstance(e, (tuple, list)) or len(e) != 3:
+            raise ValueError("each eval_set entry must be a tuple (X, y, qid)")
+        Xe = _check_X(e[0], getattr(self, "n_features_in_", None))
+        ye = check_labels(e[1], name="eval y")
+        if ye.shape[0] != Xe.shape[0]:
+            raise ValueError(f"eval y has length {ye.shape[0]} but eval X has {Xe.shape[0]} rows")
+        return Xe, ye, _group_ptr_of(Xe.shape[0], e[2], None)
+
+    def _metric_fn(self) -> Callable[..., float]:
+        from .. import metrics
+
+        return metrics.by_name(getattr(self, "eval_metric", "ndcg@10"))
+
+    # ---- prediction -----------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "rankers_"):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit first")
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Scores ``F(x) = sum_t weight_t h_t(x)`` of the fitted ensemble."""
+        self._check_fitted()
+        Xa = _check_X(X, self.n_features_in_)
+        if not self.rankers_:
+            return np.zeros(Xa.shape[0])
+        return evaluate_rankers(Xa, self.rankers_) @ np.asarray(self.weights_)
+
+    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
+        """Scores after every round (round 1, 2, ...), for choosing the round on validation data."""
+        self._check_fitted()
+        Xa = _check_X(X, self.n_features_in_)
+        s = np.zeros(Xa.shape[0])
+        for r, w in zip(self.rankers_, self.weights_):
+            s = s + w * evaluate_rankers(Xa, [r])[:, 0]
+            yield s
+
+    # ---- persistence ----------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        self._check_fitted()
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "class": type(self).__name__,
+            "params": self.get_params(deep=False),
+            "n_features_in": int(self.n_features_in_),
+            "rankers": self.rankers_,
+            "weights": [float(w) for w in self.weights_],
+            "history": self.history_,
+            "stop_reason": self.stop_reason_,
+            "best_iteration": self.best_iteration_,
+        }
+
+    def save(self, path: str | Path) -> None:
+        """Write the model as a plain JSON file (see the module docstring)."""
+        Path(path).write_text(json.dumps(self.to_dict(), default=_json_default, indent=1))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "RankingBooster":
+        """Read a model written by :meth:`save` (any booster class when called on the base)."""
+        return load(path, expect=None if cls is RankingBooster else cls)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if callable(o):
+        raise TypeError(f"cannot save a model whose parameter is a callable ({o!r}) to JSON")
+    raise TypeError(f"cannot write {type(o).__name__} to JSON")
+
+
+def load(path: str | Path, expect: type | None = None) -> RankingBooster:
+    """Load a booster saved with ``save``; the class is read from the file."""
+    from . import _classes
+
+    d = json.loads(Path(path).read_text())
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a boostplug booster file (format {d.get('format') if isinstance(d, dict) else None!r})")
+    if d.get("version") != FORMAT_VERSION:
+        raise ValueError(f"{path} has format version {d.get('version')!r}; this boostplug reads {FORMAT_VERSION}")
+    classes = _classes()
+    name = d.get("class")
+    if name not in classes:
+        raise ValueError(f"{path} holds an unknown booster class {name!r}; known: {sorted(classes)}")
+    klass = classes[name]
+    if expect is not None and klass is not expect:
+        raise ValueError(f"{path} holds a {name}, not a {expect.__name__}")
+    model = klass(**d["params"])
+    model.n_features_in_ = int(d["n_features_in"])
+    model.rankers_ = list(d["rankers"])
+    model.weights_ = [float(w) for w in d["weights"]]
+    model.history_ = list(d.get("history", []))
+    model.stop_reason_ = d.get("stop_reason")
+    model.best_iteration_ = d.get("best_iteration")
+    return model

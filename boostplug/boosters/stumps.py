@@ -1,0 +1,134 @@
+"""Decision-stump candidates and feature binning for the stump-based boosters.
+
+A stump on feature ``k`` with threshold ``theta`` is ``h(x) = 1 if x_k > theta else 0``;
+a missing value (NaN) is below every known value, so ``h(NaN) = 0``.
+
+Candidate thresholds per feature (``thresholds=``):
+
+* ``"sample"``: the distinct values of the feature; beyond ``max_thresholds``
+  (default 255, the RankBoost+ paper) a seeded random subsample of them;
+* ``"quantile"``: the distinct values; beyond ``max_thresholds``, evenly spaced
+  quantiles of them (deterministic);
+* ``"all"``: every distinct value;
+* ``"ranklib"``: RankLib's RankBoost scheme: with ``s = |fmax - fmin| / n``
+  (``n = n_thresholds``, default 10), ``t_0 = fmax``, ``t_j = t_{j-1} - s``
+  (repeated subtraction) for ``j < n``, and ``t_n = fmin - 1e8``; values are
+  held as 32-bit floats (as RankLib's ``DataPoint`` does) and compared with
+  double-precision thresholds.
+
+For the value-based modes, a feature with missing values also gets the
+threshold ``-inf`` (known vs. missing). Thresholds that give the same split of
+the training rows are equivalent; they are all kept, so that candidate lists
+match the published procedures.
+
+:func:`bin_features` turns ``X`` into integer codes so that a stump is a
+comparison of codes: with a feature's thresholds sorted ascending
+``t_0 < t_1 < ...``, ``code(x) = #{j : t_j < x}`` (``0`` for NaN) and
+``h_j(x) = [x > t_j] = [code(x) > j]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["THRESHOLD_MODES", "StumpCandidates", "candidate_thresholds", "bin_features"]
+
+THRESHOLD_MODES = ("sample", "quantile", "all", "ranklib")
+
+
+@dataclass
+class StumpCandidates:
+    """Per-feature sorted (ascending) threshold arrays and the binned training matrix.
+
+    ``codes[i, k]`` is the bin of row ``i`` on feature ``k``; the stump
+    ``(k, j)`` fires on row ``i`` iff ``codes[i, k] > j``.
+    """
+
+    thresholds: list[NDArray[np.float64]]
+    codes: NDArray[np.int32]
+
+    def stump(self, feature: int, j: int) -> dict:
+        return {"kind": "stump", "feature": int(feature), "threshold": float(self.thresholds[feature][j])}
+
+
+def _ranklib_thresholds(col: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    known = col[~np.isnan(col)]
+    if known.size == 0:
+        return np.array([-np.inf])
+    v = known.astype(np.float32).astype(np.float64)
+    fmax, fmin = float(v.max()), float(v.min())
+    step = abs(fmax - fmin) / n
+    t = [fmax]
+    for _ in range(1, n):
+        t.append(t[-1] - step)
+    t.append(fmin - 1e8)
+    return np.array(t, dtype=np.float64)
+
+
+def candidate_thresholds(
+    X: NDArray[np.float64],
+    mode: str = "sample",
+    *,
+    max_thresholds: int = 255,
+    n_thresholds: int = 10,
+    rng: np.random.Generator | None = None,
+) -> list[NDArray[np.float64]]:
+    """Sorted (ascending, possibly repeated for ``ranklib``) candidate thresholds per feature."""
+    if mode not in THRESHOLD_MODES:
+        raise ValueError(f"unknown thresholds mode {mode!r}; choose one of {list(THRESHOLD_MODES)}")
+    if isinstance(max_thresholds, bool) or not isinstance(max_thresholds, (int, np.integer)) or max_thresholds < 1:
+        raise ValueError(f"max_thresholds must be an integer >= 1, got {max_thresholds!r}")
+    if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, (int, np.integer)) or n_thresholds < 1:
+        raise ValueError(f"n_thresholds must be an integer >= 1, got {n_thresholds!r}")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    out: list[NDArray[np.float64]] = []
+    for k in range(X.shape[1]):
+        col = X[:, k]
+        if mode == "ranklib":
+            out.append(np.sort(_ranklib_thresholds(col, int(n_thresholds))))
+            continue
+        missing = np.isnan(col)
+        vals = np.unique(col[~missing])
+        if mode != "all" and vals.size > max_thresholds:
+            if mode == "sample":
+                vals = np.sort(rng.choice(vals, size=max_thresholds, replace=False))
+            else:
+                idx = np.unique(np.round(np.linspace(0, vals.size - 1, max_thresholds)).astype(np.int64))
+                vals = vals[idx]
+        if missing.any():
+            vals = np.concatenate(([-np.inf], vals))
+        out.append(vals.astype(np.float64))
+    return out
+
+
+def bin_features(
+    X: NDArray[np.float64], thresholds: list[NDArray[np.float64]], *, float32: bool = False
+) -> NDArray[np.int32]:
+    """``codes[i, k] = #{j : thresholds[k][j] < X[i, k]}`` (0 for NaN).
+
+    With ``float32=True`` the values are first rounded to 32-bit floats (RankLib).
+    """
+    n, F = X.shape
+    codes = np.zeros((n, F), dtype=np.int32)
+    for k in range(F):
+        col = X[:, k].astype(np.float32).astype(np.float64) if float32 else X[:, k]
+        c = np.searchsorted(thresholds[k], col, side="left")
+        c[np.isnan(col)] = 0
+        codes[:, k] = c
+    return codes
+
+
+def make_candidates(
+    X: NDArray[np.float64],
+    mode: str = "sample",
+    *,
+    max_thresholds: int = 255,
+    n_thresholds: int = 10,
+    rng: np.random.Generator | None = None,
+) -> StumpCandidates:
+    """Candidate thresholds and the binned training matrix in one call."""
+    th = candidate_thresholds(X, mode, max_thresholds=max_thresholds, n_thresholds=n_thresholds, rng=rng)
+    return StumpCandidates(th, bin_features(X, th, float32=(mode == "ranklib")))

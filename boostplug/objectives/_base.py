@@ -1,0 +1,121 @@
+"""The contract every objective module follows, and the machinery they share.
+
+An objective module (``qbrank``, ``mpboost``, ``ndcg_boost``) defines:
+
+* ``DEFAULTS``: ``dict`` of its parameters and their defaults (anything else is
+  an unknown parameter and raises ``ValueError``);
+* ``HESSIANS``: ``dict`` mode -> one-line statement of what the Hessian is
+  (``"exact"``, ``"an upper bound of |d2L|"``, ``"the paper's fitting weights"``);
+* a subclass of :class:`PreparedObjective` whose ``__init__`` does all work that
+  depends only on labels, groups, weights and parameters (pairs, label levels,
+  ideal DCGs), and whose ``loss(scores)`` / ``grad_hess(scores)`` do the
+  per-round work;
+* ``prepare(labels, group_ptr, *, weights=None, **params)`` returning it;
+* the pure functions ``loss(scores, labels, group_ptr, *, weights=None, **params)``
+  and ``grad_hess(...)`` (= ``prepare(...).loss(scores)``), which never mutate
+  their inputs and do no I/O.
+
+Conventions shared by all objectives:
+
+* ``loss`` is a *sum* over queries (each query's loss times its weight), not a
+  mean, like LightGBM's ``lambdarank``: gradient magnitudes do not shrink as the
+  data set grows, so the frameworks' ``min_sum_hessian_in_leaf`` /
+  ``min_child_weight`` keep their meaning. ``grad`` is exactly d loss / d score.
+* ``weights`` are *per-query* weights, shape ``(n_queries,)`` (XGBoost's ranking
+  convention; the LightGBM adapter converts per-row weights that are constant
+  within each query).
+* Degenerate queries (one document, all labels equal) give zero gradient and a
+  Hessian of :data:`HESSIAN_FLOOR`; every Hessian is at least that floor so
+  Newton leaves never divide by zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_labels, check_scores, check_weights
+from ..groups import check_group_ptr
+
+#: Smallest Hessian any objective returns (a positive floor for Newton leaves).
+HESSIAN_FLOOR = 1e-6
+
+__all__ = ["HESSIAN_FLOOR", "PreparedObjective", "check_params"]
+
+
+def check_params(name: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge ``params`` over ``defaults``; unknown names are a ``ValueError``."""
+    unknown = sorted(set(params) - set(defaults))
+    if unknown:
+        raise ValueError(
+            f"unknown parameter(s) {unknown} for objective {name!r}; "
+            f"its parameters are {sorted(defaults)}"
+        )
+    merged = dict(defaults)
+    merged.update(params)
+    return merged
+
+
+class PreparedObjective:
+    """An objective bound to one data set's labels, groups and weights.
+
+    Subclasses set ``name`` and implement ``_loss`` and ``_grad_hess`` on
+    validated float64 scores. Construction validates labels, ``group_ptr`` and
+    per-query weights once; the per-round calls only validate the scores.
+    """
+
+    name: str = "objective"
+
+    def __init__(
+        self,
+        labels: ArrayLike,
+        group_ptr: ArrayLike,
+        *,
+        weights: ArrayLike | None = None,
+    ) -> None:
+        self.labels: NDArray[np.float64] = check_labels(labels).copy()
+        self.labels.setflags(write=False)
+        self.group_ptr: NDArray[np.int64] = check_group_ptr(group_ptr, n_docs=self.labels.shape[0]).copy()
+        self.group_ptr.setflags(write=False)
+        n_queries = self.group_ptr.shape[0] - 1
+        w = check_weights(weights, n_queries, name="weights (one per query)")
+        self.query_weights: NDArray[np.float64] = (
+            np.ones(n_queries, dtype=np.float64) if w is None else w.copy()
+        )
+        self.query_weights.setflags(write=False)
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.group_ptr.shape[0] - 1)
+
+    def _check(self, scores: ArrayLike) -> NDArray[np.float64]:
+        s = check_scores(scores)
+        if s.shape[0] != self.n_docs:
+            raise ValueError(
+                f"{self.name}: got {s.shape[0]} scores for a data set of {self.n_docs} documents"
+            )
+        return s
+
+    def loss(self, scores: ArrayLike) -> float:
+        """The objective's value at ``scores`` (sum over queries, weighted)."""
+        return float(self._loss(self._check(scores)))
+
+    def grad_hess(self, scores: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Gradient d loss / d score and the Hessian (diagonal) of the chosen mode."""
+        g, h = self._grad_hess(self._check(scores))
+        return g, np.maximum(h, HESSIAN_FLOOR)
+
+    # -- to implement ---------------------------------------------------------
+    def _loss(self, scores: NDArray[np.float64]) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _grad_hess(
+        self, scores: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # pragma: no cover - abstract
+        raise NotImplementedError

@@ -107,7 +107,7 @@ def group_ptr_from_qid(
         bad = start_ids[k]
         first_row = int(starts[np.flatnonzero(start_ids == bad)[0]])
         raise ValueError(
-            f"qid {bad!r} is not contiguous: its rows start at row {first_row} and "
+            f"qid {getattr(bad, "item", lambda: bad)()!r} is not contiguous: its rows start at row {first_row} and "
             f"it appears again at row {row} after other queries. Sort the rows by "
             "query (keeping their order within a query), or pass regroup=True to "
             "get the permutation that does so."

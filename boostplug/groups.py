@@ -104,10 +104,10 @@ def group_ptr_from_qid(
         seen_before[first_pos] = False
         k = int(np.flatnonzero(seen_before)[0])
         row = int(starts[k])
-        bad = start_ids[k]
+        bad = start_ids[k].item() if hasattr(start_ids[k], "item") else start_ids[k]
         first_row = int(starts[np.flatnonzero(start_ids == bad)[0]])
         raise ValueError(
-            f"qid {getattr(bad, "item", lambda: bad)()!r} is not contiguous: its rows start at row {first_row} and "
+            f"qid {bad!r} is not contiguous: its rows start at row {first_row} and "
             f"it appears again at row {row} after other queries. Sort the rows by "
             "query (keeping their order within a query), or pass regroup=True to "
             "get the permutation that does so."

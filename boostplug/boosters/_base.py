@@ -43,7 +43,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
 from .._validation import check_labels
-from ..groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes
+from ..groups import group_ptr_from_qid, group_ptr_from_sizes
+from ..pairs import check_pairs
 
 __all__ = ["RankingBooster", "Round", "FitData", "evaluate_rankers", "load"]
 
@@ -179,14 +180,7 @@ class RankingBooster(BaseEstimator):
         if ya.shape[0] != Xa.shape[0]:
             raise ValueError(f"y has length {ya.shape[0]} but X has {Xa.shape[0]} rows")
         gp = _group_ptr_of(Xa.shape[0], qid, group)
-        pa = None
-        if pairs is not None:
-            pa = np.asarray(pairs)
-            if pa.ndim != 2 or pa.shape[1] != 2 or pa.dtype.kind not in "iu":
-                raise ValueError(f"pairs must be an integer array of shape (n_pairs, 2), got {pa.dtype} {pa.shape}")
-            pa = pa.astype(np.int64)
-            if pa.size and (pa.min() < 0 or pa.max() >= Xa.shape[0]):
-                raise ValueError(f"pairs hold row indices outside [0, {Xa.shape[0]})")
+        pa = None if pairs is None else check_pairs(pairs, Xa.shape[0])
         n_rounds = self._check_n_rounds()
         evals = [self._prepare_eval(e) for e in (eval_set or [])]
         metric_fn = self._metric_fn() if evals else None

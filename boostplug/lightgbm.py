@@ -1,0 +1,126 @@
+"""LightGBM adapter: boostplug objectives and metrics in LightGBM's calling conventions.
+
+Example:
+    >>> import lightgbm as lgb
+    >>> from boostplug import lightgbm as bpl
+    >>> train = bpl.dataset(X, y, qid=qid)                                  # doctest: +SKIP
+    >>> params = {"objective": bpl.objective("mpboost", ddf="logdd"), "metric": "None"}
+    >>> booster = lgb.train(params, train, 200, valid_sets=[vali],            # doctest: +SKIP
+    ...                     feval=bpl.metric("ndcg@10"),
+    ...                     callbacks=[lgb.early_stopping(20)])
+    >>> ranker = lgb.LGBMRanker(objective=bpl.sklearn_objective("qbrank"))   # doctest: +SKIP
+
+Notes:
+* Query groups come from the Dataset (``group=`` sizes). Row weights must be
+  constant within each query (ranking losses weight whole queries).
+* ``init_score`` is honoured: LightGBM passes scores that include it.
+* A model trained with a callable objective saves and loads as usual
+  (``booster.save_model``); its raw scores are the ranking scores.
+* The math lives in :mod:`boostplug.objectives`; this module only adapts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._adapter import BoundObjective, MetricSpec, group_ptr_from_lgb_sizes, query_weights_from_rows
+from .groups import group_ptr_from_qid, sizes_from_group_ptr
+
+__all__ = ["objective", "sklearn_objective", "metric", "dataset", "train_line_search"]
+
+
+class LightGBMObjective(BoundObjective):
+    """Callable for ``params["objective"]`` of ``lgb.train`` / ``lgb.cv``: ``(preds, train_data) -> (grad, hess)``."""
+
+    def __call__(self, preds: NDArray, train_data: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        labels = train_data.get_label()
+        n = len(labels)
+        gp = group_ptr_from_lgb_sizes(train_data.get_group(), n)
+        w = query_weights_from_rows(train_data.get_weight(), gp, "LightGBM")
+        prep = self.prepared(train_data, labels, gp, w)
+        return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
+
+
+class LightGBMSklearnObjective(BoundObjective):
+    """Callable for ``LGBMRanker(objective=...)``: ``(y_true, y_pred, weight, group) -> (grad, hess)``."""
+
+    def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
+        n = len(y_true)
+        gp = group_ptr_from_lgb_sizes(group, n)
+        w = query_weights_from_rows(weight, gp, "LightGBM")
+        # A refit on new data legitimately brings new labels: re-bind instead of raising.
+        prep = self.prepared(None, y_true, gp, w, strict=False)
+        return prep.grad_hess(np.asarray(y_pred, dtype=np.float64).reshape(-1))
+
+
+def objective(name: str, **params: Any) -> LightGBMObjective:
+    """A boostplug objective for ``lgb.train(params={"objective": ...})`` and ``lgb.cv``.
+
+    Args:
+        name: one of :func:`boostplug.objectives.names` (``"qbrank"``, ``"mpboost"``,
+            ``"ndcg_boost"``, ``"rankboost"``).
+        **params: the objective's parameters (see its module); unknown names raise ``ValueError``.
+    """
+    return LightGBMObjective(name, params)
+
+
+def sklearn_objective(name: str, **params: Any) -> LightGBMSklearnObjective:
+    """A boostplug objective in the 4-argument form ``LGBMRanker(objective=...)`` accepts."""
+    return LightGBMSklearnObjective(name, params)
+
+
+def metric(name: str, *, display_name: str | None = None) -> Callable[[NDArray, Any], tuple[str, float, bool]]:
+    """A ``feval`` for ``lgb.train``/``lgb.cv``: boostplug's metric ``name`` (e.g. ``"ndcg@10"``, ``"map@10"``)
+    with boostplug's default conventions, reported as ``(display_name, value, True)`` (higher is better).
+
+    Don't also ask LightGBM for its built-in metric of the same name, or pass ``display_name``.
+    """
+    spec = MetricSpec(name, display_name)
+
+    def feval(preds: NDArray, eval_data: Any) -> tuple[str, float, bool]:
+        labels = eval_data.get_label()
+        gp = group_ptr_from_lgb_sizes(eval_data.get_group(), len(labels))
+        return spec.display_name, spec(preds, labels, gp), True
+
+    feval.__name__ = f"boostplug_{name}"
+    return feval
+
+
+def dataset(
+    X: Any,
+    y: ArrayLike,
+    *,
+    qid: ArrayLike | None = None,
+    group_ptr: ArrayLike | None = None,
+    weight: ArrayLike | None = None,
+    init_score: ArrayLike | None = None,
+    reference: Any = None,
+    **kwargs: Any,
+):
+    """``lgb.Dataset`` with query groups from ``qid`` (contiguous, any order) or ``group_ptr``.
+
+    ``weight`` may be one per row or one per query (expanded to rows).
+    """
+    import lightgbm as lgb
+
+    if (qid is None) == (group_ptr is None):
+        raise ValueError("pass exactly one of qid=... or group_ptr=...")
+    gp = group_ptr_from_qid(qid) if qid is not None else np.asarray(group_ptr, dtype=np.int64)
+    sizes = sizes_from_group_ptr(gp)
+    if weight is not None:
+        w = np.asarray(weight, dtype=np.float64)
+        if w.shape[0] == sizes.shape[0] and w.shape[0] != gp[-1]:
+            w = np.repeat(w, sizes)
+        weight = w
+    return lgb.Dataset(X, label=y, group=sizes, weight=weight, init_score=init_score, reference=reference, **kwargs)
+
+
+def train_line_search(*args: Any, **kwargs: Any):
+    """QBRank's Algorithm 2 with its exact line search on LightGBM trees (see
+    :func:`boostplug._lightgbm_line_search.train_with_line_search`)."""
+    from ._lightgbm_line_search import train_with_line_search
+
+    return train_with_line_search(*args, **kwargs)

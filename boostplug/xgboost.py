@@ -1,0 +1,118 @@
+"""XGBoost adapter: boostplug objectives and metrics in XGBoost's calling conventions.
+
+Example:
+    >>> import xgboost as xgb
+    >>> from boostplug import xgboost as bpx
+    >>> dtrain = bpx.dmatrix(X, y, qid=qid)                     # doctest: +SKIP
+    >>> booster = xgb.train({"base_score": 0.0, "tree_method": "hist"}, dtrain, 200,
+    ...                     obj=bpx.objective("ndcg_boost"),
+    ...                     evals=[(dvali, "vali")], custom_metric=bpx.metric("ndcg@10"),
+    ...                     early_stopping_rounds=20)          # doctest: +SKIP
+
+Notes:
+* ``base_score``: with a custom objective XGBoost starts every score at
+  ``base_score`` (and may estimate it from the labels). A ranking loss only sees
+  score differences within a query, so any constant is harmless for ranking, but
+  set ``"base_score": 0.0`` so raw scores match what the objective was given and
+  ``base_margin`` (our ``init_score``) means what it says. :func:`params` does it.
+* ``XGBRanker`` refuses custom objectives ("custom objective function not
+  supported by XGBRanker"): use ``xgb.train`` with :func:`objective`, or
+  ``XGBRegressor(objective=...)`` is *not* a substitute (it has no groups).
+* Query ids: ``xgb.DMatrix(qid=...)`` requires ids sorted in non-decreasing order,
+  but real LETOR files (MQ2008) are contiguous and unsorted. :func:`dmatrix`
+  renumbers contiguous queries 0, 1, 2, ... (or takes ``group_ptr``), so it
+  accepts such data.
+* Weights for ranking are one per query (XGBoost's convention).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._adapter import BoundObjective, MetricSpec, group_ptr_or_error, query_weights_from_rows
+from .groups import check_group_ptr, group_ptr_from_qid, qid_from_group_ptr
+
+__all__ = ["objective", "metric", "dmatrix", "params"]
+
+_HOW = "xgb.DMatrix(X, y, qid=sorted_qid) or group=..., or boostplug.xgboost.dmatrix(X, y, qid=qid)"
+
+
+def _group_ptr(dmat: Any) -> NDArray[np.int64]:
+    n = int(dmat.num_row())
+    return group_ptr_or_error(dmat.get_uint_info("group_ptr"), n, "XGBoost", _HOW)
+
+
+class XGBoostObjective(BoundObjective):
+    """Callable for ``xgb.train(obj=...)`` / ``xgb.cv(obj=...)``: ``(predt, dtrain) -> (grad, hess)``."""
+
+    def __call__(self, predt: NDArray, dtrain: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        labels = dtrain.get_label()
+        gp = _group_ptr(dtrain)
+        w = query_weights_from_rows(dtrain.get_weight(), gp, "XGBoost")
+        prep = self.prepared(dtrain, labels, gp, w)
+        return prep.grad_hess(np.asarray(predt, dtype=np.float64).reshape(-1))
+
+
+def objective(name: str, **params: Any) -> XGBoostObjective:
+    """A boostplug objective for ``xgb.train(obj=...)`` and ``xgb.cv(obj=...)``.
+
+    Args:
+        name: one of :func:`boostplug.objectives.names`.
+        **params: the objective's parameters; unknown names raise ``ValueError``.
+    """
+    return XGBoostObjective(name, params)
+
+
+def metric(name: str, *, display_name: str | None = None) -> Callable[[NDArray, Any], tuple[str, float]]:
+    """A ``custom_metric`` for ``xgb.train``/``xgb.cv``: boostplug's metric ``name`` (``"ndcg@10"``, ``"map@10"``...).
+
+    The reported name defaults to ``name``; names starting with ``ndcg``/``map`` make
+    XGBoost's early stopping maximise them automatically.
+    """
+    spec = MetricSpec(name, display_name)
+
+    def custom_metric(predt: NDArray, dmat: Any) -> tuple[str, float]:
+        return spec.display_name, spec(predt, dmat.get_label(), _group_ptr(dmat))
+
+    custom_metric.__name__ = f"boostplug_{name}"
+    return custom_metric
+
+
+def dmatrix(
+    X: Any,
+    y: ArrayLike,
+    *,
+    qid: ArrayLike | None = None,
+    group_ptr: ArrayLike | None = None,
+    weight: ArrayLike | None = None,
+    base_margin: ArrayLike | None = None,
+    **kwargs: Any,
+):
+    """``xgb.DMatrix`` with query groups from a contiguous (possibly unsorted) ``qid`` or ``group_ptr``.
+
+    Queries are renumbered 0, 1, 2, ... in their order of appearance, which is what
+    XGBoost's sorted-``qid`` requirement needs. ``weight``: one per query.
+    """
+    import xgboost as xgb
+
+    if (qid is None) == (group_ptr is None):
+        raise ValueError("pass exactly one of qid=... or group_ptr=...")
+    gp = group_ptr_from_qid(qid) if qid is not None else check_group_ptr(group_ptr)
+    n = int(np.shape(y)[0])
+    if gp[-1] != n:
+        raise ValueError(f"the query groups cover {int(gp[-1])} rows but y has {n}")
+    if weight is not None:
+        weight = query_weights_from_rows(np.asarray(weight, dtype=np.float64), gp, "XGBoost")
+    return xgb.DMatrix(X, label=y, qid=qid_from_group_ptr(gp), weight=weight, base_margin=base_margin, **kwargs)
+
+
+def params(**overrides: Any) -> dict[str, Any]:
+    """Booster parameters suited to a custom ranking objective: ``base_score=0`` (see the
+    module notes), ``disable_default_eval_metric`` (the built-in metric of a custom
+    objective is meaningless), ``tree_method="hist"``; ``overrides`` win."""
+    p: dict[str, Any] = {"base_score": 0.0, "disable_default_eval_metric": 1, "tree_method": "hist"}
+    p.update(overrides)
+    return p

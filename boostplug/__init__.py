@@ -19,7 +19,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _SUBMODULES = {
-    "groups", "data", "metrics", "objectives", "lightgbm", "xgboost", "boosters", "cli", "dask",
+    "groups", "data", "metrics", "objectives", "lightgbm", "xgboost", "boosters", "compare", "cli", "dask",
 }
 
 

@@ -1,0 +1,53 @@
+"""The ``boostplug`` command: ``boostplug info PATH``, ``boostplug compare ...``.
+
+Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and
+``run(args) -> int``. User errors (missing path, unknown method, bad file) end
+with a one-line message on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from .. import __version__
+
+__all__ = ["main", "build_parser", "UsageError"]
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for: reported in one line, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import compare, info
+
+    parser = argparse.ArgumentParser(
+        prog="boostplug",
+        description="Research ranking algorithms for LightGBM and XGBoost: inspect data, compare rankers.",
+    )
+    parser.add_argument("--version", action="version", version=f"boostplug {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    info.add_parser(sub)
+    compare.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``boostplug`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except (UsageError, FileNotFoundError, ValueError) as e:
+        print(f"boostplug {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"boostplug {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

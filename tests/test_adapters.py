@@ -1,0 +1,193 @@
+"""The LightGBM and XGBoost adapters: whatever works with a built-in objective works with ours."""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from boostplug import lightgbm as bpl
+from boostplug import metrics, objectives
+from boostplug import xgboost as bpx
+from boostplug.data import make_ranking
+
+OBJECTIVES = ["qbrank", "mpboost", "ndcg_boost", "rankboost"]
+LGB_PARAMS = {"verbose": -1, "learning_rate": 0.1, "num_leaves": 7, "min_data_in_leaf": 5,
+              "num_threads": 1, "deterministic": True, "seed": 1}
+XGB_PARAMS = bpx.params(eta=0.1, max_leaves=7, grow_policy="lossguide", max_depth=0, min_child_weight=1e-3,
+                        nthread=1, seed=1)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=40, docs_per_query=(3, 15), n_features=6, n_informative=3, n_labels=4,
+                        noise=0.5, seed=3)
+
+
+def _ndcg(scores, d):
+    return metrics.ndcg(scores, d.y, d.group_ptr, k=10)
+
+
+@pytest.mark.parametrize("name", OBJECTIVES)
+def test_lgb_train_learns_and_matches_pure_gradients(name, data):
+    seen = []
+    obj = bpl.objective(name)
+
+    def spy(preds, train_data):
+        g, h = obj(preds, train_data)
+        seen.append((np.array(preds), g, h))
+        return g, h
+
+    booster = lgb.train({**LGB_PARAMS, "objective": spy}, bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), 15)
+    assert _ndcg(booster.predict(data.X), data) > _ndcg(np.zeros(data.n_docs), data) + 0.05
+    preds, g, h = seen[3]
+    g_ref, h_ref = objectives.get(name).grad_hess(preds, data.y, data.group_ptr)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h, h_ref, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", OBJECTIVES)
+def test_xgb_train_learns_and_matches_lightgbm_gradients(name, data):
+    booster = xgb.train(XGB_PARAMS, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr), 15,
+                        obj=bpx.objective(name))
+    scores = booster.predict(xgb.DMatrix(data.X), output_margin=True)
+    assert _ndcg(scores, data) > _ndcg(np.zeros(data.n_docs), data) + 0.05
+    # Both adapters hand the same numbers to the trees.
+    d = bpl.dataset(data.X, data.y, group_ptr=data.group_ptr).construct()
+    g1, h1 = bpl.objective(name)(scores, d)
+    g2, h2 = bpx.objective(name)(scores, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr))
+    np.testing.assert_array_equal(g1, g2)
+    np.testing.assert_array_equal(h1, h2)
+
+
+def test_lgb_init_score_is_what_the_objective_sees(data):
+    init = np.random.default_rng(0).normal(size=data.n_docs)
+    first = []
+    obj = bpl.objective("mpboost")
+
+    def spy(preds, train_data):
+        if not first:
+            first.append(np.array(preds))
+        return obj(preds, train_data)
+
+    lgb.train({**LGB_PARAMS, "objective": spy},
+              bpl.dataset(data.X, data.y, group_ptr=data.group_ptr, init_score=init), 2)
+    np.testing.assert_allclose(first[0], init)
+
+
+def test_xgb_base_margin_is_what_the_objective_sees(data):
+    init = np.random.default_rng(0).normal(size=data.n_docs)
+    first = []
+    obj = bpx.objective("mpboost")
+
+    def spy(predt, dtrain):
+        if not first:
+            first.append(np.array(predt))
+        return obj(predt, dtrain)
+
+    xgb.train(XGB_PARAMS, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr, base_margin=init), 2, obj=spy)
+    np.testing.assert_allclose(first[0], init, rtol=1e-6)
+
+
+def test_lgb_cv_binds_each_fold_separately(data):
+    res = lgb.cv({**LGB_PARAMS, "objective": bpl.objective("mpboost"), "metric": "None"},
+                 bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), num_boost_round=5, nfold=3,
+                 stratified=False, feval=bpl.metric("ndcg@5"), seed=0)
+    assert len(res["valid ndcg@5-mean"]) == 5
+    assert np.all(np.isfinite(res["valid ndcg@5-mean"]))
+
+
+def test_xgb_cv_binds_each_fold_separately(data):
+    res = xgb.cv(XGB_PARAMS, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr), num_boost_round=5, nfold=3,
+                 obj=bpx.objective("mpboost"), custom_metric=bpx.metric("ndcg@5"), seed=0)
+    assert len(res) == 5
+    assert np.all(np.isfinite(res["test-ndcg@5-mean"]))
+
+
+def test_early_stopping_and_model_save_load(data, tmp_path):
+    train = bpl.dataset(data.X, data.y, group_ptr=data.group_ptr)
+    booster = lgb.train({**LGB_PARAMS, "objective": bpl.objective("ndcg_boost"), "metric": "None"}, train, 200,
+                        valid_sets=[train], feval=bpl.metric("ndcg@10"),
+                        callbacks=[lgb.early_stopping(3, verbose=False)])
+    assert 0 < booster.best_iteration < 200
+    path = tmp_path / "model.txt"
+    booster.save_model(str(path))
+    loaded = lgb.Booster(model_file=str(path))
+    np.testing.assert_allclose(loaded.predict(data.X, num_iteration=booster.best_iteration),
+                               booster.predict(data.X, num_iteration=booster.best_iteration))
+
+    dtrain = bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr)
+    xb = xgb.train(XGB_PARAMS, dtrain, 200, obj=bpx.objective("ndcg_boost"), evals=[(dtrain, "train")],
+                   custom_metric=bpx.metric("ndcg@10"), early_stopping_rounds=3, verbose_eval=False)
+    assert 0 < xb.best_iteration < 199
+    xpath = tmp_path / "model.json"
+    xb.save_model(str(xpath))
+    xl = xgb.Booster(model_file=str(xpath))
+    dm = xgb.DMatrix(data.X)
+    np.testing.assert_allclose(xl.predict(dm, output_margin=True), xb.predict(dm, output_margin=True))
+
+
+def test_lgbm_ranker_accepts_sklearn_objective(data):
+    sizes = np.diff(data.group_ptr)
+    ranker = lgb.LGBMRanker(objective=bpl.sklearn_objective("qbrank"), n_estimators=15, num_leaves=7,
+                            min_child_samples=5, learning_rate=0.1, verbose=-1, n_jobs=1)
+    ranker.fit(data.X, data.y, group=sizes, eval_set=[(data.X, data.y)], eval_group=[sizes],
+               eval_metric=bpl.metric("ndcg@5"))
+    assert _ndcg(ranker.predict(data.X), data) > _ndcg(np.zeros(data.n_docs), data) + 0.05
+    # A second fit on other data re-binds (no stale labels).
+    ranker.fit(data.X, data.y[::-1].copy(), group=sizes[::-1].copy())
+
+
+def test_xgbranker_refuses_custom_objectives_as_documented():
+    with pytest.raises(ValueError, match="custom objective"):
+        xgb.XGBRanker(objective=bpx.objective("mpboost"))
+    assert "XGBRanker" in bpx.__doc__
+
+
+def test_per_query_weights(data):
+    nq = data.n_queries
+    qw = np.linspace(0.5, 2.0, nq)
+    rows = np.repeat(qw, np.diff(data.group_ptr))
+    scores = np.random.default_rng(1).normal(size=data.n_docs)
+    g_ref, h_ref = objectives.get("mpboost").grad_hess(scores, data.y, data.group_ptr, weights=qw)
+    g, h = bpl.objective("mpboost")(scores, bpl.dataset(data.X, data.y, group_ptr=data.group_ptr,
+                                                        weight=rows).construct())
+    np.testing.assert_allclose(g, g_ref)
+    g, h = bpx.objective("mpboost")(scores, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr, weight=qw))
+    np.testing.assert_allclose(g, g_ref, rtol=1e-6)  # XGBoost stores weights as float32
+    bad = rows.copy()
+    bad[data.group_ptr[2]] += 1.0
+    with pytest.raises(ValueError, match="query 2"):
+        bpl.objective("mpboost")(scores, bpl.dataset(data.X, data.y, group_ptr=data.group_ptr,
+                                                     weight=bad).construct())
+
+
+def test_unsorted_contiguous_qid_works_for_xgboost(data):
+    qid = np.repeat(np.arange(data.n_queries)[::-1] * 7 + 3, np.diff(data.group_ptr))  # contiguous, descending
+    with pytest.raises(Exception, match="sorted"):
+        xgb.DMatrix(data.X, label=data.y, qid=qid)
+    d = bpx.dmatrix(data.X, data.y, qid=qid)
+    np.testing.assert_array_equal(d.get_uint_info("group_ptr"), data.group_ptr)
+    ds = bpl.dataset(data.X, data.y, qid=qid).construct()
+    np.testing.assert_array_equal(ds.get_group(), np.diff(data.group_ptr))
+
+
+def test_clear_errors(data):
+    with pytest.raises(ValueError, match="unknown parameter"):
+        bpl.objective("mpboost", dff="logdd")
+    with pytest.raises(ValueError, match="unknown objective"):
+        bpx.objective("lambdamart")
+    no_group = lgb.Dataset(data.X, label=data.y).construct()
+    with pytest.raises(ValueError, match="no query information"):
+        bpl.objective("qbrank")(np.zeros(data.n_docs), no_group)
+    with pytest.raises(ValueError, match="no query information"):
+        bpx.objective("qbrank")(np.zeros(data.n_docs), xgb.DMatrix(data.X, label=data.y))
+    obj = bpl.objective("mpboost")
+    ds = bpl.dataset(data.X, data.y, group_ptr=data.group_ptr).construct()
+    obj(np.zeros(data.n_docs), ds)
+    ds.set_label(data.y[::-1].copy())
+    with pytest.raises(ValueError, match="changed between"):
+        obj(np.zeros(data.n_docs), ds)
+    with pytest.raises(ValueError, match="finite"):
+        bpx.objective("mpboost")(np.full(data.n_docs, np.nan), bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr))

@@ -112,6 +112,13 @@ class BoundObjective:
         self._last = prep
         return prep
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
+        return {"name": self.name, "params": self.params}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["params"])
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{type(self).__name__}({self.name!r}{', ' if args else ''}{args})"

@@ -191,3 +191,17 @@ def test_clear_errors(data):
         obj(np.zeros(data.n_docs), ds)
     with pytest.raises(ValueError, match="finite"):
         bpx.objective("mpboost")(np.full(data.n_docs, np.nan), bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr))
+
+
+def test_objectives_pickle_without_their_bindings(data):
+    import pickle
+
+    obj = bpl.objective("mpboost", ddf="ldd", alpha=0.3)
+    ds = bpl.dataset(data.X, data.y, group_ptr=data.group_ptr).construct()
+    scores = np.random.default_rng(2).normal(size=data.n_docs)
+    g, h = obj(scores, ds)
+    clone = pickle.loads(pickle.dumps(obj))
+    assert clone.params == {"ddf": "ldd", "alpha": 0.3}
+    g2, h2 = clone(scores, ds)
+    np.testing.assert_array_equal(g, g2)
+    np.testing.assert_array_equal(h, h2)

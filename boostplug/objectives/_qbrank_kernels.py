@@ -84,15 +84,19 @@ def sweep_high(
                 cnt[i] = 0.0
                 msum[i] = 0.0
             continue
-        # Margins depend on b - a only: centre the keys to limit cancellation.
+        # Margins depend on b - a only: centre the summed keys to limit cancellation.
         c = 0.0
         for i in range(s, e):
             c += a[i]
         c /= n
-        aq = a[s:e] - c
-        bq = b[s:e] - c
-        oa = np.argsort(aq)
-        ob = np.argsort(bq)
+        # Activity is decided on the raw keys (exactly the brute-force comparison);
+        # only the accumulated values are centred.
+        ar = a[s:e]
+        br = b[s:e]
+        aq = ar - c
+        bq = br - c
+        oa = np.argsort(ar)
+        ob = np.argsort(br)
         tree = np.zeros((n_lev + 1, 6))
         acc = np.zeros(6)
         p = n - 1
@@ -102,7 +106,7 @@ def sweep_high(
         for k in range(n - 1, -1, -1):  # x by decreasing a
             ix = oa[k]
             ax = aq[ix]
-            while p >= 0 and bq[ob[p]] > ax:  # every y with b_y > a_x joins
+            while p >= 0 and br[ob[p]] > ar[ix]:  # every y with b_y > a_x joins
                 iy = ob[p]
                 by = bq[iy]
                 dy = d[s + iy]
@@ -163,16 +167,18 @@ def sweep_low(
         for i in range(s, e):
             c += a[i]
         c /= n
-        aq = a[s:e] - c
-        bq = b[s:e] - c
-        oa = np.argsort(aq)
-        ob = np.argsort(bq)
+        ar = a[s:e]
+        br = b[s:e]
+        aq = ar - c
+        bq = br - c
+        oa = np.argsort(ar)
+        ob = np.argsort(br)
         tree = np.zeros((n_lev + 1, 2))
         p = 0
         for k in range(n):  # y by increasing b
             iy = ob[k]
             by = bq[iy]
-            while p < n and aq[oa[p]] < by:  # every x with a_x < b_y joins
+            while p < n and ar[oa[p]] < br[iy]:  # every x with a_x < b_y joins
                 ix = oa[p]
                 pos = n_lev - level[s + ix]  # reversed level, 1-based
                 while pos <= n_lev:

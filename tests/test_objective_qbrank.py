@@ -1,0 +1,553 @@
+"""QBRank objective: against a pure-Python pair loop, finite differences, invariances,
+degenerate/extreme inputs, validation, the exact line search, and LightGBM."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+from boostplug.objectives import HESSIAN_FLOOR, get, qbrank
+from conftest import random_ranking
+
+# -- a slow, obviously-correct reference ---------------------------------------------------
+
+
+def _labeled_mask(labels, group_ptr, labeled):
+    mask = np.zeros(len(labels), dtype=bool)
+    for q in range(len(group_ptr) - 1):
+        a, b = group_ptr[q], group_ptr[q + 1]
+        single = len(set(labels[a:b].tolist())) == 1
+        mask[a:b] = labeled == "all" or (labeled == "single" and single)
+    return mask
+
+
+def _brute_terms(scores, labels, group_ptr, *, weights=None, w=0.5, tau="grade", pairs=None,
+                 pair_tau=1.0, label_pairs=True, labeled="single", hessian="bound"):
+    """Pair list [(x, y, omega, margin)] and labeled list [(z, omega, residual h - l)]."""
+    nq = len(group_ptr) - 1
+    W = np.ones(nq) if weights is None else np.asarray(weights, float)
+    qof = np.repeat(np.arange(nq), np.diff(group_ptr))
+    plist = []
+    if label_pairs:
+        for q in range(nq):
+            for i in range(group_ptr[q], group_ptr[q + 1]):
+                for j in range(group_ptr[q], group_ptr[q + 1]):
+                    if labels[i] > labels[j]:
+                        if tau == "grade":
+                            m = (scores[j] - labels[j]) - (scores[i] - labels[i])
+                        else:
+                            m = (scores[j] + tau) - scores[i]
+                        plist.append((i, j, w * W[q], m))
+    if pairs is not None:
+        for x, y in np.asarray(pairs):
+            plist.append((int(x), int(y), w * W[qof[x]], (scores[y] + pair_tau) - scores[x]))
+    mask = _labeled_mask(labels, group_ptr, labeled)
+    llist = [(z, (1 - w) * W[qof[z]], scores[z] - labels[z]) for z in np.flatnonzero(mask)]
+    return plist, llist
+
+
+def brute(scores, labels, group_ptr, **params):
+    """(loss, exact grad, bound hess, mean grad, mean hess, dense Hessian, entry counts)."""
+    n = len(scores)
+    plist, llist = _brute_terms(scores, labels, group_ptr, **params)
+    loss = 0.0
+    g = np.zeros(n)
+    hb = np.zeros(n)
+    H = np.zeros((n, n))
+    count = np.zeros(n)
+    wsum = np.zeros(n)
+    for x, y, om, m in plist:
+        count[x] += 1
+        count[y] += 1
+        wsum[x] += om
+        wsum[y] += om
+        if m > 0:
+            loss += 0.5 * om * m * m
+            g[x] -= om * m
+            g[y] += om * m
+            hb[x] += 2 * om
+            hb[y] += 2 * om
+            H[x, x] += om
+            H[y, y] += om
+            H[x, y] -= om
+            H[y, x] -= om
+    for z, om, r in llist:
+        loss += 0.5 * om * r * r
+        g[z] += om * r
+        hb[z] += om
+        H[z, z] += om
+        count[z] += 1
+        wsum[z] += om
+    safe = np.maximum(count, 1)
+    g_mean = np.where(count > 0, g / safe, 0.0)
+    h_mean = np.where(count > 0, wsum / safe, 0.0)
+    floor = lambda v: np.maximum(v, HESSIAN_FLOOR)  # noqa: E731
+    return loss, g, floor(hb), g_mean, floor(h_mean), H, count
+
+
+def brute_line_search(scores, labels, group_ptr, direction, **params):
+    """Exact minimiser by enumerating breakpoints; returns (s, R) with the smallest |s|."""
+    plist, llist = _brute_terms(scores, labels, group_ptr, **params)
+    terms = [(om, m, direction[y] - direction[x]) for x, y, om, m in plist]
+    lterms = [(om, r, direction[z]) for z, om, r in llist]
+
+    def R(s):
+        return (sum(0.5 * om * max(0.0, m + s * dl) ** 2 for om, m, dl in terms)
+                + sum(0.5 * om * (r + s * d) ** 2 for om, r, d in lterms))
+
+    def dR_affine(s_mid):  # R'(s) = A + B s on the piece containing s_mid
+        A = B = 0.0
+        for om, m, dl in terms:
+            if m + s_mid * dl > 0:
+                A += om * m * dl
+                B += om * dl * dl
+        for om, r, d in lterms:
+            A += om * r * d
+            B += om * d * d
+        return A, B
+
+    bps = sorted({-m / dl for om, m, dl in terms if dl != 0})
+    edges = [-math.inf] + bps + [math.inf]
+    candidates = [0.0] + bps
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        mid = (lo + hi) / 2 if math.isfinite(lo) and math.isfinite(hi) else (
+            lo + 1.0 if math.isfinite(lo) else (hi - 1.0 if math.isfinite(hi) else 0.0))
+        A, B = dR_affine(mid)
+        if B > 0:
+            root = -A / B
+            if lo <= root <= hi:
+                candidates.append(root)
+    best = min(R(s) for s in candidates)
+    tol = 1e-12 * max(1.0, abs(best))
+    s_best = min((s for s in candidates if R(s) <= best + tol), key=abs)
+    return s_best, R
+
+
+# -- data and parameter variants --------------------------------------------------------------
+
+VARIANTS = {
+    "default": {},
+    "tau-const": {"tau": 0.7},
+    "labeled-all-w03": {"labeled": "all", "w": 0.3},
+    "labeled-none": {"labeled": "none"},
+    "mean": {"hessian": "mean"},
+    "mean-all-tau": {"hessian": "mean", "labeled": "all", "tau": 1.5},
+    "explicit+labels": {"explicit": True, "pair_tau": 0.5},
+    "explicit-only": {"explicit": True, "label_pairs": False, "labeled": "none"},
+    "explicit-mean-all": {"explicit": True, "hessian": "mean", "labeled": "all"},
+    "w1": {"w": 1.0, "labeled": "all"},
+}
+
+
+def _params(variant, rng, n):
+    p = dict(VARIANTS[variant])
+    if p.pop("explicit", False):
+        P = rng.integers(0, n, size=(max(3, n // 2), 2))
+        P = P[P[:, 0] != P[:, 1]]
+        p["pairs"] = P
+    return p
+
+
+def _data(seed, n_queries=6, max_docs=9, weights=False):
+    rng = np.random.default_rng(seed)
+    s, y, gp = random_ranking(rng, n_queries=n_queries, max_docs=max_docs)
+    wq = rng.uniform(0.2, 3.0, size=len(gp) - 1) if weights else None
+    return rng, s, y, gp, wq
+
+
+def _fast(scores, labels, gp, wq, p):
+    prep = qbrank.prepare(labels, gp, weights=wq, **p)
+    g, h = prep.grad_hess(scores)
+    return prep.loss(scores), g, h
+
+
+# -- against the pure-Python pair loop ------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_matches_brute_force_with_ties(variant, seed):
+    rng, s, y, gp, wq = _data(seed, weights=seed % 2 == 1)
+    p = _params(variant, rng, len(s))
+    loss, g, h = _fast(s, y, gp, wq, p)
+    bl, bg, bhb, bgm, bhm, _, _ = brute(s, y, gp, weights=wq, **p)
+    mean = p.get("hessian") == "mean"
+    assert loss == pytest.approx(bl, rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(g, bgm if mean else bg, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(h, bhm if mean else bhb, rtol=1e-12, atol=1e-12)
+
+
+def test_many_levels_and_large_queries():
+    """Real-valued labels (many levels, deep Fenwick trees) and larger queries."""
+    rng = np.random.default_rng(7)
+    sizes = np.array([60, 1, 45, 30])
+    gp = np.concatenate(([0], np.cumsum(sizes)))
+    y = np.round(rng.uniform(0, 6, size=gp[-1]), 1)
+    s = np.round(rng.normal(size=gp[-1]), 1)
+    for p in ({}, {"tau": 0.3}, {"hessian": "mean", "labeled": "all"}):
+        loss, g, h = _fast(s, y, gp, None, p)
+        bl, bg, bhb, bgm, bhm, _, _ = brute(s, y, gp, **p)
+        mean = p.get("hessian") == "mean"
+        assert loss == pytest.approx(bl, rel=1e-12)
+        np.testing.assert_allclose(g, bgm if mean else bg, rtol=1e-11, atol=1e-12)
+        np.testing.assert_allclose(h, bhm if mean else bhb, rtol=1e-12, atol=1e-12)
+
+
+def test_registry_entry():
+    obj = get("qbrank")
+    _, s, y, gp, _ = _data(3)
+    assert obj.loss(s, y, gp) == pytest.approx(qbrank.loss(s, y, gp))
+    assert set(obj.hessians) == {"bound", "mean"} and obj.defaults == qbrank.DEFAULTS
+
+
+def test_docstring_example():
+    assert qbrank.loss(np.zeros(3), [2.0, 0.0, 1.0], [0, 3]) == pytest.approx(1.5)
+
+
+# -- finite differences ------------------------------------------------------------------------
+
+
+def _smooth_case(seed, p_variant):
+    """Continuous random scores whose margins are all far from the hinge kink."""
+    for trial in range(200):
+        rng, _, y, gp, wq = _data(1000 * seed + trial, weights=True)
+        s = rng.normal(scale=1.5, size=len(y))
+        p = _params(p_variant, rng, len(y))
+        plist, _ = _brute_terms(s, y, gp, weights=wq, **p)
+        if not plist or min(abs(m) for *_, m in plist) > 1e-2:
+            return s, y, gp, wq, p
+    raise RuntimeError("no smooth case found")  # pragma: no cover
+
+
+def _five_point(f, x, i, h):
+    e = np.zeros_like(x)
+    e[i] = h
+    return (-f(x + 2 * e) + 8 * f(x + e) - 8 * f(x - e) + f(x - 2 * e)) / (12 * h)
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_gradient_is_five_point_derivative_of_loss(variant):
+    s, y, gp, wq, p = _smooth_case(11, variant)
+    prep = qbrank.prepare(y, gp, weights=wq, **p)
+    g, _ = prep.grad_hess(s)
+    fd = np.array([_five_point(prep.loss, s, i, 1e-4) for i in range(len(s))])
+    if p.get("hessian") == "mean":
+        # "mean" mode returns dR/dh divided by each document's entry count.
+        count = brute(s, y, gp, weights=wq, **p)[6]
+        fd = np.where(count > 0, fd / np.maximum(count, 1), 0.0)
+    np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if "mean" not in v])
+def test_bound_hessian_dominates_finite_difference_hessian(variant):
+    s, y, gp, wq, p = _smooth_case(12, variant)
+    prep = qbrank.prepare(y, gp, weights=wq, **p)
+    _, hb = prep.grad_hess(s)
+    grad = lambda v: prep.grad_hess(v)[0]  # noqa: E731
+    n = len(s)
+    J = np.empty((n, n))  # the Hessian by five-point differences of the gradient
+    for i in range(n):
+        J[:, i] = _five_point(grad, s, i, 1e-4)
+    np.testing.assert_allclose(J, brute(s, y, gp, weights=wq, **p)[5], atol=1e-8)
+    assert np.all(hb >= np.abs(np.diag(J)) - 1e-9)
+    # The diagonal bounds the whole (block) Hessian: diag(hb) - J is PSD.
+    assert np.linalg.eigvalsh(np.diag(hb) - 0.5 * (J + J.T)).min() >= -1e-8
+
+
+# -- invariances --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["labeled-none", "tau-const", "mean", "explicit+labels"])
+def test_adding_a_constant_to_one_query_changes_nothing(variant):
+    rng, s, y, gp, wq = _data(5, weights=True)
+    p = _params(variant, rng, len(s))
+    if "pairs" in p:  # explicit pairs may cross queries: keep those inside query 3
+        a, b = gp[3], gp[4]
+        p["pairs"] = np.array([[a, b - 1], [b - 1, a + 1]]) if b - a > 2 else np.array([[a, b - 1]])
+    mask = _labeled_mask(y, gp, p.get("labeled", "single"))
+    q = next(q for q in range(len(gp) - 1) if not mask[gp[q]:gp[q + 1]].any())
+    t = s.copy()
+    t[gp[q]:gp[q + 1]] += 12.345
+    l1, g1, h1 = _fast(s, y, gp, wq, p)
+    l2, g2, h2 = _fast(t, y, gp, wq, p)
+    assert l2 == pytest.approx(l1, rel=1e-12)
+    np.testing.assert_allclose(g2, g1, atol=1e-11)
+    np.testing.assert_allclose(h2, h1, atol=1e-12)
+
+
+@pytest.mark.parametrize("variant", ["default", "tau-const", "labeled-all-w03", "mean-all-tau"])
+def test_concatenating_queries_equals_computing_them_apart(variant):
+    rng, s, y, gp, wq = _data(8, weights=True)
+    p = _params(variant, rng, len(s))
+    loss, g, h = _fast(s, y, gp, wq, p)
+    parts = [_fast(s[a:b], y[a:b], [0, b - a], wq[q:q + 1], p) for q, (a, b) in enumerate(zip(gp[:-1], gp[1:]))]
+    assert loss == pytest.approx(sum(x[0] for x in parts), rel=1e-12)
+    np.testing.assert_allclose(g, np.concatenate([x[1] for x in parts]), atol=1e-12)
+    np.testing.assert_allclose(h, np.concatenate([x[2] for x in parts]), atol=1e-12)
+
+
+@pytest.mark.parametrize("tau", ["grade", 0.5])
+def test_pair_gradients_sum_to_zero_per_query(tau):
+    _, s, y, gp, wq = _data(9, n_queries=8, weights=True)
+    g, _ = qbrank.grad_hess(s, y, gp, weights=wq, tau=tau, labeled="none")
+    assert np.abs(g).max() > 0
+    np.testing.assert_allclose(np.add.reduceat(g, gp[:-1]), 0.0, atol=1e-12)
+
+
+def test_query_weight_multiplies_that_query_only():
+    _, s, y, gp, _ = _data(10)
+    ones = np.ones(len(gp) - 1)
+    w3 = ones.copy()
+    w3[3] = 3.0
+    for p in ({}, {"hessian": "mean", "labeled": "all"}, {"tau": 2.0, "labeled": "all"}):
+        l1, g1, h1 = _fast(s, y, gp, ones, p)
+        l3, g3, h3 = _fast(s, y, gp, w3, p)
+        a, b = gp[3], gp[4]
+        lq = _fast(s[a:b], y[a:b], [0, b - a], None, p)[0]
+        assert l3 - l1 == pytest.approx(2.0 * lq, rel=1e-12, abs=1e-12)
+        sc = np.ones(len(s))
+        sc[a:b] = 3.0
+        np.testing.assert_allclose(g3, sc * g1, atol=1e-12)
+        raw1 = qbrank.prepare(y, gp, weights=ones, **p)._grad_hess(s)[1]
+        raw3 = qbrank.prepare(y, gp, weights=w3, **p)._grad_hess(s)[1]
+        np.testing.assert_allclose(raw3, sc * raw1, atol=1e-12)
+
+
+# -- degenerate and extreme inputs ---------------------------------------------------------------
+
+
+def test_degenerate_queries():
+    y = np.array([2.0, 1.0, 1.0, 1.0, 0.0, 3.0])
+    gp = np.array([0, 1, 4, 6])  # a single doc, an all-equal query, a normal one
+    s = np.array([0.3, -1.0, 2.0, 0.5, 0.1, 0.2])
+    g, h = qbrank.grad_hess(s, y, gp, labeled="none")
+    np.testing.assert_array_equal(g[:4], 0.0)
+    np.testing.assert_array_equal(h[:4], HESSIAN_FLOOR)
+    assert np.all(g[4:] != 0)
+    # Under the default (labeled="single") they are the paper's L1 data: squared error.
+    g, h = qbrank.grad_hess(s, y, gp)
+    np.testing.assert_allclose(g[:4], 0.5 * (s[:4] - y[:4]))
+    np.testing.assert_allclose(h[:4], 0.5)
+    # All labels zero everywhere: only squared error towards 0.
+    z = np.zeros(6)
+    g, h = qbrank.grad_hess(s, z, gp, labeled="none", pairs=[[0, 1]])
+    assert np.isfinite(g).all() and g[2:].tolist() == [0.0] * 4
+
+
+@pytest.mark.parametrize("magnitude", [1e4, 1e8, 1e15])
+@pytest.mark.parametrize("variant", ["default", "tau-const", "explicit-mean-all"])
+def test_extreme_scores_are_finite(magnitude, variant):
+    rng, _, y, gp, wq = _data(13, weights=True)
+    s = magnitude * rng.choice([-1.0, 1.0], size=len(y)) * rng.uniform(0.5, 1.0, size=len(y))
+    p = _params(variant, rng, len(y))
+    loss, g, h = _fast(s, y, gp, wq, p)
+    assert math.isfinite(loss) and np.isfinite(g).all() and np.isfinite(h).all()
+    assert np.all(h >= HESSIAN_FLOOR)
+    if magnitude == 1e4:
+        bl, bg, bhb, bgm, bhm, _, _ = brute(s, y, gp, weights=wq, **p)
+        mean = p.get("hessian") == "mean"
+        assert loss == pytest.approx(bl, rel=1e-9)
+        np.testing.assert_allclose(g, bgm if mean else bg, rtol=1e-9, atol=1e-7)
+        np.testing.assert_allclose(h, bhm if mean else bhb, rtol=1e-12)
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+BAD = [
+    ({"gamma": 1}, ValueError, "gamma"),
+    ({"w": -0.1}, ValueError, "w must be in"),
+    ({"w": 1.5}, ValueError, "w must be in"),
+    ({"w": "half"}, TypeError, "w must be a number"),
+    ({"w": True}, TypeError, "w must be a number"),
+    ({"tau": "rank"}, ValueError, "tau must be one of"),
+    ({"tau": 0.0}, ValueError, "tau must be a positive"),
+    ({"tau": float("nan")}, ValueError, "tau must be a positive"),
+    ({"pair_tau": -1}, ValueError, "pair_tau must be a positive"),
+    ({"labeled": "some"}, ValueError, "labeled must be one of"),
+    ({"hessian": "exact"}, ValueError, "hessian must be one of"),
+    ({"label_pairs": "yes"}, TypeError, "label_pairs must be True or False"),
+    ({"pairs": [[0, 1, 2]]}, ValueError, "pairs must have shape"),
+    ({"pairs": [[0, 99]]}, ValueError, r"pairs\[0\] = \[0, 99\] is outside"),
+    ({"pairs": [[2, 2]]}, ValueError, "pairs a row with itself"),
+    ({"pairs": [[0.0, 1.0]]}, TypeError, "integer row indices"),
+    ({"label_pairs": False, "labeled": "none"}, ValueError, "nothing to fit"),
+]
+
+
+@pytest.mark.parametrize("params,exc,match", BAD, ids=[str(b[0]) for b in BAD])
+def test_bad_parameters_raise_naming_them(params, exc, match):
+    with pytest.raises(exc, match=match):
+        qbrank.prepare([1.0, 0.0, 2.0, 0.0], [0, 2, 4], **params)
+
+
+def test_bad_data_raises_naming_it():
+    y, gp = [1.0, 0.0, 2.0, 0.0], [0, 2, 4]
+    with pytest.raises(ValueError, match="scores must be finite; row 1"):
+        qbrank.loss([0.0, np.nan, 0.0, 0.0], y, gp)
+    with pytest.raises(ValueError, match="got 3 scores"):
+        qbrank.grad_hess([0.0, 0.0, 0.0], y, gp)
+    with pytest.raises(ValueError, match="weights"):
+        qbrank.loss(np.zeros(4), y, gp, weights=[1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="labels must be non-negative"):
+        qbrank.loss(np.zeros(4), [1.0, -1.0, 0.0, 0.0], gp)
+    with pytest.raises(ValueError, match="group_ptr ends at 4 but there are 5"):
+        qbrank.loss(np.zeros(5), [1.0, 0.0, 0.0, 0.0, 1.0], gp)
+
+
+# -- the exact line search (Algorithm 2, step 2) ----------------------------------------------------
+
+LS_VARIANTS = ["default", "tau-const", "labeled-all-w03", "labeled-none", "explicit+labels", "explicit-only"]
+
+
+@pytest.mark.parametrize("variant", LS_VARIANTS)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_line_search_is_the_exact_minimiser(variant, seed):
+    rng, s, y, gp, wq = _data(100 + seed, weights=True)
+    p = _params(variant, rng, len(s))
+    prep = qbrank.prepare(y, gp, weights=wq, **p)
+    g, _ = prep.grad_hess(s)
+    # A tree-like direction: the negative gradient, coarsened to a few values (ties!).
+    d = -np.round(g / (np.abs(g).max() + 1e-12) * 3) if seed != 2 else rng.normal(size=len(s))
+    s_fast = qbrank.line_search(prep, s, d)
+    s_ref, R = brute_line_search(s, y, gp, d, weights=wq, **p)
+    assert R(s_fast) == pytest.approx(prep.loss(s + s_fast * d), rel=1e-12, abs=1e-12)
+    assert R(s_fast) <= R(s_ref) * (1 + 1e-12) + 1e-12
+    assert s_fast == pytest.approx(s_ref, rel=1e-8, abs=1e-10)
+    ms = minimize_scalar(R, bracket=(s_ref - 1.0, s_ref + 1.0), tol=1e-12)
+    assert R(s_fast) <= ms.fun + 1e-12
+    grid = np.linspace(s_ref - 2.0, s_ref + 2.0, 401)
+    assert R(s_fast) <= min(R(t) for t in grid) + 1e-12
+
+
+def test_line_search_signs_and_flat_cases():
+    rng, s, y, gp, _ = _data(21)
+    prep = qbrank.prepare(y, gp)
+    g, _ = prep.grad_hess(s)
+    assert qbrank.line_search(prep, s, -g) > 0
+    assert qbrank.line_search(prep, s, g) < 0
+    assert qbrank.line_search(prep, s, -g) == pytest.approx(-qbrank.line_search(prep, s, g), rel=1e-10)
+    assert qbrank.line_search(prep, s, np.zeros_like(s)) == 0.0
+    # Preference-only risk and a direction that orders every pair: R reaches 0 at
+    # s* = max over pairs of (tau - (h_x - h_y)) / (d_x - d_y) and stays flat after.
+    y2 = np.array([2.0, 1.0, 0.0])
+    prep2 = qbrank.prepare(y2, [0, 3], labeled="none")
+    h = np.zeros(3)
+    d = np.array([2.0, 1.0, 0.0])
+    assert qbrank.line_search(prep2, h, d) == pytest.approx(1.0, rel=1e-12)
+    assert prep2.loss(h + d) == 0.0
+
+
+def test_line_search_validates():
+    prep = qbrank.prepare([1.0, 0.0], [0, 2])
+    with pytest.raises(TypeError, match="prepared QBRank objective"):
+        qbrank.line_search(object(), [0.0, 0.0], [1.0, 0.0])
+    with pytest.raises(ValueError, match="direction must be finite"):
+        qbrank.line_search(prep, [0.0, 0.0], [np.inf, 0.0])
+    with pytest.raises(ValueError, match="direction has 3 values"):
+        qbrank.line_search(prep, [0.0, 0.0], [1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="got 3 scores"):
+        qbrank.line_search(prep, [0.0, 0.0, 0.0], [1.0, 0.0])
+
+
+# -- LightGBM: a learning sanity check and the "mean" mode = the paper's regression fit -------------
+
+
+def _lgb_problem(seed=0, n_queries=40):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, 15, size=n_queries)
+    n = int(sizes.sum())
+    X = rng.normal(size=(n, 5))
+    y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=n) + 1), 0, 4)
+    return X, y, sizes
+
+
+def test_lightgbm_training_loss_drops():
+    lgb = pytest.importorskip("lightgbm")
+    X, y, sizes = _lgb_problem()
+    gp = np.concatenate(([0], np.cumsum(sizes)))
+    prep = qbrank.prepare(y, gp)
+
+    def fobj(preds, data):
+        assert np.array_equal(data.get_group(), sizes)
+        return prep.grad_hess(preds)
+
+    ds = lgb.Dataset(X, y, group=sizes)
+    params = {"objective": fobj, "verbose": -1, "num_leaves": 7, "learning_rate": 0.1, "min_data_in_leaf": 5}
+    bst = lgb.train(params, ds, num_boost_round=20)
+    before = prep.loss(np.zeros(len(y)))
+    after = prep.loss(bst.predict(X, raw_score=True))
+    assert after < 0.7 * before
+
+
+def test_mean_mode_one_round_equals_least_squares_tree_on_averaged_targets():
+    lgb = pytest.importorskip("lightgbm")
+    X, y, sizes = _lgb_problem(seed=1)
+    gp = np.concatenate(([0], np.cumsum(sizes)))
+    rng = np.random.default_rng(3)
+    wq = rng.uniform(0.5, 2.0, size=len(sizes))
+    p = {"hessian": "mean", "labeled": "all", "w": 0.6, "pairs": np.array([[0, 30], [5, 6], [40, 2]])}
+    h0 = rng.normal(scale=0.3, size=len(y))
+    prep = qbrank.prepare(y, gp, weights=wq, **p)
+    g, h = prep.grad_hess(h0)
+    ds = lgb.Dataset(X, y, group=sizes, init_score=h0)
+    params = {"objective": lambda preds, data: (g, h), "verbose": -1, "num_leaves": 6, "learning_rate": 1.0,
+              "lambda_l2": 0.0, "lambda_l1": 0.0, "min_data_in_leaf": 1, "min_sum_hessian_in_leaf": 1e-12,
+              "max_delta_step": 0.0, "path_smooth": 0.0, "boost_from_average": False}
+    bst = lgb.train(params, ds, num_boost_round=1)
+    leaf = bst.predict(X, pred_leaf=True).ravel()
+    tree = bst.dump_model()["tree_info"][0]["tree_structure"]
+    outputs = {}
+
+    def walk(node):
+        if "leaf_index" in node:
+            outputs[node["leaf_index"]] = node["leaf_value"]
+        else:
+            walk(node["left_child"])
+            walk(node["right_child"])
+
+    walk(tree)
+    assert len(outputs) > 2
+    # The paper's training set (Algorithm 2 step 1), averaged per document (REMARK).
+    plist, llist = _brute_terms(h0, y, gp, weights=wq, **{k: v for k, v in p.items() if k != "hessian"})
+    entries = [[] for _ in range(len(y))]  # (weight, target)
+    for x, yy, om, m in plist:
+        entries[x].append((om, max(0.0, m)))
+        entries[yy].append((om, -max(0.0, m)))
+    for z, om, r in llist:
+        entries[z].append((om, -r))
+    target = np.array([sum(a * t for a, t in e) / sum(a for a, _ in e) for e in entries])
+    weight = np.array([np.mean([a for a, _ in e]) for e in entries])
+    for k, value in outputs.items():
+        rows = leaf == k
+        ls_leaf = np.sum(weight[rows] * target[rows]) / np.sum(weight[rows])
+        # LightGBM stores gradients/Hessians as float32: compare at that precision.
+        assert value == pytest.approx(ls_leaf, rel=2e-6, abs=1e-9)
+        g32, h32 = g[rows].astype(np.float32).astype(float), h[rows].astype(np.float32).astype(float)
+        assert value == pytest.approx(-g32.sum() / h32.sum(), rel=1e-9)
+
+
+# -- speed (not a test: run by hand) ----------------------------------------------------------------
+
+
+@pytest.mark.skip(reason="benchmark: run by hand with -k speed --runxfail or call directly")
+def test_speed_mslr_sized():  # pragma: no cover
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(20, 401, size=6000)
+    gp = np.concatenate(([0], np.cumsum(sizes)))
+    n = int(gp[-1])
+    y = rng.integers(0, 5, size=n).astype(float)
+    s = rng.normal(size=n)
+    for hess in ("bound", "mean"):
+        prep = qbrank.prepare(y, gp, hessian=hess)
+        prep.grad_hess(s)
+        t = time.perf_counter()
+        for _ in range(5):
+            prep.grad_hess(s)
+        print(f"{n} docs, hessian={hess}: {(time.perf_counter() - t) / 5:.4f} s per grad_hess")
+    t = time.perf_counter()
+    qbrank.line_search(prep, s, -prep.grad_hess(s)[0])
+    print(f"line search: {time.perf_counter() - t:.4f} s")

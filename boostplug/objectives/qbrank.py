@@ -65,9 +65,11 @@ Hessian modes (``hessian``; see :data:`HESSIANS`):
   only and are computed once.
 
 Why ``"bound"`` is the default: it keeps the package-wide contract (``grad`` is
-exactly d loss / d score, so the adapters, early stopping on the loss and the
-line search all see the true risk), and on MQ2008 it trains at least as well as
-``"mean"`` (see ``docs``); ``"mean"`` reproduces Algorithm 2 literally.
+exactly d loss / d score, which the adapters and any gradient check rely on),
+and its Newton leaves minimise a quadratic model that majorises R locally.
+``"mean"`` reproduces Algorithm 2 literally. On MQ2008 (5 folds, LightGBM,
+31 leaves, learning rate 0.05, early stopping on vali) the two are within noise:
+test NDCG@10 0.7770 (bound) and 0.7789 (mean), LightGBM lambdarank 0.7809.
 
 Algorithm 2 step 2, ``h_m = h_{m-1} + eta * s_m * g_m``, needs ``s_m``, the
 exact minimiser of R along the step: :func:`line_search`.
@@ -243,38 +245,44 @@ class QBRankObjective(PreparedObjective):
 
     def _label_high(
         self, h: NDArray[np.float64], d: NDArray[np.float64]
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    ) -> NDArray[np.float64]:
+        """Per query (sum m^2, sum m delta, sum delta^2) over its active label pairs."""
         a, b = self._keys(h)
         cnt = np.empty(self.n_docs)
         msum = np.empty(self.n_docs)
         qsums = np.empty((self.n_queries, 3))
-        K.sweep_high(a, b, d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums)
-        return cnt, msum, qsums
+        K.sweep_high(a, b, a is b, d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums)
+        return qsums
 
-    def _label_low(self, h: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def _label_grad(
+        self, h: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """(dR/dh / (w W), active-pair counts, per-query sum of squared margins)."""
         a, b = self._keys(h)
+        gsum = np.empty(self.n_docs)
         cnt = np.empty(self.n_docs)
-        msum = np.empty(self.n_docs)
-        K.sweep_low(a, b, self._level, self._n_levels, self.group_ptr, cnt, msum)
-        return cnt, msum
+        qloss = np.empty(self.n_queries)
+        K.pair_grad(a, b, a is b, self._level, self._n_levels, self.group_ptr, gsum, cnt, qloss)
+        return gsum, cnt, qloss
 
     def _explicit(
-        self, h: NDArray[np.float64], d: NDArray[np.float64]
+        self, h: NDArray[np.float64], d: NDArray[np.float64] | None = None
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], tuple[float, float, float]]:
+        """Explicit pairs: (weighted grad, summed weight of active pairs per row,
+        (sum omega m^2, sum omega m delta, sum omega delta^2)); ``d=None``: no direction."""
         grad = np.zeros(self.n_docs)
         active_w = np.zeros(self.n_docs)
         sums = (0.0, 0.0, 0.0)
         if self._px.shape[0]:
-            sums = K.explicit_terms(h, d, self._px, self._py, self.pair_tau, self._pomega, grad, active_w)
+            dd = np.zeros(self.n_docs) if d is None else d
+            sums = K.explicit_terms(h, dd, self._px, self._py, self.pair_tau, self._pomega, grad, active_w)
         return grad, active_w, sums
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
         total = 0.0
-        zero = np.zeros(self.n_docs)
         if self.label_pairs:
-            _, _, qsums = self._label_high(scores, zero)
-            total += 0.5 * self.w * float(self.query_weights @ qsums[:, 0])
-        total += 0.5 * self._explicit(scores, zero)[2][0]
+            total += 0.5 * self.w * float(self.query_weights @ self._label_grad(scores)[2])
+        total += 0.5 * self._explicit(scores)[2][0]
         r = scores - self.labels
         total += 0.5 * float(self._lab_w @ (r * r))
         return total
@@ -282,15 +290,13 @@ class QBRankObjective(PreparedObjective):
     def _grad_hess(
         self, scores: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        zero = np.zeros(self.n_docs)
-        grad, active_w, _ = self._explicit(scores, zero)  # explicit pairs (already weighted)
+        grad, active_w, _ = self._explicit(scores)  # explicit pairs (already weighted)
         hess = 2.0 * active_w
         if self.label_pairs:
-            cnt_hi, msum_hi, _ = self._label_high(scores, zero)
-            cnt_lo, msum_lo = self._label_low(scores)
+            gsum, cnt, _ = self._label_grad(scores)
             ww = self.w * self._doc_qw
-            grad += ww * (msum_lo - msum_hi)
-            hess += 2.0 * ww * (cnt_hi + cnt_lo)
+            grad += ww * gsum
+            hess += 2.0 * ww * cnt
         grad += self._lab_w * (scores - self.labels)
         hess += self._lab_w
         if self.hessian == "mean":
@@ -310,7 +316,7 @@ class QBRankObjective(PreparedObjective):
         k = 0.0
         scale = 0.0
         if self.label_pairs:
-            _, _, qsums = self._label_high(scores, direction)
+            qsums = self._label_high(scores, direction)
             wq = self.w * self.query_weights
             g += float(wq @ qsums[:, 1])
             k += float(wq @ qsums[:, 2])
@@ -372,10 +378,11 @@ def line_search(prepared: QBRankObjective, scores: ArrayLike, direction: ArrayLi
     active set at breakpoints), so dR/ds is continuous, non-decreasing and
     piecewise linear. It is evaluated in O(n log n) (the same sweeps as the
     gradient, no pair list) and its root is found by safeguarded Newton steps
-    on it, kept inside a bracket ``[lo, hi]`` with dR/ds(lo) < 0 < dR/ds(hi)
-    (bisection when a Newton step leaves the bracket). A Newton step taken from
-    a point of the root's linear piece lands exactly on the root, so the search
-    ends after finitely many steps, exact to rounding; it stops when
+    on it (or inverse cubic Hermite steps through the last two points), kept
+    inside a bracket ``[lo, hi]`` with dR/ds(lo) < 0 < dR/ds(hi) (bisection when
+    a step leaves the bracket). A Newton step taken from a point of the root's
+    linear piece lands exactly on the root (so does the Hermite step from two
+    points of it), so the search is exact to rounding; it stops when
     ``|dR/ds| <= 1e-11 * scale`` (scale bounds the summed terms). When R is flat
     from some ``s*`` on (all pairs satisfied, no labeled term) the smallest
     minimiser is returned; a zero or flat direction gives 0.
@@ -414,25 +421,50 @@ def line_search(prepared: QBRankObjective, scores: ArrayLike, direction: ArrayLi
 _RTOL = 1e-11
 
 
+def _inverse_hermite(p1: tuple[float, float, float], p2: tuple[float, float, float]) -> float:
+    """Zero of the cubic Hermite interpolant of s(g) through two points (s, g, dg/ds):
+    exact when both lie on one linear piece, and fast on the many small pieces of
+    a large data set, where dR/ds is smooth in effect."""
+    (s1, g1, k1), (s2, g2, k2) = p1, p2
+    if not (k1 > 0.0 and k2 > 0.0) or g1 == g2:
+        return math.nan
+    dg = g2 - g1
+    t = -g1 / dg
+    t2 = t * t
+    t3 = t2 * t
+    return ((2 * t3 - 3 * t2 + 1) * s1 + (t3 - 2 * t2 + t) * dg / k1
+            + (-2 * t3 + 3 * t2) * s2 + (t3 - t2) * dg / k2)
+
+
 def _root(slope: Any, g_lo: float, k_lo: float) -> float:
     """Root s > 0 of a continuous, non-decreasing, piecewise linear ``slope`` with
-    ``slope(0) = g_lo < 0`` and right-hand derivative ``k_lo`` at 0."""
+    ``slope(0) = g_lo < 0`` and derivative ``k_lo`` at 0 (right of any kink).
+
+    Candidates, first one strictly inside the bracket ``(lo, hi)``: the inverse
+    cubic Hermite step through the last two points, Newton from ``lo``, Newton
+    from ``hi``, then bisection (or expansion while no ``hi`` is known).
+    """
     lo, hi = 0.0, math.inf
     g_hi = k_hi = math.nan
+    last: tuple[float, float, float] = (0.0, g_lo, k_lo)
+    prev: tuple[float, float, float] | None = None
     for _ in range(_MAX_STEPS):
-        cand = lo - g_lo / k_lo if k_lo > 0.0 else math.inf  # Newton from lo
-        if not lo < cand < hi:
-            alt = hi - g_hi / k_hi if (math.isfinite(hi) and k_hi > 0.0) else math.nan  # Newton from hi
-            if lo < alt < hi:
-                cand = alt
-            elif math.isfinite(hi):
-                cand = 0.5 * (lo + hi)
-            else:  # no upper bracket yet and no usable slope: expand
-                cand = 2.0 * lo + 1.0
+        options = [
+            _inverse_hermite(prev, last) if prev is not None else math.nan,
+            lo - g_lo / k_lo if k_lo > 0.0 else math.nan,
+            hi - g_hi / k_hi if (math.isfinite(hi) and k_hi > 0.0) else math.nan,
+        ]
+        cand = next((c for c in options if lo < c < hi), math.nan)
+        if math.isnan(cand):
+            cand = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * lo + 1.0
         g, k, scale = slope(cand)
-        if abs(g) <= _RTOL * scale:
+        # k == 0 means dR/ds vanishes around cand (R flat there): cand may lie past
+        # the smallest minimiser, which Newton from lo (its linear piece) reaches.
+        flat = k <= 0.0
+        if abs(g) <= _RTOL * scale and (not flat or cand == options[1]):
             return cand
-        if g < 0.0:
+        prev, last = last, (cand, g, k)
+        if g < 0.0 and not flat:
             lo, g_lo, k_lo = cand, g, k
         else:
             hi, g_hi, k_hi = cand, g, k

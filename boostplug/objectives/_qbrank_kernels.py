@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["label_levels", "sweep_high", "sweep_low", "explicit_terms"]
+__all__ = ["label_levels", "pair_grad", "sweep_high", "explicit_terms"]
 
 
 @nb.njit(cache=True, parallel=True)
@@ -55,6 +55,7 @@ def label_levels(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray,
 def sweep_high(
     a: np.ndarray,
     b: np.ndarray,
+    same_keys: bool,
     d: np.ndarray,
     level: np.ndarray,
     n_levels: np.ndarray,
@@ -68,7 +69,8 @@ def sweep_high(
     Writes ``cnt[x]`` = number of active pairs ``(x, y)``, ``msum[x]`` = sum of
     their margins, and per query ``qsums[q] = (sum m^2, sum m*delta, sum delta^2)``
     over all its active pairs, with ``delta = d[y] - d[x]`` (a direction, for the
-    line search; pass zeros otherwise).
+    line search). ``same_keys``: ``a`` and ``b`` are the same array (grade
+    margins), so one sort serves both.
     """
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
@@ -96,7 +98,7 @@ def sweep_high(
         aq = ar - c
         bq = br - c
         oa = np.argsort(ar)
-        ob = np.argsort(br)
+        ob = oa if same_keys else np.argsort(br)
         tree = np.zeros((n_lev + 1, 6))
         acc = np.zeros(6)
         p = n - 1
@@ -141,27 +143,36 @@ def sweep_high(
 
 
 @nb.njit(cache=True, parallel=True)
-def sweep_low(
+def pair_grad(
     a: np.ndarray,
     b: np.ndarray,
+    same_keys: bool,
     level: np.ndarray,
     n_levels: np.ndarray,
     group_ptr: np.ndarray,
+    gsum: np.ndarray,
     cnt: np.ndarray,
-    msum: np.ndarray,
+    qloss: np.ndarray,
 ) -> None:
-    """``cnt[y]``, ``msum[y]``: number and margin sum of the active pairs ``(x, y)``
-    in which ``y`` is the *less* preferred document (``a_x < b_y``, higher label)."""
+    """Unweighted pair parts of the gradient, the active-pair counts and the loss.
+
+    Per document ``i``: ``gsum[i]`` = (sum of margins of active pairs where ``i``
+    is the less preferred one) - (sum where it is the preferred one), i.e.
+    ``dR/dh_i / (w W)``; ``cnt[i]`` = number of its active pairs. Per query:
+    ``qloss[q]`` = sum of squared margins of its active pairs. Two sweeps, one
+    (``same_keys``) or two sorts per query.
+    """
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
         s = group_ptr[q]
         e = group_ptr[q + 1]
         n = e - s
         n_lev = n_levels[q]
+        qloss[q] = 0.0
         if n_lev < 2:
             for i in range(s, e):
+                gsum[i] = 0.0
                 cnt[i] = 0.0
-                msum[i] = 0.0
             continue
         c = 0.0
         for i in range(s, e):
@@ -172,29 +183,59 @@ def sweep_low(
         aq = ar - c
         bq = br - c
         oa = np.argsort(ar)
-        ob = np.argsort(br)
-        tree = np.zeros((n_lev + 1, 2))
+        ob = oa if same_keys else np.argsort(br)
+        # x as the preferred document: y of a lower level with b_y > a_x.
+        hi = np.zeros((n_lev + 1, 3))
+        p = n - 1
+        sq = 0.0
+        for k in range(n - 1, -1, -1):
+            ix = oa[k]
+            while p >= 0 and br[ob[p]] > ar[ix]:
+                iy = ob[p]
+                by = bq[iy]
+                pos = level[s + iy] + 1
+                while pos <= n_lev:
+                    hi[pos, 0] += 1.0
+                    hi[pos, 1] += by
+                    hi[pos, 2] += by * by
+                    pos += pos & (-pos)
+                p -= 1
+            c0 = 0.0
+            c1 = 0.0
+            c2 = 0.0
+            pos = level[s + ix]
+            while pos > 0:
+                c0 += hi[pos, 0]
+                c1 += hi[pos, 1]
+                c2 += hi[pos, 2]
+                pos -= pos & (-pos)
+            ax = aq[ix]
+            gsum[s + ix] = -(c1 - c0 * ax)
+            cnt[s + ix] = c0
+            sq += max(0.0, c2 - 2.0 * ax * c1 + c0 * ax * ax)
+        qloss[q] = sq
+        # y as the less preferred document: x of a higher level with a_x < b_y.
+        lo = np.zeros((n_lev + 1, 2))
         p = 0
-        for k in range(n):  # y by increasing b
+        for k in range(n):
             iy = ob[k]
-            by = bq[iy]
-            while p < n and ar[oa[p]] < br[iy]:  # every x with a_x < b_y joins
+            while p < n and ar[oa[p]] < br[iy]:
                 ix = oa[p]
                 pos = n_lev - level[s + ix]  # reversed level, 1-based
                 while pos <= n_lev:
-                    tree[pos, 0] += 1.0
-                    tree[pos, 1] += aq[ix]
+                    lo[pos, 0] += 1.0
+                    lo[pos, 1] += aq[ix]
                     pos += pos & (-pos)
                 p += 1
             c0 = 0.0
             c1 = 0.0
             pos = n_lev - 1 - level[s + iy]  # reversed levels strictly above y's
             while pos > 0:
-                c0 += tree[pos, 0]
-                c1 += tree[pos, 1]
+                c0 += lo[pos, 0]
+                c1 += lo[pos, 1]
                 pos -= pos & (-pos)
-            cnt[s + iy] = c0
-            msum[s + iy] = c0 * by - c1
+            gsum[s + iy] += c0 * bq[iy] - c1
+            cnt[s + iy] += c0
 
 
 @nb.njit(cache=True)

@@ -90,8 +90,10 @@ def _level_sums(
     dp: int,
     hi: np.ndarray,
     lo: np.ndarray,
+    need_t: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Query-local tables ``S[a * nl + b]`` and ``T[a * nl + b]`` (a > b), see module docstring."""
+    """Query-local tables ``S[a * nl + b]`` and ``T[a * nl + b]`` (a > b; T only
+    if ``need_t``), see module docstring."""
     S = np.zeros(nl * nl)
     T = np.zeros(nl * nl)
     for j in range(s, e):
@@ -102,6 +104,8 @@ def _level_sums(
         for a in range(c + 1, nl):
             k = a * nl + c
             S[k] += math.exp(dist[dp + k] * (f - h))
+        if not need_t:
+            continue
         # j as the upper document of the pairs (c, b), b < c
         l = lo[lp + c]
         for b in range(c):
@@ -144,7 +148,7 @@ def pair_grad_hess(
                 hess[i] = 0.0
             continue
         dp = d_ptr[q]
-        S, T = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo)
+        S, T = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo, True)
         for i in range(s, e):
             a = level[i]
             f = scores[i]
@@ -192,7 +196,7 @@ def pair_loss(
             out[q] = 0.0
             continue
         dp = d_ptr[q]
-        S, _ = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo)
+        S, _ = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo, False)
         total = 0.0
         for i in range(s, e):
             a = level[i]

@@ -220,7 +220,15 @@ class MPBoostObjective(PreparedObjective):
         mq = np.empty(self.n_queries)
         K.level_extremes(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
                          self.query_weights, hi, lo, mq)
-        return hi, lo, float(mq.max()) if mq.shape[0] else -math.inf
+        m = float(mq.max()) if mq.shape[0] else -math.inf
+        if m == math.inf:
+            q = int(np.argmax(mq))
+            sl = scores[self.group_ptr[q]:self.group_ptr[q + 1]]
+            raise ValueError(
+                f"{_NAME}: the pair exponent d (F_j - F_i) overflows float64 in query {q} "
+                f"(its scores span {sl.min()!r} .. {sl.max()!r}); keep |scores| below ~1e307"
+            )
+        return hi, lo, m
 
     def _scaled_loss(self, scores: NDArray[np.float64], shift: float | None) -> tuple[float, float]:
         """``(exp(-shift) J, shift)``; ``shift=None``: 0, or ``M - EXP_LIMIT`` when M > EXP_LIMIT."""
@@ -263,8 +271,11 @@ class MPBoostObjective(PreparedObjective):
         if gentle:
             hess *= 2.0
         peak = max(float(np.abs(grad).max()), float(hess.max())) if self.n_docs else 0.0
-        if peak > GRAD_CAP:  # one global positive constant: Newton leaves -G/H unchanged
-            c = GRAD_CAP / peak
+        if peak > 0.0 and (shift > 0.0 or peak > GRAD_CAP):
+            # one global positive constant (Newton leaves -G/H unchanged): the largest value
+            # becomes GRAD_CAP, unless the exact values (exp(shift) * these) fit under it
+            exact = math.log(peak) + shift <= math.log(GRAD_CAP)
+            c = math.exp(shift) if exact else GRAD_CAP / peak
             grad *= c
             hess *= c
         return grad, hess

@@ -52,9 +52,13 @@ def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.flo
     """``dist`` for grade differences ``delta = r_i - r_j`` (vectorised).
 
     ``param`` is the DDF's parameter as returned by :func:`check_ddf`. ``dist(0) = 0``
-    for every DDF (pairs of equal grades are not critical pairs).
+    for every DDF (pairs of equal grades are not critical pairs). Every DDF satisfies the
+    paper's Eq. 3 (``sgn dist = sgn delta``) and is odd; ``ldd``, ``logdd`` and ``logitdd``
+    also satisfy Eq. 4 (``|dist|`` strictly increasing in ``|delta|``); ``binary`` does not
+    (it is the magnitude-free baseline, Eq. 2).
     """
     d = np.asarray(delta, dtype=np.float64)
+    ddf = ddf.lower() if isinstance(ddf, str) else ddf
     sgn = np.sign(d)
     a = np.abs(d)
     if ddf == "binary":

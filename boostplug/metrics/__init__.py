@@ -1,0 +1,59 @@
+"""Ranking metrics with explicit conventions, over flat arrays ``(scores, labels, group_ptr)``.
+
+Every list-wise metric returns the mean over queries (a float) or, with
+``per_query=True``, the per-query array (for significance tests); a query that a
+convention skips is NaN there and left out of the mean. Inputs are validated once
+(NaN/inf scores, negative labels, lengths that disagree, a bad ``group_ptr``, k < 1,
+an unknown option: ``ValueError`` naming the value); the work is done by numba
+kernels running in parallel over queries.
+
+Conventions (tools disagree; each choice is a parameter):
+
+==============  ==========================================  =========  ==========================================
+choice          options                                     default    who uses what
+==============  ==========================================  =========  ==========================================
+gain            ``"exp2"`` 2^r - 1, ``"linear"`` r,         ``exp2``   LightGBM, XGBoost, RankLib: exp2;
+                a ``label_gain`` array (gain[r])                       scikit-learn ``ndcg_score``: linear;
+                                                                       LightGBM's ``label_gain`` parameter
+discount        ``"log2"`` 1/log2(rank+1),                  ``log2``   LightGBM, XGBoost, scikit-learn: log2;
+                ``"letor"`` 1 for ranks 1-2, 1/log2(rank)              LETOR 3.0 eval script, MPBoost paper: letor
+empty query     ``empty=1.0``, ``0.0`` or ``"skip"``        ``1.0``    LightGBM, XGBoost ``ndcg@k``: 1; XGBoost
+(ideal DCG 0,                                                          ``ndcg@k-``, RankLib, LETOR script,
+no relevant)                                                           pyltr: 0
+ties            ``"order"`` input order (stable sort),      ``order``  LightGBM, XGBoost: input order;
+                ``"average"`` expectation over the tie,                scikit-learn ``ndcg_score``
+                ``"worst"`` lowest label first                         (McSherry-Najork): average
+relevance       ``threshold=1.0`` (label >= threshold)      ``1.0``    LightGBM map: label > 0.5; LETOR: >= 1
+MAP@k divisor   min(k, number of relevant)                  --         LightGBM ``map@k``
+P@k divisor     k (also for queries shorter than k)         --         TREC, XGBoost ``pre@k``
+ERR max grade   ``max_grade`` (default: max label)          data max   Chapelle et al. 2009
+pairwise loss   ``kind="r1"`` ties are errors,              ``r2``     RankBoost+ paper Eq. 3-4
+                ``"r2"`` ties count half
+==============  ==========================================  =========  ==========================================
+
+Public functions: :func:`ndcg`, :func:`dcg`, :func:`average_precision`,
+:func:`precision`, :func:`reciprocal_rank`, :func:`err`, :func:`rank_loss`,
+:func:`misordered_pairs`, :func:`pair_precision_at`, and the name registry
+:func:`by_name` / :func:`parse_name` / :func:`higher_is_better`
+(``"ndcg@10"``, ``"map"``, ``"p@5"``, ``"mrr"``, ``"err@10"``, ``"r1"``, ``"r2"``, ...).
+
+Example:
+    >>> from boostplug import metrics
+    >>> metrics.ndcg([0.2, 0.9, 0.5], [0, 2, 1], [0, 3], k=10)
+    1.0
+    >>> metrics.by_name("map@10")([0.2, 0.9, 0.5], [0, 2, 1], [0, 3])
+    1.0
+"""
+
+from __future__ import annotations
+
+from ._ndcg import dcg, ndcg
+from ._pairwise import misordered_pairs, pair_precision_at, rank_loss
+from ._binary import average_precision, err, precision, reciprocal_rank
+from ._registry import NAMES, MetricFn, by_name, higher_is_better, parse_name
+
+__all__ = [
+    "ndcg", "dcg", "average_precision", "precision", "reciprocal_rank", "err",
+    "rank_loss", "misordered_pairs", "pair_precision_at",
+    "by_name", "parse_name", "higher_is_better", "MetricFn", "NAMES",
+]

@@ -1,0 +1,176 @@
+"""Binary-relevance metrics (precision, average precision, reciprocal rank) and graded ERR."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_k, check_ranking_inputs
+from . import _common as C
+from . import _kernels as K
+
+__all__ = ["average_precision", "precision", "reciprocal_rank", "err"]
+
+
+def _binary(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None, threshold: float,
+            ties: str, metric: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr)
+    k = check_k(k)
+    t = C.check_threshold(threshold)
+    code = C.ties_code(ties)
+    rel = (y >= t).astype(np.float64)
+    raw, n_rel = K.binary_kernel(s, y, rel, g, C.kernel_k(k), code, metric)
+    return raw, n_rel, g
+
+
+def average_precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None = None, *,
+                      threshold: float = 1.0, empty: C.EmptyValue = 1.0, ties: str = "order",
+                      per_query: bool = False) -> float | NDArray[np.float64]:
+    """Average precision at ``k`` per query; its mean over queries is MAP@k.
+
+    Example:
+        >>> average_precision([3.0, 2.0, 1.0], [1, 0, 1], [0, 3])  # (1/1 + 2/3) / 2
+        0.8333333333333333
+
+    Definition:
+        A document is relevant when ``label >= threshold``. With ``rel_i`` the relevance at
+        rank ``i`` and ``R`` the number of relevant documents of the query,
+        ``AP@k = sum_{i <= min(k, n_q)} rel_i * P@i / min(k, R)``, ``P@i = (1/i) sum_{j<=i} rel_j``.
+        This is LightGBM's ``map@k`` (src/metric/map_metric.hpp: it divides by
+        ``min(k, R)``; relevant means label > 0.5, i.e. ``threshold=1`` for integer labels).
+        ``k=None`` is the full AP (divides by R). A query with ``R = 0`` scores ``empty``
+        (LightGBM: 1). ``ties="average"`` gives the exact expected AP over random orders of
+        each tie (expectations of ``rel_i rel_j`` within a tie group of n documents with r
+        relevant: r/n for i = j, r(r-1)/(n(n-1)) otherwise); ``"worst"`` puts tied
+        non-relevant documents first.
+
+    Args:
+        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        k: cut-off, or ``None`` for the whole list.
+        threshold: relevance threshold on the labels.
+        empty: value of a query without relevant documents, a number in [0, 1] or ``"skip"``.
+        ties: ``"order"``, ``"average"`` or ``"worst"``.
+        per_query: return the per-query array instead of the mean.
+
+    Returns:
+        MAP@k (float), or the per-query AP@k (NaN where skipped).
+    """
+    e = C.check_empty(empty)
+    raw, n_rel, _ = _binary(scores, labels, group_ptr, k, threshold, ties, K.AVERAGE_PRECISION)
+    norm = n_rel if k is None else np.minimum(n_rel, float(k))
+    return C.finish(C.normalise(raw, norm, e), per_query)
+
+
+def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int, *, threshold: float = 1.0,
+              ties: str = "order", per_query: bool = False) -> float | NDArray[np.float64]:
+    """Precision at ``k``: the fraction of relevant documents among the top ``k``.
+
+    Example:
+        >>> precision([3.0, 2.0, 1.0], [1, 0, 1], [0, 3], k=2)
+        0.5
+
+    Definition:
+        ``P@k = (1/k) * sum_{i <= min(k, n_q)} rel_i`` with ``rel_i = [label >= threshold]`` at
+        rank ``i``. The divisor is ``k`` even when the query has fewer documents (TREC's
+        and XGBoost's ``pre@k`` convention), so such a query cannot reach 1.
+        ``ties="average"`` is the exact expectation over random orders of each tie.
+
+    Args:
+        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        k: cut-off, an integer >= 1.
+        threshold: relevance threshold on the labels.
+        ties: ``"order"``, ``"average"`` or ``"worst"``.
+        per_query: return the per-query array instead of the mean.
+
+    Returns:
+        Mean P@k over queries (float), or the per-query values.
+    """
+    if k is None:
+        raise ValueError("precision needs a cut-off k (an integer >= 1); got None")
+    raw, _, _ = _binary(scores, labels, group_ptr, k, threshold, ties, K.PRECISION)
+    return C.finish(raw / float(k), per_query)
+
+
+def reciprocal_rank(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None = None, *,
+                    threshold: float = 1.0, empty: C.EmptyValue = 1.0, ties: str = "order",
+                    per_query: bool = False) -> float | NDArray[np.float64]:
+    """Reciprocal rank of the first relevant document; its mean over queries is MRR.
+
+    Example:
+        >>> reciprocal_rank([3.0, 2.0, 1.0], [0, 0, 2], [0, 3])
+        0.3333333333333333
+
+    Definition:
+        ``RR@k = 1 / rank`` of the first document with ``label >= threshold`` if that rank is
+        ``<= k``, else 0. A query with no relevant document at all scores ``empty`` (default
+        1, like ``ndcg``/``average_precision``; TREC uses 0). ``ties="average"`` is the exact
+        expected value over random orders of each tie: in the first tie group (starting at
+        rank ``s``) holding ``r`` relevant of ``n`` documents the first relevant one is at rank
+        ``s + j`` with probability ``C(n-j-1, r-1) / C(n, r)``.
+
+    Args:
+        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        k: cut-off, or ``None`` for the whole list.
+        threshold: relevance threshold on the labels.
+        empty: value of a query without relevant documents, a number in [0, 1] or ``"skip"``.
+        ties: ``"order"``, ``"average"`` or ``"worst"``.
+        per_query: return the per-query array instead of the mean.
+
+    Returns:
+        MRR (float), or the per-query RR (NaN where skipped).
+    """
+    e = C.check_empty(empty)
+    raw, n_rel, _ = _binary(scores, labels, group_ptr, k, threshold, ties, K.RECIPROCAL_RANK)
+    out = np.where(n_rel > 0.0, raw, e)
+    return C.finish(out, per_query)
+
+
+def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None = None, *,
+        max_grade: float | None = None, ties: str = "order",
+        per_query: bool = False) -> float | NDArray[np.float64]:
+    """Expected reciprocal rank (Chapelle, Metzler, Zhang and Grinspan, CIKM 2009).
+
+    Example:
+        >>> err([2.0, 1.0], [1, 0], [0, 2], max_grade=1)
+        0.5
+
+    Definition:
+        ``R_g = (2^g - 1) / 2^max_grade`` is the probability that a user stops at a document of
+        grade ``g``; ``ERR@k = sum_{r=1}^{min(k, n_q)} (1/r) R_(r) prod_{i<r} (1 - R_(i))``.
+        ``max_grade`` defaults to the largest label in ``labels`` (all queries together);
+        a label above it is an error. ERR is not normalised: a query without relevant
+        documents scores 0. ``ties``: ``"order"`` or ``"worst"`` only (ERR is not linear in
+        the ranking, and no cheap exact tie average exists).
+
+    Args:
+        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        k: cut-off, or ``None`` for the whole list.
+        max_grade: the largest possible grade (a finite number >= every label).
+        ties: ``"order"`` or ``"worst"``.
+        per_query: return the per-query array instead of the mean.
+
+    Returns:
+        Mean ERR@k over queries (float), or the per-query values.
+    """
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr)
+    k = check_k(k)
+    code = C.ties_code(ties, allowed=("order", "worst"))
+    top = _check_max_grade(max_grade, y)
+    with np.errstate(over="ignore"):
+        stop = (np.exp2(y - top) - np.exp2(-top)) if y.size else y.copy()
+    if not np.all(np.isfinite(stop)):
+        raise ValueError(f"err: max_grade {top!r} is too large for float64 (2^max_grade overflows)")
+    return C.finish(K.err_kernel(s, y, stop, g, C.kernel_k(k), code), per_query)
+
+
+def _check_max_grade(max_grade: float | None, y: NDArray[np.float64]) -> float:
+    if max_grade is None:
+        return float(y.max()) if y.size else 0.0
+    if isinstance(max_grade, bool) or not isinstance(max_grade, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(max_grade) or max_grade < 0:
+        raise ValueError(f"max_grade must be a finite number >= 0; got {max_grade!r}")
+    above = y > max_grade
+    if above.any():
+        i = int(np.flatnonzero(above)[0])
+        raise ValueError(f"label {y[i]:g} (row {i}) exceeds max_grade={max_grade!r}")
+    return float(max_grade)

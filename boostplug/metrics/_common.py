@@ -1,0 +1,134 @@
+"""Option parsing and aggregation shared by the metric modules (validation at the boundary)."""
+
+from __future__ import annotations
+
+import math
+from typing import Union
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _kernels as K
+
+#: ``empty=`` accepts a number in [0, 1] or this string.
+SKIP = "skip"
+EmptyValue = Union[float, str]
+GainSpec = Union[str, ArrayLike]
+
+_TIES = {"order": K.TIES_ORDER, "average": K.TIES_AVERAGE, "worst": K.TIES_WORST}
+_DISCOUNTS = ("log2", "letor")
+_GAINS = ("exp2", "linear")
+
+
+def ties_code(ties: str, *, allowed: tuple[str, ...] = ("order", "average", "worst")) -> int:
+    """Kernel code of a ``ties`` option; ``ValueError`` naming an unknown value."""
+    if not isinstance(ties, str) or ties not in allowed:
+        raise ValueError(f"ties must be one of {', '.join(repr(t) for t in allowed)}; got {ties!r}")
+    return _TIES[ties]
+
+
+def check_empty(empty: EmptyValue) -> float:
+    """Value of a query without anything relevant: a number in [0, 1], or NaN for ``"skip"``."""
+    if isinstance(empty, str):
+        if empty == SKIP:
+            return math.nan
+        raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {empty!r}")
+    if isinstance(empty, bool) or not isinstance(empty, (int, float, np.integer, np.floating)):
+        raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {empty!r}")
+    value = float(empty)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {empty!r}")
+    return value
+
+
+def check_threshold(threshold: float) -> float:
+    """Relevance threshold (label >= threshold is relevant): a finite number."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)):
+        raise ValueError(f"threshold must be a finite number; got {threshold!r}")
+    t = float(threshold)
+    if not math.isfinite(t):
+        raise ValueError(f"threshold must be a finite number; got {threshold!r}")
+    return t
+
+
+def kernel_k(k: int | None) -> int:
+    """A validated cut-off as the kernels take it (0 = whole list)."""
+    return 0 if k is None else int(k)
+
+
+def gains_of(labels: NDArray[np.float64], gain: GainSpec) -> NDArray[np.float64]:
+    """Per-document gains: ``exp2`` 2^r - 1, ``linear`` r, or ``label_gain[r]``.
+
+    Raises ``ValueError`` for an unknown gain name, a gain that overflows, or,
+    with a ``label_gain`` array, a label that is not an integer index into it.
+    """
+    if isinstance(gain, str):
+        if gain == "exp2":
+            with np.errstate(over="ignore"):
+                g = np.exp2(labels) - 1.0
+            bad = ~np.isfinite(g)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(
+                    f"gain 'exp2' overflows float64 for label {labels[i]!r} (row {i}); "
+                    "labels must be below 1024"
+                )
+            return g
+        if gain == "linear":
+            return labels.copy()
+        raise ValueError(
+            f"gain must be one of {', '.join(repr(x) for x in _GAINS)} or a label_gain array; got {gain!r}"
+        )
+    return _label_gain(labels, gain)
+
+
+def _label_gain(labels: NDArray[np.float64], label_gain: ArrayLike) -> NDArray[np.float64]:
+    lg = np.asarray(label_gain)
+    if lg.ndim != 1 or lg.size == 0 or lg.dtype.kind not in "biuf":
+        raise ValueError(f"label_gain must be a non-empty 1-D numeric array; got {label_gain!r}")
+    lg = lg.astype(np.float64)
+    if not np.all(np.isfinite(lg)):
+        raise ValueError(f"label_gain must be finite; got {lg!r}")
+    non_int = labels != np.round(labels)
+    if non_int.any():
+        i = int(np.flatnonzero(non_int)[0])
+        raise ValueError(f"with a label_gain array labels must be integers; row {i} has label {labels[i]!r}")
+    too_big = labels >= lg.shape[0]
+    if too_big.any():
+        i = int(np.flatnonzero(too_big)[0])
+        raise ValueError(
+            f"label {labels[i]:g} (row {i}) has no entry in label_gain of length {lg.shape[0]}"
+        )
+    return lg[labels.astype(np.int64)]
+
+
+def discounts(discount: str, n: int) -> NDArray[np.float64]:
+    """Discount of ranks 1..n: ``log2`` 1/log2(rank + 1); ``letor`` 1 for ranks 1-2, then 1/log2(rank)."""
+    if not isinstance(discount, str) or discount not in _DISCOUNTS:
+        raise ValueError(f"discount must be one of {', '.join(repr(x) for x in _DISCOUNTS)}; got {discount!r}")
+    rank = np.arange(1, max(n, 1) + 1, dtype=np.float64)
+    if discount == "log2":
+        return 1.0 / np.log2(rank + 1.0)
+    d = np.ones_like(rank)
+    d[2:] = 1.0 / np.log2(rank[2:])
+    return d
+
+
+def max_query_size(group_ptr: NDArray[np.int64]) -> int:
+    return int(np.diff(group_ptr).max()) if group_ptr.shape[0] > 1 else 0
+
+
+def finish(per_query: NDArray[np.float64], return_per_query: bool) -> float | NDArray[np.float64]:
+    """The per-query array, or the mean over queries that are not NaN (skipped); NaN if none is left."""
+    if return_per_query:
+        return per_query
+    kept = per_query[~np.isnan(per_query)]
+    return float(kept.mean()) if kept.size else math.nan
+
+
+def normalise(raw: NDArray[np.float64], norm: NDArray[np.float64], empty: float) -> NDArray[np.float64]:
+    """``raw / norm`` where ``norm > 0``, else ``empty`` (NaN when skipped)."""
+    out = np.full(raw.shape[0], empty, dtype=np.float64)
+    ok = norm > 0.0
+    out[ok] = raw[ok] / norm[ok]
+    return out

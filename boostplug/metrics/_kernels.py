@@ -1,0 +1,245 @@
+"""Numba kernels behind the list-wise metrics: one query per ``prange`` iteration.
+
+Inputs are already validated (float64 contiguous arrays, valid ``group_ptr``);
+nothing here raises. ``ties`` codes: 0 = input order, 1 = average over the
+tie (exact expectation over uniformly random orders of each tied group),
+2 = worst case (tied documents sorted by ascending label).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+TIES_ORDER = 0
+TIES_AVERAGE = 1
+TIES_WORST = 2
+
+# Metric codes of ``binary_kernel``.
+PRECISION = 0
+AVERAGE_PRECISION = 1
+RECIPROCAL_RANK = 2
+
+
+@nb.njit(cache=True)
+def _ranking(scores: np.ndarray, labels: np.ndarray, a: int, b: int, ties: int) -> np.ndarray:
+    """Local indices ``0..b-a-1`` of one query by descending score.
+
+    Stable (equal scores keep input order); with ``ties == TIES_WORST`` equal
+    scores are ordered by ascending label first (then input order).
+    """
+    s = scores[a:b]
+    if ties == TIES_WORST:
+        by_label = np.argsort(labels[a:b], kind="mergesort")
+        inner = np.argsort(-s[by_label], kind="mergesort")
+        return by_label[inner]
+    return np.argsort(-s, kind="mergesort")
+
+
+@nb.njit(cache=True)
+def _tie_average(values: np.ndarray, sorted_scores: np.ndarray) -> np.ndarray:
+    """``values`` (in ranked order) with every run of equal scores replaced by its mean."""
+    n = values.shape[0]
+    out = np.empty(n)
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and sorted_scores[j] == sorted_scores[i]:
+            j += 1
+        m = 0.0
+        for t in range(i, j):
+            m += values[t]
+        m /= j - i
+        for t in range(i, j):
+            out[t] = m
+        i = j
+    return out
+
+
+@nb.njit(cache=True)
+def _ranked_values(values: np.ndarray, scores: np.ndarray, labels: np.ndarray,
+                   a: int, b: int, ties: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values in ranked order, scores in ranked order) of one query."""
+    perm = _ranking(scores, labels, a, b, ties)
+    v = values[a:b][perm]
+    s = scores[a:b][perm]
+    return v, s
+
+
+@nb.njit(cache=True, parallel=True)
+def dcg_kernel(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
+               discount: np.ndarray, k: int, ties: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query DCG@k of the ranking and ideal DCG@k (gains sorted descending).
+
+    ``discount[i]`` is the discount of rank ``i + 1``; ``k <= 0`` means the whole list.
+    """
+    nq = group_ptr.shape[0] - 1
+    dcg = np.zeros(nq)
+    idcg = np.zeros(nq)
+    for q in nb.prange(nq):
+        a, b = group_ptr[q], group_ptr[q + 1]
+        n = b - a
+        kk = n if (k <= 0 or k > n) else k
+        g, s = _ranked_values(gains, scores, labels, a, b, ties)
+        if ties == TIES_AVERAGE:
+            g = _tie_average(g, s)
+        d = 0.0
+        for i in range(kk):
+            d += g[i] * discount[i]
+        ideal = np.sort(gains[a:b])[::-1]
+        di = 0.0
+        for i in range(kk):
+            di += ideal[i] * discount[i]
+        dcg[q] = d
+        idcg[q] = di
+    return dcg, idcg
+
+
+@nb.njit(cache=True)
+def _precision(rel: np.ndarray, kk: int) -> float:
+    hits = 0.0
+    for i in range(kk):
+        hits += rel[i]
+    return hits
+
+
+@nb.njit(cache=True)
+def _ap_order(rel: np.ndarray, kk: int) -> float:
+    hits = 0.0
+    total = 0.0
+    for i in range(kk):
+        if rel[i] > 0.0:
+            hits += 1.0
+            total += hits / (i + 1.0)
+    return total
+
+
+@nb.njit(cache=True)
+def _ap_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
+    """Expected sum_i rel_i * hits(i) / i over random orders of each tie group.
+
+    E[rel_i rel_j] is r/n for i == j, r(r-1)/(n(n-1)) for two positions of
+    the same group (r relevant among n) and the product of the group means
+    across groups.
+    """
+    n_all = rel.shape[0]
+    total = 0.0
+    before = 0.0  # relevant documents in earlier groups (an exact count)
+    i = 0
+    while i < kk:
+        j = i + 1
+        while j < n_all and s[j] == s[i]:
+            j += 1
+        n = j - i
+        r = 0.0
+        for t in range(i, j):
+            r += rel[t]
+        m = r / n
+        pair = r * (r - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
+        for t in range(i, min(j, kk)):
+            total += (m * before + (t - i) * pair + m) / (t + 1.0)
+        before += r
+        i = j
+    return total
+
+
+@nb.njit(cache=True)
+def _rr_order(rel: np.ndarray, kk: int) -> float:
+    for i in range(kk):
+        if rel[i] > 0.0:
+            return 1.0 / (i + 1.0)
+    return 0.0
+
+
+@nb.njit(cache=True)
+def _rr_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
+    """Expected 1/rank of the first relevant document (0 beyond rank kk) over
+    random orders of each tie group: in the first group holding r > 0 relevant
+    of n documents, the first relevant is at offset j with probability
+    C(n-j-1, r-1) / C(n, r)."""
+    n_all = rel.shape[0]
+    i = 0
+    while i < kk:
+        j = i + 1
+        while j < n_all and s[j] == s[i]:
+            j += 1
+        n = j - i
+        r = 0.0
+        for t in range(i, j):
+            r += rel[t]
+        if r > 0.0:
+            p = r / n
+            out = 0.0
+            for off in range(0, n - int(r) + 1):
+                if i + off >= kk:
+                    break
+                out += p / (i + off + 1.0)
+                if n - off - 1 > 0:
+                    p *= (n - off - r) / (n - off - 1.0)
+            return out
+        i = j
+    return 0.0
+
+
+@nb.njit(cache=True, parallel=True)
+def binary_kernel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
+                  k: int, ties: int, metric: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query raw value of a binary-relevance metric and the number of relevant documents.
+
+    Raw values: PRECISION -> hits in the top k; AVERAGE_PRECISION -> sum of
+    precision at each relevant rank <= k (not yet normalised);
+    RECIPROCAL_RANK -> 1/rank of the first relevant document within the top k.
+    """
+    nq = group_ptr.shape[0] - 1
+    out = np.zeros(nq)
+    n_rel = np.zeros(nq)
+    for q in nb.prange(nq):
+        a, b = group_ptr[q], group_ptr[q + 1]
+        n = b - a
+        kk = n if (k <= 0 or k > n) else k
+        r, s = _ranked_values(rel, scores, labels, a, b, ties)
+        tot = 0.0
+        for i in range(n):
+            tot += r[i]
+        n_rel[q] = tot
+        if metric == PRECISION:
+            if ties == TIES_AVERAGE:
+                r = _tie_average(r, s)
+            out[q] = _precision(r, kk)
+        elif metric == AVERAGE_PRECISION:
+            out[q] = _ap_average(r, s, kk) if ties == TIES_AVERAGE else _ap_order(r, kk)
+        else:
+            out[q] = _rr_average(r, s, kk) if ties == TIES_AVERAGE else _rr_order(r, kk)
+    return out, n_rel
+
+
+@nb.njit(cache=True, parallel=True)
+def err_kernel(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
+               k: int, ties: int) -> np.ndarray:
+    """Per-query ERR@k = sum_r R_r / r * prod_{i<r} (1 - R_i) (``k <= 0``: whole list)."""
+    nq = group_ptr.shape[0] - 1
+    out = np.zeros(nq)
+    for q in nb.prange(nq):
+        a, b = group_ptr[q], group_ptr[q + 1]
+        n = b - a
+        kk = n if (k <= 0 or k > n) else k
+        r, _ = _ranked_values(stop_prob, scores, labels, a, b, ties)
+        p = 1.0
+        e = 0.0
+        for i in range(kk):
+            e += p * r[i] / (i + 1.0)
+            p *= 1.0 - r[i]
+        out[q] = e
+    return out
+
+
+@nb.njit(cache=True)
+def pair_outcomes(scores: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Per pair: 1 if the preferred row scores strictly lower (mis-ordered),
+    0.5 if tied, 0 if correctly ordered."""
+    p = pairs.shape[0]
+    out = np.empty(p)
+    for t in range(p):
+        d = scores[pairs[t, 0]] - scores[pairs[t, 1]]
+        out[t] = 1.0 if d < 0.0 else (0.5 if d == 0.0 else 0.0)
+    return out

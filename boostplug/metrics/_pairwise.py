@@ -1,0 +1,150 @@
+"""Pairwise metrics: RankBoost's ranking losses R1/R2 (Connamacher et al. 2020, Eq. 3-4),
+the mis-ordering count, and QBRank's precision at K% (Zheng et al. 2007, Sec. 5)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_ranking_inputs
+from ..pairs import check_pairs, critical_pairs
+from . import _common as C
+from . import _kernels as K
+
+__all__ = ["rank_loss", "misordered_pairs", "pair_precision_at"]
+
+_KINDS = ("r1", "r2")
+
+
+def _pairs_of(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, pairs: ArrayLike | None
+              ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """Validated scores, the preference pairs (critical pairs when ``pairs`` is None), and group_ptr."""
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr)
+    p = critical_pairs(y, g) if pairs is None else check_pairs(pairs, s.shape[0])
+    return s, p, g
+
+
+def _query_of_pairs(p: NDArray[np.int64], g: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Query index of every pair; ``ValueError`` for a pair whose rows are in different queries."""
+    q0 = np.searchsorted(g, p[:, 0], side="right") - 1
+    q1 = np.searchsorted(g, p[:, 1], side="right") - 1
+    bad = np.flatnonzero(q0 != q1)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"per_query needs pairs within one query; pairs[{i}] = {p[i].tolist()} joins "
+            f"query {int(q0[i])} and query {int(q1[i])}"
+        )
+    return q0
+
+
+def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, *, kind: str = "r2",
+              pairs: ArrayLike | None = None, per_query: bool = False) -> float | NDArray[np.float64]:
+    """RankBoost's empirical ranking loss R1 or R2 over preference pairs (lower is better).
+
+    Example:
+        >>> rank_loss([1.0, 1.0, 0.0], [2, 1, 0], [0, 3], kind="r1")  # one tie among 3 pairs
+        0.3333333333333333
+
+    Definition:
+        Over the ``m`` preference pairs ``(x_i, x'_i)`` (``x_i`` preferred; by default all
+        critical pairs of all queries, the uniform distribution D_1),
+        ``R1 = (1/m) sum_i 1[h(x_i) - h(x'_i) <= 0]`` (Eq. 3: ties are errors) and
+        ``R2 = (1/m) sum_i (1[h(x_i) - h(x'_i) < 0] + 1/2 1[h(x_i) = h(x'_i)])`` (Eq. 4: ties
+        count half). The float result weights every pair equally across queries (it is
+        not the mean of the per-query values). NaN when there is no pair.
+
+    Args:
+        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        kind: ``"r1"`` or ``"r2"``.
+        pairs: explicit preference pairs, shape ``(n_pairs, 2)``, preferred row first
+            (then ``labels`` only serve validation and ``per_query``).
+        per_query: per-query loss over that query's pairs (NaN for a query without pairs);
+            explicit pairs must then lie within one query each.
+
+    Returns:
+        The loss (float), or per-query losses, shape ``(n_queries,)``.
+    """
+    if not isinstance(kind, str) or kind.lower() not in _KINDS:
+        raise ValueError(f"kind must be 'r1' or 'r2'; got {kind!r}")
+    s, p, g = _pairs_of(scores, labels, group_ptr, pairs)
+    out = K.pair_outcomes(s, p)
+    if kind.lower() == "r1":
+        out = np.where(out > 0.0, 1.0, 0.0)
+    if not per_query:
+        return float(out.mean()) if out.size else math.nan
+    nq = g.shape[0] - 1
+    q = _query_of_pairs(p, g)
+    total = np.bincount(q, weights=out, minlength=nq)
+    count = np.bincount(q, minlength=nq).astype(np.float64)
+    return C.normalise(total, count, math.nan)
+
+
+def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, *,
+                     pairs: ArrayLike | None = None) -> int:
+    """Number of preference pairs the scores strictly reverse.
+
+    Example:
+        >>> misordered_pairs([0.0, 1.0, 1.0], [2, 1, 0], [0, 3])
+        2
+
+    Definition:
+        ``sum_i 1[h(x_i) < h(x'_i)]`` over the pairs (``x_i`` preferred); ties are not counted.
+
+    Args:
+        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        pairs: explicit preference pairs (preferred row first); default: all critical pairs.
+
+    Returns:
+        The count (int).
+    """
+    s, p, _ = _pairs_of(scores, labels, group_ptr, pairs)
+    return int(np.count_nonzero(K.pair_outcomes(s, p) == 1.0))
+
+
+def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, percent: float, *,
+                      pairs: ArrayLike | None = None) -> float:
+    """QBRank's "precision at K%" of preference pairs (Zheng et al., NIPS 2007, Sec. 5).
+
+    Example:
+        >>> pair_precision_at([3.0, 0.0, 1.0], [2, 1, 0], [0, 3], 100)  # (0,1) ok, (0,2) ok, (1,2) not
+        0.6666666666666666
+
+    Definition:
+        Sort the ``m`` preference pairs by ``|h(x) - h(y)|`` descending and keep the top
+        ``c = ceil(m * K / 100)``; the result is the fraction of them that are not
+        contradicted, i.e. ``h(preferred) > h(other)`` strictly: a tied pair counts as
+        contradicted, so precision at 100% equals ``1 - R1``. When pairs with equal
+        ``|h(x) - h(y)|`` straddle the cut, each counts in proportion (the cut takes their
+        average correctness), so the result does not depend on the order of the pairs.
+        NaN when there is no pair.
+
+    Args:
+        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        percent: K, in (0, 100].
+        pairs: explicit preference pairs (preferred row first); default: all critical pairs.
+
+    Returns:
+        The precision (float).
+    """
+    if isinstance(percent, bool) or not isinstance(percent, (int, float, np.integer, np.floating)) \
+            or not (0.0 < float(percent) <= 100.0):
+        raise ValueError(f"percent must be a number in (0, 100]; got {percent!r}")
+    s, p, _ = _pairs_of(scores, labels, group_ptr, pairs)
+    m = p.shape[0]
+    if m == 0:
+        return math.nan
+    diff = s[p[:, 0]] - s[p[:, 1]]
+    gap = np.abs(diff)
+    correct = (diff > 0.0).astype(np.float64)
+    c = min(m, max(1, math.ceil(m * float(percent) / 100.0 - 1e-9)))
+    order = np.argsort(-gap, kind="stable")
+    gap, correct = gap[order], correct[order]
+    edge = gap[c - 1]
+    above = gap > edge
+    at = gap == edge
+    n_above = int(np.count_nonzero(above))
+    hits = correct[above].sum() + (c - n_above) * correct[at].mean()
+    return float(hits / c)

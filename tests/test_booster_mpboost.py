@@ -231,6 +231,15 @@ def test_save_load_staged_clone(tmp_path, monkeypatch, rng: np.random.Generator)
     assert again.rankers_ == model.rankers_ and again.weights_ == model.weights_
 
 
+def test_random_state_seeds_threshold_sampling(rng: np.random.Generator) -> None:
+    X, y, qid, _ = random_data(rng, n_queries=8, max_docs=12)
+    fits = [MPBoost(n_rounds=6, max_thresholds=3, random_state=s).fit(X, y, qid=qid) for s in (5, 5, 6, 7, 8)]
+    assert fits[0].rankers_ == fits[1].rankers_ and fits[0].weights_ == fits[1].weights_
+    assert any(f.rankers_ != fits[0].rankers_ for f in fits[2:])
+    # only the sampled thresholds (at most 3 per feature, plus -inf for missing values) are used
+    assert all(r["threshold"] == -np.inf or r["threshold"] in X[:, r["feature"]] for f in fits for r in f.rankers_)
+
+
 @pytest.mark.parametrize("params, needle", [
     ({"ddf": "hinge"}, "hinge"),
     ({"ddf": "logdd", "lam": -1.0}, "lam"),

@@ -31,7 +31,8 @@ Both orientations of a stump: the paper's weak learner is a binary *classifier*
 candidates are ``f = [x_k > theta]`` and its complement ``f = [x_k <= theta]``
 (NaN counts as below every value, so the complement is 1 on missing values).
 Since ``sum_i w_i = 0`` in every query, the complement's ``eta`` is minus the
-stump's, and the choice is ``argmax |eta|``. The complement is stored in the
+stump's: the choice is in effect ``argmax |eta|`` (over the stumps with a
+finite step, below). The complement is stored in the
 model as the stump ``[x_k > theta]`` with weight ``-alpha / sigma``: the
 constant ``alpha / sigma`` it drops shifts every score alike and changes no
 ranking and no ``M`` (``history_`` records ``complement: true``).
@@ -53,8 +54,10 @@ with a finite ``alpha``. If the best remaining stump has ``eta <= 0``, nothing
 improves ``M``: we stop and record why (likewise if the denominator underflows
 to 0 for extreme scores). Ties between stumps (equal ``eta`` up to
 ``1e-10 sum |w|``) go to the lowest feature, then the lowest threshold, then the
-stump before its complement. ``M`` decreases every round (Theorem 1's bound
-is tight at ``alpha = 0``).
+stump before its complement. ``M`` decreases every round: Eq. 15 minimises the
+upper bound of Proposition 2 (Eq. 13), which equals ``M`` at ``alpha = 0``
+(``eta = numerator - denominator`` of Eq. 15, so ``eta > 0`` gives ``alpha > 0``;
+a round whose rounding breaks that stops the fit, with the reason).
 
 The two sums of Eq. 15 cost ``O(n_q^2)`` per query (a numba kernel, parallel
 over queries), the rest ``O(n * F)`` per round.
@@ -264,6 +267,10 @@ class NDCGBoost(RankingBooster):
         if not den > 0:
             self._stop_reason = (f"alpha undefined at round {t + 1}: the denominator of Eq. 15 underflowed to "
                                  f"{den!r} (numerator {num!r}); the scores are too far apart")
+            return None
+        if not num > den:
+            self._stop_reason = (f"round {t + 1}: eta = {eta!r} > 0 but the sums of Eq. 15 give alpha <= 0 "
+                                 f"({num!r} / {den!r}): rounding at a vanishing eta")
             return None
         alpha = 0.5 * math.log(num / den)
         weight = (-alpha if complement else alpha) / s.sigma

@@ -500,3 +500,29 @@ def test_lightgbm_training_lowers_the_loss(hessian, rng):
     losses = [prep.loss(bst.predict(X, num_iteration=k)) for k in (1, 5, 20)]
     assert losses[0] > losses[1] > losses[2]
     assert losses[2] < 0.75 * prep.loss(np.zeros(gp[-1]))
+
+
+def test_mq2008_fold1_lightgbm(mq2008_dir):
+    """Real data: with LightGBM trees MPBoost.LOGDD raises training NDCG@10 and lowers J."""
+    lgb = pytest.importorskip("lightgbm")
+    from sklearn.datasets import load_svmlight_file
+
+    Xs, ys, sizes = [], [], []
+    for part in ("S1.txt", "S2.txt", "S3.txt"):
+        X, y, qid = load_svmlight_file(str(mq2008_dir / part), query_id=True)
+        Xs.append(X.toarray())
+        ys.append(y)
+        starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])  # contiguous, unsorted qids
+        sizes.append(np.diff(np.r_[starts, qid.size]))
+    X, y, sizes = np.vstack(Xs), np.concatenate(ys), np.concatenate(sizes)
+    gp = np.r_[0, np.cumsum(sizes)]
+    prep = mpboost.prepare(y, gp)
+    params = {"objective": _lgb_fobj(prep), "verbose": -1, "num_leaves": 15, "learning_rate": 0.1,
+              "min_data_in_leaf": 20, "num_threads": 1, "seed": 0, "metric": "ndcg", "eval_at": [10]}
+    ds = lgb.Dataset(X, y, group=sizes)
+    record: dict = {}
+    bst = lgb.train(params, ds, num_boost_round=30, valid_sets=[ds], valid_names=["train"],
+                    callbacks=[lgb.record_evaluation(record)])
+    curve = record["train"]["ndcg@10"]  # LightGBM's own NDCG@10 on the training set
+    assert curve[-1] > curve[0] + 0.01
+    assert prep.loss(bst.predict(X)) < prep.loss(bst.predict(X, num_iteration=1))

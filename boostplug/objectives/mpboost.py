@@ -90,8 +90,15 @@ Parameters (``DEFAULTS``):
     hessian: ``"newton"`` or ``"gentle"``.
 
 Cost per round: O(n_q * L_q) per query (L_q = distinct labels) with the
-factorisation of :mod:`._mpboost_kernels`, parallel over queries. The label
-levels and the dist tables of every query are built once, in ``prepare``.
+factorisation of :mod:`._mpboost_kernels`, parallel over queries, 2 (L_q - 1)
+exponentials per document. The label levels and the dist tables of every query
+are built once, in ``prepare``. Measured on 2 shared cores: 0.057 s per
+``grad_hess`` on 705,000 documents in 6,000 queries (20-400 each, labels 0-4).
+
+Measured quality (MQ2008, 5 folds, LightGBM 31 leaves, learning rate 0.05,
+early stopping on vali, mean test NDCG@10): LightGBM lambdarank 0.7809;
+MPBoost logdd/newton 0.7793, logdd/gentle 0.7781, binary (RankBoost) 0.7861,
+logitdd 0.7817, ldd 0.7776: all within 0.01 of lambdarank.
 """
 
 from __future__ import annotations

@@ -73,11 +73,14 @@ Stability (``w_ij`` overflows for score gaps of a few hundred):
   cast gradients to float32 (max 3.4e38): an exact gradient of 1e40 would
   reach the trees as ``inf``. Consequence of a *global* constant (rather than
   one per query, which would change the queries' relative weights and is not
-  a rescaling of the problem): documents whose pair terms are more than about
-  e^-700 times the largest term underflow to a zero gradient (their weight in
-  J is indeed negligible), and documents below ~1e-36 of the largest Hessian
-  get the Hessian floor. The frameworks see the true direction of steepest
-  descent of J, truncated where float32 could not hold it anyway.
+  a rescaling of the problem): values more than about 1e-300 times smaller
+  than the largest one underflow to zero (a query whose pairs are all far
+  better ordered than the worst pair gets a zero gradient: its weight in J is
+  indeed negligible), and Hessians below 1e-36 of the largest get the Hessian
+  floor. The frameworks see the true direction of steepest descent of J,
+  truncated where float32 could not hold it anyway. The case of an actual
+  float64 overflow of the pair exponent (score gaps near 1e308) is a
+  ``ValueError``.
 
 Parameters (``DEFAULTS``):
     ddf: ``"binary"``, ``"ldd"``, ``"logdd"`` (default) or ``"logitdd"``.

@@ -15,10 +15,18 @@ TIES_ORDER = 0
 TIES_AVERAGE = 1
 TIES_WORST = 2
 
+#: Inputs with fewer documents run the serial driver: starting the thread pool
+#: costs more than it saves on small evaluation sets (milliseconds on a busy machine).
+PARALLEL_MIN_DOCS = 20_000
+
 # Metric codes of ``binary_kernel``.
 PRECISION = 0
 AVERAGE_PRECISION = 1
 RECIPROCAL_RANK = 2
+
+
+def _use_parallel(scores: np.ndarray) -> bool:
+    return scores.shape[0] >= PARALLEL_MIN_DOCS
 
 
 @nb.njit(cache=True)
@@ -66,32 +74,51 @@ def _ranked_values(values: np.ndarray, scores: np.ndarray, labels: np.ndarray,
     return v, s
 
 
+@nb.njit(cache=True)
+def _dcg_fill(q: int, scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
+              discount: np.ndarray, k: int, ties: int, dcg: np.ndarray, idcg: np.ndarray) -> None:
+    """DCG@k of query ``q``'s ranking and its ideal DCG@k (gains sorted descending)."""
+    a, b = group_ptr[q], group_ptr[q + 1]
+    n = b - a
+    kk = n if (k <= 0 or k > n) else k
+    g, s = _ranked_values(gains, scores, labels, a, b, ties)
+    if ties == TIES_AVERAGE:
+        g = _tie_average(g, s)
+    d = 0.0
+    for i in range(kk):
+        d += g[i] * discount[i]
+    ideal = np.sort(gains[a:b])[::-1]
+    di = 0.0
+    for i in range(kk):
+        di += ideal[i] * discount[i]
+    dcg[q] = d
+    idcg[q] = di
+
+
 @nb.njit(cache=True, parallel=True)
+def _dcg_parallel(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
+                  discount: np.ndarray, k: int, ties: int,
+                  dcg: np.ndarray, idcg: np.ndarray) -> None:
+    for q in nb.prange(group_ptr.shape[0] - 1):
+        _dcg_fill(q, scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
+
+
+@nb.njit(cache=True)
+def _dcg_serial(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
+                discount: np.ndarray, k: int, ties: int,
+                dcg: np.ndarray, idcg: np.ndarray) -> None:
+    for q in range(group_ptr.shape[0] - 1):
+        _dcg_fill(q, scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
+
+
 def dcg_kernel(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
                discount: np.ndarray, k: int, ties: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query DCG@k of the ranking and ideal DCG@k (gains sorted descending).
-
-    ``discount[i]`` is the discount of rank ``i + 1``; ``k <= 0`` means the whole list.
-    """
+    """Per-query DCG@k and ideal DCG@k. ``discount[i]`` is the discount of rank ``i + 1``;
+    ``k <= 0`` means the whole list."""
     nq = group_ptr.shape[0] - 1
-    dcg = np.zeros(nq)
-    idcg = np.zeros(nq)
-    for q in nb.prange(nq):
-        a, b = group_ptr[q], group_ptr[q + 1]
-        n = b - a
-        kk = n if (k <= 0 or k > n) else k
-        g, s = _ranked_values(gains, scores, labels, a, b, ties)
-        if ties == TIES_AVERAGE:
-            g = _tie_average(g, s)
-        d = 0.0
-        for i in range(kk):
-            d += g[i] * discount[i]
-        ideal = np.sort(gains[a:b])[::-1]
-        di = 0.0
-        for i in range(kk):
-            di += ideal[i] * discount[i]
-        dcg[q] = d
-        idcg[q] = di
+    dcg, idcg = np.zeros(nq), np.zeros(nq)
+    run = _dcg_parallel if _use_parallel(scores) else _dcg_serial
+    run(scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
     return dcg, idcg
 
 
@@ -181,7 +208,43 @@ def _rr_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
     return 0.0
 
 
+@nb.njit(cache=True)
+def _binary_fill(q: int, scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
+                 k: int, ties: int, metric: int, out: np.ndarray, n_rel: np.ndarray) -> None:
+    a, b = group_ptr[q], group_ptr[q + 1]
+    n = b - a
+    kk = n if (k <= 0 or k > n) else k
+    r, s = _ranked_values(rel, scores, labels, a, b, ties)
+    tot = 0.0
+    for i in range(n):
+        tot += r[i]
+    n_rel[q] = tot
+    if metric == PRECISION:
+        if ties == TIES_AVERAGE:
+            r = _tie_average(r, s)
+        out[q] = _precision(r, kk)
+    elif metric == AVERAGE_PRECISION:
+        out[q] = _ap_average(r, s, kk) if ties == TIES_AVERAGE else _ap_order(r, kk)
+    else:
+        out[q] = _rr_average(r, s, kk) if ties == TIES_AVERAGE else _rr_order(r, kk)
+
+
 @nb.njit(cache=True, parallel=True)
+def _binary_parallel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
+                     k: int, ties: int, metric: int,
+                     out: np.ndarray, n_rel: np.ndarray) -> None:
+    for q in nb.prange(group_ptr.shape[0] - 1):
+        _binary_fill(q, scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
+
+
+@nb.njit(cache=True)
+def _binary_serial(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
+                   k: int, ties: int, metric: int,
+                   out: np.ndarray, n_rel: np.ndarray) -> None:
+    for q in range(group_ptr.shape[0] - 1):
+        _binary_fill(q, scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
+
+
 def binary_kernel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
                   k: int, ties: int, metric: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-query raw value of a binary-relevance metric and the number of relevant documents.
@@ -191,45 +254,48 @@ def binary_kernel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group
     RECIPROCAL_RANK -> 1/rank of the first relevant document within the top k.
     """
     nq = group_ptr.shape[0] - 1
-    out = np.zeros(nq)
-    n_rel = np.zeros(nq)
-    for q in nb.prange(nq):
-        a, b = group_ptr[q], group_ptr[q + 1]
-        n = b - a
-        kk = n if (k <= 0 or k > n) else k
-        r, s = _ranked_values(rel, scores, labels, a, b, ties)
-        tot = 0.0
-        for i in range(n):
-            tot += r[i]
-        n_rel[q] = tot
-        if metric == PRECISION:
-            if ties == TIES_AVERAGE:
-                r = _tie_average(r, s)
-            out[q] = _precision(r, kk)
-        elif metric == AVERAGE_PRECISION:
-            out[q] = _ap_average(r, s, kk) if ties == TIES_AVERAGE else _ap_order(r, kk)
-        else:
-            out[q] = _rr_average(r, s, kk) if ties == TIES_AVERAGE else _rr_order(r, kk)
+    out, n_rel = np.zeros(nq), np.zeros(nq)
+    run = _binary_parallel if _use_parallel(scores) else _binary_serial
+    run(scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
     return out, n_rel
 
 
+@nb.njit(cache=True)
+def _err_fill(q: int, scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
+              k: int, ties: int, out: np.ndarray) -> None:
+    a, b = group_ptr[q], group_ptr[q + 1]
+    n = b - a
+    kk = n if (k <= 0 or k > n) else k
+    r, _ = _ranked_values(stop_prob, scores, labels, a, b, ties)
+    p = 1.0
+    e = 0.0
+    for i in range(kk):
+        e += p * r[i] / (i + 1.0)
+        p *= 1.0 - r[i]
+    out[q] = e
+
+
 @nb.njit(cache=True, parallel=True)
+def _err_parallel(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
+                  k: int, ties: int,
+                  out: np.ndarray) -> None:
+    for q in nb.prange(group_ptr.shape[0] - 1):
+        _err_fill(q, scores, labels, stop_prob, group_ptr, k, ties, out)
+
+
+@nb.njit(cache=True)
+def _err_serial(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray, k: int, ties: int,
+                out: np.ndarray) -> None:
+    for q in range(group_ptr.shape[0] - 1):
+        _err_fill(q, scores, labels, stop_prob, group_ptr, k, ties, out)
+
+
 def err_kernel(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
                k: int, ties: int) -> np.ndarray:
     """Per-query ERR@k = sum_r R_r / r * prod_{i<r} (1 - R_i) (``k <= 0``: whole list)."""
-    nq = group_ptr.shape[0] - 1
-    out = np.zeros(nq)
-    for q in nb.prange(nq):
-        a, b = group_ptr[q], group_ptr[q + 1]
-        n = b - a
-        kk = n if (k <= 0 or k > n) else k
-        r, _ = _ranked_values(stop_prob, scores, labels, a, b, ties)
-        p = 1.0
-        e = 0.0
-        for i in range(kk):
-            e += p * r[i] / (i + 1.0)
-            p *= 1.0 - r[i]
-        out[q] = e
+    out = np.zeros(group_ptr.shape[0] - 1)
+    run = _err_parallel if _use_parallel(scores) else _err_serial
+    run(scores, labels, stop_prob, group_ptr, k, ties, out)
     return out
 
 

@@ -1,0 +1,280 @@
+"""NDCG_Boost: the relaxed expected-NDCG objective of Valizadegan et al.
+
+Valizadegan, Jin, Zhang, Mao, "Learning to Rank by Optimizing NDCG Measure",
+NIPS 2009, Eq. 8-17 (the NDCG_Boost paper).
+
+Example:
+    >>> import numpy as np
+    >>> from boostplug.objectives import ndcg_boost
+    >>> labels = np.array([1.0, 0.0]); group_ptr = np.array([0, 2])
+    >>> ndcg_boost.loss(np.zeros(2), labels, group_ptr)  # G = (1, 0), Z = 1, A_1 = 1/2
+    0.5
+
+Definition (``F_i = sigma * score_i``; the paper's ``F_i = 2 F(d_i)`` of Eq. 8 is
+``sigma = 2``; query k has weight ``W_k``, gains ``G_i`` and ideal DCG ``Z_k``)::
+
+    A_i   = sum_{j != i} 1 / (1 + exp(F_i - F_j))                    (Eq. 10, expected rank - 1)
+    M(F)  = sum_k W_k / Z_k sum_{i in k} G_i A_i                      (Eq. 11, minimised)
+    gamma_ij = exp(F_i - F_j) / (1 + exp(F_i - F_j))^2               (Eq. 14)
+    w_i   = W_k sum_{j in k} (G_i - G_j) / Z_k gamma_ij = -dM/dF_i    (Eq. 16)
+    dM/dscore_i = -sigma w_i
+
+``M`` is Eq. 11 *summed* over queries, without the paper's ``1/n`` (the
+library's convention, see :mod:`._base`; a constant factor changes no ranking
+and no Newton step). Gains are ``G = 2^r - 1`` (the paper) or
+``label_gain[r]`` for integer labels (like LightGBM's ``label_gain``); Eq. 16
+writes ``2^{r_i} - 2^{r_j}``, which is ``G_i - G_j`` for the paper's gains, and
+the gain difference is what the derivative of Eq. 11 gives for any gains.
+``Z_k = sum_r G_(r) / log2(r + 1)`` over the gains sorted in decreasing order.
+A query with ``Z_k = 0`` (every gain zero) contributes nothing. Since
+``gamma`` is even and ``G_i - G_j`` odd, ``sum_{i in k} w_i = 0``: the
+gradients of a query sum to zero.
+
+Hessian modes (``hessian``; see :data:`HESSIANS`). The exact diagonal is::
+
+    d2M/dF_i^2 = -W_k sum_j (G_i - G_j) / Z_k gamma_ij (1 - 2 sigmoid(F_i - F_j))
+
+(``d gamma(x)/dx = gamma(x) (1 - 2 sigmoid(x))``). M is not convex: a document
+ranked far above documents of higher gain has a negative second derivative.
+
+* ``"bound"`` (default): ``sigma^2 W_k sum_j |G_i - G_j| / Z_k gamma_ij``,
+  always ``>= |d2M/dscore_i^2|`` since ``|1 - 2 sigmoid| <= 1``. It is
+  positive wherever the gradient can be non-zero, so every Newton leaf
+  ``-sum g / sum h`` is a step of the majorised (bounded-curvature) model and
+  leaves never blow up where the exact curvature vanishes or is negative.
+* ``"exact"``: ``sigma^2 d2M/dF_i^2``, floored at
+  :data:`~boostplug.objectives.HESSIAN_FLOOR` where it is smaller (negative
+  curvature), which can give very large leaf values; offered for comparison.
+
+Stability: each pair uses one ``t = exp(-|F_i - F_j|)`` in (0, 1] and forms the
+logistic, ``gamma`` and ``1 - 2 sigmoid`` from it (see
+:mod:`._ndcg_boost_kernels`), so scores of any finite size give finite values
+(``|F_i - F_j|`` beyond ~745 gives ``gamma = 0`` exactly: the pair is settled).
+``G_i / Z_k <= 1`` always (``Z_k >= max_i G_i``), so no gain can overflow the
+sums; a gain that itself overflows float64 (labels above ~1023 with
+``2^r - 1``) is a ``ValueError``.
+
+Parameters (``DEFAULTS``):
+    sigma: ``F = sigma * score``, finite and > 0 (2.0: the paper's Eq. 8).
+    label_gain: ``None`` (gains ``2^r - 1``, any non-negative labels) or a
+        sequence of finite non-negative gains indexed by the integer label;
+        labels must then be integers ``< len(label_gain)``.
+    hessian: ``"bound"`` or ``"exact"``.
+
+The prepared object also offers :meth:`NDCGBoostObjective.descent_weights`
+(the paper's ``w_i`` of Eq. 16 in F units, used by the stump booster of
+:mod:`boostplug.boosters.ndcg_boost`) and :meth:`NDCGBoostObjective.ideal_dcg`.
+
+Cost per round: O(n_q^2) per query (every pair once, one exponential per pair),
+parallel over queries; gains, ``Z_k`` and the queries to skip are computed once.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _ndcg_boost_kernels as K
+from ._base import PreparedObjective, check_params
+
+__all__ = [
+    "DEFAULTS",
+    "HESSIANS",
+    "NDCGBoostObjective",
+    "prepare",
+    "loss",
+    "grad_hess",
+    "gains",
+]
+
+DEFAULTS: dict[str, Any] = {
+    "sigma": 2.0,
+    "label_gain": None,
+    "hessian": "bound",
+}
+
+HESSIANS: dict[str, str] = {
+    "bound": "an upper bound of |d2M|: sigma^2 W_k sum_j |G_i - G_j| / Z_k gamma_ij",
+    "exact": "exact: the diagonal of M's Hessian, -sigma^2 W_k sum_j (G_i - G_j) / Z_k gamma_ij "
+    "(1 - 2 sigmoid(F_i - F_j)), floored at HESSIAN_FLOOR where it is smaller (M is not convex)",
+}
+
+_NAME = "ndcg_boost"
+_MODES = {"bound": K.MODE_BOUND, "exact": K.MODE_EXACT}
+
+
+def _check_sigma(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{_NAME}: sigma must be a positive number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{_NAME}: sigma must be a positive finite number, got {value!r}")
+    return v
+
+
+def _check_label_gain(value: Any) -> NDArray[np.float64] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or np.ndim(value) != 1:
+        raise ValueError(
+            f"{_NAME}: label_gain must be None or a 1-D sequence of gains indexed by label, got {value!r}"
+        )
+    arr = np.asarray(value)
+    if arr.shape[0] == 0:
+        raise ValueError(f"{_NAME}: label_gain must not be empty")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{_NAME}: label_gain must be numeric, got dtype {arr.dtype}")
+    g = np.ascontiguousarray(arr, dtype=np.float64)
+    bad = ~np.isfinite(g) | (g < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{_NAME}: label_gain must be finite and non-negative; label_gain[{i}] = {g[i]!r}")
+    return g
+
+
+def gains(labels: NDArray[np.float64], label_gain: NDArray[np.float64] | None) -> NDArray[np.float64]:
+    """``G_i``: ``2^{r_i} - 1`` (``label_gain`` None) or ``label_gain[r_i]``.
+
+    ``labels`` are already validated (finite, non-negative). Raises ``ValueError``
+    naming the offending label when it is not a valid index into ``label_gain``
+    or when ``2^r - 1`` overflows float64.
+    """
+    if label_gain is None:
+        with np.errstate(over="ignore"):
+            g = np.exp2(labels) - 1.0  # exact for integer labels
+        bad = ~np.isfinite(g)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{_NAME}: the gain 2^r - 1 of label {float(labels[i])!r} (row {i}) overflows float64; "
+                f"pass a label_gain table"
+            )
+        return g
+    bad = (labels != np.floor(labels)) | (labels >= label_gain.shape[0])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{_NAME}: with label_gain of length {label_gain.shape[0]} labels must be integers in "
+            f"0..{label_gain.shape[0] - 1}; row {i} has label {float(labels[i])!r}"
+        )
+    return label_gain[labels.astype(np.int64)]
+
+
+class NDCGBoostObjective(PreparedObjective):
+    """NDCG_Boost's relaxed objective M (Eq. 11) bound to one data set.
+
+    Construction computes the gains, the ideal DCG ``Z_k`` of every query, the
+    coefficients ``W_k G_i / Z_k`` and the queries that need pair work.
+    """
+
+    name = _NAME
+
+    def __init__(
+        self,
+        labels: ArrayLike,
+        group_ptr: ArrayLike,
+        *,
+        weights: ArrayLike | None = None,
+        **params: Any,
+    ) -> None:
+        super().__init__(labels, group_ptr, weights=weights)
+        p = check_params(_NAME, params, DEFAULTS)
+        self.sigma: float = _check_sigma(p["sigma"])
+        self.label_gain: NDArray[np.float64] | None = _check_label_gain(p["label_gain"])
+        hessian = p["hessian"]
+        if not isinstance(hessian, str) or hessian not in HESSIANS:
+            raise ValueError(f"{_NAME}: hessian must be one of {list(HESSIANS)}, got {hessian!r}")
+        self.hessian: str = hessian
+        self._prepare_static()
+
+    # -- label-only precomputation -------------------------------------------------
+    def _prepare_static(self) -> None:
+        g = gains(self.labels, self.label_gain)
+        z = np.empty(self.n_queries)
+        K.ideal_dcg(g, self.group_ptr, z)
+        sizes = np.diff(self.group_ptr)
+        scale = np.divide(self.query_weights, z, out=np.zeros_like(z), where=z > 0.0)
+        self.gains: NDArray[np.float64] = g
+        self._z = z
+        self._coef = np.ascontiguousarray(g * np.repeat(scale, sizes))  # W_k G_i / Z_k
+        # loss: every query with a non-zero coefficient; gradient: those whose coefficients differ
+        # (all-equal gains give w = 0 exactly: each pair term has c_i - c_j = 0)
+        seg_max = np.zeros(self.n_queries)
+        seg_min = np.zeros(self.n_queries)
+        nonempty = sizes > 0
+        if self.n_docs:
+            starts = self.group_ptr[:-1][nonempty]
+            seg_max[nonempty] = np.maximum.reduceat(self._coef, starts)
+            seg_min[nonempty] = np.minimum.reduceat(self._coef, starts)
+        self._loss_queries = np.flatnonzero((seg_max > 0.0) & (sizes > 1)).astype(np.int64)
+        self._grad_queries = np.flatnonzero(seg_max > seg_min).astype(np.int64)
+
+    # -- public extras ---------------------------------------------------------------
+    def ideal_dcg(self) -> NDArray[np.float64]:
+        """``Z_k`` per query (shape ``(n_queries,)``; 0 for a query whose gains are all 0)."""
+        return self._z.copy()
+
+    def descent_weights(self, scores: ArrayLike) -> NDArray[np.float64]:
+        """The paper's ``w_i`` (Eq. 16) at ``F = sigma * scores``: ``-dM/dF_i``.
+
+        Includes ``1/Z_k`` and the query weight ``W_k`` (1 by default), no ``1/n``;
+        zero for the documents of queries that contribute nothing.
+        """
+        w, _ = self._pair_sums(self._check(scores), K.MODE_NONE)
+        return w
+
+    # -- per-round work ------------------------------------------------------------
+    def _pair_sums(self, scores: NDArray[np.float64], mode: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        w = np.zeros(self.n_docs)
+        h = np.zeros(self.n_docs)
+        K.pair_grad_hess(scores, self.sigma, self._coef, self.group_ptr, self._grad_queries, mode, w, h)
+        return w, h
+
+    def _loss(self, scores: NDArray[np.float64]) -> float:
+        out = np.zeros(self.n_queries)
+        K.pair_loss(scores, self.sigma, self._coef, self.group_ptr, self._loss_queries, out)
+        return float(out.sum())
+
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        w, h = self._pair_sums(scores, _MODES[self.hessian])
+        grad = w * -self.sigma          # dM/dscore = sigma dM/dF = -sigma w (Eq. 16)
+        hess = h * (self.sigma * self.sigma)
+        return grad, hess
+
+
+def prepare(
+    labels: ArrayLike, group_ptr: ArrayLike, *, weights: ArrayLike | None = None, **params: Any
+) -> NDCGBoostObjective:
+    """Bind NDCG_Boost's objective to ``labels``/``group_ptr`` (per-query ``weights``) once.
+
+    Raises ``ValueError``/``TypeError`` naming any unknown or invalid parameter.
+    """
+    return NDCGBoostObjective(labels, group_ptr, weights=weights, **params)
+
+
+def loss(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    group_ptr: ArrayLike,
+    *,
+    weights: ArrayLike | None = None,
+    **params: Any,
+) -> float:
+    """M(F) (Eq. 11 summed over queries, query-weighted) at ``F = sigma * scores``."""
+    return prepare(labels, group_ptr, weights=weights, **params).loss(scores)
+
+
+def grad_hess(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    group_ptr: ArrayLike,
+    *,
+    weights: ArrayLike | None = None,
+    **params: Any,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Gradient dM/dscore (Eq. 14-16) and the Hessian diagonal of the chosen ``hessian`` mode."""
+    return prepare(labels, group_ptr, weights=weights, **params).grad_hess(scores)

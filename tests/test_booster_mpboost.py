@@ -255,6 +255,16 @@ def test_bad_parameters(params, needle, rng: np.random.Generator) -> None:
         MPBoost(**params).fit(X, y, qid=qid)
 
 
+def test_eval_set_early_stopping(rng: np.random.Generator) -> None:
+    X, y, qid, _ = random_data(rng, n_queries=8, max_docs=10)
+    Xv, yv, qv, _ = random_data(np.random.default_rng(99), n_queries=6, max_docs=10)
+    model = MPBoost(n_rounds=60, early_stopping_rounds=3, eval_metric="ndcg@5").fit(X, y, qid=qid,
+                                                                                   eval_set=[(Xv, yv, qv)])
+    vals = [h["valid_0_ndcg@5"] for h in model.history_]
+    assert len(model.rankers_) == model.best_iteration_ == int(np.argmax(vals)) + 1
+    assert len(vals) < 60 and "early stopping" in model.stop_reason_
+
+
 # ---- real data (one quick check) ------------------------------------------------------------------
 def test_mq2008_fold_part(mq2008_dir) -> None:
     from sklearn.datasets import load_svmlight_file

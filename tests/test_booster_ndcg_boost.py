@@ -284,6 +284,14 @@ def test_bad_parameters(params, exc, needle) -> None:
         NDCGBoost(**params).fit(X, y, qid=qid)
 
 
+def test_eval_set_records_metric() -> None:
+    X, y, qid, _ = random_data(np.random.default_rng(1), n_queries=6)
+    Xv, yv, qv, _ = random_data(np.random.default_rng(2), n_queries=4)
+    model = NDCGBoost(n_rounds=8, eval_metric="map").fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+    assert all(0.0 <= h["valid_0_map"] <= 1.0 for h in model.history_)
+    assert model.best_iteration_ is not None
+
+
 def test_explicit_pairs_rejected() -> None:
     X, y, qid, _ = random_data(np.random.default_rng(0))
     with pytest.raises(ValueError, match="pairs"):

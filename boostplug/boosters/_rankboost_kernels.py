@@ -1,0 +1,182 @@
+"""Kernels and the linearly independent ranker set of the RankBoost family.
+
+Connamacher et al. (MLJ 2020), Section 3.5: a binary weak ranker ``h`` is the vector
+of its pair outcomes ``o_i = h(x'_i) - h(x_i)`` over the ``m`` critical pairs
+(``x'_i`` preferred), and ``S_t`` is a linearly independent set of chosen rankers
+among those vectors. The span test is the paper's least squares, with two changes that
+keep it away from any dense ``pairs x rankers`` matrix:
+
+* inner products of pair vectors are computed from documents:
+  ``<D u, D v> = u . (L v)`` with ``D`` the ``m x n`` pair-difference operator and
+  ``L = D^T D`` applied in ``O(m)`` by :func:`laplacian` (never formed);
+* ``S_t`` is kept as a ``D``-orthonormal basis ``Q`` (documents x ``|S_t|``), ``L Q`` and
+  the triangular ``R`` with ``S_t = Q R`` (Gram-Schmidt with one re-orthogonalisation,
+  i.e. the QR decomposition of the paper's ``S`` matrix built column by column).
+
+The coefficient of every candidate stump on a basis vector ``q`` is
+``(L q) . h = sum_{x : code(x) > j} (L q)[x]``, i.e. one
+:func:`~boostplug.boosters._stump_sums.doc_sums_above` pass (``O(n F)``), so
+testing all candidates costs ``O(n F |S_t|)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+from numpy.typing import NDArray
+
+from ._stump_sums import doc_sums_above
+
+__all__ = ["stump_outcomes", "laplacian", "eps_sums", "ln_cosh", "PairSpan", "DEPENDENT_RTOL"]
+
+#: A ranker is in the span of ``S_t`` when its least-squares residual (squared, pair metric)
+#: is at most this fraction of its squared norm.
+DEPENDENT_RTOL = 1e-9
+
+
+@nb.njit(cache=True)
+def _stump_outcomes(codes, k, j, pairs):
+    out = np.empty(pairs.shape[0], dtype=np.int8)
+    for p in range(pairs.shape[0]):
+        out[p] = np.int8(codes[pairs[p, 0], k] > j) - np.int8(codes[pairs[p, 1], k] > j)
+    return out
+
+
+def stump_outcomes(codes: NDArray[np.int32], k: int, j: int, pairs: NDArray[np.int64]) -> NDArray[np.int8]:
+    """``o_i = h(x'_i) - h(x_i)`` in ``{+1, 0, -1}`` for the stump ``(k, j)`` on every pair (preferred first)."""
+    return _stump_outcomes(codes, np.int64(k), np.int64(j), pairs)
+
+
+@nb.njit(cache=True)
+def _eps_sums(o, w):
+    ep = 0.0
+    e0 = 0.0
+    em = 0.0
+    for p in range(o.shape[0]):
+        if o[p] > 0:
+            ep += w[p]
+        elif o[p] < 0:
+            em += w[p]
+        else:
+            e0 += w[p]
+    return ep, e0, em
+
+
+def eps_sums(o: NDArray[np.int8], w: NDArray[np.float64]) -> tuple[float, float, float]:
+    """Eq. 8: ``(eps+, eps0, eps-)``, the weight of correctly ordered, tied and reversed pairs."""
+    ep, e0, em = _eps_sums(o, w)
+    return float(ep), float(e0), float(em)
+
+
+@nb.njit(cache=True)
+def _laplacian(pairs, h, n):
+    out = np.zeros(n)
+    for p in range(pairs.shape[0]):
+        a = pairs[p, 0]
+        b = pairs[p, 1]
+        d = h[a] - h[b]
+        out[a] += d
+        out[b] -= d
+    return out
+
+
+def laplacian(pairs: NDArray[np.int64], h: NDArray[np.float64], n_docs: int) -> NDArray[np.float64]:
+    """``L h = D^T (D h)``: ``(D u) . (D h) = u . (L h)`` for any document vector ``u`` (``O(m)``)."""
+    return _laplacian(pairs, np.ascontiguousarray(h, dtype=np.float64), n_docs)
+
+
+def ln_cosh(x: NDArray[np.float64] | float) -> NDArray[np.float64] | float:
+    """``ln cosh x`` without overflow: ``|x| + ln(1 + e^{-2|x|}) - ln 2``."""
+    a = np.abs(x)
+    return a + np.log1p(np.exp(-2.0 * a)) - math.log(2.0)
+
+
+class PairSpan:
+    """The linearly independent ranker set ``S_t`` (pair vectors), with its QR factors.
+
+    ``members`` are stump indices ``(k, j)``; ``eta`` their weights (the model on the
+    training pairs is ``sum_s eta_s o_s``); ``Q``/``LQ`` hold ``|S_t|`` document columns.
+    """
+
+    def __init__(self, codes: NDArray[np.int32], pairs: NDArray[np.int64]) -> None:
+        self.codes = codes
+        self.pairs = pairs
+        self.n = codes.shape[0]
+        self.members: list[tuple[int, int]] = []
+        self.index: dict[tuple[int, int], int] = {}
+        self.eta = np.zeros(0)
+        self._Q = np.zeros((self.n, 4))
+        self._LQ = np.zeros((self.n, 4))
+        self._R = np.zeros((4, 4))
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+    @property
+    def Q(self) -> NDArray[np.float64]:
+        return self._Q[:, : self.size]
+
+    @property
+    def LQ(self) -> NDArray[np.float64]:
+        return self._LQ[:, : self.size]
+
+    @property
+    def R(self) -> NDArray[np.float64]:
+        return self._R[: self.size, : self.size]
+
+    def stump_vector(self, k: int, j: int) -> NDArray[np.float64]:
+        return (self.codes[:, k] > j).astype(np.float64)
+
+    def residual(self, h: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float]:
+        """Least squares of ``h`` on ``S_t`` (pair metric): ``(c, u, r2, norm2)`` with
+        ``h = Q c + u``, ``r2 = |D u|^2`` and ``norm2 = |D h|^2`` (Gram-Schmidt twice)."""
+        Lh = laplacian(self.pairs, h, self.n)
+        norm2 = float(h @ Lh)
+        c = self.LQ.T @ h
+        u = h - self.Q @ c
+        c2 = self.LQ.T @ u
+        u -= self.Q @ c2
+        c = c + c2
+        r2 = float(u @ laplacian(self.pairs, u, self.n))
+        return c, u, max(r2, 0.0), norm2
+
+    def is_dependent(self, r2: float, norm2: float) -> bool:
+        return r2 <= DEPENDENT_RTOL * norm2
+
+    def beta(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Span coefficients ``beta`` with ``S_t beta = Q c`` (``R beta = c``)."""
+        from scipy.linalg import solve_triangular
+
+        return solve_triangular(self.R, c, lower=False) if self.size else np.zeros(0)
+
+    def add(self, k: int, j: int, c: NDArray[np.float64], u: NDArray[np.float64], r2: float, eta: float) -> None:
+        """Append the independent stump ``(k, j)`` (``h = Q c + u``) with weight ``eta``."""
+        m = self.size
+        if m == self._Q.shape[1]:
+            grow = max(4, m)
+            self._Q = np.hstack([self._Q, np.zeros((self.n, grow))])
+            self._LQ = np.hstack([self._LQ, np.zeros((self.n, grow))])
+            R = np.zeros((m + grow, m + grow))
+            R[:m, :m] = self._R[:m, :m]
+            self._R = R
+        rho = math.sqrt(r2)
+        q = u / rho
+        self._Q[:, m] = q
+        self._LQ[:, m] = laplacian(self.pairs, q, self.n)
+        self._R[:m, m] = c
+        self._R[m, m] = rho
+        self.members.append((int(k), int(j)))
+        self.index[(int(k), int(j))] = m
+        self.eta = np.append(self.eta, eta)
+
+    def all_coefficients(self, n_thr: NDArray[np.int64]) -> NDArray[np.float64]:
+        """``C[k, j, b] = (L q_b) . h_{kj}`` for every stump (``O(n F |S_t|)``)."""
+        F = self.codes.shape[1]
+        width = int(n_thr.max()) + 1 if n_thr.size else 1
+        C = np.zeros((F, width, self.size))
+        for b in range(self.size):
+            C[:, :, b] = doc_sums_above(self.codes, self.LQ[:, b], n_thr)
+        return C

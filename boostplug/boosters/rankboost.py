@@ -1,0 +1,514 @@
+"""RankBoost with binary weak rankers: Rb-d, Rb-c and RankBoost+
+(Connamacher, Pancha, Liu, Ray, "Rankboost+: an improvement to Rankboost", MLJ 2020).
+
+All three follow the paper's Algorithm 1 on the critical pairs ``i = (x'_i, x_i)``
+(``x'_i`` preferred; label-derived within each query, or the explicit ``pairs``
+given to ``fit``) with ``D_1`` uniform over all of them. The weak rankers are decision
+stumps ``h(x) = [x_k > theta]`` (:mod:`boostplug.boosters.stumps`; NaN never fires).
+For a stump, ``eps+``, ``eps0``, ``eps-`` are the ``D_t`` weight of the pairs it orders
+correctly, ties and reverses (Eq. 8).
+
+* ``"rb-d"``: choose ``argmin eps- - eps+`` (Eq. 13), ``alpha = 1/2 ln(eps+/eps-)``
+  (Eq. 14), ``D_{t+1} = D_t exp(-alpha o) / Z_t`` with ``o = h(x') - h(x)`` (Eq. 10, ties
+  keep their weight) and ``Z_t = eps0 + eps+ e^-alpha + eps- e^alpha`` (Eq. 11).
+  When the chosen stump has ``eps- = 0``, Eq. 14 is undefined: as in the paper
+  (Appendix B, Fig. 4) training stops and returns the ensemble *before* that round;
+  ``stop_reason_`` says so and ``undefined_round_`` holds the stump and its
+  ``eps+, eps0, eps-`` (the paper shows that giving it an infinite or a large finite
+  weight instead breaks Theorem 1 or Eq. 12: Lemmas 1 and 2).
+* ``"rb-c"``: the same choice (``argmax r``, ``r = eps+ - eps-``, Eq. 17) and update,
+  ``alpha = 1/2 ln((1 + r)/(1 - r))`` (Eq. 19). With ``thresholds="ranklib"`` this is
+  RankLib's RankBoost (``-ranker 2``): its candidates (``n_thresholds + 1`` per feature,
+  32-bit feature values against double thresholds), ``D_1`` uniform over all critical
+  pairs of all queries, ``r`` maximised (not ``|r|``).
+* ``"rankboost+"``: minimises ``E2`` (Eq. 22-24), where a pair tied by ranker ``f_s``
+  contributes ``cosh(eta_s)``. Per distinct ranker of the independent set ``S_t`` (below)
+  it keeps the cumulative weight ``eta_s``; a candidate ``h`` with cumulative weight
+  ``alpha'`` (0 for a ranker not in ``S_t``) has ``delta = eps- - eps+ + eps0 tanh(alpha')``
+  (Eq. 33); the choice is ``argmax |delta|`` (Eq. 32, so ``alpha`` may be negative),
+  ``alpha`` by Eq. 34, ``D`` by Eq. 25-26 (ties scaled by ``cosh(alpha + alpha')/cosh alpha'``),
+  ``Z_t`` by Eq. 27, so ``E2 = prod_t Z_t`` (Eq. 29).
+
+  ``efficient=True`` is the paper's Algorithm 2 ("Efficient Rb+"): the candidates are the
+  members of ``S_t`` (scored with their ``alpha' = eta_s``) and the remaining set ``R``
+  (scored with ``alpha' = 0``, assumed independent of ``S_t``). A chosen candidate from
+  ``R`` is span-tested by least squares: independent, it joins ``S_t`` and leaves ``R``;
+  dependent, it leaves ``R`` and -- the first time only -- ``R`` is pruned once to a
+  maximal subset that is linearly independent together with ``S_t`` (QR of
+  ``[S, permute(R)]``, dropping columns with a zero diagonal), then the round's choice
+  is made again. ``efficient=False`` ("Optimal Rb+") scores *every* candidate: in the
+  span of ``S_t`` (``S_t beta = h``), by the directional derivative
+  ``|grad F2(eta) . beta| / ||beta||_2``, and a chosen dependent ``h`` moves ``eta`` along
+  ``beta`` by an exact line search (``Z_t = F2(eta + alpha beta) / F2(eta)``).
+
+Linear independence is that of the pair vectors ``(h(x'_i) - h(x_i))_i`` (Section 3.5);
+see :mod:`boostplug.boosters._rankboost_kernels`. A stump that splits no pair is the zero
+vector and is never chosen.
+
+``history_`` (one record per round): ``alpha`` (= ``weight``), ``Z``, ``eps_plus``,
+``eps_zero``, ``eps_minus``, ``delta`` (Rb-d/Rb-c: ``eps- - eps+``; RankBoost+: Eq. 33, or
+the normalised directional derivative for a dependent step), ``alpha_prime``
+(RankBoost+), ``step`` (``"new"``: joined ``S_t``; ``"member"``: a member's weight grew;
+``"dependent"``: ``eta += alpha beta``), ``span_size`` (``|S_t|``), and the training
+losses of the ensemble after the round: ``R1`` (Eq. 3), ``R2`` (Eq. 4), ``E1`` (Eq. 5),
+``E2`` (Eq. 22-24; for Rb-d/Rb-c measured as in the paper's Section 4: ``F2`` over the
+independent set, ``eta`` updated so that ``S_t eta`` predicts what the ensemble predicts
+on the training pairs), ``prod_Z`` and ``bound``: ``exp(-2 sum_t (delta_t/2)^2)``, the
+right-hand side of Theorem 1 (Rb-d: ``R1 <= bound``) and Theorem 2 (RankBoost+:
+``R2 <= bound``; a dependent line-search round contributes its own ``Z_t`` instead, which
+keeps ``R2 <= E2 <= bound``). For Rb-d and Rb-c ``E1 = prod_Z`` (Eq. 12); for RankBoost+
+``E2 = prod_Z`` (Eq. 29).
+
+Choice among (numerically) tied candidates: RankLib's scan order -- features in order,
+thresholds from high to low, the first one within ``1e-12`` of the best wins.
+Per round: Rb-d/Rb-c ``O(P + n F)`` (per-document potentials, then sums over binned
+features); RankBoost+ ``O(P F)`` (pair histograms for the ties), plus ``O(n F |S_t|)`` for
+the exact variant's span coefficients; the span test of one chosen ranker is
+``O(P + n |S_t|)``. No pairs x stumps matrix is formed.
+
+Example:
+    >>> from boostplug.boosters import RankBoost
+    >>> model = RankBoost(variant="rankboost+", n_rounds=100).fit(X, y, qid=qid)  # doctest: +SKIP
+    >>> scores = model.predict(X_test)                                           # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.linalg import solve_triangular
+from scipy.special import expit, logsumexp
+
+from ..pairs import critical_pairs
+from ._base import FitData, RankingBooster, Round
+from ._rankboost_kernels import DEPENDENT_RTOL, PairSpan, eps_sums, laplacian, ln_cosh, stump_outcomes
+from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
+from .stumps import THRESHOLD_MODES, StumpCandidates, make_candidates
+
+__all__ = ["RankBoost", "VARIANTS"]
+
+VARIANTS = ("rb-d", "rb-c", "rankboost+")
+
+#: Two candidates whose criteria differ by at most this much (D_t sums to 1) are tied.
+TIE_TOL = 1e-12
+
+#: Memory budget of the one-time pruning's temporary basis (bytes).
+PRUNE_BUDGET_BYTES = 256 * 2**20
+
+
+def pick(scores: NDArray[np.float64]) -> tuple[int, int, float]:
+    """``(k, j, best)``: the first maximum in RankLib's scan order (features ascending,
+    thresholds descending), candidates within ``TIE_TOL`` of the best counting as equal."""
+    best = float(scores.max()) if scores.size else -math.inf
+    if not math.isfinite(best):
+        return -1, -1, best
+    near = scores >= best - TIE_TOL
+    k = int(np.flatnonzero(near.any(axis=1))[0])
+    j = int(np.flatnonzero(near[k])[-1])
+    return k, j, best
+
+
+@dataclass
+class _State:
+    pairs: NDArray[np.int64]         # (P, 2), preferred row first
+    cands: StumpCandidates
+    n_thr: NDArray[np.int64]         # (F,)
+    nsplit: NDArray[np.float64]      # (F, width) pairs each stump splits (|D h|^2); 0 for non-stumps
+    valid: NDArray[np.bool_]         # (F, width) existing stumps that split at least one pair
+    float32: bool
+    w: NDArray[np.float64]           # (P,) D_t
+    F: NDArray[np.float64]           # (n,) ensemble scores on the training documents
+    span: PairSpan                   # S_t and eta
+    ell: NDArray[np.float64]         # (P,) sum_s ln omega*_2(i, f_s, eta_s): E2 = mean exp(ell)
+    log_prod_z: float
+    bound_log: float                 # log of the theorem bound
+    alive: NDArray[np.bool_]         # (F, width) Algorithm 2's candidate set R
+    pruned: bool
+    rng: np.random.Generator
+
+
+class RankBoost(RankingBooster):
+    """RankBoost Rb-d, Rb-c or RankBoost+ with decision stumps (Connamacher et al. 2020).
+
+    Args:
+        variant: ``"rb-d"`` (Eq. 13-14), ``"rb-c"`` (Eq. 17-19) or ``"rankboost+"`` (Eq. 22-34).
+        n_rounds: boosting rounds ``T``.
+        thresholds, max_thresholds, n_thresholds: stump candidates (see
+            :mod:`boostplug.boosters.stumps`; ``"sample"`` with 255 is the paper's set-up,
+            ``"ranklib"`` with ``variant="rb-c"`` is RankLib's RankBoost).
+        efficient: RankBoost+ only: the paper's Algorithm 2 (``True``) or the exact variant
+            with directional derivatives along the span coefficients (``False``).
+        eval_metric, early_stopping_rounds, verbose, random_state: see
+            :class:`~boostplug.boosters._base.RankingBooster` (``random_state`` seeds the
+            threshold subsample and the pruning's permutation).
+
+    Fitted attributes: ``rankers_``, ``weights_``, ``history_``, ``stop_reason_``,
+    ``best_iteration_``, ``n_features_in_``, ``undefined_round_`` (Rb-d: the stump with
+    ``eps- = 0`` that stopped training, else ``None``), ``span_size_`` (``|S_t|``).
+    """
+
+    def __init__(
+        self,
+        variant: str = "rb-c",
+        n_rounds: int = 100,
+        thresholds: str = "sample",
+        max_thresholds: int = 255,
+        n_thresholds: int = 10,
+        efficient: bool = True,
+        eval_metric: str = "ndcg@10",
+        early_stopping_rounds: int | None = None,
+        verbose: int = 0,
+        random_state: int | None = None,
+    ) -> None:
+        self.variant = variant
+        self.n_rounds = n_rounds
+        self.thresholds = thresholds
+        self.max_thresholds = max_thresholds
+        self.n_thresholds = n_thresholds
+        self.efficient = efficient
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # ---- set-up ---------------------------------------------------------------------
+    def _check_params(self) -> None:
+        if not isinstance(self.variant, str) or self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {list(VARIANTS)}, got {self.variant!r}")
+        if not isinstance(self.thresholds, str) or self.thresholds not in THRESHOLD_MODES:
+            raise ValueError(f"thresholds must be one of {list(THRESHOLD_MODES)}, got {self.thresholds!r}")
+        if not isinstance(self.efficient, (bool, np.bool_)):
+            raise ValueError(f"efficient must be True or False, got {self.efficient!r}")
+
+    def _fit_init(self, data: FitData) -> _State:
+        self._check_params()
+        self.undefined_round_: dict[str, Any] | None = None
+        pairs = data.pairs if data.pairs is not None else critical_pairs(data.y, data.group_ptr)
+        cands = make_candidates(data.X, self.thresholds, max_thresholds=self.max_thresholds,
+                                n_thresholds=self.n_thresholds, rng=data.rng)
+        n_thr = np.array([t.shape[0] for t in cands.thresholds], dtype=np.int64)
+        width = int(n_thr.max()) + 1 if n_thr.size else 1
+        P = pairs.shape[0]
+        cor, rev = pair_split_sums(cands.codes, pairs, np.ones(P), n_thr)
+        exists = np.arange(width)[None, :] < n_thr[:, None]
+        nsplit = np.where(exists, cor + rev, 0.0)
+        valid = exists & (nsplit > 0)
+        self.span_size_ = 0
+        return _State(
+            pairs=pairs, cands=cands, n_thr=n_thr, nsplit=nsplit, valid=valid,
+            float32=self.thresholds == "ranklib", w=np.full(P, 1.0 / max(P, 1)),
+            F=np.zeros(data.X.shape[0]), span=PairSpan(cands.codes, pairs), ell=np.zeros(P),
+            log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng,
+        )
+
+    def _ranker(self, s: _State, k: int, j: int) -> dict[str, Any]:
+        r = s.cands.stump(k, j)
+        if s.float32:
+            r["float32"] = True
+        return r
+
+    # ---- one round ----------------------------------------------------------------------
+    def _fit_round(self, s: _State, t: int) -> Round | None:
+        if s.pairs.shape[0] == 0:
+            self._stop_reason = "no preference pairs in the training data"
+            return None
+        if self.variant == "rankboost+":
+            out = self._round_plus(s)
+        else:
+            out = self._round_rb(s)
+        self.span_size_ = s.span.size
+        return out
+
+    def _round_rb(self, s: _State) -> Round | None:
+        """Rb-d / Rb-c: Algorithm 1 with Eq. 10-14 or Eq. 17-19."""
+        pot = doc_potentials(s.pairs, s.w, s.F.shape[0])
+        r = np.where(s.valid, doc_sums_above(s.cands.codes, pot, s.n_thr), -np.inf)
+        k, j, best = pick(r)
+        if not best > TIE_TOL:
+            self._stop_reason = "no weak ranker has eps+ > eps- (r <= 0): no stump decreases E1"
+            return None
+        o = stump_outcomes(s.cands.codes, k, j, s.pairs)
+        ep, e0, em = eps_sums(o, s.w)
+        if self.variant == "rb-d":
+            if em == 0.0:
+                self.undefined_round_ = {"ranker": self._ranker(s, k, j), "eps_plus": ep, "eps_zero": e0,
+                                         "eps_minus": em}
+                self._stop_reason = (f"Eq. 14 undefined: the chosen stump (feature {k}, threshold "
+                                     f"{float(s.cands.thresholds[k][j])!r}) has eps- = 0 (eps+ = {ep:.6g}, eps0 = {e0:.6g}); "
+                                     "returning the ensemble before this round, as the paper does (Appendix B)")
+                return None
+            alpha = 0.5 * math.log(ep / em)
+        else:
+            if em == 0.0 and e0 == 0.0:
+                self._stop_reason = "perfect weak ranker (eps+ = 1): Eq. 19 gives an infinite weight"
+                return None
+            rr = ep - em
+            alpha = 0.5 * math.log((1.0 + rr) / (1.0 - rr))
+        u = s.w * np.exp(-alpha * o)
+        z = float(u.sum())
+        s.w = u / z
+        s.log_prod_z += math.log(z)
+        delta = em - ep
+        s.bound_log += -2.0 * (delta / 2.0) ** 2
+        h = s.span.stump_vector(k, j)
+        s.F += alpha * h
+        step = self._track_e2(s, k, j, alpha, h, o)
+        rec = {"alpha": alpha, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em, "delta": delta,
+               "r": ep - em, "step": step, "span_size": s.span.size}
+        rec.update(self._losses(s))
+        return Round(self._ranker(s, k, j), alpha, rec)
+
+    def _track_e2(self, s: _State, k: int, j: int, alpha: float, h: NDArray[np.float64],
+                  o: NDArray[np.int8]) -> str:
+        """Keep ``F2(eta)`` over the independent set equal to ``E2`` of the ensemble (Section 4)."""
+        b = s.span.index.get((k, j))
+        if b is not None:
+            self._move_member(s, b, alpha, o)
+            return "member"
+        c, u, r2, norm2 = s.span.residual(h)
+        if s.span.is_dependent(r2, norm2):
+            self._move_along(s, s.span.beta(c), alpha)
+            return "dependent"
+        s.ell += -alpha * o
+        s.span.add(k, j, c, u, r2, alpha)
+        return "new"
+
+    def _move_member(self, s: _State, b: int, delta: float, o: NDArray[np.int8]) -> NDArray[np.float64]:
+        """``eta_b += delta``: add ``ln omega*_2(new) - ln omega*_2(old)`` to ``ell``; return it."""
+        eta = s.span.eta[b]
+        lr = np.where(o != 0, -delta * o, ln_cosh(eta + delta) - ln_cosh(eta))
+        s.ell += lr
+        s.span.eta[b] = eta + delta
+        return lr
+
+    def _move_along(self, s: _State, beta: NDArray[np.float64], alpha: float) -> None:
+        for b, coef in enumerate(beta):
+            if coef != 0.0:
+                kb, jb = s.span.members[b]
+                self._move_member(s, b, alpha * float(coef), stump_outcomes(s.cands.codes, kb, jb, s.pairs))
+
+    def _losses(self, s: _State) -> dict[str, float]:
+        """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24) of the ensemble, prod Z_t, the theorem bound."""
+        margin = s.F[s.pairs[:, 0]] - s.F[s.pairs[:, 1]]
+        m = margin.shape[0]
+        with np.errstate(over="ignore"):
+            e1 = float(np.mean(np.exp(-margin)))
+        return {
+            "R1": float(np.count_nonzero(margin <= 0) / m),
+            "R2": float((np.count_nonzero(margin < 0) + 0.5 * np.count_nonzero(margin == 0)) / m),
+            "E1": e1,
+            "E2": float(np.exp(logsumexp(s.ell) - math.log(m))),
+            "prod_Z": math.exp(s.log_prod_z),
+            "bound": math.exp(s.bound_log),
+        }
+
+    # ---- RankBoost+ -----------------------------------------------------------------------
+    def _round_plus(self, s: _State) -> Round | None:
+        cor, rev = pair_split_sums(s.cands.codes, s.pairs, s.w, s.n_thr)
+        e0 = float(s.w.sum()) - cor - rev
+        d0 = rev - cor                                   # Eq. 33 with alpha' = 0
+        members = s.span.members
+        g = np.array([d0[kb, jb] + e0[kb, jb] * math.tanh(s.span.eta[b]) for b, (kb, jb) in enumerate(members)])
+        dep_beta: dict[tuple[int, int], NDArray[np.float64]] = {}
+        while True:
+            scores = self._plus_scores(s, d0, g, dep_beta)
+            k, j, best = pick(scores)
+            if not best > TIE_TOL:
+                self._stop_reason = "no weak ranker has a non-zero derivative of E2 (|delta| = 0)"
+                return None
+            if (k, j) in s.span.index or (k, j) in dep_beta:
+                break
+            h = s.span.stump_vector(k, j)
+            c, u, r2, norm2 = s.span.residual(h)
+            if not s.span.is_dependent(r2, norm2):
+                return self._plus_coordinate(s, k, j, None, (c, u, r2))
+            if self.efficient:                          # Algorithm 2, lines 12-14
+                s.alive[k, j] = False
+                if not s.pruned:
+                    self._prune(s)
+            else:                                        # bulk test missed it: score it as dependent
+                dep_beta[(k, j)] = s.span.beta(c)
+        if (k, j) in s.span.index:
+            return self._plus_coordinate(s, k, j, s.span.index[(k, j)], None)
+        return self._plus_dependent(s, k, j, dep_beta[(k, j)], g)
+
+    def _plus_scores(self, s: _State, d0: NDArray[np.float64], g: NDArray[np.float64],
+                     dep_beta: dict[tuple[int, int], NDArray[np.float64]]) -> NDArray[np.float64]:
+        """|delta| of every candidate (Eq. 32-33); exact variant: directional derivatives for dependent ones."""
+        if self.efficient:
+            scores = np.where(s.alive, np.abs(d0), -np.inf)
+        else:
+            scores = np.where(s.valid, np.abs(d0), -np.inf)
+            if s.span.size:
+                self._score_dependent(s, scores, g, dep_beta)
+        for b, (kb, jb) in enumerate(s.span.members):
+            scores[kb, jb] = abs(g[b])
+        return scores
+
+    def _score_dependent(self, s: _State, scores: NDArray[np.float64], g: NDArray[np.float64],
+                         dep_beta: dict[tuple[int, int], NDArray[np.float64]]) -> None:
+        """Exact variant: ``|grad F2 . beta| / ||beta||`` for candidates in the span of ``S_t``."""
+        if not dep_beta:
+            C = s.span.all_coefficients(s.n_thr)
+            r2 = s.nsplit - np.einsum("kjb,kjb->kj", C, C)
+            dep = s.valid & (r2 <= DEPENDENT_RTOL * s.nsplit)
+            for kb, jb in s.span.members:
+                dep[kb, jb] = False
+            ks, js = np.nonzero(dep)
+            if ks.size:
+                B = solve_triangular(s.span.R, C[ks, js].T, lower=False)   # (|S|, n_dep)
+                for i in range(ks.size):
+                    dep_beta[(int(ks[i]), int(js[i]))] = B[:, i]
+        for (kd, jd), beta in dep_beta.items():
+            nb = float(np.linalg.norm(beta))
+            scores[kd, jd] = abs(float(g @ beta)) / nb if nb > 0 else -np.inf
+
+    def _plus_coordinate(self, s: _State, k: int, j: int, b: int | None,
+                         new: tuple[NDArray[np.float64], NDArray[np.float64], float] | None) -> Round | None:
+        """A step on one distinct ranker: Eq. 34 for alpha, Eq. 25-27 for D and Z."""
+        o = stump_outcomes(s.cands.codes, k, j, s.pairs)
+        ep, e0, em = eps_sums(o, s.w)
+        ap = float(s.span.eta[b]) if b is not None else 0.0
+        if e0 == 0.0 and (em == 0.0 or ep == 0.0):
+            self._stop_reason = "perfect weak ranker (eps- = eps0 = 0 or eps+ = eps0 = 0): Eq. 34 gives an infinite weight"
+            return None
+        num = ep + e0 * float(expit(-2.0 * ap))        # e^{-a'} / (2 cosh a')
+        den = em + e0 * float(expit(2.0 * ap))         # e^{a'} / (2 cosh a')
+        alpha = 0.5 * math.log(num / den)
+        delta = em - ep + e0 * math.tanh(ap)
+        if b is not None:
+            lr = self._move_member(s, b, alpha, o)
+            step = "member"
+        else:
+            c, u, r2 = new
+            lr = -alpha * o.astype(np.float64)
+            lr[o == 0] = ln_cosh(alpha)
+            s.ell += lr
+            s.span.add(k, j, c, u, r2, alpha)
+            s.alive[k, j] = False
+            step = "new"
+        z = self._reweight(s, lr)
+        s.bound_log += -2.0 * (delta / 2.0) ** 2
+        s.F += alpha * s.span.stump_vector(k, j)
+        rec = {"alpha": alpha, "alpha_prime": ap, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
+               "delta": delta, "step": step, "span_size": s.span.size}
+        rec.update(self._losses(s))
+        return Round(self._ranker(s, k, j), alpha, rec)
+
+    def _reweight(self, s: _State, log_ratio: NDArray[np.float64]) -> float:
+        """Eq. 26: ``D_{t+1} = D_t omega / Z_t``; returns ``Z_t``."""
+        u = s.w * np.exp(log_ratio)
+        z = float(u.sum())
+        s.w = u / z
+        s.log_prod_z += math.log(z)
+        return z
+
+    def _plus_dependent(self, s: _State, k: int, j: int, beta: NDArray[np.float64],
+                        g: NDArray[np.float64]) -> Round | None:
+        """Exact variant: ``eta += alpha beta`` with ``alpha = argmin F2(eta + alpha beta)``."""
+        sup = np.flatnonzero(beta != 0.0)
+        O = np.stack([stump_outcomes(s.cands.codes, *s.span.members[b], s.pairs) for b in sup], axis=1)
+        eta, bet = s.span.eta[sup], beta[sup]
+        alpha = self._line_search(s.w, O, eta, bet, float(g @ beta))
+        if alpha is None:
+            self._stop_reason = "E2 decreases without bound along a dependent direction (perfect combination)"
+            return None
+        ep, e0, em = eps_sums(stump_outcomes(s.cands.codes, k, j, s.pairs), s.w)
+        lr = self._log_ratio(O, eta, bet, alpha)[0]
+        s.ell += lr
+        s.span.eta[sup] = eta + alpha * bet
+        z = self._reweight(s, lr)
+        s.bound_log += math.log(z)
+        s.F += alpha * s.span.stump_vector(k, j)
+        rec = {"alpha": alpha, "alpha_prime": None, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
+               "delta": float(g @ beta) / float(np.linalg.norm(beta)), "step": "dependent",
+               "span_size": s.span.size}
+        rec.update(self._losses(s))
+        return Round(self._ranker(s, k, j), alpha, rec)
+
+    @staticmethod
+    def _log_ratio(O: NDArray[np.int8], eta: NDArray[np.float64], beta: NDArray[np.float64],
+                   alpha: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Per pair ``lambda(alpha) = sum_b ln omega*_2(eta_b + alpha beta_b) - ln omega*_2(eta_b)``
+        and its first two derivatives in ``alpha``."""
+        tied = O == 0
+        x = eta + alpha * beta
+        lam = np.where(tied, ln_cosh(x) - ln_cosh(eta), -alpha * beta * O).sum(axis=1)
+        d1 = np.where(tied, beta * np.tanh(x), -beta * O).sum(axis=1)
+        d2 = np.where(tied, beta * beta / np.cosh(x) ** 2, 0.0).sum(axis=1)
+        return lam, d1, d2
+
+    def _line_search(self, w: NDArray[np.float64], O: NDArray[np.int8], eta: NDArray[np.float64],
+                     beta: NDArray[np.float64], slope0: float) -> float | None:
+        """Minimiser of the convex ``phi(alpha) = sum_i w_i exp(lambda_i(alpha))``: bracket, then
+        Newton steps kept inside the bracket (bisection when they leave it)."""
+        def dphi(a: float) -> tuple[float, float]:
+            lam, d1, d2 = self._log_ratio(O, eta, beta, a)
+            rho = w * np.exp(lam)
+            return float(rho @ d1), float(rho @ (d1 * d1 + d2))
+
+        sign = -1.0 if slope0 > 0 else 1.0
+        lo, hi, step = 0.0, sign * 0.5, 0.5
+        while dphi(hi)[0] * sign < 0:
+            lo, step = hi, step * 2.0
+            hi = sign * step
+            if step > 1e3:
+                return None
+        lo, hi = min(lo, hi), max(lo, hi)
+        a = 0.5 * (lo + hi)
+        for _ in range(200):
+            d, dd = dphi(a)
+            if d > 0:
+                hi = a
+            else:
+                lo = a
+            nxt = a - d / dd if dd > 0 else 0.5 * (lo + hi)
+            if not lo < nxt < hi:
+                nxt = 0.5 * (lo + hi)
+            if abs(nxt - a) <= 1e-15 * max(1.0, abs(a)) or hi - lo <= 1e-15 * max(1.0, abs(a)):
+                return nxt
+            a = nxt
+        return a
+
+    # ---- Algorithm 2, line 14: one pruning of R ------------------------------------------
+    def _prune(self, s: _State) -> None:
+        """``select-independent-subset``: QR of ``[S, permute(R)]`` built column by column in
+        the pair metric; a column whose diagonal is zero (residual within ``DEPENDENT_RTOL``)
+        leaves ``R``. Stops early (the rest stay in ``R``, span-tested when chosen) when the
+        basis would exceed ``PRUNE_BUDGET_BYTES``."""
+        s.pruned = True
+        span = s.span
+        n = s.F.shape[0]
+        cap = max(span.size + 1, int(PRUNE_BUDGET_BYTES // (16 * max(n, 1))))
+        Q = np.zeros((n, cap))
+        LQ = np.zeros((n, cap))
+        m = span.size
+        Q[:, :m], LQ[:, :m] = span.Q, span.LQ
+        r2 = s.nsplit.copy()
+        if m:
+            C = span.all_coefficients(s.n_thr)
+            r2 -= np.einsum("kjb,kjb->kj", C, C)
+        cand = np.argwhere(s.alive)
+        for k, j in cand[s.rng.permutation(cand.shape[0])]:
+            if r2[k, j] <= DEPENDENT_RTOL * s.nsplit[k, j]:
+                s.alive[k, j] = False
+                continue
+            if m == cap:
+                break
+            h = span.stump_vector(k, j)
+            u = h - Q[:, :m] @ (LQ[:, :m].T @ h)
+            u -= Q[:, :m] @ (LQ[:, :m].T @ u)
+            Lu = laplacian(s.pairs, u, n)
+            rr = float(u @ Lu)
+            if rr <= DEPENDENT_RTOL * s.nsplit[k, j]:
+                s.alive[k, j] = False
+                continue
+            rho = math.sqrt(rr)
+            Q[:, m], LQ[:, m] = u / rho, Lu / rho
+            r2 -= doc_sums_above(s.cands.codes, LQ[:, m], s.n_thr) ** 2
+            m += 1
+

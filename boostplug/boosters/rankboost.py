@@ -148,7 +148,8 @@ class RankBoost(RankingBooster):
 
     Fitted attributes: ``rankers_``, ``weights_``, ``history_``, ``stop_reason_``,
     ``best_iteration_``, ``n_features_in_``, ``undefined_round_`` (Rb-d: the stump with
-    ``eps- = 0`` that stopped training, else ``None``), ``span_size_`` (``|S_t|``).
+    ``eps- = 0`` that stopped training, else ``None``), ``span_size_`` (``|S_t|``),
+    ``pruned_round_`` (efficient RankBoost+: the round whose dependent choice pruned ``R``).
     """
 
     def __init__(
@@ -198,6 +199,7 @@ class RankBoost(RankingBooster):
         nsplit = np.where(exists, cor + rev, 0.0)
         valid = exists & (nsplit > 0)
         self.span_size_ = 0
+        self.pruned_round_: int | None = None
         return _State(
             pairs=pairs, cands=cands, n_thr=n_thr, nsplit=nsplit, valid=valid,
             float32=self.thresholds == "ranklib", w=np.full(P, 1.0 / max(P, 1)),
@@ -330,6 +332,7 @@ class RankBoost(RankingBooster):
                 s.alive[k, j] = False
                 if not s.pruned:
                     self._prune(s)
+                    self.pruned_round_ = len(self.history_) + 1
             else:                                        # bulk test missed it: score it as dependent
                 dep_beta[(k, j)] = s.span.beta(c)
         if (k, j) in s.span.index:

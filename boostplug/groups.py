@@ -32,6 +32,7 @@ __all__ = [
     "sizes_from_group_ptr",
     "qid_from_group_ptr",
     "check_group_ptr",
+    "first_noncontiguous",
 ]
 
 
@@ -62,6 +63,33 @@ def _as_1d(values: ArrayLike, name: str) -> np.ndarray:
     return arr
 
 
+def _item(value: object) -> object:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def first_noncontiguous(qid: ArrayLike) -> tuple[int, int] | None:
+    """Where a ``qid`` array first breaks contiguity, or None if every query is contiguous.
+
+    Returns ``(row, first_row)``: ``row`` is the first row whose qid already
+    occurred in an earlier, separate run of rows, and ``first_row`` is the
+    first row of that qid.
+    """
+    q = _as_1d(qid, "qid")
+    if q.shape[0] < 2:
+        return None
+    change = np.flatnonzero(q[1:] != q[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    start_ids = q[starts]
+    _, first_pos = np.unique(start_ids, return_index=True)
+    if first_pos.shape[0] == starts.shape[0]:
+        return None
+    seen_before = np.ones(starts.shape[0], dtype=bool)
+    seen_before[first_pos] = False
+    k = int(np.flatnonzero(seen_before)[0])
+    first_run = int(np.flatnonzero(start_ids[:k] == start_ids[k])[0])
+    return int(starts[k]), int(starts[first_run])
+
+
 def group_ptr_from_qid(
     qid: ArrayLike, *, regroup: bool = False
 ) -> NDArray[np.int64] | Regrouped:
@@ -89,25 +117,17 @@ def group_ptr_from_qid(
     if n == 0:
         empty = np.zeros(1, dtype=np.int64)
         return Regrouped(empty, np.zeros(0, dtype=np.int64)) if regroup else empty
-    change = np.flatnonzero(q[1:] != q[:-1]) + 1
-    starts = np.concatenate(([0], change))
-    start_ids = q[starts]
-    uniq, first_pos, counts = np.unique(start_ids, return_index=True, return_counts=True)
-    if np.all(counts == 1):
-        ptr = np.concatenate((starts, [n])).astype(np.int64)
+    bad = first_noncontiguous(q)
+    if bad is None:
+        change = np.flatnonzero(q[1:] != q[:-1]) + 1
+        ptr = np.concatenate(([0], change, [n])).astype(np.int64)
         if regroup:
             return Regrouped(ptr, np.arange(n, dtype=np.int64))
         return ptr
     if not regroup:
-        # The first run start whose id was already seen in an earlier run.
-        seen_before = np.ones(starts.shape[0], dtype=bool)
-        seen_before[first_pos] = False
-        k = int(np.flatnonzero(seen_before)[0])
-        row = int(starts[k])
-        bad = start_ids[k].item() if hasattr(start_ids[k], "item") else start_ids[k]
-        first_row = int(starts[np.flatnonzero(start_ids == bad)[0]])
+        row, first_row = bad
         raise ValueError(
-            f"qid {bad!r} is not contiguous: its rows start at row {first_row} and "
+            f"qid {_item(q[row])!r} is not contiguous: its rows start at row {first_row} and "
             f"it appears again at row {row} after other queries. Sort the rows by "
             "query (keeping their order within a query), or pass regroup=True to "
             "get the permutation that does so."

@@ -1,0 +1,86 @@
+"""Query-level splitting: every query goes wholly to one side."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .dataset import RankingData
+
+__all__ = ["kfold_by_query", "train_test_split_by_query"]
+
+Seed = int | np.random.Generator | None
+
+
+def _n_queries(data: RankingData | int) -> int:
+    if isinstance(data, RankingData):
+        return data.n_queries
+    if isinstance(data, (int, np.integer)) and not isinstance(data, bool):
+        return int(data)
+    raise TypeError(f"expected a RankingData or a number of queries, got {type(data).__name__}")
+
+
+def kfold_by_query(
+    data: RankingData | int, n_splits: int = 5, *, seed: Seed = 0, shuffle: bool = True
+) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
+    """K-fold cross-validation over queries.
+
+    Returns ``n_splits`` pairs ``(train_query_idx, test_query_idx)`` of
+    sorted 0-based *query* indices (use ``data.subset(idx)`` for the data).
+    The test parts are disjoint and cover all queries; their sizes differ by
+    at most one (the first ``n_queries % n_splits`` parts are one larger, as
+    in scikit-learn's ``KFold``). With ``shuffle`` the queries are assigned
+    at random (seeded by ``seed``), else in consecutive blocks.
+
+    Args:
+        data: the data set, or its number of queries.
+    """
+    nq = _n_queries(data)
+    if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)):
+        raise TypeError(f"n_splits must be an integer, got {n_splits!r}")
+    if not 2 <= n_splits <= nq:
+        raise ValueError(f"n_splits must be between 2 and the number of queries ({nq}), got {n_splits}")
+    order = np.random.default_rng(seed).permutation(nq) if shuffle else np.arange(nq)
+    sizes = np.full(n_splits, nq // n_splits)
+    sizes[: nq % n_splits] += 1
+    bounds = np.concatenate(([0], np.cumsum(sizes)))
+    out = []
+    for i in range(n_splits):
+        test = np.sort(order[bounds[i]:bounds[i + 1]]).astype(np.int64)
+        mask = np.ones(nq, dtype=bool)
+        mask[test] = False
+        out.append((np.flatnonzero(mask).astype(np.int64), test))
+    return out
+
+
+def train_test_split_by_query(
+    data: RankingData, test_size: float | int = 0.2, *, seed: Seed = 0
+) -> tuple[RankingData, RankingData]:
+    """Split queries at random into ``(train, test)`` data sets (seeded).
+
+    ``test_size``: a fraction in (0, 1) (the test part gets
+    ``ceil(test_size * n_queries)`` queries, as in scikit-learn) or a number
+    of queries. Both parts keep the queries' original order. Raises
+    ``ValueError`` when either part would be empty.
+    """
+    if not isinstance(data, RankingData):
+        raise TypeError(f"data must be a RankingData, got {type(data).__name__}")
+    nq = data.n_queries
+    if isinstance(test_size, bool):
+        raise TypeError(f"test_size must be a fraction or a number of queries, got {test_size!r}")
+    if isinstance(test_size, (int, np.integer)):
+        n_test = int(test_size)
+    elif isinstance(test_size, (float, np.floating)) and 0.0 < test_size < 1.0:
+        n_test = math.ceil(float(test_size) * nq)
+    else:
+        raise ValueError(f"test_size must be a fraction in (0, 1) or a number of queries, got {test_size!r}")
+    if not 1 <= n_test <= nq - 1:
+        raise ValueError(
+            f"test_size={test_size!r} gives {n_test} test queries out of {nq}: both parts must be non-empty"
+        )
+    order = np.random.default_rng(seed).permutation(nq)
+    test = np.sort(order[:n_test])
+    train = np.sort(order[n_test:])
+    return data.subset(train), data.subset(test)

@@ -49,11 +49,12 @@ class Regrouped(NamedTuple):
 
 
 def _show(values: NDArray, limit: int = 8) -> str:
-    values = np.asarray(values)
+    """``[a, b, c]`` (plain Python reprs, no numpy padding), abbreviated past ``limit``."""
+    values = np.asarray(values).reshape(-1)
+    shown = ", ".join(str(v) for v in values[:limit].tolist())
     if values.size <= limit:
-        return np.array2string(values, separator=", ")
-    head = ", ".join(str(v) for v in values[:limit])
-    return f"[{head}, ...] ({values.size} values)"
+        return f"[{shown}]"
+    return f"[{shown}, ...] ({values.size} values)"
 
 
 def _as_1d(values: ArrayLike, name: str) -> np.ndarray:
@@ -113,7 +114,7 @@ def group_ptr_from_qid(
     if q.dtype.kind == "f":
         if not np.all(np.isfinite(q)):
             bad = int(np.flatnonzero(~np.isfinite(q))[0])
-            raise ValueError(f"qid must be finite; row {bad} has qid {q[bad]!r}")
+            raise ValueError(f"qid must be finite; row {bad} has qid {_item(q[bad])!r}")
     if n == 0:
         empty = np.zeros(1, dtype=np.int64)
         return Regrouped(empty, np.zeros(0, dtype=np.int64)) if regroup else empty

@@ -93,7 +93,7 @@ class RankingData:
                 q = int(np.searchsorted(g, r, side="right") - 1)
                 raise ValueError(
                     f"qid is not constant within query {q} (rows {int(g[q])}..{int(g[q + 1]) - 1}): "
-                    f"row {r} has qid {qid[r]!r}, the query's first row has {qid[g[q]]!r}"
+                    f"row {r} has qid {qid[r].item()!r}, the query's first row has {qid[g[q]].item()!r}"
                 )
         return qid
 

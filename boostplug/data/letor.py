@@ -244,7 +244,7 @@ def load_letor(
     bad = np.flatnonzero(~np.isfinite(y))
     if bad.size:
         line = int(_line_numbers(p)[bad[0]])
-        raise _error(p, line, f"label {y[bad[0]]!r} is not a finite number")
+        raise _error(p, line, f"label {float(y[bad[0]])!r} is not a finite number")
     if q.shape[0] == 0:
         qf = Path(query_file) if query_file is not None else Path(str(p) + ".query")
         if not qf.is_file():

@@ -107,6 +107,8 @@ def test_concat_sparse_and_widen(rng):
     w = d.with_n_features(9)
     assert w.n_features == 9 and np.array_equal(w.X.toarray()[:, :6], d.X.toarray())
     assert np.array_equal(d.to_dense().with_n_features(9).X, w.X.toarray())
+    sub = d.subset([1, 0])
+    assert sp.issparse(sub.X) and np.array_equal(sub.X.toarray(), d.to_dense().subset([1, 0]).X)
 
 
 # --- write -> load round trip ---------------------------------------------------------
@@ -263,6 +265,7 @@ def test_too_many_features_and_other_errors(tmp_path):
 
 # --- real files -------------------------------------------------------------------------------
 
+@pytest.mark.realdata
 def test_mq2008_s1(mq2008_dir: Path):
     t0 = time.perf_counter()
     d = load_letor(mq2008_dir / "S1.txt", with_comments=True)
@@ -277,6 +280,7 @@ def test_mq2008_s1(mq2008_dir: Path):
     assert seconds < 5.0
 
 
+@pytest.mark.realdata
 def test_lightgbm_example_files(lgb_example_dir: Path):
     d = load_letor(lgb_example_dir / "rank.test", dense=False, n_features=300)
     assert (d.n_docs, d.n_queries, d.n_features) == (768, 50, 300)

@@ -270,6 +270,21 @@ class AdaRank(RankingBooster):
         self.verbose = verbose
         self.random_state = random_state
 
+    # ---- prediction -----------------------------------------------------------------
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Scores ``f_T(x) = sum_t alpha_t x_{k_t}``, summed round by round (missing = 0).
+
+        The same summation order as training and :meth:`staged_predict`, so tied documents
+        stay tied exactly as the training measure saw them (a matrix product may differ in the
+        last bit and break such ties differently).
+        """
+        last = None
+        for last in self.staged_predict(X):
+            pass
+        if last is None:
+            return super().predict(X)  # no rounds: zeros (and the usual input checks)
+        return last
+
     # ---- parameters -----------------------------------------------------------------
     def _check_params(self) -> MeasureFn:
         if not isinstance(self.update, str) or self.update not in UPDATES:

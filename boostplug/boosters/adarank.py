@@ -67,6 +67,19 @@ Cost: the per-feature, per-query measures ``E(h_k)`` are computed once
 (``O(F n log n)``); a round costs ``O(F m)`` for the weighted argmax and ``O(n log n)`` for
 the measure of the new ensemble. Ties between features (``phi`` equal within ``1e-12``)
 go to the lowest feature index (RankLib keeps the first strictly larger one).
+Measured on MQ2008 Fold1 train (9630 documents, 471 queries, 46 features, 2 shared
+cores): set-up about 0.05 s, 0.9 ms per round (MAP) and 1.3 ms per round (NDCG@5); on
+the benchmark's synthetic set (250,000 documents, 2500 queries) 0.7-1.1 s set-up and
+14-16 ms per round.
+
+A property of the paper's update worth knowing: ``P_{t+1}`` depends only on the ranking
+``f_t`` produces, so once a round picks the feature the ensemble already ranks by (or one
+giving the same per-query measures), ``P`` stops changing and that feature is picked
+forever with an unchanged training measure. On MQ2008 Fold1 this happens in round 2 for
+both AdaRank.MAP and AdaRank.NDCG, so the paper-exact default stops after one round
+(tolerance); RankLib's ``enqueue`` (or ``update="ranklib"``, whose ``P`` keeps moving)
+is what gets past it: with ``enqueue=True`` the training MAP rises 0.4628 -> 0.4708 and
+NDCG@5 0.4121 -> 0.4396, test NDCG@10 (empty queries 0) 0.462 and 0.473.
 
 Example:
     >>> from boostplug.boosters import AdaRank

@@ -177,7 +177,7 @@ def repartition_by_query(
             (1 for pandas).
 
     Returns:
-        A Dask DataFrame with the same columns. Partitions hold consecutive runs of whole
+        A Dask DataFrame with the same columns (the index is not kept: rows are renumbered). Partitions hold consecutive runs of whole
         queries, balanced by document count (each cut at the query boundary nearest an even
         split, so a partition is off by less than one query's size). Row order within a
         query is kept. From pandas, queries keep their order of first appearance and no data

@@ -1,0 +1,358 @@
+"""boostplug.dask: query-whole partitions, the split-query check, distributed training and evaluation.
+
+Layout and evaluation tests run on Dask's synchronous scheduler; the training tests on a
+``distributed.LocalCluster`` with two worker processes on loopback (module-scoped).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.dataframe")
+pytest.importorskip("distributed")
+
+import dask  # noqa: E402
+import dask.array as da  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from boostplug import dask as bpd  # noqa: E402
+from boostplug.data import make_ranking  # noqa: E402
+from boostplug.groups import group_ptr_from_qid, sizes_from_group_ptr  # noqa: E402
+from boostplug.metrics import by_name  # noqa: E402
+
+pytestmark = pytest.mark.dask
+
+FEATURES = [f"f{i}" for i in range(6)]
+
+
+def _frame(n_queries: int, seed: int, docs: tuple[int, int] = (1, 25)) -> pd.DataFrame:
+    d = make_ranking(n_queries, docs, n_features=len(FEATURES), n_informative=4, seed=seed)
+    return pd.DataFrame(d.X, columns=FEATURES).assign(label=d.y, qid=d.qid * 7 + 3)
+
+
+@pytest.fixture(autouse=True)
+def _sync_scheduler():
+    with dask.config.set(scheduler="sync"):
+        yield
+
+
+def _partitions(frame: dd.DataFrame) -> list[pd.DataFrame]:
+    return [p.compute() for p in frame.partitions]
+
+
+def _assert_query_whole(parts: list[pd.DataFrame]) -> None:
+    seen: set = set()
+    for part in parts:
+        gp = group_ptr_from_qid(part["qid"].to_numpy())  # raises if not contiguous
+        ids = set(part["qid"].to_numpy()[gp[:-1]].tolist())
+        assert not (ids & seen)
+        seen |= ids
+
+
+# --------------------------------------------------------------------------- balanced cuts
+
+
+def _brute_cuts(sizes: np.ndarray, k: int) -> list[int]:
+    """Slow reference: for each j, the query boundary whose document count is nearest j*N/k
+    (ties to the left), then pushed apart so that no partition is empty."""
+    k = min(k, len(sizes))
+    cum = [0]
+    for s in sizes:
+        cum.append(cum[-1] + int(s))
+    cuts = [0]
+    for j in range(1, k):
+        target = cum[-1] * j / k
+        best = min(range(1, len(sizes)), key=lambda b: (abs(cum[b] - target), b))
+        cuts.append(best)
+    cuts.append(len(sizes))
+    for j in range(1, k):
+        cuts[j] = max(cuts[j], cuts[j - 1] + 1)
+    for j in range(k - 1, 0, -1):
+        cuts[j] = min(cuts[j], cuts[j + 1] - 1)
+    return cuts
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_balanced_cuts_match_brute_force_and_bound(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 40, size=int(rng.integers(2, 30)))
+    for k in (1, 2, 3, 5, 40):
+        cuts = bpd._balanced_cuts(sizes.astype(np.int64), k)
+        assert cuts.tolist() == _brute_cuts(sizes, k)
+        assert np.all(np.diff(cuts) >= 1)
+        kk = len(cuts) - 1
+        if kk == k:  # enough queries: each partition is within one query of an even split
+            docs = np.add.reduceat(sizes, cuts[:-1])
+            assert np.all(np.abs(docs - sizes.sum() / k) <= 2 * sizes.max())
+
+
+# --------------------------------------------------------------------------- repartition
+
+
+def test_repartition_pandas_whole_queries_balanced_order_kept() -> None:
+    df = _frame(60, seed=1)
+    frame = bpd.repartition_by_query(df, npartitions=4)
+    parts = _partitions(frame)
+    assert len(parts) == 4
+    _assert_query_whole(parts)
+    out = pd.concat(parts, ignore_index=True)
+    pd.testing.assert_frame_equal(out, df.reset_index(drop=True))  # already contiguous: nothing moves
+    docs = np.array([len(p) for p in parts])
+    assert np.all(np.abs(docs - len(df) / 4) <= 25)  # within one query (max 25 docs)
+
+
+def test_repartition_pandas_regroups_scattered_rows_stably() -> None:
+    df = _frame(20, seed=2)
+    shuffled = df.sample(frac=1.0, random_state=0)
+    parts = _partitions(bpd.repartition_by_query(shuffled, npartitions=3))
+    _assert_query_whole(parts)
+    out = pd.concat(parts, ignore_index=True)
+    # Queries in order of first appearance, rows of a query in their input order.
+    first = pd.unique(shuffled["qid"])
+    expected = pd.concat([shuffled[shuffled["qid"] == q] for q in first], ignore_index=True)
+    pd.testing.assert_frame_equal(out, expected)
+
+
+def test_repartition_dask_shuffles_whole_queries_sorted_by_qid() -> None:
+    df = _frame(40, seed=3)
+    scattered = dd.from_pandas(df.sample(frac=1.0, random_state=1), npartitions=5)
+    frame = bpd.repartition_by_query(scattered, npartitions=3)
+    parts = _partitions(frame)
+    assert len(parts) == 3
+    _assert_query_whole(parts)
+    out = pd.concat(parts, ignore_index=True)
+    expected = scattered.compute().sort_values("qid", kind="stable").reset_index(drop=True)
+    pd.testing.assert_frame_equal(out, expected)
+    sizes = df.groupby("qid").size().to_numpy()
+    assert [len(p) for p in parts] == np.add.reduceat(sizes, bpd._balanced_cuts(sizes, 3)[:-1]).tolist()
+
+
+def test_repartition_more_partitions_than_queries_and_one_row_tail() -> None:
+    df = pd.DataFrame({"qid": ["b", "b", "b", "a"], "label": [0.0, 1.0, 0.0, 1.0], "f0": [1.0, 2.0, 3.0, 4.0]})
+    parts = _partitions(bpd.repartition_by_query(df, npartitions=9))
+    assert [p["qid"].tolist() for p in parts] == [["b", "b", "b"], ["a"]]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "2"])
+def test_repartition_rejects_bad_npartitions(bad: object) -> None:
+    with pytest.raises(ValueError, match="npartitions must be an integer >= 1"):
+        bpd.repartition_by_query(_frame(5, seed=0), npartitions=bad)  # type: ignore[arg-type]
+
+
+def test_repartition_rejects_bad_inputs() -> None:
+    with pytest.raises(ValueError, match="no query-id column 'query'"):
+        bpd.repartition_by_query(_frame(5, seed=0), qid_col="query", npartitions=2)
+    with pytest.raises(TypeError, match="pandas or Dask DataFrame"):
+        bpd.repartition_by_query(np.zeros((4, 2)), npartitions=2)
+    with pytest.raises(ValueError, match="empty frame"):
+        bpd.repartition_by_query(_frame(5, seed=0).iloc[:0], npartitions=2)
+
+
+# --------------------------------------------------------------------------- check
+
+
+def test_check_partitions_layout() -> None:
+    df = _frame(30, seed=4)
+    frame = bpd.repartition_by_query(df, npartitions=3)
+    layout = bpd.check_partitions(frame)
+    gp = group_ptr_from_qid(df["qid"].to_numpy())
+    assert layout.docs_per_partition.sum() == len(df)
+    assert layout.queries_per_partition.sum() == gp.shape[0] - 1
+    local = np.concatenate([layout.group_sizes(i) for i in range(3)])
+    assert local.tolist() == sizes_from_group_ptr(gp).tolist()
+    assert np.concatenate(layout.first_qids).tolist() == df["qid"].to_numpy()[gp[:-1]].tolist()
+    assert layout.query_offsets.tolist() == [0, *np.cumsum(layout.queries_per_partition)[:-1].tolist()]
+    # A qid Series or a 1-D array with the same chunks gives the same layout.
+    arr = frame["qid"].to_dask_array(lengths=True)
+    for qid in (frame["qid"], arr):
+        again = bpd.check_partitions(qid)
+        assert [g.tolist() for g in again.group_ptrs] == [g.tolist() for g in layout.group_ptrs]
+
+
+def test_check_partitions_fires_on_split_query() -> None:
+    df = pd.DataFrame({"qid": [5, 5, 5, 6, 6, 6], "label": [0.0, 1, 2, 0, 1, 0], "f0": np.arange(6.0)})
+    bad = dd.from_pandas(df, npartitions=2, sort=False)  # rows 0-2 | 3-5 is fine ...
+    bpd.check_partitions(bad)
+    bad = dd.from_pandas(df, npartitions=1).repartition(divisions=[0, 2, 5])  # ... rows 0-1 | 2-5 is not
+    with pytest.raises(ValueError, match=r"query 5 is split between partitions 0 and 1.*repartition_by_query"):
+        bpd.check_partitions(bad)
+
+
+def test_check_partitions_fires_on_noncontiguous_query_in_a_partition() -> None:
+    df = pd.DataFrame({"qid": [1, 1, 2, 1], "label": [0.0, 1, 1, 0], "f0": np.arange(4.0)})
+    with pytest.raises(ValueError, match=r"query 1 is not contiguous inside partition 0.*repartition_by_query"):
+        bpd.check_partitions(dd.from_pandas(df, npartitions=1))
+
+
+def test_check_partitions_rejects_bad_types() -> None:
+    with pytest.raises(TypeError, match="Dask DataFrame"):
+        bpd.check_partitions(np.array([1, 1, 2]))
+    with pytest.raises(ValueError, match="one-dimensional"):
+        bpd.check_partitions(da.zeros((4, 2), chunks=2))
+    with pytest.raises(ValueError, match="no query-id column 'qid'"):
+        bpd.check_partitions(dd.from_pandas(pd.DataFrame({"q": [1]}), npartitions=1))
+
+
+def test_dense_qid_sorted_codes_in_partition_order() -> None:
+    df = _frame(25, seed=5)
+    shuffled = df.sample(frac=1.0, random_state=3)
+    frame = bpd.repartition_by_query(shuffled, npartitions=3)
+    layout = bpd.check_partitions(frame)
+    codes = bpd.dense_qid(frame, layout).compute().to_numpy()
+    qid = frame["qid"].compute().to_numpy()
+    gp = group_ptr_from_qid(qid)
+    assert codes.tolist() == np.repeat(np.arange(gp.shape[0] - 1), np.diff(gp)).tolist()
+
+
+def test_lightgbm_group_chunks_follow_partitions() -> None:
+    frame = bpd.repartition_by_query(_frame(25, seed=6), npartitions=3)
+    layout = bpd.check_partitions(frame)
+    group = bpd.lightgbm_group(layout)
+    assert group.chunks == (tuple(layout.queries_per_partition.tolist()),)
+    for i, block in enumerate(group.to_delayed().ravel()):
+        assert block.compute().sum() == layout.docs_per_partition[i]
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def test_evaluate_matches_single_machine_metrics() -> None:
+    df = _frame(40, seed=7)
+    df.loc[df["qid"] == df["qid"].iloc[0], "label"] = 0.0  # an all-zero query
+    frame = bpd.repartition_by_query(df, npartitions=3)
+    rng = np.random.default_rng(0)
+    scores_np = np.round(rng.normal(size=len(df)), 1)  # ties
+    scores = da.from_array(scores_np, chunks=(tuple(bpd.check_partitions(frame).docs_per_partition.tolist()),))
+    names = ["ndcg@10", "map@5", "p@3", "mrr", "err@10"]
+    out = bpd.evaluate(scores, frame, names, per_query=True)
+    gp = group_ptr_from_qid(df["qid"].to_numpy())
+    y = df["label"].to_numpy()
+    for name in names:
+        assert out[name] == pytest.approx(by_name(name)(scores_np, y, gp), rel=1e-12, abs=1e-12)
+        np.testing.assert_array_equal(out["per_query"][name].to_numpy(), by_name(name)(scores_np, y, gp, per_query=True))
+    assert out["per_query"]["qid"].tolist() == df["qid"].to_numpy()[gp[:-1]].tolist()
+    # Scores as a Dask Series aligned with the frame work too.
+    series = frame.map_partitions(lambda p: pd.Series(np.arange(len(p), dtype=float)[::-1], index=p.index),
+                                  meta=("s", "f8"))
+    got = bpd.evaluate(series, frame, "ndcg@10")
+    assert set(got) == {"ndcg@10"}
+
+
+def test_evaluate_fires_on_split_query_and_bad_inputs() -> None:
+    df = pd.DataFrame({"qid": [5, 5, 5, 6], "label": [0.0, 1, 2, 1], "f0": np.arange(4.0)})
+    bad = dd.from_pandas(df, npartitions=1).repartition(divisions=[0, 2, 3])
+    scores = da.from_array(np.arange(4.0), chunks=2)
+    with pytest.raises(ValueError, match="split between partitions 0 and 1"):
+        bpd.evaluate(scores, bad, ["ndcg@10"])
+    good = bpd.repartition_by_query(df, npartitions=1)
+    with pytest.raises(ValueError, match="averages over critical pairs"):
+        bpd.evaluate(da.from_array(np.arange(4.0), chunks=4), good, ["r2"])
+    with pytest.raises(ValueError, match="unknown metric name"):
+        bpd.evaluate(da.from_array(np.arange(4.0), chunks=4), good, ["nope@3"])
+    with pytest.raises(ValueError, match="scores have 2 partitions but the frame has 1"):
+        bpd.evaluate(scores, good, ["ndcg@10"])
+    with pytest.raises(ValueError, match="partition 0: 3 scores for 4 rows"):
+        bpd.evaluate(da.from_array(np.arange(3.0), chunks=3), good, ["ndcg@10"])
+    with pytest.raises(TypeError, match="Dask Series or Dask array"):
+        bpd.evaluate(np.arange(4.0), good, ["ndcg@10"])
+
+
+# --------------------------------------------------------------------------- distributed training
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with dask.config.set(scheduler=None):
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                               host="127.0.0.1", env=bpd.WORKER_ENV)
+        with Client(cluster) as c:
+            yield c
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def split_data():
+    """~35k documents: 1400 training queries on two partitions, 600 test queries."""
+    d = make_ranking(2000, (5, 30), n_features=10, n_informative=5, seed=3)
+    cols = [f"f{i}" for i in range(10)]
+    df = pd.DataFrame(d.X, columns=cols).assign(label=d.y, qid=d.qid)
+    train = df["qid"] < 1400
+    return cols, df[train], df[~train]
+
+
+def _test_ndcg(scores: np.ndarray, test: pd.DataFrame) -> float:
+    return float(by_name("ndcg@10")(scores, test["label"].to_numpy(), group_ptr_from_qid(test["qid"].to_numpy())))
+
+
+@pytest.fixture
+def distributed_scheduler(client):
+    with dask.config.set(scheduler=client):
+        yield client
+
+
+def test_lightgbm_distributed_matches_single_machine(distributed_scheduler, split_data) -> None:
+    import lightgbm as lgb
+
+    from boostplug.lightgbm import sklearn_objective
+
+    client = distributed_scheduler
+    cols, train, test = split_data
+    frame = bpd.repartition_by_query(train, npartitions=2).persist()
+    params = dict(n_estimators=40, learning_rate=0.1, num_leaves=15, min_child_samples=20, verbose=-1)
+    ranker = bpd.train_lightgbm(client, frame, "mpboost", objective_params={"ddf": "logdd"}, **params)
+    gp = group_ptr_from_qid(train["qid"].to_numpy())
+    local = lgb.LGBMRanker(objective=sklearn_objective("mpboost", ddf="logdd"), **params)
+    local.fit(train[cols], train["label"], group=sizes_from_group_ptr(gp))
+    dist_ndcg = _test_ndcg(ranker.to_local().predict(test[cols]), test)
+    local_ndcg = _test_ndcg(local.predict(test[cols]), test)
+    assert dist_ndcg > 0.7
+    assert abs(dist_ndcg - local_ndcg) <= 0.005
+    # Distributed evaluation on the workers equals the local metric of the same scores.
+    test_frame = bpd.repartition_by_query(test, npartitions=2).persist()
+    scores = ranker.predict(test_frame[cols])
+    got = bpd.evaluate(scores, test_frame, ["ndcg@10"], client=client)
+    assert got["ndcg@10"] == pytest.approx(dist_ndcg, abs=1e-9)
+
+
+def test_xgboost_distributed_matches_single_machine(distributed_scheduler, split_data) -> None:
+    import xgboost as xgb
+    import xgboost.dask as xgb_dask
+
+    from boostplug import xgboost as bpx
+
+    client = distributed_scheduler
+    cols, train, test = split_data
+    # Scattered rows, regrouped by the Dask shuffle path.
+    scattered = dd.from_pandas(train.sample(frac=1.0, random_state=0), npartitions=3)
+    frame = bpd.repartition_by_query(scattered, npartitions=2).persist()
+    xparams = dict(max_depth=4, eta=0.1, min_child_weight=1.0)
+    out = bpd.train_xgboost(client, frame, "ndcg_boost", params=xparams, num_boost_round=40)
+    local = xgb.train(bpx.params(**xparams), bpx.dmatrix(train[cols], train["label"].to_numpy(),
+                                                          qid=train["qid"].to_numpy()),
+                      40, obj=bpx.objective("ndcg_boost"))
+    dtest = xgb.DMatrix(test[cols])
+    dist_ndcg = _test_ndcg(out["booster"].predict(dtest), test)
+    local_ndcg = _test_ndcg(local.predict(dtest), test)
+    assert dist_ndcg > 0.7
+    assert abs(dist_ndcg - local_ndcg) <= 0.005
+    test_frame = bpd.repartition_by_query(test, npartitions=2).persist()
+    scores = xgb_dask.predict(client, out["booster"], test_frame[cols])
+    got = bpd.evaluate(scores, test_frame, ["ndcg@10"], client=client)
+    assert got["ndcg@10"] == pytest.approx(dist_ndcg, abs=1e-9)
+
+
+@pytest.mark.parametrize("framework", ["lightgbm", "xgboost"])
+def test_training_refuses_a_split_query(distributed_scheduler, split_data, framework: str) -> None:
+    client = distributed_scheduler
+    _, train, _ = split_data
+    rows = train.iloc[:3000].reset_index(drop=True)
+    gp = group_ptr_from_qid(rows["qid"].to_numpy())
+    cut = int(gp[40]) + 2  # inside query 40 (every query has >= 5 documents)
+    bad = dd.from_pandas(rows, npartitions=1).repartition(divisions=[0, cut, len(rows) - 1])
+    train_fn = bpd.train_lightgbm if framework == "lightgbm" else bpd.train_xgboost
+    with pytest.raises(ValueError, match=r"split between partitions 0 and 1.*repartition_by_query"):
+        train_fn(client, bad, "rankboost")

@@ -149,6 +149,7 @@ class MetricSpec:
         self.fn: Callable[..., float] = _metrics.by_name(name)
         self.name = name
         self.display_name = display_name or name
+        self.higher_is_better = _metrics.higher_is_better(name)
 
     def __call__(self, preds: NDArray, labels: NDArray, group_ptr: NDArray[np.int64]) -> float:
         return float(self.fn(np.asarray(preds, dtype=np.float64).reshape(-1), labels, group_ptr))

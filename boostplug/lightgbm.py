@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._adapter import BoundObjective, MetricSpec, group_ptr_from_lgb_sizes, query_weights_from_rows
 from .groups import group_ptr_from_qid, sizes_from_group_ptr
 
-__all__ = ["objective", "sklearn_objective", "metric", "dataset", "train_line_search"]
+__all__ = ["objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "train_line_search"]
 
 
 class LightGBMObjective(BoundObjective):
@@ -74,19 +74,41 @@ def sklearn_objective(name: str, **params: Any) -> LightGBMSklearnObjective:
 
 def metric(name: str, *, display_name: str | None = None) -> Callable[[NDArray, Any], tuple[str, float, bool]]:
     """A ``feval`` for ``lgb.train``/``lgb.cv``: boostplug's metric ``name`` (e.g. ``"ndcg@10"``, ``"map@10"``)
-    with boostplug's default conventions, reported as ``(display_name, value, True)`` (higher is better).
+    with boostplug's default conventions, reported as ``(display_name, value, is_higher_better)``
+    (``False`` only for the losses ``r1``/``r2``). For ``LGBMRanker.fit(eval_metric=...)`` use
+    :func:`sklearn_metric`.
 
     Don't also ask LightGBM for its built-in metric of the same name, or pass ``display_name``.
     """
     spec = MetricSpec(name, display_name)
 
     def feval(preds: NDArray, eval_data: Any) -> tuple[str, float, bool]:
+        if not hasattr(eval_data, "get_label"):
+            raise TypeError(
+                f"boostplug.lightgbm.metric({name!r}) is a feval for lgb.train/lgb.cv and got "
+                f"{type(eval_data).__name__} instead of an lgb.Dataset; for LGBMRanker.fit(eval_metric=...) "
+                f"use boostplug.lightgbm.sklearn_metric({name!r})"
+            )
         labels = eval_data.get_label()
         gp = group_ptr_from_lgb_sizes(eval_data.get_group(), len(labels))
-        return spec.display_name, spec(preds, labels, gp), True
+        return spec.display_name, spec(preds, labels, gp), spec.higher_is_better
 
     feval.__name__ = f"boostplug_{name}"
     return feval
+
+
+def sklearn_metric(
+    name: str, *, display_name: str | None = None
+) -> Callable[[NDArray, NDArray, Any, Any], tuple[str, float, bool]]:
+    """An ``eval_metric`` for ``LGBMRanker.fit``: ``(y_true, y_pred, weight, group) -> (name, value, is_higher_better)``."""
+    spec = MetricSpec(name, display_name)
+
+    def eval_metric(y_true: NDArray, y_pred: NDArray, weight: Any, group: Any) -> tuple[str, float, bool]:
+        gp = group_ptr_from_lgb_sizes(group, len(y_true))
+        return spec.display_name, spec(y_pred, y_true, gp), spec.higher_is_better
+
+    eval_metric.__name__ = f"boostplug_{name}"
+    return eval_metric
 
 
 def dataset(

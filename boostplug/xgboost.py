@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._adapter import BoundObjective, MetricSpec, group_ptr_or_error, query_weights_from_rows
 from .groups import check_group_ptr, group_ptr_from_qid, qid_from_group_ptr
 
-__all__ = ["objective", "metric", "dmatrix", "params"]
+__all__ = ["objective", "metric", "early_stopping", "dmatrix", "params"]
 
 _HOW = "xgb.DMatrix(X, y, qid=sorted_qid) or group=..., or boostplug.xgboost.dmatrix(X, y, qid=qid)"
 
@@ -69,8 +69,11 @@ def objective(name: str, **params: Any) -> XGBoostObjective:
 def metric(name: str, *, display_name: str | None = None) -> Callable[[NDArray, Any], tuple[str, float]]:
     """A ``custom_metric`` for ``xgb.train``/``xgb.cv``: boostplug's metric ``name`` (``"ndcg@10"``, ``"map@10"``...).
 
-    The reported name defaults to ``name``; names starting with ``ndcg``/``map`` make
-    XGBoost's early stopping maximise them automatically.
+    The reported name defaults to ``name``. XGBoost's ``early_stopping_rounds`` maximises
+    only names starting with ``ndcg``/``map``/``pre``/``auc`` and *minimises* every other
+    name (``mrr``, ``err@10``, ``precision@5`` would be minimised): for those use
+    ``callbacks=[boostplug.xgboost.early_stopping(rounds, "err@10")]``, which sets the
+    direction from the metric.
     """
     spec = MetricSpec(name, display_name)
 
@@ -79,6 +82,29 @@ def metric(name: str, *, display_name: str | None = None) -> Callable[[NDArray, 
 
     custom_metric.__name__ = f"boostplug_{name}"
     return custom_metric
+
+
+def early_stopping(rounds: int, metric_name: str, *, maximize: bool | None = None, save_best: bool = False,
+                   **kwargs: Any):
+    """``xgb.callback.EarlyStopping`` on the metric reported as ``metric_name``, in the right direction.
+
+    ``maximize=None`` takes the direction from boostplug's metric of that name (maximise every
+    metric except the losses ``r1``/``r2``); pass it explicitly when ``metric_name`` is a
+    ``display_name`` of your own. ``kwargs`` go to ``EarlyStopping`` (``data_name``, ``min_delta``).
+    """
+    import xgboost as xgb
+
+    from . import metrics as _metrics
+
+    if maximize is None:
+        try:
+            maximize = _metrics.higher_is_better(metric_name)
+        except ValueError as exc:
+            raise ValueError(
+                f"early_stopping: {metric_name!r} is not a boostplug metric name; pass maximize=True/False"
+            ) from exc
+    return xgb.callback.EarlyStopping(rounds=rounds, metric_name=metric_name, maximize=maximize,
+                                      save_best=save_best, **kwargs)
 
 
 def dmatrix(

@@ -105,12 +105,25 @@ def test_xgb_cv_binds_each_fold_separately(data):
     assert np.all(np.isfinite(res["test-ndcg@5-mean"]))
 
 
-def test_early_stopping_and_model_save_load(data, tmp_path):
+@pytest.fixture(scope="module")
+def vali():
+    return make_ranking(n_queries=30, docs_per_query=(3, 15), n_features=6, n_informative=3, n_labels=4,
+                        noise=0.5, seed=4)
+
+
+def test_early_stopping_and_model_save_load(data, vali, tmp_path):
+    """Early stopping keeps the best validation round and stops `patience` rounds after it;
+    the saved model predicts what the trained one does."""
     train = bpl.dataset(data.X, data.y, group_ptr=data.group_ptr)
+    valid = bpl.dataset(vali.X, vali.y, group_ptr=vali.group_ptr, reference=train)
+    hist: dict = {}
     booster = lgb.train({**LGB_PARAMS, "objective": bpl.objective("ndcg_boost"), "metric": "None"}, train, 200,
-                        valid_sets=[train], feval=bpl.metric("ndcg@10"),
-                        callbacks=[lgb.early_stopping(3, verbose=False)])
-    assert 0 < booster.best_iteration < 200
+                        valid_sets=[valid], feval=bpl.metric("ndcg@10"),
+                        callbacks=[lgb.early_stopping(5, verbose=False), lgb.record_evaluation(hist)])
+    curve = hist["valid_0"]["ndcg@10"]
+    assert len(curve) < 200
+    assert booster.best_iteration == int(np.argmax(curve)) + 1
+    assert len(curve) == booster.best_iteration + 5
     path = tmp_path / "model.txt"
     booster.save_model(str(path))
     loaded = lgb.Booster(model_file=str(path))
@@ -118,9 +131,15 @@ def test_early_stopping_and_model_save_load(data, tmp_path):
                                booster.predict(data.X, num_iteration=booster.best_iteration))
 
     dtrain = bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr)
-    xb = xgb.train(XGB_PARAMS, dtrain, 200, obj=bpx.objective("ndcg_boost"), evals=[(dtrain, "train")],
-                   custom_metric=bpx.metric("ndcg@10"), early_stopping_rounds=3, verbose_eval=False)
-    assert 0 < xb.best_iteration < 199
+    dvali = bpx.dmatrix(vali.X, vali.y, group_ptr=vali.group_ptr)
+    hist = {}
+    xb = xgb.train(XGB_PARAMS, dtrain, 200, obj=bpx.objective("ndcg_boost"), evals=[(dvali, "vali")],
+                   custom_metric=bpx.metric("ndcg@10"), early_stopping_rounds=5, verbose_eval=False,
+                   evals_result=hist)
+    curve = hist["vali"]["ndcg@10"]
+    assert len(curve) < 200
+    assert xb.best_iteration == int(np.argmax(curve))
+    assert len(curve) == xb.best_iteration + 1 + 5
     xpath = tmp_path / "model.json"
     xb.save_model(str(xpath))
     xl = xgb.Booster(model_file=str(xpath))
@@ -133,7 +152,11 @@ def test_lgbm_ranker_accepts_sklearn_objective(data):
     ranker = lgb.LGBMRanker(objective=bpl.sklearn_objective("qbrank"), n_estimators=15, num_leaves=7,
                             min_child_samples=5, learning_rate=0.1, verbose=-1, n_jobs=1)
     ranker.fit(data.X, data.y, group=sizes, eval_set=[(data.X, data.y)], eval_group=[sizes],
-               eval_metric=bpl.metric("ndcg@5"))
+               eval_metric=bpl.sklearn_metric("ndcg@5", display_name="bp_ndcg@5"))
+    (curves,) = ranker.evals_result_.values()
+    assert len(curves["bp_ndcg@5"]) == 15
+    # LGBMRanker's default metric is its own ndcg@1..5: same conventions, same numbers.
+    np.testing.assert_allclose(curves["bp_ndcg@5"], curves["ndcg@5"], rtol=1e-12)
     assert _ndcg(ranker.predict(data.X), data) > _ndcg(np.zeros(data.n_docs), data) + 0.05
     # A second fit on other data re-binds (no stale labels).
     ranker.fit(data.X, data.y[::-1].copy(), group=sizes[::-1].copy())
@@ -205,3 +228,32 @@ def test_objectives_pickle_without_their_bindings(data):
     g2, h2 = clone(scores, ds)
     np.testing.assert_array_equal(g, g2)
     np.testing.assert_array_equal(h, h2)
+
+
+def test_lgb_feval_misused_in_lgbm_ranker_says_what_to_use(data):
+    sizes = np.diff(data.group_ptr)
+    ranker = lgb.LGBMRanker(objective=bpl.sklearn_objective("mpboost"), n_estimators=2, verbose=-1, n_jobs=1)
+    with pytest.raises(TypeError, match="sklearn_metric"):
+        ranker.fit(data.X, data.y, group=sizes, eval_set=[(data.X, data.y)], eval_group=[sizes],
+                   eval_metric=bpl.metric("ndcg@5"))
+
+
+def test_loss_metrics_stop_in_the_right_direction(data, vali):
+    """r2 is a loss: LightGBM is told lower is better, XGBoost's callback minimises it, and
+    err@5 (a score whose name XGBoost would minimise by default) is maximised."""
+    assert bpl.metric("r2")(np.zeros(data.n_docs), bpl.dataset(data.X, data.y, group_ptr=data.group_ptr)
+                            .construct())[2] is False
+    assert bpl.metric("err@5")(np.zeros(data.n_docs), bpl.dataset(data.X, data.y, group_ptr=data.group_ptr)
+                               .construct())[2] is True
+    assert bpx.early_stopping(3, "r2").maximize is False
+    assert bpx.early_stopping(3, "err@5").maximize is True
+    with pytest.raises(ValueError, match="maximize"):
+        bpx.early_stopping(3, "my_name")
+    dtrain = bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr)
+    dvali = bpx.dmatrix(vali.X, vali.y, group_ptr=vali.group_ptr)
+    hist: dict = {}
+    xb = xgb.train(XGB_PARAMS, dtrain, 60, obj=bpx.objective("mpboost"), evals=[(dvali, "vali")],
+                   custom_metric=bpx.metric("r2"), callbacks=[bpx.early_stopping(5, "r2")],
+                   evals_result=hist, verbose_eval=False)
+    r2 = hist["vali"]["r2"]
+    assert r2[xb.best_iteration] == min(r2)

@@ -39,7 +39,9 @@ from numpy.typing import NDArray
 from .groups import first_noncontiguous, group_ptr_from_qid, sizes_from_group_ptr
 
 if TYPE_CHECKING:  # pragma: no cover
+    import dask.array as da
     import dask.dataframe as dd
+    import lightgbm as lgb
     import pandas as pd
     from distributed import Client
 
@@ -47,7 +49,10 @@ __all__ = [
     "WORKER_ENV",
     "PartitionLayout",
     "repartition_by_query",
+    "from_arrays",
     "check_partitions",
+    "lightgbm_group",
+    "dense_qid",
     "train_lightgbm",
     "train_xgboost",
     "evaluate",
@@ -112,13 +117,28 @@ def _balanced_cuts(sizes: NDArray[np.int64], npartitions: int) -> NDArray[np.int
     return cuts
 
 
-def _default_npartitions(current: int) -> int:
+def _active_client(client: "Client | None") -> "Client | None":
+    """``client``, else the running ``distributed`` client unless ``dask.config`` picked another
+    scheduler (``scheduler="sync"``, ``"threads"``...) for the current block."""
+    if client is not None:
+        return client
     try:
         from distributed import get_client
 
-        return max(1, len(get_client().scheduler_info()["workers"]))
+        current = get_client()
     except (ImportError, ValueError):
+        return None
+    dask, _, _ = _dask_modules()
+    chosen = dask.config.get("scheduler", None)
+    if chosen is None or chosen is current or chosen in ("dask.distributed", "distributed"):
         return current
+    return None
+
+
+def _default_npartitions(current: int, client: "Client | None") -> int:
+    if client is None:
+        return current
+    return max(1, len(client.scheduler_info()["workers"]))
 
 
 def _check_npartitions(npartitions: Any) -> int:
@@ -127,14 +147,34 @@ def _check_npartitions(npartitions: Any) -> int:
     return int(npartitions)
 
 
-def _repartition_pandas(df: "pd.DataFrame", qid_col: str, npartitions: int) -> "dd.DataFrame":
+def _identity(piece: Any) -> Any:
+    return piece
+
+
+def _repartition_pandas(df: "pd.DataFrame", qid_col: str, npartitions: int,
+                        client: "Client | None") -> "dd.DataFrame":
+    """Cut a pandas frame at balanced query boundaries; each piece becomes one partition.
+
+    With a ``distributed`` client the pieces are scattered (spread over the workers in turn),
+    so the result is already in worker memory, balanced, and the scheduler never holds the data.
+    (``dd.from_pandas(df, npartitions=1).repartition(...)`` would put the whole frame into the
+    task graph, then on one worker, and every partition sliced from it would stay there.)
+    """
     _, _, dd = _dask_modules()
     gp, perm = group_ptr_from_qid(df[qid_col].to_numpy(), regroup=True)
-    ordered = df.iloc[perm].reset_index(drop=True)
+    already_grouped = bool(np.array_equal(perm, np.arange(perm.shape[0])))
+    ordered = (df if already_grouped else df.iloc[perm]).reset_index(drop=True)
     cuts = gp[_balanced_cuts(sizes_from_group_ptr(gp), npartitions)]
+    pieces = [ordered.iloc[int(a):int(b)] for a, b in zip(cuts[:-1], cuts[1:])]
+    # Divisions on the row position: partition i holds rows cuts[i] .. cuts[i+1] - 1.
     divisions = [int(c) for c in cuts[:-1]] + [int(cuts[-1]) - 1]
-    # One partition per run of whole queries: divisions on the row position.
-    return dd.from_pandas(ordered, npartitions=1, sort=True).repartition(divisions=divisions)
+    meta = ordered.iloc[:0]
+    if client is None:
+        return dd.from_map(_identity, pieces, meta=meta, divisions=divisions, enforce_metadata=False)
+    frame = dd.from_delayed(client.scatter(pieces), meta=meta, divisions=divisions, verify_meta=False)
+    # Persisting futures costs nothing, and Dask (2026.8) cannot turn an unpersisted
+    # from_delayed frame into an array (``to_dask_array`` fails with a missing dependency).
+    return client.persist(frame)
 
 
 def _repartition_dask(frame: "dd.DataFrame", qid_col: str, npartitions: int) -> "dd.DataFrame":
@@ -164,7 +204,7 @@ def _repartition_dask(frame: "dd.DataFrame", qid_col: str, npartitions: int) -> 
 
 
 def repartition_by_query(
-    data: Any, qid_col: str = "qid", *, npartitions: int | None = None
+    data: Any, qid_col: str = "qid", *, npartitions: int | None = None, client: "Client | None" = None
 ) -> "dd.DataFrame":
     """A Dask DataFrame in which every query sits whole, and contiguous, in one partition.
 
@@ -173,15 +213,17 @@ def repartition_by_query(
             scattered (in pandas, across the frame; in Dask, across partitions).
         qid_col: the query-id column.
         npartitions: how many partitions (at most one per query). Default: the number of
-            workers of the running ``distributed`` client, else the input's partition count
-            (1 for pandas).
+            workers of the client, else the input's partition count (1 for pandas).
+        client: a ``distributed`` client. Default: the running client, unless
+            ``dask.config.set(scheduler=...)`` chose another scheduler. From pandas, the
+            partitions are scattered to its workers (spread evenly, already in memory there).
 
     Returns:
         A Dask DataFrame with the same columns (the index is not kept: rows are renumbered). Partitions hold consecutive runs of whole
         queries, balanced by document count (each cut at the query boundary nearest an even
         split, so a partition is off by less than one query's size). Row order within a
         query is kept. From pandas, queries keep their order of first appearance and no data
-        moves through a shuffle; from Dask, queries come out in sorted-qid order after one
+        moves through a shuffle or the task graph; from Dask, queries come out in sorted-qid order after one
         shuffle (the query-id column must be sortable).
     """
     _, _, dd = _dask_modules()
@@ -191,16 +233,87 @@ def repartition_by_query(
         _check_qid_col(data, qid_col)
         if len(data) == 0:
             raise ValueError("cannot partition an empty frame (no queries)")
-        n = _default_npartitions(1) if npartitions is None else _check_npartitions(npartitions)
-        return _repartition_pandas(data, qid_col, n)
+        active = _active_client(client)
+        n = _default_npartitions(1, active) if npartitions is None else _check_npartitions(npartitions)
+        return _repartition_pandas(data, qid_col, n, active)
     if isinstance(data, dd.DataFrame):
         _check_qid_col(data, qid_col)
-        n = _default_npartitions(data.npartitions) if npartitions is None else _check_npartitions(npartitions)
+        active = _active_client(client)
+        n = _default_npartitions(data.npartitions, active) if npartitions is None else _check_npartitions(npartitions)
         return _repartition_dask(data, qid_col, n)
     raise TypeError(
         f"repartition_by_query takes a pandas or Dask DataFrame with a {qid_col!r} column, got "
         f"{type(data).__name__}; build one with e.g. pandas.DataFrame(X).assign(label=y, qid=qid)"
     )
+
+
+# --------------------------------------------------------------------------- arrays
+
+
+def _as_row_array(values: Any, name: str, chunks: tuple[int, ...]) -> Any:
+    """A 1-D Dask array of ``values`` with the row chunks of ``X``."""
+    _, da, _ = _dask_modules()
+    arr = values if isinstance(values, da.Array) else np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if isinstance(arr, da.Array) and any(np.isnan(c) for c in arr.chunks[0]):
+        raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() first")
+    if arr.shape[0] != sum(chunks):
+        raise ValueError(f"{name} has {arr.shape[0]} rows but X has {sum(chunks)}")
+    return arr.rechunk((chunks,)) if isinstance(arr, da.Array) else da.from_array(arr, chunks=(chunks,))
+
+
+def from_arrays(
+    X: Any,
+    y: Any,
+    qid: Any,
+    *,
+    feature_names: Sequence[str] | None = None,
+    label_col: str = "label",
+    qid_col: str = "qid",
+) -> "dd.DataFrame":
+    """A Dask DataFrame of features, label and query id from Dask arrays, one partition per row chunk of ``X``.
+
+    The frame the other functions take: train and evaluate on it directly when every query
+    already sits whole in one chunk of ``X`` (:func:`check_partitions` tells), else pass it
+    through :func:`repartition_by_query` first.
+
+    Args:
+        X: 2-D Dask array of features (row chunks = partitions; known chunk sizes).
+        y: labels, a 1-D Dask or NumPy array (rechunked to ``X``'s rows).
+        qid: query ids, a 1-D Dask or NumPy array (rechunked to ``X``'s rows).
+        feature_names: column names for ``X`` (default ``f0, f1, ...``).
+        label_col, qid_col: names of the label and query-id columns.
+
+    Raises:
+        TypeError: ``X`` is not a Dask array.
+        ValueError: shapes or lengths that disagree, unknown chunk sizes, or a feature name
+            equal to the label or query-id column.
+    """
+    _, da, dd = _dask_modules()
+    if not isinstance(X, da.Array):
+        raise TypeError(
+            f"from_arrays takes X as a 2-D Dask array, got {type(X).__name__}; for in-memory data "
+            "use repartition_by_query(pandas.DataFrame(X).assign(label=y, qid=qid))"
+        )
+    if X.ndim != 2:
+        raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
+    names = [f"f{i}" for i in range(X.shape[1])] if feature_names is None else list(feature_names)
+    if len(names) != X.shape[1]:
+        raise ValueError(f"{len(names)} feature names for {X.shape[1]} columns of X")
+    clash = sorted({label_col, qid_col} & set(names))
+    if clash or label_col == qid_col or len(set(names)) != len(names):
+        raise ValueError(
+            f"column names must be distinct: features {names}, label {label_col!r}, query id {qid_col!r}"
+        )
+    rows = tuple(int(c) for c in X.chunks[0])
+    label = _as_row_array(y, "y", rows)
+    query = _as_row_array(qid, "qid", rows)
+    frame = dd.from_dask_array(X.rechunk({1: -1}), columns=names)
+    # Same row chunks -> same divisions: the columns line up partition by partition.
+    return frame.assign(**{label_col: dd.from_dask_array(label), qid_col: dd.from_dask_array(query)})
 
 
 # --------------------------------------------------------------------------- check
@@ -333,7 +446,7 @@ def _require_frame(frame: Any, label_col: str, qid_col: str, who: str) -> None:
             raise ValueError(f"no column {col!r} in the frame; its columns are {list(frame.columns)}")
 
 
-def lightgbm_group(layout: PartitionLayout) -> Any:
+def lightgbm_group(layout: PartitionLayout) -> "da.Array":
     """Group sizes as a Dask array with one chunk per partition (what ``DaskLGBMRanker.fit(group=...)``
     splits alongside ``X``: chunk ``i`` holds the sizes of partition ``i``'s queries)."""
     _, da, _ = _dask_modules()
@@ -351,7 +464,7 @@ def train_lightgbm(
     qid_col: str = "qid",
     feature_cols: Sequence[str] | None = None,
     **ranker_params: Any,
-):
+) -> "lgb.DaskLGBMRanker":
     """Fit ``lightgbm.dask.DaskLGBMRanker`` with a boostplug objective on a query-partitioned frame.
 
     Checks the partitions (:func:`check_partitions`), builds the group sizes aligned with

@@ -215,6 +215,51 @@ def test_lightgbm_group_chunks_follow_partitions() -> None:
         assert block.compute().sum() == layout.docs_per_partition[i]
 
 
+# --------------------------------------------------------------------------- arrays
+
+
+def test_from_arrays_one_partition_per_row_chunk_of_x() -> None:
+    df = _frame(12, seed=8)
+    gp = group_ptr_from_qid(df["qid"].to_numpy())
+    rows = tuple(np.diff(gp[[0, 4, 5, 12]]).tolist())  # chunk edges on query boundaries
+    X = da.from_array(df[FEATURES].to_numpy(), chunks=(rows, 2))  # several column chunks too
+    y = df["label"].to_numpy()  # NumPy label, Dask qid with other chunks: both follow X
+    qid = da.from_array(df["qid"].to_numpy(), chunks=7)
+    frame = bpd.from_arrays(X, y, qid, feature_names=FEATURES)
+    parts = _partitions(frame)
+    assert [len(p) for p in parts] == list(rows)
+    pd.testing.assert_frame_equal(pd.concat(parts), df, check_index_type=False)
+    layout = bpd.check_partitions(frame)
+    assert layout.queries_per_partition.tolist() == [4, 1, 7]
+    assert frame[FEATURES].to_dask_array(lengths=True).compute().shape == (len(df), len(FEATURES))
+    # Chunks that cut a query: the check names it; repartitioning fixes it.
+    cut = int(gp[3]) + 1
+    bad = bpd.from_arrays(da.from_array(df[FEATURES].to_numpy(), chunks=((cut, len(df) - cut), 6)), y, qid)
+    q3 = df["qid"].to_numpy()[gp[3]]
+    with pytest.raises(ValueError, match=rf"query {q3} is split between partitions 0 and 1"):
+        bpd.check_partitions(bad)
+    _assert_query_whole(_partitions(bpd.repartition_by_query(bad, npartitions=2)))
+
+
+def test_from_arrays_rejects_bad_inputs() -> None:
+    X = da.zeros((6, 2), chunks=3)
+    y, qid = np.zeros(6), np.repeat([1, 2], 3)
+    with pytest.raises(TypeError, match="X as a 2-D Dask array, got ndarray"):
+        bpd.from_arrays(np.zeros((6, 2)), y, qid)
+    with pytest.raises(ValueError, match=r"X must be two-dimensional, got shape \(6,\)"):
+        bpd.from_arrays(da.zeros(6, chunks=3), y, qid)
+    with pytest.raises(ValueError, match="X has unknown chunk sizes"):
+        bpd.from_arrays(X[X[:, 0] == 0], y, qid)
+    with pytest.raises(ValueError, match="y has 5 rows but X has 6"):
+        bpd.from_arrays(X, np.zeros(5), qid)
+    with pytest.raises(ValueError, match=r"qid must be one-dimensional, got shape \(6, 1\)"):
+        bpd.from_arrays(X, y, qid.reshape(-1, 1))
+    with pytest.raises(ValueError, match="3 feature names for 2 columns"):
+        bpd.from_arrays(X, y, qid, feature_names=["a", "b", "c"])
+    with pytest.raises(ValueError, match="column names must be distinct"):
+        bpd.from_arrays(X, y, qid, feature_names=["a", "qid"])
+
+
 # --------------------------------------------------------------------------- evaluation
 
 
@@ -356,3 +401,54 @@ def test_training_refuses_a_split_query(distributed_scheduler, split_data, frame
     train_fn = bpd.train_lightgbm if framework == "lightgbm" else bpd.train_xgboost
     with pytest.raises(ValueError, match=r"split between partitions 0 and 1.*repartition_by_query"):
         train_fn(client, bad, "rankboost")
+
+
+def test_workers_run_numba_single_threaded(client) -> None:
+    def numba_threads() -> tuple[str | None, int]:
+        import os
+
+        import numba
+
+        return os.environ.get("NUMBA_NUM_THREADS"), numba.config.NUMBA_NUM_THREADS
+
+    assert set(client.run(numba_threads).values()) == {("1", 1)}
+
+
+def test_repartition_from_pandas_scatters_balanced_partitions(client, split_data) -> None:
+    _, train, _ = split_data
+    # The autouse fixture chose the sync scheduler: the running client is not used unasked.
+    assert bpd._active_client(None) is None
+    frame = bpd.repartition_by_query(train, npartitions=4, client=client)
+    from distributed import wait
+
+    wait(frame)  # persisted: only aliases of the scattered pieces are left to run
+    holders = list(client.who_has(frame).values())  # one entry per partition
+    assert len(holders) == 4 and all(len(h) == 1 for h in holders)
+    workers = [h[0] for h in holders]
+    assert sorted(workers.count(w) for w in set(workers)) == [2, 2]  # spread, not piled on one worker
+    with dask.config.set(scheduler=client):
+        assert bpd._active_client(None) is client
+        assert bpd.repartition_by_query(train).npartitions == 2  # default: one per worker
+        parts = _partitions(frame)
+        _assert_query_whole(parts)
+        pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), train.reset_index(drop=True))
+        sizes = train.groupby("qid", sort=False).size().to_numpy()
+        assert [len(p) for p in parts] == np.add.reduceat(sizes, bpd._balanced_cuts(sizes, 4)[:-1]).tolist()
+        assert frame["qid"].to_dask_array(lengths=True).compute().shape == (len(train),)
+
+
+def test_xgboost_from_dask_arrays_equals_from_frame(distributed_scheduler, split_data) -> None:
+    import xgboost as xgb
+
+    client = distributed_scheduler
+    cols, train, test = split_data
+    frame = bpd.repartition_by_query(train, npartitions=2)
+    rows = tuple(bpd.check_partitions(frame).docs_per_partition.tolist())
+    X = da.from_array(train[cols].to_numpy(), chunks=(rows, len(cols)))
+    arrays = bpd.from_arrays(X, da.from_array(train["label"].to_numpy(), chunks=(rows,)),
+                             da.from_array(train["qid"].to_numpy(), chunks=(rows,)), feature_names=cols).persist()
+    xparams = dict(max_depth=3, eta=0.3)
+    dtest = xgb.DMatrix(test[cols])
+    preds = [bpd.train_xgboost(client, f, "qbrank", params=xparams, num_boost_round=5)["booster"].predict(dtest)
+             for f in (frame, arrays)]
+    np.testing.assert_allclose(preds[0], preds[1], rtol=1e-6, atol=1e-6)

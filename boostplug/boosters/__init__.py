@@ -26,12 +26,12 @@ _PUBLIC = {
 __all__ = sorted(_PUBLIC) + ["RankingBooster", "load"]
 
 
-def _classes() -> dict[str, type]:
-    """Booster classes by name (used by :func:`load`)."""
-    return {name: getattr(importlib.import_module(f"{__name__}.{mod}"), name) for name, mod in _PUBLIC.items()}
+def _class(name: str) -> type:
+    """The booster class ``name`` (a key of ``_PUBLIC``), importing only its module."""
+    return getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
 
 
 def __getattr__(name: str) -> Any:
     if name in _PUBLIC:
-        return getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+        return _class(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

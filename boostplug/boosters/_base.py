@@ -22,10 +22,15 @@ The JSON model file (``save``/``load``) is a plain object::
      "rankers": [{"kind": "stump", "feature": 3, "threshold": 0.25}, ...],
      "weights": [0.41, ...],
      "history": [{...per-round record...}, ...],
-     "stop_reason": "n_rounds reached", "best_iteration": 57}
+     "stop_reason": "n_rounds reached", "best_iteration": 57,
+     "fitted": {...the class's extra fitted attributes, e.g. RankBoost's
+                "undefined_round_", "span_size_", "pruned_round_"...}}
 
 Floats are written with Python's shortest round-trip repr, so a loaded model
-predicts bit-for-bit what the saved one did.
+predicts bit-for-bit what the saved one did (an infinite or NaN value in
+``history`` is written as JSON's non-standard ``Infinity``/``NaN``, which
+Python's ``json`` reads back). :func:`load` imports only the module of the
+class named in the file.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from .._validation import check_labels
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes
 from ..pairs import check_pairs
 
-__all__ = ["RankingBooster", "Round", "FitData", "evaluate_rankers", "load"]
+__all__ = ["RankingBooster", "Round", "FitData", "evaluate_rankers", "load", "check_choice", "check_bool"]
 
 FORMAT = "boostplug.booster"
 FORMAT_VERSION = 1
@@ -76,6 +81,20 @@ class Round:
     ranker: dict[str, Any]
     weight: float
     record: dict[str, Any] = field(default_factory=dict)
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """``value`` if it is one of the string ``choices``, else a ValueError naming it."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``value`` if it is a bool, else a ValueError naming it."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def _check_X(X: ArrayLike, n_features: int | None = None) -> NDArray[np.float64]:
@@ -138,8 +157,9 @@ class RankingBooster(BaseEstimator):
     * optionally ``_stop(state) -> str | None``: a reason to stop after a round.
     """
 
-    #: name of the metric ``history_`` tracks on training data, if any
-    _history_train_metric: str | None = None
+    #: fitted attributes beyond the common ones that ``save``/``load`` carry
+    #: (JSON-serialisable values), under ``"fitted"`` in the model file
+    _fitted_extras: tuple[str, ...] = ()
 
     # ---- hooks --------------------------------------------------------------
     def _fit_init(self, data: FitData) -> Any:  # pragma: no cover - abstract
@@ -184,6 +204,7 @@ class RankingBooster(BaseEstimator):
         n_rounds = self._check_n_rounds()
         evals = [self._prepare_eval(e) for e in (eval_set or [])]
         metric_fn = self._metric_fn() if evals else None
+        maximize = self._metric_maximized() if evals else True
         esr = getattr(self, "early_stopping_rounds", None)
         if esr is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set")
@@ -199,7 +220,7 @@ class RankingBooster(BaseEstimator):
         rng = np.random.default_rng(getattr(self, "random_state", None))
         state = self._fit_init(FitData(Xa, ya, gp, pa, rng))
         eval_scores = [np.zeros(e[0].shape[0]) for e in evals]
-        best = -math.inf
+        best = -math.inf if maximize else math.inf
         since_best = 0
         verbose = int(getattr(self, "verbose", 0) or 0)
         t0 = time.perf_counter()
@@ -224,7 +245,7 @@ class RankingBooster(BaseEstimator):
                           + " ".join(f"{k}={v:.5g}" for k, v in shown.items()), file=sys.stderr)
                 if evals:
                     v = rec[f"valid_0_{self.eval_metric}"]
-                    if v > best:
+                    if (v > best) if maximize else (v < best):
                         best, since_best = v, 0
                         self.best_iteration_ = t + 1
                     else:
@@ -266,23 +287,38 @@ class RankingBooster(BaseEstimator):
 
         return metrics.by_name(getattr(self, "eval_metric", "ndcg@10"))
 
+    def _metric_maximized(self) -> bool:
+        """Early stopping and ``best_iteration_`` maximise ``eval_metric`` unless it is a loss (r1/r2)."""
+        from .. import metrics
+
+        return metrics.higher_is_better(getattr(self, "eval_metric", "ndcg@10"))
+
     # ---- prediction -----------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "rankers_"):
             raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit first")
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Scores ``F(x) = sum_t weight_t h_t(x)`` of the fitted ensemble."""
+        """Scores ``F(x) = sum_t weight_t h_t(x)`` of the fitted ensemble.
+
+        Summed round by round, ``((0 + w_1 h_1) + w_2 h_2) + ...``: the order training and
+        :meth:`staged_predict` use, so the last staged scores equal these bit for bit and
+        documents tied during training stay tied (a matrix product may differ in the last
+        bit and break such ties differently).
+        """
         self._check_fitted()
         Xa = _check_X(X, self.n_features_in_)
-        if not self.rankers_:
-            return np.zeros(Xa.shape[0])
-        return evaluate_rankers(Xa, self.rankers_) @ np.asarray(self.weights_)
+        out = np.zeros(Xa.shape[0])
+        for out in self._staged(Xa):
+            pass
+        return out
 
     def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
         """Scores after every round (round 1, 2, ...), for choosing the round on validation data."""
         self._check_fitted()
-        Xa = _check_X(X, self.n_features_in_)
+        return self._staged(_check_X(X, self.n_features_in_))
+
+    def _staged(self, Xa: NDArray[np.float64]) -> Iterator[NDArray[np.float64]]:
         s = np.zeros(Xa.shape[0])
         for r, w in zip(self.rankers_, self.weights_):
             s = s + w * evaluate_rankers(Xa, [r])[:, 0]
@@ -302,6 +338,7 @@ class RankingBooster(BaseEstimator):
             "history": self.history_,
             "stop_reason": self.stop_reason_,
             "best_iteration": self.best_iteration_,
+            "fitted": {name: getattr(self, name) for name in self._fitted_extras},
         }
 
     def save(self, path: str | Path) -> None:
@@ -326,20 +363,36 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"cannot write {type(o).__name__} to JSON")
 
 
-def load(path: str | Path, expect: type | None = None) -> RankingBooster:
-    """Load a booster saved with ``save``; the class is read from the file."""
-    from . import _classes
-
-    d = json.loads(Path(path).read_text())
+def _read_model_file(path: str | Path) -> dict[str, Any]:
+    """The JSON object of a booster file, checked for the format marker and version."""
+    try:
+        d = json.loads(Path(path).read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not a boostplug booster JSON file (not valid JSON: {exc})") from None
     if not isinstance(d, dict) or d.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a boostplug booster file (format {d.get('format') if isinstance(d, dict) else None!r})")
+        found = d.get("format") if isinstance(d, dict) else type(d).__name__
+        raise ValueError(f"{path} is not a boostplug booster JSON file (format {found!r}, expected {FORMAT!r})")
     if d.get("version") != FORMAT_VERSION:
-        raise ValueError(f"{path} has format version {d.get('version')!r}; this boostplug reads {FORMAT_VERSION}")
-    classes = _classes()
+        raise ValueError(f"{path} has booster format version {d.get('version')!r}; "
+                         f"this boostplug reads version {FORMAT_VERSION}")
+    for key, kind in (("params", dict), ("rankers", list), ("weights", list), ("n_features_in", int)):
+        if not isinstance(d.get(key), kind) or isinstance(d.get(key), bool):
+            raise ValueError(f"{path}: {key!r} must be a JSON {kind.__name__}, got {d.get(key)!r}")
+    if len(d["rankers"]) != len(d["weights"]):
+        raise ValueError(f"{path}: {len(d['rankers'])} rankers but {len(d['weights'])} weights")
+    return d
+
+
+def load(path: str | Path, expect: type | None = None) -> RankingBooster:
+    """Load a booster saved with ``save``; the class is read from the file and only its
+    module is imported. ``expect``: the class the file must hold (``Class.load``)."""
+    from . import _PUBLIC, _class
+
+    d = _read_model_file(path)
     name = d.get("class")
-    if name not in classes:
-        raise ValueError(f"{path} holds an unknown booster class {name!r}; known: {sorted(classes)}")
-    klass = classes[name]
+    if not isinstance(name, str) or name not in _PUBLIC:
+        raise ValueError(f"{path} holds an unknown booster class {name!r}; known: {sorted(_PUBLIC)}")
+    klass = _class(name)
     if expect is not None and klass is not expect:
         raise ValueError(f"{path} holds a {name}, not a {expect.__name__}")
     model = klass(**d["params"])
@@ -349,4 +402,10 @@ def load(path: str | Path, expect: type | None = None) -> RankingBooster:
     model.history_ = list(d.get("history", []))
     model.stop_reason_ = d.get("stop_reason")
     model.best_iteration_ = d.get("best_iteration")
+    fitted = d.get("fitted", {})
+    missing = [a for a in klass._fitted_extras if not isinstance(fitted, dict) or a not in fitted]
+    if missing:
+        raise ValueError(f"{path}: the {name} model lacks the fitted attributes {missing} under 'fitted'")
+    for a in klass._fitted_extras:
+        setattr(model, a, fitted[a])
     return model

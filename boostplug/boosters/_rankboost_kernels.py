@@ -127,9 +127,6 @@ class PairSpan:
     def R(self) -> NDArray[np.float64]:
         return self._R[: self.size, : self.size]
 
-    def stump_vector(self, k: int, j: int) -> NDArray[np.float64]:
-        return (self.codes[:, k] > j).astype(np.float64)
-
     def residual(self, h: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float]:
         """Least squares of ``h`` on ``S_t`` (pair metric): ``(c, u, r2, norm2)`` with
         ``h = Q c + u``, ``r2 = |D u|^2`` and ``norm2 = |D h|^2`` (Gram-Schmidt twice)."""
@@ -180,3 +177,72 @@ class PairSpan:
         for b in range(self.size):
             C[:, :, b] = doc_sums_above(self.codes, self.LQ[:, b], n_thr)
         return C
+
+
+def _project_out(U: NDArray[np.float64], Q: NDArray[np.float64], LQ: NDArray[np.float64]) -> None:
+    """``U -= Q (LQ^T U)`` twice (classical Gram-Schmidt with one re-orthogonalisation), in place."""
+    if Q.shape[1]:
+        for _ in range(2):
+            U -= Q @ (LQ.T @ U)
+
+
+def select_independent(
+    codes: NDArray[np.int32], pairs: NDArray[np.int64], order: NDArray[np.int64], span: PairSpan,
+    nsplit: NDArray[np.float64], n_thr: NDArray[np.int64], cap: int, block: int = 64,
+) -> NDArray[np.bool_]:
+    """Greedy linearly independent subset of the stumps ``order`` (``(N, 2)`` rows ``(k, j)``),
+    taken in that order, together with ``span``'s members: the QR of ``[S, order]`` built
+    column by column in the pair metric, a column whose diagonal is zero (squared residual
+    at most ``DEPENDENT_RTOL`` times its squared norm ``nsplit[k, j]``) being dropped.
+
+    Returns ``drop`` (``(N,)``): the stumps found dependent on those before them. Stops once
+    the basis holds ``cap`` columns: the stumps not yet reached are kept (not dropped).
+
+    Each candidate's squared residual ``r2`` against the basis is kept for every stump at
+    once (one :func:`doc_sums_above` pass per new basis vector), so a dependent stump costs
+    ``O(1)``. The Gram-Schmidt of the survivors is blocked: the next ``block`` candidates are
+    projected on the basis together (matrix-matrix products, ``O(n m block)``), then taken in
+    order, each projected only on the vectors its own block added. Same decisions as
+    one-at-a-time Gram-Schmidt; about ``n m^2`` flops in BLAS-3 instead of matrix-vector
+    products (``m``: final basis size).
+    """
+    n = codes.shape[0]
+    Q = np.zeros((n, cap))
+    LQ = np.zeros((n, cap))
+    m = span.size
+    Q[:, :m], LQ[:, :m] = span.Q, span.LQ
+    r2 = nsplit.copy()
+    if m:
+        C = span.all_coefficients(n_thr)
+        r2 -= np.einsum("kjb,kjb->kj", C, C)
+    tol = DEPENDENT_RTOL * nsplit
+    drop = np.zeros(order.shape[0], dtype=bool)
+    for start in range(0, order.shape[0], block):
+        blk = order[start:start + block]
+        ks, js = blk[:, 0], blk[:, 1]
+        # r2 only decreases: a stump at or below tol now is dropped when its turn comes
+        live = np.flatnonzero(r2[ks, js] > tol[ks, js])
+        U = (codes[:, ks[live]] > js[live]).astype(np.float64)
+        _project_out(U, Q[:, :m], LQ[:, :m])
+        column = np.full(blk.shape[0], -1)
+        column[live] = np.arange(live.size)
+        m0 = m
+        for i in range(blk.shape[0]):
+            k, j = int(ks[i]), int(js[i])
+            if r2[k, j] <= tol[k, j]:
+                drop[start + i] = True
+                continue
+            if m == cap:
+                return drop
+            u = U[:, column[i]].copy()
+            _project_out(u[:, None], Q[:, m0:m], LQ[:, m0:m])
+            Lu = laplacian(pairs, u, n)
+            rr = float(u @ Lu)
+            if rr <= tol[k, j]:
+                drop[start + i] = True
+                continue
+            rho = math.sqrt(rr)
+            Q[:, m], LQ[:, m] = u / rho, Lu / rho
+            r2 -= doc_sums_above(codes, LQ[:, m], n_thr) ** 2
+            m += 1
+    return drop

@@ -25,35 +25,67 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["pair_split_sums", "doc_sums_above", "doc_potentials"]
+__all__ = ["pair_split_sums", "doc_sums_above", "doc_potentials", "DOC_SUMS_PARALLEL_MIN",
+           "PAIR_SUMS_PARALLEL_MIN"]
+
+#: Work (``n * F`` or ``P * F`` row visits) from which the kernels run in parallel over
+#: features; below it they run serially (same sums, same order within a feature). Measured
+#: with ``python benchmarks/boosters.py --kernels`` (output in ``docs/boosters.md``,
+#: "Serial and parallel kernels") on 2 shared cores, column-major codes, 255 bins: the
+#: per-document histogram pass is memory-light and fast serially (0.3 ms at 230,000, 10 ms
+#: at 9.2 million), while its parallel version stalled 12-24 ms whenever the other core was
+#: busy, so it stays serial up to 10 million; the per-pair pass does more work per visit and
+#: was 1.6-2x faster in parallel from 46,000 up.
+DOC_SUMS_PARALLEL_MIN = 10_000_000
+PAIR_SUMS_PARALLEL_MIN = 50_000
+
+
+def _parallel(work: int, threshold: int) -> bool:
+    return work >= threshold and nb.get_num_threads() > 1
+
+
+def _width(n_thresholds: NDArray[np.int64]) -> int:
+    n_thr = np.asarray(n_thresholds, dtype=np.int64)
+    return int(n_thr.max()) + 1 if n_thr.size else 1
+
+
+@nb.njit(cache=True)
+def _pair_split_feature(codes, pairs, values, k, c, r):
+    """Feature ``k``: difference arrays over the bins, then prefix sums, into ``c``/``r``."""
+    for p in range(pairs.shape[0]):
+        ca = codes[pairs[p, 0], k]
+        cb = codes[pairs[p, 1], k]
+        v = values[p]
+        if ca > cb:
+            c[cb] += v
+            c[ca] -= v
+        elif cb > ca:
+            r[ca] += v
+            r[cb] -= v
+    acc_c = 0.0
+    acc_r = 0.0
+    for j in range(c.shape[0]):
+        acc_c += c[j]
+        acc_r += r[j]
+        c[j] = acc_c
+        r[j] = acc_r
+
+
+@nb.njit(cache=True)
+def _pair_split_sums_serial(codes, pairs, values, width):
+    correct = np.zeros((codes.shape[1], width))
+    reverse = np.zeros((codes.shape[1], width))
+    for k in range(codes.shape[1]):
+        _pair_split_feature(codes, pairs, values, k, correct[k], reverse[k])
+    return correct, reverse
 
 
 @nb.njit(cache=True, parallel=True)
-def _pair_split_sums(codes, pairs, values, n_bins):
-    n_feat = codes.shape[1]
-    width = n_bins.max() + 1
-    correct = np.zeros((n_feat, width))
-    reverse = np.zeros((n_feat, width))
-    for k in nb.prange(n_feat):
-        c = correct[k]
-        r = reverse[k]
-        for p in range(pairs.shape[0]):
-            ca = codes[pairs[p, 0], k]
-            cb = codes[pairs[p, 1], k]
-            v = values[p]
-            if ca > cb:
-                c[cb] += v
-                c[ca] -= v
-            elif cb > ca:
-                r[ca] += v
-                r[cb] -= v
-        acc_c = 0.0
-        acc_r = 0.0
-        for j in range(width):
-            acc_c += c[j]
-            acc_r += r[j]
-            c[j] = acc_c
-            r[j] = acc_r
+def _pair_split_sums_parallel(codes, pairs, values, width):
+    correct = np.zeros((codes.shape[1], width))
+    reverse = np.zeros((codes.shape[1], width))
+    for k in nb.prange(codes.shape[1]):
+        _pair_split_feature(codes, pairs, values, k, correct[k], reverse[k])
     return correct, reverse
 
 
@@ -66,8 +98,9 @@ def pair_split_sums(
     correctly; ``reverse[k, j]`` over pairs it orders reversely. Entries with
     ``j >= n_thresholds[k]`` are meaningless (no such stump).
     """
-    return _pair_split_sums(codes, pairs, np.ascontiguousarray(values, dtype=np.float64),
-                            np.asarray(n_thresholds, dtype=np.int64))
+    width = _width(n_thresholds)
+    kernel = _pair_split_sums_parallel if _parallel(pairs.shape[0] * codes.shape[1], PAIR_SUMS_PARALLEL_MIN) else _pair_split_sums_serial
+    return kernel(codes, pairs, np.ascontiguousarray(values, dtype=np.float64), width)
 
 
 @nb.njit(cache=True)
@@ -84,23 +117,37 @@ def doc_potentials(pairs: NDArray[np.int64], values: NDArray[np.float64], n_docs
     return _doc_potentials(pairs, np.ascontiguousarray(values, dtype=np.float64), n_docs)
 
 
+@nb.njit(cache=True)
+def _doc_sums_above_feature(codes, pot, k, out):
+    """Feature ``k``: ``out[j] = sum over codes > j`` from a histogram of the potentials."""
+    width = out.shape[0]
+    hist = np.zeros(width + 1)
+    for i in range(codes.shape[0]):
+        hist[codes[i, k]] += pot[i]
+    acc = 0.0
+    for j in range(width - 1, -1, -1):
+        acc += hist[j + 1]
+        out[j] = acc
+
+
+@nb.njit(cache=True)
+def _doc_sums_above_serial(codes, pot, width):
+    out = np.zeros((codes.shape[1], width))
+    for k in range(codes.shape[1]):
+        _doc_sums_above_feature(codes, pot, k, out[k])
+    return out
+
+
 @nb.njit(cache=True, parallel=True)
-def _doc_sums_above(codes, pot, n_bins):
-    n, n_feat = codes.shape
-    width = n_bins.max() + 1
-    out = np.zeros((n_feat, width))
-    for k in nb.prange(n_feat):
-        hist = np.zeros(width + 1)
-        for i in range(n):
-            hist[codes[i, k]] += pot[i]
-        # out[k, j] = sum over codes > j
-        acc = 0.0
-        for j in range(width - 1, -1, -1):
-            acc += hist[j + 1]
-            out[k, j] = acc
+def _doc_sums_above_parallel(codes, pot, width):
+    out = np.zeros((codes.shape[1], width))
+    for k in nb.prange(codes.shape[1]):
+        _doc_sums_above_feature(codes, pot, k, out[k])
     return out
 
 
 def doc_sums_above(codes: NDArray[np.int32], pot: NDArray[np.float64], n_thresholds: NDArray[np.int64]) -> NDArray[np.float64]:
     """``out[k, j] = sum_x pot[x] * [codes[x, k] > j]``, shape ``(n_features, max_thresholds + 1)``."""
-    return _doc_sums_above(codes, np.ascontiguousarray(pot, dtype=np.float64), np.asarray(n_thresholds, dtype=np.int64))
+    width = _width(n_thresholds)
+    kernel = _doc_sums_above_parallel if _parallel(codes.shape[0] * codes.shape[1], DOC_SUMS_PARALLEL_MIN) else _doc_sums_above_serial
+    return kernel(codes, np.ascontiguousarray(pot, dtype=np.float64), width)

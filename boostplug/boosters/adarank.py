@@ -91,13 +91,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import metrics
-from ._base import FitData, RankingBooster, Round
+from ._base import FitData, RankingBooster, Round, check_bool, check_choice
 
 __all__ = ["AdaRank", "resolve_measure"]
 
@@ -283,31 +283,14 @@ class AdaRank(RankingBooster):
         self.verbose = verbose
         self.random_state = random_state
 
-    # ---- prediction -----------------------------------------------------------------
-    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Scores ``f_T(x) = sum_t alpha_t x_{k_t}``, summed round by round (missing = 0).
-
-        The same summation order as training and :meth:`staged_predict`, so tied documents
-        stay tied exactly as the training measure saw them (a matrix product may differ in the
-        last bit and break such ties differently).
-        """
-        last = None
-        for last in self.staged_predict(X):
-            pass
-        if last is None:
-            return super().predict(X)  # no rounds: zeros (and the usual input checks)
-        return last
-
     # ---- parameters -----------------------------------------------------------------
     def _check_params(self) -> MeasureFn:
-        if not isinstance(self.update, str) or self.update not in UPDATES:
-            raise ValueError(f"update must be one of {list(UPDATES)}, got {self.update!r}")
+        check_choice("update", self.update, UPDATES)
         tol = self.tolerance
         if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating))
                                 or not math.isfinite(float(tol))):
             raise ValueError(f"tolerance must be a finite number or None, got {tol!r}")
-        if not isinstance(self.enqueue, (bool, np.bool_)):
-            raise ValueError(f"enqueue must be True or False, got {self.enqueue!r}")
+        check_bool("enqueue", self.enqueue)
         mc = self.max_consecutive
         if mc is not None and (isinstance(mc, bool) or not isinstance(mc, (int, np.integer)) or mc < 1):
             raise ValueError(f"max_consecutive must be an integer >= 1 or None, got {mc!r}")

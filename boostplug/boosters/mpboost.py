@@ -50,56 +50,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..objectives.ddf import check_ddf, ddf_values
 from ..pairs import critical_pairs
-from ._base import FitData, RankingBooster, Round
+from ._base import FitData, RankingBooster, Round, check_choice
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
-from .stumps import THRESHOLD_MODES, StumpCandidates, make_candidates
+from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first, make_candidates
 
 __all__ = ["MPBoost"]
-
-#: Relative tolerance under which two stumps' criteria count as tied.
-TIE_RTOL = 1e-10
-
-
-def argmax_first(values: NDArray[np.float64], tol: float) -> int:
-    """Flat index of the first entry within ``tol`` of the maximum (ties go to the lowest index)."""
-    best = values.max()
-    return int(np.flatnonzero(values >= best - tol)[0])
-
-
-def stump_dict(cands: StumpCandidates, feature: int, j: int, float32: bool) -> dict[str, Any]:
-    """The weak-ranker dict of stump ``(feature, j)`` (``float32`` flag for RankLib thresholds)."""
-    r = cands.stump(feature, j)
-    if float32:
-        r["float32"] = True
-    return r
-
-
-def valid_stumps(n_thr: NDArray[np.int64], width: int) -> NDArray[np.bool_]:
-    """``(F, width)`` mask of the existing stumps ``j < n_thresholds[k]``."""
-    return np.arange(width)[None, :] < n_thr[:, None]
-
-
-def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-    return value
-
 
 @dataclass
 class _State:
     pairs: NDArray[np.int64]      # (P, 2), preferred row first
     d: NDArray[np.float64]        # (P,) dist(r_i, r_j) > 0
     cands: StumpCandidates
-    n_thr: NDArray[np.int64]      # (F,) thresholds per feature
-    valid: NDArray[np.bool_]      # (F, width) existing stumps
-    float32: bool
     w: NDArray[np.float64]        # (P,) current pair weights, sum 1
     F: NDArray[np.float64]        # (n,) training scores
     log_bound: float              # sum_t log Z_t
@@ -168,12 +135,9 @@ class MPBoost(RankingBooster):
         d = self._pair_distances(data.y, pairs, explicit)
         cands = make_candidates(data.X, self.thresholds, max_thresholds=self.max_thresholds,
                                 n_thresholds=self.n_thresholds, rng=data.rng)
-        n_thr = np.array([t.shape[0] for t in cands.thresholds], dtype=np.int64)
-        width = int(n_thr.max()) + 1 if n_thr.size else 1
         n_pairs = pairs.shape[0]
         return _State(
-            pairs=pairs, d=d, cands=cands, n_thr=n_thr, valid=valid_stumps(n_thr, width),
-            float32=self.thresholds == "ranklib",
+            pairs=pairs, d=d, cands=cands,
             w=np.full(n_pairs, 1.0 / max(n_pairs, 1)), F=np.zeros(data.X.shape[0]), log_bound=0.0,
         )
 
@@ -182,8 +146,8 @@ class MPBoost(RankingBooster):
         """``(N, D)`` of every stump: ``N = sum_A1 w d - sum_B2 w d``, ``D = sum_A1 w + sum_B2 w``."""
         n_docs = s.F.shape[0]
         pot = doc_potentials(s.pairs, s.w * s.d, n_docs)
-        N = doc_sums_above(s.cands.codes, pot, s.n_thr)
-        correct, reverse = pair_split_sums(s.cands.codes, s.pairs, s.w, s.n_thr)
+        N = doc_sums_above(s.cands.codes, pot, s.cands.n_thr)
+        correct, reverse = pair_split_sums(s.cands.codes, s.pairs, s.w, s.cands.n_thr)
         return N, correct + reverse
 
     def _fit_round(self, s: _State, t: int) -> Round | None:
@@ -191,7 +155,7 @@ class MPBoost(RankingBooster):
             self._stop_reason = "no preference pairs in the training data"
             return None
         N, D = self._stump_sums(s)
-        ok = s.valid & (D > 0)
+        ok = s.cands.exists & (D > 0)
         gain = np.where(ok, N * N / np.where(ok, D, 1.0), 0.0)  # J_wse = sum w d^2 - N^2 / D
         c = float(s.w @ (s.d * s.d))
         idx = argmax_first(gain.ravel(), TIE_RTOL * c)
@@ -200,12 +164,11 @@ class MPBoost(RankingBooster):
             self._stop_reason = "no stump reduces the weighted squared error (Eq. 12)"
             return None
         a = float(N[k, j] / D[k, j])
-        h = (s.cands.codes[:, k] > j).astype(np.float64)
-        z = self._reweight(s, a * h)
+        z = self._reweight(s, a * s.cands.vector(int(k), int(j)))
         misorder = float(np.mean(s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]))
         rec = {"a": a, "Z": z, "bound": math.exp(s.log_bound), "misorder": misorder,
                "wse": c - float(gain[k, j])}
-        return Round(stump_dict(s.cands, int(k), int(j), s.float32), a, rec)
+        return Round(s.cands.stump(int(k), int(j)), a, rec)
 
     @staticmethod
     def _reweight(s: _State, f: NDArray[np.float64]) -> float:

@@ -73,10 +73,9 @@ import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._base import FitData, RankingBooster, Round
-from .mpboost import TIE_RTOL, argmax_first, check_choice, stump_dict, valid_stumps
+from ._base import FitData, RankingBooster, Round, check_choice
 from ._stump_sums import doc_sums_above
-from .stumps import THRESHOLD_MODES, StumpCandidates, make_candidates
+from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first, make_candidates
 
 __all__ = ["NDCGBoost", "alpha_sums"]
 
@@ -182,9 +181,7 @@ class _State:
     c: NDArray[np.float64]        # (n,) G_i / Z_k
     group_ptr: NDArray[np.int64]
     cands: StumpCandidates
-    n_thr: NDArray[np.int64]
     allowed: NDArray[np.bool_]   # (F, width, 2) existing stumps / complements with a finite Eq. 15 step
-    float32: bool
     sigma: float
     scores: NDArray[np.float64]   # (n,) model scores = F / sigma (up to a constant)
 
@@ -240,15 +237,12 @@ class NDCGBoost(RankingBooster):
         c = gains_of(data.y, self.label_gain) * np.repeat(inv_z, np.diff(data.group_ptr))
         cands = make_candidates(data.X, self.thresholds, max_thresholds=self.max_thresholds,
                                 n_thresholds=self.n_thresholds, rng=data.rng)
-        n_thr = np.array([t.shape[0] for t in cands.thresholds], dtype=np.int64)
-        width = int(n_thr.max()) + 1 if n_thr.size else 1
-        allowed = valid_stumps(n_thr, width)[:, :, None] & finite_step_stumps(cands.codes, c > 0, data.group_ptr, width)
-        return _State(prep, c, data.group_ptr, cands, n_thr, allowed,
-                      self.thresholds == "ranklib", sigma, np.zeros(data.X.shape[0]))
+        allowed = cands.exists[:, :, None] & finite_step_stumps(cands.codes, c > 0, data.group_ptr, cands.width)
+        return _State(prep, c, data.group_ptr, cands, allowed, sigma, np.zeros(data.X.shape[0]))
 
     def _choose(self, s: _State, w: NDArray[np.float64]) -> tuple[int, int, bool, float]:
         """The stump (feature, j, complement?) maximising Eq. 17 and its ``eta``."""
-        eta = doc_sums_above(s.cands.codes, w, s.n_thr)  # eta of [x_k > t_j]
+        eta = doc_sums_above(s.cands.codes, w, s.cands.n_thr)  # eta of [x_k > t_j]
         both = np.stack([eta, float(w.sum()) - eta], axis=-1)  # (F, width, 2): stump, complement
         both = np.where(s.allowed, both, -np.inf)
         idx = argmax_first(both.ravel(), TIE_RTOL * float(np.abs(w).sum()))
@@ -261,7 +255,7 @@ class NDCGBoost(RankingBooster):
         if not eta > 0:
             self._stop_reason = "no stump with a finite step (Eq. 15) has eta > 0 (Eq. 17): M cannot decrease"
             return None
-        h = (s.cands.codes[:, k] > j).astype(np.float64)
+        h = s.cands.vector(k, j)
         f = 1.0 - h if complement else h
         num, den = alpha_sums(s.sigma * s.scores, f, s.c, s.group_ptr)
         if not den > 0:
@@ -276,4 +270,4 @@ class NDCGBoost(RankingBooster):
         weight = (-alpha if complement else alpha) / s.sigma
         s.scores = s.scores + weight * h
         rec = {"alpha": alpha, "eta": eta, "M": float(s.prep.loss(s.scores)), "complement": complement}
-        return Round(stump_dict(s.cands, k, j, s.float32), weight, rec)
+        return Round(s.cands.stump(k, j), weight, rec)

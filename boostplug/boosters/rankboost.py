@@ -88,10 +88,11 @@ from scipy.linalg import solve_triangular
 from scipy.special import expit, logsumexp
 
 from ..pairs import critical_pairs
-from ._base import FitData, RankingBooster, Round
-from ._rankboost_kernels import DEPENDENT_RTOL, PairSpan, eps_sums, laplacian, ln_cosh, stump_outcomes
+from ._base import FitData, RankingBooster, Round, check_bool, check_choice
+from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, select_independent,
+                                 stump_outcomes)
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
-from .stumps import THRESHOLD_MODES, StumpCandidates, make_candidates
+from .stumps import THRESHOLD_MODES, StumpCandidates, argmax_scan, make_candidates
 
 __all__ = ["RankBoost", "VARIANTS"]
 
@@ -104,26 +105,12 @@ TIE_TOL = 1e-12
 PRUNE_BUDGET_BYTES = 256 * 2**20
 
 
-def pick(scores: NDArray[np.float64]) -> tuple[int, int, float]:
-    """``(k, j, best)``: the first maximum in RankLib's scan order (features ascending,
-    thresholds descending), candidates within ``TIE_TOL`` of the best counting as equal."""
-    best = float(scores.max()) if scores.size else -math.inf
-    if not math.isfinite(best):
-        return -1, -1, best
-    near = scores >= best - TIE_TOL
-    k = int(np.flatnonzero(near.any(axis=1))[0])
-    j = int(np.flatnonzero(near[k])[-1])
-    return k, j, best
-
-
 @dataclass
 class _State:
     pairs: NDArray[np.int64]         # (P, 2), preferred row first
     cands: StumpCandidates
-    n_thr: NDArray[np.int64]         # (F,)
     nsplit: NDArray[np.float64]      # (F, width) pairs each stump splits (|D h|^2); 0 for non-stumps
     valid: NDArray[np.bool_]         # (F, width) existing stumps that split at least one pair
-    float32: bool
     w: NDArray[np.float64]           # (P,) D_t
     F: NDArray[np.float64]           # (n,) ensemble scores on the training documents
     span: PairSpan                   # S_t and eta
@@ -156,6 +143,8 @@ class RankBoost(RankingBooster):
     ``pruned_round_`` (efficient RankBoost+: the round whose dependent choice pruned ``R``).
     """
 
+    _fitted_extras = ("undefined_round_", "span_size_", "pruned_round_")
+
     def __init__(
         self,
         variant: str = "rb-c",
@@ -182,12 +171,9 @@ class RankBoost(RankingBooster):
 
     # ---- set-up ---------------------------------------------------------------------
     def _check_params(self) -> None:
-        if not isinstance(self.variant, str) or self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {list(VARIANTS)}, got {self.variant!r}")
-        if not isinstance(self.thresholds, str) or self.thresholds not in THRESHOLD_MODES:
-            raise ValueError(f"thresholds must be one of {list(THRESHOLD_MODES)}, got {self.thresholds!r}")
-        if not isinstance(self.efficient, (bool, np.bool_)):
-            raise ValueError(f"efficient must be True or False, got {self.efficient!r}")
+        check_choice("variant", self.variant, VARIANTS)
+        check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
+        check_bool("efficient", self.efficient)
 
     def _fit_init(self, data: FitData) -> _State:
         self._check_params()
@@ -195,27 +181,17 @@ class RankBoost(RankingBooster):
         pairs = data.pairs if data.pairs is not None else critical_pairs(data.y, data.group_ptr)
         cands = make_candidates(data.X, self.thresholds, max_thresholds=self.max_thresholds,
                                 n_thresholds=self.n_thresholds, rng=data.rng)
-        n_thr = np.array([t.shape[0] for t in cands.thresholds], dtype=np.int64)
-        width = int(n_thr.max()) + 1 if n_thr.size else 1
         P = pairs.shape[0]
-        cor, rev = pair_split_sums(cands.codes, pairs, np.ones(P), n_thr)
-        exists = np.arange(width)[None, :] < n_thr[:, None]
-        nsplit = np.where(exists, cor + rev, 0.0)
-        valid = exists & (nsplit > 0)
+        cor, rev = pair_split_sums(cands.codes, pairs, np.ones(P), cands.n_thr)
+        nsplit = np.where(cands.exists, cor + rev, 0.0)
+        valid = cands.exists & (nsplit > 0)
         self.span_size_ = 0
         self.pruned_round_: int | None = None
         return _State(
-            pairs=pairs, cands=cands, n_thr=n_thr, nsplit=nsplit, valid=valid,
-            float32=self.thresholds == "ranklib", w=np.full(P, 1.0 / max(P, 1)),
+            pairs=pairs, cands=cands, nsplit=nsplit, valid=valid, w=np.full(P, 1.0 / max(P, 1)),
             F=np.zeros(data.X.shape[0]), span=PairSpan(cands.codes, pairs), ell=np.zeros(P),
             log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng,
         )
-
-    def _ranker(self, s: _State, k: int, j: int) -> dict[str, Any]:
-        r = s.cands.stump(k, j)
-        if s.float32:
-            r["float32"] = True
-        return r
 
     # ---- one round ----------------------------------------------------------------------
     def _fit_round(self, s: _State, t: int) -> Round | None:
@@ -232,8 +208,8 @@ class RankBoost(RankingBooster):
     def _round_rb(self, s: _State) -> Round | None:
         """Rb-d / Rb-c: Algorithm 1 with Eq. 10-14 or Eq. 17-19."""
         pot = doc_potentials(s.pairs, s.w, s.F.shape[0])
-        r = np.where(s.valid, doc_sums_above(s.cands.codes, pot, s.n_thr), -np.inf)
-        k, j, best = pick(r)
+        r = np.where(s.valid, doc_sums_above(s.cands.codes, pot, s.cands.n_thr), -np.inf)
+        k, j, best = argmax_scan(r, TIE_TOL)
         if not best > TIE_TOL:
             self._stop_reason = "no weak ranker has eps+ > eps- (r <= 0): no stump decreases E1"
             return None
@@ -241,7 +217,7 @@ class RankBoost(RankingBooster):
         ep, e0, em = eps_sums(o, s.w)
         if self.variant == "rb-d":
             if em == 0.0:
-                self.undefined_round_ = {"ranker": self._ranker(s, k, j), "eps_plus": ep, "eps_zero": e0,
+                self.undefined_round_ = {"ranker": s.cands.stump(k, j), "eps_plus": ep, "eps_zero": e0,
                                          "eps_minus": em}
                 self._stop_reason = (f"Eq. 14 undefined: the chosen stump (feature {k}, threshold "
                                      f"{float(s.cands.thresholds[k][j])!r}) has eps- = 0 (eps+ = {ep:.6g}, eps0 = {e0:.6g}); "
@@ -260,13 +236,13 @@ class RankBoost(RankingBooster):
         s.log_prod_z += math.log(z)
         delta = em - ep
         s.bound_log += -2.0 * (delta / 2.0) ** 2
-        h = s.span.stump_vector(k, j)
+        h = s.cands.vector(k, j)
         s.F += alpha * h
         step = self._track_e2(s, k, j, alpha, h, o)
         rec = {"alpha": alpha, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em, "delta": delta,
                "r": ep - em, "step": step, "span_size": s.span.size}
         rec.update(self._losses(s))
-        return Round(self._ranker(s, k, j), alpha, rec)
+        return Round(s.cands.stump(k, j), alpha, rec)
 
     def _track_e2(self, s: _State, k: int, j: int, alpha: float, h: NDArray[np.float64],
                   o: NDArray[np.int8]) -> str:
@@ -314,7 +290,7 @@ class RankBoost(RankingBooster):
 
     # ---- RankBoost+ -----------------------------------------------------------------------
     def _round_plus(self, s: _State) -> Round | None:
-        cor, rev = pair_split_sums(s.cands.codes, s.pairs, s.w, s.n_thr)
+        cor, rev = pair_split_sums(s.cands.codes, s.pairs, s.w, s.cands.n_thr)
         e0 = float(s.w.sum()) - cor - rev
         d0 = rev - cor                                   # Eq. 33 with alpha' = 0
         members = s.span.members
@@ -322,13 +298,13 @@ class RankBoost(RankingBooster):
         dep_beta: dict[tuple[int, int], NDArray[np.float64]] = {}
         while True:
             scores = self._plus_scores(s, d0, g, dep_beta)
-            k, j, best = pick(scores)
+            k, j, best = argmax_scan(scores, TIE_TOL)
             if not best > TIE_TOL:
                 self._stop_reason = "no weak ranker has a non-zero derivative of E2 (|delta| = 0)"
                 return None
             if (k, j) in s.span.index or (k, j) in dep_beta:
                 break
-            h = s.span.stump_vector(k, j)
+            h = s.cands.vector(k, j)
             c, u, r2, norm2 = s.span.residual(h)
             if not s.span.is_dependent(r2, norm2):
                 return self._plus_coordinate(s, k, j, None, (c, u, r2))
@@ -360,7 +336,7 @@ class RankBoost(RankingBooster):
                          dep_beta: dict[tuple[int, int], NDArray[np.float64]]) -> None:
         """Exact variant: ``|grad F2 . beta| / ||beta||`` for candidates in the span of ``S_t``."""
         if not dep_beta:
-            C = s.span.all_coefficients(s.n_thr)
+            C = s.span.all_coefficients(s.cands.n_thr)
             r2 = s.nsplit - np.einsum("kjb,kjb->kj", C, C)
             dep = s.valid & (r2 <= DEPENDENT_RTOL * s.nsplit)
             for kb, jb in s.span.members:
@@ -400,11 +376,11 @@ class RankBoost(RankingBooster):
             step = "new"
         z = self._reweight(s, lr)
         s.bound_log += -2.0 * (delta / 2.0) ** 2
-        s.F += alpha * s.span.stump_vector(k, j)
+        s.F += alpha * s.cands.vector(k, j)
         rec = {"alpha": alpha, "alpha_prime": ap, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
                "delta": delta, "step": step, "span_size": s.span.size}
         rec.update(self._losses(s))
-        return Round(self._ranker(s, k, j), alpha, rec)
+        return Round(s.cands.stump(k, j), alpha, rec)
 
     def _reweight(self, s: _State, log_ratio: NDArray[np.float64]) -> float:
         """Eq. 26: ``D_{t+1} = D_t omega / Z_t``; returns ``Z_t``."""
@@ -430,12 +406,12 @@ class RankBoost(RankingBooster):
         s.span.eta[sup] = eta + alpha * bet
         z = self._reweight(s, lr)
         s.bound_log += math.log(z)
-        s.F += alpha * s.span.stump_vector(k, j)
+        s.F += alpha * s.cands.vector(k, j)
         rec = {"alpha": alpha, "alpha_prime": None, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
                "delta": float(g @ beta) / float(np.linalg.norm(beta)), "step": "dependent",
                "span_size": s.span.size}
         rec.update(self._losses(s))
-        return Round(self._ranker(s, k, j), alpha, rec)
+        return Round(s.cands.stump(k, j), alpha, rec)
 
     @staticmethod
     def _log_ratio(O: NDArray[np.int8], eta: NDArray[np.float64], beta: NDArray[np.float64],
@@ -484,38 +460,14 @@ class RankBoost(RankingBooster):
     # ---- Algorithm 2, line 14: one pruning of R ------------------------------------------
     def _prune(self, s: _State) -> None:
         """``select-independent-subset``: QR of ``[S, permute(R)]`` built column by column in
-        the pair metric; a column whose diagonal is zero (residual within ``DEPENDENT_RTOL``)
-        leaves ``R``. Stops early (the rest stay in ``R``, span-tested when chosen) when the
-        basis would exceed ``PRUNE_BUDGET_BYTES``."""
+        the pair metric (:func:`~boostplug.boosters._rankboost_kernels.select_independent`);
+        a column whose diagonal is zero (residual within ``DEPENDENT_RTOL``) leaves ``R``.
+        Stops early (the rest stay in ``R``, span-tested when chosen) when the basis would
+        exceed ``PRUNE_BUDGET_BYTES``."""
         s.pruned = True
-        span = s.span
         n = s.F.shape[0]
-        cap = max(span.size + 1, int(PRUNE_BUDGET_BYTES // (16 * max(n, 1))))
-        Q = np.zeros((n, cap))
-        LQ = np.zeros((n, cap))
-        m = span.size
-        Q[:, :m], LQ[:, :m] = span.Q, span.LQ
-        r2 = s.nsplit.copy()
-        if m:
-            C = span.all_coefficients(s.n_thr)
-            r2 -= np.einsum("kjb,kjb->kj", C, C)
+        cap = max(s.span.size + 1, int(PRUNE_BUDGET_BYTES // (16 * max(n, 1))))
         cand = np.argwhere(s.alive)
-        for k, j in cand[s.rng.permutation(cand.shape[0])]:
-            if r2[k, j] <= DEPENDENT_RTOL * s.nsplit[k, j]:
-                s.alive[k, j] = False
-                continue
-            if m == cap:
-                break
-            h = span.stump_vector(k, j)
-            u = h - Q[:, :m] @ (LQ[:, :m].T @ h)
-            u -= Q[:, :m] @ (LQ[:, :m].T @ u)
-            Lu = laplacian(s.pairs, u, n)
-            rr = float(u @ Lu)
-            if rr <= DEPENDENT_RTOL * s.nsplit[k, j]:
-                s.alive[k, j] = False
-                continue
-            rho = math.sqrt(rr)
-            Q[:, m], LQ[:, m] = u / rho, Lu / rho
-            r2 -= doc_sums_above(s.cands.codes, LQ[:, m], s.n_thr) ** 2
-            m += 1
-
+        order = cand[s.rng.permutation(cand.shape[0])]
+        drop = select_independent(s.cands.codes, s.pairs, order, s.span, s.nsplit, s.cands.n_thr, cap)
+        s.alive[order[drop, 0], order[drop, 1]] = False

@@ -29,14 +29,21 @@ comparison of codes: with a feature's thresholds sorted ascending
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["THRESHOLD_MODES", "StumpCandidates", "candidate_thresholds", "bin_features"]
+__all__ = ["THRESHOLD_MODES", "StumpCandidates", "candidate_thresholds", "bin_features", "make_candidates",
+           "argmax_first", "argmax_scan"]
 
 THRESHOLD_MODES = ("sample", "quantile", "all", "ranklib")
+
+#: Relative tolerance (of the criterion's scale) under which two stumps' criteria count as
+#: tied (MPBoost, NDCG_Boost: the first one in feature-then-threshold order wins).
+TIE_RTOL = 1e-10
 
 
 @dataclass
@@ -44,14 +51,58 @@ class StumpCandidates:
     """Per-feature sorted (ascending) threshold arrays and the binned training matrix.
 
     ``codes[i, k]`` is the bin of row ``i`` on feature ``k``; the stump
-    ``(k, j)`` fires on row ``i`` iff ``codes[i, k] > j``.
+    ``(k, j)`` fires on row ``i`` iff ``codes[i, k] > j``. Arrays over all stumps
+    are ``(n_features, width)``, ``width = max_k n_thr[k] + 1``; entries with
+    ``j >= n_thr[k]`` are no stump (``exists`` is False there).
+    ``float32``: the values are compared as 32-bit floats (RankLib), recorded in
+    every weak-ranker dict so that prediction does the same.
     """
 
     thresholds: list[NDArray[np.float64]]
     codes: NDArray[np.int32]
+    float32: bool = False
+    n_thr: NDArray[np.int64] = field(init=False)   # (F,) thresholds per feature
+    width: int = field(init=False)
 
-    def stump(self, feature: int, j: int) -> dict:
-        return {"kind": "stump", "feature": int(feature), "threshold": float(self.thresholds[feature][j])}
+    def __post_init__(self) -> None:
+        self.n_thr = np.array([t.shape[0] for t in self.thresholds], dtype=np.int64)
+        self.width = int(self.n_thr.max()) + 1 if self.n_thr.size else 1
+
+    @property
+    def exists(self) -> NDArray[np.bool_]:
+        """``(F, width)`` mask of the existing stumps ``j < n_thr[k]``."""
+        return np.arange(self.width)[None, :] < self.n_thr[:, None]
+
+    def stump(self, feature: int, j: int) -> dict[str, Any]:
+        """The weak-ranker dict of stump ``(feature, j)`` (see :mod:`boostplug.boosters._base`)."""
+        r: dict[str, Any] = {"kind": "stump", "feature": int(feature),
+                             "threshold": float(self.thresholds[feature][j])}
+        if self.float32:
+            r["float32"] = True
+        return r
+
+    def vector(self, feature: int, j: int) -> NDArray[np.float64]:
+        """``h(x) = [code(x) > j]`` on every training row, as floats."""
+        return (self.codes[:, feature] > j).astype(np.float64)
+
+
+def argmax_first(values: NDArray[np.float64], tol: float) -> int:
+    """Flat index of the first entry within ``tol`` of the maximum (ties go to the lowest index)."""
+    best = values.max()
+    return int(np.flatnonzero(values >= best - tol)[0])
+
+
+def argmax_scan(scores: NDArray[np.float64], tol: float) -> tuple[int, int, float]:
+    """``(k, j, best)`` for ``(F, width)`` stump scores: the first maximum in RankLib's scan order
+    (features ascending, thresholds descending), entries within ``tol`` of the best counting as
+    equal; ``(-1, -1, best)`` when no score is finite."""
+    best = float(scores.max()) if scores.size else -math.inf
+    if not math.isfinite(best):
+        return -1, -1, best
+    near = scores >= best - tol
+    k = int(np.flatnonzero(near.any(axis=1))[0])
+    j = int(np.flatnonzero(near[k])[-1])
+    return k, j, best
 
 
 def _ranklib_thresholds(col: NDArray[np.float64], n: int) -> NDArray[np.float64]:
@@ -112,7 +163,8 @@ def bin_features(
     With ``float32=True`` the values are first rounded to 32-bit floats (RankLib).
     """
     n, F = X.shape
-    codes = np.zeros((n, F), dtype=np.int32)
+    # column-major: the stump kernels scan one feature at a time
+    codes = np.zeros((n, F), dtype=np.int32, order="F")
     for k in range(F):
         col = X[:, k].astype(np.float32).astype(np.float64) if float32 else X[:, k]
         c = np.searchsorted(thresholds[k], col, side="left")
@@ -131,4 +183,5 @@ def make_candidates(
 ) -> StumpCandidates:
     """Candidate thresholds and the binned training matrix in one call."""
     th = candidate_thresholds(X, mode, max_thresholds=max_thresholds, n_thresholds=n_thresholds, rng=rng)
-    return StumpCandidates(th, bin_features(X, th, float32=(mode == "ranklib")))
+    float32 = mode == "ranklib"
+    return StumpCandidates(th, bin_features(X, th, float32=float32), float32)

@@ -1,0 +1,285 @@
+"""What the reference boosters share (boostplug/boosters/_base.py, stumps.py, _stump_sums.py,
+the RankBoost+ pruning): staged vs. final prediction bit for bit, the JSON model file (fitted
+attributes, lazy class import, bad files), early stopping direction, serial vs. parallel
+kernels, and the blocked independent-subset selection against a brute-force rank test."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from boostplug import metrics
+from boostplug.boosters import AdaRank, MPBoost, NDCGBoost, RankBoost, load
+from boostplug.boosters import _stump_sums as ss
+from boostplug.boosters._rankboost_kernels import PairSpan, select_independent
+from boostplug.boosters.stumps import argmax_first, argmax_scan, make_candidates
+from boostplug.groups import group_ptr_from_qid
+from boostplug.pairs import critical_pairs
+
+
+def data(seed: int, n_queries: int = 6, max_docs: int = 12, n_feat: int = 4, nan_prob: float = 0.1):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, max_docs + 1, size=n_queries)
+    n = int(sizes.sum())
+    X = np.round(rng.normal(size=(n, n_feat)), 1)
+    X[rng.random((n, n_feat)) < nan_prob] = np.nan
+    y = rng.integers(0, 3, size=n).astype(np.float64)
+    return X, y, np.repeat(np.arange(n_queries), sizes)
+
+
+BOOSTERS = {
+    "rb-d": lambda: RankBoost(variant="rb-d", n_rounds=25),
+    "rb-c": lambda: RankBoost(variant="rb-c", n_rounds=25),
+    "rankboost+": lambda: RankBoost(variant="rankboost+", n_rounds=25, random_state=0),
+    "adarank": lambda: AdaRank(measure="ndcg@5", n_rounds=25, tolerance=None, update="ranklib"),
+    "mpboost": lambda: MPBoost(ddf="logdd", n_rounds=25),
+    "ndcgboost": lambda: NDCGBoost(n_rounds=25),
+}
+
+
+# ---- prediction ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(BOOSTERS))
+def test_predict_is_the_last_staged_prediction_bit_for_bit(name: str) -> None:
+    X, y, qid = data(1, n_queries=10)
+    Xv, yv, qv = data(2)
+    X[:, 0] *= 1 / 3   # irrational-ish values: a different summation order shows in the last bit
+    model = BOOSTERS[name]().fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+    assert len(model.rankers_) > 3
+    staged = list(model.staged_predict(Xv))
+    assert len(staged) == len(model.rankers_)
+    assert np.array_equal(staged[-1], model.predict(Xv))
+    # the recorded validation metric is that of the staged scores (same sums as training)
+    gv = group_ptr_from_qid(qv)
+    ndcg10 = metrics.by_name("ndcg@10")
+    for s, h in zip(staged, model.history_):
+        assert h["valid_0_ndcg@10"] == ndcg10(s, yv, gv)
+    # a loop over the weighted rankers, in round order, is what predict computes
+    ref = np.zeros(Xv.shape[0])
+    for r, w in zip(model.rankers_, model.weights_):
+        col = Xv[:, r["feature"]]
+        ref = ref + w * (np.nan_to_num(col) if r["kind"] == "feature" else (col > r["threshold"]))
+    assert np.array_equal(ref, model.predict(Xv))
+
+
+def test_predict_without_rounds_and_unfitted() -> None:
+    X, y, qid = data(3)
+    model = RankBoost(n_rounds=5).fit(X, np.zeros_like(y), qid=qid)
+    assert model.rankers_ == [] and np.array_equal(model.predict(X), np.zeros(X.shape[0]))
+    assert list(model.staged_predict(X)) == []
+    with pytest.raises(ValueError, match="not fitted"):
+        MPBoost().predict(X)
+    with pytest.raises(ValueError, match="3 features but the model was fitted with 4"):
+        model.predict(X[:, :3])
+
+
+# ---- JSON model file ----------------------------------------------------------------------------
+def roundtrip(model, path):
+    model.save(path)
+    return load(path)
+
+
+def test_rankboost_fitted_attributes_survive_save_load(tmp_path) -> None:
+    # efficient RankBoost+ that prunes R (pruned_round_ set), on data where that happens
+    for seed in range(10):
+        X, y, qid = data(seed, n_queries=4, max_docs=7, n_feat=3)
+        model = RankBoost(variant="rankboost+", n_rounds=20, thresholds="all", random_state=seed).fit(X, y, qid=qid)
+        if model.pruned_round_ is not None:
+            break
+    else:  # pragma: no cover - the data above prunes for some seed
+        pytest.fail("no seed pruned R")
+    back = roundtrip(model, tmp_path / "plus.json")
+    for a in ("undefined_round_", "span_size_", "pruned_round_", "stop_reason_", "best_iteration_",
+              "n_features_in_", "rankers_", "weights_", "history_"):
+        assert getattr(back, a) == getattr(model, a), a
+    assert back.span_size_ > 0 and back.pruned_round_ >= 1
+    assert np.array_equal(back.predict(X), model.predict(X))
+    # Rb-d stopped by an undefined Eq. 14 (a feature that orders every pair: eps- = 0)
+    x = np.arange(6.0)
+    rbd = RankBoost(variant="rb-d", n_rounds=5, thresholds="all").fit(x[:, None], x, qid=np.zeros(6))
+    assert rbd.undefined_round_ is not None and rbd.undefined_round_["eps_minus"] == 0.0
+    back = roundtrip(rbd, tmp_path / "rbd.json")
+    assert back.undefined_round_ == rbd.undefined_round_ and back.stop_reason_ == rbd.stop_reason_
+    assert json.loads((tmp_path / "rbd.json").read_text())["fitted"]["undefined_round_"]["ranker"]["kind"] == "stump"
+
+
+def test_load_imports_only_the_named_class(tmp_path) -> None:
+    X, y, qid = data(4)
+    path = tmp_path / "mp.json"
+    MPBoost(n_rounds=3).fit(X, y, qid=qid).save(path)
+    code = ("import sys; from boostplug.boosters import load; m = load(sys.argv[1]); "
+            "print(type(m).__name__, sorted(k.rsplit('.', 1)[1] for k in sys.modules "
+            "if k.startswith('boostplug.boosters.')))")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
+    name, mods = out.split(" ", 1)
+    assert name == "MPBoost" and "mpboost" in mods
+    for other in ("rankboost", "adarank", "ndcg_boost"):
+        assert f"'{other}'" not in mods
+
+
+def _saved(tmp_path, **changes):
+    X, y, qid = data(5)
+    path = tmp_path / "m.json"
+    MPBoost(n_rounds=3).fit(X, y, qid=qid).save(path)
+    d = json.loads(path.read_text())
+    d.update(changes)
+    path.write_text(json.dumps(d))
+    return path
+
+
+def test_load_rejects_what_is_not_a_booster_file(tmp_path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
+    with pytest.raises(ValueError, match="not a boostplug booster JSON file"):
+        load(bad)
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load(bad)
+    bad.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="format 'list'"):
+        load(bad)
+    with pytest.raises(ValueError, match="format 'lightgbm'"):
+        load(_saved(tmp_path, format="lightgbm"))
+    with pytest.raises(ValueError, match="version 7"):
+        load(_saved(tmp_path, version=7))
+    with pytest.raises(ValueError, match="unknown booster class 'XGBRanker'"):
+        load(_saved(tmp_path, **{"class": "XGBRanker"}))
+    with pytest.raises(ValueError, match="holds a MPBoost, not a RankBoost"):
+        RankBoost.load(_saved(tmp_path))
+    with pytest.raises(ValueError, match="3 rankers but 1 weights"):
+        load(_saved(tmp_path, weights=[0.5]))
+    with pytest.raises(ValueError, match="'params' must be a JSON dict"):
+        load(_saved(tmp_path, params=None))
+    X, y, qid = data(6)
+    path = tmp_path / "rb.json"
+    RankBoost(n_rounds=2).fit(X, y, qid=qid).save(path)
+    d = json.loads(path.read_text())
+    del d["fitted"]["span_size_"]
+    path.write_text(json.dumps(d))
+    with pytest.raises(ValueError, match=r"lacks the fitted attributes \['span_size_'\]"):
+        load(path)
+    assert isinstance(MPBoost.load(_saved(tmp_path)), MPBoost)
+
+
+# ---- early stopping direction -------------------------------------------------------------------
+@pytest.mark.parametrize("metric", ["r2", "r1", "ndcg@5"])
+def test_early_stopping_follows_the_metric_direction(metric: str) -> None:
+    X, y, qid = data(7, n_queries=12)
+    Xv, yv, qv = data(8, n_queries=10)
+    full = MPBoost(n_rounds=40, eval_metric=metric).fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+    vals = np.array([h[f"valid_0_{metric}"] for h in full.history_])
+    best = int(np.argmin(vals) if metric in ("r1", "r2") else np.argmax(vals)) + 1
+    assert full.best_iteration_ == best
+    assert len(full.rankers_) == len(vals)  # no early stopping asked: every round kept
+    es = MPBoost(n_rounds=40, eval_metric=metric, early_stopping_rounds=4).fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+    # stopped 4 rounds after the running best, kept up to it
+    seen = vals[: len(es.history_)]
+    run_best = int(np.argmin(seen) if metric in ("r1", "r2") else np.argmax(seen)) + 1
+    assert es.best_iteration_ == run_best == len(es.rankers_)
+    assert len(es.history_) == 40 or len(es.history_) - run_best == 4
+
+
+# ---- shared stump helpers -----------------------------------------------------------------------
+def test_argmax_helpers_tie_order() -> None:
+    s = np.array([[0.0, 2.0, 2.0 - 1e-14, -np.inf], [2.0, 1.0, 2.0, 0.0]])
+    assert argmax_first(s.ravel(), 1e-12) == 1               # lowest flat index
+    assert argmax_scan(s, 1e-12)[:2] == (0, 2)                # feature 0, highest threshold within tol
+    assert argmax_scan(s, 0.0)[:2] == (0, 1)
+    assert argmax_scan(np.full((2, 2), -np.inf), 1e-12)[:2] == (-1, -1)
+
+
+def test_candidates_carry_the_float32_flag_and_masks() -> None:
+    X, _, _ = data(9)
+    c = make_candidates(X, "ranklib", n_thresholds=3)
+    assert c.float32 and c.stump(1, 2)["float32"] is True and c.codes.flags.f_contiguous
+    assert c.n_thr.tolist() == [4] * 4 and c.width == 5 and c.exists[:, :4].all() and not c.exists[:, 4].any()
+    s = make_candidates(X, "all")
+    assert "float32" not in s.stump(0, 0)
+    for k in range(X.shape[1]):
+        for j in range(s.n_thr[k]):
+            assert np.array_equal(s.vector(k, j), np.nan_to_num(X[:, k], nan=-np.inf) > s.thresholds[k][j])
+
+
+# ---- serial and parallel kernels ------------------------------------------------------------------
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_stump_sum_kernels_serial_equals_parallel_equals_loops(order: str, monkeypatch) -> None:
+    rng = np.random.default_rng(10)
+    n, F, width = 60, 5, 9
+    codes = np.array(rng.integers(0, width, size=(n, F)), dtype=np.int32, order=order)
+    pairs = rng.integers(0, n, size=(200, 2)).astype(np.int64)
+    v = rng.random(200)
+    pot = rng.normal(size=n)
+    n_thr = np.full(F, width - 1)
+    ref_doc = np.array([[pot[codes[:, k] > j].sum() for j in range(width)] for k in range(F)])
+    ca, cb = codes[pairs[:, 0]], codes[pairs[:, 1]]
+    ref_cor = np.array([[v[(cb[:, k] <= j) & (j < ca[:, k])].sum() for j in range(width)] for k in range(F)])
+    ref_rev = np.array([[v[(ca[:, k] <= j) & (j < cb[:, k])].sum() for j in range(width)] for k in range(F)])
+    outs = {}
+    for mode, threshold in (("serial", 10**12), ("parallel", 0)):
+        monkeypatch.setattr(ss, "DOC_SUMS_PARALLEL_MIN", threshold)
+        monkeypatch.setattr(ss, "PAIR_SUMS_PARALLEL_MIN", threshold)
+        outs[mode] = (ss.doc_sums_above(codes, pot, n_thr), *ss.pair_split_sums(codes, pairs, v, n_thr))
+    for a, b, ref in zip(outs["serial"], outs["parallel"], (ref_doc, ref_cor, ref_rev)):
+        assert np.array_equal(a, b)
+        np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_small_inputs_take_the_serial_path() -> None:
+    assert not ss._parallel(9630 * 46, ss.DOC_SUMS_PARALLEL_MIN)
+    assert ss._parallel(10**8, ss.DOC_SUMS_PARALLEL_MIN) == (ss.nb.get_num_threads() > 1)
+    assert not ss._parallel(1000, ss.PAIR_SUMS_PARALLEL_MIN)
+
+
+# ---- RankBoost+ pruning: blocked independent subset vs. a brute-force rank test --------------------------
+def brute_force_drop(vecs, members, order, cap):
+    """Greedy in order: drop a stump whose pair vector is in the span of those kept before it."""
+    kept = [vecs[m] for m in members]
+    drop = np.zeros(len(order), dtype=bool)
+    for i, s in enumerate(order):
+        M = np.array(kept + [vecs[s]])
+        if np.linalg.matrix_rank(M) == len(kept):
+            drop[i] = True
+        elif len(kept) == cap:
+            break
+        else:
+            kept.append(vecs[s])
+    return drop
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_select_independent_matches_brute_force(seed: int, block: int) -> None:
+    X, y, qid = data(seed, n_queries=4, max_docs=8, n_feat=3)
+    gp = group_ptr_from_qid(qid)
+    pairs = critical_pairs(y, gp)
+    cands = make_candidates(X, "all")
+    D = np.zeros((pairs.shape[0], X.shape[0]))
+    D[np.arange(pairs.shape[0]), pairs[:, 0]] = 1.0
+    D[np.arange(pairs.shape[0]), pairs[:, 1]] = -1.0
+    stumps = [(k, j) for k in range(X.shape[1]) for j in range(cands.n_thr[k])]
+    vecs = {s: D @ cands.vector(*s) for s in stumps}
+    stumps = [s for s in stumps if np.any(vecs[s] != 0)]
+    nsplit = np.zeros((X.shape[1], cands.width))
+    for s in stumps:
+        nsplit[s] = np.count_nonzero(vecs[s])
+    span = PairSpan(cands.codes, pairs)
+    rng = np.random.default_rng(seed)
+    members = []
+    for i in rng.permutation(len(stumps))[:2]:
+        h = cands.vector(*stumps[i])
+        c, u, r2, norm2 = span.residual(h)
+        if not span.is_dependent(r2, norm2):
+            span.add(*stumps[i], c, u, r2, 0.0)
+            members.append(stumps[i])
+    rest = [s for s in stumps if s not in members]
+    order = np.array([rest[i] for i in rng.permutation(len(rest))], dtype=np.int64)
+    rank = np.linalg.matrix_rank(np.array([vecs[s] for s in stumps]))
+    for cap in (len(members) + 2, rank + 5):
+        got = select_independent(cands.codes, pairs, order, span, nsplit, cands.n_thr, cap, block=block)
+        ref = brute_force_drop(vecs, members, [tuple(o) for o in order], cap)
+        assert np.array_equal(got, ref)
+        if cap > rank:   # everything beyond a basis is dropped
+            assert np.count_nonzero(~got) == rank - len(members)

@@ -2,19 +2,27 @@
 
 Data sets:
 
-* MQ2008 Fold1 train (S1 + S2 + S3 of ``../shared/data/MQ2008``, or ``--mq2008 DIR``);
+* MQ2008 Fold1 train (S1 + S2 + S3 of ``../shared/data/MQ2008``, or ``--mq2008 DIR``,
+  through :func:`boostplug.data.load_letor_folds`);
 * a synthetic set with about ``--pairs`` (default 10 million) critical pairs:
-  queries of 100 documents, 46 Gaussian features, grades 0-4 that depend on the
-  first five features (``boostplug.data.make_ranking`` when it exists).
+  :func:`boostplug.data.make_ranking` with queries of 100 documents, 46 Gaussian
+  features, grades 0-4 driven by five of them.
 
 Per algorithm it fits ``--rounds`` rounds and prints the set-up time (``fit`` up to the
-first round: pairs, candidate stumps, binning) and the median seconds per round
-(from ``history_[t]["seconds"]``). Boosters that are not importable yet print
-"not available".
+first round: pairs, candidate stumps, binning), the median seconds per round (from
+``history_[t]["seconds"]``) and the largest single round (RankBoost+'s efficient
+variant prunes its candidate set once, inside one round). AdaRank runs with
+``tolerance=None, update="ranklib"`` so that it does not stop after the first round
+(its paper-exact default reaches the fixed point of its update in round 2 on MQ2008).
+
+``--kernels`` instead times the serial and parallel versions of the all-stump sum
+kernels (:mod:`boostplug.boosters._stump_sums`) over input sizes: the crossover that
+sets ``DOC_SUMS_PARALLEL_MIN`` / ``PAIR_SUMS_PARALLEL_MIN``.
 
 Usage::
 
     python benchmarks/boosters.py [--rounds 10] [--pairs 10000000] [--skip-synthetic]
+    python benchmarks/boosters.py --kernels
 """
 
 from __future__ import annotations
@@ -30,44 +38,23 @@ DEFAULT_MQ2008 = Path(__file__).resolve().parents[2] / "shared" / "data" / "MQ20
 
 
 def load_mq2008_fold1(root: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    from sklearn.datasets import load_svmlight_file
+    from boostplug.data import load_letor_folds
 
-    parts = [root / f"S{i}.txt" for i in (1, 2, 3)]
-    if not all(p.exists() for p in parts):
+    if not (root / "S1.txt").exists() and not (root / "Fold1").exists():
         return None
-    Xs, ys, qs = [], [], []
-    offset = 0
-    for p in parts:
-        X, y, q = load_svmlight_file(str(p), query_id=True, n_features=46)
-        Xs.append(X.toarray())
-        ys.append(y)
-        qs.append(q + offset)              # keep queries of different files apart
-        offset = int(qs[-1].max()) + 1
-    return np.vstack(Xs), np.concatenate(ys), np.concatenate(qs)
+    train = load_letor_folds(root)[0][0]
+    return train.X, train.y, train.qid
 
 
 def synthetic(n_pairs: int, docs_per_query: int = 100, n_features: int = 46,
               seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Queries of ``docs_per_query`` documents until about ``n_pairs`` critical pairs."""
-    try:
-        from boostplug.data import make_ranking  # type: ignore[attr-defined]
-    except ImportError:
-        make_ranking = None
-    rng = np.random.default_rng(seed)
-    # grades 0-4 nearly uniform: a query has about 0.4 * d^2 critical pairs
+    from boostplug.data import make_ranking
+
+    # five grades, about equally frequent: a query has about 0.4 * d^2 critical pairs
     n_queries = max(1, int(round(n_pairs / (0.4 * docs_per_query ** 2))))
-    if make_ranking is not None:
-        try:
-            return make_ranking(n_queries=n_queries, docs_per_query=docs_per_query,  # type: ignore[misc]
-                                n_features=n_features, random_state=seed)
-        except TypeError:
-            pass
-    n = n_queries * docs_per_query
-    X = rng.normal(size=(n, n_features))
-    signal = X[:, :5] @ np.array([1.0, 0.8, 0.6, 0.4, 0.2]) + rng.normal(scale=1.0, size=n)
-    y = np.digitize(signal, np.quantile(signal, [0.2, 0.4, 0.6, 0.8])).astype(np.float64)
-    qid = np.repeat(np.arange(n_queries), docs_per_query)
-    return np.round(X, 3), y, qid
+    d = make_ranking(n_queries=n_queries, docs_per_query=docs_per_query, n_features=n_features, seed=seed)
+    return d.X, d.y, d.qid
 
 
 def algorithms() -> list[tuple[str, Callable[[int], Any] | None]]:
@@ -80,7 +67,9 @@ def algorithms() -> list[tuple[str, Callable[[int], Any] | None]]:
         ("RankBoost rb-c ranklib", "RankBoost", {"variant": "rb-c", "thresholds": "ranklib"}),
         ("RankBoost+ (efficient)", "RankBoost", {"variant": "rankboost+"}),
         ("RankBoost+ (exact)", "RankBoost", {"variant": "rankboost+", "efficient": False}),
-        ("AdaRank ndcg@5", "AdaRank", {}),
+        ("AdaRank ndcg@5", "AdaRank", {"measure": "ndcg@5", "tolerance": None, "update": "ranklib"}),
+        ("AdaRank map", "AdaRank", {"measure": "map", "tolerance": None, "update": "ranklib"}),
+        ("MPBoost binary", "MPBoost", {"ddf": "binary"}),
         ("MPBoost logdd", "MPBoost", {}),
         ("NDCGBoost", "NDCGBoost", {}),
     ]
@@ -96,18 +85,18 @@ def algorithms() -> list[tuple[str, Callable[[int], Any] | None]]:
 
 
 def time_fit(make: Callable[[int], Any], X: np.ndarray, y: np.ndarray, qid: np.ndarray,
-             rounds: int) -> tuple[float, float, int, str]:
+             rounds: int) -> tuple[float, float, float, int, str]:
     t0 = time.perf_counter()
     model = make(rounds)
     model.fit(X, y, qid=qid)
     total = time.perf_counter() - t0
     secs = [h["seconds"] for h in model.history_]
     if not secs:
-        return total, float("nan"), 0, model.stop_reason_
+        return total, float("nan"), float("nan"), 0, model.stop_reason_
     per = np.diff(np.r_[0.0, secs])
     setup = total - secs[-1]
     per_round = float(np.median(per[1:])) if per.size > 1 else float(per[0])
-    return setup, per_round, len(secs), model.stop_reason_
+    return setup, per_round, float(per.max()), len(secs), model.stop_reason_
 
 
 def run(name: str, data: tuple[np.ndarray, np.ndarray, np.ndarray], rounds: int, skip: set[str]) -> None:
@@ -118,7 +107,7 @@ def run(name: str, data: tuple[np.ndarray, np.ndarray, np.ndarray], rounds: int,
     gp = group_ptr_from_qid(qid)
     P = int(count_critical_pairs(y, gp).sum())
     print(f"\n== {name}: {X.shape[0]} documents, {gp.shape[0] - 1} queries, {X.shape[1]} features, {P} critical pairs")
-    print(f"{'algorithm':28s} {'set-up s':>9s} {'s/round':>9s} {'rounds':>6s}  stop")
+    print(f"{'algorithm':28s} {'set-up s':>9s} {'s/round':>9s} {'max s':>8s} {'rounds':>6s}  stop")
     for label, make in algorithms():
         if make is None:
             print(f"{label:28s} not available")
@@ -127,11 +116,51 @@ def run(name: str, data: tuple[np.ndarray, np.ndarray, np.ndarray], rounds: int,
             print(f"{label:28s} skipped")
             continue
         try:
-            setup, per, n, why = time_fit(make, X, y, qid, rounds)
+            setup, per, worst, n, why = time_fit(make, X, y, qid, rounds)
         except Exception as exc:  # a booster written in parallel may still be broken: report, go on
             print(f"{label:28s} failed: {type(exc).__name__}: {exc}")
             continue
-        print(f"{label:28s} {setup:9.3f} {per:9.4f} {n:6d}  {why}")
+        print(f"{label:28s} {setup:9.3f} {per:9.4f} {worst:8.3f} {n:6d}  {why}")
+
+
+def kernels() -> None:
+    """Serial vs parallel all-stump sums: median seconds per call, three passes per size."""
+    import numba as nb
+
+    from boostplug.boosters import _stump_sums as ss
+
+    rng = np.random.default_rng(0)
+    n_feat, width = 46, 256
+
+    def med(f: Callable[[], Any], reps: int) -> float:
+        f()
+        ts = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - t0)
+        return float(np.median(ts))
+
+    print(f"numba threads {nb.get_num_threads()}; column-major codes, {n_feat} features, {width - 1} thresholds")
+    print(f"{'kernel':16s} {'work':>9s} {'serial s (3 passes)':>30s} {'parallel s (3 passes)':>30s}")
+
+    def show(name: str, work: int, serial: Callable[[], Any], parallel: Callable[[], Any]) -> None:
+        reps = max(5, int(4e6 / work))
+        s = " ".join(f"{med(serial, reps):9.6f}" for _ in range(3))
+        p = " ".join(f"{med(parallel, reps):9.6f}" for _ in range(3))
+        print(f"{name:16s} {work:9d} {s:>30s} {p:>30s}", flush=True)
+
+    for n in (200, 1000, 5000, 20000, 50000, 200000):
+        codes = np.asfortranarray(rng.integers(0, width, size=(n, n_feat)).astype(np.int32))
+        pot = rng.normal(size=n)
+        show("doc_sums_above", n * n_feat, lambda: ss._doc_sums_above_serial(codes, pot, width),
+             lambda: ss._doc_sums_above_parallel(codes, pot, width))
+    codes = np.asfortranarray(rng.integers(0, width, size=(10000, n_feat)).astype(np.int32))
+    for P in (200, 1000, 5000, 20000, 50000, 200000):
+        pairs = rng.integers(0, 10000, size=(P, 2)).astype(np.int64)
+        v = rng.random(P)
+        show("pair_split_sums", P * n_feat, lambda: ss._pair_split_sums_serial(codes, pairs, v, width),
+             lambda: ss._pair_split_sums_parallel(codes, pairs, v, width))
 
 
 def main() -> None:
@@ -142,7 +171,11 @@ def main() -> None:
     ap.add_argument("--mq2008", type=Path, default=DEFAULT_MQ2008)
     ap.add_argument("--skip-synthetic", action="store_true")
     ap.add_argument("--skip", action="append", default=[], help="algorithm label to skip (repeatable)")
+    ap.add_argument("--kernels", action="store_true", help="time the serial vs parallel stump-sum kernels only")
     args = ap.parse_args()
+    if args.kernels:
+        kernels()
+        return
     skip = set(args.skip)
     mq = load_mq2008_fold1(args.mq2008)
     if mq is None:

@@ -211,7 +211,8 @@ class RankBoost(RankingBooster):
         r = np.where(s.valid, doc_sums_above(s.cands.codes, pot, s.cands.n_thr), -np.inf)
         k, j, best = argmax_scan(r, TIE_TOL)
         if not best > TIE_TOL:
-            self._stop_reason = "no weak ranker has eps+ > eps- (r <= 0): no stump decreases E1"
+            self._stop_reason = ("no weak ranker has eps+ > eps- (r <= 0): no stump decreases E1 with a positive "
+                                 "weight (Eq. 13 picks the most negative eps- - eps+; only RankBoost+ takes alpha < 0)")
             return None
         o = stump_outcomes(s.cands.codes, k, j, s.pairs)
         ep, e0, em = eps_sums(o, s.w)

@@ -17,7 +17,8 @@ Example:
     >>> bpd.evaluate(ranker.predict(frame[features]), frame, ["ndcg@10"])  # doctest: +SKIP
 
 * :func:`repartition_by_query` builds such a frame (from pandas or Dask), with
-  partitions balanced by document count.
+  partitions balanced by document count; :func:`from_arrays` makes a frame of Dask
+  arrays ``X, y, qid`` (one partition per row chunk of ``X``).
 * :func:`check_partitions` verifies it in one pass over the query-id column and
   returns the per-partition group structure; :func:`train_lightgbm`,
   :func:`train_xgboost` and :func:`evaluate` call it, so a split query is a
@@ -159,6 +160,7 @@ def _repartition_pandas(df: "pd.DataFrame", qid_col: str, npartitions: int,
     so the result is already in worker memory, balanced, and the scheduler never holds the data.
     (``dd.from_pandas(df, npartitions=1).repartition(...)`` would put the whole frame into the
     task graph, then on one worker, and every partition sliced from it would stay there.)
+    Without one, each piece is one independent task (``from_map``) for the local scheduler.
     """
     _, _, dd = _dask_modules()
     gp, perm = group_ptr_from_qid(df[qid_col].to_numpy(), regroup=True)
@@ -446,6 +448,20 @@ def _require_frame(frame: Any, label_col: str, qid_col: str, who: str) -> None:
             raise ValueError(f"no column {col!r} in the frame; its columns are {list(frame.columns)}")
 
 
+def _check_row_bound_params(objective_params: dict[str, Any] | None) -> dict[str, Any]:
+    """Objective parameters that hold row indices of the whole training set cannot be split
+    between workers: each worker's objective sees its own rows, numbered from 0."""
+    params = dict(objective_params or {})
+    if params.get("pairs") is not None:
+        raise ValueError(
+            "objective_params['pairs'] holds row indices of the whole training set, but each Dask "
+            "worker's objective sees only its own rows (numbered from 0): explicit pairs cannot be "
+            "used in distributed training. Use the grade-derived pairs (label_pairs=True) or train on "
+            "one machine with boostplug.lightgbm / boostplug.xgboost"
+        )
+    return params
+
+
 def lightgbm_group(layout: PartitionLayout) -> "da.Array":
     """Group sizes as a Dask array with one chunk per partition (what ``DaskLGBMRanker.fit(group=...)``
     splits alongside ``X``: chunk ``i`` holds the sizes of partition ``i``'s queries)."""
@@ -490,7 +506,7 @@ def train_lightgbm(
     _require_frame(frame, label_col, qid_col, "train_lightgbm")
     if "objective" in ranker_params:
         raise ValueError("pass the boostplug objective name as `objective`, not in the ranker parameters")
-    obj = sklearn_objective(objective, **(objective_params or {}))
+    obj = sklearn_objective(objective, **_check_row_bound_params(objective_params))
     layout = check_partitions(frame, qid_col, client=client)
     cols = _features(frame, feature_cols, (label_col, qid_col))
     ranker = lgb.DaskLGBMRanker(client=client, objective=obj, **ranker_params)
@@ -543,7 +559,7 @@ def train_xgboost(
     from .xgboost import params as xgb_params
 
     _require_frame(frame, label_col, qid_col, "train_xgboost")
-    obj = xgb_objective(objective, **(objective_params or {}))
+    obj = xgb_objective(objective, **_check_row_bound_params(objective_params))
     layout = check_partitions(frame, qid_col, client=client)
     cols = _features(frame, feature_cols, (label_col, qid_col))
     dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))

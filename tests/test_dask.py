@@ -452,3 +452,11 @@ def test_xgboost_from_dask_arrays_equals_from_frame(distributed_scheduler, split
     preds = [bpd.train_xgboost(client, f, "qbrank", params=xparams, num_boost_round=5)["booster"].predict(dtest)
              for f in (frame, arrays)]
     np.testing.assert_allclose(preds[0], preds[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("framework", ["lightgbm", "xgboost"])
+def test_training_refuses_explicit_row_index_pairs(client, framework: str) -> None:
+    frame = bpd.repartition_by_query(_frame(10, seed=9), npartitions=2)
+    train_fn = bpd.train_lightgbm if framework == "lightgbm" else bpd.train_xgboost
+    with pytest.raises(ValueError, match=r"objective_params\['pairs'\] holds row indices.*label_pairs=True"):
+        train_fn(client, frame, "qbrank", objective_params={"pairs": np.array([[0, 1]])})

@@ -443,10 +443,14 @@ def test_xgboost_from_dask_arrays_equals_from_frame(distributed_scheduler, split
     client = distributed_scheduler
     cols, train, test = split_data
     frame = bpd.repartition_by_query(train, npartitions=2)
-    rows = tuple(bpd.check_partitions(frame).docs_per_partition.tolist())
-    X = da.from_array(train[cols].to_numpy(), chunks=(rows, len(cols)))
-    arrays = bpd.from_arrays(X, da.from_array(train["label"].to_numpy(), chunks=(rows,)),
-                             da.from_array(train["qid"].to_numpy(), chunks=(rows,)), feature_names=cols).persist()
+    # Arrays cut from the frame's partitions stay on the same workers: XGBoost then merges the
+    # same per-worker quantile sketches, so the two models must be identical (two partitions on
+    # two workers vs both on one worker already give different bins).
+    X = frame[cols].to_dask_array(lengths=True)
+    y = frame["label"].to_dask_array(lengths=True)
+    qid = frame["qid"].to_dask_array(lengths=True)
+    assert X.chunks[0] == tuple(bpd.check_partitions(frame).docs_per_partition.tolist())
+    arrays = bpd.from_arrays(X, y, qid, feature_names=cols).persist()
     xparams = dict(max_depth=3, eta=0.3)
     dtest = xgb.DMatrix(test[cols])
     preds = [bpd.train_xgboost(client, f, "qbrank", params=xparams, num_boost_round=5)["booster"].predict(dtest)

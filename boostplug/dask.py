@@ -221,12 +221,13 @@ def repartition_by_query(
             partitions are scattered to its workers (spread evenly, already in memory there).
 
     Returns:
-        A Dask DataFrame with the same columns (the index is not kept: rows are renumbered). Partitions hold consecutive runs of whole
-        queries, balanced by document count (each cut at the query boundary nearest an even
-        split, so a partition is off by less than one query's size). Row order within a
-        query is kept. From pandas, queries keep their order of first appearance and no data
-        moves through a shuffle or the task graph; from Dask, queries come out in sorted-qid order after one
-        shuffle (the query-id column must be sortable).
+        A Dask DataFrame with the same columns (the index is not kept: rows are renumbered).
+        Partitions hold consecutive runs of whole queries, balanced by document count (each
+        cut at the query boundary nearest an even split, so a partition is off by less than
+        one query's size). Row order within a query is kept. From pandas, queries keep their
+        order of first appearance and no data moves through a shuffle or the task graph; from
+        Dask, queries come out in sorted-qid order after one shuffle (the query-id column must
+        be sortable).
     """
     _, _, dd = _dask_modules()
     import pandas as pd
@@ -615,7 +616,9 @@ def _partitions_1d(values: Any, what: str) -> list[Any]:
         return list(values.to_delayed())
     if isinstance(values, da.Array):
         return list(values.to_delayed().ravel())
-    raise TypeError(f"{what} must be a Dask Series or Dask array partitioned like the frame, got {type(values).__name__}")
+    raise TypeError(
+        f"{what} must be a Dask Series or Dask array partitioned like the frame, got {type(values).__name__}"
+    )
 
 
 def evaluate(

@@ -276,7 +276,8 @@ def test_evaluate_matches_single_machine_metrics() -> None:
     y = df["label"].to_numpy()
     for name in names:
         assert out[name] == pytest.approx(by_name(name)(scores_np, y, gp), rel=1e-12, abs=1e-12)
-        np.testing.assert_array_equal(out["per_query"][name].to_numpy(), by_name(name)(scores_np, y, gp, per_query=True))
+        expected = by_name(name)(scores_np, y, gp, per_query=True)
+        np.testing.assert_array_equal(out["per_query"][name].to_numpy(), expected)
     assert out["per_query"]["qid"].tolist() == df["qid"].to_numpy()[gp[:-1]].tolist()
     # Scores as a Dask Series aligned with the frame work too.
     series = frame.map_partitions(lambda p: pd.Series(np.arange(len(p), dtype=float)[::-1], index=p.index),

@@ -29,15 +29,17 @@ __all__ = ["pair_split_sums", "doc_sums_above", "doc_potentials", "DOC_SUMS_PARA
            "PAIR_SUMS_PARALLEL_MIN"]
 
 #: Work (``n * F`` or ``P * F`` row visits) from which the kernels run in parallel over
-#: features; below it they run serially (same sums, same order within a feature). Measured
-#: with ``python benchmarks/boosters.py --kernels`` (output in ``docs/boosters.md``,
-#: "Serial and parallel kernels") on 2 shared cores, column-major codes, 255 bins: the
-#: per-document histogram pass is memory-light and fast serially (0.3 ms at 230,000, 10 ms
-#: at 9.2 million), while its parallel version stalled 12-24 ms whenever the other core was
-#: busy, so it stays serial up to 10 million; the per-pair pass does more work per visit and
-#: was 1.6-2x faster in parallel from 46,000 up.
-DOC_SUMS_PARALLEL_MIN = 10_000_000
-PAIR_SUMS_PARALLEL_MIN = 50_000
+#: features; below it they run serially (same sums, same order within a feature: identical
+#: results). Measured on the 2 shared cores this was written on (``python
+#: benchmarks/boosters.py --kernels`` and a fit; numbers in ``docs/boosters.md``): alone, the
+#: parallel kernels were up to 1.9x faster from 9,200 visits up; but with the other core busy
+#: they stalled 12-24 ms at random, and inside a real fit the idle worker threads compete with
+#: the serial numpy work between kernel calls: stump MPBoost on MQ2008 Fold1 train (2.4
+#: million pair visits per call) took 0.023 s per round with 2 threads against 0.016 s with
+#: the serial kernels. So the parallel path is kept for calls whose serial time (tens of ms)
+#: dwarfs those costs.
+DOC_SUMS_PARALLEL_MIN = 20_000_000
+PAIR_SUMS_PARALLEL_MIN = 5_000_000
 
 
 def _parallel(work: int, threshold: int) -> bool:

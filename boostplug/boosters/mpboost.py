@@ -40,6 +40,14 @@ Each round costs ``O(P * F)`` (one pass of
 Ties between stumps (equal criterion up to ``1e-10`` of ``sum w d^2``) go to the
 lowest feature, then the lowest threshold.
 
+Step size: the least-squares ``a`` is a weighted mean of ``+-d``, so ``|a| <= max |d|`` and
+the exponent of Eq. 13 is up to ``max d^2``. For ``binary`` (``|d| = 1``), ``logitdd``
+(``|d| < 1``) and ``ldd`` with a small ``alpha`` that is GentleBoost's usual bounded step;
+``logdd`` with the paper's ``lambda = 3`` has ``d = 1.39, 1.95`` for one or two grades, and
+on MQ2008 the fit then overshoots: from round 5 the same stump is chosen with alternating
+``a = +-1.087`` and ``Z_t`` alternating above and below 1 (a two-state cycle; Theorem 1
+still holds). This is Algorithm 1 as published; see ``docs/boosters.md``.
+
 Example:
     >>> from boostplug.boosters import MPBoost
     >>> model = MPBoost(ddf="logdd", lam=3.0, n_rounds=100).fit(X, y, qid=qid)  # doctest: +SKIP

@@ -65,10 +65,13 @@ Per round: Rb-d/Rb-c ``O(P + n F)`` (per-document potentials, then sums over bin
 features); RankBoost+ ``O(P F)`` (pair histograms for the ties), plus ``O(n F |S_t|)`` for
 the exact variant's span coefficients; the span test of one chosen ranker is
 ``O(P + n |S_t|)``. No pairs x stumps matrix is formed. Measured (``benchmarks/boosters.py``,
-2 shared cores): MQ2008 Fold1 train (9,630 documents, 52,325 pairs, 46 features, 255
-thresholds) 0.003-0.005 s per round for Rb-d/Rb-c, 0.013 s for RankBoost+ (efficient),
-0.05 s (exact, 30 rounds); 9.9 million synthetic pairs (250,000 documents): 0.8-1.3 s per
-round for Rb-d/Rb-c, 3.2 s (efficient) and 3.8 s (exact) for RankBoost+.
+2 shared cores, see ``docs/boosters.md``): MQ2008 Fold1 train (9,630 documents, 52,325 pairs,
+46 features, 255 thresholds) 0.005 s per round for Rb-d/Rb-c, 0.018 s for RankBoost+
+(efficient), 0.023 s (exact, first 10 rounds); 9.9 million synthetic pairs (250,000
+documents): 0.7-1.2 s per round for Rb-d/Rb-c, 3.4 s (efficient) and 3.2 s (exact) for
+RankBoost+. The efficient variant's one-time pruning (round 43 on MQ2008 Fold1) takes
+11-13 s there (:func:`~boostplug.boosters._rankboost_kernels.select_independent`: blocked
+Gram-Schmidt, ``O(n m^2)`` for a basis of ``m`` vectors, capped by ``PRUNE_BUDGET_BYTES``).
 
 Example:
     >>> from boostplug.boosters import RankBoost

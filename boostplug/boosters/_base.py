@@ -49,7 +49,8 @@ from sklearn.base import BaseEstimator
 
 from .._validation import check_labels
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes
-from ..pairs import check_pairs
+from ..pairs import check_pairs, critical_pairs
+from .stumps import StumpCandidates, make_candidates
 
 __all__ = ["RankingBooster", "Round", "FitData", "evaluate_rankers", "load", "check_choice", "check_bool"]
 
@@ -66,6 +67,16 @@ class FitData:
     group_ptr: NDArray[np.int64]      # (n_queries + 1,)
     pairs: NDArray[np.int64] | None   # (n_pairs, 2) explicit preferences, preferred first
     rng: np.random.Generator
+
+    def preference_pairs(self) -> NDArray[np.int64]:
+        """The explicit ``pairs``, else the critical pairs of the grades within each query."""
+        return self.pairs if self.pairs is not None else critical_pairs(self.y, self.group_ptr)
+
+    def stump_candidates(self, est: Any) -> StumpCandidates:
+        """Stump candidates of ``X`` from a booster's ``thresholds``, ``max_thresholds`` and
+        ``n_thresholds`` parameters (seeded by ``rng``)."""
+        return make_candidates(self.X, est.thresholds, max_thresholds=est.max_thresholds,
+                               n_thresholds=est.n_thresholds, rng=self.rng)
 
 
 @dataclass

@@ -63,10 +63,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..objectives.ddf import check_ddf, ddf_values
-from ..pairs import critical_pairs
 from ._base import FitData, RankingBooster, Round, check_choice
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
-from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first, make_candidates
+from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 
 __all__ = ["MPBoost"]
 
@@ -139,10 +138,9 @@ class MPBoost(RankingBooster):
         check_ddf(self.ddf, self.alpha, self.lam, self.beta)
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
         explicit = data.pairs is not None
-        pairs = data.pairs if explicit else critical_pairs(data.y, data.group_ptr)
+        pairs = data.preference_pairs()
         d = self._pair_distances(data.y, pairs, explicit)
-        cands = make_candidates(data.X, self.thresholds, max_thresholds=self.max_thresholds,
-                                n_thresholds=self.n_thresholds, rng=data.rng)
+        cands = data.stump_candidates(self)
         n_pairs = pairs.shape[0]
         return _State(
             pairs=pairs, d=d, cands=cands,

@@ -75,7 +75,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._base import FitData, RankingBooster, Round, check_choice
 from ._stump_sums import doc_sums_above
-from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first, make_candidates
+from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 
 __all__ = ["NDCGBoost", "alpha_sums"]
 
@@ -235,8 +235,7 @@ class NDCGBoost(RankingBooster):
         z = np.asarray(prep.ideal_dcg(), dtype=np.float64)
         inv_z = np.divide(1.0, z, out=np.zeros_like(z), where=z > 0)
         c = gains_of(data.y, self.label_gain) * np.repeat(inv_z, np.diff(data.group_ptr))
-        cands = make_candidates(data.X, self.thresholds, max_thresholds=self.max_thresholds,
-                                n_thresholds=self.n_thresholds, rng=data.rng)
+        cands = data.stump_candidates(self)
         allowed = cands.exists[:, :, None] & finite_step_stumps(cands.codes, c > 0, data.group_ptr, cands.width)
         return _State(prep, c, data.group_ptr, cands, allowed, sigma, np.zeros(data.X.shape[0]))
 

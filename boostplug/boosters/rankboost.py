@@ -90,12 +90,11 @@ from numpy.typing import NDArray
 from scipy.linalg import solve_triangular
 from scipy.special import expit, logsumexp
 
-from ..pairs import critical_pairs
 from ._base import FitData, RankingBooster, Round, check_bool, check_choice
 from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, select_independent,
                                  stump_outcomes)
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
-from .stumps import THRESHOLD_MODES, StumpCandidates, argmax_scan, make_candidates
+from .stumps import THRESHOLD_MODES, StumpCandidates, argmax_scan
 
 __all__ = ["RankBoost", "VARIANTS"]
 
@@ -181,9 +180,8 @@ class RankBoost(RankingBooster):
     def _fit_init(self, data: FitData) -> _State:
         self._check_params()
         self.undefined_round_: dict[str, Any] | None = None
-        pairs = data.pairs if data.pairs is not None else critical_pairs(data.y, data.group_ptr)
-        cands = make_candidates(data.X, self.thresholds, max_thresholds=self.max_thresholds,
-                                n_thresholds=self.n_thresholds, rng=data.rng)
+        pairs = data.preference_pairs()
+        cands = data.stump_candidates(self)
         P = pairs.shape[0]
         cor, rev = pair_split_sums(cands.codes, pairs, np.ones(P), cands.n_thr)
         nsplit = np.where(cands.exists, cor + rev, 0.0)

@@ -283,3 +283,64 @@ def test_select_independent_matches_brute_force(seed: int, block: int) -> None:
         assert np.array_equal(got, ref)
         if cap > rank:   # everything beyond a basis is dropped
             assert np.count_nonzero(~got) == rank - len(members)
+
+
+def sequential_gram_schmidt_drop(codes, pairs, order, span, nsplit, n_thr, cap):
+    """The previous one-candidate-at-a-time pruning (matrix-vector Gram-Schmidt twice)."""
+    from boostplug.boosters._rankboost_kernels import DEPENDENT_RTOL, laplacian
+    from boostplug.boosters._stump_sums import doc_sums_above
+
+    n = codes.shape[0]
+    Q, LQ = np.zeros((n, cap)), np.zeros((n, cap))
+    m = span.size
+    Q[:, :m], LQ[:, :m] = span.Q, span.LQ
+    r2 = nsplit.copy()
+    if m:
+        C = span.all_coefficients(n_thr)
+        r2 -= np.einsum("kjb,kjb->kj", C, C)
+    drop = np.zeros(len(order), dtype=bool)
+    for i, (k, j) in enumerate(order):
+        if r2[k, j] <= DEPENDENT_RTOL * nsplit[k, j]:
+            drop[i] = True
+            continue
+        if m == cap:
+            break
+        h = (codes[:, k] > j).astype(float)
+        u = h - Q[:, :m] @ (LQ[:, :m].T @ h)
+        u -= Q[:, :m] @ (LQ[:, :m].T @ u)
+        Lu = laplacian(pairs, u, n)
+        rr = float(u @ Lu)
+        if rr <= DEPENDENT_RTOL * nsplit[k, j]:
+            drop[i] = True
+            continue
+        Q[:, m], LQ[:, m] = u / np.sqrt(rr), Lu / np.sqrt(rr)
+        r2 -= doc_sums_above(codes, LQ[:, m], n_thr) ** 2
+        m += 1
+    return drop
+
+
+def test_select_independent_matches_sequential_gram_schmidt_on_larger_data() -> None:
+    """About 80 candidates, several blocks, ties and NaN: the blocked selection drops exactly
+    what one-at-a-time Gram-Schmidt drops, with and without reaching the cap."""
+    rng = np.random.default_rng(11)
+    X, y, qid = data(11, n_queries=25, max_docs=20, n_feat=6, nan_prob=0.05)
+    X = np.round(X * 2) / 2     # few distinct values: many dependent stumps
+    X[:, 5] = X[:, 0] + (X[:, 1] > 0)   # a feature whose stumps mix two others
+    gp = group_ptr_from_qid(qid)
+    pairs = critical_pairs(y, gp)
+    cands = make_candidates(X, "all")
+    cor, rev = ss.pair_split_sums(cands.codes, pairs, np.ones(pairs.shape[0]), cands.n_thr)
+    nsplit = np.where(cands.exists, cor + rev, 0.0)
+    cand = np.argwhere(cands.exists & (nsplit > 0))
+    order = cand[rng.permutation(cand.shape[0])]
+    span = PairSpan(cands.codes, pairs)
+    for k, j in order[:3]:
+        c, u, r2, norm2 = span.residual(cands.vector(k, j))
+        span.add(k, j, c, u, r2, 0.0)
+    order = order[3:]
+    for cap in (span.size + 10, order.shape[0] + span.size):
+        ref = sequential_gram_schmidt_drop(cands.codes, pairs, order, span, nsplit, cands.n_thr, cap)
+        for block in (1, 7, 64):
+            got = select_independent(cands.codes, pairs, order, span, nsplit, cands.n_thr, cap, block=block)
+            assert np.array_equal(got, ref)
+    assert 0 < np.count_nonzero(ref) < ref.size - 10   # the full run drops many, keeps many

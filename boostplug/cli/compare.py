@@ -6,10 +6,14 @@ import argparse
 import csv
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-from ..compare import DEFAULT_METHODS, REPORT_METRICS, example_split, format_table, method_names, run
+from ..compare import (
+    CURVE_METRIC, DEFAULT_METHODS, FRAMEWORKS, METHODS, REPORT_METRICS, TREE_PARAMS, Result, format_table,
+    load_folds, method_names, run, significance, summary,
+)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -17,76 +21,217 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "compare",
         help="train ranking methods on one data set and compare them",
         description=(
-            "Train each method on the same parts with the same tree parameters, choose its number of rounds "
-            "on the validation part, and report test NDCG@1/3/5/10 and MAP. Default data: LightGBM's "
-            "learning-to-rank example, embedded in boostplug (train/test as shipped, 20%% of the training "
-            "queries held out for validation)."
+            "Train each method on the same folds with the same tree parameters, choose its number of rounds "
+            "on the validation part, and report test NDCG@1/3/5/10 and MAP (mean±std over folds), training "
+            "time and a paired significance test against a baseline. See docs/compare.md."
         ),
     )
-    p.add_argument("--data", default="example", help="'example' (default: the embedded data)")
-    p.add_argument("--methods", default=",".join(DEFAULT_METHODS),
-                   help=f"comma-separated; available: {', '.join(method_names())} (default: %(default)s)")
+    p.add_argument("--data", default="example",
+                   help="'example' (default: LightGBM's example, embedded; 20%% of its training queries "
+                        "validate), a LETOR file (query-level k-fold, see --kfold), or a LETOR folder "
+                        "(Fold1..FoldK or S1..Sk.txt)")
+    p.add_argument("--methods", default="default",
+                   help="comma-separated names, 'default', 'all' (of --frameworks) or 'list' to print the names "
+                        f"(default: {','.join(DEFAULT_METHODS)})")
+    p.add_argument("--frameworks", default=",".join(FRAMEWORKS),
+                   help="which method families run: lightgbm, xgboost, booster (default: %(default)s)")
+    p.add_argument("--folds", default="all", help="folds to run, e.g. 1,3 (default: all)")
+    p.add_argument("--kfold", type=int, default=5, help="number of query-level folds of a LETOR file (default: 5)")
     p.add_argument("--rounds", type=int, default=300, help="maximum boosting rounds (default: %(default)s)")
     p.add_argument("--early-stopping-metric", default="ndcg@10",
-                   help="metric that chooses the round on the validation part (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the validation split and of training")
-    p.add_argument("--out", type=Path, default=None, help="folder for results.csv and results.json")
+                   help="metric that chooses the round on the validation part; r1/r2 are minimised "
+                        "(default: %(default)s)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"override a shared tree parameter ({', '.join(TREE_PARAMS)}); repeatable")
+    p.add_argument("--baseline", default=None,
+                   help="method the others are tested against (default: lambdarank when it runs, else the first)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the splits and of training (default: 0)")
+    p.add_argument("--jobs", type=int, default=1, help="methods trained in parallel processes (default: 1)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads per job (default: cores / jobs)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="folder for CSV, JSON and PNG results (results.csv, per_query.csv, curves.csv, "
+                        "summary.csv, results.json, curves.png, metrics.png)")
+    p.add_argument("--no-plots", action="store_true", help="with --out: no PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(run=run_compare)
     return p
 
 
-def _folds(args: argparse.Namespace):
-    if args.data != "example":
-        from ..cli import UsageError
+def _usage(message: str) -> Exception:
+    from . import UsageError
 
-        raise UsageError(
-            f"--data {args.data!r}: only the embedded data ('example') is supported by this version of compare"
-        )
-    return [example_split(seed=args.seed)]
+    return UsageError(message)
 
 
-def run_compare(args: argparse.Namespace) -> int:
-    from ..cli import UsageError
+def _split(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def parse_frameworks(text: str) -> list[str]:
+    chosen = [f.lower() for f in _split(text)]
+    bad = [f for f in chosen if f not in FRAMEWORKS]
+    if not chosen or bad:
+        raise _usage(f"--frameworks: unknown {bad or text!r}; choose from {','.join(FRAMEWORKS)}")
+    return chosen
+
+
+def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
+    """``default``/``all`` (restricted to ``frameworks``) or explicit names (checked)."""
+    if text.strip().lower() == "default":
+        chosen = [m for m in DEFAULT_METHODS if METHODS[m].framework in frameworks]
+    elif text.strip().lower() == "all":
+        chosen = method_names(tuple(frameworks))
+    else:
+        chosen = list(dict.fromkeys(_split(text)))
+        unknown = [m for m in chosen if m not in METHODS]
+        if unknown:
+            raise _usage(f"unknown method(s) {', '.join(unknown)}; run 'boostplug compare --methods list' "
+                         "for the names")
+        off = [m for m in chosen if METHODS[m].framework not in frameworks]
+        if off:
+            raise _usage(f"method(s) {', '.join(off)} are not in --frameworks {','.join(frameworks)}")
+    if not chosen:
+        raise _usage(f"no method to run: --methods {text!r} with --frameworks {','.join(frameworks)}")
+    return chosen
+
+
+def parse_params(items: Sequence[str]) -> dict[str, Any]:
+    """``["num_leaves=15", "learning_rate=0.1"]`` -> ``{"num_leaves": 15, "learning_rate": 0.1}``."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in TREE_PARAMS:
+            raise _usage(f"--param {item!r}: expected KEY=VALUE with KEY one of {', '.join(TREE_PARAMS)}")
+        try:
+            out[key] = int(value) if isinstance(TREE_PARAMS[key], int) else float(value)
+        except ValueError:
+            raise _usage(f"--param {item!r}: {value!r} is not a number") from None
+    return out
+
+
+def list_methods() -> str:
+    width = max(len(n) for n in METHODS)
+    lines = [f"{'method':<{width}}  {'framework':<9}  summary"]
+    for n, m in METHODS.items():
+        mark = " (default)" if n in DEFAULT_METHODS else ""
+        lines.append(f"{n:<{width}}  {m.framework:<9}  {m.summary}{mark}")
+    return "\n".join(lines)
+
+
+def _check_args(args: argparse.Namespace) -> None:
     from .. import metrics
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    unknown = [m for m in methods if m not in method_names()]
-    if not methods or unknown:
-        raise UsageError(f"unknown method(s) {unknown or methods}; available: {', '.join(method_names())}")
     if args.rounds < 1:
-        raise UsageError(f"--rounds must be >= 1, got {args.rounds}")
+        raise _usage(f"--rounds must be >= 1, got {args.rounds}")
+    if args.jobs < 1:
+        raise _usage(f"--jobs must be >= 1, got {args.jobs}")
+    if args.threads is not None and args.threads < 1:
+        raise _usage(f"--threads must be >= 1, got {args.threads}")
+    if args.kfold < 2:
+        raise _usage(f"--kfold must be >= 2, got {args.kfold}")
     try:
         metrics.by_name(args.early_stopping_metric)
     except ValueError as e:
-        raise UsageError(f"--early-stopping-metric: {e}") from None
-    folds = _folds(args)
-    print(f"boostplug compare: {len(methods)} method(s), {len(folds)} fold(s), up to {args.rounds} rounds, "
-          f"round chosen on validation {args.early_stopping_metric}", file=sys.stderr)
-    results = run(methods, folds, rounds=args.rounds, metric=args.early_stopping_metric, seed=args.seed,
-                  progress=not args.no_progress)
+        raise _usage(f"--early-stopping-metric: {e}") from None
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    if args.methods.strip().lower() == "list":
+        print(list_methods())
+        return 0
+    frameworks = parse_frameworks(args.frameworks)
+    methods = parse_methods(args.methods, frameworks)
+    tree_params = parse_params(args.param)
+    _check_args(args)
+    baseline = args.baseline or ("lambdarank" if "lambdarank" in methods else methods[0])
+    if baseline not in methods:
+        raise _usage(f"--baseline {baseline!r} is not among the methods that run ({', '.join(methods)})")
+    if args.out is not None and not args.no_plots:
+        try:
+            from ..compare.plots import require_matplotlib
+
+            require_matplotlib()
+        except ImportError as e:
+            raise _usage(str(e)) from None
+    try:
+        folds = load_folds(args.data, n_folds=args.kfold, select=args.folds, seed=args.seed)
+    except (FileNotFoundError, ValueError) as e:
+        raise _usage(str(e).replace("\n", " ")) from None
+    print(f"boostplug compare: {len(methods)} method(s) x {len(folds)} fold(s) of {args.data}, up to "
+          f"{args.rounds} rounds, round chosen on validation {args.early_stopping_metric}, jobs {args.jobs}",
+          file=sys.stderr)
+    results = run(methods, folds, rounds=args.rounds, metric=args.early_stopping_metric, tree_params=tree_params,
+                  seed=args.seed, jobs=args.jobs, threads=args.threads,
+                  progress=not args.no_progress and sys.stderr.isatty())
     if not results:
-        print("no method finished", file=sys.stderr)
-        return 1
-    print(format_table(results))
+        print("boostplug compare: no method finished", file=sys.stderr)
+        return 130 if results.interrupted else 1
+    if baseline not in {r.method for r in results}:
+        baseline = results[0].method
+    print(format_table(results, baseline))
     if args.out is not None:
-        _write(args.out, results)
-        print(f"results written to {args.out}/results.csv and results.json", file=sys.stderr)
-    return 0
+        write_outputs(args.out, results, baseline, vars(args) | {"tree_params": {**TREE_PARAMS, **tree_params}},
+                      plots=not args.no_plots)
+        print(f"results written to {args.out}", file=sys.stderr)
+    return 130 if results.interrupted else 0
 
 
-def _write(out: Path, results: list) -> None:
+def _settings(args: dict[str, Any]) -> dict[str, Any]:
+    keep = ("data", "methods", "frameworks", "folds", "kfold", "rounds", "early_stopping_metric", "seed", "jobs",
+            "threads", "tree_params")
+    return {k: (str(args[k]) if isinstance(args[k], Path) else args[k]) for k in keep if k in args}
+
+
+def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings: dict[str, Any],
+                  plots: bool = True) -> None:
+    """results.csv (one row per method and fold), per_query.csv, curves.csv, summary.csv,
+    results.json (all of it plus settings and the significance tests) and the PNG plots."""
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "results.csv", "w", newline="") as f:
+    stats = summary(results)
+    tests = significance(results, baseline)
+    _write_csv(out / "results.csv",
+               ["method", "framework", "fold", "best_round", "rounds_trained", "select_metric", "train_seconds",
+                *REPORT_METRICS],
+               ([r.method, r.framework, r.fold + 1, r.best_round, r.rounds_trained, r.select_metric,
+                 repr(r.seconds), *(repr(r.test[m]) for m in REPORT_METRICS)] for r in results))
+    _write_csv(out / "per_query.csv", ["method", "fold", "query", *REPORT_METRICS],
+               ([r.method, r.fold + 1, q, *(repr(r.test_per_query[m][q]) for m in REPORT_METRICS)]
+                for r in results for q in range(len(r.test_per_query[CURVE_METRIC]))))
+    _write_csv(out / "curves.csv", ["method", "fold", "round", "vali_select", "vali_ndcg@10", "test_ndcg@10"],
+               ([r.method, r.fold + 1, t + 1, repr(r.vali_curve[t]), repr(r.vali_ndcg10_curve[t]),
+                 repr(r.test_curve[t])] for r in results for t in range(len(r.test_curve))))
+    _write_csv(out / "summary.csv",
+               ["method", "framework", *(f"{c}_{s}" for c in (*REPORT_METRICS, "seconds") for s in ("mean", "std")),
+                "dndcg@10", "p_ttest", "p_wilcoxon"],
+               ([n, s["framework"], *(repr(s[c][k]) for c in (*REPORT_METRICS, "seconds") for k in ("mean", "std")),
+                 repr(tests[n].mean_diff), repr(tests[n].t_pvalue), repr(tests[n].wilcoxon_pvalue)]
+                for n, s in stats.items()))
+    payload = {
+        "settings": _settings(settings),
+        "baseline": baseline,
+        "summary": stats,
+        "significance": {n: asdict(t) for n, t in tests.items()},
+        "results": [r.to_dict() for r in results],
+    }
+    (out / "results.json").write_text(json.dumps(payload, indent=1, default=_json_default))
+    if plots:
+        from ..compare.plots import write_plots
+
+        write_plots(results, out)
+
+
+def _json_default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _write_csv(path: Path, header: list[str], rows: Any) -> None:
+    with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["method", "framework", "fold", "best_round", "train_seconds", *REPORT_METRICS])
-        for r in results:
-            w.writerow([r.method, r.framework, r.fold + 1, r.best_round, f"{r.seconds:.4f}",
-                        *(f"{r.test[m]:.6f}" for m in REPORT_METRICS)])
-    payload = [
-        {"method": r.method, "framework": r.framework, "fold": r.fold + 1, "best_round": r.best_round,
-         "train_seconds": r.seconds, "test": r.test, "test_per_query": r.test_per_query,
-         "vali_curve": r.vali_curve, "test_curve": r.test_curve}
-        for r in results
-    ]
-    (out / "results.json").write_text(json.dumps(payload, indent=1))
+        w.writerow(header)
+        w.writerows(rows)

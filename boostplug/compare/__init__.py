@@ -1,15 +1,25 @@
 """Train ranking methods under one protocol and compare them (``boostplug compare``).
 
 * :mod:`.methods` -- the methods by name (built-in and boostplug objectives on
-  LightGBM and XGBoost trees), one shared set of tree parameters;
-* :mod:`.runner` -- the protocol (round chosen on validation, metrics on test)
-  and the table.
+  LightGBM and XGBoost trees, the reference boosters), one shared set of tree parameters;
+* :mod:`.data` -- the folds of the embedded example, a LETOR file or a LETOR folder;
+* :mod:`.runner` -- the protocol (round chosen on validation, metrics on test),
+  parallel jobs, the table;
+* :mod:`.stats` -- paired t-test and Wilcoxon signed-rank test against a baseline;
+* :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg).
 """
 
-from .methods import DEFAULT_METHODS, METHODS, TREE_PARAMS, get_method, method_names
-from .runner import REPORT_METRICS, Result, example_split, format_table, run, run_method
+from .data import example_split, file_folds, load_folds, parse_fold_selection
+from .methods import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, get_method, method_names
+from .runner import (
+    CURVE_METRIC, REPORT_METRICS, Result, choose_round, format_table, run, run_method, significance, summary,
+    threads_per_job,
+)
+from .stats import PairedTest, paired_tests
 
 __all__ = [
-    "DEFAULT_METHODS", "METHODS", "TREE_PARAMS", "get_method", "method_names",
-    "REPORT_METRICS", "Result", "example_split", "format_table", "run", "run_method",
+    "DEFAULT_METHODS", "FRAMEWORKS", "METHODS", "TREE_PARAMS", "get_method", "method_names",
+    "example_split", "file_folds", "load_folds", "parse_fold_selection",
+    "CURVE_METRIC", "REPORT_METRICS", "Result", "choose_round", "format_table", "run", "run_method",
+    "significance", "summary", "threads_per_job", "PairedTest", "paired_tests",
 ]

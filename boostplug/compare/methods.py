@@ -1,10 +1,22 @@
 """The ranking methods ``boostplug compare`` can train, behind one small interface.
 
-A :class:`Method` trains on a training part with a validation part and returns
-a :class:`Trained` model: validation and test scores after every round (so the
-round can be chosen on validation data and curves can be drawn) and the
-training time. Tree methods share one set of tree parameters
-(:data:`TREE_PARAMS`, overridable) so that only the loss differs.
+A :class:`Method` trains on a training part and returns a :class:`Trained`
+model: validation and test scores after every round (so the round can be chosen
+on validation data and curves can be drawn) and the training time.
+
+Three families, each name selectable on the command line:
+
+* LightGBM trees (no prefix): the built-ins ``lambdarank``, ``rank_xendcg``,
+  ``regression`` and boostplug's objectives ``qbrank``, ``mpboost-{binary,ldd,logdd,logitdd}``,
+  ``ndcg_boost``, ``rankboost-loss``;
+* XGBoost trees (prefix ``xgb-``): ``xgb-rank:ndcg``, ``xgb-rank:pairwise``,
+  ``xgb-reg:squarederror`` and ``xgb-`` + each boostplug objective above;
+* the reference boosters of :mod:`boostplug.boosters` (framework ``"booster"``):
+  ``rb-d``, ``rb-c``, ``rankboost+``, ``adarank-map``, ``adarank-ndcg``,
+  ``mpboost-stumps``, ``ndcg_boost-stumps``.
+
+Tree methods share one set of tree parameters (:data:`TREE_PARAMS`, overridable)
+so that only the loss differs.
 """
 
 from __future__ import annotations
@@ -18,7 +30,10 @@ from numpy.typing import NDArray
 
 from ..data import RankingData
 
-__all__ = ["Method", "Trained", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "get_method", "method_names"]
+__all__ = [
+    "Method", "Trained", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "FRAMEWORKS",
+    "get_method", "method_names",
+]
 
 #: Tree parameters shared by every tree method (LightGBM names; mapped for XGBoost).
 TREE_PARAMS: dict[str, Any] = {
@@ -30,6 +45,13 @@ TREE_PARAMS: dict[str, Any] = {
     "feature_fraction": 1.0,
     "max_bin": 255,
 }
+
+#: The frameworks ``--frameworks`` selects from.
+FRAMEWORKS = ("lightgbm", "xgboost", "booster")
+
+#: AdaRank settings of the comparison: RankLib's update and stop rule (the paper's
+#: rule, tolerance 0.002 on the training measure, stops after one round on MQ2008).
+ADARANK_PARAMS: dict[str, Any] = {"update": "ranklib", "enqueue": True, "max_consecutive": 5, "tolerance": -0.002}
 
 Progress = Callable[[int, int], None]
 
@@ -46,21 +68,29 @@ class Trained:
 
 @dataclass(frozen=True)
 class Method:
-    """A named way to train a ranker: a framework and a loss (built-in or boostplug's)."""
+    """A named way to train a ranker.
+
+    ``framework`` is ``"lightgbm"``, ``"xgboost"`` or ``"booster"``; ``loss`` is a
+    built-in objective name, ``"boostplug:<objective>"`` or, for boosters, the
+    class name in :mod:`boostplug.boosters`. ``select_metric`` (boosters only)
+    overrides the metric that chooses the round (AdaRank.MAP: ``"map"``).
+    """
 
     name: str
-    framework: str          # "lightgbm" | "xgboost"
-    loss: str               # built-in objective name, or "boostplug:<name>"
+    framework: str
+    loss: str
     loss_params: dict[str, Any] = field(default_factory=dict)
     summary: str = ""
+    select_metric: str | None = None
 
     def train(self, train: RankingData, vali: RankingData, test: RankingData, *, rounds: int,
-              tree_params: dict[str, Any], seed: int, progress: Progress | None = None) -> Trained:
-        if self.framework == "lightgbm":
-            return _train_lightgbm(self, train, vali, test, rounds, tree_params, seed, progress)
-        if self.framework == "xgboost":
-            return _train_xgboost(self, train, vali, test, rounds, tree_params, seed, progress)
-        raise ValueError(f"unknown framework {self.framework!r}")
+              tree_params: dict[str, Any], seed: int, threads: int = 0,
+              progress: Progress | None = None) -> Trained:
+        """Train for at most ``rounds`` rounds; ``threads=0``: the framework's default."""
+        trainers = {"lightgbm": _train_lightgbm, "xgboost": _train_xgboost, "booster": _train_booster}
+        if self.framework not in trainers:
+            raise ValueError(f"unknown framework {self.framework!r}; expected one of {FRAMEWORKS}")
+        return trainers[self.framework](self, train, vali, test, rounds, tree_params, seed, threads, progress)
 
 
 def _staged(predict: Callable[[int], NDArray], n: int) -> list[NDArray[np.float64]]:
@@ -68,13 +98,13 @@ def _staged(predict: Callable[[int], NDArray], n: int) -> list[NDArray[np.float6
 
 
 def _train_lightgbm(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
-                    tree_params: dict[str, Any], seed: int, progress: Progress | None) -> Trained:
+                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None) -> Trained:
     import lightgbm as lgb
 
     from .. import lightgbm as bpl
 
     params = dict(tree_params)
-    params.update({"verbose": -1, "seed": seed, "deterministic": True, "num_threads": 0})
+    params.update({"verbose": -1, "seed": seed, "deterministic": True, "num_threads": threads})
     if m.loss.startswith("boostplug:"):
         params["objective"] = bpl.objective(m.loss.split(":", 1)[1], **m.loss_params)
     else:
@@ -97,29 +127,32 @@ def _train_lightgbm(m: Method, train: RankingData, vali: RankingData, test: Rank
     )
 
 
-def _xgb_params(tree_params: dict[str, Any], seed: int) -> dict[str, Any]:
-    return {
-        "eta": tree_params["learning_rate"],
-        "max_leaves": tree_params["num_leaves"],
-        "grow_policy": "lossguide",
-        "max_depth": 0,
-        "min_child_weight": tree_params["min_sum_hessian_in_leaf"],
-        "lambda": tree_params["lambda_l2"],
-        "colsample_bytree": tree_params["feature_fraction"],
-        "max_bin": tree_params["max_bin"],
-        "tree_method": "hist",
-        "seed": seed,
-        "nthread": 2,
-    }
+#: LightGBM tree parameter -> XGBoost parameter (same meaning).
+_XGB_NAMES = {
+    "learning_rate": "eta", "num_leaves": "max_leaves", "min_sum_hessian_in_leaf": "min_child_weight",
+    "lambda_l2": "lambda", "feature_fraction": "colsample_bytree", "max_bin": "max_bin",
+}
+
+
+def _xgb_params(tree_params: dict[str, Any], seed: int, threads: int) -> dict[str, Any]:
+    """XGBoost's names for the shared tree parameters (``min_data_in_leaf`` has no
+    XGBoost counterpart: XGBoost bounds leaves by hessian only)."""
+    p: dict[str, Any] = {"grow_policy": "lossguide", "max_depth": 0, "tree_method": "hist", "seed": seed}
+    for k, v in tree_params.items():
+        if k in _XGB_NAMES:
+            p[_XGB_NAMES[k]] = v
+    if threads > 0:
+        p["nthread"] = threads
+    return p
 
 
 def _train_xgboost(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
-                   tree_params: dict[str, Any], seed: int, progress: Progress | None) -> Trained:
+                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None) -> Trained:
     import xgboost as xgb
 
     from .. import xgboost as bpx
 
-    params = _xgb_params(tree_params, seed)
+    params = _xgb_params(tree_params, seed, threads)
     obj = None
     if m.loss.startswith("boostplug:"):
         obj = bpx.objective(m.loss.split(":", 1)[1], **m.loss_params)
@@ -148,43 +181,86 @@ def _train_xgboost(m: Method, train: RankingData, vali: RankingData, test: Ranki
     )
 
 
-def _m(name: str, framework: str, loss: str, summary: str, **loss_params: Any) -> Method:
-    return Method(name, framework, loss, loss_params, summary)
+def _train_booster(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
+                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None) -> Trained:
+    """A reference booster: at most ``rounds`` rounds (fewer when its own stop rule ends it)."""
+    from .. import boosters
+
+    if threads > 0:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    est = getattr(boosters, m.loss)(n_rounds=rounds, random_state=seed, **m.loss_params)
+
+    def cb(t: int, record: dict[str, Any]) -> None:
+        if progress is not None:
+            progress(t, rounds)
+
+    X_train, X_vali, X_test = (np.asarray(d.to_dense().X) for d in (train, vali, test))
+    t0 = time.perf_counter()
+    est.fit(X_train, train.y, group=np.diff(train.group_ptr), callback=cb)
+    seconds = time.perf_counter() - t0
+    if est.stop_reason_ == "interrupted":
+        raise KeyboardInterrupt  # the booster kept its rounds; the comparison drops the unfinished method
+    if progress is not None:
+        progress(rounds, rounds)
+    return Trained(list(est.staged_predict(X_vali)), list(est.staged_predict(X_test)), seconds,
+                   {"stop_reason": est.stop_reason_})
+
+
+def _m(name: str, framework: str, loss: str, summary: str, select_metric: str | None = None,
+       **loss_params: Any) -> Method:
+    return Method(name, framework, loss, loss_params, summary, select_metric)
+
+
+def _paper_objectives(prefix: str, framework: str, label: str) -> list[Method]:
+    out = [_m(f"{prefix}qbrank", framework, "boostplug:qbrank", f"QBRank on {label} trees")]
+    for ddf in ("binary", "ldd", "logdd", "logitdd"):
+        out.append(_m(f"{prefix}mpboost-{ddf}", framework, "boostplug:mpboost",
+                      f"MPBoost.{ddf.upper()} on {label} trees", ddf=ddf))
+    out.append(_m(f"{prefix}ndcg_boost", framework, "boostplug:ndcg_boost", f"NDCG_Boost on {label} trees"))
+    out.append(_m(f"{prefix}rankboost-loss", framework, "boostplug:rankboost",
+                  f"RankBoost's exponential pair loss on {label} trees"))
+    return out
 
 
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
-        _m("lambdarank", "lightgbm", "lambdarank", "LightGBM's built-in LambdaRank"),
+        _m("lambdarank", "lightgbm", "lambdarank", "LightGBM's built-in LambdaRank (LambdaMART)"),
         _m("rank_xendcg", "lightgbm", "rank_xendcg", "LightGBM's built-in XE-NDCG"),
         _m("regression", "lightgbm", "regression", "LightGBM's squared error on the grades (GBT)"),
-        _m("qbrank", "lightgbm", "boostplug:qbrank", "QBRank on LightGBM trees"),
-        _m("mpboost-binary", "lightgbm", "boostplug:mpboost", "MPBoost.BINARY on LightGBM trees", ddf="binary"),
-        _m("mpboost-ldd", "lightgbm", "boostplug:mpboost", "MPBoost.LDD on LightGBM trees", ddf="ldd"),
-        _m("mpboost-logdd", "lightgbm", "boostplug:mpboost", "MPBoost.LOGDD on LightGBM trees", ddf="logdd"),
-        _m("mpboost-logitdd", "lightgbm", "boostplug:mpboost", "MPBoost.LOGITDD on LightGBM trees", ddf="logitdd"),
-        _m("ndcg_boost", "lightgbm", "boostplug:ndcg_boost", "NDCG_Boost on LightGBM trees"),
-        _m("rankboost-loss", "lightgbm", "boostplug:rankboost", "RankBoost's exponential loss on LightGBM trees"),
+        *_paper_objectives("", "lightgbm", "LightGBM"),
         _m("xgb-rank:ndcg", "xgboost", "rank:ndcg", "XGBoost's built-in LambdaMART (NDCG)"),
-        _m("xgb-rank:pairwise", "xgboost", "rank:pairwise", "XGBoost's built-in pairwise loss"),
-        _m("xgb-reg:squarederror", "xgboost", "reg:squarederror", "XGBoost's squared error on the grades"),
-        _m("xgb-qbrank", "xgboost", "boostplug:qbrank", "QBRank on XGBoost trees"),
-        _m("xgb-mpboost-logdd", "xgboost", "boostplug:mpboost", "MPBoost.LOGDD on XGBoost trees", ddf="logdd"),
-        _m("xgb-ndcg_boost", "xgboost", "boostplug:ndcg_boost", "NDCG_Boost on XGBoost trees"),
-        _m("xgb-rankboost-loss", "xgboost", "boostplug:rankboost", "RankBoost's exponential loss on XGBoost trees"),
+        _m("xgb-rank:pairwise", "xgboost", "rank:pairwise", "XGBoost's built-in pairwise logistic loss"),
+        _m("xgb-reg:squarederror", "xgboost", "reg:squarederror", "XGBoost's squared error on the grades (GBT)"),
+        *_paper_objectives("xgb-", "xgboost", "XGBoost"),
+        _m("rb-d", "booster", "RankBoost", "RankBoost Rb-d, discrete stumps (Connamacher et al. 2020)",
+           variant="rb-d"),
+        _m("rb-c", "booster", "RankBoost", "RankBoost Rb-c, continuous-weight stumps", variant="rb-c"),
+        _m("rankboost+", "booster", "RankBoost", "RankBoost+ (efficient, Algorithm 2)", variant="rankboost+"),
+        _m("adarank-map", "booster", "AdaRank", "AdaRank.MAP (RankLib update/stop rule; round chosen by MAP)",
+           "map", measure="map", **ADARANK_PARAMS),
+        _m("adarank-ndcg", "booster", "AdaRank", "AdaRank.NDCG@5 (RankLib update/stop rule)",
+           None, measure="ndcg@5", **ADARANK_PARAMS),
+        _m("mpboost-stumps", "booster", "MPBoost", "stump MPBoost.LOGDD (the booster's default DDF)"),
+        _m("ndcg_boost-stumps", "booster", "NDCGBoost", "stump NDCG_Boost"),
     )
 }
 
-#: What ``boostplug compare`` runs when no ``--methods`` is given.
-DEFAULT_METHODS = ("lambdarank",)
+#: What ``boostplug compare`` runs when no ``--methods`` is given (finishes on the
+#: embedded data in well under two minutes on 2 cores; docs/compare.md has the time).
+DEFAULT_METHODS = ("lambdarank", "regression", "qbrank", "mpboost-logitdd", "ndcg_boost", "rankboost-loss",
+                   "xgb-rank:ndcg", "rb-c", "ndcg_boost-stumps")
 
 
-def method_names() -> list[str]:
-    return list(METHODS)
+def method_names(frameworks: tuple[str, ...] | list[str] | None = None) -> list[str]:
+    """All method names, or those of the given frameworks, in registry order."""
+    return [n for n, m in METHODS.items() if frameworks is None or m.framework in frameworks]
 
 
 def get_method(name: str) -> Method:
     try:
         return METHODS[name]
     except KeyError:
-        raise ValueError(f"unknown method {name!r}; choose from: {', '.join(METHODS)}") from None
+        raise ValueError(f"unknown method {name!r}; run 'boostplug compare --methods list' for the names") from None

@@ -1,144 +1,286 @@
-"""One protocol for every method: same parts, same tree parameters, the round chosen
-on the validation part by one metric, metrics reported on the test part."""
+"""One protocol for every method: same folds, same tree parameters, the round chosen
+on the validation part by one metric (maximised, or minimised for the losses r1/r2),
+metrics reported on the test part; methods in parallel processes with ``jobs > 1``."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence, TextIO
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import metrics
-from ..data import RankingData, load_example, train_test_split_by_query
+from .data import Fold, example_split
 from .methods import TREE_PARAMS, get_method
+from .stats import PairedTest, paired_tests
 
-__all__ = ["REPORT_METRICS", "Result", "example_split", "run_method", "run", "format_table"]
+__all__ = [
+    "REPORT_METRICS", "CURVE_METRIC", "Result", "Results", "example_split", "choose_round", "run_method", "run",
+    "threads_per_job", "significance", "summary", "format_table",
+]
 
 #: Test metrics every comparison reports (boostplug's default conventions).
 REPORT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
+#: The metric of the curves and of the significance test.
+CURVE_METRIC = "ndcg@10"
 
 
 @dataclass
 class Result:
+    """One method on one fold: the chosen round, test metrics (mean and per query), curves."""
+
     method: str
     framework: str
     fold: int
     best_round: int
+    rounds_trained: int
     seconds: float
+    select_metric: str
     test: dict[str, float]
     test_per_query: dict[str, list[float]] = field(repr=False, default_factory=dict)
     vali_curve: list[float] = field(repr=False, default_factory=list)
+    vali_ndcg10_curve: list[float] = field(repr=False, default_factory=list)
     test_curve: list[float] = field(repr=False, default_factory=list)
+    info: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
-def example_split(seed: int = 0, vali_fraction: float = 0.2) -> tuple[RankingData, RankingData, RankingData]:
-    """The embedded LightGBM example: its train/test as shipped, a validation part
-    (``vali_fraction`` of the training queries, seeded) split off the training part."""
-    train_full, test = load_example()
-    train, vali = train_test_split_by_query(train_full, test_size=vali_fraction, seed=seed)
-    return train, vali, test
+def choose_round(curve: Sequence[float], metric: str) -> int:
+    """0-based index of the first best value of ``curve``: the maximum, or the
+    minimum when ``metric`` is a loss (``metrics.higher_is_better``). -1 when empty."""
+    if len(curve) == 0:
+        return -1
+    values = np.asarray(curve, dtype=np.float64)
+    return int(np.argmax(values) if metrics.higher_is_better(metric) else np.argmin(values))
+
+
+def threads_per_job(jobs: int, cores: int | None = None) -> int:
+    """``cores // jobs`` (at least 1): the threads each parallel job may use."""
+    c = cores if cores is not None else (os.cpu_count() or 1)
+    return max(1, c // max(1, jobs))
 
 
 class _Bar:
-    """A one-line progress bar on stderr (only when it is a terminal, or when forced)."""
+    """A one-line progress bar on a stream (drawn only when ``enabled``)."""
 
     def __init__(self, label: str, stream: TextIO, enabled: bool) -> None:
         self.label, self.stream, self.enabled = label, stream, enabled
         self.t0 = time.perf_counter()
         self._last = -1.0
+        self._closed = False
 
     def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
+        if not self.enabled or self._closed:
             return
         now = time.perf_counter()
         if done < total and now - self._last < 0.2:
             return
         self._last = now
         width = 24
-        fill = int(width * done / max(total, 1))
-        self.stream.write(f"\r  {self.label:<28} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} "
-                          f"{now - self.t0:5.1f}s")
+        fill = int(width * min(done, total) / max(total, 1))
+        self.stream.write(f"\r  {self.label:<32} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} "
+                          f"{now - self.t0:6.1f}s")
         if done >= total:
             self.stream.write("\n")
+            self._closed = True
         self.stream.flush()
 
 
-def run_method(name: str, train: RankingData, vali: RankingData, test: RankingData, *, rounds: int,
-               metric: str = "ndcg@10", tree_params: dict[str, Any] | None = None, seed: int = 0,
-               fold: int = 0, progress: bool = False, stream: TextIO = sys.stderr) -> Result:
-    """Train one method, choose its round on ``vali`` by ``metric``, evaluate on ``test``."""
+def _curve(name: str, scores: Sequence[NDArray[np.float64]], data: Any) -> list[float]:
+    fn = metrics.by_name(name)
+    return [float(fn(s, data.y, data.group_ptr)) for s in scores]
+
+
+def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metric: str = "ndcg@10",
+               tree_params: dict[str, Any] | None = None, seed: int = 0, fold: int = 0, threads: int = 0,
+               progress: bool = False, stream: TextIO = sys.stderr) -> Result:
+    """Train one method, choose its round on ``vali`` by ``metric`` (the method's own
+    ``select_metric`` when it has one), evaluate that round on ``test``."""
     method = get_method(name)
-    select = metrics.by_name(metric)
+    select = method.select_metric or metric
     tp = dict(TREE_PARAMS)
     tp.update(tree_params or {})
     bar = _Bar(f"{name} (fold {fold + 1})", stream, progress)
-    trained = method.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, progress=bar)
-    vali_curve = [float(select(s, vali.y, vali.group_ptr)) for s in trained.vali_scores]
-    test_curve = [float(select(s, test.y, test.group_ptr)) for s in trained.test_scores]
-    best = int(np.argmax(vali_curve)) if vali_curve else -1
+    trained = method.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads,
+                           progress=bar)
+    vali_curve = _curve(select, trained.vali_scores, vali)
+    vali_ndcg = vali_curve if select == CURVE_METRIC else _curve(CURVE_METRIC, trained.vali_scores, vali)
+    test_curve = _curve(CURVE_METRIC, trained.test_scores, test)
+    best = choose_round(vali_curve, select)
     scores = trained.test_scores[best] if best >= 0 else np.zeros(test.n_docs)
-    per_query: dict[str, NDArray[np.float64]] = {
-        m: metrics.by_name(m)(scores, test.y, test.group_ptr, per_query=True) for m in REPORT_METRICS
-    }
+    per_query = {m: metrics.by_name(m)(scores, test.y, test.group_ptr, per_query=True) for m in REPORT_METRICS}
     return Result(
-        method=name, framework=method.framework, fold=fold, best_round=best + 1, seconds=trained.seconds,
+        method=name, framework=method.framework, fold=fold, best_round=best + 1,
+        rounds_trained=len(trained.test_scores), seconds=trained.seconds, select_metric=select,
         test={m: float(np.nanmean(v)) for m, v in per_query.items()},
         test_per_query={m: [float(x) for x in v] for m, v in per_query.items()},
-        vali_curve=vali_curve, test_curve=test_curve,
+        vali_curve=vali_curve, vali_ndcg10_curve=vali_ndcg, test_curve=test_curve, info=trained.info,
     )
 
 
-def run(methods: Sequence[str], folds: Sequence[tuple[RankingData, RankingData, RankingData]], *, rounds: int,
-        metric: str = "ndcg@10", tree_params: dict[str, Any] | None = None, seed: int = 0,
-        progress: bool = False, stream: TextIO = sys.stderr) -> list[Result]:
-    """Every method on every fold. Ctrl-C keeps the results of the methods that finished."""
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _job(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Result:
+    train, vali, test = fold
+    return run_method(name, train, vali, test, fold=fold_index, progress=False, **kwargs)
+
+
+class Results(list):
+    """The list of :class:`Result` that :func:`run` returns; ``interrupted`` is True after Ctrl-C."""
+
+    interrupted: bool = False
+
+
+def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: int, metric: str = "ndcg@10",
+        tree_params: dict[str, Any] | None = None, seed: int = 0, jobs: int = 1, threads: int | None = None,
+        progress: bool = False, stream: TextIO = sys.stderr) -> Results:
+    """Every method on every ``(fold_index, (train, vali, test))``.
+
+    ``jobs > 1`` runs (method, fold) pairs in that many spawned processes, each with
+    ``threads`` threads (default :func:`threads_per_job`). Ctrl-C keeps the results
+    of the runs that finished. Results come back ordered by fold, then method.
+    """
     for name in methods:
         get_method(name)  # fail on a bad name before any training
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    n_threads = threads if threads is not None else threads_per_job(jobs)
+    kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads}
+    tasks = [(name, i, fold) for i, fold in folds for name in methods]
     results: list[Result] = []
+    interrupted = False
     try:
-        for f, (train, vali, test) in enumerate(folds):
-            for name in methods:
-                results.append(run_method(name, train, vali, test, rounds=rounds, metric=metric,
-                                          tree_params=tree_params, seed=seed, fold=f, progress=progress,
-                                          stream=stream))
+        if jobs == 1:
+            for name, i, (train, vali, test) in tasks:
+                results.append(run_method(name, train, vali, test, fold=i, progress=progress, stream=stream,
+                                          **kwargs))
+        else:
+            _run_parallel(tasks, kwargs, jobs, results, progress, stream)
     except KeyboardInterrupt:
-        stream.write(f"\ninterrupted: reporting the {len(results)} finished runs\n")
-    return results
+        interrupted = True
+        stream.write(f"\ninterrupted: reporting the {len(results)} finished run(s)\n")
+    order = {n: k for k, n in enumerate(methods)}
+    out = Results(sorted(results, key=lambda r: (r.fold, order[r.method])))
+    out.interrupted = interrupted
+    return out
 
 
-def format_table(results: Sequence[Result]) -> str:
-    """Mean (and std over folds when there are several) per method; best per column marked ``*``."""
-    names = list(dict.fromkeys(r.method for r in results))
-    cols = list(REPORT_METRICS) + ["seconds"]
-    stats: dict[str, dict[str, tuple[float, float]]] = {}
-    for n in names:
-        rs = [r for r in results if r.method == n]
-        stats[n] = {}
-        for c in cols:
-            v = np.array([r.seconds if c == "seconds" else r.test[c] for r in rs])
-            stats[n][c] = (float(v.mean()), float(v.std()) if v.size > 1 else float("nan"))
-    best = {}
-    for c in cols:
-        vals = [stats[n][c][0] for n in names]
-        best[c] = (min if c == "seconds" else max)(vals) if vals else None
-    rounds = {n: int(np.mean([r.best_round for r in results if r.method == n])) for n in names}
-    header = ["method", "round"] + [c.upper() if c != "seconds" else "train s" for c in cols]
+def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jobs: int, results: list[Result],
+                  progress: bool, stream: TextIO) -> None:
+    import multiprocessing
+
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_ignore_sigint)
+    pending: dict[Future, tuple[str, int]] = {pool.submit(_job, n, i, f, kwargs): (n, i) for n, i, f in tasks}
+    t0 = time.perf_counter()
+    try:
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                name, i = pending.pop(fut)
+                results.append(fut.result())
+                if progress:
+                    stream.write(f"  done {name} (fold {i + 1}) {len(results)}/{len(tasks)} "
+                                 f"{time.perf_counter() - t0:6.1f}s\n")
+                    stream.flush()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+        raise
+    pool.shutdown(wait=True)
+
+
+def significance(results: Sequence[Result], baseline: str, metric: str = CURVE_METRIC) -> dict[str, PairedTest]:
+    """Per method: paired tests against ``baseline`` over the per-query test ``metric``
+    pooled across the folds both finished (queries paired by fold and position)."""
+    base = {r.fold: r.test_per_query[metric] for r in results if r.method == baseline}
+    out: dict[str, PairedTest] = {}
+    for name in dict.fromkeys(r.method for r in results):
+        a: list[float] = []
+        b: list[float] = []
+        for r in results:
+            if r.method == name and r.fold in base:
+                a.extend(r.test_per_query[metric])
+                b.extend(base[r.fold])
+        out[name] = paired_tests(np.array(a), np.array(b))
+    return out
+
+
+def summary(results: Sequence[Result]) -> dict[str, dict[str, Any]]:
+    """Per method: mean and std (population, over folds) of each test metric and of
+    the training seconds, the chosen rounds and the folds."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(r.method for r in results):
+        rs = [r for r in results if r.method == name]
+        row: dict[str, Any] = {"framework": rs[0].framework, "folds": [r.fold + 1 for r in rs],
+                               "best_rounds": [r.best_round for r in rs]}
+        for c in (*REPORT_METRICS, "seconds"):
+            v = np.array([r.seconds if c == "seconds" else r.test[c] for r in rs], dtype=np.float64)
+            row[c] = {"mean": float(v.mean()), "std": float(v.std())}
+        out[name] = row
+    return out
+
+
+def _best(stats: dict[str, dict[str, Any]], column: str) -> float:
+    vals = [s[column]["mean"] for s in stats.values()]
+    return min(vals) if column == "seconds" else max(vals)
+
+
+def format_table(results: Sequence[Result], baseline: str | None = None) -> str:
+    """Mean±std over folds per method (std shown with several folds), best per column
+    marked ``*``; with ``baseline``, the mean per-query NDCG@10 difference and the
+    paired t-test / Wilcoxon p-values against it."""
+    stats = summary(results)
+    n_folds = len({r.fold for r in results})
+    tests = significance(results, baseline) if baseline in stats else {}
+    cols = [*REPORT_METRICS, "seconds"]
+    header = ["method", "rounds"] + [c.upper() if c != "seconds" else "train s" for c in cols]
+    if tests:
+        header += ["dNDCG@10", "p(t)", "p(W)"]
+    best = {c: _best(stats, c) for c in cols}
     rows = []
-    for n in names:
-        row = [n, str(rounds[n])]
+    for name, s in stats.items():
+        row = [name, "/".join(str(r) for r in s["best_rounds"])]
         for c in cols:
-            mean, std = stats[n][c]
-            cell = f"{mean:.2f}" if c == "seconds" else f"{mean:.4f}"
-            if not np.isnan(std):
-                cell += f"±{std:.2f}" if c == "seconds" else f"±{std:.4f}"
-            if best[c] is not None and mean == best[c] and len(names) > 1:
+            digits = 2 if c == "seconds" else 4
+            cell = f"{s[c]['mean']:.{digits}f}"
+            if n_folds > 1:
+                cell += f"±{s[c]['std']:.{digits}f}"
+            if len(stats) > 1 and s[c]["mean"] == best[c]:
                 cell += "*"
             row.append(cell)
+        if tests:
+            t = tests[name]
+            row += (["(baseline)", "", ""] if name == baseline else
+                    [f"{t.mean_diff:+.4f}", _p(t.t_pvalue), _p(t.wilcoxon_pvalue)])
         rows.append(row)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
     out = [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
-    return "\n".join(out)
+    note = (f"test metrics, mean{'±std over ' + str(n_folds) + ' folds' if n_folds > 1 else ' (1 fold)'}; "
+            "* best per column; rounds chosen on validation, per fold")
+    if tests:
+        n = tests[next(iter(tests))].n if tests else 0
+        note += (f"\ndNDCG@10, p(t), p(W): per-query test NDCG@10 minus {baseline}'s, paired t-test and Wilcoxon "
+                 f"signed-rank p-values (two-sided) over the queries pooled across folds (n={n})")
+    return "\n".join(out) + "\n" + note
+
+
+def _p(p: float) -> str:
+    if np.isnan(p):
+        return "n/a"
+    return f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"

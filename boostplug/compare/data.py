@@ -1,0 +1,99 @@
+"""The data ``boostplug compare`` runs on, as a list of ``(train, vali, test)`` folds.
+
+* ``"example"``: the embedded LightGBM example (train/test as shipped, a validation
+  part split off train by query);
+* a LETOR file: query-level k-fold (:func:`boostplug.data.kfold_by_query`), a
+  validation part split off each training part by query;
+* a LETOR fold folder (``Fold1..FoldK``) or parts folder (``S1..Sk.txt``):
+  :func:`boostplug.data.load_letor_folds`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from ..data import RankingData, kfold_by_query, load_example, load_letor, load_letor_folds, train_test_split_by_query
+
+__all__ = ["Fold", "VALI_FRACTION", "example_split", "file_folds", "load_folds", "parse_fold_selection"]
+
+Fold = tuple[RankingData, RankingData, RankingData]
+
+#: Share of the training queries held out for validation when the data has no validation part.
+VALI_FRACTION = 0.2
+
+
+def example_split(seed: int = 0, vali_fraction: float = VALI_FRACTION) -> Fold:
+    """The embedded LightGBM example: its train/test as shipped, a validation part
+    (``vali_fraction`` of the training queries, seeded) split off the training part."""
+    train_full, test = load_example()
+    train, vali = train_test_split_by_query(train_full, test_size=vali_fraction, seed=seed)
+    return train, vali, test
+
+
+def file_folds(data: RankingData, n_folds: int, seed: int = 0, vali_fraction: float = VALI_FRACTION) -> list[Fold]:
+    """Query-level ``n_folds``-fold split of one data set; each training part gives
+    ``vali_fraction`` of its queries to validation (seeded)."""
+    folds = []
+    for train_idx, test_idx in kfold_by_query(data, n_folds, seed=seed):
+        train, vali = train_test_split_by_query(data.subset(train_idx), test_size=vali_fraction, seed=seed)
+        folds.append((train, vali, data.subset(test_idx)))
+    return folds
+
+
+def parse_fold_selection(text: str | None, n_available: int | None) -> list[int] | None:
+    """``"all"``/``None`` -> None (every fold); ``"1,3"`` -> ``[0, 2]`` (0-based, sorted, unique).
+
+    ``ValueError`` for a non-number or a fold outside ``1..n_available`` (when known).
+    """
+    if text is None or text.strip().lower() == "all":
+        return None
+    chosen = set()
+    for tok in (t.strip() for t in text.split(",")):
+        if not tok.isdigit() or int(tok) < 1:
+            raise ValueError(f"--folds: {tok!r} is not a fold number (use e.g. 1,3 or all)")
+        if n_available is not None and int(tok) > n_available:
+            raise ValueError(f"--folds: fold {tok} does not exist; the data has folds 1..{n_available}")
+        chosen.add(int(tok) - 1)
+    return sorted(chosen)
+
+
+def _load_file(path: Path) -> RankingData:
+    sidecar = Path(str(path) + ".query")
+    if not _has_qid(path) and not sidecar.is_file():
+        raise ValueError(f"--data {path}: the file has no qid: fields and there is no {sidecar.name}; "
+                         "compare needs queries: write qid:<id> on every line (or group sizes in that .query file)")
+    return load_letor(path)
+
+
+def _has_qid(path: Path) -> bool:
+    """Whether the first data line of a (plain-text) LETOR file carries ``qid:``."""
+    if path.suffix in (".gz", ".bz2"):
+        return True  # compressed: let load_letor decide
+    with open(path, "rb") as f:
+        for line in f:
+            body = line.split(b"#", 1)[0].strip()
+            if body:
+                return b"qid:" in body
+    return True
+
+
+def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None, seed: int = 0) -> list[tuple[int, Fold]]:
+    """``(fold_index, (train, vali, test))`` for the data named by ``data`` (see the module notes).
+
+    Raises ``FileNotFoundError`` for a missing path and ``ValueError`` for a file
+    without query ids or a bad fold selection.
+    """
+    if str(data) == "example":
+        folds: Sequence[Fold] = [example_split(seed=seed)]
+    else:
+        path = Path(data)
+        if not path.exists():
+            raise FileNotFoundError(f"--data {path}: no such file or folder (give a LETOR file or folder, or 'example')")
+        if path.is_dir():
+            folds = load_letor_folds(path)
+        else:
+            d = _load_file(path)
+            folds = file_folds(d, n_folds, seed=seed)
+    chosen = parse_fold_selection(select, len(folds))
+    return [(i, f) for i, f in enumerate(folds) if chosen is None or i in chosen]

@@ -1,0 +1,140 @@
+"""Shared helpers of the replication scripts (data, metrics, per-fold tables, outputs).
+
+Every script takes ``--data`` (a LETOR folder: ``S1..S5.txt`` or ``Fold1..Fold5``; default
+``../shared/data/MQ2008`` relative to the repository root), ``--tiny`` (a small synthetic data
+set instead, for the tests: five folds of :func:`boostplug.data.make_ranking` queries, rotated
+like LETOR's parts), ``--folds`` and ``--out`` (a folder for the JSON/PNG outputs).
+
+Metric conventions (those of ``benchmarks/booster_table.py`` and ``docs/boosters.md``, i.e.
+the LETOR evaluation script's): a query without a relevant document scores 0 (``empty=0.0``),
+gain ``2^r - 1``, discount ``1/log2(rank + 1)``, tied scores averaged over their orders
+(``ties="average"``), MAP with labels >= 1 relevant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from boostplug import metrics
+from boostplug.data import RankingData, folds_from_parts, load_letor_folds, make_ranking
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "MQ2008"
+Fold = tuple[RankingData, RankingData, RankingData]
+
+
+def parser(description: str | None) -> argparse.ArgumentParser:
+    """An argument parser with the options every replication script shares."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LETOR folder (S1..S5.txt or Fold1..Fold5)")
+    ap.add_argument("--tiny", action="store_true", help="small synthetic data instead of --data (for tests)")
+    ap.add_argument("--folds", type=int, nargs="+", default=None, help="1-based folds to run (default: all)")
+    ap.add_argument("--out", type=Path, default=None, help="folder for the JSON (and PNG) outputs")
+    return ap
+
+
+def tiny_folds(n_queries: int = 30, seed: int = 0) -> list[Fold]:
+    """Five LETOR-style folds (3 parts train, 1 vali, 1 test) of synthetic 3-grade data; every
+    4th query is single-label (all grades 0)."""
+    data = make_ranking(n_queries=n_queries, docs_per_query=(6, 14), n_features=6, n_informative=3,
+                        n_labels=3, noise=1.0, seed=seed)
+    g = data.group_ptr
+    for q in range(0, data.n_queries, 4):  # every 4th query single-label (all 0), as in LETOR data
+        data.y[g[q]:g[q + 1]] = 0.0
+    idx = np.arange(data.n_queries)
+    parts = [data.subset(p) for p in np.array_split(idx, 5)]
+    return folds_from_parts(parts)
+
+
+def load_folds(args: argparse.Namespace) -> tuple[list[int], list[Fold], str]:
+    """``(fold numbers, folds, description)`` selected by ``--tiny``/``--data``/``--folds``."""
+    if args.tiny:
+        folds, what = tiny_folds(), "tiny synthetic data (make_ranking, 30 queries, 3 grades)"
+    else:
+        if not Path(args.data).exists():
+            raise SystemExit(f"data folder not found: {args.data} (pass --data PATH or --tiny)")
+        folds, what = load_letor_folds(args.data), str(args.data)
+    numbers = args.folds or list(range(1, len(folds) + 1))
+    bad = [f for f in numbers if not 1 <= f <= len(folds)]
+    if bad:
+        raise SystemExit(f"--folds {bad}: the data has folds 1..{len(folds)}")
+    return numbers, [folds[f - 1] for f in numbers], what
+
+
+def single_thread() -> None:
+    """Run numba kernels on one thread (the machine is shared)."""
+    import numba
+
+    numba.set_num_threads(1)
+
+
+def score(name: str, scores: NDArray[np.float64], d: RankingData, *, per_query: bool = False) -> Any:
+    """``ndcg@k``, ``map`` or ``dcg@k`` with the conventions of the module docstring."""
+    base, k = metrics.parse_name(name)
+    if base == "ndcg":
+        return metrics.ndcg(scores, d.y, d.group_ptr, k, empty=0.0, ties="average", per_query=per_query)
+    if base == "dcg":
+        return metrics.dcg(scores, d.y, d.group_ptr, k, ties="average", per_query=per_query)
+    if base == "map":
+        return metrics.average_precision(scores, d.y, d.group_ptr, k, empty=0.0, ties="average",
+                                         per_query=per_query)
+    raise ValueError(f"score: unsupported metric {name!r} (ndcg@k, dcg@k or map)")
+
+
+def best_round(curve: Sequence[float]) -> int:
+    """1-based first round of the maximum (0 when the curve is empty)."""
+    return int(np.argmax(curve)) + 1 if len(curve) else 0
+
+
+def mean_std(values: Iterable[float]) -> str:
+    v = np.asarray(list(values), dtype=np.float64)
+    sd = v.std(ddof=1) if v.size > 1 else 0.0
+    return f"{v.mean():.4f}±{sd:.4f}"
+
+
+def fold_table(rows: dict[str, list[float]], numbers: list[int], label_width: int = 30) -> str:
+    """One line per label: the per-fold values and their mean and standard deviation."""
+    head = f"{'':{label_width}s} " + " ".join(f"{'Fold' + str(f):>8s}" for f in numbers) + f" {'mean±std':>15s}"
+    lines = [head]
+    for label, vals in rows.items():
+        lines.append(f"{label:{label_width}s} " + " ".join(f"{x:8.4f}" for x in vals) + f" {mean_std(vals):>15s}")
+    return "\n".join(lines)
+
+
+def write_json(out: Path | None, name: str, payload: dict[str, Any]) -> None:
+    if out is None:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(json.dumps(payload, indent=1, default=_jsonable))
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (np.floating, np.integer)):
+        return x.item()
+    if isinstance(x, Path):
+        return str(x)
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
+def threads_note() -> str:
+    keys = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    return ", ".join(f"{k}={os.environ.get(k)}" for k in keys)
+
+
+def lgb_staged(booster: Any, X: Any, n: int) -> list[NDArray[np.float64]]:
+    """Raw LightGBM scores after rounds 1..n (cumulative sums of one tree at a time)."""
+    total = np.zeros(X.shape[0])
+    out = []
+    for t in range(n):
+        total = total + booster.predict(X, start_iteration=t, num_iteration=1, raw_score=True)
+        out.append(total.copy())
+    return out

@@ -1,0 +1,208 @@
+"""The replication scripts (examples/replication/) run end to end on tiny synthetic data, and
+their helpers agree with brute-force references."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "examples" / "replication"
+
+
+def _load(name: str) -> Any:
+    if str(SCRIPTS) not in sys.path:
+        sys.path.insert(0, str(SCRIPTS))
+    return importlib.import_module(name)
+
+
+# ---------------------------------------------------------------- helpers
+
+def test_tiny_folds_rotate_disjoint_parts_with_single_label_queries() -> None:
+    C = _load("_common")
+    folds = C.tiny_folds()
+    assert len(folds) == 5
+    for train, vali, test in folds:
+        ids = [set(np.unique(d.qid).tolist()) for d in (train, vali, test)]
+        assert not (ids[0] & ids[1]) and not (ids[0] & ids[2]) and not (ids[1] & ids[2])
+        assert len(ids[0] | ids[1] | ids[2]) == 30
+    train = folds[0][0]
+    g = train.group_ptr
+    singles = [q for q in range(train.n_queries) if np.unique(train.y[g[q]:g[q + 1]]).size == 1]
+    assert singles, "tiny data must hold single-label queries (QBRank's L1)"
+
+
+def test_lgb_staged_sums_to_the_full_prediction() -> None:
+    import lightgbm as lgb
+
+    C = _load("_common")
+    train = C.tiny_folds()[0][0]
+    bst = lgb.train({"objective": "regression", "verbose": -1, "num_threads": 1, "min_data_in_leaf": 5},
+                    lgb.Dataset(train.X, train.y), num_boost_round=7)
+    staged = C.lgb_staged(bst, train.X, 7)
+    assert len(staged) == 7
+    np.testing.assert_allclose(staged[-1], bst.predict(train.X, raw_score=True), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(staged[2], bst.predict(train.X, num_iteration=3, raw_score=True), atol=1e-12)
+
+
+def test_best_round_is_first_maximum_and_mean_std() -> None:
+    C = _load("_common")
+    assert C.best_round([0.1, 0.3, 0.3, 0.2]) == 2
+    assert C.best_round([]) == 0
+    assert C.mean_std([1.0, 3.0]) == f"2.0000±{np.std([1.0, 3.0], ddof=1):.4f}"
+
+
+def test_score_rejects_unknown_metric() -> None:
+    C = _load("_common")
+    d = C.tiny_folds()[0][2]
+    with pytest.raises(ValueError, match="'err@5'"):
+        C.score("err@5", np.zeros(d.y.size), d)
+
+
+def test_missing_data_folder_is_a_one_line_exit(tmp_path: Path) -> None:
+    mod = _load("ndcg_boost_stability")
+    with pytest.raises(SystemExit, match="data folder not found"):
+        mod.main(["--data", str(tmp_path / "nowhere")])
+
+
+def test_critical_pairs_and_single_label_match_loops() -> None:
+    rq = _load("rankboost_per_query")
+    qb = _load("qbrank_gbt")
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        y = rng.integers(0, 4, size=rng.integers(1, 12)).astype(float)
+        brute = sum(1 for i, j in itertools.combinations(range(y.size), 2) if y[i] != y[j])
+        assert rq.critical_pairs(y) == brute
+    C = _load("_common")
+    train = C.tiny_folds()[0][0]
+    g = train.group_ptr
+    mask = qb.single_label_queries(train)
+    assert mask.tolist() == [len(set(train.y[g[q]:g[q + 1]])) == 1 for q in range(train.n_queries)]
+
+
+def test_doc_parts_partition_and_stratify() -> None:
+    rq = _load("rankboost_per_query")
+    y = np.array([0] * 23 + [1] * 9 + [2] * 6, dtype=float)
+    parts = rq.doc_parts(y)
+    allrows = np.concatenate(parts)
+    assert sorted(allrows.tolist()) == list(range(y.size))
+    for grade in (0, 1, 2):
+        counts = [int((y[p] == grade).sum()) for p in parts]
+        assert max(counts) - min(counts) <= 1, (grade, counts)
+    sizes = [p.size for p in parts]
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_average_ranks_by_hand() -> None:
+    rq = _load("rankboost_per_query")
+    metrics = {m: 0.0 for m in rq.METRICS}
+    task1 = {"RankBoost+": dict(metrics, r1=0.1, **{"ndcg@3": 0.9}), "Rb-c": dict(metrics, r1=0.2, **{"ndcg@3": 0.8}),
+             "Rb-d": dict(metrics, r1=0.3, **{"ndcg@3": 0.7})}
+    task2 = {"RankBoost+": dict(metrics, r1=0.2, **{"ndcg@3": 0.5}), "Rb-c": dict(metrics, r1=0.2, **{"ndcg@3": 0.6}),
+             "Rb-d": dict(metrics, r1=0.1, **{"ndcg@3": 0.7})}
+    ranks = rq.average_ranks([task1, task2])
+    assert ranks["RankBoost+"]["r1"] == pytest.approx((1 + 2.5) / 2)
+    assert ranks["Rb-c"]["r1"] == pytest.approx((2 + 2.5) / 2)
+    assert ranks["Rb-d"]["r1"] == pytest.approx((3 + 1) / 2)
+    assert ranks["RankBoost+"]["ndcg@3"] == pytest.approx((1 + 3) / 2)  # higher NDCG ranks first
+    assert ranks["Rb-d"]["ndcg@3"] == pytest.approx((3 + 1) / 2)
+    assert ranks["Rb-c"]["r2"] == pytest.approx(2.0)  # all tied: everyone gets the middle rank
+
+
+# ---------------------------------------------------------------- end to end
+
+def test_mpboost_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _load("mpboost_ddf")
+    C = _load("_common")
+    png = tmp_path / "img" / "curves.png"
+    out = mod.main(["--tiny", "--folds", "1", "2", "--rounds", "6", "--grid", "--out", str(tmp_path), "--png", str(png)])
+    text = capsys.readouterr().out
+    assert "Stump MPBoost, Figure 2 parameters" in text and "tuned on vali" in text and "LightGBM trees" in text
+    assert png.stat().st_size > 1000
+    saved = json.loads((tmp_path / "mpboost_ddf.json").read_text())
+    assert set(saved["stumps"]) >= {"BINARY", "LDD alpha=0.2", "LOGDD lam=3", "LOGITDD beta=0.5", "LOGDD lam=0.5"}
+    # the reported row is the test value at the round with the best vali NDCG@5
+    test = C.tiny_folds()[1][2]
+    for rows in list(out["stumps"].values()) + list(out["trees"].values()):
+        for row in rows:
+            assert row["round"] == int(np.argmax(row["vali_curve_ndcg@5"])) + 1
+            assert len(row["curve_ndcg@10"]) <= 6
+            assert 0.0 <= row["ndcg@10"] <= 1.0
+    row = out["stumps"]["BINARY"][1]
+    assert row["curve_ndcg@10"][row["round"] - 1] == pytest.approx(row["ndcg@10"])
+    model = mod.MPBoost(ddf="binary", n_rounds=6, random_state=0)
+    train = C.tiny_folds()[1][0]
+    model.fit(train.X, train.y, group=np.diff(train.group_ptr))
+    staged = list(model.staged_predict(test.X))
+    assert C.score("ndcg@10", staged[row["round"] - 1], test) == pytest.approx(row["ndcg@10"])
+
+
+def test_qbrank_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _load("qbrank_gbt")
+    png = tmp_path / "qb.png"
+    out = mod.main(["--tiny", "--folds", "1", "--rounds", "5", "--leaves", "4", "--out", str(tmp_path),
+                    "--png", str(png)])
+    text = capsys.readouterr().out
+    assert "L1 = " in text and "single-label queries" in text and "prec@100%" in text
+    assert png.stat().st_size > 1000 and (tmp_path / "qbrank_gbt.json").exists()
+    res = out["results"]
+    assert set(res) == {"GBT L2", "GBT L1+L2", "QBRank P2", "QBRank P2+L1", "QBRank P2+L1+L2 labels",
+                        "QBRank P2+L1 line search"}
+    for rows in res.values():
+        assert 0.0 <= rows[0]["prec@100%"] <= 1.0 and rows[0]["dcg@5"] >= 0.0
+        assert len(rows[0]["curve_dcg@5"]) == 5
+    # L1 holds queries, so adding it to the labeled term changes the model
+    assert res["QBRank P2"][0]["curve_dcg@5"] != res["QBRank P2+L1"][0]["curve_dcg@5"]
+
+
+def test_rankboost_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _load("rankboost_per_query")
+    out = mod.main(["--tiny", "--min-pairs", "20", "--rounds", "5", "--max-tasks", "3", "--out", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert "Average rank over 3 tasks" in text
+    assert out["n_tasks"] == 3
+    for m in mod.METRICS:
+        assert sum(out["ranks"][lb][m] for lb in mod.VARIANTS) == pytest.approx(6.0)  # 1 + 2 + 3
+    assert json.loads((tmp_path / "rankboost_per_query.json").read_text())["min_pairs"] == 20
+    with pytest.raises(SystemExit, match="critical pairs"):
+        mod.main(["--tiny", "--min-pairs", "100000"])
+
+
+def test_adarank_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _load("adarank_measures")
+    out = mod.main(["--tiny", "--folds", "1", "2", "--rounds", "20", "--fixed-rounds", "4", "--out", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert "Figures 9-10" in text
+    fixed = out["results"]["paper, no stop"]
+    for rows in fixed.values():
+        assert all(r["rounds_fitted"] == 4 for r in rows)
+        assert all(len(r["train_curve_map"]) == 4 for r in rows)
+        assert all(r["train_map"] == r["train_curve_map"][-1] for r in rows)
+    for by in out["results"].values():
+        for rows in by.values():
+            for r in rows:
+                if r["rounds_fitted"]:
+                    assert 1 <= r["round"] <= r["rounds_fitted"]
+    assert (tmp_path / "adarank_measures.json").exists()
+
+
+def test_ndcg_boost_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _load("ndcg_boost_stability")
+    table = tmp_path / "table.json"
+    fake = {"folds": [1, 2], "results": {
+        "NDCG_Boost": [{"ndcg@10": 0.5}, {"ndcg@10": 0.6}], "Other": [{"ndcg@10": 0.55}, {"ndcg@10": 0.5}]}}
+    table.write_text(json.dumps(fake))
+    out = mod.main(["--tiny", "--folds", "1", "2", "--rounds", "5", "--table", str(table), "--out", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert "rank among these 2 boosters" in text
+    assert out["versus_table"]["ranks"] == [2, 1]
+    assert out["versus_table"]["mean_rank"] == {"NDCG_Boost": 1.5, "Other": 1.5}
+    assert [r["round"] for r in out["results"]["stumps, T=100 (paper)"]] == [100, 100]
+    with pytest.raises(SystemExit, match="pass the same --folds"):
+        mod.main(["--tiny", "--folds", "1", "--rounds", "5", "--table", str(table)])

@@ -53,6 +53,10 @@ def test_lgb_staged_sums_to_the_full_prediction() -> None:
 
 def test_best_round_is_first_maximum_and_mean_std() -> None:
     C = _load("_common")
+    assert C.paired([0.5, 0.2, 0.3], [0.4, 0.3, 0.3]) == "better in 1 of 3, mean diff +0.0000"
+    assert C.paired([0.1, 0.2], [0.3, 0.1], higher_is_better=False) == "better in 1 of 2, mean diff -0.0500"
+    with pytest.raises(ValueError, match="2 values against 3"):
+        C.paired([1.0, 2.0], [1.0, 2.0, 3.0])
     assert C.best_round([0.1, 0.3, 0.3, 0.2]) == 2
     assert C.best_round([]) == 0
     assert C.mean_std([1.0, 3.0]) == f"2.0000±{np.std([1.0, 3.0], ddof=1):.4f}"
@@ -157,6 +161,9 @@ def test_qbrank_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[
     for rows in res.values():
         assert 0.0 <= rows[0]["prec@100%"] <= 1.0 and rows[0]["dcg@5"] >= 0.0
         assert len(rows[0]["curve_dcg@5"]) == 5
+    mod.main(["--summarize", str(tmp_path / "qbrank_gbt.json")])
+    again = capsys.readouterr().out
+    assert "QBRank P2 vs GBT L2" in again and "prec@100%: better in" in again
     # L1 holds queries, so adding it to the labeled term changes the model
     assert res["QBRank P2"][0]["curve_dcg@5"] != res["QBRank P2+L1"][0]["curve_dcg@5"]
 
@@ -170,6 +177,11 @@ def test_rankboost_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtu
     for m in mod.METRICS:
         assert sum(out["ranks"][lb][m] for lb in mod.VARIANTS) == pytest.approx(6.0)  # 1 + 2 + 3
     assert json.loads((tmp_path / "rankboost_per_query.json").read_text())["min_pairs"] == 20
+    again = mod.main(["--summarize", str(tmp_path / "rankboost_per_query.json")])
+    assert capsys.readouterr().out.count("Average rank over 3 tasks") == 1 and "Wilcoxon" in text
+    assert again["ranks"] == out["ranks"]
+    with pytest.raises(SystemExit, match="no such file"):
+        mod.main(["--summarize", str(tmp_path / "missing.json")])
     with pytest.raises(SystemExit, match="critical pairs"):
         mod.main(["--tiny", "--min-pairs", "100000"])
 

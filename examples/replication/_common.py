@@ -138,3 +138,19 @@ def lgb_staged(booster: Any, X: Any, n: int) -> list[NDArray[np.float64]]:
         total = total + booster.predict(X, start_iteration=t, num_iteration=1, raw_score=True)
         out.append(total.copy())
     return out
+
+
+def paired(a: Sequence[float], b: Sequence[float], *, higher_is_better: bool = True) -> str:
+    """``"better in k of n, mean diff d"``: how often and by how much ``a`` beats ``b`` (paired)."""
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape:
+        raise ValueError(f"paired: {x.size} values against {y.size}")
+    wins = int(np.sum(x > y) if higher_is_better else np.sum(x < y))
+    return f"better in {wins} of {x.size}, mean diff {float(np.mean(x - y)):+.4f}"
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    """A JSON written by :func:`write_json` (for ``--summarize``)."""
+    if not Path(path).exists():
+        raise SystemExit(f"no such file: {path}")
+    return json.loads(Path(path).read_text())

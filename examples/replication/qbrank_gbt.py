@@ -125,12 +125,40 @@ def plot(png: Path, results: dict[str, list[dict[str, Any]]]) -> None:
     plt.close(fig)
 
 
+COMPARISONS = (("QBRank P2", "GBT L2"), ("QBRank P2+L1", "QBRank P2"), ("GBT L1+L2", "GBT L2"),
+               ("QBRank P2+L1+L2 labels", "QBRank P2+L1"), ("QBRank P2+L1 line search", "QBRank P2+L1"),
+               ("QBRank P2+L1", "GBT L1+L2"))
+
+
+def summarize(results: dict[str, list[dict[str, Any]]], numbers: list[int]) -> None:
+    """The tables of the report, from the per-fold rows."""
+    cols = list(TEST_METRICS) + [f"prec@{k}%" for k in PERCENTS]
+    print(f"\n== Test metrics at the round chosen on vali NDCG@10, mean±std over folds {numbers}")
+    print(f"{'':26s} " + " ".join(f"{c:>15s}" for c in cols) + "  rounds")
+    for lb, rows in results.items():
+        print(f"{lb:26s} " + " ".join(f"{C.mean_std(r[c] for r in rows):>15s}" for c in cols)
+              + "  " + "/".join(str(r["round"]) for r in rows))
+    for m in ("dcg@5", "ndcg@10", "prec@100%"):
+        print(f"\n-- test {m} per fold")
+        print(C.fold_table({lb: [r[m] for r in rows] for lb, rows in results.items()}, numbers, 26))
+    print("\n== Paired over folds (first vs second)")
+    for a, b in COMPARISONS:
+        for m in ("dcg@5", "ndcg@10", "map", "prec@10%", "prec@100%"):
+            print(f"{a:>24s} vs {b:22s} {m:9s}: "
+                  + C.paired([r[m] for r in results[a]], [r[m] for r in results[b]]))
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = C.parser(__doc__)
     ap.add_argument("--rounds", type=int, default=500)
     ap.add_argument("--leaves", type=int, default=TREE_PARAMS["num_leaves"])
     ap.add_argument("--png", type=Path, default=None, help="write the DCG@5-vs-rounds figure here")
+    ap.add_argument("--summarize", type=Path, default=None, help="print the tables of a saved JSON and exit")
     args = ap.parse_args(argv)
+    if args.summarize is not None:
+        saved = C.load_json(args.summarize)
+        summarize(saved["results"], saved["folds"])
+        return saved
     C.single_thread()
     numbers, folds, what = C.load_folds(args)
     print(f"QBRank vs GBT on {what}; folds {numbers}; {args.rounds} rounds, {args.leaves} leaves; {C.threads_note()}")
@@ -152,15 +180,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             results.setdefault(lb, []).append(row)
         done = ", ".join(f"{lb} {rows[-1]['ndcg@10']:.4f}" for lb, rows in results.items())
         print(f"fold done, test NDCG@10: {done}", flush=True)
-    cols = list(TEST_METRICS) + [f"prec@{k}%" for k in PERCENTS]
-    print(f"\n== Test metrics at the round chosen on vali NDCG@10, mean±std over folds {numbers}")
-    print(f"{'':26s} " + " ".join(f"{c:>15s}" for c in cols) + "  rounds")
-    for lb, rows in results.items():
-        print(f"{lb:26s} " + " ".join(f"{C.mean_std(r[c] for r in rows):>15s}" for c in cols)
-              + "  " + "/".join(str(r["round"]) for r in rows))
-    for m in ("dcg@5", "ndcg@10", "prec@100%"):
-        print(f"\n-- test {m} per fold")
-        print(C.fold_table({lb: [r[m] for r in rows] for lb, rows in results.items()}, numbers, 26))
+    summarize(results, numbers)
     if args.png is not None:
         plot(args.png, results)
         print(f"\nwrote {args.png}")

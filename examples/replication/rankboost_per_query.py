@@ -27,6 +27,7 @@ Usage::
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -120,12 +121,49 @@ def average_ranks(results: list[dict[str, dict[str, float]]]) -> dict[str, dict[
     return out
 
 
+def summarize(results: list[dict[str, dict[str, float]]], ranks: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """Print the average ranks, mean values, outright wins and paired Wilcoxon tests; return the wins."""
+    from scipy.stats import wilcoxon
+
+    print(f"\n== Average rank over {len(results)} tasks (1 = best of 3; the paper's Table 1 summary)")
+    print(f"{'':12s} " + " ".join(f"{m:>8s}" for m in METRICS))
+    for lb in VARIANTS:
+        print(f"{lb:12s} " + " ".join(f"{ranks[lb][m]:8.3f}" for m in METRICS))
+    print("\n== Mean over tasks of the 5-fold test value (R1, R2: lower is better)")
+    print(f"{'':12s} " + " ".join(f"{m:>8s}" for m in METRICS) + "  mean rounds fitted")
+    for lb in VARIANTS:
+        print(f"{lb:12s} " + " ".join(f"{np.mean([r[lb][m] for r in results]):8.4f}" for m in METRICS)
+              + f"  {np.mean([r[lb]['rounds_fitted'] for r in results]):.1f}")
+    wins = {m: {lb: int(sum(1 for r in results if all(
+        (r[lb][m] < r[o][m]) if m in LOWER_IS_BETTER else (r[lb][m] > r[o][m]) for o in VARIANTS if o != lb)))
+        for lb in VARIANTS} for m in METRICS}
+    print("\n== Tasks each variant wins outright")
+    for m in METRICS:
+        print(f"{m:8s} " + ", ".join(f"{lb} {wins[m][lb]}" for lb in VARIANTS))
+    print("\n== Paired over tasks: Wilcoxon signed-rank p-value (two-sided), tasks where the first is better")
+    for a, b in (("RankBoost+", "Rb-c"), ("RankBoost+", "Rb-d"), ("Rb-c", "Rb-d")):
+        cells = []
+        for m in METRICS:
+            x = np.array([r[a][m] for r in results])
+            y = np.array([r[b][m] for r in results])
+            better = int(np.sum(x < y) if m in LOWER_IS_BETTER else np.sum(x > y))
+            p = wilcoxon(x, y).pvalue if np.any(x != y) else 1.0
+            cells.append(f"{m} p={p:.2g} ({better})")
+        print(f"{a} vs {b}: " + ", ".join(cells))
+    return wins
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = C.parser(__doc__)
     ap.add_argument("--min-pairs", type=int, default=200, help="tasks: queries with at least this many critical pairs")
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--max-tasks", type=int, default=None, help="use only the first N tasks")
+    ap.add_argument("--summarize", type=Path, default=None, help="print the tables of a saved JSON and exit")
     args = ap.parse_args(argv)
+    if args.summarize is not None:
+        saved = C.load_json(args.summarize)
+        summarize(saved["tasks"], saved["ranks"])
+        return saved
     C.single_thread()
     _, folds, what = C.load_folds(args)
     all_queries = RankingData.concat(*folds[0])  # train + vali + test of one fold = every query
@@ -143,21 +181,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if n % 10 == 0:
             print(f"  {n} tasks done ({time.perf_counter() - t0:.0f}s)", flush=True)
     ranks = average_ranks(results)
-    print(f"\n== Average rank over {len(chosen)} tasks (1 = best of 3; the paper's Table 1 summary)")
-    print(f"{'':12s} " + " ".join(f"{m:>8s}" for m in METRICS))
-    for lb in VARIANTS:
-        print(f"{lb:12s} " + " ".join(f"{ranks[lb][m]:8.3f}" for m in METRICS))
-    print(f"\n== Mean over tasks of the 5-fold test value (R1, R2: lower is better)")
-    print(f"{'':12s} " + " ".join(f"{m:>8s}" for m in METRICS) + "  mean rounds fitted")
-    for lb in VARIANTS:
-        print(f"{lb:12s} " + " ".join(f"{np.mean([r[lb][m] for r in results]):8.4f}" for m in METRICS)
-              + f"  {np.mean([r[lb]['rounds_fitted'] for r in results]):.1f}")
-    wins = {m: {lb: int(sum(1 for r in results if all(
-        (r[lb][m] < r[o][m]) if m in LOWER_IS_BETTER else (r[lb][m] > r[o][m]) for o in VARIANTS if o != lb)))
-        for lb in VARIANTS} for m in METRICS}
-    print("\n== Tasks each variant wins outright")
-    for m in METRICS:
-        print(f"{m:8s} " + ", ".join(f"{lb} {wins[m][lb]}" for lb in VARIANTS))
+    wins = summarize(results, ranks)
     print(f"\ntotal {time.perf_counter() - t0:.0f}s")
     payload = {"data": what, "min_pairs": args.min_pairs, "rounds": args.rounds, "n_tasks": len(chosen),
                "ranks": ranks, "tasks": results, "wins": wins}

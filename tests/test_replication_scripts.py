@@ -218,3 +218,24 @@ def test_ndcg_boost_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixt
     assert [r["round"] for r in out["results"]["stumps, T=100 (paper)"]] == [100, 100]
     with pytest.raises(SystemExit, match="pass the same --folds"):
         mod.main(["--tiny", "--folds", "1", "--rounds", "5", "--table", str(table)])
+
+
+def test_trees_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _load("trees_vs_builtin")
+    C = _load("_common")
+    out = mod.main(["--tiny", "--folds", "1", "--rounds", "4", "--methods", "lambdarank", "qbrank",
+                    "--out", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert "Paired against lambdarank" in text and "qbrank" in text
+    for rows in out["results"].values():
+        row = rows[0]
+        assert 1 <= row["round"] <= 4
+        # the mean of the per-query values is the reported NDCG@10 (empty queries 0)
+        assert np.mean(row["per_query_ndcg@10"]) == pytest.approx(row["ndcg@10"])
+        # the empty=1 convention adds exactly the all-0 test queries' share (ties are rare with trees)
+        test = C.tiny_folds()[0][2]
+        g = test.group_ptr
+        share = np.mean([test.y[g[q]:g[q + 1]].max() == 0 for q in range(test.n_queries)])
+        assert row["ndcg@10 (empty=1, ties=order)"] == pytest.approx(row["ndcg@10"] + share, abs=0.02)
+    mod.main(["--summarize", str(tmp_path / "trees_vs_builtin.json")])
+    assert "Paired against lambdarank" in capsys.readouterr().out

@@ -1,0 +1,98 @@
+"""Every paper objective on LightGBM trees versus LightGBM lambdarank and XGBoost rank:ndcg.
+
+The protocol of ``boostplug compare`` (the same :mod:`boostplug.compare.methods` methods and
+shared tree parameters ``TREE_PARAMS``: 31 leaves, learning rate 0.05, min 20 documents per
+leaf; up to ``--rounds`` rounds, the round chosen on vali NDCG@10, one thread), evaluated with
+this report's conventions (``_common.score``: all-0 queries score 0, tied scores averaged) and,
+for comparison with ``boostplug compare``'s output, NDCG@10 with the library defaults (all-0
+queries score 1, ties in input order). Paired against ``--baseline`` (default ``lambdarank``):
+folds won and mean difference, and a Wilcoxon signed-rank test over the per-query test
+NDCG@10 of all folds.
+
+Usage::
+
+    nice env NUMBA_NUM_THREADS=1 python examples/replication/trees_vs_builtin.py \\
+        [--data ../shared/data/MQ2008] [--rounds 300] [--methods ...] [--out DIR] [--tiny]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import _common as C
+from boostplug import metrics
+from boostplug.compare.methods import TREE_PARAMS, get_method
+
+METHODS = ("lambdarank", "xgb-rank:ndcg", "regression", "qbrank", "mpboost-binary", "mpboost-ldd", "mpboost-logdd",
+           "mpboost-logitdd", "ndcg_boost", "rankboost-loss")
+TEST_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
+
+
+def run(name: str, fold: C.Fold, rounds: int) -> dict[str, Any]:
+    train, vali, test = fold
+    trained = get_method(name).train(train, vali, test, rounds=rounds, tree_params=dict(TREE_PARAMS), seed=0,
+                                     threads=1)
+    r = C.best_round([C.score("ndcg@10", s, vali) for s in trained.vali_scores])
+    s = trained.test_scores[r - 1]
+    row: dict[str, Any] = {"round": r, "seconds": trained.seconds}
+    row.update({m: C.score(m, s, test) for m in TEST_METRICS})
+    row["per_query_ndcg@10"] = C.score("ndcg@10", s, test, per_query=True)
+    row["ndcg@10 (empty=1, ties=order)"] = float(metrics.ndcg(s, test.y, test.group_ptr, 10))
+    return row
+
+
+def summarize(results: dict[str, list[dict[str, Any]]], numbers: list[int], baseline: str) -> None:
+    from scipy.stats import wilcoxon
+
+    print(f"\n== Test metrics at the round chosen on vali NDCG@10, mean±std over folds {numbers}")
+    cols = list(TEST_METRICS) + ["ndcg@10 (empty=1, ties=order)"]
+    print(f"{'':18s} " + " ".join(f"{c[:15]:>15s}" for c in cols) + "  fit s  rounds")
+    for lb, rows in results.items():
+        print(f"{lb:18s} " + " ".join(f"{C.mean_std(r[c] for r in rows):>15s}" for c in cols)
+              + f"  {np.mean([r['seconds'] for r in rows]):5.1f}  " + "/".join(str(r["round"]) for r in rows))
+    print("\n-- test ndcg@10 per fold")
+    print(C.fold_table({lb: [r["ndcg@10"] for r in rows] for lb, rows in results.items()}, numbers, 18))
+    if baseline not in results:
+        return
+    base = results[baseline]
+    qb = np.concatenate([np.asarray(r["per_query_ndcg@10"]) for r in base])
+    print(f"\n== Paired against {baseline} (test NDCG@10: folds; per-query Wilcoxon over all folds' queries)")
+    for lb, rows in results.items():
+        if lb == baseline:
+            continue
+        q = np.concatenate([np.asarray(r["per_query_ndcg@10"]) for r in rows])
+        p = wilcoxon(q, qb).pvalue if np.any(q != qb) else 1.0
+        print(f"{lb:18s} {C.paired([r['ndcg@10'] for r in rows], [r['ndcg@10'] for r in base])}; "
+              f"queries better {int(np.sum(q > qb))} worse {int(np.sum(q < qb))}, p = {p:.2g}")
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = C.parser(__doc__)
+    ap.add_argument("--rounds", type=int, default=300)
+    ap.add_argument("--methods", nargs="+", default=list(METHODS))
+    ap.add_argument("--baseline", default="lambdarank")
+    ap.add_argument("--summarize", type=Path, default=None, help="print the tables of a saved JSON and exit")
+    args = ap.parse_args(argv)
+    if args.summarize is not None:
+        saved = C.load_json(args.summarize)
+        summarize(saved["results"], saved["folds"], saved["baseline"])
+        return saved
+    C.single_thread()
+    numbers, folds, what = C.load_folds(args)
+    print(f"Tree methods on {what}; folds {numbers}; up to {args.rounds} rounds; {C.threads_note()}", flush=True)
+    results: dict[str, list[dict[str, Any]]] = {}
+    for name in args.methods:
+        results[name] = [run(name, f, args.rounds) for f in folds]
+        print(f"{name:18s} test NDCG@10 per fold {[round(r['ndcg@10'], 4) for r in results[name]]}", flush=True)
+    summarize(results, numbers, args.baseline)
+    payload = {"data": what, "folds": numbers, "rounds": args.rounds, "baseline": args.baseline,
+               "results": results}
+    C.write_json(args.out, "trees_vs_builtin.json", payload)
+    return payload
+
+
+if __name__ == "__main__":
+    main()

@@ -138,6 +138,9 @@ def test_mpboost_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
             assert row["round"] == int(np.argmax(row["vali_curve_ndcg@5"])) + 1
             assert len(row["curve_ndcg@10"]) <= 6
             assert 0.0 <= row["ndcg@10"] <= 1.0
+    mod.main(["--summarize", str(tmp_path / "mpboost_ddf.json")])
+    again = capsys.readouterr().out
+    assert "each DDF against BINARY" in again and "tuned on vali" in again and "LightGBM trees" in again
     row = out["stumps"]["BINARY"][1]
     assert row["curve_ndcg@10"][row["round"] - 1] == pytest.approx(row["ndcg@10"])
     model = mod.MPBoost(ddf="binary", n_rounds=6, random_state=0)

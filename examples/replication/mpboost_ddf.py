@@ -107,6 +107,35 @@ def report(title: str, results: dict[str, list[dict[str, Any]]], numbers: list[i
               + f"  {curve.max():.4f}({int(curve.argmax()) + 1})")
 
 
+def paired_vs_binary(title: str, results: dict[str, list[dict[str, Any]]]) -> None:
+    base = next(rows for lb, rows in results.items() if lb.startswith("BINARY"))
+    print(f"\n-- {title}: each DDF against BINARY, paired over folds")
+    for lb, rows in results.items():
+        if rows is base:
+            continue
+        for m in ("ndcg@1", "ndcg@5", "ndcg@10"):
+            print(f"{lb:30s} {m:8s} " + C.paired([r[m] for r in rows], [r[m] for r in base]))
+
+
+def summarize(payload: dict[str, Any]) -> None:
+    """The report's tables from the per-fold rows (also for ``--summarize``)."""
+    numbers, stumps = payload["folds"], payload["stumps"]
+    shown = {label(d, p): stumps[label(d, p)] for d, p in FIG2.items()}
+    report("Stump MPBoost, Figure 2 parameters", shown, numbers)
+    paired_vs_binary("Stump MPBoost, Figure 2 parameters", shown)
+    if all(label(d, p) in stumps for d, ps in GRID.items() for p in ps):
+        tuned = {"BINARY": stumps[label("binary", {})]}
+        tuned.update({f"{d.upper()} (tuned on vali)": tune(stumps, d, len(numbers)) for d in GRID})
+        report("Stump MPBoost, DDF parameter tuned on vali NDCG@5", tuned, numbers)
+        for d in GRID:
+            print(f"{d.upper()} parameter chosen per fold: "
+                  + ", ".join(str(r["params"]) for r in tuned[f"{d.upper()} (tuned on vali)"]))
+        paired_vs_binary("Stump MPBoost, tuned", tuned)
+    if "trees" in payload:
+        report("mpboost objective on LightGBM trees", payload["trees"], numbers)
+        paired_vs_binary("mpboost objective on LightGBM trees", payload["trees"])
+
+
 def plot(png: Path, panels: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
     import matplotlib
 
@@ -135,7 +164,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--grid", action="store_true", help="also tune each DDF's parameter on vali NDCG@5")
     ap.add_argument("--no-trees", action="store_true", help="skip the LightGBM tree runs")
     ap.add_argument("--png", type=Path, default=None, help="write the NDCG@10-vs-rounds figure here")
+    ap.add_argument("--summarize", type=Path, default=None, help="print the tables of a saved JSON and exit")
     args = ap.parse_args(argv)
+    if args.summarize is not None:
+        saved = C.load_json(args.summarize)
+        summarize(saved)
+        return saved
     C.single_thread()
     numbers, folds, what = C.load_folds(args)
     print(f"MPBoost DDFs vs BINARY on {what}; folds {numbers}; {args.rounds} rounds; {C.threads_note()}")
@@ -147,22 +181,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         stumps[label(ddf, params)] = [run_stumps(ddf, params, f, args.rounds) for f in folds]
         print(f"stumps {label(ddf, params):28s} done ({sum(r['seconds'] for r in stumps[label(ddf, params)]):.1f}s)",
               flush=True)
-    shown = {label(d, p): stumps[label(d, p)] for d, p in FIG2.items()}
-    report("Stump MPBoost, Figure 2 parameters", shown, numbers)
     payload: dict[str, Any] = {"data": what, "folds": numbers, "rounds": args.rounds, "stumps": stumps}
-    if args.grid:
-        tuned = {"BINARY": stumps[label("binary", {})]}
-        tuned.update({f"{d.upper()} (tuned on vali)": tune(stumps, d, len(folds)) for d in GRID})
-        report("Stump MPBoost, DDF parameter tuned on vali NDCG@5", tuned, numbers)
-        for d in GRID:
-            print(f"{d.upper()} parameter chosen per fold: "
-                  + ", ".join(str(r["params"]) for r in tuned[f"{d.upper()} (tuned on vali)"]))
-    panels = {"MPBoost, decision stumps": shown}
+    panels = {"MPBoost, decision stumps": {label(d, p): stumps[label(d, p)] for d, p in FIG2.items()}}
     if not args.no_trees:
         trees = {label(d, p): [run_trees(d, p, f, args.rounds) for f in folds] for d, p in FIG2.items()}
-        report("mpboost objective on LightGBM trees", trees, numbers)
         payload["trees"] = trees
         panels["mpboost objective, LightGBM trees"] = trees
+    summarize(payload)
     if args.png is not None:
         plot(args.png, panels)
         print(f"\nwrote {args.png}")

@@ -1,0 +1,216 @@
+"""boostplug.compare: round choice, paired tests, the table, folds, method runs, parallel jobs, Ctrl-C."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from boostplug import metrics
+from boostplug.compare import (
+    METHODS, Result, choose_round, file_folds, format_table, paired_tests, parse_fold_selection, run, run_method,
+    significance, summary, threads_per_job,
+)
+from boostplug.compare import runner as runner_mod
+from boostplug.data import make_ranking, train_test_split_by_query
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    d = make_ranking(n_queries=24, docs_per_query=(4, 9), n_features=5, n_informative=3, seed=3)
+    rest, test = train_test_split_by_query(d, test_size=6, seed=0)
+    train, vali = train_test_split_by_query(rest, test_size=6, seed=1)
+    return train, vali, test
+
+
+# ---- round choice ---------------------------------------------------------------------------
+def test_choose_round_maximises_ndcg_and_takes_first_best() -> None:
+    assert choose_round([0.1, 0.5, 0.3, 0.5], "ndcg@10") == 1
+    assert choose_round([0.9], "map") == 0
+
+
+def test_choose_round_minimises_losses() -> None:
+    curve = [0.4, 0.2, 0.3, 0.2]
+    assert choose_round(curve, "r2") == 1
+    assert choose_round(curve, "r1") == 1
+    assert choose_round(curve, "ndcg@5") == 0
+
+
+def test_choose_round_empty_curve() -> None:
+    assert choose_round([], "ndcg@10") == -1
+
+
+# ---- paired tests ---------------------------------------------------------------------------
+def test_paired_tests_equal_scipy_on_hand_made_case() -> None:
+    a = np.array([0.9, 0.4, 0.7, 0.65, 0.3, 0.8, 0.55])
+    b = np.array([0.7, 0.5, 0.6, 0.40, 0.1, 0.8, 0.35])
+    t = paired_tests(a, b)
+    assert t.n == 7
+    assert t.mean_diff == pytest.approx(np.mean(a - b))
+    assert t.t_pvalue == pytest.approx(stats.ttest_rel(a, b).pvalue)
+    # the zero difference (0.8 vs 0.8) is dropped by the Wilcoxon test
+    assert t.wilcoxon_pvalue == pytest.approx(stats.wilcoxon(a[a != b], b[a != b]).pvalue)
+    # by hand: the t statistic is mean(d) / (sd(d) / sqrt(n))
+    d = a - b
+    t_stat = d.mean() / (d.std(ddof=1) / np.sqrt(d.size))
+    assert t.t_pvalue == pytest.approx(2 * stats.t.sf(abs(t_stat), d.size - 1))
+
+
+def test_paired_tests_drop_nan_pairs_and_handle_identity() -> None:
+    a = np.array([0.5, np.nan, 0.2, 0.9, 0.4])
+    b = np.array([0.1, 0.3, np.nan, 0.6, 0.5])
+    t = paired_tests(a, b)
+    keep = [0, 3, 4]
+    assert t.n == 3
+    assert t.t_pvalue == pytest.approx(stats.ttest_rel(a[keep], b[keep]).pvalue)
+    same = paired_tests(a, a)
+    assert (same.mean_diff, same.t_pvalue, same.wilcoxon_pvalue) == (0.0, 1.0, 1.0)
+    one = paired_tests([0.3], [0.1])
+    assert one.n == 1 and np.isnan(one.t_pvalue)
+
+
+def test_paired_tests_reject_bad_shapes() -> None:
+    with pytest.raises(ValueError, match="shapes"):
+        paired_tests([0.1, 0.2], [0.1])
+
+
+# ---- table, summary, significance on hand-made results ------------------------------------------
+def _result(method: str, fold: int, ndcg10: list[float], seconds: float, shift: float = 0.0) -> Result:
+    per_query = {m: [v + shift for v in ndcg10] for m in runner_mod.REPORT_METRICS}
+    return Result(method=method, framework="lightgbm", fold=fold, best_round=fold + 2, rounds_trained=5,
+                  seconds=seconds, select_metric="ndcg@10",
+                  test={m: float(np.mean(v)) for m, v in per_query.items()}, test_per_query=per_query)
+
+
+@pytest.fixture
+def hand_results() -> list[Result]:
+    return [
+        _result("base", 0, [0.5, 0.6, 0.7], 2.0), _result("good", 0, [0.6, 0.8, 0.7], 3.0),
+        _result("fast", 0, [0.4, 0.5, 0.7], 0.5),
+        _result("base", 1, [0.3, 0.4], 2.2), _result("good", 1, [0.5, 0.5], 3.4), _result("fast", 1, [0.3, 0.1], 0.7),
+    ]
+
+
+def test_summary_is_mean_and_population_std_over_folds(hand_results: list[Result]) -> None:
+    s = summary(hand_results)
+    assert s["good"]["ndcg@10"]["mean"] == pytest.approx((0.7 + 0.5) / 2)
+    assert s["good"]["ndcg@10"]["std"] == pytest.approx(np.std([0.7, 0.5]))
+    assert s["fast"]["seconds"]["mean"] == pytest.approx(0.6)
+    assert s["base"]["best_rounds"] == [2, 3]
+
+
+def test_significance_pools_queries_across_folds(hand_results: list[Result]) -> None:
+    tests = significance(hand_results, "base")
+    a = [0.6, 0.8, 0.7, 0.5, 0.5]
+    b = [0.5, 0.6, 0.7, 0.3, 0.4]
+    assert tests["good"].n == 5
+    assert tests["good"].t_pvalue == pytest.approx(stats.ttest_rel(a, b).pvalue)
+    assert tests["base"].t_pvalue == 1.0
+
+
+def test_table_marks_best_per_column_and_shows_tests(hand_results: list[Result]) -> None:
+    table = format_table(hand_results, "base")
+    rows = {line.split()[0]: line for line in table.splitlines()[2:5]}
+    # 'good' has the best NDCG (every metric here), 'fast' the least training time
+    assert rows["good"].count("*") == 5
+    assert rows["fast"].count("*") == 1 and "0.60±0.10*" in rows["fast"]
+    assert "*" not in rows["base"] and "(baseline)" in rows["base"]
+    p = significance(hand_results, "base")["good"].t_pvalue
+    assert f"{p:.3f}" in rows["good"]
+    assert "n=5" in table
+
+
+def test_table_single_method_marks_nothing(hand_results: list[Result]) -> None:
+    table = format_table([r for r in hand_results if r.method == "base"])
+    assert "*" not in table.splitlines()[2]
+
+
+# ---- folds -------------------------------------------------------------------------------------
+def test_parse_fold_selection() -> None:
+    assert parse_fold_selection("all", 5) is None
+    assert parse_fold_selection(None, 5) is None
+    assert parse_fold_selection("3,1,3", 5) == [0, 2]
+    with pytest.raises(ValueError, match="fold 6 does not exist"):
+        parse_fold_selection("6", 5)
+    with pytest.raises(ValueError, match="'x'"):
+        parse_fold_selection("1,x", 5)
+
+
+def test_file_folds_are_query_disjoint_and_cover_the_data() -> None:
+    d = make_ranking(n_queries=15, docs_per_query=(3, 5), n_features=3, n_informative=2, seed=0)
+    folds = file_folds(d, 3, seed=0)
+    tested = np.concatenate([f[2].qid[f[2].group_ptr[:-1]] for f in folds])
+    assert sorted(tested.tolist()) == sorted(d.qid[d.group_ptr[:-1]].tolist())
+    for train, vali, test in folds:
+        parts = [set(p.qid[p.group_ptr[:-1]].tolist()) for p in (train, vali, test)]
+        assert not (parts[0] & parts[1] or parts[0] & parts[2] or parts[1] & parts[2])
+        assert sum(len(p) for p in parts) == 15
+
+
+def test_threads_per_job() -> None:
+    assert threads_per_job(1, cores=2) == 2
+    assert threads_per_job(2, cores=2) == 1
+    assert threads_per_job(4, cores=2) == 1
+
+
+# ---- method runs -------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["lambdarank", "xgb-mpboost-logitdd", "rb-c", "ndcg_boost-stumps"])
+def test_run_method_chooses_round_on_vali_and_reports_that_round(tiny, name: str) -> None:
+    train, vali, test = tiny
+    r = run_method(name, train, vali, test, rounds=4, threads=1)
+    assert r.framework == METHODS[name].framework
+    assert 1 <= r.rounds_trained <= 4 and len(r.vali_curve) == len(r.test_curve) == r.rounds_trained
+    assert r.best_round == int(np.argmax(r.vali_curve)) + 1
+    assert r.test["ndcg@10"] == pytest.approx(r.test_curve[r.best_round - 1])
+    assert r.test["ndcg@10"] == pytest.approx(np.nanmean(r.test_per_query["ndcg@10"]))
+    assert len(r.test_per_query["map"]) == test.n_queries
+
+
+def test_run_method_minimises_r2_when_asked(tiny) -> None:
+    train, vali, test = tiny
+    r = run_method("lambdarank", train, vali, test, rounds=5, metric="r2", threads=1)
+    assert r.select_metric == "r2"
+    assert r.best_round == int(np.argmin(r.vali_curve)) + 1
+    assert r.vali_ndcg10_curve != r.vali_curve
+
+
+def test_adarank_map_chooses_its_round_by_map(tiny) -> None:
+    train, vali, test = tiny
+    r = run_method("adarank-map", train, vali, test, rounds=5, metric="ndcg@10", threads=1)
+    assert r.select_metric == "map"
+    assert r.best_round == int(np.argmax(r.vali_curve)) + 1
+
+
+def test_unknown_method_fails_before_training(tiny) -> None:
+    with pytest.raises(ValueError, match="no-such"):
+        run(["lambdarank", "no-such"], [(0, tiny)], rounds=2)
+
+
+def test_ctrl_c_keeps_finished_runs(tiny, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = runner_mod.run_method
+
+    def flaky(name, *a, **k):
+        calls.append(name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(runner_mod, "run_method", flaky)
+    err = io.StringIO()
+    out = run(["lambdarank", "regression", "rb-c"], [(0, tiny)], rounds=3, threads=1, stream=err)
+    assert out.interrupted and [r.method for r in out] == ["lambdarank"]
+    assert "interrupted" in err.getvalue()
+
+
+def test_parallel_jobs_equal_serial(tiny) -> None:
+    folds = [(0, tiny), (1, (tiny[1], tiny[0], tiny[2]))]
+    names = ["regression", "rb-c"]
+    serial = run(names, folds, rounds=3, threads=1)
+    parallel = run(names, folds, rounds=3, jobs=2)
+    assert [(r.method, r.fold) for r in parallel] == [(r.method, r.fold) for r in serial]
+    for a, b in zip(serial, parallel):
+        assert a.best_round == b.best_round
+        assert a.test_curve == pytest.approx(b.test_curve)

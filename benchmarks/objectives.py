@@ -1,23 +1,34 @@
-"""Speed of the boostplug objectives, as ratios measured in one run.
+"""Speed of the boostplug objectives, as ratios measured within one run.
 
 For each objective and framework, on (a) MQ2008 Fold1 train (if ../shared/data is there) and
-(b) a synthetic MSLR-WEB10K-sized set (6,000 queries, 20-400 documents each, ~720,000
-documents, 136 features, labels 0-4), prints:
+(b) a synthetic MSLR-WEB10K-sized set (6,000 queries of 20-400 documents, sizes
+20 + Exponential(100) clipped at 400 like MSLR's skewed query sizes: ~705,000 documents;
+136 features, 20 informative; labels 0-4), prints:
 
-* seconds per gradient call (``prepare`` once, then ``grad_hess``; best of a few calls);
+* seconds per gradient call: the prepared kernel (``prepare`` once, then ``grad_hess``) and the
+  whole adapter call the framework makes (reading labels/groups off the Dataset/DMatrix, checking
+  the binding, the kernel); best of a few calls;
 * training seconds for ``--rounds`` rounds, and that time as a ratio to the same training with
   the framework's plain regression objective (the floor no custom objective can beat) and with
-  its built-in LambdaMART (LightGBM ``lambdarank``, XGBoost ``rank:ndcg``).
+  its built-in LambdaMART (LightGBM ``lambdarank``, XGBoost ``rank:ndcg``), plus the share of
+  the training time spent inside our objective callable.
 
-Usage: python benchmarks/objectives.py [--rounds 20] [--only synthetic|mq2008] [--frameworks lightgbm,xgboost]
+The machine may be shared and noisy: every configuration is trained ``--repeat`` times,
+interleaved (floor, built-in, each objective, then again), the ratios are formed within each
+repetition and the medians are printed. Training data are built once and reused by every run.
+
+Usage: python benchmarks/objectives.py [--rounds 30] [--repeat 3] [--threads 1]
+                                       [--only synthetic|mq2008] [--frameworks lightgbm,xgboost]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
@@ -25,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import lightgbm as lgb  # noqa: E402
+import numba  # noqa: E402
 import xgboost as xgb  # noqa: E402
 
 from boostplug import data as bpdata  # noqa: E402
@@ -34,9 +46,10 @@ from boostplug import xgboost as bpx  # noqa: E402
 
 MQ2008 = ROOT.parent / "shared" / "data" / "MQ2008"
 TREE = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20, "max_bin": 255}
+FRAMEWORK_NAMES = {"lightgbm": ("regression", "lambdarank"), "xgboost": ("reg:squarederror", "rank:ndcg")}
 
 
-def best_of(fn, repeat: int = 3) -> float:
+def best_of(fn: Callable[[], Any], repeat: int = 5) -> float:
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -45,76 +58,146 @@ def best_of(fn, repeat: int = 3) -> float:
     return min(times)
 
 
-def grad_seconds(name: str, d) -> float:
+class Timed:
+    """Wraps a framework objective callable and adds up the seconds spent inside it."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.seconds = 0.0
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Timed":
+        return self  # lgb.train deep-copies its params: keep counting in this object
+
+    def __call__(self, *args: Any) -> Any:
+        t0 = time.perf_counter()
+        out = self.fn(*args)
+        self.seconds += time.perf_counter() - t0
+        return out
+
+
+class Framework:
+    """One framework's training set (built once) and a timed training run."""
+
+    def __init__(self, name: str, d: bpdata.RankingData, threads: int) -> None:
+        self.name, self.threads = name, threads
+        self.floor_name, self.builtin_name = FRAMEWORK_NAMES[name]
+        if name == "lightgbm":
+            self.data = bpl.dataset(d.X, d.y, group_ptr=d.group_ptr,
+                                    params={"max_bin": TREE["max_bin"], "verbose": -1}, free_raw_data=False)
+            self.data.construct()
+        else:
+            self.data = bpx.dmatrix(d.X, d.y, group_ptr=d.group_ptr, nthread=threads)
+
+    def objective(self, name: str) -> Callable[..., Any]:
+        return bpl.objective(name) if self.name == "lightgbm" else bpx.objective(name)
+
+    def train(self, objective: str | Callable[..., Any], rounds: int) -> float:
+        t0 = time.perf_counter()
+        if self.name == "lightgbm":
+            params = {**TREE, "objective": objective, "verbose": -1, "num_threads": self.threads, "seed": 0}
+            lgb.train(params, self.data, num_boost_round=rounds)
+        else:
+            params: dict[str, Any] = {"eta": TREE["learning_rate"], "max_leaves": TREE["num_leaves"],
+                                      "grow_policy": "lossguide", "max_depth": 0, "max_bin": TREE["max_bin"],
+                                      "tree_method": "hist", "nthread": self.threads, "seed": 0}
+            obj = None
+            if callable(objective):
+                obj, params = objective, bpx.params(**params)
+            else:
+                params["objective"] = objective
+            xgb.train(params, self.data, num_boost_round=rounds, obj=obj)
+        return time.perf_counter() - t0
+
+
+def grad_seconds(name: str, d: bpdata.RankingData, fws: list[Framework]) -> list[float]:
+    """Seconds per call: the prepared kernel, then each framework's full adapter call."""
     prep = objectives.get(name).prepare(d.y, d.group_ptr)
     scores = np.random.default_rng(0).normal(size=d.n_docs)
     prep.grad_hess(scores)  # compile / warm up
-    return best_of(lambda: prep.grad_hess(scores))
+    out = [best_of(lambda: prep.grad_hess(scores))]
+    preds = scores.astype(np.float32)
+    for fw in fws:
+        obj = fw.objective(name)
+        obj(preds, fw.data)  # binds once, as in the first boosting round
+        out.append(best_of(lambda: obj(preds, fw.data)))
+    return out
 
 
-def lgb_seconds(objective, d, rounds: int) -> float:
-    params = {**TREE, "objective": objective, "verbose": -1, "num_threads": 2, "seed": 0}
-    ds = bpl.dataset(d.X, d.y, group_ptr=d.group_ptr, params={"max_bin": TREE["max_bin"]})
-    ds.construct()
-    t0 = time.perf_counter()
-    lgb.train(params, ds, num_boost_round=rounds)
-    return time.perf_counter() - t0
+def mslr_sized(seed: int = 0) -> bpdata.RankingData:
+    """6,000 queries, sizes 20 + Exponential(100) in [20, 400] (~705,000 documents), 136 features, labels 0-4."""
+    rng = np.random.default_rng(seed)
+    sizes = np.clip(20 + rng.exponential(100, size=6000).astype(np.int64), 20, 400)
+    n = int(sizes.sum())
+    # make_ranking draws the features and grades (global quantiles); the query cut is ours.
+    one = bpdata.make_ranking(n_queries=1, docs_per_query=n, n_features=136, n_informative=20, n_labels=5,
+                              noise=1.0, seed=seed)
+    group_ptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    return bpdata.RankingData(one.X, one.y, np.repeat(np.arange(sizes.shape[0]), sizes), group_ptr)
 
 
-def xgb_seconds(objective, d, rounds: int) -> float:
-    params = {"eta": TREE["learning_rate"], "max_leaves": TREE["num_leaves"], "grow_policy": "lossguide",
-              "max_depth": 0, "max_bin": TREE["max_bin"], "tree_method": "hist", "nthread": 2, "seed": 0}
-    dm = bpx.dmatrix(d.X, d.y, group_ptr=d.group_ptr)
-    obj = None
-    if callable(objective):
-        obj, params = objective, bpx.params(**params)
-    else:
-        params["objective"] = objective
-    t0 = time.perf_counter()
-    xgb.train(params, dm, num_boost_round=rounds, obj=obj)
-    return time.perf_counter() - t0
-
-
-def bench(label: str, d, rounds: int, frameworks: list[str]) -> None:
+def bench(label: str, d: bpdata.RankingData, rounds: int, repeat: int, fw_names: list[str], threads: int) -> None:
     print(f"\n## {label}: {d.n_docs:,} documents, {d.n_queries:,} queries, {d.n_features} features, "
-          f"{rounds} rounds")
+          f"{rounds} rounds, {threads} thread(s), median of {repeat} interleaved repetitions", flush=True)
+    fws = [Framework(n, d, threads) for n in fw_names]
     names = objectives.names()
-    print("\nseconds per grad_hess call (prepared once):")
+    print("\nseconds per gradient call (best of 5): kernel = prepared grad_hess; "
+          + ", ".join(f"{fw.name} = the adapter call {fw.name} makes" for fw in fws))
+    print(f"  {'objective':<12} {'kernel':>8} " + " ".join(f"{fw.name:>9}" for fw in fws))
     for n in names:
-        print(f"  {n:<12} {grad_seconds(n, d):.4f}")
-    for fw in frameworks:
-        run = lgb_seconds if fw == "lightgbm" else xgb_seconds
-        floor_name, builtin_name = ("regression", "lambdarank") if fw == "lightgbm" else ("reg:squarederror", "rank:ndcg")
-        # Warm-up (numba compilation, first-touch) so the timed runs compare like with like.
-        run(bpl.objective("mpboost") if fw == "lightgbm" else bpx.objective("mpboost"), d, 1)
-        floor = run(floor_name, d, rounds)
-        builtin = run(builtin_name, d, rounds)
-        print(f"\n{fw}: {floor_name} {floor:.2f} s, {builtin_name} {builtin:.2f} s "
-              f"({builtin / floor:.2f}x the floor)")
-        print(f"  {'objective':<12} {'seconds':>8} {'/ ' + floor_name:>20} {'/ ' + builtin_name:>14}")
+        secs = grad_seconds(n, d, fws)
+        print(f"  {n:<12} " + " ".join(f"{s:8.4f}" + " " * (i > 0) for i, s in enumerate(secs)), flush=True)
+    for fw in fws:
+        fw.train(fw.objective("mpboost"), 1)  # warm-up (first touch, thread pools)
+        runs: dict[str, list[float]] = {k: [] for k in [fw.floor_name, fw.builtin_name, *names]}
+        inside: dict[str, list[float]] = {n: [] for n in names}
+        for _ in range(repeat):
+            for key in (fw.floor_name, fw.builtin_name):
+                runs[key].append(fw.train(key, rounds))
+            for n in names:
+                timed = Timed(fw.objective(n))
+                runs[n].append(fw.train(timed, rounds))
+                inside[n].append(timed.seconds)
+        floor, builtin = runs[fw.floor_name], runs[fw.builtin_name]
+        med = statistics.median
+        print(f"\n{fw.name}: {fw.floor_name} {med(floor):.2f} s, {fw.builtin_name} {med(builtin):.2f} s "
+              f"({med([b / f for b, f in zip(builtin, floor)]):.2f}x the floor)   "
+              f"[all runs: {fw.floor_name} {' '.join(f'{s:.2f}' for s in floor)}; "
+              f"{fw.builtin_name} {' '.join(f'{s:.2f}' for s in builtin)}]")
+        print(f"  {'objective':<12} {'seconds':>8} {'/ ' + fw.floor_name:>20} {'/ ' + fw.builtin_name:>14} "
+              f"{'in objective':>13}   all ratios to the floor")
         for n in names:
-            obj = bpl.objective(n) if fw == "lightgbm" else bpx.objective(n)
-            s = run(obj, d, rounds)
-            print(f"  {n:<12} {s:8.2f} {s / floor:20.2f} {s / builtin:14.2f}")
+            s = runs[n]
+            to_floor = [a / f for a, f in zip(s, floor)]
+            to_builtin = [a / b for a, b in zip(s, builtin)]
+            share = [i / a for i, a in zip(inside[n], s)]
+            print(f"  {n:<12} {med(s):8.2f} {med(to_floor):20.2f} {med(to_builtin):14.2f} {med(share):12.0%}"
+                  f"   {' '.join(f'{r:.2f}' for r in to_floor)}", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1, help="framework threads and numba threads")
     ap.add_argument("--only", choices=["synthetic", "mq2008"], default=None)
     ap.add_argument("--frameworks", default="lightgbm,xgboost")
     args = ap.parse_args()
     fws = [f.strip() for f in args.frameworks.split(",") if f.strip()]
+    unknown = sorted(set(fws) - set(FRAMEWORK_NAMES))
+    if unknown:
+        ap.error(f"unknown framework(s) {unknown}; choose from {sorted(FRAMEWORK_NAMES)}")
+    numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+    print(f"lightgbm {lgb.__version__}, xgboost {xgb.__version__}, numba {numba.__version__}, "
+          f"numba threads {numba.get_num_threads()}")
     if args.only in (None, "mq2008"):
         if MQ2008.exists():
             train, _, _ = bpdata.load_letor_folds(MQ2008)[0]
-            bench("MQ2008 Fold1 train", train, max(args.rounds, 100), fws)
+            bench("MQ2008 Fold1 train", train, max(args.rounds, 100), args.repeat, fws, args.threads)
         else:
             print(f"MQ2008 not found at {MQ2008}: skipped")
     if args.only in (None, "synthetic"):
-        d = bpdata.make_ranking(n_queries=6000, docs_per_query=(20, 400), n_features=136, n_informative=20,
-                                n_labels=5, noise=1.0, seed=0)
-        bench("synthetic MSLR-WEB10K-sized", d, args.rounds, fws)
+        d = mslr_sized()
+        bench("synthetic MSLR-WEB10K-sized", d, args.rounds, args.repeat, fws, args.threads)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,191 @@
+"""``boostplug compare`` end to end through boostplug.cli.main on tiny data: every data kind,
+the CSV/JSON/PNG outputs and their agreement, --methods list, and the one-line errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from boostplug import metrics
+from boostplug.cli import main
+from boostplug.compare import METHODS
+from boostplug.data import RankingData, make_ranking, write_letor
+
+FAST = ["--rounds", "3", "--no-progress", "--no-plots"]
+
+
+def _data(n_queries: int = 12, seed: int = 0) -> RankingData:
+    return make_ranking(n_queries=n_queries, docs_per_query=(4, 8), n_features=4, n_informative=2, seed=seed)
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture
+def letor_file(tmp_path: Path) -> Path:
+    p = tmp_path / "data.txt"
+    write_letor(p, _data(15))
+    return p
+
+
+def test_letor_file_kfold_with_outputs_that_agree(letor_file: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    code = main(["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1,3", "--methods",
+                 "lambdarank,xgb-rank:ndcg,rb-c", "--rounds", "4", "--no-progress", "--out", str(out)])
+    table = capsys.readouterr().out
+    assert code == 0
+    for name in ("lambdarank", "xgb-rank:ndcg", "rb-c"):
+        assert name in table
+    rows = _csv(out / "results.csv")
+    assert [(r["method"], r["fold"]) for r in rows] == [
+        (m, f) for f in ("1", "3") for m in ("lambdarank", "xgb-rank:ndcg", "rb-c")]
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["baseline"] == "lambdarank"
+    per_query = _csv(out / "per_query.csv")
+    curves = _csv(out / "curves.csv")
+    for row, res in zip(rows, payload["results"]):
+        assert res["method"] == row["method"] and res["fold"] + 1 == int(row["fold"])
+        assert float(row["ndcg@10"]) == pytest.approx(res["test"]["ndcg@10"])
+        # the CSV metric is the mean of the per-query values and the test curve at the chosen round
+        pq = [float(q["ndcg@10"]) for q in per_query if q["method"] == row["method"] and q["fold"] == row["fold"]]
+        assert float(row["ndcg@10"]) == pytest.approx(np.nanmean(pq))
+        c = [q for q in curves if q["method"] == row["method"] and q["fold"] == row["fold"]]
+        assert len(c) == int(row["rounds_trained"])
+        vali = [float(q["vali_select"]) for q in c]
+        assert int(row["best_round"]) == int(np.argmax(vali)) + 1
+        assert float(c[int(row["best_round"]) - 1]["test_ndcg@10"]) == pytest.approx(float(row["ndcg@10"]))
+    summary = {r["method"]: r for r in _csv(out / "summary.csv")}
+    lam = [float(r["ndcg@10"]) for r in rows if r["method"] == "lambdarank"]
+    assert float(summary["lambdarank"]["ndcg@10_mean"]) == pytest.approx(np.mean(lam))
+    assert float(summary["lambdarank"]["ndcg@10_std"]) == pytest.approx(np.std(lam))
+    assert payload["significance"]["rb-c"]["n"] == len(per_query) // 3
+    for png in ("curves.png", "metrics.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_saved_per_query_values_recompute_from_data(letor_file: Path, tmp_path: Path) -> None:
+    """per_query.csv recomputed from the data: a model that cannot split scores every document
+    alike, so its test NDCG@10 per query is that of the file order."""
+    out = tmp_path / "o"
+    assert main(["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "2", "--methods", "regression",
+                 "--param", "min_data_in_leaf=1000", "--out", str(out), *FAST]) == 0
+    # min_data_in_leaf above the data size: no split, constant scores, so the test NDCG@10 is the
+    # input-order NDCG of the test queries (ties kept in file order)
+    from boostplug.compare.data import file_folds
+    from boostplug.data import load_letor
+
+    test = file_folds(load_letor(letor_file), 3, seed=0)[1][2]
+    expected = metrics.by_name("ndcg@10")(np.zeros(test.n_docs), test.y, test.group_ptr, per_query=True)
+    got = [float(q["ndcg@10"]) for q in _csv(out / "per_query.csv")]
+    assert got == pytest.approx(expected.tolist())
+
+
+def _folder(root: Path, kind: str) -> Path:
+    root.mkdir()
+    if kind == "folds":
+        for k in (1, 2):
+            (root / f"Fold{k}").mkdir()
+            for j, split in enumerate(("train", "vali", "test")):
+                write_letor(root / f"Fold{k}" / f"{split}.txt", _data(10, seed=10 * k + j))
+    else:
+        for k in range(1, 4):
+            write_letor(root / f"S{k}.txt", _data(10, seed=k))
+    return root
+
+
+@pytest.mark.parametrize("kind,n_folds", [("folds", 2), ("parts", 3)])
+def test_letor_folders(tmp_path: Path, kind: str, n_folds: int) -> None:
+    root = _folder(tmp_path / kind, kind)
+    out = tmp_path / "out"
+    assert main(["compare", "--data", str(root), "--methods", "regression,mpboost-ldd", "--out", str(out),
+                 *FAST]) == 0
+    rows = _csv(out / "results.csv")
+    assert sorted({int(r["fold"]) for r in rows}) == list(range(1, n_folds + 1))
+    assert main(["compare", "--data", str(root), "--folds", "2", "--methods", "regression", "--out", str(out),
+                 *FAST]) == 0
+    assert [r["fold"] for r in _csv(out / "results.csv")] == ["2"]
+
+
+def test_embedded_example_with_a_baseline(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "ex"
+    assert main(["compare", "--methods", "regression,ndcg_boost", "--baseline", "ndcg_boost", "--out", str(out),
+                 *FAST]) == 0
+    table = capsys.readouterr().out
+    assert "(baseline)" in table.splitlines()[3] and table.splitlines()[3].startswith("ndcg_boost")
+    assert json.loads((out / "results.json").read_text())["settings"]["data"] == "example"
+
+
+def test_frameworks_restrict_all(letor_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    assert main(["compare", "--data", str(letor_file), "--kfold", "2", "--folds", "1", "--methods", "all",
+                 "--frameworks", "booster", "--out", str(out), *FAST]) == 0
+    ran = [r["method"] for r in _csv(out / "results.csv")]
+    assert ran == [n for n, m in METHODS.items() if m.framework == "booster"]
+
+
+def test_methods_list(capsys) -> None:
+    assert main(["compare", "--methods", "list"]) == 0
+    text = capsys.readouterr().out
+    for name, m in METHODS.items():
+        assert any(line.split()[:2] == [name, m.framework] for line in text.splitlines())
+
+
+def _error(capsys, argv: list[str]) -> str:
+    assert main(["compare", *argv]) == 2
+    cap = capsys.readouterr()
+    lines = [line for line in cap.err.splitlines() if line.strip()]
+    assert len(lines) == 1, cap.err
+    assert "Traceback" not in cap.err and lines[0].startswith("boostplug compare: error:")
+    return lines[0]
+
+
+def test_error_messages(tmp_path: Path, letor_file: Path, capsys) -> None:
+    assert "no such file or folder" in _error(capsys, ["--data", str(tmp_path / "nope.txt")])
+    noqid = tmp_path / "noqid.txt"
+    write_letor(noqid, _data(4), write_qid=False, write_query_file=True)
+    Path(str(noqid) + ".query").unlink()  # no qid: and no group sizes
+    assert "no qid" in _error(capsys, ["--data", str(noqid)])
+    assert "--methods list" in _error(capsys, ["--methods", "lambdarank,nope"])
+    assert "fold 9 does not exist" in _error(capsys, ["--data", str(letor_file), "--folds", "9", *FAST])
+    assert "KEY=VALUE" in _error(capsys, ["--param", "depth=3"])
+    assert "not a number" in _error(capsys, ["--param", "num_leaves=many"])
+    assert "--frameworks" in _error(capsys, ["--frameworks", "catboost"])
+    assert "not in --frameworks" in _error(capsys, ["--methods", "rb-c", "--frameworks", "lightgbm"])
+    assert "--baseline" in _error(capsys, ["--methods", "regression", "--baseline", "lambdarank"])
+    assert "--rounds" in _error(capsys, ["--rounds", "0"])
+    assert "--threads" in _error(capsys, ["--threads", "none"])
+    assert "--early-stopping-metric" in _error(capsys, ["--early-stopping-metric", "auc"])
+    assert "--kfold" in _error(capsys, ["--kfold", "1"])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "not a LETOR folder" in _error(capsys, ["--data", str(empty)])
+
+
+def test_missing_matplotlib_says_what_to_install(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert "boostplug[plot]" in _error(capsys, ["--methods", "regression", "--out", str(tmp_path / "p"),
+                                               "--rounds", "2"])
+
+
+def test_interrupt_still_writes_outputs(tmp_path: Path, monkeypatch, capsys) -> None:
+    from boostplug.compare import runner
+
+    real = runner.run_method
+
+    def stop_on_second(name, *a, **k):
+        if name == "ndcg_boost":
+            raise KeyboardInterrupt
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(runner, "run_method", stop_on_second)
+    out = tmp_path / "int"
+    assert main(["compare", "--methods", "regression,ndcg_boost", "--out", str(out), *FAST]) == 130
+    assert [r["method"] for r in _csv(out / "results.csv")] == ["regression"]
+    assert "regression" in capsys.readouterr().out

@@ -136,6 +136,19 @@ def summarize(payload: dict[str, Any]) -> None:
         paired_vs_binary("mpboost objective on LightGBM trees", payload["trees"])
 
 
+def panels_of(payload: dict[str, Any]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The figure's panels: stumps (Figure 2 parameters, plus LOGDD tuned on vali when the grid
+    ran) and, when they ran, trees."""
+    stumps = payload["stumps"]
+    first = {label(d, p): stumps[label(d, p)] for d, p in FIG2.items()}
+    if all(label("logdd", p) in stumps for p in GRID["logdd"]):
+        first["LOGDD (tuned on vali)"] = tune(stumps, "logdd", len(payload["folds"]))
+    panels = {"MPBoost, decision stumps": first}
+    if "trees" in payload:
+        panels["mpboost objective, LightGBM trees"] = payload["trees"]
+    return panels
+
+
 def plot(png: Path, panels: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
     import matplotlib
 
@@ -146,7 +159,10 @@ def plot(png: Path, panels: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
     for ax, (title, results) in zip(axes[0], panels.items()):
         for lb, rows in results.items():
             curve = np.mean([r["curve_ndcg@10"] for r in rows], axis=0)
-            ax.plot(np.arange(1, curve.size + 1), curve, label=lb)
+            # a curve that alternates between two states every round would hide the others
+            jumpy = curve.size > 2 and np.median(np.abs(np.diff(curve))) > 0.01
+            ax.plot(np.arange(1, curve.size + 1), curve, label=lb + (" (oscillates)" if jumpy else ""),
+                    lw=0.3 if jumpy else 1.5, alpha=0.35 if jumpy else 1.0, ls="--" if "tuned" in lb else "-")
         ax.set_title(title)
         ax.set_xlabel("round")
         ax.set_ylabel("test NDCG@10 (mean over folds)")
@@ -169,6 +185,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.summarize is not None:
         saved = C.load_json(args.summarize)
         summarize(saved)
+        if args.png is not None:
+            plot(args.png, panels_of(saved))
         return saved
     C.single_thread()
     numbers, folds, what = C.load_folds(args)
@@ -182,14 +200,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"stumps {label(ddf, params):28s} done ({sum(r['seconds'] for r in stumps[label(ddf, params)]):.1f}s)",
               flush=True)
     payload: dict[str, Any] = {"data": what, "folds": numbers, "rounds": args.rounds, "stumps": stumps}
-    panels = {"MPBoost, decision stumps": {label(d, p): stumps[label(d, p)] for d, p in FIG2.items()}}
     if not args.no_trees:
-        trees = {label(d, p): [run_trees(d, p, f, args.rounds) for f in folds] for d, p in FIG2.items()}
-        payload["trees"] = trees
-        panels["mpboost objective, LightGBM trees"] = trees
+        payload["trees"] = {label(d, p): [run_trees(d, p, f, args.rounds) for f in folds] for d, p in FIG2.items()}
     summarize(payload)
     if args.png is not None:
-        plot(args.png, panels)
+        plot(args.png, panels_of(payload))
         print(f"\nwrote {args.png}")
     C.write_json(args.out, "mpboost_ddf.json", payload)
     return payload

@@ -182,7 +182,8 @@ def run_compare(args: argparse.Namespace) -> int:
           file=sys.stderr)
     results = run(methods, folds, rounds=args.rounds, metric=args.early_stopping_metric, tree_params=tree_params,
                   seed=args.seed, jobs=args.jobs, threads=args.threads,
-                  progress=not args.no_progress and sys.stderr.isatty())
+                  progress=not args.no_progress and sys.stderr.isatty(),
+                  log=not args.no_progress and not sys.stderr.isatty())
     if not results:
         print("boostplug compare: no method finished", file=sys.stderr)
         return 130 if results.interrupted else 1

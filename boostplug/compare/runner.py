@@ -143,11 +143,12 @@ class Results(list):
 
 def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: int, metric: str = "ndcg@10",
         tree_params: dict[str, Any] | None = None, seed: int = 0, jobs: int = 1, threads: int | None = None,
-        progress: bool = False, stream: TextIO = sys.stderr) -> Results:
+        progress: bool = False, log: bool = False, stream: TextIO = sys.stderr) -> Results:
     """Every method on every ``(fold_index, (train, vali, test))``.
 
     ``jobs > 1`` runs (method, fold) pairs in that many spawned processes, each with
-    ``threads`` threads (default :func:`threads_per_job`). Ctrl-C keeps the results
+    ``threads`` threads (default :func:`threads_per_job`). ``progress``: a bar per run
+    (serial) or a line per finished run (parallel); ``log``: a line per finished run. Ctrl-C keeps the results
     of the runs that finished. Results come back ordered by fold, then method.
     """
     for name in methods:
@@ -164,8 +165,10 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
             for name, i, (train, vali, test) in tasks:
                 results.append(run_method(name, train, vali, test, fold=i, progress=progress, stream=stream,
                                           **kwargs))
+                if log:
+                    _log_done(results[-1], len(results), len(tasks), stream)
         else:
-            _run_parallel(tasks, kwargs, jobs, results, progress, stream)
+            _run_parallel(tasks, kwargs, jobs, results, progress, log, stream)
     except KeyboardInterrupt:
         interrupted = True
         stream.write(f"\ninterrupted: reporting the {len(results)} finished run(s)\n")
@@ -175,24 +178,27 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     return out
 
 
+def _log_done(r: Result, done: int, total: int, stream: TextIO) -> None:
+    stream.write(f"  [{done}/{total}] {r.method} fold {r.fold + 1}: round {r.best_round}/{r.rounds_trained}, "
+                 f"test NDCG@10 {r.test['ndcg@10']:.4f}, {r.seconds:.1f} s\n")
+    stream.flush()
+
+
 def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jobs: int, results: list[Result],
-                  progress: bool, stream: TextIO) -> None:
+                  progress: bool, log: bool, stream: TextIO) -> None:
     import multiprocessing
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_ignore_sigint)
     pending: dict[Future, tuple[str, int]] = {pool.submit(_job, n, i, f, kwargs): (n, i) for n, i, f in tasks}
-    t0 = time.perf_counter()
     try:
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 name, i = pending.pop(fut)
                 results.append(fut.result())
-                if progress:
-                    stream.write(f"  done {name} (fold {i + 1}) {len(results)}/{len(tasks)} "
-                                 f"{time.perf_counter() - t0:6.1f}s\n")
-                    stream.flush()
+                if progress or log:
+                    _log_done(results[-1], len(results), len(tasks), stream)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         for proc in list(getattr(pool, "_processes", {}).values()):

@@ -84,13 +84,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     numbers, folds, what = C.load_folds(args)
     print(f"Tree methods on {what}; folds {numbers}; up to {args.rounds} rounds; {C.threads_note()}", flush=True)
     results: dict[str, list[dict[str, Any]]] = {}
+    payload = {"data": what, "folds": numbers, "rounds": args.rounds, "baseline": args.baseline,
+               "results": results}
     for name in args.methods:
         results[name] = [run(name, f, args.rounds) for f in folds]
         print(f"{name:18s} test NDCG@10 per fold {[round(r['ndcg@10'], 4) for r in results[name]]}", flush=True)
+        C.write_json(args.out, "trees_vs_builtin.json", payload)  # keep finished methods if a later one fails
     summarize(results, numbers, args.baseline)
-    payload = {"data": what, "folds": numbers, "rounds": args.rounds, "baseline": args.baseline,
-               "results": results}
-    C.write_json(args.out, "trees_vs_builtin.json", payload)
     return payload
 
 

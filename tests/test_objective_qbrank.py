@@ -551,3 +551,43 @@ def test_speed_mslr_sized():  # pragma: no cover
     t = time.perf_counter()
     qbrank.line_search(prep, s, -prep.grad_hess(s)[0])
     print(f"line search: {time.perf_counter() - t:.4f} s")
+
+
+# ---- serial vs parallel kernels (speed work: small inputs run serially) ---------------------------------------------
+def test_serial_and_parallel_kernels_give_identical_results(monkeypatch) -> None:
+    """Both paths run the same per-query code: identical gradients, Hessians and loss; the
+    threshold decides which one runs (the parallel one only with more than one numba thread)."""
+    import numba
+
+    from boostplug.objectives import _base
+    from boostplug.objectives import qbrank as module
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread: the parallel kernels never run")
+    scores, labels, gp = random_ranking(np.random.default_rng(7), n_queries=40, max_docs=12)
+    params = {"labeled": "all"}
+    chosen: list[bool] = []
+
+    def spy(kernel, work, threshold):
+        run = _base.kernel_for(kernel, work, threshold)
+        chosen.append(bool(run.targetoptions.get("parallel")))
+        return run
+
+    monkeypatch.setattr(module, "kernel_for", spy)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        results = {}
+        for threshold in (0, 10**15):
+            monkeypatch.setattr(module, "PARALLEL_MIN_DOCS", threshold)
+            chosen.clear()
+            prep = module.prepare(labels, gp, **params)
+            g, h = prep.grad_hess(scores)
+            results[threshold] = (g, h, prep.loss(scores), set(chosen))
+    finally:
+        numba.set_num_threads(previous)
+    assert results[0][3] == {True} and results[10**15][3] == {False}
+    np.testing.assert_array_equal(results[0][0], results[10**15][0])
+    np.testing.assert_array_equal(results[0][1], results[10**15][1])
+    assert results[0][2] == results[10**15][2]
+    assert np.any(results[0][0] != 0.0)

@@ -114,7 +114,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _mpboost_kernels as K
-from ._base import PreparedObjective, check_params
+from ._base import PARALLEL_MIN_DOCS, PreparedObjective, check_params, kernel_for
 from .ddf import DDF_DEFAULTS, check_ddf, ddf_values
 
 __all__ = [
@@ -228,7 +228,8 @@ class MPBoostObjective(PreparedObjective):
         hi = np.empty(n_lv)
         lo = np.empty(n_lv)
         mq = np.empty(self.n_queries)
-        K.level_extremes(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
+        run = kernel_for(K.level_extremes, self.n_docs, PARALLEL_MIN_DOCS)
+        run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
                          self.query_weights, hi, lo, mq)
         m = float(mq.max()) if mq.shape[0] else -math.inf
         if m == math.inf:
@@ -246,7 +247,8 @@ class MPBoostObjective(PreparedObjective):
         if shift is None:
             shift = m - EXP_LIMIT if m > EXP_LIMIT else 0.0
         out = np.empty(self.n_queries)
-        K.pair_loss(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
+        run = kernel_for(K.pair_loss, self.n_docs, PARALLEL_MIN_DOCS)
+        run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
                     self.query_weights, hi, lo, shift, out)
         return float(out.sum()), shift
 
@@ -276,7 +278,8 @@ class MPBoostObjective(PreparedObjective):
         grad = np.empty(self.n_docs)
         hess = np.empty(self.n_docs)
         gentle = self.hessian == "gentle"
-        K.pair_grad_hess(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
+        run = kernel_for(K.pair_grad_hess, self.n_docs, PARALLEL_MIN_DOCS)
+        run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
                          self.query_weights, hi, lo, shift, gentle, grad, hess)
         if gentle:
             hess *= 2.0

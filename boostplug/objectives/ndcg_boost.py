@@ -96,7 +96,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _ndcg_boost_kernels as K
-from ._base import PreparedObjective, check_params
+from ._base import PARALLEL_MIN_PAIRS, PreparedObjective, check_params, kernel_for
 
 __all__ = [
     "DEFAULTS",
@@ -229,6 +229,9 @@ class NDCGBoostObjective(PreparedObjective):
             seg_min[nonempty] = np.minimum.reduceat(self._coef, starts)
         self._loss_queries = np.flatnonzero((seg_max > 0.0) & (sizes > 1)).astype(np.int64)
         self._grad_queries = np.flatnonzero(seg_max > seg_min).astype(np.int64)
+        # pairs each per-round kernel visits (decides serial vs parallel, see kernel_for)
+        self._loss_pairs = int((sizes[self._loss_queries] * (sizes[self._loss_queries] - 1) // 2).sum())
+        self._grad_pairs = int((sizes[self._grad_queries] * (sizes[self._grad_queries] - 1) // 2).sum())
 
     # -- public extras ---------------------------------------------------------------
     def ideal_dcg(self) -> NDArray[np.float64]:
@@ -248,12 +251,14 @@ class NDCGBoostObjective(PreparedObjective):
     def _pair_sums(self, scores: NDArray[np.float64], mode: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         w = np.zeros(self.n_docs)
         h = np.zeros(self.n_docs)
-        K.pair_grad_hess(scores, self.sigma, self._coef, self.group_ptr, self._grad_queries, mode, w, h)
+        run = kernel_for(K.pair_grad_hess, self._grad_pairs, PARALLEL_MIN_PAIRS)
+        run(scores, self.sigma, self._coef, self.group_ptr, self._grad_queries, mode, w, h)
         return w, h
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
         out = np.zeros(self.n_queries)
-        K.pair_loss(scores, self.sigma, self._coef, self.group_ptr, self._loss_queries, out)
+        run = kernel_for(K.pair_loss, self._loss_pairs, PARALLEL_MIN_PAIRS)
+        run(scores, self.sigma, self._coef, self.group_ptr, self._loss_queries, out)
         return float(out.sum())
 
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -104,7 +104,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_scores
 from ..pairs import check_pairs
 from . import _qbrank_kernels as K
-from ._base import PreparedObjective, check_params
+from ._base import PARALLEL_MIN_DOCS, PreparedObjective, check_params, kernel_for
 
 __all__ = ["DEFAULTS", "HESSIANS", "QBRankObjective", "prepare", "loss", "grad_hess", "line_search"]
 
@@ -251,7 +251,8 @@ class QBRankObjective(PreparedObjective):
         cnt = np.empty(self.n_docs)
         msum = np.empty(self.n_docs)
         qsums = np.empty((self.n_queries, 3))
-        K.sweep_high(a, b, a is b, d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums)
+        run = kernel_for(K.sweep_high, self.n_docs, PARALLEL_MIN_DOCS)
+        run(a, b, a is b, d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums)
         return qsums
 
     def _label_grad(
@@ -262,7 +263,8 @@ class QBRankObjective(PreparedObjective):
         gsum = np.empty(self.n_docs)
         cnt = np.empty(self.n_docs)
         qloss = np.empty(self.n_queries)
-        K.pair_grad(a, b, a is b, self._level, self._n_levels, self.group_ptr, gsum, cnt, qloss)
+        run = kernel_for(K.pair_grad, self.n_docs, PARALLEL_MIN_DOCS)
+        run(a, b, a is b, self._level, self._n_levels, self.group_ptr, gsum, cnt, qloss)
         return gsum, cnt, qloss
 
     def _explicit(

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from boostplug import metrics
 from boostplug.compare import (
     METHODS, Result, choose_round, file_folds, format_table, paired_tests, parse_fold_selection, run, run_method,
     significance, summary, threads_per_job,

@@ -123,6 +123,25 @@ def grad_seconds(name: str, d: bpdata.RankingData, fws: list[Framework]) -> list
     return out
 
 
+def mode_seconds(d: bpdata.RankingData) -> None:
+    """Kernel seconds per call for every Hessian mode of every objective, and QBRank's exact
+    line search (``qbrank.line_search``, Algorithm 2 step 2) along the negative gradient."""
+    from boostplug.objectives import qbrank
+
+    scores = np.random.default_rng(0).normal(size=d.n_docs)
+    print("\nkernel seconds per grad_hess call by Hessian mode (best of 5)")
+    for name in objectives.names():
+        obj = objectives.get(name)
+        for mode in obj.hessians:
+            prep = obj.prepare(d.y, d.group_ptr, hessian=mode)
+            prep.grad_hess(scores)
+            print(f"  {name:<12} {mode:<8} {best_of(lambda: prep.grad_hess(scores)):8.4f}", flush=True)
+    prep = qbrank.prepare(d.y, d.group_ptr)
+    step = -prep.grad_hess(scores)[0]
+    qbrank.line_search(prep, scores, step)
+    print(f"  qbrank line search along -grad: {best_of(lambda: qbrank.line_search(prep, scores, step)):.4f} s")
+
+
 def mslr_sized(seed: int = 0) -> bpdata.RankingData:
     """6,000 queries, sizes 20 + Exponential(100) in [20, 400] (~705,000 documents), 136 features, labels 0-4."""
     rng = np.random.default_rng(seed)
@@ -146,6 +165,7 @@ def bench(label: str, d: bpdata.RankingData, rounds: int, repeat: int, fw_names:
     for n in names:
         secs = grad_seconds(n, d, fws)
         print(f"  {n:<12} " + " ".join(f"{s:8.4f}" + " " * (i > 0) for i, s in enumerate(secs)), flush=True)
+    mode_seconds(d)
     for fw in fws:
         fw.train(fw.objective("mpboost"), 1)  # warm-up (first touch, thread pools)
         runs: dict[str, list[float]] = {k: [] for k in [fw.floor_name, fw.builtin_name, *names]}

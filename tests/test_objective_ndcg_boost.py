@@ -4,8 +4,6 @@ invariances, degenerate and extreme inputs, validation, and a LightGBM sanity ru
 from __future__ import annotations
 
 import math
-import os
-import time
 
 import numpy as np
 import pytest
@@ -436,26 +434,6 @@ def test_mq2008_lightgbm_raises_training_ndcg(mq2008_dir) -> None:
     last = booster.predict(X)
     assert prep.loss(last) < prep.loss(first)
     assert ndcg(last, y, gp, 10) > ndcg(first, y, gp, 10) + 0.02
-
-
-# ---- speed (not a test run by default) -----------------------------------------------------------------------------
-@pytest.mark.skipif(not os.environ.get("BOOSTPLUG_BENCH"), reason="benchmark: set BOOSTPLUG_BENCH=1")
-def test_speed_mslr_sized() -> None:
-    rng = np.random.default_rng(0)
-    sizes = np.clip(20 + rng.exponential(100, size=6000).astype(np.int64), 20, 400)  # ~705,000 docs
-    gp = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    y = rng.integers(0, 5, size=int(gp[-1])).astype(np.float64)
-    s = rng.normal(size=y.shape[0])
-    for hessian in MODES:
-        prep = nb.prepare(y, gp, hessian=hessian)
-        prep.grad_hess(s)
-        t0 = time.perf_counter()
-        prep.grad_hess(s)
-        dt = time.perf_counter() - t0
-        print(f"\nndcg_boost grad_hess ({hessian}) on {y.shape[0]} docs / 6000 queries: {dt:.3f} s")
-    t0 = time.perf_counter()
-    prep.loss(s)
-    print(f"ndcg_boost loss: {time.perf_counter() - t0:.3f} s")
 
 
 # ---- serial vs parallel kernels (speed work: small inputs run serially) ---------------------------------------------

@@ -4,7 +4,6 @@ degenerate/extreme inputs, validation, the exact line search, and LightGBM."""
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -528,29 +527,6 @@ def test_mean_mode_one_round_equals_least_squares_tree_on_averaged_targets():
         assert value == pytest.approx(ls_leaf, rel=2e-6, abs=1e-9)
         g32, h32 = g[rows].astype(np.float32).astype(float), h[rows].astype(np.float32).astype(float)
         assert value == pytest.approx(-g32.sum() / h32.sum(), rel=1e-9)
-
-
-# -- speed (not a test: run by hand) ----------------------------------------------------------------
-
-
-@pytest.mark.skip(reason="benchmark: run by hand with -k speed --runxfail or call directly")
-def test_speed_mslr_sized():  # pragma: no cover
-    rng = np.random.default_rng(0)
-    sizes = rng.integers(20, 401, size=6000)
-    gp = np.concatenate(([0], np.cumsum(sizes)))
-    n = int(gp[-1])
-    y = rng.integers(0, 5, size=n).astype(float)
-    s = rng.normal(size=n)
-    for hess in ("bound", "mean"):
-        prep = qbrank.prepare(y, gp, hessian=hess)
-        prep.grad_hess(s)
-        t = time.perf_counter()
-        for _ in range(5):
-            prep.grad_hess(s)
-        print(f"{n} docs, hessian={hess}: {(time.perf_counter() - t) / 5:.4f} s per grad_hess")
-    t = time.perf_counter()
-    qbrank.line_search(prep, s, -prep.grad_hess(s)[0])
-    print(f"line search: {time.perf_counter() - t:.4f} s")
 
 
 # ---- serial vs parallel kernels (speed work: small inputs run serially) ---------------------------------------------

@@ -31,6 +31,18 @@ def lgb_example_dir() -> Path:
     return _need(LGB_EXAMPLE)
 
 
+def lgbm_eval_kwargs(X, y) -> dict:
+    """One validation set for ``LGBMModel.fit``: ``eval_X``/``eval_y`` where LightGBM has them
+    (4.7 deprecates ``eval_set``), else ``eval_set``."""
+    import inspect
+
+    import lightgbm as lgb
+
+    if "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters:
+        return {"eval_X": (X,), "eval_y": (y,)}
+    return {"eval_set": [(X, y)]}
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261122)

@@ -11,6 +11,7 @@ from boostplug import lightgbm as bpl
 from boostplug import metrics, objectives
 from boostplug import xgboost as bpx
 from boostplug.data import make_ranking
+from conftest import lgbm_eval_kwargs
 
 OBJECTIVES = ["qbrank", "mpboost", "ndcg_boost", "rankboost"]
 LGB_PARAMS = {"verbose": -1, "learning_rate": 0.1, "num_leaves": 7, "min_data_in_leaf": 5,
@@ -151,7 +152,7 @@ def test_lgbm_ranker_accepts_sklearn_objective(data):
     sizes = np.diff(data.group_ptr)
     ranker = lgb.LGBMRanker(objective=bpl.sklearn_objective("qbrank"), n_estimators=15, num_leaves=7,
                             min_child_samples=5, learning_rate=0.1, verbose=-1, n_jobs=1)
-    ranker.fit(data.X, data.y, group=sizes, eval_set=[(data.X, data.y)], eval_group=[sizes],
+    ranker.fit(data.X, data.y, group=sizes, **lgbm_eval_kwargs(data.X, data.y), eval_group=[sizes],
                eval_metric=bpl.sklearn_metric("ndcg@5", display_name="bp_ndcg@5"))
     (curves,) = ranker.evals_result_.values()
     assert len(curves["bp_ndcg@5"]) == 15
@@ -234,7 +235,7 @@ def test_lgb_feval_misused_in_lgbm_ranker_says_what_to_use(data):
     sizes = np.diff(data.group_ptr)
     ranker = lgb.LGBMRanker(objective=bpl.sklearn_objective("mpboost"), n_estimators=2, verbose=-1, n_jobs=1)
     with pytest.raises(TypeError, match="sklearn_metric"):
-        ranker.fit(data.X, data.y, group=sizes, eval_set=[(data.X, data.y)], eval_group=[sizes],
+        ranker.fit(data.X, data.y, group=sizes, **lgbm_eval_kwargs(data.X, data.y), eval_group=[sizes],
                    eval_metric=bpl.metric("ndcg@5"))
 
 

@@ -95,8 +95,9 @@ def bf_ap_q(s, y, k, threshold, empty, ties) -> float:
     return bf_expect(s, y, ties, ap)
 
 
-def bf_precision_q(s, y, k, threshold, ties) -> float:
-    return bf_expect(s, y, ties, lambda r: sum(1 for x in r[:k] if x >= threshold) / k)
+def bf_precision_q(s, y, k, threshold, ties, divisor="k") -> float:
+    d = k if divisor == "k" else min(k, len(y))
+    return bf_expect(s, y, ties, lambda r: sum(1 for x in r[:k] if x >= threshold) / d)
 
 
 def bf_rr_q(s, y, k, threshold, empty, ties) -> float:
@@ -197,6 +198,9 @@ def test_binary_metrics_match_brute_force(k, ties):
                 got = M.precision(s, y, gp, k, threshold=threshold, ties=ties, per_query=True)
                 assert_per_query(got, want)
                 assert M.precision(s, y, gp, k, threshold=threshold, ties=ties) == pytest.approx(bf_mean(want))
+                want = [bf_precision_q(qs, qy, k, threshold, ties, "min") for qs, qy in bf_queries(s, y, gp)]
+                got = M.precision(s, y, gp, k, threshold=threshold, divisor="min", ties=ties, per_query=True)
+                assert_per_query(got, want)
 
 
 @pytest.mark.parametrize("ties", ["order", "worst"])
@@ -320,15 +324,28 @@ def test_single_document_and_all_zero_queries():
     assert np.isnan(M.rank_loss(s, y, gp, per_query=True)).all()
 
 
-def test_labels_up_to_60_with_exp2_gain_stay_finite_and_exact():
+@pytest.mark.parametrize("ties", ["order", "average", "worst"])
+def test_labels_up_to_60_with_exp2_gain_stay_finite_and_exact(ties):
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        y = rng.integers(0, 61, size=40).astype(np.float64)
+        y[:3] = 60.0
+        s = np.round(rng.normal(size=40), 1)
+        gp = [0, 7, 20, 40]
+        for discount in ("log2", "letor"):
+            for k in (10, None):
+                got = M.ndcg(s, y, gp, k, discount=discount, ties=ties, per_query=True)
+                assert np.all(np.isfinite(got)) and np.all((got >= 0) & (got <= 1))
+    # gains 2^60 beside 2^12: the DCG and ideal DCG add the same terms in different orders
+    # (this ranking once came out at 1 + 2.2e-16); never above 1.
+    assert M.ndcg([4, 2, 8, 2, 9, 2, 8], [30, 14, 56, 12, 60, 13, 51], [0, 7]) <= 1.0
     rng = np.random.default_rng(5)
     y = rng.integers(0, 61, size=40).astype(np.float64)
     y[:3] = 60.0
     s = np.round(rng.normal(size=40), 1)
     gp = [0, 7, 20, 40]
-    got = M.ndcg(s, y, gp, 10, per_query=True)
-    assert np.all(np.isfinite(got)) and np.all((got >= 0) & (got <= 1))
-    assert_per_query(got, [bf_ndcg_q(qs, qy, 10, "exp2", "log2", 1.0, "order") for qs, qy in bf_queries(s, y, gp)])
+    got = M.ndcg(s, y, gp, 10, ties=ties, per_query=True)
+    assert_per_query(got, [bf_ndcg_q(qs, qy, 10, "exp2", "log2", 1.0, ties) for qs, qy in bf_queries(s, y, gp)])
     d = M.dcg(s, y, gp, per_query=True)
     assert np.all(np.isfinite(d)) and d.max() > 2.0 ** 59
     assert np.all(np.isfinite(M.err(s, y, gp, per_query=True)))
@@ -418,6 +435,7 @@ BAD_CALLS = [
     ("k zero", lambda: M.ndcg(S, Y, G, 0), "got 0"),
     ("k negative precision", lambda: M.precision(S, Y, G, -1), "got -1"),
     ("k none precision", lambda: M.precision(S, Y, G, None), "None"),
+    ("bad divisor", lambda: M.precision(S, Y, G, 2, divisor="n"), "'n'"),
     ("unknown gain", lambda: M.ndcg(S, Y, G, gain="cubic"), "'cubic'"),
     ("unknown discount", lambda: M.dcg(S, Y, G, discount="ln"), "'ln'"),
     ("unknown ties", lambda: M.ndcg(S, Y, G, ties="random"), "'random'"),
@@ -531,6 +549,24 @@ def test_ndcg_matches_xgboost(tie_prob):
         kk = None if k == 1000 else k
         assert M.ndcg(s, y, gp, kk) == pytest.approx(ref[f"ndcg@{k}"], rel=1e-6)
         assert M.ndcg(s, y, gp, kk, empty=0.0) == pytest.approx(ref[f"ndcg@{k}-"], rel=1e-6)
+
+
+def test_precision_and_map_match_xgboost_on_binary_labels():
+    """XGBoost's pre@k divides by min(k, n_q) (boostplug's divisor="min") and its map@k
+    equals boostplug's AP@k, on binary labels (XGBoost's relevance is label > 0)."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(13)
+    s, y, gp = random_ranking(rng, n_queries=40, max_docs=12, n_labels=2, tie_prob=0.0)
+    s = rng.normal(size=s.shape[0])
+    assert np.diff(gp).min() < 5  # some queries are shorter than the cut-off
+    d = xgb.DMatrix(np.zeros((y.shape[0], 1)), label=y, base_margin=s, group=np.diff(gp))
+    names = [f"{m}@{k}" for m in ("pre", "map") for k in (1, 3, 5, 10)]
+    bst = xgb.train({"objective": "rank:pairwise", "eval_metric": names}, d, num_boost_round=0)
+    ref = dict((kv.split(":")[0][2:], float(kv.split(":")[1])) for kv in bst.eval(d, name="t").split("\t")[1:])
+    for k in (1, 3, 5, 10):
+        assert M.precision(s, y, gp, k, divisor="min") == pytest.approx(ref[f"pre@{k}"], rel=1e-6)
+        assert M.average_precision(s, y, gp, k) == pytest.approx(ref[f"map@{k}"], rel=1e-6)
+    assert M.precision(s, y, gp, 10) < ref["pre@10"]  # trec_eval's divisor k differs on short queries
 
 
 def test_ndcg_on_real_mq2008_part(mq2008_dir):

@@ -25,7 +25,8 @@ ties            ``"order"`` input order (stable sort),      ``order``  LightGBM,
                 ``"worst"`` lowest label first                         (McSherry-Najork): average
 relevance       ``threshold=1.0`` (label >= threshold)      ``1.0``    LightGBM map: label > 0.5; LETOR: >= 1
 MAP@k divisor   min(k, number of relevant)                  --         LightGBM ``map@k``
-P@k divisor     k (also for queries shorter than k)         --         TREC, XGBoost ``pre@k``
+P@k divisor     ``divisor="k"`` (also for queries shorter   ``k``      trec_eval ``P_k``: k;
+                than k) or ``"min"`` min(k, n_q)                       XGBoost ``pre@k``: min(k, n_q)
 ERR max grade   ``max_grade`` (default: max label)          data max   Chapelle et al. 2009
 pairwise loss   ``kind="r1"`` ties are errors,              ``r2``     RankBoost+ paper Eq. 3-4
                 ``"r2"`` ties count half

@@ -61,8 +61,11 @@ def average_precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
     return C.finish(C.normalise(raw, norm, e), per_query)
 
 
+_DIVISORS = ("k", "min")
+
+
 def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int, *, threshold: float = 1.0,
-              ties: str = "order", per_query: bool = False) -> float | NDArray[np.float64]:
+              divisor: str = "k", ties: str = "order", per_query: bool = False) -> float | NDArray[np.float64]:
     """Precision at ``k``: the fraction of relevant documents among the top ``k``.
 
     Example:
@@ -70,15 +73,17 @@ def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int
         0.5
 
     Definition:
-        ``P@k = (1/k) * sum_{i <= min(k, n_q)} rel_i`` with ``rel_i = [label >= threshold]`` at
-        rank ``i``. The divisor is ``k`` even when the query has fewer documents (TREC's
-        and XGBoost's ``pre@k`` convention), so such a query cannot reach 1.
+        ``P@k = (1/D) * sum_{i <= min(k, n_q)} rel_i`` with ``rel_i = [label >= threshold]`` at
+        rank ``i``. ``divisor="k"`` (default): ``D = k`` even when the query has fewer
+        documents (trec_eval's ``P_k``), so such a query cannot reach 1; ``divisor="min"``:
+        ``D = min(k, n_q)`` (XGBoost's ``pre@k``).
         ``ties="average"`` is the exact expectation over random orders of each tie.
 
     Args:
         scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
         k: cut-off, an integer >= 1.
         threshold: relevance threshold on the labels.
+        divisor: ``"k"`` or ``"min"`` (``min(k, n_q)``), see above.
         ties: ``"order"``, ``"average"`` or ``"worst"``.
         per_query: return the per-query array instead of the mean.
 
@@ -87,8 +92,11 @@ def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int
     """
     if k is None:
         raise ValueError("precision needs a cut-off k (an integer >= 1); got None")
-    raw, _, _ = _binary(scores, labels, group_ptr, k, threshold, ties, K.PRECISION)
-    return C.finish(raw / float(k), per_query)
+    if not isinstance(divisor, str) or divisor not in _DIVISORS:
+        raise ValueError(f"divisor must be one of {', '.join(repr(d) for d in _DIVISORS)}; got {divisor!r}")
+    raw, _, g = _binary(scores, labels, group_ptr, k, threshold, ties, K.PRECISION)
+    d = np.full(raw.shape[0], float(k)) if divisor == "k" else np.minimum(np.diff(g), k).astype(np.float64)
+    return C.finish(raw / d, per_query)
 
 
 def reciprocal_rank(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None = None, *,

@@ -95,6 +95,9 @@ def test_example():
     (None, "no such file or folder"),
     ("1 qid:1 1:1\n0 1:2\n", "line 2: this line has no qid:"),
     ("1 qid:1 1:x\n", "line 1: bad token '1:x'"),
+    ("1 qid:1 1:1\n0 qid:1 99999999999:0.5\n", "line 2: bad token '99999999999:0.5': feature index"),
+    ("1 qid:1 1:1\n0 qid:99999999999999999999 1:1\n", "line 2: query id 99999999999999999999 does not fit"),
+    ("1 1:1\n0 1:2\n", "put qid:<id> on every line"),
 ])
 def test_errors_are_one_line_exit_2(tmp_path, content, expected):
     path = tmp_path / "f.txt"
@@ -119,6 +122,22 @@ def test_through_main(tmp_path, capsys):
     assert cli.main(["info", str(tmp_path / "missing.txt")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "missing.txt: no such file or folder" in err
+
+
+def test_closed_pipe_ends_quietly(tmp_path):
+    """``boostplug info ... | head``: the reader leaves early; no traceback on stderr."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "tiny.txt"
+    write_letor(path, _tiny())
+    proc = subprocess.Popen([sys.executable, "-m", "boostplug.cli", "info", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    assert proc.returncode == 141
 
 
 @pytest.mark.realdata

@@ -77,6 +77,11 @@ def _read_comments(path: Path) -> list[str]:
     ]
 
 
+# scikit-learn's reader holds feature indices as C ints and query ids as int64.
+_MAX_FEATURE_INDEX = 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _line_problem(tokens: list[bytes], n_features: int | None) -> tuple[str, bool]:
     """What is wrong with one data line ('' if nothing), and whether it has a qid."""
     try:
@@ -87,9 +92,11 @@ def _line_problem(tokens: list[bytes], n_features: int | None) -> tuple[str, boo
     has_qid = bool(rest) and rest[0].startswith(b"qid:")
     if has_qid:
         try:
-            int(rest[0][4:])
+            qid = int(rest[0][4:])
         except ValueError:
             return f"bad query id {rest[0].decode(errors='replace')!r} (expected qid:<integer>)", True
+        if not _INT64_MIN <= qid <= _INT64_MAX:
+            return f"query id {qid} does not fit in a 64-bit integer", True
         rest = rest[1:]
     previous = 0
     for tok in rest:
@@ -104,6 +111,8 @@ def _line_problem(tokens: list[bytes], n_features: int | None) -> tuple[str, boo
             return f"bad token {shown!r} (expected <index>:<value> with an integer index >= 1)", has_qid
         if i < 1:
             return f"bad token {shown!r}: feature indices start at 1", has_qid
+        if i > _MAX_FEATURE_INDEX:
+            return f"bad token {shown!r}: feature index {i} is larger than {_MAX_FEATURE_INDEX}", has_qid
         if i <= previous:
             return f"bad token {shown!r}: feature indices must be strictly increasing", has_qid
         if n_features is not None and i > n_features:
@@ -168,7 +177,7 @@ def _parse(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, NDArray[n
         X, y, q = load_svmlight_file(
             str(path), n_features=n_features, dtype=np.float64, query_id=True, zero_based=False
         )
-    except ValueError as e:
+    except (ValueError, OverflowError) as e:  # OverflowError: an index or qid beyond C's integers
         bad = _find_bad_line(path, n_features)
         if bad is not None:
             raise _error(path, *bad) from None
@@ -249,7 +258,8 @@ def load_letor(
         qf = Path(query_file) if query_file is not None else Path(str(p) + ".query")
         if not qf.is_file():
             raise FileNotFoundError(
-                f"{p}: the lines have no qid: and there is no query file {qf} (pass query_file=)"
+                f"{p}: the lines have no qid: and there is no query file {qf}; put qid:<id> on every line, or "
+                "group sizes (one per line) in that file or in a file passed as query_file="
             )
         group_ptr = read_query_file(qf, n_docs=n)
         qid = np.repeat(np.arange(group_ptr.shape[0] - 1, dtype=np.int64), np.diff(group_ptr))

@@ -206,6 +206,11 @@ def test_write_refuses_what_cannot_be_read_back(tmp_path):
         write_letor(tmp_path / "x.txt", RankingData.concat(a, a))
     with pytest.raises(ValueError, match="line break"):
         write_letor(tmp_path / "x.txt", RankingData(np.ones((1, 1)), [1], group_ptr=[0, 1], comments=["a\nb"]))
+    for comment in ("  lead", "trail  ", " "):
+        with pytest.raises(ValueError, match="leading or trailing whitespace"):
+            write_letor(tmp_path / "x.txt", RankingData(np.ones((1, 1)), [1], group_ptr=[0, 1], comments=[comment]))
+    with pytest.raises(ValueError, match="label of row 1 is nan"):
+        write_letor(tmp_path / "x.txt", RankingData(np.ones((2, 1)), [1, np.nan], group_ptr=[0, 2]))
     with pytest.raises(TypeError, match="qid must be integers"):
         write_letor(tmp_path / "x.txt", RankingData(np.ones((1, 1)), [1], qid=np.array(["q"])))
     with pytest.raises(ValueError, match="write_qid=False needs write_query_file=True"):

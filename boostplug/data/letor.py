@@ -303,9 +303,21 @@ def _check_writable_qid(data: RankingData) -> NDArray[np.int64]:
 
 
 def _check_comments(comments: list[str]) -> None:
+    """Comments the reader gives back exactly: one line, no surrounding whitespace (the
+    reader strips it, as LETOR's ``#docid = ...`` comments need)."""
     for i, c in enumerate(comments):
         if "\n" in c or "\r" in c:
             raise ValueError(f"comment of row {i} contains a line break: {c!r}")
+        if c != c.strip():
+            raise ValueError(f"comment of row {i} has leading or trailing whitespace, which reading "
+                             f"strips: {c!r} (write {c.strip()!r})")
+
+
+def _check_finite_labels(y: NDArray[np.float64]) -> None:
+    bad = ~np.isfinite(y)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"label of row {i} is {float(y[i])!r}; a LETOR file needs finite labels")
 
 
 def write_letor(
@@ -339,6 +351,7 @@ def write_letor(
     comments = data.comments if with_comments else None
     if comments is not None:
         _check_comments(comments)
+    _check_finite_labels(data.y)
     X = sp.csr_matrix(data.X, dtype=np.float64, copy=True)
     X.eliminate_zeros()
     tokens = [f"{i}:{_fmt(v)}" for i, v in zip((X.indices + 1).tolist(), X.data.tolist())]

@@ -435,6 +435,7 @@ BAD_CALLS = [
     ("k zero", lambda: M.ndcg(S, Y, G, 0), "got 0"),
     ("k negative precision", lambda: M.precision(S, Y, G, -1), "got -1"),
     ("k none precision", lambda: M.precision(S, Y, G, None), "None"),
+    ("negative label_gain", lambda: M.ndcg(S, Y, G, gain=[0.0, -1.0, 3.0]), "label_gain[1] = -1"),
     ("bad divisor", lambda: M.precision(S, Y, G, 2, divisor="n"), "'n'"),
     ("unknown gain", lambda: M.ndcg(S, Y, G, gain="cubic"), "'cubic'"),
     ("unknown discount", lambda: M.dcg(S, Y, G, discount="ln"), "'ln'"),

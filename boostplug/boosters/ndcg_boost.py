@@ -160,13 +160,6 @@ def _prepare_objective(labels: NDArray[np.float64], group_ptr: NDArray[np.int64]
     return objectives.get("ndcg_boost").prepare(labels, group_ptr, sigma=sigma, label_gain=label_gain)
 
 
-def gains_of(labels: NDArray[np.float64], label_gain: ArrayLike | None) -> NDArray[np.float64]:
-    """``G_i``: ``2^{r_i} - 1``, or ``label_gain[r_i]`` (labels already validated by the objective)."""
-    if label_gain is None:
-        return np.exp2(labels) - 1.0
-    return np.asarray(label_gain, dtype=np.float64)[labels.astype(np.int64)]
-
-
 def check_sigma(sigma: Any) -> float:
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.integer, np.floating)):
         raise TypeError(f"sigma must be a number, got {sigma!r}")
@@ -234,7 +227,7 @@ class NDCGBoost(RankingBooster):
         prep = _prepare_objective(data.y, data.group_ptr, sigma, self.label_gain)
         z = np.asarray(prep.ideal_dcg(), dtype=np.float64)
         inv_z = np.divide(1.0, z, out=np.zeros_like(z), where=z > 0)
-        c = gains_of(data.y, self.label_gain) * np.repeat(inv_z, np.diff(data.group_ptr))
+        c = prep.gains * np.repeat(inv_z, np.diff(data.group_ptr))
         cands = data.stump_candidates(self)
         allowed = cands.exists[:, :, None] & finite_step_stumps(cands.codes, c > 0, data.group_ptr, cands.width)
         return _State(prep, c, data.group_ptr, cands, allowed, sigma, np.zeros(data.X.shape[0]))

@@ -59,19 +59,21 @@ def kernel_k(k: int | None) -> int:
 def gains_of(labels: NDArray[np.float64], gain: GainSpec) -> NDArray[np.float64]:
     """Per-document gains: ``exp2`` 2^r - 1, ``linear`` r, or ``label_gain[r]``.
 
-    Raises ``ValueError`` for an unknown gain name, a gain that overflows, or,
-    with a ``label_gain`` array, a label that is not an integer index into it.
+    The one gain computation of boostplug (metrics, the NDCG_Boost objective and booster).
+    Raises ``ValueError`` for an unknown gain name, a gain that overflows, or, with a
+    ``label_gain`` array (see :func:`check_label_gain`), a label that is not an integer
+    index into it.
     """
     if isinstance(gain, str):
         if gain == "exp2":
             with np.errstate(over="ignore"):
-                g = np.exp2(labels) - 1.0
+                g = np.exp2(labels) - 1.0  # exact for integer labels
             bad = ~np.isfinite(g)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise ValueError(
-                    f"gain 'exp2' overflows float64 for label {labels[i]!r} (row {i}); "
-                    "labels must be below 1024"
+                    f"the gain 2^r - 1 of label {float(labels[i])!r} (row {i}) overflows float64; "
+                    "labels must be below 1024, or pass a label_gain table"
                 )
             return g
         if gain == "linear":
@@ -79,27 +81,34 @@ def gains_of(labels: NDArray[np.float64], gain: GainSpec) -> NDArray[np.float64]
         raise ValueError(
             f"gain must be one of {', '.join(repr(x) for x in _GAINS)} or a label_gain array; got {gain!r}"
         )
-    return _label_gain(labels, gain)
-
-
-def _label_gain(labels: NDArray[np.float64], label_gain: ArrayLike) -> NDArray[np.float64]:
-    lg = np.asarray(label_gain)
-    if lg.ndim != 1 or lg.size == 0 or lg.dtype.kind not in "biuf":
-        raise ValueError(f"label_gain must be a non-empty 1-D numeric array; got {label_gain!r}")
-    lg = lg.astype(np.float64)
-    if not np.all(np.isfinite(lg)):
-        raise ValueError(f"label_gain must be finite; got {lg!r}")
-    non_int = labels != np.round(labels)
-    if non_int.any():
-        i = int(np.flatnonzero(non_int)[0])
-        raise ValueError(f"with a label_gain array labels must be integers; row {i} has label {labels[i]!r}")
-    too_big = labels >= lg.shape[0]
-    if too_big.any():
-        i = int(np.flatnonzero(too_big)[0])
+    lg = check_label_gain(gain)
+    bad = (labels != np.floor(labels)) | (labels >= lg.shape[0])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"label {labels[i]:g} (row {i}) has no entry in label_gain of length {lg.shape[0]}"
+            f"with label_gain of length {lg.shape[0]} labels must be integers in 0..{lg.shape[0] - 1}; "
+            f"row {i} has label {float(labels[i])!r}"
         )
     return lg[labels.astype(np.int64)]
+
+
+def check_label_gain(label_gain: ArrayLike) -> NDArray[np.float64]:
+    """A gain table indexed by label (LightGBM's ``label_gain``) as float64: 1-D, non-empty,
+    numeric (else ``TypeError``), finite and non-negative (a negative gain makes NDCG leave
+    [0, 1])."""
+    if isinstance(label_gain, (str, bytes)) or np.ndim(label_gain) != 1:
+        raise ValueError(f"label_gain must be a 1-D sequence of gains indexed by label; got {label_gain!r}")
+    arr = np.asarray(label_gain)
+    if arr.shape[0] == 0:
+        raise ValueError("label_gain must not be empty")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"label_gain must be numeric; got dtype {arr.dtype}")
+    lg = np.ascontiguousarray(arr, dtype=np.float64)
+    bad = ~np.isfinite(lg) | (lg < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"label_gain must be finite and >= 0; label_gain[{i}] = {lg[i]:g}")
+    return lg
 
 
 def discounts(discount: str, n: int) -> NDArray[np.float64]:

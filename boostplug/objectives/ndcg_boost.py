@@ -97,6 +97,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _ndcg_boost_kernels as K
 from ._base import PARALLEL_MIN_PAIRS, PreparedObjective, check_params, kernel_for
+from ..metrics._common import check_label_gain, gains_of
 
 __all__ = [
     "DEFAULTS",
@@ -136,49 +137,23 @@ def _check_sigma(value: Any) -> float:
 def _check_label_gain(value: Any) -> NDArray[np.float64] | None:
     if value is None:
         return None
-    if isinstance(value, (str, bytes)) or np.ndim(value) != 1:
-        raise ValueError(
-            f"{_NAME}: label_gain must be None or a 1-D sequence of gains indexed by label, got {value!r}"
-        )
-    arr = np.asarray(value)
-    if arr.shape[0] == 0:
-        raise ValueError(f"{_NAME}: label_gain must not be empty")
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{_NAME}: label_gain must be numeric, got dtype {arr.dtype}")
-    g = np.ascontiguousarray(arr, dtype=np.float64)
-    bad = ~np.isfinite(g) | (g < 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_NAME}: label_gain must be finite and non-negative; label_gain[{i}] = {g[i]!r}")
-    return g
+    try:
+        return check_label_gain(value)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{_NAME}: {e}") from None
 
 
 def gains(labels: NDArray[np.float64], label_gain: NDArray[np.float64] | None) -> NDArray[np.float64]:
-    """``G_i``: ``2^{r_i} - 1`` (``label_gain`` None) or ``label_gain[r_i]``.
+    """``G_i``: ``2^{r_i} - 1`` (``label_gain`` None) or ``label_gain[r_i]`` (the metrics' gains).
 
     ``labels`` are already validated (finite, non-negative). Raises ``ValueError``
     naming the offending label when it is not a valid index into ``label_gain``
     or when ``2^r - 1`` overflows float64.
     """
-    if label_gain is None:
-        with np.errstate(over="ignore"):
-            g = np.exp2(labels) - 1.0  # exact for integer labels
-        bad = ~np.isfinite(g)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"{_NAME}: the gain 2^r - 1 of label {float(labels[i])!r} (row {i}) overflows float64; "
-                f"pass a label_gain table"
-            )
-        return g
-    bad = (labels != np.floor(labels)) | (labels >= label_gain.shape[0])
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"{_NAME}: with label_gain of length {label_gain.shape[0]} labels must be integers in "
-            f"0..{label_gain.shape[0] - 1}; row {i} has label {float(labels[i])!r}"
-        )
-    return label_gain[labels.astype(np.int64)]
+    try:
+        return gains_of(labels, "exp2" if label_gain is None else label_gain)
+    except ValueError as e:
+        raise ValueError(f"{_NAME}: {e}") from None
 
 
 class NDCGBoostObjective(PreparedObjective):

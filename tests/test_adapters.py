@@ -49,6 +49,27 @@ def test_lgb_train_learns_and_matches_pure_gradients(name, data):
 
 
 @pytest.mark.parametrize("name", OBJECTIVES)
+def test_both_frameworks_learn_from_extreme_initial_scores(name, data):
+    """Initial scores of +-1e4 (continued training, a wild base margin): the exponential losses'
+    gradients are rescaled (mpboost.GRAD_SUM_CAP) so that XGBoost's float32 split gains do not
+    overflow; with per-value gradients of 1e30 XGBoost grew root-only trees and did not move."""
+    init = 1e4 * np.random.default_rng(0).choice([-1.0, 1.0], size=data.n_docs)
+    prep = objectives.get(name).prepare(data.y, data.group_ptr)
+    lb = lgb.train({**LGB_PARAMS, "objective": bpl.objective(name)},
+                   bpl.dataset(data.X, data.y, group_ptr=data.group_ptr, init_score=init), 10)
+    xb = xgb.train(XGB_PARAMS, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr, base_margin=init), 10,
+                   obj=bpx.objective(name))
+    for moved in (lb.predict(data.X, raw_score=True), xb.predict(xgb.DMatrix(data.X), output_margin=True)):
+        assert np.isfinite(moved).all() and np.abs(moved).max() > 0.1
+        after = init + moved
+        if hasattr(prep, "log_loss"):
+            assert prep.log_loss(after) < prep.log_loss(init)
+        else:
+            assert prep.loss(after) < prep.loss(init)
+        assert _ndcg(after, data) > _ndcg(init, data)
+
+
+@pytest.mark.parametrize("name", OBJECTIVES)
 def test_xgb_train_learns_and_matches_lightgbm_gradients(name, data):
     booster = xgb.train(XGB_PARAMS, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr), 15,
                         obj=bpx.objective(name))

@@ -64,23 +64,27 @@ Stability (``w_ij`` overflows for score gaps of a few hundred):
   sums are taken relative to ``exp(M - EXP_LIMIT)`` and ``loss`` returns
   ``exp(M - EXP_LIMIT) * sum`` (``inf`` only when J itself exceeds the float64
   range); :meth:`MPBoostObjective.log_loss` returns log J, finite always.
-* ``grad_hess`` is exact whenever every |grad| and hess is at most
-  :data:`GRAD_CAP` (1e30). Otherwise all gradients and Hessians are multiplied by
-  ONE positive constant so that the largest is 1e30. A global rescaling
-  leaves every Newton leaf ``-G/H`` and every split's ranking unchanged (with
-  no L2 leaf penalty: XGBoost's default ``lambda=1`` then acts as a smaller
-  penalty). The cap is far below float64's range because LightGBM and XGBoost
-  cast gradients to float32 (max 3.4e38): an exact gradient of 1e40 would
-  reach the trees as ``inf``. Consequence of a *global* constant (rather than
-  one per query, which would change the queries' relative weights and is not
-  a rescaling of the problem): values more than about 1e-300 times smaller
-  than the largest one underflow to zero (a query whose pairs are all far
-  better ordered than the worst pair gets a zero gradient: its weight in J is
-  indeed negligible), and Hessians below 1e-36 of the largest get the Hessian
-  floor. The frameworks see the true direction of steepest descent of J,
-  truncated where float32 could not hold it anyway. The case of an actual
-  float64 overflow of the pair exponent (score gaps near 1e308) is a
-  ``ValueError``.
+* ``grad_hess`` is exact whenever ``sum |grad|`` and ``sum hess`` are at most
+  :data:`GRAD_SUM_CAP` (1e15). Otherwise all gradients and Hessians are
+  multiplied by ONE positive constant so that the larger sum is 1e15. A global
+  rescaling leaves every Newton leaf ``-G/H`` and every split's ranking
+  unchanged (with no L2 leaf penalty: XGBoost's default ``lambda=1`` then acts
+  as a smaller penalty). The cap bounds the sums because those are what the
+  trees square: a leaf's ``G`` is at most ``sum |grad|``, and XGBoost forms
+  split gains ``G^2 / (H + lambda)`` partly in float32 (max 3.4e38). Measured
+  (XGBoost 3.2, hist): gradients that peak at 1e15 grew normal trees, at 1e19
+  a third of the splits, at 1e30 (this module's earlier per-value cap) only
+  a root, and a model trained from base margins of +-1e4 did not move; with
+  sums capped at 1e15 (``G^2 <= 1e30``) it learns as LightGBM does (LightGBM
+  sums in float64). Consequence of a *global* constant (rather than one per
+  query, which would change the queries' relative weights and is not a
+  rescaling of the problem): values more than about 1e-300 times smaller than
+  the largest one underflow to zero (a query whose pairs are all far better
+  ordered than the worst pair gets a zero gradient: its weight in J is indeed
+  negligible), and Hessians below ~1e-21 of the largest get the Hessian floor.
+  The frameworks see the true direction of steepest descent of J, truncated
+  where float32 could not hold it anyway. The case of an actual float64
+  overflow of the pair exponent (score gaps near 1e308) is a ``ValueError``.
 
 Parameters (``DEFAULTS``):
     ddf: ``"binary"``, ``"ldd"``, ``"logdd"`` (default) or ``"logitdd"``.
@@ -121,7 +125,7 @@ __all__ = [
     "DEFAULTS",
     "HESSIANS",
     "EXP_LIMIT",
-    "GRAD_CAP",
+    "GRAD_SUM_CAP",
     "MPBoostObjective",
     "prepare",
     "loss",
@@ -146,8 +150,9 @@ HESSIANS: dict[str, str] = {
 #: Largest pair exponent d (F_j - F_i) up to which sums are formed without a shift.
 EXP_LIMIT = 600.0
 
-#: Largest |grad| or hess returned; above it all are scaled by one constant (float32-safe).
-GRAD_CAP = 1e30
+#: Largest ``sum |grad|`` or ``sum hess`` returned; above it all are scaled by one constant,
+#: so that a leaf's squared gradient sum stays far inside float32 (XGBoost's split gains).
+GRAD_SUM_CAP = 1e15
 
 _NAME = "mpboost"
 
@@ -283,12 +288,12 @@ class MPBoostObjective(PreparedObjective):
                          self.query_weights, hi, lo, shift, gentle, grad, hess)
         if gentle:
             hess *= 2.0
-        peak = max(float(np.abs(grad).max()), float(hess.max())) if self.n_docs else 0.0
-        if peak > 0.0 and (shift > 0.0 or peak > GRAD_CAP):
-            # one global positive constant (Newton leaves -G/H unchanged): the largest value
-            # becomes GRAD_CAP, unless the exact values (exp(shift) * these) fit under it
-            exact = math.log(peak) + shift <= math.log(GRAD_CAP)
-            c = math.exp(shift) if exact else GRAD_CAP / peak
+        total = max(float(np.abs(grad).sum()), float(hess.sum())) if self.n_docs else 0.0
+        if total > 0.0 and (shift > 0.0 or total > GRAD_SUM_CAP):
+            # one global positive constant (Newton leaves -G/H unchanged): the larger sum
+            # becomes GRAD_SUM_CAP, unless the exact values (exp(shift) * these) fit under it
+            exact = math.log(total) + shift <= math.log(GRAD_SUM_CAP)
+            c = math.exp(shift) if exact else GRAD_SUM_CAP / total
             grad *= c
             hess *= c
         return grad, hess

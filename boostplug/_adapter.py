@@ -21,7 +21,7 @@ from . import objectives as _objectives
 from .groups import check_group_ptr, group_ptr_from_sizes
 from .objectives import PreparedObjective, check_params
 
-__all__ = ["BoundObjective", "query_weights_from_rows", "MetricSpec"]
+__all__ = ["BoundObjective", "query_weights_from_rows", "metric_query_weights", "MetricSpec"]
 
 
 def query_weights_from_rows(
@@ -57,6 +57,15 @@ def query_weights_from_rows(
     return first
 
 
+def _stand_in_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` for the parameter check on a two-document stand-in data set: explicit
+    preference pairs are row indices of the real data (checked when the objective binds to
+    it), so the stand-in gets the one pair it has."""
+    if params.get("pairs") is None:
+        return dict(params)
+    return {**params, "pairs": np.array([[0, 1]], dtype=np.int64)}
+
+
 class BoundObjective:
     """One named objective with fixed parameters, bound lazily to each training set.
 
@@ -70,8 +79,10 @@ class BoundObjective:
     def __init__(self, name: str, params: dict[str, Any]) -> None:
         self.objective = _objectives.get(name)
         self.name = self.objective.name
-        # Fail now, not at the first boosting round, on unknown parameter names.
+        # Fail now, not at the first boosting round, on unknown names and invalid values:
+        # binding to a two-document stand-in query runs every parameter check of the objective.
         check_params(self.name, self.objective._params(params), self.objective.defaults)
+        self.objective.prepare(np.zeros(2), np.array([0, 2], dtype=np.int64), **_stand_in_params(params))
         self.params = dict(params)
         self._by_set: "weakref.WeakKeyDictionary[Any, PreparedObjective]" = weakref.WeakKeyDictionary()
         self._last: PreparedObjective | None = None  # for set objects that cannot be weakly referenced
@@ -90,20 +101,35 @@ class BoundObjective:
         except TypeError:
             prep = self._last
         if prep is not None:
+            qw = np.ones(group_ptr.shape[0] - 1) if weights is None else np.asarray(weights, dtype=np.float64)
             same = (
                 prep.labels.shape[0] == len(labels)
                 and np.array_equal(prep.group_ptr, group_ptr)
                 and np.array_equal(prep.labels, np.asarray(labels, dtype=np.float64))
+                and np.array_equal(prep.query_weights, qw)
             )
             if same:
                 return prep
             if strict:
                 raise ValueError(
-                    f"{self.name}: the labels or query groups of this training set changed between "
-                    "boosting rounds; an objective is bound to one training set's labels. "
-                    "Build a new objective (or a new Dataset/DMatrix) for new labels."
+                    f"{self.name}: the labels, query groups or weights of this training set changed "
+                    "between boosting rounds; an objective is bound to one training set. "
+                    "Build a new objective (or a new Dataset/DMatrix) for new labels or weights."
                 )
-        prep = self.objective.prepare(labels, group_ptr, weights=weights, **self.params)
+        if self.params.get("pairs") is not None and (prep is not None or len(self._by_set)):
+            raise ValueError(
+                f"{self.name}: explicit pairs are row indices of one training set, and this objective "
+                "was handed a second one (lgb.cv/xgb.cv folds, or a refit on other data): the pairs "
+                "would read other rows. Build one objective per training set, with its own pairs."
+            )
+        try:
+            prep = self.objective.prepare(labels, group_ptr, weights=weights, **self.params)
+        except ValueError as e:
+            if self.params.get("pairs") is None or "outside rows" not in str(e):
+                raise
+            raise ValueError(f"{e}: explicit pairs are row indices of the whole training set, and this one has "
+                             f"{len(labels)} rows (an xgb.cv/lgb.cv fold? build the folds yourself, each with "
+                             "its own pairs)") from None
         try:
             if key is not None:
                 self._by_set[key] = prep
@@ -142,14 +168,42 @@ def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int) -> NDArray[np.int64]:
     return group_ptr_from_sizes(np.asarray(sizes), n_docs=n_docs)
 
 
+def metric_query_weights(weights: Any, group_ptr: NDArray[np.int64]) -> NDArray[np.float64] | None:
+    """Per-query weights for averaging a metric, as the frameworks' own ranking metrics do:
+    one weight per query as given (XGBoost's group weights), or the mean of the query's row
+    weights (LightGBM's ``Metadata`` query weights). ``None`` when there are no weights."""
+    if weights is None or len(weights) == 0:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    n_q, n = group_ptr.shape[0] - 1, int(group_ptr[-1])
+    if w.shape[0] == n:
+        sizes = np.diff(group_ptr)
+        sums = np.add.reduceat(w, group_ptr[:-1]) if n_q and n else np.zeros(n_q)
+        return np.divide(sums, sizes, out=np.zeros(n_q), where=sizes > 0)
+    if w.shape[0] == n_q:
+        return w
+    raise ValueError(f"got {w.shape[0]} weights for {n} rows in {n_q} queries; expected one per row or per query")
+
+
 class MetricSpec:
-    """A boostplug metric by name (``"ndcg@10"``, ``"map@10"``, ...) for the frameworks' eval hooks."""
+    """A boostplug metric by name (``"ndcg@10"``, ``"map@10"``, ...) for the frameworks' eval hooks.
+
+    With per-query weights the value is the weighted mean over queries,
+    ``sum_q w_q m_q / sum_q w_q`` (queries a convention skips are left out of both sums),
+    which is how LightGBM's and XGBoost's own ndcg/map weight queries."""
 
     def __init__(self, name: str, display_name: str | None = None) -> None:
-        self.fn: Callable[..., float] = _metrics.by_name(name)
+        self.fn: Callable[..., Any] = _metrics.by_name(name)
         self.name = name
         self.display_name = display_name or name
         self.higher_is_better = _metrics.higher_is_better(name)
 
-    def __call__(self, preds: NDArray, labels: NDArray, group_ptr: NDArray[np.int64]) -> float:
-        return float(self.fn(np.asarray(preds, dtype=np.float64).reshape(-1), labels, group_ptr))
+    def __call__(self, preds: NDArray, labels: NDArray, group_ptr: NDArray[np.int64],
+                 query_weights: NDArray[np.float64] | None = None) -> float:
+        scores = np.asarray(preds, dtype=np.float64).reshape(-1)
+        if query_weights is None:
+            return float(self.fn(scores, labels, group_ptr))
+        per_q = np.asarray(self.fn(scores, labels, group_ptr, per_query=True), dtype=np.float64)
+        kept = ~np.isnan(per_q)
+        total = float(query_weights[kept].sum())
+        return float(np.dot(query_weights[kept], per_q[kept]) / total) if total > 0 else float("nan")

@@ -26,7 +26,9 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._adapter import BoundObjective, MetricSpec, group_ptr_from_lgb_sizes, query_weights_from_rows
+from ._adapter import (
+    BoundObjective, MetricSpec, group_ptr_from_lgb_sizes, metric_query_weights, query_weights_from_rows,
+)
 from .groups import group_ptr_from_qid, sizes_from_group_ptr
 
 __all__ = ["objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "train_line_search"]
@@ -36,6 +38,11 @@ class LightGBMObjective(BoundObjective):
     """Callable for ``params["objective"]`` of ``lgb.train`` / ``lgb.cv``: ``(preds, train_data) -> (grad, hess)``."""
 
     def __call__(self, preds: NDArray, train_data: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self.params.get("pairs") is not None and getattr(train_data, "used_indices", None) is not None:
+            raise ValueError(
+                f"{self.name}: explicit pairs are row indices of the full training set, but LightGBM "
+                "handed a subset of it (lgb.cv folds): build the folds yourself, each with its own pairs"
+            )
         labels = train_data.get_label()
         n = len(labels)
         gp = group_ptr_from_lgb_sizes(train_data.get_group(), n)
@@ -74,7 +81,9 @@ def sklearn_objective(name: str, **params: Any) -> LightGBMSklearnObjective:
 
 def metric(name: str, *, display_name: str | None = None) -> Callable[[NDArray, Any], tuple[str, float, bool]]:
     """A ``feval`` for ``lgb.train``/``lgb.cv``: boostplug's metric ``name`` (e.g. ``"ndcg@10"``, ``"map@10"``)
-    with boostplug's default conventions, reported as ``(display_name, value, is_higher_better)``
+    with boostplug's default conventions, reported as ``(display_name, value, is_higher_better)``.
+    With row weights it is the mean over queries weighted by each query's mean row weight, as
+    LightGBM's own ndcg/map weight queries
     (``False`` only for the losses ``r1``/``r2``). For ``LGBMRanker.fit(eval_metric=...)`` use
     :func:`sklearn_metric`.
 
@@ -91,7 +100,8 @@ def metric(name: str, *, display_name: str | None = None) -> Callable[[NDArray, 
             )
         labels = eval_data.get_label()
         gp = group_ptr_from_lgb_sizes(eval_data.get_group(), len(labels))
-        return spec.display_name, spec(preds, labels, gp), spec.higher_is_better
+        qw = metric_query_weights(eval_data.get_weight(), gp)
+        return spec.display_name, spec(preds, labels, gp, qw), spec.higher_is_better
 
     feval.__name__ = f"boostplug_{name}"
     return feval
@@ -105,7 +115,7 @@ def sklearn_metric(
 
     def eval_metric(y_true: NDArray, y_pred: NDArray, weight: Any, group: Any) -> tuple[str, float, bool]:
         gp = group_ptr_from_lgb_sizes(group, len(y_true))
-        return spec.display_name, spec(y_pred, y_true, gp), spec.higher_is_better
+        return spec.display_name, spec(y_pred, y_true, gp, metric_query_weights(weight, gp)), spec.higher_is_better
 
     eval_metric.__name__ = f"boostplug_{name}"
     return eval_metric

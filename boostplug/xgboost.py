@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._adapter import BoundObjective, MetricSpec, group_ptr_or_error, query_weights_from_rows
+from ._adapter import BoundObjective, MetricSpec, group_ptr_or_error, metric_query_weights, query_weights_from_rows
 from .groups import check_group_ptr, group_ptr_from_qid, qid_from_group_ptr
 
 __all__ = ["objective", "metric", "early_stopping", "dmatrix", "params"]
@@ -69,7 +69,8 @@ def objective(name: str, **params: Any) -> XGBoostObjective:
 def metric(name: str, *, display_name: str | None = None) -> Callable[[NDArray, Any], tuple[str, float]]:
     """A ``custom_metric`` for ``xgb.train``/``xgb.cv``: boostplug's metric ``name`` (``"ndcg@10"``, ``"map@10"``...).
 
-    The reported name defaults to ``name``. XGBoost's ``early_stopping_rounds`` maximises
+    The reported name defaults to ``name``. With group weights it is the weighted mean over
+    queries, as XGBoost's own ndcg/map. XGBoost's ``early_stopping_rounds`` maximises
     only names starting with ``ndcg``/``map``/``pre``/``auc`` and *minimises* every other
     name (``mrr``, ``err@10``, ``precision@5`` would be minimised): for those use
     ``callbacks=[boostplug.xgboost.early_stopping(rounds, "err@10")]``, which sets the
@@ -78,7 +79,8 @@ def metric(name: str, *, display_name: str | None = None) -> Callable[[NDArray, 
     spec = MetricSpec(name, display_name)
 
     def custom_metric(predt: NDArray, dmat: Any) -> tuple[str, float]:
-        return spec.display_name, spec(predt, dmat.get_label(), _group_ptr(dmat))
+        gp = _group_ptr(dmat)
+        return spec.display_name, spec(predt, dmat.get_label(), gp, metric_query_weights(dmat.get_weight(), gp))
 
     custom_metric.__name__ = f"boostplug_{name}"
     return custom_metric

@@ -208,6 +208,40 @@ def test_per_query_weights(data):
                                                      weight=bad).construct())
 
 
+def test_weighted_metrics_average_queries_like_the_frameworks(data):
+    """With weights, the eval hooks give sum_q w_q m_q / sum_q w_q: LightGBM's weighted map@k
+    exactly (it weights by the mean row weight of a query), and LightGBM's and XGBoost's
+    weighted ndcg@k on data where every query has a relevant document. (Both frameworks add
+    1, not w_q, for a query without one: there the values differ, see docs/metrics.md.)"""
+    rng = np.random.default_rng(4)
+    y = data.y.copy()
+    y[data.group_ptr[:-1]] = np.maximum(y[data.group_ptr[:-1]], 1.0)  # no all-zero query
+    qw = rng.uniform(0.1, 5.0, size=data.n_queries)
+    rows = np.repeat(qw, np.diff(data.group_ptr))
+    scores = rng.normal(size=data.n_docs)
+    ds = bpl.dataset(data.X, y, group_ptr=data.group_ptr, weight=rows, init_score=scores)
+    rec: dict = {}
+    lgb.train({"objective": "regression", "metric": ["ndcg", "map"], "eval_at": [5], "learning_rate": 1e-12,
+               "min_data_in_leaf": data.n_docs + 1, "verbose": -1, "num_threads": 1}, ds, 1, valid_sets=[ds],
+              valid_names=["t"], feval=[bpl.metric("ndcg@5", display_name="bp_ndcg"),
+                                        bpl.metric("map@5", display_name="bp_map")],
+              callbacks=[lgb.record_evaluation(rec)])
+    t = rec["t"]  # LightGBM keeps weights (and its query weights) in float32: agreement to ~1e-8
+    assert t["bp_ndcg"][-1] == pytest.approx(t["ndcg@5"][-1], rel=1e-7)
+    assert t["bp_map"][-1] == pytest.approx(t["map@5"][-1], rel=1e-7)
+    unweighted = metrics.ndcg(scores, y, data.group_ptr, 5)
+    assert abs(t["bp_ndcg"][-1] - unweighted) > 1e-4  # the weights do matter here
+    dm = bpx.dmatrix(data.X, y, group_ptr=data.group_ptr, weight=qw, base_margin=scores)
+    bst = xgb.train({"objective": "rank:ndcg", "eval_metric": "ndcg@5"}, dm, num_boost_round=0)
+    ref = float(bst.eval(dm, name="t").split(":")[-1])
+    _, mine = bpx.metric("ndcg@5")(scores, dm)
+    assert mine == pytest.approx(ref, rel=1e-6)
+    # LGBMRanker's eval_metric receives the row weights too.
+    _, val, _ = bpl.sklearn_metric("ndcg@5")(y, scores, rows, np.diff(data.group_ptr))
+    per_q = metrics.ndcg(scores, y, data.group_ptr, 5, per_query=True)
+    assert val == pytest.approx(np.dot(qw, per_q) / qw.sum(), rel=1e-12)
+
+
 def test_unsorted_contiguous_qid_works_for_xgboost(data):
     qid = np.repeat(np.arange(data.n_queries)[::-1] * 7 + 3, np.diff(data.group_ptr))  # contiguous, descending
     with pytest.raises(Exception, match="sorted"):
@@ -236,6 +270,54 @@ def test_clear_errors(data):
         obj(np.zeros(data.n_docs), ds)
     with pytest.raises(ValueError, match="finite"):
         bpx.objective("mpboost")(np.full(data.n_docs, np.nan), bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr))
+    # Weights that change between rounds are noticed like labels.
+    dm = bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr)
+    obj = bpx.objective("qbrank")
+    obj(np.zeros(data.n_docs), dm)
+    dm.set_weight(np.full(data.n_queries, 3.0))
+    with pytest.raises(ValueError, match="weights of this training set changed"):
+        obj(np.zeros(data.n_docs), dm)
+
+
+@pytest.mark.parametrize("make", [bpl.objective, bpl.sklearn_objective, bpx.objective])
+@pytest.mark.parametrize("name,params,needle", [
+    ("qbrank", {"w": 5}, "w"), ("qbrank", {"hessian": "nope"}, "nope"), ("qbrank", {"tau": -1.0}, "tau"),
+    ("mpboost", {"ddf": "nope"}, "nope"), ("mpboost", {"lam": 0.0}, "lam"),
+    ("ndcg_boost", {"hessian": "nope"}, "nope"), ("ndcg_boost", {"sigma": -2.0}, "sigma"),
+    ("ndcg_boost", {"label_gain": [0.0, -1.0]}, "label_gain"), ("rankboost", {"hessian": "exact"}, "exact"),
+])
+def test_invalid_parameter_values_fail_when_the_objective_is_built(make, name, params, needle):
+    """Not at the first boosting round, deep inside lgb.train/xgb.train."""
+    with pytest.raises((ValueError, TypeError), match=needle):
+        make(name, **params)
+
+
+def test_explicit_pairs_are_refused_on_cv_folds_and_other_sets(data):
+    """Pairs are row indices of one training set: a cv fold (a subset) would read other rows."""
+    pairs = np.stack([data.group_ptr[:-1], data.group_ptr[:-1] + 1], axis=1)  # within queries, every row range
+    with pytest.raises(ValueError, match="subset"):
+        lgb.cv({**LGB_PARAMS, "objective": bpl.objective("qbrank", pairs=pairs)},
+               bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), 2, nfold=3, stratified=False)
+    with pytest.raises(ValueError, match="row indices of the whole training set|second one"):
+        xgb.cv(XGB_PARAMS, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr), 2, nfold=3,
+               obj=bpx.objective("qbrank", pairs=pairs))
+    few = np.array([[0, 1]])  # indices valid in every fold: still refused at the second fold
+    with pytest.raises(ValueError, match="second one"):
+        xgb.cv(XGB_PARAMS, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr), 2, nfold=3,
+               obj=bpx.objective("qbrank", pairs=few))
+    obj = bpx.objective("qbrank", pairs=few)
+    dm = bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr)
+    xgb.train(XGB_PARAMS, dm, 2, obj=obj)
+    xgb.train(XGB_PARAMS, dm, 2, obj=obj)  # the same set again: fine
+    with pytest.raises(ValueError, match="second one"):
+        xgb.train(XGB_PARAMS, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr), 2, obj=obj)
+
+
+def test_explicit_pairs_alone_are_a_valid_objective(data):
+    pairs = np.array([[0, 1], [5, 4]])
+    obj = bpl.objective("qbrank", pairs=pairs, label_pairs=False, labeled="none")
+    g, _ = obj(np.zeros(data.n_docs), bpl.dataset(data.X, data.y, group_ptr=data.group_ptr).construct())
+    assert g[0] < 0 < g[1] and g[5] < 0 < g[4] and np.count_nonzero(g) == 4
 
 
 def test_objectives_pickle_without_their_bindings(data):

@@ -354,6 +354,17 @@ def test_extreme_scores_are_finite(magnitude, variant):
         np.testing.assert_allclose(h, bhm if mean else bhb, rtol=1e-12)
 
 
+def test_loss_beyond_float64_is_inf_never_nan():
+    """Scores of 1e300 on labeled rows: the risk overflows to inf; unlabeled rows with such
+    scores (a correctly ordered pair, weight 0 in the squared-error term) leave it finite."""
+    y, gp = np.array([1.0, 0.0, 1.0]), np.array([0, 2, 3])
+    s = np.array([1e300, -1e300, 3.0])
+    assert qbrank.loss(s, y, gp) == pytest.approx(0.5 * 0.5 * (3.0 - 1.0) ** 2)  # only the single-doc query
+    assert qbrank.loss(s, y, gp, labeled="all") == math.inf
+    g, h = qbrank.grad_hess(s, y, gp)
+    assert np.isfinite(g).all() and np.isfinite(h).all()
+
+
 # -- validation -----------------------------------------------------------------------------------
 
 BAD = [

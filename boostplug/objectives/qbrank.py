@@ -285,8 +285,10 @@ class QBRankObjective(PreparedObjective):
         if self.label_pairs:
             total += 0.5 * self.w * float(self.query_weights @ self._label_grad(scores)[2])
         total += 0.5 * self._explicit(scores)[2][0]
-        r = scores - self.labels
-        total += 0.5 * float(self._lab_w @ (r * r))
+        lab = self._lab_w > 0.0  # only labeled rows: 0 * inf would make the sum NaN
+        r = scores[lab] - self.labels[lab]
+        with np.errstate(over="ignore"):  # huge scores: the risk is inf, not NaN
+            total += 0.5 * float(self._lab_w[lab] @ (r * r))
         return total
 
     def _grad_hess(

@@ -334,6 +334,16 @@ def _test_ndcg(scores: np.ndarray, test: pd.DataFrame) -> float:
     return float(by_name("ndcg@10")(scores, test["label"].to_numpy(), group_ptr_from_qid(test["qid"].to_numpy())))
 
 
+def _assert_on_both_workers(client, frame) -> None:
+    """The comparison with one machine means something only when the partitions really are
+    on two workers (one worker trains exactly the local model)."""
+    from distributed import wait
+
+    wait(frame)
+    holders = [h for hs in client.who_has(frame).values() for h in hs]
+    assert len(set(holders)) == 2, holders
+
+
 @pytest.fixture
 def distributed_scheduler(client):
     with dask.config.set(scheduler=client):
@@ -348,6 +358,7 @@ def test_lightgbm_distributed_matches_single_machine(distributed_scheduler, spli
     client = distributed_scheduler
     cols, train, test = split_data
     frame = bpd.repartition_by_query(train, npartitions=2).persist()
+    _assert_on_both_workers(client, frame)
     params = dict(n_estimators=40, learning_rate=0.1, num_leaves=15, min_child_samples=20, verbose=-1)
     ranker = bpd.train_lightgbm(client, frame, "mpboost", objective_params={"ddf": "logdd"}, **params)
     gp = group_ptr_from_qid(train["qid"].to_numpy())
@@ -375,6 +386,7 @@ def test_xgboost_distributed_matches_single_machine(distributed_scheduler, split
     # Scattered rows, regrouped by the Dask shuffle path.
     scattered = dd.from_pandas(train.sample(frac=1.0, random_state=0), npartitions=3)
     frame = bpd.repartition_by_query(scattered, npartitions=2).persist()
+    _assert_on_both_workers(client, frame)
     xparams = dict(max_depth=4, eta=0.1, min_child_weight=1.0)
     out = bpd.train_xgboost(client, frame, "ndcg_boost", params=xparams, num_boost_round=40)
     local = xgb.train(bpx.params(**xparams), bpx.dmatrix(train[cols], train["label"].to_numpy(),

@@ -217,12 +217,17 @@ def test_stump_sum_kernels_serial_equals_parallel_equals_loops(order: str, monke
     ca, cb = codes[pairs[:, 0]], codes[pairs[:, 1]]
     ref_cor = np.array([[v[(cb[:, k] <= j) & (j < ca[:, k])].sum() for j in range(width)] for k in range(F)])
     ref_rev = np.array([[v[(ca[:, k] <= j) & (j < cb[:, k])].sum() for j in range(width)] for k in range(F)])
+    wd = v * rng.normal(size=200)
+    ref_signed = np.array([[wd[(cb[:, k] <= j) & (j < ca[:, k])].sum() - wd[(ca[:, k] <= j) & (j < cb[:, k])].sum()
+                            for j in range(width)] for k in range(F)])
     outs = {}
     for mode, threshold in (("serial", 10**12), ("parallel", 0)):
         monkeypatch.setattr(ss, "DOC_SUMS_PARALLEL_MIN", threshold)
         monkeypatch.setattr(ss, "PAIR_SUMS_PARALLEL_MIN", threshold)
-        outs[mode] = (ss.doc_sums_above(codes, pot, n_thr), *ss.pair_split_sums(codes, pairs, v, n_thr))
-    for a, b, ref in zip(outs["serial"], outs["parallel"], (ref_doc, ref_cor, ref_rev)):
+        outs[mode] = (ss.doc_sums_above(codes, pot, n_thr), *ss.pair_split_sums(codes, pairs, v, n_thr),
+                      *ss.pair_fit_sums(codes, pairs, v, wd, n_thr))
+    refs = (ref_doc, ref_cor, ref_rev, ref_signed, ref_cor + ref_rev)
+    for a, b, ref in zip(outs["serial"], outs["parallel"], refs, strict=True):
         assert np.array_equal(a, b)
         np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
 

@@ -13,6 +13,10 @@ pairs ``(a, b)`` (``a`` preferred) with values ``v``, a stump orders the pair
 arrays over the bins: ``O(P)`` per feature, ``O(P * F)`` in all, never a dense
 pairs x stumps matrix. The tied sum is ``total - correct - reversed``.
 
+:func:`pair_fit_sums` makes the same pass for stump MPBoost's least-squares fit and
+returns ``signed = correct - reverse`` of one value array and ``split = correct + reverse``
+of another (``N`` and ``D`` of the appendix), both from pair-level difference arrays.
+
 :func:`doc_sums_above` returns ``sum_x pot[x] * [codes[x, k] > j]`` for every
 stump in ``O(n * F)``: the per-document potentials make ``correct - reversed``
 (RankBoost's ``r``) a document-level sum, with
@@ -25,7 +29,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["pair_split_sums", "doc_sums_above", "doc_potentials", "DOC_SUMS_PARALLEL_MIN",
+__all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials", "DOC_SUMS_PARALLEL_MIN",
            "PAIR_SUMS_PARALLEL_MIN"]
 
 #: Work (``n * F`` or ``P * F`` row visits) from which the kernels run in parallel over
@@ -103,6 +107,79 @@ def pair_split_sums(
     width = _width(n_thresholds)
     kernel = _pair_split_sums_parallel if _parallel(pairs.shape[0] * codes.shape[1], PAIR_SUMS_PARALLEL_MIN) else _pair_split_sums_serial
     return kernel(codes, pairs, np.ascontiguousarray(values, dtype=np.float64), width)
+
+
+@nb.njit(cache=True)
+def _pair_fit_feature(codes, pairs, weights, values, k, sg, sp):
+    """Feature ``k``: ``sg`` = signed (correct - reverse) sums of ``values``, ``sp`` = split
+    (correct + reverse) sums of ``weights``, by difference arrays then prefix sums.
+
+    A pair whose documents share a bin adds nothing (it is tied by every stump of ``k``).
+    For either orientation the signed difference array gets ``+v`` at the lower document's
+    bin ``cb`` and ``-v`` at the preferred one's ``ca``.
+    """
+    for p in range(pairs.shape[0]):
+        ca = codes[pairs[p, 0], k]
+        cb = codes[pairs[p, 1], k]
+        if ca == cb:
+            continue
+        v = values[p]
+        w = weights[p]
+        sg[cb] += v
+        sg[ca] -= v
+        if ca > cb:
+            sp[cb] += w
+            sp[ca] -= w
+        else:
+            sp[ca] += w
+            sp[cb] -= w
+    acc_g = 0.0
+    acc_p = 0.0
+    for j in range(sg.shape[0]):
+        acc_g += sg[j]
+        acc_p += sp[j]
+        sg[j] = acc_g
+        sp[j] = acc_p
+
+
+@nb.njit(cache=True)
+def _pair_fit_sums_serial(codes, pairs, weights, values, width):
+    signed = np.zeros((codes.shape[1], width))
+    split = np.zeros((codes.shape[1], width))
+    for k in range(codes.shape[1]):
+        _pair_fit_feature(codes, pairs, weights, values, k, signed[k], split[k])
+    return signed, split
+
+
+@nb.njit(cache=True, parallel=True)
+def _pair_fit_sums_parallel(codes, pairs, weights, values, width):
+    signed = np.zeros((codes.shape[1], width))
+    split = np.zeros((codes.shape[1], width))
+    for k in nb.prange(codes.shape[1]):
+        _pair_fit_feature(codes, pairs, weights, values, k, signed[k], split[k])
+    return signed, split
+
+
+def pair_fit_sums(
+    codes: NDArray[np.int32], pairs: NDArray[np.int64], weights: NDArray[np.float64],
+    values: NDArray[np.float64], n_thresholds: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(signed, split)``, each ``(n_features, max_thresholds + 1)``, in one pass over the pairs.
+
+    ``signed[k, j]`` = ``values`` summed over the pairs the stump ``(k, j)`` orders correctly
+    minus those it reverses; ``split[k, j]`` = ``weights`` summed over the pairs it splits
+    (correct or reversed): ``c - r`` and ``c + r`` of :func:`pair_split_sums` of ``values``
+    and of ``weights``, up to rounding. Entries with ``j >= n_thresholds[k]`` are meaningless.
+
+    Rounding: an entry is accurate to about ``1e-16`` times the summed magnitude of the
+    values, absolutely, not relatively: the prefix sum at bin ``j`` still holds the ``+v``
+    and ``-v`` of pairs whose two bins are both ``<= j``, which cancel only up to rounding.
+    Entries far below that scale are noise (see ``MPBoost``, which skips such stumps).
+    """
+    width = _width(n_thresholds)
+    kernel = _pair_fit_sums_parallel if _parallel(pairs.shape[0] * codes.shape[1], PAIR_SUMS_PARALLEL_MIN) else _pair_fit_sums_serial
+    return kernel(codes, pairs, np.ascontiguousarray(weights, dtype=np.float64),
+                  np.ascontiguousarray(values, dtype=np.float64), width)
 
 
 @nb.njit(cache=True)

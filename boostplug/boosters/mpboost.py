@@ -34,11 +34,23 @@ Explicit pairs: a pair ``(i, j)`` given to ``fit(pairs=...)`` uses
 otherwise (the preference is known, its magnitude is not), so every ``d_ij > 0``
 and Theorem 1 holds.
 
-Each round costs ``O(P * F)`` (one pass of
-:func:`~boostplug.boosters._stump_sums.pair_split_sums` for ``D``) plus ``O(n * F)``
-(``N`` through per-document potentials), never a pairs x stumps matrix.
-Ties between stumps (equal criterion up to ``1e-10`` of ``sum w d^2``) go to the
-lowest feature, then the lowest threshold.
+Each round costs ``O(P * F)``: one pass of
+:func:`~boostplug.boosters._stump_sums.pair_fit_sums` gives ``N`` and ``D`` of every stump
+as sums over the pairs it splits (difference arrays over each feature's bins), never a pairs
+x stumps matrix. (``N`` summed over per-document potentials, as before, holds the ``+w d``
+and ``-w d`` of every pair on one side of the threshold, which cancel only up to rounding,
+about ``1e-16`` of the total weight; once pair weights fell below that, after a few hundred
+rounds on separable data, ``a = N / D`` exploded.) Ties between stumps (equal criterion up
+to ``1e-10`` of ``sum w d^2``) go to the lowest feature, then the lowest threshold.
+
+The pair sums still carry an absolute rounding error of about ``1e-16``, so stumps with a
+negligible split weight are skipped: ``D <= max(TIE_RTOL * c / max d^2, SPLIT_RTOL)``
+(``c = sum w d^2``, ``sum w = 1``, ``TIE_RTOL = 1e-10``, ``SPLIT_RTOL = 1e-12``). Since
+``|N| <= max|d| D``, such a stump reduces ``J_wse`` by at most ``D max d^2``: under the
+first bound no more than the stopping threshold ``TIE_RTOL * c``, so skipping it changes
+no choice (outside the ``TIE_RTOL`` tie band); the second (binding only when ``max d^2 > 100 c``) keeps ``D`` far above the
+rounding, so that the chosen ``a`` is accurate and ``|a| <= max |d|`` (Eq. 13 cannot
+overflow through ``a``).
 
 Step size: the least-squares ``a`` is a weighted mean of ``+-d``, so ``|a| <= max |d|`` and
 the exponent of Eq. 13 is up to ``max d^2``. For ``binary`` (``|d| = 1``), ``logitdd``
@@ -64,10 +76,15 @@ from numpy.typing import NDArray
 
 from ..objectives.ddf import check_ddf, ddf_values
 from ._base import FitData, RankingBooster, Round, check_choice
-from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
+from ._stump_sums import pair_fit_sums
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 
-__all__ = ["MPBoost"]
+__all__ = ["MPBoost", "SPLIT_RTOL"]
+
+#: Stumps whose split weight ``D`` (the pair weights sum to 1) is at most this are skipped:
+#: ``N`` and ``D`` carry absolute rounding errors of about ``1e-16`` (times up to the number
+#: of bins), so below this ``a = N / D`` would lose its precision.
+SPLIT_RTOL = 1e-12
 
 @dataclass
 class _State:
@@ -77,6 +94,7 @@ class _State:
     w: NDArray[np.float64]        # (P,) current pair weights, sum 1
     F: NDArray[np.float64]        # (n,) training scores
     log_bound: float              # sum_t log Z_t
+    d2_max: float                 # max d^2
 
 
 class MPBoost(RankingBooster):
@@ -145,25 +163,26 @@ class MPBoost(RankingBooster):
         return _State(
             pairs=pairs, d=d, cands=cands,
             w=np.full(n_pairs, 1.0 / max(n_pairs, 1)), F=np.zeros(data.X.shape[0]), log_bound=0.0,
+            d2_max=float(np.max(d * d)) if n_pairs else 1.0,
         )
 
     # ---- one round ----------------------------------------------------------------
     def _stump_sums(self, s: _State) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``(N, D)`` of every stump: ``N = sum_A1 w d - sum_B2 w d``, ``D = sum_A1 w + sum_B2 w``."""
-        n_docs = s.F.shape[0]
-        pot = doc_potentials(s.pairs, s.w * s.d, n_docs)
-        N = doc_sums_above(s.cands.codes, pot, s.cands.n_thr)
-        correct, reverse = pair_split_sums(s.cands.codes, s.pairs, s.w, s.cands.n_thr)
-        return N, correct + reverse
+        """``(N, D)`` of every stump: ``N = sum_A1 w d - sum_B2 w d``, ``D = sum_A1 w + sum_B2 w``,
+        both summed over the pairs the stump splits (one pass over the pairs)."""
+        return pair_fit_sums(s.cands.codes, s.pairs, s.w, s.w * s.d, s.cands.n_thr)
 
     def _fit_round(self, s: _State, t: int) -> Round | None:
         if s.pairs.shape[0] == 0:
             self._stop_reason = "no preference pairs in the training data"
             return None
         N, D = self._stump_sums(s)
-        ok = s.cands.exists & (D > 0)
-        gain = np.where(ok, N * N / np.where(ok, D, 1.0), 0.0)  # J_wse = sum w d^2 - N^2 / D
         c = float(s.w @ (s.d * s.d))
+        # a stump splitting less weight than this cannot reach the stopping threshold, or its
+        # N and D are within rounding of their size (module docstring)
+        floor = max(TIE_RTOL * c / s.d2_max, SPLIT_RTOL * float(s.w.sum()))
+        ok = s.cands.exists & (D > floor)
+        gain = np.where(ok, N * N / np.where(ok, D, 1.0), 0.0)  # J_wse = sum w d^2 - N^2 / D
         idx = argmax_first(gain.ravel(), TIE_RTOL * c)
         k, j = np.unravel_index(idx, gain.shape)
         if gain[k, j] <= TIE_RTOL * c:

@@ -213,3 +213,37 @@ def test_parallel_jobs_equal_serial(tiny) -> None:
     for a, b in zip(serial, parallel):
         assert a.best_round == b.best_round
         assert a.test_curve == pytest.approx(b.test_curve)
+
+
+def _interrupt_after_first_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (a real SIGINT to this process) right after the first finished run is logged."""
+    import os
+    import signal
+
+    real = runner_mod._log_done
+    calls = []
+
+    def log_then_sigint(*a, **k):
+        real(*a, **k)
+        calls.append(1)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(runner_mod, "_log_done", log_then_sigint)
+
+
+def test_parallel_ctrl_c_keeps_finished_runs_and_stops_the_workers(tiny, monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+
+    _interrupt_after_first_log(monkeypatch)
+    folds = [(0, tiny), (1, (tiny[1], tiny[0], tiny[2])), (2, (tiny[2], tiny[1], tiny[0]))]
+    names = ["regression", "rb-c"]
+    err = io.StringIO()
+    out = run(names, folds, rounds=3, jobs=2, log=True, stream=err)
+    assert out.interrupted and "interrupted" in err.getvalue()
+    # at least the logged run is kept, every kept run is complete, and the order is fold, then method
+    first = err.getvalue().splitlines()[0]
+    assert any(first.split("] ")[1].startswith(f"{r.method} fold {r.fold + 1}:") for r in out)
+    assert 1 <= len(out) <= 6 and all(r.rounds_trained == len(r.test_curve) > 0 for r in out)
+    assert [(r.fold, names.index(r.method)) for r in out] == sorted((r.fold, names.index(r.method)) for r in out)
+    assert multiprocessing.active_children() == []  # the workers were stopped

@@ -200,11 +200,27 @@ def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jo
                 if progress or log:
                     _log_done(results[-1], len(results), len(tasks), stream)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.terminate()
+        # Ctrl-C (or an error): keep the runs that finished meanwhile, as the serial path does,
+        # stop the others, and let the exception go on to run().
+        for fut in list(pending):
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                pending.pop(fut)
+                results.append(fut.result())
+        _stop(pool)
         raise
     pool.shutdown(wait=True)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued runs and end the running ones now (shutdown alone waits for them)."""
+    # The worker processes must be taken before shutdown(), which sets pool._processes to
+    # None (Python 3.9+); a private attribute, hence the defensive getattr.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=10)
 
 
 def significance(results: Sequence[Result], baseline: str, metric: str = CURVE_METRIC) -> dict[str, PairedTest]:

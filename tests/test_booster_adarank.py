@@ -350,6 +350,13 @@ def test_perfect_feature_stops_with_weight_one():
     assert all(h["alpha"] < math.inf for h in zero.history_)
 
 
+def test_explicit_pairs_rejected():
+    """AdaRank boosts a query-level measure of the graded labels: preference pairs have no place in it."""
+    X, y, sizes, qid = small_data(14)
+    with pytest.raises(ValueError, match="AdaRank .* takes no explicit pairs"):
+        AdaRank(n_rounds=3).fit(X, y, qid=qid, pairs=[[1, 0]])
+
+
 def test_no_query_with_relevant_documents():
     X, y, sizes, qid = small_data(14)
     model = AdaRank(measure="map", empty="skip").fit(X, np.zeros_like(y), qid=qid)

@@ -349,3 +349,151 @@ def test_select_independent_matches_sequential_gram_schmidt_on_larger_data() -> 
             got = select_independent(cands.codes, pairs, order, span, nsplit, cands.n_thr, cap, block=block)
             assert np.array_equal(got, ref)
     assert 0 < np.count_nonzero(ref) < ref.size - 10   # the full run drops many, keeps many
+
+
+# ---- fit: eval_set, callback, verbose, Ctrl-C, parameter checks ---------------------------------
+@pytest.mark.parametrize("name", sorted(BOOSTERS))
+def test_eval_set_is_checked_against_the_x_of_this_fit(name: str) -> None:
+    X, y, qid = data(1, n_queries=10)           # 4 features
+    Xv, yv, qv = data(2)
+    with pytest.raises(ValueError, match=r"eval_set\[0\] X has 3 features but the training X has 4"):
+        BOOSTERS[name]().fit(X, y, qid=qid, eval_set=[(Xv[:, :3], yv, qv)])
+    model = BOOSTERS[name]().fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+    # a refit on 3 features validates its eval_set against those 3, not the previous fit's 4
+    model.fit(X[:, :3], y, qid=qid, eval_set=[(Xv[:, :3], yv, qv)])
+    assert model.n_features_in_ == 3 and len(model.history_) > 0
+    assert all(r["feature"] < 3 for r in model.rankers_)
+    assert model.history_[-1]["valid_0_ndcg@10"] == metrics.by_name("ndcg@10")(
+        model.predict(Xv[:, :3]), yv, group_ptr_from_qid(qv))
+    with pytest.raises(ValueError, match=r"eval_set\[1\] X has 4 features but the training X has 3"):
+        model.fit(X[:, :3], y, qid=qid, eval_set=[(Xv[:, :3], yv, qv), (Xv, yv, qv)])
+
+
+def test_callback_is_called_every_round_and_true_stops() -> None:
+    X, y, qid = data(1, n_queries=10)
+    seen = []
+
+    def stop_at_5(t, rec):
+        seen.append((t, rec))
+        return t == 5
+
+    model = MPBoost(n_rounds=25).fit(X, y, qid=qid, callback=stop_at_5)
+    assert [t for t, _ in seen] == [1, 2, 3, 4, 5]
+    assert [rec for _, rec in seen] == model.history_          # the round's full record
+    assert len(model.rankers_) == 5 and model.stop_reason_ == "stopped by callback"
+    # a callback returning None, False or 0 does not stop training
+    for value in (None, False, 0):
+        m = MPBoost(n_rounds=8).fit(X, y, qid=qid, callback=lambda t, rec, v=value: v)
+        assert len(m.rankers_) == 8 and m.stop_reason_ == "n_rounds reached"
+    with pytest.raises(TypeError, match="callback must be callable"):
+        MPBoost(n_rounds=2).fit(X, y, qid=qid, callback="print")
+
+
+@pytest.mark.parametrize("verbose, shown", [(0, []), (False, []), (True, [1, 2, 3, 4, 5, 6]), (1, [1, 2, 3, 4, 5, 6]),
+                                            (2, [1, 2, 4, 6]), (4, [1, 4])])
+def test_verbose_prints_progress_to_stderr(verbose, shown, capsys) -> None:
+    X, y, qid = data(1, n_queries=10)
+    Xv, yv, qv = data(2)
+    model = RankBoost(variant="rb-c", n_rounds=6, verbose=verbose).fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+    assert len(model.history_) == 6
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
+    assert [int(line.split("round ")[1].split(":")[0]) for line in lines] == shown
+    for line, t in zip(lines, shown):
+        h = model.history_[t - 1]
+        assert line.startswith(f"[RankBoost] round {t}: ")
+        assert f"alpha={h['alpha']:.5g}" in line and f"valid_0_ndcg@10={h['valid_0_ndcg@10']:.5g}" in line
+
+
+def check_whole_rounds(model, X, tmp_path, n: int) -> None:
+    """After an interrupt: n whole rounds, predict = last staged prediction, save/load round trip."""
+    assert len(model.rankers_) == len(model.weights_) == len(model.history_) == n
+    assert [h["round"] for h in model.history_] == list(range(1, n + 1))
+    assert [h["weight"] for h in model.history_] == model.weights_
+    assert model.stop_reason_ == "interrupted"
+    staged = list(model.staged_predict(X))
+    assert len(staged) == n and np.array_equal(staged[-1], model.predict(X))
+    back = roundtrip(model, tmp_path / "interrupted.json")
+    assert back.stop_reason_ == "interrupted" and back.history_ == model.history_
+    assert np.array_equal(back.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("name", sorted(BOOSTERS))
+def test_ctrl_c_inside_a_round_keeps_the_rounds_done(name: str, tmp_path, monkeypatch, capsys) -> None:
+    X, y, qid = data(1, n_queries=10)
+    model = BOOSTERS[name]()
+    fit_round = model._fit_round
+
+    def interrupted_at_round_4(state, t):
+        if t == 3:
+            raise KeyboardInterrupt
+        return fit_round(state, t)
+
+    monkeypatch.setattr(model, "_fit_round", interrupted_at_round_4)
+    model.fit(X, y, qid=qid)
+    check_whole_rounds(model, X, tmp_path, 3)
+    assert f"[{type(model).__name__}] interrupted: keeping 3 rounds" in capsys.readouterr().err
+
+
+def test_ctrl_c_in_the_callback_keeps_that_round(tmp_path) -> None:
+    X, y, qid = data(1, n_queries=10)
+
+    def ctrl_c_at_3(t, rec):
+        if t == 3:
+            raise KeyboardInterrupt
+
+    model = MPBoost(n_rounds=25).fit(X, y, qid=qid, callback=ctrl_c_at_3)
+    check_whole_rounds(model, X, tmp_path, 3)     # the callback runs after the round is recorded
+
+
+@pytest.mark.parametrize("name", sorted(BOOSTERS))
+@pytest.mark.parametrize("n_sets, call", [(1, 4), (2, 8)])
+def test_ctrl_c_inside_the_validation_metric_drops_the_partial_round(name: str, n_sets: int, call: int,
+                                                                      tmp_path, monkeypatch) -> None:
+    """The interrupt hits while round 4 is being evaluated (its only or its second eval set):
+    round 4 is not kept at all, rounds 1-3 are kept whole."""
+    X, y, qid = data(1, n_queries=10)
+    Xv, yv, qv = data(2)
+    ndcg10 = metrics.by_name("ndcg@10")
+    calls = []
+
+    def metric(scores, labels, group_ptr):
+        calls.append(1)
+        if len(calls) == call:
+            raise KeyboardInterrupt
+        return ndcg10(scores, labels, group_ptr)
+
+    model = BOOSTERS[name]()
+    monkeypatch.setattr(model, "_metric_fn", lambda: metric)
+    model.fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)] * n_sets)
+    check_whole_rounds(model, X, tmp_path, 3)
+    assert model.best_iteration_ is not None and model.best_iteration_ <= 3
+
+
+@pytest.mark.parametrize("params, needle", [
+    ({"early_stopping_rounds": 0}, "early_stopping_rounds must be an integer >= 1 or None, got 0"),
+    ({"early_stopping_rounds": -1}, "early_stopping_rounds must be an integer >= 1 or None, got -1"),
+    ({"early_stopping_rounds": 1.5}, "early_stopping_rounds must be an integer >= 1 or None, got 1.5"),
+    ({"early_stopping_rounds": True}, "early_stopping_rounds must be an integer >= 1 or None, got True"),
+    ({"early_stopping_rounds": "3"}, "early_stopping_rounds must be an integer >= 1 or None, got '3'"),
+    ({"verbose": "yes"}, "verbose must be a bool or an integer >= 0.*got 'yes'"),
+    ({"verbose": -1}, "verbose must be a bool or an integer >= 0.*got -1"),
+    ({"verbose": 2.5}, "verbose must be a bool or an integer >= 0.*got 2.5"),
+    ({"verbose": None}, "verbose must be a bool or an integer >= 0.*got None"),
+])
+@pytest.mark.parametrize("name", ["rb-c", "mpboost"])
+def test_bad_common_parameters(name: str, params, needle) -> None:
+    X, y, qid = data(1)
+    Xv, yv, qv = data(2)
+    with pytest.raises(ValueError, match=needle):
+        BOOSTERS[name]().set_params(**params).fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+
+
+@pytest.mark.parametrize("name", sorted(BOOSTERS))
+def test_x_without_features_is_refused(name: str) -> None:
+    X, y, qid = data(1)
+    with pytest.raises(ValueError, match=r"X has no features \(shape \(\d+, 0\)\)"):
+        BOOSTERS[name]().fit(X[:, :0], y, qid=qid)
+    with pytest.raises(ValueError, match="no features"):
+        BOOSTERS[name]().fit(X, y, qid=qid, eval_set=[(X[:, :0], y, qid)])

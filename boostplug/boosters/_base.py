@@ -116,6 +116,8 @@ def _check_X(X: ArrayLike, n_features: int | None = None) -> NDArray[np.float64]
         raise ValueError(f"X must be two-dimensional (n_docs, n_features), got shape {arr.shape}")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"X must be numeric, got dtype {arr.dtype}")
+    if arr.shape[1] == 0:
+        raise ValueError(f"X has no features (shape {arr.shape}): a ranker needs at least one feature column")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if np.isinf(arr).any():
         r, c = np.argwhere(np.isinf(arr))[0]
@@ -166,6 +168,13 @@ class RankingBooster(BaseEstimator):
     * ``_fit_round(state, t: int) -> Round | None``: one round; ``None`` stops
       (set ``state.stop_reason`` or return ``None`` with ``self._stop_reason``);
     * optionally ``_stop(state) -> str | None``: a reason to stop after a round.
+
+    Common parameters: ``n_rounds`` (integer >= 1); ``eval_metric`` (a name of
+    :data:`boostplug.metrics.NAMES`, recorded per round for every ``eval_set``);
+    ``early_stopping_rounds`` (``None`` or an integer >= 1: stop when ``eval_set[0]`` has not
+    improved for that many rounds and cut the model back to ``best_iteration_``);
+    ``verbose`` (``False``/``0`` silent, ``True`` every round, ``k >= 1`` round 1 and every
+    ``k``-th round, printed to stderr); ``random_state`` (seeds every random choice).
     """
 
     #: fitted attributes beyond the common ones that ``save``/``load`` carry
@@ -198,13 +207,16 @@ class RankingBooster(BaseEstimator):
             pairs: explicit preference pairs ``(n_pairs, 2)`` of row indices,
                 preferred row first; used instead of the label-derived critical pairs
                 by the pairwise boosters.
-            eval_set: list of ``(X, y, qid)`` validation sets; the first one drives
-                early stopping on ``eval_metric`` when ``early_stopping_rounds`` is set.
-            callback: called after every round as ``callback(t, record)``;
-                returning ``True`` stops training.
+            eval_set: list of ``(X, y, qid)`` validation sets, each with as many columns
+                as ``X``; the first one drives early stopping on ``eval_metric`` when
+                ``early_stopping_rounds`` is set.
+            callback: called after every round as ``callback(t, record)`` (``record`` is the
+                round's ``history_`` entry); a true return value stops training
+                (``stop_reason_ == "stopped by callback"``).
 
         Ctrl-C during fit stops it and keeps the rounds done so far
-        (``stop_reason_ == "interrupted"``).
+        (``stop_reason_ == "interrupted"``); a round is recorded whole or not at all
+        (``rankers_``, ``weights_`` and ``history_`` always have the same length).
         """
         Xa = _check_X(X)
         ya = check_labels(y, name="y")
@@ -213,10 +225,13 @@ class RankingBooster(BaseEstimator):
         gp = _group_ptr_of(Xa.shape[0], qid, group)
         pa = None if pairs is None else check_pairs(pairs, Xa.shape[0])
         n_rounds = self._check_n_rounds()
-        evals = [self._prepare_eval(e) for e in (eval_set or [])]
+        esr = self._check_early_stopping_rounds()
+        verbose = self._check_verbose()
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable as callback(t, record), got {callback!r}")
+        evals = [self._prepare_eval(e, i, Xa.shape[1]) for i, e in enumerate(eval_set or [])]
         metric_fn = self._metric_fn() if evals else None
         maximize = self._metric_maximized() if evals else True
-        esr = getattr(self, "early_stopping_rounds", None)
         if esr is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set")
 
@@ -233,7 +248,6 @@ class RankingBooster(BaseEstimator):
         eval_scores = [np.zeros(e[0].shape[0]) for e in evals]
         best = -math.inf if maximize else math.inf
         since_best = 0
-        verbose = int(getattr(self, "verbose", 0) or 0)
         t0 = time.perf_counter()
         try:
             for t in range(n_rounds):
@@ -241,14 +255,17 @@ class RankingBooster(BaseEstimator):
                 if rnd is None:
                     self.stop_reason_ = self._stop_reason or "no useful weak ranker"
                     break
-                self.rankers_.append(rnd.ranker)
-                self.weights_.append(float(rnd.weight))
+                # the whole record first (validation metrics included), then the round is added
                 rec = {"round": t + 1, "ranker": rnd.ranker, "weight": float(rnd.weight)}
                 rec.update(rnd.record)
+                new_scores = []
                 for i, (Xe, ye, ge) in enumerate(evals):
-                    eval_scores[i] += rnd.weight * evaluate_rankers(Xe, [rnd.ranker])[:, 0]
-                    rec[f"valid_{i}_{self.eval_metric}"] = float(metric_fn(eval_scores[i], ye, ge))
+                    new_scores.append(eval_scores[i] + rnd.weight * evaluate_rankers(Xe, [rnd.ranker])[:, 0])
+                    rec[f"valid_{i}_{self.eval_metric}"] = float(metric_fn(new_scores[i], ye, ge))
                 rec["seconds"] = time.perf_counter() - t0
+                eval_scores = new_scores
+                self.rankers_.append(rnd.ranker)
+                self.weights_.append(float(rnd.weight))
                 self.history_.append(rec)
                 if verbose and ((t + 1) % verbose == 0 or t == 0):
                     shown = {k: v for k, v in rec.items() if isinstance(v, float)}
@@ -271,6 +288,9 @@ class RankingBooster(BaseEstimator):
                     self.stop_reason_ = self._stop_reason
                     break
         except KeyboardInterrupt:
+            # an interrupt between the three appends leaves a partial round: drop it
+            n = min(len(self.rankers_), len(self.weights_), len(self.history_))
+            del self.rankers_[n:], self.weights_[n:], self.history_[n:]
             self.stop_reason_ = "interrupted"
             print(f"[{type(self).__name__}] interrupted: keeping {len(self.rankers_)} rounds", file=sys.stderr)
         if esr is not None and self.best_iteration_ is not None:
@@ -284,13 +304,34 @@ class RankingBooster(BaseEstimator):
             raise ValueError(f"n_rounds must be an integer >= 1, got {n!r}")
         return int(n)
 
-    def _prepare_eval(self, e: Any) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    def _check_early_stopping_rounds(self) -> int | None:
+        esr = getattr(self, "early_stopping_rounds", None)
+        if esr is None:
+            return None
+        if isinstance(esr, (bool, np.bool_)) or not isinstance(esr, (int, np.integer)) or esr < 1:
+            raise ValueError(f"early_stopping_rounds must be an integer >= 1 or None, got {esr!r}")
+        return int(esr)
+
+    def _check_verbose(self) -> int:
+        """``verbose``: ``False``/``0`` (silent), ``True`` (every round) or ``k >= 1`` (every ``k`` rounds)."""
+        v = getattr(self, "verbose", 0)
+        if isinstance(v, (bool, np.bool_)):
+            return int(v)
+        if not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"verbose must be a bool or an integer >= 0 (print every verbose rounds), got {v!r}")
+        return int(v)
+
+    def _prepare_eval(self, e: Any, i: int, n_features: int
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+        """``eval_set[i]`` validated against the training ``X`` of this fit (``n_features`` columns)."""
         if not isinstance(e, (tuple, list)) or len(e) != 3:
-            raise ValueError("each eval_set entry must be a tuple (X, y, qid)")
-        Xe = _check_X(e[0], getattr(self, "n_features_in_", None))
-        ye = check_labels(e[1], name="eval y")
+            raise ValueError(f"eval_set[{i}] must be a tuple (X, y, qid)")
+        Xe = _check_X(e[0])
+        if Xe.shape[1] != n_features:
+            raise ValueError(f"eval_set[{i}] X has {Xe.shape[1]} features but the training X has {n_features}")
+        ye = check_labels(e[1], name=f"eval_set[{i}] y")
         if ye.shape[0] != Xe.shape[0]:
-            raise ValueError(f"eval y has length {ye.shape[0]} but eval X has {Xe.shape[0]} rows")
+            raise ValueError(f"eval_set[{i}] y has length {ye.shape[0]} but its X has {Xe.shape[0]} rows")
         return Xe, ye, _group_ptr_of(Xe.shape[0], e[2], None)
 
     def _metric_fn(self) -> Callable[..., float]:

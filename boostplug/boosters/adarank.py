@@ -299,6 +299,9 @@ class AdaRank(RankingBooster):
     # ---- set-up -----------------------------------------------------------------------
     def _fit_init(self, data: FitData) -> _State:
         measure = self._check_params()
+        if data.pairs is not None:
+            raise ValueError("AdaRank boosts a query-level measure (MAP, NDCG) of the graded labels; "
+                             "it takes no explicit pairs")
         X0 = np.nan_to_num(data.X, nan=0.0)  # h_k(x) = x_k, missing = 0 (as predict does)
         X, y, gp = _skip_empty_queries(X0, data.y, data.group_ptr, measure)
         m = gp.shape[0] - 1
@@ -307,8 +310,6 @@ class AdaRank(RankingBooster):
                    train=-math.inf, log_bound=0.0, n_rounds=self._check_n_rounds())
         if m == 0:
             s.done, s.reason = True, "no training query with a relevant document (empty='skip')"
-        elif X.shape[1] == 0:
-            s.done, s.reason = True, "no features"
         s.rounds = self._phases(s)
         return s
 

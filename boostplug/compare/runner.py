@@ -213,14 +213,17 @@ def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jo
 
 def _stop(pool: ProcessPoolExecutor) -> None:
     """Cancel the queued runs and end the running ones now (shutdown alone waits for them)."""
-    # The worker processes must be taken before shutdown(), which sets pool._processes to
-    # None (Python 3.9+); a private attribute, hence the defensive getattr.
+    # The worker processes and the pool's manager thread must be taken before shutdown(), which
+    # sets pool._processes to None (Python 3.9+); private attributes, hence the defensive getattr.
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         proc.terminate()
     for proc in procs:
         proc.join(timeout=10)
+    if manager is not None:
+        manager.join(timeout=10)  # it sees the workers end, fails their futures and reaps them
 
 
 def significance(results: Sequence[Result], baseline: str, metric: str = CURVE_METRIC) -> dict[str, PairedTest]:

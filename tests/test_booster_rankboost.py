@@ -327,6 +327,33 @@ def test_rbc_ranklib_is_ranklib_rankboost(seed: int) -> None:
     np.testing.assert_allclose(model.predict(X), expect, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rbc_ranklib_scan_starts_from_plus_minus_1e6(seed: int) -> None:
+    """RankBoost.java initialises fmax = -1E6, fmin = 1E6 before scanning the values: a feature
+    whose values are all above 1e6 gets fmin = 1e6, one all below -1e6 gets fmax = -1e6, which
+    changes its candidates (the steps s = (fmax - fmin)/n) and so the stumps chosen."""
+    from boostplug.boosters.stumps import candidate_thresholds
+
+    rng = np.random.default_rng(seed)
+    X, y, qid, sizes = random_data(rng, n_queries=6, max_docs=10, n_feat=4, nan_prob=0.0)
+    X[:, 1] = 2e6 + 1e5 * (X[:, 1] + 3)                     # a raw count-like feature, all > 1e6
+    X[:, 2] = 5.0 * (y + rng.normal(scale=1.5, size=len(y)))
+    X[:, 3] = -3e6 - 1e5 * (X[:, 3] + 3)                    # all < -1e6
+    th = candidate_thresholds(X, "ranklib", n_thresholds=10)
+    f32 = X.astype(np.float32).astype(np.float64)
+    for k, fmax, fmin in ((1, f32[:, 1].max(), 1e6), (3, -1e6, f32[:, 3].min())):
+        s = (fmax - fmin) / 10
+        assert th[k][-1] == fmax and th[k][0] == fmin - 1e8
+        np.testing.assert_allclose(th[k][1:], fmax - s * np.arange(9, -1, -1), rtol=1e-12)
+    ref = ranklib_rankboost(X, y, sizes, 20)
+    model = RankBoost(variant="rb-c", thresholds="ranklib", n_rounds=20).fit(X, y, qid=qid)
+    assert len(model.rankers_) == 20
+    for (f, t, a), r, w in zip(ref, model.rankers_, model.weights_):
+        assert (r["feature"], r["threshold"]) == (f, t)
+        assert w == pytest.approx(a, rel=1e-9)
+    assert {1, 2} <= {f for f, _, _ in ref}           # the shifted feature is among the chosen ones
+
+
 # ---- theorems and identities ------------------------------------------------------------------------
 def pair_losses(scores, y, qid):
     sizes = np.bincount(qid)

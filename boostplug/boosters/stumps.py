@@ -14,7 +14,11 @@ Candidate thresholds per feature (``thresholds=``):
   (``n = n_thresholds``, default 10), ``t_0 = fmax``, ``t_j = t_{j-1} - s``
   (repeated subtraction) for ``j < n``, and ``t_n = fmin - 1e8``; values are
   held as 32-bit floats (as RankLib's ``DataPoint`` does) and compared with
-  double-precision thresholds.
+  double-precision thresholds. As in ``RankBoost.java``, ``fmax`` and ``fmin`` start
+  at ``-1e6`` and ``1e6`` before the scan of the values, so ``fmax = max(-1e6, max x)``
+  and ``fmin = min(1e6, min x)``: a feature whose values all exceed ``1e6`` gets
+  ``fmin = 1e6`` (not its smallest value), one whose values are all below ``-1e6`` gets
+  ``fmax = -1e6``.
 
 For the value-based modes, a feature with missing values also gets the
 threshold ``-inf`` (known vs. missing). Thresholds that give the same split of
@@ -110,7 +114,8 @@ def _ranklib_thresholds(col: NDArray[np.float64], n: int) -> NDArray[np.float64]
     if known.size == 0:
         return np.array([-np.inf])
     v = known.astype(np.float32).astype(np.float64)
-    fmax, fmin = float(v.max()), float(v.min())
+    # RankBoost.java starts the scan from fmax = -1E6, fmin = 1E6 (doubles)
+    fmax, fmin = max(float(v.max()), -1e6), min(float(v.min()), 1e6)
     step = abs(fmax - fmin) / n
     t = [fmax]
     for _ in range(1, n):

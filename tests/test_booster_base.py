@@ -203,6 +203,33 @@ def test_candidates_carry_the_float32_flag_and_masks() -> None:
             assert np.array_equal(s.vector(k, j), np.nan_to_num(X[:, k], nan=-np.inf) > s.thresholds[k][j])
 
 
+@pytest.mark.parametrize("mode", ["sample", "quantile"])
+def test_max_thresholds_caps_every_candidate_including_the_missing_value_split(mode: str) -> None:
+    from boostplug.boosters.stumps import candidate_thresholds
+
+    rng = np.random.default_rng(12)
+    base = rng.permutation(300).astype(np.float64)          # 300 distinct values
+    cols = {"300 + NaN": base.copy(), "300": base.copy(), "255 + NaN": base.copy(), "254 + NaN": base.copy(),
+            "3 + NaN": base.copy()}
+    cols["300 + NaN"][:5] = np.nan
+    cols["255 + NaN"][255:] = np.nan
+    cols["254 + NaN"][254:] = np.nan
+    cols["3 + NaN"][3:] = np.nan
+    X = np.column_stack(list(cols.values()))
+    th = candidate_thresholds(X, mode, max_thresholds=255, rng=np.random.default_rng(0))
+    assert [t.size for t in th] == [255, 255, 255, 255, 4]
+    for name, t in zip(cols, th):
+        col = cols[name]
+        known = np.unique(col[~np.isnan(col)])
+        if np.isnan(col).any():
+            assert t[0] == -np.inf and np.isfinite(t[1:]).all()
+        assert np.isin(t[np.isfinite(t)], known).all() and np.all(np.diff(t) > 0)
+    assert np.array_equal(th[3][1:], np.sort(base[:254]))    # 254 values + NaN: every value kept
+    tiny = candidate_thresholds(X, mode, max_thresholds=1, rng=np.random.default_rng(0))
+    assert [t.tolist() for t in tiny[:1] + tiny[2:]] == [[-np.inf]] * 4 and tiny[1].size == 1
+    assert [t.size for t in candidate_thresholds(X, "all")] == [296, 300, 256, 255, 4]   # "all": no cap
+
+
 # ---- serial and parallel kernels ------------------------------------------------------------------
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_stump_sum_kernels_serial_equals_parallel_equals_loops(order: str, monkeypatch) -> None:

@@ -263,7 +263,7 @@ def test_random_state_seeds_threshold_sampling(rng: np.random.Generator) -> None
     fits = [MPBoost(n_rounds=6, max_thresholds=3, random_state=s).fit(X, y, qid=qid) for s in (5, 5, 6, 7, 8)]
     assert fits[0].rankers_ == fits[1].rankers_ and fits[0].weights_ == fits[1].weights_
     assert any(f.rankers_ != fits[0].rankers_ for f in fits[2:])
-    # only the sampled thresholds (at most 3 per feature, plus -inf for missing values) are used
+    # only the sampled thresholds (at most 3 per feature, -inf for missing values among them) are used
     assert all(r["threshold"] == -np.inf or r["threshold"] in X[:, r["feature"]] for f in fits for r in f.rankers_)
 
 

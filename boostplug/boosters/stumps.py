@@ -21,9 +21,12 @@ Candidate thresholds per feature (``thresholds=``):
   ``fmax = -1e6``.
 
 For the value-based modes, a feature with missing values also gets the
-threshold ``-inf`` (known vs. missing). Thresholds that give the same split of
-the training rows are equivalent; they are all kept, so that candidate lists
-match the published procedures.
+threshold ``-inf`` (known vs. missing). ``max_thresholds`` caps all candidates of a
+feature, that one included: ``"sample"`` and ``"quantile"`` keep at most
+``max_thresholds - 1`` distinct values when the feature has missing values (and
+``max_thresholds = 1`` leaves only the known-vs-missing split there); ``"all"`` has no cap.
+Thresholds that give the same split of the training rows are equivalent; they are all
+kept, so that candidate lists match the published procedures.
 
 :func:`bin_features` turns ``X`` into integer codes so that a stump is a
 comparison of codes: with a feature's thresholds sorted ascending
@@ -148,11 +151,14 @@ def candidate_thresholds(
             continue
         missing = np.isnan(col)
         vals = np.unique(col[~missing])
-        if mode != "all" and vals.size > max_thresholds:
-            if mode == "sample":
-                vals = np.sort(rng.choice(vals, size=max_thresholds, replace=False))
+        cap = int(max_thresholds) - int(missing.any())   # -inf counts towards max_thresholds
+        if mode != "all" and vals.size > cap:
+            if cap == 0:
+                vals = vals[:0]
+            elif mode == "sample":
+                vals = np.sort(rng.choice(vals, size=cap, replace=False))
             else:
-                idx = np.unique(np.round(np.linspace(0, vals.size - 1, max_thresholds)).astype(np.int64))
+                idx = np.unique(np.round(np.linspace(0, vals.size - 1, cap)).astype(np.int64))
                 vals = vals[idx]
         if missing.any():
             vals = np.concatenate(([-np.inf], vals))

@@ -155,7 +155,8 @@ def test_error_messages(tmp_path: Path, letor_file: Path, capsys) -> None:
     assert "--methods list" in _error(capsys, ["--methods", "lambdarank,nope"])
     assert "fold 9 does not exist" in _error(capsys, ["--data", str(letor_file), "--folds", "9", *FAST])
     assert "KEY=VALUE" in _error(capsys, ["--param", "depth=3"])
-    assert "not a number" in _error(capsys, ["--param", "num_leaves=many"])
+    assert "not an integer" in _error(capsys, ["--param", "num_leaves=many"])
+    assert "not a number" in _error(capsys, ["--param", "learning_rate=fast"])
     assert "--frameworks" in _error(capsys, ["--frameworks", "catboost"])
     assert "not in --frameworks" in _error(capsys, ["--methods", "rb-c", "--frameworks", "lightgbm"])
     assert "--baseline" in _error(capsys, ["--methods", "regression", "--baseline", "lambdarank"])
@@ -166,6 +167,22 @@ def test_error_messages(tmp_path: Path, letor_file: Path, capsys) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "not a LETOR folder" in _error(capsys, ["--data", str(empty)])
+
+
+@pytest.mark.parametrize("param,says", [
+    ("num_leaves=1", "--param num_leaves=1: must be between 2 and 131072"),
+    ("learning_rate=-1", "learning_rate=-1.0: must be > 0"),
+    ("learning_rate=nan", "must be finite"),
+    ("feature_fraction=0", "feature_fraction=0.0: must be in (0, 1]"),
+    ("max_bin=1", "max_bin=1: must be >= 2"),
+    ("min_data_in_leaf=-1", "must be >= 0"),
+    ("num_leaves=2.5", "'2.5' is not an integer"),
+])
+def test_bad_tree_parameter_is_refused_before_training(capsys, monkeypatch, param: str, says: str) -> None:
+    from boostplug.compare import runner
+
+    monkeypatch.setattr(runner, "run_method", lambda *a, **k: pytest.fail("trained despite a bad --param"))
+    assert says in _error(capsys, ["--methods", "lambdarank,xgb-rank:ndcg", "--param", param, *FAST])
 
 
 def test_missing_matplotlib_says_what_to_install(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from boostplug.compare import (
-    METHODS, Result, choose_round, file_folds, format_table, paired_tests, parse_fold_selection, run, run_method,
-    significance, summary, threads_per_job,
+    METHODS, TREE_PARAMS, Result, check_tree_params, choose_round, file_folds, format_table, paired_tests,
+    parse_fold_selection, run, run_method, significance, summary, threads_per_job,
 )
 from boostplug.compare import runner as runner_mod
 from boostplug.data import make_ranking, train_test_split_by_query
@@ -185,6 +186,20 @@ def test_adarank_map_chooses_its_round_by_map(tiny) -> None:
 def test_unknown_method_fails_before_training(tiny) -> None:
     with pytest.raises(ValueError, match="no-such"):
         run(["lambdarank", "no-such"], [(0, tiny)], rounds=2)
+
+
+def test_tree_parameters_are_checked_before_training(tiny) -> None:
+    check_tree_params(dict(TREE_PARAMS))
+    check_tree_params({"num_leaves": 2, "feature_fraction": 1.0, "min_data_in_leaf": 0, "learning_rate": 1e-9})
+    for bad, says in [({"num_leaves": 1}, "between 2"), ({"learning_rate": 0.0}, "> 0"),
+                      ({"lambda_l2": -1e-9}, ">= 0"), ({"feature_fraction": 1.5}, "in (0, 1]"),
+                      ({"max_bin": 1}, ">= 2"), ({"num_leaves": 7.5}, "integer"), ({"learning_rate": np.inf}, "finite"),
+                      ({"learning_rate": "0.1"}, "a number"), ({"depth": 3}, "unknown tree parameter")]:
+        with pytest.raises(ValueError, match=re.escape(says)):
+            check_tree_params(bad)
+    # run() refuses them before any training (LightGBM would fail only once training starts)
+    with pytest.raises(ValueError, match="num_leaves=1: must be between 2"):
+        run(["lambdarank", "xgb-rank:ndcg"], [(0, tiny)], rounds=2, tree_params={"num_leaves": 1})
 
 
 def test_ctrl_c_keeps_finished_runs(tiny, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..compare import (
-    CURVE_METRIC, DEFAULT_METHODS, FRAMEWORKS, METHODS, REPORT_METRICS, TREE_PARAMS, Result, format_table,
-    load_folds, method_names, run, significance, summary,
+    CURVE_METRIC, DEFAULT_METHODS, FRAMEWORKS, METHODS, REPORT_METRICS, TREE_PARAMS, Result, check_tree_params,
+    format_table, load_folds, method_names, run, significance, summary,
 )
 
 # OpenMP threads that spin while waiting make LightGBM ~30x slower on a busy 2-core machine
@@ -112,10 +112,16 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or key not in TREE_PARAMS:
             raise _usage(f"--param {item!r}: expected KEY=VALUE with KEY one of {', '.join(TREE_PARAMS)}")
+        integer = isinstance(TREE_PARAMS[key], int)
         try:
-            out[key] = int(value) if isinstance(TREE_PARAMS[key], int) else float(value)
+            out[key] = int(value) if integer else float(value)
         except ValueError:
-            raise _usage(f"--param {item!r}: {value!r} is not a number") from None
+            kind = "an integer" if integer else "a number"
+            raise _usage(f"--param {item!r}: {value.strip()!r} is not {kind}") from None
+        try:
+            check_tree_params({key: out[key]})
+        except ValueError as e:
+            raise _usage(f"--param {e}") from None
     return out
 
 

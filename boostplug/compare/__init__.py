@@ -10,7 +10,9 @@
 """
 
 from .data import example_split, file_folds, load_folds, parse_fold_selection
-from .methods import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, get_method, method_names
+from .methods import (
+    DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAM_LIMITS, TREE_PARAMS, check_tree_params, get_method, method_names,
+)
 from .runner import (
     CURVE_METRIC, REPORT_METRICS, Result, choose_round, format_table, run, run_method, significance, summary,
     threads_per_job,
@@ -18,7 +20,8 @@ from .runner import (
 from .stats import PairedTest, paired_tests
 
 __all__ = [
-    "DEFAULT_METHODS", "FRAMEWORKS", "METHODS", "TREE_PARAMS", "get_method", "method_names",
+    "DEFAULT_METHODS", "FRAMEWORKS", "METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "check_tree_params", "get_method",
+    "method_names",
     "example_split", "file_folds", "load_folds", "parse_fold_selection",
     "CURVE_METRIC", "REPORT_METRICS", "Result", "choose_round", "format_table", "run", "run_method",
     "significance", "summary", "threads_per_job", "PairedTest", "paired_tests",

@@ -31,8 +31,8 @@ from numpy.typing import NDArray
 from ..data import RankingData
 
 __all__ = [
-    "Method", "Trained", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "FRAMEWORKS",
-    "get_method", "method_names",
+    "Method", "Trained", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "FRAMEWORKS",
+    "check_tree_params", "get_method", "method_names",
 ]
 
 #: Tree parameters shared by every tree method (LightGBM names; mapped for XGBoost).
@@ -45,6 +45,41 @@ TREE_PARAMS: dict[str, Any] = {
     "feature_fraction": 1.0,
     "max_bin": 255,
 }
+
+#: The values each shared tree parameter may take (LightGBM's limits; XGBoost's are the same or
+#: wider): a test and what it says.
+TREE_PARAM_LIMITS: dict[str, tuple[Callable[[float], bool], str]] = {
+    "learning_rate": (lambda v: v > 0, "> 0"),
+    "num_leaves": (lambda v: 2 <= v <= 131072, "between 2 and 131072"),
+    "min_data_in_leaf": (lambda v: v >= 0, ">= 0"),
+    "min_sum_hessian_in_leaf": (lambda v: v >= 0, ">= 0"),
+    "lambda_l2": (lambda v: v >= 0, ">= 0"),
+    "feature_fraction": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "max_bin": (lambda v: v >= 2, ">= 2"),
+}
+
+
+def check_tree_params(params: dict[str, Any]) -> None:
+    """``ValueError`` naming the first parameter that is not a shared tree parameter
+    (:data:`TREE_PARAMS`), not a finite number (an integer for the integer ones) or
+    outside :data:`TREE_PARAM_LIMITS`; the frameworks would fail only once training starts."""
+    import math
+
+    for key, value in params.items():
+        if key not in TREE_PARAMS:
+            raise ValueError(f"unknown tree parameter {key!r}; the shared ones are {', '.join(TREE_PARAMS)}")
+        integer = isinstance(TREE_PARAMS[key], int)
+        kind = "an integer" if integer else "a number"
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{key}={value!r}: must be {kind}")
+        if not math.isfinite(value):
+            raise ValueError(f"{key}={value!r}: must be finite")
+        if integer and value != int(value):
+            raise ValueError(f"{key}={value!r}: must be an integer")
+        test, text = TREE_PARAM_LIMITS[key]
+        if not test(value):
+            raise ValueError(f"{key}={value!r}: must be {text}")
+
 
 #: The frameworks ``--frameworks`` selects from.
 FRAMEWORKS = ("lightgbm", "xgboost", "booster")

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from .. import metrics
 from .data import Fold, example_split
-from .methods import TREE_PARAMS, get_method
+from .methods import TREE_PARAMS, check_tree_params, get_method
 from .stats import PairedTest, paired_tests
 
 __all__ = [
@@ -152,7 +152,8 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     of the runs that finished. Results come back ordered by fold, then method.
     """
     for name in methods:
-        get_method(name)  # fail on a bad name before any training
+        get_method(name)  # fail on a bad name or tree parameter before any training
+    check_tree_params(tree_params or {})
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     n_threads = threads if threads is not None else threads_per_job(jobs)

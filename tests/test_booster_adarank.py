@@ -138,7 +138,7 @@ def slow_adarank(X, y, sizes, *, measure="ndcg@5", empty=0.0, n_rounds=20, toler
             if update == "paper":
                 u = [math.exp(-v) for v in e_new]
                 st["w"] = [v / sum(u) for v in u]
-            else:  # RankLib's literal rule, normaliser without the P_t factor
+            else:  # "multiplicative": RankLib's literal rule, normaliser without the P_t factor
                 total = sum(math.exp(-alpha * v) for v in e_new)
                 st["w"] = [st["w"][i] * math.exp(-alpha * e_new[i]) / total for i in range(m)]
             t += 1
@@ -188,7 +188,7 @@ def assert_same(model: AdaRank, slow: list[tuple], check_phi: bool = True) -> No
 
 # ---- against the slow version -------------------------------------------------------------------
 @pytest.mark.parametrize("measure,empty", [("ndcg@5", 0.0), ("map", 0.0), ("ndcg@3", 1.0), ("ndcg", 0.0)])
-@pytest.mark.parametrize("update", ["paper", "ranklib"])
+@pytest.mark.parametrize("update", ["paper", "multiplicative"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_matches_slow_20_rounds(measure, empty, update, seed):
     X, y, sizes, qid = small_data(seed)
@@ -200,7 +200,7 @@ def test_matches_slow_20_rounds(measure, empty, update, seed):
 
 
 @pytest.mark.parametrize("seed", [2, 3, 4])
-@pytest.mark.parametrize("update", ["paper", "ranklib"])
+@pytest.mark.parametrize("update", ["paper", "multiplicative"])
 def test_enqueue_and_max_match_ranklib_transliteration(seed, update):
     X, y, sizes, qid = small_data(seed, n_features=4)
     for tol in (None, -0.002, 0.0):
@@ -230,10 +230,10 @@ def test_max_consecutive_matches_slow_and_removes_a_stuck_feature(seed):
 @pytest.mark.parametrize("seed", [7, 8])
 def test_tolerance_stop(tol, seed):
     X, y, sizes, qid = small_data(seed)
-    model = AdaRank(measure="ndcg@5", update="ranklib", tolerance=tol, n_rounds=20).fit(X, y, qid=qid)
-    slow = slow_adarank(X, y, sizes, update="ranklib", tolerance=tol, n_rounds=20)
+    model = AdaRank(measure="ndcg@5", update="multiplicative", tolerance=tol, n_rounds=20).fit(X, y, qid=qid)
+    slow = slow_adarank(X, y, sizes, update="multiplicative", tolerance=tol, n_rounds=20)
     assert_same(model, slow)
-    free = AdaRank(measure="ndcg@5", update="ranklib", tolerance=None, n_rounds=20).fit(X, y, qid=qid)
+    free = AdaRank(measure="ndcg@5", update="multiplicative", tolerance=None, n_rounds=20).fit(X, y, qid=qid)
     T = len(model.history_)
     assert kept(model) == kept(free)[:T]  # a prefix of the unstopped run
     trains = [-math.inf] + [h["train_measure"] for h in free.history_]
@@ -241,6 +241,18 @@ def test_tolerance_stop(tol, seed):
     if T < 20:
         assert trains[T + 1] - trains[T] <= tol
         assert "tolerance" in model.stop_reason_
+
+
+def test_update_ranklib_is_an_alias_of_multiplicative(tmp_path):
+    X, y, sizes, qid = small_data(3)
+    a = AdaRank(measure="map", update="multiplicative", tolerance=None, n_rounds=12).fit(X, y, qid=qid)
+    b = AdaRank(measure="map", update="ranklib", tolerance=None, n_rounds=12).fit(X, y, qid=qid)
+    paper = AdaRank(measure="map", tolerance=None, n_rounds=12).fit(X, y, qid=qid)
+    assert a.history_ == [dict(h, seconds=g["seconds"]) for h, g in zip(b.history_, a.history_)]
+    assert kept(a) != kept(paper)                        # the options differ on this data
+    assert b.get_params()["update"] == "ranklib"         # the name given is kept (get_params, clone, save)
+    b.save(tmp_path / "alias.json")
+    assert load(tmp_path / "alias.json").update == "ranklib"
 
 
 # ---- behaviour of the options ------------------------------------------------------------------------
@@ -368,7 +380,7 @@ def test_no_query_with_relevant_documents():
 def test_save_load_staged_clone(tmp_path):
     X, y, sizes, qid = small_data(15)
     Xe, ye, _, qe = small_data(16)
-    model = AdaRank(measure="map", update="ranklib", tolerance=None, n_rounds=15, enqueue=True,
+    model = AdaRank(measure="map", update="multiplicative", tolerance=None, n_rounds=15, enqueue=True,
                     max_consecutive=2).fit(X, y, qid=qid, eval_set=[(Xe, ye, qe)])
     path = tmp_path / "adarank.json"
     model.save(path)
@@ -389,7 +401,7 @@ def test_save_load_staged_clone(tmp_path):
 def test_early_stopping_on_eval_set():
     X, y, sizes, qid = small_data(17)
     Xe, ye, _, qe = small_data(18)
-    model = AdaRank(update="ranklib", tolerance=None, n_rounds=30, early_stopping_rounds=3).fit(
+    model = AdaRank(update="multiplicative", tolerance=None, n_rounds=30, early_stopping_rounds=3).fit(
         X, y, qid=qid, eval_set=[(Xe, ye, qe)])
     vals = [h["valid_0_ndcg@10"] for h in model.history_]
     assert len(model.rankers_) == model.best_iteration_ == int(np.argmax(vals)) + 1

@@ -35,7 +35,7 @@ BOOSTERS = {
     "rb-d": lambda: RankBoost(variant="rb-d", n_rounds=25),
     "rb-c": lambda: RankBoost(variant="rb-c", n_rounds=25),
     "rankboost+": lambda: RankBoost(variant="rankboost+", n_rounds=25, random_state=0),
-    "adarank": lambda: AdaRank(measure="ndcg@5", n_rounds=25, tolerance=None, update="ranklib"),
+    "adarank": lambda: AdaRank(measure="ndcg@5", n_rounds=25, tolerance=None, update="multiplicative"),
     "mpboost": lambda: MPBoost(ddf="logdd", n_rounds=25),
     "ndcgboost": lambda: NDCGBoost(n_rounds=25),
 }

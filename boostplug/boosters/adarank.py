@@ -13,10 +13,12 @@ Definition (the paper's Figure 1; the extracted text lost its symbols, see
   ``= 1/2 ln((1 + phi(t)) / (1 - phi(t)))``;
 * ``f_t = sum_{s <= t} alpha_s h_s``;
 * ``update="paper"``: ``P_{t+1}(i) = exp(-E(f_t)_i) / sum_j exp(-E(f_t)_j)``;
-  ``update="ranklib"``: RankLib's rule ``P_{t+1}(i) ∝ P_t(i) exp(-alpha_t E(f_t)_i)``
-  (RankLib divides by ``sum_j exp(-alpha_t E(f_t)_j)``, without the ``P_t`` factor, so its
-  weights do not sum to 1; the argmax and ``alpha`` are invariant to that scale, so
-  normalising to 1, as done here, chooses the same features with the same weights).
+  ``update="multiplicative"`` (alias ``"ranklib"``): RankLib's rule
+  ``P_{t+1}(i) ∝ P_t(i) exp(-alpha_t E(f_t)_i)``: the previous distribution multiplied by
+  ``exp(-alpha_t E(f_t)_i)``, so the weights keep the history of every round (RankLib divides
+  by ``sum_j exp(-alpha_t E(f_t)_j)``, without the ``P_t`` factor, so its weights do not sum
+  to 1; the argmax and ``alpha`` are invariant to that scale, so normalising to 1, as done
+  here, chooses the same features with the same weights).
 
 Theorem 1 (training accuracy). With ``E(f_0) := 0`` (``f_0 = 0``, which is what makes
 ``P_1`` uniform the ``exp(-E(f_0))`` distribution) and
@@ -77,7 +79,7 @@ A property of the paper's update worth knowing: ``P_{t+1}`` depends only on the 
 giving the same per-query measures), ``P`` stops changing and that feature is picked
 forever with an unchanged training measure. On MQ2008 Fold1 this happens in round 2 for
 both AdaRank.MAP and AdaRank.NDCG, so the paper-exact default stops after one round
-(tolerance); RankLib's ``enqueue`` (or ``update="ranklib"``, whose ``P`` keeps moving)
+(tolerance); RankLib's ``enqueue`` (or ``update="multiplicative"``, whose ``P`` keeps moving)
 is what gets past it: with ``enqueue=True`` the training MAP rises 0.4628 -> 0.4708 and
 NDCG@5 0.4121 -> 0.4396, test NDCG@10 (empty queries 0) 0.462 and 0.473.
 
@@ -97,12 +99,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import metrics
-from ._base import FitData, RankingBooster, Round, check_bool, check_choice
+from ._base import FitData, RankingBooster, Round, check_bool
 
 __all__ = ["AdaRank", "resolve_measure"]
 
 MeasureFn = Callable[[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]], NDArray[np.float64]]
-UPDATES = ("paper", "ranklib")
+UPDATES = ("paper", "multiplicative")
+#: other accepted names of an ``update`` rule
+UPDATE_ALIASES = {"ranklib": "multiplicative"}
 #: Relative tolerance under which two features' weighted measures count as tied.
 TIE_TOL = 1e-12
 
@@ -241,8 +245,9 @@ class AdaRank(RankingBooster):
         tolerance: keep a round only if the training measure improves by more than this
             (``None``: never stop on it); default ``0.002`` (RankLib's value; see the module
             docstring for RankLib's different use of it: ``-0.002`` here).
-        update: ``"paper"`` ``P_{t+1} ∝ exp(-E(f_t))`` or ``"ranklib"``
-            ``P_{t+1} ∝ P_t exp(-alpha_t E(f_t))``.
+        update: ``"paper"`` ``P_{t+1} ∝ exp(-E(f_t))`` (default) or ``"multiplicative"``
+            ``P_{t+1} ∝ P_t exp(-alpha_t E(f_t))`` (RankLib's rule; ``"ranklib"`` is accepted
+            as an alias).
         enqueue: RankLib's enqueueing of a feature chosen twice in a row (module docstring).
         max_consecutive: RankLib's ``-max``: remove a feature repeated this many times without
             any change of the training measure (``None``: off).
@@ -284,8 +289,18 @@ class AdaRank(RankingBooster):
         self.random_state = random_state
 
     # ---- parameters -----------------------------------------------------------------
+    def _update_rule(self) -> str:
+        """``"paper"`` or ``"multiplicative"`` (aliases resolved), else a ValueError naming ``update``."""
+        u = self.update
+        if isinstance(u, str) and u in UPDATE_ALIASES:
+            return UPDATE_ALIASES[u]
+        if not isinstance(u, str) or u not in UPDATES:
+            raise ValueError(f"update must be one of {list(UPDATES)} ('ranklib' is an alias of "
+                             f"'multiplicative'), got {u!r}")
+        return u
+
     def _check_params(self) -> MeasureFn:
-        check_choice("update", self.update, UPDATES)
+        self._update_rule()
         tol = self.tolerance
         if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating))
                                 or not math.isfinite(float(tol))):
@@ -349,7 +364,7 @@ class AdaRank(RankingBooster):
 
     def _commit(self, s: _State, st: _Step) -> Round:
         """Accept the round: new distribution P_{t+1}, ensemble, Theorem 1 bound; the history record."""
-        if self.update == "paper":
+        if self._update_rule() == "paper":
             u = np.exp(-st.E_f)
         else:
             u = s.P * np.exp(-st.alpha * st.E_f)

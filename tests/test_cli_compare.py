@@ -185,6 +185,20 @@ def test_bad_tree_parameter_is_refused_before_training(capsys, monkeypatch, para
     assert says in _error(capsys, ["--methods", "lambdarank,xgb-rank:ndcg", "--param", param, *FAST])
 
 
+@pytest.mark.parametrize("n_queries,kfold,says", [
+    (2, [], "--kfold 5: the data has only 2 queries; compare needs at least 3"),
+    (4, [], "--kfold 5: more folds than the data's 4 queries; use --kfold between 2 and 4"),
+    (3, ["--kfold", "2"], "--kfold 2: on 3 queries this leaves a training part of 1 query"),
+])
+def test_kfold_that_does_not_fit_the_file_names_kfold(tmp_path: Path, capsys, n_queries: int, kfold: list[str],
+                                                      says: str) -> None:
+    path = tmp_path / "few.txt"
+    write_letor(path, _data(n_queries))
+    assert says in _error(capsys, ["--data", str(path), *kfold, "--methods", "regression", *FAST])
+    if n_queries == 3:  # the value the message offers works
+        assert main(["compare", "--data", str(path), "--kfold", "3", "--methods", "regression", *FAST]) == 0
+
+
 def test_missing_matplotlib_says_what_to_install(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert "boostplug[plot]" in _error(capsys, ["--methods", "regression", "--out", str(tmp_path / "p"),

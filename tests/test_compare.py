@@ -149,6 +149,24 @@ def test_file_folds_are_query_disjoint_and_cover_the_data() -> None:
         assert sum(len(p) for p in parts) == 15
 
 
+def test_file_folds_refuse_exactly_the_kfold_values_that_cannot_split() -> None:
+    for n in range(1, 9):
+        d = make_ranking(n_queries=n, docs_per_query=(5, 6), n_features=2, n_informative=1, seed=n)
+        for k in range(1, 10):
+            try:
+                folds = file_folds(d, k, seed=0)
+            except ValueError as e:
+                assert str(e).startswith(f"--kfold {k}: ")
+                # every value the message offers works
+                offered = re.findall(r"use --kfold (?:between )?(\d+)(?: and (\d+))?", str(e))
+                assert offered or n < 3
+                for lo, hi in offered:
+                    for ok in range(int(lo), int(hi or lo) + 1):
+                        file_folds(d, ok, seed=0)
+            else:
+                assert k <= n and all(p.n_queries >= 1 for f in folds for p in f)
+
+
 def test_threads_per_job() -> None:
     assert threads_per_job(1, cores=2) == 2
     assert threads_per_job(2, cores=2) == 1

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Sequence
 
@@ -33,12 +34,37 @@ def example_split(seed: int = 0, vali_fraction: float = VALI_FRACTION) -> Fold:
 
 def file_folds(data: RankingData, n_folds: int, seed: int = 0, vali_fraction: float = VALI_FRACTION) -> list[Fold]:
     """Query-level ``n_folds``-fold split of one data set; each training part gives
-    ``vali_fraction`` of its queries to validation (seeded)."""
+    ``vali_fraction`` of its queries to validation (seeded).
+
+    ``ValueError`` naming ``--kfold`` and the values that work when a test part would be
+    empty or a training part too small to give one query to validation and keep one.
+    """
+    _check_kfold(data.n_queries, n_folds)
     folds = []
     for train_idx, test_idx in kfold_by_query(data, n_folds, seed=seed):
         train, vali = train_test_split_by_query(data.subset(train_idx), test_size=vali_fraction, seed=seed)
         folds.append((train, vali, data.subset(test_idx)))
     return folds
+
+
+def _check_kfold(n_queries: int, n_folds: int) -> None:
+    # the largest test part has ceil(n / k) queries; the training part left must keep >= 2
+    # (train_test_split_by_query gives validation ceil(fraction * m) <= m - 1 queries of m >= 2)
+    works = [k for k in range(2, n_queries + 1) if n_queries - math.ceil(n_queries / k) >= 2]
+    if n_folds in works:
+        return
+    if not works:
+        raise ValueError(f"--kfold {n_folds}: the data has only {n_queries} quer{'y' if n_queries == 1 else 'ies'}; "
+                         "compare needs at least 3 (training, validation and test parts)")
+    what = f"--kfold {works[0]}" if len(works) == 1 else f"--kfold between {works[0]} and {works[-1]}"
+    if n_folds > n_queries:
+        why = f"more folds than the data's {n_queries} queries"
+    elif n_folds < 2:
+        why = "at least 2 folds are needed"
+    else:
+        why = (f"on {n_queries} queries this leaves a training part of 1 query, too few to split off a "
+               "validation part")
+    raise ValueError(f"--kfold {n_folds}: {why}; use {what}")
 
 
 def parse_fold_selection(text: str | None, n_available: int | None) -> list[int] | None:

@@ -205,6 +205,50 @@ def test_missing_matplotlib_says_what_to_install(tmp_path: Path, monkeypatch, ca
                                                "--rounds", "2"])
 
 
+def _fail_on(monkeypatch, method: str) -> None:
+    from boostplug.compare import runner
+
+    real = runner.run_method
+
+    def failing(name, *a, **k):
+        if name == method:
+            raise RuntimeError("boom:\nthe second line")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(runner, "run_method", failing)
+
+
+def test_a_failing_method_is_one_line_and_the_others_are_kept(letor_file: Path, tmp_path: Path, monkeypatch,
+                                                             capsys) -> None:
+    monkeypatch.delenv("BOOSTPLUG_DEBUG", raising=False)
+    _fail_on(monkeypatch, "ndcg_boost")
+    out = tmp_path / "f"
+    code = main(["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1,2", "--methods",
+                 "regression,ndcg_boost", "--out", str(out), *FAST])
+    cap = capsys.readouterr()
+    assert code == 1
+    assert "regression" in cap.out and "ndcg_boost" not in cap.out
+    assert "Traceback" not in cap.err
+    assert "boostplug compare: ndcg_boost failed on fold 1,2: RuntimeError: boom: the second line" in cap.err
+    assert "BOOSTPLUG_DEBUG=1" in cap.err
+    assert [r["method"] for r in _csv(out / "results.csv")] == ["regression", "regression"]
+    failures = json.loads((out / "results.json").read_text())["failures"]
+    assert [(f["method"], f["fold"]) for f in failures] == [("ndcg_boost", 0), ("ndcg_boost", 1)]
+    assert "Traceback" in failures[0]["traceback"] and "RuntimeError" in failures[0]["traceback"]
+    # BOOSTPLUG_DEBUG=1: the tracebacks on stderr too
+    monkeypatch.setenv("BOOSTPLUG_DEBUG", "1")
+    assert main(["compare", "--methods", "regression,ndcg_boost", *FAST]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_every_method_failing_exits_1(monkeypatch, capsys) -> None:
+    monkeypatch.delenv("BOOSTPLUG_DEBUG", raising=False)
+    _fail_on(monkeypatch, "regression")
+    assert main(["compare", "--methods", "regression", *FAST]) == 1
+    err = capsys.readouterr().err
+    assert "regression failed on fold 1: RuntimeError" in err and "no method finished" in err
+
+
 def test_interrupt_still_writes_outputs(tmp_path: Path, monkeypatch, capsys) -> None:
     from boostplug.compare import runner
 

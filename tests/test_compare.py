@@ -280,3 +280,25 @@ def test_parallel_ctrl_c_keeps_finished_runs_and_stops_the_workers(tiny, monkeyp
     assert 1 <= len(out) <= 6 and all(r.rounds_trained == len(r.test_curve) > 0 for r in out)
     assert [(r.fold, names.index(r.method)) for r in out] == sorted((r.fold, names.index(r.method)) for r in out)
     assert multiprocessing.active_children() == []  # the workers were stopped
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_failing_run_is_recorded_and_the_others_go_on(tiny, jobs: int) -> None:
+    """A real error in training or prediction (here: a test part with more features than the
+    training part), in this process or in a worker: recorded with its type, message and traceback."""
+    train, vali, test = tiny
+    folds = [(0, tiny), (1, (train, vali, test.with_n_features(7)))]
+    names = ["regression", "rb-c", "xgb-rank:ndcg"][:3 if jobs == 1 else 2]  # workers importing XGBoost: +1.5 s
+    err = io.StringIO()
+    out = run(names, folds, rounds=3, jobs=jobs, threads=1, log=True, stream=err)
+    assert not out.interrupted
+    assert [(r.method, r.fold) for r in out] == [(n, 0) for n in names]
+    assert [(f.method, f.fold) for f in out.failures] == [(n, 1) for n in names]
+    lgb, rbc = out.failures[:2]
+    assert lgb.error.startswith("LightGBMError: The number of features in data (7)")
+    assert rbc.error == "ValueError: X has 7 features but the model was fitted with 5"
+    assert "Traceback" in lgb.traceback and "predict" in lgb.traceback and "\n" not in lgb.error
+    assert err.getvalue().count(" fold 2: failed: ") == len(names)
+    if jobs == 1:  # XGBoost's message without the C++ stack trace it appends
+        xgb = out.failures[2]
+        assert xgb.error.startswith("XGBoostError: ") and "Stack trace" not in xgb.error and len(xgb.error) <= 320

@@ -8,16 +8,22 @@ with a one-line message on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
 from .. import __version__
 
-__all__ = ["main", "build_parser", "UsageError"]
+__all__ = ["main", "build_parser", "UsageError", "debug"]
 
 
 class UsageError(Exception):
     """A problem with what the user asked for: reported in one line, exit code 2."""
+
+
+def debug() -> bool:
+    """``BOOSTPLUG_DEBUG`` set (and not ``0``): print tracebacks, not only the one-line errors."""
+    return os.environ.get("BOOSTPLUG_DEBUG", "") not in ("", "0")
 
 
 def build_parser() -> argparse.ArgumentParser:

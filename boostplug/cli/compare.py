@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..compare import (
-    CURVE_METRIC, DEFAULT_METHODS, FRAMEWORKS, METHODS, REPORT_METRICS, TREE_PARAMS, Result, check_tree_params,
-    format_table, load_folds, method_names, run, significance, summary,
+    CURVE_METRIC, DEFAULT_METHODS, FRAMEWORKS, METHODS, REPORT_METRICS, TREE_PARAMS, Failure, Result,
+    check_tree_params, format_table, load_folds, method_names, run, significance, summary,
 )
 
 # OpenMP threads that spin while waiting make LightGBM ~30x slower on a busy 2-core machine
@@ -190,7 +190,9 @@ def run_compare(args: argparse.Namespace) -> int:
                   seed=args.seed, jobs=args.jobs, threads=args.threads,
                   progress=not args.no_progress and sys.stderr.isatty(),
                   log=not args.no_progress and not sys.stderr.isatty())
+    failed = 1 if results.failures else 0
     if not results:
+        report_failures(results.failures, None)
         print("boostplug compare: no method finished", file=sys.stderr)
         return 130 if results.interrupted else 1
     if baseline not in {r.method for r in results}:
@@ -200,7 +202,28 @@ def run_compare(args: argparse.Namespace) -> int:
         write_outputs(args.out, results, baseline, vars(args) | {"tree_params": {**TREE_PARAMS, **tree_params}},
                       plots=not args.no_plots)
         print(f"results written to {args.out}", file=sys.stderr)
-    return 130 if results.interrupted else 0
+    report_failures(results.failures, args.out)
+    return 130 if results.interrupted else failed
+
+
+def report_failures(failures: Sequence[Failure], out: Path | None) -> None:
+    """One line per method that failed (folds with the same error together) on stderr; the
+    tracebacks with ``BOOSTPLUG_DEBUG=1``, else where to find them."""
+    from . import debug
+
+    if not failures:
+        return
+    groups: dict[tuple[str, str], list[int]] = {}
+    for f in failures:
+        if debug():
+            print(f.traceback, file=sys.stderr, end="")
+        groups.setdefault((f.method, f.error), []).append(f.fold + 1)
+    for (method, error), folds in groups.items():
+        print(f"boostplug compare: {method} failed on fold {','.join(map(str, folds))}: {error}", file=sys.stderr)
+    if not debug():
+        where = f" (they are in {out / 'results.json'})" if out is not None else ""
+        print(f"boostplug compare: the other runs are kept; BOOSTPLUG_DEBUG=1 prints the tracebacks{where}",
+              file=sys.stderr)
 
 
 def _settings(args: dict[str, Any]) -> dict[str, Any]:
@@ -239,6 +262,7 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
         "summary": stats,
         "significance": {n: asdict(t) for n, t in tests.items()},
         "results": [r.to_dict() for r in results],
+        "failures": [f.to_dict() for f in getattr(results, "failures", [])],
     }
     (out / "results.json").write_text(json.dumps(payload, indent=1, default=_json_default))
     if plots:

@@ -8,9 +8,10 @@ import os
 import signal
 import sys
 import time
+import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence, TextIO
+from typing import Any, Callable, Sequence, TextIO
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,8 +22,8 @@ from .methods import TREE_PARAMS, check_tree_params, get_method
 from .stats import PairedTest, paired_tests
 
 __all__ = [
-    "REPORT_METRICS", "CURVE_METRIC", "Result", "Results", "example_split", "choose_round", "run_method", "run",
-    "threads_per_job", "significance", "summary", "format_table",
+    "REPORT_METRICS", "CURVE_METRIC", "Result", "Results", "Failure", "example_split", "choose_round", "run_method",
+    "run", "threads_per_job", "significance", "summary", "format_table",
 ]
 
 #: Test metrics every comparison reports (boostplug's default conventions).
@@ -130,15 +131,51 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _job(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Result:
+@dataclass
+class Failure:
+    """A method that raised on one fold: the error in one line (``Type: message``) and its traceback."""
+
+    method: str
+    fold: int
+    error: str
+    traceback: str = field(repr=False, default="")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _failure(name: str, fold: int, exc: BaseException) -> Failure:
+    text = "".join(traceback.format_exception(exc))  # with a worker's own traceback (its __cause__)
+    # one line: XGBoost appends its C++ stack trace to the message; the whole of it is in ``traceback``
+    message = " ".join(str(exc).split("Stack trace:")[0].split())
+    if len(message) > 300:
+        message = message[:297] + "..."
+    return Failure(name, fold, f"{type(exc).__name__}: {message}", text)
+
+
+def _attempt(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], progress: bool,
+             stream: TextIO) -> Result | Failure:
+    """One run; an exception (not Ctrl-C) becomes a :class:`Failure` so that the other runs go on."""
     train, vali, test = fold
-    return run_method(name, train, vali, test, fold=fold_index, progress=False, **kwargs)
+    try:
+        return run_method(name, train, vali, test, fold=fold_index, progress=progress, stream=stream, **kwargs)
+    except Exception as e:
+        return _failure(name, fold_index, e)
+
+
+def _job(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Result | Failure:
+    return _attempt(name, fold_index, fold, kwargs, False, sys.stderr)
 
 
 class Results(list):
-    """The list of :class:`Result` that :func:`run` returns; ``interrupted`` is True after Ctrl-C."""
+    """The list of :class:`Result` that :func:`run` returns; ``interrupted`` is True after Ctrl-C,
+    ``failures`` lists the runs that raised (:class:`Failure`)."""
 
-    interrupted: bool = False
+    def __init__(self, items: Sequence[Result] = (), *, interrupted: bool = False,
+                 failures: Sequence[Failure] = ()) -> None:
+        super().__init__(items)
+        self.interrupted = interrupted
+        self.failures = list(failures)
 
 
 def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: int, metric: str = "ndcg@10",
@@ -149,7 +186,8 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     ``jobs > 1`` runs (method, fold) pairs in that many spawned processes, each with
     ``threads`` threads (default :func:`threads_per_job`). ``progress``: a bar per run
     (serial) or a line per finished run (parallel); ``log``: a line per finished run. Ctrl-C keeps the results
-    of the runs that finished. Results come back ordered by fold, then method.
+    of the runs that finished; a run that raises is recorded in ``failures`` and the others go on.
+    Results come back ordered by fold, then method.
     """
     for name in methods:
         get_method(name)  # fail on a bad name or tree parameter before any training
@@ -160,23 +198,36 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads}
     tasks = [(name, i, fold) for i, fold in folds for name in methods]
     results: list[Result] = []
+    failures: list[Failure] = []
     interrupted = False
+
+    def record(outcome: Result | Failure, lines: bool, bar: bool = False) -> None:
+        """Keep a finished run; ``lines``: log it in a line, ``bar``: a progress bar may be open."""
+        done = len(results) + len(failures) + 1
+        if isinstance(outcome, Failure):
+            failures.append(outcome)
+            if lines or bar:
+                newline = "\n" if bar else ""
+                stream.write(f"{newline}  [{done}/{len(tasks)}] {outcome.method} fold {outcome.fold + 1}: "
+                             f"failed: {outcome.error}\n")
+                stream.flush()
+        else:
+            results.append(outcome)
+            if lines:
+                _log_done(outcome, done, len(tasks), stream)
+
     try:
         if jobs == 1:
-            for name, i, (train, vali, test) in tasks:
-                results.append(run_method(name, train, vali, test, fold=i, progress=progress, stream=stream,
-                                          **kwargs))
-                if log:
-                    _log_done(results[-1], len(results), len(tasks), stream)
+            for name, i, fold in tasks:
+                record(_attempt(name, i, fold, kwargs, progress, stream), lines=log, bar=progress)
         else:
-            _run_parallel(tasks, kwargs, jobs, results, progress, log, stream)
+            _run_parallel(tasks, kwargs, jobs, lambda outcome: record(outcome, lines=progress or log))
     except KeyboardInterrupt:
         interrupted = True
         stream.write(f"\ninterrupted: reporting the {len(results)} finished run(s)\n")
     order = {n: k for k, n in enumerate(methods)}
-    out = Results(sorted(results, key=lambda r: (r.fold, order[r.method])))
-    out.interrupted = interrupted
-    return out
+    return Results(sorted(results, key=lambda r: (r.fold, order[r.method])), interrupted=interrupted,
+                   failures=sorted(failures, key=lambda f: (f.fold, order[f.method])))
 
 
 def _log_done(r: Result, done: int, total: int, stream: TextIO) -> None:
@@ -185,28 +236,33 @@ def _log_done(r: Result, done: int, total: int, stream: TextIO) -> None:
     stream.flush()
 
 
-def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jobs: int, results: list[Result],
-                  progress: bool, log: bool, stream: TextIO) -> None:
+def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jobs: int,
+                  record: Callable[[Result | Failure], None]) -> None:
     import multiprocessing
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_ignore_sigint)
     pending: dict[Future, tuple[str, int]] = {pool.submit(_job, n, i, f, kwargs): (n, i) for n, i, f in tasks}
+
+    def outcome(fut: Future, name: str, i: int) -> Result | Failure:
+        # the worker turns an error of the run into a Failure; what is left here is the pool's own
+        # trouble (a worker that died: BrokenProcessPool, for this run and every one after it)
+        exc = fut.exception()
+        return _failure(name, i, exc) if exc is not None else fut.result()
+
     try:
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 name, i = pending.pop(fut)
-                results.append(fut.result())
-                if progress or log:
-                    _log_done(results[-1], len(results), len(tasks), stream)
+                record(outcome(fut, name, i))
     except BaseException:
-        # Ctrl-C (or an error): keep the runs that finished meanwhile, as the serial path does,
-        # stop the others, and let the exception go on to run().
+        # Ctrl-C: keep the runs that finished meanwhile, as the serial path does, stop the
+        # others, and let the interrupt go on to run().
         for fut in list(pending):
-            if fut.done() and not fut.cancelled() and fut.exception() is None:
-                pending.pop(fut)
-                results.append(fut.result())
+            if fut.done() and not fut.cancelled():
+                name, i = pending.pop(fut)
+                record(outcome(fut, name, i))
         _stop(pool)
         raise
     pool.shutdown(wait=True)

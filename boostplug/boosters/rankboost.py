@@ -65,11 +65,11 @@ Per round: Rb-d/Rb-c ``O(P + n F)`` (per-document potentials, then sums over bin
 features); RankBoost+ ``O(P F)`` (pair histograms for the ties), plus ``O(n F |S_t|)`` for
 the exact variant's span coefficients; the span test of one chosen ranker is
 ``O(P + n |S_t|)``. No pairs x stumps matrix is formed. Measured (``benchmarks/boosters.py``,
-2 shared cores, see ``docs/boosters.md``): MQ2008 Fold1 train (9,630 documents, 52,325 pairs,
-46 features, 255 thresholds) 0.005 s per round for Rb-d/Rb-c, 0.018 s for RankBoost+
-(efficient), 0.023 s (exact, first 10 rounds); 9.9 million synthetic pairs (250,000
-documents): 0.7-1.2 s per round for Rb-d/Rb-c, 3.4 s (efficient) and 3.2 s (exact) for
-RankBoost+. The efficient variant's one-time pruning (round 43 on MQ2008 Fold1) takes
+2 shared cores, three runs, see ``docs/boosters.md``): MQ2008 Fold1 train (9,630 documents,
+52,325 pairs, 46 features, 255 thresholds) 0.002-0.003 s per round for Rb-d/Rb-c, 0.009 s for
+RankBoost+ (efficient), 0.013-0.015 s (exact, first 10 rounds); 10 million synthetic pairs
+(252,700 documents): 0.33-0.49 s per round for Rb-d/Rb-c, 2.0-3.0 s (efficient) and 1.9-3.2 s
+(exact) for RankBoost+. The efficient variant's one-time pruning (round 43 on MQ2008 Fold1) takes
 11-13 s there (:func:`~boostplug.boosters._rankboost_kernels.select_independent`: blocked
 Gram-Schmidt, ``O(n m^2)`` for a basis of ``m`` vectors, capped by ``PRUNE_BUDGET_BYTES``).
 

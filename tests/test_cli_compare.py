@@ -199,6 +199,68 @@ def test_kfold_that_does_not_fit_the_file_names_kfold(tmp_path: Path, capsys, n_
         assert main(["compare", "--data", str(path), "--kfold", "3", "--methods", "regression", *FAST]) == 0
 
 
+def test_bad_out_is_refused_before_training(tmp_path: Path, monkeypatch, capsys) -> None:
+    from boostplug.compare import runner
+
+    monkeypatch.setattr(runner, "run_method", lambda *a, **k: pytest.fail("trained despite a bad --out"))
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    argv = ["--methods", "regression", *FAST, "--out"]
+    assert f"--out {a_file}: exists and is not a folder" in _error(capsys, [*argv, str(a_file)])
+    assert f"--out {a_file / 'sub'}: {a_file} is not a folder" in _error(capsys, [*argv, str(a_file / "sub")])
+    assert "--out /dev/null/x: /dev/null is not a folder" in _error(capsys, [*argv, "/dev/null/x"])
+
+
+def test_out_folder_is_created_before_training(tmp_path: Path, monkeypatch) -> None:
+    from boostplug.compare import runner
+
+    out = tmp_path / "new" / "deeper"
+    real = runner.run_method
+
+    def check(*a, **k):
+        if not out.is_dir():
+            pytest.fail("training started before --out was created")  # BaseException: not a method failure
+        return real(*a, **k)
+
+    monkeypatch.setattr(runner, "run_method", check)
+    assert main(["compare", "--methods", "regression", "--out", str(out), *FAST]) == 0
+    assert (out / "results.csv").is_file()
+
+
+def test_a_path_error_while_writing_is_one_line_after_the_table(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.delenv("BOOSTPLUG_DEBUG", raising=False)
+    out = tmp_path / "o"
+    (out / "results.csv").mkdir(parents=True)  # a folder where the file goes: found only when writing
+    assert main(["compare", "--methods", "regression", "--out", str(out), *FAST]) == 2
+    cap = capsys.readouterr()
+    assert "regression" in cap.out  # the table came first
+    assert "Traceback" not in cap.err
+    assert cap.err.splitlines()[-1] == f"boostplug compare: error: {out / 'results.csv'}: Is a directory"
+
+
+def test_internal_errors_keep_their_traceback(monkeypatch, capsys) -> None:
+    """Only user errors are one line: a ValueError or an OSError without a path from boostplug's
+    own code is a bug, and main() lets it through (its traceback) instead of a one-line 'error'."""
+    from boostplug.cli import compare as cli_compare
+
+    def broken(*a, **k):
+        raise ValueError("an internal bug")
+
+    monkeypatch.setattr(cli_compare, "format_table", broken)
+    with pytest.raises(ValueError, match="an internal bug"):
+        main(["compare", "--methods", "regression", *FAST])
+    monkeypatch.setattr(cli_compare, "format_table", lambda *a, **k: (_ for _ in ()).throw(OSError("no path")))
+    with pytest.raises(OSError, match="no path"):
+        main(["compare", "--methods", "regression", *FAST])
+
+
+def test_debug_prints_the_traceback_of_a_one_line_error(monkeypatch, capsys) -> None:
+    monkeypatch.setenv("BOOSTPLUG_DEBUG", "1")
+    assert main(["compare", "--methods", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.splitlines()[-1].startswith("boostplug compare: error: unknown method")
+
+
 def test_missing_matplotlib_says_what_to_install(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert "boostplug[plot]" in _error(capsys, ["--methods", "regression", "--out", str(tmp_path / "p"),

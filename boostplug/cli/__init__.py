@@ -2,7 +2,10 @@
 
 Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and
 ``run(args) -> int``. User errors (missing path, unknown method, bad file) end
-with a one-line message on stderr and exit code 2, never a traceback.
+with a one-line message on stderr and exit code 2, never a traceback: a subcommand
+raises :class:`UsageError` for them (or handles them itself, as ``info`` does), and an
+``OSError`` naming a path is one line too. Anything else is a bug and keeps its traceback;
+``BOOSTPLUG_DEBUG=1`` prints the traceback of the one-line errors as well.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from typing import Sequence
 
 from .. import __version__
@@ -49,19 +53,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler below
         return code
-    except (UsageError, FileNotFoundError, ValueError) as e:
-        print(f"boostplug {args.command}: error: {e}", file=sys.stderr)
-        return 2
+    except UsageError as e:
+        return _one_line(args.command, str(e))
     except KeyboardInterrupt:
         print(f"boostplug {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (``boostplug info ... | head``): stop quietly, as Unix tools do;
         # stdout is pointed at devnull so that Python's flush at exit does not fail again.
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as e:
+        # A file or folder the system refused (a full disk, a permission, a path that is a file,
+        # ...): about that path, so one line naming it. Without a path it is not the user's: raise.
+        if e.filename is None:
+            raise
+        return _one_line(args.command, f"{e.filename}: {e.strerror or e}")
+
+
+def _one_line(command: str, message: str) -> int:
+    """Only what the user asked for is reported in one line (exit code 2): ``UsageError`` (the
+    subcommands turn what their readers say about the user's files into one) and path errors of
+    the system. Other exceptions (a ``ValueError`` of boostplug's own code is a bug) keep their
+    traceback; ``BOOSTPLUG_DEBUG=1`` prints it for these too."""
+    if debug():
+        traceback.print_exc()
+    print(f"boostplug {command}: error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

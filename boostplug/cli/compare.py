@@ -179,10 +179,14 @@ def run_compare(args: argparse.Namespace) -> int:
             require_matplotlib()
         except ImportError as e:
             raise _usage(str(e)) from None
+    if args.out is not None:
+        prepare_out(args.out)
     try:
         folds = load_folds(args.data, n_folds=args.kfold, select=args.folds, seed=args.seed)
-    except (FileNotFoundError, ValueError) as e:
-        raise _usage(str(e).replace("\n", " ")) from None
+    except OSError as e:  # FileNotFoundError with our message, or the system's about a path under --data
+        raise _usage(str(e) if e.filename is None else f"--data {args.data}: {e.filename}: {e.strerror}") from e
+    except ValueError as e:  # what the readers say about the files (no qid, bad line, bad fold, ...)
+        raise _usage(" ".join(str(e).split())) from e
     print(f"boostplug compare: {len(methods)} method(s) x {len(folds)} fold(s) of {args.data}, up to "
           f"{args.rounds} rounds, round chosen on validation {args.early_stopping_metric}, jobs {args.jobs}",
           file=sys.stderr)
@@ -198,12 +202,34 @@ def run_compare(args: argparse.Namespace) -> int:
     if baseline not in {r.method for r in results}:
         baseline = results[0].method
     print(format_table(results, baseline))
-    if args.out is not None:
-        write_outputs(args.out, results, baseline, vars(args) | {"tree_params": {**TREE_PARAMS, **tree_params}},
-                      plots=not args.no_plots)
-        print(f"results written to {args.out}", file=sys.stderr)
-    report_failures(results.failures, args.out)
+    written = None
+    try:
+        if args.out is not None:
+            write_outputs(args.out, results, baseline, vars(args) | {"tree_params": {**TREE_PARAMS, **tree_params}},
+                          plots=not args.no_plots)
+            written = args.out
+            print(f"results written to {args.out}", file=sys.stderr)
+    finally:  # failures are reported even when writing fails (an OSError: one line from boostplug.cli.main)
+        report_failures(results.failures, written)
     return 130 if results.interrupted else failed
+
+
+def prepare_out(out: Path) -> None:
+    """Create the ``--out`` folder and check that files can be written in it, before any training;
+    a ``UsageError`` saying what is wrong otherwise."""
+    import tempfile
+
+    if out.exists() and not out.is_dir():
+        raise _usage(f"--out {out}: exists and is not a folder; give a folder (created when missing)")
+    blocking = next((p for p in out.parents if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise _usage(f"--out {out}: {blocking} is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        raise _usage(f"--out {out}: cannot write there ({e.strerror or e})") from e
 
 
 def report_failures(failures: Sequence[Failure], out: Path | None) -> None:

@@ -55,7 +55,7 @@ def main() -> None:
 
     # 4. eval_set + early stopping on a chosen metric, for the other boosters
     for est in (MPBoost(ddf="logitdd", n_rounds=200), NDCGBoost(n_rounds=200),
-                AdaRank(measure="ndcg@5", tolerance=None, update="ranklib", n_rounds=200)):
+                AdaRank(measure="ndcg@5", tolerance=None, update="multiplicative", n_rounds=200)):
         est.set_params(eval_metric="ndcg@10", early_stopping_rounds=15)
         est.fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
         print(f"\n{type(est).__name__}: stopped after {len(est.history_)} rounds, kept {len(est.rankers_)} "

@@ -11,8 +11,8 @@ Per fold this script fits :class:`boostplug.boosters.AdaRank` with ``measure="ma
   measure), at most ``--rounds`` rounds;
 * ``paper, no stop``: the paper's update, ``tolerance=None``, exactly ``--fixed-rounds`` rounds
   (shows the fixed point the update reaches: see boostplug/boosters/adarank.py);
-* ``ranklib``: RankLib's options (``update="ranklib"``, ``enqueue=True``, ``max_consecutive=5``,
-  ``tolerance=-0.002``), at most ``--rounds`` rounds;
+* ``ranklib``: RankLib's options (``update="multiplicative"``, RankLib's distribution update,
+  ``enqueue=True``, ``max_consecutive=5``, ``tolerance=-0.002``), at most ``--rounds`` rounds;
 
 and reports the training MAP and NDCG@5 after the last round (the paper's Figures 9-10), the
 training curves per round (JSON), and test MAP, NDCG@5 and NDCG@10 at the round chosen on vali by
@@ -21,7 +21,8 @@ the training measure.
 Usage::
 
     nice env NUMBA_NUM_THREADS=1 python examples/replication/adarank_measures.py \\
-        [--data ../shared/data/MQ2008] [--rounds 500] [--fixed-rounds 50] [--out DIR] [--tiny]
+        [--data ../shared/data/MQ2008 | --data example] [--rounds 500] [--fixed-rounds 50] \\
+        [--out DIR] [--tiny]
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from boostplug.boosters import AdaRank
 
 MEASURES = {"AdaRank.MAP": "map", "AdaRank.NDCG": "ndcg@5"}
 TEST_METRICS = ("map", "ndcg@5", "ndcg@10")
-RANKLIB = {"update": "ranklib", "enqueue": True, "max_consecutive": 5, "tolerance": -0.002}
+RANKLIB = {"update": "multiplicative", "enqueue": True, "max_consecutive": 5, "tolerance": -0.002}
 
 
 def settings(rounds: int, fixed_rounds: int) -> dict[str, dict[str, Any]]:

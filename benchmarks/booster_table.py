@@ -1,9 +1,11 @@
 """MQ2008 5-fold table of the reference boosters (issue 4, "Proof").
 
-For every fold of MQ2008 (parts ``S1..S5`` -> five folds, :func:`boostplug.data.load_letor_folds`)
-and every booster below: fit on train with ``n_rounds`` rounds, choose the round on vali by
-NDCG@10 (MAP for AdaRank.MAP) through ``staged_predict`` (first best round), and report test
-NDCG@1/3/5/10 and MAP at that round, plus the fit seconds.
+For every fold of MQ2008 (parts ``S1..S5`` -> five folds, :func:`boostplug.data.load_letor_folds`;
+or, with ``--data example``, the one fold of the embedded LightGBM example as ``boostplug compare``
+splits it, :func:`boostplug.compare.data.example_split`) and every booster below: fit on train
+with ``n_rounds`` rounds, choose the round on vali by NDCG@10 (MAP for AdaRank.MAP) through
+``staged_predict`` (first best round), and report test NDCG@1/3/5/10 and MAP at that round, plus
+the fit seconds.
 
 Metric conventions (the LETOR evaluation script's): a query with no relevant document scores 0
 (``empty=0.0``); MAP counts labels >= 1 as relevant; gain ``2^r - 1``, discount
@@ -15,15 +17,18 @@ Boosters (all ``random_state=0``):
 
 * RankBoost Rb-d, Rb-c, RankBoost+ (efficient, Algorithm 2): 255 sampled thresholds per feature;
 * AdaRank.MAP / AdaRank.NDCG@5, paper defaults (``update="paper"``, ``tolerance=0.002``) and
-  RankLib-style (``update="ranklib"``, ``enqueue=True``, ``max_consecutive=5``,
-  ``tolerance=-0.002``: RankLib's stop rule), at most 500 rounds;
+  RankLib-style (``update="multiplicative"``, RankLib's distribution update, ``enqueue=True``,
+  ``max_consecutive=5``, ``tolerance=-0.002``: RankLib's stop rule), at most 500 rounds;
 * MPBoost with the BINARY, LDD (alpha 0.2), LOGDD (lambda 3), LOGITDD (beta 0.5) DDFs;
 * NDCG_Boost (sigma 2, the paper's ``F = 2 f``).
 
 Usage::
 
     nice env NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/booster_table.py \\
-        [--data ../shared/data/MQ2008] [--rounds 300] [--folds 1 2 3 4 5] [--json out.json]
+        [--data ../shared/data/MQ2008 | --data example] [--rounds 300] [--folds 1 2 3 4 5] \\
+        [--json docs/results/booster_table.json]
+
+It imports the boostplug of this checkout (the repository root goes first on ``sys.path``).
 """
 
 from __future__ import annotations
@@ -31,19 +36,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # this checkout's boostplug, not an installed copy
+
 from boostplug import metrics
 from boostplug.boosters import AdaRank, MPBoost, NDCGBoost, RankBoost
 from boostplug.data import RankingData, load_letor_folds
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "MQ2008"
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "MQ2008"
 TEST_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
-RANKLIB_ADARANK = {"update": "ranklib", "enqueue": True, "max_consecutive": 5, "tolerance": -0.002}
+RANKLIB_ADARANK = {"update": "multiplicative", "enqueue": True, "max_consecutive": 5, "tolerance": -0.002}
 
 
 def score(name: str, scores: np.ndarray, d: RankingData) -> float:
@@ -110,17 +120,29 @@ def per_fold(results: dict[str, list[dict[str, Any]]], metric: str, folds: list[
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--data", default=str(DEFAULT_DATA),
+                    help="LETOR folder (S1..S5.txt or Fold1..Fold5), or 'example' (the embedded LightGBM example)")
     ap.add_argument("--rounds", type=int, default=300, help="rounds of the stump boosters (AdaRank: 500)")
-    ap.add_argument("--folds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    ap.add_argument("--folds", type=int, nargs="+", default=None, help="1-based folds (default: all)")
     ap.add_argument("--only", action="append", default=[], help="run only this booster label (repeatable)")
     ap.add_argument("--json", type=Path, default=None, help="also write every per-fold row here")
-    args = ap.parse_args()
-    folds = load_letor_folds(args.data)
+    args = ap.parse_args(argv)
+    if args.data == "example":
+        from boostplug.compare.data import example_split
+
+        folds, what = [example_split(seed=0)], ("the embedded LightGBM example (split as boostplug compare "
+                                                "splits it: 20% of the training queries as vali, seed 0)")
+    else:
+        folds, what = load_letor_folds(args.data), args.data
+    if args.folds is None:
+        args.folds = list(range(1, len(folds) + 1))
+    bad = [f for f in args.folds if not 1 <= f <= len(folds)]
+    if bad:
+        raise SystemExit(f"--folds {bad}: the data has folds 1..{len(folds)}")
     threads = {k: os.environ.get(k) for k in ("NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
-    print(f"MQ2008 from {args.data}; {len(folds)} folds; stump boosters {args.rounds} rounds; threads {threads}")
+    print(f"Data: {what}; {len(folds)} folds; stump boosters {args.rounds} rounds; threads {threads}")
     table = [b for b in boosters(args.rounds) if not args.only or b[0] in args.only]
     results: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in table}
     for f in args.folds:
@@ -139,7 +161,9 @@ def main() -> None:
         print(f"\n== Test {m} per fold")
         print(per_fold(results, m, args.folds))
     if args.json is not None:
-        args.json.write_text(json.dumps({"folds": args.folds, "rounds": args.rounds, "results": results}, indent=1))
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"data": str(what), "folds": args.folds, "rounds": args.rounds,
+                                         "results": results}, indent=1))
 
 
 if __name__ == "__main__":

@@ -242,3 +242,61 @@ def test_trees_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
         assert row["ndcg@10 (empty=1, ties=order)"] == pytest.approx(row["ndcg@10"] + share, abs=0.02)
     mod.main(["--summarize", str(tmp_path / "trees_vs_builtin.json")])
     assert "Paired against lambdarank" in capsys.readouterr().out
+
+
+def test_trees_script_chooses_the_round_as_compare_does() -> None:
+    """trees_vs_builtin's round is boostplug compare's (run_method: library conventions), whatever
+    the report's convention (empty queries 0, ties averaged) would choose."""
+    from boostplug.compare.runner import run_method
+
+    mod = _load("trees_vs_builtin")
+    C = _load("_common")
+    for fold in C.tiny_folds()[:2]:
+        for name in ("lambdarank", "regression"):
+            row = mod.run(name, fold, 8)
+            ref = run_method(name, *fold, rounds=8, seed=0, threads=1)
+            assert row["round"] == ref.best_round
+            assert row["ndcg@10 (empty=1, ties=order)"] == pytest.approx(ref.test["ndcg@10"])
+            assert 1 <= row["round_report_convention"] <= 8
+
+
+# ---------------------------------------------------------------- --data example
+
+def test_example_data_is_compares_split() -> None:
+    from boostplug.compare.data import load_folds
+
+    C = _load("_common")
+    args = C.parser(None).parse_args(["--data", "example"])
+    numbers, folds, what = C.load_folds(args)
+    assert numbers == [1] and len(folds) == 1 and "embedded LightGBM example" in what
+    [(_, ref)] = load_folds("example")
+    for ours, theirs in zip(folds[0], ref):
+        np.testing.assert_array_equal(ours.X, theirs.X)
+        np.testing.assert_array_equal(ours.qid, theirs.qid)
+    with pytest.raises(SystemExit, match="folds 1..1"):
+        C.load_folds(C.parser(None).parse_args(["--data", "example", "--folds", "2"]))
+
+
+def test_scripts_run_on_example_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trees = _load("trees_vs_builtin").main(["--data", "example", "--rounds", "3", "--methods", "lambdarank",
+                                            "regression", "--out", str(tmp_path)])
+    assert trees["folds"] == [1] and len(trees["results"]["regression"][0]["per_query_ndcg@10"]) == 50
+    ada = _load("adarank_measures").main(["--data", "example", "--rounds", "4", "--fixed-rounds", "2"])
+    assert all(r["rounds_fitted"] == 2 for r in ada["results"]["paper, no stop"]["AdaRank.MAP"])
+    rq = _load("rankboost_per_query").main(["--data", "example", "--min-pairs", "100", "--rounds", "3",
+                                            "--max-tasks", "2"])
+    assert rq["n_tasks"] == 2
+    assert "embedded LightGBM example" in capsys.readouterr().out
+
+
+def test_booster_table_on_example_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    if str(bench) not in sys.path:
+        sys.path.insert(0, str(bench))
+    mod = importlib.import_module("booster_table")
+    out = tmp_path / "t.json"
+    mod.main(["--data", "example", "--rounds", "3", "--only", "Rb-c", "--only", "AdaRank.MAP (RankLib)",
+              "--json", str(out)])
+    saved = json.loads(out.read_text())
+    assert saved["folds"] == [1] and set(saved["results"]) == {"Rb-c", "AdaRank.MAP (RankLib)"}
+    assert "embedded LightGBM example" in capsys.readouterr().out

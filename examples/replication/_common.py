@@ -1,9 +1,15 @@
 """Shared helpers of the replication scripts (data, metrics, per-fold tables, outputs).
 
 Every script takes ``--data`` (a LETOR folder: ``S1..S5.txt`` or ``Fold1..Fold5``; default
-``../shared/data/MQ2008`` relative to the repository root), ``--tiny`` (a small synthetic data
-set instead, for the tests: five folds of :func:`boostplug.data.make_ranking` queries, rotated
-like LETOR's parts), ``--folds`` and ``--out`` (a folder for the JSON/PNG outputs).
+``../shared/data/MQ2008`` relative to the repository root; or ``example``: the embedded LightGBM
+example as ``boostplug compare`` uses it by default, one fold: its train/test as shipped and 20%
+of the training queries split off by query as vali, seed 0, through
+:func:`boostplug.compare.data.example_split`), ``--tiny`` (a small synthetic data set instead,
+for the tests: five folds of :func:`boostplug.data.make_ranking` queries, rotated like LETOR's
+parts), ``--folds`` and ``--out`` (a folder for the JSON/PNG outputs).
+
+The scripts import the boostplug of this checkout (the repository root goes first on
+``sys.path``), not an installed copy.
 
 Metric conventions (those of ``benchmarks/booster_table.py`` and ``docs/boosters.md``, i.e.
 the LETOR evaluation script's): a query without a relevant document scores 0 (``empty=0.0``),
@@ -16,28 +22,54 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))  # this checkout's boostplug, not an installed copy
+
 from boostplug import metrics
 from boostplug.data import RankingData, folds_from_parts, load_letor_folds, make_ranking
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "MQ2008"
+#: ``--data example``: the embedded LightGBM example, split as ``boostplug compare`` splits it.
+EXAMPLE = "example"
+EXAMPLE_WHAT = ("the embedded LightGBM example (boostplug compare's default data: train/test as shipped, "
+                "20% of the training queries split off as vali, seed 0)")
 Fold = tuple[RankingData, RankingData, RankingData]
 
 
 def parser(description: str | None) -> argparse.ArgumentParser:
     """An argument parser with the options every replication script shares."""
     ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LETOR folder (S1..S5.txt or Fold1..Fold5)")
+    ap.add_argument("--data", type=_data_arg, default=DEFAULT_DATA,
+                    help="LETOR folder (S1..S5.txt or Fold1..Fold5), or 'example': the embedded LightGBM example, "
+                         "one fold, split as boostplug compare splits it")
     ap.add_argument("--tiny", action="store_true", help="small synthetic data instead of --data (for tests)")
     ap.add_argument("--folds", type=int, nargs="+", default=None, help="1-based folds to run (default: all)")
     ap.add_argument("--out", type=Path, default=None, help="folder for the JSON (and PNG) outputs")
     return ap
+
+
+def _data_arg(text: str) -> Path | str:
+    return EXAMPLE if text == EXAMPLE else Path(text)
+
+
+def is_example(args: argparse.Namespace) -> bool:
+    """Whether ``--data example`` was given (and not ``--tiny``)."""
+    return not args.tiny and str(args.data) == EXAMPLE
+
+
+def example_folds() -> list[Fold]:
+    """The embedded example as one fold, exactly as ``boostplug compare`` splits it (its code)."""
+    from boostplug.compare.data import example_split
+
+    return [example_split(seed=0)]
 
 
 def tiny_folds(n_queries: int = 30, seed: int = 0) -> list[Fold]:
@@ -57,9 +89,11 @@ def load_folds(args: argparse.Namespace) -> tuple[list[int], list[Fold], str]:
     """``(fold numbers, folds, description)`` selected by ``--tiny``/``--data``/``--folds``."""
     if args.tiny:
         folds, what = tiny_folds(), "tiny synthetic data (make_ranking, 30 queries, 3 grades)"
+    elif is_example(args):
+        folds, what = example_folds(), EXAMPLE_WHAT
     else:
         if not Path(args.data).exists():
-            raise SystemExit(f"data folder not found: {args.data} (pass --data PATH or --tiny)")
+            raise SystemExit(f"data folder not found: {args.data} (pass --data PATH, --data example or --tiny)")
         folds, what = load_letor_folds(args.data), str(args.data)
     numbers = args.folds or list(range(1, len(folds) + 1))
     bad = [f for f in numbers if not 1 <= f <= len(folds)]

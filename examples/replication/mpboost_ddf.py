@@ -17,7 +17,8 @@ What this script runs, per fold:
 Usage::
 
     nice env NUMBA_NUM_THREADS=1 python examples/replication/mpboost_ddf.py \\
-        [--data ../shared/data/MQ2008] [--rounds 300] [--grid] [--out /work/results/replication] \\
+        [--data ../shared/data/MQ2008 | --data example] [--rounds 300] [--grid] \\
+        [--out docs/results/replication/mq2008] \\
         [--png docs/img/mpboost_rounds.png] [--tiny]
 """
 

@@ -19,7 +19,8 @@ booster's standard deviation of test NDCG@10 over folds.
 Usage::
 
     nice env NUMBA_NUM_THREADS=1 python examples/replication/ndcg_boost_stability.py \\
-        [--data ../shared/data/MQ2008] [--rounds 300] [--table /work/results/booster_table.json] \\
+        [--data ../shared/data/MQ2008 | --data example] [--rounds 300] \\
+        [--table docs/results/booster_table.json] \\
         [--out DIR] [--tiny]
 """
 
@@ -94,9 +95,12 @@ def versus_table(table: Path, ours: list[float], numbers: list[int]) -> dict[str
     print(C.fold_table(res, numbers, 26))
     print(f"\nNDCG_Boost's rank among these {len(labels)} boosters per fold: "
           + ", ".join(f"Fold{f} {int(r)}" for f, r in zip(numbers, ranks)))
-    order = sorted(labels, key=lambda lb: np.std(res[lb], ddof=1))
-    print("std over folds of test NDCG@10, smallest first: "
-          + ", ".join(f"{lb} {np.std(res[lb], ddof=1):.4f}" for lb in order))
+    if len(numbers) > 1:
+        order = sorted(labels, key=lambda lb: np.std(res[lb], ddof=1))
+        print("std over folds of test NDCG@10, smallest first: "
+              + ", ".join(f"{lb} {np.std(res[lb], ddof=1):.4f}" for lb in order))
+    else:
+        print("std over folds of test NDCG@10: not defined on one fold (no stability across folds to measure)")
     mean_rank = {lb: float(np.mean([rankdata(-np.array([res[o][i] for o in labels]), method="average")[j]
                                     for i in range(len(numbers))])) for j, lb in enumerate(labels)}
     print("mean rank over folds (1 = best): " + ", ".join(

@@ -26,7 +26,8 @@ NDCG@10, MAP and precision at K% of the test critical pairs.
 Usage::
 
     nice env NUMBA_NUM_THREADS=1 python examples/replication/qbrank_gbt.py \\
-        [--data ../shared/data/MQ2008] [--rounds 500] [--out /work/results/replication] \\
+        [--data ../shared/data/MQ2008 | --data example] [--rounds 500] \\
+        [--out docs/results/replication/mq2008] \\
         [--png docs/img/qbrank_dcg5.png] [--tiny]
 """
 

@@ -21,7 +21,8 @@ Ties in the rank summary share the average rank; NDCG ranks are by decreasing ND
 Usage::
 
     nice env NUMBA_NUM_THREADS=1 python examples/replication/rankboost_per_query.py \\
-        [--data ../shared/data/MQ2008] [--min-pairs 200] [--rounds 100] [--out DIR] [--tiny]
+        [--data ../shared/data/MQ2008 | --data example] [--min-pairs 200] [--rounds 100] \\
+        [--out DIR] [--tiny]
 """
 
 from __future__ import annotations

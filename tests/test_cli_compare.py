@@ -48,6 +48,8 @@ def test_letor_file_kfold_with_outputs_that_agree(letor_file: Path, tmp_path: Pa
         (m, f) for f in ("1", "3") for m in ("lambdarank", "xgb-rank:ndcg", "rb-c")]
     payload = json.loads((out / "results.json").read_text())
     assert payload["baseline"] == "lambdarank"
+    assert payload["interrupted"] is False and payload["compared_folds"] == [1, 3]
+    assert payload["folds_completed"] == {m: [1, 3] for m in ("lambdarank", "xgb-rank:ndcg", "rb-c")}
     per_query = _csv(out / "per_query.csv")
     curves = _csv(out / "curves.csv")
     for row, res in zip(rows, payload["results"]):
@@ -326,3 +328,35 @@ def test_interrupt_still_writes_outputs(tmp_path: Path, monkeypatch, capsys) -> 
     assert main(["compare", "--methods", "regression,ndcg_boost", "--out", str(out), *FAST]) == 130
     assert [r["method"] for r in _csv(out / "results.csv")] == ["regression"]
     assert "regression" in capsys.readouterr().out
+
+
+def test_interrupt_between_folds_compares_the_common_folds(letor_file: Path, tmp_path: Path, monkeypatch,
+                                                            capsys) -> None:
+    from boostplug.compare import runner
+
+    real = runner.run_method
+
+    def stop_in_fold_2(name, *a, **k):
+        if name == "rb-c" and k["fold"] == 1:
+            raise KeyboardInterrupt
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(runner, "run_method", stop_in_fold_2)
+    out = tmp_path / "i"
+    assert main(["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1,2", "--methods",
+                 "regression,rb-c", "--out", str(out), *FAST]) == 130
+    table = capsys.readouterr().out
+    assert "left out: fold 2 (not finished by rb-c)" in table and "±" not in table
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["interrupted"] is True
+    assert payload["folds_completed"] == {"regression": [1, 2], "rb-c": [1]}
+    assert payload["compared_folds"] == [1]
+    # every finished run is kept; the summary and the tests are over fold 1 only
+    rows = _csv(out / "results.csv")
+    assert [(r["method"], r["fold"]) for r in rows] == [("regression", "1"), ("rb-c", "1"), ("regression", "2")]
+    summary = {r["method"]: r for r in _csv(out / "summary.csv")}
+    assert summary["regression"]["folds"] == "1"
+    assert float(summary["regression"]["ndcg@10_mean"]) == pytest.approx(float(rows[0]["ndcg@10"]))
+    assert payload["summary"]["regression"]["folds"] == [1]
+    n_fold1 = sum(1 for q in _csv(out / "per_query.csv") if q["method"] == "regression" and q["fold"] == "1")
+    assert payload["significance"]["rb-c"]["n"] == n_fold1

@@ -10,8 +10,9 @@ import pytest
 from scipy import stats
 
 from boostplug.compare import (
-    METHODS, TREE_PARAMS, Result, check_tree_params, choose_round, file_folds, format_table, paired_tests,
-    parse_fold_selection, run, run_method, significance, summary, threads_per_job,
+    METHODS, TREE_PARAMS, Result, check_tree_params, choose_round, common_folds, comparable, file_folds,
+    folds_finished, format_table, paired_tests, parse_fold_selection, run, run_method, significance, summary,
+    threads_per_job,
 )
 from boostplug.compare import runner as runner_mod
 from boostplug.data import make_ranking, train_test_split_by_query
@@ -120,6 +121,33 @@ def test_table_marks_best_per_column_and_shows_tests(hand_results: list[Result])
     p = significance(hand_results, "base")["good"].t_pvalue
     assert f"{p:.3f}" in rows["good"]
     assert "n=5" in table
+
+
+def test_table_compares_only_the_folds_every_method_finished() -> None:
+    """After Ctrl-C (or a failure) 'good' has fold 1 only: over its own folds 'base' would lead
+    (0.75 vs 0.70); over the fold both finished, 'good' does (0.70 vs 0.60)."""
+    results = [_result("base", 0, [0.5, 0.6, 0.7], 2.0), _result("good", 0, [0.6, 0.8, 0.7], 3.0),
+               _result("base", 1, [0.9, 0.9], 2.2)]
+    assert folds_finished(results) == {"base": [0, 1], "good": [0]} and common_folds(results) == [0]
+    assert comparable(results) == results[:2]
+    table = format_table(results, "base")
+    cells = {line.split()[0]: line.split() for line in table.splitlines()[2:4]}
+    assert cells["good"][5] == "0.7000*" and cells["base"][5] == "0.6000"  # NDCG@10, no ±std over one fold
+    assert cells["base"][2:7] == ["0.6000"] * 5 and "±" not in table
+    assert "(1 fold)" in table and "only fold 1, which every method finished, is compared" in table
+    assert "left out: fold 2 (not finished by good)" in table
+    assert "(n=3)" in table  # the queries of fold 1, as both the good/base test pairs
+
+
+def test_table_without_a_common_fold_marks_and_tests_nothing() -> None:
+    results = [_result("a", 0, [0.5, 0.6], 1.0), _result("b", 1, [0.9, 0.8], 2.0), _result("b", 2, [0.7], 2.0)]
+    assert common_folds(results) == [] and comparable(results) == []
+    table = format_table(results, "a")
+    lines = table.splitlines()
+    assert lines[0].split()[:3] == ["method", "folds", "rounds"]
+    assert lines[2].split()[1] == "1" and lines[3].split()[1] == "2,3"
+    assert "*" not in table and "p(t)" not in table and "(baseline)" not in table
+    assert "no fold was finished by every method" in table
 
 
 def test_table_single_method_marks_nothing(hand_results: list[Result]) -> None:

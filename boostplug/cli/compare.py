@@ -13,7 +13,8 @@ from typing import Any, Sequence
 
 from ..compare import (
     CURVE_METRIC, DEFAULT_METHODS, FRAMEWORKS, METHODS, REPORT_METRICS, TREE_PARAMS, Failure, Result,
-    check_tree_params, format_table, load_folds, method_names, run, significance, summary,
+    check_tree_params, common_folds, comparable, folds_finished, format_table, load_folds, method_names, run,
+    significance, summary,
 )
 
 # OpenMP threads that spin while waiting make LightGBM ~30x slower on a busy 2-core machine
@@ -261,10 +262,16 @@ def _settings(args: dict[str, Any]) -> dict[str, Any]:
 def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings: dict[str, Any],
                   plots: bool = True) -> None:
     """results.csv (one row per method and fold), per_query.csv, curves.csv, summary.csv,
-    results.json (all of it plus settings and the significance tests) and the PNG plots."""
+    results.json (all of it plus settings and the significance tests) and the PNG plots.
+
+    The per-run files hold every finished run; summary.csv, the summary and significance of
+    results.json and the plots, like the table, only the folds every method finished
+    (``compare.comparable``), named in results.json's ``compared_folds``."""
     out.mkdir(parents=True, exist_ok=True)
-    stats = summary(results)
-    tests = significance(results, baseline)
+    common = common_folds(results)
+    compared = comparable(results) if common else list(results)  # as the table: nothing common, nothing tested
+    stats = summary(compared)
+    tests = significance(compared, baseline) if common and baseline in stats else {}
     _write_csv(out / "results.csv",
                ["method", "framework", "fold", "best_round", "rounds_trained", "select_metric", "train_seconds",
                 *REPORT_METRICS],
@@ -277,14 +284,22 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
                ([r.method, r.fold + 1, t + 1, repr(r.vali_curve[t]), repr(r.vali_ndcg10_curve[t]),
                  repr(r.test_curve[t])] for r in results for t in range(len(r.test_curve))))
     _write_csv(out / "summary.csv",
-               ["method", "framework", *(f"{c}_{s}" for c in (*REPORT_METRICS, "seconds") for s in ("mean", "std")),
+               ["method", "framework", "folds",
+                *(f"{c}_{s}" for c in (*REPORT_METRICS, "seconds") for s in ("mean", "std")),
                 "dndcg@10", "p_ttest", "p_wilcoxon"],
-               ([n, s["framework"], *(repr(s[c][k]) for c in (*REPORT_METRICS, "seconds") for k in ("mean", "std")),
-                 repr(tests[n].mean_diff), repr(tests[n].t_pvalue), repr(tests[n].wilcoxon_pvalue)]
+               ([n, s["framework"], " ".join(map(str, s["folds"])),
+                 *(repr(s[c][k]) for c in (*REPORT_METRICS, "seconds") for k in ("mean", "std")),
+                 *((repr(getattr(tests[n], a)) if n in tests else "") for a in ("mean_diff", "t_pvalue",
+                                                                                   "wilcoxon_pvalue"))]
                 for n, s in stats.items()))
+    finished = folds_finished(results)
+    methods = getattr(results, "methods", None) or list(finished)
     payload = {
         "settings": _settings(settings),
         "baseline": baseline,
+        "interrupted": bool(getattr(results, "interrupted", False)),
+        "folds_completed": {m: [f + 1 for f in finished.get(m, [])] for m in methods},
+        "compared_folds": [f + 1 for f in common],
         "summary": stats,
         "significance": {n: asdict(t) for n, t in tests.items()},
         "results": [r.to_dict() for r in results],
@@ -294,7 +309,7 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
     if plots:
         from ..compare.plots import write_plots
 
-        write_plots(results, out)
+        write_plots(compared, out)
 
 
 def _json_default(o: Any) -> Any:

@@ -14,8 +14,8 @@ from .methods import (
     DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAM_LIMITS, TREE_PARAMS, check_tree_params, get_method, method_names,
 )
 from .runner import (
-    CURVE_METRIC, REPORT_METRICS, Failure, Result, Results, choose_round, format_table, run, run_method, significance,
-    summary, threads_per_job,
+    CURVE_METRIC, REPORT_METRICS, Failure, Result, Results, choose_round, common_folds, comparable, folds_finished,
+    format_table, run, run_method, significance, summary, threads_per_job,
 )
 from .stats import PairedTest, paired_tests
 
@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_METHODS", "FRAMEWORKS", "METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "check_tree_params", "get_method",
     "method_names",
     "example_split", "file_folds", "load_folds", "parse_fold_selection",
-    "CURVE_METRIC", "REPORT_METRICS", "Failure", "Result", "Results", "choose_round", "format_table", "run",
-    "run_method", "significance", "summary", "threads_per_job", "PairedTest", "paired_tests",
+    "CURVE_METRIC", "REPORT_METRICS", "Failure", "Result", "Results", "choose_round", "common_folds",
+    "comparable", "folds_finished", "format_table", "run", "run_method", "significance", "summary", "threads_per_job",
+    "PairedTest", "paired_tests",
 ]

@@ -23,7 +23,8 @@ from .stats import PairedTest, paired_tests
 
 __all__ = [
     "REPORT_METRICS", "CURVE_METRIC", "Result", "Results", "Failure", "example_split", "choose_round", "run_method",
-    "run", "threads_per_job", "significance", "summary", "format_table",
+    "run", "threads_per_job", "significance", "summary", "folds_finished", "common_folds", "comparable",
+    "format_table",
 ]
 
 #: Test metrics every comparison reports (boostplug's default conventions).
@@ -169,13 +170,14 @@ def _job(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Resu
 
 class Results(list):
     """The list of :class:`Result` that :func:`run` returns; ``interrupted`` is True after Ctrl-C,
-    ``failures`` lists the runs that raised (:class:`Failure`)."""
+    ``failures`` lists the runs that raised (:class:`Failure`), ``methods`` the methods asked."""
 
     def __init__(self, items: Sequence[Result] = (), *, interrupted: bool = False,
-                 failures: Sequence[Failure] = ()) -> None:
+                 failures: Sequence[Failure] = (), methods: Sequence[str] = ()) -> None:
         super().__init__(items)
         self.interrupted = interrupted
         self.failures = list(failures)
+        self.methods = list(methods) or list(dict.fromkeys(r.method for r in self))  # as asked, in order
 
 
 def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: int, metric: str = "ndcg@10",
@@ -227,7 +229,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         stream.write(f"\ninterrupted: reporting the {len(results)} finished run(s)\n")
     order = {n: k for k, n in enumerate(methods)}
     return Results(sorted(results, key=lambda r: (r.fold, order[r.method])), interrupted=interrupted,
-                   failures=sorted(failures, key=lambda f: (f.fold, order[f.method])))
+                   failures=sorted(failures, key=lambda f: (f.fold, order[f.method])), methods=methods)
 
 
 def _log_done(r: Result, done: int, total: int, stream: TextIO) -> None:
@@ -314,32 +316,69 @@ def summary(results: Sequence[Result]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def folds_finished(results: Sequence[Result]) -> dict[str, list[int]]:
+    """Per method (in order of appearance): the 0-based folds it finished."""
+    out: dict[str, list[int]] = {}
+    for r in results:
+        out.setdefault(r.method, []).append(r.fold)
+    return {n: sorted(set(f)) for n, f in out.items()}
+
+
+def common_folds(results: Sequence[Result]) -> list[int]:
+    """The 0-based folds that every method in ``results`` finished (after Ctrl-C or a failure
+    some methods may have finished more folds than others)."""
+    per_method = [set(f) for f in folds_finished(results).values()]
+    return sorted(set.intersection(*per_method)) if per_method else []
+
+
+def comparable(results: Sequence[Result]) -> list[Result]:
+    """The results on :func:`common_folds`: what the table, the summary, the paired tests and
+    the plots compare. Empty when no fold was finished by every method."""
+    common = set(common_folds(results))
+    return [r for r in results if r.fold in common]
+
+
 def _best(stats: dict[str, dict[str, Any]], column: str) -> float:
     vals = [s[column]["mean"] for s in stats.values()]
     return min(vals) if column == "seconds" else max(vals)
 
 
+def _folds_text(folds: Sequence[int]) -> str:
+    return ",".join(str(f + 1) for f in folds)
+
+
 def format_table(results: Sequence[Result], baseline: str | None = None) -> str:
     """Mean±std over folds per method (std shown with several folds), best per column
     marked ``*``; with ``baseline``, the mean per-query NDCG@10 difference and the
-    paired t-test / Wilcoxon p-values against it."""
-    stats = summary(results)
-    n_folds = len({r.fold for r in results})
-    tests = significance(results, baseline) if baseline in stats else {}
+    paired t-test / Wilcoxon p-values against it.
+
+    Means, marks and tests are over the folds every method finished (:func:`comparable`);
+    a note names the runs left out. When no fold was finished by every method, each row
+    is over its own folds (a ``folds`` column), and nothing is marked or tested.
+    """
+    finished = folds_finished(results)
+    common = common_folds(results)
+    shown = comparable(results) if common else list(results)
+    stats = summary(shown)
+    tests = significance(shown, baseline) if common and baseline in stats else {}
     cols = [*REPORT_METRICS, "seconds"]
     header = ["method", "rounds"] + [c.upper() if c != "seconds" else "train s" for c in cols]
+    if not common:
+        header.insert(1, "folds")
     if tests:
         header += ["dNDCG@10", "p(t)", "p(W)"]
     best = {c: _best(stats, c) for c in cols}
     rows = []
     for name, s in stats.items():
         row = [name, "/".join(str(r) for r in s["best_rounds"])]
+        if not common:
+            row.insert(1, ",".join(map(str, s["folds"])))
         for c in cols:
             digits = 2 if c == "seconds" else 4
             cell = f"{s[c]['mean']:.{digits}f}"
-            if n_folds > 1:
+            if len(s["folds"]) > 1:
                 cell += f"±{s[c]['std']:.{digits}f}"
-            if len(stats) > 1 and s[c]["mean"] == best[c]:
+            if common and len(stats) > 1 and s[c]["mean"] == best[c]:
                 cell += "*"
             row.append(cell)
         if tests:
@@ -353,10 +392,23 @@ def format_table(results: Sequence[Result], baseline: str | None = None) -> str:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
     out = [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
-    note = (f"test metrics, mean{'±std over ' + str(n_folds) + ' folds' if n_folds > 1 else ' (1 fold)'}; "
-            "* best per column; rounds chosen on validation, per fold")
+    n_folds = len(common)
+    if common:
+        note = (f"test metrics, mean{'±std over ' + str(n_folds) + ' folds' if n_folds > 1 else ' (1 fold)'}; "
+                "* best per column; rounds chosen on validation, per fold")
+        left_out = sorted({r.fold for r in results} - set(common))
+        if left_out:
+            lacking = {f: [n for n, fs in finished.items() if f not in fs] for f in left_out}
+            which = (f"fold {_folds_text(common)}, which every method finished, is" if n_folds == 1 else
+                     f"folds {_folds_text(common)}, which every method finished, are")
+            note += (f"\nonly {which} compared; left out: "
+                     + "; ".join(f"fold {f + 1} (not finished by {', '.join(lacking[f])})" for f in left_out))
+    else:
+        note = ("no fold was finished by every method: each row is the mean over its own folds, so nothing is "
+                "marked or tested")
     if tests:
-        n = tests[next(iter(tests))].n if tests else 0
+        others = [t.n for name, t in tests.items() if name != baseline] or [tests[baseline].n]
+        n = str(others[0]) if min(others) == max(others) else f"{min(others)}-{max(others)}"
         note += (f"\ndNDCG@10, p(t), p(W): per-query test NDCG@10 minus {baseline}'s, paired t-test and Wilcoxon "
                  f"signed-rank p-values (two-sided) over the queries pooled across folds (n={n})")
     return "\n".join(out) + "\n" + note

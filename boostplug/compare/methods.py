@@ -86,7 +86,7 @@ FRAMEWORKS = ("lightgbm", "xgboost", "booster")
 
 #: AdaRank settings of the comparison: RankLib's update and stop rule (the paper's
 #: rule, tolerance 0.002 on the training measure, stops after one round on MQ2008).
-ADARANK_PARAMS: dict[str, Any] = {"update": "ranklib", "enqueue": True, "max_consecutive": 5, "tolerance": -0.002}
+ADARANK_PARAMS: dict[str, Any] = {"update": "multiplicative", "enqueue": True, "max_consecutive": 5, "tolerance": -0.002}
 
 Progress = Callable[[int, int], None]
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from boostplug import objectives
-from boostplug.objectives import HESSIAN_FLOOR, mpboost
+from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian, mpboost
 from boostplug.objectives.mpboost import EXP_LIMIT, GRAD_SUM_CAP
 
 from conftest import random_ranking
@@ -81,8 +81,8 @@ def five_point(f, x: float, h: float) -> float:
     return (-f(x + 2 * h) + 8 * f(x + h) - 8 * f(x - h) + f(x - 2 * h)) / (12 * h)
 
 
-def _floored(h):
-    return np.maximum(h, HESSIAN_FLOOR)
+def _floored(g, h):
+    return floor_hessian(np.asarray(g, dtype=float), np.asarray(h, dtype=float))
 
 
 # -- against the pair loop ---------------------------------------------------------------------
@@ -99,7 +99,7 @@ def test_kernel_matches_pair_loop(ddf, p, hessian, seed):
     g2, h2 = prep.grad_hess(s)
     assert prep.loss(s) == pytest.approx(J, rel=1e-12)
     np.testing.assert_allclose(g2, g, rtol=1e-11, atol=1e-12)
-    np.testing.assert_allclose(h2, _floored(h), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(h2, _floored(g, h), rtol=1e-11, atol=1e-12)
     assert prep.log_loss(s) == pytest.approx(math.log(J), rel=1e-12, abs=1e-12)
 
 
@@ -114,7 +114,7 @@ def test_continuous_labels_and_many_levels(rng):
         g2, h2 = mpboost.grad_hess(s, y, gp, ddf=ddf)
         assert mpboost.loss(s, y, gp, ddf=ddf) == pytest.approx(J, rel=1e-12)
         np.testing.assert_allclose(g2, g, rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(h2, _floored(h), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(h2, _floored(g, h), rtol=1e-10, atol=1e-12)
 
 
 def test_paper_sum_over_ordered_pairs_is_twice_j(rng):
@@ -151,14 +151,15 @@ def test_grad_is_five_point_derivative_of_loss(ddf, p, hessian, rng):
 def test_newton_hessian_is_five_point_derivative_of_grad(ddf, p, rng):
     s, y, gp = random_ranking(rng, n_queries=5, max_docs=8)
     prep = mpboost.prepare(y, gp, ddf=ddf, hessian="newton", **p)
-    _, h = prep.grad_hess(s)
+    g, h = prep.grad_hess(s)
     for i in range(len(s)):
         def f(x, i=i):
             t = s.copy()
             t[i] = x
             return prep.grad_hess(t)[0][i]
         fd = five_point(f, s[i], 1e-4)
-        assert h[i] == pytest.approx(max(fd, HESSIAN_FLOOR), rel=1e-7, abs=1e-8), (i, h[i], fd)
+        want = NO_INFO_HESSIAN if fd == 0.0 and g[i] == 0.0 else max(fd, HESSIAN_FLOOR)
+        assert h[i] == pytest.approx(want, rel=1e-7, abs=1e-8), (i, h[i], fd)
 
 
 @pytest.mark.parametrize("ddf", DDFS)
@@ -173,8 +174,8 @@ def test_gentle_hessian_dominates_eq11_hessian(ddf, rng):
         lap[j, j] += w
         lap[i, j] -= w
         lap[j, i] -= w
-    _, h = mpboost.grad_hess(s, y, gp, ddf=ddf, hessian="gentle")
-    np.testing.assert_allclose(h, _floored(2.0 * np.diag(lap)), rtol=1e-12)
+    g, h = mpboost.grad_hess(s, y, gp, ddf=ddf, hessian="gentle")
+    np.testing.assert_allclose(h, _floored(g, 2.0 * np.diag(lap)), rtol=1e-12)
     assert np.linalg.eigvalsh(np.diag(h) - lap).min() > -1e-10
 
 
@@ -295,7 +296,7 @@ def test_query_weights_multiply(hessian, rng):
     _, _, h1 = brute(s, y, gp, hessian=hessian)
     wd = np.repeat(w, np.diff(gp))
     np.testing.assert_allclose(gw, wd * g1, rtol=1e-13, atol=1e-15)
-    np.testing.assert_allclose(hw, _floored(wd * h1), rtol=1e-12)
+    np.testing.assert_allclose(hw, _floored(wd * g1, wd * h1), rtol=1e-12)
     per_query = [mpboost.loss(s[gp[q]:gp[q + 1]], y[gp[q]:gp[q + 1]], [0, gp[q + 1] - gp[q]])
                  for q in range(len(gp) - 1)]
     assert mpboost.loss(s, y, gp, weights=w) == pytest.approx(float(np.dot(w, per_query)), rel=1e-12)
@@ -328,13 +329,13 @@ def test_degenerate_queries_zero_gradient_and_floor():
     for hessian in MODES:
         g, h = mpboost.grad_hess(s, y, gp, hessian=hessian)
         np.testing.assert_array_equal(g[:6], 0.0)
-        np.testing.assert_array_equal(h[:6], HESSIAN_FLOOR)
+        np.testing.assert_array_equal(h[:6], NO_INFO_HESSIAN)  # in no pair: no information
         assert g[6] < 0 < g[7] and h[6] > HESSIAN_FLOOR
     prep = mpboost.prepare(y[:6], gp[:4])
     assert prep.loss(s[:6]) == 0.0
     assert prep.log_loss(s[:6]) == -math.inf
     g, h = prep.grad_hess(s[:6])
-    assert not np.isnan(g).any() and (h == HESSIAN_FLOOR).all()
+    assert not np.isnan(g).any() and (h == NO_INFO_HESSIAN).all()
 
 
 def _wild_scores(rng, y, scale):
@@ -357,7 +358,7 @@ def test_extreme_scores_finite_and_proportional(ddf, hessian, scale, rng):
     c = GRAD_SUM_CAP / max(np.abs(gb).sum(), hb.sum())
     tol = 1e-9 if scale < 1e100 else 1e-6  # products d * (F_j - F_i) of 1e300 round at 1e284
     np.testing.assert_allclose(g, c * gb, rtol=tol, atol=1e-200)
-    np.testing.assert_allclose(h, np.maximum(c * hb, HESSIAN_FLOOR), rtol=tol, atol=1e-200)
+    np.testing.assert_allclose(h, _floored(c * gb, c * hb), rtol=tol, atol=1e-200)
     assert prep.loss(s) == math.inf
     lj = prep.log_loss(s)
     assert math.isfinite(lj) and lj == pytest.approx(m + math.log(J), rel=1e-12)
@@ -375,7 +376,7 @@ def test_wide_spread_within_a_query(ddf, rng):
     _, gb, hb = brute(s, y, gp, ddf, shift=m)
     c = GRAD_SUM_CAP / max(np.abs(gb).sum(), hb.sum())
     np.testing.assert_allclose(g, c * gb, rtol=1e-9, atol=1e-200)
-    np.testing.assert_allclose(h, np.maximum(c * hb, HESSIAN_FLOOR), rtol=1e-9, atol=1e-200)
+    np.testing.assert_allclose(h, _floored(c * gb, c * hb), rtol=1e-9, atol=1e-200)
 
 
 def test_exact_below_the_cap_and_loss_exact_above_exp_limit(rng):
@@ -385,7 +386,7 @@ def test_exact_below_the_cap_and_loss_exact_above_exp_limit(rng):
     g2, h2 = mpboost.grad_hess(s, y, gp)
     assert np.abs(g).max() > 1e8 and max(np.abs(g).sum(), h.sum()) < GRAD_SUM_CAP
     np.testing.assert_allclose(g2, g, rtol=1e-11)
-    np.testing.assert_allclose(h2, _floored(h), rtol=1e-11)
+    np.testing.assert_allclose(h2, _floored(g, h), rtol=1e-11)
     # an exponent of ~650 (> EXP_LIMIT, J ~ 1e282): the loss is still exact
     t = s * (650.0 / max_exponent(s, y, gp))
     J, _, _ = brute(t, y, gp)
@@ -401,7 +402,7 @@ def test_far_below_queries_underflow_to_zero_gradient():
     g, h = mpboost.grad_hess(s, y, gp, ddf="binary")
     assert g[0] == -GRAD_SUM_CAP / 2 and g[1] == GRAD_SUM_CAP / 2
     np.testing.assert_array_equal(g[2:], 0.0)
-    np.testing.assert_array_equal(h[2:], HESSIAN_FLOOR)
+    np.testing.assert_array_equal(h[2:], NO_INFO_HESSIAN)  # underflowed to no information
 
 
 def test_zero_weight_query_does_not_force_rescaling():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from boostplug import objectives
-from boostplug.objectives import HESSIAN_FLOOR
+from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian
 from boostplug.objectives import ndcg_boost as nb
 from conftest import random_ranking
 
@@ -101,12 +101,13 @@ def test_grad_is_derivative_of_loss(params, seed) -> None:
 def test_exact_hessian_is_second_derivative(params, seed) -> None:
     s, y, gp = smooth_data(seed)
     prep = nb.prepare(y, gp, hessian="exact", **params)
-    _, raw = prep._grad_hess(s)  # before the floor
+    g_raw, raw = prep._grad_hess(s)  # before the floor
     fd = np.array([five_point(lambda v: prep.grad_hess(v)[0][i], s, i, 1e-4) for i in range(len(s))])
     np.testing.assert_allclose(raw, fd, rtol=1e-6, atol=1e-9)
     assert (raw < -1e-3).any(), "M is not convex: some document should have negative curvature"
     _, h = prep.grad_hess(s)
-    np.testing.assert_array_equal(h, np.maximum(raw, HESSIAN_FLOOR))
+    np.testing.assert_array_equal(h, floor_hessian(g_raw, raw))
+    assert np.all(h >= HESSIAN_FLOOR)
 
 
 @pytest.mark.parametrize("params", VARIANTS)
@@ -141,11 +142,11 @@ def test_kernel_matches_slow_pair_loop(seed, params) -> None:
         assert pb.loss(s) == pytest.approx(ref_loss, rel=1e-12, abs=1e-14)
         g, hb = pb.grad_hess(s)
         np.testing.assert_allclose(g, ref_g, rtol=1e-11, atol=1e-14)
-        np.testing.assert_allclose(hb, np.maximum(ref_hb, HESSIAN_FLOOR), rtol=1e-11, atol=1e-14)
+        np.testing.assert_allclose(hb, floor_hessian(np.asarray(ref_g), np.asarray(ref_hb)), rtol=1e-11, atol=1e-14)
         g2, he = pe.grad_hess(s)
         np.testing.assert_array_equal(g2, g)
         np.testing.assert_allclose(pe._grad_hess(s)[1], ref_he, rtol=1e-10, atol=1e-14)
-        np.testing.assert_allclose(he, np.maximum(ref_he, HESSIAN_FLOOR), rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(he, floor_hessian(np.asarray(ref_g), np.asarray(ref_he)), rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose(pb.descent_weights(s), ref_w, rtol=1e-11, atol=1e-14)
         np.testing.assert_allclose(pb.ideal_dcg(), ref_z, rtol=1e-13)
 
@@ -160,7 +161,7 @@ def test_registry_and_pure_functions_agree() -> None:
     assert nb.loss(s, y, gp) == pytest.approx(ref_loss, rel=1e-12)
     for g, h in (obj.grad_hess(s, y, gp), nb.grad_hess(s, y, gp)):
         np.testing.assert_allclose(g, ref_g, rtol=1e-11, atol=1e-15)
-        np.testing.assert_allclose(h, np.maximum(ref_hb, HESSIAN_FLOOR), rtol=1e-11, atol=1e-15)
+        np.testing.assert_allclose(h, floor_hessian(np.asarray(ref_g), np.asarray(ref_hb)), rtol=1e-11, atol=1e-15)
     s0 = s.copy()
     y0 = y.copy()
     nb.grad_hess(s, y, gp)
@@ -199,7 +200,7 @@ def test_separated_scores_give_the_sum_of_gain_times_rank() -> None:
     assert prep.loss(s) == pytest.approx(expected, rel=1e-14)
     g, h = prep.grad_hess(s)
     np.testing.assert_array_equal(g, 0.0)  # gamma = exp(-2e4) underflows: every pair settled
-    np.testing.assert_array_equal(h, HESSIAN_FLOOR)
+    np.testing.assert_array_equal(h, NO_INFO_HESSIAN)
 
 
 # ---- invariances ------------------------------------------------------------------------------------------------
@@ -265,7 +266,7 @@ def test_query_weights_multiply() -> None:
         assert wtd.loss(s) == pytest.approx(float(np.dot(wts, per_q)), rel=1e-13)
         g1, h1 = wtd.grad_hess(s)
         zero = per_doc == 0
-        assert zero.any() and np.all(g1[zero] == 0) and np.all(h1[zero] == HESSIAN_FLOOR)
+        assert zero.any() and np.all(g1[zero] == 0) and np.all(h1[zero] == NO_INFO_HESSIAN)
 
 
 # ---- degenerate and extreme inputs ----------------------------------------------------------------------------------
@@ -278,7 +279,7 @@ def test_degenerate_queries(hessian) -> None:
     prep = nb.prepare(y, gp, hessian=hessian)
     g, h = prep.grad_hess(s)
     np.testing.assert_array_equal(g[:7], 0.0)
-    np.testing.assert_array_equal(h[:7], HESSIAN_FLOOR)
+    np.testing.assert_array_equal(h[:7], NO_INFO_HESSIAN)
     assert np.all(g[7:] != 0)
     if hessian == "bound":
         assert np.all(h[7:] > HESSIAN_FLOOR)

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Mapping
 
-from ._base import HESSIAN_FLOOR, PreparedObjective, check_params
+from ._base import HESSIAN_FLOOR, NO_INFO_HESSIAN, PreparedObjective, check_params, floor_hessian
 
-__all__ = ["Objective", "get", "names", "HESSIAN_FLOOR", "PreparedObjective", "check_params"]
+__all__ = ["Objective", "get", "names", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "PreparedObjective", "check_params",
+           "floor_hessian"]
 
 
 @dataclass(frozen=True)

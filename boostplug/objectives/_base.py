@@ -24,9 +24,11 @@ Conventions shared by all objectives:
 * ``weights`` are *per-query* weights, shape ``(n_queries,)`` (XGBoost's ranking
   convention; the LightGBM adapter converts per-row weights that are constant
   within each query).
-* Degenerate queries (one document, all labels equal) give zero gradient and a
-  Hessian of :data:`HESSIAN_FLOOR`; every Hessian is at least that floor so
-  Newton leaves never divide by zero.
+* Every Hessian is at least :data:`HESSIAN_FLOOR`, so Newton leaves never divide
+  by zero. A document without any term at all (zero gradient and an exactly zero
+  Hessian: the documents of one-document and single-label queries, a QBRank
+  document with no active pair and no squared-error term) gets
+  :data:`NO_INFO_HESSIAN` instead; see there.
 """
 
 from __future__ import annotations
@@ -44,6 +46,14 @@ from ..groups import check_group_ptr
 #: Smallest Hessian any objective returns (a positive floor for Newton leaves).
 HESSIAN_FLOOR = 1e-6
 
+#: Hessian of a document the loss does not involve (zero gradient, zero Hessian). Any
+#: positive value leaves the gradient sums alone; this one damps a leaf by 1e-3 per such
+#: document, next to Hessians of order 1 per informative document. Why not HESSIAN_FLOOR:
+#: measured on MQ2008 (18% of its documents are in single-label queries), XGBoost 3.2
+#: (hist, 100-300 rounds, one thread) trained 1.5-1.9x faster with 1e-3 than with 1e-6
+#: there, with the same test NDCG@10 within 0.0025 over 5 folds; LightGBM was unaffected.
+NO_INFO_HESSIAN = 1e-3
+
 #: Work (documents for the O(n L) kernels of qbrank/mpboost, document pairs for
 #: ndcg_boost's O(n_q^2) kernels) from which the per-round kernels run in parallel over
 #: queries; below it they run serially (same per-query code and order: identical
@@ -57,7 +67,7 @@ HESSIAN_FLOOR = 1e-6
 PARALLEL_MIN_DOCS = 100_000
 PARALLEL_MIN_PAIRS = 5_000_000
 
-__all__ = ["HESSIAN_FLOOR", "PARALLEL_MIN_DOCS", "PARALLEL_MIN_PAIRS", "PreparedObjective", "check_params",
+__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "PARALLEL_MIN_DOCS", "PARALLEL_MIN_PAIRS", "PreparedObjective", "check_params",
            "kernel_for"]
 
 _SERIAL: dict[Any, Callable[..., Any]] = {}
@@ -87,6 +97,13 @@ def kernel_for(kernel: Any, work: int, threshold: int) -> Callable[..., Any]:
     if work >= threshold and nb.get_num_threads() > 1:
         return kernel
     return _serial_twin(kernel)
+
+
+def floor_hessian(grad: NDArray[np.float64], hess: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The Hessian the frameworks get: :data:`NO_INFO_HESSIAN` where gradient and Hessian are
+    both exactly 0 (a document the loss does not involve), else at least :data:`HESSIAN_FLOOR`."""
+    no_info = (hess == 0.0) & (grad == 0.0)
+    return np.where(no_info, NO_INFO_HESSIAN, np.maximum(hess, HESSIAN_FLOOR))
 
 
 def check_params(name: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
@@ -153,7 +170,7 @@ class PreparedObjective:
     def grad_hess(self, scores: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Gradient d loss / d score and the Hessian (diagonal) of the chosen mode."""
         g, h = self._grad_hess(self._check(scores))
-        return g, np.maximum(h, HESSIAN_FLOOR)
+        return g, floor_hessian(g, h)
 
     # -- to implement ---------------------------------------------------------
     def _loss(self, scores: NDArray[np.float64]) -> float:  # pragma: no cover - abstract

@@ -25,7 +25,7 @@ Definition (the risk of Section 3, "THE OBJECTIVE FUNCTION"; weights per query):
   single-label queries, which give no pairs (the paper's P2 + L1 experiment);
   ``"all"``; ``"none"``. Because of this term, single-label queries are *not*
   degenerate under the default: they get the squared-error gradient. With
-  ``labeled="none"`` they give zero gradient and the Hessian floor.
+  ``labeled="none"`` they give zero gradient and ``NO_INFO_HESSIAN``.
 * The hinge is strict: a pair at its kink (margin exactly 0) contributes zero
   loss and zero gradient. For grade-derived pairs the margin is evaluated as
   ``u_y - u_x`` with ``u = h - l`` (the same number, rounded once per document).

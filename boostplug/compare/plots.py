@@ -36,12 +36,29 @@ def _mean_curve(curves: Sequence[Sequence[float]]) -> np.ndarray:
     return padded.mean(axis=0)
 
 
+def _curve_limits(curves: Sequence[np.ndarray]) -> tuple[float, float]:
+    """y range of the curve figure: that of the curves, leaving out a curve that jumps far more
+    from round to round than the others (stump MPBoost.LOGDD alternates between two states
+    every round): drawn anyway, it is clipped rather than squashing every other curve."""
+    finite = [c[np.isfinite(c)] for c in curves if np.isfinite(c).sum() > 0]
+    if not finite:
+        return 0.0, 1.0
+    rough = np.array([np.median(np.abs(np.diff(c))) if c.size > 2 else 0.0 for c in finite])
+    typical = float(np.median(rough))
+    kept = [c for c, r in zip(finite, rough) if r <= 10.0 * typical + 1e-12] or finite
+    low = min(float(c.min()) for c in kept)
+    high = max(float(c.max()) for c in kept)
+    pad = max(0.002, 0.04 * (high - low))
+    return low - pad, high + pad
+
+
 def plot_curves(results: Sequence[Result], path: Path) -> None:
     """Test (left) and validation (right) NDCG@10 against rounds, mean over folds, one line per method."""
     plt = require_matplotlib()
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
     names = list(dict.fromkeys(r.method for r in results))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5 + 0.12 * max(0, len(names) - 12)), sharey=True)
     cmap = plt.get_cmap("tab20")
+    drawn: list[np.ndarray] = []
     for k, name in enumerate(names):
         rs = [r for r in results if r.method == name and r.test_curve]
         if not rs:
@@ -49,36 +66,52 @@ def plot_curves(results: Sequence[Result], path: Path) -> None:
         style = "-" if rs[0].framework == "lightgbm" else ("--" if rs[0].framework == "xgboost" else ":")
         for ax, attr in zip(axes, ("test_curve", "vali_ndcg10_curve")):
             y = _mean_curve([getattr(r, attr) for r in rs])
-            ax.plot(np.arange(1, y.size + 1), y, style, color=cmap(k % 20), label=name, lw=1.3)
+            drawn.append(y)
+            ax.plot(np.arange(1, y.size + 1), y, style, color=cmap(k % 20), label=name, lw=1.2)
+    low, high = _curve_limits(drawn)
     for ax, part in zip(axes, ("test", "validation")):
         ax.set_title(f"{part} {CURVE_METRIC.upper()} (mean over folds)")
         ax.set_xlabel("round")
+        ax.set_ylim(low, high)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(CURVE_METRIC.upper())
-    axes[1].legend(fontsize=7, loc="lower right", ncol=2)
-    fig.tight_layout()
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="lower center",
+               ncol=min(6, max(1, len(names))), frameon=False)
+    rows = -(-len(names) // 6)
+    fig.tight_layout(rect=(0, 0.03 * rows + 0.01, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
 def plot_bars(results: Sequence[Result], path: Path) -> None:
-    """Grouped bars: the test metrics of every method, std over folds as error bars."""
+    """One panel per test metric, a horizontal bar per method (mean over folds, std over folds
+    as error bars); each panel's axis is zoomed to the values (it does not start at 0), and the
+    best mean is drawn darker."""
     plt = require_matplotlib()
     stats = summary(results)
     names = list(stats)
-    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(REPORT_METRICS) * max(1, len(names)) / 3), 5))
-    width = 0.8 / max(1, len(names))
-    x = np.arange(len(REPORT_METRICS))
-    cmap = plt.get_cmap("tab20")
-    for k, name in enumerate(names):
-        means = [stats[name][m]["mean"] for m in REPORT_METRICS]
-        stds = [stats[name][m]["std"] for m in REPORT_METRICS]
-        ax.bar(x + (k - (len(names) - 1) / 2) * width, means, width, yerr=stds, capsize=2,
-               color=cmap(k % 20), label=name)
-    ax.set_xticks(x, [m.upper() for m in REPORT_METRICS])
-    ax.set_ylabel("test value (mean over folds, std error bars)")
-    ax.legend(fontsize=7, ncol=3)
-    ax.grid(axis="y", alpha=0.3)
+    n_m = len(REPORT_METRICS)
+    fig, axes = plt.subplots(1, n_m, figsize=(2.6 * n_m + 1.6, 1.2 + 0.26 * max(4, len(names))), sharey=True)
+    axes = np.atleast_1d(axes)
+    ypos = np.arange(len(names))[::-1]
+    for ax, metric in zip(axes, REPORT_METRICS):
+        means = np.array([stats[n][metric]["mean"] for n in names], dtype=float)
+        stds = np.nan_to_num(np.array([stats[n][metric]["std"] for n in names], dtype=float))
+        best = int(np.nanargmax(means)) if np.isfinite(means).any() else -1
+        colors = ["#1f4e79" if k == best else "#7fa7cf" for k in range(len(names))]
+        ax.barh(ypos, means, xerr=stds, color=colors, height=0.7, capsize=2, error_kw={"lw": 0.8})
+        finite = np.isfinite(means)
+        if finite.any():
+            lo = float(np.min((means - stds)[finite]))
+            hi = float(np.max((means + stds)[finite]))
+            pad = max(0.005, 0.08 * (hi - lo))
+            ax.set_xlim(max(0.0, lo - pad), min(1.0, hi + pad) if hi <= 1.0 else hi + pad)
+        ax.set_title(metric.upper(), fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0].set_yticks(ypos, names, fontsize=8)
+    fig.suptitle("test metrics: mean over folds, std error bars (axes zoomed, not from 0; best darker)",
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

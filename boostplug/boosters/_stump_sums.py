@@ -56,6 +56,18 @@ def _width(n_thresholds: NDArray[np.int64]) -> int:
 
 
 @nb.njit(cache=True)
+def _cumsum_both(a, b):
+    """In-place prefix sums of two difference arrays of the same length."""
+    acc_a = 0.0
+    acc_b = 0.0
+    for j in range(a.shape[0]):
+        acc_a += a[j]
+        acc_b += b[j]
+        a[j] = acc_a
+        b[j] = acc_b
+
+
+@nb.njit(cache=True)
 def _pair_split_feature(codes, pairs, values, k, c, r):
     """Feature ``k``: difference arrays over the bins, then prefix sums, into ``c``/``r``."""
     for p in range(pairs.shape[0]):
@@ -68,13 +80,7 @@ def _pair_split_feature(codes, pairs, values, k, c, r):
         elif cb > ca:
             r[ca] += v
             r[cb] -= v
-    acc_c = 0.0
-    acc_r = 0.0
-    for j in range(c.shape[0]):
-        acc_c += c[j]
-        acc_r += r[j]
-        c[j] = acc_c
-        r[j] = acc_r
+    _cumsum_both(c, r)
 
 
 @nb.njit(cache=True)
@@ -133,13 +139,7 @@ def _pair_fit_feature(codes, pairs, weights, values, k, sg, sp):
         else:
             sp[ca] += w
             sp[cb] -= w
-    acc_g = 0.0
-    acc_p = 0.0
-    for j in range(sg.shape[0]):
-        acc_g += sg[j]
-        acc_p += sp[j]
-        sg[j] = acc_g
-        sp[j] = acc_p
+    _cumsum_both(sg, sp)
 
 
 @nb.njit(cache=True)

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from . import metrics as _metrics
 from . import objectives as _objectives
 from .groups import check_group_ptr, group_ptr_from_sizes
-from .objectives import PreparedObjective, check_params
+from .objectives import PreparedObjective
 
 __all__ = ["BoundObjective", "query_weights_from_rows", "metric_query_weights", "MetricSpec"]
 
@@ -57,15 +57,6 @@ def query_weights_from_rows(
     return first
 
 
-def _stand_in_params(params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` for the parameter check on a two-document stand-in data set: explicit
-    preference pairs are row indices of the real data (checked when the objective binds to
-    it), so the stand-in gets the one pair it has."""
-    if params.get("pairs") is None:
-        return dict(params)
-    return {**params, "pairs": np.array([[0, 1]], dtype=np.int64)}
-
-
 class BoundObjective:
     """One named objective with fixed parameters, bound lazily to each training set.
 
@@ -79,10 +70,7 @@ class BoundObjective:
     def __init__(self, name: str, params: dict[str, Any]) -> None:
         self.objective = _objectives.get(name)
         self.name = self.objective.name
-        # Fail now, not at the first boosting round, on unknown names and invalid values:
-        # binding to a two-document stand-in query runs every parameter check of the objective.
-        check_params(self.name, self.objective._params(params), self.objective.defaults)
-        self.objective.prepare(np.zeros(2), np.array([0, 2], dtype=np.int64), **_stand_in_params(params))
+        self.objective.check(params)  # fail now, not at the first boosting round
         self.params = dict(params)
         self._by_set: "weakref.WeakKeyDictionary[Any, PreparedObjective]" = weakref.WeakKeyDictionary()
         self._last: PreparedObjective | None = None  # for set objects that cannot be weakly referenced
@@ -122,14 +110,13 @@ class BoundObjective:
                 "was handed a second one (lgb.cv/xgb.cv folds, or a refit on other data): the pairs "
                 "would read other rows. Build one objective per training set, with its own pairs."
             )
-        try:
-            prep = self.objective.prepare(labels, group_ptr, weights=weights, **self.params)
-        except ValueError as e:
-            if self.params.get("pairs") is None or "outside rows" not in str(e):
-                raise
-            raise ValueError(f"{e}: explicit pairs are row indices of the whole training set, and this one has "
-                             f"{len(labels)} rows (an xgb.cv/lgb.cv fold? build the folds yourself, each with "
-                             "its own pairs)") from None
+        pairs = self.params.get("pairs")
+        if pairs is not None and np.size(pairs) and int(np.max(pairs)) >= len(labels):
+            raise ValueError(
+                f"{self.name}: explicit pairs index row {int(np.max(pairs))}, but this training set has "
+                f"{len(labels)} rows (an xgb.cv/lgb.cv fold? build the folds yourself, each with its own pairs)"
+            )
+        prep = self.objective.prepare(labels, group_ptr, weights=weights, **self.params)
         try:
             if key is not None:
                 self._by_set[key] = prep

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Mapping
 
+import numpy as np
+
 from ._base import HESSIAN_FLOOR, NO_INFO_HESSIAN, PreparedObjective, check_params, floor_hessian
 
 __all__ = ["Objective", "get", "names", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "PreparedObjective", "check_params",
@@ -57,6 +59,17 @@ class Objective:
         merged = dict(params)
         merged.update(self.fixed)
         return merged
+
+    def check(self, params: Mapping[str, Any]) -> None:
+        """Raise ``ValueError``/``TypeError`` for an unknown parameter name or an invalid value,
+        without data: the objective is bound to a two-document stand-in query, which runs every
+        check of its ``prepare`` (explicit ``pairs``, row indices of the real data, are replaced
+        by the stand-in's one pair and checked when the objective binds to that data)."""
+        check_params(self.name, self._params(params), self.defaults)
+        stand_in = dict(params)
+        if stand_in.get("pairs") is not None:
+            stand_in["pairs"] = [[0, 1]]
+        self.prepare(np.zeros(2), np.array([0, 2], dtype=np.int64), **stand_in)
 
     def prepare(self, labels, group_ptr, *, weights=None, **params) -> PreparedObjective:
         return self.module.prepare(labels, group_ptr, weights=weights, **self._params(params))

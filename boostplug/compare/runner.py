@@ -22,7 +22,8 @@ from .methods import TREE_PARAMS, check_tree_params, get_method
 from .stats import PairedTest, paired_tests
 
 __all__ = [
-    "REPORT_METRICS", "CURVE_METRIC", "Result", "Results", "Failure", "example_split", "choose_round", "run_method",
+    "REPORT_METRICS", "CURVE_METRIC", "Result", "Results", "Failure", "example_split", "metric_curve", "choose_round",
+    "run_method",
     "run", "threads_per_job", "significance", "summary", "folds_finished", "common_folds", "comparable",
     "format_table",
 ]
@@ -96,7 +97,9 @@ class _Bar:
         self.stream.flush()
 
 
-def _curve(name: str, scores: Sequence[NDArray[np.float64]], data: Any) -> list[float]:
+def metric_curve(name: str, scores: Sequence[NDArray[np.float64]], data: Any) -> list[float]:
+    """Metric ``name`` (library conventions) of each round's scores on ``data``: the curve that
+    :func:`choose_round` picks the round from."""
     fn = metrics.by_name(name)
     return [float(fn(s, data.y, data.group_ptr)) for s in scores]
 
@@ -113,9 +116,9 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
     bar = _Bar(f"{name} (fold {fold + 1})", stream, progress)
     trained = method.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads,
                            progress=bar)
-    vali_curve = _curve(select, trained.vali_scores, vali)
-    vali_ndcg = vali_curve if select == CURVE_METRIC else _curve(CURVE_METRIC, trained.vali_scores, vali)
-    test_curve = _curve(CURVE_METRIC, trained.test_scores, test)
+    vali_curve = metric_curve(select, trained.vali_scores, vali)
+    vali_ndcg = vali_curve if select == CURVE_METRIC else metric_curve(CURVE_METRIC, trained.vali_scores, vali)
+    test_curve = metric_curve(CURVE_METRIC, trained.test_scores, test)
     best = choose_round(vali_curve, select)
     scores = trained.test_scores[best] if best >= 0 else np.zeros(test.n_docs)
     per_query = {m: metrics.by_name(m)(scores, test.y, test.group_ptr, per_query=True) for m in REPORT_METRICS}

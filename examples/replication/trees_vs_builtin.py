@@ -31,7 +31,7 @@ import numpy as np
 import _common as C
 from boostplug import metrics
 from boostplug.compare.methods import TREE_PARAMS, get_method
-from boostplug.compare.runner import _curve, choose_round
+from boostplug.compare.runner import choose_round, metric_curve
 
 #: compare's default round-selection metric (``--early-stopping-metric``)
 SELECT_METRIC = "ndcg@10"
@@ -47,7 +47,7 @@ def run(name: str, fold: C.Fold, rounds: int) -> dict[str, Any]:
     trained = method.train(train, vali, test, rounds=rounds, tree_params=dict(TREE_PARAMS), seed=0, threads=1)
     # the round as boostplug compare's run_method chooses it (its curve, its conventions, its argmax)
     select = method.select_metric or SELECT_METRIC
-    r = choose_round(_curve(select, trained.vali_scores, vali), select) + 1
+    r = choose_round(metric_curve(select, trained.vali_scores, vali), select) + 1
     s = trained.test_scores[r - 1]
     row: dict[str, Any] = {"round": r, "seconds": trained.seconds, "select_metric": select,
                            "round_report_convention": C.best_round([C.score("ndcg@10", x, vali)

@@ -104,11 +104,21 @@ def _has_qid(path: Path) -> bool:
     return True
 
 
+def _kind(path: Path) -> str:
+    import stat
+
+    mode = path.stat().st_mode
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), "not a file or folder")
+
+
 def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None, seed: int = 0) -> list[tuple[int, Fold]]:
     """``(fold_index, (train, vali, test))`` for the data named by ``data`` (see the module notes).
 
-    Raises ``FileNotFoundError`` for a missing path and ``ValueError`` for a file
-    without query ids or a bad fold selection.
+    Raises ``FileNotFoundError`` for a missing path and ``ValueError`` for a path that is
+    not a regular file or folder (a FIFO is refused before it is opened), a file without
+    query ids or a bad fold selection.
     """
     if str(data) == "example":
         folds: Sequence[Fold] = [example_split(seed=seed)]
@@ -118,6 +128,9 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
             raise FileNotFoundError(f"--data {path}: no such file or folder (give a LETOR file or folder, or 'example')")
         if path.is_dir():
             folds = load_letor_folds(path)
+        elif not path.is_file():  # a FIFO would block the first read forever
+            raise ValueError(f"--data {path}: not a regular file ({_kind(path)}); give a LETOR file or folder, "
+                             "or 'example'")
         else:
             d = _load_file(path)
             folds = file_folds(d, n_folds, seed=seed)

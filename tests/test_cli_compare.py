@@ -360,3 +360,64 @@ def test_interrupt_between_folds_compares_the_common_folds(letor_file: Path, tmp
     assert payload["summary"]["regression"]["folds"] == [1]
     n_fold1 = sum(1 for q in _csv(out / "per_query.csv") if q["method"] == "regression" and q["fold"] == "1")
     assert payload["significance"]["rb-c"]["n"] == n_fold1
+
+
+def _no_training(monkeypatch) -> None:
+    from boostplug.compare import runner
+
+    monkeypatch.setattr(runner, "run_method", lambda *a, **k: pytest.fail("trained despite a bad argument"))
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["--threads", "99999"], "--threads 99999: at most "),  # LightGBM segfaulted (rc 139)
+    (["--threads", "40000"], "--threads 40000: at most "),  # libgomp aborted
+    (["--jobs", "40000"], "--jobs 40000: at most "),
+    (["--jobs", "3", "--threads", "0"], "--threads must be a positive integer"),
+])
+def test_threads_and_jobs_are_bounded_before_training(capsys, monkeypatch, argv: list[str], says: str) -> None:
+    import os
+
+    from boostplug.compare import max_parallel
+
+    _no_training(monkeypatch)
+    line = _error(capsys, ["--methods", "lambdarank", *argv, *FAST])
+    assert says in line
+    if "at most" in line:
+        assert f"at most {max_parallel()} (4 x the {os.cpu_count()} cores" in line
+
+
+def test_the_limit_itself_is_accepted(monkeypatch) -> None:
+    from boostplug.compare import check_parallel, max_parallel, run
+
+    limit = max_parallel()
+    check_parallel(limit, limit)
+    assert max_parallel(cores=2) == 8 and max_parallel(cores=0) == 4
+    with pytest.raises(ValueError, match=f"threads must be between 1 and {limit} .*, got {limit + 1}$"):
+        run(["regression"], [], rounds=1, threads=limit + 1)
+    with pytest.raises(TypeError, match="jobs must be an integer, got 2.0"):
+        run(["regression"], [], rounds=1, jobs=2.0)
+
+
+def test_a_fifo_as_data_is_refused_before_it_is_opened(tmp_path: Path, capsys, monkeypatch) -> None:
+    import os
+    import threading
+    import time
+
+    fifo = tmp_path / "data.fifo"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def unblock() -> None:  # bounds the test: a reader blocked on the FIFO gets end-of-file after 10 s
+        if not done.wait(10):
+            with open(fifo, "w"):
+                pass
+
+    threading.Thread(target=unblock, daemon=True).start()
+    t0 = time.monotonic()
+    try:
+        line = _error(capsys, ["--data", str(fifo), *FAST])
+    finally:
+        done.set()
+    assert line == (f"boostplug compare: error: --data {fifo}: not a regular file (a FIFO); give a LETOR file or "
+                    "folder, or 'example'")
+    assert time.monotonic() - t0 < 5

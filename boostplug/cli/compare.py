@@ -127,14 +127,22 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
 
 
 def parse_threads(text: str, jobs: int) -> int:
-    """``"auto"`` -> cores // jobs (at least 1); else a positive integer."""
-    from ..compare import threads_per_job
+    """``"auto"`` -> cores // jobs (at least 1); else a positive integer of at most
+    ``compare.max_parallel()`` (4 x the cores)."""
+    from ..compare import max_parallel, threads_per_job
 
     if str(text).strip().lower() == "auto":
         return threads_per_job(jobs)
     if not str(text).strip().isdigit() or int(text) < 1:
         raise _usage(f"--threads must be a positive integer or 'auto', got {text!r}")
+    _check_at_most("--threads", int(text), max_parallel())
     return int(text)
+
+
+def _check_at_most(option: str, value: int, limit: int) -> None:
+    if value > limit:
+        raise _usage(f"{option} {value}: at most {limit} (4 x the {os.cpu_count() or 1} cores; more only slows "
+                     "training, and far more crashes LightGBM)")
 
 
 def list_methods() -> str:
@@ -153,6 +161,9 @@ def _check_args(args: argparse.Namespace) -> None:
         raise _usage(f"--rounds must be >= 1, got {args.rounds}")
     if args.jobs < 1:
         raise _usage(f"--jobs must be >= 1, got {args.jobs}")
+    from ..compare import max_parallel
+
+    _check_at_most("--jobs", args.jobs, max_parallel())
     args.threads = parse_threads(args.threads, args.jobs)
     if args.kfold < 2:
         raise _usage(f"--kfold must be >= 2, got {args.kfold}")

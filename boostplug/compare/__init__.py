@@ -15,7 +15,7 @@ from .methods import (
 )
 from .runner import (
     CURVE_METRIC, REPORT_METRICS, Failure, Result, Results, choose_round, common_folds, comparable, folds_finished,
-    format_table, run, run_method, significance, summary, threads_per_job,
+    format_table, max_parallel, check_parallel, run, run_method, significance, summary, threads_per_job,
 )
 from .stats import PairedTest, paired_tests
 
@@ -25,5 +25,6 @@ __all__ = [
     "example_split", "file_folds", "load_folds", "parse_fold_selection",
     "CURVE_METRIC", "REPORT_METRICS", "Failure", "Result", "Results", "choose_round", "common_folds",
     "comparable", "folds_finished", "format_table", "run", "run_method", "significance", "summary", "threads_per_job",
+    "max_parallel", "check_parallel",
     "PairedTest", "paired_tests",
 ]

@@ -24,7 +24,7 @@ from .stats import PairedTest, paired_tests
 __all__ = [
     "REPORT_METRICS", "CURVE_METRIC", "Result", "Results", "Failure", "example_split", "metric_curve", "choose_round",
     "run_method",
-    "run", "threads_per_job", "significance", "summary", "folds_finished", "common_folds", "comparable",
+    "run", "threads_per_job", "max_parallel", "check_parallel", "significance", "summary", "folds_finished", "common_folds", "comparable",
     "format_table",
 ]
 
@@ -69,6 +69,29 @@ def threads_per_job(jobs: int, cores: int | None = None) -> int:
     """``cores // jobs`` (at least 1): the threads each parallel job may use."""
     c = cores if cores is not None else (os.cpu_count() or 1)
     return max(1, c // max(1, jobs))
+
+
+def max_parallel(cores: int | None = None) -> int:
+    """The largest ``jobs`` and ``threads`` accepted: 4 x the cores (at least 4). More only slows
+    training down, and far more crashes the frameworks (LightGBM segfaults with 99999 threads,
+    libgomp aborts with 40000)."""
+    c = cores if cores is not None else (os.cpu_count() or 1)
+    return 4 * max(1, c)
+
+
+def check_parallel(jobs: int, threads: int | None, cores: int | None = None) -> None:
+    """``ValueError`` naming the value unless ``1 <= jobs`` and ``1 <= threads`` (``None``: by
+    cores) are integers of at most :func:`max_parallel`."""
+    limit = max_parallel(cores)
+    c = cores if cores is not None else (os.cpu_count() or 1)
+    for name, value in (("jobs", jobs), ("threads", threads)):
+        if value is None and name == "threads":
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+        if not 1 <= int(value) <= limit:
+            raise ValueError(f"{name} must be between 1 and {limit} (4 x the {c} cores: more only slows training "
+                             f"and far more crashes LightGBM), got {int(value)}")
 
 
 class _Bar:
@@ -197,8 +220,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     for name in methods:
         get_method(name)  # fail on a bad name or tree parameter before any training
     check_tree_params(tree_params or {})
-    if jobs < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    check_parallel(jobs, threads)
     n_threads = threads if threads is not None else threads_per_job(jobs)
     kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads}
     tasks = [(name, i, fold) for i, fold in folds for name in methods]

@@ -33,17 +33,19 @@ def _brute_terms(scores, labels, group_ptr, *, weights=None, w=0.5, tau="grade",
     plist = []
     if label_pairs:
         for q in range(nq):
+            # the documented definition: scores relative to the query's lowest one
+            lo = min(scores[group_ptr[q]:group_ptr[q + 1]], default=0.0)
             for i in range(group_ptr[q], group_ptr[q + 1]):
                 for j in range(group_ptr[q], group_ptr[q + 1]):
                     if labels[i] > labels[j]:
                         if tau == "grade":
-                            m = (scores[j] - labels[j]) - (scores[i] - labels[i])
+                            m = ((scores[j] - lo) - labels[j]) - ((scores[i] - lo) - labels[i])
                         else:
-                            m = (scores[j] + tau) - scores[i]
+                            m = ((scores[j] - lo) + tau) - (scores[i] - lo)
                         plist.append((i, j, w * W[q], m))
     if pairs is not None:
         for x, y in np.asarray(pairs):
-            plist.append((int(x), int(y), w * W[qof[x]], (scores[y] + pair_tau) - scores[x]))
+            plist.append((int(x), int(y), w * W[qof[x]], (scores[y] - scores[x]) + pair_tau))
     mask = _labeled_mask(labels, group_ptr, labeled)
     llist = [(z, (1 - w) * W[qof[z]], scores[z] - labels[z]) for z in np.flatnonzero(mask)]
     return plist, llist
@@ -268,8 +270,10 @@ def test_adding_a_constant_to_one_query_changes_nothing(variant):
         p["pairs"] = np.array([[a, b - 1], [b - 1, a + 1]]) if b - a > 2 else np.array([[a, b - 1]])
     mask = _labeled_mask(y, gp, p.get("labeled", "single"))
     q = next(q for q in range(len(gp) - 1) if not mask[gp[q]:gp[q + 1]].any())
+    # dyadic scores and shift: every shifted score is exact, so pairs at a kink stay at it
+    s = np.round(s * 8) / 8
     t = s.copy()
-    t[gp[q]:gp[q + 1]] += 12.345
+    t[gp[q]:gp[q + 1]] += 12.375
     l1, g1, h1 = _fast(s, y, gp, wq, p)
     l2, g2, h2 = _fast(t, y, gp, wq, p)
     assert l2 == pytest.approx(l1, rel=1e-12)
@@ -577,3 +581,54 @@ def test_serial_and_parallel_kernels_give_identical_results(monkeypatch) -> None
     np.testing.assert_array_equal(results[0][1], results[10**15][1])
     assert results[0][2] == results[10**15][2]
     assert np.any(results[0][0] != 0.0)
+
+
+# -- margins from score differences (scores far from zero) ----------------------------------------
+
+
+@pytest.mark.parametrize("c", [0.0, 1e15, 1e16, 1e17, 1e300, 9e307, -9e307])
+@pytest.mark.parametrize("tau", ["grade", 1.0])
+def test_equal_large_scores_keep_the_grades(c, tau):
+    """``h - l`` at ``|h| >= 1e16`` rounded the grades away (every pair 'satisfied', or NaN)."""
+    g, h = qbrank.grad_hess(np.full(3, c), [2.0, 1.0, 0.0], [0, 3], tau=tau)
+    expected = [-1.5, 0.0, 1.5] if tau == "grade" else [-1.0, 0.0, 1.0]
+    np.testing.assert_array_equal(g, expected)
+    np.testing.assert_array_equal(h, [2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("variant", ["default", "tau-const", "mean-all-tau"])
+def test_a_large_offset_changes_nothing_when_scores_stay_exact(variant):
+    """Scores 1e17 + 64 k are exact in float64: the result must equal that at 64 k."""
+    rng, _, y, gp, _ = _data(21)
+    s = 64.0 * rng.integers(-50, 50, size=len(y))
+    p = _params(variant, rng, len(y))
+    p["labeled"] = "none"  # the squared-error term is not shift invariant
+    g1, h1 = qbrank.grad_hess(s, y, gp, **p)
+    g2, h2 = qbrank.grad_hess(s + 1e17, y, gp, **p)
+    np.testing.assert_array_equal(g2, g1)
+    np.testing.assert_array_equal(h2, h1)
+
+
+def test_explicit_pair_margin_keeps_its_tau_at_large_scores():
+    g, _ = qbrank.grad_hess([1e17, 1e17], [0.0, 0.0], [0, 2], pairs=[[0, 1]], label_pairs=False,
+                            labeled="none", pair_tau=2.0)
+    np.testing.assert_array_equal(g, [-1.0, 1.0])  # w * m with m = tau = 2
+
+
+def test_overflowing_score_differences_are_refused_naming_the_query():
+    with pytest.raises(ValueError, match=r"query 1 overflow float64 \(its scores span -9e\+307 \.\. 9e\+307\)"):
+        qbrank.grad_hess([0.0, 1.0, 9e307, -9e307], [1.0, 0.0, 1.0, 0.0], [0, 2, 4])
+    with pytest.raises(ValueError, match=r"pairs\[0\] = \[0, 1\] overflows"):
+        qbrank.grad_hess([1e308, -1e308], [0.0, 0.0], [0, 1, 2], pairs=[[0, 1]], label_pairs=False,
+                         labeled="none")
+
+
+def test_huge_scores_give_finite_gradients_or_a_clear_error():
+    """2,000 documents at +-1e305: the summed margins exceed float64 (824 were inf/NaN)."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 5, 2000).astype(float)
+    s = rng.choice([-1e305, 1e305], 2000)
+    with pytest.raises(ValueError, match=r"qbrank: the gradient or Hessian overflows float64 at row \d+ \(query 0"):
+        qbrank.grad_hess(s, y, [0, 2000])
+    g, h = qbrank.grad_hess(s, y, np.arange(0, 2001, 20))  # queries of 20: representable
+    assert np.isfinite(g).all() and np.isfinite(h).all() and (h > 0).all()

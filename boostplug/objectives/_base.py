@@ -24,6 +24,8 @@ Conventions shared by all objectives:
 * ``weights`` are *per-query* weights, shape ``(n_queries,)`` (XGBoost's ranking
   convention; the LightGBM adapter converts per-row weights that are constant
   within each query).
+* ``grad_hess`` never returns inf or NaN: values that overflow float64 are a
+  ``ValueError`` naming the row and its query.
 * Every Hessian is at least :data:`HESSIAN_FLOOR`, so Newton leaves never divide
   by zero. A document without any term at all (zero gradient and an exactly zero
   Hessian: the documents of one-document and single-label queries, a QBRank
@@ -170,8 +172,26 @@ class PreparedObjective:
 
     def grad_hess(self, scores: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Gradient d loss / d score and the Hessian (diagonal) of the chosen mode."""
-        g, h = self._grad_hess(self._check(scores))
+        s = self._check(scores)
+        g, h = self._grad_hess(s)
+        self._check_finite(s, g, h)
         return g, floor_hessian(g, h)
+
+    def _check_finite(self, scores: NDArray[np.float64], g: NDArray[np.float64], h: NDArray[np.float64]) -> None:
+        """A gradient or Hessian that overflowed float64 is a ``ValueError`` naming the row, its
+        query and the query's scores: the frameworks must never receive inf or NaN."""
+        bad = ~(np.isfinite(g) & np.isfinite(h))
+        if not bad.any():
+            return
+        i = int(np.flatnonzero(bad)[0])
+        q = int(np.searchsorted(self.group_ptr, i, side="right") - 1)
+        sl = scores[self.group_ptr[q]:self.group_ptr[q + 1]]
+        raise ValueError(
+            f"{self.name}: the gradient or Hessian overflows float64 at row {i} (query {q}, "
+            f"{int(bad.sum())} such rows): grad {float(g[i])}, hess {float(h[i])}; the query's scores "
+            f"span {float(sl.min())} .. {float(sl.max())}, too far apart for float64 sums (or a parameter "
+            "or weight is too large)"
+        )
 
     # -- to implement ---------------------------------------------------------
     def _loss(self, scores: NDArray[np.float64]) -> float:  # pragma: no cover - abstract

@@ -249,7 +249,8 @@ def explicit_terms(
     grad: np.ndarray,
     active_w: np.ndarray,
 ) -> tuple[float, float, float]:
-    """Explicit pairs ``(px[p] preferred over py[p])`` with margin ``(h_y + tau) - h_x``.
+    """Explicit pairs ``(px[p] preferred over py[p])`` with margin ``(h_y - h_x) + tau``
+    (the difference first: ``h_y + tau`` would drop ``tau`` at large ``|h|``).
 
     Adds ``d/dh`` of ``omega/2 * max(0, m)^2`` into ``grad`` and ``omega`` of each
     active pair into ``active_w`` of both rows; returns ``(sum omega m^2,
@@ -262,7 +263,7 @@ def explicit_terms(
     for p in range(px.shape[0]):
         x = px[p]
         y = py[p]
-        m = (h[y] + tau) - h[x]
+        m = (h[y] - h[x]) + tau
         if m > 0.0:
             w = omega[p]
             sq += w * m * m

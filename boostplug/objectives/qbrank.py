@@ -28,7 +28,10 @@ Definition (the risk of Section 3, "THE OBJECTIVE FUNCTION"; weights per query):
   ``labeled="none"`` they give zero gradient and ``NO_INFO_HESSIAN``.
 * The hinge is strict: a pair at its kink (margin exactly 0) contributes zero
   loss and zero gradient. For grade-derived pairs the margin is evaluated as
-  ``u_y - u_x`` with ``u = h - l`` (the same number, rounded once per document).
+  ``u_y - u_x`` with ``u = (h - h_min) - l`` (``h_min`` the query's lowest score:
+  the margin comes from score differences, so grades are not lost when ``|h|``
+  dwarfs them); an explicit pair's as ``(h_y - h_x) + pair_tau``. Scores whose
+  differences overflow float64 are a ``ValueError`` naming the query or pair.
 
 Gradient (Section 3, "QUADRATIC APPROXIMATION"; the negative gradient is
 ``+m`` for x, ``-m`` for y and ``l_z - h(z)`` for z)::
@@ -208,6 +211,12 @@ class QBRankObjective(PreparedObjective):
         gp = self.group_ptr
         sizes = np.diff(gp)
         self._level, same, self._n_levels = K.label_levels(self.labels, gp)
+        self._label_range = np.zeros(self.n_queries)  # largest grade difference of each query
+        if self.n_docs:
+            nonempty = sizes > 0
+            starts = gp[:-1][nonempty]
+            self._label_range[nonempty] = (np.maximum.reduceat(self.labels, starts)
+                                           - np.minimum.reduceat(self.labels, starts))
         self._doc_qw = np.repeat(self.query_weights, sizes)  # W of each row's query
         single = np.repeat(self._n_levels == 1, sizes)
         if self.labeled == "all":
@@ -237,11 +246,39 @@ class QBRankObjective(PreparedObjective):
 
     # -- per-round work ---------------------------------------------------------------
     def _keys(self, h: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Keys a (preferred side) and b (other side): margin of (x, y) = b_y - a_x."""
+        """Keys a (preferred side) and b (other side): margin of (x, y) = b_y - a_x.
+
+        Keys are taken relative to each query's lowest score, so a margin is formed from
+        score differences (``h - l`` at ``|h| = 1e17`` would lose the grades)."""
+        r = self._doc_offsets(h)
         if self.tau == "grade":
-            u = h - self.labels
+            u = r - self.labels
             return u, u
-        return h, h + float(self.tau)
+        return r, r + float(self.tau)
+
+    def _doc_offsets(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``h`` minus its query's lowest score; a span that overflows (or whose margins
+        would) is a ``ValueError`` naming the query."""
+        sizes = np.diff(self.group_ptr)
+        nonempty = sizes > 0
+        lo = np.zeros(self.n_queries)
+        hi = np.zeros(self.n_queries)
+        if self.n_docs:
+            starts = self.group_ptr[:-1][nonempty]
+            lo[nonempty] = np.minimum.reduceat(h, starts)
+            hi[nonempty] = np.maximum.reduceat(h, starts)
+        with np.errstate(over="ignore"):
+            span = hi - lo
+            extra = self._label_range if self.tau == "grade" else float(self.tau)
+            reach = span + extra
+        bad = np.flatnonzero(~np.isfinite(reach) & (self._n_levels > 1))
+        if bad.size:
+            q = int(bad[0])
+            raise ValueError(
+                f"{_NAME}: the score differences of query {q} overflow float64 (its scores span "
+                f"{float(lo[q])} .. {float(hi[q])}); pair margins need max - min + tau below ~1.8e308"
+            )
+        return h - np.repeat(lo, sizes)
 
     def _label_high(
         self, h: NDArray[np.float64], d: NDArray[np.float64]
@@ -276,6 +313,16 @@ class QBRankObjective(PreparedObjective):
         active_w = np.zeros(self.n_docs)
         sums = (0.0, 0.0, 0.0)
         if self._px.shape[0]:
+            with np.errstate(over="ignore"):
+                reach = (h[self._py] - h[self._px]) + self.pair_tau
+            bad = np.flatnonzero(~np.isfinite(reach))
+            if bad.size:
+                k = int(bad[0])
+                x, y = int(self._px[k]), int(self._py[k])
+                raise ValueError(
+                    f"{_NAME}: the margin of pairs[{k}] = [{x}, {y}] overflows float64 (scores "
+                    f"{float(h[x])} and {float(h[y])}, pair_tau {self.pair_tau})"
+                )
             dd = np.zeros(self.n_docs) if d is None else d
             sums = K.explicit_terms(h, dd, self._px, self._py, self.pair_tau, self._pomega, grad, active_w)
         return grad, active_w, sums

@@ -11,16 +11,33 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .groups import check_group_ptr
+from .groups import check_group_ptr, group_ptr_from_qid
 
-__all__ = ["check_ranking_inputs", "check_scores", "check_labels", "check_k", "check_weights"]
+__all__ = ["check_ranking_inputs", "check_scores", "check_labels", "check_k", "check_weights",
+           "check_flag", "resolve_group_ptr", "plain", "INT64_MAX"]
+
+#: The largest cut-off the kernels can take (they index with int64).
+INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def plain(value: object) -> object:
+    """A numpy scalar as the Python number it holds (``-1.0``, not ``np.float64(-1.0)``), for messages."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _first_bad(mask: np.ndarray, values: np.ndarray) -> str:
     idx = np.flatnonzero(mask)
     i = int(idx[0])
     more = f" ({idx.size} such rows)" if idx.size > 1 else ""
-    return f"row {i} has {values[i]!r}{more}"
+    return f"row {i} has {plain(values[i])!r}{more}"
+
+
+def check_flag(value: object, name: str) -> bool:
+    """A yes/no option: ``True``/``False`` (or a numpy bool); ``TypeError`` naming anything else
+    (``per_query="yes"`` would otherwise be truthy)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False; got {plain(value)!r}")
 
 
 def _as_float_1d(values: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -73,20 +90,63 @@ def check_k(k: int | None, name: str = "k") -> int | None:
     if k is None:
         return None
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer >= 1 or None, got {k!r}")
+        raise TypeError(f"{name} must be an integer >= 1 or None, got {plain(k)!r}")
     if k < 1:
-        raise ValueError(f"{name} must be >= 1 (or None for the whole list), got {k}")
+        raise ValueError(f"{name} must be >= 1 (or None for the whole list), got {plain(k)}")
+    if k > INT64_MAX:
+        raise ValueError(f"{name} = {plain(k)} does not fit in int64 (at most {INT64_MAX}); "
+                         "use None for the whole list")
     return int(k)
 
 
+def _sizes_hint(g: np.ndarray, n_docs: int) -> str:
+    """Why a rejected ``group_ptr`` looks like LightGBM group sizes, or ``""``."""
+    if g.ndim != 1 or g.size == 0 or g.dtype.kind not in "iuf":
+        return ""
+    with np.errstate(all="ignore"):
+        whole = np.all(np.isfinite(g)) and np.all(g == np.round(g)) and np.all(g > 0)
+        if not whole or float(g.sum()) != float(n_docs):
+            return ""
+    return (f"; it looks like group sizes (LightGBM's group=, summing to {n_docs}): convert them with "
+            "boostplug.groups.group_ptr_from_sizes(sizes), or pass qid=... instead")
+
+
+def resolve_group_ptr(group_ptr: ArrayLike | None, qid: ArrayLike | None, n_docs: int) -> NDArray[np.int64]:
+    """The validated ``group_ptr`` from exactly one of ``group_ptr`` (offsets) and ``qid``
+    (one query id per row, each query's rows contiguous, ids in any order).
+
+    Group sizes passed as ``group_ptr`` get a message naming
+    :func:`boostplug.groups.group_ptr_from_sizes`.
+    """
+    if group_ptr is None and qid is None:
+        raise ValueError("pass the queries as group_ptr=... (offsets) or qid=... (one id per row)")
+    if group_ptr is not None and qid is not None:
+        raise ValueError("pass either group_ptr or qid, not both")
+    if qid is not None:
+        q = np.asarray(qid)
+        if q.ndim != 1:
+            raise ValueError(f"qid must be one-dimensional, got shape {q.shape}")
+        if q.shape[0] != n_docs:
+            raise ValueError(f"qid has length {q.shape[0]} but there are {n_docs} documents")
+        return group_ptr_from_qid(q)
+    try:
+        return check_group_ptr(group_ptr, n_docs=n_docs)
+    except ValueError as exc:
+        hint = _sizes_hint(np.asarray(group_ptr), n_docs)
+        if hint:
+            raise ValueError(f"{exc}{hint}") from None
+        raise
+
+
 def check_ranking_inputs(
-    scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
+    scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, *, qid: ArrayLike | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
-    """Validate ``(scores, labels, group_ptr)`` together.
+    """Validate ``(scores, labels, group_ptr)`` (or ``qid`` instead of ``group_ptr``) together.
 
     Returns float64 scores, float64 labels and an int64 ``group_ptr``.
     Raises ``ValueError`` naming the problem: NaN/inf scores, negative or
-    non-finite labels, lengths that disagree, or an invalid ``group_ptr``.
+    non-finite labels, lengths that disagree, an invalid ``group_ptr`` or
+    ``qid``, both or neither of them.
     """
     s = check_scores(scores)
     y = check_labels(labels)
@@ -94,5 +154,5 @@ def check_ranking_inputs(
         raise ValueError(
             f"scores and labels have different lengths: {s.shape[0]} and {y.shape[0]}"
         )
-    g = check_group_ptr(group_ptr, n_docs=y.shape[0])
+    g = resolve_group_ptr(group_ptr, qid, y.shape[0])
     return s, y, g

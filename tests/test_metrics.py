@@ -209,15 +209,16 @@ def test_err_matches_brute_force(k, ties):
     for seed in SEEDS:
         s, y, gp = small(seed)
         for max_grade in (None, 3.0, 5.5):
-            top = float(max(y)) if max_grade is None else max_grade
+            top = 4.0 if max_grade is None else max_grade  # None: the default, M.ERR_MAX_GRADE
+            kw = {} if max_grade is None else {"max_grade": max_grade}
             want = [bf_err_q(qs, qy, k, top, ties) for qs, qy in bf_queries(s, y, gp)]
-            got = M.err(s, y, gp, k, max_grade=max_grade, ties=ties, per_query=True)
+            got = M.err(s, y, gp, k, ties=ties, per_query=True, **kw)
             assert_per_query(got, want)
 
 
 def test_err_known_value():
     # grades 2, 1 with max grade 2: R = 3/4, 1/4; ERR = 3/4 + (1/4)(1/4)/2
-    assert M.err([1.0, 0.0], [2, 1], [0, 2]) == pytest.approx(0.75 + 1 / 32)
+    assert M.err([1.0, 0.0], [2, 1], [0, 2], max_grade=2) == pytest.approx(0.75 + 1 / 32)
 
 
 @pytest.mark.parametrize("kind", ["r1", "r2"])
@@ -348,7 +349,7 @@ def test_labels_up_to_60_with_exp2_gain_stay_finite_and_exact(ties):
     assert_per_query(got, [bf_ndcg_q(qs, qy, 10, "exp2", "log2", 1.0, ties) for qs, qy in bf_queries(s, y, gp)])
     d = M.dcg(s, y, gp, per_query=True)
     assert np.all(np.isfinite(d)) and d.max() > 2.0 ** 59
-    assert np.all(np.isfinite(M.err(s, y, gp, per_query=True)))
+    assert np.all(np.isfinite(M.err(s, y, gp, max_grade=60, per_query=True)))
 
 
 @pytest.mark.parametrize("ties", ["order", "average", "worst"])

@@ -1,11 +1,18 @@
 """Ranking metrics with explicit conventions, over flat arrays ``(scores, labels, group_ptr)``.
 
+The queries are given either as ``group_ptr`` (offsets) or as ``qid=`` (one query id per
+row, each query's rows contiguous, ids in any order): exactly one of the two. LightGBM's
+group *sizes* convert with :func:`boostplug.groups.group_ptr_from_sizes`.
+
 Every list-wise metric returns the mean over queries (a float) or, with
 ``per_query=True``, the per-query array (for significance tests); a query that a
 convention skips is NaN there and left out of the mean. Inputs are validated once
-(NaN/inf scores, negative labels, lengths that disagree, a bad ``group_ptr``, k < 1,
-an unknown option: ``ValueError`` naming the value); the work is done by numba
-kernels running in parallel over queries.
+(NaN/inf scores, negative labels, lengths that disagree, a bad ``group_ptr``, k < 1 or
+beyond int64, an unknown option: ``ValueError`` naming the value; a flag that is not a
+bool or an option of the wrong type: ``TypeError``); the work is done by numba kernels
+running in parallel over queries. The pairwise metrics list their pairs in memory and
+refuse (:class:`PairMemoryError`) a call that would need more than
+:data:`PAIR_MEMORY_LIMIT` (1 GiB; ``max_memory=`` per call).
 
 Conventions (tools disagree; each choice is a parameter):
 
@@ -27,7 +34,7 @@ relevance       ``threshold=1.0`` (label >= threshold)      ``1.0``    LightGBM 
 MAP@k divisor   min(k, number of relevant)                  --         LightGBM ``map@k``
 P@k divisor     ``divisor="k"`` (also for queries shorter   ``k``      trec_eval ``P_k``: k;
                 than k) or ``"min"`` min(k, n_q)                       XGBoost ``pre@k``: min(k, n_q)
-ERR max grade   ``max_grade`` (default: max label)          data max   Chapelle et al. 2009
+ERR max grade   ``max_grade``; a label above it is an error  ``4``      RankLib ``ERRScorer``: 4 (``MAX = 16``)
 pairwise loss   ``kind="r1"`` ties are errors,              ``r2``     RankBoost+ paper Eq. 3-4
                 ``"r2"`` ties count half
 ==============  ==========================================  =========  ==========================================
@@ -36,7 +43,9 @@ Public functions: :func:`ndcg`, :func:`dcg`, :func:`average_precision`,
 :func:`precision`, :func:`reciprocal_rank`, :func:`err`, :func:`rank_loss`,
 :func:`misordered_pairs`, :func:`pair_precision_at`, and the name registry
 :func:`by_name` / :func:`parse_name` / :func:`higher_is_better`
-(``"ndcg@10"``, ``"map"``, ``"p@5"``, ``"mrr"``, ``"err@10"``, ``"r1"``, ``"r2"``, ...).
+(``"ndcg@10"``, ``"map"``, ``"p@5"``, ``"mrr"``, ``"err@10"``, ``"r1"``, ``"r2"``, ...),
+and :func:`make_scorer`, a scikit-learn scorer (``GridSearchCV``, ``cross_validate``) that
+receives ``qid`` through scikit-learn's metadata routing.
 
 Example:
     >>> from boostplug import metrics
@@ -44,17 +53,21 @@ Example:
     1.0
     >>> metrics.by_name("map@10")([0.2, 0.9, 0.5], [0, 2, 1], [0, 3])
     1.0
+    >>> metrics.ndcg([0.2, 0.9, 0.5, 0.1], [0, 2, 1, 1], qid=[8, 8, 8, 3], k=10)
+    1.0
 """
 
 from __future__ import annotations
 
 from ._ndcg import dcg, ndcg
-from ._pairwise import misordered_pairs, pair_precision_at, rank_loss
-from ._binary import average_precision, err, precision, reciprocal_rank
+from ._pairwise import (PAIR_MEMORY_LIMIT, PairMemoryError, critical_pair_counts, misordered_pairs,
+                        pair_precision_at, rank_loss)
+from ._binary import ERR_MAX_GRADE, average_precision, err, precision, reciprocal_rank
 from ._registry import NAMES, MetricFn, by_name, higher_is_better, parse_name
 
 __all__ = [
     "ndcg", "dcg", "average_precision", "precision", "reciprocal_rank", "err",
     "rank_loss", "misordered_pairs", "pair_precision_at",
     "by_name", "parse_name", "higher_is_better", "MetricFn", "NAMES",
+    "ERR_MAX_GRADE", "PAIR_MEMORY_LIMIT", "PairMemoryError", "critical_pair_counts",
 ]

@@ -5,16 +5,21 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_k, check_ranking_inputs
+from .._validation import check_flag, check_k, check_ranking_inputs, plain
 from . import _common as C
 from . import _kernels as K
 
-__all__ = ["average_precision", "precision", "reciprocal_rank", "err"]
+__all__ = ["average_precision", "precision", "reciprocal_rank", "err", "ERR_MAX_GRADE"]
+
+#: ``err``'s default largest grade: RankLib's ``ERRScorer`` assumes grades 0-4 (``MAX = 16 = 2^4``).
+#: A constant, so that a query's ERR does not depend on the other queries of the batch.
+ERR_MAX_GRADE = 4.0
 
 
-def _binary(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None, threshold: float,
-            ties: str, metric: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
-    s, y, g = check_ranking_inputs(scores, labels, group_ptr)
+def _binary(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, qid: ArrayLike | None,
+            k: int | None, threshold: float, ties: str,
+            metric: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
     k = check_k(k)
     t = C.check_threshold(threshold)
     code = C.ties_code(ties)
@@ -23,8 +28,9 @@ def _binary(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int |
     return raw, n_rel, g
 
 
-def average_precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None = None, *,
-                      threshold: float = 1.0, empty: C.EmptyValue = 1.0, ties: str = "order",
+def average_precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
+                      k: int | None = None, *, qid: ArrayLike | None = None, threshold: float = 1.0,
+                      empty: C.EmptyValue = 1.0, ties: str = "order",
                       per_query: bool = False) -> float | NDArray[np.float64]:
     """Average precision at ``k`` per query; its mean over queries is MAP@k.
 
@@ -45,7 +51,7 @@ def average_precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
         non-relevant documents first.
 
     Args:
-        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
         k: cut-off, or ``None`` for the whole list.
         threshold: relevance threshold on the labels.
         empty: value of a query without relevant documents, a number in [0, 1] or ``"skip"``.
@@ -56,16 +62,18 @@ def average_precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
         MAP@k (float), or the per-query AP@k (NaN where skipped).
     """
     e = C.check_empty(empty)
-    raw, n_rel, _ = _binary(scores, labels, group_ptr, k, threshold, ties, K.AVERAGE_PRECISION)
+    pq = check_flag(per_query, "per_query")
+    raw, n_rel, _ = _binary(scores, labels, group_ptr, qid, k, threshold, ties, K.AVERAGE_PRECISION)
     norm = n_rel if k is None else np.minimum(n_rel, float(k))
-    return C.finish(C.normalise(raw, norm, e), per_query)
+    return C.finish(C.normalise(raw, norm, e), pq)
 
 
 _DIVISORS = ("k", "min")
 
 
-def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int, *, threshold: float = 1.0,
-              divisor: str = "k", ties: str = "order", per_query: bool = False) -> float | NDArray[np.float64]:
+def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
+              qid: ArrayLike | None = None, threshold: float = 1.0, divisor: str = "k", ties: str = "order",
+              per_query: bool = False) -> float | NDArray[np.float64]:
     """Precision at ``k``: the fraction of relevant documents among the top ``k``.
 
     Example:
@@ -80,7 +88,7 @@ def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int
         ``ties="average"`` is the exact expectation over random orders of each tie.
 
     Args:
-        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
         k: cut-off, an integer >= 1.
         threshold: relevance threshold on the labels.
         divisor: ``"k"`` or ``"min"`` (``min(k, n_q)``), see above.
@@ -93,14 +101,16 @@ def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int
     if k is None:
         raise ValueError("precision needs a cut-off k (an integer >= 1); got None")
     if not isinstance(divisor, str) or divisor not in _DIVISORS:
-        raise ValueError(f"divisor must be one of {', '.join(repr(d) for d in _DIVISORS)}; got {divisor!r}")
-    raw, _, g = _binary(scores, labels, group_ptr, k, threshold, ties, K.PRECISION)
+        raise ValueError(f"divisor must be one of {', '.join(repr(d) for d in _DIVISORS)}; got {plain(divisor)!r}")
+    pq = check_flag(per_query, "per_query")
+    raw, _, g = _binary(scores, labels, group_ptr, qid, k, threshold, ties, K.PRECISION)
     d = np.full(raw.shape[0], float(k)) if divisor == "k" else np.minimum(np.diff(g), k).astype(np.float64)
-    return C.finish(raw / d, per_query)
+    return C.finish(raw / d, pq)
 
 
-def reciprocal_rank(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None = None, *,
-                    threshold: float = 1.0, empty: C.EmptyValue = 1.0, ties: str = "order",
+def reciprocal_rank(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
+                    k: int | None = None, *, qid: ArrayLike | None = None, threshold: float = 1.0,
+                    empty: C.EmptyValue = 1.0, ties: str = "order",
                     per_query: bool = False) -> float | NDArray[np.float64]:
     """Reciprocal rank of the first relevant document; its mean over queries is MRR.
 
@@ -117,7 +127,7 @@ def reciprocal_rank(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, 
         ``s + j`` with probability ``C(n-j-1, r-1) / C(n, r)``.
 
     Args:
-        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
         k: cut-off, or ``None`` for the whole list.
         threshold: relevance threshold on the labels.
         empty: value of a query without relevant documents, a number in [0, 1] or ``"skip"``.
@@ -128,13 +138,14 @@ def reciprocal_rank(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, 
         MRR (float), or the per-query RR (NaN where skipped).
     """
     e = C.check_empty(empty)
-    raw, n_rel, _ = _binary(scores, labels, group_ptr, k, threshold, ties, K.RECIPROCAL_RANK)
+    pq = check_flag(per_query, "per_query")
+    raw, n_rel, _ = _binary(scores, labels, group_ptr, qid, k, threshold, ties, K.RECIPROCAL_RANK)
     out = np.where(n_rel > 0.0, raw, e)
-    return C.finish(out, per_query)
+    return C.finish(out, pq)
 
 
-def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None = None, *,
-        max_grade: float | None = None, ties: str = "order",
+def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
+        qid: ArrayLike | None = None, max_grade: float = ERR_MAX_GRADE, ties: str = "order",
         per_query: bool = False) -> float | NDArray[np.float64]:
     """Expected reciprocal rank (Chapelle, Metzler, Zhang and Grinspan, CIKM 2009).
 
@@ -145,22 +156,25 @@ def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | Non
     Definition:
         ``R_g = (2^g - 1) / 2^max_grade`` is the probability that a user stops at a document of
         grade ``g``; ``ERR@k = sum_{r=1}^{min(k, n_q)} (1/r) R_(r) prod_{i<r} (1 - R_(i))``.
-        ``max_grade`` defaults to the largest label in ``labels`` (all queries together);
-        a label above it is an error. ERR is not normalised: a query without relevant
+        ``max_grade`` defaults to :data:`ERR_MAX_GRADE` = 4 (grades 0-4, as RankLib's
+        ``ERRScorer``: ``R_4 = 15/16``), a constant so that a query's value does not depend
+        on the other queries evaluated with it; a label above ``max_grade`` is a
+        ``ValueError`` (pass the scale's top grade). ERR is not normalised: a query without relevant
         documents scores 0. ``ties``: ``"order"`` or ``"worst"`` only (ERR is not linear in
         the ranking, and no cheap exact tie average exists).
 
     Args:
-        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
         k: cut-off, or ``None`` for the whole list.
-        max_grade: the largest possible grade (a finite number >= every label).
+        max_grade: the largest possible grade (a finite number >= every label), default 4.
         ties: ``"order"`` or ``"worst"``.
         per_query: return the per-query array instead of the mean.
 
     Returns:
         Mean ERR@k over queries (float), or the per-query values.
     """
-    s, y, g = check_ranking_inputs(scores, labels, group_ptr)
+    pq = check_flag(per_query, "per_query")
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
     k = check_k(k)
     code = C.ties_code(ties, allowed=("order", "worst"))
     top = _check_max_grade(max_grade, y)
@@ -168,17 +182,21 @@ def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | Non
         stop = (np.exp2(y - top) - np.exp2(-top)) if y.size else y.copy()
     if not np.all(np.isfinite(stop)):
         raise ValueError(f"err: max_grade {top!r} is too large for float64 (2^max_grade overflows)")
-    return C.finish(K.err_kernel(s, y, stop, g, C.kernel_k(k), code), per_query)
+    return C.finish(K.err_kernel(s, y, stop, g, C.kernel_k(k), code), pq)
 
 
-def _check_max_grade(max_grade: float | None, y: NDArray[np.float64]) -> float:
-    if max_grade is None:
-        return float(y.max()) if y.size else 0.0
-    if isinstance(max_grade, bool) or not isinstance(max_grade, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(max_grade) or max_grade < 0:
-        raise ValueError(f"max_grade must be a finite number >= 0; got {max_grade!r}")
-    above = y > max_grade
+def _check_max_grade(max_grade: float, y: NDArray[np.float64]) -> float:
+    if isinstance(max_grade, (bool, np.bool_)) or not isinstance(max_grade, (int, float, np.integer, np.floating)):
+        raise TypeError(f"max_grade must be a finite number >= 0; got {plain(max_grade)!r}")
+    try:
+        top = float(max_grade)
+    except OverflowError:
+        top = float("inf")
+    if not np.isfinite(top) or top < 0:
+        raise ValueError(f"max_grade must be a finite number >= 0; got {plain(max_grade)!r}")
+    above = y > top
     if above.any():
         i = int(np.flatnonzero(above)[0])
-        raise ValueError(f"label {y[i]:g} (row {i}) exceeds max_grade={max_grade!r}")
-    return float(max_grade)
+        raise ValueError(f"label {y[i]:g} (row {i}) exceeds max_grade={top:g}; ERR needs the top grade "
+                         "of the label scale: pass max_grade=<largest possible label>")
+    return top

@@ -8,6 +8,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import plain
 from . import _kernels as K
 
 #: ``empty=`` accepts a number in [0, 1] or this string.
@@ -23,7 +24,7 @@ _GAINS = ("exp2", "linear")
 def ties_code(ties: str, *, allowed: tuple[str, ...] = ("order", "average", "worst")) -> int:
     """Kernel code of a ``ties`` option; ``ValueError`` naming an unknown value."""
     if not isinstance(ties, str) or ties not in allowed:
-        raise ValueError(f"ties must be one of {', '.join(repr(t) for t in allowed)}; got {ties!r}")
+        raise ValueError(f"ties must be one of {', '.join(repr(t) for t in allowed)}; got {plain(ties)!r}")
     return _TIES[ties]
 
 
@@ -33,21 +34,24 @@ def check_empty(empty: EmptyValue) -> float:
         if empty == SKIP:
             return math.nan
         raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {empty!r}")
-    if isinstance(empty, bool) or not isinstance(empty, (int, float, np.integer, np.floating)):
-        raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {empty!r}")
-    value = float(empty)
+    if isinstance(empty, (bool, np.bool_)) or not isinstance(empty, (int, float, np.integer, np.floating)):
+        raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {plain(empty)!r}")
+    value = float(empty) if not isinstance(empty, int) or abs(empty) <= 1 else math.inf
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {empty!r}")
+        raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {plain(empty)!r}")
     return value
 
 
 def check_threshold(threshold: float) -> float:
     """Relevance threshold (label >= threshold is relevant): a finite number."""
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)):
-        raise ValueError(f"threshold must be a finite number; got {threshold!r}")
-    t = float(threshold)
+    if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
+        raise ValueError(f"threshold must be a finite number; got {plain(threshold)!r}")
+    try:
+        t = float(threshold)
+    except OverflowError:
+        raise ValueError(f"threshold must be a finite number; got {plain(threshold)!r}") from None
     if not math.isfinite(t):
-        raise ValueError(f"threshold must be a finite number; got {threshold!r}")
+        raise ValueError(f"threshold must be a finite number; got {plain(threshold)!r}")
     return t
 
 
@@ -97,7 +101,7 @@ def check_label_gain(label_gain: ArrayLike) -> NDArray[np.float64]:
     numeric (else ``TypeError``), finite and non-negative (a negative gain makes NDCG leave
     [0, 1])."""
     if isinstance(label_gain, (str, bytes)) or np.ndim(label_gain) != 1:
-        raise ValueError(f"label_gain must be a 1-D sequence of gains indexed by label; got {label_gain!r}")
+        raise ValueError(f"label_gain must be a 1-D sequence of gains indexed by label; got {plain(label_gain)!r}")
     arr = np.asarray(label_gain)
     if arr.shape[0] == 0:
         raise ValueError("label_gain must not be empty")
@@ -114,7 +118,7 @@ def check_label_gain(label_gain: ArrayLike) -> NDArray[np.float64]:
 def discounts(discount: str, n: int) -> NDArray[np.float64]:
     """Discount of ranks 1..n: ``log2`` 1/log2(rank + 1); ``letor`` 1 for ranks 1-2, then 1/log2(rank)."""
     if not isinstance(discount, str) or discount not in _DISCOUNTS:
-        raise ValueError(f"discount must be one of {', '.join(repr(x) for x in _DISCOUNTS)}; got {discount!r}")
+        raise ValueError(f"discount must be one of {', '.join(repr(x) for x in _DISCOUNTS)}; got {plain(discount)!r}")
     rank = np.arange(1, max(n, 1) + 1, dtype=np.float64)
     if discount == "log2":
         return 1.0 / np.log2(rank + 1.0)

@@ -5,16 +5,17 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_k, check_ranking_inputs
+from .._validation import check_flag, check_k, check_ranking_inputs
 from . import _common as C
 from . import _kernels as K
 
 __all__ = ["dcg", "ndcg"]
 
 
-def _dcg_idcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None, gain: C.GainSpec,
-              discount: str, ties: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    s, y, g = check_ranking_inputs(scores, labels, group_ptr)
+def _dcg_idcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, qid: ArrayLike | None,
+              k: int | None, gain: C.GainSpec, discount: str,
+              ties: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
     k = check_k(k)
     code = C.ties_code(ties)
     d = C.discounts(discount, C.max_query_size(g))
@@ -22,8 +23,8 @@ def _dcg_idcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int
     return K.dcg_kernel(s, y, gains, g, d, C.kernel_k(k), code)
 
 
-def dcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None = None, *,
-        gain: C.GainSpec = "exp2", discount: str = "log2", ties: str = "order",
+def dcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
+        qid: ArrayLike | None = None, gain: C.GainSpec = "exp2", discount: str = "log2", ties: str = "order",
         per_query: bool = False) -> float | NDArray[np.float64]:
     """Discounted cumulative gain at ``k``, averaged over queries.
 
@@ -43,20 +44,25 @@ def dcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | Non
     Args:
         scores: model scores, shape ``(n_docs,)``, finite.
         labels: graded relevance labels >= 0, shape ``(n_docs,)``.
-        group_ptr: query offsets, shape ``(n_queries + 1,)`` (see :mod:`boostplug.groups`).
+        group_ptr: query offsets, shape ``(n_queries + 1,)`` (see :mod:`boostplug.groups`;
+            LightGBM's group sizes convert with ``group_ptr_from_sizes``).
         k: cut-off (an integer >= 1), or ``None`` for the whole list.
+        qid: instead of ``group_ptr``, one query id per row (each query's rows
+            contiguous, ids in any order); pass exactly one of the two.
         gain, discount, ties: conventions above.
         per_query: return the per-query array instead of the mean.
 
     Returns:
         The mean DCG over queries (float), or the per-query values, shape ``(n_queries,)``.
     """
-    raw, _ = _dcg_idcg(scores, labels, group_ptr, k, gain, discount, ties)
-    return C.finish(raw, per_query)
+    pq = check_flag(per_query, "per_query")
+    raw, _ = _dcg_idcg(scores, labels, group_ptr, qid, k, gain, discount, ties)
+    return C.finish(raw, pq)
 
 
-def ndcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | None = None, *,
-         gain: C.GainSpec = "exp2", discount: str = "log2", empty: C.EmptyValue = 1.0, ties: str = "order",
+def ndcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
+         qid: ArrayLike | None = None, gain: C.GainSpec = "exp2", discount: str = "log2",
+         empty: C.EmptyValue = 1.0, ties: str = "order",
          per_query: bool = False) -> float | NDArray[np.float64]:
     """Normalised DCG at ``k``, averaged over queries.
 
@@ -72,7 +78,7 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | No
         script, pyltr), or ``"skip"`` (NaN in the per-query array, left out of the mean).
 
     Args:
-        scores, labels, group_ptr, k, gain, discount, ties: as in :func:`dcg`.
+        scores, labels, group_ptr, k, qid, gain, discount, ties: as in :func:`dcg`.
         empty: value of a query with ideal DCG 0, a number in [0, 1] or ``"skip"``.
         per_query: return the per-query array instead of the mean.
 
@@ -80,5 +86,6 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, k: int | No
         The mean NDCG over (non-skipped) queries, or the per-query values (NaN where skipped).
     """
     e = C.check_empty(empty)
-    raw, ideal = _dcg_idcg(scores, labels, group_ptr, k, gain, discount, ties)
-    return C.finish(C.normalise(raw, ideal, e), per_query)
+    pq = check_flag(per_query, "per_query")
+    raw, ideal = _dcg_idcg(scores, labels, group_ptr, qid, k, gain, discount, ties)
+    return C.finish(C.normalise(raw, ideal, e), pq)

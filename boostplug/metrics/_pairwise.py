@@ -8,21 +8,85 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_ranking_inputs
+from .._validation import check_flag, check_ranking_inputs, plain
 from ..pairs import check_pairs, critical_pairs
 from . import _common as C
 from . import _kernels as K
 
-__all__ = ["rank_loss", "misordered_pairs", "pair_precision_at"]
+__all__ = ["rank_loss", "misordered_pairs", "pair_precision_at", "PAIR_MEMORY_LIMIT", "PairMemoryError",
+           "critical_pair_counts"]
 
 _KINDS = ("r1", "r2")
 
+#: Default limit (bytes) on the memory a pairwise metric may allocate for its list of pairs;
+#: a larger request is refused before allocating. Override per call with ``max_memory=``.
+PAIR_MEMORY_LIMIT = 1 << 30
 
-def _pairs_of(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, pairs: ArrayLike | None
+# Bytes per pair each function allocates: the (m, 2) int64 pair list plus its per-pair temporaries.
+_BYTES_PER_PAIR = {"rank_loss": 32, "rank_loss per_query": 56, "misordered_pairs": 25,
+                   "pair_precision_at": 74}
+
+
+class PairMemoryError(ValueError, MemoryError):
+    """A pairwise metric refused to list more pairs than its memory limit allows."""
+
+
+def critical_pair_counts(labels: NDArray[np.float64], group_ptr: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Critical pairs per query without listing them: ``(n_q^2 - sum_v c_v^2) / 2`` where ``c_v``
+    counts the query's documents with label ``v`` (O(n log n), no per-pair memory)."""
+    n = labels.shape[0]
+    nq = group_ptr.shape[0] - 1
+    if n == 0:
+        return np.zeros(nq, dtype=np.int64)
+    sizes = np.diff(group_ptr)
+    query = np.repeat(np.arange(nq, dtype=np.int64), sizes)
+    order = np.lexsort((labels, query))
+    ys, qs = labels[order], query[order]
+    new_run = np.ones(n, dtype=bool)
+    new_run[1:] = (ys[1:] != ys[:-1]) | (qs[1:] != qs[:-1])
+    starts = np.flatnonzero(new_run)
+    runs = np.diff(np.append(starts, n)).astype(np.int64)
+    same = np.zeros(nq, dtype=np.int64)
+    np.add.at(same, qs[starts], runs * runs)
+    return (sizes * sizes - same) // 2
+
+
+def _check_memory(what: str, n_pairs: int, limit: int | None, *, counts: NDArray[np.int64] | None = None,
+                  sizes: NDArray[np.int64] | None = None) -> None:
+    """``PairMemoryError`` when listing ``n_pairs`` pairs would take more than the limit."""
+    if limit is None:
+        limit = PAIR_MEMORY_LIMIT
+    if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, (int, np.integer)) or limit < 0:
+        raise TypeError(f"max_memory must be a number of bytes (an integer >= 0); got {plain(limit)!r}")
+    need = n_pairs * _BYTES_PER_PAIR[what]
+    if need <= limit:
+        return
+    where = ""
+    if counts is not None and sizes is not None and counts.size:
+        q = int(np.argmax(counts))
+        where = (f"query {q} alone has {int(sizes[q]):,} documents and {int(counts[q]):,} critical pairs; ")
+    raise PairMemoryError(
+        f"{what.split()[0]}: {where}listing all {n_pairs:,} pairs would allocate about {_gib(need)} "
+        f"(limit {_gib(int(limit))}); pass max_memory=<bytes> to allow it, or evaluate fewer/smaller queries"
+    )
+
+
+def _gib(n_bytes: int) -> str:
+    return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:.1f} MiB"
+
+
+def _pairs_of(what: str, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None,
+              qid: ArrayLike | None, pairs: ArrayLike | None, max_memory: int | None
               ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
-    """Validated scores, the preference pairs (critical pairs when ``pairs`` is None), and group_ptr."""
-    s, y, g = check_ranking_inputs(scores, labels, group_ptr)
-    p = critical_pairs(y, g) if pairs is None else check_pairs(pairs, s.shape[0])
+    """Validated scores, the preference pairs (critical pairs when ``pairs`` is None), and group_ptr;
+    refuses (``PairMemoryError``) before allocating more than ``max_memory`` bytes of pairs."""
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
+    if pairs is None:
+        counts = critical_pair_counts(y, g)
+        _check_memory(what, int(counts.sum()), max_memory, counts=counts, sizes=np.diff(g))
+        return s, critical_pairs(y, g), g
+    p = check_pairs(pairs, s.shape[0])
+    _check_memory(what, p.shape[0], max_memory)
     return s, p, g
 
 
@@ -40,8 +104,9 @@ def _query_of_pairs(p: NDArray[np.int64], g: NDArray[np.int64]) -> NDArray[np.in
     return q0
 
 
-def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, *, kind: str = "r2",
-              pairs: ArrayLike | None = None, per_query: bool = False) -> float | NDArray[np.float64]:
+def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, *,
+              qid: ArrayLike | None = None, kind: str = "r2", pairs: ArrayLike | None = None,
+              per_query: bool = False, max_memory: int | None = None) -> float | NDArray[np.float64]:
     """RankBoost's empirical ranking loss R1 or R2 over preference pairs (lower is better).
 
     Example:
@@ -56,20 +121,27 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, *, kin
         count half). The float result weights every pair equally across queries (it is
         not the mean of the per-query values). NaN when there is no pair.
 
+        The pairs are listed in memory (about 32 bytes each, 56 with ``per_query``): a call
+        that would need more than ``max_memory`` is refused with :class:`PairMemoryError`
+        (a ``ValueError`` and ``MemoryError``) before anything is allocated.
+
     Args:
-        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
         kind: ``"r1"`` or ``"r2"``.
         pairs: explicit preference pairs, shape ``(n_pairs, 2)``, preferred row first
             (then ``labels`` only serve validation and ``per_query``).
         per_query: per-query loss over that query's pairs (NaN for a query without pairs);
             explicit pairs must then lie within one query each.
+        max_memory: bytes the pair list may take; default :data:`PAIR_MEMORY_LIMIT` (1 GiB).
 
     Returns:
         The loss (float), or per-query losses, shape ``(n_queries,)``.
     """
     if not isinstance(kind, str) or kind.lower() not in _KINDS:
-        raise ValueError(f"kind must be 'r1' or 'r2'; got {kind!r}")
-    s, p, g = _pairs_of(scores, labels, group_ptr, pairs)
+        raise ValueError(f"kind must be 'r1' or 'r2'; got {plain(kind)!r}")
+    per_query = check_flag(per_query, "per_query")
+    what = "rank_loss per_query" if per_query else "rank_loss"
+    s, p, g = _pairs_of(what, scores, labels, group_ptr, qid, pairs, max_memory)
     out = K.pair_outcomes(s, p)
     if kind.lower() == "r1":
         out = np.where(out > 0.0, 1.0, 0.0)
@@ -82,8 +154,9 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, *, kin
     return C.normalise(total, count, math.nan)
 
 
-def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, *,
-                     pairs: ArrayLike | None = None) -> int:
+def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, *,
+                     qid: ArrayLike | None = None, pairs: ArrayLike | None = None,
+                     max_memory: int | None = None) -> int:
     """Number of preference pairs the scores strictly reverse.
 
     Example:
@@ -94,18 +167,20 @@ def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike,
         ``sum_i 1[h(x_i) < h(x'_i)]`` over the pairs (``x_i`` preferred); ties are not counted.
 
     Args:
-        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
+        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
         pairs: explicit preference pairs (preferred row first); default: all critical pairs.
+        max_memory: as in :func:`rank_loss` (about 25 bytes per pair).
 
     Returns:
         The count (int).
     """
-    s, p, _ = _pairs_of(scores, labels, group_ptr, pairs)
+    s, p, _ = _pairs_of("misordered_pairs", scores, labels, group_ptr, qid, pairs, max_memory)
     return int(np.count_nonzero(K.pair_outcomes(s, p) == 1.0))
 
 
-def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, percent: float, *,
-                      pairs: ArrayLike | None = None) -> float:
+def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
+                      percent: float | None = None, *, qid: ArrayLike | None = None,
+                      pairs: ArrayLike | None = None, max_memory: int | None = None) -> float:
     """QBRank's "precision at K%" of preference pairs (Zheng et al., NIPS 2007, Sec. 5).
 
     Example:
@@ -122,17 +197,20 @@ def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
         NaN when there is no pair.
 
     Args:
-        scores, labels, group_ptr: as in :func:`boostplug.metrics.ndcg`.
-        percent: K, in (0, 100].
+        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
+        percent: K, in (0, 100] (required).
         pairs: explicit preference pairs (preferred row first); default: all critical pairs.
+        max_memory: as in :func:`rank_loss` (about 74 bytes per pair).
 
     Returns:
         The precision (float).
     """
-    if isinstance(percent, bool) or not isinstance(percent, (int, float, np.integer, np.floating)) \
-            or not (0.0 < float(percent) <= 100.0):
-        raise ValueError(f"percent must be a number in (0, 100]; got {percent!r}")
-    s, p, _ = _pairs_of(scores, labels, group_ptr, pairs)
+    if isinstance(percent, (bool, np.bool_)) or not isinstance(percent, (int, float, np.integer, np.floating)):
+        raise TypeError(f"percent must be a number in (0, 100]; got {plain(percent)!r}")
+    if not (isinstance(percent, (int, np.integer)) and 0 < percent <= 100
+            or not isinstance(percent, (int, np.integer)) and 0.0 < float(percent) <= 100.0):
+        raise ValueError(f"percent must be a number in (0, 100]; got {plain(percent)!r}")
+    s, p, _ = _pairs_of("pair_precision_at", scores, labels, group_ptr, qid, pairs, max_memory)
     m = p.shape[0]
     if m == 0:
         return math.nan

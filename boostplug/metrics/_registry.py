@@ -2,7 +2,7 @@
 
 Used by the framework eval hooks, the boosters' early stopping and the compare CLI:
 the names and the returned call shape ``fn(scores, labels, group_ptr, per_query=False)``
-are stable.
+(or ``fn(scores, labels, qid=..., per_query=False)``) are stable.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Callable, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import INT64_MAX, check_flag, plain
 from ._ndcg import dcg, ndcg
 from ._pairwise import rank_loss
 from ._binary import average_precision, err, precision, reciprocal_rank
@@ -21,8 +22,8 @@ __all__ = ["MetricFn", "parse_name", "by_name", "higher_is_better", "NAMES"]
 
 
 class MetricFn(Protocol):
-    def __call__(self, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike,
-                 per_query: bool = False) -> float | NDArray[np.float64]: ...
+    def __call__(self, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
+                 per_query: bool = False, *, qid: ArrayLike | None = None) -> float | NDArray[np.float64]: ...
 
 
 # canonical base -> (accepts @k, needs @k)
@@ -39,7 +40,7 @@ _PATTERN = re.compile(r"^([a-z0-9]+?)(?:@(\d+))?$")
 
 def _invalid(name: object, why: str = "") -> ValueError:
     extra = f" ({why})" if why else ""
-    return ValueError(f"unknown metric name {name!r}{extra}; valid names: {', '.join(NAMES)} (k an integer >= 1)")
+    return ValueError(f"unknown metric name {plain(name)!r}{extra}; valid names: {', '.join(NAMES)} (k an integer >= 1)")
 
 
 def parse_name(name: str) -> tuple[str, int | None]:
@@ -55,7 +56,10 @@ def parse_name(name: str) -> tuple[str, int | None]:
     base = _ALIASES.get(m.group(1), m.group(1))
     if base not in _BASES:
         raise _invalid(name)
-    k = int(m.group(2)) if m.group(2) is not None else None
+    digits = m.group(2)
+    if digits is not None and len(digits.lstrip("0")) > len(str(INT64_MAX)):
+        raise _invalid(name, f"k = {digits} does not fit in int64")
+    k = int(digits) if digits is not None else None
     takes_k, needs_k = _BASES[base]
     if k is not None and not takes_k:
         raise _invalid(name, f"{base} takes no cut-off")
@@ -63,6 +67,8 @@ def parse_name(name: str) -> tuple[str, int | None]:
         raise _invalid(name, f"{base} needs a cut-off, e.g. {base}@10")
     if k is not None and k < 1:
         raise _invalid(name, "k must be >= 1")
+    if k is not None and k > INT64_MAX:
+        raise _invalid(name, f"k = {k} does not fit in int64")
     return base, k
 
 
@@ -78,9 +84,9 @@ def _listwise(base: str, k: int | None) -> Callable[..., float | NDArray[np.floa
     }
     fn = fns[base]
 
-    def metric(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike,
-               per_query: bool = False) -> float | NDArray[np.float64]:
-        return fn(scores, labels, group_ptr, k, per_query=per_query)
+    def metric(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
+               per_query: bool = False, *, qid: ArrayLike | None = None) -> float | NDArray[np.float64]:
+        return fn(scores, labels, group_ptr, k, qid=qid, per_query=check_flag(per_query, "per_query"))
 
     return metric
 
@@ -88,14 +94,16 @@ def _listwise(base: str, k: int | None) -> Callable[..., float | NDArray[np.floa
 def by_name(name: str) -> MetricFn:
     """The metric called ``name`` with boostplug's default conventions.
 
-    Returns ``fn(scores, labels, group_ptr, per_query=False)``: the mean over queries
+    Returns ``fn(scores, labels, group_ptr, per_query=False, *, qid=None)`` (pass exactly one
+    of ``group_ptr`` and ``qid``): the mean over queries
     (or, for ``r1``/``r2``, over all critical pairs), or the per-query array.
     """
     base, k = parse_name(name)
     if base in ("r1", "r2"):
-        def metric(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike,
-                   per_query: bool = False) -> float | NDArray[np.float64]:
-            return rank_loss(scores, labels, group_ptr, kind=base, per_query=per_query)
+        def metric(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
+                   per_query: bool = False, *, qid: ArrayLike | None = None) -> float | NDArray[np.float64]:
+            return rank_loss(scores, labels, group_ptr, qid=qid, kind=base,
+                             per_query=check_flag(per_query, "per_query"))
     else:
         metric = _listwise(base, k)
     metric.__name__ = metric.__qualname__ = name.strip().lower()

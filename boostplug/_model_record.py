@@ -1,0 +1,257 @@
+"""What trained a saved model: the boostplug objective record shared by the framework adapters.
+
+A model trained with a callable objective does not say what trained it: LightGBM writes
+no ``objective=`` line, XGBoost writes ``reg:squarederror``. The adapters add one compact
+JSON record, the same for both frameworks::
+
+    {"boostplug":"0.1.0","format":1,"objective":"mpboost","params":{"ddf":"ldd"}}
+
+* LightGBM: one line ``[boostplug_objective: {...}]`` in the model text's
+  ``parameters:`` section, which LightGBM loads back, ignores, and writes out again
+  unchanged when a loaded model is saved (``model_to_string``); treelite ignores it too.
+* XGBoost: the booster attribute ``boostplug_objective`` (``Booster.set_attr``), which
+  XGBoost keeps in its JSON and UBJSON model files.
+
+Parameters are saved by value (strings, numbers, booleans, ``None``, short numeric lists
+such as NDCG_Boost's ``label_gain``), except those that index rows of the training set
+(QBRank's explicit ``pairs``): those mean nothing without that training set, so only
+their fingerprint is saved (shape, dtype, SHA-256 of the int64 values). The record then
+says that they were given and which ones, and :meth:`ObjectiveRecord.params_with`
+takes them back, checked against the fingerprint.
+
+A record is validated when read: a known format, a registered objective, parameters
+that ``boostplug.objectives.get(name).check`` accepts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import objectives as _objectives
+
+__all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "lightgbm_text_with_record",
+           "record_from_lightgbm_text"]
+
+#: Name of the record: the LightGBM parameter line's key and the XGBoost attribute.
+RECORD_KEY = "boostplug_objective"
+#: Version of the record's layout; a reader refuses a newer one.
+FORMAT = 1
+#: Parameters that hold row indices of one training set (saved as a fingerprint only).
+ROW_INDEX_PARAMS = ("pairs",)
+# Objective.check stands in for row-index parameters, so any value does for validation.
+_STAND_IN = [[0, 1]]
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Shape, dtype and SHA-256 of a row-index parameter that the record does not hold."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    sha256: str
+
+    @classmethod
+    def of(cls, value: Any) -> "Fingerprint":
+        arr = _canonical_array(value)
+        return cls(tuple(int(s) for s in arr.shape), str(arr.dtype), hashlib.sha256(arr.tobytes()).hexdigest())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"dtype": self.dtype, "shape": list(self.shape), "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class ObjectiveRecord:
+    """The boostplug objective a model was trained with, as saved in the model file.
+
+    Attributes:
+        name: the registered objective's name (``boostplug.objectives.names()``).
+        params: the parameters given to it, by value.
+        fingerprints: parameters given but saved only as a :class:`Fingerprint`
+            (row indices of the training set, such as QBRank's ``pairs``).
+        version: the boostplug version that wrote the record.
+    """
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    fingerprints: Mapping[str, Fingerprint] = field(default_factory=dict)
+    version: str = ""
+
+    def params_with(self, **row_params: Any) -> dict[str, Any]:
+        """The parameters to rebuild the objective, with the fingerprinted ones given back.
+
+        Example: ``bpl.objective(rec.name, **rec.params_with(pairs=pairs))``. Each
+        fingerprinted parameter must be given and match its fingerprint (``ValueError``
+        otherwise, naming it); a parameter that was not fingerprinted is a ``TypeError``.
+        """
+        extra = sorted(set(row_params) - set(self.fingerprints))
+        if extra:
+            raise TypeError(f"params_with: {extra} were not fingerprinted in this record "
+                            f"(fingerprinted: {sorted(self.fingerprints)})")
+        out = dict(self.params)
+        for key, fp in self.fingerprints.items():
+            if key not in row_params:
+                raise ValueError(
+                    f"the {self.name!r} objective was trained with {key} of shape {list(fp.shape)}, which the "
+                    f"model file holds only as a fingerprint: pass them, params_with({key}=...)"
+                )
+            got = Fingerprint.of(row_params[key])
+            if got != fp:
+                raise ValueError(
+                    f"{key} given (shape {list(got.shape)}, sha256 {got.sha256[:12]}...) are not the ones the model "
+                    f"was trained with (shape {list(fp.shape)}, sha256 {fp.sha256[:12]}...)"
+                )
+            out[key] = row_params[key]
+        return out
+
+    def to_json(self) -> str:
+        """The compact JSON text saved in model files."""
+        doc: dict[str, Any] = {"boostplug": self.version, "format": FORMAT, "objective": self.name,
+                               "params": dict(self.params)}
+        if self.fingerprints:
+            doc["fingerprints"] = {k: v.to_json() for k, v in self.fingerprints.items()}
+        return json.dumps(doc, separators=(",", ":"), sort_keys=True, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "ObjectiveRecord":
+        """Parse and validate a record (``ValueError`` saying what is wrong)."""
+        try:
+            doc = json.loads(text)
+        except (TypeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"the model's {RECORD_KEY} record is not JSON ({exc}): {_clip(text)}") from None
+        if not isinstance(doc, dict):
+            raise ValueError(f"the model's {RECORD_KEY} record is not a JSON object: {_clip(text)}")
+        fmt = doc.get("format")
+        if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt < 1:
+            raise ValueError(f"the model's {RECORD_KEY} record has no valid format number: {_clip(text)}")
+        if fmt > FORMAT:
+            raise ValueError(f"the model's {RECORD_KEY} record has format {fmt}, newer than this boostplug reads "
+                             f"({FORMAT}); upgrade boostplug (the record was written by {doc.get('boostplug')!r})")
+        name, params, fps = doc.get("objective"), doc.get("params", {}), doc.get("fingerprints", {})
+        if not isinstance(name, str):
+            raise ValueError(f"the model's {RECORD_KEY} record names no objective: {_clip(text)}")
+        if not isinstance(params, dict) or not isinstance(fps, dict):
+            raise ValueError(f"the model's {RECORD_KEY} record has malformed params or fingerprints: {_clip(text)}")
+        try:
+            fingerprints = {str(k): Fingerprint(tuple(int(s) for s in v["shape"]), str(v["dtype"]), str(v["sha256"]))
+                            for k, v in fps.items()}
+        except (TypeError, KeyError, ValueError):
+            raise ValueError(f"the model's {RECORD_KEY} record has a malformed fingerprint: {_clip(text)}") from None
+        record = cls(_objectives.get(name).name, params, fingerprints, str(doc.get("boostplug", "")))
+        record.validate()
+        return record
+
+    def validate(self) -> None:
+        """Check the name and parameters with the objective registry."""
+        obj = _objectives.get(self.name)
+        clash = sorted(set(self.params) & set(self.fingerprints))
+        if clash:
+            raise ValueError(f"the {RECORD_KEY} record gives {clash} both by value and as a fingerprint")
+        stand_in = dict(self.params)
+        stand_in.update({k: _STAND_IN for k in self.fingerprints})
+        obj.check(stand_in)
+
+
+def record_for(objective: Any) -> ObjectiveRecord:
+    """The record of ``objective``: a boostplug objective built by an adapter
+    (``boostplug.lightgbm.objective(...)``, ``boostplug.xgboost.objective(...)``, ...),
+    an :class:`ObjectiveRecord`, or a registered objective's name (default parameters)."""
+    from . import __version__
+
+    if isinstance(objective, ObjectiveRecord):
+        objective.validate()
+        return objective
+    if isinstance(objective, str):
+        name, given = _objectives.get(objective).name, {}
+    elif hasattr(objective, "name") and isinstance(getattr(objective, "params", None), dict):
+        name, given = objective.name, objective.params
+    else:
+        raise TypeError(
+            f"expected a boostplug objective (boostplug.lightgbm.objective(...), boostplug.xgboost.objective(...)) "
+            f"or an objective name, got {type(objective).__name__}"
+        )
+    params: dict[str, Any] = {}
+    fingerprints: dict[str, Fingerprint] = {}
+    for key, value in given.items():
+        if key in ROW_INDEX_PARAMS and value is not None:
+            fingerprints[key] = Fingerprint.of(value)
+        else:
+            params[key] = _savable(name, key, value)
+    record = ObjectiveRecord(name, params, fingerprints, __version__)
+    record.validate()
+    return record
+
+
+def _savable(name: str, key: str, value: Any) -> Any:
+    """``value`` as plain JSON (numpy scalars and arrays become numbers and lists)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{name}: parameter {key}={value} cannot be saved (not finite)")
+        return value
+    if isinstance(value, (list, tuple, np.ndarray)):
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"{name}: parameter {key} is an array of {arr.dtype}; only numeric arrays can be saved")
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name}: parameter {key} has non-finite values and cannot be saved")
+        return arr.tolist()
+    raise TypeError(f"{name}: parameter {key} of type {type(value).__name__} cannot be saved in a model file "
+                    "(strings, numbers, booleans, None and numeric arrays can)")
+
+
+def _canonical_array(value: Any) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype.kind in "biu":
+        return np.ascontiguousarray(arr, dtype=np.int64)
+    if arr.dtype.kind == "f":
+        return np.ascontiguousarray(arr, dtype=np.float64)
+    raise TypeError(f"expected a numeric array, got {arr.dtype}")
+
+
+def _clip(text: Any, n: int = 200) -> str:
+    s = str(text)
+    return s if len(s) <= n else s[:n] + "..."
+
+
+_LGB_PREFIX = f"[{RECORD_KEY}: "
+
+
+def lightgbm_text_with_record(model_str: str, record: ObjectiveRecord | None) -> str:
+    """LightGBM model text with ``record`` as the last line of its parameters section
+    (replacing a record already there; ``None`` removes it)."""
+    lines = [ln for ln in model_str.split("\n") if not ln.startswith(_LGB_PREFIX)]
+    if record is None:
+        return "\n".join(lines)
+    entry = f"{_LGB_PREFIX}{record.to_json()}]"
+    try:
+        end = lines.index("end of parameters")
+    except ValueError:
+        # A model without a parameters section (LightGBM writes it before pandas_categorical).
+        at = next((i for i, ln in enumerate(lines) if ln.startswith("pandas_categorical:")), len(lines))
+        lines[at:at] = ["parameters:", entry, "end of parameters", ""]
+    else:
+        lines.insert(end, entry)
+    return "\n".join(lines)
+
+
+def record_from_lightgbm_text(model_str: str) -> ObjectiveRecord | None:
+    """The record in LightGBM model text, validated; ``None`` when there is none."""
+    start = model_str.find("\n" + _LGB_PREFIX)
+    if start < 0:
+        return None
+    start += 1 + len(_LGB_PREFIX)
+    end = model_str.find("\n", start)
+    line = model_str[start:] if end < 0 else model_str[start:end]
+    line = line.rstrip("\r")
+    if not line.endswith("]"):
+        raise ValueError(f"the model's {RECORD_KEY} line is cut short: {_clip(line)}")
+    return ObjectiveRecord.from_json(line[:-1])

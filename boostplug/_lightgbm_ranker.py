@@ -1,0 +1,198 @@
+"""``boostplug.lightgbm.LGBMRanker``: LightGBM's ranker taking a boostplug objective by name.
+
+The shared logic is in :mod:`boostplug._sklearn_rankers`; this module maps it onto
+``lightgbm.LGBMRanker``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import lightgbm as lgb
+import numpy as np
+from lightgbm.basic import _ConfigAliases
+from numpy.typing import ArrayLike
+
+from . import objectives as _objectives
+from ._atomic import write_text
+from ._sklearn_rankers import OWN_PARAMS, RankerMixin, is_boostplug_objective, model_record
+from .lightgbm import sklearn_metric, sklearn_objective
+
+__all__ = ["LGBMRanker"]
+
+
+@functools.cache
+def _lightgbm_param_names() -> frozenset[str]:
+    """Every LightGBM parameter and alias (LightGBM's own table, as its sklearn wrapper uses)."""
+    table = _ConfigAliases._get_all_param_aliases()
+    return frozenset(table) | frozenset(a for aliases in table.values() for a in aliases)
+
+
+@functools.cache
+def _named_params() -> frozenset[str]:
+    """Parameters in the estimator signatures (LightGBM's sklearn-level ones included)."""
+    names = set(inspect.signature(lgb.LGBMModel.__init__).parameters) | set(OWN_PARAMS) | {"objective"}
+    return frozenset(names - {"self", "kwargs"})
+
+
+# LightGBM 4.6+ takes validation data as eval_X/eval_y and deprecates eval_set.
+_HAS_EVAL_X = "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters
+
+
+class LGBMRanker(RankerMixin, lgb.LGBMRanker):
+    """``lightgbm.LGBMRanker`` that takes a boostplug objective by name, with its parameters.
+
+    Example:
+        >>> ranker = LGBMRanker(objective="mpboost", ddf="ldd", n_estimators=300,
+        ...                     early_stopping_rounds=20, n_jobs=1)            # doctest: +SKIP
+        >>> ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qid_v])  # doctest: +SKIP
+        >>> ranker.score(Xt, yt, qid=qid_t)        # mean NDCG@10               # doctest: +SKIP
+
+    Args:
+        objective: a boostplug objective name (:func:`boostplug.objectives.names`), or anything
+            ``lightgbm.LGBMRanker`` takes (``"lambdarank"``, ``"rank_xendcg"``, a callable;
+            ``None`` is ``"lambdarank"``).
+        eval_metric: the boostplug metric evaluated on ``eval_set`` each round and used by early
+            stopping and :meth:`score` (``"ndcg@10"``, ``"map@10"``, ``"err@10"``...). LightGBM's
+            own metrics are switched off (``metric="None"``); passing ``metric=`` is an error.
+        early_stopping_rounds: stop when ``eval_metric`` on the last eval set has not improved
+            for this many rounds (in the metric's direction); ``predict`` then uses the best round.
+        **kwargs: the objective's parameters (``ddf=``, ``tau=``...; they appear in
+            ``get_params`` and never reach LightGBM) and any other LightGBM parameter.
+            Unknown names and invalid objective values raise ``ValueError`` at ``fit``.
+    """
+
+    _framework = "LightGBM"
+    _knows_every_param = True
+
+    def __init__(self, *, objective: Any = None, eval_metric: str = "ndcg@10",
+                 early_stopping_rounds: int | None = None, **kwargs: Any) -> None:
+        super().__init__(objective=objective, **kwargs)
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+
+    def _extra_params(self) -> dict[str, Any]:
+        named = _named_params()
+        return {k: v for k, v in self._other_params.items() if k not in named}
+
+    def _knows_param(self, name: str) -> bool:
+        return name in _lightgbm_param_names()
+
+    def _objective_param_names(self) -> set[str]:
+        return set(_objectives.get(self.objective).defaults) if is_boostplug_objective(self.objective) else set()
+
+    def _process_params(self, stage: str) -> dict[str, Any]:
+        params = super()._process_params(stage)
+        for key in (*OWN_PARAMS, *self._objective_param_names()):
+            params.pop(key, None)
+        # The boostplug eval_metric is the only metric: LightGBM's defaults would join early stopping.
+        for alias in _ConfigAliases.get("metric"):
+            params.pop(alias, None)
+        params["metric"] = "None"
+        if is_boostplug_objective(params.get("objective")):
+            params["objective"] = "None"  # set_params(objective=name) after fit: predict needs no objective
+        return params
+
+    def fit(  # type: ignore[override]
+        self,
+        X: Any,
+        y: ArrayLike,
+        *,
+        qid: ArrayLike | None = None,
+        group: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        init_score: ArrayLike | None = None,
+        eval_set: Sequence[tuple[Any, Any]] | None = None,
+        eval_qid: Sequence[ArrayLike] | None = None,
+        eval_group: Sequence[ArrayLike] | None = None,
+        eval_sample_weight: Sequence[ArrayLike] | None = None,
+        eval_init_score: Sequence[ArrayLike] | None = None,
+        eval_names: Sequence[str] | None = None,
+        feature_name: Any = "auto",
+        categorical_feature: Any = "auto",
+        callbacks: list[Callable] | None = None,
+        init_model: Any = None,
+    ) -> "LGBMRanker":
+        """Fit on queries given by ``qid`` (one id per row, each query's rows adjacent, any
+        order) or ``group`` (query sizes).
+
+        ``sample_weight``: one per row (constant within a query) or one per query.
+        ``eval_set``: ``[(X, y), ...]`` with ``eval_qid`` (or ``eval_group``) for each;
+        ``eval_metric`` is recorded for each in ``evals_result_`` and early stopping watches
+        the last one. Other arguments as ``lightgbm.LGBMRanker.fit``.
+        """
+        plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
+                              eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=eval_sample_weight)
+        metric_given = sorted(set(plan.choice.booster_params) & _ConfigAliases.get("metric"))
+        if metric_given:
+            key = metric_given[0]
+            raise ValueError(
+                f"{key}={plan.choice.booster_params[key]!r}: this ranker evaluates its eval_metric (a boostplug "
+                f"metric name, now {self.eval_metric!r}) and switches LightGBM's metrics off; set eval_metric= instead"
+            )
+        if plan.choice.name is not None:
+            self._objective = sklearn_objective(plan.choice.name, **plan.choice.params)
+        else:
+            self._objective = self.objective
+        callbacks = list(callbacks or [])
+        if plan.early_stopping_rounds is not None:
+            callbacks.append(lgb.early_stopping(plan.early_stopping_rounds, verbose=False))
+        eval_kw: dict[str, Any] = {}
+        if plan.evals:
+            if _HAS_EVAL_X:
+                eval_kw = {"eval_X": tuple(e.X for e in plan.evals), "eval_y": tuple(e.y for e in plan.evals)}
+            else:
+                eval_kw = {"eval_set": [(e.X, e.y) for e in plan.evals]}
+            weights = [None if e.query_weights is None else np.repeat(e.query_weights, np.diff(e.group_ptr))
+                       for e in plan.evals]
+            eval_kw.update(
+                eval_group=[np.diff(e.group_ptr) for e in plan.evals],
+                eval_sample_weight=None if all(w is None for w in weights) else weights,
+                eval_init_score=eval_init_score,
+                eval_names=eval_names,
+                eval_metric=sklearn_metric(plan.metric.name),
+            )
+        super().fit(X, y, sample_weight=plan.row_weights(), init_score=init_score, group=plan.sizes,
+                    feature_name=feature_name, categorical_feature=categorical_feature, callbacks=callbacks,
+                    init_model=init_model, **eval_kw)
+        return self
+
+    def save_model(self, path: str | os.PathLike[str]) -> None:
+        """Write the model as LightGBM model text (up to the best round when early stopping
+        chose one), recording which boostplug objective trained it and with which parameters."""
+        text = self.booster_.model_to_string()
+        rec = model_record()
+        if rec is not None and is_boostplug_objective(self.objective) and callable(self._objective):
+            text = rec.lightgbm_text_with_record(text, rec.record_for(self._objective))
+        write_text(path, text)
+
+    def load_model(self, path: str | os.PathLike[str]) -> "LGBMRanker":
+        """Load a model file (from :meth:`save_model` or ``Booster.save_model``) into this ranker.
+
+        The objective recorded in the file becomes ``objective`` and its parameters estimator
+        parameters again (``get_params``), so a refit trains the same way; row-index parameters
+        (QBRank's ``pairs``) are recorded only as a fingerprint and are not restored.
+        """
+        text = Path(path).read_text(encoding="utf-8")
+        rec = model_record()
+        record = rec.record_from_lightgbm_text(text) if rec is not None else None
+        booster = lgb.Booster(model_str=text)
+        self._Booster = booster
+        self._n_features = booster.num_feature()
+        self._n_features_in = booster.num_feature()
+        names = booster.feature_name()
+        self._fitted_with_feature_names = names != [f"Column_{i}" for i in range(len(names))]
+        self._best_iteration = -1
+        self._best_score = {}
+        self._evals_result = {}
+        if record is not None:
+            self.set_params(objective=record.name, **record.params)
+            self._objective = sklearn_objective(record.name, **record.params)
+        elif isinstance(booster.params.get("objective"), str) and booster.params["objective"] != "custom":
+            self.set_params(objective=booster.params["objective"])
+        self.fitted_ = True
+        return self

@@ -1,0 +1,291 @@
+"""Framework-neutral logic of boostplug's scikit-learn rankers.
+
+:class:`boostplug.lightgbm.LGBMRanker` and :class:`boostplug.xgboost.XGBRanker` subclass the
+frameworks' own rankers and take a boostplug objective by *name*, with its parameters as
+ordinary estimator parameters::
+
+    LGBMRanker(objective="qbrank", tau=1.0, n_estimators=300)
+    XGBRanker(objective="mpboost", ddf="ldd", early_stopping_rounds=20)
+
+Everything the two share lives here: telling the objective's parameters from the booster's
+(so ``get_params``/``clone``/``GridSearchCV`` see them and the booster never does), query
+groups from ``qid`` or ``group`` sizes, query weights, the evaluation metric and early-stopping
+settings, ``score``, scikit-learn metadata routing, and the objective record of saved models.
+The framework modules only translate these into ``lgb``/``xgb`` calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import objectives as _objectives
+from ._adapter import MetricSpec, metric_query_weights, query_weights_from_rows
+from .groups import group_ptr_from_qid, group_ptr_from_sizes
+
+__all__ = ["RankerMixin", "FitPlan", "ObjectiveChoice", "resolve_objective", "objective_param_names",
+           "OWN_PARAMS"]
+
+#: Parameters of the boostplug rankers themselves (never forwarded to a booster).
+OWN_PARAMS = ("eval_metric", "early_stopping_rounds")
+
+
+def _plain(value: Any) -> Any:
+    """A value for an error message: numpy scalars as plain Python numbers."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def objective_param_names() -> dict[str, list[str]]:
+    """Parameter name -> the registered objectives that take it."""
+    owners: dict[str, list[str]] = {}
+    for name in _objectives.names():
+        for key in _objectives.get(name).defaults:
+            owners.setdefault(key, []).append(name)
+    return owners
+
+
+def is_boostplug_objective(objective: Any) -> bool:
+    return isinstance(objective, str) and objective.lower() in _objectives.names()
+
+
+@dataclass(frozen=True)
+class ObjectiveChoice:
+    """What an estimator's ``objective`` and extra parameters mean.
+
+    ``name`` is the boostplug objective's registered name, or ``None`` for a framework
+    objective (``"lambdarank"``, ``"rank:ndcg"``, a callable); ``params`` its parameters;
+    ``booster_params`` the extra parameters left for the framework's booster.
+    """
+
+    name: str | None
+    params: dict[str, Any] = field(default_factory=dict)
+    booster_params: dict[str, Any] = field(default_factory=dict)
+
+
+def resolve_objective(
+    objective: Any,
+    extra: Mapping[str, Any],
+    *,
+    framework: str,
+    knows: Callable[[str], bool],
+    complete: bool,
+) -> ObjectiveChoice:
+    """Split ``extra`` (the estimator's parameters beyond its named ones) between the objective
+    and the booster, and validate the objective's parameters without data.
+
+    Args:
+        objective: the estimator's ``objective``: a boostplug objective name, or anything the
+            framework takes itself.
+        extra: the estimator's extra keyword parameters.
+        framework: ``"LightGBM"`` or ``"XGBoost"``, for messages.
+        knows: whether a name is a parameter (or alias) the framework knows.
+        complete: whether ``knows`` lists every framework parameter; if not (XGBoost offers no
+            list), only other objectives' parameters are caught here and the framework warns
+            about the rest itself.
+
+    Raises:
+        ValueError: a parameter of another boostplug objective, a name the framework does not
+            know, or a value the objective refuses, each naming the parameter and value.
+    """
+    owners = objective_param_names()
+    if is_boostplug_objective(objective):
+        obj = _objectives.get(objective)
+        own = set(obj.defaults)
+        params = {k: v for k, v in extra.items() if k in own}
+        rest = {k: v for k, v in extra.items() if k not in own}
+        label = f"objective {obj.name!r}"
+        try:
+            obj.check(params)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"{framework} ranker with objective={obj.name!r}: {exc}") from None
+        name: str | None = obj.name
+        takes = f" (its parameters: {', '.join(sorted(own))})"
+    else:
+        params, rest, name = {}, dict(extra), None
+        label = f"{framework}'s objective {objective!r}"
+        takes = ""
+    for key, value in rest.items():
+        if knows(key):
+            continue
+        if key in owners:
+            raise ValueError(
+                f"{key}={_plain(value)!r} is a parameter of the boostplug objective(s) "
+                f"{', '.join(owners[key])}, not of {label}{takes}; remove it or change objective="
+            )
+        if complete:
+            raise ValueError(
+                f"{key}={_plain(value)!r} is neither a {framework} parameter nor a parameter of {label}{takes}"
+            )
+    return ObjectiveChoice(name, params, rest)
+
+
+def group_ptr_of(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, what: str = "") -> NDArray[np.int64]:
+    """``group_ptr`` from exactly one of ``qid`` (contiguous, any order) or ``group`` sizes."""
+    where = f" for {what}" if what else ""
+    if (qid is None) == (group is None):
+        raise ValueError(
+            f"pass exactly one of qid=... (one query id per row, rows of a query adjacent) or group=... "
+            f"(query sizes){where}"
+        )
+    if qid is not None:
+        if np.shape(qid)[0] != n_rows:
+            raise ValueError(f"qid{where} has {np.shape(qid)[0]} values but there are {n_rows} rows")
+        return group_ptr_from_qid(qid)
+    return group_ptr_from_sizes(group, n_docs=n_rows)
+
+
+def _n_rows(y: ArrayLike) -> int:
+    return int(np.shape(y)[0])
+
+
+@dataclass
+class EvalSet:
+    X: Any
+    y: Any
+    group_ptr: NDArray[np.int64]
+    query_weights: NDArray[np.float64] | None
+
+
+@dataclass
+class FitPlan:
+    """One ``fit`` call, validated and in boostplug's boundary format (``group_ptr``)."""
+
+    choice: ObjectiveChoice
+    group_ptr: NDArray[np.int64]
+    query_weights: NDArray[np.float64] | None
+    evals: list[EvalSet]
+    metric: MetricSpec
+    early_stopping_rounds: int | None
+
+    @property
+    def sizes(self) -> NDArray[np.int64]:
+        return np.diff(self.group_ptr)
+
+    def row_weights(self) -> NDArray[np.float64] | None:
+        return None if self.query_weights is None else np.repeat(self.query_weights, self.sizes)
+
+
+def _check_eval_metric(eval_metric: Any) -> MetricSpec:
+    if not isinstance(eval_metric, str):
+        raise TypeError(
+            f"eval_metric must be a boostplug metric name such as 'ndcg@10' or 'map@10', got {eval_metric!r}"
+        )
+    return MetricSpec(eval_metric)
+
+
+def _check_rounds(rounds: Any) -> int | None:
+    if rounds is None:
+        return None
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"early_stopping_rounds must be a positive integer or None, got {_plain(rounds)!r}")
+    return int(rounds)
+
+
+def _per_set(values: Sequence[Any] | None, n: int, name: str) -> list[Any]:
+    if values is None:
+        return [None] * n
+    if len(values) != n:
+        raise ValueError(f"{name} has {len(values)} entries but eval_set has {n}")
+    return list(values)
+
+
+class RankerMixin:
+    """What the LightGBM and XGBoost rankers share: parameter split, fit planning, ``score``
+    and metadata routing (``qid`` is requested by ``fit`` and ``score`` by default)."""
+
+    # Mangled to _RankerMixin__metadata_request__fit, which scikit-learn looks for.
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+
+    _framework = ""
+
+    def _extra_params(self) -> dict[str, Any]:  # pragma: no cover - each framework overrides
+        raise NotImplementedError
+
+    def _knows_param(self, name: str) -> bool:  # pragma: no cover
+        raise NotImplementedError
+
+    #: Whether ``_knows_param`` covers every parameter of the framework.
+    _knows_every_param = False
+
+    def _objective_choice(self) -> ObjectiveChoice:
+        return resolve_objective(self.objective, self._extra_params(), framework=self._framework,
+                                 knows=self._knows_param, complete=self._knows_every_param)
+
+    def _plan_fit(
+        self,
+        X: Any,
+        y: ArrayLike,
+        *,
+        qid: ArrayLike | None,
+        group: ArrayLike | None,
+        sample_weight: ArrayLike | None,
+        eval_set: Sequence[tuple[Any, Any]] | None,
+        eval_qid: Sequence[ArrayLike] | None,
+        eval_group: Sequence[ArrayLike] | None,
+        eval_sample_weight: Sequence[ArrayLike] | None,
+    ) -> FitPlan:
+        choice = self._objective_choice()
+        metric = _check_eval_metric(self.eval_metric)
+        rounds = _check_rounds(self.early_stopping_rounds)
+        gp = group_ptr_of(qid, group, _n_rows(y))
+        qw = query_weights_from_rows(_as_weights(sample_weight), gp, self._framework)
+        if isinstance(eval_set, tuple):
+            eval_set = [eval_set]
+        evals: list[EvalSet] = []
+        if eval_set:
+            n = len(eval_set)
+            qids = _per_set(eval_qid, n, "eval_qid")
+            groups = _per_set(eval_group, n, "eval_group")
+            weights = _per_set(eval_sample_weight, n, "eval sample weights")
+            for i, pair in enumerate(eval_set):
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    raise ValueError(f"eval_set[{i}] must be an (X, y) pair")
+                ex, ey = pair
+                egp = group_ptr_of(qids[i], groups[i], _n_rows(ey), f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])")
+                evals.append(EvalSet(ex, ey, egp, query_weights_from_rows(_as_weights(weights[i]), egp,
+                                                                           self._framework)))
+        elif eval_qid is not None or eval_group is not None or eval_sample_weight is not None:
+            raise ValueError("eval_qid, eval_group or eval sample weights given without eval_set")
+        if rounds is not None and not evals:
+            raise ValueError(
+                f"early_stopping_rounds={rounds} needs validation data: fit(..., eval_set=[(X_vali, y_vali)], "
+                "eval_qid=[qid_vali])"
+            )
+        return FitPlan(choice, gp, qw, evals, metric, rounds)
+
+    def score(self, X: Any, y: ArrayLike, qid: ArrayLike | None = None,
+              sample_weight: ArrayLike | None = None) -> float:
+        """Mean of the ranker's ``eval_metric`` (default NDCG@10, by :mod:`boostplug.metrics`)
+        over the queries of ``qid``, weighted by ``sample_weight`` (per query, or per row
+        constant within a query); negated for the losses ``r1``/``r2`` so that greater is better.
+
+        With ``sklearn.set_config(enable_metadata_routing=True)``, ``GridSearchCV`` and
+        ``cross_validate`` pass each split's ``qid`` here (it is requested by default).
+        """
+        if qid is None:
+            raise ValueError(
+                "score needs qid= (one query id per row); in GridSearchCV/cross_validate, enable "
+                "sklearn.set_config(enable_metadata_routing=True) and pass qid to fit"
+            )
+        spec = _check_eval_metric(self.eval_metric)
+        gp = group_ptr_of(qid, None, _n_rows(y))
+        preds = np.asarray(self.predict(X), dtype=np.float64).reshape(-1)
+        value = spec(preds, np.asarray(y, dtype=np.float64), gp, metric_query_weights(_as_weights(sample_weight), gp))
+        return value if spec.higher_is_better else -value
+
+
+def model_record() -> Any:
+    """:mod:`boostplug._model_record` (what trained a saved model), or ``None`` in a build without it."""
+    try:
+        from . import _model_record
+    except ImportError:  # pragma: no cover - the record is optional for saving and loading
+        return None
+    return _model_record
+
+
+def _as_weights(w: ArrayLike | None) -> NDArray[np.float64] | None:
+    return None if w is None else np.asarray(w, dtype=np.float64).reshape(-1)

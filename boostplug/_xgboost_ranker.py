@@ -1,0 +1,159 @@
+"""``boostplug.xgboost.XGBRanker``: XGBoost's ranker taking a boostplug objective by name.
+
+The shared logic is in :mod:`boostplug._sklearn_rankers`; this module maps it onto
+``xgboost.XGBRanker`` (whose own ``fit`` refuses custom objectives, so ``fit`` calls
+``xgb.train`` directly, with the objective and metric callables of :mod:`boostplug.xgboost`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import xgboost as xgb
+from numpy.typing import ArrayLike, NDArray
+
+from . import objectives as _objectives
+from ._sklearn_rankers import OWN_PARAMS, RankerMixin, is_boostplug_objective, model_record
+from .xgboost import dmatrix, early_stopping, metric, objective as make_objective
+
+__all__ = ["XGBRanker"]
+
+# XGBoost's names that are also parameter names of a boostplug objective ("alpha" = reg_alpha):
+# with another objective they are XGBoost's.
+_XGB_SHARED_NAMES = frozenset({"alpha"})
+
+
+class XGBRanker(RankerMixin, xgb.XGBRanker):
+    """``xgboost.XGBRanker`` that takes a boostplug objective by name, with its parameters.
+
+    Example:
+        >>> ranker = XGBRanker(objective="mpboost", ddf="ldd", n_estimators=300,
+        ...                    early_stopping_rounds=20, n_jobs=1)             # doctest: +SKIP
+        >>> ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qid_v])  # doctest: +SKIP
+        >>> ranker.score(Xt, yt, qid=qid_t)        # mean NDCG@10               # doctest: +SKIP
+
+    Args:
+        objective: a boostplug objective name (:func:`boostplug.objectives.names`) or an
+            XGBoost ranking objective (``"rank:ndcg"``, ``"rank:pairwise"``...).
+        eval_metric: the boostplug metric evaluated on ``eval_set`` each round and used by early
+            stopping and :meth:`score` (``"ndcg@10"``, ``"map@10"``, ``"err@10"``...); XGBoost's
+            default metric is off (``disable_default_eval_metric``).
+        early_stopping_rounds: stop when ``eval_metric`` on the last eval set has not improved
+            for this many rounds, in the metric's direction; ``predict`` then uses the best round.
+        **kwargs: the objective's parameters (``ddf=``, ``tau=``...; they appear in
+            ``get_params`` and never reach XGBoost) and any other XGBoost parameter.
+
+    With a boostplug objective ``base_score`` defaults to 0 (ranking scores are relative
+    within a query; see :mod:`boostplug.xgboost`).
+    """
+
+    _framework = "XGBoost"
+    _knows_every_param = False
+
+    def __init__(self, *, objective: Any = "rank:ndcg", eval_metric: str = "ndcg@10",
+                 early_stopping_rounds: int | None = None, **kwargs: Any) -> None:
+        # xgboost.XGBRanker.__init__ refuses every objective but "rank:*": skip to XGBModel's.
+        xgb.XGBModel.__init__(self, objective=objective, eval_metric=eval_metric,
+                              early_stopping_rounds=early_stopping_rounds, **kwargs)
+
+    def _extra_params(self) -> dict[str, Any]:
+        return dict(getattr(self, "kwargs", None) or {})
+
+    def _knows_param(self, name: str) -> bool:
+        return name in _XGB_SHARED_NAMES
+
+    def get_xgb_params(self) -> dict[str, Any]:
+        """The booster's parameters: without the objective's, the ranker's own, or a boostplug objective name."""
+        params = super().get_xgb_params()
+        if is_boostplug_objective(self.objective):
+            for key in _objectives.get(self.objective).defaults:
+                params.pop(key, None)
+            params.pop("objective", None)
+        for key in OWN_PARAMS:
+            params.pop(key, None)
+        return params
+
+    def _dmatrix(self, X: Any, y: Any, group_ptr: NDArray[np.int64], query_weights: Any, base_margin: Any) -> Any:
+        return dmatrix(X, y, group_ptr=group_ptr, weight=query_weights, base_margin=base_margin,
+                       missing=self.missing, enable_categorical=self.enable_categorical,
+                       feature_types=self.feature_types, nthread=self.n_jobs)
+
+    def fit(  # type: ignore[override]
+        self,
+        X: Any,
+        y: ArrayLike,
+        *,
+        qid: ArrayLike | None = None,
+        group: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        base_margin: ArrayLike | None = None,
+        eval_set: Sequence[tuple[Any, Any]] | None = None,
+        eval_qid: Sequence[ArrayLike] | None = None,
+        eval_group: Sequence[ArrayLike] | None = None,
+        sample_weight_eval_set: Sequence[ArrayLike] | None = None,
+        base_margin_eval_set: Sequence[ArrayLike] | None = None,
+        verbose: bool | int = False,
+        xgb_model: Any = None,
+    ) -> "XGBRanker":
+        """Fit on queries given by ``qid`` (one id per row, each query's rows adjacent, any
+        order: unlike ``xgboost.XGBRanker``, ids need not be sorted) or ``group`` (query sizes).
+
+        ``sample_weight``: one per query (XGBoost's ranking convention) or one per row constant
+        within a query. ``eval_set``: ``[(X, y), ...]`` with ``eval_qid`` (or ``eval_group``)
+        for each; ``eval_metric`` is recorded for each in ``evals_result_`` and early stopping
+        watches the last one. Other arguments as ``xgboost.XGBRanker.fit``.
+        """
+        plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
+                              eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=sample_weight_eval_set)
+        if not isinstance(self.objective, str):
+            raise TypeError(
+                f"XGBRanker takes an objective name (one of {_objectives.names()} or an XGBoost 'rank:*' "
+                f"objective), got {type(self.objective).__name__}"
+            )
+        margins = [None] * len(plan.evals) if base_margin_eval_set is None else list(base_margin_eval_set)
+        if len(margins) != len(plan.evals):
+            raise ValueError(f"base_margin_eval_set has {len(margins)} entries but eval_set has {len(plan.evals)}")
+        with xgb.config_context(verbosity=self.verbosity):
+            params = self.get_xgb_params()
+            params["disable_default_eval_metric"] = 1
+            obj = None
+            if plan.choice.name is not None:
+                obj = make_objective(plan.choice.name, **plan.choice.params)
+                if params.get("base_score") is None:
+                    params["base_score"] = 0.0
+            dtrain = self._dmatrix(X, y, plan.group_ptr, plan.query_weights, base_margin)
+            evals = [(self._dmatrix(e.X, e.y, e.group_ptr, e.query_weights, m), f"validation_{i}")
+                     for i, (e, m) in enumerate(zip(plan.evals, margins))]
+            callbacks = list(self.callbacks or [])
+            if plan.early_stopping_rounds is not None:
+                callbacks.append(early_stopping(plan.early_stopping_rounds, plan.metric.name))
+            model = xgb_model.get_booster() if isinstance(xgb_model, xgb.XGBModel) else xgb_model
+            evals_result: dict[str, Any] = {}
+            self._Booster = xgb.train(
+                params, dtrain, self.get_num_boosting_rounds(), evals=evals, obj=obj,
+                custom_metric=metric(plan.metric.name) if evals else None, evals_result=evals_result,
+                verbose_eval=verbose, xgb_model=model, callbacks=callbacks,
+            )
+        rec = model_record()
+        if rec is not None:
+            # Recorded in the booster itself, so every saved copy says what trained it.
+            text = rec.record_for(obj).to_json() if obj is not None else None
+            self._Booster.set_attr(**{rec.RECORD_KEY: text})
+        self._set_evaluation_result(evals_result)
+        return self
+
+    def load_model(self, fname: Any) -> "XGBRanker":  # type: ignore[override]
+        """``xgboost.XGBRanker.load_model``, then the recorded boostplug objective becomes
+        ``objective`` and its parameters estimator parameters again (``get_params``); row-index
+        parameters (QBRank's ``pairs``) are recorded only as a fingerprint and not restored."""
+        super().load_model(fname)
+        rec = model_record()
+        text = self.get_booster().attr(rec.RECORD_KEY) if rec is not None else None
+        if text is not None:
+            record = rec.ObjectiveRecord.from_json(text)
+            self.objective = record.name
+            if not hasattr(self, "kwargs") or self.kwargs is None:
+                self.kwargs = {}
+            self.kwargs.update(record.params)
+        return self

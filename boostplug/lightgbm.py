@@ -159,9 +159,9 @@ def train_line_search(*args: Any, **kwargs: Any):
 
 
 # Saved models: which boostplug objective trained them (the record is described in
-# boostplug._model_record).
+# boostplug._model_record), and LightGBM's refit for callable objectives.
 
-__all__ += ["record_objective", "objective_of", "model_to_string", "save_model", "load_model"]
+__all__ += ["record_objective", "objective_of", "model_to_string", "save_model", "load_model", "refit"]
 
 _RECORD_ATTR = "_boostplug_objective_record"
 
@@ -244,3 +244,73 @@ def load_model(path: Any = None, *, model_str: str | None = None):
         setattr(booster, _RECORD_ATTR, record)
     return booster
 
+
+def refit(
+    booster: Any,
+    data: Any,
+    label: ArrayLike | None = None,
+    *,
+    qid: ArrayLike | None = None,
+    group_ptr: ArrayLike | None = None,
+    weight: ArrayLike | None = None,
+    init_score: ArrayLike | None = None,
+    objective: Any = None,
+    decay_rate: float = 0.9,
+):
+    """What ``booster.refit(...)`` does, for models trained with a callable objective
+    (LightGBM's own refit refuses them): a new Booster with every tree's structure kept and
+    every leaf refitted on the new data, ``leaf = decay_rate * old + (1 - decay_rate) * new``.
+    See :mod:`boostplug._lightgbm_refit` for the exact computation (it matches LightGBM's).
+
+    Args:
+        booster: the trained model.
+        data: an ``lgb.Dataset`` with its raw data and query groups, or the features ``X``
+            (then ``label`` and ``qid`` or ``group_ptr`` are needed, as in :func:`dataset`).
+        objective: a LightGBM-style objective ``(preds, train_data) -> (grad, hess)``
+            (:func:`objective`, or any callable ``lgb.train`` accepts), a boostplug
+            objective's name, or ``None``: the objective recorded in ``booster``.
+        decay_rate: weight of the old leaf values, in [0, 1].
+
+    The result predicts like any Booster; it is not trainable further (as a loaded model).
+    """
+    import lightgbm as lgb
+
+    from ._adapter import BoundObjective
+    from ._lightgbm_refit import refit as _refit
+    from ._model_record import ObjectiveRecord, record_for
+
+    if objective is None:
+        rec = objective_of(booster)
+        if rec is None:
+            raise ValueError("refit: the booster records no boostplug objective; pass objective=... "
+                             "(for a built-in objective use booster.refit)")
+        fobj: Any = LightGBMObjective(rec.name, rec.params_with())
+    elif isinstance(objective, str):
+        fobj = LightGBMObjective(objective, {})
+    elif isinstance(objective, ObjectiveRecord):
+        fobj = LightGBMObjective(objective.name, objective.params_with())
+    elif isinstance(objective, BoundObjective):
+        fobj = objective if isinstance(objective, LightGBMObjective) else LightGBMObjective(objective.name,
+                                                                                          objective.params)
+    elif callable(objective):
+        fobj = objective
+    else:
+        raise TypeError(f"refit: objective must be a callable (preds, train_data) -> (grad, hess), an objective "
+                        f"name or None, got {type(objective).__name__}")
+    if isinstance(data, lgb.Dataset):
+        given = [k for k, v in dict(label=label, qid=qid, group_ptr=group_ptr, weight=weight,
+                                    init_score=init_score).items() if v is not None]
+        if given:
+            raise ValueError(f"refit: {given} come from the Dataset; don't pass them with one")
+        train_set = data
+    else:
+        if label is None:
+            raise ValueError("refit: pass the labels (label=...) with the features")
+        train_set = dataset(data, label, qid=qid, group_ptr=group_ptr, weight=weight, init_score=init_score,
+                            free_raw_data=False)
+    new = _refit(booster, train_set, fobj, decay_rate)
+    if isinstance(fobj, BoundObjective):
+        setattr(new, _RECORD_ATTR, record_for(fobj))
+    elif getattr(booster, _RECORD_ATTR, None) is not None:
+        setattr(new, _RECORD_ATTR, getattr(booster, _RECORD_ATTR))
+    return new

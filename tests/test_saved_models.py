@@ -1,4 +1,5 @@
-"""Saved models record the boostplug objective that trained them and convert with treelite."""
+"""Saved models record the boostplug objective that trained them, convert with treelite,
+and LightGBM models refit like LightGBM's own ``Booster.refit``."""
 
 from __future__ import annotations
 
@@ -150,6 +151,8 @@ def test_explicit_pairs_are_recorded_by_fingerprint_and_checked_on_the_way_back(
     assert rec.params_with(pairs=pairs.astype(np.int32).tolist())["pairs"] == pairs.tolist()
     with pytest.raises(TypeError, match="were not fingerprinted"):
         rec.params_with(pairs=pairs, w=0.5)
+    with pytest.raises(ValueError, match="params_with"):
+        bpl.refit(bpl.load_model(tmp_path / "m.txt"), X, y, qid=qid)
 
 
 def _tampered(tmp_path, booster, record_json: str):
@@ -231,3 +234,90 @@ def test_treelite_converts_an_xgboost_model_with_the_record(tmp_path, suffix: st
                   treelite.frontend.from_xgboost(bpx.load_model(tmp_path / f"m{suffix}"))):
         got = np.asarray(treelite.gtil.predict(model, X)).reshape(-1)
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+
+
+# --- LightGBM refit -----------------------------------------------------------------------
+
+
+def _l2_objective(preds, train_data):
+    """LightGBM's own ``regression`` gradients, in its float32 arithmetic."""
+    y = np.asarray(train_data.get_label(), dtype=np.float32).astype(np.float64)
+    g = preds - y
+    h = np.ones_like(g)
+    w = train_data.get_weight()
+    if w is not None:
+        w = np.asarray(w, dtype=np.float32).astype(np.float64)
+        g, h = g * w, w
+    return g.astype(np.float32), h.astype(np.float32)
+
+
+def _leaves(booster) -> list[float]:
+    trees = booster.dump_model()["tree_info"]
+    return [booster.get_leaf_output(t, j) for t, info in enumerate(trees) for j in range(info["num_leaves"])]
+
+
+@pytest.mark.parametrize(
+    "extra, decay, with_weight, with_init",
+    [
+        ({}, 0.9, False, False),
+        ({"lambda_l2": 2.0, "lambda_l1": 0.5, "max_delta_step": 0.05}, 0.3, True, False),
+        ({"reg_lambda": 1.0, "learning_rate": 0.3}, 0.0, False, True),
+    ],
+    ids=["defaults", "l1-l2-max_delta_step-weights", "alias-init_score-decay0"],
+)
+def test_refit_matches_lightgbms_own_refit_on_its_regression_objective(extra, decay, with_weight, with_init) -> None:
+    X, y, qid = _data()
+    booster = lgb.train(dict(LGB_PARAMS, objective="regression", **extra), lgb.Dataset(X, y), 8)
+    X2, y2, _ = _data(3)
+    rng = np.random.default_rng(4)
+    w = rng.uniform(0.5, 2.0, size=len(y2)) if with_weight else None
+    init = rng.normal(size=len(y2)) if with_init else None
+    theirs = booster.refit(X2, y2, decay_rate=decay, weight=w, init_score=init)
+    ours = bpl.refit(booster, X2, y2, group_ptr=np.arange(len(y2) + 1), weight=w, init_score=init,
+                     objective=_l2_objective, decay_rate=decay)
+    np.testing.assert_allclose(_leaves(ours), _leaves(theirs), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(ours.predict(X2), theirs.predict(X2), rtol=1e-12, atol=1e-14)
+    assert _leaves(ours) != _leaves(booster)
+
+
+def test_refit_with_a_boostplug_objective_where_lightgbm_refuses(tmp_path) -> None:
+    obj = bpl.objective("mpboost", ddf="ldd")
+    booster = _lgb_model(obj)
+    X2, y2, qid2 = _data(5)
+    with pytest.raises(lgb.basic.LightGBMError, match="null objective"):
+        booster.refit(X2, y2, group=np.full(N_Q, PER_Q))
+    # decay 1 keeps every leaf; the recorded objective is the one used by default.
+    kept = bpl.refit(bpl.record_objective(booster, obj), X2, y2, qid=qid2, decay_rate=1.0)
+    assert _leaves(kept) == _leaves(booster)
+    bpl.save_model(booster, tmp_path / "m.txt")
+    from_file = bpl.refit(bpl.load_model(tmp_path / "m.txt"), bpl.dataset(X2, y2, qid=qid2, free_raw_data=False))
+    explicit = bpl.refit(booster, X2, y2, qid=qid2, objective=bpl.objective("mpboost", ddf="ldd"))
+    assert _leaves(from_file) == _leaves(explicit) != _leaves(booster)
+    assert bpl.objective_of(from_file) == bpl.objective_of(booster)
+    # By hand for the first tree: its gradients are the objective's at score 0.
+    g, h = bpl.objective("mpboost", ddf="ldd")(np.zeros(len(y2)), bpl.dataset(X2, y2, qid=qid2).construct())
+    leaf = booster.predict(X2, pred_leaf=True)[:, 0]
+    n_leaves = booster.dump_model()["tree_info"][0]["num_leaves"]
+    g32, h32 = g.astype(np.float32).astype(float), h.astype(np.float32).astype(float)
+    fresh = -np.bincount(leaf, g32, n_leaves) / (np.bincount(leaf, h32, n_leaves) + 1e-15) * 0.1
+    old = np.array([booster.get_leaf_output(0, j) for j in range(n_leaves)])
+    np.testing.assert_allclose(_leaves(explicit)[:n_leaves], 0.9 * old + 0.1 * fresh, rtol=1e-9)
+
+
+def test_refit_refuses_what_it_cannot_do() -> None:
+    X, y, qid = _data()
+    plain = _lgb_model(bpl.objective("mpboost"), rounds=2)
+    with pytest.raises(ValueError, match="records no boostplug objective"):
+        bpl.refit(plain, X, y, qid=qid)
+    with pytest.raises(ValueError, match=r"decay_rate must be a number in \[0, 1\], got 1.5"):
+        bpl.refit(plain, X, y, qid=qid, objective="mpboost", decay_rate=1.5)
+    with pytest.raises(ValueError, match="pass the labels"):
+        bpl.refit(plain, X, qid=qid, objective="mpboost")
+    with pytest.raises(ValueError, match="come from the Dataset"):
+        bpl.refit(plain, bpl.dataset(X, y, qid=qid), y, objective="mpboost")
+    with pytest.raises(TypeError, match="got int"):
+        bpl.refit(plain, X, y, qid=qid, objective=3)
+    smooth = lgb.train(dict(LGB_PARAMS, objective=bpl.objective("mpboost"), path_smooth=1.0),
+                       bpl.dataset(X, y, qid=qid), 2)
+    with pytest.raises(ValueError, match="path_smooth=1.0 is not supported"):
+        bpl.refit(smooth, X, y, qid=qid, objective="mpboost")

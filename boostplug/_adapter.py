@@ -21,7 +21,19 @@ from . import objectives as _objectives
 from .groups import check_group_ptr, group_ptr_from_sizes
 from .objectives import PreparedObjective
 
-__all__ = ["BoundObjective", "query_weights_from_rows", "metric_query_weights", "MetricSpec"]
+__all__ = ["BoundObjective", "query_weights_from_rows", "metric_query_weights", "MetricSpec", "finite_labels"]
+
+
+def finite_labels(labels: Any, what: str = "labels") -> NDArray[np.float64]:
+    """``labels`` as a float64 array, or a ``ValueError`` naming the first NaN/infinite row."""
+    y = np.asarray(labels, dtype=np.float64).reshape(-1)
+    bad = np.flatnonzero(~np.isfinite(y))
+    if bad.size:
+        row = int(bad[0])
+        raise ValueError(
+            f"{what} must be finite; row {row} has label {float(y[row])} ({bad.size} non-finite in all)"
+        )
+    return y
 
 
 def query_weights_from_rows(
@@ -83,7 +95,10 @@ class BoundObjective:
         weights: NDArray[np.float64] | None,
         *,
         strict: bool = True,
+        check_new: Callable[[], None] | None = None,
     ) -> PreparedObjective:
+        """The objective prepared for this set; ``check_new`` runs once, before a set is first
+        prepared (checks too costly to repeat every round)."""
         try:
             prep = self._by_set.get(key) if key is not None else self._last
         except TypeError:
@@ -116,6 +131,8 @@ class BoundObjective:
                 f"{self.name}: explicit pairs index row {int(np.max(pairs))}, but this training set has "
                 f"{len(labels)} rows (an xgb.cv/lgb.cv fold? build the folds yourself, each with its own pairs)"
             )
+        if check_new is not None:
+            check_new()
         prep = self.objective.prepare(labels, group_ptr, weights=weights, **self.params)
         try:
             if key is not None:
@@ -184,6 +201,13 @@ class MetricSpec:
         self.name = name
         self.display_name = display_name or name
         self.higher_is_better = _metrics.higher_is_better(name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # By name: the metric function itself may be a closure or a compiled kernel.
+        return {"name": self.name, "display_name": self.display_name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["display_name"])
 
     def __call__(self, preds: NDArray, labels: NDArray, group_ptr: NDArray[np.int64],
                  query_weights: NDArray[np.float64] | None = None) -> float:

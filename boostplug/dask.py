@@ -463,6 +463,31 @@ def _check_row_bound_params(objective_params: dict[str, Any] | None) -> dict[str
     return params
 
 
+def _first_nonfinite(labels: Any) -> tuple[int, float, int] | None:
+    """``(local row, label, how many)`` of the first NaN/infinite label of a partition (runs on a worker)."""
+    y = np.asarray(labels, dtype=np.float64).reshape(-1)
+    bad = np.flatnonzero(~np.isfinite(y))
+    return (int(bad[0]), float(y[bad[0]]), int(bad.size)) if bad.size else None
+
+
+def _check_finite_labels(frame: "dd.DataFrame", label_col: str, layout: PartitionLayout,
+                         client: "Client | None") -> None:
+    """LightGBM stores a NaN label as 0 and an infinite one as 1e38 before the objective sees it:
+    refuse them here, naming the row."""
+    dask, _, _ = _dask_modules()
+    tasks = [dask.delayed(_first_nonfinite)(p) for p in frame[label_col].to_delayed()]
+    results = client.compute(tasks, sync=True) if client is not None else dask.compute(*tasks)
+    starts = np.concatenate(([0], np.cumsum(layout.docs_per_partition)))
+    for p, found in enumerate(results):
+        if found is not None:
+            local, value, count = found
+            raise ValueError(
+                f"labels must be finite (LightGBM would silently train on a NaN label as 0); row "
+                f"{int(starts[p]) + local} of column {label_col!r} (partition {p}, local row {local}) has "
+                f"label {value} ({count} non-finite in that partition)"
+            )
+
+
 def lightgbm_group(layout: PartitionLayout) -> "da.Array":
     """Group sizes as a Dask array with one chunk per partition (what ``DaskLGBMRanker.fit(group=...)``
     splits alongside ``X``: chunk ``i`` holds the sizes of partition ``i``'s queries)."""
@@ -484,7 +509,8 @@ def train_lightgbm(
 ) -> "lgb.DaskLGBMRanker":
     """Fit ``lightgbm.dask.DaskLGBMRanker`` with a boostplug objective on a query-partitioned frame.
 
-    Checks the partitions (:func:`check_partitions`), builds the group sizes aligned with
+    Checks the partitions (:func:`check_partitions`) and that every label is finite (LightGBM
+    would store a NaN label as 0 unseen), builds the group sizes aligned with
     them and calls ``DaskLGBMRanker(client=client, objective=sklearn_objective(objective,
     **objective_params), **ranker_params).fit(X, y, group=sizes)``.
 
@@ -509,6 +535,7 @@ def train_lightgbm(
         raise ValueError("pass the boostplug objective name as `objective`, not in the ranker parameters")
     obj = sklearn_objective(objective, **_check_row_bound_params(objective_params))
     layout = check_partitions(frame, qid_col, client=client)
+    _check_finite_labels(frame, label_col, layout, client)
     cols = _features(frame, feature_cols, (label_col, qid_col))
     ranker = lgb.DaskLGBMRanker(client=client, objective=obj, **ranker_params)
     return ranker.fit(frame[cols], frame[label_col], group=lightgbm_group(layout))

@@ -27,7 +27,8 @@ Notes:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import sys
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -66,24 +67,84 @@ def objective(name: str, **params: Any) -> XGBoostObjective:
     return XGBoostObjective(name, params)
 
 
-def metric(name: str, *, display_name: str | None = None) -> Callable[[NDArray, Any], tuple[str, float]]:
+#: How many frames up from the metric call to look for XGBoost's callback container
+#: (xgb.train: 3, xgb.cv: 5 in XGBoost 3.2).
+_CONTAINER_SEARCH_DEPTH = 12
+
+
+class XGBoostMetric:
+    """``custom_metric`` for ``xgb.train``/``xgb.cv``: ``(predt, dmat) -> (name, value)``.
+
+    A module-level class (not a closure) so that it pickles (joblib, multiprocessing, Dask).
+    Each call also gives an early-stopping callback of that training run that was left on
+    automatic direction (``maximize=None``) and watches this metric the metric's own direction;
+    see :func:`metric`.
+    """
+
+    def __init__(self, name: str, display_name: str | None = None) -> None:
+        self.spec = MetricSpec(name, display_name)
+        self.__name__ = f"boostplug_{name}"
+
+    def __call__(self, predt: NDArray, dmat: Any) -> tuple[str, float]:
+        self._direct_early_stopping()
+        gp = _group_ptr(dmat)
+        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(dmat.get_weight(), gp))
+        return self.spec.display_name, value
+
+    def _direct_early_stopping(self) -> None:
+        """Set ``maximize`` of the automatic-direction ``EarlyStopping`` callbacks that watch this metric.
+
+        XGBoost decides an automatic direction by the metric's name (it maximises names starting
+        with auc/pre/map/ndcg and minimises every other, so ``mrr`` or ``err@10`` would be
+        minimised) when the callback first sees a score, which is after this call in the same
+        round. The callbacks are found on XGBoost's ``CallbackContainer`` whose ``metric`` is this
+        very object, up the call stack; a ``maximize`` the user chose is left alone.
+        """
+        from xgboost.callback import CallbackContainer, EarlyStopping
+
+        frame = sys._getframe(2)
+        for _ in range(_CONTAINER_SEARCH_DEPTH):
+            if frame is None:
+                return
+            if frame.f_code.co_name == "after_iteration":
+                container = frame.f_locals.get("self")
+                if isinstance(container, CallbackContainer):
+                    if getattr(container, "metric", None) is not self:
+                        return
+                    for cb in container.callbacks:
+                        if (isinstance(cb, EarlyStopping) and cb.maximize is None
+                                and cb.metric_name in (None, self.spec.display_name)):
+                            cb.maximize = self.spec.higher_is_better
+                    return
+            frame = frame.f_back
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.spec.name, "display_name": self.spec.display_name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["display_name"])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec.name!r}, display_name={self.spec.display_name!r})"
+
+
+def metric(name: str, *, display_name: str | None = None) -> XGBoostMetric:
     """A ``custom_metric`` for ``xgb.train``/``xgb.cv``: boostplug's metric ``name`` (``"ndcg@10"``, ``"map@10"``...).
 
     The reported name defaults to ``name``. With group weights it is the weighted mean over
-    queries, as XGBoost's own ndcg/map. XGBoost's ``early_stopping_rounds`` maximises
-    only names starting with ``ndcg``/``map``/``pre``/``auc`` and *minimises* every other
-    name (``mrr``, ``err@10``, ``precision@5`` would be minimised): for those use
-    ``callbacks=[boostplug.xgboost.early_stopping(rounds, "err@10")]``, which sets the
-    direction from the metric.
+    queries, as XGBoost's own ndcg/map.
+
+    Early stopping: XGBoost's ``early_stopping_rounds`` (with ``maximize`` left at ``None``)
+    picks the direction from the metric's name and would *minimise* ``mrr``, ``err@10``,
+    ``dcg@10`` or ``precision@5``. This metric sets the direction itself: plain
+    ``xgb.train(..., custom_metric=metric("mrr"), early_stopping_rounds=k)`` (and ``xgb.cv``)
+    maximises every boostplug score and minimises the losses ``r1``/``r2``. An explicit
+    ``maximize=True/False`` (``xgb.train(maximize=...)`` or an ``EarlyStopping`` of your own)
+    wins. The direction is set only when this object itself is the ``custom_metric`` of the
+    run; when you wrap it in a function of your own, pass ``maximize=`` or use
+    :func:`early_stopping`. The callable pickles.
     """
-    spec = MetricSpec(name, display_name)
-
-    def custom_metric(predt: NDArray, dmat: Any) -> tuple[str, float]:
-        gp = _group_ptr(dmat)
-        return spec.display_name, spec(predt, dmat.get_label(), gp, metric_query_weights(dmat.get_weight(), gp))
-
-    custom_metric.__name__ = f"boostplug_{name}"
-    return custom_metric
+    return XGBoostMetric(name, display_name)
 
 
 def early_stopping(rounds: int, metric_name: str, *, maximize: bool | None = None, save_best: bool = False,
@@ -128,6 +189,8 @@ def dmatrix(
 
     if (qid is None) == (group_ptr is None):
         raise ValueError("pass exactly one of qid=... or group_ptr=...")
+    if "group" in kwargs:
+        raise TypeError("dmatrix() builds XGBoost's query groups from qid= or group_ptr=; don't pass group= too")
     gp = group_ptr_from_qid(qid) if qid is not None else check_group_ptr(group_ptr)
     n = int(np.shape(y)[0])
     if gp[-1] != n:

@@ -113,11 +113,25 @@ def test_xgb_base_margin_is_what_the_objective_sees(data):
 
 
 def test_lgb_cv_binds_each_fold_separately(data):
-    res = lgb.cv({**LGB_PARAMS, "objective": bpl.objective("mpboost"), "metric": "None"},
-                 bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), num_boost_round=5, nfold=3,
-                 stratified=False, feval=bpl.metric("ndcg@5"), seed=0)
+    """On query folds (lgb.cv's own row folds cut queries and are refused): one objective, one
+    binding per fold set, each to that fold's rows."""
+    obj = bpl.objective("mpboost")
+    seen: list = []  # strong references: the bindings are weak
+
+    def spy(preds, train_data):
+        if not any(s is train_data for s in seen):
+            seen.append(train_data)
+        return obj(preds, train_data)
+
+    train = bpl.dataset(data.X, data.y, group_ptr=data.group_ptr)
+    folds = bpl.query_folds(train, nfold=3, seed=0)
+    res = lgb.cv({**LGB_PARAMS, "objective": spy, "metric": "None"}, train, num_boost_round=5, folds=folds,
+                 feval=bpl.metric("ndcg@5"))
     assert len(res["valid ndcg@5-mean"]) == 5
     assert np.all(np.isfinite(res["valid ndcg@5-mean"]))
+    assert len(seen) == 3 and len(obj._by_set) == 3
+    for fold_set, (train_idx, _) in zip(seen, folds):
+        np.testing.assert_array_equal(obj._by_set[fold_set].labels, data.y[train_idx])
 
 
 def test_xgb_cv_binds_each_fold_separately(data):

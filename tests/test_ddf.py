@@ -81,6 +81,12 @@ def test_table(ddf):
 def test_extreme_deltas_finite():
     d = np.array([-1e300, -1e6, 1e6, 1e300])
     for ddf in DDF_NAMES:
+        if ddf == "ldd":  # alpha * 1e300 is beyond DIST_MAX: refused, not returned
+            with pytest.raises(ValueError, match=r"alpha=0.2 gives \|dist\| = 2e\+299 for the grade difference 1e\+300"):
+                ddf_values(d, ddf, _param(ddf))
+            d_ldd = np.array([-1e6, 1e6])
+            assert np.isfinite(ddf_values(d_ldd, ddf, _param(ddf))).all()
+            continue
         v = ddf_values(d, ddf, _param(ddf))
         assert np.isfinite(v).all()
 

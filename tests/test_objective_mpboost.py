@@ -566,3 +566,35 @@ def test_serial_and_parallel_kernels_give_identical_results(monkeypatch) -> None
     np.testing.assert_array_equal(results[0][1], results[10**15][1])
     assert results[0][2] == results[10**15][2]
     assert np.any(results[0][0] != 0.0)
+
+
+# -- parameters that would make the gradients non-finite -------------------------------------------
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"ddf": "ldd", "alpha": 1e308}, r"alpha must be finite and > 0, in \(0, 1e\+15\], got 1e\+308$"),
+    ({"ddf": "ldd", "alpha": np.float64(2e15)}, r"alpha .* got 2000000000000000.0$"),
+    ({"ddf": "logdd", "lam": float("inf")}, r"lam must be finite and > 0"),
+    ({"ddf": "logitdd", "beta": -1.0}, r"beta must be finite and > 0"),
+    ({"ddf": "binary", "alpha": float("nan")}, r"alpha must be finite"),  # checked whatever the ddf
+])
+def test_ddf_parameter_outside_its_range_is_refused_before_any_data(params, match):
+    """alpha = 1e308 was accepted and the first round blamed the scores."""
+    with pytest.raises(ValueError, match=match):
+        objectives.get("mpboost").check(params)
+    with pytest.raises(ValueError, match=match):
+        mpboost.prepare([1.0, 0.0, 2.0], [0, 3], **params)
+
+
+def test_dist_beyond_its_range_for_these_grades_is_refused_naming_the_parameter():
+    with pytest.raises(ValueError, match=r"mpboost: ddf='ldd' with alpha=10000000000.0 gives \|dist\| = 1e\+16 for "
+                                         r"the grade difference 1000000.0"):
+        mpboost.prepare([1e6, 0.0], [0, 2], ddf="ldd", alpha=1e10)
+    with pytest.raises(ValueError, match=r"lam=5e-324 gives \|dist\| = 0.0 for the grade difference 0.5"):
+        mpboost.prepare([0.5, 0.0], [0, 2], ddf="logdd", lam=5e-324)  # the pair would be dropped
+
+
+@pytest.mark.parametrize("lam", [1e300, 1.7e308])
+def test_huge_logdd_lambda_stays_finite(lam):
+    g, h = mpboost.grad_hess([0.0, 1.0, 2.0], [2.0, 1.0, 0.0], [0, 3], ddf="logdd", lam=lam)
+    assert np.isfinite(g).all() and np.isfinite(h).all() and g[0] < 0 < g[2]

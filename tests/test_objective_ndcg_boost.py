@@ -4,6 +4,7 @@ invariances, degenerate and extreme inputs, validation, and a LightGBM sanity ru
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -475,3 +476,27 @@ def test_serial_and_parallel_kernels_give_identical_results(monkeypatch) -> None
     np.testing.assert_array_equal(results[0][1], results[10**15][1])
     assert results[0][2] == results[10**15][2]
     assert np.any(results[0][0] != 0.0)
+
+
+# -- parameters that would make the gradients non-finite -------------------------------------------
+
+
+@pytest.mark.parametrize("sigma", [1e155, np.float64(1e151), 1e-151, 0.0, -2.0, float("inf")])
+def test_sigma_outside_its_finite_range_is_refused_before_any_data(sigma):
+    """sigma = 1e155 gave NaN Hessians (sigma^2 = inf times 0); LightGBM then trained zeros."""
+    shown = repr(float(sigma))
+    with pytest.raises(ValueError, match=rf"ndcg_boost: sigma must be .*\[1e-150, 1e\+150\], got {re.escape(shown)}$"):
+        objectives.get("ndcg_boost").check({"sigma": sigma})
+    with pytest.raises(ValueError, match="sigma must be"):
+        nb.prepare([1.0, 0.0, 2.0], [0, 3], sigma=sigma)
+
+
+@pytest.mark.parametrize("sigma", [1e-150, 1e150])
+def test_sigma_at_the_ends_of_its_range_gives_finite_values(sigma):
+    g, h = nb.grad_hess(np.arange(4.0), [1.0, 0.0, 2.0, 1.0], [0, 4], sigma=sigma)
+    assert np.isfinite(g).all() and np.isfinite(h).all() and (h > 0).all()
+
+
+def test_ideal_dcg_that_overflows_is_refused_naming_the_query():
+    with pytest.raises(ValueError, match=r"ideal DCG of query 1 overflows float64 \(its largest gain is 1e\+308\)"):
+        nb.prepare([0.0, 0.0, 1.0, 1.0, 1.0], [0, 2, 5], label_gain=[0.0, 1e308])

@@ -372,8 +372,12 @@ def test_loss_beyond_float64_is_inf_never_nan():
 
 BAD = [
     ({"gamma": 1}, ValueError, "gamma"),
-    ({"w": -0.1}, ValueError, "w must be in"),
-    ({"w": 1.5}, ValueError, "w must be in"),
+    ({"w": -0.1}, ValueError, r"w must be a finite number in \[0, 1\], got -0.1"),
+    ({"w": 1.5}, ValueError, r"w must be a finite number in \[0, 1\]"),
+    ({"w": np.float64("nan")}, ValueError, r"w must be a finite number in \[0, 1\], got nan"),
+    ({"tau": 1e151}, ValueError, r"tau must be a positive finite number in \(0, 1e\+150\], got 1e\+151"),
+    ({"pair_tau": np.float64(1e308)}, ValueError, r"pair_tau must be .* got 1e\+308$"),
+    ({"tau": [1.0]}, TypeError, r"tau must be a number"),
     ({"w": "half"}, TypeError, "w must be a number"),
     ({"w": True}, TypeError, "w must be a number"),
     ({"tau": "rank"}, ValueError, "tau must be one of"),

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["DDF_NAMES", "DDF_DEFAULTS", "check_ddf", "ddf_values", "ddf_table"]
+__all__ = ["DDF_NAMES", "DDF_DEFAULTS", "DIST_MAX", "PARAM_RANGES", "check_ddf", "check_ddf_param", "ddf_values",
+           "ddf_table"]
 
 DDF_NAMES = ("binary", "ldd", "logdd", "logitdd")
 
@@ -29,23 +30,53 @@ DDF_NAMES = ("binary", "ldd", "logdd", "logitdd")
 DDF_DEFAULTS: dict[str, float] = {"alpha": 0.2, "lam": 3.0, "beta": 0.5}
 
 
+#: Largest ``|dist|`` of a critical pair. MPBoost's Newton Hessian sums ``d^2 exp(e)`` over a
+#: document's pairs with ``e <= 600`` (``mpboost.EXP_LIMIT``): with ``d <= 1e15`` that stays
+#: finite for up to ~1e17 pairs (and ``d^2`` itself overflows above ~1.3e154).
+DIST_MAX = 1e15
+
+#: The range of each DDF parameter (before the data: see :func:`ddf_values` for ``dist`` itself).
+#: ``ldd``'s ``dist = alpha * delta`` reaches ``alpha`` at a grade difference of 1; ``logdd``'s
+#: and ``logitdd``'s ``dist`` stay below ~1420 and 1 for any finite positive parameter.
+PARAM_RANGES: dict[str, tuple[float, float]] = {
+    "alpha": (0.0, DIST_MAX),
+    "lam": (0.0, float(np.finfo(np.float64).max)),
+    "beta": (0.0, float(np.finfo(np.float64).max)),
+}
+
+
+def _show(value: object) -> str:
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def check_ddf_param(pname: str, value: object, ddf: str | None = None) -> float:
+    """One DDF parameter as a float in its range (:data:`PARAM_RANGES`), else a ``TypeError``
+    (not a number) or ``ValueError`` naming it and the range."""
+    lo, hi = PARAM_RANGES[pname]
+    what = pname if ddf is None else f"{pname} for ddf={ddf!r}"
+    rng = f"({lo:g}, {hi:g}]"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{what} must be a number in {rng}, got {_show(value)}")
+    v = float(value)
+    if not (np.isfinite(v) and lo < v <= hi):
+        raise ValueError(f"{what} must be finite and > 0, in {rng}, got {_show(value)}")
+    return v
+
+
 def check_ddf(ddf: str, alpha: float = DDF_DEFAULTS["alpha"], lam: float = DDF_DEFAULTS["lam"],
               beta: float = DDF_DEFAULTS["beta"]) -> tuple[str, float]:
     """Validate a DDF name and return ``(name, its parameter)``.
 
-    The parameter of the chosen DDF must be finite and > 0 (``binary`` has none; 0.0 is returned).
+    The parameter of the chosen DDF must be in its range (:data:`PARAM_RANGES`; ``binary`` has
+    none: 0.0 is returned).
     """
     if not isinstance(ddf, str) or ddf.lower() not in DDF_NAMES:
-        raise ValueError(f"unknown ddf {ddf!r}; choose one of {list(DDF_NAMES)}")
+        raise ValueError(f"unknown ddf {_show(ddf)}; choose one of {list(DDF_NAMES)}")
     ddf = ddf.lower()
     if ddf == "binary":
         return ddf, 0.0
     pname, value = {"ldd": ("alpha", alpha), "logdd": ("lam", lam), "logitdd": ("beta", beta)}[ddf]
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{pname} for ddf={ddf!r} must be a number, got {value!r}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{pname} for ddf={ddf!r} must be finite and > 0, got {value!r}")
-    return ddf, float(value)
+    return ddf, check_ddf_param(pname, value, ddf)
 
 
 def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.float64]:
@@ -56,20 +87,39 @@ def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.flo
     paper's Eq. 3 (``sgn dist = sgn delta``) and is odd; ``ldd``, ``logdd`` and ``logitdd``
     also satisfy Eq. 4 (``|dist|`` strictly increasing in ``|delta|``); ``binary`` does not
     (it is the magnitude-free baseline, Eq. 2).
+
+    A non-zero ``delta`` whose ``|dist|`` is not in ``(0, DIST_MAX]`` (``alpha * delta``
+    beyond :data:`DIST_MAX`, or a ``dist`` that underflows to 0 and would drop the pair)
+    is a ``ValueError`` naming the parameter and the grade difference.
     """
     d = np.asarray(delta, dtype=np.float64)
     ddf = ddf.lower() if isinstance(ddf, str) else ddf
     sgn = np.sign(d)
     a = np.abs(d)
-    if ddf == "binary":
-        return sgn
-    if ddf == "ldd":
-        return param * d
-    if ddf == "logdd":
-        return sgn * np.log1p(param * a)
-    if ddf == "logitdd":
-        return sgn / (1.0 + np.exp(-param * a))
-    raise ValueError(f"unknown ddf {ddf!r}; choose one of {list(DDF_NAMES)}")
+    with np.errstate(over="ignore", divide="ignore"):
+        if ddf == "binary":
+            return sgn
+        if ddf == "ldd":
+            out = param * d
+        elif ddf == "logdd":
+            x = param * a
+            # log1p(x) = log(param) + log(a) where x overflows (then log1p(x) ~ log(x) exactly)
+            out = sgn * np.where(np.isinf(x), np.log(param) + np.log(np.maximum(a, 1e-300)), np.log1p(x))
+        elif ddf == "logitdd":
+            out = sgn / (1.0 + np.exp(-param * a))
+        else:
+            raise ValueError(f"unknown ddf {_show(ddf)}; choose one of {list(DDF_NAMES)}")
+    mag = np.abs(out)
+    bad = (d != 0.0) & ~((mag > 0.0) & (mag <= DIST_MAX))
+    if bad.any():
+        i = np.flatnonzero(bad.ravel())[0]
+        pname = {"ldd": "alpha", "logdd": "lam", "logitdd": "beta"}[ddf]
+        raise ValueError(
+            f"ddf={ddf!r} with {pname}={param!r} gives |dist| = {float(mag.ravel()[i])!r} for the grade "
+            f"difference {float(a.ravel()[i])!r}; |dist| must be in (0, {DIST_MAX:g}] "
+            f"(choose {pname} so that every pair of grades gets such a dist)"
+        )
+    return out
 
 
 def ddf_table(levels: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.float64]:

@@ -91,10 +91,18 @@ Parameters (``DEFAULTS``):
         ``logdd`` is the default because the paper reports it ahead: best on
         Web-2 beyond NDCG@2 and +0.16% over BINARY on Web-1 (LOGITDD close
         behind, best on OHSUMED); LDD lags on large grade ranges.
-    alpha: LDD's slope (Eq. 6), > 0 (Figure 2: 0.2).
-    lam: LOGDD's lambda (Eq. 7), > 0 (Figure 2: 3).
-    beta: LOGITDD's beta (Eq. 8), > 0 (Figure 2: 0.5).
+    alpha: LDD's slope (Eq. 6), in (0, 1e15] (Figure 2: 0.2); with the data,
+        ``alpha * |r_i - r_j|`` must be in (0, 1e15] for every critical pair
+        (:data:`.ddf.DIST_MAX`: the Newton Hessian sums ``d^2 exp(<= 600)``).
+    lam: LOGDD's lambda (Eq. 7), finite and > 0 (Figure 2: 3); ``dist`` stays
+        below ~1420 for any such lam, and must not underflow to 0 for the
+        smallest grade difference.
+    beta: LOGITDD's beta (Eq. 8), finite and > 0 (Figure 2: 0.5); ``dist`` is in
+        (1/2, 1] for any such beta.
     hessian: ``"newton"`` or ``"gentle"``.
+
+    Every parameter is checked, whichever ``ddf`` is chosen; out of range is a
+    ``ValueError``/``TypeError`` naming it (in ``check`` and ``prepare``).
 
 Cost per round: O(n_q * L_q) per query (L_q = distinct labels) with the
 factorisation of :mod:`._mpboost_kernels`, parallel over queries, 2 (L_q - 1)
@@ -111,15 +119,14 @@ logitdd 0.7817, ldd 0.7776: all within 0.01 of lambdarank.
 from __future__ import annotations
 
 import math
-from numbers import Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _mpboost_kernels as K
-from ._base import PARALLEL_MIN_DOCS, PreparedObjective, check_params, kernel_for
-from .ddf import DDF_DEFAULTS, check_ddf, ddf_values
+from ._base import PARALLEL_MIN_DOCS, PreparedObjective, check_params, kernel_for, show
+from .ddf import DDF_DEFAULTS, check_ddf, check_ddf_param, ddf_values
 
 __all__ = [
     "DEFAULTS",
@@ -157,15 +164,6 @@ GRAD_SUM_CAP = 1e15
 _NAME = "mpboost"
 
 
-def _check_positive(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{_NAME}: {name} must be a positive number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{_NAME}: {name} must be a positive finite number, got {value!r}")
-    return v
-
-
 class MPBoostObjective(PreparedObjective):
     """MPBoost's loss J (Eq. 10) bound to one data set (see the module docstring).
 
@@ -186,11 +184,14 @@ class MPBoostObjective(PreparedObjective):
         super().__init__(labels, group_ptr, weights=weights)
         p = check_params(_NAME, params, DEFAULTS)
         for pname in ("alpha", "lam", "beta"):
-            _check_positive(pname, p[pname])
+            try:
+                check_ddf_param(pname, p[pname])
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"{_NAME}: {e}") from None
         self.ddf, self.ddf_param = check_ddf(p["ddf"], p["alpha"], p["lam"], p["beta"])
         hessian = p["hessian"]
         if not isinstance(hessian, str) or hessian not in HESSIANS:
-            raise ValueError(f"{_NAME}: hessian must be one of {list(HESSIANS)}, got {hessian!r}")
+            raise ValueError(f"{_NAME}: hessian must be one of {list(HESSIANS)}, got {show(hessian)}")
         self.hessian: str = hessian
         self._prepare_static()
 
@@ -222,7 +223,10 @@ class MPBoostObjective(PreparedObjective):
         delta = level_values[lvl_ptr[tq] + k // nl] - level_values[lvl_ptr[tq] + k % nl]
         self._level = level
         self._lvl_ptr = lvl_ptr
-        self._dist = np.ascontiguousarray(ddf_values(delta, self.ddf, self.ddf_param))
+        try:
+            self._dist = np.ascontiguousarray(ddf_values(delta, self.ddf, self.ddf_param))
+        except ValueError as e:
+            raise ValueError(f"{_NAME}: {e}") from None
         self._d_ptr = d_ptr
         self.n_levels: NDArray[np.int64] = n_levels
 

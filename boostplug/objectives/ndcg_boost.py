@@ -55,10 +55,13 @@ sums; a gain that itself overflows float64 (labels above ~1023 with
 ``2^r - 1``) is a ``ValueError``.
 
 Parameters (``DEFAULTS``):
-    sigma: ``F = sigma * score``, finite and > 0 (2.0: the paper's Eq. 8).
+    sigma: ``F = sigma * score``, a number in [1e-150, 1e150] (2.0: the paper's
+        Eq. 8): the Hessian is ``sigma^2`` times sums of at most ``W_k n_k / 4``,
+        which must neither overflow nor underflow to 0.
     label_gain: ``None`` (gains ``2^r - 1``, any non-negative labels) or a
         sequence of finite non-negative gains indexed by the integer label;
-        labels must then be integers ``< len(label_gain)``.
+        labels must then be integers ``< len(label_gain)``. A query whose ideal
+        DCG overflows float64 (gains near 1e308) is a ``ValueError``.
     hessian: ``"bound"`` or ``"exact"``.
 
 The prepared object also offers :meth:`NDCGBoostObjective.descent_weights`
@@ -88,20 +91,20 @@ which is why ``"bound"`` is the default).
 
 from __future__ import annotations
 
-import math
-from numbers import Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _ndcg_boost_kernels as K
-from ._base import PARALLEL_MIN_PAIRS, PreparedObjective, check_params, kernel_for
+from ._base import PARALLEL_MIN_PAIRS, PreparedObjective, check_params, check_real, kernel_for, show
 from ..metrics._common import check_label_gain, gains_of
 
 __all__ = [
     "DEFAULTS",
     "HESSIANS",
+    "SIGMA_MIN",
+    "SIGMA_MAX",
     "NDCGBoostObjective",
     "prepare",
     "loss",
@@ -125,13 +128,15 @@ _NAME = "ndcg_boost"
 _MODES = {"bound": K.MODE_BOUND, "exact": K.MODE_EXACT}
 
 
+#: Range of ``sigma``: ``hess = sigma^2 h_F`` with ``h_F <= W_k n_k / 4`` (each ``gamma <= 1/4``,
+#: ``G_i / Z_k <= 1``), so sigma^2 <= 1e300 keeps it finite for ``W_k n_k`` up to ~1e8, and
+#: sigma^2 >= 1e-300 keeps a non-zero Hessian from underflowing to 0 under a non-zero gradient.
+SIGMA_MIN = 1e-150
+SIGMA_MAX = 1e150
+
+
 def _check_sigma(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{_NAME}: sigma must be a positive number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{_NAME}: sigma must be a positive finite number, got {value!r}")
-    return v
+    return check_real(_NAME, "sigma", value, SIGMA_MIN, SIGMA_MAX, lo_open=False)
 
 
 def _check_label_gain(value: Any) -> NDArray[np.float64] | None:
@@ -179,7 +184,7 @@ class NDCGBoostObjective(PreparedObjective):
         self.label_gain: NDArray[np.float64] | None = _check_label_gain(p["label_gain"])
         hessian = p["hessian"]
         if not isinstance(hessian, str) or hessian not in HESSIANS:
-            raise ValueError(f"{_NAME}: hessian must be one of {list(HESSIANS)}, got {hessian!r}")
+            raise ValueError(f"{_NAME}: hessian must be one of {list(HESSIANS)}, got {show(hessian)}")
         self.hessian: str = hessian
         self._prepare_static()
 
@@ -188,6 +193,13 @@ class NDCGBoostObjective(PreparedObjective):
         g = gains(self.labels, self.label_gain)
         z = np.empty(self.n_queries)
         K.ideal_dcg(g, self.group_ptr, z)
+        bad = np.flatnonzero(~np.isfinite(z))
+        if bad.size:
+            q = int(bad[0])
+            raise ValueError(
+                f"{_NAME}: the ideal DCG of query {q} overflows float64 (its largest gain is "
+                f"{float(g[self.group_ptr[q]:self.group_ptr[q + 1]].max())}); use smaller label_gain values"
+            )
         sizes = np.diff(self.group_ptr)
         scale = np.divide(self.query_weights, z, out=np.zeros_like(z), where=z > 0.0)
         self.gains: NDArray[np.float64] = g

@@ -77,15 +77,16 @@ test NDCG@10 0.7770 (bound) and 0.7789 (mean), LightGBM lambdarank 0.7809.
 Algorithm 2 step 2, ``h_m = h_{m-1} + eta * s_m * g_m``, needs ``s_m``, the
 exact minimiser of R along the step: :func:`line_search`.
 
-Parameters (``DEFAULTS``):
-    w: weight of the preference part, in [0, 1] (paper: 0.5).
+Parameters (``DEFAULTS``; anything out of range is a ``ValueError``/``TypeError`` naming it):
+    w: weight of the preference part, a number in [0, 1] (paper: 0.5).
     tau: ``"grade"`` (absolute grade difference, the paper's experiments) or a
-        positive margin for the label-derived pairs.
-    pairs: ``None`` or explicit preference pairs, shape ``(P, 2)``, preferred
-        row first.
-    pair_tau: positive margin of the explicit pairs (paper: 1.0).
-    label_pairs: use every critical pair of each query (``False``: explicit
-        pairs only).
+        margin for the label-derived pairs in (0, 1e150] (:data:`TAU_MAX`: the
+        kernels sum squared margins, which must stay finite).
+    pairs: ``None`` or explicit preference pairs, shape ``(P, 2)``, integer row
+        indices, preferred row first.
+    pair_tau: margin of the explicit pairs, in (0, 1e150] (paper: 1.0).
+    label_pairs: ``True``/``False``: use every critical pair of each query
+        (``False``: explicit pairs only).
     labeled: ``"single"``, ``"all"`` or ``"none"`` (which documents enter the
         squared-error term).
     hessian: ``"bound"`` or ``"mean"``.
@@ -107,9 +108,9 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_scores
 from ..pairs import check_pairs
 from . import _qbrank_kernels as K
-from ._base import PARALLEL_MIN_DOCS, PreparedObjective, check_params, kernel_for
+from ._base import PARALLEL_MIN_DOCS, PreparedObjective, check_params, check_real, kernel_for, show
 
-__all__ = ["DEFAULTS", "HESSIANS", "QBRankObjective", "prepare", "loss", "grad_hess", "line_search"]
+__all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "prepare", "loss", "grad_hess", "line_search"]
 
 DEFAULTS: dict[str, Any] = {
     "w": 0.5,
@@ -132,33 +133,28 @@ _LABELED = ("single", "all", "none")
 _NAME = "qbrank"
 
 
+#: Largest ``tau`` / ``pair_tau``: the kernels sum squared margins (>= tau^2) over a query's
+#: pairs, which stays finite for up to ~1e8 pairs at this size.
+TAU_MAX = 1e150
+
+
 def _check_positive(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"qbrank: {name} must be a positive number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"qbrank: {name} must be a positive finite number, got {value!r}")
-    return v
+    return check_real(_NAME, name, value, 0.0, TAU_MAX)
 
 
 def _check_w(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"qbrank: w must be a number in [0, 1], got {value!r}")
-    v = float(value)
-    if not (0.0 <= v <= 1.0):
-        raise ValueError(f"qbrank: w must be in [0, 1], got {value!r}")
-    return v
+    return check_real(_NAME, "w", value, 0.0, 1.0, lo_open=False)
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"qbrank: {name} must be one of {list(choices)}, got {value!r}")
+        raise ValueError(f"qbrank: {name} must be one of {list(choices)}, got {show(value)}")
     return value
 
 
 def _check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"qbrank: {name} must be True or False, got {value!r}")
+        raise TypeError(f"qbrank: {name} must be True or False, got {show(value)}")
     return bool(value)
 
 

@@ -64,10 +64,12 @@ from ._pairwise import (PAIR_MEMORY_LIMIT, PairMemoryError, critical_pair_counts
                         pair_precision_at, rank_loss)
 from ._binary import ERR_MAX_GRADE, average_precision, err, precision, reciprocal_rank
 from ._registry import NAMES, MetricFn, by_name, higher_is_better, parse_name
+from ._scorer import RankingScorer, make_scorer
 
 __all__ = [
     "ndcg", "dcg", "average_precision", "precision", "reciprocal_rank", "err",
     "rank_loss", "misordered_pairs", "pair_precision_at",
     "by_name", "parse_name", "higher_is_better", "MetricFn", "NAMES",
     "ERR_MAX_GRADE", "PAIR_MEMORY_LIMIT", "PairMemoryError", "critical_pair_counts",
+    "make_scorer", "RankingScorer",
 ]

@@ -1,0 +1,200 @@
+"""A scikit-learn scorer for ranking metrics, receiving ``qid`` through metadata routing."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_weights, resolve_group_ptr
+from ._binary import average_precision, err, precision, reciprocal_rank
+from ._ndcg import dcg, ndcg
+from ._pairwise import critical_pair_counts, rank_loss
+from ._registry import parse_name
+
+__all__ = ["make_scorer", "RankingScorer"]
+
+_LISTWISE: dict[str, Callable[..., Any]] = {
+    "ndcg": ndcg, "dcg": dcg, "map": average_precision, "precision": precision,
+    "mrr": reciprocal_rank, "err": err,
+}
+# Set by the scorer itself (from the name and the routed metadata), never by the user.
+_RESERVED = ("k", "qid", "group_ptr", "per_query", "pairs", "kind")
+_ROUTED = ("qid", "sample_weight")
+
+
+def _routing_enabled() -> bool:
+    import sklearn
+
+    return bool(sklearn.get_config().get("enable_metadata_routing", False))
+
+
+class RankingScorer:
+    """``scorer(estimator, X, y, *, qid, sample_weight=None)``: ``sign * metric(estimator.predict(X), y, qid)``.
+
+    Made by :func:`make_scorer`. It requests ``qid`` and ``sample_weight`` from
+    scikit-learn's metadata routing by default (no ``set_score_request`` needed);
+    :meth:`set_score_request` changes that, as on scikit-learn's own scorers.
+    """
+
+    def __init__(self, name: str, metric: Callable[..., Any], sign: float, pairwise: bool,
+                 conventions: dict[str, Any]) -> None:
+        self.name = name
+        self._metric = metric
+        self._sign = sign
+        self._pairwise = pairwise
+        self._conventions = conventions
+        self._requests: dict[str, bool | None | str] = {"qid": True, "sample_weight": True}
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self._conventions.items())
+        neg = "  # negated loss" if self._sign < 0 else ""
+        return f"make_scorer({self.name!r}{extra}){neg}"
+
+    # --- scikit-learn's metadata routing --------------------------------------------------------
+
+    def get_metadata_routing(self) -> Any:
+        """The score request (``qid``, ``sample_weight``), as scikit-learn's routers read it."""
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=self)
+        for param, alias in self._requests.items():
+            request.score.add_request(param=param, alias=alias)
+        return request
+
+    def set_score_request(self, **requests: bool | None | str) -> "RankingScorer":
+        """Change what the scorer asks the router for: ``qid`` / ``sample_weight`` set to
+        ``True`` (pass it if given), ``False`` (never), ``None`` (error if given) or an alias."""
+        for param, alias in requests.items():
+            if param not in _ROUTED:
+                raise TypeError(f"the ranking scorer routes only {', '.join(_ROUTED)}; got {param!r}")
+            self._requests[param] = alias
+        return self
+
+    def _accept_sample_weight(self) -> bool:
+        # scikit-learn's multi-metric scorer asks every scorer this when routing is off
+        return True
+
+    # --- scoring ------------------------------------------------------------------------------
+
+    def __call__(self, estimator: Any, X: Any, y_true: ArrayLike, qid: ArrayLike | None = None,
+                 sample_weight: ArrayLike | None = None) -> float:
+        if qid is None:
+            if not _routing_enabled():
+                raise ValueError(
+                    f"the ranking scorer {self.name!r} needs the query id of every row, and scikit-learn "
+                    "passes them to a scorer only through metadata routing: call "
+                    "sklearn.set_config(enable_metadata_routing=True) and pass qid=... to "
+                    "GridSearchCV.fit(X, y, qid=qid) or cross_validate(..., params={'qid': qid}) "
+                    "(scoring the whole set as one query would be wrong)"
+                )
+            raise ValueError(
+                f"the ranking scorer {self.name!r} got no qid: pass qid=... (one query id per row) to "
+                "GridSearchCV.fit(X, y, qid=qid) or cross_validate(..., params={'qid': qid})"
+            )
+        y = np.asarray(y_true)
+        q = np.asarray(qid)
+        try:
+            g = resolve_group_ptr(None, q, y.shape[0])
+        except ValueError as exc:
+            raise ValueError(f"{exc} (split with GroupKFold or GroupShuffleSplit and groups=qid so that "
+                             "every query stays whole and in order within a fold)") from None
+        scores = np.asarray(estimator.predict(X), dtype=np.float64).reshape(-1)
+        w = _query_weights(sample_weight, g, y.shape[0])
+        if self._pairwise:
+            return self._sign * _pairwise_value(self._metric, scores, y, g, w, self._conventions)
+        if w is None:
+            return self._sign * float(self._metric(scores, y, g, **self._conventions))
+        per_query = np.asarray(self._metric(scores, y, g, per_query=True, **self._conventions))
+        return self._sign * _weighted_mean(per_query, w)
+
+
+def _query_weights(sample_weight: ArrayLike | None, g: NDArray[np.int64], n: int) -> NDArray[np.float64] | None:
+    """One weight per query from per-row ``sample_weight`` that must be equal within each query."""
+    w = check_weights(sample_weight, n, name="sample_weight")
+    if w is None:
+        return None
+    first = w[g[:-1]]
+    rows_query = np.repeat(np.arange(g.shape[0] - 1), np.diff(g))
+    bad = np.flatnonzero(w != first[rows_query])
+    if bad.size:
+        i = int(bad[0])
+        q = int(rows_query[i])
+        raise ValueError(
+            f"sample_weight must be one weight per query (equal on all rows of a query); query {q} "
+            f"(rows {int(g[q])}..{int(g[q + 1]) - 1}) has {float(first[q]):g} and {float(w[i]):g} (row {i})"
+        )
+    return first
+
+
+def _weighted_mean(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
+    keep = ~np.isnan(values)
+    total = float(weights[keep].sum())
+    return float(np.dot(values[keep], weights[keep]) / total) if total > 0 else math.nan
+
+
+def _pairwise_value(metric: Callable[..., Any], scores: NDArray[np.float64], y: ArrayLike, g: NDArray[np.int64],
+                    w: NDArray[np.float64] | None, conventions: dict[str, Any]) -> float:
+    if w is None:
+        return float(metric(scores, y, g, **conventions))
+    per_query = np.asarray(metric(scores, y, g, per_query=True, **conventions))
+    pairs = critical_pair_counts(np.asarray(y, dtype=np.float64), g).astype(np.float64)
+    return _weighted_mean(per_query, w * pairs)  # every pair weighted by its query's weight
+
+
+def make_scorer(name: str, **conventions: Any) -> RankingScorer:
+    """A scikit-learn scorer for the ranking metric ``name`` (``"ndcg@10"``, ``"map"``, ``"r2"``, ...).
+
+    Example:
+        >>> import sklearn
+        >>> from sklearn.model_selection import GridSearchCV, GroupKFold
+        >>> sklearn.set_config(enable_metadata_routing=True)  # doctest: +SKIP
+        >>> search = GridSearchCV(ranker, grid, cv=GroupKFold(3),
+        ...                       scoring=make_scorer("ndcg@10", empty=0.0))  # doctest: +SKIP
+        >>> search.fit(X, y, groups=qid, qid=qid)  # doctest: +SKIP
+
+    Definition:
+        ``scorer(estimator, X, y, qid=..., sample_weight=None)`` is
+        ``metric(estimator.predict(X), y, qid=qid, **conventions)``, the mean over the
+        queries of the fold, with the metric of :func:`by_name` and the conventions given
+        here (``empty=``, ``ties=``, ``gain=``, ``max_grade=`` ...; the cut-off comes from
+        the name). The losses ``r1``/``r2`` are negated (scikit-learn maximises a score), so
+        ``best_score_`` is ``-R2``. ``sample_weight`` (one value per row, equal within each
+        query) weights the queries (for ``r1``/``r2`` every pair by its query's weight).
+
+    The scorer requests ``qid`` and ``sample_weight`` through scikit-learn's metadata
+    routing, so ``sklearn.set_config(enable_metadata_routing=True)`` is required; then
+    ``GridSearchCV.fit(X, y, groups=qid, qid=qid)`` or ``cross_validate(..., params={"qid":
+    qid, "groups": qid})`` route ``qid`` to it. The estimator's ``fit`` must request ``qid``
+    as well (``est.set_fit_request(qid=True)``) unless it does so itself. Without routing the
+    scorer raises a ``ValueError`` saying so instead of scoring all rows as one query; note that
+    ``GridSearchCV``/``cross_validate`` turn a scorer's error into a warning and a NaN score
+    unless ``error_score="raise"``. Split with ``GroupKFold``/``GroupShuffleSplit`` and
+    ``groups=qid`` so every query stays whole.
+
+    Args:
+        name: a metric name of :func:`by_name`.
+        **conventions: keyword options of that metric function (validated here).
+
+    Returns:
+        A :class:`RankingScorer`.
+    """
+    base, k = parse_name(name)
+    reserved = sorted(set(conventions) & set(_RESERVED))
+    if reserved:
+        raise TypeError(f"make_scorer: {', '.join(reserved)} cannot be set here (the cut-off comes from "
+                        "the name, the queries and weights from the routed qid/sample_weight)")
+    if base in ("r1", "r2"):
+        def metric(s: Any, y: Any, g: Any, **kw: Any) -> Any:
+            return rank_loss(s, y, g, kind=base, **kw)
+        sign, pairwise = -1.0, True
+    else:
+        fn = _LISTWISE[base]
+
+        def metric(s: Any, y: Any, g: Any, **kw: Any) -> Any:
+            return fn(s, y, g, k, **kw)
+        sign, pairwise = 1.0, False
+    metric(np.zeros(2), np.zeros(2), np.array([0, 2]), **conventions)  # bad conventions fail now, not in CV
+    return RankingScorer(name.strip().lower(), metric, sign, pairwise, dict(conventions))

@@ -500,3 +500,15 @@ def refit(
     elif getattr(booster, _RECORD_ATTR, None) is not None:
         setattr(new, _RECORD_ATTR, getattr(booster, _RECORD_ATTR))
     return new
+
+
+__all__.append("LGBMRanker")
+
+
+def __getattr__(name: str) -> Any:
+    # The scikit-learn ranker imports lightgbm and scikit-learn, so it loads on first use.
+    if name == "LGBMRanker":
+        from ._lightgbm_ranker import LGBMRanker
+
+        return LGBMRanker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -276,3 +276,15 @@ def load_model(path: Any):
     booster = xgb.Booster(model_file=os.fspath(path))
     objective_of(booster)
     return booster
+
+
+__all__.append("XGBRanker")
+
+
+def __getattr__(name: str) -> Any:
+    # The scikit-learn ranker imports xgboost and scikit-learn, so it loads on first use.
+    if name == "XGBRanker":
+        from ._xgboost_ranker import XGBRanker
+
+        return XGBRanker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

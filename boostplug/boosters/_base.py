@@ -46,13 +46,15 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 
 from .._validation import check_labels
-from ..groups import group_ptr_from_qid, group_ptr_from_sizes
+from ..groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes
 from ..pairs import check_pairs, critical_pairs
 from .stumps import StumpCandidates, make_candidates
 
-__all__ = ["RankingBooster", "Round", "FitData", "evaluate_rankers", "load", "check_choice", "check_bool"]
+__all__ = ["RankingBooster", "Round", "FitData", "evaluate_rankers", "load", "check_choice", "check_bool",
+           "check_query_weights"]
 
 FORMAT = "boostplug.booster"
 FORMAT_VERSION = 1
@@ -67,10 +69,18 @@ class FitData:
     group_ptr: NDArray[np.int64]      # (n_queries + 1,)
     pairs: NDArray[np.int64] | None   # (n_pairs, 2) explicit preferences, preferred first
     rng: np.random.Generator
+    query_weights: NDArray[np.float64] | None = None  # (n_queries,) > 0, not all equal; None = unweighted
 
     def preference_pairs(self) -> NDArray[np.int64]:
         """The explicit ``pairs``, else the critical pairs of the grades within each query."""
         return self.pairs if self.pairs is not None else critical_pairs(self.y, self.group_ptr)
+
+    def pair_weights(self, pairs: NDArray[np.int64]) -> NDArray[np.float64] | None:
+        """The weight of each pair's query (``None`` when unweighted); ``fit`` checked that
+        weighted pairs lie within one query."""
+        if self.query_weights is None:
+            return None
+        return self.query_weights[_row_queries(self.group_ptr)[pairs[:, 0]]]
 
     def stump_candidates(self, est: Any) -> StumpCandidates:
         """Stump candidates of ``X`` from a booster's ``thresholds``, ``max_thresholds`` and
@@ -140,6 +150,59 @@ def _group_ptr_of(n: int, qid: ArrayLike | None, group: ArrayLike | None) -> NDA
     raise ValueError("ranking needs query groups: pass qid=... (one id per row) or group=... (sizes)")
 
 
+def _row_queries(group_ptr: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The query index of every row."""
+    return np.repeat(np.arange(group_ptr.shape[0] - 1), np.diff(group_ptr))
+
+
+def check_query_weights(sample_weight: ArrayLike, group_ptr: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Per-query weights from ``sample_weight`` (one per query, or one per row constant within
+    each query), validated: finite, ``>= 0``, not all zero."""
+    from .._adapter import query_weights_from_rows  # imports the objectives: only when weights are given
+
+    w = np.asarray(sample_weight)
+    n_q, n = group_ptr.shape[0] - 1, int(group_ptr[-1])
+    if w.ndim != 1 or w.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must be a 1-d array of numbers (one per query or per row), "
+                         f"got shape {w.shape} and dtype {w.dtype}")
+    if w.shape[0] == 0 and n:
+        raise ValueError(f"sample_weight is empty; give one weight per row ({n}) or per query ({n_q})")
+    w = w.astype(np.float64)
+    bad = np.flatnonzero(~(w >= 0.0) | np.isinf(w))  # ~(w >= 0) also catches NaN
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"sample_weight must be finite and >= 0; sample_weight[{i}] = {float(w[i])}")
+    qw = query_weights_from_rows(w, group_ptr, "sample_weight")
+    if qw is None or (n_q and not (qw > 0).any()):
+        raise ValueError("sample_weight is zero for every query: nothing to learn from")
+    return qw
+
+
+def _apply_query_weights(
+    X: NDArray[np.float64], y: NDArray[np.float64], group_ptr: NDArray[np.int64],
+    pairs: NDArray[np.int64] | None, qw: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64] | None,
+           NDArray[np.float64] | None]:
+    """Training data for per-query weights ``qw``: zero-weight queries removed (rows and pairs),
+    weights ``None`` when the rest are all equal (the unweighted fit, bit for bit)."""
+    rq = _row_queries(group_ptr)
+    if pairs is not None:
+        cross = np.flatnonzero(rq[pairs[:, 0]] != rq[pairs[:, 1]])
+        if cross.size:
+            a, b = (int(v) for v in pairs[cross[0]])
+            raise ValueError(f"sample_weight weights queries, but pairs[{int(cross[0])}] = ({a}, {b}) joins rows of "
+                             f"queries {int(rq[a])} and {int(rq[b])}: a pair across queries has no weight")
+    keep = qw > 0
+    if not keep.all():
+        rows = keep[rq]
+        if pairs is not None:
+            pairs = pairs[rows[pairs[:, 0]]]
+            pairs = (np.cumsum(rows) - 1)[pairs]  # old row index -> new row index
+        X, y, qw = X[rows], y[rows], qw[keep]
+        group_ptr = np.concatenate(([0], np.cumsum(np.diff(group_ptr)[keep]))).astype(np.int64)
+    return X, y, group_ptr, pairs, (None if np.all(qw == qw[0]) else qw)
+
+
 def evaluate_rankers(X: NDArray[np.float64], rankers: Sequence[dict[str, Any]]) -> NDArray[np.float64]:
     """Matrix ``(n_docs, n_rankers)`` of weak-ranker outputs ``h_t(X)``."""
     out = np.empty((X.shape[0], len(rankers)), dtype=np.float64)
@@ -175,7 +238,18 @@ class RankingBooster(BaseEstimator):
     improved for that many rounds and cut the model back to ``best_iteration_``);
     ``verbose`` (``False``/``0`` silent, ``True`` every round, ``k >= 1`` round 1 and every
     ``k``-th round, printed to stderr); ``random_state`` (seeds every random choice).
+
+    scikit-learn: :meth:`score` is the mean NDCG@10, so ``clone``, ``cross_validate`` and
+    ``GridSearchCV`` work with their default scoring; with
+    ``sklearn.set_config(enable_metadata_routing=True)`` they route ``qid`` to ``fit`` and
+    ``score`` (requested by default; split with the rows, so query ids must be unique per
+    query across the data), e.g. ``cross_validate(model, X, y, params={"qid": qid, "groups": qid},
+    cv=GroupKFold(3))``. ``feature_importances_``: see that property.
     """
+
+    # qid is how these estimators are told the queries: routed to fit and score unless refused
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
 
     #: fitted attributes beyond the common ones that ``save``/``load`` carry
     #: (JSON-serialisable values), under ``"fitted"`` in the model file
@@ -199,6 +273,7 @@ class RankingBooster(BaseEstimator):
         pairs: ArrayLike | None = None,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]] | None = None,
         callback: Callable[[int, dict[str, Any]], bool | None] | None = None,
+        sample_weight: ArrayLike | None = None,
     ) -> "RankingBooster":
         """Fit on ``X`` (NaN = missing), grades ``y`` and query ids ``qid``
         (or group sizes ``group``).
@@ -206,7 +281,13 @@ class RankingBooster(BaseEstimator):
         Args:
             pairs: explicit preference pairs ``(n_pairs, 2)`` of row indices,
                 preferred row first; used instead of the label-derived critical pairs
-                by the pairwise boosters.
+                by the pairwise boosters. With ``sample_weight`` both rows of a pair must
+                belong to one query (whose weight the pair takes).
+            sample_weight: per-query weights ``>= 0``: one per query, or one per row, equal
+                within each query. An integer weight ``w`` trains exactly as if the query were
+                repeated ``w`` times (each booster's docstring says which quantity it weights);
+                a zero weight removes the query (its rows, pairs and candidate thresholds);
+                equal weights are no weights.
             eval_set: list of ``(X, y, qid)`` validation sets, each with as many columns
                 as ``X``; the first one drives early stopping on ``eval_metric`` when
                 ``early_stopping_rounds`` is set.
@@ -224,6 +305,9 @@ class RankingBooster(BaseEstimator):
             raise ValueError(f"y has length {ya.shape[0]} but X has {Xa.shape[0]} rows")
         gp = _group_ptr_of(Xa.shape[0], qid, group)
         pa = None if pairs is None else check_pairs(pairs, Xa.shape[0])
+        qw = None
+        if sample_weight is not None:
+            Xa, ya, gp, pa, qw = _apply_query_weights(Xa, ya, gp, pa, check_query_weights(sample_weight, gp))
         n_rounds = self._check_n_rounds()
         esr = self._check_early_stopping_rounds()
         verbose = self._check_verbose()
@@ -244,7 +328,7 @@ class RankingBooster(BaseEstimator):
         self._stop_reason: str | None = None
 
         rng = np.random.default_rng(getattr(self, "random_state", None))
-        state = self._fit_init(FitData(Xa, ya, gp, pa, rng))
+        state = self._fit_init(FitData(Xa, ya, gp, pa, rng, qw))
         eval_scores = [np.zeros(e[0].shape[0]) for e in evals]
         best = -math.inf if maximize else math.inf
         since_best = 0
@@ -348,7 +432,44 @@ class RankingBooster(BaseEstimator):
     # ---- prediction -----------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "rankers_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit first")
+            # NotFittedError is a ValueError and an AttributeError (hasattr on fitted properties)
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit first")
+
+    @property
+    def feature_importances_(self) -> NDArray[np.float64]:
+        """``(n_features_in_,)``: the sum of ``|weight_t|`` over the weak rankers that use each
+        feature (a stump's or a feature ranker's coefficient in ``F``), normalised to sum 1;
+        all zeros when the model has no ranker. AdaRank's weights multiply raw feature values,
+        so its importances depend on the features' scales."""
+        self._check_fitted()
+        imp = np.zeros(int(self.n_features_in_))
+        for r, w in zip(self.rankers_, self.weights_):
+            imp[int(r["feature"])] += abs(float(w))
+        total = imp.sum()
+        return imp / total if total > 0 else imp
+
+    def score(self, X: ArrayLike, y: ArrayLike, qid: ArrayLike | None = None,
+              group_ptr: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> float:
+        """Mean NDCG@10 of :meth:`predict` over the queries of ``(X, y, qid)`` (or ``group_ptr``):
+        :func:`boostplug.metrics.ndcg` with its default conventions (gain ``2^r - 1``, ``log2``
+        discount, a query without relevant documents counts 1, ties in input order).
+        ``sample_weight`` (per query, or per row equal within each query) gives the weighted
+        mean over queries. Always NDCG@10, whatever ``eval_metric`` is, so that scores compare
+        across parameter settings in a model search."""
+        from .._adapter import MetricSpec
+
+        if qid is not None and group_ptr is not None:
+            raise ValueError("pass either qid or group_ptr, not both")
+        scores = self.predict(X)
+        ya = check_labels(y, name="y")
+        if ya.shape[0] != scores.shape[0]:
+            raise ValueError(f"y has length {ya.shape[0]} but X has {scores.shape[0]} rows")
+        if group_ptr is not None:
+            gp = check_group_ptr(group_ptr, n_docs=scores.shape[0])
+        else:
+            gp = _group_ptr_of(scores.shape[0], qid, None)
+        qw = None if sample_weight is None else check_query_weights(sample_weight, gp)
+        return MetricSpec("ndcg@10")(scores, ya, gp, qw)
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``F(x) = sum_t weight_t h_t(x)`` of the fitted ensemble.

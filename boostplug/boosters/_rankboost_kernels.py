@@ -82,9 +82,26 @@ def _laplacian(pairs, h, n):
     return out
 
 
-def laplacian(pairs: NDArray[np.int64], h: NDArray[np.float64], n_docs: int) -> NDArray[np.float64]:
-    """``L h = D^T (D h)``: ``(D u) . (D h) = u . (L h)`` for any document vector ``u`` (``O(m)``)."""
-    return _laplacian(pairs, np.ascontiguousarray(h, dtype=np.float64), n_docs)
+@nb.njit(cache=True)
+def _laplacian_weighted(pairs, h, n, w):
+    out = np.zeros(n)
+    for p in range(pairs.shape[0]):
+        a = pairs[p, 0]
+        b = pairs[p, 1]
+        d = w[p] * (h[a] - h[b])
+        out[a] += d
+        out[b] -= d
+    return out
+
+
+def laplacian(pairs: NDArray[np.int64], h: NDArray[np.float64], n_docs: int,
+              weights: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """``L h = D^T W (D h)``: ``(D u) . W (D h) = u . (L h)`` for any document vector ``u`` (``O(m)``);
+    ``W`` the pair weights (a pair of weight ``w`` counts as ``w`` copies of it; ``None``: all 1)."""
+    h = np.ascontiguousarray(h, dtype=np.float64)
+    if weights is None:
+        return _laplacian(pairs, h, n_docs)
+    return _laplacian_weighted(pairs, h, n_docs, weights)
 
 
 def ln_cosh(x: NDArray[np.float64] | float) -> NDArray[np.float64] | float:
@@ -98,11 +115,14 @@ class PairSpan:
 
     ``members`` are stump indices ``(k, j)``; ``eta`` their weights (the model on the
     training pairs is ``sum_s eta_s o_s``); ``Q``/``LQ`` hold ``|S_t|`` document columns.
+    ``weights``: per-pair multiplicities of the pair metric (``None``: 1).
     """
 
-    def __init__(self, codes: NDArray[np.int32], pairs: NDArray[np.int64]) -> None:
+    def __init__(self, codes: NDArray[np.int32], pairs: NDArray[np.int64],
+                 weights: NDArray[np.float64] | None = None) -> None:
         self.codes = codes
         self.pairs = pairs
+        self.weights = weights
         self.n = codes.shape[0]
         self.members: list[tuple[int, int]] = []
         self.index: dict[tuple[int, int], int] = {}
@@ -130,14 +150,14 @@ class PairSpan:
     def residual(self, h: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float]:
         """Least squares of ``h`` on ``S_t`` (pair metric): ``(c, u, r2, norm2)`` with
         ``h = Q c + u``, ``r2 = |D u|^2`` and ``norm2 = |D h|^2`` (Gram-Schmidt twice)."""
-        Lh = laplacian(self.pairs, h, self.n)
+        Lh = laplacian(self.pairs, h, self.n, self.weights)
         norm2 = float(h @ Lh)
         c = self.LQ.T @ h
         u = h - self.Q @ c
         c2 = self.LQ.T @ u
         u -= self.Q @ c2
         c = c + c2
-        r2 = float(u @ laplacian(self.pairs, u, self.n))
+        r2 = float(u @ laplacian(self.pairs, u, self.n, self.weights))
         return c, u, max(r2, 0.0), norm2
 
     def is_dependent(self, r2: float, norm2: float) -> bool:
@@ -162,7 +182,7 @@ class PairSpan:
         rho = math.sqrt(r2)
         q = u / rho
         self._Q[:, m] = q
-        self._LQ[:, m] = laplacian(self.pairs, q, self.n)
+        self._LQ[:, m] = laplacian(self.pairs, q, self.n, self.weights)
         self._R[:m, m] = c
         self._R[m, m] = rho
         self.members.append((int(k), int(j)))
@@ -192,7 +212,7 @@ def select_independent(
 ) -> NDArray[np.bool_]:
     """Greedy linearly independent subset of the stumps ``order`` (``(N, 2)`` rows ``(k, j)``),
     taken in that order, together with ``span``'s members: the QR of ``[S, order]`` built
-    column by column in the pair metric, a column whose diagonal is zero (squared residual
+    column by column in the pair metric (``span.weights``), a column whose diagonal is zero (squared residual
     at most ``DEPENDENT_RTOL`` times its squared norm ``nsplit[k, j]``) being dropped.
 
     Returns ``drop`` (``(N,)``): the stumps found dependent on those before them. Stops once
@@ -236,7 +256,7 @@ def select_independent(
                 return drop
             u = U[:, column[i]].copy()
             _project_out(u[:, None], Q[:, m0:m], LQ[:, m0:m])
-            Lu = laplacian(pairs, u, n)
+            Lu = laplacian(pairs, u, n, span.weights)
             rr = float(u @ Lu)
             if rr <= tol[k, j]:
                 drop[start + i] = True

@@ -32,6 +32,11 @@ mean_i exp(-E(f_{t-1})_i) sum_i P_t(i) exp(-alpha_t E(h_t)_i)``; by convexity of
 The proof needs ``P_t ∝ exp(-E(f_{t-1}))``, i.e. ``update="paper"``; it holds for any choice
 of ``h_t``, so also with ``enqueue``/``max_consecutive``. ``history_`` records it per round.
 
+Query weights (``fit(sample_weight=...)``): a query of weight ``w`` counts as ``w`` copies of
+it: ``P_1(i) = w_i / sum_j w_j``; the paper update is ``P_{t+1}(i) ∝ w_i exp(-E(f_t)_i)``;
+the training measure (``mean E`` below, ``train_measure``, the tolerance rule and Theorem 1)
+is the ``w``-weighted mean over queries. ``delta_min`` is a minimum over queries, unchanged.
+
 Stopping (``tolerance``): the paper stops "when the training measure stops improving".
 Here round ``t`` is kept only if ``mean_i E(f_t)_i - mean_i E(f_{t-1})_i > tolerance``;
 otherwise training stops and round ``t`` is dropped (round 1 is always compared with
@@ -184,6 +189,7 @@ class _State:
     train: float                  # mean E(f_{t-1}) (-inf before round 1)
     log_bound: float              # sum_t [-delta_min^t + log sqrt(1 - phi(t)^2)]
     n_rounds: int
+    v: NDArray[np.float64] | None = None  # (m,) query weights / their sum (None: uniform)
     t: int = 1                    # RankLib's iteration counter (rollbacks included)
     queue: list[int] = field(default_factory=list)
     removed: set[int] = field(default_factory=set)
@@ -222,16 +228,20 @@ def feature_measures(X: NDArray[np.float64], y: NDArray[np.float64], group_ptr: 
 
 
 def _skip_empty_queries(X: NDArray[np.float64], y: NDArray[np.float64], group_ptr: NDArray[np.int64],
-                        measure: MeasureFn) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
-    """Drop the queries the measure skips (NaN: ``empty="skip"``); they carry no ranking information."""
+                        measure: MeasureFn, weights: NDArray[np.float64] | None = None
+                        ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64],
+                                   NDArray[np.float64] | None]:
+    """Drop the queries the measure skips (NaN: ``empty="skip"``), and their ``weights``; they carry
+    no ranking information."""
     e = measure(np.zeros(y.shape[0]), y, group_ptr)
     keep = ~np.isnan(e)
     if keep.all():
-        return X, y, group_ptr
+        return X, y, group_ptr, weights
     sizes = np.diff(group_ptr)[keep]
     rows = np.concatenate([np.arange(group_ptr[q], group_ptr[q + 1]) for q in np.flatnonzero(keep)]) \
         if keep.any() else np.zeros(0, dtype=np.int64)
-    return X[rows], y[rows], np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return (X[rows], y[rows], np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+            None if weights is None else weights[keep])
 
 
 class AdaRank(RankingBooster):
@@ -318,11 +328,12 @@ class AdaRank(RankingBooster):
             raise ValueError("AdaRank boosts a query-level measure (MAP, NDCG) of the graded labels; "
                              "it takes no explicit pairs")
         X0 = np.nan_to_num(data.X, nan=0.0)  # h_k(x) = x_k, missing = 0 (as predict does)
-        X, y, gp = _skip_empty_queries(X0, data.y, data.group_ptr, measure)
+        X, y, gp, qw = _skip_empty_queries(X0, data.y, data.group_ptr, measure, data.query_weights)
         m = gp.shape[0] - 1
+        v = None if qw is None or m == 0 else qw / qw.sum()
         s = _State(X=X, y=y, group_ptr=gp, measure=measure, E=feature_measures(X, y, gp, measure),
-                   P=np.full(m, 1.0 / max(m, 1)), scores=np.zeros(X.shape[0]), E_f=np.zeros(m),
-                   train=-math.inf, log_bound=0.0, n_rounds=self._check_n_rounds())
+                   P=np.full(m, 1.0 / max(m, 1)) if v is None else v.copy(), scores=np.zeros(X.shape[0]),
+                   E_f=np.zeros(m), train=-math.inf, log_bound=0.0, n_rounds=self._check_n_rounds(), v=v)
         if m == 0:
             s.done, s.reason = True, "no training query with a relevant document (empty='skip')"
         s.rounds = self._phases(s)
@@ -360,12 +371,17 @@ class AdaRank(RankingBooster):
         scores = s.scores + alpha * s.X[:, k]
         E_f = s.measure(scores, s.y, s.group_ptr)
         delta_min = float(np.min(E_f - s.E_f - alpha * e))
-        return _Step(k, phi, alpha, scores, E_f, float(E_f.mean()), delta_min)
+        return _Step(k, phi, alpha, scores, E_f, self._mean(s, E_f), delta_min)
+
+    @staticmethod
+    def _mean(s: _State, e: NDArray[np.float64]) -> float:
+        """Mean over the training queries, weighted by the query weights when ``fit`` had them."""
+        return float(e.mean()) if s.v is None else float(s.v @ e)
 
     def _commit(self, s: _State, st: _Step) -> Round:
         """Accept the round: new distribution P_{t+1}, ensemble, Theorem 1 bound; the history record."""
         if self._update_rule() == "paper":
-            u = np.exp(-st.E_f)
+            u = np.exp(-st.E_f) if s.v is None else s.v * np.exp(-st.E_f)
         else:
             u = s.P * np.exp(-st.alpha * st.E_f)
         s.P = u / u.sum()
@@ -383,7 +399,7 @@ class AdaRank(RankingBooster):
         s.reason = f"feature {k} ranks every training query perfectly (phi = 1, alpha infinite)"
         if s.emitted:
             return None
-        rec = {"feature": k, "alpha": math.inf, "phi": 1.0, "train_measure": float(s.E[k].mean()),
+        rec = {"feature": k, "alpha": math.inf, "phi": 1.0, "train_measure": self._mean(s, s.E[k]),
                "delta_min": math.nan, "bound": math.nan, "iteration": s.t}
         return Round({"kind": "feature", "feature": k}, 1.0, rec)
 

@@ -7,7 +7,9 @@ Definition (paper's Algorithm 1, Eq. 10-13 and the appendix, Eq. 17-19):
   explicit preference pairs given to ``fit``; ``d_ij = dist(r_i, r_j)`` is the
   directed distance function (DDF) of the grade difference
   (:mod:`boostplug.objectives.ddf`: ``binary``, ``ldd``, ``logdd``, ``logitdd``);
-* ``w^(1)_ij = 1 / |I|``;
+* ``w^(1)_ij = 1 / |I|``; with ``fit(sample_weight=...)``, ``w^(1)_ij`` proportional to the
+  weight of the pair's query (a query of weight ``w`` counts as ``w`` copies of its pairs in
+  Eq. 10 and 12), and ``misorder`` is measured under ``w^(1)``;
 * round ``t`` fits the stump ``f(x) = a * [x_k > theta]`` minimising the weighted
   squared error (Eq. 12) ``J_wse(f) = sum_I w_ij (d_ij - (f(x_i) - f(x_j)))^2``.
   With ``A1`` the pairs the stump puts ``i`` above and ``j`` below the threshold,
@@ -92,6 +94,7 @@ class _State:
     d: NDArray[np.float64]        # (P,) dist(r_i, r_j) > 0
     cands: StumpCandidates
     w: NDArray[np.float64]        # (P,) current pair weights, sum 1
+    w1: NDArray[np.float64] | None  # (P,) w^(1) when fit was given query weights (else uniform)
     F: NDArray[np.float64]        # (n,) training scores
     log_bound: float              # sum_t log Z_t
     d2_max: float                 # max d^2
@@ -160,9 +163,12 @@ class MPBoost(RankingBooster):
         d = self._pair_distances(data.y, pairs, explicit)
         cands = data.stump_candidates(self)
         n_pairs = pairs.shape[0]
+        pw = data.pair_weights(pairs)
+        w1 = None if pw is None else pw / pw.sum()
         return _State(
             pairs=pairs, d=d, cands=cands,
-            w=np.full(n_pairs, 1.0 / max(n_pairs, 1)), F=np.zeros(data.X.shape[0]), log_bound=0.0,
+            w=np.full(n_pairs, 1.0 / max(n_pairs, 1)) if w1 is None else w1.copy(), w1=w1,
+            F=np.zeros(data.X.shape[0]), log_bound=0.0,
             d2_max=float(np.max(d * d)) if n_pairs else 1.0,
         )
 
@@ -190,7 +196,8 @@ class MPBoost(RankingBooster):
             return None
         a = float(N[k, j] / D[k, j])
         z = self._reweight(s, a * s.cands.vector(int(k), int(j)))
-        misorder = float(np.mean(s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]))
+        wrong = s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]
+        misorder = float(np.mean(wrong)) if s.w1 is None else float(s.w1[wrong].sum())
         rec = {"a": a, "Z": z, "bound": math.exp(s.log_bound), "misorder": misorder,
                "wse": c - float(gain[k, j])}
         return Round(s.cands.stump(int(k), int(j)), a, rec)

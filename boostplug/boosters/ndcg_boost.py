@@ -3,17 +3,19 @@ NDCG measure", NIPS 2009, Algorithm 1).
 
 Definition (with ``F = sigma * score``; the paper's ``F_i = 2 F(d_i)``, Eq. 8, is
 ``sigma = 2``; ``G_i`` the gain, ``2^{r_i} - 1`` by default; ``Z_k`` the ideal DCG
-of query ``k``; queries with ``Z_k = 0`` count for nothing):
+of query ``k``; queries with ``Z_k = 0`` count for nothing; ``W_k`` the query weight
+given to ``fit(sample_weight=...)``, 1 by default, so that a query of weight ``w`` counts as
+``w`` copies of it):
 
-* ``M(F) = sum_k 1/Z_k sum_i G_i A_i`` with ``A_i = sum_{j != i} 1/(1 + exp(F_i - F_j))``
+* ``M(F) = sum_k W_k/Z_k sum_i G_i A_i`` with ``A_i = sum_{j != i} 1/(1 + exp(F_i - F_j))``
   (Eq. 10-11, as a sum over queries: the paper's ``1/n_queries`` is dropped);
 * ``gamma_ij = exp(F_i - F_j) / (1 + exp(F_i - F_j))^2`` (Eq. 14),
-  ``w_i = sum_j (G_i - G_j) / Z_k gamma_ij`` (Eq. 16, ``= -dM/dF_i``);
+  ``w_i = W_k sum_j (G_i - G_j) / Z_k gamma_ij`` (Eq. 16, ``= -dM/dF_i``);
 * each round: ``y_i = sign(w_i)``, the stump classifier ``f(x) in {0, 1}``
   maximising ``eta = sum_i |w_i| f(x_i) y_i = sum_i w_i f(x_i)`` (Eq. 17), the step
   (Theorem 1, Eq. 15)
-  ``alpha = 1/2 log( sum_k sum_{i,j} G_i/Z_k theta_ij [f_i > f_j]
-  / sum_k sum_{i,j} G_i/Z_k theta_ij [f_i < f_j] )``, ``theta_ij = gamma_ij [i != j]``,
+  ``alpha = 1/2 log( sum_k sum_{i,j} W_k G_i/Z_k theta_ij [f_i > f_j]
+  / sum_k sum_{i,j} W_k G_i/Z_k theta_ij [f_i < f_j] )``, ``theta_ij = gamma_ij [i != j]``,
   and ``F_i <- F_i + alpha f_i``.
 
 ``w`` and ``M`` come from the NDCG_Boost objective
@@ -153,11 +155,13 @@ def finite_step_stumps(codes: NDArray[np.int32], positive: NDArray[np.bool_], gr
 
 
 def _prepare_objective(labels: NDArray[np.float64], group_ptr: NDArray[np.int64], sigma: float,
-                       label_gain: ArrayLike | None) -> Any:
-    """The NDCG_Boost objective bound to the training labels (``descent_weights``, ``loss``, ``ideal_dcg``)."""
+                       label_gain: ArrayLike | None, weights: NDArray[np.float64] | None = None) -> Any:
+    """The NDCG_Boost objective bound to the training labels (``descent_weights``, ``loss``, ``ideal_dcg``),
+    with per-query ``weights`` ``W_k`` (``None``: 1)."""
     from .. import objectives
 
-    return objectives.get("ndcg_boost").prepare(labels, group_ptr, sigma=sigma, label_gain=label_gain)
+    return objectives.get("ndcg_boost").prepare(labels, group_ptr, weights=weights, sigma=sigma,
+                                                label_gain=label_gain)
 
 
 def check_sigma(sigma: Any) -> float:
@@ -224,9 +228,12 @@ class NDCGBoost(RankingBooster):
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
         if data.pairs is not None:
             raise ValueError("NDCGBoost is listwise and learns from graded labels; it takes no explicit pairs")
-        prep = _prepare_objective(data.y, data.group_ptr, sigma, self.label_gain)
+        qw = data.query_weights
+        prep = _prepare_objective(data.y, data.group_ptr, sigma, self.label_gain, qw)
         z = np.asarray(prep.ideal_dcg(), dtype=np.float64)
         inv_z = np.divide(1.0, z, out=np.zeros_like(z), where=z > 0)
+        if qw is not None:
+            inv_z = inv_z * qw  # c = W_k G_i / Z_k: Eq. 15's sums weighted like M
         c = prep.gains * np.repeat(inv_z, np.diff(data.group_ptr))
         cands = data.stump_candidates(self)
         allowed = cands.exists[:, :, None] & finite_step_stumps(cands.codes, c > 0, data.group_ptr, cands.width)

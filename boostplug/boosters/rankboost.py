@@ -3,7 +3,10 @@
 
 All three follow the paper's Algorithm 1 on the critical pairs ``i = (x'_i, x_i)``
 (``x'_i`` preferred; label-derived within each query, or the explicit ``pairs``
-given to ``fit``) with ``D_1`` uniform over all of them. The weak rankers are decision
+given to ``fit``) with ``D_1`` uniform over all of them. With ``fit(sample_weight=...)``
+a query of weight ``w`` counts as ``w`` copies of its pairs: ``D_1`` proportional to the
+pair's query weight, the pair metric of the span test weighted alike, and ``R1``, ``R2``,
+``E1``, ``E2`` means under ``D_1``. The weak rankers are decision
 stumps ``h(x) = [x_k > theta]`` (:mod:`boostplug.boosters.stumps`; NaN never fires).
 For a stump, ``eps+``, ``eps0``, ``eps-`` are the ``D_t`` weight of the pairs it orders
 correctly, ties and reverses (Eq. 8).
@@ -114,6 +117,7 @@ class _State:
     nsplit: NDArray[np.float64]      # (F, width) pairs each stump splits (|D h|^2); 0 for non-stumps
     valid: NDArray[np.bool_]         # (F, width) existing stumps that split at least one pair
     w: NDArray[np.float64]           # (P,) D_t
+    w1: NDArray[np.float64] | None   # (P,) D_1 when fit was given query weights (else uniform)
     F: NDArray[np.float64]           # (n,) ensemble scores on the training documents
     span: PairSpan                   # S_t and eta
     ell: NDArray[np.float64]         # (P,) sum_s ln omega*_2(i, f_s, eta_s): E2 = mean exp(ell)
@@ -183,14 +187,17 @@ class RankBoost(RankingBooster):
         pairs = data.preference_pairs()
         cands = data.stump_candidates(self)
         P = pairs.shape[0]
-        cor, rev = pair_split_sums(cands.codes, pairs, np.ones(P), cands.n_thr)
+        pw = data.pair_weights(pairs)  # a query of weight w counts as w copies of its pairs
+        cor, rev = pair_split_sums(cands.codes, pairs, np.ones(P) if pw is None else pw, cands.n_thr)
         nsplit = np.where(cands.exists, cor + rev, 0.0)
         valid = cands.exists & (nsplit > 0)
         self.span_size_ = 0
         self.pruned_round_: int | None = None
+        w1 = None if pw is None else pw / pw.sum()
         return _State(
-            pairs=pairs, cands=cands, nsplit=nsplit, valid=valid, w=np.full(P, 1.0 / max(P, 1)),
-            F=np.zeros(data.X.shape[0]), span=PairSpan(cands.codes, pairs), ell=np.zeros(P),
+            pairs=pairs, cands=cands, nsplit=nsplit, valid=valid,
+            w=np.full(P, 1.0 / max(P, 1)) if w1 is None else w1.copy(), w1=w1,
+            F=np.zeros(data.X.shape[0]), span=PairSpan(cands.codes, pairs, pw), ell=np.zeros(P),
             log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng,
         )
 
@@ -279,6 +286,15 @@ class RankBoost(RankingBooster):
         """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24) of the ensemble, prod Z_t, the theorem bound."""
         margin = s.F[s.pairs[:, 0]] - s.F[s.pairs[:, 1]]
         m = margin.shape[0]
+        if s.w1 is not None:  # means under D_1
+            with np.errstate(over="ignore"):
+                e1 = float(s.w1 @ np.exp(-margin))
+            return {
+                "R1": float(s.w1[margin <= 0].sum()),
+                "R2": float(s.w1[margin < 0].sum() + 0.5 * s.w1[margin == 0].sum()),
+                "E1": e1, "E2": float(np.exp(logsumexp(s.ell, b=s.w1))),
+                "prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log),
+            }
         with np.errstate(over="ignore"):
             e1 = float(np.mean(np.exp(-margin)))
         return {

@@ -11,7 +11,8 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: script -> number of models it trains
-SCRIPTS = {"lightgbm_objectives.py": 4, "lgbm_ranker.py": 3, "xgboost_objectives.py": 4, "treelite_export.py": 2}
+SCRIPTS = {"lightgbm_objectives.py": 4, "lgbm_ranker.py": 3, "xgboost_objectives.py": 4, "treelite_export.py": 2,
+           "grid_search.py": 1}
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))

@@ -144,6 +144,16 @@ def group_ptr_from_qid(
     return Regrouped(ptr, perm)
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def _exact(values: NDArray) -> NDArray:
+    """Whole floats as Python ints, so that ``1e30`` shows as its integer value."""
+    if values.dtype.kind == "f":
+        return np.array([int(v) for v in values.tolist()], dtype=object)
+    return values
+
+
 def group_ptr_from_sizes(sizes: ArrayLike, n_docs: int | None = None) -> NDArray[np.int64]:
     """Group pointer from group sizes (LightGBM's ``group``), validated.
 
@@ -151,7 +161,10 @@ def group_ptr_from_sizes(sizes: ArrayLike, n_docs: int | None = None) -> NDArray
     ``n_docs`` is given, for sizes that do not sum to it.
     """
     s = _as_1d(sizes, "group sizes")
-    if s.size and s.dtype.kind == "f":
+    if s.size and s.dtype.kind == "O" and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                             for v in s.tolist()):
+        s = np.array([int(v) for v in s.tolist()], dtype=object)  # Python ints beyond 64 bits
+    elif s.size and s.dtype.kind == "f":
         if not np.all(np.isfinite(s)) or not np.all(s == np.round(s)):
             bad = np.flatnonzero(~np.isfinite(s) | (s != np.round(s)))
             raise ValueError(
@@ -160,12 +173,24 @@ def group_ptr_from_sizes(sizes: ArrayLike, n_docs: int | None = None) -> NDArray
             )
     elif s.size and s.dtype.kind not in "iu":
         raise TypeError(f"group sizes must be integers, got dtype {s.dtype}")
-    s = s.astype(np.int64)
+    # Range checks on the values as given, before any cast or sum could wrap them.
     bad = np.flatnonzero(s <= 0)
     if bad.size:
         raise ValueError(
             f"group sizes must be positive; got {_show(s[bad])} at positions {_show(bad)}"
         )
+    bad = np.flatnonzero(s > _INT64_MAX)
+    if bad.size:
+        raise ValueError(
+            f"group sizes must fit in a 64-bit integer; got {_show(_exact(s[bad]))} at positions {_show(bad)}"
+        )
+    s = s.astype(np.int64)
+    if s.size and int(s.max()) > _INT64_MAX // s.size:
+        total = sum(s.tolist())  # exact Python integers
+        if total > _INT64_MAX:
+            raise ValueError(
+                f"group sizes sum to {total}, more than a 64-bit integer holds (sizes: {_show(s)})"
+            )
     ptr = np.zeros(s.shape[0] + 1, dtype=np.int64)
     np.cumsum(s, out=ptr[1:])
     if n_docs is not None and ptr[-1] != n_docs:

@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from boostplug.data import RankingData, concat, load_letor, read_query_file, write_letor
+from boostplug.groups import group_ptr_from_sizes
 
 
 def _random_data(rng: np.random.Generator, n_queries: int = 7, n_features: int = 6,
@@ -266,6 +267,20 @@ def test_too_many_features_and_other_errors(tmp_path):
     empty.write_text("# nothing\n")
     with pytest.raises(ValueError, match=r"empty\.txt: no data lines"):
         load_letor(empty)
+
+
+# --- group sizes that overflow -------------------------------------------------------------
+
+def test_group_sizes_that_overflow_show_true_values():
+    with pytest.raises(ValueError, match=r"group sizes sum to 13835058055282163712, more than a 64-bit integer"):
+        group_ptr_from_sizes([2**62] * 3)
+    with pytest.raises(ValueError, match=r"must fit in a 64-bit integer; got \[9223372036854775808\]"):
+        group_ptr_from_sizes(np.array([1, 2**63], dtype=np.uint64))
+    with pytest.raises(ValueError, match=r"must fit in a 64-bit integer; got \[100000000000000000000\]"):
+        group_ptr_from_sizes([3, 10**20])
+    with pytest.raises(ValueError, match=r"must fit in a 64-bit integer; got \[1000000000000000019884624838656\]"):
+        group_ptr_from_sizes([1e30])
+    assert group_ptr_from_sizes([2**62, 2**62 - 1]).tolist() == [0, 2**62, 2**63 - 1]
 
 
 # --- real files -------------------------------------------------------------------------------

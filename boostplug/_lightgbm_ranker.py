@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import lightgbm as lgb
@@ -18,9 +17,8 @@ from lightgbm.basic import _ConfigAliases
 from numpy.typing import ArrayLike
 
 from . import objectives as _objectives
-from ._atomic import write_text
-from ._sklearn_rankers import OWN_PARAMS, RankerMixin, is_boostplug_objective, model_record
-from .lightgbm import sklearn_metric, sklearn_objective
+from ._sklearn_rankers import OWN_PARAMS, RankerMixin, is_boostplug_objective
+from .lightgbm import load_model, objective_of, record_objective, save_model, sklearn_metric, sklearn_objective
 
 __all__ = ["LGBMRanker"]
 
@@ -159,28 +157,27 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         super().fit(X, y, sample_weight=plan.row_weights(), init_score=init_score, group=plan.sizes,
                     feature_name=feature_name, categorical_feature=categorical_feature, callbacks=callbacks,
                     init_model=init_model, **eval_kw)
+        if is_boostplug_objective(self.objective) and callable(self._objective):
+            from .lightgbm import record_objective
+
+            record_objective(self._Booster, self._objective)  # booster_ then says what trained it
         return self
 
     def save_model(self, path: str | os.PathLike[str]) -> None:
         """Write the model as LightGBM model text (up to the best round when early stopping
-        chose one), recording which boostplug objective trained it and with which parameters."""
-        text = self.booster_.model_to_string()
-        rec = model_record()
-        if rec is not None and is_boostplug_objective(self.objective) and callable(self._objective):
-            text = rec.lightgbm_text_with_record(text, rec.record_for(self._objective))
-        write_text(path, text)
+        chose one), recording which boostplug objective trained it and with which parameters
+        (:func:`boostplug.lightgbm.save_model`). Written atomically."""
+        save_model(self.booster_, path)
 
     def load_model(self, path: str | os.PathLike[str]) -> "LGBMRanker":
-        """Load a model file (from :meth:`save_model` or ``Booster.save_model``) into this ranker.
+        """Load a model file (from :meth:`save_model`, or any LightGBM model file) into this ranker.
 
         The objective recorded in the file becomes ``objective`` and its parameters estimator
         parameters again (``get_params``), so a refit trains the same way; row-index parameters
         (QBRank's ``pairs``) are recorded only as a fingerprint and are not restored.
         """
-        text = Path(path).read_text(encoding="utf-8")
-        rec = model_record()
-        record = rec.record_from_lightgbm_text(text) if rec is not None else None
-        booster = lgb.Booster(model_str=text)
+        booster = load_model(path)
+        record = objective_of(booster)
         self._Booster = booster
         self._n_features = booster.num_feature()
         self._n_features_in = booster.num_feature()

@@ -321,3 +321,35 @@ def test_refit_refuses_what_it_cannot_do() -> None:
                        bpl.dataset(X, y, qid=qid), 2)
     with pytest.raises(ValueError, match="path_smooth=1.0 is not supported"):
         bpl.refit(smooth, X, y, qid=qid, objective="mpboost")
+
+
+# --- the scikit-learn rankers -----------------------------------------------------------------
+
+
+def test_lgbm_ranker_models_carry_the_record(tmp_path) -> None:
+    X, y, qid = _data()
+    ranker = bpl.LGBMRanker(objective="mpboost", ddf="ldd", n_estimators=4, num_leaves=4, verbose=-1, n_jobs=1)
+    ranker.fit(X, y, qid=qid)
+    want = ("mpboost", {"ddf": "ldd"})
+    rec = bpl.objective_of(ranker.booster_)
+    assert (rec.name, dict(rec.params)) == want
+    ranker.save_model(tmp_path / "ranker.txt")
+    bpl.save_model(ranker.booster_, tmp_path / "booster.txt")
+    for path in ("ranker.txt", "booster.txt"):
+        rec = bpl.objective_of(tmp_path / path)
+        assert (rec.name, dict(rec.params)) == want
+    loaded = bpl.LGBMRanker().load_model(tmp_path / "ranker.txt")
+    assert bpl.objective_of(loaded.booster_) == bpl.objective_of(tmp_path / "ranker.txt")
+    # the recorded objective refits the ranker's booster
+    X2, y2, qid2 = _data(6)
+    assert _leaves(bpl.refit(ranker.booster_, X2, y2, qid=qid2)) != _leaves(ranker.booster_)
+
+
+def test_xgb_ranker_models_carry_the_record(tmp_path) -> None:
+    X, y, qid = _data()
+    ranker = bpx.XGBRanker(objective="ndcg_boost", sigma=1.5, n_estimators=4, max_depth=2, n_jobs=1)
+    ranker.fit(X, y, qid=qid)
+    ranker.save_model(tmp_path / "ranker.json")
+    for source in (ranker.get_booster(), tmp_path / "ranker.json"):
+        rec = bpx.objective_of(source)
+        assert (rec.name, dict(rec.params)) == ("ndcg_boost", {"sigma": 1.5})

@@ -278,14 +278,5 @@ class RankerMixin:
         return value if spec.higher_is_better else -value
 
 
-def model_record() -> Any:
-    """:mod:`boostplug._model_record` (what trained a saved model), or ``None`` in a build without it."""
-    try:
-        from . import _model_record
-    except ImportError:  # pragma: no cover - the record is optional for saving and loading
-        return None
-    return _model_record
-
-
 def _as_weights(w: ArrayLike | None) -> NDArray[np.float64] | None:
     return None if w is None else np.asarray(w, dtype=np.float64).reshape(-1)

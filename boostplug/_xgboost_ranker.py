@@ -14,8 +14,9 @@ import xgboost as xgb
 from numpy.typing import ArrayLike, NDArray
 
 from . import objectives as _objectives
-from ._sklearn_rankers import OWN_PARAMS, RankerMixin, is_boostplug_objective, model_record
-from .xgboost import dmatrix, early_stopping, metric, objective as make_objective
+from ._sklearn_rankers import OWN_PARAMS, RankerMixin, is_boostplug_objective
+from .xgboost import dmatrix, early_stopping, metric, objective_of, record_objective
+from .xgboost import objective as make_objective
 
 __all__ = ["XGBRanker"]
 
@@ -135,11 +136,8 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
                 custom_metric=metric(plan.metric.name) if evals else None, evals_result=evals_result,
                 verbose_eval=verbose, xgb_model=model, callbacks=callbacks,
             )
-        rec = model_record()
-        if rec is not None:
-            # Recorded in the booster itself, so every saved copy says what trained it.
-            text = rec.record_for(obj).to_json() if obj is not None else None
-            self._Booster.set_attr(**{rec.RECORD_KEY: text})
+        if obj is not None:
+            record_objective(self._Booster, obj)  # a booster attribute: every saved copy says what trained it
         self._set_evaluation_result(evals_result)
         return self
 
@@ -148,10 +146,8 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         ``objective`` and its parameters estimator parameters again (``get_params``); row-index
         parameters (QBRank's ``pairs``) are recorded only as a fingerprint and not restored."""
         super().load_model(fname)
-        rec = model_record()
-        text = self.get_booster().attr(rec.RECORD_KEY) if rec is not None else None
-        if text is not None:
-            record = rec.ObjectiveRecord.from_json(text)
+        record = objective_of(self.get_booster())
+        if record is not None:
             self.objective = record.name
             if not hasattr(self, "kwargs") or self.kwargs is None:
                 self.kwargs = {}

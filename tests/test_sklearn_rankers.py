@@ -237,6 +237,11 @@ def test_grid_search_over_an_objective_parameter_with_group_kfold(framework, dat
     assert np.all((scores > 0) & (scores <= 1)) and scores[0] != scores[1]
     assert search.best_params_["ddf"] == ["ldd", "binary"][int(np.argmax(scores))]
     assert search.best_estimator_.get_params()["ddf"] == search.best_params_["ddf"]
+    # The ranker's score is the NDCG@10 scorer's value on every split.
+    scored = clone(search).set_params(scoring=metrics.make_scorer("ndcg@10"), error_score="raise")
+    with sklearn.config_context(enable_metadata_routing=True):
+        scored.fit(X, y, qid=qid, groups=qid)
+    np.testing.assert_allclose(scored.cv_results_["mean_test_score"], scores)
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -273,6 +278,8 @@ def test_save_then_load_into_a_fresh_ranker_predicts_the_same(early_stopped, tmp
     framework, r, Xv = early_stopped
     path = tmp_path / ("model.txt" if framework == "lightgbm" else "model.json")
     r.save_model(path)
+    record = (bpl if framework == "lightgbm" else bpx).objective_of(path)
+    assert record.name == "mpboost" and record.params == {"ddf": "ldd"}
     fresh = type(r)().load_model(path)
     np.testing.assert_allclose(fresh.predict(Xv), r.predict(Xv), rtol=0, atol=1e-6)
     assert fresh.get_params()["objective"] == "mpboost"

@@ -4,7 +4,9 @@ XGBRanker refuses custom objectives, so ranking with a boostplug objective goes 
 ``xgb.train``. ``boostplug.xgboost.params`` sets ``base_score=0`` (raw scores are then exactly
 the sum of the trees the objective saw) and turns off the meaningless default metric;
 ``boostplug.xgboost.dmatrix`` renumbers contiguous, unsorted query ids (real LETOR files) into
-the sorted ``qid`` XGBoost requires. Runs in seconds on the embedded example::
+the sorted ``qid`` XGBoost requires. ``early_stopping_rounds`` on a boostplug metric stops in
+that metric's direction (XGBoost alone would go by the name and minimise ``err@10`` or ``mrr``).
+Runs in seconds on the embedded example::
 
     python examples/xgboost_objectives.py
 """
@@ -39,6 +41,15 @@ def main() -> None:
         scores = booster.predict(dtest, iteration_range=(0, booster.best_iteration + 1), output_margin=True)
         print(f"{label:<21} best round {booster.best_iteration + 1:3d}, vali NDCG@10 {booster.best_score:.4f}, "
               f"test NDCG@10 {ndcg10(scores, test.y, test.group_ptr):.4f}")
+
+    # Early stopping on ERR@10, which XGBoost would minimise by its name: the metric maximises it.
+    hist: dict = {}
+    booster = xgb.train(bpx.params(**tree), dtrain, num_boost_round=200, obj=bpx.objective("ndcg_boost"),
+                        evals=[(dvali, "vali")], custom_metric=bpx.metric("err@10"), early_stopping_rounds=20,
+                        evals_result=hist, verbose_eval=False)
+    print(f"ndcg_boost, stopped on ERR@10: best round {booster.best_iteration + 1:3d}, "
+          f"vali ERR@10 {booster.best_score:.4f} (the highest of {len(hist['vali']['err@10'])} rounds: "
+          f"{max(hist['vali']['err@10']):.4f})")
 
 
 if __name__ == "__main__":

@@ -93,6 +93,17 @@ def test_integer_query_weights_equal_repeated_queries(name: str) -> None:
     assert plain.rankers_ != weighted.rankers_ or not np.allclose(plain.weights_, weighted.weights_)
 
 
+def test_adarank_skipped_queries_drop_their_weights() -> None:
+    X, y, qid = data(12)
+    y[qid == 1] = 0.0   # no relevant document: empty="skip" leaves the query out
+    make = lambda: AdaRank(measure="map", empty="skip", n_rounds=12, tolerance=None)  # noqa: E731
+    weighted = make().fit(X, y, qid=qid, sample_weight=[2, 5, 3])
+    Xr, yr, qr = repeat_queries(X, y, qid, [2, 1, 3])
+    assert_same_model(weighted, make().fit(Xr, yr, qid=qr), X)
+    for hw, hr in zip(weighted.history_, make().fit(Xr, yr, qid=qr).history_):
+        assert hw["train_measure"] == pytest.approx(hr["train_measure"], rel=1e-12)
+
+
 @pytest.mark.parametrize("name", PAIRWISE)
 def test_weighted_explicit_pairs_equal_repeated_queries_and_pairs(name: str) -> None:
     X, y, qid = data(5)
@@ -308,3 +319,15 @@ def test_weighted_pair_metric_equals_repeated_pairs() -> None:
     c_w, u_w, r2_w, n2_w = PairSpan(codes, pairs, w).residual(h)
     c_r, u_r, r2_r, n2_r = PairSpan(codes, rep).residual(h)
     assert (r2_w, n2_w) == pytest.approx((r2_r, n2_r), rel=1e-14)
+
+
+def test_grid_search_with_metadata_routing() -> None:
+    from sklearn.model_selection import GridSearchCV
+
+    X, y, qid = data(11, n_queries=6)
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(MPBoost(n_rounds=4), {"ddf": ["binary", "ldd"]}, cv=GroupKFold(2))
+        search.fit(X, y, qid=qid, groups=qid)
+    assert search.best_params_["ddf"] in ("binary", "ldd")
+    assert search.best_estimator_.rankers_ == MPBoost(n_rounds=4, **search.best_params_).fit(X, y, qid=qid).rankers_
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))

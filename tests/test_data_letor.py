@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
+import bz2
 import gzip
+import io
+import os
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -10,7 +17,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from boostplug.cli import info as info_cli
 from boostplug.data import RankingData, concat, load_letor, read_query_file, write_letor
+from boostplug.data import letor as letor_module
 from boostplug.groups import group_ptr_from_sizes
 
 
@@ -130,7 +139,7 @@ def test_round_trip_exact(tmp_path, rng, dense, trial):
 def test_round_trip_without_comments_and_special_values(tmp_path, rng):
     d = _random_data(rng, comments=False)
     d.X[1, 0] = np.nan
-    d.X[2, 1] = -np.inf
+    d.X[2, 1] = -1e-300
     d.X[3, 2] = 5e-324
     d.X[3, 3] = -1.7976931348623157e308
     path = tmp_path / "d.txt"
@@ -234,7 +243,7 @@ def test_file_order_blank_and_comment_lines(tmp_path):
 MALFORMED = [
     ("bad token", "1 qid:1 1:0.5\n0 qid:1 1:0.5 foo\n", 2, r"bad token 'foo'"),
     ("label", "1 qid:1 1:0.5\n\nabc qid:1 1:0.5\n", 3, r"label 'abc' is not a number"),
-    ("nan label", "1 qid:1 1:0.5\nnan qid:1 1:0.5\n", 2, r"label nan is not a finite number"),
+    ("nan label", "1 qid:1 1:0.5\nnan qid:1 1:0.5\n", 2, r"label 'nan' is not a finite number"),
     ("qid missing", "1 qid:1 1:0.5\n# c\n0 qid:1 1:1\n0 1:1\n", 4, r"this line has no qid: but earlier lines have one"),
     ("qid extra", "1 1:0.5\n0 qid:1 1:1\n", 2, r"this line has a qid: but earlier lines do not"),
     ("bad qid", "1 qid:1 1:0.5\n0 qid:x 1:1\n", 2, r"bad query id 'qid:x'"),
@@ -269,6 +278,232 @@ def test_too_many_features_and_other_errors(tmp_path):
         load_letor(empty)
 
 
+# --- writing canonical, atomic files -----------------------------------------------------------
+
+def test_write_sorts_and_sums_csr_indices(tmp_path):
+    X = sp.csr_matrix(([1.0, 2.0], [2, 0], [0, 2, 2]), shape=(2, 3))  # row 0 unsorted, as X[:, perm] leaves it
+    path = tmp_path / "d.txt"
+    write_letor(path, RankingData(X, [1.0, 0.0], qid=[1, 1]))
+    assert path.read_text() == "1 qid:1 1:2 3:1\n0 qid:1\n"
+    dup = sp.csr_matrix(([1.0, 2.0, 0.5, -0.5], [1, 1, 0, 0], [0, 4]), shape=(1, 3))  # 2:3, 1:0 dropped
+    write_letor(path, RankingData(dup, [1.0], qid=[1]))
+    assert path.read_text() == "1 qid:1 2:3\n"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_round_trip_csr_with_unsorted_duplicate_and_zero_entries(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    n, m = 12, 7
+    nnz = int(rng.integers(5, 40))
+    rows = np.sort(rng.integers(0, n, size=nnz))
+    cols = rng.integers(0, m, size=nnz)  # repeats within a row are duplicates
+    vals = rng.choice([0.0, 1.5, -2.25, 1e-3, 3.0], size=nnz)
+    indptr = np.searchsorted(rows, np.arange(n + 1))
+    X = sp.csr_matrix((vals, cols, indptr), shape=(n, m))
+    X = X[:, rng.permutation(m)]  # column permutation leaves indices unsorted
+    d = RankingData(X, rng.integers(0, 3, size=n).astype(float), qid=np.repeat([5, 2, 9], 4))
+    path = tmp_path / "d.txt"
+    write_letor(path, d)
+    back = load_letor(path, n_features=m)
+    assert np.array_equal(back.X, X.toarray())
+    assert np.array_equal(back.y, d.y) and back.qid.tolist() == d.qid.tolist()
+
+
+def test_write_refuses_infinite_values(tmp_path):
+    X = np.ones((2, 3))
+    X[1, 2] = np.inf
+    with pytest.raises(ValueError, match=r"X\[1, 2\] is inf; the reader refuses infinite"):
+        write_letor(tmp_path / "d.txt", RankingData(X, [1.0, 0.0], qid=[1, 1]))
+    assert not (tmp_path / "d.txt").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_write_at_file_size_limit_keeps_old_files(tmp_path):
+    names = ["d.txt", "d.txt.gz"]
+    small = RankingData(np.ones((2, 2)), [1.0, 0.0], qid=[1, 1])
+    for name in names:
+        write_letor(tmp_path / name, small, write_query_file=True)
+    before = {f: (tmp_path / f).read_bytes() for f in os.listdir(tmp_path)}
+    code = textwrap.dedent(f"""
+        import resource, sys
+        import numpy as np
+        from boostplug.data import RankingData, write_letor
+        rng = np.random.default_rng(0)
+        big = RankingData(rng.random((3000, 40)), np.zeros(3000), group_ptr=np.arange(0, 3001, 3))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        for name in {names!r}:
+            try:
+                write_letor({str(tmp_path)!r} + "/" + name, big, write_query_file=True)
+            except OSError as e:
+                print("ERR", e)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith("ERR") and "could not write" in line for line in lines), r.stdout
+    assert "d.txt:" in lines[0] and "d.txt.gz:" in lines[1]
+    assert {f: (tmp_path / f).read_bytes() for f in os.listdir(tmp_path)} == before  # no temporary left
+    assert load_letor(tmp_path / "d.txt.gz").n_docs == 2
+
+
+def test_write_compressed_round_trip(tmp_path, rng):
+    d = _random_data(rng)
+    for name in ("d.txt.gz", "d.txt.bz2"):
+        write_letor(tmp_path / name, d)
+        _assert_same(load_letor(tmp_path / name, with_comments=True, n_features=d.n_features), d)
+    assert bz2.open(tmp_path / "d.txt.bz2").readline().count(b"qid:") == 1
+    assert sorted(os.listdir(tmp_path)) == ["d.txt.bz2", "d.txt.gz"]
+
+
+# --- numbers in plain decimal syntax only --------------------------------------------------------
+
+LENIENT = [  # what Python's int()/float() accept and the format does not
+    ("underscore index", "1 qid:1 1_0:0.5\n", r"bad token '1_0:0\.5' \(expected <index>:<value>"),
+    ("underscore label", "1_0 qid:1 1:0.5\n", r"label '1_0' is not a plain decimal number"),
+    ("underscore value", "1 qid:1 1:0_5\n", r"bad token '1:0_5': '0_5' is not a plain decimal"),
+    ("underscore qid", "1 qid:1_2 1:0.5\n", r"bad query id 'qid:1_2'"),
+    ("qid prefix", "1 qidfoo:5 1:0.5\n", r"bad query id 'qidfoo:5'"),
+    ("plus qid", "1 qid:+5 1:0.5\n", r"bad query id 'qid:\+5'"),
+    ("plus index", "1 qid:1 +3:0.5\n", r"bad token '\+3:0\.5' \(expected <index>:<value>"),
+    ("overflow value", "1 qid:1 1:1e400\n", r"bad token '1:1e400': the value is not finite"),
+    ("inf value", "1 qid:1 1:0.5 2:-Infinity\n", r"bad token '2:-Infinity': the value is not finite"),
+    ("overflow label", "1e400 qid:1 1:0.5\n", r"label '1e400' is not a finite number"),
+    ("inf label", "-inf qid:1 1:0.5\n", r"label '-inf' is not a finite number"),
+    ("nul", "1 qid:1 1:0.5\x00 # c 2:1\n", r"bad token '1:0\.5\\x00'"),
+]
+
+
+@pytest.mark.parametrize("name, line, message", LENIENT, ids=[c[0] for c in LENIENT])
+def test_number_syntax_python_accepts_is_refused(tmp_path, name, line, message):
+    path = tmp_path / "lenient.txt"
+    path.write_bytes(("0 qid:1 1:1\n# c\n" + line).encode())
+    with pytest.raises(ValueError, match=rf"lenient\.txt, line 3: {message}"):
+        load_letor(path)
+
+
+def test_plain_numbers_and_false_alarms_load(tmp_path):
+    path = tmp_path / "ok.txt"
+    path.write_text("+1 qid:-7 1:1e+05 2:.5 3:-2.E-3 004:nan # qid_x +3:1 _ qidfoo\n"
+                    "-1 qid:-7 2:NaN 3:1e-400 #\n")
+    d = load_letor(path, with_comments=True)
+    assert d.y.tolist() == [1.0, -1.0] and d.qid.tolist() == [-7, -7]
+    assert d.X[0, :3].tolist() == [1e5, 0.5, -2e-3] and np.isnan(d.X[0, 3])
+    assert np.isnan(d.X[1, 1]) and d.X[1, 2] == 0.0
+    assert d.comments == ["qid_x +3:1 _ qidfoo", ""]
+
+
+def test_index_beyond_int32_is_refused(tmp_path):
+    path = tmp_path / "wide.txt"
+    path.write_text("1 qid:1 1:1\n0 qid:1 2147483648:1\n")
+    with pytest.raises(ValueError, match=r"wide\.txt, line 2: bad token '2147483648:1': feature index "
+                                         r"2147483648 is larger than 2147483647"):
+        load_letor(path)
+
+
+# --- dense matrices that do not fit ---------------------------------------------------------
+
+def test_dense_larger_than_memory_is_refused_before_allocating(tmp_path, monkeypatch):
+    path = tmp_path / "huge.txt"
+    path.write_text("1 qid:1 1:1\n# c\n0 qid:1 300000000:1\n")
+    monkeypatch.setattr(letor_module, "_available_memory", lambda: 2**30)
+    with pytest.raises(ValueError, match=r"huge\.txt, line 3: feature index 300000000 makes the dense X 2 rows x "
+                                         r"300000000 columns = 4\.47 GiB, more than the 1\.00 GiB of memory "
+                                         r"available; pass dense=False"):
+        load_letor(path)
+    assert load_letor(path, dense=False).X.shape == (2, 300000000)
+    with pytest.raises(ValueError, match=r"feature index 300000000 \(and n_features=400000000\) makes"):
+        load_letor(path, n_features=400_000_000)
+
+    def no_memory(self):
+        raise MemoryError
+    monkeypatch.setattr(letor_module, "_available_memory", lambda: None)
+    monkeypatch.setattr(sp.csr_matrix, "toarray", no_memory)
+    with pytest.raises(ValueError, match=r"line 3: feature index 300000000 .* 4\.47 GiB, which could not be allocated"):
+        load_letor(path)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux's")
+def test_dense_estimate_sees_the_address_space_limit(tmp_path):
+    path = tmp_path / "huge.txt"
+    path.write_text("1 qid:1 300000000:1\n0 qid:1 1:1\n")
+    code = textwrap.dedent(f"""
+        import resource, sys
+        from boostplug.cli import main
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, resource.RLIM_INFINITY))
+        sys.exit(main(["info", {str(path)!r}]))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "huge.txt, line 1: feature index 300000000" in r.stderr and "dense=False" in r.stderr
+
+
+# --- unreadable files ------------------------------------------------------------------------
+
+def _info(path: Path) -> tuple[int, str]:
+    err = io.StringIO()
+    code = info_cli.run(argparse.Namespace(path=str(path)), stdout=io.StringIO(), stderr=err)
+    return code, err.getvalue()
+
+
+def _damaged(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    text = b"".join(b"%d qid:%d 1:%d.25 2:3 # doc %d\n" % (i % 3, i // 4, i, i) for i in range(400))
+    packed = gzip.compress(text)
+    files = {
+        "truncated gz": ("t.txt.gz", packed[: len(packed) // 2], r"gzip data is truncated"),
+        "bad crc": ("c.txt.gz", packed[:-8] + bytes([packed[-8] ^ 0xFF]) + packed[-7:], r"not valid gzip data \(CRC check failed"),
+        "not gzip": ("n.txt.gz", text, r"not valid gzip data \(Not a gzipped file"),
+        "bad deflate": ("d.txt.gz", packed[:10] + b"\xff" * 40 + packed[50:], r"not valid gzip data \("),
+        "bad bz2": ("b.txt.bz2", b"BZh9" + b"\x00" * 64, r"not valid bz2 data \(Invalid data stream"),
+        "truncated bz2": ("u.txt.bz2", bz2.compress(text)[:300], r"bz2 data is truncated"),
+    }
+    out = {}
+    for key, (name, content, message) in files.items():
+        (tmp_path / name).write_bytes(content)
+        out[key] = (tmp_path / name, message)
+    return out
+
+
+DAMAGED = ["truncated gz", "bad crc", "not gzip", "bad deflate", "bad bz2", "truncated bz2"]
+
+
+@pytest.mark.parametrize("kind", DAMAGED)
+def test_damaged_compressed_file_is_one_clear_error(tmp_path, kind):
+    path, message = _damaged(tmp_path)[kind]
+    with pytest.raises(ValueError, match=message) as e:
+        load_letor(path)
+    assert str(path) in str(e.value)
+    code, err = _info(path)
+    assert code == 2 and err.count("\n") == 1 and str(path) in err and "Traceback" not in err
+
+
+def test_damaged_query_file_names_it(tmp_path):
+    (tmp_path / "d.txt").write_text("1 1:1\n0 1:2\n")
+    (tmp_path / "d.txt.query").write_text("2\n")
+    (tmp_path / "g.gz").write_bytes(gzip.compress(b"2\n")[:-6])
+    with pytest.raises(ValueError, match=r"g\.gz: the gzip data is truncated"):
+        load_letor(tmp_path / "d.txt", query_file=tmp_path / "g.gz")
+
+
+def test_folder_and_fifo_are_refused_before_opening(tmp_path):
+    with pytest.raises(IsADirectoryError, match=r"is a folder, not a file"):
+        load_letor(tmp_path)
+    if not hasattr(os, "mkfifo"):
+        return
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"pipe\.txt: is a FIFO \(named pipe\), not a regular file"):
+        load_letor(fifo)
+    code, err = _info(fifo)
+    assert code == 2 and "is a FIFO" in err
+    (tmp_path / "rank.txt").write_text("1 1:1\n")
+    os.mkfifo(tmp_path / "rank.txt.query")
+    with pytest.raises(ValueError, match=r"rank\.txt\.query: is a FIFO \(named pipe\), not a regular query file"):
+        load_letor(tmp_path / "rank.txt")
+    assert time.perf_counter() - t0 < 10
+
+
 # --- group sizes that overflow -------------------------------------------------------------
 
 def test_group_sizes_that_overflow_show_true_values():
@@ -281,6 +516,18 @@ def test_group_sizes_that_overflow_show_true_values():
     with pytest.raises(ValueError, match=r"must fit in a 64-bit integer; got \[1000000000000000019884624838656\]"):
         group_ptr_from_sizes([1e30])
     assert group_ptr_from_sizes([2**62, 2**62 - 1]).tolist() == [0, 2**62, 2**63 - 1]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2\n99999999999999999999\n", r"line 2: group size 99999999999999999999 does not fit in a 64-bit integer"),
+    ("4611686018427387904\n" * 3, r"q\.query: group sizes sum to 13835058055282163712, more than a 64-bit"),
+    ("1_0\n", r"line 1: '1_0' is not a group size"),
+    ("+2\n", r"line 1: '\+2' is not a group size"),
+], ids=["huge size", "sum overflows", "underscore", "plus"])
+def test_query_file_with_huge_or_lenient_sizes(tmp_path, text, message):
+    (tmp_path / "q.query").write_text(text)
+    with pytest.raises(ValueError, match=rf"q\.query(, |: ){message}" if message.startswith("line") else message):
+        read_query_file(tmp_path / "q.query")
 
 
 # --- real files -------------------------------------------------------------------------------

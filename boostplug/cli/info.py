@@ -90,10 +90,10 @@ def _datasets(path_arg: str) -> list[tuple[str, RankingData]]:
         return [("example train (LightGBM rank.train, embedded)", train),
                 ("example test (LightGBM rank.test, embedded)", test)]
     path = Path(path_arg)
-    if path.is_file():
-        return [(str(path), load_letor(path))]
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or folder")
+    if not path.is_dir():  # load_letor refuses what is not a regular file (a FIFO) before opening it
+        return [(str(path), load_letor(path))]
     layout = letor_layout(path)
     loaded = {f: load_letor(f) for files in layout.files for f in files}
     width = max(d.n_features for d in loaded.values())

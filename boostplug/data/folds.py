@@ -61,7 +61,7 @@ def letor_layout(root: PathLike) -> Layout:
         for _, fold in folds:
             triple = tuple(fold / f"{s}.txt" for s in _SPLITS)
             for f in triple:
-                if not f.is_file():
+                if not f.exists():  # present but not a regular file: load_letor says what it is
                     raise FileNotFoundError(f"{f}: missing (a fold folder needs train.txt, vali.txt, test.txt)")
             files.append(triple)
         return Layout("folds", files)

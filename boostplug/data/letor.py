@@ -11,17 +11,30 @@ that is absent from a line is **zero** (the SVMlight convention: there is no
 (LightGBM's examples) give the query sizes in a sidecar ``<file>.query``,
 one size per line.
 
+Numbers are plain decimals: a label or value is ``[+-]digits[.digits][e[+-]digits]``
+(a value may also be ``nan``, LightGBM's and XGBoost's missing value), an index is
+digits, a qid is digits with an optional ``-``. Python's ``int``/``float`` also accept
+``1_0``, ``+3`` and ``inf``: such tokens are refused, as are values too large for a
+float64.
+
 Parsing uses scikit-learn's C-implemented
-:func:`sklearn.datasets.load_svmlight_file`; a second, light pass reads the
-comments when asked for, and a slow line-by-line pass runs only when the file
-is malformed, to name the offending line.
+:func:`sklearn.datasets.load_svmlight_file`, fed block by block through a cheap
+scan for the characters that its lenient number parsing would let through; a slow
+line-by-line pass runs only when that scan or the parse flags something, to name
+the offending line (or to clear a false alarm, e.g. ``_`` in a comment).
 """
 
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
+import io
+import math
 import os
+import re
+import stat
+import zlib
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -30,6 +43,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.datasets import load_svmlight_file
 
+from .._atomic import atomic_write, write_text
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
 from .dataset import RankingData
 
@@ -37,14 +51,109 @@ __all__ = ["load_letor", "write_letor", "read_query_file"]
 
 PathLike = str | os.PathLike
 
+_COMPRESSED = {".gz": "gzip", ".bz2": "bz2"}
+_BLOCK_BYTES = 1 << 22
 
-def _open(path: Path, mode: str) -> IO[bytes]:
-    """Open plain, ``.gz`` or ``.bz2`` files (as scikit-learn does, by suffix)."""
+
+class _ReadError(ValueError):
+    """A file that cannot be read or decompressed (not a malformed line)."""
+
+
+def _regular_file(path: PathLike, what: str = "file") -> Path:
+    """``path`` as a Path, refused unless it is a regular file (checked before opening:
+    a FIFO would block ``open`` and could not be read twice)."""
+    p = Path(path)
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{p}: no such {what}") from None
+    except NotADirectoryError:
+        raise FileNotFoundError(f"{p}: no such {what} (a parent in the path is not a folder)") from None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{p}: is a folder, not a {what}")
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+        raise ValueError(f"{p}: is {kind}, not a regular {what}; the reader needs a file it can read "
+                         "twice (copy the stream to a file first)")
+    return p
+
+
+def _open_read(path: Path) -> IO[bytes]:
+    """Open plain, ``.gz`` or ``.bz2`` files for reading (as scikit-learn does, by suffix)."""
     if path.suffix == ".gz":
-        return gzip.open(path, mode)  # type: ignore[return-value]
+        return gzip.open(path, "rb")  # type: ignore[return-value]
     if path.suffix == ".bz2":
-        return bz2.open(path, mode)  # type: ignore[return-value]
-    return open(path, mode)  # noqa: SIM115
+        return bz2.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")  # noqa: SIM115
+
+
+def _read_error(path: Path, exc: BaseException) -> Exception:
+    """A one-line error naming the file for a failure while reading or decompressing it."""
+    kind = _COMPRESSED.get(path.suffix)
+    if kind is None:
+        if isinstance(exc, OSError):
+            return OSError(exc.errno, f"{path}: cannot read: {exc.strerror or exc}")
+        return _ReadError(f"{path}: cannot read: {exc}")  # pragma: no cover - plain reads raise OSError
+    if isinstance(exc, EOFError):
+        return _ReadError(f"{path}: the {kind} data is truncated (the file ends inside the compressed "
+                          "stream); the file is incomplete or damaged")
+    detail = str(exc) or type(exc).__name__
+    return _ReadError(f"{path}: not valid {kind} data ({detail}); the name ends in {path.suffix}, so it is "
+                      f"read as {kind}: the file is damaged or not {kind}-compressed")
+
+
+def _blocks(path: Path) -> Iterator[bytes]:
+    """The file's bytes in blocks of whole lines (the last block may end without a newline)."""
+    try:
+        f = _open_read(path)
+    except OSError as e:
+        raise _read_error(path, e) from None
+    with f:
+        while True:
+            try:
+                block = f.read(_BLOCK_BYTES)
+                if block and not block.endswith(b"\n"):
+                    block += f.readline()
+            except (OSError, EOFError, zlib.error) as e:
+                raise _read_error(path, e) from None
+            if not block:
+                return
+            yield block
+
+
+def _lines(path: Path) -> Iterator[bytes]:
+    for block in _blocks(path):
+        yield from io.BytesIO(block)
+
+
+# What scikit-learn's int()/float()/np.int64() parsing accepts but the format does not:
+# digit separators, NUL (its C comment search stops there), a qid: prefix with junk or
+# a qid value with '+', an index with '+'. A hit only triggers the exact slow check.
+_SUSPECT_QID = re.compile(rb"qid(?!:-?[0-9])")
+_SUSPECT_PLUS = re.compile(rb"\+[0-9]*:")
+
+
+def _suspect(block: bytes) -> bool:
+    return (b"_" in block or b"\x00" in block or _SUSPECT_QID.search(block) is not None
+            or (b"+" in block and _SUSPECT_PLUS.search(block) is not None))
+
+
+class _Feed:
+    """The lines of a file for scikit-learn's reader, with the cheap scan on the way."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.suspect = False
+
+    def read(self, size: int = -1) -> bytes:  # scikit-learn only checks that it exists
+        raise io.UnsupportedOperation("read")
+
+    def __iter__(self) -> Iterator[bytes]:
+        for block in _blocks(self.path):
+            if not self.suspect and _suspect(block):
+                self.suspect = True
+            yield from io.BytesIO(block)
 
 
 def _data_lines(path: Path) -> Iterator[tuple[int, bytes, bytes | None]]:
@@ -54,20 +163,27 @@ def _data_lines(path: Path) -> Iterator[tuple[int, bytes, bytes | None]]:
     nothing before it (blank or comment-only lines) are not data lines.
     ``comment`` is None when the line has no ``#``.
     """
-    with _open(path, "rb") as f:
-        for number, line in enumerate(f, start=1):
-            hash_at = line.find(b"#")
-            if hash_at < 0:
-                data, comment = line, None
-            else:
-                data, comment = line[:hash_at], line[hash_at + 1:]
-            if data.split():
-                yield number, data, comment
+    for number, line in enumerate(_lines(path), start=1):
+        hash_at = line.find(b"#")
+        if hash_at < 0:
+            data, comment = line, None
+        else:
+            data, comment = line[:hash_at], line[hash_at + 1:]
+        if data.split():
+            yield number, data, comment
 
 
 def _line_numbers(path: Path) -> NDArray[np.int64]:
     """1-based line number of every data row."""
     return np.fromiter((n for n, _, _ in _data_lines(path)), dtype=np.int64)
+
+
+def _data_line(path: Path, row: int) -> tuple[int, bytes]:
+    """Line number and data part of data row ``row`` (0-based)."""
+    for r, (number, data, _) in enumerate(_data_lines(path)):
+        if r == row:
+            return number, data
+    raise IndexError(row)  # pragma: no cover - callers pass rows of the parsed file
 
 
 def _read_comments(path: Path) -> list[str]:
@@ -80,49 +196,66 @@ def _read_comments(path: Path) -> list[str]:
 # scikit-learn's reader holds feature indices as C ints and query ids as int64.
 _MAX_FEATURE_INDEX = 2**31 - 1
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_DECIMAL = rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_LABEL_RX = re.compile(_DECIMAL)
+_VALUE_RX = re.compile(_DECIMAL + rb"|[+-]?[nN][aA][nN]")
+_INDEX_RX = re.compile(rb"[0-9]+")
+_QID_RX = re.compile(rb"qid:(-?[0-9]+)")
+
+
+def _show(token: bytes) -> str:
+    return repr(token.decode(errors="replace"))
 
 
 def _line_problem(tokens: list[bytes], n_features: int | None) -> tuple[str, bool]:
     """What is wrong with one data line ('' if nothing), and whether it has a qid."""
-    try:
-        float(tokens[0])
-    except ValueError:
-        return f"label {tokens[0].decode(errors='replace')!r} is not a number", False
-    rest = tokens[1:]
-    has_qid = bool(rest) and rest[0].startswith(b"qid:")
-    if has_qid:
+    label = tokens[0]
+    if not _LABEL_RX.fullmatch(label):
         try:
-            qid = int(rest[0][4:])
+            float(label)
         except ValueError:
-            return f"bad query id {rest[0].decode(errors='replace')!r} (expected qid:<integer>)", True
+            return f"label {_show(label)} is not a number", False
+        if label.strip(b"+-").lower() in (b"nan", b"inf", b"infinity"):
+            return f"label {_show(label)} is not a finite number", False
+        return f"label {_show(label)} is not a plain decimal number (digits, '.', 'e' and a sign only)", False
+    if not math.isfinite(float(label)):
+        return f"label {_show(label)} is not a finite number (too large for a 64-bit float)", False
+    rest = tokens[1:]
+    has_qid = bool(rest) and rest[0].startswith(b"qid")
+    if has_qid:
+        m = _QID_RX.fullmatch(rest[0])
+        if m is None:
+            return f"bad query id {_show(rest[0])} (expected qid:<integer>, plain digits)", True
+        qid = int(m.group(1))
         if not _INT64_MIN <= qid <= _INT64_MAX:
             return f"query id {qid} does not fit in a 64-bit integer", True
         rest = rest[1:]
     previous = 0
     for tok in rest:
-        shown = tok.decode(errors="replace")
+        shown = _show(tok)
         index, colon, value = tok.partition(b":")
-        try:
-            i = int(index)
-            float(value)
-            if not colon:
-                raise ValueError
-        except ValueError:
-            return f"bad token {shown!r} (expected <index>:<value> with an integer index >= 1)", has_qid
+        if not colon or not _INDEX_RX.fullmatch(index):
+            return f"bad token {shown} (expected <index>:<value> with an integer index >= 1)", has_qid
+        i = int(index)
         if i < 1:
-            return f"bad token {shown!r}: feature indices start at 1", has_qid
+            return f"bad token {shown}: feature indices start at 1", has_qid
         if i > _MAX_FEATURE_INDEX:
-            return f"bad token {shown!r}: feature index {i} is larger than {_MAX_FEATURE_INDEX}", has_qid
+            return f"bad token {shown}: feature index {i} is larger than {_MAX_FEATURE_INDEX}", has_qid
         if i <= previous:
-            return f"bad token {shown!r}: feature indices must be strictly increasing", has_qid
+            return f"bad token {shown}: feature indices must be strictly increasing", has_qid
         if n_features is not None and i > n_features:
             return f"feature index {i} is larger than n_features={n_features}", has_qid
+        if not _VALUE_RX.fullmatch(value) and value.strip(b"+-").lower() not in (b"inf", b"infinity"):
+            return f"bad token {shown}: {_show(value)} is not a plain decimal number (or nan)", has_qid
+        if math.isinf(float(value)):
+            return (f"bad token {shown}: the value is not finite (infinite feature values are refused; "
+                    "write nan for a missing value)"), has_qid
         previous = i
     return "", has_qid
 
 
 def _find_bad_line(path: Path, n_features: int | None) -> tuple[int, str] | None:
-    """The first malformed line (slow pass, runs only after a failure)."""
+    """The first malformed line (slow pass, runs only after a failure or a flag)."""
     first_has_qid: bool | None = None
     for number, data, _ in _data_lines(path):
         problem, has_qid = _line_problem(data.split(), n_features)
@@ -140,49 +273,144 @@ def _error(path: Path, number: int, message: str) -> ValueError:
     return ValueError(f"{path}, line {number}: {message}")
 
 
+_SIZE_RX = re.compile(rb"[0-9]+")
+
+
 def read_query_file(path: PathLike, n_docs: int | None = None) -> NDArray[np.int64]:
     """Group sizes from a LightGBM ``.query`` file (one positive integer per line).
 
     Returns the ``group_ptr``; with ``n_docs``, the sizes must sum to it.
     """
-    p = Path(path)
+    p = _regular_file(path, "query file")
     sizes: list[int] = []
-    with _open(p, "rb") as f:
-        for number, line in enumerate(f, start=1):
-            text = line.strip()
-            if not text:
-                continue
-            try:
-                size = int(text)
-            except ValueError:
-                raise _error(p, number, f"{text.decode(errors='replace')!r} is not a group size") from None
-            if size <= 0:
-                raise _error(p, number, f"group size {size} must be positive")
-            sizes.append(size)
+    for number, line in enumerate(_lines(p), start=1):
+        text = line.strip()
+        if not text:
+            continue
+        if not _SIZE_RX.fullmatch(text):
+            raise _error(p, number, f"{_show(text)} is not a group size (a positive integer, plain digits)")
+        size = int(text)
+        if size <= 0:
+            raise _error(p, number, f"group size {size} must be positive")
+        if size > _INT64_MAX:
+            raise _error(p, number, f"group size {size} does not fit in a 64-bit integer")
+        sizes.append(size)
     try:
         return group_ptr_from_sizes(np.asarray(sizes, dtype=np.int64), n_docs=n_docs)
     except ValueError as e:
         raise ValueError(f"{p}: {e}") from None
 
 
+@contextlib.contextmanager
+def _write_stream(path: Path) -> Iterator[IO[bytes]]:
+    """An atomic binary stream to ``path``, compressed by suffix as the reader expects."""
+    with atomic_write(path, "wb") as raw:
+        if path.suffix == ".gz":
+            with gzip.GzipFile(filename=path.name, mode="wb", fileobj=raw) as gz:
+                yield gz  # type: ignore[misc]
+        elif path.suffix == ".bz2":
+            with bz2.BZ2File(raw, "wb") as bz:
+                yield bz  # type: ignore[misc]
+        else:
+            yield raw
+
+
 def _write_query_file(path: PathLike, group_ptr: NDArray[np.int64]) -> None:
     """Write group sizes, one per line (LightGBM's ``.query`` format)."""
     sizes = np.diff(np.asarray(group_ptr, dtype=np.int64))
-    with _open(Path(path), "wb") as f:
-        f.write("".join(f"{int(s)}\n" for s in sizes).encode())
+    write_text(path, "".join(f"{int(s)}\n" for s in sizes))
 
 
 def _parse(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray]:
+    feed = _Feed(path)
     try:
-        X, y, q = load_svmlight_file(
-            str(path), n_features=n_features, dtype=np.float64, query_id=True, zero_based=False
-        )
+        X, y, q = load_svmlight_file(feed, n_features=n_features, dtype=np.float64, query_id=True,
+                                     zero_based=False)
+    except _ReadError:
+        raise
     except (ValueError, OverflowError) as e:  # OverflowError: an index or qid beyond C's integers
         bad = _find_bad_line(path, n_features)
         if bad is not None:
             raise _error(path, *bad) from None
         raise ValueError(f"{path}: {e}") from None
+    if feed.suspect:
+        bad = _find_bad_line(path, n_features)
+        if bad is not None:
+            raise _error(path, *bad)
     return X, y, q
+
+
+def _check_finite(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
+    """Refuse an infinite feature value or a non-finite label (``inf`` spelled out, or a
+    number beyond float64 that the parser rounded to it), naming the line."""
+    rows = []
+    bad_y = np.flatnonzero(~np.isfinite(y))
+    if bad_y.size:
+        rows.append(int(bad_y[0]))
+    bad_x = np.flatnonzero(np.isinf(X.data))
+    if bad_x.size:
+        rows.append(int(np.searchsorted(X.indptr, bad_x[0], side="right")) - 1)
+    if not rows:
+        return
+    number, data = _data_line(path, min(rows))
+    problem, _ = _line_problem(data.split(), None)
+    raise _error(path, number, problem or "a label or value is not finite")
+
+
+def _available_memory() -> int | None:
+    """Bytes this process can still allocate, as far as the system tells (None if unknown)."""
+    limits = []
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    limits.append(int(line.split()[1]) * 1024)
+    if not limits:
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            limits.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    with contextlib.suppress(OSError, ValueError):
+        top = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if top != "max":
+            limits.append(int(top) - int(Path("/sys/fs/cgroup/memory.current").read_text()))
+    with contextlib.suppress(ImportError, OSError, ValueError):
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            used = 0
+            with open("/proc/self/status", "rb") as f:
+                for line in f:
+                    if line.startswith(b"VmSize:"):
+                        used = int(line.split()[1]) * 1024
+            limits.append(soft - used)
+    return max(0, min(limits)) if limits else None
+
+
+def _dense(path: Path, X: sp.csr_matrix) -> NDArray[np.float64]:
+    """``X.toarray()``, refused with the width's cause when it would not fit in memory."""
+    n, m = X.shape
+    need = n * m * 8
+    available = _available_memory()
+    if available is None or need <= available:
+        try:
+            return X.toarray()
+        except MemoryError:
+            pass
+    if X.nnz:
+        k = int(np.argmax(X.indices))
+        widest = int(X.indices[k]) + 1
+        number = int(_line_numbers(path)[int(np.searchsorted(X.indptr, k, side="right")) - 1])
+        where = f"{path}, line {number}: feature index {widest}"
+        if m > widest:
+            where += f" (and n_features={m})"
+    else:
+        where = f"{path}: n_features={m}"
+    room = "which could not be allocated" if available is None or need <= available else (
+        f"more than the {available / 2**30:.2f} GiB of memory available")
+    raise ValueError(
+        f"{where} makes the dense X {n} rows x {m} columns = {need / 2**30:.2f} GiB, {room}; "
+        "pass dense=False for a scipy CSR matrix (only the non-zero values), or check the file's indices"
+    )
 
 
 def _groups_from_qid(path: Path, q: NDArray, n: int, n_features: int | None) -> NDArray[np.int64]:
@@ -218,7 +446,8 @@ def load_letor(
     Query ids must be contiguous (all rows of a query adjacent); they need not
     be sorted, and the file order is kept (MQ2008's ids are unsorted). Absent
     features are 0.0: the format has no missing values. ``nan`` written
-    explicitly as a value is kept (LightGBM and XGBoost treat it as missing).
+    explicitly as a value is kept (LightGBM and XGBoost treat it as missing);
+    ``inf`` is refused (XGBoost refuses it, and it is mostly an overflow).
 
     Args:
         path: the file; ``.gz`` and ``.bz2`` are decompressed.
@@ -237,26 +466,29 @@ def load_letor(
 
     Raises:
         FileNotFoundError: the file (or the needed ``.query`` file) is absent.
-        ValueError: a malformed line (bad token, label that is not a number or
-            not finite, ``qid:`` on some lines but not on others, a qid whose
-            rows are not contiguous), naming the file and 1-based line.
+        IsADirectoryError: the path is a folder.
+        ValueError: a malformed line (bad token, a number in a syntax other
+            than plain decimal, label that is not finite, infinite feature
+            value, ``qid:`` on some lines but not on others, a qid whose rows
+            are not contiguous), naming the file and 1-based line; a FIFO or
+            other special file; damaged ``.gz``/``.bz2`` data; a dense ``X``
+            larger than the memory available (use ``dense=False``).
     """
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such file")
-    if n_features is not None and (isinstance(n_features, bool) or int(n_features) != n_features or n_features < 1):
-        raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    if n_features is not None:
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
+            raise TypeError(f"n_features must be a positive integer, got {n_features!r}")
+        if n_features < 1:
+            raise ValueError(f"n_features must be a positive integer, got {int(n_features)}")
+        n_features = int(n_features)
+    p = _regular_file(path)
     X, y, q = _parse(p, n_features)
     n = X.shape[0]
     if n == 0:
         raise ValueError(f"{p}: no data lines")
-    bad = np.flatnonzero(~np.isfinite(y))
-    if bad.size:
-        line = int(_line_numbers(p)[bad[0]])
-        raise _error(p, line, f"label {float(y[bad[0]])!r} is not a finite number")
+    _check_finite(p, X, y)
     if q.shape[0] == 0:
         qf = Path(query_file) if query_file is not None else Path(str(p) + ".query")
-        if not qf.is_file():
+        if not qf.exists():
             raise FileNotFoundError(
                 f"{p}: the lines have no qid: and there is no query file {qf}; put qid:<id> on every line, or "
                 "group sizes (one per line) in that file or in a file passed as query_file="
@@ -273,7 +505,7 @@ def load_letor(
     comments = _read_comments(p) if with_comments else None
     if comments is not None and len(comments) != n:  # pragma: no cover - same line rule as sklearn
         raise ValueError(f"{p}: read {len(comments)} comments for {n} rows")
-    Xout = X.toarray() if dense else X
+    Xout = _dense(p, X) if dense else X
     return RankingData(Xout, y, qid, group_ptr, comments)
 
 
@@ -320,6 +552,23 @@ def _check_finite_labels(y: NDArray[np.float64]) -> None:
         raise ValueError(f"label of row {i} is {float(y[i])!r}; a LETOR file needs finite labels")
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_finite_values(X: sp.csr_matrix) -> None:
+    bad = np.flatnonzero(np.isinf(X.data))
+    if bad.size:
+        k = int(bad[0])
+        row = int(np.searchsorted(X.indptr, k, side="right")) - 1
+        raise ValueError(f"X[{row}, {int(X.indices[k])}] is {float(X.data[k])!r}; the reader refuses infinite "
+                         "feature values (nan, a missing value, is kept)")
+
+
 def write_letor(
     path: PathLike,
     data: RankingData,
@@ -330,8 +579,11 @@ def write_letor(
 ) -> None:
     """Write ``data`` as a LETOR / SVMlight ranking file (``.gz``/``.bz2`` by suffix).
 
-    Values are written with the shortest round-trip representation and zeros
-    are omitted, so ``load_letor(path, n_features=data.n_features,
+    The file is written atomically: a failed write (full disk, file-size limit)
+    leaves the previous file whole. Values are written with the shortest
+    round-trip representation, zeros are omitted and a CSR ``X`` with unsorted
+    or duplicate indices is written as ``X.toarray()`` means it (duplicates
+    summed), so ``load_letor(path, n_features=data.n_features,
     with_comments=True)`` gives back ``X``, ``y``, ``qid`` and ``comments``
     exactly (trailing all-zero columns are not in the file: hence
     ``n_features``).
@@ -353,6 +605,9 @@ def write_letor(
         _check_comments(comments)
     _check_finite_labels(data.y)
     X = sp.csr_matrix(data.X, dtype=np.float64, copy=True)
+    # Canonical lines: indices sorted, duplicates summed (as toarray() reads them), no zeros.
+    X.sum_duplicates()
+    _check_finite_values(X)
     X.eliminate_zeros()
     tokens = [f"{i}:{_fmt(v)}" for i, v in zip((X.indices + 1).tolist(), X.data.tolist())]
     labels = [_fmt(v) for v in data.y.tolist()]
@@ -368,7 +623,12 @@ def write_letor(
         if comments is not None:
             line += " #" + comments[r]
         lines.append(line + "\n")
-    with _open(p, "wb") as f:
-        f.write("".join(lines).encode("utf-8"))
+    try:
+        content = "".join(lines).encode("utf-8")
+    except UnicodeEncodeError as e:
+        row = next(i for i, c in enumerate(comments or []) if not _encodable(c))
+        raise ValueError(f"comment of row {row} cannot be written as UTF-8: {e.reason}") from None
+    with _write_stream(p) as f:
+        f.write(content)
     if write_query_file:
         _write_query_file(str(p) + ".query", data.group_ptr)

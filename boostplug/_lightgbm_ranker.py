@@ -158,8 +158,6 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
                     feature_name=feature_name, categorical_feature=categorical_feature, callbacks=callbacks,
                     init_model=init_model, **eval_kw)
         if is_boostplug_objective(self.objective) and callable(self._objective):
-            from .lightgbm import record_objective
-
             record_objective(self._Booster, self._objective)  # booster_ then says what trained it
         return self
 

@@ -214,6 +214,8 @@ def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
     m = p.shape[0]
     if m == 0:
         return math.nan
+    if np.abs(s).max() > np.finfo(np.float64).max / 2:
+        s = s * 0.5  # differences of scores beyond +-9e307 overflow; halving keeps their order
     diff = s[p[:, 0]] - s[p[:, 1]]
     gap = np.abs(diff)
     correct = (diff > 0.0).astype(np.float64)

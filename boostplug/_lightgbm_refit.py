@@ -90,12 +90,13 @@ def refit(booster: Any, train_set: Any, fobj: Callable[[NDArray, Any], tuple[Any
         raise ValueError(f"refit: models with {model['num_tree_per_iteration']} trees per iteration "
                          "(multi-class) are not supported")
     trees = model["tree_info"]
-    if train_set.data is None:
+    X = train_set.data  # construct() may free it (free_raw_data=True)
+    if X is None:
         raise ValueError("refit: the Dataset no longer holds its raw data (free_raw_data=True after "
                          "construction); pass the features and labels instead")
     train_set.construct()
     n = train_set.num_data()
-    leaves = np.asarray(booster.predict(train_set.data, start_iteration=0, num_iteration=-1, pred_leaf=True))
+    leaves = np.asarray(booster.predict(X, start_iteration=0, num_iteration=-1, pred_leaf=True))
     leaves = leaves.reshape(n, len(trees)).astype(np.int64)
     init = train_set.get_init_score()
     scores = np.zeros(n) if init is None or len(init) == 0 else np.asarray(init, dtype=np.float64).reshape(-1).copy()

@@ -290,7 +290,7 @@ def test_refit_with_a_boostplug_objective_where_lightgbm_refuses(tmp_path) -> No
     kept = bpl.refit(bpl.record_objective(booster, obj), X2, y2, qid=qid2, decay_rate=1.0)
     assert _leaves(kept) == _leaves(booster)
     bpl.save_model(booster, tmp_path / "m.txt")
-    from_file = bpl.refit(bpl.load_model(tmp_path / "m.txt"), bpl.dataset(X2, y2, qid=qid2, free_raw_data=False))
+    from_file = bpl.refit(bpl.load_model(tmp_path / "m.txt"), bpl.dataset(X2, y2, qid=qid2))
     explicit = bpl.refit(booster, X2, y2, qid=qid2, objective=bpl.objective("mpboost", ddf="ldd"))
     assert _leaves(from_file) == _leaves(explicit) != _leaves(booster)
     assert bpl.objective_of(from_file) == bpl.objective_of(booster)
@@ -317,6 +317,9 @@ def test_refit_refuses_what_it_cannot_do() -> None:
         bpl.refit(plain, bpl.dataset(X, y, qid=qid), y, objective="mpboost")
     with pytest.raises(TypeError, match="got int"):
         bpl.refit(plain, X, y, qid=qid, objective=3)
+    freed = bpl.dataset(X, y, qid=qid).construct()
+    with pytest.raises(ValueError, match="no longer holds its raw data"):
+        bpl.refit(plain, freed, objective="mpboost")
     smooth = lgb.train(dict(LGB_PARAMS, objective=bpl.objective("mpboost"), path_smooth=1.0),
                        bpl.dataset(X, y, qid=qid), 2)
     with pytest.raises(ValueError, match="path_smooth=1.0 is not supported"):

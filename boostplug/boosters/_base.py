@@ -35,7 +35,6 @@ class named in the file.
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -51,13 +50,12 @@ from sklearn.exceptions import NotFittedError
 from .._validation import check_labels
 from ..groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes
 from ..pairs import check_pairs, critical_pairs
+from ._model_file import FORMAT, FORMAT_VERSION, load, model_dict, save_model
 from .stumps import StumpCandidates, make_candidates
 
 __all__ = ["RankingBooster", "Round", "FitData", "evaluate_rankers", "load", "check_choice", "check_bool",
            "check_query_weights"]
 
-FORMAT = "boostplug.booster"
-FORMAT_VERSION = 1
 
 
 @dataclass
@@ -497,88 +495,17 @@ class RankingBooster(BaseEstimator):
             s = s + w * evaluate_rankers(Xa, [r])[:, 0]
             yield s
 
-    # ---- persistence ----------------------------------------------------------
+    # ---- persistence (the file format and its validation live in _model_file) ----------
     def to_dict(self) -> dict[str, Any]:
-        self._check_fitted()
-        return {
-            "format": FORMAT,
-            "version": FORMAT_VERSION,
-            "class": type(self).__name__,
-            "params": self.get_params(deep=False),
-            "n_features_in": int(self.n_features_in_),
-            "rankers": self.rankers_,
-            "weights": [float(w) for w in self.weights_],
-            "history": self.history_,
-            "stop_reason": self.stop_reason_,
-            "best_iteration": self.best_iteration_,
-            "fitted": {name: getattr(self, name) for name in self._fitted_extras},
-        }
+        """The model as the JSON object :meth:`save` writes."""
+        return model_dict(self)
 
     def save(self, path: str | Path) -> None:
-        """Write the model as a plain JSON file (see the module docstring)."""
-        Path(path).write_text(json.dumps(self.to_dict(), default=_json_default, indent=1))
+        """Write the model as a plain JSON file, atomically: a failed save leaves the old file whole."""
+        save_model(self, path)
 
     @classmethod
     def load(cls, path: str | Path) -> "RankingBooster":
-        """Read a model written by :meth:`save` (any booster class when called on the base)."""
+        """Read a model written by :meth:`save` (any booster class when called on the base);
+        every field is validated (``ValueError`` naming the file and the field)."""
         return load(path, expect=None if cls is RankingBooster else cls)
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if callable(o):
-        raise TypeError(f"cannot save a model whose parameter is a callable ({o!r}) to JSON")
-    raise TypeError(f"cannot write {type(o).__name__} to JSON")
-
-
-def _read_model_file(path: str | Path) -> dict[str, Any]:
-    """The JSON object of a booster file, checked for the format marker and version."""
-    try:
-        d = json.loads(Path(path).read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} is not a boostplug booster JSON file (not valid JSON: {exc})") from None
-    if not isinstance(d, dict) or d.get("format") != FORMAT:
-        found = d.get("format") if isinstance(d, dict) else type(d).__name__
-        raise ValueError(f"{path} is not a boostplug booster JSON file (format {found!r}, expected {FORMAT!r})")
-    if d.get("version") != FORMAT_VERSION:
-        raise ValueError(f"{path} has booster format version {d.get('version')!r}; "
-                         f"this boostplug reads version {FORMAT_VERSION}")
-    for key, kind in (("params", dict), ("rankers", list), ("weights", list), ("n_features_in", int)):
-        if not isinstance(d.get(key), kind) or isinstance(d.get(key), bool):
-            raise ValueError(f"{path}: {key!r} must be a JSON {kind.__name__}, got {d.get(key)!r}")
-    if len(d["rankers"]) != len(d["weights"]):
-        raise ValueError(f"{path}: {len(d['rankers'])} rankers but {len(d['weights'])} weights")
-    return d
-
-
-def load(path: str | Path, expect: type | None = None) -> RankingBooster:
-    """Load a booster saved with ``save``; the class is read from the file and only its
-    module is imported. ``expect``: the class the file must hold (``Class.load``)."""
-    from . import _PUBLIC, _class
-
-    d = _read_model_file(path)
-    name = d.get("class")
-    if not isinstance(name, str) or name not in _PUBLIC:
-        raise ValueError(f"{path} holds an unknown booster class {name!r}; known: {sorted(_PUBLIC)}")
-    klass = _class(name)
-    if expect is not None and klass is not expect:
-        raise ValueError(f"{path} holds a {name}, not a {expect.__name__}")
-    model = klass(**d["params"])
-    model.n_features_in_ = int(d["n_features_in"])
-    model.rankers_ = list(d["rankers"])
-    model.weights_ = [float(w) for w in d["weights"]]
-    model.history_ = list(d.get("history", []))
-    model.stop_reason_ = d.get("stop_reason")
-    model.best_iteration_ = d.get("best_iteration")
-    fitted = d.get("fitted", {})
-    missing = [a for a in klass._fitted_extras if not isinstance(fitted, dict) or a not in fitted]
-    if missing:
-        raise ValueError(f"{path}: the {name} model lacks the fitted attributes {missing} under 'fitted'")
-    for a in klass._fitted_extras:
-        setattr(model, a, fitted[a])
-    return model

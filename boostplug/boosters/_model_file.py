@@ -1,0 +1,257 @@
+"""The booster JSON model file: writing it atomically and reading it back validated.
+
+The file is a plain JSON object (see :mod:`boostplug.boosters._base` for the weak rankers)::
+
+    {"format": "boostplug.booster", "version": 1, "class": "RankBoost",
+     "params": {...constructor parameters...},
+     "n_features_in": 46,
+     "rankers": [{"kind": "stump", "feature": 3, "threshold": 0.25}, ...],
+     "weights": [0.41, ...],
+     "history": [{...per-round record...}, ...],
+     "stop_reason": "n_rounds reached", "best_iteration": 57,
+     "fitted": {...the class's extra fitted attributes, e.g. RankBoost's
+                "undefined_round_", "span_size_", "pruned_round_"...}}
+
+Floats are written with Python's shortest round-trip repr, so a loaded model predicts
+bit-for-bit what the saved one did. A stump's threshold may be ``-Infinity`` (JSON's
+non-standard spelling, which Python's ``json`` reads back): the split of known values
+from missing ones (NaN ranks lowest). ``history`` may hold ``Infinity``/``NaN`` too.
+
+Reading checks every field before a model is built: exact JSON types (``2.7``,
+``"3"`` or ``true`` is not a feature index), features within ``n_features_in``,
+finite weights, thresholds finite or ``-Infinity``, known kinds, keys and versions.
+Anything else is a ``ValueError`` naming the file and the field as a JSON path
+(``rankers[3].feature``), never a model that predicts wrongly. Saving goes through
+:func:`boostplug._atomic.write_text`: a failed save leaves the previous file whole.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._atomic import write_text
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "RANKER_KINDS", "model_dict", "save_model", "read_model_file", "load"]
+
+FORMAT = "boostplug.booster"
+FORMAT_VERSION = 1
+
+#: Weak-ranker kinds and the keys each may hold (beyond ``kind``): required, optional.
+RANKER_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "stump": (("feature", "threshold"), ("float32",)),
+    "feature": (("feature",), ("float32",)),
+}
+
+_TOP_KEYS = {"format", "version", "class", "params", "n_features_in", "rankers", "weights", "history",
+             "stop_reason", "best_iteration", "fitted"}
+_REQUIRED = ("format", "version", "class", "params", "n_features_in", "rankers", "weights")
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if callable(o):
+        raise TypeError(f"cannot save a model whose parameter is a callable ({o!r}) to JSON")
+    raise TypeError(f"cannot write {type(o).__name__} to JSON")
+
+
+def model_dict(model: Any) -> dict[str, Any]:
+    """The JSON object of a fitted booster (see the module docstring)."""
+    model._check_fitted()
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "class": type(model).__name__,
+        "params": model.get_params(deep=False),
+        "n_features_in": int(model.n_features_in_),
+        "rankers": model.rankers_,
+        "weights": [float(w) for w in model.weights_],
+        "history": model.history_,
+        "stop_reason": model.stop_reason_,
+        "best_iteration": model.best_iteration_,
+        "fitted": {name: getattr(model, name) for name in model._fitted_extras},
+    }
+
+
+def save_model(model: Any, path: str | Path) -> None:
+    """Write ``model`` as JSON to ``path`` atomically (the text is complete before the file
+    is touched, and replaces it whole)."""
+    text = json.dumps(model_dict(model), default=_json_default, indent=1)
+    write_text(path, text)
+
+
+# ---- reading ------------------------------------------------------------------------------------
+class _Bad(ValueError):
+    """A field of the file is wrong; ``read_model_file`` adds the file name."""
+
+
+def _kind(v: Any) -> str:
+    return "a boolean" if isinstance(v, bool) else f"a JSON {type(v).__name__}" if v is not None else "null"
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _int(v: Any, where: str, lo: int, hi: int | None = None) -> int:
+    if not _is_int(v):
+        raise _Bad(f"{where} must be an integer, got {_kind(v)} ({v!r})")
+    if v < lo or (hi is not None and v >= hi):
+        rng = f"[{lo}, {hi})" if hi is not None else f">= {lo}"
+        raise _Bad(f"{where} = {v} is outside {rng}")
+    return v
+
+
+def _finite(v: Any, where: str, *, minus_inf: bool = False) -> float:
+    if not _is_number(v):
+        raise _Bad(f"{where} must be a number, got {_kind(v)} ({v!r})")
+    f = float(v)
+    if not (math.isfinite(f) or (minus_inf and f == -math.inf)):
+        allowed = "finite or -Infinity (the known-vs-missing split)" if minus_inf else "finite"
+        raise _Bad(f"{where} must be {allowed}, got {f!r}")
+    return f
+
+
+def _check_ranker(r: Any, where: str, n_features: int) -> None:
+    if not isinstance(r, dict):
+        raise _Bad(f"{where} must be a JSON object, got {_kind(r)}")
+    if "kind" not in r:
+        raise _Bad(f"{where} has no 'kind' (one of {sorted(RANKER_KINDS)})")
+    kind = r["kind"]
+    if not isinstance(kind, str) or kind not in RANKER_KINDS:
+        raise _Bad(f"{where}.kind = {kind!r} is not a known weak ranker kind {sorted(RANKER_KINDS)}")
+    required, optional = RANKER_KINDS[kind]
+    for key in required:
+        if key not in r:
+            raise _Bad(f"{where} (a {kind}) has no {key!r}")
+    extra = sorted(set(r) - {"kind", *required, *optional})
+    if extra:
+        raise _Bad(f"{where} (a {kind}) has unknown keys {extra}")
+    _int(r["feature"], f"{where}.feature", 0, n_features)
+    if "threshold" in r:
+        _finite(r["threshold"], f"{where}.threshold", minus_inf=True)
+    if "float32" in r and not isinstance(r["float32"], bool):
+        raise _Bad(f"{where}.float32 must be true or false, got {_kind(r['float32'])} ({r['float32']!r})")
+
+
+def _check_params(klass: type, params: dict[str, Any]) -> None:
+    accepted = set(inspect.signature(klass.__init__).parameters) - {"self"}
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise _Bad(f"params has keys {unknown} that {klass.__name__} does not take")
+
+
+def _check_fitted_extras(name: str, fitted: dict[str, Any], n_features: int) -> None:
+    """The extras RankBoost writes (the only class that has any)."""
+    if "span_size_" in fitted:
+        _int(fitted["span_size_"], "fitted.span_size_", 0)
+    if fitted.get("pruned_round_") is not None:
+        _int(fitted["pruned_round_"], "fitted.pruned_round_", 1)
+    und = fitted.get("undefined_round_")
+    if und is not None:
+        if not isinstance(und, dict):
+            raise _Bad(f"fitted.undefined_round_ must be null or a JSON object, got {_kind(und)}")
+        if "ranker" in und:
+            _check_ranker(und["ranker"], "fitted.undefined_round_.ranker", n_features)
+
+
+def _validate(d: Any, known_classes: Any) -> None:
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        found = d.get("format") if isinstance(d, dict) else type(d).__name__
+        raise _Bad(f"is not a boostplug booster JSON file (format {found!r}, expected {FORMAT!r})")
+    if not _is_int(d.get("version")) or d["version"] != FORMAT_VERSION:
+        raise _Bad(f"has booster format version {d.get('version')!r}; this boostplug reads version {FORMAT_VERSION}")
+    for key in _REQUIRED:
+        if key not in d:
+            raise _Bad(f"has no {key!r}")
+    extra = sorted(set(d) - _TOP_KEYS)
+    if extra:
+        raise _Bad(f"has unknown keys {extra}")
+    name = d["class"]
+    if not isinstance(name, str) or name not in known_classes:
+        raise _Bad(f"holds an unknown booster class {name!r}; known: {sorted(known_classes)}")
+    for key, kind in (("params", dict), ("rankers", list), ("weights", list)):
+        if not isinstance(d[key], kind):
+            raise _Bad(f"{key!r} must be a JSON {kind.__name__}, got {d[key]!r}")
+    n_features = _int(d["n_features_in"], "n_features_in", 1)
+    if len(d["rankers"]) != len(d["weights"]):
+        raise _Bad(f"{len(d['rankers'])} rankers but {len(d['weights'])} weights")
+    for t, r in enumerate(d["rankers"]):
+        _check_ranker(r, f"rankers[{t}]", n_features)
+    for t, w in enumerate(d["weights"]):
+        _finite(w, f"weights[{t}]")
+    history = d.get("history", [])
+    if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
+        raise _Bad(f"history must be a JSON list of objects, got {_kind(history)}")
+    if d.get("stop_reason") is not None and not isinstance(d["stop_reason"], str):
+        raise _Bad(f"stop_reason must be a string or null, got {_kind(d['stop_reason'])}")
+    if d.get("best_iteration") is not None:
+        _int(d["best_iteration"], "best_iteration", 1, max(len(history), len(d["rankers"])) + 1)
+    fitted = d.get("fitted", {})
+    if not isinstance(fitted, dict):
+        raise _Bad(f"fitted must be a JSON object, got {_kind(fitted)}")
+    _check_fitted_extras(name, fitted, n_features)
+
+
+def read_model_file(path: str | Path) -> dict[str, Any]:
+    """The JSON object of a booster file, every field validated (see the module docstring)."""
+    from . import _PUBLIC
+
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"{path} is not a boostplug booster JSON file (not valid JSON: {exc})") from None
+    try:
+        _validate(d, _PUBLIC)
+    except _Bad as exc:
+        raise ValueError(f"{path} {exc}" if str(exc).startswith(("is ", "has ", "holds ")) else f"{path}: {exc}") from None
+    return d
+
+
+def load(path: str | Path, expect: type | None = None) -> Any:
+    """Load a booster saved with ``save``; the class is read from the file and only its
+    module is imported. ``expect``: the class the file must hold (``Class.load``)."""
+    from . import _class
+
+    d = read_model_file(path)
+    name = d["class"]
+    klass = _class(name)
+    if expect is not None and klass is not expect:
+        raise ValueError(f"{path} holds a {name}, not a {expect.__name__}")
+    try:
+        _check_params(klass, d["params"])
+        fitted = d.get("fitted", {})
+        missing = [a for a in klass._fitted_extras if a not in fitted]
+        if missing:
+            raise _Bad(f"the {name} model lacks the fitted attributes {missing} under 'fitted'")
+        unknown = sorted(set(fitted) - set(klass._fitted_extras))
+        if unknown:
+            raise _Bad(f"fitted has keys {unknown} that a {name} model does not have")
+    except _Bad as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    model = klass(**d["params"])
+    model.n_features_in_ = int(d["n_features_in"])
+    model.rankers_ = list(d["rankers"])
+    model.weights_ = [float(w) for w in d["weights"]]
+    model.history_ = list(d.get("history", []))
+    model.stop_reason_ = d.get("stop_reason")
+    model.best_iteration_ = d.get("best_iteration")
+    for a in klass._fitted_extras:
+        setattr(model, a, fitted[a])
+    return model

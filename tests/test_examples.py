@@ -11,8 +11,8 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: script -> number of models it trains
-SCRIPTS = {"lightgbm_objectives.py": 4, "lgbm_ranker.py": 3, "xgboost_objectives.py": 4, "treelite_export.py": 2,
-           "grid_search.py": 1}
+SCRIPTS = {"lightgbm_objectives.py": 4, "lgbm_ranker.py": 5, "xgboost_objectives.py": 4, "treelite_export.py": 2,
+           "grid_search.py": 1, "xgb_ranker.py": 4}
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))

@@ -210,11 +210,13 @@ def test_xgb_cv_early_stopping_follows_the_metric_direction(stopping_data):
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_lgb_dataset_refuses_nonfinite_labels_with_the_row(data, bad):
+def test_dataset_builders_refuse_nonfinite_labels_with_the_row(data, bad):
     y = data.y.astype(np.float64)
     y[17] = bad
     with pytest.raises(ValueError, match=f"row 17 has label {bad}"):
         bpl.dataset(data.X, y, group_ptr=data.group_ptr)
+    with pytest.raises(ValueError, match=f"row 17 has label {bad}"):
+        bpx.dmatrix(data.X, y, group_ptr=data.group_ptr)
 
 
 def test_plain_lgb_dataset_inf_label_is_refused_by_objective_and_metrics(data):

@@ -356,3 +356,15 @@ def test_xgb_ranker_models_carry_the_record(tmp_path) -> None:
     for source in (ranker.get_booster(), tmp_path / "ranker.json"):
         rec = bpx.objective_of(source)
         assert (rec.name, dict(rec.params)) == ("ndcg_boost", {"sigma": 1.5})
+
+
+def test_record_added_to_model_text_without_a_parameters_section() -> None:
+    X, _, _ = _data(1)
+    booster = _lgb_model(bpl.objective("mpboost"), rounds=2)
+    text = booster.model_to_string()
+    start, end = text.index("\nparameters:\n"), text.index("end of parameters\n") + len("end of parameters\n")
+    bare = text[:start + 1] + text[end:]
+    assert "parameters:" not in bare
+    loaded = bpl.load_model(model_str=bpl.model_to_string(lgb.Booster(model_str=bare), objective="qbrank"))
+    assert bpl.objective_of(loaded).name == "qbrank"
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))

@@ -297,3 +297,8 @@ def test_metric_callables_pickle_and_still_work(data):
     xgb.train(bpx.params(nthread=1), dm, 2, obj=bpx.objective("mpboost"), evals=[(dm, "t")],
               custom_metric=xgb_metric, evals_result=hist, verbose_eval=False)
     assert len(hist["t"]["err@10"]) == 2
+    res = bpl.cv({**LGB_PARAMS, "objective": bpl.objective("mpboost")}, bpl.dataset(data.X, data.y,
+                 group_ptr=data.group_ptr), 2, nfold=3, feval=lgb_metric)
+    assert len(res["valid bp-mean"]) == 2
+    res = xgb.cv(bpx.params(nthread=1), dm, 2, nfold=3, obj=bpx.objective("mpboost"), custom_metric=xgb_metric)
+    assert len(res["test-err@10-mean"]) == 2

@@ -37,7 +37,7 @@ def _named_params() -> frozenset[str]:
     return frozenset(names - {"self", "kwargs"})
 
 
-# LightGBM 4.6+ takes validation data as eval_X/eval_y and deprecates eval_set.
+# Newer LightGBM takes validation data as eval_X/eval_y and deprecates eval_set.
 _HAS_EVAL_X = "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters
 
 

@@ -41,7 +41,7 @@ def main() -> None:
 
     # The same by hand with lightgbm.LGBMRanker: metric="None" is what keeps LightGBM's ndcg@1..5 out.
     ndcg10 = metrics.by_name("ndcg@10")
-    # LightGBM 4.6+ takes validation data as eval_X/eval_y and deprecates eval_set.
+    # Newer LightGBM takes validation data as eval_X/eval_y and deprecates eval_set.
     if "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters:
         vali_kw = {"eval_X": (vali.X,), "eval_y": (vali.y,)}
     else:

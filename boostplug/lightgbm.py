@@ -331,7 +331,9 @@ def cv(params: dict[str, Any], train_set: Any, num_boost_round: int = 100, *, nf
     import lightgbm as lgb
 
     if "folds" in kwargs:
-        raise TypeError("cv() makes query folds from nfold/seed/shuffle; for your own folds call lgb.cv(..., folds=...)")
+        raise TypeError(
+            "cv() makes query folds from nfold/seed/shuffle; for your own folds call lgb.cv(..., folds=...)"
+        )
     folds = query_folds(train_set, nfold, seed=seed, shuffle=shuffle)
     return lgb.cv(params, train_set, num_boost_round, folds=folds, seed=seed, **kwargs)
 

@@ -16,7 +16,8 @@ Notes:
   set ``"base_score": 0.0`` so raw scores match what the objective was given and
   ``base_margin`` (our ``init_score``) means what it says. :func:`params` does it.
 * ``XGBRanker`` refuses custom objectives ("custom objective function not
-  supported by XGBRanker"): use ``xgb.train`` with :func:`objective`, or
+  supported by XGBRanker"): use ``xgb.train`` with :func:`objective`, or this module's
+  ``XGBRanker(objective="mpboost", ddf="ldd")``, which takes the objective by name.
   ``XGBRegressor(objective=...)`` is *not* a substitute (it has no groups).
 * Query ids: ``xgb.DMatrix(qid=...)`` requires ids sorted in non-decreasing order,
   but real LETOR files (MQ2008) are contiguous and unsorted. :func:`dmatrix`

@@ -477,6 +477,17 @@ def test_damaged_compressed_file_is_one_clear_error(tmp_path, kind):
     assert code == 2 and err.count("\n") == 1 and str(path) in err and "Traceback" not in err
 
 
+def test_damage_found_after_a_garbled_line_blames_the_compression(tmp_path, monkeypatch):
+    monkeypatch.setattr(letor_module, "_BLOCK_BYTES", 64)  # parsing starts before the CRC is read
+    text = b"".join(b"1 qid:1 1:%d\n" % i for i in range(50)) + b"1 qid:1 x:1\n" + b"0 qid:1 1:2\n" * 50
+    packed = bytearray(gzip.compress(text))
+    packed[-8] ^= 0xFF  # the CRC in the trailer
+    path = tmp_path / "late.txt.gz"
+    path.write_bytes(bytes(packed))
+    with pytest.raises(ValueError, match=r"late\.txt\.gz: not valid gzip data \(CRC check failed"):
+        load_letor(path)
+
+
 def test_damaged_query_file_names_it(tmp_path):
     (tmp_path / "d.txt").write_text("1 1:1\n0 1:2\n")
     (tmp_path / "d.txt.query").write_text("2\n")

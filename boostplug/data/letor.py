@@ -256,6 +256,9 @@ def _line_problem(tokens: list[bytes], n_features: int | None) -> tuple[str, boo
 
 def _find_bad_line(path: Path, n_features: int | None) -> tuple[int, str] | None:
     """The first malformed line (slow pass, runs only after a failure or a flag)."""
+    if path.suffix in _COMPRESSED:
+        for _ in _blocks(path):  # damaged compressed data is the cause, not the garbled line it gave
+            pass
     first_has_qid: bool | None = None
     for number, data, _ in _data_lines(path):
         problem, has_qid = _line_problem(data.split(), n_features)
@@ -352,9 +355,11 @@ def _check_finite(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
         rows.append(int(np.searchsorted(X.indptr, bad_x[0], side="right")) - 1)
     if not rows:
         return
-    number, data = _data_line(path, min(rows))
-    problem, _ = _line_problem(data.split(), None)
-    raise _error(path, number, problem or "a label or value is not finite")
+    bad = _find_bad_line(path, None)  # the file's first problem, which may come before this row
+    if bad is None:  # pragma: no cover - the slow pass checks finiteness too
+        number, _ = _data_line(path, min(rows))
+        bad = number, "a label or value is not finite"
+    raise _error(path, *bad)
 
 
 def _available_memory() -> int | None:

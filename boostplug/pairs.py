@@ -20,20 +20,39 @@ from numpy.typing import ArrayLike, NDArray
 from ._validation import check_labels
 from .groups import check_group_ptr
 
-__all__ = ["critical_pairs", "count_critical_pairs", "check_pairs"]
+__all__ = ["critical_pairs", "count_critical_pairs", "check_pairs", "check_pair_memory", "PAIR_MEMORY_LIMIT",
+           "PAIR_BYTES"]
+
+
+#: Memory (bytes) a booster may allocate for its per-pair arrays before it lists the pairs; a
+#: larger estimate is a ``ValueError`` naming the query (instead of a ``MemoryError`` after
+#: minutes of swapping). Override by assigning ``boostplug.pairs.PAIR_MEMORY_LIMIT`` (or pass
+#: ``memory_limit=``).
+PAIR_MEMORY_LIMIT = 8 * 2**30
+
+#: Bytes of the pair list itself (two int64 row indices per pair).
+PAIR_BYTES = 16
 
 
 @nb.njit(cache=True)
 def _count_per_query(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
+    """Pairs with ``labels[i] > labels[j]`` per query, from the sorted labels: O(n log n), so
+    that a query too large to list is refused without an O(n^2) scan."""
     nq = group_ptr.shape[0] - 1
     counts = np.zeros(nq, dtype=np.int64)
     for q in range(nq):
         a, b = group_ptr[q], group_ptr[q + 1]
+        y = np.sort(labels[a:b])
         c = 0
-        for i in range(a, b):
-            for j in range(a, b):
-                if labels[i] > labels[j]:
-                    c += 1
+        below = 0  # documents with a strictly lower label than the current run
+        k = 0
+        while k < y.shape[0]:
+            run = 1
+            while k + run < y.shape[0] and y[k + run] == y[k]:
+                run += 1
+            c += run * below
+            below += run
+            k += run
         counts[q] = c
     return counts
 
@@ -59,14 +78,52 @@ def count_critical_pairs(labels: ArrayLike, group_ptr: ArrayLike) -> NDArray[np.
     return _count_per_query(y, g)
 
 
-def critical_pairs(labels: ArrayLike, group_ptr: ArrayLike) -> NDArray[np.int64]:
+def _gib(n_bytes: int) -> str:
+    return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes:,} bytes"
+
+
+def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_pair: int, *,
+                      who: str = "listing pairs", memory_limit: int | None = None) -> None:
+    """Refuse (``ValueError``) when ``sum(counts) * bytes_per_pair`` exceeds ``memory_limit``
+    (default :data:`PAIR_MEMORY_LIMIT`), naming the query with the most pairs, its size, the
+    pair count and the estimate. ``counts``: pairs per query (:func:`count_critical_pairs`);
+    ``group_ptr=None``: ``counts`` is one count of explicit pairs."""
+    limit = PAIR_MEMORY_LIMIT if memory_limit is None else memory_limit
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
+        raise TypeError(f"memory_limit must be an integer number of bytes >= 0, got {limit!r}")
+    c = np.asarray(counts, dtype=np.int64)
+    total = int(c.sum())
+    need = total * int(bytes_per_pair)
+    if need <= limit:
+        return
+    if group_ptr is None:
+        where = "they are the explicit pairs given. Pass fewer pairs"
+    else:
+        g = np.asarray(group_ptr, dtype=np.int64)
+        q = int(np.argmax(c))
+        where = (f"the largest query is query {q} with {int(g[q + 1] - g[q]):,} documents and {int(c[q]):,} "
+                 "pairs. Split or subsample large queries")
+    raise ValueError(
+        f"{who}: {total:,} preference pairs would need ~{_gib(need)} ({bytes_per_pair} bytes per pair), "
+        f"above the limit of {_gib(limit)} (boostplug.pairs.PAIR_MEMORY_LIMIT); {where}, "
+        "or raise boostplug.pairs.PAIR_MEMORY_LIMIT if the memory is there"
+    )
+
+
+def critical_pairs(labels: ArrayLike, group_ptr: ArrayLike, *, bytes_per_pair: int = PAIR_BYTES,
+                   who: str = "critical_pairs", memory_limit: int | None = None) -> NDArray[np.int64]:
     """All critical pairs, shape ``(n_pairs, 2)``, preferred row first.
 
-    Pairs are ordered by query, then by the preferred row, then by the other row.
+    Pairs are ordered by query, then by the preferred row, then by the other row. The pairs
+    are counted first: when ``n_pairs * bytes_per_pair`` (the caller's memory per pair, the
+    pair list's 16 bytes included) exceeds ``memory_limit`` (default
+    :data:`PAIR_MEMORY_LIMIT`) nothing is allocated and a ``ValueError`` names the largest
+    query, its size, the pair count and the estimate (see :func:`check_pair_memory`).
     """
     y = check_labels(labels)
     g = check_group_ptr(group_ptr, n_docs=y.shape[0])
     counts = _count_per_query(y, g)
+    check_pair_memory(counts, g, max(int(bytes_per_pair), PAIR_BYTES), who=who, memory_limit=memory_limit)
     offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     out = np.empty((int(offsets[-1]), 2), dtype=np.int64)

@@ -49,7 +49,7 @@ from sklearn.exceptions import NotFittedError
 
 from .._validation import check_labels
 from ..groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes
-from ..pairs import check_pairs, critical_pairs
+from ..pairs import PAIR_BYTES, check_pair_memory, check_pairs, critical_pairs
 from ._model_file import FORMAT, FORMAT_VERSION, load, model_dict, save_model
 from .stumps import StumpCandidates, make_candidates
 
@@ -69,9 +69,14 @@ class FitData:
     rng: np.random.Generator
     query_weights: NDArray[np.float64] | None = None  # (n_queries,) > 0, not all equal; None = unweighted
 
-    def preference_pairs(self) -> NDArray[np.int64]:
-        """The explicit ``pairs``, else the critical pairs of the grades within each query."""
-        return self.pairs if self.pairs is not None else critical_pairs(self.y, self.group_ptr)
+    def preference_pairs(self, bytes_per_pair: int = PAIR_BYTES, who: str = "critical pairs") -> NDArray[np.int64]:
+        """The explicit ``pairs``, else the critical pairs of the grades within each query.
+        ``bytes_per_pair``: what the booster allocates per pair; above
+        ``boostplug.pairs.PAIR_MEMORY_LIMIT`` in all, a ``ValueError`` before any allocation."""
+        if self.pairs is not None:
+            check_pair_memory([self.pairs.shape[0]], None, bytes_per_pair, who=who)
+            return self.pairs
+        return critical_pairs(self.y, self.group_ptr, bytes_per_pair=bytes_per_pair, who=who)
 
     def pair_weights(self, pairs: NDArray[np.int64]) -> NDArray[np.float64] | None:
         """The weight of each pair's query (``None`` when unweighted); ``fit`` checked that

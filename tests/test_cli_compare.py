@@ -111,7 +111,7 @@ def test_letor_folders(tmp_path: Path, kind: str, n_folds: int) -> None:
     rows = _csv(out / "results.csv")
     assert sorted({int(r["fold"]) for r in rows}) == list(range(1, n_folds + 1))
     assert main(["compare", "--data", str(root), "--folds", "2", "--methods", "regression", "--out", str(out),
-                 *FAST]) == 0
+                 "--overwrite", *FAST]) == 0
     assert [r["fold"] for r in _csv(out / "results.csv")] == ["2"]
 
 
@@ -230,14 +230,43 @@ def test_out_folder_is_created_before_training(tmp_path: Path, monkeypatch) -> N
 
 
 def test_a_path_error_while_writing_is_one_line_after_the_table(tmp_path: Path, monkeypatch, capsys) -> None:
+    import errno
+    import os
+
     monkeypatch.delenv("BOOSTPLUG_DEBUG", raising=False)
     out = tmp_path / "o"
-    (out / "results.csv").mkdir(parents=True)  # a folder where the file goes: found only when writing
+    real_fsync = os.fsync
+
+    def disk_full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    from boostplug.cli import compare as cli_compare
+
+    real_write = cli_compare.write_outputs
+
+    def write_on_a_full_disk(*a, **k):  # training is over: only the writing finds the disk full
+        monkeypatch.setattr(os, "fsync", disk_full)
+        try:
+            return real_write(*a, **k)
+        finally:
+            monkeypatch.setattr(os, "fsync", real_fsync)
+
+    monkeypatch.setattr(cli_compare, "write_outputs", write_on_a_full_disk)
     assert main(["compare", "--methods", "regression", "--out", str(out), *FAST]) == 2
     cap = capsys.readouterr()
     assert "regression" in cap.out  # the table came first
     assert "Traceback" not in cap.err
-    assert cap.err.splitlines()[-1] == f"boostplug compare: error: {out / 'results.csv'}: Is a directory"
+    assert cap.err.splitlines()[-1] == (f"boostplug compare: error: {out / 'results.csv'}: No space left on device; "
+                                        "nothing was written, the folder is as it was before the run")
+    assert sorted(p.name for p in out.iterdir()) == []  # nothing half-written, no staging folder left
+
+
+def test_an_output_name_taken_by_a_folder_is_refused_before_training(tmp_path: Path, monkeypatch, capsys) -> None:
+    _no_training(monkeypatch)
+    out = tmp_path / "o"
+    (out / "results.csv").mkdir(parents=True)
+    line = _error(capsys, ["--methods", "regression", "--out", str(out), "--overwrite", *FAST])
+    assert line == f"boostplug compare: error: --out {out}: results.csv is a folder; a run writes a file there"
 
 
 def test_internal_errors_keep_their_traceback(monkeypatch, capsys) -> None:
@@ -421,3 +450,94 @@ def test_a_fifo_as_data_is_refused_before_it_is_opened(tmp_path: Path, capsys, m
     assert line == (f"boostplug compare: error: --data {fifo}: not a regular file (a FIFO); give a LETOR file or "
                     "folder, or 'example'")
     assert time.monotonic() - t0 < 5
+
+
+# ---- the --out folder: one complete run, never two at once --------------------------------------
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in out.iterdir()}
+
+
+def test_a_file_size_limit_while_writing_keeps_the_earlier_complete_run(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A real file-size limit (RLIMIT_FSIZE, as ``ulimit -f``) hit while writing over an earlier
+    complete run: one error line, exit 2, the earlier run's files byte for byte, nothing else."""
+    import resource
+    import signal
+
+    from boostplug.cli import compare as cli_compare
+
+    monkeypatch.delenv("BOOSTPLUG_DEBUG", raising=False)
+    out = tmp_path / "o"
+    assert main(["compare", "--methods", "regression", "--rounds", "3", "--no-progress", "--out", str(out)]) == 0
+    before = _files(out)
+    assert sorted(before) == ["curves.csv", "curves.png", "metrics.png", "per_query.csv", "results.csv",
+                              "results.json", "summary.csv"]
+    real_write = cli_compare.write_outputs
+
+    def write_under_a_limit(*a, **k):  # the limit only for the writing (numba caches while training)
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))
+        try:
+            return real_write(*a, **k)
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
+    monkeypatch.setattr(cli_compare, "write_outputs", write_under_a_limit)
+    old_xfsz = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the default would kill pytest on the old code
+    try:
+        code = main(["compare", "--methods", "regression", "--rounds", "5", "--no-progress", "--out", str(out),
+                     "--overwrite"])
+    finally:
+        signal.signal(signal.SIGXFSZ, old_xfsz)
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert err.splitlines()[-1] == (f"boostplug compare: error: {out / 'per_query.csv'}: File too large; nothing "
+                                    "was written, the folder is as it was before the run")
+    assert _files(out) == before
+
+
+def test_an_out_folder_with_results_needs_overwrite_before_training(tmp_path: Path, monkeypatch, capsys) -> None:
+    out = tmp_path / "o"
+    assert main(["compare", "--methods", "regression", "--rounds", "2", "--no-progress", "--out", str(out)]) == 0
+    before = _files(out)
+    capsys.readouterr()
+    from boostplug.compare import runner
+
+    real = runner.run_method
+    _no_training(monkeypatch)
+    line = _error(capsys, ["--methods", "regression", *FAST, "--out", str(out)])
+    assert line == (f"boostplug compare: error: --out {out}: holds an earlier run's results (results.csv, "
+                    "per_query.csv, curves.csv, summary.csv, results.json, curves.png, metrics.png); give "
+                    "--overwrite to replace them, or another folder")
+    assert _files(out) == before
+    # with --overwrite: replaced, and the earlier run's plots do not stay beside a run without plots
+    monkeypatch.setattr(runner, "run_method", real)
+    assert main(["compare", "--methods", "regression", *FAST, "--out", str(out), "--overwrite"]) == 0
+    assert sorted(_files(out)) == ["curves.csv", "per_query.csv", "results.csv", "results.json", "summary.csv"]
+    assert json.loads((out / "results.json").read_text())["settings"]["rounds"] == 3
+
+
+def test_a_second_run_on_the_same_out_is_refused_and_a_killed_run_leaves_no_lock(tmp_path: Path, capsys) -> None:
+    """A real concurrent run (a subprocess training a method that never finishes) holds --out:
+    another run there is refused before training, naming its pid. Once it is SIGKILLed its lock
+    file stays behind, but the lock went with the process: the next run goes ahead."""
+    import signal
+    import sys as _sys
+
+    sys_path = str(Path(__file__).resolve().parent)
+    if sys_path not in _sys.path:
+        _sys.path.insert(0, sys_path)
+    from test_runtime import Driver  # the subprocess helper of the signal tests
+
+    out = tmp_path / "o"
+    d = Driver(tmp_path, ["--methods", "rb-c", "--rounds", "3", "--no-plots", "--no-progress", "--out", str(out)])
+    try:
+        d.wait_started("rb-c")
+        line = _error(capsys, ["--methods", "regression", *FAST, "--out", str(out), "--overwrite"])
+        assert line == (f"boostplug compare: error: --out {out}: another boostplug compare (pid {d.proc.pid}) is "
+                        "writing there; wait for it to finish or choose another folder")
+    finally:
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait(timeout=60)
+    assert (out / ".boostplug-compare.lock").exists()  # stale file, no lock
+    assert main(["compare", "--methods", "regression", *FAST, "--out", str(out)]) == 0
+    assert sorted(_files(out)) == ["curves.csv", "per_query.csv", "results.csv", "results.json", "summary.csv"]

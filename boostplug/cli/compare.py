@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import os
+import signal
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
+from .._atomic import atomic_write, write_text
+from ..compare.outdir import OutDir, OutDirError
 from ..compare import (
     CURVE_METRIC, DEFAULT_METHODS, FRAMEWORKS, METHODS, REPORT_METRICS, TREE_PARAMS, Failure, Result,
     check_tree_params, common_folds, comparable, folds_finished, format_table, load_folds, method_names, run,
@@ -61,6 +65,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None,
                    help="folder for CSV, JSON and PNG results (results.csv, per_query.csv, curves.csv, "
                         "summary.csv, results.json, curves.png, metrics.png)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="with --out: replace the results of an earlier run in that folder (refused without it)")
     p.add_argument("--no-plots", action="store_true", help="with --out: no PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(run=run_compare)
@@ -191,8 +197,17 @@ def run_compare(args: argparse.Namespace) -> int:
             require_matplotlib()
         except ImportError as e:
             raise _usage(str(e)) from None
-    if args.out is not None:
-        prepare_out(args.out)
+    with interrupt_signals() as received:
+        out = prepare_out(args.out, overwrite=args.overwrite) if args.out is not None else None
+        try:
+            return _compare(args, methods, tree_params, baseline, out, received)
+        finally:
+            if out is not None:
+                out.release()
+
+
+def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str, Any], baseline: str,
+             out: OutDir | None, received: list[int]) -> int:
     try:
         folds = load_folds(args.data, n_folds=args.kfold, select=args.folds, seed=args.seed)
     except OSError as e:  # FileNotFoundError with our message, or the system's about a path under --data
@@ -207,28 +222,59 @@ def run_compare(args: argparse.Namespace) -> int:
                   progress=not args.no_progress and sys.stderr.isatty(),
                   log=not args.no_progress and not sys.stderr.isatty())
     failed = 1 if results.failures else 0
+    stopped = 128 + (received[0] if received else signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
     if not results:
         report_failures(results.failures, None)
         print("boostplug compare: no method finished", file=sys.stderr)
-        return 130 if results.interrupted else 1
+        return stopped if results.interrupted else 1
     if baseline not in {r.method for r in results}:
         baseline = results[0].method
     print(format_table(results, baseline))
     written = None
     try:
-        if args.out is not None:
-            write_outputs(args.out, results, baseline, vars(args) | {"tree_params": {**TREE_PARAMS, **tree_params}},
-                          plots=not args.no_plots)
-            written = args.out
-            print(f"results written to {args.out}", file=sys.stderr)
+        if out is not None:
+            settings = vars(args) | {"tree_params": {**TREE_PARAMS, **tree_params}}
+            out.write(lambda folder: write_outputs(folder, results, baseline, settings, plots=not args.no_plots))
+            written = out.path
+            print(f"results written to {out.path}", file=sys.stderr)
     finally:  # failures are reported even when writing fails (an OSError: one line from boostplug.cli.main)
         report_failures(results.failures, written)
-    return 130 if results.interrupted else failed
+    return stopped if results.interrupted else failed
 
 
-def prepare_out(out: Path) -> None:
-    """Create the ``--out`` folder and check that files can be written in it, before any training;
-    a ``UsageError`` saying what is wrong otherwise."""
+@contextlib.contextmanager
+def interrupt_signals() -> Iterator[list[int]]:
+    """SIGTERM and SIGHUP stop a run as Ctrl-C (SIGINT) does: the finished runs are tabulated and
+    written. Yields the list of the signals received. Only the first signal interrupts (a second
+    one must not cut the writing of the finished runs short); a signal that is ignored when the
+    command starts (``nohup``, a background job of a script) stays ignored."""
+    from . import Interrupted
+
+    received: list[int] = []
+
+    def interrupt(signum: int, frame: Any) -> None:
+        received.append(signum)
+        if len(received) == 1:
+            raise Interrupted(signum)
+
+    old: dict[int, Any] = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if sig is not None and signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
+                old[sig] = signal.signal(sig, interrupt)
+    except ValueError:  # not the main thread: signals are not ours to handle
+        pass
+    try:
+        yield received
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def prepare_out(out: Path, *, overwrite: bool = False) -> OutDir:
+    """Create the ``--out`` folder, check that files can be written in it and take it for this
+    run (a lock; refused when it holds an earlier run's results, unless ``overwrite``), before any
+    training; a ``UsageError`` saying what is wrong otherwise."""
     import tempfile
 
     if out.exists() and not out.is_dir():
@@ -242,6 +288,12 @@ def prepare_out(out: Path) -> None:
             pass
     except OSError as e:
         raise _usage(f"--out {out}: cannot write there ({e.strerror or e})") from e
+    taken = OutDir(out, overwrite=overwrite)
+    try:
+        taken.acquire()
+    except OutDirError as e:
+        raise _usage(str(e)) from None
+    return taken
 
 
 def report_failures(failures: Sequence[Failure], out: Path | None) -> None:
@@ -273,7 +325,9 @@ def _settings(args: dict[str, Any]) -> dict[str, Any]:
 def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings: dict[str, Any],
                   plots: bool = True) -> None:
     """results.csv (one row per method and fold), per_query.csv, curves.csv, summary.csv,
-    results.json (all of it plus settings and the significance tests) and the PNG plots.
+    the PNG plots and, last, results.json (all of it plus settings and the significance tests),
+    each file written atomically (``--out`` itself goes through :class:`OutDir`, which writes
+    them into a staging folder and moves the whole set in).
 
     The per-run files hold every finished run; summary.csv, the summary and significance of
     results.json and the plots, like the table, only the folds every method finished
@@ -316,11 +370,11 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
         "results": [r.to_dict() for r in results],
         "failures": [f.to_dict() for f in getattr(results, "failures", [])],
     }
-    (out / "results.json").write_text(json.dumps(payload, indent=1, default=_json_default))
     if plots:
         from ..compare.plots import write_plots
 
         write_plots(compared, out)
+    write_text(out / "results.json", json.dumps(payload, indent=1, default=_json_default))  # last: complete
 
 
 def _json_default(o: Any) -> Any:
@@ -332,7 +386,7 @@ def _json_default(o: Any) -> Any:
 
 
 def _write_csv(path: Path, header: list[str], rows: Any) -> None:
-    with open(path, "w", newline="") as f:
+    with atomic_write(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(rows)

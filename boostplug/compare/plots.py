@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._atomic import atomic_write
 from .runner import CURVE_METRIC, REPORT_METRICS, Result, summary
 
 __all__ = ["PLOT_FILES", "require_matplotlib", "plot_curves", "plot_bars", "write_plots"]
@@ -79,8 +80,7 @@ def plot_curves(results: Sequence[Result], path: Path) -> None:
                ncol=min(6, max(1, len(names))), frameon=False)
     rows = -(-len(names) // 6)
     fig.tight_layout(rect=(0, 0.03 * rows + 0.01, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 def plot_bars(results: Sequence[Result], path: Path) -> None:
@@ -113,8 +113,16 @@ def plot_bars(results: Sequence[Result], path: Path) -> None:
     fig.suptitle("test metrics: mean over folds, std error bars (axes zoomed, not from 0; best darker)",
                  fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, path)
+
+
+def _save(plt: Any, fig: Any, path: Path) -> None:
+    """The figure as a PNG, written atomically (a failed write leaves the old file)."""
+    try:
+        with atomic_write(path, "wb") as f:
+            fig.savefig(f, format="png", dpi=110)
+    finally:
+        plt.close(fig)
 
 
 def write_plots(results: Sequence[Result], out: Path) -> list[Path]:

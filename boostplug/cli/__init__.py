@@ -12,17 +12,26 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
 from typing import Sequence
 
 from .. import __version__
 
-__all__ = ["main", "build_parser", "UsageError", "debug"]
+__all__ = ["main", "build_parser", "UsageError", "Interrupted", "debug"]
 
 
 class UsageError(Exception):
     """A problem with what the user asked for: reported in one line, exit code 2."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal (SIGTERM, SIGHUP) that stops a command as Ctrl-C does; exit code 128 + ``signum``."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def debug() -> bool:
@@ -55,9 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except UsageError as e:
         return _one_line(args.command, str(e))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print(f"boostplug {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return 128 + getattr(e, "signum", signal.SIGINT)
     except BrokenPipeError:
         # The reader went away (``boostplug info ... | head``): stop quietly, as Unix tools do;
         # stdout is pointed at devnull so that Python's flush at exit does not fail again.

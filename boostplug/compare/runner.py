@@ -154,8 +154,39 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
     )
 
 
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _worker_init(parent: int) -> None:
+    """A worker never outlives the process that started it: the parent stops it (Ctrl-C,
+    SIGTERM and SIGHUP are the parent's to handle, so a terminal's signal to the whole group
+    does not kill the runs behind the parent's back), the kernel kills it when the parent
+    dies (Linux: PR_SET_PDEATHSIG), and elsewhere a thread exits when the parent is gone."""
+    for name in ("SIGINT", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="boostplug-parent-watch", daemon=True).start()
+
+
+def _die_with_parent() -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies; False where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 @dataclass
@@ -268,7 +299,7 @@ def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jo
     import multiprocessing
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_ignore_sigint)
+                               initializer=_worker_init, initargs=(os.getpid(),))
     pending: dict[Future, tuple[str, int]] = {pool.submit(_job, n, i, f, kwargs): (n, i) for n, i, f in tasks}
 
     def outcome(fut: Future, name: str, i: int) -> Result | Failure:
@@ -285,9 +316,10 @@ def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jo
                 record(outcome(fut, name, i))
     except BaseException:
         # Ctrl-C: keep the runs that finished meanwhile, as the serial path does, stop the
-        # others, and let the interrupt go on to run().
+        # others, and let the interrupt go on to run(). A future the pool failed (a worker
+        # killed by the same signal) is not a finished run.
         for fut in list(pending):
-            if fut.done() and not fut.cancelled():
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
                 name, i = pending.pop(fut)
                 record(outcome(fut, name, i))
         _stop(pool)
@@ -306,6 +338,9 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         proc.terminate()
     for proc in procs:
         proc.join(timeout=10)
+        if proc.is_alive():  # stuck where SIGTERM does not reach it
+            proc.kill()
+            proc.join(timeout=10)
     if manager is not None:
         manager.join(timeout=10)  # it sees the workers end, fails their futures and reaps them
 

@@ -1,0 +1,37 @@
+"""``boostplug compare`` with one method that never finishes, for the signal and lock tests.
+
+Run as a script: ``python compare_driver.py ARGS`` is ``boostplug compare ARGS``, except that the
+method named in ``$COMPARE_DRIVER_BLOCK`` blocks forever once started. Every run, as it starts,
+creates ``$COMPARE_DRIVER_SYNC/<method>.<fold>.<pid>``: the tests wait on these files instead of
+sleeping. The patch is made at import, so spawned workers (which import this file as their
+``__mp_main__``) get it too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from boostplug.compare import runner
+
+_real_run_method = runner.run_method
+
+
+def _run_method(name, *args, **kwargs):
+    sync = os.environ.get("COMPARE_DRIVER_SYNC")
+    if sync:
+        Path(sync, f"{name}.{kwargs.get('fold', 0)}.{os.getpid()}").touch()
+    if name == os.environ.get("COMPARE_DRIVER_BLOCK"):
+        while True:
+            time.sleep(0.05)
+    return _real_run_method(name, *args, **kwargs)
+
+
+runner.run_method = _run_method
+
+if __name__ == "__main__":
+    from boostplug.cli import main
+
+    sys.exit(main(["compare", *sys.argv[1:]]))

@@ -1,0 +1,191 @@
+"""The runtime of ``boostplug compare`` in real processes: signals keep the finished runs, workers
+never outlive the parent, and a read-only install imports and runs (numba's cache).
+
+Every wait is on something the process under test produces (a line on stderr, a file a run
+creates as it starts), never a sleep, and each is bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+DRIVER = HERE / "compare_driver.py"
+REPO = HERE.parent
+WAIT = 120.0  # seconds: a bound, far above what a busy 2-core machine needs
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux") or not Path("/proc/self/stat").exists(),
+                                reason="reads /proc")
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+class Driver:
+    """``boostplug compare`` in a subprocess (tests/compare_driver.py), its stderr read by a thread."""
+
+    def __init__(self, tmp_path: Path, args: list[str], block: str = "rb-c") -> None:
+        self.sync = tmp_path / "sync"
+        self.sync.mkdir(exist_ok=True)
+        env = dict(os.environ, COMPARE_DRIVER_SYNC=str(self.sync), COMPARE_DRIVER_BLOCK=block,
+                   PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+        env.pop("BOOSTPLUG_DEBUG", None)
+        self.proc = subprocess.Popen([sys.executable, str(DRIVER), *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+                                     start_new_session=True)  # our test runner's own signals stay ours
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.err: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.err.append(line)
+            self.lines.put(line)
+
+    def wait_line(self, needle: str) -> str:
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.5)
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    break
+                continue
+            if needle in line:
+                return line
+        pytest.fail(f"no line with {needle!r} on stderr: {''.join(self.err)}")
+
+    def wait_started(self, method: str) -> int:
+        """The pid of the process running ``method`` once it has started."""
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            found = list(self.sync.glob(f"{method}.*"))
+            if found:
+                return int(found[0].name.rsplit(".", 1)[1])
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        pytest.fail(f"{method} never started: {''.join(self.err)}")
+
+    def finish(self) -> tuple[int, str]:
+        """Exit code and stdout; fails (and kills) if the process does not end within the bound."""
+        try:
+            out, _ = self.proc.communicate(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            pytest.fail("the command did not exit after the signal")
+        return self.proc.returncode, out
+
+
+def _children(pid: int) -> list[int]:
+    """Every live process whose parent is ``pid`` (from /proc)."""
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited (its new parent may be slow to reap it)
+
+
+def _assert_all_end(pids: list[int]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    left = [p for p in pids if _alive(p)]
+    for p in left:  # do not leave them running on the machine
+        os.kill(p, signal.SIGKILL)
+    assert not left, f"processes outlived the compare command: {left}"
+
+
+# ---- signals -------------------------------------------------------------------------------------
+@linux_only
+@pytest.mark.parametrize("sig,jobs", [(signal.SIGTERM, 1), (signal.SIGHUP, 1), (signal.SIGTERM, 2),
+                                      (signal.SIGHUP, 2), (signal.SIGINT, 2)],
+                         ids=["TERM-serial", "HUP-serial", "TERM-jobs2", "HUP-jobs2", "INT-jobs2"])
+def test_a_signal_keeps_the_finished_runs_and_ends_the_workers(tmp_path: Path, sig: int, jobs: int) -> None:
+    """regression finishes, rb-c never does: the signal arrives once regression's run is logged
+    and rb-c's has started; the command writes regression's results and exits 128 + signum,
+    and no process it started is left."""
+    out = tmp_path / "out"
+    d = Driver(tmp_path, ["--methods", "regression,rb-c", "--rounds", "3", "--no-plots", "--jobs", str(jobs),
+                          "--threads", "1", "--out", str(out)])
+    try:
+        d.wait_line("] regression fold 1: round")
+        d.wait_started("rb-c")
+        kids = _children(d.proc.pid)
+        if jobs > 1:
+            assert kids, "no worker process"
+        d.proc.send_signal(sig)
+        code, table = d.finish()
+    finally:
+        if d.proc.poll() is None:
+            d.proc.kill()
+    _assert_all_end(kids)
+    assert code == 128 + sig, "".join(d.err)
+    assert "regression" in table and "rb-c" not in table
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["interrupted"] is True
+    assert [(r["method"], r["fold"]) for r in payload["results"]] == [("regression", 0)]
+    assert payload["folds_completed"] == {"regression": [1], "rb-c": []}
+    assert "Traceback" not in "".join(d.err)
+
+
+@linux_only
+def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
+    """SIGKILL cannot be handled: the kernel (PR_SET_PDEATHSIG), else the workers' watch of their
+    parent, ends them."""
+    d = Driver(tmp_path, ["--methods", "regression,rb-c", "--rounds", "3", "--no-plots", "--jobs", "2",
+                          "--threads", "1"])
+    try:
+        d.wait_line("] regression fold 1: round")
+        d.wait_started("rb-c")
+        kids = _children(d.proc.pid)
+        assert kids
+        d.proc.kill()
+        d.proc.wait(timeout=WAIT)
+    finally:
+        if d.proc.poll() is None:
+            d.proc.kill()
+    _assert_all_end(kids)
+
+
+def test_worker_init_ignores_the_terminal_signals_and_asks_to_die_with_the_parent(monkeypatch) -> None:
+    """In this process (the handlers are restored): INT and HUP are left to the parent, and on
+    Linux prctl(PR_SET_PDEATHSIG) succeeds."""
+    from boostplug.compare import runner
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGHUP)}
+    started = []
+    monkeypatch.setattr(runner, "_die_with_parent", lambda: started.append(1) or True)
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
+    try:
+        runner._worker_init(os.getppid())
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN and signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+    assert started == [1, "boostplug-parent-watch"]
+    if sys.platform.startswith("linux"):
+        # in a child, so that this test process does not get a death signal of its own
+        code = ("import sys; from boostplug.compare.runner import _die_with_parent; "
+                "sys.exit(0 if _die_with_parent() else 1)")
+        assert subprocess.run([sys.executable, "-c", code], timeout=WAIT).returncode == 0

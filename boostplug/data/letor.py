@@ -254,6 +254,22 @@ def _line_problem(tokens: list[bytes], n_features: int | None) -> tuple[str, boo
     return "", has_qid
 
 
+_SPACE = rb"[ \t\r\x0b\x0c]"
+_LINE_RX = re.compile(
+    _SPACE + rb"*(?:" + _DECIMAL + rb")(?:" + _SPACE + rb"+qid:-?[0-9]+)?(?:" + _SPACE + rb"+[0-9]+:(?:"
+    + _VALUE_RX.pattern + rb"))*" + _SPACE + rb"*\n?"
+)
+
+
+def _find_bad_syntax(path: Path) -> tuple[int, str] | None:
+    """:func:`_find_bad_line` after a successful parse flagged by the scan: only the syntax
+    can be wrong then, so lines are matched whole and only a mismatch is looked into."""
+    for _, data, _ in _data_lines(path):
+        if not _LINE_RX.fullmatch(data):
+            return _find_bad_line(path, None)  # the file's first problem, maybe an earlier one
+    return None
+
+
 def _find_bad_line(path: Path, n_features: int | None) -> tuple[int, str] | None:
     """The first malformed line (slow pass, runs only after a failure or a flag)."""
     if path.suffix in _COMPRESSED:
@@ -337,7 +353,7 @@ def _parse(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, NDArray[n
             raise _error(path, *bad) from None
         raise ValueError(f"{path}: {e}") from None
     if feed.suspect:
-        bad = _find_bad_line(path, n_features)
+        bad = _find_bad_syntax(path)
         if bad is not None:
             raise _error(path, *bad)
     return X, y, q

@@ -276,9 +276,22 @@ def test_parallel_jobs_equal_serial(tiny) -> None:
         assert a.test_curve == pytest.approx(b.test_curve)
 
 
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT raises KeyboardInterrupt during the test, whatever the test runner inherited: a
+    background job of a script starts with SIGINT ignored (the signal then did nothing and the
+    test below failed in CI with ``interrupted`` False)."""
+    import signal
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 def _interrupt_after_first_log(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ctrl-C (a real SIGINT to this process) right after the first finished run is logged."""
-    import os
+    """Ctrl-C (a real SIGINT) right after the first finished run is logged, in the main thread:
+    ``raise_signal`` delivers it to the calling thread before it returns (``os.kill`` to the
+    process may hand it to another thread, and the main thread then sees it late)."""
     import signal
 
     real = runner_mod._log_done
@@ -288,12 +301,13 @@ def _interrupt_after_first_log(monkeypatch: pytest.MonkeyPatch) -> None:
         real(*a, **k)
         calls.append(1)
         if len(calls) == 1:
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
 
     monkeypatch.setattr(runner_mod, "_log_done", log_then_sigint)
 
 
-def test_parallel_ctrl_c_keeps_finished_runs_and_stops_the_workers(tiny, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_parallel_ctrl_c_keeps_finished_runs_and_stops_the_workers(tiny, monkeypatch: pytest.MonkeyPatch,
+                                                                    ctrl_c_raises) -> None:
     import multiprocessing
 
     _interrupt_after_first_log(monkeypatch)

@@ -378,6 +378,16 @@ def _check_finite(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
     raise _error(path, *bad)
 
 
+def _proc_status_bytes(field: bytes) -> int:
+    """A ``kB`` field of /proc/self/status in bytes (0 where there is no /proc)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(field + b":"):
+                    return int(line.split()[1]) * 1024
+    return 0
+
+
 def _available_memory() -> int | None:
     """Bytes this process can still allocate, as far as the system tells (None if unknown)."""
     limits = []
@@ -389,21 +399,20 @@ def _available_memory() -> int | None:
     if not limits:
         with contextlib.suppress(AttributeError, OSError, ValueError):
             limits.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    with contextlib.suppress(OSError, ValueError):
-        top = Path("/sys/fs/cgroup/memory.max").read_text().strip()
-        if top != "max":
-            limits.append(int(top) - int(Path("/sys/fs/cgroup/memory.current").read_text()))
-    with contextlib.suppress(ImportError, OSError, ValueError):
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        with contextlib.suppress(OSError, ValueError):
+            top = Path(limit_file).read_text().strip()
+            if top != "max" and int(top) < 2**60:  # cgroup v1 writes a huge number for no limit
+                limits.append(int(top) - int(Path(usage_file).read_text()))
+    with contextlib.suppress(ImportError):
         import resource
 
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY:
-            used = 0
-            with open("/proc/self/status", "rb") as f:
-                for line in f:
-                    if line.startswith(b"VmSize:"):
-                        used = int(line.split()[1]) * 1024
-            limits.append(soft - used)
+        for rlimit, field in ((resource.RLIMIT_AS, b"VmSize"), (resource.RLIMIT_DATA, b"VmData")):
+            soft, _ = resource.getrlimit(rlimit)
+            if soft != resource.RLIM_INFINITY:
+                limits.append(soft - _proc_status_bytes(field))
     return max(0, min(limits)) if limits else None
 
 

@@ -16,7 +16,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import _numba_cache
+
 __version__ = "0.1.0"
+
+_numba_cache.configure()  # before any kernel module: a read-only install must still import
 
 _SUBMODULES = {
     "groups", "data", "metrics", "objectives", "lightgbm", "xgboost", "boosters", "compare", "cli", "dask",

@@ -39,7 +39,8 @@ class Driver:
         env.pop("BOOSTPLUG_DEBUG", None)
         self.proc = subprocess.Popen([sys.executable, str(DRIVER), *args], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
-                                     start_new_session=True)  # our test runner's own signals stay ours
+                                     start_new_session=True,  # our test runner's own signals stay ours
+                                     preexec_fn=_default_signals)
         self.lines: queue.Queue[str] = queue.Queue()
         self.err: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -83,6 +84,13 @@ class Driver:
             self.proc.kill()
             pytest.fail("the command did not exit after the signal")
         return self.proc.returncode, out
+
+
+def _default_signals() -> None:
+    """A command started from a background job of a script inherits SIGINT ignored (and kept
+    ignored, as it should): the tests start it as from a terminal."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def _children(pid: int) -> list[int]:
@@ -189,3 +197,87 @@ def test_worker_init_ignores_the_terminal_signals_and_asks_to_die_with_the_paren
         code = ("import sys; from boostplug.compare.runner import _die_with_parent; "
                 "sys.exit(0 if _die_with_parent() else 1)")
         assert subprocess.run([sys.executable, "-c", code], timeout=WAIT).returncode == 0
+
+
+# ---- numba's cache on a read-only install ----------------------------------------------------------
+def test_kernel_folders_hold_every_cached_kernel() -> None:
+    from boostplug import _numba_cache
+
+    package = Path(_numba_cache.__file__).resolve().parent
+    folders = {p.parent for p in package.rglob("*.py") if "cache=True" in p.read_text()}
+    assert folders and folders <= set(_numba_cache.KERNEL_FOLDERS)
+
+
+def test_cache_decision(tmp_path: Path, monkeypatch) -> None:
+    import tempfile
+
+    from boostplug import _numba_cache
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    temp = tmp_path / f"boostplug-numba-cache-{os.getuid()}"
+    assert _numba_cache.decide(lambda p: True) == ("numba", None)
+    # one kernel folder read-only, the user cache writable: numba uses the latter for that folder
+    user = _numba_cache._user_cache_dir()
+    assert _numba_cache.decide(lambda p: p == user or p.parent != _numba_cache.KERNEL_FOLDERS[1]) == ("numba", None)
+    # one kernel folder read-only and no user cache: the temporary folder, created private
+    assert _numba_cache.decide(lambda p: p.parent != _numba_cache.KERNEL_FOLDERS[1] and p != user) == ("temp",
+                                                                                                       str(temp))
+    assert temp.is_dir() and temp.stat().st_mode & 0o777 == 0o700
+    assert _numba_cache.decide(lambda p: p == temp) == ("temp", str(temp))
+    assert _numba_cache.decide(lambda p: False) == ("off", None)
+    # the user's NUMBA_CACHE_DIR when it can be written, else as if unset
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
+    assert _numba_cache.decide(lambda p: p == tmp_path / "mine") == ("numba", None)
+    assert _numba_cache.decide(lambda p: p == temp) == ("temp", str(temp))
+
+
+def _can_mount_read_only() -> bool:
+    import shutil
+
+    if not sys.platform.startswith("linux") or os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o ro tmpfs /mnt"], capture_output=True,
+                           timeout=30)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _can_mount_read_only(), reason="needs root and unshare -m (read-only bind mounts)")
+@pytest.mark.parametrize("temp_writable", [True, False], ids=["temp-folder", "no-cache"])
+def test_a_read_only_install_with_a_read_only_home_imports_and_runs(tmp_path: Path, temp_writable: bool) -> None:
+    """A copy of the package and HOME bind-mounted read-only in a private mount namespace (as
+    root, chmod would not stop writes): numba found no locator and ``import boostplug.metrics``
+    failed. Now: one warning, and the metric computes; cached in the temporary folder, or (that
+    read-only too) not at all."""
+    import shutil
+
+    from boostplug import _numba_cache
+
+    pkg, home, tmp = tmp_path / "site", tmp_path / "home", tmp_path / "tmp"
+    for d in (pkg, home, tmp):
+        d.mkdir()
+    shutil.copytree(Path(_numba_cache.__file__).resolve().parent, pkg / "boostplug",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    temp_dir = tmp if temp_writable else home  # tempfile.tempdir: where the fallback folder goes
+    code = ("import tempfile, warnings; tempfile.tempdir = {!r}; warnings.simplefilter('always')\n"
+            "import numpy as np, boostplug, boostplug.metrics as m\n"
+            "assert boostplug.__file__.startswith({!r}), boostplug.__file__\n"
+            "print(m.ndcg(np.array([1.0, 2.0, 0.5]), np.array([0.0, 1.0, 2.0]), np.array([0, 3])))\n"
+            ).format(str(temp_dir), str(pkg))
+    script = (f"mount --bind {pkg} {pkg} && mount -o remount,bind,ro {pkg} && "
+              f"mount --bind {home} {home} && mount -o remount,bind,ro {home} && "
+              f"cd {home} && exec {sys.executable} -c \"$CODE\"")
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPATH")}
+    env.update(HOME=str(home), PYTHONPATH=str(pkg), CODE=code)
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=env,
+                          timeout=WAIT)
+    assert done.returncode == 0, done.stderr
+    assert 0.0 < float(done.stdout.split()[-1]) < 1.0
+    warned = [line for line in done.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warned) == 1, done.stderr
+    cached = list(tmp.rglob("*.nbi"))
+    if temp_writable:
+        assert f"cached in {tmp / f'boostplug-numba-cache-{os.getuid()}'}" in warned[0]
+        assert cached  # the kernels did go to the fallback folder
+    else:
+        assert "compiled on every run" in warned[0] and not cached

@@ -102,7 +102,7 @@ def test_validation_sets_feval_and_early_stopping():
     ({"boosting": "dart"}, {}, ValueError, "boosting='gbdt'"),
     ({"objective": "lambdarank"}, {}, ValueError, "always trains QBRank"),
     ({"linear_tree": True}, {}, ValueError, "linear_tree"),
-    ({}, {"objective_params": {"w": 2.0}}, ValueError, "w must be in"),
+    ({}, {"objective_params": {"w": 2.0}}, ValueError, r"w must be a finite number in \[0, 1\]"),
     ({}, {"objective_params": {"gamma": 1}}, ValueError, "gamma"),
 ])
 def test_bad_arguments_raise(params, kwargs, exc, match):

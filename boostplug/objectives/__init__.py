@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._base import HESSIAN_FLOOR, NO_INFO_HESSIAN, PreparedObjective, check_params, floor_hessian
+from ._base import HESSIAN_FLOOR, NO_INFO_HESSIAN, PreparedObjective, check_params, floor_hessian, show
 
 __all__ = ["Objective", "get", "names", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "PreparedObjective", "check_params",
            "floor_hessian"]
@@ -53,8 +53,8 @@ class Objective:
         clash = sorted(k for k in params if k in self.fixed and params[k] != self.fixed[k])
         if clash:
             raise ValueError(
-                f"objective {self.name!r} fixes {dict((k, self.fixed[k]) for k in clash)}; "
-                f"got {dict((k, params[k]) for k in clash)}"
+                f"objective {self.name!r} fixes " + ", ".join(f"{k}={show(self.fixed[k])}" for k in clash)
+                + "; got " + ", ".join(f"{k}={show(params[k])}" for k in clash)
             )
         merged = dict(params)
         merged.update(self.fixed)

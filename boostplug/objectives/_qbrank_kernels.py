@@ -264,8 +264,8 @@ def explicit_terms(
         x = px[p]
         y = py[p]
         m = (h[y] - h[x]) + tau
-        if m > 0.0:
-            w = omega[p]
+        w = omega[p]
+        if m > 0.0 and w > 0.0:  # a zero-weight pair adds nothing (0 * inf would be NaN)
             sq += w * m * m
             grad[x] -= w * m
             grad[y] += w * m

@@ -246,7 +246,7 @@ class MPBoostObjective(PreparedObjective):
             sl = scores[self.group_ptr[q]:self.group_ptr[q + 1]]
             raise ValueError(
                 f"{_NAME}: the pair exponent d (F_j - F_i) overflows float64 in query {q} "
-                f"(its scores span {sl.min()!r} .. {sl.max()!r}); keep |scores| below ~1e307"
+                f"(its scores span {float(sl.min())!r} .. {float(sl.max())!r}); keep |scores| below ~1e307"
             )
         return hi, lo, m
 

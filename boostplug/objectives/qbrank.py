@@ -274,7 +274,8 @@ class QBRankObjective(PreparedObjective):
                 f"{_NAME}: the score differences of query {q} overflow float64 (its scores span "
                 f"{float(lo[q])} .. {float(hi[q])}); pair margins need max - min + tau below ~1.8e308"
             )
-        return h - np.repeat(lo, sizes)
+        with np.errstate(over="ignore"):  # only in single-level queries, which form no pairs
+            return h - np.repeat(lo, sizes)
 
     def _label_high(
         self, h: NDArray[np.float64], d: NDArray[np.float64]
@@ -326,7 +327,9 @@ class QBRankObjective(PreparedObjective):
     def _loss(self, scores: NDArray[np.float64]) -> float:
         total = 0.0
         if self.label_pairs:
-            total += 0.5 * self.w * float(self.query_weights @ self._label_grad(scores)[2])
+            qloss = self._label_grad(scores)[2]
+            live = self.query_weights > 0.0  # 0 * inf would make the sum NaN
+            total += 0.5 * self.w * float(self.query_weights[live] @ qloss[live])
         total += 0.5 * self._explicit(scores)[2][0]
         lab = self._lab_w > 0.0  # only labeled rows: 0 * inf would make the sum NaN
         r = scores[lab] - self.labels[lab]
@@ -342,9 +345,11 @@ class QBRankObjective(PreparedObjective):
         if self.label_pairs:
             gsum, cnt, _ = self._label_grad(scores)
             ww = self.w * self._doc_qw
-            grad += ww * gsum
+            with np.errstate(invalid="ignore", over="ignore"):  # a zero-weight query adds 0; inf is refused
+                grad += np.where(ww > 0.0, ww * gsum, 0.0)
             hess += 2.0 * ww * cnt
-        grad += self._lab_w * (scores - self.labels)
+        with np.errstate(over="ignore"):  # inf is refused by the caller, naming the row
+            grad += self._lab_w * (scores - self.labels)
         hess += self._lab_w
         if self.hessian == "mean":
             return grad * self._mean_scale, self._mean_hess.copy()
@@ -363,8 +368,9 @@ class QBRankObjective(PreparedObjective):
         k = 0.0
         scale = 0.0
         if self.label_pairs:
-            qsums = self._label_high(scores, direction)
-            wq = self.w * self.query_weights
+            live = self.query_weights > 0.0  # 0 * inf would make the sums NaN
+            qsums = self._label_high(scores, direction)[live]
+            wq = self.w * self.query_weights[live]
             g += float(wq @ qsums[:, 1])
             k += float(wq @ qsums[:, 2])
             scale += math.sqrt(float(wq @ qsums[:, 0]) * float(wq @ qsums[:, 2]))

@@ -455,7 +455,8 @@ def _damaged(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     packed = gzip.compress(text)
     files = {
         "truncated gz": ("t.txt.gz", packed[: len(packed) // 2], r"gzip data is truncated"),
-        "bad crc": ("c.txt.gz", packed[:-8] + bytes([packed[-8] ^ 0xFF]) + packed[-7:], r"not valid gzip data \(CRC check failed"),
+        "bad crc": ("c.txt.gz", packed[:-8] + bytes([packed[-8] ^ 0xFF]) + packed[-7:],
+                    r"not valid gzip data \(CRC check failed"),
         "not gzip": ("n.txt.gz", text, r"not valid gzip data \(Not a gzipped file"),
         "bad deflate": ("d.txt.gz", packed[:10] + b"\xff" * 40 + packed[50:], r"not valid gzip data \("),
         "bad bz2": ("b.txt.bz2", b"BZh9" + b"\x00" * 64, r"not valid bz2 data \(Invalid data stream"),

@@ -90,7 +90,8 @@ def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_
     ``group_ptr=None``: ``counts`` is one count of explicit pairs."""
     limit = PAIR_MEMORY_LIMIT if memory_limit is None else memory_limit
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
-        raise TypeError(f"memory_limit must be an integer number of bytes >= 0, got {limit!r}")
+        shown = limit.item() if isinstance(limit, np.generic) else limit
+        raise TypeError(f"memory_limit must be an integer number of bytes >= 0, got {shown!r}")
     c = np.asarray(counts, dtype=np.int64)
     total = int(c.sum())
     need = total * int(bytes_per_pair)

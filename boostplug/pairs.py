@@ -21,14 +21,18 @@ from ._validation import check_labels
 from .groups import check_group_ptr
 
 __all__ = ["critical_pairs", "count_critical_pairs", "check_pairs", "check_pair_memory", "PAIR_MEMORY_LIMIT",
-           "PAIR_BYTES"]
+           "PAIR_BYTES", "PairMemoryError"]
 
 
-#: Memory (bytes) a booster may allocate for its per-pair arrays before it lists the pairs; a
-#: larger estimate is a ``ValueError`` naming the query (instead of a ``MemoryError`` after
-#: minutes of swapping). Override by assigning ``boostplug.pairs.PAIR_MEMORY_LIMIT`` (or pass
-#: ``memory_limit=``).
+#: Memory (bytes) a booster or a pairwise metric may allocate for its per-pair arrays before it
+#: lists the pairs; a larger estimate is a :class:`PairMemoryError` naming the query (instead of
+#: a ``MemoryError`` after minutes of swapping). Override by assigning
+#: ``boostplug.pairs.PAIR_MEMORY_LIMIT``, or per call (``memory_limit=``, the metrics' ``max_memory=``).
 PAIR_MEMORY_LIMIT = 8 * 2**30
+
+
+class PairMemoryError(ValueError, MemoryError):
+    """Listing the preference pairs would need more memory than the limit allows."""
 
 #: Bytes of the pair list itself (two int64 row indices per pair).
 PAIR_BYTES = 16
@@ -83,15 +87,16 @@ def _gib(n_bytes: int) -> str:
 
 
 def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_pair: int, *,
-                      who: str = "listing pairs", memory_limit: int | None = None) -> None:
-    """Refuse (``ValueError``) when ``sum(counts) * bytes_per_pair`` exceeds ``memory_limit``
+                      who: str = "listing pairs", memory_limit: int | None = None,
+                      limit_name: str = "memory_limit") -> None:
+    """Refuse (:class:`PairMemoryError`) when ``sum(counts) * bytes_per_pair`` exceeds ``memory_limit``
     (default :data:`PAIR_MEMORY_LIMIT`), naming the query with the most pairs, its size, the
     pair count and the estimate. ``counts``: pairs per query (:func:`count_critical_pairs`);
     ``group_ptr=None``: ``counts`` is one count of explicit pairs."""
     limit = PAIR_MEMORY_LIMIT if memory_limit is None else memory_limit
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
         shown = limit.item() if isinstance(limit, np.generic) else limit
-        raise TypeError(f"memory_limit must be an integer number of bytes >= 0, got {shown!r}")
+        raise TypeError(f"{limit_name} must be an integer number of bytes >= 0, got {shown!r}")
     c = np.asarray(counts, dtype=np.int64)
     total = int(c.sum())
     need = total * int(bytes_per_pair)
@@ -104,10 +109,10 @@ def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_
         q = int(np.argmax(c))
         where = (f"the largest query is query {q} with {int(g[q + 1] - g[q]):,} documents and {int(c[q]):,} "
                  "pairs. Split or subsample large queries")
-    raise ValueError(
+    raise PairMemoryError(
         f"{who}: {total:,} preference pairs would need ~{_gib(need)} ({bytes_per_pair} bytes per pair), "
         f"above the limit of {_gib(limit)} (boostplug.pairs.PAIR_MEMORY_LIMIT); {where}, "
-        "or raise boostplug.pairs.PAIR_MEMORY_LIMIT if the memory is there"
+        f"or pass {limit_name}=<bytes> / raise boostplug.pairs.PAIR_MEMORY_LIMIT if the memory is there"
     )
 
 

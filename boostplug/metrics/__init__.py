@@ -12,7 +12,7 @@ beyond int64, an unknown option: ``ValueError`` naming the value; a flag that is
 bool or an option of the wrong type: ``TypeError``); the work is done by numba kernels
 running in parallel over queries. The pairwise metrics list their pairs in memory and
 refuse (:class:`PairMemoryError`) a call that would need more than
-:data:`PAIR_MEMORY_LIMIT` (1 GiB; ``max_memory=`` per call).
+:data:`boostplug.pairs.PAIR_MEMORY_LIMIT` (``max_memory=`` per call).
 
 Conventions (tools disagree; each choice is a parameter):
 
@@ -60,8 +60,7 @@ Example:
 from __future__ import annotations
 
 from ._ndcg import dcg, ndcg
-from ._pairwise import (PAIR_MEMORY_LIMIT, PairMemoryError, critical_pair_counts, misordered_pairs,
-                        pair_precision_at, rank_loss)
+from ._pairwise import PairMemoryError, misordered_pairs, pair_precision_at, rank_loss
 from ._binary import ERR_MAX_GRADE, average_precision, err, precision, reciprocal_rank
 from ._registry import NAMES, MetricFn, by_name, higher_is_better, parse_name
 from ._scorer import RankingScorer, make_scorer
@@ -70,6 +69,6 @@ __all__ = [
     "ndcg", "dcg", "average_precision", "precision", "reciprocal_rank", "err",
     "rank_loss", "misordered_pairs", "pair_precision_at",
     "by_name", "parse_name", "higher_is_better", "MetricFn", "NAMES",
-    "ERR_MAX_GRADE", "PAIR_MEMORY_LIMIT", "PairMemoryError", "critical_pair_counts",
+    "ERR_MAX_GRADE", "PairMemoryError",
     "make_scorer", "RankingScorer",
 ]

@@ -9,70 +9,17 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_flag, check_ranking_inputs, plain
-from ..pairs import check_pairs, critical_pairs
+from ..pairs import PairMemoryError, _count_per_query, check_pair_memory, check_pairs, critical_pairs
 from . import _common as C
 from . import _kernels as K
 
-__all__ = ["rank_loss", "misordered_pairs", "pair_precision_at", "PAIR_MEMORY_LIMIT", "PairMemoryError",
-           "critical_pair_counts"]
+__all__ = ["rank_loss", "misordered_pairs", "pair_precision_at", "PairMemoryError"]
 
 _KINDS = ("r1", "r2")
-
-#: Default limit (bytes) on the memory a pairwise metric may allocate for its list of pairs;
-#: a larger request is refused before allocating. Override per call with ``max_memory=``.
-PAIR_MEMORY_LIMIT = 1 << 30
 
 # Bytes per pair each function allocates: the (m, 2) int64 pair list plus its per-pair temporaries.
 _BYTES_PER_PAIR = {"rank_loss": 32, "rank_loss per_query": 56, "misordered_pairs": 25,
                    "pair_precision_at": 74}
-
-
-class PairMemoryError(ValueError, MemoryError):
-    """A pairwise metric refused to list more pairs than its memory limit allows."""
-
-
-def critical_pair_counts(labels: NDArray[np.float64], group_ptr: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Critical pairs per query without listing them: ``(n_q^2 - sum_v c_v^2) / 2`` where ``c_v``
-    counts the query's documents with label ``v`` (O(n log n), no per-pair memory)."""
-    n = labels.shape[0]
-    nq = group_ptr.shape[0] - 1
-    if n == 0:
-        return np.zeros(nq, dtype=np.int64)
-    sizes = np.diff(group_ptr)
-    query = np.repeat(np.arange(nq, dtype=np.int64), sizes)
-    order = np.lexsort((labels, query))
-    ys, qs = labels[order], query[order]
-    new_run = np.ones(n, dtype=bool)
-    new_run[1:] = (ys[1:] != ys[:-1]) | (qs[1:] != qs[:-1])
-    starts = np.flatnonzero(new_run)
-    runs = np.diff(np.append(starts, n)).astype(np.int64)
-    same = np.zeros(nq, dtype=np.int64)
-    np.add.at(same, qs[starts], runs * runs)
-    return (sizes * sizes - same) // 2
-
-
-def _check_memory(what: str, n_pairs: int, limit: int | None, *, counts: NDArray[np.int64] | None = None,
-                  sizes: NDArray[np.int64] | None = None) -> None:
-    """``PairMemoryError`` when listing ``n_pairs`` pairs would take more than the limit."""
-    if limit is None:
-        limit = PAIR_MEMORY_LIMIT
-    if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, (int, np.integer)) or limit < 0:
-        raise TypeError(f"max_memory must be a number of bytes (an integer >= 0); got {plain(limit)!r}")
-    need = n_pairs * _BYTES_PER_PAIR[what]
-    if need <= limit:
-        return
-    where = ""
-    if counts is not None and sizes is not None and counts.size:
-        q = int(np.argmax(counts))
-        where = (f"query {q} alone has {int(sizes[q]):,} documents and {int(counts[q]):,} critical pairs; ")
-    raise PairMemoryError(
-        f"{what.split()[0]}: {where}listing all {n_pairs:,} pairs would allocate about {_gib(need)} "
-        f"(limit {_gib(int(limit))}); pass max_memory=<bytes> to allow it, or evaluate fewer/smaller queries"
-    )
-
-
-def _gib(n_bytes: int) -> str:
-    return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:.1f} MiB"
 
 
 def _pairs_of(what: str, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None,
@@ -82,11 +29,13 @@ def _pairs_of(what: str, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayL
     refuses (``PairMemoryError``) before allocating more than ``max_memory`` bytes of pairs."""
     s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
     if pairs is None:
-        counts = critical_pair_counts(y, g)
-        _check_memory(what, int(counts.sum()), max_memory, counts=counts, sizes=np.diff(g))
-        return s, critical_pairs(y, g), g
+        counts = _count_per_query(y, g)
+        check_pair_memory(counts, g, _BYTES_PER_PAIR[what], who=what.split()[0], memory_limit=max_memory,
+                          limit_name="max_memory")
+        return s, critical_pairs(y, g, memory_limit=2**63 - 1), g
     p = check_pairs(pairs, s.shape[0])
-    _check_memory(what, p.shape[0], max_memory)
+    check_pair_memory([p.shape[0]], None, _BYTES_PER_PAIR[what], who=what.split()[0], memory_limit=max_memory,
+                      limit_name="max_memory")
     return s, p, g
 
 
@@ -132,7 +81,7 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
             (then ``labels`` only serve validation and ``per_query``).
         per_query: per-query loss over that query's pairs (NaN for a query without pairs);
             explicit pairs must then lie within one query each.
-        max_memory: bytes the pair list may take; default :data:`PAIR_MEMORY_LIMIT` (1 GiB).
+        max_memory: bytes the pair list may take; default :data:`boostplug.pairs.PAIR_MEMORY_LIMIT`.
 
     Returns:
         The loss (float), or per-query losses, shape ``(n_queries,)``.

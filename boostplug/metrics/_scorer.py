@@ -11,7 +11,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_weights, resolve_group_ptr
 from ._binary import average_precision, err, precision, reciprocal_rank
 from ._ndcg import dcg, ndcg
-from ._pairwise import critical_pair_counts, rank_loss
+from ..pairs import count_critical_pairs
+from ._pairwise import rank_loss
 from ._registry import parse_name
 
 __all__ = ["make_scorer", "RankingScorer"]
@@ -140,7 +141,7 @@ def _pairwise_value(metric: Callable[..., Any], scores: NDArray[np.float64], y: 
     if w is None:
         return float(metric(scores, y, g, **conventions))
     per_query = np.asarray(metric(scores, y, g, per_query=True, **conventions))
-    pairs = critical_pair_counts(np.asarray(y, dtype=np.float64), g).astype(np.float64)
+    pairs = count_critical_pairs(y, g).astype(np.float64)
     return _weighted_mean(per_query, w * pairs)  # every pair weighted by its query's weight
 
 

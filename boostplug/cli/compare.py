@@ -57,9 +57,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--baseline", default=None,
                    help="method the others are tested against (default: lambdarank when it runs, else the first)")
     p.add_argument("--seed", type=int, default=0, help="seed of the splits and of training (default: 0)")
-    p.add_argument("--jobs", type=int, default=1, help="methods trained in parallel processes (default: 1)")
+    p.add_argument("--jobs", type=int, default=1, help="methods trained in parallel processes (default: 1; at most 4 x the cores)")
     p.add_argument("--threads", default="1",
-                   help="threads per job: a number or 'auto' (cores / jobs). Default 1: on the shared 2-core "
+                   help="threads per job: a number (at most 4 x the cores) or 'auto' (cores / jobs). Default 1: "
+                        "on the shared 2-core "
                         "machine 2 threads made XGBoost 5x and LightGBM up to 30x slower on small data "
                         "(docs/compare.md)")
     p.add_argument("--out", type=Path, default=None,

@@ -1,6 +1,6 @@
 """What every reference booster shares: input handling, the round loop, the
 linear ensemble of weak rankers, staged prediction, early stopping, progress,
-Ctrl-C, and the JSON model file.
+Ctrl-C, and the entry points to the JSON model file.
 
 A booster's model is ``F(x) = sum_t weight_t * h_t(x)`` where each weak ranker
 ``h_t`` is a small dict:
@@ -14,23 +14,8 @@ A booster's model is ``F(x) = sum_t weight_t * h_t(x)`` where each weak ranker
 Subclasses implement three hooks (see :class:`RankingBooster`); everything else
 lives here once.
 
-The JSON model file (``save``/``load``) is a plain object::
-
-    {"format": "boostplug.booster", "version": 1, "class": "RankBoost",
-     "params": {...constructor parameters...},
-     "n_features_in": 46,
-     "rankers": [{"kind": "stump", "feature": 3, "threshold": 0.25}, ...],
-     "weights": [0.41, ...],
-     "history": [{...per-round record...}, ...],
-     "stop_reason": "n_rounds reached", "best_iteration": 57,
-     "fitted": {...the class's extra fitted attributes, e.g. RankBoost's
-                "undefined_round_", "span_size_", "pruned_round_"...}}
-
-Floats are written with Python's shortest round-trip repr, so a loaded model
-predicts bit-for-bit what the saved one did (an infinite or NaN value in
-``history`` is written as JSON's non-standard ``Infinity``/``NaN``, which
-Python's ``json`` reads back). :func:`load` imports only the module of the
-class named in the file.
+The JSON model file (``save``/``load``) and its validation live in
+:mod:`boostplug.boosters._model_file`.
 """
 
 from __future__ import annotations

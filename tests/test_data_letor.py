@@ -421,8 +421,24 @@ def test_dense_larger_than_memory_is_refused_before_allocating(tmp_path, monkeyp
     def no_memory(self):
         raise MemoryError
     monkeypatch.setattr(letor_module, "_available_memory", lambda: None)
+    monkeypatch.setattr(letor_module, "DENSE_OF_SPARSE_LIMIT", 2**62)
     monkeypatch.setattr(sp.csr_matrix, "toarray", no_memory)
     with pytest.raises(ValueError, match=r"line 3: feature index 300000000 .* 4\.47 GiB, which could not be allocated"):
+        load_letor(path)
+
+
+def test_a_huge_dense_matrix_of_almost_only_zeros_is_refused_even_with_memory(tmp_path, monkeypatch):
+    path = tmp_path / "huge.txt"
+    path.write_text("1 qid:1 300000000:1\n0 qid:1 1:1\n")
+    monkeypatch.setattr(letor_module, "_available_memory", lambda: 2**40)
+    with pytest.raises(ValueError, match=r"huge\.txt, line 1: feature index 300000000 makes the dense X 2 rows x "
+                                         r"300000000 columns = 4\.47 GiB, for only 2 non-zero values .*dense=False"):
+        load_letor(path)
+    # below the size limit a sparse matrix still loads densely
+    path.write_text("1 qid:1 1000000:1\n0 qid:1 1:1\n")
+    assert load_letor(path).X.shape == (2, 1000000)
+    monkeypatch.setattr(letor_module, "DENSE_OF_SPARSE_LIMIT", 2**20)
+    with pytest.raises(ValueError, match=r"line 1: feature index 1000000 .* for only 2 non-zero values"):
         load_letor(path)
 
 

@@ -416,12 +416,23 @@ def _available_memory() -> int | None:
     return max(0, min(limits)) if limits else None
 
 
+#: A dense X larger than this that would be mostly zeros (more than ``_SPARSE_RATIO`` times
+#: the CSR bytes) is refused even when memory is there: a stray huge feature index would turn
+#: a two-line file into gigabytes of zeros.
+DENSE_OF_SPARSE_LIMIT = 2**30
+_SPARSE_RATIO = 100
+
+
 def _dense(path: Path, X: sp.csr_matrix) -> NDArray[np.float64]:
-    """``X.toarray()``, refused with the width's cause when it would not fit in memory."""
+    """``X.toarray()``, refused with the width's cause when it would not fit in memory or
+    would be a huge matrix of almost only zeros."""
     n, m = X.shape
     need = n * m * 8
     available = _available_memory()
-    if available is None or need <= available:
+    sparse_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    mostly_zeros = need > DENSE_OF_SPARSE_LIMIT and need > _SPARSE_RATIO * sparse_bytes
+    fits = available is None or need <= available
+    if fits and not mostly_zeros:
         try:
             return X.toarray()
         except MemoryError:
@@ -435,8 +446,12 @@ def _dense(path: Path, X: sp.csr_matrix) -> NDArray[np.float64]:
             where += f" (and n_features={m})"
     else:
         where = f"{path}: n_features={m}"
-    room = "which could not be allocated" if available is None or need <= available else (
-        f"more than the {available / 2**30:.2f} GiB of memory available")
+    if not fits:
+        room = f"more than the {available / 2**30:.2f} GiB of memory available"
+    elif mostly_zeros:
+        room = f"for only {X.nnz:,} non-zero values ({sparse_bytes / 2**20:.1f} MiB as CSR)"
+    else:
+        room = "which could not be allocated"
     raise ValueError(
         f"{where} makes the dense X {n} rows x {m} columns = {need / 2**30:.2f} GiB, {room}; "
         "pass dense=False for a scipy CSR matrix (only the non-zero values), or check the file's indices"

@@ -88,7 +88,7 @@ def _gib(n_bytes: int) -> str:
 
 def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_pair: int, *,
                       who: str = "listing pairs", memory_limit: int | None = None,
-                      limit_name: str = "memory_limit") -> None:
+                      limit_name: str | None = None) -> None:
     """Refuse (:class:`PairMemoryError`) when ``sum(counts) * bytes_per_pair`` exceeds ``memory_limit``
     (default :data:`PAIR_MEMORY_LIMIT`), naming the query with the most pairs, its size, the
     pair count and the estimate. ``counts``: pairs per query (:func:`count_critical_pairs`);
@@ -96,7 +96,7 @@ def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_
     limit = PAIR_MEMORY_LIMIT if memory_limit is None else memory_limit
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
         shown = limit.item() if isinstance(limit, np.generic) else limit
-        raise TypeError(f"{limit_name} must be an integer number of bytes >= 0, got {shown!r}")
+        raise TypeError(f"{limit_name or 'memory_limit'} must be an integer number of bytes >= 0, got {shown!r}")
     c = np.asarray(counts, dtype=np.int64)
     total = int(c.sum())
     need = total * int(bytes_per_pair)
@@ -112,12 +112,14 @@ def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_
     raise PairMemoryError(
         f"{who}: {total:,} preference pairs would need ~{_gib(need)} ({bytes_per_pair} bytes per pair), "
         f"above the limit of {_gib(limit)} (boostplug.pairs.PAIR_MEMORY_LIMIT); {where}, "
-        f"or pass {limit_name}=<bytes> / raise boostplug.pairs.PAIR_MEMORY_LIMIT if the memory is there"
+        + (f"or pass {limit_name}=<bytes> " if limit_name else "or ")
+        + "raise boostplug.pairs.PAIR_MEMORY_LIMIT if the memory is there"
     )
 
 
 def critical_pairs(labels: ArrayLike, group_ptr: ArrayLike, *, bytes_per_pair: int = PAIR_BYTES,
-                   who: str = "critical_pairs", memory_limit: int | None = None) -> NDArray[np.int64]:
+                   who: str = "critical_pairs", memory_limit: int | None = None,
+                   limit_name: str | None = "memory_limit") -> NDArray[np.int64]:
     """All critical pairs, shape ``(n_pairs, 2)``, preferred row first.
 
     Pairs are ordered by query, then by the preferred row, then by the other row. The pairs
@@ -129,7 +131,8 @@ def critical_pairs(labels: ArrayLike, group_ptr: ArrayLike, *, bytes_per_pair: i
     y = check_labels(labels)
     g = check_group_ptr(group_ptr, n_docs=y.shape[0])
     counts = _count_per_query(y, g)
-    check_pair_memory(counts, g, max(int(bytes_per_pair), PAIR_BYTES), who=who, memory_limit=memory_limit)
+    check_pair_memory(counts, g, max(int(bytes_per_pair), PAIR_BYTES), who=who, memory_limit=memory_limit,
+                      limit_name=limit_name)
     offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     out = np.empty((int(offsets[-1]), 2), dtype=np.int64)

@@ -61,7 +61,7 @@ class FitData:
         if self.pairs is not None:
             check_pair_memory([self.pairs.shape[0]], None, bytes_per_pair, who=who)
             return self.pairs
-        return critical_pairs(self.y, self.group_ptr, bytes_per_pair=bytes_per_pair, who=who)
+        return critical_pairs(self.y, self.group_ptr, bytes_per_pair=bytes_per_pair, who=who, limit_name=None)
 
     def pair_weights(self, pairs: NDArray[np.int64]) -> NDArray[np.float64] | None:
         """The weight of each pair's query (``None`` when unweighted); ``fit`` checked that

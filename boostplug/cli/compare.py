@@ -60,9 +60,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="methods trained in parallel processes (default: 1; at most 4 x the cores)")
     p.add_argument("--threads", default="1",
                    help="threads per job: a number (at most 4 x the cores) or 'auto' (cores / jobs). Default 1: "
-                        "on the shared 2-core "
-                        "machine 2 threads made XGBoost 5x and LightGBM up to 30x slower on small data "
-                        "(docs/compare.md)")
+                        "on small data more threads mostly add synchronisation and can make training several "
+                        "times slower (docs/compare.md)")
     p.add_argument("--out", type=Path, default=None,
                    help="folder for CSV, JSON and PNG results (results.csv, per_query.csv, curves.csv, "
                         "summary.csv, results.json, curves.png, metrics.png)")

@@ -21,6 +21,8 @@ so that only the loss differs.
 
 from __future__ import annotations
 
+import difflib
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -32,7 +34,8 @@ from ..data import RankingData
 
 __all__ = [
     "Method", "Trained", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "FRAMEWORKS",
-    "check_tree_params", "get_method", "method_names",
+    "check_tree_params", "get_method", "method_names", "Dist", "TREE_SPACE", "parse_value", "format_value",
+    "split_specs",
 ]
 
 #: Tree parameters shared by every tree method (LightGBM names; mapped for XGBoost).
@@ -117,6 +120,28 @@ class Method:
     loss_params: dict[str, Any] = field(default_factory=dict)
     summary: str = ""
     select_metric: str | None = None
+    #: this method's own tree parameters, over the shared ones (``lambdarank[num_leaves=15]``)
+    tree_params: dict[str, Any] = field(default_factory=dict)
+    #: the registry name this method was configured from ("" for a registry entry itself)
+    base: str = ""
+
+    @property
+    def registry_name(self) -> str:
+        return self.base or self.name
+
+    def parameters(self) -> dict[str, Any]:
+        """The parameters this method takes (``name[key=value]``, ``--tune``) with their values."""
+        return _parameters(self)
+
+    def configure(self, params: dict[str, Any], *, rename: bool = True) -> "Method":
+        """This method with ``params`` set (unknown names: a "did you mean" ``ValueError``; values
+        checked as the objective, the booster or :func:`check_tree_params` would, without training).
+        ``rename``: the name shows the settings (``mpboost-ldd[alpha=0.3]``)."""
+        return _configure(self, params, rename)
+
+    def search_space(self) -> dict[str, "Dist"]:
+        """What ``--tune`` searches: :data:`TREE_SPACE` for tree methods plus the method's own knobs."""
+        return _search_space(self)
 
     def train(self, train: RankingData, vali: RankingData, test: RankingData, *, rounds: int,
               tree_params: dict[str, Any], seed: int, threads: int = 0,
@@ -138,7 +163,7 @@ def _train_lightgbm(m: Method, train: RankingData, vali: RankingData, test: Rank
 
     from .. import lightgbm as bpl
 
-    params = dict(tree_params)
+    params = {**tree_params, **m.tree_params}
     params.update({"verbose": -1, "seed": seed, "deterministic": True, "num_threads": threads})
     if m.loss.startswith("boostplug:"):
         params["objective"] = bpl.objective(m.loss.split(":", 1)[1], **m.loss_params)
@@ -187,7 +212,7 @@ def _train_xgboost(m: Method, train: RankingData, vali: RankingData, test: Ranki
 
     from .. import xgboost as bpx
 
-    params = _xgb_params(tree_params, seed, threads)
+    params = _xgb_params({**tree_params, **m.tree_params}, seed, threads)
     obj = None
     if m.loss.startswith("boostplug:"):
         obj = bpx.objective(m.loss.split(":", 1)[1], **m.loss_params)
@@ -225,7 +250,9 @@ def _train_booster(m: Method, train: RankingData, vali: RankingData, test: Ranki
         import numba
 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    est = getattr(boosters, m.loss)(n_rounds=rounds, random_state=seed, **m.loss_params)
+    params = dict(m.loss_params)
+    rounds = params.pop("n_rounds", rounds)  # the method's own round budget (``ndcg_boost-stumps[n_rounds=500]``)
+    est = getattr(boosters, m.loss)(n_rounds=rounds, random_state=seed, **params)
 
     def cb(t: int, record: dict[str, Any]) -> None:
         if progress is not None:
@@ -295,7 +322,270 @@ def method_names(frameworks: tuple[str, ...] | list[str] | None = None) -> list[
 
 
 def get_method(name: str) -> Method:
-    try:
+    """The method called ``name``: a registry name, or one with settings, ``name[key=value,...]``
+    (the configured method's own name) or ``name:key=value,...``; values as :func:`parse_value`."""
+    if not isinstance(name, str):
+        raise TypeError(f"a method name must be a string, got {name!r}")
+    if name in METHODS:
         return METHODS[name]
-    except KeyError:
-        raise ValueError(f"unknown method {name!r}; run 'boostplug compare --methods list' for the names") from None
+    base, params = _split_spec(name)
+    if base not in METHODS:
+        close = difflib.get_close_matches(base, list(METHODS), n=3)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise ValueError(f"unknown method {base!r}{hint}; run 'boostplug compare --methods list' for the names")
+    return METHODS[base].configure(params)
+
+
+# ---- method settings: name[key=value,...] ---------------------------------------------------
+#: Booster constructor arguments the comparison sets itself (seed, no printing, full curves).
+_BOOSTER_FIXED = ("random_state", "verbose", "early_stopping_rounds", "eval_metric")
+
+
+def parse_value(text: str) -> Any:
+    """A setting's value from text: ``true``/``false``, ``none``, an integer, a number, a JSON
+    list (``[0,1,3,7]``), else the text itself (``ldd``, ``ndcg@5``)."""
+    t = text.strip()
+    low = t.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    if t.startswith("["):
+        try:
+            return json.loads(t)
+        except json.JSONDecodeError:
+            raise ValueError(f"{t!r} is not a JSON list") from None
+    for kind in (int, float):
+        try:
+            return kind(t)
+        except ValueError:
+            pass
+    return t
+
+
+def format_value(value: Any) -> str:
+    """The text :func:`parse_value` reads back as ``value`` (numpy scalars as plain numbers)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return json.dumps(list(value), separators=(",", ":"))
+    return str(value)
+
+
+def split_specs(text: str) -> list[str]:
+    """Method specs from a comma-separated list: commas inside ``[...]`` and a ``key=value``
+    after ``name:key=value`` belong to that method (``mpboost-ldd:alpha=0.3,lam=2,lambdarank``
+    is two methods); ``;`` also separates."""
+    parts: list[str] = []
+    depth, cur = 0, ""
+    for ch in text.replace(";", ","):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth <= 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out: list[str] = []
+    for p in (p.strip() for p in parts):
+        if not p:
+            continue
+        head = p.split("=", 1)[0]
+        if out and "=" in p and ":" not in head and "[" not in head and "[" not in out[-1]:
+            out[-1] += "," + p  # a further key=value of the method before
+        else:
+            out.append(p)
+    return out
+
+
+def _split_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``name[k=v,...]`` or ``name:k=v,...`` -> ``(name, {k: v})``; a name may itself hold ``:``
+    (``xgb-rank:ndcg``), so the name is the first prefix that is a registered method."""
+    spec = spec.strip()
+    if "[" in spec:
+        if not spec.endswith("]"):
+            raise ValueError(f"method {spec!r}: expected name[key=value,...]")
+        base, body = spec[:-1].split("[", 1)
+    else:
+        cut = next((i for i, ch in enumerate(spec) if ch == ":" and spec[:i] in METHODS), None)
+        if cut is None:
+            return spec, {}
+        base, body = spec[:cut], spec[cut + 1:]
+    params: dict[str, Any] = {}
+    for item in _split_top(body):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"method {spec!r}: {item!r} is not key=value")
+        params[key.strip()] = parse_value(value)
+    return base.strip(), params
+
+
+def _split_top(body: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in body:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [o.strip() for o in out if o.strip()]
+
+
+def _objective(m: Method) -> Any:
+    from .. import objectives
+
+    return objectives.get(m.loss.split(":", 1)[1]) if m.loss.startswith("boostplug:") else None
+
+
+def _parameters(m: Method) -> dict[str, Any]:
+    if m.framework == "booster":
+        import inspect
+
+        from .. import boosters
+
+        sig = inspect.signature(getattr(boosters, m.loss).__init__).parameters
+        out = {k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED}
+        out.update(m.loss_params)
+        return out
+    out = {}
+    obj = _objective(m)
+    if obj is not None:
+        # pairs index rows of one data set; a fixed parameter (rankboost's ddf) is not a setting
+        out.update({k: v for k, v in obj.defaults.items() if k != "pairs" and k not in obj.fixed})
+        out.update(m.loss_params)
+    out.update(TREE_PARAMS)
+    out.update(m.tree_params)
+    return out
+
+
+def _configure(m: Method, params: dict[str, Any], rename: bool) -> Method:
+    known = _parameters(m)
+    for key in params:
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=3)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
+            raise ValueError(f"method {m.registry_name!r} has no parameter {key!r}; {hint}"
+                             f"its parameters are {', '.join(known)}")
+    tree = {k: v for k, v in params.items() if m.framework != "booster" and k in TREE_PARAMS}
+    loss = {k: v for k, v in params.items() if k not in tree}
+    new = Method(m.name, m.framework, m.loss, {**m.loss_params, **loss}, m.summary, m.select_metric,
+                 {**m.tree_params, **tree}, m.registry_name)
+    try:
+        _check(new, loss, tree)
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"method {m.registry_name!r}: {e}") from None
+    if rename and params:
+        shown = {**_shown(m), **params}
+        new = Method(f"{m.registry_name}[{','.join(f'{k}={format_value(v)}' for k, v in shown.items())}]",
+                     new.framework, new.loss, new.loss_params, new.summary, new.select_metric, new.tree_params,
+                     new.base)
+    return new
+
+
+def _shown(m: Method) -> dict[str, Any]:
+    """The settings a configured method's name already shows."""
+    return _split_spec(m.name)[1] if m.base else {}
+
+
+def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
+    """The checks training would make, now: tree parameters, the objective's own check, or the
+    booster's (a one-round fit on a four-document stand-in query, where its checks run)."""
+    check_tree_params(tree)
+    if m.framework != "booster":
+        obj = _objective(m)
+        if obj is not None:
+            obj.check(m.loss_params)
+        return
+    from .. import boosters
+
+    params = dict(m.loss_params)
+    n_rounds = params.pop("n_rounds", 1)
+    est = getattr(boosters, m.loss)(n_rounds=n_rounds, **params)
+    est._check_n_rounds()
+    est.n_rounds = 1
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [0.5, 0.2]])
+    est.fit(X, np.array([0.0, 1.0, 2.0, 0.0]), group=[4])
+
+
+# ---- what --tune searches -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Dist:
+    """One dimension of a search space: ``kind`` ``"float"``, ``"int"`` (``low``..``high``,
+    ``log``-uniform or uniform) or ``"categorical"`` (``choices``)."""
+
+    kind: str
+    low: float = 0.0
+    high: float = 1.0
+    log: bool = False
+    choices: tuple[Any, ...] = ()
+
+    def suggest(self, trial: Any, name: str) -> Any:
+        if self.kind == "categorical":
+            return trial.suggest_categorical(name, list(self.choices))
+        if self.kind == "int":
+            return trial.suggest_int(name, int(self.low), int(self.high), log=self.log)
+        return trial.suggest_float(name, self.low, self.high, log=self.log)
+
+    def describe(self) -> str:
+        if self.kind == "categorical":
+            return "{" + ", ".join(format_value(c) for c in self.choices) + "}"
+        return f"{format_value(self.low)}..{format_value(self.high)}{' (log)' if self.log else ''}"
+
+
+#: The tree parameters every tree method searches (LightGBM, XGBoost and the built-ins alike, so
+#: that each gets the same budget over the same space; ``min_data_in_leaf`` has no XGBoost
+#: counterpart and changes nothing there). ``lambda_l2=0``, the default, is trial 0's.
+TREE_SPACE: dict[str, Dist] = {
+    "learning_rate": Dist("float", 0.01, 0.3, log=True),
+    "num_leaves": Dist("int", 7, 127),
+    "min_data_in_leaf": Dist("int", 5, 100),
+    "lambda_l2": Dist("float", 1e-3, 10.0, log=True),
+    "feature_fraction": Dist("float", 0.5, 1.0),
+}
+
+#: Each paper's own knobs. MPBoost: the DDF's parameter, ranges where |dist| (Eq. 9) is about 1
+#: for grade differences 1..4. QBRank: the weight w of the pair part and the margin tau.
+_DDF_SPACE = {
+    "ldd": {"alpha": Dist("float", 0.05, 1.0, log=True)},
+    "logdd": {"lam": Dist("float", 0.3, 10.0, log=True)},
+    "logitdd": {"beta": Dist("float", 0.1, 5.0, log=True)},
+    "binary": {},
+}
+_OBJECTIVE_SPACE: dict[str, Callable[[dict[str, Any]], dict[str, Dist]]] = {
+    "qbrank": lambda p: {"w": Dist("float", 0.1, 0.9), "tau": Dist("categorical", choices=("grade", 0.5, 1.0, 2.0))},
+    "mpboost": lambda p: dict(_DDF_SPACE[p.get("ddf", "logdd")]),
+    "rankboost": lambda p: {},
+    "ndcg_boost": lambda p: {"sigma": Dist("float", 0.5, 8.0, log=True)},
+}
+#: The boosters' knobs: RankBoost's stump threshold budget, the papers' parameters of the
+#: stump MPBoost/NDCG_Boost; AdaRank none (its rounds are chosen on validation like everyone's).
+_BOOSTER_SPACE: dict[str, Callable[[dict[str, Any]], dict[str, Dist]]] = {
+    "RankBoost": lambda p: {"max_thresholds": Dist("int", 8, 255, log=True)},
+    "MPBoost": lambda p: dict(_DDF_SPACE[p.get("ddf", "logdd")]),
+    "NDCGBoost": lambda p: {"sigma": Dist("float", 0.5, 8.0, log=True)},
+    "AdaRank": lambda p: {},
+}
+
+
+def _search_space(m: Method) -> dict[str, Dist]:
+    """A setting the user fixed (``name[key=value]``) is not searched."""
+    fixed = set(_shown(m))
+    if m.framework == "booster":
+        space = _BOOSTER_SPACE.get(m.loss, lambda p: {})(m.loss_params)
+    else:
+        space = dict(TREE_SPACE)
+        obj = _objective(m)
+        if obj is not None:
+            space.update(_OBJECTIVE_SPACE.get(obj.name, lambda p: {})({**obj.defaults, **m.loss_params}))
+    return {k: d for k, d in space.items() if k not in fixed}

@@ -112,8 +112,9 @@ class _Bar:
         self._last = now
         width = 24
         fill = int(width * min(done, total) / max(total, 1))
+        eta = f" ETA {(now - self.t0) / done * (total - done):6.1f}s" if 0 < done < total else ""
         self.stream.write(f"\r  {self.label:<32} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} "
-                          f"{now - self.t0:6.1f}s")
+                          f"{now - self.t0:6.1f}s{eta}")
         if done >= total:
             self.stream.write("\n")
             self._closed = True
@@ -129,16 +130,33 @@ def metric_curve(name: str, scores: Sequence[NDArray[np.float64]], data: Any) ->
 
 def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metric: str = "ndcg@10",
                tree_params: dict[str, Any] | None = None, seed: int = 0, fold: int = 0, threads: int = 0,
-               progress: bool = False, stream: TextIO = sys.stderr) -> Result:
+               progress: bool = False, stream: TextIO = sys.stderr, tune: int = 0) -> Result:
     """Train one method, choose its round on ``vali`` by ``metric`` (the method's own
-    ``select_metric`` when it has one), evaluate that round on ``test``."""
+    ``select_metric`` when it has one), evaluate that round on ``test``. ``tune > 0``: search the
+    method's parameters first (:mod:`.tuning`, that many trials on ``vali``) and evaluate the
+    best trial's model; its record is ``info["tuning"]``."""
     method = get_method(name)
     select = method.select_metric or metric
     tp = dict(TREE_PARAMS)
     tp.update(tree_params or {})
-    bar = _Bar(f"{name} (fold {fold + 1})", stream, progress)
-    trained = method.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads,
-                           progress=bar)
+    if tune > 0:
+        from .tuning import tune as search
+
+        def train_one(m: Any) -> Any:
+            return m.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads)
+
+        def score(t: Any) -> tuple[float, int]:
+            curve = metric_curve(select, t.vali_scores, vali)
+            k = choose_round(curve, select)
+            return (curve[k], k + 1) if k >= 0 else (float("nan"), 0)
+
+        bar = _Bar(f"{name} (fold {fold + 1}) trials", stream, progress)
+        trained, record = search(method, tune, train_one, score, metric=select, seed=seed, fold=fold, progress=bar)
+        trained.info = {**trained.info, "tuning": record.to_dict()}
+    else:
+        bar = _Bar(f"{name} (fold {fold + 1})", stream, progress)
+        trained = method.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads,
+                               progress=bar)
     vali_curve = metric_curve(select, trained.vali_scores, vali)
     vali_ndcg = vali_curve if select == CURVE_METRIC else metric_curve(CURVE_METRIC, trained.vali_scores, vali)
     test_curve = metric_curve(CURVE_METRIC, trained.test_scores, test)
@@ -239,21 +257,29 @@ class Results(list):
 
 def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: int, metric: str = "ndcg@10",
         tree_params: dict[str, Any] | None = None, seed: int = 0, jobs: int = 1, threads: int | None = None,
-        progress: bool = False, log: bool = False, stream: TextIO = sys.stderr) -> Results:
+        progress: bool = False, log: bool = False, stream: TextIO = sys.stderr, tune: int = 0) -> Results:
     """Every method on every ``(fold_index, (train, vali, test))``.
 
     ``jobs > 1`` runs (method, fold) pairs in that many spawned processes, each with
     ``threads`` threads (default :func:`threads_per_job`). ``progress``: a bar per run
     (serial) or a line per finished run (parallel); ``log``: a line per finished run. Ctrl-C keeps the results
     of the runs that finished; a run that raises is recorded in ``failures`` and the others go on.
-    Results come back ordered by fold, then method.
+    Results come back ordered by fold, then method. ``tune > 0``: each (method, fold) first searches
+    the method's parameters with that many trials (:mod:`.tuning`; a worker runs its own study).
     """
     for name in methods:
-        get_method(name)  # fail on a bad name or tree parameter before any training
+        get_method(name)  # fail on a bad name, setting or tree parameter before any training
     check_tree_params(tree_params or {})
     check_parallel(jobs, threads)
+    if isinstance(tune, bool) or not isinstance(tune, (int, np.integer)) or tune < 0:
+        raise ValueError(f"tune must be an integer >= 0 (trials per method and fold), got {tune!r}")
+    if tune:
+        from .tuning import require_optuna
+
+        require_optuna()
     n_threads = threads if threads is not None else threads_per_job(jobs)
-    kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads}
+    kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads,
+              "tune": int(tune)}
     tasks = [(name, i, fold) for i, fold in folds for name in methods]
     results: list[Result] = []
     failures: list[Failure] = []
@@ -289,8 +315,10 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
 
 
 def _log_done(r: Result, done: int, total: int, stream: TextIO) -> None:
+    tuning = r.info.get("tuning")
+    tuned = f", {tuning['n_trials']} trials in {tuning['seconds']:.1f} s" if tuning else ""
     stream.write(f"  [{done}/{total}] {r.method} fold {r.fold + 1}: round {r.best_round}/{r.rounds_trained}, "
-                 f"test NDCG@10 {r.test['ndcg@10']:.4f}, {r.seconds:.1f} s\n")
+                 f"test NDCG@10 {r.test['ndcg@10']:.4f}, {r.seconds:.1f} s{tuned}\n")
     stream.flush()
 
 

@@ -1,0 +1,129 @@
+"""``boostplug compare --tune N``: the same search budget for every method.
+
+Each (method, fold) gets its own Optuna study (TPE, seeded from ``--seed``, the fold and the
+method's name, so that a run in a parallel job searches exactly as a serial one) of ``N``
+trials over the method's own space (:meth:`Method.search_space`: the shared tree space plus the
+paper's knobs). Trial 0 is the method as it stands (the defaults), so the chosen setting is
+never worse on validation than the untuned one. A trial trains up to ``rounds`` rounds; its
+value is the validation selection metric at the best round (the rounds act as early stopping).
+The best trial's model is the one evaluated on test: its validation and test scores are kept,
+nothing is retrained. A method with an empty space has one trial, its defaults (another trial
+would repeat it): its budget is not the others'.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import zlib
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from .. import metrics
+from .methods import Method, Trained, format_value
+
+__all__ = ["Trial", "TuningRecord", "tune", "require_optuna", "study_seed"]
+
+#: ``score(trained) -> (value at the best round, best round 1-based)`` on the validation part.
+Score = Callable[[Trained], "tuple[float, int]"]
+
+
+@dataclass
+class Trial:
+    """One trial: its parameters (those searched), validation value at its best round, seconds."""
+
+    number: int
+    params: dict[str, Any]
+    value: float | None
+    best_round: int
+    seconds: float
+    error: str = ""
+
+
+@dataclass
+class TuningRecord:
+    """A finished study: the space, the chosen parameters, every trial and the total seconds."""
+
+    n_trials: int
+    metric: str
+    space: dict[str, str]
+    chosen: dict[str, Any]
+    best_trial: int
+    seconds: float
+    trials: list[Trial] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def require_optuna() -> Any:
+    """Optuna, or an ``ImportError`` that says which extra installs it."""
+    try:
+        import optuna
+    except ImportError:
+        raise ImportError("--tune needs Optuna: pip install 'boostplug[tune]'") from None
+    return optuna
+
+
+def study_seed(seed: int, fold: int, name: str) -> int:
+    """The TPE sampler's seed for one (method, fold): fixed by ``seed``, the fold and the name,
+    not by the order in which runs are scheduled."""
+    return (seed * 1_000_003 + fold * 7919 + zlib.crc32(name.encode())) % (2**32)
+
+
+def tune(method: Method, n_trials: int, train_one: Callable[[Method], Trained], score: Score, *,
+         metric: str, seed: int, fold: int, progress: Callable[[int, int], None] | None = None,
+         ) -> tuple[Trained, TuningRecord]:
+    """Search ``method``'s space with ``n_trials`` trials (one when the space is empty); returns the
+    best trial's :class:`Trained` and the record. ``train_one(configured_method)`` trains;
+    ``score`` reads the validation value and best round. A trial that raises is recorded and
+    the search goes on; when every trial raised, the first error is raised."""
+    optuna = require_optuna()
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    space = method.search_space()
+    total = n_trials if space else 1
+    maximize = metrics.higher_is_better(metric)
+    sampler = optuna.samplers.TPESampler(seed=study_seed(seed, fold, method.name),
+                                         n_startup_trials=min(10, max(1, total // 2)))
+    study = optuna.create_study(direction="maximize" if maximize else "minimize", sampler=sampler)
+    trials: list[Trial] = []
+    errors: list[BaseException] = []
+    best: dict[str, Any] = {}
+
+    def objective(trial: Any) -> float:
+        # trial 0 is the method as configured (no suggestion: its values may lie outside the space)
+        params = {} if trial.number == 0 else {k: d.suggest(trial, k) for k, d in space.items()}
+        t0 = time.perf_counter()
+        try:
+            trained = train_one(method.configure(params, rename=False) if params else method)
+            value, best_round = score(trained)
+        except Exception as e:
+            trials.append(Trial(trial.number, _plain(params), None, 0, time.perf_counter() - t0,
+                                f"{type(e).__name__}: {e}"))
+            errors.append(e)
+            raise
+        finally:
+            if progress is not None:
+                progress(trial.number + 1, total)
+        trials.append(Trial(trial.number, _plain(params), value, best_round, time.perf_counter() - t0))
+        if value is not None and math.isfinite(value) and (
+                not best or (value > best["value"] if maximize else value < best["value"])):
+            best.update(value=value, trained=trained, number=trial.number, params=params)
+        return value
+
+    t0 = time.perf_counter()
+    study.optimize(objective, n_trials=total, catch=(Exception,))
+    seconds = time.perf_counter() - t0
+    if not best:
+        raise errors[0] if errors else ValueError(f"{method.name}: no trial gave a finite validation value")
+    chosen = {**{k: v for k, v in method.parameters().items() if k in space}, **_plain(best["params"])}
+    record = TuningRecord(n_trials=total, metric=metric, space={k: d.describe() for k, d in space.items()},
+                          chosen=chosen, best_trial=best["number"], seconds=seconds, trials=trials)
+    return best["trained"], record
+
+
+def _plain(params: dict[str, Any]) -> dict[str, Any]:
+    """JSON-ready values (numpy scalars as plain numbers)."""
+    from .methods import parse_value
+
+    return {k: parse_value(format_value(v)) if not isinstance(v, (str, bool)) else v for k, v in params.items()}

@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> None:
         folds, what = [example_split(seed=0)], ("the embedded LightGBM example (split as boostplug compare "
                                                 "splits it: 20% of the training queries as vali, seed 0)")
     else:
-        folds, what = load_letor_folds(args.data), args.data
+        # MQ2008 parts: LETOR 4.0 folds; Fold1..FoldK folders are read as they are
+        folds, what = load_letor_folds(args.data, "letor4" if (Path(args.data) / "S1.txt").exists() else None), args.data
     if args.folds is None:
         args.folds = list(range(1, len(folds) + 1))
     bad = [f for f in args.folds if not 1 <= f <= len(folds)]

@@ -48,7 +48,7 @@ def load_mq2008_fold1(root: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray] |
 
     if not (root / "S1.txt").exists() and not (root / "Fold1").exists():
         return None
-    train = load_letor_folds(root)[0][0]
+    train = load_letor_folds(root, "letor4" if (root / "S1.txt").exists() else None)[0][0]  # MQ2008: LETOR 4.0 parts
     return train.X, train.y, train.qid
 
 

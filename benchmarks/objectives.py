@@ -225,7 +225,7 @@ def main() -> None:
           f"numba threads {numba.get_num_threads()}")
     if args.only in (None, "mq2008"):
         if MQ2008.exists():
-            train, _, _ = bpdata.load_letor_folds(MQ2008)[0]
+            train, _, _ = bpdata.load_letor_folds(MQ2008, "letor4")[0]
             bench("MQ2008 Fold1 train", train, max(args.rounds, 100), args.repeat, fws, args.threads)
         else:
             print(f"MQ2008 not found at {MQ2008}: skipped")

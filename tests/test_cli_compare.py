@@ -102,16 +102,16 @@ def _folder(root: Path, kind: str) -> Path:
     return root
 
 
-@pytest.mark.parametrize("kind,n_folds", [("folds", 2), ("parts", 3)])
-def test_letor_folders(tmp_path: Path, kind: str, n_folds: int) -> None:
+@pytest.mark.parametrize("kind,n_folds,layout", [("folds", 2, []), ("parts", 3, ["--layout", "rotate"])])
+def test_letor_folders(tmp_path: Path, kind: str, n_folds: int, layout: list[str]) -> None:
     root = _folder(tmp_path / kind, kind)
     out = tmp_path / "out"
-    assert main(["compare", "--data", str(root), "--methods", "regression,mpboost-ldd", "--out", str(out),
+    assert main(["compare", "--data", str(root), *layout, "--methods", "regression,mpboost-ldd", "--out", str(out),
                  *FAST]) == 0
     rows = _csv(out / "results.csv")
     assert sorted({int(r["fold"]) for r in rows}) == list(range(1, n_folds + 1))
-    assert main(["compare", "--data", str(root), "--folds", "2", "--methods", "regression", "--out", str(out),
-                 "--overwrite", *FAST]) == 0
+    assert main(["compare", "--data", str(root), *layout, "--folds", "2", "--methods", "regression", "--out",
+                 str(out), "--overwrite", *FAST]) == 0
     assert [r["fold"] for r in _csv(out / "results.csv")] == ["2"]
 
 
@@ -541,3 +541,15 @@ def test_a_second_run_on_the_same_out_is_refused_and_a_killed_run_leaves_no_lock
     assert (out / ".boostplug-compare.lock").exists()  # stale file, no lock
     assert main(["compare", "--methods", "regression", *FAST, "--out", str(out)]) == 0
     assert sorted(_files(out)) == ["curves.csv", "per_query.csv", "results.csv", "results.json", "summary.csv"]
+
+
+def test_parts_folder_needs_its_layout_named(tmp_path: Path, capsys, letor_file: Path) -> None:
+    root = _folder(tmp_path / "parts", "parts")
+    line = _error(capsys, ["--data", str(root), "--methods", "regression", *FAST])
+    assert "holds parts S1..Sk.txt" in line and "give --layout" in line and "letor3 (LETOR 3.0" in line
+    line = _error(capsys, ["--data", str(root), "--layout", "letor4", "--methods", "regression", *FAST])
+    assert "layout 'letor4' has five parts S1..S5, got 3" in line
+    line = _error(capsys, ["--data", str(_folder(tmp_path / "folds", "folds")), "--layout", "letor3", *FAST])
+    assert "fold folders Fold1..Fold2, read as they are; layout 'letor3' is for parts" in line
+    assert "--layout letor4: applies to a LETOR folder only" in _error(capsys, ["--data", str(letor_file),
+                                                                                "--layout", "letor4", *FAST])

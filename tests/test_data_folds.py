@@ -78,7 +78,7 @@ def _write_parts(root: Path, widths: list[int]) -> list[RankingData]:
 
 def test_parts_and_fold_folders_agree(tmp_path):
     parts = _write_parts(tmp_path / "parts", [4, 6, 4, 4, 5, 4, 4, 4, 4, 4, 4])  # S10, S11 sort after S9
-    from_parts = load_letor_folds(tmp_path / "parts")
+    from_parts = load_letor_folds(tmp_path / "parts", "rotate")
     assert len(from_parts) == 11
     assert _tags(from_parts[0][0]) == [t for t in range(1, 10) for _ in range(3)]
     assert _tags(from_parts[0][1]) == [10] * 3 and _tags(from_parts[0][2]) == [11] * 3
@@ -105,16 +105,96 @@ def test_layout_errors(tmp_path):
         load_letor_folds(tmp_path)
     _write_parts(tmp_path / "two", [3, 3])
     with pytest.raises(ValueError, match="found 2 part"):
-        load_letor_folds(tmp_path / "two")
+        load_letor_folds(tmp_path / "two", "rotate")
     (tmp_path / "f" / "Fold1").mkdir(parents=True)
     (tmp_path / "f" / "Fold1" / "train.txt").write_text("1 qid:1 1:1\n")
     with pytest.raises(FileNotFoundError, match=r"Fold1/vali\.txt: missing"):
         load_letor_folds(tmp_path / "f")
 
 
+def _write_letor_parts(root: Path, n_parts: int = 5, n_features: int = 46) -> None:
+    """Parts S1..S{n_parts} of two one-document queries each; qid = part * 100 + query."""
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(1, n_parts + 1):
+        (root / f"S{i}.txt").write_text("".join(f"{q % 2} qid:{i * 100 + q} 1:{i} {n_features}:0.5\n" for q in range(2)))
+
+
+def _part_numbers(d: RankingData) -> list[int]:
+    return list(dict.fromkeys(int(t) for t in d.qid[d.group_ptr[:-1]] // 100))
+
+
+@pytest.mark.parametrize("layout, n_features, fold1, fold2", [
+    ("letor4", 46, ([1, 2, 3], [4], [5]), ([2, 3, 4], [5], [1])),
+    ("letor3", 45, ([2, 3, 4], [5], [1]), ([3, 4, 5], [1], [2])),
+    ("letor3", 64, ([2, 3, 4], [5], [1]), ([3, 4, 5], [1], [2])),
+    ("rotate", 7, ([1, 2, 3], [4], [5]), ([2, 3, 4], [5], [1])),
+])
+def test_parts_layouts_build_their_folds(tmp_path, layout, n_features, fold1, fold2):
+    _write_letor_parts(tmp_path, n_features=n_features)
+    folds = load_letor_folds(tmp_path, layout)
+    assert len(folds) == 5
+    assert tuple(map(_part_numbers, folds[0])) == fold1
+    assert tuple(map(_part_numbers, folds[1])) == fold2
+    for train, vali, test in folds:  # every part is tested once and never trains or validates its own fold
+        assert not set(_part_numbers(test)) & set(_part_numbers(train) + _part_numbers(vali))
+    assert sorted(_part_numbers(f[2])[0] for f in folds) == [1, 2, 3, 4, 5]
+
+
+def test_parts_folder_needs_a_layout(tmp_path):
+    _write_letor_parts(tmp_path)
+    with pytest.raises(ValueError, match=r"S1\.txt\.\.S5\.txt but no layout.*'letor4'.*'letor3'.*'rotate'"):
+        load_letor_folds(tmp_path)
+    with pytest.raises(ValueError, match=r"unknown layout 'letor5'; choose one of: 'letor4'"):
+        load_letor_folds(tmp_path, "letor5")
+    with pytest.raises(ValueError, match=r"not Fold1\.\.FoldK folders"):
+        load_letor_folds(tmp_path, "folds")
+
+
+def test_layout_that_does_not_fit_the_folder(tmp_path):
+    _write_letor_parts(tmp_path / "six", n_parts=6)
+    with pytest.raises(ValueError, match=r"layout 'letor4' has five parts S1\.\.S5, got 6"):
+        load_letor_folds(tmp_path / "six", "letor4")
+    _write_letor_parts(tmp_path / "gap")
+    (tmp_path / "gap" / "S3.txt").unlink()
+    with pytest.raises(FileNotFoundError, match=r"S3\.txt missing"):
+        load_letor_folds(tmp_path / "gap", "letor3")
+    _write_letor_parts(tmp_path / "ohsumed", n_features=45)
+    with pytest.raises(ValueError, match="layout 'letor4'.*46 features, but these parts have 45"):
+        load_letor_folds(tmp_path / "ohsumed", "letor4")
+    _write_letor_parts(tmp_path / "mq", n_features=46)
+    with pytest.raises(ValueError, match="layout 'letor3'.*45 or 64 features, but these parts have 46"):
+        load_letor_folds(tmp_path / "mq", "letor3")
+    fold = tmp_path / "folds" / "Fold1"
+    fold.mkdir(parents=True)
+    for name in ("train", "vali", "test"):
+        (fold / f"{name}.txt").write_text("1 qid:1 1:1\n0 qid:1 1:0\n")
+    with pytest.raises(ValueError, match=r"fold folders Fold1\.\.Fold1, read as they are; layout 'letor4' is for parts"):
+        load_letor_folds(tmp_path / "folds", "letor4")
+    assert len(load_letor_folds(tmp_path / "folds", "folds")) == len(load_letor_folds(tmp_path / "folds")) == 1
+
+
+@pytest.fixture
+def ohsumed_dir() -> Path:
+    path = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "OHSUMED"
+    if not path.exists():
+        pytest.skip(f"real data not available at {path}")
+    return path
+
+
+@pytest.mark.realdata
+def test_real_folds_test_the_documented_parts(mq2008_dir: Path, ohsumed_dir: Path):
+    for root, layout, test_part, width in ((ohsumed_dir, "letor3", "S1", 45), (mq2008_dir, "letor4", "S5", 46)):
+        folds = load_letor_folds(root, layout, dense=False)
+        test = load_letor(root / f"{test_part}.txt", dense=False)
+        assert np.array_equal(folds[0][2].qid, test.qid) and np.array_equal(folds[0][2].y, test.y)
+        assert {d.n_features for f in folds for d in f} == {width}
+    with pytest.raises(ValueError, match="45"):
+        load_letor_folds(ohsumed_dir, "letor4")
+
+
 @pytest.mark.realdata
 def test_mq2008_folds(mq2008_dir: Path):
-    folds = load_letor_folds(mq2008_dir)
+    folds = load_letor_folds(mq2008_dir, "letor4")
     assert len(folds) == 5
     rows = {"S1": 2933, "S2": 3635, "S3": 3062, "S4": 2707, "S5": 2874}
     train, vali, test = folds[0]

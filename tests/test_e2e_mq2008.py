@@ -47,7 +47,7 @@ def fold1() -> tuple[RankingData, RankingData, RankingData]:
     # module scope (read once), so the path comes from conftest rather than its function-scoped fixture
     if not MQ2008.exists():
         pytest.skip(f"real data not available at {MQ2008}")
-    train, vali, test = load_letor_folds(MQ2008)[0]
+    train, vali, test = load_letor_folds(MQ2008, "letor4")[0]
     return train, vali, test
 
 

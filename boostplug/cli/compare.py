@@ -48,6 +48,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="which method families run: lightgbm, xgboost, booster (default: %(default)s)")
     p.add_argument("--folds", default="all", help="folds to run, e.g. 1,3 (default: all)")
     p.add_argument("--kfold", type=int, default=5, help="number of query-level folds of a LETOR file (default: 5)")
+    p.add_argument("--layout", default=None, choices=("letor4", "letor3", "rotate", "folds"),
+                   help="how a LETOR folder of parts S1..Sk.txt makes folds (required for one): letor4 (LETOR 4.0, "
+                        "MQ2007/MQ2008: Fold1 = train S1-S3, vali S4, test S5), letor3 (LETOR 3.0, OHSUMED: Fold1 "
+                        "= train S2-S4, vali S5, test S1), rotate (k parts, the letor4 rotation); folds: "
+                        "Fold1..FoldK folders, read as they are (also without --layout)")
     p.add_argument("--rounds", type=int, default=300, help="maximum boosting rounds (default: %(default)s)")
     p.add_argument("--early-stopping-metric", default="ndcg@10",
                    help="metric that chooses the round on the validation part; r1/r2 are minimised "
@@ -209,7 +214,7 @@ def run_compare(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str, Any], baseline: str,
              out: OutDir | None, received: list[int]) -> int:
     try:
-        folds = load_folds(args.data, n_folds=args.kfold, select=args.folds, seed=args.seed)
+        folds = load_folds(args.data, n_folds=args.kfold, select=args.folds, seed=args.seed, layout=args.layout)
     except OSError as e:  # FileNotFoundError with our message, or the system's about a path under --data
         raise _usage(str(e) if e.filename is None else f"--data {args.data}: {e.filename}: {e.strerror}") from e
     except ValueError as e:  # what the readers say about the files (no qid, bad line, bad fold, ...)
@@ -317,7 +322,7 @@ def report_failures(failures: Sequence[Failure], out: Path | None) -> None:
 
 
 def _settings(args: dict[str, Any]) -> dict[str, Any]:
-    keep = ("data", "methods", "frameworks", "folds", "kfold", "rounds", "early_stopping_metric", "seed", "jobs",
+    keep = ("data", "layout", "methods", "frameworks", "folds", "kfold", "rounds", "early_stopping_metric", "seed", "jobs",
             "threads", "tree_params")
     return {k: (str(args[k]) if isinstance(args[k], Path) else args[k]) for k in keep if k in args}
 

@@ -4,19 +4,24 @@
   part split off train by query);
 * a LETOR file: query-level k-fold (:func:`boostplug.data.kfold_by_query`), a
   validation part split off each training part by query;
-* a LETOR fold folder (``Fold1..FoldK``) or parts folder (``S1..Sk.txt``):
-  :func:`boostplug.data.load_letor_folds`.
+* a LETOR fold folder (``Fold1..FoldK``, read as it is) or parts folder (``S1..Sk.txt``, whose
+  ``layout`` must be named: :data:`boostplug.data.LAYOUTS`): :func:`boostplug.data.load_letor_folds`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 from typing import Sequence
 
-from ..data import RankingData, kfold_by_query, load_example, load_letor, load_letor_folds, train_test_split_by_query
+from ..data import (
+    LAYOUTS, RankingData, kfold_by_query, letor_layout, load_example, load_letor, load_letor_folds,
+    train_test_split_by_query,
+)
 
-__all__ = ["Fold", "VALI_FRACTION", "example_split", "file_folds", "load_folds", "parse_fold_selection"]
+__all__ = ["Fold", "VALI_FRACTION", "example_split", "file_folds", "load_folds", "parse_fold_selection",
+           "data_files", "file_digests"]
 
 Fold = tuple[RankingData, RankingData, RankingData]
 
@@ -113,13 +118,21 @@ def _kind(path: Path) -> str:
     return next((name for test, name in kinds if test(mode)), "not a file or folder")
 
 
-def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None, seed: int = 0) -> list[tuple[int, Fold]]:
+def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None, seed: int = 0,
+               layout: str | None = None) -> list[tuple[int, Fold]]:
     """``(fold_index, (train, vali, test))`` for the data named by ``data`` (see the module notes).
 
+    ``layout`` (``--layout``): how a LETOR folder's parts make folds (:data:`boostplug.data.LAYOUTS`);
+    required for a parts folder, refused for a file or ``example``, which it would not apply to.
     Raises ``FileNotFoundError`` for a missing path and ``ValueError`` for a path that is
     not a regular file or folder (a FIFO is refused before it is opened), a file without
-    query ids or a bad fold selection.
+    query ids, a layout that is missing, unknown or does not fit the folder, or a bad fold selection.
     """
+    if layout is not None and layout not in LAYOUTS:
+        raise ValueError(f"--layout {layout!r}: unknown; choose one of {', '.join(LAYOUTS)}")
+    if layout is not None and (str(data) == "example" or not Path(data).is_dir()):
+        raise ValueError(f"--layout {layout}: applies to a LETOR folder only, and --data {data} is not one "
+                         "(leave --layout out)")
     if str(data) == "example":
         folds: Sequence[Fold] = [example_split(seed=seed)]
     else:
@@ -127,7 +140,7 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
         if not path.exists():
             raise FileNotFoundError(f"--data {path}: no such file or folder (give a LETOR file or folder, or 'example')")
         if path.is_dir():
-            folds = load_letor_folds(path)
+            folds = _folder_folds(path, layout)
         elif not path.is_file():  # a FIFO would block the first read forever
             raise ValueError(f"--data {path}: not a regular file ({_kind(path)}); give a LETOR file or folder, "
                              "or 'example'")
@@ -136,3 +149,43 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
             folds = file_folds(d, n_folds, seed=seed)
     chosen = parse_fold_selection(select, len(folds))
     return [(i, f) for i, f in enumerate(folds) if chosen is None or i in chosen]
+
+
+def _folder_folds(path: Path, layout: str | None) -> list[Fold]:
+    """:func:`load_letor_folds`, its layout errors in the words of the command line."""
+    try:
+        return load_letor_folds(path, layout)
+    except ValueError as e:
+        if layout is None and letor_layout(path).kind == "parts":
+            choices = "; ".join(f"{name} ({what})" for name, what in LAYOUTS.items() if name != "folds")
+            raise ValueError(f"--data {path}: holds parts S1..Sk.txt, and the LETOR versions make folds of them "
+                             f"differently: give --layout, one of: {choices}") from None
+        message = str(e).removeprefix(f"{path}: ")
+        raise ValueError(f"--data {path}: {message}") from None
+
+
+def data_files(data: str | Path) -> list[Path]:
+    """The files :func:`load_folds` reads for ``data``: the embedded example's, a file (and its
+    ``.query`` sidecar when present), or every file of a LETOR folder."""
+    if str(data) == "example":
+        from importlib import resources
+
+        root = resources.files("boostplug.data").joinpath("_example")
+        return [Path(str(root.joinpath(n))) for n in ("train.npz", "test.npz")]
+    path = Path(data)
+    if path.is_dir():
+        return [f for files in letor_layout(path).files for f in files]
+    sidecar = Path(str(path) + ".query")
+    return [path, sidecar] if sidecar.is_file() else [path]
+
+
+def file_digests(paths: Sequence[Path]) -> dict[str, str]:
+    """``{path: SHA-256 hex digest}`` of each file, read in blocks."""
+    out = {}
+    for p in paths:
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        out[str(p)] = h.hexdigest()
+    return out

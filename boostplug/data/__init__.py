@@ -11,7 +11,7 @@ Example:
 
 from .dataset import RankingData, concat
 from .example import load_example
-from .folds import Layout, folds_from_parts, letor_layout, load_letor_folds, load_letor_parts
+from .folds import LAYOUTS, Layout, fold_plan, folds_from_parts, letor_layout, load_letor_folds, load_letor_parts
 from .letor import load_letor, read_query_file, write_letor
 from .splits import kfold_by_query, train_test_split_by_query
 from .synthetic import make_ranking
@@ -26,6 +26,8 @@ __all__ = [
     "load_letor_parts",
     "folds_from_parts",
     "letor_layout",
+    "fold_plan",
+    "LAYOUTS",
     "Layout",
     "kfold_by_query",
     "train_test_split_by_query",

@@ -1,14 +1,28 @@
 """LETOR fold layouts: ``Fold1..FoldK/{train,vali,test}.txt`` or parts ``S1..Sk.txt``.
 
-LETOR 4.0 ships five parts and builds its folds by rotation (``readme.txt``)::
+A folder of parts does not say how its folds are built, and the LETOR versions build them
+differently, so a parts folder needs its layout named (:data:`LAYOUTS`):
 
-    Fold1: train S1, S2, S3   vali S4   test S5
-    Fold2: train S2, S3, S4   vali S5   test S1
-    ...
-    Fold5: train S5, S1, S2   vali S3   test S4
+* ``"letor4"``: LETOR 4.0 (MQ2007, MQ2008; 46 features), five parts rotated (``readme.txt``)::
 
-Concatenating the train parts in that order reproduces the official
-``FoldK/train.txt`` row for row.
+      Fold1: train S1, S2, S3   vali S4   test S5
+      Fold2: train S2, S3, S4   vali S5   test S1
+      ...
+      Fold5: train S5, S1, S2   vali S3   test S4
+
+  Concatenating the train parts in that order reproduces the official ``FoldK/train.txt``
+  row for row.
+* ``"letor3"``: LETOR 3.0 (OHSUMED, 45 features; the .gov sets, 64), where part ``Sk`` is
+  fold k's test part::
+
+      Fold1: train S2, S3, S4   vali S5   test S1
+      Fold2: train S3, S4, S5   vali S1   test S2
+      ...
+      Fold5: train S1, S2, S3   vali S4   test S5
+
+* ``"rotate"``: ``k >= 3`` parts of any data, LETOR 4.0's rotation over ``k`` parts.
+* ``"folds"``: ``Fold1..FoldK`` folders, read as they are (also what ``layout=None`` does
+  with them).
 """
 
 from __future__ import annotations
@@ -21,11 +35,28 @@ from typing import NamedTuple, Sequence
 from .dataset import RankingData
 from .letor import load_letor
 
-__all__ = ["Layout", "letor_layout", "load_letor_folds", "load_letor_parts", "folds_from_parts"]
+__all__ = [
+    "LAYOUTS", "Layout", "letor_layout", "fold_plan", "load_letor_folds", "load_letor_parts", "folds_from_parts",
+]
 
 PathLike = str | os.PathLike
 Fold = tuple[RankingData, RankingData, RankingData]
 _SPLITS = ("train", "vali", "test")
+
+#: The layouts :func:`load_letor_folds` knows, with what each means.
+LAYOUTS = {
+    "letor4": "LETOR 4.0 parts S1..S5 (MQ2007, MQ2008; 46 features): Fold1 trains on S1,S2,S3, validates on S4, "
+              "tests on S5, the next folds rotate by one part",
+    "letor3": "LETOR 3.0 parts S1..S5 (OHSUMED, 45 features; .gov sets, 64): Fold1 trains on S2,S3,S4, validates "
+              "on S5, tests on S1, the next folds rotate by one part",
+    "rotate": "parts S1..Sk (k >= 3, any features): fold i trains on S(i)..S(i+k-3), validates on S(i+k-2), tests "
+              "on S(i+k-1)",
+    "folds": "folders Fold1..FoldK/{train,vali,test}.txt, read as they are",
+}
+_PART_LAYOUTS = ("letor4", "letor3", "rotate")
+#: the feature counts of the LETOR versions' data sets
+_FEATURES = {"letor4": (46,), "letor3": (45, 64)}
+_VERSION = {"letor4": "LETOR 4.0 (MQ2007, MQ2008)", "letor3": "LETOR 3.0 (OHSUMED; the .gov sets)"}
 
 
 class Layout(NamedTuple):
@@ -49,7 +80,8 @@ def _numbered(root: Path, pattern: str, want_dir: bool) -> list[tuple[int, Path]
 def letor_layout(root: PathLike) -> Layout:
     """Recognise a fold folder (``Fold1..``) or a parts folder (``S1.txt..``).
 
-    Raises ``FileNotFoundError`` when ``root`` is absent or a fold lacks a
+    Says what the folder holds, not how parts make folds (that is :func:`fold_plan`'s
+    ``layout``). Raises ``FileNotFoundError`` when ``root`` is absent or a fold lacks a
     split file, ``ValueError`` when the folder has neither layout.
     """
     r = Path(root)
@@ -74,48 +106,109 @@ def letor_layout(root: PathLike) -> Layout:
     )
 
 
+def _choices() -> str:
+    return "; ".join(f"{name!r}: {what}" for name, what in LAYOUTS.items())
+
+
+def fold_plan(layout: str, n_parts: int) -> list[tuple[tuple[int, ...], int, int]]:
+    """``(train parts, vali part, test part)`` per fold, 0-based part indices, for a parts
+    ``layout`` over ``n_parts`` parts; ``ValueError`` for another layout or a part count the
+    layout does not have (LETOR 3.0 and 4.0: five)."""
+    if layout not in _PART_LAYOUTS:
+        raise ValueError(f"layout {layout!r} does not build folds from parts; the parts layouts are "
+                         f"{', '.join(map(repr, _PART_LAYOUTS))}")
+    k = n_parts
+    if layout == "rotate":
+        if k < 3:
+            raise ValueError(f"layout 'rotate' needs at least 3 parts, got {k}")
+        return [(tuple((i + j) % k for j in range(k - 2)), (i + k - 2) % k, (i + k - 1) % k) for i in range(k)]
+    if k != 5:
+        raise ValueError(f"layout {layout!r} has five parts S1..S5, got {k}")
+    if layout == "letor4":
+        return [(((i) % 5, (i + 1) % 5, (i + 2) % 5), (i + 3) % 5, (i + 4) % 5) for i in range(5)]
+    return [(((i + 1) % 5, (i + 2) % 5, (i + 3) % 5), (i + 4) % 5, i) for i in range(5)]
+
+
+def _parts_files(root: Path) -> list[Path]:
+    """The parts ``S1..Sk.txt`` of ``root``, checked to be numbered 1..k without a gap."""
+    parts = _numbered(root, r"S(\d+)\.txt", want_dir=False)
+    numbers = [n for n, _ in parts]
+    missing = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
+    if missing:
+        raise FileNotFoundError(f"{root}: part(s) {', '.join(f'S{n}.txt' for n in missing)} missing (found "
+                                f"{', '.join(p.name for _, p in parts)}); parts are numbered S1..Sk without gaps")
+    return [p for _, p in parts]
+
+
 def _same_width(datas: Sequence[RankingData]) -> list[RankingData]:
     width = max(d.n_features for d in datas)
     return [d.with_n_features(width) for d in datas]
 
 
 def load_letor_parts(root: PathLike, *, with_comments: bool = False, dense: bool = True) -> list[RankingData]:
-    """The parts ``S1..Sk.txt`` of a LETOR 4.0 folder, in numeric order, all the same width."""
+    """The parts ``S1..Sk.txt`` of a LETOR folder, in numeric order, all the same width."""
     layout = letor_layout(root)
     if layout.kind != "parts":
         raise ValueError(f"{root}: has fold folders, not S1..Sk.txt parts")
     return _same_width([load_letor(f, with_comments=with_comments, dense=dense) for (f,) in layout.files])
 
 
-def folds_from_parts(parts: Sequence[RankingData]) -> list[Fold]:
-    """The LETOR rotation over ``k >= 3`` parts: fold ``i`` (0-based) trains on
-    parts ``i, i+1, .., i+k-3`` (concatenated in that order), validates on
-    part ``i+k-2`` and tests on part ``i+k-1`` (indices modulo ``k``).
+def folds_from_parts(parts: Sequence[RankingData], layout: str = "rotate") -> list[Fold]:
+    """The folds of loaded parts by a parts ``layout`` (:func:`fold_plan`; default
+    ``"rotate"``: fold ``i`` (0-based) trains on parts ``i, i+1, .., i+k-3`` (concatenated in
+    that order), validates on part ``i+k-2`` and tests on part ``i+k-1``, indices modulo ``k``).
 
     Parts of different widths are widened with zero columns to the widest.
     """
     parts = list(parts)
-    if len(parts) < 3:
+    if layout == "rotate" and len(parts) < 3:
         raise ValueError(f"folds_from_parts needs at least 3 parts, got {len(parts)}")
+    plan = fold_plan(layout, len(parts))
     parts = _same_width(parts)
-    k = len(parts)
-    folds = []
-    for i in range(k):
-        train = RankingData.concat(*(parts[(i + j) % k] for j in range(k - 2)))
-        folds.append((train, parts[(i + k - 2) % k], parts[(i + k - 1) % k]))
-    return folds
+    return [(RankingData.concat(*(parts[j] for j in train)), parts[vali], parts[test]) for train, vali, test in plan]
 
 
-def load_letor_folds(root: PathLike, *, with_comments: bool = False, dense: bool = True) -> list[Fold]:
-    """``(train, vali, test)`` per fold, from either LETOR layout.
+def load_letor_folds(root: PathLike, layout: str | None = None, *, with_comments: bool = False,
+                     dense: bool = True) -> list[Fold]:
+    """``(train, vali, test)`` per fold of a LETOR folder.
 
-    ``root`` holds ``Fold1..FoldK/{train,vali,test}.txt`` (read as they are)
-    or the parts ``S1..Sk.txt`` (folds built by :func:`folds_from_parts`). All
-    splits of all folds share one ``n_features`` (the widest file's).
+    ``layout`` (:data:`LAYOUTS`): ``"letor4"``, ``"letor3"`` or ``"rotate"`` build the folds
+    from the parts ``S1..Sk.txt``; ``"folds"`` or ``None`` read ``Fold1..FoldK`` folders as they
+    are. A parts folder without a layout is a ``ValueError`` naming the choices (the LETOR
+    versions partition five parts differently, and a wrong guess mixes the folds up silently).
+    A layout that does not fit the folder (fold folders given a parts layout or the reverse,
+    another number of parts, a part missing, a feature count that is not the named LETOR
+    version's) is a ``ValueError``, a missing folder or part a ``FileNotFoundError``. All splits
+    of all folds share one ``n_features`` (the widest file's).
     """
-    layout = letor_layout(root)
-    if layout.kind == "parts":
-        return folds_from_parts(load_letor_parts(root, with_comments=with_comments, dense=dense))
-    flat = [load_letor(f, with_comments=with_comments, dense=dense) for triple in layout.files for f in triple]
-    flat = _same_width(flat)
-    return [(flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)]
+    if layout is not None and layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; choose one of: {_choices()}")
+    found = letor_layout(root)
+    r = Path(root)
+    if found.kind == "folds":
+        if layout not in (None, "folds"):
+            raise ValueError(f"{r}: holds fold folders Fold1..Fold{len(found.files)}, read as they are; layout "
+                             f"{layout!r} is for parts S1..Sk.txt (give layout='folds' or none)")
+        flat = [load_letor(f, with_comments=with_comments, dense=dense) for triple in found.files for f in triple]
+        flat = _same_width(flat)
+        return [(flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)]
+    files = _parts_files(r)
+    if layout is None:
+        raise ValueError(f"{r}: holds parts {files[0].name}..{files[-1].name} but no layout says how they make "
+                         f"folds; name one: {_choices()}")
+    if layout == "folds":
+        raise ValueError(f"{r}: holds parts {files[0].name}..{files[-1].name}, not Fold1..FoldK folders; for parts "
+                         f"choose {', '.join(map(repr, _PART_LAYOUTS))}: {_choices()}")
+    try:
+        fold_plan(layout, len(files))
+    except ValueError as e:
+        raise ValueError(f"{r}: {e} ({', '.join(f.name for f in files)})") from None
+    parts = [load_letor(f, with_comments=with_comments, dense=dense) for f in files]
+    width = max(p.n_features for p in parts)
+    if layout in _FEATURES and width not in _FEATURES[layout]:
+        want = " or ".join(map(str, _FEATURES[layout]))
+        other = {"letor4": "letor3", "letor3": "letor4"}[layout]
+        raise ValueError(f"{r}: layout {layout!r} is for {_VERSION[layout]} data, which have {want} features, but "
+                         f"these parts have {width} (for {_VERSION[other]} data use {other!r}; 'rotate' takes parts "
+                         "of any width)")
+    return folds_from_parts(parts, layout)

@@ -400,6 +400,10 @@ def summary(results: Sequence[Result]) -> dict[str, dict[str, Any]]:
         for c in (*REPORT_METRICS, "seconds"):
             v = np.array([r.seconds if c == "seconds" else r.test[c] for r in rs], dtype=np.float64)
             row[c] = {"mean": float(v.mean()), "std": float(v.std())}
+        if any("tuning" in r.info for r in rs):  # --tune: the search's seconds, all trials
+            v = np.array([r.info.get("tuning", {}).get("seconds", 0.0) for r in rs], dtype=np.float64)
+            row["tune_seconds"] = {"mean": float(v.mean()), "std": float(v.std())}
+            row["trials"] = [r.info.get("tuning", {}).get("n_trials", 0) for r in rs]
         out[name] = row
     return out
 
@@ -427,8 +431,8 @@ def comparable(results: Sequence[Result]) -> list[Result]:
 
 
 def _best(stats: dict[str, dict[str, Any]], column: str) -> float:
-    vals = [s[column]["mean"] for s in stats.values()]
-    return min(vals) if column == "seconds" else max(vals)
+    vals = [s[column]["mean"] for s in stats.values() if column in s]
+    return min(vals) if column in ("seconds", "tune_seconds") else max(vals)
 
 
 def _folds_text(folds: Sequence[int]) -> str:
@@ -449,8 +453,9 @@ def format_table(results: Sequence[Result], baseline: str | None = None) -> str:
     shown = comparable(results) if common else list(results)
     stats = summary(shown)
     tests = significance(shown, baseline) if common and baseline in stats else {}
-    cols = [*REPORT_METRICS, "seconds"]
-    header = ["method", "rounds"] + [c.upper() if c != "seconds" else "train s" for c in cols]
+    cols = [*REPORT_METRICS, "seconds"] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
+    names = {"seconds": "train s", "tune_seconds": "tune s"}
+    header = ["method", "rounds"] + [names.get(c, c.upper()) for c in cols]
     if not common:
         header.insert(1, "folds")
     if tests:
@@ -462,7 +467,10 @@ def format_table(results: Sequence[Result], baseline: str | None = None) -> str:
         if not common:
             row.insert(1, ",".join(map(str, s["folds"])))
         for c in cols:
-            digits = 2 if c == "seconds" else 4
+            digits = 2 if c in names else 4
+            if c not in s:  # a method run without tuning next to tuned ones (a run of another command)
+                row.append("")
+                continue
             cell = f"{s[c]['mean']:.{digits}f}"
             if len(s["folds"]) > 1:
                 cell += f"±{s[c]['std']:.{digits}f}"
@@ -494,6 +502,10 @@ def format_table(results: Sequence[Result], baseline: str | None = None) -> str:
     else:
         note = ("no fold was finished by every method: each row is the mean over its own folds, so nothing is "
                 "marked or tested")
+    if "tune_seconds" in cols:
+        trials = sorted({n for s in stats.values() for n in s.get("trials", [])})
+        note += (f"\ntune s: seconds of the parameter search per fold ({'/'.join(map(str, trials))} trials, "
+                 "trial 0 the defaults; a method without a search space has one); train s: its chosen trial's")
     if tests:
         others = [t.n for name, t in tests.items() if name != baseline] or [tests[baseline].n]
         n = str(others[0]) if min(others) == max(others) else f"{min(others)}-{max(others)}"

@@ -34,14 +34,9 @@ __all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials
 
 #: Work (``n * F`` or ``P * F`` row visits) from which the kernels run in parallel over
 #: features; below it they run serially (same sums, same order within a feature: identical
-#: results). Measured on the 2 shared cores this was written on (``python
-#: benchmarks/boosters.py --kernels`` and a fit; numbers in ``docs/boosters.md``): alone, the
-#: parallel kernels were up to 1.9x faster from 9,200 visits up; but with the other core busy
-#: they stalled 12-24 ms at random, and inside a real fit the idle worker threads compete with
-#: the serial numpy work between kernel calls: stump MPBoost on MQ2008 Fold1 train (2.4
-#: million pair visits per call) took 0.023 s per round with 2 threads against 0.016 s with
-#: the serial kernels. So the parallel path is kept for calls whose serial time (tens of ms)
-#: dwarfs those costs.
+#: results). Parallel calls stall when a core is busy and their idle threads slow the numpy
+#: work between calls, so they pay only for calls of tens of ms (measurements:
+#: docs/results/README.md, boosters_kernels.txt).
 DOC_SUMS_PARALLEL_MIN = 20_000_000
 PAIR_SUMS_PARALLEL_MIN = 5_000_000
 

@@ -74,10 +74,7 @@ Cost: the per-feature, per-query measures ``E(h_k)`` are computed once
 (``O(F n log n)``); a round costs ``O(F m)`` for the weighted argmax and ``O(n log n)`` for
 the measure of the new ensemble. Ties between features (``phi`` equal within ``1e-12``)
 go to the lowest feature index (RankLib keeps the first strictly larger one).
-Measured on MQ2008 Fold1 train (9630 documents, 471 queries, 46 features, 2 shared
-cores): set-up about 0.05 s, 0.9 ms per round (MAP) and 1.3 ms per round (NDCG@5); on
-the benchmark's synthetic set (250,000 documents, 2500 queries) 0.7-1.1 s set-up and
-14-16 ms per round.
+Speed: the table in ``docs/boosters.md`` (``benchmarks/boosters.py``).
 
 A property of the paper's update worth knowing: ``P_{t+1}`` depends only on the ranking
 ``f_t`` produces, so once a round picks the feature the ensemble already ranks by (or one

@@ -16,7 +16,7 @@ TIES_AVERAGE = 1
 TIES_WORST = 2
 
 #: Inputs with fewer documents run the serial driver: starting the thread pool
-#: costs more than it saves on small evaluation sets (milliseconds on a busy machine).
+#: costs more than it saves on small evaluation sets (docs/results/metrics_bench/README.md).
 PARALLEL_MIN_DOCS = 20_000
 
 # Metric codes of ``binary_kernel``.

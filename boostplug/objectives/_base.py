@@ -51,24 +51,17 @@ from ..groups import check_group_ptr
 HESSIAN_FLOOR = 1e-6
 
 #: Hessian of a document the loss does not involve (zero gradient, zero Hessian). Any
-#: positive value leaves the gradient sums alone. Why not HESSIAN_FLOOR: measured on MQ2008
-#: (18% of its documents are in single-label queries; 5 folds, up to 300 rounds, one thread),
-#: XGBoost 3.2 (hist) trained the same models 1.2-1.3x faster with 1e-5 than with 1e-6 (and
-#: 1.5-1.9x faster with 1e-3, but with 1e-3 LightGBM's min_sum_hessian_in_leaf=1e-3 admits
-#: leaves of a single such document, and its models changed by up to 0.005 NDCG@10); with 1e-5
-#: LightGBM's models stayed within 0.0003 NDCG@10 (a leaf of only such documents needs 100).
+#: positive value leaves the gradient sums alone; XGBoost (hist) trains the same models faster
+#: than with HESSIAN_FLOOR, and 1e-5 stays far below LightGBM's min_sum_hessian_in_leaf=1e-3
+#: (measurements: docs/results/objectives_notes/README.md).
 NO_INFO_HESSIAN = 1e-5
 
 #: Work (documents for the O(n L) kernels of qbrank/mpboost, document pairs for
 #: ndcg_boost's O(n_q^2) kernels) from which the per-round kernels run in parallel over
 #: queries; below it they run serially (same per-query code and order: identical
-#: results). Measured on the 2 shared cores this was written on (load ~6): a parallel
-#: call on MQ2008 Fold1 train (9,630 documents) took 5-24 ms against 0.4-0.9 ms
-#: serially (the second thread waits for a time slice), which made a LightGBM round
-#: up to 20 ms slower; on 705,000-1,260,000 documents 2 threads were no faster than
-#: one on that busy machine, and about 1.8x faster on an idle one. So calls run in
-#: parallel only when their serial time is some 20 ms: ~100,000 documents (0.15-0.2
-#: us per document) or ~5 million pairs (~4 ns per pair).
+#: results). A parallel call on a small input can stall for milliseconds waiting for a
+#: busy core, so calls run in parallel only when their serial time is some 20 ms
+#: (measurements: docs/results/objectives_notes/README.md).
 PARALLEL_MIN_DOCS = 100_000
 PARALLEL_MIN_PAIRS = 5_000_000
 

@@ -67,13 +67,9 @@ thresholds from high to low, the first one within ``1e-12`` of the best wins.
 Per round: Rb-d/Rb-c ``O(P + n F)`` (per-document potentials, then sums over binned
 features); RankBoost+ ``O(P F)`` (pair histograms for the ties), plus ``O(n F |S_t|)`` for
 the exact variant's span coefficients; the span test of one chosen ranker is
-``O(P + n |S_t|)``. No pairs x stumps matrix is formed. Measured (``benchmarks/boosters.py``,
-2 shared cores, three runs, see ``docs/boosters.md``): MQ2008 Fold1 train (9,630 documents,
-52,325 pairs, 46 features, 255 thresholds) 0.002-0.003 s per round for Rb-d/Rb-c, 0.009 s for
-RankBoost+ (efficient), 0.013-0.015 s (exact, first 10 rounds); 10 million synthetic pairs
-(252,700 documents): 0.33-0.49 s per round for Rb-d/Rb-c, 2.0-3.0 s (efficient) and 1.9-3.2 s
-(exact) for RankBoost+. The efficient variant's one-time pruning (round 43 on MQ2008 Fold1) takes
-11-13 s there (:func:`~boostplug.boosters._rankboost_kernels.select_independent`: blocked
+``O(P + n |S_t|)``. No pairs x stumps matrix is formed (measured speed: ``docs/boosters.md``).
+The efficient variant prunes its candidates once
+(:func:`~boostplug.boosters._rankboost_kernels.select_independent`: blocked
 Gram-Schmidt, ``O(n m^2)`` for a basis of ``m`` vectors, capped by ``PRUNE_BUDGET_BYTES``).
 
 Example:

@@ -21,9 +21,8 @@ from ..compare import (
     significance, summary,
 )
 
-# OpenMP threads that spin while waiting make LightGBM ~30x slower on a busy 2-core machine
-# (measured: lambdarank, 50 rounds of the example data, 2 threads: 14.8 s spinning, 0.46 s passive);
-# set before LightGBM/XGBoost load (spawned jobs inherit it); a user's own setting wins.
+# OpenMP threads that spin while waiting make LightGBM far slower when the cores are busy
+# (docs/results/README.md); set before LightGBM/XGBoost load (spawned jobs inherit it); a user's own setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 

@@ -61,7 +61,10 @@ def test_predict_is_the_last_staged_prediction_bit_for_bit(name: str) -> None:
     ref = np.zeros(Xv.shape[0])
     for r, w in zip(model.rankers_, model.weights_):
         col = Xv[:, r["feature"]]
-        ref = ref + w * (np.nan_to_num(col) if r["kind"] == "feature" else (col > r["threshold"]))
+        if r["kind"] == "feature":
+            ref = ref + w * np.nan_to_num(col)
+        else:  # a complement stump is [x <= t], 1 on NaN
+            ref = ref + w * ((col > r["threshold"]) != bool(r.get("complement")))
     assert np.array_equal(ref, model.predict(Xv))
 
 

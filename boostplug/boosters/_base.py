@@ -7,7 +7,8 @@ A booster's model is ``F(x) = sum_t weight_t * h_t(x)`` where each weak ranker
 
 * ``{"kind": "stump", "feature": k, "threshold": theta}``: ``h(x) = 1 if x_k > theta``
   else ``0``; a missing value (NaN) is below every known value, so ``h = 0``
-  (an optional ``"float32": true`` first rounds ``x_k`` to 32 bits, as RankLib does);
+  (an optional ``"float32": true`` first rounds ``x_k`` to 32 bits, as RankLib does;
+  ``"complement": true`` is ``1 - h``, i.e. ``[x_k <= theta]``, 1 on NaN);
 * ``{"kind": "feature", "feature": k}``: ``h(x) = x_k`` (AdaRank's weak rankers);
   NaN counts as ``0`` (the SVMlight/LETOR convention for absent features).
 
@@ -200,6 +201,8 @@ def evaluate_rankers(X: NDArray[np.float64], rankers: Sequence[dict[str, Any]]) 
             col = col.astype(np.float32).astype(np.float64)
         if r["kind"] == "stump":
             out[:, t] = col > float(r["threshold"])  # NaN > theta is False: missing ranks lowest
+            if r.get("complement"):
+                out[:, t] = 1.0 - out[:, t]
         elif r["kind"] == "feature":
             out[:, t] = np.nan_to_num(col, nan=0.0)
         else:

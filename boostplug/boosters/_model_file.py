@@ -15,7 +15,9 @@ The file is a plain JSON object (see :mod:`boostplug.boosters._base` for the wea
 Floats are written with Python's shortest round-trip repr, so a loaded model predicts
 bit-for-bit what the saved one did. A stump's threshold may be ``-Infinity`` (JSON's
 non-standard spelling, which Python's ``json`` reads back): the split of known values
-from missing ones (NaN ranks lowest). ``history`` may hold ``Infinity``/``NaN`` too.
+from missing ones (NaN ranks lowest). A stump with ``"complement": true`` is
+``[x <= threshold]`` (1 on NaN; RankBoost's stumps with swapped leaf labels).
+``history`` may hold ``Infinity``/``NaN`` too.
 
 Reading checks every field before a model is built: exact JSON types (``2.7``,
 ``"3"`` or ``true`` is not a feature index), features within ``n_features_in``,
@@ -44,7 +46,7 @@ FORMAT_VERSION = 1
 
 #: Weak-ranker kinds and the keys each may hold (beyond ``kind``): required, optional.
 RANKER_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "stump": (("feature", "threshold"), ("float32",)),
+    "stump": (("feature", "threshold"), ("float32", "complement")),
     "feature": (("feature",), ("float32",)),
 }
 
@@ -146,8 +148,9 @@ def _check_ranker(r: Any, where: str, n_features: int) -> None:
     _int(r["feature"], f"{where}.feature", 0, n_features)
     if "threshold" in r:
         _finite(r["threshold"], f"{where}.threshold", minus_inf=True)
-    if "float32" in r and not isinstance(r["float32"], bool):
-        raise _Bad(f"{where}.float32 must be true or false, got {_kind(r['float32'])} ({r['float32']!r})")
+    for flag in ("float32", "complement"):
+        if flag in r and not isinstance(r[flag], bool):
+            raise _Bad(f"{where}.{flag} must be true or false, got {_kind(r[flag])} ({r[flag]!r})")
 
 
 def _check_params(klass: type, params: dict[str, Any]) -> None:

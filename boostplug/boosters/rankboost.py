@@ -7,9 +7,14 @@ given to ``fit``) with ``D_1`` uniform over all of them. With ``fit(sample_weigh
 a query of weight ``w`` counts as ``w`` copies of its pairs: ``D_1`` proportional to the
 pair's query weight, the pair metric of the span test weighted alike, and ``R1``, ``R2``,
 ``E1``, ``E2`` means under ``D_1``. The weak rankers are decision
-stumps ``h(x) = [x_k > theta]`` (:mod:`boostplug.boosters.stumps`; NaN never fires).
-For a stump, ``eps+``, ``eps0``, ``eps-`` are the ``D_t`` weight of the pairs it orders
-correctly, ties and reverses (Eq. 8).
+stumps ``h(x) = [x_k > theta]`` and their complements ``1 - h = [x_k <= theta]``
+(:mod:`boostplug.boosters.stumps`; NaN is below every known value, so ``h`` never fires on
+it and its complement always does): the paper labels a stump's two leaves by weighted
+majority vote, so either side may be the one scored 1. A complement has ``eps+`` and ``eps-``
+of its stump swapped, so Rb-d/Rb-c choose ``argmax |r|`` over the stumps and take the
+complement when ``r < 0`` (``complements=False``, and ``thresholds="ranklib"`` by default:
+stumps only, as RankLib). For a stump, ``eps+``, ``eps0``, ``eps-`` are the ``D_t`` weight
+of the pairs it orders correctly, ties and reverses (Eq. 8).
 
 * ``"rb-d"``: choose ``argmin eps- - eps+`` (Eq. 13), ``alpha = 1/2 ln(eps+/eps-)``
   (Eq. 14), ``D_{t+1} = D_t exp(-alpha o) / Z_t`` with ``o = h(x') - h(x)`` (Eq. 10, ties
@@ -50,7 +55,9 @@ vector and is never chosen.
 
 ``history_`` (one record per round): ``alpha`` (= ``weight``), ``Z``, ``eps_plus``,
 ``eps_zero``, ``eps_minus``, ``delta`` (Rb-d/Rb-c: ``eps- - eps+``; RankBoost+: Eq. 33, or
-the normalised directional derivative for a dependent step), ``alpha_prime``
+the normalised directional derivative for a dependent step), ``r`` and ``complement``
+(Rb-d/Rb-c: ``eps+ - eps-`` of the chosen ranker, whether it is a complement; a stump and
+its complement are one distinct ranker of ``S_t``, with opposite signs), ``alpha_prime``
 (RankBoost+), ``step`` (``"new"``: joined ``S_t``; ``"member"``: a member's weight grew;
 ``"dependent"``: ``eta += alpha beta``), ``span_size`` (``|S_t|``), and the training
 losses of the ensemble after the round: ``R1`` (Eq. 3), ``R2`` (Eq. 4), ``E1`` (Eq. 5),
@@ -63,7 +70,8 @@ keeps ``R2 <= E2 <= bound``). For Rb-d and Rb-c ``E1 = prod_Z`` (Eq. 12); for Ra
 ``E2 = prod_Z`` (Eq. 29).
 
 Choice among (numerically) tied candidates: RankLib's scan order -- features in order,
-thresholds from high to low, the first one within ``1e-12`` of the best wins.
+thresholds from high to low (at one threshold only one orientation has ``r > 0``), the
+first one within ``1e-12`` of the best wins.
 Per round: Rb-d/Rb-c ``O(P + n F)`` (per-document potentials, then sums over binned
 features); RankBoost+ ``O(P F)`` (pair histograms for the ties), plus ``O(n F |S_t|)`` for
 the exact variant's span coefficients; the span test of one chosen ranker is
@@ -139,6 +147,11 @@ class RankBoost(RankingBooster):
             ``"ranklib"`` with ``variant="rb-c"`` is RankLib's RankBoost).
         efficient: RankBoost+ only: the paper's Algorithm 2 (``True``) or the exact variant
             with directional derivatives along the span coefficients (``False``).
+        complements: Rb-d/Rb-c: weak rankers are the stumps ``[x > theta]`` and their complements
+            ``[x <= theta]`` (``True``: leaves labelled by weighted majority, as in the paper's
+            experiments) or the stumps only (``False``: RankLib). ``None`` (default): ``True``
+            except with ``thresholds="ranklib"``. RankBoost+ takes signed weights, so a step on
+            a complement is a negative step on its stump and this changes nothing there.
         eval_metric, early_stopping_rounds, verbose, random_state: see
             :class:`~boostplug.boosters._base.RankingBooster` (``random_state`` seeds the
             threshold subsample and the pruning's permutation).
@@ -159,6 +172,7 @@ class RankBoost(RankingBooster):
         max_thresholds: int = 255,
         n_thresholds: int = 10,
         efficient: bool = True,
+        complements: bool | None = None,
         eval_metric: str = "ndcg@10",
         early_stopping_rounds: int | None = None,
         verbose: int = 0,
@@ -170,6 +184,7 @@ class RankBoost(RankingBooster):
         self.max_thresholds = max_thresholds
         self.n_thresholds = n_thresholds
         self.efficient = efficient
+        self.complements = complements
         self.eval_metric = eval_metric
         self.early_stopping_rounds = early_stopping_rounds
         self.verbose = verbose
@@ -180,6 +195,13 @@ class RankBoost(RankingBooster):
         check_choice("variant", self.variant, VARIANTS)
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
         check_bool("efficient", self.efficient)
+        if self.complements is not None and not isinstance(self.complements, (bool, np.bool_)):
+            raise ValueError(f"complements must be True, False or None (True unless thresholds='ranklib'), "
+                             f"got {self.complements!r}")
+
+    def _both_orientations(self) -> bool:
+        """Stumps and their complements (the paper's majority-vote leaves), except RankLib's one-sided set."""
+        return self.thresholds != "ranklib" if self.complements is None else bool(self.complements)
 
     def _fit_init(self, data: FitData) -> _State:
         self._check_params()
@@ -217,19 +239,27 @@ class RankBoost(RankingBooster):
         """Rb-d / Rb-c: Algorithm 1 with Eq. 10-14 or Eq. 17-19."""
         pot = doc_potentials(s.pairs, s.w, s.F.shape[0])
         r = np.where(s.valid, doc_sums_above(s.cands.codes, pot, s.cands.n_thr), -np.inf)
-        k, j, best = argmax_scan(r, TIE_TOL)
+        both = self._both_orientations()
+        # the complement [x <= theta] has eps+ and eps- swapped: r -> -r
+        k, j, best = argmax_scan(np.where(s.valid, np.abs(r), -np.inf) if both else r, TIE_TOL)
         if not best > TIE_TOL:
-            self._stop_reason = ("no weak ranker has eps+ > eps- (r <= 0): no stump decreases E1 with a positive "
-                                 "weight (Eq. 13 picks the most negative eps- - eps+; only RankBoost+ takes alpha < 0)")
+            self._stop_reason = (
+                "no stump or complement has eps+ != eps- (r = 0 for all): none decreases E1" if both else
+                "no weak ranker has eps+ > eps- (r <= 0): no stump decreases E1 with a positive weight (Eq. 13 "
+                "picks the most negative eps- - eps+; only RankBoost+ takes alpha < 0)")
             return None
-        o = stump_outcomes(s.cands.codes, k, j, s.pairs)
+        comp = both and bool(r[k, j] < 0)
+        sign = -1 if comp else 1
+        o1 = stump_outcomes(s.cands.codes, k, j, s.pairs)   # outcomes of [x > theta]
+        o = -o1 if comp else o1
         ep, e0, em = eps_sums(o, s.w)
+        ranker = s.cands.stump(k, j, comp)
         if self.variant == "rb-d":
             if em == 0.0:
-                self.undefined_round_ = {"ranker": s.cands.stump(k, j), "eps_plus": ep, "eps_zero": e0,
-                                         "eps_minus": em}
-                self._stop_reason = (f"Eq. 14 undefined: the chosen stump (feature {k}, threshold "
-                                     f"{float(s.cands.thresholds[k][j])!r}) has eps- = 0 (eps+ = {ep:.6g}, eps0 = {e0:.6g}); "
+                self.undefined_round_ = {"ranker": ranker, "eps_plus": ep, "eps_zero": e0, "eps_minus": em}
+                self._stop_reason = (f"Eq. 14 undefined: the chosen stump (feature {k}, "
+                                     f"{'x <= ' if comp else 'x > '}{float(s.cands.thresholds[k][j])!r}) has "
+                                     f"eps- = 0 (eps+ = {ep:.6g}, eps0 = {e0:.6g}); "
                                      "returning the ensemble before this round, as the paper does (Appendix B)")
                 return None
             alpha = 0.5 * math.log(ep / em)
@@ -245,21 +275,22 @@ class RankBoost(RankingBooster):
         s.log_prod_z += math.log(z)
         delta = em - ep
         s.bound_log += -2.0 * (delta / 2.0) ** 2
-        h = s.cands.vector(k, j)
-        s.F += alpha * h
-        step = self._track_e2(s, k, j, alpha, h, o)
+        s.F += alpha * s.cands.vector(k, j, comp)
+        step = self._track_e2(s, k, j, sign * alpha, o1)
         rec = {"alpha": alpha, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em, "delta": delta,
-               "r": ep - em, "step": step, "span_size": s.span.size}
+               "r": ep - em, "complement": comp, "step": step, "span_size": s.span.size}
         rec.update(self._losses(s))
-        return Round(s.cands.stump(k, j), alpha, rec)
+        return Round(ranker, alpha, rec)
 
-    def _track_e2(self, s: _State, k: int, j: int, alpha: float, h: NDArray[np.float64],
-                  o: NDArray[np.int8]) -> str:
-        """Keep ``F2(eta)`` over the independent set equal to ``E2`` of the ensemble (Section 4)."""
+    def _track_e2(self, s: _State, k: int, j: int, alpha: float, o: NDArray[np.int8]) -> str:
+        """Keep ``F2(eta)`` over the independent set equal to ``E2`` of the ensemble (Section 4).
+        ``alpha``: the step on ``[x > theta]`` (``-alpha`` for a complement, whose pair outcomes
+        ``o`` are negated: both are the one distinct ranker of ``S_t``)."""
         b = s.span.index.get((k, j))
         if b is not None:
             self._move_member(s, b, alpha, o)
             return "member"
+        h = s.cands.vector(k, j)
         c, u, r2, norm2 = s.span.residual(h)
         if s.span.is_dependent(r2, norm2):
             self._move_along(s, s.span.beta(c), alpha)

@@ -1,7 +1,10 @@
 """Decision-stump candidates and feature binning for the stump-based boosters.
 
 A stump on feature ``k`` with threshold ``theta`` is ``h(x) = 1 if x_k > theta else 0``;
-a missing value (NaN) is below every known value, so ``h(NaN) = 0``.
+a missing value (NaN) is below every known value, so ``h(NaN) = 0``. Its complement
+``1 - h = [x_k <= theta]`` (the stump with its leaf labels swapped) is then 1 on NaN:
+missing values stay below every known value on both sides, and the two orientations
+order every pair oppositely.
 
 Candidate thresholds per feature (``thresholds=``):
 
@@ -80,17 +83,21 @@ class StumpCandidates:
         """``(F, width)`` mask of the existing stumps ``j < n_thr[k]``."""
         return np.arange(self.width)[None, :] < self.n_thr[:, None]
 
-    def stump(self, feature: int, j: int) -> dict[str, Any]:
-        """The weak-ranker dict of stump ``(feature, j)`` (see :mod:`boostplug.boosters._base`)."""
+    def stump(self, feature: int, j: int, complement: bool = False) -> dict[str, Any]:
+        """The weak-ranker dict of stump ``(feature, j)``, or of its complement ``[x <= theta]``
+        (``"complement": true``; see :mod:`boostplug.boosters._base`)."""
         r: dict[str, Any] = {"kind": "stump", "feature": int(feature),
                              "threshold": float(self.thresholds[feature][j])}
+        if complement:
+            r["complement"] = True
         if self.float32:
             r["float32"] = True
         return r
 
-    def vector(self, feature: int, j: int) -> NDArray[np.float64]:
-        """``h(x) = [code(x) > j]`` on every training row, as floats."""
-        return (self.codes[:, feature] > j).astype(np.float64)
+    def vector(self, feature: int, j: int, complement: bool = False) -> NDArray[np.float64]:
+        """``h(x) = [code(x) > j]`` (or its complement ``[code(x) <= j]``) on every training row, as floats."""
+        h = self.codes[:, feature] > j
+        return (~h if complement else h).astype(np.float64)
 
 
 def argmax_first(values: NDArray[np.float64], tol: float) -> int:

@@ -120,7 +120,7 @@ def test_embedded_example_with_a_baseline(tmp_path: Path, capsys) -> None:
     assert main(["compare", "--methods", "regression,ndcg_boost", "--baseline", "ndcg_boost", "--out", str(out),
                  *FAST]) == 0
     table = capsys.readouterr().out
-    assert "(baseline)" in table.splitlines()[3] and table.splitlines()[3].startswith("ndcg_boost")
+    assert "(baseline)" in table.splitlines()[4] and table.splitlines()[4].startswith("ndcg_boost")
     assert json.loads((out / "results.json").read_text())["settings"]["data"] == "example"
 
 
@@ -553,3 +553,29 @@ def test_parts_folder_needs_its_layout_named(tmp_path: Path, capsys, letor_file:
     assert "fold folders Fold1..Fold2, read as they are; layout 'letor3' is for parts" in line
     assert "--layout letor4: applies to a LETOR folder only" in _error(capsys, ["--data", str(letor_file),
                                                                                 "--layout", "letor4", *FAST])
+
+
+def test_protocol_and_convention_flags_reach_table_json_and_values(tmp_path: Path, capsys) -> None:
+    d = _data(15)
+    d.y[d.group_ptr[0]:d.group_ptr[-1]][d.qid == d.qid[0]] = 0.0  # a query without a relevant document
+    path = tmp_path / "zero.txt"
+    write_letor(path, d)
+    out = tmp_path / "o"
+    assert main(["compare", "--data", str(path), "--kfold", "3", "--methods", "regression", "--protocol", "letor",
+                 "--out", str(out), *FAST]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("letor conventions: NDCG gain 2^r-1, LETOR discount")
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["conventions"] == {"gain": "exp2", "discount": "letor", "empty": 0.0, "ties": "order",
+                                      "protocol": "letor"}
+    letor = {(r["fold"], r["query"]): float(r["ndcg@10"]) for r in _csv(out / "per_query.csv")}
+    assert main(["compare", "--data", str(path), "--kfold", "3", "--methods", "regression", "--out", str(out),
+                 "--overwrite", *FAST]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("library conventions: NDCG gain 2^r-1, discount")
+    library = {(r["fold"], r["query"]): float(r["ndcg@10"]) for r in _csv(out / "per_query.csv")}
+    assert [k for k in letor if letor[k] == 0.0 and library[k] == 1.0]  # the query without a relevant document
+    assert main(["compare", "--data", str(path), "--kfold", "3", "--methods", "regression", "--protocol", "letor",
+                 "--empty", "skip", "--ties", "average", "--out", str(out), "--overwrite", *FAST]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("custom conventions:")
+    conv = json.loads((out / "results.json").read_text())["conventions"]
+    assert (conv["empty"], conv["ties"], conv["discount"], conv["protocol"]) == ("skip", "average", "letor", "custom")
+    assert any(r["ndcg@10"] == "nan" for r in _csv(out / "per_query.csv"))

@@ -113,7 +113,7 @@ def test_significance_pools_queries_across_folds(hand_results: list[Result]) -> 
 
 def test_table_marks_best_per_column_and_shows_tests(hand_results: list[Result]) -> None:
     table = format_table(hand_results, "base")
-    rows = {line.split()[0]: line for line in table.splitlines()[2:5]}
+    rows = {line.split()[0]: line for line in table.splitlines()[3:6]}
     # 'good' has the best NDCG (every metric here), 'fast' the least training time
     assert rows["good"].count("*") == 5
     assert rows["fast"].count("*") == 1 and "0.60±0.10*" in rows["fast"]
@@ -131,7 +131,7 @@ def test_table_compares_only_the_folds_every_method_finished() -> None:
     assert folds_finished(results) == {"base": [0, 1], "good": [0]} and common_folds(results) == [0]
     assert comparable(results) == results[:2]
     table = format_table(results, "base")
-    cells = {line.split()[0]: line.split() for line in table.splitlines()[2:4]}
+    cells = {line.split()[0]: line.split() for line in table.splitlines()[3:5]}
     assert cells["good"][5] == "0.7000*" and cells["base"][5] == "0.6000"  # NDCG@10, no ±std over one fold
     assert cells["base"][2:7] == ["0.6000"] * 5 and "±" not in table
     assert "(1 fold)" in table and "only fold 1, which every method finished, is compared" in table
@@ -143,7 +143,7 @@ def test_table_without_a_common_fold_marks_and_tests_nothing() -> None:
     results = [_result("a", 0, [0.5, 0.6], 1.0), _result("b", 1, [0.9, 0.8], 2.0), _result("b", 2, [0.7], 2.0)]
     assert common_folds(results) == [] and comparable(results) == []
     table = format_table(results, "a")
-    lines = table.splitlines()
+    lines = table.splitlines()[1:]
     assert lines[0].split()[:3] == ["method", "folds", "rounds"]
     assert lines[2].split()[1] == "1" and lines[3].split()[1] == "2,3"
     assert "*" not in table and "p(t)" not in table and "(baseline)" not in table
@@ -152,7 +152,7 @@ def test_table_without_a_common_fold_marks_and_tests_nothing() -> None:
 
 def test_table_single_method_marks_nothing(hand_results: list[Result]) -> None:
     table = format_table([r for r in hand_results if r.method == "base"])
-    assert "*" not in table.splitlines()[2]
+    assert "*" not in table.splitlines()[3]
 
 
 # ---- folds -------------------------------------------------------------------------------------
@@ -344,3 +344,55 @@ def test_a_failing_run_is_recorded_and_the_others_go_on(tiny, jobs: int) -> None
     if jobs == 1:  # XGBoost's message without the C++ stack trace it appends
         xgb = out.failures[2]
         assert xgb.error.startswith("XGBoostError: ") and "Stack trace" not in xgb.error and len(xgb.error) <= 320
+
+
+# ---- metric conventions (--protocol, --gain, --discount, --empty, --ties) ----------------------------
+def test_protocols_and_overrides() -> None:
+    from boostplug.compare import PROTOCOLS, Conventions, make_conventions
+
+    assert make_conventions() == Conventions() == PROTOCOLS["library"]
+    letor = make_conventions("letor")
+    assert (letor.gain, letor.discount, letor.empty, letor.ties, letor.protocol) == ("exp2", "letor", 0.0, "order",
+                                                                                     "letor")
+    assert letor.options("map") == {"empty": 0.0, "ties": "order"} and letor.options("r2") == {}
+    custom = make_conventions("letor", empty="skip", ties="average")
+    assert (custom.empty, custom.ties, custom.discount, custom.protocol) == ("skip", "average", "letor", "custom")
+    assert make_conventions("letor", empty="0").protocol == "letor"  # the protocol's own value changes nothing
+    assert "LETOR discount (ranks 1-2 undiscounted" in letor.describe() and "scores 0" in letor.describe()
+    with pytest.raises(ValueError, match="protocol must be one of library, letor; got 'trec'"):
+        make_conventions("trec")
+    with pytest.raises(ValueError, match="empty must be one of 1, 0, skip; got '0.5'"):
+        make_conventions(empty="0.5")
+    with pytest.raises(ValueError, match="discount must be one of log2, letor; got 'ln'"):
+        Conventions(discount="ln")
+
+
+def test_conventions_reach_every_metric_and_the_round_choice(tiny) -> None:
+    from boostplug import metrics
+    from boostplug.compare import make_conventions
+
+    train, vali, test = tiny
+    test = test.subset(np.arange(test.n_queries))
+    g = test.group_ptr
+    test.y[g[0]:g[1]] = 0.0  # a query without a relevant document: 1 by the library, 0 by LETOR
+    letor = make_conventions("letor")
+    lib = run_method("regression", train, vali, test, rounds=4, tree_params={"min_data_in_leaf": 1})
+    r = run_method("regression", train, vali, test, rounds=4, tree_params={"min_data_in_leaf": 1},
+                   conventions=letor)
+    assert lib.test_per_query["ndcg@10"][0] == 1.0 and r.test_per_query["ndcg@10"][0] == 0.0
+    assert r.test_per_query["map"][0] == 0.0
+    # the same model and round: the values are the LETOR script's of the same scores
+    from boostplug.compare.methods import get_method
+
+    trained = get_method("regression").train(train, vali, test, rounds=4, tree_params={**TREE_PARAMS,
+                                             "min_data_in_leaf": 1}, seed=0, threads=1)
+    scores = trained.test_scores[r.best_round - 1]
+    want = metrics.ndcg(scores, test.y, g, 5, discount="letor", empty=0.0, per_query=True)
+    assert np.allclose(r.test_per_query["ndcg@5"], want)
+    assert r.vali_curve == [pytest.approx(metrics.ndcg(s, vali.y, vali.group_ptr, 10, discount="letor", empty=0.0))
+                            for s in trained.vali_scores]
+    assert r.test_curve[r.best_round - 1] == pytest.approx(r.test["ndcg@10"])
+    res = run(["regression"], [(0, (train, vali, test))], rounds=2, conventions=letor)
+    assert res.conventions == letor and format_table(res).splitlines()[0].startswith("letor conventions: NDCG")
+    with pytest.raises(TypeError, match="conventions must be a boostplug.compare.Conventions, got dict"):
+        run(["regression"], [(0, (train, vali, test))], rounds=2, conventions={"empty": 0})

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from .._atomic import atomic_write, write_text
+from ..compare.conventions import DISCOUNTS, EMPTIES, GAINS, PROTOCOLS, TIES, Conventions, make_conventions
 from ..compare.outdir import OutDir, OutDirError
 from ..compare import (
     CURVE_METRIC, DEFAULT_METHODS, FRAMEWORKS, METHODS, REPORT_METRICS, TREE_PARAMS, Failure, Result,
@@ -52,6 +53,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "MQ2007/MQ2008: Fold1 = train S1-S3, vali S4, test S5), letor3 (LETOR 3.0, OHSUMED: Fold1 "
                         "= train S2-S4, vali S5, test S1), rotate (k parts, the letor4 rotation); folds: "
                         "Fold1..FoldK folders, read as they are (also without --layout)")
+    p.add_argument("--protocol", default=None, choices=tuple(PROTOCOLS),
+                   help="metric conventions of every reported metric, the round selection and the tests: library "
+                        "(default: LightGBM's and XGBoost's: NDCG gain 2^r-1, discount 1/log2(rank+1), a query "
+                        "without a relevant document scores 1, ties in input order, MAP label >= 1) or letor (the "
+                        "official LETOR evaluation script's: the LETOR discount, ranks 1-2 undiscounted, and such "
+                        "a query scores 0); --gain, --discount, --empty, --ties override single conventions")
+    p.add_argument("--gain", default=None, choices=GAINS, help="NDCG gain: exp2 (2^r-1) or linear (r)")
+    p.add_argument("--discount", default=None, choices=DISCOUNTS,
+                   help="NDCG discount: log2 (1/log2(rank+1)) or letor (ranks 1-2 undiscounted, then 1/log2(rank))")
+    p.add_argument("--empty", default=None, choices=EMPTIES,
+                   help="NDCG and MAP of a query without a relevant document: 1, 0, or skip (left out)")
+    p.add_argument("--ties", default=None, choices=TIES,
+                   help="tied scores: order (input order), average (expectation over their orders), worst")
     p.add_argument("--rounds", type=int, default=300, help="maximum boosting rounds (default: %(default)s)")
     p.add_argument("--early-stopping-metric", default="ndcg@10",
                    help="metric that chooses the round on the validation part; r1/r2 are minimised "
@@ -164,6 +178,16 @@ def list_methods() -> str:
     return "\n".join(lines)
 
 
+def parse_conventions(args: argparse.Namespace) -> Conventions:
+    """``--protocol`` (default library) with ``--gain/--discount/--empty/--ties`` overriding it."""
+    try:
+        return make_conventions(getattr(args, "protocol", None) or "library", gain=getattr(args, "gain", None),
+                                discount=getattr(args, "discount", None), empty=getattr(args, "empty", None),
+                                ties=getattr(args, "ties", None))
+    except ValueError as e:
+        raise _usage(str(e)) from None
+
+
 def _check_args(args: argparse.Namespace) -> None:
     from .. import metrics
 
@@ -222,7 +246,7 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
           f"{args.rounds} rounds, round chosen on validation {args.early_stopping_metric}, jobs {args.jobs}",
           file=sys.stderr)
     results = run(methods, folds, rounds=args.rounds, metric=args.early_stopping_metric, tree_params=tree_params,
-                  seed=args.seed, jobs=args.jobs, threads=args.threads,
+                  seed=args.seed, jobs=args.jobs, threads=args.threads, conventions=parse_conventions(args),
                   progress=not args.no_progress and sys.stderr.isatty(),
                   log=not args.no_progress and not sys.stderr.isatty())
     failed = 1 if results.failures else 0
@@ -366,7 +390,9 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
     payload = {
         "settings": _settings(settings),
         "baseline": baseline,
+        "conventions": getattr(results, "conventions", Conventions()).to_dict(),
         "interrupted": bool(getattr(results, "interrupted", False)),
+
         "folds_completed": {m: [f + 1 for f in finished.get(m, [])] for m in methods},
         "compared_folds": [f + 1 for f in common],
         "summary": stats,

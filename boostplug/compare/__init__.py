@@ -9,6 +9,7 @@
 * :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg).
 """
 
+from .conventions import PROTOCOLS, Conventions, make_conventions
 from .data import example_split, file_folds, load_folds, parse_fold_selection
 from .methods import (
     DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAM_LIMITS, TREE_PARAMS, check_tree_params, get_method, method_names,
@@ -27,4 +28,6 @@ __all__ = [
     "comparable", "folds_finished", "format_table", "run", "run_method", "significance", "summary", "threads_per_job",
     "max_parallel", "check_parallel",
     "PairedTest", "paired_tests",
+    "Conventions", "PROTOCOLS", "make_conventions",
 ]
+

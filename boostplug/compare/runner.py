@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import metrics
+from .conventions import Conventions
 from .data import Fold, example_split
 from .methods import TREE_PARAMS, check_tree_params, get_method
 from .stats import PairedTest, paired_tests
@@ -121,22 +122,26 @@ class _Bar:
         self.stream.flush()
 
 
-def metric_curve(name: str, scores: Sequence[NDArray[np.float64]], data: Any) -> list[float]:
-    """Metric ``name`` (library conventions) of each round's scores on ``data``: the curve that
-    :func:`choose_round` picks the round from."""
-    fn = metrics.by_name(name)
+def metric_curve(name: str, scores: Sequence[NDArray[np.float64]], data: Any,
+                 conventions: Conventions | None = None) -> list[float]:
+    """Metric ``name`` (under ``conventions``, default the library's) of each round's scores on
+    ``data``: the curve that :func:`choose_round` picks the round from."""
+    fn = (conventions or Conventions()).metric(name)
     return [float(fn(s, data.y, data.group_ptr)) for s in scores]
 
 
 def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metric: str = "ndcg@10",
                tree_params: dict[str, Any] | None = None, seed: int = 0, fold: int = 0, threads: int = 0,
-               progress: bool = False, stream: TextIO = sys.stderr, tune: int = 0) -> Result:
+               progress: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
+               conventions: Conventions | None = None) -> Result:
     """Train one method, choose its round on ``vali`` by ``metric`` (the method's own
-    ``select_metric`` when it has one), evaluate that round on ``test``. ``tune > 0``: search the
+    ``select_metric`` when it has one), evaluate that round on ``test``; every metric, the
+    selection's included, under ``conventions`` (default the library's). ``tune > 0``: search the
     method's parameters first (:mod:`.tuning`, that many trials on ``vali``) and evaluate the
     best trial's model; its record is ``info["tuning"]``."""
     method = get_method(name)
     select = method.select_metric or metric
+    conv = conventions or Conventions()
     tp = dict(TREE_PARAMS)
     tp.update(tree_params or {})
     if tune > 0:
@@ -146,7 +151,7 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
             return m.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads)
 
         def score(t: Any) -> tuple[float, int]:
-            curve = metric_curve(select, t.vali_scores, vali)
+            curve = metric_curve(select, t.vali_scores, vali, conv)
             k = choose_round(curve, select)
             return (curve[k], k + 1) if k >= 0 else (float("nan"), 0)
 
@@ -157,12 +162,14 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
         bar = _Bar(f"{name} (fold {fold + 1})", stream, progress)
         trained = method.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads,
                                progress=bar)
-    vali_curve = metric_curve(select, trained.vali_scores, vali)
-    vali_ndcg = vali_curve if select == CURVE_METRIC else metric_curve(CURVE_METRIC, trained.vali_scores, vali)
-    test_curve = metric_curve(CURVE_METRIC, trained.test_scores, test)
+    vali_curve = metric_curve(select, trained.vali_scores, vali, conv)
+    vali_ndcg = (vali_curve if select == CURVE_METRIC else
+                 metric_curve(CURVE_METRIC, trained.vali_scores, vali, conv))
+    test_curve = metric_curve(CURVE_METRIC, trained.test_scores, test, conv)
     best = choose_round(vali_curve, select)
     scores = trained.test_scores[best] if best >= 0 else np.zeros(test.n_docs)
-    per_query = {m: metrics.by_name(m)(scores, test.y, test.group_ptr, per_query=True) for m in REPORT_METRICS}
+    per_query = {m: conv.metric(m)(scores, test.y, test.group_ptr, per_query=True) for m in REPORT_METRICS}
+
     return Result(
         method=name, framework=method.framework, fold=fold, best_round=best + 1,
         rounds_trained=len(trained.test_scores), seconds=trained.seconds, select_metric=select,
@@ -245,11 +252,14 @@ def _job(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Resu
 
 class Results(list):
     """The list of :class:`Result` that :func:`run` returns; ``interrupted`` is True after Ctrl-C,
-    ``failures`` lists the runs that raised (:class:`Failure`), ``methods`` the methods asked."""
+    ``failures`` lists the runs that raised (:class:`Failure`), ``methods`` the methods asked,
+    ``conventions`` the metric conventions of every value in it."""
 
     def __init__(self, items: Sequence[Result] = (), *, interrupted: bool = False,
-                 failures: Sequence[Failure] = (), methods: Sequence[str] = ()) -> None:
+                 failures: Sequence[Failure] = (), methods: Sequence[str] = (),
+                 conventions: Conventions | None = None) -> None:
         super().__init__(items)
+        self.conventions = conventions or Conventions()
         self.interrupted = interrupted
         self.failures = list(failures)
         self.methods = list(methods) or list(dict.fromkeys(r.method for r in self))  # as asked, in order
@@ -257,8 +267,10 @@ class Results(list):
 
 def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: int, metric: str = "ndcg@10",
         tree_params: dict[str, Any] | None = None, seed: int = 0, jobs: int = 1, threads: int | None = None,
-        progress: bool = False, log: bool = False, stream: TextIO = sys.stderr, tune: int = 0) -> Results:
-    """Every method on every ``(fold_index, (train, vali, test))``.
+        progress: bool = False, log: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
+        conventions: Conventions | None = None) -> Results:
+    """Every method on every ``(fold_index, (train, vali, test))``, every metric under
+    ``conventions`` (:mod:`.conventions`; default the library's).
 
     ``jobs > 1`` runs (method, fold) pairs in that many spawned processes, each with
     ``threads`` threads (default :func:`threads_per_job`). ``progress``: a bar per run
@@ -277,9 +289,12 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         from .tuning import require_optuna
 
         require_optuna()
+    if conventions is not None and not isinstance(conventions, Conventions):
+        raise TypeError(f"conventions must be a boostplug.compare.Conventions, got {type(conventions).__name__}")
+    conv = conventions or Conventions()
     n_threads = threads if threads is not None else threads_per_job(jobs)
     kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads,
-              "tune": int(tune)}
+              "tune": int(tune), "conventions": conv}
     tasks = [(name, i, fold) for i, fold in folds for name in methods]
     results: list[Result] = []
     failures: list[Failure] = []
@@ -311,7 +326,9 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         stream.write(f"\ninterrupted: reporting the {len(results)} finished run(s)\n")
     order = {n: k for k, n in enumerate(methods)}
     return Results(sorted(results, key=lambda r: (r.fold, order[r.method])), interrupted=interrupted,
-                   failures=sorted(failures, key=lambda f: (f.fold, order[f.method])), methods=methods)
+                   failures=sorted(failures, key=lambda f: (f.fold, order[f.method])), methods=methods,
+                   conventions=conv)
+
 
 
 def _log_done(r: Result, done: int, total: int, stream: TextIO) -> None:
@@ -439,8 +456,10 @@ def _folds_text(folds: Sequence[int]) -> str:
     return ",".join(str(f + 1) for f in folds)
 
 
-def format_table(results: Sequence[Result], baseline: str | None = None) -> str:
-    """Mean±std over folds per method (std shown with several folds), best per column
+def format_table(results: Sequence[Result], baseline: str | None = None,
+                 conventions: Conventions | None = None) -> str:
+    """A first line naming the metric conventions (``conventions``, else those ``results``
+    carry, else the library's), then mean±std over folds per method (std shown with several folds), best per column
     marked ``*``; with ``baseline``, the mean per-query NDCG@10 difference and the
     paired t-test / Wilcoxon p-values against it.
 
@@ -487,7 +506,9 @@ def format_table(results: Sequence[Result], baseline: str | None = None) -> str:
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
-    out = [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+    conv = conventions or getattr(results, "conventions", None) or Conventions()
+    out = [conv.describe(), line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
     n_folds = len(common)
     if common:
         note = (f"test metrics, mean{'±std over ' + str(n_folds) + ' folds' if n_folds > 1 else ' (1 fold)'}; "

@@ -623,3 +623,24 @@ def test_complements_parameter() -> None:
     assert not any("complement" in r for r in rl.rankers_)
     with pytest.raises(ValueError, match=r"complements must be True, False or None .*got 'yes'"):
         RankBoost(complements="yes").fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("variant, seed", [("rb-c", 0), ("rb-c", 1), ("rb-d", 5), ("rb-d", 7)])
+def test_rb_e2_is_eq22_over_distinct_rankers(variant: str, seed: int) -> None:
+    """Rb-d/Rb-c's E2 (paper Section 4) while the distinct rankers stay linearly independent: Eq. 22-24
+    with eta' the summed weight of each distinct stump (a complement counts with a minus sign), a pair
+    tied by a ranker contributing cosh(eta') from the round the ranker first joins."""
+    X, y, qid, sizes = random_data(np.random.default_rng(seed))
+    model = RankBoost(variant=variant, n_rounds=20, thresholds="all").fit(X, y, qid=qid)
+    pairs = slow_pairs(y, sizes)
+    cum: dict[tuple[int, float], float] = {}
+    checked = 0
+    for r, w, h in zip(model.rankers_, model.weights_, model.history_):
+        key = (r["feature"], r["threshold"])
+        cum[key] = cum.get(key, 0.0) + (-w if r.get("complement") else w)
+        vecs = [outcomes(X, pairs, *s) for s in cum]
+        if np.linalg.matrix_rank(np.stack(vecs, axis=1)) < len(vecs):
+            break
+        assert h["E2"] == pytest.approx(f2(vecs, list(cum.values())).mean(), rel=1e-10)
+        checked += 1
+    assert checked >= 8 and any(h["eps_zero"] > 0 for h in model.history_[:checked])

@@ -295,7 +295,7 @@ class RankBoost(RankingBooster):
         if s.span.is_dependent(r2, norm2):
             self._move_along(s, s.span.beta(c), alpha)
             return "dependent"
-        s.ell += -alpha * o
+        s.ell += np.where(o != 0, -alpha * o, ln_cosh(alpha))   # Eq. 23: a tie contributes cosh(eta)
         s.span.add(k, j, c, u, r2, alpha)
         return "new"
 

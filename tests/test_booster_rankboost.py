@@ -644,3 +644,26 @@ def test_rb_e2_is_eq22_over_distinct_rankers(variant: str, seed: int) -> None:
         assert h["E2"] == pytest.approx(f2(vecs, list(cum.values())).mean(), rel=1e-10)
         checked += 1
     assert checked >= 8 and any(h["eps_zero"] > 0 for h in model.history_[:checked])
+
+
+@pytest.mark.parametrize("variant, thresholds, reverse", [
+    ("rb-d", "all", False), ("rb-c", "all", False), ("rankboost+", "all", False),
+    ("rb-c", "all", True), ("rankboost+", "all", True), ("rb-c", "ranklib", False), ("rankboost+", "sample", True),
+])
+def test_perfect_stump_in_round_one_is_kept(tmp_path, variant: str, thresholds: str, reverse: bool) -> None:
+    """A stump that orders every training pair has an infinite weight (Eq. 14, 19, 34): the model keeps
+    it with weight +-1 (not an empty model that predicts zeros) and says why it stopped."""
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(4), 5)
+    y = rng.integers(0, 2, size=20).astype(float)
+    y[::5], y[1::5] = 0.0, 1.0                             # every query has a pair
+    X = np.column_stack([rng.normal(size=20), np.where(y > 0, -1.0, 1.0) if reverse else y * 2.0])
+    model = RankBoost(variant=variant, thresholds=thresholds, n_rounds=5).fit(X, y, qid=qid)
+    assert len(model.rankers_) == 1 and model.rankers_[0]["feature"] == 1
+    assert abs(model.weights_[0]) == 1.0 and "perfect weak ranker in round 1" in model.stop_reason_
+    h = model.history_[0]
+    assert math.isinf(h["alpha"]) and h["Z"] == 0.0 and h["R1"] == 0.0 and h["R2"] == 0.0
+    s = model.predict(X)
+    assert all(s[i] > s[j] for i, j in slow_pairs(y, np.bincount(qid)))
+    model.save(tmp_path / "m.json")
+    assert np.array_equal(load(tmp_path / "m.json").predict(X), s)

@@ -49,6 +49,13 @@ of the pairs it orders correctly, ties and reverses (Eq. 8).
   ``|grad F2(eta) . beta| / ||beta||_2``, and a chosen dependent ``h`` moves ``eta`` along
   ``beta`` by an exact line search (``Z_t = F2(eta + alpha beta) / F2(eta)``).
 
+A perfect weak ranker (it orders every training pair correctly, ``eps+ = 1``, or for
+RankBoost+ every pair reversely) has an infinite weight by Eq. 14, 19 and 34. In round 1
+it is kept with weight 1 (RankBoost+ reversed: -1; any weight of that sign ranks the same,
+as AdaRank keeps a perfect feature) and training stops: ``history_`` records
+``alpha = inf``, ``Z = 0`` and the losses of the kept one-ranker model, and ``stop_reason_``
+says so. In a later round training stops before it (Rb-d: the ``eps- = 0`` stop above).
+
 Linear independence is that of the pair vectors ``(h(x'_i) - h(x_i))_i`` (Section 3.5);
 see :mod:`boostplug.boosters._rankboost_kernels`. A stump that splits no pair is the zero
 vector and is never chosen.
@@ -254,6 +261,8 @@ class RankBoost(RankingBooster):
         o = -o1 if comp else o1
         ep, e0, em = eps_sums(o, s.w)
         ranker = s.cands.stump(k, j, comp)
+        if em == 0.0 and e0 == 0.0 and not self.rankers_:
+            return self._perfect_first(s, k, j, comp, 1.0, o1)
         if self.variant == "rb-d":
             if em == 0.0:
                 self.undefined_round_ = {"ranker": ranker, "eps_plus": ep, "eps_zero": e0, "eps_minus": em}
@@ -265,7 +274,8 @@ class RankBoost(RankingBooster):
             alpha = 0.5 * math.log(ep / em)
         else:
             if em == 0.0 and e0 == 0.0:
-                self._stop_reason = "perfect weak ranker (eps+ = 1): Eq. 19 gives an infinite weight"
+                self._stop_reason = ("perfect weak ranker (eps+ = 1): Eq. 19 gives an infinite weight; "
+                                     "returning the ensemble before this round")
                 return None
             rr = ep - em
             alpha = 0.5 * math.log((1.0 + rr) / (1.0 - rr))
@@ -281,6 +291,29 @@ class RankBoost(RankingBooster):
                "r": ep - em, "complement": comp, "step": step, "span_size": s.span.size}
         rec.update(self._losses(s))
         return Round(ranker, alpha, rec)
+
+    def _perfect_first(self, s: _State, k: int, j: int, comp: bool, weight: float, o1: NDArray[np.int8]) -> Round:
+        """Round 1's ranker orders every pair correctly (``eps+ = 1``; ``weight = -1``: RankBoost+'s
+        one-sided stump reverses every pair): Eq. 14, 19 and 34 give an infinite weight. As AdaRank
+        does with a perfect feature, keep it with weight ``+-1`` (any weight of that sign ranks the
+        same) and stop; the record's ``alpha`` is ``+-inf``, its losses those of the kept model."""
+        how = "correctly" if weight > 0 else "reversely"
+        self._stop_reason = (f"perfect weak ranker in round 1 (it orders every training pair {how}): its weight is "
+                             f"infinite; kept with weight {weight:g} (any weight of that sign ranks the same)")
+        s.F += weight * s.cands.vector(k, j, comp)
+        eta = -weight if comp else weight
+        step = self._track_e2(s, k, j, eta, o1)
+        s.log_prod_z = -math.inf       # Z_1 -> 0 as |alpha| -> inf
+        ep, e0, em = eps_sums(-o1 if comp else o1, s.w)
+        rec = {"alpha": math.copysign(math.inf, weight), "Z": 0.0, "eps_plus": ep, "eps_zero": e0, "eps_minus": em}
+        if self.variant == "rankboost+":
+            rec.update({"alpha_prime": 0.0, "delta": float(-(o1.astype(np.float64) @ s.w))})
+        else:
+            rec.update({"delta": em - ep, "r": ep - em, "complement": comp})
+        s.bound_log += -2.0 * (rec["delta"] / 2.0) ** 2
+        rec.update({"step": step, "span_size": s.span.size})
+        rec.update(self._losses(s))
+        return Round(s.cands.stump(k, j, comp), weight, rec)
 
     def _track_e2(self, s: _State, k: int, j: int, alpha: float, o: NDArray[np.int8]) -> str:
         """Keep ``F2(eta)`` over the independent set equal to ``E2`` of the ensemble (Section 4).
@@ -406,7 +439,10 @@ class RankBoost(RankingBooster):
         ep, e0, em = eps_sums(o, s.w)
         ap = float(s.span.eta[b]) if b is not None else 0.0
         if e0 == 0.0 and (em == 0.0 or ep == 0.0):
-            self._stop_reason = "perfect weak ranker (eps- = eps0 = 0 or eps+ = eps0 = 0): Eq. 34 gives an infinite weight"
+            if not self.rankers_:
+                return self._perfect_first(s, k, j, False, 1.0 if em == 0.0 else -1.0, o)
+            self._stop_reason = ("perfect weak ranker (eps- = eps0 = 0 or eps+ = eps0 = 0): Eq. 34 gives an infinite "
+                                 "weight; returning the ensemble before this round")
             return None
         num = ep + e0 * float(expit(-2.0 * ap))        # e^{-a'} / (2 cosh a')
         den = em + e0 * float(expit(2.0 * ap))         # e^{a'} / (2 cosh a')

@@ -41,8 +41,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="'example' (default: LightGBM's example, embedded; 20%% of its training queries "
                         "validate), a LETOR file (query-level k-fold, see --kfold), or a LETOR folder "
                         "(Fold1..FoldK or S1..Sk.txt)")
-    p.add_argument("--methods", default="default",
-                   help="comma-separated names, 'default', 'all' (of --frameworks) or 'list' to print the names "
+    p.add_argument("--methods", nargs="+", default=None, metavar="METHOD",
+                   help="names (comma- or space-separated), 'default', 'all' (of --frameworks) or 'list' to print "
+                        "the names; a method with settings: NAME:KEY=VALUE,KEY=VALUE or 'NAME[KEY=VALUE,...]', "
+                        "e.g. mpboost-ldd:alpha=0.3,lam=2 (docs/compare.md) "
                         f"(default: {','.join(DEFAULT_METHODS)})")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS),
                    help="which method families run: lightgbm, xgboost, booster (default: %(default)s)")
@@ -67,9 +69,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--ties", default=None, choices=TIES,
                    help="tied scores: order (input order), average (expectation over their orders), worst")
     p.add_argument("--rounds", type=int, default=300, help="maximum boosting rounds (default: %(default)s)")
-    p.add_argument("--early-stopping-metric", default="ndcg@10",
-                   help="metric that chooses the round on the validation part; r1/r2 are minimised "
-                        "(default: %(default)s)")
+    p.add_argument("--select", "--early-stopping-metric", dest="early_stopping_metric", default=None,
+                   metavar="METRIC",
+                   help="metric that chooses the round (and, with --tune, the parameters) on the validation part; "
+                        "r1/r2 are minimised; map: the LETOR baselines' protocol (default: ndcg@10)")
+    p.add_argument("--tune", type=int, default=None, metavar="N",
+                   help="search each method's parameters first: N Optuna TPE trials per method and fold on the "
+                        "validation part, trial 0 the defaults (needs boostplug[tune]; default: 0, no search)")
+    p.add_argument("--config", type=Path, default=None, metavar="FILE",
+                   help="a TOML (Python 3.11+) or JSON file of settings: methods with their parameters, "
+                        "tree_params, rounds, select, tune, seed, ...; flags given on the command line win")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help=f"override a shared tree parameter ({', '.join(TREE_PARAMS)}); repeatable")
     p.add_argument("--baseline", default=None,
@@ -87,8 +96,112 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="with --out: replace the results of an earlier run in that folder (refused without it)")
     p.add_argument("--no-plots", action="store_true", help="with --out: no PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _defer_defaults(p)
     p.set_defaults(run=run_compare)
     return p
+
+
+#: ``--config`` keys -> the option (``dest``) each sets; a flag given on the command line wins.
+CONFIG_KEYS = {"data": "data", "methods": "methods", "frameworks": "frameworks", "folds": "folds", "kfold": "kfold",
+               "rounds": "rounds", "select": "early_stopping_metric", "early_stopping_metric": "early_stopping_metric",
+               "seed": "seed", "tune": "tune", "jobs": "jobs", "threads": "threads", "baseline": "baseline",
+               "tree_params": "param"}
+_BUILTIN_DEFAULTS: dict[str, Any] = {"methods": "default", "early_stopping_metric": "ndcg@10", "tune": 0}
+
+
+def _defer_defaults(p: argparse.ArgumentParser) -> None:
+    """The options a config file may set parse to None unless given, so that the file fills them
+    before the built-in defaults do (their help still shows the built-in default)."""
+    for action in p._actions:
+        if action.dest in CONFIG_KEYS.values() and action.dest != "param" and action.default is not None:
+            _BUILTIN_DEFAULTS[action.dest] = action.default
+            if action.help:
+                action.help = action.help.replace("%(default)s", str(action.default))
+            action.default = None
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """A ``--config`` file: TOML (``.toml``, Python 3.11+'s tomllib) or JSON (any other name), a
+    table of :data:`CONFIG_KEYS`; unknown keys are refused with a "did you mean"."""
+    import difflib
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise _usage(f"--config {path}: {e.strerror or e}") from None
+    if path.suffix.lower() == ".toml":
+        try:
+            import tomllib
+        except ImportError:
+            raise _usage(f"--config {path}: TOML needs Python 3.11+; write the same settings as JSON") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise _usage(f"--config {path}: not valid TOML: {e}") from None
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise _usage(f"--config {path}: not valid JSON (a .toml name reads TOML): {e}") from None
+    if not isinstance(data, dict):
+        raise _usage(f"--config {path}: expected a table of settings, got {type(data).__name__}")
+    for key in data:
+        if key not in CONFIG_KEYS:
+            close = difflib.get_close_matches(key, list(CONFIG_KEYS), n=2)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
+            raise _usage(f"--config {path}: unknown setting {key!r}; {hint}the settings are {', '.join(CONFIG_KEYS)}")
+    return data
+
+
+def _config_methods(value: Any, path: Path) -> str:
+    """``methods`` of a config file -> the ``--methods`` text: a string, or a list of names/specs
+    and tables ``{name = "mpboost-ldd", alpha = 0.3}`` (every key but name a parameter)."""
+    from ..compare.methods import format_value
+
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list) or not value:
+        raise _usage(f"--config {path}: methods must be a string or a non-empty list, got {value!r}")
+    specs = []
+    for item in value:
+        if isinstance(item, str):
+            specs.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("name"), str):
+            params = {k: v for k, v in item.items() if k != "name"}
+            body = ",".join(f"{k}={format_value(v)}" for k, v in params.items())
+            specs.append(f"{item['name']}[{body}]" if params else item["name"])
+        else:
+            raise _usage(f"--config {path}: a method is a name or a table with a name, got {item!r}")
+    return ",".join(specs)
+
+
+def apply_config(args: argparse.Namespace) -> None:
+    """Fill the options not given on the command line from ``--config``, then from the built-in
+    defaults; ``--param`` pairs go over the file's ``tree_params`` key by key."""
+    config = load_config(args.config) if getattr(args, "config", None) is not None else {}
+    where = f"--config {args.config}"
+    if isinstance(getattr(args, "methods", None), list):
+        args.methods = ",".join(args.methods)
+    for key, value in config.items():
+        dest = CONFIG_KEYS[key]
+        if dest == "param":
+            if not isinstance(value, dict):
+                raise _usage(f"{where}: tree_params must be a table, got {value!r}")
+            args.param = [f"{k}={v}" for k, v in value.items()] + list(args.param)
+        elif getattr(args, dest, None) is None:
+            if dest == "methods":
+                value = _config_methods(value, args.config)
+            elif dest == "data":
+                value = str(value)
+            default = _BUILTIN_DEFAULTS.get(dest)
+            if isinstance(default, int) and (isinstance(value, bool) or not isinstance(value, int)):
+                raise _usage(f"{where}: {key} must be an integer, got {value!r}")
+            if isinstance(default, str) and dest not in ("threads",) and not isinstance(value, str):
+                raise _usage(f"{where}: {key} must be a string, got {value!r}")
+            setattr(args, dest, value)
+    for dest, default in _BUILTIN_DEFAULTS.items():
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, default)
 
 
 def _usage(message: str) -> Exception:
@@ -116,17 +229,31 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
     elif text.strip().lower() == "all":
         chosen = method_names(tuple(frameworks))
     else:
-        chosen = list(dict.fromkeys(_split(text)))
-        unknown = [m for m in chosen if m not in METHODS]
+        from ..compare.methods import get_method, split_specs
+
+        unknown = [m for m in (s.split("[")[0] for s in split_specs(text) if ":" not in s or s in METHODS)
+                   if m not in METHODS]
         if unknown:
-            raise _usage(f"unknown method(s) {', '.join(unknown)}; run 'boostplug compare --methods list' "
-                         "for the names")
-        off = [m for m in chosen if METHODS[m].framework not in frameworks]
+            raise _usage(f"unknown method(s) {', '.join(unknown)}{_did_you_mean(unknown)}; run 'boostplug compare "
+                         "--methods list' for the names")
+        try:  # settings checked now, before any training; the name shows them (mpboost-ldd[alpha=0.3])
+            configured = [get_method(spec) for spec in split_specs(text)]
+        except (ValueError, TypeError) as e:
+            raise _usage(f"--methods: {e}") from None
+        chosen = list(dict.fromkeys(m.name for m in configured))
+        off = [m.name for m in configured if m.framework not in frameworks]
         if off:
             raise _usage(f"method(s) {', '.join(off)} are not in --frameworks {','.join(frameworks)}")
     if not chosen:
         raise _usage(f"no method to run: --methods {text!r} with --frameworks {','.join(frameworks)}")
     return chosen
+
+
+def _did_you_mean(names: Sequence[str]) -> str:
+    import difflib
+
+    close = [c for n in names for c in difflib.get_close_matches(n, list(METHODS), n=2)]
+    return f" (did you mean {' or '.join(dict.fromkeys(close))}?)" if close else ""
 
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:
@@ -201,13 +328,23 @@ def _check_args(args: argparse.Namespace) -> None:
     args.threads = parse_threads(args.threads, args.jobs)
     if args.kfold < 2:
         raise _usage(f"--kfold must be >= 2, got {args.kfold}")
+    if args.tune < 0:
+        raise _usage(f"--tune must be >= 0 (trials per method and fold), got {args.tune}")
+    if args.tune:
+        from ..compare.tuning import require_optuna
+
+        try:
+            require_optuna()
+        except ImportError as e:
+            raise _usage(str(e)) from None
     try:
         metrics.by_name(args.early_stopping_metric)
     except ValueError as e:
-        raise _usage(f"--early-stopping-metric: {e}") from None
+        raise _usage(f"--select (--early-stopping-metric): {e}") from None
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    apply_config(args)
     if args.methods.strip().lower() == "list":
         print(list_methods())
         return 0
@@ -242,11 +379,13 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
         raise _usage(str(e) if e.filename is None else f"--data {args.data}: {e.filename}: {e.strerror}") from e
     except ValueError as e:  # what the readers say about the files (no qid, bad line, bad fold, ...)
         raise _usage(" ".join(str(e).split())) from e
+    tuned = f", {args.tune} trial(s) per method and fold" if args.tune else ""
     print(f"boostplug compare: {len(methods)} method(s) x {len(folds)} fold(s) of {args.data}, up to "
-          f"{args.rounds} rounds, round chosen on validation {args.early_stopping_metric}, jobs {args.jobs}",
+          f"{args.rounds} rounds, round chosen on validation {args.early_stopping_metric}{tuned}, jobs {args.jobs}",
           file=sys.stderr)
     results = run(methods, folds, rounds=args.rounds, metric=args.early_stopping_metric, tree_params=tree_params,
                   seed=args.seed, jobs=args.jobs, threads=args.threads, conventions=parse_conventions(args),
+                  tune=args.tune,
                   progress=not args.no_progress and sys.stderr.isatty(),
                   log=not args.no_progress and not sys.stderr.isatty())
     failed = 1 if results.failures else 0
@@ -346,7 +485,7 @@ def report_failures(failures: Sequence[Failure], out: Path | None) -> None:
 
 def _settings(args: dict[str, Any]) -> dict[str, Any]:
     keep = ("data", "layout", "methods", "frameworks", "folds", "kfold", "rounds", "early_stopping_metric", "seed", "jobs",
-            "threads", "tree_params")
+            "threads", "tree_params", "tune", "config")
     return {k: (str(args[k]) if isinstance(args[k], Path) else args[k]) for k in keep if k in args}
 
 
@@ -385,6 +524,8 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
                  *((repr(getattr(tests[n], a)) if n in tests else "") for a in ("mean_diff", "t_pvalue",
                                                                                    "wilcoxon_pvalue"))]
                 for n, s in stats.items()))
+    if any("tuning" in r.info for r in results):
+        _write_tuning_csv(out / "tuning.csv", results)
     finished = folds_finished(results)
     methods = getattr(results, "methods", None) or list(finished)
     payload = {
@@ -405,6 +546,22 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
 
         write_plots(compared, out)
     write_text(out / "results.json", json.dumps(payload, indent=1, default=_json_default))  # last: complete
+
+
+def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:
+    """tuning.csv: one row per trial of every (method, fold) search (``--tune``); ``chosen`` marks
+    the trial evaluated on test; ``params`` (JSON) are the values the trial searched (none for
+    trial 0, the defaults)."""
+    rows = []
+    for r in results:
+        t = r.info.get("tuning")
+        if not t:
+            continue
+        for trial in t["trials"]:
+            rows.append([r.method, r.fold + 1, trial["number"], "" if trial["value"] is None else repr(trial["value"]),
+                         trial["best_round"], repr(trial["seconds"]), int(trial["number"] == t["best_trial"]),
+                         json.dumps(trial["params"], sort_keys=True), trial["error"]])
+    _write_csv(path, ["method", "fold", "trial", "value", "best_round", "seconds", "chosen", "params", "error"], rows)
 
 
 def _json_default(o: Any) -> Any:

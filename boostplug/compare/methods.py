@@ -418,7 +418,10 @@ def _split_spec(spec: str) -> tuple[str, dict[str, Any]]:
     else:
         cut = next((i for i, ch in enumerate(spec) if ch == ":" and spec[:i] in METHODS), None)
         if cut is None:
-            return spec, {}
+            head = spec.split("=", 1)[0]
+            if "=" not in spec or ":" not in head:
+                return spec, {}
+            cut = head.rindex(":")  # an unknown name with settings: the name is what comes before them
         base, body = spec[:cut], spec[cut + 1:]
     params: dict[str, Any] = {}
     for item in _split_top(body):

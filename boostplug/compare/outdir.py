@@ -28,7 +28,7 @@ __all__ = ["OUTPUT_FILES", "MARKER", "LOCK_NAME", "OutDir", "OutDirError"]
 
 #: Every file a ``compare`` run may write into ``--out``.
 OUTPUT_FILES = ("results.csv", "per_query.csv", "curves.csv", "summary.csv", "results.json", "curves.png",
-                "metrics.png")
+                "metrics.png", "tuning.csv")
 #: Written last: its presence marks a complete set of files.
 MARKER = "results.json"
 LOCK_NAME = ".boostplug-compare.lock"

@@ -1,0 +1,272 @@
+"""``boostplug compare``: method settings (``name:key=value`` / ``name[key=value]``), the
+``--config`` file and its precedence, and ``--tune`` (Optuna, one study per method and fold)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from boostplug.cli import main
+from boostplug.compare import METHODS, get_method, run
+from boostplug.compare import runner as runner_mod
+from boostplug.compare.methods import TREE_SPACE, format_value, parse_value, split_specs
+from boostplug.data import make_ranking, train_test_split_by_query, write_letor
+
+pytest.importorskip("optuna")
+
+FAST = ["--rounds", "3", "--no-progress", "--no-plots"]
+
+
+@pytest.fixture(scope="module")
+def fold():
+    d = make_ranking(n_queries=30, docs_per_query=(5, 9), n_features=5, n_informative=3, seed=3)
+    rest, test = train_test_split_by_query(d, test_size=6, seed=0)
+    train, vali = train_test_split_by_query(rest, test_size=8, seed=1)
+    return train, vali, test
+
+
+@pytest.fixture
+def letor_file(tmp_path: Path) -> Path:
+    p = tmp_path / "data.txt"
+    write_letor(p, make_ranking(n_queries=15, docs_per_query=(4, 8), n_features=4, n_informative=2, seed=0))
+    return p
+
+
+def _error(capsys, argv: list[str]) -> str:
+    assert main(["compare", *argv]) == 2
+    return capsys.readouterr().err
+
+
+def _no_training(monkeypatch) -> None:
+    monkeypatch.setattr(runner_mod, "run_method", lambda *a, **k: pytest.fail("trained despite a bad setting"))
+
+
+# ---- settings syntax -----------------------------------------------------------------------
+def test_specs_split_on_commas_between_methods_only() -> None:
+    text = "mpboost-ldd:alpha=0.3,lam=2,lambdarank,xgb-rank:ndcg,xgb-rank:ndcg:lambda_l2=1,rb-c[max_thresholds=16]"
+    assert split_specs(text) == ["mpboost-ldd:alpha=0.3,lam=2", "lambdarank", "xgb-rank:ndcg",
+                                 "xgb-rank:ndcg:lambda_l2=1", "rb-c[max_thresholds=16]"]
+    assert split_specs("qbrank;ndcg_boost:sigma=1") == ["qbrank", "ndcg_boost:sigma=1"]
+
+
+@pytest.mark.parametrize("text,value", [("3", 3), ("0.3", 0.3), ("1e-3", 1e-3), ("true", True), ("False", False),
+                                        ("none", None), ("ldd", "ldd"), ("ndcg@5", "ndcg@5"), ("[0,1,3]", [0, 1, 3])])
+def test_values_parse_and_print_back(text: str, value) -> None:
+    assert parse_value(text) == value and type(parse_value(text)) is type(value)
+    assert parse_value(format_value(value)) == value
+    assert format_value(np.float64(0.25)) == "0.25"
+
+
+def test_a_configured_method_shows_its_settings_and_reads_back() -> None:
+    m = get_method("mpboost-ldd:alpha=0.3")
+    assert m.name == "mpboost-ldd[alpha=0.3]" and m.registry_name == "mpboost-ldd"
+    assert m.loss_params == {"ddf": "ldd", "alpha": 0.3} and m.framework == "lightgbm"
+    assert get_method(m.name) == m  # the display name is itself a spec
+    t = get_method("xgb-rank:ndcg:lambda_l2=1,num_leaves=15")
+    assert t.name == "xgb-rank:ndcg[lambda_l2=1,num_leaves=15]" and t.tree_params == {"lambda_l2": 1, "num_leaves": 15}
+    b = get_method("ndcg_boost-stumps[n_rounds=7,sigma=1.5]")
+    assert b.loss_params == {"n_rounds": 7, "sigma": 1.5}
+    assert get_method("lambdarank") is METHODS["lambdarank"]
+
+
+def test_unknown_setting_says_did_you_mean_and_lists_the_parameters() -> None:
+    with pytest.raises(ValueError, match=r"has no parameter 'alpah'; did you mean alpha\? its parameters are "
+                                         r"ddf, alpha, lam, beta, hessian, learning_rate"):
+        get_method("mpboost-ldd:alpah=0.3")
+    with pytest.raises(ValueError, match=r"'rb-c' has no parameter 'max_threshold'; did you mean max_thresholds"):
+        get_method("rb-c:max_threshold=8")
+    with pytest.raises(ValueError, match=r"unknown method 'lambdrank' \(did you mean lambdarank"):
+        get_method("lambdrank:num_leaves=3")
+
+
+@pytest.mark.parametrize("spec,says", [
+    ("mpboost-ldd:alpha=-1", "alpha must be finite and > 0"),                 # the objective's check
+    ("ndcg_boost:sigma=abc", "sigma must be a number"),
+    ("qbrank:tau=fast", "tau must be one of ['grade']"),
+    ("rb-c:thresholds=x", "thresholds must be one of"),                       # the booster's own check
+    ("rb-c:n_rounds=0", "n_rounds must be an integer >= 1, got 0"),
+    ("mpboost-stumps:lam=-1", "lam for ddf='logdd' must be finite and > 0"),
+    ("lambdarank:num_leaves=1", "num_leaves=1: must be between 2 and 131072"),  # check_tree_params
+    ("mpboost-ldd:learning_rate=0", "learning_rate=0: must be > 0"),
+])
+def test_invalid_settings_are_refused_before_training(capsys, monkeypatch, spec: str, says: str) -> None:
+    _no_training(monkeypatch)
+    err = _error(capsys, ["--methods", spec, *FAST])
+    assert says in err and spec.split(":")[0] in err
+
+
+def test_methods_accepts_several_words_and_did_you_mean(capsys, monkeypatch) -> None:
+    _no_training(monkeypatch)
+    assert "did you mean alpha" in _error(capsys, ["--methods", "lambdarank", "mpboost-ldd:alpah=1", *FAST])
+    assert "(did you mean lambdarank" in _error(capsys, ["--methods", "lambdrank", *FAST])
+
+
+def test_two_settings_of_one_method_run_side_by_side(fold) -> None:
+    names = ["mpboost-ldd", "mpboost-ldd[alpha=1.0]", "lambdarank[num_leaves=3]"]
+    rs = run(names, [(0, fold)], rounds=5, threads=1)
+    assert [r.method for r in rs] == names and not rs.failures
+    assert rs[0].info == {} and rs[1].rounds_trained == 5
+
+
+@pytest.mark.parametrize("plain,configured", [("mpboost-ldd", "mpboost-ldd[alpha=1.0]"),
+                                              ("lambdarank", "lambdarank[num_leaves=3]"),
+                                              ("xgb-rank:ndcg", "xgb-rank:ndcg[num_leaves=3]"),
+                                              ("rb-c", "rb-c[max_thresholds=2]")])
+def test_a_setting_reaches_training(fold, plain: str, configured: str) -> None:
+    kw = {"rounds": 3, "tree_params": {"min_data_in_leaf": 3, "num_leaves": 31}, "seed": 0, "threads": 1}
+    a, b = (get_method(n).train(*fold, **kw) for n in (plain, configured))
+    assert not np.allclose(a.vali_scores[-1], b.vali_scores[-1])
+
+
+def test_cli_table_names_the_settings(letor_file: Path, capsys) -> None:
+    assert main(["compare", "--data", str(letor_file), "--folds", "1", "--methods",
+                 "mpboost-ldd:alpha=0.3", "mpboost-ldd", *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "mpboost-ldd[alpha=0.3]" in out and "\nmpboost-ldd " in out
+
+
+# ---- --config ------------------------------------------------------------------------------
+def _capture_run(monkeypatch) -> dict:
+    from boostplug.cli import compare as cli
+
+    seen: dict = {}
+
+    def fake_run(methods, folds, **kw):
+        seen.update(kw, methods=methods)
+        return runner_mod.Results([], methods=methods)
+
+    monkeypatch.setattr(cli, "run", fake_run)
+    return seen
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_config_file_and_command_line_precedence(tmp_path: Path, letor_file: Path, monkeypatch, suffix: str) -> None:
+    seen = _capture_run(monkeypatch)
+    cfg = tmp_path / f"c{suffix}"
+    if suffix == ".toml":
+        cfg.write_text(f'data = "{letor_file}"\nrounds = 7\nselect = "map"\ntune = 2\nseed = 4\n'
+                       'methods = ["lambdarank", {name = "mpboost-ldd", alpha = 0.3}, "rb-c:max_thresholds=16"]\n'
+                       '[tree_params]\nnum_leaves = 15\nlearning_rate = 0.2\n')
+    else:
+        cfg.write_text(json.dumps({"data": str(letor_file), "rounds": 7, "select": "map", "tune": 2, "seed": 4,
+                                   "methods": ["lambdarank", {"name": "mpboost-ldd", "alpha": 0.3},
+                                               "rb-c:max_thresholds=16"],
+                                   "tree_params": {"num_leaves": 15, "learning_rate": 0.2}}))
+    main(["compare", "--config", str(cfg), "--folds", "1", "--no-progress"])
+    assert seen["methods"] == ["lambdarank", "mpboost-ldd[alpha=0.3]", "rb-c[max_thresholds=16]"]
+    assert (seen["rounds"], seen["metric"], seen["tune"], seen["seed"]) == (7, "map", 2, 4)
+    assert seen["tree_params"] == {"num_leaves": 15, "learning_rate": 0.2}
+    # flags win; --param goes over the file's tree_params key by key
+    main(["compare", "--config", str(cfg), "--folds", "1", "--no-progress", "--rounds", "300", "--tune", "0",
+          "--early-stopping-metric", "ndcg@5", "--methods", "qbrank", "--param", "num_leaves=7"])
+    assert seen["methods"] == ["qbrank"]
+    assert (seen["rounds"], seen["metric"], seen["tune"], seen["seed"]) == (300, "ndcg@5", 0, 4)
+    assert seen["tree_params"] == {"num_leaves": 7, "learning_rate": 0.2}
+
+
+def test_config_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
+    _no_training(monkeypatch)
+    bad = tmp_path / "c.json"
+    bad.write_text(json.dumps({"round": 3}))
+    assert "unknown setting 'round'; did you mean rounds?" in _error(capsys, ["--config", str(bad)])
+    bad.write_text(json.dumps({"rounds": "many"}))
+    assert "rounds must be an integer, got 'many'" in _error(capsys, ["--config", str(bad)])
+    bad.write_text("{")
+    assert "not valid JSON" in _error(capsys, ["--config", str(bad)])
+    bad.write_text(json.dumps({"methods": [{"name": "mpboost-ldd", "alpah": 1}]}))
+    assert "did you mean alpha" in _error(capsys, ["--config", str(bad)])
+
+
+def test_bad_tune_is_refused(capsys, monkeypatch) -> None:
+    _no_training(monkeypatch)
+    assert "--tune must be >= 0" in _error(capsys, ["--tune", "-1", *FAST])
+    import sys
+
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    assert "pip install 'boostplug[tune]'" in _error(capsys, ["--tune", "2", *FAST])
+
+
+# ---- --tune --------------------------------------------------------------------------------
+TUNED = ["lambdarank", "mpboost-ldd", "xgb-rank:ndcg", "rb-c", "adarank-map"]
+
+
+@pytest.fixture(scope="module")
+def tuned(fold):
+    return run(TUNED, [(0, fold)], rounds=6, tune=3, seed=5, threads=1)
+
+
+def _trials(results) -> list:
+    return [[(t["params"], t["value"], t["best_round"]) for t in r.info["tuning"]["trials"]] for r in results]
+
+
+def test_tuning_is_deterministic_with_a_seed(fold, tuned) -> None:
+    again = run(TUNED, [(0, fold)], rounds=6, tune=3, seed=5, threads=1)
+    assert _trials(again) == _trials(tuned)
+    assert [r.test for r in again] == [r.test for r in tuned]
+    other = run(["lambdarank"], [(0, fold)], rounds=6, tune=3, seed=6, threads=1)
+    assert _trials(other)[0][1][0] != _trials(tuned)[0][1][0]  # another seed, other trials
+
+
+def test_every_method_with_a_space_gets_the_same_trials(tuned) -> None:
+    counts = {r.method: r.info["tuning"]["n_trials"] for r in tuned}
+    assert counts == {"lambdarank": 3, "mpboost-ldd": 3, "xgb-rank:ndcg": 3, "rb-c": 3, "adarank-map": 1}
+    for r in tuned:
+        t = r.info["tuning"]
+        assert len(t["trials"]) == t["n_trials"] and t["trials"][0]["params"] == {}  # trial 0: the defaults
+        assert t["seconds"] > 0
+    spaces = {r.method: set(r.info["tuning"]["space"]) for r in tuned}
+    assert spaces["lambdarank"] == spaces["xgb-rank:ndcg"] == set(TREE_SPACE)
+    assert spaces["mpboost-ldd"] == set(TREE_SPACE) | {"alpha"}
+    assert spaces["rb-c"] == {"max_thresholds"} and spaces["adarank-map"] == set()
+
+
+def test_a_fixed_setting_is_not_searched(fold) -> None:
+    r = run(["mpboost-ldd[alpha=0.5,num_leaves=7]"], [(0, fold)], rounds=3, tune=2, threads=1)[0]
+    assert set(r.info["tuning"]["space"]) == set(TREE_SPACE) - {"num_leaves"}
+    assert all("alpha" not in t["params"] for t in r.info["tuning"]["trials"])
+
+
+def test_the_chosen_trial_is_the_model_evaluated_and_no_worse_than_the_defaults(fold) -> None:
+    # 2 rounds at learning rate 0.001 barely move the scores: the search finds a better setting
+    r = run(["lambdarank"], [(0, fold)], rounds=2, tune=4, seed=0, threads=1,
+            tree_params={"learning_rate": 0.001})[0]
+    t = r.info["tuning"]
+    values = [x["value"] for x in t["trials"]]
+    best = t["trials"][t["best_trial"]]
+    assert best["value"] == max(values) >= values[0]
+    assert best["value"] > values[0]  # built so that the defaults lose
+    # the evaluated model is the chosen trial's (kept, not retrained): its validation curve peaks there
+    assert max(r.vali_curve) == pytest.approx(best["value"]) and r.best_round == best["best_round"]
+    assert t["chosen"]["learning_rate"] == best["params"]["learning_rate"] > 0.001
+
+
+def test_parallel_tuning_equals_serial(fold, tuned) -> None:
+    par = run(TUNED, [(0, fold)], rounds=6, tune=3, seed=5, jobs=2, threads=1)
+    assert _trials(par) == _trials(tuned)
+    assert [r.test for r in par] == [r.test for r in tuned]
+
+
+def test_tuning_records_in_results_json_and_tuning_csv(letor_file: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    assert main(["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1,2", "--methods",
+                 "lambdarank,adarank-map", "--tune", "2", "--out", str(out), *FAST]) == 0
+    table = capsys.readouterr().out
+    assert "tune s" in table and "2/1 trials" not in table and "1/2 trials" in table
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["settings"]["tune"] == 2
+    tunings = {(r["method"], r["fold"]): r["info"]["tuning"] for r in payload["results"]}
+    assert sorted(tunings) == [("adarank-map", 0), ("adarank-map", 1), ("lambdarank", 0), ("lambdarank", 1)]
+    lam = tunings[("lambdarank", 0)]
+    assert set(lam["chosen"]) == set(TREE_SPACE) and len(lam["trials"]) == 2 and lam["seconds"] > 0
+    assert {"params", "value", "best_round", "seconds"} <= set(lam["trials"][0])
+    with open(out / "tuning.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 * 2 + 2 * 1
+    first = [r for r in rows if r["method"] == "lambdarank" and r["fold"] == "1"]
+    assert [json.loads(r["params"]) for r in first] == [t["params"] for t in lam["trials"]]
+    assert [float(r["value"]) for r in first] == [t["value"] for t in lam["trials"]]
+    assert sum(int(r["chosen"]) for r in first) == 1

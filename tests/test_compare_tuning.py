@@ -270,3 +270,39 @@ def test_tuning_records_in_results_json_and_tuning_csv(letor_file: Path, tmp_pat
     assert [json.loads(r["params"]) for r in first] == [t["params"] for t in lam["trials"]]
     assert [float(r["value"]) for r in first] == [t["value"] for t in lam["trials"]]
     assert sum(int(r["chosen"]) for r in first) == 1
+
+
+def test_ctrl_c_during_a_search_keeps_the_finished_studies(fold, monkeypatch) -> None:
+    from boostplug.compare import tuning
+
+    real = tuning.tune
+    calls = []
+
+    def interrupted_second(method, *a, **k):
+        calls.append(method.name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(method, *a, **k)
+
+    monkeypatch.setattr(tuning, "tune", interrupted_second)
+    rs = run(["lambdarank", "qbrank", "regression"], [(0, fold)], rounds=3, tune=2, threads=1)
+    assert rs.interrupted and [r.method for r in rs] == ["lambdarank"]
+    assert rs[0].info["tuning"]["n_trials"] == 2
+
+
+def test_a_trial_that_fails_is_recorded_and_the_search_goes_on(fold, monkeypatch) -> None:
+    from boostplug.compare import methods
+
+    real = methods.Method.train
+
+    def fail_small_leaves(self, *a, **k):
+        if self.tree_params.get("num_leaves", 31) < 60:
+            raise ValueError("refused on purpose")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(methods.Method, "train", fail_small_leaves)
+    r = run(["lambdarank"], [(0, fold)], rounds=2, tune=4, seed=1, threads=1)[0]
+    trials = r.info["tuning"]["trials"]
+    failed = [t for t in trials if t["error"]]
+    assert failed and all(t["value"] is None and "refused on purpose" in t["error"] for t in failed)
+    assert len(trials) == 4 and trials[r.info["tuning"]["best_trial"]]["error"] == ""

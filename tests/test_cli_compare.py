@@ -579,3 +579,20 @@ def test_protocol_and_convention_flags_reach_table_json_and_values(tmp_path: Pat
     conv = json.loads((out / "results.json").read_text())["conventions"]
     assert (conv["empty"], conv["ties"], conv["discount"], conv["protocol"]) == ("skip", "average", "letor", "custom")
     assert any(r["ndcg@10"] == "nan" for r in _csv(out / "per_query.csv"))
+
+
+def test_bootstrap_intervals_in_table_summary_and_json(tmp_path: Path, capsys, letor_file: Path) -> None:
+    out = tmp_path / "ci"
+    assert main(["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1", "--methods",
+                 "regression,lambdarank", "--out", str(out), *FAST]) == 0
+    table = capsys.readouterr().out
+    assert "NDCG@10 95% CI" in table.splitlines()[1] and "dNDCG@10 95% CI" in table.splitlines()[1]
+    rows = {r["method"]: r for r in _csv(out / "summary.csv")}
+    payload = json.loads((out / "results.json").read_text())
+    boot = payload["bootstrap"]
+    assert (boot["resamples"], boot["level"], boot["seed"]) == (2000, 0.95, 0)
+    ci = boot["intervals"]["regression"]
+    assert float(rows["regression"]["ndcg@10_ci_low"]) == ci["mean"]["ndcg@10"]["low"]
+    assert float(rows["regression"]["dndcg@10_ci_high"]) == ci["diff_ndcg@10"]["high"]
+    assert ci["mean"]["ndcg@10"]["low"] <= float(rows["regression"]["ndcg@10_mean"]) <= ci["mean"]["ndcg@10"]["high"]
+    assert boot["intervals"]["lambdarank"]["diff_ndcg@10"] is None and rows["lambdarank"]["dndcg@10_ci_low"] == ""

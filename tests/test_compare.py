@@ -396,3 +396,84 @@ def test_conventions_reach_every_metric_and_the_round_choice(tiny) -> None:
     assert res.conventions == letor and format_table(res).splitlines()[0].startswith("letor conventions: NDCG")
     with pytest.raises(TypeError, match="conventions must be a boostplug.compare.Conventions, got dict"):
         run(["regression"], [(0, (train, vali, test))], rounds=2, conventions={"empty": 0})
+
+
+# ---- bootstrap confidence intervals ------------------------------------------------------------
+def test_bootstrap_hand_computable_case() -> None:
+    from boostplug.compare import bootstrap_ci, bootstrap_means
+
+    # two queries 0 and 1: a resample is {0,0}, {0,1}, {1,0} or {1,1}, so its mean is 0, 0.5 or 1
+    # with probabilities 1/4, 1/2, 1/4, and the 95% percentile interval is [0, 1]
+    means = bootstrap_means([0.0, 1.0], resamples=4000, seed=3)
+    assert set(np.unique(means)) == {0.0, 0.5, 1.0}
+    assert [np.mean(means == x) for x in (0.0, 0.5, 1.0)] == pytest.approx([0.25, 0.5, 0.25], abs=0.03)
+    ci = bootstrap_ci([0.0, 1.0], seed=3)
+    assert (ci.n, ci.estimate, ci.low, ci.high, ci.level, ci.resamples) == (2, 0.5, 0.0, 1.0, 0.95, 2000)
+    # resampled within folds of one query each, nothing varies: a zero-width interval at the mean
+    strat = bootstrap_ci([0.0, 1.0], ["fold1", "fold2"], by_stratum=True)
+    assert (strat.low, strat.high, strat.estimate) == (0.5, 0.5, 0.5)
+    # the mean over folds of per-fold means, not the pooled mean: folds [0, 0, 0] and [1] give 0.5
+    assert bootstrap_ci([0.0, 0.0, 0.0, 1.0], [1, 1, 1, 2], by_stratum=True).estimate == 0.5
+    assert bootstrap_ci([0.3] * 5).low == bootstrap_ci([0.3] * 5).high == pytest.approx(0.3)
+    nan = bootstrap_ci([np.nan, 0.2, 0.4])  # a skipped query is left out
+    assert nan.n == 2 and nan.estimate == pytest.approx(0.3) and (nan.low, nan.high) == pytest.approx((0.2, 0.4))
+
+
+def test_bootstrap_is_seeded_paired_and_near_the_normal_interval() -> None:
+    from boostplug.compare import bootstrap_ci, bootstrap_means
+
+    rng = np.random.default_rng(0)
+    a, b = rng.random(60), rng.random(60)
+    strata = np.repeat([0, 1, 2], 20)
+    assert np.array_equal(bootstrap_means(a, strata, seed=5), bootstrap_means(a, strata, seed=5))
+    assert not np.array_equal(bootstrap_means(a, strata, seed=5), bootstrap_means(a, strata, seed=6))
+    # paired: one seed draws the same queries for every method, so the means' difference is the
+    # resampled mean of the differences
+    assert np.allclose(bootstrap_means(a, strata) - bootstrap_means(b, strata), bootstrap_means(a - b, strata))
+    x = rng.normal(size=400)
+    ci = bootstrap_ci(x)
+    assert ci.high - ci.low == pytest.approx(2 * 1.96 * x.std(ddof=1) / 20, rel=0.1)
+    with pytest.raises(ValueError, match="resamples must be an integer >= 1, got 0"):
+        bootstrap_ci(a, resamples=0)
+    with pytest.raises(ValueError, match=r"strata must have one label per value \(60\), got shape \(2,\)"):
+        bootstrap_ci(a, [0, 1])
+    with pytest.raises(ValueError, match="level must be between 0 and 1, got 95"):
+        bootstrap_ci(a, level=95)
+
+
+def test_table_shows_intervals_with_one_fold(hand_results: list[Result]) -> None:
+    from boostplug.compare import bootstrap, bootstrap_ci
+
+    one_fold = [r for r in hand_results if r.fold == 0]
+    table = format_table(one_fold, "base")
+    header = table.splitlines()[1].split("  ")
+    assert "NDCG@10 95% CI" in [h.strip() for h in header] and "dNDCG@10 95% CI" in [h.strip() for h in header]
+    cis = bootstrap(one_fold, "base")
+    good = cis["good"]
+    assert good["mean"]["ndcg@10"].low < good["mean"]["ndcg@10"].high  # a width, where the std over folds is 0
+    diff = bootstrap_ci(np.array([0.6, 0.8, 0.7]) - np.array([0.5, 0.6, 0.7]), np.zeros(3))
+    assert (good["diff"].low, good["diff"].high) == (diff.low, diff.high)
+    row = next(line for line in table.splitlines() if line.startswith("good"))
+    assert f"[{diff.low:+.4f},{diff.high:+.4f}]" in row
+    assert f"[{good['mean']['ndcg@10'].low:.4f},{good['mean']['ndcg@10'].high:.4f}]" in row
+    assert cis["base"]["diff"] is None and "95% CI: percentile bootstrap, 2000 resamples (seed 0)" in table
+
+
+def test_bar_plot_error_bars_are_the_bootstrap_intervals(hand_results: list[Result], tmp_path, monkeypatch) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib.axes
+
+    from boostplug.compare import bootstrap, plots
+
+    drawn = []
+    real = matplotlib.axes.Axes.barh
+    monkeypatch.setattr(matplotlib.axes.Axes, "barh",
+                        lambda self, y, w, **kw: drawn.append((np.asarray(w), kw["xerr"])) or real(self, y, w, **kw))
+    one_fold = [r for r in hand_results if r.fold == 0]
+    plots.plot_bars(one_fold, tmp_path / "m.png")
+    cis = bootstrap(one_fold)
+    means, xerr = drawn[3]  # the NDCG@10 panel
+    low = [cis[n]["mean"]["ndcg@10"].low for n in ("base", "good", "fast")]
+    high = [cis[n]["mean"]["ndcg@10"].high for n in ("base", "good", "fast")]
+    assert np.allclose(xerr[0], means - low) and np.allclose(xerr[1], np.array(high) - means)
+    assert (xerr > 0).any()  # one fold: std error bars had zero length

@@ -504,6 +504,9 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
     compared = comparable(results) if common else list(results)  # as the table: nothing common, nothing tested
     stats = summary(compared)
     tests = significance(compared, baseline) if common and baseline in stats else {}
+    from ..compare.runner import bootstrap
+
+    cis = bootstrap(compared, baseline if tests else None) if common else {}
     _write_csv(out / "results.csv",
                ["method", "framework", "fold", "best_round", "rounds_trained", "select_metric", "train_seconds",
                 *REPORT_METRICS],
@@ -518,11 +521,12 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
     _write_csv(out / "summary.csv",
                ["method", "framework", "folds",
                 *(f"{c}_{s}" for c in (*REPORT_METRICS, "seconds") for s in ("mean", "std")),
-                "dndcg@10", "p_ttest", "p_wilcoxon"],
+                "dndcg@10", "p_ttest", "p_wilcoxon", *_CI_COLUMNS],
                ([n, s["framework"], " ".join(map(str, s["folds"])),
                  *(repr(s[c][k]) for c in (*REPORT_METRICS, "seconds") for k in ("mean", "std")),
                  *((repr(getattr(tests[n], a)) if n in tests else "") for a in ("mean_diff", "t_pvalue",
-                                                                                   "wilcoxon_pvalue"))]
+                                                                                   "wilcoxon_pvalue")),
+                 *_ci_cells(cis.get(n))]
                 for n, s in stats.items()))
     if any("tuning" in r.info for r in results):
         _write_tuning_csv(out / "tuning.csv", results)
@@ -538,6 +542,7 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
         "compared_folds": [f + 1 for f in common],
         "summary": stats,
         "significance": {n: asdict(t) for n, t in tests.items()},
+        "bootstrap": _bootstrap_json(cis),
         "results": [r.to_dict() for r in results],
         "failures": [f.to_dict() for f in getattr(results, "failures", [])],
     }
@@ -564,7 +569,30 @@ def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:
     _write_csv(path, ["method", "fold", "trial", "value", "best_round", "seconds", "chosen", "params", "error"], rows)
 
 
+#: summary.csv's bootstrap interval columns: each metric's mean over folds, then the difference to the baseline
+_CI_COLUMNS = [f"{m}_ci_{side}" for m in (*REPORT_METRICS, "dndcg@10") for side in ("low", "high")]
+
+
+def _ci_cells(ci: dict[str, Any] | None) -> list[str]:
+    if ci is None:
+        return [""] * len(_CI_COLUMNS)
+    cells = [repr(getattr(ci["mean"][m], side)) for m in REPORT_METRICS for side in ("low", "high")]
+    return cells + ([repr(ci["diff"].low), repr(ci["diff"].high)] if ci["diff"] is not None else ["", ""])
+
+
+def _bootstrap_json(cis: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    from ..compare.runner import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+
+    return {"method": "percentile bootstrap over the test queries, resampled within each fold (paired: the same "
+                      "draws for every method)",
+            "resamples": BOOTSTRAP_RESAMPLES, "level": BOOTSTRAP_LEVEL, "seed": BOOTSTRAP_SEED,
+            "intervals": {n: {"mean": {m: asdict(ci) for m, ci in c["mean"].items()},
+                              "diff_ndcg@10": asdict(c["diff"]) if c["diff"] is not None else None}
+                          for n, c in cis.items()}}
+
+
 def _json_default(o: Any) -> Any:
+
     import numpy as np
 
     if isinstance(o, np.generic):

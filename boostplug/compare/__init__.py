@@ -18,7 +18,8 @@ from .runner import (
     CURVE_METRIC, REPORT_METRICS, Failure, Result, Results, choose_round, common_folds, comparable, folds_finished,
     format_table, max_parallel, check_parallel, run, run_method, significance, summary, threads_per_job,
 )
-from .stats import PairedTest, paired_tests
+from .runner import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap
+from .stats import BootstrapCI, PairedTest, bootstrap_ci, bootstrap_means, paired_tests
 
 __all__ = [
     "DEFAULT_METHODS", "FRAMEWORKS", "METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "check_tree_params", "get_method",
@@ -29,5 +30,7 @@ __all__ = [
     "max_parallel", "check_parallel",
     "PairedTest", "paired_tests",
     "Conventions", "PROTOCOLS", "make_conventions",
-]
+    "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED", "BootstrapCI", "bootstrap_ci",
+    "bootstrap_means",
 
+]

@@ -1,6 +1,6 @@
 """PNG figures of a comparison (matplotlib, Agg backend): NDCG@10 against rounds
 for every method (test and validation, one figure) and a bar chart of the final
-test metrics with std-over-folds error bars."""
+test metrics with bootstrap 95% confidence intervals as error bars."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._atomic import atomic_write
-from .runner import CURVE_METRIC, REPORT_METRICS, Result, summary
+from .runner import BOOTSTRAP_RESAMPLES, CURVE_METRIC, REPORT_METRICS, Result, bootstrap, summary
 
 __all__ = ["PLOT_FILES", "require_matplotlib", "plot_curves", "plot_bars", "write_plots"]
 
@@ -84,11 +84,13 @@ def plot_curves(results: Sequence[Result], path: Path) -> None:
 
 
 def plot_bars(results: Sequence[Result], path: Path) -> None:
-    """One panel per test metric, a horizontal bar per method (mean over folds, std over folds
-    as error bars); each panel's axis is zoomed to the values (it does not start at 0), and the
-    best mean is drawn darker."""
+    """One panel per test metric, a horizontal bar per method (mean over folds, its bootstrap 95%
+    confidence interval as error bars: :func:`.runner.bootstrap`, which has a width with one fold
+    too); each panel's axis is zoomed to the values (it does not start at 0), and the best mean
+    is drawn darker."""
     plt = require_matplotlib()
     stats = summary(results)
+    cis = bootstrap(results)
     names = list(stats)
     n_m = len(REPORT_METRICS)
     fig, axes = plt.subplots(1, n_m, figsize=(2.6 * n_m + 1.6, 1.2 + 0.26 * max(4, len(names))), sharey=True)
@@ -96,22 +98,25 @@ def plot_bars(results: Sequence[Result], path: Path) -> None:
     ypos = np.arange(len(names))[::-1]
     for ax, metric in zip(axes, REPORT_METRICS):
         means = np.array([stats[n][metric]["mean"] for n in names], dtype=float)
-        stds = np.nan_to_num(np.array([stats[n][metric]["std"] for n in names], dtype=float))
+        low = np.array([cis[n]["mean"][metric].low for n in names], dtype=float)
+        high = np.array([cis[n]["mean"][metric].high for n in names], dtype=float)
+        low, high = np.where(np.isnan(low), means, low), np.where(np.isnan(high), means, high)
         best = int(np.nanargmax(means)) if np.isfinite(means).any() else -1
         colors = ["#1f4e79" if k == best else "#7fa7cf" for k in range(len(names))]
-        ax.barh(ypos, means, xerr=stds, color=colors, height=0.7, capsize=2, error_kw={"lw": 0.8})
+        xerr = np.nan_to_num(np.vstack([means - low, high - means])).clip(min=0.0)
+        ax.barh(ypos, means, xerr=xerr, color=colors, height=0.7, capsize=2, error_kw={"lw": 0.8})
         finite = np.isfinite(means)
         if finite.any():
-            lo = float(np.min((means - stds)[finite]))
-            hi = float(np.max((means + stds)[finite]))
+            lo = float(np.min(low[finite]))
+            hi = float(np.max(high[finite]))
             pad = max(0.005, 0.08 * (hi - lo))
             ax.set_xlim(max(0.0, lo - pad), min(1.0, hi + pad) if hi <= 1.0 else hi + pad)
         ax.set_title(metric.upper(), fontsize=10)
         ax.grid(axis="x", alpha=0.3)
         ax.tick_params(axis="x", labelsize=7)
     axes[0].set_yticks(ypos, names, fontsize=8)
-    fig.suptitle("test metrics: mean over folds, std error bars (axes zoomed, not from 0; best darker)",
-                 fontsize=9)
+    fig.suptitle(f"test metrics: mean over folds, 95% bootstrap CI error bars ({BOOTSTRAP_RESAMPLES} resamples of "
+                 "the test queries within folds; axes zoomed, not from 0; best darker)", fontsize=9)
     fig.tight_layout()
     _save(plt, fig, path)
 

@@ -20,13 +20,13 @@ from .. import metrics
 from .conventions import Conventions
 from .data import Fold, example_split
 from .methods import TREE_PARAMS, check_tree_params, get_method
-from .stats import PairedTest, paired_tests
+from .stats import BootstrapCI, PairedTest, bootstrap_ci, paired_tests
 
 __all__ = [
     "REPORT_METRICS", "CURVE_METRIC", "Result", "Results", "Failure", "example_split", "metric_curve", "choose_round",
     "run_method",
     "run", "threads_per_job", "max_parallel", "check_parallel", "significance", "summary", "folds_finished", "common_folds", "comparable",
-    "format_table",
+    "format_table", "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED",
 ]
 
 #: Test metrics every comparison reports (boostplug's default conventions).
@@ -472,13 +472,16 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     shown = comparable(results) if common else list(results)
     stats = summary(shown)
     tests = significance(shown, baseline) if common and baseline in stats else {}
+    cis = bootstrap(shown, baseline if tests else None) if common else {}
     cols = [*REPORT_METRICS, "seconds"] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
     names = {"seconds": "train s", "tune_seconds": "tune s"}
     header = ["method", "rounds"] + [names.get(c, c.upper()) for c in cols]
     if not common:
         header.insert(1, "folds")
+    if cis:
+        header.append(f"{CURVE_METRIC.upper()} 95% CI")
     if tests:
-        header += ["dNDCG@10", "p(t)", "p(W)"]
+        header += ["dNDCG@10", "dNDCG@10 95% CI", "p(t)", "p(W)"]
     best = {c: _best(stats, c) for c in cols}
     rows = []
     for name, s in stats.items():
@@ -496,10 +499,13 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
             if common and len(stats) > 1 and s[c]["mean"] == best[c]:
                 cell += "*"
             row.append(cell)
+        if cis:
+            row.append(_interval(cis[name]["mean"][CURVE_METRIC]))
         if tests:
             t = tests[name]
-            row += (["(baseline)", "", ""] if name == baseline else
-                    [f"{t.mean_diff:+.4f}", _p(t.t_pvalue), _p(t.wilcoxon_pvalue)])
+            row += (["(baseline)", "", "", ""] if name == baseline else
+                    [f"{t.mean_diff:+.4f}", _interval(cis[name]["diff"], signed=True), _p(t.t_pvalue),
+                     _p(t.wilcoxon_pvalue)])
         rows.append(row)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
 
@@ -532,7 +538,66 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
         n = str(others[0]) if min(others) == max(others) else f"{min(others)}-{max(others)}"
         note += (f"\ndNDCG@10, p(t), p(W): per-query test NDCG@10 minus {baseline}'s, paired t-test and Wilcoxon "
                  f"signed-rank p-values (two-sided) over the queries pooled across folds (n={n})")
+    if cis:
+        n_q = sorted({ci.n for c in cis.values() for ci in (c["mean"][CURVE_METRIC],)})
+        n_text = str(n_q[0]) if len(n_q) == 1 else f"{n_q[0]}-{n_q[-1]}"
+        note += (f"\n95% CI: percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples (seed {BOOTSTRAP_SEED}) of the "
+                 f"n={n_text} test queries, drawn within each fold"
+                 + (", of the mean over folds and of the paired per-query difference to the baseline"
+                    if tests else ", of the mean over folds"))
     return "\n".join(out) + "\n" + note
+
+
+def _interval(ci: BootstrapCI | None, signed: bool = False) -> str:
+    if ci is None or np.isnan(ci.low):
+        return "n/a"
+    sign = "+" if signed else ""
+    return f"[{ci.low:{sign}.4f},{ci.high:{sign}.4f}]"
+
+
+#: Resamples, level and seed of the bootstrap intervals in the table, the plots and results.json.
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_LEVEL = 0.95
+BOOTSTRAP_SEED = 0
+
+
+def bootstrap(results: Sequence[Result], baseline: str | None = None, *, resamples: int = BOOTSTRAP_RESAMPLES,
+              level: float = BOOTSTRAP_LEVEL, seed: int = BOOTSTRAP_SEED) -> dict[str, dict[str, Any]]:
+    """Per method: ``{"mean": {metric: BootstrapCI}, "diff": BootstrapCI | None}``.
+
+    ``mean``: the interval of each test metric's mean over folds (the table's value), from
+    resampling the test queries within each fold (:func:`.stats.bootstrap_ci`). ``diff``
+    (with ``baseline``, for the other methods): the interval of the mean per-query NDCG@10
+    difference to the baseline over the folds both finished, queries pooled (the table's
+    ``dNDCG@10``), resampled within folds. One seed for every method: the resamples draw the
+    same queries for all of them (a paired bootstrap).
+    """
+    by = {(r.method, r.fold): r for r in results}
+    out: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(r.method for r in results):
+        folds = sorted(f for m, f in by if m == name)
+
+        def pooled(method: str, metric: str, fs: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+            vals = [np.asarray(by[(method, f)].test_per_query[metric], dtype=np.float64) for f in fs]
+            return (np.concatenate(vals) if vals else np.zeros(0),
+                    np.concatenate([np.full(v.size, f) for v, f in zip(vals, fs)]) if vals else np.zeros(0))
+
+        mean = {}
+        for m in REPORT_METRICS:
+            v, strata = pooled(name, m, folds)
+            mean[m] = bootstrap_ci(v, strata, resamples=resamples, level=level, seed=seed, by_stratum=True)
+        diff = None
+        if baseline is not None and name != baseline:
+            both = [f for f in folds if (baseline, f) in by]
+            a, strata = pooled(name, CURVE_METRIC, both)
+            b, _ = pooled(baseline, CURVE_METRIC, both)
+            if a.shape != b.shape:
+                raise ValueError(f"{name} and {baseline} have per-query values of different lengths ({a.size} and "
+                                 f"{b.size}) on folds {_folds_text(both)}: not the same test queries")
+            diff = bootstrap_ci(a - b, strata, resamples=resamples, level=level, seed=seed)
+        out[name] = {"mean": mean, "diff": diff}
+    return out
+
 
 
 def _p(p: float) -> str:

@@ -1,4 +1,5 @@
-"""Paired significance tests of one method against a baseline over per-query values."""
+"""Paired significance tests of one method against a baseline over per-query values, and
+percentile bootstrap confidence intervals of means over queries (resampled within folds)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["PairedTest", "paired_tests"]
+__all__ = ["PairedTest", "paired_tests", "BootstrapCI", "bootstrap_means", "bootstrap_ci"]
 
 
 @dataclass(frozen=True)
@@ -46,3 +47,85 @@ def paired_tests(values: ArrayLike, baseline: ArrayLike) -> PairedTest:
     t_p = float(stats.ttest_rel(a, b).pvalue)
     w_p = float(stats.wilcoxon(a, b, zero_method="wilcox").pvalue)
     return PairedTest(n, float(d.mean()), t_p, w_p)
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """A percentile bootstrap confidence interval: the statistic on the data (``estimate``), the
+    interval ``[low, high]`` at ``level``, over ``n`` values and ``resamples`` resamples (NaN
+    bounds when no value is left)."""
+
+    n: int
+    estimate: float
+    low: float
+    high: float
+    level: float
+    resamples: int
+
+
+_BLOCK = 256
+
+
+def _strata(n: int, strata: ArrayLike | None) -> list[np.ndarray]:
+    if strata is None:
+        return [np.arange(n)]
+    s = np.asarray(strata)
+    if s.shape != (n,):
+        raise ValueError(f"strata must have one label per value ({n}), got shape {s.shape}")
+    return [np.flatnonzero(s == label) for label in dict.fromkeys(s.tolist())]
+
+
+def bootstrap_means(values: ArrayLike, strata: ArrayLike | None = None, *, resamples: int = 2000, seed: int = 0,
+                    by_stratum: bool = False) -> np.ndarray:
+    """The mean of ``values`` on each of ``resamples`` bootstrap resamples (seeded).
+
+    Each resample draws, within every stratum (``strata``: one label per value; None: one
+    stratum), as many values as the stratum has, with replacement. The statistic is the mean
+    of the drawn values (NaN values left out), or with ``by_stratum`` the mean over strata of
+    each stratum's mean (the mean over folds of per-fold means). Paired resamples: the same
+    seed and strata draw the same positions for every array of that length, so the means of
+    two methods' per-query values, and of their differences, come from the same queries.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1:
+        raise ValueError(f"values must be one-dimensional, got shape {v.shape}")
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 1:
+        raise ValueError(f"resamples must be an integer >= 1, got {resamples!r}")
+    rng = np.random.default_rng(seed)
+    known = ~np.isnan(v)
+    filled = np.where(known, v, 0.0)
+    sums = np.zeros((len(_strata(v.size, strata)), resamples))
+    counts = np.zeros_like(sums)
+    groups = _strata(v.size, strata)
+    for start in range(0, resamples, _BLOCK):  # blocks bound the memory of the draws on many queries
+        block = slice(start, min(start + _BLOCK, resamples))
+        for k, pos in enumerate(groups):
+            drawn = pos[rng.integers(0, pos.size, size=(block.stop - block.start, pos.size))]
+            sums[k, block] = filled[drawn].sum(axis=1)
+            counts[k, block] = known[drawn].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if by_stratum:
+            per = sums / counts
+            kept = ~np.isnan(per)
+            return np.where(kept, per, 0.0).sum(axis=0) / kept.sum(axis=0)
+        return sums.sum(axis=0) / counts.sum(axis=0)
+
+
+def bootstrap_ci(values: ArrayLike, strata: ArrayLike | None = None, *, resamples: int = 2000, level: float = 0.95,
+                 seed: int = 0, by_stratum: bool = False) -> BootstrapCI:
+    """Percentile bootstrap interval of the mean of ``values`` (see :func:`bootstrap_means`):
+    the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the resampled means."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}")
+    v = np.asarray(values, dtype=np.float64)
+    means = bootstrap_means(v, strata, resamples=resamples, seed=seed, by_stratum=by_stratum)
+    n = int(np.sum(~np.isnan(v)))
+    if n == 0:
+        return BootstrapCI(0, float("nan"), float("nan"), float("nan"), level, resamples)
+    if by_stratum:
+        per = [np.nanmean(v[pos]) for pos in _strata(v.size, strata) if np.any(~np.isnan(v[pos]))]
+        estimate = float(np.mean(per))
+    else:
+        estimate = float(np.nanmean(v))
+    low, high = np.nanquantile(means, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    return BootstrapCI(n, estimate, float(low), float(high), level, resamples)

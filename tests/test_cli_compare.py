@@ -567,12 +567,14 @@ def test_protocol_and_convention_flags_reach_table_json_and_values(tmp_path: Pat
     payload = json.loads((out / "results.json").read_text())
     assert payload["conventions"] == {"gain": "exp2", "discount": "letor", "empty": 0.0, "ties": "order",
                                       "protocol": "letor"}
-    letor = {(r["fold"], r["query"]): float(r["ndcg@10"]) for r in _csv(out / "per_query.csv")}
+    letor = {(r["fold"], r["qid"]): float(r["ndcg@10"]) for r in _csv(out / "per_query.csv")}
     assert main(["compare", "--data", str(path), "--kfold", "3", "--methods", "regression", "--out", str(out),
                  "--overwrite", *FAST]) == 0
     assert capsys.readouterr().out.splitlines()[0].startswith("library conventions: NDCG gain 2^r-1, discount")
-    library = {(r["fold"], r["query"]): float(r["ndcg@10"]) for r in _csv(out / "per_query.csv")}
-    assert [k for k in letor if letor[k] == 0.0 and library[k] == 1.0]  # the query without a relevant document
+    library = {(r["fold"], r["qid"]): float(r["ndcg@10"]) for r in _csv(out / "per_query.csv")}
+    zero = str(int(d.qid[0]))  # the query without a relevant document, by its qid
+    assert [v for (fold, qid), v in letor.items() if qid == zero] == [0.0]
+    assert [v for (fold, qid), v in library.items() if qid == zero] == [1.0]
     assert main(["compare", "--data", str(path), "--kfold", "3", "--methods", "regression", "--protocol", "letor",
                  "--empty", "skip", "--ties", "average", "--out", str(out), "--overwrite", *FAST]) == 0
     assert capsys.readouterr().out.splitlines()[0].startswith("custom conventions:")
@@ -596,3 +598,31 @@ def test_bootstrap_intervals_in_table_summary_and_json(tmp_path: Path, capsys, l
     assert float(rows["regression"]["dndcg@10_ci_high"]) == ci["diff_ndcg@10"]["high"]
     assert ci["mean"]["ndcg@10"]["low"] <= float(rows["regression"]["ndcg@10_mean"]) <= ci["mean"]["ndcg@10"]["high"]
     assert boot["intervals"]["lambdarank"]["diff_ndcg@10"] is None and rows["lambdarank"]["dndcg@10_ci_low"] == ""
+
+
+def test_results_json_records_provenance_and_per_query_names_qids(tmp_path: Path) -> None:
+    import hashlib
+    import platform
+
+    import lightgbm
+    import sklearn
+
+    root = _folder(tmp_path / "parts", "parts")
+    out = tmp_path / "prov"
+    argv = ["compare", "--data", str(root), "--layout", "rotate", "--folds", "2", "--methods", "regression",
+            "--seed", "7", "--out", str(out), *FAST]
+    assert main(argv) == 0
+    prov = json.loads((out / "results.json").read_text())["provenance"]
+    assert prov["argv"] == ["boostplug", *argv]
+    assert prov["python"] == platform.python_version()
+    assert prov["versions"]["lightgbm"] == lightgbm.__version__ and prov["versions"]["scikit-learn"] == sklearn.__version__
+    assert {"boostplug", "xgboost", "numpy"} <= set(prov["versions"])
+    assert prov["seeds"] == {"splits_and_training": 7, "bootstrap": 0}
+    parts = sorted(root.glob("S*.txt"))
+    assert prov["data_sha256"] == {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in parts}
+    rows = _csv(out / "per_query.csv")
+    # fold 2 of 3 rotated parts tests on S1: its queries, by the qids in the file, in file order
+    s1 = [int(q) for q in dict.fromkeys(line.split()[1].removeprefix("qid:")
+                                        for line in (root / "S1.txt").read_text().splitlines())]
+    assert [int(r["qid"]) for r in rows] == s1 and {r["fold"] for r in rows} == {"2"}
+    assert [int(r["position"]) for r in rows] == list(range(len(s1)))

@@ -58,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``boostplug`` console script; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(argv) if argv is not None else sys.argv[1:]  # recorded by commands that write results
     try:
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler below

@@ -379,6 +379,9 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
         raise _usage(str(e) if e.filename is None else f"--data {args.data}: {e.filename}: {e.strerror}") from e
     except ValueError as e:  # what the readers say about the files (no qid, bad line, bad fold, ...)
         raise _usage(" ".join(str(e).split())) from e
+    from ..compare.data import data_files, file_digests
+
+    args.data_sha256 = file_digests(data_files(args.data))  # what was read, before any training
     tuned = f", {args.tune} trial(s) per method and fold" if args.tune else ""
     print(f"boostplug compare: {len(methods)} method(s) x {len(folds)} fold(s) of {args.data}, up to "
           f"{args.rounds} rounds, round chosen on validation {args.early_stopping_metric}{tuned}, jobs {args.jobs}",
@@ -512,8 +515,9 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
                 *REPORT_METRICS],
                ([r.method, r.framework, r.fold + 1, r.best_round, r.rounds_trained, r.select_metric,
                  repr(r.seconds), *(repr(r.test[m]) for m in REPORT_METRICS)] for r in results))
-    _write_csv(out / "per_query.csv", ["method", "fold", "query", *REPORT_METRICS],
-               ([r.method, r.fold + 1, q, *(repr(r.test_per_query[m][q]) for m in REPORT_METRICS)]
+    _write_csv(out / "per_query.csv", ["method", "fold", "qid", "position", *REPORT_METRICS],
+               ([r.method, r.fold + 1, r.test_qids[q] if q < len(r.test_qids) else "", q,
+                 *(repr(r.test_per_query[m][q]) for m in REPORT_METRICS)]
                 for r in results for q in range(len(r.test_per_query[CURVE_METRIC]))))
     _write_csv(out / "curves.csv", ["method", "fold", "round", "vali_select", "vali_ndcg@10", "test_ndcg@10"],
                ([r.method, r.fold + 1, t + 1, repr(r.vali_curve[t]), repr(r.vali_ndcg10_curve[t]),
@@ -543,6 +547,7 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
         "summary": stats,
         "significance": {n: asdict(t) for n, t in tests.items()},
         "bootstrap": _bootstrap_json(cis),
+        "provenance": _provenance(settings),
         "results": [r.to_dict() for r in results],
         "failures": [f.to_dict() for f in getattr(results, "failures", [])],
     }
@@ -591,7 +596,31 @@ def _bootstrap_json(cis: dict[str, dict[str, Any]]) -> dict[str, Any]:
                           for n, c in cis.items()}}
 
 
+def _provenance(settings: dict[str, Any]) -> dict[str, Any]:
+    """What reproduces the run: the command line, the versions, the seeds, a SHA-256 per data file read."""
+    import platform
+    from importlib import metadata
+
+    from ..compare.runner import BOOTSTRAP_SEED
+
+    versions = {}
+    for dist in ("boostplug", "lightgbm", "xgboost", "numpy", "scipy", "scikit-learn", "numba"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = None
+    return {
+        "argv": ["boostplug", *settings["argv"]] if settings.get("argv") is not None else list(sys.argv),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "versions": versions,
+        "seeds": {"splits_and_training": settings.get("seed"), "bootstrap": BOOTSTRAP_SEED},
+        "data_sha256": settings.get("data_sha256", {}),
+    }
+
+
 def _json_default(o: Any) -> Any:
+
 
     import numpy as np
 

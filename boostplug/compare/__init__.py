@@ -32,5 +32,4 @@ __all__ = [
     "Conventions", "PROTOCOLS", "make_conventions",
     "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED", "BootstrapCI", "bootstrap_ci",
     "bootstrap_means",
-
 ]

@@ -48,6 +48,8 @@ class Result:
     select_metric: str
     test: dict[str, float]
     test_per_query: dict[str, list[float]] = field(repr=False, default_factory=dict)
+    #: the query id (as read from the file) of each entry of ``test_per_query``'s lists
+    test_qids: list[Any] = field(repr=False, default_factory=list)
     vali_curve: list[float] = field(repr=False, default_factory=list)
     vali_ndcg10_curve: list[float] = field(repr=False, default_factory=list)
     test_curve: list[float] = field(repr=False, default_factory=list)
@@ -175,6 +177,8 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
         rounds_trained=len(trained.test_scores), seconds=trained.seconds, select_metric=select,
         test={m: float(np.nanmean(v)) for m, v in per_query.items()},
         test_per_query={m: [float(x) for x in v] for m, v in per_query.items()},
+        test_qids=np.asarray(test.qid)[test.group_ptr[:-1]].tolist(),
+
         vali_curve=vali_curve, vali_ndcg10_curve=vali_ndcg, test_curve=test_curve, info=trained.info,
     )
 

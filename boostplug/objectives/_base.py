@@ -20,7 +20,13 @@ Conventions shared by all objectives:
 * ``loss`` is a *sum* over queries (each query's loss times its weight), not a
   mean, like LightGBM's ``lambdarank``: gradient magnitudes do not shrink as the
   data set grows, so the frameworks' ``min_sum_hessian_in_leaf`` /
-  ``min_child_weight`` keep their meaning. ``grad`` is exactly d loss / d score.
+  ``min_child_weight`` keep their meaning. ``grad`` is exactly d loss / d score,
+  with two documented exceptions: QBRank's ``hessian="mean"`` (the paper's averaged
+  targets), and MPBoost/``rankboost``, which multiply every gradient and Hessian by one
+  positive constant when ``sum |grad|`` or ``sum hess`` exceeds ``GRAD_SUM_CAP`` (1e15),
+  so that the larger sum is 1e15: every Newton leaf ``-G/H`` and split ranking is
+  unchanged (an L2 leaf penalty then acts as a smaller one), but ``grad`` is then
+  a constant multiple of d loss / d score, not the derivative itself.
 * ``weights`` are *per-query* weights, shape ``(n_queries,)`` (XGBoost's ranking
   convention; the LightGBM adapter converts per-row weights that are constant
   within each query).

@@ -37,11 +37,22 @@ Hessian modes (``hessian``; see :data:`HESSIANS`). The exact diagonal is::
 (``d gamma(x)/dx = gamma(x) (1 - 2 sigmoid(x))``). M is not convex: a document
 ranked far above documents of higher gain has a negative second derivative.
 
-* ``"bound"`` (default): ``sigma^2 W_k sum_j |G_i - G_j| / Z_k gamma_ij``,
-  always ``>= |d2M/dscore_i^2|`` since ``|1 - 2 sigmoid| <= 1``. It is
-  positive wherever the gradient can be non-zero, so every Newton leaf
-  ``-sum g / sum h`` is a step of the majorised (bounded-curvature) model and
-  leaves never blow up where the exact curvature vanishes or is negative.
+* ``"bound"`` (default): ``2 sigma^2 W_k sum_j |G_i - G_j| / Z_k gamma_ij``, a
+  diagonal that majorises the *full* Hessian ``H`` of ``M`` (``diag(bound) - H`` is
+  positive semi-definite), so the quadratic model with this diagonal lies above ``M``'s
+  second-order model for any step, and every Newton leaf ``-sum g / sum h`` of any tree
+  is a step of a majorising model. Proof: the pair ``{i, j}`` contributes
+  ``(c_i - c_j) sigmoid(F_j - F_i) + c_j`` to ``M`` (``c = W_k G / Z_k``), whose
+  Hessian is ``d_ij (e_i - e_j)(e_i - e_j)^T`` with
+  ``d_ij = -(c_i - c_j) gamma_ij (1 - 2 sigmoid(F_i - F_j))`` and ``|d_ij| <= b_ij =
+  |c_i - c_j| gamma_ij`` (``|1 - 2 sigmoid| <= 1``). So ``H`` is a Laplacian with signed
+  weights, and for any ``v``: ``v^T H v = sum d_ij (v_i - v_j)^2 <= sum b_ij (v_i - v_j)^2
+  <= sum 2 b_ij (v_i^2 + v_j^2) = v^T diag(2 B) v`` with ``B_i = sum_j b_ij``
+  (equivalently, ``diag(2 B) - H`` is diagonally dominant: Gershgorin). The factor 2 is
+  needed: for two documents far apart and ordered correctly ``H -> b [[1, -1], [-1, 1]]``,
+  whose eigenvalue ``2b`` exceeds ``B_i = b``; the diagonal bound alone (``B``) bounds
+  ``|d2M/dF_i^2|`` entry by entry but not ``H``. It is positive wherever the gradient can
+  be non-zero, so leaves never blow up where the exact curvature vanishes or is negative.
 * ``"exact"``: ``sigma^2 d2M/dF_i^2``, floored at
   :data:`~boostplug.objectives.HESSIAN_FLOOR` where it is smaller (negative
   curvature), which can give very large leaf values; offered for comparison.
@@ -244,7 +255,8 @@ class NDCGBoostObjective(PreparedObjective):
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         w, h = self._pair_sums(scores, _MODES[self.hessian])
         grad = w * -self.sigma          # dM/dscore = sigma dM/dF = -sigma w (Eq. 16)
-        hess = h * (self.sigma * self.sigma)
+        # "bound": twice the kernel's sum |c_i - c_j| gamma_ij majorises the full Hessian (module docstring)
+        hess = h * ((2.0 if self.hessian == "bound" else 1.0) * self.sigma * self.sigma)
         return grad, hess
 
 

@@ -300,3 +300,91 @@ def test_booster_table_on_example_data(tmp_path: Path, capsys: pytest.CaptureFix
     saved = json.loads(out.read_text())
     assert saved["folds"] == [1] and set(saved["results"]) == {"Rb-c", "AdaRank.MAP (RankLib)"}
     assert "embedded LightGBM example" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- OHSUMED (LETOR 3.0)
+
+def _write_parts(root: Path) -> None:
+    """Parts S1..S5 of two queries each (qid = part * 100 + query), 45 features as OHSUMED."""
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(1, 6):
+        (root / f"S{i}.txt").write_text("".join(f"{d % 3} qid:{i * 100 + q} 1:{d / 4} 45:0.5\n"
+                                                for q in range(2) for d in range(4)))
+
+
+def _parts_of(d: Any) -> list[int]:
+    return list(dict.fromkeys(int(t) // 100 for t in d.qid[d.group_ptr[:-1]]))
+
+
+def test_ohsumed_folds_are_letor3s_partition_and_ndcg_uses_its_discount(tmp_path: Path) -> None:
+    """A folder named OHSUMED rotates as LETOR 3.0 (Fold1 tests on S1), not as LETOR 4.0's MQ2008
+    (Fold1 tests on S5), and its NDCG takes LETOR 3.0's discount; another folder resets both."""
+    from boostplug import metrics
+
+    C = _load("_common")
+    _write_parts(tmp_path / "OHSUMED")
+    numbers, folds, what = C.load_folds(C.parser(None).parse_args(["--data", str(tmp_path / "OHSUMED")]))
+    assert numbers == [1, 2, 3, 4, 5] and "LETOR 3.0" in what
+    assert [[_parts_of(d) for d in f] for f in folds] == [
+        [[2, 3, 4], [5], [1]], [[3, 4, 5], [1], [2]], [[4, 5, 1], [2], [3]], [[5, 1, 2], [3], [4]],
+        [[1, 2, 3], [4], [5]]]
+    assert C.DISCOUNT == "letor"
+    test = folds[0][2]
+    s = np.array([0.1, 0.9, 0.5, 0.3] * 2)
+    assert C.score("ndcg@3", s, test) == pytest.approx(
+        metrics.ndcg(s, test.y, test.group_ptr, 3, discount="letor", empty=0.0, ties="average"))
+    assert C.score("ndcg@3", s, test) != pytest.approx(
+        metrics.ndcg(s, test.y, test.group_ptr, 3, empty=0.0, ties="average"))
+    _write_parts(tmp_path / "MQ")
+    _, folds, _ = C.load_folds(C.parser(None).parse_args(["--data", str(tmp_path / "MQ")]))
+    assert [_parts_of(d) for d in folds[0]] == [[1, 2, 3], [4], [5]] and C.DISCOUNT == "log2"
+    assert C.parser(None).parse_args(["--data", "ohsumed"]).data == C.OHSUMED_DATA
+
+
+def test_ohsumed_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _load("ohsumed_letor")
+    C = _load("_common")
+    # three folds: 18 test queries, where Wilcoxon needs no permutation test (slow below 14)
+    out = mod.main(["--tiny", "--folds", "1", "2", "3", "--rounds", "6", "--out", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert "Against LETOR 3.0's published baselines" in text and "NDCG_Boost beats RankBoost" in text
+    res = out["results"]
+    assert set(res) >= {"RankBoost Rb-c (RankLib)", "MPBoost.BINARY", "MPBoost.LOGDD tuned", "NDCG_Boost T=100"}
+    # the paper's NDCG_Boost runs its fixed 100 rounds (--tiny: 20 for the others), no validation
+    assert [r["round"] for r in res["NDCG_Boost T=100"]["folds"]] == [100, 100, 100]
+    assert {c["claim"] for c in out["claims"]} == {c[0] for c in mod.CLAIMS}
+    assert all(t["n"] == 18 for c in out["claims"] for t in c["tests"].values())
+    for info in res.values():
+        for row in info["folds"]:
+            assert np.mean(row["per_query"]["ndcg@10"]) == pytest.approx(row["ndcg@10"])
+            assert np.mean(row["per_query"]["map"]) == pytest.approx(row["map"])
+    # a tuned DDF is the best of its grid on vali, so never below the paper-parameter row on vali
+    for ddf in ("LDD alpha 0.2", "LOGDD lambda 3", "LOGITDD beta 0.5"):
+        tuned = res[f"MPBoost.{ddf.split()[0]} tuned"]["folds"]
+        for a, b in zip(tuned, res[f"MPBoost.{ddf}"]["folds"]):
+            assert a["vali"] >= b["vali"]
+    # the reported row is the test value of the round with the best vali MAP
+    train, vali, test = C.tiny_folds()[0]
+    model = mod.RankBoost(variant="rb-c", thresholds="ranklib", n_rounds=20, random_state=0)
+    model.fit(train.X, train.y, group=np.diff(train.group_ptr))
+    vcurve = [C.score("map", s, vali) for s in model.staged_predict(vali.X)]
+    row = res["RankBoost Rb-c (RankLib)"]["folds"][0]
+    assert row["round"] == int(np.argmax(vcurve)) + 1
+    assert C.score("ndcg@10", list(model.staged_predict(test.X))[row["round"] - 1], test) == pytest.approx(
+        row["ndcg@10"])
+    again = mod.main(["--summarize", str(tmp_path / "ohsumed_letor.json")])
+    assert capsys.readouterr().out == mod.summarize(again) + "\n"
+    assert mod.summarize(again) in text
+
+
+@pytest.mark.realdata
+def test_ohsumed_data_loads_letor3_folds() -> None:
+    C = _load("_common")
+    if not C.OHSUMED_DATA.exists():
+        pytest.skip(f"real data not available at {C.OHSUMED_DATA}")
+    numbers, folds, what = C.load_folds(C.parser(None).parse_args(["--data", "ohsumed"]))
+    assert "LETOR 3.0" in what and C.DISCOUNT == "letor"
+    # LETOR 3.0's Fold1: train S2-S4 (2,570 + 3,076 + 3,573 rows), vali S5 (3,538), test S1 (3,383)
+    assert [d.X.shape for d in folds[0]] == [(9219, 45), (3538, 45), (3383, 45)]
+    assert [f[2].n_queries for f in folds] == [22, 21, 21, 21, 21]
+    assert sum(f[2].n_queries for f in folds) == 106

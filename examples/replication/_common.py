@@ -1,9 +1,10 @@
 """Shared helpers of the replication scripts (data, metrics, per-fold tables, outputs).
 
 Every script takes ``--data`` (a LETOR folder: ``S1..S5.txt`` or ``Fold1..Fold5``; default
-``../shared/data/MQ2008`` relative to the repository root; or ``example``: the embedded LightGBM
-example as ``boostplug compare`` uses it by default, one fold: its train/test as shipped and 20%
-of the training queries split off by query as vali, seed 0, through
+``../shared/data/MQ2008`` relative to the repository root; ``ohsumed``: ``../shared/data/OHSUMED``,
+LETOR 3.0's OHSUMED, whose folds rotate differently (layout ``letor3``: Fold1 tests on S1); or ``example``: the
+embedded LightGBM example as ``boostplug compare`` uses it by default, one fold: its train/test as
+shipped and 20% of the training queries split off by query as vali, seed 0, through
 :func:`boostplug.compare.data.example_split`), ``--tiny`` (a small synthetic data set instead,
 for the tests: five folds of :func:`boostplug.data.make_ranking` queries, rotated like LETOR's
 parts), ``--folds`` and ``--out`` (a folder for the JSON/PNG outputs).
@@ -14,7 +15,9 @@ The scripts import the boostplug of this checkout (the repository root goes firs
 Metric conventions (those of ``benchmarks/booster_table.py`` and ``docs/boosters.md``, i.e.
 the LETOR evaluation script's): a query without a relevant document scores 0 (``empty=0.0``),
 gain ``2^r - 1``, discount ``1/log2(rank + 1)``, tied scores averaged over their orders
-(``ties="average"``), MAP with labels >= 1 relevant.
+(``ties="average"``), MAP with labels >= 1 relevant. On LETOR 3.0 data (OHSUMED) the discount is
+LETOR 3.0's (``discount="letor"``: ranks 1 and 2 undiscounted, then ``1/log2(rank)``), as its
+evaluation script and the MPBoost paper compute NDCG; :func:`load_folds` sets it (:data:`DISCOUNT`).
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ from boostplug import metrics
 from boostplug.data import RankingData, folds_from_parts, load_letor_folds, make_ranking
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "MQ2008"
+#: ``--data ohsumed``: LETOR 3.0's OHSUMED beside the repository
+OHSUMED = "ohsumed"
+OHSUMED_DATA = REPO_ROOT.parent / "shared" / "data" / "OHSUMED"
+#: the NDCG discount of :func:`score`; :func:`load_folds` sets "letor" for LETOR 3.0 data
+DISCOUNT = "log2"
 #: ``--data example``: the embedded LightGBM example, split as ``boostplug compare`` splits it.
 EXAMPLE = "example"
 EXAMPLE_WHAT = ("the embedded LightGBM example (boostplug compare's default data: train/test as shipped, "
@@ -48,8 +56,9 @@ def parser(description: str | None) -> argparse.ArgumentParser:
     """An argument parser with the options every replication script shares."""
     ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=_data_arg, default=DEFAULT_DATA,
-                    help="LETOR folder (S1..S5.txt or Fold1..Fold5), or 'example': the embedded LightGBM example, "
-                         "one fold, split as boostplug compare splits it")
+                    help="LETOR folder (S1..S5.txt or Fold1..Fold5); 'ohsumed': LETOR 3.0's OHSUMED beside the "
+                         "repository, with LETOR 3.0's folds and NDCG discount; or 'example': the embedded LightGBM "
+                         "example, one fold, split as boostplug compare splits it")
     ap.add_argument("--tiny", action="store_true", help="small synthetic data instead of --data (for tests)")
     ap.add_argument("--folds", type=int, nargs="+", default=None, help="1-based folds to run (default: all)")
     ap.add_argument("--out", type=Path, default=None, help="folder for the JSON (and PNG) outputs")
@@ -57,7 +66,15 @@ def parser(description: str | None) -> argparse.ArgumentParser:
 
 
 def _data_arg(text: str) -> Path | str:
+    if text == OHSUMED:
+        return OHSUMED_DATA
     return EXAMPLE if text == EXAMPLE else Path(text)
+
+
+def is_letor3(path: Path | str) -> bool:
+    """Whether a data folder is LETOR 3.0's OHSUMED (by its name, as ``--data ohsumed`` names it): its
+    folds (layout ``letor3``) and NDCG discount differ from MQ2008's."""
+    return Path(path).name.upper() == "OHSUMED"
 
 
 def is_example(args: argparse.Namespace) -> bool:
@@ -85,8 +102,18 @@ def tiny_folds(n_queries: int = 30, seed: int = 0) -> list[Fold]:
     return folds_from_parts(parts)
 
 
+def _load_letor_folds(root: Path, layout: str) -> list[Fold]:
+    """A LETOR folder's folds: parts ``S1..Sk`` partitioned as ``layout`` says
+    (:data:`boostplug.data.LAYOUTS`), ``Fold1..FoldK`` folders read as they are."""
+    from boostplug.data import letor_layout
+
+    return load_letor_folds(root, layout if letor_layout(root).kind == "parts" else None)
+
+
 def load_folds(args: argparse.Namespace) -> tuple[list[int], list[Fold], str]:
     """``(fold numbers, folds, description)`` selected by ``--tiny``/``--data``/``--folds``."""
+    global DISCOUNT
+    DISCOUNT = "log2"
     if args.tiny:
         folds, what = tiny_folds(), "tiny synthetic data (make_ranking, 30 queries, 3 grades)"
     elif is_example(args):
@@ -94,7 +121,13 @@ def load_folds(args: argparse.Namespace) -> tuple[list[int], list[Fold], str]:
     else:
         if not Path(args.data).exists():
             raise SystemExit(f"data folder not found: {args.data} (pass --data PATH, --data example or --tiny)")
-        folds, what = load_letor_folds(args.data), str(args.data)
+        if is_letor3(args.data):
+            folds = _load_letor_folds(args.data, "letor3")
+            what = (f"{Path(args.data).name} (LETOR 3.0 folds: Fold1 trains on S2-S4, validates on S5, tests on S1; "
+                    "NDCG discount 'letor')")
+            DISCOUNT = "letor"
+        else:
+            folds, what = _load_letor_folds(args.data, "rotate"), str(args.data)
     numbers = args.folds or list(range(1, len(folds) + 1))
     bad = [f for f in numbers if not 1 <= f <= len(folds)]
     if bad:
@@ -113,9 +146,10 @@ def score(name: str, scores: NDArray[np.float64], d: RankingData, *, per_query: 
     """``ndcg@k``, ``map`` or ``dcg@k`` with the conventions of the module docstring."""
     base, k = metrics.parse_name(name)
     if base == "ndcg":
-        return metrics.ndcg(scores, d.y, d.group_ptr, k, empty=0.0, ties="average", per_query=per_query)
+        return metrics.ndcg(scores, d.y, d.group_ptr, k, discount=DISCOUNT, empty=0.0, ties="average",
+                            per_query=per_query)
     if base == "dcg":
-        return metrics.dcg(scores, d.y, d.group_ptr, k, ties="average", per_query=per_query)
+        return metrics.dcg(scores, d.y, d.group_ptr, k, discount=DISCOUNT, ties="average", per_query=per_query)
     if base == "map":
         return metrics.average_precision(scores, d.y, d.group_ptr, k, empty=0.0, ties="average",
                                          per_query=per_query)

@@ -25,6 +25,11 @@ def plain(value: object) -> object:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def show(value: object) -> str:
+    """``repr`` of a value for a message, numpy scalars as the plain number (``1e+308``)."""
+    return repr(plain(value))
+
+
 def _first_bad(mask: np.ndarray, values: np.ndarray) -> str:
     idx = np.flatnonzero(mask)
     i = int(idx[0])

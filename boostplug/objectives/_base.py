@@ -50,7 +50,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_labels, check_scores, check_weights
+from .._validation import check_labels, check_scores, check_weights, show
 from ..groups import check_group_ptr
 
 #: Smallest Hessian any objective returns (a positive floor for Newton leaves).
@@ -108,12 +108,6 @@ def floor_hessian(grad: NDArray[np.float64], hess: NDArray[np.float64]) -> NDArr
     both exactly 0 (a document the loss does not involve), else at least :data:`HESSIAN_FLOOR`."""
     no_info = (hess == 0.0) & (grad == 0.0)
     return np.where(no_info, NO_INFO_HESSIAN, np.maximum(hess, HESSIAN_FLOOR))
-
-
-def show(value: Any) -> str:
-    """``repr`` of a value for a message, numpy scalars as the plain number (``1e+308``, not
-    ``np.float64(1e+308)``)."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def check_real(objective: str, name: str, value: Any, lo: float, hi: float, *, lo_open: bool = True) -> float:

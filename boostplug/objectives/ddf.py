@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import show
+
 __all__ = ["DDF_NAMES", "DDF_DEFAULTS", "DIST_MAX", "PARAM_RANGES", "check_ddf", "check_ddf_param", "ddf_values",
            "ddf_table"]
 
@@ -45,10 +47,6 @@ PARAM_RANGES: dict[str, tuple[float, float]] = {
 }
 
 
-def _show(value: object) -> str:
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
 def check_ddf_param(pname: str, value: object, ddf: str | None = None) -> float:
     """One DDF parameter as a float in its range (:data:`PARAM_RANGES`), else a ``TypeError``
     (not a number) or ``ValueError`` naming it and the range."""
@@ -56,10 +54,10 @@ def check_ddf_param(pname: str, value: object, ddf: str | None = None) -> float:
     what = pname if ddf is None else f"{pname} for ddf={ddf!r}"
     rng = f"({lo:g}, {hi:g}]"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{what} must be a number in {rng}, got {_show(value)}")
+        raise TypeError(f"{what} must be a number in {rng}, got {show(value)}")
     v = float(value)
     if not (np.isfinite(v) and lo < v <= hi):
-        raise ValueError(f"{what} must be finite and > 0, in {rng}, got {_show(value)}")
+        raise ValueError(f"{what} must be finite and > 0, in {rng}, got {show(value)}")
     return v
 
 
@@ -71,7 +69,7 @@ def check_ddf(ddf: str, alpha: float = DDF_DEFAULTS["alpha"], lam: float = DDF_D
     none: 0.0 is returned).
     """
     if not isinstance(ddf, str) or ddf.lower() not in DDF_NAMES:
-        raise ValueError(f"unknown ddf {_show(ddf)}; choose one of {list(DDF_NAMES)}")
+        raise ValueError(f"unknown ddf {show(ddf)}; choose one of {list(DDF_NAMES)}")
     ddf = ddf.lower()
     if ddf == "binary":
         return ddf, 0.0
@@ -108,7 +106,7 @@ def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.flo
         elif ddf == "logitdd":
             out = sgn / (1.0 + np.exp(-param * a))
         else:
-            raise ValueError(f"unknown ddf {_show(ddf)}; choose one of {list(DDF_NAMES)}")
+            raise ValueError(f"unknown ddf {show(ddf)}; choose one of {list(DDF_NAMES)}")
     mag = np.abs(out)
     bad = (d != 0.0) & ~((mag > 0.0) & (mag <= DIST_MAX))
     if bad.any():

@@ -21,19 +21,7 @@ from . import objectives as _objectives
 from .groups import check_group_ptr, group_ptr_from_sizes
 from .objectives import PreparedObjective
 
-__all__ = ["BoundObjective", "query_weights_from_rows", "metric_query_weights", "MetricSpec", "finite_labels"]
-
-
-def finite_labels(labels: Any, what: str = "labels") -> NDArray[np.float64]:
-    """``labels`` as a float64 array, or a ``ValueError`` naming the first NaN/infinite row."""
-    y = np.asarray(labels, dtype=np.float64).reshape(-1)
-    bad = np.flatnonzero(~np.isfinite(y))
-    if bad.size:
-        row = int(bad[0])
-        raise ValueError(
-            f"{what} must be finite; row {row} has label {float(y[row])} ({bad.size} non-finite in all)"
-        )
-    return y
+__all__ = ["BoundObjective", "query_weights_from_rows", "metric_query_weights", "MetricSpec"]
 
 
 def query_weights_from_rows(

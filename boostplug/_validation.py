@@ -30,11 +30,21 @@ def show(value: object) -> str:
     return repr(plain(value))
 
 
-def _first_bad(mask: np.ndarray, values: np.ndarray) -> str:
+def _first_bad(mask: np.ndarray, values: np.ndarray, noun: str = "") -> str:
     idx = np.flatnonzero(mask)
     i = int(idx[0])
     more = f" ({idx.size} such rows)" if idx.size > 1 else ""
-    return f"row {i} has {plain(values[i])!r}{more}"
+    return f"row {i} has {noun + ' ' if noun else ''}{plain(values[i])!r}{more}"
+
+
+def check_finite(values: ArrayLike, name: str, noun: str = "") -> NDArray[np.float64]:
+    """``values`` as contiguous float64 (1-d); NaN or infinite values are a ``ValueError`` naming
+    the first such row (``noun`` says what the values are: ``row 5 has label nan``)."""
+    v = _as_float_1d(values, name)
+    bad = ~np.isfinite(v)
+    if bad.any():
+        raise ValueError(f"{name} must be finite; {_first_bad(bad, v, noun)}")
+    return v
 
 
 def check_flag(value: object, name: str) -> bool:
@@ -58,19 +68,12 @@ def _as_float_1d(values: ArrayLike, name: str) -> NDArray[np.float64]:
 
 def check_scores(scores: ArrayLike, name: str = "scores") -> NDArray[np.float64]:
     """Scores as contiguous float64; NaN or infinite values are a ``ValueError``."""
-    s = _as_float_1d(scores, name)
-    bad = ~np.isfinite(s)
-    if bad.any():
-        raise ValueError(f"{name} must be finite; {_first_bad(bad, s)}")
-    return s
+    return check_finite(scores, name)
 
 
 def check_labels(labels: ArrayLike, name: str = "labels") -> NDArray[np.float64]:
     """Relevance labels as contiguous float64: finite and non-negative."""
-    y = _as_float_1d(labels, name)
-    bad = ~np.isfinite(y)
-    if bad.any():
-        raise ValueError(f"{name} must be finite; {_first_bad(bad, y)}")
+    y = check_finite(labels, name)
     bad = y < 0
     if bad.any():
         raise ValueError(f"{name} must be non-negative relevance grades; {_first_bad(bad, y)}")

@@ -36,9 +36,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._adapter import (
-    BoundObjective, MetricSpec, finite_labels, group_ptr_from_lgb_sizes, metric_query_weights,
+    BoundObjective, MetricSpec, group_ptr_from_lgb_sizes, metric_query_weights,
     query_weights_from_rows,
 )
+from ._validation import check_finite
 from .groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes, sizes_from_group_ptr
 
 __all__ = ["objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "query_folds", "cv",
@@ -251,7 +252,7 @@ def dataset(
         raise ValueError("pass exactly one of qid=... or group_ptr=...")
     if "group" in kwargs:
         raise TypeError("dataset() builds LightGBM's group= from qid= or group_ptr=; don't pass group= too")
-    finite_labels(y, "y")
+    check_finite(y, "y", noun="label")
     n = int(np.shape(y)[0])
     if qid is not None and np.shape(qid)[0] != n:
         raise ValueError(f"qid has {np.shape(qid)[0]} rows but y has {n}")

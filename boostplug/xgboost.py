@@ -35,8 +35,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._adapter import (
-    BoundObjective, MetricSpec, finite_labels, group_ptr_or_error, metric_query_weights, query_weights_from_rows,
+    BoundObjective, MetricSpec, group_ptr_or_error, metric_query_weights, query_weights_from_rows,
 )
+from ._validation import check_finite
 from .groups import check_group_ptr, group_ptr_from_qid, qid_from_group_ptr
 
 __all__ = ["objective", "metric", "early_stopping", "dmatrix", "params"]
@@ -194,7 +195,7 @@ def dmatrix(
         raise ValueError("pass exactly one of qid=... or group_ptr=...")
     if "group" in kwargs:
         raise TypeError("dmatrix() builds XGBoost's query groups from qid= or group_ptr=; don't pass group= too")
-    finite_labels(y, "y")  # XGBoost refuses them too, without naming the row
+    check_finite(y, "y", noun="label")  # XGBoost refuses them too, without naming the row
     gp = group_ptr_from_qid(qid) if qid is not None else check_group_ptr(group_ptr)
     n = int(np.shape(y)[0])
     if gp[-1] != n:

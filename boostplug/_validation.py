@@ -8,6 +8,9 @@ Messages show the offending values (never ``assert``).
 
 from __future__ import annotations
 
+import math
+from numbers import Real
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -28,6 +31,20 @@ def plain(value: object) -> object:
 def show(value: object) -> str:
     """``repr`` of a value for a message, numpy scalars as the plain number (``1e+308``)."""
     return repr(plain(value))
+
+
+def check_real(what: str, value: object, lo: float, hi: float, *, lo_open: bool = True) -> float:
+    """``value`` as a float in ``(lo, hi]`` (``[lo, hi]`` with ``lo_open=False``): a real number
+    (``TypeError`` for bools, strings, ...), finite and in range (``ValueError``), both naming it
+    as ``what`` (``"qbrank: tau"``, ``"alpha for ddf='ldd'"``)."""
+    rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.integer, np.floating)):
+        raise TypeError(f"{what} must be a number in {rng}, got {show(value)}")
+    v = float(value)
+    if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi):
+        kind = "a positive finite number" if lo == 0.0 and lo_open else "a finite number"
+        raise ValueError(f"{what} must be {kind} in {rng}, got {show(value)}")
+    return v
 
 
 def _first_bad(mask: np.ndarray, values: np.ndarray, noun: str = "") -> str:

@@ -84,12 +84,12 @@ def test_unknown_setting_says_did_you_mean_and_lists_the_parameters() -> None:
 
 
 @pytest.mark.parametrize("spec,says", [
-    ("mpboost-ldd:alpha=-1", "alpha must be finite and > 0"),                 # the objective's check
+    ("mpboost-ldd:alpha=-1", "alpha must be a positive finite number"),                 # the objective's check
     ("ndcg_boost:sigma=abc", "sigma must be a number"),
     ("qbrank:tau=fast", "tau must be one of ['grade']"),
     ("rb-c:thresholds=x", "thresholds must be one of"),                       # the booster's own check
     ("rb-c:n_rounds=0", "n_rounds must be an integer >= 1, got 0"),
-    ("mpboost-stumps:lam=-1", "lam for ddf='logdd' must be finite and > 0"),
+    ("mpboost-stumps:lam=-1", "lam for ddf='logdd' must be a positive finite number"),
     ("lambdarank:num_leaves=1", "num_leaves=1: must be between 2 and 131072"),  # check_tree_params
     ("mpboost-ldd:learning_rate=0", "learning_rate=0: must be > 0"),
 ])

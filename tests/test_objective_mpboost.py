@@ -572,11 +572,11 @@ def test_serial_and_parallel_kernels_give_identical_results(monkeypatch) -> None
 
 
 @pytest.mark.parametrize("params,match", [
-    ({"ddf": "ldd", "alpha": 1e308}, r"alpha must be finite and > 0, in \(0, 1e\+15\], got 1e\+308$"),
+    ({"ddf": "ldd", "alpha": 1e308}, r"alpha must be a positive finite number in \(0, 1e\+15\], got 1e\+308$"),
     ({"ddf": "ldd", "alpha": np.float64(2e15)}, r"alpha .* got 2000000000000000.0$"),
-    ({"ddf": "logdd", "lam": float("inf")}, r"lam must be finite and > 0"),
-    ({"ddf": "logitdd", "beta": -1.0}, r"beta must be finite and > 0"),
-    ({"ddf": "binary", "alpha": float("nan")}, r"alpha must be finite"),  # checked whatever the ddf
+    ({"ddf": "logdd", "lam": float("inf")}, r"lam must be a positive finite number"),
+    ({"ddf": "logitdd", "beta": -1.0}, r"beta must be a positive finite number"),
+    ({"ddf": "binary", "alpha": float("nan")}, r"alpha must be a positive finite number"),  # checked whatever the ddf
 ])
 def test_ddf_parameter_outside_its_range_is_refused_before_any_data(params, match):
     """alpha = 1e308 was accepted and the first round blamed the scores."""

@@ -72,7 +72,7 @@ PARALLEL_MIN_DOCS = 100_000
 PARALLEL_MIN_PAIRS = 5_000_000
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "PARALLEL_MIN_DOCS", "PARALLEL_MIN_PAIRS", "PreparedObjective", "check_params",
-           "check_real", "show", "kernel_for"]
+           "show", "kernel_for"]
 
 _SERIAL: dict[Any, Callable[..., Any]] = {}
 
@@ -108,19 +108,6 @@ def floor_hessian(grad: NDArray[np.float64], hess: NDArray[np.float64]) -> NDArr
     both exactly 0 (a document the loss does not involve), else at least :data:`HESSIAN_FLOOR`."""
     no_info = (hess == 0.0) & (grad == 0.0)
     return np.where(no_info, NO_INFO_HESSIAN, np.maximum(hess, HESSIAN_FLOOR))
-
-
-def check_real(objective: str, name: str, value: Any, lo: float, hi: float, *, lo_open: bool = True) -> float:
-    """``value`` as a float in ``(lo, hi]`` (``[lo, hi]`` with ``lo_open=False``): a real number
-    (``TypeError`` for bools, strings, ...), finite and in range (``ValueError``), both naming it."""
-    rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.integer, np.floating)):
-        raise TypeError(f"{objective}: {name} must be a number in {rng}, got {show(value)}")
-    v = float(value)
-    if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi):
-        what = "a positive finite number" if lo == 0.0 and lo_open else "a finite number"
-        raise ValueError(f"{objective}: {name} must be {what} in {rng}, got {show(value)}")
-    return v
 
 
 def check_params(name: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import show
+from .._validation import check_real, show
 
 __all__ = ["DDF_NAMES", "DDF_DEFAULTS", "DIST_MAX", "PARAM_RANGES", "check_ddf", "check_ddf_param", "ddf_values",
            "ddf_table"]
@@ -51,14 +51,7 @@ def check_ddf_param(pname: str, value: object, ddf: str | None = None) -> float:
     """One DDF parameter as a float in its range (:data:`PARAM_RANGES`), else a ``TypeError``
     (not a number) or ``ValueError`` naming it and the range."""
     lo, hi = PARAM_RANGES[pname]
-    what = pname if ddf is None else f"{pname} for ddf={ddf!r}"
-    rng = f"({lo:g}, {hi:g}]"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{what} must be a number in {rng}, got {show(value)}")
-    v = float(value)
-    if not (np.isfinite(v) and lo < v <= hi):
-        raise ValueError(f"{what} must be finite and > 0, in {rng}, got {show(value)}")
-    return v
+    return check_real(pname if ddf is None else f"{pname} for ddf={ddf!r}", value, lo, hi)
 
 
 def check_ddf(ddf: str, alpha: float = DDF_DEFAULTS["alpha"], lam: float = DDF_DEFAULTS["lam"],

@@ -101,7 +101,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _ndcg_boost_kernels as K
-from ._base import PARALLEL_MIN_PAIRS, PreparedObjective, check_params, check_real, kernel_for, show
+from .._validation import check_real
+from ._base import PARALLEL_MIN_PAIRS, PreparedObjective, check_params, kernel_for, show
 from ..metrics._common import check_label_gain, gains_of
 
 __all__ = [
@@ -140,7 +141,7 @@ SIGMA_MAX = 1e150
 
 
 def _check_sigma(value: Any) -> float:
-    return check_real(_NAME, "sigma", value, SIGMA_MIN, SIGMA_MAX, lo_open=False)
+    return check_real(f"{_NAME}: sigma", value, SIGMA_MIN, SIGMA_MAX, lo_open=False)
 
 
 def _check_label_gain(value: Any) -> NDArray[np.float64] | None:

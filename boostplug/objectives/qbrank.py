@@ -107,7 +107,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_scores
 from ..pairs import check_pairs
 from . import _qbrank_kernels as K
-from ._base import PARALLEL_MIN_DOCS, PreparedObjective, check_params, check_real, kernel_for, show
+from .._validation import check_real
+from ._base import PARALLEL_MIN_DOCS, PreparedObjective, check_params, kernel_for, show
 
 __all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "prepare", "loss", "grad_hess", "line_search"]
 
@@ -138,11 +139,11 @@ TAU_MAX = 1e150
 
 
 def _check_positive(name: str, value: Any) -> float:
-    return check_real(_NAME, name, value, 0.0, TAU_MAX)
+    return check_real(f"{_NAME}: {name}", value, 0.0, TAU_MAX)
 
 
 def _check_w(value: Any) -> float:
-    return check_real(_NAME, "w", value, 0.0, 1.0, lo_open=False)
+    return check_real(f"{_NAME}: w", value, 0.0, 1.0, lo_open=False)
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:

@@ -626,3 +626,79 @@ def test_results_json_records_provenance_and_per_query_names_qids(tmp_path: Path
                                         for line in (root / "S1.txt").read_text().splitlines())]
     assert [int(r["qid"]) for r in rows] == s1 and {r["fold"] for r in rows} == {"2"}
     assert [int(r["position"]) for r in rows] == list(range(len(s1)))
+
+
+def test_resume_trains_only_what_an_interrupted_run_left_and_equals_an_uninterrupted_run(
+        letor_file: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    from boostplug.compare import runner
+
+    real = runner.run_method
+    trained: list[tuple[str, int]] = []
+
+    def stop_in_fold_2(name, *a, **k):
+        if name == "rb-c" and k["fold"] == 1 and not trained:
+            raise KeyboardInterrupt
+        return real(name, *a, **k)
+
+    argv = ["compare", "--data", str(letor_file), "--kfold", "3", "--methods", "regression,rb-c", *FAST]
+    monkeypatch.setattr(runner, "run_method", stop_in_fold_2)
+    out = tmp_path / "r"
+    assert main([*argv, "--folds", "1,2", "--out", str(out)]) == 130
+
+    def counting(name, *a, **k):
+        trained.append((name, k["fold"]))
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(runner, "run_method", counting)
+    assert main([*argv, "--out", str(out), "--resume"]) == 0
+    assert "resuming" in capsys.readouterr().err
+    # fold 2 of rb-c and all of fold 3; nothing that had finished
+    assert sorted(trained) == [("rb-c", 1), ("rb-c", 2), ("regression", 2)]
+    resumed = json.loads((out / "results.json").read_text())
+    assert resumed["interrupted"] is False and resumed["compared_folds"] == [1, 2, 3]
+    assert len(resumed["provenance"]["earlier_runs"]) == 1
+    assert "--resume" not in resumed["provenance"]["earlier_runs"][0]["argv"]
+
+    full = tmp_path / "full"
+    assert main([*argv, "--out", str(full)]) == 0
+    whole = json.loads((full / "results.json").read_text())
+    key = lambda r: (r["fold"], r["method"])  # noqa: E731
+    for a, b in zip(sorted(resumed["results"], key=key), sorted(whole["results"], key=key)):
+        assert (a["method"], a["fold"], a["best_round"]) == (b["method"], b["fold"], b["best_round"])
+        assert a["test"] == pytest.approx(b["test"], rel=1e-12)
+    assert resumed["summary"]["rb-c"]["ndcg@10"] == pytest.approx(whole["summary"]["rb-c"]["ndcg@10"])
+
+
+@pytest.mark.parametrize("change, says", [
+    (["--rounds", "4"], "rounds was 3 in the earlier run, now 4"),
+    (["--methods", "regression"], "same methods"),
+    (["--protocol", "letor"], "same --protocol"),
+    (["--seed", "1"], "seed was 0"),
+    (["--param", "num_leaves=7"], "tree_params was"),
+])
+def test_resume_refuses_settings_that_change_results(letor_file: Path, tmp_path: Path, capsys, change: list[str],
+                                                     says: str) -> None:
+    out = tmp_path / "r"
+    argv = ["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1", "--methods", "regression,rb-c",
+            "--out", str(out), *FAST]
+    assert main(argv) == 0
+    before = (out / "results.json").read_bytes()
+    capsys.readouterr()
+    assert main([*argv, "--resume", *change]) == 2
+    assert says in capsys.readouterr().err
+    assert (out / "results.json").read_bytes() == before
+
+
+def test_resume_refuses_changed_data_and_needs_a_run_to_resume(letor_file: Path, tmp_path: Path, capsys) -> None:
+    assert main(["compare", "--resume", "--methods", "regression", *FAST]) == 2
+    assert "--resume needs --out" in capsys.readouterr().err
+    out = tmp_path / "r"
+    argv = ["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1", "--methods", "regression",
+            "--out", str(out), *FAST]
+    assert main([*argv, "--resume"]) == 2
+    assert "nothing to resume" in capsys.readouterr().err
+    assert main(argv) == 0
+    write_letor(letor_file, _data(15, seed=1))
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 2
+    assert "the data differ" in capsys.readouterr().err

@@ -94,6 +94,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "summary.csv, results.json, curves.png, metrics.png)")
     p.add_argument("--overwrite", action="store_true",
                    help="with --out: replace the results of an earlier run in that folder (refused without it)")
+    p.add_argument("--resume", action="store_true",
+                   help="with --out: finish an interrupted run in that folder; trains only the (method, fold) runs "
+                        "its results.json lacks (failed ones again) and reports all of them; the settings that "
+                        "decide results must be the same (--jobs, --threads and --folds may differ)")
     p.add_argument("--no-plots", action="store_true", help="with --out: no PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     _defer_defaults(p)
@@ -355,6 +359,8 @@ def run_compare(args: argparse.Namespace) -> int:
     baseline = args.baseline or ("lambdarank" if "lambdarank" in methods else methods[0])
     if baseline not in methods:
         raise _usage(f"--baseline {baseline!r} is not among the methods that run ({', '.join(methods)})")
+    if args.resume and args.out is None:
+        raise _usage("--resume needs --out: the folder of the run to finish")
     if args.out is not None and not args.no_plots:
         try:
             from ..compare.plots import require_matplotlib
@@ -363,7 +369,7 @@ def run_compare(args: argparse.Namespace) -> int:
         except ImportError as e:
             raise _usage(str(e)) from None
     with interrupt_signals() as received:
-        out = prepare_out(args.out, overwrite=args.overwrite) if args.out is not None else None
+        out = prepare_out(args.out, overwrite=args.overwrite or args.resume) if args.out is not None else None
         try:
             return _compare(args, methods, tree_params, baseline, out, received)
         finally:
@@ -382,13 +388,28 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
     from ..compare.data import data_files, file_digests
 
     args.data_sha256 = file_digests(data_files(args.data))  # what was read, before any training
+    conventions = parse_conventions(args)
+    done: list[Result] = []
+    if args.resume:
+        from ..compare.resume import ResumeError, check_same, earlier_provenance, load_earlier
+
+        try:
+            earlier = load_earlier(args.out)
+            check_same(earlier, settings=_settings(vars(args) | {"tree_params": {**TREE_PARAMS, **tree_params}}),
+                       methods=methods, conventions=conventions, data_sha256=args.data_sha256)
+        except ResumeError as e:
+            raise _usage(str(e)) from None
+        done = earlier["runs"]
+        args.earlier_runs = earlier_provenance(earlier)
+        print(f"boostplug compare: resuming {args.out}: {len(done)} run(s) finished earlier are kept",
+              file=sys.stderr)
     tuned = f", {args.tune} trial(s) per method and fold" if args.tune else ""
     print(f"boostplug compare: {len(methods)} method(s) x {len(folds)} fold(s) of {args.data}, up to "
           f"{args.rounds} rounds, round chosen on validation {args.early_stopping_metric}{tuned}, jobs {args.jobs}",
           file=sys.stderr)
     results = run(methods, folds, rounds=args.rounds, metric=args.early_stopping_metric, tree_params=tree_params,
-                  seed=args.seed, jobs=args.jobs, threads=args.threads, conventions=parse_conventions(args),
-                  tune=args.tune,
+                  seed=args.seed, jobs=args.jobs, threads=args.threads, conventions=conventions,
+                  tune=args.tune, done=done,
                   progress=not args.no_progress and sys.stderr.isatty(),
                   log=not args.no_progress and not sys.stderr.isatty())
     failed = 1 if results.failures else 0
@@ -616,6 +637,7 @@ def _provenance(settings: dict[str, Any]) -> dict[str, Any]:
         "versions": versions,
         "seeds": {"splits_and_training": settings.get("seed"), "bootstrap": BOOTSTRAP_SEED},
         "data_sha256": settings.get("data_sha256", {}),
+        **({"earlier_runs": settings["earlier_runs"]} if settings.get("earlier_runs") else {}),
     }
 
 

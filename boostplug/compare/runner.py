@@ -272,7 +272,7 @@ class Results(list):
 def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: int, metric: str = "ndcg@10",
         tree_params: dict[str, Any] | None = None, seed: int = 0, jobs: int = 1, threads: int | None = None,
         progress: bool = False, log: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
-        conventions: Conventions | None = None) -> Results:
+        conventions: Conventions | None = None, done: Sequence[Result] = ()) -> Results:
     """Every method on every ``(fold_index, (train, vali, test))``, every metric under
     ``conventions`` (:mod:`.conventions`; default the library's).
 
@@ -282,6 +282,8 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     of the runs that finished; a run that raises is recorded in ``failures`` and the others go on.
     Results come back ordered by fold, then method. ``tune > 0``: each (method, fold) first searches
     the method's parameters with that many trials (:mod:`.tuning`; a worker runs its own study).
+    ``done``: runs finished earlier (:mod:`.resume`); their (method, fold) pairs are not trained
+    again and they come back with the new ones.
     """
     for name in methods:
         get_method(name)  # fail on a bad name, setting or tree parameter before any training
@@ -299,7 +301,8 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     n_threads = threads if threads is not None else threads_per_job(jobs)
     kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads,
               "tune": int(tune), "conventions": conv}
-    tasks = [(name, i, fold) for i, fold in folds for name in methods]
+    finished = {(r.method, r.fold) for r in done}
+    tasks = [(name, i, fold) for i, fold in folds for name in methods if (name, i) not in finished]
     results: list[Result] = []
     failures: list[Failure] = []
     interrupted = False
@@ -329,6 +332,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         interrupted = True
         stream.write(f"\ninterrupted: reporting the {len(results)} finished run(s)\n")
     order = {n: k for k, n in enumerate(methods)}
+    results += [r for r in done if r.method in order]
     return Results(sorted(results, key=lambda r: (r.fold, order[r.method])), interrupted=interrupted,
                    failures=sorted(failures, key=lambda f: (f.fold, order[f.method])), methods=methods,
                    conventions=conv)

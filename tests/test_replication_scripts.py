@@ -328,16 +328,22 @@ def test_ohsumed_folds_are_letor3s_partition_and_ndcg_uses_its_discount(tmp_path
     assert [[_parts_of(d) for d in f] for f in folds] == [
         [[2, 3, 4], [5], [1]], [[3, 4, 5], [1], [2]], [[4, 5, 1], [2], [3]], [[5, 1, 2], [3], [4]],
         [[1, 2, 3], [4], [5]]]
-    assert C.DISCOUNT == "letor"
+    assert C.DISCOUNT == "letor" and C.TIES == "order"  # LETOR 3.0's script keeps tied documents in file order
     test = folds[0][2]
-    s = np.array([0.1, 0.9, 0.5, 0.3] * 2)
-    assert C.score("ndcg@3", s, test) == pytest.approx(
-        metrics.ndcg(s, test.y, test.group_ptr, 3, discount="letor", empty=0.0, ties="average"))
-    assert C.score("ndcg@3", s, test) != pytest.approx(
-        metrics.ndcg(s, test.y, test.group_ptr, 3, empty=0.0, ties="average"))
+    s = np.round(np.linspace(0.0, 1.0, test.n_docs) * 2) / 2  # few distinct scores: ties in every query
+    letor = metrics.ndcg(s, test.y, test.group_ptr, 10, discount="letor", empty=0.0, ties="order")
+    assert C.score("ndcg@10", s, test) == pytest.approx(letor)
+    assert letor != pytest.approx(metrics.ndcg(s, test.y, test.group_ptr, 10, discount="letor", empty=0.0,
+                                               ties="average"))
+    assert C.score("ndcg@10", s, test) != pytest.approx(
+        metrics.ndcg(s, test.y, test.group_ptr, 10, empty=0.0, ties="order"))
+    C.load_folds(C.parser(None).parse_args(["--data", str(tmp_path / "OHSUMED"), "--ties", "average"]))
+    assert C.TIES == "average" and C.score("ndcg@10", s, test) == pytest.approx(
+        metrics.ndcg(s, test.y, test.group_ptr, 10, discount="letor", empty=0.0, ties="average"))
     _write_parts(tmp_path / "MQ")
     _, folds, _ = C.load_folds(C.parser(None).parse_args(["--data", str(tmp_path / "MQ")]))
     assert [_parts_of(d) for d in folds[0]] == [[1, 2, 3], [4], [5]] and C.DISCOUNT == "log2"
+    assert C.TIES == "average"
     assert C.parser(None).parse_args(["--data", "ohsumed"]).data == C.OHSUMED_DATA
 
 

@@ -12,12 +12,15 @@ parts), ``--folds`` and ``--out`` (a folder for the JSON/PNG outputs).
 The scripts import the boostplug of this checkout (the repository root goes first on
 ``sys.path``), not an installed copy.
 
-Metric conventions (those of ``benchmarks/booster_table.py`` and ``docs/boosters.md``, i.e.
-the LETOR evaluation script's): a query without a relevant document scores 0 (``empty=0.0``),
-gain ``2^r - 1``, discount ``1/log2(rank + 1)``, tied scores averaged over their orders
-(``ties="average"``), MAP with labels >= 1 relevant. On LETOR 3.0 data (OHSUMED) the discount is
-LETOR 3.0's (``discount="letor"``: ranks 1 and 2 undiscounted, then ``1/log2(rank)``), as its
-evaluation script and the MPBoost paper compute NDCG; :func:`load_folds` sets it (:data:`DISCOUNT`).
+Metric conventions (those of ``benchmarks/booster_table.py`` and ``docs/boosters.md``): a query
+without a relevant document scores 0 (``empty=0.0``, as the LETOR evaluation script), gain
+``2^r - 1``, discount ``1/log2(rank + 1)``, MAP with labels >= 1 relevant, and tied scores
+averaged over their orders (``ties="average"``: a value that does not depend on the file's order).
+On LETOR 3.0 data (OHSUMED) :func:`load_folds` switches to LETOR 3.0's evaluation script in full:
+its discount (``discount="letor"``: ranks 1 and 2 undiscounted, then ``1/log2(rank)``, as the
+MPBoost paper computes NDCG too) and its tie order (``ties="order"``: the script lists a query's
+documents by their line in the file, then sorts them by score with Perl's stable merge sort, so
+tied documents keep the file's order). ``--ties`` overrides the tie convention.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ OHSUMED = "ohsumed"
 OHSUMED_DATA = REPO_ROOT.parent / "shared" / "data" / "OHSUMED"
 #: the NDCG discount of :func:`score`; :func:`load_folds` sets "letor" for LETOR 3.0 data
 DISCOUNT = "log2"
+#: the tie convention of :func:`score`; :func:`load_folds` sets it from ``--ties`` or the data
+TIES = "average"
 #: ``--data example``: the embedded LightGBM example, split as ``boostplug compare`` splits it.
 EXAMPLE = "example"
 EXAMPLE_WHAT = ("the embedded LightGBM example (boostplug compare's default data: train/test as shipped, "
@@ -62,6 +67,9 @@ def parser(description: str | None) -> argparse.ArgumentParser:
     ap.add_argument("--tiny", action="store_true", help="small synthetic data instead of --data (for tests)")
     ap.add_argument("--folds", type=int, nargs="+", default=None, help="1-based folds to run (default: all)")
     ap.add_argument("--out", type=Path, default=None, help="folder for the JSON (and PNG) outputs")
+    ap.add_argument("--ties", choices=("average", "order"), default=None,
+                    help="tied scores in every metric: average (over their orders) or order (the file's order, as "
+                         "LETOR 3.0's evaluation script); default: order on OHSUMED, average elsewhere")
     return ap
 
 
@@ -112,8 +120,9 @@ def _load_letor_folds(root: Path, layout: str) -> list[Fold]:
 
 def load_folds(args: argparse.Namespace) -> tuple[list[int], list[Fold], str]:
     """``(fold numbers, folds, description)`` selected by ``--tiny``/``--data``/``--folds``."""
-    global DISCOUNT
+    global DISCOUNT, TIES
     DISCOUNT = "log2"
+    letor3 = False
     if args.tiny:
         folds, what = tiny_folds(), "tiny synthetic data (make_ranking, 30 queries, 3 grades)"
     elif is_example(args):
@@ -125,9 +134,10 @@ def load_folds(args: argparse.Namespace) -> tuple[list[int], list[Fold], str]:
             folds = _load_letor_folds(args.data, "letor3")
             what = (f"{Path(args.data).name} (LETOR 3.0 folds: Fold1 trains on S2-S4, validates on S5, tests on S1; "
                     "NDCG discount 'letor')")
-            DISCOUNT = "letor"
+            DISCOUNT, letor3 = "letor", True
         else:
             folds, what = _load_letor_folds(args.data, "rotate"), str(args.data)
+    TIES = getattr(args, "ties", None) or ("order" if letor3 else "average")
     numbers = args.folds or list(range(1, len(folds) + 1))
     bad = [f for f in numbers if not 1 <= f <= len(folds)]
     if bad:
@@ -146,12 +156,12 @@ def score(name: str, scores: NDArray[np.float64], d: RankingData, *, per_query: 
     """``ndcg@k``, ``map`` or ``dcg@k`` with the conventions of the module docstring."""
     base, k = metrics.parse_name(name)
     if base == "ndcg":
-        return metrics.ndcg(scores, d.y, d.group_ptr, k, discount=DISCOUNT, empty=0.0, ties="average",
+        return metrics.ndcg(scores, d.y, d.group_ptr, k, discount=DISCOUNT, empty=0.0, ties=TIES,
                             per_query=per_query)
     if base == "dcg":
-        return metrics.dcg(scores, d.y, d.group_ptr, k, discount=DISCOUNT, ties="average", per_query=per_query)
+        return metrics.dcg(scores, d.y, d.group_ptr, k, discount=DISCOUNT, ties=TIES, per_query=per_query)
     if base == "map":
-        return metrics.average_precision(scores, d.y, d.group_ptr, k, empty=0.0, ties="average",
+        return metrics.average_precision(scores, d.y, d.group_ptr, k, empty=0.0, ties=TIES,
                                          per_query=per_query)
     raise ValueError(f"score: unsupported metric {name!r} (ndcg@k, dcg@k or map)")
 

@@ -6,7 +6,8 @@ Three of the five papers report on OHSUMED: MPBoost (Figure 3), NDCG_Boost (Figu
 LETOR 3.0's five folds (``--data ohsumed``: Fold1 trains on S2-S4, validates on S5, tests on S1)
 and with the LETOR evaluation conventions (``_common.score``: NDCG discount "letor", i.e. ranks 1
 and 2 undiscounted then ``1/log2(rank)``; a query without a relevant document scores 0; MAP with
-labels >= 1 relevant; tied scores averaged over their orders):
+labels >= 1 relevant; tied scores in the file's order, as the LETOR 3.0 script keeps them;
+``--ties average`` averages them over their orders instead):
 
 * the LETOR baselines' protocol, the round chosen on validation MAP: RankBoost Rb-c with RankLib's
   thresholds (``thresholds="ranklib"``, RankLib's RankBoost), Rb-d and RankBoost+ (255 sampled
@@ -260,7 +261,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(f"Fold{f} {label:28s} round {row['round']:4d} {row['param']:12s} test NDCG@10 {row['ndcg@10']:.4f} "
                   f"MAP {row['map']:.4f}", flush=True)
     payload = {"data": what, "folds": numbers, "rounds": rounds, "discount": C.DISCOUNT,
-               "conventions": "NDCG gain 2^r-1, discount " + C.DISCOUNT + ", all-0 queries 0, ties averaged, "
+               "conventions": "NDCG gain 2^r-1, discount " + C.DISCOUNT + ", all-0 queries 0, ties " + C.TIES + ", "
                               "MAP with labels >= 1 relevant",
                "letor_baselines": LETOR_BASELINES, "seconds": time.perf_counter() - t0, "results": results,
                "claims": claim_tests(results)}

@@ -71,7 +71,7 @@ def summarize(results: dict[str, list[dict[str, Any]]], numbers: list[int], base
     moved = [f"{lb} Fold{f}: {r['round']} (report's convention: {r['round_report_convention']})"
              for lb, rows in results.items() for f, r in zip(numbers, rows)
              if r.get("round_report_convention", r["round"]) != r["round"]]
-    print("\n-- rounds the report's convention (empty queries 0, ties averaged) would have chosen instead: "
+    print(f"\n-- rounds the report's convention (empty queries 0, ties {C.TIES}) would have chosen instead: "
           + ("; ".join(moved) if moved else "none, every fold the same"))
     print("\n-- test ndcg@10 per fold")
     print(C.fold_table({lb: [r["ndcg@10"] for r in rows] for lb, rows in results.items()}, numbers, 18))

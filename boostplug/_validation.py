@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import math
 from numbers import Real
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .groups import check_group_ptr, group_ptr_from_qid
 
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
 __all__ = ["check_ranking_inputs", "check_scores", "check_labels", "check_k", "check_weights",
-           "check_flag", "resolve_group_ptr", "plain", "INT64_MAX"]
+           "check_flag", "FlagError", "check_choice", "check_features", "first_infinite",
+           "resolve_group_ptr", "plain", "INT64_MAX"]
 
 #: The largest cut-off the kernels can take (they index with int64).
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -64,12 +69,76 @@ def check_finite(values: ArrayLike, name: str, noun: str = "") -> NDArray[np.flo
     return v
 
 
+class FlagError(TypeError, ValueError):
+    """A yes/no option that is not a bool. Both a ``TypeError`` (the metrics' contract for a
+    wrong kind of argument) and a ``ValueError`` (scikit-learn's for a bad estimator parameter)."""
+
+
 def check_flag(value: object, name: str) -> bool:
-    """A yes/no option: ``True``/``False`` (or a numpy bool); ``TypeError`` naming anything else
-    (``per_query="yes"`` would otherwise be truthy)."""
+    """A yes/no option: ``True``/``False`` (or a numpy bool); :class:`FlagError` naming anything
+    else (``per_query="yes"`` would otherwise be truthy)."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise TypeError(f"{name} must be True or False; got {plain(value)!r}")
+    raise FlagError(f"{name} must be True or False; got {show(value)}")
+
+
+def check_choice(name: str, value: object, choices: Sequence[str]) -> str:
+    """``value`` if it is one of the string ``choices``, else a ``ValueError`` naming it."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {show(value)}")
+    return value
+
+
+def first_infinite(X: object) -> tuple[int, int, float] | None:
+    """``(row, column, value)`` of the first infinite entry of a 2-d array or the first stored
+    one of a scipy CSR matrix (row-major order), or ``None``."""
+    if hasattr(X, "indptr"):
+        k = np.flatnonzero(np.isinf(X.data))
+        if not k.size:
+            return None
+        row = int(np.searchsorted(X.indptr, k[0], side="right")) - 1
+        return row, int(X.indices[k[0]]), float(X.data[k[0]])
+    cells = np.argwhere(np.isinf(X))
+    if not cells.size:
+        return None
+    r, c = (int(v) for v in cells[0])
+    return r, c, float(X[r, c])
+
+
+def check_features(X: object, name: str = "X", *, dense: bool, allow_inf: bool,
+                   allow_empty: bool) -> NDArray[np.float64] | sp.csr_matrix:
+    """A feature matrix ``(n_docs, n_features)`` of float64; NaN (a missing value) is kept.
+
+    The rules that differ between callers are parameters:
+
+    * ``dense``: ``True`` gives a C-contiguous array (sparse input densified), as the
+      boosters index columns; ``False`` keeps scipy-sparse input as CSR and dense input in
+      its memory order (a data container should not copy what it only holds);
+    * ``allow_inf``: ``False`` refuses infinite values, naming the first cell;
+    * ``allow_empty``: ``False`` refuses a matrix without columns (a ranker needs one).
+
+    Errors name ``name``: ``ValueError`` for a shape or value, ``TypeError`` for a dtype.
+    """
+    import scipy.sparse as sp  # only where a matrix is checked: the metrics need no scipy
+
+    if sp.issparse(X) and not dense:
+        out: NDArray[np.float64] | sp.csr_matrix = sp.csr_matrix(X, dtype=np.float64)
+    else:
+        out = np.asarray(X.toarray() if hasattr(X, "toarray") else X)
+    if out.ndim != 2:
+        raise ValueError(f"{name} must be two-dimensional (n_docs, n_features), got shape {out.shape}")
+    if out.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric, got dtype {out.dtype}")
+    if not allow_empty and out.shape[1] == 0:
+        raise ValueError(f"{name} has no features (shape {out.shape}): a ranker needs at least one feature column")
+    if not sp.issparse(out):
+        out = np.ascontiguousarray(out, dtype=np.float64) if dense else np.asarray(out, dtype=np.float64)
+    if not allow_inf:
+        cell = first_infinite(out)
+        if cell is not None:
+            r, c, v = cell
+            raise ValueError(f"{name} must not hold infinite values; {name}[{r}, {c}] = {v}")
+    return out
 
 
 def _as_float_1d(values: ArrayLike, name: str) -> NDArray[np.float64]:

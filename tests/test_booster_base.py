@@ -527,3 +527,43 @@ def test_x_without_features_is_refused(name: str) -> None:
         BOOSTERS[name]().fit(X[:, :0], y, qid=qid)
     with pytest.raises(ValueError, match="no features"):
         BOOSTERS[name]().fit(X, y, qid=qid, eval_set=[(X[:, :0], y, qid)])
+
+
+# ---- input validation shared with the rest of the package (boostplug/_validation.py) ------------
+@pytest.mark.parametrize("cls, param", [(RankBoost, "efficient"), (AdaRank, "enqueue")])
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_a_non_bool_flag_is_both_a_type_and_a_value_error(cls, param: str, value) -> None:
+    from boostplug._validation import FlagError
+
+    X, y, qid = data(1)
+    with pytest.raises(FlagError, match=f"{param} must be True or False; got {value!r}") as info:
+        cls(**{param: value}).fit(X, y, qid=qid)
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+def test_check_bool_is_a_deprecated_alias_of_check_flag() -> None:
+    from boostplug.boosters._base import check_bool
+
+    with pytest.warns(DeprecationWarning, match="check_flag"):
+        assert check_bool("efficient", np.bool_(True)) is True
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="efficient must be True or False"):
+        check_bool("efficient", "no")
+
+
+@pytest.mark.parametrize("name", ["rb-c", "adarank"])
+def test_infinite_x_is_refused_naming_the_cell_and_sparse_x_is_densified(name: str) -> None:
+    import scipy.sparse as sp
+
+    X, y, qid = data(4, nan_prob=0.0)
+    bad = X.copy()
+    bad[3, 2] = -np.inf
+    with pytest.raises(ValueError, match=r"X must not hold infinite values; X\[3, 2\] = -inf"):
+        BOOSTERS[name]().fit(bad, y, qid=qid)
+    model = BOOSTERS[name]().fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match=r"X must not hold infinite values; X\[3, 2\] = -inf"):
+        model.predict(bad)
+    sparse = BOOSTERS[name]().fit(sp.csr_matrix(X), y, qid=qid)
+    assert sparse.rankers_ == model.rankers_ and sparse.weights_ == model.weights_
+    assert np.array_equal(sparse.predict(sp.csr_matrix(X)), model.predict(X))
+    with pytest.raises(TypeError, match="X must be numeric, got dtype <U1"):
+        model.predict(np.full((2, 4), "a"))

@@ -82,6 +82,19 @@ def test_rankingdata_validates_shapes():
         RankingData(np.array([["a"]]), np.zeros(1), group_ptr=[0, 1])
 
 
+def test_rankingdata_holds_what_the_boosters_refuse():
+    """The container keeps inf, NaN and zero columns, CSR as CSR and a dense X in its memory
+    order; the boosters' stricter rules are theirs (same validator, other parameters)."""
+    X = np.asfortranarray([[np.inf, np.nan], [1.0, -np.inf], [0.0, 2.0]])
+    d = RankingData(X, np.zeros(3), group_ptr=[0, 3])
+    assert np.shares_memory(d.X, X) and np.array_equal(d.X, X, equal_nan=True)
+    assert RankingData(np.zeros((3, 0)), np.zeros(3), group_ptr=[0, 3]).n_features == 0
+    s = RankingData(sp.csc_matrix(np.nan_to_num(X, posinf=5.0, neginf=-5.0)), np.zeros(3), group_ptr=[0, 3])
+    assert sp.isspmatrix_csr(s.X) and s.X.dtype == np.float64 and s.X[1, 1] == -5.0
+    with pytest.raises(ValueError, match=r"X must be two-dimensional \(n_docs, n_features\), got shape \(2, 2, 1\)"):
+        RankingData(np.zeros((2, 2, 1)), np.zeros(2), group_ptr=[0, 2])
+
+
 def test_subset_and_concat(rng):
     d = _random_data(rng, n_queries=6)
     sub = d.subset([4, 1])
@@ -219,7 +232,7 @@ def test_write_refuses_what_cannot_be_read_back(tmp_path):
     for comment in ("  lead", "trail  ", " "):
         with pytest.raises(ValueError, match="leading or trailing whitespace"):
             write_letor(tmp_path / "x.txt", RankingData(np.ones((1, 1)), [1], group_ptr=[0, 1], comments=[comment]))
-    with pytest.raises(ValueError, match="label of row 1 is nan"):
+    with pytest.raises(ValueError, match="LETOR labels must be finite; row 1 has label nan"):
         write_letor(tmp_path / "x.txt", RankingData(np.ones((2, 1)), [1, np.nan], group_ptr=[0, 2]))
     with pytest.raises(TypeError, match="qid must be integers"):
         write_letor(tmp_path / "x.txt", RankingData(np.ones((1, 1)), [1], qid=np.array(["q"])))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -33,7 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from .._validation import check_labels
+from .._validation import check_choice, check_features, check_flag, check_labels
 from ..groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes
 from ..pairs import PAIR_BYTES, check_pair_memory, check_pairs, critical_pairs
 from ._model_file import FORMAT, FORMAT_VERSION, load, model_dict, save_model
@@ -93,34 +94,18 @@ class Round:
     record: dict[str, Any] = field(default_factory=dict)
 
 
-def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    """``value`` if it is one of the string ``choices``, else a ValueError naming it."""
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-    return value
-
-
 def check_bool(name: str, value: Any) -> bool:
-    """``value`` if it is a bool, else a ValueError naming it."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
+    """Deprecated: :func:`boostplug._validation.check_flag` (``value`` first; raises a
+    :class:`~boostplug._validation.FlagError`, a ``ValueError`` as this did)."""
+    warnings.warn("boostplug.boosters._base.check_bool is deprecated; use boostplug._validation.check_flag(value, name)",
+                  DeprecationWarning, stacklevel=2)
+    return check_flag(value, name)
 
 
 def _check_X(X: ArrayLike, n_features: int | None = None) -> NDArray[np.float64]:
-    if hasattr(X, "toarray"):
-        X = X.toarray()
-    arr = np.asarray(X)
-    if arr.ndim != 2:
-        raise ValueError(f"X must be two-dimensional (n_docs, n_features), got shape {arr.shape}")
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"X must be numeric, got dtype {arr.dtype}")
-    if arr.shape[1] == 0:
-        raise ValueError(f"X has no features (shape {arr.shape}): a ranker needs at least one feature column")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if np.isinf(arr).any():
-        r, c = np.argwhere(np.isinf(arr))[0]
-        raise ValueError(f"X must not hold infinite values; X[{r}, {c}] = {arr[r, c]}")
+    """``X`` as the boosters take it: dense, NaN = missing, no infinite value, a column at least;
+    ``n_features``: the count the model was fitted with."""
+    arr = check_features(X, dense=True, allow_inf=False, allow_empty=False)
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(f"X has {arr.shape[1]} features but the model was fitted with {n_features}")
     return arr

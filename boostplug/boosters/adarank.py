@@ -101,7 +101,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import metrics
-from ._base import FitData, RankingBooster, Round, check_bool
+from .._validation import check_flag
+from ._base import FitData, RankingBooster, Round
 
 __all__ = ["AdaRank", "resolve_measure"]
 
@@ -312,7 +313,7 @@ class AdaRank(RankingBooster):
         if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating))
                                 or not math.isfinite(float(tol))):
             raise ValueError(f"tolerance must be a finite number or None, got {tol!r}")
-        check_bool("enqueue", self.enqueue)
+        check_flag(self.enqueue, "enqueue")
         mc = self.max_consecutive
         if mc is not None and (isinstance(mc, bool) or not isinstance(mc, (int, np.integer)) or mc < 1):
             raise ValueError(f"max_consecutive must be an integer >= 1 or None, got {mc!r}")

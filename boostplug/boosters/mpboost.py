@@ -77,7 +77,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..objectives.ddf import check_ddf, ddf_values
-from ._base import FitData, RankingBooster, Round, check_choice
+from .._validation import check_choice
+from ._base import FitData, RankingBooster, Round
 from ._stump_sums import pair_fit_sums
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 

@@ -75,7 +75,8 @@ import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._base import FitData, RankingBooster, Round, check_choice
+from .._validation import check_choice
+from ._base import FitData, RankingBooster, Round
 from ._stump_sums import doc_sums_above
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 

@@ -104,7 +104,8 @@ from numpy.typing import NDArray
 from scipy.linalg import solve_triangular
 from scipy.special import expit, logsumexp
 
-from ._base import FitData, RankingBooster, Round, check_bool, check_choice
+from .._validation import check_choice, check_flag
+from ._base import FitData, RankingBooster, Round
 from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, select_independent,
                                  stump_outcomes)
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
@@ -201,7 +202,7 @@ class RankBoost(RankingBooster):
     def _check_params(self) -> None:
         check_choice("variant", self.variant, VARIANTS)
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
-        check_bool("efficient", self.efficient)
+        check_flag(self.efficient, "efficient")
         if self.complements is not None and not isinstance(self.complements, (bool, np.bool_)):
             raise ValueError(f"complements must be True, False or None (True unless thresholds='ranklib'), "
                              f"got {self.complements!r}")

@@ -7,23 +7,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import check_features
 from ..groups import check_group_ptr, group_ptr_from_qid, qid_from_group_ptr, sizes_from_group_ptr
 
 __all__ = ["RankingData", "concat"]
-
-
-def _check_X(X: object) -> NDArray[np.float64] | sp.csr_matrix:
-    if sp.issparse(X):
-        Xs = sp.csr_matrix(X, dtype=np.float64)
-        if Xs.ndim != 2:
-            raise ValueError(f"X must be two-dimensional, got shape {Xs.shape}")
-        return Xs
-    Xd = np.asarray(X)
-    if Xd.dtype.kind not in "biuf":
-        raise TypeError(f"X must be numeric, got dtype {Xd.dtype}")
-    if Xd.ndim != 2:
-        raise ValueError(f"X must be two-dimensional (n_docs, n_features), got shape {Xd.shape}")
-    return np.asarray(Xd, dtype=np.float64)
 
 
 def _check_y(y: ArrayLike, n: int) -> NDArray[np.float64]:
@@ -65,7 +52,8 @@ class RankingData:
     comments: list[str] | None = None
 
     def __post_init__(self) -> None:
-        self.X = _check_X(self.X)
+        # NaN, inf and zero columns are data here; the boosters refuse what they cannot fit
+        self.X = check_features(self.X, dense=False, allow_inf=True, allow_empty=True)
         n = self.X.shape[0]
         self.y = _check_y(self.y, n)
         if self.group_ptr is None and self.qid is None:

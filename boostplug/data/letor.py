@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 from sklearn.datasets import load_svmlight_file
 
 from .._atomic import atomic_write, write_text
+from .._validation import check_finite, first_infinite
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
 from .dataset import RankingData
 
@@ -366,9 +367,9 @@ def _check_finite(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
     bad_y = np.flatnonzero(~np.isfinite(y))
     if bad_y.size:
         rows.append(int(bad_y[0]))
-    bad_x = np.flatnonzero(np.isinf(X.data))
-    if bad_x.size:
-        rows.append(int(np.searchsorted(X.indptr, bad_x[0], side="right")) - 1)
+    cell = first_infinite(X)
+    if cell is not None:
+        rows.append(cell[0])
     if not rows:
         return
     bad = _find_bad_line(path, None)  # the file's first problem, which may come before this row
@@ -590,13 +591,6 @@ def _check_comments(comments: list[str]) -> None:
                              f"strips: {c!r} (write {c.strip()!r})")
 
 
-def _check_finite_labels(y: NDArray[np.float64]) -> None:
-    bad = ~np.isfinite(y)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"label of row {i} is {float(y[i])!r}; a LETOR file needs finite labels")
-
-
 def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -606,11 +600,10 @@ def _encodable(text: str) -> bool:
 
 
 def _check_finite_values(X: sp.csr_matrix) -> None:
-    bad = np.flatnonzero(np.isinf(X.data))
-    if bad.size:
-        k = int(bad[0])
-        row = int(np.searchsorted(X.indptr, k, side="right")) - 1
-        raise ValueError(f"X[{row}, {int(X.indices[k])}] is {float(X.data[k])!r}; the reader refuses infinite "
+    cell = first_infinite(X)
+    if cell is not None:
+        row, col, v = cell
+        raise ValueError(f"X[{row}, {col}] is {v!r}; the reader refuses infinite "
                          "feature values (nan, a missing value, is kept)")
 
 
@@ -648,7 +641,7 @@ def write_letor(
     comments = data.comments if with_comments else None
     if comments is not None:
         _check_comments(comments)
-    _check_finite_labels(data.y)
+    check_finite(data.y, "LETOR labels", noun="label")
     X = sp.csr_matrix(data.X, dtype=np.float64, copy=True)
     # Canonical lines: indices sorted, duplicates summed (as toarray() reads them), no zeros.
     X.sum_duplicates()

@@ -1,5 +1,10 @@
 """Pairwise metrics: RankBoost's ranking losses R1/R2 (Connamacher et al. 2020, Eq. 3-4),
-the mis-ordering count, and QBRank's precision at K% (Zheng et al. 2007, Sec. 5)."""
+the mis-ordering count, and QBRank's precision at K% (Zheng et al. 2007, Sec. 5).
+
+Over the critical pairs (the default) ``rank_loss`` and ``misordered_pairs`` only need
+per-query counts of tied and reversed pairs, computed in O(n log n) without listing a pair
+(:mod:`._pair_counts`); explicit ``pairs=`` and ``pair_precision_at`` list pairs and keep
+the pair-memory guard."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from .._validation import check_flag, check_ranking_inputs, plain
 from ..pairs import PairMemoryError, _count_per_query, check_pair_memory, check_pairs, critical_pairs
 from . import _common as C
 from . import _kernels as K
+from ._pair_counts import critical_pair_counts
 
 __all__ = ["rank_loss", "misordered_pairs", "pair_precision_at", "PairMemoryError"]
 
@@ -20,6 +26,14 @@ _KINDS = ("r1", "r2")
 # Bytes per pair each function allocates: the (m, 2) int64 pair list plus its per-pair temporaries.
 _BYTES_PER_PAIR = {"rank_loss": 32, "rank_loss per_query": 56, "misordered_pairs": 25,
                    "pair_precision_at": 74}
+
+
+def _check_max_memory(max_memory: object) -> None:
+    """``max_memory`` is None or a number of bytes (the guard's rule), even where nothing is listed."""
+    if max_memory is None:
+        return
+    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, np.integer)) or max_memory < 0:
+        raise TypeError(f"max_memory must be an integer number of bytes >= 0, got {plain(max_memory)!r}")
 
 
 def _pairs_of(what: str, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None,
@@ -53,6 +67,15 @@ def _query_of_pairs(p: NDArray[np.int64], g: NDArray[np.int64]) -> NDArray[np.in
     return q0
 
 
+def _counted(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, qid: ArrayLike | None,
+             max_memory: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Per query: critical pairs, pairs tied in score, pairs the scores reverse (nothing listed)."""
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
+    _check_max_memory(max_memory)
+    counts = critical_pair_counts(s, y, g)
+    return counts[:, 0], counts[:, 1], counts[:, 2]
+
+
 def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, *,
               qid: ArrayLike | None = None, kind: str = "r2", pairs: ArrayLike | None = None,
               per_query: bool = False, max_memory: int | None = None) -> float | NDArray[np.float64]:
@@ -70,9 +93,12 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
         count half). The float result weights every pair equally across queries (it is
         not the mean of the per-query values). NaN when there is no pair.
 
-        The pairs are listed in memory (about 32 bytes each, 56 with ``per_query``): a call
-        that would need more than ``max_memory`` is refused with :class:`PairMemoryError`
-        (a ``ValueError`` and ``MemoryError``) before anything is allocated.
+        Over the critical pairs nothing is listed: each query's tied and reversed pairs are
+        counted in O(n log n) (one query of 100,000 documents with labels 0-4 has about
+        4e9 pairs). Explicit ``pairs`` are checked in memory (about 32 bytes each, 56 with
+        ``per_query``): a call that would need more than ``max_memory`` is refused with
+        :class:`PairMemoryError` (a ``ValueError`` and ``MemoryError``) before anything is
+        allocated.
 
     Args:
         scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
@@ -81,7 +107,8 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
             (then ``labels`` only serve validation and ``per_query``).
         per_query: per-query loss over that query's pairs (NaN for a query without pairs);
             explicit pairs must then lie within one query each.
-        max_memory: bytes the pair list may take; default :data:`boostplug.pairs.PAIR_MEMORY_LIMIT`.
+        max_memory: bytes the explicit pairs' arrays may take; default
+            :data:`boostplug.pairs.PAIR_MEMORY_LIMIT` (unused, but validated, without ``pairs``).
 
     Returns:
         The loss (float), or per-query losses, shape ``(n_queries,)``.
@@ -89,10 +116,19 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
     if not isinstance(kind, str) or kind.lower() not in _KINDS:
         raise ValueError(f"kind must be 'r1' or 'r2'; got {plain(kind)!r}")
     per_query = check_flag(per_query, "per_query")
+    r1 = kind.lower() == "r1"
+    if pairs is None:
+        critical, tied, reversed_ = _counted(scores, labels, group_ptr, qid, max_memory)
+        # Twice the loss, in whole numbers: a tie costs 1 of 2 under R2, 2 of 2 under R1.
+        errors2 = 2 * reversed_ + (2 if r1 else 1) * tied
+        if per_query:
+            return C.normalise(errors2.astype(np.float64), 2.0 * critical.astype(np.float64), math.nan)
+        m = int(critical.sum())
+        return int(errors2.sum()) / (2 * m) if m else math.nan
     what = "rank_loss per_query" if per_query else "rank_loss"
     s, p, g = _pairs_of(what, scores, labels, group_ptr, qid, pairs, max_memory)
     out = K.pair_outcomes(s, p)
-    if kind.lower() == "r1":
+    if r1:
         out = np.where(out > 0.0, 1.0, 0.0)
     if not per_query:
         return float(out.mean()) if out.size else math.nan
@@ -114,15 +150,18 @@ def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike 
 
     Definition:
         ``sum_i 1[h(x_i) < h(x'_i)]`` over the pairs (``x_i`` preferred); ties are not counted.
+        Over the critical pairs it is counted in O(n log n) per query, nothing listed.
 
     Args:
         scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
         pairs: explicit preference pairs (preferred row first); default: all critical pairs.
-        max_memory: as in :func:`rank_loss` (about 25 bytes per pair).
+        max_memory: as in :func:`rank_loss` (about 25 bytes per explicit pair).
 
     Returns:
         The count (int).
     """
+    if pairs is None:
+        return int(_counted(scores, labels, group_ptr, qid, max_memory)[2].sum())
     s, p, _ = _pairs_of("misordered_pairs", scores, labels, group_ptr, qid, pairs, max_memory)
     return int(np.count_nonzero(K.pair_outcomes(s, p) == 1.0))
 
@@ -144,6 +183,11 @@ def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
         ``|h(x) - h(y)|`` straddle the cut, each counts in proportion (the cut takes their
         average correctness), so the result does not depend on the order of the pairs.
         NaN when there is no pair.
+
+        Unlike :func:`rank_loss`, this lists the pairs (about 74 bytes each) and keeps the
+        :class:`PairMemoryError` guard: the top K% are pairs ranked by their score gap over
+        all queries together, not the top K% documents of each query, so which pairs are
+        kept depends on every pair's gap and no per-query count of documents gives it.
 
     Args:
         scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.

@@ -1,0 +1,139 @@
+"""Per-query counts of critical pairs by outcome, without listing the pairs.
+
+A critical pair ``(i, j)`` of a query has ``labels[i] > labels[j]``. For every query the
+kernel counts all of them, those whose scores tie, and those the scores reverse
+(``scores[i] < scores[j]``), in O(n log n): the rows sorted by score and by label (numpy
+sorts; the kernels themselves do not sort, so that no cached kernel here shares numba's
+generated sort functions with another module's cache), then a Fenwick tree over the query's
+label levels filled in descending score order. Inputs are already validated (float64
+contiguous arrays, valid ``group_ptr``); nothing here raises.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from . import _kernels as K
+
+__all__ = ["critical_pair_counts"]
+
+
+@nb.njit(cache=True)
+def _label_levels(labels: np.ndarray, by_label: np.ndarray, level: np.ndarray) -> tuple[int, int]:
+    """Fill ``level[r]`` (1 = the query's lowest label) for the query's rows ``by_label``
+    (ascending label); return (number of levels, critical pairs of the query)."""
+    n = by_label.shape[0]
+    n_levels = 0
+    below = 0  # documents with a strictly lower label than the current run
+    critical = 0
+    k = 0
+    while k < n:
+        run = 1
+        while k + run < n and labels[by_label[k + run]] == labels[by_label[k]]:
+            run += 1
+        n_levels += 1
+        for t in range(k, k + run):
+            level[by_label[t]] = n_levels
+        critical += run * below
+        below += run
+        k += run
+    return n_levels, critical
+
+
+@nb.njit(cache=True)
+def _count_below(tree: np.ndarray, level: int) -> int:
+    """Documents in the Fenwick tree with a level below ``level``."""
+    c = 0
+    i = level - 1
+    while i > 0:
+        c += tree[i]
+        i -= i & -i
+    return c
+
+
+@nb.njit(cache=True)
+def _add(tree: np.ndarray, level: int) -> None:
+    i = level
+    while i < tree.shape[0]:
+        tree[i] += 1
+        i += i & -i
+
+
+@nb.njit(cache=True)
+def _query_counts(scores: np.ndarray, labels: np.ndarray, by_score: np.ndarray, by_label: np.ndarray,
+                  level: np.ndarray) -> tuple[int, int, int]:
+    """(critical, tied, reversed) pairs of one query, whose rows are ``by_score`` (ascending
+    score) and ``by_label`` (ascending label)."""
+    n = by_score.shape[0]
+    if n < 2:
+        return 0, 0, 0
+    n_levels, critical = _label_levels(labels, by_label, level)
+    if critical == 0:
+        return 0, 0, 0
+    tree = np.zeros(n_levels + 1, dtype=np.int64)
+    tied = 0
+    reversed_ = 0
+    end = n  # groups of equal scores, from the highest score down
+    while end > 0:
+        start = end - 1
+        while start > 0 and scores[by_score[start - 1]] == scores[by_score[end - 1]]:
+            start -= 1
+        # Before the group is added the tree holds the strictly higher scores: a lower label
+        # there is a reversed pair; the lower labels the group itself adds are its tied pairs.
+        before = 0
+        for t in range(start, end):
+            before += _count_below(tree, level[by_score[t]])
+        for t in range(start, end):
+            _add(tree, level[by_score[t]])
+        after = 0
+        for t in range(start, end):
+            after += _count_below(tree, level[by_score[t]])
+        reversed_ += before
+        tied += after - before
+        end = start
+    return critical, tied, reversed_
+
+
+@nb.njit(cache=True)
+def _fill(q: int, scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray, by_score: np.ndarray,
+          by_label: np.ndarray, level: np.ndarray, out: np.ndarray) -> None:
+    a, b = group_ptr[q], group_ptr[q + 1]
+    c, t, r = _query_counts(scores, labels, by_score[a:b], by_label[a:b], level)
+    out[q, 0] = c
+    out[q, 1] = t
+    out[q, 2] = r
+
+
+@nb.njit(cache=True, parallel=True)
+def _counts_parallel(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray, by_score: np.ndarray,
+                     by_label: np.ndarray, level: np.ndarray, out: np.ndarray) -> None:
+    for q in nb.prange(group_ptr.shape[0] - 1):
+        _fill(q, scores, labels, group_ptr, by_score, by_label, level, out)
+
+
+@nb.njit(cache=True)
+def _counts_serial(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray, by_score: np.ndarray,
+                   by_label: np.ndarray, level: np.ndarray, out: np.ndarray) -> None:
+    for q in range(group_ptr.shape[0] - 1):
+        _fill(q, scores, labels, group_ptr, by_score, by_label, level, out)
+
+
+def _within_queries(values: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
+    """Row indices sorted by query, then by ascending value."""
+    if group_ptr.shape[0] <= 2:
+        return np.argsort(values)
+    query = np.repeat(np.arange(group_ptr.shape[0] - 1), np.diff(group_ptr))
+    return np.lexsort((values, query))
+
+
+def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
+    """Per query, int64 shape ``(n_queries, 3)``: critical pairs, those tied in score, and those
+    the scores reverse (the rest are ordered correctly)."""
+    out = np.zeros((group_ptr.shape[0] - 1, 3), dtype=np.int64)
+    by_score = _within_queries(scores, group_ptr)
+    by_label = _within_queries(labels, group_ptr)
+    level = np.empty(scores.shape[0], dtype=np.int64)
+    run = _counts_parallel if scores.shape[0] >= K.PARALLEL_MIN_DOCS else _counts_serial
+    run(scores, labels, group_ptr, by_score, by_label, level, out)
+    return out

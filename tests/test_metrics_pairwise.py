@@ -1,0 +1,260 @@
+"""rank_loss and misordered_pairs over the critical pairs count tied and reversed pairs per
+query (sorting and a Fenwick tree), never listing a pair: checked here against the pair-list
+implementation they replaced (kept below as the plain reference), on random queries with tied
+scores and labels, degenerate queries, and one query of 100,000 documents."""
+
+from __future__ import annotations
+
+import math
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import boostplug.pairs as bp
+from boostplug import metrics as M
+from boostplug.metrics import _pairwise
+from boostplug.metrics._pair_counts import critical_pair_counts
+
+TOL = 1e-12
+
+
+# ------------------------------------------------------------------ the pair-list reference
+
+
+def ref_pairs(labels, group_ptr) -> np.ndarray:
+    """Every critical pair (i, j), labels[i] > labels[j], of every query, preferred row first."""
+    out = []
+    for q in range(len(group_ptr) - 1):
+        rows = range(int(group_ptr[q]), int(group_ptr[q + 1]))
+        out += [(i, j) for i in rows for j in rows if labels[i] > labels[j]]
+    return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+
+def ref_outcomes(scores, pairs) -> np.ndarray:
+    """Per pair: 1 reversed, 0.5 tied, 0 ordered correctly (no subtraction: +-1.7e308 stays exact)."""
+    a, b = scores[pairs[:, 0]], scores[pairs[:, 1]]
+    return np.where(a < b, 1.0, np.where(a == b, 0.5, 0.0))
+
+
+def ref_rank_loss(scores, labels, group_ptr, kind="r2", per_query=False):
+    p = ref_pairs(labels, group_ptr)
+    out = ref_outcomes(np.asarray(scores, dtype=np.float64), p)
+    if kind == "r1":
+        out = np.where(out > 0.0, 1.0, 0.0)
+    if not per_query:
+        return float(out.mean()) if out.size else math.nan
+    q = np.searchsorted(group_ptr, p[:, 0], side="right") - 1
+    nq = len(group_ptr) - 1
+    total = np.bincount(q, weights=out, minlength=nq)
+    count = np.bincount(q, minlength=nq)
+    return np.array([total[k] / count[k] if count[k] else math.nan for k in range(nq)])
+
+
+def ref_misordered(scores, labels, group_ptr) -> int:
+    p = ref_pairs(labels, group_ptr)
+    return int(np.count_nonzero(ref_outcomes(np.asarray(scores, dtype=np.float64), p) == 1.0))
+
+
+def assert_close(got, want):
+    got, want = np.atleast_1d(np.asarray(got, dtype=np.float64)), np.atleast_1d(np.asarray(want, dtype=np.float64))
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert np.all(np.abs(got[ok] - want[ok]) <= TOL), (got, want)
+
+
+# ------------------------------------------------------------------ random data
+
+
+def random_queries(seed: int):
+    """Small queries with tied scores and labels, single-document and single-label queries,
+    fractional labels, signed zeros and scores at the ends of float64."""
+    rng = np.random.default_rng(seed)
+    nq = int(rng.integers(1, 7))
+    sizes = rng.integers(1, 13, size=nq)
+    g = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    n = int(g[-1])
+    levels = ([0.0, 1.0], [0.0, 1.0, 2.0, 3.0, 4.0], [0.0, 0.5, 2.5, 31.0])[seed % 3]
+    y = rng.choice(levels, size=n)
+    if nq > 1:
+        y[g[1]:g[2]] = y[g[1]]  # a single-label query
+    s = np.round(rng.normal(size=n), int(rng.integers(0, 3)))  # few decimals: many ties
+    s[rng.random(n) < 0.2] = 0.0
+    s[rng.random(n) < 0.1] = -0.0
+    if seed % 5 == 0:
+        s[rng.random(n) < 0.3] = rng.choice([1.7e308, -1.7e308, 5e-324])
+    return s, y, g
+
+
+SEEDS = range(300)
+
+
+@pytest.mark.parametrize("kind", ["r1", "r2"])
+def test_rank_loss_equals_the_pair_list_reference(kind):
+    for seed in SEEDS:
+        s, y, g = random_queries(seed)
+        assert_close(M.rank_loss(s, y, g, kind=kind), ref_rank_loss(s, y, g, kind))
+        assert_close(M.rank_loss(s, y, g, kind=kind, per_query=True), ref_rank_loss(s, y, g, kind, per_query=True))
+        assert_close(M.by_name(kind)(s, y, g), ref_rank_loss(s, y, g, kind))
+
+
+def test_misordered_pairs_equals_the_pair_list_reference():
+    for seed in SEEDS:
+        s, y, g = random_queries(seed)
+        got = M.misordered_pairs(s, y, g)
+        assert isinstance(got, int) and got == ref_misordered(s, y, g)
+
+
+def test_the_counts_partition_the_critical_pairs():
+    for seed in SEEDS:
+        s, y, g = random_queries(seed)
+        counts = critical_pair_counts(s, y, g)
+        for q in range(len(g) - 1):
+            a, b = g[q], g[q + 1]
+            p = ref_pairs(y[a:b], [0, b - a])
+            out = ref_outcomes(s[a:b], p)
+            assert counts[q].tolist() == [p.shape[0], int((out == 0.5).sum()), int((out == 1.0).sum())]
+
+
+def test_explicit_pairs_still_use_the_pair_list_and_agree():
+    for seed in range(60):
+        s, y, g = random_queries(seed)
+        p = ref_pairs(y, g)
+        if not p.shape[0]:
+            continue
+        shuffled = p[np.random.default_rng(seed).permutation(p.shape[0])]
+        for kind in ("r1", "r2"):
+            assert_close(M.rank_loss(s, y, g, kind=kind, pairs=shuffled), M.rank_loss(s, y, g, kind=kind))
+            assert_close(M.rank_loss(s, y, g, kind=kind, pairs=shuffled, per_query=True),
+                         M.rank_loss(s, y, g, kind=kind, per_query=True))
+        assert M.misordered_pairs(s, y, g, pairs=shuffled) == M.misordered_pairs(s, y, g)
+
+
+def test_qid_gives_the_same_counts_as_group_ptr():
+    s, y, g = random_queries(7)
+    qid = np.repeat(np.arange(len(g) - 1)[::-1] * 10, np.diff(g))
+    assert_close(M.rank_loss(s, y, qid=qid, per_query=True), ref_rank_loss(s, y, g, per_query=True))
+    assert M.misordered_pairs(s, y, qid=qid) == ref_misordered(s, y, g)
+
+
+# ------------------------------------------------------------------ degenerate inputs
+
+
+@pytest.mark.parametrize("s, y, g, r1, r2, wrong", [
+    ([0.3], [2.0], [0, 1], math.nan, math.nan, 0),                          # one document
+    ([0.3, 0.1, 0.2], [1.0, 1.0, 1.0], [0, 3], math.nan, math.nan, 0),      # one label
+    ([0.0, 0.0, 0.0, 0.0], [3.0, 2.0, 1.0, 0.0], [0, 4], 1.0, 0.5, 0),      # every score tied
+    ([-0.0, 0.0], [1.0, 0.0], [0, 2], 1.0, 0.5, 0),                          # signed zeros tie
+    ([0.0, 1.0, 2.0, 3.0], [3.0, 2.0, 1.0, 0.0], [0, 4], 1.0, 1.0, 6),      # reversed
+    ([3.0, 2.0, 1.0, 0.0], [3.0, 2.0, 1.0, 0.0], [0, 4], 0.0, 0.0, 0),      # perfect
+    ([-1.7e308, 1.7e308], [1.0, 0.0], [0, 2], 1.0, 1.0, 1),                  # beyond float64 differences
+    ([], [], [0], math.nan, math.nan, 0),                                    # no query
+])
+def test_degenerate_queries(s, y, g, r1, r2, wrong):
+    assert_close(M.rank_loss(s, y, g, kind="r1"), r1)
+    assert_close(M.rank_loss(s, y, g, kind="r2"), r2)
+    assert M.misordered_pairs(s, y, g) == wrong
+    per_query = M.rank_loss(s, y, g, kind="r1", per_query=True)
+    assert per_query.shape == (len(g) - 1,)
+    assert_close(per_query, [r1] * (len(g) - 1))
+
+
+def test_a_query_without_pairs_is_nan_and_left_out_of_the_pooled_loss():
+    s = np.array([0.3, 0.1, 0.2, 0.9, 0.5])
+    y = np.array([2.0, 0.0, 0.0, 1.0, 1.0])
+    g = [0, 1, 3, 5]  # one document, one label, one label
+    assert np.isnan(M.rank_loss(s, y, g, per_query=True)).all() and math.isnan(M.rank_loss(s, y, g))
+    y2 = np.array([2.0, 1.0, 0.0, 1.0, 1.0])
+    assert_close(M.rank_loss(s, y2, g, per_query=True), [math.nan, 1.0, math.nan])
+    assert M.rank_loss(s, y2, g) == 1.0
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(scores=[math.nan, 1.0]), "scores must be finite; row 0 has nan"),
+    (dict(scores=[1.0, math.inf]), "scores must be finite; row 1 has inf"),
+    (dict(labels=[math.inf, 0.0]), "labels must be finite; row 0 has inf"),
+    (dict(labels=[-1.0, 0.0]), "row 0 has -1.0"),
+    (dict(kind="r3"), "'r3'"),
+])
+def test_bad_values_are_refused_as_before(bad, message):
+    kw = dict(scores=[1.0, 0.0], labels=[1.0, 0.0], group_ptr=[0, 2]) | bad
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        M.rank_loss(**kw)
+    if "kind" not in bad:
+        with pytest.raises(ValueError, match=message):
+            M.misordered_pairs(**kw)
+
+
+@pytest.mark.parametrize("value", ["1GB", -1, np.int64(-3), True, 1.5])
+def test_max_memory_is_still_validated_without_pairs(value):
+    with pytest.raises(TypeError, match="max_memory must be an integer number of bytes >= 0"):
+        M.rank_loss([1.0, 0.0], [1.0, 0.0], [0, 2], max_memory=value)
+    with pytest.raises(TypeError, match="max_memory"):
+        M.misordered_pairs([1.0, 0.0], [1.0, 0.0], [0, 2], max_memory=value)
+
+
+# ------------------------------------------------------------------ no pair list, no guard
+
+
+def _big_query(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.normal(size=n), 3)  # ties in scores as well as labels
+    return s, rng.integers(0, 5, size=n).astype(np.float64), np.array([0, n])
+
+
+def _counts_by_level(s, y) -> tuple[int, int, int]:
+    """(critical, tied, reversed) of one query by binary search per pair of label levels:
+    an independent O(n L^2 log n) count for a query too large to list."""
+    levels = np.unique(y)
+    by_level = {v: np.sort(s[y == v]) for v in levels}
+    critical = tied = reversed_ = 0
+    for hi in levels:
+        for lo in levels[levels < hi]:
+            others = by_level[lo]
+            at_or_below = np.searchsorted(others, by_level[hi], side="right")
+            below = np.searchsorted(others, by_level[hi], side="left")
+            critical += by_level[hi].size * others.size
+            tied += int((at_or_below - below).sum())
+            reversed_ += int((others.size - at_or_below).sum())
+    return critical, tied, reversed_
+
+
+def test_a_100000_document_query_is_counted_fast_without_listing_or_guarding(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the pair path was taken")
+
+    for name in ("check_pair_memory", "critical_pairs", "_count_per_query"):
+        monkeypatch.setattr(_pairwise, name, refuse)
+    monkeypatch.setattr(bp, "check_pair_memory", refuse)
+    s, y, g = _big_query(100_000)
+    M.rank_loss(s[:50], y[:50], [0, 50])  # compile or load the cache outside the timed call
+    critical, tied, reversed_ = _counts_by_level(s, y)
+    assert critical > 3.9e9  # the pair list would take 120 GiB
+    tracemalloc.start()
+    try:
+        t0 = time.perf_counter()
+        r1 = M.rank_loss(s, y, g, kind="r1", max_memory=0)
+        elapsed = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert elapsed < 10.0  # a shared, loaded machine; idle it is a few milliseconds
+    assert peak < 20 * 2**20  # a few arrays of n int64, not n^2
+    assert r1 == (reversed_ + tied) / critical
+    assert M.rank_loss(s, y, g) == (2 * reversed_ + tied) / (2 * critical)
+    assert_close(M.rank_loss(s, y, g, per_query=True), [(2 * reversed_ + tied) / (2 * critical)])
+    assert M.misordered_pairs(s, y, g) == reversed_
+
+
+def test_what_still_lists_pairs_keeps_the_guard():
+    s, y, g = _big_query(100_000)
+    with pytest.raises(M.PairMemoryError, match="query 0 with 100,000 documents"):
+        M.pair_precision_at(s, y, g, 10)
+    pairs = np.zeros((1000, 2), dtype=np.int64)
+    pairs[:, 1] = 1
+    with pytest.raises(M.PairMemoryError, match="1,000 preference pairs"):
+        M.rank_loss(s, y, g, pairs=pairs, max_memory=1000)
+    with pytest.raises(M.PairMemoryError, match="1,000 preference pairs"):
+        M.misordered_pairs(s, y, g, pairs=pairs, max_memory=1000)

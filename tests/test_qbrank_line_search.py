@@ -7,7 +7,7 @@ import pytest
 
 lgb = pytest.importorskip("lightgbm")
 
-from boostplug._lightgbm_line_search import train_with_line_search  # noqa: E402
+from boostplug.frameworks.lightgbm.line_search import train_with_line_search  # noqa: E402
 from boostplug.groups import group_ptr_from_qid  # noqa: E402
 from boostplug.objectives import qbrank  # noqa: E402
 

@@ -13,7 +13,7 @@ import xgboost as xgb
 
 from boostplug import lightgbm as bpl
 from boostplug import xgboost as bpx
-from boostplug._model_record import ObjectiveRecord, record_for
+from boostplug.frameworks.model_record import ObjectiveRecord, record_for
 
 N_Q, PER_Q, N_F = 30, 8, 5
 

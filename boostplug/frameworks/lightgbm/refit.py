@@ -2,10 +2,11 @@
 
 ``lgb.Booster.refit`` refuses such models ("Cannot refit due to null objective
 function"): it needs LightGBM's own objective to compute gradients. This module
-does the same computation in Python with any LightGBM-style objective callable.
+does the same computation in Python with any LightGBM-style objective callable
+(:func:`refit_leaves`); :func:`refit` is the user-facing call (``boostplug.lightgbm.refit``).
 
 What LightGBM's refit does (``GBDT::RefitTree`` and ``SerialTreeLearner::FitByExistingTree``),
-and so what :func:`refit` does:
+and so what :func:`refit_leaves` does:
 
 * every tree keeps its structure; each row of the new data falls in one leaf per tree;
 * the trees are refitted in order; tree ``t``'s gradients and Hessians are the
@@ -27,9 +28,14 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["refit"]
+from .._adapter import BoundObjective
+from ..model_record import ObjectiveRecord, record_for
+from .adapters import LightGBMObjective, dataset
+from .model_file import RECORD_ATTR, objective_of
+
+__all__ = ["refit", "refit_leaves"]
 
 # LightGBM's kEpsilon (a float literal, 1e-15f), the starting value of a leaf's Hessian sum.
 _K_EPSILON = float(np.float32(1e-15))
@@ -65,8 +71,8 @@ def leaf_values(sum_grad: NDArray[np.float64], sum_hess: NDArray[np.float64], *,
     return out
 
 
-def refit(booster: Any, train_set: Any, fobj: Callable[[NDArray, Any], tuple[Any, Any]],
-          decay_rate: float) -> Any:
+def refit_leaves(booster: Any, train_set: Any, fobj: Callable[[NDArray, Any], tuple[Any, Any]],
+                 decay_rate: float) -> Any:
     """A new Booster: ``booster``'s trees with every leaf refitted on ``train_set`` (an
     ``lgb.Dataset`` holding its raw data) by ``fobj(preds, train_set) -> (grad, hess)``."""
     import lightgbm as lgb
@@ -122,4 +128,71 @@ def refit(booster: Any, train_set: Any, fobj: Callable[[NDArray, Any], tuple[Any
         for j in range(n_leaves):
             new.set_leaf_output(t, j, float(value[j]))
         scores += value[leaf]
+    return new
+
+
+def refit(
+    booster: Any,
+    data: Any,
+    label: ArrayLike | None = None,
+    *,
+    qid: ArrayLike | None = None,
+    group_ptr: ArrayLike | None = None,
+    weight: ArrayLike | None = None,
+    init_score: ArrayLike | None = None,
+    objective: Any = None,
+    decay_rate: float = 0.9,
+):
+    """What ``booster.refit(...)`` does, for models trained with a callable objective
+    (LightGBM's own refit refuses them): a new Booster with every tree's structure kept and
+    every leaf refitted on the new data, ``leaf = decay_rate * old + (1 - decay_rate) * new``.
+    See :func:`refit_leaves` for the exact computation (it matches LightGBM's).
+
+    Args:
+        booster: the trained model.
+        data: an ``lgb.Dataset`` with its raw data and query groups, or the features ``X``
+            (then ``label`` and ``qid`` or ``group_ptr`` are needed, as in :func:`dataset`).
+        objective: a LightGBM-style objective ``(preds, train_data) -> (grad, hess)``
+            (:func:`objective`, or any callable ``lgb.train`` accepts), a boostplug
+            objective's name, or ``None``: the objective recorded in ``booster``.
+        decay_rate: weight of the old leaf values, in [0, 1].
+
+    The result predicts like any Booster; it is not trainable further (as a loaded model).
+    """
+    import lightgbm as lgb
+
+    if objective is None:
+        rec = objective_of(booster)
+        if rec is None:
+            raise ValueError("refit: the booster records no boostplug objective; pass objective=... "
+                             "(for a built-in objective use booster.refit)")
+        fobj: Any = LightGBMObjective(rec.name, rec.params_with())
+    elif isinstance(objective, str):
+        fobj = LightGBMObjective(objective, {})
+    elif isinstance(objective, ObjectiveRecord):
+        fobj = LightGBMObjective(objective.name, objective.params_with())
+    elif isinstance(objective, BoundObjective):
+        fobj = objective if isinstance(objective, LightGBMObjective) else LightGBMObjective(objective.name,
+                                                                                          objective.params)
+    elif callable(objective):
+        fobj = objective
+    else:
+        raise TypeError(f"refit: objective must be a callable (preds, train_data) -> (grad, hess), an objective "
+                        f"name or None, got {type(objective).__name__}")
+    if isinstance(data, lgb.Dataset):
+        given = [k for k, v in dict(label=label, qid=qid, group_ptr=group_ptr, weight=weight,
+                                    init_score=init_score).items() if v is not None]
+        if given:
+            raise ValueError(f"refit: {given} come from the Dataset; don't pass them with one")
+        train_set = data
+    else:
+        if label is None:
+            raise ValueError("refit: pass the labels (label=...) with the features")
+        train_set = dataset(data, label, qid=qid, group_ptr=group_ptr, weight=weight, init_score=init_score,
+                            free_raw_data=False)
+    new = refit_leaves(booster, train_set, fobj, decay_rate)
+    if isinstance(fobj, BoundObjective):
+        setattr(new, RECORD_ATTR, record_for(fobj))
+    elif getattr(booster, RECORD_ATTR, None) is not None:
+        setattr(new, RECORD_ATTR, getattr(booster, RECORD_ATTR))
     return new

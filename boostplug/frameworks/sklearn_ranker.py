@@ -22,9 +22,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import objectives as _objectives
+from .. import objectives as _objectives
+from ..groups import group_ptr_from_qid, group_ptr_from_sizes
 from ._adapter import MetricSpec, metric_query_weights, query_weights_from_rows
-from .groups import group_ptr_from_qid, group_ptr_from_sizes
 
 __all__ = ["RankerMixin", "FitPlan", "ObjectiveChoice", "resolve_objective", "objective_param_names",
            "OWN_PARAMS"]

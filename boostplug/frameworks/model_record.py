@@ -33,7 +33,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import objectives as _objectives
+from .. import objectives as _objectives
 
 __all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "lightgbm_text_with_record",
            "record_from_lightgbm_text"]
@@ -161,7 +161,7 @@ def record_for(objective: Any) -> ObjectiveRecord:
     """The record of ``objective``: a boostplug objective built by an adapter
     (``boostplug.lightgbm.objective(...)``, ``boostplug.xgboost.objective(...)``, ...),
     an :class:`ObjectiveRecord`, or a registered objective's name (default parameters)."""
-    from . import __version__
+    from .. import __version__
 
     if isinstance(objective, ObjectiveRecord):
         objective.validate()

@@ -32,8 +32,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ._adapter import group_ptr_from_lgb_sizes, query_weights_from_rows
-from .objectives import qbrank
+from ...objectives import qbrank
+from .._adapter import query_weights_from_rows
+from .adapters import group_ptr_from_lgb_sizes
 
 __all__ = ["LineSearchRecord", "train_with_line_search"]
 

@@ -1,8 +1,8 @@
 """``boostplug.xgboost.XGBRanker``: XGBoost's ranker taking a boostplug objective by name.
 
-The shared logic is in :mod:`boostplug._sklearn_rankers`; this module maps it onto
+The shared logic is in :mod:`boostplug.frameworks.sklearn_ranker`; this module maps it onto
 ``xgboost.XGBRanker`` (whose own ``fit`` refuses custom objectives, so ``fit`` calls
-``xgb.train`` directly, with the objective and metric callables of :mod:`boostplug.xgboost`).
+``xgb.train`` directly, with the objective and metric callables of :mod:`boostplug.frameworks.xgboost.adapters`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import numpy as np
 import xgboost as xgb
 from numpy.typing import ArrayLike, NDArray
 
-from . import objectives as _objectives
-from ._sklearn_rankers import OWN_PARAMS, RankerMixin, is_boostplug_objective
-from .xgboost import dmatrix, early_stopping, metric, objective_of, record_objective
-from .xgboost import objective as make_objective
+from ... import objectives as _objectives
+from ..sklearn_ranker import OWN_PARAMS, RankerMixin, is_boostplug_objective
+from .adapters import dmatrix, early_stopping, metric
+from .adapters import objective as make_objective
+from .model_file import objective_of, record_objective
 
 __all__ = ["XGBRanker"]
 

@@ -1,6 +1,6 @@
 """``boostplug.lightgbm.LGBMRanker``: LightGBM's ranker taking a boostplug objective by name.
 
-The shared logic is in :mod:`boostplug._sklearn_rankers`; this module maps it onto
+The shared logic is in :mod:`boostplug.frameworks.sklearn_ranker`; this module maps it onto
 ``lightgbm.LGBMRanker``.
 """
 
@@ -16,9 +16,10 @@ import numpy as np
 from lightgbm.basic import _ConfigAliases
 from numpy.typing import ArrayLike
 
-from . import objectives as _objectives
-from ._sklearn_rankers import OWN_PARAMS, RankerMixin, is_boostplug_objective
-from .lightgbm import load_model, objective_of, record_objective, save_model, sklearn_metric, sklearn_objective
+from ... import objectives as _objectives
+from ..sklearn_ranker import OWN_PARAMS, RankerMixin, is_boostplug_objective
+from .adapters import sklearn_metric, sklearn_objective
+from .model_file import load_model, objective_of, record_objective, save_model
 
 __all__ = ["LGBMRanker"]
 

@@ -1,0 +1,14 @@
+"""The framework integrations behind :mod:`boostplug.lightgbm` and :mod:`boostplug.xgboost`
+(those public modules re-export what users call).
+
+Layout:
+
+* ``_adapter.py``: what every framework shares: binding an objective to each training set,
+  per-query weights, the metric evaluation.
+* ``model_record.py``: the record of which objective trained a saved model.
+* ``sklearn_ranker.py``: the scikit-learn rankers' shared logic.
+* ``lightgbm/``: ``adapters`` (objective, metric, dataset), ``cv`` (query folds), ``refit``,
+  ``ranker`` (``LGBMRanker``), ``model_file`` (save/load with the record), ``line_search``.
+* ``xgboost/``: ``adapters`` (objective, metric, early stopping, dmatrix, params),
+  ``ranker`` (``XGBRanker``), ``model_file``.
+"""

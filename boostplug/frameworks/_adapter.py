@@ -1,0 +1,199 @@
+"""Framework-neutral glue between a framework's training set and an objective.
+
+The LightGBM and XGBoost adapters only translate calling conventions (how to read
+labels, groups and weights off a ``Dataset``/``DMatrix``); everything they share
+lives here: binding an objective to each training set once (so nothing that
+depends only on labels and groups is recomputed per boosting round), noticing
+when a set's labels change between rounds, converting weights, and the
+custom-metric evaluation.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import metrics as _metrics
+from .. import objectives as _objectives
+from ..groups import check_group_ptr
+from ..objectives import PreparedObjective
+
+__all__ = ["BoundObjective", "query_weights_from_rows", "metric_query_weights", "MetricSpec"]
+
+
+def query_weights_from_rows(
+    row_weights: NDArray[np.floating] | None, group_ptr: NDArray[np.int64], framework: str
+) -> NDArray[np.float64] | None:
+    """Per-query weights from per-row weights that are constant within each query.
+
+    LightGBM stores one weight per row; ranking losses weight whole queries.
+    Rows of one query with different weights are an error (which query, which values).
+    """
+    if row_weights is None or len(row_weights) == 0:
+        return None
+    w = np.asarray(row_weights, dtype=np.float64)
+    n_q = group_ptr.shape[0] - 1
+    if w.shape[0] == n_q and w.shape[0] != group_ptr[-1]:
+        return w  # already one weight per query (XGBoost's ranking convention)
+    if w.shape[0] != group_ptr[-1]:
+        raise ValueError(
+            f"{framework}: got {w.shape[0]} weights for {int(group_ptr[-1])} rows in {n_q} queries; "
+            "give one weight per row (constant within a query) or one per query"
+        )
+    first = w[group_ptr[:-1]]
+    per_row_first = np.repeat(first, np.diff(group_ptr))
+    bad = np.flatnonzero(w != per_row_first)
+    if bad.size:
+        row = int(bad[0])
+        q = int(np.searchsorted(group_ptr, row, side="right") - 1)
+        raise ValueError(
+            f"{framework}: ranking objectives weight whole queries, but query {q} (rows "
+            f"{int(group_ptr[q])}..{int(group_ptr[q + 1]) - 1}) has different row weights "
+            f"({first[q]} and {w[row]} at row {row}); give every row of a query the same weight"
+        )
+    return first
+
+
+class BoundObjective:
+    """One named objective with fixed parameters, bound lazily to each training set.
+
+    ``prepared(key, labels, group_ptr, weights)`` returns the objective prepared
+    for that set, preparing it on first use. ``key`` is the framework's set object
+    (held weakly: ``lgb.cv``/``xgb.cv`` hand one objective several fold sets and
+    each gets its own preparation). A set whose labels or groups changed since it
+    was prepared is an error rather than silently stale gradients.
+    """
+
+    def __init__(self, name: str, params: dict[str, Any]) -> None:
+        self.objective = _objectives.get(name)
+        self.name = self.objective.name
+        self.objective.check(params)  # fail now, not at the first boosting round
+        self.params = dict(params)
+        self._by_set: "weakref.WeakKeyDictionary[Any, PreparedObjective]" = weakref.WeakKeyDictionary()
+        self._last: PreparedObjective | None = None  # for set objects that cannot be weakly referenced
+
+    def prepared(
+        self,
+        key: Any,
+        labels: NDArray[np.floating],
+        group_ptr: NDArray[np.int64],
+        weights: NDArray[np.float64] | None,
+        *,
+        strict: bool = True,
+        check_new: Callable[[], None] | None = None,
+    ) -> PreparedObjective:
+        """The objective prepared for this set; ``check_new`` runs once, before a set is first
+        prepared (checks too costly to repeat every round)."""
+        try:
+            prep = self._by_set.get(key) if key is not None else self._last
+        except TypeError:
+            prep = self._last
+        if prep is not None:
+            qw = np.ones(group_ptr.shape[0] - 1) if weights is None else np.asarray(weights, dtype=np.float64)
+            same = (
+                prep.labels.shape[0] == len(labels)
+                and np.array_equal(prep.group_ptr, group_ptr)
+                and np.array_equal(prep.labels, np.asarray(labels, dtype=np.float64))
+                and np.array_equal(prep.query_weights, qw)
+            )
+            if same:
+                return prep
+            if strict:
+                raise ValueError(
+                    f"{self.name}: the labels, query groups or weights of this training set changed "
+                    "between boosting rounds; an objective is bound to one training set. "
+                    "Build a new objective (or a new Dataset/DMatrix) for new labels or weights."
+                )
+        if self.params.get("pairs") is not None and (prep is not None or len(self._by_set)):
+            raise ValueError(
+                f"{self.name}: explicit pairs are row indices of one training set, and this objective "
+                "was handed a second one (lgb.cv/xgb.cv folds, or a refit on other data): the pairs "
+                "would read other rows. Build one objective per training set, with its own pairs."
+            )
+        pairs = self.params.get("pairs")
+        if pairs is not None and np.size(pairs) and int(np.max(pairs)) >= len(labels):
+            raise ValueError(
+                f"{self.name}: explicit pairs index row {int(np.max(pairs))}, but this training set has "
+                f"{len(labels)} rows (an xgb.cv/lgb.cv fold? build the folds yourself, each with its own pairs)"
+            )
+        if check_new is not None:
+            check_new()
+        prep = self.objective.prepare(labels, group_ptr, weights=weights, **self.params)
+        try:
+            if key is not None:
+                self._by_set[key] = prep
+        except TypeError:
+            pass
+        self._last = prep
+        return prep
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
+        return {"name": self.name, "params": self.params}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["params"])
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({self.name!r}{', ' if args else ''}{args})"
+
+
+def group_ptr_or_error(group_ptr: Any, n_docs: int, framework: str, how: str) -> NDArray[np.int64]:
+    """Validate a framework's group information, with an error that says how to add it."""
+    if group_ptr is None or len(group_ptr) == 0:
+        raise ValueError(
+            f"{framework}: the training set has no query information; ranking objectives need it ({how})"
+        )
+    return check_group_ptr(np.asarray(group_ptr, dtype=np.int64), n_docs=n_docs)
+
+
+def metric_query_weights(weights: Any, group_ptr: NDArray[np.int64]) -> NDArray[np.float64] | None:
+    """Per-query weights for averaging a metric, as the frameworks' own ranking metrics do:
+    one weight per query as given (XGBoost's group weights), or the mean of the query's row
+    weights (LightGBM's ``Metadata`` query weights). ``None`` when there are no weights."""
+    if weights is None or len(weights) == 0:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    n_q, n = group_ptr.shape[0] - 1, int(group_ptr[-1])
+    if w.shape[0] == n:
+        sizes = np.diff(group_ptr)
+        sums = np.add.reduceat(w, group_ptr[:-1]) if n_q and n else np.zeros(n_q)
+        return np.divide(sums, sizes, out=np.zeros(n_q), where=sizes > 0)
+    if w.shape[0] == n_q:
+        return w
+    raise ValueError(f"got {w.shape[0]} weights for {n} rows in {n_q} queries; expected one per row or per query")
+
+
+class MetricSpec:
+    """A boostplug metric by name (``"ndcg@10"``, ``"map@10"``, ...) for the frameworks' eval hooks.
+
+    With per-query weights the value is the weighted mean over queries,
+    ``sum_q w_q m_q / sum_q w_q`` (queries a convention skips are left out of both sums),
+    which is how LightGBM's and XGBoost's own ndcg/map weight queries."""
+
+    def __init__(self, name: str, display_name: str | None = None) -> None:
+        self.fn: Callable[..., Any] = _metrics.by_name(name)
+        self.name = name
+        self.display_name = display_name or name
+        self.higher_is_better = _metrics.higher_is_better(name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # By name: the metric function itself may be a closure or a compiled kernel.
+        return {"name": self.name, "display_name": self.display_name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["display_name"])
+
+    def __call__(self, preds: NDArray, labels: NDArray, group_ptr: NDArray[np.int64],
+                 query_weights: NDArray[np.float64] | None = None) -> float:
+        scores = np.asarray(preds, dtype=np.float64).reshape(-1)
+        if query_weights is None:
+            return float(self.fn(scores, labels, group_ptr))
+        per_q = np.asarray(self.fn(scores, labels, group_ptr, per_query=True), dtype=np.float64)
+        kept = ~np.isnan(per_q)
+        total = float(query_weights[kept].sum())
+        return float(np.dot(query_weights[kept], per_q[kept]) / total) if total > 0 else float("nan")

@@ -1,0 +1,1 @@
+"""LightGBM integration; users import :mod:`boostplug.lightgbm`, which re-exports it."""

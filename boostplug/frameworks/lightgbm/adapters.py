@@ -1,0 +1,256 @@
+"""LightGBM's calling conventions for boostplug objectives and metrics: the callables
+``lgb.train``/``lgb.cv`` and ``LGBMRanker`` take, and a ``Dataset`` builder with query groups.
+
+User documentation: :mod:`boostplug.lightgbm`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..._validation import check_finite
+from ...groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes, sizes_from_group_ptr
+from .._adapter import BoundObjective, MetricSpec, metric_query_weights, query_weights_from_rows
+
+__all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
+           "objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "group_ptr_from_lgb_sizes"]
+
+_FOLDS_FIX = (
+    "pass folds that keep queries whole: lgb.cv(..., folds=boostplug.lightgbm.query_folds(train_set, nfold=5)), "
+    "or boostplug.lightgbm.cv(params, train_set, ...)"
+)
+
+#: What LightGBM stores for an infinite label (NaN becomes 0) when it builds a Dataset.
+_LGB_INF_LABEL = np.float32(1e38)
+
+
+def _check_whole_queries(data: Any, who: str) -> None:
+    """A subset Dataset (an ``lgb.cv`` fold) must hold each query of its parent whole or not at all."""
+    used = getattr(data, "used_indices", None)
+    parent = getattr(data, "reference", None)
+    if used is None or parent is None:
+        return
+    sizes = parent.get_group()
+    if sizes is None or len(sizes) == 0:
+        return
+    sizes = np.asarray(sizes, dtype=np.int64)
+    query_of_row = np.repeat(np.arange(sizes.shape[0]), sizes)
+    counts = np.bincount(query_of_row[np.asarray(used, dtype=np.int64)], minlength=sizes.shape[0])
+    cut = np.flatnonzero((counts > 0) & (counts != sizes))
+    if cut.size:
+        q = int(cut[0])
+        raise ValueError(
+            f"{who}: this Dataset is a subset of another (an lgb.cv fold) holding {int(counts[q])} of the "
+            f"{int(sizes[q])} rows of its query {q} ({cut.size} queries cut in all), so documents of one query "
+            "sit in both training and validation and the validation score is inflated. lgb.cv splits rows at "
+            "random unless the objective is one of its built-in ranking names; " + _FOLDS_FIX
+        )
+
+
+def _check_lgb_labels(labels: Any, who: str) -> None:
+    """Refuse LightGBM's stand-in for an infinite label (a NaN label is already 0, undetectable)."""
+    y = np.asarray(labels)
+    bad = np.flatnonzero(~(np.abs(y) < _LGB_INF_LABEL))
+    if bad.size:
+        row = int(bad[0])
+        raise ValueError(
+            f"{who}: row {row} has label {float(y[row]):g}, which is how LightGBM stores an infinite label "
+            "(it stores a NaN label as 0, which cannot be detected here); fix the labels: "
+            "boostplug.lightgbm.dataset(X, y, ...) refuses NaN and infinite labels with their row"
+        )
+
+
+def _check_set(data: Any, labels: Any, who: str) -> None:
+    _check_whole_queries(data, who)
+    _check_lgb_labels(labels, who)
+
+
+def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int) -> NDArray[np.int64]:
+    """``group_ptr`` from LightGBM's group sizes, with an error that says how to add them."""
+    if sizes is None or len(sizes) == 0:
+        raise ValueError(
+            "LightGBM: the Dataset has no query information; ranking objectives need it "
+            "(lgb.Dataset(X, y, group=sizes), or boostplug.lightgbm.dataset(X, y, qid=qid))"
+        )
+    return group_ptr_from_sizes(np.asarray(sizes), n_docs=n_docs)
+
+
+class LightGBMObjective(BoundObjective):
+    """Callable for ``params["objective"]`` of ``lgb.train`` / ``lgb.cv``: ``(preds, train_data) -> (grad, hess)``."""
+
+    def __call__(self, preds: NDArray, train_data: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self.params.get("pairs") is not None and getattr(train_data, "used_indices", None) is not None:
+            raise ValueError(
+                f"{self.name}: explicit pairs are row indices of the full training set, but LightGBM "
+                "handed a subset of it (lgb.cv folds): build the folds yourself, each with its own pairs"
+            )
+        labels = train_data.get_label()
+        n = len(labels)
+        gp = group_ptr_from_lgb_sizes(train_data.get_group(), n)
+        w = query_weights_from_rows(train_data.get_weight(), gp, "LightGBM")
+        prep = self.prepared(train_data, labels, gp, w, check_new=lambda: _check_set(train_data, labels, self.name))
+        return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
+
+
+class LightGBMSklearnObjective(BoundObjective):
+    """Callable for ``LGBMRanker(objective=...)``: ``(y_true, y_pred, weight, group) -> (grad, hess)``."""
+
+    def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
+        n = len(y_true)
+        gp = group_ptr_from_lgb_sizes(group, n)
+        w = query_weights_from_rows(weight, gp, "LightGBM")
+        # A refit on new data legitimately brings new labels: re-bind instead of raising.
+        prep = self.prepared(None, y_true, gp, w, strict=False, check_new=lambda: _check_lgb_labels(y_true, self.name))
+        return prep.grad_hess(np.asarray(y_pred, dtype=np.float64).reshape(-1))
+
+
+def objective(name: str, **params: Any) -> LightGBMObjective:
+    """A boostplug objective for ``lgb.train(params={"objective": ...})`` and ``lgb.cv``.
+
+    Args:
+        name: one of :func:`boostplug.objectives.names` (``"qbrank"``, ``"mpboost"``,
+            ``"ndcg_boost"``, ``"rankboost"``).
+        **params: the objective's parameters (see its module); unknown names raise ``ValueError``.
+    """
+    return LightGBMObjective(name, params)
+
+
+def sklearn_objective(name: str, **params: Any) -> LightGBMSklearnObjective:
+    """A boostplug objective in the 4-argument form ``LGBMRanker(objective=...)`` accepts."""
+    return LightGBMSklearnObjective(name, params)
+
+
+class LightGBMMetric:
+    """``feval`` for ``lgb.train``/``lgb.cv``: ``(preds, eval_data) -> (name, value, is_higher_better)``.
+
+    A module-level class (not a closure) so that it pickles (joblib, multiprocessing, Dask).
+    """
+
+    def __init__(self, name: str, display_name: str | None = None) -> None:
+        self.spec = MetricSpec(name, display_name)
+        self.__name__ = f"boostplug_{name}"
+        self._checked: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+    def __call__(self, preds: NDArray, eval_data: Any) -> tuple[str, float, bool]:
+        name = self.spec.name
+        if not hasattr(eval_data, "get_label"):
+            raise TypeError(
+                f"boostplug.lightgbm.metric({name!r}) is a feval for lgb.train/lgb.cv and got "
+                f"{type(eval_data).__name__} instead of an lgb.Dataset; for LGBMRanker.fit(eval_metric=...) "
+                f"use boostplug.lightgbm.sklearn_metric({name!r})"
+            )
+        labels = eval_data.get_label()
+        gp = group_ptr_from_lgb_sizes(eval_data.get_group(), len(labels))
+        self._check_once(eval_data, labels)
+        qw = metric_query_weights(eval_data.get_weight(), gp)
+        return self.spec.display_name, self.spec(preds, labels, gp, qw), self.spec.higher_is_better
+
+    def _check_once(self, eval_data: Any, labels: Any) -> None:
+        try:
+            if eval_data in self._checked:
+                return
+        except TypeError:
+            pass
+        _check_set(eval_data, labels, f"boostplug.lightgbm.metric({self.spec.name!r})")
+        try:
+            self._checked.add(eval_data)
+        except TypeError:
+            pass
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.spec.name, "display_name": self.spec.display_name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["display_name"])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec.name!r}, display_name={self.spec.display_name!r})"
+
+
+class LightGBMSklearnMetric:
+    """``eval_metric`` for ``LGBMRanker.fit``: ``(y_true, y_pred, weight, group) -> (name, value,
+    is_higher_better)``; picklable like :class:`LightGBMMetric`."""
+
+    def __init__(self, name: str, display_name: str | None = None) -> None:
+        self.spec = MetricSpec(name, display_name)
+        self.__name__ = f"boostplug_{name}"
+
+    def __call__(self, y_true: NDArray, y_pred: NDArray, weight: Any, group: Any) -> tuple[str, float, bool]:
+        gp = group_ptr_from_lgb_sizes(group, len(y_true))
+        _check_lgb_labels(y_true, f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})")
+        value = self.spec(y_pred, y_true, gp, metric_query_weights(weight, gp))
+        return self.spec.display_name, value, self.spec.higher_is_better
+
+    __getstate__ = LightGBMMetric.__getstate__
+    __repr__ = LightGBMMetric.__repr__
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["display_name"])
+
+
+def metric(name: str, *, display_name: str | None = None) -> LightGBMMetric:
+    """A ``feval`` for ``lgb.train``/``lgb.cv``: boostplug's metric ``name`` (e.g. ``"ndcg@10"``, ``"map@10"``)
+    with boostplug's default conventions, reported as ``(display_name, value, is_higher_better)``
+    (``is_higher_better`` is ``False`` only for the losses ``r1``/``r2``, so LightGBM's early
+    stopping goes the right way). With row weights it is the mean over queries weighted by each
+    query's mean row weight, as LightGBM's own ndcg/map weight queries. For
+    ``LGBMRanker.fit(eval_metric=...)`` use :func:`sklearn_metric`.
+
+    An ``lgb.cv`` fold that cuts a query of the full Dataset is refused (see :func:`query_folds`),
+    as is LightGBM's stand-in for an infinite label. The callable pickles.
+
+    Don't also ask LightGBM for its built-in metric of the same name, or pass ``display_name``.
+    """
+    return LightGBMMetric(name, display_name)
+
+
+def sklearn_metric(name: str, *, display_name: str | None = None) -> LightGBMSklearnMetric:
+    """An ``eval_metric`` for ``LGBMRanker.fit``: ``(y_true, y_pred, weight, group) -> (name, value, is_higher_better)``."""
+    return LightGBMSklearnMetric(name, display_name)
+
+
+def dataset(
+    X: Any,
+    y: ArrayLike,
+    *,
+    qid: ArrayLike | None = None,
+    group_ptr: ArrayLike | None = None,
+    weight: ArrayLike | None = None,
+    init_score: ArrayLike | None = None,
+    reference: Any = None,
+    **kwargs: Any,
+):
+    """``lgb.Dataset`` with query groups from ``qid`` (contiguous, any order) or ``group_ptr``.
+
+    ``weight`` may be one per row or one per query (expanded to rows). Labels must be finite:
+    LightGBM would store a NaN label as 0 and an infinite one as 1e38, so they are refused here
+    with their row. ``group_ptr`` must hold whole numbers from 0 to ``len(y)``.
+    """
+    import lightgbm as lgb
+
+    if (qid is None) == (group_ptr is None):
+        raise ValueError("pass exactly one of qid=... or group_ptr=...")
+    if "group" in kwargs:
+        raise TypeError("dataset() builds LightGBM's group= from qid= or group_ptr=; don't pass group= too")
+    check_finite(y, "y", noun="label")
+    n = int(np.shape(y)[0])
+    if qid is not None and np.shape(qid)[0] != n:
+        raise ValueError(f"qid has {np.shape(qid)[0]} rows but y has {n}")
+    gp = group_ptr_from_qid(qid) if qid is not None else check_group_ptr(group_ptr)
+    if gp[-1] != n:
+        raise ValueError(f"the query groups cover {int(gp[-1])} rows but y has {n}")
+    sizes = sizes_from_group_ptr(gp)
+    if weight is not None:
+        w = np.asarray(weight, dtype=np.float64).reshape(-1)
+        if w.shape[0] == sizes.shape[0] and w.shape[0] != n:
+            w = np.repeat(w, sizes)
+        elif w.shape[0] != n:
+            raise ValueError(
+                f"got {w.shape[0]} weights for {n} rows in {sizes.shape[0]} queries; give one per row or one per query"
+            )
+        weight = w
+    return lgb.Dataset(X, label=y, group=sizes, weight=weight, init_score=init_score, reference=reference, **kwargs)

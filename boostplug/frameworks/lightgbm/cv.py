@@ -1,0 +1,80 @@
+"""Cross-validation on LightGBM that keeps queries whole: :func:`query_folds` for
+``lgb.cv(..., folds=...)`` and :func:`cv`, which makes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...groups import group_ptr_from_sizes
+
+__all__ = ["query_folds", "cv"]
+
+
+def _group_sizes_of(train_set: Any) -> NDArray[np.int64]:
+    """Group sizes of an ``lgb.Dataset`` without constructing it when they were given to it."""
+    sizes = getattr(train_set, "group", None)
+    if sizes is None:
+        sizes = train_set.construct().get_group()
+    if sizes is None or len(sizes) == 0:
+        raise ValueError(
+            "the Dataset has no query information (lgb.Dataset(X, y, group=sizes), or "
+            "boostplug.lightgbm.dataset(X, y, qid=qid))"
+        )
+    return np.diff(group_ptr_from_sizes(np.asarray(sizes)))
+
+
+def query_folds(
+    train_set: Any, nfold: int = 5, *, seed: int = 0, shuffle: bool = True
+) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
+    """Cross-validation folds that keep every query whole, for ``lgb.cv(..., folds=...)``.
+
+    ``lgb.cv`` groups its folds by query only for its built-in ranking objective names; with a
+    boostplug (callable) objective it splits rows at random, so one query's documents land in
+    both training and validation, and the validation scores are inflated.
+
+    Example:
+        >>> folds = query_folds(train_set, nfold=5, seed=0)                   # doctest: +SKIP
+        >>> lgb.cv(params, train_set, 100, folds=folds, feval=metric("ndcg@10"))  # doctest: +SKIP
+
+    Args:
+        train_set: an ``lgb.Dataset`` with query groups.
+        nfold: number of folds, 2 to the number of queries.
+        seed: seeds the shuffle of the queries (``numpy.random.RandomState``, as LightGBM's own folds).
+        shuffle: shuffle the queries before splitting; else consecutive runs of queries.
+
+    Returns:
+        ``nfold`` pairs ``(train_rows, test_rows)`` (sorted int64 row indices); each query is
+        in the test rows of exactly one fold, and the folds differ by at most one query.
+    """
+    if isinstance(nfold, bool) or not isinstance(nfold, (int, np.integer)):
+        raise TypeError(f"nfold must be an integer, got {nfold!r}")
+    sizes = _group_sizes_of(train_set)
+    n_q = sizes.shape[0]
+    if not 2 <= nfold <= n_q:
+        raise ValueError(f"nfold must be between 2 and the number of queries ({n_q}), got {int(nfold)}")
+    order = np.random.RandomState(seed).permutation(n_q) if shuffle else np.arange(n_q)
+    fold_of_query = np.empty(n_q, dtype=np.int64)
+    for k, queries in enumerate(np.array_split(order, int(nfold))):
+        fold_of_query[queries] = k
+    fold_of_row = np.repeat(fold_of_query, sizes)
+    return [(np.flatnonzero(fold_of_row != k), np.flatnonzero(fold_of_row == k)) for k in range(int(nfold))]
+
+
+def cv(params: dict[str, Any], train_set: Any, num_boost_round: int = 100, *, nfold: int = 5, seed: int = 0,
+       shuffle: bool = True, **kwargs: Any) -> dict[str, Any]:
+    """``lgb.cv`` on folds that keep queries whole (:func:`query_folds`).
+
+    ``kwargs`` go to ``lgb.cv`` (``feval``, ``callbacks``, ``return_cvbooster``...); for folds of
+    your own call ``lgb.cv(..., folds=...)`` directly.
+    """
+    import lightgbm as lgb
+
+    if "folds" in kwargs:
+        raise TypeError(
+            "cv() makes query folds from nfold/seed/shuffle; for your own folds call lgb.cv(..., folds=...)"
+        )
+    folds = query_folds(train_set, nfold, seed=seed, shuffle=shuffle)
+    return lgb.cv(params, train_set, num_boost_round, folds=folds, seed=seed, **kwargs)

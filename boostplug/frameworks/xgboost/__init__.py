@@ -1,0 +1,1 @@
+"""XGBoost integration; users import :mod:`boostplug.xgboost`, which re-exports it."""

@@ -1,0 +1,191 @@
+"""XGBoost's calling conventions for boostplug objectives and metrics: the callables
+``xgb.train``/``xgb.cv`` take, a direction-aware early stopping, and a ``DMatrix`` builder
+with query groups.
+
+User documentation: :mod:`boostplug.xgboost`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..._validation import check_finite
+from ...groups import check_group_ptr, group_ptr_from_qid, qid_from_group_ptr
+from .._adapter import BoundObjective, MetricSpec, group_ptr_or_error, metric_query_weights, query_weights_from_rows
+
+__all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "dmatrix", "params"]
+
+_HOW = "xgb.DMatrix(X, y, qid=sorted_qid) or group=..., or boostplug.xgboost.dmatrix(X, y, qid=qid)"
+
+
+def _group_ptr(dmat: Any) -> NDArray[np.int64]:
+    n = int(dmat.num_row())
+    return group_ptr_or_error(dmat.get_uint_info("group_ptr"), n, "XGBoost", _HOW)
+
+
+class XGBoostObjective(BoundObjective):
+    """Callable for ``xgb.train(obj=...)`` / ``xgb.cv(obj=...)``: ``(predt, dtrain) -> (grad, hess)``."""
+
+    def __call__(self, predt: NDArray, dtrain: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        labels = dtrain.get_label()
+        gp = _group_ptr(dtrain)
+        w = query_weights_from_rows(dtrain.get_weight(), gp, "XGBoost")
+        prep = self.prepared(dtrain, labels, gp, w)
+        return prep.grad_hess(np.asarray(predt, dtype=np.float64).reshape(-1))
+
+
+def objective(name: str, **params: Any) -> XGBoostObjective:
+    """A boostplug objective for ``xgb.train(obj=...)`` and ``xgb.cv(obj=...)``.
+
+    Args:
+        name: one of :func:`boostplug.objectives.names`.
+        **params: the objective's parameters; unknown names raise ``ValueError``.
+    """
+    return XGBoostObjective(name, params)
+
+
+#: How many frames up from the metric call to look for XGBoost's callback container
+#: (xgb.train: 3, xgb.cv: 5 in XGBoost 3.2).
+_CONTAINER_SEARCH_DEPTH = 12
+
+
+class XGBoostMetric:
+    """``custom_metric`` for ``xgb.train``/``xgb.cv``: ``(predt, dmat) -> (name, value)``.
+
+    A module-level class (not a closure) so that it pickles (joblib, multiprocessing, Dask).
+    Each call also gives an early-stopping callback of that training run that was left on
+    automatic direction (``maximize=None``) and watches this metric the metric's own direction;
+    see :func:`metric`.
+    """
+
+    def __init__(self, name: str, display_name: str | None = None) -> None:
+        self.spec = MetricSpec(name, display_name)
+        self.__name__ = f"boostplug_{name}"
+
+    def __call__(self, predt: NDArray, dmat: Any) -> tuple[str, float]:
+        self._direct_early_stopping()
+        gp = _group_ptr(dmat)
+        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(dmat.get_weight(), gp))
+        return self.spec.display_name, value
+
+    def _direct_early_stopping(self) -> None:
+        """Set ``maximize`` of the automatic-direction ``EarlyStopping`` callbacks that watch this metric.
+
+        XGBoost decides an automatic direction by the metric's name (it maximises names starting
+        with auc/pre/map/ndcg and minimises every other, so ``mrr`` or ``err@10`` would be
+        minimised) when the callback first sees a score, which is after this call in the same
+        round. The callbacks are found on XGBoost's ``CallbackContainer`` whose ``metric`` is this
+        very object, up the call stack; a ``maximize`` the user chose is left alone.
+        """
+        from xgboost.callback import CallbackContainer, EarlyStopping
+
+        frame = sys._getframe(2)
+        for _ in range(_CONTAINER_SEARCH_DEPTH):
+            if frame is None:
+                return
+            if frame.f_code.co_name == "after_iteration":
+                container = frame.f_locals.get("self")
+                if isinstance(container, CallbackContainer):
+                    if getattr(container, "metric", None) is not self:
+                        return
+                    for cb in container.callbacks:
+                        if (isinstance(cb, EarlyStopping) and cb.maximize is None
+                                and cb.metric_name in (None, self.spec.display_name)):
+                            cb.maximize = self.spec.higher_is_better
+                    return
+            frame = frame.f_back
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.spec.name, "display_name": self.spec.display_name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["display_name"])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec.name!r}, display_name={self.spec.display_name!r})"
+
+
+def metric(name: str, *, display_name: str | None = None) -> XGBoostMetric:
+    """A ``custom_metric`` for ``xgb.train``/``xgb.cv``: boostplug's metric ``name`` (``"ndcg@10"``, ``"map@10"``...).
+
+    The reported name defaults to ``name``. With group weights it is the weighted mean over
+    queries, as XGBoost's own ndcg/map.
+
+    Early stopping: XGBoost's ``early_stopping_rounds`` (with ``maximize`` left at ``None``)
+    picks the direction from the metric's name and would *minimise* ``mrr``, ``err@10``,
+    ``dcg@10`` or ``precision@5``. This metric sets the direction itself: plain
+    ``xgb.train(..., custom_metric=metric("mrr"), early_stopping_rounds=k)`` (and ``xgb.cv``)
+    maximises every boostplug score and minimises the losses ``r1``/``r2``. An explicit
+    ``maximize=True/False`` (``xgb.train(maximize=...)`` or an ``EarlyStopping`` of your own)
+    wins. The direction is set only when this object itself is the ``custom_metric`` of the
+    run; when you wrap it in a function of your own, pass ``maximize=`` or use
+    :func:`early_stopping`. The callable pickles.
+    """
+    return XGBoostMetric(name, display_name)
+
+
+def early_stopping(rounds: int, metric_name: str, *, maximize: bool | None = None, save_best: bool = False,
+                   **kwargs: Any):
+    """``xgb.callback.EarlyStopping`` on the metric reported as ``metric_name``, in the right direction.
+
+    ``maximize=None`` takes the direction from boostplug's metric of that name (maximise every
+    metric except the losses ``r1``/``r2``); pass it explicitly when ``metric_name`` is a
+    ``display_name`` of your own. ``kwargs`` go to ``EarlyStopping`` (``data_name``, ``min_delta``).
+    """
+    import xgboost as xgb
+
+    from ... import metrics as _metrics
+
+    if maximize is None:
+        try:
+            maximize = _metrics.higher_is_better(metric_name)
+        except ValueError as exc:
+            raise ValueError(
+                f"early_stopping: {metric_name!r} is not a boostplug metric name; pass maximize=True/False"
+            ) from exc
+    return xgb.callback.EarlyStopping(rounds=rounds, metric_name=metric_name, maximize=maximize,
+                                      save_best=save_best, **kwargs)
+
+
+def dmatrix(
+    X: Any,
+    y: ArrayLike,
+    *,
+    qid: ArrayLike | None = None,
+    group_ptr: ArrayLike | None = None,
+    weight: ArrayLike | None = None,
+    base_margin: ArrayLike | None = None,
+    **kwargs: Any,
+):
+    """``xgb.DMatrix`` with query groups from a contiguous (possibly unsorted) ``qid`` or ``group_ptr``.
+
+    Queries are renumbered 0, 1, 2, ... in their order of appearance, which is what
+    XGBoost's sorted-``qid`` requirement needs. ``weight``: one per query.
+    """
+    import xgboost as xgb
+
+    if (qid is None) == (group_ptr is None):
+        raise ValueError("pass exactly one of qid=... or group_ptr=...")
+    if "group" in kwargs:
+        raise TypeError("dmatrix() builds XGBoost's query groups from qid= or group_ptr=; don't pass group= too")
+    check_finite(y, "y", noun="label")  # XGBoost refuses them too, without naming the row
+    gp = group_ptr_from_qid(qid) if qid is not None else check_group_ptr(group_ptr)
+    n = int(np.shape(y)[0])
+    if gp[-1] != n:
+        raise ValueError(f"the query groups cover {int(gp[-1])} rows but y has {n}")
+    if weight is not None:
+        weight = query_weights_from_rows(np.asarray(weight, dtype=np.float64), gp, "XGBoost")
+    return xgb.DMatrix(X, label=y, qid=qid_from_group_ptr(gp), weight=weight, base_margin=base_margin, **kwargs)
+
+
+def params(**overrides: Any) -> dict[str, Any]:
+    """Booster parameters suited to a custom ranking objective: ``base_score=0`` (see the
+    module notes), ``disable_default_eval_metric`` (the built-in metric of a custom
+    objective is meaningless), ``tree_method="hist"``; ``overrides`` win."""
+    p: dict[str, Any] = {"base_score": 0.0, "disable_default_eval_metric": 1, "tree_method": "hist"}
+    p.update(overrides)
+    return p

@@ -1,0 +1,64 @@
+"""XGBoost model files that say which boostplug objective trained them: the record
+(:mod:`boostplug.frameworks.model_record`) as the booster attribute ``boostplug_objective``,
+which XGBoost keeps in its JSON and UBJSON model files."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..._atomic import write_bytes
+from ..model_record import RECORD_KEY, ObjectiveRecord, record_for
+
+__all__ = ["record_objective", "objective_of", "save_model", "load_model"]
+
+
+def record_objective(booster: Any, objective: Any):
+    """Record which boostplug ``objective`` trained ``booster``, as the booster attribute
+    ``boostplug_objective``, which XGBoost saves in its JSON/UBJSON model files
+    (``booster.save_model``, ``save_raw``, pickling). Returns ``booster``.
+
+    ``objective``: what ``xgb.train(obj=...)`` was given (:func:`objective`), or a registered
+    objective's name (default parameters). The model file's own ``objective`` stays
+    ``reg:squarederror``, XGBoost's placeholder for a custom objective.
+    """
+    booster.set_attr(**{RECORD_KEY: record_for(objective).to_json()})
+    return booster
+
+
+def objective_of(booster_or_path: Any):
+    """The :class:`~boostplug.frameworks.model_record.ObjectiveRecord` of an XGBoost model (a Booster,
+    a JSON/UBJSON model file's path), or ``None`` when it records no boostplug objective
+    (models trained with a built-in objective: see ``booster.save_config()``).
+
+    The record is validated: ``ValueError`` when it names an unknown objective or parameters
+    the objective rejects. Rebuild the objective with
+    ``objective(rec.name, **rec.params_with())``.
+    """
+    import xgboost as xgb
+
+    if isinstance(booster_or_path, (str, os.PathLike)):
+        booster_or_path = xgb.Booster(model_file=os.fspath(booster_or_path))
+    if not hasattr(booster_or_path, "attr"):
+        raise TypeError(f"objective_of: expected an xgb.Booster or a model file path, got "
+                        f"{type(booster_or_path).__name__}")
+    text = booster_or_path.attr(RECORD_KEY)
+    return None if text is None else ObjectiveRecord.from_json(text)
+
+
+def save_model(booster: Any, path: Any, objective: Any = None) -> None:
+    """Save ``booster`` (JSON for a ``.json`` path, UBJSON otherwise), after recording
+    ``objective`` if given (:func:`record_objective`). Written atomically."""
+    if objective is not None:
+        record_objective(booster, objective)
+    fmt = "json" if os.fspath(path).lower().endswith(".json") else "ubj"
+    write_bytes(path, bytes(booster.save_raw(raw_format=fmt)))
+
+
+def load_model(path: Any):
+    """``xgb.Booster(model_file=path)``, its objective record validated (``ValueError`` if invalid)."""
+    import xgboost as xgb
+
+    booster = xgb.Booster(model_file=os.fspath(path))
+    objective_of(booster)
+    return booster

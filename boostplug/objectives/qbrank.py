@@ -98,67 +98,26 @@ O(P) for explicit pairs.
 from __future__ import annotations
 
 import math
-from numbers import Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_scores
-from ..pairs import check_pairs
 from . import _qbrank_kernels as K
-from .._validation import check_real
-from ._base import PARALLEL_MIN_DOCS, PreparedObjective, check_params, kernel_for, show
+from ._base import PARALLEL_MIN_DOCS, kernel_for
+from ._contract import Hessian, Loss, Param, Search, module_functions
 
 __all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "prepare", "loss", "grad_hess", "line_search"]
 
-DEFAULTS: dict[str, Any] = {
-    "w": 0.5,
-    "tau": "grade",
-    "pairs": None,
-    "pair_tau": 1.0,
-    "label_pairs": True,
-    "labeled": "single",
-    "hessian": "bound",
-}
-
-HESSIANS: dict[str, str] = {
-    "bound": "an upper bound of the Hessian (2 w W per active pair + (1-w) W per labeled doc; "
-    "dominates the full block Hessian, Section 3's diag(2, 2) bound); grad is exact",
-    "mean": "the paper's fitting weights (Algorithm 2 + REMARK): grad = dR/dh / (entries of the doc), "
-    "hess = mean entry weight, so Newton leaves = least-squares leaves on the averaged targets",
-}
-
-_LABELED = ("single", "all", "none")
 _NAME = "qbrank"
-
 
 #: Largest ``tau`` / ``pair_tau``: the kernels sum squared margins (>= tau^2) over a query's
 #: pairs, which stays finite for up to ~1e8 pairs at this size.
 TAU_MAX = 1e150
 
 
-def _check_positive(name: str, value: Any) -> float:
-    return check_real(f"{_NAME}: {name}", value, 0.0, TAU_MAX)
-
-
-def _check_w(value: Any) -> float:
-    return check_real(f"{_NAME}: w", value, 0.0, 1.0, lo_open=False)
-
-
-def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"qbrank: {name} must be one of {list(choices)}, got {show(value)}")
-    return value
-
-
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"qbrank: {name} must be True or False, got {show(value)}")
-    return bool(value)
-
-
-class QBRankObjective(PreparedObjective):
+class QBRankObjective(Loss):
     """QBRank's risk R bound to one data set (see the module docstring).
 
     Construction precomputes everything that depends on labels, groups and
@@ -167,34 +126,38 @@ class QBRankObjective(PreparedObjective):
     """
 
     name = _NAME
+    summary = "QBRank/GBRank: quadratic hinge on preference pairs + squared error (Zheng et al. 2007)"
+    params = {
+        "w": Param(0.5, "real", "weight of the preference part (paper: 0.5)", low=0.0, high=1.0,
+                   search=Search(0.1, 0.9)),
+        "tau": Param("grade", "real", "margin of the label-derived pairs: 'grade' (the grade difference) or a number",
+                     low=0.0, high=TAU_MAX, low_open=True, choices=("grade",),
+                     search=Search(choices=("grade", 0.5, 1.0, 2.0))),
+        "pairs": Param(None, "rows", "explicit preference pairs (row indices, preferred row first)"),
+        "pair_tau": Param(1.0, "real", "margin of the explicit pairs (paper: 1.0)", low=0.0, high=TAU_MAX,
+                          low_open=True),
+        "label_pairs": Param(True, "bool", "use every critical pair of each query (False: explicit pairs only)"),
+        "labeled": Param("single", "choice", "documents in the squared-error term",
+                         choices=("single", "all", "none")),
+    }
+    hessians = {
+        "bound": Hessian("bound", "an upper bound of the Hessian (2 w W per active pair + (1-w) W per labeled doc; "
+                         "dominates the full block Hessian, Section 3's diag(2, 2) bound); grad is exact"),
+        "mean": Hessian("fitting", "the paper's fitting weights (Algorithm 2 + REMARK): grad = dR/dh / (entries of "
+                        "the doc), hess = mean entry weight, so Newton leaves = least-squares leaves on the "
+                        "averaged targets"),
+    }
 
-    def __init__(
-        self,
-        labels: ArrayLike,
-        group_ptr: ArrayLike,
-        *,
-        weights: ArrayLike | None = None,
-        **params: Any,
-    ) -> None:
-        super().__init__(labels, group_ptr, weights=weights)
-        p = check_params(_NAME, params, DEFAULTS)
-        self.w = _check_w(p["w"])
-        tau = p["tau"]
-        if isinstance(tau, str):
-            _check_choice("tau", tau, ("grade",))
-            self.tau: str | float = "grade"
-        else:
-            self.tau = _check_positive("tau", tau)
-        self.pair_tau = _check_positive("pair_tau", p["pair_tau"])
-        self.label_pairs = _check_bool("label_pairs", p["label_pairs"])
-        self.labeled = _check_choice("labeled", p["labeled"], _LABELED)
-        self.hessian = _check_choice("hessian", p["hessian"], tuple(HESSIANS))
-        self.pairs = (
-            np.zeros((0, 2), dtype=np.int64)
-            if p["pairs"] is None
-            else check_pairs(p["pairs"], self.n_docs, name="pairs")
-        )
-        self.pairs.setflags(write=False)
+    w: float
+    tau: str | float
+    pair_tau: float
+    label_pairs: bool
+    labeled: str
+
+    def setup(self) -> None:
+        if self.pairs is None:
+            self.pairs = np.zeros((0, 2), dtype=np.int64)
+            self.pairs.setflags(write=False)
         self._prepare_static()
         if not (self.label_pairs or self.pairs.shape[0] or self._lab_mask.any()):
             raise ValueError(
@@ -386,38 +349,9 @@ class QBRankObjective(PreparedObjective):
         return g, k, scale
 
 
-def prepare(
-    labels: ArrayLike, group_ptr: ArrayLike, *, weights: ArrayLike | None = None, **params: Any
-) -> QBRankObjective:
-    """Bind QBRank's risk to ``labels``/``group_ptr`` (per-query ``weights``) once.
-
-    Raises ``ValueError``/``TypeError`` naming any unknown or invalid parameter.
-    """
-    return QBRankObjective(labels, group_ptr, weights=weights, **params)
-
-
-def loss(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    group_ptr: ArrayLike,
-    *,
-    weights: ArrayLike | None = None,
-    **params: Any,
-) -> float:
-    """QBRank's risk R(h) (Section 3), a weighted sum over queries."""
-    return prepare(labels, group_ptr, weights=weights, **params).loss(scores)
-
-
-def grad_hess(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    group_ptr: ArrayLike,
-    *,
-    weights: ArrayLike | None = None,
-    **params: Any,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Gradient and Hessian diagonal of R for the chosen ``hessian`` mode."""
-    return prepare(labels, group_ptr, weights=weights, **params).grad_hess(scores)
+prepare, loss, grad_hess = module_functions(QBRankObjective)
+DEFAULTS: dict[str, Any] = QBRankObjective.defaults()
+HESSIANS: dict[str, str] = QBRankObjective.hessian_texts()
 
 
 # -- Algorithm 2, step 2: the exact line search ------------------------------------------

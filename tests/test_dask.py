@@ -19,6 +19,7 @@ import pandas as pd  # noqa: E402
 
 from boostplug import dask as bpd  # noqa: E402
 from boostplug.data import make_ranking  # noqa: E402
+from boostplug.frameworks.dask import partition  # noqa: E402
 from boostplug.groups import group_ptr_from_qid, sizes_from_group_ptr  # noqa: E402
 from boostplug.metrics import by_name  # noqa: E402
 
@@ -79,7 +80,7 @@ def test_balanced_cuts_match_brute_force_and_bound(seed: int) -> None:
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 40, size=int(rng.integers(2, 30)))
     for k in (1, 2, 3, 5, 40):
-        cuts = bpd._balanced_cuts(sizes.astype(np.int64), k)
+        cuts = partition._balanced_cuts(sizes.astype(np.int64), k)
         assert cuts.tolist() == _brute_cuts(sizes, k)
         assert np.all(np.diff(cuts) >= 1)
         kk = len(cuts) - 1
@@ -126,7 +127,7 @@ def test_repartition_dask_shuffles_whole_queries_sorted_by_qid() -> None:
     expected = scattered.compute().sort_values("qid", kind="stable").reset_index(drop=True)
     pd.testing.assert_frame_equal(out, expected)
     sizes = df.groupby("qid").size().to_numpy()
-    assert [len(p) for p in parts] == np.add.reduceat(sizes, bpd._balanced_cuts(sizes, 3)[:-1]).tolist()
+    assert [len(p) for p in parts] == np.add.reduceat(sizes, partition._balanced_cuts(sizes, 3)[:-1]).tolist()
 
 
 def test_repartition_more_partitions_than_queries_and_one_row_tail() -> None:
@@ -430,7 +431,7 @@ def test_workers_run_numba_single_threaded(client) -> None:
 def test_repartition_from_pandas_scatters_balanced_partitions(client, split_data) -> None:
     _, train, _ = split_data
     # The autouse fixture chose the sync scheduler: the running client is not used unasked.
-    assert bpd._active_client(None) is None
+    assert partition._active_client(None) is None
     frame = bpd.repartition_by_query(train, npartitions=4, client=client)
     from distributed import wait
 
@@ -440,13 +441,13 @@ def test_repartition_from_pandas_scatters_balanced_partitions(client, split_data
     workers = [h[0] for h in holders]
     assert sorted(workers.count(w) for w in set(workers)) == [2, 2]  # spread, not piled on one worker
     with dask.config.set(scheduler=client):
-        assert bpd._active_client(None) is client
+        assert partition._active_client(None) is client
         assert bpd.repartition_by_query(train).npartitions == 2  # default: one per worker
         parts = _partitions(frame)
         _assert_query_whole(parts)
         pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), train.reset_index(drop=True))
         sizes = train.groupby("qid", sort=False).size().to_numpy()
-        assert [len(p) for p in parts] == np.add.reduceat(sizes, bpd._balanced_cuts(sizes, 4)[:-1]).tolist()
+        assert [len(p) for p in parts] == np.add.reduceat(sizes, partition._balanced_cuts(sizes, 4)[:-1]).tolist()
         assert frame["qid"].to_dask_array(lengths=True).compute().shape == (len(train),)
 
 

@@ -1,5 +1,5 @@
-"""The framework integrations behind :mod:`boostplug.lightgbm` and :mod:`boostplug.xgboost`
-(those public modules re-export what users call).
+"""The framework integrations behind :mod:`boostplug.lightgbm`, :mod:`boostplug.xgboost` and
+:mod:`boostplug.dask` (those public modules re-export what users call).
 
 Layout:
 
@@ -11,4 +11,5 @@ Layout:
   ``ranker`` (``LGBMRanker``), ``model_file`` (save/load with the record), ``line_search``.
 * ``xgboost/``: ``adapters`` (objective, metric, early stopping, dmatrix, params),
   ``ranker`` (``XGBRanker``), ``model_file``.
+* ``dask/``: ``partition`` (query-whole partitions: build, check), ``train``, ``evaluate``.
 """

@@ -1,0 +1,1 @@
+"""Dask integration; users import :mod:`boostplug.dask`, which re-exports it."""

@@ -1,0 +1,181 @@
+"""Training on query-whole partitions: ``lightgbm.dask.DaskLGBMRanker`` and ``xgboost.dask.train``
+with a boostplug objective. User documentation: :mod:`boostplug.dask`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from ...groups import group_ptr_from_qid
+from .partition import PartitionLayout, check_partitions, compute, dask_modules, require_frame
+
+if TYPE_CHECKING:  # pragma: no cover
+    import dask.array as da
+    import dask.dataframe as dd
+    import lightgbm as lgb
+    import pandas as pd
+    from distributed import Client
+
+__all__ = ["WORKER_ENV", "lightgbm_group", "dense_qid", "train_lightgbm", "train_xgboost"]
+
+#: Environment for Dask workers (``LocalCluster(env=WORKER_ENV)`` or ``dask worker``'s
+#: environment): boostplug's numba kernels run their query loops in parallel and would
+#: otherwise start one thread per core in *every* worker process, on top of
+#: LightGBM/XGBoost's own threads. Raise it to the worker's ``nthreads`` when a worker
+#: has several. (The nanny already pins OMP/MKL/OpenBLAS to one thread.)
+WORKER_ENV: dict[str, str] = {"NUMBA_NUM_THREADS": "1"}
+
+
+def _features(frame: "dd.DataFrame", feature_cols: Sequence[str] | None, drop: Sequence[str]) -> list[str]:
+    if feature_cols is None:
+        return [c for c in frame.columns if c not in drop]
+    missing = [c for c in feature_cols if c not in frame.columns]
+    if missing:
+        raise ValueError(f"feature columns {missing} are not in the frame; its columns are {list(frame.columns)}")
+    return list(feature_cols)
+
+
+def _check_row_bound_params(objective_params: dict[str, Any] | None) -> dict[str, Any]:
+    """Objective parameters that hold row indices of the whole training set cannot be split
+    between workers: each worker's objective sees its own rows, numbered from 0."""
+    params = dict(objective_params or {})
+    if params.get("pairs") is not None:
+        raise ValueError(
+            "objective_params['pairs'] holds row indices of the whole training set, but each Dask "
+            "worker's objective sees only its own rows (numbered from 0): explicit pairs cannot be "
+            "used in distributed training. Use the grade-derived pairs (label_pairs=True) or train on "
+            "one machine with boostplug.lightgbm / boostplug.xgboost"
+        )
+    return params
+
+
+def _first_nonfinite(labels: Any) -> tuple[int, float, int] | None:
+    """``(local row, label, how many)`` of the first NaN/infinite label of a partition (runs on a worker)."""
+    y = np.asarray(labels, dtype=np.float64).reshape(-1)
+    bad = np.flatnonzero(~np.isfinite(y))
+    return (int(bad[0]), float(y[bad[0]]), int(bad.size)) if bad.size else None
+
+
+def _check_finite_labels(frame: "dd.DataFrame", label_col: str, layout: PartitionLayout,
+                         client: "Client | None") -> None:
+    """LightGBM stores a NaN label as 0 and an infinite one as 1e38 before the objective sees it:
+    refuse them here, naming the row."""
+    dask, _, _ = dask_modules()
+    tasks = [dask.delayed(_first_nonfinite)(p) for p in frame[label_col].to_delayed()]
+    results = compute(tasks, client)
+    starts = np.concatenate(([0], np.cumsum(layout.docs_per_partition)))
+    for p, found in enumerate(results):
+        if found is not None:
+            local, value, count = found
+            raise ValueError(
+                f"labels must be finite (LightGBM would silently train on a NaN label as 0); row "
+                f"{int(starts[p]) + local} of column {label_col!r} (partition {p}, local row {local}) has "
+                f"label {value} ({count} non-finite in that partition)"
+            )
+
+
+def lightgbm_group(layout: PartitionLayout) -> "da.Array":
+    """Group sizes as a Dask array with one chunk per partition (what ``DaskLGBMRanker.fit(group=...)``
+    splits alongside ``X``: chunk ``i`` holds the sizes of partition ``i``'s queries)."""
+    _, da, _ = dask_modules()
+    sizes = np.concatenate([layout.group_sizes(i) for i in range(len(layout.group_ptrs))])
+    return da.from_array(sizes, chunks=(tuple(int(n) for n in layout.queries_per_partition),))
+
+
+def train_lightgbm(
+    client: "Client",
+    frame: "dd.DataFrame",
+    objective: str,
+    *,
+    objective_params: dict[str, Any] | None = None,
+    label_col: str = "label",
+    qid_col: str = "qid",
+    feature_cols: Sequence[str] | None = None,
+    **ranker_params: Any,
+) -> "lgb.DaskLGBMRanker":
+    """Fit ``lightgbm.dask.DaskLGBMRanker`` with a boostplug objective on a query-partitioned frame.
+
+    Checks the partitions (:func:`check_partitions`) and that every label is finite (LightGBM
+    would store a NaN label as 0 unseen), builds the group sizes aligned with
+    them and calls ``DaskLGBMRanker(client=client, objective=sklearn_objective(objective,
+    **objective_params), **ranker_params).fit(X, y, group=sizes)``.
+
+    Args:
+        client: the ``distributed`` client.
+        frame: Dask DataFrame with features, ``label_col`` and ``qid_col``
+            (see :func:`repartition_by_query`).
+        objective: a boostplug objective name (:func:`boostplug.objectives.names`).
+        objective_params: the objective's parameters.
+        feature_cols: default: every column but the label and query id.
+        **ranker_params: ``DaskLGBMRanker`` parameters (``n_estimators``, ``learning_rate``...).
+
+    Returns:
+        The fitted ``DaskLGBMRanker`` (``.to_local()`` gives an ``LGBMRanker``).
+    """
+    import lightgbm as lgb
+
+    from ..lightgbm.adapters import sklearn_objective
+
+    require_frame(frame, label_col, qid_col, "train_lightgbm")
+    if "objective" in ranker_params:
+        raise ValueError("pass the boostplug objective name as `objective`, not in the ranker parameters")
+    obj = sklearn_objective(objective, **_check_row_bound_params(objective_params))
+    layout = check_partitions(frame, qid_col, client=client)
+    _check_finite_labels(frame, label_col, layout, client)
+    cols = _features(frame, feature_cols, (label_col, qid_col))
+    ranker = lgb.DaskLGBMRanker(client=client, objective=obj, **ranker_params)
+    return ranker.fit(frame[cols], frame[label_col], group=lightgbm_group(layout))
+
+
+def dense_qid(frame: "dd.DataFrame", layout: PartitionLayout, qid_col: str = "qid") -> "dd.Series":
+    """Query ids renumbered ``0, 1, 2, ...`` in partition order (int64, sorted across partitions), as
+    ``xgboost.dask.DaskDMatrix(qid=...)`` wants: XGBoost needs numeric ids, non-decreasing
+    within each worker's data (else it re-sorts every worker's data)."""
+    import pandas as pd
+
+    offsets = layout.query_offsets
+
+    def _codes(part: "pd.DataFrame", partition_info: dict[str, Any] | None = None) -> "pd.Series":
+        i = partition_info["number"] if partition_info is not None else 0
+        q = part[qid_col].to_numpy()
+        gp = group_ptr_from_qid(q) if q.shape[0] else np.zeros(1, dtype=np.int64)
+        codes = offsets[i] + np.repeat(np.arange(gp.shape[0] - 1, dtype=np.int64), np.diff(gp))
+        return pd.Series(codes, index=part.index, name=qid_col)
+
+    return frame.map_partitions(_codes, meta=(qid_col, "int64"))
+
+
+def train_xgboost(
+    client: "Client",
+    frame: "dd.DataFrame",
+    objective: str,
+    *,
+    objective_params: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+    num_boost_round: int = 100,
+    label_col: str = "label",
+    qid_col: str = "qid",
+    feature_cols: Sequence[str] | None = None,
+    **train_kwargs: Any,
+) -> dict[str, Any]:
+    """``xgboost.dask.train`` with a boostplug objective on a query-partitioned frame.
+
+    Checks the partitions, builds ``DaskDMatrix(client, X, y, qid=dense_qid)`` and calls
+    ``xgboost.dask.train(client, boostplug.xgboost.params(**params), dtrain, num_boost_round,
+    obj=boostplug.xgboost.objective(objective, **objective_params), **train_kwargs)``.
+
+    Returns:
+        XGBoost's ``{"booster": Booster, "history": {...}}``.
+    """
+    import xgboost.dask as xgb_dask
+
+    from ..xgboost.adapters import objective as xgb_objective
+    from ..xgboost.adapters import params as xgb_params
+
+    require_frame(frame, label_col, qid_col, "train_xgboost")
+    obj = xgb_objective(objective, **_check_row_bound_params(objective_params))
+    layout = check_partitions(frame, qid_col, client=client)
+    cols = _features(frame, feature_cols, (label_col, qid_col))
+    dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))
+    return xgb_dask.train(client, xgb_params(**(params or {})), dtrain, num_boost_round, obj=obj, **train_kwargs)

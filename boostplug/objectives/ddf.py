@@ -21,10 +21,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_real, show
+from ._contract import Param, Search
 
-__all__ = ["DDF_NAMES", "DDF_DEFAULTS", "DIST_MAX", "PARAM_RANGES", "check_ddf", "check_ddf_param", "ddf_values",
-           "ddf_table"]
+__all__ = ["DDF_NAMES", "DDF_DEFAULTS", "DIST_MAX", "PARAM_RANGES", "DDF_PARAM_OF", "DDF_PARAMS", "check_ddf",
+           "check_ddf_param", "ddf_values", "ddf_table", "search_space"]
 
 DDF_NAMES = ("binary", "ldd", "logdd", "logitdd")
 
@@ -47,11 +47,39 @@ PARAM_RANGES: dict[str, tuple[float, float]] = {
 }
 
 
+#: The parameter of each DDF (``binary`` has none).
+DDF_PARAM_OF: dict[str, str] = {"ldd": "alpha", "logdd": "lam", "logitdd": "beta"}
+
+#: The DDF and its parameters as objective declarations (MPBoost's ``params``). ``search``: what
+#: ``boostplug compare --tune`` explores, ranges where |dist| (Eq. 9) is about 1 for grade
+#: differences 1..4.
+DDF_PARAMS: dict[str, Param] = {
+    "ddf": Param("logdd", "choice", "directed distance function (Eq. 2, 6-8)", choices=DDF_NAMES, ignore_case=True),
+    "alpha": Param(DDF_DEFAULTS["alpha"], "real", "LDD's slope (Eq. 6)", *PARAM_RANGES["alpha"], low_open=True,
+                   search=Search(0.05, 1.0, log=True)),
+    "lam": Param(DDF_DEFAULTS["lam"], "real", "LOGDD's lambda (Eq. 7)", *PARAM_RANGES["lam"], low_open=True,
+                 search=Search(0.3, 10.0, log=True)),
+    "beta": Param(DDF_DEFAULTS["beta"], "real", "LOGITDD's beta (Eq. 8)", *PARAM_RANGES["beta"], low_open=True,
+                  search=Search(0.1, 5.0, log=True)),
+}
+
+
+def _ddf_name(ddf: object) -> str:
+    """A DDF name, in any case, as its :data:`DDF_NAMES` spelling (``ValueError`` naming anything else)."""
+    return str(DDF_PARAMS["ddf"].check(ddf, "ddf"))
+
+
 def check_ddf_param(pname: str, value: object, ddf: str | None = None) -> float:
     """One DDF parameter as a float in its range (:data:`PARAM_RANGES`), else a ``TypeError``
     (not a number) or ``ValueError`` naming it and the range."""
-    lo, hi = PARAM_RANGES[pname]
-    return check_real(pname if ddf is None else f"{pname} for ddf={ddf!r}", value, lo, hi)
+    return float(DDF_PARAMS[pname].check(value, pname if ddf is None else f"{pname} for ddf={ddf!r}"))
+
+
+def search_space(ddf: str) -> dict[str, Search]:
+    """What ``boostplug compare --tune`` searches for ``ddf``: its own parameter's range
+    (nothing for ``binary``)."""
+    pname = DDF_PARAM_OF.get(_ddf_name(ddf))
+    return {} if pname is None else {pname: DDF_PARAMS[pname].search}
 
 
 def check_ddf(ddf: str, alpha: float = DDF_DEFAULTS["alpha"], lam: float = DDF_DEFAULTS["lam"],
@@ -61,13 +89,11 @@ def check_ddf(ddf: str, alpha: float = DDF_DEFAULTS["alpha"], lam: float = DDF_D
     The parameter of the chosen DDF must be in its range (:data:`PARAM_RANGES`; ``binary`` has
     none: 0.0 is returned).
     """
-    if not isinstance(ddf, str) or ddf.lower() not in DDF_NAMES:
-        raise ValueError(f"unknown ddf {show(ddf)}; choose one of {list(DDF_NAMES)}")
-    ddf = ddf.lower()
+    ddf = _ddf_name(ddf)
     if ddf == "binary":
         return ddf, 0.0
-    pname, value = {"ldd": ("alpha", alpha), "logdd": ("lam", lam), "logitdd": ("beta", beta)}[ddf]
-    return ddf, check_ddf_param(pname, value, ddf)
+    pname = DDF_PARAM_OF[ddf]
+    return ddf, check_ddf_param(pname, {"alpha": alpha, "lam": lam, "beta": beta}[pname], ddf)
 
 
 def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.float64]:
@@ -84,7 +110,7 @@ def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.flo
     is a ``ValueError`` naming the parameter and the grade difference.
     """
     d = np.asarray(delta, dtype=np.float64)
-    ddf = ddf.lower() if isinstance(ddf, str) else ddf
+    ddf = _ddf_name(ddf)
     sgn = np.sign(d)
     a = np.abs(d)
     with np.errstate(over="ignore", divide="ignore"):
@@ -96,15 +122,13 @@ def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.flo
             x = param * a
             # log1p(x) = log(param) + log(a) where x overflows (then log1p(x) ~ log(x) exactly)
             out = sgn * np.where(np.isinf(x), np.log(param) + np.log(np.maximum(a, 1e-300)), np.log1p(x))
-        elif ddf == "logitdd":
+        else:  # logitdd
             out = sgn / (1.0 + np.exp(-param * a))
-        else:
-            raise ValueError(f"unknown ddf {show(ddf)}; choose one of {list(DDF_NAMES)}")
     mag = np.abs(out)
     bad = (d != 0.0) & ~((mag > 0.0) & (mag <= DIST_MAX))
     if bad.any():
         i = np.flatnonzero(bad.ravel())[0]
-        pname = {"ldd": "alpha", "logdd": "lam", "logitdd": "beta"}[ddf]
+        pname = DDF_PARAM_OF[ddf]
         raise ValueError(
             f"ddf={ddf!r} with {pname}={param!r} gives |dist| = {float(mag.ravel()[i])!r} for the grade "
             f"difference {float(a.ravel()[i])!r}; |dist| must be in (0, {DIST_MAX:g}] "

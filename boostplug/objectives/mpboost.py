@@ -111,14 +111,16 @@ NDCG@10 of LightGBM's lambdarank): docs/objectives/mpboost.md.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _mpboost_kernels as K
-from ._base import PARALLEL_MIN_DOCS, PreparedObjective, check_params, kernel_for, show
-from .ddf import DDF_DEFAULTS, check_ddf, check_ddf_param, ddf_values
+from ._base import PARALLEL_MIN_DOCS, kernel_for
+from ._contract import Hessian, Loss, Search, module_functions, scores_function
+from .ddf import DDF_PARAMS, check_ddf, ddf_values
+from .ddf import search_space as ddf_search_space
 
 __all__ = [
     "DEFAULTS",
@@ -132,20 +134,6 @@ __all__ = [
     "grad_hess",
 ]
 
-DEFAULTS: dict[str, Any] = {
-    "ddf": "logdd",
-    "alpha": DDF_DEFAULTS["alpha"],
-    "lam": DDF_DEFAULTS["lam"],
-    "beta": DDF_DEFAULTS["beta"],
-    "hessian": "newton",
-}
-
-HESSIANS: dict[str, str] = {
-    "newton": "exact: the diagonal of J's Hessian, W_q sum_j d_ij^2 w_ij",
-    "gentle": "the paper's fitting weights (GentleBoost, Eq. 11-12): 2 W_q sum_j w_ij, so that a split "
-    "separating the grades gets exactly the appendix's stump step; dominates Eq. 11's Hessian",
-}
-
 #: Largest pair exponent d (F_j - F_i) up to which sums are formed without a shift.
 EXP_LIMIT = 600.0
 
@@ -156,7 +144,7 @@ GRAD_SUM_CAP = 1e15
 _NAME = "mpboost"
 
 
-class MPBoostObjective(PreparedObjective):
+class MPBoostObjective(Loss):
     """MPBoost's loss J (Eq. 10) bound to one data set (see the module docstring).
 
     Construction precomputes the label levels of every query and its table of
@@ -164,27 +152,27 @@ class MPBoostObjective(PreparedObjective):
     """
 
     name = _NAME
+    summary = "MPBoost: exponential pairwise loss with directed distance functions (Zhu et al. 2009)"
+    params = dict(DDF_PARAMS)
+    hessians = {
+        "newton": Hessian("exact", "exact: the diagonal of J's Hessian, W_q sum_j d_ij^2 w_ij"),
+        "gentle": Hessian("fitting", "the paper's fitting weights (GentleBoost, Eq. 11-12): 2 W_q sum_j w_ij, so "
+                          "that a split separating the grades gets exactly the appendix's stump step; dominates "
+                          "Eq. 11's Hessian"),
+    }
 
-    def __init__(
-        self,
-        labels: ArrayLike,
-        group_ptr: ArrayLike,
-        *,
-        weights: ArrayLike | None = None,
-        **params: Any,
-    ) -> None:
-        super().__init__(labels, group_ptr, weights=weights)
-        p = check_params(_NAME, params, DEFAULTS)
-        for pname in ("alpha", "lam", "beta"):
-            try:
-                check_ddf_param(pname, p[pname])
-            except (TypeError, ValueError) as e:
-                raise type(e)(f"{_NAME}: {e}") from None
-        self.ddf, self.ddf_param = check_ddf(p["ddf"], p["alpha"], p["lam"], p["beta"])
-        hessian = p["hessian"]
-        if not isinstance(hessian, str) or hessian not in HESSIANS:
-            raise ValueError(f"{_NAME}: hessian must be one of {list(HESSIANS)}, got {show(hessian)}")
-        self.hessian: str = hessian
+    ddf: str
+    alpha: float
+    lam: float
+    beta: float
+
+    @classmethod
+    def search_space(cls, params: Mapping[str, Any]) -> dict[str, Search]:
+        """The chosen DDF's own parameter (nothing for ``binary``)."""
+        return ddf_search_space(params.get("ddf", DDF_PARAMS["ddf"].default))
+
+    def setup(self) -> None:
+        self.ddf_param = check_ddf(self.ddf, self.alpha, self.lam, self.beta)[1]
         self._prepare_static()
 
     # -- label-only precomputation -------------------------------------------------
@@ -295,47 +283,7 @@ class MPBoostObjective(PreparedObjective):
         return grad, hess
 
 
-def prepare(
-    labels: ArrayLike, group_ptr: ArrayLike, *, weights: ArrayLike | None = None, **params: Any
-) -> MPBoostObjective:
-    """Bind MPBoost's loss to ``labels``/``group_ptr`` (per-query ``weights``) once.
-
-    Raises ``ValueError``/``TypeError`` naming any unknown or invalid parameter.
-    """
-    return MPBoostObjective(labels, group_ptr, weights=weights, **params)
-
-
-def loss(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    group_ptr: ArrayLike,
-    *,
-    weights: ArrayLike | None = None,
-    **params: Any,
-) -> float:
-    """MPBoost's J(F) (Eq. 10, each critical pair once), a weighted sum over queries."""
-    return prepare(labels, group_ptr, weights=weights, **params).loss(scores)
-
-
-def log_loss(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    group_ptr: ArrayLike,
-    *,
-    weights: ArrayLike | None = None,
-    **params: Any,
-) -> float:
-    """``log J(F)``: finite where :func:`loss` overflows to ``inf``."""
-    return prepare(labels, group_ptr, weights=weights, **params).log_loss(scores)
-
-
-def grad_hess(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    group_ptr: ArrayLike,
-    *,
-    weights: ArrayLike | None = None,
-    **params: Any,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Gradient dJ/dF and the Hessian diagonal of the chosen ``hessian`` mode."""
-    return prepare(labels, group_ptr, weights=weights, **params).grad_hess(scores)
+prepare, loss, grad_hess = module_functions(MPBoostObjective)
+log_loss = scores_function(MPBoostObjective, "log_loss")
+DEFAULTS: dict[str, Any] = MPBoostObjective.defaults()
+HESSIANS: dict[str, str] = MPBoostObjective.hessian_texts()

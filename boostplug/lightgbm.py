@@ -33,7 +33,7 @@ from __future__ import annotations
 from .frameworks._lazy import lazy_getattr
 from .frameworks.lightgbm.adapters import dataset, metric, objective, sklearn_metric, sklearn_objective
 from .frameworks.lightgbm.cv import cv, query_folds
-from .frameworks.lightgbm.line_search import train_with_line_search as train_line_search
+from .frameworks.lightgbm.line_search import train_line_search
 from .frameworks.lightgbm.model_file import load_model, model_to_string, objective_of, record_objective, save_model
 from .frameworks.lightgbm.refit import refit
 

@@ -1,4 +1,4 @@
-"""QBRank's Algorithm 2 on LightGBM with the exact line search (train_with_line_search)."""
+"""QBRank's Algorithm 2 on LightGBM with the exact line search (train_line_search)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 lgb = pytest.importorskip("lightgbm")
 
-from boostplug.frameworks.lightgbm.line_search import train_with_line_search  # noqa: E402
+from boostplug.frameworks.lightgbm.line_search import train_line_search  # noqa: E402
 from boostplug.groups import group_ptr_from_qid  # noqa: E402
 from boostplug.objectives import qbrank  # noqa: E402
 
@@ -35,8 +35,7 @@ def test_risk_never_increases_and_saved_model_is_the_true_model(objective_params
     X, y, sizes, gp = _problem()
     init = np.random.default_rng(1).normal(scale=0.5, size=len(y))
     ds = lgb.Dataset(X, y, group=sizes, init_score=init, free_raw_data=False)
-    bst = train_with_line_search(TREE, ds, 15, objective_params=objective_params, eta=0.3)
-    rec = bst.qbrank_record
+    bst, rec = train_line_search(TREE, ds, 15, objective_params=objective_params, eta=0.3)
     assert len(rec.steps) == 15 and bst.current_iteration() == 15
     risk = np.array(rec.risk)
     assert np.all(np.diff(risk) <= 1e-12 * risk[:-1])
@@ -54,10 +53,10 @@ def test_risk_never_increases_and_saved_model_is_the_true_model(objective_params
 def test_each_tree_is_scaled_by_eta_times_the_exact_minimiser():
     X, y, sizes, gp = _problem(seed=2)
     ds = lgb.Dataset(X, y, group=sizes, free_raw_data=False)
-    bst = train_with_line_search(TREE, ds, 4, eta=0.5)
+    bst, rec = train_line_search(TREE, ds, 4, eta=0.5)
     prep = qbrank.prepare(y, gp)
     h = np.zeros(len(y))
-    for m, s in enumerate(bst.qbrank_record.steps):
+    for m, s in enumerate(rec.steps):
         tree = bst.predict(X, raw_score=True, start_iteration=m, num_iteration=1)
         raw = tree / (0.5 * s)  # the unscaled tree g_m
         assert qbrank.line_search(prep, h, raw) == pytest.approx(s, rel=1e-9)
@@ -74,11 +73,10 @@ def test_validation_sets_feval_and_early_stopping():
     ds = lgb.Dataset(X, y, group=sizes, free_raw_data=False)
     dv = lgb.Dataset(Xv, yv, group=sv, init_score=init_v, reference=ds, free_raw_data=False)
     evals: dict = {}
-    bst = train_with_line_search(
+    bst, rec = train_line_search(
         {**TREE, "learning_rate": 0.5}, ds, 60, valid_sets=[ds, dv], valid_names=["train", "vali"],
         feval=_mse_feval, callbacks=[lgb.record_evaluation(evals), lgb.early_stopping(3, verbose=False)],
     )
-    rec = bst.qbrank_record
     assert rec.eta == 0.5  # taken from learning_rate
     assert set(evals) == {"train", "vali"} and set(evals["vali"]) == {"qbrank_risk", "mse"}
     np.testing.assert_allclose(evals["train"]["qbrank_risk"], rec.risk[1:], rtol=1e-12)
@@ -95,6 +93,25 @@ def test_validation_sets_feval_and_early_stopping():
     assert lgb.Booster(model_str=bst.model_to_string()).predict(Xv, raw_score=True).shape == (len(yv),)
 
 
+def test_the_public_function_and_the_old_return_shape():
+    """``boostplug.lightgbm.train_line_search`` is this function; for one release its result still
+    reads as the booster it used to be (``.qbrank_record``, booster methods), with a warning."""
+    from boostplug import lightgbm as bpl
+
+    assert bpl.train_line_search is train_line_search
+    X, y, sizes, _ = _problem(seed=5)
+    result = bpl.train_line_search(TREE, lgb.Dataset(X, y, group=sizes, free_raw_data=False), 3, eta=0.5)
+    bst, rec = result
+    assert isinstance(bst, lgb.Booster) and result.booster is bst and result.record is rec
+    assert not hasattr(bst, "qbrank_record")
+    with pytest.warns(DeprecationWarning, match=r"returns \(booster, record\)"):
+        assert result.qbrank_record is rec
+    with pytest.warns(DeprecationWarning, match="'predict' from the booster"):
+        np.testing.assert_array_equal(result.predict(X), bst.predict(X))
+    with pytest.raises(AttributeError):
+        result.__array__  # noqa: B018 - special names are never the booster's
+
+
 @pytest.mark.parametrize("params,kwargs,exc,match", [
     ({"metric": "ndcg"}, {}, ValueError, "built-in metrics"),
     ({"learning_rate": 0.1}, {"eta": 0.2}, ValueError, "give the shrinkage once"),
@@ -108,19 +125,19 @@ def test_validation_sets_feval_and_early_stopping():
 def test_bad_arguments_raise(params, kwargs, exc, match):
     X, y, sizes, _ = _problem()
     with pytest.raises(exc, match=match):
-        train_with_line_search({**TREE, **params}, lgb.Dataset(X, y, group=sizes), 2, **kwargs)
+        train_line_search({**TREE, **params}, lgb.Dataset(X, y, group=sizes), 2, **kwargs)
 
 
 def test_dataset_without_groups_or_with_mixed_weights_raises():
     X, y, sizes, _ = _problem()
     with pytest.raises(ValueError, match="no query information"):
-        train_with_line_search(TREE, lgb.Dataset(X, y), 2)
+        train_line_search(TREE, lgb.Dataset(X, y), 2)
     w = np.ones(len(y))
     w[1] = 2.0
     with pytest.raises(ValueError, match="different row weights"):
-        train_with_line_search(TREE, lgb.Dataset(X, y, group=sizes, weight=w), 2)
+        train_line_search(TREE, lgb.Dataset(X, y, group=sizes, weight=w), 2)
     with pytest.raises(TypeError, match="lightgbm.Dataset"):
-        train_with_line_search(TREE, (X, y), 2)
+        train_line_search(TREE, (X, y), 2)
 
 
 @pytest.mark.realdata
@@ -130,11 +147,10 @@ def test_mq2008_fold_ndcg_rises(mq2008_dir):
     X, y, qid = load_svmlight_file(str(mq2008_dir / "S1.txt"), query_id=True)
     gp = group_ptr_from_qid(qid)
     ds = lgb.Dataset(X.toarray(), y, group=np.diff(gp), free_raw_data=False)
-    bst = train_with_line_search({"num_leaves": 20, "min_data_in_leaf": 20, "verbose": -1}, ds, 30,
-                                 eta=0.1)
-    risk = np.array(bst.qbrank_record.risk)
+    _, rec = train_line_search({"num_leaves": 20, "min_data_in_leaf": 20, "verbose": -1}, ds, 30, eta=0.1)
+    risk = np.array(rec.risk)
     assert np.all(np.diff(risk) <= 1e-12 * risk[:-1]) and risk[-1] < risk[0]
-    s = bst.qbrank_record.train_scores
+    s = rec.train_scores
 
     def ndcg10(scores):
         vals = []

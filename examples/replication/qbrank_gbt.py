@@ -72,8 +72,9 @@ def train_line_search(d: RankingData, rounds: int, leaves: int) -> Any:
 
     p = tree_params(leaves)
     eta = p.pop("learning_rate")
-    return bpl.train_line_search(p, bpl.dataset(d.X, d.y, group_ptr=d.group_ptr), rounds, eta=eta,
-                                 objective_params={"labeled": "single"})
+    booster, _ = bpl.train_line_search(p, bpl.dataset(d.X, d.y, group_ptr=d.group_ptr), rounds, eta=eta,
+                                       objective_params={"labeled": "single"})
+    return booster
 
 
 def methods(fold: C.Fold, rounds: int, leaves: int) -> dict[str, Callable[[], Any]]:

@@ -26,8 +26,9 @@ the true scores. LightGBM's built-in metrics would see the stale cache, so
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,7 +37,7 @@ from ...objectives import qbrank
 from .._adapter import query_weights_from_rows
 from .adapters import group_ptr_from_lgb_sizes
 
-__all__ = ["LineSearchRecord", "train_with_line_search"]
+__all__ = ["LineSearchRecord", "LineSearchResult", "train_line_search"]
 
 _PAPER_ETA = 0.05
 _LR_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
@@ -48,7 +49,7 @@ _NONE_METRICS = (None, "", "None", "none", "null", "na", [], ())
 
 @dataclass
 class LineSearchRecord:
-    """What training saw, attached to the returned booster as ``booster.qbrank_record``.
+    """What training saw, returned beside the booster by :func:`train_line_search`.
 
     Attributes:
         eta: the shrinkage used.
@@ -67,11 +68,34 @@ class LineSearchRecord:
     valid_scores: dict[str, NDArray[np.float64]] = field(default_factory=dict)
 
 
+class LineSearchResult(NamedTuple):
+    """``(booster, record)``, what :func:`train_line_search` returns.
+
+    Until the next release it also reads as the booster it used to be: ``result.qbrank_record``
+    (the record) and the booster's attributes (``result.predict``...) still work, with a
+    ``DeprecationWarning``.
+    """
+
+    booster: Any
+    record: LineSearchRecord
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy and pickle look up special names: never the booster's
+            raise AttributeError(name)
+        if name == "qbrank_record":
+            warnings.warn("train_line_search returns (booster, record) now; use that record instead of "
+                          ".qbrank_record", DeprecationWarning, stacklevel=2)
+            return self.record
+        warnings.warn(f"train_line_search returns (booster, record) now; read {name!r} from the booster "
+                      "(booster, record = train_line_search(...))", DeprecationWarning, stacklevel=2)
+        return getattr(self.booster, name)
+
+
 def _lgb() -> Any:
     try:
         import lightgbm
     except ImportError as exc:  # pragma: no cover - lightgbm is a dependency of this module
-        raise ImportError("train_with_line_search needs lightgbm (pip install lightgbm)") from exc
+        raise ImportError("train_line_search needs lightgbm (pip install lightgbm)") from exc
     return lightgbm
 
 
@@ -99,7 +123,7 @@ def _resolve_params(params: dict[str, Any] | None, eta: float | None) -> tuple[d
     for k, v in _pop_aliases(p, _OBJECTIVE_ALIASES):
         if v not in (None, "none", "custom"):
             raise ValueError(
-                f"params[{k!r}] = {v!r}: train_with_line_search always trains QBRank; "
+                f"params[{k!r}] = {v!r}: train_line_search always trains QBRank; "
                 "pass its parameters as objective_params"
             )
     for k, v in _pop_aliases(p, _METRIC_ALIASES):
@@ -177,7 +201,7 @@ def _evaluate(
     return res
 
 
-def train_with_line_search(
+def train_line_search(
     params: dict[str, Any] | None,
     train_set: Any,
     num_boost_round: int = 100,
@@ -188,16 +212,16 @@ def train_with_line_search(
     valid_names: Sequence[str] | None = None,
     feval: Callable[..., Any] | Sequence[Callable[..., Any]] | None = None,
     callbacks: Sequence[Callable[..., Any]] | None = None,
-) -> Any:
+) -> LineSearchResult:
     """Train LightGBM trees with QBRank and Algorithm 2's exact line search.
 
     Example:
         >>> from boostplug import lightgbm as bpl
-        >>> bst = bpl.train_line_search({"num_leaves": 20}, train, 300, eta=0.05,  # doctest: +SKIP
-        ...                             valid_sets=[vali], valid_names=["vali"],
-        ...                             feval=bpl.metric("ndcg@10"),
-        ...                             callbacks=[lgb.early_stopping(30)])
-        >>> bst.qbrank_record.steps[:3]                                          # doctest: +SKIP
+        >>> bst, record = bpl.train_line_search({"num_leaves": 20}, train, 300, eta=0.05,  # doctest: +SKIP
+        ...                                     valid_sets=[vali], valid_names=["vali"],
+        ...                                     feval=bpl.metric("ndcg@10"),
+        ...                                     callbacks=[lgb.early_stopping(30)])
+        >>> record.steps[:3]                                                     # doctest: +SKIP
 
     Args:
         params: LightGBM parameters for the trees (``num_leaves``,
@@ -220,9 +244,9 @@ def train_with_line_search(
             round with the results computed from the true scores.
 
     Returns:
-        The ``lgb.Booster`` (its saved model predicts the true scores minus
-        ``init_score``), with ``booster.qbrank_record`` (:class:`LineSearchRecord`)
-        and, after early stopping, ``best_iteration``.
+        :class:`LineSearchResult` ``(booster, record)``: the ``lgb.Booster`` (its saved
+        model predicts the true scores minus ``init_score``; after early stopping it has
+        ``best_iteration`` and ``best_score``) and the :class:`LineSearchRecord`.
     """
     lgb = _lgb()
     if not isinstance(train_set, lgb.Dataset):
@@ -242,7 +266,6 @@ def train_with_line_search(
     scores = _initial_scores(train_set)
     inner = _capture(booster, valid=False)[0]
     record = LineSearchRecord(eta=eta_value, risk=[prepared.loss(scores)])
-    booster.qbrank_record = record
 
     train_name = "training"
     others: list[tuple[str, Any]] = []
@@ -303,7 +326,7 @@ def train_with_line_search(
             break
     record.train_scores = scores
     record.valid_scores = {name: v for (name, _), v in zip(others, v_scores)}
-    return booster
+    return LineSearchResult(booster, record)
 
 
 def _best_score(results: Sequence[Any]) -> dict[str, dict[str, float]]:

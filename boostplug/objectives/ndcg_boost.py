@@ -101,9 +101,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _ndcg_boost_kernels as K
-from .._validation import check_real
-from ._base import PARALLEL_MIN_PAIRS, PreparedObjective, check_params, kernel_for, show
 from ..metrics._common import check_label_gain, gains_of
+from ._base import PARALLEL_MIN_PAIRS, kernel_for
+from ._contract import Hessian, Loss, Param, Search, module_functions
 
 __all__ = [
     "DEFAULTS",
@@ -117,18 +117,6 @@ __all__ = [
     "gains",
 ]
 
-DEFAULTS: dict[str, Any] = {
-    "sigma": 2.0,
-    "label_gain": None,
-    "hessian": "bound",
-}
-
-HESSIANS: dict[str, str] = {
-    "bound": "an upper bound of |d2M|: sigma^2 W_k sum_j |G_i - G_j| / Z_k gamma_ij",
-    "exact": "exact: the diagonal of M's Hessian, -sigma^2 W_k sum_j (G_i - G_j) / Z_k gamma_ij "
-    "(1 - 2 sigmoid(F_i - F_j)), floored at HESSIAN_FLOOR where it is smaller (M is not convex)",
-}
-
 _NAME = "ndcg_boost"
 _MODES = {"bound": K.MODE_BOUND, "exact": K.MODE_EXACT}
 
@@ -138,19 +126,6 @@ _MODES = {"bound": K.MODE_BOUND, "exact": K.MODE_EXACT}
 #: sigma^2 >= 1e-300 keeps a non-zero Hessian from underflowing to 0 under a non-zero gradient.
 SIGMA_MIN = 1e-150
 SIGMA_MAX = 1e150
-
-
-def _check_sigma(value: Any) -> float:
-    return check_real(f"{_NAME}: sigma", value, SIGMA_MIN, SIGMA_MAX, lo_open=False)
-
-
-def _check_label_gain(value: Any) -> NDArray[np.float64] | None:
-    if value is None:
-        return None
-    try:
-        return check_label_gain(value)
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"{_NAME}: {e}") from None
 
 
 def gains(labels: NDArray[np.float64], label_gain: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -166,7 +141,7 @@ def gains(labels: NDArray[np.float64], label_gain: NDArray[np.float64] | None) -
         raise ValueError(f"{_NAME}: {e}") from None
 
 
-class NDCGBoostObjective(PreparedObjective):
+class NDCGBoostObjective(Loss):
     """NDCG_Boost's relaxed objective M (Eq. 11) bound to one data set.
 
     Construction computes the gains, the ideal DCG ``Z_k`` of every query, the
@@ -174,27 +149,25 @@ class NDCGBoostObjective(PreparedObjective):
     """
 
     name = _NAME
+    summary = "NDCG_Boost: expected-NDCG bound (Valizadegan et al. 2009)"
+    params = {
+        "sigma": Param(2.0, "real", "F = sigma * score (2.0: the paper's Eq. 8)", low=SIGMA_MIN, high=SIGMA_MAX,
+                       search=Search(0.5, 8.0, log=True)),
+        "label_gain": Param(None, "custom", "gains indexed by the integer label (None: 2^r - 1)",
+                            convert=check_label_gain),
+    }
+    hessians = {
+        "bound": Hessian("bound", "an upper bound of |d2M|: sigma^2 W_k sum_j |G_i - G_j| / Z_k gamma_ij"),
+        "exact": Hessian("exact", "exact: the diagonal of M's Hessian, -sigma^2 W_k sum_j (G_i - G_j) / Z_k "
+                         "gamma_ij (1 - 2 sigmoid(F_i - F_j)), floored at HESSIAN_FLOOR where it is smaller "
+                         "(M is not convex)"),
+    }
 
-    def __init__(
-        self,
-        labels: ArrayLike,
-        group_ptr: ArrayLike,
-        *,
-        weights: ArrayLike | None = None,
-        **params: Any,
-    ) -> None:
-        super().__init__(labels, group_ptr, weights=weights)
-        p = check_params(_NAME, params, DEFAULTS)
-        self.sigma: float = _check_sigma(p["sigma"])
-        self.label_gain: NDArray[np.float64] | None = _check_label_gain(p["label_gain"])
-        hessian = p["hessian"]
-        if not isinstance(hessian, str) or hessian not in HESSIANS:
-            raise ValueError(f"{_NAME}: hessian must be one of {list(HESSIANS)}, got {show(hessian)}")
-        self.hessian: str = hessian
-        self._prepare_static()
+    sigma: float
+    label_gain: NDArray[np.float64] | None
 
     # -- label-only precomputation -------------------------------------------------
-    def _prepare_static(self) -> None:
+    def setup(self) -> None:
         g = gains(self.labels, self.label_gain)
         z = np.empty(self.n_queries)
         K.ideal_dcg(g, self.group_ptr, z)
@@ -261,35 +234,6 @@ class NDCGBoostObjective(PreparedObjective):
         return grad, hess
 
 
-def prepare(
-    labels: ArrayLike, group_ptr: ArrayLike, *, weights: ArrayLike | None = None, **params: Any
-) -> NDCGBoostObjective:
-    """Bind NDCG_Boost's objective to ``labels``/``group_ptr`` (per-query ``weights``) once.
-
-    Raises ``ValueError``/``TypeError`` naming any unknown or invalid parameter.
-    """
-    return NDCGBoostObjective(labels, group_ptr, weights=weights, **params)
-
-
-def loss(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    group_ptr: ArrayLike,
-    *,
-    weights: ArrayLike | None = None,
-    **params: Any,
-) -> float:
-    """M(F) (Eq. 11 summed over queries, query-weighted) at ``F = sigma * scores``."""
-    return prepare(labels, group_ptr, weights=weights, **params).loss(scores)
-
-
-def grad_hess(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    group_ptr: ArrayLike,
-    *,
-    weights: ArrayLike | None = None,
-    **params: Any,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Gradient dM/dscore (Eq. 14-16) and the Hessian diagonal of the chosen ``hessian`` mode."""
-    return prepare(labels, group_ptr, weights=weights, **params).grad_hess(scores)
+prepare, loss, grad_hess = module_functions(NDCGBoostObjective)
+DEFAULTS: dict[str, Any] = NDCGBoostObjective.defaults()
+HESSIANS: dict[str, str] = NDCGBoostObjective.hessian_texts()

@@ -11,10 +11,12 @@ Example:
     >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1,
     ...                              env=bpd.WORKER_ENV))                  # doctest: +SKIP
     >>> frame = bpd.repartition_by_query(df, qid_col="qid", npartitions=2)   # doctest: +SKIP
-    >>> ranker = bpd.train_lightgbm(client, frame, "mpboost", objective_params={"ddf": "logdd"},
+    >>> ranker = bpd.train_lightgbm(client, frame, name, objective_params=objective_params,
     ...                             n_estimators=100)                      # doctest: +SKIP
-    >>> out = bpd.train_xgboost(client, frame, "ndcg_boost", num_boost_round=100)  # doctest: +SKIP
+    >>> out = bpd.train_xgboost(client, frame, name, num_boost_round=100)  # doctest: +SKIP
     >>> bpd.evaluate(ranker.predict(frame[features]), frame, ["ndcg@10"])  # doctest: +SKIP
+
+``name`` is one of :func:`boostplug.objectives.names`, ``objective_params`` its parameters.
 
 * :func:`repartition_by_query` builds such a frame (from pandas or Dask), with
   partitions balanced by document count; :func:`from_arrays` makes a frame of Dask

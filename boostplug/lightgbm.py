@@ -4,11 +4,13 @@ Example:
     >>> import lightgbm as lgb
     >>> from boostplug import lightgbm as bpl
     >>> train = bpl.dataset(X, y, qid=qid)                                  # doctest: +SKIP
-    >>> params = {"objective": bpl.objective("mpboost", ddf="logdd"), "metric": "None"}
+    >>> params = {"objective": bpl.objective(name, **objective_params), "metric": "None"}
     >>> booster = lgb.train(params, train, 200, valid_sets=[vali],            # doctest: +SKIP
     ...                     feval=bpl.metric("ndcg@10"),
     ...                     callbacks=[lgb.early_stopping(20)])
-    >>> ranker = lgb.LGBMRanker(objective=bpl.sklearn_objective("qbrank"))   # doctest: +SKIP
+    >>> ranker = lgb.LGBMRanker(objective=bpl.sklearn_objective(name))       # doctest: +SKIP
+
+``name`` is one of :func:`boostplug.objectives.names`, ``objective_params`` its parameters.
 
 Notes:
 * Query groups come from the Dataset (``group=`` sizes). Row weights must be

@@ -5,9 +5,11 @@ Example:
     >>> from boostplug import xgboost as bpx
     >>> dtrain = bpx.dmatrix(X, y, qid=qid)                     # doctest: +SKIP
     >>> booster = xgb.train({"base_score": 0.0, "tree_method": "hist"}, dtrain, 200,
-    ...                     obj=bpx.objective("ndcg_boost"),
+    ...                     obj=bpx.objective(name, **objective_params),
     ...                     evals=[(dvali, "vali")], custom_metric=bpx.metric("ndcg@10"),
     ...                     early_stopping_rounds=20)          # doctest: +SKIP
+
+``name`` is one of :func:`boostplug.objectives.names`, ``objective_params`` its parameters.
 
 Notes:
 * ``base_score``: with a custom objective XGBoost starts every score at
@@ -17,7 +19,7 @@ Notes:
   ``base_margin`` (our ``init_score``) means what it says. :func:`params` does it.
 * ``XGBRanker`` refuses custom objectives ("custom objective function not
   supported by XGBRanker"): use ``xgb.train`` with :func:`objective`, or this module's
-  ``XGBRanker(objective="mpboost", ddf="ldd")``, which takes the objective by name.
+  ``XGBRanker(objective=name, **objective_params)``, which takes the objective by name.
   ``XGBRegressor(objective=...)`` is *not* a substitute (it has no groups).
 * Query ids: ``xgb.DMatrix(qid=...)`` requires ids sorted in non-decreasing order,
   but real LETOR files (MQ2008) are contiguous and unsorted. :func:`dmatrix`

@@ -327,6 +327,20 @@ def test_explicit_pairs_are_refused_on_cv_folds_and_other_sets(data):
         xgb.train(XGB_PARAMS, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr), 2, obj=obj)
 
 
+def test_row_index_parameters_come_from_the_objective_declaration():
+    """The adapters special-case no parameter name: the registry says which parameters hold rows."""
+    from types import SimpleNamespace
+
+    from boostplug.frameworks._adapter import given_row_params, row_params
+
+    assert row_params(objectives.get("qbrank")) == ("pairs",)
+    assert [n for n in objectives.names() if row_params(objectives.get(n))] == ["qbrank"]
+    stub = SimpleNamespace(row_params=("anchors",), defaults={"anchors": None, "w": 1.0})
+    assert row_params(stub) == ("anchors",)
+    assert given_row_params(stub, {"anchors": [[0, 1]], "w": 2.0}) == {"anchors": [[0, 1]]}
+    assert given_row_params(stub, {"anchors": None, "pairs": [[0, 1]]}) == {}
+
+
 def test_explicit_pairs_alone_are_a_valid_objective(data):
     pairs = np.array([[0, 1], [5, 4]])
     obj = bpl.objective("qbrank", pairs=pairs, label_pairs=False, labeled="none")

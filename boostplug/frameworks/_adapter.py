@@ -21,7 +21,8 @@ from .. import objectives as _objectives
 from ..groups import check_group_ptr
 from ..objectives import PreparedObjective
 
-__all__ = ["BoundObjective", "query_weights_from_rows", "metric_query_weights", "MetricSpec"]
+__all__ = ["BoundObjective", "row_params", "query_weights_from_rows", "metric_query_weights", "group_ptr_or_error",
+           "MetricSpec"]
 
 
 def query_weights_from_rows(
@@ -57,6 +58,23 @@ def query_weights_from_rows(
     return first
 
 
+
+def row_params(objective: Any) -> tuple[str, ...]:
+    """Names of the parameters of a registered objective (``boostplug.objectives.get(name)``)
+    that hold row indices of one training set: they cannot follow the rows into another set
+    (a cv fold, a subset, a Dask worker's share)."""
+    declared = getattr(objective, "row_params", None)
+    if declared is not None:
+        return tuple(declared)
+    # Until the registry declares row_params: the one such parameter its objectives have.
+    return ("pairs",) if "pairs" in objective.defaults else ()
+
+
+def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The row-index parameters (:func:`row_params`) that ``params`` sets."""
+    return {k: params[k] for k in row_params(objective) if params.get(k) is not None}
+
+
 class BoundObjective:
     """One named objective with fixed parameters, bound lazily to each training set.
 
@@ -72,6 +90,8 @@ class BoundObjective:
         self.name = self.objective.name
         self.objective.check(params)  # fail now, not at the first boosting round
         self.params = dict(params)
+        #: The row-index parameters given (:func:`row_params`), bound to one training set.
+        self.rows_given = given_row_params(self.objective, self.params)
         self._by_set: "weakref.WeakKeyDictionary[Any, PreparedObjective]" = weakref.WeakKeyDictionary()
         self._last: PreparedObjective | None = None  # for set objects that cannot be weakly referenced
 
@@ -107,18 +127,18 @@ class BoundObjective:
                     "between boosting rounds; an objective is bound to one training set. "
                     "Build a new objective (or a new Dataset/DMatrix) for new labels or weights."
                 )
-        if self.params.get("pairs") is not None and (prep is not None or len(self._by_set)):
-            raise ValueError(
-                f"{self.name}: explicit pairs are row indices of one training set, and this objective "
-                "was handed a second one (lgb.cv/xgb.cv folds, or a refit on other data): the pairs "
-                "would read other rows. Build one objective per training set, with its own pairs."
-            )
-        pairs = self.params.get("pairs")
-        if pairs is not None and np.size(pairs) and int(np.max(pairs)) >= len(labels):
-            raise ValueError(
-                f"{self.name}: explicit pairs index row {int(np.max(pairs))}, but this training set has "
-                f"{len(labels)} rows (an xgb.cv/lgb.cv fold? build the folds yourself, each with its own pairs)"
-            )
+        for param, rows in self.rows_given.items():
+            if prep is not None or len(self._by_set):
+                raise ValueError(
+                    f"{self.name}: explicit {param} are row indices of one training set, and this objective "
+                    f"was handed a second one (lgb.cv/xgb.cv folds, or a refit on other data): the {param} "
+                    f"would read other rows. Build one objective per training set, with its own {param}."
+                )
+            if np.size(rows) and int(np.max(rows)) >= len(labels):
+                raise ValueError(
+                    f"{self.name}: explicit {param} index row {int(np.max(rows))}, but this training set has "
+                    f"{len(labels)} rows (an xgb.cv/lgb.cv fold? build the folds yourself, each with its own {param})"
+                )
         if check_new is not None:
             check_new()
         prep = self.objective.prepare(labels, group_ptr, weights=weights, **self.params)

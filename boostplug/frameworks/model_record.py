@@ -4,7 +4,7 @@ A model trained with a callable objective does not say what trained it: LightGBM
 no ``objective=`` line, XGBoost writes ``reg:squarederror``. The adapters add one compact
 JSON record, the same for both frameworks::
 
-    {"boostplug":"0.1.0","format":1,"objective":"mpboost","params":{"ddf":"ldd"}}
+    {"boostplug":"0.1.0","format":1,"objective":"<name>","params":{"<parameter>":<value>,...}}
 
 * LightGBM: one line ``[boostplug_objective: {...}]`` in the model text's
   ``parameters:`` section, which LightGBM loads back, ignores, and writes out again
@@ -12,10 +12,9 @@ JSON record, the same for both frameworks::
 * XGBoost: the booster attribute ``boostplug_objective`` (``Booster.set_attr``), which
   XGBoost keeps in its JSON and UBJSON model files.
 
-Parameters are saved by value (strings, numbers, booleans, ``None``, short numeric lists
-such as NDCG_Boost's ``label_gain``), except those that index rows of the training set
-(QBRank's explicit ``pairs``): those mean nothing without that training set, so only
-their fingerprint is saved (shape, dtype, SHA-256 of the int64 values). The record then
+Parameters are saved by value (strings, numbers, booleans, ``None``, short numeric lists),
+except those that index rows of the training set (the objective's ``row_params``): those
+mean nothing without that training set, so only their fingerprint is saved (shape, dtype, SHA-256 of the int64 values). The record then
 says that they were given and which ones, and :meth:`ObjectiveRecord.params_with`
 takes them back, checked against the fingerprint.
 
@@ -34,6 +33,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import objectives as _objectives
+from ._adapter import row_params
 
 __all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "lightgbm_text_with_record",
            "record_from_lightgbm_text"]
@@ -42,8 +42,6 @@ __all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for
 RECORD_KEY = "boostplug_objective"
 #: Version of the record's layout; a reader refuses a newer one.
 FORMAT = 1
-#: Parameters that hold row indices of one training set (saved as a fingerprint only).
-ROW_INDEX_PARAMS = ("pairs",)
 # Objective.check stands in for row-index parameters, so any value does for validation.
 _STAND_IN = [[0, 1]]
 
@@ -73,7 +71,7 @@ class ObjectiveRecord:
         name: the registered objective's name (``boostplug.objectives.names()``).
         params: the parameters given to it, by value.
         fingerprints: parameters given but saved only as a :class:`Fingerprint`
-            (row indices of the training set, such as QBRank's ``pairs``).
+            (the objective's row-index parameters, its ``row_params``).
         version: the boostplug version that wrote the record.
     """
 
@@ -85,7 +83,8 @@ class ObjectiveRecord:
     def params_with(self, **row_params: Any) -> dict[str, Any]:
         """The parameters to rebuild the objective, with the fingerprinted ones given back.
 
-        Example: ``bpl.objective(rec.name, **rec.params_with(pairs=pairs))``. Each
+        Example: ``bpl.objective(rec.name, **rec.params_with(**{key: rows}))`` for each ``key``
+        in :attr:`fingerprints`. Each
         fingerprinted parameter must be given and match its fingerprint (``ValueError``
         otherwise, naming it); a parameter that was not fingerprinted is a ``TypeError``.
         """
@@ -152,6 +151,10 @@ class ObjectiveRecord:
         clash = sorted(set(self.params) & set(self.fingerprints))
         if clash:
             raise ValueError(f"the {RECORD_KEY} record gives {clash} both by value and as a fingerprint")
+        not_rows = sorted(set(self.fingerprints) - set(row_params(obj)))
+        if not_rows:
+            raise ValueError(f"the {RECORD_KEY} record fingerprints {not_rows}, which are not row-index "
+                             f"parameters of {self.name!r} (those are {list(row_params(obj))})")
         stand_in = dict(self.params)
         stand_in.update({k: _STAND_IN for k in self.fingerprints})
         obj.check(stand_in)
@@ -175,10 +178,11 @@ def record_for(objective: Any) -> ObjectiveRecord:
             f"expected a boostplug objective (boostplug.lightgbm.objective(...), boostplug.xgboost.objective(...)) "
             f"or an objective name, got {type(objective).__name__}"
         )
+    rows = row_params(_objectives.get(name))
     params: dict[str, Any] = {}
     fingerprints: dict[str, Fingerprint] = {}
     for key, value in given.items():
-        if key in ROW_INDEX_PARAMS and value is not None:
+        if key in rows and value is not None:
             fingerprints[key] = Fingerprint.of(value)
         else:
             params[key] = _savable(name, key, value)

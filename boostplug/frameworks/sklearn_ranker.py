@@ -1,11 +1,11 @@
 """Framework-neutral logic of boostplug's scikit-learn rankers.
 
 :class:`boostplug.lightgbm.LGBMRanker` and :class:`boostplug.xgboost.XGBRanker` subclass the
-frameworks' own rankers and take a boostplug objective by *name*, with its parameters as
-ordinary estimator parameters::
+frameworks' own rankers and take a boostplug objective by *name* (one of
+:func:`boostplug.objectives.names`), with its parameters as ordinary estimator parameters::
 
-    LGBMRanker(objective="qbrank", tau=1.0, n_estimators=300)
-    XGBRanker(objective="mpboost", ddf="ldd", early_stopping_rounds=20)
+    LGBMRanker(objective=name, n_estimators=300, **objective_params)
+    XGBRanker(objective=name, early_stopping_rounds=20, **objective_params)
 
 Everything the two share lives here: telling the objective's parameters from the booster's
 (so ``get_params``/``clone``/``GridSearchCV`` see them and the booster never does), query

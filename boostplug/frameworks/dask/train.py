@@ -36,16 +36,24 @@ def _features(frame: "dd.DataFrame", feature_cols: Sequence[str] | None, drop: S
     return list(feature_cols)
 
 
-def _check_row_bound_params(objective_params: dict[str, Any] | None) -> dict[str, Any]:
+def _check_row_bound_params(objective: str, objective_params: dict[str, Any] | None) -> dict[str, Any]:
     """Objective parameters that hold row indices of the whole training set cannot be split
     between workers: each worker's objective sees its own rows, numbered from 0."""
+    from ... import objectives
+    from .._adapter import given_row_params, row_params
+
     params = dict(objective_params or {})
-    if params.get("pairs") is not None:
+    entry = objectives.get(objective)
+    given = given_row_params(entry, params)
+    if given:
+        key = next(iter(given))
+        rows = set(row_params(entry))
+        defaults = ", ".join(f"{k}={v!r}" for k, v in entry.defaults.items() if k not in rows)
         raise ValueError(
-            "objective_params['pairs'] holds row indices of the whole training set, but each Dask "
-            "worker's objective sees only its own rows (numbered from 0): explicit pairs cannot be "
-            "used in distributed training. Use the grade-derived pairs (label_pairs=True) or train on "
-            "one machine with boostplug.lightgbm / boostplug.xgboost"
+            f"objective_params[{key!r}] holds row indices of the whole training set, but each Dask "
+            f"worker's objective sees only its own rows (numbered from 0): explicit {key} cannot be "
+            f"used in distributed training. Leave {key} unset (the objective's other parameters then "
+            f"apply; defaults: {defaults}) or train on one machine with boostplug.lightgbm / boostplug.xgboost"
         )
     return params
 
@@ -120,7 +128,7 @@ def train_lightgbm(
     require_frame(frame, label_col, qid_col, "train_lightgbm")
     if "objective" in ranker_params:
         raise ValueError("pass the boostplug objective name as `objective`, not in the ranker parameters")
-    obj = sklearn_objective(objective, **_check_row_bound_params(objective_params))
+    obj = sklearn_objective(objective, **_check_row_bound_params(objective, objective_params))
     layout = check_partitions(frame, qid_col, client=client)
     _check_finite_labels(frame, label_col, layout, client)
     cols = _features(frame, feature_cols, (label_col, qid_col))
@@ -174,7 +182,7 @@ def train_xgboost(
     from ..xgboost.adapters import params as xgb_params
 
     require_frame(frame, label_col, qid_col, "train_xgboost")
-    obj = xgb_objective(objective, **_check_row_bound_params(objective_params))
+    obj = xgb_objective(objective, **_check_row_bound_params(objective, objective_params))
     layout = check_partitions(frame, qid_col, client=client)
     cols = _features(frame, feature_cols, (label_col, qid_col))
     dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))

@@ -83,10 +83,11 @@ class LightGBMObjective(BoundObjective):
     """Callable for ``params["objective"]`` of ``lgb.train`` / ``lgb.cv``: ``(preds, train_data) -> (grad, hess)``."""
 
     def __call__(self, preds: NDArray, train_data: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        if self.params.get("pairs") is not None and getattr(train_data, "used_indices", None) is not None:
+        if self.rows_given and getattr(train_data, "used_indices", None) is not None:
+            key = next(iter(self.rows_given))
             raise ValueError(
-                f"{self.name}: explicit pairs are row indices of the full training set, but LightGBM "
-                "handed a subset of it (lgb.cv folds): build the folds yourself, each with its own pairs"
+                f"{self.name}: explicit {key} are row indices of the full training set, but LightGBM "
+                f"handed a subset of it (lgb.cv folds): build the folds yourself, each with its own {key}"
             )
         labels = train_data.get_label()
         n = len(labels)
@@ -112,8 +113,7 @@ def objective(name: str, **params: Any) -> LightGBMObjective:
     """A boostplug objective for ``lgb.train(params={"objective": ...})`` and ``lgb.cv``.
 
     Args:
-        name: one of :func:`boostplug.objectives.names` (``"qbrank"``, ``"mpboost"``,
-            ``"ndcg_boost"``, ``"rankboost"``).
+        name: one of :func:`boostplug.objectives.names`.
         **params: the objective's parameters (see its module); unknown names raise ``ValueError``.
     """
     return LightGBMObjective(name, params)

@@ -46,8 +46,8 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
     """``lightgbm.LGBMRanker`` that takes a boostplug objective by name, with its parameters.
 
     Example:
-        >>> ranker = LGBMRanker(objective="mpboost", ddf="ldd", n_estimators=300,
-        ...                     early_stopping_rounds=20, n_jobs=1)            # doctest: +SKIP
+        >>> ranker = LGBMRanker(objective=name, n_estimators=300, early_stopping_rounds=20,
+        ...                     n_jobs=1, **objective_params)                 # doctest: +SKIP
         >>> ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qid_v])  # doctest: +SKIP
         >>> ranker.score(Xt, yt, qid=qid_t)        # mean NDCG@10               # doctest: +SKIP
 
@@ -173,7 +173,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
 
         The objective recorded in the file becomes ``objective`` and its parameters estimator
         parameters again (``get_params``), so a refit trains the same way; row-index parameters
-        (QBRank's ``pairs``) are recorded only as a fingerprint and are not restored.
+        (the objective's ``row_params``) are recorded only as a fingerprint and are not restored.
         """
         booster = load_model(path)
         record = objective_of(booster)

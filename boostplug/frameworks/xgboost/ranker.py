@@ -30,8 +30,8 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
     """``xgboost.XGBRanker`` that takes a boostplug objective by name, with its parameters.
 
     Example:
-        >>> ranker = XGBRanker(objective="mpboost", ddf="ldd", n_estimators=300,
-        ...                    early_stopping_rounds=20, n_jobs=1)             # doctest: +SKIP
+        >>> ranker = XGBRanker(objective=name, n_estimators=300, early_stopping_rounds=20,
+        ...                    n_jobs=1, **objective_params)                  # doctest: +SKIP
         >>> ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qid_v])  # doctest: +SKIP
         >>> ranker.score(Xt, yt, qid=qid_t)        # mean NDCG@10               # doctest: +SKIP
 
@@ -145,7 +145,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
     def load_model(self, fname: Any) -> "XGBRanker":  # type: ignore[override]
         """``xgboost.XGBRanker.load_model``, then the recorded boostplug objective becomes
         ``objective`` and its parameters estimator parameters again (``get_params``); row-index
-        parameters (QBRank's ``pairs``) are recorded only as a fingerprint and not restored."""
+        parameters (the objective's ``row_params``) are recorded only as a fingerprint and not restored."""
         super().load_model(fname)
         record = objective_of(self.get_booster())
         if record is not None:

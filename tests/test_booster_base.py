@@ -1,7 +1,8 @@
-"""What the reference boosters share (boostplug/boosters/_base.py, stumps.py, _stump_sums.py,
-the RankBoost+ pruning): staged vs. final prediction bit for bit, the JSON model file (fitted
-attributes, lazy class import, bad files), early stopping direction, serial vs. parallel
-kernels, and the blocked independent-subset selection against a brute-force rank test."""
+"""What the reference boosters share (boostplug/boosters/_estimator.py, _fit_data.py,
+_weak_rankers.py, stumps.py, _stump_sums.py, the RankBoost+ pruning): staged vs. final prediction
+bit for bit, the JSON model file (fitted attributes, lazy class import, bad files), early stopping
+direction, serial vs. parallel kernels, input validation, and the blocked independent-subset
+selection against a brute-force rank test."""
 
 from __future__ import annotations
 
@@ -567,3 +568,18 @@ def test_infinite_x_is_refused_naming_the_cell_and_sparse_x_is_densified(name: s
     assert np.array_equal(sparse.predict(sp.csr_matrix(X)), model.predict(X))
     with pytest.raises(TypeError, match="X must be numeric, got dtype <U1"):
         model.predict(np.full((2, 4), "a"))
+
+
+@pytest.mark.parametrize("name, home", [("RankingBooster", "_estimator"), ("Round", "_estimator"),
+                                        ("FitData", "_fit_data"), ("check_query_weights", "_fit_data"),
+                                        ("evaluate_rankers", "_weak_rankers"), ("load", "_model_file")])
+def test_the_old_base_module_still_resolves_its_names_with_a_warning(name: str, home: str) -> None:
+    import importlib
+
+    from boostplug.boosters import _base
+
+    with pytest.warns(DeprecationWarning, match=f"import it from boostplug.boosters.{home}"):
+        moved = getattr(_base, name)
+    assert moved is getattr(importlib.import_module(f"boostplug.boosters.{home}"), name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _base.nothing  # noqa: B018

@@ -1,6 +1,7 @@
 """The booster JSON model file (boostplug/boosters/_model_file.py): every booster type round-trips
-bit for bit, every class of corruption is a ValueError naming the file and the field (never a model
-that predicts wrongly or an IndexError at predict), and saving is atomic."""
+bit for bit (through a file and through ``to_dict``/``from_dict``), every class of corruption is a
+ValueError naming the file (or "the model dict") and the field (never a model that predicts wrongly
+or an IndexError at predict), and saving is atomic."""
 
 from __future__ import annotations
 
@@ -50,6 +51,34 @@ def test_every_booster_round_trips_bit_for_bit(name, fitted, tmp_path):
     assert type(back) is type(model) and back.to_dict() == model.to_dict()
     assert np.array_equal(back.predict(X), model.predict(X))
     assert type(back).load(path).to_dict() == model.to_dict()
+
+
+@pytest.mark.parametrize("name", list(BOOSTERS))
+def test_from_dict_gives_what_load_gives(name, fitted, tmp_path):
+    X, models = fitted
+    model = models[name]
+    model.save(tmp_path / "m.json")
+    from_file, from_dict = load(tmp_path / "m.json"), RankingBooster.from_dict(model.to_dict())
+    assert type(from_dict) is type(model) and from_dict.to_dict() == from_file.to_dict() == model.to_dict()
+    assert np.array_equal(from_dict.predict(X), model.predict(X))
+    assert type(model).from_dict(model.to_dict()).get_params() == model.get_params()
+    # neither the dict nor the model built from it shares an object with the model it came from
+    d = model.to_dict()
+    d["rankers"][0]["feature"] = d["history"][0]["round"] = -1
+    from_dict.rankers_[0]["feature"] = from_dict.history_[0]["round"] = -1
+    assert model.rankers_[0]["feature"] >= 0 and model.history_[0]["round"] == 1
+
+
+def test_from_dict_validates_as_load_does(fitted):
+    _, models = fitted
+    d = models["mpboost"].to_dict()
+    d["rankers"][0] = dict(d["rankers"][0], feature=4)
+    with pytest.raises(ValueError, match=r"^the model dict: rankers\[0\]\.feature = 4 is outside \[0, 4\)"):
+        RankingBooster.from_dict(d)
+    with pytest.raises(ValueError, match=r"^the model dict holds a MPBoost, not a RankBoost$"):
+        RankBoost.from_dict(models["mpboost"].to_dict())
+    with pytest.raises(ValueError, match=r"^the model dict is not a boostplug booster JSON file"):
+        RankingBooster.from_dict({"format": "lightgbm"})
 
 
 def test_the_fixture_covers_minus_inf_thresholds_and_float32(fitted):

@@ -5,8 +5,8 @@
 * :class:`MPBoost` -- stump MPBoost with the four DDFs (Zhu et al. 2009);
 * :class:`NDCGBoost` -- stump NDCG_Boost (Valizadegan et al. 2009).
 
-All are scikit-learn style estimators sharing :class:`~boostplug.boosters._base.RankingBooster`
-(fit/predict/staged_predict, ``history_``, early stopping, JSON ``save``/``load``).
+All are scikit-learn style estimators sharing :class:`~boostplug.boosters._estimator.RankingBooster`
+(fit/predict/staged_predict, ``history_``, early stopping, JSON ``save``/``load``/``to_dict``/``from_dict``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._base import RankingBooster, load
+from ._estimator import RankingBooster
+from ._model_file import load
 
 _PUBLIC = {
     "RankBoost": "rankboost",

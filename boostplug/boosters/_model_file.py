@@ -1,6 +1,8 @@
-"""The booster JSON model file: writing it atomically and reading it back validated.
+"""The booster JSON model file: the object a fitted booster is written as
+(:class:`ModelFile`: ``to_dict``/``from_dict``/``save``/``load``), written atomically and
+read back validated.
 
-The file is a plain JSON object (see :mod:`boostplug.boosters._base` for the weak rankers)::
+The file is a plain JSON object (see :mod:`boostplug.boosters._weak_rankers` for the weak rankers)::
 
     {"format": "boostplug.booster", "version": 1, "class": "RankBoost",
      "params": {...constructor parameters...},
@@ -22,13 +24,15 @@ from missing ones (NaN ranks lowest). A stump with ``"complement": true`` is
 Reading checks every field before a model is built: exact JSON types (``2.7``,
 ``"3"`` or ``true`` is not a feature index), features within ``n_features_in``,
 finite weights, thresholds finite or ``-Infinity``, known kinds, keys and versions.
-Anything else is a ``ValueError`` naming the file and the field as a JSON path
-(``rankers[3].feature``), never a model that predicts wrongly. Saving goes through
-:func:`boostplug._atomic.write_text`: a failed save leaves the previous file whole.
+Anything else is a ``ValueError`` naming the file (``from_dict``: "the model dict") and
+the field as a JSON path (``rankers[3].feature``), never a model that predicts wrongly.
+Saving goes through :func:`boostplug._atomic.write_text`: a failed save leaves the
+previous file whole.
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import math
@@ -39,7 +43,8 @@ import numpy as np
 
 from .._atomic import write_text
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "RANKER_KINDS", "model_dict", "save_model", "read_model_file", "load"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "RANKER_KINDS", "ModelFile", "model_dict", "model_from_dict", "save_model",
+           "read_model_file", "load"]
 
 FORMAT = "boostplug.booster"
 FORMAT_VERSION = 1
@@ -212,31 +217,51 @@ def _validate(d: Any, known_classes: Any) -> None:
     _check_fitted_extras(name, fitted, n_features)
 
 
-def read_model_file(path: str | Path) -> dict[str, Any]:
-    """The JSON object of a booster file, every field validated (see the module docstring)."""
+def _located(source: str, exc: _Bad) -> str:
+    """``exc`` prefixed by where the model came from (a path, or "the model dict")."""
+    return f"{source} {exc}" if str(exc).startswith(("is ", "has ", "holds ")) else f"{source}: {exc}"
+
+
+def _checked(d: Any, source: str) -> dict[str, Any]:
     from . import _PUBLIC
 
+    try:
+        _validate(d, _PUBLIC)
+    except _Bad as exc:
+        raise ValueError(_located(source, exc)) from None
+    return d
+
+
+def read_model_file(path: str | Path) -> dict[str, Any]:
+    """The JSON object of a booster file, every field validated (see the module docstring)."""
     try:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"{path} is not a boostplug booster JSON file (not valid JSON: {exc})") from None
-    try:
-        _validate(d, _PUBLIC)
-    except _Bad as exc:
-        raise ValueError(f"{path} {exc}" if str(exc).startswith(("is ", "has ", "holds ")) else f"{path}: {exc}") from None
-    return d
+    return _checked(d, str(path))
 
 
 def load(path: str | Path, expect: type | None = None) -> Any:
     """Load a booster saved with ``save``; the class is read from the file and only its
     module is imported. ``expect``: the class the file must hold (``Class.load``)."""
+    return _build(read_model_file(path), expect, str(path))
+
+
+def model_from_dict(d: Any, expect: type | None = None) -> Any:
+    """The booster of a ``to_dict`` object, validated as :func:`load` validates a file (it reads
+    ``d`` as the file ``save`` would write, so the model shares no object with ``d``)."""
+    source = "the model dict"
+    return _build(_checked(json.loads(json.dumps(d, default=_json_default)), source), expect, source)
+
+
+def _build(d: dict[str, Any], expect: type | None, source: str) -> Any:
+    """The booster of a validated model object; the checks that need its class first."""
     from . import _class
 
-    d = read_model_file(path)
     name = d["class"]
     klass = _class(name)
     if expect is not None and klass is not expect:
-        raise ValueError(f"{path} holds a {name}, not a {expect.__name__}")
+        raise ValueError(f"{source} holds a {name}, not a {expect.__name__}")
     try:
         _check_params(klass, d["params"])
         fitted = d.get("fitted", {})
@@ -247,7 +272,7 @@ def load(path: str | Path, expect: type | None = None) -> Any:
         if unknown:
             raise _Bad(f"fitted has keys {unknown} that a {name} model does not have")
     except _Bad as exc:
-        raise ValueError(f"{path}: {exc}") from None
+        raise ValueError(f"{source}: {exc}") from None
     model = klass(**d["params"])
     model.n_features_in_ = int(d["n_features_in"])
     model.rankers_ = list(d["rankers"])
@@ -258,3 +283,39 @@ def load(path: str | Path, expect: type | None = None) -> Any:
     for a in klass._fitted_extras:
         setattr(model, a, fitted[a])
     return model
+
+
+def _expected(cls: type) -> type | None:
+    """The class a file must hold for ``cls.load``: any booster when called on the base."""
+    from ._estimator import RankingBooster
+
+    return None if issubclass(RankingBooster, cls) else cls
+
+
+class ModelFile:
+    """The JSON model file of a fitted :class:`~boostplug.boosters._estimator.RankingBooster`
+    (the mixin that gives it ``to_dict``, ``from_dict``, ``save`` and ``load``)."""
+
+    #: fitted attributes beyond the common ones that the file carries (JSON-serialisable
+    #: values), under ``"fitted"``
+    _fitted_extras: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as the JSON object :meth:`save` writes (a copy: changing it leaves the model be)."""
+        return copy.deepcopy(model_dict(self))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Any:
+        """The model of a :meth:`to_dict` object (any booster class when called on the base),
+        validated as :meth:`load` validates a file (``ValueError`` naming the field)."""
+        return model_from_dict(d, expect=_expected(cls))
+
+    def save(self, path: str | Path) -> None:
+        """Write the model as a plain JSON file, atomically: a failed save leaves the old file whole."""
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Any:
+        """Read a model written by :meth:`save` (any booster class when called on the base);
+        every field is validated (``ValueError`` naming the file and the field)."""
+        return load(path, expect=_expected(cls))

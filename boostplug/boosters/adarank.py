@@ -4,7 +4,7 @@
 Definition (the paper's Figure 1; the extracted text lost its symbols, see
 ``shared/papers/README.md`` section 5). Queries ``i = 1..m``, a query-level measure
 ``E(pi, y)`` (here in ``[0, 1]``), ``h_k(x) = x_k`` the single-feature weak rankers
-(a missing value counts as 0, as in :mod:`boostplug.boosters._base`):
+(a missing value counts as 0, as in :mod:`boostplug.boosters._weak_rankers`):
 
 * ``P_1(i) = 1/m``;
 * round ``t``: ``h_t = argmax_k phi_k``, ``phi_k = sum_i P_t(i) E(pi(q_i, d_i, h_k), y_i)``
@@ -102,7 +102,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import metrics
 from .._validation import check_flag
-from ._base import FitData, RankingBooster, Round
+from ._estimator import RankingBooster, Round
+from ._fit_data import FitData
 
 __all__ = ["AdaRank", "resolve_measure"]
 
@@ -262,7 +263,7 @@ class AdaRank(RankingBooster):
         empty: value of a query without relevant documents for the built-in measures:
             a number in ``[0, 1]`` (default ``0.0``, RankLib) or ``"skip"``.
         eval_metric, early_stopping_rounds, verbose, random_state: see
-            :class:`~boostplug.boosters._base.RankingBooster` (AdaRank makes no random choice).
+            :class:`~boostplug.boosters._estimator.RankingBooster` (AdaRank makes no random choice).
 
     Fitted attributes: ``rankers_`` (``{"kind": "feature", "feature": k}``), ``weights_``
     (the ``alpha_t``), ``history_`` (per round: ``feature``, ``alpha``, ``phi``,

@@ -78,7 +78,8 @@ from numpy.typing import NDArray
 
 from ..objectives.ddf import check_ddf, ddf_values
 from .._validation import check_choice
-from ._base import FitData, RankingBooster, Round
+from ._estimator import RankingBooster, Round
+from ._fit_data import FitData
 from ._stump_sums import pair_fit_sums
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 
@@ -117,7 +118,7 @@ class MPBoost(RankingBooster):
         thresholds, max_thresholds, n_thresholds: stump candidates
             (see :mod:`boostplug.boosters.stumps`).
         eval_metric, early_stopping_rounds, verbose, random_state: see
-            :class:`~boostplug.boosters._base.RankingBooster`.
+            :class:`~boostplug.boosters._estimator.RankingBooster`.
 
     Fitted attributes: ``rankers_``, ``weights_`` (the stumps' ``a``), ``history_``,
     ``stop_reason_``, ``best_iteration_``, ``n_features_in_``.

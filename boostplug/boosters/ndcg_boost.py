@@ -76,7 +76,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice
-from ._base import FitData, RankingBooster, Round
+from ._estimator import RankingBooster, Round
+from ._fit_data import FitData
 from ._stump_sums import doc_sums_above
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 
@@ -194,7 +195,7 @@ class NDCGBoost(RankingBooster):
         thresholds, max_thresholds, n_thresholds: stump candidates
             (see :mod:`boostplug.boosters.stumps`).
         eval_metric, early_stopping_rounds, verbose, random_state: see
-            :class:`~boostplug.boosters._base.RankingBooster`.
+            :class:`~boostplug.boosters._estimator.RankingBooster`.
 
     ``history_`` per round: ``alpha`` (Eq. 15, in ``F`` units), ``eta`` (Eq. 17),
     ``M`` (Eq. 11 as a sum over queries, after the round), ``complement``.

@@ -105,7 +105,8 @@ from scipy.linalg import solve_triangular
 from scipy.special import expit, logsumexp
 
 from .._validation import check_choice, check_flag
-from ._base import FitData, RankingBooster, Round
+from ._estimator import RankingBooster, Round
+from ._fit_data import FitData
 from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, select_independent,
                                  stump_outcomes)
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
@@ -161,7 +162,7 @@ class RankBoost(RankingBooster):
             except with ``thresholds="ranklib"``. RankBoost+ takes signed weights, so a step on
             a complement is a negative step on its stump and this changes nothing there.
         eval_metric, early_stopping_rounds, verbose, random_state: see
-            :class:`~boostplug.boosters._base.RankingBooster` (``random_state`` seeds the
+            :class:`~boostplug.boosters._estimator.RankingBooster` (``random_state`` seeds the
             threshold subsample and the pruning's permutation).
 
     Fitted attributes: ``rankers_``, ``weights_``, ``history_``, ``stop_reason_``,

@@ -85,7 +85,7 @@ class StumpCandidates:
 
     def stump(self, feature: int, j: int, complement: bool = False) -> dict[str, Any]:
         """The weak-ranker dict of stump ``(feature, j)``, or of its complement ``[x <= theta]``
-        (``"complement": true``; see :mod:`boostplug.boosters._base`)."""
+        (``"complement": true``; see :mod:`boostplug.boosters._weak_rankers`)."""
         r: dict[str, Any] = {"kind": "stump", "feature": int(feature),
                              "threshold": float(self.thresholds[feature][j])}
         if complement:

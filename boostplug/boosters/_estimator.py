@@ -1,0 +1,315 @@
+"""The estimator loop every reference booster shares: input handling, the round loop over a
+linear ensemble of weak rankers (:mod:`boostplug.boosters._weak_rankers`), eval sets, early
+stopping, callbacks, progress, Ctrl-C, staged prediction, ``score`` and feature importances.
+
+Subclasses implement three hooks (see :class:`RankingBooster`); the data a fit hands them is
+:class:`~boostplug.boosters._fit_data.FitData`, and the JSON model file
+(``to_dict``/``from_dict``/``save``/``load``) is :class:`~boostplug.boosters._model_file.ModelFile`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+
+from .._validation import check_labels
+from ..groups import check_group_ptr
+from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
+from ._model_file import ModelFile
+from ._weak_rankers import evaluate_rankers
+
+__all__ = ["RankingBooster", "Round"]
+
+
+@dataclass
+class Round:
+    """What one boosting round chose.
+
+    ``ranker`` is a weak-ranker dict (see :mod:`boostplug.boosters._weak_rankers`), ``weight``
+    its coefficient in the ensemble, ``record`` the paper quantities of the round
+    (Z_t, training losses, ...) that go into ``history_``.
+    Return ``None`` from ``_fit_round`` with ``stop_reason`` set to stop.
+    """
+
+    ranker: dict[str, Any]
+    weight: float
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+class RankingBooster(ModelFile, BaseEstimator):
+    """Base class of the reference boosters (scikit-learn style).
+
+    Subclasses define ``__init__`` storing their parameters (and must accept
+    ``n_rounds``, ``eval_metric``, ``early_stopping_rounds``, ``verbose`` and
+    ``random_state``), and implement:
+
+    * ``_fit_init(data: FitData) -> state``: everything computed once
+      (pairs, candidate stumps, per-feature measures, the initial distribution);
+    * ``_fit_round(state, t: int) -> Round | None``: one round; ``None`` stops
+      (set ``state.stop_reason`` or return ``None`` with ``self._stop_reason``);
+    * optionally ``_stop(state) -> str | None``: a reason to stop after a round.
+
+    Common parameters: ``n_rounds`` (integer >= 1); ``eval_metric`` (a name of
+    :data:`boostplug.metrics.NAMES`, recorded per round for every ``eval_set``);
+    ``early_stopping_rounds`` (``None`` or an integer >= 1: stop when ``eval_set[0]`` has not
+    improved for that many rounds and cut the model back to ``best_iteration_``);
+    ``verbose`` (``False``/``0`` silent, ``True`` every round, ``k >= 1`` round 1 and every
+    ``k``-th round, printed to stderr); ``random_state`` (seeds every random choice).
+
+    scikit-learn: :meth:`score` is the mean NDCG@10, so ``clone``, ``cross_validate`` and
+    ``GridSearchCV`` work with their default scoring; with
+    ``sklearn.set_config(enable_metadata_routing=True)`` they route ``qid`` to ``fit`` and
+    ``score`` (requested by default; split with the rows, so query ids must be unique per
+    query across the data), e.g. ``cross_validate(model, X, y, params={"qid": qid, "groups": qid},
+    cv=GroupKFold(3))``. ``feature_importances_``: see that property.
+
+    ``to_dict``, ``from_dict``, ``save`` and ``load`` (the JSON model file, with the fitted
+    attributes a subclass lists in ``_fitted_extras``) come from
+    :class:`~boostplug.boosters._model_file.ModelFile`.
+    """
+
+    # qid is how these estimators are told the queries: routed to fit and score unless refused
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+
+    # ---- hooks --------------------------------------------------------------
+    def _fit_init(self, data: FitData) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fit_round(self, state: Any, t: int) -> Round | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ---- fitting ------------------------------------------------------------
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        qid: ArrayLike | None = None,
+        group: ArrayLike | None = None,
+        pairs: ArrayLike | None = None,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]] | None = None,
+        callback: Callable[[int, dict[str, Any]], bool | None] | None = None,
+        sample_weight: ArrayLike | None = None,
+    ) -> "RankingBooster":
+        """Fit on ``X`` (NaN = missing), grades ``y`` and query ids ``qid``
+        (or group sizes ``group``).
+
+        Args:
+            pairs: explicit preference pairs ``(n_pairs, 2)`` of row indices,
+                preferred row first; used instead of the label-derived critical pairs
+                by the pairwise boosters. With ``sample_weight`` both rows of a pair must
+                belong to one query (whose weight the pair takes).
+            sample_weight: per-query weights ``>= 0``: one per query, or one per row, equal
+                within each query. An integer weight ``w`` trains exactly as if the query were
+                repeated ``w`` times (each booster's docstring says which quantity it weights);
+                a zero weight removes the query (its rows, pairs and candidate thresholds);
+                equal weights are no weights.
+            eval_set: list of ``(X, y, qid)`` validation sets, each with as many columns
+                as ``X``; the first one drives early stopping on ``eval_metric`` when
+                ``early_stopping_rounds`` is set.
+            callback: called after every round as ``callback(t, record)`` (``record`` is the
+                round's ``history_`` entry); a true return value stops training
+                (``stop_reason_ == "stopped by callback"``).
+
+        Ctrl-C during fit stops it and keeps the rounds done so far
+        (``stop_reason_ == "interrupted"``); a round is recorded whole or not at all
+        (``rankers_``, ``weights_`` and ``history_`` always have the same length).
+        """
+        data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
+                               random_state=getattr(self, "random_state", None))
+        n_rounds = self._check_n_rounds()
+        esr = self._check_early_stopping_rounds()
+        verbose = self._check_verbose()
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable as callback(t, record), got {callback!r}")
+        evals = [self._prepare_eval(e, i, data.X.shape[1]) for i, e in enumerate(eval_set or [])]
+        metric_fn = self._metric_fn() if evals else None
+        maximize = self._metric_maximized() if evals else True
+        if esr is not None and not evals:
+            raise ValueError("early_stopping_rounds needs an eval_set")
+
+        self.n_features_in_ = data.X.shape[1]
+        self.rankers_: list[dict[str, Any]] = []
+        self.weights_: list[float] = []
+        self.history_: list[dict[str, Any]] = []
+        self.stop_reason_ = "n_rounds reached"
+        self.best_iteration_: int | None = None
+        self._stop_reason: str | None = None
+
+        state = self._fit_init(data)
+        eval_scores = [np.zeros(e[0].shape[0]) for e in evals]
+        best = -math.inf if maximize else math.inf
+        since_best = 0
+        t0 = time.perf_counter()
+        try:
+            for t in range(n_rounds):
+                rnd = self._fit_round(state, t)
+                if rnd is None:
+                    self.stop_reason_ = self._stop_reason or "no useful weak ranker"
+                    break
+                # the whole record first (validation metrics included), then the round is added
+                rec = {"round": t + 1, "ranker": rnd.ranker, "weight": float(rnd.weight)}
+                rec.update(rnd.record)
+                new_scores = []
+                for i, (Xe, ye, ge) in enumerate(evals):
+                    new_scores.append(eval_scores[i] + rnd.weight * evaluate_rankers(Xe, [rnd.ranker])[:, 0])
+                    rec[f"valid_{i}_{self.eval_metric}"] = float(metric_fn(new_scores[i], ye, ge))
+                rec["seconds"] = time.perf_counter() - t0
+                eval_scores = new_scores
+                self.rankers_.append(rnd.ranker)
+                self.weights_.append(float(rnd.weight))
+                self.history_.append(rec)
+                if verbose and ((t + 1) % verbose == 0 or t == 0):
+                    shown = {k: v for k, v in rec.items() if isinstance(v, float)}
+                    print(f"[{type(self).__name__}] round {t + 1}: "
+                          + " ".join(f"{k}={v:.5g}" for k, v in shown.items()), file=sys.stderr)
+                if evals:
+                    v = rec[f"valid_0_{self.eval_metric}"]
+                    if (v > best) if maximize else (v < best):
+                        best, since_best = v, 0
+                        self.best_iteration_ = t + 1
+                    else:
+                        since_best += 1
+                    if esr is not None and since_best >= esr:
+                        self.stop_reason_ = f"early stopping: no {self.eval_metric} gain on eval_set[0] for {esr} rounds"
+                        break
+                if callback is not None and callback(t + 1, rec):
+                    self.stop_reason_ = "stopped by callback"
+                    break
+                if self._stop_reason is not None:
+                    self.stop_reason_ = self._stop_reason
+                    break
+        except KeyboardInterrupt:
+            # an interrupt between the three appends leaves a partial round: drop it
+            n = min(len(self.rankers_), len(self.weights_), len(self.history_))
+            del self.rankers_[n:], self.weights_[n:], self.history_[n:]
+            self.stop_reason_ = "interrupted"
+            print(f"[{type(self).__name__}] interrupted: keeping {len(self.rankers_)} rounds", file=sys.stderr)
+        if esr is not None and self.best_iteration_ is not None:
+            del self.rankers_[self.best_iteration_:]
+            del self.weights_[self.best_iteration_:]
+        return self
+
+    def _check_n_rounds(self) -> int:
+        n = getattr(self, "n_rounds", None)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n_rounds must be an integer >= 1, got {n!r}")
+        return int(n)
+
+    def _check_early_stopping_rounds(self) -> int | None:
+        esr = getattr(self, "early_stopping_rounds", None)
+        if esr is None:
+            return None
+        if isinstance(esr, (bool, np.bool_)) or not isinstance(esr, (int, np.integer)) or esr < 1:
+            raise ValueError(f"early_stopping_rounds must be an integer >= 1 or None, got {esr!r}")
+        return int(esr)
+
+    def _check_verbose(self) -> int:
+        """``verbose``: ``False``/``0`` (silent), ``True`` (every round) or ``k >= 1`` (every ``k`` rounds)."""
+        v = getattr(self, "verbose", 0)
+        if isinstance(v, (bool, np.bool_)):
+            return int(v)
+        if not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"verbose must be a bool or an integer >= 0 (print every verbose rounds), got {v!r}")
+        return int(v)
+
+    def _prepare_eval(self, e: Any, i: int, n_features: int
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+        """``eval_set[i]`` validated against the training ``X`` of this fit (``n_features`` columns)."""
+        if not isinstance(e, (tuple, list)) or len(e) != 3:
+            raise ValueError(f"eval_set[{i}] must be a tuple (X, y, qid)")
+        Xe = check_X(e[0])
+        if Xe.shape[1] != n_features:
+            raise ValueError(f"eval_set[{i}] X has {Xe.shape[1]} features but the training X has {n_features}")
+        ye = check_labels(e[1], name=f"eval_set[{i}] y")
+        if ye.shape[0] != Xe.shape[0]:
+            raise ValueError(f"eval_set[{i}] y has length {ye.shape[0]} but its X has {Xe.shape[0]} rows")
+        return Xe, ye, group_ptr_of(Xe.shape[0], e[2], None)
+
+    def _metric_fn(self) -> Callable[..., float]:
+        from .. import metrics
+
+        return metrics.by_name(getattr(self, "eval_metric", "ndcg@10"))
+
+    def _metric_maximized(self) -> bool:
+        """Early stopping and ``best_iteration_`` maximise ``eval_metric`` unless it is a loss (r1/r2)."""
+        from .. import metrics
+
+        return metrics.higher_is_better(getattr(self, "eval_metric", "ndcg@10"))
+
+    # ---- prediction -----------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "rankers_"):
+            # NotFittedError is a ValueError and an AttributeError (hasattr on fitted properties)
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit first")
+
+    @property
+    def feature_importances_(self) -> NDArray[np.float64]:
+        """``(n_features_in_,)``: the sum of ``|weight_t|`` over the weak rankers that use each
+        feature (a stump's or a feature ranker's coefficient in ``F``), normalised to sum 1;
+        all zeros when the model has no ranker. AdaRank's weights multiply raw feature values,
+        so its importances depend on the features' scales."""
+        self._check_fitted()
+        imp = np.zeros(int(self.n_features_in_))
+        for r, w in zip(self.rankers_, self.weights_):
+            imp[int(r["feature"])] += abs(float(w))
+        total = imp.sum()
+        return imp / total if total > 0 else imp
+
+    def score(self, X: ArrayLike, y: ArrayLike, qid: ArrayLike | None = None,
+              group_ptr: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> float:
+        """Mean NDCG@10 of :meth:`predict` over the queries of ``(X, y, qid)`` (or ``group_ptr``):
+        :func:`boostplug.metrics.ndcg` with its default conventions (gain ``2^r - 1``, ``log2``
+        discount, a query without relevant documents counts 1, ties in input order).
+        ``sample_weight`` (per query, or per row equal within each query) gives the weighted
+        mean over queries. Always NDCG@10, whatever ``eval_metric`` is, so that scores compare
+        across parameter settings in a model search."""
+        from .._adapter import MetricSpec
+
+        if qid is not None and group_ptr is not None:
+            raise ValueError("pass either qid or group_ptr, not both")
+        scores = self.predict(X)
+        ya = check_labels(y, name="y")
+        if ya.shape[0] != scores.shape[0]:
+            raise ValueError(f"y has length {ya.shape[0]} but X has {scores.shape[0]} rows")
+        if group_ptr is not None:
+            gp = check_group_ptr(group_ptr, n_docs=scores.shape[0])
+        else:
+            gp = group_ptr_of(scores.shape[0], qid, None)
+        qw = None if sample_weight is None else check_query_weights(sample_weight, gp)
+        return MetricSpec("ndcg@10")(scores, ya, gp, qw)
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Scores ``F(x) = sum_t weight_t h_t(x)`` of the fitted ensemble.
+
+        Summed round by round, ``((0 + w_1 h_1) + w_2 h_2) + ...``: the order training and
+        :meth:`staged_predict` use, so the last staged scores equal these bit for bit and
+        documents tied during training stay tied (a matrix product may differ in the last
+        bit and break such ties differently).
+        """
+        self._check_fitted()
+        Xa = check_X(X, self.n_features_in_)
+        out = np.zeros(Xa.shape[0])
+        for out in self._staged(Xa):
+            pass
+        return out
+
+    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
+        """Scores after every round (round 1, 2, ...), for choosing the round on validation data."""
+        self._check_fitted()
+        return self._staged(check_X(X, self.n_features_in_))
+
+    def _staged(self, Xa: NDArray[np.float64]) -> Iterator[NDArray[np.float64]]:
+        s = np.zeros(Xa.shape[0])
+        for r, w in zip(self.rankers_, self.weights_):
+            s = s + w * evaluate_rankers(Xa, [r])[:, 0]
+            yield s

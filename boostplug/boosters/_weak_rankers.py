@@ -1,0 +1,41 @@
+"""The weak rankers of the reference boosters and their outputs.
+
+A booster's model is ``F(x) = sum_t weight_t * h_t(x)`` where each weak ranker
+``h_t`` is a small dict:
+
+* ``{"kind": "stump", "feature": k, "threshold": theta}``: ``h(x) = 1 if x_k > theta``
+  else ``0``; a missing value (NaN) is below every known value, so ``h = 0``
+  (an optional ``"float32": true`` first rounds ``x_k`` to 32 bits, as RankLib does;
+  ``"complement": true`` is ``1 - h``, i.e. ``[x_k <= theta]``, 1 on NaN);
+* ``{"kind": "feature", "feature": k}``: ``h(x) = x_k`` (AdaRank's weak rankers);
+  NaN counts as ``0`` (the SVMlight/LETOR convention for absent features).
+
+The JSON model file stores these dicts as they are (:mod:`boostplug.boosters._model_file`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["evaluate_rankers"]
+
+
+def evaluate_rankers(X: NDArray[np.float64], rankers: Sequence[dict[str, Any]]) -> NDArray[np.float64]:
+    """Matrix ``(n_docs, n_rankers)`` of weak-ranker outputs ``h_t(X)``."""
+    out = np.empty((X.shape[0], len(rankers)), dtype=np.float64)
+    for t, r in enumerate(rankers):
+        col = X[:, int(r["feature"])]
+        if r.get("float32"):  # RankLib holds feature values as 32-bit floats
+            col = col.astype(np.float32).astype(np.float64)
+        if r["kind"] == "stump":
+            out[:, t] = col > float(r["threshold"])  # NaN > theta is False: missing ranks lowest
+            if r.get("complement"):
+                out[:, t] = 1.0 - out[:, t]
+        elif r["kind"] == "feature":
+            out[:, t] = np.nan_to_num(col, nan=0.0)
+        else:
+            raise ValueError(f"unknown weak ranker kind {r['kind']!r}")
+    return out

@@ -338,3 +338,145 @@ def test_module_functions_bind_and_call():
     assert residual_sum.__name__ == "residual_sum" and residual_sum.__doc__.startswith("Sum of the residuals.")
     with pytest.raises(TypeError, match="HalfSquares has no method 'nope'"):
         scores_function(HalfSquares, "nope")
+
+
+# ---- the registry -------------------------------------------------------------------------------------
+@pytest.fixture
+def registered():
+    """Registry names added by a test, removed afterwards."""
+    from boostplug import objectives
+
+    before = objectives.names()
+    yield objectives
+    for name in objectives.names():
+        if name not in before:
+            objectives.unregister(name)
+    assert objectives.names() == before
+
+
+def test_a_registered_objective_is_served_by_name(registered):
+    entry = registered.register(PairLogistic)
+    assert registered.names()[-1] == "pair_logistic" and registered.get("Pair_Logistic") is entry
+    obj = registered.get("pair_logistic")
+    g, h = obj.grad_hess(S, Y, GP, weights=[1.0, 2.0], sigma=2.0)
+    g2, h2 = PairLogistic(Y, GP, weights=[1.0, 2.0], sigma=2.0).grad_hess(S)
+    np.testing.assert_array_equal(g, g2)
+    np.testing.assert_array_equal(h, h2)
+    assert obj.loss(S, Y, GP) == PairLogistic(Y, GP).loss(S)
+    assert isinstance(obj.prepare(Y, GP), PairLogistic)
+    assert (obj.name, obj.loss_class, obj.summary) == ("pair_logistic", PairLogistic, PairLogistic.summary)
+    assert obj.defaults == PairLogistic.defaults() and dict(obj.fixed) == {}
+    assert obj.hessians == {"exact": "the diagonal of the Hessian", "bound": "twice the exact diagonal"}
+    assert obj.hessian_kinds == {"exact": "exact", "bound": "bound"}
+    assert obj.row_params == ("pairs",)
+    assert {k: dict(v) for k, v in obj.methods.items()} == {"pair_logistic": {}}
+    assert obj.search_space({}) == {"sigma": Search(0.5, 4.0, log=True), "margin": Search(choices=("none", 0.5, 1.0)),
+                                    "top": Search(2, 10, integer=True)}
+    assert obj.module_name == __name__.rsplit(".", 1)[-1]
+    obj.check({"pairs": [[0, 7]], "mode": "explicit"})
+    with pytest.raises(ValueError, match=r"pair_logistic: sigma must be a positive finite number in \(0, 100\], "
+                                         r"got -1"):
+        obj.check({"sigma": -1})
+    with pytest.raises(ValueError, match=r"unknown parameter.*'sigmaa'.*did you mean 'sigma'"):
+        obj.grad_hess(S, Y, GP, sigmaa=1.0)
+
+
+def test_fixed_parameters_and_methods(registered):
+    entry = registered.register(PairLogistic, name="pair_logistic_bound", summary="the bound Hessian, fixed",
+                                fixed={"hessian": "bound", "mode": "Both"},
+                                methods={"plb": {}, "plb-strong": {"sigma": 3}})
+    assert dict(entry.fixed) == {"hessian": "bound", "mode": "both"}  # stored as checked
+    assert entry.defaults["hessian"] == "bound" and entry.summary == "the bound Hessian, fixed"
+    assert {k: dict(v) for k, v in entry.methods.items()} == {"plb": {}, "plb-strong": {"sigma": 3.0}}
+    np.testing.assert_array_equal(entry.grad_hess(S, Y, GP)[1], PairLogistic(Y, GP, hessian="bound").grad_hess(S)[1])
+    entry.check({"hessian": "bound"})  # the fixed value itself is accepted
+    with pytest.raises(ValueError, match=r"objective 'pair_logistic_bound' fixes hessian='bound'; got hessian='exact'"):
+        entry.loss(S, Y, GP, hessian="exact")
+    with pytest.raises(ValueError, match="fixes hessian='bound'"):
+        entry.search_space({"hessian": "exact"})
+    assert "hessian" not in entry.search_space({})
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    ({"name": "qbrank"}, ValueError, r"objective 'qbrank' is already registered \(QBRankObjective\); pass replace=True"),
+    ({"name": "Pair"}, ValueError, "an objective name must be lower case"),
+    ({"name": "pair[1]"}, ValueError, "an objective name must be lower case"),
+    ({"summary": " "}, ValueError, "needs a one-line summary"),
+    ({"fixed": {"sigmaa": 1.0}}, ValueError, r"unknown parameter.*'sigmaa'.*did you mean 'sigma'"),
+    ({"fixed": {"sigma": 0.0}}, ValueError, r"pair_logistic: sigma must be a positive finite number"),
+    ({"fixed": {"pairs": [[0, 1]]}}, ValueError, r"fixed cannot fix \['pairs'\]: row indices belong to one training"),
+    ({"fixed": [("sigma", 1.0)]}, TypeError, "fixed must be a dict"),
+    ({"methods": {"qbrank": {}}}, ValueError, r"method name 'qbrank' is already listed by objective 'qbrank'"),
+    ({"methods": {"mpboost-ldd": {}}}, ValueError, "already listed by objective 'mpboost'"),
+    ({"methods": {"Bad Name": {}}}, ValueError, "method name must be lower case"),
+    ({"methods": {"pl": {"strict": "yes"}}}, TypeError, "pair_logistic: strict must be True or False"),
+    ({"fixed": {"strict": False}, "methods": {"pl": {"strict": False}}}, ValueError,
+     r"method 'pl' sets \['strict'\], which the objective fixes"),
+])
+def test_register_refuses_naming_the_problem(registered, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        registered.register(PairLogistic, **kwargs)
+    assert "pair_logistic" not in registered.names()
+
+
+def test_register_checks_the_contract_and_replace_keeps_the_place(registered):
+    with pytest.raises(TypeError, match="Broken does not implement _grad_hess"):
+        registered.register(_subclass(_grad_hess=Loss._grad_hess))
+    with pytest.raises(TypeError, match="subclass of boostplug.objectives.Loss"):
+        registered.register(object)
+    registered.register(HalfSquares)
+    registered.register(PairLogistic)
+    order = registered.names()
+
+    class HalfSquaresTwice(HalfSquares):
+        def _loss(self, scores):
+            return 2.0 * super()._loss(scores)
+
+    with pytest.raises(ValueError, match="already registered"):
+        registered.register(HalfSquaresTwice)
+    registered.register(HalfSquaresTwice, replace=True)
+    assert registered.names() == order and registered.get("half_squares").loss_class is HalfSquaresTwice
+    assert registered.get("half_squares").loss(np.zeros(5), Y, GP) == pytest.approx(2 * HalfSquares(Y, GP).loss(np.zeros(5)))
+
+
+def test_unregister(registered):
+    registered.register(HalfSquares)
+    entry = registered.unregister("half_squares")
+    assert entry.loss_class is HalfSquares and "half_squares" not in registered.names()
+    with pytest.raises(ValueError, match=r"unknown objective 'half_squares'; choose one of \['qbrank'"):
+        registered.get("half_squares")
+    with pytest.raises(ValueError, match="unknown objective 'half_squares'"):
+        registered.unregister("half_squares")
+
+
+def test_the_built_in_entries():
+    from boostplug import objectives
+    from boostplug.objectives import mpboost, ndcg_boost, qbrank
+
+    assert objectives.names()[:4] == ["qbrank", "mpboost", "ndcg_boost", "rankboost"]
+    expect = {
+        "qbrank": (qbrank.QBRankObjective, {}, {"qbrank": {}}, ("pairs",), {"bound": "bound", "mean": "fitting"}),
+        "mpboost": (mpboost.MPBoostObjective, {}, {f"mpboost-{d}": {"ddf": d} for d in ("binary", "ldd", "logdd", "logitdd")},
+                    (), {"newton": "exact", "gentle": "fitting"}),
+        "ndcg_boost": (ndcg_boost.NDCGBoostObjective, {}, {"ndcg_boost": {}}, (), {"bound": "bound", "exact": "exact"}),
+        "rankboost": (mpboost.MPBoostObjective, {"ddf": "binary"}, {"rankboost-loss": {}}, (),
+                      {"newton": "exact", "gentle": "fitting"}),
+    }
+    for name, (cls, fixed, methods, rows, kinds) in expect.items():
+        e = objectives.get(name)
+        assert e.loss_class is cls and dict(e.fixed) == fixed and e.row_params == rows and e.hessian_kinds == kinds
+        assert {k: dict(v) for k, v in e.methods.items()} == methods
+        assert e.module_name == cls.__module__.rsplit(".", 1)[-1] and e.module.prepare is not None
+    # compare --tune's ranges
+    assert objectives.get("qbrank").search_space() == {"w": Search(0.1, 0.9),
+                                                       "tau": Search(choices=("grade", 0.5, 1.0, 2.0))}
+    mp = objectives.get("mpboost")
+    assert mp.search_space() == {"lam": Search(0.3, 10.0, log=True)}
+    assert mp.search_space({"ddf": "ldd"}) == {"alpha": Search(0.05, 1.0, log=True)}
+    assert mp.search_space({"ddf": "LOGITDD"}) == {"beta": Search(0.1, 5.0, log=True)}
+    assert mp.search_space({"ddf": "binary"}) == {} and objectives.get("rankboost").search_space() == {}
+    assert objectives.get("ndcg_boost").search_space() == {"sigma": Search(0.5, 8.0, log=True)}
+    # the module-level names kept for compatibility
+    assert qbrank.DEFAULTS == objectives.get("qbrank").defaults and set(mpboost.HESSIANS) == {"newton", "gentle"}
+    assert ndcg_boost.HESSIANS == objectives.get("ndcg_boost").hessians
+    assert mpboost.log_loss([0.0, 0.0], [1.0, 0.0], [0, 2], ddf="binary") == 0.0

@@ -1,4 +1,4 @@
-"""The papers' ranking losses as framework-free objectives.
+"""The papers' ranking losses as framework-free objectives, and the registry of objectives.
 
 Use :func:`get` to look one up by name and :func:`names` to list them::
 
@@ -9,45 +9,97 @@ Use :func:`get` to look one up by name and :func:`names` to list them::
 Each entry has ``loss``, ``grad_hess``, ``prepare`` (binds labels/groups once,
 for the boosting loop), ``defaults`` and ``hessians`` (what each Hessian mode
 is: exact, a bound, or the paper's fitting weights).
+
+A new objective is a subclass of :class:`Loss` (see :mod:`._contract` for what it declares and
+the conventions it follows) added with :func:`register`; the adapters
+(``boostplug.lightgbm.objective(name, ...)``, ...) and ``boostplug compare`` then offer it by name.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import Any, Mapping
 
-import numpy as np
+from .._validation import show
+from ._contract import (
+    HESSIAN_FLOOR,
+    NO_INFO_HESSIAN,
+    Hessian,
+    Loss,
+    Param,
+    PreparedObjective,
+    Search,
+    check_contract,
+    check_params,
+    floor_hessian,
+)
+from .ddf import DDF_NAMES
+from .mpboost import MPBoostObjective
+from .ndcg_boost import NDCGBoostObjective
+from .qbrank import QBRankObjective
 
-from ._base import HESSIAN_FLOOR, NO_INFO_HESSIAN, PreparedObjective, check_params, floor_hessian, show
+__all__ = ["Objective", "get", "names", "register", "unregister", "Loss", "Param", "Search", "Hessian",
+           "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "PreparedObjective", "check_params", "floor_hessian"]
 
-__all__ = ["Objective", "get", "names", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "PreparedObjective", "check_params",
-           "floor_hessian"]
+# Objective and method names: lower case (get() folds case), usable in "boostplug:<name>" and
+# compare's "name[key=value]" specifications.
+_NAME_RX = re.compile(r"[a-z][a-z0-9_.+-]*")
 
 
 @dataclass(frozen=True)
 class Objective:
-    """A registry entry: one paper loss (optionally with fixed parameters)."""
+    """A registry entry: one objective class, optionally with fixed parameters.
+
+    ``methods``: the names under which ``boostplug compare`` lists tree methods for this
+    objective, each with the parameters it sets (``{"mpboost-ldd": {"ddf": "ldd"}, ...}``).
+    """
 
     name: str
-    module_name: str
+    loss_class: type[Loss]
     summary: str
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    methods: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def module_name(self) -> str:
+        """The objective module's name within this package (``"mpboost"``), for compatibility."""
+        return self.loss_class.__module__.rsplit(".", 1)[-1]
 
     @property
     def module(self) -> ModuleType:
-        return importlib.import_module(f"{__name__}.{self.module_name}")
+        return importlib.import_module(self.loss_class.__module__)
 
     @property
     def defaults(self) -> dict[str, Any]:
-        d = dict(self.module.DEFAULTS)
+        d = self.loss_class.defaults()
         d.update(self.fixed)
         return d
 
     @property
     def hessians(self) -> dict[str, str]:
-        return dict(self.module.HESSIANS)
+        """Hessian mode -> what it is."""
+        return self.loss_class.hessian_texts()
+
+    @property
+    def hessian_kinds(self) -> dict[str, str]:
+        """Hessian mode -> ``"exact"``, ``"bound"`` or ``"fitting"``."""
+        return self.loss_class.hessian_kinds()
+
+    @property
+    def row_params(self) -> tuple[str, ...]:
+        """Parameters that hold row indices of one training set (QBRank's ``pairs``): they
+        cannot be saved with a model nor follow a data set into cross-validation folds."""
+        return self.loss_class.row_params()
+
+    def search_space(self, params: Mapping[str, Any] | None = None) -> dict[str, Search]:
+        """What ``boostplug compare --tune`` searches for this objective given the settings
+        ``params`` (defaults for the rest); fixed parameters are never searched."""
+        merged = {**self.defaults, **self._params(params or {})}
+        space = self.loss_class.search_space(merged)
+        return {k: s for k, s in space.items() if k not in self.fixed}
 
     def _params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         clash = sorted(k for k in params if k in self.fixed and params[k] != self.fixed[k])
@@ -62,17 +114,12 @@ class Objective:
 
     def check(self, params: Mapping[str, Any]) -> None:
         """Raise ``ValueError``/``TypeError`` for an unknown parameter name or an invalid value,
-        without data: the objective is bound to a two-document stand-in query, which runs every
-        check of its ``prepare`` (explicit ``pairs``, row indices of the real data, are replaced
-        by the stand-in's one pair and checked when the objective binds to that data)."""
-        check_params(self.name, self._params(params), self.defaults)
-        stand_in = dict(params)
-        if stand_in.get("pairs") is not None:
-            stand_in["pairs"] = [[0, 1]]
-        self.prepare(np.zeros(2), np.array([0, 2], dtype=np.int64), **stand_in)
+        without data (:meth:`Loss.check`: row-index parameters are checked for their form, and
+        against the rows when the objective binds to its data)."""
+        self.loss_class.check(**self._params(params))
 
-    def prepare(self, labels, group_ptr, *, weights=None, **params) -> PreparedObjective:
-        return self.module.prepare(labels, group_ptr, weights=weights, **self._params(params))
+    def prepare(self, labels, group_ptr, *, weights=None, **params) -> Loss:
+        return self.loss_class(labels, group_ptr, weights=weights, **self._params(params))
 
     def loss(self, scores, labels, group_ptr, *, weights=None, **params) -> float:
         return self.prepare(labels, group_ptr, weights=weights, **params).loss(scores)
@@ -81,19 +128,77 @@ class Objective:
         return self.prepare(labels, group_ptr, weights=weights, **params).grad_hess(scores)
 
 
-_REGISTRY: dict[str, Objective] = {
-    o.name: o
-    for o in (
-        Objective("qbrank", "qbrank", "QBRank/GBRank: quadratic hinge on preference pairs + squared error (Zheng et al. 2007)"),
-        Objective("mpboost", "mpboost", "MPBoost: exponential pairwise loss with directed distance functions (Zhu et al. 2009)"),
-        Objective("ndcg_boost", "ndcg_boost", "NDCG_Boost: expected-NDCG bound (Valizadegan et al. 2009)"),
-        Objective("rankboost", "mpboost", "RankBoost's exponential pairwise loss (= MPBoost with the BINARY DDF)", {"ddf": "binary"}),
-    )
-}
+_REGISTRY: dict[str, Objective] = {}
+
+
+def _check_name(what: str, name: Any) -> str:
+    if not isinstance(name, str) or not _NAME_RX.fullmatch(name):
+        raise ValueError(f"{what} must be lower case letters, digits and _.+- (starting with a letter), "
+                         f"got {show(name)}")
+    return name
+
+
+def _checked_settings(loss_class: type[Loss], what: str, params: Any) -> dict[str, Any]:
+    """``params`` (a mapping of declared, non-row parameters) with each value checked."""
+    if not isinstance(params, Mapping):
+        raise TypeError(f"{what} must be a dict of parameter -> value, got {type(params).__name__}")
+    declared = loss_class.declared_params()
+    check_params(loss_class.name, params, declared)
+    rows = sorted(set(params) & set(loss_class.row_params()))
+    if rows:
+        raise ValueError(f"{what} cannot fix {rows}: row indices belong to one training set")
+    return {k: declared[k].check(v, k, objective=loss_class.name) for k, v in params.items()}
+
+
+def register(loss_class: type[Loss], *, name: str | None = None, summary: str | None = None,
+             fixed: Mapping[str, Any] | None = None, methods: Mapping[str, Mapping[str, Any]] | None = None,
+             replace: bool = False) -> Objective:
+    """Add an objective to the registry and return its entry.
+
+    Args:
+        loss_class: a :class:`Loss` subclass that follows the contract (``TypeError`` /
+            ``ValueError`` naming what it lacks otherwise).
+        name: the registry name (default ``loss_class.name``): lower case.
+        summary: one line for listings (default ``loss_class.summary``).
+        fixed: parameters this entry fixes (``rankboost`` = MPBoost with ``ddf="binary"``).
+        methods: compare's tree-method names for it, each with the parameters it sets
+            (default ``{name: {}}``); unique across the registry.
+        replace: replace an entry of the same name (else that is a ``ValueError``).
+    """
+    check_contract(loss_class)
+    name = _check_name("an objective name", loss_class.name if name is None else name)
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"objective {name!r} is already registered ({_REGISTRY[name].loss_class.__name__}); "
+                         "pass replace=True to replace it")
+    summary = loss_class.summary if summary is None else summary
+    if not isinstance(summary, str) or not summary.strip():
+        raise ValueError(f"objective {name!r} needs a one-line summary (summary= or {loss_class.__name__}.summary)")
+    fixed_values = _checked_settings(loss_class, f"objective {name!r}: fixed", fixed or {})
+    listed: dict[str, Mapping[str, Any]] = {}
+    for method, settings in ({name: {}} if methods is None else methods).items():
+        _check_name(f"objective {name!r}: method name", method)
+        checked = _checked_settings(loss_class, f"objective {name!r}: method {method!r}", settings)
+        clash = sorted(set(checked) & set(fixed_values))
+        if clash:
+            raise ValueError(f"objective {name!r}: method {method!r} sets {clash}, which the objective fixes")
+        owner = next((o.name for o in _REGISTRY.values() if method in o.methods and o.name != name), None)
+        if owner is not None:
+            raise ValueError(f"objective {name!r}: method name {method!r} is already listed by objective {owner!r}")
+        listed[method] = MappingProxyType(checked)
+    entry = Objective(name, loss_class, summary, MappingProxyType(fixed_values), MappingProxyType(listed))
+    _REGISTRY[name] = entry
+    return entry
+
+
+def unregister(name: str) -> Objective:
+    """Remove the objective called ``name`` and return its entry (``ValueError`` if unknown)."""
+    entry = get(name)
+    del _REGISTRY[entry.name]
+    return entry
 
 
 def names() -> list[str]:
-    """Names of the registered objectives."""
+    """Names of the registered objectives, in the order they were registered."""
     return list(_REGISTRY)
 
 
@@ -105,3 +210,10 @@ def get(name: str) -> Objective:
         return _REGISTRY[name.lower()]
     except KeyError:
         raise ValueError(f"unknown objective {name!r}; choose one of {names()}") from None
+
+
+register(QBRankObjective)
+register(MPBoostObjective, methods={f"mpboost-{d}": {"ddf": d} for d in DDF_NAMES})
+register(NDCGBoostObjective)
+register(MPBoostObjective, name="rankboost", summary="RankBoost's exponential pairwise loss (= MPBoost with the "
+         "BINARY DDF)", fixed={"ddf": "binary"}, methods={"rankboost-loss": {}})

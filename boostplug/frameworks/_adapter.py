@@ -22,7 +22,7 @@ from ..groups import check_group_ptr
 from ..objectives import PreparedObjective
 
 __all__ = ["BoundObjective", "row_params", "query_weights_from_rows", "metric_query_weights", "group_ptr_or_error",
-           "MetricSpec"]
+           "MetricSpec", "MetricCallable"]
 
 
 def query_weights_from_rows(
@@ -217,3 +217,22 @@ class MetricSpec:
         kept = ~np.isnan(per_q)
         total = float(query_weights[kept].sum())
         return float(np.dot(query_weights[kept], per_q[kept]) / total) if total > 0 else float("nan")
+
+
+class MetricCallable:
+    """What the frameworks' metric callables share: a :class:`MetricSpec` by name, the
+    ``__name__`` frameworks print, and pickling by name (a module-level class, not a closure,
+    so joblib, multiprocessing and Dask can ship it). Subclasses add ``__call__``."""
+
+    def __init__(self, name: str, display_name: str | None = None) -> None:
+        self.spec = MetricSpec(name, display_name)
+        self.__name__ = f"boostplug_{name}"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.spec.name, "display_name": self.spec.display_name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["display_name"])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec.name!r}, display_name={self.spec.display_name!r})"

@@ -211,6 +211,12 @@ class RankerMixin:
     #: Whether ``_knows_param`` covers every parameter of the framework.
     _knows_every_param = False
 
+    def _not_booster_params(self) -> tuple[str, ...]:
+        """The ranker's own parameters and those of its boostplug objective: never the booster's."""
+        if not is_boostplug_objective(self.objective):
+            return OWN_PARAMS
+        return (*OWN_PARAMS, *_objectives.get(self.objective).defaults)
+
     def _objective_choice(self) -> ObjectiveChoice:
         return resolve_objective(self.objective, self._extra_params(), framework=self._framework,
                                  knows=self._knows_param, complete=self._knows_every_param)

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..._validation import check_finite
 from ...groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes, sizes_from_group_ptr
-from .._adapter import BoundObjective, MetricSpec, metric_query_weights, query_weights_from_rows
+from .._adapter import BoundObjective, MetricCallable, metric_query_weights, query_weights_from_rows
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
            "objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "group_ptr_from_lgb_sizes"]
@@ -124,15 +124,11 @@ def sklearn_objective(name: str, **params: Any) -> LightGBMSklearnObjective:
     return LightGBMSklearnObjective(name, params)
 
 
-class LightGBMMetric:
-    """``feval`` for ``lgb.train``/``lgb.cv``: ``(preds, eval_data) -> (name, value, is_higher_better)``.
-
-    A module-level class (not a closure) so that it pickles (joblib, multiprocessing, Dask).
-    """
+class LightGBMMetric(MetricCallable):
+    """``feval`` for ``lgb.train``/``lgb.cv``: ``(preds, eval_data) -> (name, value, is_higher_better)``."""
 
     def __init__(self, name: str, display_name: str | None = None) -> None:
-        self.spec = MetricSpec(name, display_name)
-        self.__name__ = f"boostplug_{name}"
+        super().__init__(name, display_name)
         self._checked: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
     def __call__(self, preds: NDArray, eval_data: Any) -> tuple[str, float, bool]:
@@ -161,35 +157,16 @@ class LightGBMMetric:
         except TypeError:
             pass
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"name": self.spec.name, "display_name": self.spec.display_name}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["name"], state["display_name"])
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.spec.name!r}, display_name={self.spec.display_name!r})"
-
-
-class LightGBMSklearnMetric:
+class LightGBMSklearnMetric(MetricCallable):
     """``eval_metric`` for ``LGBMRanker.fit``: ``(y_true, y_pred, weight, group) -> (name, value,
-    is_higher_better)``; picklable like :class:`LightGBMMetric`."""
-
-    def __init__(self, name: str, display_name: str | None = None) -> None:
-        self.spec = MetricSpec(name, display_name)
-        self.__name__ = f"boostplug_{name}"
+    is_higher_better)``."""
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: Any, group: Any) -> tuple[str, float, bool]:
         gp = group_ptr_from_lgb_sizes(group, len(y_true))
         _check_lgb_labels(y_true, f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})")
         value = self.spec(y_pred, y_true, gp, metric_query_weights(weight, gp))
         return self.spec.display_name, value, self.spec.higher_is_better
-
-    __getstate__ = LightGBMMetric.__getstate__
-    __repr__ = LightGBMMetric.__repr__
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["name"], state["display_name"])
 
 
 def metric(name: str, *, display_name: str | None = None) -> LightGBMMetric:

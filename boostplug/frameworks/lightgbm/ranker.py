@@ -16,7 +16,6 @@ import numpy as np
 from lightgbm.basic import _ConfigAliases
 from numpy.typing import ArrayLike
 
-from ... import objectives as _objectives
 from ..sklearn_ranker import OWN_PARAMS, RankerMixin, is_boostplug_objective
 from .adapters import sklearn_metric, sklearn_objective
 from .model_file import load_model, objective_of, record_objective, save_model
@@ -81,12 +80,9 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
     def _knows_param(self, name: str) -> bool:
         return name in _lightgbm_param_names()
 
-    def _objective_param_names(self) -> set[str]:
-        return set(_objectives.get(self.objective).defaults) if is_boostplug_objective(self.objective) else set()
-
     def _process_params(self, stage: str) -> dict[str, Any]:
         params = super()._process_params(stage)
-        for key in (*OWN_PARAMS, *self._objective_param_names()):
+        for key in self._not_booster_params():
             params.pop(key, None)
         # The boostplug eval_metric is the only metric: LightGBM's defaults would join early stopping.
         for alias in _ConfigAliases.get("metric"):

@@ -15,7 +15,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..._validation import check_finite
 from ...groups import check_group_ptr, group_ptr_from_qid, qid_from_group_ptr
-from .._adapter import BoundObjective, MetricSpec, group_ptr_or_error, metric_query_weights, query_weights_from_rows
+from .._adapter import (
+    BoundObjective, MetricCallable, group_ptr_or_error, metric_query_weights, query_weights_from_rows,
+)
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "dmatrix", "params"]
 
@@ -53,18 +55,13 @@ def objective(name: str, **params: Any) -> XGBoostObjective:
 _CONTAINER_SEARCH_DEPTH = 12
 
 
-class XGBoostMetric:
+class XGBoostMetric(MetricCallable):
     """``custom_metric`` for ``xgb.train``/``xgb.cv``: ``(predt, dmat) -> (name, value)``.
 
-    A module-level class (not a closure) so that it pickles (joblib, multiprocessing, Dask).
     Each call also gives an early-stopping callback of that training run that was left on
     automatic direction (``maximize=None``) and watches this metric the metric's own direction;
     see :func:`metric`.
     """
-
-    def __init__(self, name: str, display_name: str | None = None) -> None:
-        self.spec = MetricSpec(name, display_name)
-        self.__name__ = f"boostplug_{name}"
 
     def __call__(self, predt: NDArray, dmat: Any) -> tuple[str, float]:
         self._direct_early_stopping()
@@ -98,15 +95,6 @@ class XGBoostMetric:
                             cb.maximize = self.spec.higher_is_better
                     return
             frame = frame.f_back
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"name": self.spec.name, "display_name": self.spec.display_name}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["name"], state["display_name"])
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.spec.name!r}, display_name={self.spec.display_name!r})"
 
 
 def metric(name: str, *, display_name: str | None = None) -> XGBoostMetric:

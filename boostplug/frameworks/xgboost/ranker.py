@@ -14,7 +14,7 @@ import xgboost as xgb
 from numpy.typing import ArrayLike, NDArray
 
 from ... import objectives as _objectives
-from ..sklearn_ranker import OWN_PARAMS, RankerMixin, is_boostplug_objective
+from ..sklearn_ranker import RankerMixin, is_boostplug_objective
 from .adapters import dmatrix, early_stopping, metric
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
@@ -68,12 +68,10 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
     def get_xgb_params(self) -> dict[str, Any]:
         """The booster's parameters: without the objective's, the ranker's own, or a boostplug objective name."""
         params = super().get_xgb_params()
-        if is_boostplug_objective(self.objective):
-            for key in _objectives.get(self.objective).defaults:
-                params.pop(key, None)
-            params.pop("objective", None)
-        for key in OWN_PARAMS:
+        for key in self._not_booster_params():
             params.pop(key, None)
+        if is_boostplug_objective(self.objective):
+            params.pop("objective", None)
         return params
 
     def _dmatrix(self, X: Any, y: Any, group_ptr: NDArray[np.int64], query_weights: Any, base_margin: Any) -> Any:

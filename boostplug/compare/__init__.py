@@ -3,8 +3,8 @@
 * :mod:`.methods` -- the methods by name (built-in and boostplug objectives on
   LightGBM and XGBoost trees, the reference boosters), one shared set of tree parameters;
 * :mod:`.data` -- the folds of the embedded example, a LETOR file or a LETOR folder;
-* :mod:`.runner` -- the protocol (round chosen on validation, metrics on test),
-  parallel jobs, the table;
+* :mod:`.protocol` -- what one (method, fold) run does: round chosen on validation, metrics on test;
+* :mod:`.runner` -- every run, in parallel jobs, and the table;
 * :mod:`.stats` -- paired t-test and Wilcoxon signed-rank test against a baseline;
 * :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg).
 """
@@ -14,9 +14,10 @@ from .data import example_split, file_folds, load_folds, parse_fold_selection
 from .methods import (
     DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAM_LIMITS, TREE_PARAMS, check_tree_params, get_method, method_names,
 )
+from .protocol import CURVE_METRIC, REPORT_METRICS, Result, choose_round, run_method
 from .runner import (
-    CURVE_METRIC, REPORT_METRICS, Failure, Result, Results, choose_round, common_folds, comparable, folds_finished,
-    format_table, max_parallel, check_parallel, run, run_method, significance, summary, threads_per_job,
+    Failure, Results, common_folds, comparable, folds_finished, format_table, max_parallel, check_parallel, run,
+    significance, summary, threads_per_job,
 )
 from .runner import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap
 from .stats import BootstrapCI, PairedTest, bootstrap_ci, bootstrap_means, paired_tests

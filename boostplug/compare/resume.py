@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .conventions import Conventions
-from .runner import Result
+from .protocol import Result
 
 #: Settings a resumed run must share with the earlier one (results.json ``settings`` keys).
 SAME_SETTINGS = ("layout", "kfold", "rounds", "early_stopping_metric", "seed", "tune", "tree_params")

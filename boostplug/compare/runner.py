@@ -1,6 +1,5 @@
-"""One protocol for every method: same folds, same tree parameters, the round chosen
-on the validation part by one metric (maximised, or minimised for the losses r1/r2),
-metrics reported on the test part; methods in parallel processes with ``jobs > 1``."""
+"""Every method on every fold under the protocol of :mod:`.protocol` (in parallel processes with
+``jobs > 1``), and the table of the results."""
 
 from __future__ import annotations
 
@@ -14,12 +13,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence, TextIO
 
 import numpy as np
-from numpy.typing import NDArray
 
-from .. import metrics
 from .conventions import Conventions
 from .data import Fold, example_split
-from .methods import TREE_PARAMS, check_tree_params, get_method
+from .methods import check_tree_params, get_method
+from .protocol import CURVE_METRIC, REPORT_METRICS, Result, choose_round, metric_curve, run_method
 from .stats import BootstrapCI, PairedTest, bootstrap_ci, paired_tests
 
 __all__ = [
@@ -28,44 +26,6 @@ __all__ = [
     "run", "threads_per_job", "max_parallel", "check_parallel", "significance", "summary", "folds_finished", "common_folds", "comparable",
     "format_table", "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED",
 ]
-
-#: Test metrics every comparison reports (boostplug's default conventions).
-REPORT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
-#: The metric of the curves and of the significance test.
-CURVE_METRIC = "ndcg@10"
-
-
-@dataclass
-class Result:
-    """One method on one fold: the chosen round, test metrics (mean and per query), curves."""
-
-    method: str
-    framework: str
-    fold: int
-    best_round: int
-    rounds_trained: int
-    seconds: float
-    select_metric: str
-    test: dict[str, float]
-    test_per_query: dict[str, list[float]] = field(repr=False, default_factory=dict)
-    #: the query id (as read from the file) of each entry of ``test_per_query``'s lists
-    test_qids: list[Any] = field(repr=False, default_factory=list)
-    vali_curve: list[float] = field(repr=False, default_factory=list)
-    vali_ndcg10_curve: list[float] = field(repr=False, default_factory=list)
-    test_curve: list[float] = field(repr=False, default_factory=list)
-    info: dict[str, Any] = field(repr=False, default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def choose_round(curve: Sequence[float], metric: str) -> int:
-    """0-based index of the first best value of ``curve``: the maximum, or the
-    minimum when ``metric`` is a loss (``metrics.higher_is_better``). -1 when empty."""
-    if len(curve) == 0:
-        return -1
-    values = np.asarray(curve, dtype=np.float64)
-    return int(np.argmax(values) if metrics.higher_is_better(metric) else np.argmin(values))
 
 
 def threads_per_job(jobs: int, cores: int | None = None) -> int:
@@ -95,92 +55,6 @@ def check_parallel(jobs: int, threads: int | None, cores: int | None = None) -> 
         if not 1 <= int(value) <= limit:
             raise ValueError(f"{name} must be between 1 and {limit} (4 x the {c} cores: more only slows training "
                              f"and far more crashes LightGBM), got {int(value)}")
-
-
-class _Bar:
-    """A one-line progress bar on a stream (drawn only when ``enabled``)."""
-
-    def __init__(self, label: str, stream: TextIO, enabled: bool) -> None:
-        self.label, self.stream, self.enabled = label, stream, enabled
-        self.t0 = time.perf_counter()
-        self._last = -1.0
-        self._closed = False
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or self._closed:
-            return
-        now = time.perf_counter()
-        if done < total and now - self._last < 0.2:
-            return
-        self._last = now
-        width = 24
-        fill = int(width * min(done, total) / max(total, 1))
-        eta = f" ETA {(now - self.t0) / done * (total - done):6.1f}s" if 0 < done < total else ""
-        self.stream.write(f"\r  {self.label:<32} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} "
-                          f"{now - self.t0:6.1f}s{eta}")
-        if done >= total:
-            self.stream.write("\n")
-            self._closed = True
-        self.stream.flush()
-
-
-def metric_curve(name: str, scores: Sequence[NDArray[np.float64]], data: Any,
-                 conventions: Conventions | None = None) -> list[float]:
-    """Metric ``name`` (under ``conventions``, default the library's) of each round's scores on
-    ``data``: the curve that :func:`choose_round` picks the round from."""
-    fn = (conventions or Conventions()).metric(name)
-    return [float(fn(s, data.y, data.group_ptr)) for s in scores]
-
-
-def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metric: str = "ndcg@10",
-               tree_params: dict[str, Any] | None = None, seed: int = 0, fold: int = 0, threads: int = 0,
-               progress: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
-               conventions: Conventions | None = None) -> Result:
-    """Train one method, choose its round on ``vali`` by ``metric`` (the method's own
-    ``select_metric`` when it has one), evaluate that round on ``test``; every metric, the
-    selection's included, under ``conventions`` (default the library's). ``tune > 0``: search the
-    method's parameters first (:mod:`.tuning`, that many trials on ``vali``) and evaluate the
-    best trial's model; its record is ``info["tuning"]``."""
-    method = get_method(name)
-    select = method.select_metric or metric
-    conv = conventions or Conventions()
-    tp = dict(TREE_PARAMS)
-    tp.update(tree_params or {})
-    if tune > 0:
-        from .tuning import tune as search
-
-        def train_one(m: Any) -> Any:
-            return m.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads)
-
-        def score(t: Any) -> tuple[float, int]:
-            curve = metric_curve(select, t.vali_scores, vali, conv)
-            k = choose_round(curve, select)
-            return (curve[k], k + 1) if k >= 0 else (float("nan"), 0)
-
-        bar = _Bar(f"{name} (fold {fold + 1}) trials", stream, progress)
-        trained, record = search(method, tune, train_one, score, metric=select, seed=seed, fold=fold, progress=bar)
-        trained.info = {**trained.info, "tuning": record.to_dict()}
-    else:
-        bar = _Bar(f"{name} (fold {fold + 1})", stream, progress)
-        trained = method.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads,
-                               progress=bar)
-    vali_curve = metric_curve(select, trained.vali_scores, vali, conv)
-    vali_ndcg = (vali_curve if select == CURVE_METRIC else
-                 metric_curve(CURVE_METRIC, trained.vali_scores, vali, conv))
-    test_curve = metric_curve(CURVE_METRIC, trained.test_scores, test, conv)
-    best = choose_round(vali_curve, select)
-    scores = trained.test_scores[best] if best >= 0 else np.zeros(test.n_docs)
-    per_query = {m: conv.metric(m)(scores, test.y, test.group_ptr, per_query=True) for m in REPORT_METRICS}
-
-    return Result(
-        method=name, framework=method.framework, fold=fold, best_round=best + 1,
-        rounds_trained=len(trained.test_scores), seconds=trained.seconds, select_metric=select,
-        test={m: float(np.nanmean(v)) for m, v in per_query.items()},
-        test_per_query={m: [float(x) for x in v] for m, v in per_query.items()},
-        test_qids=np.asarray(test.qid)[test.group_ptr[:-1]].tolist(),
-
-        vali_curve=vali_curve, vali_ndcg10_curve=vali_ndcg, test_curve=test_curve, info=trained.info,
-    )
 
 
 def _worker_init(parent: int) -> None:

@@ -331,12 +331,12 @@ def test_row_index_parameters_come_from_the_objective_declaration():
     """The adapters special-case no parameter name: the registry says which parameters hold rows."""
     from types import SimpleNamespace
 
-    from boostplug.frameworks._adapter import given_row_params, row_params
+    from boostplug.frameworks._adapter import given_row_params
 
-    assert row_params(objectives.get("qbrank")) == ("pairs",)
-    assert [n for n in objectives.names() if row_params(objectives.get(n))] == ["qbrank"]
-    stub = SimpleNamespace(row_params=("anchors",), defaults={"anchors": None, "w": 1.0})
-    assert row_params(stub) == ("anchors",)
+    assert objectives.get("qbrank").row_params == ("pairs",)
+    assert [n for n in objectives.names() if objectives.get(n).row_params] == ["qbrank"]
+    assert given_row_params(objectives.get("qbrank"), {"pairs": [[0, 1]], "w": 0.5}) == {"pairs": [[0, 1]]}
+    stub = SimpleNamespace(row_params=("anchors",))
     assert given_row_params(stub, {"anchors": [[0, 1]], "w": 2.0}) == {"anchors": [[0, 1]]}
     assert given_row_params(stub, {"anchors": None, "pairs": [[0, 1]]}) == {}
 

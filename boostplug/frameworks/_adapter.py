@@ -21,8 +21,8 @@ from .. import objectives as _objectives
 from ..groups import check_group_ptr
 from ..objectives import PreparedObjective
 
-__all__ = ["BoundObjective", "row_params", "query_weights_from_rows", "metric_query_weights", "group_ptr_or_error",
-           "MetricSpec", "MetricCallable"]
+__all__ = ["BoundObjective", "given_row_params", "query_weights_from_rows", "metric_query_weights",
+           "group_ptr_or_error", "MetricSpec", "MetricCallable"]
 
 
 def query_weights_from_rows(
@@ -59,20 +59,11 @@ def query_weights_from_rows(
 
 
 
-def row_params(objective: Any) -> tuple[str, ...]:
-    """Names of the parameters of a registered objective (``boostplug.objectives.get(name)``)
-    that hold row indices of one training set: they cannot follow the rows into another set
-    (a cv fold, a subset, a Dask worker's share)."""
-    declared = getattr(objective, "row_params", None)
-    if declared is not None:
-        return tuple(declared)
-    # Until the registry declares row_params: the one such parameter its objectives have.
-    return ("pairs",) if "pairs" in objective.defaults else ()
-
-
 def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """The row-index parameters (:func:`row_params`) that ``params`` sets."""
-    return {k: params[k] for k in row_params(objective) if params.get(k) is not None}
+    """The parameters in ``params`` that hold row indices of one training set, as the registered
+    ``objective`` declares them (``boostplug.objectives.get(name).row_params``): they cannot follow
+    the rows into another set (a cv fold, a subset, a Dask worker's share)."""
+    return {k: params[k] for k in objective.row_params if params.get(k) is not None}
 
 
 class BoundObjective:
@@ -90,7 +81,7 @@ class BoundObjective:
         self.name = self.objective.name
         self.objective.check(params)  # fail now, not at the first boosting round
         self.params = dict(params)
-        #: The row-index parameters given (:func:`row_params`), bound to one training set.
+        #: The row-index parameters given (:func:`given_row_params`), bound to one training set.
         self.rows_given = given_row_params(self.objective, self.params)
         self._by_set: "weakref.WeakKeyDictionary[Any, PreparedObjective]" = weakref.WeakKeyDictionary()
         self._last: PreparedObjective | None = None  # for set objects that cannot be weakly referenced

@@ -14,9 +14,9 @@ JSON record, the same for both frameworks::
 
 Parameters are saved by value (strings, numbers, booleans, ``None``, short numeric lists),
 except those that index rows of the training set (the objective's ``row_params``): those
-mean nothing without that training set, so only their fingerprint is saved (shape, dtype, SHA-256 of the int64 values). The record then
-says that they were given and which ones, and :meth:`ObjectiveRecord.params_with`
-takes them back, checked against the fingerprint.
+mean nothing without that training set, so only their fingerprint is saved (shape, dtype,
+SHA-256 of the int64 values). The record then says that they were given and which ones,
+and :meth:`ObjectiveRecord.params_with` takes them back, checked against the fingerprint.
 
 A record is validated when read: a known format, a registered objective, parameters
 that ``boostplug.objectives.get(name).check`` accepts.
@@ -33,7 +33,6 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import objectives as _objectives
-from ._adapter import row_params
 
 __all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "lightgbm_text_with_record",
            "record_from_lightgbm_text"]
@@ -151,10 +150,10 @@ class ObjectiveRecord:
         clash = sorted(set(self.params) & set(self.fingerprints))
         if clash:
             raise ValueError(f"the {RECORD_KEY} record gives {clash} both by value and as a fingerprint")
-        not_rows = sorted(set(self.fingerprints) - set(row_params(obj)))
+        not_rows = sorted(set(self.fingerprints) - set(obj.row_params))
         if not_rows:
             raise ValueError(f"the {RECORD_KEY} record fingerprints {not_rows}, which are not row-index "
-                             f"parameters of {self.name!r} (those are {list(row_params(obj))})")
+                             f"parameters of {self.name!r} (those are {list(obj.row_params)})")
         stand_in = dict(self.params)
         stand_in.update({k: _STAND_IN for k in self.fingerprints})
         obj.check(stand_in)
@@ -178,7 +177,7 @@ def record_for(objective: Any) -> ObjectiveRecord:
             f"expected a boostplug objective (boostplug.lightgbm.objective(...), boostplug.xgboost.objective(...)) "
             f"or an objective name, got {type(objective).__name__}"
         )
-    rows = row_params(_objectives.get(name))
+    rows = _objectives.get(name).row_params
     params: dict[str, Any] = {}
     fingerprints: dict[str, Fingerprint] = {}
     for key, value in given.items():

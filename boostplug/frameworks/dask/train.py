@@ -40,15 +40,14 @@ def _check_row_bound_params(objective: str, objective_params: dict[str, Any] | N
     """Objective parameters that hold row indices of the whole training set cannot be split
     between workers: each worker's objective sees its own rows, numbered from 0."""
     from ... import objectives
-    from .._adapter import given_row_params, row_params
+    from .._adapter import given_row_params
 
     params = dict(objective_params or {})
     entry = objectives.get(objective)
     given = given_row_params(entry, params)
     if given:
         key = next(iter(given))
-        rows = set(row_params(entry))
-        defaults = ", ".join(f"{k}={v!r}" for k, v in entry.defaults.items() if k not in rows)
+        defaults = ", ".join(f"{k}={v!r}" for k, v in entry.defaults.items() if k not in entry.row_params)
         raise ValueError(
             f"objective_params[{key!r}] holds row indices of the whole training set, but each Dask "
             f"worker's objective sees only its own rows (numbered from 0): explicit {key} cannot be "

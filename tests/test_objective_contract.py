@@ -7,17 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN
-from boostplug.objectives._contract import (
-    Hessian,
-    Loss,
-    Param,
-    PreparedObjective,
-    Search,
-    check_contract,
-    module_functions,
-    scores_function,
-)
+from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Hessian, Loss, Param, PreparedObjective, Search
+from boostplug.objectives import module_functions
+from boostplug.objectives._contract import check_contract, scores_function
 
 
 class HalfSquares(Loss):
@@ -330,7 +322,8 @@ def test_module_functions_bind_and_call():
     np.testing.assert_array_equal(g1, g2)
     np.testing.assert_array_equal(h1, h2)
     assert (prepare.__name__, loss.__name__, grad_hess.__name__) == ("prepare", "loss", "grad_hess")
-    assert loss.__module__ == PairLogistic.__module__ and "pair_logistic" in loss.__doc__ and "Bind pair_logistic" in prepare.__doc__
+    assert loss.__module__ == PairLogistic.__module__ and "pair_logistic" in loss.__doc__
+    assert "Bind pair_logistic" in prepare.__doc__
     with pytest.raises(ValueError, match="unknown parameter"):
         loss(S, Y, GP, gamma=1.0)
     residual_sum = scores_function(HalfSquares, "residual_sum")
@@ -398,7 +391,8 @@ def test_fixed_parameters_and_methods(registered):
 
 
 @pytest.mark.parametrize("kwargs,exc,match", [
-    ({"name": "qbrank"}, ValueError, r"objective 'qbrank' is already registered \(QBRankObjective\); pass replace=True"),
+    ({"name": "qbrank"}, ValueError,
+     r"objective 'qbrank' is already registered \(QBRankObjective\); pass replace=True"),
     ({"name": "Pair"}, ValueError, "an objective name must be lower case"),
     ({"name": "pair[1]"}, ValueError, "an objective name must be lower case"),
     ({"summary": " "}, ValueError, "needs a one-line summary"),
@@ -436,7 +430,8 @@ def test_register_checks_the_contract_and_replace_keeps_the_place(registered):
         registered.register(HalfSquaresTwice)
     registered.register(HalfSquaresTwice, replace=True)
     assert registered.names() == order and registered.get("half_squares").loss_class is HalfSquaresTwice
-    assert registered.get("half_squares").loss(np.zeros(5), Y, GP) == pytest.approx(2 * HalfSquares(Y, GP).loss(np.zeros(5)))
+    doubled = registered.get("half_squares").loss(np.zeros(5), Y, GP)
+    assert doubled == pytest.approx(2 * HalfSquares(Y, GP).loss(np.zeros(5)))
 
 
 def test_unregister(registered):
@@ -456,7 +451,8 @@ def test_the_built_in_entries():
     assert objectives.names()[:4] == ["qbrank", "mpboost", "ndcg_boost", "rankboost"]
     expect = {
         "qbrank": (qbrank.QBRankObjective, {}, {"qbrank": {}}, ("pairs",), {"bound": "bound", "mean": "fitting"}),
-        "mpboost": (mpboost.MPBoostObjective, {}, {f"mpboost-{d}": {"ddf": d} for d in ("binary", "ldd", "logdd", "logitdd")},
+        "mpboost": (mpboost.MPBoostObjective, {},
+                    {f"mpboost-{d}": {"ddf": d} for d in ("binary", "ldd", "logdd", "logitdd")},
                     (), {"newton": "exact", "gentle": "fitting"}),
         "ndcg_boost": (ndcg_boost.NDCGBoostObjective, {}, {"ndcg_boost": {}}, (), {"bound": "bound", "exact": "exact"}),
         "rankboost": (mpboost.MPBoostObjective, {"ddf": "binary"}, {"rankboost-loss": {}}, (),

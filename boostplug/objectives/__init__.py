@@ -35,6 +35,7 @@ from ._contract import (
     check_contract,
     check_params,
     floor_hessian,
+    module_functions,
 )
 from .ddf import DDF_NAMES
 from .mpboost import MPBoostObjective
@@ -42,7 +43,7 @@ from .ndcg_boost import NDCGBoostObjective
 from .qbrank import QBRankObjective
 
 __all__ = ["Objective", "get", "names", "register", "unregister", "Loss", "Param", "Search", "Hessian",
-           "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "PreparedObjective", "check_params", "floor_hessian"]
+           "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "PreparedObjective", "check_params", "floor_hessian"]
 
 # Objective and method names: lower case (get() folds case), usable in "boostplug:<name>" and
 # compare's "name[key=value]" specifications.

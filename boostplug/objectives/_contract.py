@@ -58,7 +58,8 @@ from typing import Any, Callable, ClassVar, Mapping, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import INT64_MAX, check_flag, check_labels, check_real, check_scores, check_weights, show
+from .._validation import (INT64_MAX, check_choice, check_flag, check_labels, check_real, check_scores, check_weights,
+                           show)
 from ..groups import check_group_ptr
 from ..pairs import check_pairs
 
@@ -207,11 +208,9 @@ class Param:
         if kind == "int":
             return _check_int(what, value, self.low, self.high)
         if kind == "choice":
-            probe = value.lower() if self.ignore_case and isinstance(value, str) else value
-            folded = {c.lower() if self.ignore_case else c: c for c in self.choices}
-            if not isinstance(probe, str) or probe not in folded:
-                raise ValueError(f"{what} must be one of {list(self.choices)}, got {show(value)}")
-            return folded[probe]
+            if self.ignore_case and isinstance(value, str):
+                value = {c.lower(): c for c in self.choices}.get(value.lower(), value)
+            return check_choice(what, value, self.choices)
         if kind == "bool":
             return check_flag(value, what)
         if kind == "rows":

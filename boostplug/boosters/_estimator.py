@@ -273,7 +273,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         ``sample_weight`` (per query, or per row equal within each query) gives the weighted
         mean over queries. Always NDCG@10, whatever ``eval_metric`` is, so that scores compare
         across parameter settings in a model search."""
-        from .._adapter import MetricSpec
+        from ..frameworks._adapter import MetricSpec
 
         if qid is not None and group_ptr is not None:
             raise ValueError("pass either qid or group_ptr, not both")

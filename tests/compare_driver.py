@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from boostplug.compare import runner
+from boostplug.compare import execution
 
-_real_run_method = runner.run_method
+_real_run_method = execution.run_method
 
 
 def _run_method(name, *args, **kwargs):
@@ -29,7 +29,7 @@ def _run_method(name, *args, **kwargs):
     return _real_run_method(name, *args, **kwargs)
 
 
-runner.run_method = _run_method
+execution.run_method = _run_method
 
 if __name__ == "__main__":
     from boostplug.cli import main

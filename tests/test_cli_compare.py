@@ -181,9 +181,9 @@ def test_error_messages(tmp_path: Path, letor_file: Path, capsys) -> None:
     ("num_leaves=2.5", "'2.5' is not an integer"),
 ])
 def test_bad_tree_parameter_is_refused_before_training(capsys, monkeypatch, param: str, says: str) -> None:
-    from boostplug.compare import runner
+    from boostplug.compare import execution
 
-    monkeypatch.setattr(runner, "run_method", lambda *a, **k: pytest.fail("trained despite a bad --param"))
+    monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("trained despite a bad --param"))
     assert says in _error(capsys, ["--methods", "lambdarank,xgb-rank:ndcg", "--param", param, *FAST])
 
 
@@ -202,9 +202,9 @@ def test_kfold_that_does_not_fit_the_file_names_kfold(tmp_path: Path, capsys, n_
 
 
 def test_bad_out_is_refused_before_training(tmp_path: Path, monkeypatch, capsys) -> None:
-    from boostplug.compare import runner
+    from boostplug.compare import execution
 
-    monkeypatch.setattr(runner, "run_method", lambda *a, **k: pytest.fail("trained despite a bad --out"))
+    monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("trained despite a bad --out"))
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
     argv = ["--methods", "regression", *FAST, "--out"]
@@ -214,17 +214,17 @@ def test_bad_out_is_refused_before_training(tmp_path: Path, monkeypatch, capsys)
 
 
 def test_out_folder_is_created_before_training(tmp_path: Path, monkeypatch) -> None:
-    from boostplug.compare import runner
+    from boostplug.compare import execution
 
     out = tmp_path / "new" / "deeper"
-    real = runner.run_method
+    real = execution.run_method
 
     def check(*a, **k):
         if not out.is_dir():
             pytest.fail("training started before --out was created")  # BaseException: not a method failure
         return real(*a, **k)
 
-    monkeypatch.setattr(runner, "run_method", check)
+    monkeypatch.setattr(execution, "run_method", check)
     assert main(["compare", "--methods", "regression", "--out", str(out), *FAST]) == 0
     assert (out / "results.csv").is_file()
 
@@ -299,16 +299,16 @@ def test_missing_matplotlib_says_what_to_install(tmp_path: Path, monkeypatch, ca
 
 
 def _fail_on(monkeypatch, method: str) -> None:
-    from boostplug.compare import runner
+    from boostplug.compare import execution
 
-    real = runner.run_method
+    real = execution.run_method
 
     def failing(name, *a, **k):
         if name == method:
             raise RuntimeError("boom:\nthe second line")
         return real(name, *a, **k)
 
-    monkeypatch.setattr(runner, "run_method", failing)
+    monkeypatch.setattr(execution, "run_method", failing)
 
 
 def test_a_failing_method_is_one_line_and_the_others_are_kept(letor_file: Path, tmp_path: Path, monkeypatch,
@@ -343,16 +343,16 @@ def test_every_method_failing_exits_1(monkeypatch, capsys) -> None:
 
 
 def test_interrupt_still_writes_outputs(tmp_path: Path, monkeypatch, capsys) -> None:
-    from boostplug.compare import runner
+    from boostplug.compare import execution
 
-    real = runner.run_method
+    real = execution.run_method
 
     def stop_on_second(name, *a, **k):
         if name == "ndcg_boost":
             raise KeyboardInterrupt
         return real(name, *a, **k)
 
-    monkeypatch.setattr(runner, "run_method", stop_on_second)
+    monkeypatch.setattr(execution, "run_method", stop_on_second)
     out = tmp_path / "int"
     assert main(["compare", "--methods", "regression,ndcg_boost", "--out", str(out), *FAST]) == 130
     assert [r["method"] for r in _csv(out / "results.csv")] == ["regression"]
@@ -361,16 +361,16 @@ def test_interrupt_still_writes_outputs(tmp_path: Path, monkeypatch, capsys) -> 
 
 def test_interrupt_between_folds_compares_the_common_folds(letor_file: Path, tmp_path: Path, monkeypatch,
                                                             capsys) -> None:
-    from boostplug.compare import runner
+    from boostplug.compare import execution
 
-    real = runner.run_method
+    real = execution.run_method
 
     def stop_in_fold_2(name, *a, **k):
         if name == "rb-c" and k["fold"] == 1:
             raise KeyboardInterrupt
         return real(name, *a, **k)
 
-    monkeypatch.setattr(runner, "run_method", stop_in_fold_2)
+    monkeypatch.setattr(execution, "run_method", stop_in_fold_2)
     out = tmp_path / "i"
     assert main(["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1,2", "--methods",
                  "regression,rb-c", "--out", str(out), *FAST]) == 130
@@ -392,9 +392,9 @@ def test_interrupt_between_folds_compares_the_common_folds(letor_file: Path, tmp
 
 
 def _no_training(monkeypatch) -> None:
-    from boostplug.compare import runner
+    from boostplug.compare import execution
 
-    monkeypatch.setattr(runner, "run_method", lambda *a, **k: pytest.fail("trained despite a bad argument"))
+    monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("trained despite a bad argument"))
 
 
 @pytest.mark.parametrize("argv,says", [
@@ -500,9 +500,9 @@ def test_an_out_folder_with_results_needs_overwrite_before_training(tmp_path: Pa
     assert main(["compare", "--methods", "regression", "--rounds", "2", "--no-progress", "--out", str(out)]) == 0
     before = _files(out)
     capsys.readouterr()
-    from boostplug.compare import runner
+    from boostplug.compare import execution
 
-    real = runner.run_method
+    real = execution.run_method
     _no_training(monkeypatch)
     line = _error(capsys, ["--methods", "regression", *FAST, "--out", str(out)])
     assert line == (f"boostplug compare: error: --out {out}: holds an earlier run's results (results.csv, "
@@ -510,7 +510,7 @@ def test_an_out_folder_with_results_needs_overwrite_before_training(tmp_path: Pa
                     "--overwrite to replace them, or another folder")
     assert _files(out) == before
     # with --overwrite: replaced, and the earlier run's plots do not stay beside a run without plots
-    monkeypatch.setattr(runner, "run_method", real)
+    monkeypatch.setattr(execution, "run_method", real)
     assert main(["compare", "--methods", "regression", *FAST, "--out", str(out), "--overwrite"]) == 0
     assert sorted(_files(out)) == ["curves.csv", "per_query.csv", "results.csv", "results.json", "summary.csv"]
     assert json.loads((out / "results.json").read_text())["settings"]["rounds"] == 3
@@ -630,9 +630,9 @@ def test_results_json_records_provenance_and_per_query_names_qids(tmp_path: Path
 
 def test_resume_trains_only_what_an_interrupted_run_left_and_equals_an_uninterrupted_run(
         letor_file: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    from boostplug.compare import runner
+    from boostplug.compare import execution
 
-    real = runner.run_method
+    real = execution.run_method
     trained: list[tuple[str, int]] = []
 
     def stop_in_fold_2(name, *a, **k):
@@ -641,7 +641,7 @@ def test_resume_trains_only_what_an_interrupted_run_left_and_equals_an_uninterru
         return real(name, *a, **k)
 
     argv = ["compare", "--data", str(letor_file), "--kfold", "3", "--methods", "regression,rb-c", *FAST]
-    monkeypatch.setattr(runner, "run_method", stop_in_fold_2)
+    monkeypatch.setattr(execution, "run_method", stop_in_fold_2)
     out = tmp_path / "r"
     assert main([*argv, "--folds", "1,2", "--out", str(out)]) == 130
 
@@ -649,7 +649,7 @@ def test_resume_trains_only_what_an_interrupted_run_left_and_equals_an_uninterru
         trained.append((name, k["fold"]))
         return real(name, *a, **k)
 
-    monkeypatch.setattr(runner, "run_method", counting)
+    monkeypatch.setattr(execution, "run_method", counting)
     assert main([*argv, "--out", str(out), "--resume"]) == 0
     assert "resuming" in capsys.readouterr().err
     # fold 2 of rb-c and all of fold 3; nothing that had finished

@@ -10,11 +10,11 @@ import pytest
 from scipy import stats
 
 from boostplug.compare import (
-    METHODS, TREE_PARAMS, Result, check_tree_params, choose_round, common_folds, comparable, file_folds,
-    folds_finished, format_table, paired_tests, parse_fold_selection, run, run_method, significance, summary,
-    threads_per_job,
+    METHODS, REPORT_METRICS, TREE_PARAMS, Result, check_tree_params, choose_round, common_folds, comparable,
+    file_folds, folds_finished, format_table, paired_tests, parse_fold_selection, run, run_method, significance,
+    summary, threads_per_job,
 )
-from boostplug.compare import runner as runner_mod
+from boostplug.compare import execution
 from boostplug.data import make_ranking, train_test_split_by_query
 
 
@@ -79,7 +79,7 @@ def test_paired_tests_reject_bad_shapes() -> None:
 
 # ---- table, summary, significance on hand-made results ------------------------------------------
 def _result(method: str, fold: int, ndcg10: list[float], seconds: float, shift: float = 0.0) -> Result:
-    per_query = {m: [v + shift for v in ndcg10] for m in runner_mod.REPORT_METRICS}
+    per_query = {m: [v + shift for v in ndcg10] for m in REPORT_METRICS}
     return Result(method=method, framework="lightgbm", fold=fold, best_round=fold + 2, rounds_trained=5,
                   seconds=seconds, select_metric="ndcg@10",
                   test={m: float(np.mean(v)) for m, v in per_query.items()}, test_per_query=per_query)
@@ -248,9 +248,35 @@ def test_tree_parameters_are_checked_before_training(tiny) -> None:
         run(["lambdarank", "xgb-rank:ndcg"], [(0, tiny)], rounds=2, tree_params={"num_leaves": 1})
 
 
+def test_runner_names_are_deprecated_aliases_and_a_patch_through_runner_reaches_the_runs(
+        tiny, monkeypatch: pytest.MonkeyPatch) -> None:
+    import warnings
+
+    import boostplug.compare as package
+    from boostplug.compare import protocol, runner
+
+    for name in [n for n in runner.__all__ if n not in vars(runner)]:  # the report is still there
+        with pytest.warns(DeprecationWarning, match=rf"boostplug\.compare\.runner\.{name} is deprecated; import it "
+                                                    r"from boostplug\.compare\.\w+$"):
+            value = getattr(runner, name)
+        assert value is getattr(package, name, value) and value is not None
+    real = protocol.run_method
+    with pytest.warns(DeprecationWarning):
+        monkeypatch.setattr(runner, "run_method", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("patched")))
+    assert execution.run_method is protocol.run_method is not real
+    out = run(["regression"], [(0, tiny)], rounds=2, threads=1)
+    assert not out and [f.error for f in out.failures] == ["RuntimeError: patched"]
+    monkeypatch.undo()
+    assert execution.run_method is protocol.run_method is real
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert runner._worker_init is execution._worker_init  # a private name: no warning
+    assert caught == []
+
+
 def test_ctrl_c_keeps_finished_runs(tiny, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    real = runner_mod.run_method
+    real = execution.run_method
 
     def flaky(name, *a, **k):
         calls.append(name)
@@ -258,7 +284,7 @@ def test_ctrl_c_keeps_finished_runs(tiny, monkeypatch: pytest.MonkeyPatch) -> No
             raise KeyboardInterrupt
         return real(name, *a, **k)
 
-    monkeypatch.setattr(runner_mod, "run_method", flaky)
+    monkeypatch.setattr(execution, "run_method", flaky)
     err = io.StringIO()
     out = run(["lambdarank", "regression", "rb-c"], [(0, tiny)], rounds=3, threads=1, stream=err)
     assert out.interrupted and [r.method for r in out] == ["lambdarank"]
@@ -294,7 +320,7 @@ def _interrupt_after_first_log(monkeypatch: pytest.MonkeyPatch) -> None:
     process may hand it to another thread, and the main thread then sees it late)."""
     import signal
 
-    real = runner_mod._log_done
+    real = execution._log_done
     calls = []
 
     def log_then_sigint(*a, **k):
@@ -303,7 +329,7 @@ def _interrupt_after_first_log(monkeypatch: pytest.MonkeyPatch) -> None:
         if len(calls) == 1:
             signal.raise_signal(signal.SIGINT)
 
-    monkeypatch.setattr(runner_mod, "_log_done", log_then_sigint)
+    monkeypatch.setattr(execution, "_log_done", log_then_sigint)
 
 
 def test_parallel_ctrl_c_keeps_finished_runs_and_stops_the_workers(tiny, monkeypatch: pytest.MonkeyPatch,

@@ -12,7 +12,7 @@ import pytest
 
 from boostplug.cli import main
 from boostplug.compare import METHODS, get_method, run
-from boostplug.compare import runner as runner_mod
+from boostplug.compare import execution as runner_mod
 from boostplug.compare.methods import TREE_SPACE, format_value, parse_value, split_specs
 from boostplug.data import make_ranking, train_test_split_by_query, write_letor
 

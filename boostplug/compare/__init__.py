@@ -4,7 +4,8 @@
   LightGBM and XGBoost trees, the reference boosters), one shared set of tree parameters;
 * :mod:`.data` -- the folds of the embedded example, a LETOR file or a LETOR folder;
 * :mod:`.protocol` -- what one (method, fold) run does: round chosen on validation, metrics on test;
-* :mod:`.runner` -- every run, in parallel jobs, and the table;
+* :mod:`.execution` -- every (method, fold) run, in parallel jobs, Ctrl-C, failures, resumed runs;
+* :mod:`.runner` -- the table (deprecated for the names moved to :mod:`.protocol` and :mod:`.execution`);
 * :mod:`.stats` -- paired t-test and Wilcoxon signed-rank test against a baseline;
 * :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg).
 """
@@ -15,10 +16,8 @@ from .methods import (
     DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAM_LIMITS, TREE_PARAMS, check_tree_params, get_method, method_names,
 )
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result, choose_round, run_method
-from .runner import (
-    Failure, Results, common_folds, comparable, folds_finished, format_table, max_parallel, check_parallel, run,
-    significance, summary, threads_per_job,
-)
+from .execution import Failure, Results, check_parallel, max_parallel, run, threads_per_job
+from .runner import common_folds, comparable, folds_finished, format_table, significance, summary
 from .runner import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap
 from .stats import BootstrapCI, PairedTest, bootstrap_ci, bootstrap_means, paired_tests
 

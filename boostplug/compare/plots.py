@@ -10,7 +10,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._atomic import atomic_write
-from .runner import BOOTSTRAP_RESAMPLES, CURVE_METRIC, REPORT_METRICS, Result, bootstrap, summary
+from .protocol import CURVE_METRIC, REPORT_METRICS, Result
+from .runner import BOOTSTRAP_RESAMPLES, bootstrap, summary
 
 __all__ = ["PLOT_FILES", "require_matplotlib", "plot_curves", "plot_bars", "write_plots"]
 

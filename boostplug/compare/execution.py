@@ -1,0 +1,267 @@
+"""Every (method, fold) run of a comparison: serially or in parallel processes (workers that never
+outlive the parent), Ctrl-C and failures that keep the finished runs, and runs finished earlier
+(:mod:`.resume`) that are not trained again."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence, TextIO
+
+import numpy as np
+
+from .conventions import Conventions
+from .data import Fold
+from .methods import check_tree_params, get_method
+from .protocol import Result, run_method
+
+__all__ = ["Failure", "Results", "run", "threads_per_job", "max_parallel", "check_parallel"]
+
+
+def _cores(cores: int | None) -> int:
+    return cores if cores is not None else (os.cpu_count() or 1)
+
+
+def threads_per_job(jobs: int, cores: int | None = None) -> int:
+    """``cores // jobs`` (at least 1): the threads each parallel job may use."""
+    return max(1, _cores(cores) // max(1, jobs))
+
+
+def max_parallel(cores: int | None = None) -> int:
+    """The largest ``jobs`` and ``threads`` accepted: 4 x the cores (at least 4). More only slows
+    training down, and far more crashes the frameworks (LightGBM segfaults with 99999 threads,
+    libgomp aborts with 40000)."""
+    return 4 * max(1, _cores(cores))
+
+
+def check_parallel(jobs: int, threads: int | None, cores: int | None = None) -> None:
+    """``ValueError`` naming the value unless ``1 <= jobs`` and ``1 <= threads`` (``None``: by
+    cores) are integers of at most :func:`max_parallel`."""
+    limit = max_parallel(cores)
+    for name, value in (("jobs", jobs), ("threads", threads)):
+        if value is None and name == "threads":
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+        if not 1 <= int(value) <= limit:
+            raise ValueError(f"{name} must be between 1 and {limit} (4 x the {_cores(cores)} cores: more only slows "
+                             f"training and far more crashes LightGBM), got {int(value)}")
+
+
+def _worker_init(parent: int) -> None:
+    """A worker never outlives the process that started it: the parent stops it (Ctrl-C,
+    SIGTERM and SIGHUP are the parent's to handle, so a terminal's signal to the whole group
+    does not kill the runs behind the parent's back), the kernel kills it when the parent
+    dies (Linux: PR_SET_PDEATHSIG), and elsewhere a thread exits when the parent is gone."""
+    for name in ("SIGINT", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="boostplug-parent-watch", daemon=True).start()
+
+
+def _die_with_parent() -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies; False where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+@dataclass
+class Failure:
+    """A method that raised on one fold: the error in one line (``Type: message``) and its traceback."""
+
+    method: str
+    fold: int
+    error: str
+    traceback: str = field(repr=False, default="")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _failure(name: str, fold: int, exc: BaseException) -> Failure:
+    text = "".join(traceback.format_exception(exc))  # with a worker's own traceback (its __cause__)
+    # one line: XGBoost appends its C++ stack trace to the message; the whole of it is in ``traceback``
+    message = " ".join(str(exc).split("Stack trace:")[0].split())
+    if len(message) > 300:
+        message = message[:297] + "..."
+    return Failure(name, fold, f"{type(exc).__name__}: {message}", text)
+
+
+def _attempt(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], progress: bool,
+             stream: TextIO) -> Result | Failure:
+    """One run; an exception (not Ctrl-C) becomes a :class:`Failure` so that the other runs go on."""
+    train, vali, test = fold
+    try:
+        return run_method(name, train, vali, test, fold=fold_index, progress=progress, stream=stream, **kwargs)
+    except Exception as e:
+        return _failure(name, fold_index, e)
+
+
+def _job(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Result | Failure:
+    return _attempt(name, fold_index, fold, kwargs, False, sys.stderr)
+
+
+class Results(list):
+    """The list of :class:`Result` that :func:`run` returns; ``interrupted`` is True after Ctrl-C,
+    ``failures`` lists the runs that raised (:class:`Failure`), ``methods`` the methods asked,
+    ``conventions`` the metric conventions of every value in it."""
+
+    def __init__(self, items: Sequence[Result] = (), *, interrupted: bool = False,
+                 failures: Sequence[Failure] = (), methods: Sequence[str] = (),
+                 conventions: Conventions | None = None) -> None:
+        super().__init__(items)
+        self.conventions = conventions or Conventions()
+        self.interrupted = interrupted
+        self.failures = list(failures)
+        self.methods = list(methods) or list(dict.fromkeys(r.method for r in self))  # as asked, in order
+
+
+def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: int, metric: str = "ndcg@10",
+        tree_params: dict[str, Any] | None = None, seed: int = 0, jobs: int = 1, threads: int | None = None,
+        progress: bool = False, log: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
+        conventions: Conventions | None = None, done: Sequence[Result] = ()) -> Results:
+    """Every method on every ``(fold_index, (train, vali, test))``, every metric under
+    ``conventions`` (:mod:`.conventions`; default the library's).
+
+    ``jobs > 1`` runs (method, fold) pairs in that many spawned processes, each with
+    ``threads`` threads (default :func:`threads_per_job`). ``progress``: a bar per run
+    (serial) or a line per finished run (parallel); ``log``: a line per finished run. Ctrl-C keeps the results
+    of the runs that finished; a run that raises is recorded in ``failures`` and the others go on.
+    Results come back ordered by fold, then method. ``tune > 0``: each (method, fold) first searches
+    the method's parameters with that many trials (:mod:`.tuning`; a worker runs its own study).
+    ``done``: runs finished earlier (:mod:`.resume`); their (method, fold) pairs are not trained
+    again and they come back with the new ones.
+    """
+    for name in methods:
+        get_method(name)  # fail on a bad name, setting or tree parameter before any training
+    check_tree_params(tree_params or {})
+    check_parallel(jobs, threads)
+    if isinstance(tune, bool) or not isinstance(tune, (int, np.integer)) or tune < 0:
+        raise ValueError(f"tune must be an integer >= 0 (trials per method and fold), got {tune!r}")
+    if tune:
+        from .tuning import require_optuna
+
+        require_optuna()
+    if conventions is not None and not isinstance(conventions, Conventions):
+        raise TypeError(f"conventions must be a boostplug.compare.Conventions, got {type(conventions).__name__}")
+    conv = conventions or Conventions()
+    n_threads = threads if threads is not None else threads_per_job(jobs)
+    kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads,
+              "tune": int(tune), "conventions": conv}
+    finished = {(r.method, r.fold) for r in done}
+    tasks = [(name, i, fold) for i, fold in folds for name in methods if (name, i) not in finished]
+    results: list[Result] = []
+    failures: list[Failure] = []
+    interrupted = False
+
+    def record(outcome: Result | Failure, lines: bool, bar: bool = False) -> None:
+        """Keep a finished run; ``lines``: log it in a line, ``bar``: a progress bar may be open
+        (a failure is logged then too, below the bar)."""
+        done = len(results) + len(failures) + 1
+        failed = isinstance(outcome, Failure)
+        (failures if failed else results).append(outcome)
+        if lines or (bar and failed):
+            _log_done(outcome, done, len(tasks), stream, newline=bar and failed)
+
+    try:
+        if jobs == 1:
+            for name, i, fold in tasks:
+                record(_attempt(name, i, fold, kwargs, progress, stream), lines=log, bar=progress)
+        else:
+            _run_parallel(tasks, kwargs, jobs, lambda outcome: record(outcome, lines=progress or log))
+    except KeyboardInterrupt:
+        interrupted = True
+        stream.write(f"\ninterrupted: reporting the {len(results)} finished run(s)\n")
+    order = {n: k for k, n in enumerate(methods)}
+    results += [r for r in done if r.method in order]
+    return Results(sorted(results, key=lambda r: (r.fold, order[r.method])), interrupted=interrupted,
+                   failures=sorted(failures, key=lambda f: (f.fold, order[f.method])), methods=methods,
+                   conventions=conv)
+
+
+def _log_done(r: Result | Failure, done: int, total: int, stream: TextIO, newline: bool = False) -> None:
+    """A line for a finished run (its round, test NDCG@10 and seconds) or a failed one (its error);
+    ``newline``: first end the line of a progress bar."""
+    if isinstance(r, Failure):
+        what = f"failed: {r.error}"
+    else:
+        tuning = r.info.get("tuning")
+        tuned = f", {tuning['n_trials']} trials in {tuning['seconds']:.1f} s" if tuning else ""
+        what = (f"round {r.best_round}/{r.rounds_trained}, test NDCG@10 {r.test['ndcg@10']:.4f}, "
+                f"{r.seconds:.1f} s{tuned}")
+    start = "\n" if newline else ""
+    stream.write(f"{start}  [{done}/{total}] {r.method} fold {r.fold + 1}: {what}\n")
+    stream.flush()
+
+
+def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jobs: int,
+                  record: Callable[[Result | Failure], None]) -> None:
+    import multiprocessing
+
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_init, initargs=(os.getpid(),))
+    pending: dict[Future, tuple[str, int]] = {pool.submit(_job, n, i, f, kwargs): (n, i) for n, i, f in tasks}
+
+    def finish(fut: Future) -> None:
+        # the worker turns an error of the run into a Failure; what is left here is the pool's own
+        # trouble (a worker that died: BrokenProcessPool, for this run and every one after it)
+        name, i = pending.pop(fut)
+        exc = fut.exception()
+        record(_failure(name, i, exc) if exc is not None else fut.result())
+
+    try:
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                finish(fut)
+    except BaseException:
+        # Ctrl-C: keep the runs that finished meanwhile, as the serial path does, stop the
+        # others, and let the interrupt go on to run(). A future the pool failed (a worker
+        # killed by the same signal) is not a finished run.
+        for fut in list(pending):
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                finish(fut)
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued runs and end the running ones now (shutdown alone waits for them)."""
+    # The worker processes and the pool's manager thread must be taken before shutdown(), which
+    # sets pool._processes to None (Python 3.9+); private attributes, hence the defensive getattr.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=10)
+        if proc.is_alive():  # stuck where SIGTERM does not reach it
+            proc.kill()
+            proc.join(timeout=10)
+    if manager is not None:
+        manager.join(timeout=10)  # it sees the workers end, fails their futures and reaps them

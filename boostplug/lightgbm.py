@@ -4,7 +4,7 @@ Example:
     >>> import lightgbm as lgb
     >>> from boostplug import lightgbm as bpl
     >>> train = bpl.dataset(X, y, qid=qid)                                  # doctest: +SKIP
-    >>> params = {"objective": bpl.objective(name, **objective_params), "metric": "None"}
+    >>> params = {"objective": bpl.objective(name, **objective_params), "metric": "None"}  # doctest: +SKIP
     >>> booster = lgb.train(params, train, 200, valid_sets=[vali],            # doctest: +SKIP
     ...                     feval=bpl.metric("ndcg@10"),
     ...                     callbacks=[lgb.early_stopping(20)])

@@ -108,8 +108,9 @@ def test_the_public_function_and_the_old_return_shape():
         assert result.qbrank_record is rec
     with pytest.warns(DeprecationWarning, match="'predict' from the booster"):
         np.testing.assert_array_equal(result.predict(X), bst.predict(X))
-    with pytest.raises(AttributeError):
-        result.__array__  # noqa: B018 - special names are never the booster's
+    for private in ("__array__", "_repr_html_", "_handle"):  # never the booster's
+        with pytest.raises(AttributeError):
+            getattr(result, private)
 
 
 @pytest.mark.parametrize("params,kwargs,exc,match", [

@@ -80,7 +80,7 @@ class LineSearchResult(NamedTuple):
     record: LineSearchRecord
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):  # copy and pickle look up special names: never the booster's
+        if name.startswith("_"):  # copy, pickle and IPython probe private names: never the booster's
             raise AttributeError(name)
         if name == "qbrank_record":
             warnings.warn("train_line_search returns (booster, record) now; use that record instead of "

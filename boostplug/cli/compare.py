@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import json
 import os
 import signal
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .._atomic import atomic_write, write_text
 from ..compare.conventions import DISCOUNTS, EMPTIES, GAINS, PROTOCOLS, TIES, Conventions, make_conventions
 from ..compare.outdir import OutDir, OutDirError
 from ..compare import (
-    CURVE_METRIC, DEFAULT_METHODS, FRAMEWORKS, METHODS, REPORT_METRICS, TREE_PARAMS, Failure, Result,
-    check_tree_params, common_folds, comparable, folds_finished, format_table, load_folds, method_names, run,
-    significance, summary,
+    DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, Failure, Result, check_tree_params, format_table, load_folds,
+    method_names, run,
 )
+from ..compare.report import recorded_settings, write_outputs
 
 # OpenMP threads that spin while waiting make LightGBM far slower when the cores are busy
 # (docs/results/README.md); set before LightGBM/XGBoost load (spawned jobs inherit it); a user's own setting wins.
@@ -389,14 +386,15 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
 
     args.data_sha256 = file_digests(data_files(args.data))  # what was read, before any training
     conventions = parse_conventions(args)
+    args.tree_params = {**TREE_PARAMS, **tree_params}  # the whole set, as results.json records it
     done: list[Result] = []
     if args.resume:
         from ..compare.resume import ResumeError, check_same, earlier_provenance, load_earlier
 
         try:
             earlier = load_earlier(args.out)
-            check_same(earlier, settings=_settings(vars(args) | {"tree_params": {**TREE_PARAMS, **tree_params}}),
-                       methods=methods, conventions=conventions, data_sha256=args.data_sha256)
+            check_same(earlier, settings=recorded_settings(vars(args)), methods=methods, conventions=conventions,
+                       data_sha256=args.data_sha256)
         except ResumeError as e:
             raise _usage(str(e)) from None
         done = earlier["runs"]
@@ -424,8 +422,7 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
     written = None
     try:
         if out is not None:
-            settings = vars(args) | {"tree_params": {**TREE_PARAMS, **tree_params}}
-            out.write(lambda folder: write_outputs(folder, results, baseline, settings, plots=not args.no_plots))
+            out.write(lambda folder: write_outputs(folder, results, baseline, vars(args), plots=not args.no_plots))
             written = out.path
             print(f"results written to {out.path}", file=sys.stderr)
     finally:  # failures are reported even when writing fails (an OSError: one line from boostplug.cli.main)
@@ -505,154 +502,3 @@ def report_failures(failures: Sequence[Failure], out: Path | None) -> None:
         where = f" (they are in {out / 'results.json'})" if out is not None else ""
         print(f"boostplug compare: the other runs are kept; BOOSTPLUG_DEBUG=1 prints the tracebacks{where}",
               file=sys.stderr)
-
-
-def _settings(args: dict[str, Any]) -> dict[str, Any]:
-    keep = ("data", "layout", "methods", "frameworks", "folds", "kfold", "rounds", "early_stopping_metric", "seed", "jobs",
-            "threads", "tree_params", "tune", "config")
-    return {k: (str(args[k]) if isinstance(args[k], Path) else args[k]) for k in keep if k in args}
-
-
-def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings: dict[str, Any],
-                  plots: bool = True) -> None:
-    """results.csv (one row per method and fold), per_query.csv, curves.csv, summary.csv,
-    the PNG plots and, last, results.json (all of it plus settings and the significance tests),
-    each file written atomically (``--out`` itself goes through :class:`OutDir`, which writes
-    them into a staging folder and moves the whole set in).
-
-    The per-run files hold every finished run; summary.csv, the summary and significance of
-    results.json and the plots, like the table, only the folds every method finished
-    (``compare.comparable``), named in results.json's ``compared_folds``."""
-    out.mkdir(parents=True, exist_ok=True)
-    common = common_folds(results)
-    compared = comparable(results) if common else list(results)  # as the table: nothing common, nothing tested
-    stats = summary(compared)
-    tests = significance(compared, baseline) if common and baseline in stats else {}
-    from ..compare.runner import bootstrap
-
-    cis = bootstrap(compared, baseline if tests else None) if common else {}
-    _write_csv(out / "results.csv",
-               ["method", "framework", "fold", "best_round", "rounds_trained", "select_metric", "train_seconds",
-                *REPORT_METRICS],
-               ([r.method, r.framework, r.fold + 1, r.best_round, r.rounds_trained, r.select_metric,
-                 repr(r.seconds), *(repr(r.test[m]) for m in REPORT_METRICS)] for r in results))
-    _write_csv(out / "per_query.csv", ["method", "fold", "qid", "position", *REPORT_METRICS],
-               ([r.method, r.fold + 1, r.test_qids[q] if q < len(r.test_qids) else "", q,
-                 *(repr(r.test_per_query[m][q]) for m in REPORT_METRICS)]
-                for r in results for q in range(len(r.test_per_query[CURVE_METRIC]))))
-    _write_csv(out / "curves.csv", ["method", "fold", "round", "vali_select", "vali_ndcg@10", "test_ndcg@10"],
-               ([r.method, r.fold + 1, t + 1, repr(r.vali_curve[t]), repr(r.vali_ndcg10_curve[t]),
-                 repr(r.test_curve[t])] for r in results for t in range(len(r.test_curve))))
-    _write_csv(out / "summary.csv",
-               ["method", "framework", "folds",
-                *(f"{c}_{s}" for c in (*REPORT_METRICS, "seconds") for s in ("mean", "std")),
-                "dndcg@10", "p_ttest", "p_wilcoxon", *_CI_COLUMNS],
-               ([n, s["framework"], " ".join(map(str, s["folds"])),
-                 *(repr(s[c][k]) for c in (*REPORT_METRICS, "seconds") for k in ("mean", "std")),
-                 *((repr(getattr(tests[n], a)) if n in tests else "") for a in ("mean_diff", "t_pvalue",
-                                                                                   "wilcoxon_pvalue")),
-                 *_ci_cells(cis.get(n))]
-                for n, s in stats.items()))
-    if any("tuning" in r.info for r in results):
-        _write_tuning_csv(out / "tuning.csv", results)
-    finished = folds_finished(results)
-    methods = getattr(results, "methods", None) or list(finished)
-    payload = {
-        "settings": _settings(settings),
-        "baseline": baseline,
-        "conventions": getattr(results, "conventions", Conventions()).to_dict(),
-        "interrupted": bool(getattr(results, "interrupted", False)),
-
-        "folds_completed": {m: [f + 1 for f in finished.get(m, [])] for m in methods},
-        "compared_folds": [f + 1 for f in common],
-        "summary": stats,
-        "significance": {n: asdict(t) for n, t in tests.items()},
-        "bootstrap": _bootstrap_json(cis),
-        "provenance": _provenance(settings),
-        "results": [r.to_dict() for r in results],
-        "failures": [f.to_dict() for f in getattr(results, "failures", [])],
-    }
-    if plots:
-        from ..compare.plots import write_plots
-
-        write_plots(compared, out)
-    write_text(out / "results.json", json.dumps(payload, indent=1, default=_json_default))  # last: complete
-
-
-def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:
-    """tuning.csv: one row per trial of every (method, fold) search (``--tune``); ``chosen`` marks
-    the trial evaluated on test; ``params`` (JSON) are the values the trial searched (none for
-    trial 0, the defaults)."""
-    rows = []
-    for r in results:
-        t = r.info.get("tuning")
-        if not t:
-            continue
-        for trial in t["trials"]:
-            rows.append([r.method, r.fold + 1, trial["number"], "" if trial["value"] is None else repr(trial["value"]),
-                         trial["best_round"], repr(trial["seconds"]), int(trial["number"] == t["best_trial"]),
-                         json.dumps(trial["params"], sort_keys=True), trial["error"]])
-    _write_csv(path, ["method", "fold", "trial", "value", "best_round", "seconds", "chosen", "params", "error"], rows)
-
-
-#: summary.csv's bootstrap interval columns: each metric's mean over folds, then the difference to the baseline
-_CI_COLUMNS = [f"{m}_ci_{side}" for m in (*REPORT_METRICS, "dndcg@10") for side in ("low", "high")]
-
-
-def _ci_cells(ci: dict[str, Any] | None) -> list[str]:
-    if ci is None:
-        return [""] * len(_CI_COLUMNS)
-    cells = [repr(getattr(ci["mean"][m], side)) for m in REPORT_METRICS for side in ("low", "high")]
-    return cells + ([repr(ci["diff"].low), repr(ci["diff"].high)] if ci["diff"] is not None else ["", ""])
-
-
-def _bootstrap_json(cis: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    from ..compare.runner import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-
-    return {"method": "percentile bootstrap over the test queries, resampled within each fold (paired: the same "
-                      "draws for every method)",
-            "resamples": BOOTSTRAP_RESAMPLES, "level": BOOTSTRAP_LEVEL, "seed": BOOTSTRAP_SEED,
-            "intervals": {n: {"mean": {m: asdict(ci) for m, ci in c["mean"].items()},
-                              "diff_ndcg@10": asdict(c["diff"]) if c["diff"] is not None else None}
-                          for n, c in cis.items()}}
-
-
-def _provenance(settings: dict[str, Any]) -> dict[str, Any]:
-    """What reproduces the run: the command line, the versions, the seeds, a SHA-256 per data file read."""
-    import platform
-    from importlib import metadata
-
-    from ..compare.runner import BOOTSTRAP_SEED
-
-    versions = {}
-    for dist in ("boostplug", "lightgbm", "xgboost", "numpy", "scipy", "scikit-learn", "numba"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = None
-    return {
-        "argv": ["boostplug", *settings["argv"]] if settings.get("argv") is not None else list(sys.argv),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "versions": versions,
-        "seeds": {"splits_and_training": settings.get("seed"), "bootstrap": BOOTSTRAP_SEED},
-        "data_sha256": settings.get("data_sha256", {}),
-        **({"earlier_runs": settings["earlier_runs"]} if settings.get("earlier_runs") else {}),
-    }
-
-
-def _json_default(o: Any) -> Any:
-
-
-    import numpy as np
-
-    if isinstance(o, np.generic):
-        return o.item()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
-
-
-def _write_csv(path: Path, header: list[str], rows: Any) -> None:
-    with atomic_write(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)

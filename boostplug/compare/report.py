@@ -1,0 +1,416 @@
+"""The report of a comparison: per method the mean and std over folds, paired tests and bootstrap
+intervals against a baseline, the table, and the output files of ``--out`` (results.csv,
+per_query.csv, curves.csv, summary.csv, tuning.csv, the plots and results.json with the
+provenance). Everything compared is over the folds every method finished (:func:`comparable`)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._atomic import atomic_write, write_text
+from .conventions import Conventions
+from .protocol import CURVE_METRIC, REPORT_METRICS, Result
+from .stats import BootstrapCI, PairedTest, bootstrap_ci, paired_tests
+
+__all__ = [
+    "significance", "summary", "folds_finished", "common_folds", "comparable", "Comparison", "comparison",
+    "format_table", "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED", "recorded_settings",
+    "write_outputs",
+]
+
+#: Resamples, level and seed of the bootstrap intervals in the table, the plots and results.json.
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_LEVEL = 0.95
+BOOTSTRAP_SEED = 0
+
+#: The test metrics and the training seconds: the columns of the summary.
+_SUMMARY_COLUMNS = (*REPORT_METRICS, "seconds")
+
+
+def significance(results: Sequence[Result], baseline: str, metric: str = CURVE_METRIC) -> dict[str, PairedTest]:
+    """Per method: paired tests against ``baseline`` over the per-query test ``metric``
+    pooled across the folds both finished (queries paired by fold and position)."""
+    base = {r.fold: r.test_per_query[metric] for r in results if r.method == baseline}
+    out: dict[str, PairedTest] = {}
+    for name in dict.fromkeys(r.method for r in results):
+        a: list[float] = []
+        b: list[float] = []
+        for r in results:
+            if r.method == name and r.fold in base:
+                a.extend(r.test_per_query[metric])
+                b.extend(base[r.fold])
+        out[name] = paired_tests(np.array(a), np.array(b))
+    return out
+
+
+def _mean_std(values: Sequence[float]) -> dict[str, float]:
+    v = np.asarray(values, dtype=np.float64)
+    return {"mean": float(v.mean()), "std": float(v.std())}
+
+
+def summary(results: Sequence[Result]) -> dict[str, dict[str, Any]]:
+    """Per method: mean and std (population, over folds) of each test metric and of
+    the training seconds, the chosen rounds and the folds."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(r.method for r in results):
+        rs = [r for r in results if r.method == name]
+        row: dict[str, Any] = {"framework": rs[0].framework, "folds": [r.fold + 1 for r in rs],
+                               "best_rounds": [r.best_round for r in rs]}
+        for c in _SUMMARY_COLUMNS:
+            row[c] = _mean_std([r.seconds if c == "seconds" else r.test[c] for r in rs])
+        if any("tuning" in r.info for r in rs):  # --tune: the search's seconds, all trials
+            row["tune_seconds"] = _mean_std([r.info.get("tuning", {}).get("seconds", 0.0) for r in rs])
+            row["trials"] = [r.info.get("tuning", {}).get("n_trials", 0) for r in rs]
+        out[name] = row
+    return out
+
+
+def folds_finished(results: Sequence[Result]) -> dict[str, list[int]]:
+    """Per method (in order of appearance): the 0-based folds it finished."""
+    out: dict[str, list[int]] = {}
+    for r in results:
+        out.setdefault(r.method, []).append(r.fold)
+    return {n: sorted(set(f)) for n, f in out.items()}
+
+
+def common_folds(results: Sequence[Result]) -> list[int]:
+    """The 0-based folds that every method in ``results`` finished (after Ctrl-C or a failure
+    some methods may have finished more folds than others)."""
+    per_method = [set(f) for f in folds_finished(results).values()]
+    return sorted(set.intersection(*per_method)) if per_method else []
+
+
+def comparable(results: Sequence[Result]) -> list[Result]:
+    """The results on :func:`common_folds`: what the table, the summary, the paired tests and
+    the plots compare. Empty when no fold was finished by every method."""
+    common = set(common_folds(results))
+    return [r for r in results if r.fold in common]
+
+
+@dataclass
+class Comparison:
+    """What the table and the output files report: ``results`` are those on the ``common``
+    folds (every result when no fold is common: each method over its own folds), ``stats``
+    their :func:`summary`; ``tests`` (:func:`significance` against the baseline) and ``cis``
+    (:func:`bootstrap`) are empty when no fold is common, ``tests`` also without a baseline."""
+
+    common: list[int]
+    results: list[Result]
+    stats: dict[str, dict[str, Any]]
+    tests: dict[str, PairedTest]
+    cis: dict[str, dict[str, Any]]
+
+
+def comparison(results: Sequence[Result], baseline: str | None) -> Comparison:
+    """The :class:`Comparison` of ``results`` against ``baseline`` (``None``: no tests)."""
+    common = common_folds(results)
+    compared = comparable(results) if common else list(results)  # nothing common: nothing tested
+    stats = summary(compared)
+    tests = significance(compared, baseline) if common and baseline in stats else {}
+    cis = bootstrap(compared, baseline if tests else None) if common else {}
+    return Comparison(common, compared, stats, tests, cis)
+
+
+def _best(stats: dict[str, dict[str, Any]], column: str) -> float:
+    vals = [s[column]["mean"] for s in stats.values() if column in s]
+    return min(vals) if column in ("seconds", "tune_seconds") else max(vals)
+
+
+def _folds_text(folds: Sequence[int]) -> str:
+    return ",".join(str(f + 1) for f in folds)
+
+
+def _span(counts: Sequence[int]) -> str:
+    """``"40"``, or ``"38-40"`` when the counts differ."""
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def format_table(results: Sequence[Result], baseline: str | None = None,
+                 conventions: Conventions | None = None) -> str:
+    """A first line naming the metric conventions (``conventions``, else those ``results``
+    carry, else the library's), then mean±std over folds per method (std shown with several folds), best per column
+    marked ``*``; with ``baseline``, the mean per-query NDCG@10 difference and the
+    paired t-test / Wilcoxon p-values against it.
+
+    Means, marks and tests are over the folds every method finished (:func:`comparable`);
+    a note names the runs left out. When no fold was finished by every method, each row
+    is over its own folds (a ``folds`` column), and nothing is marked or tested.
+    """
+    finished = folds_finished(results)
+    compared = comparison(results, baseline)
+    common, stats, tests, cis = compared.common, compared.stats, compared.tests, compared.cis
+    cols = [*_SUMMARY_COLUMNS] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
+    names = {"seconds": "train s", "tune_seconds": "tune s"}
+    header = ["method", "rounds"] + [names.get(c, c.upper()) for c in cols]
+    if not common:
+        header.insert(1, "folds")
+    if cis:
+        header.append(f"{CURVE_METRIC.upper()} 95% CI")
+    if tests:
+        header += ["dNDCG@10", "dNDCG@10 95% CI", "p(t)", "p(W)"]
+    best = {c: _best(stats, c) for c in cols}
+    rows = []
+    for name, s in stats.items():
+        row = [name, "/".join(str(r) for r in s["best_rounds"])]
+        if not common:
+            row.insert(1, ",".join(map(str, s["folds"])))
+        for c in cols:
+            digits = 2 if c in names else 4
+            if c not in s:  # a method run without tuning next to tuned ones (a run of another command)
+                row.append("")
+                continue
+            cell = f"{s[c]['mean']:.{digits}f}"
+            if len(s["folds"]) > 1:
+                cell += f"±{s[c]['std']:.{digits}f}"
+            if common and len(stats) > 1 and s[c]["mean"] == best[c]:
+                cell += "*"
+            row.append(cell)
+        if cis:
+            row.append(_interval(cis[name]["mean"][CURVE_METRIC]))
+        if tests:
+            t = tests[name]
+            row += (["(baseline)", "", "", ""] if name == baseline else
+                    [f"{t.mean_diff:+.4f}", _interval(cis[name]["diff"], signed=True), _p(t.t_pvalue),
+                     _p(t.wilcoxon_pvalue)])
+        rows.append(row)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    conv = conventions or getattr(results, "conventions", None) or Conventions()
+    out = [conv.describe(), line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+    n_folds = len(common)
+    if common:
+        note = (f"test metrics, mean{'±std over ' + str(n_folds) + ' folds' if n_folds > 1 else ' (1 fold)'}; "
+                "* best per column; rounds chosen on validation, per fold")
+        left_out = sorted({r.fold for r in results} - set(common))
+        if left_out:
+            lacking = {f: [n for n, fs in finished.items() if f not in fs] for f in left_out}
+            which = (f"fold {_folds_text(common)}, which every method finished, is" if n_folds == 1 else
+                     f"folds {_folds_text(common)}, which every method finished, are")
+            note += (f"\nonly {which} compared; left out: "
+                     + "; ".join(f"fold {f + 1} (not finished by {', '.join(lacking[f])})" for f in left_out))
+    else:
+        note = ("no fold was finished by every method: each row is the mean over its own folds, so nothing is "
+                "marked or tested")
+    if "tune_seconds" in cols:
+        trials = sorted({n for s in stats.values() for n in s.get("trials", [])})
+        note += (f"\ntune s: seconds of the parameter search per fold ({'/'.join(map(str, trials))} trials, "
+                 "trial 0 the defaults; a method without a search space has one); train s: its chosen trial's")
+    if tests:
+        others = [t.n for name, t in tests.items() if name != baseline] or [tests[baseline].n]
+        note += (f"\ndNDCG@10, p(t), p(W): per-query test NDCG@10 minus {baseline}'s, paired t-test and Wilcoxon "
+                 f"signed-rank p-values (two-sided) over the queries pooled across folds (n={_span(others)})")
+    if cis:
+        n_q = [c["mean"][CURVE_METRIC].n for c in cis.values()]
+        note += (f"\n95% CI: percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples (seed {BOOTSTRAP_SEED}) of the "
+                 f"n={_span(n_q)} test queries, drawn within each fold"
+                 + (", of the mean over folds and of the paired per-query difference to the baseline"
+                    if tests else ", of the mean over folds"))
+    return "\n".join(out) + "\n" + note
+
+
+def _interval(ci: BootstrapCI | None, signed: bool = False) -> str:
+    if ci is None or np.isnan(ci.low):
+        return "n/a"
+    sign = "+" if signed else ""
+    return f"[{ci.low:{sign}.4f},{ci.high:{sign}.4f}]"
+
+
+def _p(p: float) -> str:
+    if np.isnan(p):
+        return "n/a"
+    return f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
+
+
+def _pooled(by: dict[tuple[str, int], Result], method: str, metric: str,
+            folds: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``method``'s per-query ``metric`` on ``folds``, concatenated, and the fold of each query."""
+    vals = [np.asarray(by[(method, f)].test_per_query[metric], dtype=np.float64) for f in folds]
+    if not vals:
+        return np.zeros(0), np.zeros(0)
+    return np.concatenate(vals), np.concatenate([np.full(v.size, f) for v, f in zip(vals, folds)])
+
+
+def bootstrap(results: Sequence[Result], baseline: str | None = None, *, resamples: int = BOOTSTRAP_RESAMPLES,
+              level: float = BOOTSTRAP_LEVEL, seed: int = BOOTSTRAP_SEED) -> dict[str, dict[str, Any]]:
+    """Per method: ``{"mean": {metric: BootstrapCI}, "diff": BootstrapCI | None}``.
+
+    ``mean``: the interval of each test metric's mean over folds (the table's value), from
+    resampling the test queries within each fold (:func:`.stats.bootstrap_ci`). ``diff``
+    (with ``baseline``, for the other methods): the interval of the mean per-query NDCG@10
+    difference to the baseline over the folds both finished, queries pooled (the table's
+    ``dNDCG@10``), resampled within folds. One seed for every method: the resamples draw the
+    same queries for all of them (a paired bootstrap).
+    """
+    by = {(r.method, r.fold): r for r in results}
+    out: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(r.method for r in results):
+        folds = sorted(f for m, f in by if m == name)
+        mean = {}
+        for m in REPORT_METRICS:
+            v, strata = _pooled(by, name, m, folds)
+            mean[m] = bootstrap_ci(v, strata, resamples=resamples, level=level, seed=seed, by_stratum=True)
+        diff = None
+        if baseline is not None and name != baseline:
+            both = [f for f in folds if (baseline, f) in by]
+            a, strata = _pooled(by, name, CURVE_METRIC, both)
+            b, _ = _pooled(by, baseline, CURVE_METRIC, both)
+            if a.shape != b.shape:
+                raise ValueError(f"{name} and {baseline} have per-query values of different lengths ({a.size} and "
+                                 f"{b.size}) on folds {_folds_text(both)}: not the same test queries")
+            diff = bootstrap_ci(a - b, strata, resamples=resamples, level=level, seed=seed)
+        out[name] = {"mean": mean, "diff": diff}
+    return out
+
+
+# ---- the output files of --out ----------------------------------------------------------------
+
+#: The settings results.json records (``settings``), which ``--resume`` compares.
+_RECORDED = ("data", "layout", "methods", "frameworks", "folds", "kfold", "rounds", "early_stopping_metric",
+                     "seed", "jobs", "threads", "tree_params", "tune", "config")
+
+
+def recorded_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The options of ``settings`` that results.json records, paths as text."""
+    return {k: (str(settings[k]) if isinstance(settings[k], Path) else settings[k])
+            for k in _RECORDED if k in settings}
+
+
+def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings: dict[str, Any],
+                  plots: bool = True) -> None:
+    """results.csv (one row per method and fold), per_query.csv, curves.csv, summary.csv,
+    the PNG plots and, last, results.json (all of it plus settings and the significance tests),
+    each file written atomically (``--out`` itself goes through :class:`.outdir.OutDir`, which
+    writes them into a staging folder and moves the whole set in).
+
+    The per-run files hold every finished run; summary.csv, the summary and significance of
+    results.json and the plots, like the table, only the folds every method finished
+    (:func:`comparable`), named in results.json's ``compared_folds``."""
+    out.mkdir(parents=True, exist_ok=True)
+    cmp = comparison(results, baseline)
+    _write_csv(out / "results.csv",
+               ["method", "framework", "fold", "best_round", "rounds_trained", "select_metric", "train_seconds",
+                *REPORT_METRICS],
+               ([r.method, r.framework, r.fold + 1, r.best_round, r.rounds_trained, r.select_metric,
+                 repr(r.seconds), *(repr(r.test[m]) for m in REPORT_METRICS)] for r in results))
+    _write_csv(out / "per_query.csv", ["method", "fold", "qid", "position", *REPORT_METRICS],
+               ([r.method, r.fold + 1, r.test_qids[q] if q < len(r.test_qids) else "", q,
+                 *(repr(r.test_per_query[m][q]) for m in REPORT_METRICS)]
+                for r in results for q in range(len(r.test_per_query[CURVE_METRIC]))))
+    _write_csv(out / "curves.csv", ["method", "fold", "round", "vali_select", "vali_ndcg@10", "test_ndcg@10"],
+               ([r.method, r.fold + 1, t + 1, repr(r.vali_curve[t]), repr(r.vali_ndcg10_curve[t]),
+                 repr(r.test_curve[t])] for r in results for t in range(len(r.test_curve))))
+    _write_csv(out / "summary.csv",
+               ["method", "framework", "folds", *(f"{col}_{s}" for col in _SUMMARY_COLUMNS for s in ("mean", "std")),
+                "dndcg@10", "p_ttest", "p_wilcoxon", *_CI_COLUMNS],
+               ([n, s["framework"], " ".join(map(str, s["folds"])),
+                 *(repr(s[col][k]) for col in _SUMMARY_COLUMNS for k in ("mean", "std")),
+                 *((repr(getattr(cmp.tests[n], a)) if n in cmp.tests else "") for a in ("mean_diff", "t_pvalue",
+                                                                                         "wilcoxon_pvalue")),
+                 *_ci_cells(cmp.cis.get(n))]
+                for n, s in cmp.stats.items()))
+    if any("tuning" in r.info for r in results):
+        _write_tuning_csv(out / "tuning.csv", results)
+    finished = folds_finished(results)
+    methods = getattr(results, "methods", None) or list(finished)
+    payload = {
+        "settings": recorded_settings(settings),
+        "baseline": baseline,
+        "conventions": getattr(results, "conventions", Conventions()).to_dict(),
+        "interrupted": bool(getattr(results, "interrupted", False)),
+        "folds_completed": {m: [f + 1 for f in finished.get(m, [])] for m in methods},
+        "compared_folds": [f + 1 for f in cmp.common],
+        "summary": cmp.stats,
+        "significance": {n: asdict(t) for n, t in cmp.tests.items()},
+        "bootstrap": _bootstrap_json(cmp.cis),
+        "provenance": _provenance(settings),
+        "results": [r.to_dict() for r in results],
+        "failures": [f.to_dict() for f in getattr(results, "failures", [])],
+    }
+    if plots:
+        from .plots import write_plots
+
+        write_plots(cmp.results, out)
+    write_text(out / "results.json", json.dumps(payload, indent=1, default=_json_default))  # last: complete
+
+
+def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:
+    """tuning.csv: one row per trial of every (method, fold) search (``--tune``); ``chosen`` marks
+    the trial evaluated on test; ``params`` (JSON) are the values the trial searched (none for
+    trial 0, the defaults)."""
+    rows = []
+    for r in results:
+        t = r.info.get("tuning")
+        if not t:
+            continue
+        for trial in t["trials"]:
+            rows.append([r.method, r.fold + 1, trial["number"], "" if trial["value"] is None else repr(trial["value"]),
+                         trial["best_round"], repr(trial["seconds"]), int(trial["number"] == t["best_trial"]),
+                         json.dumps(trial["params"], sort_keys=True), trial["error"]])
+    _write_csv(path, ["method", "fold", "trial", "value", "best_round", "seconds", "chosen", "params", "error"], rows)
+
+
+#: summary.csv's bootstrap interval columns: each metric's mean over folds, then the difference to the baseline
+_CI_COLUMNS = [f"{m}_ci_{side}" for m in (*REPORT_METRICS, "dndcg@10") for side in ("low", "high")]
+
+
+def _ci_cells(ci: dict[str, Any] | None) -> list[str]:
+    if ci is None:
+        return [""] * len(_CI_COLUMNS)
+    cells = [repr(getattr(ci["mean"][m], side)) for m in REPORT_METRICS for side in ("low", "high")]
+    return cells + ([repr(ci["diff"].low), repr(ci["diff"].high)] if ci["diff"] is not None else ["", ""])
+
+
+def _bootstrap_json(cis: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"method": "percentile bootstrap over the test queries, resampled within each fold (paired: the same "
+                      "draws for every method)",
+            "resamples": BOOTSTRAP_RESAMPLES, "level": BOOTSTRAP_LEVEL, "seed": BOOTSTRAP_SEED,
+            "intervals": {n: {"mean": {m: asdict(ci) for m, ci in c["mean"].items()},
+                              "diff_ndcg@10": asdict(c["diff"]) if c["diff"] is not None else None}
+                          for n, c in cis.items()}}
+
+
+def _provenance(settings: dict[str, Any]) -> dict[str, Any]:
+    """What reproduces the run: the command line, the versions, the seeds, a SHA-256 per data file read."""
+    import platform
+    from importlib import metadata
+
+    versions = {}
+    for dist in ("boostplug", "lightgbm", "xgboost", "numpy", "scipy", "scikit-learn", "numba"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = None
+    return {
+        "argv": ["boostplug", *settings["argv"]] if settings.get("argv") is not None else list(sys.argv),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "versions": versions,
+        "seeds": {"splits_and_training": settings.get("seed"), "bootstrap": BOOTSTRAP_SEED},
+        "data_sha256": settings.get("data_sha256", {}),
+        **({"earlier_runs": settings["earlier_runs"]} if settings.get("earlier_runs") else {}),
+    }
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _write_csv(path: Path, header: list[str], rows: Any) -> None:
+    with atomic_write(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)

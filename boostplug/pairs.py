@@ -112,7 +112,7 @@ def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_
     raise PairMemoryError(
         f"{who}: {total:,} preference pairs would need ~{_gib(need)} ({bytes_per_pair} bytes per pair), "
         f"above the limit of {_gib(limit)} (boostplug.pairs.PAIR_MEMORY_LIMIT); {where}, "
-        + (f"or pass {limit_name}=<bytes> " if limit_name else "or ")
+        + (f"or pass {limit_name}=<bytes>, or " if limit_name else "or ")
         + "raise boostplug.pairs.PAIR_MEMORY_LIMIT if the memory is there"
     )
 

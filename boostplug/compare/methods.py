@@ -7,13 +7,17 @@ on validation data and curves can be drawn) and the training time.
 Three families, each name selectable on the command line:
 
 * LightGBM trees (no prefix): the built-ins ``lambdarank``, ``rank_xendcg``,
-  ``regression`` and boostplug's objectives ``qbrank``, ``mpboost-{binary,ldd,logdd,logitdd}``,
-  ``ndcg_boost``, ``rankboost-loss``;
+  ``regression`` and, for every objective of :mod:`boostplug.objectives`, each of its
+  ``methods`` names (``entry.methods``: ``ndcg_boost``, ``mpboost-ldd``, ...);
 * XGBoost trees (prefix ``xgb-``): ``xgb-rank:ndcg``, ``xgb-rank:pairwise``,
-  ``xgb-reg:squarederror`` and ``xgb-`` + each boostplug objective above;
+  ``xgb-reg:squarederror`` and ``xgb-`` + each registered objective's method names;
 * the reference boosters of :mod:`boostplug.boosters` (framework ``"booster"``):
   ``rb-d``, ``rb-c``, ``rankboost+``, ``adarank-map``, ``adarank-ndcg``,
   ``mpboost-stumps``, ``ndcg_boost-stumps``.
+
+The objectives' methods are read from the registry when :data:`METHODS` is read, so an
+objective registered after import (``boostplug.objectives.register``) is listed, configurable
+(its declared parameters, row-index ones excepted) and tuned over its declared search ranges.
 
 Tree methods share one set of tree parameters (:data:`TREE_PARAMS`, overridable)
 so that only the loss differs.
@@ -24,8 +28,9 @@ from __future__ import annotations
 import difflib
 import json
 import time
+import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
@@ -300,40 +305,95 @@ def _m(name: str, framework: str, loss: str, summary: str, select_metric: str | 
     return Method(name, framework, loss, loss_params, summary, select_metric)
 
 
-def _paper_objectives(prefix: str, framework: str, label: str) -> list[Method]:
-    out = [_m(f"{prefix}qbrank", framework, "boostplug:qbrank", f"QBRank on {label} trees")]
-    for ddf in ("binary", "ldd", "logdd", "logitdd"):
-        out.append(_m(f"{prefix}mpboost-{ddf}", framework, "boostplug:mpboost",
-                      f"MPBoost.{ddf.upper()} on {label} trees", ddf=ddf))
-    out.append(_m(f"{prefix}ndcg_boost", framework, "boostplug:ndcg_boost", f"NDCG_Boost on {label} trees"))
-    out.append(_m(f"{prefix}rankboost-loss", framework, "boostplug:rankboost",
-                  f"RankBoost's exponential pair loss on {label} trees"))
+def _objective_methods(entries: tuple[Any, ...], prefix: str, framework: str, label: str) -> list[Method]:
+    """A tree method for every ``methods`` name of every registered objective, in registry order."""
+    out = []
+    for entry in entries:
+        for method, settings in entry.methods.items():
+            shown = ", ".join(f"{k}={format_value(v)}" for k, v in settings.items())
+            out.append(Method(f"{prefix}{method}", framework, f"boostplug:{entry.name}", dict(settings),
+                              f"{entry.summary}{f' [{shown}]' if shown else ''}, on {label} trees"))
     return out
 
 
-METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
-        _m("lambdarank", "lightgbm", "lambdarank", "LightGBM's built-in LambdaRank (LambdaMART)"),
-        _m("rank_xendcg", "lightgbm", "rank_xendcg", "LightGBM's built-in XE-NDCG"),
-        _m("regression", "lightgbm", "regression", "LightGBM's squared error on the grades (GBT)"),
-        *_paper_objectives("", "lightgbm", "LightGBM"),
-        _m("xgb-rank:ndcg", "xgboost", "rank:ndcg", "XGBoost's built-in LambdaMART (NDCG)"),
-        _m("xgb-rank:pairwise", "xgboost", "rank:pairwise", "XGBoost's built-in pairwise logistic loss"),
-        _m("xgb-reg:squarederror", "xgboost", "reg:squarederror", "XGBoost's squared error on the grades (GBT)"),
-        *_paper_objectives("xgb-", "xgboost", "XGBoost"),
-        _m("rb-d", "booster", "RankBoost", "RankBoost Rb-d, discrete stumps (Connamacher et al. 2020)",
-           variant="rb-d"),
-        _m("rb-c", "booster", "RankBoost", "RankBoost Rb-c, continuous-weight stumps", variant="rb-c"),
-        _m("rankboost+", "booster", "RankBoost", "RankBoost+ (efficient, Algorithm 2)", variant="rankboost+"),
-        _m("adarank-map", "booster", "AdaRank", "AdaRank.MAP (RankLib update/stop rule; round chosen by MAP)",
-           "map", measure="map", **ADARANK_PARAMS),
-        _m("adarank-ndcg", "booster", "AdaRank", "AdaRank.NDCG@5 (RankLib update/stop rule)",
-           None, measure="ndcg@5", **ADARANK_PARAMS),
-        _m("mpboost-stumps", "booster", "MPBoost", "stump MPBoost.LOGDD (the booster's default DDF)"),
-        _m("ndcg_boost-stumps", "booster", "NDCGBoost", "stump NDCG_Boost"),
-    )
-}
+_BUILTIN_LIGHTGBM = (
+    _m("lambdarank", "lightgbm", "lambdarank", "LightGBM's built-in LambdaRank (LambdaMART)"),
+    _m("rank_xendcg", "lightgbm", "rank_xendcg", "LightGBM's built-in XE-NDCG"),
+    _m("regression", "lightgbm", "regression", "LightGBM's squared error on the grades (GBT)"),
+)
+_BUILTIN_XGBOOST = (
+    _m("xgb-rank:ndcg", "xgboost", "rank:ndcg", "XGBoost's built-in LambdaMART (NDCG)"),
+    _m("xgb-rank:pairwise", "xgboost", "rank:pairwise", "XGBoost's built-in pairwise logistic loss"),
+    _m("xgb-reg:squarederror", "xgboost", "reg:squarederror", "XGBoost's squared error on the grades (GBT)"),
+)
+_BOOSTERS = (
+    _m("rb-d", "booster", "RankBoost", "RankBoost Rb-d, discrete stumps (Connamacher et al. 2020)",
+       variant="rb-d"),
+    _m("rb-c", "booster", "RankBoost", "RankBoost Rb-c, continuous-weight stumps", variant="rb-c"),
+    _m("rankboost+", "booster", "RankBoost", "RankBoost+ (efficient, Algorithm 2)", variant="rankboost+"),
+    _m("adarank-map", "booster", "AdaRank", "AdaRank.MAP (RankLib update/stop rule; round chosen by MAP)",
+       "map", measure="map", **ADARANK_PARAMS),
+    _m("adarank-ndcg", "booster", "AdaRank", "AdaRank.NDCG@5 (RankLib update/stop rule)",
+       None, measure="ndcg@5", **ADARANK_PARAMS),
+    _m("mpboost-stumps", "booster", "MPBoost", "stump MPBoost.LOGDD (the booster's default DDF)"),
+    _m("ndcg_boost-stumps", "booster", "NDCGBoost", "stump NDCG_Boost"),
+)
+
+
+def _build_methods(entries: tuple[Any, ...]) -> dict[str, Method]:
+    """The built-in methods with the registered objectives' tree methods after each framework's
+    built-ins; a registered name that a built-in method already has is left out, with a warning."""
+    builtin = {m.name for m in (*_BUILTIN_LIGHTGBM, *_BUILTIN_XGBOOST, *_BOOSTERS)}
+    table: dict[str, Method] = {}
+    for m in (*_BUILTIN_LIGHTGBM, *_objective_methods(entries, "", "lightgbm", "LightGBM"),
+              *_BUILTIN_XGBOOST, *_objective_methods(entries, "xgb-", "xgboost", "XGBoost"), *_BOOSTERS):
+        if m.name in table or (m.name in builtin and m.loss.startswith("boostplug:")):
+            warnings.warn(f"objective {m.loss.split(':', 1)[1]!r}: the compare method name {m.name!r} is taken by "
+                          "another method and is not listed; register the objective with other methods= names",
+                          stacklevel=4)
+            continue
+        table[m.name] = m
+    return table
+
+
+class MethodTable(Mapping[str, Method]):
+    """:data:`METHODS`: method name -> :class:`Method`, read from the objective registry on
+    access (rebuilt only when the registry changed), so that objectives registered or
+    unregistered after import are listed as they stand."""
+
+    def __init__(self) -> None:
+        self._entries: tuple[Any, ...] | None = None
+        self._table: dict[str, Method] = {}
+
+    def _current(self) -> dict[str, Method]:
+        from .. import objectives
+
+        entries = tuple(objectives.get(n) for n in objectives.names())
+        if self._entries is None or len(entries) != len(self._entries) or any(
+                a is not b for a, b in zip(entries, self._entries)):
+            self._table = _build_methods(entries)
+            self._entries = entries
+        return self._table
+
+    def __getitem__(self, name: str) -> Method:
+        return self._current()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._current()))
+
+    def __len__(self) -> int:
+        return len(self._current())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._current()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self._current())})"
+
+
+#: Every method by name, in the order ``--methods list`` shows them (built-ins first within each
+#: framework, then the registered objectives' methods, then the reference boosters).
+METHODS: Mapping[str, Method] = MethodTable()
 
 #: What ``boostplug compare`` runs when no ``--methods`` is given (finishes on the
 #: embedded data in well under two minutes on 2 cores; docs/compare.md has the time).
@@ -489,8 +549,8 @@ def _parameters(m: Method) -> dict[str, Any]:
     out = {}
     obj = _objective(m)
     if obj is not None:
-        # pairs index rows of one data set; a fixed parameter (rankboost's ddf) is not a setting
-        out.update({k: v for k, v in obj.defaults.items() if k != "pairs" and k not in obj.fixed})
+        # row-index parameters belong to one data set, and a fixed parameter is not a setting
+        out.update({k: v for k, v in obj.defaults.items() if k not in obj.row_params and k not in obj.fixed})
         out.update(m.loss_params)
     out.update(TREE_PARAMS)
     out.update(m.tree_params)
@@ -582,26 +642,36 @@ TREE_SPACE: dict[str, Dist] = {
     "feature_fraction": Dist("float", 0.5, 1.0),
 }
 
-#: Each paper's own knobs. MPBoost: the DDF's parameter, ranges where |dist| (Eq. 9) is about 1
-#: for grade differences 1..4. QBRank: the weight w of the pair part and the margin tau.
-_DDF_SPACE = {
-    "ldd": {"alpha": Dist("float", 0.05, 1.0, log=True)},
-    "logdd": {"lam": Dist("float", 0.3, 10.0, log=True)},
-    "logitdd": {"beta": Dist("float", 0.1, 5.0, log=True)},
-    "binary": {},
-}
-_OBJECTIVE_SPACE: dict[str, Callable[[dict[str, Any]], dict[str, Dist]]] = {
-    "qbrank": lambda p: {"w": Dist("float", 0.1, 0.9), "tau": Dist("categorical", choices=("grade", 0.5, 1.0, 2.0))},
-    "mpboost": lambda p: dict(_DDF_SPACE[p.get("ddf", "logdd")]),
-    "rankboost": lambda p: {},
-    "ndcg_boost": lambda p: {"sigma": Dist("float", 0.5, 8.0, log=True)},
-}
-#: The boosters' knobs: RankBoost's stump threshold budget, the papers' parameters of the
-#: stump MPBoost/NDCG_Boost; AdaRank none (its rounds are chosen on validation like everyone's).
+def _dists(space: Mapping[str, Any]) -> dict[str, Dist]:
+    """An objective's declared search ranges (:class:`boostplug.objectives.Search`) as :class:`Dist`."""
+    out = {}
+    for name, search in space.items():
+        if search.choices:
+            out[name] = Dist("categorical", choices=tuple(search.choices))
+        else:
+            out[name] = Dist("int" if search.integer else "float", search.low, search.high, log=search.log)
+    return out
+
+
+def _mpboost_booster_space(p: dict[str, Any]) -> dict[str, Dist]:
+    from ..objectives import ddf
+
+    return _dists(ddf.search_space(p["ddf"]))
+
+
+def _ndcg_boost_booster_space(p: dict[str, Any]) -> dict[str, Dist]:
+    from ..objectives.ndcg_boost import NDCGBoostObjective
+
+    return _dists({"sigma": NDCGBoostObjective.params["sigma"].search})
+
+
+#: The boosters' knobs: RankBoost's stump threshold budget, the objectives' own ranges for the
+#: stump MPBoost (its DDF's parameter) and NDCG_Boost (sigma); AdaRank none (its rounds are
+#: chosen on validation like everyone's). Each gets the booster's parameters, defaults filled in.
 _BOOSTER_SPACE: dict[str, Callable[[dict[str, Any]], dict[str, Dist]]] = {
     "RankBoost": lambda p: {"max_thresholds": Dist("int", 8, 255, log=True)},
-    "MPBoost": lambda p: dict(_DDF_SPACE[p.get("ddf", "logdd")]),
-    "NDCGBoost": lambda p: {"sigma": Dist("float", 0.5, 8.0, log=True)},
+    "MPBoost": _mpboost_booster_space,
+    "NDCGBoost": _ndcg_boost_booster_space,
     "AdaRank": lambda p: {},
 }
 
@@ -610,10 +680,11 @@ def _search_space(m: Method) -> dict[str, Dist]:
     """A setting the user fixed (``name[key=value]``) is not searched."""
     fixed = set(_shown(m))
     if m.framework == "booster":
-        space = _BOOSTER_SPACE.get(m.loss, lambda p: {})(m.loss_params)
+        space = _BOOSTER_SPACE.get(m.loss, lambda p: {})(_parameters(m))
     else:
         space = dict(TREE_SPACE)
         obj = _objective(m)
         if obj is not None:
-            space.update(_OBJECTIVE_SPACE.get(obj.name, lambda p: {})({**obj.defaults, **m.loss_params}))
+            declared = obj.search_space(m.loss_params)
+            space.update(_dists({k: v for k, v in declared.items() if k not in obj.row_params}))
     return {k: d for k, d in space.items() if k not in fixed}

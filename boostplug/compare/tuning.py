@@ -3,7 +3,8 @@
 Each (method, fold) gets its own Optuna study (TPE, seeded from ``--seed``, the fold and the
 method's name, so that a run in a parallel job searches exactly as a serial one) of ``N``
 trials over the method's own space (:meth:`Method.search_space`: the shared tree space plus the
-paper's knobs). Trial 0 is the method as it stands (the defaults), so the chosen setting is
+ranges the objective declares, ``boostplug.objectives.get(name).search_space(settings)``, or the
+booster's knobs). Trial 0 is the method as it stands (the defaults), so the chosen setting is
 never worse on validation than the untuned one. A trial trains up to ``rounds`` rounds; its
 value is the validation selection metric at the best round (the rounds act as early stopping).
 The best trial's model is the one evaluated on test: its validation and test scores are kept,

@@ -18,8 +18,8 @@ the first round (its paper-exact default reaches the fixed point of its update i
 MQ2008).
 
 ``--kernels`` instead times the serial and parallel versions of the all-stump sum
-kernels (:mod:`boostplug.boosters._stump_sums`) over input sizes: the crossover that
-sets ``DOC_SUMS_PARALLEL_MIN`` / ``PAIR_SUMS_PARALLEL_MIN``.
+kernels (:mod:`boostplug.boosters._stump_sums`) over input sizes: the crossover behind
+their dispatch work (``DOC_VISITS_PER_WORK`` and :mod:`boostplug._core.dispatch`).
 
 Usage::
 
@@ -140,6 +140,7 @@ def kernels() -> None:
     """Serial vs parallel all-stump sums: median seconds per call, three passes per size."""
     import numba as nb
 
+    from boostplug._core.dispatch import serial_twin
     from boostplug.boosters import _stump_sums as ss
 
     rng = np.random.default_rng(0)
@@ -166,14 +167,14 @@ def kernels() -> None:
     for n in (200, 1000, 5000, 20000, 50000, 200000):
         codes = np.asfortranarray(rng.integers(0, width, size=(n, n_feat)).astype(np.int32))
         pot = rng.normal(size=n)
-        show("doc_sums_above", n * n_feat, lambda: ss._doc_sums_above_serial(codes, pot, width),
-             lambda: ss._doc_sums_above_parallel(codes, pot, width))
+        show("doc_sums_above", n * n_feat, lambda: serial_twin(ss._doc_sums_above)(codes, pot, width),
+             lambda: ss._doc_sums_above(codes, pot, width))
     codes = np.asfortranarray(rng.integers(0, width, size=(10000, n_feat)).astype(np.int32))
     for P in (200, 1000, 5000, 20000, 50000, 200000):
         pairs = rng.integers(0, 10000, size=(P, 2)).astype(np.int64)
         v = rng.random(P)
-        show("pair_split_sums", P * n_feat, lambda: ss._pair_split_sums_serial(codes, pairs, v, width),
-             lambda: ss._pair_split_sums_parallel(codes, pairs, v, width))
+        show("pair_split_sums", P * n_feat, lambda: serial_twin(ss._pair_split_sums)(codes, pairs, v, width),
+             lambda: ss._pair_split_sums(codes, pairs, v, width))
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from boostplug import metrics
+from boostplug._core import dispatch
 from boostplug.boosters import AdaRank, MPBoost, NDCGBoost, RankBoost, load
 from boostplug.boosters import _stump_sums as ss
 from boostplug.boosters._rankboost_kernels import PairSpan, select_independent
@@ -253,8 +254,7 @@ def test_stump_sum_kernels_serial_equals_parallel_equals_loops(order: str, monke
                             for j in range(width)] for k in range(F)])
     outs = {}
     for mode, threshold in (("serial", 10**12), ("parallel", 0)):
-        monkeypatch.setattr(ss, "DOC_SUMS_PARALLEL_MIN", threshold)
-        monkeypatch.setattr(ss, "PAIR_SUMS_PARALLEL_MIN", threshold)
+        monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", threshold)
         outs[mode] = (ss.doc_sums_above(codes, pot, n_thr), *ss.pair_split_sums(codes, pairs, v, n_thr),
                       *ss.pair_fit_sums(codes, pairs, v, wd, n_thr))
     refs = (ref_doc, ref_cor, ref_rev, ref_signed, ref_cor + ref_rev)
@@ -263,10 +263,20 @@ def test_stump_sum_kernels_serial_equals_parallel_equals_loops(order: str, monke
         np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
 
 
-def test_small_inputs_take_the_serial_path() -> None:
-    assert not ss._parallel(9630 * 46, ss.DOC_SUMS_PARALLEL_MIN)
-    assert ss._parallel(10**8, ss.DOC_SUMS_PARALLEL_MIN) == (ss.nb.get_num_threads() > 1)
-    assert not ss._parallel(1000, ss.PAIR_SUMS_PARALLEL_MIN)
+def test_small_inputs_take_the_serial_path(monkeypatch) -> None:
+    """The stump sums go parallel from 20 million document visits or 5 million pair visits."""
+    chosen: list[tuple[str, int]] = []
+
+    def spy(kernel, work):
+        chosen.append((kernel.py_func.__name__, work))
+        return dispatch.serial_twin(kernel)
+
+    monkeypatch.setattr(dispatch, "kernel_for", spy)
+    codes = np.zeros((100, 3), dtype=np.int32)
+    ss.doc_sums_above(codes, np.zeros(100), np.array([1, 1, 1]))
+    ss.pair_split_sums(codes, np.zeros((7, 2), dtype=np.int64), np.zeros(7), np.array([1, 1, 1]))
+    assert chosen == [("_doc_sums_above", 75), ("_pair_split_sums", 21)]
+    assert 20_000_000 // ss.DOC_VISITS_PER_WORK == dispatch.PARALLEL_MIN_WORK == 5_000_000
 
 
 # ---- RankBoost+ pruning: blocked independent subset vs. a brute-force rank test --------------------------

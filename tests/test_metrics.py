@@ -354,7 +354,9 @@ def test_labels_up_to_60_with_exp2_gain_stay_finite_and_exact(ties):
 
 @pytest.mark.parametrize("ties", ["order", "average", "worst"])
 def test_parallel_drivers_equal_serial_drivers(ties, monkeypatch):
-    from boostplug.metrics import _kernels
+    import numba
+
+    from boostplug._core import dispatch
 
     s, y, gp = random_ranking(np.random.default_rng(3), n_queries=40, max_docs=15)
     calls = {
@@ -365,10 +367,19 @@ def test_parallel_drivers_equal_serial_drivers(ties, monkeypatch):
     }
     if ties != "average":
         calls["err"] = lambda: M.err(s, y, gp, ties=ties, per_query=True)
-    serial = {name: call() for name, call in calls.items()}
-    monkeypatch.setattr(_kernels, "PARALLEL_MIN_DOCS", 0)
-    for name, call in calls.items():
-        np.testing.assert_array_equal(call(), serial[name], err_msg=name)
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread: the parallel kernels never run")
+    previous = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", 10**15)
+        serial = {name: call() for name, call in calls.items()}
+        monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", 0)
+        parallel = {name: call() for name, call in calls.items()}
+    finally:
+        numba.set_num_threads(previous)
+    for name in calls:
+        np.testing.assert_array_equal(parallel[name], serial[name], err_msg=name)
 
 
 def test_average_ties_is_between_worst_and_best(rng):

@@ -29,20 +29,14 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials", "DOC_SUMS_PARALLEL_MIN",
-           "PAIR_SUMS_PARALLEL_MIN"]
+from .._core import dispatch
 
-#: Work (``n * F`` or ``P * F`` row visits) from which the kernels run in parallel over
-#: features; below it they run serially (same sums, same order within a feature: identical
-#: results). Parallel calls stall when a core is busy and their idle threads slow the numpy
-#: work between calls, so they pay only for calls of tens of ms (measurements:
-#: docs/results/README.md, boosters_kernels.txt).
-DOC_SUMS_PARALLEL_MIN = 20_000_000
-PAIR_SUMS_PARALLEL_MIN = 5_000_000
+__all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials"]
 
-
-def _parallel(work: int, threshold: int) -> bool:
-    return work >= threshold and nb.get_num_threads() > 1
+#: Dispatch work (:mod:`boostplug._core.dispatch`) of the kernels, parallel over features: one
+#: unit per pair visit (``P * F``), one per this many document visits (``n * F``), so they go
+#: parallel from 5 million pair or 20 million document visits (docs/results/README.md).
+DOC_VISITS_PER_WORK = 4
 
 
 def _width(n_thresholds: NDArray[np.int64]) -> int:
@@ -78,17 +72,8 @@ def _pair_split_feature(codes, pairs, values, k, c, r):
     _cumsum_both(c, r)
 
 
-@nb.njit(cache=True)
-def _pair_split_sums_serial(codes, pairs, values, width):
-    correct = np.zeros((codes.shape[1], width))
-    reverse = np.zeros((codes.shape[1], width))
-    for k in range(codes.shape[1]):
-        _pair_split_feature(codes, pairs, values, k, correct[k], reverse[k])
-    return correct, reverse
-
-
 @nb.njit(cache=True, parallel=True)
-def _pair_split_sums_parallel(codes, pairs, values, width):
+def _pair_split_sums(codes, pairs, values, width):
     correct = np.zeros((codes.shape[1], width))
     reverse = np.zeros((codes.shape[1], width))
     for k in nb.prange(codes.shape[1]):
@@ -106,7 +91,7 @@ def pair_split_sums(
     ``j >= n_thresholds[k]`` are meaningless (no such stump).
     """
     width = _width(n_thresholds)
-    kernel = _pair_split_sums_parallel if _parallel(pairs.shape[0] * codes.shape[1], PAIR_SUMS_PARALLEL_MIN) else _pair_split_sums_serial
+    kernel = dispatch.kernel_for(_pair_split_sums, pairs.shape[0] * codes.shape[1])
     return kernel(codes, pairs, np.ascontiguousarray(values, dtype=np.float64), width)
 
 
@@ -137,17 +122,8 @@ def _pair_fit_feature(codes, pairs, weights, values, k, sg, sp):
     _cumsum_both(sg, sp)
 
 
-@nb.njit(cache=True)
-def _pair_fit_sums_serial(codes, pairs, weights, values, width):
-    signed = np.zeros((codes.shape[1], width))
-    split = np.zeros((codes.shape[1], width))
-    for k in range(codes.shape[1]):
-        _pair_fit_feature(codes, pairs, weights, values, k, signed[k], split[k])
-    return signed, split
-
-
 @nb.njit(cache=True, parallel=True)
-def _pair_fit_sums_parallel(codes, pairs, weights, values, width):
+def _pair_fit_sums(codes, pairs, weights, values, width):
     signed = np.zeros((codes.shape[1], width))
     split = np.zeros((codes.shape[1], width))
     for k in nb.prange(codes.shape[1]):
@@ -172,7 +148,7 @@ def pair_fit_sums(
     Entries far below that scale are noise (see ``MPBoost``, which skips such stumps).
     """
     width = _width(n_thresholds)
-    kernel = _pair_fit_sums_parallel if _parallel(pairs.shape[0] * codes.shape[1], PAIR_SUMS_PARALLEL_MIN) else _pair_fit_sums_serial
+    kernel = dispatch.kernel_for(_pair_fit_sums, pairs.shape[0] * codes.shape[1])
     return kernel(codes, pairs, np.ascontiguousarray(weights, dtype=np.float64),
                   np.ascontiguousarray(values, dtype=np.float64), width)
 
@@ -204,16 +180,8 @@ def _doc_sums_above_feature(codes, pot, k, out):
         out[j] = acc
 
 
-@nb.njit(cache=True)
-def _doc_sums_above_serial(codes, pot, width):
-    out = np.zeros((codes.shape[1], width))
-    for k in range(codes.shape[1]):
-        _doc_sums_above_feature(codes, pot, k, out[k])
-    return out
-
-
 @nb.njit(cache=True, parallel=True)
-def _doc_sums_above_parallel(codes, pot, width):
+def _doc_sums_above(codes, pot, width):
     out = np.zeros((codes.shape[1], width))
     for k in nb.prange(codes.shape[1]):
         _doc_sums_above_feature(codes, pot, k, out[k])
@@ -223,5 +191,5 @@ def _doc_sums_above_parallel(codes, pot, width):
 def doc_sums_above(codes: NDArray[np.int32], pot: NDArray[np.float64], n_thresholds: NDArray[np.int64]) -> NDArray[np.float64]:
     """``out[k, j] = sum_x pot[x] * [codes[x, k] > j]``, shape ``(n_features, max_thresholds + 1)``."""
     width = _width(n_thresholds)
-    kernel = _doc_sums_above_parallel if _parallel(codes.shape[0] * codes.shape[1], DOC_SUMS_PARALLEL_MIN) else _doc_sums_above_serial
+    kernel = dispatch.kernel_for(_doc_sums_above, codes.shape[0] * codes.shape[1] // DOC_VISITS_PER_WORK)
     return kernel(codes, np.ascontiguousarray(pot, dtype=np.float64), width)

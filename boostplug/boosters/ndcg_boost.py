@@ -75,6 +75,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._core import dispatch
 from .._validation import check_choice
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
@@ -82,6 +83,10 @@ from ._stump_sums import doc_sums_above
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 
 __all__ = ["NDCGBoost", "alpha_sums"]
+
+#: Dispatch work (:mod:`boostplug._core.dispatch`) of one ordered pair of :func:`alpha_sums`: a
+#: scalar visit with a libm ``exp`` costs about 4 vectorised ones (docs/results/objectives_notes/README.md).
+_PAIR_WORK = 4
 
 
 @nb.njit(cache=True, inline="always")
@@ -124,8 +129,10 @@ def alpha_sums(F: NDArray[np.float64], f: NDArray[np.float64], c: NDArray[np.flo
     ``c``: ``G_i / Z_k`` per document (0 in queries with ``Z_k = 0``).
     Returns ``(sum G_i/Z theta_ij [f_i > f_j], sum G_i/Z theta_ij [f_i < f_j])``.
     """
-    num, den = _alpha_sums(np.ascontiguousarray(F, dtype=np.float64), np.ascontiguousarray(f, dtype=np.float64),
-                           np.ascontiguousarray(c, dtype=np.float64), np.ascontiguousarray(group_ptr, dtype=np.int64))
+    gp = np.ascontiguousarray(group_ptr, dtype=np.int64)
+    run = dispatch.kernel_for(_alpha_sums, int((np.diff(gp) ** 2).sum()) * _PAIR_WORK)
+    num, den = run(np.ascontiguousarray(F, dtype=np.float64), np.ascontiguousarray(f, dtype=np.float64),
+                   np.ascontiguousarray(c, dtype=np.float64), gp)
     return float(num), float(den)
 
 

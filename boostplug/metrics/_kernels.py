@@ -8,16 +8,21 @@ tie (exact expectation over uniformly random orders of each tied group),
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numba as nb
 import numpy as np
+
+from .._core import dispatch
 
 TIES_ORDER = 0
 TIES_AVERAGE = 1
 TIES_WORST = 2
 
-#: Inputs with fewer documents run the serial driver: starting the thread pool
-#: costs more than it saves on small evaluation sets (docs/results/metrics_bench/README.md).
-PARALLEL_MIN_DOCS = 20_000
+#: Dispatch work (:mod:`boostplug._core.dispatch`) of ranking one document (sort, gather, sum):
+#: these kernels go parallel from 20,000 documents, below which starting the thread pool costs
+#: more than a call (docs/results/metrics_bench/README.md).
+DOC_WORK = 250
 
 # Metric codes of ``binary_kernel``.
 PRECISION = 0
@@ -25,8 +30,16 @@ AVERAGE_PRECISION = 1
 RECIPROCAL_RANK = 2
 
 
-def _use_parallel(scores: np.ndarray) -> bool:
-    return scores.shape[0] >= PARALLEL_MIN_DOCS
+def __getattr__(name: str) -> int:
+    # PARALLEL_MIN_DOCS: the documents from which the dispatch goes parallel, still read by _pair_counts
+    if name == "PARALLEL_MIN_DOCS":
+        return -(-dispatch.PARALLEL_MIN_WORK // DOC_WORK)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _run(kernel: Any, scores: np.ndarray) -> Callable[..., Any]:
+    """``kernel`` or its serial twin, by the work of ranking ``scores``' documents."""
+    return dispatch.kernel_for(kernel, scores.shape[0] * DOC_WORK)
 
 
 @nb.njit(cache=True)
@@ -96,18 +109,10 @@ def _dcg_fill(q: int, scores: np.ndarray, labels: np.ndarray, gains: np.ndarray,
 
 
 @nb.njit(cache=True, parallel=True)
-def _dcg_parallel(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
-                  discount: np.ndarray, k: int, ties: int,
-                  dcg: np.ndarray, idcg: np.ndarray) -> None:
+def _dcg_queries(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
+                 discount: np.ndarray, k: int, ties: int,
+                 dcg: np.ndarray, idcg: np.ndarray) -> None:
     for q in nb.prange(group_ptr.shape[0] - 1):
-        _dcg_fill(q, scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
-
-
-@nb.njit(cache=True)
-def _dcg_serial(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
-                discount: np.ndarray, k: int, ties: int,
-                dcg: np.ndarray, idcg: np.ndarray) -> None:
-    for q in range(group_ptr.shape[0] - 1):
         _dcg_fill(q, scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
 
 
@@ -117,8 +122,7 @@ def dcg_kernel(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_
     ``k <= 0`` means the whole list."""
     nq = group_ptr.shape[0] - 1
     dcg, idcg = np.zeros(nq), np.zeros(nq)
-    run = _dcg_parallel if _use_parallel(scores) else _dcg_serial
-    run(scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
+    _run(_dcg_queries, scores)(scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
     return dcg, idcg
 
 
@@ -230,18 +234,10 @@ def _binary_fill(q: int, scores: np.ndarray, labels: np.ndarray, rel: np.ndarray
 
 
 @nb.njit(cache=True, parallel=True)
-def _binary_parallel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
-                     k: int, ties: int, metric: int,
-                     out: np.ndarray, n_rel: np.ndarray) -> None:
+def _binary_queries(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
+                    k: int, ties: int, metric: int,
+                    out: np.ndarray, n_rel: np.ndarray) -> None:
     for q in nb.prange(group_ptr.shape[0] - 1):
-        _binary_fill(q, scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
-
-
-@nb.njit(cache=True)
-def _binary_serial(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
-                   k: int, ties: int, metric: int,
-                   out: np.ndarray, n_rel: np.ndarray) -> None:
-    for q in range(group_ptr.shape[0] - 1):
         _binary_fill(q, scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
 
 
@@ -255,8 +251,7 @@ def binary_kernel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group
     """
     nq = group_ptr.shape[0] - 1
     out, n_rel = np.zeros(nq), np.zeros(nq)
-    run = _binary_parallel if _use_parallel(scores) else _binary_serial
-    run(scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
+    _run(_binary_queries, scores)(scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
     return out, n_rel
 
 
@@ -276,17 +271,10 @@ def _err_fill(q: int, scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndar
 
 
 @nb.njit(cache=True, parallel=True)
-def _err_parallel(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
-                  k: int, ties: int,
-                  out: np.ndarray) -> None:
+def _err_queries(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
+                 k: int, ties: int,
+                 out: np.ndarray) -> None:
     for q in nb.prange(group_ptr.shape[0] - 1):
-        _err_fill(q, scores, labels, stop_prob, group_ptr, k, ties, out)
-
-
-@nb.njit(cache=True)
-def _err_serial(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray, k: int, ties: int,
-                out: np.ndarray) -> None:
-    for q in range(group_ptr.shape[0] - 1):
         _err_fill(q, scores, labels, stop_prob, group_ptr, k, ties, out)
 
 
@@ -294,8 +282,7 @@ def err_kernel(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, gr
                k: int, ties: int) -> np.ndarray:
     """Per-query ERR@k = sum_r R_r / r * prod_{i<r} (1 - R_i) (``k <= 0``: whole list)."""
     out = np.zeros(group_ptr.shape[0] - 1)
-    run = _err_parallel if _use_parallel(scores) else _err_serial
-    run(scores, labels, stop_prob, group_ptr, k, ties, out)
+    _run(_err_queries, scores)(scores, labels, stop_prob, group_ptr, k, ties, out)
     return out
 
 

@@ -116,8 +116,9 @@ from typing import Any, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._core import dispatch
 from . import _mpboost_kernels as K
-from ._base import PARALLEL_MIN_DOCS, kernel_for
+from ._base import DOC_WORK
 from ._contract import Hessian, Loss, Search, module_functions, scores_function
 from .ddf import DDF_PARAMS, check_ddf, ddf_values
 from .ddf import search_space as ddf_search_space
@@ -217,7 +218,7 @@ class MPBoostObjective(Loss):
         hi = np.empty(n_lv)
         lo = np.empty(n_lv)
         mq = np.empty(self.n_queries)
-        run = kernel_for(K.level_extremes, self.n_docs, PARALLEL_MIN_DOCS)
+        run = dispatch.kernel_for(K.level_extremes, self.n_docs * DOC_WORK)
         run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
                          self.query_weights, hi, lo, mq)
         m = float(mq.max()) if mq.shape[0] else -math.inf
@@ -236,7 +237,7 @@ class MPBoostObjective(Loss):
         if shift is None:
             shift = m - EXP_LIMIT if m > EXP_LIMIT else 0.0
         out = np.empty(self.n_queries)
-        run = kernel_for(K.pair_loss, self.n_docs, PARALLEL_MIN_DOCS)
+        run = dispatch.kernel_for(K.pair_loss, self.n_docs * DOC_WORK)
         run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
                     self.query_weights, hi, lo, shift, out)
         return float(out.sum()), shift
@@ -267,7 +268,7 @@ class MPBoostObjective(Loss):
         grad = np.empty(self.n_docs)
         hess = np.empty(self.n_docs)
         gentle = self.hessian == "gentle"
-        run = kernel_for(K.pair_grad_hess, self.n_docs, PARALLEL_MIN_DOCS)
+        run = dispatch.kernel_for(K.pair_grad_hess, self.n_docs * DOC_WORK)
         run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
                          self.query_weights, hi, lo, shift, gentle, grad, hess)
         if gentle:

@@ -100,9 +100,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _ndcg_boost_kernels as K
+from .._core import dispatch
 from ..metrics._common import check_label_gain, gains_of
-from ._base import PARALLEL_MIN_PAIRS, kernel_for
+from . import _ndcg_boost_kernels as K
 from ._contract import Hessian, Loss, Param, Search, module_functions
 
 __all__ = [
@@ -194,7 +194,7 @@ class NDCGBoostObjective(Loss):
             seg_min[nonempty] = np.minimum.reduceat(self._coef, starts)
         self._loss_queries = np.flatnonzero((seg_max > 0.0) & (sizes > 1)).astype(np.int64)
         self._grad_queries = np.flatnonzero(seg_max > seg_min).astype(np.int64)
-        # pairs each per-round kernel visits (decides serial vs parallel, see kernel_for)
+        # pairs each per-round kernel visits: its dispatch work (a vectorised pair visit is the unit)
         self._loss_pairs = int((sizes[self._loss_queries] * (sizes[self._loss_queries] - 1) // 2).sum())
         self._grad_pairs = int((sizes[self._grad_queries] * (sizes[self._grad_queries] - 1) // 2).sum())
 
@@ -216,13 +216,13 @@ class NDCGBoostObjective(Loss):
     def _pair_sums(self, scores: NDArray[np.float64], mode: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         w = np.zeros(self.n_docs)
         h = np.zeros(self.n_docs)
-        run = kernel_for(K.pair_grad_hess, self._grad_pairs, PARALLEL_MIN_PAIRS)
+        run = dispatch.kernel_for(K.pair_grad_hess, self._grad_pairs)
         run(scores, self.sigma, self._coef, self.group_ptr, self._grad_queries, mode, w, h)
         return w, h
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
         out = np.zeros(self.n_queries)
-        run = kernel_for(K.pair_loss, self._loss_pairs, PARALLEL_MIN_PAIRS)
+        run = dispatch.kernel_for(K.pair_loss, self._loss_pairs)
         run(scores, self.sigma, self._coef, self.group_ptr, self._loss_queries, out)
         return float(out.sum())
 

@@ -104,8 +104,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_scores
+from .._core import dispatch
 from . import _qbrank_kernels as K
-from ._base import PARALLEL_MIN_DOCS, kernel_for
+from ._base import DOC_WORK
 from ._contract import Hessian, Loss, Param, Search, module_functions
 
 __all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "prepare", "loss", "grad_hess", "line_search"]
@@ -169,7 +170,8 @@ class QBRankObjective(Loss):
     def _prepare_static(self) -> None:
         gp = self.group_ptr
         sizes = np.diff(gp)
-        self._level, same, self._n_levels = K.label_levels(self.labels, gp)
+        levels = dispatch.kernel_for(K.label_levels, self.n_docs * DOC_WORK)
+        self._level, same, self._n_levels = levels(self.labels, gp)
         self._label_range = np.zeros(self.n_queries)  # largest grade difference of each query
         if self.n_docs:
             nonempty = sizes > 0
@@ -248,7 +250,7 @@ class QBRankObjective(Loss):
         cnt = np.empty(self.n_docs)
         msum = np.empty(self.n_docs)
         qsums = np.empty((self.n_queries, 3))
-        run = kernel_for(K.sweep_high, self.n_docs, PARALLEL_MIN_DOCS)
+        run = dispatch.kernel_for(K.sweep_high, self.n_docs * DOC_WORK)
         run(a, b, a is b, d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums)
         return qsums
 
@@ -260,7 +262,7 @@ class QBRankObjective(Loss):
         gsum = np.empty(self.n_docs)
         cnt = np.empty(self.n_docs)
         qloss = np.empty(self.n_queries)
-        run = kernel_for(K.pair_grad, self.n_docs, PARALLEL_MIN_DOCS)
+        run = dispatch.kernel_for(K.pair_grad, self.n_docs * DOC_WORK)
         run(a, b, a is b, self._level, self._n_levels, self.group_ptr, gsum, cnt, qloss)
         return gsum, cnt, qloss
 

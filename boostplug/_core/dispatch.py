@@ -1,0 +1,51 @@
+"""Serial or parallel: the one policy deciding how a ``parallel=True`` numba kernel runs.
+
+Every kernel family (objectives, metrics, boosters) asks :func:`kernel_for` for the kernel
+to call, with an estimate of the call's work in one unit: about one visit of a pair loop,
+a few nanoseconds of serial time. Each caller estimates the work of its kernel beside the
+call. Below :data:`PARALLEL_MIN_WORK` (or with one numba thread) the kernel's serial twin
+runs: the same code compiled without ``parallel`` (``prange`` runs as ``range``), so both
+give identical results. Tests force either path by setting ``PARALLEL_MIN_WORK`` here.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any, Callable
+
+import numba as nb
+
+__all__ = ["PARALLEL_MIN_WORK", "kernel_for", "serial_twin"]
+
+#: Work from which kernels run in parallel: some 20 ms of serial time. A parallel call on a
+#: small input can stall for milliseconds waiting for a busy core, and its idle threads slow
+#: the numpy work between calls (docs/results/objectives_notes/README.md, docs/results/README.md).
+PARALLEL_MIN_WORK = 5_000_000
+
+_SERIAL: dict[Any, Callable[..., Any]] = {}
+
+
+def serial_twin(kernel: Any) -> Callable[..., Any]:
+    """``kernel`` (a ``parallel=True`` numba dispatcher) compiled without ``parallel``
+    (``prange`` runs as ``range``), cached on disk under its own name."""
+    twin = _SERIAL.get(kernel)
+    if twin is None:
+        fn = kernel.py_func
+        copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial", fn.__defaults__,
+                                  fn.__closure__)
+        # numba's disk cache is indexed by qualified name and line, not by the parallel flag:
+        # a distinct name keeps the serial and parallel machine code apart.
+        copy.__qualname__ = fn.__qualname__ + "_serial"
+        copy.__module__ = fn.__module__
+        copy.__doc__ = fn.__doc__
+        options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
+        twin = _SERIAL[kernel] = nb.njit(cache=True, **options)(copy)
+    return twin
+
+
+def kernel_for(kernel: Any, work: int) -> Callable[..., Any]:
+    """The parallel ``kernel`` when ``work >= PARALLEL_MIN_WORK`` and numba has more than one
+    thread, else its serial twin."""
+    if work >= PARALLEL_MIN_WORK and nb.get_num_threads() > 1:
+        return kernel
+    return serial_twin(kernel)

@@ -6,17 +6,24 @@ gradients are exact only when every query sits whole on one worker. Dask moves
 query in one partition, contiguous inside it**.
 
 Example:
+    >>> import pandas as pd
     >>> from distributed import Client, LocalCluster
     >>> from boostplug import dask as bpd
     >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1,
     ...                              env=bpd.WORKER_ENV))                  # doctest: +SKIP
-    >>> frame = bpd.repartition_by_query(df, qid_col="qid", npartitions=2)   # doctest: +SKIP
+    >>> features = [f"f{j}" for j in range(X.shape[1])]
+    >>> df = pd.DataFrame(X, columns=features).assign(label=y, qid=qid)
+    >>> frame = bpd.repartition_by_query(df, qid_col="qid", npartitions=2)
+    >>> int(bpd.check_partitions(frame).queries_per_partition.sum()) == len(set(qid))
+    True
     >>> ranker = bpd.train_lightgbm(client, frame, name, objective_params=objective_params,
     ...                             n_estimators=100)                      # doctest: +SKIP
     >>> out = bpd.train_xgboost(client, frame, name, num_boost_round=100)  # doctest: +SKIP
     >>> bpd.evaluate(ranker.predict(frame[features]), frame, ["ndcg@10"])  # doctest: +SKIP
 
-``name`` is one of :func:`boostplug.objectives.names`, ``objective_params`` its parameters.
+``name`` is one of :func:`boostplug.objectives.names`, ``objective_params`` its parameters. The
+doctests skip the lines that need the cluster (starting worker processes takes seconds); without
+a client, the frame is built by Dask's local scheduler.
 
 * :func:`repartition_by_query` builds such a frame (from pandas or Dask), with
   partitions balanced by document count; :func:`from_arrays` makes a frame of Dask

@@ -3,12 +3,16 @@
 Example:
     >>> import lightgbm as lgb
     >>> from boostplug import lightgbm as bpl
-    >>> train = bpl.dataset(X, y, qid=qid)                                  # doctest: +SKIP
-    >>> params = {"objective": bpl.objective(name, **objective_params), "metric": "None"}  # doctest: +SKIP
-    >>> booster = lgb.train(params, train, 200, valid_sets=[vali],            # doctest: +SKIP
+    >>> train = bpl.dataset(X, y, qid=qid)
+    >>> vali = bpl.dataset(Xv, yv, qid=qid_v, reference=train)
+    >>> params = {"objective": bpl.objective(name, **objective_params), "metric": "None",
+    ...           "num_threads": 1, "verbose": -1}
+    >>> booster = lgb.train(params, train, 200, valid_sets=[vali],
     ...                     feval=bpl.metric("ndcg@10"),
-    ...                     callbacks=[lgb.early_stopping(20)])
-    >>> ranker = lgb.LGBMRanker(objective=bpl.sklearn_objective(name))       # doctest: +SKIP
+    ...                     callbacks=[lgb.early_stopping(20, verbose=False)])
+    >>> booster.predict(Xt).shape == yt.shape
+    True
+    >>> ranker = lgb.LGBMRanker(objective=bpl.sklearn_objective(name))
 
 ``name`` is one of :func:`boostplug.objectives.names`, ``objective_params`` its parameters.
 

@@ -3,11 +3,13 @@
 Example:
     >>> import xgboost as xgb
     >>> from boostplug import xgboost as bpx
-    >>> dtrain = bpx.dmatrix(X, y, qid=qid)                     # doctest: +SKIP
-    >>> booster = xgb.train({"base_score": 0.0, "tree_method": "hist"}, dtrain, 200,
+    >>> dtrain, dvali = bpx.dmatrix(X, y, qid=qid), bpx.dmatrix(Xv, yv, qid=qid_v)
+    >>> booster = xgb.train({"base_score": 0.0, "tree_method": "hist", "nthread": 1}, dtrain, 200,
     ...                     obj=bpx.objective(name, **objective_params),
     ...                     evals=[(dvali, "vali")], custom_metric=bpx.metric("ndcg@10"),
-    ...                     early_stopping_rounds=20)          # doctest: +SKIP
+    ...                     early_stopping_rounds=20, verbose_eval=False)
+    >>> booster.predict(bpx.dmatrix(Xt, yt, qid=qid_t)).shape == yt.shape
+    True
 
 ``name`` is one of :func:`boostplug.objectives.names`, ``objective_params`` its parameters.
 

@@ -87,8 +87,9 @@ NDCG@5 0.4121 -> 0.4396, test NDCG@10 (empty queries 0) 0.462 and 0.473.
 
 Example:
     >>> from boostplug.boosters import AdaRank
-    >>> model = AdaRank(measure="map", n_rounds=100).fit(X, y, qid=qid)  # doctest: +SKIP
-    >>> model.history_[-1]["train_measure"]                               # doctest: +SKIP
+    >>> model = AdaRank(measure="map", n_rounds=100).fit(X, y, qid=qid)
+    >>> round(model.history_[-1]["train_measure"], 3)
+    0.914
 """
 
 from __future__ import annotations

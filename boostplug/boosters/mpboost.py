@@ -64,8 +64,10 @@ still holds). This is Algorithm 1 as published; see ``docs/boosters.md``.
 
 Example:
     >>> from boostplug.boosters import MPBoost
-    >>> model = MPBoost(ddf="logdd", lam=3.0, n_rounds=100).fit(X, y, qid=qid)  # doctest: +SKIP
-    >>> scores = model.predict(X_test)                                          # doctest: +SKIP
+    >>> model = MPBoost(ddf="logdd", lam=3.0, n_rounds=100).fit(X, y, qid=qid)
+    >>> scores = model.predict(Xt)
+    >>> scores.shape == yt.shape
+    True
 """
 
 from __future__ import annotations

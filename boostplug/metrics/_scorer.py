@@ -151,10 +151,15 @@ def make_scorer(name: str, **conventions: Any) -> RankingScorer:
     Example:
         >>> import sklearn
         >>> from sklearn.model_selection import GridSearchCV, GroupKFold
-        >>> sklearn.set_config(enable_metadata_routing=True)  # doctest: +SKIP
+        >>> from boostplug.lightgbm import LGBMRanker
+        >>> ranker, grid = LGBMRanker(objective="mpboost", n_jobs=1, verbose=-1), {"n_estimators": [10, 30]}
         >>> search = GridSearchCV(ranker, grid, cv=GroupKFold(3),
-        ...                       scoring=make_scorer("ndcg@10", empty=0.0))  # doctest: +SKIP
-        >>> search.fit(X, y, groups=qid, qid=qid)  # doctest: +SKIP
+        ...                       scoring=make_scorer("ndcg@10", empty=0.0))
+        >>> with sklearn.config_context(enable_metadata_routing=True):
+        ...     search.fit(X, y, groups=qid, qid=qid)  # doctest: +ELLIPSIS
+        GridSearchCV(...)
+        >>> 0.0 <= float(search.best_score_) <= 1.0
+        True
 
     Definition:
         ``scorer(estimator, X, y, qid=..., sample_weight=None)`` is

@@ -51,7 +51,7 @@ def test_gradient_is_the_derivative_of_the_loss(case: Case) -> None:
     g, h = prep.grad_hess(d.scores)
     fd = fd_gradient(prep.loss, d.scores)
     assert np.abs(fd).max() > 0
-    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8 * _scale(fd))
+    np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9 * _scale(fd))
 
 
 @pytest.mark.parametrize("case", FITTING, ids=[c.id for c in FITTING])
@@ -79,10 +79,10 @@ def test_hessian_keeps_the_promise_of_its_kind(case: Case) -> None:
     if case.kind == "fitting":
         return  # the paper's fitting weights promise nothing more
     J = fd_jacobian(lambda s: prep.grad_hess(s)[0], d.scores)
-    tol = 1e-7 * _scale(J)
+    tol = 1e-9 * _scale(J)
     np.testing.assert_allclose(J, J.T, atol=tol)  # a Hessian: the gradient is a derivative
     if case.kind == "exact":
-        assert_exact_diagonal(g, h, np.diag(J), atol=tol)
+        assert_exact_diagonal(g, h, np.diag(J), rtol=1e-7, atol=tol)
     else:
         assert case.kind == "bound", case.kind
         assert_bound_majorises(h, J, tol=tol)
@@ -101,14 +101,14 @@ def test_a_constant_added_to_a_query_changes_nothing(case: Case) -> None:
     assert len(ranked) >= 3
     for k, q in enumerate(ranked):
         moved[d.group_ptr[q]:d.group_ptr[q + 1]] += 12.375 * (-1) ** k * (k + 1)
-    assert prep.loss(moved) == pytest.approx(loss, rel=1e-9, abs=1e-12)
+    assert prep.loss(moved) == pytest.approx(loss, rel=1e-12, abs=1e-15)
     g2, h2 = prep.grad_hess(moved)
-    np.testing.assert_allclose(g2, g, rtol=1e-9, atol=1e-12 * _scale(g))
-    np.testing.assert_allclose(h2, h, rtol=1e-9, atol=1e-12 * _scale(h))
+    np.testing.assert_allclose(g2, g, rtol=1e-11, atol=1e-14 * _scale(g))
+    np.testing.assert_allclose(h2, h, rtol=1e-11, atol=1e-14 * _scale(h))
     if case.kind != "fitting":  # d/dc loss(s + c on query q) = sum of q's gradients = 0
         for q in ranked:
             gq = g[d.group_ptr[q]:d.group_ptr[q + 1]]
-            assert abs(gq.sum()) <= 1e-12 * (1.0 + np.abs(gq).sum()), (q, gq)
+            assert abs(gq.sum()) <= 1e-14 + 1e-13 * np.abs(gq).sum(), (q, gq)
         assert np.abs(g).max() > 0
 
 
@@ -122,10 +122,10 @@ def test_query_weights_scale_that_query(case: Case) -> None:
     per_doc = np.repeat(w, np.diff(d.group_ptr))
     g1, h1 = ones._grad_hess(d.scores)  # before the floor: the floor does not scale
     gw, hw = weighted._grad_hess(d.scores)
-    np.testing.assert_allclose(gw, per_doc * g1, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(hw, per_doc * h1, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(gw, per_doc * g1, rtol=1e-13, atol=1e-16)
+    np.testing.assert_allclose(hw, per_doc * h1, rtol=1e-13, atol=1e-16)
     per_query = [case.prepare(d.labels, d.group_ptr, np.eye(len(w))[q]).loss(d.scores) for q in range(len(w))]
-    assert weighted.loss(d.scores) == pytest.approx(float(np.dot(w, per_query)), rel=1e-12, abs=1e-15)
+    assert weighted.loss(d.scores) == pytest.approx(float(np.dot(w, per_query)), rel=1e-13, abs=1e-16)
     # a query of weight 0 gives the frameworks no information
     g0, h0 = weighted.grad_hess(d.scores)
     np.testing.assert_array_equal(g0[per_doc == 0], 0.0)

@@ -14,15 +14,11 @@ import numba as nb
 import numpy as np
 
 from .._core import dispatch
+from .._core.dcg import RANK_DOC_WORK, cutoff, dcg_at, ideal_dcg_at
 
 TIES_ORDER = 0
 TIES_AVERAGE = 1
 TIES_WORST = 2
-
-#: Dispatch work (:mod:`boostplug._core.dispatch`) of ranking one document (sort, gather, sum):
-#: these kernels go parallel from 20,000 documents, below which starting the thread pool costs
-#: more than a call (docs/results/metrics_bench/README.md).
-DOC_WORK = 250
 
 # Metric codes of ``binary_kernel``.
 PRECISION = 0
@@ -33,13 +29,13 @@ RECIPROCAL_RANK = 2
 def __getattr__(name: str) -> int:
     # PARALLEL_MIN_DOCS: the documents from which the dispatch goes parallel, still read by _pair_counts
     if name == "PARALLEL_MIN_DOCS":
-        return -(-dispatch.PARALLEL_MIN_WORK // DOC_WORK)
+        return -(-dispatch.PARALLEL_MIN_WORK // RANK_DOC_WORK)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _run(kernel: Any, scores: np.ndarray) -> Callable[..., Any]:
     """``kernel`` or its serial twin, by the work of ranking ``scores``' documents."""
-    return dispatch.kernel_for(kernel, scores.shape[0] * DOC_WORK)
+    return dispatch.kernel_for(kernel, scores.shape[0] * RANK_DOC_WORK)
 
 
 @nb.njit(cache=True)
@@ -92,20 +88,12 @@ def _dcg_fill(q: int, scores: np.ndarray, labels: np.ndarray, gains: np.ndarray,
               discount: np.ndarray, k: int, ties: int, dcg: np.ndarray, idcg: np.ndarray) -> None:
     """DCG@k of query ``q``'s ranking and its ideal DCG@k (gains sorted descending)."""
     a, b = group_ptr[q], group_ptr[q + 1]
-    n = b - a
-    kk = n if (k <= 0 or k > n) else k
+    kk = cutoff(k, b - a)
     g, s = _ranked_values(gains, scores, labels, a, b, ties)
     if ties == TIES_AVERAGE:
         g = _tie_average(g, s)
-    d = 0.0
-    for i in range(kk):
-        d += g[i] * discount[i]
-    ideal = np.sort(gains[a:b])[::-1]
-    di = 0.0
-    for i in range(kk):
-        di += ideal[i] * discount[i]
-    dcg[q] = d
-    idcg[q] = di
+    dcg[q] = dcg_at(g, discount, kk)
+    idcg[q] = ideal_dcg_at(gains[a:b], discount, kk)
 
 
 @nb.njit(cache=True, parallel=True)
@@ -217,7 +205,7 @@ def _binary_fill(q: int, scores: np.ndarray, labels: np.ndarray, rel: np.ndarray
                  k: int, ties: int, metric: int, out: np.ndarray, n_rel: np.ndarray) -> None:
     a, b = group_ptr[q], group_ptr[q + 1]
     n = b - a
-    kk = n if (k <= 0 or k > n) else k
+    kk = cutoff(k, n)
     r, s = _ranked_values(rel, scores, labels, a, b, ties)
     tot = 0.0
     for i in range(n):
@@ -260,7 +248,7 @@ def _err_fill(q: int, scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndar
               k: int, ties: int, out: np.ndarray) -> None:
     a, b = group_ptr[q], group_ptr[q + 1]
     n = b - a
-    kk = n if (k <= 0 or k > n) else k
+    kk = cutoff(k, n)
     r, _ = _ranked_values(stop_prob, scores, labels, a, b, ties)
     p = 1.0
     e = 0.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._core.dcg import GainSpec, discounts, gains_of, max_query_size
 from .._validation import check_flag, check_k, check_ranking_inputs
 from . import _common as C
 from . import _kernels as K
@@ -13,18 +14,18 @@ __all__ = ["dcg", "ndcg"]
 
 
 def _dcg_idcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, qid: ArrayLike | None,
-              k: int | None, gain: C.GainSpec, discount: str,
+              k: int | None, gain: GainSpec, discount: str,
               ties: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
     k = check_k(k)
     code = C.ties_code(ties)
-    d = C.discounts(discount, C.max_query_size(g))
-    gains = C.gains_of(y, gain)
+    d = discounts(discount, max_query_size(g))
+    gains = gains_of(y, gain)
     return K.dcg_kernel(s, y, gains, g, d, C.kernel_k(k), code)
 
 
 def dcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
-        qid: ArrayLike | None = None, gain: C.GainSpec = "exp2", discount: str = "log2", ties: str = "order",
+        qid: ArrayLike | None = None, gain: GainSpec = "exp2", discount: str = "log2", ties: str = "order",
         per_query: bool = False) -> float | NDArray[np.float64]:
     """Discounted cumulative gain at ``k``, averaged over queries.
 
@@ -61,7 +62,7 @@ def dcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
 
 
 def ndcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
-         qid: ArrayLike | None = None, gain: C.GainSpec = "exp2", discount: str = "log2",
+         qid: ArrayLike | None = None, gain: GainSpec = "exp2", discount: str = "log2",
          empty: C.EmptyValue = 1.0, ties: str = "order",
          per_query: bool = False) -> float | NDArray[np.float64]:
     """Normalised DCG at ``k``, averaged over queries.

@@ -28,12 +28,10 @@ Inputs are validated contiguous float64/int64 arrays (the public API checks them
 
 from __future__ import annotations
 
-import math
-
 import numba as nb
 import numpy as np
 
-__all__ = ["exp_nonpos", "ideal_dcg", "pair_loss", "pair_grad_hess"]
+__all__ = ["exp_nonpos", "pair_loss", "pair_grad_hess"]
 
 #: Hessian modes understood by :func:`pair_grad_hess`.
 MODE_NONE = 0   # gradient only (hess left at zero)
@@ -82,22 +80,6 @@ def exp_nonpos_array(y: np.ndarray, out: np.ndarray) -> None:
     """:func:`exp_nonpos` elementwise (for tests)."""
     for i in range(y.shape[0]):
         out[i] = exp_nonpos(y[i])
-
-
-@nb.njit(cache=True, parallel=True)
-def ideal_dcg(gains: np.ndarray, group_ptr: np.ndarray, out: np.ndarray) -> None:
-    """``out[k] = Z_k = sum_r G_(r) / log2(r + 1)`` over query k's gains sorted
-    in decreasing order (ranks r = 1, 2, ...)."""
-    nq = group_ptr.shape[0] - 1
-    for q in nb.prange(nq):
-        a = group_ptr[q]
-        b = group_ptr[q + 1]
-        g = np.sort(gains[a:b])
-        z = 0.0
-        n = b - a
-        for r in range(n):
-            z += g[n - 1 - r] / math.log2(r + 2.0)
-        out[q] = z
 
 
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")

@@ -100,8 +100,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._core import dispatch
-from ..metrics._common import check_label_gain, gains_of
+from .._core import dcg, dispatch
+from .._core.dcg import check_label_gain, gains_of
 from . import _ndcg_boost_kernels as K
 from ._contract import Hessian, Loss, Param, Search, module_functions
 
@@ -169,8 +169,7 @@ class NDCGBoostObjective(Loss):
     # -- label-only precomputation -------------------------------------------------
     def setup(self) -> None:
         g = gains(self.labels, self.label_gain)
-        z = np.empty(self.n_queries)
-        K.ideal_dcg(g, self.group_ptr, z)
+        z = dcg.ideal_dcg(g, self.group_ptr)
         bad = np.flatnonzero(~np.isfinite(z))
         if bad.size:
             q = int(bad[0])

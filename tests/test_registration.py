@@ -1,5 +1,6 @@
 """An objective written outside the library and added with ``boostplug.objectives.register`` works
-everywhere a built-in one does, with no other edit: the registry, both frameworks' adapters
+everywhere a built-in one does, with no other edit: the registry, the contract suite's checks
+(test_objective_contract_suite.py, on the cases the registry gives it), both frameworks' adapters
 (``lgb.train``, ``lgb.cv``, ``xgb.train``), the scikit-learn rankers, Dask, the saved-model record
 and ``boostplug compare`` (methods, settings, did-you-mean, ``--tune``). It is unregistered after
 each test, and the registry's listings (compare's methods) follow."""
@@ -17,7 +18,7 @@ from boostplug.cli import main
 from boostplug.compare import DEFAULT_METHODS, METHODS, get_method, method_names
 from boostplug.compare import execution
 from boostplug.data import make_ranking, train_test_split_by_query, write_letor
-from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Hessian, Loss, Param, Search
+from boostplug.objectives import Hessian, Loss, Param, Search
 
 NAME = "pairlogit"
 LGB = {"verbose": -1, "num_threads": 1, "deterministic": True, "min_data_in_leaf": 3, "learning_rate": 0.3}
@@ -68,16 +69,6 @@ def data():
     return make_ranking(n_queries=30, docs_per_query=(4, 9), n_features=5, n_informative=3, seed=2)
 
 
-def _fd_gradient(f, x: np.ndarray, h: float = 1e-5) -> np.ndarray:
-    out = np.empty_like(x)
-    for i in range(x.size):
-        up, down = x.copy(), x.copy()
-        up[i] += h
-        down[i] -= h
-        out[i] = (f(up) - f(down)) / (2 * h)
-    return out
-
-
 # ---- the registry and the contract ------------------------------------------------------------
 def test_the_registry_lists_it_as_declared_and_forgets_it(registered) -> None:
     entry = objectives.get(NAME.upper())
@@ -98,26 +89,34 @@ def test_the_registry_lists_it_as_declared_and_forgets_it(registered) -> None:
     objectives.register(PairLogit)  # for the fixture's teardown
 
 
-@pytest.mark.parametrize("hessian", ["exact", "bound"])
-def test_gradient_and_hessian_keep_the_contract(registered, hessian: str) -> None:
-    rng = np.random.default_rng(0)
-    labels = np.array([2.0, 0.0, 1.0, 1.0, 3.0, 0.0, 1.0, 1.0])
-    group_ptr = np.array([0, 1, 5, 8])  # a one-document query and a query with one tie
-    weights = np.array([1.0, 2.0, 0.5])
-    s = rng.normal(size=labels.size)
-    obj = registered.prepare(labels, group_ptr, weights=weights, sigma=1.7, hessian=hessian)
-    g, h = obj.grad_hess(s)
-    np.testing.assert_allclose(g, _fd_gradient(obj.loss, s), rtol=1e-6, atol=1e-8)
-    jac = np.array([_fd_gradient(lambda x, k=k: obj.grad_hess(x)[0][k], s) for k in range(s.size)])
-    if hessian == "exact":  # the floored diagonal of the loss's Hessian
-        np.testing.assert_allclose(h[1:], np.diag(jac)[1:], rtol=1e-5, atol=1e-7)
-    else:  # diag(h) - H is positive semi-definite
-        assert np.linalg.eigvalsh(np.diag(h) - 0.5 * (jac + jac.T)).min() >= -1e-7
-    assert h[0] == NO_INFO_HESSIAN and g[0] == 0.0 and np.all(h >= HESSIAN_FLOOR)
-    # a sum over queries, each weighted; a constant added to a query changes nothing
-    single = [registered.prepare(labels[a:b], [0, b - a], sigma=1.7).loss(s[a:b]) for a, b in [(1, 5), (5, 8)]]
-    assert obj.loss(s) == pytest.approx(2.0 * single[0] + 0.5 * single[1], rel=1e-12)
-    assert obj.loss(s + np.repeat([5.0, -3.0, 1.0], np.diff(group_ptr))) == pytest.approx(obj.loss(s), rel=1e-12)
+#: The contract suite's checks that apply to any objective, each run on every case the registry
+#: gives this one (its defaults and both ends of sigma's range, in each Hessian mode).
+SUITE_CHECKS = ["test_gradient_is_the_derivative_of_the_loss", "test_hessian_keeps_the_promise_of_its_kind",
+                "test_a_constant_added_to_a_query_changes_nothing", "test_query_weights_scale_that_query",
+                "test_loss_is_a_sum_over_queries", "test_lightgbm_adapter_hands_lightgbm_grad_hess",
+                "test_xgboost_adapter_hands_xgboost_grad_hess"]
+
+
+@pytest.mark.parametrize("check", SUITE_CHECKS)
+def test_the_contract_suite_passes_on_it(registered, check: str) -> None:
+    import test_objective_contract_suite as suite
+    from _objective_checks import cases
+
+    mine = [c for c in cases() if c.name == NAME]
+    assert sorted((c.mode, c.settings) for c in mine) == [
+        (mode, settings) for mode in ("bound", "exact") for settings in ((), (("sigma", 0.5),), (("sigma", 4.0),))]
+    for case in mine:
+        getattr(suite, check)(case)
+
+
+def test_extreme_scores_give_finite_values(registered) -> None:
+    import test_objective_contract_suite as suite
+    from _objective_checks import cases
+
+    for case in (c for c in cases() if c.name == NAME):
+        for extreme in suite.EXTREMES:
+            with np.errstate(over="ignore"):  # +-1.7e308 scores: their differences overflow to an inf loss
+                suite.test_extreme_scores_give_finite_values_or_a_clear_error(case, *extreme.values)
 
 
 # ---- the frameworks ------------------------------------------------------------------------------

@@ -257,34 +257,44 @@ def test_check_takes_the_defaults_and_refuses_an_unknown_parameter(name: str) ->
 
 
 # ---- the framework adapters ------------------------------------------------------------------------------
+def _spy(objective):
+    """``objective`` recording what the framework gave it and what it returned (a function, not
+    an object: lgb.train deep-copies its params)."""
+    calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def spy(preds, train_set):
+        g, h = objective(preds, train_set)
+        calls.append((np.array(preds, dtype=np.float64), g, h))
+        return g, h
+
+    return spy, calls
+
+
+def _assert_adapter_hands_grad_hess(case: Case, objective, calls, train_set, start: np.ndarray) -> None:
+    """One round: the framework started from ``start`` and got ``grad_hess`` there; called
+    directly on the same set at other scores, the adapter gives ``grad_hess`` too."""
+    d = contract_data()
+    ref = case.prepare(d.labels, d.group_ptr, d.weights)
+    (preds, g, h), = calls
+    np.testing.assert_array_equal(preds, start)
+    for scores, (g, h) in ((preds, (g, h)), (d.scores, objective(d.scores, train_set))):
+        g_ref, h_ref = ref.grad_hess(scores)
+        np.testing.assert_array_equal(g, g_ref)
+        np.testing.assert_array_equal(h, h_ref)
+
+
 @pytest.mark.parametrize("case", REGISTERED, ids=[c.id for c in REGISTERED])
 def test_lightgbm_adapter_hands_lightgbm_grad_hess(case: Case) -> None:
     lgb = pytest.importorskip("lightgbm")
     from boostplug import lightgbm as bpl
 
     d = contract_data()
-    params = case.params(d.labels, d.group_ptr)
-    ref = case.prepare(d.labels, d.group_ptr, d.weights)
     init = np.random.default_rng(1).normal(size=d.scores.shape[0])
-    obj = bpl.objective(case.name, **params)
-    seen = []
-
-    def spy(preds, train_data):
-        g, h = obj(preds, train_data)
-        seen.append((np.array(preds), g, h))
-        return g, h
-
+    obj = bpl.objective(case.name, **case.params(d.labels, d.group_ptr))
+    spy, calls = _spy(obj)
     ds = bpl.dataset(d.X, d.labels, group_ptr=d.group_ptr, weight=d.weights, init_score=init)
     lgb.train({"objective": spy, "verbose": -1, "num_leaves": 3, "min_data_in_leaf": 1, "num_threads": 1}, ds, 1)
-    (preds, g, h), = seen
-    np.testing.assert_allclose(preds, init, rtol=1e-15)
-    g_ref, h_ref = ref.grad_hess(preds)
-    np.testing.assert_array_equal(g, g_ref)
-    np.testing.assert_array_equal(h, h_ref)
-    g2, h2 = obj(d.scores, ds)  # called directly, on the same Dataset
-    g_ref, h_ref = ref.grad_hess(d.scores)
-    np.testing.assert_array_equal(g2, g_ref)
-    np.testing.assert_array_equal(h2, h_ref)
+    _assert_adapter_hands_grad_hess(case, obj, calls, ds, init)
 
 
 @pytest.mark.parametrize("case", REGISTERED, ids=[c.id for c in REGISTERED])
@@ -293,25 +303,9 @@ def test_xgboost_adapter_hands_xgboost_grad_hess(case: Case) -> None:
     from boostplug import xgboost as bpx
 
     d = contract_data()
-    params = case.params(d.labels, d.group_ptr)
-    ref = case.prepare(d.labels, d.group_ptr, d.weights)
     margin = np.random.default_rng(1).normal(size=d.scores.shape[0]).astype(np.float32)
-    obj = bpx.objective(case.name, **params)
-    seen = []
-
-    def spy(predt, dtrain):
-        g, h = obj(predt, dtrain)
-        seen.append((np.array(predt, dtype=np.float64), g, h))
-        return g, h
-
+    obj = bpx.objective(case.name, **case.params(d.labels, d.group_ptr))
+    spy, calls = _spy(obj)
     dm = bpx.dmatrix(d.X, d.labels, group_ptr=d.group_ptr, weight=d.weights, base_margin=margin)
     xgb.train(bpx.params(max_depth=2, nthread=1, min_child_weight=0.0), dm, 1, obj=spy)
-    (preds, g, h), = seen
-    np.testing.assert_array_equal(preds, margin.astype(np.float64))
-    g_ref, h_ref = ref.grad_hess(preds)
-    np.testing.assert_array_equal(g, g_ref)
-    np.testing.assert_array_equal(h, h_ref)
-    g2, h2 = obj(d.scores, dm)
-    g_ref, h_ref = ref.grad_hess(d.scores)
-    np.testing.assert_array_equal(g2, g_ref)
-    np.testing.assert_array_equal(h2, h_ref)
+    _assert_adapter_hands_grad_hess(case, obj, calls, dm, margin.astype(np.float64))

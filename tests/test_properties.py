@@ -5,8 +5,10 @@ for the seeds the other test files draw.
 * ranking metrics lie in [0, 1], depend only on the order within each query (a per-query
   shift or positive scaling of the scores changes nothing), and concatenating queries equals
   computing them apart;
-* every objective: a per-query shift of the scores changes neither loss nor gradient, the
-  pairwise gradients sum to zero per query, and gradients stay finite at extreme scores.
+* every registered objective, in each Hessian mode, at each configuration the registry lists:
+  adding a constant to the scores of a query with at least two grades changes neither loss nor
+  gradient, so a gradient that is d loss / d score (not a "fitting" mode's) sums to zero over such
+  a query, and gradients stay finite at extreme scores.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _objective_checks import CASES, multi_label_queries
 from boostplug import metrics as M
-from boostplug import objectives
 from boostplug.groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr, sizes_from_group_ptr
 
 SETTINGS = settings(max_examples=40, deadline=None)
@@ -73,36 +75,37 @@ def test_metrics_bounded_order_only_and_separable(name, data, shift, scale, qshi
     np.testing.assert_allclose(per_q, apart, rtol=0, atol=1e-15)
 
 
-OBJECTIVES = [("qbrank", {}), ("mpboost", {"ddf": "logdd"}), ("mpboost", {"ddf": "ldd", "alpha": 0.5}),
-              ("rankboost", {}), ("ndcg_boost", {}), ("ndcg_boost", {"hessian": "exact"})]
-PAIRWISE = {"mpboost", "rankboost"}
+#: Every registered objective in each Hessian mode at each configuration the registry lists.
+OBJECTIVES = [c for c in CASES if c.registered]
+IDS = [c.id for c in OBJECTIVES]
 
 
-@pytest.mark.parametrize("name,params", OBJECTIVES, ids=[f"{n}-{p}" for n, p in OBJECTIVES])
+@pytest.mark.parametrize("case", OBJECTIVES, ids=IDS)
 @SETTINGS
 @given(data=rankings(max_docs=6), qshift=st.integers(-3, 3))
-def test_objectives_shift_invariant_and_pairwise_sums_zero(name, params, data, qshift):
+def test_objectives_shift_invariant_and_sum_to_zero(case, data, qshift):
     s, y, g = data
-    if name == "qbrank":
-        params = {**params, "labeled": "none"}  # the squared-error term is not shift invariant
-    prep = objectives.get(name).prepare(y, g, **params)
+    prep = case.prepare(y, g)
     grad, hess = prep.grad_hess(s)
     assert np.all(np.isfinite(grad)) and np.all(hess > 0)
-    offsets = np.repeat(qshift * np.arange(g.shape[0] - 1), np.diff(g)).astype(np.float64)
+    ranked = multi_label_queries(y, g)  # a query with one grade has nothing to rank: it may anchor scores
+    per_query = np.zeros(g.shape[0] - 1)
+    per_query[ranked] = qshift * np.asarray(ranked, dtype=np.float64)
+    offsets = np.repeat(per_query, np.diff(g))
     g2, h2 = prep.grad_hess(s + offsets)
     np.testing.assert_allclose(g2, grad, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(h2, hess, rtol=1e-9, atol=1e-12)
     assert prep.loss(s + offsets) == pytest.approx(prep.loss(s), rel=1e-9, abs=1e-12)
-    if name in PAIRWISE or name == "qbrank":
-        sums = np.add.reduceat(grad, g[:-1]) if grad.size else grad
+    if case.kind != "fitting":  # d/dc loss(s + c on query q) = the sum of q's gradients
+        sums = np.add.reduceat(grad, g[:-1])[ranked] if ranked else np.zeros(0)
         np.testing.assert_allclose(sums, 0.0, atol=1e-9 * max(1.0, float(np.abs(grad).max(initial=0.0))))
 
 
-@pytest.mark.parametrize("name,params", OBJECTIVES, ids=[f"{n}-{p}" for n, p in OBJECTIVES])
+@pytest.mark.parametrize("case", OBJECTIVES, ids=IDS)
 @SETTINGS
 @given(data=rankings(max_docs=6), magnitude=st.sampled_from([1e2, 1e4, 1e8]))
-def test_objectives_finite_at_extreme_scores(name, params, data, magnitude):
+def test_objectives_finite_at_extreme_scores(case, data, magnitude):
     s, y, g = data
-    prep = objectives.get(name).prepare(y, g, **params)
+    prep = case.prepare(y, g)
     grad, hess = prep.grad_hess(s * magnitude)
     assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess)) and np.all(hess > 0)

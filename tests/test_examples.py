@@ -12,7 +12,7 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: script -> number of models it trains
 SCRIPTS = {"lightgbm_objectives.py": 4, "lgbm_ranker.py": 5, "xgboost_objectives.py": 4, "treelite_export.py": 2,
-           "grid_search.py": 1, "xgb_ranker.py": 4}
+           "grid_search.py": 1, "xgb_ranker.py": 4, "custom_objective.py": 5}
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))

@@ -153,42 +153,34 @@ def test_loss_is_a_sum_over_queries(case: Case) -> None:
 
 
 # ---- serial and parallel kernels -------------------------------------------------------------------------
-def _dispatcher(module):
-    """What ``module`` asks for its kernels (its ``dispatch`` module, or a ``kernel_for`` of its
-    own) and the names of the thresholds there that decide serial or parallel."""
-    holder = getattr(module, "dispatch", module)
-    thresholds = [k for k in dir(holder) if k.startswith("PARALLEL_MIN")]
-    return (holder, thresholds) if callable(getattr(holder, "kernel_for", None)) and thresholds else (None, [])
-
-
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_serial_and_parallel_kernels_give_identical_results(case: Case, monkeypatch) -> None:
     """Both paths run the same per-query code: identical gradients, Hessians and loss; the
-    thresholds decide which one runs (the parallel one only with more than one numba thread)."""
+    dispatch threshold decides which one runs (the parallel one only with more than one numba thread)."""
     import numba
 
-    holder, thresholds = _dispatcher(case.entry.module)
-    if holder is None:
-        pytest.skip(f"{case.name} dispatches no numba kernels through kernel_for")
+    from boostplug._core import dispatch
+
+    if getattr(case.entry.module, "dispatch", None) is not dispatch:
+        pytest.skip(f"{case.name} runs no numba kernels through boostplug._core.dispatch")
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has one thread: the parallel kernels never run")
     scores, labels, gp = random_ranking(np.random.default_rng(7), n_queries=40, max_docs=12, n_labels=5)
     chosen: list[bool] = []
-    kernel_for = holder.kernel_for
+    kernel_for = dispatch.kernel_for
 
-    def spy(*args):
-        run = kernel_for(*args)
+    def spy(kernel, work):
+        run = kernel_for(kernel, work)
         chosen.append(bool(run.targetoptions.get("parallel")))
         return run
 
-    monkeypatch.setattr(holder, "kernel_for", spy)
+    monkeypatch.setattr(dispatch, "kernel_for", spy)
     previous = numba.get_num_threads()
     numba.set_num_threads(2)
     try:
         results = {}
         for threshold in (0, 10**15):
-            for name in thresholds:
-                monkeypatch.setattr(holder, name, threshold)
+            monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", threshold)
             chosen.clear()
             prep = case.prepare(labels, gp)
             g, h = prep.grad_hess(scores)

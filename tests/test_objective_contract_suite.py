@@ -31,7 +31,8 @@ from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN
 from conftest import random_ranking
 
 IDS = [c.id for c in CASES]
-REGISTERED = [c for c in CASES if c.registered or c.rows]
+#: The registry's configurations (defaults, methods) and the row-index parameters built from the data.
+CONFIGURATIONS = [c for c in CASES if c.registered or c.rows]
 FITTING = [c for c in CASES if c.kind == "fitting"]
 NAMES = objectives.names()
 
@@ -89,7 +90,7 @@ def test_hessian_keeps_the_promise_of_its_kind(case: Case) -> None:
 
 
 # ---- invariances -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("case", REGISTERED, ids=[c.id for c in REGISTERED])
+@pytest.mark.parametrize("case", CONFIGURATIONS, ids=[c.id for c in CONFIGURATIONS])
 def test_a_constant_added_to_a_query_changes_nothing(case: Case) -> None:
     """At the registry's configurations; parameters may anchor scores on purpose (QBRank's
     labeled='all' squared error), and a query with one grade may be anchored (nothing to rank)."""
@@ -239,7 +240,7 @@ def test_check_takes_the_defaults_and_refuses_an_unknown_parameter(name: str) ->
     assert entry.check(dict(entry.defaults)) is None
     for mode in entry.hessian_kinds:
         if "hessian" in entry.defaults:
-            entry.check({"hessian": mode})
+            assert entry.check({"hessian": mode}) is None
     with pytest.raises(ValueError, match=rf"unknown parameter.*'zzz_unknown'.*objective '{entry.loss_class.name}'"):
         entry.check({"zzz_unknown": 1})
     for param in entry.defaults:
@@ -275,7 +276,7 @@ def _assert_adapter_hands_grad_hess(case: Case, objective, calls, train_set, sta
         np.testing.assert_array_equal(h, h_ref)
 
 
-@pytest.mark.parametrize("case", REGISTERED, ids=[c.id for c in REGISTERED])
+@pytest.mark.parametrize("case", CONFIGURATIONS, ids=[c.id for c in CONFIGURATIONS])
 def test_lightgbm_adapter_hands_lightgbm_grad_hess(case: Case) -> None:
     lgb = pytest.importorskip("lightgbm")
     from boostplug import lightgbm as bpl
@@ -289,7 +290,7 @@ def test_lightgbm_adapter_hands_lightgbm_grad_hess(case: Case) -> None:
     _assert_adapter_hands_grad_hess(case, obj, calls, ds, init)
 
 
-@pytest.mark.parametrize("case", REGISTERED, ids=[c.id for c in REGISTERED])
+@pytest.mark.parametrize("case", CONFIGURATIONS, ids=[c.id for c in CONFIGURATIONS])
 def test_xgboost_adapter_hands_xgboost_grad_hess(case: Case) -> None:
     xgb = pytest.importorskip("xgboost")
     from boostplug import xgboost as bpx

@@ -249,6 +249,34 @@ def test_check_takes_the_defaults_and_refuses_an_unknown_parameter(name: str) ->
             entry.check({typo: entry.defaults[param]})
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_data_is_refused_naming_it(name: str) -> None:
+    entry = objectives.get(name)
+    y, gp = np.array([1.0, 0.0, 2.0, 0.0]), np.array([0, 2, 4])
+    prep = entry.prepare(y, gp)
+    for method in (prep.loss, prep.grad_hess):
+        for row, bad in ((1, np.nan), (2, np.inf), (0, -np.inf)):
+            scores = np.zeros(4)
+            scores[row] = bad
+            with pytest.raises(ValueError, match=rf"scores must be finite; row {row} has {bad}"):
+                method(scores)
+        with pytest.raises(ValueError, match=rf"{entry.loss_class.name}: got 3 scores for a data set of 4 documents"):
+            method(np.zeros(3))
+    with pytest.raises(ValueError, match=r"weights \(one per query\) has length 3 but 2 were expected"):
+        entry.prepare(y, gp, weights=[1.0, 1.0, 1.0])
+    for bad in (-1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match=rf"weights \(one per query\) must be finite and non-negative; row 1 has {bad}"):
+            entry.prepare(y, gp, weights=[1.0, bad])
+    with pytest.raises(ValueError, match=r"labels must be non-negative relevance grades; row 1 has -1.0"):
+        entry.prepare([1.0, -1.0, 0.0, 0.0], gp)
+    with pytest.raises(ValueError, match="labels must be finite; row 1 has nan"):
+        entry.prepare([1.0, np.nan, 0.0, 0.0], gp)
+    with pytest.raises(ValueError, match=r"group_ptr ends at 4 but there are 5 documents"):
+        entry.prepare(np.zeros(5), gp)
+    with pytest.raises(ValueError, match=r"group_ptr ends at 2 but there are 4 documents"):
+        entry.prepare(y, [0, 2])
+
+
 # ---- the framework adapters ------------------------------------------------------------------------------
 def _spy(objective):
     """``objective`` recording what the framework gave it and what it returned (a function, not

@@ -366,20 +366,6 @@ def test_bad_parameters_raise_naming_them(params, exc, match):
         qbrank.prepare([1.0, 0.0, 2.0, 0.0], [0, 2, 4], **params)
 
 
-def test_bad_data_raises_naming_it():
-    y, gp = [1.0, 0.0, 2.0, 0.0], [0, 2, 4]
-    with pytest.raises(ValueError, match="scores must be finite; row 1"):
-        qbrank.loss([0.0, np.nan, 0.0, 0.0], y, gp)
-    with pytest.raises(ValueError, match="got 3 scores"):
-        qbrank.grad_hess([0.0, 0.0, 0.0], y, gp)
-    with pytest.raises(ValueError, match="weights"):
-        qbrank.loss(np.zeros(4), y, gp, weights=[1.0, 1.0, 1.0])
-    with pytest.raises(ValueError, match="labels must be non-negative"):
-        qbrank.loss(np.zeros(4), [1.0, -1.0, 0.0, 0.0], gp)
-    with pytest.raises(ValueError, match="group_ptr ends at 4 but there are 5"):
-        qbrank.loss(np.zeros(5), [1.0, 0.0, 0.0, 0.0, 1.0], gp)
-
-
 # -- the exact line search (Algorithm 2, step 2) ----------------------------------------------------
 
 LS_VARIANTS = ["default", "tau-const", "labeled-all-w03", "labeled-none", "explicit+labels", "explicit-only"]

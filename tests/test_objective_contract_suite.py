@@ -11,7 +11,8 @@ that an objective registered later is checked with no edit here:
 * per-query weights scale that query's loss, gradients and Hessians; the loss is a sum over queries;
 * the serial and the parallel kernels give identical results;
 * extreme scores and degenerate queries give finite values or a ValueError naming the objective;
-* ``check`` takes the defaults and refuses an unknown parameter with a "did you mean";
+* ``check`` takes the defaults and refuses an unknown parameter with a "did you mean"; bad scores,
+  labels, groups and weights are a ValueError naming the row and value;
 * the LightGBM and XGBoost adapters hand the frameworks exactly ``grad_hess``, and train a round.
 
 Per-paper references (pure-Python pair loops, the papers' closed forms) stay in the per-paper files.

@@ -89,7 +89,7 @@ Gram-Schmidt, ``O(n m^2)`` for a basis of ``m`` vectors, capped by ``PRUNE_BUDGE
 
 Example:
     >>> from boostplug.boosters import RankBoost
-    >>> model = RankBoost(variant="rankboost+", n_rounds=100).fit(X, y, qid=qid)
+    >>> model = RankBoost(variant="rankboost+", n_rounds=50).fit(X, y, qid=qid)
     >>> scores = model.predict(Xt)
     >>> scores.shape == yt.shape
     True

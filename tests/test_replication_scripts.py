@@ -247,7 +247,7 @@ def test_trees_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_trees_script_chooses_the_round_as_compare_does() -> None:
     """trees_vs_builtin's round is boostplug compare's (run_method: library conventions), whatever
     the report's convention (empty queries 0, ties averaged) would choose."""
-    from boostplug.compare.runner import run_method
+    from boostplug.compare.protocol import run_method
 
     mod = _load("trees_vs_builtin")
     C = _load("_common")

@@ -4,7 +4,7 @@ The protocol of ``boostplug compare``, through its own code: the methods of
 :mod:`boostplug.compare.methods` (``get_method(name).train``) with the shared tree parameters
 ``TREE_PARAMS`` (31 leaves, learning rate 0.05, min 20 documents per leaf), up to ``--rounds``
 rounds, seed 0, one thread, and the round chosen on vali exactly as compare chooses it
-(:func:`boostplug.compare.runner.choose_round` over compare's own validation curve: NDCG@10, or
+(:func:`boostplug.compare.protocol.choose_round` over compare's own validation curve: NDCG@10, or
 the method's ``select_metric``, with the library's default conventions: a query without a
 relevant document scores 1, tied scores in input order). The test metrics at that round are
 reported in this report's conventions (``_common.score``: all-0 queries score 0, tied scores
@@ -31,7 +31,7 @@ import numpy as np
 import _common as C
 from boostplug import metrics
 from boostplug.compare.methods import TREE_PARAMS, get_method
-from boostplug.compare.runner import choose_round, metric_curve
+from boostplug.compare.protocol import choose_round, metric_curve
 
 #: compare's default round-selection metric (``--early-stopping-metric``)
 SELECT_METRIC = "ndcg@10"

@@ -702,3 +702,78 @@ def test_resume_refuses_changed_data_and_needs_a_run_to_resume(letor_file: Path,
     capsys.readouterr()
     assert main([*argv, "--resume"]) == 2
     assert "the data differ" in capsys.readouterr().err
+
+
+_PLUGIN = '''
+import numpy as np
+from boostplug import objectives
+
+
+class ToyRank(objectives.Loss):
+    name = "toyrank"
+    summary = "squared error to the grades (a test plugin)"
+    params = {}
+    hessians = {"exact": objectives.Hessian("exact", "2 W_q per document")}
+
+    def _weights(self):
+        return np.repeat(self.query_weights, np.diff(self.group_ptr))
+
+    def _loss(self, scores):
+        return float(np.sum(self._weights() * (scores - self.labels) ** 2))
+
+    def _grad_hess(self, scores):
+        w = self._weights()
+        return 2.0 * w * (scores - self.labels), 2.0 * w
+
+
+objectives.register(ToyRank, replace=True)
+'''
+
+
+@pytest.fixture
+def toy_plugin(tmp_path: Path):
+    from boostplug import objectives
+
+    path = tmp_path / "toy_plugin.py"
+    path.write_text(_PLUGIN)
+    yield path
+    if "toyrank" in objectives.names():
+        objectives.unregister("toyrank")
+    for name in [m for m in sys.modules if m.startswith("boostplug_plugin_toy_plugin")]:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_import_registers_a_users_objective_for_the_command_and_its_workers(
+        toy_plugin: Path, letor_file: Path, tmp_path: Path, capsys, jobs: str) -> None:
+    from boostplug import objectives
+
+    assert "toyrank" not in objectives.names()
+    assert main(["compare", "--import", str(toy_plugin), "--methods", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "toyrank" in listed and "xgb-toyrank" in listed
+    out = tmp_path / "o"
+    assert main(["compare", "--import", str(toy_plugin), "--data", str(letor_file), "--kfold", "3", "--folds", "1,2",
+                 "--methods", "toyrank,xgb-toyrank,regression", "--jobs", jobs, "--out", str(out), *FAST]) == 0
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["folds_completed"] == {"toyrank": [1, 2], "xgb-toyrank": [1, 2], "regression": [1, 2]}
+    assert not payload["failures"]
+    # squared error on the grades is LightGBM's own regression objective: the same models
+    by = {(r["method"], r["fold"]): r for r in payload["results"]}
+    for fold in (0, 1):
+        assert by[("toyrank", fold)]["test"] == pytest.approx(by[("regression", fold)]["test"], abs=1e-6)
+
+
+def test_import_from_a_config_file_and_its_errors(toy_plugin: Path, tmp_path: Path, capsys) -> None:
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"import": [str(toy_plugin)], "methods": "list"}))
+    assert main(["compare", "--config", str(cfg)]) == 0
+    assert "toyrank" in capsys.readouterr().out
+    assert main(["compare", "--import", "no_such_module_xyz", "--methods", "list"]) == 2
+    assert "--import no_such_module_xyz: ModuleNotFoundError" in capsys.readouterr().err
+    assert main(["compare", "--import", str(tmp_path / "missing.py"), "--methods", "list"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise RuntimeError('boom')\n")
+    assert main(["compare", "--import", str(broken), "--methods", "list"]) == 2
+    assert "RuntimeError: boom" in capsys.readouterr().err

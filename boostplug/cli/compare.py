@@ -73,6 +73,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--tune", type=int, default=None, metavar="N",
                    help="search each method's parameters first: N Optuna TPE trials per method and fold on the "
                         "validation part, trial 0 the defaults (needs boostplug[tune]; default: 0, no search)")
+    p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                   help="a module name or a .py file to import first, in this process and in every --jobs worker, "
+                        "e.g. one that registers your own objective with boostplug.objectives.register so that "
+                        "--methods can name it (docs/objectives/custom.md); repeatable")
     p.add_argument("--config", type=Path, default=None, metavar="FILE",
                    help="a TOML (Python 3.11+) or JSON file of settings: methods with their parameters, "
                         "tree_params, rounds, select, tune, seed, ...; flags given on the command line win")
@@ -106,7 +110,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 CONFIG_KEYS = {"data": "data", "methods": "methods", "frameworks": "frameworks", "folds": "folds", "kfold": "kfold",
                "rounds": "rounds", "select": "early_stopping_metric", "early_stopping_metric": "early_stopping_metric",
                "seed": "seed", "tune": "tune", "jobs": "jobs", "threads": "threads", "baseline": "baseline",
-               "tree_params": "param"}
+               "tree_params": "param", "import": "imports"}
 _BUILTIN_DEFAULTS: dict[str, Any] = {"methods": "default", "early_stopping_metric": "ndcg@10", "tune": 0}
 
 
@@ -114,7 +118,7 @@ def _defer_defaults(p: argparse.ArgumentParser) -> None:
     """The options a config file may set parse to None unless given, so that the file fills them
     before the built-in defaults do (their help still shows the built-in default)."""
     for action in p._actions:
-        if action.dest in CONFIG_KEYS.values() and action.dest != "param" and action.default is not None:
+        if action.dest in CONFIG_KEYS.values() and action.dest not in ("param", "imports") and action.default is not None:
             _BUILTIN_DEFAULTS[action.dest] = action.default
             if action.help:
                 action.help = action.help.replace("%(default)s", str(action.default))
@@ -189,6 +193,11 @@ def apply_config(args: argparse.Namespace) -> None:
             if not isinstance(value, dict):
                 raise _usage(f"{where}: tree_params must be a table, got {value!r}")
             args.param = [f"{k}={v}" for k, v in value.items()] + list(args.param)
+        elif dest == "imports":
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise _usage(f"{where}: import must be a module name or a list of them, got {value!r}")
+            args.imports = list(value) + [v for v in args.imports if v not in value]
         elif getattr(args, dest, None) is None:
             if dest == "methods":
                 value = _config_methods(value, args.config)
@@ -346,6 +355,13 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def run_compare(args: argparse.Namespace) -> int:
     apply_config(args)
+    if args.imports:
+        from ..compare.plugins import load_plugins
+
+        try:
+            load_plugins(args.imports)
+        except ValueError as e:
+            raise _usage(str(e)) from None
     if args.methods.strip().lower() == "list":
         print(list_methods())
         return 0

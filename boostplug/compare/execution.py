@@ -17,6 +17,7 @@ import numpy as np
 
 from .conventions import Conventions
 from .data import Fold
+from .plugins import loaded_plugins
 from .methods import check_tree_params, get_method
 from .protocol import Result, run_method
 
@@ -53,11 +54,16 @@ def check_parallel(jobs: int, threads: int | None, cores: int | None = None) -> 
                              f"training and far more crashes LightGBM), got {int(value)}")
 
 
-def _worker_init(parent: int) -> None:
+def _worker_init(parent: int, plugins: Sequence[str] = ()) -> None:
     """A worker never outlives the process that started it: the parent stops it (Ctrl-C,
     SIGTERM and SIGHUP are the parent's to handle, so a terminal's signal to the whole group
     does not kill the runs behind the parent's back), the kernel kills it when the parent
-    dies (Linux: PR_SET_PDEATHSIG), and elsewhere a thread exits when the parent is gone."""
+    dies (Linux: PR_SET_PDEATHSIG), and elsewhere a thread exits when the parent is gone.
+    ``plugins``: the parent's ``--import`` modules, so that the objectives they register exist here too."""
+    if plugins:
+        from .plugins import load_plugins
+
+        load_plugins(plugins)
     for name in ("SIGINT", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
@@ -222,7 +228,7 @@ def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jo
     import multiprocessing
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_worker_init, initargs=(os.getpid(),))
+                               initializer=_worker_init, initargs=(os.getpid(), loaded_plugins()))
     pending: dict[Future, tuple[str, int]] = {pool.submit(_job, n, i, f, kwargs): (n, i) for n, i, f in tasks}
 
     def finish(fut: Future) -> None:

@@ -11,7 +11,6 @@ from conftest import random_ranking
 
 from boostplug._core import dispatch
 from boostplug._core import dcg
-from boostplug.metrics import _kernels
 from boostplug.objectives import _base
 
 
@@ -57,11 +56,6 @@ def test_callers_switch_where_they_did(monkeypatch) -> None:
     assert dispatch.PARALLEL_MIN_WORK == 5_000_000
     assert 100_000 * _base.DOC_WORK == dispatch.PARALLEL_MIN_WORK
     assert 20_000 * dcg.RANK_DOC_WORK == dispatch.PARALLEL_MIN_WORK
-    assert _kernels.PARALLEL_MIN_DOCS == 20_000  # still read by metrics._pair_counts
-    monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", 0)
-    assert _kernels.PARALLEL_MIN_DOCS == 0
-    with pytest.raises(AttributeError, match="no_such_name"):
-        _kernels.no_such_name  # noqa: B018
 
 
 @pytest.mark.parametrize("module_name, call", [

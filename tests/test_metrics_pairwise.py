@@ -118,6 +118,27 @@ def test_the_counts_partition_the_critical_pairs():
             assert counts[q].tolist() == [p.shape[0], int((out == 0.5).sum()), int((out == 1.0).sum())]
 
 
+def test_serial_and_parallel_counts_agree(monkeypatch):
+    """The count kernel goes through the one dispatch: forced parallel (two threads) and forced
+    serial give the same counts."""
+    import numba
+
+    from boostplug._core import dispatch
+
+    s, y, g = random_queries(3)
+    outs = []
+    old = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    try:
+        for threshold in (0, 10**18):
+            monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", threshold)
+            outs.append(critical_pair_counts(s, y, g))
+    finally:
+        numba.set_num_threads(old)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert outs[0][:, 0].sum() > 0
+
+
 def test_explicit_pairs_still_use_the_pair_list_and_agree():
     for seed in range(60):
         s, y, g = random_queries(seed)

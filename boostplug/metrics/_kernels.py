@@ -26,12 +26,6 @@ AVERAGE_PRECISION = 1
 RECIPROCAL_RANK = 2
 
 
-def __getattr__(name: str) -> int:
-    # PARALLEL_MIN_DOCS: the documents from which the dispatch goes parallel, still read by _pair_counts
-    if name == "PARALLEL_MIN_DOCS":
-        return -(-dispatch.PARALLEL_MIN_WORK // RANK_DOC_WORK)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 def _run(kernel: Any, scores: np.ndarray) -> Callable[..., Any]:
     """``kernel`` or its serial twin, by the work of ranking ``scores``' documents."""

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from . import _kernels as K
+from .._core import dispatch
+from .._core.dcg import RANK_DOC_WORK
 
 __all__ = ["critical_pair_counts"]
 
@@ -112,13 +113,6 @@ def _counts_parallel(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarr
         _fill(q, scores, labels, group_ptr, by_score, by_label, level, out)
 
 
-@nb.njit(cache=True)
-def _counts_serial(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray, by_score: np.ndarray,
-                   by_label: np.ndarray, level: np.ndarray, out: np.ndarray) -> None:
-    for q in range(group_ptr.shape[0] - 1):
-        _fill(q, scores, labels, group_ptr, by_score, by_label, level, out)
-
-
 def _within_queries(values: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
     """Row indices sorted by query, then by ascending value."""
     if group_ptr.shape[0] <= 2:
@@ -134,6 +128,6 @@ def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.n
     by_score = _within_queries(scores, group_ptr)
     by_label = _within_queries(labels, group_ptr)
     level = np.empty(scores.shape[0], dtype=np.int64)
-    run = _counts_parallel if scores.shape[0] >= K.PARALLEL_MIN_DOCS else _counts_serial
+    run = dispatch.kernel_for(_counts_parallel, scores.shape[0] * RANK_DOC_WORK)
     run(scores, labels, group_ptr, by_score, by_label, level, out)
     return out

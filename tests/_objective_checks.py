@@ -3,6 +3,7 @@
 
 * :data:`CASES`: every registered objective x each of its Hessian modes x settings read from the
   registry (see :func:`cases`), so that an objective registered later is checked with no edit;
+  :data:`CONFIGURATIONS`: those at the configurations the registry lists;
 * :func:`contract_data`: small random data (grades 0-4, several queries among which a
   one-document and a single-label query, per-query weights, a few features);
 * :func:`five_point`, :func:`fd_gradient`, :func:`fd_jacobian`: central five-point differences;
@@ -20,8 +21,9 @@ import numpy as np
 from boostplug import objectives
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian
 
-__all__ = ["Case", "CASES", "ContractData", "cases", "contract_data", "query_pairs", "multi_label_queries",
-           "five_point", "fd_gradient", "fd_jacobian", "assert_exact_diagonal", "assert_bound_majorises"]
+__all__ = ["Case", "CASES", "CONFIGURATIONS", "ContractData", "cases", "contract_data", "query_pairs",
+           "multi_label_queries", "five_point", "fd_gradient", "fd_jacobian", "assert_exact_diagonal",
+           "assert_bound_majorises"]
 
 
 # ---- finite differences ---------------------------------------------------------------------------------
@@ -136,7 +138,13 @@ class Case:
 
     @property
     def kind(self) -> str:
+        """The Hessian mode's kind: ``"exact"``, ``"bound"`` or ``"fitting"``."""
         return self.entry.hessian_kinds[self.mode]
+
+    @property
+    def gradient(self) -> str:
+        """What the mode declares its gradient to be: ``"exact"`` or ``"scaled"``."""
+        return self.entry.gradient_kinds[self.mode]
 
     @property
     def id(self) -> str:
@@ -206,3 +214,6 @@ def cases() -> list[Case]:
 
 
 CASES = cases()
+
+#: The registry's configurations (defaults, methods) and the row-index parameters built from the data.
+CONFIGURATIONS = [c for c in CASES if c.registered or c.rows]

@@ -166,6 +166,10 @@ def test_each_kind_stores_the_checked_value():
     (lambda: Search(0.0, 1.0, choices=("a",)), TypeError, "either choices or low/high"),
     (lambda: Hessian("approx", "text"), ValueError, "Hessian kind must be one of"),
     (lambda: Hessian("exact", ""), TypeError, "one-line text"),
+    (lambda: Hessian("fitting", "t", gradient="approx"), ValueError, "Hessian gradient must be one of"),
+    (lambda: Hessian("fitting", "t", gradient="scaled"), TypeError, "needs scaling="),
+    (lambda: Hessian("fitting", "t", gradient="scaled", scaling=2.0), TypeError, "scaling must be a one-line text"),
+    (lambda: Hessian("exact", "t", scaling="halved"), TypeError, "gradient='exact' is not rescaled"),
 ])
 def test_malformed_declarations_are_refused(make, exc, match):
     with pytest.raises(exc, match=match):
@@ -187,6 +191,15 @@ def test_declared_parameters_defaults_and_the_automatic_hessian_choice():
     assert PairLogistic.row_params() == ("pairs",) and HalfSquares.row_params() == ()
     assert PairLogistic.hessian_kinds() == {"exact": "exact", "bound": "bound"}
     assert PairLogistic.hessian_texts()["bound"] == "twice the exact diagonal"
+    assert PairLogistic.gradient_kinds() == {"exact": "exact", "bound": "exact"}
+
+    class Averaged(PairLogistic):
+        hessians = {**PairLogistic.hessians,
+                    "mean": Hessian("fitting", "mean pair weight", gradient="scaled", scaling="divided by the pairs")}
+
+    check_contract(Averaged)
+    assert Averaged.gradient_kinds() == {"exact": "exact", "bound": "exact", "mean": "scaled"}
+    assert "mean (fitting, scaled gradient)" in Averaged.declared_params()["hessian"].doc
 
     class BoundFirst(PairLogistic):
         default_hessian = "bound"
@@ -289,6 +302,10 @@ def _subclass(**attrs):
     (lambda: _subclass(_grad_hess=Loss._grad_hess), TypeError, r"Broken does not implement _grad_hess\(scores\)"),
     (lambda: _subclass(hessians={}), TypeError, "Broken declares no Hessian mode"),
     (lambda: _subclass(hessians={"exact": "the diagonal"}), TypeError, r"hessians\['exact'\] must be a Hessian"),
+    (lambda: _subclass(hessians={"exact": Hessian("exact", "t", gradient="scaled", scaling="halved")}), ValueError,
+     r"hessians\['exact'\] declares a scaled gradient with a 'exact' Hessian: only a 'fitting'"),
+    (lambda: _subclass(hessians={"b": Hessian("bound", "t", gradient="scaled", scaling="halved")}), ValueError,
+     r"hessians\['b'\] declares a scaled gradient with a 'bound' Hessian"),
     (lambda: _subclass(default_hessian="newton"), ValueError, r"default_hessian = 'newton' is not among .*\['exact'\]"),
     (lambda: _subclass(params={"hessian": Param("a", "choice", choices=("a",))}), TypeError,
      "declares a 'hessian' parameter"),
@@ -361,6 +378,7 @@ def test_a_registered_objective_is_served_by_name(registered):
     assert obj.defaults == PairLogistic.defaults() and dict(obj.fixed) == {}
     assert obj.hessians == {"exact": "the diagonal of the Hessian", "bound": "twice the exact diagonal"}
     assert obj.hessian_kinds == {"exact": "exact", "bound": "bound"}
+    assert obj.gradient_kinds == {"exact": "exact", "bound": "exact"}
     assert obj.row_params == ("pairs",)
     assert {k: dict(v) for k, v in obj.methods.items()} == {"pair_logistic": {}}
     assert obj.search_space({}) == {"sigma": Search(0.5, 4.0, log=True), "margin": Search(choices=("none", 0.5, 1.0)),
@@ -461,6 +479,8 @@ def test_the_built_in_entries():
     for name, (cls, fixed, methods, rows, kinds) in expect.items():
         e = objectives.get(name)
         assert e.loss_class is cls and dict(e.fixed) == fixed and e.row_params == rows and e.hessian_kinds == kinds
+        # only QBRank's "mean" (the paper's averaged targets) rescales d loss / d score
+        assert e.gradient_kinds == {m: "scaled" if (name, m) == ("qbrank", "mean") else "exact" for m in kinds}
         assert {k: dict(v) for k, v in e.methods.items()} == methods
         assert e.module_name == cls.__module__.rsplit(".", 1)[-1] and e.module.prepare is not None
     # compare --tune's ranges

@@ -2,12 +2,12 @@
 each objective x Hessian mode x settings that the registry lists (tests/_objective_checks.py), so
 that an objective registered later is checked with no edit here:
 
-* the gradient is the five-point derivative of the loss (a "fitting" mode may rescale it: there it
-  points where the derivative does);
+* a gradient the mode declares "exact" is the five-point derivative of the loss, whatever the
+  Hessian's kind; one it declares "scaled" points where the derivative does (same signs, descent);
 * each Hessian mode keeps its kind's promise: "exact" is the derivative of the gradient, "bound"
   dominates the Hessian (diagonal and matrix), and every Hessian is finite and >= HESSIAN_FLOOR;
-* at the registry's configurations a constant added to a query's scores changes nothing, so a
-  derivative gradient sums to zero over each query;
+* at the registry's configurations a constant added to a query's scores changes nothing, so an
+  exact gradient sums to zero over each query;
 * per-query weights scale that query's loss, gradients and Hessians; the loss is a sum over queries;
 * the serial and the parallel kernels give identical results;
 * extreme scores and degenerate queries give finite values or a ValueError naming the objective;
@@ -25,16 +25,15 @@ import math
 import numpy as np
 import pytest
 
-from _objective_checks import (CASES, Case, assert_bound_majorises, assert_exact_diagonal, contract_data,
-                               fd_gradient, fd_jacobian, multi_label_queries)
+from _objective_checks import (CASES, CONFIGURATIONS, Case, assert_bound_majorises, assert_exact_diagonal,
+                               contract_data, fd_gradient, fd_jacobian, multi_label_queries)
 from boostplug import objectives
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN
 from conftest import random_ranking
 
 IDS = [c.id for c in CASES]
-#: The registry's configurations (defaults, methods) and the row-index parameters built from the data.
-CONFIGURATIONS = [c for c in CASES if c.registered or c.rows]
-FITTING = [c for c in CASES if c.kind == "fitting"]
+EXACT_GRADIENT = [c for c in CASES if c.gradient == "exact"]
+SCALED_GRADIENT = [c for c in CASES if c.gradient == "scaled"]
 NAMES = objectives.names()
 
 
@@ -43,11 +42,9 @@ def _scale(values: np.ndarray) -> float:
 
 
 # ---- the gradient -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_gradient_is_the_derivative_of_the_loss(case: Case) -> None:
-    if case.kind == "fitting":
-        pytest.skip("a 'fitting' Hessian mode may rescale the gradient and the contract declares no flag "
-                    "saying which ones do (test_fitting_gradient_points_where_the_derivative_does)")
+@pytest.mark.parametrize("case", EXACT_GRADIENT, ids=[c.id for c in EXACT_GRADIENT])
+def test_exact_gradient_is_the_derivative_of_the_loss(case: Case) -> None:
+    """Every mode whose gradient is declared "exact", whatever its Hessian's kind."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
     g, h = prep.grad_hess(d.scores)
@@ -56,9 +53,10 @@ def test_gradient_is_the_derivative_of_the_loss(case: Case) -> None:
     np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9 * _scale(fd))
 
 
-@pytest.mark.parametrize("case", FITTING, ids=[c.id for c in FITTING])
-def test_fitting_gradient_points_where_the_derivative_does(case: Case) -> None:
-    """A positive per-document rescaling of d loss / d score: the same signs, zero where it is zero."""
+@pytest.mark.parametrize("case", SCALED_GRADIENT, ids=[c.id for c in SCALED_GRADIENT])
+def test_scaled_gradient_points_where_the_derivative_does(case: Case) -> None:
+    """A positive per-document rescaling of d loss / d score (the mode's declared ``scaling``):
+    the same signs, zero where it is zero, a descent direction."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
     g, _ = prep.grad_hess(d.scores)
@@ -107,7 +105,7 @@ def test_a_constant_added_to_a_query_changes_nothing(case: Case) -> None:
     g2, h2 = prep.grad_hess(moved)
     np.testing.assert_allclose(g2, g, rtol=1e-11, atol=1e-14 * _scale(g))
     np.testing.assert_allclose(h2, h, rtol=1e-11, atol=1e-14 * _scale(h))
-    if case.kind != "fitting":  # d/dc loss(s + c on query q) = sum of q's gradients = 0
+    if case.gradient == "exact":  # d/dc loss(s + c on query q) = sum of q's gradients = 0
         for q in ranked:
             gq = g[d.group_ptr[q]:d.group_ptr[q + 1]]
             assert abs(gq.sum()) <= 1e-14 + 1e-13 * np.abs(gq).sum(), (q, gq)

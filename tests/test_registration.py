@@ -75,6 +75,7 @@ def test_the_registry_lists_it_as_declared_and_forgets_it(registered) -> None:
     assert entry is registered and entry.loss_class is PairLogit and NAME in objectives.names()
     assert entry.defaults == {"sigma": 1.0, "hessian": "exact"}
     assert entry.hessian_kinds == {"exact": "exact", "bound": "bound"}
+    assert entry.gradient_kinds == {"exact": "exact", "bound": "exact"}
     assert entry.search_space() == {"sigma": Search(0.5, 4.0, log=True)}
     assert dict(entry.methods) == {NAME: {}} and entry.row_params == ()
     with pytest.raises(ValueError, match=r"sigma must be .*got -1"):
@@ -91,7 +92,7 @@ def test_the_registry_lists_it_as_declared_and_forgets_it(registered) -> None:
 
 #: The contract suite's checks that apply to any objective, each run on every case the registry
 #: gives this one (its defaults and both ends of sigma's range, in each Hessian mode).
-SUITE_CHECKS = ["test_gradient_is_the_derivative_of_the_loss", "test_hessian_keeps_the_promise_of_its_kind",
+SUITE_CHECKS = ["test_exact_gradient_is_the_derivative_of_the_loss", "test_hessian_keeps_the_promise_of_its_kind",
                 "test_a_constant_added_to_a_query_changes_nothing", "test_query_weights_scale_that_query",
                 "test_loss_is_a_sum_over_queries", "test_lightgbm_adapter_hands_lightgbm_grad_hess",
                 "test_xgboost_adapter_hands_xgboost_grad_hess"]
@@ -107,6 +108,40 @@ def test_the_contract_suite_passes_on_it(registered, check: str) -> None:
         (mode, settings) for mode in ("bound", "exact") for settings in ((), (("sigma", 0.5),), (("sigma", 4.0),))]
     for case in mine:
         getattr(suite, check)(case)
+
+
+class HalvedPairLogit(PairLogit):
+    """PairLogit with a mode whose gradient is declared a rescaling of d loss / d score."""
+
+    hessians = {**PairLogit.hessians,
+                "halved": Hessian("fitting", "half the bound", gradient="scaled", scaling="d loss / d score halved")}
+
+    def _grad_hess(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        g, h = super()._grad_hess(scores)
+        return (0.5 * g, 0.5 * h) if self.hessian == "halved" else (g, h)
+
+
+def test_the_suite_checks_each_gradient_as_declared() -> None:
+    """The exact modes against the derivative, the scaled one for its signs and descent (the
+    derivative check would refuse it); no objective name decides which."""
+    import test_objective_contract_suite as suite
+    from _objective_checks import cases
+
+    entry = objectives.register(HalvedPairLogit, name="pairlogit-halved")
+    try:
+        assert entry.gradient_kinds == {"exact": "exact", "bound": "exact", "halved": "scaled"}
+        mine = [c for c in cases() if c.name == entry.name]
+        assert {c.mode for c in mine if c.gradient == "scaled"} == {"halved"}
+        for case in mine:
+            if case.gradient == "exact":
+                suite.test_exact_gradient_is_the_derivative_of_the_loss(case)
+            else:
+                suite.test_scaled_gradient_points_where_the_derivative_does(case)
+                with pytest.raises(AssertionError):
+                    suite.test_exact_gradient_is_the_derivative_of_the_loss(case)
+            suite.test_hessian_keeps_the_promise_of_its_kind(case)
+    finally:
+        objectives.unregister(entry.name)
 
 
 def test_extreme_scores_give_finite_values(registered) -> None:

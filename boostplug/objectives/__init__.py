@@ -7,8 +7,9 @@ Use :func:`get` to look one up by name and :func:`names` to list them::
     >>> g, h = obj.grad_hess(scores, labels, group_ptr, ddf="logdd")   # doctest: +SKIP
 
 Each entry has ``loss``, ``grad_hess``, ``prepare`` (binds labels/groups once,
-for the boosting loop), ``defaults`` and ``hessians`` (what each Hessian mode
-is: exact, a bound, or the paper's fitting weights).
+for the boosting loop), ``defaults``, ``hessians`` and ``hessian_kinds`` (what each
+Hessian mode is: exact, a bound, or the paper's fitting weights) and ``gradient_kinds``
+(whether a mode's gradient is d loss / d score, "exact", or a declared rescaling, "scaled").
 
 A new objective is a subclass of :class:`Loss` (see :mod:`._contract` for what it declares and
 the conventions it follows) added with :func:`register`; the adapters
@@ -88,6 +89,12 @@ class Objective:
     def hessian_kinds(self) -> dict[str, str]:
         """Hessian mode -> ``"exact"``, ``"bound"`` or ``"fitting"``."""
         return self.loss_class.hessian_kinds()
+
+    @property
+    def gradient_kinds(self) -> dict[str, str]:
+        """Hessian mode -> what its gradient is: ``"exact"`` (d loss / d score) or ``"scaled"``
+        (a positive per-document rescaling of it, stated in ``loss_class.hessians[mode].scaling``)."""
+        return self.loss_class.gradient_kinds()
 
     @property
     def row_params(self) -> tuple[str, ...]:

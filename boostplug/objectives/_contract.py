@@ -26,13 +26,15 @@ Conventions every objective follows (stated here once; the objectives' pages ref
 * ``loss`` is a *sum* over queries (each query's loss times its weight), not a mean, like
   LightGBM's ``lambdarank``: gradient magnitudes do not shrink as the data set grows, so the
   frameworks' ``min_sum_hessian_in_leaf`` / ``min_child_weight`` keep their meaning.
-* ``grad`` is exactly d loss / d score, with two documented exceptions: QBRank's
-  ``hessian="mean"`` (the paper's averaged targets: d loss / d score divided by the document's
-  entry count), and MPBoost/``rankboost``, which multiply every gradient and Hessian by one
-  positive constant when ``sum |grad|`` or ``sum hess`` exceeds ``GRAD_SUM_CAP`` (1e15), so
-  that the larger sum is 1e15: every Newton leaf ``-G/H`` and split ranking is unchanged (an
-  L2 leaf penalty then acts as a smaller one), but ``grad`` is then a constant multiple of
-  d loss / d score, not the derivative itself.
+* ``grad`` is what the Hessian mode declares (:class:`Hessian`'s ``gradient``): ``"exact"``,
+  d loss / d score; or ``"scaled"``, d loss / d score times a positive factor per document
+  that the mode's ``scaling`` states (a paper's averaged targets): the same signs and a descent
+  direction, but not the derivative, so only a ``"fitting"`` Hessian goes with it.
+* Whatever the declaration, an objective may multiply all of one call's gradients and Hessians
+  by one positive constant when ``sum |grad|`` or ``sum hess`` exceeds ``GRAD_SUM_CAP`` (1e15,
+  which exponential losses reach), so that the larger sum is 1e15: every Newton leaf ``-G/H``
+  and split ranking is unchanged (an L2 leaf penalty then acts as a smaller one), but ``grad``
+  is then a constant multiple of what the mode declares.
 * ``weights`` are *per-query* weights, shape ``(n_queries,)`` (XGBoost's ranking convention;
   the LightGBM adapter converts per-row weights that are constant within each query).
 * ``grad_hess`` never returns inf or NaN: values that overflow float64 are a ``ValueError``
@@ -45,7 +47,7 @@ Conventions every objective follows (stated here once; the objectives' pages ref
   on labels, groups, weights and parameters is computed once, in :meth:`Loss.setup`.
 * Each Hessian mode is declared with its kind: ``"exact"`` (the diagonal of the loss's
   Hessian), ``"bound"`` (a diagonal that bounds it from above) or ``"fitting"`` (the paper's
-  fitting weights).
+  fitting weights), and with its gradient's kind (above; ``"exact"`` unless declared).
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ from ..groups import check_group_ptr
 from ..pairs import check_pairs
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
-           "Search", "Param", "Hessian", "Loss", "PreparedObjective", "check_contract", "ModuleFunctions",
-           "module_functions", "scores_function"]
+           "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "PreparedObjective", "check_contract",
+           "ModuleFunctions", "module_functions", "scores_function"]
 
 #: Smallest Hessian any objective returns (a positive floor for Newton leaves).
 HESSIAN_FLOOR = 1e-6
@@ -81,6 +83,9 @@ PARAM_KINDS = ("real", "int", "choice", "bool", "rows", "custom")
 
 #: What a declared Hessian mode may be (see :class:`Hessian`).
 HESSIAN_KINDS = ("exact", "bound", "fitting")
+
+#: What a Hessian mode's gradient may be (see :class:`Hessian`).
+GRADIENT_KINDS = ("exact", "scaled")
 
 _FLOAT_MAX = float(np.finfo(np.float64).max)
 _INT64_MIN = -INT64_MAX - 1
@@ -246,17 +251,36 @@ def _check_int(what: str, value: Any, low: float | None, high: float | None) -> 
 @dataclass(frozen=True)
 class Hessian:
     """One declared Hessian mode: its ``kind`` (:data:`HESSIAN_KINDS`: ``"exact"``, ``"bound"``
-    an upper bound of the true Hessian, ``"fitting"`` the paper's fitting weights) and a
-    one-line ``text`` saying what it is."""
+    an upper bound of the true Hessian, ``"fitting"`` the paper's fitting weights), a one-line
+    ``text`` saying what it is, and what the mode's gradient is (:data:`GRADIENT_KINDS`):
+
+    * ``gradient="exact"`` (the default): d loss / d score;
+    * ``gradient="scaled"``: d loss / d score times a positive factor per document, which
+      ``scaling`` states in one line (QBRank's ``"mean"``: divided by the document's entry
+      count). Only a ``"fitting"`` Hessian may go with it (:func:`check_contract`): an exact or
+      bounding Hessian is one of the loss, whose derivative a scaled gradient is not.
+    """
 
     kind: str
     text: str
+    gradient: str = "exact"
+    scaling: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in HESSIAN_KINDS:
             raise ValueError(f"Hessian kind must be one of {list(HESSIAN_KINDS)}, got {show(self.kind)}")
         if not isinstance(self.text, str) or not self.text:
             raise TypeError("a Hessian mode needs a one-line text saying what it is")
+        if self.gradient not in GRADIENT_KINDS:
+            raise ValueError(f"Hessian gradient must be one of {list(GRADIENT_KINDS)}, got {show(self.gradient)}")
+        if not isinstance(self.scaling, str):
+            raise TypeError(f"Hessian scaling must be a one-line text, got {show(self.scaling)}")
+        if self.gradient == "scaled" and not self.scaling.strip():
+            raise TypeError("a Hessian mode with gradient='scaled' needs scaling='...': one line saying by what "
+                            "positive factor per document d loss / d score is multiplied")
+        if self.gradient == "exact" and self.scaling:
+            raise TypeError(f"a Hessian mode with gradient='exact' is not rescaled; got scaling={self.scaling!r} "
+                            "(declare gradient='scaled')")
 
 
 # ---- the base class ---------------------------------------------------------------------------
@@ -318,9 +342,11 @@ class Loss:
         out = dict(cls.params)
         if len(cls.hessians) > 1:
             modes = tuple(cls.hessians)
+            kinds = {m: h.kind + (", scaled gradient" if h.gradient == "scaled" else "")
+                     for m, h in cls.hessians.items()}
             out["hessian"] = Param(
                 cls.default_hessian or modes[0], "choice",
-                "Hessian mode: " + ", ".join(f"{m} ({h.kind})" for m, h in cls.hessians.items()), choices=modes)
+                "Hessian mode: " + ", ".join(f"{m} ({k})" for m, k in kinds.items()), choices=modes)
         return out
 
     @classmethod
@@ -342,6 +368,11 @@ class Loss:
     def hessian_kinds(cls) -> dict[str, str]:
         """Hessian mode -> ``"exact"``, ``"bound"`` or ``"fitting"``."""
         return {m: h.kind for m, h in cls.hessians.items()}
+
+    @classmethod
+    def gradient_kinds(cls) -> dict[str, str]:
+        """Hessian mode -> what its gradient is: ``"exact"`` (d loss / d score) or ``"scaled"``."""
+        return {m: h.gradient for m, h in cls.hessians.items()}
 
     @classmethod
     def search_space(cls, params: Mapping[str, Any]) -> dict[str, Search]:
@@ -408,7 +439,8 @@ class Loss:
         return float(self._loss(self._check(scores)))
 
     def grad_hess(self, scores: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Gradient d loss / d score and the Hessian (diagonal) of the chosen mode."""
+        """The gradient (d loss / d score, or its rescaling the mode declares) and the Hessian
+        (diagonal) of the chosen mode."""
         s = self._check(scores)
         g, h = self._grad_hess(s)
         self._check_finite(s, g, h)
@@ -441,8 +473,8 @@ _INSTANCE_ATTRS = ("labels", "group_ptr", "query_weights", "settings")
 def check_contract(loss_class: Any) -> None:
     """``TypeError``/``ValueError`` naming what ``loss_class`` lacks to be an objective: a
     :class:`Loss` subclass with a ``name``, ``_loss`` and ``_grad_hess``, at least one
-    :class:`Hessian` mode, :class:`Param` declarations whose names are free and whose defaults
-    (and search ranges) pass their own checks."""
+    :class:`Hessian` mode (a scaled gradient only with a ``"fitting"`` Hessian), :class:`Param`
+    declarations whose names are free and whose defaults (and search ranges) pass their own checks."""
     if not (isinstance(loss_class, type) and issubclass(loss_class, Loss)):
         raise TypeError(f"an objective is a subclass of boostplug.objectives.Loss, got {loss_class!r}")
     who = loss_class.__name__
@@ -457,6 +489,10 @@ def check_contract(loss_class: Any) -> None:
     for mode, h in hessians.items():
         if not isinstance(mode, str) or not isinstance(h, Hessian):
             raise TypeError(f"{who}.hessians[{mode!r}] must be a Hessian under a string name, got {h!r}")
+        if h.gradient == "scaled" and h.kind != "fitting":
+            raise ValueError(f"{who}.hessians[{mode!r}] declares a scaled gradient with a {h.kind!r} Hessian: only "
+                             "a 'fitting' Hessian may go with it (an exact or bounding Hessian is one of the loss, "
+                             "whose derivative a scaled gradient is not)")
     if loss_class.default_hessian is not None and loss_class.default_hessian not in hessians:
         raise ValueError(f"{who}.default_hessian = {loss_class.default_hessian!r} is not among its Hessian "
                          f"modes {list(hessians)}")

@@ -146,7 +146,9 @@ class QBRankObjective(Loss):
                          "dominates the full block Hessian, Section 3's diag(2, 2) bound); grad is exact"),
         "mean": Hessian("fitting", "the paper's fitting weights (Algorithm 2 + REMARK): grad = dR/dh / (entries of "
                         "the doc), hess = mean entry weight, so Newton leaves = least-squares leaves on the "
-                        "averaged targets"),
+                        "averaged targets", gradient="scaled",
+                        scaling="dR/dh_i divided by c_i, the number of entries of document i (its pairs in S, "
+                        "active or not, plus 1 if it is labeled); 0 where c_i = 0"),
     }
 
     w: float

@@ -4,7 +4,7 @@ Use :func:`get` to look one up by name and :func:`names` to list them::
 
     >>> from boostplug import objectives
     >>> obj = objectives.get("mpboost")
-    >>> g, h = obj.grad_hess(scores, labels, group_ptr, ddf="logdd")   # doctest: +SKIP
+    >>> g, h = obj.grad_hess(scores, labels, group_ptr, ddf="logdd")
 
 Each entry has ``loss``, ``grad_hess``, ``prepare`` (binds labels/groups once,
 for the boosting loop), ``defaults``, ``hessians`` and ``hessian_kinds`` (what each

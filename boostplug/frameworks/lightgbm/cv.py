@@ -36,8 +36,15 @@ def query_folds(
     both training and validation, and the validation scores are inflated.
 
     Example:
-        >>> folds = query_folds(train_set, nfold=5, seed=0)                   # doctest: +SKIP
-        >>> lgb.cv(params, train_set, 100, folds=folds, feval=metric("ndcg@10"))  # doctest: +SKIP
+        >>> import lightgbm as lgb
+        >>> from boostplug import lightgbm as bpl
+        >>> train_set = bpl.dataset(X, y, qid=qid)
+        >>> params = {"objective": bpl.objective(name, **objective_params), "metric": "None",
+        ...           "num_threads": 1, "verbose": -1}
+        >>> folds = bpl.query_folds(train_set, nfold=5, seed=0)
+        >>> result = lgb.cv(params, train_set, 20, folds=folds, feval=bpl.metric("ndcg@10"))
+        >>> sorted(result)
+        ['valid ndcg@10-mean', 'valid ndcg@10-stdv']
 
     Args:
         train_set: an ``lgb.Dataset`` with query groups.

@@ -216,12 +216,19 @@ def train_line_search(
     """Train LightGBM trees with QBRank and Algorithm 2's exact line search.
 
     Example:
+        >>> import lightgbm as lgb
         >>> from boostplug import lightgbm as bpl
-        >>> bst, record = bpl.train_line_search({"num_leaves": 20}, train, 300, eta=0.05,  # doctest: +SKIP
+        >>> train = bpl.dataset(X, y, qid=qid)
+        >>> vali = bpl.dataset(Xv, yv, qid=qid_v, reference=train)
+        >>> params = {"num_leaves": 7, "num_threads": 1, "verbose": -1}
+        >>> bst, record = bpl.train_line_search(params, train, 30, eta=0.05,
         ...                                     valid_sets=[vali], valid_names=["vali"],
         ...                                     feval=bpl.metric("ndcg@10"),
-        ...                                     callbacks=[lgb.early_stopping(30)])
-        >>> record.steps[:3]                                                     # doctest: +SKIP
+        ...                                     callbacks=[lgb.early_stopping(10, verbose=False)])
+        >>> len(record.steps) == len(record.risk) - 1   # one exact step s_m per round
+        True
+        >>> record.risk[-1] < record.risk[0]            # each step minimises the risk along its tree
+        True
 
     Args:
         params: LightGBM parameters for the trees (``num_leaves``,

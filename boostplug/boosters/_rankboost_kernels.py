@@ -135,6 +135,10 @@ class PairSpan:
     def size(self) -> int:
         return len(self.members)
 
+    def _laplacian(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``L h`` of the pair metric (a subclass may compute it without a pair list)."""
+        return laplacian(self.pairs, h, self.n, self.weights)
+
     @property
     def Q(self) -> NDArray[np.float64]:
         return self._Q[:, : self.size]
@@ -150,14 +154,14 @@ class PairSpan:
     def residual(self, h: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float]:
         """Least squares of ``h`` on ``S_t`` (pair metric): ``(c, u, r2, norm2)`` with
         ``h = Q c + u``, ``r2 = |D u|^2`` and ``norm2 = |D h|^2`` (Gram-Schmidt twice)."""
-        Lh = laplacian(self.pairs, h, self.n, self.weights)
+        Lh = self._laplacian(h)
         norm2 = float(h @ Lh)
         c = self.LQ.T @ h
         u = h - self.Q @ c
         c2 = self.LQ.T @ u
         u -= self.Q @ c2
         c = c + c2
-        r2 = float(u @ laplacian(self.pairs, u, self.n, self.weights))
+        r2 = float(u @ self._laplacian(u))
         return c, u, max(r2, 0.0), norm2
 
     def is_dependent(self, r2: float, norm2: float) -> bool:
@@ -182,7 +186,7 @@ class PairSpan:
         rho = math.sqrt(r2)
         q = u / rho
         self._Q[:, m] = q
-        self._LQ[:, m] = laplacian(self.pairs, q, self.n, self.weights)
+        self._LQ[:, m] = self._laplacian(q)
         self._R[:m, m] = c
         self._R[m, m] = rho
         self.members.append((int(k), int(j)))

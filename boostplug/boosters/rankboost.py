@@ -79,9 +79,28 @@ keeps ``R2 <= E2 <= bound``). For Rb-d and Rb-c ``E1 = prod_Z`` (Eq. 12); for Ra
 Choice among (numerically) tied candidates: RankLib's scan order -- features in order,
 thresholds from high to low (at one threshold only one orientation has ``r > 0``), the
 first one within ``1e-12`` of the best wins.
-Per round: Rb-d/Rb-c ``O(P + n F)`` (per-document potentials, then sums over binned
-features); RankBoost+ ``O(P F)`` (pair histograms for the ties), plus ``O(n F |S_t|)`` for
-the exact variant's span coefficients; the span test of one chosen ranker is
+Pair-free training (``pairwise="auto"``, the default, for Rb-d/Rb-c on label-derived pairs):
+with graded labels the critical pairs of a query are all (higher level, lower level) pairs and
+``D_t(a, b) = D_1(q) exp(F(b) - F(a)) / W`` is a product of per-document factors, so ``r`` of
+every stump, ``eps+/eps0/eps-``, ``Z_t``, ``E1``, ``R1``, ``R2`` and the span test's pair metric
+come from per-document sums per label level (:mod:`boostplug.boosters._level_sums`): memory
+``O(n L)``, ``O(n log n + n F)`` per round, no pair listed (a query of 100,000 documents
+trains). Only the ``E2`` record needs pairs of documents: it is summed over pairs of
+*signature groups* (documents of a query with equal values on every member of ``S_t``),
+``O(sum_q G_q^2 |S_t|)`` time. ``pairwise="pairs"`` keeps the pair list (equal results up to
+rounding, tested to ``1e-9``).
+
+RankBoost+ keeps the pair list (with its memory guard, ``BYTES_PER_PAIR``): its ``D_t`` gives a
+pair tied by member ``s`` of ``S_t`` the factor ``cosh(alpha + eta_s)/cosh(eta_s)`` and a split
+pair ``exp(-alpha o)``; over ``(h(a), h(b))`` that table, ``[[cosh, e^eta], [e^-eta, cosh]]``
+up to scale, has rank 2, so ``D_t`` is no product of per-document factors, and Eq. 33's
+``eps0`` and the exact line search need the weight of every pair by its tie pattern on
+``S_t``. Summing over pairs of signature groups would be exact but ``O(G^2)`` per query, no
+better than the pairs once the ensemble separates most documents.
+
+Per round on the pair list: Rb-d/Rb-c ``O(P + n F)`` (per-document potentials, then sums over
+binned features); RankBoost+ ``O(P F)`` (pair histograms for the ties), plus ``O(n F |S_t|)``
+for the exact variant's span coefficients; the span test of one chosen ranker is
 ``O(P + n |S_t|)``. No pairs x stumps matrix is formed (measured speed: ``docs/boosters.md``).
 The efficient variant prunes its candidates once
 (:func:`~boostplug.boosters._rankboost_kernels.select_independent`: blocked
@@ -109,6 +128,7 @@ from scipy.special import expit, logsumexp
 from .._validation import check_choice, check_flag
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
+from ._level_sums import LevelPairs, LevelSpan, level_e2, split_any
 from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, select_independent,
                                  stump_outcomes)
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
@@ -117,6 +137,10 @@ from .stumps import THRESHOLD_MODES, StumpCandidates, argmax_scan
 __all__ = ["RankBoost", "VARIANTS"]
 
 VARIANTS = ("rb-d", "rb-c", "rankboost+")
+
+#: How the critical pairs are held: ``"levels"`` (pair-free, per-document sums per label level;
+#: Rb-d/Rb-c on label-derived pairs), ``"pairs"`` (the pair list) or ``"auto"``.
+PAIRWISE = ("auto", "pairs", "levels")
 
 #: Two candidates whose criteria differ by at most this much (D_t sums to 1) are tied.
 TIE_TOL = 1e-12
@@ -145,6 +169,8 @@ class _State:
     alive: NDArray[np.bool_]         # (F, width) Algorithm 2's candidate set R
     pruned: bool
     rng: np.random.Generator
+    lv: LevelPairs | None = None     # pair-free mode: pairs, w, w1, ell are empty/unused
+    n_pairs: int = 0
 
 
 class RankBoost(RankingBooster):
@@ -163,6 +189,14 @@ class RankBoost(RankingBooster):
             experiments) or the stumps only (``False``: RankLib). ``None`` (default): ``True``
             except with ``thresholds="ranklib"``. RankBoost+ takes signed weights, so a step on
             a complement is a negative step on its stump and this changes nothing there.
+        pairwise: ``"auto"`` (default): ``"levels"`` for Rb-d/Rb-c trained on labels (no
+            ``pairs=`` given to ``fit``), else ``"pairs"``. ``"levels"``: pair-free, every sum
+            over the critical pairs from per-document sums per label level
+            (:mod:`boostplug.boosters._level_sums`, memory ``O(n L)``); the same rankers,
+            weights and history as ``"pairs"`` up to rounding (tested to ``1e-9``).
+            ``"pairs"``: the critical pairs are listed (memory ``O(P)``, guarded by
+            ``boostplug.pairs.PAIR_MEMORY_LIMIT``). RankBoost+ and explicit pairs always use
+            ``"pairs"`` (module docstring: RankBoost+'s ``D_t`` does not factorise).
         eval_metric, early_stopping_rounds, verbose, random_state: see
             :class:`~boostplug.boosters._estimator.RankingBooster` (``random_state`` seeds the
             threshold subsample and the pruning's permutation).
@@ -184,6 +218,7 @@ class RankBoost(RankingBooster):
         n_thresholds: int = 10,
         efficient: bool = True,
         complements: bool | None = None,
+        pairwise: str = "auto",
         eval_metric: str = "ndcg@10",
         early_stopping_rounds: int | None = None,
         verbose: int = 0,
@@ -196,6 +231,7 @@ class RankBoost(RankingBooster):
         self.n_thresholds = n_thresholds
         self.efficient = efficient
         self.complements = complements
+        self.pairwise = pairwise
         self.eval_metric = eval_metric
         self.early_stopping_rounds = early_stopping_rounds
         self.verbose = verbose
@@ -206,6 +242,7 @@ class RankBoost(RankingBooster):
         check_choice("variant", self.variant, VARIANTS)
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
         check_flag(self.efficient, "efficient")
+        check_choice("pairwise", self.pairwise, PAIRWISE)
         if self.complements is not None and not isinstance(self.complements, (bool, np.bool_)):
             raise ValueError(f"complements must be True, False or None (True unless thresholds='ranklib'), "
                              f"got {self.complements!r}")
@@ -214,9 +251,23 @@ class RankBoost(RankingBooster):
         """Stumps and their complements (the paper's majority-vote leaves), except RankLib's one-sided set."""
         return self.thresholds != "ranklib" if self.complements is None else bool(self.complements)
 
+    def _use_levels(self, data: FitData) -> bool:
+        """Pair-free training: Rb-d/Rb-c on label-derived pairs, unless ``pairwise="pairs"``."""
+        if self.pairwise == "pairs":
+            return False
+        why = ("variant='rankboost+' (its D_t does not factorise per document)" if self.variant == "rankboost+"
+               else "explicit pairs were given to fit" if data.pairs is not None else None)
+        if why is not None and self.pairwise == "levels":
+            raise ValueError(f"pairwise='levels' is not available: {why}; use pairwise='auto' or 'pairs'")
+        return why is None
+
     def _fit_init(self, data: FitData) -> _State:
         self._check_params()
         self.undefined_round_: dict[str, Any] | None = None
+        self.span_size_ = 0
+        self.pruned_round_: int | None = None
+        if self._use_levels(data):
+            return self._fit_init_levels(data)
         pairs = data.preference_pairs(BYTES_PER_PAIR, who=f"RankBoost(variant={self.variant!r})")
         cands = data.stump_candidates(self)
         P = pairs.shape[0]
@@ -224,19 +275,30 @@ class RankBoost(RankingBooster):
         cor, rev = pair_split_sums(cands.codes, pairs, np.ones(P) if pw is None else pw, cands.n_thr)
         nsplit = np.where(cands.exists, cor + rev, 0.0)
         valid = cands.exists & (nsplit > 0)
-        self.span_size_ = 0
-        self.pruned_round_: int | None = None
         w1 = None if pw is None else pw / pw.sum()
         return _State(
             pairs=pairs, cands=cands, nsplit=nsplit, valid=valid,
             w=np.full(P, 1.0 / max(P, 1)) if w1 is None else w1.copy(), w1=w1,
             F=np.zeros(data.X.shape[0]), span=PairSpan(cands.codes, pairs, pw), ell=np.zeros(P),
-            log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng,
+            log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, n_pairs=P,
+        )
+
+    def _fit_init_levels(self, data: FitData) -> _State:
+        """Pair-free state: label levels per query instead of the pair list (``O(n L)``)."""
+        lv = LevelPairs(data.y, data.group_ptr, data.query_weights)
+        cands = data.stump_candidates(self)
+        valid = cands.exists & split_any(cands.codes, lv, cands.width)
+        none = np.zeros(0)
+        return _State(
+            pairs=np.zeros((0, 2), dtype=np.int64), cands=cands, nsplit=np.zeros(valid.shape), valid=valid,
+            w=none, w1=None, F=np.zeros(data.X.shape[0]), span=LevelSpan(cands.codes, lv), ell=none,
+            log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, lv=lv,
+            n_pairs=lv.n_pairs,
         )
 
     # ---- one round ----------------------------------------------------------------------
     def _fit_round(self, s: _State, t: int) -> Round | None:
-        if s.pairs.shape[0] == 0:
+        if s.n_pairs == 0:
             self._stop_reason = "no preference pairs in the training data"
             return None
         if self.variant == "rankboost+":
@@ -248,7 +310,7 @@ class RankBoost(RankingBooster):
 
     def _round_rb(self, s: _State) -> Round | None:
         """Rb-d / Rb-c: Algorithm 1 with Eq. 10-14 or Eq. 17-19."""
-        pot = doc_potentials(s.pairs, s.w, s.F.shape[0])
+        pot = s.lv.potentials(s.F) if s.lv is not None else doc_potentials(s.pairs, s.w, s.F.shape[0])
         r = np.where(s.valid, doc_sums_above(s.cands.codes, pot, s.cands.n_thr), -np.inf)
         both = self._both_orientations()
         # the complement [x <= theta] has eps+ and eps- swapped: r -> -r
@@ -261,9 +323,15 @@ class RankBoost(RankingBooster):
             return None
         comp = both and bool(r[k, j] < 0)
         sign = -1 if comp else 1
-        o1 = stump_outcomes(s.cands.codes, k, j, s.pairs)   # outcomes of [x > theta]
-        o = -o1 if comp else o1
-        ep, e0, em = eps_sums(o, s.w)
+        if s.lv is not None:
+            o1 = None
+            ep, e0, em = s.lv.eps(s.F, s.cands.codes[:, k] > j)
+            if comp:
+                ep, em = em, ep
+        else:
+            o1 = stump_outcomes(s.cands.codes, k, j, s.pairs)   # outcomes of [x > theta]
+            o = -o1 if comp else o1
+            ep, e0, em = eps_sums(o, s.w)
         ranker = s.cands.stump(k, j, comp)
         if em == 0.0 and e0 == 0.0 and not self.rankers_:
             return self._perfect_first(s, k, j, comp, 1.0, o1)
@@ -283,9 +351,13 @@ class RankBoost(RankingBooster):
                 return None
             rr = ep - em
             alpha = 0.5 * math.log((1.0 + rr) / (1.0 - rr))
-        u = s.w * np.exp(-alpha * o)
-        z = float(u.sum())
-        s.w = u / z
+        if s.lv is not None:
+            # Eq. 11; D_t itself is recomputed from F by the level sums
+            z = e0 + ep * math.exp(-alpha) + em * math.exp(alpha)
+        else:
+            u = s.w * np.exp(-alpha * o)
+            z = float(u.sum())
+            s.w = u / z
         s.log_prod_z += math.log(z)
         delta = em - ep
         s.bound_log += -2.0 * (delta / 2.0) ** 2
@@ -296,19 +368,25 @@ class RankBoost(RankingBooster):
         rec.update(self._losses(s))
         return Round(ranker, alpha, rec)
 
-    def _perfect_first(self, s: _State, k: int, j: int, comp: bool, weight: float, o1: NDArray[np.int8]) -> Round:
+    def _perfect_first(self, s: _State, k: int, j: int, comp: bool, weight: float,
+                       o1: NDArray[np.int8] | None) -> Round:
         """Round 1's ranker orders every pair correctly (``eps+ = 1``; ``weight = -1``: RankBoost+'s
         one-sided stump reverses every pair): Eq. 14, 19 and 34 give an infinite weight. As AdaRank
         does with a perfect feature, keep it with weight ``+-1`` (any weight of that sign ranks the
         same) and stop; the record's ``alpha`` is ``+-inf``, its losses those of the kept model."""
         how = "correctly" if weight > 0 else "reversely"
+        if s.lv is not None:   # eps of D_1 (before F moves)
+            ep, e0, em = s.lv.eps(s.F, s.cands.codes[:, k] > j)
+            if comp:
+                ep, em = em, ep
         self._stop_reason = (f"perfect weak ranker in round 1 (it orders every training pair {how}): its weight is "
                              f"infinite; kept with weight {weight:g} (any weight of that sign ranks the same)")
         s.F += weight * s.cands.vector(k, j, comp)
         eta = -weight if comp else weight
         step = self._track_e2(s, k, j, eta, o1)
         s.log_prod_z = -math.inf       # Z_1 -> 0 as |alpha| -> inf
-        ep, e0, em = eps_sums(-o1 if comp else o1, s.w)
+        if s.lv is None:
+            ep, e0, em = eps_sums(-o1 if comp else o1, s.w)
         rec = {"alpha": math.copysign(math.inf, weight), "Z": 0.0, "eps_plus": ep, "eps_zero": e0, "eps_minus": em}
         if self.variant == "rankboost+":
             rec.update({"alpha_prime": 0.0, "delta": float(-(o1.astype(np.float64) @ s.w))})
@@ -319,10 +397,11 @@ class RankBoost(RankingBooster):
         rec.update(self._losses(s))
         return Round(s.cands.stump(k, j, comp), weight, rec)
 
-    def _track_e2(self, s: _State, k: int, j: int, alpha: float, o: NDArray[np.int8]) -> str:
+    def _track_e2(self, s: _State, k: int, j: int, alpha: float, o: NDArray[np.int8] | None) -> str:
         """Keep ``F2(eta)`` over the independent set equal to ``E2`` of the ensemble (Section 4).
         ``alpha``: the step on ``[x > theta]`` (``-alpha`` for a complement, whose pair outcomes
-        ``o`` are negated: both are the one distinct ranker of ``S_t``)."""
+        ``o`` are negated: both are the one distinct ranker of ``S_t``). Pair-free (``s.lv``):
+        only ``eta`` moves, ``ell`` is not kept (``E2`` comes from ``eta``: :func:`level_e2`)."""
         b = s.span.index.get((k, j))
         if b is not None:
             self._move_member(s, b, alpha, o)
@@ -332,13 +411,18 @@ class RankBoost(RankingBooster):
         if s.span.is_dependent(r2, norm2):
             self._move_along(s, s.span.beta(c), alpha)
             return "dependent"
-        s.ell += np.where(o != 0, -alpha * o, ln_cosh(alpha))   # Eq. 23: a tie contributes cosh(eta)
+        if s.lv is None:
+            s.ell += np.where(o != 0, -alpha * o, ln_cosh(alpha))   # Eq. 23: a tie contributes cosh(eta)
         s.span.add(k, j, c, u, r2, alpha)
         return "new"
 
-    def _move_member(self, s: _State, b: int, delta: float, o: NDArray[np.int8]) -> NDArray[np.float64]:
-        """``eta_b += delta``: add ``ln omega*_2(new) - ln omega*_2(old)`` to ``ell``; return it."""
+    def _move_member(self, s: _State, b: int, delta: float, o: NDArray[np.int8] | None) -> NDArray[np.float64]:
+        """``eta_b += delta``: add ``ln omega*_2(new) - ln omega*_2(old)`` to ``ell``; return it
+        (pair-free: ``eta`` only)."""
         eta = s.span.eta[b]
+        if s.lv is not None:
+            s.span.eta[b] = eta + delta
+            return s.ell
         lr = np.where(o != 0, -delta * o, ln_cosh(eta + delta) - ln_cosh(eta))
         s.ell += lr
         s.span.eta[b] = eta + delta
@@ -348,10 +432,16 @@ class RankBoost(RankingBooster):
         for b, coef in enumerate(beta):
             if coef != 0.0:
                 kb, jb = s.span.members[b]
-                self._move_member(s, b, alpha * float(coef), stump_outcomes(s.cands.codes, kb, jb, s.pairs))
+                o = None if s.lv is not None else stump_outcomes(s.cands.codes, kb, jb, s.pairs)
+                self._move_member(s, b, alpha * float(coef), o)
 
     def _losses(self, s: _State) -> dict[str, float]:
         """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24) of the ensemble, prod Z_t, the theorem bound."""
+        if s.lv is not None:
+            r1, r2 = s.lv.rates(s.F)
+            return {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total,
+                    "E2": level_e2(s.cands.codes, s.span.members, s.span.eta, s.lv),
+                    "prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log)}
         margin = s.F[s.pairs[:, 0]] - s.F[s.pairs[:, 1]]
         m = margin.shape[0]
         if s.w1 is not None:  # means under D_1

@@ -1,0 +1,278 @@
+"""Pair-free sums over the critical pairs of graded labels (RankBoost Rb-d / Rb-c).
+
+With graded labels the critical pairs of a query are all (higher level, lower level)
+pairs of its documents, and RankBoost's pair weights factorise per document:
+``D_t(a, b) = D_1(q) exp(F(b) - F(a)) / W`` (``a`` preferred, ``F`` the ensemble). So
+per query and label level ``l`` the sums ``Em[q, l, h] = sum exp(-(F - s_q))`` and
+``Ep[q, l, h] = sum exp(F - s_q)`` over the level's documents (``h``: a stump's value on
+them, ``s_q`` a per-query shift against overflow) give every sum Rb-d/Rb-c need:
+
+* ``W = sum_q D_1(q) sum_{l > m} Em[q, l] Ep[q, m]`` (the normaliser, ``E1`` times ``|I|``);
+* the per-document potential ``pot[a] = sum_{pairs (a, .)} D - sum_{pairs (., a)} D``,
+  whose sum over a stump's documents is RankBoost's ``r`` of that stump;
+* ``eps+``, ``eps0``, ``eps-`` of one stump (level sums split by ``h``);
+* the pair metric's Laplacian ``L h`` (complete multipartite graph per query), for the
+  span test of ``S_t``;
+* ``R1``/``R2`` from per-query counts of tied and reversed pairs
+  (:func:`boostplug.metrics._pair_counts.critical_pair_counts`, ``O(n log n)``).
+
+Memory ``O(n + Q L)`` (``Q`` queries, ``L`` label levels); no pair is listed.
+
+``E2`` of the ensemble is not a product of per-document factors: a pair tied by member
+``s`` of ``S_t`` contributes ``cosh(eta_s)``, and the ``2 x 2`` table of a ranker's factor over
+``(h(a), h(b))`` (``[[cosh, e^eta], [e^-eta, cosh]]``) has rank 2. :func:`level_e2` therefore
+groups each query's documents by their signature on ``S_t`` (and level) and sums over
+pairs of groups: ``O(n |S_t|)`` memory, ``O(sum_q G_q^2 (|S_t| + L))`` time for ``G_q``
+distinct signatures in query ``q`` (at most its document count).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+from numpy.typing import NDArray
+
+from .._core import dispatch
+from ..metrics._pair_counts import critical_pair_counts
+from ._rankboost_kernels import PairSpan
+
+__all__ = ["LevelPairs", "LevelSpan", "level_e2", "split_any"]
+
+
+@nb.njit(cache=True)
+def _level_exp_sums(F, h, group_ptr, lev, n_levels):
+    """Per query: the shift ``s_q`` (mid-range of ``F``) and ``Em``/``Ep`` ``(Q, L, 2)`` split by ``h``."""
+    nq = group_ptr.shape[0] - 1
+    shift = np.zeros(nq)
+    em = np.zeros((nq, n_levels, 2))
+    ep = np.zeros((nq, n_levels, 2))
+    for q in range(nq):
+        a, b = group_ptr[q], group_ptr[q + 1]
+        if b == a:
+            continue
+        lo = F[a]
+        hi = F[a]
+        for i in range(a, b):
+            lo = min(lo, F[i])
+            hi = max(hi, F[i])
+        s = 0.5 * (lo + hi)
+        shift[q] = s
+        for i in range(a, b):
+            em[q, lev[i], h[i]] += math.exp(-(F[i] - s))
+            ep[q, lev[i], h[i]] += math.exp(F[i] - s)
+    return shift, em, ep
+
+
+@nb.njit(cache=True)
+def _potentials(F, group_ptr, lev, shift, below, above, coef):
+    """``pot[a] = coef_q (e^{-(F_a - s)} Ep_below[q, l_a] - e^{F_a - s} Em_above[q, l_a])``."""
+    pot = np.zeros(F.shape[0])
+    for q in range(group_ptr.shape[0] - 1):
+        s = shift[q]
+        c = coef[q]
+        for i in range(group_ptr[q], group_ptr[q + 1]):
+            pot[i] = c * (math.exp(-(F[i] - s)) * below[q, lev[i]] - math.exp(F[i] - s) * above[q, lev[i]])
+    return pot
+
+
+@nb.njit(cache=True, parallel=True)
+def _split_any(codes, group_ptr, lev, n_levels, width):
+    """``out[k, j]`` > 0 iff the stump ``(k, j)`` splits some critical pair: per query and
+    level the min and max code; levels ``l != m`` split every ``j`` in
+    ``[min_m, max_l)`` or ``[min_l, max_m)``: an integer difference array of those intervals."""
+    nf = codes.shape[1]
+    out = np.zeros((nf, width + 1), dtype=np.int64)
+    for k in nb.prange(nf):
+        lo = np.empty(n_levels, dtype=np.int64)
+        hi = np.empty(n_levels, dtype=np.int64)
+        for q in range(group_ptr.shape[0] - 1):
+            lo[:] = 1 << 40
+            hi[:] = -1
+            for i in range(group_ptr[q], group_ptr[q + 1]):
+                c = codes[i, k]
+                lo[lev[i]] = min(lo[lev[i]], c)
+                hi[lev[i]] = max(hi[lev[i]], c)
+            for l in range(n_levels):
+                if hi[l] < 0:
+                    continue
+                for m in range(n_levels):
+                    if m == l or hi[m] < 0:
+                        continue
+                    # a document of level l above j and one of level m at or below it
+                    if hi[l] > lo[m]:
+                        out[k, lo[m]] += 1
+                        out[k, hi[l]] -= 1
+        acc = 0
+        for j in range(width + 1):
+            acc += out[k, j]
+            out[k, j] = acc
+    return out[:, :width]
+
+
+def split_any(codes: NDArray[np.int32], levels: "LevelPairs", width: int) -> NDArray[np.bool_]:
+    """``(F, width)``: whether each stump splits at least one critical pair (exact, integer counts)."""
+    # work: one unit per document visit plus the level pairs of every query, per feature
+    work = codes.shape[1] * (codes.shape[0] + (levels.group_ptr.shape[0] - 1) * levels.n_levels ** 2)
+    kernel = dispatch.kernel_for(_split_any, work)
+    return kernel(codes, levels.group_ptr, levels.lev, levels.n_levels, width) > 0
+
+
+class LevelPairs:
+    """The critical pairs of graded labels, held as label levels within queries.
+
+    ``lev[x]``: the index of ``y[x]`` among the distinct grades (0 = lowest);
+    ``coef[q]``: the query's pair multiplicity (its weight, or 1); ``n_pairs``: the number
+    of critical pairs; ``total``: their weighted count (``D_1 = coef / total``)."""
+
+    def __init__(self, y: NDArray[np.float64], group_ptr: NDArray[np.int64],
+                 query_weights: NDArray[np.float64] | None) -> None:
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.group_ptr = np.ascontiguousarray(group_ptr, dtype=np.int64)
+        grades, lev = np.unique(self.y, return_inverse=True)
+        self.lev = np.ascontiguousarray(lev.reshape(-1), dtype=np.int64)
+        self.n_levels = max(int(grades.shape[0]), 1)
+        nq = self.group_ptr.shape[0] - 1
+        self.query = np.repeat(np.arange(nq), np.diff(self.group_ptr))
+        self.coef = np.ones(nq) if query_weights is None else np.asarray(query_weights, dtype=np.float64)
+        self.weighted = query_weights is not None
+        cnt = np.bincount(self.query * self.n_levels + self.lev, minlength=nq * self.n_levels)
+        self.level_counts = cnt.reshape(nq, self.n_levels).astype(np.float64)
+        below = np.cumsum(self.level_counts, axis=1) - self.level_counts
+        self.query_pairs = (self.level_counts * below).sum(axis=1)          # exact: integers < 2^53
+        self.n_pairs = int(self.query_pairs.sum())
+        self.total = float(self.coef @ self.query_pairs) if self.weighted else float(self.n_pairs)
+        self._zero_h = np.zeros(self.y.shape[0], dtype=np.int64)
+
+    def sums(self, F: NDArray[np.float64], h: NDArray[np.bool_] | None = None
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """``(shift, Em, Ep)`` of :func:`_level_exp_sums` (``h = None``: everything in column 0)."""
+        hh = self._zero_h if h is None else h.astype(np.int64)
+        return _level_exp_sums(np.ascontiguousarray(F), hh, self.group_ptr, self.lev, self.n_levels)
+
+    def weight_sum(self, F: NDArray[np.float64]) -> float:
+        """``W = sum_pairs coef_q exp(F(b) - F(a))``: ``E1 = W / total``, ``D_t = coef e^{F(b) - F(a)} / W``."""
+        _, em, ep = self.sums(F)
+        em, ep = em.sum(axis=2), ep.sum(axis=2)
+        below = np.cumsum(ep, axis=1) - ep
+        return float(self.coef @ (em * below).sum(axis=1))
+
+    def potentials(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``pot`` under ``D_t`` (normalised to sum 1 over the pairs): ``r = sum pot * h``."""
+        shift, em, ep = self.sums(F)
+        em, ep = em.sum(axis=2), ep.sum(axis=2)
+        below = np.cumsum(ep, axis=1) - ep                      # Ep over lower levels
+        above = em.sum(axis=1, keepdims=True) - np.cumsum(em, axis=1)   # Em over higher levels
+        w = float(self.coef @ (em * below).sum(axis=1))
+        return _potentials(F, self.group_ptr, self.lev, shift, below, above, self.coef / w)
+
+    def eps(self, F: NDArray[np.float64], h: NDArray[np.bool_]) -> tuple[float, float, float]:
+        """``(eps+, eps0, eps-)`` of the ranker ``h`` under ``D_t`` (Eq. 8), each a sum of
+        positive terms (so ``eps- == 0`` exactly when no pair is reversed, as with listed pairs)."""
+        _, em, ep = self.sums(F, h)
+        below = np.cumsum(ep, axis=1) - ep                      # (Q, L, 2) Ep over lower levels
+        c = self.coef
+        plus = c @ (em[:, :, 1] * below[:, :, 0]).sum(axis=1)
+        minus = c @ (em[:, :, 0] * below[:, :, 1]).sum(axis=1)
+        zero = c @ (em[:, :, 1] * below[:, :, 1] + em[:, :, 0] * below[:, :, 0]).sum(axis=1)
+        w = plus + minus + zero
+        return float(plus / w), float(zero / w), float(minus / w)
+
+    def rates(self, F: NDArray[np.float64]) -> tuple[float, float]:
+        """``(R1, R2)`` (Eq. 3, 4) under ``D_1`` from per-query counts of tied and reversed pairs."""
+        counts = critical_pair_counts(np.ascontiguousarray(F, dtype=np.float64), self.y, self.group_ptr)
+        tied, rev = counts[:, 1].astype(np.float64), counts[:, 2].astype(np.float64)
+        if not self.weighted:
+            return float((tied.sum() + rev.sum()) / self.n_pairs), float((rev.sum() + 0.5 * tied.sum()) / self.n_pairs)
+        return float(self.coef @ (tied + rev) / self.total), float(self.coef @ (rev + 0.5 * tied) / self.total)
+
+    def laplacian(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``L h`` of the pair metric: ``(L h)[x] = coef_q sum_{y in q, l(y) != l(x)} (h(x) - h(y))``."""
+        nq, L = self.group_ptr.shape[0] - 1, self.n_levels
+        key = self.query * L + self.lev
+        hq = np.bincount(self.query, weights=h, minlength=nq)
+        hql = np.bincount(key, weights=h, minlength=nq * L)
+        nq_docs = np.diff(self.group_ptr).astype(np.float64)
+        other = nq_docs[self.query] - self.level_counts.ravel()[key]
+        return self.coef[self.query] * (other * h - (hq[self.query] - hql[key]))
+
+
+class LevelSpan(PairSpan):
+    """:class:`~boostplug.boosters._rankboost_kernels.PairSpan` whose pair metric comes from
+    label levels (:meth:`LevelPairs.laplacian`) instead of a pair list."""
+
+    def __init__(self, codes: NDArray[np.int32], levels: LevelPairs) -> None:
+        super().__init__(codes, np.zeros((0, 2), dtype=np.int64), None)
+        self.levels = levels
+
+    def _laplacian(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self.levels.laplacian(np.ascontiguousarray(h, dtype=np.float64))
+
+
+@nb.njit(cache=True)
+def _group_e2(gptr, sig, eta, lncosh_eta, cnt, coef):
+    """``(mx, acc)``: ``sum_q coef_q sum_{g, h} n_gh exp(sum_s ln omega_s) = acc e^mx`` over
+    pairs of signature groups ``g`` (preferred) and ``h`` of each query, ``n_gh`` the number of
+    critical pairs between them."""
+    L = cnt.shape[1]
+    S = sig.shape[1]
+    below = np.zeros_like(cnt)
+    for g in range(cnt.shape[0]):
+        acc_l = 0.0
+        for l in range(L):
+            below[g, l] = acc_l
+            acc_l += cnt[g, l]
+    mx = -np.inf
+    acc = 0.0
+    for q in range(gptr.shape[0] - 1):
+        for g in range(gptr[q], gptr[q + 1]):
+            for h in range(gptr[q], gptr[q + 1]):
+                npairs = 0.0
+                for l in range(L):
+                    npairs += cnt[g, l] * below[h, l]
+                if npairs == 0.0:
+                    continue
+                lk = 0.0
+                for s in range(S):
+                    o = sig[g, s] - sig[h, s]
+                    if o == 0:
+                        lk += lncosh_eta[s]
+                    else:
+                        lk -= eta[s] * o
+                v = coef[q] * npairs
+                if lk > mx:
+                    acc = acc * math.exp(mx - lk) + v
+                    mx = lk
+                else:
+                    acc += v * math.exp(lk - mx)
+    return mx, acc
+
+
+def level_e2(codes: NDArray[np.int32], members: list[tuple[int, int]], eta: NDArray[np.float64],
+             levels: LevelPairs) -> float:
+    """``E2 = sum_I D_1 prod_{s in S_t} omega*_2(i, f_s, eta_s)`` (Eq. 22-24) from signature
+    groups: documents of one query with the same values on every member of ``S_t``."""
+    if not members:
+        return 1.0
+    from ._rankboost_kernels import ln_cosh
+
+    ks = np.array([k for k, _ in members], dtype=np.int64)
+    js = np.array([j for _, j in members], dtype=np.int64)
+    sig = (codes[:, ks] > js).astype(np.int8)
+    # one byte string per row: the query (big-endian, so byte order sorts by query) and the signature
+    key = np.concatenate([levels.query.astype(">i8").view(np.uint8).reshape(-1, 8),
+                          np.packbits(sig, axis=1)], axis=1)
+    key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1]))).ravel()
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    G, L = first.shape[0], levels.n_levels
+    cnt = np.bincount(inverse * L + levels.lev, minlength=G * L).reshape(G, L).astype(np.float64)
+    gq = levels.query[first]
+    gptr = np.searchsorted(gq, np.arange(levels.group_ptr.shape[0]), side="left").astype(np.int64)
+    eta = np.ascontiguousarray(eta, dtype=np.float64)
+    mx, acc = _group_e2(gptr, np.ascontiguousarray(sig[first]), eta, np.asarray(ln_cosh(eta), dtype=np.float64),
+                        cnt, levels.coef)
+    if acc == 0.0:
+        return 0.0
+    return float(math.exp(mx + math.log(acc) - math.log(levels.total)))

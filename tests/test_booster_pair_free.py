@@ -1,0 +1,200 @@
+"""Pair-free training (``pairwise="levels"``) equals the pair-list path (``pairwise="pairs"``).
+
+Rb-d and Rb-c on label-derived pairs keep per-document sums per label level instead of the
+critical pairs (:mod:`boostplug.boosters._level_sums`). Both paths must choose the same
+stumps (feature, threshold, orientation) in the same rounds, stop for the same reason, and
+give the same weights and history values to ``1e-9`` (relative; absolute ``1e-12`` near 0).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+import boostplug.boosters._fit_data as fit_data
+import boostplug.pairs as pairs_mod
+from boostplug.boosters import RankBoost
+
+RTOL = 1e-9
+ATOL = 1e-12
+
+
+def graded_data(rng, n_queries=6, max_docs=30, n_feat=4, n_labels=5, nan_prob=0.1, ties=True):
+    """Random queries with grades 0..n_labels-1, tied feature values, missing values, a
+    one-document query and a one-grade query."""
+    sizes = rng.integers(2, max_docs + 1, size=n_queries)
+    sizes[0] = 1
+    n = int(sizes.sum())
+    X = rng.normal(size=(n, n_feat))
+    if ties:
+        X = np.round(X, 1)
+    X[rng.random((n, n_feat)) < nan_prob] = np.nan
+    y = rng.integers(0, n_labels, size=n).astype(np.float64)
+    y[1:1 + sizes[1]] = 2.0
+    return X, y, np.repeat(np.arange(n_queries), sizes)
+
+
+def letor_like(rng, n_queries=40, n_feat=12):
+    """LETOR-shaped: many queries of 5-40 documents, grades 0-2 mostly 0, features in [0, 1]
+    with many zeros (query-normalised), a few constant columns."""
+    sizes = rng.integers(5, 41, size=n_queries)
+    n = int(sizes.sum())
+    X = rng.random((n, n_feat))
+    X[rng.random((n, n_feat)) < 0.4] = 0.0
+    X[:, 3] = 0.0
+    X = np.round(X, 3)
+    y = rng.choice([0.0, 1.0, 2.0], size=n, p=[0.7, 0.2, 0.1])
+    return X, y, np.repeat(np.arange(n_queries), sizes)
+
+
+def assert_same_fit(a: RankBoost, b: RankBoost) -> None:
+    assert a.stop_reason_ == b.stop_reason_
+    assert len(a.rankers_) == len(b.rankers_) == len(a.history_) == len(b.history_)
+    assert a.rankers_ == b.rankers_                      # feature, threshold, orientation
+    assert a.undefined_round_ == b.undefined_round_ or (
+        a.undefined_round_["ranker"] == b.undefined_round_["ranker"])
+    for wa, wb in zip(a.weights_, b.weights_):
+        assert math.isclose(wa, wb, rel_tol=RTOL, abs_tol=ATOL)
+    for ha, hb in zip(a.history_, b.history_):
+        assert ha.keys() == hb.keys()
+        for key, va in ha.items():
+            if key == "seconds":
+                continue
+            vb = hb[key]
+            if isinstance(va, float):
+                assert math.isclose(va, vb, rel_tol=RTOL, abs_tol=ATOL), (key, ha["round"], va, vb)
+            else:
+                assert va == vb, (key, ha["round"], va, vb)
+
+
+def fit_both(X, y, qid, sample_weight=None, **params):
+    kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+    a = RankBoost(pairwise="pairs", **params).fit(X, y, qid=qid, **kw)
+    b = RankBoost(pairwise="levels", **params).fit(X, y, qid=qid, **kw)
+    return a, b
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("variant", ["rb-c", "rb-d"])
+@pytest.mark.parametrize("thresholds, complements", [("all", None), ("all", False), ("ranklib", None),
+                                                     ("sample", None)])
+def test_levels_equal_pairs_random(seed: int, variant: str, thresholds: str, complements) -> None:
+    X, y, qid = graded_data(np.random.default_rng(seed))
+    a, b = fit_both(X, y, qid, variant=variant, n_rounds=25, thresholds=thresholds, complements=complements,
+                    max_thresholds=8, random_state=seed)
+    assert len(a.rankers_) >= 1
+    assert_same_fit(a, b)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("variant", ["rb-c", "rb-d"])
+def test_levels_equal_pairs_query_weights(seed: int, variant: str) -> None:
+    rng = np.random.default_rng(100 + seed)
+    X, y, qid = graded_data(rng, n_queries=7)
+    qw = rng.choice([0.0, 0.5, 1.0, 3.0], size=7)
+    qw[2] = 2.5                                          # not all equal, not all zero
+    a, b = fit_both(X, y, qid, sample_weight=qw, variant=variant, n_rounds=20, thresholds="all")
+    assert_same_fit(a, b)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_levels_equal_pairs_letor_like(seed: int) -> None:
+    X, y, qid = letor_like(np.random.default_rng(200 + seed))
+    for variant in ("rb-c", "rb-d"):
+        a, b = fit_both(X, y, qid, variant=variant, n_rounds=40, random_state=seed)
+        assert_same_fit(a, b)
+    a, b = fit_both(X, y, qid, variant="rb-c", thresholds="ranklib", n_rounds=40)
+    assert_same_fit(a, b)
+
+
+def test_levels_equal_pairs_mq2008_part(mq2008_dir) -> None:
+    from sklearn.datasets import load_svmlight_file
+
+    X, y, qid = load_svmlight_file(str(mq2008_dir / "S1.txt"), query_id=True)
+    keep = qid <= np.unique(qid)[60]
+    a, b = fit_both(X.toarray()[keep], y[keep], qid[keep], variant="rb-c", n_rounds=30, random_state=0)
+    assert_same_fit(a, b)
+
+
+def dependent_data(rng, n_queries=6):
+    """Features whose stumps are linear combinations of others' ([x1 > .5] = [x0 > 1] - [x0 > 2],
+    ...), so that chosen rankers fall in the span of S_t (the ``"dependent"`` step of E2 tracking)."""
+    sizes = rng.integers(4, 25, size=n_queries)
+    n = int(sizes.sum())
+    y = rng.integers(0, 5, size=n).astype(np.float64)
+    x0 = np.clip(np.round(y / 1.5 + rng.normal(size=n)), 0, 3)
+    X = np.column_stack([x0, (x0 == 2) * 1.0, (x0 == 1) * 1.0, (x0 >= 1) * 1.0 + (x0 == 3), rng.integers(0, 3, n)])
+    return X, y, np.repeat(np.arange(n_queries), sizes)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("variant", ["rb-c", "rb-d"])
+def test_levels_equal_pairs_dependent_steps(seed: int, variant: str) -> None:
+    X, y, qid = dependent_data(np.random.default_rng(seed))
+    qw = np.random.default_rng(seed).choice([0.5, 1.0, 2.0], size=6)
+    for sw in (None, qw):
+        a, b = fit_both(X, y, qid, sample_weight=sw, variant=variant, n_rounds=40, thresholds="all")
+        assert sw is not None or any(h["step"] == "dependent" for h in a.history_)
+        assert_same_fit(a, b)
+
+
+def test_levels_equal_pairs_perfect_first_ranker() -> None:
+    """Round 1's stump orders every pair: kept with weight 1, the same record on both paths."""
+    X = np.array([[0.0], [1.0], [2.0], [0.5], [3.0]])
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
+    a, b = fit_both(X, y, np.array([0, 0, 0, 1, 1]), variant="rb-c", thresholds="all")
+    assert a.history_[0]["alpha"] == math.inf
+    assert_same_fit(a, b)
+
+
+def test_auto_uses_levels_for_rb_and_pairs_otherwise(monkeypatch) -> None:
+    X, y, qid = graded_data(np.random.default_rng(7))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("critical_pairs called")
+
+    monkeypatch.setattr(fit_data, "critical_pairs", refuse)
+    monkeypatch.setattr(pairs_mod, "critical_pairs", refuse)
+    for variant in ("rb-c", "rb-d"):
+        RankBoost(variant=variant, n_rounds=5).fit(X, y, qid=qid)
+    with pytest.raises(AssertionError, match="critical_pairs called"):
+        RankBoost(variant="rankboost+", n_rounds=2).fit(X, y, qid=qid)
+    with pytest.raises(AssertionError, match="critical_pairs called"):
+        RankBoost(variant="rb-c", n_rounds=2, pairwise="pairs").fit(X, y, qid=qid)
+
+
+def test_pairwise_parameter_errors() -> None:
+    X, y, qid = graded_data(np.random.default_rng(8))
+    with pytest.raises(ValueError, match="rankboost\\+"):
+        RankBoost(variant="rankboost+", pairwise="levels", n_rounds=2).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="explicit pairs"):
+        RankBoost(pairwise="levels", n_rounds=2).fit(X, y, qid=qid, pairs=[[1, 2]])
+    with pytest.raises(ValueError, match="pairwise"):
+        RankBoost(pairwise="nope", n_rounds=2).fit(X, y, qid=qid)
+    # explicit pairs under "auto" train on the pair list
+    m = RankBoost(n_rounds=2, thresholds="all").fit(X, y, qid=qid, pairs=[[2, 3], [4, 2]])
+    assert len(m.rankers_) >= 1
+
+
+def test_one_query_of_100000_documents_trains_without_pairs(monkeypatch) -> None:
+    """5 grades in one query of 100,000 documents: 4e9 critical pairs, never listed."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("critical_pairs called")
+
+    monkeypatch.setattr(fit_data, "critical_pairs", refuse)
+    monkeypatch.setattr(pairs_mod, "critical_pairs", refuse)
+    rng = np.random.default_rng(3)
+    n = 100_000
+    y = rng.integers(0, 5, size=n).astype(np.float64)
+    X = np.column_stack([y + rng.normal(scale=2.0, size=n), rng.normal(size=n), np.round(rng.normal(size=n), 1)])
+    for variant in ("rb-c", "rb-d"):
+        RankBoost(variant=variant, n_rounds=1).fit(X[:50], y[:50], group=[50])   # compile outside the clock
+        t0 = time.perf_counter()
+        m = RankBoost(variant=variant, n_rounds=2, random_state=0).fit(X, y, group=[n])
+        took = time.perf_counter() - t0
+        assert len(m.rankers_) == 2 and m.rankers_[0]["feature"] == 0
+        assert m.history_[1]["E1"] < m.history_[0]["E1"] < 1.0
+        assert took < 10.0, took

@@ -26,8 +26,8 @@ def one_huge_query():
 
 
 @pytest.mark.parametrize("make", [
-    lambda: RankBoost(variant="rb-d", n_rounds=2),
-    lambda: RankBoost(variant="rb-c", n_rounds=2),
+    lambda: RankBoost(variant="rb-d", n_rounds=2, pairwise="pairs"),
+    lambda: RankBoost(variant="rb-c", n_rounds=2, pairwise="pairs"),
     lambda: RankBoost(variant="rankboost+", n_rounds=2),
     lambda: MPBoost(n_rounds=2),
 ], ids=["rb-d", "rb-c", "rankboost+", "mpboost"])
@@ -56,11 +56,13 @@ def test_the_estimate_counts_every_per_pair_array_and_the_limit_is_overridable(m
     with pytest.raises(ValueError, match=r"MPBoost: 5 preference pairs would need .*\(96 bytes per pair\)"):
         MPBoost(n_rounds=1).fit(X, y, qid=np.zeros(4))
     with pytest.raises(ValueError, match=r"RankBoost\(variant='rb-c'\): 5 preference pairs .*\(112 bytes per pair\)"):
-        RankBoost(n_rounds=1).fit(X, y, qid=np.zeros(4))
+        RankBoost(n_rounds=1, pairwise="pairs").fit(X, y, qid=np.zeros(4))
+    # the label-level path of Rb-c lists no pairs: the guard does not apply
+    assert len(RankBoost(n_rounds=1).fit(X, y, qid=np.zeros(4)).rankers_) == 1
     with pytest.raises(ValueError, match=r"5 preference pairs would need ~480 bytes .* they are the explicit pairs"):
         MPBoost(n_rounds=1).fit(X, y, qid=np.zeros(4), pairs=np.array([[0, 1]] * 5))
     monkeypatch.setattr(bp, "PAIR_MEMORY_LIMIT", 5 * 112)
-    assert len(RankBoost(n_rounds=1).fit(X, y, qid=np.zeros(4)).rankers_) == 1
+    assert len(RankBoost(n_rounds=1, pairwise="pairs").fit(X, y, qid=np.zeros(4)).rankers_) == 1
     assert critical_pairs(y, [0, 4]).shape == (5, 2)
     with pytest.raises(ValueError, match="5 preference pairs"):
         critical_pairs(y, [0, 4], memory_limit=79)

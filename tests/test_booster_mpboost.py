@@ -211,7 +211,7 @@ def test_ranklib_candidates_predict_what_was_trained(rng: np.random.Generator) -
 def test_explicit_pairs(rng: np.random.Generator) -> None:
     X, y, qid, _ = random_data(rng, n_queries=6)
     gp = np.concatenate(([0], np.cumsum(np.bincount(qid))))
-    a = MPBoost(ddf="ldd", n_rounds=8, thresholds="all").fit(X, y, qid=qid)
+    a = MPBoost(ddf="ldd", n_rounds=8, thresholds="all", pairwise="pairs").fit(X, y, qid=qid)
     b = MPBoost(ddf="ldd", n_rounds=8, thresholds="all").fit(X, y, qid=qid, pairs=critical_pairs(y, gp))
     assert a.rankers_ == b.rankers_ and a.weights_ == b.weights_
     # a preference between equal grades counts as one grade apart: ldd gives d = 0.2, binary d = 1,

@@ -1,7 +1,7 @@
 """Pair-free training (``pairwise="levels"``) equals the pair-list path (``pairwise="pairs"``).
 
-Rb-d and Rb-c on label-derived pairs keep per-document sums per label level instead of the
-critical pairs (:mod:`boostplug.boosters._level_sums`). Both paths must choose the same
+Rb-d and Rb-c (and stump MPBoost, last section) on label-derived pairs keep per-document sums
+per label level instead of the critical pairs (:mod:`boostplug.boosters._level_sums`). Both paths must choose the same
 stumps (feature, threshold, orientation) in the same rounds, stop for the same reason, and
 give the same weights and history values to ``1e-9`` (relative; absolute ``1e-12`` near 0).
 """
@@ -16,7 +16,8 @@ import pytest
 
 import boostplug.boosters._fit_data as fit_data
 import boostplug.pairs as pairs_mod
-from boostplug.boosters import RankBoost
+from boostplug._core import dispatch
+from boostplug.boosters import MPBoost, RankBoost
 
 RTOL = 1e-9
 ATOL = 1e-12
@@ -54,8 +55,8 @@ def assert_same_fit(a: RankBoost, b: RankBoost) -> None:
     assert a.stop_reason_ == b.stop_reason_
     assert len(a.rankers_) == len(b.rankers_) == len(a.history_) == len(b.history_)
     assert a.rankers_ == b.rankers_                      # feature, threshold, orientation
-    assert a.undefined_round_ == b.undefined_round_ or (
-        a.undefined_round_["ranker"] == b.undefined_round_["ranker"])
+    ua, ub = getattr(a, "undefined_round_", None), getattr(b, "undefined_round_", None)   # RankBoost only
+    assert ua == ub or ua["ranker"] == ub["ranker"]
     for wa, wb in zip(a.weights_, b.weights_):
         assert math.isclose(wa, wb, rel_tol=RTOL, abs_tol=ATOL)
     for ha, hb in zip(a.history_, b.history_):
@@ -197,4 +198,144 @@ def test_one_query_of_100000_documents_trains_without_pairs(monkeypatch) -> None
         took = time.perf_counter() - t0
         assert len(m.rankers_) == 2 and m.rankers_[0]["feature"] == 0
         assert m.history_[1]["E1"] < m.history_[0]["E1"] < 1.0
+        assert took < 10.0, took
+
+
+# ---- stump MPBoost ---------------------------------------------------------------------------
+
+DDFS = [("binary", {}), ("ldd", {"alpha": 0.2}), ("logdd", {"lam": 3.0}), ("logitdd", {"beta": 0.5})]
+
+
+def fit_both_mp(X, y, qid, sample_weight=None, **params):
+    kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+    a = MPBoost(pairwise="pairs", **params).fit(X, y, qid=qid, **kw)
+    b = MPBoost(pairwise="levels", **params).fit(X, y, qid=qid, **kw)
+    return a, b
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("ddf, ddf_params", DDFS, ids=[d for d, _ in DDFS])
+@pytest.mark.parametrize("thresholds", ["all", "sample", "ranklib"])
+def test_mpboost_levels_equal_pairs_random(seed: int, ddf: str, ddf_params: dict, thresholds: str) -> None:
+    # graded_data: grades 0-4, tied values, NaN, a one-document and a one-grade query
+    X, y, qid = graded_data(np.random.default_rng(300 + seed))
+    a, b = fit_both_mp(X, y, qid, ddf=ddf, **ddf_params, n_rounds=40, thresholds=thresholds, max_thresholds=8,
+                       random_state=seed)
+    assert len(a.rankers_) >= 1
+    assert_same_fit(a, b)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("ddf, ddf_params", DDFS, ids=[d for d, _ in DDFS])
+def test_mpboost_levels_equal_pairs_query_weights(seed: int, ddf: str, ddf_params: dict) -> None:
+    rng = np.random.default_rng(400 + seed)
+    X, y, qid = graded_data(rng, n_queries=7)
+    qw = rng.choice([0.0, 0.5, 1.0, 3.0], size=7)
+    qw[2] = 2.5                                          # not all equal, not all zero
+    a, b = fit_both_mp(X, y, qid, sample_weight=qw, ddf=ddf, **ddf_params, n_rounds=60, thresholds="all")
+    assert_same_fit(a, b)
+
+
+@pytest.mark.parametrize("ddf, ddf_params", DDFS, ids=[d for d, _ in DDFS])
+def test_mpboost_levels_equal_pairs_many_rounds(ddf: str, ddf_params: dict) -> None:
+    """300 rounds on LETOR-shaped data: the weights spread over many orders of magnitude."""
+    X, y, qid = letor_like(np.random.default_rng(500))
+    a, b = fit_both_mp(X, y, qid, ddf=ddf, **ddf_params, n_rounds=300, random_state=0)
+    assert_same_fit(a, b)
+
+
+def test_mpboost_levels_equal_pairs_one_large_query() -> None:
+    """One query of 3,000 documents (3.6 million pairs), grades 0-4."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    y = rng.integers(0, 5, size=n).astype(np.float64)
+    X = np.column_stack([y + rng.normal(scale=2.0, size=n), np.round(rng.normal(size=n), 1)])
+    a, b = fit_both_mp(X, y, np.zeros(n), ddf="ldd", n_rounds=8, random_state=0)
+    assert_same_fit(a, b)
+
+
+def test_mpboost_levels_equal_pairs_mq2008_part(mq2008_dir) -> None:
+    from sklearn.datasets import load_svmlight_file
+
+    X, y, qid = load_svmlight_file(str(mq2008_dir / "S1.txt"), query_id=True)
+    keep = qid <= np.unique(qid)[60]
+    a, b = fit_both_mp(X.toarray()[keep], y[keep], qid[keep], ddf="logdd", n_rounds=30, random_state=0)
+    assert_same_fit(a, b)
+
+
+def test_mpboost_levels_overflow_moves_auto_to_the_pair_list() -> None:
+    """ldd with alpha = 20: d (F_i - F_j) spans thousands within the query and the level factors
+    overflow. pairwise="levels" says so; "auto" continues on the renormalised pair list from that
+    round and ends with the pair path's model and history."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 5, 40).astype(np.float64)
+    X = np.column_stack([y + 0.3 * rng.normal(size=40), rng.normal(size=40)])
+    with pytest.raises(FloatingPointError, match="pairwise='pairs'"):
+        MPBoost(ddf="ldd", alpha=20.0, n_rounds=50, thresholds="all", pairwise="levels").fit(X, y, group=[40])
+    for weights in (None, np.array([3.0])):
+        auto = MPBoost(ddf="ldd", alpha=20.0, n_rounds=50, thresholds="all").fit(
+            X, y, group=[40], sample_weight=None if weights is None else np.full(40, 3.0))
+        pairs = MPBoost(ddf="ldd", alpha=20.0, n_rounds=50, thresholds="all", pairwise="pairs").fit(
+            X, y, group=[40], sample_weight=None if weights is None else np.full(40, 3.0))
+        assert len(pairs.rankers_) == 50
+        assert_same_fit(auto, pairs)
+
+
+def test_mpboost_levels_parallel_kernel_equals_pairs(monkeypatch) -> None:
+    """The parallel twin of the level kernel (forced) gives the same fit."""
+    monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", 0)
+    X, y, qid = graded_data(np.random.default_rng(9), n_feat=6)
+    a, b = fit_both_mp(X, y, qid, ddf="logdd", n_rounds=30, thresholds="all")
+    assert_same_fit(a, b)
+
+
+def test_mpboost_degenerate_queries() -> None:
+    """Only one-document and one-grade queries: no pair on either path, the same stop."""
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array([1.0, 2.0, 2.0, 0.0])
+    a, b = fit_both_mp(X, y, np.array([0, 1, 1, 2]), n_rounds=3, thresholds="all")
+    assert a.rankers_ == b.rankers_ == []
+    assert a.stop_reason_ == b.stop_reason_ == "no preference pairs in the training data"
+
+
+def test_mpboost_auto_uses_levels_on_labels_and_pairs_when_explicit(monkeypatch) -> None:
+    X, y, qid = graded_data(np.random.default_rng(7))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("critical_pairs called")
+
+    monkeypatch.setattr(fit_data, "critical_pairs", refuse)
+    monkeypatch.setattr(pairs_mod, "critical_pairs", refuse)
+    assert len(MPBoost(n_rounds=5, thresholds="all").fit(X, y, qid=qid).rankers_) == 5
+    with pytest.raises(AssertionError, match="critical_pairs called"):
+        MPBoost(n_rounds=2, pairwise="pairs").fit(X, y, qid=qid)
+    # explicit pairs under "auto" train on the pair list (no critical_pairs needed)
+    m = MPBoost(n_rounds=2, thresholds="all").fit(X, y, qid=qid, pairs=[[2, 3], [4, 2]])
+    assert len(m.rankers_) >= 1
+    with pytest.raises(ValueError, match="explicit pairs"):
+        MPBoost(pairwise="levels", n_rounds=2).fit(X, y, qid=qid, pairs=[[1, 2]])
+    with pytest.raises(ValueError, match="pairwise"):
+        MPBoost(pairwise="nope", n_rounds=2).fit(X, y, qid=qid)
+
+
+def test_mpboost_one_query_of_100000_documents_trains_without_pairs(monkeypatch) -> None:
+    """5 grades in one query of 100,000 documents: 4e9 critical pairs, never listed."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("critical_pairs called")
+
+    monkeypatch.setattr(fit_data, "critical_pairs", refuse)
+    monkeypatch.setattr(pairs_mod, "critical_pairs", refuse)
+    rng = np.random.default_rng(3)
+    n = 100_000
+    y = rng.integers(0, 5, size=n).astype(np.float64)
+    X = np.column_stack([y + rng.normal(scale=2.0, size=n), rng.normal(size=n), np.round(rng.normal(size=n), 1)])
+    for ddf in ("binary", "logdd"):
+        MPBoost(ddf=ddf, n_rounds=1).fit(X[:50], y[:50], group=[50])   # compile outside the clock
+        t0 = time.perf_counter()
+        m = MPBoost(ddf=ddf, n_rounds=2, random_state=0).fit(X, y, group=[n])
+        took = time.perf_counter() - t0
+        assert len(m.rankers_) == 2 and m.rankers_[0]["feature"] == 0
+        if ddf == "binary":   # logdd's steps of up to d = 2.6 may overshoot (Z_t > 1; mpboost docstring)
+            assert m.history_[1]["bound"] < m.history_[0]["bound"] < 1.0
+        assert 0.0 < m.history_[1]["misorder"] < 1.0   # ties count as mis-ordered: most pairs after 2 stumps
         assert took < 10.0, took

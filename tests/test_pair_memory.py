@@ -29,7 +29,7 @@ def one_huge_query():
     lambda: RankBoost(variant="rb-d", n_rounds=2, pairwise="pairs"),
     lambda: RankBoost(variant="rb-c", n_rounds=2, pairwise="pairs"),
     lambda: RankBoost(variant="rankboost+", n_rounds=2),
-    lambda: MPBoost(n_rounds=2),
+    lambda: MPBoost(n_rounds=2, pairwise="pairs"),
 ], ids=["rb-d", "rb-c", "rankboost+", "mpboost"])
 def test_a_100000_document_query_is_refused_fast_without_allocating(make, one_huge_query):
     X, y, qid, n_pairs = one_huge_query
@@ -54,7 +54,9 @@ def test_the_estimate_counts_every_per_pair_array_and_the_limit_is_overridable(m
     X = np.column_stack([y, np.arange(4.0)])  # feature 0 orders every pair
     monkeypatch.setattr(bp, "PAIR_MEMORY_LIMIT", 5 * 96 - 1)  # 5 pairs: MPBoost needs 5 * 96 bytes
     with pytest.raises(ValueError, match=r"MPBoost: 5 preference pairs would need .*\(96 bytes per pair\)"):
-        MPBoost(n_rounds=1).fit(X, y, qid=np.zeros(4))
+        MPBoost(n_rounds=1, pairwise="pairs").fit(X, y, qid=np.zeros(4))
+    # MPBoost's label-level path lists no pairs either
+    assert len(MPBoost(n_rounds=1).fit(X, y, qid=np.zeros(4)).rankers_) == 1
     with pytest.raises(ValueError, match=r"RankBoost\(variant='rb-c'\): 5 preference pairs .*\(112 bytes per pair\)"):
         RankBoost(n_rounds=1, pairwise="pairs").fit(X, y, qid=np.zeros(4))
     # the label-level path of Rb-c lists no pairs: the guard does not apply

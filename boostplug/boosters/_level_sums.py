@@ -1,4 +1,4 @@
-"""Pair-free sums over the critical pairs of graded labels (RankBoost Rb-d / Rb-c).
+"""Pair-free sums over the critical pairs of graded labels (RankBoost Rb-d / Rb-c, MPBoost).
 
 With graded labels the critical pairs of a query are all (higher level, lower level)
 pairs of its documents, and RankBoost's pair weights factorise per document:
@@ -24,11 +24,18 @@ Memory ``O(n + Q L)`` (``Q`` queries, ``L`` label levels); no pair is listed.
 groups each query's documents by their signature on ``S_t`` (and level) and sums over
 pairs of groups: ``O(n |S_t|)`` memory, ``O(sum_q G_q^2 (|S_t| + L))`` time for ``G_q``
 distinct signatures in query ``q`` (at most its document count).
+
+MPBoost (:class:`DirectedLevelPairs`): ``w_ij = coef_q exp(-d_ab F_i) exp(d_ab F_j) / W`` with the
+distance ``d_ab`` of the two label levels, so per document one factor per other level
+(:func:`_directed_factors`, ``O(n L)``) and per stump the products of level sums above and
+below its threshold give ``N`` and ``D``: one sweep over each query's documents in code order,
+``O(n L + G L^2)`` per feature (``G`` distinct codes per query, summed), no pair listed.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba as nb
 import numpy as np
@@ -38,7 +45,22 @@ from .._core import dispatch
 from ..metrics._pair_counts import critical_pair_counts
 from ._rankboost_kernels import PairSpan
 
-__all__ = ["LevelPairs", "LevelSpan", "level_e2", "split_any"]
+__all__ = ["PAIRWISE", "DirectedLevelPairs", "LevelPairs", "LevelSpan", "level_e2", "query_code_order", "split_any"]
+
+#: The boosters' ``pairwise`` choices: ``"levels"`` (these sums), ``"pairs"`` (the pair list) or
+#: ``"auto"`` (levels when the pairs come from labels). Here so MPBoost need not import rankboost.
+PAIRWISE = ("auto", "pairs", "levels")
+
+
+@nb.njit(cache=True)
+def _mid_range(F, a, b):
+    """``(min + max) / 2`` of ``F[a:b]`` (``b > a``): the per-query shift that keeps the factors finite."""
+    lo = F[a]
+    hi = F[a]
+    for i in range(a, b):
+        lo = min(lo, F[i])
+        hi = max(hi, F[i])
+    return 0.5 * (lo + hi)
 
 
 @nb.njit(cache=True)
@@ -52,12 +74,7 @@ def _level_exp_sums(F, h, group_ptr, lev, n_levels):
         a, b = group_ptr[q], group_ptr[q + 1]
         if b == a:
             continue
-        lo = F[a]
-        hi = F[a]
-        for i in range(a, b):
-            lo = min(lo, F[i])
-            hi = max(hi, F[i])
-        s = 0.5 * (lo + hi)
+        s = _mid_range(F, a, b)
         shift[q] = s
         for i in range(a, b):
             em[q, lev[i], h[i]] += math.exp(-(F[i] - s))
@@ -132,6 +149,7 @@ class LevelPairs:
         self.group_ptr = np.ascontiguousarray(group_ptr, dtype=np.int64)
         grades, lev = np.unique(self.y, return_inverse=True)
         self.lev = np.ascontiguousarray(lev.reshape(-1), dtype=np.int64)
+        self.grades = grades
         self.n_levels = max(int(grades.shape[0]), 1)
         nq = self.group_ptr.shape[0] - 1
         self.query = np.repeat(np.arange(nq), np.diff(self.group_ptr))
@@ -276,3 +294,140 @@ def level_e2(codes: NDArray[np.int32], members: list[tuple[int, int]], eta: NDAr
     if acc == 0.0:
         return 0.0
     return float(math.exp(mx + math.log(acc) - math.log(levels.total)))
+
+
+# ---- MPBoost: pair weights exp(-d_ab (F_i - F_j)) with a distance per pair of levels ----------
+
+@nb.njit(cache=True)
+def _directed_factors(F, group_ptr, lev, dd):
+    """``E[x, m]``: ``exp(-d_{l m} (F_x - s_q))`` for a lower level ``m < l = lev[x]``,
+    ``exp(d_{m l} (F_x - s_q))`` for a higher one (0 at ``m = l``): a pair's weight
+    ``exp(-d_ab (F_i - F_j))`` is ``E[i, b] * E[j, a]`` (the shift ``s_q`` cancels)."""
+    L = dd.shape[0]
+    E = np.zeros((F.shape[0], L))
+    for q in range(group_ptr.shape[0] - 1):
+        a, b = group_ptr[q], group_ptr[q + 1]
+        if b == a:
+            continue
+        s = _mid_range(F, a, b)
+        for i in range(a, b):
+            l = lev[i]
+            g = F[i] - s
+            for m in range(l):
+                E[i, m] = math.exp(-dd[l, m] * g)
+            for m in range(l + 1, L):
+                E[i, m] = math.exp(dd[m, l] * g)
+    return E
+
+
+@nb.njit(cache=True, parallel=True)
+def _directed_fit_sums(codes, order, group_ptr, lev, E, dd, coef, width):
+    """Per feature, the unnormalised ``N`` (signed) and ``D`` (split) of every stump: each
+    query's documents in code order (``order``), the level sums ``below[l, m]`` of ``E`` at or
+    below the running code and ``tot - below`` above it give, per pair of levels ``a > b``, the
+    weight of pairs put ``i`` above / ``j`` below (``A1``) and the reverse (``B2``), constant
+    between two consecutive codes of the query: a difference array over the thresholds."""
+    nf = codes.shape[1]
+    L = E.shape[1]
+    signed = np.zeros((nf, width + 1))
+    split = np.zeros((nf, width + 1))
+    for k in nb.prange(nf):
+        tot = np.zeros((L, L))
+        below = np.zeros((L, L))
+        for q in range(group_ptr.shape[0] - 1):
+            start, stop = group_ptr[q], group_ptr[q + 1]
+            if stop - start < 2:
+                continue
+            tot[:, :] = 0.0
+            below[:, :] = 0.0
+            for p in range(start, stop):
+                x = order[p, k]
+                for m in range(L):
+                    tot[lev[x], m] += E[x, m]
+            cq = coef[q]
+            p = start
+            while p < stop:
+                c = codes[order[p, k], k]
+                while p < stop and codes[order[p, k], k] == c:
+                    x = order[p, k]
+                    for m in range(L):
+                        below[lev[x], m] += E[x, m]
+                    p += 1
+                if p == stop:
+                    break          # every document at or below: thresholds >= c split nothing
+                c2 = codes[order[p, k], k]
+                sg = 0.0
+                sp = 0.0
+                for a in range(1, L):
+                    for b in range(a):
+                        a1 = (tot[a, b] - below[a, b]) * below[b, a]
+                        b2 = below[a, b] * (tot[b, a] - below[b, a])
+                        sg += dd[a, b] * (a1 - b2)
+                        sp += a1 + b2
+                signed[k, c] += cq * sg
+                signed[k, c2] -= cq * sg
+                split[k, c] += cq * sp
+                split[k, c2] -= cq * sp
+        acc_g = 0.0
+        acc_p = 0.0
+        for j in range(width + 1):
+            acc_g += signed[k, j]
+            acc_p += split[k, j]
+            signed[k, j] = acc_g
+            split[k, j] = acc_p
+    return signed[:, :width], split[:, :width]
+
+
+def query_code_order(codes: NDArray[np.int32], group_ptr: NDArray[np.int64]) -> NDArray[np.integer]:
+    """``(n, F)``, column-major: per feature, the rows sorted by query, then code (codes are fixed,
+    so one sort serves every round)."""
+    query = np.repeat(np.arange(group_ptr.shape[0] - 1), np.diff(group_ptr))
+    # int32 rows when they fit: the order is as large as the codes, not twice
+    order = np.empty(codes.shape, dtype=np.int32 if codes.shape[0] < 2**31 else np.int64, order="F")
+    for k in range(codes.shape[1]):
+        order[:, k] = np.lexsort((codes[:, k], query))
+    return order
+
+
+class DirectedLevelPairs(LevelPairs):
+    """Critical pairs of graded labels weighted ``coef_q exp(-d_ab (F_i - F_j))`` (MPBoost,
+    ``i`` at level ``a`` > ``b`` of ``j``): ``d_ab`` depends on the two levels only, so every sum
+    over the pairs is a sum over level pairs of products of per-level sums of :func:`_directed_factors`.
+
+    ``dd[a, b]`` (``a > b``): ``dist`` of the grade difference, for level pairs that meet in some
+    query (``linked``), else 0. Memory ``O(n L)`` plus the stumps' code order ``O(n F)``."""
+
+    def __init__(self, y: NDArray[np.float64], group_ptr: NDArray[np.int64],
+                 query_weights: NDArray[np.float64] | None, dist: Any) -> None:
+        super().__init__(y, group_ptr, query_weights)
+        L = self.n_levels
+        present = (self.level_counts > 0).astype(np.float64)
+        self.linked = np.tril((present.T @ present) > 0, -1)
+        delta = self.grades[:, None] - self.grades[None, :]
+        self.dd = np.zeros((L, L))
+        # only level pairs holding pairs: the pair list never evaluates dist of the others
+        self.dd[self.linked] = dist(delta[self.linked])
+        self._key = self.query * L + self.lev
+
+    def factors(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:func:`_directed_factors` of the scores ``F``."""
+        return _directed_factors(np.ascontiguousarray(F, dtype=np.float64), self.group_ptr, self.lev, self.dd)
+
+    def weight_sums(self, E: NDArray[np.float64]) -> tuple[float, float]:
+        """``(W, C)``: ``W = sum_pairs coef_q exp(-d (F_i - F_j))`` and ``C`` the same with ``d^2``
+        (so ``sum_I w d^2 = C / W`` with ``w`` normalised)."""
+        nq, L = self.group_ptr.shape[0] - 1, self.n_levels
+        tot = np.stack([np.bincount(self._key, weights=E[:, m], minlength=nq * L) for m in range(L)], axis=1)
+        tot = tot.reshape(nq, L, L)
+        with np.errstate(over="ignore", invalid="ignore"):   # overflowed factors: the caller checks W and C
+            prod = np.where(self.linked, tot * tot.transpose(0, 2, 1), 0.0)   # [a, b]: level-a sums x level-b sums
+            return float(self.coef @ prod.sum(axis=(1, 2))), float(self.coef @ (prod * self.dd ** 2).sum(axis=(1, 2)))
+
+    def fit_sums(self, E: NDArray[np.float64], codes: NDArray[np.int32], order: NDArray[np.integer],
+                 width: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Unnormalised ``(N, D)`` of every stump, ``(F, width)`` (divide by ``W``)."""
+        L = self.n_levels
+        # work: L units per document visit and L^2 per distinct code of a query, per feature
+        work = codes.shape[1] * codes.shape[0] * L * L
+        kernel = dispatch.kernel_for(_directed_fit_sums, work)
+        return kernel(codes, order, self.group_ptr, self.lev, np.ascontiguousarray(E), self.dd, self.coef, width)

@@ -36,7 +36,7 @@ Explicit pairs: a pair ``(i, j)`` given to ``fit(pairs=...)`` uses
 otherwise (the preference is known, its magnitude is not), so every ``d_ij > 0``
 and Theorem 1 holds.
 
-Each round costs ``O(P * F)``: one pass of
+On the pair list each round costs ``O(P * F)``: one pass of
 :func:`~boostplug.boosters._stump_sums.pair_fit_sums` gives ``N`` and ``D`` of every stump
 as sums over the pairs it splits (difference arrays over each feature's bins), never a pairs
 x stumps matrix. (``N`` summed over per-document potentials, as before, holds the ``+w d``
@@ -53,6 +53,18 @@ first bound no more than the stopping threshold ``TIE_RTOL * c``, so skipping it
 no choice (outside the ``TIE_RTOL`` tie band); the second (binding only when ``max d^2 > 100 c``) keeps ``D`` far above the
 rounding, so that the chosen ``a`` is accurate and ``|a| <= max |d|`` (Eq. 13 cannot
 overflow through ``a``).
+
+Pair-free training (``pairwise="auto"``, the default, on label-derived pairs): ``d_ij``
+depends only on the two label levels ``a > b``, so ``w_ij = w^(1)_q exp(-d_ab F_i) exp(d_ab F_j) / W``
+factorises within each pair of levels, and ``N``, ``D``, ``sum w d^2``, ``Z_t = W_t / W_{t-1}``
+and ``misorder`` come from per-query, per-level sums of those factors over the documents above
+and below each threshold (:class:`~boostplug.boosters._level_sums.DirectedLevelPairs`):
+memory ``O(n L + n F)``, ``O(n L^2)`` per feature and round, no pair listed (a query of
+100,000 documents trains). The weights are recomputed from ``F`` each round (with a per-query
+shift), so they overflow only once ``max d * (max F - min F)`` within a query nears 700; from
+that round ``"auto"`` goes on with the pair list (same weights, renormalised in log space).
+``pairwise="pairs"`` lists the pairs (equal results up to rounding, tested to ``1e-9``); explicit
+``pairs=`` always do (their ``d`` is not a function of the levels).
 
 Step size: the least-squares ``a`` is a weighted mean of ``+-d``, so ``|a| <= max |d|`` and
 the exponent of Eq. 13 is up to ``max d^2``. For ``binary`` (``|d| = 1``), ``logitdd``
@@ -74,6 +86,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -82,6 +95,7 @@ from ..objectives.ddf import check_ddf, ddf_values
 from .._validation import check_choice
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
+from ._level_sums import PAIRWISE, DirectedLevelPairs, query_code_order
 from ._stump_sums import pair_fit_sums
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 
@@ -106,6 +120,14 @@ class _State:
     F: NDArray[np.float64]        # (n,) training scores
     log_bound: float              # sum_t log Z_t
     d2_max: float                 # max d^2
+    n_pairs: int = 0
+    lv: DirectedLevelPairs | None = None   # pair-free mode: pairs, d, w, w1 are empty/unused
+    order: NDArray[np.integer] | None = None  # (n, F) rows by query, then code, per feature
+    E: NDArray[np.float64] | None = None    # (n, L) level factors of F
+    W: float = 1.0                # sum of the unnormalised pair weights at F
+    C: float = 1.0                # the same with d^2
+    #: pairwise="auto": (pairs, d, w1) of the pair path, taken when the level factors overflow
+    to_pairs: Callable[[], tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64] | None]] | None = None
 
 
 class MPBoost(RankingBooster):
@@ -119,6 +141,12 @@ class MPBoost(RankingBooster):
         n_rounds: boosting rounds ``T``.
         thresholds, max_thresholds, n_thresholds: stump candidates
             (see :mod:`boostplug.boosters.stumps`).
+        pairwise: ``"auto"`` (default): ``"levels"`` when trained on labels (no ``pairs=``
+            given to ``fit``), else ``"pairs"``. ``"levels"``: pair-free, every sum over the
+            critical pairs from per-level sums (module docstring; memory ``O(n L + n F)``); the
+            same stumps, weights and history as ``"pairs"`` up to rounding (tested to ``1e-9``).
+            ``"pairs"``: the pairs are listed (memory ``O(P)``, guarded by
+            ``boostplug.pairs.PAIR_MEMORY_LIMIT``).
         eval_metric, early_stopping_rounds, verbose, random_state: see
             :class:`~boostplug.boosters._estimator.RankingBooster`.
 
@@ -136,6 +164,7 @@ class MPBoost(RankingBooster):
         thresholds: str = "sample",
         max_thresholds: int = 255,
         n_thresholds: int = 10,
+        pairwise: str = "auto",
         eval_metric: str = "ndcg@10",
         early_stopping_rounds: int | None = None,
         verbose: int = 0,
@@ -149,6 +178,7 @@ class MPBoost(RankingBooster):
         self.thresholds = thresholds
         self.max_thresholds = max_thresholds
         self.n_thresholds = n_thresholds
+        self.pairwise = pairwise
         self.eval_metric = eval_metric
         self.early_stopping_rounds = early_stopping_rounds
         self.verbose = verbose
@@ -166,35 +196,67 @@ class MPBoost(RankingBooster):
     def _fit_init(self, data: FitData) -> _State:
         check_ddf(self.ddf, self.alpha, self.lam, self.beta)
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
+        check_choice("pairwise", self.pairwise, PAIRWISE)
         explicit = data.pairs is not None
-        pairs = data.preference_pairs(BYTES_PER_PAIR, who="MPBoost")
-        d = self._pair_distances(data.y, pairs, explicit)
+        if explicit and self.pairwise == "levels":
+            raise ValueError("pairwise='levels' is not available: explicit pairs were given to fit; "
+                             "use pairwise='auto' or 'pairs'")
+        if not explicit and self.pairwise != "pairs":
+            return self._fit_init_levels(data)
+        pairs, d, w1 = self._pairs_of(data, explicit)
         cands = data.stump_candidates(self)
         n_pairs = pairs.shape[0]
-        pw = data.pair_weights(pairs)
-        w1 = None if pw is None else pw / pw.sum()
         return _State(
             pairs=pairs, d=d, cands=cands,
             w=np.full(n_pairs, 1.0 / max(n_pairs, 1)) if w1 is None else w1.copy(), w1=w1,
             F=np.zeros(data.X.shape[0]), log_bound=0.0,
-            d2_max=float(np.max(d * d)) if n_pairs else 1.0,
+            d2_max=float(np.max(d * d)) if n_pairs else 1.0, n_pairs=n_pairs,
+        )
+
+    def _pairs_of(self, data: FitData, explicit: bool
+                  ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64] | None]:
+        """The pair path's pairs, their ``d`` and ``w^(1)`` (None: uniform)."""
+        pairs = data.preference_pairs(BYTES_PER_PAIR, who="MPBoost")
+        d = self._pair_distances(data.y, pairs, explicit)
+        pw = data.pair_weights(pairs)
+        return pairs, d, (None if pw is None else pw / pw.sum())
+
+    def _fit_init_levels(self, data: FitData) -> _State:
+        """Pair-free state: label levels per query and their factors (``O(n L)``)."""
+        name, param = check_ddf(self.ddf, self.alpha, self.lam, self.beta)
+        lv = DirectedLevelPairs(data.y, data.group_ptr, data.query_weights, lambda dl: ddf_values(dl, name, param))
+        cands = data.stump_candidates(self)
+        F = np.zeros(data.X.shape[0])
+        E = lv.factors(F)
+        W, C = lv.weight_sums(E)
+        none = np.zeros(0)
+        return _State(
+            pairs=np.zeros((0, 2), dtype=np.int64), d=none, cands=cands, w=none, w1=None, F=F, log_bound=0.0,
+            d2_max=float(np.max(lv.dd ** 2)) if lv.n_pairs else 1.0, n_pairs=lv.n_pairs, lv=lv,
+            order=query_code_order(cands.codes, data.group_ptr), E=E, W=W, C=C,
+            to_pairs=(lambda: self._pairs_of(data, False)) if self.pairwise == "auto" else None,
         )
 
     # ---- one round ----------------------------------------------------------------
     def _stump_sums(self, s: _State) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(N, D)`` of every stump: ``N = sum_A1 w d - sum_B2 w d``, ``D = sum_A1 w + sum_B2 w``,
-        both summed over the pairs the stump splits (one pass over the pairs)."""
+        both summed over the pairs the stump splits (one pass over the pairs, or over the
+        documents in code order per level pair when pair-free)."""
+        if s.lv is not None:
+            N, D = s.lv.fit_sums(s.E, s.cands.codes, s.order, s.cands.width)
+            return N / s.W, D / s.W
         return pair_fit_sums(s.cands.codes, s.pairs, s.w, s.w * s.d, s.cands.n_thr)
 
     def _fit_round(self, s: _State, t: int) -> Round | None:
-        if s.pairs.shape[0] == 0:
+        if s.n_pairs == 0:
             self._stop_reason = "no preference pairs in the training data"
             return None
         N, D = self._stump_sums(s)
-        c = float(s.w @ (s.d * s.d))
+        c = s.C / s.W if s.lv is not None else float(s.w @ (s.d * s.d))
+        w_sum = 1.0 if s.lv is not None else float(s.w.sum())
         # a stump splitting less weight than this cannot reach the stopping threshold, or its
         # N and D are within rounding of their size (module docstring)
-        floor = max(TIE_RTOL * c / s.d2_max, SPLIT_RTOL * float(s.w.sum()))
+        floor = max(TIE_RTOL * c / s.d2_max, SPLIT_RTOL * w_sum)
         ok = s.cands.exists & (D > floor)
         gain = np.where(ok, N * N / np.where(ok, D, 1.0), 0.0)  # J_wse = sum w d^2 - N^2 / D
         idx = argmax_first(gain.ravel(), TIE_RTOL * c)
@@ -204,18 +266,58 @@ class MPBoost(RankingBooster):
             return None
         a = float(N[k, j] / D[k, j])
         z = self._reweight(s, a * s.cands.vector(int(k), int(j)))
-        wrong = s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]
-        misorder = float(np.mean(wrong)) if s.w1 is None else float(s.w1[wrong].sum())
+        if s.lv is not None:
+            misorder = s.lv.rates(s.F)[0]   # R1: tied or reversed pairs under w^(1)
+        else:
+            wrong = s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]
+            misorder = float(np.mean(wrong)) if s.w1 is None else float(s.w1[wrong].sum())
         rec = {"a": a, "Z": z, "bound": math.exp(s.log_bound), "misorder": misorder,
                "wse": c - float(gain[k, j])}
         return Round(s.cands.stump(int(k), int(j)), a, rec)
 
     @staticmethod
     def _reweight(s: _State, f: NDArray[np.float64]) -> float:
-        """Eq. 13: ``w <- w exp(-d (f_i - f_j)) / Z_t``; adds ``f`` to ``F``; returns ``Z_t``."""
+        """Eq. 13: ``w <- w exp(-d (f_i - f_j)) / Z_t``; adds ``f`` to ``F``; returns ``Z_t``
+        (pair-free: ``Z_t = W(F + f) / W(F)``, the weights being recomputed from ``F``)."""
+        if s.lv is not None:
+            s.F += f
+            s.E = s.lv.factors(s.F)
+            w_new, s.C = s.lv.weight_sums(s.E)
+            if not (math.isfinite(w_new) and w_new > 0.0 and math.isfinite(s.C)):
+                # exp(d * score range) left the float range: only relative (pair) weights stay finite
+                if s.to_pairs is not None:
+                    return MPBoost._leave_levels(s, f)
+                raise FloatingPointError("MPBoost(pairwise='levels'): the pair weights left the float range "
+                                         "(scores of a query span more than ~700 / max d); use pairwise='pairs'")
+            z = w_new / s.W
+            s.W = w_new
+            s.log_bound += math.log(z)
+            return z
         u = s.w * np.exp(-s.d * (f[s.pairs[:, 0]] - f[s.pairs[:, 1]]))
         z = float(u.sum())
         s.w = u / z
         s.F += f
         s.log_bound += math.log(z)
         return z
+
+    @staticmethod
+    def _leave_levels(s: _State, f: NDArray[np.float64]) -> float:
+        """``pairwise="auto"`` after the level factors overflowed: continue on the pair list, its
+        weights ``w^(1) exp(-d (F_i - F_j))`` normalised in log space (the same weights the pair
+        path would hold now), ``Z_t`` as their sum's ratio; ``s.F`` already includes ``f``."""
+        pairs, d, w1 = s.to_pairs()
+        base = 0.0 if w1 is None else np.log(w1)
+
+        def log_weights(F: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
+            e = base - d * (F[pairs[:, 0]] - F[pairs[:, 1]])
+            top = float(e.max())
+            return e, top + math.log(float(np.exp(e - top).sum()))
+
+        _, lse_old = log_weights(s.F - f)
+        e, lse_new = log_weights(s.F)
+        z = math.exp(lse_new - lse_old)
+        s.pairs, s.d, s.w1, s.w = pairs, d, w1, np.exp(e - lse_new)
+        s.lv = s.to_pairs = None
+        s.log_bound += lse_new - lse_old
+        return z
+

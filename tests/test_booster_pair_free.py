@@ -9,7 +9,6 @@ give the same weights and history values to ``1e-9`` (relative; absolute ``1e-12
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -180,27 +179,6 @@ def test_pairwise_parameter_errors() -> None:
     assert len(m.rankers_) >= 1
 
 
-def test_one_query_of_100000_documents_trains_without_pairs(monkeypatch) -> None:
-    """5 grades in one query of 100,000 documents: 4e9 critical pairs, never listed."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("critical_pairs called")
-
-    monkeypatch.setattr(fit_data, "critical_pairs", refuse)
-    monkeypatch.setattr(pairs_mod, "critical_pairs", refuse)
-    rng = np.random.default_rng(3)
-    n = 100_000
-    y = rng.integers(0, 5, size=n).astype(np.float64)
-    X = np.column_stack([y + rng.normal(scale=2.0, size=n), rng.normal(size=n), np.round(rng.normal(size=n), 1)])
-    for variant in ("rb-c", "rb-d"):
-        RankBoost(variant=variant, n_rounds=1).fit(X[:50], y[:50], group=[50])   # compile outside the clock
-        t0 = time.perf_counter()
-        m = RankBoost(variant=variant, n_rounds=2, random_state=0).fit(X, y, group=[n])
-        took = time.perf_counter() - t0
-        assert len(m.rankers_) == 2 and m.rankers_[0]["feature"] == 0
-        assert m.history_[1]["E1"] < m.history_[0]["E1"] < 1.0
-        assert took < 10.0, took
-
-
 # ---- stump MPBoost ---------------------------------------------------------------------------
 
 DDFS = [("binary", {}), ("ldd", {"alpha": 0.2}), ("logdd", {"lam": 3.0}), ("logitdd", {"beta": 0.5})]
@@ -318,8 +296,15 @@ def test_mpboost_auto_uses_levels_on_labels_and_pairs_when_explicit(monkeypatch)
         MPBoost(pairwise="nope", n_rounds=2).fit(X, y, qid=qid)
 
 
-def test_mpboost_one_query_of_100000_documents_trains_without_pairs(monkeypatch) -> None:
-    """5 grades in one query of 100,000 documents: 4e9 critical pairs, never listed."""
+@pytest.mark.parametrize("make", [
+    lambda: RankBoost(variant="rb-c", n_rounds=2, random_state=0),
+    lambda: RankBoost(variant="rb-d", n_rounds=2, random_state=0),
+    lambda: MPBoost(ddf="binary", n_rounds=2, random_state=0),
+    lambda: MPBoost(ddf="logdd", n_rounds=2, random_state=0),
+], ids=["rb-c", "rb-d", "mpboost-binary", "mpboost-logdd"])
+def test_one_query_of_100000_documents_trains_without_pairs(make, monkeypatch) -> None:
+    """5 grades in one query of 100,000 documents: 4e9 critical pairs, never listed (listing them
+    would need some 400 GB; the patched lister fails the test if called)."""
     def refuse(*args, **kwargs):
         raise AssertionError("critical_pairs called")
 
@@ -329,13 +314,11 @@ def test_mpboost_one_query_of_100000_documents_trains_without_pairs(monkeypatch)
     n = 100_000
     y = rng.integers(0, 5, size=n).astype(np.float64)
     X = np.column_stack([y + rng.normal(scale=2.0, size=n), rng.normal(size=n), np.round(rng.normal(size=n), 1)])
-    for ddf in ("binary", "logdd"):
-        MPBoost(ddf=ddf, n_rounds=1).fit(X[:50], y[:50], group=[50])   # compile outside the clock
-        t0 = time.perf_counter()
-        m = MPBoost(ddf=ddf, n_rounds=2, random_state=0).fit(X, y, group=[n])
-        took = time.perf_counter() - t0
-        assert len(m.rankers_) == 2 and m.rankers_[0]["feature"] == 0
-        if ddf == "binary":   # logdd's steps of up to d = 2.6 may overshoot (Z_t > 1; mpboost docstring)
+    m = make().fit(X, y, group=[n])
+    assert len(m.rankers_) == 2 and m.rankers_[0]["feature"] == 0
+    if isinstance(m, RankBoost):
+        assert m.history_[1]["E1"] < m.history_[0]["E1"] < 1.0
+    else:
+        if m.ddf == "binary":   # logdd's steps of up to d = 2.6 may overshoot (Z_t > 1; mpboost docstring)
             assert m.history_[1]["bound"] < m.history_[0]["bound"] < 1.0
         assert 0.0 < m.history_[1]["misorder"] < 1.0   # ties count as mis-ordered: most pairs after 2 stumps
-        assert took < 10.0, took

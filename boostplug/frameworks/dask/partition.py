@@ -111,7 +111,8 @@ def _active_client(client: "Client | None") -> "Client | None":
 def _default_npartitions(current: int, client: "Client | None") -> int:
     if client is None:
         return current
-    return max(1, len(client.scheduler_info()["workers"]))
+    # asked of the scheduler now: Client.scheduler_info() is a periodically refreshed copy
+    return max(1, len(client.nthreads()))
 
 
 def _check_npartitions(npartitions: Any) -> int:

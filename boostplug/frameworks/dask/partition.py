@@ -95,14 +95,18 @@ def _active_client(client: "Client | None") -> "Client | None":
     scheduler (``scheduler="sync"``, ``"threads"``...) for the current block."""
     if client is not None:
         return client
-    try:
-        from distributed import get_client
-
-        current = get_client()
-    except (ImportError, ValueError):
-        return None
     dask, _, _ = dask_modules()
     chosen = dask.config.get("scheduler", None)
+    try:
+        from distributed import Client, get_client
+    except ImportError:
+        return None
+    if isinstance(chosen, Client):  # dask.config.set(scheduler=client): that client, whichever is the default
+        return chosen
+    try:
+        current = get_client()
+    except ValueError:
+        return None
     if chosen is None or chosen is current or chosen in ("dask.distributed", "distributed"):
         return current
     return None

@@ -9,6 +9,7 @@ memory. Prints best, spread (max - min) and peak memory per case.
 Usage::
 
     python benchmarks/one_query.py [--sizes 100000,1000000] [--rounds 10] [--repeat 3]
+    python benchmarks/one_query.py --cases ndcg_boost_grad --sizes 1000,3000,10000,30000,100000
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import time
 
 CASES = {
     "rank_loss": None,
+    "ndcg_boost_grad": None,   # one gradient of the NDCG_Boost objective: O(n^2) per query by definition
     "rb-c": ("RankBoost", {"variant": "rb-c"}),
     "rb-d": ("RankBoost", {"variant": "rb-d"}),
     "mpboost-binary": ("MPBoost", {"ddf": "binary"}),
@@ -46,7 +48,15 @@ def child(case: str, n: int, rounds: int, n_features: int) -> dict:
     from boostplug import boosters, metrics
 
     X, y = data(n, n_features)
-    if CASES[case] is None:
+    if case == "ndcg_boost_grad":
+        from boostplug import objectives
+
+        obj = objectives.get("ndcg_boost")
+        obj.grad_hess(X[:50, 0], y[:50], [0, 50])                  # compile
+        prepared = obj.prepare(y, [0, n])
+        t0 = time.perf_counter()
+        prepared.grad_hess(X[:, 0])
+    elif CASES[case] is None:
         metrics.rank_loss(y[:50] * 0.5, y[:50], [0, 50])          # compile
         t0 = time.perf_counter()
         metrics.rank_loss(X[:, 0], y, [0, n])
@@ -66,7 +76,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--features", type=int, default=46)
-    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--cases", default=",".join(c for c in CASES if c != "ndcg_boost_grad"),
+                    help="comma-separated; also ndcg_boost_grad (one objective gradient, O(n^2))")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:

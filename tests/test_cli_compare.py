@@ -701,7 +701,7 @@ def test_resume_refuses_changed_data_and_needs_a_run_to_resume(letor_file: Path,
     write_letor(letor_file, _data(15, seed=1))
     capsys.readouterr()
     assert main([*argv, "--resume"]) == 2
-    assert "the data differ" in capsys.readouterr().err
+    assert "the data differ from the earlier run's (data.txt:" in capsys.readouterr().err
 
 
 _PLUGIN = '''

@@ -59,10 +59,11 @@ def check_same(earlier: dict[str, Any], *, settings: dict[str, Any], methods: Se
     if conv is not None and conv != conventions.to_dict():
         raise ResumeError(f"--resume: the earlier run used {conv}, now {conventions.to_dict()}; "
                           "give the same --protocol/--gain/--discount/--empty/--ties")
-    files = earlier.get("provenance", {}).get("data_sha256", {})
-    if files and set(files.values()) != set(data_sha256.values()):
-        changed = sorted(set(Path(f).name for f in files) ^ set(Path(f).name for f in data_sha256)) or \
-            sorted(Path(f).name for f, h in data_sha256.items() if files.get(f, h) != h) or ["a file"]
+    # by file name: the same folder may be reached by another path
+    before_files = {Path(f).name: h for f, h in earlier.get("provenance", {}).get("data_sha256", {}).items()}
+    now_files = {Path(f).name: h for f, h in data_sha256.items()}
+    changed = sorted(n for n in before_files.keys() | now_files.keys() if before_files.get(n) != now_files.get(n))
+    if before_files and changed:
         raise ResumeError(f"--resume: the data differ from the earlier run's ({', '.join(changed)}: "
                           "SHA-256 or file set changed)")
 

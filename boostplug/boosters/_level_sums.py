@@ -47,8 +47,8 @@ from ._rankboost_kernels import PairSpan
 
 __all__ = ["PAIRWISE", "DirectedLevelPairs", "LevelPairs", "LevelSpan", "level_e2", "query_code_order", "split_any"]
 
-#: The boosters' ``pairwise`` choices: ``"levels"`` (these sums), ``"pairs"`` (the pair list) or
-#: ``"auto"`` (levels when the pairs come from labels). Here so MPBoost need not import rankboost.
+#: How RankBoost and MPBoost hold the critical pairs: ``"levels"`` (these sums; Rb-d/Rb-c and
+#: MPBoost on label-derived pairs), ``"pairs"`` (the pair list) or ``"auto"`` (levels when they apply).
 PAIRWISE = ("auto", "pairs", "levels")
 
 

@@ -128,7 +128,7 @@ from scipy.special import expit, logsumexp
 from .._validation import check_choice, check_flag
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
-from ._level_sums import LevelPairs, LevelSpan, level_e2, split_any
+from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, level_e2, split_any
 from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, select_independent,
                                  stump_outcomes)
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
@@ -137,10 +137,6 @@ from .stumps import THRESHOLD_MODES, StumpCandidates, argmax_scan
 __all__ = ["RankBoost", "VARIANTS"]
 
 VARIANTS = ("rb-d", "rb-c", "rankboost+")
-
-#: How the critical pairs are held: ``"levels"`` (pair-free, per-document sums per label level;
-#: Rb-d/Rb-c on label-derived pairs), ``"pairs"`` (the pair list) or ``"auto"``.
-PAIRWISE = ("auto", "pairs", "levels")
 
 #: Two candidates whose criteria differ by at most this much (D_t sums to 1) are tied.
 TIE_TOL = 1e-12

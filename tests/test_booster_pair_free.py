@@ -70,11 +70,30 @@ def assert_same_fit(a: RankBoost, b: RankBoost) -> None:
                 assert va == vb, (key, ha["round"], va, vb)
 
 
-def fit_both(X, y, qid, sample_weight=None, **params):
+def fit_both(X, y, qid, sample_weight=None, booster=RankBoost, **params):
+    """``booster`` fitted on the pair list and pair-free, in that order."""
     kw = {} if sample_weight is None else {"sample_weight": sample_weight}
-    a = RankBoost(pairwise="pairs", **params).fit(X, y, qid=qid, **kw)
-    b = RankBoost(pairwise="levels", **params).fit(X, y, qid=qid, **kw)
+    a = booster(pairwise="pairs", **params).fit(X, y, qid=qid, **kw)
+    b = booster(pairwise="levels", **params).fit(X, y, qid=qid, **kw)
     return a, b
+
+
+def mq2008_part(mq2008_dir):
+    """``(X, y, qid)`` of MQ2008 fold 1's first 61 queries."""
+    from sklearn.datasets import load_svmlight_file
+
+    X, y, qid = load_svmlight_file(str(mq2008_dir / "S1.txt"), query_id=True)
+    keep = qid <= np.unique(qid)[60]
+    return X.toarray()[keep], y[keep], qid[keep]
+
+
+def refuse_pair_listing(monkeypatch) -> None:
+    """Make any listing of critical pairs fail the test."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("critical_pairs called")
+
+    monkeypatch.setattr(fit_data, "critical_pairs", refuse)
+    monkeypatch.setattr(pairs_mod, "critical_pairs", refuse)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -111,11 +130,7 @@ def test_levels_equal_pairs_letor_like(seed: int) -> None:
 
 
 def test_levels_equal_pairs_mq2008_part(mq2008_dir) -> None:
-    from sklearn.datasets import load_svmlight_file
-
-    X, y, qid = load_svmlight_file(str(mq2008_dir / "S1.txt"), query_id=True)
-    keep = qid <= np.unique(qid)[60]
-    a, b = fit_both(X.toarray()[keep], y[keep], qid[keep], variant="rb-c", n_rounds=30, random_state=0)
+    a, b = fit_both(*mq2008_part(mq2008_dir), variant="rb-c", n_rounds=30, random_state=0)
     assert_same_fit(a, b)
 
 
@@ -152,12 +167,7 @@ def test_levels_equal_pairs_perfect_first_ranker() -> None:
 
 def test_auto_uses_levels_for_rb_and_pairs_otherwise(monkeypatch) -> None:
     X, y, qid = graded_data(np.random.default_rng(7))
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("critical_pairs called")
-
-    monkeypatch.setattr(fit_data, "critical_pairs", refuse)
-    monkeypatch.setattr(pairs_mod, "critical_pairs", refuse)
+    refuse_pair_listing(monkeypatch)
     for variant in ("rb-c", "rb-d"):
         RankBoost(variant=variant, n_rounds=5).fit(X, y, qid=qid)
     with pytest.raises(AssertionError, match="critical_pairs called"):
@@ -185,10 +195,7 @@ DDFS = [("binary", {}), ("ldd", {"alpha": 0.2}), ("logdd", {"lam": 3.0}), ("logi
 
 
 def fit_both_mp(X, y, qid, sample_weight=None, **params):
-    kw = {} if sample_weight is None else {"sample_weight": sample_weight}
-    a = MPBoost(pairwise="pairs", **params).fit(X, y, qid=qid, **kw)
-    b = MPBoost(pairwise="levels", **params).fit(X, y, qid=qid, **kw)
-    return a, b
+    return fit_both(X, y, qid, sample_weight, booster=MPBoost, **params)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -233,11 +240,7 @@ def test_mpboost_levels_equal_pairs_one_large_query() -> None:
 
 
 def test_mpboost_levels_equal_pairs_mq2008_part(mq2008_dir) -> None:
-    from sklearn.datasets import load_svmlight_file
-
-    X, y, qid = load_svmlight_file(str(mq2008_dir / "S1.txt"), query_id=True)
-    keep = qid <= np.unique(qid)[60]
-    a, b = fit_both_mp(X.toarray()[keep], y[keep], qid[keep], ddf="logdd", n_rounds=30, random_state=0)
+    a, b = fit_both_mp(*mq2008_part(mq2008_dir), ddf="logdd", n_rounds=30, random_state=0)
     assert_same_fit(a, b)
 
 
@@ -278,12 +281,7 @@ def test_mpboost_degenerate_queries() -> None:
 
 def test_mpboost_auto_uses_levels_on_labels_and_pairs_when_explicit(monkeypatch) -> None:
     X, y, qid = graded_data(np.random.default_rng(7))
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("critical_pairs called")
-
-    monkeypatch.setattr(fit_data, "critical_pairs", refuse)
-    monkeypatch.setattr(pairs_mod, "critical_pairs", refuse)
+    refuse_pair_listing(monkeypatch)
     assert len(MPBoost(n_rounds=5, thresholds="all").fit(X, y, qid=qid).rankers_) == 5
     with pytest.raises(AssertionError, match="critical_pairs called"):
         MPBoost(n_rounds=2, pairwise="pairs").fit(X, y, qid=qid)
@@ -305,11 +303,7 @@ def test_mpboost_auto_uses_levels_on_labels_and_pairs_when_explicit(monkeypatch)
 def test_one_query_of_100000_documents_trains_without_pairs(make, monkeypatch) -> None:
     """5 grades in one query of 100,000 documents: 4e9 critical pairs, never listed (listing them
     would need some 400 GB; the patched lister fails the test if called)."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("critical_pairs called")
-
-    monkeypatch.setattr(fit_data, "critical_pairs", refuse)
-    monkeypatch.setattr(pairs_mod, "critical_pairs", refuse)
+    refuse_pair_listing(monkeypatch)
     rng = np.random.default_rng(3)
     n = 100_000
     y = rng.integers(0, 5, size=n).astype(np.float64)

@@ -171,16 +171,18 @@ class QBRankObjective(Loss):
     # -- label-only precomputation -----------------------------------------------
     def _prepare_static(self) -> None:
         gp = self.group_ptr
-        sizes = np.diff(gp)
+        sizes = self._sizes = np.diff(gp)
         levels = dispatch.kernel_for(K.label_levels, self.n_docs * DOC_WORK)
         self._level, same, self._n_levels = levels(self.labels, gp)
+        # the non-empty queries and their first rows: each round's per-query reductions start there
+        self._nonempty = sizes > 0
+        self._starts = gp[:-1][self._nonempty]
         self._label_range = np.zeros(self.n_queries)  # largest grade difference of each query
         if self.n_docs:
-            nonempty = sizes > 0
-            starts = gp[:-1][nonempty]
-            self._label_range[nonempty] = (np.maximum.reduceat(self.labels, starts)
-                                           - np.minimum.reduceat(self.labels, starts))
+            self._label_range[self._nonempty] = (np.maximum.reduceat(self.labels, self._starts)
+                                                 - np.minimum.reduceat(self.labels, self._starts))
         self._doc_qw = np.repeat(self.query_weights, sizes)  # W of each row's query
+        self._live = self.query_weights > 0.0  # queries that count: 0 * inf would make sums NaN
         single = np.repeat(self._n_levels == 1, sizes)
         if self.labeled == "all":
             self._lab_mask = np.ones(self.n_docs, dtype=bool)
@@ -189,16 +191,18 @@ class QBRankObjective(Loss):
         else:
             self._lab_mask = np.zeros(self.n_docs, dtype=bool)
         self._lab_w = np.where(self._lab_mask, (1.0 - self.w) * self._doc_qw, 0.0)
+        self._lab = self._lab_w > 0.0  # rows of the squared-error term: 0 * inf would make sums NaN
+        self._pair_w = self.w * self._doc_qw  # w W of each row (label-derived pairs)
         # Explicit pair weights: w times the weight of the preferred row's query.
         self._px = np.ascontiguousarray(self.pairs[:, 0])
         self._py = np.ascontiguousarray(self.pairs[:, 1])
-        self._pomega = self.w * self._doc_qw[self._px]
+        self._pomega = self._pair_w[self._px]
         # "mean" mode: entry count c_i and summed entry weight of every document.
         n_label_pairs = (np.repeat(sizes, sizes) - same) if self.label_pairs else np.zeros(self.n_docs, np.int64)
         n_explicit = np.bincount(self.pairs.ravel(), minlength=self.n_docs)
         count = n_label_pairs + n_explicit + self._lab_mask.astype(np.int64)
         wsum = (
-            self.w * self._doc_qw * n_label_pairs
+            self._pair_w * n_label_pairs
             + np.bincount(self._px, self._pomega, self.n_docs)
             + np.bincount(self._py, self._pomega, self.n_docs)
             + self._lab_w
@@ -222,14 +226,11 @@ class QBRankObjective(Loss):
     def _doc_offsets(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
         """``h`` minus its query's lowest score; a span that overflows (or whose margins
         would) is a ``ValueError`` naming the query."""
-        sizes = np.diff(self.group_ptr)
-        nonempty = sizes > 0
         lo = np.zeros(self.n_queries)
         hi = np.zeros(self.n_queries)
         if self.n_docs:
-            starts = self.group_ptr[:-1][nonempty]
-            lo[nonempty] = np.minimum.reduceat(h, starts)
-            hi[nonempty] = np.maximum.reduceat(h, starts)
+            lo[self._nonempty] = np.minimum.reduceat(h, self._starts)
+            hi[self._nonempty] = np.maximum.reduceat(h, self._starts)
         with np.errstate(over="ignore"):
             span = hi - lo
             extra = self._label_range if self.tau == "grade" else float(self.tau)
@@ -242,7 +243,7 @@ class QBRankObjective(Loss):
                 f"{float(lo[q])} .. {float(hi[q])}); pair margins need max - min + tau below ~1.8e308"
             )
         with np.errstate(over="ignore"):  # only in single-level queries, which form no pairs
-            return h - np.repeat(lo, sizes)
+            return h - np.repeat(lo, self._sizes)
 
     def _label_high(
         self, h: NDArray[np.float64], d: NDArray[np.float64]
@@ -295,10 +296,10 @@ class QBRankObjective(Loss):
         total = 0.0
         if self.label_pairs:
             qloss = self._label_grad(scores)[2]
-            live = self.query_weights > 0.0  # 0 * inf would make the sum NaN
+            live = self._live
             total += 0.5 * self.w * float(self.query_weights[live] @ qloss[live])
         total += 0.5 * self._explicit(scores)[2][0]
-        lab = self._lab_w > 0.0  # only labeled rows: 0 * inf would make the sum NaN
+        lab = self._lab
         r = scores[lab] - self.labels[lab]
         with np.errstate(over="ignore"):  # huge scores: the risk is inf, not NaN
             total += 0.5 * float(self._lab_w[lab] @ (r * r))
@@ -311,7 +312,7 @@ class QBRankObjective(Loss):
         hess = 2.0 * active_w
         if self.label_pairs:
             gsum, cnt, _ = self._label_grad(scores)
-            ww = self.w * self._doc_qw
+            ww = self._pair_w
             with np.errstate(invalid="ignore", over="ignore"):  # a zero-weight query adds 0; inf is refused
                 grad += np.where(ww > 0.0, ww * gsum, 0.0)
             hess += 2.0 * ww * cnt
@@ -335,7 +336,7 @@ class QBRankObjective(Loss):
         k = 0.0
         scale = 0.0
         if self.label_pairs:
-            live = self.query_weights > 0.0  # 0 * inf would make the sums NaN
+            live = self._live
             qsums = self._label_high(scores, direction)[live]
             wq = self.w * self.query_weights[live]
             g += float(wq @ qsums[:, 1])

@@ -132,7 +132,7 @@ def test_lgb_cv_binds_each_fold_separately(data):
     assert np.all(np.isfinite(res["valid ndcg@5-mean"]))
     assert len(seen) == 3 and len(obj._by_set) == 3
     for fold_set, (train_idx, _) in zip(seen, folds):
-        np.testing.assert_array_equal(obj._by_set[fold_set].labels, data.y[train_idx])
+        np.testing.assert_array_equal(obj._by_set[fold_set][0].labels, data.y[train_idx])
 
 
 def test_xgb_cv_binds_each_fold_separately(data):

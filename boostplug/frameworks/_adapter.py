@@ -66,11 +66,20 @@ def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
     return {k: params[k] for k in objective.row_params if params.get(k) is not None}
 
 
+def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Element-wise equality of two tuples of arrays (``None`` and empty alike: no such information)."""
+    return len(a) == len(b) and all(
+        (x is None or np.size(x) == 0) if (y is None or np.size(y) == 0)
+        else (x is not None and np.array_equal(x, y))
+        for x, y in zip(a, b)
+    )
+
+
 class BoundObjective:
     """One named objective with fixed parameters, bound lazily to each training set.
 
-    ``prepared(key, labels, group_ptr, weights)`` returns the objective prepared
-    for that set, preparing it on first use. ``key`` is the framework's set object
+    ``prepared(key, seen, derive)`` returns the objective prepared for that set,
+    preparing it on first use. ``key`` is the framework's set object
     (held weakly: ``lgb.cv``/``xgb.cv`` hand one objective several fold sets and
     each gets its own preparation). A set whose labels or groups changed since it
     was prepared is an error rather than silently stale gradients.
@@ -83,34 +92,30 @@ class BoundObjective:
         self.params = dict(params)
         #: The row-index parameters given (:func:`given_row_params`), bound to one training set.
         self.rows_given = given_row_params(self.objective, self.params)
-        self._by_set: "weakref.WeakKeyDictionary[Any, PreparedObjective]" = weakref.WeakKeyDictionary()
-        self._last: PreparedObjective | None = None  # for set objects that cannot be weakly referenced
+        self._by_set: "weakref.WeakKeyDictionary[Any, tuple[PreparedObjective, tuple[Any, ...]]]" = \
+            weakref.WeakKeyDictionary()
+        self._last: tuple[PreparedObjective, tuple[Any, ...]] | None = None  # for sets not weakly referenceable
 
     def prepared(
         self,
         key: Any,
-        labels: NDArray[np.floating],
-        group_ptr: NDArray[np.int64],
-        weights: NDArray[np.float64] | None,
+        seen: tuple[Any, ...],
+        derive: Callable[[], tuple[NDArray[np.floating], NDArray[np.int64], NDArray[np.float64] | None]],
         *,
         strict: bool = True,
         check_new: Callable[[], None] | None = None,
     ) -> PreparedObjective:
-        """The objective prepared for this set; ``check_new`` runs once, before a set is first
-        prepared (checks too costly to repeat every round)."""
+        """The objective prepared for this set. ``seen`` is what the framework hands each round
+        (raw labels, groups, weights), compared with what the set was prepared from;
+        ``derive() -> (labels, group_ptr, query_weights)`` and ``check_new()`` run only when a
+        set is first prepared (validation and conversion are not repeated every round)."""
         try:
-            prep = self._by_set.get(key) if key is not None else self._last
+            entry = self._by_set.get(key) if key is not None else self._last
         except TypeError:
-            prep = self._last
-        if prep is not None:
-            qw = np.ones(group_ptr.shape[0] - 1) if weights is None else np.asarray(weights, dtype=np.float64)
-            same = (
-                prep.labels.shape[0] == len(labels)
-                and np.array_equal(prep.group_ptr, group_ptr)
-                and np.array_equal(prep.labels, np.asarray(labels, dtype=np.float64))
-                and np.array_equal(prep.query_weights, qw)
-            )
-            if same:
+            entry = self._last
+        if entry is not None:
+            prep, was_seen = entry
+            if _same_arrays(was_seen, seen):
                 return prep
             if strict:
                 raise ValueError(
@@ -118,8 +123,9 @@ class BoundObjective:
                     "between boosting rounds; an objective is bound to one training set. "
                     "Build a new objective (or a new Dataset/DMatrix) for new labels or weights."
                 )
+        labels, group_ptr, weights = derive()
         for param, rows in self.rows_given.items():
-            if prep is not None or len(self._by_set):
+            if entry is not None or len(self._by_set):
                 raise ValueError(
                     f"{self.name}: explicit {param} are row indices of one training set, and this objective "
                     f"was handed a second one (lgb.cv/xgb.cv folds, or a refit on other data): the {param} "
@@ -133,12 +139,14 @@ class BoundObjective:
         if check_new is not None:
             check_new()
         prep = self.objective.prepare(labels, group_ptr, weights=weights, **self.params)
+        # Copies: a framework may hand the same array object back after changing it in place.
+        entry = (prep, tuple(None if a is None else np.array(a, copy=True) for a in seen))
         try:
             if key is not None:
-                self._by_set[key] = prep
+                self._by_set[key] = entry
         except TypeError:
             pass
-        self._last = prep
+        self._last = entry
         return prep
 
     def __getstate__(self) -> dict[str, Any]:

@@ -33,10 +33,13 @@ class XGBoostObjective(BoundObjective):
     """Callable for ``xgb.train(obj=...)`` / ``xgb.cv(obj=...)``: ``(predt, dtrain) -> (grad, hess)``."""
 
     def __call__(self, predt: NDArray, dtrain: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        labels = dtrain.get_label()
-        gp = _group_ptr(dtrain)
-        w = query_weights_from_rows(dtrain.get_weight(), gp, "XGBoost")
-        prep = self.prepared(dtrain, labels, gp, w)
+        labels, raw_ptr, weights = dtrain.get_label(), dtrain.get_uint_info("group_ptr"), dtrain.get_weight()
+
+        def derive() -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
+            gp = group_ptr_or_error(raw_ptr, len(labels), "XGBoost", _HOW)
+            return labels, gp, query_weights_from_rows(weights, gp, "XGBoost")
+
+        prep = self.prepared(dtrain, (labels, raw_ptr, weights), derive)
         return prep.grad_hess(np.asarray(predt, dtype=np.float64).reshape(-1))
 
 

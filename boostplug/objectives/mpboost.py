@@ -120,7 +120,7 @@ from .._core import dispatch
 from . import _mpboost_kernels as K
 from ._base import DOC_WORK
 from ._contract import Hessian, Loss, Search, module_functions, scores_function
-from .ddf import DDF_PARAMS, check_ddf, ddf_values
+from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space
 
 __all__ = [
@@ -173,7 +173,9 @@ class MPBoostObjective(Loss):
         return ddf_search_space(params.get("ddf", DDF_PARAMS["ddf"].default))
 
     def setup(self) -> None:
-        self.ddf_param = check_ddf(self.ddf, self.alpha, self.lam, self.beta)[1]
+        # the parameters are already checked by their declarations: pick the chosen DDF's one
+        pname = DDF_PARAM_OF.get(self.ddf)
+        self.ddf_param = 0.0 if pname is None else float(getattr(self, pname))
         self._prepare_static()
 
     # -- label-only precomputation -------------------------------------------------

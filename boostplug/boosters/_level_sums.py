@@ -42,8 +42,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core import dispatch
+from ..groups import qid_from_group_ptr
 from ..metrics._pair_counts import critical_pair_counts
-from ._rankboost_kernels import PairSpan
+from ._rankboost_kernels import PairSpan, ln_cosh
 
 __all__ = ["PAIRWISE", "DirectedLevelPairs", "LevelPairs", "LevelSpan", "level_e2", "query_code_order", "split_any"]
 
@@ -152,7 +153,7 @@ class LevelPairs:
         self.grades = grades
         self.n_levels = max(int(grades.shape[0]), 1)
         nq = self.group_ptr.shape[0] - 1
-        self.query = np.repeat(np.arange(nq), np.diff(self.group_ptr))
+        self.query = qid_from_group_ptr(self.group_ptr)
         self.coef = np.ones(nq) if query_weights is None else np.asarray(query_weights, dtype=np.float64)
         self.weighted = query_weights is not None
         cnt = np.bincount(self.query * self.n_levels + self.lev, minlength=nq * self.n_levels)
@@ -162,6 +163,12 @@ class LevelPairs:
         self.n_pairs = int(self.query_pairs.sum())
         self.total = float(self.coef @ self.query_pairs) if self.weighted else float(self.n_pairs)
         self._zero_h = np.zeros(self.y.shape[0], dtype=np.int64)
+        # label/group-only parts of the per-round sums, built once
+        self._key = self.query * self.n_levels + self.lev                    # (query, level) cell of a row
+        self._other = np.diff(self.group_ptr)[self.query] - self.level_counts.ravel()[self._key]
+        self._doc_coef = self.coef[self.query]
+        # the query of each row as big-endian bytes (they sort by query): level_e2's group key prefix
+        self._query_bytes = self.query.astype(">i8").view(np.uint8).reshape(-1, 8)
 
     def sums(self, F: NDArray[np.float64], h: NDArray[np.bool_] | None = None
              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -208,12 +215,9 @@ class LevelPairs:
     def laplacian(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
         """``L h`` of the pair metric: ``(L h)[x] = coef_q sum_{y in q, l(y) != l(x)} (h(x) - h(y))``."""
         nq, L = self.group_ptr.shape[0] - 1, self.n_levels
-        key = self.query * L + self.lev
         hq = np.bincount(self.query, weights=h, minlength=nq)
-        hql = np.bincount(key, weights=h, minlength=nq * L)
-        nq_docs = np.diff(self.group_ptr).astype(np.float64)
-        other = nq_docs[self.query] - self.level_counts.ravel()[key]
-        return self.coef[self.query] * (other * h - (hq[self.query] - hql[key]))
+        hql = np.bincount(self._key, weights=h, minlength=nq * L)
+        return self._doc_coef * (self._other * h - (hq[self.query] - hql[self._key]))
 
 
 class LevelSpan(PairSpan):
@@ -273,14 +277,11 @@ def level_e2(codes: NDArray[np.int32], members: list[tuple[int, int]], eta: NDAr
     groups: documents of one query with the same values on every member of ``S_t``."""
     if not members:
         return 1.0
-    from ._rankboost_kernels import ln_cosh
-
     ks = np.array([k for k, _ in members], dtype=np.int64)
     js = np.array([j for _, j in members], dtype=np.int64)
     sig = (codes[:, ks] > js).astype(np.int8)
-    # one byte string per row: the query (big-endian, so byte order sorts by query) and the signature
-    key = np.concatenate([levels.query.astype(">i8").view(np.uint8).reshape(-1, 8),
-                          np.packbits(sig, axis=1)], axis=1)
+    # one byte string per row: the query and the signature
+    key = np.concatenate([levels._query_bytes, np.packbits(sig, axis=1)], axis=1)
     key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1]))).ravel()
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -378,10 +379,9 @@ def _directed_fit_sums(codes, order, group_ptr, lev, E, dd, coef, width):
     return signed[:, :width], split[:, :width]
 
 
-def query_code_order(codes: NDArray[np.int32], group_ptr: NDArray[np.int64]) -> NDArray[np.integer]:
-    """``(n, F)``, column-major: per feature, the rows sorted by query, then code (codes are fixed,
-    so one sort serves every round)."""
-    query = np.repeat(np.arange(group_ptr.shape[0] - 1), np.diff(group_ptr))
+def query_code_order(codes: NDArray[np.int32], query: NDArray[np.int64]) -> NDArray[np.integer]:
+    """``(n, F)``, column-major: per feature, the rows sorted by ``query`` (each row's), then code
+    (codes are fixed, so one sort serves every round)."""
     # int32 rows when they fit: the order is as large as the codes, not twice
     order = np.empty(codes.shape, dtype=np.int32 if codes.shape[0] < 2**31 else np.int64, order="F")
     for k in range(codes.shape[1]):
@@ -407,7 +407,6 @@ class DirectedLevelPairs(LevelPairs):
         self.dd = np.zeros((L, L))
         # only level pairs holding pairs: the pair list never evaluates dist of the others
         self.dd[self.linked] = dist(delta[self.linked])
-        self._key = self.query * L + self.lev
 
     def factors(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         """:func:`_directed_factors` of the scores ``F``."""

@@ -233,7 +233,7 @@ class MPBoost(RankingBooster):
         return _State(
             pairs=np.zeros((0, 2), dtype=np.int64), d=none, cands=cands, w=none, w1=None, F=F, log_bound=0.0,
             d2_max=float(np.max(lv.dd ** 2)) if lv.n_pairs else 1.0, n_pairs=lv.n_pairs, lv=lv,
-            order=query_code_order(cands.codes, data.group_ptr), E=E, W=W, C=C,
+            order=query_code_order(cands.codes, lv.query), E=E, W=W, C=C,
             to_pairs=(lambda: self._pairs_of(data, False)) if self.pairwise == "auto" else None,
         )
 

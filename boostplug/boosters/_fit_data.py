@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_features, check_labels
-from ..groups import group_ptr_from_qid, group_ptr_from_sizes
+from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
 from ..pairs import PAIR_BYTES, check_pair_memory, check_pairs, critical_pairs
 from .stumps import StumpCandidates, make_candidates
 
@@ -58,7 +58,7 @@ class FitData:
         weighted pairs lie within one query."""
         if self.query_weights is None:
             return None
-        return self.query_weights[_row_queries(self.group_ptr)[pairs[:, 0]]]
+        return self.query_weights[qid_from_group_ptr(self.group_ptr)[pairs[:, 0]]]
 
     def stump_candidates(self, est: Any) -> StumpCandidates:
         """Stump candidates of ``X`` from a booster's ``thresholds``, ``max_thresholds`` and
@@ -88,11 +88,6 @@ def group_ptr_of(n: int, qid: ArrayLike | None, group: ArrayLike | None) -> NDAr
     if group is not None:
         return group_ptr_from_sizes(group, n_docs=n)
     raise ValueError("ranking needs query groups: pass qid=... (one id per row) or group=... (sizes)")
-
-
-def _row_queries(group_ptr: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The query index of every row."""
-    return np.repeat(np.arange(group_ptr.shape[0] - 1), np.diff(group_ptr))
 
 
 def check_query_weights(sample_weight: ArrayLike, group_ptr: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -125,7 +120,7 @@ def _apply_query_weights(
            NDArray[np.float64] | None]:
     """Training data for per-query weights ``qw``: zero-weight queries removed (rows and pairs),
     weights ``None`` when the rest are all equal (the unweighted fit, bit for bit)."""
-    rq = _row_queries(group_ptr)
+    rq = qid_from_group_ptr(group_ptr)
     if pairs is not None:
         cross = np.flatnonzero(rq[pairs[:, 0]] != rq[pairs[:, 1]])
         if cross.size:

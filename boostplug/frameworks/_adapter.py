@@ -18,11 +18,12 @@ from numpy.typing import NDArray
 
 from .. import metrics as _metrics
 from .. import objectives as _objectives
-from ..groups import check_group_ptr
+from .._validation import check_finite
+from ..groups import check_group_ptr, group_ptr_from_qid
 from ..objectives import PreparedObjective
 
 __all__ = ["BoundObjective", "given_row_params", "query_weights_from_rows", "metric_query_weights",
-           "group_ptr_or_error", "MetricSpec", "MetricCallable"]
+           "group_ptr_or_error", "builder_group_ptr", "MetricSpec", "MetricCallable"]
 
 
 def query_weights_from_rows(
@@ -168,6 +169,23 @@ def group_ptr_or_error(group_ptr: Any, n_docs: int, framework: str, how: str) ->
             f"{framework}: the training set has no query information; ranking objectives need it ({how})"
         )
     return check_group_ptr(np.asarray(group_ptr, dtype=np.int64), n_docs=n_docs)
+
+
+def builder_group_ptr(y: Any, qid: Any, group_ptr: Any, kwargs: dict[str, Any], builder: str) -> NDArray[np.int64]:
+    """What ``dataset()``/``dmatrix()`` share: finite labels and a ``group_ptr`` covering them,
+    from exactly one of ``qid`` (contiguous, any order) or ``group_ptr``."""
+    if (qid is None) == (group_ptr is None):
+        raise ValueError("pass exactly one of qid=... or group_ptr=...")
+    if "group" in kwargs:
+        raise TypeError(f"{builder} builds the query groups from qid= or group_ptr=; don't pass group= too")
+    check_finite(y, "y", noun="label")  # the frameworks store NaN/inf labels silently or refuse them without the row
+    n = int(np.shape(y)[0])
+    if qid is not None and np.shape(qid)[0] != n:
+        raise ValueError(f"qid has {np.shape(qid)[0]} rows but y has {n}")
+    gp = group_ptr_from_qid(qid) if qid is not None else check_group_ptr(group_ptr)
+    if gp[-1] != n:
+        raise ValueError(f"the query groups cover {int(gp[-1])} rows but y has {n}")
+    return gp
 
 
 def metric_query_weights(weights: Any, group_ptr: NDArray[np.int64]) -> NDArray[np.float64] | None:

@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..._validation import check_finite
-from ...groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes, sizes_from_group_ptr
-from .._adapter import BoundObjective, MetricCallable, metric_query_weights, query_weights_from_rows
+from ...groups import group_ptr_from_sizes, sizes_from_group_ptr
+from .._adapter import (
+    BoundObjective, MetricCallable, builder_group_ptr, metric_query_weights, query_weights_from_rows,
+)
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
            "objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "group_ptr_from_lgb_sizes"]
@@ -211,17 +212,8 @@ def dataset(
     """
     import lightgbm as lgb
 
-    if (qid is None) == (group_ptr is None):
-        raise ValueError("pass exactly one of qid=... or group_ptr=...")
-    if "group" in kwargs:
-        raise TypeError("dataset() builds LightGBM's group= from qid= or group_ptr=; don't pass group= too")
-    check_finite(y, "y", noun="label")
-    n = int(np.shape(y)[0])
-    if qid is not None and np.shape(qid)[0] != n:
-        raise ValueError(f"qid has {np.shape(qid)[0]} rows but y has {n}")
-    gp = group_ptr_from_qid(qid) if qid is not None else check_group_ptr(group_ptr)
-    if gp[-1] != n:
-        raise ValueError(f"the query groups cover {int(gp[-1])} rows but y has {n}")
+    gp = builder_group_ptr(y, qid, group_ptr, kwargs, "dataset() (LightGBM's group=)")
+    n = int(gp[-1])
     sizes = sizes_from_group_ptr(gp)
     if weight is not None:
         w = np.asarray(weight, dtype=np.float64).reshape(-1)

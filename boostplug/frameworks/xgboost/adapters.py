@@ -13,10 +13,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..._validation import check_finite
-from ...groups import check_group_ptr, group_ptr_from_qid, qid_from_group_ptr
+from ...groups import qid_from_group_ptr
 from .._adapter import (
-    BoundObjective, MetricCallable, group_ptr_or_error, metric_query_weights, query_weights_from_rows,
+    BoundObjective, MetricCallable, builder_group_ptr, group_ptr_or_error, metric_query_weights, query_weights_from_rows,
 )
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "dmatrix", "params"]
@@ -159,15 +158,7 @@ def dmatrix(
     """
     import xgboost as xgb
 
-    if (qid is None) == (group_ptr is None):
-        raise ValueError("pass exactly one of qid=... or group_ptr=...")
-    if "group" in kwargs:
-        raise TypeError("dmatrix() builds XGBoost's query groups from qid= or group_ptr=; don't pass group= too")
-    check_finite(y, "y", noun="label")  # XGBoost refuses them too, without naming the row
-    gp = group_ptr_from_qid(qid) if qid is not None else check_group_ptr(group_ptr)
-    n = int(np.shape(y)[0])
-    if gp[-1] != n:
-        raise ValueError(f"the query groups cover {int(gp[-1])} rows but y has {n}")
+    gp = builder_group_ptr(y, qid, group_ptr, kwargs, "dmatrix() (XGBoost's qid=)")
     if weight is not None:
         weight = query_weights_from_rows(np.asarray(weight, dtype=np.float64), gp, "XGBoost")
     return xgb.DMatrix(X, label=y, qid=qid_from_group_ptr(gp), weight=weight, base_margin=base_margin, **kwargs)

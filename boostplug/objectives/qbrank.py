@@ -193,6 +193,7 @@ class QBRankObjective(Loss):
         self._lab_w = np.where(self._lab_mask, (1.0 - self.w) * self._doc_qw, 0.0)
         self._lab = self._lab_w > 0.0  # rows of the squared-error term: 0 * inf would make sums NaN
         self._pair_w = self.w * self._doc_qw  # w W of each row (label-derived pairs)
+        self._pair_live = self._pair_w > 0.0
         # Explicit pair weights: w times the weight of the preferred row's query.
         self._px = np.ascontiguousarray(self.pairs[:, 0])
         self._py = np.ascontiguousarray(self.pairs[:, 1])
@@ -309,18 +310,20 @@ class QBRankObjective(Loss):
         self, scores: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         grad, active_w, _ = self._explicit(scores)  # explicit pairs (already weighted)
-        hess = 2.0 * active_w
+        mean = self.hessian == "mean"  # its Hessian is label-only (setup): no per-round sums
+        hess = None if mean else 2.0 * active_w
         if self.label_pairs:
             gsum, cnt, _ = self._label_grad(scores)
             ww = self._pair_w
             with np.errstate(invalid="ignore", over="ignore"):  # a zero-weight query adds 0; inf is refused
-                grad += np.where(ww > 0.0, ww * gsum, 0.0)
-            hess += 2.0 * ww * cnt
+                grad += np.where(self._pair_live, ww * gsum, 0.0)
+            if hess is not None:
+                hess += 2.0 * ww * cnt
         with np.errstate(over="ignore"):  # inf is refused by the caller, naming the row
             grad += self._lab_w * (scores - self.labels)
-        hess += self._lab_w
-        if self.hessian == "mean":
+        if hess is None:
             return grad * self._mean_scale, self._mean_hess.copy()
+        hess += self._lab_w
         return grad, hess
 
     def derivatives_along(

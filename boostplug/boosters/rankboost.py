@@ -330,7 +330,7 @@ class RankBoost(RankingBooster):
             ep, e0, em = eps_sums(o, s.w)
         ranker = s.cands.stump(k, j, comp)
         if em == 0.0 and e0 == 0.0 and not self.rankers_:
-            return self._perfect_first(s, k, j, comp, 1.0, o1)
+            return self._perfect_first(s, k, j, comp, 1.0, o1, (ep, e0, em))
         if self.variant == "rb-d":
             if em == 0.0:
                 self.undefined_round_ = {"ranker": ranker, "eps_plus": ep, "eps_zero": e0, "eps_minus": em}
@@ -365,24 +365,20 @@ class RankBoost(RankingBooster):
         return Round(ranker, alpha, rec)
 
     def _perfect_first(self, s: _State, k: int, j: int, comp: bool, weight: float,
-                       o1: NDArray[np.int8] | None) -> Round:
+                       o1: NDArray[np.int8] | None, eps: tuple[float, float, float]) -> Round:
         """Round 1's ranker orders every pair correctly (``eps+ = 1``; ``weight = -1``: RankBoost+'s
         one-sided stump reverses every pair): Eq. 14, 19 and 34 give an infinite weight. As AdaRank
         does with a perfect feature, keep it with weight ``+-1`` (any weight of that sign ranks the
-        same) and stop; the record's ``alpha`` is ``+-inf``, its losses those of the kept model."""
+        same) and stop; the record's ``alpha`` is ``+-inf``, its losses those of the kept model.
+        ``eps``: the caller's ``(eps+, eps0, eps-)`` of the chosen ranker under ``D_1``."""
         how = "correctly" if weight > 0 else "reversely"
-        if s.lv is not None:   # eps of D_1 (before F moves)
-            ep, e0, em = s.lv.eps(s.F, s.cands.codes[:, k] > j)
-            if comp:
-                ep, em = em, ep
+        ep, e0, em = eps
         self._stop_reason = (f"perfect weak ranker in round 1 (it orders every training pair {how}): its weight is "
                              f"infinite; kept with weight {weight:g} (any weight of that sign ranks the same)")
         s.F += weight * s.cands.vector(k, j, comp)
         eta = -weight if comp else weight
         step = self._track_e2(s, k, j, eta, o1)
         s.log_prod_z = -math.inf       # Z_1 -> 0 as |alpha| -> inf
-        if s.lv is None:
-            ep, e0, em = eps_sums(-o1 if comp else o1, s.w)
         rec = {"alpha": math.copysign(math.inf, weight), "Z": 0.0, "eps_plus": ep, "eps_zero": e0, "eps_minus": em}
         if self.variant == "rankboost+":
             rec.update({"alpha_prime": 0.0, "delta": float(-(o1.astype(np.float64) @ s.w))})
@@ -530,7 +526,7 @@ class RankBoost(RankingBooster):
         ap = float(s.span.eta[b]) if b is not None else 0.0
         if e0 == 0.0 and (em == 0.0 or ep == 0.0):
             if not self.rankers_:
-                return self._perfect_first(s, k, j, False, 1.0 if em == 0.0 else -1.0, o)
+                return self._perfect_first(s, k, j, False, 1.0 if em == 0.0 else -1.0, o, (ep, e0, em))
             self._stop_reason = ("perfect weak ranker (eps- = eps0 = 0 or eps+ = eps0 = 0): Eq. 34 gives an infinite "
                                  "weight; returning the ensemble before this round")
             return None

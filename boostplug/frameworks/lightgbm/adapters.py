@@ -80,7 +80,7 @@ def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int) -> NDArray[np.int64]:
     return group_ptr_from_sizes(np.asarray(sizes), n_docs=n_docs)
 
 
-def _lgb_set(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
+def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
     """Labels, ``group_ptr`` and per-query weights of a LightGBM training set (once per set)."""
     gp = group_ptr_from_lgb_sizes(sizes, len(labels))
     return labels, gp, query_weights_from_rows(weights, gp, "LightGBM")
@@ -97,7 +97,7 @@ class LightGBMObjective(BoundObjective):
                 f"handed a subset of it (lgb.cv folds): build the folds yourself, each with its own {key}"
             )
         labels, sizes, weights = train_data.get_label(), train_data.get_group(), train_data.get_weight()
-        prep = self.prepared(train_data, (labels, sizes, weights), lambda: _lgb_set(labels, sizes, weights),
+        prep = self.prepared(train_data, (labels, sizes, weights), lambda: lgb_set_arrays(labels, sizes, weights),
                              check_new=lambda: _check_set(train_data, labels, self.name))
         return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
@@ -107,7 +107,7 @@ class LightGBMSklearnObjective(BoundObjective):
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
         # A refit on new data legitimately brings new labels: re-bind instead of raising.
-        prep = self.prepared(None, (y_true, group, weight), lambda: _lgb_set(y_true, group, weight), strict=False,
+        prep = self.prepared(None, (y_true, group, weight), lambda: lgb_set_arrays(y_true, group, weight), strict=False,
                              check_new=lambda: _check_lgb_labels(y_true, self.name))
         return prep.grad_hess(np.asarray(y_pred, dtype=np.float64).reshape(-1))
 

@@ -34,8 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...objectives import qbrank
-from .._adapter import query_weights_from_rows
-from .adapters import group_ptr_from_lgb_sizes
+from .adapters import lgb_set_arrays
 
 __all__ = ["LineSearchRecord", "LineSearchResult", "train_line_search"]
 
@@ -177,9 +176,8 @@ def _initial_scores(dataset: Any) -> NDArray[np.float64]:
 
 
 def _prepare(dataset: Any, objective_params: dict[str, Any]) -> qbrank.QBRankObjective:
-    labels = np.asarray(dataset.get_label(), dtype=np.float64)
-    gp = group_ptr_from_lgb_sizes(dataset.get_group(), labels.shape[0])
-    w = query_weights_from_rows(dataset.get_weight(), gp, "LightGBM")
+    labels, gp, w = lgb_set_arrays(np.asarray(dataset.get_label(), dtype=np.float64), dataset.get_group(),
+                                   dataset.get_weight())
     return qbrank.prepare(labels, gp, weights=w, **objective_params)
 
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from distributed import Client
 
+    from .._adapter import BoundObjective
+
 __all__ = ["WORKER_ENV", "lightgbm_group", "dense_qid", "train_lightgbm", "train_xgboost"]
 
 #: Environment for Dask workers (``LocalCluster(env=WORKER_ENV)`` or ``dask worker``'s
@@ -36,17 +38,12 @@ def _features(frame: "dd.DataFrame", feature_cols: Sequence[str] | None, drop: S
     return list(feature_cols)
 
 
-def _check_row_bound_params(objective: str, objective_params: dict[str, Any] | None) -> dict[str, Any]:
+def _refuse_row_params(obj: "BoundObjective") -> "BoundObjective":
     """Objective parameters that hold row indices of the whole training set cannot be split
     between workers: each worker's objective sees its own rows, numbered from 0."""
-    from ... import objectives
-    from .._adapter import given_row_params
-
-    params = dict(objective_params or {})
-    entry = objectives.get(objective)
-    given = given_row_params(entry, params)
-    if given:
-        key = next(iter(given))
+    if obj.rows_given:
+        key = next(iter(obj.rows_given))
+        entry = obj.objective
         defaults = ", ".join(f"{k}={v!r}" for k, v in entry.defaults.items() if k not in entry.row_params)
         raise ValueError(
             f"objective_params[{key!r}] holds row indices of the whole training set, but each Dask "
@@ -54,7 +51,7 @@ def _check_row_bound_params(objective: str, objective_params: dict[str, Any] | N
             f"used in distributed training. Leave {key} unset (the objective's other parameters then "
             f"apply; defaults: {defaults}) or train on one machine with boostplug.lightgbm / boostplug.xgboost"
         )
-    return params
+    return obj
 
 
 def _first_nonfinite(labels: Any) -> tuple[int, float, int] | None:
@@ -127,7 +124,7 @@ def train_lightgbm(
     require_frame(frame, label_col, qid_col, "train_lightgbm")
     if "objective" in ranker_params:
         raise ValueError("pass the boostplug objective name as `objective`, not in the ranker parameters")
-    obj = sklearn_objective(objective, **_check_row_bound_params(objective, objective_params))
+    obj = _refuse_row_params(sklearn_objective(objective, **(objective_params or {})))
     layout = check_partitions(frame, qid_col, client=client)
     _check_finite_labels(frame, label_col, layout, client)
     cols = _features(frame, feature_cols, (label_col, qid_col))
@@ -181,7 +178,7 @@ def train_xgboost(
     from ..xgboost.adapters import params as xgb_params
 
     require_frame(frame, label_col, qid_col, "train_xgboost")
-    obj = xgb_objective(objective, **_check_row_bound_params(objective, objective_params))
+    obj = _refuse_row_params(xgb_objective(objective, **(objective_params or {})))
     layout = check_partitions(frame, qid_col, client=client)
     cols = _features(frame, feature_cols, (label_col, qid_col))
     dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))

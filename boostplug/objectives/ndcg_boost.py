@@ -118,7 +118,9 @@ __all__ = [
 ]
 
 _NAME = "ndcg_boost"
-_MODES = {"bound": K.MODE_BOUND, "exact": K.MODE_EXACT}
+#: Hessian mode -> (kernel mode, factor on the kernel's sum): "bound" doubles sum |c_i - c_j| gamma_ij
+#: so that it majorises the full Hessian (module docstring).
+_MODES = {"bound": (K.MODE_BOUND, 2.0), "exact": (K.MODE_EXACT, 1.0)}
 
 
 #: Range of ``sigma``: ``hess = sigma^2 h_F`` with ``h_F <= W_k n_k / 4`` (each ``gamma <= 1/4``,
@@ -196,6 +198,8 @@ class NDCGBoostObjective(Loss):
         # pairs each per-round kernel visits: its dispatch work (a vectorised pair visit is the unit)
         self._loss_pairs = int((sizes[self._loss_queries] * (sizes[self._loss_queries] - 1) // 2).sum())
         self._grad_pairs = int((sizes[self._grad_queries] * (sizes[self._grad_queries] - 1) // 2).sum())
+        self._mode, factor = _MODES[self.hessian]
+        self._hess_scale = factor * self.sigma * self.sigma  # d2/dscore2 = sigma^2 d2/dF2
 
     # -- public extras ---------------------------------------------------------------
     def ideal_dcg(self) -> NDArray[np.float64]:
@@ -226,10 +230,9 @@ class NDCGBoostObjective(Loss):
         return float(out.sum())
 
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        w, h = self._pair_sums(scores, _MODES[self.hessian])
+        w, h = self._pair_sums(scores, self._mode)
         grad = w * -self.sigma          # dM/dscore = sigma dM/dF = -sigma w (Eq. 16)
-        # "bound": twice the kernel's sum |c_i - c_j| gamma_ij majorises the full Hessian (module docstring)
-        hess = h * ((2.0 if self.hessian == "bound" else 1.0) * self.sigma * self.sigma)
+        hess = h * self._hess_scale
         return grad, hess
 
 

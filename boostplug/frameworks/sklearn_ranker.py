@@ -148,6 +148,14 @@ class EvalSet:
     group_ptr: NDArray[np.int64]
     query_weights: NDArray[np.float64] | None
 
+    def row_weights(self) -> NDArray[np.float64] | None:
+        return _row_weights(self.query_weights, self.group_ptr)
+
+
+def _row_weights(query_weights: NDArray[np.float64] | None, group_ptr: NDArray[np.int64]) -> NDArray[np.float64] | None:
+    """Per-query weights repeated over each query's rows (LightGBM's convention)."""
+    return None if query_weights is None else np.repeat(query_weights, np.diff(group_ptr))
+
 
 @dataclass
 class FitPlan:
@@ -165,7 +173,7 @@ class FitPlan:
         return np.diff(self.group_ptr)
 
     def row_weights(self) -> NDArray[np.float64] | None:
-        return None if self.query_weights is None else np.repeat(self.query_weights, self.sizes)
+        return _row_weights(self.query_weights, self.group_ptr)
 
 
 def _check_eval_metric(eval_metric: Any) -> MetricSpec:

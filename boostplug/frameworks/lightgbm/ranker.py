@@ -144,8 +144,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
                 eval_kw = {"eval_X": tuple(e.X for e in plan.evals), "eval_y": tuple(e.y for e in plan.evals)}
             else:
                 eval_kw = {"eval_set": [(e.X, e.y) for e in plan.evals]}
-            weights = [None if e.query_weights is None else np.repeat(e.query_weights, np.diff(e.group_ptr))
-                       for e in plan.evals]
+            weights = [e.row_weights() for e in plan.evals]
             eval_kw.update(
                 eval_group=[np.diff(e.group_ptr) for e in plan.evals],
                 eval_sample_weight=None if all(w is None for w in weights) else weights,

@@ -176,6 +176,7 @@ class MPBoostObjective(Loss):
         # the parameters are already checked by their declarations: pick the chosen DDF's one
         pname = DDF_PARAM_OF.get(self.ddf)
         self.ddf_param = 0.0 if pname is None else float(getattr(self, pname))
+        self._gentle = self.hessian == "gentle"  # the kernel's switch, resolved once
         self._prepare_static()
 
     # -- label-only precomputation -------------------------------------------------
@@ -269,7 +270,7 @@ class MPBoostObjective(Loss):
         shift = m - EXP_LIMIT if m > EXP_LIMIT else 0.0
         grad = np.empty(self.n_docs)
         hess = np.empty(self.n_docs)
-        gentle = self.hessian == "gentle"
+        gentle = self._gentle
         run = dispatch.kernel_for(K.pair_grad_hess, self.n_docs * DOC_WORK)
         run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
                          self.query_weights, hi, lo, shift, gentle, grad, hess)

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from .. import metrics as _metrics
 from .. import objectives as _objectives
 from .._validation import check_finite
-from ..groups import check_group_ptr, group_ptr_from_qid
+from ..groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes
 from ..objectives import PreparedObjective
 
 __all__ = ["BoundObjective", "given_row_params", "query_weights_from_rows", "metric_query_weights",
@@ -162,13 +162,15 @@ class BoundObjective:
         return f"{type(self).__name__}({self.name!r}{', ' if args else ''}{args})"
 
 
-def group_ptr_or_error(group_ptr: Any, n_docs: int, framework: str, how: str) -> NDArray[np.int64]:
-    """Validate a framework's group information, with an error that says how to add it."""
-    if group_ptr is None or len(group_ptr) == 0:
-        raise ValueError(
-            f"{framework}: the training set has no query information; ranking objectives need it ({how})"
-        )
-    return check_group_ptr(np.asarray(group_ptr, dtype=np.int64), n_docs=n_docs)
+def group_ptr_or_error(groups: Any, n_docs: int, framework: str, how: str, *, sizes: bool = False,
+                       what: str = "the training set") -> NDArray[np.int64]:
+    """Validate a framework's group information (offsets, or query ``sizes`` as LightGBM keeps
+    them), with an error that says how to add it."""
+    if groups is None or len(groups) == 0:
+        raise ValueError(f"{framework}: {what} has no query information; ranking objectives need it ({how})")
+    if sizes:
+        return group_ptr_from_sizes(np.asarray(groups), n_docs=n_docs)
+    return check_group_ptr(np.asarray(groups, dtype=np.int64), n_docs=n_docs)
 
 
 def builder_group_ptr(y: Any, qid: Any, group_ptr: Any, kwargs: dict[str, Any], builder: str) -> NDArray[np.int64]:

@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ...groups import group_ptr_from_sizes, sizes_from_group_ptr
+from ...groups import sizes_from_group_ptr
 from .._adapter import (
-    BoundObjective, MetricCallable, builder_group_ptr, metric_query_weights, query_weights_from_rows,
+    BoundObjective, MetricCallable, builder_group_ptr, group_ptr_or_error, metric_query_weights,
+    query_weights_from_rows,
 )
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
@@ -72,12 +73,8 @@ def _check_set(data: Any, labels: Any, who: str) -> None:
 
 def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int) -> NDArray[np.int64]:
     """``group_ptr`` from LightGBM's group sizes, with an error that says how to add them."""
-    if sizes is None or len(sizes) == 0:
-        raise ValueError(
-            "LightGBM: the Dataset has no query information; ranking objectives need it "
-            "(lgb.Dataset(X, y, group=sizes), or boostplug.lightgbm.dataset(X, y, qid=qid))"
-        )
-    return group_ptr_from_sizes(np.asarray(sizes), n_docs=n_docs)
+    return group_ptr_or_error(sizes, n_docs, "LightGBM", "lgb.Dataset(X, y, group=sizes), or "
+                              "boostplug.lightgbm.dataset(X, y, qid=qid)", sizes=True, what="the Dataset")
 
 
 def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:

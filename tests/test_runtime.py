@@ -179,14 +179,14 @@ def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
 def test_worker_init_ignores_the_terminal_signals_and_asks_to_die_with_the_parent(monkeypatch) -> None:
     """In this process (the handlers are restored): INT and HUP are left to the parent, and on
     Linux prctl(PR_SET_PDEATHSIG) succeeds."""
-    from boostplug.compare import runner
+    from boostplug.compare import execution
 
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGHUP)}
     started = []
-    monkeypatch.setattr(runner, "_die_with_parent", lambda: started.append(1) or True)
+    monkeypatch.setattr(execution, "_die_with_parent", lambda: started.append(1) or True)
     monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
     try:
-        runner._worker_init(os.getppid())
+        execution._worker_init(os.getppid())
         assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN and signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
     finally:
         for s, h in saved.items():
@@ -194,7 +194,7 @@ def test_worker_init_ignores_the_terminal_signals_and_asks_to_die_with_the_paren
     assert started == [1, "boostplug-parent-watch"]
     if sys.platform.startswith("linux"):
         # in a child, so that this test process does not get a death signal of its own
-        code = ("import sys; from boostplug.compare.runner import _die_with_parent; "
+        code = ("import sys; from boostplug.compare.execution import _die_with_parent; "
                 "sys.exit(0 if _die_with_parent() else 1)")
         assert subprocess.run([sys.executable, "-c", code], timeout=WAIT).returncode == 0
 

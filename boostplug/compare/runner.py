@@ -7,15 +7,13 @@
 * :mod:`boostplug.compare.report` -- ``summary``, ``significance``, ``bootstrap``, ``format_table``,
   ``folds_finished``, ``common_folds``, ``comparable``, ``BOOTSTRAP_*`` (the report).
 
-Each name still resolves here, the public ones with a ``DeprecationWarning``. Setting a name here
-(a patch) sets it in the module that holds it now, where the code that uses it looks it up.
+Each name still resolves here, with a ``DeprecationWarning``. Patch a name where it lives now
+(e.g. ``boostplug.compare.execution.run_method``), not here.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 import warnings
 from typing import Any
 
@@ -36,42 +34,16 @@ _MOVED = {
                     "boostplug.compare.report"),
     "example_split": "boostplug.compare.data",
 }
-#: Private names of the split module that code outside it used (the worker set-up, the run log).
-_PRIVATE = dict.fromkeys(("_worker_init", "_die_with_parent", "_log_done"), "boostplug.compare.execution")
-#: The modules the split module's code went to.
-_HOMES = ("boostplug.compare.protocol", "boostplug.compare.execution", "boostplug.compare.report")
 
 
-class _Runner(types.ModuleType):
-    """This module, with each moved name a property: reading it reads the name where it lives now
-    (a public one with a ``DeprecationWarning``); setting it (a patch) sets it there and in every
-    module that imported it from there (runner.run_method must reach execution's)."""
-
-
-def _moved(name: str, home: str) -> property:
-    def get(self: types.ModuleType) -> Any:
-        if name in _MOVED:
-            warnings.warn(f"boostplug.compare.runner.{name} is deprecated; import it from {home}",
-                          DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(home), name)
-
-    def put(self: types.ModuleType, value: Any) -> None:
-        current = getattr(importlib.import_module(home), name)
-        holders = [importlib.import_module(home),
-                   *(m for m in map(importlib.import_module, _HOMES) if vars(m).get(name) is current)]
-        for module in dict.fromkeys(holders):
-            setattr(module, name, value)
-
-    return property(get, put, doc=f"{home}.{name}")
-
-
-for _name, _where in {**_MOVED, **_PRIVATE}.items():
-    setattr(_Runner, _name, _moved(_name, _where))
-del _name, _where
+def __getattr__(name: str) -> Any:
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"boostplug.compare.runner.{name} is deprecated; import it from {home}", DeprecationWarning,
+                  stacklevel=2)
+    return getattr(importlib.import_module(home), name)
 
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_MOVED})
-
-
-sys.modules[__name__].__class__ = _Runner

@@ -182,6 +182,9 @@ class QBRankObjective(Loss):
             self._label_range[self._nonempty] = (np.maximum.reduceat(self.labels, self._starts)
                                                  - np.minimum.reduceat(self.labels, self._starts))
         self._doc_qw = np.repeat(self.query_weights, sizes)  # W of each row's query
+        self._paired = self._n_levels > 1  # queries that form label pairs
+        # what a query's margins add to its score span: its label range ("grade") or tau
+        self._margin_reach = self._label_range if self.tau == "grade" else float(self.tau)
         self._live = self.query_weights > 0.0  # queries that count: 0 * inf would make sums NaN
         single = np.repeat(self._n_levels == 1, sizes)
         if self.labeled == "all":
@@ -234,9 +237,8 @@ class QBRankObjective(Loss):
             hi[self._nonempty] = np.maximum.reduceat(h, self._starts)
         with np.errstate(over="ignore"):
             span = hi - lo
-            extra = self._label_range if self.tau == "grade" else float(self.tau)
-            reach = span + extra
-        bad = np.flatnonzero(~np.isfinite(reach) & (self._n_levels > 1))
+            reach = span + self._margin_reach
+        bad = np.flatnonzero(~np.isfinite(reach) & self._paired)
         if bad.size:
             q = int(bad[0])
             raise ValueError(

@@ -15,7 +15,7 @@ import pytest
 import boostplug.pairs as bp
 from boostplug import metrics as M
 from boostplug.metrics import _pairwise
-from boostplug.metrics._pair_counts import critical_pair_counts
+from boostplug.metrics._pair_counts import critical_pair_counts, label_order
 
 TOL = 1e-12
 
@@ -111,6 +111,7 @@ def test_the_counts_partition_the_critical_pairs():
     for seed in SEEDS:
         s, y, g = random_queries(seed)
         counts = critical_pair_counts(s, y, g)
+        np.testing.assert_array_equal(critical_pair_counts(s, y, g, label_order(y, g)), counts)
         for q in range(len(g) - 1):
             a, b = g[q], g[q + 1]
             p = ref_pairs(y[a:b], [0, b - a])

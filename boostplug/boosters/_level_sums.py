@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 from ..groups import qid_from_group_ptr
-from ..metrics._pair_counts import critical_pair_counts
+from ..metrics._pair_counts import critical_pair_counts, label_order
 from ._rankboost_kernels import PairSpan, ln_cosh
 
 __all__ = ["PAIRWISE", "DirectedLevelPairs", "LevelPairs", "LevelSpan", "level_e2", "query_code_order", "split_any"]
@@ -148,6 +148,7 @@ class LevelPairs:
                  query_weights: NDArray[np.float64] | None) -> None:
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.group_ptr = np.ascontiguousarray(group_ptr, dtype=np.int64)
+        self._by_label = label_order(self.y, self.group_ptr)  # the labels' sort, once per fit for rates()
         grades, lev = np.unique(self.y, return_inverse=True)
         self.lev = np.ascontiguousarray(lev.reshape(-1), dtype=np.int64)
         self.grades = grades
@@ -206,7 +207,8 @@ class LevelPairs:
 
     def rates(self, F: NDArray[np.float64]) -> tuple[float, float]:
         """``(R1, R2)`` (Eq. 3, 4) under ``D_1`` from per-query counts of tied and reversed pairs."""
-        counts = critical_pair_counts(np.ascontiguousarray(F, dtype=np.float64), self.y, self.group_ptr)
+        counts = critical_pair_counts(np.ascontiguousarray(F, dtype=np.float64), self.y, self.group_ptr,
+                                      self._by_label)
         tied, rev = counts[:, 1].astype(np.float64), counts[:, 2].astype(np.float64)
         if not self.weighted:
             return float((tied.sum() + rev.sum()) / self.n_pairs), float((rev.sum() + 0.5 * tied.sum()) / self.n_pairs)

@@ -121,12 +121,21 @@ def _within_queries(values: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
     return np.lexsort((values, query))
 
 
-def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
+def label_order(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
+    """Rows by query, then ascending label: what :func:`critical_pair_counts` needs of the labels
+    (a caller that counts every round computes it once)."""
+    return _within_queries(labels, group_ptr)
+
+
+def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray,
+                         by_label: np.ndarray | None = None) -> np.ndarray:
     """Per query, int64 shape ``(n_queries, 3)``: critical pairs, those tied in score, and those
-    the scores reverse (the rest are ordered correctly)."""
+    the scores reverse (the rest are ordered correctly). ``by_label``: :func:`label_order` of
+    these labels, if already known."""
     out = np.zeros((group_ptr.shape[0] - 1, 3), dtype=np.int64)
     by_score = _within_queries(scores, group_ptr)
-    by_label = _within_queries(labels, group_ptr)
+    if by_label is None:
+        by_label = label_order(labels, group_ptr)
     level = np.empty(scores.shape[0], dtype=np.int64)
     run = dispatch.kernel_for(_counts_parallel, scores.shape[0] * RANK_DOC_WORK)
     run(scores, labels, group_ptr, by_score, by_label, level, out)

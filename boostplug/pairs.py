@@ -86,6 +86,14 @@ def _gib(n_bytes: int) -> str:
     return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes:,} bytes"
 
 
+def check_memory_limit(limit: object, name: str | None = None) -> int:
+    """A memory limit: an integer number of bytes >= 0 (``TypeError`` naming ``name`` otherwise)."""
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
+        shown = limit.item() if isinstance(limit, np.generic) else limit
+        raise TypeError(f"{name or 'memory_limit'} must be an integer number of bytes >= 0, got {shown!r}")
+    return int(limit)
+
+
 def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_pair: int, *,
                       who: str = "listing pairs", memory_limit: int | None = None,
                       limit_name: str | None = None) -> None:
@@ -93,10 +101,7 @@ def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_
     (default :data:`PAIR_MEMORY_LIMIT`), naming the query with the most pairs, its size, the
     pair count and the estimate. ``counts``: pairs per query (:func:`count_critical_pairs`);
     ``group_ptr=None``: ``counts`` is one count of explicit pairs."""
-    limit = PAIR_MEMORY_LIMIT if memory_limit is None else memory_limit
-    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
-        shown = limit.item() if isinstance(limit, np.generic) else limit
-        raise TypeError(f"{limit_name or 'memory_limit'} must be an integer number of bytes >= 0, got {shown!r}")
+    limit = PAIR_MEMORY_LIMIT if memory_limit is None else check_memory_limit(memory_limit, limit_name)
     c = np.asarray(counts, dtype=np.int64)
     total = int(c.sum())
     need = total * int(bytes_per_pair)

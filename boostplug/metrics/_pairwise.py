@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_flag, check_ranking_inputs, plain
-from ..pairs import PairMemoryError, _count_per_query, check_pair_memory, check_pairs, critical_pairs
+from ..pairs import PairMemoryError, _count_per_query, check_memory_limit, check_pair_memory, check_pairs, critical_pairs
 from . import _common as C
 from . import _kernels as K
 from ._pair_counts import critical_pair_counts
@@ -30,10 +30,8 @@ _BYTES_PER_PAIR = {"rank_loss": 32, "rank_loss per_query": 56, "misordered_pairs
 
 def _check_max_memory(max_memory: object) -> None:
     """``max_memory`` is None or a number of bytes (the guard's rule), even where nothing is listed."""
-    if max_memory is None:
-        return
-    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, np.integer)) or max_memory < 0:
-        raise TypeError(f"max_memory must be an integer number of bytes >= 0, got {plain(max_memory)!r}")
+    if max_memory is not None:
+        check_memory_limit(max_memory, "max_memory")
 
 
 def _pairs_of(what: str, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None,

@@ -597,3 +597,28 @@ def test_lightgbm_example_files(lgb_example_dir: Path):
     d = load_letor(lgb_example_dir / "rank.test", dense=False, n_features=300)
     assert (d.n_docs, d.n_queries, d.n_features) == (768, 50, 300)
     assert d.sizes.tolist() == [int(s) for s in (lgb_example_dir / "rank.test.query").read_text().split()]
+
+
+@pytest.mark.parametrize("block", [1, 3, 5, 1000])
+def test_write_in_row_blocks_equals_one_block(tmp_path, monkeypatch, block):
+    """write_letor formats a block of rows at a time; the file does not depend on the block size,
+    and a refusal names the row in the whole data, not in its block."""
+    rng = np.random.default_rng(block)
+    X = np.round(rng.normal(size=(11, 4)), 2)
+    X[rng.random(X.shape) < 0.3] = 0.0
+    d = RankingData(X, rng.integers(0, 3, size=11).astype(float), qid=np.repeat([3, 1, 4], [4, 4, 3]),
+                    comments=[f"doc {i}" for i in range(11)])
+    write_letor(tmp_path / "ref.txt", d)
+    monkeypatch.setattr(letor_module, "_WRITE_BLOCK_ROWS", block)
+    write_letor(tmp_path / "blocks.txt.gz", d)
+    assert gzip.decompress((tmp_path / "blocks.txt.gz").read_bytes()) == (tmp_path / "ref.txt").read_bytes()
+    bad = X.copy()
+    bad[7, 2] = -np.inf
+    with pytest.raises(ValueError, match=r"X\[7, 2\] is -inf"):
+        write_letor(tmp_path / "ref.txt", RankingData(bad, d.y, qid=d.qid))
+    assert (tmp_path / "ref.txt").read_bytes() == gzip.decompress((tmp_path / "blocks.txt.gz").read_bytes())
+    comments = list(d.comments)
+    comments[9] = "\udcff"  # a lone surrogate has no UTF-8 form
+    with pytest.raises(ValueError, match="comment of row 9 cannot be written as UTF-8"):
+        write_letor(tmp_path / "c.txt", RankingData(X, d.y, qid=d.qid, comments=comments))
+    assert not (tmp_path / "c.txt").exists()

@@ -599,12 +599,42 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _check_finite_values(X: sp.csr_matrix) -> None:
+#: Rows formatted at a time by :func:`write_letor`: its memory stays that of one block of
+#: lines (Python strings cost some 60 bytes per value), whatever the file's size.
+_WRITE_BLOCK_ROWS = 20_000
+
+
+def _letor_lines(data: RankingData, qid: NDArray[np.int64] | None, comments: list[str] | None,
+                 r0: int, r1: int) -> bytes:
+    """Rows ``r0:r1`` of ``data`` as LETOR lines (UTF-8)."""
+    X = sp.csr_matrix(data.X[r0:r1], dtype=np.float64, copy=True)
+    # Canonical lines: indices sorted, duplicates summed (as toarray() reads them), no zeros.
+    X.sum_duplicates()
     cell = first_infinite(X)
     if cell is not None:
         row, col, v = cell
-        raise ValueError(f"X[{row}, {col}] is {v!r}; the reader refuses infinite "
+        raise ValueError(f"X[{row + r0}, {col}] is {v!r}; the reader refuses infinite "
                          "feature values (nan, a missing value, is kept)")
+    X.eliminate_zeros()
+    tokens = [f"{i}:{_fmt(v)}" for i, v in zip((X.indices + 1).tolist(), X.data.tolist())]
+    labels = [_fmt(v) for v in data.y[r0:r1].tolist()]
+    indptr = X.indptr.tolist()
+    qids = qid[r0:r1].tolist() if qid is not None else None
+    lines = []
+    for r in range(r1 - r0):
+        parts = [labels[r]]
+        if qids is not None:
+            parts.append(f"qid:{qids[r]}")
+        parts.extend(tokens[indptr[r]:indptr[r + 1]])
+        line = " ".join(parts)
+        if comments is not None:
+            line += " #" + comments[r0 + r]
+        lines.append(line + "\n")
+    try:
+        return "".join(lines).encode("utf-8")
+    except UnicodeEncodeError as e:
+        row = next(r0 + i for i, c in enumerate(comments[r0:r1] if comments else []) if not _encodable(c))
+        raise ValueError(f"comment of row {row} cannot be written as UTF-8: {e.reason}") from None
 
 
 def write_letor(
@@ -642,31 +672,8 @@ def write_letor(
     if comments is not None:
         _check_comments(comments)
     check_finite(data.y, "LETOR labels", noun="label")
-    X = sp.csr_matrix(data.X, dtype=np.float64, copy=True)
-    # Canonical lines: indices sorted, duplicates summed (as toarray() reads them), no zeros.
-    X.sum_duplicates()
-    _check_finite_values(X)
-    X.eliminate_zeros()
-    tokens = [f"{i}:{_fmt(v)}" for i, v in zip((X.indices + 1).tolist(), X.data.tolist())]
-    labels = [_fmt(v) for v in data.y.tolist()]
-    indptr = X.indptr.tolist()
-    qids = qid.tolist() if qid is not None else None
-    lines = []
-    for r in range(data.n_docs):
-        parts = [labels[r]]
-        if qids is not None:
-            parts.append(f"qid:{qids[r]}")
-        parts.extend(tokens[indptr[r]:indptr[r + 1]])
-        line = " ".join(parts)
-        if comments is not None:
-            line += " #" + comments[r]
-        lines.append(line + "\n")
-    try:
-        content = "".join(lines).encode("utf-8")
-    except UnicodeEncodeError as e:
-        row = next(i for i, c in enumerate(comments or []) if not _encodable(c))
-        raise ValueError(f"comment of row {row} cannot be written as UTF-8: {e.reason}") from None
     with _write_stream(p) as f:
-        f.write(content)
+        for r0 in range(0, data.n_docs, _WRITE_BLOCK_ROWS):
+            f.write(_letor_lines(data, qid, comments, r0, min(r0 + _WRITE_BLOCK_ROWS, data.n_docs)))
     if write_query_file:
         _write_query_file(str(p) + ".query", data.group_ptr)

@@ -11,11 +11,14 @@ and the spread (slowest - best) of ``repeat`` calls, the peak of numpy's allocat
 one call (tracemalloc) and how much the call raised the peak resident memory of a fresh
 process (``getrusage`` maxrss; one subprocess per size). ``--pair-list 20000`` adds, for
 that size, the pair list the critical-pair count replaced: ``rank_loss(..., pairs=critical_pairs(...))``.
+``--function pair_precision_at [--percent 10]`` times QBRank's precision at K% the same way
+(counted by score gap, the cut found by bisection; ``--pair-list`` passes the pairs explicitly).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import resource
 import subprocess
@@ -64,14 +67,17 @@ def _maxrss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
-def pairwise_child(n_docs: int, repeat: int, pair_list: bool = False) -> dict:
-    """Measure ``rank_loss`` on one query of ``n_docs`` in this (fresh) process."""
+def pairwise_child(n_docs: int, repeat: int, pair_list: bool = False, function: str = "rank_loss",
+                   percent: float = 10.0) -> dict:
+    """Measure ``rank_loss`` (or ``pair_precision_at``) on one query of ``n_docs`` in this (fresh) process."""
     s, y, g = one_query(n_docs)
+    fn = functools.partial(metrics.pair_precision_at, percent=percent) if function == "pair_precision_at" \
+        else metrics.rank_loss
 
     def call(s: np.ndarray, y: np.ndarray, g: np.ndarray) -> float:
         if pair_list:
-            return metrics.rank_loss(s, y, g, pairs=critical_pairs(y, g))
-        return metrics.rank_loss(s, y, g)
+            return fn(s, y, g, pairs=critical_pairs(y, g))
+        return fn(s, y, g)
 
     call(s[:100], y[:100], np.array([0, 100]))  # compile or load the cache
     if not pair_list:  # the counts' parallel driver too (the pair list has none)
@@ -92,14 +98,17 @@ def pairwise_child(n_docs: int, repeat: int, pair_list: bool = False) -> dict:
             "traced_peak": traced_peak, "rss_growth": rss_after - rss_before, "rss_peak": rss_after}
 
 
-def pairwise(sizes: list[int], repeat: int, pair_list: list[int]) -> None:
-    print(f"rank_loss (r2, pooled), one query, labels 0-4, numba threads: {numba.get_num_threads()}, "
+def pairwise(sizes: list[int], repeat: int, pair_list: list[int], function: str = "rank_loss",
+             percent: float = 10.0) -> None:
+    what = f"pair_precision_at {percent:g}%" if function == "pair_precision_at" else "rank_loss (r2, pooled)"
+    print(f"{what}, one query, labels 0-4, numba threads: {numba.get_num_threads()}, "
           f"best of {repeat}, one fresh process per row")
     print(f"  {'method':<10} {'documents':>10} {'critical pairs':>16} {'best ms':>9} {'spread ms':>9} "
           f"{'traced peak MB':>14} {'maxrss +MB':>10} {'maxrss MB':>9}")
     runs = [(n, False) for n in sizes] + [(n, True) for n in pair_list]
     for n, listed in runs:
-        cmd = [sys.executable, __file__, "--pairwise-child", str(n), "--repeat", str(repeat)]
+        cmd = [sys.executable, __file__, "--pairwise-child", str(n), "--repeat", str(repeat),
+               "--function", function, "--percent", repr(percent)]
         out = subprocess.run(cmd + (["--pair-list", str(n)] if listed else []),
                              check=True, capture_output=True, text=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
@@ -114,17 +123,21 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=250_000)
     ap.add_argument("--queries", type=int, default=2_500)
     ap.add_argument("--repeat", type=int, default=None, help="calls per case (default 7; 3 with --pairwise)")
-    ap.add_argument("--pairwise", action="store_true", help="time rank_loss on one large query instead")
+    ap.add_argument("--pairwise", action="store_true", help="time rank_loss (or --function) on one large query instead")
     ap.add_argument("--sizes", default="20000,100000,1000000", help="with --pairwise: documents per query")
     ap.add_argument("--pair-list", default="", help="with --pairwise: sizes also timed with the pair list")
+    ap.add_argument("--function", default="rank_loss", choices=["rank_loss", "pair_precision_at"],
+                    help="with --pairwise: the metric timed")
+    ap.add_argument("--percent", type=float, default=10.0, help="with --function pair_precision_at: K")
     ap.add_argument("--pairwise-child", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.pairwise_child is not None:
-        print(json.dumps(pairwise_child(args.pairwise_child, args.repeat or 3, bool(args.pair_list))))
+        print(json.dumps(pairwise_child(args.pairwise_child, args.repeat or 3, bool(args.pair_list), args.function,
+                                        args.percent)))
         return
     if args.pairwise:
         pairwise([int(x) for x in args.sizes.split(",")], args.repeat or 3,
-                 [int(x) for x in args.pair_list.split(",") if x])
+                 [int(x) for x in args.pair_list.split(",") if x], args.function, args.percent)
         return
     args.repeat = args.repeat or 7
     s, y, g = synthetic(args.docs, args.queries)

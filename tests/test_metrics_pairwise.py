@@ -1,7 +1,9 @@
 """rank_loss and misordered_pairs over the critical pairs count tied and reversed pairs per
-query (sorting and a Fenwick tree), never listing a pair: checked here against the pair-list
-implementation they replaced (kept below as the plain reference), on random queries with tied
-scores and labels, degenerate queries, and one query of 100,000 documents."""
+query (sorting and a Fenwick tree), and pair_precision_at counts the pairs above a score gap
+(a two-pointer sweep, the cut gap found by bisection), never listing a pair: checked here
+against the pair-list implementations they replaced (kept below as the plain reference) and
+the explicit-pairs path, on random queries with tied scores, gaps and labels, degenerate
+queries, and one query of 100,000 (200,000 for the precision) documents."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import pytest
 import boostplug.pairs as bp
 from boostplug import metrics as M
 from boostplug.metrics import _pairwise
-from boostplug.metrics._pair_counts import critical_pair_counts, label_order
+from boostplug.metrics._pair_counts import CriticalGaps, critical_pair_counts, label_order
 
 TOL = 1e-12
 
@@ -55,6 +57,25 @@ def ref_rank_loss(scores, labels, group_ptr, kind="r2", per_query=False):
 def ref_misordered(scores, labels, group_ptr) -> int:
     p = ref_pairs(labels, group_ptr)
     return int(np.count_nonzero(ref_outcomes(np.asarray(scores, dtype=np.float64), p) == 1.0))
+
+
+def ref_precision(scores, labels, group_ptr, percent) -> float:
+    """Precision at K% from the listed pairs: the c-th largest float64 gap is the cut, the
+    pairs at it count at their average correctness (scores halved when a difference overflows)."""
+    p = ref_pairs(labels, group_ptr)
+    m = p.shape[0]
+    if not m:
+        return math.nan
+    s = np.asarray(scores, dtype=np.float64)
+    if np.abs(s).max() > np.finfo(np.float64).max / 2:
+        s = s / 2
+    diff = s[p[:, 0]] - s[p[:, 1]]
+    gap = np.abs(diff)
+    c = min(m, max(1, math.ceil(m * percent / 100 - 1e-9)))
+    edge = np.sort(gap)[::-1][c - 1]
+    above, at = gap > edge, gap == edge
+    n_above = int(above.sum())
+    return (int((diff[above] > 0).sum()) + (c - n_above) * int((diff[at] > 0).sum()) / int(at.sum())) / c
 
 
 def assert_close(got, want):
@@ -243,13 +264,19 @@ def _counts_by_level(s, y) -> tuple[int, int, int]:
     return critical, tied, reversed_
 
 
-def test_a_100000_document_query_is_counted_fast_without_listing_or_guarding(monkeypatch):
+def _refuse_pair_lists(monkeypatch) -> None:
+    """Every way to list pairs or to guard a pair list raises."""
     def refuse(*args, **kwargs):
         raise AssertionError("the pair path was taken")
 
-    for name in ("check_pair_memory", "critical_pairs", "_count_per_query"):
+    for name in ("check_pair_memory", "_precision_of_pairs"):
         monkeypatch.setattr(_pairwise, name, refuse)
-    monkeypatch.setattr(bp, "check_pair_memory", refuse)
+    for name in ("check_pair_memory", "critical_pairs", "_count_per_query"):
+        monkeypatch.setattr(bp, name, refuse)
+
+
+def test_a_100000_document_query_is_counted_fast_without_listing_or_guarding(monkeypatch):
+    _refuse_pair_lists(monkeypatch)
     s, y, g = _big_query(100_000)
     M.rank_loss(s[:50], y[:50], [0, 50])  # compile or load the cache outside the timed call
     critical, tied, reversed_ = _counts_by_level(s, y)
@@ -270,13 +297,169 @@ def test_a_100000_document_query_is_counted_fast_without_listing_or_guarding(mon
     assert M.misordered_pairs(s, y, g) == reversed_
 
 
-def test_what_still_lists_pairs_keeps_the_guard():
+def test_explicit_pairs_keep_the_guard():
     s, y, g = _big_query(100_000)
-    with pytest.raises(M.PairMemoryError, match="query 0 with 100,000 documents"):
-        M.pair_precision_at(s, y, g, 10)
     pairs = np.zeros((1000, 2), dtype=np.int64)
     pairs[:, 1] = 1
     with pytest.raises(M.PairMemoryError, match="1,000 preference pairs"):
         M.rank_loss(s, y, g, pairs=pairs, max_memory=1000)
     with pytest.raises(M.PairMemoryError, match="1,000 preference pairs"):
         M.misordered_pairs(s, y, g, pairs=pairs, max_memory=1000)
+    with pytest.raises(M.PairMemoryError, match="1,000 preference pairs"):
+        M.pair_precision_at(s, y, g, 10, pairs=pairs, max_memory=1000)
+
+
+# ------------------------------------------------------------------ precision at K%: counted by gap
+
+PERCENTS = [1e-6, 0.5, 1, 5, 10, 12.5, 25, 100 / 3, 50, 66.6, 75, 90, 99.9, 100]
+
+
+def integer_queries(seed: int):
+    """Small integer scores: many pairs share a gap, and the cut falls inside them."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 16, size=int(rng.integers(1, 5)))
+    g = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    y = rng.integers(0, int(rng.integers(2, 5)), size=int(g[-1])).astype(np.float64)
+    s = rng.integers(-3, 4, size=int(g[-1])).astype(np.float64)
+    return s, y, g
+
+
+def rounding_queries(seed: int):
+    """Scores whose float64 differences round: distinct exact gaps that become equal (1e16 + k,
+    0.1 k), so comparing ``s_i >= s_j + g`` instead of ``s_i - s_j >= g`` would miscount."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 30))
+    base = rng.choice([1e16, 0.0, 2.0**53, -1e16])
+    s = base + rng.choice([0.0, 0.1, 0.2, 0.3, 0.7, 1.0, 2.0, 3.0, 4.0, 6.0], size=n)
+    s[rng.random(n) < 0.3] = rng.choice([0.1, 0.2, 0.3])
+    return s, rng.integers(0, 3, size=n).astype(np.float64), np.array([0, n])
+
+
+GENERATORS = {"random": random_queries, "integer": integer_queries, "rounding": rounding_queries}
+
+
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_pair_precision_equals_the_pair_list_reference(generator):
+    for seed in range(120):
+        s, y, g = GENERATORS[generator](seed)
+        p = ref_pairs(y, g)
+        shuffled = p[np.random.default_rng(seed).permutation(p.shape[0])]
+        for percent in PERCENTS:
+            want = ref_precision(s, y, g, percent)
+            assert_close(M.pair_precision_at(s, y, g, percent), want)
+            if p.shape[0]:
+                assert_close(M.pair_precision_at(s, y, g, percent, pairs=shuffled), want)
+
+
+def brute_gap_counts(s, y, gap) -> tuple[int, int]:
+    """(critical pairs with |s_i - s_j| >= gap, those with s_preferred > s_other), pair by pair."""
+    p = ref_pairs(y, [0, len(y)])
+    diff = s[p[:, 0]] - s[p[:, 1]]
+    keep = np.abs(diff) >= gap
+    return int(keep.sum()), int((keep & (diff > 0)).sum())
+
+
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_the_gap_counts_at_every_gap_and_next_to_it(generator):
+    """At each gap a pair has, and the floats on either side of it: the ``>=`` boundary is exact."""
+    for seed in range(40):
+        s, y, _ = GENERATORS[generator](seed)
+        if np.abs(s).max() > np.finfo(np.float64).max / 2:
+            s = s / 2
+        gaps = CriticalGaps(s, y, np.array([0, len(s)]))
+        assert gaps.n_pairs == ref_pairs(y, [0, len(y)]).shape[0]
+        values = np.unique(np.abs(s[:, None] - s[None, :]))
+        for x in np.concatenate((values, np.nextafter(values, 0), np.nextafter(values, np.inf))):
+            if x > 0:
+                assert gaps.at_least(x) == brute_gap_counts(s, y, x), (seed, x)
+
+
+def test_serial_and_parallel_gap_counts_agree(monkeypatch):
+    import numba
+
+    from boostplug._core import dispatch
+
+    s, y, g = integer_queries(5)
+    gaps = CriticalGaps(s, y, g)
+    outs = []
+    old = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    try:
+        for threshold in (0, 10**18):
+            monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", threshold)
+            outs.append([gaps.at_least(x) for x in (0.5, 1.0, 2.0, 6.0)])
+    finally:
+        numba.set_num_threads(old)
+    assert outs[0] == outs[1] and outs[0][0][0] > 0
+
+
+@pytest.mark.parametrize("s, y, g, p50, p100", [
+    ([0.3], [2.0], [0, 1], math.nan, math.nan),                              # one document
+    ([0.3, 0.1, 0.2], [1.0, 1.0, 1.0], [0, 3], math.nan, math.nan),          # one label
+    ([0.0, 0.0, 0.0, 0.0], [3.0, 2.0, 1.0, 0.0], [0, 4], 0.0, 0.0),          # every score tied
+    ([-0.0, 0.0], [1.0, 0.0], [0, 2], 0.0, 0.0),                              # signed zeros tie
+    ([3.0, 2.0, 1.0, 0.0], [3.0, 2.0, 1.0, 0.0], [0, 4], 1.0, 1.0),          # perfect
+    ([0.0, 1.0, 2.0, 3.0], [3.0, 2.0, 1.0, 0.0], [0, 4], 0.0, 0.0),          # reversed
+    ([-1.7e308, 1.7e308], [1.0, 0.0], [0, 2], 0.0, 0.0),                      # beyond float64 differences
+    ([2.0, 0.0, 0.0, 1.0], [1.0, 0.0, 1.0, 0.0], [0, 2, 4], 1.0, 0.5),       # gap 2 right, gap 1 wrong
+    ([], [], [0], math.nan, math.nan),                                        # no query
+])
+def test_pair_precision_of_degenerate_queries(s, y, g, p50, p100):
+    assert_close(M.pair_precision_at(s, y, g, 50), p50)
+    assert_close(M.pair_precision_at(s, y, g, 100), p100)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(scores=[math.nan, 1.0]), "scores must be finite; row 0 has nan"),
+    (dict(scores=[1.0, math.inf]), "scores must be finite; row 1 has inf"),
+    (dict(labels=[math.inf, 0.0]), "labels must be finite; row 0 has inf"),
+    (dict(labels=[-1.0, 0.0]), "row 0 has -1.0"),
+    (dict(percent=0), "got 0"),
+])
+def test_pair_precision_refuses_bad_values(bad, message):
+    kw = dict(scores=[1.0, 0.0], labels=[1.0, 0.0], group_ptr=[0, 2], percent=50) | bad
+    with pytest.raises(ValueError, match=message):
+        M.pair_precision_at(**kw)
+    with pytest.raises(TypeError, match="max_memory"):
+        M.pair_precision_at([1.0, 0.0], [1.0, 0.0], [0, 2], 50, max_memory="1GB")
+
+
+def _precision_by_histogram(s, y, percent) -> float:
+    """Precision at K% of one query with integer scores from the histogram of the signed score
+    differences (one correlation per pair of labels): an exact count for a query too large to list."""
+    lo = int(s.min())
+    width = int(s.max()) - lo + 1
+    hist = {v: np.bincount((s[y == v] - lo).astype(np.int64), minlength=width) for v in np.unique(y)}
+    signed = np.zeros(2 * width - 1, dtype=np.int64)  # index d + width - 1: s_preferred - s_other = d
+    for hi in hist:
+        for other in hist:
+            if other < hi:
+                signed += np.correlate(hist[hi], hist[other], "full")
+    d = np.arange(-(width - 1), width)
+    m = int(signed.sum())
+    c = min(m, max(1, math.ceil(m * percent / 100 - 1e-9)))
+    above = correct_above = 0
+    for gap in range(width - 1, -1, -1):
+        at = int(signed[np.abs(d) == gap].sum())
+        correct_at = int(signed[d == gap].sum()) if gap else 0
+        if above + at >= c:
+            return (correct_above + (c - above) * correct_at / at) / c
+        above, correct_above = above + at, correct_above + correct_at
+    raise AssertionError("the cut lies within the pairs")
+
+
+def test_a_200000_document_query_gets_its_precision_without_listing(monkeypatch):
+    _refuse_pair_lists(monkeypatch)
+    rng = np.random.default_rng(4)
+    n = 200_000
+    y = rng.integers(0, 5, size=n).astype(np.float64)
+    s = np.round(200 * y + rng.normal(scale=300.0, size=n))  # integers: a few thousand distinct gaps
+    g = np.array([0, n])
+    M.pair_precision_at(s[:50], y[:50], [0, 50], 10)  # compile or load the cache outside the timed call
+    for percent in (0.01, 10, 50, 100):
+        t0 = time.perf_counter()
+        got = M.pair_precision_at(s, y, g, percent, max_memory=0)
+        elapsed = time.perf_counter() - t0
+        assert elapsed < 10.0  # a shared, loaded machine; idle it is about 0.15 s
+        assert_close(got, _precision_by_histogram(s, y, percent))
+    assert_close(M.pair_precision_at(s, y, g, 100), 1.0 - M.rank_loss(s, y, g, kind="r1"))

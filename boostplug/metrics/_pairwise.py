@@ -1,10 +1,10 @@
 """Pairwise metrics: RankBoost's ranking losses R1/R2 (Connamacher et al. 2020, Eq. 3-4),
 the mis-ordering count, and QBRank's precision at K% (Zheng et al. 2007, Sec. 5).
 
-Over the critical pairs (the default) ``rank_loss`` and ``misordered_pairs`` only need
-per-query counts of tied and reversed pairs, computed in O(n log n) without listing a pair
-(:mod:`._pair_counts`); explicit ``pairs=`` and ``pair_precision_at`` list pairs and keep
-the pair-memory guard."""
+Over the critical pairs (the default) nothing is listed (:mod:`._pair_counts`):
+``rank_loss`` and ``misordered_pairs`` only need per-query counts of tied and reversed pairs,
+``pair_precision_at`` counts of the pairs above a score gap, found by bisection, each in
+O(n log n). Explicit ``pairs=`` are listed and keep the pair-memory guard."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_flag, check_ranking_inputs, plain
-from ..pairs import PairMemoryError, _count_per_query, check_memory_limit, check_pair_memory, check_pairs, critical_pairs
+from ..pairs import PairMemoryError, check_memory_limit, check_pair_memory, check_pairs
 from . import _common as C
 from . import _kernels as K
-from ._pair_counts import critical_pair_counts
+from ._pair_counts import CriticalGaps, critical_pair_counts
 
 __all__ = ["rank_loss", "misordered_pairs", "pair_precision_at", "PairMemoryError"]
 
 _KINDS = ("r1", "r2")
 
-# Bytes per pair each function allocates: the (m, 2) int64 pair list plus its per-pair temporaries.
+# Bytes per explicit pair each function allocates: the (m, 2) int64 pairs plus per-pair temporaries.
 _BYTES_PER_PAIR = {"rank_loss": 32, "rank_loss per_query": 56, "misordered_pairs": 25,
                    "pair_precision_at": 74}
 
@@ -35,16 +35,11 @@ def _check_max_memory(max_memory: object) -> None:
 
 
 def _pairs_of(what: str, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None,
-              qid: ArrayLike | None, pairs: ArrayLike | None, max_memory: int | None
+              qid: ArrayLike | None, pairs: ArrayLike, max_memory: int | None
               ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
-    """Validated scores, the preference pairs (critical pairs when ``pairs`` is None), and group_ptr;
-    refuses (``PairMemoryError``) before allocating more than ``max_memory`` bytes of pairs."""
-    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
-    if pairs is None:
-        counts = _count_per_query(y, g)
-        check_pair_memory(counts, g, _BYTES_PER_PAIR[what], who=what.split()[0], memory_limit=max_memory,
-                          limit_name="max_memory")
-        return s, critical_pairs(y, g, memory_limit=2**63 - 1), g
+    """Validated scores, the explicit preference pairs, and group_ptr; refuses
+    (``PairMemoryError``) pairs whose arrays would take more than ``max_memory`` bytes."""
+    s, _, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
     p = check_pairs(pairs, s.shape[0])
     check_pair_memory([p.shape[0]], None, _BYTES_PER_PAIR[what], who=what.split()[0], memory_limit=max_memory,
                       limit_name="max_memory")
@@ -164,6 +159,93 @@ def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike 
     return int(np.count_nonzero(K.pair_outcomes(s, p) == 1.0))
 
 
+def _check_percent(percent: object) -> float:
+    """K of precision at K%: a number in (0, 100]."""
+    if isinstance(percent, (bool, np.bool_)) or not isinstance(percent, (int, float, np.integer, np.floating)):
+        raise TypeError(f"percent must be a number in (0, 100]; got {plain(percent)!r}")
+    if not (isinstance(percent, (int, np.integer)) and 0 < percent <= 100
+            or not isinstance(percent, (int, np.integer)) and 0.0 < float(percent) <= 100.0):
+        raise ValueError(f"percent must be a number in (0, 100]; got {plain(percent)!r}")
+    return float(percent)
+
+
+def _cut(m: int, percent: float) -> int:
+    """Pairs kept of ``m``: ``ceil(m K / 100)``, at least 1 (1e-9 absorbs float noise in m K / 100)."""
+    return min(m, max(1, math.ceil(m * percent / 100.0 - 1e-9)))
+
+
+def _gap_scores(s: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The scores whose float64 differences are the gaps: halved when a difference could overflow."""
+    if s.size and np.abs(s).max() > np.finfo(np.float64).max / 2:
+        return s * 0.5  # differences of scores beyond +-9e307 overflow; halving keeps their order
+    return s
+
+
+def _kept_precision(c: int, above: int, correct_above: int | float, at: int, correct_at: int | float) -> float:
+    """Precision of the top ``c`` pairs: the ``above`` pairs beyond the cut gap, then ``c - above``
+    of the ``at`` pairs at the cut gap, each counted at their average correctness."""
+    hits = correct_above + (c - above) * (correct_at / at)
+    return float(hits / c)
+
+
+def _precision_of_pairs(s: NDArray[np.float64], p: NDArray[np.int64], percent: float) -> float:
+    """Precision at K% of listed pairs: sort their gaps (also the reference for the counted path)."""
+    m = p.shape[0]
+    if m == 0:
+        return math.nan
+    s = _gap_scores(s)
+    diff = s[p[:, 0]] - s[p[:, 1]]
+    gap = np.abs(diff)
+    correct = (diff > 0.0).astype(np.float64)
+    c = _cut(m, percent)
+    order = np.argsort(-gap, kind="stable")
+    gap, correct = gap[order], correct[order]
+    edge = gap[c - 1]
+    above = gap > edge
+    at = gap == edge
+    return _kept_precision(c, int(np.count_nonzero(above)), correct[above].sum(), int(np.count_nonzero(at)),
+                           correct[at].sum())
+
+
+def _float_of(bits: int) -> float:
+    """The float64 whose bit pattern is ``bits`` (the inverse of :func:`_bits_of`)."""
+    return float(np.int64(bits).view(np.float64))
+
+
+def _bits_of(x: float) -> int:
+    """The float64 bit pattern as an integer: increasing with ``x`` for ``x >= 0``."""
+    return int(np.float64(x).view(np.int64))
+
+
+def _precision_by_gap(s: NDArray[np.float64], y: NDArray[np.float64], g: NDArray[np.int64], percent: float) -> float:
+    """Precision at K% of the critical pairs, counted: the cut gap is the largest float64 ``x``
+    with at least ``c`` pairs of gap >= ``x``, found by bisection on the bit patterns."""
+    gaps = CriticalGaps(_gap_scores(s), y, g)
+    m = gaps.n_pairs
+    if m == 0:
+        return math.nan
+    c = _cut(m, percent)
+    seen: dict[int, tuple[int, int]] = {}
+
+    def at_least(bits: int) -> tuple[int, int]:
+        """(pairs, correct pairs) with a gap >= the float of ``bits`` (> 0), each counted once."""
+        if bits not in seen:
+            seen[bits] = gaps.at_least(_float_of(bits))
+        return seen[bits]
+
+    lo, hi = 0, _bits_of(gaps.max_gap()) + 1  # at least c pairs at gap >= float(lo), fewer at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if at_least(mid)[0] >= c:
+            lo = mid
+        else:
+            hi = mid
+    above, correct_above = at_least(lo + 1)
+    # A gap of 0 holds every pair; the ties there are never correct.
+    n_from, correct_from = (m, correct_above) if lo == 0 else at_least(lo)
+    return _kept_precision(c, above, float(correct_above), n_from - above, correct_from - correct_above)
+
+
 def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
                       percent: float | None = None, *, qid: ArrayLike | None = None,
                       pairs: ArrayLike | None = None, max_memory: int | None = None) -> float:
@@ -182,40 +264,29 @@ def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
         average correctness), so the result does not depend on the order of the pairs.
         NaN when there is no pair.
 
-        Unlike :func:`rank_loss`, this lists the pairs (about 74 bytes each) and keeps the
-        :class:`PairMemoryError` guard: the top K% are pairs ranked by their score gap over
-        all queries together, not the top K% documents of each query, so which pairs are
-        kept depends on every pair's gap and no per-query count of documents gives it.
+        The top K% are pairs ranked by their score gap over all queries together, not the
+        top K% documents of each query. Over the critical pairs (the default) nothing is
+        listed: the pairs with a gap of at least ``x``, and the correct ones among them, are
+        counted per query in O(n log n) (rows sorted by score, a two-pointer sweep and a
+        Fenwick tree over label levels), and the cut gap, the ``c``-th largest, is found by
+        bisection on the float64 values (some 64 counts). The gap is the float64 difference
+        of the two scores, as a pair list computes it. Explicit ``pairs`` are listed (about
+        74 bytes each) and keep the :class:`PairMemoryError` guard.
 
     Args:
         scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
         percent: K, in (0, 100] (required).
         pairs: explicit preference pairs (preferred row first); default: all critical pairs.
-        max_memory: as in :func:`rank_loss` (about 74 bytes per pair).
+        max_memory: as in :func:`rank_loss` (about 74 bytes per explicit pair; unused, but
+            validated, without ``pairs``).
 
     Returns:
         The precision (float).
     """
-    if isinstance(percent, (bool, np.bool_)) or not isinstance(percent, (int, float, np.integer, np.floating)):
-        raise TypeError(f"percent must be a number in (0, 100]; got {plain(percent)!r}")
-    if not (isinstance(percent, (int, np.integer)) and 0 < percent <= 100
-            or not isinstance(percent, (int, np.integer)) and 0.0 < float(percent) <= 100.0):
-        raise ValueError(f"percent must be a number in (0, 100]; got {plain(percent)!r}")
+    k = _check_percent(percent)
+    if pairs is None:
+        s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
+        _check_max_memory(max_memory)
+        return _precision_by_gap(s, y, g, k)
     s, p, _ = _pairs_of("pair_precision_at", scores, labels, group_ptr, qid, pairs, max_memory)
-    m = p.shape[0]
-    if m == 0:
-        return math.nan
-    if np.abs(s).max() > np.finfo(np.float64).max / 2:
-        s = s * 0.5  # differences of scores beyond +-9e307 overflow; halving keeps their order
-    diff = s[p[:, 0]] - s[p[:, 1]]
-    gap = np.abs(diff)
-    correct = (diff > 0.0).astype(np.float64)
-    c = min(m, max(1, math.ceil(m * float(percent) / 100.0 - 1e-9)))
-    order = np.argsort(-gap, kind="stable")
-    gap, correct = gap[order], correct[order]
-    edge = gap[c - 1]
-    above = gap > edge
-    at = gap == edge
-    n_above = int(np.count_nonzero(above))
-    hits = correct[above].sum() + (c - n_above) * correct[at].mean()
-    return float(hits / c)
+    return _precision_of_pairs(s, p, k)

@@ -11,7 +11,7 @@ import pytest
 
 from boostplug import metrics as M
 from boostplug.groups import group_ptr_from_qid
-from boostplug.pairs import count_critical_pairs
+from boostplug.pairs import count_critical_pairs, critical_pairs
 
 S = np.array([0.3, 0.9, 0.1, 0.5, 0.2, 0.8, 0.7, 0.4, 0.6, 0.0])
 Y = np.array([1.0, 2.0, 0.0, 1.0, 0.0, 3.0, 0.0, 1.0, 2.0, 0.0])
@@ -206,9 +206,13 @@ def test_the_memory_limit_is_a_keyword_and_normal_sizes_work():
     n_pairs = int(count_critical_pairs(y, g).sum())
     assert 1_000_000 < n_pairs < 2_000_000
     assert 0.0 < M.pair_precision_at(s, y, g, 50) < 1.0  # ~110 MB: under the default limit
+    # counted, not listed: no refusal; explicit pairs are listed and keep the guard
+    assert M.pair_precision_at(s, y, g, 50, max_memory=10_000_000) == M.pair_precision_at(s, y, g, 50)
+    pairs = critical_pairs(y, g)
     with pytest.raises(M.PairMemoryError, match=f"{n_pairs:,} preference pairs"):
-        M.pair_precision_at(s, y, g, 50, max_memory=10_000_000)
-    assert M.pair_precision_at(s, y, g, 50, max_memory=n_pairs * 74) > 0
+        M.pair_precision_at(s, y, g, 50, pairs=pairs, max_memory=10_000_000)
+    assert M.pair_precision_at(s, y, g, 50, pairs=pairs, max_memory=n_pairs * 74) == pytest.approx(
+        M.pair_precision_at(s, y, g, 50), abs=1e-12)
     assert 0.0 < M.rank_loss(s, y, g, max_memory=10_000_000) < 1.0  # counted, not listed: no refusal
     with pytest.raises(TypeError, match="max_memory"):
         M.rank_loss(s, y, g, max_memory="1GB")

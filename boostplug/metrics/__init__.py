@@ -10,10 +10,11 @@ convention skips is NaN there and left out of the mean. Inputs are validated onc
 (NaN/inf scores, negative labels, lengths that disagree, a bad ``group_ptr``, k < 1 or
 beyond int64, an unknown option: ``ValueError`` naming the value; a flag that is not a
 bool or an option of the wrong type: ``TypeError``); the work is done by numba kernels
-running in parallel over queries. :func:`rank_loss` and :func:`misordered_pairs` count the
-critical pairs of each query by sorting (O(n log n), no pair list); :func:`pair_precision_at`
-and explicit ``pairs=`` list pairs in memory and refuse (:class:`PairMemoryError`) a call that
-would need more than :data:`boostplug.pairs.PAIR_MEMORY_LIMIT` (``max_memory=`` per call).
+running in parallel over queries. :func:`rank_loss`, :func:`misordered_pairs` and
+:func:`pair_precision_at` count the critical pairs of each query by sorting (O(n log n), no pair
+list); explicit ``pairs=`` are listed in memory and a call that would need more than
+:data:`boostplug.pairs.PAIR_MEMORY_LIMIT` is refused (:class:`PairMemoryError`; ``max_memory=``
+per call).
 
 Conventions (tools disagree; each choice is a parameter):
 

@@ -4,6 +4,9 @@ the CSV/JSON/PNG outputs and their agreement, --methods list, and the one-line e
 from __future__ import annotations
 
 import csv
+import os
+import re
+import subprocess
 import json
 import sys
 from pathlib import Path
@@ -777,3 +780,21 @@ def test_import_from_a_config_file_and_its_errors(toy_plugin: Path, tmp_path: Pa
     broken.write_text("raise RuntimeError('boom')\n")
     assert main(["compare", "--import", str(broken), "--methods", "list"]) == 2
     assert "RuntimeError: boom" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("policy", [None, "ACTIVE"])
+def test_every_openmp_runtime_of_the_command_sleeps_unless_the_user_chose(policy) -> None:
+    """The command sets OMP_WAIT_POLICY=PASSIVE before the first OpenMP runtime loads (scikit-learn's
+    copy, which XGBoost shares, loads with the subcommands; LightGBM's and numba's later); a user's
+    setting wins. libgomp prints its settings at load with OMP_DISPLAY_ENV=VERBOSE."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env["OMP_DISPLAY_ENV"] = "VERBOSE"
+    if policy:
+        env["OMP_WAIT_POLICY"] = policy
+    code = ("import sys\nfrom boostplug.cli import main\ncode = main(['compare', '--methods', 'list'])\n"
+            "import lightgbm, xgboost\nsys.exit(code)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    spins = re.findall(r"GOMP_SPINCOUNT = '(\d+)'", r.stderr)
+    assert len(spins) >= 2, r.stderr  # scikit-learn's/XGBoost's copy and the system's (LightGBM, numba)
+    assert all(s == "0" for s in spins) if policy is None else all(s != "0" for s in spins), spins

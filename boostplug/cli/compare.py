@@ -19,9 +19,6 @@ from ..compare import (
 )
 from ..compare.report import recorded_settings, write_outputs
 
-# OpenMP threads that spin while waiting make LightGBM far slower when the cores are busy
-# (docs/results/README.md); set before LightGBM/XGBoost load (spawned jobs inherit it); a user's own setting wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

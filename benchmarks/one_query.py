@@ -26,6 +26,8 @@ CASES = {
     "ndcg_boost_grad": None,   # one gradient of the NDCG_Boost objective: O(n^2) per query by definition
     "rb-c": ("RankBoost", {"variant": "rb-c"}),
     "rb-d": ("RankBoost", {"variant": "rb-d"}),
+    "rankboost+": ("RankBoost", {"variant": "rankboost+"}),              # efficient (Algorithm 2), signature groups
+    "rankboost+exact": ("RankBoost", {"variant": "rankboost+", "efficient": False}),
     "mpboost-binary": ("MPBoost", {"ddf": "binary"}),
     "mpboost-logdd": ("MPBoost", {"ddf": "logdd"}),
 }

@@ -49,7 +49,8 @@ from ._rankboost_kernels import PairSpan, ln_cosh
 __all__ = ["PAIRWISE", "DirectedLevelPairs", "LevelPairs", "LevelSpan", "level_e2", "query_code_order", "split_any"]
 
 #: How RankBoost and MPBoost hold the critical pairs: ``"levels"`` (these sums; Rb-d/Rb-c and
-#: MPBoost on label-derived pairs), ``"pairs"`` (the pair list) or ``"auto"`` (levels when they apply).
+#: MPBoost on label-derived pairs; RankBoost+ adds :mod:`boostplug.boosters._group_pairs`),
+#: ``"pairs"`` (the pair list) or ``"auto"`` (levels when they apply).
 PAIRWISE = ("auto", "pairs", "levels")
 
 

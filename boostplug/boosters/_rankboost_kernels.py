@@ -216,8 +216,10 @@ def select_independent(
 ) -> NDArray[np.bool_]:
     """Greedy linearly independent subset of the stumps ``order`` (``(N, 2)`` rows ``(k, j)``),
     taken in that order, together with ``span``'s members: the QR of ``[S, order]`` built
-    column by column in the pair metric (``span.weights``), a column whose diagonal is zero (squared residual
-    at most ``DEPENDENT_RTOL`` times its squared norm ``nsplit[k, j]``) being dropped.
+    column by column in ``span``'s pair metric (:class:`PairSpan`: its pair list and ``weights``;
+    :class:`~boostplug.boosters._level_sums.LevelSpan`: label levels, no pair listed; ``pairs`` is
+    not read), a column whose diagonal is zero (squared residual at most ``DEPENDENT_RTOL`` times
+    its squared norm ``nsplit[k, j]``) being dropped.
 
     Returns ``drop`` (``(N,)``): the stumps found dependent on those before them. Stops once
     the basis holds ``cap`` columns: the stumps not yet reached are kept (not dropped).
@@ -260,7 +262,7 @@ def select_independent(
                 return drop
             u = U[:, column[i]].copy()
             _project_out(u[:, None], Q[:, m0:m], LQ[:, m0:m])
-            Lu = laplacian(pairs, u, n, span.weights)
+            Lu = span._laplacian(u)      # the span's own pair metric (a pair list or label levels)
             rr = float(u @ Lu)
             if rr <= tol[k, j]:
                 drop[start + i] = True

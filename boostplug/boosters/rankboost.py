@@ -79,8 +79,8 @@ keeps ``R2 <= E2 <= bound``). For Rb-d and Rb-c ``E1 = prod_Z`` (Eq. 12); for Ra
 Choice among (numerically) tied candidates: RankLib's scan order -- features in order,
 thresholds from high to low (at one threshold only one orientation has ``r > 0``), the
 first one within ``1e-12`` of the best wins.
-Pair-free training (``pairwise="auto"``, the default, for Rb-d/Rb-c on label-derived pairs):
-with graded labels the critical pairs of a query are all (higher level, lower level) pairs and
+Pair-free training (``pairwise="auto"``, the default, for every variant on label-derived pairs).
+Rb-d/Rb-c: with graded labels the critical pairs of a query are all (higher level, lower level) pairs and
 ``D_t(a, b) = D_1(q) exp(F(b) - F(a)) / W`` is a product of per-document factors, so ``r`` of
 every stump, ``eps+/eps0/eps-``, ``Z_t``, ``E1``, ``R1``, ``R2`` and the span test's pair metric
 come from per-document sums per label level (:mod:`boostplug.boosters._level_sums`): memory
@@ -90,13 +90,20 @@ trains). Only the ``E2`` record needs pairs of documents: it is summed over pair
 ``O(sum_q G_q^2 |S_t|)`` time. ``pairwise="pairs"`` keeps the pair list (equal results up to
 rounding, tested to ``1e-9``).
 
-RankBoost+ keeps the pair list (with its memory guard, ``BYTES_PER_PAIR``): its ``D_t`` gives a
-pair tied by member ``s`` of ``S_t`` the factor ``cosh(alpha + eta_s)/cosh(eta_s)`` and a split
-pair ``exp(-alpha o)``; over ``(h(a), h(b))`` that table, ``[[cosh, e^eta], [e^-eta, cosh]]``
-up to scale, has rank 2, so ``D_t`` is no product of per-document factors, and Eq. 33's
-``eps0`` and the exact line search need the weight of every pair by its tie pattern on
-``S_t``. Summing over pairs of signature groups would be exact but ``O(G^2)`` per query, no
-better than the pairs once the ensemble separates most documents.
+RankBoost+ (both variants): its ``D_t`` gives a pair tied by member ``s`` of ``S_t`` the factor
+``cosh(alpha + eta_s)/cosh(eta_s)`` and a split pair ``exp(-alpha o)``; over ``(h(a), h(b))`` that
+table, ``[[cosh, e^eta], [e^-eta, cosh]]`` up to scale, has rank 2, so ``D_t`` is no product of
+per-document factors. But a pair's weight depends only on the two documents' *signatures* (their
+values on the members of ``S_t``), so the pairs are held as pairs of signature groups per query
+(:mod:`boostplug.boosters._group_pairs`; ``G_q <= min(n_q, 2^|S_t|)`` groups in query ``q``): the
+stumps' ``eps+/eps0/eps-`` from one sweep per feature over each query's documents in code order,
+``O(n (G + L))`` per feature per round; ``Z_t`` (Eq. 27), ``E2``, Eq. 34 and the exact variant's line
+search on the group pairs; memory ``O(sum_q G_q^2)`` (dense blocks, guarded by
+``boostplug.pairs.PAIR_MEMORY_LIMIT`` like the pair list), never more than the pairs while ``S_t``
+is small, up to ``n_q^2`` once the ensemble separates every document (then it is also as slow as
+the pairs). The span test, the pruning and the span coefficients use the pair metric of the
+label levels (:class:`~boostplug.boosters._level_sums.LevelSpan`). ``pairwise="pairs"`` keeps the
+pair list (with its memory guard, ``BYTES_PER_PAIR``); tested equal to ``1e-9``.
 
 Per round on the pair list: Rb-d/Rb-c ``O(P + n F)`` (per-document potentials, then sums over
 binned features); RankBoost+ ``O(P F)`` (pair histograms for the ties), plus ``O(n F |S_t|)``
@@ -128,6 +135,7 @@ from scipy.special import expit, logsumexp
 from .._validation import check_choice, check_flag
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
+from ._group_pairs import GroupPairs
 from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, level_e2, split_any
 from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, select_independent,
                                  stump_outcomes)
@@ -167,6 +175,7 @@ class _State:
     rng: np.random.Generator
     lv: LevelPairs | None = None     # pair-free mode: pairs, w, w1, ell are empty/unused
     n_pairs: int = 0
+    gp: GroupPairs | None = None     # pair-free RankBoost+: D_t over pairs of signature groups
 
 
 class RankBoost(RankingBooster):
@@ -185,14 +194,15 @@ class RankBoost(RankingBooster):
             experiments) or the stumps only (``False``: RankLib). ``None`` (default): ``True``
             except with ``thresholds="ranklib"``. RankBoost+ takes signed weights, so a step on
             a complement is a negative step on its stump and this changes nothing there.
-        pairwise: ``"auto"`` (default): ``"levels"`` for Rb-d/Rb-c trained on labels (no
-            ``pairs=`` given to ``fit``), else ``"pairs"``. ``"levels"``: pair-free, every sum
-            over the critical pairs from per-document sums per label level
-            (:mod:`boostplug.boosters._level_sums`, memory ``O(n L)``); the same rankers,
-            weights and history as ``"pairs"`` up to rounding (tested to ``1e-9``).
-            ``"pairs"``: the critical pairs are listed (memory ``O(P)``, guarded by
-            ``boostplug.pairs.PAIR_MEMORY_LIMIT``). RankBoost+ and explicit pairs always use
-            ``"pairs"`` (module docstring: RankBoost+'s ``D_t`` does not factorise).
+        pairwise: ``"auto"`` (default): ``"levels"`` when trained on labels (no ``pairs=`` given
+            to ``fit``), else ``"pairs"``. ``"levels"``: pair-free, every sum over the critical
+            pairs from per-document sums per label level (Rb-d/Rb-c:
+            :mod:`boostplug.boosters._level_sums`, memory ``O(n L)``) or over pairs of signature
+            groups (RankBoost+: :mod:`boostplug.boosters._group_pairs`, memory ``O(sum_q G_q^2)``,
+            ``G_q <= min(n_q, 2^|S_t|)``); the same rankers, weights and history as ``"pairs"``
+            up to rounding (tested to ``1e-9``). ``"pairs"``: the critical pairs are listed
+            (memory ``O(P)``, guarded by ``boostplug.pairs.PAIR_MEMORY_LIMIT``). Explicit pairs
+            always use ``"pairs"``.
         eval_metric, early_stopping_rounds, verbose, random_state: see
             :class:`~boostplug.boosters._estimator.RankingBooster` (``random_state`` seeds the
             threshold subsample and the pruning's permutation).
@@ -248,14 +258,13 @@ class RankBoost(RankingBooster):
         return self.thresholds != "ranklib" if self.complements is None else bool(self.complements)
 
     def _use_levels(self, data: FitData) -> bool:
-        """Pair-free training: Rb-d/Rb-c on label-derived pairs, unless ``pairwise="pairs"``."""
+        """Pair-free training: every variant on label-derived pairs, unless ``pairwise="pairs"``."""
         if self.pairwise == "pairs":
             return False
-        why = ("variant='rankboost+' (its D_t does not factorise per document)" if self.variant == "rankboost+"
-               else "explicit pairs were given to fit" if data.pairs is not None else None)
-        if why is not None and self.pairwise == "levels":
-            raise ValueError(f"pairwise='levels' is not available: {why}; use pairwise='auto' or 'pairs'")
-        return why is None
+        if data.pairs is not None and self.pairwise == "levels":
+            raise ValueError("pairwise='levels' is not available: explicit pairs were given to fit; "
+                             "use pairwise='auto' or 'pairs'")
+        return data.pairs is None
 
     def _fit_init(self, data: FitData) -> _State:
         self._check_params()
@@ -280,16 +289,24 @@ class RankBoost(RankingBooster):
         )
 
     def _fit_init_levels(self, data: FitData) -> _State:
-        """Pair-free state: label levels per query instead of the pair list (``O(n L)``)."""
+        """Pair-free state: label levels per query instead of the pair list (``O(n L)``);
+        RankBoost+ adds its signature groups (:class:`~boostplug.boosters._group_pairs.GroupPairs`)."""
         lv = LevelPairs(data.y, data.group_ptr, data.query_weights)
         cands = data.stump_candidates(self)
         valid = cands.exists & split_any(cands.codes, lv, cands.width)
+        nsplit = np.zeros(valid.shape)
+        gp = None
+        if self.variant == "rankboost+" and lv.n_pairs:
+            gp = GroupPairs(lv, cands.codes)
+            # |D h|^2 in the pair metric: the (query-weighted) pairs each stump splits, D_1 rescaled
+            cor, rev, _ = gp.split_sums(cands.width)
+            nsplit = np.where(cands.exists, (cor + rev) * lv.total, 0.0)
         none = np.zeros(0)
         return _State(
-            pairs=np.zeros((0, 2), dtype=np.int64), cands=cands, nsplit=np.zeros(valid.shape), valid=valid,
+            pairs=np.zeros((0, 2), dtype=np.int64), cands=cands, nsplit=nsplit, valid=valid,
             w=none, w1=None, F=np.zeros(data.X.shape[0]), span=LevelSpan(cands.codes, lv), ell=none,
             log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, lv=lv,
-            n_pairs=lv.n_pairs,
+            n_pairs=lv.n_pairs, gp=gp,
         )
 
     # ---- one round ----------------------------------------------------------------------
@@ -381,7 +398,7 @@ class RankBoost(RankingBooster):
         s.log_prod_z = -math.inf       # Z_1 -> 0 as |alpha| -> inf
         rec = {"alpha": math.copysign(math.inf, weight), "Z": 0.0, "eps_plus": ep, "eps_zero": e0, "eps_minus": em}
         if self.variant == "rankboost+":
-            rec.update({"alpha_prime": 0.0, "delta": float(-(o1.astype(np.float64) @ s.w))})
+            rec.update({"alpha_prime": 0.0, "delta": em - ep if o1 is None else float(-(o1.astype(np.float64) @ s.w))})
         else:
             rec.update({"delta": em - ep, "r": ep - em, "complement": comp})
         s.bound_log += -2.0 * (rec["delta"] / 2.0) ** 2
@@ -431,8 +448,11 @@ class RankBoost(RankingBooster):
         """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24) of the ensemble, prod Z_t, the theorem bound."""
         if s.lv is not None:
             r1, r2 = s.lv.rates(s.F)
-            return {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total,
-                    "E2": level_e2(s.cands.codes, s.span.members, s.span.eta, s.lv),
+            if s.gp is not None:       # the groups follow S_t and eta: D_{t+1} and E2
+                s.gp.sync(s.span.members, s.span.eta)
+            e2 = (math.exp(s.gp.log_e2) if s.gp is not None
+                  else level_e2(s.cands.codes, s.span.members, s.span.eta, s.lv))
+            return {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total, "E2": e2,
                     "prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log)}
         margin = s.F[s.pairs[:, 0]] - s.F[s.pairs[:, 1]]
         m = margin.shape[0]
@@ -458,8 +478,12 @@ class RankBoost(RankingBooster):
 
     # ---- RankBoost+ -----------------------------------------------------------------------
     def _round_plus(self, s: _State) -> Round | None:
-        cor, rev = pair_split_sums(s.cands.codes, s.pairs, s.w, s.cands.n_thr)
-        e0 = float(s.w.sum()) - cor - rev
+        if s.gp is not None:
+            cor, rev, total = s.gp.split_sums(s.cands.width)
+        else:
+            cor, rev = pair_split_sums(s.cands.codes, s.pairs, s.w, s.cands.n_thr)
+            total = float(s.w.sum())
+        e0 = total - cor - rev
         d0 = rev - cor                                   # Eq. 33 with alpha' = 0
         members = s.span.members
         g = np.array([d0[kb, jb] + e0[kb, jb] * math.tanh(s.span.eta[b]) for b, (kb, jb) in enumerate(members)])
@@ -520,9 +544,14 @@ class RankBoost(RankingBooster):
 
     def _plus_coordinate(self, s: _State, k: int, j: int, b: int | None,
                          new: tuple[NDArray[np.float64], NDArray[np.float64], float] | None) -> Round | None:
-        """A step on one distinct ranker: Eq. 34 for alpha, Eq. 25-27 for D and Z."""
-        o = stump_outcomes(s.cands.codes, k, j, s.pairs)
-        ep, e0, em = eps_sums(o, s.w)
+        """A step on one distinct ranker: Eq. 34 for alpha, Eq. 25-27 for D and Z (pair-free:
+        Eq. 27 from ``eps``; ``D`` follows from ``eta`` in :meth:`_losses`)."""
+        if s.gp is not None:
+            o = None
+            ep, e0, em = s.gp.eps(s.cands.codes[:, k] > j)
+        else:
+            o = stump_outcomes(s.cands.codes, k, j, s.pairs)
+            ep, e0, em = eps_sums(o, s.w)
         ap = float(s.span.eta[b]) if b is not None else 0.0
         if e0 == 0.0 and (em == 0.0 or ep == 0.0):
             if not self.rankers_:
@@ -539,13 +568,18 @@ class RankBoost(RankingBooster):
             step = "member"
         else:
             c, u, r2 = new
-            lr = -alpha * o.astype(np.float64)
-            lr[o == 0] = ln_cosh(alpha)
-            s.ell += lr
+            if o is not None:
+                lr = -alpha * o.astype(np.float64)
+                lr[o == 0] = ln_cosh(alpha)
+                s.ell += lr
             s.span.add(k, j, c, u, r2, alpha)
             s.alive[k, j] = False
             step = "new"
-        z = self._reweight(s, lr)
+        if s.gp is not None:   # Eq. 27: ties scaled by cosh(alpha + alpha') / cosh(alpha')
+            z = ep * math.exp(-alpha) + em * math.exp(alpha) + e0 * math.exp(ln_cosh(ap + alpha) - ln_cosh(ap))
+            s.log_prod_z += math.log(z)
+        else:
+            z = self._reweight(s, lr)
         s.bound_log += -2.0 * (delta / 2.0) ** 2
         s.F += alpha * s.cands.vector(k, j)
         rec = {"alpha": alpha, "alpha_prime": ap, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
@@ -565,17 +599,28 @@ class RankBoost(RankingBooster):
                         g: NDArray[np.float64]) -> Round | None:
         """Exact variant: ``eta += alpha beta`` with ``alpha = argmin F2(eta + alpha beta)``."""
         sup = np.flatnonzero(beta != 0.0)
-        O = np.stack([stump_outcomes(s.cands.codes, *s.span.members[b], s.pairs) for b in sup], axis=1)
+        if s.gp is not None:    # the members' outcomes are constant over a pair of signature groups
+            w, O = s.gp.pair_outcomes(sup)
+        else:
+            w = s.w
+            O = np.stack([stump_outcomes(s.cands.codes, *s.span.members[b], s.pairs) for b in sup], axis=1)
         eta, bet = s.span.eta[sup], beta[sup]
-        alpha = self._line_search(s.w, O, eta, bet, float(g @ beta))
+        alpha = self._line_search(w, O, eta, bet, float(g @ beta))
         if alpha is None:
             self._stop_reason = "E2 decreases without bound along a dependent direction (perfect combination)"
             return None
-        ep, e0, em = eps_sums(stump_outcomes(s.cands.codes, k, j, s.pairs), s.w)
+        if s.gp is not None:
+            ep, e0, em = s.gp.eps(s.cands.codes[:, k] > j)
+        else:
+            ep, e0, em = eps_sums(stump_outcomes(s.cands.codes, k, j, s.pairs), s.w)
         lr = self._log_ratio(O, eta, bet, alpha)[0]
-        s.ell += lr
         s.span.eta[sup] = eta + alpha * bet
-        z = self._reweight(s, lr)
+        if s.gp is not None:
+            z = float(w @ np.exp(lr))
+            s.log_prod_z += math.log(z)
+        else:
+            s.ell += lr
+            z = self._reweight(s, lr)
         s.bound_log += math.log(z)
         s.F += alpha * s.cands.vector(k, j)
         rec = {"alpha": alpha, "alpha_prime": None, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,

@@ -17,11 +17,15 @@ digits, a qid is digits with an optional ``-``. Python's ``int``/``float`` also 
 ``1_0``, ``+3`` and ``inf``: such tokens are refused, as are values too large for a
 float64.
 
-Parsing uses scikit-learn's C-implemented
+Parsing uses a numba parser (:mod:`boostplug.data._letor_fast`) over the whole
+file's bytes, which accepts only files entirely in this grammar and gives what
+scikit-learn's reader gives, bit for bit (numbers correctly rounded, as ``float``).
+Any other file goes to scikit-learn's C-implemented
 :func:`sklearn.datasets.load_svmlight_file`, fed block by block through a cheap
 scan for the characters that its lenient number parsing would let through; a slow
 line-by-line pass runs only when that scan or the parse flags something, to name
-the offending line (or to clear a false alarm, e.g. ``_`` in a comment).
+the offending line (or to clear a false alarm, e.g. ``_`` in a comment). So the
+errors are the same whichever parser reads a file.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from sklearn.datasets import load_svmlight_file
 from .._atomic import atomic_write, write_text
 from .._validation import check_finite, first_infinite
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
+from . import _letor_fast
 from .dataset import RankingData
 
 __all__ = ["load_letor", "write_letor", "read_query_file"]
@@ -341,7 +346,28 @@ def _write_query_file(path: PathLike, group_ptr: NDArray[np.int64]) -> None:
     write_text(path, "".join(f"{int(s)}\n" for s in sizes))
 
 
+def _file_bytes(path: Path) -> bytes:
+    """The whole file's bytes (decompressed by suffix), read errors named as :func:`_blocks` names them."""
+    try:
+        f = _open_read(path)
+    except OSError as e:
+        raise _read_error(path, e) from None
+    with f:
+        try:
+            return f.read()
+        except (OSError, EOFError, zlib.error) as e:
+            raise _read_error(path, e) from None
+
+
 def _parse(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray]:
+    """``(X, y, qid)`` as scikit-learn's reader gives them: by the numba parser when the file
+    is entirely in the strict grammar, else by :func:`_parse_sklearn` (which names the line)."""
+    parsed = _letor_fast.parse(_file_bytes(path), n_features)
+    return parsed if parsed is not None else _parse_sklearn(path, n_features)
+
+
+def _parse_sklearn(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray]:
+    """scikit-learn's reader behind the cheap scan, and the slow pass naming a bad line."""
     feed = _Feed(path)
     try:
         X, y, q = load_svmlight_file(feed, n_features=n_features, dtype=np.float64, query_id=True,

@@ -28,7 +28,7 @@ def one_huge_query():
 @pytest.mark.parametrize("make", [
     lambda: RankBoost(variant="rb-d", n_rounds=2, pairwise="pairs"),
     lambda: RankBoost(variant="rb-c", n_rounds=2, pairwise="pairs"),
-    lambda: RankBoost(variant="rankboost+", n_rounds=2),
+    lambda: RankBoost(variant="rankboost+", n_rounds=2, pairwise="pairs"),
     lambda: MPBoost(n_rounds=2, pairwise="pairs"),
 ], ids=["rb-d", "rb-c", "rankboost+", "mpboost"])
 def test_a_100000_document_query_is_refused_fast_without_allocating(make, one_huge_query):

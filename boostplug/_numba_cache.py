@@ -8,12 +8,21 @@ places numba would and, only when none works, points numba at ``NUMBA_CACHE_DIR`
 folder in the temporary directory, or, if that cannot be written either, compiles without a
 cache; either way with one warning. A ``NUMBA_CACHE_DIR`` the user set is left alone when it
 can be written.
+
+:func:`configure` also makes numba's function ids random (:class:`RandomIds`): numba names
+compiled functions by qualified name, argument types and a per-process counter, so a kernel
+cached by one process can call, by the same name, a different function that this process
+compiled (numba's own sorts are closures with one name per comparator), and LLVM links the
+wrong body: NDCG silently came out as 1.0 (numba issue #10486).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
+import importlib.util
 import os
+import secrets
 import stat
 import sys
 import tempfile
@@ -21,7 +30,7 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["KERNEL_FOLDERS", "configure", "decide"]
+__all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "random_function_ids"]
 
 _PACKAGE = Path(__file__).resolve().parent
 #: The folders of the modules with ``cache=True`` kernels (a test keeps this list complete).
@@ -79,11 +88,67 @@ def decide(is_writable: Callable[[Path], bool] = writable) -> tuple[str, str | N
     return ("temp", str(folder)) if is_writable(folder) else ("off", None)
 
 
+class RandomIds:
+    """Unique ids for numba's ``FunctionIdentity``: 64 random bits each (from ``os.urandom``, so
+    forked processes draw differently too), never the same twice in one process."""
+
+    def __init__(self) -> None:
+        self._issued: set[int] = set()
+
+    def __iter__(self) -> "RandomIds":
+        return self
+
+    def __next__(self) -> int:
+        while True:
+            uid = secrets.randbits(64)
+            if uid not in self._issued:
+                self._issued.add(uid)
+                return uid
+
+
+def random_function_ids() -> None:
+    """Give every function numba compiles from now on a random id instead of the next count, so
+    that the names in one process's cached machine code are not reused by another process for
+    other code (module docstring). Without numba loaded yet, this happens when it loads, so
+    that ``import boostplug`` does not load numba."""
+    if "numba" not in sys.modules:
+        if not any(isinstance(f, _OnNumbaImport) for f in sys.meta_path):
+            sys.meta_path.insert(0, _OnNumbaImport())
+        return
+    from numba.core import bytecode
+
+    if not isinstance(getattr(bytecode.FunctionIdentity, "_unique_ids", None), RandomIds):
+        bytecode.FunctionIdentity._unique_ids = RandomIds()
+
+
+class _OnNumbaImport(importlib.abc.MetaPathFinder):
+    """Runs :func:`random_function_ids` right after ``import numba`` completes (then leaves
+    ``sys.meta_path``)."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> object:
+        if fullname != "numba":
+            return None
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec("numba")
+        if spec is not None and spec.loader is not None:
+            exec_module = spec.loader.exec_module
+
+            def exec_then_patch(module: object) -> None:
+                exec_module(module)  # type: ignore[arg-type]
+                random_function_ids()
+
+            spec.loader.exec_module = exec_then_patch  # type: ignore[method-assign]
+        return spec
+
+
 def configure(is_writable: Callable[[Path], bool] = writable) -> tuple[str, str | None]:
-    """Apply :func:`decide` once per process (later calls return the first decision)."""
+    """Apply :func:`decide` once per process (later calls return the first decision), and
+    :func:`random_function_ids`."""
     global _decision
     if _decision is not None:
         return _decision
+    random_function_ids()
     how, folder = _decision = decide(is_writable)
     if how == "temp":
         assert folder is not None

@@ -6,7 +6,8 @@ log-normal query sizes from 1 to 1,251, mean 119.6; 136 Gaussian features with t
 Stages, each in its own process so that its peak memory is its own:
 
 * ``data``: generate, write a LETOR file (``boostplug.data.write_letor``), read it back
-  (``load_letor``, dense) and check it equals what was written: seconds and peak resident memory.
+  (``load_letor``, dense) and check it equals what was written: seconds and peak resident memory
+  (``read``: only read back the file an earlier ``data`` stage wrote).
 * ``train``: per framework, one process builds the training set once and trains ``--rounds``
   rounds with each method, ``--repeat`` times interleaved (every method once, then again), after
   one warm-up round each. Methods: the framework's ``regression`` floor, its LambdaMART
@@ -52,9 +53,8 @@ GRADE_SHARES = (0.52, 0.32, 0.13, 0.02, 0.01)
 TREE = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20, "max_bin": 255}
 SETTINGS = {"default": {}, "passive": {"OMP_WAIT_POLICY": "PASSIVE"}, "spin": {"OMP_WAIT_POLICY": "ACTIVE"},
             "numba1": {"NUMBA_NUM_THREADS": "1"}, "spin10k": {"GOMP_SPINCOUNT": "10000"}}
-PAPER = {"qbrank": ("qbrank", {}), "mpboost-binary": ("mpboost", {"ddf": "binary"}),
-         "mpboost-logitdd": ("mpboost", {"ddf": "logitdd"}), "rankboost": ("rankboost", {}),
-         "ndcg_boost": ("ndcg_boost", {})}
+PAPER = {"qbrank": ("qbrank", {}), **{f"mpboost-{d}": ("mpboost", {"ddf": d}) for d in ("binary", "ldd", "logdd", "logitdd")},
+         "rankboost": ("rankboost", {}), "ndcg_boost": ("ndcg_boost", {})}
 BUILTIN = {"lightgbm": ("regression", "lambdarank"), "xgboost": ("reg:squarederror", "rank:ndcg")}
 COMPARE_METHODS = "lambdarank,regression,qbrank,mpboost-logitdd,ndcg_boost,rankboost-loss,xgb-rank:ndcg"
 
@@ -369,7 +369,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", required=True, help="folder for the data files (some 5 GB at --scale 1)")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of MSLR-WEB30K's queries (default 1)")
-    ap.add_argument("--stages", default="data,train,compare")
+    ap.add_argument("--stages", default="data,train,compare",
+                    help="data (generate, write, read back), read (read back an earlier write), train, compare")
     ap.add_argument("--rounds", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -405,12 +406,13 @@ def main() -> None:
               "--repeat", str(args.repeat), "--threads", str(args.threads)]
     if "data" in stages:
         w = child([*common, "--_child", "write"])[0]
-        r = child([*common, "--_child", "read"])[0]
         print(f"\n## data: {w['documents']:,} documents, {w['queries']:,} queries (largest {w['largest_query']:,}), "
               f"{w['features']} features; X {w['X_gib']:.2f} GiB as float64")
         print(f"  generate {w['generate_s']:.1f} s; write_letor {w['write_s']:.1f} s, file {w['file_gib']:.2f} GiB, "
-              f"peak memory {w['write_peak_gib']:.2f} GiB (the data held: {w['write_base_gib']:.2f} GiB)")
-        print(f"  load_letor {r['read_s']:.1f} s, peak memory {r['read_peak_gib']:.2f} GiB "
+              f"peak memory {w['write_peak_gib']:.2f} GiB (the data held: {w['write_base_gib']:.2f} GiB)", flush=True)
+    if "data" in stages or "read" in stages:
+        r = child([*common, "--_child", "read"])[0]
+        print(f"\n## read back: load_letor {r['read_s']:.1f} s, peak memory {r['read_peak_gib']:.2f} GiB "
               f"({r['read_peak_gib'] / r['X_gib']:.2f}x the dense X it returns); equal to what was written: "
               f"{r['equal']}", flush=True)
     if "train" in stages:

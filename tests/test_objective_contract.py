@@ -496,3 +496,43 @@ def test_the_built_in_entries():
     assert qbrank.DEFAULTS == objectives.get("qbrank").defaults and set(mpboost.HESSIANS) == {"newton", "gentle"}
     assert ndcg_boost.HESSIANS == objectives.get("ndcg_boost").hessians
     assert mpboost.log_loss([0.0, 0.0], [1.0, 0.0], [0, 2], ddf="binary") == 0.0
+
+
+
+class StoredHessian(Loss):
+    """Gradient 2 s - y with a Hessian array it keeps (zeros): the floor must not reach it."""
+
+    name = "stored_hessian"
+    hessians = {"exact": Hessian("exact", "0 (test objective)")}
+
+    def setup(self) -> None:
+        self.zeros = np.zeros(self.n_docs)
+        self.shape_bug = False
+
+    def _loss(self, scores):
+        return 0.0
+
+    def _grad_hess(self, scores):
+        with np.errstate(over="ignore"):
+            grad = 2.0 * scores - self.labels
+        return (np.zeros(self.n_docs + 1) if self.shape_bug else grad), self.zeros
+
+
+def test_the_floor_never_writes_into_an_array_the_objective_keeps():
+    obj = StoredHessian(np.array([1.0, 0.0, 2.0]), np.array([0, 3]))
+    g, h = obj.grad_hess(np.array([0.5, 0.5, 1.0]))     # rows 0 and 2: grad 0 and hess 0, no information
+    np.testing.assert_array_equal(g, [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(h, [NO_INFO_HESSIAN, HESSIAN_FLOOR, NO_INFO_HESSIAN])
+    np.testing.assert_array_equal(obj.zeros, 0.0)
+    obj.shape_bug = True
+    with pytest.raises(ValueError, match=r"stored_hessian: _grad_hess returned shapes \(4,\) and \(3,\) for 3 "
+                                         r"scores; both must be \(3,\)"):
+        obj.grad_hess(np.zeros(3))
+
+
+def test_non_finite_values_are_refused_naming_the_first_row_and_their_count():
+    big = np.finfo(np.float64).max
+    obj = StoredHessian(np.zeros(4), np.array([0, 2, 4]))
+    with pytest.raises(ValueError, match=r"stored_hessian: the gradient or Hessian overflows float64 at row 2 "
+                                         r"\(query 1, 2 such rows\): grad inf"):
+        obj.grad_hess(np.array([1.0, 0.0, big, -big]))

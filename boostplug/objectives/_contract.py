@@ -64,6 +64,7 @@ from .._validation import (INT64_MAX, check_choice, check_flag, check_labels, ch
                            show)
 from ..groups import check_group_ptr
 from ..pairs import check_pairs
+from ._finish import floor_in_place
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
            "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "PreparedObjective", "check_contract",
@@ -301,6 +302,7 @@ class Loss:
             are several modes (do not declare it).
         hessians: ``{mode: Hessian}``, at least one.
         default_hessian: the default mode (``None``: the first declared).
+        fresh_output: ``True`` when ``_grad_hess`` returns new arrays every call (saves a copy).
     """
 
     name: ClassVar[str] = ""
@@ -308,6 +310,9 @@ class Loss:
     params: ClassVar[Mapping[str, Param]] = {}
     hessians: ClassVar[Mapping[str, Hessian]] = {}
     default_hessian: ClassVar[str | None] = None
+    #: True when ``_grad_hess`` returns arrays it made in that call and keeps no reference to
+    #: (then ``grad_hess`` floors the Hessian in place instead of in a copy).
+    fresh_output: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -443,21 +448,27 @@ class Loss:
         (diagonal) of the chosen mode."""
         s = self._check(scores)
         g, h = self._grad_hess(s)
-        self._check_finite(s, g, h)
-        return g, floor_hessian(g, h)
+        n = s.shape[0]
+        if np.shape(g) != (n,) or np.shape(h) != (n,):
+            raise ValueError(f"{self.name}: _grad_hess returned shapes {np.shape(g)} and {np.shape(h)} for "
+                             f"{n} scores; both must be ({n},)")
+        g = np.ascontiguousarray(g, dtype=np.float64)
+        # the floor is applied in place: on a copy unless _grad_hess made the array this call
+        h = np.ascontiguousarray(h, dtype=np.float64) if self.fresh_output else np.array(h, dtype=np.float64)
+        first, n_bad = floor_in_place(g, h, HESSIAN_FLOOR, NO_INFO_HESSIAN)
+        if first >= 0:
+            self._refuse_non_finite(s, g, h, first, n_bad)
+        return g, h
 
-    def _check_finite(self, scores: NDArray[np.float64], g: NDArray[np.float64], h: NDArray[np.float64]) -> None:
+    def _refuse_non_finite(self, scores: NDArray[np.float64], g: NDArray[np.float64], h: NDArray[np.float64],
+                           i: int, n_bad: int) -> None:
         """A gradient or Hessian that overflowed float64 is a ``ValueError`` naming the row, its
         query and the query's scores: the frameworks must never receive inf or NaN."""
-        bad = ~(np.isfinite(g) & np.isfinite(h))
-        if not bad.any():
-            return
-        i = int(np.flatnonzero(bad)[0])
         q = int(np.searchsorted(self.group_ptr, i, side="right") - 1)
         sl = scores[self.group_ptr[q]:self.group_ptr[q + 1]]
         raise ValueError(
             f"{self.name}: the gradient or Hessian overflows float64 at row {i} (query {q}, "
-            f"{int(bad.sum())} such rows): grad {float(g[i])}, hess {float(h[i])}; the query's scores "
+            f"{n_bad} such rows): grad {float(g[i])}, hess {float(h[i])}; the query's scores "
             f"span {float(sl.min())} .. {float(sl.max())}, too far apart for float64 sums (or a parameter "
             "or weight is too large)"
         )

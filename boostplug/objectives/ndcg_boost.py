@@ -150,6 +150,7 @@ class NDCGBoostObjective(Loss):
     coefficients ``W_k G_i / Z_k`` and the queries that need pair work.
     """
 
+    fresh_output = True  # _grad_hess returns arrays made in the call
     name = _NAME
     summary = "NDCG_Boost: expected-NDCG bound (Valizadegan et al. 2009)"
     params = {

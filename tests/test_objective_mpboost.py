@@ -282,6 +282,42 @@ def test_extreme_scores_finite_and_proportional(ddf, hessian, scale, rng):
     assert math.isfinite(lj) and lj == pytest.approx(m + math.log(J), rel=1e-12)
 
 
+@pytest.mark.parametrize("hessian", MODES)
+@pytest.mark.parametrize("ddf", DDFS)
+@pytest.mark.parametrize("with_huge", [False, True], ids=["no-shift", "beside-a-shifted-query"])
+def test_every_factorisation_matches_the_pair_loop(ddf, hessian, with_huge, rng):
+    """The kernel's three paths, each on its own query: one distance for every pair (two levels,
+    or BINARY), several distances with pair exponents about the query's mid-range just under
+    CENTRED_EXP_MAX (centred factors), and just over it (level extremes); beside a query whose
+    largest exponent exceeds EXP_LIMIT too, which shifts every value by one global constant."""
+    from boostplug.objectives._mpboost_kernels import CENTRED_EXP_MAX
+
+    y = np.concatenate([np.repeat([0.0, 2.0], 5), np.tile(np.arange(5.0), 4), np.tile(np.arange(5.0), 4),
+                        np.tile(np.arange(5.0), 4)])
+    gp = np.array([0, 10, 30, 50, 70])
+    s = rng.normal(size=y.size)
+    for q, side in ((2, 0.98), (3, 1.02)):  # mid-range exponent just under / over the bound
+        a, b = gp[q], gp[q + 1]
+        dmax = max(_dist(y[i] - y[j], ddf) for i in range(a, b) for j in range(a, b) if y[i] > y[j])
+        s[a:b] *= side * CENTRED_EXP_MAX / (dmax * 0.5 * (s[a:b].max() - s[a:b].min()))
+    if with_huge:  # one pair mis-ordered by an exponent of 610: the global shift is 10
+        gap = 610.0 / _dist(1.0, ddf)
+        y = np.concatenate([y, [1.0, 0.0]])
+        s = np.concatenate([s, [-gap / 2, gap / 2]])
+        gp = np.append(gp, y.size)
+    # each query alone (its own scale: nothing floored), then all together (one global constant)
+    parts = [(s[a:b], y[a:b], np.array([0, b - a])) for a, b in zip(gp[:-1], gp[1:])] + [(s, y, gp)]
+    for sq, yq, gq in parts:
+        g, h = mpboost.grad_hess(sq, yq, gq, ddf=ddf, hessian=hessian)
+        m = max_exponent(sq, yq, gq, ddf)
+        _, gb, hb = brute(sq, yq, gq, ddf, hessian=hessian, shift=m)
+        total = max(np.abs(gb).sum(), hb.sum())
+        c = GRAD_SUM_CAP / total if m + math.log(total) > math.log(GRAD_SUM_CAP) else math.exp(m)
+        np.testing.assert_allclose(g, c * gb, rtol=1e-9, atol=1e-300)
+        np.testing.assert_allclose(h, _floored(c * gb, c * hb), rtol=1e-9, atol=1e-300)
+        assert np.abs(g).min() > 1e-280  # nothing underflowed: every value was compared
+
+
 @pytest.mark.parametrize("ddf", DDFS)
 def test_wide_spread_within_a_query(ddf, rng):
     """Levels whose scores span +-1e4 on both sides: each factor of the factorisation stays finite."""

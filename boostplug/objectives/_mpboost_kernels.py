@@ -34,7 +34,7 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["level_extremes", "pair_grad_hess", "pair_loss"]
+__all__ = ["CENTRED_EXP_MAX", "level_extremes", "pair_grad_hess", "pair_loss"]
 
 
 @nb.njit(cache=True, parallel=True)
@@ -114,6 +114,98 @@ def _level_sums(
     return S, T
 
 
+#: A query whose every pair exponent d_ab (F - c) about its mid-range c is at most this takes
+#: the centred factorisation: pair weights are products of two factors below e^250 (the
+#: sums then stay far from overflow even with d^2 = 1e30 and a million partners).
+CENTRED_EXP_MAX = 250.0
+
+
+@nb.njit(cache=True)
+def _centred_factors(
+    scores: np.ndarray,
+    s: int,
+    e: int,
+    level: np.ndarray,
+    nl: int,
+    dist: np.ndarray,
+    dp: int,
+    c: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per document i at level a, ``X[(i - s) * nl + p]``: ``exp(-d_ap (F_i - c))`` toward a lower
+    level p, ``exp(d_pa (F_i - c))`` toward a higher one; and the level sums ``S[a * nl + b] =
+    sum_{j in b} exp(d_ab (F_j - c))``, ``T[a * nl + b] = sum_{i in a} exp(-d_ab (F_i - c))``
+    (a > b). One exponential per distinct distance of a document's partners (BINARY: one)."""
+    X = np.empty((e - s) * nl)
+    S = np.zeros(nl * nl)
+    T = np.zeros(nl * nl)
+    for i in range(s, e):
+        a = level[i]
+        u = scores[i] - c
+        base = (i - s) * nl
+        last_d = np.nan
+        up = 1.0
+        down = 1.0
+        for gap in range(1, max(a + 1, nl - a)):
+            if a + gap < nl:  # i as the lower document of a pair with level a + gap
+                k = (a + gap) * nl + a
+                d = dist[dp + k]
+                if d != last_d:
+                    last_d = d
+                    up = math.exp(d * u)
+                    down = 1.0 / up
+                X[base + a + gap] = up
+                S[k] += up
+            if gap <= a:      # i as the upper document of a pair with level a - gap
+                k = a * nl + a - gap
+                d = dist[dp + k]
+                if d != last_d:
+                    last_d = d
+                    up = math.exp(d * u)
+                    down = 1.0 / up
+                X[base + a - gap] = down
+                T[k] += down
+    return X, S, T
+
+
+@nb.njit(cache=True)
+def _constant_distance_grad_hess(
+    scores: np.ndarray,
+    s: int,
+    e: int,
+    level: np.ndarray,
+    nl: int,
+    d: float,
+    c: float,
+    w: float,
+    gentle: bool,
+    grad: np.ndarray,
+    hess: np.ndarray,
+) -> None:
+    """``w *`` (dJ/dF_i, hess_i) of one query whose critical pairs all have the distance ``d``
+    (BINARY; any DDF on two levels): the partner sums are prefix sums over the levels of
+    ``exp(+-d (F - c))``, one exponential and O(1) work per document."""
+    up = np.empty(e - s)
+    lower = np.zeros(nl + 1)   # lower[a]: sum over the levels below a of exp(d (F_j - c))
+    upper = np.zeros(nl + 1)   # upper[a]: sum over the levels above a of exp(-d (F_i - c))
+    for i in range(s, e):
+        x = math.exp(d * (scores[i] - c))
+        up[i - s] = x
+        lower[level[i] + 1] += x
+        upper[level[i]] += 1.0 / x
+    for a in range(1, nl):
+        lower[a] += lower[a - 1]
+    for a in range(nl - 2, -1, -1):
+        upper[a] += upper[a + 1]
+    hd = w if gentle else w * d * d
+    for i in range(s, e):
+        a = level[i]
+        x = up[i - s]
+        below = lower[a] / x      # sum_{j lower} exp(-d (F_i - F_j)): i the upper document
+        above = upper[a + 1] * x  # sum_{j higher} exp(-d (F_j - F_i)): i the lower document
+        grad[i] = w * d * (above - below)
+        hess[i] = hd * (above + below)
+
+
 @nb.njit(cache=True, parallel=True)
 def pair_grad_hess(
     scores: np.ndarray,
@@ -133,9 +225,16 @@ def pair_grad_hess(
     """``exp(-shift) * W_q *`` (dJ/dF_i, hess_i) for every document (0 in degenerate queries).
 
     hess_i is ``sum_j d_ij^2 w_ij`` (``gentle=False``) or ``sum_j w_ij``
-    (``gentle=True``; the caller doubles it).
+    (``gentle=True``; the caller doubles it). A query whose pair exponents about its
+    mid-range stay within :data:`CENTRED_EXP_MAX` (any query of a boosting run short of
+    scores hundreds apart) takes :func:`_centred_factors`: each pair weight is a product of
+    two per-document factors, (L_q - 1) exponentials per document at most; with one distance
+    for all its pairs (BINARY) :func:`_constant_distance_grad_hess`, one exponential and O(1)
+    work per document. Others take the level-extreme factorisation (module docstring),
+    2 (L_q - 1) exponentials per document.
     """
     nq = group_ptr.shape[0] - 1
+    scale = math.exp(-shift)
     for q in nb.prange(nq):
         s = group_ptr[q]
         e = group_ptr[q + 1]
@@ -148,6 +247,43 @@ def pair_grad_hess(
                 hess[i] = 0.0
             continue
         dp = d_ptr[q]
+        top = -np.inf
+        bottom = np.inf
+        dmax = 0.0
+        dmin = np.inf
+        for a in range(nl):
+            top = max(top, hi[lp + a])
+            bottom = min(bottom, lo[lp + a])
+            for b in range(a):
+                dmax = max(dmax, dist[dp + a * nl + b])
+                dmin = min(dmin, dist[dp + a * nl + b])
+        if dmax * 0.5 * (top - bottom) <= CENTRED_EXP_MAX and dmin == dmax:
+            _constant_distance_grad_hess(scores, s, e, level, nl, dmax, 0.5 * (top + bottom), wq * scale, gentle,
+                                         grad, hess)
+            continue
+        if dmax * 0.5 * (top - bottom) <= CENTRED_EXP_MAX:
+            X, S, T = _centred_factors(scores, s, e, level, nl, dist, dp, 0.5 * (top + bottom))
+            w = wq * scale
+            for i in range(s, e):
+                a = level[i]
+                base = (i - s) * nl
+                g = 0.0
+                h = 0.0
+                for b in range(a):  # i is the upper document: dJ/dF_i = -d w
+                    k = a * nl + b
+                    d = dist[dp + k]
+                    ws = X[base + b] * S[k]
+                    g -= d * ws
+                    h += ws if gentle else d * d * ws
+                for c in range(a + 1, nl):  # i is the lower document: dJ/dF_i = +d w
+                    k = c * nl + a
+                    d = dist[dp + k]
+                    ws = X[base + c] * T[k]
+                    g += d * ws
+                    h += ws if gentle else d * d * ws
+                grad[i] = w * g
+                hess[i] = w * h
+            continue
         S, T = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo, True)
         for i in range(s, e):
             a = level[i]

@@ -102,8 +102,10 @@ Parameters (``DEFAULTS``):
     ``ValueError``/``TypeError`` naming it (in ``check`` and ``prepare``).
 
 Cost per round: O(n_q * L_q) per query (L_q = distinct labels) with the
-factorisation of :mod:`._mpboost_kernels`, parallel over queries, 2 (L_q - 1)
-exponentials per document. The label levels and the dist tables of every query
+factorisations of :mod:`._mpboost_kernels`, parallel over queries: one
+exponential per partner distance of a document (BINARY, or two levels: one
+exponential and O(1) work per document), 2 (L_q - 1) for a query whose scores
+are hundreds apart. The label levels and the dist tables of every query
 are built once, in ``prepare``. Speed and MQ2008 quality (every DDF within 0.01
 NDCG@10 of LightGBM's lambdarank): docs/objectives/mpboost.md.
 """
@@ -152,6 +154,7 @@ class MPBoostObjective(Loss):
     ``dist`` values between levels.
     """
 
+    fresh_output = True  # _grad_hess returns arrays made in the call
     name = _NAME
     summary = "MPBoost: exponential pairwise loss with directed distance functions (Zhu et al. 2009)"
     params = dict(DDF_PARAMS)

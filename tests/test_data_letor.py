@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from boostplug.cli import info as info_cli
 from boostplug.data import RankingData, concat, load_letor, read_query_file, write_letor
 from boostplug.data import letor as letor_module
+from boostplug.data import _letor_fast
 from boostplug.groups import group_ptr_from_sizes
 
 
@@ -436,6 +437,7 @@ def test_dense_larger_than_memory_is_refused_before_allocating(tmp_path, monkeyp
     monkeypatch.setattr(letor_module, "_available_memory", lambda: None)
     monkeypatch.setattr(letor_module, "DENSE_OF_SPARSE_LIMIT", 2**62)
     monkeypatch.setattr(sp.csr_matrix, "toarray", no_memory)
+    monkeypatch.setattr(_letor_fast, "_dense_zeros", lambda rows, width: no_memory(None))
     with pytest.raises(ValueError, match=r"line 3: feature index 300000000 .* 4\.47 GiB, which could not be allocated"):
         load_letor(path)
 

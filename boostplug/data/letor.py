@@ -359,15 +359,22 @@ def _file_bytes(path: Path) -> bytes:
             raise _read_error(path, e) from None
 
 
-def _parse(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray]:
+def _parse(path: Path, n_features: int | None,
+           dense: bool = False) -> tuple[sp.csr_matrix | NDArray[np.float64], NDArray[np.float64], NDArray]:
     """``(X, y, qid)`` as scikit-learn's reader gives them: by the numba parser when the file
-    is entirely in the strict grammar, else by :func:`_parse_sklearn` (which names the line)."""
-    parsed = _letor_fast.parse(_file_bytes(path), n_features)
+    is entirely in the strict grammar, else by :func:`_parse_sklearn` (which names the line).
+    ``dense``: the numba parser fills a dense ``X`` directly when :func:`_dense_room` allows it
+    (otherwise ``X`` is CSR and :func:`_dense` converts or refuses it)."""
+    parsed = _letor_fast.parse(_file_bytes(path), n_features,
+                               (lambda rows, width, nnz: _dense_room(rows, width, nnz * 16 + (rows + 1) * 8) == "")
+                               if dense else None)
     return parsed if parsed is not None else _parse_sklearn(path, n_features)
 
 
-def _parse_sklearn(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray]:
-    """scikit-learn's reader behind the cheap scan, and the slow pass naming a bad line."""
+def _parse_sklearn(path: Path, n_features: int | None,
+                   dense: bool = False) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray]:
+    """scikit-learn's reader behind the cheap scan, and the slow pass naming a bad line (CSR
+    whatever ``dense`` asks: the caller densifies)."""
     feed = _Feed(path)
     try:
         X, y, q = load_svmlight_file(feed, n_features=n_features, dtype=np.float64, query_id=True,
@@ -450,20 +457,30 @@ DENSE_OF_SPARSE_LIMIT = 2**30
 _SPARSE_RATIO = 100
 
 
+def _dense_room(n: int, m: int, sparse_bytes: int) -> str:
+    """Why an ``n x m`` dense float64 X holding ``sparse_bytes`` of CSR must not be made ("" if
+    it may): more than the memory available, or a huge matrix of almost only zeros."""
+    need = n * m * 8
+    available = _available_memory()
+    if available is not None and need > available:
+        return f"more than the {available / 2**30:.2f} GiB of memory available"
+    if need > DENSE_OF_SPARSE_LIMIT and need > _SPARSE_RATIO * sparse_bytes:
+        return f"for only {sparse_bytes / 2**20:.1f} MiB as CSR"
+    return ""
+
+
 def _dense(path: Path, X: sp.csr_matrix) -> NDArray[np.float64]:
     """``X.toarray()``, refused with the width's cause when it would not fit in memory or
     would be a huge matrix of almost only zeros."""
     n, m = X.shape
     need = n * m * 8
-    available = _available_memory()
     sparse_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    mostly_zeros = need > DENSE_OF_SPARSE_LIMIT and need > _SPARSE_RATIO * sparse_bytes
-    fits = available is None or need <= available
-    if fits and not mostly_zeros:
+    room = _dense_room(n, m, sparse_bytes)
+    if not room:
         try:
             return X.toarray()
         except MemoryError:
-            pass
+            room = "which could not be allocated"
     if X.nnz:
         k = int(np.argmax(X.indices))
         widest = int(X.indices[k]) + 1
@@ -473,12 +490,8 @@ def _dense(path: Path, X: sp.csr_matrix) -> NDArray[np.float64]:
             where += f" (and n_features={m})"
     else:
         where = f"{path}: n_features={m}"
-    if not fits:
-        room = f"more than the {available / 2**30:.2f} GiB of memory available"
-    elif mostly_zeros:
+    if room.startswith("for only"):
         room = f"for only {X.nnz:,} non-zero values ({sparse_bytes / 2**20:.1f} MiB as CSR)"
-    else:
-        room = "which could not be allocated"
     raise ValueError(
         f"{where} makes the dense X {n} rows x {m} columns = {need / 2**30:.2f} GiB, {room}; "
         "pass dense=False for a scipy CSR matrix (only the non-zero values), or check the file's indices"
@@ -553,7 +566,7 @@ def load_letor(
             raise ValueError(f"n_features must be a positive integer, got {int(n_features)}")
         n_features = int(n_features)
     p = _regular_file(path)
-    X, y, q = _parse(p, n_features)
+    X, y, q = _parse(p, n_features, dense)
     n = X.shape[0]
     if n == 0:
         raise ValueError(f"{p}: no data lines")
@@ -577,7 +590,7 @@ def load_letor(
     comments = _read_comments(p) if with_comments else None
     if comments is not None and len(comments) != n:  # pragma: no cover - same line rule as sklearn
         raise ValueError(f"{p}: read {len(comments)} comments for {n} rows")
-    Xout = _dense(p, X) if dense else X
+    Xout = _dense(p, X) if dense and sp.issparse(X) else X
     return RankingData(Xout, y, qid, group_ptr, comments)
 
 

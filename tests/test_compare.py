@@ -15,7 +15,7 @@ from boostplug.compare import (
     summary, threads_per_job,
 )
 from boostplug.compare import execution
-from boostplug.data import make_ranking, train_test_split_by_query
+from boostplug.data import load_letor, make_ranking, train_test_split_by_query, write_letor
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +175,24 @@ def test_file_folds_are_query_disjoint_and_cover_the_data() -> None:
         parts = [set(p.qid[p.group_ptr[:-1]].tolist()) for p in (train, vali, test)]
         assert not (parts[0] & parts[1] or parts[0] & parts[2] or parts[1] & parts[2])
         assert sum(len(p) for p in parts) == 15
+
+
+def test_only_the_chosen_folds_are_built(tmp_path, monkeypatch) -> None:
+    """--folds 2 on a file builds one fold (each fold copies the data): the same fold as a full build."""
+    from boostplug.compare import data as compare_data
+
+    d = make_ranking(n_queries=15, docs_per_query=(3, 5), n_features=3, n_informative=2, seed=0)
+    path = tmp_path / "d.txt"
+    write_letor(path, d)
+    full = file_folds(load_letor(path), 3, seed=0)
+    built = []
+    real = compare_data.file_folds
+    monkeypatch.setattr(compare_data, "file_folds", lambda *a, **k: built.append(k["folds"]) or real(*a, **k))
+    (i, fold), = compare_data.load_folds(path, n_folds=3, select="2", seed=0)
+    assert i == 1 and built == [[1]]
+    for a, b in zip(full[1], fold):
+        assert np.array_equal(a.X, b.X) and np.array_equal(a.qid, b.qid)
+    assert [i for i, _ in compare_data.load_folds(path, n_folds=3, seed=0)] == [0, 1, 2]
 
 
 def test_file_folds_refuse_exactly_the_kfold_values_that_cannot_split() -> None:

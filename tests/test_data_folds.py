@@ -98,6 +98,35 @@ def test_parts_and_fold_folders_agree(tmp_path):
     assert len(parts) == 11
 
 
+def test_chosen_folds_are_the_same_folds_and_read_only_their_files(tmp_path, monkeypatch):
+    """folds=: the selected folds equal those of the full build; of fold folders only their
+    files are read (of parts all parts, one fold built)."""
+    from boostplug.data import folds as folds_module
+
+    _write_parts(tmp_path / "parts", [4, 6, 4, 4, 5])
+    full = load_letor_folds(tmp_path / "parts", "rotate")
+    some = load_letor_folds(tmp_path / "parts", "rotate", folds=[3, 1])
+    folds_root = tmp_path / "folds"
+    for i, fold in enumerate(full, start=1):
+        (folds_root / f"Fold{i}").mkdir(parents=True)
+        for name, d in zip(("train", "vali", "test"), fold):
+            write_letor(folds_root / f"Fold{i}" / f"{name}.txt", d)
+    read = []
+    real_load = folds_module.load_letor
+    monkeypatch.setattr(folds_module, "load_letor", lambda f, **kw: read.append(Path(f).parent.name) or real_load(f, **kw))
+    from_folders = load_letor_folds(folds_root, folds=[3, 1])
+    assert read == ["Fold4"] * 3 + ["Fold2"] * 3
+    for got in (some, from_folders):
+        assert len(got) == 2
+        for fa, fb in zip((full[3], full[1]), got):
+            for a, b in zip(fa, fb):
+                assert np.array_equal(a.X, b.X) and np.array_equal(a.qid, b.qid) and np.array_equal(a.y, b.y)
+    with pytest.raises(ValueError, match=r"fold index 5 is out of range: there are 5 folds"):
+        load_letor_folds(folds_root, folds=[5])
+    with pytest.raises(ValueError, match=r"fold index -1 is out of range"):
+        load_letor_folds(tmp_path / "parts", "rotate", folds=[-1])
+
+
 def test_layout_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such folder"):
         load_letor_folds(tmp_path / "absent")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..data import (
-    LAYOUTS, RankingData, kfold_by_query, letor_layout, load_example, load_letor, load_letor_folds,
+    LAYOUTS, RankingData, fold_plan, kfold_by_query, letor_layout, load_example, load_letor, load_letor_folds,
     train_test_split_by_query,
 )
 
@@ -37,19 +37,23 @@ def example_split(seed: int = 0, vali_fraction: float = VALI_FRACTION) -> Fold:
     return train, vali, test
 
 
-def file_folds(data: RankingData, n_folds: int, seed: int = 0, vali_fraction: float = VALI_FRACTION) -> list[Fold]:
+def file_folds(data: RankingData, n_folds: int, seed: int = 0, vali_fraction: float = VALI_FRACTION, *,
+               folds: Sequence[int] | None = None) -> list[Fold]:
     """Query-level ``n_folds``-fold split of one data set; each training part gives
-    ``vali_fraction`` of its queries to validation (seeded).
+    ``vali_fraction`` of its queries to validation (seeded). ``folds``: build only these
+    (0-based; every fold copies the whole data once).
 
     ``ValueError`` naming ``--kfold`` and the values that work when a test part would be
     empty or a training part too small to give one query to validation and keep one.
     """
     _check_kfold(data.n_queries, n_folds)
-    folds = []
-    for train_idx, test_idx in kfold_by_query(data, n_folds, seed=seed):
+    splits = kfold_by_query(data, n_folds, seed=seed)
+    out = []
+    for i in range(n_folds) if folds is None else folds:
+        train_idx, test_idx = splits[i]
         train, vali = train_test_split_by_query(data.subset(train_idx), test_size=vali_fraction, seed=seed)
-        folds.append((train, vali, data.subset(test_idx)))
-    return folds
+        out.append((train, vali, data.subset(test_idx)))
+    return out
 
 
 def _check_kfold(n_queries: int, n_folds: int) -> None:
@@ -133,28 +137,44 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
     if layout is not None and (str(data) == "example" or not Path(data).is_dir()):
         raise ValueError(f"--layout {layout}: applies to a LETOR folder only, and --data {data} is not one "
                          "(leave --layout out)")
+    # Only the chosen folds are built (or, of fold folders, read): each is a copy of the data.
     if str(data) == "example":
-        folds: Sequence[Fold] = [example_split(seed=seed)]
-    else:
-        path = Path(data)
-        if not path.exists():
-            raise FileNotFoundError(f"--data {path}: no such file or folder (give a LETOR file or folder, or 'example')")
-        if path.is_dir():
-            folds = _folder_folds(path, layout)
-        elif not path.is_file():  # a FIFO would block the first read forever
-            raise ValueError(f"--data {path}: not a regular file ({_kind(path)}); give a LETOR file or folder, "
-                             "or 'example'")
-        else:
-            d = _load_file(path)
-            folds = file_folds(d, n_folds, seed=seed)
-    chosen = parse_fold_selection(select, len(folds))
-    return [(i, f) for i, f in enumerate(folds) if chosen is None or i in chosen]
+        parse_fold_selection(select, 1)  # refuses any fold but 1
+        return [(0, example_split(seed=seed))]
+    path = Path(data)
+    if not path.exists():
+        raise FileNotFoundError(f"--data {path}: no such file or folder (give a LETOR file or folder, or 'example')")
+    if path.is_dir():
+        n_available = _folder_fold_count(path, layout)
+        chosen = parse_fold_selection(select, n_available)
+        folds = _folder_folds(path, layout, chosen)
+        return list(zip(range(len(folds)) if chosen is None else chosen, folds))
+    if not path.is_file():  # a FIFO would block the first read forever
+        raise ValueError(f"--data {path}: not a regular file ({_kind(path)}); give a LETOR file or folder, "
+                         "or 'example'")
+    d = _load_file(path)
+    _check_kfold(d.n_queries, n_folds)
+    chosen = parse_fold_selection(select, n_folds)
+    which = list(range(n_folds)) if chosen is None else chosen
+    return list(zip(which, file_folds(d, n_folds, seed=seed, folds=which)))
 
 
-def _folder_folds(path: Path, layout: str | None) -> list[Fold]:
+def _folder_fold_count(path: Path, layout: str | None) -> int | None:
+    """How many folds the folder makes with ``layout``, from its file names alone (None where
+    the layout does not fit: :func:`_folder_folds` then raises the reason)."""
+    try:
+        found = letor_layout(path)
+        if found.kind == "folds":
+            return len(found.files) if layout in (None, "folds") else None
+        return len(fold_plan(layout, len(found.files))) if layout not in (None, "folds") else None
+    except ValueError:
+        return None
+
+
+def _folder_folds(path: Path, layout: str | None, folds: Sequence[int] | None = None) -> list[Fold]:
     """:func:`load_letor_folds`, its layout errors in the words of the command line."""
     try:
-        return load_letor_folds(path, layout)
+        return load_letor_folds(path, layout, folds=folds)
     except ValueError as e:
         if layout is None and letor_layout(path).kind == "parts":
             choices = "; ".join(f"{name} ({what})" for name, what in LAYOUTS.items() if name != "folds")

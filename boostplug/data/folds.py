@@ -153,23 +153,40 @@ def load_letor_parts(root: PathLike, *, with_comments: bool = False, dense: bool
     return _same_width([load_letor(f, with_comments=with_comments, dense=dense) for (f,) in layout.files])
 
 
-def folds_from_parts(parts: Sequence[RankingData], layout: str = "rotate") -> list[Fold]:
+def folds_from_parts(parts: Sequence[RankingData], layout: str = "rotate", *,
+                     folds: Sequence[int] | None = None) -> list[Fold]:
     """The folds of loaded parts by a parts ``layout`` (:func:`fold_plan`; default
     ``"rotate"``: fold ``i`` (0-based) trains on parts ``i, i+1, .., i+k-3`` (concatenated in
     that order), validates on part ``i+k-2`` and tests on part ``i+k-1``, indices modulo ``k``).
 
-    Parts of different widths are widened with zero columns to the widest.
+    ``folds``: build only these folds (0-based, in this order; each training part is a copy of
+    its parts, so k folds hold the data some k-2 times). Parts of different widths are widened
+    with zero columns to the widest.
     """
     parts = list(parts)
     if layout == "rotate" and len(parts) < 3:
         raise ValueError(f"folds_from_parts needs at least 3 parts, got {len(parts)}")
     plan = fold_plan(layout, len(parts))
+    chosen = _chosen_folds(folds, len(plan))
     parts = _same_width(parts)
-    return [(RankingData.concat(*(parts[j] for j in train)), parts[vali], parts[test]) for train, vali, test in plan]
+    return [(RankingData.concat(*(parts[j] for j in plan[i][0])), parts[plan[i][1]], parts[plan[i][2]])
+            for i in chosen]
+
+
+def _chosen_folds(folds: Sequence[int] | None, n_folds: int) -> list[int]:
+    """``folds`` checked against ``n_folds`` (None: all): ``ValueError`` naming one out of range."""
+    if folds is None:
+        return list(range(n_folds))
+    chosen = [int(i) for i in folds]
+    bad = [i for i in chosen if not 0 <= i < n_folds]
+    if bad:
+        raise ValueError(f"fold index {bad[0]} is out of range: there are {n_folds} folds (0-based indices "
+                         f"0..{n_folds - 1})")
+    return chosen
 
 
 def load_letor_folds(root: PathLike, layout: str | None = None, *, with_comments: bool = False,
-                     dense: bool = True) -> list[Fold]:
+                     dense: bool = True, folds: Sequence[int] | None = None) -> list[Fold]:
     """``(train, vali, test)`` per fold of a LETOR folder.
 
     ``layout`` (:data:`LAYOUTS`): ``"letor4"``, ``"letor3"`` or ``"rotate"`` build the folds
@@ -180,6 +197,10 @@ def load_letor_folds(root: PathLike, layout: str | None = None, *, with_comments
     another number of parts, a part missing, a feature count that is not the named LETOR
     version's) is a ``ValueError``, a missing folder or part a ``FileNotFoundError``. All splits
     of all folds share one ``n_features`` (the widest file's).
+
+    ``folds``: only these folds (0-based, in this order): of fold folders only their files are
+    read (one MSLR-WEB30K fold instead of five copies of the data; the width is then the widest
+    of the files read), of parts every part is read and only these folds are built.
     """
     if layout is not None and layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; choose one of: {_choices()}")
@@ -189,7 +210,8 @@ def load_letor_folds(root: PathLike, layout: str | None = None, *, with_comments
         if layout not in (None, "folds"):
             raise ValueError(f"{r}: holds fold folders Fold1..Fold{len(found.files)}, read as they are; layout "
                              f"{layout!r} is for parts S1..Sk.txt (give layout='folds' or none)")
-        flat = [load_letor(f, with_comments=with_comments, dense=dense) for triple in found.files for f in triple]
+        chosen = _chosen_folds(folds, len(found.files))
+        flat = [load_letor(f, with_comments=with_comments, dense=dense) for i in chosen for f in found.files[i]]
         flat = _same_width(flat)
         return [(flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)]
     files = _parts_files(r)
@@ -211,4 +233,4 @@ def load_letor_folds(root: PathLike, layout: str | None = None, *, with_comments
         raise ValueError(f"{r}: layout {layout!r} is for {_VERSION[layout]} data, which have {want} features, but "
                          f"these parts have {width} (for {_VERSION[other]} data use {other!r}; 'rotate' takes parts "
                          "of any width)")
-    return folds_from_parts(parts, layout)
+    return folds_from_parts(parts, layout, folds=folds)

@@ -28,24 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def _reset_peak() -> int:
-    """Reset VmHWM to the current RSS (Linux), returning that RSS in KiB."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
-    return _status_kib("VmRSS")
+from _process_memory import reset_peak, status_kib
 
 
 def synthetic(rows: int, features: int, seed: int = 0):
@@ -76,7 +59,7 @@ def run_stage(stage: str, path: Path, rows: int, features: int) -> dict:
     out: dict = {}
     if stage == "write":
         data = synthetic(rows, features)
-        base = _reset_peak()
+        base = reset_peak()
         t0 = time.perf_counter()
         write_letor(path, data)
         seconds = time.perf_counter() - t0
@@ -87,13 +70,13 @@ def run_stage(stage: str, path: Path, rows: int, features: int) -> dict:
             tiny = path.with_name("tiny.txt")
             tiny.write_text("1 qid:1 1:0.5\n")
             load_letor(tiny)  # compile or load the numba cache outside the timing
-        base = _reset_peak()
+        base = reset_peak()
         t0 = time.perf_counter()
         d = load_letor(path, dense=stage == "fast dense")
         seconds = time.perf_counter() - t0
         if stage != "fast dense":
             out["digest"] = _digest(d.X, d.y, d.qid)
-    out.update(seconds=seconds, peak_kib=_status_kib("VmHWM") - base, bytes=path.stat().st_size)
+    out.update(seconds=seconds, peak_kib=status_kib("VmHWM") - base, bytes=path.stat().st_size)
     return out
 
 

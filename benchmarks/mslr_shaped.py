@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+from _process_memory import peak_gib, reset_peak, status_kib
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -53,31 +54,14 @@ GRADE_SHARES = (0.52, 0.32, 0.13, 0.02, 0.01)
 TREE = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20, "max_bin": 255}
 SETTINGS = {"default": {}, "passive": {"OMP_WAIT_POLICY": "PASSIVE"}, "spin": {"OMP_WAIT_POLICY": "ACTIVE"},
             "numba1": {"NUMBA_NUM_THREADS": "1"}, "spin10k": {"GOMP_SPINCOUNT": "10000"}}
-PAPER = {"qbrank": ("qbrank", {}), **{f"mpboost-{d}": ("mpboost", {"ddf": d}) for d in ("binary", "ldd", "logdd", "logitdd")},
+PAPER = {"qbrank": ("qbrank", {}),
+         **{f"mpboost-{d}": ("mpboost", {"ddf": d}) for d in ("binary", "ldd", "logdd", "logitdd")},
          "rankboost": ("rankboost", {}), "ndcg_boost": ("ndcg_boost", {})}
 BUILTIN = {"lightgbm": ("regression", "lambdarank"), "xgboost": ("reg:squarederror", "rank:ndcg")}
 COMPARE_METHODS = "lambdarank,regression,qbrank,mpboost-logitdd,ndcg_boost,rankboost-loss,xgb-rank:ndcg"
 
 
 # ---- process measurements -----------------------------------------------------------------------
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def reset_peak() -> None:
-    """Start a new peak: the kernel's high-water mark of resident memory (``VmHWM``) restarts at the current RSS."""
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
-
-def peak_gib() -> float:
-    return _status_kib("VmHWM") / 2**20
-
-
 def trim() -> None:
     """Return freed heap to the system, so that one run's peak does not start on another's leftovers."""
     gc.collect()
@@ -151,7 +135,7 @@ def stage_write(work: Path, scale: float) -> dict[str, Any]:
     np.save(work / "y.npy", d.y)
     np.save(work / "group_ptr.npy", d.group_ptr)
     reset_peak()
-    base = _status_kib("VmRSS") / 2**20
+    base = status_kib("VmRSS") / 2**20
     t0 = time.perf_counter()
     write_letor(work / "mslr_shaped.txt", d)
     return {"documents": d.n_docs, "queries": d.n_queries, "features": d.n_features,

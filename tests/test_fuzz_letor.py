@@ -261,18 +261,25 @@ def _wrap(rng: np.random.Generator, raw: bytes) -> tuple[str, bytes]:
     return suffix, packed
 
 
+def fuzzed_files(rng: np.random.Generator, folder, n: int):
+    """``n`` files of valid LETOR text with up to two corruptions, plain or compressed, written
+    to ``folder``: ``(path, raw bytes, suffix)`` each."""
+    for case in range(n):
+        text = _valid_text(rng)
+        for _ in range(int(rng.integers(0, 3))):
+            text = _corrupt(rng, text)
+        suffix, raw = _wrap(rng, text)
+        path = folder / f"f{case}{suffix}"
+        path.write_bytes(raw)
+        yield path, raw, suffix
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_fuzzed_files_load_as_the_reference_reads_them_or_name_the_line(tmp_path, seed):
     rng = np.random.default_rng(1000 + seed)
     outcomes = {"loaded": 0, "refused": 0}
     t0 = time.perf_counter()
-    for case in range(60):
-        text = _valid_text(rng)
-        for _ in range(int(rng.integers(0, 3))):
-            text = _corrupt(rng, text)
-        suffix, raw = _wrap(rng, text)
-        path = tmp_path / f"f{case}{suffix}"
-        path.write_bytes(raw)
+    for path, raw, _ in fuzzed_files(rng, tmp_path, 60):
         outcomes[_check(path, raw)] += 1
     assert outcomes["loaded"] >= 5 and outcomes["refused"] >= 5, outcomes  # both sides exercised
     assert time.perf_counter() - t0 < 60

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from test_data_letor import MALFORMED
-from test_fuzz_letor import Parsed, _corrupt, _valid_text, _wrap, reference_parse
+from test_fuzz_letor import Parsed, fuzzed_files, reference_parse
 
 from boostplug.data import letor as letor_module
 from boostplug.data import load_letor
@@ -253,16 +253,10 @@ def test_damaged_compressed_files_name_the_file(tmp_path, monkeypatch):
 def test_fuzzed_files_load_as_the_sklearn_path_loads_them(tmp_path, monkeypatch, seed):
     rng = np.random.default_rng(5000 + seed)
     accepted = declined = 0
-    for case in range(80):
-        text = _valid_text(rng)
-        for _ in range(int(rng.integers(0, 3))):
-            text = _corrupt(rng, text)
-        suffix, raw = _wrap(rng, text)
-        path = tmp_path / f"f{case}{suffix}"
-        path.write_bytes(raw)
+    for path, raw, suffix in fuzzed_files(rng, tmp_path, 80):
         expected = reference_parse(raw, suffix)
         if isinstance(expected, Parsed) and expected.qid is None:  # LightGBM's layout: a sidecar
-            (tmp_path / f"f{case}{suffix}.query").write_text(f"{len(expected.y)}\n")
+            Path(f"{path}.query").write_text(f"{len(expected.y)}\n")
         try:
             fast = parse(_raw(path), None)
         except (OSError, EOFError, ValueError, zlib.error):  # damaged compression: _parse names the file

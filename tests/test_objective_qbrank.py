@@ -203,6 +203,28 @@ def test_many_levels_and_large_queries():
         np.testing.assert_allclose(h, bhm if mean else bhb, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_each_round_starts_its_sort_from_the_last_and_gives_the_brute_force(variant):
+    """The kernel sorts each query starting from the previous call's order: nearly sorted after a
+    small step, a reversal past the insertion sort's budget (a full sort then), new ties; every
+    call equals the brute force of its own scores, whatever came before."""
+    rng = np.random.default_rng(11)
+    sizes = np.array([70, 3, 1, 40, 200])
+    gp = np.concatenate(([0], np.cumsum(sizes)))
+    y = rng.integers(0, 5, size=gp[-1]).astype(float)
+    p = _params(variant, rng, gp[-1])
+    prep = qbrank.prepare(y, gp, **p)
+    s = rng.normal(size=gp[-1])
+    steps = [s, s + 0.01 * rng.normal(size=s.size), -s, np.round(s, 1), s]
+    for scores in steps:
+        g, h = prep.grad_hess(scores)
+        _, bg, bhb, bgm, bhm, _, _ = brute(scores, y, gp, **p)
+        mean = p.get("hessian") == "mean"
+        np.testing.assert_allclose(g, bgm if mean else bg, rtol=1e-11, atol=1e-12)
+        np.testing.assert_allclose(h, bhm if mean else bhb, rtol=1e-12, atol=1e-12)
+        assert prep.loss(scores) == pytest.approx(brute(scores, y, gp, **p)[0], rel=1e-12, abs=1e-12)
+
+
 def test_registry_entry():
     obj = get("qbrank")
     _, s, y, gp, _ = _data(3)

@@ -15,10 +15,12 @@ int64 arrays (the public functions check them); nothing here can see NaN.
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
-__all__ = ["label_levels", "pair_grad", "sweep_high", "explicit_terms"]
+__all__ = ["label_levels", "pair_grad", "sweep_high", "explicit_terms", "add_row_terms"]
 
 
 @nb.njit(cache=True, parallel=True)
@@ -142,6 +144,28 @@ def sweep_high(
         qsums[q, 2] = dd
 
 
+@nb.njit(cache=True)
+def _sort_from(keys: np.ndarray, idx: np.ndarray) -> bool:
+    """Insertion-sort ``idx`` (a permutation of ``0..n-1``) by ``keys[idx]``: O(n + inversions),
+    so a nearly sorted start (the previous boosting round's order) costs little. False, with
+    ``idx`` still a permutation, once the moves pass ~n log n (then a full sort is cheaper)."""
+    n = idx.shape[0]
+    budget = 4 * n * (1 + int(math.log2(n + 1)))
+    moves = 0
+    for i in range(1, n):
+        j = idx[i]
+        k = keys[j]
+        p = i - 1
+        while p >= 0 and keys[idx[p]] > k:
+            idx[p + 1] = idx[p]
+            p -= 1
+        idx[p + 1] = j
+        moves += i - 1 - p
+        if moves > budget:
+            return False
+    return True
+
+
 @nb.njit(cache=True, parallel=True)
 def pair_grad(
     a: np.ndarray,
@@ -150,6 +174,8 @@ def pair_grad(
     level: np.ndarray,
     n_levels: np.ndarray,
     group_ptr: np.ndarray,
+    hint: np.ndarray,
+    order: np.ndarray,
     gsum: np.ndarray,
     cnt: np.ndarray,
     qloss: np.ndarray,
@@ -160,7 +186,9 @@ def pair_grad(
     is the less preferred one) - (sum where it is the preferred one), i.e.
     ``dR/dh_i / (w W)``; ``cnt[i]`` = number of its active pairs. Per query:
     ``qloss[q]`` = sum of squared margins of its active pairs. Two sweeps, one
-    (``same_keys``) or two sorts per query.
+    (``same_keys``) or two sorts per query. ``order[s:e]`` receives each query's
+    documents by ``a`` (local indices); ``hint``, when it holds one per document
+    (an earlier call's ``order``), is where that sort starts.
     """
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
@@ -182,7 +210,13 @@ def pair_grad(
         br = b[s:e]
         aq = ar - c
         bq = br - c
-        oa = np.argsort(ar)
+        oa = order[s:e]
+        if hint.shape[0] == order.shape[0]:
+            oa[:] = hint[s:e]
+            if not _sort_from(ar, oa):
+                oa[:] = np.argsort(ar)
+        else:
+            oa[:] = np.argsort(ar)
         ob = oa if same_keys else np.argsort(br)
         # x as the preferred document: y of a lower level with b_y > a_x.
         hi = np.zeros((n_lev + 1, 3))
@@ -275,3 +309,24 @@ def explicit_terms(
             md += w * m * delta
             dd += w * delta * delta
     return sq, md, dd
+
+
+@nb.njit(cache=True)
+def add_row_terms(grad: np.ndarray, hess: np.ndarray, gsum: np.ndarray, cnt: np.ndarray, pair_w: np.ndarray,
+                  lab_w: np.ndarray, scores: np.ndarray, labels: np.ndarray, pairs: bool, with_hess: bool) -> None:
+    """Add, in one pass, the label pairs' part (``pair_w * gsum``, Hessian ``2 pair_w cnt``; where
+    ``pairs``) and the squared-error part (``lab_w (s - l)``, Hessian ``lab_w``) to ``grad`` and
+    ``hess`` (the explicit pairs' terms). A row whose weight is 0 adds nothing, even where its
+    other factor overflowed."""
+    for i in range(grad.shape[0]):
+        g = grad[i]
+        h = 0.0
+        if pairs and pair_w[i] > 0.0:
+            g += pair_w[i] * gsum[i]
+            h += 2.0 * pair_w[i] * cnt[i]
+        if lab_w[i] > 0.0:
+            g += lab_w[i] * (scores[i] - labels[i])
+            h += lab_w[i]
+        grad[i] = g
+        if with_hess:
+            hess[i] += h

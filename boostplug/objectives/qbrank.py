@@ -159,6 +159,7 @@ class QBRankObjective(Loss):
     labeled: str
 
     def setup(self) -> None:
+        self._key_order = np.empty(0, dtype=np.int64)  # no sort to start from yet (_label_grad)
         if self.pairs is None:
             self.pairs = np.zeros((0, 2), dtype=np.int64)
             self.pairs.setflags(write=False)
@@ -197,7 +198,6 @@ class QBRankObjective(Loss):
         self._lab_w = np.where(self._lab_mask, (1.0 - self.w) * self._doc_qw, 0.0)
         self._lab = self._lab_w > 0.0  # rows of the squared-error term: 0 * inf would make sums NaN
         self._pair_w = self.w * self._doc_qw  # w W of each row (label-derived pairs)
-        self._pair_live = self._pair_w > 0.0
         # Explicit pair weights: w times the weight of the preferred row's query.
         self._px = np.ascontiguousarray(self.pairs[:, 0])
         self._py = np.ascontiguousarray(self.pairs[:, 1])
@@ -269,8 +269,12 @@ class QBRankObjective(Loss):
         gsum = np.empty(self.n_docs)
         cnt = np.empty(self.n_docs)
         qloss = np.empty(self.n_queries)
+        order = np.empty(self.n_docs, dtype=np.int64)
         run = dispatch.kernel_for(K.pair_grad, self.n_docs * DOC_WORK)
-        run(a, b, a is b, self._level, self._n_levels, self.group_ptr, gsum, cnt, qloss)
+        run(a, b, a is b, self._level, self._n_levels, self.group_ptr, self._key_order, order, gsum, cnt, qloss)
+        # the next round's sort starts from this one's order (scores move little between rounds);
+        # a new array each call, so concurrent calls can only slow each other, never mix orders
+        self._key_order = order
         return gsum, cnt, qloss
 
     def _explicit(
@@ -314,19 +318,16 @@ class QBRankObjective(Loss):
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         grad, active_w, _ = self._explicit(scores)  # explicit pairs (already weighted)
         mean = self.hessian == "mean"  # its Hessian is label-only (setup): no per-round sums
-        hess = None if mean else 2.0 * active_w
-        if self.label_pairs:
-            gsum, cnt, _ = self._label_grad(scores)
-            ww = self._pair_w
-            with np.errstate(invalid="ignore", over="ignore"):  # a zero-weight query adds 0; inf is refused
-                grad += np.where(self._pair_live, ww * gsum, 0.0)
-            if hess is not None:
-                hess += 2.0 * ww * cnt
-        with np.errstate(over="ignore"):  # inf is refused by the caller, naming the row
-            grad += self._lab_w * (scores - self.labels)
-        if hess is None:
-            return grad * self._mean_scale, self._mean_hess.copy()
-        hess += self._lab_w
+        hess = active_w
+        if not mean:
+            hess *= 2.0
+        gsum, cnt, _ = self._label_grad(scores) if self.label_pairs else (active_w, active_w, None)
+        # inf is refused by the caller, naming the row
+        K.add_row_terms(grad, hess, gsum, cnt, self._pair_w, self._lab_w, scores, self.labels, self.label_pairs,
+                        not mean)
+        if mean:
+            grad *= self._mean_scale
+            return grad, self._mean_hess.copy()
         return grad, hess
 
     def derivatives_along(

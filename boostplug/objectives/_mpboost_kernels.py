@@ -34,7 +34,7 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["CENTRED_EXP_MAX", "level_extremes", "pair_grad_hess", "pair_loss"]
+__all__ = ["CENTRED_EXP_MAX", "distance_range", "level_extremes", "pair_grad_hess", "pair_loss"]
 
 
 @nb.njit(cache=True, parallel=True)
@@ -206,6 +206,91 @@ def _constant_distance_grad_hess(
         hess[i] = hd * (above + below)
 
 
+@nb.njit(cache=True)
+def _extreme_factors(
+    scores: np.ndarray,
+    s: int,
+    e: int,
+    level: np.ndarray,
+    lp: int,
+    nl: int,
+    dist: np.ndarray,
+    dp: int,
+    hi: np.ndarray,
+    lo: np.ndarray,
+    shift: float,
+) -> np.ndarray:
+    """The factors of :func:`_level_sums`'s factorisation in :func:`_centred_factors`'s layout:
+    ``exp(d_ap (hi_p - F_i) - shift)`` toward a lower level p, ``exp(d_pa (F_i - lo_p) - shift)``
+    toward a higher one (module docstring); 2 (L_q - 1) exponentials with ``S``/``T``."""
+    X = np.empty((e - s) * nl)
+    for i in range(s, e):
+        a = level[i]
+        f = scores[i]
+        base = (i - s) * nl
+        for b in range(a):
+            X[base + b] = math.exp(dist[dp + a * nl + b] * (hi[lp + b] - f) - shift)
+        for c in range(a + 1, nl):
+            X[base + c] = math.exp(dist[dp + c * nl + a] * (f - lo[lp + c]) - shift)
+    return X
+
+
+@nb.njit(cache=True)
+def _grad_hess_from_factors(
+    X: np.ndarray,
+    S: np.ndarray,
+    T: np.ndarray,
+    s: int,
+    e: int,
+    level: np.ndarray,
+    nl: int,
+    dist: np.ndarray,
+    dp: int,
+    w: float,
+    gentle: bool,
+    grad: np.ndarray,
+    hess: np.ndarray,
+) -> None:
+    """``w *`` (dJ/dF_i, hess_i) of one query from a document's factor toward each partner level
+    (``X``) times that level's sum (``S`` below it, ``T`` above it)."""
+    for i in range(s, e):
+        a = level[i]
+        base = (i - s) * nl
+        g = 0.0
+        h = 0.0
+        for b in range(a):  # i is the upper document: dJ/dF_i = -d w
+            k = a * nl + b
+            d = dist[dp + k]
+            ws = X[base + b] * S[k]
+            g -= d * ws
+            h += ws if gentle else d * d * ws
+        for c in range(a + 1, nl):  # i is the lower document: dJ/dF_i = +d w
+            k = c * nl + a
+            d = dist[dp + k]
+            ws = X[base + c] * T[k]
+            g += d * ws
+            h += ws if gentle else d * d * ws
+        grad[i] = w * g
+        hess[i] = w * h
+
+
+@nb.njit(cache=True)
+def distance_range(dist: np.ndarray, d_ptr: np.ndarray, lvl_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, the smallest and largest ``dist`` of its critical level pairs (inf, 0 without
+    any): label-only, computed once."""
+    nq = lvl_ptr.shape[0] - 1
+    dmin = np.full(nq, np.inf)
+    dmax = np.zeros(nq)
+    for q in range(nq):
+        nl = lvl_ptr[q + 1] - lvl_ptr[q]
+        for a in range(nl):
+            for b in range(a):
+                d = dist[d_ptr[q] + a * nl + b]
+                dmin[q] = min(dmin[q], d)
+                dmax[q] = max(dmax[q], d)
+    return dmin, dmax
+
+
 @nb.njit(cache=True, parallel=True)
 def pair_grad_hess(
     scores: np.ndarray,
@@ -214,6 +299,8 @@ def pair_grad_hess(
     lvl_ptr: np.ndarray,
     dist: np.ndarray,
     d_ptr: np.ndarray,
+    dmin: np.ndarray,
+    dmax: np.ndarray,
     query_weights: np.ndarray,
     hi: np.ndarray,
     lo: np.ndarray,
@@ -225,13 +312,14 @@ def pair_grad_hess(
     """``exp(-shift) * W_q *`` (dJ/dF_i, hess_i) for every document (0 in degenerate queries).
 
     hess_i is ``sum_j d_ij^2 w_ij`` (``gentle=False``) or ``sum_j w_ij``
-    (``gentle=True``; the caller doubles it). A query whose pair exponents about its
-    mid-range stay within :data:`CENTRED_EXP_MAX` (any query of a boosting run short of
-    scores hundreds apart) takes :func:`_centred_factors`: each pair weight is a product of
-    two per-document factors, (L_q - 1) exponentials per document at most; with one distance
-    for all its pairs (BINARY) :func:`_constant_distance_grad_hess`, one exponential and O(1)
-    work per document. Others take the level-extreme factorisation (module docstring),
-    2 (L_q - 1) exponentials per document.
+    (``gentle=True``; the caller doubles it). ``dmin``/``dmax``: :func:`distance_range`.
+    A query whose pair exponents about its mid-range stay within :data:`CENTRED_EXP_MAX`
+    (any query of a boosting run short of scores hundreds apart) takes
+    :func:`_centred_factors`: each pair weight is a product of two per-document factors,
+    (L_q - 1) exponentials per document at most; with one distance for all its pairs
+    (BINARY) :func:`_constant_distance_grad_hess`, one exponential and O(1) work per
+    document. Others take the level-extreme factorisation (module docstring), 2 (L_q - 1)
+    exponentials per document.
     """
     nq = group_ptr.shape[0] - 1
     scale = math.exp(-shift)
@@ -249,61 +337,19 @@ def pair_grad_hess(
         dp = d_ptr[q]
         top = -np.inf
         bottom = np.inf
-        dmax = 0.0
-        dmin = np.inf
         for a in range(nl):
             top = max(top, hi[lp + a])
             bottom = min(bottom, lo[lp + a])
-            for b in range(a):
-                dmax = max(dmax, dist[dp + a * nl + b])
-                dmin = min(dmin, dist[dp + a * nl + b])
-        if dmax * 0.5 * (top - bottom) <= CENTRED_EXP_MAX and dmin == dmax:
-            _constant_distance_grad_hess(scores, s, e, level, nl, dmax, 0.5 * (top + bottom), wq * scale, gentle,
-                                         grad, hess)
-            continue
-        if dmax * 0.5 * (top - bottom) <= CENTRED_EXP_MAX:
-            X, S, T = _centred_factors(scores, s, e, level, nl, dist, dp, 0.5 * (top + bottom))
-            w = wq * scale
-            for i in range(s, e):
-                a = level[i]
-                base = (i - s) * nl
-                g = 0.0
-                h = 0.0
-                for b in range(a):  # i is the upper document: dJ/dF_i = -d w
-                    k = a * nl + b
-                    d = dist[dp + k]
-                    ws = X[base + b] * S[k]
-                    g -= d * ws
-                    h += ws if gentle else d * d * ws
-                for c in range(a + 1, nl):  # i is the lower document: dJ/dF_i = +d w
-                    k = c * nl + a
-                    d = dist[dp + k]
-                    ws = X[base + c] * T[k]
-                    g += d * ws
-                    h += ws if gentle else d * d * ws
-                grad[i] = w * g
-                hess[i] = w * h
-            continue
-        S, T = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo, True)
-        for i in range(s, e):
-            a = level[i]
-            f = scores[i]
-            g = 0.0
-            h = 0.0
-            for b in range(a):  # i is the upper document: dJ/dF_i = -d w
-                k = a * nl + b
-                d = dist[dp + k]
-                ws = math.exp(d * (hi[lp + b] - f) - shift) * S[k]
-                g -= d * ws
-                h += ws if gentle else d * d * ws
-            for c in range(a + 1, nl):  # i is the lower document: dJ/dF_i = +d w
-                k = c * nl + a
-                d = dist[dp + k]
-                ws = math.exp(d * (f - lo[lp + c]) - shift) * T[k]
-                g += d * ws
-                h += ws if gentle else d * d * ws
-            grad[i] = wq * g
-            hess[i] = wq * h
+        centre = 0.5 * (top + bottom)
+        if dmax[q] * 0.5 * (top - bottom) > CENTRED_EXP_MAX:
+            S, T = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo, True)
+            X = _extreme_factors(scores, s, e, level, lp, nl, dist, dp, hi, lo, shift)
+            _grad_hess_from_factors(X, S, T, s, e, level, nl, dist, dp, wq, gentle, grad, hess)
+        elif dmin[q] == dmax[q]:
+            _constant_distance_grad_hess(scores, s, e, level, nl, dmax[q], centre, wq * scale, gentle, grad, hess)
+        else:
+            X, S, T = _centred_factors(scores, s, e, level, nl, dist, dp, centre)
+            _grad_hess_from_factors(X, S, T, s, e, level, nl, dist, dp, wq * scale, gentle, grad, hess)
 
 
 @nb.njit(cache=True, parallel=True)

@@ -215,6 +215,7 @@ class MPBoostObjective(Loss):
         except ValueError as e:
             raise ValueError(f"{_NAME}: {e}") from None
         self._d_ptr = d_ptr
+        self._dmin, self._dmax = K.distance_range(self._dist, d_ptr, lvl_ptr)
         self.n_levels: NDArray[np.int64] = n_levels
 
     # -- per-round work ------------------------------------------------------------
@@ -275,8 +276,8 @@ class MPBoostObjective(Loss):
         hess = np.empty(self.n_docs)
         gentle = self._gentle
         run = dispatch.kernel_for(K.pair_grad_hess, self.n_docs * DOC_WORK)
-        run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
-                         self.query_weights, hi, lo, shift, gentle, grad, hess)
+        run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr, self._dmin, self._dmax,
+            self.query_weights, hi, lo, shift, gentle, grad, hess)
         if gentle:
             hess *= 2.0
         total = max(float(np.abs(grad).sum()), float(hess.sum())) if self.n_docs else 0.0

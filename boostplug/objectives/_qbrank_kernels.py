@@ -9,7 +9,8 @@ its kink contributes nothing), with per-document keys
 
 So the pair sums of a document are dominance sums over (key, label level): a
 sweep in key order feeding a Fenwick tree indexed by label level gives them in
-O(n log n) per query instead of O(n^2). All inputs are validated float64 /
+O(n log n) per query instead of O(n^2). In both cases ``b`` orders as ``a`` (floating
+addition of a constant is monotone), so one sort of ``a`` serves both keys. All inputs are validated float64 /
 int64 arrays (the public functions check them); nothing here can see NaN.
 """
 
@@ -57,7 +58,6 @@ def label_levels(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray,
 def sweep_high(
     a: np.ndarray,
     b: np.ndarray,
-    same_keys: bool,
     d: np.ndarray,
     level: np.ndarray,
     n_levels: np.ndarray,
@@ -71,8 +71,7 @@ def sweep_high(
     Writes ``cnt[x]`` = number of active pairs ``(x, y)``, ``msum[x]`` = sum of
     their margins, and per query ``qsums[q] = (sum m^2, sum m*delta, sum delta^2)``
     over all its active pairs, with ``delta = d[y] - d[x]`` (a direction, for the
-    line search). ``same_keys``: ``a`` and ``b`` are the same array (grade
-    margins), so one sort serves both.
+    line search). ``b`` orders as ``a`` (module docstring).
     """
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
@@ -100,7 +99,7 @@ def sweep_high(
         aq = ar - c
         bq = br - c
         oa = np.argsort(ar)
-        ob = oa if same_keys else np.argsort(br)
+        ob = oa  # b orders as a
         tree = np.zeros((n_lev + 1, 6))
         acc = np.zeros(6)
         p = n - 1
@@ -170,7 +169,6 @@ def _sort_from(keys: np.ndarray, idx: np.ndarray) -> bool:
 def pair_grad(
     a: np.ndarray,
     b: np.ndarray,
-    same_keys: bool,
     level: np.ndarray,
     n_levels: np.ndarray,
     group_ptr: np.ndarray,
@@ -185,8 +183,8 @@ def pair_grad(
     Per document ``i``: ``gsum[i]`` = (sum of margins of active pairs where ``i``
     is the less preferred one) - (sum where it is the preferred one), i.e.
     ``dR/dh_i / (w W)``; ``cnt[i]`` = number of its active pairs. Per query:
-    ``qloss[q]`` = sum of squared margins of its active pairs. Two sweeps, one
-    (``same_keys``) or two sorts per query. ``order[s:e]`` receives each query's
+    ``qloss[q]`` = sum of squared margins of its active pairs. Two sweeps after one
+    sort per query (``b`` orders as ``a``: module docstring). ``order[s:e]`` receives each query's
     documents by ``a`` (local indices); ``hint``, when it holds one per document
     (an earlier call's ``order``), is where that sort starts.
     """
@@ -217,7 +215,7 @@ def pair_grad(
                 oa[:] = np.argsort(ar)
         else:
             oa[:] = np.argsort(ar)
-        ob = oa if same_keys else np.argsort(br)
+        ob = oa  # b orders as a
         # x as the preferred document: y of a lower level with b_y > a_x.
         hi = np.zeros((n_lev + 1, 3))
         p = n - 1

@@ -112,6 +112,7 @@ from ._contract import Hessian, Loss, Param, Search, module_functions
 __all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "prepare", "loss", "grad_hess", "line_search"]
 
 _NAME = "qbrank"
+_NO_ROWS = np.empty(0)  # stands for per-row sums that are not computed (label_pairs=False)
 
 #: Largest ``tau`` / ``pair_tau``: the kernels sum squared margins (>= tau^2) over a query's
 #: pairs, which stays finite for up to ~1e8 pairs at this size.
@@ -258,7 +259,7 @@ class QBRankObjective(Loss):
         msum = np.empty(self.n_docs)
         qsums = np.empty((self.n_queries, 3))
         run = dispatch.kernel_for(K.sweep_high, self.n_docs * DOC_WORK)
-        run(a, b, a is b, d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums)
+        run(a, b, d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums)
         return qsums
 
     def _label_grad(
@@ -271,7 +272,7 @@ class QBRankObjective(Loss):
         qloss = np.empty(self.n_queries)
         order = np.empty(self.n_docs, dtype=np.int64)
         run = dispatch.kernel_for(K.pair_grad, self.n_docs * DOC_WORK)
-        run(a, b, a is b, self._level, self._n_levels, self.group_ptr, self._key_order, order, gsum, cnt, qloss)
+        run(a, b, self._level, self._n_levels, self.group_ptr, self._key_order, order, gsum, cnt, qloss)
         # the next round's sort starts from this one's order (scores move little between rounds);
         # a new array each call, so concurrent calls can only slow each other, never mix orders
         self._key_order = order
@@ -321,7 +322,7 @@ class QBRankObjective(Loss):
         hess = active_w
         if not mean:
             hess *= 2.0
-        gsum, cnt, _ = self._label_grad(scores) if self.label_pairs else (active_w, active_w, None)
+        gsum, cnt, _ = self._label_grad(scores) if self.label_pairs else (_NO_ROWS, _NO_ROWS, None)
         # inf is refused by the caller, naming the row
         K.add_row_terms(grad, hess, gsum, cnt, self._pair_w, self._lab_w, scores, self.labels, self.label_pairs,
                         not mean)

@@ -83,7 +83,7 @@ def _outcome(path: Path, **kwargs):
 
 def _outcome_sklearn(path: Path, monkeypatch: pytest.MonkeyPatch, **kwargs):
     with monkeypatch.context() as m:
-        m.setattr(letor_module, "_parse", letor_module._parse_sklearn)
+        m.setattr(letor_module, "_parse", lambda path, n_features, dense: letor_module._parse_sklearn(path, n_features))
         return _outcome(path, **kwargs)
 
 

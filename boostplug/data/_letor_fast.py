@@ -327,7 +327,7 @@ def _fill(buf, y, qid, indptr, indices, data, limit, nan_pos, nan_neg, cap, widt
     ``indptr``, ``indices`` and ``data`` of ``cap`` values) or, ``width`` > 0, a dense
     row-major matrix of that width flattened in ``data`` (zeros where no value is written).
 
-    Returns ``(status, max_index, has_qid, slow)``: status 0 when the whole file is in the
+    Returns ``(status, has_qid, slow)``: status 0 when the whole file is in the
     grammar and exactly ``cap`` values were read (else the line-number-free reason code > 0);
     ``slow`` rows are ``(start, end, slot)`` of tokens to parse in Python, slot >= 0 a
     position in ``data``, slot < 0 the label of row ``-slot - 1``.
@@ -338,7 +338,6 @@ def _fill(buf, y, qid, indptr, indices, data, limit, nan_pos, nan_neg, cap, widt
     ns = 0
     row = 0
     k = 0
-    top = 0
     has_qid = -1
     p = 0
     while p < n:
@@ -352,10 +351,10 @@ def _fill(buf, y, qid, indptr, indices, data, limit, nan_pos, nan_neg, cap, widt
             p = _line_end(buf, p) + 1
             continue
         if row == rows:
-            return 1, 0, 0, slow[:ns]
+            return 1, 0, slow[:ns]
         e, v, kind = _number(buf, p, False, nan_pos, nan_neg)
         if kind == _BAD or not _token_end(buf, e):
-            return 2, 0, 0, slow[:ns]
+            return 2, 0, slow[:ns]
         if kind == _SLOW:
             slow = _grow(slow, ns)
             slow[ns, 0], slow[ns, 1], slow[ns, 2] = p, e, -row - 1
@@ -366,14 +365,14 @@ def _fill(buf, y, qid, indptr, indices, data, limit, nan_pos, nan_neg, cap, widt
         if p < n and buf[p] == 113:  # 'q': only qid:<int> may start so
             e, q, ok = _qid(buf, p)
             if not ok or not _token_end(buf, e):
-                return 3, 0, 0, slow[:ns]
+                return 3, 0, slow[:ns]
             qid[row] = q
             line_qid = 1
             p = _skip_space(buf, e)
         if has_qid < 0:
             has_qid = line_qid
         elif has_qid != line_qid:
-            return 4, 0, 0, slow[:ns]
+            return 4, 0, slow[:ns]
         previous = 0
         while p < n and buf[p] != _NL and buf[p] != _HASH:
             index = 0
@@ -383,15 +382,15 @@ def _fill(buf, y, qid, indptr, indices, data, limit, nan_pos, nan_neg, cap, widt
                     index = index * 10 + (np.int64(buf[p]) - 48)
                 p += 1
             if p == start or p == n or buf[p] != _COLON:
-                return 5, 0, 0, slow[:ns]
+                return 5, 0, slow[:ns]
             if index <= previous or index > _MAX_INDEX or index > limit:
-                return 6, 0, 0, slow[:ns]
+                return 6, 0, slow[:ns]
             p += 1
             e, v, kind = _number(buf, p, True, nan_pos, nan_neg)
             if kind == _BAD or not _token_end(buf, e):
-                return 7, 0, 0, slow[:ns]
+                return 7, 0, slow[:ns]
             if k == cap:
-                return 8, 0, 0, slow[:ns]
+                return 8, 0, slow[:ns]
             slot = k if width == 0 else row * width + index - 1
             if kind == _SLOW:
                 slow = _grow(slow, ns)
@@ -405,15 +404,13 @@ def _fill(buf, y, qid, indptr, indices, data, limit, nan_pos, nan_neg, cap, widt
             k += 1
             previous = index
             p = _skip_space(buf, e)
-        if previous > top:
-            top = previous
         row += 1
         if width == 0:
             indptr[row] = k
         p = _line_end(buf, p) + 1  # past the comment, if any, and the newline
     if row != rows or k != cap:
-        return 9, 0, 0, slow[:ns]
-    return 0, top, has_qid, slow[:ns]
+        return 9, 0, slow[:ns]
+    return 0, has_qid, slow[:ns]
 
 
 def _dense_zeros(rows: int, width: int) -> NDArray[np.float64]:
@@ -451,7 +448,7 @@ def parse(raw: bytes, n_features: int | None, dense_ok: Callable[[int, int, int]
         indices = np.empty(nnz, dtype=np.int64)
         data = np.empty(nnz, dtype=np.float64)
     limit = _NO_LIMIT if n_features is None else int(n_features)
-    status, top, has_qid, slow = _fill(buf, y, qid, indptr, indices, data, limit, float("nan"), float("-nan"),
+    status, has_qid, slow = _fill(buf, y, qid, indptr, indices, data, limit, float("nan"), float("-nan"),
                                        nnz, width if dense else 0)
     if status:
         return None

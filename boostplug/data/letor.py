@@ -366,15 +366,12 @@ def _parse(path: Path, n_features: int | None,
     ``dense``: the numba parser fills a dense ``X`` directly when :func:`_dense_room` allows it
     (otherwise ``X`` is CSR and :func:`_dense` converts or refuses it)."""
     parsed = _letor_fast.parse(_file_bytes(path), n_features,
-                               (lambda rows, width, nnz: _dense_room(rows, width, nnz * 16 + (rows + 1) * 8) == "")
-                               if dense else None)
+                               (lambda rows, width, nnz: not _dense_room(rows, width, nnz)) if dense else None)
     return parsed if parsed is not None else _parse_sklearn(path, n_features)
 
 
-def _parse_sklearn(path: Path, n_features: int | None,
-                   dense: bool = False) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray]:
-    """scikit-learn's reader behind the cheap scan, and the slow pass naming a bad line (CSR
-    whatever ``dense`` asks: the caller densifies)."""
+def _parse_sklearn(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray]:
+    """scikit-learn's reader behind the cheap scan, and the slow pass naming a bad line."""
     feed = _Feed(path)
     try:
         X, y, q = load_svmlight_file(feed, n_features=n_features, dtype=np.float64, query_id=True,
@@ -457,15 +454,16 @@ DENSE_OF_SPARSE_LIMIT = 2**30
 _SPARSE_RATIO = 100
 
 
-def _dense_room(n: int, m: int, sparse_bytes: int) -> str:
-    """Why an ``n x m`` dense float64 X holding ``sparse_bytes`` of CSR must not be made ("" if
-    it may): more than the memory available, or a huge matrix of almost only zeros."""
+def _dense_room(n: int, m: int, nnz: int) -> str:
+    """Why an ``n x m`` dense float64 X of ``nnz`` stored values must not be made ("" if it may):
+    more than the memory available, or a huge matrix of almost only zeros."""
     need = n * m * 8
+    sparse_bytes = nnz * 16 + (n + 1) * 8  # CSR: float64 values, int64 indices and row pointers
     available = _available_memory()
     if available is not None and need > available:
         return f"more than the {available / 2**30:.2f} GiB of memory available"
     if need > DENSE_OF_SPARSE_LIMIT and need > _SPARSE_RATIO * sparse_bytes:
-        return f"for only {sparse_bytes / 2**20:.1f} MiB as CSR"
+        return f"for only {nnz:,} non-zero values ({sparse_bytes / 2**20:.1f} MiB as CSR)"
     return ""
 
 
@@ -474,8 +472,7 @@ def _dense(path: Path, X: sp.csr_matrix) -> NDArray[np.float64]:
     would be a huge matrix of almost only zeros."""
     n, m = X.shape
     need = n * m * 8
-    sparse_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    room = _dense_room(n, m, sparse_bytes)
+    room = _dense_room(n, m, X.nnz)
     if not room:
         try:
             return X.toarray()
@@ -490,8 +487,6 @@ def _dense(path: Path, X: sp.csr_matrix) -> NDArray[np.float64]:
             where += f" (and n_features={m})"
     else:
         where = f"{path}: n_features={m}"
-    if room.startswith("for only"):
-        room = f"for only {X.nnz:,} non-zero values ({sparse_bytes / 2**20:.1f} MiB as CSR)"
     raise ValueError(
         f"{where} makes the dense X {n} rows x {m} columns = {need / 2**30:.2f} GiB, {room}; "
         "pass dense=False for a scipy CSR matrix (only the non-zero values), or check the file's indices"

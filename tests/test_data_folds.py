@@ -102,6 +102,7 @@ def test_chosen_folds_are_the_same_folds_and_read_only_their_files(tmp_path, mon
     """folds=: the selected folds equal those of the full build; of fold folders only their
     files are read (of parts all parts, one fold built)."""
     from boostplug.data import folds as folds_module
+    from boostplug.data import letor_fold_count
 
     _write_parts(tmp_path / "parts", [4, 6, 4, 4, 5])
     full = load_letor_folds(tmp_path / "parts", "rotate")
@@ -116,6 +117,8 @@ def test_chosen_folds_are_the_same_folds_and_read_only_their_files(tmp_path, mon
     monkeypatch.setattr(folds_module, "load_letor", lambda f, **kw: read.append(Path(f).parent.name) or real_load(f, **kw))
     from_folders = load_letor_folds(folds_root, folds=[3, 1])
     assert read == ["Fold4"] * 3 + ["Fold2"] * 3
+    assert letor_fold_count(folds_root) == letor_fold_count(tmp_path / "parts", "rotate") == 5
+    assert len(read) == 6  # counting reads no file
     for got in (some, from_folders):
         assert len(got) == 2
         for fa, fb in zip((full[3], full[1]), got):

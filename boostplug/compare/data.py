@@ -10,13 +10,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ..data import (
-    LAYOUTS, RankingData, fold_plan, kfold_by_query, letor_layout, load_example, load_letor, load_letor_folds,
+    LAYOUTS, RankingData, kfold_by_query, letor_fold_count, letor_layout, load_example, load_letor, load_letor_folds,
     train_test_split_by_query,
 )
 
@@ -145,10 +146,12 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
     if not path.exists():
         raise FileNotFoundError(f"--data {path}: no such file or folder (give a LETOR file or folder, or 'example')")
     if path.is_dir():
-        n_available = _folder_fold_count(path, layout)
+        with _layout_errors(path, layout):
+            n_available = letor_fold_count(path, layout)
         chosen = parse_fold_selection(select, n_available)
-        folds = _folder_folds(path, layout, chosen)
-        return list(zip(range(len(folds)) if chosen is None else chosen, folds))
+        with _layout_errors(path, layout):
+            folds = load_letor_folds(path, layout, folds=chosen)
+        return list(zip(range(n_available) if chosen is None else chosen, folds))
     if not path.is_file():  # a FIFO would block the first read forever
         raise ValueError(f"--data {path}: not a regular file ({_kind(path)}); give a LETOR file or folder, "
                          "or 'example'")
@@ -159,22 +162,11 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
     return list(zip(which, file_folds(d, n_folds, seed=seed, folds=which)))
 
 
-def _folder_fold_count(path: Path, layout: str | None) -> int | None:
-    """How many folds the folder makes with ``layout``, from its file names alone (None where
-    the layout does not fit: :func:`_folder_folds` then raises the reason)."""
+@contextlib.contextmanager
+def _layout_errors(path: Path, layout: str | None) -> Iterator[None]:
+    """The folder-layout errors of :mod:`boostplug.data` in the words of the command line."""
     try:
-        found = letor_layout(path)
-        if found.kind == "folds":
-            return len(found.files) if layout in (None, "folds") else None
-        return len(fold_plan(layout, len(found.files))) if layout not in (None, "folds") else None
-    except ValueError:
-        return None
-
-
-def _folder_folds(path: Path, layout: str | None, folds: Sequence[int] | None = None) -> list[Fold]:
-    """:func:`load_letor_folds`, its layout errors in the words of the command line."""
-    try:
-        return load_letor_folds(path, layout, folds=folds)
+        yield
     except ValueError as e:
         if layout is None and letor_layout(path).kind == "parts":
             choices = "; ".join(f"{name} ({what})" for name, what in LAYOUTS.items() if name != "folds")

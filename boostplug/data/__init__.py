@@ -11,7 +11,8 @@ Example:
 
 from .dataset import RankingData, concat
 from .example import load_example
-from .folds import LAYOUTS, Layout, fold_plan, folds_from_parts, letor_layout, load_letor_folds, load_letor_parts
+from .folds import (LAYOUTS, Layout, fold_plan, folds_from_parts, letor_fold_count, letor_layout, load_letor_folds,
+                    load_letor_parts)
 from .letor import load_letor, read_query_file, write_letor
 from .splits import kfold_by_query, train_test_split_by_query
 from .synthetic import make_ranking
@@ -23,6 +24,7 @@ __all__ = [
     "write_letor",
     "read_query_file",
     "load_letor_folds",
+    "letor_fold_count",
     "load_letor_parts",
     "folds_from_parts",
     "letor_layout",

@@ -185,6 +185,32 @@ def _chosen_folds(folds: Sequence[int] | None, n_folds: int) -> list[int]:
     return chosen
 
 
+def letor_fold_count(root: PathLike, layout: str | None = None) -> int:
+    """How many folds :func:`load_letor_folds` makes of ``root`` with ``layout``, from the file
+    names alone (nothing is read); the same ``ValueError``/``FileNotFoundError`` it raises for
+    a layout that does not fit the folder."""
+    if layout is not None and layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; choose one of: {_choices()}")
+    found = letor_layout(root)
+    r = Path(root)
+    if found.kind == "folds":
+        if layout not in (None, "folds"):
+            raise ValueError(f"{r}: holds fold folders Fold1..Fold{len(found.files)}, read as they are; layout "
+                             f"{layout!r} is for parts S1..Sk.txt (give layout='folds' or none)")
+        return len(found.files)
+    files = _parts_files(r)
+    if layout is None:
+        raise ValueError(f"{r}: holds parts {files[0].name}..{files[-1].name} but no layout says how they make "
+                         f"folds; name one: {_choices()}")
+    if layout == "folds":
+        raise ValueError(f"{r}: holds parts {files[0].name}..{files[-1].name}, not Fold1..FoldK folders; for parts "
+                         f"choose {', '.join(map(repr, _PART_LAYOUTS))}: {_choices()}")
+    try:
+        return len(fold_plan(layout, len(files)))
+    except ValueError as e:
+        raise ValueError(f"{r}: {e} ({', '.join(f.name for f in files)})") from None
+
+
 def load_letor_folds(root: PathLike, layout: str | None = None, *, with_comments: bool = False,
                      dense: bool = True, folds: Sequence[int] | None = None) -> list[Fold]:
     """``(train, vali, test)`` per fold of a LETOR folder.
@@ -202,29 +228,15 @@ def load_letor_folds(root: PathLike, layout: str | None = None, *, with_comments
     read (one MSLR-WEB30K fold instead of five copies of the data; the width is then the widest
     of the files read), of parts every part is read and only these folds are built.
     """
-    if layout is not None and layout not in LAYOUTS:
-        raise ValueError(f"unknown layout {layout!r}; choose one of: {_choices()}")
+    n_folds = letor_fold_count(root, layout)
     found = letor_layout(root)
     r = Path(root)
+    chosen = _chosen_folds(folds, n_folds)
     if found.kind == "folds":
-        if layout not in (None, "folds"):
-            raise ValueError(f"{r}: holds fold folders Fold1..Fold{len(found.files)}, read as they are; layout "
-                             f"{layout!r} is for parts S1..Sk.txt (give layout='folds' or none)")
-        chosen = _chosen_folds(folds, len(found.files))
         flat = [load_letor(f, with_comments=with_comments, dense=dense) for i in chosen for f in found.files[i]]
         flat = _same_width(flat)
         return [(flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)]
     files = _parts_files(r)
-    if layout is None:
-        raise ValueError(f"{r}: holds parts {files[0].name}..{files[-1].name} but no layout says how they make "
-                         f"folds; name one: {_choices()}")
-    if layout == "folds":
-        raise ValueError(f"{r}: holds parts {files[0].name}..{files[-1].name}, not Fold1..FoldK folders; for parts "
-                         f"choose {', '.join(map(repr, _PART_LAYOUTS))}: {_choices()}")
-    try:
-        fold_plan(layout, len(files))
-    except ValueError as e:
-        raise ValueError(f"{r}: {e} ({', '.join(f.name for f in files)})") from None
     parts = [load_letor(f, with_comments=with_comments, dense=dense) for f in files]
     width = max(p.n_features for p in parts)
     if layout in _FEATURES and width not in _FEATURES[layout]:
@@ -233,4 +245,4 @@ def load_letor_folds(root: PathLike, layout: str | None = None, *, with_comments
         raise ValueError(f"{r}: layout {layout!r} is for {_VERSION[layout]} data, which have {want} features, but "
                          f"these parts have {width} (for {_VERSION[other]} data use {other!r}; 'rotate' takes parts "
                          "of any width)")
-    return folds_from_parts(parts, layout, folds=folds)
+    return folds_from_parts(parts, layout, folds=chosen)

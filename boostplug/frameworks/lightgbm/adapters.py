@@ -6,12 +6,14 @@ User documentation: :mod:`boostplug.lightgbm`.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..._core.threads import limit_threads, thread_count
 from ...groups import sizes_from_group_ptr
 from .._adapter import (
     BoundObjective, MetricCallable, builder_group_ptr, group_ptr_or_error, metric_query_weights,
@@ -77,6 +79,17 @@ def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int) -> NDArray[np.int64]:
                               "boostplug.lightgbm.dataset(X, y, qid=qid)", sizes=True, what="the Dataset")
 
 
+#: LightGBM's names for ``num_threads`` (its ``_ConfigAliases``).
+_THREAD_ALIASES = ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs")
+
+
+def lgb_threads(data: Any) -> int | None:
+    """The ``num_threads`` LightGBM trains this Dataset with (its ``params`` carry the training
+    parameters), or ``None`` for LightGBM's default (every core)."""
+    params = getattr(data, "params", None) or {}
+    return next((thread_count(params[k]) for k in _THREAD_ALIASES if k in params), None)
+
+
 def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
     """Labels, ``group_ptr`` and per-query weights of a LightGBM training set (once per set)."""
     gp = group_ptr_from_lgb_sizes(sizes, len(labels))
@@ -96,7 +109,8 @@ class LightGBMObjective(BoundObjective):
         labels, sizes, weights = train_data.get_label(), train_data.get_group(), train_data.get_weight()
         prep = self.prepared(train_data, (labels, sizes, weights), lambda: lgb_set_arrays(labels, sizes, weights),
                              check_new=lambda: _check_set(train_data, labels, self.name))
-        return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
+        with limit_threads(lgb_threads(train_data)):
+            return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
 
 class LightGBMSklearnObjective(BoundObjective):
@@ -106,7 +120,9 @@ class LightGBMSklearnObjective(BoundObjective):
         # A refit on new data legitimately brings new labels: re-bind instead of raising.
         prep = self.prepared(None, (y_true, group, weight), lambda: lgb_set_arrays(y_true, group, weight), strict=False,
                              check_new=lambda: _check_lgb_labels(y_true, self.name))
-        return prep.grad_hess(np.asarray(y_pred, dtype=np.float64).reshape(-1))
+        # LightGBM's wrapper of the 4-argument form (sklearn's _ObjectiveFunctionWrapper) holds the Dataset.
+        with limit_threads(lgb_threads(sys._getframe(1).f_locals.get("dataset"))):
+            return prep.grad_hess(np.asarray(y_pred, dtype=np.float64).reshape(-1))
 
 
 def objective(name: str, **params: Any) -> LightGBMObjective:

@@ -7,12 +7,15 @@ User documentation: :mod:`boostplug.xgboost`.
 
 from __future__ import annotations
 
+import json
 import sys
+import weakref
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..._core.threads import limit_threads, thread_count
 from ...groups import qid_from_group_ptr
 from .._adapter import (
     BoundObjective, MetricCallable, builder_group_ptr, group_ptr_or_error, metric_query_weights, query_weights_from_rows,
@@ -28,6 +31,30 @@ def _group_ptr(dmat: Any) -> NDArray[np.int64]:
     return group_ptr_or_error(dmat.get_uint_info("group_ptr"), n, "XGBoost", _HOW)
 
 
+_BOOSTER_THREADS: "weakref.WeakKeyDictionary[Any, int | None]" = weakref.WeakKeyDictionary()
+
+
+def xgb_threads(booster: Any) -> int | None:
+    """The ``nthread`` of the Booster that calls the objective (``Booster.update``/``boost`` call
+    ``obj`` with the Booster as ``self``), read once per Booster; ``None`` for XGBoost's default
+    (every core) or when no Booster is found."""
+    if not (hasattr(booster, "save_config") and hasattr(booster, "set_param")):
+        return None
+    try:
+        return _BOOSTER_THREADS[booster]
+    except (KeyError, TypeError):
+        pass
+    try:
+        n = thread_count(json.loads(booster.save_config())["learner"]["generic_param"]["nthread"])
+    except (KeyError, TypeError, ValueError):
+        n = None
+    try:
+        _BOOSTER_THREADS[booster] = n
+    except TypeError:
+        pass
+    return n
+
+
 class XGBoostObjective(BoundObjective):
     """Callable for ``xgb.train(obj=...)`` / ``xgb.cv(obj=...)``: ``(predt, dtrain) -> (grad, hess)``."""
 
@@ -39,7 +66,8 @@ class XGBoostObjective(BoundObjective):
             return labels, gp, query_weights_from_rows(weights, gp, "XGBoost")
 
         prep = self.prepared(dtrain, (labels, raw_ptr, weights), derive)
-        return prep.grad_hess(np.asarray(predt, dtype=np.float64).reshape(-1))
+        with limit_threads(xgb_threads(sys._getframe(1).f_locals.get("self"))):
+            return prep.grad_hess(np.asarray(predt, dtype=np.float64).reshape(-1))
 
 
 def objective(name: str, **params: Any) -> XGBoostObjective:

@@ -9,8 +9,7 @@ Example:
     >>> import pandas as pd
     >>> from distributed import Client, LocalCluster
     >>> from boostplug import dask as bpd
-    >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1,
-    ...                              env=bpd.WORKER_ENV))                  # doctest: +SKIP
+    >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
     >>> features = [f"f{j}" for j in range(X.shape[1])]
     >>> df = pd.DataFrame(X, columns=features).assign(label=y, qid=qid)
     >>> frame = bpd.repartition_by_query(df, qid_col="qid", npartitions=2)
@@ -41,10 +40,9 @@ from __future__ import annotations
 
 from .frameworks.dask.evaluate import evaluate
 from .frameworks.dask.partition import PartitionLayout, check_partitions, from_arrays, repartition_by_query
-from .frameworks.dask.train import WORKER_ENV, dense_qid, lightgbm_group, train_lightgbm, train_xgboost
+from .frameworks.dask.train import dense_qid, lightgbm_group, train_lightgbm, train_xgboost
 
 __all__ = [
-    "WORKER_ENV",
     "PartitionLayout",
     "repartition_by_query",
     "from_arrays",

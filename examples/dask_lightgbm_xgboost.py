@@ -4,11 +4,12 @@ Runs on a local two-worker cluster; to use a real cluster, replace ``LocalCluste
 by ``Client("tcp://scheduler:8786")`` and read the data with ``dask.dataframe.read_parquet``
 (see docs/dask.md).
 
-    python examples/dask_lightgbm_xgboost.py
+    python examples/dask_lightgbm_xgboost.py [--queries 3000] [--rounds 100]
 """
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from pathlib import Path
 
@@ -21,16 +22,16 @@ from boostplug import dask as bpd
 from boostplug.data import make_ranking
 
 
-def main() -> None:
+def main(n_queries: int = 3000, rounds: int = 100) -> None:
     # 1. Data: any pandas/Dask DataFrame with features, a label and a query-id column.
-    data = make_ranking(3000, (5, 40), n_features=20, n_informative=5, seed=0)
+    data = make_ranking(n_queries, (5, 40), n_features=20, n_informative=5, seed=0)
     cols = [f"f{i}" for i in range(data.X.shape[1])]
     df = pd.DataFrame(data.X, columns=cols).assign(label=data.y, qid=data.qid)
-    train_df, test_df = df[df.qid < 2400], df[df.qid >= 2400]
+    train_df, test_df = df[df.qid < 0.8 * n_queries], df[df.qid >= 0.8 * n_queries]
 
-    # WORKER_ENV = {"NUMBA_NUM_THREADS": "1"}: one numba thread per worker thread.
+    # boostplug's kernels use the threads the frameworks give each worker (threads_per_worker).
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=":0", env=bpd.WORKER_ENV)
+                           dashboard_address=":0")
     with Client(cluster) as client:
         # 2. Every query whole in one partition, partitions balanced by document count
         #    (from pandas the pieces are scattered straight to the workers).
@@ -46,12 +47,12 @@ def main() -> None:
 
         # 3. LightGBM: DaskLGBMRanker with a boostplug objective (group sizes built for you).
         ranker = bpd.train_lightgbm(client, train, "mpboost", objective_params={"ddf": "logdd"},
-                                    n_estimators=100, learning_rate=0.1, num_leaves=31, verbose=-1)
+                                    n_estimators=rounds, learning_rate=0.1, num_leaves=31, verbose=-1)
         lgb_scores = ranker.predict(test[cols])
 
         # 4. XGBoost: xgboost.dask.train(obj=...) on a DaskDMatrix with dense sorted query ids.
         out = bpd.train_xgboost(client, train, "ndcg_boost", params={"max_depth": 6, "eta": 0.1},
-                                num_boost_round=100)
+                                num_boost_round=rounds)
         xgb_scores = xgb_dask.predict(client, out["booster"], test[cols])
 
         # 5. Metrics computed on the workers, reduced here.
@@ -68,4 +69,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=3000, help="synthetic queries (default 3000)")
+    parser.add_argument("--rounds", type=int, default=100, help="boosting rounds per framework (default 100)")
+    args = parser.parse_args()
+    main(args.queries, args.rounds)

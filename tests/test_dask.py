@@ -315,7 +315,7 @@ def client():
 
     with dask.config.set(scheduler=None):
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                               host="127.0.0.1", env=bpd.WORKER_ENV)
+                               host="127.0.0.1")
         with Client(cluster) as c:
             yield c
         cluster.close()
@@ -417,15 +417,48 @@ def test_training_refuses_a_split_query(distributed_scheduler, split_data, frame
         train_fn(client, bad, "rankboost")
 
 
-def test_workers_run_numba_single_threaded(client) -> None:
-    def numba_threads() -> tuple[str | None, int]:
-        import os
+@pytest.mark.parametrize("framework", ["lightgbm", "xgboost"])
+def test_worker_kernels_run_on_the_workers_threads(distributed_scheduler, split_data, framework) -> None:
+    """Each worker's objective runs its kernels with the worker's thread count (1 here), which the
+    frameworks pass to its training; nothing is set in the workers' environment."""
 
+    def patch() -> None:
         import numba
 
-        return os.environ.get("NUMBA_NUM_THREADS"), numba.config.NUMBA_NUM_THREADS
+        from boostplug.objectives import _contract
 
-    assert set(client.run(numba_threads).values()) == {("1", 1)}
+        seen: list[int] = []
+        original = _contract.Loss.grad_hess
+
+        def recording(self, scores):
+            seen.append(numba.get_num_threads())
+            return original(self, scores)
+
+        _contract.Loss.grad_hess = recording
+        _contract._thread_probe = (original, seen)
+
+    def collect() -> tuple[list[int], str | None]:
+        import os
+
+        from boostplug.objectives import _contract
+
+        original, seen = _contract._thread_probe
+        _contract.Loss.grad_hess = original
+        del _contract._thread_probe
+        return sorted(set(seen)), os.environ.get("NUMBA_NUM_THREADS")
+
+    _, train, _ = split_data
+    client = distributed_scheduler
+    frame = bpd.repartition_by_query(train.iloc[:4000], npartitions=2).persist()
+    client.run(patch)
+    try:
+        if framework == "lightgbm":
+            bpd.train_lightgbm(client, frame, "rankboost", n_estimators=3, verbose=-1)
+        else:
+            bpd.train_xgboost(client, frame, "rankboost", num_boost_round=3)
+    finally:
+        seen = client.run(collect)
+    assert set(map(str, seen.values())) == {str(([1], None))}
 
 
 def test_repartition_from_pandas_scatters_balanced_partitions(client, split_data) -> None:

@@ -65,7 +65,7 @@ def test_metrics_cached_by_one_process_are_right_in_a_process_that_compiled_an_o
 
 
 def test_function_ids_are_random_once_numba_loads_and_import_boostplug_does_not_load_it(tmp_path):
-    code = ("import sys, boostplug\n"
+    code = ("import sys, boostplug, boostplug.data, boostplug.dask\n"
             "assert 'numba' not in sys.modules\n"
             "import numba\n"
             "from numba.core.bytecode import FunctionIdentity\n"

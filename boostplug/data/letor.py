@@ -50,7 +50,6 @@ from sklearn.datasets import load_svmlight_file
 from .._atomic import atomic_write, write_text
 from .._validation import check_finite, first_infinite
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
-from . import _letor_fast
 from .dataset import RankingData
 
 __all__ = ["load_letor", "write_letor", "read_query_file"]
@@ -365,6 +364,8 @@ def _parse(path: Path, n_features: int | None,
     is entirely in the strict grammar, else by :func:`_parse_sklearn` (which names the line).
     ``dense``: the numba parser fills a dense ``X`` directly when :func:`_dense_room` allows it
     (otherwise ``X`` is CSR and :func:`_dense` converts or refuses it)."""
+    from . import _letor_fast  # numba loads with the first file read, not with boostplug.data
+
     parsed = _letor_fast.parse(_file_bytes(path), n_features,
                                (lambda rows, width, nnz: not _dense_room(rows, width, nnz)) if dense else None)
     return parsed if parsed is not None else _parse_sklearn(path, n_features)

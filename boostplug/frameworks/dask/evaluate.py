@@ -16,6 +16,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["evaluate"]
 
 
+from ..._core.threads import limit_threads
+
+
 def _metric_names(metrics: str | Sequence[str]) -> list[str]:
     from ...metrics import by_name, parse_name
 
@@ -47,7 +50,8 @@ def _partition_metrics(scores: Any, labels: Any, qid: Any, partition: int, qid_c
     gp, ids = local_structure(qid, partition, qid_col)
     out: dict[str, Any] = {"qids": ids, "sums": {}, "counts": {}, "values": {}}
     for name in names:
-        values = np.asarray(by_name(name)(s, y, gp, per_query=True), dtype=np.float64)
+        with limit_threads(1):  # one task per worker thread: its kernels stay on that thread
+            values = np.asarray(by_name(name)(s, y, gp, per_query=True), dtype=np.float64)
         kept = values[~np.isnan(values)]
         out["sums"][name] = float(kept.sum())
         out["counts"][name] = int(kept.shape[0])

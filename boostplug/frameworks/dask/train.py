@@ -19,14 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .._adapter import BoundObjective
 
-__all__ = ["WORKER_ENV", "lightgbm_group", "dense_qid", "train_lightgbm", "train_xgboost"]
-
-#: Environment for Dask workers (``LocalCluster(env=WORKER_ENV)`` or ``dask worker``'s
-#: environment): boostplug's numba kernels run their query loops in parallel and would
-#: otherwise start one thread per core in *every* worker process, on top of
-#: LightGBM/XGBoost's own threads. Raise it to the worker's ``nthreads`` when a worker
-#: has several. (The nanny already pins OMP/MKL/OpenBLAS to one thread.)
-WORKER_ENV: dict[str, str] = {"NUMBA_NUM_THREADS": "1"}
+__all__ = ["lightgbm_group", "dense_qid", "train_lightgbm", "train_xgboost"]
 
 
 def _features(frame: "dd.DataFrame", feature_cols: Sequence[str] | None, drop: Sequence[str]) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import lightgbm as lgb
 import numpy as np
 import pytest
@@ -430,3 +432,43 @@ def test_loss_metrics_stop_in_the_right_direction(data, vali):
                    evals_result=hist, verbose_eval=False)
     r2 = hist["vali"]["r2"]
     assert r2[xb.best_iteration] == min(r2)
+
+
+# ---- the builders refuse weights and initial scores that the frameworks would mangle ------------
+_BUILDERS = {"lightgbm": ("boostplug.lightgbm", "dataset", "init_score"),
+             "xgboost": ("boostplug.xgboost", "dmatrix", "base_margin")}
+
+
+def _builder(framework):
+    import importlib
+
+    module, fn, start = _BUILDERS[framework]
+    return getattr(importlib.import_module(module), fn), start
+
+
+@pytest.mark.parametrize("framework", sorted(_BUILDERS))
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, -1.0])
+@pytest.mark.parametrize("per", ["query", "row"])
+def test_builders_refuse_bad_weights_naming_the_query(framework, bad, per) -> None:
+    build, _ = _builder(framework)
+    X, y, qid = np.zeros((7, 2)), np.array([0, 1, 2, 0, 1, 1, 2.0]), np.array([5, 5, 5, 9, 9, 9, 9])
+    w = np.array([1.0, bad]) if per == "query" else np.array([1, 1, 1, bad, bad, bad, bad])
+    where = "" if per == "query" else " at row 3"
+    with pytest.raises(ValueError, match=rf"query 1 \(rows 3..6\) has weight {re.escape(repr(float(bad)))}{where}"):
+        build(X, y, qid=qid, weight=w)
+
+
+@pytest.mark.parametrize("framework", sorted(_BUILDERS))
+def test_builders_refuse_nonfinite_initial_scores(framework) -> None:
+    build, start = _builder(framework)
+    X, y, qid = np.zeros((4, 2)), np.array([0, 1, 2, 0.0]), np.array([0, 0, 1, 1])
+    with pytest.raises(ValueError, match=rf"{start} must be finite; entry 2 is nan"):
+        build(X, y, qid=qid, **{start: np.array([0.0, 1.0, np.nan, 2.0])})
+
+
+def test_lightgbm_dataset_keeps_valid_weights_per_row() -> None:
+    from boostplug import lightgbm as bpl
+
+    X, y, qid = np.zeros((5, 2)), np.array([0, 1, 2, 0, 1.0]), np.array([0, 0, 0, 1, 1])
+    ds = bpl.dataset(X, y, qid=qid, weight=[0.5, 2.0]).construct()
+    np.testing.assert_array_equal(ds.get_weight(), [0.5, 0.5, 0.5, 2.0, 2.0])

@@ -23,7 +23,7 @@ from ..groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes
 from ..objectives import PreparedObjective
 
 __all__ = ["BoundObjective", "given_row_params", "query_weights_from_rows", "metric_query_weights",
-           "group_ptr_or_error", "builder_group_ptr", "MetricSpec", "MetricCallable"]
+           "group_ptr_or_error", "builder_group_ptr", "builder_weights", "builder_init_score", "MetricSpec", "MetricCallable"]
 
 
 def query_weights_from_rows(
@@ -188,6 +188,51 @@ def builder_group_ptr(y: Any, qid: Any, group_ptr: Any, kwargs: dict[str, Any], 
     if gp[-1] != n:
         raise ValueError(f"the query groups cover {int(gp[-1])} rows but y has {n}")
     return gp
+
+
+def builder_weights(weight: Any, group_ptr: NDArray[np.int64], framework: str, *,
+                    per_query: bool) -> NDArray[np.float64] | None:
+    """What ``dataset()``/``dmatrix()`` share: ``weight`` given one per row or one per query, finite
+    and non-negative, returned one per row (LightGBM's format) or, with ``per_query``, one per
+    query (XGBoost's; rows of a query must then agree). A bad weight is a ``ValueError`` naming
+    its query: LightGBM would drop a NaN-weighted query silently and store ``inf`` as 1e38, and
+    XGBoost refuses without saying which."""
+    if weight is None:
+        return None
+    w = np.asarray(weight, dtype=np.float64).reshape(-1)
+    sizes = np.diff(group_ptr)
+    n_q, n = sizes.shape[0], int(group_ptr[-1])
+    if w.shape[0] not in (n, n_q):
+        raise ValueError(f"{framework}: got {w.shape[0]} weights for {n} rows in {n_q} queries; "
+                         "give one per row or one per query")
+    by_query = w.shape[0] == n_q and w.shape[0] != n
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if bad.size:
+        i = int(bad[0])
+        q = i if by_query else int(np.searchsorted(group_ptr, i, side="right") - 1)
+        where = "" if by_query else f" at row {i}"
+        raise ValueError(
+            f"{framework}: query {q} (rows {int(group_ptr[q])}..{int(group_ptr[q + 1]) - 1}) has weight "
+            f"{float(w[i])!r}{where}" + (f" ({bad.size} such weights)" if bad.size > 1 else "")
+            + "; weights must be finite and non-negative"
+        )
+    if per_query:
+        return query_weights_from_rows(w, group_ptr, framework)
+    return np.repeat(w, sizes) if by_query else w
+
+
+def builder_init_score(values: Any, name: str) -> Any:
+    """Finite initial scores (``init_score``/``base_margin``) or ``None``: a NaN or infinite start
+    would make every gradient of its query NaN. 2-d scores (one column per class) are checked whole."""
+    if values is None:
+        return None
+    v = np.asarray(values, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(v.reshape(-1)))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{name} must be finite; entry {i} is {float(v.reshape(-1)[i])!r}"
+                         + (f" ({bad.size} such entries)" if bad.size > 1 else ""))
+    return values
 
 
 def metric_query_weights(weights: Any, group_ptr: NDArray[np.int64]) -> NDArray[np.float64] | None:

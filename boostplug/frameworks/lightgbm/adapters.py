@@ -16,8 +16,8 @@ from numpy.typing import ArrayLike, NDArray
 from ..._core.threads import limit_threads, thread_count
 from ...groups import sizes_from_group_ptr
 from .._adapter import (
-    BoundObjective, MetricCallable, builder_group_ptr, group_ptr_or_error, metric_query_weights,
-    query_weights_from_rows,
+    BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
+    metric_query_weights, query_weights_from_rows,
 )
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
@@ -219,22 +219,16 @@ def dataset(
 ):
     """``lgb.Dataset`` with query groups from ``qid`` (contiguous, any order) or ``group_ptr``.
 
-    ``weight`` may be one per row or one per query (expanded to rows). Labels must be finite:
-    LightGBM would store a NaN label as 0 and an infinite one as 1e38, so they are refused here
-    with their row. ``group_ptr`` must hold whole numbers from 0 to ``len(y)``.
+    ``weight`` may be one per row or one per query (expanded to rows). Labels, weights and
+    ``init_score`` must be finite, weights non-negative: LightGBM would store a NaN label as 0 and
+    an infinite one as 1e38, drop a NaN-weighted query silently and let an infinite weight (1e38)
+    dominate, so they are refused here, naming the row or query. ``group_ptr`` must hold whole
+    numbers from 0 to ``len(y)``.
     """
     import lightgbm as lgb
 
     gp = builder_group_ptr(y, qid, group_ptr, kwargs, "dataset() (LightGBM's group=)")
-    n = int(gp[-1])
     sizes = sizes_from_group_ptr(gp)
-    if weight is not None:
-        w = np.asarray(weight, dtype=np.float64).reshape(-1)
-        if w.shape[0] == sizes.shape[0] and w.shape[0] != n:
-            w = np.repeat(w, sizes)
-        elif w.shape[0] != n:
-            raise ValueError(
-                f"got {w.shape[0]} weights for {n} rows in {sizes.shape[0]} queries; give one per row or one per query"
-            )
-        weight = w
+    weight = builder_weights(weight, gp, "LightGBM", per_query=False)
+    init_score = builder_init_score(init_score, "init_score")
     return lgb.Dataset(X, label=y, group=sizes, weight=weight, init_score=init_score, reference=reference, **kwargs)

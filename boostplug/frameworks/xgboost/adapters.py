@@ -18,7 +18,8 @@ from numpy.typing import ArrayLike, NDArray
 from ..._core.threads import limit_threads, thread_count
 from ...groups import qid_from_group_ptr
 from .._adapter import (
-    BoundObjective, MetricCallable, builder_group_ptr, group_ptr_or_error, metric_query_weights, query_weights_from_rows,
+    BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
+    metric_query_weights, query_weights_from_rows,
 )
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "dmatrix", "params"]
@@ -182,13 +183,15 @@ def dmatrix(
     """``xgb.DMatrix`` with query groups from a contiguous (possibly unsorted) ``qid`` or ``group_ptr``.
 
     Queries are renumbered 0, 1, 2, ... in their order of appearance, which is what
-    XGBoost's sorted-``qid`` requirement needs. ``weight``: one per query.
+    XGBoost's sorted-``qid`` requirement needs. ``weight``: one per query, or one per row
+    constant within each query; finite and non-negative, as ``base_margin`` must be finite (a bad
+    value is a ``ValueError`` naming its query or entry).
     """
     import xgboost as xgb
 
     gp = builder_group_ptr(y, qid, group_ptr, kwargs, "dmatrix() (XGBoost's qid=)")
-    if weight is not None:
-        weight = query_weights_from_rows(np.asarray(weight, dtype=np.float64), gp, "XGBoost")
+    weight = builder_weights(weight, gp, "XGBoost", per_query=True)
+    base_margin = builder_init_score(base_margin, "base_margin")
     return xgb.DMatrix(X, label=y, qid=qid_from_group_ptr(gp), weight=weight, base_margin=base_margin, **kwargs)
 
 

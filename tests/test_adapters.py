@@ -472,3 +472,61 @@ def test_lightgbm_dataset_keeps_valid_weights_per_row() -> None:
     X, y, qid = np.zeros((5, 2)), np.array([0, 1, 2, 0, 1.0]), np.array([0, 0, 0, 1, 1])
     ds = bpl.dataset(X, y, qid=qid, weight=[0.5, 2.0]).construct()
     np.testing.assert_array_equal(ds.get_weight(), [0.5, 0.5, 0.5, 2.0, 2.0])
+
+
+def test_framework_weighting_reproduces_the_frameworks_weighted_ndcg_with_irrelevant_queries(data):
+    """Queries without a relevant document: LightGBM's and XGBoost's weighted ndcg@k add 1 for
+    them but w_q to the denominator; weighting="framework" gives their number, the default the
+    weighted mean (which differs there)."""
+    rng = np.random.default_rng(5)
+    y = data.y.copy()
+    gp = data.group_ptr
+    for q in range(0, data.n_queries, 3):
+        y[gp[q]:gp[q + 1]] = 0.0
+    qw = rng.uniform(0.5, 2.0, size=data.n_queries)
+    rows = np.repeat(qw, np.diff(gp))
+    scores = rng.normal(size=data.n_docs)
+    ds = bpl.dataset(data.X, y, group_ptr=gp, weight=rows, init_score=scores)
+    rec: dict = {}
+    lgb.train({"objective": "regression", "metric": "ndcg", "eval_at": [5], "learning_rate": 1e-12,
+               "min_data_in_leaf": data.n_docs + 1, "verbose": -1, "num_threads": 1}, ds, 1, valid_sets=[ds],
+              valid_names=["t"], feval=[bpl.metric("ndcg@5", display_name="mean"),
+                                        bpl.metric("ndcg@5", display_name="fw", weighting="framework")],
+              callbacks=[lgb.record_evaluation(rec)])
+    t = rec["t"]
+    assert t["fw"][-1] == pytest.approx(t["ndcg@5"][-1], rel=1e-7)
+    per_q = metrics.ndcg(scores, y, gp, 5, per_query=True)
+    assert t["mean"][-1] == pytest.approx(np.dot(qw, per_q) / qw.sum(), rel=1e-6)
+    assert abs(t["mean"][-1] - t["ndcg@5"][-1]) > 1e-3
+    dm = bpx.dmatrix(data.X, y, group_ptr=gp, weight=qw, base_margin=scores)
+    bst = xgb.train({"objective": "rank:ndcg", "eval_metric": "ndcg@5"}, dm, num_boost_round=0)
+    ref = float(bst.eval(dm, name="t").split(":")[-1])
+    assert bpx.metric("ndcg@5", weighting="framework")(scores, dm)[1] == pytest.approx(ref, rel=1e-6)
+    _, val, _ = bpl.sklearn_metric("ndcg@5", weighting="framework")(y, scores, rows, np.diff(gp))
+    assert val == pytest.approx(t["ndcg@5"][-1], rel=1e-6)
+    with pytest.raises(ValueError, match="'map@5' is not an NDCG"):
+        bpl.metric("map@5", weighting="framework")
+    with pytest.raises(ValueError, match="weighting must be one of"):
+        bpx.metric("ndcg@5", weighting="lightgbm")
+    import pickle
+
+    again = pickle.loads(pickle.dumps(bpl.metric("ndcg@5", weighting="framework")))
+    assert again.spec.weighting == "framework"
+
+
+def test_csr_absent_entries_are_zero_for_lightgbm_and_missing_for_xgboost(data):
+    """What README and docs/data.md say of dense=False: LightGBM's model from CSR is the dense one;
+    XGBoost's is the dense one with missing=0.0, and differs from the dense one with zeros."""
+    import scipy.sparse as sp
+
+    X = np.where(np.random.default_rng(6).random(data.X.shape) < 0.4, 0.0, data.X)
+    csr, sizes = sp.csr_matrix(X), np.diff(data.group_ptr)
+    lp = {"objective": "lambdarank", "verbose": -1, "num_threads": 1, "deterministic": True, "min_data_in_leaf": 3}
+    lgb_pred = [lgb.train(lp, lgb.Dataset(m, data.y, group=sizes), 5).predict(X) for m in (X, csr)]
+    np.testing.assert_array_equal(lgb_pred[0], lgb_pred[1])
+    xp = {"objective": "rank:ndcg", "nthread": 1, "max_depth": 3}
+    fit = {name: xgb.train(xp, xgb.DMatrix(m, data.y, qid=data.qid, **kw), 5)
+           for name, m, kw in (("csr", csr, {}), ("zero_missing", X, {"missing": 0.0}), ("dense", X, {}))}
+    dtest = xgb.DMatrix(X)
+    np.testing.assert_array_equal(fit["csr"].predict(dtest), fit["zero_missing"].predict(dtest))
+    assert not np.array_equal(fit["csr"].predict(dtest), fit["dense"].predict(dtest))

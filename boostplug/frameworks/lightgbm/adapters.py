@@ -143,8 +143,8 @@ def sklearn_objective(name: str, **params: Any) -> LightGBMSklearnObjective:
 class LightGBMMetric(MetricCallable):
     """``feval`` for ``lgb.train``/``lgb.cv``: ``(preds, eval_data) -> (name, value, is_higher_better)``."""
 
-    def __init__(self, name: str, display_name: str | None = None) -> None:
-        super().__init__(name, display_name)
+    def __init__(self, name: str, display_name: str | None = None, weighting: str = "query") -> None:
+        super().__init__(name, display_name, weighting)
         self._checked: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
     def __call__(self, preds: NDArray, eval_data: Any) -> tuple[str, float, bool]:
@@ -185,12 +185,14 @@ class LightGBMSklearnMetric(MetricCallable):
         return self.spec.display_name, value, self.spec.higher_is_better
 
 
-def metric(name: str, *, display_name: str | None = None) -> LightGBMMetric:
+def metric(name: str, *, display_name: str | None = None, weighting: str = "query") -> LightGBMMetric:
     """A ``feval`` for ``lgb.train``/``lgb.cv``: boostplug's metric ``name`` (e.g. ``"ndcg@10"``, ``"map@10"``)
     with boostplug's default conventions, reported as ``(display_name, value, is_higher_better)``
     (``is_higher_better`` is ``False`` only for the losses ``r1``/``r2``, so LightGBM's early
     stopping goes the right way). With row weights it is the mean over queries weighted by each
-    query's mean row weight, as LightGBM's own ndcg/map weight queries. For
+    query's mean row weight (LightGBM's query weight); ``weighting="framework"`` gives LightGBM's
+    own weighted ``ndcg@k`` instead, which counts a query without a relevant document as 1, not
+    its weight (see :class:`boostplug.frameworks._adapter.MetricSpec`). For
     ``LGBMRanker.fit(eval_metric=...)`` use :func:`sklearn_metric`.
 
     An ``lgb.cv`` fold that cuts a query of the full Dataset is refused (see :func:`query_folds`),
@@ -198,12 +200,13 @@ def metric(name: str, *, display_name: str | None = None) -> LightGBMMetric:
 
     Don't also ask LightGBM for its built-in metric of the same name, or pass ``display_name``.
     """
-    return LightGBMMetric(name, display_name)
+    return LightGBMMetric(name, display_name, weighting)
 
 
-def sklearn_metric(name: str, *, display_name: str | None = None) -> LightGBMSklearnMetric:
-    """An ``eval_metric`` for ``LGBMRanker.fit``: ``(y_true, y_pred, weight, group) -> (name, value, is_higher_better)``."""
-    return LightGBMSklearnMetric(name, display_name)
+def sklearn_metric(name: str, *, display_name: str | None = None, weighting: str = "query") -> LightGBMSklearnMetric:
+    """An ``eval_metric`` for ``LGBMRanker.fit``: ``(y_true, y_pred, weight, group) -> (name, value,
+    is_higher_better)``; ``weighting`` as in :func:`metric`."""
+    return LightGBMSklearnMetric(name, display_name, weighting)
 
 
 def dataset(

@@ -128,11 +128,13 @@ class XGBoostMetric(MetricCallable):
             frame = frame.f_back
 
 
-def metric(name: str, *, display_name: str | None = None) -> XGBoostMetric:
+def metric(name: str, *, display_name: str | None = None, weighting: str = "query") -> XGBoostMetric:
     """A ``custom_metric`` for ``xgb.train``/``xgb.cv``: boostplug's metric ``name`` (``"ndcg@10"``, ``"map@10"``...).
 
     The reported name defaults to ``name``. With group weights it is the weighted mean over
-    queries, as XGBoost's own ndcg/map.
+    queries; ``weighting="framework"`` gives XGBoost's own weighted ``ndcg@k`` instead, which
+    counts a query without a relevant document as 1, not its weight (see
+    :class:`boostplug.frameworks._adapter.MetricSpec`).
 
     Early stopping: XGBoost's ``early_stopping_rounds`` (with ``maximize`` left at ``None``)
     picks the direction from the metric's name and would *minimise* ``mrr``, ``err@10``,
@@ -144,7 +146,7 @@ def metric(name: str, *, display_name: str | None = None) -> XGBoostMetric:
     run; when you wrap it in a function of your own, pass ``maximize=`` or use
     :func:`early_stopping`. The callable pickles.
     """
-    return XGBoostMetric(name, display_name)
+    return XGBoostMetric(name, display_name, weighting)
 
 
 def early_stopping(rounds: int, metric_name: str, *, maximize: bool | None = None, save_best: bool = False,

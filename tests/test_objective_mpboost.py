@@ -12,6 +12,7 @@ import pytest
 from _objective_checks import fd_jacobian
 from boostplug import objectives
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian, mpboost
+from boostplug.objectives._contract import NonFiniteError
 from boostplug.objectives.mpboost import EXP_LIMIT, GRAD_SUM_CAP
 from conftest import random_ranking
 
@@ -277,7 +278,8 @@ def test_extreme_scores_finite_and_proportional(ddf, hessian, scale, rng):
     tol = 1e-9 if scale < 1e100 else 1e-6  # products d * (F_j - F_i) of 1e300 round at 1e284
     np.testing.assert_allclose(g, c * gb, rtol=tol, atol=1e-200)
     np.testing.assert_allclose(h, _floored(c * gb, c * hb), rtol=tol, atol=1e-200)
-    assert prep.loss(s) == math.inf
+    with pytest.raises(NonFiniteError, match=r"mpboost: the loss overflows float64 \(inf\)"):  # refused, not returned
+        prep.loss(s)
     lj = prep.log_loss(s)
     assert math.isfinite(lj) and lj == pytest.approx(m + math.log(J), rel=1e-12)
 

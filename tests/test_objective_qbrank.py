@@ -12,6 +12,7 @@ from scipy.optimize import minimize_scalar
 
 from _objective_checks import assert_bound_majorises, fd_gradient, fd_jacobian
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian, get, qbrank
+from boostplug.objectives._contract import NonFiniteError
 from conftest import random_ranking
 
 # -- a slow, obviously-correct reference ---------------------------------------------------
@@ -344,13 +345,15 @@ def test_extreme_scores_are_finite(magnitude, variant):
         np.testing.assert_allclose(h, bhm if mean else bhb, rtol=1e-12)
 
 
-def test_loss_beyond_float64_is_inf_never_nan():
-    """Scores of 1e300 on labeled rows: the risk overflows to inf; unlabeled rows with such
-    scores (a correctly ordered pair, weight 0 in the squared-error term) leave it finite."""
+def test_loss_beyond_float64_is_refused_never_nan():
+    """Scores of 1e300 on labeled rows: the risk overflows to inf (refused, naming the query);
+    unlabeled rows with such scores (a correctly ordered pair, weight 0 in the squared-error
+    term) leave it finite."""
     y, gp = np.array([1.0, 0.0, 1.0]), np.array([0, 2, 3])
     s = np.array([1e300, -1e300, 3.0])
     assert qbrank.loss(s, y, gp) == pytest.approx(0.5 * 0.5 * (3.0 - 1.0) ** 2)  # only the single-doc query
-    assert qbrank.loss(s, y, gp, labeled="all") == math.inf
+    with pytest.raises(NonFiniteError, match=r"qbrank: the loss overflows float64 \(inf\) in query 0 \(rows 0\.\.1\)"):
+        qbrank.loss(s, y, gp, labeled="all")
     g, h = qbrank.grad_hess(s, y, gp)
     assert np.isfinite(g).all() and np.isfinite(h).all()
 
@@ -569,3 +572,59 @@ def test_huge_scores_give_finite_gradients_or_a_clear_error():
         qbrank.grad_hess(s, y, [0, 2000])
     g, h = qbrank.grad_hess(s, y, np.arange(0, 2001, 20))  # queries of 20: representable
     assert np.isfinite(g).all() and np.isfinite(h).all() and (h > 0).all()
+
+
+# ---- per-pair weights of the explicit pairs ---------------------------------------------------
+def _weighted_pairs_case(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, 30).astype(float)
+    gp = np.array([0, 7, 15, 30])
+    pairs = rng.integers(0, 30, size=(25, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    return y, gp, pairs, rng.uniform(0.0, 3.0, pairs.shape[0]), rng.normal(size=30), rng.uniform(0.5, 2, 3)
+
+
+@pytest.mark.parametrize("hessian", ["bound", "mean"])
+def test_pair_weights_match_the_weighted_risk_by_brute_force(hessian):
+    y, gp, pairs, v, h, qw = _weighted_pairs_case()
+    obj = get("qbrank").prepare(y, gp, weights=qw, pairs=pairs, pair_weights=v, hessian=hessian)
+    qid = np.repeat(np.arange(3), np.diff(gp))
+    plain = get("qbrank").prepare(y, gp, weights=qw, hessian=hessian)  # label pairs + labeled part
+
+    def explicit(s):
+        m = np.maximum(0.0, s[pairs[:, 1]] - s[pairs[:, 0]] + 1.0)
+        return 0.5 * 0.5 * float(np.sum(v * qw[qid[pairs[:, 0]]] * m * m))
+
+    assert obj.loss(h) == pytest.approx(plain.loss(h) + explicit(h), rel=1e-12)
+    if hessian == "bound":
+        g = obj.grad_hess(h)[0]
+        want = fd_gradient(lambda s: plain.loss(s) + explicit(s), h)
+        np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-7)
+
+
+def test_an_integer_pair_weight_equals_repeating_the_pair():
+    y, gp, pairs, _, h, qw = _weighted_pairs_case(1)
+    counts = np.arange(pairs.shape[0]) % 3  # 0, 1, 2 copies
+    weighted = get("qbrank").prepare(y, gp, weights=qw, pairs=pairs, pair_weights=counts.astype(float))
+    repeated = get("qbrank").prepare(y, gp, weights=qw, pairs=np.repeat(pairs, counts, axis=0))
+    assert weighted.loss(h) == pytest.approx(repeated.loss(h), rel=1e-12)
+    gw, hw = weighted.grad_hess(h)
+    gr, hr = repeated.grad_hess(h)
+    np.testing.assert_allclose(gw, gr, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(hw, hr, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("params, exc, match", [
+    ({"pair_weights": [1.0, 2.0]}, ValueError, "pair_weights given without pairs"),
+    ({"pairs": [[0, 1], [1, 2]], "pair_weights": [1.0]}, ValueError, "1 entries for 2 pairs"),
+    ({"pairs": [[0, 1], [1, 2]], "pair_weights": [1.0, -2.0]}, ValueError, r"pair_weights\[1\] is -2.0"),
+    ({"pairs": [[0, 1], [1, 2]], "pair_weights": [np.inf, 1.0]}, ValueError, r"pair_weights\[0\] is inf"),
+    ({"pairs": [[0, 1], [1, 2]], "pair_weights": [[1.0, 2.0]]}, TypeError, "1-d array"),
+])
+def test_bad_pair_weights_are_refused_naming_them(params, exc, match):
+    with pytest.raises(exc, match=match):
+        get("qbrank").prepare(np.array([0.0, 1.0, 2.0]), np.array([0, 3]), **params)
+
+
+def test_pair_weights_pass_the_parameter_check_without_data():
+    get("qbrank").check({"pairs": np.array([[0, 1], [2, 3], [1, 4]]), "pair_weights": np.array([0.5, 2.0, 1.0])})

@@ -37,8 +37,10 @@ Conventions every objective follows (stated here once; the objectives' pages ref
   is then a constant multiple of what the mode declares.
 * ``weights`` are *per-query* weights, shape ``(n_queries,)`` (XGBoost's ranking convention;
   the LightGBM adapter converts per-row weights that are constant within each query).
-* ``grad_hess`` never returns inf or NaN: values that overflow float64 are a ``ValueError``
-  naming the row and its query.
+* ``loss`` and ``grad_hess`` never return inf or NaN: a non-finite result is a
+  :class:`NonFiniteError` (a ``ValueError``) naming the first offending row or query, and
+  saying whether the data overflowed float64 (scores, labels or weights too large: it names
+  them) or the objective itself computed inf or NaN from moderate inputs (a bug in it).
 * Every Hessian is at least :data:`HESSIAN_FLOOR`, so Newton leaves never divide by zero. A
   document without any term at all (zero gradient and an exactly zero Hessian: the documents
   of one-document and single-label queries, a QBRank document with no active pair and no
@@ -68,7 +70,8 @@ from ._finish import floor_in_place
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
            "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "PreparedObjective", "check_contract",
-           "ModuleFunctions", "module_functions", "scores_function"]
+           "ModuleFunctions", "module_functions", "scores_function", "NonFiniteError", "MODERATE_SCORE",
+           "MODERATE_LABEL", "MODERATE_WEIGHT"]
 
 #: Smallest Hessian any objective returns (a positive floor for Newton leaves).
 HESSIAN_FLOOR = 1e-6
@@ -78,6 +81,14 @@ HESSIAN_FLOOR = 1e-6
 #: than with HESSIAN_FLOOR, and 1e-5 stays far below LightGBM's min_sum_hessian_in_leaf=1e-3
 #: (measurements: docs/results/objectives_notes/README.md).
 NO_INFO_HESSIAN = 1e-5
+
+#: Inputs within these bounds are moderate: a loss computed sensibly from them stays far inside
+#: float64 (a pairwise exponential of a label gap times a score gap is at most exp(31 * 20) =
+#: 1e269; gains 2^31), so a non-finite result there is the objective's own doing (0 * inf,
+#: inf - inf, 0 / 0, x / 0), not an overflow of the data (:class:`NonFiniteError`).
+MODERATE_SCORE = 10.0
+MODERATE_LABEL = 31.0
+MODERATE_WEIGHT = 1e30
 
 #: What a declared parameter may be (see :class:`Param`).
 PARAM_KINDS = ("real", "int", "choice", "bool", "rows", "custom")
@@ -440,8 +451,13 @@ class Loss:
         return s
 
     def loss(self, scores: ArrayLike) -> float:
-        """The objective's value at ``scores`` (sum over queries, weighted)."""
-        return float(self._loss(self._check(scores)))
+        """The objective's value at ``scores`` (sum over queries, weighted); :class:`NonFiniteError`
+        when it is inf or NaN."""
+        s = self._check(scores)
+        value = float(self._loss(s))
+        if not math.isfinite(value):
+            self._refuse_non_finite_loss(s, value)
+        return value
 
     def grad_hess(self, scores: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The gradient (d loss / d score, or its rescaling the mode declares) and the Hessian
@@ -462,16 +478,123 @@ class Loss:
 
     def _refuse_non_finite(self, scores: NDArray[np.float64], g: NDArray[np.float64], h: NDArray[np.float64],
                            i: int, n_bad: int) -> None:
-        """A gradient or Hessian that overflowed float64 is a ``ValueError`` naming the row, its
-        query and the query's scores: the frameworks must never receive inf or NaN."""
+        """A gradient or Hessian that is inf or NaN is a :class:`NonFiniteError` naming the row, its
+        query and either the data's values that overflowed or the objective's own bug: the
+        frameworks must never receive inf or NaN."""
         q = int(np.searchsorted(self.group_ptr, i, side="right") - 1)
-        sl = scores[self.group_ptr[q]:self.group_ptr[q + 1]]
-        raise ValueError(
-            f"{self.name}: the gradient or Hessian overflows float64 at row {i} (query {q}, "
-            f"{n_bad} such rows): grad {float(g[i])}, hess {float(h[i])}; the query's scores "
-            f"span {float(sl.min())} .. {float(sl.max())}, too far apart for float64 sums (or a parameter "
-            "or weight is too large)"
-        )
+        found = f"at row {i} (query {q}, {n_bad} such rows): grad {float(g[i])}, hess {float(h[i])}"
+        too_large = self._too_large(scores, q)
+        if too_large:
+            message = (f"{self.name}: the gradient or Hessian overflows float64 {found}; {too_large}: too large for "
+                       "float64 in this objective (or a parameter is too large)")
+        else:
+            message = (f"{self.name}: _grad_hess returned a non-finite value {found}, from moderate inputs "
+                       f"({self._moderate(scores, q)}): {_BUG.format(name=self.name, method='_grad_hess')}")
+        raise NonFiniteError(message, objective=self.name, method="grad_hess", cause="data" if too_large else
+                             "objective", query=q, row=i, value=(float(g[i]), float(h[i])))
+
+    def _refuse_non_finite_loss(self, scores: NDArray[np.float64], value: float) -> None:
+        """A loss that is inf or NaN is a :class:`NonFiniteError` naming the first query that makes
+        it so and either the data's values that overflowed or the objective's own bug."""
+        q = self._first_non_finite_query(scores)
+        where = (", and does at all-zero scores too (so no one query's scores cause it)" if q is None else
+                 f" in query {q} (rows {int(self.group_ptr[q])}..{int(self.group_ptr[q + 1]) - 1})")
+        too_large = self._too_large(scores, q)
+        if too_large:
+            message = (f"{self.name}: the loss overflows float64 ({value}){where}; {too_large}: too large for "
+                       "float64 in this objective (or a parameter is too large)")
+        else:
+            message = (f"{self.name}: _loss returned {value}{where}, from moderate inputs "
+                       f"({self._moderate(scores, q)}): {_BUG.format(name=self.name, method='_loss')}")
+        first_row = None if q is None else int(self.group_ptr[q])
+        raise NonFiniteError(message, objective=self.name, method="loss", cause="data" if too_large else "objective",
+                             query=q, row=first_row, value=value)
+
+    def _first_non_finite_query(self, scores: NDArray[np.float64]) -> int | None:
+        """The first query whose scores, with every other query's set to 0, make the loss
+        non-finite (the loss is a sum over queries: bisection, O(log n_queries) evaluations);
+        ``None`` when the loss is non-finite at all-zero scores, or no single query does it."""
+        ptr = self.group_ptr
+
+        def non_finite(first: int, stop: int) -> bool:  # queries first..stop-1 keep their scores
+            kept = np.zeros_like(scores)
+            kept[ptr[first]:ptr[stop]] = scores[ptr[first]:ptr[stop]]
+            return not math.isfinite(float(self._loss(kept)))
+
+        if non_finite(0, 0):
+            return None
+        lo, hi = 0, self.n_queries
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if non_finite(lo, mid):
+                hi = mid
+            else:
+                lo = mid
+        return lo if non_finite(lo, lo + 1) else None
+
+    def _query_inputs(self, scores: NDArray[np.float64],
+                      q: int | None) -> tuple[str, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """(what, scores, labels, weights) of query ``q``, or of the whole data set at all-zero
+        scores (``q=None``)."""
+        if q is None:
+            return "the data set's", np.zeros(1), self.labels, self.query_weights
+        a, b = int(self.group_ptr[q]), int(self.group_ptr[q + 1])
+        return "the query's", scores[a:b], self.labels[a:b], self.query_weights[q:q + 1]
+
+    def _too_large(self, scores: NDArray[np.float64], q: int | None) -> str:
+        """The inputs of query ``q`` (``None``: the data set at zero scores) beyond the moderate
+        bounds, in words ("" when all are moderate)."""
+        what, s, y, w = self._query_inputs(scores, q)
+        parts = []
+        if s.size and np.abs(s).max() > MODERATE_SCORE:
+            parts.append(f"{what} scores span {float(s.min())} .. {float(s.max())}")
+        if y.size and y.max() > MODERATE_LABEL:
+            parts.append(f"{what} largest label is {float(y.max())}")
+        if w.size and w.max() > MODERATE_WEIGHT:
+            parts.append(f"{what} largest weight is {float(w.max())}" if q is None else f"its weight is {float(w[0])}")
+        return ", ".join(parts)
+
+    def _moderate(self, scores: NDArray[np.float64], q: int | None) -> str:
+        """The inputs of query ``q`` (``None``: the data set at zero scores) in words, for the
+        message of an objective's own inf or NaN."""
+        _, s, y, w = self._query_inputs(scores, q)
+        labels = f"labels {float(y.min(initial=0.0))} .. {float(y.max(initial=0.0))}"
+        given = (f"all scores 0, {labels}, weights up to {float(w.max(initial=0.0))}" if q is None else
+                 f"the query's scores {float(s.min())} .. {float(s.max())}, {labels}, weight {float(w[0])}")
+        return (f"{given}; moderate: |score| <= {MODERATE_SCORE:g}, label <= {MODERATE_LABEL:g}, "
+                f"weight <= {MODERATE_WEIGHT:g}")
+
+
+#: The end of the message of an objective's own inf or NaN.
+_BUG = ("a bug in {name}'s {method}, not an overflow of the data (inf or NaN from such inputs comes from "
+        "0 * inf, inf - inf, 0 / 0 or x / 0 inside it; or a parameter is too large)")
+
+
+class NonFiniteError(ValueError):
+    """An objective's ``loss`` or ``grad_hess`` came out inf or NaN; the message names the first
+    offending row (or query) and the cause.
+
+    Attributes:
+        objective: the objective's name.
+        method: ``"loss"`` or ``"grad_hess"``.
+        cause: ``"data"`` when the offending query's scores, labels or weight are beyond the
+            moderate bounds (:data:`MODERATE_SCORE`, :data:`MODERATE_LABEL`,
+            :data:`MODERATE_WEIGHT`): float64 overflowed on them; ``"objective"`` when they are
+            all moderate: the objective computed inf or NaN itself (a bug in it).
+        query: the first offending query (``None``: the loss is non-finite at all-zero scores).
+        row: the first offending row (for the loss, the query's first row; ``None`` with ``query``).
+        value: the loss, or ``(grad, hess)`` at ``row``.
+    """
+
+    def __init__(self, message: str, *, objective: str, method: str, cause: str, query: int | None,
+                 row: int | None, value: Any) -> None:
+        super().__init__(message)
+        self.objective = objective
+        self.method = method
+        self.cause = cause
+        self.query = query
+        self.row = row
+        self.value = value
 
 
 #: The name the bound objectives had before :class:`Loss` (an instance is one objective bound to data).

@@ -20,7 +20,8 @@ Definition (the risk of Section 3, "THE OBJECTIVE FUNCTION"; weights per query):
   ``tau = l_x - l_y``, the absolute grade difference, or a constant ``tau``)
   plus optional explicit ``pairs`` (row indices, preferred first, e.g. from
   clicks; margin ``pair_tau``; they may cross queries and the weight ``W`` of an
-  explicit pair is that of its preferred row's query).
+  explicit pair is that of its preferred row's query times its ``pair_weights``
+  entry, 1 by default: e.g. a click-count confidence).
 * Labeled documents (``labeled``): ``"single"`` (default) = the documents of
   single-label queries, which give no pairs (the paper's P2 + L1 experiment);
   ``"all"``; ``"none"``. Because of this term, single-label queries are *not*
@@ -84,6 +85,8 @@ Parameters (``DEFAULTS``; anything out of range is a ``ValueError``/``TypeError`
     pairs: ``None`` or explicit preference pairs, shape ``(P, 2)``, integer row
         indices, preferred row first.
     pair_tau: margin of the explicit pairs, in (0, 1e150] (paper: 1.0).
+    pair_weights: ``None`` (every explicit pair weighs 1) or one finite, non-negative
+        weight per explicit pair, multiplying the pair's ``w W``.
     label_pairs: ``True``/``False``: use every critical pair of each query
         (``False``: explicit pairs only).
     labeled: ``"single"``, ``"all"`` or ``"none"`` (which documents enter the
@@ -119,6 +122,23 @@ _NO_ROWS = np.empty(0)  # stands for per-row sums that are not computed (label_p
 TAU_MAX = 1e150
 
 
+def _pair_weights(value: Any) -> NDArray[np.float64]:
+    """One finite, non-negative weight per explicit pair, as a read-only float64 vector."""
+    if isinstance(value, (str, bytes)) or np.ndim(value) != 1:
+        raise TypeError(f"pair_weights must be a 1-d array of numbers, got {type(value).__name__} "
+                        f"of shape {np.shape(value)}")
+    try:
+        w = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("pair_weights must be a 1-d array of numbers") from None
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(f"pair_weights must be finite and non-negative; pair_weights[{k}] is {float(w[k])!r}")
+    w.setflags(write=False)
+    return w
+
+
 class QBRankObjective(Loss):
     """QBRank's risk R bound to one data set (see the module docstring).
 
@@ -139,6 +159,8 @@ class QBRankObjective(Loss):
         "pairs": Param(None, "rows", "explicit preference pairs (row indices, preferred row first)"),
         "pair_tau": Param(1.0, "real", "margin of the explicit pairs (paper: 1.0)", low=0.0, high=TAU_MAX,
                           low_open=True),
+        "pair_weights": Param(None, "custom", "weight of each explicit pair (default 1), times w and its query's weight",
+                              convert=lambda v: _pair_weights(v), stand_in=np.ones(1)),
         "label_pairs": Param(True, "bool", "use every critical pair of each query (False: explicit pairs only)"),
         "labeled": Param("single", "choice", "documents in the squared-error term",
                          choices=("single", "all", "none")),
@@ -156,14 +178,20 @@ class QBRankObjective(Loss):
     w: float
     tau: str | float
     pair_tau: float
+    pair_weights: NDArray[np.float64] | None
     label_pairs: bool
     labeled: str
 
     def setup(self) -> None:
         self._key_order = np.empty(0, dtype=np.int64)  # no sort to start from yet (_label_grad)
         if self.pairs is None:
+            if self.pair_weights is not None:
+                raise ValueError("qbrank: pair_weights given without pairs; they weight the explicit pairs, one each")
             self.pairs = np.zeros((0, 2), dtype=np.int64)
             self.pairs.setflags(write=False)
+        if self.pair_weights is not None and self.pair_weights.shape[0] != self.pairs.shape[0]:
+            raise ValueError(f"qbrank: pair_weights has {self.pair_weights.shape[0]} entries for "
+                             f"{self.pairs.shape[0]} pairs; give one weight per pair")
         self._prepare_static()
         if not (self.label_pairs or self.pairs.shape[0] or self._lab_mask.any()):
             raise ValueError(
@@ -203,6 +231,8 @@ class QBRankObjective(Loss):
         self._px = np.ascontiguousarray(self.pairs[:, 0])
         self._py = np.ascontiguousarray(self.pairs[:, 1])
         self._pomega = self._pair_w[self._px]
+        if self.pair_weights is not None:
+            self._pomega = self._pomega * self.pair_weights
         # "mean" mode: entry count c_i and summed entry weight of every document.
         n_label_pairs = (np.repeat(sizes, sizes) - same) if self.label_pairs else np.zeros(self.n_docs, np.int64)
         n_explicit = np.bincount(self.pairs.ravel(), minlength=self.n_docs)

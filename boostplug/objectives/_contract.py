@@ -176,7 +176,9 @@ class Param:
       checked against the data's rows when the objective is bound to it;
     * ``"custom"``: ``convert(value)`` returns the value to store or raises ``ValueError``/``TypeError``.
 
-    A parameter whose default is ``None`` also accepts ``None``. Values are stored as checked
+    ``stand_in``: for a parameter tied to the data (one value per explicit pair, say), the value
+    :meth:`Loss.check` binds in its place to the two-document stand-in query (``rows`` parameters
+    are stood in by that query's one pair). A parameter whose default is ``None`` also accepts ``None``. Values are stored as checked
     (``float``/``int``/``str``/``bool``, a read-only int64 array for ``rows``).
     """
 
@@ -190,6 +192,7 @@ class Param:
     ignore_case: bool = False
     convert: Callable[[Any], Any] | None = None
     search: Search | None = None
+    stand_in: Any = None
 
     def __post_init__(self) -> None:
         if self.kind not in PARAM_KINDS:
@@ -416,7 +419,10 @@ class Loss:
         stand-in's one pair)."""
         resolved = cls.resolve_params(params)
         rows = set(cls.row_params())
-        stand_in = {k: (_STAND_IN_ROWS if k in rows and v is not None else v) for k, v in params.items()}
+        declared = cls.declared_params()
+        stand_in = {k: (v if v is None else _STAND_IN_ROWS if k in rows
+                        else declared[k].stand_in if k in declared and declared[k].stand_in is not None else v)
+                    for k, v in params.items()}
         cls(np.zeros(2), np.array([0, 2], dtype=np.int64), **stand_in)
         return resolved
 

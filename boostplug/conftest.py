@@ -30,6 +30,7 @@ _EXTRAS = {
     "frameworks/dask": ("dask", "distributed", "pandas"),
     "compare/plots.py": ("matplotlib",),
     "compare/tuning.py": ("optuna",),
+    "export/onnx.py": ("onnx", "onnxruntime"),
 }
 
 

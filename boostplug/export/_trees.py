@@ -1,0 +1,122 @@
+"""A framework-neutral tree ensemble: what a LightGBM or XGBoost model computes, read off its
+own dump, before it is written in another format (:mod:`boostplug.export._onnx_graph`).
+
+Each tree is flat arrays indexed by node, the root at 0. A split node sends a row left when
+its feature value compares true with the threshold (``x <= t`` or ``x < t``, one comparison
+for the whole ensemble), a missing value (NaN) to ``nan_left``'s side; a leaf has feature -1.
+The score of a row is ``base_score`` plus the sum (``average``: the mean) of its leaves' values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Tree", "Ensemble", "TreeBuilder"]
+
+Comparison = Literal["<=", "<"]
+
+
+@dataclass(frozen=True)
+class Tree:
+    """One tree as flat node arrays (the root is node 0).
+
+    Attributes:
+        feature: the split feature of each node, -1 for a leaf.
+        threshold: the split threshold (float64: LightGBM's are doubles, XGBoost's float32 values).
+        left, right: child node indices of a split node (-1 for a leaf).
+        nan_left: whether a missing value (NaN) goes left.
+        zero_is_missing: whether the split treats values in LightGBM's zero range as missing
+            (``zero_as_missing``): those rows go to ``nan_left``'s side too.
+        value: the leaf value of each leaf (0 for a split node).
+    """
+
+    feature: NDArray[np.int64]
+    threshold: NDArray[np.float64]
+    left: NDArray[np.int64]
+    right: NDArray[np.int64]
+    nan_left: NDArray[np.bool_]
+    zero_is_missing: NDArray[np.bool_]
+    value: NDArray[np.float64]
+
+    @property
+    def is_leaf(self) -> NDArray[np.bool_]:
+        return self.feature < 0
+
+
+@dataclass(frozen=True)
+class Ensemble:
+    """A model's trees and how their leaves add up to the raw score.
+
+    Attributes:
+        trees: the trees, in boosting order.
+        n_features: columns of the input the model expects.
+        comparison: a split's test, ``"<="`` (LightGBM) or ``"<"`` (XGBoost).
+        base_score: added to every row's score (XGBoost's intercept; LightGBM's is in the first tree).
+        average: the score is the mean of the trees instead of their sum (LightGBM's ``rf`` boosting).
+        float32_input: the framework rounds features to float32 before comparing (XGBoost).
+        framework, objective: where the model comes from, for the exported model's metadata.
+        record: the boostplug objective record (JSON) when the model carries one.
+    """
+
+    trees: list[Tree]
+    n_features: int
+    comparison: Comparison
+    base_score: float = 0.0
+    average: bool = False
+    float32_input: bool = False
+    framework: str = ""
+    objective: str = ""
+    record: str | None = None
+
+    @property
+    def zero_missing_features(self) -> list[int]:
+        """The features some split treats with LightGBM's zero-as-missing rule, ascending."""
+        found: set[int] = set()
+        for tree in self.trees:
+            found.update(int(f) for f in tree.feature[tree.zero_is_missing])
+        return sorted(found)
+
+
+@dataclass
+class TreeBuilder:
+    """Collects one tree's nodes in the order they are added (the first is the root)."""
+
+    feature: list[int] = field(default_factory=list)
+    threshold: list[float] = field(default_factory=list)
+    left: list[int] = field(default_factory=list)
+    right: list[int] = field(default_factory=list)
+    nan_left: list[bool] = field(default_factory=list)
+    zero_is_missing: list[bool] = field(default_factory=list)
+    value: list[float] = field(default_factory=list)
+
+    def add_leaf(self, value: float) -> int:
+        """Append a leaf; return its index."""
+        return self._add(-1, 0.0, False, False, value)
+
+    def add_split(self, feature: int, threshold: float, nan_left: bool, zero_is_missing: bool = False) -> int:
+        """Append a split node whose children are attached later (:meth:`attach`); return its index."""
+        return self._add(feature, threshold, nan_left, zero_is_missing, 0.0)
+
+    def attach(self, parent: int, child: int, is_left: bool) -> None:
+        """Make node ``child`` the left (``is_left``) or right child of split node ``parent``."""
+        (self.left if is_left else self.right)[parent] = child
+
+    def build(self) -> Tree:
+        return Tree(np.asarray(self.feature, dtype=np.int64), np.asarray(self.threshold, dtype=np.float64),
+                    np.asarray(self.left, dtype=np.int64), np.asarray(self.right, dtype=np.int64),
+                    np.asarray(self.nan_left, dtype=np.bool_), np.asarray(self.zero_is_missing, dtype=np.bool_),
+                    np.asarray(self.value, dtype=np.float64))
+
+    def _add(self, feature: int, threshold: float, nan_left: bool, zero_is_missing: bool, value: float) -> int:
+        self.feature.append(feature)
+        self.threshold.append(threshold)
+        self.left.append(-1)
+        self.right.append(-1)
+        self.nan_left.append(nan_left)
+        self.zero_is_missing.append(zero_is_missing)
+        self.value.append(value)
+        return len(self.feature) - 1

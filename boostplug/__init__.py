@@ -8,7 +8,8 @@ Subpackages (imported on first use, so ``import boostplug`` stays fast):
 * :mod:`boostplug.metrics` -- ranking metrics with explicit conventions;
 * :mod:`boostplug.objectives` -- the papers' losses, gradients and Hessians;
 * :mod:`boostplug.lightgbm`, :mod:`boostplug.xgboost` -- framework adapters;
-* :mod:`boostplug.boosters` -- native reference boosters (RankBoost, AdaRank, ...).
+* :mod:`boostplug.boosters` -- native reference boosters (RankBoost, AdaRank, ...);
+* :mod:`boostplug.export` -- ONNX export of LightGBM and XGBoost ranking models.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ _numba_cache.configure()  # before any kernel module: a read-only install must s
 
 _SUBMODULES = {
     "groups", "data", "metrics", "objectives", "lightgbm", "xgboost", "boosters", "compare", "cli", "dask",
+    "export",
 }
 
 

@@ -35,7 +35,7 @@ __all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "random_functio
 _PACKAGE = Path(__file__).resolve().parent
 #: The folders of the modules with ``cache=True`` kernels (a test keeps this list complete).
 KERNEL_FOLDERS = (_PACKAGE, _PACKAGE / "metrics", _PACKAGE / "objectives", _PACKAGE / "boosters",
-                  _PACKAGE / "_core", _PACKAGE / "data")
+                  _PACKAGE / "_core", _PACKAGE / "data", _PACKAGE / "clicks")
 
 _decision: tuple[str, str | None] | None = None
 

@@ -1,0 +1,41 @@
+"""Learning from clicks: click logs in, preference pairs out, QBRank's P ∪ L, click simulation.
+
+* :func:`read_log` / :class:`ClickLog` (:mod:`boostplug.clicks.log`): impressions from pandas,
+  polars or pyarrow tables, Parquet or CSV files, validated (bad impressions refused or
+  dropped with a report);
+* :func:`preferences` (:mod:`boostplug.clicks.extract`): Joachims et al.'s strategies
+  (:mod:`boostplug.clicks.strategies`) aggregated over sessions into a :class:`Preferences`
+  table (:mod:`boostplug.clicks.aggregate`: counts, net counts, minimum support, weights); files
+  are streamed and Dask DataFrames reduced per partition;
+* :func:`to_rows`, :func:`training_set` (:mod:`boostplug.clicks.pairs`): the table as row-index
+  pairs of a feature matrix, and the training set of QBRank's P ∪ L (click preferences with
+  a labeled subset), with the objective's parameters;
+* :func:`simulate` (:mod:`boostplug.clicks.simulate`): clicks of a position-based, cascade or
+  dependent click model on the top results of a production ranker, for any LETOR data.
+
+Example:
+    >>> import numpy as np
+    >>> from boostplug import clicks
+    >>> from boostplug.data import make_ranking
+    >>> data = make_ranking(n_queries=20, docs_per_query=10, seed=0)
+    >>> log = clicks.simulate(data, scores=np.zeros(data.n_docs), n_sessions=200, seed=0)
+    >>> prefs = clicks.preferences(log)
+    >>> rows = clicks.to_rows(prefs, data.qid)          # row indices of data.X, preferred first
+    >>> rows.pairs.shape[1]
+    2
+
+pandas, polars, pyarrow and dask are imported only when a source of theirs is given, and
+numba when the first log is processed.
+"""
+
+from __future__ import annotations
+
+from . import strategies
+from .aggregate import WEIGHTS, Preferences
+from .extract import preferences
+from .log import ClickLog, Dropped, read_log
+from .pairs import PairRows, TrainingSet, to_rows, training_set
+from .simulate import CLICK_MODELS, simulate
+
+__all__ = ["CLICK_MODELS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS", "preferences",
+           "read_log", "simulate", "strategies", "to_rows", "training_set"]

@@ -1,0 +1,150 @@
+"""Compiled per-impression loops of the click package: validating impressions and listing the
+preference pairs of Joachims et al.'s strategies.
+
+Rows arrive sorted by impression, then by shown position; ``ptr`` holds the impression
+offsets (like ``group_ptr``). Both loops touch each impression once, so a log is processed
+in one pass whatever its size.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+# Strategy bits (boostplug.clicks.strategies names them).
+SKIP_ABOVE = 1
+LAST_SKIP_ABOVE = 2
+EARLIER_CLICK = 4
+SKIP_PREVIOUS = 8
+NO_CLICK_NEXT = 16
+
+# Why an impression is refused, in the order the checks run (boostplug.clicks.log words them).
+OK = 0
+MISSING_DOC = 1
+BAD_POSITIONS = 2
+SHOWN_TWICE = 3
+NON_BINARY_CLICK = 4
+NO_ORDER = 5
+BAD_DWELL = 6
+
+
+@nb.njit(cache=True)
+def check_impressions(ptr: np.ndarray, position: np.ndarray, doc: np.ndarray, doc_null: np.ndarray,
+                      clicked: np.ndarray, order: np.ndarray, dwell: np.ndarray, reason: np.ndarray,
+                      where: np.ndarray) -> None:
+    """``reason[i]`` (one of the codes above) and ``where[i]`` (the offending row) of impression i.
+
+    ``position``, ``clicked``, ``order`` and ``dwell`` are float64 (NaN for a missing value);
+    ``order`` / ``dwell`` are empty when the log has no such column."""
+    has_order = order.shape[0] > 0
+    has_dwell = dwell.shape[0] > 0
+    for i in range(ptr.shape[0] - 1):
+        a, b = ptr[i], ptr[i + 1]
+        reason[i] = OK
+        where[i] = a
+        for k in range(a, b):
+            if doc_null[k]:
+                reason[i] = MISSING_DOC
+                where[i] = k
+                break
+        if reason[i] != OK:
+            continue
+        for k in range(a, b):
+            if not position[k] == k - a + 1:  # NaN fails too
+                reason[i] = BAD_POSITIONS
+                where[i] = k
+                break
+        if reason[i] != OK:
+            continue
+        if b - a > 1:
+            rank = np.argsort(doc[a:b], kind="mergesort")
+            for k in range(1, b - a):
+                if doc[a + rank[k]] == doc[a + rank[k - 1]]:
+                    reason[i] = SHOWN_TWICE
+                    where[i] = a + max(rank[k], rank[k - 1])
+                    break
+            if reason[i] != OK:
+                continue
+        for k in range(a, b):
+            c = clicked[k]
+            if not (c == 0.0 or c == 1.0):
+                reason[i] = NON_BINARY_CLICK
+                where[i] = k
+                break
+        if reason[i] != OK:
+            continue
+        if has_order:
+            for k in range(a, b):
+                if clicked[k] == 1.0 and not np.isfinite(order[k]):
+                    reason[i] = NO_ORDER
+                    where[i] = k
+                    break
+            if reason[i] != OK:
+                continue
+        if has_dwell:
+            for k in range(a, b):
+                if clicked[k] == 1.0 and not (np.isfinite(dwell[k]) and dwell[k] >= 0.0):
+                    reason[i] = BAD_DWELL
+                    where[i] = k
+                    break
+
+
+@nb.njit(cache=True, inline="always")
+def _later(order: np.ndarray, i: int, j: int) -> bool:
+    """Row ``i`` was clicked after row ``j``: by time/order, ties broken by position (rows are
+    in position order within an impression)."""
+    if order[i] != order[j]:
+        return order[i] > order[j]
+    return i > j
+
+
+@nb.njit(cache=True)
+def _impression_pairs(a: int, b: int, clicked: np.ndarray, order: np.ndarray, mask: int,
+                      out_pref: np.ndarray, out_other: np.ndarray, at: int, write: bool) -> int:
+    """The preference pairs of one impression (rows ``a:b``, in position order), each ordered
+    pair at most once however many strategies yield it. Writes them from ``out[at]`` when
+    ``write``; returns their number."""
+    last = -1
+    if mask & LAST_SKIP_ABOVE:
+        for k in range(a, b):
+            if clicked[k] and (last < 0 or _later(order, k, last)):
+                last = k
+    n = 0
+    for i in range(a, b):
+        if not clicked[i]:
+            continue
+        for j in range(a, b):
+            if j == i:
+                continue
+            if clicked[j]:
+                take = (mask & EARLIER_CLICK) != 0 and _later(order, i, j)
+            else:
+                take = (((mask & SKIP_ABOVE) != 0 and j < i)
+                        or ((mask & LAST_SKIP_ABOVE) != 0 and i == last and j < i)
+                        or ((mask & SKIP_PREVIOUS) != 0 and j == i - 1)
+                        or ((mask & NO_CLICK_NEXT) != 0 and j == i + 1))
+            if take:
+                if write:
+                    out_pref[at + n] = i
+                    out_other[at + n] = j
+                n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def count_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, mask: int) -> np.ndarray:
+    """Number of preference pairs of every impression (``ptr`` offsets)."""
+    n_imp = ptr.shape[0] - 1
+    counts = np.zeros(n_imp, dtype=np.int64)
+    none = np.empty(0, dtype=np.int64)
+    for i in range(n_imp):
+        counts[i] = _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, none, none, 0, False)
+    return counts
+
+
+@nb.njit(cache=True)
+def fill_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, mask: int, offsets: np.ndarray,
+               out_pref: np.ndarray, out_other: np.ndarray) -> None:
+    """Rows of every preference pair (preferred, other), impression ``i``'s from ``offsets[i]``."""
+    for i in range(ptr.shape[0] - 1):
+        _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, out_pref, out_other, offsets[i], True)

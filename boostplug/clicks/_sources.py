@@ -1,0 +1,267 @@
+"""Click-log sources as batches of numpy columns: pandas, polars and pyarrow tables, mappings of
+arrays, Parquet and CSV files (read in batches). pandas, polars and pyarrow are imported only
+when a source of theirs is given.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["ROLES", "REQUIRED", "OPTIONAL", "Batch", "resolve_columns", "batches", "kind_of", "is_dask"]
+
+#: The columns of a click log, by role (the default column name is the role's name).
+ROLES = ("session", "query", "doc", "position", "clicked", "order", "dwell")
+REQUIRED = ("session", "query", "doc", "position", "clicked")
+#: Used when named in ``columns=``, or when the table has a column of this default name.
+OPTIONAL = ("order", "dwell")
+#: Rows per batch read from a file.
+FILE_BATCH_ROWS = 1 << 21
+
+
+@dataclass
+class Batch:
+    """Consecutive rows of a log: ``values[role]`` (numpy, one per row; a missing value replaced by
+    a valid one of the column), ``nulls[role]`` (bool mask or ``None``), ``first_row`` (the
+    0-based number of the batch's first row in the whole log)."""
+
+    values: dict[str, np.ndarray]
+    nulls: dict[str, NDArray[np.bool_] | None]
+    first_row: int
+
+    def __len__(self) -> int:
+        return int(self.values["session"].shape[0])
+
+    def take(self, rows: NDArray[np.int64] | slice, first_row: int) -> "Batch":
+        return Batch({k: v[rows] for k, v in self.values.items()},
+                     {k: (None if m is None else m[rows]) for k, m in self.nulls.items()}, first_row)
+
+    @staticmethod
+    def concat(parts: list["Batch"]) -> "Batch":
+        if len(parts) == 1:
+            return parts[0]
+        values = {k: np.concatenate([p.values[k] for p in parts]) for k in parts[0].values}
+        nulls: dict[str, NDArray[np.bool_] | None] = {}
+        for k in parts[0].values:
+            if all(p.nulls[k] is None for p in parts):
+                nulls[k] = None
+            else:
+                nulls[k] = np.concatenate([np.zeros(len(p), bool) if p.nulls[k] is None else p.nulls[k]
+                                           for p in parts])
+        return Batch(values, nulls, parts[0].first_row)
+
+
+def _module(obj: object) -> str:
+    return type(obj).__module__.split(".")[0]
+
+
+def is_dask(source: object) -> bool:
+    """A Dask DataFrame (checked without importing dask)."""
+    return _module(source) in ("dask", "dask_expr") and hasattr(source, "npartitions")
+
+
+def kind_of(source: object) -> str:
+    """``"mapping"``, ``"pandas"``, ``"polars"``, ``"arrow"``, ``"parquet"``, ``"csv"`` or
+    ``"dask"``; a ``TypeError`` / ``ValueError`` says what is accepted."""
+    if isinstance(source, (str, os.PathLike)):
+        name = Path(source).name.lower()
+        if name.endswith((".parquet", ".pq")):
+            return "parquet"
+        if name.endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zst")):
+            return "csv"
+        raise ValueError(f"click log file {str(source)!r}: expected a .parquet/.pq or .csv file (by its name)")
+    if is_dask(source):
+        return "dask"
+    mod = _module(source)
+    if mod == "pandas" and hasattr(source, "columns"):
+        return "pandas"
+    if mod == "polars":
+        return "polars"
+    if mod == "pyarrow" and hasattr(source, "column_names"):
+        return "arrow"
+    if isinstance(source, Mapping):
+        return "mapping"
+    raise TypeError(
+        f"a click log must be a pandas, polars or pyarrow table, a mapping of column name to array, "
+        f"a .parquet or .csv path, or a Dask DataFrame; got {type(source).__name__}")
+
+
+def resolve_columns(columns: Mapping[str, str | None] | None, available: list[str]) -> dict[str, str]:
+    """Role -> column name of the source. ``columns`` maps roles to names (a role left out has its
+    default name; ``None`` for ``order``/``dwell`` says not to use one). ``ValueError`` for an
+    unknown role or a required column the source lacks, listing the source's columns."""
+    given = dict(columns or {})
+    unknown = sorted(set(given) - set(ROLES))
+    if unknown:
+        raise ValueError(f"columns= has unknown roles {unknown}; the roles are {list(ROLES)}")
+    out: dict[str, str] = {}
+    for role in ROLES:
+        name = given.get(role, role)
+        if name is None:
+            if role in REQUIRED:
+                raise ValueError(f"columns[{role!r}] is None, but a click log needs a {role} column")
+            continue
+        if not isinstance(name, str):
+            raise TypeError(f"columns[{role!r}] must be a column name (str), got {type(name).__name__}")
+        if name in available:
+            out[role] = name
+        elif role in REQUIRED or role in given:
+            raise ValueError(f"the click log has no {role} column {name!r}; its columns are {available} "
+                             f"(name the {role} column with columns={{{role!r}: ...}})")
+    return out
+
+
+def _filled(values: np.ndarray, nulls: NDArray[np.bool_] | None) -> tuple[np.ndarray, NDArray[np.bool_] | None]:
+    """Missing entries replaced by a present value of the column (or 0), so that every value
+    sorts with the others; the mask says which they were."""
+    if nulls is None or not nulls.any():
+        return values, None
+    values = np.array(values, copy=True)
+    present = np.flatnonzero(~nulls)
+    values[nulls] = values[present[0]] if present.size else (0 if values.dtype.kind != "U" else "")
+    return values, nulls
+
+
+def _numpy_column(arr: np.ndarray) -> tuple[np.ndarray, NDArray[np.bool_] | None]:
+    a = np.asarray(arr)
+    if a.ndim != 1:
+        raise ValueError(f"a click-log column must be one-dimensional, got shape {a.shape}")
+    if a.dtype.kind == "f":
+        return _filled(a, np.isnan(a))
+    if a.dtype.kind == "O":
+        nulls = np.fromiter((v is None or (isinstance(v, float) and v != v) or _is_na(v) for v in a),
+                            dtype=bool, count=a.shape[0])
+        return _filled(a, nulls)
+    return a, None
+
+
+def _is_na(value: object) -> bool:
+    """pandas.NA / NaT / numpy NaT without importing pandas."""
+    name = type(value).__name__
+    return name in ("NAType", "NaTType") or (isinstance(value, (np.datetime64, np.timedelta64)) and np.isnat(value))
+
+
+def _pandas_column(series: Any) -> tuple[np.ndarray, NDArray[np.bool_] | None]:
+    nulls = series.isna().to_numpy(dtype=bool)
+    if nulls.any():
+        present = series[~nulls]
+        fill = present.iloc[0] if len(present) else 0
+        series = series.where(~nulls, fill)
+    try:
+        values = series.to_numpy(dtype=series.dtype.numpy_dtype) if hasattr(series.dtype, "numpy_dtype") \
+            else series.to_numpy()
+    except (TypeError, ValueError):
+        values = series.to_numpy()
+    return values, (nulls if nulls.any() else None)
+
+
+def _arrow_column(col: Any) -> tuple[np.ndarray, NDArray[np.bool_] | None]:
+    import pyarrow.compute as pc
+
+    nulls = None
+    if col.null_count:
+        nulls = np.asarray(pc.is_null(col)).astype(bool)
+        present = pc.drop_null(col)
+        if len(present):  # keeps the column's type (an integer column with nulls stays integer)
+            col = pc.fill_null(col, present[0])
+    values = col.to_numpy(zero_copy_only=False)
+    if nulls is not None:
+        values = _filled(values, nulls)[0]
+    return values, nulls
+
+
+def _batch_from(table: Any, kind: str, roles: dict[str, str], first_row: int) -> Batch:
+    values: dict[str, np.ndarray] = {}
+    nulls: dict[str, NDArray[np.bool_] | None] = {}
+    for role, name in roles.items():
+        if kind == "pandas":
+            v, m = _pandas_column(table[name])
+        elif kind == "polars":
+            v, m = _arrow_column(table.get_column(name).to_arrow())
+        elif kind == "arrow":
+            v, m = _arrow_column(table.column(name))
+        else:
+            v, m = _numpy_column(table[name])
+        values[role], nulls[role] = v, m
+    lengths = {role: v.shape[0] for role, v in values.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"the click log's columns have different lengths: {lengths}")
+    return Batch(values, nulls, first_row)
+
+
+def _column_names(source: Any, kind: str) -> list[str]:
+    if kind == "pandas":
+        return [str(c) for c in source.columns]
+    if kind == "polars":
+        return list(source.columns)
+    if kind == "arrow":
+        return list(source.column_names)
+    return [str(k) for k in source.keys()]
+
+
+def batches(source: Any, columns: Mapping[str, str | None] | None,
+            batch_rows: int = FILE_BATCH_ROWS) -> tuple[dict[str, str], Iterator[Batch]]:
+    """``(roles, iterator of batches)`` of any accepted source but a Dask DataFrame: a table or
+    mapping is one batch; a file is read ``batch_rows`` rows at a time."""
+    kind = kind_of(source)
+    if kind == "dask":
+        raise TypeError("a Dask DataFrame is read partition by partition (boostplug.clicks.preferences)")
+    if kind == "parquet":
+        return _parquet(Path(source), columns, batch_rows)
+    if kind == "csv":
+        return _csv(Path(source), columns, batch_rows)
+    if kind == "polars" and type(source).__name__ == "LazyFrame":
+        source = source.collect()
+    roles = resolve_columns(columns, _column_names(source, kind))
+    return roles, iter([_batch_from(source, kind, roles, 0)])
+
+
+def _need_pyarrow(what: str) -> Any:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:  # pragma: no cover - pyarrow is in the clicks extra
+        raise ImportError(f"reading {what} click logs needs pyarrow (pip install 'boostplug[clicks]')") from None
+    return pyarrow
+
+
+def _parquet(path: Path, columns: Mapping[str, str | None] | None,
+             batch_rows: int) -> tuple[dict[str, str], Iterator[Batch]]:
+    _need_pyarrow("Parquet")
+    import pyarrow.parquet as pq
+
+    reader = pq.ParquetFile(path)
+    roles = resolve_columns(columns, list(reader.schema_arrow.names))
+
+    def run() -> Iterator[Batch]:
+        first = 0
+        for rb in reader.iter_batches(batch_size=batch_rows, columns=sorted(set(roles.values()))):
+            b = _batch_from(rb, "arrow", roles, first)
+            first += len(b)
+            yield b
+
+    return roles, run()
+
+
+def _csv(path: Path, columns: Mapping[str, str | None] | None,
+         batch_rows: int) -> tuple[dict[str, str], Iterator[Batch]]:
+    _need_pyarrow("CSV")
+    import pyarrow.csv as pcsv
+
+    # block size in bytes: about batch_rows rows of a few dozen bytes
+    options = pcsv.ReadOptions(block_size=max(1 << 20, min(batch_rows * 48, 1 << 30)))
+    reader = pcsv.open_csv(path, read_options=options)
+    roles = resolve_columns(columns, list(reader.schema.names))
+
+    def run() -> Iterator[Batch]:
+        first = 0
+        for rb in reader:
+            b = _batch_from(rb, "arrow", roles, first)
+            first += len(b)
+            yield b
+
+    return roles, run()

@@ -1,0 +1,300 @@
+"""Preferences onto a feature matrix: row-index pairs, and QBRank's training set P ∪ L.
+
+:func:`to_rows` finds the feature row of every (query, document) of a
+:class:`~boostplug.clicks.Preferences` table: either the document key *is* the row index
+(simulated logs, ``doc=None``), or the rows carry their own ``(qid, doc)`` keys and the
+table is joined on them. A key with no feature row is a ``ValueError`` naming it, or, with
+``on_missing="skip"``, its preferences are left out, counted and announced by a warning.
+
+:func:`training_set` builds what QBRank trains on (Zheng et al., NIPS 2007, Section 3): the
+rows the click pairs touch (the preference part P, with per-pair weights), optionally
+followed by a labeled data set L (the squared-error part; its critical pairs too with
+``label_pairs=True``). :meth:`TrainingSet.qbrank_params` gives the objective's parameters;
+the paper's ``w`` weighs P against L.
+
+Example:
+    >>> import numpy as np
+    >>> from boostplug import clicks
+    >>> from boostplug.data import make_ranking
+    >>> data = make_ranking(n_queries=30, docs_per_query=10, seed=0)
+    >>> log = clicks.simulate(data, np.zeros(data.n_docs), n_sessions=300, seed=0)
+    >>> rows = clicks.to_rows(clicks.preferences(log), data.qid)
+    >>> ts = clicks.training_set(rows, data.X, data.group_ptr)
+    >>> params = ts.qbrank_params(w=0.5)
+    >>> params["labeled"], params["label_pairs"]
+    ('none', False)
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_choice, check_real, show
+from ..groups import check_group_ptr, qid_from_group_ptr
+from .aggregate import Preferences
+
+__all__ = ["PairRows", "TrainingSet", "to_rows", "training_set"]
+
+
+@dataclass(eq=False)
+class PairRows:
+    """Preferences as row indices of a feature matrix.
+
+    Attributes:
+        pairs: ``(n_pairs, 2)`` int64, preferred row first (QBRank's ``pairs=``, a booster's
+            ``fit(pairs=...)``).
+        weights: ``(n_pairs,)`` float64, the table's ``weight`` column.
+        n_missing: preferences left out because a key had no feature row (``on_missing="skip"``).
+    """
+
+    pairs: NDArray[np.int64]
+    weights: NDArray[np.float64]
+    n_missing: int = 0
+
+    def __len__(self) -> int:
+        return int(self.pairs.shape[0])
+
+    def repeated(self) -> NDArray[np.int64]:
+        """The pairs, each repeated ``weight`` times: for a learner without per-pair weights,
+        whose loss is a sum over pairs, identical to weighting. ``ValueError`` unless every
+        weight is a whole number (``weight="unit"``, ``"count"`` or ``"net"``)."""
+        return _repeat(self.pairs, self.weights)
+
+
+def _repeat(pairs: NDArray[np.int64], weights: NDArray[np.float64]) -> NDArray[np.int64]:
+    whole = np.round(weights)
+    bad = np.flatnonzero((whole != weights) | (weights < 0))
+    if bad.size:
+        raise ValueError(f"pair weights must be whole numbers to repeat pairs; pair {int(bad[0])} has weight "
+                         f"{float(weights[bad[0]])} (use weight='unit', 'count' or 'net')")
+    return np.repeat(pairs, whole.astype(np.int64), axis=0)
+
+
+def _codes_together(*arrays: np.ndarray, what: str) -> list[NDArray[np.int64]]:
+    """Shared dense codes of several arrays of keys (``TypeError`` if they cannot be compared)."""
+    try:
+        _, inv = np.unique(np.concatenate(arrays), return_inverse=True)
+    except TypeError:
+        kinds = sorted({a.dtype.name for a in arrays})
+        raise TypeError(f"the {what} of the preferences and of the feature rows cannot be compared "
+                        f"(dtypes {kinds}); give both the same type of id") from None
+    inv = inv.reshape(-1).astype(np.int64)
+    out, at = [], 0
+    for a in arrays:
+        out.append(inv[at:at + a.shape[0]])
+        at += a.shape[0]
+    return out
+
+
+def to_rows(prefs: Preferences, qid: ArrayLike, doc: ArrayLike | None = None, *,
+            on_missing: str = "raise") -> PairRows:
+    """Row indices of the preferences' documents in a feature matrix.
+
+    Args:
+        prefs: :func:`~boostplug.clicks.preferences`'s table.
+        qid: query id of every row of the feature matrix (``RankingData.qid``).
+        doc: document key of every row, joined with ``qid`` to the table's keys; ``None``:
+            the table's document keys are row indices (each row's ``qid`` must then be the
+            preference's query, else ``ValueError``).
+        on_missing: ``"raise"`` (default) or ``"skip"`` preferences whose document has no row.
+
+    Returns:
+        :class:`PairRows`.
+    """
+    on_missing = check_choice("on_missing", on_missing, ("raise", "skip"))
+    if not isinstance(prefs, Preferences):
+        raise TypeError(f"to_rows takes a boostplug.clicks.Preferences table, got {type(prefs).__name__}")
+    q_rows = np.asarray(qid)
+    if q_rows.ndim != 1:
+        raise ValueError(f"qid must be one-dimensional (one id per feature row), got shape {q_rows.shape}")
+    n = q_rows.shape[0]
+    if doc is None:
+        found, rows = _rows_by_index(prefs, q_rows)
+    else:
+        d_rows = np.asarray(doc)
+        if d_rows.shape != (n,):
+            raise ValueError(f"doc must hold one key per feature row ({n}), got shape {d_rows.shape}")
+        found, rows = _rows_by_key(prefs, q_rows, d_rows)
+    lost = np.flatnonzero(~found.all(axis=1))
+    if lost.size:
+        k = int(lost[0])
+        side = "preferred" if not found[k, 0] else "other"
+        key = prefs.preferred[k] if side == "preferred" else prefs.other[k]
+        how = "is not a row index of the feature matrix" if doc is None else "has no feature row (qid, doc)"
+        message = (f"{side} document {show(key)} {how}"
+                   f"{'' if doc is None else f' = ({show(prefs.query[k])}, {show(key)})'}; {lost.size} preferences "
+                   "name documents without features")
+        if on_missing == "raise":
+            raise ValueError(f"preference {k} (query {show(prefs.query[k])}): {message}; on_missing='skip' "
+                             "leaves such preferences out")
+        warnings.warn(f"boostplug.clicks.to_rows: left out {lost.size} of {len(prefs)} preferences: first, "
+                      f"preference {k}: {message}", UserWarning, stacklevel=2)
+    keep = found.all(axis=1)
+    return PairRows(np.ascontiguousarray(rows[keep]), prefs.weight[keep].astype(np.float64), int(lost.size))
+
+
+def _rows_by_index(prefs: Preferences, q_rows: np.ndarray) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    n = q_rows.shape[0]
+    keys = np.stack((np.asarray(prefs.preferred), np.asarray(prefs.other)), axis=1)
+    if keys.size and keys.dtype.kind not in "iu":
+        raise TypeError(f"with doc=None the document keys must be row indices (integers), got dtype {keys.dtype}; "
+                        "pass doc= (one key per feature row) to join on keys")
+    keys = keys.astype(np.int64) if keys.size else np.zeros((0, 2), np.int64)
+    found = (keys >= 0) & (keys < n)
+    rows = np.where(found, keys, 0)
+    ok = found.all(axis=1)
+    if ok.any():
+        q_code, pref_code = _codes_together(q_rows, np.asarray(prefs.query), what="query ids")
+        for side in (0, 1):
+            wrong = np.flatnonzero(ok & (q_code[rows[:, side]] != pref_code))
+            if wrong.size:
+                k = int(wrong[0])
+                r = int(rows[k, side])
+                raise ValueError(f"preference {k}: document key {r} of query {show(prefs.query[k])} is row {r} of the "
+                                 f"feature matrix, whose qid is {show(q_rows[r])}: the keys are not row indices of "
+                                 "this matrix (pass doc= to join on keys)")
+    return found, rows
+
+
+def _rows_by_key(prefs: Preferences, q_rows: np.ndarray,
+                 d_rows: np.ndarray) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    n = q_rows.shape[0]
+    q_row_code, q_pref_code = _codes_together(q_rows, np.asarray(prefs.query), what="query ids")
+    d_row_code, d_a, d_b = _codes_together(d_rows, np.asarray(prefs.preferred), np.asarray(prefs.other),
+                                           what="document keys")
+    table = (q_row_code << 32) | d_row_code
+    order = np.argsort(table, kind="stable")
+    sorted_keys = table[order]
+    dup = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
+    if dup.size:
+        r1, r2 = int(order[dup[0]]), int(order[dup[0] + 1])
+        raise ValueError(f"feature rows {r1} and {r2} have the same (qid, doc) = ({show(q_rows[r1])}, "
+                         f"{show(d_rows[r1])}): the join is ambiguous")
+    found = np.zeros((len(prefs), 2), dtype=bool)
+    rows = np.zeros((len(prefs), 2), dtype=np.int64)
+    for side, d in enumerate((d_a, d_b)):
+        want = (q_pref_code << 32) | d
+        pos = np.minimum(np.searchsorted(sorted_keys, want), max(n - 1, 0))
+        if n:
+            found[:, side] = sorted_keys[pos] == want
+            rows[:, side] = np.where(found[:, side], order[pos], 0)
+    return found, rows
+
+
+@dataclass(eq=False)
+class TrainingSet:
+    """QBRank's training data from click pairs (P) and an optional labeled set (L).
+
+    Rows ``0:n_click_rows`` are the feature rows the click pairs touch (label 0, in the
+    squared-error term never), grouped by their query; then the labeled set's rows.
+
+    Attributes:
+        X: features (dense or CSR, as given); y: labels (0 on the click rows).
+        group_ptr: query offsets.
+        pairs: ``(n_pairs, 2)`` rows of this set, preferred first; pair_weights: per pair.
+        labeled: bool per row, True on the labeled set's rows.
+        n_click_rows: rows of the click part.
+    """
+
+    X: Any
+    y: NDArray[np.float64]
+    group_ptr: NDArray[np.int64]
+    pairs: NDArray[np.int64]
+    pair_weights: NDArray[np.float64]
+    labeled: NDArray[np.bool_]
+    n_click_rows: int
+
+    @property
+    def qid(self) -> NDArray[np.int64]:
+        """Query index of every row (the boosters' and scikit-learn rankers' ``qid=``)."""
+        return qid_from_group_ptr(self.group_ptr)
+
+    def repeated_pairs(self) -> NDArray[np.int64]:
+        """The pairs, each repeated ``weight`` times (:meth:`PairRows.repeated`)."""
+        return _repeat(self.pairs, self.pair_weights)
+
+    def qbrank_params(self, *, w: float = 0.5, pair_tau: float = 1.0, label_pairs: bool = False) -> dict[str, Any]:
+        """Parameters of the ``"qbrank"`` objective that train on this set.
+
+        The click pairs are QBRank's explicit pairs (margin ``pair_tau``, the paper's 1.0), weighted by
+        ``pair_weights`` (passed as the objective's per-pair weights when it has them, else as
+        repeated pairs: whole-number weights only). Without a labeled set the objective sees the
+        pairs alone (``label_pairs=False``, ``labeled="none"``). With one, its rows enter the
+        squared-error term (weight ``1 - w`` against the pairs' ``w``), and with ``label_pairs=True``
+        its critical pairs join the preference part too (the click rows' equal labels make none).
+        """
+        from .. import objectives
+
+        w = check_real("w", w, 0.0, 1.0, lo_open=False)
+        if not isinstance(label_pairs, (bool, np.bool_)):
+            raise TypeError(f"label_pairs must be True or False, got {show(label_pairs)}")
+        declared = objectives.get("qbrank").defaults
+        params: dict[str, Any] = {"w": w, "pair_tau": pair_tau}
+        if "pair_weights" in declared:
+            params["pairs"] = self.pairs
+            params["pair_weights"] = self.pair_weights
+        else:
+            params["pairs"] = self.repeated_pairs()
+        if not self.labeled.any():
+            params.update(label_pairs=False, labeled="none")
+            return params
+        if "labeled_rows" not in declared:
+            raise ValueError(
+                "the qbrank objective cannot yet restrict its squared-error term to the labeled rows (it takes "
+                "labeled='single'/'all'/'none' for every row), so P ∪ L with click rows is not expressible; "
+                "train on the click pairs alone, or on the labeled set alone")
+        params.update(label_pairs=bool(label_pairs), labeled_rows=np.flatnonzero(self.labeled))
+        return params
+
+
+def training_set(rows: PairRows, X: Any, group_ptr: ArrayLike, labeled: Any = None) -> TrainingSet:
+    """QBRank's training set P ∪ L (module docstring).
+
+    Args:
+        rows: :func:`to_rows`'s pairs, row indices of ``X``.
+        X: the feature matrix the pairs index (dense or scipy CSR), with its query offsets
+            ``group_ptr`` (:mod:`boostplug.groups`).
+        labeled: ``None``, or a :class:`~boostplug.data.RankingData` of judged queries (the
+            labeled part L; its features must have ``X``'s columns).
+
+    Returns:
+        :class:`TrainingSet`: the rows of ``X`` the pairs touch (whole-query order kept, the
+        other rows left out), then ``labeled``'s rows.
+    """
+    import scipy.sparse as sp
+
+    if not isinstance(rows, PairRows):
+        raise TypeError(f"training_set takes boostplug.clicks.to_rows(...)'s PairRows, got {type(rows).__name__}")
+    n = X.shape[0]
+    gp = check_group_ptr(group_ptr, n_docs=n)
+    if rows.pairs.size and (rows.pairs.min() < 0 or rows.pairs.max() >= n):
+        raise ValueError(f"the pairs index rows up to {int(rows.pairs.max())} but X has {n} rows")
+    used = np.unique(rows.pairs)
+    q_of = np.searchsorted(gp, used, side="right") - 1
+    change = np.flatnonzero(q_of[1:] != q_of[:-1]) + 1
+    click_ptr = np.concatenate(([0], change, [used.shape[0]])).astype(np.int64) if used.size else np.zeros(1, np.int64)
+    pairs = np.searchsorted(used, rows.pairs).astype(np.int64).reshape(-1, 2)
+    Xc = X[used]
+    yc = np.zeros(used.shape[0])
+    if labeled is None:
+        return TrainingSet(Xc, yc, click_ptr, pairs, rows.weights.copy(), np.zeros(used.shape[0], bool),
+                           int(used.shape[0]))
+    for attr in ("X", "y", "group_ptr"):
+        if not hasattr(labeled, attr):
+            raise TypeError(f"labeled must be a boostplug.data.RankingData, got {type(labeled).__name__}")
+    if labeled.X.shape[1] != X.shape[1]:
+        raise ValueError(f"labeled has {labeled.X.shape[1]} features but X has {X.shape[1]}")
+    if sp.issparse(Xc) or sp.issparse(labeled.X):
+        Xall = sp.vstack([sp.csr_matrix(Xc), sp.csr_matrix(labeled.X)], format="csr")
+    else:
+        Xall = np.vstack([np.asarray(Xc), np.asarray(labeled.X)])
+    m = int(labeled.X.shape[0])
+    ptr = np.concatenate((click_ptr, click_ptr[-1] + np.asarray(labeled.group_ptr[1:], dtype=np.int64)))
+    lab = np.concatenate((np.zeros(used.shape[0], bool), np.ones(m, bool)))
+    return TrainingSet(Xall, np.concatenate((yc, np.asarray(labeled.y, dtype=np.float64))), ptr, pairs,
+                       rows.weights.copy(), lab, int(used.shape[0]))

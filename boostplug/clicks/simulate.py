@@ -1,0 +1,239 @@
+"""Click simulation on labeled ranking data, for evaluating learning from clicks.
+
+The protocol of Joachims, Swaminathan and Schnabel (WSDM 2017, Section 6): a production
+ranker's scores fix, for each query, the list it shows (its ``top_k`` documents by score,
+ties in row order); each session draws a query (uniformly, or by ``query_weights``) and a
+click model draws clicks on that list from the documents' true grades.
+
+Attractiveness (probability of a click on an examined document of grade ``g``), with
+``g_max`` the largest grade (``max_grade``, default: the data's)::
+
+    a(g) = eps_minus + (eps_plus - eps_minus) * (2^g - 1) / (2^g_max - 1)
+
+so that on binary grades a relevant document is clicked with ``eps_plus`` and an irrelevant
+one with ``eps_minus`` (the WSDM 2017 click noise), and graded labels interpolate as in
+their gains. ``click_prob`` (one probability per integer grade) replaces the formula.
+
+Click models (Chuklin, Markov, de Rijke, *Click Models for Web Search*, 2015), at position
+``r = 1..k``:
+
+* ``"pbm"``, position-based: examined with ``(1/r)^eta``, independently of the rest;
+  clicked with ``a(g)`` when examined (WSDM 2017);
+* ``"cascade"``: the user scans down from the top, clicks with ``a(g)``, and stops after the
+  first click (Craswell et al., WSDM 2008);
+* ``"dcm"``, dependent click model: as the cascade, but after a click at ``r`` goes on
+  with probability ``continue_prob`` (one number, or one per position) (Guo, Liu, Wang,
+  WSDM 2009).
+
+The log's ``order`` column numbers each session's clicks top-down (the cascade and DCM
+scan in that order; under the PBM it is the usual top-down assumption). Documents are
+keyed by their row in the data (``doc``), queries by the data's ``qid``, sessions by
+``0..n_sessions-1``: ``boostplug.clicks.to_rows(prefs, data.qid)`` maps preferences back.
+
+Sampling is vectorised over blocks of sessions and seeded (``seed``: an int or a
+``numpy.random.Generator``): the same arguments give the same log.
+
+Example:
+    >>> import numpy as np
+    >>> from boostplug import clicks
+    >>> from boostplug.data import make_ranking
+    >>> data = make_ranking(n_queries=5, docs_per_query=8, seed=1)
+    >>> log = clicks.simulate(data, data.y, n_sessions=3, top_k=4, model="cascade", seed=0)
+    >>> log.n_impressions, len(log)
+    (3, 12)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_choice, check_real, check_scores, show
+from .log import ClickLog, Dropped
+
+__all__ = ["CLICK_MODELS", "simulate", "attractiveness", "examination", "shown_lists"]
+
+CLICK_MODELS = ("pbm", "cascade", "dcm")
+#: Sessions drawn per vectorised block (bounds the temporaries at a few hundred MB).
+_BLOCK = 1 << 18
+
+
+def _positive_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer >= 1, got {show(value)}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {show(value)}")
+    return int(value)
+
+
+def _probability(value: object, name: str) -> float:
+    return check_real(name, value, 0.0, 1.0, lo_open=False)
+
+
+def attractiveness(labels: ArrayLike, *, eps_plus: float = 1.0, eps_minus: float = 0.1,
+                   max_grade: float | None = None, click_prob: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Click probability of an examined document, per row (module docstring).
+
+    ``click_prob``: one probability per integer grade ``0..G`` instead of the formula (every
+    label must then be an integer in that range)."""
+    y = check_scores(labels, name="labels")
+    if y.size and y.min() < 0:
+        raise ValueError(f"labels must be non-negative grades; row {int(np.argmin(y))} has {float(y.min())}")
+    if click_prob is not None:
+        p = check_scores(click_prob, name="click_prob")
+        if p.size == 0 or p.min() < 0 or p.max() > 1:
+            raise ValueError(f"click_prob must hold one probability in [0, 1] per grade, got {p.tolist()}")
+        bad = np.flatnonzero((y != np.round(y)) | (y >= p.shape[0]))
+        if bad.size:
+            raise ValueError(f"click_prob has {p.shape[0]} grades (0..{p.shape[0] - 1}) but row {int(bad[0])} has "
+                             f"label {float(y[bad[0]])}")
+        return p[y.astype(np.int64)]
+    hi = _probability(eps_plus, "eps_plus")
+    lo = _probability(eps_minus, "eps_minus")
+    if max_grade is None:
+        top = float(y.max()) if y.size else 0.0
+    else:
+        top = check_real("max_grade", max_grade, 0.0, 1e3, lo_open=False)
+        if y.size and y.max() > top:
+            raise ValueError(f"max_grade={show(max_grade)} is below the largest label {float(y.max())}")
+    if top == 0.0:
+        return np.full(y.shape[0], lo)
+    return lo + (hi - lo) * np.expm1(y * np.log(2.0)) / np.expm1(top * np.log(2.0))
+
+
+def examination(top_k: int, eta: float) -> NDArray[np.float64]:
+    """The position-based model's examination probabilities ``(1/r)^eta``, ``r = 1..top_k``."""
+    return (1.0 / np.arange(1, top_k + 1)) ** eta
+
+
+def shown_lists(scores: NDArray[np.float64], group_ptr: NDArray[np.int64], top_k: int) -> NDArray[np.int64]:
+    """``(n_queries, top_k)`` rows each query shows, best score first (ties: lower row first);
+    ``-1`` pads queries with fewer documents."""
+    n_q = group_ptr.shape[0] - 1
+    sizes = np.diff(group_ptr)
+    q_of_row = np.repeat(np.arange(n_q), sizes)
+    order = np.lexsort((-scores, q_of_row))  # by query, then score descending, stable
+    rank = np.arange(order.shape[0]) - np.repeat(group_ptr[:-1], sizes)
+    keep = rank < top_k
+    shown = np.full((n_q, top_k), -1, dtype=np.int64)
+    shown[q_of_row[order][keep], rank[keep]] = order[keep]
+    return shown
+
+
+def _continue(model: str, continue_prob: Any, top_k: int) -> NDArray[np.float64]:
+    if model == "cascade":
+        return np.zeros(top_k)
+    lam = np.asarray(continue_prob, dtype=np.float64)
+    if lam.ndim == 0:
+        lam = np.full(top_k, _probability(float(lam), "continue_prob"))
+    elif lam.shape != (top_k,):
+        raise ValueError(f"continue_prob must be one number or one per position ({top_k}), got shape {lam.shape}")
+    elif not (np.all(lam >= 0) and np.all(lam <= 1)):
+        raise ValueError(f"continue_prob must lie in [0, 1], got {lam.tolist()}")
+    return lam
+
+
+def simulate(
+    data: Any,
+    scores: ArrayLike,
+    n_sessions: int,
+    *,
+    model: str = "pbm",
+    top_k: int = 10,
+    eta: float = 1.0,
+    eps_plus: float = 1.0,
+    eps_minus: float = 0.1,
+    continue_prob: float | ArrayLike = 0.5,
+    click_prob: ArrayLike | None = None,
+    max_grade: float | None = None,
+    query_weights: ArrayLike | None = None,
+    seed: int | np.random.Generator | None = None,
+) -> ClickLog:
+    """Simulated sessions on ``data`` shown in the order of ``scores`` (module docstring).
+
+    Args:
+        data: a :class:`~boostplug.data.RankingData` (its ``y`` are the true grades).
+        scores: the production ranker's score of every row of ``data``.
+        n_sessions: sessions to draw.
+        model: ``"pbm"`` (default), ``"cascade"`` or ``"dcm"``.
+        top_k: documents shown per session (fewer for a smaller query).
+        eta: position bias of the PBM, ``>= 0`` (0: every position examined).
+        eps_plus, eps_minus: click probability of an examined document of the highest and of
+            grade 0.
+        continue_prob: DCM: probability of going on after a click (one, or one per position).
+        click_prob: click probability per integer grade, instead of ``eps_plus``/``eps_minus``.
+        max_grade: the grade that gets ``eps_plus`` (default: the data's largest label).
+        query_weights: relative frequency of each query (default: uniform).
+        seed: int or ``numpy.random.Generator``.
+
+    Returns:
+        a :class:`~boostplug.clicks.ClickLog` with an ``order`` column (click sequence numbers).
+    """
+    y = np.asarray(data.y, dtype=np.float64)
+    group_ptr = np.asarray(data.group_ptr, dtype=np.int64)
+    qid = np.asarray(data.qid)
+    s = check_scores(scores)
+    if s.shape[0] != y.shape[0]:
+        raise ValueError(f"scores has {s.shape[0]} values but the data has {y.shape[0]} rows")
+    n_sessions = _positive_int(n_sessions, "n_sessions")
+    top_k = _positive_int(top_k, "top_k")
+    model = check_choice("model", model, CLICK_MODELS)
+    eta = check_real("eta", eta, 0.0, 1e3, lo_open=False)
+    attr = attractiveness(y, eps_plus=eps_plus, eps_minus=eps_minus, max_grade=max_grade, click_prob=click_prob)
+    lam = _continue(model, continue_prob, top_k)
+    n_q = group_ptr.shape[0] - 1
+    if n_q == 0:
+        raise ValueError("the data has no queries to simulate sessions on")
+    p = None
+    if query_weights is not None:
+        w = check_scores(query_weights, name="query_weights")
+        if w.shape[0] != n_q or w.min() < 0 or w.sum() <= 0:
+            raise ValueError(f"query_weights must hold {n_q} non-negative weights, not all zero")
+        p = w / w.sum()
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    shown = shown_lists(s, group_ptr, top_k)
+    n_shown = (shown >= 0).sum(axis=1)
+    exam = examination(top_k, eta)
+    attr_pad = np.append(attr, 0.0)  # row -1 (padding) is never clicked
+    first_row = group_ptr[:-1]
+
+    queries = rng.choice(n_q, size=n_sessions, p=p)
+    parts: list[tuple[NDArray[np.bool_], NDArray[np.float64]]] = []
+    for start in range(0, n_sessions, _BLOCK):
+        q = queries[start:start + _BLOCK]
+        lists = shown[q]
+        a = attr_pad[lists]
+        u = rng.random(lists.shape)
+        if model == "pbm":
+            click = u < exam * a
+        else:
+            would = u < a
+            go_on = rng.random(lists.shape) < lam
+            stop = would & ~go_on
+            stopped_before = np.cumsum(stop, axis=1) - stop  # stops at earlier positions
+            click = would & (stopped_before == 0)
+        click &= lists >= 0
+        seq = np.cumsum(click, axis=1).astype(np.float64)
+        parts.append((click, np.where(click, seq, np.nan)))
+    click = np.concatenate([c for c, _ in parts])
+    order = np.concatenate([o for _, o in parts])
+    valid = shown[queries] >= 0
+    rows = shown[queries][valid]
+    sizes = n_shown[queries]
+    ptr = np.zeros(n_sessions + 1, dtype=np.int64)
+    np.cumsum(sizes, out=ptr[1:])
+    position = np.broadcast_to(np.arange(1, top_k + 1), valid.shape)[valid]
+    return ClickLog(
+        session=np.repeat(np.arange(n_sessions, dtype=np.int64), sizes),
+        query=np.repeat(qid[first_row[queries]], sizes),
+        doc=rows,
+        position=position.astype(np.int64),
+        clicked=click[valid],
+        order=order[valid],
+        dwell=None,
+        impression_ptr=ptr,
+        dropped=Dropped(),
+    )

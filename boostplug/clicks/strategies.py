@@ -1,0 +1,88 @@
+"""Joachims et al.'s strategies for reading relative preferences out of one impression.
+
+Joachims, Granka, Pan, Hembrooke, Radlinski, Gay, "Evaluating the accuracy of implicit
+feedback from clicks and query reformulations in Web search", ACM TOIS 25(2), 2007
+(SIGIR 2005: "Accurately interpreting clickthrough data as implicit feedback"), Section 5.
+For a shown ranking ``(l_1, l_2, ...)`` with clicked positions ``C``, a strategy yields
+preferences ``rel(l_i) > rel(l_j)`` ("``l_i`` is preferred to ``l_j``"):
+
+=========================  ============================================================
+name                       preferences
+=========================  ============================================================
+``click>skip-above``       ``i`` in C, ``j < i``, ``j`` not in C
+``last-click>skip-above``  ``i`` the click that came last in time, ``j < i``, ``j`` not in C
+``click>earlier-click``    ``i, j`` in C, ``i`` clicked after ``j``
+``click>skip-previous``    ``i`` in C, ``j = i - 1`` not in C
+``click>no-click-next``    ``i`` in C, ``j = i + 1`` not in C (``l_{i+1}`` shown)
+=========================  ============================================================
+
+Strategies combine as a union: a pair that several strategies yield in one impression
+counts once for that impression. The two strategies that need the time of each click
+(``last-click>skip-above``, ``click>earlier-click``) read the log's order column (a time
+or a sequence number); two clicks with the same time are taken in position order.
+
+Which pairs against the shown order: ``click>skip-above``, ``last-click>skip-above`` and
+``click>skip-previous`` only ever prefer a lower-shown document to a higher-shown one, so on
+their own they teach a learner to reverse the production ranking (Joachims et al. measure
+them as accurate *relative to the shown order*). ``click>no-click-next`` yields pairs that
+agree with the shown order; the default combines ``click>skip-above`` with it.
+
+Example:
+    >>> from boostplug.clicks import strategies
+    >>> strategies.mask(("click>skip-above", "click>no-click-next")) == (
+    ...     strategies.BITS["click>skip-above"] | strategies.BITS["click>no-click-next"])
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+__all__ = ["NAMES", "BITS", "NEEDS_ORDER", "DEFAULT", "mask", "names"]
+
+#: Bit of each strategy (the compiled extraction takes their union as one integer).
+BITS: dict[str, int] = {
+    "click>skip-above": 1,
+    "last-click>skip-above": 2,
+    "click>earlier-click": 4,
+    "click>skip-previous": 8,
+    "click>no-click-next": 16,
+}
+#: The strategies, in the order of Joachims et al.'s Section 5.
+NAMES: tuple[str, ...] = tuple(BITS)
+#: Strategies that need the time (or order) of each click.
+NEEDS_ORDER: tuple[str, ...] = ("last-click>skip-above", "click>earlier-click")
+#: Pairs against the shown order (Click > Skip Above) and with it (Click > No-Click Next).
+DEFAULT: tuple[str, ...] = ("click>skip-above", "click>no-click-next")
+
+
+def names(strategies: str | Iterable[str]) -> tuple[str, ...]:
+    """The strategy names of ``strategies`` (one name, or several), checked, duplicates removed,
+    in :data:`NAMES` order; ``"all"`` is every strategy. ``ValueError`` names an unknown one."""
+    if isinstance(strategies, str):
+        given = [strategies]
+    else:
+        try:
+            given = list(strategies)
+        except TypeError:
+            raise TypeError(f"strategies must be a strategy name or a sequence of names, got "
+                            f"{type(strategies).__name__}") from None
+    if not given:
+        raise ValueError(f"strategies is empty; choose from {list(NAMES)} (or 'all')")
+    chosen: set[str] = set()
+    for s in given:
+        if s == "all":
+            chosen.update(NAMES)
+        elif isinstance(s, str) and s in BITS:
+            chosen.add(s)
+        else:
+            raise ValueError(f"unknown click strategy {s!r}; choose from {list(NAMES)} (or 'all')")
+    return tuple(n for n in NAMES if n in chosen)
+
+
+def mask(strategies: str | Iterable[str]) -> int:
+    """The union of the strategies' bits (:data:`BITS`)."""
+    bits = 0
+    for n in names(strategies):
+        bits |= BITS[n]
+    return bits

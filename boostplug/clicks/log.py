@@ -225,9 +225,11 @@ def _impression_order(values: dict[str, np.ndarray], position: NDArray[np.float6
     return np.lexsort((position, q_code, s_code))  # stable: equal positions keep log order
 
 
-def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped) -> ClickLog:
+def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped, streamed: bool = False) -> ClickLog:
     """One batch of rows (whole sessions) as a :class:`ClickLog`: sorted by (session, query,
-    position), each impression checked; bad ones raise or are dropped (``dropped`` counts them)."""
+    position), each impression checked; bad ones raise or are dropped (``dropped`` counts them).
+    ``streamed``: the batch is part of a file read in batches (a refusal of positions then
+    says that a session split across the file shows up that way)."""
     from . import _kernels as K
 
     values, nulls = batch.values, batch.nulls
@@ -279,9 +281,12 @@ def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped
     if bad.size:
         if on_bad == "raise":
             i = int(bad[np.argmin(rows[where[bad]])])  # the bad impression met first in the log
+            hint = ("; the log is read in batches, so each session's rows must be together in the file (if they "
+                    "are not, sort it by session or read it whole with read_log)"
+                    if streamed and reason[i] == K.BAD_POSITIONS else "")
             raise ValueError("click log: " + _refusal(int(reason[i]), int(where[i]), ptr[i], ptr[i + 1], values,
                                                       sort, rows, position, clicked, order, dwell)
-                             + " (on_bad='skip' drops such impressions and reports them)")
+                             + hint + " (on_bad='skip' drops such impressions and reports them)")
         for code in np.unique(reason[bad]):
             of = bad[reason[bad] == code]
             i = int(of[np.argmin(rows[where[of]])])
@@ -328,7 +333,8 @@ def _refusal(code: int, k: int, a: int, b: int, values: dict[str, np.ndarray], s
     elif code == 5:
         detail = f"log row {row} is a click without an order/time value"
     else:
-        detail = f"log row {row} is a click with dwell {show(_number(dwell[k]))}; dwell must be >= 0"  # type: ignore[index]
+        assert dwell is not None  # code 6 only comes from a dwell column
+        detail = f"log row {row} is a click with dwell {show(_number(dwell[k]))}; dwell must be >= 0"
     return f"{head}: {detail}"
 
 
@@ -376,11 +382,12 @@ def read_log(source: Any, *, columns: Mapping[str, str | None] | None = None, on
 
 
 def stream(source: Any, columns: Mapping[str, str | None] | None, on_bad: str,
-           batch_rows: int = _sources.FILE_BATCH_ROWS) -> tuple[dict[str, str], Iterator[ClickLog], Dropped]:
+           batch_rows: int | None = None) -> tuple[dict[str, str], Iterator[ClickLog], Dropped]:
     """``(roles, pieces, report)``: the log's columns by role, its validated pieces read in batches
-    (each holding whole sessions), and the report the pieces add to. A file's sessions must each be contiguous (any session order): a session that
-    reappears after other sessions is a ``ValueError`` naming it and the row."""
-    roles, parts = _sources.batches(source, columns, batch_rows)
+    (each holding whole sessions), and the report the pieces add to. A file's sessions must each
+    be contiguous (any session order): a session that reappears after other sessions is a
+    ``ValueError`` naming it and the row."""
+    roles, parts = _sources.batches(source, columns, batch_rows or _sources.FILE_BATCH_ROWS)
     dropped = Dropped()
 
     def run() -> Iterator[ClickLog]:
@@ -399,13 +406,14 @@ def stream(source: Any, columns: Mapping[str, str | None] | None, on_bad: str,
             if tail == 0:
                 carry = batch
                 continue
+            _check_contiguous(batch, seen)  # the held-back tail too: it may repeat a session of the head
             head = batch.take(slice(0, tail), batch.first_row)
             carry = batch.take(slice(tail, None), batch.first_row + tail)
             seen = _check_contiguous(head, seen)
-            yield _validate(head, roles, on_bad, dropped)
+            yield _validate(head, roles, on_bad, dropped, streamed=True)
         if carry is not None and len(carry):
             _check_contiguous(carry, seen)
-            yield _validate(carry, roles, on_bad, dropped)
+            yield _validate(carry, roles, on_bad, dropped, streamed=True)
 
     return roles, run(), dropped
 

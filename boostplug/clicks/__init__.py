@@ -10,7 +10,7 @@
 * :func:`to_rows`, :func:`training_set` (:mod:`boostplug.clicks.pairs`): the table as row-index
   pairs of a feature matrix, and the training set of QBRank's P ∪ L (click preferences with
   a labeled subset), with the objective's parameters;
-* :func:`simulate` (:mod:`boostplug.clicks.simulate`): clicks of a position-based, cascade or
+* :func:`simulate` (:mod:`boostplug.clicks.simulation`): clicks of a position-based, cascade or
   dependent click model on the top results of a production ranker, for any LETOR data.
 
 Example:
@@ -35,7 +35,7 @@ from .aggregate import WEIGHTS, Preferences
 from .extract import preferences
 from .log import ClickLog, Dropped, read_log
 from .pairs import PairRows, TrainingSet, to_rows, training_set
-from .simulate import CLICK_MODELS, simulate
+from .simulation import CLICK_MODELS, simulate
 
 __all__ = ["CLICK_MODELS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS", "preferences",
            "read_log", "simulate", "strategies", "to_rows", "training_set"]

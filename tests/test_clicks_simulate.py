@@ -1,0 +1,161 @@
+"""Click simulation: click-through rates by position and grade within sampling error of each
+click model's own probabilities (and far from those of a wrong model), the shown lists, the
+log's form, seeding, and the parameter refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boostplug import clicks
+from boostplug.clicks import simulation as sim
+from boostplug.data import RankingData, make_ranking
+
+#: |z| bound of every cell (some 50-200 cells per test: a false alarm has probability ~1e-4).
+Z = 4.5
+
+
+def graded_data(n_queries: int = 12, seed: int = 0) -> RankingData:
+    return make_ranking(n_queries=n_queries, docs_per_query=(3, 12), n_labels=5, seed=seed)
+
+
+def z_scores(clicks_: np.ndarray, shown: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Binomial z of clicks in each cell (cells with some expected clicks and non-clicks only)."""
+    ok = (shown * p > 5) & (shown * (1 - p) > 5)
+    return (clicks_[ok] - shown[ok] * p[ok]) / np.sqrt(shown[ok] * p[ok] * (1 - p[ok]))
+
+
+def pbm_cells(log: clicks.ClickLog, y: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Impressions and clicks per (position, grade)."""
+    grade = y[log.doc].astype(int)
+    shown = np.zeros((top_k, 5))
+    clicked = np.zeros((top_k, 5))
+    np.add.at(shown, (log.position - 1, grade), 1)
+    np.add.at(clicked, (log.position - 1, grade), log.clicked)
+    return shown, clicked
+
+
+@pytest.mark.parametrize("eta, eps_plus, eps_minus", [(1.0, 1.0, 0.1), (2.0, 0.9, 0.05), (0.5, 0.7, 0.2)])
+def test_pbm_ctr_by_position_and_grade(eta: float, eps_plus: float, eps_minus: float) -> None:
+    data = graded_data()
+    top_k = 8
+    scores = np.random.default_rng(1).normal(size=data.n_docs)
+    log = clicks.simulate(data, scores, 120_000, model="pbm", top_k=top_k, eta=eta, eps_plus=eps_plus,
+                          eps_minus=eps_minus, seed=3)
+    shown, clicked = pbm_cells(log, data.y, top_k)
+    g = np.arange(5)
+    attr = eps_minus + (eps_plus - eps_minus) * (2.0 ** g - 1) / (2.0 ** 4 - 1)
+    p = (1.0 / np.arange(1, top_k + 1))[:, None] ** eta * attr[None, :]
+    z = z_scores(clicked, shown, p)
+    assert z.size > 20 and np.abs(z).max() < Z
+    # the test can tell: another position bias is far outside sampling error
+    wrong = (1.0 / np.arange(1, top_k + 1))[:, None] ** (eta * 1.2) * attr[None, :]
+    assert np.abs(z_scores(clicked, shown, wrong)).max() > 3 * Z
+
+
+def _chain_probabilities(attr: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """P(click at r) of one list under the DCM (lam = 0: the cascade), by the recursion
+    P(E_1) = 1, P(E_{r+1}) = P(E_r) (1 - a_r + a_r lam_r)."""
+    p, examined = np.zeros(attr.shape[0]), 1.0
+    for r, a in enumerate(attr):
+        p[r] = examined * a
+        examined *= 1.0 - a + a * lam[r]
+    return p
+
+
+@pytest.mark.parametrize("model, continue_prob", [("cascade", 0.5), ("dcm", 0.6), ("dcm", [0.9, 0.8, 0.5, 0.3, 0.2])])
+def test_cascade_and_dcm_ctr_per_position(model: str, continue_prob) -> None:
+    data = graded_data(n_queries=6, seed=4)
+    top_k = 5
+    scores = np.random.default_rng(2).normal(size=data.n_docs)
+    log = clicks.simulate(data, scores, 60_000, model=model, top_k=top_k, continue_prob=continue_prob,
+                          eps_plus=0.8, eps_minus=0.1, seed=5)
+    shown_rows = sim.shown_lists(scores, data.group_ptr, top_k)
+    attr = sim.attractiveness(data.y, eps_plus=0.8, eps_minus=0.1)
+    lam = np.zeros(top_k) if model == "cascade" else np.broadcast_to(np.asarray(continue_prob, float), (top_k,))
+    zs = []
+    for q in range(data.n_queries):
+        rows = shown_rows[q][shown_rows[q] >= 0]
+        expected = _chain_probabilities(attr[rows], lam[:rows.shape[0]])
+        in_q = np.isin(log.doc, rows)
+        sessions = np.unique(log.session[in_q]).shape[0]
+        counts = np.bincount(log.position[in_q & log.clicked] - 1, minlength=rows.shape[0])[:rows.shape[0]]
+        zs.append(z_scores(counts.astype(float), np.full(rows.shape[0], float(sessions)), expected))
+        if model == "cascade":  # at most one click per session, the first attractive document scanned
+            per_session = np.bincount(log.session[in_q & log.clicked])
+            assert per_session.max(initial=0) <= 1
+    z = np.concatenate(zs)
+    assert z.size >= 12 and np.abs(z).max() < Z
+
+
+def test_order_numbers_clicks_top_down() -> None:
+    data = graded_data()
+    log = clicks.simulate(data, data.y, 2000, model="dcm", continue_prob=0.9, top_k=6, seed=0)
+    assert log.order is not None
+    assert np.isnan(log.order[~log.clicked]).all()
+    for i in range(log.n_impressions):
+        a, b = log.impression_ptr[i], log.impression_ptr[i + 1]
+        o = log.order[a:b][log.clicked[a:b]]
+        assert o.tolist() == list(range(1, o.size + 1))
+
+
+def test_shown_lists_and_log_form() -> None:
+    data = RankingData(np.zeros((7, 1)), np.array([0, 1, 2, 0, 1, 2, 3.0]), group_ptr=np.array([0, 2, 7]),
+                       qid=np.array([40, 40, 9, 9, 9, 9, 9]))
+    scores = np.array([0.0, 1.0, 0.5, 2.0, 0.5, -1.0, 3.0])
+    shown = sim.shown_lists(scores, data.group_ptr, 3)
+    assert shown.tolist() == [[1, 0, -1], [6, 3, 2]]  # ties (rows 2 and 4) in row order
+    log = clicks.simulate(data, scores, 50, top_k=3, seed=0)
+    assert clicks.read_log(log.columns()).n_impressions == 50  # a valid log
+    for i in range(50):
+        a, b = log.impression_ptr[i], log.impression_ptr[i + 1]
+        q = log.query[a]
+        assert log.doc[a:b].tolist() == ([1, 0] if q == 40 else [6, 3, 2])
+        assert log.position[a:b].tolist() == list(range(1, b - a + 1))
+    assert set(log.session.tolist()) == set(range(50))
+
+
+def test_seeded() -> None:
+    data = graded_data()
+    a = clicks.simulate(data, data.y, 500, seed=7)
+    b = clicks.simulate(data, data.y, 500, seed=np.random.default_rng(7))
+    c = clicks.simulate(data, data.y, 500, seed=8)
+    for name, col in a.columns().items():
+        np.testing.assert_array_equal(col, b.columns()[name])
+    assert not np.array_equal(a.clicked, c.clicked)
+
+
+def test_query_weights_and_click_prob() -> None:
+    data = graded_data(n_queries=4)
+    log = clicks.simulate(data, data.y, 3000, query_weights=[0, 1, 3, 0], seed=0)
+    counts = {q: int((log.query[log.impression_ptr[:-1]] == q).sum()) for q in range(4)}
+    assert counts[0] == counts[3] == 0 and 0.2 < counts[1] / 3000 < 0.3
+    # click_prob replaces the formula: grade 0 never clicked, grade 4 always when examined (eta = 0)
+    log = clicks.simulate(data, data.y, 300, eta=0.0, click_prob=[0, 0.5, 0.5, 0.5, 1.0], seed=0)
+    grade = data.y[log.doc]
+    assert not log.clicked[grade == 0].any() and log.clicked[grade == 4].all()
+
+
+def test_parameter_refusals() -> None:
+    data = graded_data(n_queries=3)
+    y = data.y
+    with pytest.raises(ValueError, match="scores has 3 values but the data has"):
+        clicks.simulate(data, [0.0, 1.0, 2.0], 10)
+    with pytest.raises(ValueError, match="model must be one of"):
+        clicks.simulate(data, y, 10, model="ubm")
+    with pytest.raises(ValueError, match="n_sessions must be >= 1"):
+        clicks.simulate(data, y, 0)
+    with pytest.raises(TypeError, match="top_k must be an integer"):
+        clicks.simulate(data, y, 10, top_k=2.5)
+    with pytest.raises(ValueError, match="eps_plus must be a finite number in"):
+        clicks.simulate(data, y, 10, eps_plus=1.5)
+    with pytest.raises(ValueError, match=r"continue_prob must be one number or one per position \(10\)"):
+        clicks.simulate(data, y, 10, model="dcm", continue_prob=[0.5, 0.5])
+    with pytest.raises(ValueError, match="continue_prob must be a finite number"):
+        clicks.simulate(data, y, 10, model="dcm", continue_prob=2.0)
+    with pytest.raises(ValueError, match="click_prob has 2 grades"):
+        clicks.simulate(data, y, 10, click_prob=[0.1, 0.9])
+    with pytest.raises(ValueError, match="max_grade=2 is below the largest label 4"):
+        clicks.simulate(data, y, 10, max_grade=2)
+    with pytest.raises(ValueError, match="query_weights must hold 3"):
+        clicks.simulate(data, y, 10, query_weights=[1, 1])

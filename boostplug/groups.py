@@ -33,6 +33,8 @@ __all__ = [
     "qid_from_group_ptr",
     "check_group_ptr",
     "first_noncontiguous",
+    "group_ptr_of_runs",
+    "cut_queries",
 ]
 
 
@@ -91,6 +93,31 @@ def first_noncontiguous(qid: ArrayLike) -> tuple[int, int] | None:
     return int(starts[k]), int(starts[first_run])
 
 
+def group_ptr_of_runs(qid: ArrayLike) -> NDArray[np.int64]:
+    """Group pointer of the runs of equal adjacent ids: a new group starts wherever the id
+    changes, so an id that reappears after other ids starts a group of its own (unlike
+    :func:`group_ptr_from_qid`, which refuses it)."""
+    q = _as_1d(qid, "qid")
+    change = np.flatnonzero(q[1:] != q[:-1]) + 1
+    return np.concatenate(([0], change, [q.shape[0]])).astype(np.int64) if q.shape[0] else np.zeros(1, np.int64)
+
+
+def cut_queries(group_ptr: ArrayLike, rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The queries that the row indices ``rows`` (a training fold, say) hold some but not all
+    documents of, and how many of each one's rows they hold.
+
+    Example:
+        >>> cut_queries([0, 2, 5], [0, 1, 2])   # query 0 whole, query 1 cut: 1 of its 3 rows
+        (array([1]), array([1]))
+    """
+    g = check_group_ptr(group_ptr)
+    sizes = np.diff(g)
+    query_of_row = np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
+    held = np.bincount(query_of_row[np.asarray(rows, dtype=np.int64)], minlength=sizes.shape[0])
+    cut = np.flatnonzero((held > 0) & (held != sizes))
+    return cut, held[cut]
+
+
 def group_ptr_from_qid(
     qid: ArrayLike, *, regroup: bool = False
 ) -> NDArray[np.int64] | Regrouped:
@@ -120,8 +147,7 @@ def group_ptr_from_qid(
         return Regrouped(empty, np.zeros(0, dtype=np.int64)) if regroup else empty
     bad = first_noncontiguous(q)
     if bad is None:
-        change = np.flatnonzero(q[1:] != q[:-1]) + 1
-        ptr = np.concatenate(([0], change, [n])).astype(np.int64)
+        ptr = group_ptr_of_runs(q)
         if regroup:
             return Regrouped(ptr, np.arange(n, dtype=np.int64))
         return ptr

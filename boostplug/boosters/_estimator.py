@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
+from .._sklearn_folds import check_split_keeps_queries
 from .._validation import check_labels
 from ..groups import check_group_ptr
 from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
@@ -124,6 +125,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         (``stop_reason_ == "interrupted"``); a round is recorded whole or not at all
         (``rankers_``, ``weights_`` and ``history_`` always have the same length).
         """
+        check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
         data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
                                random_state=getattr(self, "random_state", None))
         n_rounds = self._check_n_rounds()

@@ -10,7 +10,8 @@ frameworks' own rankers and take a boostplug objective by *name* (one of
 Everything the two share lives here: telling the objective's parameters from the booster's
 (so ``get_params``/``clone``/``GridSearchCV`` see them and the booster never does), query
 groups from ``qid`` or ``group`` sizes, query weights, the evaluation metric and early-stopping
-settings, ``score``, scikit-learn metadata routing, and the objective record of saved models.
+settings, ``score``, scikit-learn metadata routing (with the refusal of cross-validation splits
+that cut queries, :mod:`boostplug._sklearn_folds`), and the objective record of saved models.
 The framework modules only translate these into ``lgb``/``xgb`` calls.
 """
 
@@ -23,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import objectives as _objectives
+from .._sklearn_folds import check_split_keeps_queries
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes
 from ._adapter import MetricSpec, metric_query_weights, query_weights_from_rows
 
@@ -242,6 +244,7 @@ class RankerMixin:
         eval_group: Sequence[ArrayLike] | None,
         eval_sample_weight: Sequence[ArrayLike] | None,
     ) -> FitPlan:
+        check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
         choice = self._objective_choice()
         metric = _check_eval_metric(self.eval_metric)
         rounds = _check_rounds(self.early_stopping_rounds)
@@ -278,7 +281,8 @@ class RankerMixin:
         constant within a query); negated for the losses ``r1``/``r2`` so that greater is better.
 
         With ``sklearn.set_config(enable_metadata_routing=True)``, ``GridSearchCV`` and
-        ``cross_validate`` pass each split's ``qid`` here (it is requested by default).
+        ``cross_validate`` pass each split's ``qid`` here (it is requested by default), and
+        ``fit`` refuses a split that cuts a query (:mod:`boostplug._sklearn_folds`).
         """
         if qid is None:
             raise ValueError(

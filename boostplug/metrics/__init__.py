@@ -65,12 +65,12 @@ from ._ndcg import dcg, ndcg
 from ._pairwise import PairMemoryError, misordered_pairs, pair_precision_at, rank_loss
 from ._binary import ERR_MAX_GRADE, average_precision, err, precision, reciprocal_rank
 from ._registry import NAMES, MetricFn, by_name, higher_is_better, parse_name
-from ._scorer import RankingScorer, make_scorer
+from ._scorer import QuerySplitWarning, RankingScorer, make_scorer
 
 __all__ = [
     "ndcg", "dcg", "average_precision", "precision", "reciprocal_rank", "err",
     "rank_loss", "misordered_pairs", "pair_precision_at",
     "by_name", "parse_name", "higher_is_better", "MetricFn", "NAMES",
     "ERR_MAX_GRADE", "PairMemoryError",
-    "make_scorer", "RankingScorer",
+    "make_scorer", "RankingScorer", "QuerySplitWarning",
 ]

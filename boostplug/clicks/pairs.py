@@ -125,10 +125,9 @@ def to_rows(prefs: Preferences, qid: ArrayLike, doc: ArrayLike | None = None, *,
         k = int(lost[0])
         side = "preferred" if not found[k, 0] else "other"
         key = prefs.preferred[k] if side == "preferred" else prefs.other[k]
-        how = "is not a row index of the feature matrix" if doc is None else "has no feature row (qid, doc)"
-        message = (f"{side} document {show(key)} {how}"
-                   f"{'' if doc is None else f' = ({show(prefs.query[k])}, {show(key)})'}; {lost.size} preferences "
-                   "name documents without features")
+        how = ("is not a row index of the feature matrix" if doc is None else
+               f"has no feature row (no row has qid {show(prefs.query[k])} and doc {show(key)})")
+        message = f"{side} document {show(key)} {how}; {lost.size} preferences name documents without features"
         if on_missing == "raise":
             raise ValueError(f"preference {k} (query {show(prefs.query[k])}): {message}; on_missing='skip' "
                              "leaves such preferences out")

@@ -279,6 +279,15 @@ def test_lightgbm_random_forest_averages_its_trees() -> None:
     _assert_same_scores(_onnx_scores(model, rows), booster.predict(rows))
 
 
+def test_xgboost_forest_of_several_trees_per_round_sums_them() -> None:
+    booster = _xgb_train(bpx.objective("mpboost"), rounds=4, num_parallel_tree=3, subsample=0.7)
+    assert len(booster.get_dump()) == 12
+    rows = _rows()
+    _assert_same_scores(_onnx_scores(to_onnx(booster), rows), booster.predict(xgb.DMatrix(rows)))
+    _assert_same_scores(_onnx_scores(to_onnx(booster, num_iteration=2), rows),
+                        booster.predict(xgb.DMatrix(rows), iteration_range=(0, 2)))
+
+
 def test_one_leaf_trees() -> None:
     X, y, qid = _data()
     lgb_booster = _lgb_train(bpl.objective("mpboost"), X, y, qid, rounds=3, min_gain_to_split=1e12)

@@ -88,6 +88,8 @@ def _zero_range_as_nan(features: str, columns: list[int], dtype: np.dtype, nodes
 
 
 def _tree_attributes(ensemble: Ensemble, dtype: np.dtype, zero_features: list[int]) -> dict[str, Any]:
+    """The ``TreeEnsembleRegressor`` attributes of ``ensemble``, thresholds and leaves in ``dtype``
+    (zero-as-missing splits read their feature's copy, see :func:`_zero_range_as_nan`)."""
     from onnx import numpy_helper
 
     copy_of = {f: ensemble.n_features + i for i, f in enumerate(zero_features)}

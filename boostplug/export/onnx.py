@@ -11,7 +11,7 @@ framework's missing-value rules and split comparisons.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -144,7 +144,8 @@ def _ensemble(model: Any, num_iteration: int | None) -> Ensemble:
                     f"{type(model).__module__}.{type(model).__qualname__}")
 
 
-def _fitted(model: Any, booster_of: Any) -> Any:
+def _fitted(model: Any, booster_of: Callable[[Any], Any]) -> Any:
+    """``booster_of(model)``: the booster of a scikit-learn model, a ``ValueError`` if it is not fitted."""
     try:
         return booster_of(model)
     except (AttributeError, ValueError):

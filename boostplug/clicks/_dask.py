@@ -1,0 +1,93 @@
+"""Click logs as Dask DataFrames: each partition is validated and its pairs counted where it
+lives; only the partial counts (one row per distinct directed pair of the partition) and
+the partition's session ids travel back, where they are summed. A session must lie within
+one partition (``ddf.shuffle(on=<session column>)`` arranges that): the session ids are
+compared across partitions and a split session is a ``ValueError`` naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .._validation import show
+from . import _sources
+from .log import Dropped, _validate
+
+__all__ = ["reduce_partitions"]
+
+
+@dataclass
+class _Partial:
+    query: np.ndarray
+    preferred: np.ndarray
+    other: np.ndarray
+    count: np.ndarray
+    sessions: np.ndarray
+    n_impressions: int
+    dropped: Dropped
+    error: str | None = None  # a refusal, raised once the sessions are known to be whole
+
+
+def _partition_counts(frame: Any, index: int, roles: dict[str, str], mask: int, min_dwell: float | None,
+                      on_bad: str) -> _Partial:
+    """One partition's validated log reduced to its pair counts (run on a worker)."""
+    from .extract import Extraction
+
+    batch = _sources._batch_from(frame, "pandas", roles, 0)
+    dropped = Dropped()
+    s = batch.values["session"]
+    if batch.nulls["session"] is not None:
+        s = s[~batch.nulls["session"]]
+    sessions = np.unique(s)
+    try:
+        log = _validate(batch, roles, on_bad, dropped)
+    except ValueError as exc:  # a session split across partitions looks like a bad impression: check that first
+        none = np.zeros(0, dtype=np.int64)
+        return _Partial(none, none, none, none, sessions, 0, dropped,
+                        f"partition {index} (log rows counted from the partition's start): {exc}")
+    ex = Extraction(mask, min_dwell)
+    ex.add_log(log)
+    q, a, b, c = ex.raw_counts()
+    return _Partial(q, a, b, c, sessions, log.n_impressions, dropped)
+
+
+def _check_sessions_whole(partials: list[_Partial]) -> None:
+    sessions = [p.sessions for p in partials]
+    if not sessions:
+        return
+    ids = np.concatenate(sessions)
+    part = np.repeat(np.arange(len(sessions)), [s.shape[0] for s in sessions])
+    order = np.argsort(ids, kind="stable")
+    ids, part = ids[order], part[order]
+    again = np.flatnonzero(ids[1:] == ids[:-1])
+    if again.size:
+        k = int(again[0])
+        raise ValueError(
+            f"click log: session {show(ids[k])} lies in partitions {int(part[k])} and {int(part[k + 1])} of the Dask "
+            "DataFrame; each session must be within one partition: ddf.shuffle(on=<session column>) first")
+
+
+def reduce_partitions(ddf: Any, ex: Any, columns: Mapping[str, str | None] | None, on_bad: str,
+                      check_roles: Callable[[dict[str, str]], None]) -> tuple[dict[str, str], Dropped]:
+    """Count the pairs of every partition of ``ddf`` into ``ex`` (an ``Extraction``); returns the
+    columns by role and the merged report of dropped impressions."""
+    import dask
+
+    roles = _sources.resolve_columns(columns, [str(c) for c in ddf.columns])
+    check_roles(roles)
+    tasks = [dask.delayed(_partition_counts)(part, i, roles, ex.mask, ex.min_dwell, on_bad)
+             for i, part in enumerate(ddf.to_delayed())]
+    partials = list(dask.compute(*tasks))
+    _check_sessions_whole(partials)
+    errors = [p.error for p in partials if p.error is not None]
+    if errors:
+        raise ValueError(errors[0])
+    dropped = Dropped()
+    for p in partials:
+        ex.add_counts(p.query, p.preferred, p.other, p.count)
+        ex.n_impressions += p.n_impressions
+        dropped.merge(p.dropped)
+    return roles, dropped

@@ -8,7 +8,7 @@ the names and the returned call shape ``fn(scores, labels, group_ptr, per_query=
 from __future__ import annotations
 
 import re
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -18,7 +18,7 @@ from ._ndcg import dcg, ndcg
 from ._pairwise import rank_loss
 from ._binary import average_precision, err, precision, reciprocal_rank
 
-__all__ = ["MetricFn", "parse_name", "by_name", "higher_is_better", "NAMES"]
+__all__ = ["MetricFn", "NamedMetric", "parse_name", "by_name", "evaluate", "higher_is_better", "NAMES"]
 
 
 class MetricFn(Protocol):
@@ -77,18 +77,43 @@ def higher_is_better(name: str) -> bool:
     return parse_name(name)[0] not in ("r1", "r2")
 
 
-def _listwise(base: str, k: int | None) -> Callable[..., float | NDArray[np.float64]]:
-    fns: dict[str, Callable[..., float | NDArray[np.float64]]] = {
-        "ndcg": ndcg, "dcg": dcg, "map": average_precision, "precision": precision,
-        "mrr": reciprocal_rank, "err": err,
-    }
-    fn = fns[base]
+_LISTWISE: dict[str, Callable[..., float | NDArray[np.float64]]] = {
+    "ndcg": ndcg, "dcg": dcg, "map": average_precision, "precision": precision,
+    "mrr": reciprocal_rank, "err": err,
+}
 
-    def metric(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
-               per_query: bool = False, *, qid: ArrayLike | None = None) -> float | NDArray[np.float64]:
-        return fn(scores, labels, group_ptr, k, qid=qid, per_query=check_flag(per_query, "per_query"))
 
-    return metric
+def evaluate(base: str, k: int | None, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
+             *, qid: ArrayLike | None = None, per_query: bool = False,
+             **conventions: Any) -> float | NDArray[np.float64]:
+    """The metric ``base`` (a canonical name of :func:`parse_name`) at cut-off ``k``, with
+    ``conventions`` (the metric function's keyword options) over the defaults."""
+    if base in ("r1", "r2"):
+        return rank_loss(scores, labels, group_ptr, qid=qid, kind=base, per_query=per_query, **conventions)
+    return _LISTWISE[base](scores, labels, group_ptr, k, qid=qid, per_query=per_query, **conventions)
+
+
+class NamedMetric:
+    """A metric by name with boostplug's default conventions: what :func:`by_name` returns.
+
+    ``fn(scores, labels, group_ptr, per_query=False, *, qid=None)``. It holds only its name,
+    so it pickles (joblib, spawn pools, a saved search that keeps it).
+    """
+
+    def __init__(self, name: str) -> None:
+        self._base, self._k = parse_name(name)
+        self.__name__ = self.__qualname__ = name.strip().lower()
+
+    def __call__(self, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
+                 per_query: bool = False, *, qid: ArrayLike | None = None) -> float | NDArray[np.float64]:
+        return evaluate(self._base, self._k, scores, labels, group_ptr, qid=qid,
+                        per_query=check_flag(per_query, "per_query"))
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return NamedMetric, (self.__name__,)
+
+    def __repr__(self) -> str:
+        return f"boostplug.metrics.by_name({self.__name__!r})"
 
 
 def by_name(name: str) -> MetricFn:
@@ -96,15 +121,6 @@ def by_name(name: str) -> MetricFn:
 
     Returns ``fn(scores, labels, group_ptr, per_query=False, *, qid=None)`` (pass exactly one
     of ``group_ptr`` and ``qid``): the mean over queries
-    (or, for ``r1``/``r2``, over all critical pairs), or the per-query array.
+    (or, for ``r1``/``r2``, over all critical pairs), or the per-query array. It pickles.
     """
-    base, k = parse_name(name)
-    if base in ("r1", "r2"):
-        def metric(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
-                   per_query: bool = False, *, qid: ArrayLike | None = None) -> float | NDArray[np.float64]:
-            return rank_loss(scores, labels, group_ptr, qid=qid, kind=base,
-                             per_query=check_flag(per_query, "per_query"))
-    else:
-        metric = _listwise(base, k)
-    metric.__name__ = metric.__qualname__ = name.strip().lower()
-    return metric
+    return NamedMetric(name)

@@ -10,18 +10,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._sklearn_folds import QuerySplitWarning, check_split_keeps_queries
 from .._validation import check_weights, resolve_group_ptr
-from ._binary import average_precision, err, precision, reciprocal_rank
-from ._ndcg import dcg, ndcg
 from ..pairs import count_critical_pairs
-from ._pairwise import rank_loss
-from ._registry import parse_name
+from ._registry import evaluate, parse_name
 
 __all__ = ["make_scorer", "RankingScorer", "QuerySplitWarning"]
 
-_LISTWISE: dict[str, Callable[..., Any]] = {
-    "ndcg": ndcg, "dcg": dcg, "map": average_precision, "precision": precision,
-    "mrr": reciprocal_rank, "err": err,
-}
 # Set by the scorer itself (from the name and the routed metadata), never by the user.
 _RESERVED = ("k", "qid", "group_ptr", "per_query", "pairs", "kind")
 _ROUTED = ("qid", "sample_weight")
@@ -38,17 +31,27 @@ class RankingScorer:
 
     Made by :func:`make_scorer`. It requests ``qid`` and ``sample_weight`` from
     scikit-learn's metadata routing by default (no ``set_score_request`` needed);
-    :meth:`set_score_request` changes that, as on scikit-learn's own scorers.
+    :meth:`set_score_request` changes that, as on scikit-learn's own scorers. It holds only
+    the metric's name, conventions and requests, so it pickles (a fitted ``GridSearchCV``
+    keeps it as ``scorer_``; joblib and spawn pools ship it to their workers).
     """
 
-    def __init__(self, name: str, metric: Callable[..., Any], sign: float, pairwise: bool,
-                 conventions: dict[str, Any]) -> None:
-        self.name = name
-        self._metric = metric
-        self._sign = sign
-        self._pairwise = pairwise
-        self._conventions = conventions
+    def __init__(self, name: str, conventions: dict[str, Any]) -> None:
+        self._base, self._k = parse_name(name)
+        self.name = name.strip().lower()
+        self._conventions = dict(conventions)
         self._requests: dict[str, bool | None | str] = {"qid": True, "sample_weight": True}
+
+    @property
+    def _pairwise(self) -> bool:
+        return self._base in ("r1", "r2")
+
+    @property
+    def _sign(self) -> float:
+        return -1.0 if self._pairwise else 1.0  # scikit-learn maximises: losses are negated
+
+    def _metric(self, scores: Any, y: Any, g: Any, **kw: Any) -> Any:
+        return evaluate(self._base, self._k, scores, y, g, **kw)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self._conventions.items())
@@ -194,20 +197,10 @@ def make_scorer(name: str, **conventions: Any) -> RankingScorer:
     Returns:
         A :class:`RankingScorer`.
     """
-    base, k = parse_name(name)
     reserved = sorted(set(conventions) & set(_RESERVED))
     if reserved:
         raise TypeError(f"make_scorer: {', '.join(reserved)} cannot be set here (the cut-off comes from "
                         "the name, the queries and weights from the routed qid/sample_weight)")
-    if base in ("r1", "r2"):
-        def metric(s: Any, y: Any, g: Any, **kw: Any) -> Any:
-            return rank_loss(s, y, g, kind=base, **kw)
-        sign, pairwise = -1.0, True
-    else:
-        fn = _LISTWISE[base]
-
-        def metric(s: Any, y: Any, g: Any, **kw: Any) -> Any:
-            return fn(s, y, g, k, **kw)
-        sign, pairwise = 1.0, False
-    metric(np.zeros(2), np.zeros(2), np.array([0, 2]), **conventions)  # bad conventions fail now, not in CV
-    return RankingScorer(name.strip().lower(), metric, sign, pairwise, dict(conventions))
+    scorer = RankingScorer(name, conventions)
+    scorer._metric(np.zeros(2), np.zeros(2), np.array([0, 2]), **conventions)  # bad conventions fail now, not in CV
+    return scorer

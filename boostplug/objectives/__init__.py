@@ -135,6 +135,19 @@ class Objective:
     def grad_hess(self, scores, labels, group_ptr, *, weights=None, **params):
         return self.prepare(labels, group_ptr, weights=weights, **params).grad_hess(scores)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # The read-only mapping views do not pickle; the entry is rebuilt from plain dicts (the
+        # loss class itself pickles by reference), so an unpickled entry equals this one even
+        # in a process where it is not registered (spawn workers of a user-registered objective).
+        methods = {m: dict(settings) for m, settings in self.methods.items()}
+        return _rebuild_entry, (self.name, self.loss_class, self.summary, dict(self.fixed), methods)
+
+
+def _rebuild_entry(name: str, loss_class: type[Loss], summary: str, fixed: dict[str, Any],
+                   methods: dict[str, dict[str, Any]]) -> Objective:
+    return Objective(name, loss_class, summary, MappingProxyType(fixed),
+                     MappingProxyType({m: MappingProxyType(s) for m, s in methods.items()}))
+
 
 _REGISTRY: dict[str, Objective] = {}
 

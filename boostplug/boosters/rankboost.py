@@ -135,8 +135,9 @@ from scipy.special import expit, logsumexp
 from .._validation import check_choice, check_flag
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
+from ._group_e2 import GroupE2
 from ._group_pairs import GroupPairs
-from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, level_e2, split_any
+from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
 from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, select_independent,
                                  stump_outcomes)
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
@@ -176,6 +177,7 @@ class _State:
     lv: LevelPairs | None = None     # pair-free mode: pairs, w, w1, ell are empty/unused
     n_pairs: int = 0
     gp: GroupPairs | None = None     # pair-free RankBoost+: D_t over pairs of signature groups
+    e2: GroupE2 | None = None        # pair-free Rb-d/Rb-c: the E2 record, kept round by round
 
 
 class RankBoost(RankingBooster):
@@ -295,8 +297,10 @@ class RankBoost(RankingBooster):
         cands = data.stump_candidates(self)
         valid = cands.exists & split_any(cands.codes, lv, cands.width)
         nsplit = np.zeros(valid.shape)
-        gp = None
-        if self.variant == "rankboost+" and lv.n_pairs:
+        gp = e2 = None
+        if self.variant != "rankboost+":
+            e2 = GroupE2(lv, cands.codes)
+        elif lv.n_pairs:
             gp = GroupPairs(lv, cands.codes)
             # |D h|^2 in the pair metric: the (query-weighted) pairs each stump splits, D_1 rescaled
             cor, rev, _ = gp.split_sums(cands.width)
@@ -306,7 +310,7 @@ class RankBoost(RankingBooster):
             pairs=np.zeros((0, 2), dtype=np.int64), cands=cands, nsplit=nsplit, valid=valid,
             w=none, w1=None, F=np.zeros(data.X.shape[0]), span=LevelSpan(cands.codes, lv), ell=none,
             log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, lv=lv,
-            n_pairs=lv.n_pairs, gp=gp,
+            n_pairs=lv.n_pairs, gp=gp, e2=e2,
         )
 
     # ---- one round ----------------------------------------------------------------------
@@ -450,8 +454,7 @@ class RankBoost(RankingBooster):
             r1, r2 = s.lv.rates(s.F)
             if s.gp is not None:       # the groups follow S_t and eta: D_{t+1} and E2
                 s.gp.sync(s.span.members, s.span.eta)
-            e2 = (math.exp(s.gp.log_e2) if s.gp is not None
-                  else level_e2(s.cands.codes, s.span.members, s.span.eta, s.lv))
+            e2 = math.exp(s.gp.log_e2) if s.gp is not None else s.e2.value(s.span.members, s.span.eta)
             return {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total, "E2": e2,
                     "prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log)}
         margin = s.F[s.pairs[:, 0]] - s.F[s.pairs[:, 1]]

@@ -170,6 +170,79 @@ def test_early_stopping_picks_the_best_round_of_the_boostplug_metric(framework, 
     np.testing.assert_allclose(r.predict(Xv), expected)
 
 
+def _stop(curve, rounds, maximize):
+    """Brute-force early stopping on one curve: (best round, rounds trained), both 0-based/counts;
+    a round is better only if strictly so, as in both frameworks."""
+    best = 0
+    for i, value in enumerate(curve):
+        if (value > curve[best]) if maximize else (value < curve[best]):
+            best = i
+        if i - best >= rounds:
+            return best, i + 1
+    return best, len(curve)
+
+
+def _best_round(framework, r):
+    return r.best_iteration_ - 1 if framework == "lightgbm" else r.best_iteration
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_early_stopping_watches_only_the_last_eval_set(framework, data):
+    """A set listed first whose score stalls at once (reversed labels) does not stop training:
+    the last set does, as the docstring says (LightGBM's own callback stopped at the first set
+    to stall)."""
+    (X, y, qid), (Xv, yv, qv) = split(data)
+    sets, qids = [(Xv, 4 - yv), (Xv, yv)], [qv, qv]
+    full = ranker(framework, objective="mpboost", n_estimators=60, learning_rate=0.3).fit(
+        X, y, qid=qid, eval_set=sets, eval_qid=qids)
+    curves = [np.asarray(c["ndcg@10"]) for c in full.evals_result_.values()]
+    for order in ([0, 1], [1, 0]):
+        want = _stop(curves[order[-1]], 5, maximize=True)
+        other = _stop(curves[order[0]], 5, maximize=True)
+        assert want != other  # the test tells the sets apart
+        r = ranker(framework, objective="mpboost", n_estimators=60, learning_rate=0.3, early_stopping_rounds=5)
+        r.fit(X, y, qid=qid, eval_set=[sets[i] for i in order], eval_qid=[qids[i] for i in order])
+        trained = [len(c["ndcg@10"]) for c in r.evals_result_.values()]
+        assert (_best_round(framework, r), trained[-1]) == want and trained[0] == want[1]
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_list_of_eval_metrics_is_recorded_and_the_last_one_stops(framework, data):
+    (X, y, qid), (Xv, yv, qv) = split(data)
+    fit = dict(eval_set=[(Xv, yv)], eval_qid=[qv])
+    full = ranker(framework, objective="mpboost", n_estimators=60, learning_rate=0.3,
+                  eval_metric=["ndcg@10", "map@3"]).fit(X, y, qid=qid, **fit)
+    curves = full.evals_result_[VALID[framework]]
+    assert list(curves) == ["ndcg@10", "map@3"] and all(len(c) == 60 for c in curves.values())
+    stops = {m: _stop(curves[m], 4, maximize=True) for m in curves}
+    assert stops["ndcg@10"] != stops["map@3"]  # the test tells the metrics apart
+    gp = np.flatnonzero(np.r_[True, qv[1:] != qv[:-1], True])
+    for metric_list in (["ndcg@10", "map@3"], ("map@3", "ndcg@10")):
+        last = metric_list[-1]
+        r = ranker(framework, objective="mpboost", n_estimators=60, learning_rate=0.3, eval_metric=metric_list,
+                   early_stopping_rounds=4).fit(X, y, qid=qid, **fit)
+        recorded = r.evals_result_[VALID[framework]]
+        assert list(recorded) == list(metric_list) and all(len(c) == stops[last][1] for c in recorded.values())
+        assert _best_round(framework, r) == stops[last][0]
+        assert r.score(Xv, yv, qid=qv) == pytest.approx(metrics.by_name(last)(r.predict(Xv), yv, gp))
+        assert clone(r).get_params()["eval_metric"] == metric_list
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(r)).predict(Xv), r.predict(Xv))
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("bad,err,match", [
+    ([], ValueError, "empty list"),
+    ([10], TypeError, "metric name such as 'ndcg@10' or a list of them"),
+    (5, TypeError, "metric name such as 'ndcg@10' or a list of them"),
+    (["map", "MAP"], ValueError, "lists 'MAP' twice"),
+    (["ndcg@10", "ndgc"], ValueError, "unknown metric name 'ndgc'"),
+], ids=["empty", "not-a-name", "not-a-list", "twice", "unknown"])
+def test_bad_eval_metric_lists_are_refused_at_fit(framework, bad, err, match, data):
+    (X, y, qid), (Xv, yv, qv) = split(data)
+    with pytest.raises(err, match=match):
+        ranker(framework, eval_metric=bad).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])
+
+
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_group_sizes_unsorted_qid_and_sorted_qid_train_the_same_model(framework, data):
     X, y, qid = data

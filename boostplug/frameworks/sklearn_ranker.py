@@ -9,10 +9,14 @@ frameworks' own rankers and take a boostplug objective by *name* (one of
 
 Everything the two share lives here: telling the objective's parameters from the booster's
 (so ``get_params``/``clone``/``GridSearchCV`` see them and the booster never does), query
-groups from ``qid`` or ``group`` sizes, query weights, the evaluation metric and early-stopping
+groups from ``qid`` or ``group`` sizes, query weights, the evaluation metrics and early-stopping
 settings, ``score``, scikit-learn metadata routing (with the refusal of cross-validation splits
 that cut queries, :mod:`boostplug._sklearn_folds`), and the objective record of saved models.
 The framework modules only translate these into ``lgb``/``xgb`` calls.
+
+Conventions, as ``xgboost.XGBRanker``'s: with several eval sets, early stopping watches the
+last one; with several metrics (``eval_metric=["map@10", "ndcg@10"]``), every one is recorded
+for every set and the last one drives early stopping and :meth:`RankerMixin.score`.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from ..groups import group_ptr_from_qid, group_ptr_from_sizes
 from ._adapter import MetricSpec, metric_query_weights, query_weights_from_rows
 
 __all__ = ["RankerMixin", "FitPlan", "ObjectiveChoice", "resolve_objective", "objective_param_names",
-           "OWN_PARAMS"]
+           "check_eval_metrics", "OWN_PARAMS"]
 
 #: Parameters of the boostplug rankers themselves (never forwarded to a booster).
 OWN_PARAMS = ("eval_metric", "early_stopping_rounds")
@@ -167,8 +171,14 @@ class FitPlan:
     group_ptr: NDArray[np.int64]
     query_weights: NDArray[np.float64] | None
     evals: list[EvalSet]
-    metric: MetricSpec
+    #: The eval metrics, in the order given; the last one drives early stopping.
+    metrics: tuple[MetricSpec, ...]
     early_stopping_rounds: int | None
+
+    @property
+    def watched(self) -> MetricSpec:
+        """The metric early stopping watches (on the last eval set)."""
+        return self.metrics[-1]
 
     @property
     def sizes(self) -> NDArray[np.int64]:
@@ -178,12 +188,23 @@ class FitPlan:
         return _row_weights(self.query_weights, self.group_ptr)
 
 
-def _check_eval_metric(eval_metric: Any) -> MetricSpec:
-    if not isinstance(eval_metric, str):
+def check_eval_metrics(eval_metric: Any) -> tuple[MetricSpec, ...]:
+    """The ranker's ``eval_metric``, a boostplug metric name or a list of them, as specs in order."""
+    names = [eval_metric] if isinstance(eval_metric, str) else eval_metric
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
         raise TypeError(
-            f"eval_metric must be a boostplug metric name such as 'ndcg@10' or 'map@10', got {eval_metric!r}"
+            "eval_metric must be a boostplug metric name such as 'ndcg@10' or a list of them "
+            f"(['map@10', 'ndcg@10']), got {eval_metric!r}"
         )
-    return MetricSpec(eval_metric)
+    if not names:
+        raise ValueError("eval_metric is an empty list; give at least one metric name such as 'ndcg@10'")
+    seen: set[str] = set()
+    for name in names:
+        key = name.strip().lower()
+        if key in seen:
+            raise ValueError(f"eval_metric lists {name!r} twice: {list(names)!r}")
+        seen.add(key)
+    return tuple(MetricSpec(name) for name in names)
 
 
 def _check_rounds(rounds: Any) -> int | None:
@@ -246,7 +267,7 @@ class RankerMixin:
     ) -> FitPlan:
         check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
         choice = self._objective_choice()
-        metric = _check_eval_metric(self.eval_metric)
+        metrics = check_eval_metrics(self.eval_metric)
         rounds = _check_rounds(self.early_stopping_rounds)
         gp = group_ptr_of(qid, group, _n_rows(y))
         qw = query_weights_from_rows(_as_weights(sample_weight), gp, self._framework)
@@ -272,13 +293,14 @@ class RankerMixin:
                 f"early_stopping_rounds={rounds} needs validation data: fit(..., eval_set=[(X_vali, y_vali)], "
                 "eval_qid=[qid_vali])"
             )
-        return FitPlan(choice, gp, qw, evals, metric, rounds)
+        return FitPlan(choice, gp, qw, evals, metrics, rounds)
 
     def score(self, X: Any, y: ArrayLike, qid: ArrayLike | None = None,
               sample_weight: ArrayLike | None = None) -> float:
-        """Mean of the ranker's ``eval_metric`` (default NDCG@10, by :mod:`boostplug.metrics`)
-        over the queries of ``qid``, weighted by ``sample_weight`` (per query, or per row
-        constant within a query); negated for the losses ``r1``/``r2`` so that greater is better.
+        """Mean of the ranker's ``eval_metric`` (default NDCG@10, by :mod:`boostplug.metrics`;
+        of a list, the last one) over the queries of ``qid``, weighted by ``sample_weight`` (per
+        query, or per row constant within a query); negated for the losses ``r1``/``r2`` so
+        that greater is better.
 
         With ``sklearn.set_config(enable_metadata_routing=True)``, ``GridSearchCV`` and
         ``cross_validate`` pass each split's ``qid`` here (it is requested by default), and
@@ -289,7 +311,7 @@ class RankerMixin:
                 "score needs qid= (one query id per row); in GridSearchCV/cross_validate, enable "
                 "sklearn.set_config(enable_metadata_routing=True) and pass qid to fit"
             )
-        spec = _check_eval_metric(self.eval_metric)
+        spec = check_eval_metrics(self.eval_metric)[-1]
         gp = group_ptr_of(qid, None, _n_rows(y))
         preds = np.asarray(self.predict(X), dtype=np.float64).reshape(-1)
         value = spec(preds, np.asarray(y, dtype=np.float64), gp, metric_query_weights(_as_weights(sample_weight), gp))

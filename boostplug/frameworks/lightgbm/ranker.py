@@ -6,6 +6,7 @@ The shared logic is in :mod:`boostplug.frameworks.sklearn_ranker`; this module m
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -41,6 +42,51 @@ def _named_params() -> frozenset[str]:
 _HAS_EVAL_X = "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters
 
 
+class _EarlyStoppingOnOne:
+    """``lgb.early_stopping`` that watches one eval set and one metric.
+
+    LightGBM's own callback watches every validation set and metric and stops at whichever
+    stalls first, which may be a set the user only wanted to see (a test set listed first).
+    This one hands it only the watched result each round and, when it stops, reports every
+    result of the best round (``best_score_``), as LightGBM does.
+    """
+
+    def __init__(self, rounds: int, data_name: str, metric_name: str) -> None:
+        # Instance attributes: lgb.train gives a callback without "order" in its __dict__ a slot
+        # before record_evaluation, whose last round would then go unrecorded.
+        self.order = 30  # LightGBM's own early stopping's slot
+        self.before_iteration = False
+        self._inner = lgb.early_stopping(rounds, verbose=False)
+        self.data_name = data_name
+        self.metric_name = metric_name
+        self._results: dict[int, list[Any]] = {}
+
+    def __call__(self, env: Any) -> None:
+        results = list(env.evaluation_result_list or [])
+        self._results[env.iteration] = results
+        watched = [r for r in results if r[0] == self.data_name and r[1] == self.metric_name]
+        try:
+            self._inner(_with_results(env, watched))
+        except lgb.callback.EarlyStopException as stop:
+            raise lgb.callback.EarlyStopException(stop.best_iteration, self._results[stop.best_iteration]) from None
+
+
+def _with_results(env: Any, results: list[Any]) -> Any:
+    """A copy of LightGBM's ``CallbackEnv`` with other evaluation results (a dataclass in
+    LightGBM 4.6+, a named tuple before)."""
+    if dataclasses.is_dataclass(env):
+        return dataclasses.replace(env, evaluation_result_list=results)
+    return env._replace(evaluation_result_list=results)
+
+
+def _eval_set_name(i: int, is_training_data: bool, eval_names: Sequence[str] | None) -> str:
+    """The name ``lgb.train`` gives eval set ``i`` (LightGBM's naming: ``eval_names[i]``, else
+    ``"training"`` for the training data itself, else ``"valid_{i}"``)."""
+    if eval_names is not None and (is_training_data or len(eval_names) > i):
+        return eval_names[i]
+    return "training" if is_training_data else f"valid_{i}"
+
+
 class LGBMRanker(RankerMixin, lgb.LGBMRanker):
     """``lightgbm.LGBMRanker`` that takes a boostplug objective by name, with its parameters.
 
@@ -57,10 +103,14 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
             ``lightgbm.LGBMRanker`` takes (``"lambdarank"``, ``"rank_xendcg"``, a callable;
             ``None`` is ``"lambdarank"``).
         eval_metric: the boostplug metric evaluated on ``eval_set`` each round and used by early
-            stopping and :meth:`score` (``"ndcg@10"``, ``"map@10"``, ``"err@10"``...). LightGBM's
-            own metrics are switched off (``metric="None"``); passing ``metric=`` is an error.
-        early_stopping_rounds: stop when ``eval_metric`` on the last eval set has not improved
-            for this many rounds (in the metric's direction); ``predict`` then uses the best round.
+            stopping and :meth:`score` (``"ndcg@10"``, ``"map@10"``, ``"err@10"``...), or a list
+            of them (``["map@10", "ndcg@10"]``): each is recorded in ``evals_result_`` and the
+            last one drives early stopping and :meth:`score` (XGBoost's convention; LightGBM's
+            ``first_metric_only`` would take the first). LightGBM's own metrics are switched off
+            (``metric="None"``); passing ``metric=`` is an error.
+        early_stopping_rounds: stop when the (last) ``eval_metric`` on the last eval set has not
+            improved for this many rounds (in the metric's direction), whatever the other sets
+            and metrics do; ``predict`` then uses the best round.
         **kwargs: the objective's parameters (``ddf=``, ``tau=``...; they appear in
             ``get_params`` and never reach LightGBM) and any other LightGBM parameter.
             Unknown names and invalid objective values raise ``ValueError`` at ``fit``.
@@ -69,7 +119,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
     _framework = "LightGBM"
     _knows_every_param = True
 
-    def __init__(self, *, objective: Any = None, eval_metric: str = "ndcg@10",
+    def __init__(self, *, objective: Any = None, eval_metric: str | Sequence[str] = "ndcg@10",
                  early_stopping_rounds: int | None = None, **kwargs: Any) -> None:
         super().__init__(objective=objective, **kwargs)
         self.eval_metric = eval_metric
@@ -120,7 +170,9 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         ``sample_weight``: one per row (constant within a query) or one per query.
         ``eval_set``: ``[(X, y), ...]`` with ``eval_qid`` (or ``eval_group``) for each;
         ``eval_metric`` is recorded for each in ``evals_result_`` and early stopping watches
-        the last one. Other arguments as ``lightgbm.LGBMRanker.fit``.
+        the last one only. Inside scikit-learn's model selection, a split that puts rows of one
+        query in both its training and test part is refused (``ValueError``). Other arguments
+        as ``lightgbm.LGBMRanker.fit``.
         """
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
                               eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=eval_sample_weight)
@@ -137,7 +189,9 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
             self._objective = self.objective
         callbacks = list(callbacks or [])
         if plan.early_stopping_rounds is not None:
-            callbacks.append(lgb.early_stopping(plan.early_stopping_rounds, verbose=False))
+            last = plan.evals[-1]
+            watched_set = _eval_set_name(len(plan.evals) - 1, last.X is X and last.y is y, eval_names)
+            callbacks.append(_EarlyStoppingOnOne(plan.early_stopping_rounds, watched_set, plan.watched.display_name))
         eval_kw: dict[str, Any] = {}
         if plan.evals:
             if _HAS_EVAL_X:
@@ -150,7 +204,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
                 eval_sample_weight=None if all(w is None for w in weights) else weights,
                 eval_init_score=eval_init_score,
                 eval_names=eval_names,
-                eval_metric=sklearn_metric(plan.metric.name),
+                eval_metric=[sklearn_metric(m.name) for m in plan.metrics],
             )
         super().fit(X, y, sample_weight=plan.row_weights(), init_score=init_score, group=plan.sizes,
                     feature_name=feature_name, categorical_feature=categorical_feature, callbacks=callbacks,

@@ -14,7 +14,7 @@ import xgboost as xgb
 from numpy.typing import ArrayLike, NDArray
 
 from ... import objectives as _objectives
-from ..sklearn_ranker import RankerMixin, is_boostplug_objective
+from ..sklearn_ranker import FitPlan, RankerMixin, is_boostplug_objective
 from .adapters import dmatrix, early_stopping, metric
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
@@ -24,6 +24,18 @@ __all__ = ["XGBRanker"]
 # XGBoost's names that are also parameter names of a boostplug objective ("alpha" = reg_alpha):
 # with another objective they are XGBoost's.
 _XGB_SHARED_NAMES = frozenset({"alpha"})
+
+
+class _Metrics:
+    """``custom_metric`` for several boostplug metrics: XGBoost takes one callable, which may
+    return a list of ``(name, value)`` pairs (recorded in this order; early stopping is told
+    which one to watch). Pickles, as each metric does."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.metrics = [metric(name) for name in names]
+
+    def __call__(self, predt: NDArray, dmat: Any) -> list[tuple[str, float]]:
+        return [m(predt, dmat) for m in self.metrics]
 
 
 class XGBRanker(RankerMixin, xgb.XGBRanker):
@@ -41,10 +53,13 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         objective: a boostplug objective name (:func:`boostplug.objectives.names`) or an
             XGBoost ranking objective (``"rank:ndcg"``, ``"rank:pairwise"``...).
         eval_metric: the boostplug metric evaluated on ``eval_set`` each round and used by early
-            stopping and :meth:`score` (``"ndcg@10"``, ``"map@10"``, ``"err@10"``...); XGBoost's
-            default metric is off (``disable_default_eval_metric``).
-        early_stopping_rounds: stop when ``eval_metric`` on the last eval set has not improved
-            for this many rounds, in the metric's direction; ``predict`` then uses the best round.
+            stopping and :meth:`score` (``"ndcg@10"``, ``"map@10"``, ``"err@10"``...), or a list
+            of them (``["map@10", "ndcg@10"]``): each is recorded in ``evals_result_`` and the
+            last one drives early stopping and :meth:`score`, as in ``xgboost.XGBRanker``.
+            XGBoost's default metric is off (``disable_default_eval_metric``).
+        early_stopping_rounds: stop when the (last) ``eval_metric`` on the last eval set has not
+            improved for this many rounds, in the metric's direction; ``predict`` then uses the
+            best round.
         **kwargs: the objective's parameters (``ddf=``, ``tau=``...; they appear in
             ``get_params`` and never reach XGBoost) and any other XGBoost parameter.
 
@@ -55,7 +70,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
     _framework = "XGBoost"
     _knows_every_param = False
 
-    def __init__(self, *, objective: Any = "rank:ndcg", eval_metric: str = "ndcg@10",
+    def __init__(self, *, objective: Any = "rank:ndcg", eval_metric: str | Sequence[str] = "ndcg@10",
                  early_stopping_rounds: int | None = None, **kwargs: Any) -> None:
         # xgboost.XGBRanker.__init__ refuses every objective but "rank:*": skip to XGBModel's.
         xgb.XGBModel.__init__(self, objective=objective, eval_metric=eval_metric,
@@ -104,7 +119,9 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         ``sample_weight``: one per query (XGBoost's ranking convention) or one per row constant
         within a query. ``eval_set``: ``[(X, y), ...]`` with ``eval_qid`` (or ``eval_group``)
         for each; ``eval_metric`` is recorded for each in ``evals_result_`` and early stopping
-        watches the last one. Other arguments as ``xgboost.XGBRanker.fit``.
+        watches the last one. Inside scikit-learn's model selection, a split that puts rows of
+        one query in both its training and test part is refused (``ValueError``). Other
+        arguments as ``xgboost.XGBRanker.fit``.
         """
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
                               eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=sample_weight_eval_set)
@@ -129,18 +146,24 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
                      for i, (e, m) in enumerate(zip(plan.evals, margins))]
             callbacks = list(self.callbacks or [])
             if plan.early_stopping_rounds is not None:
-                callbacks.append(early_stopping(plan.early_stopping_rounds, plan.metric.name))
+                callbacks.append(early_stopping(plan.early_stopping_rounds, plan.watched.name))
             model = xgb_model.get_booster() if isinstance(xgb_model, xgb.XGBModel) else xgb_model
             evals_result: dict[str, Any] = {}
             self._Booster = xgb.train(
                 params, dtrain, self.get_num_boosting_rounds(), evals=evals, obj=obj,
-                custom_metric=metric(plan.metric.name) if evals else None, evals_result=evals_result,
+                custom_metric=self._custom_metric(plan) if evals else None, evals_result=evals_result,
                 verbose_eval=verbose, xgb_model=model, callbacks=callbacks,
             )
         if obj is not None:
             record_objective(self._Booster, obj)  # a booster attribute: every saved copy says what trained it
         self._set_evaluation_result(evals_result)
         return self
+
+    @staticmethod
+    def _custom_metric(plan: FitPlan) -> Any:
+        if len(plan.metrics) == 1:
+            return metric(plan.metrics[0].name)  # which also directs a user's own early stopping callback
+        return _Metrics([m.name for m in plan.metrics])
 
     def load_model(self, fname: Any) -> "XGBRanker":  # type: ignore[override]
         """``xgboost.XGBRanker.load_model``, then the recorded boostplug objective becomes

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..._core.threads import limit_threads, thread_count
-from ...groups import sizes_from_group_ptr
+from ...groups import cut_queries, group_ptr_from_sizes, sizes_from_group_ptr
 from .._adapter import (
     BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
     metric_query_weights, query_weights_from_rows,
@@ -42,13 +42,11 @@ def _check_whole_queries(data: Any, who: str) -> None:
     if sizes is None or len(sizes) == 0:
         return
     sizes = np.asarray(sizes, dtype=np.int64)
-    query_of_row = np.repeat(np.arange(sizes.shape[0]), sizes)
-    counts = np.bincount(query_of_row[np.asarray(used, dtype=np.int64)], minlength=sizes.shape[0])
-    cut = np.flatnonzero((counts > 0) & (counts != sizes))
+    cut, held = cut_queries(group_ptr_from_sizes(sizes), used)
     if cut.size:
         q = int(cut[0])
         raise ValueError(
-            f"{who}: this Dataset is a subset of another (an lgb.cv fold) holding {int(counts[q])} of the "
+            f"{who}: this Dataset is a subset of another (an lgb.cv fold) holding {int(held[0])} of the "
             f"{int(sizes[q])} rows of its query {q} ({cut.size} queries cut in all), so documents of one query "
             "sit in both training and validation and the validation score is inflated. lgb.cv splits rows at "
             "random unless the objective is one of its built-in ranking names; " + _FOLDS_FIX

@@ -9,7 +9,9 @@ Subpackages (imported on first use, so ``import boostplug`` stays fast):
 * :mod:`boostplug.objectives` -- the papers' losses, gradients and Hessians;
 * :mod:`boostplug.lightgbm`, :mod:`boostplug.xgboost` -- framework adapters;
 * :mod:`boostplug.boosters` -- native reference boosters (RankBoost, AdaRank, ...);
-* :mod:`boostplug.export` -- ONNX export of LightGBM and XGBoost ranking models.
+* :mod:`boostplug.export` -- ONNX export of LightGBM and XGBoost ranking models;
+* :mod:`boostplug.testing` -- the objective contract checks (``check_objective``,
+  ``parametrize_with_checks``) for objectives of one's own.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ _numba_cache.configure()  # before any kernel module: a read-only install must s
 
 _SUBMODULES = {
     "groups", "data", "metrics", "objectives", "lightgbm", "xgboost", "boosters", "compare", "cli", "dask",
-    "export",
+    "export", "testing",
 }
 
 

@@ -24,13 +24,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _objective_checks import CONFIGURATIONS, Case, contract_data, multi_label_queries
 from boostplug import objectives
 from boostplug.boosters import AdaRank, MPBoost, NDCGBoost, RankBoost, load
 from boostplug.objectives import NO_INFO_HESSIAN
 from boostplug.objectives._contract import NonFiniteError
+from boostplug.testing import Case, cases, contract_data, multi_label_queries
 
 FUZZ = settings(derandomize=True, max_examples=40, deadline=None, database=None)
+
+#: The registry's configurations (defaults, methods) and the row-index parameters built from the data.
+CONFIGURATIONS = [c for c in cases() if c.configuration]
 
 SCORE_VALUES = [0.0, 1.0, -1.0, 0.5, 1e-300, 1e300, -1e300, 1.7e308, -1.7e308, 1e17, 3.0]
 

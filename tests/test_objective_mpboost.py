@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from _objective_checks import fd_jacobian
 from boostplug import objectives
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian, mpboost
 from boostplug.objectives._contract import NonFiniteError
 from boostplug.objectives.mpboost import EXP_LIMIT, GRAD_SUM_CAP
+from boostplug.testing import fd_jacobian
 from conftest import random_ranking
 
 DDFS = ("binary", "ldd", "logdd", "logitdd")

@@ -11,10 +11,10 @@ import re
 import numpy as np
 import pytest
 
-from _objective_checks import assert_bound_majorises, fd_gradient, fd_jacobian
 from boostplug import objectives
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian
 from boostplug.objectives import ndcg_boost as nb
+from boostplug.testing import assert_bound_majorises, fd_gradient, fd_jacobian
 from conftest import random_ranking
 
 LABEL_GAIN = [0.0, 1.0, 3.0, 10.0]

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from _objective_checks import assert_bound_majorises, fd_gradient, fd_jacobian
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian, get, qbrank
 from boostplug.objectives._contract import NonFiniteError
+from boostplug.testing import assert_bound_majorises, fd_gradient, fd_jacobian
 from conftest import random_ranking
 
 # -- a slow, obviously-correct reference ---------------------------------------------------

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _objective_checks import CASES, multi_label_queries
 from boostplug import metrics as M
 from boostplug.groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr, sizes_from_group_ptr
+from boostplug.testing import cases, multi_label_queries
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
@@ -76,7 +76,7 @@ def test_metrics_bounded_order_only_and_separable(name, data, shift, scale, qshi
 
 
 #: Every registered objective in each Hessian mode at each configuration the registry lists.
-OBJECTIVES = [c for c in CASES if c.registered]
+OBJECTIVES = [c for c in cases() if c.registered]
 IDS = [c.id for c in OBJECTIVES]
 
 

@@ -1,6 +1,6 @@
 """An objective written outside the library and added with ``boostplug.objectives.register`` works
-everywhere a built-in one does, with no other edit: the registry, the contract suite's checks
-(test_objective_contract_suite.py, on the cases the registry gives it), both frameworks' adapters
+everywhere a built-in one does, with no other edit: the registry, the contract checks
+(``boostplug.testing``, on the cases the registry gives it), both frameworks' adapters
 (``lgb.train``, ``lgb.cv``, ``xgb.train``), the scikit-learn rankers, Dask, the saved-model record
 and ``boostplug compare`` (methods, settings, did-you-mean, ``--tune``). It is unregistered after
 each test, and the registry's listings (compare's methods) follow."""
@@ -19,6 +19,7 @@ from boostplug.compare import DEFAULT_METHODS, METHODS, get_method, method_names
 from boostplug.compare import execution
 from boostplug.data import make_ranking, train_test_split_by_query, write_letor
 from boostplug.objectives import Hessian, Loss, Param, Search
+from boostplug.testing import ContractError, cases, check_objective, parametrize_with_checks
 
 NAME = "pairlogit"
 LGB = {"verbose": -1, "num_threads": 1, "deterministic": True, "min_data_in_leaf": 3, "learning_rate": 0.3}
@@ -37,6 +38,8 @@ class PairLogit(Loss):
     def setup(self) -> None:
         hi, lo, w = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0)]
         for q, (a, b) in enumerate(zip(self.group_ptr[:-1], self.group_ptr[1:])):
+            if self.query_weights[q] == 0.0:
+                continue  # no terms: a weight 0 times a term that overflows would be NaN
             i, j = np.nonzero(self.labels[a:b, None] > self.labels[None, a:b])
             hi.append(a + i)
             lo.append(a + j)
@@ -90,24 +93,15 @@ def test_the_registry_lists_it_as_declared_and_forgets_it(registered) -> None:
     objectives.register(PairLogit)  # for the fixture's teardown
 
 
-#: The contract suite's checks that apply to any objective, each run on every case the registry
-#: gives this one (its defaults and both ends of sigma's range, in each Hessian mode).
-SUITE_CHECKS = ["test_exact_gradient_is_the_derivative_of_the_loss", "test_hessian_keeps_the_promise_of_its_kind",
-                "test_a_constant_added_to_a_query_changes_nothing", "test_query_weights_scale_that_query",
-                "test_loss_is_a_sum_over_queries", "test_lightgbm_adapter_hands_lightgbm_grad_hess",
-                "test_xgboost_adapter_hands_xgboost_grad_hess"]
-
-
-@pytest.mark.parametrize("check", SUITE_CHECKS)
-def test_the_contract_suite_passes_on_it(registered, check: str) -> None:
-    import test_objective_contract_suite as suite
-    from _objective_checks import cases
-
-    mine = [c for c in cases() if c.name == NAME]
-    assert sorted((c.mode, c.settings) for c in mine) == [
+def test_the_registry_gives_the_checks_its_modes_and_settings() -> None:
+    assert sorted((c.mode, c.settings) for c in cases(PairLogit)) == [
         (mode, settings) for mode in ("bound", "exact") for settings in ((), (("sigma", 0.5),), (("sigma", 4.0),))]
-    for case in mine:
-        getattr(suite, check)(case)
+    assert NAME not in objectives.names()  # a class is registered only while it is checked
+
+
+@parametrize_with_checks([PairLogit])
+def test_the_contract_checks_pass_on_it(objective, check) -> None:
+    check(objective)
 
 
 class HalvedPairLogit(PairLogit):
@@ -121,37 +115,26 @@ class HalvedPairLogit(PairLogit):
         return (0.5 * g, 0.5 * h) if self.hessian == "halved" else (g, h)
 
 
-def test_the_suite_checks_each_gradient_as_declared() -> None:
-    """The exact modes against the derivative, the scaled one for its signs and descent (the
-    derivative check would refuse it); no objective name decides which."""
-    import test_objective_contract_suite as suite
-    from _objective_checks import cases
-
-    entry = objectives.register(HalvedPairLogit, name="pairlogit-halved")
+def test_the_checks_take_each_gradient_as_declared() -> None:
+    """The exact modes against the derivative, the scaled one for its signs and descent; the same
+    halved gradient declared exact fails, naming the check and the mode. No objective name decides."""
+    objectives.register(HalvedPairLogit, name="pairlogit-halved")
     try:
-        assert entry.gradient_kinds == {"exact": "exact", "bound": "exact", "halved": "scaled"}
-        mine = [c for c in cases() if c.name == entry.name]
-        assert {c.mode for c in mine if c.gradient == "scaled"} == {"halved"}
-        for case in mine:
-            if case.gradient == "exact":
-                suite.test_exact_gradient_is_the_derivative_of_the_loss(case)
-            else:
-                suite.test_scaled_gradient_points_where_the_derivative_does(case)
-                with pytest.raises(AssertionError):
-                    suite.test_exact_gradient_is_the_derivative_of_the_loss(case)
-            suite.test_hessian_keeps_the_promise_of_its_kind(case)
+        assert objectives.get("pairlogit-halved").gradient_kinds == {"exact": "exact", "bound": "exact",
+                                                                     "halved": "scaled"}
+        check_objective("pairlogit-halved", checks=["gradient", "hessian"])
     finally:
-        objectives.unregister(entry.name)
+        objectives.unregister("pairlogit-halved")
 
+    class Misdeclared(HalvedPairLogit):
+        name = "pairlogit-misdeclared"
+        hessians = {**PairLogit.hessians, "halved": Hessian("fitting", "half the bound")}  # gradient "exact"
 
-def test_extreme_scores_give_finite_values(registered) -> None:
-    import test_objective_contract_suite as suite
-    from _objective_checks import cases
-
-    for case in (c for c in cases() if c.name == NAME):
-        for extreme in suite.EXTREMES:
-            with np.errstate(over="ignore"):  # +-1.7e308 scores: their differences overflow to an inf loss
-                suite.test_extreme_scores_give_finite_values_or_a_clear_error(case, *extreme.values)
+    with pytest.raises(ContractError, match=r"(?s)contract check 'gradient' failed for objective "
+                                            r"'pairlogit-misdeclared', Hessian mode 'halved' \(fitting\), settings: "
+                                            r"defaults: .*not the five-point derivative of the loss") as e:
+        check_objective(Misdeclared, checks=["gradient"])
+    assert e.value.check == "gradient" and e.value.subject.mode == "halved"
 
 
 # ---- the frameworks ------------------------------------------------------------------------------

@@ -1,0 +1,513 @@
+"""The contract checks: what every objective promises (``boostplug/objectives/_contract.py``),
+each a function of one :class:`~boostplug.testing.Case` (or of one registry entry), and
+:func:`check_objective`, which runs them all."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import math
+import re
+import sys
+import unittest
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from ..objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, Objective, floor_hessian
+from ..objectives._contract import NonFiniteError
+from ._cases import Case, cases, contract_data, extreme_inputs, fd_gradient, fd_jacobian, multi_label_queries, \
+    registered, resolve
+
+__all__ = ["Check", "CheckResult", "ContractError", "CHECKS", "assert_bound_majorises", "assert_exact_diagonal",
+           "check_objective", "objective_checks"]
+
+Subject = Case | Objective
+
+
+class ContractError(AssertionError):
+    """An objective broke its contract: the message names the check, the objective, the Hessian
+    mode and settings, and what failed (``check``: the check's name; ``subject``: the
+    :class:`Case` or registry entry it ran on)."""
+
+    def __init__(self, message: str, *, check: str, subject: Subject) -> None:
+        super().__init__(message)
+        self.check = check
+        self.subject = subject
+
+
+def _require(condition: Any, message: str) -> None:
+    """``AssertionError(message)`` unless ``condition`` (an ``assert`` that ``python -O`` keeps)."""
+    if not condition:
+        raise AssertionError(message)
+
+
+def _raises(error: type[Exception], pattern: str, call: Callable[..., Any], *args: Any) -> None:
+    """``call(*args)`` raises ``error`` with a message matching ``pattern`` (``re.search``)."""
+    try:
+        call(*args)
+    except error as e:
+        _require(re.search(pattern, str(e)), f"{type(e).__name__} message {str(e)!r} does not match {pattern!r}")
+        return
+    raise AssertionError(f"no {error.__name__} matching {pattern!r}")
+
+
+def _scale(values: np.ndarray) -> float:
+    return max(1.0, float(np.abs(values).max(initial=0.0)))
+
+
+# ---- what a Hessian mode's kind promises ------------------------------------------------------------------
+def assert_exact_diagonal(g: np.ndarray, h: np.ndarray, diag: np.ndarray, *, rtol: float = 1e-6,
+                          atol: float = 1e-8) -> None:
+    """``h`` (as ``grad_hess`` returns it) is the floored ``diag`` (the loss's Hessian diagonal):
+    equal where it is above the floor, :data:`HESSIAN_FLOOR` where it is negative, and
+    :data:`NO_INFO_HESSIAN` for a document the loss does not involve (zero gradient and curvature)."""
+    np.testing.assert_allclose(h, floor_hessian(g, diag), rtol=rtol, atol=atol,
+                               err_msg="the 'exact' Hessian is not the (floored) derivative of the gradient")
+    negative = diag < -atol
+    np.testing.assert_array_equal(h[negative], HESSIAN_FLOOR, err_msg="a negative curvature is not floored")
+    np.testing.assert_array_equal(h[(g == 0.0) & (diag == 0.0)], NO_INFO_HESSIAN,
+                                  err_msg="a document without any term does not get NO_INFO_HESSIAN")
+
+
+def assert_bound_majorises(bound: np.ndarray, hessian: np.ndarray, *, tol: float) -> None:
+    """``bound`` >= |diagonal of ``hessian``| and ``diag(bound) - hessian`` is positive
+    semi-definite: a Newton step on any leaf partition stays under the quadratic upper bound."""
+    short = np.flatnonzero(bound < np.abs(np.diag(hessian)) - tol)
+    _require(short.size == 0, "the 'bound' Hessian is below |the Hessian's diagonal| at rows "
+                              f"{short.tolist()}: {bound[short].tolist()} < {np.abs(np.diag(hessian))[short].tolist()}")
+    gap = np.diag(bound) - 0.5 * (hessian + hessian.T)
+    smallest = float(np.linalg.eigvalsh(gap).min())
+    _require(smallest >= -tol, f"diag(bound) - Hessian is not positive semi-definite (smallest eigenvalue "
+                               f"{smallest:.3g}): the 'bound' Hessian does not majorise the loss's Hessian")
+
+
+# ---- the checks of one case -------------------------------------------------------------------------------
+def check_gradient(case: Case) -> None:
+    """A gradient the mode declares ``"exact"`` is the five-point derivative of the loss, whatever
+    the Hessian's kind; one it declares ``"scaled"`` (a positive per-document rescaling) points
+    where the derivative does: the same signs, zero where it is zero, a descent direction."""
+    d = contract_data()
+    prep = case.prepare(d.labels, d.group_ptr, d.weights)
+    g, _ = prep.grad_hess(d.scores)
+    fd = fd_gradient(prep.loss, d.scores)
+    _require(np.abs(fd).max() > 0, "the loss is flat at the check's data: nothing to compare the gradient with")
+    if case.gradient == "exact":
+        np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9 * _scale(fd),
+                                   err_msg="the gradient (declared exact) is not the five-point derivative of the loss")
+        return
+    moving = np.abs(fd) > 1e-6 * _scale(fd)
+    _require(moving.any(), "the loss is flat at the check's data")
+    wrong = np.flatnonzero(moving & (np.sign(g) != np.sign(fd)))
+    _require(wrong.size == 0, f"the scaled gradient's sign differs from the derivative's at rows {wrong.tolist()}: "
+                              f"grad {g[wrong].tolist()}, derivative {fd[wrong].tolist()}")
+    np.testing.assert_array_equal(g[fd == 0.0], 0.0, err_msg="the scaled gradient is not 0 where the derivative is")
+    _require(float(g @ fd) > 0.0, "the scaled gradient is not a descent direction (grad . derivative <= 0)")
+
+
+def check_hessian(case: Case) -> None:
+    """Every Hessian is finite and >= HESSIAN_FLOOR; an ``"exact"`` one is the derivative of the
+    gradient (floored), a ``"bound"`` one majorises the finite-difference Hessian matrix
+    (diagonal and matrix); a ``"fitting"`` one promises nothing more."""
+    d = contract_data()
+    prep = case.prepare(d.labels, d.group_ptr, d.weights)
+    g, h = prep.grad_hess(d.scores)
+    _require(np.isfinite(h).all() and np.all(h >= HESSIAN_FLOOR), f"a Hessian is below HESSIAN_FLOOR: {h.tolist()}")
+    if case.kind == "fitting":
+        return
+    J = fd_jacobian(lambda s: prep.grad_hess(s)[0], d.scores)
+    tol = 1e-9 * _scale(J)
+    np.testing.assert_allclose(J, J.T, atol=tol, err_msg="the gradient's Jacobian is not symmetric: the gradient "
+                                                          "is not the derivative of one loss")
+    if case.kind == "exact":
+        assert_exact_diagonal(g, h, np.diag(J), rtol=1e-7, atol=tol)
+    else:
+        assert_bound_majorises(h, J, tol=tol)
+
+
+def check_shift_invariance(case: Case) -> None:
+    """A constant added to a query's scores changes nothing (loss, gradients, Hessians), so an
+    exact gradient sums to zero over each query. Queries with one grade are left alone (nothing to
+    rank: they may anchor scores), and only configurations are checked (parameters may anchor
+    scores on purpose: QBRank's ``labeled="all"``)."""
+    d = contract_data()
+    prep = case.prepare(d.labels, d.group_ptr, d.weights)
+    loss, (g, h) = prep.loss(d.scores), prep.grad_hess(d.scores)
+    moved = d.scores.copy()
+    ranked = multi_label_queries(d.labels, d.group_ptr)
+    for k, q in enumerate(ranked):
+        moved[d.group_ptr[q]:d.group_ptr[q + 1]] += 12.375 * (-1) ** k * (k + 1)
+    np.testing.assert_allclose(prep.loss(moved), loss, rtol=1e-12, atol=1e-15,
+                               err_msg="adding a constant to a query's scores changes the loss")
+    g2, h2 = prep.grad_hess(moved)
+    np.testing.assert_allclose(g2, g, rtol=1e-11, atol=1e-14 * _scale(g),
+                               err_msg="adding a constant to a query's scores changes the gradient")
+    np.testing.assert_allclose(h2, h, rtol=1e-11, atol=1e-14 * _scale(h),
+                               err_msg="adding a constant to a query's scores changes the Hessian")
+    if case.gradient == "exact":  # d/dc loss(s + c on query q) = sum of q's gradients = 0
+        for q in ranked:
+            gq = g[d.group_ptr[q]:d.group_ptr[q + 1]]
+            _require(abs(gq.sum()) <= 1e-14 + 1e-13 * np.abs(gq).sum(),
+                     f"query {q}'s gradients sum to {gq.sum()!r}, not 0: {gq.tolist()}")
+        _require(np.abs(g).max() > 0, "every gradient is 0 at the check's data")
+
+
+def check_query_weights(case: Case) -> None:
+    """A query's weight scales its loss, gradients and Hessians (before the floor); a query of
+    weight 0 gives the frameworks no information (gradient 0, Hessian NO_INFO_HESSIAN)."""
+    d = contract_data()
+    w = d.weights.copy()
+    w[2] = 0.0
+    ones = case.prepare(d.labels, d.group_ptr)
+    weighted = case.prepare(d.labels, d.group_ptr, w)
+    per_doc = np.repeat(w, np.diff(d.group_ptr))
+    g1, h1 = ones._grad_hess(d.scores)  # before the floor: the floor does not scale
+    gw, hw = weighted._grad_hess(d.scores)
+    np.testing.assert_allclose(gw, per_doc * g1, rtol=1e-13, atol=1e-16,
+                               err_msg="the gradient is not the query's weight times the unweighted one")
+    np.testing.assert_allclose(hw, per_doc * h1, rtol=1e-13, atol=1e-16,
+                               err_msg="the Hessian is not the query's weight times the unweighted one")
+    alone = np.eye(len(w))
+    per_query = [case.prepare(d.labels, d.group_ptr, alone[q]).loss(d.scores) for q in range(len(w))]
+    np.testing.assert_allclose(weighted.loss(d.scores), float(np.dot(w, per_query)), rtol=1e-13, atol=1e-16,
+                               err_msg="the loss is not the weighted sum of the queries' losses")
+    g0, h0 = weighted.grad_hess(d.scores)
+    np.testing.assert_array_equal(g0[per_doc == 0], 0.0, err_msg="a query of weight 0 has a non-zero gradient")
+    np.testing.assert_array_equal(h0[per_doc == 0], NO_INFO_HESSIAN,
+                                  err_msg="a query of weight 0 does not get NO_INFO_HESSIAN")
+
+
+def check_sum_over_queries(case: Case) -> None:
+    """The loss is a sum over queries, and each query's gradients and Hessians are those of the
+    query alone; a query that cannot be fitted alone (a ``ValueError``) adds nothing."""
+    d = contract_data()
+    prep = case.prepare(d.labels, d.group_ptr, d.weights)
+    g, h = prep.grad_hess(d.scores)
+    total = 0.0
+    for q, (a, b) in enumerate(zip(d.group_ptr[:-1], d.group_ptr[1:])):
+        try:
+            alone = case.prepare(d.labels[a:b], np.array([0, b - a]), d.weights[q:q + 1])
+        except ValueError:  # nothing to fit in this query alone: then it adds nothing to the whole
+            np.testing.assert_array_equal(g[a:b], 0.0, err_msg=f"query {q} cannot be fitted alone but has gradients")
+            np.testing.assert_array_equal(h[a:b], NO_INFO_HESSIAN,
+                                          err_msg=f"query {q} cannot be fitted alone but has Hessians")
+            continue
+        total += alone.loss(d.scores[a:b])
+        gq, hq = alone.grad_hess(d.scores[a:b])
+        np.testing.assert_array_equal(gq, g[a:b], err_msg=f"query {q}'s gradients differ from those of it alone")
+        np.testing.assert_array_equal(hq, h[a:b], err_msg=f"query {q}'s Hessians differ from those of it alone")
+    np.testing.assert_allclose(prep.loss(d.scores), total, rtol=1e-13, atol=1e-15,
+                               err_msg="the loss is not the sum of the queries' losses")
+
+
+def check_serial_parallel(case: Case) -> None:
+    """One numba thread and two give identical gradients and Hessians (and loss). An objective
+    whose module runs its kernels through boostplug's dispatch is also forced onto its serial and
+    its parallel kernels (the check sets the dispatch threshold and numba's thread count for its
+    duration, so it must not run beside other numba work in the process)."""
+    import numba
+
+    from .._core import dispatch
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        raise unittest.SkipTest("numba has one thread: the parallel kernels never run")
+    module = sys.modules.get(case.entry.loss_class.__module__)  # the class's own module, however it was loaded
+    uses_dispatch = getattr(module, "dispatch", None) is dispatch
+    d = contract_data(seed=7, n_queries=40, max_docs=12, ties=True)
+    chosen: list[bool] = []
+    kernel_for, threshold, threads = dispatch.kernel_for, dispatch.PARALLEL_MIN_WORK, numba.get_num_threads()
+
+    def spy(kernel: Any, work: Any) -> Any:
+        run = kernel_for(kernel, work)
+        chosen.append(bool(run.targetoptions.get("parallel")))
+        return run
+
+    results = {}
+    try:
+        dispatch.kernel_for = spy
+        for n_threads, min_work in ((1, 10**15), (2, 0)):
+            numba.set_num_threads(n_threads)
+            dispatch.PARALLEL_MIN_WORK = min_work
+            chosen.clear()
+            prep = case.prepare(d.labels, d.group_ptr)
+            g, h = prep.grad_hess(d.scores)
+            results[n_threads] = (g, h, prep.loss(d.scores), set(chosen))
+    finally:
+        dispatch.kernel_for, dispatch.PARALLEL_MIN_WORK = kernel_for, threshold
+        numba.set_num_threads(threads)
+    (g1, h1, loss1, serial), (g2, h2, loss2, parallel) = results[1], results[2]
+    if uses_dispatch:
+        _require(serial == {False} and parallel == {True},
+                 f"the dispatch ran parallel kernels {sorted(serial)} serially and {sorted(parallel)} in parallel")
+    np.testing.assert_array_equal(g2, g1, err_msg="the gradients differ between one and two numba threads")
+    np.testing.assert_array_equal(h2, h1, err_msg="the Hessians differ between one and two numba threads")
+    # boostplug's dispatch sums each query's loss in a fixed order; a prange reduction may not
+    np.testing.assert_allclose(loss2, loss1, rtol=0.0 if uses_dispatch else 1e-12,
+                               err_msg="the loss differs between one and two numba threads")
+    _require(np.any(g1 != 0.0), "every gradient is 0 at the check's data")
+
+
+def check_extreme_inputs(case: Case) -> None:
+    """Extreme scores (up to +-1.7e308, huge gaps) and degenerate queries give finite gradients,
+    Hessians >= HESSIAN_FLOOR and a finite loss, or a ``ValueError`` naming the objective; an
+    overflow refused by ``loss``/``grad_hess`` must be one of the data (the objective's own NaN
+    or inf from moderate inputs is a bug), and the loss may overflow to inf but never be NaN."""
+    names = (case.name, case.entry.loss_class.name)
+    for what, scores, labels, group_ptr, weights in extreme_inputs():
+        try:
+            with np.errstate(all="ignore"):  # the inputs are meant to overflow: judge the results, not warnings
+                prep = case.prepare(labels, group_ptr, weights)
+                g, h = prep.grad_hess(scores)
+                prep.loss(scores)
+        except NonFiniteError as e:
+            _require(e.cause == "data", f"at {what}: {e}")
+            _require(not (e.method == "loss" and math.isnan(e.value)),
+                     f"at {what}: the loss is NaN (0 * inf or inf - inf inside the objective); where it exceeds "
+                     f"float64 it must come out inf (refused as an overflow), else finite: {e}")
+            continue
+        except ValueError as e:
+            _require(any(n in str(e) for n in names), f"at {what}: a ValueError not naming the objective: {e}")
+            continue
+        _require(np.isfinite(g).all() and np.isfinite(h).all() and np.all(h >= HESSIAN_FLOOR),
+                 f"at {what}: grad_hess returned non-finite values or a Hessian below the floor")
+
+
+def _spy(objective: Callable[..., Any]) -> tuple[Callable[..., Any], list[tuple[np.ndarray, Any, Any]]]:
+    """``objective`` recording what the framework gave it and what it returned (a function, not
+    an object: lgb.train deep-copies its params)."""
+    calls: list[tuple[np.ndarray, Any, Any]] = []
+
+    def spy(preds: Any, train_set: Any) -> Any:
+        g, h = objective(preds, train_set)
+        calls.append((np.array(preds, dtype=np.float64), g, h))
+        return g, h
+
+    return spy, calls
+
+
+def _adapter_hands_grad_hess(case: Case, objective: Callable[..., Any], calls: list[Any], train_set: Any,
+                             start: np.ndarray, framework: str) -> None:
+    """One round: the framework started from ``start`` and got ``grad_hess`` there; called
+    directly on the same set at other scores, the adapter gives ``grad_hess`` too."""
+    d = contract_data()
+    ref = case.prepare(d.labels, d.group_ptr, d.weights)
+    _require(len(calls) == 1, f"{framework} called the objective {len(calls)} times in one round")
+    (preds, g, h), = calls
+    np.testing.assert_array_equal(preds, start, err_msg=f"{framework} did not start from the initial scores")
+    for scores, (g, h) in ((preds, (g, h)), (d.scores, objective(d.scores, train_set))):
+        g_ref, h_ref = ref.grad_hess(scores)
+        np.testing.assert_array_equal(g, g_ref, err_msg=f"the {framework} adapter's gradient is not grad_hess's")
+        np.testing.assert_array_equal(h, h_ref, err_msg=f"the {framework} adapter's Hessian is not grad_hess's")
+
+
+def _framework(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise unittest.SkipTest(f"{module} is not installed") from None
+
+
+def check_lightgbm_adapter(case: Case) -> None:
+    """``boostplug.lightgbm.objective`` hands ``lgb.train`` exactly ``grad_hess`` (one round from
+    an ``init_score``, per-query weights)."""
+    lgb = _framework("lightgbm")
+    from .. import lightgbm as bpl
+
+    d = contract_data()
+    init = np.random.default_rng(1).normal(size=d.scores.shape[0])
+    obj = bpl.objective(case.name, **case.params(d.labels, d.group_ptr))
+    spy, calls = _spy(obj)
+    ds = bpl.dataset(d.X, d.labels, group_ptr=d.group_ptr, weight=d.weights, init_score=init)
+    lgb.train({"objective": spy, "verbose": -1, "num_leaves": 3, "min_data_in_leaf": 1, "num_threads": 1}, ds, 1)
+    _adapter_hands_grad_hess(case, obj, calls, ds, init, "LightGBM")
+
+
+def check_xgboost_adapter(case: Case) -> None:
+    """``boostplug.xgboost.objective`` hands ``xgb.train`` exactly ``grad_hess`` (one round from a
+    ``base_margin``, per-query weights)."""
+    xgb = _framework("xgboost")
+    from .. import xgboost as bpx
+
+    d = contract_data()
+    margin = np.random.default_rng(1).normal(size=d.scores.shape[0]).astype(np.float32)
+    obj = bpx.objective(case.name, **case.params(d.labels, d.group_ptr))
+    spy, calls = _spy(obj)
+    dm = bpx.dmatrix(d.X, d.labels, group_ptr=d.group_ptr, weight=d.weights, base_margin=margin)
+    xgb.train(bpx.params(max_depth=2, nthread=1, min_child_weight=0.0), dm, 1, obj=spy)
+    _adapter_hands_grad_hess(case, obj, calls, dm, margin.astype(np.float64), "XGBoost")
+
+
+# ---- the checks of one objective --------------------------------------------------------------------------
+def check_parameters(entry: Objective) -> None:
+    """``check`` takes the defaults and each Hessian mode, and refuses an unknown parameter
+    naming the objective, with a "did you mean" for a misspelt one."""
+    _require(entry.check({}) is None and entry.check(dict(entry.defaults)) is None, "check refuses the defaults")
+    for mode in entry.hessian_kinds:
+        if "hessian" in entry.defaults:
+            entry.check({"hessian": mode})
+    name = re.escape(entry.loss_class.name)
+    _raises(ValueError, rf"unknown parameter.*'zzz_unknown'.*objective '{name}'", entry.check, {"zzz_unknown": 1})
+    for param in entry.defaults:
+        typo = param + param[-1]
+        _raises(ValueError, rf"unknown parameter.*'{re.escape(typo)}'.*did you mean '{re.escape(param)}'",
+                entry.check, {typo: entry.defaults[param]})
+
+
+def check_bad_data(entry: Objective) -> None:
+    """Bad scores (non-finite, wrong length), labels, groups and weights are a ``ValueError``
+    naming the row and the value."""
+    y, gp = np.array([1.0, 0.0, 2.0, 0.0]), np.array([0, 2, 4])
+    prep = entry.prepare(y, gp)
+    name = re.escape(entry.loss_class.name)
+    for method in (prep.loss, prep.grad_hess):
+        for row, bad in ((1, np.nan), (2, np.inf), (0, -np.inf)):
+            scores = np.zeros(4)
+            scores[row] = bad
+            _raises(ValueError, rf"scores must be finite; row {row} has {bad}", method, scores)
+        _raises(ValueError, rf"{name}: got 3 scores for a data set of 4 documents", method, np.zeros(3))
+    _raises(ValueError, r"weights \(one per query\) has length 3 but 2 were expected",
+            lambda: entry.prepare(y, gp, weights=[1.0, 1.0, 1.0]))
+    for bad in (-1.0, np.nan, np.inf):
+        _raises(ValueError, rf"weights \(one per query\) must be finite and non-negative; row 1 has {bad}",
+                lambda: entry.prepare(y, gp, weights=[1.0, bad]))
+    _raises(ValueError, r"labels must be non-negative relevance grades; row 1 has -1.0",
+            entry.prepare, [1.0, -1.0, 0.0, 0.0], gp)
+    _raises(ValueError, "labels must be finite; row 1 has nan", entry.prepare, [1.0, np.nan, 0.0, 0.0], gp)
+    _raises(ValueError, r"group_ptr ends at 4 but there are 5 documents", entry.prepare, np.zeros(5), gp)
+    _raises(ValueError, r"group_ptr ends at 2 but there are 4 documents", entry.prepare, y, [0, 2])
+
+
+# ---- running them -----------------------------------------------------------------------------------------
+def _every_case(case: Case) -> bool:
+    return True
+
+
+def _configurations(case: Case) -> bool:
+    return case.configuration
+
+
+@dataclass(frozen=True)
+class Check:
+    """One contract check: ``check(subject)`` runs it on a :class:`Case` (``per="case"``) or on a
+    registry entry (``per="objective"``), with the objective registered for the duration;
+    a failure or an unexpected exception is a :class:`ContractError` naming the check, the
+    objective, the mode and the settings; a check that cannot run raises ``unittest.SkipTest``
+    (pytest reports it as skipped)."""
+
+    name: str
+    function: Callable[[Any], None]
+    per: str = "case"
+    applies: Callable[[Case], bool] = _every_case
+
+    @property
+    def doc(self) -> str:
+        """What the check checks (its function's docstring)."""
+        return " ".join((self.function.__doc__ or "").split())
+
+    def __call__(self, subject: Subject) -> None:
+        entry = subject.entry if isinstance(subject, Case) else subject
+        with registered(entry):
+            try:
+                self.function(subject)
+            except (unittest.SkipTest, ContractError):
+                raise
+            except Exception as e:
+                where = subject.describe() if isinstance(subject, Case) else f"objective {entry.name!r}"
+                what = str(e).strip() if isinstance(e, AssertionError) else f"{type(e).__name__}: {e}"
+                raise ContractError(f"contract check {self.name!r} failed for {where}: {what}", check=self.name,
+                                    subject=subject) from e
+
+    def __repr__(self) -> str:
+        return f"Check({self.name!r})"
+
+
+#: Every contract check, by name, in the order they run.
+CHECKS: dict[str, Check] = {c.name: c for c in (
+    Check("gradient", check_gradient),
+    Check("hessian", check_hessian),
+    Check("shift_invariance", check_shift_invariance, applies=_configurations),
+    Check("query_weights", check_query_weights),
+    Check("sum_over_queries", check_sum_over_queries),
+    Check("serial_parallel", check_serial_parallel),
+    Check("extreme_inputs", check_extreme_inputs),
+    Check("lightgbm_adapter", check_lightgbm_adapter, applies=_configurations),
+    Check("xgboost_adapter", check_xgboost_adapter, applies=_configurations),
+    Check("parameters", check_parameters, per="objective"),
+    Check("bad_data", check_bad_data, per="objective"),
+)}
+
+
+def _chosen_checks(checks: Sequence[str] | None) -> list[Check]:
+    if checks is None:
+        return list(CHECKS.values())
+    if isinstance(checks, str):
+        raise TypeError(f"checks must be a list of check names, got the string {checks!r}")
+    for name in checks:
+        if name not in CHECKS:
+            close = difflib.get_close_matches(str(name), CHECKS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ValueError(f"unknown check {name!r}; {hint}the checks are {list(CHECKS)}")
+    return [CHECKS[n] for n in checks]
+
+
+def objective_checks(objective: str | type[Loss] | Objective, *,
+                     params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+                     checks: Sequence[str] | None = None) -> list[tuple[Subject, Check]]:
+    """``(subject, check)`` for every check of ``objective`` (a registered name, a
+    :class:`~boostplug.objectives.Loss` subclass or a registry entry): the per-case checks on each
+    of its :func:`cases` they apply to, then the per-objective ones on its registry entry.
+    ``params`` and ``checks`` as in :func:`check_objective`."""
+    chosen = _chosen_checks(checks)
+    entry = resolve(objective)
+    found = cases(entry, params=params)
+    per_case: list[tuple[Subject, Check]] = [(case, c) for c in chosen if c.per == "case"
+                                             for case in found if c.applies(case)]
+    return per_case + [(entry, c) for c in chosen if c.per == "objective"]
+
+
+class CheckResult(NamedTuple):
+    """One check that :func:`check_objective` ran: ``check``'s name, the ``subject``'s id (a
+    case's, or the objective's name) and, when it could not run, why (``skipped``)."""
+
+    check: str
+    subject: str
+    skipped: str | None = None
+
+
+def check_objective(objective: str | type[Loss] | Objective, *,
+                    params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+                    checks: Sequence[str] | None = None) -> list[CheckResult]:
+    """Run every contract check on ``objective``; raise :class:`ContractError` (an
+    ``AssertionError``) at the first one it fails.
+
+    Args:
+        objective: a registered name (``"ranknet"``), a :class:`~boostplug.objectives.Loss`
+            subclass (registered for the duration if it is not) or a registry entry.
+        params: check these settings (a dict, or a list of dicts; ``hessian`` picks one mode)
+            instead of those the registry lists (defaults, ``methods``, the other values of each
+            choice or bool parameter, both ends of each search range).
+        checks: run only these checks (names from :data:`CHECKS`).
+
+    Returns:
+        One :class:`CheckResult` per check run, with the reason of each one skipped (a
+        framework that is not installed, numba with one thread).
+
+    Example::
+
+        from boostplug.testing import check_objective
+        check_objective(RankNet)                      # every Hessian mode x registry settings
+        check_objective("ranknet", params={"sigma": 2.0}, checks=["gradient", "hessian"])
+    """
+    entry = resolve(objective)
+    results = []
+    with registered(entry):
+        for subject, check in objective_checks(entry, params=params, checks=checks):
+            ident = subject.id if isinstance(subject, Case) else subject.name
+            try:
+                check(subject)
+            except unittest.SkipTest as e:
+                results.append(CheckResult(check.name, ident, str(e) or "skipped"))
+                continue
+            results.append(CheckResult(check.name, ident))
+    return results

@@ -270,6 +270,7 @@ def test_tuning_records_in_results_json_and_tuning_csv(letor_file: Path, tmp_pat
     assert [json.loads(r["params"]) for r in first] == [t["params"] for t in lam["trials"]]
     assert [float(r["value"]) for r in first] == [t["value"] for t in lam["trials"]]
     assert sum(int(r["chosen"]) for r in first) == 1
+    assert [r["state"] for r in first] == [t["state"] for t in lam["trials"]] == ["complete", "complete"]
 
 
 def test_ctrl_c_during_a_search_keeps_the_finished_studies(fold, monkeypatch) -> None:
@@ -306,3 +307,67 @@ def test_a_trial_that_fails_is_recorded_and_the_search_goes_on(fold, monkeypatch
     failed = [t for t in trials if t["error"]]
     assert failed and all(t["value"] is None and "refused on purpose" in t["error"] for t in failed)
     assert len(trials) == 4 and trials[r.info["tuning"]["best_trial"]]["error"] == ""
+
+
+# ---- pruning on the validation curve ---------------------------------------------------------------
+def test_pruning_stops_poor_trials_counts_them_and_never_prunes_the_defaults(fold, tmp_path: Path) -> None:
+    from boostplug.compare.tuning import PRUNE_STARTUP
+
+    r = run(["lambdarank", "rb-c"], [(0, fold)], rounds=20, tune=16, seed=1, threads=1)
+    for res in r:
+        t = res.info["tuning"]
+        trials = t["trials"]
+        assert len(trials) == t["n_trials"] == (16 if res.method == "lambdarank" else len(trials))
+        assert trials[0]["state"] == "complete"
+        pruned = [x for x in trials if x["state"] == "pruned"]
+        for x in pruned:
+            assert x["number"] >= PRUNE_STARTUP and 0 < x["pruned_at"] < 20 and x["value"] is not None
+        assert trials[t["best_trial"]]["state"] == "complete"
+    lam = next(res for res in r if res.method == "lambdarank")
+    assert any(x["state"] == "pruned" for x in lam.info["tuning"]["trials"])
+
+
+def test_a_pruned_trial_reports_its_best_checkpoint_value(fold, monkeypatch) -> None:
+    """The value a pruned trial carries is the best selection-metric value of its checkpoints."""
+    from boostplug.compare import tuning
+    from boostplug.compare.methods import checkpoint_rounds
+
+    seen: dict[int, list[float]] = {}
+    real = tuning.tune
+
+    def spy(method, n_trials, train_one, score, **kw):
+        def train(m, checkpoint):
+            values: list[float] = []
+            seen[len(seen)] = values
+
+            def watch(step, vali_scores):
+                values.append(kw["value"](vali_scores))
+                checkpoint(step, vali_scores)
+
+            return train_one(m, watch)
+
+        return real(method, n_trials, train, score, **kw)
+
+    monkeypatch.setattr(tuning, "tune", spy)
+    r = run(["lambdarank"], [(0, fold)], rounds=20, tune=16, seed=1, threads=1)[0]
+    assert list(checkpoint_rounds(20)) == [2, 4, 6, 8, 10, 12, 14, 16, 18]
+    for x in r.info["tuning"]["trials"]:
+        values = seen[x["number"]]
+        if x["state"] == "pruned":
+            assert x["value"] == max(values) and len(values) == list(checkpoint_rounds(20)).index(x["pruned_at"]) + 1
+        else:
+            assert len(values) == 9
+
+
+def test_booster_scores_summed_while_training_equal_staged_predict(fold) -> None:
+    from boostplug import boosters
+
+    train, vali, test = fold
+    got = get_method("rankboost+").train(train, vali, test, rounds=8, tree_params={}, seed=0)
+    est = boosters.RankBoost(variant="rankboost+", n_rounds=8, random_state=0)
+    est.fit(train.X, train.y, group=np.diff(train.group_ptr))
+    for mine, want in ((got.vali_scores, est.staged_predict(vali.X)), (got.test_scores, est.staged_predict(test.X))):
+        want = list(want)
+        assert len(mine) == len(want) == len(est.rankers_)
+        for a, b in zip(mine, want):
+            np.testing.assert_array_equal(a, b)

@@ -69,7 +69,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "r1/r2 are minimised; map: the LETOR baselines' protocol (default: ndcg@10)")
     p.add_argument("--tune", type=int, default=None, metavar="N",
                    help="search each method's parameters first: N Optuna TPE trials per method and fold on the "
-                        "validation part, trial 0 the defaults (needs boostplug[tune]; default: 0, no search)")
+                        "validation part, trial 0 the defaults, poor trials pruned on the validation curve "
+                        "(needs boostplug[tune]; default: 0, no search)")
     p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
                    help="a module name or a .py file to import first, in this process and in every --jobs worker, "
                         "e.g. one that registers your own objective with boostplug.objectives.register so that "

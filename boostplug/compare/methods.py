@@ -97,6 +97,18 @@ FRAMEWORKS = ("lightgbm", "xgboost", "booster")
 ADARANK_PARAMS: dict[str, Any] = {"update": "multiplicative", "enqueue": True, "max_consecutive": 5, "tolerance": -0.002}
 
 Progress = Callable[[int, int], None]
+#: ``checkpoint(round, vali_scores)`` during training, at :func:`checkpoint_rounds`; it may raise to stop
+#: the training (a pruned ``--tune`` trial).
+Checkpoint = Callable[[int, NDArray[np.float64]], None]
+#: How many times a training run shows its validation scores to a ``checkpoint``.
+CHECKPOINTS = 10
+
+
+def checkpoint_rounds(rounds: int) -> range:
+    """The rounds (1-based) at which training calls its ``checkpoint``: every tenth of ``rounds``,
+    short of the last (a finished run is scored whole)."""
+    every = max(1, rounds // CHECKPOINTS)
+    return range(every, rounds, every)
 
 
 @dataclass
@@ -150,12 +162,14 @@ class Method:
 
     def train(self, train: RankingData, vali: RankingData, test: RankingData, *, rounds: int,
               tree_params: dict[str, Any], seed: int, threads: int = 0,
-              progress: Progress | None = None) -> Trained:
-        """Train for at most ``rounds`` rounds; ``threads=0``: the framework's default."""
+              progress: Progress | None = None, checkpoint: Checkpoint | None = None) -> Trained:
+        """Train for at most ``rounds`` rounds; ``threads=0``: the framework's default.
+        ``checkpoint``: called with the validation scores at :func:`checkpoint_rounds`."""
         trainers = {"lightgbm": _train_lightgbm, "xgboost": _train_xgboost, "booster": _train_booster}
         if self.framework not in trainers:
             raise ValueError(f"unknown framework {self.framework!r}; expected one of {FRAMEWORKS}")
-        return trainers[self.framework](self, train, vali, test, rounds, tree_params, seed, threads, progress)
+        return trainers[self.framework](self, train, vali, test, rounds, tree_params, seed, threads, progress,
+                                        checkpoint)
 
 
 def _staged(predict: Callable[[int], NDArray], n: int) -> list[NDArray[np.float64]]:
@@ -188,7 +202,8 @@ def lightgbm_staged_scores(booster: Any, X: Any, n: int) -> list[NDArray[np.floa
 
 
 def _train_lightgbm(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
-                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None) -> Trained:
+                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
+                    checkpoint: Checkpoint | None = None) -> Trained:
     import lightgbm as lgb
 
     from .. import lightgbm as bpl
@@ -201,10 +216,13 @@ def _train_lightgbm(m: Method, train: RankingData, vali: RankingData, test: Rank
         params["objective"] = m.loss
         params.update(m.loss_params)
     dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr)
+    at = set(checkpoint_rounds(rounds))
 
     def cb(env: Any) -> None:
         if progress is not None:
             progress(env.iteration + 1, rounds)
+        if checkpoint is not None and env.iteration + 1 in at:
+            checkpoint(env.iteration + 1, np.asarray(env.model.predict(vali.X, raw_score=True), dtype=np.float64))
 
     t0 = time.perf_counter()
     booster = lgb.train(params, dtrain, num_boost_round=rounds, callbacks=[cb])
@@ -237,7 +255,8 @@ def _xgb_params(tree_params: dict[str, Any], seed: int, threads: int) -> dict[st
 
 
 def _train_xgboost(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
-                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None) -> Trained:
+                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
+                   checkpoint: Checkpoint | None = None) -> Trained:
     import xgboost as xgb
 
     from .. import xgboost as bpx
@@ -254,10 +273,14 @@ def _train_xgboost(m: Method, train: RankingData, vali: RankingData, test: Ranki
     dvali = xgb.DMatrix(vali.X)
     dtest = xgb.DMatrix(test.X)
 
+    at = set(checkpoint_rounds(rounds))
+
     class _Progress(xgb.callback.TrainingCallback):
         def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
             if progress is not None:
                 progress(epoch + 1, rounds)
+            if checkpoint is not None and epoch + 1 in at:
+                checkpoint(epoch + 1, np.asarray(model.predict(dvali, output_margin=True), dtype=np.float64))
             return False
 
     t0 = time.perf_counter()
@@ -272,9 +295,12 @@ def _train_xgboost(m: Method, train: RankingData, vali: RankingData, test: Ranki
 
 
 def _train_booster(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
-                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None) -> Trained:
+                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
+                   checkpoint: Checkpoint | None = None) -> Trained:
     """A reference booster: at most ``rounds`` rounds (fewer when its own stop rule ends it)."""
     from .. import boosters
+    from ..boosters._fit_data import check_X
+    from ..boosters._weak_rankers import evaluate_rankers
 
     if threads > 0:
         import numba
@@ -284,11 +310,22 @@ def _train_booster(m: Method, train: RankingData, vali: RankingData, test: Ranki
     rounds = params.pop("n_rounds", rounds)  # the method's own round budget (``ndcg_boost-stumps[n_rounds=500]``)
     est = getattr(boosters, m.loss)(n_rounds=rounds, random_state=seed, **params)
 
+    X_train = check_X(train.to_dense().X)
+    # the checks predict() makes, before training (the scores are summed while it trains)
+    X_vali, X_test = (check_X(d.to_dense().X, X_train.shape[1]) for d in (vali, test))
+    # each round's scores as staged_predict sums them, one weak ranker at a time, while training
+    staged: tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]] = ([], [])
+    at = set(checkpoint_rounds(rounds))
+
     def cb(t: int, record: dict[str, Any]) -> None:
+        for X, out in zip((X_vali, X_test), staged):
+            last = out[-1] if out else np.zeros(X.shape[0])
+            out.append(last + record["weight"] * evaluate_rankers(X, [record["ranker"]])[:, 0])
         if progress is not None:
             progress(t, rounds)
+        if checkpoint is not None and t in at:
+            checkpoint(t, staged[0][-1])
 
-    X_train, X_vali, X_test = (np.asarray(d.to_dense().X) for d in (train, vali, test))
     t0 = time.perf_counter()
     est.fit(X_train, train.y, group=np.diff(train.group_ptr), callback=cb)
     seconds = time.perf_counter() - t0
@@ -296,8 +333,10 @@ def _train_booster(m: Method, train: RankingData, vali: RankingData, test: Ranki
         raise KeyboardInterrupt  # the booster kept its rounds; the comparison drops the unfinished method
     if progress is not None:
         progress(rounds, rounds)
-    return Trained(list(est.staged_predict(X_vali)), list(est.staged_predict(X_test)), seconds,
-                   {"stop_reason": est.stop_reason_})
+    n = len(est.rankers_)
+    if len(staged[0]) != n:  # rounds dropped after their callback: read the model instead
+        staged = (list(est.staged_predict(X_vali)), list(est.staged_predict(X_test)))
+    return Trained(staged[0][:n], staged[1][:n], seconds, {"stop_reason": est.stop_reason_})
 
 
 def _m(name: str, framework: str, loss: str, summary: str, select_metric: str | None = None,

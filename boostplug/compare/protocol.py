@@ -116,15 +116,22 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
     if tune > 0:
         from .tuning import tune as search
 
-        def train_one(m: Any) -> Any:
-            return m.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads)
+        def train_one(m: Any, checkpoint: Any) -> Any:
+            return m.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads,
+                           checkpoint=checkpoint)
 
         def score(t: Any) -> tuple[float, int]:
             curve, k = _select_round(t.vali_scores, vali, select, conv)
             return (curve[k], k + 1) if k >= 0 else (float("nan"), 0)
 
+        select_fn = conv.metric(select)
+
+        def value(vali_scores: Any) -> float:
+            return float(select_fn(vali_scores, vali.y, vali.group_ptr))
+
         bar = _Bar(f"{name} (fold {fold + 1}) trials", stream, progress)
-        trained, record = search(method, tune, train_one, score, metric=select, seed=seed, fold=fold, progress=bar)
+        trained, record = search(method, tune, train_one, score, metric=select, seed=seed, fold=fold, progress=bar,
+                                 value=value)
         trained.info = {**trained.info, "tuning": record.to_dict()}
     else:
         bar = _Bar(f"{name} (fold {fold + 1})", stream, progress)

@@ -347,8 +347,9 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
 
 def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:
     """tuning.csv: one row per trial of every (method, fold) search (``--tune``); ``chosen`` marks
-    the trial evaluated on test; ``params`` (JSON) are the values the trial searched (none for
-    trial 0, the defaults)."""
+    the trial evaluated on test; ``state`` is complete, pruned (stopped at round ``pruned_at``; its
+    value is the best it reached by then) or failed; ``params`` (JSON) are the values the trial
+    searched (none for trial 0, the defaults)."""
     rows = []
     for r in results:
         t = r.info.get("tuning")
@@ -357,8 +358,10 @@ def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:
         for trial in t["trials"]:
             rows.append([r.method, r.fold + 1, trial["number"], "" if trial["value"] is None else repr(trial["value"]),
                          trial["best_round"], repr(trial["seconds"]), int(trial["number"] == t["best_trial"]),
+                         trial.get("state", "complete"), trial.get("pruned_at", 0) or "",
                          json.dumps(trial["params"], sort_keys=True), trial["error"]])
-    _write_csv(path, ["method", "fold", "trial", "value", "best_round", "seconds", "chosen", "params", "error"], rows)
+    _write_csv(path, ["method", "fold", "trial", "value", "best_round", "seconds", "chosen", "state", "pruned_at",
+                      "params", "error"], rows)
 
 
 #: summary.csv's bootstrap interval columns: each metric's mean over folds, then the difference to the baseline

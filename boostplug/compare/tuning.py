@@ -10,6 +10,12 @@ value is the validation selection metric at the best round (the rounds act as ea
 The best trial's model is the one evaluated on test: its validation and test scores are kept,
 nothing is retrained. A method with an empty space has one trial, its defaults (another trial
 would repeat it): its budget is not the others'.
+
+Pruning: a trial shows its validation curve at a tenth, two tenths, ... nine tenths of its
+rounds (the best value so far of the selection metric); Optuna's median rule stops a trial whose curve is below
+the median of the earlier trials' at the same point, once :data:`PRUNE_STARTUP` trials have
+finished and from the :data:`PRUNE_WARMUP`-th point on. A pruned trial counts in the budget and is
+recorded as ``pruned``; trial 0 (the defaults) is never pruned.
 """
 
 from __future__ import annotations
@@ -23,10 +29,19 @@ from typing import Any, Callable
 from .. import metrics
 from .methods import Method, Trained, format_value
 
-__all__ = ["Trial", "TuningRecord", "tune", "require_optuna", "study_seed"]
+__all__ = ["Trial", "TuningRecord", "tune", "require_optuna", "study_seed", "PRUNE_STARTUP", "PRUNE_WARMUP"]
 
 #: ``score(trained) -> (value at the best round, best round 1-based)`` on the validation part.
 Score = Callable[[Trained], "tuple[float, int]"]
+#: ``value(vali_scores)``: the selection metric of one round's validation scores.
+Value = Callable[[Any], float]
+#: Finished trials before any trial is pruned, and checkpoints a trial always runs.
+PRUNE_STARTUP = 5
+PRUNE_WARMUP = 3
+
+
+class _Pruned(Exception):
+    """Raised through the training loop by a checkpoint that the pruner stops."""
 
 
 @dataclass
@@ -39,6 +54,10 @@ class Trial:
     best_round: int
     seconds: float
     error: str = ""
+    #: "complete", "pruned" (its value: the best checkpoint value it reached) or "failed"
+    state: str = "complete"
+    #: the round at which a pruned trial stopped
+    pruned_at: int = 0
 
 
 @dataclass
@@ -72,13 +91,15 @@ def study_seed(seed: int, fold: int, name: str) -> int:
     return (seed * 1_000_003 + fold * 7919 + zlib.crc32(name.encode())) % (2**32)
 
 
-def tune(method: Method, n_trials: int, train_one: Callable[[Method], Trained], score: Score, *,
+def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score: Score, *,
          metric: str, seed: int, fold: int, progress: Callable[[int, int], None] | None = None,
-         ) -> tuple[Trained, TuningRecord]:
+         value: Value | None = None) -> tuple[Trained, TuningRecord]:
     """Search ``method``'s space with ``n_trials`` trials (one when the space is empty); returns the
-    best trial's :class:`Trained` and the record. ``train_one(configured_method)`` trains;
-    ``score`` reads the validation value and best round. A trial that raises is recorded and
-    the search goes on; when every trial raised, the first error is raised."""
+    best trial's :class:`Trained` and the record. ``train_one(configured_method, checkpoint)``
+    trains (calling ``checkpoint(round, vali_scores)`` during training, which may raise to prune);
+    ``score`` reads the validation value and best round; ``value`` gives a checkpoint's value
+    (``None``: no pruning). A trial that raises is recorded and the search goes on; when every
+    trial raised, the first error is raised."""
     optuna = require_optuna()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     space = method.search_space()
@@ -86,7 +107,9 @@ def tune(method: Method, n_trials: int, train_one: Callable[[Method], Trained], 
     maximize = metrics.higher_is_better(metric)
     sampler = optuna.samplers.TPESampler(seed=study_seed(seed, fold, method.name),
                                          n_startup_trials=min(10, max(1, total // 2)))
-    study = optuna.create_study(direction="maximize" if maximize else "minimize", sampler=sampler)
+    pruner = (optuna.pruners.MedianPruner(n_startup_trials=PRUNE_STARTUP, n_warmup_steps=PRUNE_WARMUP - 1)
+              if value is not None else optuna.pruners.NopPruner())
+    study = optuna.create_study(direction="maximize" if maximize else "minimize", sampler=sampler, pruner=pruner)
     trials: list[Trial] = []
     errors: list[BaseException] = []
     best: dict[str, Any] = {}
@@ -95,22 +118,42 @@ def tune(method: Method, n_trials: int, train_one: Callable[[Method], Trained], 
         # trial 0 is the method as configured (no suggestion: its values may lie outside the space)
         params = {} if trial.number == 0 else {k: d.suggest(trial, k) for k, d in space.items()}
         t0 = time.perf_counter()
+        seen: list[float] = []  # the best checkpoint value so far, per checkpoint
+
+        def checkpoint(step: int, vali_scores: Any) -> None:
+            if value is None or trial.number == 0:
+                return
+            v = float(value(vali_scores))
+            if seen and math.isfinite(seen[-1]) and not (v > seen[-1] if maximize else v < seen[-1]):
+                v = seen[-1]
+            seen.append(v)
+            trial.report(v, len(seen) - 1)
+            if trial.should_prune():
+                raise _Pruned(step)
+
         try:
-            trained = train_one(method.configure(params, rename=False) if params else method)
-            value, best_round = score(trained)
-        except Exception as e:
-            trials.append(Trial(trial.number, _plain(params), None, 0, time.perf_counter() - t0,
-                                f"{type(e).__name__}: {e}"))
-            errors.append(e)
-            raise
-        finally:
+            trained = train_one(method.configure(params, rename=False) if params else method, checkpoint)
+            value_, best_round = score(trained)
+        except _Pruned as p:
+            trials.append(Trial(trial.number, _plain(params), seen[-1], 0, time.perf_counter() - t0,
+                                state="pruned", pruned_at=int(p.args[0])))
             if progress is not None:
                 progress(trial.number + 1, total)
-        trials.append(Trial(trial.number, _plain(params), value, best_round, time.perf_counter() - t0))
-        if value is not None and math.isfinite(value) and (
-                not best or (value > best["value"] if maximize else value < best["value"])):
-            best.update(value=value, trained=trained, number=trial.number, params=params)
-        return value
+            raise optuna.TrialPruned() from None
+        except Exception as e:
+            trials.append(Trial(trial.number, _plain(params), None, 0, time.perf_counter() - t0,
+                                f"{type(e).__name__}: {e}", state="failed"))
+            errors.append(e)
+            if progress is not None:
+                progress(trial.number + 1, total)
+            raise
+        if progress is not None:
+            progress(trial.number + 1, total)
+        trials.append(Trial(trial.number, _plain(params), value_, best_round, time.perf_counter() - t0))
+        if value_ is not None and math.isfinite(value_) and (
+                not best or (value_ > best["value"] if maximize else value_ < best["value"])):
+            best.update(value=value_, trained=trained, number=trial.number, params=params)
+        return value_
 
     t0 = time.perf_counter()
     study.optimize(objective, n_trials=total, catch=(Exception,))

@@ -30,6 +30,7 @@ from ._contract import (
     NO_INFO_HESSIAN,
     Hessian,
     Loss,
+    NonFiniteError,
     Param,
     PreparedObjective,
     Search,
@@ -44,7 +45,8 @@ from .ndcg_boost import NDCGBoostObjective
 from .qbrank import QBRankObjective
 
 __all__ = ["Objective", "get", "names", "register", "unregister", "Loss", "Param", "Search", "Hessian",
-           "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "PreparedObjective", "check_params", "floor_hessian"]
+           "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "PreparedObjective", "check_params", "floor_hessian",
+           "NonFiniteError"]
 
 # Objective and method names: lower case (get() folds case), usable in "boostplug:<name>" and
 # compare's "name[key=value]" specifications.

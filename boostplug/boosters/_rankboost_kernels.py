@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from ._stump_sums import doc_sums_above
 
-__all__ = ["stump_outcomes", "laplacian", "eps_sums", "ln_cosh", "PairSpan", "DEPENDENT_RTOL"]
+__all__ = ["stump_outcomes", "laplacian", "eps_sums", "ln_cosh", "log_sum_exp", "PairSpan", "DEPENDENT_RTOL"]
 
 #: A ranker is in the span of ``S_t`` when its least-squares residual (squared, pair metric)
 #: is at most this fraction of its squared norm.
@@ -102,6 +102,28 @@ def laplacian(pairs: NDArray[np.int64], h: NDArray[np.float64], n_docs: int,
     if weights is None:
         return _laplacian(pairs, h, n_docs)
     return _laplacian_weighted(pairs, h, n_docs, weights)
+
+
+def log_sum_exp(a: NDArray[np.float64], b: NDArray[np.float64] | None = None) -> float:
+    """``ln sum_i b_i exp(a_i)`` of a 1-d array, bit for bit what ``scipy.special.logsumexp(a, b=b)``
+    returns (the same operations on the same arrays: its largest terms counted apart, the rest
+    shifted by the maximum), without its second pass of exponentials and its array-API overhead."""
+    if b is not None:
+        a = np.where(b == 0, -np.inf, a)
+    a_max = a.max()
+    top = a == a_max
+    top_f = top.astype(np.float64)
+    m = np.sum(top_f) if b is None else np.sum(b * top_f)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        e = np.exp(np.where(top, -np.inf, a) - a_max)
+        if b is not None:
+            e = b * e
+        s = np.sum(e)
+        s = s if s == 0 else s / m
+        out = np.log1p(s) + np.log(m) + a_max
+        if not np.isfinite(out):       # scipy's fallback: the plain sum (infinite or NaN input)
+            out = np.log(np.sum(np.exp(a) if b is None else b * np.exp(a)))
+    return float(out)
 
 
 def ln_cosh(x: NDArray[np.float64] | float) -> NDArray[np.float64] | float:

@@ -38,6 +38,10 @@ __all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials
 #: parallel from 5 million pair or 20 million document visits (docs/results/README.md).
 DOC_VISITS_PER_WORK = 4
 
+#: Features the pair kernels handle in one pass over the pairs (their columns of codes stay in
+#: cache, and the pairs and their values are read once per block instead of once per feature).
+FEATURE_BLOCK = 8
+
 
 def _width(n_thresholds: NDArray[np.int64]) -> int:
     n_thr = np.asarray(n_thresholds, dtype=np.int64)
@@ -57,27 +61,34 @@ def _cumsum_both(a, b):
 
 
 @nb.njit(cache=True)
-def _pair_split_feature(codes, pairs, values, k, c, r):
-    """Feature ``k``: difference arrays over the bins, then prefix sums, into ``c``/``r``."""
+def _pair_split_block(codes, pairs, values, k0, k1, c, r):
+    """Features ``k0 .. k1 - 1``: difference arrays over the bins, then prefix sums, into ``c``/``r``.
+    One pass over the pairs serves the whole block (each feature still adds its pairs in order)."""
     for p in range(pairs.shape[0]):
-        ca = codes[pairs[p, 0], k]
-        cb = codes[pairs[p, 1], k]
+        a = pairs[p, 0]
+        b = pairs[p, 1]
         v = values[p]
-        if ca > cb:
-            c[cb] += v
-            c[ca] -= v
-        elif cb > ca:
-            r[ca] += v
-            r[cb] -= v
-    _cumsum_both(c, r)
+        for k in range(k0, k1):
+            ca = codes[a, k]
+            cb = codes[b, k]
+            if ca > cb:
+                c[k, cb] += v
+                c[k, ca] -= v
+            elif cb > ca:
+                r[k, ca] += v
+                r[k, cb] -= v
+    for k in range(k0, k1):
+        _cumsum_both(c[k], r[k])
 
 
 @nb.njit(cache=True, parallel=True)
 def _pair_split_sums(codes, pairs, values, width):
-    correct = np.zeros((codes.shape[1], width))
-    reverse = np.zeros((codes.shape[1], width))
-    for k in nb.prange(codes.shape[1]):
-        _pair_split_feature(codes, pairs, values, k, correct[k], reverse[k])
+    nf = codes.shape[1]
+    correct = np.zeros((nf, width))
+    reverse = np.zeros((nf, width))
+    for blk in nb.prange((nf + FEATURE_BLOCK - 1) // FEATURE_BLOCK):
+        k0 = blk * FEATURE_BLOCK
+        _pair_split_block(codes, pairs, values, k0, min(k0 + FEATURE_BLOCK, nf), correct, reverse)
     return correct, reverse
 
 
@@ -96,38 +107,45 @@ def pair_split_sums(
 
 
 @nb.njit(cache=True)
-def _pair_fit_feature(codes, pairs, weights, values, k, sg, sp):
-    """Feature ``k``: ``sg`` = signed (correct - reverse) sums of ``values``, ``sp`` = split
-    (correct + reverse) sums of ``weights``, by difference arrays then prefix sums.
+def _pair_fit_block(codes, pairs, weights, values, k0, k1, sg, sp):
+    """Features ``k0 .. k1 - 1``: ``sg`` = signed (correct - reverse) sums of ``values``, ``sp`` = split
+    (correct + reverse) sums of ``weights``, by difference arrays then prefix sums (one pass over
+    the pairs for the block; each feature adds its pairs in order).
 
     A pair whose documents share a bin adds nothing (it is tied by every stump of ``k``).
     For either orientation the signed difference array gets ``+v`` at the lower document's
     bin ``cb`` and ``-v`` at the preferred one's ``ca``.
     """
     for p in range(pairs.shape[0]):
-        ca = codes[pairs[p, 0], k]
-        cb = codes[pairs[p, 1], k]
-        if ca == cb:
-            continue
+        a = pairs[p, 0]
+        b = pairs[p, 1]
         v = values[p]
         w = weights[p]
-        sg[cb] += v
-        sg[ca] -= v
-        if ca > cb:
-            sp[cb] += w
-            sp[ca] -= w
-        else:
-            sp[ca] += w
-            sp[cb] -= w
-    _cumsum_both(sg, sp)
+        for k in range(k0, k1):
+            ca = codes[a, k]
+            cb = codes[b, k]
+            if ca == cb:
+                continue
+            sg[k, cb] += v
+            sg[k, ca] -= v
+            if ca > cb:
+                sp[k, cb] += w
+                sp[k, ca] -= w
+            else:
+                sp[k, ca] += w
+                sp[k, cb] -= w
+    for k in range(k0, k1):
+        _cumsum_both(sg[k], sp[k])
 
 
 @nb.njit(cache=True, parallel=True)
 def _pair_fit_sums(codes, pairs, weights, values, width):
-    signed = np.zeros((codes.shape[1], width))
-    split = np.zeros((codes.shape[1], width))
-    for k in nb.prange(codes.shape[1]):
-        _pair_fit_feature(codes, pairs, weights, values, k, signed[k], split[k])
+    nf = codes.shape[1]
+    signed = np.zeros((nf, width))
+    split = np.zeros((nf, width))
+    for blk in nb.prange((nf + FEATURE_BLOCK - 1) // FEATURE_BLOCK):
+        k0 = blk * FEATURE_BLOCK
+        _pair_fit_block(codes, pairs, weights, values, k0, min(k0 + FEATURE_BLOCK, nf), signed, split)
     return signed, split
 
 

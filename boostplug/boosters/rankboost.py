@@ -130,7 +130,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import solve_triangular
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 
 from .._validation import check_choice, check_flag
 from ._estimator import RankingBooster, Round
@@ -138,7 +138,8 @@ from ._fit_data import FitData
 from ._group_e2 import GroupE2
 from ._group_pairs import GroupPairs
 from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
-from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, select_independent,
+from ._pairwise_choice import choose_pairwise
+from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, log_sum_exp, select_independent,
                                  stump_outcomes)
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
 from .stumps import THRESHOLD_MODES, StumpCandidates, argmax_scan
@@ -259,21 +260,24 @@ class RankBoost(RankingBooster):
         """Stumps and their complements (the paper's majority-vote leaves), except RankLib's one-sided set."""
         return self.thresholds != "ranklib" if self.complements is None else bool(self.complements)
 
-    def _use_levels(self, data: FitData) -> bool:
-        """Pair-free training: every variant on label-derived pairs, unless ``pairwise="pairs"``."""
-        if self.pairwise == "pairs":
-            return False
+    def _choose_pairwise(self, data: FitData) -> str:
+        """The path of this fit, ``"levels"`` or ``"pairs"``: ``pairwise``, or for ``"auto"`` the rule of
+        :func:`~boostplug.boosters._pairwise_choice.choose_pairwise`."""
+        self._check_params()
         if data.pairs is not None and self.pairwise == "levels":
             raise ValueError("pairwise='levels' is not available: explicit pairs were given to fit; "
                              "use pairwise='auto' or 'pairs'")
-        return data.pairs is None
+        if self.pairwise != "auto":
+            return self.pairwise
+        return choose_pairwise("rankboost+" if self.variant == "rankboost+" else "rb", data,
+                               self._check_n_rounds(), BYTES_PER_PAIR)
 
     def _fit_init(self, data: FitData) -> _State:
         self._check_params()
         self.undefined_round_: dict[str, Any] | None = None
         self.span_size_ = 0
         self.pruned_round_: int | None = None
-        if self._use_levels(data):
+        if self._choose_pairwise(data) == "levels":
             return self._fit_init_levels(data)
         pairs = data.preference_pairs(BYTES_PER_PAIR, who=f"RankBoost(variant={self.variant!r})")
         cands = data.stump_candidates(self)
@@ -465,7 +469,7 @@ class RankBoost(RankingBooster):
             return {
                 "R1": float(s.w1[margin <= 0].sum()),
                 "R2": float(s.w1[margin < 0].sum() + 0.5 * s.w1[margin == 0].sum()),
-                "E1": e1, "E2": float(np.exp(logsumexp(s.ell, b=s.w1))),
+                "E1": e1, "E2": float(np.exp(log_sum_exp(s.ell, s.w1))),
                 "prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log),
             }
         with np.errstate(over="ignore"):
@@ -474,7 +478,7 @@ class RankBoost(RankingBooster):
             "R1": float(np.count_nonzero(margin <= 0) / m),
             "R2": float((np.count_nonzero(margin < 0) + 0.5 * np.count_nonzero(margin == 0)) / m),
             "E1": e1,
-            "E2": float(np.exp(logsumexp(s.ell) - math.log(m))),
+            "E2": float(np.exp(log_sum_exp(s.ell) - math.log(m))),
             "prod_Z": math.exp(s.log_prod_z),
             "bound": math.exp(s.bound_log),
         }

@@ -78,18 +78,23 @@ def _n_pairs(cnt, below, a, b):
 
 
 @nb.njit(cache=True)
-def _split_entries(pg, ph, u, child, cnt, below, factor, scale, limit):
+def _split_entries(pg, ph, u, N, child, cnt, below, factor, scale, limit):
     """The entries after a split: each ``(g, h)`` becomes the pairs of halves ``(g_a, h_b)`` holding
     pairs, ``u * scale * factor[a - b + 1]``; returns ``(pg, ph, u, N, W)``, ``W = sum u N``
-    (``W = -1`` and no entries when there would be more than ``limit``)."""
+    (``W = -1`` and no entries when there would be more than ``limit``). An entry whose two groups
+    did not split keeps its pair count."""
     m = 0
     for i in range(pg.shape[0]):
+        g, h = pg[i], ph[i]
+        if (child[g, 0] < 0 or child[g, 1] < 0) and (child[h, 0] < 0 or child[h, 1] < 0):
+            m += 1
+            continue
         for a in range(2):
-            ga = child[pg[i], a]
+            ga = child[g, a]
             if ga < 0:
                 continue
             for b in range(2):
-                hb = child[ph[i], b]
+                hb = child[h, b]
                 if hb >= 0 and _n_pairs(cnt, below, ga, hb) > 0.0:
                     m += 1
     if m > limit:
@@ -101,16 +106,18 @@ def _split_entries(pg, ph, u, child, cnt, below, factor, scale, limit):
     w = 0.0
     e = 0
     for i in range(pg.shape[0]):
+        g, h = pg[i], ph[i]
         base = u[i] * scale
+        whole = (child[g, 0] < 0 or child[g, 1] < 0) and (child[h, 0] < 0 or child[h, 1] < 0)
         for a in range(2):
-            ga = child[pg[i], a]
+            ga = child[g, a]
             if ga < 0:
                 continue
             for b in range(2):
-                hb = child[ph[i], b]
+                hb = child[h, b]
                 if hb < 0:
                     continue
-                n = _n_pairs(cnt, below, ga, hb)
+                n = N[i] if whole else _n_pairs(cnt, below, ga, hb)
                 if n > 0.0:
                     v = base * factor[a - b + 1]
                     npg[e] = ga
@@ -197,7 +204,7 @@ class GroupE2:
         self.gid, self.rep = gid, rep
         self._counts(m)
         log_scale = self.log_scale
-        pg, ph, u, N, W = _split_entries(self.pg, self.ph, self.u, child, self.cnt, self.below,
+        pg, ph, u, N, W = _split_entries(self.pg, self.ph, self.u, self.N, child, self.cnt, self.below,
                                          _factors(0.0, eta), self._scale(), ENTRY_LIMIT)
         if W < 0.0:
             self.gid, self.rep, self.cnt, self.below, self.n_groups = old

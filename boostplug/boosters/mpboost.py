@@ -96,6 +96,7 @@ from .._validation import check_choice
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
 from ._level_sums import PAIRWISE, DirectedLevelPairs, query_code_order
+from ._pairwise_choice import choose_pairwise
 from ._stump_sums import pair_fit_sums
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 
@@ -193,15 +194,22 @@ class MPBoost(RankingBooster):
             delta = np.where(delta > 0, delta, 1.0)
         return ddf_values(delta, name, param)
 
+    def _choose_pairwise(self, data: FitData) -> str:
+        """The path of this fit, ``"levels"`` or ``"pairs"``: ``pairwise``, or for ``"auto"`` the rule of
+        :func:`~boostplug.boosters._pairwise_choice.choose_pairwise`."""
+        check_choice("pairwise", self.pairwise, PAIRWISE)
+        if data.pairs is not None and self.pairwise == "levels":
+            raise ValueError("pairwise='levels' is not available: explicit pairs were given to fit; "
+                             "use pairwise='auto' or 'pairs'")
+        if self.pairwise != "auto":
+            return self.pairwise
+        return choose_pairwise("mpboost", data, self._check_n_rounds(), BYTES_PER_PAIR)
+
     def _fit_init(self, data: FitData) -> _State:
         check_ddf(self.ddf, self.alpha, self.lam, self.beta)
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
-        check_choice("pairwise", self.pairwise, PAIRWISE)
         explicit = data.pairs is not None
-        if explicit and self.pairwise == "levels":
-            raise ValueError("pairwise='levels' is not available: explicit pairs were given to fit; "
-                             "use pairwise='auto' or 'pairs'")
-        if not explicit and self.pairwise != "pairs":
+        if self._choose_pairwise(data) == "levels":
             return self._fit_init_levels(data)
         pairs, d, w1 = self._pairs_of(data, explicit)
         cands = data.stump_candidates(self)

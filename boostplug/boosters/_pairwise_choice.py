@@ -1,0 +1,104 @@
+"""What ``pairwise="auto"`` chooses: the pair list or the pair-free sums, by their cost. One rule.
+
+RankBoost (every variant) and stump MPBoost trained on graded labels can hold the critical pairs two
+ways: listed (``"pairs"``: memory ``O(P)``) or pair-free (``"levels"``: sums per label level, and
+RankBoost+'s pairs of signature groups). Both train the same model up to rounding. ``"auto"`` takes:
+
+1. ``"pairs"`` when ``fit`` was given explicit pairs (the levels only know label-derived pairs);
+2. ``"levels"`` when the pair list would pass ``boostplug.pairs.PAIR_MEMORY_LIMIT``;
+3. otherwise the path whose estimated time per round, averaged over ``n_rounds``, is smaller
+   (:func:`round_costs`). The estimates count the work each path does per round from the data's
+   shape (documents ``n``, features ``F``, critical pairs ``P``, label levels ``L``, query sizes
+   ``n_q``), each kind of work weighted by its measured time (:data:`NS`, nanoseconds):
+
+   * Rb-d / Rb-c: the pair list makes some eight passes over the pairs per round (potentials,
+     reweighting, the ``E2`` log-weights, the margins and losses); the levels make a few passes over
+     the documents per level and one over the pairs of signature groups that hold pairs
+     (:mod:`boostplug.boosters._group_e2`, at most ``P``).
+   * RankBoost+: the pair list visits every pair once per feature; the levels visit, per feature,
+     every document once per signature group of its query, and rebuild the group pairs' weights
+     (``G_q^2 |S_t|``). ``G_q <= min(n_q, 2^t)`` in round ``t`` (each new member at most doubles
+     the groups), taken at that bound: the levels pay off for queries much larger than ``2^T``.
+   * MPBoost: the pair list visits every pair once per feature; the levels visit every document
+     once per feature and level, and every level pair once per distinct code of a query.
+
+The stump sums over every candidate (``O(n F)``), the candidates and the span test cost the same on
+both paths and are left out.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import pairs as pairs_mod
+from ..pairs import count_critical_pairs
+from ._fit_data import FitData
+
+__all__ = ["NS", "choose_pairwise", "round_costs"]
+
+#: Nanoseconds per unit of work, measured with ``benchmarks/booster_speed.py`` on OHSUMED, MQ2008 and
+#: single queries (docs/boosters.md, "pairwise"). Keys: ``"<booster>_<path>_<work>"``.
+NS = {
+    "rb_pairs_pair": 6.0,          # per critical pair, all the per-round passes over the pair list
+    "rb_levels_doc": 12.0,         # per document, the level sums, potentials, eps and R1/R2
+    "rb_levels_entry": 3.0,        # per pair of signature groups holding pairs (the E2 record)
+    "plus_pairs_visit": 1.5,       # per pair and feature (the stump sums over the pairs)
+    "plus_pairs_pair": 10.0,       # per pair, the rest of the round on the pair list
+    "plus_levels_visit": 0.6,      # per document, feature and group of its query (the sweep)
+    "plus_levels_block": 1.0,      # per group pair and member (the group pairs' weights)
+    "mp_pairs_visit": 1.5,         # per pair and feature (N and D over the pairs)
+    "mp_levels_visit": 1.0,        # per document, feature and squared level count (the level sweep)
+}
+
+
+def _rbplus_groups(sizes: NDArray[np.int64], n_rounds: int) -> tuple[float, float]:
+    """Averages over rounds ``t = 1..T`` of ``sum_q n_q G_q(t)`` and ``sum_q G_q(t)^2 t`` with
+    ``G_q(t) = min(n_q, 2^t)``."""
+    n_q = sizes.astype(np.float64)
+    t_full = math.ceil(math.log2(max(float(n_q.max()), 1.0))) if n_q.size else 0   # every G_q = n_q from here
+    visits = blocks = 0.0
+    for t in range(1, min(n_rounds, t_full) + 1):
+        g = np.minimum(n_q, 2.0 ** t)
+        visits += float(n_q @ g)
+        blocks += float(g @ g) * t
+    if n_rounds > t_full:
+        rest = n_rounds - t_full
+        visits += float(n_q @ n_q) * rest
+        blocks += float(n_q @ n_q) * (t_full + 1 + n_rounds) * rest / 2.0
+    return visits / n_rounds, blocks / n_rounds
+
+
+def round_costs(booster: str, *, sizes: NDArray[np.int64], n_pairs: int, n_levels: int, n_features: int,
+                n_rounds: int) -> dict[str, float]:
+    """Estimated nanoseconds per round of each path (``{"pairs": ..., "levels": ...}``) for
+    ``booster`` (``"rb"``: Rb-d/Rb-c, ``"rankboost+"``, ``"mpboost"``), averaged over ``n_rounds``."""
+    n = float(sizes.sum())
+    P, F, L = float(n_pairs), float(n_features), float(n_levels)
+    if booster == "rb":
+        return {"pairs": NS["rb_pairs_pair"] * P,
+                "levels": NS["rb_levels_doc"] * n * L + NS["rb_levels_entry"] * P}
+    if booster == "rankboost+":
+        visits, blocks = _rbplus_groups(sizes, max(int(n_rounds), 1))
+        return {"pairs": NS["plus_pairs_visit"] * P * F + NS["plus_pairs_pair"] * P,
+                "levels": NS["plus_levels_visit"] * F * (visits + n * L) + NS["plus_levels_block"] * blocks}
+    if booster == "mpboost":
+        return {"pairs": NS["mp_pairs_visit"] * P * F, "levels": NS["mp_levels_visit"] * F * n * L * L}
+    raise ValueError(f"unknown booster {booster!r}; expected 'rb', 'rankboost+' or 'mpboost'")
+
+
+def choose_pairwise(booster: str, data: FitData, n_rounds: int, bytes_per_pair: int) -> str:
+    """``"levels"`` or ``"pairs"`` for a fit of ``booster`` (see :func:`round_costs`) on ``data``
+    with ``n_rounds`` rounds: the rule of ``pairwise="auto"`` (module docstring).
+    ``bytes_per_pair``: what the booster's pair path allocates per pair."""
+    if data.pairs is not None:
+        return "pairs"
+    n_pairs = int(count_critical_pairs(data.y, data.group_ptr).sum())
+    limit = pairs_mod.check_memory_limit(pairs_mod.PAIR_MEMORY_LIMIT, "boostplug.pairs.PAIR_MEMORY_LIMIT")
+    if n_pairs * bytes_per_pair > limit:
+        return "levels"
+    cost = round_costs(booster, sizes=np.diff(data.group_ptr), n_pairs=n_pairs, n_levels=int(np.unique(data.y).size),
+                       n_features=data.X.shape[1], n_rounds=n_rounds)
+    return "levels" if cost["levels"] < cost["pairs"] else "pairs"

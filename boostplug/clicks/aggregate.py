@@ -51,7 +51,8 @@ class Encoder:
 
     def __init__(self) -> None:
         self.values: np.ndarray | None = None
-        self._sorter = np.zeros(0, dtype=np.int64)
+        self._sorted: np.ndarray | None = None  # the values in sorted order ...
+        self._codes = np.zeros(0, dtype=np.int64)  # ... and their codes
 
     def __len__(self) -> int:
         return 0 if self.values is None else int(self.values.shape[0])
@@ -60,22 +61,24 @@ class Encoder:
         """The code of every element of ``x`` (new values get the next codes)."""
         u, inv = np.unique(x, return_inverse=True)
         inv = inv.reshape(-1)
-        if self.values is None or not len(self):
-            self.values = u
-            self._sorter = np.arange(u.shape[0], dtype=np.int64)
+        if self.values is None or self._sorted is None:
+            self.values = self._sorted = u
+            self._codes = np.arange(u.shape[0], dtype=np.int64)
             return inv.astype(np.int64)
-        known = self.values[self._sorter]
-        pos = np.searchsorted(known, u)
-        pos_c = np.minimum(pos, known.shape[0] - 1)
-        found = known[pos_c] == u
+        pos = np.searchsorted(self._sorted, u)
+        pos_c = np.minimum(pos, self._sorted.shape[0] - 1)
+        found = self._sorted[pos_c] == u
         code_u = np.empty(u.shape[0], dtype=np.int64)
-        code_u[found] = self._sorter[pos_c[found]]
-        new = u[~found]
-        if new.size:
-            code_u[~found] = len(self) + np.arange(new.shape[0])
-            # merge the sorted new values into the sorted view
+        code_u[found] = self._codes[pos_c[found]]
+        if not found.all():
+            new = u[~found]
+            new_codes = len(self) + np.arange(new.shape[0], dtype=np.int64)
+            code_u[~found] = new_codes
             self.values = np.concatenate((self.values, new))
-            self._sorter = np.argsort(self.values, kind="stable")
+            # merge the sorted new values into the sorted view: linear, not a new sort
+            at = pos[~found]
+            self._sorted = np.insert(self._sorted, at, new)
+            self._codes = np.insert(self._codes, at, new_codes)
         return code_u[inv]
 
 

@@ -406,10 +406,10 @@ def stream(source: Any, columns: Mapping[str, str | None] | None, on_bad: str,
             if tail == 0:
                 carry = batch
                 continue
-            _check_contiguous(batch, seen)  # the held-back tail too: it may repeat a session of the head
+            # the held-back tail is checked too (it may repeat a session of the head), not yet recorded
+            seen = _check_contiguous(batch, seen, but_last=tail < len(batch))
             head = batch.take(slice(0, tail), batch.first_row)
             carry = batch.take(slice(tail, None), batch.first_row + tail)
-            seen = _check_contiguous(head, seen)
             yield _validate(head, roles, on_bad, dropped, streamed=True)
         if carry is not None and len(carry):
             _check_contiguous(carry, seen)
@@ -418,9 +418,10 @@ def stream(source: Any, columns: Mapping[str, str | None] | None, on_bad: str,
     return roles, run(), dropped
 
 
-def _check_contiguous(batch: Batch, seen: np.ndarray) -> np.ndarray:
-    """``seen`` with this batch's sessions added; a session already seen, or not contiguous
-    within the batch, is a ``ValueError``."""
+def _check_contiguous(batch: Batch, seen: np.ndarray, but_last: bool = False) -> np.ndarray:
+    """``seen`` (sorted session ids) with this batch's sessions added (``but_last``: all but the
+    session of its last row); a session already seen, or not contiguous within the batch, is a
+    ``ValueError``."""
     s = batch.values["session"]
     ok = np.ones(len(batch), bool) if batch.nulls["session"] is None else ~batch.nulls["session"]
     idx = np.flatnonzero(ok)
@@ -428,7 +429,7 @@ def _check_contiguous(batch: Batch, seen: np.ndarray) -> np.ndarray:
     run_start = np.concatenate(([True], sv[1:] != sv[:-1])) if sv.size else np.zeros(0, bool)
     firsts = idx[run_start]
     ids = s[firsts]
-    u, first_of, counts = np.unique(ids, return_index=True, return_counts=True)
+    u, counts = np.unique(ids, return_counts=True)
     if (counts > 1).any():
         dup = u[counts > 1][0]
         at = firsts[ids == dup]
@@ -436,18 +437,20 @@ def _check_contiguous(batch: Batch, seen: np.ndarray) -> np.ndarray:
                          f"other sessions (its rows start at row {batch.first_row + int(at[0])}); a log read in "
                          "batches must keep each session's rows together: sort the file by session, or read it "
                          "whole with boostplug.clicks.read_log(...)")
-    if seen.size and u.size:
-        try:
-            pos = np.searchsorted(seen, u)
-        except TypeError:
-            pos = None
-        if pos is not None:
-            pos_c = np.minimum(pos, seen.size - 1)
-            again = np.flatnonzero(seen[pos_c] == u)
-            if again.size:
-                dup = u[again[0]]
-                raise ValueError(f"click log: session {show(dup)} reappears at log row "
-                                 f"{batch.first_row + int(firsts[ids == dup][0])} after other sessions; a log read "
-                                 "in batches must keep each session's rows together: sort the file by session, or "
-                                 "read it whole with boostplug.clicks.read_log(...)")
-    return np.union1d(seen, u) if seen.size else u
+    if not seen.size:
+        new = u
+    else:
+        pos = np.searchsorted(seen, u)
+        again = np.flatnonzero(seen[np.minimum(pos, seen.size - 1)] == u)
+        if again.size:
+            dup = u[again[0]]
+            raise ValueError(f"click log: session {show(dup)} reappears at log row "
+                             f"{batch.first_row + int(firsts[ids == dup][0])} after other sessions; a log read "
+                             "in batches must keep each session's rows together: sort the file by session, or "
+                             "read it whole with boostplug.clicks.read_log(...)")
+        new = u
+    if but_last and ids.size:
+        new = new[new != ids[-1]]
+    if not seen.size:
+        return new
+    return np.insert(seen, np.searchsorted(seen, new), new)  # new ids, sorted: a linear merge keeps seen sorted

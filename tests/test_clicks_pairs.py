@@ -173,3 +173,34 @@ def test_training_set_refusals(simulated) -> None:
         clicks.training_set(rows, data.X[:10], [0, 10])
     with pytest.raises(TypeError, match="RankingData"):
         clicks.training_set(rows, data.X, data.group_ptr, labeled=data.X)
+
+
+def test_log_rows_maps_every_impression_row(simulated, rng: np.random.Generator) -> None:
+    data, _ = simulated
+    log = clicks.simulate(data, data.y, 400, top_k=5, seed=2)
+    same_log, rows = clicks.log_rows(log, data.qid)
+    assert same_log is log
+    np.testing.assert_array_equal(rows, log.doc)
+    # joined on string keys, against feature rows in another order
+    perm = rng.permutation(data.n_docs)
+    named = clicks.read_log({**log.columns(), "doc": np.char.add("u", log.doc.astype(str))})
+    _, joined = clicks.log_rows(named, data.qid[perm], np.char.add("u", perm.astype(str)))
+    np.testing.assert_array_equal(perm[joined], log.doc)
+
+
+def test_log_rows_without_features(simulated) -> None:
+    data, _ = simulated
+    log = clicks.simulate(data, data.y, 400, top_k=5, seed=2)
+    gone = int(log.doc[7])
+    keep = np.arange(data.n_docs) != gone
+    first = int(np.flatnonzero(log.doc == gone)[0])
+    with pytest.raises(ValueError, match=rf"session {log.session[first]}, query {log.query[first]}, position "
+                                         rf"{log.position[first]}: document {gone} has no feature row"):
+        clicks.log_rows(log, data.qid[keep], np.flatnonzero(keep))
+    hit = np.unique(np.repeat(np.arange(log.n_impressions), np.diff(log.impression_ptr))[log.doc == gone])
+    with pytest.warns(UserWarning, match=f"left out {hit.size} of {log.n_impressions} impressions"):
+        kept, rows = clicks.log_rows(log, data.qid[keep], np.flatnonzero(keep), on_missing="skip")
+    assert kept.n_impressions == log.n_impressions - hit.size and rows.shape == (len(kept),)
+    np.testing.assert_array_equal(np.flatnonzero(keep)[rows], kept.doc)
+    with pytest.raises(TypeError, match="log_rows takes a boostplug.clicks.ClickLog"):
+        clicks.log_rows(log.columns(), data.qid)

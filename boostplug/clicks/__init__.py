@@ -9,7 +9,8 @@
   are streamed and Dask DataFrames reduced per partition;
 * :func:`to_rows`, :func:`training_set` (:mod:`boostplug.clicks.pairs`): the table as row-index
   pairs of a feature matrix, and the training set of QBRank's P ∪ L (click preferences with
-  a labeled subset), with the objective's parameters;
+  a labeled subset), with the objective's parameters; :func:`log_rows`: the feature row of
+  every impression row, for learners that train on clicks as labels and positions;
 * :func:`simulate` (:mod:`boostplug.clicks.simulation`): clicks of a position-based, cascade or
   dependent click model on the top results of a production ranker, for any LETOR data.
 
@@ -34,8 +35,8 @@ from . import strategies
 from .aggregate import WEIGHTS, Preferences
 from .extract import preferences
 from .log import ClickLog, Dropped, read_log
-from .pairs import PairRows, TrainingSet, to_rows, training_set
+from .pairs import PairRows, TrainingSet, log_rows, to_rows, training_set
 from .simulation import CLICK_MODELS, simulate
 
-__all__ = ["CLICK_MODELS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS", "preferences",
-           "read_log", "simulate", "strategies", "to_rows", "training_set"]
+__all__ = ["CLICK_MODELS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS", "log_rows",
+           "preferences", "read_log", "simulate", "strategies", "to_rows", "training_set"]

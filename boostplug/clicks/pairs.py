@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,8 +37,9 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_choice, check_real, show
 from ..groups import check_group_ptr, qid_from_group_ptr
 from .aggregate import Preferences
+from .log import ClickLog
 
-__all__ = ["PairRows", "TrainingSet", "to_rows", "training_set"]
+__all__ = ["PairRows", "TrainingSet", "log_rows", "to_rows", "training_set"]
 
 
 @dataclass(eq=False)
@@ -91,6 +92,65 @@ def _codes_together(*arrays: np.ndarray, what: str) -> list[NDArray[np.int64]]:
     return out
 
 
+def _check_features_keys(qid: ArrayLike, doc: ArrayLike | None) -> tuple[np.ndarray, np.ndarray | None]:
+    q_rows = np.asarray(qid)
+    if q_rows.ndim != 1:
+        raise ValueError(f"qid must be one-dimensional (one id per feature row), got shape {q_rows.shape}")
+    if doc is None:
+        return q_rows, None
+    d_rows = np.asarray(doc)
+    if d_rows.shape != q_rows.shape:
+        raise ValueError(f"doc must hold one key per feature row ({q_rows.shape[0]}), got shape {d_rows.shape}")
+    return q_rows, d_rows
+
+
+def _feature_rows(q_rows: np.ndarray, d_rows: np.ndarray | None, query: np.ndarray, keys: np.ndarray,
+                  who: Callable[[int], str]) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """``(found, rows)``, both shaped like ``keys`` (``(k, m)``: ``m`` document keys of query
+    ``query[i]`` on line ``i``): the feature row of each key, joined on ``(q_rows, d_rows)``, or
+    the key itself as a row index (``d_rows=None``; then the row's qid must be the query, else a
+    ``ValueError`` naming ``who(i)``)."""
+    n = q_rows.shape[0]
+    q_code_rows, q_code = _codes_together(q_rows, query, what="query ids")
+    if d_rows is None:
+        if keys.size and keys.dtype.kind not in "iu":
+            raise TypeError(f"with doc=None the document keys must be row indices (integers), got dtype "
+                            f"{keys.dtype}; pass doc= (one key per feature row) to join on keys")
+        k64 = keys.astype(np.int64)
+        found = (k64 >= 0) & (k64 < n)
+        rows = np.where(found, k64, 0)
+        for side in range(keys.shape[1]):
+            wrong = np.flatnonzero(found[:, side] & (q_code_rows[rows[:, side]] != q_code))
+            if wrong.size:
+                i = int(wrong[0])
+                r = int(rows[i, side])
+                raise ValueError(f"{who(i)}: document key {r} of query {show(query[i])} is row {r} of the feature "
+                                 f"matrix, whose qid is {show(q_rows[r])}: the keys are not row indices of this "
+                                 "matrix (pass doc= to join on keys)")
+        return found, rows
+    d_code_rows, d_code = _codes_together(d_rows, keys.reshape(-1), what="document keys")
+    table = (q_code_rows << 32) | d_code_rows
+    order = np.argsort(table, kind="stable")
+    sorted_keys = table[order]
+    dup = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
+    if dup.size:
+        r1, r2 = int(order[dup[0]]), int(order[dup[0] + 1])
+        raise ValueError(f"feature rows {r1} and {r2} have the same (qid, doc) = ({show(q_rows[r1])}, "
+                         f"{show(d_rows[r1])}): the join is ambiguous")
+    want = (np.repeat(q_code, keys.shape[1]) << 32) | d_code
+    if not n:
+        return np.zeros(keys.shape, bool), np.zeros(keys.shape, np.int64)
+    pos = np.minimum(np.searchsorted(sorted_keys, want), n - 1)
+    found = sorted_keys[pos] == want
+    rows = np.where(found, order[pos], 0)
+    return found.reshape(keys.shape), rows.reshape(keys.shape)
+
+
+def _no_row(key: object, query: object, by_index: bool) -> str:
+    return ("is not a row index of the feature matrix" if by_index else
+            f"has no feature row (no row has qid {show(query)} and doc {show(key)})")
+
+
 def to_rows(prefs: Preferences, qid: ArrayLike, doc: ArrayLike | None = None, *,
             on_missing: str = "raise") -> PairRows:
     """Row indices of the preferences' documents in a feature matrix.
@@ -109,25 +169,16 @@ def to_rows(prefs: Preferences, qid: ArrayLike, doc: ArrayLike | None = None, *,
     on_missing = check_choice("on_missing", on_missing, ("raise", "skip"))
     if not isinstance(prefs, Preferences):
         raise TypeError(f"to_rows takes a boostplug.clicks.Preferences table, got {type(prefs).__name__}")
-    q_rows = np.asarray(qid)
-    if q_rows.ndim != 1:
-        raise ValueError(f"qid must be one-dimensional (one id per feature row), got shape {q_rows.shape}")
-    n = q_rows.shape[0]
-    if doc is None:
-        found, rows = _rows_by_index(prefs, q_rows)
-    else:
-        d_rows = np.asarray(doc)
-        if d_rows.shape != (n,):
-            raise ValueError(f"doc must hold one key per feature row ({n}), got shape {d_rows.shape}")
-        found, rows = _rows_by_key(prefs, q_rows, d_rows)
+    q_rows, d_rows = _check_features_keys(qid, doc)
+    keys = np.stack((np.asarray(prefs.preferred), np.asarray(prefs.other)), axis=1)
+    found, rows = _feature_rows(q_rows, d_rows, np.asarray(prefs.query), keys, lambda i: f"preference {i}")
     lost = np.flatnonzero(~found.all(axis=1))
     if lost.size:
         k = int(lost[0])
         side = "preferred" if not found[k, 0] else "other"
-        key = prefs.preferred[k] if side == "preferred" else prefs.other[k]
-        how = ("is not a row index of the feature matrix" if doc is None else
-               f"has no feature row (no row has qid {show(prefs.query[k])} and doc {show(key)})")
-        message = f"{side} document {show(key)} {how}; {lost.size} preferences name documents without features"
+        key = keys[k, 0] if side == "preferred" else keys[k, 1]
+        message = (f"{side} document {show(key)} {_no_row(key, prefs.query[k], d_rows is None)}; {lost.size} "
+                   "preferences name documents without features")
         if on_missing == "raise":
             raise ValueError(f"preference {k} (query {show(prefs.query[k])}): {message}; on_missing='skip' "
                              "leaves such preferences out")
@@ -137,52 +188,46 @@ def to_rows(prefs: Preferences, qid: ArrayLike, doc: ArrayLike | None = None, *,
     return PairRows(np.ascontiguousarray(rows[keep]), prefs.weight[keep].astype(np.float64), int(lost.size))
 
 
-def _rows_by_index(prefs: Preferences, q_rows: np.ndarray) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
-    n = q_rows.shape[0]
-    keys = np.stack((np.asarray(prefs.preferred), np.asarray(prefs.other)), axis=1)
-    if keys.size and keys.dtype.kind not in "iu":
-        raise TypeError(f"with doc=None the document keys must be row indices (integers), got dtype {keys.dtype}; "
-                        "pass doc= (one key per feature row) to join on keys")
-    keys = keys.astype(np.int64) if keys.size else np.zeros((0, 2), np.int64)
-    found = (keys >= 0) & (keys < n)
-    rows = np.where(found, keys, 0)
-    ok = found.all(axis=1)
-    if ok.any():
-        q_code, pref_code = _codes_together(q_rows, np.asarray(prefs.query), what="query ids")
-        for side in (0, 1):
-            wrong = np.flatnonzero(ok & (q_code[rows[:, side]] != pref_code))
-            if wrong.size:
-                k = int(wrong[0])
-                r = int(rows[k, side])
-                raise ValueError(f"preference {k}: document key {r} of query {show(prefs.query[k])} is row {r} of the "
-                                 f"feature matrix, whose qid is {show(q_rows[r])}: the keys are not row indices of "
-                                 "this matrix (pass doc= to join on keys)")
-    return found, rows
+def log_rows(log: ClickLog, qid: ArrayLike, doc: ArrayLike | None = None, *,
+             on_missing: str = "raise") -> tuple[ClickLog, NDArray[np.int64]]:
+    """The feature row of every row of a click log, for learners that train on the impressions
+    themselves: ``X[rows]`` with labels ``log.clicked``, groups ``log.impression_ptr`` and
+    ``log.position`` (clicks as labels; LightGBM's ``position``; XGBoost's ``lambdarank_unbiased``).
 
+    Args:
+        log: a :class:`~boostplug.clicks.ClickLog`.
+        qid, doc: as in :func:`to_rows` (``doc=None``: the log's document keys are row indices).
+        on_missing: ``"raise"`` (default): a document without a feature row is a ``ValueError``
+            naming its session, query and position; ``"skip"``: its impressions are left out
+            (counted in a warning).
 
-def _rows_by_key(prefs: Preferences, q_rows: np.ndarray,
-                 d_rows: np.ndarray) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
-    n = q_rows.shape[0]
-    q_row_code, q_pref_code = _codes_together(q_rows, np.asarray(prefs.query), what="query ids")
-    d_row_code, d_a, d_b = _codes_together(d_rows, np.asarray(prefs.preferred), np.asarray(prefs.other),
-                                           what="document keys")
-    table = (q_row_code << 32) | d_row_code
-    order = np.argsort(table, kind="stable")
-    sorted_keys = table[order]
-    dup = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
-    if dup.size:
-        r1, r2 = int(order[dup[0]]), int(order[dup[0] + 1])
-        raise ValueError(f"feature rows {r1} and {r2} have the same (qid, doc) = ({show(q_rows[r1])}, "
-                         f"{show(d_rows[r1])}): the join is ambiguous")
-    found = np.zeros((len(prefs), 2), dtype=bool)
-    rows = np.zeros((len(prefs), 2), dtype=np.int64)
-    for side, d in enumerate((d_a, d_b)):
-        want = (q_pref_code << 32) | d
-        pos = np.minimum(np.searchsorted(sorted_keys, want), max(n - 1, 0))
-        if n:
-            found[:, side] = sorted_keys[pos] == want
-            rows[:, side] = np.where(found[:, side], order[pos], 0)
-    return found, rows
+    Returns:
+        ``(log, rows)``: the log (without the skipped impressions) and its feature rows.
+    """
+    on_missing = check_choice("on_missing", on_missing, ("raise", "skip"))
+    if not isinstance(log, ClickLog):
+        raise TypeError(f"log_rows takes a boostplug.clicks.ClickLog (read_log, simulate), got {type(log).__name__}")
+    q_rows, d_rows = _check_features_keys(qid, doc)
+
+    def who(i: int) -> str:
+        return f"session {show(log.session[i])}, query {show(log.query[i])}, position {int(log.position[i])}"
+
+    found, rows = _feature_rows(q_rows, d_rows, np.asarray(log.query), np.asarray(log.doc)[:, None], who)
+    found, rows = found[:, 0], rows[:, 0]
+    if found.all():
+        return log, rows
+    lost = np.flatnonzero(~found)
+    i = int(lost[0])
+    message = (f"{who(i)}: document {show(log.doc[i])} {_no_row(log.doc[i], log.query[i], d_rows is None)}; "
+               f"{lost.size} log rows name documents without features")
+    if on_missing == "raise":
+        raise ValueError(f"{message}; on_missing='skip' leaves their impressions out")
+    imp = np.repeat(np.arange(log.n_impressions), np.diff(log.impression_ptr))
+    bad = np.zeros(log.n_impressions, dtype=bool)
+    bad[imp[lost]] = True
+    warnings.warn(f"boostplug.clicks.log_rows: left out {int(bad.sum())} of {log.n_impressions} impressions: "
+                  f"{message}", UserWarning, stacklevel=2)
+    return log.select(~bad), rows[~bad[imp]]
 
 
 @dataclass(eq=False)

@@ -213,7 +213,7 @@ def simulate(
             would = u < a
             go_on = rng.random(lists.shape) < lam
             stop = would & ~go_on
-            stopped_before = np.cumsum(stop, axis=1) - stop  # stops at earlier positions
+            stopped_before: NDArray[np.int64] = np.cumsum(stop, axis=1) - stop  # stops at earlier positions
             click = would & (stopped_before == 0)
         click &= lists >= 0
         seq = np.cumsum(click, axis=1).astype(np.float64)

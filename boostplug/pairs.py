@@ -13,22 +13,39 @@ Example:
 
 from __future__ import annotations
 
+import os
+import re
+
 import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _memory
 from ._validation import check_labels
 from .groups import check_group_ptr
 
-__all__ = ["critical_pairs", "count_critical_pairs", "check_pairs", "check_pair_memory", "PAIR_MEMORY_LIMIT",
-           "PAIR_BYTES", "PairMemoryError"]
+__all__ = ["critical_pairs", "count_critical_pairs", "check_pairs", "check_pair_memory", "pair_memory_limit",
+           "PAIR_MEMORY_LIMIT", "PAIR_MEMORY_ENV", "FALLBACK_PAIR_MEMORY_LIMIT", "PAIR_BYTES", "PairMemoryError"]
 
 
 #: Memory (bytes) a booster or a pairwise metric may allocate for its per-pair arrays before it
 #: lists the pairs; a larger estimate is a :class:`PairMemoryError` naming the query (instead of
-#: a ``MemoryError`` after minutes of swapping). Override by assigning
-#: ``boostplug.pairs.PAIR_MEMORY_LIMIT``, or per call (``memory_limit=``, the metrics' ``max_memory=``).
-PAIR_MEMORY_LIMIT = 8 * 2**30
+#: a ``MemoryError`` after minutes of swapping). ``None`` (the default): the limit is derived
+#: when the pairs are about to be listed (:func:`pair_memory_limit`: the environment variable
+#: :data:`PAIR_MEMORY_ENV`, else the memory available then). Assign a number of bytes to fix it
+#: for this process; per call: ``memory_limit=`` (the metrics' ``max_memory=``).
+PAIR_MEMORY_LIMIT: int | None = None
+
+#: The environment variable that sets the limit for a process and the processes it starts
+#: (``boostplug compare --jobs`` workers): bytes, or a number with ``K``, ``M``, ``G`` or ``T``
+#: (powers of 1024, ``16G`` = ``16GiB``).
+PAIR_MEMORY_ENV = "BOOSTPLUG_PAIR_MEMORY_LIMIT"
+
+#: The limit when neither is set and the system does not say how much memory is available.
+FALLBACK_PAIR_MEMORY_LIMIT = 8 * 2**30
+
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
 
 
 class PairMemoryError(ValueError, MemoryError):
@@ -82,12 +99,49 @@ def count_critical_pairs(labels: ArrayLike, group_ptr: ArrayLike) -> NDArray[np.
     return _count_per_query(y, g)
 
 
-def _gib(n_bytes: int) -> str:
-    return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes:,} bytes"
+_gib = _memory.format_bytes
+
+
+def _env_limit() -> int | None:
+    """:data:`PAIR_MEMORY_ENV` in bytes, ``None`` when unset or empty; ``ValueError`` naming its value
+    when it is not a size."""
+    text = os.environ.get(PAIR_MEMORY_ENV, "")
+    if not text.strip():
+        return None
+    m = _SIZE.fullmatch(text)
+    if m is None:
+        raise ValueError(f"{PAIR_MEMORY_ENV}={text!r} is not a memory size; give bytes or a number with K, M, G "
+                         "or T (powers of 1024), e.g. 16G")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+def _limit_in_force() -> tuple[int, str]:
+    """The pair memory limit in bytes and where it comes from (for the message)."""
+    if PAIR_MEMORY_LIMIT is not None:
+        return check_memory_limit(PAIR_MEMORY_LIMIT, "boostplug.pairs.PAIR_MEMORY_LIMIT"), \
+            "set by boostplug.pairs.PAIR_MEMORY_LIMIT"
+    env = _env_limit()
+    if env is not None:
+        return env, f"set by {PAIR_MEMORY_ENV}"
+    available = _memory.available_memory()
+    if available is not None:
+        return available, "the memory available now"
+    return FALLBACK_PAIR_MEMORY_LIMIT, "the default: the system does not say how much memory is available"
+
+
+def pair_memory_limit() -> int:
+    """The pair memory limit in force, in bytes: :data:`PAIR_MEMORY_LIMIT` when assigned, else the
+    environment variable :data:`PAIR_MEMORY_ENV`, else the memory this process can allocate now
+    (``MemAvailable`` of /proc/meminfo, or ``os.sysconf``, within any cgroup or rlimit), else
+    :data:`FALLBACK_PAIR_MEMORY_LIMIT` (8 GiB)."""
+    return _limit_in_force()[0]
 
 
 def check_memory_limit(limit: object, name: str | None = None) -> int:
-    """A memory limit: an integer number of bytes >= 0 (``TypeError`` naming ``name`` otherwise)."""
+    """A memory limit: an integer number of bytes >= 0 (``TypeError`` naming ``name`` otherwise);
+    ``None``: the limit in force (:func:`pair_memory_limit`)."""
+    if limit is None:
+        return pair_memory_limit()
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
         shown = limit.item() if isinstance(limit, np.generic) else limit
         raise TypeError(f"{name or 'memory_limit'} must be an integer number of bytes >= 0, got {shown!r}")
@@ -98,10 +152,13 @@ def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_
                       who: str = "listing pairs", memory_limit: int | None = None,
                       limit_name: str | None = None) -> None:
     """Refuse (:class:`PairMemoryError`) when ``sum(counts) * bytes_per_pair`` exceeds ``memory_limit``
-    (default :data:`PAIR_MEMORY_LIMIT`), naming the query with the most pairs, its size, the
-    pair count and the estimate. ``counts``: pairs per query (:func:`count_critical_pairs`);
-    ``group_ptr=None``: ``counts`` is one count of explicit pairs."""
-    limit = PAIR_MEMORY_LIMIT if memory_limit is None else check_memory_limit(memory_limit, limit_name)
+    (default: :func:`pair_memory_limit`), naming the query with the most pairs, its size, the
+    pair count, the estimate and the limit with where it comes from. ``counts``: pairs per query
+    (:func:`count_critical_pairs`); ``group_ptr=None``: ``counts`` is one count of explicit pairs."""
+    if memory_limit is None:
+        limit, source = _limit_in_force()
+    else:
+        limit, source = check_memory_limit(memory_limit, limit_name), f"set by {limit_name or 'memory_limit'}="
     c = np.asarray(counts, dtype=np.int64)
     total = int(c.sum())
     need = total * int(bytes_per_pair)
@@ -116,9 +173,10 @@ def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_
                  "pairs. Split or subsample large queries")
     raise PairMemoryError(
         f"{who}: {total:,} preference pairs would need ~{_gib(need)} ({bytes_per_pair} bytes per pair), "
-        f"above the limit of {_gib(limit)} (boostplug.pairs.PAIR_MEMORY_LIMIT); {where}, "
+        f"above the limit of {_gib(limit)} ({source}); {where}, "
         + (f"or pass {limit_name}=<bytes>, or " if limit_name else "or ")
-        + "raise boostplug.pairs.PAIR_MEMORY_LIMIT if the memory is there"
+        + f"set the limit with the environment variable {PAIR_MEMORY_ENV} or boostplug.pairs.PAIR_MEMORY_LIMIT "
+        "if the memory is there"
     )
 
 
@@ -130,7 +188,7 @@ def critical_pairs(labels: ArrayLike, group_ptr: ArrayLike, *, bytes_per_pair: i
     Pairs are ordered by query, then by the preferred row, then by the other row. The pairs
     are counted first: when ``n_pairs * bytes_per_pair`` (the caller's memory per pair, the
     pair list's 16 bytes included) exceeds ``memory_limit`` (default
-    :data:`PAIR_MEMORY_LIMIT`) nothing is allocated and a ``ValueError`` names the largest
+    :func:`pair_memory_limit`) nothing is allocated and a ``ValueError`` names the largest
     query, its size, the pair count and the estimate (see :func:`check_pair_memory`).
     """
     y = check_labels(labels)

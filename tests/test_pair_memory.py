@@ -4,7 +4,9 @@ the pair count and the estimate, raised fast, not a MemoryError after minutes of
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 import tracemalloc
 
 import numpy as np
@@ -31,8 +33,9 @@ def one_huge_query():
     lambda: RankBoost(variant="rankboost+", n_rounds=2, pairwise="pairs"),
     lambda: MPBoost(n_rounds=2, pairwise="pairs"),
 ], ids=["rb-d", "rb-c", "rankboost+", "mpboost"])
-def test_a_100000_document_query_is_refused_fast_without_allocating(make, one_huge_query):
+def test_a_100000_document_query_is_refused_fast_without_allocating(make, one_huge_query, monkeypatch):
     X, y, qid, n_pairs = one_huge_query
+    monkeypatch.setattr(bp, "PAIR_MEMORY_LIMIT", 8 * 2**30)  # refused on any machine, however much it has
     model = make()
     make().fit(X[:20], y[:20], qid=qid[:20])  # compile outside the timed call
     tracemalloc.start()
@@ -81,3 +84,85 @@ def test_fast_count_equals_the_pair_loop():
         brute = [sum(y[i] > y[j] for i in range(a, b) for j in range(a, b)) for a, b in zip(gp[:-1], gp[1:])]
         assert count_critical_pairs(y, gp).tolist() == brute
         assert critical_pairs(y, gp).shape[0] == sum(brute)
+
+
+# ---- where the limit comes from: the memory available, or an override -------------------------
+from boostplug import _memory  # noqa: E402
+
+_Y4 = np.array([2.0, 1.0, 0.0, 1.0])  # 5 critical pairs
+_X4 = np.column_stack([_Y4, np.arange(4.0)])
+
+
+def _mpboost_pairs_fit():
+    return MPBoost(n_rounds=1, pairwise="pairs").fit(_X4, _Y4, qid=np.zeros(4))
+
+
+def test_the_default_limit_is_the_memory_available_now(monkeypatch):
+    """A machine with 479 bytes to spare refuses what a fixed 8 GiB limit let through."""
+    monkeypatch.delenv(bp.PAIR_MEMORY_ENV, raising=False)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 5 * 96 - 1)
+    assert bp.pair_memory_limit() == 5 * 96 - 1
+    with pytest.raises(bp.PairMemoryError, match=r"5 preference pairs would need ~480 bytes .*above the limit of "
+                                                 r"479 bytes \(the memory available now\).*BOOSTPLUG_PAIR_MEMORY_LIMIT"):
+        _mpboost_pairs_fit()
+    monkeypatch.setattr(_memory, "available_memory", lambda: 5 * 96)
+    assert len(_mpboost_pairs_fit().rankers_) == 1
+    # the metrics' guard follows it too
+    with pytest.raises(bp.PairMemoryError, match=r"the limit of 480 bytes \(the memory available now\)"):
+        critical_pairs(_Y4, [0, 4], bytes_per_pair=97)
+
+
+def test_without_a_figure_from_the_system_the_limit_is_8_gib(monkeypatch):
+    monkeypatch.delenv(bp.PAIR_MEMORY_ENV, raising=False)
+    monkeypatch.setattr(_memory, "available_memory", lambda: None)
+    assert bp.pair_memory_limit() == bp.FALLBACK_PAIR_MEMORY_LIMIT == 8 * 2**30
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("479", 479), (" 2048 ", 2048), ("1K", 1024), ("1kib", 1024), ("1.5M", 3 * 2**19), ("16G", 16 * 2**30),
+    ("16 GiB", 16 * 2**30), ("2GB", 2 * 2**30), ("1T", 2**40), ("0", 0),
+])
+def test_the_environment_variable_overrides_the_memory_available(monkeypatch, text, expected):
+    monkeypatch.setattr(_memory, "available_memory", lambda: 2**50)
+    monkeypatch.setenv(bp.PAIR_MEMORY_ENV, text)
+    assert bp.pair_memory_limit() == expected
+
+
+def test_the_override_refuses_with_its_name_and_the_assignment_wins(monkeypatch):
+    monkeypatch.setattr(_memory, "available_memory", lambda: 2**50)
+    monkeypatch.setenv(bp.PAIR_MEMORY_ENV, "479")
+    with pytest.raises(bp.PairMemoryError, match=r"above the limit of 479 bytes \(set by BOOSTPLUG_PAIR_MEMORY_LIMIT\)"):
+        _mpboost_pairs_fit()
+    monkeypatch.setattr(bp, "PAIR_MEMORY_LIMIT", 5 * 96)  # the assignment in code beats the environment
+    assert bp.pair_memory_limit() == 480
+    assert len(_mpboost_pairs_fit().rankers_) == 1
+    monkeypatch.setattr(bp, "PAIR_MEMORY_LIMIT", 100)
+    with pytest.raises(bp.PairMemoryError, match=r"\(set by boostplug.pairs.PAIR_MEMORY_LIMIT\)"):
+        _mpboost_pairs_fit()
+    monkeypatch.setattr(bp, "PAIR_MEMORY_LIMIT", 1.5)
+    with pytest.raises(TypeError, match=r"boostplug.pairs.PAIR_MEMORY_LIMIT must be an integer number of bytes "
+                                        r">= 0, got 1.5"):
+        _mpboost_pairs_fit()
+
+
+@pytest.mark.parametrize("text", ["lots", "-5", "1e9", "16X", "G"])
+def test_a_bad_environment_value_is_refused_naming_it(monkeypatch, text):
+    monkeypatch.setenv(bp.PAIR_MEMORY_ENV, text)
+    with pytest.raises(ValueError, match=rf"BOOSTPLUG_PAIR_MEMORY_LIMIT='{re.escape(text)}' is not a memory size"):
+        bp.pair_memory_limit()
+
+
+def test_an_empty_environment_variable_is_unset(monkeypatch):
+    monkeypatch.setenv(bp.PAIR_MEMORY_ENV, "")
+    monkeypatch.setattr(_memory, "available_memory", lambda: 12345)
+    assert bp.pair_memory_limit() == 12345
+
+
+def test_available_memory_is_at_most_what_proc_meminfo_reports():
+    info = Path("/proc/meminfo")
+    if not info.exists():
+        pytest.skip("no /proc/meminfo")
+    fields = dict(line.split(":", 1) for line in info.read_text().splitlines())
+    mem_available = int(fields["MemAvailable"].split()[0]) * 1024
+    got = _memory.available_memory()
+    assert got is not None and 0 < got <= mem_available

@@ -13,8 +13,8 @@ bool or an option of the wrong type: ``TypeError``); the work is done by numba k
 running in parallel over queries. :func:`rank_loss`, :func:`misordered_pairs` and
 :func:`pair_precision_at` count the critical pairs of each query by sorting (O(n log n), no pair
 list); explicit ``pairs=`` are listed in memory and a call that would need more than
-:data:`boostplug.pairs.PAIR_MEMORY_LIMIT` is refused (:class:`PairMemoryError`; ``max_memory=``
-per call).
+:func:`boostplug.pairs.pair_memory_limit` (the memory available, unless overridden) is refused
+(:class:`PairMemoryError`; ``max_memory=`` per call).
 
 Conventions (tools disagree; each choice is a parameter):
 

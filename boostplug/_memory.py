@@ -1,0 +1,59 @@
+"""How much memory this process can still allocate, as far as the system tells.
+
+Used to refuse, before allocating, work that cannot fit: the preference pairs of
+:mod:`boostplug.pairs` and the per-round scores of ``boostplug compare``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+__all__ = ["available_memory", "format_bytes"]
+
+
+def _proc_status_bytes(field: bytes) -> int:
+    """A ``kB`` field of /proc/self/status in bytes (0 where there is no /proc)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(field + b":"):
+                    return int(line.split()[1]) * 1024
+    return 0
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate without swapping: the smallest of the system's
+    available memory (``MemAvailable`` of /proc/meminfo, else ``os.sysconf``'s available
+    pages), the room left under a cgroup memory limit and under the address-space and data
+    rlimits; ``None`` when the system tells none of them."""
+    limits = []
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    limits.append(int(line.split()[1]) * 1024)
+    if not limits:
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            limits.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        with contextlib.suppress(OSError, ValueError):
+            top = Path(limit_file).read_text().strip()
+            if top != "max" and int(top) < 2**60:  # cgroup v1 writes a huge number for no limit
+                limits.append(int(top) - int(Path(usage_file).read_text()))
+    with contextlib.suppress(ImportError):
+        import resource
+
+        for rlimit, field in ((resource.RLIMIT_AS, b"VmSize"), (resource.RLIMIT_DATA, b"VmData")):
+            soft, _ = resource.getrlimit(rlimit)
+            if soft != resource.RLIM_INFINITY:
+                limits.append(soft - _proc_status_bytes(field))
+    return max(0, min(limits)) if limits else None
+
+
+def format_bytes(n_bytes: float) -> str:
+    """``"12.3 GiB"`` (from 1 GiB up) or ``"1,234 bytes"``, for a message."""
+    return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{int(n_bytes):,} bytes"

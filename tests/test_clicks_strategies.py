@@ -52,7 +52,7 @@ def impressions(log: dict[str, np.ndarray]):
 
 
 def brute_pairs(clicked: list[bool], times: list[float], names: tuple[str, ...]) -> set[tuple[int, int]]:
-    """Joachims et al. (TOIS 2007, Section 5) literally, on positions 0..n-1; clicks ordered by
+    """Joachims et al. (TOIS 2007) literally, on positions 0..n-1; clicks ordered by
     (time, position)."""
     n = len(clicked)
     C = [i for i in range(n) if clicked[i]]

@@ -1,6 +1,6 @@
 """Click simulation on labeled ranking data, for evaluating learning from clicks.
 
-The protocol of Joachims, Swaminathan and Schnabel (WSDM 2017, Section 6): a production
+The protocol of Joachims, Swaminathan and Schnabel (WSDM 2017): a production
 ranker's scores fix, for each query, the list it shows (its ``top_k`` documents by score,
 ties in row order); each session draws a query (uniformly, or by ``query_weights``) and a
 click model draws clicks on that list from the documents' true grades.

@@ -2,7 +2,7 @@
 
 Joachims, Granka, Pan, Hembrooke, Radlinski, Gay, "Evaluating the accuracy of implicit
 feedback from clicks and query reformulations in Web search", ACM TOIS 25(2), 2007
-(SIGIR 2005: "Accurately interpreting clickthrough data as implicit feedback"), Section 5.
+(SIGIR 2005: "Accurately interpreting clickthrough data as implicit feedback").
 For a shown ranking ``(l_1, l_2, ...)`` with clicked positions ``C``, a strategy yields
 preferences ``rel(l_i) > rel(l_j)`` ("``l_i`` is preferred to ``l_j``"):
 
@@ -48,7 +48,7 @@ BITS: dict[str, int] = {
     "click>skip-previous": 8,
     "click>no-click-next": 16,
 }
-#: The strategies, in the order of Joachims et al.'s Section 5.
+#: The strategies, in the order Joachims et al. list them.
 NAMES: tuple[str, ...] = tuple(BITS)
 #: Strategies that need the time (or order) of each click.
 NEEDS_ORDER: tuple[str, ...] = ("last-click>skip-above", "click>earlier-click")

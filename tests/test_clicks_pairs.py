@@ -204,3 +204,16 @@ def test_log_rows_without_features(simulated) -> None:
     np.testing.assert_array_equal(np.flatnonzero(keep)[rows], kept.doc)
     with pytest.raises(TypeError, match="log_rows takes a boostplug.clicks.ClickLog"):
         clicks.log_rows(log.columns(), data.qid)
+
+
+def test_a_reference_booster_trains_on_the_click_pairs() -> None:
+    from boostplug import boosters, metrics
+
+    data = make_ranking(n_queries=40, docs_per_query=(5, 12), seed=0)
+    log = clicks.simulate(data, np.random.default_rng(0).normal(size=data.n_docs), 3000, seed=0)
+    ts = clicks.training_set(clicks.to_rows(clicks.preferences(log, weight="count"), data.qid), data.X,
+                             data.group_ptr)
+    model = boosters.RankBoost(n_rounds=30).fit(ts.X, ts.y, qid=ts.qid, pairs=ts.repeated_pairs())
+    learned = metrics.ndcg(model.predict(data.X), data.y, data.group_ptr, k=10)
+    random = metrics.ndcg(np.zeros(data.n_docs), data.y, data.group_ptr, k=10, ties="average")
+    assert learned > random + 0.05

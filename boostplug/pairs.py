@@ -24,7 +24,7 @@ from . import _memory
 from ._validation import check_labels
 from .groups import check_group_ptr
 
-__all__ = ["critical_pairs", "count_critical_pairs", "check_pairs", "check_pair_memory", "pair_memory_limit",
+__all__ = ["critical_pairs", "count_critical_pairs", "check_pairs", "check_rows", "check_pair_memory", "pair_memory_limit",
            "PAIR_MEMORY_LIMIT", "PAIR_MEMORY_ENV", "FALLBACK_PAIR_MEMORY_LIMIT", "PAIR_BYTES", "PairMemoryError"]
 
 
@@ -201,6 +201,26 @@ def critical_pairs(labels: ArrayLike, group_ptr: ArrayLike, *, bytes_per_pair: i
     out = np.empty((int(offsets[-1]), 2), dtype=np.int64)
     _fill_pairs(y, g, offsets, out)
     return out
+
+
+def check_rows(rows: ArrayLike, n_docs: int, name: str = "rows") -> NDArray[np.int64]:
+    """Row indices as a 1-d int64 array, validated: integer, in range, each row once."""
+    r = np.asarray(rows)
+    if r.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if r.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d array of row indices, got shape {r.shape}")
+    if r.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer row indices, got dtype {r.dtype}")
+    r = np.ascontiguousarray(r, dtype=np.int64)
+    bad = np.flatnonzero((r < 0) | (r >= n_docs))
+    if bad.size:
+        raise ValueError(f"{name}[{int(bad[0])}] = {int(r[bad[0]])} is outside rows [0, {n_docs})")
+    uniq, first = np.unique(r, return_index=True)
+    if uniq.size != r.size:
+        dup = int(np.setdiff1d(np.arange(r.size), first)[0])
+        raise ValueError(f"{name}[{dup}] = {int(r[dup])} repeats a row")
+    return r
 
 
 def check_pairs(pairs: ArrayLike, n_docs: int, name: str = "pairs") -> NDArray[np.int64]:

@@ -376,7 +376,7 @@ def test_row_index_parameters_come_from_the_objective_declaration():
 
     from boostplug.frameworks._adapter import given_row_params
 
-    assert objectives.get("qbrank").row_params == ("pairs",)
+    assert objectives.get("qbrank").row_params == ("pairs", "labeled_rows")
     assert [n for n in objectives.names() if objectives.get(n).row_params] == ["qbrank"]
     assert given_row_params(objectives.get("qbrank"), {"pairs": [[0, 1]], "w": 0.5}) == {"pairs": [[0, 1]]}
     stub = SimpleNamespace(row_params=("anchors",))

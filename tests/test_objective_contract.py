@@ -468,7 +468,7 @@ def test_the_built_in_entries():
 
     assert objectives.names()[:4] == ["qbrank", "mpboost", "ndcg_boost", "rankboost"]
     expect = {
-        "qbrank": (qbrank.QBRankObjective, {}, {"qbrank": {}}, ("pairs",), {"bound": "bound", "mean": "fitting"}),
+        "qbrank": (qbrank.QBRankObjective, {}, {"qbrank": {}}, ("pairs", "labeled_rows"), {"bound": "bound", "mean": "fitting"}),
         "mpboost": (mpboost.MPBoostObjective, {},
                     {f"mpboost-{d}": {"ddf": d} for d in ("binary", "ldd", "logdd", "logitdd")},
                     (), {"newton": "exact", "gentle": "fitting"}),

@@ -628,3 +628,38 @@ def test_bad_pair_weights_are_refused_naming_them(params, exc, match):
 
 def test_pair_weights_pass_the_parameter_check_without_data():
     get("qbrank").check({"pairs": np.array([[0, 1], [2, 3], [1, 4]]), "pair_weights": np.array([0.5, 2.0, 1.0])})
+
+
+# ---- labeled_rows: the squared-error term on given rows ------------------------------------------
+def test_labeled_rows_put_exactly_those_rows_in_the_squared_error_term():
+    y, gp, pairs, v, h, qw = _weighted_pairs_case(2)
+    rows = np.array([3, 9, 10, 20, 29])
+    qid = np.repeat(np.arange(3), np.diff(gp))
+    obj = get("qbrank").prepare(y, gp, weights=qw, pairs=pairs, pair_weights=v, label_pairs=False, labeled_rows=rows)
+    m = np.maximum(0.0, h[pairs[:, 1]] - h[pairs[:, 0]] + 1.0)
+    want = 0.25 * float(np.sum(v * qw[qid[pairs[:, 0]]] * m * m)) \
+        + 0.25 * float(np.sum(qw[qid[rows]] * (y[rows] - h[rows]) ** 2))
+    assert obj.loss(h) == pytest.approx(want, rel=1e-12)
+    g = obj.grad_hess(h)[0]
+    np.testing.assert_allclose(g, fd_gradient(obj.loss, h), rtol=1e-6, atol=1e-7)
+    # the same rows chosen by labeled="all" on the rows' own data: the same squared-error part
+    plain = get("qbrank").prepare(y, gp, weights=qw, label_pairs=False, labeled_rows=np.arange(30))
+    every = get("qbrank").prepare(y, gp, weights=qw, label_pairs=False, labeled="all")
+    assert plain.loss(h) == every.loss(h)
+
+
+@pytest.mark.parametrize("rows, exc, match", [
+    (np.array([0, 3, 3]), ValueError, r"labeled_rows\[2\] = 3 repeats a row"),
+    (np.array([0, 3, 30]), ValueError, r"labeled_rows\[2\] = 30 is outside rows \[0, 30\)"),
+    (np.array([0.0, 1.0]), TypeError, "integer row indices"),
+    (np.array([[0, 1]]), ValueError, "1-d array"),
+])
+def test_bad_labeled_rows_are_refused_naming_them(rows, exc, match):
+    y, gp, *_ = _weighted_pairs_case()
+    with pytest.raises(exc, match=match):
+        get("qbrank").prepare(y, gp, labeled_rows=rows)
+
+
+def test_labeled_rows_are_row_parameters_refused_by_cv_folds():
+    assert get("qbrank").row_params == ("pairs", "labeled_rows")
+    get("qbrank").check({"labeled_rows": np.array([0, 5, 7])})

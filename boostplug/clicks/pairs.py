@@ -272,26 +272,13 @@ class TrainingSet:
         squared-error term (weight ``1 - w`` against the pairs' ``w``), and with ``label_pairs=True``
         its critical pairs join the preference part too (the click rows' equal labels make none).
         """
-        from .. import objectives
-
         w = check_real("w", w, 0.0, 1.0, lo_open=False)
         if not isinstance(label_pairs, (bool, np.bool_)):
             raise TypeError(f"label_pairs must be True or False, got {show(label_pairs)}")
-        declared = objectives.get("qbrank").defaults
-        params: dict[str, Any] = {"w": w, "pair_tau": pair_tau}
-        if "pair_weights" in declared:
-            params["pairs"] = self.pairs
-            params["pair_weights"] = self.pair_weights
-        else:
-            params["pairs"] = self.repeated_pairs()
+        params: dict[str, Any] = {"w": w, "pair_tau": pair_tau, "pairs": self.pairs, "pair_weights": self.pair_weights}
         if not self.labeled.any():
             params.update(label_pairs=False, labeled="none")
             return params
-        if "labeled_rows" not in declared:
-            raise ValueError(
-                "the qbrank objective cannot yet restrict its squared-error term to the labeled rows (it takes "
-                "labeled='single'/'all'/'none' for every row), so P ∪ L with click rows is not expressible; "
-                "train on the click pairs alone, or on the labeled set alone")
         params.update(label_pairs=bool(label_pairs), labeled_rows=np.flatnonzero(self.labeled))
         return params
 

@@ -65,7 +65,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import (INT64_MAX, check_choice, check_flag, check_labels, check_real, check_scores, check_weights,
                            show)
 from ..groups import check_group_ptr
-from ..pairs import check_pairs
+from ..pairs import check_pairs, check_rows
 from ._finish import floor_in_place
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
@@ -91,7 +91,9 @@ MODERATE_LABEL = 31.0
 MODERATE_WEIGHT = 1e30
 
 #: What a declared parameter may be (see :class:`Param`).
-PARAM_KINDS = ("real", "int", "choice", "bool", "rows", "custom")
+PARAM_KINDS = ("real", "int", "choice", "bool", "rows", "row_index", "custom")
+#: The kinds that hold row indices of one training set (:meth:`Loss.row_params`).
+ROW_KINDS = ("rows", "row_index")
 
 #: What a declared Hessian mode may be (see :class:`Hessian`).
 HESSIAN_KINDS = ("exact", "bound", "fitting")
@@ -104,6 +106,7 @@ _INT64_MIN = -INT64_MAX - 1
 
 #: Stand-in value of a ``rows`` parameter when an objective is checked without its data.
 _STAND_IN_ROWS = np.array([[0, 1]], dtype=np.int64)
+_STAND_IN_INDEX = np.array([0], dtype=np.int64)
 
 
 def floor_hessian(grad: NDArray[np.float64], hess: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -174,6 +177,8 @@ class Param:
     * ``"bool"``: ``True`` or ``False``;
     * ``"rows"``: row indices of the training set, shape ``(n, 2)`` (QBRank's explicit ``pairs``);
       checked against the data's rows when the objective is bound to it;
+    * ``"row_index"``: a set of rows of the training set, a 1-d array of distinct indices
+      (QBRank's ``labeled_rows``), checked likewise;
     * ``"custom"``: ``convert(value)`` returns the value to store or raises ``ValueError``/``TypeError``.
 
     ``stand_in``: for a parameter tied to the data (one value per explicit pair, say), the value
@@ -233,8 +238,9 @@ class Param:
             return check_choice(what, value, self.choices)
         if kind == "bool":
             return check_flag(value, what)
-        if kind == "rows":
-            rows = np.array(check_pairs(value, INT64_MAX if n_docs is None else n_docs, name=what))
+        if kind in ROW_KINDS:
+            check = check_pairs if kind == "rows" else check_rows
+            rows = np.array(check(value, INT64_MAX if n_docs is None else n_docs, name=what))
             rows.setflags(write=False)
             return rows
         assert self.convert is not None  # custom (checked in __post_init__)
@@ -375,8 +381,9 @@ class Loss:
 
     @classmethod
     def row_params(cls) -> tuple[str, ...]:
-        """Names of the ``rows`` parameters: row indices of one training set (QBRank's ``pairs``)."""
-        return tuple(k for k, p in cls.declared_params().items() if p.kind == "rows")
+        """Names of the parameters holding row indices of one training set (kinds ``rows`` and
+        ``row_index``: QBRank's ``pairs`` and ``labeled_rows``)."""
+        return tuple(k for k, p in cls.declared_params().items() if p.kind in ROW_KINDS)
 
     @classmethod
     def hessian_texts(cls) -> dict[str, str]:
@@ -420,7 +427,8 @@ class Loss:
         resolved = cls.resolve_params(params)
         rows = set(cls.row_params())
         declared = cls.declared_params()
-        stand_in = {k: (v if v is None else _STAND_IN_ROWS if k in rows
+        stand_in = {k: (v if v is None else _STAND_IN_ROWS if k in rows and declared[k].kind == "rows"
+                        else _STAND_IN_INDEX if k in rows
                         else declared[k].stand_in if k in declared and declared[k].stand_in is not None else v)
                     for k, v in params.items()}
         cls(np.zeros(2), np.array([0, 2], dtype=np.int64), **stand_in)

@@ -91,6 +91,8 @@ Parameters (``DEFAULTS``; anything out of range is a ``ValueError``/``TypeError`
         (``False``: explicit pairs only).
     labeled: ``"single"``, ``"all"`` or ``"none"`` (which documents enter the
         squared-error term).
+    labeled_rows: ``None`` or the rows of the squared-error term as row indices (replaces
+        ``labeled``): QBRank's P ∪ L, where click-pair rows carry no judged label.
     hessian: ``"bound"`` or ``"mean"``.
 
 Cost per round: O(n log n) per query for the label-derived pairs (a sweep in
@@ -164,6 +166,8 @@ class QBRankObjective(Loss):
         "label_pairs": Param(True, "bool", "use every critical pair of each query (False: explicit pairs only)"),
         "labeled": Param("single", "choice", "documents in the squared-error term",
                          choices=("single", "all", "none")),
+        "labeled_rows": Param(None, "row_index", "rows of the squared-error term, given explicitly (replaces "
+                              "labeled; e.g. the judged rows of P ∪ L)"),
     }
     hessians = {
         "bound": Hessian("bound", "an upper bound of the Hessian (2 w W per active pair + (1-w) W per labeled doc; "
@@ -181,6 +185,7 @@ class QBRankObjective(Loss):
     pair_weights: NDArray[np.float64] | None
     label_pairs: bool
     labeled: str
+    labeled_rows: NDArray[np.int64] | None
 
     def setup(self) -> None:
         self._key_order = np.empty(0, dtype=np.int64)  # no sort to start from yet (_label_grad)
@@ -218,7 +223,10 @@ class QBRankObjective(Loss):
         self._margin_reach = self._label_range if self.tau == "grade" else float(self.tau)
         self._live = self.query_weights > 0.0  # queries that count: 0 * inf would make sums NaN
         single = np.repeat(self._n_levels == 1, sizes)
-        if self.labeled == "all":
+        if self.labeled_rows is not None:
+            self._lab_mask = np.zeros(self.n_docs, dtype=bool)
+            self._lab_mask[self.labeled_rows] = True
+        elif self.labeled == "all":
             self._lab_mask = np.ones(self.n_docs, dtype=bool)
         elif self.labeled == "single":
             self._lab_mask = single

@@ -213,7 +213,12 @@ class Case:
             p["hessian"] = self.mode
         if self.rows:
             pairs = query_pairs(labels, group_ptr)
-            p.update({k: pairs for k in self.entry.row_params})
+            declared = self.entry.loss_class.declared_params()
+            # a set of rows (row_index kind): those of the queries with one grade, which anchor no ranking
+            ranked = np.zeros(len(group_ptr) - 1, dtype=bool)
+            ranked[multi_label_queries(labels, group_ptr)] = True
+            unranked = np.flatnonzero(~np.repeat(ranked, np.diff(group_ptr))).astype(np.int64)
+            p.update({k: pairs if declared[k].kind == "rows" else unranked for k in self.entry.row_params})
         return p
 
     def prepare(self, labels: np.ndarray, group_ptr: np.ndarray, weights: np.ndarray | None = None) -> Loss:

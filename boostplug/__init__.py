@@ -9,6 +9,7 @@ Subpackages (imported on first use, so ``import boostplug`` stays fast):
 * :mod:`boostplug.objectives` -- the papers' losses, gradients and Hessians;
 * :mod:`boostplug.lightgbm`, :mod:`boostplug.xgboost` -- framework adapters;
 * :mod:`boostplug.boosters` -- native reference boosters (RankBoost, AdaRank, ...);
+* :mod:`boostplug.clicks` -- click logs in, preference pairs out (QBRank's P ∪ L), click simulation;
 * :mod:`boostplug.export` -- ONNX export of LightGBM and XGBoost ranking models;
 * :mod:`boostplug.testing` -- the objective contract checks (``check_objective``,
   ``parametrize_with_checks``) for objectives of one's own.
@@ -19,7 +20,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _numba_cache
+from . import _worker_guard
+
+_worker_guard.from_environment()  # first: a compare worker dies with its parent even while it imports
+
+from . import _numba_cache  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -27,7 +32,7 @@ _numba_cache.configure()  # before any kernel module: a read-only install must s
 
 _SUBMODULES = {
     "groups", "data", "metrics", "objectives", "lightgbm", "xgboost", "boosters", "compare", "cli", "dask",
-    "export", "testing",
+    "export", "testing", "clicks",
 }
 
 

@@ -246,18 +246,18 @@ def test_mpboost_levels_equal_pairs_mq2008_part(mq2008_dir) -> None:
 
 
 def test_mpboost_levels_overflow_moves_auto_to_the_pair_list() -> None:
-    """ldd with alpha = 20: d (F_i - F_j) spans thousands within the query and the level factors
+    """ldd with alpha = 6.6 (d up to 26.4): d (F_i - F_j) passes 700 within the query and the level factors
     overflow. pairwise="levels" says so; "auto" continues on the renormalised pair list from that
     round and ends with the pair path's model and history."""
     rng = np.random.default_rng(0)
     y = rng.integers(0, 5, 40).astype(np.float64)
     X = np.column_stack([y + 0.3 * rng.normal(size=40), rng.normal(size=40)])
     with pytest.raises(FloatingPointError, match="pairwise='pairs'"):
-        MPBoost(ddf="ldd", alpha=20.0, n_rounds=50, thresholds="all", pairwise="levels").fit(X, y, group=[40])
+        MPBoost(ddf="ldd", alpha=6.6, n_rounds=50, thresholds="all", pairwise="levels").fit(X, y, group=[40])
     for weights in (None, np.array([3.0])):
-        auto = MPBoost(ddf="ldd", alpha=20.0, n_rounds=50, thresholds="all").fit(
+        auto = MPBoost(ddf="ldd", alpha=6.6, n_rounds=50, thresholds="all").fit(
             X, y, group=[40], sample_weight=None if weights is None else np.full(40, 3.0))
-        pairs = MPBoost(ddf="ldd", alpha=20.0, n_rounds=50, thresholds="all", pairwise="pairs").fit(
+        pairs = MPBoost(ddf="ldd", alpha=6.6, n_rounds=50, thresholds="all", pairwise="pairs").fit(
             X, y, group=[40], sample_weight=None if weights is None else np.full(40, 3.0))
         assert len(pairs.rankers_) == 50
         assert_same_fit(auto, pairs)

@@ -94,6 +94,7 @@ from numpy.typing import NDArray
 from ..objectives.ddf import check_ddf, ddf_values
 from .._validation import check_choice
 from ._estimator import RankingBooster, Round
+from ._ddf_range import check_stump_ddf
 from ._fit_data import FitData
 from ._level_sums import PAIRWISE, DirectedLevelPairs, query_code_order
 from ._pairwise_choice import choose_pairwise
@@ -206,7 +207,7 @@ class MPBoost(RankingBooster):
         return choose_pairwise("mpboost", data, self._check_n_rounds(), BYTES_PER_PAIR)
 
     def _fit_init(self, data: FitData) -> _State:
-        check_ddf(self.ddf, self.alpha, self.lam, self.beta)
+        check_stump_ddf(self.ddf, self.alpha, self.lam, self.beta, data)  # objective's ranges + booster's |dist|
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
         explicit = data.pairs is not None
         if self._choose_pairwise(data) == "levels":

@@ -96,7 +96,8 @@ def check_ddf(ddf: str, alpha: float = DDF_DEFAULTS["alpha"], lam: float = DDF_D
     return ddf, check_ddf_param(pname, {"alpha": alpha, "lam": lam, "beta": beta}[pname], ddf)
 
 
-def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.float64]:
+def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0, *, dist_min: float = 0.0,
+               dist_max: float = DIST_MAX) -> NDArray[np.float64]:
     """``dist`` for grade differences ``delta = r_i - r_j`` (vectorised).
 
     ``param`` is the DDF's parameter as returned by :func:`check_ddf`. ``dist(0) = 0``
@@ -105,9 +106,10 @@ def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.flo
     also satisfy Eq. 4 (``|dist|`` strictly increasing in ``|delta|``); ``binary`` does not
     (it is the magnitude-free baseline, Eq. 2).
 
-    A non-zero ``delta`` whose ``|dist|`` is not in ``(0, DIST_MAX]`` (``alpha * delta``
-    beyond :data:`DIST_MAX`, or a ``dist`` that underflows to 0 and would drop the pair)
-    is a ``ValueError`` naming the parameter and the grade difference.
+    A non-zero ``delta`` whose ``|dist|`` is not in ``(0, dist_max]`` and at least ``dist_min``
+    (by default the objective's range ``(0, DIST_MAX]``: ``alpha * delta`` beyond
+    :data:`DIST_MAX`, or a ``dist`` that underflows to 0 and would drop the pair) is a
+    ``ValueError`` naming the parameter and the grade difference. (``binary``'s ``|dist|`` is 1.)
     """
     d = np.asarray(delta, dtype=np.float64)
     ddf = _ddf_name(ddf)
@@ -125,13 +127,14 @@ def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.flo
         else:  # logitdd
             out = sgn / (1.0 + np.exp(-param * a))
     mag = np.abs(out)
-    bad = (d != 0.0) & ~((mag > 0.0) & (mag <= DIST_MAX))
+    bad = (d != 0.0) & ~((mag > 0.0) & (mag >= dist_min) & (mag <= dist_max))
     if bad.any():
         i = np.flatnonzero(bad.ravel())[0]
         pname = DDF_PARAM_OF[ddf]
+        allowed = f"(0, {dist_max:g}]" if dist_min <= 0.0 else f"[{dist_min:.3g}, {dist_max:.4g}]"
         raise ValueError(
             f"ddf={ddf!r} with {pname}={param!r} gives |dist| = {float(mag.ravel()[i])!r} for the grade "
-            f"difference {float(a.ravel()[i])!r}; |dist| must be in (0, {DIST_MAX:g}] "
+            f"difference {float(a.ravel()[i])!r}; |dist| must be in {allowed} "
             f"(choose {pname} so that every pair of grades gets such a dist)"
         )
     return out

@@ -5,6 +5,9 @@
   (:func:`boostplug.boosters._level_sums.level_e2`, the earlier code, which ``GroupE2`` still falls
   back to above ``ENTRY_LIMIT``). Everything a fit produces is bit for bit the same; ``E2`` itself is
   a product of per-round factors instead of a fresh sum of logarithms, equal to ``1e-12``.
+* RankBoost+ pair-free: when a new member splits the signature groups, the group pairs' log weights
+  are carried over from their parents plus the new member's term (the sum the earlier code made from
+  scratch, one term later) instead of recomputed: the same fit, bit for bit, ``E2`` included.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from test_booster_pair_free import dependent_data, graded_data, letor_like
 import boostplug.boosters._group_e2 as group_e2
 from boostplug.boosters import RankBoost
 from boostplug.boosters._group_e2 import GroupE2
+from boostplug.boosters._group_pairs import GroupPairs
 from boostplug.boosters._level_sums import LevelPairs, level_e2
 from boostplug.boosters.stumps import make_candidates
 from boostplug.groups import group_ptr_from_qid
@@ -166,3 +170,35 @@ def test_group_e2_holds_fewer_entries_than_pairs() -> None:
     tracker.value([(0, 3), (1, 5), (2, 2), (4, 1), (5, 7)], np.array([0.7, -0.2, 0.4, 1.1, 0.3]))
     assert tracker.pg.shape[0] <= lv.n_pairs
     assert np.all(tracker.N > 0)
+
+
+# ---- RankBoost+: the group pairs' log weights carried over a split ------------------------------
+
+def fit_carried_and_recomputed(monkeypatch, X, y, qid, sample_weight=None, **params):
+    """RankBoost+ pair-free as it runs, and with every split recomputing the log weights (the earlier code)."""
+    carried = RankBoost(variant="rankboost+", pairwise="levels", **params).fit(X, y, qid=qid,
+                                                                              sample_weight=sample_weight)
+    split, carries = GroupPairs._split, []
+
+    def recompute(self, h, eta):
+        carries.append(eta is not None)
+        return split(self, h, None)
+
+    monkeypatch.setattr(GroupPairs, "_split", recompute)
+    recomputed = RankBoost(variant="rankboost+", pairwise="levels", **params).fit(X, y, qid=qid,
+                                                                                 sample_weight=sample_weight)
+    monkeypatch.undo()
+    assert any(carries)                   # the fit did carry log weights over splits
+    return carried, recomputed
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("efficient", [True, False])
+def test_rbplus_carried_log_weights_train_as_recomputed(monkeypatch, seed: int, efficient: bool) -> None:
+    rng = np.random.default_rng(80 + seed)
+    X, y, qid = (letor_like(rng, n_queries=12), graded_data(rng), dependent_data(rng))[seed]
+    sw = None if seed != 1 else rng.choice([0.5, 1.0, 2.0], size=np.unique(qid).size)
+    carried, recomputed = fit_carried_and_recomputed(monkeypatch, X, y, qid, sample_weight=sw, n_rounds=40,
+                                                     efficient=efficient, thresholds="all", random_state=seed)
+    assert len(carried.rankers_) >= 10
+    assert_identical_fit(carried, recomputed, X)

@@ -166,13 +166,21 @@ def test_levels_equal_pairs_perfect_first_ranker() -> None:
     assert_same_fit(a, b)
 
 
-def test_auto_uses_levels_on_labels_and_pairs_otherwise(monkeypatch) -> None:
+def test_auto_trains_on_the_path_the_cost_rule_names(monkeypatch) -> None:
+    """pairwise='auto' on labels: the levels (no pair listed) or the pair list, as
+    _pairwise_choice.choose_pairwise says (tests/test_booster_pairwise_auto.py tests the rule)."""
+    import boostplug.boosters.rankboost as rankboost
+
     X, y, qid = graded_data(np.random.default_rng(7))
     refuse_pair_listing(monkeypatch)
+    monkeypatch.setattr(rankboost, "choose_pairwise", lambda *args: "levels")
     for variant in ("rb-c", "rb-d", "rankboost+"):
         RankBoost(variant=variant, n_rounds=5).fit(X, y, qid=qid)
     RankBoost(variant="rankboost+", efficient=False, n_rounds=5).fit(X, y, qid=qid)
+    monkeypatch.setattr(rankboost, "choose_pairwise", lambda *args: "pairs")
     for variant in ("rb-c", "rankboost+"):
+        with pytest.raises(AssertionError, match="critical_pairs called"):
+            RankBoost(variant=variant, n_rounds=2).fit(X, y, qid=qid)
         with pytest.raises(AssertionError, match="critical_pairs called"):
             RankBoost(variant=variant, n_rounds=2, pairwise="pairs").fit(X, y, qid=qid)
 
@@ -280,13 +288,21 @@ def test_mpboost_degenerate_queries() -> None:
     assert a.stop_reason_ == b.stop_reason_ == "no preference pairs in the training data"
 
 
-def test_mpboost_auto_uses_levels_on_labels_and_pairs_when_explicit(monkeypatch) -> None:
+def test_mpboost_auto_follows_the_cost_rule_and_pairs_when_explicit(monkeypatch) -> None:
+    import boostplug.boosters.mpboost as mpboost
+
     X, y, qid = graded_data(np.random.default_rng(7))
     refuse_pair_listing(monkeypatch)
+    monkeypatch.setattr(mpboost, "choose_pairwise", lambda *args: "levels")
     assert len(MPBoost(n_rounds=5, thresholds="all").fit(X, y, qid=qid).rankers_) == 5
     with pytest.raises(AssertionError, match="critical_pairs called"):
         MPBoost(n_rounds=2, pairwise="pairs").fit(X, y, qid=qid)
+    monkeypatch.setattr(mpboost, "choose_pairwise", lambda *args: "pairs")
+    with pytest.raises(AssertionError, match="critical_pairs called"):
+        MPBoost(n_rounds=2).fit(X, y, qid=qid)
+    monkeypatch.undo()
     # explicit pairs under "auto" train on the pair list (no critical_pairs needed)
+    refuse_pair_listing(monkeypatch)
     m = MPBoost(n_rounds=2, thresholds="all").fit(X, y, qid=qid, pairs=[[2, 3], [4, 2]])
     assert len(m.rankers_) >= 1
     with pytest.raises(ValueError, match="explicit pairs"):

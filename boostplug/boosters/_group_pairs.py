@@ -49,8 +49,8 @@ from ._rankboost_kernels import ln_cosh
 
 __all__ = ["BYTES_PER_GROUP_PAIR", "GroupPairs"]
 
-#: Bytes per entry of the dense group-pair blocks: ``N``, ``Dp``, its transpose and one
-#: temporary while they are rebuilt.
+#: Bytes per entry of the dense group-pair blocks: ``N``, the log weights ``ell``, ``Dp`` and its
+#: transpose (the old ones are dropped before they are rebuilt).
 BYTES_PER_GROUP_PAIR = 32
 
 
@@ -88,6 +88,27 @@ def _block_ell(gstart, boff, sig, eta, lncosh_eta):
                         v += lncosh_eta[s]
                     else:
                         v -= eta[s] * o
+                out[off + a * G + b] = v
+    return out
+
+
+@nb.njit(cache=True)
+def _carry_ell(gstart, boff, parent, old_gstart, old_boff, old_ell, bit, eta, lncosh_eta):
+    """``ell`` after a split by a new last member of weight ``eta``: each group pair's parent pair's
+    ``ell`` plus the new member's term, the same sum :func:`_block_ell` makes, one term later."""
+    out = np.zeros(boff[-1])
+    for q in range(gstart.shape[0] - 1):
+        g0, G, off = gstart[q], gstart[q + 1] - gstart[q], boff[q]
+        p0, Gp, poff = old_gstart[q], old_gstart[q + 1] - old_gstart[q], old_boff[q]
+        for a in range(G):
+            pa = parent[g0 + a] - p0
+            for b in range(G):
+                v = old_ell[poff + pa * Gp + parent[g0 + b] - p0]
+                o = bit[g0 + a] - bit[g0 + b]
+                if o == 0:
+                    v += lncosh_eta
+                else:
+                    v -= eta * o
                 out[off + a * G + b] = v
     return out
 
@@ -281,6 +302,7 @@ class GroupPairs:
         self.gq = np.arange(nq, dtype=np.int64)                 # the query of each group
         self.sig = np.zeros((nq, 0), dtype=np.int8)
         self.n_members = 0
+        self.ell_eta: NDArray[np.float64] | None = None   # the weights the kept log weights ell are for
         self._layout()
         self.refresh(np.zeros(0))
 
@@ -301,27 +323,52 @@ class GroupPairs:
         self.cnt_above = cnt.sum(axis=1, keepdims=True) - np.cumsum(cnt, axis=1)
         self.N = _block_pair_counts(self.gstart, self.boff, cnt)
 
-    def _split(self, h: NDArray[np.bool_]) -> None:
-        """A new member ``h`` of ``S_t``: each group splits by ``h`` (ids stay ordered by query)."""
+    def _split(self, h: NDArray[np.bool_], eta: NDArray[np.float64] | None) -> None:
+        """A new member ``h`` of ``S_t``: each group splits by ``h`` (ids stay ordered by query).
+        ``eta``: the weights of the members with the new one last, when the kept ``ell`` is that of
+        the members before it (then it is carried over, else recomputed by :meth:`refresh`)."""
+        self._drop_weights()
         key = self.gid * 2 + h.astype(np.int64)
         uniq, inv = np.unique(key, return_inverse=True)
         parent = uniq >> 1
+        old_gstart, old_boff = self.gstart, self.boff
         self.gq = self.gq[parent]
-        self.sig = np.ascontiguousarray(np.column_stack([self.sig[parent], (uniq & 1).astype(np.int8)]))
+        bit = (uniq & 1).astype(np.int8)
+        self.sig = np.ascontiguousarray(np.column_stack([self.sig[parent], bit]))
         self.gid = np.ascontiguousarray(inv.reshape(-1), dtype=np.int64)
         self.n_members += 1
         self._layout()
+        if eta is not None:
+            lncosh = np.asarray(ln_cosh(eta), dtype=np.float64)   # as refresh computes it, all members at once
+            self.ell = _carry_ell(self.gstart, self.boff, parent, old_gstart, old_boff, self.ell, bit,
+                                  float(eta[-1]), float(lncosh[-1]))
+            self.ell_eta = eta.copy()
+        else:
+            self.ell, self.ell_eta = None, None
+
+    def _drop_weights(self) -> None:
+        """Release ``Dp`` and its transpose before they are rebuilt (the memory guard counts one of each)."""
+        self.Dp = self.DpT = None
 
     def sync(self, members: list[tuple[int, int]], eta: NDArray[np.float64]) -> None:
         """Follow ``S_t`` (members appended since the last call split the groups) and ``eta``."""
-        for kb, jb in members[self.n_members:]:
-            self._split(self.codes[:, kb] > jb)
+        eta = np.ascontiguousarray(eta, dtype=np.float64)
+        for b in range(self.n_members, len(members)):
+            kb, jb = members[b]
+            # the kept ell carries over when the members before b kept their weights
+            kept = self.ell_eta is not None and np.array_equal(self.ell_eta, eta[:b])
+            self._split(self.codes[:, kb] > jb, eta[:b + 1] if kept else None)
         self.refresh(eta)
 
     def refresh(self, eta: NDArray[np.float64]) -> None:
         """``Dp`` (and its transpose, the per-level side sums and ``log E2``) for weights ``eta``."""
         eta = np.ascontiguousarray(eta, dtype=np.float64)
-        ell = _block_ell(self.gstart, self.boff, self.sig, eta, np.asarray(ln_cosh(eta), dtype=np.float64))
+        self._drop_weights()
+        if self.ell_eta is None or not np.array_equal(self.ell_eta, eta):
+            self.ell = None
+            self.ell = _block_ell(self.gstart, self.boff, self.sig, eta, np.asarray(ln_cosh(eta), dtype=np.float64))
+            self.ell_eta = eta.copy()
+        ell = self.ell.copy()          # normalised in place into Dp; the log weights are kept for the next split
         mx, w = _normalise_blocks(self.gstart, self.boff, self.N, ell, self.lv.coef)
         self.Dp = ell
         self.log_e2 = mx + math.log(w) - math.log(self.lv.total) if w > 0.0 else -math.inf

@@ -3,14 +3,18 @@
 * :class:`OutDir` takes the folder for one run: it holds a lock on it for the whole run
   (``fcntl.flock`` on ``.boostplug-compare.lock``: a second run on the same folder is refused,
   and the kernel drops the lock when its process dies, so a killed run leaves no stale lock),
-  and refuses a folder that already holds results unless told to overwrite them. Both before
-  any training.
-* :meth:`OutDir.write` writes the new files into a staging folder inside ``--out``
-  (each with :func:`boostplug._atomic.atomic_write`), then moves them in by renames, with
-  ``results.json`` last: it marks a complete set. The old ``results.json`` is removed
-  before the first rename, so a set without it is an incomplete one. A write that fails
-  (a full disk, a file-size limit, an interrupt) fails in the staging folder and leaves the
-  previous run's files as they were.
+  puts back a complete set a killed run left half moved (below), and refuses a folder that holds
+  results unless told to overwrite them, or holds a results file that is a symbolic link. All
+  before any training.
+* :meth:`OutDir.write` writes the new files into a staging folder inside ``--out`` (each with
+  :func:`boostplug._atomic.atomic_write`), then swaps the sets by renames: the previous run's
+  output files go aside into ``.boostplug-compare-previous.partial`` (``results.json`` first),
+  which is renamed ``.boostplug-compare-previous`` once it holds them all; the new files move in,
+  ``results.json`` last, the commit; the previous set is then deleted. A rename that fails moves
+  the previous set back and says so; a process killed at any point leaves a state that the next
+  :meth:`OutDir.acquire` completes (:meth:`OutDir.recover`): with ``results.json`` moved in, the
+  new set stands, else the previous one is put back. So after any failure the folder holds the
+  complete previous set or the complete new one, never a mixture.
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
-__all__ = ["OUTPUT_FILES", "MARKER", "LOCK_NAME", "OutDir", "OutDirError"]
+__all__ = ["OUTPUT_FILES", "MARKER", "LOCK_NAME", "PREVIOUS", "OutDir", "OutDirError"]
 
 #: Every file a ``compare`` run may write into ``--out``.
 OUTPUT_FILES = ("results.csv", "per_query.csv", "curves.csv", "summary.csv", "results.json", "curves.png",
@@ -32,6 +36,10 @@ OUTPUT_FILES = ("results.csv", "per_query.csv", "curves.csv", "summary.csv", "re
 #: Written last: its presence marks a complete set of files.
 MARKER = "results.json"
 LOCK_NAME = ".boostplug-compare.lock"
+#: The previous run's complete set while the new one moves in.
+PREVIOUS = ".boostplug-compare-previous"
+#: The previous run's files while they are moved aside (some may still be in ``--out``).
+_PREVIOUS_PARTIAL = PREVIOUS + ".partial"
 _STAGING_PREFIX = ".boostplug-compare-staging-"
 
 
@@ -40,11 +48,16 @@ class OutDirError(Exception):
 
 
 class OutDir:
-    """``--out`` taken for one run; use as a context manager (releases the lock on exit)."""
+    """``--out`` taken for one run; use as a context manager (releases the lock on exit).
+
+    ``recovered`` (after :meth:`acquire`): ``"previous"`` or ``"new"`` when a run killed while
+    moving its files in had left them half moved and the complete previous or new set was
+    restored, else None."""
 
     def __init__(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         self.path = Path(path)
         self.overwrite = overwrite
+        self.recovered: str | None = None
         self._fd: int | None = None
 
     # ---- taking the folder ----------------------------------------------------------------
@@ -56,14 +69,26 @@ class OutDir:
         self.release()
 
     def acquire(self) -> None:
-        """Create the folder, lock it, check that it holds no other run's results (unless
-        ``overwrite``) and remove staging folders a killed run left; ``OutDirError`` otherwise."""
+        """Create the folder, lock it, complete a swap of sets a killed run left (:meth:`recover`),
+        check that it holds no other run's results (unless ``overwrite``) and no results file that
+        is a folder or a symbolic link, and remove staging folders a killed run left;
+        ``OutDirError`` otherwise."""
         self.path.mkdir(parents=True, exist_ok=True)
         self._fd = _lock(self.path / LOCK_NAME)
         try:
+            try:
+                self.recovered = self.recover()
+            except OSError as e:
+                raise OutDirError(f"--out {self.path}: a run killed while moving its results in left the earlier "
+                                  f"run's files in {self._aside()}, and they cannot be put back "
+                                  f"({e.strerror or e}); move them into {self.path} by hand") from None
             for name in OUTPUT_FILES:
                 p = self.path / name
-                if p.is_dir() and not p.is_symlink():
+                if p.is_symlink():
+                    raise OutDirError(f"--out {self.path}: {name} is a symbolic link; a run replaces its files as "
+                                      "one set and does not write through links: remove the link, or choose "
+                                      "another folder")
+                if p.is_dir():
                     raise OutDirError(f"--out {self.path}: {name} is a folder; a run writes a file there")
             found = [n for n in OUTPUT_FILES if os.path.lexists(self.path / n)]
             if found and not self.overwrite:
@@ -87,8 +112,13 @@ class OutDir:
     # ---- writing a run ------------------------------------------------------------------
     def write(self, fill: Callable[[Path], None]) -> list[str]:
         """``fill(staging)`` writes the run's files into an empty staging folder; they then
-        replace the folder's output files (``results.json`` last; output files the run did not
-        write, e.g. the plots of an earlier run, are removed). Returns the names written."""
+        replace the folder's output files as one set (``results.json`` last; output files the run
+        did not write, e.g. the plots of an earlier run, are removed). Returns the names written.
+
+        An ``OSError`` (naming the file of ``--out`` concerned) says which set the folder holds:
+        nothing was written (``fill`` failed), or the new set could not be moved in and the
+        previous set is back, or (when even that failed) where the previous files wait for the
+        next run to put them back."""
         if self._fd is None:
             raise RuntimeError("OutDir.write before acquire()")
         staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=self.path))
@@ -101,8 +131,9 @@ class OutDir:
             unknown = sorted(p.name for p in staging.iterdir() if p.name not in OUTPUT_FILES)
             if unknown:
                 raise RuntimeError(f"compare wrote files outside OUTPUT_FILES: {unknown}")
+            _fsync_dir(staging)
             with _signals_deferred():
-                self._move_in(staging, written)
+                self._swap(staging, written)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return written
@@ -116,16 +147,84 @@ class OutDir:
         where = self.path / name if name else self.path
         return OSError(e.errno, f"{reason}; nothing was written, the folder is as it was before the run", str(where))
 
-    def _move_in(self, staging: Path, written: list[str]) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path / MARKER)
-        for name in OUTPUT_FILES:
-            if name not in written:
+    def _swap(self, staging: Path, written: list[str]) -> None:
+        """The previous set aside, the new set in (``results.json`` last: the commit), the
+        previous set deleted; on a failure, the previous set back and an ``OSError`` saying so."""
+        previous = _marker_first(n for n in OUTPUT_FILES if os.path.lexists(self.path / n))
+        partial = self.path / _PREVIOUS_PARTIAL
+        where = self.path
+        try:
+            os.mkdir(partial)
+            for name in previous:
+                where = self.path / name
+                os.replace(self.path / name, partial / name)
+            _fsync_dir(partial)
+            where = self.path
+            os.replace(partial, self.path / PREVIOUS)  # the previous set is whole aside
+            _fsync_dir(self.path)
+            for name in _marker_last(written):
+                where = self.path / name
+                os.replace(staging / name, self.path / name)
+        except OSError as e:
+            raise self._not_moved(e, where, bool(previous)) from e
+        _fsync_dir(self.path)
+        shutil.rmtree(self.path / PREVIOUS, ignore_errors=True)  # one left is deleted by the next recover()
+
+    def _not_moved(self, e: OSError, where: Path, had_previous: bool) -> OSError:
+        """The previous set put back after ``e``, as an ``OSError`` about ``where`` saying which set
+        the folder now holds."""
+        reason = e.strerror or str(e)
+        try:
+            self.recover()
+        except OSError as again:
+            return OSError(e.errno, f"{reason}; the new results were not moved in, and the earlier run's files "
+                                    f"could not be put back ({again.strerror or again}): they are in "
+                                    f"{self._aside()}, and the next boostplug compare on {self.path} puts "
+                                    "them back", str(where))
+        held = ("the folder holds the earlier run's complete results, as before the run" if had_previous else
+                "the folder holds no results, as before the run")
+        return OSError(e.errno, f"{reason}; the new results were not moved in: {held}", str(where))
+
+    # ---- after a killed run ---------------------------------------------------------------
+    def _aside(self) -> Path:
+        """The folder that holds the previous run's files while a swap is not complete."""
+        partial = self.path / _PREVIOUS_PARTIAL
+        return partial if _is_folder(partial) else self.path / PREVIOUS
+
+    def recover(self) -> str | None:
+        """Complete a swap of sets that a killed process left half done: ``"new"`` when the new
+        set had been committed (its ``results.json`` moved in; the previous set is deleted),
+        ``"previous"`` when the previous set is put back (the new files are removed), None when
+        there was nothing to do. Each step can be interrupted and run again. ``OSError`` when a
+        file cannot be moved."""
+        partial, previous = self.path / _PREVIOUS_PARTIAL, self.path / PREVIOUS
+        if _is_folder(previous):
+            if os.path.lexists(self.path / MARKER):
+                shutil.rmtree(previous, ignore_errors=True)
+                return "new"
+            for name in OUTPUT_FILES:  # all new files: the previous set is whole in ``previous``
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.path / name)
-        for name in sorted(written, key=lambda n: n == MARKER):
-            os.replace(staging / name, self.path / name)
+            os.replace(previous, partial)  # from here, every output file in the folder is the previous set's
+        if not _is_folder(partial):
+            return None
+        for name in _marker_last(n for n in OUTPUT_FILES if os.path.lexists(partial / n)):
+            os.replace(partial / name, self.path / name)
+        shutil.rmtree(partial, ignore_errors=True)
         _fsync_dir(self.path)
+        return "previous"
+
+
+def _is_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+def _marker_first(names: Iterable[str]) -> list[str]:
+    return sorted(names, key=lambda n: n != MARKER)
+
+
+def _marker_last(names: Iterable[str]) -> list[str]:
+    return sorted(names, key=lambda n: n == MARKER)
 
 
 def _lock(path: Path) -> int:

@@ -10,7 +10,7 @@ import contextlib
 import os
 from pathlib import Path
 
-__all__ = ["available_memory", "format_bytes"]
+__all__ = ["available_memory", "check_fits", "format_bytes"]
 
 
 def _proc_status_bytes(field: bytes) -> int:
@@ -57,3 +57,13 @@ def available_memory() -> int | None:
 def format_bytes(n_bytes: float) -> str:
     """``"12.3 GiB"`` (from 1 GiB up) or ``"1,234 bytes"``, for a message."""
     return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{int(n_bytes):,} bytes"
+
+
+def check_fits(need: int, what: str, remedy: str) -> None:
+    """A ``ValueError`` when ``need`` bytes (a lower bound of what ``what`` allocates) exceed
+    :func:`available_memory`: the message gives both and ``remedy``. Nothing when the system
+    does not say how much memory is available."""
+    available = available_memory()
+    if available is not None and need > available:
+        raise ValueError(f"{what} would need at least {format_bytes(need)}, more than the {format_bytes(available)} "
+                         f"of memory available; {remedy}")

@@ -22,10 +22,21 @@ if TYPE_CHECKING:
 
 __all__ = ["check_ranking_inputs", "check_scores", "check_labels", "check_k", "check_weights",
            "check_flag", "FlagError", "check_choice", "check_features", "first_infinite",
-           "resolve_group_ptr", "plain", "INT64_MAX"]
+           "resolve_group_ptr", "plain", "INT64_MAX", "INT32_MAX", "FLOAT32_MAX", "ROUNDS_MAX", "check_rounds"]
 
 #: The largest cut-off the kernels can take (they index with int64).
 INT64_MAX = int(np.iinfo(np.int64).max)
+
+#: The largest C ``int``: what LightGBM and XGBoost read integer parameters into (LightGBM refuses
+#: a larger ``num_iterations``, ``max_bin`` or ``min_data_in_leaf`` only when it wraps negative).
+INT32_MAX = int(np.iinfo(np.int32).max)
+
+#: The largest C ``float``: what XGBoost reads its real parameters into (``eta``, ``lambda``, ...).
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+#: The most boosting rounds boostplug trains anywhere: LightGBM's ``num_iterations`` and XGBoost's
+#: iteration numbers are C ``int``s (XGBoost would wrap around after 2^31 - 1 rounds).
+ROUNDS_MAX = INT32_MAX
 
 
 def plain(value: object) -> object:
@@ -177,6 +188,17 @@ def check_weights(weights: ArrayLike | None, n: int, name: str = "weights") -> N
     if bad.any():
         raise ValueError(f"{name} must be finite and non-negative; {_first_bad(bad, w)}")
     return w
+
+
+def check_rounds(value: object, name: str = "n_rounds") -> int:
+    """A number of boosting rounds: an integer in ``[1, ROUNDS_MAX]``, else a ``ValueError`` naming
+    ``name`` and the value (a bound beyond which LightGBM fails and XGBoost wraps around)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {plain(value)!r}")
+    if value > ROUNDS_MAX:
+        raise ValueError(f"{name} must be at most {ROUNDS_MAX} (2^31 - 1: LightGBM and XGBoost count rounds in a "
+                         f"32-bit int), got {plain(value)}")
+    return int(value)
 
 
 def check_k(k: int | None, name: str = "k") -> int | None:

@@ -20,14 +20,20 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
+from .._memory import check_fits
 from .._sklearn_folds import check_split_keeps_queries
-from .._validation import check_labels
+from .._validation import check_labels, check_rounds
 from ..groups import check_group_ptr
 from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
 from ._model_file import ModelFile
 from ._weak_rankers import evaluate_rankers
 
-__all__ = ["RankingBooster", "Round"]
+__all__ = ["RankingBooster", "Round", "BYTES_PER_ROUND"]
+
+#: The least memory a fitted round keeps (its weak ranker, weight and ``history_`` record:
+#: 620-1030 bytes measured across the boosters): ``n_rounds`` times this beyond the memory
+#: available is refused before training.
+BYTES_PER_ROUND = 512
 
 
 @dataclass
@@ -58,7 +64,8 @@ class RankingBooster(ModelFile, BaseEstimator):
       (set ``state.stop_reason`` or return ``None`` with ``self._stop_reason``);
     * optionally ``_stop(state) -> str | None``: a reason to stop after a round.
 
-    Common parameters: ``n_rounds`` (integer >= 1); ``eval_metric`` (a name of
+    Common parameters: ``n_rounds`` (integer from 1 to 2^31 - 1, the frameworks' limit, whose
+    rounds' records, :data:`BYTES_PER_ROUND` or more each, fit in the memory available); ``eval_metric`` (a name of
     :data:`boostplug.metrics.NAMES`, recorded per round for every ``eval_set``);
     ``early_stopping_rounds`` (``None`` or an integer >= 1: stop when ``eval_set[0]`` has not
     improved for that many rounds and cut the model back to ``best_iteration_``);
@@ -202,10 +209,11 @@ class RankingBooster(ModelFile, BaseEstimator):
         return self
 
     def _check_n_rounds(self) -> int:
-        n = getattr(self, "n_rounds", None)
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n_rounds must be an integer >= 1, got {n!r}")
-        return int(n)
+        """``n_rounds`` in ``[1, ROUNDS_MAX]``, and its rounds' records within the memory available."""
+        n = check_rounds(getattr(self, "n_rounds", None), "n_rounds")
+        check_fits(n * BYTES_PER_ROUND, f"n_rounds={n}: the rounds' records ({BYTES_PER_ROUND} bytes or more each)",
+                   "train fewer rounds")
+        return n
 
     def _check_early_stopping_rounds(self) -> int | None:
         esr = getattr(self, "early_stopping_rounds", None)

@@ -325,9 +325,15 @@ def parse_conventions(args: argparse.Namespace) -> Conventions:
 
 def _check_args(args: argparse.Namespace) -> None:
     from .. import metrics
+    from .._validation import INT64_MAX, check_rounds
 
-    if args.rounds < 1:
-        raise _usage(f"--rounds must be >= 1, got {args.rounds}")
+    try:
+        check_rounds(args.rounds, "--rounds")
+    except ValueError as e:
+        raise _usage(str(e)) from None
+    if not 0 <= args.seed <= INT64_MAX:
+        raise _usage(f"--seed must be between 0 and {INT64_MAX} (XGBoost's seed is a 64-bit int, and numpy's "
+                     f"generators take no negative seed), got {args.seed}")
     if args.jobs < 1:
         raise _usage(f"--jobs must be >= 1, got {args.jobs}")
     from ..compare import max_parallel
@@ -415,6 +421,14 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
         args.earlier_runs = earlier_provenance(earlier)
         print(f"boostplug compare: resuming {args.out}: {len(done)} run(s) finished earlier are kept",
               file=sys.stderr)
+    from ..compare.budget import check_budget
+
+    finished = {(r.method, r.fold) for r in done}
+    try:  # before any training: rounds or trials whose records cannot fit in memory
+        check_budget(rounds=args.rounds, tune=args.tune, folds=folds, jobs=args.jobs,
+                     runs=[m for i, _ in folds for m in methods if (m, i) not in finished])
+    except ValueError as e:
+        raise _usage(str(e)) from None
     tuned = f", {args.tune} trial(s) per method and fold" if args.tune else ""
     print(f"boostplug compare: {len(methods)} method(s) x {len(folds)} fold(s) of {args.data}, up to "
           f"{args.rounds} rounds, round chosen on validation {args.early_stopping_metric}{tuned}, jobs {args.jobs}",

@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import FLOAT32_MAX, INT32_MAX
 from ..data import RankingData
 
 __all__ = [
@@ -54,16 +55,19 @@ TREE_PARAMS: dict[str, Any] = {
     "max_bin": 255,
 }
 
-#: The values each shared tree parameter may take (LightGBM's limits; XGBoost's are the same or
-#: wider): a test and what it says.
+#: The values each shared tree parameter may take: LightGBM's limits, within what XGBoost reads
+#: (its real parameters are C floats, up to 3.4e38) and what both read integers into (C ints,
+#: up to 2^31 - 1; LightGBM silently wraps a larger max_bin or min_data_in_leaf around). A test
+#: and what it says.
 TREE_PARAM_LIMITS: dict[str, tuple[Callable[[float], bool], str]] = {
-    "learning_rate": (lambda v: v > 0, "> 0"),
+    "learning_rate": (lambda v: 0 < v <= FLOAT32_MAX, f"> 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)"),
     "num_leaves": (lambda v: 2 <= v <= 131072, "between 2 and 131072"),
-    "min_data_in_leaf": (lambda v: v >= 0, ">= 0"),
-    "min_sum_hessian_in_leaf": (lambda v: v >= 0, ">= 0"),
-    "lambda_l2": (lambda v: v >= 0, ">= 0"),
+    "min_data_in_leaf": (lambda v: 0 <= v <= INT32_MAX, f">= 0 and at most {INT32_MAX} (a 32-bit int)"),
+    "min_sum_hessian_in_leaf": (lambda v: 0 <= v <= FLOAT32_MAX,
+                                f">= 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)"),
+    "lambda_l2": (lambda v: 0 <= v <= FLOAT32_MAX, f">= 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)"),
     "feature_fraction": (lambda v: 0 < v <= 1, "in (0, 1]"),
-    "max_bin": (lambda v: v >= 2, ">= 2"),
+    "max_bin": (lambda v: 2 <= v <= INT32_MAX, f">= 2 and at most {INT32_MAX} (a 32-bit int)"),
 }
 
 

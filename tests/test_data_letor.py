@@ -7,6 +7,7 @@ import bz2
 import gzip
 import io
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -235,6 +236,8 @@ def test_write_refuses_what_cannot_be_read_back(tmp_path):
             write_letor(tmp_path / "x.txt", RankingData(np.ones((1, 1)), [1], group_ptr=[0, 1], comments=[comment]))
     with pytest.raises(ValueError, match="LETOR labels must be finite; row 1 has label nan"):
         write_letor(tmp_path / "x.txt", RankingData(np.ones((2, 1)), [1, np.nan], group_ptr=[0, 2]))
+    with pytest.raises(ValueError, match="LETOR labels must be non-negative relevance grades; row 1 has -1.0"):
+        write_letor(tmp_path / "x.txt", RankingData(np.ones((2, 1)), [1, -1.0], group_ptr=[0, 2]))
     with pytest.raises(TypeError, match="qid must be integers"):
         write_letor(tmp_path / "x.txt", RankingData(np.ones((1, 1)), [1], qid=np.array(["q"])))
     with pytest.raises(ValueError, match="write_qid=False needs write_query_file=True"):
@@ -266,7 +269,11 @@ MALFORMED = [
     ("value", "1 qid:1 1:0.5\n1 qid:1 1:0,5\n", 2, r"bad token '1:0,5'"),
     ("not contiguous", "1 qid:1 1:1\n0 qid:2 1:1\n# comment\n0 qid:1 1:1\n", 4,
      r"qid 1 is not contiguous: it already appeared at line 1"),
+    ("negative label", "1 qid:1 1:0.5\n# c\n-1 qid:1 1:0.5\n", 3, r"label '-1' is negative"),
+    ("negative label first", "1 qid:1 1:0.5\n-0.5 qid:1 1:1\n0 qid:1 1:inf\n", 2, r"label '-0.5' is negative"),
 ]
+# Lines that are well-formed: refused after parsing, by the checks on what was read.
+WELL_FORMED = {"not contiguous", "negative label", "negative label first"}
 
 
 @pytest.mark.parametrize("name, text, line, message", MALFORMED, ids=[m[0] for m in MALFORMED])
@@ -373,6 +380,143 @@ def test_write_compressed_round_trip(tmp_path, rng):
     assert sorted(os.listdir(tmp_path)) == ["d.txt.bz2", "d.txt.gz"]
 
 
+# --- values that must come back exactly, or be refused ------------------------------------------
+
+def _stored_dense(X: sp.csr_matrix) -> np.ndarray:
+    """A CSR's stored values assigned in place (``toarray()`` adds them onto +0.0, losing -0.0's sign)."""
+    out = np.zeros(X.shape)
+    out[np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)), X.indices] = X.data
+    return out
+
+
+@pytest.mark.parametrize("name", ["d.txt", "d.txt.gz"])
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_negative_zeros_and_signed_nans_round_trip_bit_for_bit(tmp_path, layout, name):
+    X = np.array([[-0.0, 1.0, -np.nan, 0.0], [0.0, -0.0, np.nan, -2.5]])
+    if layout == "csr":  # -0.0 stored explicitly (sp.csr_matrix(X) would drop it as a zero)
+        rows, cols = np.nonzero((X != 0) | np.signbit(X))
+        Xin = sp.csr_matrix((X[rows, cols], cols, [0, 3, 6]), shape=X.shape)
+    else:
+        Xin = X
+    y = np.array([-0.0, 1.0])
+    path = tmp_path / name
+    write_letor(path, RankingData(Xin, y, qid=[3, 3]))
+    text = (gzip.open(path, "rt") if name.endswith(".gz") else open(path)).read()
+    assert text == "-0 qid:3 1:-0 2:1 3:-nan\n1 qid:3 2:-0 3:nan 4:-2.5\n"
+    dense = load_letor(path, n_features=4)
+    assert dense.X.view(np.int64).tolist() == X.view(np.int64).tolist()  # every bit, signs included
+    assert dense.y.view(np.int64).tolist() == y.view(np.int64).tolist()
+    csr = load_letor(path, n_features=4, dense=False)
+    assert _stored_dense(csr.X).view(np.int64).tolist() == X.view(np.int64).tolist()
+
+
+def test_the_scikit_learn_path_keeps_negative_zeros_in_a_dense_x_too(tmp_path, monkeypatch):
+    path = tmp_path / "d.txt"
+    path.write_text("1 qid:1 1:-0 2:1\n0 qid:1 2:-0.0e3\n")
+    monkeypatch.setattr(letor_module, "_parse", lambda p, n_features, dense: letor_module._parse_sklearn(p, n_features))
+    assert np.signbit(load_letor(path).X).tolist() == [[True, False], [False, True]]
+
+
+def test_uint64_qids_are_written_exactly_or_refused(tmp_path):
+    top = 2**63 - 1
+    path = tmp_path / "d.txt"
+    write_letor(path, RankingData(np.ones((2, 1)), [1.0, 0.0], qid=np.array([top, top], dtype=np.uint64)))
+    assert load_letor(path).qid.tolist() == [top, top]
+    too_big = np.array([5, 5, 2**63, 2**63], dtype=np.uint64)
+    with pytest.raises(ValueError, match=r"qid 9223372036854775808 \(row 2\) is larger than 9223372036854775807"):
+        write_letor(tmp_path / "big.txt", RankingData(np.ones((4, 1)), [1.0, 0.0, 1.0, 0.0], qid=too_big))
+    assert not (tmp_path / "big.txt").exists()
+    # Written without qids, the groups survive in the .query file.
+    write_letor(tmp_path / "big.txt", RankingData(np.ones((4, 1)), [1.0, 0.0, 1.0, 0.0], qid=too_big),
+                write_qid=False, write_query_file=True)
+    assert load_letor(tmp_path / "big.txt").group_ptr.tolist() == [0, 2, 4]
+
+
+# --- a data file and its .query, replaced as a pair -------------------------------------------------
+
+def _two_sets() -> tuple[RankingData, RankingData]:
+    """An old set of 2 queries and a new one of 4 over the same 6 rows (so that the old .query
+    beside the new data would still sum to the rows: nothing but the pair write can tell)."""
+    X = np.arange(12.0).reshape(6, 2)
+    return (RankingData(X, [1.0, 0, 0, 1, 0, 0], group_ptr=[0, 3, 6]),
+            RankingData(X + 100, [2.0, 0, 1, 0, 2, 0], group_ptr=[0, 1, 3, 4, 6]))
+
+
+def _state(path: Path) -> tuple[bytes | None, bytes | None]:
+    return tuple(p.read_bytes() if p.exists() else None for p in (path, Path(f"{path}.query")))  # type: ignore[return-value]
+
+
+_STEPS = ("replace", "rename", "fsync")  # the calls that finish files and move them into place
+
+
+def _fail_at(monkeypatch, k: int | None, error: type[BaseException]) -> list[str]:
+    """Make the ``k``-th call (0-based) of os.replace/os.rename/os.fsync raise ``error``; record every call."""
+    calls: list[str] = []
+    for name in _STEPS:
+        real = getattr(os, name)
+
+        def step(*args, _real=real, _name=name, **kwargs):
+            calls.append(_name)
+            if len(calls) - 1 == k:
+                raise error(28, "No space left on device") if error is OSError else error()
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, step)
+    return calls
+
+
+@pytest.mark.parametrize("error", [OSError, KeyboardInterrupt])
+@pytest.mark.parametrize("old_query", [True, False], ids=["old-query", "no-old-query"])
+@pytest.mark.parametrize("name", ["rank.train", "rank.train.gz"])
+def test_a_failure_at_any_step_leaves_data_and_query_both_old(tmp_path, monkeypatch, name, old_query, error):
+    old, new = _two_sets()
+    path = tmp_path / name
+    write_letor(path, old, write_query_file=old_query, write_qid=not old_query)
+    before, listing = _state(path), sorted(os.listdir(tmp_path))
+    with monkeypatch.context() as m:  # a successful write elsewhere, to count its steps
+        counted = _fail_at(m, None, error)
+        (tmp_path / "count").mkdir()
+        write_letor(tmp_path / "count" / name, new, write_query_file=True, write_qid=False)
+    shutil.rmtree(tmp_path / "count")
+    steps = len(counted)
+    assert steps >= 3
+    for k in range(steps):
+        with monkeypatch.context() as m:
+            calls = _fail_at(m, k, error)
+            with pytest.raises(error):
+                write_letor(path, new, write_query_file=True, write_qid=False)
+        assert len(calls) > k
+        assert _state(path) == before, f"step {k} ({calls[k]}) left a mixed pair"
+        assert sorted(os.listdir(tmp_path)) == listing  # no temporary file left
+    if old_query:
+        assert load_letor(path).group_ptr.tolist() == [0, 3, 6]
+    write_letor(path, new, write_query_file=True, write_qid=False)
+    assert load_letor(path).group_ptr.tolist() == [0, 1, 3, 4, 6]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_special_file_in_the_query_files_place_is_refused_before_writing(tmp_path):
+    os.mkfifo(tmp_path / "d.txt.query")  # reading it to keep it would block
+    with pytest.raises(ValueError, match=r"d\.txt\.query is not a regular file .*nothing was written"):
+        write_letor(tmp_path / "d.txt", _two_sets()[0], write_query_file=True)
+    assert sorted(os.listdir(tmp_path)) == ["d.txt.query"]
+
+
+def test_a_query_file_beside_a_qid_file_must_agree_with_it(tmp_path):
+    path = tmp_path / "d.txt"
+    path.write_text("1 qid:1 1:1\n0 qid:1 1:2\n0 qid:2 1:3\n")
+    beside = tmp_path / "d.txt.query"
+    beside.write_text("2\n1\n")
+    assert load_letor(path).group_ptr.tolist() == [0, 2, 3]
+    beside.write_text("1\n2\n")  # same rows, other queries: a stale or half-written pair
+    with pytest.raises(ValueError, match=r"d\.txt\.query: the group sizes disagree with the qid: values in .*d\.txt "
+                                         r"\(the \.query file beside it, which LightGBM reads too"):
+        load_letor(path)
+    beside.write_text("2\n2\n")
+    with pytest.raises(ValueError, match=r"d\.txt\.query: group sizes sum to 4 but there are 3 documents"):
+        load_letor(path)
+
+
 # --- numbers in plain decimal syntax only --------------------------------------------------------
 
 LENIENT = [  # what Python's int()/float() accept and the format does not
@@ -402,9 +546,9 @@ def test_number_syntax_python_accepts_is_refused(tmp_path, name, line, message):
 def test_plain_numbers_and_false_alarms_load(tmp_path):
     path = tmp_path / "ok.txt"
     path.write_text("+1 qid:-7 1:1e+05 2:.5 3:-2.E-3 004:nan # qid_x +3:1 _ qidfoo\n"
-                    "-1 qid:-7 2:NaN 3:1e-400 #\n")
+                    "-0 qid:-7 2:NaN 3:1e-400 #\n")
     d = load_letor(path, with_comments=True)
-    assert d.y.tolist() == [1.0, -1.0] and d.qid.tolist() == [-7, -7]
+    assert d.y.tolist() == [1.0, 0.0] and np.signbit(d.y[1]) and d.qid.tolist() == [-7, -7]
     assert d.X[0, :3].tolist() == [1e5, 0.5, -2e-3] and np.isnan(d.X[0, 3])
     assert np.isnan(d.X[1, 1]) and d.X[1, 2] == 0.0
     assert d.comments == ["qid_x +3:1 _ qidfoo", ""]

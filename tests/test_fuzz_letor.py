@@ -2,8 +2,8 @@
 
 Every corrupted file either loads and agrees with :func:`reference_parse` (a direct
 reading of the format: plain decimal numbers, 1-based strictly increasing indices,
-``qid:`` on every line or none, contiguous queries, finite labels and values, ``nan``
-values allowed) or raises a ``ValueError`` naming ``file, line N`` (the first bad
+``qid:`` on every line or none, contiguous queries, finite non-negative labels, finite
+values, ``nan`` values allowed; signs of zeros and NaNs kept) or raises a ``ValueError`` naming ``file, line N`` (the first bad
 line, as the reference finds it) or naming the file (damaged compression, no data
 lines). Nothing else: no other exception, no wrong data.
 """
@@ -57,7 +57,7 @@ def _decompress(raw: bytes, suffix: str) -> bytes | None:
 
 def _line_ok(tokens: list[bytes]) -> tuple[bool, float, int | None, dict[int, float]]:
     label = tokens[0]
-    if not LABEL.fullmatch(label) or not math.isfinite(float(label)):
+    if not LABEL.fullmatch(label) or not math.isfinite(float(label)) or float(label) < 0:
         return False, 0.0, None, {}
     rest = tokens[1:]
     qid = None
@@ -140,7 +140,7 @@ def _check(path: Path, raw: bytes) -> str:
         return "refused"
     assert isinstance(expected, Parsed), f"read a file the reference refuses ({expected}):\n{raw!r}"
     n = len(expected.y)
-    assert got.y.tolist() == expected.y
+    assert got.y.tolist() == expected.y and np.signbit(got.y).tolist() == np.signbit(expected.y).tolist()
     if expected.qid is None:
         assert got.group_ptr.tolist() == [0, n]
     else:
@@ -155,10 +155,20 @@ def _check(path: Path, raw: bytes) -> str:
         assert set(have) == set(row), (r, raw)
         for i, v in row.items():
             assert have[i] == v or (math.isnan(v) and math.isnan(have[i])), (r, i, raw)
-    if width <= 1000:  # the dense path gives the same matrix
+            assert math.copysign(1.0, have[i]) == math.copysign(1.0, v), (r, i, raw)  # -0 and -nan too
+    if width <= 1000:  # the dense path gives the same matrix, a written -0 as -0.0
         dense = load_letor(path, n_features=width)
         assert np.array_equal(dense.X, X.toarray(), equal_nan=True)
+        assert np.array_equal(np.signbit(dense.X), np.signbit(stored_dense(X)))
     return "loaded"
+
+
+def stored_dense(X: sp.csr_matrix) -> np.ndarray:
+    """The dense matrix of a CSR's stored values, each assigned in place (``toarray()`` adds them
+    onto +0.0, which loses the sign of a stored -0.0)."""
+    out = np.zeros(X.shape)
+    out[np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)), X.indices] = X.data
+    return out
 
 
 # --- the corpus and its corruptions ------------------------------------------------------------
@@ -170,9 +180,10 @@ def _valid_text(rng: np.random.Generator) -> bytes:
     qids = rng.choice(np.arange(-5, 40), size=int(rng.integers(1, 4)), replace=False)
     for q in qids:
         for _ in range(int(rng.integers(1, 4))):
-            label = rng.choice([b"0", b"1", b"2", b"+1", b"-1", b"0.5", b"3e0"])
+            label = rng.choice([b"0", b"1", b"2", b"+1", b"-0", b"0.5", b"3e0"])
             idx = np.sort(rng.choice(np.arange(1, 9), size=int(rng.integers(0, 5)), replace=False))
-            values = [rng.choice([b"0.25", b"1", b"-3.5e-2", b"1E+3", b".5", b"7.", b"nan", b"0"]) for _ in idx]
+            values = [rng.choice([b"0.25", b"1", b"-3.5e-2", b"1E+3", b".5", b"7.", b"nan", b"0", b"-0", b"-nan"])
+                      for _ in idx]
             feats = b" ".join(b"%d:%s" % (i, v) for i, v in zip(idx, values))
             line = b"%s qid:%d %s" % (label, q, feats)
             if rng.random() < 0.5:
@@ -211,7 +222,7 @@ def _corrupt(rng: np.random.Generator, text: bytes) -> bytes:
             return text
         m = nums[int(rng.integers(0, len(nums)))]
         bad = rng.choice([b"1_0", b"+3", b"1e400", b"inf", b"-nan", b"0x10", b"1.2.3", b"", b"2147483648",
-                          b"1" * 25, b"\xd9\xa1", b"007", b"1e-400"])
+                          b"1" * 25, b"\xd9\xa1", b"007", b"1e-400", b"-2", b"-0"])
         return text[: m.start()] + bad + text[m.end():]
     if kind == 4:  # huge index
         m = re.search(rb" ([0-9]+):", text)
@@ -297,7 +308,10 @@ REGRESSIONS = [
     b"1 qid:1 2147483647:1\n",            # the widest index scikit-learn can hold
     b"1 qid:-9223372036854775808 1:1\n",  # the smallest qid
     b"1 qid:9223372036854775808 1:1\n",   # one past the largest
-    b"+1 qid:007 007:7.\r\n-1 qid:007 1:-.5e-3\n",
+    b"+1 qid:007 007:7.\r\n-1 qid:007 1:-.5e-3\n",  # a negative label (line 2)
+    b"+1 qid:007 007:7.\r\n-0 qid:007 1:-.5e-3 2:-0 3:-0e9\n",  # negative zeros keep their sign
+    b"1 qid:1 1:1\n-1 qid:1 1_0:1\n",       # first problem wins: the label, before the bad token
+    b"1 qid:1 1_0:1\n-1 qid:1 1:1\n",       # ... or the bad token, before the label
     b"1 qid:1 1:1\x0b2:2\x0c3:3\n",        # vertical tab and form feed separate tokens
     b"1 qid:1 1:1\x1c2:2\n",               # \x1c does not (bytes.split keeps it)
     b"1 qid:1 1:0.5\n\n\n# end",
@@ -349,15 +363,20 @@ def test_write_load_round_trip_random(tmp_path, seed):
     ids = rng.choice(np.arange(-50, 50), size=sizes.size, replace=False)
     alphabet = list("abc #=:_+é\t-0123")
     comments = ["".join(rng.choice(alphabet, size=int(rng.integers(0, 12)))).strip() for _ in range(n)]
-    y = rng.choice([0.0, 1.0, 2.0, -1.0, 0.125, 1e-7], size=n)
+    X[rng.random((n, m)) < 0.1] = -0.0
+    X[rng.random((n, m)) < 0.05] = -np.nan
+    y = rng.choice([0.0, 1.0, 2.0, -0.0, 0.125, 1e-7], size=n)
     d = RankingData(X, y, np.repeat(ids, sizes), None, comments)
     if seed % 2:
         d = d.to_csr()
     path = tmp_path / ("d.txt", "d.txt.gz", "d.txt.bz2")[seed % 3]
     write_letor(path, d)
     back = load_letor(path, with_comments=True, dense=not seed % 2)
-    Xa = back.X.toarray() if sp.issparse(back.X) else back.X
-    assert np.array_equal(Xa, X, equal_nan=True)
-    assert np.array_equal(back.y, y) and back.qid.tolist() == d.qid.tolist()
+    Xa = stored_dense(back.X) if sp.issparse(back.X) else back.X
+    written = stored_dense(d.X) if sp.issparse(d.X) else X  # to_csr() drops -0.0 as it drops zeros
+    assert np.array_equal(Xa, written, equal_nan=True)
+    assert np.array_equal(np.signbit(Xa), np.signbit(written))  # -0.0 and -nan come back with their sign
+    assert np.array_equal(back.y, y) and np.array_equal(np.signbit(back.y), np.signbit(y))
+    assert back.qid.tolist() == d.qid.tolist()
     assert back.group_ptr.tolist() == d.group_ptr.tolist() and back.comments == comments
     _check(path, path.read_bytes())

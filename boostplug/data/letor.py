@@ -40,15 +40,15 @@ import re
 import stat
 import zlib
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.datasets import load_svmlight_file
 
-from .._atomic import atomic_write, write_text
-from .._validation import check_finite, first_infinite
+from .._atomic import atomic_write, write_bytes, write_text
+from .._validation import check_finite, check_labels, first_infinite
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
 from .dataset import RankingData
 
@@ -225,6 +225,8 @@ def _line_problem(tokens: list[bytes], n_features: int | None) -> tuple[str, boo
         return f"label {_show(label)} is not a plain decimal number (digits, '.', 'e' and a sign only)", False
     if not math.isfinite(float(label)):
         return f"label {_show(label)} is not a finite number (too large for a 64-bit float)", False
+    if float(label) < 0:
+        return f"label {_show(label)} is negative (relevance grades are 0 or more)", False
     rest = tokens[1:]
     has_qid = bool(rest) and rest[0].startswith(b"qid")
     if has_qid:
@@ -326,8 +328,11 @@ def read_query_file(path: PathLike, n_docs: int | None = None) -> NDArray[np.int
 
 
 @contextlib.contextmanager
-def _write_stream(path: Path) -> Iterator[IO[bytes]]:
-    """An atomic binary stream to ``path``, compressed by suffix as the reader expects."""
+def _write_stream(path: Path, before_replace: Callable[[], None] | None = None) -> Iterator[IO[bytes]]:
+    """An atomic binary stream to ``path``, compressed by suffix as the reader expects.
+
+    ``before_replace`` runs once the content is complete and on disk, just before it replaces
+    ``path`` (an exception from it leaves ``path`` as it was)."""
     with atomic_write(path, "wb") as raw:
         if path.suffix == ".gz":
             with gzip.GzipFile(filename=path.name, mode="wb", fileobj=raw) as gz:
@@ -337,12 +342,69 @@ def _write_stream(path: Path) -> Iterator[IO[bytes]]:
                 yield bz  # type: ignore[misc]
         else:
             yield raw
+        if before_replace is not None:
+            # On disk now, so that what is left between the two renames is the rename itself.
+            raw.flush()
+            os.fsync(raw.fileno())
+            before_replace()
 
 
-def _write_query_file(path: PathLike, group_ptr: NDArray[np.int64]) -> None:
-    """Write group sizes, one per line (LightGBM's ``.query`` format)."""
-    sizes = np.diff(np.asarray(group_ptr, dtype=np.int64))
-    write_text(path, "".join(f"{int(s)}\n" for s in sizes))
+def _query_text(group_ptr: NDArray[np.int64]) -> str:
+    """Group sizes, one per line (LightGBM's ``.query`` format)."""
+    return "".join(f"{int(s)}\n" for s in np.diff(np.asarray(group_ptr, dtype=np.int64)))
+
+
+def _write_pair(path: Path, write_lines: Callable[[IO[bytes]], None], sizes: str) -> None:
+    """Write the data file ``path`` and its ``<path>.query`` so that both are the new files or
+    both the old ones (or both absent) after any failure or signal.
+
+    The data goes to its temporary file first (the long part); once it is complete and on disk,
+    the ``.query`` replaces the old one, then the data replaces its old file. If that last step
+    fails, the old ``.query`` (kept in memory: one short line per query) is written back, or the
+    new one removed when there was none.
+    """
+    query = Path(str(path) + ".query")
+    old: bytes | None = None
+    try:
+        mode = query.stat().st_mode
+        if stat.S_ISREG(mode):
+            old = query.read_bytes()
+        elif not stat.S_ISDIR(mode):  # a folder in the way makes the .query write fail first
+            raise ValueError(f"{query} is not a regular file (a FIFO, socket or device), which writing the "
+                             f".query beside {path.name} would replace; nothing was written")
+    except FileNotFoundError:
+        pass  # no previous .query: a failure removes the new one
+    except OSError as exc:
+        raise OSError(exc.errno, f"could not write {path}: {query} cannot be read ({exc.strerror or exc}), "
+                      "so it could not be put back if the write failed; nothing was changed") from exc
+    replaced = False
+
+    def replace_query() -> None:
+        nonlocal replaced
+        write_text(query, sizes)
+        replaced = True
+
+    try:
+        with _write_stream(path, replace_query) as f:
+            write_lines(f)
+    except BaseException as exc:
+        if replaced:
+            _put_back(query, old, path, exc)
+        raise
+
+
+def _put_back(query: Path, old: bytes | None, path: Path, cause: BaseException) -> None:
+    """Restore ``query`` to ``old`` (None: remove it) after the data file ``path`` failed to replace."""
+    try:
+        if old is None:
+            query.unlink(missing_ok=True)
+        else:
+            write_bytes(query, old)
+    except OSError as exc:
+        why = str(cause) or type(cause).__name__
+        raise OSError(exc.errno, f"could not write {path} ({why}), and the previous {query} could not be put "
+                      f"back ({exc.strerror or exc}): it holds the new group sizes beside the previous data file; "
+                      "write both again") from cause
 
 
 def _file_bytes(path: Path) -> bytes:
@@ -391,11 +453,12 @@ def _parse_sklearn(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, N
     return X, y, q
 
 
-def _check_finite(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
-    """Refuse an infinite feature value or a non-finite label (``inf`` spelled out, or a
-    number beyond float64 that the parser rounded to it), naming the line."""
+def _check_values(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
+    """Refuse an infinite feature value or a label that is not finite (``inf`` spelled out, or a
+    number beyond float64 that the parser rounded to it) or negative, naming the line (negative
+    grades would otherwise fail later, in each fold that holds them, by a row of that fold)."""
     rows = []
-    bad_y = np.flatnonzero(~np.isfinite(y))
+    bad_y = np.flatnonzero(~((y >= 0) & (y < np.inf)))  # NaN, infinite or negative
     if bad_y.size:
         rows.append(int(bad_y[0]))
     cell = first_infinite(X)
@@ -404,9 +467,9 @@ def _check_finite(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
     if not rows:
         return
     bad = _find_bad_line(path, None)  # the file's first problem, which may come before this row
-    if bad is None:  # pragma: no cover - the slow pass checks finiteness too
+    if bad is None:  # pragma: no cover - the slow pass checks these too
         number, _ = _data_line(path, min(rows))
-        bad = number, "a label or value is not finite"
+        bad = number, "a label is negative or a label or value is not finite"
     raise _error(path, *bad)
 
 
@@ -468,6 +531,16 @@ def _dense_room(n: int, m: int, nnz: int) -> str:
     return ""
 
 
+def _with_negative_zeros(dense: NDArray[np.float64], X: sp.csr_matrix) -> NDArray[np.float64]:
+    """``dense`` (``X.toarray()``, which adds every value onto +0.0) with ``X``'s stored ``-0.0``
+    put back, as the file wrote them and as the numba parser's dense fill keeps them."""
+    negative_zero = (X.data == 0) & np.signbit(X.data)
+    if negative_zero.any():
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        dense[rows[negative_zero], X.indices[negative_zero]] = -0.0
+    return dense
+
+
 def _dense(path: Path, X: sp.csr_matrix) -> NDArray[np.float64]:
     """``X.toarray()``, refused with the width's cause when it would not fit in memory or
     would be a huge matrix of almost only zeros."""
@@ -476,7 +549,7 @@ def _dense(path: Path, X: sp.csr_matrix) -> NDArray[np.float64]:
     room = _dense_room(n, m, X.nnz)
     if not room:
         try:
-            return X.toarray()
+            return _with_negative_zeros(X.toarray(), X)
         except MemoryError:
             room = "which could not be allocated"
     if X.nnz:
@@ -538,8 +611,8 @@ def load_letor(
         n_features: width of ``X`` (so that train/vali/test agree); a feature
             index above it is an error. Default: the largest index in the file.
         query_file: sidecar group sizes for files without ``qid:``; default
-            ``<path>.query`` if the file has no ``qid:``. When the file has
-            qids and a query file is given, both must agree.
+            ``<path>.query``. When the file has qids and a query file is given,
+            or ``<path>.query`` exists, both must agree.
 
     Returns:
         :class:`RankingData` with ``qid`` as read (int64; for files without
@@ -549,11 +622,13 @@ def load_letor(
         FileNotFoundError: the file (or the needed ``.query`` file) is absent.
         IsADirectoryError: the path is a folder.
         ValueError: a malformed line (bad token, a number in a syntax other
-            than plain decimal, label that is not finite, infinite feature
-            value, ``qid:`` on some lines but not on others, a qid whose rows
-            are not contiguous), naming the file and 1-based line; a FIFO or
-            other special file; damaged ``.gz``/``.bz2`` data; a dense ``X``
-            larger than the memory available (use ``dense=False``).
+            than plain decimal, a label that is negative or not finite, an
+            infinite feature value, ``qid:`` on some lines but not on others,
+            a qid whose rows are not contiguous), naming the file and 1-based
+            line; group sizes of the ``.query`` file that do not sum to the
+            rows or contradict the qids; a FIFO or other special file; damaged
+            ``.gz``/``.bz2`` data; a dense ``X`` larger than the memory
+            available (use ``dense=False``).
     """
     if n_features is not None:
         if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
@@ -566,7 +641,7 @@ def load_letor(
     n = X.shape[0]
     if n == 0:
         raise ValueError(f"{p}: no data lines")
-    _check_finite(p, X, y)
+    _check_values(p, X, y)
     if q.shape[0] == 0:
         qf = Path(query_file) if query_file is not None else Path(str(p) + ".query")
         if not qf.exists():
@@ -579,10 +654,15 @@ def load_letor(
     else:
         group_ptr = _groups_from_qid(p, q, n, n_features)
         qid = q
-        if query_file is not None:
-            sidecar = read_query_file(query_file, n_docs=n)
+        beside = Path(str(p) + ".query")
+        if query_file is not None or beside.exists():
+            # LightGBM reads <file>.query whenever it is there: one that contradicts the qids
+            # (a stale or half-written pair) is refused rather than left for it to find.
+            qf = Path(query_file) if query_file is not None else beside
+            sidecar = read_query_file(qf, n_docs=n)
             if not np.array_equal(sidecar, group_ptr):
-                raise ValueError(f"{query_file}: the group sizes disagree with the qid: values in {p}")
+                why = "" if query_file is not None else " (the .query file beside it, which LightGBM reads too: rewrite or remove it)"
+                raise ValueError(f"{qf}: the group sizes disagree with the qid: values in {p}{why}")
     comments = _read_comments(p) if with_comments else None
     if comments is not None and len(comments) != n:  # pragma: no cover - same line rule as sklearn
         raise ValueError(f"{p}: read {len(comments)} comments for {n} rows")
@@ -591,8 +671,11 @@ def load_letor(
 
 
 def _fmt(value: float) -> str:
-    """Shortest text that parses back to exactly ``value`` (``repr``), ``1`` for ``1.0``."""
+    """Shortest text that parses back to exactly ``value`` (``repr``), ``1`` for ``1.0``,
+    ``-0`` for ``-0.0`` and ``-nan`` for a NaN with its sign bit set (the reader keeps both signs)."""
     text = repr(value)
+    if text == "nan":
+        return "-nan" if math.copysign(1.0, value) < 0 else text
     return text[:-2] if text.endswith(".0") else text
 
 
@@ -602,6 +685,13 @@ def _check_writable_qid(data: RankingData) -> NDArray[np.int64]:
         raise TypeError(
             f"qid must be integers to be written as qid:<int>, got dtype {qid.dtype}; "
             "renumber with RankingData(X, y, None, group_ptr) or pass write_qid=False"
+        )
+    if qid.dtype.kind == "u" and qid.size and int(qid.max()) > _INT64_MAX:
+        row = int(np.argmax(qid > _INT64_MAX))
+        raise ValueError(
+            f"qid {int(qid[row])} (row {row}) is larger than {_INT64_MAX}: the reader holds query ids as "
+            "64-bit signed integers, so it would not read back; renumber with RankingData(X, y, None, "
+            "group_ptr) or pass write_qid=False with write_query_file=True"
         )
     heads = qid[data.group_ptr[:-1]]
     values, counts = np.unique(heads, return_counts=True)
@@ -639,18 +729,40 @@ def _encodable(text: str) -> bool:
 _WRITE_BLOCK_ROWS = 20_000
 
 
+def _csr_of_cells(rows: NDArray[np.intp], cols: NDArray[np.intp], values: NDArray[np.float64],
+                  shape: tuple[int, int]) -> sp.csr_matrix:
+    """The CSR matrix of cells given in row-major order, every value stored (zeros included)."""
+    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+    return sp.csr_matrix((values, cols, indptr), shape=shape)
+
+
+def _listed(block: object) -> sp.csr_matrix:
+    """Rows of ``X`` as the values their lines list: canonical (indices sorted, a CSR's duplicates
+    summed, as ``toarray()`` adds them), every value but ``+0.0``; ``-0.0`` is listed, as ``-0``,
+    so that it reads back with its sign."""
+    if sp.issparse(block):
+        X = sp.csr_matrix(block, dtype=np.float64, copy=True)
+        X.sum_duplicates()
+        listed = (X.data != 0) | np.signbit(X.data)
+        if listed.all():
+            return X
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        return _csr_of_cells(rows[listed], X.indices[listed], X.data[listed], X.shape)
+    arr = np.asarray(block, dtype=np.float64)
+    rows, cols = np.nonzero((arr != 0) | np.signbit(arr))
+    return _csr_of_cells(rows, cols, arr[rows, cols], arr.shape)
+
+
 def _letor_lines(data: RankingData, qid: NDArray[np.int64] | None, comments: list[str] | None,
                  r0: int, r1: int) -> bytes:
     """Rows ``r0:r1`` of ``data`` as LETOR lines (UTF-8)."""
-    X = sp.csr_matrix(data.X[r0:r1], dtype=np.float64, copy=True)
-    # Canonical lines: indices sorted, duplicates summed (as toarray() reads them), no zeros.
-    X.sum_duplicates()
+    X = _listed(data.X[r0:r1])
     cell = first_infinite(X)
     if cell is not None:
         row, col, v = cell
         raise ValueError(f"X[{row + r0}, {col}] is {v!r}; the reader refuses infinite "
                          "feature values (nan, a missing value, is kept)")
-    X.eliminate_zeros()
     tokens = [f"{i}:{_fmt(v)}" for i, v in zip((X.indices + 1).tolist(), X.data.tolist())]
     labels = [_fmt(v) for v in data.y[r0:r1].tolist()]
     indptr = X.indptr.tolist()
@@ -682,14 +794,24 @@ def write_letor(
 ) -> None:
     """Write ``data`` as a LETOR / SVMlight ranking file (``.gz``/``.bz2`` by suffix).
 
-    The file is written atomically: a failed write (full disk, file-size limit)
-    leaves the previous file whole. Values are written with the shortest
-    round-trip representation, zeros are omitted and a CSR ``X`` with unsorted
-    or duplicate indices is written as ``X.toarray()`` means it (duplicates
-    summed), so ``load_letor(path, n_features=data.n_features,
-    with_comments=True)`` gives back ``X``, ``y``, ``qid`` and ``comments``
-    exactly (trailing all-zero columns are not in the file: hence
-    ``n_features``).
+    The file is written atomically: a failed write (full disk, file-size limit,
+    a signal) leaves the previous file whole. With ``write_query_file=True``
+    the data file and ``<path>.query`` are replaced as a pair: after any
+    failure both are the new files or both the previous ones. (Only a crash
+    of the process or machine in the instant between the two renames can
+    part them; ``load_letor`` then refuses a ``.query`` that does not match.)
+
+    Values are written with the shortest round-trip representation, ``+0.0``
+    is omitted (``-0.0`` is written ``-0``, a NaN with its sign bit ``-nan``)
+    and a CSR ``X`` with unsorted or duplicate indices is written as
+    ``X.toarray()`` means it (duplicates summed), so
+    ``load_letor(path, n_features=data.n_features, with_comments=True)``
+    gives back ``X``, ``y``, ``qid`` and ``comments`` exactly, signs of zeros
+    and NaNs included (trailing all-zero columns are not in the file: hence
+    ``n_features``). What could not be read back so is refused: infinite
+    values, labels that are negative or not finite, a qid above the 64-bit
+    signed range, two queries sharing a qid, comments with line breaks or
+    surrounding whitespace.
 
     Args:
         with_comments: append ``# comment`` when ``data.comments`` is set.
@@ -707,8 +829,14 @@ def write_letor(
     if comments is not None:
         _check_comments(comments)
     check_finite(data.y, "LETOR labels", noun="label")
-    with _write_stream(p) as f:
+    check_labels(data.y, "LETOR labels")  # the reader refuses negative grades
+
+    def write_lines(f: IO[bytes]) -> None:
         for r0 in range(0, data.n_docs, _WRITE_BLOCK_ROWS):
             f.write(_letor_lines(data, qid, comments, r0, min(r0 + _WRITE_BLOCK_ROWS, data.n_docs)))
+
     if write_query_file:
-        _write_query_file(str(p) + ".query", data.group_ptr)
+        _write_pair(p, write_lines, _query_text(data.group_ptr))
+    else:
+        with _write_stream(p) as f:
+            write_lines(f)

@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...objectives import qbrank
+from .._adapter import builder_init_score
 from .adapters import lgb_set_arrays
 
 __all__ = ["LineSearchRecord", "LineSearchResult", "train_line_search"]
@@ -266,6 +267,10 @@ def train_line_search(
         raise ValueError(f"got {len(valid_names)} valid_names for {len(valid_sets)} valid_sets")
     names = list(valid_names) if valid_names is not None else [f"valid_{i}" for i in range(len(valid_sets))]
 
+    # before the Datasets are constructed: LightGBM then stores NaN as 0 and +-inf as +-1e300
+    builder_init_score(train_set.init_score, "init_score of the training set")
+    for name, ds in zip(names, valid_sets):
+        builder_init_score(ds.init_score, f"init_score of valid set {name!r}")
     booster = lgb.Booster(params=lgb_params, train_set=train_set)
     prepared = _prepare(train_set, objective_params)
     scores = _initial_scores(train_set)

@@ -17,6 +17,7 @@ import numpy as np
 from lightgbm.basic import _ConfigAliases
 from numpy.typing import ArrayLike
 
+from .._adapter import builder_init_score
 from ..sklearn_ranker import OWN_PARAMS, RankerMixin, is_boostplug_objective
 from .adapters import sklearn_metric, sklearn_objective
 from .model_file import load_model, objective_of, record_objective, save_model
@@ -176,6 +177,10 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         """
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
                               eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=eval_sample_weight)
+        # as boostplug.lightgbm.dataset does: LightGBM would store NaN as 0 and +-inf as +-1e300
+        init_score = builder_init_score(init_score, "init_score")
+        if eval_init_score is not None:
+            eval_init_score = [builder_init_score(s, f"eval_init_score[{i}]") for i, s in enumerate(eval_init_score)]
         metric_given = sorted(set(plan.choice.booster_params) & _ConfigAliases.get("metric"))
         if metric_given:
             key = metric_given[0]

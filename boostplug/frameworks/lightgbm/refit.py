@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._adapter import BoundObjective
+from .._adapter import BoundObjective, builder_init_score
 from ..model_record import ObjectiveRecord, record_for
 from .adapters import LightGBMObjective, dataset
 from .model_file import RECORD_ATTR, objective_of
@@ -100,6 +100,8 @@ def refit_leaves(booster: Any, train_set: Any, fobj: Callable[[NDArray, Any], tu
     if X is None:
         raise ValueError("refit: the Dataset no longer holds its raw data (free_raw_data=True after "
                          "construction); pass the features and labels instead")
+    # before construct(): LightGBM then stores NaN as 0 and +-inf as +-1e300
+    builder_init_score(train_set.init_score, "init_score of the training set")
     train_set.construct()
     n = train_set.num_data()
     leaves = np.asarray(booster.predict(X, start_iteration=0, num_iteration=-1, pred_leaf=True))

@@ -14,6 +14,7 @@ import xgboost as xgb
 from numpy.typing import ArrayLike, NDArray
 
 from ... import objectives as _objectives
+from .._adapter import builder_init_score
 from ..sklearn_ranker import FitPlan, RankerMixin, is_boostplug_objective
 from .adapters import dmatrix, early_stopping, metric
 from .adapters import objective as make_objective
@@ -133,6 +134,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         margins = [None] * len(plan.evals) if base_margin_eval_set is None else list(base_margin_eval_set)
         if len(margins) != len(plan.evals):
             raise ValueError(f"base_margin_eval_set has {len(margins)} entries but eval_set has {len(plan.evals)}")
+        margins = [builder_init_score(m, f"base_margin_eval_set[{i}]") for i, m in enumerate(margins)]
         with xgb.config_context(verbosity=self.verbosity):
             params = self.get_xgb_params()
             params["disable_default_eval_metric"] = 1

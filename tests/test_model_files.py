@@ -149,11 +149,23 @@ CORRUPTIONS = [
     ("mpboost", _weight(float("inf")), r"weights\[1\] must be finite, got inf"),
     ("mpboost", _weight("0.3"), r"weights\[1\] must be a number"),
     ("mpboost", _weight(True), r"weights\[1\] must be a number, got a boolean"),
+    # numbers JSON can spell but float64 cannot hold (json reads a 400-digit integer exactly, as an int)
+    ("mpboost", _weight(10**400), r"weights\[1\] must be finite, got 100000000000\.\.\.\(401 digits\), beyond the float64"),
+    ("mpboost", _weight(-(10**400)), r"weights\[1\] must be finite, got -100000000000\.\.\.\(401 digits\)"),
+    ("mpboost", _set_ranker("threshold", 10**400),
+     r"rankers\[0\]\.threshold must be finite or -Infinity .*\(401 digits\), beyond the float64 range"),
+    ("mpboost", _set_ranker("threshold", -(10**400)), r"rankers\[0\]\.threshold must be finite or -Infinity"),
+    ("mpboost", _set_ranker("feature", 10**400), r"rankers\[0\]\.feature = 100000000000\.\.\.\(401 digits\) is outside"),
+    ("mpboost", _top("n_features_in", 2**31), r"n_features_in = 2147483648 is outside \[1, 2147483648\)"),
+    # weights whose absolute values overflow when summed: a stump ensemble would predict inf
+    ("mpboost", lambda d: d.__setitem__("weights", [1.7e308] * len(d["weights"])),
+     r"weights\[1\] = 1\.7e\+308 makes \|weights\[0\]\| \+ \.\.\. \+ \|weights\[1\]\| overflow float64"),
+    ("adarank", lambda d: d.__setitem__("weights", [-1e308] * len(d["weights"])), r"weights\[1\] = -1e\+308 makes"),
     # the envelope
     ("mpboost", _top("version", True), r"has booster format version True"),
     ("mpboost", _top("version", "1"), r"has booster format version '1'"),
     ("mpboost", _top("n_features_in", 2.5), r"n_features_in must be an integer"),
-    ("mpboost", _top("n_features_in", 0), r"n_features_in = 0 is outside >= 1"),
+    ("mpboost", _top("n_features_in", 0), r"n_features_in = 0 is outside \[1, 2147483648\)"),
     ("mpboost", _top("n_features_in", 2), r"rankers\[\d+\]\.feature = \d is outside \[0, 2\)"),
     ("mpboost", _del("class"), r"has no 'class'"),
     ("mpboost", _del("weights"), r"has no 'weights'"),
@@ -181,6 +193,28 @@ def test_each_corruption_is_a_value_error_naming_the_file_and_field(name, mutate
     with pytest.raises(ValueError, match=match) as info:
         load(path)
     assert str(info.value).startswith(str(path))
+
+
+def test_weights_summing_to_just_below_overflow_load_and_predict_finitely(fitted, tmp_path):
+    X, models = fitted
+    d = models["mpboost"].to_dict()
+    d["weights"] = [1.7e308 / len(d["weights"])] * len(d["weights"])  # the most a stump ensemble may hold
+    scores = RankingBooster.from_dict(d).predict(X)
+    assert np.isfinite(scores).all() and scores.max() > 1e307
+
+
+def test_integers_beyond_the_digit_limit_name_the_file_or_the_dict(fitted, tmp_path):
+    _, models = fitted
+    path = tmp_path / "m.json"
+    text = json.dumps(models["mpboost"].to_dict()).replace('"weights": [', '"weights": [' + "1" * 5000 + ", ", 1)
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"m\.json is not a boostplug booster JSON file \(it holds a number that "
+                                         r"cannot be read"):
+        load(path)
+    d = models["mpboost"].to_dict()
+    d["weights"][0] = 10**5000
+    with pytest.raises(ValueError, match="the model dict cannot be read as a model file"):
+        RankingBooster.from_dict(d)
 
 
 def test_old_checks_still_hold(fitted, tmp_path):

@@ -23,7 +23,9 @@ from missing ones (NaN ranks lowest). A stump with ``"complement": true`` is
 
 Reading checks every field before a model is built: exact JSON types (``2.7``,
 ``"3"`` or ``true`` is not a feature index), features within ``n_features_in``,
-finite weights, thresholds finite or ``-Infinity``, known kinds, keys and versions.
+finite weights whose absolute values sum to a finite float64 (a stump ensemble's scores are
+bounded by that sum), thresholds finite or ``-Infinity`` (an integer beyond the float64 range,
+which JSON can spell, is refused too), known kinds, keys and versions.
 Anything else is a ``ValueError`` naming the file (``from_dict``: "the model dict") and
 the field as a JSON path (``rankers[3].feature``), never a model that predicts wrongly.
 Saving goes through :func:`boostplug._atomic.write_text`: a failed save leaves the
@@ -58,6 +60,8 @@ RANKER_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 _TOP_KEYS = {"format", "version", "class", "params", "n_features_in", "rankers", "weights", "history",
              "stop_reason", "best_iteration", "fitted"}
 _REQUIRED = ("format", "version", "class", "params", "n_features_in", "rankers", "weights")
+# Feature indices are C ints in the data files and frameworks the boosters read from.
+_MAX_FEATURES = 2**31 - 1
 
 
 def _json_default(o: Any) -> Any:
@@ -116,23 +120,50 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _show(v: Any) -> str:
+    """``repr(v)``, a huge integer shortened to its first digits and its length."""
+    if _is_int(v) and abs(v) >= 10**30:
+        try:
+            text = str(abs(v))
+        except ValueError:  # more digits than Python converts to text (4300 by default)
+            return f"{'-' if v < 0 else ''}an integer of {v.bit_length():,} bits"
+        return f"{'-' if v < 0 else ''}{text[:12]}...({len(text)} digits)"
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _int(v: Any, where: str, lo: int, hi: int | None = None) -> int:
     if not _is_int(v):
-        raise _Bad(f"{where} must be an integer, got {_kind(v)} ({v!r})")
+        raise _Bad(f"{where} must be an integer, got {_kind(v)} ({_show(v)})")
     if v < lo or (hi is not None and v >= hi):
         rng = f"[{lo}, {hi})" if hi is not None else f">= {lo}"
-        raise _Bad(f"{where} = {v} is outside {rng}")
+        raise _Bad(f"{where} = {_show(v)} is outside {rng}")
     return v
 
 
 def _finite(v: Any, where: str, *, minus_inf: bool = False) -> float:
     if not _is_number(v):
-        raise _Bad(f"{where} must be a number, got {_kind(v)} ({v!r})")
-    f = float(v)
+        raise _Bad(f"{where} must be a number, got {_kind(v)} ({_show(v)})")
+    allowed = "finite or -Infinity (the known-vs-missing split)" if minus_inf else "finite"
+    try:
+        f = float(v)
+    except OverflowError:  # a JSON integer beyond the float64 range (json reads it exactly, as an int)
+        raise _Bad(f"{where} must be {allowed}, got {_show(v)}, beyond the float64 range") from None
     if not (math.isfinite(f) or (minus_inf and f == -math.inf)):
-        allowed = "finite or -Infinity (the known-vs-missing split)" if minus_inf else "finite"
         raise _Bad(f"{where} must be {allowed}, got {f!r}")
     return f
+
+
+def _check_weights(weights: list[Any]) -> None:
+    """Finite weights whose absolute values sum to a finite float64, added in the order predict adds
+    them: a stump outputs 0 or 1, so that sum bounds every score a stump ensemble can give (and with
+    it every partial sum, rounding included), and a larger one would predict inf."""
+    total = 0.0
+    for t, w in enumerate(weights):
+        total += abs(_finite(w, f"weights[{t}]"))
+        if math.isinf(total):
+            raise _Bad(f"weights[{t}] = {float(w)!r} makes |weights[0]| + ... + |weights[{t}]| overflow float64: "
+                       "the model's scores could be infinite")
 
 
 def _check_ranker(r: Any, where: str, n_features: int) -> None:
@@ -197,13 +228,12 @@ def _validate(d: Any, known_classes: Any) -> None:
     for key, kind in (("params", dict), ("rankers", list), ("weights", list)):
         if not isinstance(d[key], kind):
             raise _Bad(f"{key!r} must be a JSON {kind.__name__}, got {d[key]!r}")
-    n_features = _int(d["n_features_in"], "n_features_in", 1)
+    n_features = _int(d["n_features_in"], "n_features_in", 1, _MAX_FEATURES + 1)
     if len(d["rankers"]) != len(d["weights"]):
         raise _Bad(f"{len(d['rankers'])} rankers but {len(d['weights'])} weights")
     for t, r in enumerate(d["rankers"]):
         _check_ranker(r, f"rankers[{t}]", n_features)
-    for t, w in enumerate(d["weights"]):
-        _finite(w, f"weights[{t}]")
+    _check_weights(d["weights"])
     history = d.get("history", [])
     if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
         raise _Bad(f"history must be a JSON list of objects, got {_kind(history)}")
@@ -238,6 +268,9 @@ def read_model_file(path: str | Path) -> dict[str, Any]:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"{path} is not a boostplug booster JSON file (not valid JSON: {exc})") from None
+    except ValueError as exc:  # an integer literal beyond Python's int-from-text digit limit
+        raise ValueError(f"{path} is not a boostplug booster JSON file (it holds a number that cannot be read: "
+                         f"{exc})") from None
     return _checked(d, str(path))
 
 
@@ -251,7 +284,11 @@ def model_from_dict(d: Any, expect: type | None = None) -> Any:
     """The booster of a ``to_dict`` object, validated as :func:`load` validates a file (it reads
     ``d`` as the file ``save`` would write, so the model shares no object with ``d``)."""
     source = "the model dict"
-    return _build(_checked(json.loads(json.dumps(d, default=_json_default)), source), expect, source)
+    try:
+        text = json.dumps(d, default=_json_default)
+    except ValueError as exc:  # an integer beyond Python's int-to-text digit limit, or a circular reference
+        raise ValueError(f"{source} cannot be read as a model file: {exc}") from None
+    return _build(_checked(json.loads(text), source), expect, source)
 
 
 def _build(d: dict[str, Any], expect: type | None, source: str) -> Any:

@@ -109,3 +109,11 @@ def test_a_constructed_lightgbm_dataset_has_lost_the_nonfinite_values():
     start[:3] = [np.nan, np.inf, -np.inf]
     ds = lgb.Dataset(X, y, group=[10] * 4, init_score=start, free_raw_data=False).construct()
     assert ds.get_init_score()[:3].tolist() == [0.0, 1e300, -1e300]
+
+
+@pytest.mark.parametrize("bad", BAD)
+def test_cv_refuses_a_dataset_with_nonfinite_init_score(bad):
+    X, y, qid = _data()
+    train_set = lgb.Dataset(X, y, group=[10] * 4, init_score=_start(bad))
+    with pytest.raises(ValueError, match=_says("init_score of train_set", 5, bad)):
+        bpl.cv({"objective": "lambdarank", "verbose": -1}, train_set, 2, nfold=2)

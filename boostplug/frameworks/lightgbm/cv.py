@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...groups import group_ptr_from_sizes
+from .._adapter import builder_init_score
 
 __all__ = ["query_folds", "cv"]
 
@@ -83,5 +84,7 @@ def cv(params: dict[str, Any], train_set: Any, num_boost_round: int = 100, *, nf
         raise TypeError(
             "cv() makes query folds from nfold/seed/shuffle; for your own folds call lgb.cv(..., folds=...)"
         )
+    # before query_folds constructs it: LightGBM then stores NaN as 0 and +-inf as +-1e300
+    builder_init_score(getattr(train_set, "init_score", None), "init_score of train_set")
     folds = query_folds(train_set, nfold, seed=seed, shuffle=shuffle)
     return lgb.cv(params, train_set, num_boost_round, folds=folds, seed=seed, **kwargs)

@@ -168,7 +168,9 @@ class Method:
               tree_params: dict[str, Any], seed: int, threads: int = 0,
               progress: Progress | None = None, checkpoint: Checkpoint | None = None) -> Trained:
         """Train for at most ``rounds`` rounds; ``threads=0``: the framework's default.
-        ``checkpoint``: called with the validation scores at :func:`checkpoint_rounds`."""
+        ``checkpoint``: called with the validation scores at :func:`checkpoint_rounds`.
+        ``train`` may carry ``position`` (LightGBM's Dataset positions) and ``pairs`` (a booster's
+        explicit pairs), as :class:`boostplug.clicks.protocol.ClickData` does."""
         trainers = {"lightgbm": _train_lightgbm, "xgboost": _train_xgboost, "booster": _train_booster}
         if self.framework not in trainers:
             raise ValueError(f"unknown framework {self.framework!r}; expected one of {FRAMEWORKS}")
@@ -219,7 +221,8 @@ def _train_lightgbm(m: Method, train: RankingData, vali: RankingData, test: Rank
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)
-    dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr)
+    # a training part may carry shown positions (boostplug.clicks.protocol.ClickData): position debiasing
+    dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=getattr(train, "position", None))
     at = set(checkpoint_rounds(rounds))
 
     def cb(env: Any) -> None:
@@ -331,7 +334,8 @@ def _train_booster(m: Method, train: RankingData, vali: RankingData, test: Ranki
             checkpoint(t, staged[0][-1])
 
     t0 = time.perf_counter()
-    est.fit(X_train, train.y, group=np.diff(train.group_ptr), callback=cb)
+    # a training part may carry explicit preference pairs (boostplug.clicks.protocol.ClickData)
+    est.fit(X_train, train.y, group=np.diff(train.group_ptr), pairs=getattr(train, "pairs", None), callback=cb)
     seconds = time.perf_counter() - t0
     if est.stop_reason_ == "interrupted":
         raise KeyboardInterrupt  # the booster kept its rounds; the comparison drops the unfinished method

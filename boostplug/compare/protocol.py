@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from .. import metrics
 from .conventions import Conventions
-from .methods import TREE_PARAMS, get_method
+from .methods import TREE_PARAMS, Method, get_method
 
 __all__ = ["REPORT_METRICS", "CURVE_METRIC", "Result", "metric_curve", "choose_round", "run_method"]
 
@@ -102,13 +102,14 @@ def _select_round(scores: Sequence[NDArray[np.float64]], vali: Any, select: str,
 def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metric: str = "ndcg@10",
                tree_params: dict[str, Any] | None = None, seed: int = 0, fold: int = 0, threads: int = 0,
                progress: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
-               conventions: Conventions | None = None) -> Result:
+               conventions: Conventions | None = None, method: Method | None = None) -> Result:
     """Train one method, choose its round on ``vali`` by ``metric`` (the method's own
     ``select_metric`` when it has one), evaluate that round on ``test``; every metric, the
     selection's included, under ``conventions`` (default the library's). ``tune > 0``: search the
     method's parameters first (:mod:`.tuning`, that many trials on ``vali``) and evaluate the
-    best trial's model; its record is ``info["tuning"]``."""
-    method = get_method(name)
+    best trial's model; its record is ``info["tuning"]``. ``method``: train this method under ``name``
+    instead of the registered one (the click protocol builds its methods per fold)."""
+    method = get_method(name) if method is None else method
     select = method.select_metric or metric
     conv = conventions or Conventions()
     tp = dict(TREE_PARAMS)

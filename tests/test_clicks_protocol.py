@@ -1,0 +1,267 @@
+"""The click protocol (boostplug.clicks.protocol): every method trains on the same clicks, is
+evaluated on the true labels, and the same seed gives the same results; a real log keyed by
+index within the query trains exactly as the simulated log it came from; the methods' training
+sets against brute force; bad settings refused by name; a small run on MQ2008."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boostplug import clicks, metrics
+from boostplug.clicks.protocol import (
+    CLICK_METHODS, ClickData, ClickSettings, click_method, index_within_query, prepare, run_click_method, run_clicks,
+)
+from boostplug.data import RankingData, make_ranking, train_test_split_by_query
+
+
+def _fold(seed: int = 0) -> tuple[RankingData, RankingData, RankingData]:
+    data = make_ranking(n_queries=48, docs_per_query=10, n_features=5, n_informative=3, seed=seed)
+    rest, test = train_test_split_by_query(data, test_size=0.25, seed=seed)
+    train, vali = train_test_split_by_query(rest, test_size=0.25, seed=seed)
+    return train, vali, test
+
+
+SMALL = ClickSettings(n_sessions=1500, labeled_fraction=0.25, production_rounds=10)
+
+
+@pytest.fixture(scope="module")
+def fold() -> tuple[RankingData, RankingData, RankingData]:
+    return _fold()
+
+
+@pytest.fixture(scope="module")
+def every_method(fold):
+    return run_clicks(*fold, SMALL, rounds=4, threads=1)
+
+
+def test_every_method_trains_on_the_same_clicks_and_is_tested_on_true_labels(fold, every_method) -> None:
+    train, vali, test = fold
+    assert [r.method for r in every_method] == list(CLICK_METHODS)
+    shas = {r.info["clicks"]["log"]["sha256"] for r in every_method}
+    assert len(shas) == 1  # one log for all
+    qids = test.qid[test.group_ptr[:-1]].tolist()
+    for r in every_method:
+        assert r.test_qids == qids
+        per_query = np.asarray(r.test_per_query["ndcg@10"])
+        assert per_query.shape == (test.n_queries,) and np.all((per_query >= 0) & (per_query <= 1))
+        assert r.test["ndcg@10"] == pytest.approx(per_query.mean())
+        assert 1 <= r.best_round <= r.rounds_trained <= 4
+        assert r.info["clicks"]["selection"] == {"on": "labels", "queries": 2}  # 25% of 9 validation queries
+        assert r.info["clicks"]["labeled_queries"] == 7  # 25% of 27 training queries
+
+
+def test_test_metrics_are_those_of_the_chosen_round_on_the_true_labels(fold) -> None:
+    """labeled-only retrained by hand: the result's test NDCG@10 per query is the chosen round's
+    on the test part's true labels."""
+    import lightgbm as lgb
+
+    from boostplug import lightgbm as bpl
+    from boostplug.compare.methods import TREE_PARAMS
+
+    train, vali, test = fold
+    f = prepare(train, vali, test, SMALL)
+    r = run_click_method("labeled-only", f, rounds=4, threads=1)
+    params = {**TREE_PARAMS, "objective": "lambdarank", "verbose": -1, "seed": 0, "deterministic": True,
+              "num_threads": 1}
+    b = lgb.train(params, bpl.dataset(f.labeled.X, f.labeled.y, group_ptr=f.labeled.group_ptr), 4)
+    vali_curve = [metrics.ndcg(b.predict(f.selection.X, num_iteration=t), f.selection.y, f.selection.group_ptr, k=10)
+                  for t in range(1, 5)]
+    best = int(np.argmax(vali_curve)) + 1
+    assert r.best_round == best
+    expected = metrics.ndcg(b.predict(test.X, num_iteration=best), test.y, test.group_ptr, k=10, per_query=True)
+    np.testing.assert_allclose(r.test_per_query["ndcg@10"], expected, rtol=1e-12)
+
+
+def test_the_same_seed_gives_the_same_results_another_seed_other_clicks(fold) -> None:
+    methods = ["lgb-position", "qbrank-PL", "rankboost-P"]
+    a = run_clicks(*fold, SMALL, methods=methods, rounds=3, seed=4, threads=1)
+    b = run_clicks(*fold, SMALL, methods=methods, rounds=3, seed=4, threads=1)
+    c = run_clicks(*fold, SMALL, methods=methods, rounds=3, seed=5, threads=1)
+    for x, y in zip(a, b):
+        assert x.test_per_query == y.test_per_query and x.vali_curve == y.vali_curve
+        assert x.info["clicks"]["log"] == y.info["clicks"]["log"]
+    assert a[0].info["clicks"]["log"]["sha256"] != c[0].info["clicks"]["log"]["sha256"]
+
+
+def test_clicks_as_labels_are_the_impressions_with_a_click_in_shown_order(fold) -> None:
+    train, vali, test = fold
+    f = prepare(train, vali, test, SMALL)
+    d = f.impressions
+    log = f.log
+    expected_rows, expected_ptr, expected_pos = [], [0], []
+    for i in range(log.n_impressions):  # brute force, impression by impression
+        a, b = log.impression_ptr[i], log.impression_ptr[i + 1]
+        if log.clicked[a:b].any():
+            expected_rows += list(range(a, b))
+            expected_ptr.append(expected_ptr[-1] + b - a)
+            expected_pos += list(log.position[a:b] - 1)
+    rows = np.asarray(expected_rows)
+    np.testing.assert_array_equal(d.group_ptr, expected_ptr)
+    np.testing.assert_array_equal(d.X, train.X[log.doc[rows]])
+    np.testing.assert_array_equal(d.y, log.clicked[rows].astype(float))
+    np.testing.assert_array_equal(d.position, expected_pos)
+    for g in range(d.n_queries):  # shown order: XGBoost reads the position from it
+        np.testing.assert_array_equal(d.position[d.group_ptr[g]:d.group_ptr[g + 1]], np.arange(d.sizes[g]))
+    assert d.group_ptr.shape[0] - 1 == f.info["log"]["impressions_with_click"] < log.n_impressions
+
+
+def test_only_lgb_position_gets_positions_and_they_change_the_model(fold) -> None:
+    train, vali, test = fold
+    f = prepare(train, vali, test, SMALL)
+    _, plain = click_method("lgb-clicks").build(f)
+    _, with_pos = click_method("lgb-position").build(f)
+    _, xgb = click_method("xgb-unbiased").build(f)
+    assert plain.position is None and xgb.position is None and with_pos.position is not None
+    assert plain.X is with_pos.X  # the same rows, not a copy
+    a = run_click_method("lgb-clicks", f, rounds=3, threads=1)
+    b = run_click_method("lgb-position", f, rounds=3, threads=1)
+    assert a.test_curve != b.test_curve
+
+
+def test_pair_methods_train_on_the_preferences_of_the_log(fold) -> None:
+    train, vali, test = fold
+    f = prepare(train, vali, test, SMALL)
+    prefs = clicks.preferences(f.log, SMALL.strategies, weight=SMALL.weight)
+    rows = clicks.to_rows(prefs, train.qid)
+    # QBRank on P: the pairs, weights scaled to mean 1, no labeled rows
+    m, data = click_method("qbrank-P").build(f)
+    used = np.unique(rows.pairs)
+    np.testing.assert_array_equal(used[m.loss_params["pairs"]], rows.pairs)
+    np.testing.assert_allclose(m.loss_params["pair_weights"], rows.weights / rows.weights.mean())
+    assert m.loss_params["labeled"] == "none" and m.loss_params["label_pairs"] is False
+    np.testing.assert_array_equal(data.X, train.X[used])
+    # QBRank on P ∪ L: the labeled queries follow, and only their rows are in the squared error
+    m, data = click_method("qbrank-PL[w=0.3]").build(f)
+    lab = m.loss_params["labeled_rows"]
+    assert m.loss_params["w"] == 0.3 and "labeled" not in m.loss_params
+    np.testing.assert_array_equal(lab, np.arange(used.size, used.size + f.labeled.n_docs))
+    np.testing.assert_array_equal(data.y[lab], f.labeled.y)
+    np.testing.assert_array_equal(data.X[lab], f.labeled.X)
+    # the boosters: each pair repeated by its (net count) weight
+    m, data = click_method("mpboost-P").build(f)
+    assert isinstance(data, ClickData) and m.framework == "booster"
+    assert data.pairs.shape[0] == int(rows.weights.sum())
+    np.testing.assert_array_equal(np.unique(used[data.pairs], axis=0), np.unique(rows.pairs, axis=0))
+
+
+def test_a_real_log_trains_exactly_as_the_simulated_log_it_came_from(fold) -> None:
+    """The simulated log written as a real one (document keys: index within the query, string
+    session ids, other column names) gives the same clicks, pairs and models."""
+    train, vali, test = fold
+    simulated = prepare(train, vali, test, SMALL)
+    log = simulated.log
+    real = clicks.read_log({"sid": np.char.add("s", log.session.astype(str)), "q": log.query,
+                            "d": index_within_query(train)[log.doc], "pos": log.position,
+                            "click": log.clicked.astype(int), "order": log.order},
+                           columns={"session": "sid", "query": "q", "doc": "d", "position": "pos", "clicked": "click"})
+    given = prepare(train, vali, test, SMALL, log=real)
+    assert given.info["log"]["sha256"] == simulated.info["log"]["sha256"]
+    assert given.info["log_source"] == "given" and given.info["impressions_of_other_queries"] == 0
+    np.testing.assert_array_equal(given.pair_rows.pairs, simulated.pair_rows.pairs)
+    for name in ("lgb-clicks", "qbrank-PL"):
+        a = run_click_method(name, given, rounds=3, threads=1)
+        b = run_click_method(name, simulated, rounds=3, threads=1)
+        assert a.test_per_query == b.test_per_query
+
+
+def test_a_real_log_leaves_out_other_queries_and_selects_on_validation_clicks(fold) -> None:
+    train, vali, test = fold
+    rng = np.random.default_rng(0)
+    rows = {"session": [], "query": [], "doc": [], "position": [], "clicked": []}
+    for s, part in enumerate([train, vali, test] * 20):
+        q = int(rng.integers(part.n_queries))
+        n = int(part.sizes[q])
+        rows["session"] += [s] * n
+        rows["query"] += [part.qid[part.group_ptr[q]]] * n
+        rows["doc"] += list(rng.permutation(n))
+        rows["position"] += list(range(1, n + 1))
+        rows["clicked"] += list(rng.random(n) < 0.3)
+    log = clicks.read_log(rows)
+    f = prepare(train, vali, test, ClickSettings(select="clicks", labeled_fraction=0.25), log=log)
+    assert f.info["impressions_of_other_queries"] == 40
+    assert f.log.n_impressions == 20 and set(f.log.query) <= set(train.qid)
+    assert f.info["selection"]["on"] == "clicks"
+    assert set(f.selection.y) <= {0.0, 1.0} and f.selection.n_docs <= 20 * 10
+    assert "production" not in f.info and "n_sessions" not in f.info["settings"]
+    r = run_click_method("lgb-clicks", f, rounds=2, threads=1)
+    assert len(r.vali_curve) == 2
+
+
+def test_selection_on_simulated_validation_clicks(fold) -> None:
+    train, vali, test = fold
+    f = prepare(train, vali, test, ClickSettings(n_sessions=1800, labeled_fraction=0.25, select="clicks",
+                                                 production_rounds=10))
+    sel = f.info["selection"]
+    # the same sessions per query as on the training part: 1800 * 9 / 27
+    assert sel["on"] == "clicks" and sel["log"]["impressions"] == 600
+    assert sel["impressions"] == sel["log"]["impressions_with_click"] == f.selection.n_queries
+    assert set(np.unique(f.selection.y)) == {0.0, 1.0}
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_sessions": 0}, "n_sessions must be >= 1, got 0"),
+    ({"n_sessions": 2.5}, "n_sessions must be an integer"),
+    ({"model": "ubm"}, "model must be one of .*'ubm'"),
+    ({"labeled_fraction": 1.5}, "labeled_fraction .*got 1.5"),
+    ({"vali_fraction": 0.0}, r"vali_fraction .*\(0, 1\].*got 0.0"),
+    ({"select": "vali"}, "select must be one of .*'vali'"),
+    ({"eta": -1}, "eta .*got -1"),
+    ({"eps_minus": 2}, "eps_minus .*got 2"),
+    ({"strategies": ["click>skip-below"]}, "unknown click strategy 'click>skip-below'"),
+    ({"weight": "log"}, "weight must be one of .*'log'"),
+    ({"min_support": 0}, "min_support must be >= 1"),
+    ({"production_rounds": 0}, "production_rounds must be >= 1"),
+])
+def test_bad_settings_are_refused_naming_the_value(kwargs, match) -> None:
+    with pytest.raises((ValueError, TypeError), match=match):
+        ClickSettings(**kwargs)
+
+
+@pytest.mark.parametrize("spec, match", [
+    ("qbrank-X", r"unknown click method 'qbrank-X' \(did you mean qbrank-P"),
+    ("qbrank-PL[ww=0.3]", "'qbrank-PL' has no parameter 'ww'; did you mean w"),
+    ("qbrank-PL[w=2]", "w .*got 2"),
+    ("qbrank-P[pairs=1]", "pairs is set by the click protocol"),
+    ("xgb-unbiased[lambdarank_unbiased=false]", "lambdarank_unbiased is set by the click protocol"),
+    ("lgb-position[lambdarank_position_bias_regularization=-1]", "lambdarank_position_bias_regularization .*got -1"),
+    ("lgb-clicks[num_leaves=1]", "num_leaves=1: must be between 2"),
+    ("mpboost-P[ddf=xx]", "ddf"),
+    ("lgb-clicks[w", r"expected name\[key=value"),
+])
+def test_bad_methods_are_refused_naming_them(spec, match) -> None:
+    with pytest.raises((ValueError, TypeError), match=match):
+        click_method(spec)
+
+
+def test_settings_that_cannot_train_are_refused_before_training(fold) -> None:
+    train, vali, test = fold
+    with pytest.raises(ValueError, match="needs a production ranker .*labeled_fraction must be above 0, got 0"):
+        prepare(train, vali, test, ClickSettings(labeled_fraction=0.0))
+    f = prepare(train, vali, test, ClickSettings(n_sessions=500, labeled_fraction=0.25, weight="wilson",
+                                                 confidence=0.5, production_rounds=5))
+    with pytest.raises(ValueError, match="rankboost-P: the reference boosters take no per-pair weights .*pair 0 has "
+                                         "weight"):
+        click_method("rankboost-P").build(f)
+    with pytest.raises(TypeError, match="settings must be a boostplug.clicks.protocol.ClickSettings"):
+        prepare(train, vali, test, {"n_sessions": 10})
+    with pytest.raises(ValueError, match="no impression of the click log is of a training query"):
+        prepare(train, vali, test, SMALL, log=clicks.read_log({"session": [0], "query": [-5], "doc": [0],
+                                                                "position": [1], "clicked": [1]}))
+
+
+def test_small_end_to_end_on_mq2008(mq2008_dir) -> None:
+    from boostplug.data import load_letor_folds
+
+    train, vali, test = load_letor_folds(mq2008_dir, "letor4", folds=[0])[0]
+    results = run_clicks(train, vali, test, ClickSettings(n_sessions=3000, production_rounds=20), rounds=8,
+                         threads=1)
+    assert [r.method for r in results] == list(CLICK_METHODS)
+    random = metrics.ndcg(np.zeros(test.n_docs), test.y, test.group_ptr, k=10, ties="average")
+    info = results[0].info["clicks"]
+    assert info["labeled_queries"] == 24 and info["log"]["impressions"] == 3000
+    assert info["production"]["test_ndcg@10"] > random + 0.05
+    for r in results:
+        assert len(r.test_per_query["ndcg@10"]) == test.n_queries
+    by = {r.method: r.test["ndcg@10"] for r in results}
+    assert by["lgb-clicks"] > random + 0.05 and by["labeled-only"] > random + 0.05

@@ -241,3 +241,38 @@ def test_check_fits_compares_with_the_memory_available_now(monkeypatch):
         _memory.check_fits(2**41, "x", "y")
     monkeypatch.setattr(_memory, "available_memory", lambda: None)  # the system does not say
     _memory.check_fits(2**80, "x", "y")
+
+
+# ---- the framework adapters ------------------------------------------------------------------
+@pytest.mark.parametrize("n", [ROUNDS_MAX + 1, 10**23])
+def test_the_rankers_refuse_more_estimators_than_the_frameworks_count(n):
+    from boostplug import lightgbm as bpl
+    from boostplug import xgboost as bpx
+
+    X, y, qid = _fit_data()
+    for ranker in (bpl.LGBMRanker(objective="lambdarank", n_estimators=n, verbose=-1),
+                   bpx.XGBRanker(objective="rank:ndcg", n_estimators=n)):
+        with pytest.raises(ValueError, match=rf"n_estimators must be at most 2147483647 .*got {n}$"):
+            ranker.fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("n", [ROUNDS_MAX + 1, 10**23])
+def test_cv_and_the_line_search_refuse_more_rounds_than_lightgbm_counts(n):
+    lgb = pytest.importorskip("lightgbm")
+    from boostplug import lightgbm as bpl
+
+    X, y, qid = _fit_data()
+    with pytest.raises(ValueError, match=rf"num_boost_round must be at most 2147483647 .*got {n}$"):
+        bpl.cv({"objective": "lambdarank", "verbose": -1}, lgb.Dataset(X, y, group=[10] * 3), n, nfold=2)
+    with pytest.raises(ValueError, match=rf"num_boost_round must be at most 2147483647 .*got {n}$"):
+        bpl.train_line_search({"verbose": -1}, lgb.Dataset(X, y, group=[10] * 3), num_boost_round=n)
+
+
+def test_dask_xgboost_training_refuses_more_rounds_than_xgboost_counts():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    from boostplug.dask import train_xgboost
+
+    frame = dd.from_pandas(pd.DataFrame({"label": [1.0, 0.0], "qid": [0, 0], "f0": [0.5, 0.1]}), npartitions=1)
+    with pytest.raises(ValueError, match=r"num_boost_round must be at most 2147483647 .*got 2147483648$"):
+        train_xgboost(None, frame, "qbrank", num_boost_round=ROUNDS_MAX + 1)  # refused before any client use

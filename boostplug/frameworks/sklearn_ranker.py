@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import objectives as _objectives
 from .._sklearn_folds import check_split_keeps_queries
+from .._validation import check_rounds
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes
 from ._adapter import MetricSpec, metric_query_weights, query_weights_from_rows
 
@@ -266,6 +267,8 @@ class RankerMixin:
         eval_sample_weight: Sequence[ArrayLike] | None,
     ) -> FitPlan:
         check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
+        if getattr(self, "n_estimators", None) is not None:  # XGBoost's None: its default, 100
+            check_rounds(self.n_estimators, "n_estimators")  # LightGBM fails beyond, XGBoost runs for ever
         choice = self._objective_choice()
         metrics = check_eval_metrics(self.eval_metric)
         rounds = _check_rounds(self.early_stopping_rounds)

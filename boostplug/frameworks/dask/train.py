@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from ..._validation import check_rounds
 from ...groups import group_ptr_from_qid
 from .partition import PartitionLayout, check_partitions, compute, dask_modules, require_frame
 
@@ -171,6 +172,7 @@ def train_xgboost(
     from ..xgboost.adapters import params as xgb_params
 
     require_frame(frame, label_col, qid_col, "train_xgboost")
+    check_rounds(num_boost_round, "num_boost_round")
     obj = _refuse_row_params(xgb_objective(objective, **(objective_params or {})))
     layout = check_partitions(frame, qid_col, client=client)
     cols = _features(frame, feature_cols, (label_col, qid_col))

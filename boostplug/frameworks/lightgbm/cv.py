@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..._validation import check_rounds
 from ...groups import group_ptr_from_sizes
 from .._adapter import builder_init_score
 
@@ -84,6 +85,7 @@ def cv(params: dict[str, Any], train_set: Any, num_boost_round: int = 100, *, nf
         raise TypeError(
             "cv() makes query folds from nfold/seed/shuffle; for your own folds call lgb.cv(..., folds=...)"
         )
+    check_rounds(num_boost_round, "num_boost_round")
     # before query_folds constructs it: LightGBM then stores NaN as 0 and +-inf as +-1e300
     builder_init_score(getattr(train_set, "init_score", None), "init_score of train_set")
     folds = query_folds(train_set, nfold, seed=seed, shuffle=shuffle)

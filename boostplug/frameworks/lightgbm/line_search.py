@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...objectives import qbrank
+from ..._validation import check_rounds
 from .._adapter import builder_init_score
 from .adapters import lgb_set_arrays
 
@@ -259,6 +260,8 @@ def train_line_search(
         raise TypeError(f"train_set must be a lightgbm.Dataset, got {type(train_set).__name__}")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be a non-negative integer, got {num_boost_round!r}")
+    if num_boost_round:
+        check_rounds(num_boost_round, "num_boost_round")
     lgb_params, eta_value = _resolve_params(params, eta)
     objective_params = dict(objective_params or {})
     fevals = [] if feval is None else ([feval] if callable(feval) else list(feval))

@@ -5,6 +5,9 @@ method named in ``$COMPARE_DRIVER_BLOCK`` blocks forever once started. Every run
 creates ``$COMPARE_DRIVER_SYNC/<method>.<fold>.<pid>``: the tests wait on these files instead of
 sleeping. The patch is made at import, so spawned workers (which import this file as their
 ``__mp_main__``) get it too.
+
+``$COMPARE_DRIVER_HANG_AT_START=1``: a spawned worker creates ``starting.<pid>`` and hangs while
+it starts up (as in its slow imports), before any code of the pool runs in it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ def _run_method(name, *args, **kwargs):
 
 
 execution.run_method = _run_method
+
+if __name__ == "__mp_main__" and os.environ.get("COMPARE_DRIVER_HANG_AT_START"):
+    Path(os.environ["COMPARE_DRIVER_SYNC"], f"starting.{os.getpid()}").touch()
+    while True:
+        time.sleep(0.05)
 
 if __name__ == "__main__":
     from boostplug.cli import main

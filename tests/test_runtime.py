@@ -1,5 +1,6 @@
 """The runtime of ``boostplug compare`` in real processes: signals keep the finished runs, workers
-never outlive the parent, and a read-only install imports and runs (numba's cache).
+never outlive the parent (also while they start up), and a read-only install imports and runs
+(numba's cache).
 
 Every wait is on something the process under test produces (a line on stderr, a file a run
 creates as it starts), never a sleep, and each is bounded."""
@@ -31,10 +32,11 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux") or not Path
 class Driver:
     """``boostplug compare`` in a subprocess (tests/compare_driver.py), its stderr read by a thread."""
 
-    def __init__(self, tmp_path: Path, args: list[str], block: str = "rb-c") -> None:
+    def __init__(self, tmp_path: Path, args: list[str], block: str = "rb-c", hang_at_start: bool = False) -> None:
         self.sync = tmp_path / "sync"
         self.sync.mkdir(exist_ok=True)
         env = dict(os.environ, COMPARE_DRIVER_SYNC=str(self.sync), COMPARE_DRIVER_BLOCK=block,
+                   COMPARE_DRIVER_HANG_AT_START="1" if hang_at_start else "",
                    PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
         env.pop("BOOSTPLUG_DEBUG", None)
         self.proc = subprocess.Popen([sys.executable, str(DRIVER), *args], stdout=subprocess.PIPE,
@@ -43,7 +45,11 @@ class Driver:
                                      preexec_fn=_default_signals)
         self.lines: queue.Queue[str] = queue.Queue()
         self.err: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.out: list[str] = []
+        self._readers = [threading.Thread(target=self._read, daemon=True),
+                         threading.Thread(target=lambda: self.out.extend(self.proc.stdout), daemon=True)]
+        for reader in self._readers:
+            reader.start()
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
@@ -77,13 +83,16 @@ class Driver:
         pytest.fail(f"{method} never started: {''.join(self.err)}")
 
     def finish(self) -> tuple[int, str]:
-        """Exit code and stdout; fails (and kills) if the process does not end within the bound."""
+        """Exit code and stdout, once both pipes are read to their end (``err`` is then complete);
+        fails (and kills) if the process does not end within the bound."""
         try:
-            out, _ = self.proc.communicate(timeout=WAIT)
+            self.proc.wait(timeout=WAIT)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             pytest.fail("the command did not exit after the signal")
-        return self.proc.returncode, out
+        for reader in self._readers:
+            reader.join(timeout=WAIT)
+        return self.proc.returncode, "".join(self.out)
 
 
 def _default_signals() -> None:
@@ -177,13 +186,15 @@ def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
 
 
 def test_worker_init_ignores_the_terminal_signals_and_asks_to_die_with_the_parent(monkeypatch) -> None:
-    """In this process (the handlers are restored): INT and HUP are left to the parent, and on
-    Linux prctl(PR_SET_PDEATHSIG) succeeds."""
+    """In this process (the handlers are restored): INT and HUP are left to the parent, and the
+    worker dies with it; on Linux prctl(PR_SET_PDEATHSIG) succeeds."""
+    from boostplug import _worker_guard
     from boostplug.compare import execution
 
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGHUP)}
     started = []
-    monkeypatch.setattr(execution, "_die_with_parent", lambda: started.append(1) or True)
+    monkeypatch.setattr(_worker_guard, "_ask_the_kernel", lambda: started.append(1) or True)
+    monkeypatch.setattr(_worker_guard, "_watched", set())
     monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
     try:
         execution._worker_init(os.getppid())
@@ -194,9 +205,63 @@ def test_worker_init_ignores_the_terminal_signals_and_asks_to_die_with_the_paren
     assert started == [1, "boostplug-parent-watch"]
     if sys.platform.startswith("linux"):
         # in a child, so that this test process does not get a death signal of its own
-        code = ("import sys; from boostplug.compare.execution import _die_with_parent; "
-                "sys.exit(0 if _die_with_parent() else 1)")
+        code = ("import sys; from boostplug._worker_guard import _ask_the_kernel; "
+                "sys.exit(0 if _ask_the_kernel() else 1)")
         assert subprocess.run([sys.executable, "-c", code], timeout=WAIT).returncode == 0
+
+
+@linux_only
+def test_workers_still_starting_up_die_with_a_killed_parent(tmp_path: Path) -> None:
+    """A spawned worker spends its first seconds importing, before any code of the pool runs in it;
+    a parent SIGKILLed then had left such workers alive for seconds (here, where they hang in
+    their startup: for ever). ``import boostplug``, their first import, now ties them to the parent."""
+    d = Driver(tmp_path, ["--methods", "regression,rb-c", "--rounds", "3", "--no-plots", "--jobs", "2",
+                          "--threads", "1"], hang_at_start=True)
+    try:
+        _wait_files(d, "starting.*", 1)  # one worker hangs in its startup, the other is on its way
+        starting = _children(d.proc.pid)
+        d.proc.kill()
+        d.proc.wait(timeout=WAIT)
+    finally:
+        if d.proc.poll() is None:
+            d.proc.kill()
+    t0 = time.monotonic()
+    _assert_all_end(starting)
+    assert time.monotonic() - t0 < 5
+
+
+def _wait_files(d: Driver, pattern: str, n: int) -> list[int]:
+    """The pids of the first ``n`` files ``<name>.<pid>`` matching ``pattern`` in the sync folder."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        found = sorted(d.sync.glob(pattern))
+        if len(found) >= n:
+            return [int(p.name.rsplit(".", 1)[1]) for p in found[:n]]
+        if d.proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    pytest.fail(f"no {n} files {pattern}: {''.join(d.err)}")
+
+
+def test_a_worker_guard_acts_only_for_the_parent_that_set_it(tmp_path: Path) -> None:
+    """The variable reaches only processes started while a pool starts its workers, but another
+    thread may start one meanwhile: a process that is not a multiprocessing child, or whose parent
+    is another live process, goes on; a multiprocessing child whose parent has died exits."""
+    from boostplug._worker_guard import ENV
+
+    code = "import os, boostplug; print('alive', os.environ.get({!r}))".format(ENV)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    for parent in (os.getpid(), 1):  # the parent of this child is this process, not the named one
+        done = subprocess.run([sys.executable, "-c", code], env={**env, ENV: str(parent)}, capture_output=True,
+                              text=True, timeout=WAIT)
+        assert done.stdout == "alive None\n", done.stderr  # and the variable is gone for its own children
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait(timeout=WAIT)
+    gone = ended.pid  # a process that has exited
+    as_a_worker = code + "\n"  # what multiprocessing starts: python -c ... --multiprocessing-fork
+    done = subprocess.run([sys.executable, "-c", as_a_worker, "--multiprocessing-fork"], env={**env, ENV: str(gone)},
+                          capture_output=True, text=True, timeout=WAIT)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
 
 
 # ---- numba's cache on a read-only install ----------------------------------------------------------

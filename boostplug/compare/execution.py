@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -15,6 +14,7 @@ from typing import Any, Callable, Sequence, TextIO
 
 import numpy as np
 
+from .. import _worker_guard
 from .conventions import Conventions
 from .data import Fold
 from .plugins import loaded_plugins
@@ -57,41 +57,18 @@ def check_parallel(jobs: int, threads: int | None, cores: int | None = None) -> 
 def _worker_init(parent: int, plugins: Sequence[str] = ()) -> None:
     """A worker never outlives the process that started it: the parent stops it (Ctrl-C,
     SIGTERM and SIGHUP are the parent's to handle, so a terminal's signal to the whole group
-    does not kill the runs behind the parent's back), the kernel kills it when the parent
-    dies (Linux: PR_SET_PDEATHSIG), and elsewhere a thread exits when the parent is gone.
+    does not kill the runs behind the parent's back), and it dies with the parent
+    (:func:`boostplug._worker_guard.die_with_parent`; ``import boostplug`` asked for it already,
+    before the worker's slow imports: this makes sure of it).
     ``plugins``: the parent's ``--import`` modules, so that the objectives they register exist here too."""
+    for name in ("SIGINT", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    _worker_guard.die_with_parent(parent)
     if plugins:
         from .plugins import load_plugins
 
         load_plugins(plugins)
-    for name in ("SIGINT", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
-    _die_with_parent()
-    if os.getppid() != parent:  # the parent died before the line above took effect
-        os._exit(1)
-    import threading
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="boostplug-parent-watch", daemon=True).start()
-
-
-def _die_with_parent() -> bool:
-    """Ask Linux to SIGKILL this process when its parent dies; False where that is not available."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 @dataclass
@@ -229,7 +206,8 @@ def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jo
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_worker_init, initargs=(os.getpid(), loaded_plugins()))
-    pending: dict[Future, tuple[str, int]] = {pool.submit(_job, n, i, f, kwargs): (n, i) for n, i, f in tasks}
+    with _worker_guard.exported(os.getpid()):  # the workers start in submit()
+        pending: dict[Future, tuple[str, int]] = {pool.submit(_job, n, i, f, kwargs): (n, i) for n, i, f in tasks}
 
     def finish(fut: Future) -> None:
         # the worker turns an error of the run into a Failure; what is left here is the pool's own

@@ -6,8 +6,12 @@ creates ``$COMPARE_DRIVER_SYNC/<method>.<fold>.<pid>``: the tests wait on these 
 sleeping. The patch is made at import, so spawned workers (which import this file as their
 ``__mp_main__``) get it too.
 
-``$COMPARE_DRIVER_HANG_AT_START=1``: a spawned worker creates ``starting.<pid>`` and hangs while
-it starts up (as in its slow imports), before any code of the pool runs in it.
+Pauses at chosen moments, for signals sent there: ``$COMPARE_DRIVER_PAUSE`` is ``write`` (the
+writing of the results starts, after the table) or ``move:N`` (before the N-th rename of the swap
+of result sets in ``--out``); the process creates ``$COMPARE_DRIVER_SYNC/paused.<pid>`` there
+and waits until ``$COMPARE_DRIVER_SYNC/go`` exists. ``$COMPARE_DRIVER_HANG_AT_START=1``: a
+spawned worker creates ``starting.<pid>`` and hangs while it starts up (as in its slow imports),
+before any code of the pool runs in it.
 """
 
 from __future__ import annotations
@@ -33,6 +37,41 @@ def _run_method(name, *args, **kwargs):
 
 
 execution.run_method = _run_method
+
+
+def _pause() -> None:
+    sync = Path(os.environ["COMPARE_DRIVER_SYNC"])
+    (sync / f"paused.{os.getpid()}").touch()
+    while not (sync / "go").exists():
+        time.sleep(0.01)
+
+
+def _pause_in_writing(point: str) -> None:
+    from boostplug.cli import compare as cli_compare
+
+    if point == "write":
+        real_write = cli_compare.write_outputs
+
+        def write_outputs(*args, **kwargs):
+            _pause()
+            return real_write(*args, **kwargs)
+
+        cli_compare.write_outputs = write_outputs
+    elif point.startswith("move:"):
+        nth, real_replace, moves = int(point[5:]), os.replace, [0]
+
+        def replace(src, dst, *args, **kwargs):
+            if not str(src).endswith(".tmp"):  # a rename of the swap, not of an atomic write
+                moves[0] += 1
+                if moves[0] == nth:
+                    _pause()
+            return real_replace(src, dst, *args, **kwargs)
+
+        os.replace = replace
+
+
+if __name__ == "__main__" and os.environ.get("COMPARE_DRIVER_PAUSE"):
+    _pause_in_writing(os.environ["COMPARE_DRIVER_PAUSE"])
 
 if __name__ == "__mp_main__" and os.environ.get("COMPARE_DRIVER_HANG_AT_START"):
     Path(os.environ["COMPARE_DRIVER_SYNC"], f"starting.{os.getpid()}").touch()

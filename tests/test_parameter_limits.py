@@ -141,13 +141,19 @@ def folds():
             (1, (d, d.subset(np.arange(2)), d.subset(np.arange(2, 10))))]
 
 
-def test_the_budget_is_the_scores_of_the_runs_at_once_plus_every_tuned_runs_trials(folds):
-    rows = max(v.n_docs + t.n_docs for _, (_, v, t) in folds)
-    b = Budget(rounds=1000, tune=50, folds=folds, runs=["lambdarank", "rb-c", "lambdarank", "rb-c"], jobs=3)
-    assert b.score_bytes == 3 * 1000 * rows * SCORE_BYTES
-    tuned = sum(1 for m in ["lambdarank", "rb-c"] if get_method(m).search_space()) * 2
-    assert b.trial_bytes == tuned * 50 * TRIAL_BYTES
-    none = Budget(rounds=1000, tune=50, folds=folds, runs=[], jobs=3)
+def test_the_budget_is_the_largest_runs_scores_plus_every_tuned_runs_trials(folds):
+    rows = {i: v.n_docs + t.n_docs for i, (_, v, t) in folds}
+    runs = [("lambdarank", 0), ("rb-c", 0), ("lambdarank", 1), ("rb-c", 1)]
+    b = Budget(rounds=1000, tune=50, folds=folds, runs=runs)
+    assert b.score_bytes == 1000 * max(rows.values()) * SCORE_BYTES
+    tuned = sum(1 for m, _ in runs if get_method(m).search_space())
+    assert tuned >= 2 and b.trial_bytes == tuned * 50 * TRIAL_BYTES
+    # a booster's own n_rounds replaces rounds for its runs; only the runs still to train count
+    b = Budget(rounds=10, tune=0, folds=folds, runs=[("lambdarank", 1), ("rb-c[n_rounds=5000]", 0)])
+    assert b.score_bytes == 5000 * rows[0] * SCORE_BYTES
+    b = Budget(rounds=10, tune=0, folds=folds, runs=[("lambdarank", 0)])
+    assert b.score_bytes == 10 * rows[0] * SCORE_BYTES
+    none = Budget(rounds=1000, tune=50, folds=folds, runs=[])
     assert none.score_bytes == none.trial_bytes == 0
 
 
@@ -155,23 +161,24 @@ def test_a_method_without_a_search_space_counts_no_trials(folds, monkeypatch):
     from boostplug.compare import methods
 
     monkeypatch.setattr(methods.Method, "search_space", lambda self: {})
-    assert Budget(rounds=10, tune=10**9, folds=folds, runs=["lambdarank"], jobs=1).trial_bytes == 0
+    assert Budget(rounds=10, tune=10**9, folds=folds, runs=[("lambdarank", 0)]).trial_bytes == 0
 
 
 def test_check_budget_refuses_with_the_estimate(folds, monkeypatch):
     monkeypatch.setattr(_memory, "available_memory", lambda: 2**30)
     rows = max(v.n_docs + t.n_docs for _, (_, v, t) in folds)
-    n = 2**30 // (rows * SCORE_BYTES * 2) + 1
-    with pytest.raises(ValueError, match=rf"the scores of {n:,} rounds x {rows} validation and test documents x 8 "
-                                         r"bytes x 2 runs at once, would need at least 1.0 GiB, more than the 1.0 GiB "
-                                         r"of memory available; lower the rounds or the parallel jobs"):
-        check_budget(rounds=n, tune=0, folds=folds, runs=["regression", "regression"], jobs=4)
-    check_budget(rounds=n - 1, tune=0, folds=folds, runs=["regression", "regression"], jobs=4)
+    n = 2**30 // (rows * SCORE_BYTES) + 1
+    runs = [("regression", 0), ("regression", 1)]
+    with pytest.raises(ValueError, match=rf"^this comparison, the scores of {n:,} rounds x {rows} validation and test "
+                                         r"documents x 8 bytes that one run keeps, would need at least 1.0 GiB, more "
+                                         r"than the 1.0 GiB of memory available; lower the rounds$"):
+        check_budget(rounds=n, tune=0, folds=folds, runs=runs)
+    check_budget(rounds=n - 1, tune=0, folds=folds, runs=runs)
     with pytest.raises(ValueError, match=r"and the records of 10,000,000 trials x 1 tuned runs x 512 bytes "
                                          r"\(4.8 GiB\).*lower the rounds or the trials"):
-        check_budget(rounds=10, tune=10**7, folds=folds, runs=["regression"], jobs=1)
+        check_budget(rounds=10, tune=10**7, folds=folds, runs=[("regression", 0)])
     with pytest.raises(ValueError, match="rounds must be at most 2147483647"):
-        check_budget(rounds=ROUNDS_MAX + 1, tune=0, folds=folds, runs=["regression"], jobs=1)
+        check_budget(rounds=ROUNDS_MAX + 1, tune=0, folds=folds, runs=[("regression", 0)])
 
 
 # ---- the command line ------------------------------------------------------------------------

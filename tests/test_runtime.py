@@ -1,6 +1,6 @@
-"""The runtime of ``boostplug compare`` in real processes: signals keep the finished runs, workers
-never outlive the parent (also while they start up), and a read-only install imports and runs
-(numba's cache).
+"""The runtime of ``boostplug compare`` in real processes: signals keep the finished runs (while
+training and while writing), a kill while the results move in loses no set, workers never outlive
+the parent, and a read-only install imports and runs (numba's cache).
 
 Every wait is on something the process under test produces (a line on stderr, a file a run
 creates as it starts), never a sleep, and each is bounded."""
@@ -32,11 +32,12 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux") or not Path
 class Driver:
     """``boostplug compare`` in a subprocess (tests/compare_driver.py), its stderr read by a thread."""
 
-    def __init__(self, tmp_path: Path, args: list[str], block: str = "rb-c", hang_at_start: bool = False) -> None:
+    def __init__(self, tmp_path: Path, args: list[str], block: str = "rb-c", pause: str = "",
+                 hang_at_start: bool = False) -> None:
         self.sync = tmp_path / "sync"
         self.sync.mkdir(exist_ok=True)
         env = dict(os.environ, COMPARE_DRIVER_SYNC=str(self.sync), COMPARE_DRIVER_BLOCK=block,
-                   COMPARE_DRIVER_HANG_AT_START="1" if hang_at_start else "",
+                   COMPARE_DRIVER_PAUSE=pause, COMPARE_DRIVER_HANG_AT_START="1" if hang_at_start else "",
                    PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
         env.pop("BOOSTPLUG_DEBUG", None)
         self.proc = subprocess.Popen([sys.executable, str(DRIVER), *args], stdout=subprocess.PIPE,
@@ -262,6 +263,74 @@ def test_a_worker_guard_acts_only_for_the_parent_that_set_it(tmp_path: Path) -> 
     done = subprocess.run([sys.executable, "-c", as_a_worker, "--multiprocessing-fork"], env={**env, ENV: str(gone)},
                           capture_output=True, text=True, timeout=WAIT)
     assert done.returncode == 1 and done.stdout == "", done.stderr
+
+
+# ---- signals and kills while the results are written ---------------------------------------------
+def _go(d: Driver) -> None:
+    (d.sync / "go").touch()
+
+
+@linux_only
+@pytest.mark.parametrize("sig,pause,plots", [(signal.SIGTERM, "write", False), (signal.SIGINT, "write", True),
+                                             (signal.SIGHUP, "move:3", False)],
+                         ids=["TERM-writing", "INT-writing-plots", "HUP-moving-in"])
+def test_a_signal_while_writing_keeps_every_finished_run(tmp_path: Path, monkeypatch, sig: int, pause: str,
+                                                         plots: bool) -> None:
+    """Training is over and the table printed; the signal arrives while the files are written (or
+    moved into --out). It had cut the writing short: exit 128 + signum and an empty --out, so no
+    --resume. Now the writing finishes first, then the exit is 128 + signum, and --resume finds
+    every run done."""
+    from boostplug.cli import main
+    from boostplug.compare import execution
+
+    out = tmp_path / "out"
+    argv = ["--methods", "regression", "--rounds", "3", "--no-progress", "--out", str(out),
+            *([] if plots else ["--no-plots"])]
+    d = Driver(tmp_path, argv, block="", pause=pause)
+    try:
+        _wait_files(d, "paused.*", 1)
+        d.proc.send_signal(sig)
+        _go(d)
+        code, table = d.finish()
+    finally:
+        if d.proc.poll() is None:
+            d.proc.kill()
+    assert code == 128 + sig, "".join(d.err)
+    assert "regression" in table and "Traceback" not in "".join(d.err)
+    assert f"{signal.Signals(sig).name} arrived after training; the results were written first" in "".join(d.err)
+    payload = json.loads((out / "results.json").read_text())
+    assert [(r["method"], r["fold"]) for r in payload["results"]] == [("regression", 0)]
+    assert (out / "curves.png").is_file() == plots
+    monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("trained a finished run again"))
+    assert main(["compare", *argv, "--resume"]) == 0
+
+
+@linux_only
+def test_a_run_killed_while_moving_its_results_in_is_put_right_by_the_next(tmp_path: Path, capsys) -> None:
+    """SIGKILL (nothing can be deferred) in the middle of moving the new set over an earlier one:
+    the next run on the folder finds the earlier run's complete set, byte for byte, says so, and
+    resumes it."""
+    from boostplug.cli import main
+
+    out = tmp_path / "out"
+    argv = ["--methods", "regression", "--rounds", "3", "--no-plots", "--no-progress", "--out", str(out)]
+    assert main(["compare", *argv]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    # 5 files aside, their folder renamed, then the new files: killed before the 9th rename
+    d = Driver(tmp_path, [*argv, "--overwrite", "--seed", "1"], block="", pause="move:9")
+    try:
+        _wait_files(d, "paused.*", 1)
+        assert not (out / "results.json").exists()  # a mixture at this moment
+    finally:
+        d.proc.kill()
+        d.proc.wait(timeout=WAIT)
+    capsys.readouterr()
+    assert main(["compare", *argv, "--resume"]) == 0
+    assert ("a run killed while moving its results in had left them half moved; the earlier run's complete set "
+            "is back") in capsys.readouterr().err
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["settings"]["seed"] == 0 and len(payload["provenance"]["earlier_runs"]) == 1
+    assert {p.name for p in out.iterdir()} == set(before)
 
 
 # ---- numba's cache on a read-only install ----------------------------------------------------------

@@ -425,8 +425,8 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
 
     finished = {(r.method, r.fold) for r in done}
     try:  # before any training: rounds or trials whose records cannot fit in memory
-        check_budget(rounds=args.rounds, tune=args.tune, folds=folds, jobs=args.jobs,
-                     runs=[m for i, _ in folds for m in methods if (m, i) not in finished])
+        check_budget(rounds=args.rounds, tune=args.tune, folds=folds,
+                     runs=[(m, i) for i, _ in folds for m in methods if (m, i) not in finished])
     except ValueError as e:
         raise _usage(str(e)) from None
     tuned = f", {args.tune} trial(s) per method and fold" if args.tune else ""

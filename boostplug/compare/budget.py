@@ -26,24 +26,30 @@ TRIAL_BYTES = 512
 
 
 class Budget:
-    """The least memory of a comparison: ``rounds`` rounds of each run's validation and test
-    scores for the runs training at once (``min(jobs, runs)``, each on the largest validation +
-    test part), and ``tune`` trial records of each run whose method has a search space.
+    """A lower bound of a comparison's memory: the scores the largest run holds at its end (its
+    rounds, a booster's own ``n_rounds`` setting or ``rounds``, times its fold's validation and
+    test documents), plus ``tune`` trial records for every run whose method has a search space
+    (kept until the results are written).
 
-    ``folds``: ``(index, (train, vali, test))``; ``runs``: the methods of the (method, fold) runs
-    still to train, one entry per run."""
+    ``folds``: ``(index, (train, vali, test))``; ``runs``: the ``(method, fold index)`` runs still
+    to train."""
 
-    def __init__(self, *, rounds: int, tune: int, folds: Sequence[tuple[int, Any]], runs: Sequence[str],
-                 jobs: int) -> None:
-        self.rounds, self.tune, self.jobs = rounds, tune, jobs
-        self.rows = max((vali.n_docs + test.n_docs for _, (_, vali, test) in folds), default=0)
-        self.parallel = min(jobs, len(runs))
-        # a method without a search space runs one trial whatever --tune says
-        self.tuned_runs = sum(1 for m in runs if get_method(m).search_space()) if tune else 0
+    def __init__(self, *, rounds: int, tune: int, folds: Sequence[tuple[int, Any]],
+                 runs: Sequence[tuple[str, int]]) -> None:
+        self.rounds, self.tune = rounds, tune
+        rows = {i: vali.n_docs + test.n_docs for i, (_, vali, test) in folds}
+        methods = {m: get_method(m) for m, _ in runs}
+        # a booster's n_rounds setting replaces rounds for that method (compare.methods._train_booster)
+        own = {m: int(meth.loss_params.get("n_rounds", rounds)) if meth.framework == "booster" else rounds
+               for m, meth in methods.items()}
+        largest = max(runs, key=lambda r: own[r[0]] * rows[r[1]], default=None)
+        self.run_rounds, self.run_rows = (own[largest[0]], rows[largest[1]]) if largest else (0, 0)
+        # a method without a search space runs one trial whatever tune says
+        self.tuned_runs = sum(1 for m, _ in runs if methods[m].search_space()) if tune else 0
 
     @property
     def score_bytes(self) -> int:
-        return self.parallel * self.rounds * self.rows * SCORE_BYTES
+        return self.run_rounds * self.run_rows * SCORE_BYTES
 
     @property
     def trial_bytes(self) -> int:
@@ -51,20 +57,20 @@ class Budget:
 
     def describe(self) -> str:
         """What the estimate is made of."""
-        scores = (f"the scores of {self.rounds:,} rounds x {self.rows:,} validation and test documents x "
-                  f"{SCORE_BYTES} bytes" + (f" x {self.parallel} runs at once" if self.parallel > 1 else ""))
-        trials = f"the records of {self.tune:,} trials x {self.tuned_runs:,} tuned runs x {TRIAL_BYTES} bytes"
+        scores = (f"the scores of {self.run_rounds:,} rounds x {self.run_rows:,} validation and test documents x "
+                  f"{SCORE_BYTES} bytes that one run keeps")
         if not self.trial_bytes:
             return scores
+        trials = f"the records of {self.tune:,} trials x {self.tuned_runs:,} tuned runs x {TRIAL_BYTES} bytes"
         return f"{scores} ({format_bytes(self.score_bytes)}) and {trials} ({format_bytes(self.trial_bytes)})"
 
 
-def check_budget(*, rounds: int, tune: int, folds: Sequence[tuple[int, Any]], runs: Sequence[str], jobs: int) -> None:
+def check_budget(*, rounds: int, tune: int, folds: Sequence[tuple[int, Any]], runs: Sequence[tuple[str, int]]
+                 ) -> None:
     """``rounds`` in ``[1, 2^31 - 1]`` (:func:`~boostplug._validation.check_rounds`), and the least
     memory of the comparison (:class:`Budget`) within the memory available, else a ``ValueError``
     giving the estimate, what makes it up and what to lower."""
     check_rounds(rounds, "rounds")
-    b = Budget(rounds=rounds, tune=tune, folds=folds, runs=runs, jobs=jobs)
-    lower = ["the rounds"] + (["the trials"] if b.trial_bytes else []) + (["the parallel jobs"] if b.parallel > 1 else [])
+    b = Budget(rounds=rounds, tune=tune, folds=folds, runs=runs)
     check_fits(b.score_bytes + b.trial_bytes, f"this comparison, {b.describe()},",
-               "lower " + (", ".join(lower[:-1]) + " or " + lower[-1] if len(lower) > 1 else lower[0]))
+               "lower the rounds or the trials" if b.trial_bytes else "lower the rounds")

@@ -125,7 +125,8 @@ class Results(list):
 def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: int, metric: str = "ndcg@10",
         tree_params: dict[str, Any] | None = None, seed: int = 0, jobs: int = 1, threads: int | None = None,
         progress: bool = False, log: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
-        conventions: Conventions | None = None, done: Sequence[Result] = ()) -> Results:
+        conventions: Conventions | None = None, done: Sequence[Result] = (),
+        on_trained: Callable[[], None] | None = None) -> Results:
     """Every method on every ``(fold_index, (train, vali, test))``, every metric under
     ``conventions`` (:mod:`.conventions`; default the library's).
 
@@ -136,7 +137,9 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     Results come back ordered by fold, then method. ``tune > 0``: each (method, fold) first searches
     the method's parameters with that many trials (:mod:`.tuning`; a worker runs its own study).
     ``done``: runs finished earlier (:mod:`.resume`); their (method, fold) pairs are not trained
-    again and they come back with the new ones.
+    again and they come back with the new ones. ``on_trained``: called the moment training ends
+    (all runs done, or stopped by Ctrl-C), before ``run`` returns: from then on an interrupt
+    would lose runs held only in memory (``boostplug compare`` stops letting its signals raise).
     """
     for name in methods:
         get_method(name)  # fail on a bad name, setting or tree parameter before any training
@@ -169,13 +172,16 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         if lines or (bar and failed):
             _log_done(outcome, done, len(tasks), stream, newline=bar and failed)
 
+    trained = on_trained or (lambda: None)
     try:
         if jobs == 1:
             for name, i, fold in tasks:
                 record(_attempt(name, i, fold, kwargs, progress, stream), lines=log, bar=progress)
         else:
             _run_parallel(tasks, kwargs, jobs, lambda outcome: record(outcome, lines=progress or log))
+        trained()  # inside the try: an interrupt up to here is one during training
     except KeyboardInterrupt:
+        trained()
         interrupted = True
         stream.write(f"\ninterrupted: reporting the {len(results)} finished run(s)\n")
     order = {n: k for k, n in enumerate(methods)}

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -385,17 +386,18 @@ def run_compare(args: argparse.Namespace) -> int:
             require_matplotlib()
         except ImportError as e:
             raise _usage(str(e)) from None
-    with interrupt_signals() as received:
+    with interrupt_signals() as signals:
         out = prepare_out(args.out, overwrite=args.overwrite or args.resume) if args.out is not None else None
         try:
-            return _compare(args, methods, tree_params, baseline, out, received)
+            code = _compare(args, methods, tree_params, baseline, out, signals)
         finally:
             if out is not None:
                 out.release()
+    return 128 + signals.received[0] if signals.received else code  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
 
 
 def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str, Any], baseline: str,
-             out: OutDir | None, received: list[int]) -> int:
+             out: OutDir | None, signals: Signals) -> int:
     try:
         folds = load_folds(args.data, n_folds=args.kfold, select=args.folds, seed=args.seed, layout=args.layout)
     except OSError as e:  # FileNotFoundError with our message, or the system's about a path under --data
@@ -435,11 +437,11 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
           file=sys.stderr)
     results = run(methods, folds, rounds=args.rounds, metric=args.early_stopping_metric, tree_params=tree_params,
                   seed=args.seed, jobs=args.jobs, threads=args.threads, conventions=conventions,
-                  tune=args.tune, done=done,
+                  tune=args.tune, done=done, on_trained=signals.hold,  # from here a signal waits for the writing
                   progress=not args.no_progress and sys.stderr.isatty(),
                   log=not args.no_progress and not sys.stderr.isatty())
     failed = 1 if results.failures else 0
-    stopped = 128 + (received[0] if received else signal.SIGINT)  # 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
+    stopped = 128 + signal.SIGINT  # a KeyboardInterrupt not from our handlers: Ctrl-C
     if not results:
         report_failures(results.failures, None)
         print("boostplug compare: no method finished", file=sys.stderr)
@@ -455,22 +457,40 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
             print(f"results written to {out.path}", file=sys.stderr)
     finally:  # failures are reported even when writing fails (an OSError: one line from boostplug.cli.main)
         report_failures(results.failures, written)
+        if signals.received and not results.interrupted:
+            kept = "written first" if written is not None else "tabulated first"
+            print(f"boostplug compare: {signal.Signals(signals.received[0]).name} arrived after training; the "
+                  f"results were {kept}", file=sys.stderr)
     return stopped if results.interrupted else failed
 
 
+@dataclass
+class Signals:
+    """The signals the command received (``received``, in order). Once ``hold()`` is called (when
+    training ends) they are only recorded: the finished runs exist only in memory until written,
+    so a signal then waits for the table and the files, and sets the exit code."""
+
+    received: list[int] = field(default_factory=list)
+    held: bool = False
+
+    def hold(self) -> None:
+        self.held = True
+
+
 @contextlib.contextmanager
-def interrupt_signals() -> Iterator[list[int]]:
+def interrupt_signals() -> Iterator[Signals]:
     """SIGTERM and SIGHUP stop a run as Ctrl-C (SIGINT) does: the finished runs are tabulated and
-    written. Yields the list of the signals received. Only the first signal interrupts (a second
-    one must not cut the writing of the finished runs short); a signal that is ignored when the
-    command starts (``nohup``, a background job of a script) stays ignored."""
+    written. Yields the :class:`Signals` received. Only the first signal interrupts, and only
+    before :meth:`Signals.hold` (a signal must not cut the writing of the finished runs short);
+    a signal that is ignored when the command starts (``nohup``, a background job of a script)
+    stays ignored."""
     from . import Interrupted
 
-    received: list[int] = []
+    signals = Signals()
 
     def interrupt(signum: int, frame: Any) -> None:
-        received.append(signum)
-        if len(received) == 1:
+        signals.received.append(signum)
+        if len(signals.received) == 1 and not signals.held:
             raise Interrupted(signum)
 
     old: dict[int, Any] = {}
@@ -481,7 +501,7 @@ def interrupt_signals() -> Iterator[list[int]]:
     except ValueError:  # not the main thread: signals are not ours to handle
         pass
     try:
-        yield received
+        yield signals
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
@@ -509,6 +529,11 @@ def prepare_out(out: Path, *, overwrite: bool = False) -> OutDir:
         taken.acquire()
     except OutDirError as e:
         raise _usage(str(e)) from None
+    if taken.recovered is not None:
+        which = ("the earlier run's complete set is back" if taken.recovered == "previous" else
+                 "its complete set stands (the set it replaced is deleted)")
+        print(f"boostplug compare: --out {out}: a run killed while moving its results in had left them half "
+              f"moved; {which}", file=sys.stderr)
     return taken
 
 

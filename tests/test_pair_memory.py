@@ -98,18 +98,21 @@ def _mpboost_pairs_fit():
 
 
 def test_the_default_limit_is_the_memory_available_now(monkeypatch):
-    """A machine with 479 bytes to spare refuses what a fixed 8 GiB limit let through."""
+    """A machine with one byte less than the pairs need refuses what a fixed 8 GiB limit let through."""
     monkeypatch.delenv(bp.PAIR_MEMORY_ENV, raising=False)
-    monkeypatch.setattr(_memory, "available_memory", lambda: 5 * 96 - 1)
-    assert bp.pair_memory_limit() == 5 * 96 - 1
-    with pytest.raises(bp.PairMemoryError, match=r"5 preference pairs would need ~480 bytes .*above the limit of "
-                                                 r"479 bytes \(the memory available now\).*BOOSTPLUG_PAIR_MEMORY_LIMIT"):
-        _mpboost_pairs_fit()
-    monkeypatch.setattr(_memory, "available_memory", lambda: 5 * 96)
-    assert len(_mpboost_pairs_fit().rankers_) == 1
+    y = np.arange(20, dtype=np.float64) % 5
+    X = np.column_stack([y, np.arange(20.0)])
+    need = int(count_critical_pairs(y, [0, 20])[0]) * 96  # MPBoost's bytes per pair
+    monkeypatch.setattr(_memory, "available_memory", lambda: need - 1)
+    assert bp.pair_memory_limit() == need - 1
+    with pytest.raises(bp.PairMemoryError, match=rf"would need ~{need:,} bytes .*above the limit of {need - 1:,} "
+                                                 r"bytes \(the memory available now\).*BOOSTPLUG_PAIR_MEMORY_LIMIT"):
+        MPBoost(n_rounds=1, pairwise="pairs").fit(X, y, qid=np.zeros(20))
+    monkeypatch.setattr(_memory, "available_memory", lambda: need)
+    assert len(MPBoost(n_rounds=1, pairwise="pairs").fit(X, y, qid=np.zeros(20)).rankers_) == 1
     # the metrics' guard follows it too
-    with pytest.raises(bp.PairMemoryError, match=r"the limit of 480 bytes \(the memory available now\)"):
-        critical_pairs(_Y4, [0, 4], bytes_per_pair=97)
+    with pytest.raises(bp.PairMemoryError, match=rf"the limit of {need:,} bytes \(the memory available now\)"):
+        critical_pairs(y, [0, 20], bytes_per_pair=97)
 
 
 def test_without_a_figure_from_the_system_the_limit_is_8_gib(monkeypatch):

@@ -546,6 +546,63 @@ def test_a_second_run_on_the_same_out_is_refused_and_a_killed_run_leaves_no_lock
     assert sorted(_files(out)) == ["curves.csv", "per_query.csv", "results.csv", "results.json", "summary.csv"]
 
 
+def test_a_failed_rename_while_moving_in_keeps_the_earlier_run_and_says_so(tmp_path: Path, monkeypatch,
+                                                                           capsys) -> None:
+    """The third rename of the move into --out fails (as on a failing disk): the earlier run's
+    complete set stays, byte for byte, the error says so, and --resume of that run works. It had
+    deleted the earlier results.json, left old and new files mixed and deleted the staged set."""
+    import errno
+
+    from boostplug.cli import compare as cli_compare
+
+    monkeypatch.delenv("BOOSTPLUG_DEBUG", raising=False)
+    out = tmp_path / "o"
+    argv = ["compare", "--methods", "regression", *FAST, "--out", str(out)]
+    assert main(argv) == 0
+    before = _files(out)
+    real_write, real_replace = cli_compare.write_outputs, os.replace
+    renames = []
+
+    def failing_replace(src, dst, *a, **k):
+        renames.append(dst)
+        if len(renames) == 3:
+            raise OSError(errno.EIO, "Input/output error")
+        return real_replace(src, dst, *a, **k)
+
+    def then_fail_the_third_rename(*a, **k):  # the files are staged: now the move
+        real_write(*a, **k)
+        monkeypatch.setattr(os, "replace", failing_replace)
+
+    monkeypatch.setattr(cli_compare, "write_outputs", then_fail_the_third_rename)
+    code = main([*argv[:-2], "--rounds", "4", "--out", str(out), "--overwrite"])
+    monkeypatch.setattr(os, "replace", real_replace)
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert err.splitlines()[-1] == (f"boostplug compare: error: {out / 'per_query.csv'}: Input/output error; the new "
+                                    "results were not moved in: the folder holds the earlier run's complete "
+                                    "results, as before the run")
+    assert _files(out) == before
+    monkeypatch.setattr(cli_compare, "write_outputs", real_write)
+    _no_training(monkeypatch)
+    assert main([*argv, "--resume"]) == 0  # every run of the earlier set is there: nothing to train
+    assert "1 run(s) finished earlier are kept" in capsys.readouterr().err
+
+
+def test_a_results_file_that_is_a_symbolic_link_is_refused_before_training(tmp_path: Path, monkeypatch,
+                                                                           capsys) -> None:
+    """compare replaces its files as one set, by renames in --out: it does not write through a link
+    (which could point to another disk), and says so rather than replace the link by a file."""
+    _no_training(monkeypatch)
+    out = tmp_path / "o"
+    out.mkdir()
+    (tmp_path / "elsewhere.csv").write_text("kept")
+    (out / "results.csv").symlink_to(tmp_path / "elsewhere.csv")
+    line = _error(capsys, ["--methods", "regression", *FAST, "--out", str(out), "--overwrite"])
+    assert line == (f"boostplug compare: error: --out {out}: results.csv is a symbolic link; a run replaces its "
+                    "files as one set and does not write through links: remove the link, or choose another folder")
+    assert (out / "results.csv").is_symlink() and (tmp_path / "elsewhere.csv").read_text() == "kept"
+
+
 def test_parts_folder_needs_its_layout_named(tmp_path: Path, capsys, letor_file: Path) -> None:
     root = _folder(tmp_path / "parts", "parts")
     line = _error(capsys, ["--data", str(root), "--methods", "regression", *FAST])

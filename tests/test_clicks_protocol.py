@@ -236,13 +236,20 @@ def test_bad_methods_are_refused_naming_them(spec, match) -> None:
 
 def test_settings_that_cannot_train_are_refused_before_training(fold) -> None:
     train, vali, test = fold
-    with pytest.raises(ValueError, match="needs a production ranker .*labeled_fraction must be above 0, got 0"):
+    with pytest.raises(ValueError, match="labeled_fraction must be above 0 for a click simulation .*got 0"):
         prepare(train, vali, test, ClickSettings(labeled_fraction=0.0))
+    with pytest.raises(ValueError, match="vali_fraction .*must be above 0 to choose the round on judged"):
+        prepare(train, vali, test, ClickSettings(labeled_fraction=0.0), log=clicks.read_log(
+            {"session": [0], "query": [train.qid[0]], "doc": [0], "position": [1], "clicked": [1]}))
     f = prepare(train, vali, test, ClickSettings(n_sessions=500, labeled_fraction=0.25, weight="wilson",
                                                  confidence=0.5, production_rounds=5))
     with pytest.raises(ValueError, match="rankboost-P: the reference boosters take no per-pair weights .*pair 0 has "
                                          "weight"):
         click_method("rankboost-P").build(f)
+    with pytest.raises(ValueError, match="mpboost-P: .*weight must be 'unit', 'count' or 'net', got 'wilson'"):
+        run_clicks(train, vali, test, f.settings, methods=["lgb-clicks", "mpboost-P"])
+    with pytest.raises(ValueError, match="qbrank-PL trains on labeled queries, but labeled_fraction is 0"):
+        click_method("qbrank-PL").check_with(ClickSettings(labeled_fraction=0.0))
     with pytest.raises(TypeError, match="settings must be a boostplug.clicks.protocol.ClickSettings"):
         prepare(train, vali, test, {"n_sessions": 10})
     with pytest.raises(ValueError, match="no impression of the click log is of a training query"):
@@ -265,3 +272,18 @@ def test_small_end_to_end_on_mq2008(mq2008_dir) -> None:
         assert len(r.test_per_query["ndcg@10"]) == test.n_queries
     by = {r.method: r.test["ndcg@10"] for r in results}
     assert by["lgb-clicks"] > random + 0.05 and by["labeled-only"] > random + 0.05
+
+
+def test_tuning_searches_only_what_changes_the_model(fold) -> None:
+    space = {n: set(click_method(n).base_method().search_space()) for n in
+             ("qbrank-P", "qbrank-PL", "qbrank-PL[w=0.3,label_pairs=true]", "lgb-position")}
+    assert "w" not in space["qbrank-P"] and "tau" not in space["qbrank-P"]  # no labeled rows, no label pairs
+    assert "w" in space["qbrank-PL"] and "tau" not in space["qbrank-PL"]
+    assert "tau" in space["qbrank-PL[w=0.3,label_pairs=true]"] and "w" not in space["qbrank-PL[w=0.3,label_pairs=true]"]
+    assert "learning_rate" in space["lgb-position"]
+    pytest.importorskip("optuna")
+    train, vali, test = fold
+    r = run_click_method("qbrank-PL", prepare(train, vali, test, SMALL), rounds=3, tune=2, threads=1)
+    trials = r.info["tuning"]["trials"]
+    assert len(trials) == 2 and "w" in trials[1]["params"] and "pairs" not in trials[1]["params"]
+    assert r.info["clicks"]["trained_on"]["data"] == "pairs+labeled"

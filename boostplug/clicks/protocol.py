@@ -71,6 +71,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_real, show
+from ..compare.methods import Method
 from ..data import RankingData
 from . import strategies as _strategies
 from .aggregate import check_min_support, check_weight
@@ -81,7 +82,6 @@ from .simulation import CLICK_MODELS, _positive_int, simulate
 
 if TYPE_CHECKING:
     from ..compare.conventions import Conventions
-    from ..compare.methods import Method
     from ..compare.protocol import Result
 
 __all__ = ["SELECT", "ClickSettings", "ClickData", "ClickFold", "ClickMethod", "CLICK_METHODS",
@@ -145,6 +145,17 @@ class ClickSettings:
         put("confidence", confidence)
         put("min_support", check_min_support(self.min_support))
         put("production_rounds", _positive_int(self.production_rounds, "production_rounds"))
+
+    def check_usable(self, simulated: bool) -> None:
+        """``ValueError`` (naming the setting) unless a fold can be prepared with these settings:
+        a simulation needs judged training queries (its production ranker trains on them), a
+        selection on labels judged validation queries."""
+        if simulated and self.labeled_fraction == 0.0:
+            raise ValueError("labeled_fraction must be above 0 for a click simulation (its production ranker trains "
+                             "on the judged queries), got 0")
+        if self.select == "labels" and self.judged_vali_fraction == 0.0:
+            raise ValueError("vali_fraction (or labeled_fraction) must be above 0 to choose the round on judged "
+                             "validation queries (or select on clicks), got 0")
 
     @property
     def judged_vali_fraction(self) -> float:
@@ -338,15 +349,14 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
             raise TypeError(f"{name} must be a boostplug.data.RankingData, got {type(part).__name__}")
     if log is not None and not isinstance(log, ClickLog):
         raise TypeError(f"log must be a boostplug.clicks.ClickLog (read_log), got {type(log).__name__}")
+    s.check_usable(simulated=log is None)
     labeled = _some_queries(train, s.labeled_fraction, _rng(seed, fold, 0))
     info: dict[str, Any] = {"settings": s.to_dict(simulated=log is None), "seed": seed,
                             "labeled_queries": 0 if labeled is None else labeled.n_queries,
                             "labeled_docs": 0 if labeled is None else labeled.n_docs}
     vali_log: ClickLog | None = None
     if log is None:
-        if labeled is None:
-            raise ValueError("a click simulation needs a production ranker trained on labeled queries: "
-                             "labeled_fraction must be above 0, got 0")
+        assert labeled is not None  # check_usable
         production = _production_ranker(labeled, s, seed)
         train_log = _simulate(train, production.predict(train.X), s.n_sessions, s, _rng(seed, fold, 2))
         if s.select == "clicks":
@@ -372,9 +382,7 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
     info["log"] = _log_summary(train_log)
     if s.select == "labels":
         selection = _some_queries(vali, s.judged_vali_fraction, _rng(seed, fold, 1))
-        if selection is None:
-            raise ValueError("select='labels' needs judged validation queries: vali_fraction (or labeled_fraction) "
-                             "must be above 0; or select on clicks")
+        assert selection is not None  # check_usable
         info["selection"] = {"on": "labels", "queries": selection.n_queries}
     else:
         assert vali_log is not None
@@ -426,6 +434,15 @@ class ClickMethod:
     def needs_labeled(self) -> bool:
         return "labeled" in self.trains_on
 
+    def check_with(self, settings: ClickSettings) -> None:
+        """``ValueError`` naming the setting when this method cannot train under ``settings``."""
+        if self.needs_labeled and settings.labeled_fraction == 0.0:
+            raise ValueError(f"{self.name} trains on labeled queries, but labeled_fraction is 0")
+        if self.framework == "booster" and settings.weight not in ("unit", "count", "net"):
+            raise ValueError(f"{self.name}: the reference boosters take no per-pair weights and train on each pair "
+                             f"repeated by its weight, a whole number: weight must be 'unit', 'count' or 'net', got "
+                             f"{settings.weight!r}")
+
     def configure(self, params: Mapping[str, Any]) -> "ClickMethod":
         """This method with ``params`` set; unknown names and bad values are refused now."""
         from ..compare.methods import format_value, get_method
@@ -454,15 +471,27 @@ class ClickMethod:
             name += "[" + ",".join(f"{k}={format_value(v)}" for k, v in settings.items()) + "]"
         return replace(self, name=name, settings=settings)
 
-    def build(self, fold: ClickFold) -> tuple["Method", RankingData]:
-        """The :class:`boostplug.compare.methods.Method` this method trains as on ``fold``, and
-        its training data."""
+    def base_method(self) -> Method:
+        """The :class:`boostplug.compare.methods.Method` this method trains as, named after it,
+        with its settings and fixed parameters but without the data's (pairs, labeled rows)."""
         from ..compare.methods import get_method
 
         extra = {**self.extra, **{k: v for k, v in self.settings.items() if k in self.extra}}
         base = get_method(self.base).configure({k: v for k, v in self.settings.items() if k not in self.extra},
                                                rename=False)
         loss = {**base.loss_params, **self.fixed, **{k: v for k, v in extra.items() if v is not None}}
+        # QBRank's settings that change nothing here are not searched (--tune): w without labeled
+        # rows (it scales every term alike), tau without label pairs
+        idle = [k for k, on in (("w", self.trains_on == "pairs"), ("tau", not loss.get("label_pairs", False)))
+                if on and base.loss == "boostplug:qbrank"]
+        return ClickProtocolMethod(self.name, base.framework, base.loss, loss, self.summary, base.select_metric,
+                                   base.tree_params, base.base, unsearched=tuple(idle))
+
+    def build(self, fold: ClickFold) -> tuple[Method, RankingData]:
+        """The :class:`boostplug.compare.methods.Method` this method trains as on ``fold``, and
+        its training data."""
+        base = self.base_method()
+        loss = dict(base.loss_params)
         data: RankingData
         if self.trains_on == "impressions":
             data = fold.impressions
@@ -487,7 +516,18 @@ class ClickMethod:
                                   label_pairs=loss.get("label_pairs", False))
             loss.update(qb)
             data = RankingData(ts.X, ts.y, None, ts.group_ptr)
-        return replace(base, name=self.name, loss_params=loss, summary=self.summary), data
+        return replace(base, loss_params=loss), data
+
+
+@dataclass(frozen=True)
+class ClickProtocolMethod(Method):
+    """A :class:`boostplug.compare.methods.Method` that leaves its ``unsearched`` settings out of
+    its search space (``--tune``)."""
+
+    unsearched: tuple[str, ...] = ()
+
+    def search_space(self) -> dict[str, Any]:
+        return {k: d for k, d in super().search_space().items() if k not in self.unsearched}
 
 
 def _check_extra(method: str, key: str, value: Any) -> None:
@@ -593,6 +633,8 @@ def run_clicks(train: RankingData, vali: RankingData, test: RankingData, setting
     chosen = [click_method(m) for m in methods]
     if not chosen:
         raise ValueError("methods is empty; choose from " + ", ".join(CLICK_METHODS))
+    for m in chosen:
+        m.check_with(ClickSettings() if settings is None else settings)
     prepared = prepare(train, vali, test, settings, log=log, fold=fold, seed=seed)
     return [run_click_method(m, prepared, rounds=rounds, metric=metric, tree_params=tree_params, seed=seed,
                              fold_index=fold, threads=threads, progress=progress, stream=stream, tune=tune,

@@ -100,6 +100,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "decide results must be the same (--jobs, --threads and --folds may differ)")
     p.add_argument("--no-plots", action="store_true", help="with --out: no PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    from ..compare.clicks import add_arguments as add_click_arguments
+
+    add_click_arguments(p)
     _defer_defaults(p)
     p.set_defaults(run=run_compare)
     return p
@@ -367,14 +370,16 @@ def run_compare(args: argparse.Namespace) -> int:
             load_plugins(args.imports)
         except ValueError as e:
             raise _usage(str(e)) from None
+    clicks = click_protocol(args)
     if args.methods.strip().lower() == "list":
-        print(list_methods())
+        print(list_methods() if clicks is None else clicks.list_click_methods())
         return 0
     frameworks = parse_frameworks(args.frameworks)
-    methods = parse_methods(args.methods, frameworks)
+    methods = parse_methods(args.methods, frameworks) if clicks is None else parse_click_methods(args, frameworks)
     tree_params = parse_params(args.param)
     _check_args(args)
-    baseline = args.baseline or ("lambdarank" if "lambdarank" in methods else methods[0])
+    baseline = args.baseline or (("lambdarank" if "lambdarank" in methods else methods[0]) if clicks is None else
+                                 clicks.default_baseline(methods))
     if baseline not in methods:
         raise _usage(f"--baseline {baseline!r} is not among the methods that run ({', '.join(methods)})")
     if args.resume and args.out is None:
@@ -407,6 +412,9 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
     from ..compare.data import data_files, file_digests
 
     args.data_sha256 = file_digests(data_files(args.data))  # what was read, before any training
+    runner = getattr(args, "click_runner", None)
+    if runner is not None and runner.log is not None:
+        args.data_sha256.update(file_digests([Path(runner.log)]))
     conventions = parse_conventions(args)
     args.tree_params = {**TREE_PARAMS, **tree_params}  # the whole set, as results.json records it
     done: list[Result] = []
@@ -428,16 +436,20 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
     finished = {(r.method, r.fold) for r in done}
     try:  # before any training: rounds or trials whose records cannot fit in memory
         check_budget(rounds=args.rounds, tune=args.tune, folds=folds,
-                     runs=[(m, i) for i, _ in folds for m in methods if (m, i) not in finished])
+                     runs=[(m, i) for i, _ in folds for m in methods if (m, i) not in finished],
+                     **({} if runner is None else {"method": runner.compare_method}))
     except ValueError as e:
         raise _usage(str(e)) from None
     tuned = f", {args.tune} trial(s) per method and fold" if args.tune else ""
     print(f"boostplug compare: {len(methods)} method(s) x {len(folds)} fold(s) of {args.data}, up to "
           f"{args.rounds} rounds, round chosen on validation {args.early_stopping_metric}{tuned}, jobs {args.jobs}",
           file=sys.stderr)
+    if runner is not None:
+        print(f"boostplug compare: {runner.describe()}", file=sys.stderr)
     results = run(methods, folds, rounds=args.rounds, metric=args.early_stopping_metric, tree_params=tree_params,
                   seed=args.seed, jobs=args.jobs, threads=args.threads, conventions=conventions,
                   tune=args.tune, done=done, on_trained=signals.hold,  # from here a signal waits for the writing
+                  runner=runner,
                   progress=not args.no_progress and sys.stderr.isatty(),
                   log=not args.no_progress and not sys.stderr.isatty())
     failed = 1 if results.failures else 0
@@ -462,6 +474,32 @@ def _compare(args: argparse.Namespace, methods: list[str], tree_params: dict[str
             print(f"boostplug compare: {signal.Signals(signals.received[0]).name} arrived after training; the "
                   f"results were {kept}", file=sys.stderr)
     return stopped if results.interrupted else failed
+
+
+def click_protocol(args: argparse.Namespace) -> Any:
+    """With ``--clicks``: :mod:`boostplug.compare.clicks`, its runner set as ``args.click_runner``
+    and its settings as ``args.clicks_protocol`` (recorded in results.json); ``None`` without."""
+    from ..compare import clicks
+
+    try:
+        runner = clicks.runner_from_args(args)
+    except (ValueError, TypeError) as e:
+        raise _usage(str(e)) from None
+    if runner is None:
+        return None
+    args.click_runner = runner
+    args.clicks_protocol = runner.record()
+    return clicks
+
+
+def parse_click_methods(args: argparse.Namespace, frameworks: Sequence[str]) -> list[str]:
+    """``--methods`` of the click protocol (``default``/``all``: every click method of ``frameworks``)."""
+    from ..compare.clicks import parse_click_methods as parse
+
+    try:
+        return parse(args.methods, frameworks, args.click_runner)
+    except (ValueError, TypeError) as e:
+        raise _usage(f"--methods: {e}") from None
 
 
 @dataclass

@@ -9,7 +9,7 @@ after hours of training.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .._memory import check_fits, format_bytes
 from .._validation import check_rounds
@@ -32,13 +32,14 @@ class Budget:
     (kept until the results are written).
 
     ``folds``: ``(index, (train, vali, test))``; ``runs``: the ``(method, fold index)`` runs still
-    to train."""
+    to train; ``method``: the :class:`~.methods.Method` a name trains as (the click protocol's
+    methods train as compare methods)."""
 
     def __init__(self, *, rounds: int, tune: int, folds: Sequence[tuple[int, Any]],
-                 runs: Sequence[tuple[str, int]]) -> None:
+                 runs: Sequence[tuple[str, int]], method: Callable[[str], Any] = get_method) -> None:
         self.rounds, self.tune = rounds, tune
         rows = {i: vali.n_docs + test.n_docs for i, (_, vali, test) in folds}
-        methods = {m: get_method(m) for m, _ in runs}
+        methods = {m: method(m) for m, _ in runs}
         # a booster's n_rounds setting replaces rounds for that method (compare.methods._train_booster)
         own = {m: int(meth.loss_params.get("n_rounds", rounds)) if meth.framework == "booster" else rounds
                for m, meth in methods.items()}
@@ -65,12 +66,12 @@ class Budget:
         return f"{scores} ({format_bytes(self.score_bytes)}) and {trials} ({format_bytes(self.trial_bytes)})"
 
 
-def check_budget(*, rounds: int, tune: int, folds: Sequence[tuple[int, Any]], runs: Sequence[tuple[str, int]]
-                 ) -> None:
+def check_budget(*, rounds: int, tune: int, folds: Sequence[tuple[int, Any]], runs: Sequence[tuple[str, int]],
+                 method: Callable[[str], Any] = get_method) -> None:
     """``rounds`` in ``[1, 2^31 - 1]`` (:func:`~boostplug._validation.check_rounds`), and the least
     memory of the comparison (:class:`Budget`) within the memory available, else a ``ValueError``
     giving the estimate, what makes it up and what to lower."""
     check_rounds(rounds, "rounds")
-    b = Budget(rounds=rounds, tune=tune, folds=folds, runs=runs)
+    b = Budget(rounds=rounds, tune=tune, folds=folds, runs=runs, method=method)
     check_fits(b.score_bytes + b.trial_bytes, f"this comparison, {b.describe()},",
                "lower the rounds or the trials" if b.trial_bytes else "lower the rounds")

@@ -97,8 +97,10 @@ def _attempt(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], pro
              stream: TextIO) -> Result | Failure:
     """One run; an exception (not Ctrl-C) becomes a :class:`Failure` so that the other runs go on."""
     train, vali, test = fold
+    rest = dict(kwargs)
+    one = rest.pop("runner", None) or run_method
     try:
-        return run_method(name, train, vali, test, fold=fold_index, progress=progress, stream=stream, **kwargs)
+        return one(name, train, vali, test, fold=fold_index, progress=progress, stream=stream, **rest)
     except Exception as e:
         return _failure(name, fold_index, e)
 
@@ -126,7 +128,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         tree_params: dict[str, Any] | None = None, seed: int = 0, jobs: int = 1, threads: int | None = None,
         progress: bool = False, log: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
         conventions: Conventions | None = None, done: Sequence[Result] = (),
-        on_trained: Callable[[], None] | None = None) -> Results:
+        on_trained: Callable[[], None] | None = None, runner: Any = None) -> Results:
     """Every method on every ``(fold_index, (train, vali, test))``, every metric under
     ``conventions`` (:mod:`.conventions`; default the library's).
 
@@ -140,9 +142,13 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     again and they come back with the new ones. ``on_trained``: called the moment training ends
     (all runs done, or stopped by Ctrl-C), before ``run`` returns: from then on an interrupt
     would lose runs held only in memory (``boostplug compare`` stops letting its signals raise).
+    ``runner``: what runs one (method, fold) instead of :func:`.protocol.run_method` (its arguments;
+    picklable for ``jobs > 1``), whose ``check(name)`` checks each name first (the click protocol's
+    :class:`.clicks.ClickRunner`).
     """
     for name in methods:
-        get_method(name)  # fail on a bad name, setting or tree parameter before any training
+        # fail on a bad name, setting or tree parameter before any training
+        (get_method if runner is None else runner.check)(name)
     check_tree_params(tree_params or {})
     check_parallel(jobs, threads)
     if isinstance(tune, bool) or not isinstance(tune, (int, np.integer)) or tune < 0:
@@ -157,6 +163,8 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     n_threads = threads if threads is not None else threads_per_job(jobs)
     kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads,
               "tune": int(tune), "conventions": conv}
+    if runner is not None:
+        kwargs["runner"] = runner
     finished = {(r.method, r.fold) for r in done}
     tasks = [(name, i, fold) for i, fold in folds for name in methods if (name, i) not in finished]
     results: list[Result] = []

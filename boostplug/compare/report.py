@@ -278,7 +278,7 @@ def bootstrap(results: Sequence[Result], baseline: str | None = None, *, resampl
 
 #: The settings results.json records (``settings``), which ``--resume`` compares.
 _RECORDED = ("data", "layout", "methods", "frameworks", "folds", "kfold", "rounds", "early_stopping_metric",
-                     "seed", "jobs", "threads", "tree_params", "tune", "config")
+                     "seed", "jobs", "threads", "tree_params", "tune", "config", "clicks_protocol")
 
 
 def recorded_settings(settings: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from .conventions import Conventions
 from .protocol import Result
 
 #: Settings a resumed run must share with the earlier one (results.json ``settings`` keys).
-SAME_SETTINGS = ("layout", "kfold", "rounds", "early_stopping_metric", "seed", "tune", "tree_params")
+SAME_SETTINGS = ("layout", "kfold", "rounds", "early_stopping_metric", "seed", "tune", "tree_params",
+                 "clicks_protocol")
 
 
 class ResumeError(ValueError):

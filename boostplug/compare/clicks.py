@@ -1,0 +1,317 @@
+"""``boostplug compare --clicks``: the click protocol (:mod:`boostplug.clicks.protocol`) run by the
+comparison's own machinery (parallel jobs, interrupts, resume, the table, paired tests, plots and
+the files of ``--out``).
+
+Two sources of clicks:
+
+* ``--clicks simulate``: on the training part of each fold, a production ranker trained on the
+  ``--labeled-fraction`` of judged training queries shows its top ``--top-k``, and
+  ``--sessions`` sessions of ``--click-model`` (``--eta``, ``--noise eps+,eps-``,
+  ``--continue-prob``) click on it;
+* ``--clicks LOG``: a real log (``.csv`` or ``.parquet``; ``--click-columns`` names its
+  columns), whose query ids are those of ``--data`` and whose document keys are the 0-based
+  index of each document within its query in ``--data``'s row order. ``--data`` gives the
+  features and the labeled validation and test parts.
+
+:class:`ClickRunner` is what :func:`.execution.run` calls per (method, fold): it prepares the fold
+once per process (the log is a function of the fold, the settings and the seed, so parallel jobs
+train on the same clicks) and trains the method on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..clicks.protocol import CLICK_METHODS, SELECT, ClickFold, ClickSettings, click_method, prepare, run_click_method
+from ..clicks.simulation import CLICK_MODELS
+from ..clicks import strategies as _strategies
+from ..clicks.aggregate import WEIGHTS
+from .methods import split_specs
+from .protocol import Result
+
+__all__ = ["ClickRunner", "add_arguments", "runner_from_args", "parse_click_methods", "list_click_methods",
+           "default_baseline", "LOG_ROLES"]
+
+#: The columns of a click log, by role (``--click-columns role=name,...``).
+LOG_ROLES = ("session", "query", "doc", "position", "clicked", "order", "dwell")
+
+
+@lru_cache(maxsize=1)
+def _read(path: str, columns: tuple[tuple[str, str], ...], on_bad: str) -> Any:
+    """A real log, read once per process."""
+    from ..clicks import read_log
+
+    return read_log(path, columns=dict(columns) or None, on_bad=on_bad)
+
+
+@dataclass(frozen=True)
+class ClickRunner:
+    """Runs one (method, fold) of the click protocol: :func:`.execution.run`'s ``runner``.
+
+    Attributes:
+        settings: the protocol's :class:`~boostplug.clicks.protocol.ClickSettings`.
+        log: a real click log's path (``None``: simulate); ``columns`` its role -> column names,
+            ``on_bad`` what to do with a bad impression (``"raise"``/``"skip"``).
+    """
+
+    settings: ClickSettings
+    log: str | None = None
+    columns: tuple[tuple[str, str], ...] = ()
+    on_bad: str = "raise"
+
+    def check(self, name: str) -> None:
+        """``ValueError`` for a name, setting or tree parameter the protocol cannot train."""
+        click_method(name).check_with(self.settings)
+
+    def compare_method(self, name: str) -> Any:
+        """The :class:`~.methods.Method` the click method ``name`` trains as, without its data
+        (its framework, rounds and search space)."""
+        return click_method(name).base_method()
+
+    def read_log(self) -> Any:
+        """The real log (``None`` when simulating), read and validated once per process."""
+        return None if self.log is None else _read(self.log, self.columns, self.on_bad)
+
+    def prepared(self, train: Any, vali: Any, test: Any, fold: int, seed: int) -> ClickFold:
+        """The fold prepared for the protocol; the last one is kept (runs go fold by fold)."""
+        key = (fold, seed, _fingerprint(train), _fingerprint(vali), _fingerprint(test))
+        held = _PREPARED.get(self)
+        if held is not None and held[0] == key:
+            return held[1]
+        _PREPARED.clear()  # one fold at a time: the clicks-as-labels rows can be large
+        prepared = prepare(train, vali, test, self.settings, log=self.read_log(), fold=fold, seed=seed)
+        _PREPARED[self] = (key, prepared)
+        return prepared
+
+    def __call__(self, name: str, train: Any, vali: Any, test: Any, *, fold: int = 0, seed: int = 0,
+                 **kwargs: Any) -> Result:
+        """:func:`boostplug.clicks.protocol.run_click_method` on the prepared fold."""
+        return run_click_method(name, self.prepared(train, vali, test, fold, seed), fold_index=fold, seed=seed,
+                                **kwargs)
+
+    def record(self) -> dict[str, Any]:
+        """What results.json records of the protocol (``settings.clicks_protocol``)."""
+        out: dict[str, Any] = {"source": "simulate" if self.log is None else "log"}
+        if self.log is not None:
+            out.update(log=self.log, columns=dict(self.columns), on_bad=self.on_bad)
+        out.update(self.settings.to_dict(simulated=self.log is None))
+        return out
+
+    def describe(self) -> str:
+        """One line on what clicks the methods train on."""
+        s = self.settings
+        if self.log is None:
+            clicks = (f"{s.n_sessions} simulated sessions ({s.model}, top {s.top_k}, eta {s.eta:g}, noise "
+                      f"{s.eps_plus:g},{s.eps_minus:g}) shown by a production ranker trained on "
+                      f"{s.labeled_fraction:g} of the training queries")
+        else:
+            clicks = f"the click log {self.log}"
+        select = (f"{s.judged_vali_fraction:g} of the validation queries (labels)" if s.select == "labels" else
+                  "validation clicks")
+        return f"click protocol: every method trains on {clicks}; round chosen on {select}; test on true labels"
+
+
+#: The fold each process prepared last, by runner.
+_PREPARED: dict[ClickRunner, tuple[Any, ClickFold]] = {}
+
+
+def _fingerprint(data: Any) -> tuple[Any, ...]:
+    """Cheap identity of a data part (its shape, groups and labels), to key the prepared fold."""
+    return (data.n_docs, data.n_queries, data.n_features, float(data.y.sum()), int(data.group_ptr[-1]))
+
+
+# ---- the command line -----------------------------------------------------------------------------
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``--clicks`` options of ``boostplug compare``."""
+    g = p.add_argument_group(
+        "click protocol (--clicks; docs/compare.md)",
+        "Every method trains on the same clicks, chooses its round on judged validation queries or on "
+        "validation clicks, and is tested on the true labels of the test part. --methods are then the click "
+        "protocol's: " + ", ".join(CLICK_METHODS) + " (default: all; 'list' describes them).")
+    g.add_argument("--clicks", default=None, metavar="simulate|LOG",
+                   help="'simulate' (clicks simulated on --data's training part) or a click log (.csv or "
+                        ".parquet; query ids of --data, document keys the 0-based index within the query)")
+    g.add_argument("--click-model", default="pbm", choices=CLICK_MODELS,
+                   help="simulated click model: pbm (position-based), cascade, dcm (default: %(default)s)")
+    g.add_argument("--sessions", type=int, default=10_000,
+                   help="simulated sessions on the training queries (default: %(default)s)")
+    g.add_argument("--top-k", type=int, default=10, help="documents shown per session (default: %(default)s)")
+    g.add_argument("--eta", type=float, default=1.0,
+                   help="position bias: position r examined with (1/r)^eta (pbm; default: %(default)s)")
+    g.add_argument("--noise", default="1.0,0.1", metavar="EPS_PLUS,EPS_MINUS",
+                   help="click probability of an examined document of the top grade and of grade 0 "
+                        "(default: %(default)s)")
+    g.add_argument("--continue-prob", type=float, default=0.5,
+                   help="dcm: probability of going on after a click (default: %(default)s)")
+    g.add_argument("--labeled-fraction", type=float, default=0.05,
+                   help="share of the training queries that are judged: the production ranker's data and L "
+                        "of labeled-only and qbrank-PL (default: %(default)s)")
+    g.add_argument("--vali-fraction", type=float, default=None,
+                   help="share of the validation queries judged for round selection (default: the labeled "
+                        "fraction; 1: all)")
+    g.add_argument("--select-on", default="labels", choices=SELECT,
+                   help="round selection on the judged validation queries or on validation clicks (clicks as "
+                        "labels; default: %(default)s)")
+    g.add_argument("--strategies", default=",".join(_strategies.DEFAULT),
+                   help="Joachims et al.'s preference strategies, comma-separated, or 'all' (default: %(default)s)")
+    g.add_argument("--pair-weight", default="net", choices=WEIGHTS,
+                   help="weight of a preference pair aggregated over sessions (default: %(default)s)")
+    g.add_argument("--min-support", type=int, default=1,
+                   help="net count a preference pair needs to be kept (default: %(default)s)")
+    g.add_argument("--click-columns", default=None, metavar="ROLE=NAME,...",
+                   help="a click log's column names by role (" + ", ".join(LOG_ROLES) + "), for those not named "
+                        "after their role, e.g. session=sid,clicked=click")
+    g.add_argument("--click-on-bad", default="raise", choices=("raise", "skip"),
+                   help="a bad impression of a click log: refuse the log, or leave the impression out and "
+                        "report it (default: %(default)s)")
+
+
+#: The options that configure the protocol; each is refused without --clicks unless at its default.
+_OPTIONS = {"click_model": "--click-model", "sessions": "--sessions", "top_k": "--top-k", "eta": "--eta",
+            "noise": "--noise", "continue_prob": "--continue-prob", "labeled_fraction": "--labeled-fraction",
+            "vali_fraction": "--vali-fraction", "select_on": "--select-on", "strategies": "--strategies",
+            "pair_weight": "--pair-weight", "min_support": "--min-support", "click_columns": "--click-columns",
+            "click_on_bad": "--click-on-bad"}
+#: Of those, the settings of a simulation only.
+_SIMULATION_ONLY = ("click_model", "sessions", "top_k", "eta", "noise", "continue_prob")
+
+
+def _given(args: argparse.Namespace, parser_defaults: dict[str, Any], dest: str) -> bool:
+    return getattr(args, dest, None) != parser_defaults.get(dest)
+
+
+def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
+    """The :class:`ClickRunner` of ``--clicks`` and its options, ``None`` without ``--clicks``;
+    a ``ValueError`` naming the option for a bad value (or for click options without ``--clicks``)."""
+    defaults = _defaults()
+    if getattr(args, "clicks", None) is None:
+        stray = [flag for dest, flag in _OPTIONS.items() if _given(args, defaults, dest)]
+        if stray:
+            raise ValueError(f"{', '.join(stray)} configure the click protocol: give --clicks simulate or --clicks LOG")
+        return None
+    source = str(args.clicks)
+    log = None
+    if source != "simulate":
+        path = Path(source)
+        if not path.is_file():
+            raise ValueError(f"--clicks {source}: no such file; give 'simulate' or a click log (.csv or .parquet)")
+        if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
+            raise ValueError(f"--clicks {source}: a click log is a .csv or .parquet file")
+        log = str(path)
+        sim = [_OPTIONS[d] for d in _SIMULATION_ONLY if _given(args, defaults, d)]
+        if sim:
+            raise ValueError(f"{', '.join(sim)} configure a simulation; --clicks {source} reads a log")
+    elif _given(args, defaults, "click_columns") or _given(args, defaults, "click_on_bad"):
+        raise ValueError("--click-columns and --click-on-bad describe a click log; --clicks simulate reads none")
+    eps = _noise(args.noise)
+    try:
+        settings = ClickSettings(
+            n_sessions=args.sessions, model=args.click_model, top_k=args.top_k, eta=args.eta, eps_plus=eps[0],
+            eps_minus=eps[1], continue_prob=args.continue_prob, labeled_fraction=args.labeled_fraction,
+            vali_fraction=args.vali_fraction, select=args.select_on,
+            strategies=[s.strip() for s in str(args.strategies).split(",") if s.strip()], weight=args.pair_weight,
+            min_support=args.min_support)
+        settings.check_usable(simulated=log is None)
+    except (ValueError, TypeError) as e:
+        raise ValueError(_as_option(str(e))) from None
+    runner = ClickRunner(settings, log, _columns(args.click_columns), args.click_on_bad)
+    if log is not None:
+        try:
+            runner.read_log()  # refused now, before any training, naming the session and row
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"--clicks {log}: {e}") from None
+    return runner
+
+
+def _defaults() -> dict[str, Any]:
+    p = argparse.ArgumentParser(add_help=False)
+    add_arguments(p)
+    return {a.dest: a.default for a in p._actions}
+
+
+#: ClickSettings' names -> the options that set them (for messages).
+_AS_OPTION = {"n_sessions": "--sessions", "model": "--click-model", "top_k": "--top-k", "eta": "--eta",
+              "eps_plus": "--noise (eps+)", "eps_minus": "--noise (eps-)", "continue_prob": "--continue-prob",
+              "labeled_fraction": "--labeled-fraction", "vali_fraction": "--vali-fraction", "select": "--select-on",
+              "weight": "--pair-weight", "min_support": "--min-support"}
+
+
+def _as_option(message: str) -> str:
+    for name, flag in _AS_OPTION.items():
+        if message.startswith(name + " "):
+            return flag + message[len(name):].replace("(or labeled_fraction)", "(or --labeled-fraction)")
+    return message.replace("strategies is empty", "--strategies is empty").replace(
+        "unknown click strategy", "--strategies: unknown click strategy")
+
+
+def _noise(text: str) -> tuple[float, float]:
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        return float(parts[0]), float(parts[1])
+    except ValueError:
+        raise ValueError(f"--noise {text!r}: expected EPS_PLUS,EPS_MINUS, two probabilities, e.g. 1.0,0.1") from None
+
+
+def _columns(text: str | None) -> tuple[tuple[str, str], ...]:
+    if text is None:
+        return ()
+    out: dict[str, str] = {}
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        role, sep, name = item.partition("=")
+        role, name = role.strip(), name.strip()
+        if not sep or not name or role not in LOG_ROLES:
+            raise ValueError(f"--click-columns {item!r}: expected ROLE=NAME with ROLE one of {', '.join(LOG_ROLES)}")
+        if role in out:
+            raise ValueError(f"--click-columns: {role} is named twice")
+        out[role] = name
+    return tuple(out.items())
+
+
+def parse_click_methods(text: str, frameworks: Sequence[str], runner: ClickRunner | None = None) -> list[str]:
+    """``default``/``all`` (every click method of ``frameworks``) or click method specs, checked
+    (by ``runner.check`` too when given); ``ValueError`` naming a bad one."""
+    if text.strip().lower() in ("default", "all"):
+        chosen = [n for n, m in CLICK_METHODS.items() if m.framework in frameworks]
+        if runner is not None:  # leave out what cannot train with these settings (no judged queries, ...)
+            chosen = [n for n in chosen if _trains(CLICK_METHODS[n], runner)]
+    else:
+        configured = [click_method(spec) for spec in split_specs(text)]
+        off = [m.name for m in configured if m.framework not in frameworks]
+        if off:
+            raise ValueError(f"method(s) {', '.join(off)} are not in --frameworks {','.join(frameworks)}")
+        chosen = list(dict.fromkeys(m.name for m in configured))
+    if not chosen:
+        raise ValueError(f"no click method to run: --methods {text!r} with --frameworks {','.join(frameworks)}")
+    for name in chosen if runner is not None else ():
+        runner.check(name)
+    return chosen
+
+
+def _trains(method: Any, runner: ClickRunner) -> bool:
+    try:
+        method.check_with(runner.settings)
+    except ValueError:
+        return False
+    return True
+
+
+def list_click_methods() -> str:
+    """The click protocol's methods, one line each."""
+    width = max(len(n) for n in CLICK_METHODS)
+    lines = [f"{'method':<{width}}  {'framework':<9}  summary"]
+    lines += [f"{n:<{width}}  {m.framework:<9}  {m.summary}" for n, m in CLICK_METHODS.items()]
+    return "\n".join(lines)
+
+
+def default_baseline(methods: Sequence[str]) -> str:
+    """``labeled-only`` (the model of the judged queries alone) when it runs, else the first method."""
+    return "labeled-only" if "labeled-only" in methods else methods[0]
+
+

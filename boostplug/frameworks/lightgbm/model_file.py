@@ -8,6 +8,7 @@ from typing import Any
 
 from ..._atomic import write_text
 from ..model_record import lightgbm_text_with_record, record_for, record_from_lightgbm_text
+from .model_text import check_model_text
 
 __all__ = ["record_objective", "objective_of", "model_to_string", "save_model", "load_model", "RECORD_ATTR"]
 
@@ -37,8 +38,7 @@ def objective_of(booster_or_path: Any):
     ``objective(rec.name, **rec.params_with())``.
     """
     if isinstance(booster_or_path, (str, os.PathLike)):
-        with open(booster_or_path, encoding="utf-8") as f:
-            return record_from_lightgbm_text(f.read())
+        return record_from_lightgbm_text(_read_checked(booster_or_path))
     if not hasattr(booster_or_path, "model_to_string"):
         raise TypeError(f"objective_of: expected an lgb.Booster or a model file path, got "
                         f"{type(booster_or_path).__name__}")
@@ -66,16 +66,39 @@ def save_model(booster: Any, path: Any, objective: Any = None, **kwargs: Any) ->
     write_text(path, model_to_string(booster, objective, **kwargs))
 
 
+def _read_checked(path: Any) -> str:
+    """The text of the model file ``path``, checked by :func:`check_model_text`."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{os.fspath(path)}: not a LightGBM text model file (byte {exc.start} is not "
+                         "UTF-8 text)") from None
+    check_model_text(text, os.fspath(path))
+    return text
+
+
 def load_model(path: Any = None, *, model_str: str | None = None):
     """``lgb.Booster(model_file=path)`` (or ``model_str=``) with its objective record read,
-    validated and attached, so :func:`objective_of` and a later :func:`save_model` keep it."""
+    validated and attached, so :func:`objective_of` and a later :func:`save_model` keep it.
+
+    The text is checked before LightGBM reads it (LightGBM's parser can crash the process on a
+    file cut short): ``ValueError`` naming the file (or "the model string") and the line for
+    text that is incomplete or inconsistent (tree count, fields and array lengths of each tree,
+    end markers), including cuts that LightGBM would load without their parameters section
+    and so without the objective record.
+    """
     import lightgbm as lgb
 
     if (path is None) == (model_str is None):
         raise ValueError("load_model: pass exactly one of path or model_str=")
     if model_str is None:
-        with open(path, encoding="utf-8") as f:
-            model_str = f.read()
+        model_str = _read_checked(path)
+    else:
+        if not isinstance(model_str, str):
+            raise TypeError(f"load_model: model_str must be a str, got {type(model_str).__name__}")
+        check_model_text(model_str, "the model string")
     record = record_from_lightgbm_text(model_str)
     booster = lgb.Booster(model_str=model_str)
     if record is not None:

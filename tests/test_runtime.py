@@ -260,6 +260,9 @@ def test_a_worker_guard_acts_only_for_the_parent_that_set_it(tmp_path: Path) -> 
     ended.wait(timeout=WAIT)
     gone = ended.pid  # a process that has exited
     as_a_worker = code + "\n"  # what multiprocessing starts: python -c ... --multiprocessing-fork
+    done = subprocess.run([sys.executable, "-c", as_a_worker, "--multiprocessing-fork"], env={**env, ENV: str(1)},
+                          capture_output=True, text=True, timeout=WAIT)  # pid 1 lives, and is not its parent
+    assert done.returncode == 0 and done.stdout == "alive None\n", done.stderr
     done = subprocess.run([sys.executable, "-c", as_a_worker, "--multiprocessing-fork"], env={**env, ENV: str(gone)},
                           capture_output=True, text=True, timeout=WAIT)
     assert done.returncode == 1 and done.stdout == "", done.stderr

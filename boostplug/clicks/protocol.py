@@ -207,11 +207,10 @@ def index_within_query(data: RankingData) -> NDArray[np.int64]:
     return np.arange(data.n_docs, dtype=np.int64) - np.repeat(data.group_ptr[:-1], sizes)
 
 
-def _on_rows(log: ClickLog, data: RankingData, doc_is_row: bool) -> tuple[ClickLog, int]:
-    """The impressions of ``log`` whose query is one of ``data``'s, with each document key
-    replaced by its row in ``data`` (``doc_is_row``: the keys already are rows, as in a simulated
-    log; else they are indices within the query), and how many impressions were of other queries.
-    A key without a row is a ``ValueError`` naming its session, query and position."""
+def _on_rows(log: ClickLog, data: RankingData) -> tuple[ClickLog, int]:
+    """The impressions of a real ``log`` whose query is one of ``data``'s, each document key (its
+    index within the query) replaced by its row in ``data``, and how many impressions were of
+    other queries. A key without a row is a ``ValueError`` naming its session, query and position."""
     starts = log.impression_ptr[:-1]
     try:
         ours = np.isin(log.query[starts], np.unique(data.qid)) if log.n_impressions else np.zeros(0, bool)
@@ -221,7 +220,7 @@ def _on_rows(log: ClickLog, data: RankingData, doc_is_row: bool) -> tuple[ClickL
     other = int(log.n_impressions - ours.sum())
     if other:
         log = log.select(ours)
-    log, rows = log_rows(log, data.qid, None if doc_is_row else index_within_query(data))
+    log, rows = log_rows(log, data.qid, index_within_query(data))
     return ClickLog(log.session, log.query, rows, log.position, log.clicked, log.order, log.dwell,
                     log.impression_ptr, log.dropped), other
 
@@ -368,7 +367,7 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
         info["production"] = {"rounds": s.production_rounds, "trained_on_queries": labeled.n_queries,
                               "test_ndcg@10": float(ndcg(production.predict(test.X), test.y, test.group_ptr, k=10))}
     else:
-        train_log, other = _on_rows(log, train, doc_is_row=False)
+        train_log, other = _on_rows(log, train)
         if not train_log.n_impressions:
             raise ValueError(f"no impression of the click log is of a training query (the log's {log.n_impressions} "
                              f"impressions have queries like {show(log.query[0]) if len(log) else None}; the "
@@ -378,7 +377,7 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
         if log.dropped:
             info["dropped"] = str(log.dropped)
         if s.select == "clicks":
-            vali_log, _ = _on_rows(log, vali, doc_is_row=False)
+            vali_log, _ = _on_rows(log, vali)
     info["log"] = _log_summary(train_log)
     if s.select == "labels":
         selection = _some_queries(vali, s.judged_vali_fraction, _rng(seed, fold, 1))
@@ -400,7 +399,7 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
 #: What each method trains on.
 _TRAINS_ON = ("impressions", "labeled", "pairs", "pairs+labeled")
 #: Parameters the protocol sets from the data (a user setting of them is refused).
-_SET_BY_PROTOCOL = ("pairs", "pair_weights", "labeled", "labeled_rows", "n_rounds")
+_SET_BY_PROTOCOL = ("pairs", "pair_weights", "labeled", "labeled_rows")
 
 
 @dataclass(frozen=True)

@@ -257,6 +257,7 @@ def test_settings_that_cannot_train_are_refused_before_training(fold) -> None:
                                                                 "position": [1], "clicked": [1]}))
 
 
+@pytest.mark.realdata
 def test_small_end_to_end_on_mq2008(mq2008_dir) -> None:
     from boostplug.data import load_letor_folds
 

@@ -13,6 +13,9 @@
   every impression row, for learners that train on clicks as labels and positions;
 * :func:`simulate` (:mod:`boostplug.clicks.simulation`): clicks of a position-based, cascade or
   dependent click model on the top results of a production ranker, for any LETOR data.
+* :mod:`boostplug.clicks.protocol` (imported on its own: it trains with LightGBM, XGBoost and the
+  boosters): every baseline trained on the same clicks of one fold, its round chosen on judged
+  validation queries or validation clicks, tested on the true labels (``boostplug compare --clicks``).
 
 Example:
     >>> import numpy as np

@@ -283,3 +283,15 @@ def test_dask_xgboost_training_refuses_more_rounds_than_xgboost_counts():
     frame = dd.from_pandas(pd.DataFrame({"label": [1.0, 0.0], "qid": [0, 0], "f0": [0.5, 0.1]}), npartitions=1)
     with pytest.raises(ValueError, match=r"num_boost_round must be at most 2147483647 .*got 2147483648$"):
         train_xgboost(None, frame, "qbrank", num_boost_round=ROUNDS_MAX + 1)  # refused before any client use
+
+
+def test_the_python_api_refuses_a_run_that_cannot_fit_in_memory_before_training(monkeypatch) -> None:
+    from boostplug.compare import execution, run
+    from boostplug.data import make_ranking, train_test_split_by_query
+
+    d = make_ranking(n_queries=12, docs_per_query=(4, 6), n_features=3, n_informative=2, seed=0)
+    rest, test = train_test_split_by_query(d, test_size=3, seed=0)
+    train, vali = train_test_split_by_query(rest, test_size=3, seed=1)
+    monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("trained despite the budget"))
+    with pytest.raises(ValueError, match="memory"):
+        run(["lambdarank"], [(0, (train, vali, test))], rounds=2**31 - 1)

@@ -142,7 +142,9 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     again and they come back with the new ones. ``on_trained``: called the moment training ends
     (all runs done, or stopped by Ctrl-C), before ``run`` returns: from then on an interrupt
     would lose runs held only in memory (``boostplug compare`` stops letting its signals raise).
-    ``runner``: what runs one (method, fold) instead of :func:`.protocol.run_method` (its arguments;
+    Rounds or trials whose records cannot fit in the memory available are a ``ValueError`` before
+    any training (:mod:`.budget`). ``runner``: what runs one (method, fold) instead of
+    :func:`.protocol.run_method` (its arguments;
     picklable for ``jobs > 1``), whose ``check(name)`` checks each name first (the click protocol's
     :class:`.clicks.ClickRunner`).
     """
@@ -167,6 +169,11 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         kwargs["runner"] = runner
     finished = {(r.method, r.fold) for r in done}
     tasks = [(name, i, fold) for i, fold in folds for name in methods if (name, i) not in finished]
+    from .budget import check_budget
+
+    # rounds or trials whose records cannot fit in memory: refused before any training
+    check_budget(rounds=rounds, tune=int(tune), folds=folds, runs=[(name, i) for name, i, _ in tasks],
+                 **({} if runner is None else {"method": runner.compare_method}))
     results: list[Result] = []
     failures: list[Failure] = []
     interrupted = False

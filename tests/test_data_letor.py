@@ -494,6 +494,22 @@ def test_a_failure_at_any_step_leaves_data_and_query_both_old(tmp_path, monkeypa
     assert load_letor(path).group_ptr.tolist() == [0, 1, 3, 4, 6]
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges on Windows")
+def test_a_failed_pair_write_through_a_dangling_query_link_removes_what_it_created(tmp_path, monkeypatch):
+    os.symlink("groups.txt", tmp_path / "d.txt.query")  # writes follow links: this one creates groups.txt
+    real = os.replace
+
+    def replace(src, dst):
+        if str(dst).endswith("d.txt"):
+            raise OSError(28, "No space left on device")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="could not write"):
+        write_letor(tmp_path / "d.txt", _two_sets()[0], write_query_file=True)
+    assert sorted(os.listdir(tmp_path)) == ["d.txt.query"] and os.path.islink(tmp_path / "d.txt.query")
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 def test_a_special_file_in_the_query_files_place_is_refused_before_writing(tmp_path):
     os.mkfifo(tmp_path / "d.txt.query")  # reading it to keep it would block

@@ -394,10 +394,12 @@ def _write_pair(path: Path, write_lines: Callable[[IO[bytes]], None], sizes: str
 
 
 def _put_back(query: Path, old: bytes | None, path: Path, cause: BaseException) -> None:
-    """Restore ``query`` to ``old`` (None: remove it) after the data file ``path`` failed to replace."""
+    """Restore ``query`` to ``old`` (None: remove what was written) after the data file ``path``
+    failed to replace."""
     try:
         if old is None:
-            query.unlink(missing_ok=True)
+            # The file written: the target of a dangling link the write followed, not the link.
+            Path(os.path.realpath(query)).unlink(missing_ok=True)
         else:
             write_bytes(query, old)
     except OSError as exc:

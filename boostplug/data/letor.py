@@ -19,7 +19,8 @@ float64.
 
 Parsing uses a numba parser (:mod:`boostplug.data._letor_fast`) over the whole
 file's bytes, which accepts only files entirely in this grammar and gives what
-scikit-learn's reader gives, bit for bit (numbers correctly rounded, as ``float``).
+scikit-learn's reader gives, bit for bit (numbers correctly rounded, as ``float``; in a
+dense ``X`` a written ``-0`` stays ``-0.0``, whichever parser read it).
 Any other file goes to scikit-learn's C-implemented
 :func:`sklearn.datasets.load_svmlight_file`, fed block by block through a cheap
 scan for the characters that its lenient number parsing would let through; a slow

@@ -40,10 +40,14 @@ class ThreadProbe(Loss):
 def probe():
     objectives.register(ThreadProbe)
     SEEN.clear()
-    before = numba.get_num_threads()
+    outer = numba.get_num_threads()  # whatever an earlier test left
+    numba.set_num_threads(ALL)
     yield
     objectives.unregister(NAME)
-    assert numba.get_num_threads() == before  # restored after every round
+    try:
+        assert numba.get_num_threads() == ALL  # restored after every round
+    finally:
+        numba.set_num_threads(outer)
 
 
 @pytest.fixture(scope="module")

@@ -306,13 +306,10 @@ def _train_booster(m: Method, train: RankingData, vali: RankingData, test: Ranki
                    checkpoint: Checkpoint | None = None) -> Trained:
     """A reference booster: at most ``rounds`` rounds (fewer when its own stop rule ends it)."""
     from .. import boosters
+    from .._core.threads import limit_threads
     from ..boosters._fit_data import check_X
     from ..boosters._weak_rankers import evaluate_rankers
 
-    if threads > 0:
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     params = dict(m.loss_params)
     rounds = params.pop("n_rounds", rounds)  # the method's own round budget (``ndcg_boost-stumps[n_rounds=500]``)
     est = getattr(boosters, m.loss)(n_rounds=rounds, random_state=seed, **params)
@@ -335,7 +332,8 @@ def _train_booster(m: Method, train: RankingData, vali: RankingData, test: Ranki
 
     t0 = time.perf_counter()
     # a training part may carry explicit preference pairs (boostplug.clicks.protocol.ClickData)
-    est.fit(X_train, train.y, group=np.diff(train.group_ptr), pairs=getattr(train, "pairs", None), callback=cb)
+    with limit_threads(threads if threads > 0 else None):  # restored after the fit, like the frameworks' count
+        est.fit(X_train, train.y, group=np.diff(train.group_ptr), pairs=getattr(train, "pairs", None), callback=cb)
     seconds = time.perf_counter() - t0
     if est.stop_reason_ == "interrupted":
         raise KeyboardInterrupt  # the booster kept its rounds; the comparison drops the unfinished method

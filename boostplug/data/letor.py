@@ -49,6 +49,7 @@ from numpy.typing import NDArray
 from sklearn.datasets import load_svmlight_file
 
 from .._atomic import atomic_write, write_bytes, write_text
+from .._memory import available_memory
 from .._validation import check_finite, check_labels, first_infinite
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
 from .dataset import RankingData
@@ -476,42 +477,9 @@ def _check_values(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
     raise _error(path, *bad)
 
 
-def _proc_status_bytes(field: bytes) -> int:
-    """A ``kB`` field of /proc/self/status in bytes (0 where there is no /proc)."""
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        with open("/proc/self/status", "rb") as f:
-            for line in f:
-                if line.startswith(field + b":"):
-                    return int(line.split()[1]) * 1024
-    return 0
-
-
-def _available_memory() -> int | None:
-    """Bytes this process can still allocate, as far as the system tells (None if unknown)."""
-    limits = []
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        with open("/proc/meminfo", "rb") as f:
-            for line in f:
-                if line.startswith(b"MemAvailable:"):
-                    limits.append(int(line.split()[1]) * 1024)
-    if not limits:
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            limits.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
-        with contextlib.suppress(OSError, ValueError):
-            top = Path(limit_file).read_text().strip()
-            if top != "max" and int(top) < 2**60:  # cgroup v1 writes a huge number for no limit
-                limits.append(int(top) - int(Path(usage_file).read_text()))
-    with contextlib.suppress(ImportError):
-        import resource
-
-        for rlimit, field in ((resource.RLIMIT_AS, b"VmSize"), (resource.RLIMIT_DATA, b"VmData")):
-            soft, _ = resource.getrlimit(rlimit)
-            if soft != resource.RLIM_INFINITY:
-                limits.append(soft - _proc_status_bytes(field))
-    return max(0, min(limits)) if limits else None
+#: Bytes this process can still allocate (the one probe, :func:`boostplug._memory.available_memory`;
+#: a module name of its own so that tests can stand in for the machine).
+_available_memory = available_memory
 
 
 #: A dense X larger than this that would be mostly zeros (more than ``_SPARSE_RATIO`` times

@@ -23,7 +23,8 @@ Memory ``O(n + Q L)`` (``Q`` queries, ``L`` label levels); no pair is listed.
 ``(h(a), h(b))`` (``[[cosh, e^eta], [e^-eta, cosh]]``) has rank 2. :func:`level_e2` therefore
 groups each query's documents by their signature on ``S_t`` (and level) and sums over
 pairs of groups: ``O(n |S_t|)`` memory, ``O(sum_q G_q^2 (|S_t| + L))`` time for ``G_q``
-distinct signatures in query ``q`` (at most its document count).
+distinct signatures in query ``q`` (at most its document count). A fit keeps ``E2`` round by round
+instead (:mod:`boostplug.boosters._group_e2`), and sums it here only when its groups pass a limit.
 
 MPBoost (:class:`DirectedLevelPairs`): ``w_ij = coef_q exp(-d_ab F_i) exp(d_ab F_j) / W`` with the
 distance ``d_ab`` of the two label levels, so per document one factor per other level
@@ -50,7 +51,7 @@ __all__ = ["PAIRWISE", "DirectedLevelPairs", "LevelPairs", "LevelSpan", "level_e
 
 #: How RankBoost and MPBoost hold the critical pairs: ``"levels"`` (these sums; Rb-d/Rb-c and
 #: MPBoost on label-derived pairs; RankBoost+ adds :mod:`boostplug.boosters._group_pairs`),
-#: ``"pairs"`` (the pair list) or ``"auto"`` (levels when they apply).
+#: ``"pairs"`` (the pair list) or ``"auto"`` (the cheaper of the two: :mod:`boostplug.boosters._pairwise_choice`).
 PAIRWISE = ("auto", "pairs", "levels")
 
 

@@ -11,10 +11,12 @@ RankBoost+'s pairs of signature groups). Both train the same model up to roundin
    shape (documents ``n``, features ``F``, critical pairs ``P``, label levels ``L``, query sizes
    ``n_q``), each kind of work weighted by its measured time (:data:`NS`, nanoseconds):
 
-   * Rb-d / Rb-c: the pair list makes some eight passes over the pairs per round (potentials,
+   * Rb-d / Rb-c: the pair list makes some ten passes over the pairs per round (potentials,
      reweighting, the ``E2`` log-weights, the margins and losses); the levels make a few passes over
-     the documents per level and one over the pairs of signature groups that hold pairs
-     (:mod:`boostplug.boosters._group_e2`, at most ``P``).
+     the documents per level, sort each query's scores for ``R1``/``R2``, and make one pass over the
+     pairs of signature groups that hold pairs (:mod:`boostplug.boosters._group_e2`, at most ``P``).
+     So the levels win on large queries (OHSUMED, 146 documents a query), the pair list on small
+     ones (MQ2008, 20).
    * RankBoost+: the pair list visits every pair once per feature; the levels visit, per feature,
      every document once per signature group of its query, and rebuild the group pairs' weights
      (``G_q^2 |S_t|``). ``G_q <= min(n_q, 2^t)`` in round ``t`` (each new member at most doubles
@@ -39,18 +41,20 @@ from ._fit_data import FitData
 
 __all__ = ["NS", "choose_pairwise", "round_costs"]
 
-#: Nanoseconds per unit of work, measured with ``benchmarks/booster_speed.py`` on OHSUMED, MQ2008 and
-#: single queries (docs/boosters.md, "pairwise"). Keys: ``"<booster>_<path>_<work>"``.
+#: Nanoseconds per unit of work, from ``benchmarks/booster_speed.py``'s times of both paths on OHSUMED
+#: and MQ2008 Fold1 train and single queries of 300 and 100,000 documents (docs/performance.md).
+#: Keys: ``"<booster>_<path>_<work>"``. Where the two paths come within ~10% of each other (MPBoost
+#: on MQ2008), either choice is within the issue's bound.
 NS = {
-    "rb_pairs_pair": 6.0,          # per critical pair, all the per-round passes over the pair list
-    "rb_levels_doc": 12.0,         # per document, the level sums, potentials, eps and R1/R2
-    "rb_levels_entry": 3.0,        # per pair of signature groups holding pairs (the E2 record)
-    "plus_pairs_visit": 1.5,       # per pair and feature (the stump sums over the pairs)
+    "rb_pairs_pair": 17.5,         # per critical pair, the per-round passes over the pair list
+    "rb_levels_doc": 65.0,         # per document and level: level sums, potentials, eps, R1/R2 (a sort)
+    "rb_levels_entry": 3.0,        # per pair of signature groups holding pairs (the E2 record, <= P)
+    "plus_pairs_visit": 2.0,       # per pair and feature (the stump sums over the pairs)
     "plus_pairs_pair": 10.0,       # per pair, the rest of the round on the pair list
     "plus_levels_visit": 0.6,      # per document, feature and group of its query (the sweep)
     "plus_levels_block": 1.0,      # per group pair and member (the group pairs' weights)
-    "mp_pairs_visit": 1.5,         # per pair and feature (N and D over the pairs)
-    "mp_levels_visit": 1.0,        # per document, feature and squared level count (the level sweep)
+    "mp_pairs_visit": 3.0,         # per pair and feature (N and D over the pairs)
+    "mp_levels_visit": 1.75,       # per document, feature and squared level count (the level sweep)
 }
 
 

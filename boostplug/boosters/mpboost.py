@@ -54,7 +54,8 @@ no choice (outside the ``TIE_RTOL`` tie band); the second (binding only when ``m
 rounding, so that the chosen ``a`` is accurate and ``|a| <= max |d|`` (Eq. 13 cannot
 overflow through ``a``).
 
-Pair-free training (``pairwise="auto"``, the default, on label-derived pairs): ``d_ij``
+Pair-free training (``pairwise="levels"``, on label-derived pairs; ``"auto"``, the default, takes it
+or the pair list by their estimated cost, :mod:`boostplug.boosters._pairwise_choice`): ``d_ij``
 depends only on the two label levels ``a > b``, so ``w_ij = w^(1)_q exp(-d_ab F_i) exp(d_ab F_j) / W``
 factorises within each pair of levels, and ``N``, ``D``, ``sum w d^2``, ``Z_t = W_t / W_{t-1}``
 and ``misorder`` come from per-query, per-level sums of those factors over the documents above
@@ -143,8 +144,10 @@ class MPBoost(RankingBooster):
         n_rounds: boosting rounds ``T``.
         thresholds, max_thresholds, n_thresholds: stump candidates
             (see :mod:`boostplug.boosters.stumps`).
-        pairwise: ``"auto"`` (default): ``"levels"`` when trained on labels (no ``pairs=``
-            given to ``fit``), else ``"pairs"``. ``"levels"``: pair-free, every sum over the
+        pairwise: ``"auto"`` (default): ``"pairs"`` with explicit ``pairs=``; ``"levels"`` when the
+            pair list would pass ``boostplug.pairs.PAIR_MEMORY_LIMIT``; otherwise the path with the
+            smaller estimated time per round
+            (:func:`~boostplug.boosters._pairwise_choice.choose_pairwise`). ``"levels"``: pair-free, every sum over the
             critical pairs from per-level sums (module docstring; memory ``O(n L + n F)``); the
             same stumps, weights and history as ``"pairs"`` up to rounding (tested to ``1e-9``).
             ``"pairs"``: the pairs are listed (memory ``O(P)``, guarded by

@@ -79,16 +79,19 @@ keeps ``R2 <= E2 <= bound``). For Rb-d and Rb-c ``E1 = prod_Z`` (Eq. 12); for Ra
 Choice among (numerically) tied candidates: RankLib's scan order -- features in order,
 thresholds from high to low (at one threshold only one orientation has ``r > 0``), the
 first one within ``1e-12`` of the best wins.
-Pair-free training (``pairwise="auto"``, the default, for every variant on label-derived pairs).
+Pair-free training (``pairwise="levels"``, every variant on label-derived pairs; ``"auto"``, the
+default, takes it or the pair list by their estimated cost:
+:mod:`boostplug.boosters._pairwise_choice`).
 Rb-d/Rb-c: with graded labels the critical pairs of a query are all (higher level, lower level) pairs and
 ``D_t(a, b) = D_1(q) exp(F(b) - F(a)) / W`` is a product of per-document factors, so ``r`` of
 every stump, ``eps+/eps0/eps-``, ``Z_t``, ``E1``, ``R1``, ``R2`` and the span test's pair metric
 come from per-document sums per label level (:mod:`boostplug.boosters._level_sums`): memory
 ``O(n L)``, ``O(n log n + n F)`` per round, no pair listed (a query of 100,000 documents
-trains). Only the ``E2`` record needs pairs of documents: it is summed over pairs of
-*signature groups* (documents of a query with equal values on every member of ``S_t``),
-``O(sum_q G_q^2 |S_t|)`` time. ``pairwise="pairs"`` keeps the pair list (equal results up to
-rounding, tested to ``1e-9``).
+trains). Only the ``E2`` record needs pairs of documents: it is kept round by round over the
+pairs of *signature groups* (documents of a query with equal values on every member of ``S_t``)
+that hold critical pairs (:mod:`boostplug.boosters._group_e2`; at most the pairs, one pass over
+them per round). ``pairwise="pairs"`` keeps the pair list (equal results up to rounding, tested
+to ``1e-9``).
 
 RankBoost+ (both variants): its ``D_t`` gives a pair tied by member ``s`` of ``S_t`` the factor
 ``cosh(alpha + eta_s)/cosh(eta_s)`` and a split pair ``exp(-alpha o)``; over ``(h(a), h(b))`` that
@@ -197,8 +200,12 @@ class RankBoost(RankingBooster):
             experiments) or the stumps only (``False``: RankLib). ``None`` (default): ``True``
             except with ``thresholds="ranklib"``. RankBoost+ takes signed weights, so a step on
             a complement is a negative step on its stump and this changes nothing there.
-        pairwise: ``"auto"`` (default): ``"levels"`` when trained on labels (no ``pairs=`` given
-            to ``fit``), else ``"pairs"``. ``"levels"``: pair-free, every sum over the critical
+        pairwise: ``"auto"`` (default): ``"pairs"`` with explicit ``pairs=``; ``"levels"`` when the pair
+            list would pass ``boostplug.pairs.PAIR_MEMORY_LIMIT``; otherwise the path with the
+            smaller estimated time per round
+            (:func:`~boostplug.boosters._pairwise_choice.choose_pairwise`; RankBoost+ on queries of up
+            to a few thousand documents trains faster on the pair list, Rb-d/Rb-c on the levels).
+            ``"levels"``: pair-free, every sum over the critical
             pairs from per-document sums per label level (Rb-d/Rb-c:
             :mod:`boostplug.boosters._level_sums`, memory ``O(n L)``) or over pairs of signature
             groups (RankBoost+: :mod:`boostplug.boosters._group_pairs`, memory ``O(sum_q G_q^2)``,

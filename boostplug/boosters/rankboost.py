@@ -203,8 +203,9 @@ class RankBoost(RankingBooster):
         pairwise: ``"auto"`` (default): ``"pairs"`` with explicit ``pairs=``; ``"levels"`` when the pair
             list would pass ``boostplug.pairs.PAIR_MEMORY_LIMIT``; otherwise the path with the
             smaller estimated time per round
-            (:func:`~boostplug.boosters._pairwise_choice.choose_pairwise`; RankBoost+ on queries of up
-            to a few thousand documents trains faster on the pair list, Rb-d/Rb-c on the levels).
+            (:func:`~boostplug.boosters._pairwise_choice.choose_pairwise`: RankBoost+ on queries of up
+            to a few thousand documents trains faster on the pair list, Rb-d/Rb-c on the levels when
+            queries hold a hundred documents or more).
             ``"levels"``: pair-free, every sum over the critical
             pairs from per-document sums per label level (Rb-d/Rb-c:
             :mod:`boostplug.boosters._level_sums`, memory ``O(n L)``) or over pairs of signature

@@ -5,7 +5,8 @@ ways: listed (``"pairs"``: memory ``O(P)``) or pair-free (``"levels"``: sums per
 RankBoost+'s pairs of signature groups). Both train the same model up to rounding. ``"auto"`` takes:
 
 1. ``"pairs"`` when ``fit`` was given explicit pairs (the levels only know label-derived pairs);
-2. ``"levels"`` when the pair list would pass ``boostplug.pairs.PAIR_MEMORY_LIMIT``;
+2. ``"levels"`` when the pair list would pass the pair memory limit (``boostplug.pairs.pair_memory_limit()``,
+   the limit under which the pair list refuses to be built);
 3. otherwise the path whose estimated time per round, averaged over ``n_rounds``, is smaller
    (:func:`round_costs`). The estimates count the work each path does per round from the data's
    shape (documents ``n``, features ``F``, critical pairs ``P``, label levels ``L``, query sizes
@@ -100,8 +101,7 @@ def choose_pairwise(booster: str, data: FitData, n_rounds: int, bytes_per_pair: 
     if data.pairs is not None:
         return "pairs"
     n_pairs = int(count_critical_pairs(data.y, data.group_ptr).sum())
-    limit = pairs_mod.check_memory_limit(pairs_mod.PAIR_MEMORY_LIMIT, "boostplug.pairs.PAIR_MEMORY_LIMIT")
-    if n_pairs * bytes_per_pair > limit:
+    if n_pairs * bytes_per_pair > pairs_mod.pair_memory_limit():
         return "levels"
     cost = round_costs(booster, sizes=np.diff(data.group_ptr), n_pairs=n_pairs, n_levels=int(np.unique(data.y).size),
                        n_features=data.X.shape[1], n_rounds=n_rounds)

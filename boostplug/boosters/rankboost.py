@@ -201,8 +201,8 @@ class RankBoost(RankingBooster):
             except with ``thresholds="ranklib"``. RankBoost+ takes signed weights, so a step on
             a complement is a negative step on its stump and this changes nothing there.
         pairwise: ``"auto"`` (default): ``"pairs"`` with explicit ``pairs=``; ``"levels"`` when the pair
-            list would pass ``boostplug.pairs.PAIR_MEMORY_LIMIT``; otherwise the path with the
-            smaller estimated time per round
+            list would pass the pair memory limit (``boostplug.pairs.pair_memory_limit()``); otherwise
+            the path with the smaller estimated time per round
             (:func:`~boostplug.boosters._pairwise_choice.choose_pairwise`: RankBoost+ on queries of up
             to a few thousand documents trains faster on the pair list, Rb-d/Rb-c on the levels when
             queries hold a hundred documents or more).

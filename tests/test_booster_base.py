@@ -552,13 +552,12 @@ def test_a_non_bool_flag_is_both_a_type_and_a_value_error(cls, param: str, value
     assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
 
 
-def test_check_bool_is_a_deprecated_alias_of_check_flag() -> None:
-    from boostplug.boosters._base import check_bool
+def test_check_flag_takes_numpy_bools_and_refuses_anything_else() -> None:
+    from boostplug._validation import check_flag
 
-    with pytest.warns(DeprecationWarning, match="check_flag"):
-        assert check_bool("efficient", np.bool_(True)) is True
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="efficient must be True or False"):
-        check_bool("efficient", "no")
+    assert check_flag(np.bool_(True), "efficient") is True
+    with pytest.raises(ValueError, match="efficient must be True or False"):
+        check_flag("no", "efficient")
 
 
 @pytest.mark.parametrize("name", ["rb-c", "adarank"])
@@ -578,18 +577,3 @@ def test_infinite_x_is_refused_naming_the_cell_and_sparse_x_is_densified(name: s
     assert np.array_equal(sparse.predict(sp.csr_matrix(X)), model.predict(X))
     with pytest.raises(TypeError, match="X must be numeric, got dtype <U1"):
         model.predict(np.full((2, 4), "a"))
-
-
-@pytest.mark.parametrize("name, home", [("RankingBooster", "_estimator"), ("Round", "_estimator"),
-                                        ("FitData", "_fit_data"), ("check_query_weights", "_fit_data"),
-                                        ("evaluate_rankers", "_weak_rankers"), ("load", "_model_file")])
-def test_the_old_base_module_still_resolves_its_names_with_a_warning(name: str, home: str) -> None:
-    import importlib
-
-    from boostplug.boosters import _base
-
-    with pytest.warns(DeprecationWarning, match=f"import it from boostplug.boosters.{home}"):
-        moved = getattr(_base, name)
-    assert moved is getattr(importlib.import_module(f"boostplug.boosters.{home}"), name)
-    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        _base.nothing  # noqa: B018

@@ -266,19 +266,6 @@ def test_tree_parameters_are_checked_before_training(tiny) -> None:
         run(["lambdarank", "xgb-rank:ndcg"], [(0, tiny)], rounds=2, tree_params={"num_leaves": 1})
 
 
-def test_runner_names_are_deprecated_aliases() -> None:
-    import boostplug.compare as package
-    from boostplug.compare import runner
-
-    for name in runner.__all__:
-        with pytest.warns(DeprecationWarning, match=rf"boostplug\.compare\.runner\.{name} is deprecated; import it "
-                                                    r"from boostplug\.compare\.\w+$"):
-            value = getattr(runner, name)
-        assert value is getattr(package, name, value) and value is not None
-    with pytest.raises(AttributeError, match="no_such_name"):
-        runner.no_such_name  # noqa: B018
-
-
 def test_a_patch_of_execution_run_method_reaches_the_runs(tiny, monkeypatch: pytest.MonkeyPatch) -> None:
     real = execution.run_method
     monkeypatch.setattr(execution, "run_method", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("patched")))

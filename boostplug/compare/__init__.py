@@ -7,8 +7,7 @@
 * :mod:`.execution` -- every (method, fold) run, in parallel jobs, Ctrl-C, failures, resumed runs;
 * :mod:`.report` -- summary, paired tests, bootstrap intervals, the table and the files of ``--out``;
 * :mod:`.stats` -- paired t-test and Wilcoxon signed-rank test against a baseline;
-* :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg);
-* :mod:`.runner` -- deprecated: the names of protocol, execution and report by their earlier path.
+* :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg).
 """
 
 from .conventions import PROTOCOLS, Conventions, make_conventions

@@ -1,8 +1,9 @@
 """MPBoost: the exponential pairwise loss with directed distance functions.
 
 Zhu, Chen, Wang, Li, Zheng, "MPBoost: A Magnitude-Preserving Boosting Algorithm
-for Ranking" (the MPBoost paper), CIKM 2009, Eq. 2, 6-8, 10-13 and the appendix. With
-``ddf="binary"`` it is RankBoost's exponential loss (Freund et al. 2003), which
+for Ranking" (the MPBoost paper), CIKM 2009: the directed distances Eq. 2 and 6-8,
+the loss Eq. 10, its GentleBoost fit Eq. 11-13 and the appendix's stump (Eq. 17-19).
+With ``ddf="binary"`` it is RankBoost's exponential loss (Freund et al. 2003), which
 the registry also offers as ``"rankboost"``.
 
 Example:
@@ -16,98 +17,24 @@ Definition (Eq. 10, each critical pair counted once; weights per query)::
 
     J(F) = sum_q W_q sum_{i, j in q: r_i > r_j} exp(-d_ij (F_i - F_j)),   d_ij = dist(r_i, r_j) > 0
 
-with the directed distance ``dist`` (:mod:`.ddf`): ``binary`` sgn (Eq. 2),
-``ldd`` alpha * delta (Eq. 6), ``logdd`` sgn * log(1 + lam |delta|) (Eq. 7),
-``logitdd`` sgn / (1 + exp(-beta |delta|)) (Eq. 8). The paper sums over the
-*ordered* pairs with ``r_i != r_j``; since ``dist`` is odd, both orders give the
-same term, so the paper's J is exactly twice this one (a constant factor that
-changes no Newton step and no ranking).
+with the directed distance ``dist`` of :mod:`.ddf` (``binary`` Eq. 2, ``ldd`` Eq. 6,
+``logdd`` Eq. 7, ``logitdd`` Eq. 8). The paper's J, over ordered pairs, is exactly
+twice this one.
 
-Gradient (pair weight ``w_ij = exp(-d_ij (F_i - F_j))``, the weights of Eq. 12)::
+Gradient and Hessian (``hessian="newton"`` or the paper's ``"gentle"``): on
+:class:`MPBoostObjective`. Above :data:`EXP_LIMIT` the loss is formed relative to
+the largest pair exponent, and gradients whose sums exceed :data:`GRAD_SUM_CAP` are
+all scaled by one constant. The derivations (the gentle mode against the
+appendix's stump, why one global constant leaves the trees unchanged, the
+O(n_q L_q) factorisation by label level), the parameters' ranges and the measured
+quality: docs/objectives/mpboost.md.
 
-    dJ/dF_i = W_q ( -sum_{j: r_j < r_i} d_ij w_ij  +  sum_{j: r_j > r_i} d_ji w_ji )
-
-Hessian modes (``hessian``; see :data:`HESSIANS`):
-
-* ``"newton"`` (default): the exact diagonal of J's Hessian,
-  ``hess_i = W_q sum_j d_ij^2 w_ij`` (the same diagonal Newton step LightGBM
-  and XGBoost take for every objective).
-* ``"gentle"``: the paper's GentleBoost fit, ``hess_i = 2 W_q sum_j w_ij``.
-  Eq. 11 replaces ``d^2`` by 1 (condition ``|dist| ~ 1``, Eq. 9): one round
-  fits f by the weighted least squares of Eq. 12,
-  ``J_wse(f) = sum w_ij [d_ij - (f_i - f_j)]^2``. For the paper's weak learner
-  (appendix, Eq. 17-19), the stump ``f = a [x_k > theta]``, only pairs that
-  cross the split move, and its exact minimiser is::
-
-      a = (sum_{A1} w d - sum_{B2} w d) / (sum_{A1} w + sum_{B2} w) = -G_R / C
-
-  where ``G_R`` is the summed gradient of the documents with ``x_k > theta``
-  (pairs inside one side cancel in G_R) and ``C`` the summed weight of the
-  crossing pairs. A regression tree with the same split instead gets two leaf
-  values ``v_R = -G_R / H_R`` and ``v_L = -G_L / H_L = G_R / H_L``, and only
-  ``v_R - v_L`` matters. With ``hess_i = 2 sum_j w_ij`` and a split that no
-  critical pair lies within (e.g. a feature that separates the grades), both
-  sides have ``H = 2 C`` and ``v_R - v_L = -G_R / C = a`` exactly; the tree's
-  split gain ``G_R^2/H_R + G_L^2/H_L = G_R^2 / C`` is then exactly the drop of
-  ``J_wse`` that the stump search ranks splits by. (With ``sum_j w_ij``, the
-  diagonal of Eq. 11's Hessian, the tree would step ``2 a``: both ends of a
-  pair move.) When pairs lie within a side with weights ``W_RR``, ``W_LL`` the
-  tree's step is ``a * (C/2) (1/(C + 2 W_RR) + 1/(C + 2 W_LL))`` (shorter),
-  and in general ``2 diag(sum_j w_ij)`` dominates the Hessian
-  ``Laplacian(w)`` of Eq. 11 (a Laplacian is at most twice its degree matrix),
-  so every tree step decreases the quadratic model of Eq. 11.
-
-Stability (``w_ij`` overflows for score gaps of a few hundred):
-
-* J is computed exactly when its largest pair exponent
-  ``M = max d_ij (F_j - F_i)`` is at most :data:`EXP_LIMIT` (600); above, the
-  sums are taken relative to ``exp(M - EXP_LIMIT)`` and ``loss`` returns
-  ``exp(M - EXP_LIMIT) * sum`` (``inf`` only when J itself exceeds the float64
-  range); :meth:`MPBoostObjective.log_loss` returns log J, finite always.
-* ``grad_hess`` is exact whenever ``sum |grad|`` and ``sum hess`` are at most
-  :data:`GRAD_SUM_CAP` (1e15). Otherwise all gradients and Hessians are
-  multiplied by ONE positive constant so that the larger sum is 1e15. A global
-  rescaling leaves every Newton leaf ``-G/H`` and every split's ranking
-  unchanged (with no L2 leaf penalty: XGBoost's default ``lambda=1`` then acts
-  as a smaller penalty). The cap bounds the sums because those are what the
-  trees square: a leaf's ``G`` is at most ``sum |grad|``, and XGBoost forms
-  split gains ``G^2 / (H + lambda)`` partly in float32 (max 3.4e38): larger
-  gradients grow stunted trees, while with sums capped at 1e15 (``G^2 <= 1e30``)
-  XGBoost learns as LightGBM does (docs/results/objectives_notes/README.md). Consequence of a *global* constant (rather than one per
-  query, which would change the queries' relative weights and is not a
-  rescaling of the problem): values more than about 1e-300 times smaller than
-  the largest one underflow to zero (a query whose pairs are all far better
-  ordered than the worst pair gets a zero gradient: its weight in J is indeed
-  negligible), and Hessians below ~1e-21 of the largest get the Hessian floor.
-  The frameworks see the true direction of steepest descent of J, truncated
-  where float32 could not hold it anyway. The case of an actual float64
-  overflow of the pair exponent (score gaps near 1e308) is a ``ValueError``.
-
-Parameters (``DEFAULTS``):
+Parameters (``DEFAULTS``; out of range is a ``ValueError``/``TypeError`` naming it):
     ddf: ``"binary"``, ``"ldd"``, ``"logdd"`` (default) or ``"logitdd"``.
-        ``logdd`` is the default because the paper reports it ahead: best on
-        Web-2 beyond NDCG@2 and +0.16% over BINARY on Web-1 (LOGITDD close
-        behind, best on OHSUMED); LDD lags on large grade ranges.
-    alpha: LDD's slope (Eq. 6), in (0, 1e15] (Figure 2: 0.2); with the data,
-        ``alpha * |r_i - r_j|`` must be in (0, 1e15] for every critical pair
-        (:data:`.ddf.DIST_MAX`: the Newton Hessian sums ``d^2 exp(<= 600)``).
-    lam: LOGDD's lambda (Eq. 7), finite and > 0 (Figure 2: 3); ``dist`` stays
-        below ~1420 for any such lam, and must not underflow to 0 for the
-        smallest grade difference.
-    beta: LOGITDD's beta (Eq. 8), finite and > 0 (Figure 2: 0.5); ``dist`` is in
-        (1/2, 1] for any such beta.
+    alpha: LDD's slope (Eq. 6), in (0, 1e15] (0.2).
+    lam: LOGDD's lambda (Eq. 7), finite and > 0 (3.0).
+    beta: LOGITDD's beta (Eq. 8), finite and > 0 (0.5).
     hessian: ``"newton"`` or ``"gentle"``.
-
-    Every parameter is checked, whichever ``ddf`` is chosen; out of range is a
-    ``ValueError``/``TypeError`` naming it (in ``check`` and ``prepare``).
-
-Cost per round: O(n_q * L_q) per query (L_q = distinct labels) with the
-factorisations of :mod:`._mpboost_kernels`, parallel over queries: one
-exponential per partner distance of a document (BINARY, or two levels: one
-exponential and O(1) work per document), 2 (L_q - 1) for a query whose scores
-are hundreds apart. The label levels and the dist tables of every query
-are built once, in ``prepare``. Speed and MQ2008 quality (every DDF within 0.01
-NDCG@10 of LightGBM's lambdarank): docs/objectives/mpboost.md.
 """
 
 from __future__ import annotations
@@ -148,7 +75,25 @@ _NAME = "mpboost"
 
 
 class MPBoostObjective(Loss):
-    """MPBoost's loss J (Eq. 10) bound to one data set (see the module docstring).
+    """MPBoost's loss J (Eq. 10) bound to one data set.
+
+    Gradient, with the pair weights of Eq. 12, ``w_ij = exp(-d_ij (F_i - F_j))``::
+
+        dJ/dF_i = W_q ( -sum_{j: r_j < r_i} d_ij w_ij  +  sum_{j: r_j > r_i} d_ji w_ji )
+
+    Hessian (``hessian``; see :data:`HESSIANS`):
+
+    * ``"newton"`` (default): the exact diagonal of J's Hessian,
+      ``hess_i = W_q sum_j d_ij^2 w_ij``.
+    * ``"gentle"``: the paper's GentleBoost fitting weights (Eq. 11-12),
+      ``hess_i = 2 W_q sum_j w_ij``: a tree split that no critical pair lies
+      within steps exactly the appendix's stump value (Eq. 17-19), and the
+      diagonal dominates Eq. 11's Hessian.
+
+    ``grad_hess`` is exact while ``sum |grad|`` and ``sum hess`` are at most
+    :data:`GRAD_SUM_CAP`; above, all values are multiplied by one positive
+    constant (the same Newton leaves and split ranking).
+    :meth:`log_loss` is finite where J overflows float64.
 
     Construction precomputes the label levels of every query and its table of
     ``dist`` values between levels.

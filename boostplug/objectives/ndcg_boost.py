@@ -1,7 +1,8 @@
 """NDCG_Boost: the relaxed expected-NDCG objective of Valizadegan et al.
 
 Valizadegan, Jin, Zhang, Mao, "Learning to Rank by Optimizing NDCG Measure",
-NIPS 2009, Eq. 8-17 (the NDCG_Boost paper).
+NIPS 2009 (the NDCG_Boost paper): the scores Eq. 8, the expected rank Eq. 10, the
+objective Eq. 11 and its gradient Eq. 14-16.
 
 Example:
     >>> import numpy as np
@@ -15,82 +16,26 @@ Definition (``F_i = sigma * score_i``; the paper's ``F_i = 2 F(d_i)`` of Eq. 8 i
 
     A_i   = sum_{j != i} 1 / (1 + exp(F_i - F_j))                    (Eq. 10, expected rank - 1)
     M(F)  = sum_k W_k / Z_k sum_{i in k} G_i A_i                      (Eq. 11, minimised)
-    gamma_ij = exp(F_i - F_j) / (1 + exp(F_i - F_j))^2               (Eq. 14)
-    w_i   = W_k sum_{j in k} (G_i - G_j) / Z_k gamma_ij = -dM/dF_i    (Eq. 16)
-    dM/dscore_i = -sigma w_i
 
 ``M`` is Eq. 11 *summed* over queries, without the paper's ``1/n`` (the
-library's convention, see :mod:`._base`; a constant factor changes no ranking
-and no Newton step). Gains are ``G = 2^r - 1`` (the paper) or
-``label_gain[r]`` for integer labels (like LightGBM's ``label_gain``); Eq. 16
-writes ``2^{r_i} - 2^{r_j}``, which is ``G_i - G_j`` for the paper's gains, and
-the gain difference is what the derivative of Eq. 11 gives for any gains.
-``Z_k = sum_r G_(r) / log2(r + 1)`` over the gains sorted in decreasing order.
-A query with ``Z_k = 0`` (every gain zero) contributes nothing. Since
-``gamma`` is even and ``G_i - G_j`` odd, ``sum_{i in k} w_i = 0``: the
-gradients of a query sum to zero.
+library's convention, see :mod:`._base`). Gains are ``G = 2^r - 1`` (the paper) or
+``label_gain[r]``; ``Z_k = sum_r G_(r) / log2(r + 1)`` over the gains sorted in
+decreasing order, and a query with ``Z_k = 0`` contributes nothing.
 
-Hessian modes (``hessian``; see :data:`HESSIANS`). The exact diagonal is::
-
-    d2M/dF_i^2 = -W_k sum_j (G_i - G_j) / Z_k gamma_ij (1 - 2 sigmoid(F_i - F_j))
-
-(``d gamma(x)/dx = gamma(x) (1 - 2 sigmoid(x))``). M is not convex: a document
-ranked far above documents of higher gain has a negative second derivative.
-
-* ``"bound"`` (default): ``2 sigma^2 W_k sum_j |G_i - G_j| / Z_k gamma_ij``, a
-  diagonal that majorises the *full* Hessian ``H`` of ``M`` (``diag(bound) - H`` is
-  positive semi-definite), so the quadratic model with this diagonal lies above ``M``'s
-  second-order model for any step, and every Newton leaf ``-sum g / sum h`` of any tree
-  is a step of a majorising model. Proof: the pair ``{i, j}`` contributes
-  ``(c_i - c_j) sigmoid(F_j - F_i) + c_j`` to ``M`` (``c = W_k G / Z_k``), whose
-  Hessian is ``d_ij (e_i - e_j)(e_i - e_j)^T`` with
-  ``d_ij = -(c_i - c_j) gamma_ij (1 - 2 sigmoid(F_i - F_j))`` and ``|d_ij| <= b_ij =
-  |c_i - c_j| gamma_ij`` (``|1 - 2 sigmoid| <= 1``). So ``H`` is a Laplacian with signed
-  weights, and for any ``v``: ``v^T H v = sum d_ij (v_i - v_j)^2 <= sum b_ij (v_i - v_j)^2
-  <= sum 2 b_ij (v_i^2 + v_j^2) = v^T diag(2 B) v`` with ``B_i = sum_j b_ij``
-  (equivalently, ``diag(2 B) - H`` is diagonally dominant: Gershgorin). The factor 2 is
-  needed: for two documents far apart and ordered correctly ``H -> b [[1, -1], [-1, 1]]``,
-  whose eigenvalue ``2b`` exceeds ``B_i = b``; the diagonal bound alone (``B``) bounds
-  ``|d2M/dF_i^2|`` entry by entry but not ``H``. It is positive wherever the gradient can
-  be non-zero, so leaves never blow up where the exact curvature vanishes or is negative.
-* ``"exact"``: ``sigma^2 d2M/dF_i^2``, floored at
-  :data:`~boostplug.objectives.HESSIAN_FLOOR` where it is smaller (negative
-  curvature), which can give very large leaf values; offered for comparison.
-
-Stability: each pair uses one ``t = exp(-|F_i - F_j|)`` in (0, 1] and forms the
-logistic, ``gamma`` and ``1 - 2 sigmoid`` from it (see
-:mod:`._ndcg_boost_kernels`), so scores of any finite size give finite values
-(``|F_i - F_j|`` beyond ~745 gives ``gamma = 0`` exactly: the pair is settled).
-``G_i / Z_k <= 1`` always (``Z_k >= max_i G_i``), so no gain can overflow the
-sums; a gain that itself overflows float64 (labels above ~1023 with
-``2^r - 1``) is a ``ValueError``.
+Gradient (Eq. 14-16) and Hessian (``hessian="bound"`` or ``"exact"``; M is not
+convex): on :class:`NDCGBoostObjective`, which also offers the paper's ``w_i``
+(:meth:`NDCGBoostObjective.descent_weights`) and ``Z_k``
+(:meth:`NDCGBoostObjective.ideal_dcg`). The derivations (the exact diagonal, the
+proof that ``"bound"`` majorises the full Hessian, what sigma does to a tree's
+Newton leaves, the stable pair terms), the parameters and the measured quality:
+docs/objectives/ndcg_boost.md.
 
 Parameters (``DEFAULTS``):
-    sigma: ``F = sigma * score``, a number in [1e-150, 1e150] (2.0: the paper's
-        Eq. 8): the Hessian is ``sigma^2`` times sums of at most ``W_k n_k / 4``,
-        which must neither overflow nor underflow to 0.
+    sigma: ``F = sigma * score``, a number in [1e-150, 1e150] (2.0: the paper's Eq. 8).
     label_gain: ``None`` (gains ``2^r - 1``, any non-negative labels) or a
         sequence of finite non-negative gains indexed by the integer label;
-        labels must then be integers ``< len(label_gain)``. A query whose ideal
-        DCG overflows float64 (gains near 1e308) is a ``ValueError``.
+        labels must then be integers ``< len(label_gain)``.
     hessian: ``"bound"`` or ``"exact"``.
-
-The prepared object also offers :meth:`NDCGBoostObjective.descent_weights`
-(the paper's ``w_i`` of Eq. 16 in F units, used by the stump booster of
-:mod:`boostplug.boosters.ndcg_boost`) and :meth:`NDCGBoostObjective.ideal_dcg`.
-
-On sigma with tree boosters: a Newton leaf ``-sum g / sum h`` moves F by
-``sigma * (sum sigma w) / (sigma^2 sum h_F) = sum w / sum h_F``, the same for every
-sigma; sigma only rescales the model's raw scores (and so changes what
-``min_sum_hessian_in_leaf`` / ``lambda_l2`` / ``min_child_weight`` mean).
-It matters for the paper's stump algorithm and for first-order use of the gradient.
-
-Cost per round: O(n_q^2) per query (every pair once, one exponential per pair,
-vectorised; see :mod:`._ndcg_boost_kernels`), parallel over queries; gains,
-``Z_k`` and the queries to skip are computed once. Speed and MQ2008 quality:
-docs/objectives/ndcg_boost.md. ``"bound"`` is the default because ``"exact"``'s
-floored leaves take huge steps where the curvature is negative (it stops within
-a few rounds).
 """
 
 from __future__ import annotations
@@ -119,7 +64,7 @@ __all__ = [
 
 _NAME = "ndcg_boost"
 #: Hessian mode -> (kernel mode, factor on the kernel's sum): "bound" doubles sum |c_i - c_j| gamma_ij
-#: so that it majorises the full Hessian (module docstring).
+#: so that it majorises the full Hessian (docs/objectives/ndcg_boost.md).
 _MODES = {"bound": (K.MODE_BOUND, 2.0), "exact": (K.MODE_EXACT, 1.0)}
 
 
@@ -145,6 +90,24 @@ def gains(labels: NDArray[np.float64], label_gain: NDArray[np.float64] | None) -
 
 class NDCGBoostObjective(Loss):
     """NDCG_Boost's relaxed objective M (Eq. 11) bound to one data set.
+
+    Gradient (Eq. 14-16; ``dM/dscore_i = -sigma w_i``)::
+
+        gamma_ij = exp(F_i - F_j) / (1 + exp(F_i - F_j))^2               (Eq. 14)
+        w_i   = W_k sum_{j in k} (G_i - G_j) / Z_k gamma_ij = -dM/dF_i    (Eq. 16)
+
+    The exact diagonal of the Hessian, which can be negative::
+
+        d2M/dF_i^2 = -W_k sum_j (G_i - G_j) / Z_k gamma_ij (1 - 2 sigmoid(F_i - F_j))
+
+    Hessian (``hessian``; see :data:`HESSIANS`):
+
+    * ``"bound"`` (default): ``2 sigma^2 W_k sum_j |G_i - G_j| / Z_k gamma_ij``, a
+      diagonal that majorises M's full Hessian, so every Newton leaf of any tree is
+      a step of a majorising model.
+    * ``"exact"``: ``sigma^2 d2M/dF_i^2``, floored at
+      :data:`~boostplug.objectives.HESSIAN_FLOOR` where it is smaller (negative
+      curvature), which can give very large leaf values; offered for comparison.
 
     Construction computes the gains, the ideal DCG ``Z_k`` of every query, the
     coefficients ``W_k G_i / Z_k`` and the queries that need pair work.

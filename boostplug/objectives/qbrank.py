@@ -1,8 +1,9 @@
 """QBRank / GBRank: boosted ranking by successive quadratic approximation.
 
 Zheng, Zha, Zhang, Chapelle, Chen, Sun, "A General Boosting Method and its
-Application to Learning Ranking Functions for Web Search", NIPS 2007, Section 3
-and Algorithm 2.
+Application to Learning Ranking Functions for Web Search", NIPS 2007: the risk of
+Section 3 ("THE OBJECTIVE FUNCTION"), its quadratic upper bound (Eq. 6) and
+Algorithm 2 with the REMARK under it.
 
 Example:
     >>> import numpy as np
@@ -11,77 +12,26 @@ Example:
     >>> qbrank.loss(np.zeros(3), labels, group_ptr)  # w/2 * (2^2 + 1^2 + 1^2)
     1.5
 
-Definition (the risk of Section 3, "THE OBJECTIVE FUNCTION"; weights per query)::
+Definition (the risk of Section 3; weights per query)::
 
     R(h) = w/2 * sum_{pairs x > y} W_q * max(0, h(y) - h(x) + tau)^2
          + (1 - w)/2 * sum_{labeled z} W_q * (l_z - h(z))^2
 
-* Pairs: every critical pair of each query (``label_pairs=True``; margin
-  ``tau = l_x - l_y``, the absolute grade difference, or a constant ``tau``)
-  plus optional explicit ``pairs`` (row indices, preferred first, e.g. from
-  clicks; margin ``pair_tau``; they may cross queries and the weight ``W`` of an
-  explicit pair is that of its preferred row's query times its ``pair_weights``
-  entry, 1 by default: e.g. a click-count confidence).
-* Labeled documents (``labeled``): ``"single"`` (default) = the documents of
-  single-label queries, which give no pairs (the paper's P2 + L1 experiment);
-  ``"all"``; ``"none"``. Because of this term, single-label queries are *not*
-  degenerate under the default: they get the squared-error gradient. With
-  ``labeled="none"`` they give zero gradient and ``NO_INFO_HESSIAN``.
-* The hinge is strict: a pair at its kink (margin exactly 0) contributes zero
-  loss and zero gradient. For grade-derived pairs the margin is evaluated as
-  ``u_y - u_x`` with ``u = (h - h_min) - l`` (``h_min`` the query's lowest score:
-  the margin comes from score differences, so grades are not lost when ``|h|``
-  dwarfs them); an explicit pair's as ``(h_y - h_x) + pair_tau``. Scores whose
-  differences overflow float64 are a ``ValueError`` naming the query or pair.
+The pairs are every critical pair of each query (margin ``tau``: the grade
+difference or a constant) and any explicit ``pairs`` (preferred row first, margin
+``pair_tau``); the labeled documents are, by default, those of single-label
+queries, which give no pairs. The hinge is strict: a pair at its kink adds nothing.
 
-Gradient (Section 3, "QUADRATIC APPROXIMATION"; the negative gradient is
-``+m`` for x, ``-m`` for y and ``l_z - h(z)`` for z)::
-
-    dR/dh_x = -w W m,   dR/dh_y = +w W m   (each active pair, m = h(y) - h(x) + tau > 0)
-    dR/dh_z = (1 - w) W (h(z) - l_z)
-
-Hessian modes (``hessian``; see :data:`HESSIANS`):
-
-* ``"bound"`` (default): ``grad`` is exactly dR/dh and ``hess_i`` =
-  ``2 w W * (#active pairs of i) + (1 - w) W [i labeled]``. The Hessian of R
-  is block-diagonal with ``w W [[1, -1], [-1, 1]]`` per active pair (Section 3),
-  which is <= ``w W diag(2, 2)`` (the paper's quadratic upper bound, Eq. 6), so
-  the diagonal returned dominates the whole Hessian matrix (a Laplacian is at
-  most twice its degree matrix): Newton leaves never overshoot the local
-  quadratic model.
-* ``"mean"``: the paper's regression fit (Algorithm 2 step 1 and the REMARK).
-  Every pair in S adds the entries ``(x, +max(0, m))`` and ``(y, -max(0, m))``
-  with weight ``w W`` (inactive pairs too, with target 0), every labeled z adds
-  ``(z, l_z - h(z))`` with weight ``(1 - w) W``; a document with several entries
-  becomes one point whose target is the weighted average ``t_i`` of its
-  entries and whose weight is the mean entry weight ``v_i``. With ``c_i`` the
-  number of entries of document i::
-
-      hess_i = v_i = sum(entry weights) / c_i
-      grad_i = -v_i * t_i = (dR/dh_i) / c_i
-
-  so that the Newton leaf ``-sum g / sum h`` is exactly the weighted
-  least-squares leaf ``sum v t / sum v`` on the averaged targets, and
-  LightGBM's split gain ``(sum g)^2 / sum h`` is the least-squares gain of the
-  same fit. Note that in this mode ``grad`` is dR/dh *divided by the entry
-  count*: a per-document positive rescaling of the gradient (a descent
-  direction, not the gradient itself). ``c_i`` and ``v_i`` depend on labels
-  only and are computed once.
-
-Why ``"bound"`` is the default: it keeps the package-wide contract (``grad`` is
-exactly d loss / d score, which the adapters and any gradient check rely on),
-and its Newton leaves minimise a quadratic model that majorises R locally.
-``"mean"`` reproduces Algorithm 2 literally. On MQ2008 the two are within noise
-(docs/objectives/qbrank.md).
-
-Algorithm 2 step 2, ``h_m = h_{m-1} + eta * s_m * g_m``, needs ``s_m``, the
-exact minimiser of R along the step: :func:`line_search`.
+Gradient and Hessian (``hessian="bound"`` or the paper's ``"mean"``): on
+:class:`QBRankObjective`. Algorithm 2 step 2's step length: :func:`line_search`.
+The derivations (why ``"bound"`` majorises R, why ``"mean"``'s Newton leaves are
+the least-squares leaves of Algorithm 2, the O(n log n) sweep per query), the
+parameters in full and the measured quality: docs/objectives/qbrank.md.
 
 Parameters (``DEFAULTS``; anything out of range is a ``ValueError``/``TypeError`` naming it):
     w: weight of the preference part, a number in [0, 1] (paper: 0.5).
     tau: ``"grade"`` (absolute grade difference, the paper's experiments) or a
-        margin for the label-derived pairs in (0, 1e150] (:data:`TAU_MAX`: the
-        kernels sum squared margins, which must stay finite).
+        margin for the label-derived pairs in (0, 1e150] (:data:`TAU_MAX`).
     pairs: ``None`` or explicit preference pairs, shape ``(P, 2)``, integer row
         indices, preferred row first.
     pair_tau: margin of the explicit pairs, in (0, 1e150] (paper: 1.0).
@@ -94,10 +44,6 @@ Parameters (``DEFAULTS``; anything out of range is a ``ValueError``/``TypeError`
     labeled_rows: ``None`` or the rows of the squared-error term as row indices (replaces
         ``labeled``): QBRank's P ∪ L, where click-pair rows carry no judged label.
     hessian: ``"bound"`` or ``"mean"``.
-
-Cost per round: O(n log n) per query for the label-derived pairs (a sweep in
-key order over a Fenwick tree indexed by label level, parallel over queries),
-O(P) for explicit pairs.
 """
 
 from __future__ import annotations
@@ -142,7 +88,25 @@ def _pair_weights(value: Any) -> NDArray[np.float64]:
 
 
 class QBRankObjective(Loss):
-    """QBRank's risk R bound to one data set (see the module docstring).
+    """QBRank's risk R bound to one data set.
+
+    Gradient (Section 3, "QUADRATIC APPROXIMATION"; the negative gradient is the
+    paper's targets ``+m`` for x, ``-m`` for y and ``l_z - h(z)`` for z)::
+
+        dR/dh_x = -w W m,   dR/dh_y = +w W m   (each active pair, m = h(y) - h(x) + tau > 0)
+        dR/dh_z = (1 - w) W (h(z) - l_z)
+
+    Hessian (``hessian``; see :data:`HESSIANS`):
+
+    * ``"bound"`` (default): ``grad`` is exactly dR/dh and
+      ``hess_i = 2 w W * (#active pairs of i) + (1 - w) W [i labeled]``, a diagonal
+      that dominates R's whole Hessian (Eq. 6's ``diag(2, 2)`` per active pair).
+    * ``"mean"``: the paper's regression fit (Algorithm 2 step 1 and the REMARK):
+      with ``c_i`` the number of entries of document i (its pairs, active or not,
+      plus 1 if it is labeled), ``hess_i = v_i`` (their mean weight) and
+      ``grad_i = (dR/dh_i) / c_i``, so that the Newton leaves are the weighted
+      least-squares leaves on the averaged targets; ``grad`` is then a descent
+      direction, not the gradient.
 
     Construction precomputes everything that depends on labels, groups and
     weights: label levels per query, labeled-document weights, the explicit

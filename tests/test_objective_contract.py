@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Hessian, Loss, Param, PreparedObjective, Search
+from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Hessian, Loss, Param, Search
 from boostplug.objectives import module_functions
 from boostplug.objectives._contract import check_contract, scores_function
 
@@ -281,13 +281,6 @@ def test_labels_groups_and_weights_are_validated_and_kept_read_only():
         HalfSquares(Y, [0, 3])
 
 
-def test_prepared_objective_is_the_old_name_of_loss():
-    assert PreparedObjective is Loss
-    from boostplug import objectives
-
-    assert objectives.PreparedObjective is Loss
-
-
 # ---- the contract, checked when an objective is registered ------------------------------------------
 def _subclass(**attrs):
     base = attrs.pop("base", HalfSquares)
@@ -383,7 +376,7 @@ def test_a_registered_objective_is_served_by_name(registered):
     assert {k: dict(v) for k, v in obj.methods.items()} == {"pair_logistic": {}}
     assert obj.search_space({}) == {"sigma": Search(0.5, 4.0, log=True), "margin": Search(choices=("none", 0.5, 1.0)),
                                     "top": Search(2, 10, integer=True)}
-    assert obj.module_name == __name__.rsplit(".", 1)[-1]
+    assert obj.module.__name__ == __name__
     obj.check({"pairs": [[0, 7]], "mode": "explicit"})
     with pytest.raises(ValueError, match=r"pair_logistic: sigma must be a positive finite number in \(0, 100\], "
                                          r"got -1"):
@@ -482,7 +475,7 @@ def test_the_built_in_entries():
         # only QBRank's "mean" (the paper's averaged targets) rescales d loss / d score
         assert e.gradient_kinds == {m: "scaled" if (name, m) == ("qbrank", "mean") else "exact" for m in kinds}
         assert {k: dict(v) for k, v in e.methods.items()} == methods
-        assert e.module_name == cls.__module__.rsplit(".", 1)[-1] and e.module.prepare is not None
+        assert e.module.__name__ == cls.__module__ and e.module.prepare is not None
     # compare --tune's ranges
     assert objectives.get("qbrank").search_space() == {"w": Search(0.1, 0.9),
                                                        "tau": Search(choices=("grade", 0.5, 1.0, 2.0))}

@@ -20,7 +20,7 @@ from .. import metrics as _metrics
 from .. import objectives as _objectives
 from .._validation import check_finite
 from ..groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes
-from ..objectives import PreparedObjective
+from ..objectives import Loss
 
 __all__ = ["BoundObjective", "given_row_params", "query_weights_from_rows", "metric_query_weights",
            "group_ptr_or_error", "builder_group_ptr", "builder_weights", "builder_init_score", "MetricSpec", "MetricCallable"]
@@ -93,9 +93,9 @@ class BoundObjective:
         self.params = dict(params)
         #: The row-index parameters given (:func:`given_row_params`), bound to one training set.
         self.rows_given = given_row_params(self.objective, self.params)
-        self._by_set: "weakref.WeakKeyDictionary[Any, tuple[PreparedObjective, tuple[Any, ...]]]" = \
+        self._by_set: "weakref.WeakKeyDictionary[Any, tuple[Loss, tuple[Any, ...]]]" = \
             weakref.WeakKeyDictionary()
-        self._last: tuple[PreparedObjective, tuple[Any, ...]] | None = None  # for sets not weakly referenceable
+        self._last: tuple[Loss, tuple[Any, ...]] | None = None  # for sets not weakly referenceable
 
     def prepared(
         self,
@@ -105,7 +105,7 @@ class BoundObjective:
         *,
         strict: bool = True,
         check_new: Callable[[], None] | None = None,
-    ) -> PreparedObjective:
+    ) -> Loss:
         """The objective prepared for this set. ``seen`` is what the framework hands each round
         (raw labels, groups, weights), compared with what the set was prepared from;
         ``derive() -> (labels, group_ptr, query_weights)`` and ``check_new()`` run only when a

@@ -32,7 +32,6 @@ from ._contract import (
     Loss,
     NonFiniteError,
     Param,
-    PreparedObjective,
     Search,
     check_contract,
     check_params,
@@ -45,7 +44,7 @@ from .ndcg_boost import NDCGBoostObjective
 from .qbrank import QBRankObjective
 
 __all__ = ["Objective", "get", "names", "register", "unregister", "Loss", "Param", "Search", "Hessian",
-           "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "PreparedObjective", "check_params", "floor_hessian",
+           "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "check_params", "floor_hessian",
            "NonFiniteError"]
 
 # Objective and method names: lower case (get() folds case), usable in "boostplug:<name>" and
@@ -66,11 +65,6 @@ class Objective:
     summary: str
     fixed: Mapping[str, Any] = field(default_factory=dict)
     methods: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    @property
-    def module_name(self) -> str:
-        """The objective module's name within this package (``"mpboost"``), for compatibility."""
-        return self.loss_class.__module__.rsplit(".", 1)[-1]
 
     @property
     def module(self) -> ModuleType:

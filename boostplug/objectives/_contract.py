@@ -69,7 +69,7 @@ from ..pairs import check_pairs, check_rows
 from ._finish import floor_in_place
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
-           "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "PreparedObjective", "check_contract",
+           "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "check_contract",
            "ModuleFunctions", "module_functions", "scores_function", "NonFiniteError", "MODERATE_SCORE",
            "MODERATE_LABEL", "MODERATE_WEIGHT"]
 
@@ -610,9 +610,6 @@ class NonFiniteError(ValueError):
         self.row = row
         self.value = value
 
-
-#: The name the bound objectives had before :class:`Loss` (an instance is one objective bound to data).
-PreparedObjective = Loss
 
 # Attributes an instance sets itself: a parameter of the same name would overwrite them.
 _INSTANCE_ATTRS = ("labels", "group_ptr", "query_weights", "settings")

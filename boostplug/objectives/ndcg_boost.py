@@ -123,7 +123,8 @@ class NDCGBoostObjective(Loss):
                             convert=check_label_gain),
     }
     hessians = {
-        "bound": Hessian("bound", "an upper bound of |d2M|: sigma^2 W_k sum_j |G_i - G_j| / Z_k gamma_ij"),
+        "bound": Hessian("bound", "a diagonal that majorises M's full Hessian: 2 sigma^2 W_k sum_j |G_i - G_j| / "
+                         "Z_k gamma_ij"),
         "exact": Hessian("exact", "exact: the diagonal of M's Hessian, -sigma^2 W_k sum_j (G_i - G_j) / Z_k "
                          "gamma_ij (1 - 2 sigmoid(F_i - F_j)), floored at HESSIAN_FLOOR where it is smaller "
                          "(M is not convex)"),

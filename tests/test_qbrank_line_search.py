@@ -93,9 +93,9 @@ def test_validation_sets_feval_and_early_stopping():
     assert lgb.Booster(model_str=bst.model_to_string()).predict(Xv, raw_score=True).shape == (len(yv),)
 
 
-def test_the_public_function_and_the_old_return_shape():
-    """``boostplug.lightgbm.train_line_search`` is this function; for one release its result still
-    reads as the booster it used to be (``.qbrank_record``, booster methods), with a warning."""
+def test_the_public_function_returns_booster_and_record():
+    """``boostplug.lightgbm.train_line_search`` is this function; it returns ``(booster, record)``,
+    and the result is no booster: the booster's attributes are read from the booster."""
     from boostplug import lightgbm as bpl
 
     assert bpl.train_line_search is train_line_search
@@ -104,13 +104,8 @@ def test_the_public_function_and_the_old_return_shape():
     bst, rec = result
     assert isinstance(bst, lgb.Booster) and result.booster is bst and result.record is rec
     assert not hasattr(bst, "qbrank_record")
-    with pytest.warns(DeprecationWarning, match=r"returns \(booster, record\)"):
-        assert result.qbrank_record is rec
-    with pytest.warns(DeprecationWarning, match="'predict' from the booster"):
-        np.testing.assert_array_equal(result.predict(X), bst.predict(X))
-    for private in ("__array__", "_repr_html_", "_handle"):  # never the booster's
-        with pytest.raises(AttributeError):
-            getattr(result, private)
+    for name in ("qbrank_record", "predict", "__array__", "_repr_html_", "_handle"):
+        assert not hasattr(result, name)
 
 
 @pytest.mark.parametrize("params,kwargs,exc,match", [

@@ -26,7 +26,6 @@ the true scores. LightGBM's built-in metrics would see the stale cache, so
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -70,26 +69,10 @@ class LineSearchRecord:
 
 
 class LineSearchResult(NamedTuple):
-    """``(booster, record)``, what :func:`train_line_search` returns.
-
-    Until the next release it also reads as the booster it used to be: ``result.qbrank_record``
-    (the record) and the booster's attributes (``result.predict``...) still work, with a
-    ``DeprecationWarning``.
-    """
+    """``(booster, record)``, what :func:`train_line_search` returns."""
 
     booster: Any
     record: LineSearchRecord
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):  # copy, pickle and IPython probe private names: never the booster's
-            raise AttributeError(name)
-        if name == "qbrank_record":
-            warnings.warn("train_line_search returns (booster, record) now; use that record instead of "
-                          ".qbrank_record", DeprecationWarning, stacklevel=2)
-            return self.record
-        warnings.warn(f"train_line_search returns (booster, record) now; read {name!r} from the booster "
-                      "(booster, record = train_line_search(...))", DeprecationWarning, stacklevel=2)
-        return getattr(self.booster, name)
 
 
 def _lgb() -> Any:

@@ -47,9 +47,4 @@ __all__ = ["objective", "sklearn_objective", "metric", "sklearn_metric", "datase
            "train_line_search", "record_objective", "objective_of", "model_to_string", "save_model", "load_model",
            "refit", "LGBMRanker"]
 
-# The callables' classes, not in __all__: objects pickled when they lived here still load.
-from .frameworks.lightgbm.adapters import (  # noqa: E402,F401
-    LightGBMMetric, LightGBMObjective, LightGBMSklearnMetric, LightGBMSklearnObjective,
-)
-
 __getattr__ = lazy_getattr(__name__, {"LGBMRanker": "boostplug.frameworks.lightgbm.ranker"})

@@ -40,7 +40,4 @@ from .frameworks.xgboost.model_file import load_model, objective_of, record_obje
 __all__ = ["objective", "metric", "early_stopping", "dmatrix", "params", "record_objective", "objective_of",
            "save_model", "load_model", "XGBRanker"]
 
-# The callables' classes, not in __all__: objects pickled when they lived here still load.
-from .frameworks.xgboost.adapters import XGBoostMetric, XGBoostObjective  # noqa: E402,F401
-
 __getattr__ = lazy_getattr(__name__, {"XGBRanker": "boostplug.frameworks.xgboost.ranker"})

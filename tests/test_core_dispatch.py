@@ -11,7 +11,7 @@ from conftest import random_ranking
 
 from boostplug._core import dispatch
 from boostplug._core import dcg
-from boostplug.objectives import _base
+from boostplug.objectives import _contract
 
 
 @numba.njit(cache=False, parallel=True)
@@ -54,7 +54,7 @@ def test_callers_switch_where_they_did(monkeypatch) -> None:
     """Each family's work estimate keeps its measured switch point: objectives 100,000 documents
     (QBRank, MPBoost) or 5 million pairs (NDCG_Boost), metrics 20,000 documents."""
     assert dispatch.PARALLEL_MIN_WORK == 5_000_000
-    assert 100_000 * _base.DOC_WORK == dispatch.PARALLEL_MIN_WORK
+    assert 100_000 * _contract.DOC_WORK == dispatch.PARALLEL_MIN_WORK
     assert 20_000 * dcg.RANK_DOC_WORK == dispatch.PARALLEL_MIN_WORK
 
 
@@ -73,4 +73,4 @@ def test_objectives_pass_documents_times_doc_work(module_name, call, monkeypatch
 
     monkeypatch.setattr(dispatch, "kernel_for", spy)
     call(module, s, y, gp)
-    assert seen and set(seen) == {s.shape[0] * _base.DOC_WORK}
+    assert seen and set(seen) == {s.shape[0] * _contract.DOC_WORK}

@@ -71,7 +71,7 @@ from ._finish import floor_in_place
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
            "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "check_contract",
            "ModuleFunctions", "module_functions", "scores_function", "NonFiniteError", "MODERATE_SCORE",
-           "MODERATE_LABEL", "MODERATE_WEIGHT"]
+           "MODERATE_LABEL", "MODERATE_WEIGHT", "DOC_WORK"]
 
 #: Smallest Hessian any objective returns (a positive floor for Newton leaves).
 HESSIAN_FLOOR = 1e-6
@@ -81,6 +81,11 @@ HESSIAN_FLOOR = 1e-6
 #: than with HESSIAN_FLOOR, and 1e-5 stays far below LightGBM's min_sum_hessian_in_leaf=1e-3
 #: (measurements: docs/results/objectives_notes/README.md).
 NO_INFO_HESSIAN = 1e-5
+
+#: Dispatch work (:mod:`boostplug._core.dispatch`) of one document in QBRank's and MPBoost's
+#: kernels: as much as 50 pair visits, so they go parallel from 100,000 documents
+#: (docs/results/objectives_notes/README.md).
+DOC_WORK = 50
 
 #: Inputs within these bounds are moderate: a loss computed sensibly from them stays far inside
 #: float64 (a pairwise exponential of a label gap times a score gap is at most exp(31 * 20) =

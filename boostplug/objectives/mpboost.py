@@ -47,8 +47,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._core import dispatch
 from . import _mpboost_kernels as K
-from ._base import DOC_WORK
-from ._contract import Hessian, Loss, Search, module_functions, scores_function
+from ._contract import DOC_WORK, Hessian, Loss, Search, module_functions, scores_function
 from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space
 

@@ -57,8 +57,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_scores
 from .._core import dispatch
 from . import _qbrank_kernels as K
-from ._base import DOC_WORK
-from ._contract import Hessian, Loss, Param, Search, module_functions
+from ._contract import DOC_WORK, Hessian, Loss, Param, Search, module_functions
 
 __all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "prepare", "loss", "grad_hess", "line_search"]
 

@@ -1,8 +1,8 @@
 """The docstring examples as tests (``--doctest-modules``, see pyproject.toml).
 
-Only modules with examples are collected (the others have nothing to run, and collecting imports
-them: pytest reads every attribute of a module, which makes deprecated aliases warn). A module
-whose examples need an optional extra is skipped when the extra is not installed.
+Only modules with examples are collected (the others have nothing to run, and collecting would
+import them). A module whose examples need an optional extra is skipped when the extra is not
+installed.
 
 Names the examples use without defining them, built once from a small seeded data set:
 

@@ -8,9 +8,10 @@ Messages show the offending values (never ``assert``).
 
 from __future__ import annotations
 
+import difflib
 import math
 from numbers import Real
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 __all__ = ["check_ranking_inputs", "check_scores", "check_labels", "check_k", "check_weights",
-           "check_flag", "FlagError", "check_choice", "check_features", "first_infinite",
+           "check_flag", "FlagError", "check_choice", "did_you_mean", "check_features", "first_infinite",
            "resolve_group_ptr", "plain", "INT64_MAX", "INT32_MAX", "FLOAT32_MAX", "ROUNDS_MAX", "check_rounds"]
 
 #: The largest cut-off the kernels can take (they index with int64).
@@ -98,6 +99,25 @@ def check_choice(name: str, value: object, choices: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {list(choices)}, got {show(value)}")
     return value
+
+
+def did_you_mean(value: object, choices: Iterable[object], *, quote: bool = False) -> str:
+    """The hint for a misspelt name: ``"did you mean a or b?"`` with the ``choices`` closest to
+    ``value`` (at most three, closest first, as :func:`difflib.get_close_matches` ranks them), or
+    ``""`` when none is close. ``value`` may be a list of several names: then the closest choice of
+    each, ``"did you mean a for x, b for y?"``, leaving out the names nothing is close to.
+    ``quote``: the names as ``repr`` (``'a'``), for messages that quote them."""
+    known = list(dict.fromkeys(map(str, choices)))
+    name = repr if quote else str
+    several = isinstance(value, (list, tuple))
+    if several and len(value) == 1:
+        value, several = value[0], False
+    if several:
+        hints = [f"{name(close[0])} for {name(v)}" for v in map(str, value)
+                 if (close := difflib.get_close_matches(v, known, n=1))]
+        return f"did you mean {', '.join(hints)}?" if hints else ""
+    close = difflib.get_close_matches(str(value), known, n=3)
+    return f"did you mean {' or '.join(map(name, close))}?" if close else ""
 
 
 def first_infinite(X: object) -> tuple[int, int, float] | None:

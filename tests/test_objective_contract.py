@@ -455,6 +455,16 @@ def test_unregister(registered):
         registered.unregister("half_squares")
 
 
+def test_an_unknown_objective_name_suggests_the_closest():
+    from boostplug import objectives
+
+    with pytest.raises(ValueError, match=r"unknown objective 'MPBost'; did you mean 'mpboost'\? choose one of "
+                                         r"\['qbrank', 'mpboost', 'ndcg_boost', 'rankboost'"):
+        objectives.get("MPBost")
+    with pytest.raises(ValueError, match=r"unknown objective 'lambdamart'; choose one of \["):
+        objectives.get("lambdamart")  # nothing close: no guess
+
+
 def test_the_built_in_entries():
     from boostplug import objectives
     from boostplug.objectives import mpboost, ndcg_boost, qbrank

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from .._validation import did_you_mean
 from ..compare.conventions import DISCOUNTS, EMPTIES, GAINS, PROTOCOLS, TIES, Conventions, make_conventions
 from ..compare.outdir import OutDir, OutDirError
 from ..compare import (
@@ -130,8 +131,6 @@ def _defer_defaults(p: argparse.ArgumentParser) -> None:
 def load_config(path: Path) -> dict[str, Any]:
     """A ``--config`` file: TOML (``.toml``, Python 3.11+'s tomllib) or JSON (any other name), a
     table of :data:`CONFIG_KEYS`; unknown keys are refused with a "did you mean"."""
-    import difflib
-
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
@@ -154,9 +153,9 @@ def load_config(path: Path) -> dict[str, Any]:
         raise _usage(f"--config {path}: expected a table of settings, got {type(data).__name__}")
     for key in data:
         if key not in CONFIG_KEYS:
-            close = difflib.get_close_matches(key, list(CONFIG_KEYS), n=2)
-            hint = f"did you mean {' or '.join(close)}? " if close else ""
-            raise _usage(f"--config {path}: unknown setting {key!r}; {hint}the settings are {', '.join(CONFIG_KEYS)}")
+            hint = did_you_mean(key, CONFIG_KEYS)
+            raise _usage(f"--config {path}: unknown setting {key!r}; {hint}{' ' if hint else ''}the settings are "
+                         f"{', '.join(CONFIG_KEYS)}")
     return data
 
 
@@ -246,8 +245,9 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
         unknown = [m for m in (s.split("[")[0] for s in split_specs(text) if ":" not in s or s in METHODS)
                    if m not in METHODS]
         if unknown:
-            raise _usage(f"unknown method(s) {', '.join(unknown)}{_did_you_mean(unknown)}; run 'boostplug compare "
-                         "--methods list' for the names")
+            hint = did_you_mean(unknown, METHODS)
+            raise _usage(f"unknown method(s) {', '.join(unknown)}{f' ({hint})' if hint else ''}; "
+                         "run 'boostplug compare --methods list' for the names")
         try:  # settings checked now, before any training; the name shows them (mpboost-ldd[alpha=0.3])
             configured = [get_method(spec) for spec in split_specs(text)]
         except (ValueError, TypeError) as e:
@@ -259,13 +259,6 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
     if not chosen:
         raise _usage(f"no method to run: --methods {text!r} with --frameworks {','.join(frameworks)}")
     return chosen
-
-
-def _did_you_mean(names: Sequence[str]) -> str:
-    import difflib
-
-    close = [c for n in names for c in difflib.get_close_matches(n, list(METHODS), n=2)]
-    return f" (did you mean {' or '.join(dict.fromkeys(close))}?)" if close else ""
 
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:

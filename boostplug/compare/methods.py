@@ -25,7 +25,6 @@ so that only the loss differs.
 
 from __future__ import annotations
 
-import difflib
 import json
 import time
 import warnings
@@ -35,7 +34,7 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import FLOAT32_MAX, INT32_MAX
+from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
 from ..data import RankingData
 
 __all__ = [
@@ -460,9 +459,9 @@ def get_method(name: str) -> Method:
         return METHODS[name]
     base, params = _split_spec(name)
     if base not in METHODS:
-        close = difflib.get_close_matches(base, list(METHODS), n=3)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-        raise ValueError(f"unknown method {base!r}{hint}; run 'boostplug compare --methods list' for the names")
+        hint = did_you_mean(base, METHODS)
+        raise ValueError(f"unknown method {base!r}{f' ({hint})' if hint else ''}; "
+                         "run 'boostplug compare --methods list' for the names")
     return METHODS[base].configure(params)
 
 
@@ -606,9 +605,8 @@ def _configure(m: Method, params: dict[str, Any], rename: bool) -> Method:
     known = _parameters(m)
     for key in params:
         if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=3)
-            hint = f"did you mean {' or '.join(close)}? " if close else ""
-            raise ValueError(f"method {m.registry_name!r} has no parameter {key!r}; {hint}"
+            hint = did_you_mean(key, known)
+            raise ValueError(f"method {m.registry_name!r} has no parameter {key!r}; {hint}{' ' if hint else ''}"
                              f"its parameters are {', '.join(known)}")
     tree = {k: v for k, v in params.items() if m.framework != "booster" and k in TREE_PARAMS}
     loss = {k: v for k, v in params.items() if k not in tree}

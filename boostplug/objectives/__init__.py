@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any, Mapping
 
-from .._validation import show
+from .._validation import did_you_mean, show
 from ._contract import (
     HESSIAN_FLOOR,
     NO_INFO_HESSIAN,
@@ -220,13 +220,14 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Objective:
-    """The registered objective called ``name`` (``ValueError`` if unknown)."""
+    """The registered objective called ``name`` (``ValueError`` if unknown, with the closest names)."""
     if not isinstance(name, str):
         raise TypeError(f"objective name must be a string, got {type(name).__name__}")
     try:
         return _REGISTRY[name.lower()]
     except KeyError:
-        raise ValueError(f"unknown objective {name!r}; choose one of {names()}") from None
+        hint = did_you_mean(name.lower(), _REGISTRY, quote=True)
+        raise ValueError(f"unknown objective {name!r}; {hint}{' ' if hint else ''}choose one of {names()}") from None
 
 
 register(QBRankObjective)

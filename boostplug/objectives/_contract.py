@@ -54,7 +54,6 @@ Conventions every objective follows (stated here once; the objectives' pages ref
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable, ClassVar, Mapping, NamedTuple
@@ -63,7 +62,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import (INT64_MAX, check_choice, check_flag, check_labels, check_real, check_scores, check_weights,
-                           show)
+                           did_you_mean, show)
 from ..groups import check_group_ptr
 from ..pairs import check_pairs, check_rows
 from ._finish import floor_in_place
@@ -126,11 +125,9 @@ def check_params(name: str, params: Mapping[str, Any], defaults: Mapping[str, An
     the closest known names ("did you mean") and every known one."""
     unknown = [k for k in params if k not in defaults]
     if unknown:
-        close = {k: difflib.get_close_matches(str(k), [str(d) for d in defaults], n=1) for k in unknown}
-        hints = [f"{m[0]!r} for {k!r}" if len(unknown) > 1 else repr(m[0]) for k, m in close.items() if m]
-        hint = f"did you mean {', '.join(hints)}? " if hints else ""
+        hint = did_you_mean(unknown, defaults, quote=True)
         raise ValueError(
-            f"unknown parameter(s) {sorted(map(str, unknown))} for objective {name!r}; {hint}"
+            f"unknown parameter(s) {sorted(map(str, unknown))} for objective {name!r}; {hint}{' ' if hint else ''}"
             f"its parameters are {sorted(defaults)}"
         )
     merged = dict(defaults)

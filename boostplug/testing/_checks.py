@@ -4,7 +4,6 @@ each a function of one :class:`~boostplug.testing.Case` (or of one registry entr
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import math
 import re
@@ -15,6 +14,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from .._validation import did_you_mean
 from ..objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, Objective, floor_hessian
 from ..objectives._contract import NonFiniteError
 from ._cases import Case, cases, contract_data, extreme_inputs, fd_gradient, fd_jacobian, multi_label_queries, \
@@ -445,9 +445,8 @@ def _chosen_checks(checks: Sequence[str] | None) -> list[Check]:
         raise TypeError(f"checks must be a list of check names, got the string {checks!r}")
     for name in checks:
         if name not in CHECKS:
-            close = difflib.get_close_matches(str(name), CHECKS, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ValueError(f"unknown check {name!r}; {hint}the checks are {list(CHECKS)}")
+            hint = did_you_mean(name, CHECKS, quote=True)
+            raise ValueError(f"unknown check {name!r}; {hint}{' ' if hint else ''}the checks are {list(CHECKS)}")
     return [CHECKS[n] for n in checks]
 
 

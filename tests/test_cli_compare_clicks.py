@@ -169,9 +169,25 @@ def test_bad_logs_and_stray_options_are_one_line_errors(letor_file: Path, tmp_pa
         (["--clicks", str(bad), "--eta", "2"], "--eta configure a simulation; --clicks .* reads a log"),
         (["--clicks", str(bad), "--click-columns", "sess=sid"], "--click-columns 'sess=sid': expected ROLE=NAME"),
         (["--sessions", "100"], "--sessions configure the click protocol: give --clicks simulate or --clicks LOG"),
+        (["--clicks", str(bad), "--presentation", "shuffle"], "--presentation configure a simulation"),
     ]
     for extra, message in cases:
         code = main(["compare", *_data_args(letor_file), *extra, *FAST])
         err = capsys.readouterr().err
         assert code == 2 and len(err.strip().splitlines()) == 1, err
         assert re.search(message, err), err
+
+
+def test_shuffled_presentation_is_recorded_and_changes_the_log(letor_file: Path, tmp_path: Path, capsys) -> None:
+    logs = {}
+    for presentation in ("fixed", "shuffle"):
+        out = tmp_path / presentation
+        code = main(["compare", *_data_args(letor_file), *SIM, "--presentation", presentation, "--methods",
+                     "qbrank-P", *FAST, "--out", str(out)])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        assert ("shuffled) shown by" in captured.err) == (presentation == "shuffle")
+        payload = json.loads((out / "results.json").read_text())
+        assert payload["settings"]["clicks_protocol"]["presentation"] == presentation
+        logs[presentation] = payload["results"][0]["info"]["clicks"]["log"]["sha256"]
+    assert logs["fixed"] != logs["shuffle"]

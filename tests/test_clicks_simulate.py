@@ -159,3 +159,73 @@ def test_parameter_refusals() -> None:
         clicks.simulate(data, y, 10, max_grade=2)
     with pytest.raises(ValueError, match="query_weights must hold 3"):
         clicks.simulate(data, y, 10, query_weights=[1, 1])
+
+
+def _ranks_in_fixed_list(log: clicks.ClickLog, fixed: np.ndarray, q_index: dict) -> list[list[int]]:
+    """Each impression's documents as their 0-based ranks in the fixed (production) list."""
+    out = []
+    for i in range(log.n_impressions):
+        a, b = log.impression_ptr[i], log.impression_ptr[i + 1]
+        row = fixed[q_index[int(log.query[a])]]
+        where = {int(d): r for r, d in enumerate(row) if d >= 0}
+        out.append([where[int(d)] for d in log.doc[a:b]])
+    return out
+
+
+def test_shuffle_shows_every_document_at_every_position() -> None:
+    data = make_ranking(n_queries=2, docs_per_query=(8, 10), n_labels=3, seed=5)
+    scores = np.random.default_rng(1).normal(size=data.n_docs)
+    top_k = 5
+    fixed = sim.shown_lists(scores, data.group_ptr, top_k)
+    q_index = {int(q): i for i, q in enumerate(data.qid[data.group_ptr[:-1]])}
+    log = clicks.simulate(data, scores, 6000, top_k=top_k, presentation="shuffle", seed=2)
+    at = np.zeros((top_k, top_k))
+    for ranks in _ranks_in_fixed_list(log, fixed, q_index):
+        assert sorted(ranks) == list(range(top_k))
+        at[np.arange(top_k), ranks] += 1
+    z = (at - 6000 / top_k) / np.sqrt(6000 * (1 / top_k) * (1 - 1 / top_k))
+    assert np.abs(z).max() < Z
+
+
+@pytest.mark.parametrize("model", ["pbm", "cascade"])
+def test_shuffle_unbiases_net_preferences(model: str) -> None:
+    """Two documents of the same grade: a fixed list makes the net count favour one of them (Click >
+    Skip Above: the lower-shown one); a shuffled one leaves no net preference beyond sampling error,
+    and between grades the net count has the grades' sign."""
+    data = RankingData(np.zeros((4, 1)), np.array([1.0, 1.0, 0.0, 0.0]), group_ptr=np.array([0, 4]))
+    scores = np.array([3.0, 2.0, 1.0, 0.0])
+    n = 40_000
+
+    def directed(pres: str) -> tuple[int, int, int]:
+        """Sessions preferring doc 1 to doc 0, doc 0 to doc 1, and the net count of doc 2 over doc 0."""
+        log = clicks.simulate(data, scores, n, model=model, top_k=4, eta=1.0, eps_plus=0.6, presentation=pres,
+                              seed=3)
+        t = clicks.preferences(log, "click>skip-above", weight="count").to_pandas()
+
+        def count(a: int, b: int) -> tuple[int, int]:  # (a over b, b over a)
+            for p, o, flip in ((a, b, False), (b, a, True)):
+                r = t[(t.preferred == p) & (t.other == o)]
+                if len(r):
+                    ab = (int(r["count"].iloc[0]), int(r["against"].iloc[0]))
+                    return ab[::-1] if flip else ab
+            return 0, 0
+
+        n20, n02 = count(2, 0)
+        return (*count(1, 0), n20 - n02)
+
+    fixed_10, fixed_01, _ = directed("fixed")
+    assert fixed_10 > 1000 and fixed_01 == 0  # only ever the lower-shown one
+    r10, r01, low_over_high = directed("shuffle")
+    assert low_over_high < -1000
+    # equal grades: no net preference beyond sampling error (|net| within Z standard deviations)
+    assert r10 + r01 > 1000 and abs(r10 - r01) < Z * np.sqrt(r10 + r01), (r10, r01)
+
+
+def test_presentation_refused_and_fixed_unchanged() -> None:
+    data = graded_data(n_queries=3)
+    with pytest.raises(ValueError, match="presentation must be one of"):
+        clicks.simulate(data, data.y, 10, presentation="random")
+    a = clicks.simulate(data, data.y, 300, seed=4)
+    b = clicks.simulate(data, data.y, 300, presentation="fixed", seed=4)
+    for name, col in a.columns().items():
+        np.testing.assert_array_equal(col, b.columns()[name])

@@ -78,7 +78,7 @@ from .aggregate import check_min_support, check_weight
 from .extract import preferences
 from .log import ClickLog
 from .pairs import PairRows, TrainingSet, log_rows, to_rows, training_set
-from .simulation import CLICK_MODELS, _positive_int, simulate
+from .simulation import CLICK_MODELS, PRESENTATIONS, _positive_int, simulate
 
 if TYPE_CHECKING:
     from ..compare.conventions import Conventions
@@ -98,8 +98,8 @@ class ClickSettings:
 
     Attributes:
         n_sessions: simulated sessions on the training queries.
-        model, top_k, eta, eps_plus, eps_minus, continue_prob: the click model
-            (:func:`boostplug.clicks.simulate`).
+        model, top_k, eta, eps_plus, eps_minus, continue_prob, presentation: the click model and
+            how each session orders the shown list (:func:`boostplug.clicks.simulate`).
         labeled_fraction: share of the training queries that are judged (``L``; the production
             ranker's training data), in [0, 1]; a simulation needs it above 0.
         vali_fraction: share of the validation queries that are judged (round selection on
@@ -117,6 +117,7 @@ class ClickSettings:
     eps_plus: float = 1.0
     eps_minus: float = 0.1
     continue_prob: float = 0.5
+    presentation: str = "fixed"
     labeled_fraction: float = 0.05
     vali_fraction: float | None = None
     select: str = "labels"
@@ -132,6 +133,7 @@ class ClickSettings:
 
         put("n_sessions", _positive_int(self.n_sessions, "n_sessions"))
         put("model", check_choice("model", self.model, CLICK_MODELS))
+        put("presentation", check_choice("presentation", self.presentation, PRESENTATIONS))
         put("top_k", _positive_int(self.top_k, "top_k"))
         put("eta", check_real("eta", self.eta, 0.0, 1e3, lo_open=False))
         for name in ("eps_plus", "eps_minus", "continue_prob", "labeled_fraction"):
@@ -168,7 +170,7 @@ class ClickSettings:
         d["strategies"] = list(self.strategies)
         if not simulated:
             for k in ("n_sessions", "model", "top_k", "eta", "eps_plus", "eps_minus", "continue_prob",
-                      "production_rounds"):
+                      "presentation", "production_rounds"):
                 d.pop(k)
         return d
 
@@ -323,7 +325,7 @@ def _simulate(data: RankingData, scores: NDArray[np.float64], n_sessions: int, s
               rng: np.random.Generator) -> ClickLog:
     s = settings
     return simulate(data, scores, n_sessions, model=s.model, top_k=s.top_k, eta=s.eta, eps_plus=s.eps_plus,
-                    eps_minus=s.eps_minus, continue_prob=s.continue_prob, seed=rng)
+                    eps_minus=s.eps_minus, continue_prob=s.continue_prob, presentation=s.presentation, seed=rng)
 
 
 def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: ClickSettings | None = None, *,

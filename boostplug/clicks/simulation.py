@@ -30,6 +30,13 @@ scan in that order; under the PBM it is the usual top-down assumption). Document
 keyed by their row in the data (``doc``), queries by the data's ``qid``, sessions by
 ``0..n_sessions-1``: ``boostplug.clicks.to_rows(prefs, data.qid)`` maps preferences back.
 
+Presentation (``presentation``): ``"fixed"`` shows every session of a query the same list;
+``"shuffle"`` shows the ``top_k`` documents in a uniformly random order (randomised traffic).
+Under a shuffle every two shown documents are above each other equally often, so that the net
+count of any strategy's pairs between them has the sign of their difference in attractiveness
+(under the PBM, the cascade and the DCM): no longer the bias of a fixed order, in which Click >
+Skip Above only ever prefers the lower-shown document.
+
 Sampling is vectorised over blocks of sessions and seeded (``seed``: an int or a
 ``numpy.random.Generator``): the same arguments give the same log.
 
@@ -53,9 +60,11 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_choice, check_real, check_scores, show
 from .log import ClickLog, Dropped
 
-__all__ = ["CLICK_MODELS", "simulate", "attractiveness", "examination", "shown_lists"]
+__all__ = ["CLICK_MODELS", "PRESENTATIONS", "simulate", "attractiveness", "examination", "shown_lists"]
 
 CLICK_MODELS = ("pbm", "cascade", "dcm")
+#: How each session orders the production ranker's top k (module docstring).
+PRESENTATIONS = ("fixed", "shuffle")
 #: Sessions drawn per vectorised block (bounds the temporaries at a few hundred MB).
 _BLOCK = 1 << 18
 
@@ -122,6 +131,16 @@ def shown_lists(scores: NDArray[np.float64], group_ptr: NDArray[np.int64], top_k
     return shown
 
 
+def _present(lists: NDArray[np.int64], n_shown: NDArray[np.int64], presentation: str,
+             rng: np.random.Generator) -> NDArray[np.int64]:
+    """Each session's list (one row of ``lists``, ``-1`` padding last) reordered by ``presentation``."""
+    if presentation == "fixed":
+        return lists
+    keys = rng.random(lists.shape)
+    keys[lists < 0] = np.inf  # padding stays last
+    return np.take_along_axis(lists, np.argsort(keys, axis=1, kind="stable"), axis=1)
+
+
 def _continue(model: str, continue_prob: Any, top_k: int) -> NDArray[np.float64]:
     if model == "cascade":
         return np.zeros(top_k)
@@ -149,6 +168,7 @@ def simulate(
     click_prob: ArrayLike | None = None,
     max_grade: float | None = None,
     query_weights: ArrayLike | None = None,
+    presentation: str = "fixed",
     seed: int | np.random.Generator | None = None,
 ) -> ClickLog:
     """Simulated sessions on ``data`` shown in the order of ``scores`` (module docstring).
@@ -166,6 +186,8 @@ def simulate(
         click_prob: click probability per integer grade, instead of ``eps_plus``/``eps_minus``.
         max_grade: the grade that gets ``eps_plus`` (default: the data's largest label).
         query_weights: relative frequency of each query (default: uniform).
+        presentation: ``"fixed"`` (default) or ``"shuffle"``: how each session orders the shown
+            documents (module docstring).
         seed: int or ``numpy.random.Generator``.
 
     Returns:
@@ -181,6 +203,7 @@ def simulate(
     top_k = _positive_int(top_k, "top_k")
     model = check_choice("model", model, CLICK_MODELS)
     eta = check_real("eta", eta, 0.0, 1e3, lo_open=False)
+    presentation = check_choice("presentation", presentation, PRESENTATIONS)
     attr = attractiveness(y, eps_plus=eps_plus, eps_minus=eps_minus, max_grade=max_grade, click_prob=click_prob)
     lam = _continue(model, continue_prob, top_k)
     n_q = group_ptr.shape[0] - 1
@@ -201,10 +224,10 @@ def simulate(
     first_row = group_ptr[:-1]
 
     queries = rng.choice(n_q, size=n_sessions, p=p)
-    parts: list[tuple[NDArray[np.bool_], NDArray[np.float64]]] = []
+    parts: list[tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.float64]]] = []
     for start in range(0, n_sessions, _BLOCK):
         q = queries[start:start + _BLOCK]
-        lists = shown[q]
+        lists = _present(shown[q], n_shown[q], presentation, rng)
         a = attr_pad[lists]
         u = rng.random(lists.shape)
         if model == "pbm":
@@ -217,11 +240,12 @@ def simulate(
             click = would & (stopped_before == 0)
         click &= lists >= 0
         seq = np.cumsum(click, axis=1).astype(np.float64)
-        parts.append((click, np.where(click, seq, np.nan)))
-    click = np.concatenate([c for c, _ in parts])
-    order = np.concatenate([o for _, o in parts])
-    valid = shown[queries] >= 0
-    rows = shown[queries][valid]
+        parts.append((lists, click, np.where(click, seq, np.nan)))
+    lists = np.concatenate([x for x, _, _ in parts])
+    click = np.concatenate([c for _, c, _ in parts])
+    order = np.concatenate([o for _, _, o in parts])
+    valid = lists >= 0
+    rows = lists[valid]
     sizes = n_shown[queries]
     ptr = np.zeros(n_sessions + 1, dtype=np.int64)
     np.cumsum(sizes, out=ptr[1:])

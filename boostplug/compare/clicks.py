@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..clicks.protocol import CLICK_METHODS, SELECT, ClickFold, ClickSettings, click_method, prepare, run_click_method
-from ..clicks.simulation import CLICK_MODELS
+from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS
 from ..clicks import strategies as _strategies
 from ..clicks.aggregate import WEIGHTS
 from .methods import split_specs
@@ -106,7 +106,8 @@ class ClickRunner:
         s = self.settings
         if self.log is None:
             clicks = (f"{s.n_sessions} simulated sessions ({s.model}, top {s.top_k}, eta {s.eta:g}, noise "
-                      f"{s.eps_plus:g},{s.eps_minus:g}) shown by a production ranker trained on "
+                      f"{s.eps_plus:g},{s.eps_minus:g}{', shuffled' if s.presentation == 'shuffle' else ''}) shown by a "
+                      "production ranker trained on "
                       f"{s.labeled_fraction:g} of the training queries")
         else:
             clicks = f"the click log {self.log}"
@@ -148,6 +149,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: %(default)s)")
     g.add_argument("--continue-prob", type=float, default=0.5,
                    help="dcm: probability of going on after a click (default: %(default)s)")
+    g.add_argument("--presentation", default="fixed", choices=PRESENTATIONS,
+                   help="how each simulated session orders the production ranker's top k: the same list every "
+                        "time, or shuffled (randomised traffic; default: %(default)s)")
     g.add_argument("--labeled-fraction", type=float, default=0.05,
                    help="share of the training queries that are judged: the production ranker's data and L "
                         "of labeled-only and qbrank-PL (default: %(default)s)")
@@ -173,12 +177,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 #: The options that configure the protocol; each is refused without --clicks unless at its default.
 _OPTIONS = {"click_model": "--click-model", "sessions": "--sessions", "top_k": "--top-k", "eta": "--eta",
-            "noise": "--noise", "continue_prob": "--continue-prob", "labeled_fraction": "--labeled-fraction",
-            "vali_fraction": "--vali-fraction", "select_on": "--select-on", "strategies": "--strategies",
+            "noise": "--noise", "continue_prob": "--continue-prob", "presentation": "--presentation",
+            "labeled_fraction": "--labeled-fraction", "vali_fraction": "--vali-fraction", "select_on": "--select-on", "strategies": "--strategies",
             "pair_weight": "--pair-weight", "min_support": "--min-support", "click_columns": "--click-columns",
             "click_on_bad": "--click-on-bad"}
 #: Of those, the settings of a simulation only.
-_SIMULATION_ONLY = ("click_model", "sessions", "top_k", "eta", "noise", "continue_prob")
+_SIMULATION_ONLY = ("click_model", "sessions", "top_k", "eta", "noise", "continue_prob", "presentation")
 
 
 def _given(args: argparse.Namespace, parser_defaults: dict[str, Any], dest: str) -> bool:
@@ -212,7 +216,8 @@ def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
     try:
         settings = ClickSettings(
             n_sessions=args.sessions, model=args.click_model, top_k=args.top_k, eta=args.eta, eps_plus=eps[0],
-            eps_minus=eps[1], continue_prob=args.continue_prob, labeled_fraction=args.labeled_fraction,
+            eps_minus=eps[1], continue_prob=args.continue_prob, presentation=args.presentation,
+            labeled_fraction=args.labeled_fraction,
             vali_fraction=args.vali_fraction, select=args.select_on,
             strategies=[s.strip() for s in str(args.strategies).split(",") if s.strip()], weight=args.pair_weight,
             min_support=args.min_support)
@@ -237,6 +242,7 @@ def _defaults() -> dict[str, Any]:
 #: ClickSettings' names -> the options that set them (for messages).
 _AS_OPTION = {"n_sessions": "--sessions", "model": "--click-model", "top_k": "--top-k", "eta": "--eta",
               "eps_plus": "--noise (eps+)", "eps_minus": "--noise (eps-)", "continue_prob": "--continue-prob",
+              "presentation": "--presentation",
               "labeled_fraction": "--labeled-fraction", "vali_fraction": "--vali-fraction", "select": "--select-on",
               "weight": "--pair-weight", "min_support": "--min-support"}
 

@@ -1,0 +1,250 @@
+"""Learning from clicks (docs/clicks.md): the default setting chosen on one data set, and the
+figure and claims measured on others.
+
+Two commands:
+
+``choose``
+    The settings grid the page's recommended default comes from, on ``--data`` (the page uses
+    the embedded LightGBM example, data that its figure does not use). For every seed, session
+    count and presentation (fixed list or shuffled), one click fold is simulated
+    (:func:`boostplug.clicks.protocol.prepare`, defaults otherwise: PBM, eta 1, noise 1.0/0.1,
+    top 10, 5% of the training queries judged, round chosen on 5% of the validation queries),
+    and on it QBRank on the pairs (``qbrank-P``) and on the pairs with the labeled queries
+    (``qbrank-PL``) train for every strategy set and pair weight of the grid, beside the
+    clicks-as-labels baselines and ``labeled-only``. Prints, per setting, the mean test NDCG@10
+    over seeds in each condition and its mean rank over the conditions; writes ``choose.json``.
+
+``figure``
+    Reads the ``--out`` folders of ``boostplug compare --clicks simulate`` runs named
+    ``<DATA>_<SESSIONS>`` under one folder per presentation, and draws test NDCG@10 against the
+    number of sessions for every method, with the comparison's 95% bootstrap intervals (one
+    panel per data set and presentation). Prints the paired tests of QBRank's two claims at
+    every size: ``qbrank-P`` against ``lgb-clicks`` (preferences against GBT on the clicks
+    they came from) and ``qbrank-PL`` against ``qbrank-P``; writes ``claims.json``.
+
+Usage::
+
+    python examples/replication/clicks_study.py choose --data example --out docs/results/clicks_default
+    python examples/replication/clicks_study.py figure --runs fixed=RUNS/fixed shuffle=RUNS/shuffle \\
+        --out docs/results/clicks_figure --png docs/img/clicks_sessions.png
+    python examples/replication/clicks_study.py choose --tiny     # the test's small run
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import re
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+import _common as C
+from boostplug.clicks.protocol import ClickSettings, prepare, run_click_method
+from boostplug.compare.stats import bootstrap_ci, paired_tests
+
+#: The grid of ``choose``: strategy sets and pair weights for QBRank.
+STRATEGY_SETS = {
+    "skip-above+no-click-next": ("click>skip-above", "click>no-click-next"),
+    "skip-above": ("click>skip-above",),
+    "adjacent": ("click>skip-previous", "click>no-click-next"),
+    "all": ("all",),
+}
+WEIGHTS = ("net", "wilson", "unit")
+PAIR_METHODS = ("qbrank-P", "qbrank-PL")
+BASELINES = ("lgb-clicks", "lgb-position", "labeled-only")
+PRESENTATIONS = ("fixed", "shuffle")
+METRIC = "ndcg@10"
+
+
+def _fold(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    args.folds = [1]
+    _, folds, _ = C.load_folds(args)
+    return folds[0]
+
+
+def choose(args: argparse.Namespace) -> dict[str, Any]:
+    train, vali, test = _fold(args)
+    runs: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for seed, n, presentation in itertools.product(args.seeds, args.sessions, PRESENTATIONS):
+        base = ClickSettings(n_sessions=n, presentation=presentation,
+                             labeled_fraction=args.labeled_fraction)
+        fold = prepare(train, vali, test, base, seed=seed)
+        condition = {"seed": seed, "sessions": n, "presentation": presentation}
+
+        def run(method: str, settings: dict[str, str], on: Any) -> None:
+            r = run_click_method(method, on, rounds=args.rounds, metric=METRIC, seed=seed, threads=1)
+            runs.append({**condition, **settings, "method": method, "best_round": r.best_round,
+                         METRIC: r.test[METRIC], "per_query": r.test_per_query[METRIC]})
+
+        for method in BASELINES:
+            run(method, {"strategies": "-", "weight": "-"}, fold)
+        for (label, strategies), weight in itertools.product(STRATEGY_SETS.items(), WEIGHTS):
+            variant = replace(fold, settings=replace(base, strategies=strategies, weight=weight))
+            for method in PAIR_METHODS:
+                run(method, {"strategies": label, "weight": weight}, variant)
+        print(f"seed {seed}, {n} sessions, {presentation}: done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    table = _choose_table(runs)
+    print(_format_choose(table, args))
+    out = {"data": str(args.data) if not args.tiny else "tiny", "rounds": args.rounds, "seeds": list(args.seeds),
+           "sessions": list(args.sessions), "labeled_fraction": args.labeled_fraction, "table": table,
+           "runs": runs}
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "choose.json").write_text(json.dumps(out, indent=1))
+    return out
+
+
+def _choose_table(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per setting (method, strategies, weight): mean NDCG@10 over seeds in each condition
+    (sessions x presentation), and the mean over conditions of its rank among all settings."""
+    conditions = sorted({(r["sessions"], r["presentation"]) for r in runs})
+    settings = list(dict.fromkeys((r["method"], r["strategies"], r["weight"]) for r in runs))
+    means = {s: {c: float(np.mean([r[METRIC] for r in runs if (r["method"], r["strategies"], r["weight"]) == s
+                                   and (r["sessions"], r["presentation"]) == c])) for c in conditions}
+             for s in settings}
+    ranks: dict[tuple, list[float]] = {s: [] for s in settings}
+    for c in conditions:
+        order = sorted(settings, key=lambda s: -means[s][c])
+        for k, s in enumerate(order):
+            ranks[s].append(k + 1.0)
+    return [{"method": s[0], "strategies": s[1], "weight": s[2], "mean_rank": float(np.mean(ranks[s])),
+             "by_condition": {f"{n}/{p}": means[s][(n, p)] for n, p in conditions}}
+            for s in sorted(settings, key=lambda s: np.mean(ranks[s]))]
+
+
+def _format_choose(table: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    conds = list(table[0]["by_condition"])
+    head = f"{'method':<13} {'strategies':<25} {'weight':<7} {'rank':>5} " + " ".join(f"{c:>15}" for c in conds)
+    lines = [f"test NDCG@10, mean over seeds {list(args.seeds)}; rank: mean over the conditions (sessions/presentation)",
+             head, "-" * len(head)]
+    for row in table:
+        lines.append(f"{row['method']:<13} {row['strategies']:<25} {row['weight']:<7} {row['mean_rank']:>5.1f} "
+                     + " ".join(f"{row['by_condition'][c]:>15.4f}" for c in conds))
+    return "\n".join(lines)
+
+
+# ---- figure and claims from compare's outputs ---------------------------------------------------
+
+_RUN = re.compile(r"^(?P<data>.+)_(?P<n>\d+)$")
+
+
+def _read_runs(folder: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """``(data, sessions) -> results.json`` of every ``<DATA>_<SESSIONS>`` run under ``folder``."""
+    out = {}
+    for d in sorted(folder.iterdir()):
+        m = _RUN.match(d.name)
+        if m and (d / "results.json").is_file():
+            out[(m["data"], int(m["n"]))] = json.loads((d / "results.json").read_text())
+    return out
+
+
+def _per_query(payload: dict[str, Any]) -> dict[str, np.ndarray]:
+    return {r["method"]: np.asarray(r["test_per_query"][METRIC], dtype=np.float64) for r in payload["results"]}
+
+
+def claims(runs: dict[str, dict[tuple[str, int], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """QBRank's claims as paired tests over the test queries, at every data set, size and presentation."""
+    rows = []
+    for presentation, by in runs.items():
+        for (data, n), payload in sorted(by.items()):
+            pq = _per_query(payload)
+            for name, a, b in (("preferences beat GBT on the clicks", "qbrank-P", "lgb-clicks"),
+                               ("P u L beats P", "qbrank-PL", "qbrank-P"),
+                               ("P u L beats labeled-only", "qbrank-PL", "labeled-only"),
+                               ("debiased LambdaMART beats P u L", "lgb-position", "qbrank-PL")):
+                if a in pq and b in pq:
+                    t = paired_tests(pq[a], pq[b])
+                    rows.append({"presentation": presentation, "data": data, "sessions": n, "claim": name,
+                                 "method": a, "against": b, "n": t.n, "mean_diff": t.mean_diff,
+                                 "p_t": t.t_pvalue, "p_wilcoxon": t.wilcoxon_pvalue})
+    return rows
+
+
+def figure(args: argparse.Namespace) -> dict[str, Any]:
+    runs = {}
+    for spec in args.runs:
+        presentation, _, folder = spec.partition("=")
+        runs[presentation] = _read_runs(Path(folder))
+    series: dict[str, Any] = {}
+    for presentation, by in runs.items():
+        for (data, n), payload in sorted(by.items()):
+            for method, values in _per_query(payload).items():
+                ci = bootstrap_ci(values, resamples=2000, seed=0)
+                series.setdefault(presentation, {}).setdefault(data, {}).setdefault(method, []).append(
+                    {"sessions": n, "mean": float(np.mean(values)), "low": ci.low, "high": ci.high})
+    rows = claims(runs)
+    for r in rows:
+        print(f"{r['presentation']:<8} {r['data']:<8} {r['sessions']:>8}  {r['method']:>12} vs {r['against']:<12} "
+              f"diff {r['mean_diff']:+.4f}  p(t) {r['p_t']:.2g}  p(W) {r['p_wilcoxon']:.2g}  (n={r['n']})")
+    out = {"series": series, "claims": rows}
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "claims.json").write_text(json.dumps(out, indent=1))
+    if args.png is not None:
+        _plot(series, args.png)
+    return out
+
+
+def _plot(series: dict[str, Any], png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    presentations = list(series)
+    datas = sorted({d for p in series.values() for d in p})
+    fig, axes = plt.subplots(len(presentations), len(datas), figsize=(5.2 * len(datas), 3.8 * len(presentations)),
+                             squeeze=False, sharex=True)
+    styles = {"labeled-only": ("k", "--"), "lgb-clicks": ("tab:blue", "-"), "lgb-position": ("tab:cyan", "-"),
+              "xgb-unbiased": ("tab:purple", "-"), "qbrank-P": ("tab:red", "-"), "qbrank-PL": ("tab:orange", "-"),
+              "mpboost-P": ("tab:green", "-"), "rankboost-P": ("tab:olive", "-")}
+    for i, p in enumerate(presentations):
+        for j, d in enumerate(datas):
+            ax = axes[i][j]
+            for method, pts in series[p].get(d, {}).items():
+                pts = sorted(pts, key=lambda q: q["sessions"])
+                x = [q["sessions"] for q in pts]
+                color, ls = styles.get(method, (None, "-"))
+                ax.plot(x, [q["mean"] for q in pts], ls, color=color, marker="o", ms=3, label=method)
+                ax.fill_between(x, [q["low"] for q in pts], [q["high"] for q in pts], color=color, alpha=0.12)
+            ax.set_xscale("log")
+            ax.set_title(f"{d}, {'shuffled' if p == 'shuffle' else 'fixed'} presentation", fontsize=10)
+            ax.set_xlabel("simulated sessions")
+            ax.set_ylabel("test NDCG@10 (true labels)")
+            ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("choose", help="the settings grid of the recommended default")
+    c.add_argument("--data", type=C._data_arg, default=C.EXAMPLE)
+    c.add_argument("--tiny", action="store_true", help="small synthetic data (for tests)")
+    c.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    c.add_argument("--sessions", type=int, nargs="+", default=[10_000, 100_000])
+    c.add_argument("--labeled-fraction", type=float, default=0.05)
+    c.add_argument("--rounds", type=int, default=300)
+    c.add_argument("--out", type=Path, default=None)
+    f = sub.add_parser("figure", help="the figure and the claims from boostplug compare --clicks runs")
+    f.add_argument("--runs", nargs="+", required=True, metavar="PRESENTATION=FOLDER")
+    f.add_argument("--out", type=Path, default=None)
+    f.add_argument("--png", type=Path, default=None)
+    args = ap.parse_args(argv)
+    (choose if args.command == "choose" else figure)(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -394,3 +394,48 @@ def test_ohsumed_data_loads_letor3_folds() -> None:
     assert [d.X.shape for d in folds[0]] == [(9219, 45), (3538, 45), (3383, 45)]
     assert [f[2].n_queries for f in folds] == [22, 21, 21, 21, 21]
     assert sum(f[2].n_queries for f in folds) == 106
+
+
+def test_clicks_study_choose_and_figure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from boostplug.cli import main as cli
+    from boostplug.data import make_ranking, write_letor
+
+    mod = _load("clicks_study")
+    out = mod.main(["choose", "--tiny", "--seeds", "0", "--sessions", "400", "--labeled-fraction", "0.3",
+                    "--rounds", "4", "--out", str(tmp_path)])
+    assert out == 0
+    chosen = json.loads((tmp_path / "choose.json").read_text())
+    grid = len(mod.STRATEGY_SETS) * len(mod.WEIGHTS) * len(mod.PAIR_METHODS) + len(mod.BASELINES)
+    assert len(chosen["runs"]) == grid * len(mod.PRESENTATIONS) and len(chosen["table"]) == grid
+    ranks = [row["mean_rank"] for row in chosen["table"]]
+    assert ranks == sorted(ranks) and set(chosen["table"][0]["by_condition"]) == {"400/fixed", "400/shuffle"}
+    # a setting's cell is the mean of its runs
+    row = chosen["table"][-1]
+    runs = [r for r in chosen["runs"] if (r["method"], r["strategies"], r["weight"], r["presentation"]) ==
+            (row["method"], row["strategies"], row["weight"], "shuffle")]
+    assert row["by_condition"]["400/shuffle"] == pytest.approx(np.mean([r["ndcg@10"] for r in runs]))
+    assert "rank" in capsys.readouterr().out
+
+    data = tmp_path / "d.txt"
+    write_letor(data, make_ranking(n_queries=40, docs_per_query=8, n_features=4, n_informative=2, seed=2))
+    for presentation in ("fixed", "shuffle"):
+        for n in (300, 900):
+            code = cli(["compare", "--data", str(data), "--kfold", "3", "--folds", "1", "--clicks", "simulate",
+                        "--sessions", str(n), "--labeled-fraction", "0.3", "--presentation", presentation,
+                        "--methods", "lgb-clicks,lgb-position,labeled-only,qbrank-P,qbrank-PL", "--rounds", "3",
+                        "--no-progress", "--no-plots", "--out", str(tmp_path / presentation / f"tiny_{n}")])
+            assert code == 0
+    capsys.readouterr()
+    png = tmp_path / "fig.png"
+    assert mod.main(["figure", "--runs", f"fixed={tmp_path / 'fixed'}", f"shuffle={tmp_path / 'shuffle'}",
+                     "--out", str(tmp_path), "--png", str(png)]) == 0
+    assert png.stat().st_size > 1000
+    result = json.loads((tmp_path / "claims.json").read_text())
+    assert {r["sessions"] for r in result["claims"]} == {300, 900} and len(result["claims"]) == 2 * 2 * 4
+    assert [p["sessions"] for p in result["series"]["shuffle"]["tiny"]["qbrank-P"]] == [300, 900]
+    # the claim's difference is the per-query difference of the two runs' test NDCG@10
+    payload = json.loads((tmp_path / "fixed" / "tiny_900" / "results.json").read_text())
+    pq = {r["method"]: np.array(r["test_per_query"]["ndcg@10"]) for r in payload["results"]}
+    claim = next(r for r in result["claims"] if r["presentation"] == "fixed" and r["sessions"] == 900
+                 and r["method"] == "qbrank-PL" and r["against"] == "qbrank-P")
+    assert claim["mean_diff"] == pytest.approx(float(np.mean(pq["qbrank-PL"] - pq["qbrank-P"])))

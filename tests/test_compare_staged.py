@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from boostplug import lightgbm as bpl
-from boostplug.compare.methods import lightgbm_staged_scores
+from boostplug.compare.training import lightgbm_staged_scores
 from boostplug.data import make_ranking
 
 

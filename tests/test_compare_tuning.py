@@ -13,7 +13,8 @@ import pytest
 from boostplug.cli import main
 from boostplug.compare import METHODS, get_method, run
 from boostplug.compare import execution as runner_mod
-from boostplug.compare.methods import TREE_SPACE, format_value, parse_value, split_specs
+from boostplug.compare.method_specs import format_value, parse_value, split_specs
+from boostplug.compare.search_spaces import TREE_SPACE
 from boostplug.data import make_ranking, train_test_split_by_query, write_letor
 
 pytest.importorskip("optuna")
@@ -330,7 +331,7 @@ def test_pruning_stops_poor_trials_counts_them_and_never_prunes_the_defaults(fol
 def test_a_pruned_trial_reports_its_best_checkpoint_value(fold, monkeypatch) -> None:
     """The value a pruned trial carries is the best selection-metric value of its checkpoints."""
     from boostplug.compare import tuning
-    from boostplug.compare.methods import checkpoint_rounds
+    from boostplug.compare.training import checkpoint_rounds
 
     seen: dict[int, list[float]] = {}
     real = tuning.tune

@@ -162,7 +162,7 @@ def load_config(path: Path) -> dict[str, Any]:
 def _config_methods(value: Any, path: Path) -> str:
     """``methods`` of a config file -> the ``--methods`` text: a string, or a list of names/specs
     and tables ``{name = "mpboost-ldd", alpha = 0.3}`` (every key but name a parameter)."""
-    from ..compare.methods import format_value
+    from ..compare.method_specs import format_value
 
     if isinstance(value, str):
         return value
@@ -240,7 +240,8 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
     elif text.strip().lower() == "all":
         chosen = method_names(tuple(frameworks))
     else:
-        from ..compare.methods import get_method, split_specs
+        from ..compare.method_specs import split_specs
+        from ..compare.methods import get_method
 
         unknown = [m for m in (s.split("[")[0] for s in split_specs(text) if ":" not in s or s in METHODS)
                    if m not in METHODS]

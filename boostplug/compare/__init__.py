@@ -2,6 +2,9 @@
 
 * :mod:`.methods` -- the methods by name (built-in and boostplug objectives on
   LightGBM and XGBoost trees, the reference boosters), one shared set of tree parameters;
+* :mod:`.method_specs` -- a method with its settings as text, ``name[key=value,...]``;
+* :mod:`.search_spaces` -- what ``--tune`` searches for each method;
+* :mod:`.training` -- how each framework trains a method: scores after every round, the time;
 * :mod:`.data` -- the folds of the embedded example, a LETOR file or a LETOR folder;
 * :mod:`.protocol` -- what one (method, fold) run does: round chosen on validation, metrics on test;
 * :mod:`.execution` -- every (method, fold) run, in parallel jobs, Ctrl-C, failures, resumed runs;

@@ -40,7 +40,7 @@ class Budget:
         self.rounds, self.tune = rounds, tune
         rows = {i: vali.n_docs + test.n_docs for i, (_, vali, test) in folds}
         methods = {m: method(m) for m, _ in runs}
-        # a booster's n_rounds setting replaces rounds for that method (compare.methods._train_booster)
+        # a booster's n_rounds setting replaces rounds for that method (compare.training._train_booster)
         own = {m: int(meth.loss_params.get("n_rounds", rounds)) if meth.framework == "booster" else rounds
                for m, meth in methods.items()}
         largest = max(runs, key=lambda r: own[r[0]] * rows[r[1]], default=None)

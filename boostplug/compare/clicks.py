@@ -30,7 +30,7 @@ from ..clicks.protocol import CLICK_METHODS, SELECT, ClickFold, ClickSettings, c
 from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS
 from ..clicks import strategies as _strategies
 from ..clicks.aggregate import WEIGHTS
-from .methods import split_specs
+from .method_specs import split_specs
 from .protocol import Result
 
 __all__ = ["ClickRunner", "add_arguments", "runner_from_args", "parse_click_methods", "list_click_methods",

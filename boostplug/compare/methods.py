@@ -21,26 +21,32 @@ objective registered after import (``boostplug.objectives.register``) is listed,
 
 Tree methods share one set of tree parameters (:data:`TREE_PARAMS`, overridable)
 so that only the loss differs.
+
+This module is the method table: :class:`Method`, the methods by name (:data:`METHODS`,
+:func:`get_method`) and their settings. How a specification reads (``name[key=value]``) is in
+:mod:`.method_specs`, what ``--tune`` searches in :mod:`.search_spaces`, how each framework
+trains in :mod:`.training`.
 """
 
 from __future__ import annotations
 
-import json
-import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
-from numpy.typing import NDArray
 
 from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
 from ..data import RankingData
+from .method_specs import format_value, split_spec
+# boostplug.clicks.protocol reads a click method's settings with these, imported from here
+from .method_specs import _split_top, parse_value  # noqa: F401
+from .search_spaces import TREE_SPACE, Dist, booster_space, objective_space
+from .training import TRAINERS, Checkpoint, Progress, Trained
 
 __all__ = [
-    "Method", "Trained", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "FRAMEWORKS",
-    "check_tree_params", "get_method", "method_names", "Dist", "TREE_SPACE", "parse_value", "format_value",
-    "split_specs",
+    "Method", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "FRAMEWORKS",
+    "check_tree_params", "get_method", "method_names",
 ]
 
 #: Tree parameters shared by every tree method (LightGBM names; mapped for XGBoost).
@@ -99,30 +105,6 @@ FRAMEWORKS = ("lightgbm", "xgboost", "booster")
 #: rule, tolerance 0.002 on the training measure, stops after one round on MQ2008).
 ADARANK_PARAMS: dict[str, Any] = {"update": "multiplicative", "enqueue": True, "max_consecutive": 5, "tolerance": -0.002}
 
-Progress = Callable[[int, int], None]
-#: ``checkpoint(round, vali_scores)`` during training, at :func:`checkpoint_rounds`; it may raise to stop
-#: the training (a pruned ``--tune`` trial).
-Checkpoint = Callable[[int, NDArray[np.float64]], None]
-#: How many times a training run shows its validation scores to a ``checkpoint``.
-CHECKPOINTS = 10
-
-
-def checkpoint_rounds(rounds: int) -> range:
-    """The rounds (1-based) at which training calls its ``checkpoint``: every tenth of ``rounds``,
-    short of the last (a finished run is scored whole)."""
-    every = max(1, rounds // CHECKPOINTS)
-    return range(every, rounds, every)
-
-
-@dataclass
-class Trained:
-    """Scores after every round on the validation and test parts, and the training time."""
-
-    vali_scores: list[NDArray[np.float64]]
-    test_scores: list[NDArray[np.float64]]
-    seconds: float
-    info: dict[str, Any] = field(default_factory=dict)
-
 
 @dataclass(frozen=True)
 class Method:
@@ -159,7 +141,7 @@ class Method:
         ``rename``: the name shows the settings (``mpboost-ldd[alpha=0.3]``)."""
         return _configure(self, params, rename)
 
-    def search_space(self) -> dict[str, "Dist"]:
+    def search_space(self) -> dict[str, Dist]:
         """What ``--tune`` searches: :data:`TREE_SPACE` for tree methods plus the method's own knobs."""
         return _search_space(self)
 
@@ -170,178 +152,10 @@ class Method:
         ``checkpoint``: called with the validation scores at :func:`checkpoint_rounds`.
         ``train`` may carry ``position`` (LightGBM's Dataset positions) and ``pairs`` (a booster's
         explicit pairs), as :class:`boostplug.clicks.protocol.ClickData` does."""
-        trainers = {"lightgbm": _train_lightgbm, "xgboost": _train_xgboost, "booster": _train_booster}
-        if self.framework not in trainers:
+        if self.framework not in TRAINERS:
             raise ValueError(f"unknown framework {self.framework!r}; expected one of {FRAMEWORKS}")
-        return trainers[self.framework](self, train, vali, test, rounds, tree_params, seed, threads, progress,
+        return TRAINERS[self.framework](self, train, vali, test, rounds, tree_params, seed, threads, progress,
                                         checkpoint)
-
-
-def _staged(predict: Callable[[int], NDArray], n: int) -> list[NDArray[np.float64]]:
-    return [np.asarray(predict(t), dtype=np.float64) for t in range(1, n + 1)]
-
-
-def lightgbm_staged_scores(booster: Any, X: Any, n: int) -> list[NDArray[np.float64]]:
-    """Raw scores after each of the first ``n`` trees, equal bit for bit to
-    ``booster.predict(X, num_iteration=t, raw_score=True)`` for ``t = 1..n``.
-
-    One leaf-index prediction and a running sum of the leaves' outputs, in tree order and
-    in float64 as LightGBM sums them: ``n`` separate predictions each walk ``t`` trees, which
-    made the staged scores cost many times the training itself.
-    """
-    rows = int(X.shape[0])
-    if n == 0:
-        return []
-    if rows == 0:
-        return [np.zeros(0) for _ in range(n)]
-    leaves = np.asarray(booster.predict(X, pred_leaf=True, num_iteration=n)).reshape(rows, -1)
-    if leaves.shape[1] != n:  # one tree per iteration is what this sum assumes (no multi-class)
-        return _staged(lambda t: booster.predict(X, num_iteration=t, raw_score=True), n)
-    out = np.empty((rows, n))
-    for t in range(n):
-        col = leaves[:, t]
-        values = np.array([booster.get_leaf_output(t, j) for j in range(int(col.max()) + 1)])
-        out[:, t] = values[col]
-    np.cumsum(out, axis=1, out=out)
-    return [out[:, t].copy() for t in range(n)]
-
-
-def _train_lightgbm(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
-                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
-                    checkpoint: Checkpoint | None = None) -> Trained:
-    import lightgbm as lgb
-
-    from .. import lightgbm as bpl
-
-    params = {**tree_params, **m.tree_params}
-    params.update({"verbose": -1, "seed": seed, "deterministic": True, "num_threads": threads})
-    if m.loss.startswith("boostplug:"):
-        params["objective"] = bpl.objective(m.loss.split(":", 1)[1], **m.loss_params)
-    else:
-        params["objective"] = m.loss
-        params.update(m.loss_params)
-    # a training part may carry shown positions (boostplug.clicks.protocol.ClickData): position debiasing
-    dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=getattr(train, "position", None))
-    at = set(checkpoint_rounds(rounds))
-
-    def cb(env: Any) -> None:
-        if progress is not None:
-            progress(env.iteration + 1, rounds)
-        if checkpoint is not None and env.iteration + 1 in at:
-            checkpoint(env.iteration + 1, np.asarray(env.model.predict(vali.X, raw_score=True), dtype=np.float64))
-
-    t0 = time.perf_counter()
-    booster = lgb.train(params, dtrain, num_boost_round=rounds, callbacks=[cb])
-    seconds = time.perf_counter() - t0
-    n = booster.current_iteration()
-    return Trained(
-        lightgbm_staged_scores(booster, vali.X, n),
-        lightgbm_staged_scores(booster, test.X, n),
-        seconds,
-    )
-
-
-#: LightGBM tree parameter -> XGBoost parameter (same meaning).
-_XGB_NAMES = {
-    "learning_rate": "eta", "num_leaves": "max_leaves", "min_sum_hessian_in_leaf": "min_child_weight",
-    "lambda_l2": "lambda", "feature_fraction": "colsample_bytree", "max_bin": "max_bin",
-}
-
-
-def _xgb_params(tree_params: dict[str, Any], seed: int, threads: int) -> dict[str, Any]:
-    """XGBoost's names for the shared tree parameters (``min_data_in_leaf`` has no
-    XGBoost counterpart: XGBoost bounds leaves by hessian only)."""
-    p: dict[str, Any] = {"grow_policy": "lossguide", "max_depth": 0, "tree_method": "hist", "seed": seed}
-    for k, v in tree_params.items():
-        if k in _XGB_NAMES:
-            p[_XGB_NAMES[k]] = v
-    if threads > 0:
-        p["nthread"] = threads
-    return p
-
-
-def _train_xgboost(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
-                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
-                   checkpoint: Checkpoint | None = None) -> Trained:
-    import xgboost as xgb
-
-    from .. import xgboost as bpx
-
-    params = _xgb_params({**tree_params, **m.tree_params}, seed, threads)
-    obj = None
-    if m.loss.startswith("boostplug:"):
-        obj = bpx.objective(m.loss.split(":", 1)[1], **m.loss_params)
-        params = bpx.params(**params)
-    else:
-        params["objective"] = m.loss
-        params.update(m.loss_params)
-    dtrain = bpx.dmatrix(train.X, train.y, group_ptr=train.group_ptr)
-    dvali = xgb.DMatrix(vali.X)
-    dtest = xgb.DMatrix(test.X)
-
-    at = set(checkpoint_rounds(rounds))
-
-    class _Progress(xgb.callback.TrainingCallback):
-        def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
-            if progress is not None:
-                progress(epoch + 1, rounds)
-            if checkpoint is not None and epoch + 1 in at:
-                checkpoint(epoch + 1, np.asarray(model.predict(dvali, output_margin=True), dtype=np.float64))
-            return False
-
-    t0 = time.perf_counter()
-    booster = xgb.train(params, dtrain, num_boost_round=rounds, obj=obj, callbacks=[_Progress()])
-    seconds = time.perf_counter() - t0
-    n = booster.num_boosted_rounds()
-    return Trained(
-        _staged(lambda t: booster.predict(dvali, iteration_range=(0, t), output_margin=True), n),
-        _staged(lambda t: booster.predict(dtest, iteration_range=(0, t), output_margin=True), n),
-        seconds,
-    )
-
-
-def _train_booster(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
-                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
-                   checkpoint: Checkpoint | None = None) -> Trained:
-    """A reference booster: at most ``rounds`` rounds (fewer when its own stop rule ends it)."""
-    from .. import boosters
-    from .._core.threads import limit_threads
-    from ..boosters._fit_data import check_X
-    from ..boosters._weak_rankers import evaluate_rankers
-
-    params = dict(m.loss_params)
-    rounds = params.pop("n_rounds", rounds)  # the method's own round budget (``ndcg_boost-stumps[n_rounds=500]``)
-    est = getattr(boosters, m.loss)(n_rounds=rounds, random_state=seed, **params)
-
-    X_train = check_X(train.to_dense().X)
-    # the checks predict() makes, before training (the scores are summed while it trains)
-    X_vali, X_test = (check_X(d.to_dense().X, X_train.shape[1]) for d in (vali, test))
-    # each round's scores as staged_predict sums them, one weak ranker at a time, while training
-    staged: tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]] = ([], [])
-    at = set(checkpoint_rounds(rounds))
-
-    def cb(t: int, record: dict[str, Any]) -> None:
-        for X, out in zip((X_vali, X_test), staged):
-            last = out[-1] if out else np.zeros(X.shape[0])
-            out.append(last + record["weight"] * evaluate_rankers(X, [record["ranker"]])[:, 0])
-        if progress is not None:
-            progress(t, rounds)
-        if checkpoint is not None and t in at:
-            checkpoint(t, staged[0][-1])
-
-    t0 = time.perf_counter()
-    # a training part may carry explicit preference pairs (boostplug.clicks.protocol.ClickData)
-    with limit_threads(threads if threads > 0 else None):  # restored after the fit, like the frameworks' count
-        est.fit(X_train, train.y, group=np.diff(train.group_ptr), pairs=getattr(train, "pairs", None), callback=cb)
-    seconds = time.perf_counter() - t0
-    if est.stop_reason_ == "interrupted":
-        raise KeyboardInterrupt  # the booster kept its rounds; the comparison drops the unfinished method
-    if progress is not None:
-        progress(rounds, rounds)
-    n = len(est.rankers_)
-    if len(staged[0]) != n:  # rounds dropped after their callback: read the model instead
-        staged = (list(est.staged_predict(X_vali)), list(est.staged_predict(X_test)))
-    return Trained(staged[0][:n], staged[1][:n], seconds, {"stop_reason": est.stop_reason_})
 
 
 def _m(name: str, framework: str, loss: str, summary: str, select_metric: str | None = None,
@@ -452,12 +266,13 @@ def method_names(frameworks: tuple[str, ...] | list[str] | None = None) -> list[
 
 def get_method(name: str) -> Method:
     """The method called ``name``: a registry name, or one with settings, ``name[key=value,...]``
-    (the configured method's own name) or ``name:key=value,...``; values as :func:`parse_value`."""
+    (the configured method's own name) or ``name:key=value,...``; values as
+    :func:`.method_specs.parse_value`."""
     if not isinstance(name, str):
         raise TypeError(f"a method name must be a string, got {name!r}")
     if name in METHODS:
         return METHODS[name]
-    base, params = _split_spec(name)
+    base, params = split_spec(name, METHODS)
     if base not in METHODS:
         hint = did_you_mean(base, METHODS)
         raise ValueError(f"unknown method {base!r}{f' ({hint})' if hint else ''}; "
@@ -468,110 +283,6 @@ def get_method(name: str) -> Method:
 # ---- method settings: name[key=value,...] ---------------------------------------------------
 #: Booster constructor arguments the comparison sets itself (seed, no printing, full curves).
 _BOOSTER_FIXED = ("random_state", "verbose", "early_stopping_rounds", "eval_metric")
-
-
-def parse_value(text: str) -> Any:
-    """A setting's value from text: ``true``/``false``, ``none``, an integer, a number, a JSON
-    list (``[0,1,3,7]``), else the text itself (``ldd``, ``ndcg@5``)."""
-    t = text.strip()
-    low = t.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
-    if t.startswith("["):
-        try:
-            return json.loads(t)
-        except json.JSONDecodeError:
-            raise ValueError(f"{t!r} is not a JSON list") from None
-    for kind in (int, float):
-        try:
-            return kind(t)
-        except ValueError:
-            pass
-    return t
-
-
-def format_value(value: Any) -> str:
-    """The text :func:`parse_value` reads back as ``value`` (numpy scalars as plain numbers)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "none"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return json.dumps(list(value), separators=(",", ":"))
-    return str(value)
-
-
-def split_specs(text: str) -> list[str]:
-    """Method specs from a comma-separated list: commas inside ``[...]`` and a ``key=value``
-    after ``name:key=value`` belong to that method (``mpboost-ldd:alpha=0.3,lam=2,lambdarank``
-    is two methods); ``;`` also separates."""
-    parts: list[str] = []
-    depth, cur = 0, ""
-    for ch in text.replace(";", ","):
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        if ch == "," and depth <= 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    out: list[str] = []
-    for p in (p.strip() for p in parts):
-        if not p:
-            continue
-        head = p.split("=", 1)[0]
-        if out and "=" in p and ":" not in head and "[" not in head and "[" not in out[-1]:
-            out[-1] += "," + p  # a further key=value of the method before
-        else:
-            out.append(p)
-    return out
-
-
-def _split_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``name[k=v,...]`` or ``name:k=v,...`` -> ``(name, {k: v})``; a name may itself hold ``:``
-    (``xgb-rank:ndcg``), so the name is the first prefix that is a registered method."""
-    spec = spec.strip()
-    if "[" in spec:
-        if not spec.endswith("]"):
-            raise ValueError(f"method {spec!r}: expected name[key=value,...]")
-        base, body = spec[:-1].split("[", 1)
-    else:
-        cut = next((i for i, ch in enumerate(spec) if ch == ":" and spec[:i] in METHODS), None)
-        if cut is None:
-            head = spec.split("=", 1)[0]
-            if "=" not in spec or ":" not in head:
-                return spec, {}
-            cut = head.rindex(":")  # an unknown name with settings: the name is what comes before them
-        base, body = spec[:cut], spec[cut + 1:]
-    params: dict[str, Any] = {}
-    for item in _split_top(body):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"method {spec!r}: {item!r} is not key=value")
-        params[key.strip()] = parse_value(value)
-    return base.strip(), params
-
-
-def _split_top(body: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in body:
-        depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return [o.strip() for o in out if o.strip()]
 
 
 def _objective(m: Method) -> Any:
@@ -626,7 +337,7 @@ def _configure(m: Method, params: dict[str, Any], rename: bool) -> Method:
 
 def _shown(m: Method) -> dict[str, Any]:
     """The settings a configured method's name already shows."""
-    return _split_spec(m.name)[1] if m.base else {}
+    return split_spec(m.name, METHODS)[1] if m.base else {}
 
 
 def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
@@ -650,84 +361,14 @@ def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
 
 
 # ---- what --tune searches -------------------------------------------------------------------
-@dataclass(frozen=True)
-class Dist:
-    """One dimension of a search space: ``kind`` ``"float"``, ``"int"`` (``low``..``high``,
-    ``log``-uniform or uniform) or ``"categorical"`` (``choices``)."""
-
-    kind: str
-    low: float = 0.0
-    high: float = 1.0
-    log: bool = False
-    choices: tuple[Any, ...] = ()
-
-    def suggest(self, trial: Any, name: str) -> Any:
-        if self.kind == "categorical":
-            return trial.suggest_categorical(name, list(self.choices))
-        if self.kind == "int":
-            return trial.suggest_int(name, int(self.low), int(self.high), log=self.log)
-        return trial.suggest_float(name, self.low, self.high, log=self.log)
-
-    def describe(self) -> str:
-        if self.kind == "categorical":
-            return "{" + ", ".join(format_value(c) for c in self.choices) + "}"
-        return f"{format_value(self.low)}..{format_value(self.high)}{' (log)' if self.log else ''}"
-
-
-#: The tree parameters every tree method searches (LightGBM, XGBoost and the built-ins alike, so
-#: that each gets the same budget over the same space; ``min_data_in_leaf`` has no XGBoost
-#: counterpart and changes nothing there). ``lambda_l2=0``, the default, is trial 0's.
-TREE_SPACE: dict[str, Dist] = {
-    "learning_rate": Dist("float", 0.01, 0.3, log=True),
-    "num_leaves": Dist("int", 7, 127),
-    "min_data_in_leaf": Dist("int", 5, 100),
-    "lambda_l2": Dist("float", 1e-3, 10.0, log=True),
-    "feature_fraction": Dist("float", 0.5, 1.0),
-}
-
-def _dists(space: Mapping[str, Any]) -> dict[str, Dist]:
-    """An objective's declared search ranges (:class:`boostplug.objectives.Search`) as :class:`Dist`."""
-    out = {}
-    for name, search in space.items():
-        if search.choices:
-            out[name] = Dist("categorical", choices=tuple(search.choices))
-        else:
-            out[name] = Dist("int" if search.integer else "float", search.low, search.high, log=search.log)
-    return out
-
-
-def _mpboost_booster_space(p: dict[str, Any]) -> dict[str, Dist]:
-    from ..objectives import ddf
-
-    return _dists(ddf.search_space(p["ddf"]))
-
-
-def _ndcg_boost_booster_space(p: dict[str, Any]) -> dict[str, Dist]:
-    from ..objectives.ndcg_boost import NDCGBoostObjective
-
-    return _dists({"sigma": NDCGBoostObjective.params["sigma"].search})
-
-
-#: The boosters' knobs: RankBoost's stump threshold budget, the objectives' own ranges for the
-#: stump MPBoost (its DDF's parameter) and NDCG_Boost (sigma); AdaRank none (its rounds are
-#: chosen on validation like everyone's). Each gets the booster's parameters, defaults filled in.
-_BOOSTER_SPACE: dict[str, Callable[[dict[str, Any]], dict[str, Dist]]] = {
-    "RankBoost": lambda p: {"max_thresholds": Dist("int", 8, 255, log=True)},
-    "MPBoost": _mpboost_booster_space,
-    "NDCGBoost": _ndcg_boost_booster_space,
-    "AdaRank": lambda p: {},
-}
-
-
 def _search_space(m: Method) -> dict[str, Dist]:
     """A setting the user fixed (``name[key=value]``) is not searched."""
     fixed = set(_shown(m))
     if m.framework == "booster":
-        space = _BOOSTER_SPACE.get(m.loss, lambda p: {})(_parameters(m))
+        space = booster_space(m.loss, _parameters(m))
     else:
         space = dict(TREE_SPACE)
         obj = _objective(m)
         if obj is not None:
-            declared = obj.search_space(m.loss_params)
-            space.update(_dists({k: v for k, v in declared.items() if k not in obj.row_params}))
+            space.update(objective_space(obj, m.loss_params))
     return {k: d for k, d in space.items() if k not in fixed}

@@ -27,7 +27,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from .. import metrics
-from .methods import Method, Trained, format_value
+from .method_specs import format_value
+from .methods import Method
+from .training import Trained
 
 __all__ = ["Trial", "TuningRecord", "tune", "require_optuna", "study_seed", "PRUNE_STARTUP", "PRUNE_WARMUP"]
 
@@ -168,6 +170,6 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
 
 def _plain(params: dict[str, Any]) -> dict[str, Any]:
     """JSON-ready values (numpy scalars as plain numbers)."""
-    from .methods import parse_value
+    from .method_specs import parse_value
 
     return {k: parse_value(format_value(v)) if not isinstance(v, (str, bool)) else v for k, v in params.items()}

@@ -1,0 +1,120 @@
+"""Method specifications as text: ``name[key=value,...]`` and ``name:key=value,...``.
+
+How ``--methods``, ``--config`` and ``get_method`` read a method with its settings, and how a
+configured method's name shows them back: :func:`split_specs` (a list of specifications),
+:func:`split_spec` (one, into its name and settings), :func:`parse_value` and
+:func:`format_value` (one setting's value, as text and back).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Container
+
+import numpy as np
+
+__all__ = ["parse_value", "format_value", "split_specs", "split_spec"]
+
+
+def parse_value(text: str) -> Any:
+    """A setting's value from text: ``true``/``false``, ``none``, an integer, a number, a JSON
+    list (``[0,1,3,7]``), else the text itself (``ldd``, ``ndcg@5``)."""
+    t = text.strip()
+    low = t.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    if t.startswith("["):
+        try:
+            return json.loads(t)
+        except json.JSONDecodeError:
+            raise ValueError(f"{t!r} is not a JSON list") from None
+    for kind in (int, float):
+        try:
+            return kind(t)
+        except ValueError:
+            pass
+    return t
+
+
+def format_value(value: Any) -> str:
+    """The text :func:`parse_value` reads back as ``value`` (numpy scalars as plain numbers)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return json.dumps(list(value), separators=(",", ":"))
+    return str(value)
+
+
+def split_specs(text: str) -> list[str]:
+    """Method specs from a comma-separated list: commas inside ``[...]`` and a ``key=value``
+    after ``name:key=value`` belong to that method (``mpboost-ldd:alpha=0.3,lam=2,lambdarank``
+    is two methods); ``;`` also separates."""
+    parts: list[str] = []
+    depth, cur = 0, ""
+    for ch in text.replace(";", ","):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth <= 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out: list[str] = []
+    for p in (p.strip() for p in parts):
+        if not p:
+            continue
+        head = p.split("=", 1)[0]
+        if out and "=" in p and ":" not in head and "[" not in head and "[" not in out[-1]:
+            out[-1] += "," + p  # a further key=value of the method before
+        else:
+            out.append(p)
+    return out
+
+
+def split_spec(spec: str, names: Container[str]) -> tuple[str, dict[str, Any]]:
+    """``name[k=v,...]`` or ``name:k=v,...`` -> ``(name, {k: v})``; a name may itself hold ``:``
+    (``xgb-rank:ndcg``), so the name is the first prefix that is one of ``names`` (the methods)."""
+    spec = spec.strip()
+    if "[" in spec:
+        if not spec.endswith("]"):
+            raise ValueError(f"method {spec!r}: expected name[key=value,...]")
+        base, body = spec[:-1].split("[", 1)
+    else:
+        cut = next((i for i, ch in enumerate(spec) if ch == ":" and spec[:i] in names), None)
+        if cut is None:
+            head = spec.split("=", 1)[0]
+            if "=" not in spec or ":" not in head:
+                return spec, {}
+            cut = head.rindex(":")  # an unknown name with settings: the name is what comes before them
+        base, body = spec[:cut], spec[cut + 1:]
+    params: dict[str, Any] = {}
+    for item in _split_top(body):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"method {spec!r}: {item!r} is not key=value")
+        params[key.strip()] = parse_value(value)
+    return base.strip(), params
+
+
+def _split_top(body: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in body:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [o.strip() for o in out if o.strip()]

@@ -1,0 +1,99 @@
+"""What ``boostplug compare --tune`` searches: one dimension (:class:`Dist`), the tree parameters
+every tree method searches (:data:`TREE_SPACE`), an objective's declared ranges
+(:func:`objective_space`) and the reference boosters' knobs (:func:`booster_space`).
+
+A method's whole space (these, less the settings its name fixes) is
+:meth:`boostplug.compare.methods.Method.search_space`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from .method_specs import format_value
+
+__all__ = ["Dist", "TREE_SPACE", "objective_space", "booster_space"]
+
+
+@dataclass(frozen=True)
+class Dist:
+    """One dimension of a search space: ``kind`` ``"float"``, ``"int"`` (``low``..``high``,
+    ``log``-uniform or uniform) or ``"categorical"`` (``choices``)."""
+
+    kind: str
+    low: float = 0.0
+    high: float = 1.0
+    log: bool = False
+    choices: tuple[Any, ...] = ()
+
+    def suggest(self, trial: Any, name: str) -> Any:
+        if self.kind == "categorical":
+            return trial.suggest_categorical(name, list(self.choices))
+        if self.kind == "int":
+            return trial.suggest_int(name, int(self.low), int(self.high), log=self.log)
+        return trial.suggest_float(name, self.low, self.high, log=self.log)
+
+    def describe(self) -> str:
+        if self.kind == "categorical":
+            return "{" + ", ".join(format_value(c) for c in self.choices) + "}"
+        return f"{format_value(self.low)}..{format_value(self.high)}{' (log)' if self.log else ''}"
+
+
+#: The tree parameters every tree method searches (LightGBM, XGBoost and the built-ins alike, so
+#: that each gets the same budget over the same space; ``min_data_in_leaf`` has no XGBoost
+#: counterpart and changes nothing there). ``lambda_l2=0``, the default, is trial 0's.
+TREE_SPACE: dict[str, Dist] = {
+    "learning_rate": Dist("float", 0.01, 0.3, log=True),
+    "num_leaves": Dist("int", 7, 127),
+    "min_data_in_leaf": Dist("int", 5, 100),
+    "lambda_l2": Dist("float", 1e-3, 10.0, log=True),
+    "feature_fraction": Dist("float", 0.5, 1.0),
+}
+
+
+def _dists(space: Mapping[str, Any]) -> dict[str, Dist]:
+    """An objective's declared search ranges (:class:`boostplug.objectives.Search`) as :class:`Dist`."""
+    out = {}
+    for name, search in space.items():
+        if search.choices:
+            out[name] = Dist("categorical", choices=tuple(search.choices))
+        else:
+            out[name] = Dist("int" if search.integer else "float", search.low, search.high, log=search.log)
+    return out
+
+
+def _mpboost_booster_space(p: dict[str, Any]) -> dict[str, Dist]:
+    from ..objectives import ddf
+
+    return _dists(ddf.search_space(p["ddf"]))
+
+
+def _ndcg_boost_booster_space(p: dict[str, Any]) -> dict[str, Dist]:
+    from ..objectives.ndcg_boost import NDCGBoostObjective
+
+    return _dists({"sigma": NDCGBoostObjective.params["sigma"].search})
+
+
+#: The boosters' knobs: RankBoost's stump threshold budget, the objectives' own ranges for the
+#: stump MPBoost (its DDF's parameter) and NDCG_Boost (sigma); AdaRank none (its rounds are
+#: chosen on validation like everyone's). Each gets the booster's parameters, defaults filled in.
+_BOOSTER_SPACE: dict[str, Callable[[dict[str, Any]], dict[str, Dist]]] = {
+    "RankBoost": lambda p: {"max_thresholds": Dist("int", 8, 255, log=True)},
+    "MPBoost": _mpboost_booster_space,
+    "NDCGBoost": _ndcg_boost_booster_space,
+    "AdaRank": lambda p: {},
+}
+
+
+def objective_space(entry: Any, params: Mapping[str, Any]) -> dict[str, Dist]:
+    """What ``--tune`` searches for the registered objective ``entry`` given its settings
+    ``params``: its declared ranges, less its row-index parameters (they belong to one data set)."""
+    declared = entry.search_space(params)
+    return _dists({k: v for k, v in declared.items() if k not in entry.row_params})
+
+
+def booster_space(booster: str, params: dict[str, Any]) -> dict[str, Dist]:
+    """The knobs of the reference booster class ``booster`` (``"RankBoost"``) given its parameters
+    ``params`` (defaults filled in); none for a booster without any."""
+    return _BOOSTER_SPACE.get(booster, lambda p: {})(params)

@@ -1,0 +1,223 @@
+"""How a method trains: one trainer per framework (LightGBM, XGBoost, the reference boosters),
+each returning a :class:`Trained` (validation and test scores after every round, the time).
+
+:meth:`boostplug.compare.methods.Method.train` calls the trainer of its framework (:data:`TRAINERS`).
+During training each trainer reports its rounds to a ``progress`` callable and shows the
+validation scores to a ``checkpoint`` at :func:`checkpoint_rounds` (a pruned ``--tune`` trial
+stops there).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..data import RankingData
+
+if TYPE_CHECKING:
+    from .methods import Method
+
+__all__ = ["Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds", "lightgbm_staged_scores",
+           "TRAINERS"]
+
+Progress = Callable[[int, int], None]
+#: ``checkpoint(round, vali_scores)`` during training, at :func:`checkpoint_rounds`; it may raise to stop
+#: the training (a pruned ``--tune`` trial).
+Checkpoint = Callable[[int, NDArray[np.float64]], None]
+#: How many times a training run shows its validation scores to a ``checkpoint``.
+CHECKPOINTS = 10
+
+
+def checkpoint_rounds(rounds: int) -> range:
+    """The rounds (1-based) at which training calls its ``checkpoint``: every tenth of ``rounds``,
+    short of the last (a finished run is scored whole)."""
+    every = max(1, rounds // CHECKPOINTS)
+    return range(every, rounds, every)
+
+
+@dataclass
+class Trained:
+    """Scores after every round on the validation and test parts, and the training time."""
+
+    vali_scores: list[NDArray[np.float64]]
+    test_scores: list[NDArray[np.float64]]
+    seconds: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _staged(predict: Callable[[int], NDArray], n: int) -> list[NDArray[np.float64]]:
+    return [np.asarray(predict(t), dtype=np.float64) for t in range(1, n + 1)]
+
+
+def lightgbm_staged_scores(booster: Any, X: Any, n: int) -> list[NDArray[np.float64]]:
+    """Raw scores after each of the first ``n`` trees, equal bit for bit to
+    ``booster.predict(X, num_iteration=t, raw_score=True)`` for ``t = 1..n``.
+
+    One leaf-index prediction and a running sum of the leaves' outputs, in tree order and
+    in float64 as LightGBM sums them: ``n`` separate predictions each walk ``t`` trees, which
+    made the staged scores cost many times the training itself.
+    """
+    rows = int(X.shape[0])
+    if n == 0:
+        return []
+    if rows == 0:
+        return [np.zeros(0) for _ in range(n)]
+    leaves = np.asarray(booster.predict(X, pred_leaf=True, num_iteration=n)).reshape(rows, -1)
+    if leaves.shape[1] != n:  # one tree per iteration is what this sum assumes (no multi-class)
+        return _staged(lambda t: booster.predict(X, num_iteration=t, raw_score=True), n)
+    out = np.empty((rows, n))
+    for t in range(n):
+        col = leaves[:, t]
+        values = np.array([booster.get_leaf_output(t, j) for j in range(int(col.max()) + 1)])
+        out[:, t] = values[col]
+    np.cumsum(out, axis=1, out=out)
+    return [out[:, t].copy() for t in range(n)]
+
+
+def _train_lightgbm(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
+                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
+                    checkpoint: Checkpoint | None = None) -> Trained:
+    import lightgbm as lgb
+
+    from .. import lightgbm as bpl
+
+    params = {**tree_params, **m.tree_params}
+    params.update({"verbose": -1, "seed": seed, "deterministic": True, "num_threads": threads})
+    if m.loss.startswith("boostplug:"):
+        params["objective"] = bpl.objective(m.loss.split(":", 1)[1], **m.loss_params)
+    else:
+        params["objective"] = m.loss
+        params.update(m.loss_params)
+    # a training part may carry shown positions (boostplug.clicks.protocol.ClickData): position debiasing
+    dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=getattr(train, "position", None))
+    at = set(checkpoint_rounds(rounds))
+
+    def cb(env: Any) -> None:
+        if progress is not None:
+            progress(env.iteration + 1, rounds)
+        if checkpoint is not None and env.iteration + 1 in at:
+            checkpoint(env.iteration + 1, np.asarray(env.model.predict(vali.X, raw_score=True), dtype=np.float64))
+
+    t0 = time.perf_counter()
+    booster = lgb.train(params, dtrain, num_boost_round=rounds, callbacks=[cb])
+    seconds = time.perf_counter() - t0
+    n = booster.current_iteration()
+    return Trained(
+        lightgbm_staged_scores(booster, vali.X, n),
+        lightgbm_staged_scores(booster, test.X, n),
+        seconds,
+    )
+
+
+#: LightGBM tree parameter -> XGBoost parameter (same meaning).
+_XGB_NAMES = {
+    "learning_rate": "eta", "num_leaves": "max_leaves", "min_sum_hessian_in_leaf": "min_child_weight",
+    "lambda_l2": "lambda", "feature_fraction": "colsample_bytree", "max_bin": "max_bin",
+}
+
+
+def _xgb_params(tree_params: dict[str, Any], seed: int, threads: int) -> dict[str, Any]:
+    """XGBoost's names for the shared tree parameters (``min_data_in_leaf`` has no
+    XGBoost counterpart: XGBoost bounds leaves by hessian only)."""
+    p: dict[str, Any] = {"grow_policy": "lossguide", "max_depth": 0, "tree_method": "hist", "seed": seed}
+    for k, v in tree_params.items():
+        if k in _XGB_NAMES:
+            p[_XGB_NAMES[k]] = v
+    if threads > 0:
+        p["nthread"] = threads
+    return p
+
+
+def _train_xgboost(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
+                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
+                   checkpoint: Checkpoint | None = None) -> Trained:
+    import xgboost as xgb
+
+    from .. import xgboost as bpx
+
+    params = _xgb_params({**tree_params, **m.tree_params}, seed, threads)
+    obj = None
+    if m.loss.startswith("boostplug:"):
+        obj = bpx.objective(m.loss.split(":", 1)[1], **m.loss_params)
+        params = bpx.params(**params)
+    else:
+        params["objective"] = m.loss
+        params.update(m.loss_params)
+    dtrain = bpx.dmatrix(train.X, train.y, group_ptr=train.group_ptr)
+    dvali = xgb.DMatrix(vali.X)
+    dtest = xgb.DMatrix(test.X)
+
+    at = set(checkpoint_rounds(rounds))
+
+    class _Progress(xgb.callback.TrainingCallback):
+        def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+            if progress is not None:
+                progress(epoch + 1, rounds)
+            if checkpoint is not None and epoch + 1 in at:
+                checkpoint(epoch + 1, np.asarray(model.predict(dvali, output_margin=True), dtype=np.float64))
+            return False
+
+    t0 = time.perf_counter()
+    booster = xgb.train(params, dtrain, num_boost_round=rounds, obj=obj, callbacks=[_Progress()])
+    seconds = time.perf_counter() - t0
+    n = booster.num_boosted_rounds()
+    return Trained(
+        _staged(lambda t: booster.predict(dvali, iteration_range=(0, t), output_margin=True), n),
+        _staged(lambda t: booster.predict(dtest, iteration_range=(0, t), output_margin=True), n),
+        seconds,
+    )
+
+
+def _train_booster(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
+                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
+                   checkpoint: Checkpoint | None = None) -> Trained:
+    """A reference booster: at most ``rounds`` rounds (fewer when its own stop rule ends it)."""
+    from .. import boosters
+    from .._core.threads import limit_threads
+    from ..boosters._fit_data import check_X
+    from ..boosters._weak_rankers import evaluate_rankers
+
+    params = dict(m.loss_params)
+    rounds = params.pop("n_rounds", rounds)  # the method's own round budget (``ndcg_boost-stumps[n_rounds=500]``)
+    est = getattr(boosters, m.loss)(n_rounds=rounds, random_state=seed, **params)
+
+    X_train = check_X(train.to_dense().X)
+    # the checks predict() makes, before training (the scores are summed while it trains)
+    X_vali, X_test = (check_X(d.to_dense().X, X_train.shape[1]) for d in (vali, test))
+    # each round's scores as staged_predict sums them, one weak ranker at a time, while training
+    staged: tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]] = ([], [])
+    at = set(checkpoint_rounds(rounds))
+
+    def cb(t: int, record: dict[str, Any]) -> None:
+        for X, out in zip((X_vali, X_test), staged):
+            last = out[-1] if out else np.zeros(X.shape[0])
+            out.append(last + record["weight"] * evaluate_rankers(X, [record["ranker"]])[:, 0])
+        if progress is not None:
+            progress(t, rounds)
+        if checkpoint is not None and t in at:
+            checkpoint(t, staged[0][-1])
+
+    t0 = time.perf_counter()
+    # a training part may carry explicit preference pairs (boostplug.clicks.protocol.ClickData)
+    with limit_threads(threads if threads > 0 else None):  # restored after the fit, like the frameworks' count
+        est.fit(X_train, train.y, group=np.diff(train.group_ptr), pairs=getattr(train, "pairs", None), callback=cb)
+    seconds = time.perf_counter() - t0
+    if est.stop_reason_ == "interrupted":
+        raise KeyboardInterrupt  # the booster kept its rounds; the comparison drops the unfinished method
+    if progress is not None:
+        progress(rounds, rounds)
+    n = len(est.rankers_)
+    if len(staged[0]) != n:  # rounds dropped after their callback: read the model instead
+        staged = (list(est.staged_predict(X_vali)), list(est.staged_predict(X_test)))
+    return Trained(staged[0][:n], staged[1][:n], seconds, {"stop_reason": est.stop_reason_})
+
+
+#: The trainer of each framework: ``(method, train, vali, test, rounds, tree_params, seed, threads,
+#: progress, checkpoint) -> Trained``.
+TRAINERS: dict[str, Callable[..., Trained]] = {
+    "lightgbm": _train_lightgbm, "xgboost": _train_xgboost, "booster": _train_booster,
+}

@@ -12,7 +12,8 @@
   a labeled subset), with the objective's parameters; :func:`log_rows`: the feature row of
   every impression row, for learners that train on clicks as labels and positions;
 * :func:`simulate` (:mod:`boostplug.clicks.simulation`): clicks of a position-based, cascade or
-  dependent click model on the top results of a production ranker, for any LETOR data.
+  dependent click model on the top results of a production ranker, for any LETOR data, shown
+  in the ranker's order or shuffled (randomised traffic).
 * :mod:`boostplug.clicks.protocol` (imported on its own: it trains with LightGBM, XGBoost and the
   boosters): every baseline trained on the same clicks of one fold, its round chosen on judged
   validation queries or validation clicks, tested on the true labels (``boostplug compare --clicks``).
@@ -39,7 +40,8 @@ from .aggregate import WEIGHTS, Preferences
 from .extract import preferences
 from .log import ClickLog, Dropped, read_log
 from .pairs import PairRows, TrainingSet, log_rows, to_rows, training_set
-from .simulation import CLICK_MODELS, simulate
+from .simulation import CLICK_MODELS, PRESENTATIONS, simulate
 
-__all__ = ["CLICK_MODELS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS", "log_rows",
+__all__ = ["CLICK_MODELS", "PRESENTATIONS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS",
+           "log_rows",
            "preferences", "read_log", "simulate", "strategies", "to_rows", "training_set"]

@@ -60,7 +60,6 @@ Example:
 from __future__ import annotations
 
 import copy
-import difflib
 import hashlib
 import sys
 from dataclasses import asdict, dataclass, field, replace
@@ -70,7 +69,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence, TextIO
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_choice, check_real, show
+from .._validation import check_choice, check_real, did_you_mean, show
 from ..compare.methods import Method
 from ..data import RankingData
 from . import strategies as _strategies
@@ -446,7 +445,8 @@ class ClickMethod:
 
     def configure(self, params: Mapping[str, Any]) -> "ClickMethod":
         """This method with ``params`` set; unknown names and bad values are refused now."""
-        from ..compare.methods import format_value, get_method
+        from ..compare.method_specs import format_value
+        from ..compare.methods import get_method
 
         base = get_method(self.base)
         known = [k for k in base.parameters() if k not in _SET_BY_PROTOCOL and k not in self.fixed]
@@ -454,8 +454,8 @@ class ClickMethod:
             if key in _SET_BY_PROTOCOL or key in self.fixed:
                 raise ValueError(f"method {self.registry_name!r}: {key} is set by the click protocol")
             if key not in known and key not in self.extra:
-                close = difflib.get_close_matches(key, [*known, *self.extra], n=3)
-                hint = f"did you mean {' or '.join(close)}? " if close else ""
+                hint = did_you_mean(key, [*known, *self.extra])
+                hint = f"{hint} " if hint else ""
                 raise ValueError(f"method {self.registry_name!r} has no parameter {key!r}; {hint}its parameters are "
                                  f"{', '.join([*known, *self.extra])}")
         for key in self.extra:
@@ -572,7 +572,7 @@ CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
 def click_method(spec: str | ClickMethod) -> ClickMethod:
     """The click method ``spec`` names: a name of :data:`CLICK_METHODS`, or one with settings,
     ``name[key=value,...]`` (tree parameters, the objective's or booster's, the method's own)."""
-    from ..compare.methods import _split_top, parse_value
+    from ..compare.method_specs import _split_top, parse_value
 
     if isinstance(spec, ClickMethod):
         return spec
@@ -591,8 +591,8 @@ def click_method(spec: str | ClickMethod) -> ClickMethod:
             params[key.strip()] = parse_value(value)
     name = name.strip()
     if name not in CLICK_METHODS:
-        close = difflib.get_close_matches(name, list(CLICK_METHODS), n=3)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        hint = did_you_mean(name, CLICK_METHODS)
+        hint = f" ({hint})" if hint else ""
         raise ValueError(f"unknown click method {name!r}{hint}; the click protocol's methods are "
                          f"{', '.join(CLICK_METHODS)}")
     return CLICK_METHODS[name].configure(params) if params else CLICK_METHODS[name]

@@ -39,8 +39,6 @@ import numpy as np
 from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
 from ..data import RankingData
 from .method_specs import format_value, split_spec
-# boostplug.clicks.protocol reads a click method's settings with these, imported from here
-from .method_specs import _split_top, parse_value  # noqa: F401
 from .search_spaces import TREE_SPACE, Dist, booster_space, objective_space
 from .training import TRAINERS, Checkpoint, Progress, Trained
 

@@ -8,7 +8,8 @@ Two commands:
     the embedded LightGBM example, data that its figure does not use). For every seed, session
     count and presentation (fixed list or shuffled), one click fold is simulated
     (:func:`boostplug.clicks.protocol.prepare`, defaults otherwise: PBM, eta 1, noise 1.0/0.1,
-    top 10, 5% of the training queries judged, round chosen on 5% of the validation queries),
+    top 10, 5% of the training queries judged, round chosen on the judged validation queries,
+    all of them by default: ``--vali-fraction``),
     and on it QBRank on the pairs (``qbrank-P``) and on the pairs with the labeled queries
     (``qbrank-PL``) train for every strategy set and pair weight of the grid, beside the
     clicks-as-labels baselines and ``labeled-only``. Prints, per setting, the mean test NDCG@10
@@ -73,8 +74,8 @@ def choose(args: argparse.Namespace) -> dict[str, Any]:
     runs: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for seed, n, presentation in itertools.product(args.seeds, args.sessions, PRESENTATIONS):
-        base = ClickSettings(n_sessions=n, presentation=presentation,
-                             labeled_fraction=args.labeled_fraction)
+        base = ClickSettings(n_sessions=n, presentation=presentation, labeled_fraction=args.labeled_fraction,
+                             vali_fraction=args.vali_fraction)
         fold = prepare(train, vali, test, base, seed=seed)
         condition = {"seed": seed, "sessions": n, "presentation": presentation}
 
@@ -93,7 +94,8 @@ def choose(args: argparse.Namespace) -> dict[str, Any]:
     table = _choose_table(runs)
     print(_format_choose(table, args))
     out = {"data": str(args.data) if not args.tiny else "tiny", "rounds": args.rounds, "seeds": list(args.seeds),
-           "sessions": list(args.sessions), "labeled_fraction": args.labeled_fraction, "table": table,
+           "sessions": list(args.sessions), "labeled_fraction": args.labeled_fraction,
+           "vali_fraction": args.vali_fraction, "table": table,
            "runs": runs}
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -235,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     c.add_argument("--sessions", type=int, nargs="+", default=[10_000, 100_000])
     c.add_argument("--labeled-fraction", type=float, default=0.05)
+    c.add_argument("--vali-fraction", type=float, default=1.0,
+                   help="share of the validation queries judged for round selection (default: all)")
     c.add_argument("--rounds", type=int, default=300)
     c.add_argument("--out", type=Path, default=None)
     f = sub.add_parser("figure", help="the figure and the claims from boostplug compare --clicks runs")

@@ -30,7 +30,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -71,6 +71,22 @@ def parser(description: str | None) -> argparse.ArgumentParser:
                     help="tied scores in every metric: average (over their orders) or order (the file's order, as "
                          "LETOR 3.0's evaluation script); default: order on OHSUMED, average elsewhere")
     return ap
+
+
+def start(ap: argparse.ArgumentParser, argv: list[str] | None,
+          show: Callable[[dict[str, Any]], Any]) -> tuple[argparse.Namespace, dict[str, Any] | None]:
+    """``(args, saved)``: ``argv`` parsed with a last option ``--summarize PATH`` added. With it,
+    ``saved`` is the JSON written there (:func:`write_json`), after ``show(saved)`` has printed
+    its tables, and the script returns it; without it, ``saved`` is ``None`` and the run is
+    pinned to one thread (:func:`single_thread`)."""
+    ap.add_argument("--summarize", type=Path, default=None, help="print the tables of a saved JSON and exit")
+    args = ap.parse_args(argv)
+    if args.summarize is None:
+        single_thread()
+        return args, None
+    saved = load_json(args.summarize)
+    show(saved)
+    return args, saved
 
 
 def _data_arg(text: str) -> Path | str:
@@ -216,6 +232,26 @@ def lgb_staged(booster: Any, X: Any, n: int) -> list[NDArray[np.float64]]:
         total = total + booster.predict(X, start_iteration=t, num_iteration=1, raw_score=True)
         out.append(total.copy())
     return out
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the file-only Agg backend (imported here: only figures need it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, png: Path) -> None:
+    """Lay out ``fig``, write it to ``png`` (its folder made if missing) and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
 
 
 def paired(a: Sequence[float], b: Sequence[float], *, higher_is_better: bool = True) -> str:

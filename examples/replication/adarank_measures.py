@@ -28,7 +28,6 @@ Usage::
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -96,13 +95,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = C.parser(__doc__)
     ap.add_argument("--rounds", type=int, default=500)
     ap.add_argument("--fixed-rounds", type=int, default=50)
-    ap.add_argument("--summarize", type=Path, default=None, help="print the tables of a saved JSON and exit")
-    args = ap.parse_args(argv)
-    if args.summarize is not None:
-        saved = C.load_json(args.summarize)
-        summarize(saved["results"], saved["folds"])
+    args, saved = C.start(ap, argv, lambda s: summarize(s["results"], s["folds"]))
+    if saved is not None:
         return saved
-    C.single_thread()
     numbers, folds, what = C.load_folds(args)
     print(f"AdaRank.MAP vs AdaRank.NDCG on {what}; folds {numbers}; {C.threads_note()}")
     results: dict[str, dict[str, list[dict[str, Any]]]] = {}

@@ -151,11 +151,7 @@ def panels_of(payload: dict[str, Any]) -> dict[str, dict[str, list[dict[str, Any
 
 
 def plot(png: Path, panels: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = C.pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.2), squeeze=False)
     for ax, (title, results) in zip(axes[0], panels.items()):
         for lb, rows in results.items():
@@ -169,10 +165,7 @@ def plot(png: Path, panels: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
         ax.set_ylabel("test NDCG@10 (mean over folds)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    C.save_figure(fig, png)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -181,15 +174,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--grid", action="store_true", help="also tune each DDF's parameter on vali NDCG@5")
     ap.add_argument("--no-trees", action="store_true", help="skip the LightGBM tree runs")
     ap.add_argument("--png", type=Path, default=None, help="write the NDCG@10-vs-rounds figure here")
-    ap.add_argument("--summarize", type=Path, default=None, help="print the tables of a saved JSON and exit")
-    args = ap.parse_args(argv)
-    if args.summarize is not None:
-        saved = C.load_json(args.summarize)
-        summarize(saved)
+    args, saved = C.start(ap, argv, summarize)
+    if saved is not None:
         if args.png is not None:
             plot(args.png, panels_of(saved))
         return saved
-    C.single_thread()
     numbers, folds, what = C.load_folds(args)
     print(f"MPBoost DDFs vs BINARY on {what}; folds {numbers}; {args.rounds} rounds; {C.threads_note()}")
     stumps: dict[str, list[dict[str, Any]]] = {}

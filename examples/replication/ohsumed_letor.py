@@ -34,7 +34,6 @@ Usage::
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -245,15 +244,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = C.parser(__doc__)
     ap.add_argument("--rounds", type=int, default=300, help="rounds of the boosters chosen on vali (default 300)")
     ap.add_argument("--no-grid", action="store_true", help="skip the tuned MPBoost DDF rows")
-    ap.add_argument("--summarize", type=Path, default=None, help="reprint the tables of a saved JSON")
-    args = ap.parse_args(argv)
-    if args.summarize is not None:
-        saved = C.load_json(args.summarize)
-        print(summarize(saved))
+    args, saved = C.start(ap, argv, lambda s: print(summarize(s)))
+    if saved is not None:
         return saved
     if args.rounds < 1:
         raise SystemExit(f"--rounds must be at least 1, got {args.rounds}")
-    C.single_thread()
     rounds = 20 if args.tiny else args.rounds
     numbers, folds, what = C.load_folds(args)
     print(f"OHSUMED replication on {what}; folds {numbers}; up to {rounds} rounds; {C.threads_note()}", flush=True)

@@ -107,11 +107,7 @@ def evaluate(bst: Any, vali: RankingData, test: RankingData) -> dict[str, Any]:
 
 
 def plot(png: Path, results: dict[str, list[dict[str, Any]]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = C.pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for lb, rows in results.items():
         curve = np.mean([r["curve_dcg@5"] for r in rows], axis=0)
@@ -121,10 +117,7 @@ def plot(png: Path, results: dict[str, list[dict[str, Any]]]) -> None:
     ax.set_title("QBRank vs GBT on LightGBM trees (cf. the paper's Figure 1)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    C.save_figure(fig, png)
 
 
 COMPARISONS = (("QBRank P2", "GBT L2"), ("QBRank P2+L1", "QBRank P2"), ("GBT L1+L2", "GBT L2"),
@@ -155,13 +148,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--rounds", type=int, default=500)
     ap.add_argument("--leaves", type=int, default=TREE_PARAMS["num_leaves"])
     ap.add_argument("--png", type=Path, default=None, help="write the DCG@5-vs-rounds figure here")
-    ap.add_argument("--summarize", type=Path, default=None, help="print the tables of a saved JSON and exit")
-    args = ap.parse_args(argv)
-    if args.summarize is not None:
-        saved = C.load_json(args.summarize)
-        summarize(saved["results"], saved["folds"])
+    args, saved = C.start(ap, argv, lambda s: summarize(s["results"], s["folds"]))
+    if saved is not None:
         return saved
-    C.single_thread()
     numbers, folds, what = C.load_folds(args)
     print(f"QBRank vs GBT on {what}; folds {numbers}; {args.rounds} rounds, {args.leaves} leaves; {C.threads_note()}")
     for f, fold in zip(numbers, folds):

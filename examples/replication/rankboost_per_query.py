@@ -28,7 +28,6 @@ Usage::
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -159,13 +158,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--min-pairs", type=int, default=200, help="tasks: queries with at least this many critical pairs")
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--max-tasks", type=int, default=None, help="use only the first N tasks")
-    ap.add_argument("--summarize", type=Path, default=None, help="print the tables of a saved JSON and exit")
-    args = ap.parse_args(argv)
-    if args.summarize is not None:
-        saved = C.load_json(args.summarize)
-        summarize(saved["tasks"], saved["ranks"])
+    args, saved = C.start(ap, argv, lambda s: summarize(s["tasks"], s["ranks"]))
+    if saved is not None:
         return saved
-    C.single_thread()
     _, folds, what = C.load_folds(args)
     all_queries = RankingData.concat(*folds[0])  # train + vali + test of one fold = every query
     chosen = tasks(all_queries, args.min_pairs)[: args.max_tasks]

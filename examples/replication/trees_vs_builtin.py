@@ -23,7 +23,6 @@ Usage::
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -94,13 +93,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--methods", nargs="+", default=list(METHODS))
     ap.add_argument("--baseline", default="lambdarank")
-    ap.add_argument("--summarize", type=Path, default=None, help="print the tables of a saved JSON and exit")
-    args = ap.parse_args(argv)
-    if args.summarize is not None:
-        saved = C.load_json(args.summarize)
-        summarize(saved["results"], saved["folds"], saved["baseline"])
+    args, saved = C.start(ap, argv, lambda s: summarize(s["results"], s["folds"], s["baseline"]))
+    if saved is not None:
         return saved
-    C.single_thread()
     numbers, folds, what = C.load_folds(args)
     print(f"Tree methods on {what}; folds {numbers}; up to {args.rounds} rounds; {C.threads_note()}", flush=True)
     results: dict[str, list[dict[str, Any]]] = {}

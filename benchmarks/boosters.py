@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+from _timing import call_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))   # time this checkout's boostplug, not an installed copy
@@ -148,12 +149,7 @@ def kernels() -> None:
 
     def med(f: Callable[[], Any], reps: int) -> float:
         f()
-        ts = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            f()
-            ts.append(time.perf_counter() - t0)
-        return float(np.median(ts))
+        return float(np.median(call_seconds(f, reps)))
 
     print(f"numba threads {nb.get_num_threads()}; column-major codes, {n_feat} features, {width - 1} thresholds")
     print(f"{'kernel':16s} {'work':>9s} {'serial s (3 passes)':>30s} {'parallel s (3 passes)':>30s}")

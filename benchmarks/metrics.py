@@ -29,6 +29,7 @@ from typing import Callable
 
 import numba
 import numpy as np
+from _timing import call_seconds
 
 from boostplug import metrics
 from boostplug.pairs import count_critical_pairs, critical_pairs
@@ -46,12 +47,7 @@ def synthetic(n_docs: int, n_queries: int, seed: int = 0) -> tuple[np.ndarray, n
 
 def best_of(fn: Callable[[], object], repeat: int) -> float:
     fn()  # warm-up: compile or load the cache
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    return min(call_seconds(fn, repeat))
 
 
 def one_query(n_docs: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

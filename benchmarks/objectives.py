@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+from _timing import call_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -52,12 +53,7 @@ FRAMEWORK_NAMES = {"lightgbm": ("regression", "lambdarank"), "xgboost": ("reg:sq
 
 
 def best_of(fn: Callable[[], Any], repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    return min(call_seconds(fn, repeat))
 
 
 class Timed:

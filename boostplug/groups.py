@@ -33,6 +33,7 @@ __all__ = [
     "qid_from_group_ptr",
     "check_group_ptr",
     "first_noncontiguous",
+    "first_varying_row",
     "group_ptr_of_runs",
     "cut_queries",
 ]
@@ -91,6 +92,24 @@ def first_noncontiguous(qid: ArrayLike) -> tuple[int, int] | None:
     k = int(np.flatnonzero(seen_before)[0])
     first_run = int(np.flatnonzero(start_ids[:k] == start_ids[k])[0])
     return int(starts[k]), int(starts[first_run])
+
+
+def first_varying_row(values: ArrayLike, group_ptr: NDArray[np.int64]) -> tuple[int, int] | None:
+    """Where per-row ``values`` that should be constant within each query first are not, or None
+    if every query's rows all have its first row's value (NaN never equals it).
+
+    Returns ``(row, query)``: the first row whose value differs from its query's first row's.
+
+    Example:
+        >>> first_varying_row([5, 5, 1, 1, 2], np.array([0, 2, 5]))
+        (4, 1)
+    """
+    v = np.asarray(values)
+    bad = np.flatnonzero(v != np.repeat(v[group_ptr[:-1]], np.diff(group_ptr)))
+    if not bad.size:
+        return None
+    row = int(bad[0])
+    return row, int(np.searchsorted(group_ptr, row, side="right") - 1)
 
 
 def group_ptr_of_runs(qid: ArrayLike) -> NDArray[np.int64]:

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_features
-from ..groups import check_group_ptr, group_ptr_from_qid, qid_from_group_ptr, sizes_from_group_ptr
+from ..groups import check_group_ptr, first_varying_row, group_ptr_from_qid, qid_from_group_ptr, sizes_from_group_ptr
 
 __all__ = ["RankingData", "concat"]
 
@@ -72,17 +72,14 @@ class RankingData:
     def _check_qid(self, qid: NDArray, n: int) -> NDArray:
         if qid.ndim != 1 or qid.shape[0] != n:
             raise ValueError(f"qid must have shape ({n},), got {qid.shape}")
-        if n:
+        varying = first_varying_row(qid, self.group_ptr) if n else None
+        if varying is not None:
+            r, q = varying
             g = self.group_ptr
-            first = np.repeat(qid[g[:-1]], np.diff(g))
-            bad = np.flatnonzero(qid != first)
-            if bad.size:
-                r = int(bad[0])
-                q = int(np.searchsorted(g, r, side="right") - 1)
-                raise ValueError(
-                    f"qid is not constant within query {q} (rows {int(g[q])}..{int(g[q + 1]) - 1}): "
-                    f"row {r} has qid {qid[r].item()!r}, the query's first row has {qid[g[q]].item()!r}"
-                )
+            raise ValueError(
+                f"qid is not constant within query {q} (rows {int(g[q])}..{int(g[q + 1]) - 1}): "
+                f"row {r} has qid {qid[r].item()!r}, the query's first row has {qid[g[q]].item()!r}"
+            )
         return qid
 
     # --- shape -----------------------------------------------------------------

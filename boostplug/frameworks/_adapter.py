@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from .. import metrics as _metrics
 from .. import objectives as _objectives
 from .._validation import check_finite
-from ..groups import check_group_ptr, group_ptr_from_qid, group_ptr_from_sizes
+from ..groups import check_group_ptr, first_varying_row, group_ptr_from_qid, group_ptr_from_sizes
 from ..objectives import Loss
 
 __all__ = ["BoundObjective", "given_row_params", "query_weights_from_rows", "metric_query_weights",
@@ -46,11 +46,9 @@ def query_weights_from_rows(
             "give one weight per row (constant within a query) or one per query"
         )
     first = w[group_ptr[:-1]]
-    per_row_first = np.repeat(first, np.diff(group_ptr))
-    bad = np.flatnonzero(w != per_row_first)
-    if bad.size:
-        row = int(bad[0])
-        q = int(np.searchsorted(group_ptr, row, side="right") - 1)
+    varying = first_varying_row(w, group_ptr)
+    if varying is not None:
+        row, q = varying
         raise ValueError(
             f"{framework}: ranking objectives weight whole queries, but query {q} (rows "
             f"{int(group_ptr[q])}..{int(group_ptr[q + 1]) - 1}) has different row weights "

@@ -499,15 +499,11 @@ class Loss:
         frameworks must never receive inf or NaN."""
         q = int(np.searchsorted(self.group_ptr, i, side="right") - 1)
         found = f"at row {i} (query {q}, {n_bad} such rows): grad {float(g[i])}, hess {float(h[i])}"
-        too_large = self._too_large(scores, q)
-        if too_large:
-            message = (f"{self.name}: the gradient or Hessian overflows float64 {found}; {too_large}: too large for "
-                       "float64 in this objective (or a parameter is too large)")
-        else:
-            message = (f"{self.name}: _grad_hess returned a non-finite value {found}, from moderate inputs "
-                       f"({self._moderate(scores, q)}): {_BUG.format(name=self.name, method='_grad_hess')}")
-        raise NonFiniteError(message, objective=self.name, method="grad_hess", cause="data" if too_large else
-                             "objective", query=q, row=i, value=(float(g[i]), float(h[i])))
+        message, cause = self._non_finite_message(scores, q, "_grad_hess",
+                                                  overflow=f"the gradient or Hessian overflows float64 {found}",
+                                                  returned=f"_grad_hess returned a non-finite value {found}")
+        raise NonFiniteError(message, objective=self.name, method="grad_hess", cause=cause, query=q, row=i,
+                             value=(float(g[i]), float(h[i])))
 
     def _refuse_non_finite_loss(self, scores: NDArray[np.float64], value: float) -> None:
         """A loss that is inf or NaN is a :class:`NonFiniteError` naming the first query that makes
@@ -515,16 +511,24 @@ class Loss:
         q = self._first_non_finite_query(scores)
         where = (", and does at all-zero scores too (so no one query's scores cause it)" if q is None else
                  f" in query {q} (rows {int(self.group_ptr[q])}..{int(self.group_ptr[q + 1]) - 1})")
+        message, cause = self._non_finite_message(scores, q, "_loss",
+                                                  overflow=f"the loss overflows float64 ({value}){where}",
+                                                  returned=f"_loss returned {value}{where}")
+        first_row = None if q is None else int(self.group_ptr[q])
+        raise NonFiniteError(message, objective=self.name, method="loss", cause=cause, query=q, row=first_row,
+                             value=value)
+
+    def _non_finite_message(self, scores: NDArray[np.float64], q: int | None, method: str, *, overflow: str,
+                            returned: str) -> tuple[str, str]:
+        """``(message, cause)`` of a :class:`NonFiniteError` from ``method``: ``"data"`` with the
+        ``overflow`` text when query ``q``'s values are too large for float64, else ``"objective"``
+        with the ``returned`` text and the moderate inputs that exposed the objective's bug."""
         too_large = self._too_large(scores, q)
         if too_large:
-            message = (f"{self.name}: the loss overflows float64 ({value}){where}; {too_large}: too large for "
-                       "float64 in this objective (or a parameter is too large)")
-        else:
-            message = (f"{self.name}: _loss returned {value}{where}, from moderate inputs "
-                       f"({self._moderate(scores, q)}): {_BUG.format(name=self.name, method='_loss')}")
-        first_row = None if q is None else int(self.group_ptr[q])
-        raise NonFiniteError(message, objective=self.name, method="loss", cause="data" if too_large else "objective",
-                             query=q, row=first_row, value=value)
+            return (f"{self.name}: {overflow}; {too_large}: too large for float64 in this objective (or a parameter "
+                    "is too large)"), "data"
+        return (f"{self.name}: {returned}, from moderate inputs ({self._moderate(scores, q)}): "
+                f"{_BUG.format(name=self.name, method=method)}"), "objective"
 
     def _first_non_finite_query(self, scores: NDArray[np.float64]) -> int | None:
         """The first query whose scores, with every other query's set to 0, make the loss

@@ -1,0 +1,76 @@
+"""The one serial/parallel policy (boostplug._core.dispatch) and the switch points of its callers."""
+
+from __future__ import annotations
+
+import importlib
+
+import numba
+import numpy as np
+import pytest
+from tests._helpers import random_ranking
+
+from boostplug._core import dispatch
+from boostplug._core import dcg
+from boostplug.objectives import _contract
+
+
+@numba.njit(cache=False, parallel=True)
+def _row_sums(x, out):
+    for i in numba.prange(x.shape[0]):
+        out[i] = x[i].sum()
+
+
+def test_work_and_threads_pick_the_kernel(monkeypatch) -> None:
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread: the parallel kernels never run")
+    previous = numba.get_num_threads()
+    try:
+        numba.set_num_threads(2)
+        assert dispatch.kernel_for(_row_sums, dispatch.PARALLEL_MIN_WORK) is _row_sums
+        serial = dispatch.kernel_for(_row_sums, dispatch.PARALLEL_MIN_WORK - 1)
+        assert serial is not _row_sums and not serial.targetoptions.get("parallel")
+        monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", 0)
+        assert dispatch.kernel_for(_row_sums, 0) is _row_sums
+        numba.set_num_threads(1)  # one thread: always the serial twin
+        assert dispatch.kernel_for(_row_sums, 10**15) is serial
+    finally:
+        numba.set_num_threads(previous)
+
+
+def test_serial_twin_is_the_same_code_compiled_once_under_its_own_name() -> None:
+    twin = dispatch.serial_twin(_row_sums)
+    assert dispatch.serial_twin(_row_sums) is twin
+    assert twin.py_func.__qualname__ == _row_sums.py_func.__qualname__ + "_serial"
+    assert twin.py_func.__code__ is _row_sums.py_func.__code__
+    x = np.arange(12.0).reshape(4, 3)
+    a, b = np.empty(4), np.empty(4)
+    twin(x, a)
+    _row_sums(x, b)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, [3.0, 12.0, 21.0, 30.0])
+
+
+def test_callers_switch_where_they_did(monkeypatch) -> None:
+    """Each family's work estimate keeps its measured switch point: objectives 100,000 documents
+    (QBRank, MPBoost) or 5 million pairs (NDCG_Boost), metrics 20,000 documents."""
+    assert dispatch.PARALLEL_MIN_WORK == 5_000_000
+    assert 100_000 * _contract.DOC_WORK == dispatch.PARALLEL_MIN_WORK
+    assert 20_000 * dcg.RANK_DOC_WORK == dispatch.PARALLEL_MIN_WORK
+
+
+@pytest.mark.parametrize("module_name, call", [
+    ("qbrank", lambda m, s, y, gp: m.prepare(y, gp, labeled="all").grad_hess(s)),
+    ("mpboost", lambda m, s, y, gp: m.prepare(y, gp).grad_hess(s)),
+])
+def test_objectives_pass_documents_times_doc_work(module_name, call, monkeypatch) -> None:
+    module = importlib.import_module(f"boostplug.objectives.{module_name}")
+    s, y, gp = random_ranking(np.random.default_rng(2), n_queries=5, max_docs=9)
+    seen: list[int] = []
+
+    def spy(kernel, work):
+        seen.append(work)
+        return dispatch.serial_twin(kernel)
+
+    monkeypatch.setattr(dispatch, "kernel_for", spy)
+    call(module, s, y, gp)
+    assert seen and set(seen) == {s.shape[0] * _contract.DOC_WORK}

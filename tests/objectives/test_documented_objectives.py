@@ -1,0 +1,75 @@
+"""Every objective the documentation and the examples define passes ``check_objective``: the
+classes in docs/objectives/custom.md's code blocks and in examples/custom_objective.py (imported
+without running its ``main``), and the page's ``parametrize_with_checks`` block collects them."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from boostplug import objectives
+from boostplug.objectives import Loss
+from boostplug.testing import check_objective, objective_checks
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "objectives" / "custom.md"
+EXAMPLE = ROOT / "examples" / "custom_objective.py"
+
+
+def _python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), flags=re.S)
+
+
+def _page_classes() -> dict[str, type[Loss]]:
+    """The Loss subclasses the page's blocks define (a block's own ``register`` call is undone)."""
+    found: dict[str, type[Loss]] = {}
+    for block in _python_blocks():
+        if not re.search(r"^class \w+\(Loss\):", block, flags=re.M):
+            continue
+        before = set(objectives.names())
+        namespace: dict = {}
+        try:
+            exec(compile(block, f"{PAGE}:block", "exec"), namespace)
+        finally:
+            for name in set(objectives.names()) - before:
+                objectives.unregister(name)
+        found.update({k: v for k, v in namespace.items()
+                      if isinstance(v, type) and issubclass(v, Loss) and v is not Loss})
+    return found
+
+
+def _example_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("custom_objective_example", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # defines the class; main() runs only as a script
+    return module
+
+
+def test_the_page_and_the_example_define_the_same_objective() -> None:
+    page = _page_classes()
+    assert list(page) == ["RankNet"]
+    assert _example_module().RankNet.hessians == page["RankNet"].hessians
+
+
+@pytest.mark.parametrize("where", ["docs/objectives/custom.md", "examples/custom_objective.py"])
+def test_the_documented_objective_passes_every_contract_check(where: str) -> None:
+    cls = _page_classes()["RankNet"] if where.startswith("docs") else _example_module().RankNet
+    before = objectives.names()
+    ran = check_objective(cls)
+    assert len(ran) == len(objective_checks(cls)) and objectives.names() == before
+
+
+def test_the_pages_pytest_block_parametrises_over_the_objective() -> None:
+    (block,) = [b for b in _python_blocks() if "@parametrize_with_checks" in b]
+    namespace: dict = {"RankNet": _page_classes()["RankNet"]}
+    exec(compile(block, f"{PAGE}:block", "exec"), namespace)
+    test = next(v for k, v in namespace.items() if k.startswith("test_"))
+    ids = [p.id for p in test.pytestmark[0].args[1]]
+    assert "ranknet-exact-sigma=0.5-gradient" in ids and "ranknet-parameters" in ids
+    first = test.pytestmark[0].args[1][0]
+    test(*first.values)  # the documented test body runs a check

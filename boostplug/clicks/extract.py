@@ -167,7 +167,7 @@ def preferences(
             Dask DataFrame (reduced partition by partition: each session within one partition,
             e.g. after ``ddf.shuffle(on="session")``; checked).
         strategies: one strategy name or several (:mod:`boostplug.clicks.strategies`);
-            default ``("click>skip-above", "click>no-click-next")``. ``"all"`` is every one.
+            default ``("click>skip-previous", "click>no-click-next")``. ``"all"`` is every one.
         min_support: the net count ``count - against`` a pair needs to be kept (>= 1).
         weight: ``"unit"``, ``"count"``, ``"net"`` (default) or ``"wilson"``
             (:mod:`boostplug.clicks.aggregate`).

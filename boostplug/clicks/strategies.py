@@ -25,7 +25,11 @@ Which pairs against the shown order: ``click>skip-above``, ``last-click>skip-abo
 ``click>skip-previous`` only ever prefer a lower-shown document to a higher-shown one, so on
 their own they teach a learner to reverse the production ranking (Joachims et al. measure
 them as accurate *relative to the shown order*). ``click>no-click-next`` yields pairs that
-agree with the shown order; the default combines ``click>skip-above`` with it.
+agree with the shown order. The default, ``click>skip-previous`` with ``click>no-click-next``,
+reads both directions from the same neighbours: aggregated over sessions, a pair's net count
+then leans towards the shown order only by how much more often the upper position is examined,
+where Click > Skip Above's pairs from far below outnumber those with the order
+(docs/clicks.md measures both).
 
 Example:
     >>> from boostplug.clicks import strategies
@@ -52,8 +56,8 @@ BITS: dict[str, int] = {
 NAMES: tuple[str, ...] = tuple(BITS)
 #: Strategies that need the time (or order) of each click.
 NEEDS_ORDER: tuple[str, ...] = ("last-click>skip-above", "click>earlier-click")
-#: Pairs against the shown order (Click > Skip Above) and with it (Click > No-Click Next).
-DEFAULT: tuple[str, ...] = ("click>skip-above", "click>no-click-next")
+#: Adjacent pairs both ways (Click > Skip Previous, Click > No-Click Next): the recommended default.
+DEFAULT: tuple[str, ...] = ("click>skip-previous", "click>no-click-next")
 
 
 def names(strategies: str | Iterable[str]) -> tuple[str, ...]:

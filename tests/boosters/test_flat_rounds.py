@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 import pytest
-from tests.boosters.test_pair_free import dependent_data, graded_data, letor_like
+from tests.boosters._helpers import E2_RTOL, assert_identical_fit, dependent_data, graded_data, letor_like
 
 import boostplug.boosters._group_e2 as group_e2
 from boostplug.boosters import RankBoost
@@ -25,31 +25,6 @@ from boostplug.boosters._group_pairs import GroupPairs
 from boostplug.boosters._level_sums import LevelPairs, level_e2
 from boostplug.boosters.stumps import make_candidates
 from boostplug.groups import group_ptr_from_qid
-
-E2_RTOL = 1e-12
-
-
-def assert_identical_fit(a, b, X, approx: tuple[str, ...] = ()) -> None:
-    """Same rankers, weights, stop, fitted extras, predictions and history, bit for bit (``approx``
-    history keys to ``E2_RTOL``)."""
-    assert a.stop_reason_ == b.stop_reason_
-    assert a.rankers_ == b.rankers_
-    assert a.weights_ == b.weights_
-    for name in a._fitted_extras:
-        assert getattr(a, name) == getattr(b, name), name
-    assert np.array_equal(a.predict(X), b.predict(X))
-    assert len(a.history_) == len(b.history_)
-    for ha, hb in zip(a.history_, b.history_):
-        assert ha.keys() == hb.keys()
-        for key, va in ha.items():
-            if key == "seconds":
-                continue
-            vb = hb[key]
-            if key in approx:
-                assert math.isclose(va, vb, rel_tol=E2_RTOL, abs_tol=1e-300), (key, ha["round"], va, vb)
-            else:
-                assert va == vb or (va != va and vb != vb), (key, ha["round"], va, vb)
-
 
 def fit_kept_and_from_scratch(monkeypatch, X, y, qid, sample_weight=None, limit=0, **params):
     """The same fit with ``E2`` kept round by round and computed from scratch (``ENTRY_LIMIT = limit``:

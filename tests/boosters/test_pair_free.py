@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from tests.boosters._helpers import dependent_data, graded_data, letor_like
 
 import boostplug.boosters._fit_data as fit_data
 import boostplug.pairs as pairs_mod
@@ -21,34 +22,6 @@ from boostplug.boosters import MPBoost, RankBoost
 
 RTOL = 1e-9
 ATOL = 1e-12
-
-
-def graded_data(rng, n_queries=6, max_docs=30, n_feat=4, n_labels=5, nan_prob=0.1, ties=True):
-    """Random queries with grades 0..n_labels-1, tied feature values, missing values, a
-    one-document query and a one-grade query."""
-    sizes = rng.integers(2, max_docs + 1, size=n_queries)
-    sizes[0] = 1
-    n = int(sizes.sum())
-    X = rng.normal(size=(n, n_feat))
-    if ties:
-        X = np.round(X, 1)
-    X[rng.random((n, n_feat)) < nan_prob] = np.nan
-    y = rng.integers(0, n_labels, size=n).astype(np.float64)
-    y[1:1 + sizes[1]] = 2.0
-    return X, y, np.repeat(np.arange(n_queries), sizes)
-
-
-def letor_like(rng, n_queries=40, n_feat=12):
-    """LETOR-shaped: many queries of 5-40 documents, grades 0-2 mostly 0, features in [0, 1]
-    with many zeros (query-normalised), a few constant columns."""
-    sizes = rng.integers(5, 41, size=n_queries)
-    n = int(sizes.sum())
-    X = rng.random((n, n_feat))
-    X[rng.random((n, n_feat)) < 0.4] = 0.0
-    X[:, 3] = 0.0
-    X = np.round(X, 3)
-    y = rng.choice([0.0, 1.0, 2.0], size=n, p=[0.7, 0.2, 0.1])
-    return X, y, np.repeat(np.arange(n_queries), sizes)
 
 
 def assert_same_fit(a: RankBoost, b: RankBoost) -> None:
@@ -133,17 +106,6 @@ def test_levels_equal_pairs_letor_like(seed: int) -> None:
 def test_levels_equal_pairs_mq2008_part(mq2008_dir) -> None:
     a, b = fit_both(*mq2008_part(mq2008_dir), variant="rb-c", n_rounds=30, random_state=0)
     assert_same_fit(a, b)
-
-
-def dependent_data(rng, n_queries=6):
-    """Features whose stumps are linear combinations of others' ([x1 > .5] = [x0 > 1] - [x0 > 2],
-    ...), so that chosen rankers fall in the span of S_t (the ``"dependent"`` step of E2 tracking)."""
-    sizes = rng.integers(4, 25, size=n_queries)
-    n = int(sizes.sum())
-    y = rng.integers(0, 5, size=n).astype(np.float64)
-    x0 = np.clip(np.round(y / 1.5 + rng.normal(size=n)), 0, 3)
-    X = np.column_stack([x0, (x0 == 2) * 1.0, (x0 == 1) * 1.0, (x0 >= 1) * 1.0 + (x0 == 3), rng.integers(0, 3, n)])
-    return X, y, np.repeat(np.arange(n_queries), sizes)
 
 
 @pytest.mark.parametrize("seed", range(3))

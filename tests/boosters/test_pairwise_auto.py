@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.boosters.test_flat_rounds import assert_identical_fit
-from tests.boosters.test_pair_free import graded_data, letor_like
+from tests.boosters._helpers import assert_identical_fit, graded_data, letor_like
 
 import boostplug.pairs as pairs_mod
 from boostplug.boosters import MPBoost, RankBoost

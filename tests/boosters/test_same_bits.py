@@ -11,14 +11,13 @@ import numba as nb
 import numpy as np
 import pytest
 from scipy.special import logsumexp
-from tests.boosters.test_pair_free import graded_data, letor_like
+from tests.boosters._helpers import assert_identical_fit, graded_data, letor_like
 
 import boostplug.boosters._stump_sums as stump_sums
 import boostplug.boosters.rankboost as rankboost
 from boostplug._core import dispatch
 from boostplug.boosters import MPBoost, RankBoost
 from boostplug.boosters._rankboost_kernels import log_sum_exp
-from tests.boosters.test_flat_rounds import assert_identical_fit
 
 
 # ---- the earlier kernels: one feature per pass over the pairs ------------------------------------

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from boostplug import clicks
-from tests.clicks.test_log import _with, same
-from tests.clicks.test_strategies import random_log
+from tests.clicks._logs import _with, random_log, same
 
 dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")

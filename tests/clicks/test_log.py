@@ -11,17 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.clicks._logs import _impressions, _with, random_log, same
 
 from boostplug import clicks
 from boostplug.clicks import _sources
-from tests.clicks.test_strategies import random_log
-
-
-def same(a: clicks.Preferences, b: clicks.Preferences) -> None:
-    for (name, x), y in zip(a.columns().items(), b.columns().values()):
-        np.testing.assert_array_equal(np.asarray(x).astype(str) if name in ("query", "preferred", "other") else x,
-                                      np.asarray(y).astype(str) if name in ("query", "preferred", "other") else y,
-                                      err_msg=name)
 
 
 @pytest.fixture
@@ -109,22 +102,6 @@ def test_import_boostplug_clicks_loads_no_optional_package() -> None:
 
 
 # ---- the refusals: one test per reason, raise and skip ---------------------------------------------
-def _impressions() -> dict[str, list]:
-    """Three good impressions: session 1 (query 'a'), session 2 (queries 'a' and 'b')."""
-    return {"session": [1, 1, 1, 2, 2, 2, 2], "query": ["a", "a", "a", "a", "a", "b", "b"],
-            "doc": [10, 11, 12, 10, 11, 20, 21], "position": [1, 2, 3, 1, 2, 1, 2],
-            "clicked": [0, 1, 0, 1, 0, 0, 1], "order": [np.nan, 1.0, np.nan, 4.0, np.nan, np.nan, 2.0],
-            "dwell": [np.nan, 30.0, np.nan, 5.0, np.nan, np.nan, 12.0]}
-
-
-def _with(**changes: dict[int, object]) -> dict[str, np.ndarray]:
-    log = _impressions()
-    for column, rows in changes.items():
-        for row, value in rows.items():
-            log[column][row] = value
-    return {k: np.asarray(v, dtype=object if k in ("session", "query", "doc") else None) for k, v in log.items()}
-
-
 BAD = {
     "gap": (dict(position={6: 3}), r"session 2, query 'b' \(log rows 5, 6\): positions must be 1\.\.n.*\[1, 3\].*"
                                    r"log row 6 has 3 where 2 was expected",

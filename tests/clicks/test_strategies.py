@@ -9,35 +9,11 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from tests.clicks._logs import random_log
 
 from boostplug import clicks
 from boostplug.clicks import aggregate, strategies
 from boostplug.clicks import _kernels as K
-
-
-def random_log(rng: np.random.Generator, n_sessions: int = 60, n_queries: int = 4, pool: int = 6,
-               p_click: float = 0.4, shuffle: bool = True) -> dict[str, np.ndarray]:
-    """Sessions of 1..2 impressions on a few queries whose documents come from a small pool
-    (so pairs recur and contradict), click times with ties, rows shuffled."""
-    cols: dict[str, list] = {c: [] for c in ("session", "query", "doc", "position", "clicked", "order")}
-    for s in range(n_sessions):
-        for q in rng.choice(n_queries, size=rng.integers(1, 3), replace=False):
-            n = int(rng.integers(1, min(pool, 7) + 1))
-            docs = rng.choice(pool, size=n, replace=False)
-            clicked = rng.random(n) < p_click
-            times = rng.integers(0, 3, size=n).astype(float)  # few values: ties in time
-            for k in range(n):
-                cols["session"].append(f"s{s}")
-                cols["query"].append(int(q))
-                cols["doc"].append(f"d{docs[k]}")
-                cols["position"].append(k + 1)
-                cols["clicked"].append(int(clicked[k]))
-                cols["order"].append(times[k] if clicked[k] else np.nan)
-    out = {k: np.asarray(v) for k, v in cols.items()}
-    if shuffle:
-        perm = rng.permutation(out["session"].shape[0])
-        out = {k: v[perm] for k, v in out.items()}
-    return out
 
 
 def impressions(log: dict[str, np.ndarray]):

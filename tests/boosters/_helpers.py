@@ -1,0 +1,71 @@
+"""What several booster test files share: random data sets (graded, LETOR-shaped, with linearly
+dependent stumps) and the bit-for-bit comparison of two fits."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+E2_RTOL = 1e-12
+
+
+def graded_data(rng, n_queries=6, max_docs=30, n_feat=4, n_labels=5, nan_prob=0.1, ties=True):
+    """Random queries with grades 0..n_labels-1, tied feature values, missing values, a
+    one-document query and a one-grade query."""
+    sizes = rng.integers(2, max_docs + 1, size=n_queries)
+    sizes[0] = 1
+    n = int(sizes.sum())
+    X = rng.normal(size=(n, n_feat))
+    if ties:
+        X = np.round(X, 1)
+    X[rng.random((n, n_feat)) < nan_prob] = np.nan
+    y = rng.integers(0, n_labels, size=n).astype(np.float64)
+    y[1:1 + sizes[1]] = 2.0
+    return X, y, np.repeat(np.arange(n_queries), sizes)
+
+
+def letor_like(rng, n_queries=40, n_feat=12):
+    """LETOR-shaped: many queries of 5-40 documents, grades 0-2 mostly 0, features in [0, 1]
+    with many zeros (query-normalised), a few constant columns."""
+    sizes = rng.integers(5, 41, size=n_queries)
+    n = int(sizes.sum())
+    X = rng.random((n, n_feat))
+    X[rng.random((n, n_feat)) < 0.4] = 0.0
+    X[:, 3] = 0.0
+    X = np.round(X, 3)
+    y = rng.choice([0.0, 1.0, 2.0], size=n, p=[0.7, 0.2, 0.1])
+    return X, y, np.repeat(np.arange(n_queries), sizes)
+
+
+def dependent_data(rng, n_queries=6):
+    """Features whose stumps are linear combinations of others' ([x1 > .5] = [x0 > 1] - [x0 > 2],
+    ...), so that chosen rankers fall in the span of S_t (the ``"dependent"`` step of E2 tracking)."""
+    sizes = rng.integers(4, 25, size=n_queries)
+    n = int(sizes.sum())
+    y = rng.integers(0, 5, size=n).astype(np.float64)
+    x0 = np.clip(np.round(y / 1.5 + rng.normal(size=n)), 0, 3)
+    X = np.column_stack([x0, (x0 == 2) * 1.0, (x0 == 1) * 1.0, (x0 >= 1) * 1.0 + (x0 == 3), rng.integers(0, 3, n)])
+    return X, y, np.repeat(np.arange(n_queries), sizes)
+
+
+def assert_identical_fit(a, b, X, approx: tuple[str, ...] = ()) -> None:
+    """Same rankers, weights, stop, fitted extras, predictions and history, bit for bit (``approx``
+    history keys to ``E2_RTOL``)."""
+    assert a.stop_reason_ == b.stop_reason_
+    assert a.rankers_ == b.rankers_
+    assert a.weights_ == b.weights_
+    for name in a._fitted_extras:
+        assert getattr(a, name) == getattr(b, name), name
+    assert np.array_equal(a.predict(X), b.predict(X))
+    assert len(a.history_) == len(b.history_)
+    for ha, hb in zip(a.history_, b.history_):
+        assert ha.keys() == hb.keys()
+        for key, va in ha.items():
+            if key == "seconds":
+                continue
+            vb = hb[key]
+            if key in approx:
+                assert math.isclose(va, vb, rel_tol=E2_RTOL, abs_tol=1e-300), (key, ha["round"], va, vb)
+            else:
+                assert va == vb or (va != va and vb != vb), (key, ha["round"], va, vb)

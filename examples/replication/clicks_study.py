@@ -17,7 +17,8 @@ Two commands:
 
 ``figure``
     Reads the ``--out`` folders of ``boostplug compare --clicks simulate`` runs named
-    ``<DATA>_<SESSIONS>`` under one folder per presentation, and draws test NDCG@10 against the
+    ``<DATA>_<SESSIONS>`` under one folder per presentation (and, labeled, runs of another
+    setting on the same folds, e.g. other strategies), and draws test NDCG@10 against the
     number of sessions for every method, with the comparison's 95% bootstrap intervals (one
     panel per data set and presentation). Prints the paired tests of QBRank's two claims at
     every size: ``qbrank-P`` against ``lgb-clicks`` (preferences against GBT on the clicks
@@ -152,39 +153,63 @@ def _per_query(payload: dict[str, Any]) -> dict[str, np.ndarray]:
     return {r["method"]: np.asarray(r["test_per_query"][METRIC], dtype=np.float64) for r in payload["results"]}
 
 
-def claims(runs: dict[str, dict[tuple[str, int], dict[str, Any]]]) -> list[dict[str, Any]]:
-    """QBRank's claims as paired tests over the test queries, at every data set, size and presentation."""
+def _gather(specs: Sequence[str]) -> dict[str, dict[tuple[str, int], dict[str, np.ndarray]]]:
+    """``presentation -> (data, sessions) -> method -> per-query test NDCG@10`` from the
+    ``PRESENTATION[:LABEL]=FOLDER`` specs; a folder's methods are named ``method (LABEL)`` when it
+    has a label (its runs must test the same queries as the unlabeled folder's)."""
+    runs: dict[str, dict[tuple[str, int], dict[str, np.ndarray]]] = {}
+    for spec in specs:
+        key, sep, folder = spec.partition("=")
+        if not sep:
+            raise SystemExit(f"--runs {spec!r}: expected PRESENTATION[:LABEL]=FOLDER")
+        presentation, _, label = key.partition(":")
+        for where, payload in _read_runs(Path(folder)).items():
+            named = {(f"{m} ({label})" if label else m): v for m, v in _per_query(payload).items()}
+            runs.setdefault(presentation, {}).setdefault(where, {}).update(named)
+    return runs
+
+
+#: QBRank's claims and the comparison with debiased LambdaMART: (claim, method, against).
+CLAIMS = (("preferences beat GBT on the clicks they came from", "qbrank-P", "lgb-clicks"),
+          ("P u L beats P", "qbrank-PL", "qbrank-P"),
+          ("P u L beats the judged queries alone", "qbrank-PL", "labeled-only"),
+          ("debiased LambdaMART against P", "lgb-position", "qbrank-P"))
+
+
+def claims(runs: dict[str, dict[tuple[str, int], dict[str, np.ndarray]]],
+           labels: Sequence[str] = ("",)) -> list[dict[str, Any]]:
+    """QBRank's claims as paired tests over the test queries, at every data set, size and
+    presentation; for each label, its QBRank runs in place of the unlabeled ones."""
     rows = []
     for presentation, by in runs.items():
-        for (data, n), payload in sorted(by.items()):
-            pq = _per_query(payload)
-            for name, a, b in (("preferences beat GBT on the clicks", "qbrank-P", "lgb-clicks"),
-                               ("P u L beats P", "qbrank-PL", "qbrank-P"),
-                               ("P u L beats labeled-only", "qbrank-PL", "labeled-only"),
-                               ("debiased LambdaMART beats P u L", "lgb-position", "qbrank-PL")):
-                if a in pq and b in pq:
-                    t = paired_tests(pq[a], pq[b])
-                    rows.append({"presentation": presentation, "data": data, "sessions": n, "claim": name,
-                                 "method": a, "against": b, "n": t.n, "mean_diff": t.mean_diff,
-                                 "p_t": t.t_pvalue, "p_wilcoxon": t.wilcoxon_pvalue})
+        for (data, n), pq in sorted(by.items()):
+            for label in labels:
+                def named(m: str) -> str:
+                    return f"{m} ({label})" if label and m.startswith("qbrank") else m
+                for name, a, b in CLAIMS:
+                    a, b = named(a), named(b)
+                    if a in pq and b in pq:
+                        t = paired_tests(pq[a], pq[b])
+                        rows.append({"presentation": presentation, "data": data, "sessions": n, "claim": name,
+                                     "method": a, "against": b, "n": t.n, "mean_diff": t.mean_diff,
+                                     "p_t": t.t_pvalue, "p_wilcoxon": t.wilcoxon_pvalue})
     return rows
 
 
 def figure(args: argparse.Namespace) -> dict[str, Any]:
-    runs = {}
-    for spec in args.runs:
-        presentation, _, folder = spec.partition("=")
-        runs[presentation] = _read_runs(Path(folder))
+    runs = _gather(args.runs)
+    labels = ["", *dict.fromkeys(s.partition("=")[0].partition(":")[2] for s in args.runs
+                                 if s.partition("=")[0].partition(":")[2])]
     series: dict[str, Any] = {}
     for presentation, by in runs.items():
-        for (data, n), payload in sorted(by.items()):
-            for method, values in _per_query(payload).items():
+        for (data, n), pq in sorted(by.items()):
+            for method, values in pq.items():
                 ci = bootstrap_ci(values, resamples=2000, seed=0)
                 series.setdefault(presentation, {}).setdefault(data, {}).setdefault(method, []).append(
                     {"sessions": n, "mean": float(np.mean(values)), "low": ci.low, "high": ci.high})
-    rows = claims(runs)
+    rows = claims(runs, labels)
     for r in rows:
-        print(f"{r['presentation']:<8} {r['data']:<8} {r['sessions']:>8}  {r['method']:>12} vs {r['against']:<12} "
+        print(f"{r['presentation']:<8} {r['data']:<8} {r['sessions']:>8}  {r['method']:>22} vs {r['against']:<22} "
               f"diff {r['mean_diff']:+.4f}  p(t) {r['p_t']:.2g}  p(W) {r['p_wilcoxon']:.2g}  (n={r['n']})")
     out = {"series": series, "claims": rows}
     if args.out is not None:
@@ -196,34 +221,32 @@ def figure(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _plot(series: dict[str, Any], png: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = C.pyplot()
     presentations = list(series)
     datas = sorted({d for p in series.values() for d in p})
-    fig, axes = plt.subplots(len(presentations), len(datas), figsize=(5.2 * len(datas), 3.8 * len(presentations)),
+    fig, axes = plt.subplots(len(presentations), len(datas), figsize=(5.6 * len(datas), 4.0 * len(presentations)),
                              squeeze=False, sharex=True)
-    styles = {"labeled-only": ("k", "--"), "lgb-clicks": ("tab:blue", "-"), "lgb-position": ("tab:cyan", "-"),
-              "xgb-unbiased": ("tab:purple", "-"), "qbrank-P": ("tab:red", "-"), "qbrank-PL": ("tab:orange", "-"),
-              "mpboost-P": ("tab:green", "-"), "rankboost-P": ("tab:olive", "-")}
+    colors = {"labeled-only": "k", "lgb-clicks": "tab:blue", "lgb-position": "tab:cyan", "xgb-unbiased": "tab:purple",
+              "qbrank-P": "tab:red", "qbrank-PL": "tab:orange", "mpboost-P": "tab:green", "rankboost-P": "tab:olive"}
     for i, p in enumerate(presentations):
         for j, d in enumerate(datas):
             ax = axes[i][j]
             for method, pts in series[p].get(d, {}).items():
                 pts = sorted(pts, key=lambda q: q["sessions"])
                 x = [q["sessions"] for q in pts]
-                color, ls = styles.get(method, (None, "-"))
+                base = method.split(" (")[0]
+                ls = "--" if base == "labeled-only" else (":" if "(" in method else "-")
+                color = colors.get(base)
                 ax.plot(x, [q["mean"] for q in pts], ls, color=color, marker="o", ms=3, label=method)
-                ax.fill_between(x, [q["low"] for q in pts], [q["high"] for q in pts], color=color, alpha=0.12)
+                ax.fill_between(x, [q["low"] for q in pts], [q["high"] for q in pts], color=color, alpha=0.08)
             ax.set_xscale("log")
             ax.set_title(f"{d}, {'shuffled' if p == 'shuffle' else 'fixed'} presentation", fontsize=10)
             ax.set_xlabel("simulated sessions")
             ax.set_ylabel("test NDCG@10 (true labels)")
             ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=min(6, len(names)), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))  # room for the legend below the panels
     png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(png, dpi=110)
     plt.close(fig)
@@ -243,7 +266,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--rounds", type=int, default=300)
     c.add_argument("--out", type=Path, default=None)
     f = sub.add_parser("figure", help="the figure and the claims from boostplug compare --clicks runs")
-    f.add_argument("--runs", nargs="+", required=True, metavar="PRESENTATION=FOLDER")
+    f.add_argument("--runs", nargs="+", required=True, metavar="PRESENTATION[:LABEL]=FOLDER",
+                   help="compare --out folders named DATA_SESSIONS under FOLDER; LABEL names another setting's "
+                        "runs on the same folds (their methods become 'method (LABEL)')")
     f.add_argument("--out", type=Path, default=None)
     f.add_argument("--png", type=Path, default=None)
     args = ap.parse_args(argv)

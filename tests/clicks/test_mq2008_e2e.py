@@ -25,7 +25,7 @@ def test_qbrank_on_simulated_click_pairs_beats_random() -> None:
     rng = np.random.default_rng(0)
     production = train.X[:, 0] + rng.normal(scale=float(train.X[:, 0].std()), size=train.n_docs)
     log = clicks.simulate(train, production, 30_000, model="pbm", eta=1.0, eps_plus=1.0, eps_minus=0.1, seed=0)
-    prefs = clicks.preferences(log)  # click > skip-above and click > no-click-next
+    prefs = clicks.preferences(log)  # the default strategies: adjacent pairs both ways
     rows = clicks.to_rows(prefs, train.qid)
     ts = clicks.training_set(rows, train.X, train.group_ptr)
     assert len(ts.pairs) > 1000

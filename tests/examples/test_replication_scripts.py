@@ -428,10 +428,15 @@ def test_clicks_study_choose_and_figure(tmp_path: Path, capsys: pytest.CaptureFi
     capsys.readouterr()
     png = tmp_path / "fig.png"
     assert mod.main(["figure", "--runs", f"fixed={tmp_path / 'fixed'}", f"shuffle={tmp_path / 'shuffle'}",
-                     "--out", str(tmp_path), "--png", str(png)]) == 0
+                     f"fixed:again={tmp_path / 'fixed'}", "--out", str(tmp_path), "--png", str(png)]) == 0
     assert png.stat().st_size > 1000
     result = json.loads((tmp_path / "claims.json").read_text())
-    assert {r["sessions"] for r in result["claims"]} == {300, 900} and len(result["claims"]) == 2 * 2 * 4
+    # 4 claims per size and presentation, and the labeled runs' QBRank claims on the fixed presentation
+    assert {r["sessions"] for r in result["claims"]} == {300, 900} and len(result["claims"]) == 2 * 2 * 4 + 2 * 4
+    again = [r for r in result["claims"] if r["method"] == "qbrank-PL (again)" and r["against"] == "qbrank-P (again)"]
+    assert len(again) == 2 and all(r["mean_diff"] == pytest.approx(o["mean_diff"]) for r, o in zip(again, [
+        r for r in result["claims"] if r["presentation"] == "fixed" and r["method"] == "qbrank-PL"
+        and r["against"] == "qbrank-P"]))
     assert [p["sessions"] for p in result["series"]["shuffle"]["tiny"]["qbrank-P"]] == [300, 900]
     # the claim's difference is the per-query difference of the two runs' test NDCG@10
     payload = json.loads((tmp_path / "fixed" / "tiny_900" / "results.json").read_text())

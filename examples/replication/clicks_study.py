@@ -24,11 +24,19 @@ Two commands:
     every size: ``qbrank-P`` against ``lgb-clicks`` (preferences against GBT on the clicks
     they came from) and ``qbrank-PL`` against ``qbrank-P``; writes ``claims.json``.
 
+``pairs``
+    What the click pairs say, per strategy set, on one simulated log of ``--data``'s first fold
+    (the protocol's defaults, ``--sessions``, fixed and shuffled presentation): how many pairs,
+    the share preferring the lower-shown document, and the shares the true labels agree with
+    and contradict (the rest tie); and a random ranker's test NDCG@10 (its expectation over
+    orders), the level below which a learner has turned the ranking round.
+
 Usage::
 
     python examples/replication/clicks_study.py choose --data example --out docs/results/clicks_default
     python examples/replication/clicks_study.py figure --runs fixed=RUNS/fixed shuffle=RUNS/shuffle \\
         --out docs/results/clicks_figure --png docs/img/clicks_sessions.png
+    python examples/replication/clicks_study.py pairs --data PATH/TO/MQ2008 --sessions 100000
     python examples/replication/clicks_study.py choose --tiny     # the test's small run
 """
 
@@ -132,6 +140,41 @@ def _format_choose(table: list[dict[str, Any]], args: argparse.Namespace) -> str
         lines.append(f"{row['method']:<13} {row['strategies']:<25} {row['weight']:<7} {row['mean_rank']:>5.1f} "
                      + " ".join(f"{row['by_condition'][c]:>15.4f}" for c in conds))
     return "\n".join(lines)
+
+
+#: The strategy sets ``pairs`` reads: the previous default, the default, and Click > Skip Above alone.
+PAIR_SETS = {"skip-above+no-click-next": ("click>skip-above", "click>no-click-next"),
+             "adjacent (default)": ("click>skip-previous", "click>no-click-next"),
+             "skip-above": ("click>skip-above",)}
+
+
+def pairs(args: argparse.Namespace) -> dict[str, Any]:
+    from boostplug import clicks, metrics
+
+    train, vali, test = _fold(args)
+    out: dict[str, Any] = {"sessions": args.sessions, "seed": args.seed, "sets": []}
+    for presentation in PRESENTATIONS:
+        fold = prepare(train, vali, test, ClickSettings(n_sessions=args.sessions, presentation=presentation,
+                                                        labeled_fraction=args.labeled_fraction), seed=args.seed)
+        log = fold.log
+        shown = np.bincount(log.doc, minlength=train.n_docs)
+        mean_position = np.bincount(log.doc, weights=log.position, minlength=train.n_docs) / np.maximum(shown, 1)
+        for label, strategies in PAIR_SETS.items():
+            rows = clicks.to_rows(clicks.preferences(log, strategies), train.qid)
+            a, b = rows.pairs[:, 0], rows.pairs[:, 1]
+            row = {"presentation": presentation, "strategies": label, "pairs": len(rows),
+                   "prefer_lower_shown": float(np.mean(mean_position[a] > mean_position[b])) if len(rows) else 0.0,
+                   "labels_agree": float(np.mean(train.y[a] > train.y[b])) if len(rows) else 0.0,
+                   "labels_contradict": float(np.mean(train.y[a] < train.y[b])) if len(rows) else 0.0}
+            out["sets"].append(row)
+            print(f"{presentation:8} {label:26} pairs {row['pairs']:7d}  prefer lower-shown {row['prefer_lower_shown']:.3f}"
+                  f"  labels agree {row['labels_agree']:.3f}, contradict {row['labels_contradict']:.3f}")
+    out["random_ndcg@10"] = float(metrics.ndcg(np.zeros(test.n_docs), test.y, test.group_ptr, k=10, ties="average"))
+    print(f"random ranker's test NDCG@10 (expectation over orders): {out['random_ndcg@10']:.4f}")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "pairs.json").write_text(json.dumps(out, indent=1))
+    return out
 
 
 # ---- figure and claims from compare's outputs ---------------------------------------------------
@@ -265,6 +308,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="share of the validation queries judged for round selection (default: all)")
     c.add_argument("--rounds", type=int, default=300)
     c.add_argument("--out", type=Path, default=None)
+    q = sub.add_parser("pairs", help="what the click pairs of each strategy set say, against the true labels")
+    q.add_argument("--data", type=C._data_arg, default=C.DEFAULT_DATA)
+    q.add_argument("--tiny", action="store_true", help="small synthetic data (for tests)")
+    q.add_argument("--sessions", type=int, default=100_000)
+    q.add_argument("--labeled-fraction", type=float, default=0.05)
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--out", type=Path, default=None)
     f = sub.add_parser("figure", help="the figure and the claims from boostplug compare --clicks runs")
     f.add_argument("--runs", nargs="+", required=True, metavar="PRESENTATION[:LABEL]=FOLDER",
                    help="compare --out folders named DATA_SESSIONS under FOLDER; LABEL names another setting's "
@@ -272,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     f.add_argument("--out", type=Path, default=None)
     f.add_argument("--png", type=Path, default=None)
     args = ap.parse_args(argv)
-    (choose if args.command == "choose" else figure)(args)
+    {"choose": choose, "pairs": pairs, "figure": figure}[args.command](args)
     return 0
 
 

@@ -416,6 +416,13 @@ def test_clicks_study_choose_and_figure(tmp_path: Path, capsys: pytest.CaptureFi
     assert row["by_condition"]["400/shuffle"] == pytest.approx(np.mean([r["ndcg@10"] for r in runs]))
     assert "rank" in capsys.readouterr().out
 
+    assert mod.main(["pairs", "--tiny", "--sessions", "500", "--labeled-fraction", "0.3", "--out", str(tmp_path)]) == 0
+    told = json.loads((tmp_path / "pairs.json").read_text())
+    assert len(told["sets"]) == len(mod.PAIR_SETS) * len(mod.PRESENTATIONS) and 0 < told["random_ndcg@10"] < 1
+    alone = next(r for r in told["sets"] if r["presentation"] == "fixed" and r["strategies"] == "skip-above")
+    assert alone["pairs"] > 0 and alone["prefer_lower_shown"] == 1.0  # a fixed list: only ever against it
+    assert all(r["labels_agree"] + r["labels_contradict"] <= 1.0 for r in told["sets"])
+
     data = tmp_path / "d.txt"
     write_letor(data, make_ranking(n_queries=40, docs_per_query=8, n_features=4, n_informative=2, seed=2))
     for presentation in ("fixed", "shuffle"):

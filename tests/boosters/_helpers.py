@@ -1,11 +1,15 @@
 """What several booster test files share: random data sets (graded, LETOR-shaped, with linearly
-dependent stumps) and the bit-for-bit comparison of two fits."""
+dependent stumps), the bit-for-bit comparison of two fits and the estimator contract (save/load,
+staged predictions, clone)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from sklearn.base import clone
+
+from boostplug.boosters import load
 
 E2_RTOL = 1e-12
 
@@ -69,3 +73,18 @@ def assert_identical_fit(a, b, X, approx: tuple[str, ...] = ()) -> None:
                 assert math.isclose(va, vb, rel_tol=E2_RTOL, abs_tol=1e-300), (key, ha["round"], va, vb)
             else:
                 assert va == vb or (va != va and vb != vb), (key, ha["round"], va, vb)
+
+
+def assert_estimator_contract(model, X, y, qid, path) -> None:
+    """``model`` (fitted on ``X, y, qid``) saved to ``path`` loads back as the same class with the same
+    params and predictions; its last staged prediction is its prediction bit for bit; a clone has the
+    params and no fit, and refitting it gives the same rankers and weights."""
+    model.save(path)
+    back = load(path)
+    assert isinstance(back, type(model)) and back.get_params() == model.get_params()
+    assert np.array_equal(back.predict(X), model.predict(X))
+    assert np.array_equal(list(model.staged_predict(X))[-1], model.predict(X))  # bit for bit
+    c = clone(model)
+    assert c.get_params() == model.get_params() and not hasattr(c, "rankers_")
+    again = c.fit(X, y, qid=qid)
+    assert again.rankers_ == model.rankers_ and again.weights_ == model.weights_

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 
-from boostplug.boosters import MPBoost, load
+from boostplug.boosters import MPBoost
 from boostplug.pairs import critical_pairs
+from tests.boosters._helpers import assert_estimator_contract
 
 PARAMS = {"binary": 0.0, "ldd": 0.2, "logdd": 3.0, "logitdd": 0.5}
 
@@ -246,16 +246,7 @@ def test_extreme_feature_values(rng: np.random.Generator) -> None:
 def test_save_load_staged_clone(tmp_path, rng: np.random.Generator) -> None:
     X, y, qid, _ = random_data(rng, n_queries=6)
     model = MPBoost(ddf="logdd", lam=2.0, n_rounds=12, random_state=3).fit(X, y, qid=qid)
-    path = tmp_path / "mp.json"
-    model.save(path)
-    back = load(path)
-    assert isinstance(back, MPBoost) and back.get_params() == model.get_params()
-    assert np.array_equal(back.predict(X), model.predict(X))
-    assert np.array_equal(list(model.staged_predict(X))[-1], model.predict(X))  # bit for bit
-    c = clone(model)
-    assert c.get_params() == model.get_params() and not hasattr(c, "rankers_")
-    again = c.fit(X, y, qid=qid)
-    assert again.rankers_ == model.rankers_ and again.weights_ == model.weights_
+    assert_estimator_contract(model, X, y, qid, tmp_path / "mp.json")
 
 
 def test_random_state_seeds_threshold_sampling(rng: np.random.Generator) -> None:

@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 
 import boostplug.boosters.ndcg_boost as nb_mod
-from boostplug.boosters import NDCGBoost, load
+from boostplug.boosters import NDCGBoost
+from tests.boosters._helpers import assert_estimator_contract
 
 HAVE_OBJECTIVE = importlib.util.find_spec("boostplug.objectives.ndcg_boost") is not None
 
@@ -253,16 +253,7 @@ def test_library_objective_matches_slow() -> None:
 def test_save_load_staged_clone(tmp_path) -> None:
     X, y, qid, _ = random_data(np.random.default_rng(4), n_queries=6)
     model = NDCGBoost(n_rounds=10, sigma=1.5, random_state=2).fit(X, y, qid=qid)
-    path = tmp_path / "nb.json"
-    model.save(path)
-    back = load(path)
-    assert isinstance(back, NDCGBoost) and back.get_params() == model.get_params()
-    assert np.array_equal(back.predict(X), model.predict(X))
-    assert np.array_equal(list(model.staged_predict(X))[-1], model.predict(X))  # bit for bit
-    c = clone(model)
-    assert c.get_params() == model.get_params() and not hasattr(c, "rankers_")
-    again = c.fit(X, y, qid=qid)
-    assert again.rankers_ == model.rankers_ and again.weights_ == model.weights_
+    assert_estimator_contract(model, X, y, qid, tmp_path / "nb.json")
 
 
 @pytest.mark.parametrize("params, exc, needle", [

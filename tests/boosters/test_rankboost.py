@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 from scipy.optimize import minimize, minimize_scalar
-from sklearn.base import clone
 
 from boostplug.boosters import RankBoost, load
+from tests.boosters._helpers import assert_estimator_contract
 
 TOL = 1e-12
 
@@ -520,16 +520,7 @@ def test_save_load_staged_clone(tmp_path, variant: str, thresholds: str) -> None
     X, y, qid, _ = random_data(np.random.default_rng(3), n_queries=6)
     model = RankBoost(variant=variant, thresholds=thresholds, n_rounds=12, max_thresholds=4,
                       random_state=3).fit(X, y, qid=qid)
-    path = tmp_path / "rb.json"
-    model.save(path)
-    back = load(path)
-    assert isinstance(back, RankBoost) and back.get_params() == model.get_params()
-    assert np.array_equal(back.predict(X), model.predict(X))
-    assert np.array_equal(list(model.staged_predict(X))[-1], model.predict(X))  # bit for bit
-    c = clone(model)
-    assert c.get_params() == model.get_params() and not hasattr(c, "rankers_")
-    again = c.fit(X, y, qid=qid)
-    assert again.rankers_ == model.rankers_ and again.weights_ == model.weights_
+    assert_estimator_contract(model, X, y, qid, tmp_path / "rb.json")
 
 
 def test_explicit_pairs_and_no_pairs() -> None:

@@ -1,8 +1,11 @@
 """Helpers the test modules import (the fixtures are in conftest.py): where the real data is,
-small random rankings, LightGBM's validation-set keywords."""
+small random rankings, LightGBM's validation-set keywords, whether read-only mounts can be made."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -39,3 +42,15 @@ def random_ranking(rng: np.random.Generator, n_queries: int = 6, max_docs: int =
     tie = rng.random(n) < tie_prob
     scores[tie] = 0.0
     return scores, labels, group_ptr
+
+
+def can_mount_read_only() -> bool:
+    """Whether this process can make read-only mounts in a private mount namespace (Linux, root,
+    ``unshare -m``): the tests of writes to a really read-only folder need it."""
+    import shutil
+
+    if not sys.platform.startswith("linux") or os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o ro tmpfs /mnt"], capture_output=True,
+                           timeout=30)
+    return probe.returncode == 0

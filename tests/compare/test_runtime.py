@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._helpers import can_mount_read_only
+
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "_compare_driver.py"
 REPO = HERE.parents[1]
@@ -369,17 +371,7 @@ def test_cache_decision(tmp_path: Path, monkeypatch) -> None:
     assert _numba_cache.decide(lambda p: p == temp) == ("temp", str(temp))
 
 
-def _can_mount_read_only() -> bool:
-    import shutil
-
-    if not sys.platform.startswith("linux") or os.geteuid() != 0 or shutil.which("unshare") is None:
-        return False
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o ro tmpfs /mnt"], capture_output=True,
-                           timeout=30)
-    return probe.returncode == 0
-
-
-@pytest.mark.skipif(not _can_mount_read_only(), reason="needs root and unshare -m (read-only bind mounts)")
+@pytest.mark.skipif(not can_mount_read_only(), reason="needs root and unshare -m (read-only bind mounts)")
 @pytest.mark.parametrize("temp_writable", [True, False], ids=["temp-folder", "no-cache"])
 def test_a_read_only_install_with_a_read_only_home_imports_and_runs(tmp_path: Path, temp_writable: bool) -> None:
     """A copy of the package and HOME bind-mounted read-only in a private mount namespace (as

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from boostplug._atomic import atomic_write, write_text
+from tests._helpers import can_mount_read_only
 
 
 def test_write_replaces_and_leaves_no_temporary(tmp_path):
@@ -97,17 +98,7 @@ def test_a_failure_to_create_the_temporary_file_names_the_target(tmp_path, monke
     assert ".tmp" not in str(info.value)
 
 
-def _can_mount() -> bool:
-    import shutil
-
-    if not sys.platform.startswith("linux") or os.geteuid() != 0 or shutil.which("unshare") is None:
-        return False
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o ro tmpfs /mnt"], capture_output=True,
-                           timeout=30)
-    return probe.returncode == 0
-
-
-@pytest.mark.skipif(not _can_mount(), reason="needs root and unshare -m (a read-only bind mount)")
+@pytest.mark.skipif(not can_mount_read_only(), reason="needs root and unshare -m (a read-only bind mount)")
 def test_a_read_only_folder_names_the_target(tmp_path):
     """A real read-only mount (as root, chmod would not stop the write)."""
     folder = tmp_path / "ro"

@@ -212,24 +212,31 @@ def _gather(specs: Sequence[str]) -> dict[str, dict[tuple[str, int], dict[str, n
     return runs
 
 
-#: QBRank's claims and the comparison with debiased LambdaMART: (claim, method, against).
+#: QBRank's claims, and the comparisons around them: (claim, method, against).
 CLAIMS = (("preferences beat GBT on the clicks they came from", "qbrank-P", "lgb-clicks"),
           ("P u L beats P", "qbrank-PL", "qbrank-P"),
           ("P u L beats the judged queries alone", "qbrank-PL", "labeled-only"),
-          ("debiased LambdaMART against P", "lgb-position", "qbrank-P"))
+          ("debiased LambdaMART against P", "lgb-position", "qbrank-P"),
+          ("RankBoost on the pairs against GBT on the clicks", "rankboost-P", "lgb-clicks"),
+          ("position debiasing against clicks as labels", "lgb-position", "lgb-clicks"))
+#: The methods that learn from the pairs (a labeled folder's setting applies to them).
+PAIR_LEARNERS = ("qbrank-P", "qbrank-PL", "mpboost-P", "rankboost-P")
 
 
 def claims(runs: dict[str, dict[tuple[str, int], dict[str, np.ndarray]]],
            labels: Sequence[str] = ("",)) -> list[dict[str, Any]]:
-    """QBRank's claims as paired tests over the test queries, at every data set, size and
-    presentation; for each label, its QBRank runs in place of the unlabeled ones."""
+    """The claims as paired tests over the test queries, at every data set, size and
+    presentation; for each label, its pair learners' runs in place of the unlabeled ones (the
+    comparisons without a pair learner once)."""
     rows = []
     for presentation, by in runs.items():
         for (data, n), pq in sorted(by.items()):
             for label in labels:
                 def named(m: str) -> str:
-                    return f"{m} ({label})" if label and m.startswith("qbrank") else m
+                    return f"{m} ({label})" if label and m in PAIR_LEARNERS else m
                 for name, a, b in CLAIMS:
+                    if label and a not in PAIR_LEARNERS and b not in PAIR_LEARNERS:
+                        continue
                     a, b = named(a), named(b)
                     if a in pq and b in pq:
                         t = paired_tests(pq[a], pq[b])

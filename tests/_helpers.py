@@ -1,5 +1,5 @@
 """Helpers the test modules import (the fixtures are in conftest.py): where the real data is,
-small random rankings, LightGBM's validation-set keywords, whether read-only mounts can be made."""
+small random rankings, a graded problem for the QBRank LightGBM tests, LightGBM's validation-set keywords, whether read-only mounts can be made."""
 
 from __future__ import annotations
 
@@ -54,3 +54,18 @@ def can_mount_read_only() -> bool:
     probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o ro tmpfs /mnt"], capture_output=True,
                            timeout=30)
     return probe.returncode == 0
+
+
+def linear_graded_problem(seed: int = 0, n_queries: int = 30, max_docs: int = 13, one_grade_first: bool = False):
+    """``(X, y, sizes, group_ptr)``: queries of 2 to ``max_docs`` documents, five normal features,
+    grades 0-4 rounded from ``x0 + x1 / 2`` plus noise; ``one_grade_first``: the first query all grade 2
+    (a single-label query)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, max_docs + 1, size=n_queries)
+    n = int(sizes.sum())
+    X = rng.normal(size=(n, 5))
+    y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=n) + 1), 0, 4)
+    if one_grade_first:
+        y[:sizes[0]] = 2.0
+    gp = np.concatenate(([0], np.cumsum(sizes)))
+    return X, y, sizes, gp

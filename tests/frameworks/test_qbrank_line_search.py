@@ -10,19 +10,13 @@ lgb = pytest.importorskip("lightgbm")
 from boostplug.frameworks.lightgbm.line_search import train_line_search  # noqa: E402
 from boostplug.groups import group_ptr_from_qid  # noqa: E402
 from boostplug.objectives import qbrank  # noqa: E402
+from tests._helpers import linear_graded_problem  # noqa: E402
 
 TREE = {"num_leaves": 7, "min_data_in_leaf": 5, "verbose": -1, "num_threads": 1}
 
 
 def _problem(seed=0, n_queries=30):
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(2, 14, size=n_queries)
-    n = int(sizes.sum())
-    X = rng.normal(size=(n, 5))
-    y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=n) + 1), 0, 4)
-    y[:sizes[0]] = 2.0  # a single-label query (the labeled term)
-    gp = np.concatenate(([0], np.cumsum(sizes)))
-    return X, y, sizes, gp
+    return linear_graded_problem(seed, n_queries, one_grade_first=True)  # a single-label query (the labeled term)
 
 
 def _mse_feval(preds, data):

@@ -13,7 +13,7 @@ from scipy.optimize import minimize_scalar
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian, get, qbrank
 from boostplug.objectives._contract import NonFiniteError
 from boostplug.testing import assert_bound_majorises, fd_gradient, fd_jacobian
-from tests._helpers import random_ranking
+from tests._helpers import linear_graded_problem, random_ranking
 
 # -- a slow, obviously-correct reference ---------------------------------------------------
 
@@ -449,19 +449,9 @@ def test_line_search_validates():
 # -- LightGBM: a learning sanity check and the "mean" mode = the paper's regression fit -------------
 
 
-def _lgb_problem(seed=0, n_queries=40):
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(2, 15, size=n_queries)
-    n = int(sizes.sum())
-    X = rng.normal(size=(n, 5))
-    y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=n) + 1), 0, 4)
-    return X, y, sizes
-
-
 def test_lightgbm_training_loss_drops():
     lgb = pytest.importorskip("lightgbm")
-    X, y, sizes = _lgb_problem()
-    gp = np.concatenate(([0], np.cumsum(sizes)))
+    X, y, sizes, gp = linear_graded_problem(n_queries=40, max_docs=14)
     prep = qbrank.prepare(y, gp)
 
     def fobj(preds, data):
@@ -478,8 +468,7 @@ def test_lightgbm_training_loss_drops():
 
 def test_mean_mode_one_round_equals_least_squares_tree_on_averaged_targets():
     lgb = pytest.importorskip("lightgbm")
-    X, y, sizes = _lgb_problem(seed=1)
-    gp = np.concatenate(([0], np.cumsum(sizes)))
+    X, y, sizes, gp = linear_graded_problem(seed=1, n_queries=40, max_docs=14)
     rng = np.random.default_rng(3)
     wq = rng.uniform(0.5, 2.0, size=len(sizes))
     p = {"hessian": "mean", "labeled": "all", "w": 0.6, "pairs": np.array([[0, 30], [5, 6], [40, 2]])}

@@ -1,6 +1,6 @@
 """What several booster test files share: random data sets (graded, LETOR-shaped, with linearly
-dependent stumps), the bit-for-bit comparison of two fits and the estimator contract (save/load,
-staged predictions, clone)."""
+dependent stumps), the comparison of two fits (bit for bit) and of their histories (to a tolerance),
+and the estimator contract (save/load, staged predictions, clone)."""
 
 from __future__ import annotations
 
@@ -62,6 +62,12 @@ def assert_identical_fit(a, b, X, approx: tuple[str, ...] = ()) -> None:
     for name in a._fitted_extras:
         assert getattr(a, name) == getattr(b, name), name
     assert np.array_equal(a.predict(X), b.predict(X))
+    assert_same_history(a, b, lambda key, value: key in approx, rel_tol=E2_RTOL, abs_tol=1e-300)
+
+
+def assert_same_history(a, b, approx, rel_tol: float, abs_tol: float) -> None:
+    """The two fits' histories have the same rounds, keys and values (``seconds`` aside): a value for
+    which ``approx(key, value)`` holds to ``rel_tol`` (``abs_tol`` near 0), the others equal (NaN to NaN)."""
     assert len(a.history_) == len(b.history_)
     for ha, hb in zip(a.history_, b.history_):
         assert ha.keys() == hb.keys()
@@ -69,8 +75,8 @@ def assert_identical_fit(a, b, X, approx: tuple[str, ...] = ()) -> None:
             if key == "seconds":
                 continue
             vb = hb[key]
-            if key in approx:
-                assert math.isclose(va, vb, rel_tol=E2_RTOL, abs_tol=1e-300), (key, ha["round"], va, vb)
+            if approx(key, va):
+                assert math.isclose(va, vb, rel_tol=rel_tol, abs_tol=abs_tol), (key, ha["round"], va, vb)
             else:
                 assert va == vb or (va != va and vb != vb), (key, ha["round"], va, vb)
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from tests.boosters._helpers import dependent_data, graded_data, letor_like
+from tests.boosters._helpers import assert_same_history, dependent_data, graded_data, letor_like
 
 import boostplug.boosters._fit_data as fit_data
 import boostplug.pairs as pairs_mod
@@ -32,16 +32,7 @@ def assert_same_fit(a: RankBoost, b: RankBoost) -> None:
     assert ua == ub or ua["ranker"] == ub["ranker"]
     for wa, wb in zip(a.weights_, b.weights_):
         assert math.isclose(wa, wb, rel_tol=RTOL, abs_tol=ATOL)
-    for ha, hb in zip(a.history_, b.history_):
-        assert ha.keys() == hb.keys()
-        for key, va in ha.items():
-            if key == "seconds":
-                continue
-            vb = hb[key]
-            if isinstance(va, float):
-                assert math.isclose(va, vb, rel_tol=RTOL, abs_tol=ATOL), (key, ha["round"], va, vb)
-            else:
-                assert va == vb, (key, ha["round"], va, vb)
+    assert_same_history(a, b, lambda key, value: isinstance(value, float), rel_tol=RTOL, abs_tol=ATOL)
 
 
 def fit_both(X, y, qid, sample_weight=None, booster=RankBoost, **params):

@@ -1,5 +1,5 @@
 """Helpers the test modules import (the fixtures are in conftest.py): where the real data is,
-small random rankings, a graded problem for the QBRank LightGBM tests, LightGBM's validation-set keywords, whether read-only mounts can be made."""
+small random rankings, a graded problem for the QBRank LightGBM tests, a kernel run parallel then serial, LightGBM's validation-set keywords, whether read-only mounts can be made."""
 
 from __future__ import annotations
 
@@ -69,3 +69,23 @@ def linear_graded_problem(seed: int = 0, n_queries: int = 30, max_docs: int = 13
         y[:sizes[0]] = 2.0
     gp = np.concatenate(([0], np.cumsum(sizes)))
     return X, y, sizes, gp
+
+
+def parallel_then_serial(monkeypatch, compute) -> list:
+    """``[compute(), compute()]``, the first forced parallel on two threads (where numba has them),
+    the second forced serial (``dispatch.PARALLEL_MIN_WORK`` 0, then beyond any work); numba's thread
+    count is restored after."""
+    import numba
+
+    from boostplug._core import dispatch
+
+    outs = []
+    old = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    try:
+        for threshold in (0, 10**18):
+            monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", threshold)
+            outs.append(compute())
+    finally:
+        numba.set_num_threads(old)
+    return outs

@@ -18,6 +18,7 @@ import boostplug.pairs as bp
 from boostplug import metrics as M
 from boostplug.metrics import _pairwise
 from boostplug.metrics._pair_counts import CriticalGaps, critical_pair_counts, label_order
+from tests._helpers import parallel_then_serial
 
 TOL = 1e-12
 
@@ -143,20 +144,8 @@ def test_the_counts_partition_the_critical_pairs():
 def test_serial_and_parallel_counts_agree(monkeypatch):
     """The count kernel goes through the one dispatch: forced parallel (two threads) and forced
     serial give the same counts."""
-    import numba
-
-    from boostplug._core import dispatch
-
     s, y, g = random_queries(3)
-    outs = []
-    old = numba.get_num_threads()
-    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-    try:
-        for threshold in (0, 10**18):
-            monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", threshold)
-            outs.append(critical_pair_counts(s, y, g))
-    finally:
-        numba.set_num_threads(old)
+    outs = parallel_then_serial(monkeypatch, lambda: critical_pair_counts(s, y, g))
     np.testing.assert_array_equal(outs[0], outs[1])
     assert outs[0][:, 0].sum() > 0
 
@@ -375,21 +364,9 @@ def test_the_gap_counts_at_every_gap_and_next_to_it(generator):
 
 
 def test_serial_and_parallel_gap_counts_agree(monkeypatch):
-    import numba
-
-    from boostplug._core import dispatch
-
     s, y, g = integer_queries(5)
     gaps = CriticalGaps(s, y, g)
-    outs = []
-    old = numba.get_num_threads()
-    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-    try:
-        for threshold in (0, 10**18):
-            monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", threshold)
-            outs.append([gaps.at_least(x) for x in (0.5, 1.0, 2.0, 6.0)])
-    finally:
-        numba.set_num_threads(old)
+    outs = parallel_then_serial(monkeypatch, lambda: [gaps.at_least(x) for x in (0.5, 1.0, 2.0, 6.0)])
     assert outs[0] == outs[1] and outs[0][0][0] > 0
 
 

@@ -1,5 +1,5 @@
 """Helpers the test modules import (the fixtures are in conftest.py): where the real data is,
-small random rankings, a graded problem for the QBRank LightGBM tests, a kernel run parallel then serial, LightGBM's validation-set keywords, whether read-only mounts can be made."""
+small random rankings, train/validation/test splits, a graded problem for the QBRank LightGBM tests, a kernel run parallel then serial, LightGBM's validation-set keywords, whether read-only mounts can be made."""
 
 from __future__ import annotations
 
@@ -89,3 +89,13 @@ def parallel_then_serial(monkeypatch, compute) -> list:
     finally:
         numba.set_num_threads(old)
     return outs
+
+
+def three_way_split(data, test_size, vali_size):
+    """``(train, vali, test)`` of ``data`` by query: ``test_size`` queries for test (seed 0), then
+    ``vali_size`` of the rest for validation (seed 1)."""
+    from boostplug.data import train_test_split_by_query
+
+    rest, test = train_test_split_by_query(data, test_size=test_size, seed=0)
+    train, vali = train_test_split_by_query(rest, test_size=vali_size, seed=1)
+    return train, vali, test

@@ -33,6 +33,16 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20261122)
 
 
+@pytest.fixture
+def letor_file(tmp_path: Path) -> Path:
+    """A small synthetic LETOR file (15 queries of 4-8 documents, 4 features) for the command line."""
+    from boostplug.data import make_ranking, write_letor
+
+    p = tmp_path / "data.txt"
+    write_letor(p, make_ranking(n_queries=15, docs_per_query=(4, 8), n_features=4, n_informative=2, seed=0))
+    return p
+
+
 # -- a run in which no test passed is not a pass ------------------------------------------------------
 # pytest exits 0 when every collected test was skipped (e.g. only real-data tests selected and
 # ../shared/data absent); CI must not count that as green, so such a run exits 5, the code pytest

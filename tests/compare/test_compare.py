@@ -15,15 +15,14 @@ from boostplug.compare import (
     summary, threads_per_job,
 )
 from boostplug.compare import execution
-from boostplug.data import load_letor, make_ranking, train_test_split_by_query, write_letor
+from boostplug.data import load_letor, make_ranking, write_letor
+from tests._helpers import three_way_split
 
 
 @pytest.fixture(scope="module")
 def tiny():
     d = make_ranking(n_queries=24, docs_per_query=(4, 9), n_features=5, n_informative=3, seed=3)
-    rest, test = train_test_split_by_query(d, test_size=6, seed=0)
-    train, vali = train_test_split_by_query(rest, test_size=6, seed=1)
-    return train, vali, test
+    return three_way_split(d, test_size=6, vali_size=6)
 
 
 # ---- round choice ---------------------------------------------------------------------------

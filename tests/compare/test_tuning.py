@@ -15,7 +15,8 @@ from boostplug.compare import METHODS, get_method, run
 from boostplug.compare import execution as runner_mod
 from boostplug.compare.method_specs import format_value, parse_value, split_specs
 from boostplug.compare.search_spaces import TREE_SPACE
-from boostplug.data import make_ranking, train_test_split_by_query, write_letor
+from boostplug.data import make_ranking
+from tests._helpers import three_way_split
 
 pytest.importorskip("optuna")
 
@@ -25,16 +26,7 @@ FAST = ["--rounds", "3", "--no-progress", "--no-plots"]
 @pytest.fixture(scope="module")
 def fold():
     d = make_ranking(n_queries=30, docs_per_query=(5, 9), n_features=5, n_informative=3, seed=3)
-    rest, test = train_test_split_by_query(d, test_size=6, seed=0)
-    train, vali = train_test_split_by_query(rest, test_size=8, seed=1)
-    return train, vali, test
-
-
-@pytest.fixture
-def letor_file(tmp_path: Path) -> Path:
-    p = tmp_path / "data.txt"
-    write_letor(p, make_ranking(n_queries=15, docs_per_query=(4, 8), n_features=4, n_informative=2, seed=0))
-    return p
+    return three_way_split(d, test_size=6, vali_size=8)
 
 
 def _error(capsys, argv: list[str]) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +19,8 @@ from boostplug.cli import main
 from boostplug.compare import execution, get_method
 from boostplug.compare.budget import SCORE_BYTES, TRIAL_BYTES, Budget, check_budget
 from boostplug.compare.methods import check_tree_params
-from boostplug.data import make_ranking, write_letor
+from boostplug.data import make_ranking
+from tests._helpers import three_way_split
 
 
 # ---- the frameworks' limits ------------------------------------------------------------------
@@ -188,13 +188,6 @@ def no_training(monkeypatch):
     monkeypatch.setattr(_memory, "available_memory", lambda: 16 * 2**30)
 
 
-@pytest.fixture
-def data_file(tmp_path: Path) -> Path:
-    p = tmp_path / "data.txt"
-    write_letor(p, make_ranking(n_queries=15, docs_per_query=(4, 8), n_features=4, n_informative=2, seed=0))
-    return p
-
-
 def _usage_error(capsys, argv: list[str]) -> str:
     assert main(["compare", *argv]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
@@ -215,29 +208,29 @@ def _usage_error(capsys, argv: list[str]) -> str:
     (["--methods", "lambdarank[max_bin=99999999999]"], "max_bin=99999999999: must be >= 2 and at most 2147483647"),
 ], ids=["rounds-1e23", "rounds-2^31", "rounds-2^31-1", "max_bin", "learning_rate", "seed-negative", "seed-2^63",
         "method-max_bin"])
-def test_compare_refuses_what_cannot_run_before_training(capsys, no_training, data_file, argv, message):
-    base = ["--data", str(data_file), "--kfold", "3", "--rounds", "3", "--no-progress", "--no-plots"]
+def test_compare_refuses_what_cannot_run_before_training(capsys, no_training, letor_file, argv, message):
+    base = ["--data", str(letor_file), "--kfold", "3", "--rounds", "3", "--no-progress", "--no-plots"]
     if "--methods" not in argv:
         base += ["--methods", "lambdarank,xgb-rank:ndcg,rb-c"]
     assert message in _usage_error(capsys, [*base, *argv])
 
 
-def test_compare_refuses_a_trial_budget_that_cannot_fit(capsys, no_training, data_file):
+def test_compare_refuses_a_trial_budget_that_cannot_fit(capsys, no_training, letor_file):
     pytest.importorskip("optuna")
-    err = _usage_error(capsys, ["--data", str(data_file), "--kfold", "3", "--rounds", "3", "--no-progress",
+    err = _usage_error(capsys, ["--data", str(letor_file), "--kfold", "3", "--rounds", "3", "--no-progress",
                                 "--no-plots", "--methods", "lambdarank", "--tune", str(10**12)])
     assert "the records of 1,000,000,000,000 trials x 3 tuned runs x 512 bytes" in err
     assert "lower the rounds or the trials" in err
 
 
-def test_a_config_file_is_held_to_the_same_limits(capsys, no_training, data_file, tmp_path):
+def test_a_config_file_is_held_to_the_same_limits(capsys, no_training, letor_file, tmp_path):
     config = tmp_path / "c.json"
     config.write_text(json.dumps({"rounds": 10**23, "tree_params": {"max_bin": 255}}))
     assert "--rounds must be at most 2147483647" in _usage_error(capsys, ["--config", str(config), "--data",
-                                                                          str(data_file), "--no-progress"])
+                                                                          str(letor_file), "--no-progress"])
     config.write_text(json.dumps({"rounds": 3, "tree_params": {"max_bin": 99999999999}}))
     assert "max_bin=99999999999: must be >= 2 and at most 2147483647" in _usage_error(
-        capsys, ["--config", str(config), "--data", str(data_file), "--no-progress"])
+        capsys, ["--config", str(config), "--data", str(letor_file), "--no-progress"])
 
 
 def test_check_fits_compares_with_the_memory_available_now(monkeypatch):
@@ -287,11 +280,10 @@ def test_dask_xgboost_training_refuses_more_rounds_than_xgboost_counts():
 
 def test_the_python_api_refuses_a_run_that_cannot_fit_in_memory_before_training(monkeypatch) -> None:
     from boostplug.compare import execution, run
-    from boostplug.data import make_ranking, train_test_split_by_query
+    from boostplug.data import make_ranking
 
     d = make_ranking(n_queries=12, docs_per_query=(4, 6), n_features=3, n_informative=2, seed=0)
-    rest, test = train_test_split_by_query(d, test_size=3, seed=0)
-    train, vali = train_test_split_by_query(rest, test_size=3, seed=1)
+    train, vali, test = three_way_split(d, test_size=3, vali_size=3)
     monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("trained despite the budget"))
     with pytest.raises(ValueError, match="memory"):
         run(["lambdarank"], [(0, (train, vali, test))], rounds=2**31 - 1)

@@ -17,9 +17,10 @@ from boostplug import objectives
 from boostplug.cli import main
 from boostplug.compare import DEFAULT_METHODS, METHODS, get_method, method_names
 from boostplug.compare import execution
-from boostplug.data import make_ranking, train_test_split_by_query, write_letor
+from boostplug.data import make_ranking
 from boostplug.objectives import Hessian, Loss, Param, Search
 from boostplug.testing import ContractError, cases, check_objective, parametrize_with_checks
+from tests._helpers import three_way_split
 
 NAME = "pairlogit"
 LGB = {"verbose": -1, "num_threads": 1, "deterministic": True, "min_data_in_leaf": 3, "learning_rate": 0.3}
@@ -306,13 +307,6 @@ def test_a_method_name_a_builtin_has_is_not_listed() -> None:
         objectives.unregister("shadow")
 
 
-@pytest.fixture
-def letor_file(tmp_path: Path) -> Path:
-    p = tmp_path / "data.txt"
-    write_letor(p, make_ranking(n_queries=15, docs_per_query=(4, 8), n_features=4, n_informative=2, seed=0))
-    return p
-
-
 FAST = ["--rounds", "3", "--no-progress", "--no-plots"]
 
 
@@ -338,8 +332,7 @@ def test_compare_cli_trains_and_tunes_it(registered, letor_file: Path, tmp_path:
 
 def test_compare_setting_reaches_training_and_misspelt_one_is_refused(registered, data, monkeypatch,
                                                                        capsys) -> None:
-    rest, test = train_test_split_by_query(data, test_size=6, seed=0)
-    train, vali = train_test_split_by_query(rest, test_size=6, seed=1)
+    train, vali, test = three_way_split(data, test_size=6, vali_size=6)
     kw = {"rounds": 3, "tree_params": {"min_data_in_leaf": 3, "num_leaves": 7}, "seed": 0, "threads": 1}
     a, b = (get_method(n).train(train, vali, test, **kw) for n in (NAME, f"{NAME}[sigma=3.0,hessian=bound]"))
     assert not np.allclose(a.vali_scores[-1], b.vali_scores[-1])

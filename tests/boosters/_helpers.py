@@ -1,6 +1,7 @@
-"""What several booster test files share: random data sets (graded, LETOR-shaped, with linearly
-dependent stumps), the comparison of two fits (bit for bit) and of their histories (to a tolerance),
-and the estimator contract (save/load, staged predictions, clone)."""
+"""What several booster test files share: random data sets (small, graded, LETOR-shaped, with
+linearly dependent stumps), the critical pairs by plain loops, the comparison of two fits (bit for
+bit) and of their histories (to a tolerance), and the estimator contract (save/load, staged
+predictions, clone)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from boostplug.boosters import load
 E2_RTOL = 1e-12
 
 
-def graded_data(rng, n_queries=6, max_docs=30, n_feat=4, n_labels=5, nan_prob=0.1, ties=True):
-    """Random queries with grades 0..n_labels-1, tied feature values, missing values, a
-    one-document query and a one-grade query."""
+def small_data(rng, n_queries=5, max_docs=9, n_feat=3, n_labels=4, nan_prob=0.1, one_grade=1.0, ties=True):
+    """Small data with ties (``ties``: values rounded), missing values, a one-document query and a
+    query all of grade ``one_grade``: ``(X, y, qid, sizes)``."""
     sizes = rng.integers(2, max_docs + 1, size=n_queries)
     sizes[0] = 1
     n = int(sizes.sum())
@@ -25,8 +26,26 @@ def graded_data(rng, n_queries=6, max_docs=30, n_feat=4, n_labels=5, nan_prob=0.
         X = np.round(X, 1)
     X[rng.random((n, n_feat)) < nan_prob] = np.nan
     y = rng.integers(0, n_labels, size=n).astype(np.float64)
-    y[1:1 + sizes[1]] = 2.0
-    return X, y, np.repeat(np.arange(n_queries), sizes)
+    y[1:1 + sizes[1]] = one_grade
+    return X, y, np.repeat(np.arange(n_queries), sizes), sizes
+
+
+def slow_pairs(y, sizes) -> list[tuple[int, int]]:
+    """Every ``(i, j)`` in one query with ``y[i] > y[j]``, by two plain loops (query by query)."""
+    pairs, start = [], 0
+    for m in sizes:
+        for i in range(start, start + m):
+            for j in range(start, start + m):
+                if y[i] > y[j]:
+                    pairs.append((i, j))
+        start += m
+    return pairs
+
+
+def graded_data(rng, n_queries=6, max_docs=30, n_feat=4, n_labels=5, nan_prob=0.1, ties=True):
+    """Random queries with grades 0..n_labels-1, tied feature values, missing values, a
+    one-document query and a one-grade query: ``(X, y, qid)``."""
+    return small_data(rng, n_queries, max_docs, n_feat, n_labels, nan_prob, one_grade=2.0, ties=ties)[:3]
 
 
 def letor_like(rng, n_queries=40, n_feat=12):

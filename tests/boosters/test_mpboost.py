@@ -9,7 +9,7 @@ import pytest
 
 from boostplug.boosters import MPBoost
 from boostplug.pairs import critical_pairs
-from tests.boosters._helpers import assert_estimator_contract
+from tests.boosters._helpers import assert_estimator_contract, slow_pairs, small_data
 
 PARAMS = {"binary": 0.0, "ldd": 0.2, "logdd": 3.0, "logitdd": 0.5}
 
@@ -39,13 +39,7 @@ def slow_thresholds(col: np.ndarray) -> list[float]:
 
 def slow_mpboost(X, y, sizes, ddf, p, n_rounds):
     """Algorithm 1 with the appendix's stumps: every stump, every pair, J_wse summed directly."""
-    pairs, start = [], 0
-    for m in sizes:
-        for i in range(start, start + m):
-            for j in range(start, start + m):
-                if y[i] > y[j]:
-                    pairs.append((i, j))
-        start += m
+    pairs = slow_pairs(y, sizes)
     d = [slow_dist(y[i] - y[j], ddf, p) for i, j in pairs]
     w = [1.0 / len(pairs)] * len(pairs)
     rounds = []
@@ -79,20 +73,6 @@ def slow_mpboost(X, y, sizes, ddf, p, n_rounds):
     return rounds
 
 
-def random_data(rng: np.random.Generator, n_queries: int = 5, max_docs: int = 9, n_feat: int = 3,
-                n_labels: int = 4, nan_prob: float = 0.1):
-    """Small data with ties (values rounded), missing values, a one-document and an all-equal query."""
-    sizes = rng.integers(2, max_docs + 1, size=n_queries)
-    sizes[0] = 1
-    n = int(sizes.sum())
-    X = np.round(rng.normal(size=(n, n_feat)), 1)
-    X[rng.random((n, n_feat)) < nan_prob] = np.nan
-    y = rng.integers(0, n_labels, size=n).astype(np.float64)
-    y[1:1 + sizes[1]] = 1.0
-    qid = np.repeat(np.arange(n_queries), sizes)
-    return X, y, qid, sizes
-
-
 def normalised_loss(scores, y, qid, d_fn) -> tuple[float, float]:
     """(normalised mis-ordering, sum_I w1 exp(-d (F_i - F_j))) over the critical pairs."""
     gp = np.concatenate(([0], np.cumsum(np.bincount(qid))))
@@ -107,7 +87,7 @@ def normalised_loss(scores, y, qid, d_fn) -> tuple[float, float]:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_matches_slow_algorithm(ddf: str, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    X, y, qid, sizes = random_data(rng)
+    X, y, qid, sizes = small_data(rng)
     model = MPBoost(ddf=ddf, n_rounds=20, thresholds="all").fit(X, y, qid=qid)
     ref = slow_mpboost(X, y, sizes, ddf, PARAMS[ddf], 20)
     assert len(ref) == len(model.rankers_) > 0
@@ -142,7 +122,7 @@ def test_theorem1_bound_every_round(ddf: str) -> None:
     from boostplug.objectives.ddf import ddf_values
 
     rng = np.random.default_rng(7)
-    X, y, qid, _ = random_data(rng, n_queries=8, max_docs=12, n_feat=4, n_labels=5)
+    X, y, qid, _ = small_data(rng, n_queries=8, max_docs=12, n_feat=4, n_labels=5)
     model = MPBoost(ddf=ddf, n_rounds=25, random_state=0).fit(X, y, qid=qid)
     assert len(model.history_) > 5
     for scores, h in zip(model.staged_predict(X), model.history_):
@@ -199,7 +179,7 @@ def test_theorem1_over_hundreds_of_rounds(ddf: str, seed: int) -> None:
 def test_ranklib_candidates_predict_what_was_trained(rng: np.random.Generator) -> None:
     from boostplug.objectives.ddf import ddf_values
 
-    X, y, qid, _ = random_data(rng, n_queries=6, max_docs=10, n_feat=3)
+    X, y, qid, _ = small_data(rng, n_queries=6, max_docs=10, n_feat=3)
     X = X * 1.1  # values not representable in float32
     model = MPBoost(ddf="logitdd", n_rounds=10, thresholds="ranklib", n_thresholds=5).fit(X, y, qid=qid)
     assert all(r.get("float32") for r in model.rankers_)
@@ -209,7 +189,7 @@ def test_ranklib_candidates_predict_what_was_trained(rng: np.random.Generator) -
 
 # ---- pairs, degenerate data ------------------------------------------------------------------
 def test_explicit_pairs(rng: np.random.Generator) -> None:
-    X, y, qid, _ = random_data(rng, n_queries=6)
+    X, y, qid, _ = small_data(rng, n_queries=6)
     gp = np.concatenate(([0], np.cumsum(np.bincount(qid))))
     a = MPBoost(ddf="ldd", n_rounds=8, thresholds="all", pairwise="pairs").fit(X, y, qid=qid)
     b = MPBoost(ddf="ldd", n_rounds=8, thresholds="all").fit(X, y, qid=qid, pairs=critical_pairs(y, gp))
@@ -224,33 +204,33 @@ def test_explicit_pairs(rng: np.random.Generator) -> None:
 
 
 def test_no_pairs_stops_with_reason(rng: np.random.Generator) -> None:
-    X, _, qid, _ = random_data(rng)
+    X, _, qid, _ = small_data(rng)
     model = MPBoost(n_rounds=5).fit(X, np.ones(X.shape[0]), qid=qid)
     assert model.rankers_ == [] and "no preference pairs" in model.stop_reason_
     assert np.array_equal(model.predict(X), np.zeros(X.shape[0]))
 
 
 def test_constant_features_stop(rng: np.random.Generator) -> None:
-    X, y, qid, _ = random_data(rng)
+    X, y, qid, _ = small_data(rng)
     model = MPBoost(n_rounds=5).fit(np.ones_like(X), y, qid=qid)
     assert model.rankers_ == [] and "squared error" in model.stop_reason_
 
 
 def test_extreme_feature_values(rng: np.random.Generator) -> None:
-    X, y, qid, _ = random_data(rng)
+    X, y, qid, _ = small_data(rng)
     model = MPBoost(n_rounds=10).fit(X * 1e300, y, qid=qid)
     assert np.isfinite(model.predict(X * 1e300)).all() and len(model.rankers_) > 0
 
 
 # ---- estimator contract ------------------------------------------------------------------------
 def test_save_load_staged_clone(tmp_path, rng: np.random.Generator) -> None:
-    X, y, qid, _ = random_data(rng, n_queries=6)
+    X, y, qid, _ = small_data(rng, n_queries=6)
     model = MPBoost(ddf="logdd", lam=2.0, n_rounds=12, random_state=3).fit(X, y, qid=qid)
     assert_estimator_contract(model, X, y, qid, tmp_path / "mp.json")
 
 
 def test_random_state_seeds_threshold_sampling(rng: np.random.Generator) -> None:
-    X, y, qid, _ = random_data(rng, n_queries=8, max_docs=12)
+    X, y, qid, _ = small_data(rng, n_queries=8, max_docs=12)
     fits = [MPBoost(n_rounds=6, max_thresholds=3, random_state=s).fit(X, y, qid=qid) for s in (5, 5, 6, 7, 8)]
     assert fits[0].rankers_ == fits[1].rankers_ and fits[0].weights_ == fits[1].weights_
     assert any(f.rankers_ != fits[0].rankers_ for f in fits[2:])
@@ -268,14 +248,14 @@ def test_random_state_seeds_threshold_sampling(rng: np.random.Generator) -> None
     ({"n_rounds": 0}, "n_rounds"),
 ])
 def test_bad_parameters(params, needle, rng: np.random.Generator) -> None:
-    X, y, qid, _ = random_data(rng)
+    X, y, qid, _ = small_data(rng)
     with pytest.raises(ValueError, match=needle):
         MPBoost(**params).fit(X, y, qid=qid)
 
 
 def test_eval_set_early_stopping(rng: np.random.Generator) -> None:
-    X, y, qid, _ = random_data(rng, n_queries=8, max_docs=10)
-    Xv, yv, qv, _ = random_data(np.random.default_rng(99), n_queries=6, max_docs=10)
+    X, y, qid, _ = small_data(rng, n_queries=8, max_docs=10)
+    Xv, yv, qv, _ = small_data(np.random.default_rng(99), n_queries=6, max_docs=10)
     model = MPBoost(n_rounds=60, early_stopping_rounds=3, eval_metric="ndcg@5").fit(X, y, qid=qid,
                                                                                    eval_set=[(Xv, yv, qv)])
     vals = [h["valid_0_ndcg@5"] for h in model.history_]

@@ -11,7 +11,7 @@ import pytest
 
 import boostplug.boosters.ndcg_boost as nb_mod
 from boostplug.boosters import NDCGBoost
-from tests.boosters._helpers import assert_estimator_contract
+from tests.boosters._helpers import assert_estimator_contract, small_data
 
 HAVE_OBJECTIVE = importlib.util.find_spec("boostplug.objectives.ndcg_boost") is not None
 
@@ -126,15 +126,8 @@ def slow_ndcg_boost(X, y, group_ptr, sigma, label_gain, n_rounds):
 
 
 def random_data(rng, n_queries=5, max_docs=8, n_feat=3, n_labels=4, nan_prob=0.1):
-    """Small data with ties, missing values, a one-document and an all-zero query."""
-    sizes = rng.integers(2, max_docs + 1, size=n_queries)
-    sizes[0] = 1
-    n = int(sizes.sum())
-    X = np.round(rng.normal(size=(n, n_feat)), 1)
-    X[rng.random((n, n_feat)) < nan_prob] = np.nan
-    y = rng.integers(0, n_labels, size=n).astype(np.float64)
-    y[1:1 + sizes[1]] = 0.0
-    qid = np.repeat(np.arange(n_queries), sizes)
+    """Small data with ties, missing values, a one-document and an all-zero query: ``(X, y, qid, group_ptr)``."""
+    X, y, qid, sizes = small_data(rng, n_queries, max_docs, n_feat, n_labels, nan_prob, one_grade=0.0)
     return X, y, qid, np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
 
 

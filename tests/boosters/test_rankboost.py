@@ -11,7 +11,7 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 
 from boostplug.boosters import RankBoost, load
-from tests.boosters._helpers import assert_estimator_contract
+from tests.boosters._helpers import assert_estimator_contract, slow_pairs, small_data
 
 TOL = 1e-12
 
@@ -25,17 +25,6 @@ def slow_thresholds(col: np.ndarray) -> list[float]:
     """Every distinct known value, and -inf when a value is missing (the "all" candidates)."""
     vals = sorted({float(v) for v in col if not math.isnan(v)})
     return ([-math.inf] if np.isnan(col).any() else []) + vals
-
-
-def slow_pairs(y, sizes) -> list[tuple[int, int]]:
-    pairs, start = [], 0
-    for m in sizes:
-        for i in range(start, start + m):
-            for j in range(start, start + m):
-                if y[i] > y[j]:
-                    pairs.append((i, j))
-        start += m
-    return pairs
 
 
 def scan_order(X) -> list[tuple[int, float]]:
@@ -59,18 +48,6 @@ def eps(D, o) -> tuple[float, float, float]:
     e0 = sum(d for d, v in zip(D, o) if v == 0)
     em = sum(d for d, v in zip(D, o) if v < 0)
     return ep, e0, em
-
-
-def random_data(rng, n_queries=5, max_docs=9, n_feat=3, n_labels=4, nan_prob=0.1):
-    """Small data with ties (values rounded), missing values, a one-document and an all-equal query."""
-    sizes = rng.integers(2, max_docs + 1, size=n_queries)
-    sizes[0] = 1
-    n = int(sizes.sum())
-    X = np.round(rng.normal(size=(n, n_feat)), 1)
-    X[rng.random((n, n_feat)) < nan_prob] = np.nan
-    y = rng.integers(0, n_labels, size=n).astype(np.float64)
-    y[1:1 + sizes[1]] = 1.0
-    return X, y, np.repeat(np.arange(n_queries), sizes), sizes
 
 
 # ---- slow Rb-d / Rb-c (Algorithm 1, Eq. 8-19) -----------------------------------------------------
@@ -119,7 +96,7 @@ LARGER = {"n_queries": 6, "max_docs": 12}
     ("rb-d", 4, {}, 9, "eps- = 0"), ("rb-d", 1, LARGER, 6, "eps- = 0"), ("rb-d", 0, {}, 0, "eps- = 0"),
 ])
 def test_rb_matches_slow_algorithm(variant: str, seed: int, shape: dict, n_rounds: int, why: str) -> None:
-    X, y, qid, sizes = random_data(np.random.default_rng(seed), **shape)
+    X, y, qid, sizes = small_data(np.random.default_rng(seed), **shape)
     model = RankBoost(variant=variant, n_rounds=20, thresholds="all").fit(X, y, qid=qid)
     ref, ref_why = slow_rb(X, y, sizes, variant, 20)
     assert ref_why == why
@@ -237,7 +214,7 @@ def slow_rbplus(X, y, sizes, n_rounds, efficient, seed):
 @pytest.mark.parametrize("efficient", [True, False])
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_rbplus_matches_slow_algorithm(efficient: bool, seed: int) -> None:
-    X, y, qid, sizes = random_data(np.random.default_rng(seed), n_queries=4, max_docs=7)
+    X, y, qid, sizes = small_data(np.random.default_rng(seed), n_queries=4, max_docs=7)
     model = RankBoost(variant="rankboost+", efficient=efficient, n_rounds=20, thresholds="all",
                       random_state=seed).fit(X, y, qid=qid)
     ref = slow_rbplus(X, y, sizes, 20, efficient, seed)
@@ -255,7 +232,7 @@ def test_rbplus_paths_are_exercised() -> None:
     """Over a few seeds, the efficient variant prunes R and the exact one takes dependent steps."""
     pruned = dependent = 0
     for seed in range(4):
-        X, y, qid, _ = random_data(np.random.default_rng(seed), n_queries=4, max_docs=7)
+        X, y, qid, _ = small_data(np.random.default_rng(seed), n_queries=4, max_docs=7)
         eff = RankBoost(variant="rankboost+", n_rounds=20, thresholds="all", random_state=seed).fit(X, y, qid=qid)
         ex = RankBoost(variant="rankboost+", efficient=False, n_rounds=20, thresholds="all").fit(X, y, qid=qid)
         pruned += eff.pruned_round_ is not None
@@ -332,7 +309,7 @@ def ranklib_rankboost(X, y, sizes, n_iteration, n_threshold=10):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_rbc_ranklib_is_ranklib_rankboost(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    X, y, qid, sizes = random_data(rng, n_queries=6, max_docs=10, n_feat=4, nan_prob=0.0)
+    X, y, qid, sizes = small_data(rng, n_queries=6, max_docs=10, n_feat=4, nan_prob=0.0)
     X[:, 1] = np.round(X[:, 1] * 1e3 + 1 / 3, 7)     # values that are not exact in float32
     ref = ranklib_rankboost(X, y, sizes, 20)
     model = RankBoost(variant="rb-c", thresholds="ranklib", n_rounds=20).fit(X, y, qid=qid)
@@ -354,7 +331,7 @@ def test_rbc_ranklib_scan_starts_from_plus_minus_1e6(seed: int) -> None:
     from boostplug.boosters.stumps import candidate_thresholds
 
     rng = np.random.default_rng(seed)
-    X, y, qid, sizes = random_data(rng, n_queries=6, max_docs=10, n_feat=4, nan_prob=0.0)
+    X, y, qid, sizes = small_data(rng, n_queries=6, max_docs=10, n_feat=4, nan_prob=0.0)
     X[:, 1] = 2e6 + 1e5 * (X[:, 1] + 3)                     # a raw count-like feature, all > 1e6
     X[:, 2] = 5.0 * (y + rng.normal(scale=1.5, size=len(y)))
     X[:, 3] = -3e6 - 1e5 * (X[:, 3] + 3)                    # all < -1e6
@@ -384,7 +361,7 @@ def pair_losses(scores, y, qid):
 @pytest.mark.parametrize("variant, efficient", [("rb-d", True), ("rb-c", True), ("rankboost+", True),
                                                 ("rankboost+", False)])
 def test_losses_products_and_bounds_every_round(variant: str, efficient: bool) -> None:
-    X, y, qid, _ = random_data(np.random.default_rng(7), n_queries=6, max_docs=9, n_feat=4)
+    X, y, qid, _ = small_data(np.random.default_rng(7), n_queries=6, max_docs=9, n_feat=4)
     model = RankBoost(variant=variant, efficient=efficient, n_rounds=25, thresholds="all").fit(X, y, qid=qid)
     assert len(model.history_) > 3
     for scores, h in zip(model.staged_predict(X), model.history_):
@@ -406,7 +383,7 @@ def test_losses_products_and_bounds_every_round(variant: str, efficient: bool) -
 def test_e2_equals_eq22_over_distinct_rankers() -> None:
     """Efficient RankBoost+ only steps on distinct independent rankers: E2 is Eq. 22-24 with the
     cumulative weight of every distinct stump, written out here."""
-    X, y, qid, sizes = random_data(np.random.default_rng(11), n_queries=6, max_docs=9, n_feat=4)
+    X, y, qid, sizes = small_data(np.random.default_rng(11), n_queries=6, max_docs=9, n_feat=4)
     model = RankBoost(variant="rankboost+", n_rounds=25, thresholds="all").fit(X, y, qid=qid)
     pairs = slow_pairs(y, sizes)
     cum: dict[tuple[int, float], float] = {}
@@ -517,14 +494,14 @@ def test_lemma3_positive_alphas_miss_the_minimum() -> None:
 # ---- estimator contract -----------------------------------------------------------------------------
 @pytest.mark.parametrize("variant, thresholds", [("rankboost+", "sample"), ("rb-c", "ranklib")])
 def test_save_load_staged_clone(tmp_path, variant: str, thresholds: str) -> None:
-    X, y, qid, _ = random_data(np.random.default_rng(3), n_queries=6)
+    X, y, qid, _ = small_data(np.random.default_rng(3), n_queries=6)
     model = RankBoost(variant=variant, thresholds=thresholds, n_rounds=12, max_thresholds=4,
                       random_state=3).fit(X, y, qid=qid)
     assert_estimator_contract(model, X, y, qid, tmp_path / "rb.json")
 
 
 def test_explicit_pairs_and_no_pairs() -> None:
-    X, y, qid, sizes = random_data(np.random.default_rng(5))
+    X, y, qid, sizes = small_data(np.random.default_rng(5))
     P = np.array(slow_pairs(y, sizes))
     a = RankBoost(n_rounds=8, thresholds="all").fit(X, y, qid=qid)
     b = RankBoost(n_rounds=8, thresholds="all").fit(X, np.zeros_like(y), qid=qid, pairs=P)
@@ -534,7 +511,7 @@ def test_explicit_pairs_and_no_pairs() -> None:
 
 
 def test_extreme_feature_values() -> None:
-    X, y, qid, _ = random_data(np.random.default_rng(6))
+    X, y, qid, _ = small_data(np.random.default_rng(6))
     for variant in ("rb-d", "rb-c", "rankboost+"):
         m = RankBoost(variant=variant, n_rounds=10).fit(X * 1e300, y, qid=qid)
         assert np.isfinite(m.predict(X * 1e300)).all() and len(m.rankers_) > 0
@@ -550,14 +527,14 @@ def test_extreme_feature_values() -> None:
     ({"n_rounds": 0}, "n_rounds"),
 ])
 def test_bad_parameters(params, needle) -> None:
-    X, y, qid, _ = random_data(np.random.default_rng(0))
+    X, y, qid, _ = small_data(np.random.default_rng(0))
     with pytest.raises(ValueError, match=needle):
         RankBoost(**params).fit(X, y, qid=qid)
 
 
 def test_eval_set_early_stopping() -> None:
-    X, y, qid, _ = random_data(np.random.default_rng(8), n_queries=8, max_docs=10)
-    Xv, yv, qv, _ = random_data(np.random.default_rng(99), n_queries=6, max_docs=10)
+    X, y, qid, _ = small_data(np.random.default_rng(8), n_queries=8, max_docs=10)
+    Xv, yv, qv, _ = small_data(np.random.default_rng(99), n_queries=6, max_docs=10)
     model = RankBoost(variant="rankboost+", n_rounds=60, early_stopping_rounds=3, eval_metric="ndcg@5").fit(
         X, y, qid=qid, eval_set=[(Xv, yv, qv)])
     vals = [h["valid_0_ndcg@5"] for h in model.history_]
@@ -605,7 +582,7 @@ def test_complement_stump_predicts_missing_as_below_and_round_trips(tmp_path) ->
 
 
 def test_complements_parameter() -> None:
-    X, y, qid, _ = random_data(np.random.default_rng(0))
+    X, y, qid, _ = small_data(np.random.default_rng(0))
     one = RankBoost(variant="rb-c", n_rounds=15, thresholds="all", complements=False).fit(X, y, qid=qid)
     assert not any("complement" in r for r in one.rankers_)
     both = RankBoost(variant="rb-c", n_rounds=15, thresholds="all").fit(X, y, qid=qid)
@@ -621,7 +598,7 @@ def test_rb_e2_is_eq22_over_distinct_rankers(variant: str, seed: int) -> None:
     """Rb-d/Rb-c's E2 (paper Section 4) while the distinct rankers stay linearly independent: Eq. 22-24
     with eta' the summed weight of each distinct stump (a complement counts with a minus sign), a pair
     tied by a ranker contributing cosh(eta') from the round the ranker first joins."""
-    X, y, qid, sizes = random_data(np.random.default_rng(seed))
+    X, y, qid, sizes = small_data(np.random.default_rng(seed))
     model = RankBoost(variant=variant, n_rounds=20, thresholds="all").fit(X, y, qid=qid)
     pairs = slow_pairs(y, sizes)
     cum: dict[tuple[int, float], float] = {}

@@ -86,16 +86,22 @@ def test_xgb_train_learns_and_matches_lightgbm_gradients(name, data):
     np.testing.assert_array_equal(h1, h2)
 
 
-def test_lgb_init_score_is_what_the_objective_sees(data):
-    init = np.random.default_rng(0).normal(size=data.n_docs)
+def _first_scores_seen(obj):
+    """``(spy, first)``: ``spy`` calls the objective ``obj`` and keeps, in ``first``, a copy of the
+    scores it is given the first time."""
     first = []
-    obj = bpl.objective("mpboost")
 
-    def spy(preds, train_data):
+    def spy(preds, data):
         if not first:
             first.append(np.array(preds))
-        return obj(preds, train_data)
+        return obj(preds, data)
 
+    return spy, first
+
+
+def test_lgb_init_score_is_what_the_objective_sees(data):
+    init = np.random.default_rng(0).normal(size=data.n_docs)
+    spy, first = _first_scores_seen(bpl.objective("mpboost"))
     lgb.train({**LGB_PARAMS, "objective": spy},
               bpl.dataset(data.X, data.y, group_ptr=data.group_ptr, init_score=init), 2)
     np.testing.assert_allclose(first[0], init)
@@ -103,14 +109,7 @@ def test_lgb_init_score_is_what_the_objective_sees(data):
 
 def test_xgb_base_margin_is_what_the_objective_sees(data):
     init = np.random.default_rng(0).normal(size=data.n_docs)
-    first = []
-    obj = bpx.objective("mpboost")
-
-    def spy(predt, dtrain):
-        if not first:
-            first.append(np.array(predt))
-        return obj(predt, dtrain)
-
+    spy, first = _first_scores_seen(bpx.objective("mpboost"))
     xgb.train(XGB_PARAMS, bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr, base_margin=init), 2, obj=spy)
     np.testing.assert_allclose(first[0], init, rtol=1e-6)
 

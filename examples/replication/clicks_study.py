@@ -196,20 +196,24 @@ def _per_query(payload: dict[str, Any]) -> dict[str, np.ndarray]:
     return {r["method"]: np.asarray(r["test_per_query"][METRIC], dtype=np.float64) for r in payload["results"]}
 
 
-def _gather(specs: Sequence[str]) -> dict[str, dict[tuple[str, int], dict[str, np.ndarray]]]:
-    """``presentation -> (data, sessions) -> method -> per-query test NDCG@10`` from the
+def _gather(specs: Sequence[str]) -> tuple[dict[str, dict[tuple[str, int], dict[str, np.ndarray]]], list[str]]:
+    """``presentation -> (data, sessions) -> method -> per-query test NDCG@10``, and the labels
+    (``""`` first, for the unlabeled folders), from the
     ``PRESENTATION[:LABEL]=FOLDER`` specs; a folder's methods are named ``method (LABEL)`` when it
     has a label (its runs must test the same queries as the unlabeled folder's)."""
     runs: dict[str, dict[tuple[str, int], dict[str, np.ndarray]]] = {}
+    labels = [""]
     for spec in specs:
         key, sep, folder = spec.partition("=")
         if not sep:
             raise SystemExit(f"--runs {spec!r}: expected PRESENTATION[:LABEL]=FOLDER")
         presentation, _, label = key.partition(":")
+        if label and label not in labels:
+            labels.append(label)
         for where, payload in _read_runs(Path(folder)).items():
             named = {(f"{m} ({label})" if label else m): v for m, v in _per_query(payload).items()}
             runs.setdefault(presentation, {}).setdefault(where, {}).update(named)
-    return runs
+    return runs, labels
 
 
 #: QBRank's claims, and the comparisons around them: (claim, method, against).
@@ -247,9 +251,7 @@ def claims(runs: dict[str, dict[tuple[str, int], dict[str, np.ndarray]]],
 
 
 def figure(args: argparse.Namespace) -> dict[str, Any]:
-    runs = _gather(args.runs)
-    labels = ["", *dict.fromkeys(s.partition("=")[0].partition(":")[2] for s in args.runs
-                                 if s.partition("=")[0].partition(":")[2])]
+    runs, labels = _gather(args.runs)
     series: dict[str, Any] = {}
     for presentation, by in runs.items():
         for (data, n), pq in sorted(by.items()):

@@ -131,8 +131,7 @@ def shown_lists(scores: NDArray[np.float64], group_ptr: NDArray[np.int64], top_k
     return shown
 
 
-def _present(lists: NDArray[np.int64], n_shown: NDArray[np.int64], presentation: str,
-             rng: np.random.Generator) -> NDArray[np.int64]:
+def _present(lists: NDArray[np.int64], presentation: str, rng: np.random.Generator) -> NDArray[np.int64]:
     """Each session's list (one row of ``lists``, ``-1`` padding last) reordered by ``presentation``."""
     if presentation == "fixed":
         return lists
@@ -227,7 +226,7 @@ def simulate(
     parts: list[tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.float64]]] = []
     for start in range(0, n_sessions, _BLOCK):
         q = queries[start:start + _BLOCK]
-        lists = _present(shown[q], n_shown[q], presentation, rng)
+        lists = _present(shown[q], presentation, rng)
         a = attr_pad[lists]
         u = rng.random(lists.shape)
         if model == "pbm":

@@ -7,6 +7,10 @@ the frameworks give the worker's thread count) stays within the worker. The boun
 ``numba.set_num_threads`` for the call and restored after it: numba's runtime setting, not the
 ``NUMBA_NUM_THREADS`` environment variable, which numba reads again at every compilation and
 refuses to see changed once its threads run.
+
+:func:`serial_blas` runs a block with one BLAS thread: the reference boosters' small linear algebra
+gains nothing from more, and OpenBLAS's idle threads spin after every call, taking the cores the
+numba kernels that follow run on.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-__all__ = ["limit_threads", "thread_count"]
+__all__ = ["limit_threads", "serial_blas", "thread_count"]
+
+_blas_controller: Any = None
 
 
 def thread_count(value: Any) -> int | None:
@@ -44,3 +50,15 @@ def limit_threads(n: int | None) -> Iterator[None]:
         yield
     finally:
         numba.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def serial_blas() -> Iterator[None]:
+    """Run the block with one thread in every loaded BLAS library, then restore their counts."""
+    global _blas_controller
+    from threadpoolctl import ThreadpoolController
+
+    if _blas_controller is None:   # looking the libraries up costs milliseconds: once per process
+        _blas_controller = ThreadpoolController()
+    with _blas_controller.limit(limits=1, user_api="blas"):
+        yield

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
+from .._core.threads import serial_blas
 from .._memory import check_fits
 from .._sklearn_folds import check_split_keeps_queries
 from .._validation import check_labels, check_rounds
@@ -132,6 +133,14 @@ class RankingBooster(ModelFile, BaseEstimator):
         (``stop_reason_ == "interrupted"``); a round is recorded whole or not at all
         (``rankers_``, ``weights_`` and ``history_`` always have the same length).
         """
+        with serial_blas():
+            return self._fit(X, y, qid=qid, group=group, pairs=pairs, eval_set=eval_set, callback=callback,
+                             sample_weight=sample_weight)
+
+    def _fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None, group: ArrayLike | None,
+             pairs: ArrayLike | None, eval_set: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]] | None,
+             callback: Callable[[int, dict[str, Any]], bool | None] | None,
+             sample_weight: ArrayLike | None) -> "RankingBooster":
         check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
         data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
                                random_state=getattr(self, "random_state", None))

@@ -577,3 +577,19 @@ def test_infinite_x_is_refused_naming_the_cell_and_sparse_x_is_densified(name: s
     assert np.array_equal(sparse.predict(sp.csr_matrix(X)), model.predict(X))
     with pytest.raises(TypeError, match="X must be numeric, got dtype <U1"):
         model.predict(np.full((2, 4), "a"))
+
+
+def test_fit_runs_with_one_blas_thread_and_restores_the_count():
+    """Idle OpenBLAS threads spin and take the cores the numba kernels run on: a fit limits BLAS to
+    one thread for its rounds and gives the libraries their counts back afterwards."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    X, y, qid = data(3)
+    before = blas_threads()
+    seen = []
+    RankBoost(variant="rankboost+", n_rounds=3).fit(X, y, qid=qid, callback=lambda t, rec: seen.append(blas_threads()))
+    assert seen and all(counts and set(counts) == {1} for counts in seen)
+    assert blas_threads() == before

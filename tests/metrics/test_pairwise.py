@@ -141,6 +141,20 @@ def test_the_counts_partition_the_critical_pairs():
             assert counts[q].tolist() == [p.shape[0], int((out == 0.5).sum()), int((out == 1.0).sum())]
 
 
+def test_rows_within_queries_are_grouped_by_query_and_sorted_there():
+    from boostplug.metrics._pair_counts import _within_queries
+
+    rng = np.random.default_rng(7)
+    g = np.array([0, 5, 5, 6, 20, 20, 31])          # empty queries and a single-row one among them
+    v = np.round(rng.normal(size=31), 1)             # ties within queries
+    order = _within_queries(v, g)
+    assert sorted(order.tolist()) == list(range(31))
+    for q in range(len(g) - 1):
+        rows = order[g[q]:g[q + 1]]
+        assert set(rows.tolist()) == set(range(g[q], g[q + 1]))
+        assert np.all(np.diff(v[rows]) >= 0)
+
+
 def test_serial_and_parallel_counts_agree(monkeypatch):
     """The count kernel goes through the one dispatch: forced parallel (two threads) and forced
     serial give the same counts."""

@@ -47,7 +47,8 @@ from ..groups import qid_from_group_ptr
 from ..metrics._pair_counts import critical_pair_counts, label_order
 from ._rankboost_kernels import PairSpan, ln_cosh
 
-__all__ = ["PAIRWISE", "DirectedLevelPairs", "LevelPairs", "LevelSpan", "level_e2", "query_code_order", "split_any"]
+__all__ = ["PAIRWISE", "DirectedLevelPairs", "LevelPairs", "LevelSpan", "codes_in_order", "level_e2", "query_code_order",
+           "split_any"]
 
 #: How RankBoost and MPBoost hold the critical pairs: ``"levels"`` (these sums; Rb-d/Rb-c and
 #: MPBoost on label-derived pairs; RankBoost+ adds :mod:`boostplug.boosters._group_pairs`),
@@ -326,47 +327,52 @@ def _directed_factors(F, group_ptr, lev, dd):
 
 
 @nb.njit(cache=True, parallel=True)
-def _directed_fit_sums(codes, order, group_ptr, lev, E, dd, coef, width):
+def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, width):
     """Per feature, the unnormalised ``N`` (signed) and ``D`` (split) of every stump: each
-    query's documents in code order (``order``), the level sums ``below[l, m]`` of ``E`` at or
-    below the running code and ``tot - below`` above it give, per pair of levels ``a > b``, the
-    weight of pairs put ``i`` above / ``j`` below (``A1``) and the reverse (``B2``), constant
-    between two consecutive codes of the query: a difference array over the thresholds."""
-    nf = codes.shape[1]
+    query's documents in code order (``order``; ``scodes`` their codes), the level sums ``below[l, m]``
+    of ``E`` at or below the running code and ``tot[q] - below`` above it give, per pair of levels
+    ``a > b``, the weight of pairs put ``i`` above / ``j`` below (``A1``) and the reverse (``B2``),
+    constant between two consecutive codes of the query: a difference array over the thresholds.
+    ``tot[q, l, m]``: the query's sums of ``E[:, m]`` over level ``l``; ``cnt[q, l]``: its documents of
+    level ``l``. A level with every document below has exactly nothing above (``tot`` was summed in
+    another order, so ``tot - below`` would leave rounding there)."""
+    nf = scodes.shape[1]
     L = E.shape[1]
     signed = np.zeros((nf, width + 1))
     split = np.zeros((nf, width + 1))
     for k in nb.prange(nf):
-        tot = np.zeros((L, L))
         below = np.zeros((L, L))
+        above = np.zeros((L, L))
+        n_below = np.zeros(L, dtype=np.int64)
         for q in range(group_ptr.shape[0] - 1):
             start, stop = group_ptr[q], group_ptr[q + 1]
             if stop - start < 2:
                 continue
-            tot[:, :] = 0.0
             below[:, :] = 0.0
-            for p in range(start, stop):
-                x = order[p, k]
-                for m in range(L):
-                    tot[lev[x], m] += E[x, m]
+            n_below[:] = 0
             cq = coef[q]
             p = start
             while p < stop:
-                c = codes[order[p, k], k]
-                while p < stop and codes[order[p, k], k] == c:
+                c = scodes[p, k]
+                while p < stop and scodes[p, k] == c:
                     x = order[p, k]
+                    lx = lev[x]
                     for m in range(L):
-                        below[lev[x], m] += E[x, m]
+                        below[lx, m] += E[x, m]
+                    n_below[lx] += 1
                     p += 1
                 if p == stop:
                     break          # every document at or below: thresholds >= c split nothing
-                c2 = codes[order[p, k], k]
+                c2 = scodes[p, k]
+                for l in range(L):
+                    for m in range(L):
+                        above[l, m] = tot[q, l, m] - below[l, m] if n_below[l] < cnt[q, l] else 0.0
                 sg = 0.0
                 sp = 0.0
                 for a in range(1, L):
                     for b in range(a):
-                        a1 = (tot[a, b] - below[a, b]) * below[b, a]
-                        b2 = below[a, b] * (tot[b, a] - below[b, a])
+                        a1 = above[a, b] * below[b, a]
+                        b2 = below[a, b] * above[b, a]
                         sg += dd[a, b] * (a1 - b2)
                         sp += a1 + b2
                 signed[k, c] += cq * sg
@@ -393,6 +399,12 @@ def query_code_order(codes: NDArray[np.int32], query: NDArray[np.int64]) -> NDAr
     return order
 
 
+def codes_in_order(codes: NDArray[np.int32], order: NDArray[np.integer]) -> NDArray[np.int32]:
+    """``(n, F)``, column-major: ``codes[order[p, k], k]``, so a sweep in code order reads its codes in
+    sequence instead of gathering them (fixed for a fit, like ``order``)."""
+    return np.asfortranarray(np.take_along_axis(codes, order, axis=0))
+
+
 class DirectedLevelPairs(LevelPairs):
     """Critical pairs of graded labels weighted ``coef_q exp(-d_ab (F_i - F_j))`` (MPBoost,
     ``i`` at level ``a`` > ``b`` of ``j``): ``d_ab`` depends on the two levels only, so every sum
@@ -411,6 +423,7 @@ class DirectedLevelPairs(LevelPairs):
         self.dd = np.zeros((L, L))
         # only level pairs holding pairs: the pair list never evaluates dist of the others
         self.dd[self.linked] = dist(delta[self.linked])
+        self._level_counts_int = np.ascontiguousarray(self.level_counts, dtype=np.int64)
 
     def factors(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         """:func:`_directed_factors` of the scores ``F``."""
@@ -419,18 +432,24 @@ class DirectedLevelPairs(LevelPairs):
     def weight_sums(self, E: NDArray[np.float64]) -> tuple[float, float]:
         """``(W, C)``: ``W = sum_pairs coef_q exp(-d (F_i - F_j))`` and ``C`` the same with ``d^2``
         (so ``sum_I w d^2 = C / W`` with ``w`` normalised)."""
-        nq, L = self.group_ptr.shape[0] - 1, self.n_levels
-        tot = np.stack([np.bincount(self._key, weights=E[:, m], minlength=nq * L) for m in range(L)], axis=1)
-        tot = tot.reshape(nq, L, L)
+        tot = self.level_totals(E)
         with np.errstate(over="ignore", invalid="ignore"):   # overflowed factors: the caller checks W and C
             prod = np.where(self.linked, tot * tot.transpose(0, 2, 1), 0.0)   # [a, b]: level-a sums x level-b sums
             return float(self.coef @ prod.sum(axis=(1, 2))), float(self.coef @ (prod * self.dd ** 2).sum(axis=(1, 2)))
 
-    def fit_sums(self, E: NDArray[np.float64], codes: NDArray[np.int32], order: NDArray[np.integer],
+    def level_totals(self, E: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``(Q, L, L)``: per query and level ``l``, the sums of ``E[:, m]`` over its documents."""
+        nq, L = self.group_ptr.shape[0] - 1, self.n_levels
+        tot = np.stack([np.bincount(self._key, weights=E[:, m], minlength=nq * L) for m in range(L)], axis=1)
+        return tot.reshape(nq, L, L)
+
+    def fit_sums(self, E: NDArray[np.float64], sorted_codes: NDArray[np.int32], order: NDArray[np.integer],
                  width: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Unnormalised ``(N, D)`` of every stump, ``(F, width)`` (divide by ``W``)."""
+        """Unnormalised ``(N, D)`` of every stump, ``(F, width)`` (divide by ``W``); ``order`` from
+        :func:`query_code_order`, ``sorted_codes`` from :func:`codes_in_order`."""
         L = self.n_levels
         # work: L units per document visit and L^2 per distinct code of a query, per feature
-        work = codes.shape[1] * codes.shape[0] * L * L
+        work = sorted_codes.shape[1] * sorted_codes.shape[0] * L * L
         kernel = dispatch.kernel_for(_directed_fit_sums, work)
-        return kernel(codes, order, self.group_ptr, self.lev, np.ascontiguousarray(E), self.dd, self.coef, width)
+        return kernel(sorted_codes, order, self.group_ptr, self.lev, np.ascontiguousarray(E), self.level_totals(E),
+                      self._level_counts_int, self.dd, self.coef, width)

@@ -97,7 +97,7 @@ from .._validation import check_choice
 from ._estimator import RankingBooster, Round
 from ._ddf_range import check_stump_ddf
 from ._fit_data import FitData
-from ._level_sums import PAIRWISE, DirectedLevelPairs, query_code_order
+from ._level_sums import PAIRWISE, DirectedLevelPairs, codes_in_order, query_code_order
 from ._pairwise_choice import choose_pairwise
 from ._stump_sums import pair_fit_sums
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
@@ -126,6 +126,7 @@ class _State:
     n_pairs: int = 0
     lv: DirectedLevelPairs | None = None   # pair-free mode: pairs, d, w, w1 are empty/unused
     order: NDArray[np.integer] | None = None  # (n, F) rows by query, then code, per feature
+    sorted_codes: NDArray[np.int32] | None = None  # (n, F) their codes, in that order
     E: NDArray[np.float64] | None = None    # (n, L) level factors of F
     W: float = 1.0                # sum of the unnormalised pair weights at F
     C: float = 1.0                # the same with d^2
@@ -241,11 +242,12 @@ class MPBoost(RankingBooster):
         F = np.zeros(data.X.shape[0])
         E = lv.factors(F)
         W, C = lv.weight_sums(E)
+        order = query_code_order(cands.codes, lv.query)
         none = np.zeros(0)
         return _State(
             pairs=np.zeros((0, 2), dtype=np.int64), d=none, cands=cands, w=none, w1=None, F=F, log_bound=0.0,
             d2_max=float(np.max(lv.dd ** 2)) if lv.n_pairs else 1.0, n_pairs=lv.n_pairs, lv=lv,
-            order=query_code_order(cands.codes, lv.query), E=E, W=W, C=C,
+            order=order, sorted_codes=codes_in_order(cands.codes, order), E=E, W=W, C=C,
             to_pairs=(lambda: self._pairs_of(data, False)) if self.pairwise == "auto" else None,
         )
 
@@ -255,7 +257,7 @@ class MPBoost(RankingBooster):
         both summed over the pairs the stump splits (one pass over the pairs, or over the
         documents in code order per level pair when pair-free)."""
         if s.lv is not None:
-            N, D = s.lv.fit_sums(s.E, s.cands.codes, s.order, s.cands.width)
+            N, D = s.lv.fit_sums(s.E, s.sorted_codes, s.order, s.cands.width)
             return N / s.W, D / s.W
         return pair_fit_sums(s.cands.codes, s.pairs, s.w, s.w * s.d, s.cands.n_thr)
 

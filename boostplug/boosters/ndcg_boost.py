@@ -61,8 +61,9 @@ upper bound of Proposition 2 (Eq. 13), which equals ``M`` at ``alpha = 0``
 (``eta = numerator - denominator`` of Eq. 15, so ``eta > 0`` gives ``alpha > 0``;
 a round whose rounding breaks that stops the fit, with the reason).
 
-The two sums of Eq. 15 cost ``O(n_q^2)`` per query (a numba kernel, parallel
-over queries), the rest ``O(n * F)`` per round.
+The two sums of Eq. 15 visit each pair across the chosen stump's split once, and the
+next round's weights (Eq. 16) come with ``M`` from one pass over each query's pairs: ``O(n_q^2)``
+per query (numba kernels, parallel over queries); the rest costs ``O(n * F)`` per round.
 """
 
 from __future__ import annotations
@@ -71,55 +72,18 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._core import dispatch
 from .._validation import check_choice
+from ..objectives._ndcg_boost_kernels import cross_gamma_sums
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
 from ._stump_sums import doc_sums_above
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
 
 __all__ = ["NDCGBoost", "alpha_sums"]
-
-#: Dispatch work (:mod:`boostplug._core.dispatch`) of one ordered pair of :func:`alpha_sums`: a
-#: scalar visit with a libm ``exp`` costs about 4 vectorised ones (docs/results/objectives_notes/README.md).
-_PAIR_WORK = 4
-
-
-@nb.njit(cache=True, inline="always")
-def _gamma(x: float) -> float:
-    """``exp(x) / (1 + exp(x))^2`` (Eq. 14), stable for any ``x`` (even in ``x``)."""
-    e = math.exp(-abs(x))
-    return e / ((1.0 + e) * (1.0 + e))
-
-
-@nb.njit(cache=True, parallel=True)
-def _alpha_sums(F, f, c, group_ptr):
-    nq = group_ptr.shape[0] - 1
-    num = np.zeros(nq)
-    den = np.zeros(nq)
-    for q in nb.prange(nq):
-        a, b = group_ptr[q], group_ptr[q + 1]
-        sn = 0.0
-        sd = 0.0
-        for i in range(a, b):
-            if c[i] == 0.0:
-                continue
-            for j in range(a, b):
-                if f[i] == f[j]:
-                    continue
-                g = c[i] * _gamma(F[i] - F[j])
-                if f[i] > f[j]:
-                    sn += g
-                else:
-                    sd += g
-        num[q] = sn
-        den[q] = sd
-    return num.sum(), den.sum()
-
 
 def alpha_sums(F: NDArray[np.float64], f: NDArray[np.float64], c: NDArray[np.float64],
                group_ptr: NDArray[np.int64]) -> tuple[float, float]:
@@ -130,10 +94,16 @@ def alpha_sums(F: NDArray[np.float64], f: NDArray[np.float64], c: NDArray[np.flo
     Returns ``(sum G_i/Z theta_ij [f_i > f_j], sum G_i/Z theta_ij [f_i < f_j])``.
     """
     gp = np.ascontiguousarray(group_ptr, dtype=np.int64)
-    run = dispatch.kernel_for(_alpha_sums, int((np.diff(gp) ** 2).sum()) * _PAIR_WORK)
-    num, den = run(np.ascontiguousarray(F, dtype=np.float64), np.ascontiguousarray(f, dtype=np.float64),
-                   np.ascontiguousarray(c, dtype=np.float64), gp)
-    return float(num), float(den)
+    ff = np.ascontiguousarray(f, dtype=np.float64)
+    nq = gp.shape[0] - 1
+    # work: the pairs across the split, at most (n_q / 2)^2 per query
+    ones = np.add.reduceat(ff, gp[:-1]) if ff.shape[0] else np.zeros(nq)
+    ones = np.where(np.diff(gp) > 0, ones, 0.0)
+    run = dispatch.kernel_for(cross_gamma_sums, int((ones * (np.diff(gp) - ones)).sum()))
+    num = np.zeros(nq)
+    den = np.zeros(nq)
+    run(np.ascontiguousarray(F, dtype=np.float64), ff, np.ascontiguousarray(c, dtype=np.float64), gp, num, den)
+    return float(num.sum()), float(den.sum())
 
 
 def finite_step_stumps(codes: NDArray[np.int32], positive: NDArray[np.bool_], group_ptr: NDArray[np.int64],
@@ -190,6 +160,7 @@ class _State:
     allowed: NDArray[np.bool_]   # (F, width, 2) existing stumps / complements with a finite Eq. 15 step
     sigma: float
     scores: NDArray[np.float64]   # (n,) model scores = F / sigma (up to a constant)
+    w: NDArray[np.float64]        # (n,) descent weights (Eq. 16) at scores
 
 
 class NDCGBoost(RankingBooster):
@@ -246,7 +217,8 @@ class NDCGBoost(RankingBooster):
         c = prep.gains * np.repeat(inv_z, np.diff(data.group_ptr))
         cands = data.stump_candidates(self)
         allowed = cands.exists[:, :, None] & finite_step_stumps(cands.codes, c > 0, data.group_ptr, cands.width)
-        return _State(prep, c, data.group_ptr, cands, allowed, sigma, np.zeros(data.X.shape[0]))
+        scores = np.zeros(data.X.shape[0])
+        return _State(prep, c, data.group_ptr, cands, allowed, sigma, scores, prep.descent_weights(scores))
 
     def _choose(self, s: _State, w: NDArray[np.float64]) -> tuple[int, int, bool, float]:
         """The stump (feature, j, complement?) maximising Eq. 17 and its ``eta``."""
@@ -258,8 +230,7 @@ class NDCGBoost(RankingBooster):
         return int(k), int(j), bool(o), float(both[k, j, o])
 
     def _fit_round(self, s: _State, t: int) -> Round | None:
-        w = s.prep.descent_weights(s.scores)
-        k, j, complement, eta = self._choose(s, w)
+        k, j, complement, eta = self._choose(s, s.w)
         if not eta > 0:
             self._stop_reason = "no stump with a finite step (Eq. 15) has eta > 0 (Eq. 17): M cannot decrease"
             return None
@@ -277,5 +248,6 @@ class NDCGBoost(RankingBooster):
         alpha = 0.5 * math.log(num / den)
         weight = (-alpha if complement else alpha) / s.sigma
         s.scores = s.scores + weight * h
-        rec = {"alpha": alpha, "eta": eta, "M": float(s.prep.loss(s.scores)), "complement": complement}
+        s.w, m = s.prep.descent_weights_and_loss(s.scores)   # the next round's weights, with this one's M
+        rec = {"alpha": alpha, "eta": eta, "M": m, "complement": complement}
         return Round(s.cands.stump(k, j), weight, rec)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["exp_nonpos", "pair_loss", "pair_grad_hess"]
+__all__ = ["exp_nonpos", "pair_loss", "pair_grad_hess", "pair_grad_loss", "cross_gamma_sums"]
 
 #: Hessian modes understood by :func:`pair_grad_hess`.
 MODE_NONE = 0   # gradient only (hess left at zero)
@@ -187,3 +187,93 @@ def pair_grad_hess(
                     wr[j] -= gd
             w[i] += wi
             hess[i] += hi
+
+
+@nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
+def pair_grad_loss(
+    scores: np.ndarray,
+    sigma: float,
+    coef: np.ndarray,
+    group_ptr: np.ndarray,
+    queries: np.ndarray,
+    w: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """:func:`pair_grad_hess`'s ``w`` (``MODE_NONE``) and :func:`pair_loss`'s ``out`` in one pass over
+    the pairs of the queries in ``queries`` (their documents' ``w`` is overwritten; a query whose
+    coefficients are all equal gets ``w = 0`` exactly)."""
+    for m in nb.prange(queries.shape[0]):
+        q = queries[m]
+        a = group_ptr[q]
+        b = group_ptr[q + 1]
+        for i in range(a, b):
+            w[i] = 0.0
+        acc = 0.0
+        for i in range(a, b - 1):
+            si = scores[i]
+            ci = coef[i]
+            sr = scores[i + 1:b]
+            cr = coef[i + 1:b]
+            wr = w[i + 1:b]
+            wi = 0.0
+            for j in range(sr.shape[0]):
+                x = sigma * (si - sr[j])
+                t = exp_nonpos(-abs(x))
+                u = 1.0 / (1.0 + t)    # sigmoid(|x|)
+                lo = t * u             # sigmoid(-|x|)
+                cj = cr[j]
+                gd = (ci - cj) * (lo * u)
+                wi += gd
+                wr[j] -= gd
+                acc += (ci * lo + cj * u) if x >= 0.0 else (ci * u + cj * lo)
+            w[i] += wi
+        out[q] = acc
+
+
+@nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
+def cross_gamma_sums(F: np.ndarray, f: np.ndarray, coef: np.ndarray, group_ptr: np.ndarray,
+                     num: np.ndarray, den: np.ndarray) -> None:
+    """Per query ``q``: ``num[q] = sum_{f_i = 1, f_j = 0} c_i gamma_ij`` and ``den[q]`` the same with
+    ``c_j`` (Eq. 15's sums; ``gamma`` is even, so each pair across the split is visited once, from
+    the query's two sides gathered into contiguous arrays)."""
+    for q in nb.prange(group_ptr.shape[0] - 1):
+        a = group_ptr[q]
+        b = group_ptr[q + 1]
+        n1 = 0
+        for i in range(a, b):
+            if f[i] != 0.0:
+                n1 += 1
+        n0 = (b - a) - n1
+        if n1 == 0 or n0 == 0:
+            num[q] = 0.0
+            den[q] = 0.0
+            continue
+        F1 = np.empty(n1)
+        c1 = np.empty(n1)
+        F0 = np.empty(n0)
+        c0 = np.empty(n0)
+        p1 = 0
+        p0 = 0
+        for i in range(a, b):
+            if f[i] != 0.0:
+                F1[p1] = F[i]
+                c1[p1] = coef[i]
+                p1 += 1
+            else:
+                F0[p0] = F[i]
+                c0[p0] = coef[i]
+                p0 += 1
+        sn = 0.0
+        sd = 0.0
+        for i in range(n1):
+            fi = F1[i]
+            gi = 0.0
+            for j in range(n0):
+                t = exp_nonpos(-abs(fi - F0[j]))
+                u = 1.0 / (1.0 + t)
+                g = t * u * u          # gamma (Eq. 14)
+                gi += g
+                sd += c0[j] * g
+            sn += c1[i] * gi
+        num[q] = sn
+        den[q] = sd

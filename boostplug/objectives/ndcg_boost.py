@@ -40,6 +40,8 @@ Parameters (``DEFAULTS``):
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 import numpy as np
@@ -179,6 +181,19 @@ class NDCGBoostObjective(Loss):
         """
         w, _ = self._pair_sums(self._check(scores), K.MODE_NONE)
         return w
+
+    def descent_weights_and_loss(self, scores: ArrayLike) -> tuple[NDArray[np.float64], float]:
+        """``(descent_weights(scores), loss(scores))`` from one pass over the pairs (a booster needs
+        both of every round's scores)."""
+        s = self._check(scores)
+        w = np.zeros(self.n_docs)
+        out = np.zeros(self.n_queries)
+        run = dispatch.kernel_for(K.pair_grad_loss, self._loss_pairs)
+        run(s, self.sigma, self._coef, self.group_ptr, self._loss_queries, w, out)
+        value = float(out.sum())
+        if not math.isfinite(value):
+            self._refuse_non_finite_loss(s, value)
+        return w, value
 
     # -- per-round work ------------------------------------------------------------
     def _pair_sums(self, scores: NDArray[np.float64], mode: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -224,6 +224,8 @@ def test_alpha_sums_kernel_and_extremes() -> None:
                 num += t * (f[i] > f[j])
                 den += t * (f[i] < f[j])
     assert nb_mod.alpha_sums(F, f, c, gp) == pytest.approx((num, den), rel=1e-12)
+    assert nb_mod.alpha_sums(F, np.ones(len(y)), c, gp) == (0.0, 0.0)     # no pair across the split
+    assert nb_mod.alpha_sums(F, np.zeros(len(y)), c, gp) == (0.0, 0.0)
     big = nb_mod.alpha_sums(F * 1e4, f, c, gp)
     assert all(np.isfinite(big)) and min(big) >= 0
 

@@ -196,6 +196,9 @@ def test_kernel_matches_slow_pair_loop(seed, params) -> None:
         np.testing.assert_allclose(pe._grad_hess(s)[1], ref_he, rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose(he, floor_hessian(np.asarray(ref_g), np.asarray(ref_he)), rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose(pb.descent_weights(s), ref_w, rtol=1e-11, atol=1e-14)
+        w_both, m_both = pb.descent_weights_and_loss(s)   # one pass for the booster's rounds
+        np.testing.assert_allclose(w_both, ref_w, rtol=1e-11, atol=1e-14)
+        assert m_both == pytest.approx(ref_loss, rel=1e-12, abs=1e-14)
         np.testing.assert_allclose(pb.ideal_dcg(), ref_z, rtol=1e-13)
 
 

@@ -165,7 +165,11 @@ def test_available_memory_is_at_most_what_proc_meminfo_reports():
     info = Path("/proc/meminfo")
     if not info.exists():
         pytest.skip("no /proc/meminfo")
-    fields = dict(line.split(":", 1) for line in info.read_text().splitlines())
-    mem_available = int(fields["MemAvailable"].split()[0]) * 1024
+    def mem_available():
+        fields = dict(line.split(":", 1) for line in info.read_text().splitlines())
+        return int(fields["MemAvailable"].split()[0]) * 1024
+
+    before = mem_available()
     got = _memory.available_memory()
-    assert got is not None and 0 < got <= mem_available
+    # other processes free memory between the reads: the bound is the larger of the two around the call
+    assert got is not None and 0 < got <= max(before, mem_available())

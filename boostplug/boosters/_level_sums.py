@@ -332,7 +332,8 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
     query's documents in code order (``order``; ``scodes`` their codes), the level sums ``below[l, m]``
     of ``E`` at or below the running code and ``tot[q] - below`` above it give, per pair of levels
     ``a > b``, the weight of pairs put ``i`` above / ``j`` below (``A1``) and the reverse (``B2``),
-    constant between two consecutive codes of the query: a difference array over the thresholds.
+    constant from one code of the query to the next: a difference array over the thresholds, which
+    gets the change of the sums at each code (one write per code and sum).
     ``tot[q, l, m]``: the query's sums of ``E[:, m]`` over level ``l``; ``cnt[q, l]``: its documents of
     level ``l``. A level with every document below has exactly nothing above (``tot`` was summed in
     another order, so ``tot - below`` would leave rounding there)."""
@@ -340,9 +341,17 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
     L = E.shape[1]
     signed = np.zeros((nf, width + 1))
     split = np.zeros((nf, width + 1))
+    n_lp = L * (L - 1) // 2          # the level pairs a > b, flattened
+    pa = np.empty(n_lp, dtype=np.int64)
+    pb = np.empty(n_lp, dtype=np.int64)
+    t = 0
+    for a in range(1, L):
+        for b in range(a):
+            pa[t] = a
+            pb[t] = b
+            t += 1
     for k in nb.prange(nf):
         below = np.zeros((L, L))
-        above = np.zeros((L, L))
         n_below = np.zeros(L, dtype=np.int64)
         for q in range(group_ptr.shape[0] - 1):
             start, stop = group_ptr[q], group_ptr[q + 1]
@@ -351,34 +360,42 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
             below[:, :] = 0.0
             n_below[:] = 0
             cq = coef[q]
+            prev_g = 0.0
+            prev_p = 0.0
             p = start
-            while p < stop:
-                c = scodes[p, k]
-                while p < stop and scodes[p, k] == c:
-                    x = order[p, k]
-                    lx = lev[x]
-                    for m in range(L):
-                        below[lx, m] += E[x, m]
-                    n_below[lx] += 1
-                    p += 1
+            c = scodes[p, k]
+            while True:
+                x = order[p, k]
+                lx = lev[x]
+                for m in range(L):
+                    below[lx, m] += E[x, m]
+                n_below[lx] += 1
+                p += 1
                 if p == stop:
                     break          # every document at or below: thresholds >= c split nothing
                 c2 = scodes[p, k]
-                for l in range(L):
-                    for m in range(L):
-                        above[l, m] = tot[q, l, m] - below[l, m] if n_below[l] < cnt[q, l] else 0.0
+                if c2 == c:
+                    continue
                 sg = 0.0
                 sp = 0.0
-                for a in range(1, L):
-                    for b in range(a):
-                        a1 = above[a, b] * below[b, a]
-                        b2 = below[a, b] * above[b, a]
-                        sg += dd[a, b] * (a1 - b2)
-                        sp += a1 + b2
-                signed[k, c] += cq * sg
-                signed[k, c2] -= cq * sg
-                split[k, c] += cq * sp
-                split[k, c2] -= cq * sp
+                for i in range(n_lp):
+                    a = pa[i]
+                    b = pb[i]
+                    ab = tot[q, a, b] - below[a, b] if n_below[a] < cnt[q, a] else 0.0
+                    ba = tot[q, b, a] - below[b, a] if n_below[b] < cnt[q, b] else 0.0
+                    a1 = ab * below[b, a]
+                    b2 = below[a, b] * ba
+                    sg += dd[a, b] * (a1 - b2)
+                    sp += a1 + b2
+                sg *= cq
+                sp *= cq
+                signed[k, c] += sg - prev_g
+                split[k, c] += sp - prev_p
+                prev_g = sg
+                prev_p = sp
+                c = c2
+            signed[k, c] -= prev_g
+            split[k, c] -= prev_p
         acc_g = 0.0
         acc_p = 0.0
         for j in range(width + 1):

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     text, drops = table(load(args.first), load(args.second), names)  # type: ignore[arg-type]
     print(text)
     print()
-    print(f"chosen validation value, {names[1]} minus {names[0]}: mean {-mean(drops):+.4f} over {len(drops)} "
+    print(f"chosen validation value, {names[1]} minus {names[0]}: mean {0.0 - mean(drops) + 0.0:+.4f} over {len(drops)} "
           f"methods, lower for {sum(d > 0 for d in drops)}, largest drop {max(drops):.4f}")
     return 0
 

@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 import numba as nb
 
+from .threads import parallel_kernel_starts
+
 __all__ = ["PARALLEL_MIN_WORK", "kernel_for", "serial_twin"]
 
 #: Work from which kernels run in parallel: some 20 ms of serial time. A parallel call on a
@@ -47,5 +49,6 @@ def kernel_for(kernel: Any, work: int) -> Callable[..., Any]:
     """The parallel ``kernel`` when ``work >= PARALLEL_MIN_WORK`` and numba has more than one
     thread, else its serial twin."""
     if work >= PARALLEL_MIN_WORK and nb.get_num_threads() > 1:
+        parallel_kernel_starts()      # a booster's fit gives its BLAS threads' cores to this kernel
         return kernel
     return serial_twin(kernel)

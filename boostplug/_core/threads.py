@@ -8,19 +8,22 @@ the frameworks give the worker's thread count) stays within the worker. The boun
 ``NUMBA_NUM_THREADS`` environment variable, which numba reads again at every compilation and
 refuses to see changed once its threads run.
 
-:func:`serial_blas` runs a block with one BLAS thread: the reference boosters' small linear algebra
-gains nothing from more, and OpenBLAS's idle threads spin after every call, taking the cores the
-numba kernels that follow run on.
+:func:`fit_blas` bounds the BLAS threads of a booster's fit the same way, by numba's count, and
+to one from the first parallel numba kernel on: OpenBLAS's idle threads spin after every call and
+took the cores that kernel's threads needed (RankBoost+ on OHSUMED: its pair sums twice as slow),
+while a fit whose kernels all run serially keeps its BLAS threads for the span test's projections.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+import threading
+from typing import Any, Callable, Iterator
 
-__all__ = ["limit_threads", "serial_blas", "thread_count"]
+__all__ = ["limit_threads", "fit_blas", "parallel_kernel_starts", "thread_count"]
 
 _blas_controller: Any = None
+_fit = threading.local()     # .on_parallel: what fit_blas does at its first parallel kernel
 
 
 def thread_count(value: Any) -> int | None:
@@ -52,13 +55,44 @@ def limit_threads(n: int | None) -> Iterator[None]:
         numba.set_num_threads(before)
 
 
-@contextlib.contextmanager
-def serial_blas() -> Iterator[None]:
-    """Run the block with one thread in every loaded BLAS library, then restore their counts."""
+def _blas() -> Any:
     global _blas_controller
     from threadpoolctl import ThreadpoolController
 
     if _blas_controller is None:   # looking the libraries up costs milliseconds: once per process
         _blas_controller = ThreadpoolController()
-    with _blas_controller.limit(limits=1, user_api="blas"):
-        yield
+    return _blas_controller.select(user_api="blas")
+
+
+@contextlib.contextmanager
+def fit_blas() -> Iterator[None]:
+    """Run a fit with at most numba's thread count in every loaded BLAS library, and one thread from
+    the first parallel numba kernel of the fit on (:func:`parallel_kernel_starts`); restore the
+    libraries' counts after."""
+    import numba
+
+    blas = _blas()
+    counts = [int(i["num_threads"]) for i in blas.info()]
+    with contextlib.ExitStack() as stack:
+        if counts and numba.get_num_threads() < min(counts):
+            stack.enter_context(blas.limit(limits=numba.get_num_threads()))
+        outer = getattr(_fit, "on_parallel", None)
+
+        def to_one() -> None:
+            _fit.on_parallel = None            # once per fit
+            if counts and min(counts) > 1:
+                stack.enter_context(blas.limit(limits=1))
+
+        _fit.on_parallel = to_one
+        try:
+            yield
+        finally:
+            _fit.on_parallel = outer
+
+
+def parallel_kernel_starts() -> None:
+    """Said by :func:`boostplug._core.dispatch.kernel_for` before a parallel kernel: inside
+    :func:`fit_blas`, BLAS drops to one thread for the rest of the fit."""
+    on_parallel: Callable[[], None] | None = getattr(_fit, "on_parallel", None)
+    if on_parallel is not None:
+        on_parallel()

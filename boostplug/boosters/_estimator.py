@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from .._core.threads import serial_blas
+from .._core.threads import fit_blas
 from .._memory import check_fits
 from .._sklearn_folds import check_split_keeps_queries
 from .._validation import check_labels, check_rounds
@@ -133,7 +133,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         (``stop_reason_ == "interrupted"``); a round is recorded whole or not at all
         (``rankers_``, ``weights_`` and ``history_`` always have the same length).
         """
-        with serial_blas():
+        with fit_blas():
             return self._fit(X, y, qid=qid, group=group, pairs=pairs, eval_set=eval_set, callback=callback,
                              sample_weight=sample_weight)
 

@@ -336,14 +336,11 @@ def sequential_gram_schmidt_drop(codes, pairs, order, span, nsplit, n_thr, cap):
     from boostplug.boosters._rankboost_kernels import DEPENDENT_RTOL, laplacian
     from boostplug.boosters._stump_sums import doc_sums_above
 
-    n = codes.shape[0]
-    Q, LQ = np.zeros((n, cap)), np.zeros((n, cap))
-    m = span.size
-    Q[:, :m], LQ[:, :m] = span.Q, span.LQ
-    r2 = nsplit.copy()
-    if m:
-        C = span.all_coefficients(n_thr)
-        r2 -= np.einsum("kjb,kjb->kj", C, C)
+    n, m = codes.shape[0], span.size
+    pad = np.zeros((n, cap - m))
+    Q, LQ = np.hstack([span.Q, pad]), np.hstack([span.LQ, pad])
+    # squared residual norms: what the members' coefficients leave of each candidate's norm
+    r2 = nsplit - (np.square(span.all_coefficients(n_thr)).sum(axis=2) if m else 0.0)
     drop = np.zeros(len(order), dtype=bool)
     for i, (k, j) in enumerate(order):
         if r2[k, j] <= DEPENDENT_RTOL * nsplit[k, j]:
@@ -579,17 +576,31 @@ def test_infinite_x_is_refused_naming_the_cell_and_sparse_x_is_densified(name: s
         model.predict(np.full((2, 4), "a"))
 
 
-def test_fit_runs_with_one_blas_thread_and_restores_the_count():
-    """Idle OpenBLAS threads spin and take the cores the numba kernels run on: a fit limits BLAS to
-    one thread for its rounds and gives the libraries their counts back afterwards."""
+def _blas_threads():
     from threadpoolctl import threadpool_info
 
-    def blas_threads():
-        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
 
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_fit_bounds_its_blas_threads_and_restores_them(monkeypatch, parallel):
+    """Idle OpenBLAS threads spin and take the cores a parallel numba kernel runs on: from the first
+    parallel kernel of a fit on, BLAS has one thread; a fit whose kernels run serially keeps numba's
+    count (one under limit_threads(1), as in compare --jobs); the counts come back after the fit."""
+    import numba
+
+    from boostplug._core.threads import limit_threads
+
+    if numba.get_num_threads() < 2 or min(_blas_threads() or [1]) < 2:
+        pytest.skip("needs two numba and two BLAS threads")
+    monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", 0 if parallel else 2**62)
     X, y, qid = data(3)
-    before = blas_threads()
-    seen = []
-    RankBoost(variant="rankboost+", n_rounds=3).fit(X, y, qid=qid, callback=lambda t, rec: seen.append(blas_threads()))
-    assert seen and all(counts and set(counts) == {1} for counts in seen)
-    assert blas_threads() == before
+    before = _blas_threads()
+    for threads in (None, 1):
+        seen = []
+        with limit_threads(threads):
+            RankBoost(variant="rankboost+", n_rounds=3).fit(X, y, qid=qid,
+                                                              callback=lambda t, rec: seen.append(_blas_threads()))
+        expected = 1 if parallel or threads == 1 else min(before)
+        assert seen and all(counts and set(counts) == {expected} for counts in seen), (threads, seen)
+        assert _blas_threads() == before

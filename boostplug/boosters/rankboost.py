@@ -111,7 +111,8 @@ pair list (with its memory guard, ``BYTES_PER_PAIR``); tested equal to ``1e-9``.
 Per round on the pair list: Rb-d/Rb-c ``O(P + n F)`` (per-document potentials, then sums over
 binned features); RankBoost+ ``O(P F)`` (pair histograms for the ties), plus ``O(n F |S_t|)``
 for the exact variant's span coefficients; the span test of one chosen ranker is
-``O(P + n |S_t|)``. No pairs x stumps matrix is formed (measured speed: ``docs/boosters.md``).
+``O(n |S_t|)`` (its pair metric from the label levels; ``O(P + n |S_t|)`` with explicit pairs). No
+pairs x stumps matrix is formed (measured speed: ``docs/boosters.md``).
 The efficient variant prunes its candidates once
 (:func:`~boostplug.boosters._rankboost_kernels.select_independent`: blocked
 Gram-Schmidt, ``O(n m^2)`` for a basis of ``m`` vectors, capped by ``PRUNE_BUDGET_BYTES``).
@@ -298,9 +299,19 @@ class RankBoost(RankingBooster):
         return _State(
             pairs=pairs, cands=cands, nsplit=nsplit, valid=valid,
             w=np.full(P, 1.0 / max(P, 1)) if w1 is None else w1.copy(), w1=w1,
-            F=np.zeros(data.X.shape[0]), span=PairSpan(cands.codes, pairs, pw), ell=np.zeros(P),
+            F=np.zeros(data.X.shape[0]), span=self._pair_span(data, cands, pairs, pw), ell=np.zeros(P),
             log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, n_pairs=P,
         )
+
+    @staticmethod
+    def _pair_span(data: FitData, cands: StumpCandidates, pairs: NDArray[np.int64],
+                   pw: NDArray[np.float64] | None) -> PairSpan:
+        """The span's pair metric on the pair list: from the label levels when the pairs are the labels'
+        critical pairs (the same ``L h`` in ``O(n)`` instead of a pass over the pairs, which the span
+        test makes twice a round), else from the explicit pairs."""
+        if data.pairs is None:
+            return LevelSpan(cands.codes, LevelPairs(data.y, data.group_ptr, data.query_weights))
+        return PairSpan(cands.codes, pairs, pw)
 
     def _fit_init_levels(self, data: FitData) -> _State:
         """Pair-free state: label levels per query instead of the pair list (``O(n L)``);

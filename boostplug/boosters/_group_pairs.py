@@ -46,6 +46,7 @@ from .. import pairs as pairs_mod
 from .._core import dispatch
 from ._level_sums import LevelPairs, query_code_order
 from ._rankboost_kernels import ln_cosh
+from ._stump_sums import cumsum_both
 
 __all__ = ["BYTES_PER_GROUP_PAIR", "GroupPairs"]
 
@@ -217,13 +218,7 @@ def _group_split_sums(codes, order, group_ptr, lev, gid, gstart, boff, Dp, DpT, 
                 cor[k, c2] -= ep
                 rev[k, c] += em
                 rev[k, c2] -= em
-        acc_c = 0.0
-        acc_r = 0.0
-        for j in range(width + 1):
-            acc_c += cor[k, j]
-            acc_r += rev[k, j]
-            cor[k, j] = acc_c
-            rev[k, j] = acc_r
+        cumsum_both(cor[k], rev[k])
     return cor[:, :width], rev[:, :width]
 
 

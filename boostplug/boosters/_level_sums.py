@@ -46,6 +46,7 @@ from .._core import dispatch
 from ..groups import qid_from_group_ptr
 from ..metrics._pair_counts import critical_pair_counts, label_order
 from ._rankboost_kernels import PairSpan, ln_cosh
+from ._stump_sums import cumsum_both
 
 __all__ = ["PAIRWISE", "DirectedLevelPairs", "LevelPairs", "LevelSpan", "codes_in_order", "level_e2", "query_code_order",
            "split_any"]
@@ -396,13 +397,7 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
                 c = c2
             signed[k, c] -= prev_g
             split[k, c] -= prev_p
-        acc_g = 0.0
-        acc_p = 0.0
-        for j in range(width + 1):
-            acc_g += signed[k, j]
-            acc_p += split[k, j]
-            signed[k, j] = acc_g
-            split[k, j] = acc_p
+        cumsum_both(signed[k], split[k])
     return signed[:, :width], split[:, :width]
 
 

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 
-__all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials"]
+__all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials", "cumsum_both"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of the kernels, parallel over features: one
 #: unit per pair visit (``P * F``), one per this many document visits (``n * F``), so they go
@@ -49,7 +49,7 @@ def _width(n_thresholds: NDArray[np.int64]) -> int:
 
 
 @nb.njit(cache=True)
-def _cumsum_both(a, b):
+def cumsum_both(a, b):
     """In-place prefix sums of two difference arrays of the same length."""
     acc_a = 0.0
     acc_b = 0.0
@@ -78,7 +78,7 @@ def _pair_split_block(codes, pairs, values, k0, k1, c, r):
                 r[k, ca] += v
                 r[k, cb] -= v
     for k in range(k0, k1):
-        _cumsum_both(c[k], r[k])
+        cumsum_both(c[k], r[k])
 
 
 @nb.njit(cache=True, parallel=True)
@@ -135,7 +135,7 @@ def _pair_fit_block(codes, pairs, weights, values, k0, k1, sg, sp):
                 sp[k, ca] += w
                 sp[k, cb] -= w
     for k in range(k0, k1):
-        _cumsum_both(sg[k], sp[k])
+        cumsum_both(sg[k], sp[k])
 
 
 @nb.njit(cache=True, parallel=True)

@@ -18,20 +18,11 @@ import boostplug.boosters.rankboost as rankboost
 from boostplug._core import dispatch
 from boostplug.boosters import MPBoost, RankBoost
 from boostplug.boosters._rankboost_kernels import log_sum_exp
+from boostplug.boosters._stump_sums import cumsum_both
 
 
 # ---- the earlier kernels: one feature per pass over the pairs ------------------------------------
-
-@nb.njit(cache=True)
-def _cumsum_both(a, b):
-    acc_a = 0.0
-    acc_b = 0.0
-    for j in range(a.shape[0]):
-        acc_a += a[j]
-        acc_b += b[j]
-        a[j] = acc_a
-        b[j] = acc_b
-
+# (their prefix sums are the module's own cumsum_both, unchanged since)
 
 @nb.njit(cache=True)
 def _pair_split_feature(codes, pairs, values, k, c, r):
@@ -45,7 +36,7 @@ def _pair_split_feature(codes, pairs, values, k, c, r):
         elif cb > ca:
             r[ca] += v
             r[cb] -= v
-    _cumsum_both(c, r)
+    cumsum_both(c, r)
 
 
 @nb.njit(cache=True)
@@ -74,7 +65,7 @@ def _pair_fit_feature(codes, pairs, weights, values, k, sg, sp):
         else:
             sp[ca] += w
             sp[cb] -= w
-    _cumsum_both(sg, sp)
+    cumsum_both(sg, sp)
 
 
 @nb.njit(cache=True)

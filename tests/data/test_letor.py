@@ -592,14 +592,21 @@ def test_index_beyond_int32_is_refused(tmp_path):
 
 # --- dense matrices that do not fit ---------------------------------------------------------
 
-def test_dense_larger_than_memory_is_refused_before_allocating(tmp_path, monkeypatch):
+def _refused_densely(tmp_path, monkeypatch, text: str, memory: int, match: str):
+    """``text`` as a file, loaded densely with ``memory`` bytes available: refused with ``match``."""
     path = tmp_path / "huge.txt"
-    path.write_text("1 qid:1 1:1\n# c\n0 qid:1 300000000:1\n")
-    monkeypatch.setattr(letor_module, "_available_memory", lambda: 2**30)
-    with pytest.raises(ValueError, match=r"huge\.txt, line 3: feature index 300000000 makes the dense X 2 rows x "
-                                         r"300000000 columns = 4\.47 GiB, more than the 1\.00 GiB of memory "
-                                         r"available; pass dense=False"):
+    path.write_text(text)
+    monkeypatch.setattr(letor_module, "_available_memory", lambda: memory)
+    with pytest.raises(ValueError, match=match):
         load_letor(path)
+    return path
+
+
+def test_dense_larger_than_memory_is_refused_before_allocating(tmp_path, monkeypatch):
+    path = _refused_densely(tmp_path, monkeypatch, "1 qid:1 1:1\n# c\n0 qid:1 300000000:1\n", 2**30,
+                            r"huge\.txt, line 3: feature index 300000000 makes the dense X 2 rows x "
+                            r"300000000 columns = 4\.47 GiB, more than the 1\.00 GiB of memory available; "
+                            r"pass dense=False")
     assert load_letor(path, dense=False).X.shape == (2, 300000000)
     with pytest.raises(ValueError, match=r"feature index 300000000 \(and n_features=400000000\) makes"):
         load_letor(path, n_features=400_000_000)
@@ -615,12 +622,9 @@ def test_dense_larger_than_memory_is_refused_before_allocating(tmp_path, monkeyp
 
 
 def test_a_huge_dense_matrix_of_almost_only_zeros_is_refused_even_with_memory(tmp_path, monkeypatch):
-    path = tmp_path / "huge.txt"
-    path.write_text("1 qid:1 300000000:1\n0 qid:1 1:1\n")
-    monkeypatch.setattr(letor_module, "_available_memory", lambda: 2**40)
-    with pytest.raises(ValueError, match=r"huge\.txt, line 1: feature index 300000000 makes the dense X 2 rows x "
-                                         r"300000000 columns = 4\.47 GiB, for only 2 non-zero values .*dense=False"):
-        load_letor(path)
+    path = _refused_densely(tmp_path, monkeypatch, "1 qid:1 300000000:1\n0 qid:1 1:1\n", 2**40,
+                            r"huge\.txt, line 1: feature index 300000000 makes the dense X 2 rows x "
+                            r"300000000 columns = 4\.47 GiB, for only 2 non-zero values .*dense=False")
     # below the size limit a sparse matrix still loads densely
     path.write_text("1 qid:1 1000000:1\n0 qid:1 1:1\n")
     assert load_letor(path).X.shape == (2, 1000000)

@@ -132,37 +132,35 @@ XGB_OBJECTIVES = {
 # --- scores equal the framework's --------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", LGB_OBJECTIVES)
-def test_lightgbm_scores_equal_the_boosters(name: str) -> None:
-    objective = LGB_OBJECTIVES[name]()
-    booster = _lgb_train(objective)
+def _float32_beside(t: float) -> list[float]:
+    """XGBoost's thresholds are float32 and ``x < t`` goes left: the float32 below ``t``, and ``t``."""
+    t32 = np.float32(t)
+    return [float(np.nextafter(t32, np.float32(-np.inf))), float(t32)]
+
+
+#: framework -> (its objectives, train, predict, the trees' thresholds, values around a threshold)
+FRAMEWORKS = {
+    "lightgbm": (LGB_OBJECTIVES, _lgb_train, lambda b, X: b.predict(X), _lgb_thresholds, _float32_around),
+    "xgboost": (XGB_OBJECTIVES, _xgb_train, lambda b, X: b.predict(xgb.DMatrix(X)), _xgb_thresholds,
+                _float32_beside),
+}
+
+
+@pytest.mark.parametrize(("framework", "name"), [(f, n) for f, spec in FRAMEWORKS.items() for n in spec[0]])
+def test_scores_equal_the_boosters(framework: str, name: str) -> None:
+    objectives, train, predict, thresholds, around = FRAMEWORKS[framework]
+    objective = objectives[name]()
+    booster = train(objective)
     model = to_onnx(booster)
     X = _rows()
-    _assert_same_scores(_onnx_scores(model, X), booster.predict(X))
-    near = _at_thresholds(_lgb_thresholds(booster), X[5], _float32_around)
-    _assert_same_scores(_onnx_scores(model, near), booster.predict(near))
+    _assert_same_scores(_onnx_scores(model, X), predict(booster, X))
+    near = _at_thresholds(thresholds(booster), X[5], around)
+    _assert_same_scores(_onnx_scores(model, near), predict(booster, near))
     props = {p.key: p.value for p in model.metadata_props}
-    assert props["framework"] == "lightgbm"
-    assert props["objective"] == (name if isinstance(objective, str) else "custom")
-
-
-@pytest.mark.parametrize("name", XGB_OBJECTIVES)
-def test_xgboost_scores_equal_the_boosters(name: str) -> None:
-    objective = XGB_OBJECTIVES[name]()
-    booster = _xgb_train(objective)
-    model = to_onnx(booster)
-    X = _rows()
-    _assert_same_scores(_onnx_scores(model, X), booster.predict(xgb.DMatrix(X)))
-
-    def beside(t: float) -> list[float]:  # XGBoost's thresholds are float32: x < t goes left
-        t32 = np.float32(t)
-        return [float(np.nextafter(t32, np.float32(-np.inf))), float(t32)]
-
-    near = _at_thresholds(_xgb_thresholds(booster), X[5], beside)
-    _assert_same_scores(_onnx_scores(model, near), booster.predict(xgb.DMatrix(near)))
-    props = {p.key: p.value for p in model.metadata_props}
-    assert props["framework"] == "xgboost"
-    if not isinstance(objective, str):
+    assert props["framework"] == framework
+    if framework == "lightgbm":
+        assert props["objective"] == (name if isinstance(objective, str) else "custom")
+    elif not isinstance(objective, str):
         assert props["objective"] == "reg:squarederror"  # XGBoost's name for a custom objective
         assert f'"objective":"{objective.name}"' in props[RECORD_KEY]
 

@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 from boostplug import objectives
+from boostplug.groups import qid_from_group_ptr
 from boostplug.objectives import Hessian, Loss, Param
+from boostplug.pairs import critical_pairs
 from boostplug.testing import CHECKS, ContractError, cases, check_objective, objective_checks, parametrize_with_checks
 
 
@@ -30,14 +32,11 @@ class PairSquares(Loss):
                 "bound": Hessian("bound", "2 W per pair of the document")}
 
     def setup(self) -> None:
-        above, below, weight = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0)]
-        for k in np.flatnonzero(self.query_weights):
-            a, b = self.group_ptr[k], self.group_ptr[k + 1]
-            i, j = np.nonzero(self.labels[a:b, None] > self.labels[None, a:b])
-            above.append(a + i)
-            below.append(a + j)
-            weight.append(np.full(i.size, self.query_weights[k]))
-        self._above, self._below, self._weight = (np.concatenate(v) for v in (above, below, weight))
+        # the library's pair list (examples/custom_objective.py builds its own, for the reader)
+        pairs = critical_pairs(self.labels, self.group_ptr)
+        w = self.query_weights[qid_from_group_ptr(self.group_ptr)[pairs[:, 0]]]
+        keep = w != 0          # a query of weight 0 has no terms
+        self._above, self._below, self._weight = pairs[keep, 0], pairs[keep, 1], w[keep]
 
     def _residual(self, scores: np.ndarray) -> np.ndarray:
         return scores[self._above] - scores[self._below] - self.margin

@@ -336,21 +336,12 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
     constant from one code of the query to the next: a difference array over the thresholds, which
     gets the change of the sums at each code (one write per code and sum).
     ``tot[q, l, m]``: the query's sums of ``E[:, m]`` over level ``l``; ``cnt[q, l]``: its documents of
-    level ``l``. A level with every document below has exactly nothing above (``tot`` was summed in
-    another order, so ``tot - below`` would leave rounding there)."""
+    level ``l``. Once every document of a level is below, its running sums become ``tot``'s, so that
+    exactly nothing is left above (``tot`` was summed in another order)."""
     nf = scodes.shape[1]
     L = E.shape[1]
     signed = np.zeros((nf, width + 1))
     split = np.zeros((nf, width + 1))
-    n_lp = L * (L - 1) // 2          # the level pairs a > b, flattened
-    pa = np.empty(n_lp, dtype=np.int64)
-    pb = np.empty(n_lp, dtype=np.int64)
-    t = 0
-    for a in range(1, L):
-        for b in range(a):
-            pa[t] = a
-            pb[t] = b
-            t += 1
     for k in nb.prange(nf):
         below = np.zeros((L, L))
         n_below = np.zeros(L, dtype=np.int64)
@@ -358,6 +349,7 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
             start, stop = group_ptr[q], group_ptr[q + 1]
             if stop - start < 2:
                 continue
+            tq = tot[q]
             below[:, :] = 0.0
             n_below[:] = 0
             cq = coef[q]
@@ -368,9 +360,13 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
             while True:
                 x = order[p, k]
                 lx = lev[x]
-                for m in range(L):
-                    below[lx, m] += E[x, m]
                 n_below[lx] += 1
+                if n_below[lx] == cnt[q, lx]:
+                    for m in range(L):
+                        below[lx, m] = tq[lx, m]
+                else:
+                    for m in range(L):
+                        below[lx, m] += E[x, m]
                 p += 1
                 if p == stop:
                     break          # every document at or below: thresholds >= c split nothing
@@ -379,15 +375,12 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
                     continue
                 sg = 0.0
                 sp = 0.0
-                for i in range(n_lp):
-                    a = pa[i]
-                    b = pb[i]
-                    ab = tot[q, a, b] - below[a, b] if n_below[a] < cnt[q, a] else 0.0
-                    ba = tot[q, b, a] - below[b, a] if n_below[b] < cnt[q, b] else 0.0
-                    a1 = ab * below[b, a]
-                    b2 = below[a, b] * ba
-                    sg += dd[a, b] * (a1 - b2)
-                    sp += a1 + b2
+                for a in range(1, L):
+                    for b in range(a):
+                        a1 = (tq[a, b] - below[a, b]) * below[b, a]
+                        b2 = below[a, b] * (tq[b, a] - below[b, a])
+                        sg += dd[a, b] * (a1 - b2)
+                        sp += a1 + b2
                 sg *= cq
                 sp *= cq
                 signed[k, c] += sg - prev_g

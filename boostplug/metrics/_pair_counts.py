@@ -138,11 +138,13 @@ def _by_query(order: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
 
 def _within_queries(values: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
     """Row indices sorted by query, then by ascending value (ties in any order: the counts do not
-    depend on it). One sort of all rows and a counting sort by query: three times faster than
-    ``lexsort`` on LETOR folds, and the boosters count every round."""
+    depend on it). One sort of all rows and a counting sort by query: faster than ``lexsort`` (on
+    OHSUMED Fold1 0.5 against 0.9 ms with distinct values, 0.14 against 0.24 with a stump ensemble's
+    few hundred), and the boosters count every round. The stable sort: numpy's default one took
+    0.76 ms on those ties."""
     if group_ptr.shape[0] <= 2:
-        return np.argsort(values)
-    return _by_query(np.argsort(values), group_ptr)
+        return np.argsort(values, kind="stable")
+    return _by_query(np.argsort(values, kind="stable"), group_ptr)
 
 
 def label_order(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:

@@ -21,18 +21,17 @@ from ..data import RankingData, letor_layout, load_example, load_letor
 __all__ = ["add_parser", "run", "summarize", "format_summary"]
 
 
-#: The subcommand's line in ``boostplug --help`` and the top of its own ``--help``.
-HELP = "describe a LETOR/SVMlight file, a fold folder, or the embedded example"
-DESCRIPTION = (
-    "Queries, documents, features, label histogram, documents per query, single-label queries and "
-    "critical pairs of a LETOR/SVMlight ranking file, a folder Fold1..FoldK/{train,vali,test}.txt, "
-    "a folder of parts S1..Sk.txt, or 'example' (the data embedded in boostplug)."
-)
-
-
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``info`` subcommand on an argparse subparsers object."""
-    p = subparsers.add_parser("info", help=HELP, description=DESCRIPTION)
+    p = subparsers.add_parser(
+        "info",
+        help="describe a LETOR/SVMlight file, a fold folder, or the embedded example",
+        description=(
+            "Queries, documents, features, label histogram, documents per query, single-label queries and "
+            "critical pairs of a LETOR/SVMlight ranking file, a folder Fold1..FoldK/{train,vali,test}.txt, "
+            "a folder of parts S1..Sk.txt, or 'example' (the data embedded in boostplug)."
+        ),
+    )
     p.add_argument("path", metavar="PATH", help="a ranking file, a LETOR folder, or 'example'")
     p.set_defaults(run=run)
     return p

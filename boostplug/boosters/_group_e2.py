@@ -78,37 +78,17 @@ def _n_pairs(cnt, below, a, b):
 
 
 @nb.njit(cache=True)
-def _split_entries(pg, ph, u, N, child, cnt, below, factor, scale, limit):
-    """The entries after a split: each ``(g, h)`` becomes the pairs of halves ``(g_a, h_b)`` holding
-    pairs, ``u * scale * factor[a - b + 1]``; returns ``(pg, ph, u, N, W)``, ``W = sum u N``
-    (``W = -1`` and no entries when there would be more than ``limit``). An entry whose two groups
-    did not split keeps its pair count."""
-    m = 0
-    for i in range(pg.shape[0]):
-        g, h = pg[i], ph[i]
-        if (child[g, 0] < 0 or child[g, 1] < 0) and (child[h, 0] < 0 or child[h, 1] < 0):
-            m += 1
-            continue
-        for a in range(2):
-            ga = child[g, a]
-            if ga < 0:
-                continue
-            for b in range(2):
-                hb = child[h, b]
-                if hb >= 0 and _n_pairs(cnt, below, ga, hb) > 0.0:
-                    m += 1
-    if m > limit:
-        return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32), np.empty(0), np.empty(0), -1.0
-    npg = np.empty(m, dtype=np.int32)
-    nph = np.empty(m, dtype=np.int32)
-    nu = np.empty(m)
-    nN = np.empty(m)
-    w = 0.0
+def _split_pass(pg, ph, u, N, child, cnt, below, factor, scale, npg, nph, nu, nN, fill):
+    """One pass over the entries after a split: each ``(g, h)`` becomes the pairs of halves
+    ``(g_a, h_b)`` holding pairs; returns their number and, with ``fill``, writes them (weight
+    ``u * scale * factor[a - b + 1]``) and returns ``W = sum u N``. An entry whose two groups did not
+    split keeps its pair count."""
     e = 0
+    w = 0.0
     for i in range(pg.shape[0]):
         g, h = pg[i], ph[i]
-        base = u[i] * scale
         whole = (child[g, 0] < 0 or child[g, 1] < 0) and (child[h, 0] < 0 or child[h, 1] < 0)
+        base = u[i] * scale
         for a in range(2):
             ga = child[g, a]
             if ga < 0:
@@ -119,13 +99,31 @@ def _split_entries(pg, ph, u, N, child, cnt, below, factor, scale, limit):
                     continue
                 n = N[i] if whole else _n_pairs(cnt, below, ga, hb)
                 if n > 0.0:
-                    v = base * factor[a - b + 1]
-                    npg[e] = ga
-                    nph[e] = hb
-                    nu[e] = v
-                    nN[e] = n
-                    w += v * n
+                    if fill:
+                        v = base * factor[a - b + 1]
+                        npg[e] = ga
+                        nph[e] = hb
+                        nu[e] = v
+                        nN[e] = n
+                        w += v * n
                     e += 1
+    return e, w
+
+
+@nb.njit(cache=True)
+def _split_entries(pg, ph, u, N, child, cnt, below, factor, scale, limit):
+    """The entries after a split (:func:`_split_pass`, counted, then written); returns
+    ``(pg, ph, u, N, W)`` (``W = -1`` and no entries when there would be more than ``limit``)."""
+    none_i = np.empty(0, dtype=np.int32)
+    none_f = np.empty(0)
+    m, _ = _split_pass(pg, ph, u, N, child, cnt, below, factor, scale, none_i, none_i, none_f, none_f, False)
+    if m > limit:
+        return none_i, none_i, none_f, none_f, -1.0
+    npg = np.empty(m, dtype=np.int32)
+    nph = np.empty(m, dtype=np.int32)
+    nu = np.empty(m)
+    nN = np.empty(m)
+    _, w = _split_pass(pg, ph, u, N, child, cnt, below, factor, scale, npg, nph, nu, nN, True)
     return npg, nph, nu, nN, w
 
 

@@ -434,10 +434,9 @@ class DirectedLevelPairs(LevelPairs):
         """:func:`_directed_factors` of the scores ``F``."""
         return _directed_factors(np.ascontiguousarray(F, dtype=np.float64), self.group_ptr, self.lev, self.dd)
 
-    def weight_sums(self, E: NDArray[np.float64]) -> tuple[float, float]:
-        """``(W, C)``: ``W = sum_pairs coef_q exp(-d (F_i - F_j))`` and ``C`` the same with ``d^2``
-        (so ``sum_I w d^2 = C / W`` with ``w`` normalised)."""
-        tot = self.level_totals(E)
+    def weight_sums(self, tot: NDArray[np.float64]) -> tuple[float, float]:
+        """``(W, C)`` from the :meth:`level_totals` of the factors: ``W = sum_pairs coef_q exp(-d (F_i - F_j))``
+        and ``C`` the same with ``d^2`` (so ``sum_I w d^2 = C / W`` with ``w`` normalised)."""
         with np.errstate(over="ignore", invalid="ignore"):   # overflowed factors: the caller checks W and C
             prod = np.where(self.linked, tot * tot.transpose(0, 2, 1), 0.0)   # [a, b]: level-a sums x level-b sums
             return float(self.coef @ prod.sum(axis=(1, 2))), float(self.coef @ (prod * self.dd ** 2).sum(axis=(1, 2)))
@@ -448,13 +447,14 @@ class DirectedLevelPairs(LevelPairs):
         tot = np.stack([np.bincount(self._key, weights=E[:, m], minlength=nq * L) for m in range(L)], axis=1)
         return tot.reshape(nq, L, L)
 
-    def fit_sums(self, E: NDArray[np.float64], sorted_codes: NDArray[np.int32], order: NDArray[np.integer],
-                 width: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Unnormalised ``(N, D)`` of every stump, ``(F, width)`` (divide by ``W``); ``order`` from
-        :func:`query_code_order`, ``sorted_codes`` from :func:`codes_in_order`."""
+    def fit_sums(self, E: NDArray[np.float64], tot: NDArray[np.float64], sorted_codes: NDArray[np.int32],
+                 order: NDArray[np.integer], width: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Unnormalised ``(N, D)`` of every stump, ``(F, width)`` (divide by ``W``); ``tot`` the
+        :meth:`level_totals` of ``E``, ``order`` from :func:`query_code_order`, ``sorted_codes`` from
+        :func:`codes_in_order`."""
         L = self.n_levels
         # work: L units per document visit and L^2 per distinct code of a query, per feature
         work = sorted_codes.shape[1] * sorted_codes.shape[0] * L * L
         kernel = dispatch.kernel_for(_directed_fit_sums, work)
-        return kernel(sorted_codes, order, self.group_ptr, self.lev, np.ascontiguousarray(E), self.level_totals(E),
+        return kernel(sorted_codes, order, self.group_ptr, self.lev, np.ascontiguousarray(E), tot,
                       self._level_counts_int, self.dd, self.coef, width)

@@ -212,7 +212,7 @@ class LevelPairs:
     def rates(self, F: NDArray[np.float64]) -> tuple[float, float]:
         """``(R1, R2)`` (Eq. 3, 4) under ``D_1`` from per-query counts of tied and reversed pairs."""
         counts = critical_pair_counts(np.ascontiguousarray(F, dtype=np.float64), self.y, self.group_ptr,
-                                      self._by_label)
+                                      self._by_label, self.query)
         tied, rev = counts[:, 1].astype(np.float64), counts[:, 2].astype(np.float64)
         if not self.weighted:
             return float((tied.sum() + rev.sum()) / self.n_pairs), float((rev.sum() + 0.5 * tied.sum()) / self.n_pairs)

@@ -23,17 +23,16 @@ from ..compare.report import recorded_settings, write_outputs
 
 
 
-#: The subcommand's line in ``boostplug --help`` and the top of its own ``--help``.
-HELP = "train ranking methods on one data set and compare them"
-DESCRIPTION = (
-    "Train each method on the same folds with the same tree parameters, choose its number of rounds "
-    "on the validation part, and report test NDCG@1/3/5/10 and MAP (mean±std over folds), training "
-    "time and a paired significance test against a baseline. See docs/compare.md."
-)
-
-
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("compare", help=HELP, description=DESCRIPTION)
+    p = subparsers.add_parser(
+        "compare",
+        help="train ranking methods on one data set and compare them",
+        description=(
+            "Train each method on the same folds with the same tree parameters, choose its number of rounds "
+            "on the validation part, and report test NDCG@1/3/5/10 and MAP (mean±std over folds), training "
+            "time and a paired significance test against a baseline. See docs/compare.md."
+        ),
+    )
     p.add_argument("--data", default="example",
                    help="'example' (default: LightGBM's example, embedded; 20%% of its training queries "
                         "validate), a LETOR file (query-level k-fold, see --kfold), or a LETOR folder "

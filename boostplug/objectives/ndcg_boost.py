@@ -41,7 +41,6 @@ Parameters (``DEFAULTS``):
 from __future__ import annotations
 
 import math
-
 from typing import Any
 
 import numpy as np

@@ -47,6 +47,19 @@ def _ranking(scores: np.ndarray, labels: np.ndarray, a: int, b: int, ties: int) 
     return np.argsort(-s, kind="mergesort")
 
 
+@nb.njit(cache=True, inline="always")
+def _tie_group(values: np.ndarray, sorted_scores: np.ndarray, i: int) -> tuple[int, float]:
+    """The end ``j`` of the run of equal scores that starts at ``i``, and the sum of ``values[i:j]``."""
+    n = values.shape[0]
+    j = i + 1
+    while j < n and sorted_scores[j] == sorted_scores[i]:
+        j += 1
+    total = 0.0
+    for t in range(i, j):
+        total += values[t]
+    return j, total
+
+
 @nb.njit(cache=True)
 def _tie_average(values: np.ndarray, sorted_scores: np.ndarray) -> np.ndarray:
     """``values`` (in ranked order) with every run of equal scores replaced by its mean."""
@@ -54,12 +67,7 @@ def _tie_average(values: np.ndarray, sorted_scores: np.ndarray) -> np.ndarray:
     out = np.empty(n)
     i = 0
     while i < n:
-        j = i + 1
-        while j < n and sorted_scores[j] == sorted_scores[i]:
-            j += 1
-        m = 0.0
-        for t in range(i, j):
-            m += values[t]
+        j, m = _tie_group(values, sorted_scores, i)
         m /= j - i
         for t in range(i, j):
             out[t] = m
@@ -135,18 +143,12 @@ def _ap_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
     the same group (r relevant among n) and the product of the group means
     across groups.
     """
-    n_all = rel.shape[0]
     total = 0.0
     before = 0.0  # relevant documents in earlier groups (an exact count)
     i = 0
     while i < kk:
-        j = i + 1
-        while j < n_all and s[j] == s[i]:
-            j += 1
+        j, r = _tie_group(rel, s, i)
         n = j - i
-        r = 0.0
-        for t in range(i, j):
-            r += rel[t]
         m = r / n
         pair = r * (r - 1.0) / (n * (n - 1.0)) if n > 1 else 0.0
         for t in range(i, min(j, kk)):
@@ -170,16 +172,10 @@ def _rr_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
     random orders of each tie group: in the first group holding r > 0 relevant
     of n documents, the first relevant is at offset j with probability
     C(n-j-1, r-1) / C(n, r)."""
-    n_all = rel.shape[0]
     i = 0
     while i < kk:
-        j = i + 1
-        while j < n_all and s[j] == s[i]:
-            j += 1
+        j, r = _tie_group(rel, s, i)
         n = j - i
-        r = 0.0
-        for t in range(i, j):
-            r += rel[t]
         if r > 0.0:
             p = r / n
             out = 0.0

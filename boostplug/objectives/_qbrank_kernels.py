@@ -54,6 +54,22 @@ def label_levels(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray,
     return level, same, n_levels
 
 
+@nb.njit(cache=True)
+def _query_keys(a: np.ndarray, b: np.ndarray, s: int, e: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One query's raw keys ``a[s:e]``, ``b[s:e]`` and both centred on the mean of ``a``.
+
+    Activity is decided on the raw keys (exactly the brute-force comparison); margins depend on
+    ``b - a`` only, so the accumulated values use the centred keys to limit cancellation.
+    """
+    c = 0.0
+    for i in range(s, e):
+        c += a[i]
+    c /= e - s
+    ar = a[s:e]
+    br = b[s:e]
+    return ar, br, ar - c, br - c
+
+
 @nb.njit(cache=True, parallel=True)
 def sweep_high(
     a: np.ndarray,
@@ -87,17 +103,7 @@ def sweep_high(
                 cnt[i] = 0.0
                 msum[i] = 0.0
             continue
-        # Margins depend on b - a only: centre the summed keys to limit cancellation.
-        c = 0.0
-        for i in range(s, e):
-            c += a[i]
-        c /= n
-        # Activity is decided on the raw keys (exactly the brute-force comparison);
-        # only the accumulated values are centred.
-        ar = a[s:e]
-        br = b[s:e]
-        aq = ar - c
-        bq = br - c
+        ar, br, aq, bq = _query_keys(a, b, s, e)
         oa = np.argsort(ar)
         ob = oa  # b orders as a
         tree = np.zeros((n_lev + 1, 6))
@@ -200,14 +206,7 @@ def pair_grad(
                 gsum[i] = 0.0
                 cnt[i] = 0.0
             continue
-        c = 0.0
-        for i in range(s, e):
-            c += a[i]
-        c /= n
-        ar = a[s:e]
-        br = b[s:e]
-        aq = ar - c
-        bq = br - c
+        ar, br, aq, bq = _query_keys(a, b, s, e)
         oa = order[s:e]
         if hint.shape[0] == order.shape[0]:
             oa[:] = hint[s:e]

@@ -5,7 +5,7 @@
   onnxruntime and other ONNX runtimes. Needs the ``serve`` extra (``onnx``).
 
 treelite reads the saved model files directly (``treelite.frontend.load_lightgbm_model``,
-``load_xgboost_model``): see ``examples/treelite_export.py``.
+``load_xgboost_model``): see ``examples/serve_models.py``, which serves the same models both ways.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 #: script -> number of models it trains
-SCRIPTS = {"boosters_quickstart.py": 4, "lightgbm_objectives.py": 4, "lgbm_ranker.py": 5, "xgboost_objectives.py": 4, "treelite_export.py": 2,
-           "grid_search.py": 1, "xgb_ranker.py": 4, "custom_objective.py": 5, "onnx_export.py": 4}
+SCRIPTS = {"boosters_quickstart.py": 4, "lightgbm_objectives.py": 4, "lgbm_ranker.py": 5, "xgboost_objectives.py": 4, "serve_models.py": 4,
+           "grid_search.py": 1, "xgb_ranker.py": 4, "custom_objective.py": 5}
 
 
 #: scripts whose ``main`` takes a size, run small here: script -> (keyword arguments, models)

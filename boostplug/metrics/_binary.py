@@ -127,12 +127,8 @@ def reciprocal_rank(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike |
         ``s + j`` with probability ``C(n-j-1, r-1) / C(n, r)``.
 
     Args:
-        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
-        k: cut-off, or ``None`` for the whole list.
-        threshold: relevance threshold on the labels.
-        empty: value of a query without relevant documents, a number in [0, 1] or ``"skip"``.
-        ties: ``"order"``, ``"average"`` or ``"worst"``.
-        per_query: return the per-query array instead of the mean.
+        scores, labels, group_ptr, k, qid, threshold, empty, ties, per_query: as in
+        :func:`average_precision`.
 
     Returns:
         MRR (float), or the per-query RR (NaN where skipped).

@@ -198,7 +198,7 @@ def _check_params(klass: type, params: dict[str, Any]) -> None:
 
 def _check_fitted_extras(name: str, fitted: dict[str, Any], n_features: int) -> None:
     """The extras RankBoost writes (the only class that has any)."""
-    if "span_size_" in fitted:
+    if fitted.get("span_size_") is not None:   # None: Rb-d/Rb-c fitted without the E2 record
         _int(fitted["span_size_"], "fitted.span_size_", 0)
     if fitted.get("pruned_round_") is not None:
         _int(fitted["pruned_round_"], "fitted.pruned_round_", 1)

@@ -12,12 +12,13 @@ RankBoost+'s pairs of signature groups). Both train the same model up to roundin
    shape (documents ``n``, features ``F``, critical pairs ``P``, label levels ``L``, query sizes
    ``n_q``), each kind of work weighted by its measured time (:data:`NS`, nanoseconds):
 
-   * Rb-d / Rb-c: the pair list makes some ten passes over the pairs per round (potentials,
-     reweighting, the ``E2`` log-weights, the margins and losses); the levels make a few passes over
-     the documents per level, sort each query's scores for ``R1``/``R2``, and make one pass over the
-     pairs of signature groups that hold pairs (:mod:`boostplug.boosters._group_e2`, at most ``P``).
-     So the levels win on large queries (OHSUMED, 146 documents a query), the pair list on small
-     ones (MQ2008, 20).
+   * Rb-d / Rb-c (``"rb"``): the pair list makes some ten passes over the pairs per round
+     (potentials, reweighting, the margins and losses); the levels make a few passes over the
+     documents per level and sort each query's scores for ``R1``/``R2``. So the levels win on large
+     queries (OHSUMED, 146 documents a query), the pair list on small ones (MQ2008, 20). With the
+     ``E2`` record (``"rb_e2"``, ``record_e2=True``) the pair list also keeps the pairs' ``E2``
+     log-weights, and the levels pay the span test per document and level and one pass over the pairs
+     of signature groups that hold pairs (:mod:`boostplug.boosters._group_e2`, at most ``P``).
    * RankBoost+: the pair list visits every pair once per feature; the levels visit, per feature,
      every document once per signature group of its query, and rebuild the group pairs' weights
      (``G_q^2 |S_t|``). ``G_q <= min(n_q, 2^t)`` in round ``t`` (each new member at most doubles
@@ -47,9 +48,11 @@ __all__ = ["NS", "choose_pairwise", "round_costs"]
 #: Keys: ``"<booster>_<path>_<work>"``. Where the two paths come within ~10% of each other (MPBoost
 #: on MQ2008), either choice is within the issue's bound.
 NS = {
-    "rb_pairs_pair": 17.5,         # per critical pair, the per-round passes over the pair list
-    "rb_levels_doc": 65.0,         # per document and level: level sums, potentials, eps, R1/R2 (a sort)
-    "rb_levels_entry": 3.0,        # per pair of signature groups holding pairs (the E2 record, <= P)
+    "rb_pairs_pair": 12.0,         # per critical pair, the per-round passes over the pair list
+    "rb_levels_doc": 45.0,         # per document and level: level sums, potentials, eps, R1/R2 (a sort)
+    "rb_e2_pairs_pair": 5.5,       # E2 record, per critical pair: its log-weight
+    "rb_e2_levels_doc": 20.0,      # E2 record, per document and level: the span test
+    "rb_e2_levels_entry": 3.0,     # E2 record, per pair of signature groups holding pairs (<= P)
     "plus_pairs_visit": 2.0,       # per pair and feature (the stump sums over the pairs)
     "plus_pairs_pair": 10.0,       # per pair, the rest of the round on the pair list
     "plus_levels_visit": 0.6,      # per document, feature and group of its query (the sweep)
@@ -79,19 +82,23 @@ def _rbplus_groups(sizes: NDArray[np.int64], n_rounds: int) -> tuple[float, floa
 def round_costs(booster: str, *, sizes: NDArray[np.int64], n_pairs: int, n_levels: int, n_features: int,
                 n_rounds: int) -> dict[str, float]:
     """Estimated nanoseconds per round of each path (``{"pairs": ..., "levels": ...}``) for
-    ``booster`` (``"rb"``: Rb-d/Rb-c, ``"rankboost+"``, ``"mpboost"``), averaged over ``n_rounds``."""
+    ``booster`` (``"rb"``: Rb-d/Rb-c, ``"rb_e2"``: with the ``E2`` record, ``"rankboost+"``,
+    ``"mpboost"``), averaged over ``n_rounds``."""
     n = float(sizes.sum())
     P, F, L = float(n_pairs), float(n_features), float(n_levels)
-    if booster == "rb":
-        return {"pairs": NS["rb_pairs_pair"] * P,
-                "levels": NS["rb_levels_doc"] * n * L + NS["rb_levels_entry"] * P}
+    if booster in ("rb", "rb_e2"):
+        cost = {"pairs": NS["rb_pairs_pair"] * P, "levels": NS["rb_levels_doc"] * n * L}
+        if booster == "rb_e2":
+            cost["pairs"] += NS["rb_e2_pairs_pair"] * P
+            cost["levels"] += NS["rb_e2_levels_doc"] * n * L + NS["rb_e2_levels_entry"] * P
+        return cost
     if booster == "rankboost+":
         visits, blocks = _rbplus_groups(sizes, max(int(n_rounds), 1))
         return {"pairs": NS["plus_pairs_visit"] * P * F + NS["plus_pairs_pair"] * P,
                 "levels": NS["plus_levels_visit"] * F * (visits + n * L) + NS["plus_levels_block"] * blocks}
     if booster == "mpboost":
         return {"pairs": NS["mp_pairs_visit"] * P * F, "levels": NS["mp_levels_visit"] * F * n * L * L}
-    raise ValueError(f"unknown booster {booster!r}; expected 'rb', 'rankboost+' or 'mpboost'")
+    raise ValueError(f"unknown booster {booster!r}; expected 'rb', 'rb_e2', 'rankboost+' or 'mpboost'")
 
 
 def choose_pairwise(booster: str, data: FitData, n_rounds: int, bytes_per_pair: int) -> str:

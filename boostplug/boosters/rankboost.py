@@ -172,7 +172,7 @@ class _State:
     w: NDArray[np.float64]           # (P,) D_t
     w1: NDArray[np.float64] | None   # (P,) D_1 when fit was given query weights (else uniform)
     F: NDArray[np.float64]           # (n,) ensemble scores on the training documents
-    span: PairSpan                   # S_t and eta
+    span: PairSpan | None            # S_t and eta (None: Rb-d/Rb-c without the E2 record)
     ell: NDArray[np.float64]         # (P,) sum_s ln omega*_2(i, f_s, eta_s): E2 = mean exp(ell)
     log_prod_z: float
     bound_log: float                 # log of the theorem bound
@@ -215,13 +215,20 @@ class RankBoost(RankingBooster):
             up to rounding (tested to ``1e-9``). ``"pairs"``: the critical pairs are listed
             (memory ``O(P)``, guarded by ``boostplug.pairs.PAIR_MEMORY_LIMIT``). Explicit pairs
             always use ``"pairs"``.
+        record_e2: Rb-d/Rb-c: keep the ``E2`` record of the paper's Section 4 (``history_``'s
+            ``E2``, ``step`` and ``span_size``, and ``span_size_``), which needs the span test of
+            every chosen stump and a pass over the pairs of signature groups per round: about half
+            of a round's time, for a record nothing in training reads. ``False`` (default): those
+            entries are absent and ``span_size_`` is ``None``; the rankers, weights and every other
+            entry are bit for bit the same. RankBoost+ keeps it always (``E2`` is its loss).
         eval_metric, early_stopping_rounds, verbose, random_state: see
             :class:`~boostplug.boosters._estimator.RankingBooster` (``random_state`` seeds the
             threshold subsample and the pruning's permutation).
 
     Fitted attributes: ``rankers_``, ``weights_``, ``history_``, ``stop_reason_``,
     ``best_iteration_``, ``n_features_in_``, ``undefined_round_`` (Rb-d: the stump with
-    ``eps- = 0`` that stopped training, else ``None``), ``span_size_`` (``|S_t|``),
+    ``eps- = 0`` that stopped training, else ``None``), ``span_size_`` (``|S_t|``; ``None`` for
+    Rb-d/Rb-c without ``record_e2``),
     ``pruned_round_`` (efficient RankBoost+: the round whose dependent choice pruned ``R``).
     """
 
@@ -237,6 +244,7 @@ class RankBoost(RankingBooster):
         efficient: bool = True,
         complements: bool | None = None,
         pairwise: str = "auto",
+        record_e2: bool = False,
         eval_metric: str = "ndcg@10",
         early_stopping_rounds: int | None = None,
         verbose: int = 0,
@@ -250,6 +258,7 @@ class RankBoost(RankingBooster):
         self.efficient = efficient
         self.complements = complements
         self.pairwise = pairwise
+        self.record_e2 = record_e2
         self.eval_metric = eval_metric
         self.early_stopping_rounds = early_stopping_rounds
         self.verbose = verbose
@@ -261,9 +270,14 @@ class RankBoost(RankingBooster):
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
         check_flag(self.efficient, "efficient")
         check_choice("pairwise", self.pairwise, PAIRWISE)
+        check_flag(self.record_e2, "record_e2")
         if self.complements is not None and not isinstance(self.complements, (bool, np.bool_)):
             raise ValueError(f"complements must be True, False or None (True unless thresholds='ranklib'), "
                              f"got {self.complements!r}")
+
+    def _tracks_span(self) -> bool:
+        """RankBoost+ trains on ``S_t``; Rb-d/Rb-c keep it for the ``E2`` record only."""
+        return self.variant == "rankboost+" or bool(self.record_e2)
 
     def _both_orientations(self) -> bool:
         """Stumps and their complements (the paper's majority-vote leaves), except RankLib's one-sided set."""
@@ -278,13 +292,14 @@ class RankBoost(RankingBooster):
                              "use pairwise='auto' or 'pairs'")
         if self.pairwise != "auto":
             return self.pairwise
-        return choose_pairwise("rankboost+" if self.variant == "rankboost+" else "rb", data,
+        booster = "rankboost+" if self.variant == "rankboost+" else "rb_e2" if self.record_e2 else "rb"
+        return choose_pairwise(booster, data,
                                self._check_n_rounds(), BYTES_PER_PAIR)
 
     def _fit_init(self, data: FitData) -> _State:
         self._check_params()
         self.undefined_round_: dict[str, Any] | None = None
-        self.span_size_ = 0
+        self.span_size_: int | None = 0 if self._tracks_span() else None
         self.pruned_round_: int | None = None
         if self._choose_pairwise(data) == "levels":
             return self._fit_init_levels(data)
@@ -299,7 +314,8 @@ class RankBoost(RankingBooster):
         return _State(
             pairs=pairs, cands=cands, nsplit=nsplit, valid=valid,
             w=np.full(P, 1.0 / max(P, 1)) if w1 is None else w1.copy(), w1=w1,
-            F=np.zeros(data.X.shape[0]), span=self._pair_span(data, cands, pairs, pw), ell=np.zeros(P),
+            F=np.zeros(data.X.shape[0]), span=self._pair_span(data, cands, pairs, pw) if self._tracks_span() else None,
+            ell=np.zeros(P),
             log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, n_pairs=P,
         )
 
@@ -322,7 +338,7 @@ class RankBoost(RankingBooster):
         nsplit = np.zeros(valid.shape)
         gp = e2 = None
         if self.variant != "rankboost+":
-            e2 = GroupE2(lv, cands.codes)
+            e2 = GroupE2(lv, cands.codes) if self.record_e2 else None
         elif lv.n_pairs:
             gp = GroupPairs(lv, cands.codes)
             # |D h|^2 in the pair metric: the (query-weighted) pairs each stump splits, D_1 rescaled
@@ -331,7 +347,8 @@ class RankBoost(RankingBooster):
         none = np.zeros(0)
         return _State(
             pairs=np.zeros((0, 2), dtype=np.int64), cands=cands, nsplit=nsplit, valid=valid,
-            w=none, w1=None, F=np.zeros(data.X.shape[0]), span=LevelSpan(cands.codes, lv), ell=none,
+            w=none, w1=None, F=np.zeros(data.X.shape[0]),
+            span=LevelSpan(cands.codes, lv) if self._tracks_span() else None, ell=none,
             log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, lv=lv,
             n_pairs=lv.n_pairs, gp=gp, e2=e2,
         )
@@ -345,7 +362,8 @@ class RankBoost(RankingBooster):
             out = self._round_plus(s)
         else:
             out = self._round_rb(s)
-        self.span_size_ = s.span.size
+        if s.span is not None:
+            self.span_size_ = s.span.size
         return out
 
     def _round_rb(self, s: _State) -> Round | None:
@@ -402,9 +420,10 @@ class RankBoost(RankingBooster):
         delta = em - ep
         s.bound_log += -2.0 * (delta / 2.0) ** 2
         s.F += alpha * s.cands.vector(k, j, comp)
-        step = self._track_e2(s, k, j, sign * alpha, o1)
         rec = {"alpha": alpha, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em, "delta": delta,
-               "r": ep - em, "complement": comp, "step": step, "span_size": s.span.size}
+               "r": ep - em, "complement": comp}
+        if s.span is not None:
+            rec.update({"step": self._track_e2(s, k, j, sign * alpha, o1), "span_size": s.span.size})
         rec.update(self._losses(s))
         return Round(ranker, alpha, rec)
 
@@ -421,7 +440,7 @@ class RankBoost(RankingBooster):
                              f"infinite; kept with weight {weight:g} (any weight of that sign ranks the same)")
         s.F += weight * s.cands.vector(k, j, comp)
         eta = -weight if comp else weight
-        step = self._track_e2(s, k, j, eta, o1)
+        step = self._track_e2(s, k, j, eta, o1) if s.span is not None else None
         s.log_prod_z = -math.inf       # Z_1 -> 0 as |alpha| -> inf
         rec = {"alpha": math.copysign(math.inf, weight), "Z": 0.0, "eps_plus": ep, "eps_zero": e0, "eps_minus": em}
         if self.variant == "rankboost+":
@@ -429,7 +448,8 @@ class RankBoost(RankingBooster):
         else:
             rec.update({"delta": em - ep, "r": ep - em, "complement": comp})
         s.bound_log += -2.0 * (rec["delta"] / 2.0) ** 2
-        rec.update({"step": step, "span_size": s.span.size})
+        if s.span is not None:
+            rec.update({"step": step, "span_size": s.span.size})
         rec.update(self._losses(s))
         return Round(s.cands.stump(k, j, comp), weight, rec)
 
@@ -472,35 +492,36 @@ class RankBoost(RankingBooster):
                 self._move_member(s, b, alpha * float(coef), o)
 
     def _losses(self, s: _State) -> dict[str, float]:
-        """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24) of the ensemble, prod Z_t, the theorem bound."""
+        """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24; only with the span) of the ensemble, prod Z_t,
+        the theorem bound."""
         if s.lv is not None:
             r1, r2 = s.lv.rates(s.F)
+            out = {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total}
             if s.gp is not None:       # the groups follow S_t and eta: D_{t+1} and E2
                 s.gp.sync(s.span.members, s.span.eta)
-            e2 = math.exp(s.gp.log_e2) if s.gp is not None else s.e2.value(s.span.members, s.span.eta)
-            return {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total, "E2": e2,
-                    "prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log)}
-        margin = s.F[s.pairs[:, 0]] - s.F[s.pairs[:, 1]]
-        m = margin.shape[0]
-        if s.w1 is not None:  # means under D_1
-            with np.errstate(over="ignore"):
-                e1 = float(s.w1 @ np.exp(-margin))
-            return {
-                "R1": float(s.w1[margin <= 0].sum()),
-                "R2": float(s.w1[margin < 0].sum() + 0.5 * s.w1[margin == 0].sum()),
-                "E1": e1, "E2": float(np.exp(log_sum_exp(s.ell, s.w1))),
-                "prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log),
-            }
-        with np.errstate(over="ignore"):
-            e1 = float(np.mean(np.exp(-margin)))
-        return {
-            "R1": float(np.count_nonzero(margin <= 0) / m),
-            "R2": float((np.count_nonzero(margin < 0) + 0.5 * np.count_nonzero(margin == 0)) / m),
-            "E1": e1,
-            "E2": float(np.exp(log_sum_exp(s.ell) - math.log(m))),
-            "prod_Z": math.exp(s.log_prod_z),
-            "bound": math.exp(s.bound_log),
-        }
+                out["E2"] = math.exp(s.gp.log_e2)
+            elif s.span is not None:
+                out["E2"] = s.e2.value(s.span.members, s.span.eta)
+        else:
+            margin = s.F[s.pairs[:, 0]] - s.F[s.pairs[:, 1]]
+            if s.w1 is not None:  # means under D_1
+                with np.errstate(over="ignore"):
+                    e1 = float(s.w1 @ np.exp(-margin))
+                out = {"R1": float(s.w1[margin <= 0].sum()),
+                       "R2": float(s.w1[margin < 0].sum() + 0.5 * s.w1[margin == 0].sum()), "E1": e1}
+                if s.span is not None:
+                    out["E2"] = float(np.exp(log_sum_exp(s.ell, s.w1)))
+            else:
+                m = margin.shape[0]
+                with np.errstate(over="ignore"):
+                    e1 = float(np.mean(np.exp(-margin)))
+                out = {"R1": float(np.count_nonzero(margin <= 0) / m),
+                       "R2": float((np.count_nonzero(margin < 0) + 0.5 * np.count_nonzero(margin == 0)) / m),
+                       "E1": e1}
+                if s.span is not None:
+                    out["E2"] = float(np.exp(log_sum_exp(s.ell) - math.log(m)))
+        out.update({"prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log)})
+        return out
 
     # ---- RankBoost+ -----------------------------------------------------------------------
     def _round_plus(self, s: _State) -> Round | None:

@@ -5,6 +5,8 @@
   (:func:`boostplug.boosters._level_sums.level_e2`, the earlier code, which ``GroupE2`` still falls
   back to above ``ENTRY_LIMIT``). Everything a fit produces is bit for bit the same; ``E2`` itself is
   a product of per-round factors instead of a fresh sum of logarithms, equal to ``1e-12``.
+* Rb-d / Rb-c without ``record_e2`` (the default) skip the span test and the ``E2`` record altogether:
+  the same rankers, weights and history otherwise, bit for bit, on both paths.
 * RankBoost+ pair-free: when a new member splits the signature groups, the group pairs' log weights
   are carried over from their parents plus the new member's term (the sum the earlier code made from
   scratch, one term later) instead of recomputed: the same fit, bit for bit, ``E2`` included.
@@ -29,6 +31,7 @@ from boostplug.groups import group_ptr_from_qid
 def fit_kept_and_from_scratch(monkeypatch, X, y, qid, sample_weight=None, limit=0, **params):
     """The same fit with ``E2`` kept round by round and computed from scratch (``ENTRY_LIMIT = limit``:
     from the first round, or from the round the entries pass ``limit``)."""
+    params.setdefault("record_e2", True)
     kept = RankBoost(pairwise="levels", **params).fit(X, y, qid=qid, sample_weight=sample_weight)
     monkeypatch.setattr(group_e2, "ENTRY_LIMIT", limit)
     scratch = RankBoost(pairwise="levels", **params).fit(X, y, qid=qid, sample_weight=sample_weight)
@@ -52,7 +55,7 @@ def test_rb_kept_e2_sees_every_kind_of_step(monkeypatch) -> None:
     steps = set()
     for seed in range(4):
         X, y, qid = dependent_data(np.random.default_rng(seed))
-        m = RankBoost(variant="rb-c", n_rounds=60, thresholds="all", pairwise="levels").fit(X, y, qid=qid)
+        m = RankBoost(variant="rb-c", n_rounds=60, thresholds="all", pairwise="levels", record_e2=True).fit(X, y, qid=qid)
         steps |= {h["step"] for h in m.history_}
     assert steps == {"new", "member", "dependent"}
 
@@ -83,11 +86,11 @@ def test_rb_kept_e2_goes_back_to_the_sum_from_scratch_past_the_limit(monkeypatch
         return out
 
     monkeypatch.setattr(GroupE2, "value", spy)
-    mid = RankBoost(variant="rb-c", n_rounds=40, pairwise="levels", random_state=0).fit(X, y, qid=qid)
+    mid = RankBoost(variant="rb-c", n_rounds=40, pairwise="levels", random_state=0, record_e2=True).fit(X, y, qid=qid)
     monkeypatch.undo()
     assert not seen[0] and seen[-1]          # kept first, summed from scratch once past the limit
     monkeypatch.setattr(group_e2, "ENTRY_LIMIT", 0)
-    scratch = RankBoost(variant="rb-c", n_rounds=40, pairwise="levels", random_state=0).fit(X, y, qid=qid)
+    scratch = RankBoost(variant="rb-c", n_rounds=40, pairwise="levels", random_state=0, record_e2=True).fit(X, y, qid=qid)
     assert_identical_fit(mid, scratch, X, approx=("E2",))
 
 
@@ -178,3 +181,46 @@ def test_rbplus_carried_log_weights_train_as_recomputed(monkeypatch, seed: int, 
                                                      efficient=efficient, thresholds="all", random_state=seed)
     assert len(carried.rankers_) >= 10
     assert_identical_fit(carried, recomputed, X)
+
+
+E2_RECORD = ("E2", "step", "span_size")
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("variant", ["rb-c", "rb-d"])
+@pytest.mark.parametrize("pairwise", ["levels", "pairs"])
+@pytest.mark.parametrize("data", [graded_data, dependent_data])
+def test_rb_without_the_e2_record_trains_the_same(seed: int, variant: str, pairwise: str, data) -> None:
+    X, y, qid = data(np.random.default_rng(seed))
+    sw = np.random.default_rng(seed).choice([0.5, 1.0, 2.0], size=np.unique(qid).size) if seed == 2 else None
+    params = {"variant": variant, "n_rounds": 40, "thresholds": "all", "pairwise": pairwise, "random_state": seed}
+    kept = RankBoost(record_e2=True, **params).fit(X, y, qid=qid, sample_weight=sw)
+    light = RankBoost(**params).fit(X, y, qid=qid, sample_weight=sw)
+    assert len(light.rankers_) >= 5 and light.span_size_ is None and kept.span_size_ >= 1
+    assert light.stop_reason_ == kept.stop_reason_ and light.undefined_round_ == kept.undefined_round_
+    assert light.rankers_ == kept.rankers_ and light.weights_ == kept.weights_
+    assert np.array_equal(light.predict(X), kept.predict(X))
+    for hl, hk in zip(light.history_, kept.history_, strict=True):
+        assert set(hk) - set(hl) == set(E2_RECORD)
+        assert all(hl[key] == hk[key] for key in hl if key != "seconds"), hl["round"]
+
+
+def test_rb_without_the_e2_record_perfect_first_ranker() -> None:
+    X = np.array([[0.0], [1.0], [2.0], [0.5], [3.0]])
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
+    for pairwise in ("levels", "pairs"):
+        m = RankBoost(variant="rb-c", thresholds="all", pairwise=pairwise).fit(X, y, qid=[0, 0, 0, 1, 1])
+        (h,) = m.history_
+        assert h["alpha"] == math.inf and not set(E2_RECORD) & set(h) and m.span_size_ is None
+
+
+def test_record_e2_is_a_flag_and_rankboost_plus_keeps_e2_always(tmp_path) -> None:
+    X, y, qid = graded_data(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="record_e2"):
+        RankBoost(record_e2="yes").fit(X, y, qid=qid)
+    plus = RankBoost(variant="rankboost+", n_rounds=5, random_state=0).fit(X, y, qid=qid)
+    assert all(set(E2_RECORD) <= set(h) for h in plus.history_) and plus.span_size_ >= 1
+    light = RankBoost(n_rounds=5).fit(X, y, qid=qid)   # span_size_ None survives the model file
+    light.save(tmp_path / "m.json")
+    back = RankBoost.load(tmp_path / "m.json")
+    assert back.span_size_ is None and back.record_e2 is False and back.rankers_ == light.rankers_

@@ -36,8 +36,11 @@ def assert_same_fit(a: RankBoost, b: RankBoost) -> None:
 
 
 def fit_both(X, y, qid, sample_weight=None, booster=RankBoost, **params):
-    """``booster`` fitted on the pair list and pair-free, in that order."""
+    """``booster`` fitted on the pair list and pair-free, in that order (RankBoost with the ``E2``
+    record, which the two paths keep in different ways)."""
     kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+    if booster is RankBoost:
+        params.setdefault("record_e2", True)
     a = booster(pairwise="pairs", **params).fit(X, y, qid=qid, **kw)
     b = booster(pairwise="levels", **params).fit(X, y, qid=qid, **kw)
     return a, b

@@ -69,8 +69,15 @@ def test_rb_takes_the_levels_on_large_queries_and_the_pairs_on_small_ones() -> N
     """Rb-d/Rb-c's levels cost per document (level sums, a sort for R1/R2), the pair list per pair:
     the levels win where queries are large (OHSUMED: 146 documents a query), the pair list where
     they are small (MQ2008: 20)."""
-    assert choose_pairwise("rb", fit_data(*queries(4, 400)), 300, 112) == "levels"
-    assert choose_pairwise("rb", fit_data(*queries(200, 10)), 300, 112) == "pairs"
+    for booster in ("rb", "rb_e2"):          # without and with the E2 record
+        assert choose_pairwise(booster, fit_data(*queries(4, 400)), 300, 112) == "levels"
+        assert choose_pairwise(booster, fit_data(*queries(200, 10)), 300, 112) == "pairs"
+
+
+def test_the_e2_record_adds_to_both_paths() -> None:
+    shape = {"sizes": np.array([146] * 63), "n_pairs": 367_663, "n_levels": 3, "n_features": 45, "n_rounds": 300}
+    light, full = round_costs("rb", **shape), round_costs("rb_e2", **shape)
+    assert full["pairs"] > light["pairs"] and full["levels"] > light["levels"]
 
 
 def test_mpboost_takes_the_levels_unless_queries_are_tiny() -> None:

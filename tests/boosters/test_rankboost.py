@@ -362,7 +362,7 @@ def pair_losses(scores, y, qid):
                                                 ("rankboost+", False)])
 def test_losses_products_and_bounds_every_round(variant: str, efficient: bool) -> None:
     X, y, qid, _ = small_data(np.random.default_rng(7), n_queries=6, max_docs=9, n_feat=4)
-    model = RankBoost(variant=variant, efficient=efficient, n_rounds=25, thresholds="all").fit(X, y, qid=qid)
+    model = RankBoost(variant=variant, efficient=efficient, n_rounds=25, thresholds="all", record_e2=True).fit(X, y, qid=qid)
     assert len(model.history_) > 3
     for scores, h in zip(model.staged_predict(X), model.history_):
         r1, r2, e1, _ = pair_losses(scores, y, qid)
@@ -599,7 +599,7 @@ def test_rb_e2_is_eq22_over_distinct_rankers(variant: str, seed: int) -> None:
     with eta' the summed weight of each distinct stump (a complement counts with a minus sign), a pair
     tied by a ranker contributing cosh(eta') from the round the ranker first joins."""
     X, y, qid, sizes = small_data(np.random.default_rng(seed))
-    model = RankBoost(variant=variant, n_rounds=20, thresholds="all").fit(X, y, qid=qid)
+    model = RankBoost(variant=variant, n_rounds=20, thresholds="all", record_e2=True).fit(X, y, qid=qid)
     pairs = slow_pairs(y, sizes)
     cum: dict[tuple[int, float], float] = {}
     checked = 0

@@ -337,7 +337,8 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
     gets the change of the sums at each code (one write per code and sum).
     ``tot[q, l, m]``: the query's sums of ``E[:, m]`` over level ``l``; ``cnt[q, l]``: its documents of
     level ``l``. Once every document of a level is below, its running sums become ``tot``'s, so that
-    exactly nothing is left above (``tot`` was summed in another order)."""
+    exactly nothing is left above (``tot`` was summed in another order). The sweep stops at the
+    query's highest code: thresholds at or above it split nothing, so its documents are not visited."""
     nf = scodes.shape[1]
     L = E.shape[1]
     signed = np.zeros((nf, width + 1))
@@ -349,6 +350,10 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
             start, stop = group_ptr[q], group_ptr[q + 1]
             if stop - start < 2:
                 continue
+            c = scodes[start, k]
+            top = scodes[stop - 1, k]
+            if c == top:           # one code: no threshold splits the query
+                continue
             tq = tot[q]
             below[:, :] = 0.0
             n_below[:] = 0
@@ -356,7 +361,6 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
             prev_g = 0.0
             prev_p = 0.0
             p = start
-            c = scodes[p, k]
             while True:
                 x = order[p, k]
                 lx = lev[x]
@@ -368,8 +372,6 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
                     for m in range(L):
                         below[lx, m] += E[x, m]
                 p += 1
-                if p == stop:
-                    break          # every document at or below: thresholds >= c split nothing
                 c2 = scodes[p, k]
                 if c2 == c:
                     continue
@@ -388,6 +390,8 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
                 prev_g = sg
                 prev_p = sp
                 c = c2
+                if c == top:
+                    break
             signed[k, c] -= prev_g
             split[k, c] -= prev_p
         cumsum_both(signed[k], split[k])

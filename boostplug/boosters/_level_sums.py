@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 from ..groups import qid_from_group_ptr
-from ..metrics._pair_counts import critical_pair_counts, label_order
+from ..metrics._pair_counts import critical_pair_counts, label_order, score_order
 from ._rankboost_kernels import PairSpan, ln_cosh
 from ._stump_sums import cumsum_both
 
@@ -153,6 +153,7 @@ class LevelPairs:
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.group_ptr = np.ascontiguousarray(group_ptr, dtype=np.int64)
         self._by_label = label_order(self.y, self.group_ptr)  # the labels' sort, once per fit for rates()
+        self._by_score: NDArray[np.int64] | None = None          # rates()' last score order
         grades, lev = np.unique(self.y, return_inverse=True)
         self.lev = np.ascontiguousarray(lev.reshape(-1), dtype=np.int64)
         self.grades = grades
@@ -209,10 +210,13 @@ class LevelPairs:
         w = plus + minus + zero
         return float(plus / w), float(zero / w), float(minus / w)
 
-    def rates(self, F: NDArray[np.float64]) -> tuple[float, float]:
-        """``(R1, R2)`` (Eq. 3, 4) under ``D_1`` from per-query counts of tied and reversed pairs."""
-        counts = critical_pair_counts(np.ascontiguousarray(F, dtype=np.float64), self.y, self.group_ptr,
-                                      self._by_label, self.query)
+    def rates(self, F: NDArray[np.float64], moved: NDArray[np.bool_] | None = None) -> tuple[float, float]:
+        """``(R1, R2)`` (Eq. 3, 4) under ``D_1`` from per-query counts of tied and reversed pairs.
+        ``moved``: the rows whose scores one constant changed since the previous call, when that is
+        the only change (a stump's step): the previous score order is then merged, not sorted again."""
+        F = np.ascontiguousarray(F, dtype=np.float64)
+        self._by_score = score_order(F, self.group_ptr, self.query, self._by_score, moved)
+        counts = critical_pair_counts(F, self.y, self.group_ptr, self._by_label, self.query, self._by_score)
         tied, rev = counts[:, 1].astype(np.float64), counts[:, 2].astype(np.float64)
         if not self.weighted:
             return float((tied.sum() + rev.sum()) / self.n_pairs), float((rev.sum() + 0.5 * tied.sum()) / self.n_pairs)

@@ -281,9 +281,10 @@ class MPBoost(RankingBooster):
             self._stop_reason = "no stump reduces the weighted squared error (Eq. 12)"
             return None
         a = float(N[k, j] / D[k, j])
-        z = self._reweight(s, a * s.cands.vector(int(k), int(j)))
+        f = a * s.cands.vector(int(k), int(j))
+        z = self._reweight(s, f)
         if s.lv is not None:
-            misorder = s.lv.rates(s.F)[0]   # R1: tied or reversed pairs under w^(1)
+            misorder = s.lv.rates(s.F, f != 0.0)[0]   # R1: tied or reversed pairs under w^(1)
         else:
             wrong = s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]
             misorder = float(np.mean(wrong)) if s.w1 is None else float(s.w1[wrong].sum())

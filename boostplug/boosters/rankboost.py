@@ -419,12 +419,13 @@ class RankBoost(RankingBooster):
         s.log_prod_z += math.log(z)
         delta = em - ep
         s.bound_log += -2.0 * (delta / 2.0) ** 2
-        s.F += alpha * s.cands.vector(k, j, comp)
+        h = s.cands.vector(k, j, comp)
+        s.F += alpha * h
         rec = {"alpha": alpha, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em, "delta": delta,
                "r": ep - em, "complement": comp}
         if s.span is not None:
             rec.update({"step": self._track_e2(s, k, j, sign * alpha, o1), "span_size": s.span.size})
-        rec.update(self._losses(s))
+        rec.update(self._losses(s, h != 0.0))
         return Round(ranker, alpha, rec)
 
     def _perfect_first(self, s: _State, k: int, j: int, comp: bool, weight: float,
@@ -491,11 +492,11 @@ class RankBoost(RankingBooster):
                 o = None if s.lv is not None else stump_outcomes(s.cands.codes, kb, jb, s.pairs)
                 self._move_member(s, b, alpha * float(coef), o)
 
-    def _losses(self, s: _State) -> dict[str, float]:
+    def _losses(self, s: _State, moved: NDArray[np.bool_] | None = None) -> dict[str, float]:
         """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24; only with the span) of the ensemble, prod Z_t,
-        the theorem bound."""
+        the theorem bound. ``moved``: the rows this round's one stump moved (the rest kept their scores)."""
         if s.lv is not None:
-            r1, r2 = s.lv.rates(s.F)
+            r1, r2 = s.lv.rates(s.F, moved)
             out = {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total}
             if s.gp is not None:       # the groups follow S_t and eta: D_{t+1} and E2
                 s.gp.sync(s.span.members, s.span.eta)

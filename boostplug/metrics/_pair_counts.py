@@ -22,7 +22,7 @@ import numpy as np
 from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK
 
-__all__ = ["critical_pair_counts", "label_order", "CriticalGaps"]
+__all__ = ["critical_pair_counts", "label_order", "score_order", "CriticalGaps"]
 
 
 @nb.njit(cache=True)
@@ -144,6 +144,56 @@ def _within_queries(values: np.ndarray, group_ptr: np.ndarray, query: np.ndarray
     return _by_query(np.argsort(values, kind="stable"), group_ptr, query)
 
 
+@nb.njit(cache=True)
+def _merge_moved(prev: np.ndarray, values: np.ndarray, moved: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Each query's rows of ``prev`` (an earlier ascending order) merged from two runs, the rows
+    ``moved`` and the others, each kept in its order, by ``values``; and whether the result is
+    ascending in ``values`` (``False``: the runs were not each in order)."""
+    n = prev.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    up = np.empty(n, dtype=np.int64)
+    still = np.empty(n, dtype=np.int64)
+    for q in range(group_ptr.shape[0] - 1):
+        s, e = group_ptr[q], group_ptr[q + 1]
+        nu = 0
+        ns = 0
+        for t in range(s, e):
+            i = prev[t]
+            if moved[i]:
+                up[nu] = i
+                nu += 1
+            else:
+                still[ns] = i
+                ns += 1
+        a = 0
+        b = 0
+        for t in range(s, e):
+            if b == ns or (a < nu and values[up[a]] <= values[still[b]]):
+                out[t] = up[a]
+                a += 1
+            else:
+                out[t] = still[b]
+                b += 1
+        for t in range(s + 1, e):
+            if not values[out[t - 1]] <= values[out[t]]:
+                return out, False
+    return out, True
+
+
+def score_order(scores: np.ndarray, group_ptr: np.ndarray, query: np.ndarray | None = None,
+                prev: np.ndarray | None = None, moved: np.ndarray | None = None) -> np.ndarray:
+    """Rows by query, then ascending finite ``scores``: what :func:`critical_pair_counts` needs of the
+    scores. A caller whose scores changed since its last order ``prev`` by one constant on the rows
+    ``moved`` (a boolean mask) and by nothing elsewhere, as one stump's step changes an ensemble's,
+    passes both: each query's order is then a merge of the two kinds of rows, which keep their
+    order, in O(n) (a full sort if that premise turns out false)."""
+    if prev is not None and moved is not None:
+        out, ok = _merge_moved(prev, scores, moved, group_ptr)
+        if ok:
+            return out
+    return _within_queries(scores, group_ptr, query)
+
+
 def label_order(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
     """Rows by query, then ascending label: what :func:`critical_pair_counts` needs of the labels
     (a caller that counts every round computes it once)."""
@@ -151,13 +201,15 @@ def label_order(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
 
 
 def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray,
-                         by_label: np.ndarray | None = None, query: np.ndarray | None = None) -> np.ndarray:
+                         by_label: np.ndarray | None = None, query: np.ndarray | None = None,
+                         by_score: np.ndarray | None = None) -> np.ndarray:
     """Per query, int64 shape ``(n_queries, 3)``: critical pairs, those tied in score, and those
     the scores reverse (the rest are ordered correctly). ``by_label``: :func:`label_order` of
-    these labels, and ``query``: each row's query (int64), if already known (a caller that counts
-    every round computes them once)."""
+    these labels, ``query``: each row's query (int64), and ``by_score``: :func:`score_order` of these
+    scores, if already known (a caller that counts every round computes the first two once)."""
     out = np.zeros((group_ptr.shape[0] - 1, 3), dtype=np.int64)
-    by_score = _within_queries(scores, group_ptr, query)
+    if by_score is None:
+        by_score = _within_queries(scores, group_ptr, query)
     if by_label is None:
         by_label = label_order(labels, group_ptr)
     level = np.empty(scores.shape[0], dtype=np.int64)

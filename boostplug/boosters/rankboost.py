@@ -217,8 +217,8 @@ class RankBoost(RankingBooster):
             always use ``"pairs"``.
         record_e2: Rb-d/Rb-c: keep the ``E2`` record of the paper's Section 4 (``history_``'s
             ``E2``, ``step`` and ``span_size``, and ``span_size_``), which needs the span test of
-            every chosen stump and a pass over the pairs of signature groups per round: about half
-            of a round's time, for a record nothing in training reads. ``False`` (default): those
+            every chosen stump and a pass over the pairs of signature groups per round: most of a
+            round's time, for a record nothing in training reads. ``False`` (default): those
             entries are absent and ``span_size_`` is ``None``; the rankers, weights and every other
             entry are bit for bit the same. RankBoost+ keeps it always (``E2`` is its loss).
         eval_metric, early_stopping_rounds, verbose, random_state: see
@@ -314,8 +314,8 @@ class RankBoost(RankingBooster):
         return _State(
             pairs=pairs, cands=cands, nsplit=nsplit, valid=valid,
             w=np.full(P, 1.0 / max(P, 1)) if w1 is None else w1.copy(), w1=w1,
-            F=np.zeros(data.X.shape[0]), span=self._pair_span(data, cands, pairs, pw) if self._tracks_span() else None,
-            ell=np.zeros(P),
+            F=np.zeros(data.X.shape[0]), ell=np.zeros(P),
+            span=self._pair_span(data, cands, pairs, pw) if self._tracks_span() else None,
             log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, n_pairs=P,
         )
 

@@ -145,7 +145,8 @@ def _within_queries(values: np.ndarray, group_ptr: np.ndarray, query: np.ndarray
 
 
 @nb.njit(cache=True)
-def _merge_moved(prev: np.ndarray, values: np.ndarray, moved: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray, bool]:
+def _merge_moved(prev: np.ndarray, values: np.ndarray, moved: np.ndarray,
+                 group_ptr: np.ndarray) -> tuple[np.ndarray, bool]:
     """Each query's rows of ``prev`` (an earlier ascending order) merged from two runs, the rows
     ``moved`` and the others, each kept in its order, by ``values``; and whether the result is
     ascending in ``values`` (``False``: the runs were not each in order)."""

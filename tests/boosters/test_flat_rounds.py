@@ -55,7 +55,8 @@ def test_rb_kept_e2_sees_every_kind_of_step(monkeypatch) -> None:
     steps = set()
     for seed in range(4):
         X, y, qid = dependent_data(np.random.default_rng(seed))
-        m = RankBoost(variant="rb-c", n_rounds=60, thresholds="all", pairwise="levels", record_e2=True).fit(X, y, qid=qid)
+        m = RankBoost(variant="rb-c", n_rounds=60, thresholds="all", pairwise="levels", record_e2=True)
+        m.fit(X, y, qid=qid)
         steps |= {h["step"] for h in m.history_}
     assert steps == {"new", "member", "dependent"}
 
@@ -86,11 +87,13 @@ def test_rb_kept_e2_goes_back_to_the_sum_from_scratch_past_the_limit(monkeypatch
         return out
 
     monkeypatch.setattr(GroupE2, "value", spy)
-    mid = RankBoost(variant="rb-c", n_rounds=40, pairwise="levels", random_state=0, record_e2=True).fit(X, y, qid=qid)
+    mid = RankBoost(variant="rb-c", n_rounds=40, pairwise="levels", random_state=0,
+                    record_e2=True).fit(X, y, qid=qid)
     monkeypatch.undo()
     assert not seen[0] and seen[-1]          # kept first, summed from scratch once past the limit
     monkeypatch.setattr(group_e2, "ENTRY_LIMIT", 0)
-    scratch = RankBoost(variant="rb-c", n_rounds=40, pairwise="levels", random_state=0, record_e2=True).fit(X, y, qid=qid)
+    scratch = RankBoost(variant="rb-c", n_rounds=40, pairwise="levels", random_state=0,
+                        record_e2=True).fit(X, y, qid=qid)
     assert_identical_fit(mid, scratch, X, approx=("E2",))
 
 

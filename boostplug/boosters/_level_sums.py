@@ -216,7 +216,7 @@ class LevelPairs:
         the only change (a stump's step): the previous score order is then merged, not sorted again."""
         F = np.ascontiguousarray(F, dtype=np.float64)
         self._by_score = score_order(F, self.group_ptr, self.query, self._by_score, moved)
-        counts = critical_pair_counts(F, self.y, self.group_ptr, self._by_label, self.query, self._by_score)
+        counts = critical_pair_counts(F, self.y, self.group_ptr, self._by_label, self._by_score)
         tied, rev = counts[:, 1].astype(np.float64), counts[:, 2].astype(np.float64)
         if not self.weighted:
             return float((tied.sum() + rev.sum()) / self.n_pairs), float((rev.sum() + 0.5 * tied.sum()) / self.n_pairs)

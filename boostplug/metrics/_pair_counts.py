@@ -202,15 +202,14 @@ def label_order(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
 
 
 def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray,
-                         by_label: np.ndarray | None = None, query: np.ndarray | None = None,
-                         by_score: np.ndarray | None = None) -> np.ndarray:
+                         by_label: np.ndarray | None = None, by_score: np.ndarray | None = None) -> np.ndarray:
     """Per query, int64 shape ``(n_queries, 3)``: critical pairs, those tied in score, and those
     the scores reverse (the rest are ordered correctly). ``by_label``: :func:`label_order` of
-    these labels, ``query``: each row's query (int64), and ``by_score``: :func:`score_order` of these
-    scores, if already known (a caller that counts every round computes the first two once)."""
+    these labels, and ``by_score``: :func:`score_order` of these scores, if already known (a caller
+    that counts every round computes the first once and keeps the second up to date)."""
     out = np.zeros((group_ptr.shape[0] - 1, 3), dtype=np.int64)
     if by_score is None:
-        by_score = _within_queries(scores, group_ptr, query)
+        by_score = _within_queries(scores, group_ptr)
     if by_label is None:
         by_label = label_order(labels, group_ptr)
     level = np.empty(scores.shape[0], dtype=np.int64)

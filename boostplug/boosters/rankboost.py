@@ -173,7 +173,7 @@ class _State:
     w1: NDArray[np.float64] | None   # (P,) D_1 when fit was given query weights (else uniform)
     F: NDArray[np.float64]           # (n,) ensemble scores on the training documents
     span: PairSpan | None            # S_t and eta (None: Rb-d/Rb-c without the E2 record)
-    ell: NDArray[np.float64]         # (P,) sum_s ln omega*_2(i, f_s, eta_s): E2 = mean exp(ell)
+    ell: NDArray[np.float64]         # (P,) sum_s ln omega*_2(i, f_s, eta_s): E2 = mean exp(ell) (empty without S_t)
     log_prod_z: float
     bound_log: float                 # log of the theorem bound
     alive: NDArray[np.bool_]         # (F, width) Algorithm 2's candidate set R
@@ -314,7 +314,7 @@ class RankBoost(RankingBooster):
         return _State(
             pairs=pairs, cands=cands, nsplit=nsplit, valid=valid,
             w=np.full(P, 1.0 / max(P, 1)) if w1 is None else w1.copy(), w1=w1,
-            F=np.zeros(data.X.shape[0]), ell=np.zeros(P),
+            F=np.zeros(data.X.shape[0]), ell=np.zeros(P if self._tracks_span() else 0),
             span=self._pair_span(data, cands, pairs, pw) if self._tracks_span() else None,
             log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, n_pairs=P,
         )
@@ -419,13 +419,12 @@ class RankBoost(RankingBooster):
         s.log_prod_z += math.log(z)
         delta = em - ep
         s.bound_log += -2.0 * (delta / 2.0) ** 2
-        h = s.cands.vector(k, j, comp)
-        s.F += alpha * h
+        moved = self._add_ranker(s, alpha, s.cands.vector(k, j, comp))
         rec = {"alpha": alpha, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em, "delta": delta,
                "r": ep - em, "complement": comp}
         if s.span is not None:
             rec.update({"step": self._track_e2(s, k, j, sign * alpha, o1), "span_size": s.span.size})
-        rec.update(self._losses(s, h != 0.0))
+        rec.update(self._losses(s, moved))
         return Round(ranker, alpha, rec)
 
     def _perfect_first(self, s: _State, k: int, j: int, comp: bool, weight: float,
@@ -439,7 +438,7 @@ class RankBoost(RankingBooster):
         ep, e0, em = eps
         self._stop_reason = (f"perfect weak ranker in round 1 (it orders every training pair {how}): its weight is "
                              f"infinite; kept with weight {weight:g} (any weight of that sign ranks the same)")
-        s.F += weight * s.cands.vector(k, j, comp)
+        moved = self._add_ranker(s, weight, s.cands.vector(k, j, comp))
         eta = -weight if comp else weight
         step = self._track_e2(s, k, j, eta, o1) if s.span is not None else None
         s.log_prod_z = -math.inf       # Z_1 -> 0 as |alpha| -> inf
@@ -451,7 +450,7 @@ class RankBoost(RankingBooster):
         s.bound_log += -2.0 * (rec["delta"] / 2.0) ** 2
         if s.span is not None:
             rec.update({"step": step, "span_size": s.span.size})
-        rec.update(self._losses(s))
+        rec.update(self._losses(s, moved))
         return Round(s.cands.stump(k, j, comp), weight, rec)
 
     def _track_e2(self, s: _State, k: int, j: int, alpha: float, o: NDArray[np.int8] | None) -> str:
@@ -492,9 +491,15 @@ class RankBoost(RankingBooster):
                 o = None if s.lv is not None else stump_outcomes(s.cands.codes, kb, jb, s.pairs)
                 self._move_member(s, b, alpha * float(coef), o)
 
-    def _losses(self, s: _State, moved: NDArray[np.bool_] | None = None) -> dict[str, float]:
+    @staticmethod
+    def _add_ranker(s: _State, weight: float, h: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """``F += weight h``, the round's one ranker; returns the rows it moved (for :meth:`_losses`)."""
+        s.F += weight * h
+        return h != 0.0
+
+    def _losses(self, s: _State, moved: NDArray[np.bool_]) -> dict[str, float]:
         """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24; only with the span) of the ensemble, prod Z_t,
-        the theorem bound. ``moved``: the rows this round's one stump moved (the rest kept their scores)."""
+        the theorem bound. ``moved``: the rows this round's one ranker moved (the rest kept their scores)."""
         if s.lv is not None:
             r1, r2 = s.lv.rates(s.F, moved)
             out = {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total}
@@ -629,10 +634,10 @@ class RankBoost(RankingBooster):
         else:
             z = self._reweight(s, lr)
         s.bound_log += -2.0 * (delta / 2.0) ** 2
-        s.F += alpha * s.cands.vector(k, j)
+        moved = self._add_ranker(s, alpha, s.cands.vector(k, j))
         rec = {"alpha": alpha, "alpha_prime": ap, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
                "delta": delta, "step": step, "span_size": s.span.size}
-        rec.update(self._losses(s))
+        rec.update(self._losses(s, moved))
         return Round(s.cands.stump(k, j), alpha, rec)
 
     def _reweight(self, s: _State, log_ratio: NDArray[np.float64]) -> float:
@@ -670,11 +675,11 @@ class RankBoost(RankingBooster):
             s.ell += lr
             z = self._reweight(s, lr)
         s.bound_log += math.log(z)
-        s.F += alpha * s.cands.vector(k, j)
+        moved = self._add_ranker(s, alpha, s.cands.vector(k, j))
         rec = {"alpha": alpha, "alpha_prime": None, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
                "delta": float(g @ beta) / float(np.linalg.norm(beta)), "step": "dependent",
                "span_size": s.span.size}
-        rec.update(self._losses(s))
+        rec.update(self._losses(s, moved))
         return Round(s.cands.stump(k, j), alpha, rec)
 
     @staticmethod

@@ -145,6 +145,7 @@ from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
 from ._pairwise_choice import choose_pairwise
 from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, log_sum_exp, select_independent,
                                  stump_outcomes)
+from ._pair_mins import PairMinCodes
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
 from .stumps import THRESHOLD_MODES, StumpCandidates, argmax_scan
 
@@ -183,6 +184,7 @@ class _State:
     n_pairs: int = 0
     gp: GroupPairs | None = None     # pair-free RankBoost+: D_t over pairs of signature groups
     e2: GroupE2 | None = None        # pair-free Rb-d/Rb-c: the E2 record, kept round by round
+    lower: PairMinCodes | None = None  # RankBoost+ on the pair list: the pairs' lower codes
 
 
 class RankBoost(RankingBooster):
@@ -317,6 +319,7 @@ class RankBoost(RankingBooster):
             F=np.zeros(data.X.shape[0]), ell=np.zeros(P if self._tracks_span() else 0),
             span=self._pair_span(data, cands, pairs, pw) if self._tracks_span() else None,
             log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, n_pairs=P,
+            lower=PairMinCodes(cands.codes, pairs, cands.n_thr) if self.variant == "rankboost+" else None,
         )
 
     @staticmethod
@@ -533,11 +536,10 @@ class RankBoost(RankingBooster):
     def _round_plus(self, s: _State) -> Round | None:
         if s.gp is not None:
             cor, rev, total = s.gp.split_sums(s.cands.width)
+            e0, d0 = total - cor - rev, rev - cor        # d0: Eq. 33 with alpha' = 0
         else:
-            cor, rev = pair_split_sums(s.cands.codes, s.pairs, s.w, s.cands.n_thr)
-            total = float(s.w.sum())
-        e0 = total - cor - rev
-        d0 = rev - cor                                   # Eq. 33 with alpha' = 0
+            signed, split = s.lower.sums(s.w)
+            e0, d0 = float(s.w.sum()) - split, -signed
         members = s.span.members
         g = np.array([d0[kb, jb] + e0[kb, jb] * math.tanh(s.span.eta[b]) for b, (kb, jb) in enumerate(members)])
         dep_beta: dict[tuple[int, int], NDArray[np.float64]] = {}

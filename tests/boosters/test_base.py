@@ -263,6 +263,39 @@ def test_stump_sum_kernels_serial_equals_parallel_equals_loops(order: str, monke
         np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("width, n_pairs, budget", [(9, 203, None), (300, 203, None), (9, 203, 1),
+                                                    (300, 203, 2 * 203 * 2), (9, 0, None)])
+def test_pair_min_codes_sums_equal_loops(width: int, n_pairs: int, budget: int | None, monkeypatch) -> None:
+    """RankBoost+'s per-round sums from the pairs' kept lower codes: ``correct - reverse`` and
+    ``correct + reverse`` of every stump, serial = parallel, kept codes = codes made per feature block."""
+    from boostplug.boosters._pair_mins import PairMinCodes
+
+    rng = np.random.default_rng(11 + width + n_pairs)
+    n, F = 60, 5
+    codes = np.asfortranarray(rng.integers(0, width, size=(n, F)), dtype=np.int32)
+    codes[:, 2] = 0                                    # a feature no stump of which splits a pair
+    pairs = rng.integers(0, n, size=(n_pairs, 2)).astype(np.int64)
+    v = rng.random(n_pairs)
+    n_thr = np.array([width - 1, width - 2, 0, 3, width - 1])
+    ca, cb = codes[pairs[:, 0]], codes[pairs[:, 1]]
+    cor = np.array([[v[(cb[:, k] <= j) & (j < ca[:, k])].sum() for j in range(width)] for k in range(F)])
+    rev = np.array([[v[(ca[:, k] <= j) & (j < cb[:, k])].sum() for j in range(width)] for k in range(F)])
+    outs = {}
+    for mode, threshold in (("serial", 10**12), ("parallel", 0)):
+        monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", threshold)
+        kept = PairMinCodes(codes, pairs, n_thr)
+        assert kept.kept is not None and kept.kept.dtype == (np.uint8 if width <= 256 else np.uint16)
+        outs[mode] = kept.sums(v)
+        if budget is not None:                       # blocks of features, their lower codes made each round
+            blocks = PairMinCodes(codes, pairs, n_thr, budget=budget)
+            assert blocks.kept is None and blocks.block < F
+            for a, b in zip(blocks.sums(v), outs[mode], strict=True):
+                assert np.array_equal(a, b)
+    for a, b, ref in zip(outs["serial"], outs["parallel"], (cor - rev, cor + rev), strict=True):
+        assert a.shape == (F, width) and np.array_equal(a, b)
+        np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
+
+
 def test_small_inputs_take_the_serial_path(monkeypatch) -> None:
     """The stump sums go parallel from 20 million document visits or 5 million pair visits."""
     chosen: list[tuple[str, int]] = []

@@ -1,0 +1,129 @@
+"""RankBoost+'s per-round stump sums on the pair list, each pair visited once per feature.
+
+A stump ``(k, j)`` (``h(x) = [codes[x, k] > j]``) splits a pair when exactly one of its
+documents is above ``j``. With per-document sums of the pair values ``v``,
+``pot[x] = sum_{(x, .)} v - sum_{(., x)} v`` and ``side[x] = sum_{(x, .)} v + sum_{(., x)} v``:
+
+* ``signed = correct - reverse = sum_x pot[x] [c_x > j]``;
+* ``split = correct + reverse = sum_x side[x] [c_x > j] - 2 sum_pairs v [min(c_a, c_b) > j]``,
+  since ``[max > j] + [min > j] = [c_a > j] + [c_b > j]``.
+
+The document sums cost ``O(n F)``; the last sum is one weighted histogram per feature of the
+pairs' lower codes, which are fixed for a fit and kept (one byte per pair and feature when the
+codes fit in a byte), so a round reads each pair once per feature, in sequence, and scatters
+into one small histogram: about four times faster than the two difference arrays of
+:func:`~boostplug.boosters._stump_sums.pair_split_sums` on OHSUMED. Entries are accurate to
+about ``1e-16`` times the total value, absolutely, like that kernel's.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+from numpy.typing import NDArray
+
+from .._core import dispatch
+from ._stump_sums import DOC_VISITS_PER_WORK, doc_sums_above
+
+__all__ = ["PairMinCodes", "LOWER_CODES_BUDGET_BYTES"]
+
+#: Memory for the kept lower codes (bytes). Past it they are made again each round, block by block
+#: of features, which costs about one more pass over the pairs per round.
+LOWER_CODES_BUDGET_BYTES = 256 * 2**20
+
+#: Sub-histograms a feature's pairs are spread over (pair ``p`` into ``p % LANES``): pairs with the
+#: same lower code (most of them share a few) then no longer wait on each other's additions.
+LANES = 8
+
+
+@nb.njit(cache=True, parallel=True)
+def _lower_codes(codes, pairs, k0, out):
+    """``out[i, p] = min(codes[a, k0 + i], codes[b, k0 + i])`` for pair ``p = (a, b)``."""
+    for i in nb.prange(out.shape[0]):
+        k = k0 + i
+        row = out[i]
+        for p in range(pairs.shape[0]):
+            ca = codes[pairs[p, 0], k]
+            cb = codes[pairs[p, 1], k]
+            row[p] = ca if ca < cb else cb
+    return out
+
+
+@nb.njit(cache=True, parallel=True)
+def _sums_above_lower(lower, values, out, k0):
+    """``out[k0 + i, j] = sum_p values[p] [lower[i, p] > j]``."""
+    width = out.shape[1]
+    P = values.shape[0]
+    full = P // LANES * LANES
+    for i in nb.prange(lower.shape[0]):
+        row = lower[i]
+        hist = np.zeros((LANES, width))
+        for p in range(0, full, LANES):
+            for lane in range(LANES):
+                hist[lane, row[p + lane]] += values[p + lane]
+        for p in range(full, P):
+            hist[0, row[p]] += values[p]
+        acc = 0.0
+        for j in range(width - 1, -1, -1):
+            out[k0 + i, j] = acc
+            for lane in range(LANES):
+                acc += hist[lane, j]
+
+
+@nb.njit(cache=True)
+def _doc_sides(pairs, values, n_docs):
+    """Per document: ``pot`` (values of its pairs as the preferred one minus as the other) and
+    ``side`` (their sum)."""
+    first = np.zeros(n_docs)
+    second = np.zeros(n_docs)
+    for p in range(pairs.shape[0]):
+        first[pairs[p, 0]] += values[p]
+        second[pairs[p, 1]] += values[p]
+    return first - second, first + second
+
+
+def _code_dtype(width: int) -> type:
+    return np.uint8 if width <= 2**8 else np.uint16 if width <= 2**16 else np.int32
+
+
+class PairMinCodes:
+    """The fixed part of a pair list's stump sums: per feature, each pair's lower code.
+
+    Built once per fit from the stump ``codes`` (``(n, F)``), the ``pairs`` (``(P, 2)``, preferred
+    document first) and the features' threshold counts; :meth:`sums` then gives every stump's
+    ``signed`` and ``split`` sums of one round's pair values."""
+
+    def __init__(self, codes: NDArray[np.int32], pairs: NDArray[np.int64], n_thresholds: NDArray[np.int64],
+                 budget: int = LOWER_CODES_BUDGET_BYTES) -> None:
+        self.codes = codes
+        self.pairs = pairs
+        self.n_thresholds = n_thresholds
+        self.width = int(np.max(n_thresholds)) + 1 if n_thresholds.size else 1
+        self.dtype = _code_dtype(self.width)
+        n_features, n_pairs = codes.shape[1], pairs.shape[0]
+        per_feature = max(1, n_pairs * np.dtype(self.dtype).itemsize)
+        self.block = int(min(max(1, n_features), max(1, budget // per_feature)))
+        self.kept = self._lower(0, n_features) if self.block >= n_features else None
+
+    def _lower(self, k0: int, k1: int) -> NDArray[np.integer]:
+        out = np.empty((k1 - k0, self.pairs.shape[0]), dtype=self.dtype)
+        kernel = dispatch.kernel_for(_lower_codes, out.size)
+        return kernel(self.codes, self.pairs, k0, out)
+
+    def sums(self, values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(signed, split)``, each ``(n_features, max_thresholds + 1)``: ``correct - reverse`` and
+        ``correct + reverse`` of every stump for the pair values ``values``. Entries with
+        ``j >= n_thresholds[k]`` are meaningless (no such stump)."""
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        n_docs, n_features = self.codes.shape
+        pot, side = _doc_sides(self.pairs, values, n_docs)
+        lower_above = np.empty((n_features, self.width))
+        for k0 in range(0, n_features, self.block):
+            k1 = min(k0 + self.block, n_features)
+            lower = self.kept if self.kept is not None else self._lower(k0, k1)
+            kernel = dispatch.kernel_for(_sums_above_lower, lower.size // DOC_VISITS_PER_WORK)
+            kernel(lower, values, lower_above, k0)
+        signed = doc_sums_above(self.codes, pot, self.n_thresholds)
+        split = doc_sums_above(self.codes, side, self.n_thresholds)
+        split -= 2.0 * lower_above
+        return signed, split

@@ -358,11 +358,13 @@ def pair_losses(scores, y, qid):
     return np.mean(mg <= 0), np.mean(mg < 0) + 0.5 * np.mean(mg == 0), np.mean(np.exp(-mg)), P
 
 
+@pytest.mark.parametrize("pairwise", ["pairs", "levels"])
 @pytest.mark.parametrize("variant, efficient", [("rb-d", True), ("rb-c", True), ("rankboost+", True),
                                                 ("rankboost+", False)])
-def test_losses_products_and_bounds_every_round(variant: str, efficient: bool) -> None:
+def test_losses_products_and_bounds_every_round(variant: str, efficient: bool, pairwise: str) -> None:
     X, y, qid, _ = small_data(np.random.default_rng(7), n_queries=6, max_docs=9, n_feat=4)
-    model = RankBoost(variant=variant, efficient=efficient, n_rounds=25, thresholds="all", record_e2=True).fit(X, y, qid=qid)
+    model = RankBoost(variant=variant, efficient=efficient, n_rounds=25, thresholds="all", record_e2=True,
+                      pairwise=pairwise).fit(X, y, qid=qid)
     assert len(model.history_) > 3
     for scores, h in zip(model.staged_predict(X), model.history_):
         r1, r2, e1, _ = pair_losses(scores, y, qid)

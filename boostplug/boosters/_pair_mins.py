@@ -50,12 +50,16 @@ def _lower_codes(codes, pairs, k0, out):
 
 
 @nb.njit(cache=True, parallel=True)
-def _sums_above_lower(lower, values, out, k0):
-    """``out[k0 + i, j] = sum_p values[p] [lower[i, p] > j]``."""
+def _sums_above_lower(lower, splits, values, out, k0):
+    """``out[k0 + i, j] = sum_p values[p] [lower[i, p] > j]`` (0 where ``splits[i]`` is false: every
+    lower code is 0)."""
     width = out.shape[1]
     P = values.shape[0]
     full = P // LANES * LANES
     for i in nb.prange(lower.shape[0]):
+        if not splits[i]:
+            out[k0 + i, :] = 0.0
+            continue
         row = lower[i]
         hist = np.zeros((LANES, width))
         for p in range(0, full, LANES):
@@ -104,6 +108,7 @@ class PairMinCodes:
         per_feature = max(1, n_pairs * np.dtype(self.dtype).itemsize)
         self.block = int(min(max(1, n_features), max(1, budget // per_feature)))
         self.kept = self._lower(0, n_features) if self.block >= n_features else None
+        self.kept_splits = None if self.kept is None else self.kept.any(axis=1)
 
     def _lower(self, k0: int, k1: int) -> NDArray[np.integer]:
         out = np.empty((k1 - k0, self.pairs.shape[0]), dtype=self.dtype)
@@ -121,8 +126,9 @@ class PairMinCodes:
         for k0 in range(0, n_features, self.block):
             k1 = min(k0 + self.block, n_features)
             lower = self.kept if self.kept is not None else self._lower(k0, k1)
+            splits = self.kept_splits if self.kept is not None else lower.any(axis=1)
             kernel = dispatch.kernel_for(_sums_above_lower, lower.size // DOC_VISITS_PER_WORK)
-            kernel(lower, values, lower_above, k0)
+            kernel(lower, splits, values, lower_above, k0)
         signed = doc_sums_above(self.codes, pot, self.n_thresholds)
         split = doc_sums_above(self.codes, side, self.n_thresholds)
         split -= 2.0 * lower_above

@@ -20,7 +20,6 @@ import numba as nb
 import numpy as np
 
 from .._core import dispatch
-from .._core.dcg import RANK_DOC_WORK
 
 __all__ = ["critical_pair_counts", "label_order", "score_order", "CriticalGaps"]
 
@@ -201,6 +200,11 @@ def label_order(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
     return _within_queries(labels, group_ptr)
 
 
+#: Work units (see :mod:`boostplug._core.dispatch`) per document of the count, its two orders given:
+#: some 15 ns per document (0.14 ms on OHSUMED's 9,219), not a ranking's sort.
+COUNT_DOC_WORK = 4
+
+
 def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray,
                          by_label: np.ndarray | None = None, by_score: np.ndarray | None = None) -> np.ndarray:
     """Per query, int64 shape ``(n_queries, 3)``: critical pairs, those tied in score, and those
@@ -213,7 +217,7 @@ def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.n
     if by_label is None:
         by_label = label_order(labels, group_ptr)
     level = np.empty(scores.shape[0], dtype=np.int64)
-    run = dispatch.kernel_for(_counts_parallel, scores.shape[0] * RANK_DOC_WORK)
+    run = dispatch.kernel_for(_counts_parallel, scores.shape[0] * COUNT_DOC_WORK)
     run(scores, labels, group_ptr, by_score, by_label, level, out)
     return out
 

@@ -5,26 +5,47 @@ to call, with an estimate of the call's work in one unit: about one visit of a p
 a few nanoseconds of serial time. Each caller estimates the work of its kernel beside the
 call. Below :data:`PARALLEL_MIN_WORK` (or with one numba thread) the kernel's serial twin
 runs: the same code compiled without ``parallel`` (``prange`` runs as ``range``), so both
-give identical results. Tests force either path by setting ``PARALLEL_MIN_WORK`` here.
+give identical results. Inside a booster's round (:func:`booster_round`) work counts
+:data:`ROUND_WORK_FACTOR` times. Tests force either path by setting ``PARALLEL_MIN_WORK`` here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import types
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numba as nb
 
 from .threads import parallel_kernel_starts
 
-__all__ = ["PARALLEL_MIN_WORK", "kernel_for", "serial_twin"]
+__all__ = ["PARALLEL_MIN_WORK", "ROUND_WORK_FACTOR", "booster_round", "kernel_for", "serial_twin"]
 
 #: Work from which kernels run in parallel: some 20 ms of serial time. A parallel call on a
 #: small input can stall for milliseconds waiting for a busy core, and its idle threads slow
 #: the numpy work between calls (docs/results/objectives_notes/README.md, docs/results/README.md).
 PARALLEL_MIN_WORK = 5_000_000
 
+#: Inside a booster's round a kernel goes parallel from a fifth of the work (some 4 ms serially): no
+#: framework's threads compete with numba's there, and the rounds' main kernels on OHSUMED and MQ2008
+#: (3-9 ms serially) ran faster in parallel on 2 cores, idle and beside two busy processes
+#: (docs/results/boosters_speed/README.md).
+ROUND_WORK_FACTOR = 5
+
 _SERIAL: dict[Any, Callable[..., Any]] = {}
+_scope = threading.local()        # .factor: the work factor of the calling thread's kernels
+
+
+@contextlib.contextmanager
+def booster_round() -> Iterator[None]:
+    """Run one round of a booster's fit: its kernels' work counts :data:`ROUND_WORK_FACTOR` times."""
+    before = getattr(_scope, "factor", 1)
+    _scope.factor = ROUND_WORK_FACTOR
+    try:
+        yield
+    finally:
+        _scope.factor = before
 
 
 def serial_twin(kernel: Any) -> Callable[..., Any]:
@@ -46,9 +67,9 @@ def serial_twin(kernel: Any) -> Callable[..., Any]:
 
 
 def kernel_for(kernel: Any, work: int) -> Callable[..., Any]:
-    """The parallel ``kernel`` when ``work >= PARALLEL_MIN_WORK`` and numba has more than one
-    thread, else its serial twin."""
-    if work >= PARALLEL_MIN_WORK and nb.get_num_threads() > 1:
+    """The parallel ``kernel`` when ``work`` (times :data:`ROUND_WORK_FACTOR` in a booster's round)
+    reaches ``PARALLEL_MIN_WORK`` and numba has more than one thread, else its serial twin."""
+    if work * getattr(_scope, "factor", 1) >= PARALLEL_MIN_WORK and nb.get_num_threads() > 1:
         parallel_kernel_starts()      # a booster's fit gives its BLAS threads' cores to this kernel
         return kernel
     return serial_twin(kernel)

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
+from .._core import dispatch
 from .._core.threads import fit_blas
 from .._memory import check_fits
 from .._sklearn_folds import check_split_keeps_queries
@@ -170,7 +171,8 @@ class RankingBooster(ModelFile, BaseEstimator):
         t0 = time.perf_counter()
         try:
             for t in range(n_rounds):
-                rnd = self._fit_round(state, t)
+                with dispatch.booster_round():
+                    rnd = self._fit_round(state, t)
                 if rnd is None:
                     self.stop_reason_ = self._stop_reason or "no useful weak ranker"
                     break

@@ -37,6 +37,47 @@ def test_work_and_threads_pick_the_kernel(monkeypatch) -> None:
         numba.set_num_threads(previous)
 
 
+def test_a_booster_round_counts_work_round_work_factor_times(monkeypatch) -> None:
+    """Inside ``booster_round`` (each round of a booster's fit) a kernel goes parallel from
+    ``PARALLEL_MIN_WORK / ROUND_WORK_FACTOR``; the scope is the calling thread's and ends with the round."""
+    import threading
+
+    from boostplug.boosters import MPBoost
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread: the parallel kernels never run")
+    previous = numba.get_num_threads()
+    low = -(-dispatch.PARALLEL_MIN_WORK // dispatch.ROUND_WORK_FACTOR)
+    try:
+        numba.set_num_threads(2)
+        assert dispatch.kernel_for(_row_sums, low) is not _row_sums
+        with dispatch.booster_round():
+            assert dispatch.kernel_for(_row_sums, low) is _row_sums
+            assert dispatch.kernel_for(_row_sums, low - 1) is not _row_sums
+            other: list[object] = []
+            t = threading.Thread(target=lambda: other.append(dispatch.kernel_for(_row_sums, low)))
+            t.start()
+            t.join()
+            assert other[0] is not _row_sums                # another thread's kernels: not in the round
+        assert dispatch.kernel_for(_row_sums, low) is not _row_sums
+    finally:
+        numba.set_num_threads(previous)
+
+    factors: list[tuple[int, int]] = []
+    real = dispatch.kernel_for
+
+    def spy(kernel, work):
+        factors.append((getattr(dispatch._scope, "factor", 1), work))
+        return real(kernel, work)
+
+    monkeypatch.setattr(dispatch, "kernel_for", spy)
+    s, y, gp = random_ranking(np.random.default_rng(3), n_queries=4, max_docs=12)
+    X = np.random.default_rng(4).normal(size=(y.shape[0], 3))
+    MPBoost(n_rounds=3, pairwise="levels").fit(X, y, group=np.diff(gp))
+    assert {f for f, _ in factors} == {dispatch.ROUND_WORK_FACTOR}    # its kernels all run in rounds
+    assert getattr(dispatch._scope, "factor", 1) == 1
+
+
 def test_serial_twin_is_the_same_code_compiled_once_under_its_own_name() -> None:
     twin = dispatch.serial_twin(_row_sums)
     assert dispatch.serial_twin(_row_sums) is twin

@@ -19,7 +19,9 @@ RankBoost+'s pairs of signature groups). Both train the same model up to roundin
      ``E2`` record (``"rb_e2"``, ``record_e2=True``) the pair list also keeps the pairs' ``E2``
      log-weights, and the levels pay the span test per document and level and one pass over the pairs
      of signature groups that hold pairs (:mod:`boostplug.boosters._group_e2`, at most ``P``).
-   * RankBoost+: the pair list visits every pair once per feature; the levels visit, per feature,
+   * RankBoost+: the pair list visits every pair once per feature (a histogram of the pairs' kept
+     lower codes, :mod:`boostplug.boosters._pair_mins`) and makes a few passes over the pairs (their
+     document sums, weights, ``E2``); the levels visit, per feature,
      every document once per signature group of its query, and rebuild the group pairs' weights
      (``G_q^2 |S_t|``). ``G_q <= min(n_q, 2^t)`` in round ``t`` (each new member at most doubles
      the groups), taken at that bound: the levels pay off for queries much larger than ``2^T``.
@@ -53,6 +55,8 @@ NS = {
     "rb_e2_pairs_pair": 5.5,       # E2 record, per critical pair: its log-weight
     "rb_e2_levels_doc": 20.0,      # E2 record, per document and level: the span test
     "rb_e2_levels_entry": 3.0,     # E2 record, per pair of signature groups holding pairs (<= P)
+    # RankBoost+'s pair list: fitted to its earlier kernel, about twice its cost now; kept because the
+    # levels' bound G_q <= 2^t over-counts their groups as much (docs/performance.md, auto for RankBoost+)
     "plus_pairs_visit": 2.0,       # per pair and feature (the stump sums over the pairs)
     "plus_pairs_pair": 10.0,       # per pair, the rest of the round on the pair list
     "plus_levels_visit": 0.6,      # per document, feature and group of its query (the sweep)

@@ -157,7 +157,8 @@ VARIANTS = ("rb-d", "rb-c", "rankboost+")
 TIE_TOL = 1e-12
 
 #: Peak bytes fit allocates per preference pair (the pair list, D_t, ell, the pair weights,
-#: stump outcomes and margins): measured ~90 unweighted, plus two arrays when weighted.
+#: stump outcomes and margins): measured ~90 unweighted, plus two arrays when weighted. RankBoost+
+#: also keeps its pairs' lower codes, a fixed amount (at most ``_pair_mins.LOWER_CODES_BUDGET_BYTES``).
 BYTES_PER_PAIR = 112
 
 #: Memory budget of the one-time pruning's temporary basis (bytes).

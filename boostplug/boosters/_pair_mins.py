@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core import dispatch
-from ._stump_sums import DOC_VISITS_PER_WORK, doc_sums_above
+from ._stump_sums import DOC_VISITS_PER_WORK, doc_sides, doc_sums_above
 
 __all__ = ["PairMinCodes", "LOWER_CODES_BUDGET_BYTES"]
 
@@ -74,18 +74,6 @@ def _sums_above_lower(lower, splits, values, out, k0):
                 acc += hist[lane, j]
 
 
-@nb.njit(cache=True)
-def _doc_sides(pairs, values, n_docs):
-    """Per document: ``pot`` (values of its pairs as the preferred one minus as the other) and
-    ``side`` (their sum)."""
-    first = np.zeros(n_docs)
-    second = np.zeros(n_docs)
-    for p in range(pairs.shape[0]):
-        first[pairs[p, 0]] += values[p]
-        second[pairs[p, 1]] += values[p]
-    return first - second, first + second
-
-
 def _code_dtype(width: int) -> type:
     return np.uint8 if width <= 2**8 else np.uint16 if width <= 2**16 else np.int32
 
@@ -121,7 +109,8 @@ class PairMinCodes:
         ``j >= n_thresholds[k]`` are meaningless (no such stump)."""
         values = np.ascontiguousarray(values, dtype=np.float64)
         n_docs, n_features = self.codes.shape
-        pot, side = _doc_sides(self.pairs, values, n_docs)
+        first, second = doc_sides(self.pairs, values, n_docs)
+        pot, side = first - second, first + second
         lower_above = np.empty((n_features, self.width))
         for k0 in range(0, n_features, self.block):
             k1 = min(k0 + self.block, n_features)

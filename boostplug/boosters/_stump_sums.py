@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 
-__all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials", "cumsum_both"]
+__all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials", "doc_sides", "cumsum_both"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of the kernels, parallel over features: one
 #: unit per pair visit (``P * F``), one per this many document visits (``n * F``), so they go
@@ -172,17 +172,26 @@ def pair_fit_sums(
 
 
 @nb.njit(cache=True)
-def _doc_potentials(pairs, values, n_docs):
-    pot = np.zeros(n_docs)
+def _doc_sides(pairs, values, n_docs):
+    first = np.zeros(n_docs)
+    second = np.zeros(n_docs)
     for p in range(pairs.shape[0]):
-        pot[pairs[p, 0]] += values[p]
-        pot[pairs[p, 1]] -= values[p]
-    return pot
+        first[pairs[p, 0]] += values[p]
+        second[pairs[p, 1]] += values[p]
+    return first, second
+
+
+def doc_sides(pairs: NDArray[np.int64], values: NDArray[np.float64],
+              n_docs: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per document, the values of its pairs as the preferred one (``sum_{pairs (x, .)} v``) and as
+    the other (``sum_{pairs (., x)} v``)."""
+    return _doc_sides(pairs, np.ascontiguousarray(values, dtype=np.float64), n_docs)
 
 
 def doc_potentials(pairs: NDArray[np.int64], values: NDArray[np.float64], n_docs: int) -> NDArray[np.float64]:
     """``pot[x] = sum_{pairs (x, .)} v - sum_{pairs (., x)} v``."""
-    return _doc_potentials(pairs, np.ascontiguousarray(values, dtype=np.float64), n_docs)
+    first, second = doc_sides(pairs, values, n_docs)
+    return first - second
 
 
 @nb.njit(cache=True)

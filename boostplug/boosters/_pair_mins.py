@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core import dispatch
-from ._stump_sums import DOC_VISITS_PER_WORK, doc_sides, doc_sums_above
+from ._stump_sums import DOC_VISITS_PER_WORK, _width, doc_sides, doc_sums_above
 
 __all__ = ["PairMinCodes", "LOWER_CODES_BUDGET_BYTES"]
 
@@ -90,7 +90,7 @@ class PairMinCodes:
         self.codes = codes
         self.pairs = pairs
         self.n_thresholds = n_thresholds
-        self.width = int(np.max(n_thresholds)) + 1 if n_thresholds.size else 1
+        self.width = _width(n_thresholds)
         self.dtype = _code_dtype(self.width)
         n_features, n_pairs = codes.shape[1], pairs.shape[0]
         per_feature = max(1, n_pairs * np.dtype(self.dtype).itemsize)

@@ -31,6 +31,7 @@ __all__ = [
     "group_ptr_from_sizes",
     "sizes_from_group_ptr",
     "qid_from_group_ptr",
+    "index_within_query",
     "check_group_ptr",
     "first_noncontiguous",
     "first_varying_row",
@@ -289,3 +290,14 @@ def qid_from_group_ptr(group_ptr: ArrayLike) -> NDArray[np.int64]:
     """Query ids ``0..n_queries-1`` per row, sorted (what XGBoost's ``qid=`` wants)."""
     g = check_group_ptr(group_ptr)
     return np.repeat(np.arange(g.shape[0] - 1, dtype=np.int64), np.diff(g))
+
+
+def index_within_query(group_ptr: ArrayLike) -> NDArray[np.int64]:
+    """The 0-based index of every row within its query (in row order).
+
+    Example:
+        >>> index_within_query([0, 3, 5]).tolist()
+        [0, 1, 2, 0, 1]
+    """
+    g = check_group_ptr(group_ptr)
+    return np.arange(g[-1], dtype=np.int64) - np.repeat(g[:-1], np.diff(g))

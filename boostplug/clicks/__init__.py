@@ -14,9 +14,10 @@
 * :func:`simulate` (:mod:`boostplug.clicks.simulation`): clicks of a position-based, cascade or
   dependent click model on the top results of a production ranker, for any LETOR data, shown
   in the ranker's order or shuffled (randomised traffic).
-* :mod:`boostplug.clicks.protocol` (imported on its own: it trains with LightGBM, XGBoost and the
-  boosters): every baseline trained on the same clicks of one fold, its round chosen on judged
-  validation queries or validation clicks, tested on the true labels (``boostplug compare --clicks``).
+
+This package is data only: it trains nothing and imports nothing above the data layer. Training
+on clicks under one protocol (every baseline on the same clicks of a fold, ``boostplug compare
+--clicks``) is :mod:`boostplug.compare.click_protocol`'s.
 
 Example:
     >>> import numpy as np

@@ -4,13 +4,19 @@
   LightGBM and XGBoost trees, the reference boosters), one shared set of tree parameters;
 * :mod:`.method_specs` -- a method with its settings as text, ``name[key=value,...]``;
 * :mod:`.search_spaces` -- what ``--tune`` searches for each method;
-* :mod:`.training` -- how each framework trains a method: scores after every round, the time;
+* :mod:`.training` -- what a method trains on (:class:`TrainingPart`: rows, and shown positions
+  or explicit pairs where a learner takes them) and how each framework trains: scores after every
+  round, the time;
 * :mod:`.data` -- the folds of the embedded example, a LETOR file or a LETOR folder;
 * :mod:`.protocol` -- what one (method, fold) run does: round chosen on validation, metrics on test;
 * :mod:`.execution` -- every (method, fold) run, in parallel jobs, Ctrl-C, failures, resumed runs;
 * :mod:`.report` -- summary, paired tests, bootstrap intervals, the table and the files of ``--out``;
 * :mod:`.stats` -- paired t-test and Wilcoxon signed-rank test against a baseline;
-* :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg).
+* :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg);
+* :mod:`.click_fold` -- one fold of the click protocol: judged queries, the click log (simulated
+  or real), the round-selection data;
+* :mod:`.click_protocol` -- the click protocol's methods, trained on the same clicks;
+* :mod:`.clicks` -- ``boostplug compare --clicks``: the protocol run by the comparison's machinery.
 """
 
 from .conventions import PROTOCOLS, Conventions, make_conventions
@@ -25,6 +31,9 @@ from .report import (
     format_table, significance, summary,
 )
 from .stats import BootstrapCI, PairedTest, bootstrap_ci, bootstrap_means, paired_tests
+from .training import TrainingPart
+from .click_fold import ClickFold, ClickSettings, prepare
+from .click_protocol import CLICK_METHODS, ClickMethod, click_method, run_click_method, run_clicks
 
 __all__ = [
     "DEFAULT_METHODS", "FRAMEWORKS", "METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "check_tree_params", "get_method",
@@ -36,5 +45,7 @@ __all__ = [
     "PairedTest", "paired_tests",
     "Conventions", "PROTOCOLS", "make_conventions",
     "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED", "BootstrapCI", "bootstrap_ci",
-    "bootstrap_means",
+    "bootstrap_means", "TrainingPart",
+    "ClickSettings", "ClickFold", "prepare", "CLICK_METHODS", "ClickMethod", "click_method", "run_click_method",
+    "run_clicks",
 ]

@@ -1,4 +1,4 @@
-"""``boostplug compare --clicks``: the click protocol (:mod:`boostplug.clicks.protocol`) run by the
+"""``boostplug compare --clicks``: the click protocol (:mod:`.click_protocol`) run by the
 comparison's own machinery (parallel jobs, interrupts, resume, the table, paired tests, plots and
 the files of ``--out``).
 
@@ -26,7 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..clicks.protocol import CLICK_METHODS, SELECT, ClickFold, ClickSettings, click_method, prepare, run_click_method
+from .click_fold import SELECT, ClickFold, ClickSettings, prepare
+from .click_protocol import CLICK_METHODS, click_method, run_click_method
 from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS
 from ..clicks import strategies as _strategies
 from ..clicks.aggregate import WEIGHTS
@@ -53,7 +54,7 @@ class ClickRunner:
     """Runs one (method, fold) of the click protocol: :func:`.execution.run`'s ``runner``.
 
     Attributes:
-        settings: the protocol's :class:`~boostplug.clicks.protocol.ClickSettings`.
+        settings: the protocol's :class:`~.click_fold.ClickSettings`.
         log: a real click log's path (``None``: simulate); ``columns`` its role -> column names,
             ``on_bad`` what to do with a bad impression (``"raise"``/``"skip"``).
     """
@@ -89,7 +90,7 @@ class ClickRunner:
 
     def __call__(self, name: str, train: Any, vali: Any, test: Any, *, fold: int = 0, seed: int = 0,
                  **kwargs: Any) -> Result:
-        """:func:`boostplug.clicks.protocol.run_click_method` on the prepared fold."""
+        """:func:`.click_protocol.run_click_method` on the prepared fold."""
         return run_click_method(name, self.prepared(train, vali, test, fold, seed), fold_index=fold, seed=seed,
                                 **kwargs)
 

@@ -13,7 +13,7 @@ from typing import Any, Container
 
 import numpy as np
 
-__all__ = ["parse_value", "format_value", "split_specs", "split_spec"]
+__all__ = ["parse_value", "format_value", "split_specs", "split_spec", "split_top"]
 
 
 def parse_value(text: str) -> Any:
@@ -99,7 +99,7 @@ def split_spec(spec: str, names: Container[str]) -> tuple[str, dict[str, Any]]:
             cut = head.rindex(":")  # an unknown name with settings: the name is what comes before them
         base, body = spec[:cut], spec[cut + 1:]
     params: dict[str, Any] = {}
-    for item in _split_top(body):
+    for item in split_top(body):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"method {spec!r}: {item!r} is not key=value")
@@ -107,7 +107,7 @@ def split_spec(spec: str, names: Container[str]) -> tuple[str, dict[str, Any]]:
     return base.strip(), params
 
 
-def _split_top(body: str) -> list[str]:
+def split_top(body: str) -> list[str]:
     out, depth, cur = [], 0, ""
     for ch in body:
         depth += (ch == "[") - (ch == "]")

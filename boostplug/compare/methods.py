@@ -40,7 +40,7 @@ from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
 from ..data import RankingData
 from .method_specs import format_value, split_spec
 from .search_spaces import TREE_SPACE, Dist, booster_space, objective_space
-from .training import TRAINERS, Checkpoint, Progress, Trained
+from .training import TRAINERS, Checkpoint, Progress, Trained, TrainingPart
 
 __all__ = [
     "Method", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "FRAMEWORKS",
@@ -148,12 +148,12 @@ class Method:
               progress: Progress | None = None, checkpoint: Checkpoint | None = None) -> Trained:
         """Train for at most ``rounds`` rounds; ``threads=0``: the framework's default.
         ``checkpoint``: called with the validation scores at :func:`checkpoint_rounds`.
-        ``train`` may carry ``position`` (LightGBM's Dataset positions) and ``pairs`` (a booster's
-        explicit pairs), as :class:`boostplug.clicks.protocol.ClickData` does."""
+        ``train``: a :class:`~.training.TrainingPart` carries shown positions and explicit pairs
+        to the learners that take them; plain data trains without."""
         if self.framework not in TRAINERS:
             raise ValueError(f"unknown framework {self.framework!r}; expected one of {FRAMEWORKS}")
-        return TRAINERS[self.framework](self, train, vali, test, rounds, tree_params, seed, threads, progress,
-                                        checkpoint)
+        return TRAINERS[self.framework](self, TrainingPart.of(train), vali, test, rounds, tree_params, seed, threads,
+                                        progress, checkpoint)
 
 
 def _m(name: str, framework: str, loss: str, summary: str, select_metric: str | None = None,

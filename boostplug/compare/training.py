@@ -21,8 +21,33 @@ from ..data import RankingData
 if TYPE_CHECKING:
     from .methods import Method
 
-__all__ = ["Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds", "lightgbm_staged_scores",
-           "TRAINERS"]
+__all__ = ["TrainingPart", "Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds",
+           "lightgbm_staged_scores", "TRAINERS"]
+
+@dataclass(eq=False)
+class TrainingPart(RankingData):
+    """What a method trains on: features, labels and query groups, and what some learners take
+    beside them.
+
+    Attributes:
+        position: ``None`` or the 0-based shown position of every row (clicks as labels): LightGBM
+            trains with it as its Dataset ``position`` (position debiasing); the other trainers
+            ignore it.
+        pairs: ``None`` or explicit preference pairs, ``(P, 2)`` row indices, preferred row first:
+            a reference booster's ``fit(pairs=...)``; the tree trainers ignore it (a tree
+            objective takes its pairs as a parameter).
+    """
+
+    position: NDArray[np.int64] | None = None
+    pairs: NDArray[np.int64] | None = None
+
+    @classmethod
+    def of(cls, data: RankingData) -> "TrainingPart":
+        """``data`` as a training part (itself when it is one; no copy of the arrays)."""
+        if isinstance(data, TrainingPart):
+            return data
+        return cls(data.X, data.y, data.qid, data.group_ptr, data.comments)
+
 
 Progress = Callable[[int, int], None]
 #: ``checkpoint(round, vali_scores)`` during training, at :func:`checkpoint_rounds`; it may raise to stop
@@ -78,7 +103,7 @@ def lightgbm_staged_scores(booster: Any, X: Any, n: int) -> list[NDArray[np.floa
     return [out[:, t].copy() for t in range(n)]
 
 
-def _train_lightgbm(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
+def _train_lightgbm(m: Method, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
                     tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
                     checkpoint: Checkpoint | None = None) -> Trained:
     import lightgbm as lgb
@@ -92,8 +117,7 @@ def _train_lightgbm(m: Method, train: RankingData, vali: RankingData, test: Rank
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)
-    # a training part may carry shown positions (boostplug.clicks.protocol.ClickData): position debiasing
-    dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=getattr(train, "position", None))
+    dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=train.position)
     at = set(checkpoint_rounds(rounds))
 
     def cb(env: Any) -> None:
@@ -132,7 +156,7 @@ def _xgb_params(tree_params: dict[str, Any], seed: int, threads: int) -> dict[st
     return p
 
 
-def _train_xgboost(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
+def _train_xgboost(m: Method, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
                    checkpoint: Checkpoint | None = None) -> Trained:
     import xgboost as xgb
@@ -172,7 +196,7 @@ def _train_xgboost(m: Method, train: RankingData, vali: RankingData, test: Ranki
     )
 
 
-def _train_booster(m: Method, train: RankingData, vali: RankingData, test: RankingData, rounds: int,
+def _train_booster(m: Method, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
                    checkpoint: Checkpoint | None = None) -> Trained:
     """A reference booster: at most ``rounds`` rounds (fewer when its own stop rule ends it)."""
@@ -202,9 +226,8 @@ def _train_booster(m: Method, train: RankingData, vali: RankingData, test: Ranki
             checkpoint(t, staged[0][-1])
 
     t0 = time.perf_counter()
-    # a training part may carry explicit preference pairs (boostplug.clicks.protocol.ClickData)
     with limit_threads(threads if threads > 0 else None):  # restored after the fit, like the frameworks' count
-        est.fit(X_train, train.y, group=np.diff(train.group_ptr), pairs=getattr(train, "pairs", None), callback=cb)
+        est.fit(X_train, train.y, group=np.diff(train.group_ptr), pairs=train.pairs, callback=cb)
     seconds = time.perf_counter() - t0
     if est.stop_reason_ == "interrupted":
         raise KeyboardInterrupt  # the booster kept its rounds; the comparison drops the unfinished method

@@ -7,7 +7,7 @@ Two commands:
     The settings grid the page's recommended default comes from, on ``--data`` (the page uses
     the embedded LightGBM example, data that its figure does not use). For every seed, session
     count and presentation (fixed list or shuffled), one click fold is simulated
-    (:func:`boostplug.clicks.protocol.prepare`, defaults otherwise: PBM, eta 1, noise 1.0/0.1,
+    (:func:`boostplug.compare.click_fold.prepare`, defaults otherwise: PBM, eta 1, noise 1.0/0.1,
     top 10, 5% of the training queries judged, round chosen on the judged validation queries,
     all of them by default: ``--vali-fraction``),
     and on it QBRank on the pairs (``qbrank-P``) and on the pairs with the labeled queries
@@ -55,7 +55,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import _common as C
-from boostplug.clicks.protocol import ClickSettings, prepare, run_click_method
+from boostplug.compare import ClickSettings, prepare, run_click_method
 from boostplug.compare.stats import bootstrap_ci, paired_tests
 
 #: The grid of ``choose``: strategy sets and pair weights for QBRank.

@@ -14,7 +14,7 @@ import pytest
 
 from boostplug import clicks
 from boostplug.cli import main
-from boostplug.clicks.protocol import index_within_query
+from boostplug.groups import index_within_query
 from boostplug.compare.data import file_folds
 from boostplug.data import load_letor, make_ranking, write_letor
 
@@ -86,7 +86,7 @@ def _log_csv(letor_file: Path, path: Path) -> None:
             a, b = part.group_ptr[q], part.group_ptr[q + 1]
             shown = rng.permutation(b - a)
             for r, d in enumerate(shown):
-                w.writerow([f"s{s}", part.qid[a], index_within_query(part)[a + d], r + 1,
+                w.writerow([f"s{s}", part.qid[a], index_within_query(part.group_ptr)[a + d], r + 1,
                             int(rng.random() < 0.1 + 0.2 * part.y[a + d])])
 
 

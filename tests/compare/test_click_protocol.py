@@ -1,4 +1,4 @@
-"""The click protocol (boostplug.clicks.protocol): every method trains on the same clicks, is
+"""The click protocol (boostplug.compare.click_protocol): every method trains on the same clicks, is
 evaluated on the true labels, and the same seed gives the same results; a real log keyed by
 index within the query trains exactly as the simulated log it came from; the methods' training
 sets against brute force; bad settings refused by name; a small run on MQ2008."""
@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from boostplug import clicks, metrics
-from boostplug.clicks.protocol import (
-    CLICK_METHODS, ClickData, ClickSettings, click_method, index_within_query, prepare, run_click_method, run_clicks,
+from boostplug.compare import (
+    CLICK_METHODS, ClickSettings, TrainingPart, click_method, prepare, run_click_method, run_clicks,
 )
+from boostplug.groups import index_within_query
 from boostplug.data import RankingData, make_ranking, train_test_split_by_query
 
 
@@ -140,7 +141,7 @@ def test_pair_methods_train_on_the_preferences_of_the_log(fold) -> None:
     np.testing.assert_array_equal(data.X[lab], f.labeled.X)
     # the boosters: each pair repeated by its (net count) weight
     m, data = click_method("mpboost-P").build(f)
-    assert isinstance(data, ClickData) and m.framework == "booster"
+    assert isinstance(data, TrainingPart) and m.framework == "booster"
     assert data.pairs.shape[0] == int(rows.weights.sum())
     np.testing.assert_array_equal(np.unique(used[data.pairs], axis=0), np.unique(rows.pairs, axis=0))
 
@@ -152,7 +153,7 @@ def test_a_real_log_trains_exactly_as_the_simulated_log_it_came_from(fold) -> No
     simulated = prepare(train, vali, test, SMALL)
     log = simulated.log
     real = clicks.read_log({"sid": np.char.add("s", log.session.astype(str)), "q": log.query,
-                            "d": index_within_query(train)[log.doc], "pos": log.position,
+                            "d": index_within_query(train.group_ptr)[log.doc], "pos": log.position,
                             "click": log.clicked.astype(int), "order": log.order},
                            columns={"session": "sid", "query": "q", "doc": "d", "position": "pos", "clicked": "click"})
     given = prepare(train, vali, test, SMALL, log=real)
@@ -250,7 +251,7 @@ def test_settings_that_cannot_train_are_refused_before_training(fold) -> None:
         run_clicks(train, vali, test, f.settings, methods=["lgb-clicks", "mpboost-P"])
     with pytest.raises(ValueError, match="qbrank-PL trains on labeled queries, but labeled_fraction is 0"):
         click_method("qbrank-PL").check_with(ClickSettings(labeled_fraction=0.0))
-    with pytest.raises(TypeError, match="settings must be a boostplug.clicks.protocol.ClickSettings"):
+    with pytest.raises(TypeError, match="settings must be a boostplug.compare.ClickSettings"):
         prepare(train, vali, test, {"n_sessions": 10})
     with pytest.raises(ValueError, match="no impression of the click log is of a training query"):
         prepare(train, vali, test, SMALL, log=clicks.read_log({"session": [0], "query": [-5], "doc": [0],

@@ -1,0 +1,296 @@
+"""The click protocol: every method trained on the same click log, round chosen on held-out
+judgments or clicks, test metrics on the true labels.
+
+:func:`~.click_fold.prepare` makes one fold ready (the judged queries ``L``, the click log,
+the round-selection data); :func:`run_click_method` trains one method of :data:`CLICK_METHODS`
+on it, :func:`run_clicks` every method on the same clicks.
+
+The methods, each trained by :mod:`boostplug.compare`'s trainers:
+
+
+==================  =======================================================================
+``lgb-clicks``      LightGBM lambdarank, clicks as labels, each impression with a click a group
+``lgb-position``    the same with LightGBM's position debiasing (``position`` in the Dataset,
+                    ``lambdarank_position_bias_regularization``)
+``xgb-unbiased``    XGBoost ``rank:ndcg`` with ``lambdarank_unbiased`` (XGBoost reads the
+                    position from the order of the documents within a group: the shown order)
+``labeled-only``    LightGBM lambdarank on ``L`` alone
+``qbrank-P``        QBRank on the click preference pairs ``P`` (LightGBM trees)
+``qbrank-PL``       QBRank on ``P ∪ L``: the pairs and ``L``'s squared error, weight ``w``
+``mpboost-P``       stump MPBoost (reference booster) on the click pairs
+``rankboost-P``     RankBoost Rb-c (reference booster) on the click pairs
+==================  =======================================================================
+
+Impressions without a click are left out of the clicks-as-labels training sets: all their
+labels are equal, so LambdaMART takes no gradient from them. QBRank's pair weights (the
+preference table's ``weight``) are scaled to mean 1, so that ``w`` weighs an average pair
+against a labeled document whatever the number of sessions. The boosters take no per-pair
+weights: they train on each pair repeated by its weight (exactly a weighted sum; whole-number
+weights, ``weight="unit"``, ``"count"`` or ``"net"``). The MPBoost and RankBoost tree objectives
+build their pairs from labels, hence the boosters.
+
+Example:
+    >>> from boostplug.compare import ClickSettings, run_clicks
+    >>> from boostplug.data import make_ranking, train_test_split_by_query
+    >>> data = make_ranking(n_queries=60, docs_per_query=10, seed=0)
+    >>> rest, test = train_test_split_by_query(data, test_size=0.25, seed=0)
+    >>> train, vali = train_test_split_by_query(rest, test_size=0.25, seed=0)
+    >>> results = run_clicks(train, vali, test, ClickSettings(n_sessions=2000, labeled_fraction=0.2),
+    ...                      methods=["lgb-clicks", "qbrank-P"], rounds=10)
+    >>> [r.method for r in results]
+    ['lgb-clicks', 'qbrank-P']
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence, TextIO
+
+from .._validation import check_real, did_you_mean, show
+from ..data import RankingData
+from ..clicks import ClickLog
+from .click_fold import ClickFold, ClickSettings, prepare
+from .conventions import Conventions
+from .method_specs import format_value, parse_value, split_top
+from .methods import Method, get_method
+from .protocol import Result, run_method
+from .training import TrainingPart
+
+__all__ = ["ClickMethod", "CLICK_METHODS", "click_method", "run_click_method", "run_clicks"]
+
+# ---- the methods ----------------------------------------------------------------------------------
+
+#: What each method trains on.
+_TRAINS_ON = ("impressions", "labeled", "pairs", "pairs+labeled")
+#: Parameters the protocol sets from the data (a user setting of them is refused).
+_SET_BY_PROTOCOL = ("pairs", "pair_weights", "labeled", "labeled_rows")
+
+
+@dataclass(frozen=True)
+class ClickMethod:
+    """A click-protocol method: ``base`` is the :mod:`boostplug.compare` method it trains as (its
+    tree parameters, objective or booster settings apply, checked by it), ``extra`` the method's
+    own framework parameters with their defaults (``None``: the framework's default), ``settings``
+    the values set (``name[key=value,...]``)."""
+
+    name: str
+    base: str
+    trains_on: str
+    summary: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    #: the shown positions go to the learner (LightGBM's position debiasing)
+    positions: bool = False
+
+    @property
+    def registry_name(self) -> str:
+        return self.name.split("[", 1)[0]
+
+    @property
+    def framework(self) -> str:
+        return get_method(self.base).framework
+
+    @property
+    def needs_labeled(self) -> bool:
+        return "labeled" in self.trains_on
+
+    def check_with(self, settings: ClickSettings) -> None:
+        """``ValueError`` naming the setting when this method cannot train under ``settings``."""
+        if self.needs_labeled and settings.labeled_fraction == 0.0:
+            raise ValueError(f"{self.name} trains on labeled queries, but labeled_fraction is 0")
+        if self.framework == "booster" and settings.weight not in ("unit", "count", "net"):
+            raise ValueError(f"{self.name}: the reference boosters take no per-pair weights and train on each pair "
+                             f"repeated by its weight, a whole number: weight must be 'unit', 'count' or 'net', got "
+                             f"{settings.weight!r}")
+
+    def configure(self, params: Mapping[str, Any]) -> "ClickMethod":
+        """This method with ``params`` set; unknown names and bad values are refused now."""
+        base = get_method(self.base)
+        known = [k for k in base.parameters() if k not in _SET_BY_PROTOCOL and k not in self.fixed]
+        for key, value in params.items():
+            if key in _SET_BY_PROTOCOL or key in self.fixed:
+                raise ValueError(f"method {self.registry_name!r}: {key} is set by the click protocol")
+            if key not in known and key not in self.extra:
+                hint = did_you_mean(key, [*known, *self.extra])
+                hint = f"{hint} " if hint else ""
+                raise ValueError(f"method {self.registry_name!r} has no parameter {key!r}; {hint}its parameters are "
+                                 f"{', '.join([*known, *self.extra])}")
+        for key in self.extra:
+            if key in params:
+                _check_extra(self.registry_name, key, params[key])
+        base_params = {k: v for k, v in params.items() if k not in self.extra}
+        try:
+            base.configure(base_params, rename=False)
+        except (ValueError, TypeError) as e:
+            raise type(e)(str(e).replace(f"method {self.base!r}", f"method {self.registry_name!r}")) from None
+        settings = {**self.settings, **params}
+        name = self.registry_name
+        if settings:
+            name += "[" + ",".join(f"{k}={format_value(v)}" for k, v in settings.items()) + "]"
+        return replace(self, name=name, settings=settings)
+
+    def base_method(self) -> Method:
+        """The :class:`boostplug.compare.methods.Method` this method trains as, named after it,
+        with its settings and fixed parameters but without the data's (pairs, labeled rows)."""
+        extra = {**self.extra, **{k: v for k, v in self.settings.items() if k in self.extra}}
+        base = get_method(self.base).configure({k: v for k, v in self.settings.items() if k not in self.extra},
+                                               rename=False)
+        loss = {**base.loss_params, **self.fixed, **{k: v for k, v in extra.items() if v is not None}}
+        # QBRank's settings that change nothing here are not searched (--tune): w without labeled
+        # rows (it scales every term alike), tau without label pairs
+        idle = [k for k, on in (("w", self.trains_on == "pairs"), ("tau", not loss.get("label_pairs", False)))
+                if on and base.loss == "boostplug:qbrank"]
+        return ClickProtocolMethod(self.name, base.framework, base.loss, loss, self.summary, base.select_metric,
+                                   base.tree_params, base.base, unsearched=tuple(idle))
+
+    def build(self, fold: ClickFold) -> tuple[Method, RankingData]:
+        """The :class:`boostplug.compare.methods.Method` this method trains as on ``fold``, and
+        its training data."""
+        base = self.base_method()
+        loss = dict(base.loss_params)
+        data: RankingData
+        if self.trains_on == "impressions":
+            data = fold.impressions
+            if not self.positions:  # the same rows, without positions (no copy of the features)
+                data = copy.copy(data)
+                data.position = None
+        elif self.trains_on == "labeled":
+            if fold.labeled is None:
+                raise ValueError(f"{self.registry_name} trains on labeled queries, but labeled_fraction is 0")
+            data = fold.labeled
+        elif base.framework == "booster":
+            ts = fold.pairs(labeled=False, normalised=False)
+            try:
+                repeated = ts.repeated_pairs()
+            except ValueError as e:
+                raise ValueError(f"{self.registry_name}: the reference boosters take no per-pair weights and train on "
+                                 f"each pair repeated by its weight: {e}") from None
+            data = TrainingPart(ts.X, ts.y, None, ts.group_ptr, pairs=repeated)
+        else:
+            ts = fold.pairs(labeled=self.trains_on == "pairs+labeled", normalised=True)
+            qb = ts.qbrank_params(w=loss.get("w", 0.5), pair_tau=loss.get("pair_tau", 1.0),
+                                  label_pairs=loss.get("label_pairs", False))
+            loss.update(qb)
+            data = RankingData(ts.X, ts.y, None, ts.group_ptr)
+        return replace(base, loss_params=loss), data
+
+
+@dataclass(frozen=True)
+class ClickProtocolMethod(Method):
+    """A :class:`boostplug.compare.methods.Method` that leaves its ``unsearched`` settings out of
+    its search space (``--tune``)."""
+
+    unsearched: tuple[str, ...] = ()
+
+    def search_space(self) -> dict[str, Any]:
+        return {k: d for k, d in super().search_space().items() if k not in self.unsearched}
+
+
+def _check_extra(method: str, key: str, value: Any) -> None:
+    if value is None:
+        return
+    if key == "lambdarank_position_bias_regularization":
+        check_real(f"method {method!r}: {key}", value, 0.0, 1e6, lo_open=False)
+    elif key == "lambdarank_bias_norm":
+        check_real(f"method {method!r}: {key}", value, 0.0, 1e6)
+
+
+def _cm(name: str, base: str, trains_on: str, summary: str, extra: Mapping[str, Any] | None = None,
+        fixed: Mapping[str, Any] | None = None, positions: bool = False) -> ClickMethod:
+    assert trains_on in _TRAINS_ON
+    return ClickMethod(name, base, trains_on, summary, dict(extra or {}), dict(fixed or {}), positions=positions)
+
+
+#: The click protocol's methods, by name (module docstring).
+CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
+    _cm("lgb-clicks", "lambdarank", "impressions",
+        "LightGBM lambdarank, clicks as labels (each impression with a click a query group)"),
+    _cm("lgb-position", "lambdarank", "impressions",
+        "LightGBM lambdarank, clicks as labels, with its position debiasing (Dataset position)",
+        extra={"lambdarank_position_bias_regularization": 0.0}, positions=True),
+    _cm("xgb-unbiased", "xgb-rank:ndcg", "impressions",
+        "XGBoost rank:ndcg, clicks as labels, lambdarank_unbiased (position = shown order)",
+        extra={"lambdarank_bias_norm": None}, fixed={"lambdarank_unbiased": True}),
+    _cm("labeled-only", "lambdarank", "labeled", "LightGBM lambdarank on the labeled queries L alone"),
+    _cm("qbrank-P", "qbrank", "pairs", "QBRank on the click preference pairs P (LightGBM trees)"),
+    _cm("qbrank-PL", "qbrank", "pairs+labeled",
+        "QBRank on P ∪ L: click pairs and the labeled queries' squared error, weight w (LightGBM trees)"),
+    _cm("mpboost-P", "mpboost-stumps", "pairs",
+        "stump MPBoost (reference booster) on the click pairs, each repeated by its weight (the MPBoost "
+        "tree objective takes label pairs only)"),
+    _cm("rankboost-P", "rb-c", "pairs",
+        "RankBoost Rb-c (reference booster) on the click pairs, each repeated by its weight (the RankBoost "
+        "tree objective takes label pairs only)"),
+)}
+
+
+def click_method(spec: str | ClickMethod) -> ClickMethod:
+    """The click method ``spec`` names: a name of :data:`CLICK_METHODS`, or one with settings,
+    ``name[key=value,...]`` (tree parameters, the objective's or booster's, the method's own)."""
+    if isinstance(spec, ClickMethod):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"a click method is a name, got {show(spec)}")
+    text = spec.strip()
+    name, params = text, {}
+    if "[" in text:
+        if not text.endswith("]"):
+            raise ValueError(f"click method {text!r}: expected name[key=value,...]")
+        name, body = text[:-1].split("[", 1)
+        for item in split_top(body):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ValueError(f"click method {text!r}: {item!r} is not key=value")
+            params[key.strip()] = parse_value(value)
+    name = name.strip()
+    if name not in CLICK_METHODS:
+        hint = did_you_mean(name, CLICK_METHODS)
+        hint = f" ({hint})" if hint else ""
+        raise ValueError(f"unknown click method {name!r}{hint}; the click protocol's methods are "
+                         f"{', '.join(CLICK_METHODS)}")
+    return CLICK_METHODS[name].configure(params) if params else CLICK_METHODS[name]
+
+
+# ---- running ----------------------------------------------------------------------------------------
+
+def run_click_method(spec: str | ClickMethod, fold: ClickFold, *, rounds: int, metric: str = "ndcg@10",
+                     tree_params: dict[str, Any] | None = None, seed: int = 0, fold_index: int = 0,
+                     threads: int = 0, progress: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
+                     conventions: Conventions | None = None) -> Result:
+    """One method on a prepared fold: trained on its data, round chosen on ``fold.selection`` by
+    ``metric``, that round evaluated on ``fold.test`` (:func:`boostplug.compare.run_method`, whose
+    ``tune`` and ``conventions`` apply). ``Result.info["clicks"]`` records the protocol."""
+    cm = click_method(spec)
+    method, data = cm.build(fold)
+    result = run_method(cm.name, data, fold.selection, fold.test, rounds=rounds, metric=metric,
+                        tree_params=tree_params, seed=seed, fold=fold_index, threads=threads, progress=progress,
+                        stream=stream, tune=tune, conventions=conventions, method=method)
+    trained_on: dict[str, Any] = {"data": cm.trains_on, "rows": data.n_docs, "groups": data.n_queries}
+    if "pairs" in cm.trains_on:
+        trained_on["pairs"] = len(fold.pair_rows)
+        if isinstance(data, TrainingPart) and data.pairs is not None:
+            trained_on["pairs_repeated"] = int(data.pairs.shape[0])
+    result.info = {**result.info, "clicks": {**fold.info, "method": cm.summary, "trained_on": trained_on}}
+    return result
+
+
+def run_clicks(train: RankingData, vali: RankingData, test: RankingData, settings: ClickSettings | None = None, *,
+               methods: Sequence[str | ClickMethod] = tuple(CLICK_METHODS), log: ClickLog | None = None,
+               fold: int = 0, seed: int = 0, rounds: int = 300, metric: str = "ndcg@10",
+               tree_params: dict[str, Any] | None = None, threads: int = 0, progress: bool = False,
+               stream: TextIO = sys.stderr, tune: int = 0, conventions: Conventions | None = None) -> list[Result]:
+    """Every method on one fold, all on the same clicks: :func:`prepare` once, then
+    :func:`run_click_method` per method (a :class:`boostplug.compare.Result` each, ready for
+    :mod:`boostplug.compare.report`'s table, paired tests and bootstrap intervals)."""
+    chosen = [click_method(m) for m in methods]
+    if not chosen:
+        raise ValueError("methods is empty; choose from " + ", ".join(CLICK_METHODS))
+    for m in chosen:
+        m.check_with(ClickSettings() if settings is None else settings)
+    prepared = prepare(train, vali, test, settings, log=log, fold=fold, seed=seed)
+    return [run_click_method(m, prepared, rounds=rounds, metric=metric, tree_params=tree_params, seed=seed,
+                             fold_index=fold, threads=threads, progress=progress, stream=stream, tune=tune,
+                             conventions=conventions) for m in chosen]

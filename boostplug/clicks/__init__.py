@@ -41,8 +41,8 @@ from .aggregate import WEIGHTS, Preferences
 from .extract import preferences
 from .log import ClickLog, Dropped, read_log
 from .pairs import PairRows, TrainingSet, log_rows, to_rows, training_set
-from .simulation import CLICK_MODELS, PRESENTATIONS, simulate
+from .simulation import CLICK_MODELS, CLICK_PRESETS, PRESENTATIONS, simulate
 
-__all__ = ["CLICK_MODELS", "PRESENTATIONS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS",
+__all__ = ["CLICK_MODELS", "CLICK_PRESETS", "PRESENTATIONS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS",
            "log_rows",
            "preferences", "read_log", "simulate", "strategies", "to_rows", "training_set"]

@@ -17,8 +17,9 @@ their gains. ``click_prob`` (one probability per integer grade) replaces the for
 Click models (Chuklin, Markov, de Rijke, *Click Models for Web Search*, 2015), at position
 ``r = 1..k``:
 
-* ``"pbm"``, position-based: examined with ``(1/r)^eta``, independently of the rest;
-  clicked with ``a(g)`` when examined (WSDM 2017);
+* ``"pbm"``, position-based: examined with ``(1/r)^eta`` (or the given ``examination``
+  probability of each position), independently of the rest; clicked with ``a(g)`` when examined
+  (WSDM 2017);
 * ``"cascade"``: the user scans down from the top, clicks with ``a(g)``, and stops after the
   first click (Craswell et al., WSDM 2008);
 * ``"dcm"``, dependent click model: as the cascade, but after a click at ``r`` goes on
@@ -36,6 +37,12 @@ Under a shuffle every two shown documents are above each other equally often, so
 count of any strategy's pairs between them has the sign of their difference in attractiveness
 (under the PBM, the cascade and the DCM): no longer the bias of a fixed order, in which Click >
 Skip Above only ever prefers the lower-shown document.
+
+Presets (:data:`CLICK_PRESETS`, :func:`preset`): the field's reference settings by name, the
+PBM of WSDM 2017 at ``eta`` 0.5, 1 and 2 (noise 1.0/0.1), the cascade, and ULTRA's PBM
+(examination by rank 0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06 and click
+probability by grade 0.1, 0.16, 0.28, 0.52, 1.0 on grades 0..4; a set whose top grade ``G`` is
+below 4 reads grade ``g`` as ``4 g / G`` on that scale, interpolated: 0.1, 0.28, 1.0 for 0..2).
 
 Sampling is vectorised over blocks of sessions and seeded (``seed``: an int or a
 ``numpy.random.Generator``): the same arguments give the same log.
@@ -60,7 +67,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_choice, check_real, check_scores, show
 from .log import ClickLog, Dropped
 
-__all__ = ["CLICK_MODELS", "PRESENTATIONS", "simulate", "attractiveness", "examination", "shown_lists"]
+__all__ = ["CLICK_MODELS", "PRESENTATIONS", "CLICK_PRESETS", "ULTRA_EXAMINATION", "ULTRA_CLICK_PROB", "simulate",
+           "attractiveness", "examination", "grade_click_prob", "preset", "shown_lists"]
 
 CLICK_MODELS = ("pbm", "cascade", "dcm")
 #: How each session orders the production ranker's top k (module docstring).
@@ -117,6 +125,50 @@ def examination(top_k: int, eta: float) -> NDArray[np.float64]:
     return (1.0 / np.arange(1, top_k + 1)) ** eta
 
 
+_eta_examination = examination  # simulate's own argument of that name shadows the function
+
+
+def _examination(values: ArrayLike, top_k: int) -> NDArray[np.float64]:
+    """Given examination probabilities: at least ``top_k`` of them (the first ``top_k`` used), in [0, 1]."""
+    e = check_scores(values, name="examination")
+    if e.shape[0] < top_k:
+        raise ValueError(f"examination has {e.shape[0]} probabilities but top_k is {top_k}: give one per shown "
+                         "position")
+    if e.size and (e.min() < 0 or e.max() > 1):
+        raise ValueError(f"examination must hold probabilities in [0, 1], got {e.tolist()}")
+    return e[:top_k]
+
+
+#: ULTRA's position-based model: examination by rank 1..10, click probability by grade 0..4.
+ULTRA_EXAMINATION = (0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06)
+ULTRA_CLICK_PROB = (0.1, 0.16, 0.28, 0.52, 1.0)
+
+#: The field's reference click models by name (module docstring): :func:`simulate`'s settings of each.
+CLICK_PRESETS: dict[str, dict[str, Any]] = {
+    "pbm-eta0.5": {"model": "pbm", "eta": 0.5, "eps_plus": 1.0, "eps_minus": 0.1},
+    "pbm-eta1": {"model": "pbm", "eta": 1.0, "eps_plus": 1.0, "eps_minus": 0.1},
+    "pbm-eta2": {"model": "pbm", "eta": 2.0, "eps_plus": 1.0, "eps_minus": 0.1},
+    "cascade": {"model": "cascade", "eps_plus": 1.0, "eps_minus": 0.1},
+    "ultra-pbm": {"model": "pbm", "examination": ULTRA_EXAMINATION, "click_prob": ULTRA_CLICK_PROB},
+}
+
+
+def preset(name: str) -> dict[str, Any]:
+    """:func:`simulate`'s settings of the preset ``name`` (:data:`CLICK_PRESETS`), a new dict."""
+    return dict(CLICK_PRESETS[check_choice("preset", name, tuple(CLICK_PRESETS))])
+
+
+def grade_click_prob(click_prob: ArrayLike, top_grade: float) -> NDArray[np.float64]:
+    """Click probabilities on the grades ``0..G`` of a set whose top grade is ``G``, from
+    ``click_prob`` given on a scale ``0..len-1``: grade ``g`` reads as ``g (len - 1) / G`` on that
+    scale, interpolated linearly (the same list when ``G = len - 1``)."""
+    p = check_scores(click_prob, name="click_prob")
+    top = int(round(float(top_grade)))
+    if top < 1 or p.shape[0] < 2:
+        return p
+    return np.interp(np.arange(top + 1) * (p.shape[0] - 1) / top, np.arange(p.shape[0]), p)
+
+
 def shown_lists(scores: NDArray[np.float64], group_ptr: NDArray[np.int64], top_k: int) -> NDArray[np.int64]:
     """``(n_queries, top_k)`` rows each query shows, best score first (ties: lower row first);
     ``-1`` pads queries with fewer documents."""
@@ -165,6 +217,7 @@ def simulate(
     eps_minus: float = 0.1,
     continue_prob: float | ArrayLike = 0.5,
     click_prob: ArrayLike | None = None,
+    examination: ArrayLike | None = None,
     max_grade: float | None = None,
     query_weights: ArrayLike | None = None,
     presentation: str = "fixed",
@@ -183,6 +236,8 @@ def simulate(
             grade 0.
         continue_prob: DCM: probability of going on after a click (one, or one per position).
         click_prob: click probability per integer grade, instead of ``eps_plus``/``eps_minus``.
+        examination: PBM: the examination probability of each position ``1..top_k`` (at least
+            ``top_k`` values), instead of ``(1/r)^eta``.
         max_grade: the grade that gets ``eps_plus`` (default: the data's largest label).
         query_weights: relative frequency of each query (default: uniform).
         presentation: ``"fixed"`` (default) or ``"shuffle"``: how each session orders the shown
@@ -218,7 +273,9 @@ def simulate(
 
     shown = shown_lists(s, group_ptr, top_k)
     n_shown = (shown >= 0).sum(axis=1)
-    exam = examination(top_k, eta)
+    if examination is not None and model != "pbm":
+        raise ValueError(f"examination is the position-based model's; model {model!r} examines top-down")
+    exam = _eta_examination(top_k, eta) if examination is None else _examination(examination, top_k)
     attr_pad = np.append(attr, 0.0)  # row -1 (padding) is never clicked
     first_row = group_ptr[:-1]
 

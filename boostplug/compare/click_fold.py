@@ -40,7 +40,7 @@ from .._validation import check_choice, check_real, show
 from ..clicks import ClickLog, PairRows, TrainingSet, log_rows, preferences, simulate, strategies as _strategies, \
     to_rows, training_set
 from ..clicks.aggregate import check_min_support, check_weight
-from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS, _positive_int
+from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS, _positive_int, grade_click_prob, preset
 from ..data import RankingData
 from ..groups import index_within_query
 from .training import TrainingPart
@@ -60,10 +60,18 @@ class ClickSettings:
         n_sessions: simulated sessions on the training queries.
         model, top_k, eta, eps_plus, eps_minus, continue_prob, presentation: the click model and
             how each session orders the shown list (:func:`boostplug.clicks.simulate`).
+        examination: ``None`` or the PBM's examination probability of each position (instead of
+            ``(1/r)^eta``).
+        click_prob: ``None`` or the click probability of an examined document by grade (instead of
+            ``eps_plus``/``eps_minus``), on a scale ``0..len-1`` that a set with a lower top grade
+            reads proportionally (:func:`boostplug.clicks.simulation.grade_click_prob`).
         labeled_fraction: share of the training queries that are judged (``L``; the production
             ranker's training data), in [0, 1]; a simulation needs it above 0.
         vali_fraction: share of the validation queries that are judged (round selection on
             labels); ``None``: ``labeled_fraction``.
+        min_vali_queries: round selection on labels uses at least this many judged validation
+            queries (all of them when the validation part has fewer): a round chosen on a
+            handful of queries is chosen by noise.
         select: ``"labels"`` or ``"clicks"`` (module docstring).
         strategies, weight, min_support, confidence: how preferences are read and aggregated
             (:func:`boostplug.clicks.preferences`).
@@ -78,8 +86,11 @@ class ClickSettings:
     eps_minus: float = 0.1
     continue_prob: float = 0.5
     presentation: str = "fixed"
+    examination: tuple[float, ...] | None = None
+    click_prob: tuple[float, ...] | None = None
     labeled_fraction: float = 0.05
     vali_fraction: float | None = None
+    min_vali_queries: int = 30
     select: str = "labels"
     strategies: tuple[str, ...] = _strategies.DEFAULT
     weight: str = "net"
@@ -100,6 +111,16 @@ class ClickSettings:
             put(name, check_real(name, getattr(self, name), 0.0, 1.0, lo_open=False))
         if self.vali_fraction is not None:
             put("vali_fraction", check_real("vali_fraction", self.vali_fraction, 0.0, 1.0))
+        put("min_vali_queries", _positive_int(self.min_vali_queries, "min_vali_queries"))
+        for name in ("examination", "click_prob"):
+            put(name, _probabilities(name, getattr(self, name)))
+        if self.examination is not None:
+            if self.model != "pbm":
+                raise ValueError(f"examination is the position-based model's; model {self.model!r} examines "
+                                 "top-down")
+            if len(self.examination) < self.top_k:
+                raise ValueError(f"examination has {len(self.examination)} probabilities but top_k is {self.top_k}: "
+                                 "give one per shown position")
         put("select", check_choice("select", self.select, SELECT))
         put("strategies", _strategies.names(self.strategies))
         weight, confidence = check_weight(self.weight, self.confidence)
@@ -119,6 +140,16 @@ class ClickSettings:
             raise ValueError("vali_fraction (or labeled_fraction) must be above 0 to choose the round on judged "
                              "validation queries (or select on clicks), got 0")
 
+    @classmethod
+    def from_preset(cls, name: str, **settings: Any) -> "ClickSettings":
+        """The settings of the click model ``name`` of :data:`boostplug.clicks.CLICK_PRESETS`
+        (``"pbm-eta1"``, ``"ultra-pbm"``, ...), the other ``settings`` as given."""
+        model = preset(name)
+        clash = sorted(set(model) & set(settings))
+        if clash:
+            raise ValueError(f"preset {name!r} sets {', '.join(clash)}; give either the preset or them")
+        return cls(**model, **settings)
+
     @property
     def judged_vali_fraction(self) -> float:
         """The share of validation queries judged: ``vali_fraction``, else ``labeled_fraction``."""
@@ -128,12 +159,23 @@ class ClickSettings:
         """The settings as plain values (results.json); without the click model's when the log is real."""
         d = asdict(self)
         d["strategies"] = list(self.strategies)
+        for k in ("examination", "click_prob"):
+            d[k] = None if d[k] is None else list(d[k])
         if not simulated:
             for k in ("n_sessions", "model", "top_k", "eta", "eps_plus", "eps_minus", "continue_prob",
-                      "presentation", "production_rounds"):
+                      "presentation", "examination", "click_prob", "production_rounds"):
                 d.pop(k)
         return d
 
+
+def _probabilities(name: str, values: Any) -> tuple[float, ...] | None:
+    """``None``, or a non-empty sequence of probabilities as a tuple of floats."""
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)) or np.ndim(values) != 1 or len(values) == 0:
+        raise TypeError(f"{name} must be None or a non-empty sequence of probabilities, got {show(values)}")
+    out = tuple(check_real(f"{name}[{i}]", v, 0.0, 1.0, lo_open=False) for i, v in enumerate(values))
+    return out
 
 
 # ---- one fold: labeled queries, the click log, the selection data --------------------------------
@@ -144,12 +186,13 @@ def _rng(seed: int, fold: int, stream: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed), int(fold), stream]))
 
 
-def _some_queries(data: RankingData, fraction: float, rng: np.random.Generator) -> RankingData | None:
-    """``fraction`` of ``data``'s queries (at least one when ``fraction > 0``), drawn without
-    replacement, in data order; ``None`` for ``fraction == 0``."""
+def _some_queries(data: RankingData, fraction: float, rng: np.random.Generator,
+                  minimum: int = 1) -> RankingData | None:
+    """``fraction`` of ``data``'s queries (at least ``minimum`` when ``fraction > 0``, all when there
+    are fewer), drawn without replacement, in data order; ``None`` for ``fraction == 0``."""
     if fraction == 0.0:
         return None
-    n = min(data.n_queries, max(1, int(round(fraction * data.n_queries))))
+    n = min(data.n_queries, max(minimum, int(round(fraction * data.n_queries))))
     return data.subset(np.sort(rng.choice(data.n_queries, size=n, replace=False)))
 
 
@@ -212,6 +255,10 @@ class ClickFold:
         selection: what chooses the round (the judged validation queries, or validation click
             impressions with clicks as labels).
         info: what the results record (``Result.info["clicks"]``).
+        fixed_scores: the fixed rankers' scores on ``selection`` and ``test``, by name:
+            ``"random"`` (a seeded uniform draw: the order nothing was learned from) and, for a
+            simulated log, ``"production"`` (the ranker that showed the results; a real log's is
+            not known).
     """
 
     train: RankingData
@@ -222,6 +269,7 @@ class ClickFold:
     labeled: RankingData | None
     selection: RankingData
     info: dict[str, Any] = field(default_factory=dict)
+    fixed_scores: dict[str, dict[str, NDArray[np.float64]]] = field(default_factory=dict)
 
     @cached_property
     def impressions(self) -> TrainingPart:
@@ -266,10 +314,12 @@ def _production_ranker(labeled: RankingData, settings: ClickSettings, seed: int)
 
 
 def _simulate(data: RankingData, scores: NDArray[np.float64], n_sessions: int, settings: ClickSettings,
-              rng: np.random.Generator) -> ClickLog:
+              rng: np.random.Generator, top_grade: float) -> ClickLog:
     s = settings
+    click_prob = None if s.click_prob is None else grade_click_prob(s.click_prob, top_grade)
     return simulate(data, scores, n_sessions, model=s.model, top_k=s.top_k, eta=s.eta, eps_plus=s.eps_plus,
-                    eps_minus=s.eps_minus, continue_prob=s.continue_prob, presentation=s.presentation, seed=rng)
+                    eps_minus=s.eps_minus, continue_prob=s.continue_prob, presentation=s.presentation,
+                    examination=s.examination, click_prob=click_prob, max_grade=top_grade, seed=rng)
 
 
 def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: ClickSettings | None = None, *,
@@ -300,13 +350,15 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
                             "labeled_queries": 0 if labeled is None else labeled.n_queries,
                             "labeled_docs": 0 if labeled is None else labeled.n_docs}
     vali_log: ClickLog | None = None
+    production: Any = None
     if log is None:
         assert labeled is not None  # check_usable
         production = _production_ranker(labeled, s, seed)
-        train_log = _simulate(train, production.predict(train.X), s.n_sessions, s, _rng(seed, fold, 2))
+        top_grade = float(max(train.y.max(initial=0.0), vali.y.max(initial=0.0)))
+        train_log = _simulate(train, production.predict(train.X), s.n_sessions, s, _rng(seed, fold, 2), top_grade)
         if s.select == "clicks":
             n_vali = max(1, int(round(s.n_sessions * vali.n_queries / train.n_queries)))
-            vali_log = _simulate(vali, production.predict(vali.X), n_vali, s, _rng(seed, fold, 3))
+            vali_log = _simulate(vali, production.predict(vali.X), n_vali, s, _rng(seed, fold, 3), top_grade)
         from ..metrics import ndcg
 
         info["log_source"] = "simulated"
@@ -326,7 +378,7 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
             vali_log, _ = _on_rows(log, vali)
     info["log"] = _log_summary(train_log)
     if s.select == "labels":
-        selection = _some_queries(vali, s.judged_vali_fraction, _rng(seed, fold, 1))
+        selection = _some_queries(vali, s.judged_vali_fraction, _rng(seed, fold, 1), s.min_vali_queries)
         assert selection is not None  # check_usable
         info["selection"] = {"on": "labels", "queries": selection.n_queries}
     else:
@@ -337,4 +389,8 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
             raise ValueError(f"select='clicks': none of the {vali_log.n_impressions} validation impressions has a "
                              "click; more sessions, or select on labels") from None
         info["selection"] = {"on": "clicks", "impressions": selection.n_queries, "log": _log_summary(vali_log)}
-    return ClickFold(train, vali, test, s, train_log, labeled, selection, info)
+    rng = _rng(seed, fold, 4)
+    fixed = {"random": {"selection": rng.random(selection.n_docs), "test": rng.random(test.n_docs)}}
+    if production is not None:
+        fixed["production"] = {"selection": production.predict(selection.X), "test": production.predict(test.X)}
+    return ClickFold(train, vali, test, s, train_log, labeled, selection, info, fixed)

@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import copy
 import sys
+
+import numpy as np
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence, TextIO
 
@@ -56,14 +58,15 @@ from .conventions import Conventions
 from .method_specs import format_value, parse_value, split_top
 from .methods import Method, get_method
 from .protocol import Result, run_method
-from .training import TrainingPart
+from .training import Trained, TrainingPart
 
-__all__ = ["ClickMethod", "CLICK_METHODS", "click_method", "run_click_method", "run_clicks"]
+__all__ = ["ClickMethod", "CLICK_METHODS", "FixedRanker", "click_method", "can_train", "run_click_method",
+           "run_clicks"]
 
 # ---- the methods ----------------------------------------------------------------------------------
 
-#: What each method trains on.
-_TRAINS_ON = ("impressions", "labeled", "pairs", "pairs+labeled")
+#: What each method trains on ("fixed": nothing, the fold's ranker of the method's name).
+_TRAINS_ON = ("impressions", "labeled", "pairs", "pairs+labeled", "fixed")
 #: Parameters the protocol sets from the data (a user setting of them is refused).
 _SET_BY_PROTOCOL = ("pairs", "pair_weights", "labeled", "labeled_rows")
 
@@ -97,8 +100,12 @@ class ClickMethod:
     def needs_labeled(self) -> bool:
         return "labeled" in self.trains_on
 
-    def check_with(self, settings: ClickSettings) -> None:
-        """``ValueError`` naming the setting when this method cannot train under ``settings``."""
+    def check_with(self, settings: ClickSettings, simulated: bool = True) -> None:
+        """``ValueError`` naming the setting when this method cannot train under ``settings``
+        (on a real log when ``simulated`` is false)."""
+        if self.registry_name == "production" and not simulated:
+            raise ValueError("production is the ranker that showed a simulated log's results; a real log's is not "
+                             "known")
         if self.needs_labeled and settings.labeled_fraction == 0.0:
             raise ValueError(f"{self.name} trains on labeled queries, but labeled_fraction is 0")
         if self.framework == "booster" and settings.weight not in ("unit", "count", "net"):
@@ -108,6 +115,9 @@ class ClickMethod:
 
     def configure(self, params: Mapping[str, Any]) -> "ClickMethod":
         """This method with ``params`` set; unknown names and bad values are refused now."""
+        if self.trains_on == "fixed" and params:
+            raise ValueError(f"method {self.registry_name!r} is a fixed ranker and takes no parameters, got "
+                             f"{', '.join(params)}")
         base = get_method(self.base)
         known = [k for k in base.parameters() if k not in _SET_BY_PROTOCOL and k not in self.fixed]
         for key, value in params.items():
@@ -152,6 +162,13 @@ class ClickMethod:
         base = self.base_method()
         loss = dict(base.loss_params)
         data: RankingData
+        if self.trains_on == "fixed":
+            if self.registry_name not in fold.fixed_scores:
+                raise ValueError(f"{self.registry_name}: this fold has no such ranker (a real log's production "
+                                 "ranker is not known)")
+            scores = fold.fixed_scores[self.registry_name]
+            return FixedRanker(self.name, base.framework, "", {}, self.summary, vali_scores=scores["selection"],
+                               test_scores=scores["test"]), fold.train
         if self.trains_on == "impressions":
             data = fold.impressions
             if not self.positions:  # the same rows, without positions (no copy of the features)
@@ -189,6 +206,22 @@ class ClickProtocolMethod(Method):
         return {k: d for k, d in super().search_space().items() if k not in self.unsearched}
 
 
+@dataclass(frozen=True, eq=False)
+class FixedRanker(Method):
+    """A ranker the protocol does not train (the production ranker, a random order): its one
+    "round" is its scores, so that it stands in the table, the paired tests and the plots beside
+    the methods that learn."""
+
+    vali_scores: Any = None
+    test_scores: Any = None
+
+    def search_space(self) -> dict[str, Any]:
+        return {}
+
+    def train(self, train: RankingData, vali: RankingData, test: RankingData, **_: Any) -> Trained:
+        return Trained([np.asarray(self.vali_scores)], [np.asarray(self.test_scores)], 0.0)
+
+
 def _check_extra(method: str, key: str, value: Any) -> None:
     if value is None:
         return
@@ -206,6 +239,10 @@ def _cm(name: str, base: str, trains_on: str, summary: str, extra: Mapping[str, 
 
 #: The click protocol's methods, by name (module docstring).
 CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
+    _cm("production", "lambdarank", "fixed",
+        "the production ranker that showed the simulated results (LightGBM lambdarank on L, fixed rounds): the "
+        "ranker the clicks came from"),
+    _cm("random", "lambdarank", "fixed", "a random order (seeded): what nothing learned scores"),
     _cm("lgb-clicks", "lambdarank", "impressions",
         "LightGBM lambdarank, clicks as labels (each impression with a click a query group)"),
     _cm("lgb-position", "lambdarank", "impressions",
@@ -254,6 +291,15 @@ def click_method(spec: str | ClickMethod) -> ClickMethod:
     return CLICK_METHODS[name].configure(params) if params else CLICK_METHODS[name]
 
 
+def can_train(method: ClickMethod, settings: ClickSettings, simulated: bool) -> bool:
+    """Whether ``method`` can train under ``settings`` (on a simulated log or a real one)."""
+    try:
+        method.check_with(settings, simulated)
+    except ValueError:
+        return False
+    return True
+
+
 # ---- running ----------------------------------------------------------------------------------------
 
 def run_click_method(spec: str | ClickMethod, fold: ClickFold, *, rounds: int, metric: str = "ndcg@10",
@@ -267,7 +313,8 @@ def run_click_method(spec: str | ClickMethod, fold: ClickFold, *, rounds: int, m
     method, data = cm.build(fold)
     result = run_method(cm.name, data, fold.selection, fold.test, rounds=rounds, metric=metric,
                         tree_params=tree_params, seed=seed, fold=fold_index, threads=threads, progress=progress,
-                        stream=stream, tune=tune, conventions=conventions, method=method)
+                        stream=stream, tune=0 if cm.trains_on == "fixed" else tune, conventions=conventions,
+                        method=method)
     trained_on: dict[str, Any] = {"data": cm.trains_on, "rows": data.n_docs, "groups": data.n_queries}
     if "pairs" in cm.trains_on:
         trained_on["pairs"] = len(fold.pair_rows)
@@ -278,18 +325,23 @@ def run_click_method(spec: str | ClickMethod, fold: ClickFold, *, rounds: int, m
 
 
 def run_clicks(train: RankingData, vali: RankingData, test: RankingData, settings: ClickSettings | None = None, *,
-               methods: Sequence[str | ClickMethod] = tuple(CLICK_METHODS), log: ClickLog | None = None,
+               methods: Sequence[str | ClickMethod] | None = None, log: ClickLog | None = None,
                fold: int = 0, seed: int = 0, rounds: int = 300, metric: str = "ndcg@10",
                tree_params: dict[str, Any] | None = None, threads: int = 0, progress: bool = False,
                stream: TextIO = sys.stderr, tune: int = 0, conventions: Conventions | None = None) -> list[Result]:
     """Every method on one fold, all on the same clicks: :func:`prepare` once, then
     :func:`run_click_method` per method (a :class:`boostplug.compare.Result` each, ready for
-    :mod:`boostplug.compare.report`'s table, paired tests and bootstrap intervals)."""
-    chosen = [click_method(m) for m in methods]
+    :mod:`boostplug.compare.report`'s table, paired tests and bootstrap intervals). ``methods``:
+    default every method of :data:`CLICK_METHODS` that can train on this log."""
+    s = ClickSettings() if settings is None else settings
+    if methods is None:
+        chosen = [m for m in CLICK_METHODS.values() if can_train(m, s, log is None)]
+    else:
+        chosen = [click_method(m) for m in methods]
     if not chosen:
         raise ValueError("methods is empty; choose from " + ", ".join(CLICK_METHODS))
     for m in chosen:
-        m.check_with(ClickSettings() if settings is None else settings)
+        m.check_with(s, simulated=log is None)
     prepared = prepare(train, vali, test, settings, log=log, fold=fold, seed=seed)
     return [run_click_method(m, prepared, rounds=rounds, metric=metric, tree_params=tree_params, seed=seed,
                              fold_index=fold, threads=threads, progress=progress, stream=stream, tune=tune,

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .click_fold import SELECT, ClickFold, ClickSettings, prepare
-from .click_protocol import CLICK_METHODS, click_method, run_click_method
-from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS
+from .click_protocol import CLICK_METHODS, can_train, click_method, run_click_method
+from ..clicks.simulation import CLICK_MODELS, CLICK_PRESETS, PRESENTATIONS, preset
 from ..clicks import strategies as _strategies
 from ..clicks.aggregate import WEIGHTS
 from .method_specs import split_specs
@@ -66,7 +66,7 @@ class ClickRunner:
 
     def check(self, name: str) -> None:
         """``ValueError`` for a name, setting or tree parameter the protocol cannot train."""
-        click_method(name).check_with(self.settings)
+        click_method(name).check_with(self.settings, simulated=self.log is None)
 
     def compare_method(self, name: str) -> Any:
         """The :class:`~.methods.Method` the click method ``name`` trains as, without its data
@@ -106,14 +106,15 @@ class ClickRunner:
         """One line on what clicks the methods train on."""
         s = self.settings
         if self.log is None:
-            clicks = (f"{s.n_sessions} simulated sessions ({s.model}, top {s.top_k}, eta {s.eta:g}, noise "
-                      f"{s.eps_plus:g},{s.eps_minus:g}{', shuffled' if s.presentation == 'shuffle' else ''}) shown by a "
-                      "production ranker trained on "
+            model = (f"{s.model}, examination and click probability given" if s.examination is not None else
+                     f"{s.model}, eta {s.eta:g}, noise {s.eps_plus:g},{s.eps_minus:g}")
+            clicks = (f"{s.n_sessions} simulated sessions ({model}, top {s.top_k}"
+                      f"{', shuffled' if s.presentation == 'shuffle' else ''}) shown by a production ranker trained on "
                       f"{s.labeled_fraction:g} of the training queries")
         else:
             clicks = f"the click log {self.log}"
-        select = (f"{s.judged_vali_fraction:g} of the validation queries (labels)" if s.select == "labels" else
-                  "validation clicks")
+        select = (f"{s.judged_vali_fraction:g} of the validation queries, at least {s.min_vali_queries} (labels)"
+                  if s.select == "labels" else "validation clicks")
         return f"click protocol: every method trains on {clicks}; round chosen on {select}; test on true labels"
 
 
@@ -140,6 +141,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         ".parquet; query ids of --data, document keys the 0-based index within the query)")
     g.add_argument("--click-model", default="pbm", choices=CLICK_MODELS,
                    help="simulated click model: pbm (position-based), cascade, dcm (default: %(default)s)")
+    g.add_argument("--click-preset", default=None, choices=tuple(CLICK_PRESETS),
+                   help="one of the field's reference click models instead of --click-model, --eta and --noise: "
+                        "pbm-eta0.5/1/2 (position-based, noise 1.0,0.1), cascade, ultra-pbm (ULTRA's examination "
+                        "by rank and click probability by grade)")
     g.add_argument("--sessions", type=int, default=10_000,
                    help="simulated sessions on the training queries (default: %(default)s)")
     g.add_argument("--top-k", type=int, default=10, help="documents shown per session (default: %(default)s)")
@@ -159,6 +164,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--vali-fraction", type=float, default=None,
                    help="share of the validation queries judged for round selection (default: the labeled "
                         "fraction; 1: all)")
+    g.add_argument("--min-vali-queries", type=int, default=30,
+                   help="round selection on labels uses at least this many judged validation queries (all of "
+                        "them when there are fewer; default: %(default)s)")
     g.add_argument("--select-on", default="labels", choices=SELECT,
                    help="round selection on the judged validation queries or on validation clicks (clicks as "
                         "labels; default: %(default)s)")
@@ -177,13 +185,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 #: The options that configure the protocol; each is refused without --clicks unless at its default.
-_OPTIONS = {"click_model": "--click-model", "sessions": "--sessions", "top_k": "--top-k", "eta": "--eta",
-            "noise": "--noise", "continue_prob": "--continue-prob", "presentation": "--presentation",
-            "labeled_fraction": "--labeled-fraction", "vali_fraction": "--vali-fraction", "select_on": "--select-on", "strategies": "--strategies",
+_OPTIONS = {"click_model": "--click-model", "click_preset": "--click-preset", "sessions": "--sessions",
+            "top_k": "--top-k", "eta": "--eta", "noise": "--noise", "continue_prob": "--continue-prob",
+            "presentation": "--presentation", "labeled_fraction": "--labeled-fraction",
+            "vali_fraction": "--vali-fraction", "min_vali_queries": "--min-vali-queries", "select_on": "--select-on",
+            "strategies": "--strategies",
             "pair_weight": "--pair-weight", "min_support": "--min-support", "click_columns": "--click-columns",
             "click_on_bad": "--click-on-bad"}
 #: Of those, the settings of a simulation only.
-_SIMULATION_ONLY = ("click_model", "sessions", "top_k", "eta", "noise", "continue_prob", "presentation")
+_SIMULATION_ONLY = ("click_model", "click_preset", "sessions", "top_k", "eta", "noise", "continue_prob", "presentation")
 
 
 def _given(args: argparse.Namespace, parser_defaults: dict[str, Any], dest: str) -> bool:
@@ -214,14 +224,19 @@ def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
     elif _given(args, defaults, "click_columns") or _given(args, defaults, "click_on_bad"):
         raise ValueError("--click-columns and --click-on-bad describe a click log; --clicks simulate reads none")
     eps = _noise(args.noise)
+    model: dict[str, Any] = {"model": args.click_model, "eta": args.eta, "eps_plus": eps[0], "eps_minus": eps[1]}
+    if args.click_preset is not None:
+        clash = [_OPTIONS[d] for d in ("click_model", "eta", "noise") if _given(args, defaults, d)]
+        if clash:
+            raise ValueError(f"--click-preset {args.click_preset} sets the click model: leave out {', '.join(clash)}")
+        model = preset(args.click_preset)
     try:
         settings = ClickSettings(
-            n_sessions=args.sessions, model=args.click_model, top_k=args.top_k, eta=args.eta, eps_plus=eps[0],
-            eps_minus=eps[1], continue_prob=args.continue_prob, presentation=args.presentation,
-            labeled_fraction=args.labeled_fraction,
-            vali_fraction=args.vali_fraction, select=args.select_on,
+            n_sessions=args.sessions, top_k=args.top_k, continue_prob=args.continue_prob,
+            presentation=args.presentation, labeled_fraction=args.labeled_fraction,
+            vali_fraction=args.vali_fraction, min_vali_queries=args.min_vali_queries, select=args.select_on,
             strategies=[s.strip() for s in str(args.strategies).split(",") if s.strip()], weight=args.pair_weight,
-            min_support=args.min_support)
+            min_support=args.min_support, **model)
         settings.check_usable(simulated=log is None)
     except (ValueError, TypeError) as e:
         raise ValueError(_as_option(str(e))) from None
@@ -244,7 +259,8 @@ def _defaults() -> dict[str, Any]:
 _AS_OPTION = {"n_sessions": "--sessions", "model": "--click-model", "top_k": "--top-k", "eta": "--eta",
               "eps_plus": "--noise (eps+)", "eps_minus": "--noise (eps-)", "continue_prob": "--continue-prob",
               "presentation": "--presentation",
-              "labeled_fraction": "--labeled-fraction", "vali_fraction": "--vali-fraction", "select": "--select-on",
+              "labeled_fraction": "--labeled-fraction", "vali_fraction": "--vali-fraction",
+              "min_vali_queries": "--min-vali-queries", "select": "--select-on", "examination": "--click-preset",
               "weight": "--pair-weight", "min_support": "--min-support"}
 
 
@@ -285,12 +301,12 @@ def parse_click_methods(text: str, frameworks: Sequence[str], runner: ClickRunne
     """``default``/``all`` (every click method of ``frameworks``) or click method specs, checked
     (by ``runner.check`` too when given); ``ValueError`` naming a bad one."""
     if text.strip().lower() in ("default", "all"):
-        chosen = [n for n, m in CLICK_METHODS.items() if m.framework in frameworks]
+        chosen = [n for n, m in CLICK_METHODS.items() if m.framework in frameworks or m.trains_on == "fixed"]
         if runner is not None:  # leave out what cannot train with these settings (no judged queries, ...)
-            chosen = [n for n in chosen if _trains(CLICK_METHODS[n], runner)]
+            chosen = [n for n in chosen if can_train(CLICK_METHODS[n], runner.settings, runner.log is None)]
     else:
         configured = [click_method(spec) for spec in split_specs(text)]
-        off = [m.name for m in configured if m.framework not in frameworks]
+        off = [m.name for m in configured if m.framework not in frameworks and m.trains_on != "fixed"]
         if off:
             raise ValueError(f"method(s) {', '.join(off)} are not in --frameworks {','.join(frameworks)}")
         chosen = list(dict.fromkeys(m.name for m in configured))
@@ -299,14 +315,6 @@ def parse_click_methods(text: str, frameworks: Sequence[str], runner: ClickRunne
     for name in chosen if runner is not None else ():
         runner.check(name)
     return chosen
-
-
-def _trains(method: Any, runner: ClickRunner) -> bool:
-    try:
-        method.check_with(runner.settings)
-    except ValueError:
-        return False
-    return True
 
 
 def list_click_methods() -> str:
@@ -318,7 +326,8 @@ def list_click_methods() -> str:
 
 
 def default_baseline(methods: Sequence[str]) -> str:
-    """``labeled-only`` (the model of the judged queries alone) when it runs, else the first method."""
-    return "labeled-only" if "labeled-only" in methods else methods[0]
+    """``production`` (the ranker the clicks came from) when it runs, else ``labeled-only`` (the
+    model of the judged queries alone), else the first method."""
+    return next((m for m in ("production", "labeled-only") if m in methods), methods[0])
 
 

@@ -107,9 +107,10 @@ def test_a_real_click_log_from_csv(letor_file: Path, tmp_path: Path, capsys) -> 
     assert "n_sessions" not in protocol and "eta" not in protocol
     assert str(log) in payload["provenance"]["data_sha256"]
     runs = payload["results"]
-    assert [r["method"] for r in runs] == ["lgb-clicks", "lgb-position", "xgb-unbiased", "labeled-only", "qbrank-P",
-                                           "qbrank-PL", "mpboost-P", "rankboost-P"]
-    info = runs[0]["info"]["clicks"]
+    # every method but production, whose ranker a real log does not know
+    assert [r["method"] for r in runs] == ["random", "lgb-clicks", "lgb-position", "xgb-unbiased", "labeled-only",
+                                           "qbrank-P", "qbrank-PL", "mpboost-P", "rankboost-P"]
+    info = runs[1]["info"]["clicks"]
     assert info["log_source"] == "given" and info["log"]["impressions"] == 240
     assert info["impressions_of_other_queries"] == 60  # the test queries' sessions are left out
 
@@ -150,6 +151,9 @@ def test_methods_list_shows_the_click_methods(capsys) -> None:
     (["--pair-weight", "wilson", "--methods", "mpboost-P"], "mpboost-P: .*weight must be 'unit', 'count' or 'net'"),
     (["--methods", "xgb-unbiased", "--frameworks", "lightgbm"], "xgb-unbiased are not in --frameworks lightgbm"),
     (["--click-columns", "session=sid"], "--click-columns and --click-on-bad describe a click log"),
+    (["--click-preset", "ultra-pbm", "--eta", "2"], "--click-preset ultra-pbm sets the click model: leave out --eta"),
+    (["--min-vali-queries", "0"], "--min-vali-queries must be >= 1"),
+    (["--methods", "production[num_leaves=3]"], "'production' is a fixed ranker and takes no parameters"),
 ])
 def test_bad_click_settings_are_one_line_errors_naming_the_option(extra, message, capsys) -> None:
     code = main(["compare", "--data", "example", *SIM, *extra, *FAST])
@@ -176,6 +180,24 @@ def test_bad_logs_and_stray_options_are_one_line_errors(letor_file: Path, tmp_pa
         err = capsys.readouterr().err
         assert code == 2 and len(err.strip().splitlines()) == 1, err
         assert re.search(message, err), err
+
+
+def test_a_preset_is_recorded_and_the_production_ranker_is_the_baseline(letor_file: Path, tmp_path: Path,
+                                                                           capsys) -> None:
+    out = tmp_path / "out"
+    code = main(["compare", *_data_args(letor_file), *SIM, "--click-preset", "ultra-pbm", "--methods",
+                 "production,random,lgb-clicks", *FAST, "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "examination and click probability given" in captured.err
+    payload = json.loads((out / "results.json").read_text())
+    protocol = payload["settings"]["clicks_protocol"]
+    assert protocol["examination"] == [0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06]
+    assert protocol["click_prob"] == [0.1, 0.16, 0.28, 0.52, 1.0] and protocol["min_vali_queries"] == 30
+    assert payload["baseline"] == "production"
+    runs = {r["method"]: r for r in payload["results"]}
+    assert runs["production"]["test"]["ndcg@10"] == pytest.approx(
+        runs["lgb-clicks"]["info"]["clicks"]["production"]["test_ndcg@10"])
 
 
 def test_shuffled_presentation_is_recorded_and_changes_the_log(letor_file: Path, tmp_path: Path, capsys) -> None:

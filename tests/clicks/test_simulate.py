@@ -53,6 +53,39 @@ def test_pbm_ctr_by_position_and_grade(eta: float, eps_plus: float, eps_minus: f
     assert np.abs(z_scores(clicked, shown, wrong)).max() > 3 * Z
 
 
+def test_pbm_with_given_examination_and_grade_click_prob() -> None:
+    """ULTRA's preset: examination by rank and click probability by grade, read on a set whose top
+    grade is 4 as given; the CTR of every (position, grade) cell within sampling error."""
+    data = graded_data()
+    top_k = 10
+    kw = sim.preset("ultra-pbm")
+    scores = np.random.default_rng(1).normal(size=data.n_docs)
+    log = clicks.simulate(data, scores, 120_000, top_k=top_k, seed=3, **kw)
+    shown, clicked = pbm_cells(log, data.y, top_k)
+    p = np.asarray(sim.ULTRA_EXAMINATION)[:, None] * np.asarray(sim.ULTRA_CLICK_PROB)[None, :]
+    z = z_scores(clicked, shown, p)
+    assert z.size > 20 and np.abs(z).max() < Z
+    wrong = (1.0 / np.arange(1, top_k + 1))[:, None] * np.asarray(sim.ULTRA_CLICK_PROB)[None, :]
+    assert np.abs(z_scores(clicked, shown, wrong)).max() > 3 * Z
+
+
+def test_grade_click_prob_reads_lower_grades_proportionally() -> None:
+    assert sim.grade_click_prob(sim.ULTRA_CLICK_PROB, 4).tolist() == list(sim.ULTRA_CLICK_PROB)
+    assert sim.grade_click_prob(sim.ULTRA_CLICK_PROB, 2).tolist() == [0.1, 0.28, 1.0]
+    assert sim.grade_click_prob(sim.ULTRA_CLICK_PROB, 1).tolist() == [0.1, 1.0]
+    assert sim.grade_click_prob(sim.ULTRA_CLICK_PROB, 3) == pytest.approx([0.1, 0.2, 0.44, 1.0])
+
+
+def test_examination_refusals() -> None:
+    data = graded_data()
+    with pytest.raises(ValueError, match="examination has 3 probabilities but top_k is 5"):
+        clicks.simulate(data, data.y, 10, top_k=5, examination=[1.0, 0.5, 0.3])
+    with pytest.raises(ValueError, match="examination must hold probabilities in"):
+        clicks.simulate(data, data.y, 10, top_k=2, examination=[1.0, 1.5])
+    with pytest.raises(ValueError, match="examination is the position-based model's"):
+        clicks.simulate(data, data.y, 10, top_k=2, model="cascade", examination=[1.0, 0.5])
+
+
 def _chain_probabilities(attr: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """P(click at r) of one list under the DCM (lam = 0: the cascade), by the recursion
     P(E_1) = 1, P(E_{r+1}) = P(E_r) (1 - a_r + a_r lam_r)."""

@@ -48,7 +48,8 @@ def test_every_method_trains_on_the_same_clicks_and_is_tested_on_true_labels(fol
         assert per_query.shape == (test.n_queries,) and np.all((per_query >= 0) & (per_query <= 1))
         assert r.test["ndcg@10"] == pytest.approx(per_query.mean())
         assert 1 <= r.best_round <= r.rounds_trained <= 4
-        assert r.info["clicks"]["selection"] == {"on": "labels", "queries": 2}  # 25% of 9 validation queries
+        # 25% of 9 validation queries is 2, below min_vali_queries (30): all 9 choose the round
+        assert r.info["clicks"]["selection"] == {"on": "labels", "queries": 9}
         assert r.info["clicks"]["labeled_queries"] == 7  # 25% of 27 training queries
 
 
@@ -213,6 +214,11 @@ def test_selection_on_simulated_validation_clicks(fold) -> None:
     ({"weight": "log"}, "weight must be one of .*'log'"),
     ({"min_support": 0}, "min_support must be >= 1"),
     ({"production_rounds": 0}, "production_rounds must be >= 1"),
+    ({"min_vali_queries": 0}, "min_vali_queries must be >= 1"),
+    ({"examination": [0.5, 1.2]}, r"examination\[1\] .*got 1.2"),
+    ({"examination": [0.5] * 10, "model": "cascade"}, "examination is the position-based model's"),
+    ({"examination": [0.5] * 3}, "examination has 3 probabilities but top_k is 10"),
+    ({"click_prob": "high"}, "click_prob must be None or a non-empty sequence"),
 ])
 def test_bad_settings_are_refused_naming_the_value(kwargs, match) -> None:
     with pytest.raises((ValueError, TypeError), match=match):
@@ -256,6 +262,45 @@ def test_settings_that_cannot_train_are_refused_before_training(fold) -> None:
     with pytest.raises(ValueError, match="no impression of the click log is of a training query"):
         prepare(train, vali, test, SMALL, log=clicks.read_log({"session": [0], "query": [-5], "doc": [0],
                                                                 "position": [1], "clicked": [1]}))
+
+
+def test_round_selection_takes_at_least_min_vali_queries(fold) -> None:
+    train, vali, test = fold
+    few = prepare(train, vali, test, ClickSettings(n_sessions=300, labeled_fraction=0.25, production_rounds=5,
+                                                   min_vali_queries=1))
+    assert few.selection.n_queries == 2  # 25% of 9
+    some = prepare(train, vali, test, ClickSettings(n_sessions=300, labeled_fraction=0.25, production_rounds=5,
+                                                    min_vali_queries=5))
+    assert some.selection.n_queries == 5 and set(vali.qid) >= set(some.selection.qid)
+
+
+def test_production_and_random_rows_score_the_fixed_rankers(fold) -> None:
+    train, vali, test = fold
+    f = prepare(train, vali, test, SMALL)
+    prod = run_click_method("production", f, rounds=5)
+    assert prod.best_round == prod.rounds_trained == 1 and prod.seconds == 0.0
+    # the production ranker's test NDCG@10 as the fold recorded it when it simulated the log
+    assert prod.test["ndcg@10"] == pytest.approx(f.info["production"]["test_ndcg@10"])
+    rand = run_click_method("random", f, rounds=5)
+    again = run_click_method("random", prepare(train, vali, test, SMALL), rounds=5)
+    assert rand.test_per_query == again.test_per_query  # seeded
+    other = run_click_method("random", prepare(train, vali, test, SMALL, seed=1), rounds=5)
+    assert rand.test_per_query != other.test_per_query
+    with pytest.raises(ValueError, match="takes no parameters"):
+        click_method("production[num_leaves=7]")
+    with pytest.raises(ValueError, match="production is the ranker that showed a simulated log"):
+        click_method("production").check_with(SMALL, simulated=False)
+
+
+def test_presets_set_the_click_model() -> None:
+    s = ClickSettings.from_preset("ultra-pbm", n_sessions=100)
+    assert s.examination == clicks.simulation.ULTRA_EXAMINATION and s.click_prob == clicks.simulation.ULTRA_CLICK_PROB
+    assert ClickSettings.from_preset("pbm-eta2").eta == 2.0
+    assert ClickSettings.from_preset("cascade").model == "cascade"
+    with pytest.raises(ValueError, match="preset 'pbm-eta1' sets eta"):
+        ClickSettings.from_preset("pbm-eta1", eta=0.5)
+    with pytest.raises(ValueError, match="preset must be one of .*'pbm'"):
+        ClickSettings.from_preset("pbm")
 
 
 @pytest.mark.realdata

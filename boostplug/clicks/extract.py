@@ -202,7 +202,7 @@ def preferences(
             warn_dropped(dropped)
             return ex.result(min_support=min_support, weight=weight, confidence=confidence, names=names,
                              dropped=dropped)
-        if kind in ("parquet", "csv"):
+        if kind in ("parquet", "csv", "raw"):
             roles, pieces, dropped = stream(log, columns, on_bad)
             _need_columns(names, "order" in roles, "dwell" in roles, min_dwell)
             warn = True

@@ -357,9 +357,10 @@ def read_log(source: Any, *, columns: Mapping[str, str | None] | None = None, on
     """A click log, validated and sorted, in memory.
 
     Args:
-        source: a pandas, polars or pyarrow table, a mapping of column name to array, or a
-            ``.parquet`` / ``.csv`` file (read whole; :func:`boostplug.clicks.preferences`
-            streams files instead). A :class:`ClickLog` is returned as is.
+        source: a pandas, polars or pyarrow table, a mapping of column name to array, a
+            ``.parquet`` / ``.csv`` file or a raw-format log (:mod:`boostplug.clicks.formats`),
+            read whole (:func:`boostplug.clicks.preferences` streams files instead). A
+            :class:`ClickLog` is returned as is.
         columns: role -> column name, for columns not named after their role (module docstring).
         on_bad: ``"raise"`` (default): a bad impression is a ``ValueError`` naming its session,
             query and row; ``"skip"``: it is dropped, counted in ``.dropped`` and announced by a

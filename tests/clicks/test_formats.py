@@ -310,3 +310,19 @@ def test_no_warning_when_nothing_is_dropped(tmp_path: Path) -> None:
         clicks.read_yandex(write(tmp_path / "y", YANDEX, gz=False), on_bad="skip")
         clicks.read_baidu_ultr(write(tmp_path / "b", BAIDU, gz=False), on_bad="skip")
     assert baidu_ultr.QUERY_KEYS == ("qid", "tokens")
+
+
+def test_the_docs_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "clicks.md").read_text(encoding="utf-8")
+    section = page[page.index("## Reading real logs"):]
+    code = section[section.index("```python\n") + len("```python\n"):section.index("\n```\n")]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/clicks.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "1623   1625" in out and "1623   1627" in out and "1627   1625" in out  # the three pairs the page names
+    assert "9c2e         2     True   41.5" in out
+    assert_log(clicks.read_yandex(tmp_path / "clicklog.txt"),
+               {"session": [7, 7, 7, 8, 8, 8], "query": [174] * 6, "doc": [1625, 1627, 1623, 1627, 1625, 1623],
+                "position": [1, 2, 3] * 2, "clicked": [False, True, False, False, False, True],
+                "order": [np.nan, 11.0, np.nan, np.nan, np.nan, 5.0]})

@@ -1,4 +1,4 @@
-"""Baidu-ULTR's raw training parts (``part-00000.gz``, ...): tab-separated lines, a query line
+r"""Baidu-ULTR's raw training parts (``part-00000.gz``, ...): tab-separated lines, a query line
 (``Qid, Query, Query Reformulation``: at most 3 fields) followed by one line per shown document
 (``Pos, URL MD5, Title, Abstract, Multimedia Type, Click, -, -, Skip, SERP Height, Displayed Time,
 ..., Dwelling Time (field 17), ...``), as the dataset's README lays them out; lines are told
@@ -12,9 +12,18 @@ sessions of the same query share it), ``doc`` the URL MD5, ``position`` Pos, ``c
 fields are skipped unread; empty lines are ignored.
 
 Example:
+    >>> import gzip, pathlib, tempfile
     >>> from boostplug import clicks
-    >>> log = clicks.read_baidu_ultr("data/train_data/part-00001.gz")   # doctest: +SKIP
-    >>> prefs = clicks.preferences(clicks.BaiduULTR("data/train_data/"))  # doctest: +SKIP
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> def document(pos, url, click, dwell):  # 32 fields; titles and abstracts are token ids
+    ...     return "\t".join([str(pos), url, "1\x012", "3", "0", str(click)] + ["0"] * 10 + [str(dwell)] + ["0"] * 15)
+    >>> with gzip.open(folder / "part-00001.gz", "wt") as f:
+    ...     _ = f.write("\n".join(["1001\t5\x016\t", document(1, "a3f1", 0, 0), document(2, "9c2e", 1, 41.5)]))
+    >>> log = clicks.read_baidu_ultr(folder)
+    >>> log.doc.tolist(), log.clicked.tolist(), log.dwell.tolist()
+    (['a3f1', '9c2e'], [False, True], [nan, 41.5])
+    >>> clicks.preferences(clicks.BaiduULTR(folder), "click>skip-above").preferred.tolist()  # streamed
+    ['9c2e']
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Yandex Relevance Prediction Challenge click log (WSCD 2012): tab-separated lines, each a
+r"""The Yandex Relevance Prediction Challenge click log (WSCD 2012): tab-separated lines, each a
 query action ``SessionID TimePassed Q QueryID RegionID URLID URLID ...`` (the result list, one
 URLID per field) or a click action ``SessionID TimePassed C URLID``, a session's lines together
 and in time order (the layout PyClick's ``YandexRelPredChallengeParser`` reads). TimePassed is
@@ -16,9 +16,15 @@ action of its session showed; a query repeated in its session with another resul
 same list again is the same impression, as the log has one impression per session and query).
 
 Example:
+    >>> import pathlib, tempfile
     >>> from boostplug import clicks
-    >>> log = clicks.read_yandex("relpred/clicklog.txt.gz")                       # doctest: +SKIP
-    >>> prefs = clicks.preferences(clicks.YandexRelPred("relpred/clicklog.txt.gz"))  # doctest: +SKIP
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "clicklog.txt"
+    >>> _ = path.write_text("7\t0\tQ\t174\t0\t1625\t1627\n7\t11\tC\t1627\n7\t15\tC\t1627\n")
+    >>> log = clicks.read_yandex(path)
+    >>> log.doc.tolist(), log.clicked.tolist(), log.order.tolist()
+    ([1625, 1627], [False, True], [nan, 11.0])
+    >>> clicks.preferences(clicks.YandexRelPred(path), "click>skip-above").preferred.tolist()  # streamed
+    [1627]
 """
 
 from __future__ import annotations

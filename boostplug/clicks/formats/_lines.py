@@ -11,9 +11,9 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from .._sources import Batch, Report
+from .._sources import Batch, RawLog, Report
 
-__all__ = ["paths_of", "numbered_lines", "check_batch_rows", "Lines", "Rows"]
+__all__ = ["paths_of", "numbered_lines", "check_batch_rows", "Lines", "Rows", "FileLog"]
 
 MALFORMED = "a malformed line"
 
@@ -97,3 +97,18 @@ class Rows:
         self.first_row += len(out)
         self.cols = {role: [] for role in self.dtypes}
         return out
+
+
+class FileLog(RawLog):
+    """A raw log in files: ``paths`` (:func:`paths_of`) and its own ``batch_rows`` (``None``: the
+    reader's default); ``what`` names the format in messages."""
+
+    what = "click log"
+
+    def __init__(self, paths: Any, batch_rows: int | None) -> None:
+        self.paths = paths_of(paths, self.what)
+        self.batch_rows = check_batch_rows(batch_rows)
+
+    def _start(self, batch_rows: int, on_bad: str, report: Report) -> tuple[int, Lines]:
+        """The rows per batch and the bad-line handler of one reading."""
+        return self.batch_rows or batch_rows, Lines(self.what, on_bad, report)

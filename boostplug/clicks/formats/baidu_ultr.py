@@ -35,9 +35,9 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..._validation import check_choice
-from .._sources import FILE_BATCH_ROWS, Batch, RawLog, Report
+from .._sources import FILE_BATCH_ROWS, Batch, Report
 from ..log import ClickLog, read_log
-from ._lines import MALFORMED, Lines, Rows, check_batch_rows, numbered_lines, paths_of
+from ._lines import MALFORMED, FileLog, Lines, Rows, numbered_lines
 
 __all__ = ["BaiduULTR", "read_baidu_ultr", "QUERY_KEYS"]
 
@@ -53,7 +53,7 @@ def _query_hash(tokens: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(tokens, digest_size=8).digest(), "little", signed=True)
 
 
-class BaiduULTR(RawLog):
+class BaiduULTR(FileLog):
     """Baidu-ULTR's raw parts as a click-log source: :func:`boostplug.clicks.read_log` reads it
     whole, :func:`boostplug.clicks.preferences` streams it in batches of whole impressions.
 
@@ -65,10 +65,11 @@ class BaiduULTR(RawLog):
         batch_rows: rows per streamed batch (default: that of files).
     """
 
+    what = "Baidu-ULTR part"
+
     def __init__(self, paths: Any, *, query: str = "qid", batch_rows: int | None = None) -> None:
-        self.paths = paths_of(paths, "Baidu-ULTR")
+        super().__init__(paths, batch_rows)
         self.query = check_choice("query", query, QUERY_KEYS)
-        self.batch_rows = check_batch_rows(batch_rows)
         self.roles = {"session": "query line", "query": "Qid" if self.query == "qid" else "Query",
                       "doc": "URL MD5", "position": "Pos", "clicked": "Click", "dwell": "Dwelling Time"}
 
@@ -77,8 +78,7 @@ class BaiduULTR(RawLog):
 
     def read(self, batch_rows: int = FILE_BATCH_ROWS, on_bad: str = "raise",
              report: Report = lambda *_: None) -> Iterator[Batch]:
-        limit = self.batch_rows or batch_rows
-        lines = Lines("Baidu-ULTR part", on_bad, report)
+        limit, lines = self._start(batch_rows, on_bad, report)
         rows = Rows({"session": np.int64, "query": str if self.query == "qid" else np.int64, "doc": str,
                      "position": np.int64, "clicked": np.int8, "dwell": np.float64})
         session = -1

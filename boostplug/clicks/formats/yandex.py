@@ -35,9 +35,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .._sources import FILE_BATCH_ROWS, Batch, RawLog, Report
+from .._sources import FILE_BATCH_ROWS, Batch, Report
 from ..log import ClickLog, read_log
-from ._lines import MALFORMED, Lines, Rows, check_batch_rows, numbered_lines, paths_of
+from ._lines import MALFORMED, FileLog, Lines, Rows, numbered_lines
 
 __all__ = ["YandexRelPred", "read_yandex"]
 
@@ -98,7 +98,7 @@ class _Session:
                 cols["order"].append(float("nan") if t is None else t)
 
 
-class YandexRelPred(RawLog):
+class YandexRelPred(FileLog):
     """The Yandex Relevance Prediction Challenge click log as a click-log source:
     :func:`boostplug.clicks.read_log` reads it whole, :func:`boostplug.clicks.preferences`
     streams it in batches of whole sessions.
@@ -108,20 +108,19 @@ class YandexRelPred(RawLog):
         batch_rows: rows per streamed batch (default: that of files).
     """
 
-    roles = {"session": "SessionID", "query": "QueryID", "doc": "URLID", "position": "place in the URL list",
-             "clicked": "click action", "order": "TimePassed"}
+    what = "Yandex log"
 
     def __init__(self, paths: Any, *, batch_rows: int | None = None) -> None:
-        self.paths = paths_of(paths, "Yandex log")
-        self.batch_rows = check_batch_rows(batch_rows)
+        super().__init__(paths, batch_rows)
+        self.roles = {"session": "SessionID", "query": "QueryID", "doc": "URLID", "position": "place in the URL list",
+                      "clicked": "click action", "order": "TimePassed"}
 
     def __repr__(self) -> str:
         return f"YandexRelPred({len(self.paths)} files)"
 
     def read(self, batch_rows: int = FILE_BATCH_ROWS, on_bad: str = "raise",
              report: Report = lambda *_: None) -> Iterator[Batch]:
-        limit = self.batch_rows or batch_rows
-        lines = Lines("Yandex log", on_bad, report)
+        limit, lines = self._start(batch_rows, on_bad, report)
         rows = Rows({"session": np.int64, "query": np.int64, "doc": np.int64, "position": np.int64,
                      "clicked": np.int8, "order": np.float64})
         session: _Session | None = None

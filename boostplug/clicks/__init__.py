@@ -2,7 +2,9 @@
 
 * :func:`read_log` / :class:`ClickLog` (:mod:`boostplug.clicks.log`): impressions from pandas,
   polars or pyarrow tables, Parquet or CSV files, validated (bad impressions refused or
-  dropped with a report);
+  dropped with a report); :mod:`boostplug.clicks.formats`: Baidu-ULTR's raw parts
+  (:class:`BaiduULTR`, :func:`read_baidu_ultr`) and the Yandex relevance-prediction log
+  (:class:`YandexRelPred`, :func:`read_yandex`), read whole or streamed;
 * :func:`preferences` (:mod:`boostplug.clicks.extract`): Joachims et al.'s strategies
   (:mod:`boostplug.clicks.strategies`) aggregated over sessions into a :class:`Preferences`
   table (:mod:`boostplug.clicks.aggregate`: counts, net counts, minimum support, weights); files
@@ -39,6 +41,7 @@ from __future__ import annotations
 from . import strategies
 from .aggregate import WEIGHTS, Preferences
 from .extract import preferences
+from .formats import BaiduULTR, YandexRelPred, read_baidu_ultr, read_yandex
 from .log import ClickLog, Dropped, read_log
 from .pairs import PairRows, TrainingSet, log_rows, to_rows, training_set
 from .simulation import CLICK_MODELS, CLICK_PRESETS, PRESENTATIONS, simulate
@@ -46,3 +49,4 @@ from .simulation import CLICK_MODELS, CLICK_PRESETS, PRESENTATIONS, simulate
 __all__ = ["CLICK_MODELS", "CLICK_PRESETS", "PRESENTATIONS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS",
            "log_rows",
            "preferences", "read_log", "simulate", "strategies", "to_rows", "training_set"]
+__all__ += ["BaiduULTR", "YandexRelPred", "read_baidu_ultr", "read_yandex"]  # the raw formats (clicks.formats)

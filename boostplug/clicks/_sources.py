@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ROLES", "REQUIRED", "OPTIONAL", "Batch", "resolve_columns", "batches", "kind_of", "is_dask"]
+__all__ = ["ROLES", "REQUIRED", "OPTIONAL", "Batch", "RawLog", "resolve_columns", "batches", "kind_of", "is_dask"]
 
 #: The columns of a click log, by role (the default column name is the role's name).
 ROLES = ("session", "query", "doc", "position", "clicked", "order", "dwell")
@@ -56,6 +56,22 @@ class Batch:
         return Batch(values, nulls, parts[0].first_row)
 
 
+#: ``report(reason, impressions, rows, example)``: how a raw-format reader counts what it skipped.
+Report = Callable[[str, int, int, str], None]
+
+
+class RawLog:
+    """A click log in a published raw format (:mod:`boostplug.clicks.formats`): it parses its own
+    lines into batches of whole sessions, with fixed columns (``roles``: role -> the format's field)."""
+
+    roles: dict[str, str]
+
+    def read(self, batch_rows: int, on_bad: str, report: Report) -> Iterator[Batch]:
+        """Batches of about ``batch_rows`` rows, each ending at a session's end; a bad line is a
+        ``ValueError`` naming its file and line (``on_bad="raise"``) or skipped and ``report``-ed."""
+        raise NotImplementedError
+
+
 def _module(obj: object) -> str:
     return type(obj).__module__.split(".")[0]
 
@@ -67,7 +83,9 @@ def is_dask(source: object) -> bool:
 
 def kind_of(source: object) -> str:
     """``"mapping"``, ``"pandas"``, ``"polars"``, ``"arrow"``, ``"parquet"``, ``"csv"`` or
-    ``"dask"``; a ``TypeError`` / ``ValueError`` says what is accepted."""
+    ``"dask"``, or ``"raw"`` (a :class:`RawLog`); a ``TypeError`` / ``ValueError`` says what is accepted."""
+    if isinstance(source, RawLog):
+        return "raw"
     if isinstance(source, (str, os.PathLike)):
         name = Path(source).name.lower()
         if name.endswith((".parquet", ".pq")):
@@ -204,13 +222,18 @@ def _column_names(source: Any, kind: str) -> list[str]:
     return [str(k) for k in source.keys()]
 
 
-def batches(source: Any, columns: Mapping[str, str | None] | None,
-            batch_rows: int = FILE_BATCH_ROWS) -> tuple[dict[str, str], Iterator[Batch]]:
+def batches(source: Any, columns: Mapping[str, str | None] | None, batch_rows: int = FILE_BATCH_ROWS,
+            on_bad: str = "raise", report: Report | None = None) -> tuple[dict[str, str], Iterator[Batch]]:
     """``(roles, iterator of batches)`` of any accepted source but a Dask DataFrame: a table or
-    mapping is one batch; a file is read ``batch_rows`` rows at a time."""
+    mapping is one batch; a file is read ``batch_rows`` rows at a time; a :class:`RawLog` reads
+    itself (its skipped lines go to ``report``)."""
     kind = kind_of(source)
     if kind == "dask":
         raise TypeError("a Dask DataFrame is read partition by partition (boostplug.clicks.preferences)")
+    if kind == "raw":
+        if columns:
+            raise ValueError(f"columns= does not apply to a {type(source).__name__} log: its fields are fixed")
+        return dict(source.roles), source.read(batch_rows, on_bad, report or (lambda *_: None))
     if kind == "parquet":
         return _parquet(Path(source), columns, batch_rows)
     if kind == "csv":

@@ -163,7 +163,9 @@ def preferences(
         log: a :class:`~boostplug.clicks.ClickLog` (:func:`~boostplug.clicks.read_log`,
             :func:`~boostplug.clicks.simulate`), a pandas / polars / pyarrow table, a
             mapping of column name to array, a ``.parquet`` or ``.csv`` file (streamed in
-            batches: each session's rows must be together, in any session order), or a
+            batches: each session's rows must be together, in any session order), a raw-format
+            log (:class:`~boostplug.clicks.BaiduULTR`, :class:`~boostplug.clicks.YandexRelPred`,
+            streamed likewise), or a
             Dask DataFrame (reduced partition by partition: each session within one partition,
             e.g. after ``ddf.shuffle(on="session")``; checked).
         strategies: one strategy name or several (:mod:`boostplug.clicks.strategies`);
@@ -202,7 +204,7 @@ def preferences(
             warn_dropped(dropped)
             return ex.result(min_support=min_support, weight=weight, confidence=confidence, names=names,
                              dropped=dropped)
-        if kind in ("parquet", "csv"):
+        if kind in ("parquet", "csv", "raw"):
             roles, pieces, dropped = stream(log, columns, on_bad)
             _need_columns(names, "order" in roles, "dwell" in roles, min_dwell)
             warn = True

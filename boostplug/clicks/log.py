@@ -357,9 +357,10 @@ def read_log(source: Any, *, columns: Mapping[str, str | None] | None = None, on
     """A click log, validated and sorted, in memory.
 
     Args:
-        source: a pandas, polars or pyarrow table, a mapping of column name to array, or a
-            ``.parquet`` / ``.csv`` file (read whole; :func:`boostplug.clicks.preferences`
-            streams files instead). A :class:`ClickLog` is returned as is.
+        source: a pandas, polars or pyarrow table, a mapping of column name to array, a
+            ``.parquet`` / ``.csv`` file or a raw-format log (:mod:`boostplug.clicks.formats`),
+            read whole (:func:`boostplug.clicks.preferences` streams files instead). A
+            :class:`ClickLog` is returned as is.
         columns: role -> column name, for columns not named after their role (module docstring).
         on_bad: ``"raise"`` (default): a bad impression is a ``ValueError`` naming its session,
             query and row; ``"skip"``: it is dropped, counted in ``.dropped`` and announced by a
@@ -374,8 +375,8 @@ def read_log(source: Any, *, columns: Mapping[str, str | None] | None = None, on
     if _sources.kind_of(source) == "dask":
         raise TypeError("read_log reads a log into memory; pass a Dask DataFrame to boostplug.clicks.preferences, "
                         "which reads it partition by partition")
-    roles, parts = _sources.batches(source, columns)
     dropped = Dropped()
+    roles, parts = _sources.batches(source, columns, on_bad=on_bad, report=dropped.add)
     log = _validate(Batch.concat(list(parts)), roles, on_bad, dropped)
     warn_dropped(dropped)
     return log
@@ -387,8 +388,8 @@ def stream(source: Any, columns: Mapping[str, str | None] | None, on_bad: str,
     (each holding whole sessions), and the report the pieces add to. A file's sessions must each
     be contiguous (any session order): a session that reappears after other sessions is a
     ``ValueError`` naming it and the row."""
-    roles, parts = _sources.batches(source, columns, batch_rows or _sources.FILE_BATCH_ROWS)
     dropped = Dropped()
+    roles, parts = _sources.batches(source, columns, batch_rows or _sources.FILE_BATCH_ROWS, on_bad, dropped.add)
 
     def run() -> Iterator[ClickLog]:
         seen = np.zeros(0)  # sorted session ids of earlier pieces

@@ -1,0 +1,168 @@
+r"""Baidu-ULTR's raw training parts (``part-00000.gz``, ...): tab-separated lines, a query line
+(``Qid, Query, Query Reformulation``: at most 3 fields) followed by one line per shown document
+(``Pos, URL MD5, Title, Abstract, Multimedia Type, Click, -, -, Skip, SERP Height, Displayed Time,
+..., Dwelling Time (field 17), ...``), as the dataset's README lays them out; lines are told
+apart by their field count, as the dataset's own loader and baidu-ultr-parser do.
+
+Read into a :class:`~boostplug.clicks.ClickLog`: one impression per query line (its ``session``
+is the query line's number among all the parts read, from 0, as the format has no session id),
+``query`` the Qid (or, with ``query="tokens"``, a 64-bit hash of the query's token ids, so that
+sessions of the same query share it), ``doc`` the URL MD5, ``position`` Pos, ``clicked`` Click,
+``dwell`` the Dwelling Time of clicked documents; the format has no click order. The token
+fields are skipped unread; empty lines are ignored.
+
+Example:
+    >>> import gzip, pathlib, tempfile
+    >>> from boostplug import clicks
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> def document(pos, url, click, dwell):  # 32 fields; titles and abstracts are token ids
+    ...     return "\t".join([str(pos), url, "1\x012", "3", "0", str(click)] + ["0"] * 10 + [str(dwell)] + ["0"] * 15)
+    >>> with gzip.open(folder / "part-00001.gz", "wt") as f:
+    ...     _ = f.write("\n".join(["1001\t5\x016\t", document(1, "a3f1", 0, 0), document(2, "9c2e", 1, 41.5)]))
+    >>> log = clicks.read_baidu_ultr(folder)
+    >>> log.doc.tolist(), log.clicked.tolist(), log.dwell.tolist()
+    (['a3f1', '9c2e'], [False, True], [nan, 41.5])
+    >>> clicks.preferences(clicks.BaiduULTR(folder), "click>skip-above").preferred.tolist()  # streamed
+    ['9c2e']
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..._validation import check_choice
+from .._sources import FILE_BATCH_ROWS, Batch, Report
+from ..log import ClickLog, read_log
+from ._lines import MALFORMED, FileLog, Lines, Rows, numbered_lines
+
+__all__ = ["BaiduULTR", "read_baidu_ultr", "QUERY_KEYS"]
+
+#: What identifies a query: the format's Qid, or the query's token ids.
+QUERY_KEYS = ("qid", "tokens")
+
+# 0-based fields of a document line (the dataset README's column table)
+_POS, _URL, _CLICK, _DWELL = 0, 1, 5, 16
+_QUERY_FIELDS = 3  # a line of at most this many fields is a query line
+
+
+def _query_hash(tokens: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(tokens, digest_size=8).digest(), "little", signed=True)
+
+
+class BaiduULTR(FileLog):
+    """Baidu-ULTR's raw parts as a click-log source: :func:`boostplug.clicks.read_log` reads it
+    whole, :func:`boostplug.clicks.preferences` streams it in batches of whole impressions.
+
+    Args:
+        paths: a part file (gzipped or plain text), a folder of parts (read in name order) or a
+            list of either.
+        query: ``"qid"`` (default): the query line's Qid; ``"tokens"``: a 64-bit hash of its
+            query token ids, the same for every session of the same query text.
+        batch_rows: rows per streamed batch (default: that of files).
+    """
+
+    what = "Baidu-ULTR part"
+
+    def __init__(self, paths: Any, *, query: str = "qid", batch_rows: int | None = None) -> None:
+        super().__init__(paths, batch_rows)
+        self.query = check_choice("query", query, QUERY_KEYS)
+        self.roles = {"session": "query line", "query": "Qid" if self.query == "qid" else "Query",
+                      "doc": "URL MD5", "position": "Pos", "clicked": "Click", "dwell": "Dwelling Time"}
+
+    def __repr__(self) -> str:
+        return f"BaiduULTR({len(self.paths)} files, query={self.query!r})"
+
+    def read(self, batch_rows: int = FILE_BATCH_ROWS, on_bad: str = "raise",
+             report: Report = lambda *_: None) -> Iterator[Batch]:
+        limit, lines = self._start(batch_rows, on_bad, report)
+        rows = Rows({"session": np.int64, "query": str if self.query == "qid" else np.int64, "doc": str,
+                     "position": np.int64, "clicked": np.int8, "dwell": np.float64})
+        session = -1
+        for path in self.paths:
+            block: list[tuple[int, str, int, float]] | None = None  # (pos, url, click, dwell) of the query line
+            query: object = None
+            broken: tuple[int, str] | None = None  # the first malformed document line of the block
+            for n, line in numbered_lines(path):
+                if not line:
+                    continue
+                fields = line.split(b"\t", _DWELL + 1)
+                if len(fields) <= _QUERY_FIELDS:
+                    self._close(block, broken, session, query, rows, lines, path)
+                    if len(rows) >= limit:
+                        yield rows.batch()
+                    session += 1
+                    block, broken = [], None
+                    query = fields[0].decode("utf-8", "replace") if self.query == "qid" \
+                        else _query_hash(fields[1] if len(fields) > 1 else b"")
+                    continue
+                if block is None:
+                    lines.bad(path, n, MALFORMED, "a document line before any query line", rows=1)
+                    continue
+                try:
+                    block.append(self._document(fields))
+                except ValueError as exc:
+                    if broken is None:
+                        broken = (n, str(exc))
+                    block.append((0, "", 0, 0.0))  # counted with its impression
+                    if on_bad == "raise":
+                        lines.bad(path, n, MALFORMED, str(exc))
+            self._close(block, broken, session, query, rows, lines, path)
+        yield rows.batch()  # the rest (an empty batch when there is none: an empty log)
+
+    @staticmethod
+    def _document(fields: list[bytes]) -> tuple[int, str, int, float]:
+        if len(fields) <= _DWELL:
+            raise ValueError(f"a document line needs at least {_DWELL + 1} tab-separated fields, this one has "
+                             f"{len(fields)}")
+        try:
+            pos = int(fields[_POS])
+        except ValueError:
+            raise ValueError(f"Pos {fields[_POS]!r} is not an integer") from None
+        click = fields[_CLICK]
+        if click not in (b"0", b"1"):
+            raise ValueError(f"Click {click!r} is not 0 or 1")
+        dwell = float("nan")
+        if click == b"1":
+            try:
+                dwell = float(fields[_DWELL])
+            except ValueError:
+                dwell = -1.0
+            if not 0.0 <= dwell < float("inf"):
+                raise ValueError(f"Dwelling Time {fields[_DWELL]!r} of a click is not a number >= 0")
+        return pos, fields[_URL].decode("utf-8", "replace"), int(click == b"1"), dwell
+
+    @staticmethod
+    def _close(block: list | None, broken: tuple[int, str] | None, session: int, query: object, rows: Rows,
+               lines: Lines, path: Path) -> None:
+        """Add the finished query line's documents (a block with a malformed line is left out whole)."""
+        if not block:
+            return
+        if broken is not None:
+            lines.bad(path, broken[0], MALFORMED, broken[1], impressions=1, rows=len(block))
+            return
+        cols = rows.cols
+        for pos, url, click, dwell in block:
+            cols["session"].append(session)
+            cols["query"].append(query)
+            cols["doc"].append(url)
+            cols["position"].append(pos)
+            cols["clicked"].append(click)
+            cols["dwell"].append(dwell)
+
+
+def read_baidu_ultr(paths: Any, *, query: str = "qid", on_bad: str = "raise") -> ClickLog:
+    """Baidu-ULTR's raw parts read whole into a :class:`~boostplug.clicks.ClickLog` (to stream
+    them, give :class:`BaiduULTR` to :func:`boostplug.clicks.preferences`).
+
+    Args:
+        paths: a part file (gzipped or plain), a folder of parts or a list of either.
+        query: ``"qid"`` or ``"tokens"`` (:class:`BaiduULTR`).
+        on_bad: ``"raise"``: a malformed line is a ``ValueError`` naming its file and line, a bad
+            impression one naming its session and query; ``"skip"``: left out and reported in
+            ``.dropped``.
+    """
+    return read_log(BaiduULTR(paths, query=query), on_bad=on_bad)

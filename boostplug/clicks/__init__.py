@@ -40,8 +40,9 @@ from .aggregate import WEIGHTS, Preferences
 from .extract import preferences
 from .log import ClickLog, Dropped, read_log
 from .pairs import PairRows, TrainingSet, log_rows, to_rows, training_set
+from .propensity import Propensity, estimate_propensity, ips_weights
 from .simulation import CLICK_MODELS, PRESENTATIONS, simulate
 
-__all__ = ["CLICK_MODELS", "PRESENTATIONS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS",
-           "log_rows",
+__all__ = ["CLICK_MODELS", "PRESENTATIONS", "ClickLog", "Dropped", "PairRows", "Preferences", "Propensity",
+           "TrainingSet", "WEIGHTS", "estimate_propensity", "ips_weights", "log_rows",
            "preferences", "read_log", "simulate", "strategies", "to_rows", "training_set"]

@@ -114,7 +114,8 @@ class Propensity:
 
         return pd.DataFrame(self.columns())
 
-    def weights(self, position: ArrayLike, *, clicked: ArrayLike | None = None, clip: float = 10.0) -> NDArray[np.float64]:
+    def weights(self, position: ArrayLike, *, clicked: ArrayLike | None = None,
+                clip: float = 10.0) -> NDArray[np.float64]:
         """:func:`ips_weights` with these propensities."""
         return ips_weights(position, self, clicked=clicked, clip=clip)
 
@@ -129,7 +130,8 @@ def inverse_propensity(propensity: Propensity | ArrayLike, clip: float = 10.0) -
     p = p.astype(np.float64)
     bad = np.flatnonzero(~(np.isfinite(p) & (p >= 0)))
     if bad.size:
-        raise ValueError(f"propensity must be finite and non-negative; position {int(bad[0]) + 1} has {show(p[bad[0]])}")
+        raise ValueError(f"propensity must be finite and non-negative; position {int(bad[0]) + 1} has "
+                         f"{show(p[bad[0]])}")
     clip = check_real("clip", clip, 1.0, float("inf"), lo_open=False) if clip != float("inf") else clip
     with np.errstate(divide="ignore"):
         return np.minimum(1.0 / p, clip)
@@ -185,7 +187,8 @@ class _Cells:
     qd_ptr: NDArray[np.int64]         # cells of (query, document) g: qd_ptr[g]:qd_ptr[g+1]
     query_of_qd: NDArray[np.int64]
 
-    def sums(self, w: NDArray[np.float64] | None, rows: NDArray[np.bool_] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def sums(self, w: NDArray[np.float64] | None,
+             rows: NDArray[np.bool_] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Clicks and impressions per cell (rows weighted by ``w``, only ``rows`` when given)."""
         n = self.cell_pos.shape[0]
         weight = np.ones(self.pos.shape[0]) if w is None else w
@@ -279,36 +282,44 @@ def _linked(n: NDArray[np.float64]) -> NDArray[np.bool_]:
     return seen
 
 
-def _em_fit(c: _Cells, w: NDArray[np.float64] | None, rows: NDArray[np.bool_], start: tuple[np.ndarray, np.ndarray] | None,
-            max_iter: int, tol: float) -> tuple[NDArray[np.float64], tuple[np.ndarray, np.ndarray], int]:
+_Fit = tuple[NDArray[np.float64], tuple[np.ndarray, np.ndarray], int]
+
+
+def _fit_pbm(pos: NDArray[np.int64], group: NDArray[np.int64], clicks: NDArray[np.float64],
+             trials: NDArray[np.float64], n_pos: int, start: tuple[np.ndarray, np.ndarray] | None,
+             max_iter: int, tol: float) -> _Fit:
+    """The position-based model's EM over cells from ``start`` (``None``: the neutral 0.5):
+    propensities relative to position 1, the fitted ``(theta, gamma)``, the iterations."""
     from . import _em
 
+    theta = np.full(n_pos, 0.5) if start is None else start[0].copy()
+    gamma = np.full(int(group.max()) + 1, 0.5) if start is None else start[1].copy()
+    it = _em.pbm_em(pos, group, clicks, trials, theta, gamma, max_iter, tol)
+    return theta / theta[0] if theta[0] > 0 else np.full(n_pos, np.nan), (theta, gamma), it
+
+
+def _em_fit(c: _Cells, w: NDArray[np.float64] | None, rows: NDArray[np.bool_],
+            start: tuple[np.ndarray, np.ndarray] | None, max_iter: int, tol: float) -> _Fit:
     clicks, trials = c.sums(w, rows)
-    theta = np.full(c.n_pos, 0.5) if start is None else start[0].copy()
-    gamma = np.full(c.qd_ptr.shape[0] - 1, 0.5) if start is None else start[1].copy()
-    it = _em.pbm_em(c.cell_pos, c.cell_qd, clicks, trials, theta, gamma, max_iter, tol)
-    return theta / theta[0] if theta[0] > 0 else np.full(c.n_pos, np.nan), (theta, gamma), it
+    return _fit_pbm(c.cell_pos, c.cell_qd, clicks, trials, c.n_pos, start, max_iter, tol)
 
 
-def _pair_cells(n_pos: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+def _pair_cells(n_pos: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Every ordered pair of positions ``(k, k')``, ``k != k'``, with its unordered pair's code."""
     k, j = np.nonzero(~np.eye(n_pos, dtype=bool))
     pair = np.minimum(k, j) * n_pos + np.maximum(k, j)
-    return k.astype(np.int64), j.astype(np.int64), np.unique(pair, return_inverse=True)[1].reshape(-1), pair
+    group = np.unique(pair, return_inverse=True)[1].reshape(-1)
+    return k.astype(np.int64), j.astype(np.int64), group.astype(np.int64)
 
 
 def _harvest_fit(c: _Cells, w: NDArray[np.float64] | None, rows: NDArray[np.bool_],
-                 start: tuple[np.ndarray, np.ndarray] | None, max_iter: int,
-                 tol: float) -> tuple[NDArray[np.float64], tuple[np.ndarray, np.ndarray], int]:
+                 start: tuple[np.ndarray, np.ndarray] | None, max_iter: int, tol: float) -> _Fit:
     from . import _em
 
     clicks, trials = c.sums(w, rows)
     harvested, n = _em.harvest_sums(c.qd_ptr, c.cell_pos, clicks, trials, c.n_pos)
-    k, j, group, _ = _pair_cells(c.n_pos)
-    theta = np.full(c.n_pos, 0.5) if start is None else start[0].copy()
-    r = np.full(int(group.max()) + 1, 0.5) if start is None else start[1].copy()
-    it = _em.pbm_em(k, group, harvested[k, j], n[k, j], theta, r, max_iter, tol)
-    return theta / theta[0] if theta[0] > 0 else np.full(c.n_pos, np.nan), (theta, r), it
+    k, j, group = _pair_cells(c.n_pos)
+    return _fit_pbm(k, group, harvested[k, j], n[k, j], c.n_pos, start, max_iter, tol)
 
 
 def _check_linked(c: _Cells, rows: NDArray[np.bool_], method: str) -> None:

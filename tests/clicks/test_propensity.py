@@ -222,7 +222,9 @@ def test_ips_pair_weights_equal_a_hand_count(rng: np.random.Generator, weight: s
     log = random_log(rng, n_sessions=50)
     p = np.array([1.0, 0.7, 0.4, 0.3, 0.2, 0.12, 0.05])
     inv = np.minimum(1 / p, 10.0)
-    adjacent = lambda a, b, c: c[a] and not c[b] and abs(a - b) == 1  # noqa: E731  the default strategies
+    def adjacent(a: int, b: int, c: list[bool]) -> bool:  # the default strategies
+        return c[a] and not c[b] and abs(a - b) == 1
+
     hand = _hand_ips(log, inv, adjacent)
     prefs = clicks.preferences(log, propensity=p, weight=weight)
     got = {(q, a, b): (n, m, w) for q, a, b, n, m, w in zip(prefs.query, prefs.preferred, prefs.other, prefs.count,

@@ -13,6 +13,10 @@
   pairs of a feature matrix, and the training set of QBRank's P ∪ L (click preferences with
   a labeled subset), with the objective's parameters; :func:`log_rows`: the feature row of
   every impression row, for learners that train on clicks as labels and positions;
+* :func:`estimate_propensity` (:mod:`boostplug.clicks.propensity`): the examination propensity of
+  each position, with its uncertainty, from randomised traffic, the position-based model's EM or
+  intervention harvesting; :func:`ips_weights` per log row, and ``preferences(log,
+  propensity=...)`` weights pairs by the inverse propensity of the clicked position;
 * :func:`simulate` (:mod:`boostplug.clicks.simulation`): clicks of a position-based, cascade or
   dependent click model on the top results of a production ranker, for any LETOR data, shown
   in the ranker's order or shuffled (randomised traffic).
@@ -44,9 +48,10 @@ from .extract import preferences
 from .formats import BaiduULTR, YandexRelPred, read_baidu_ultr, read_yandex
 from .log import ClickLog, Dropped, read_log
 from .pairs import PairRows, TrainingSet, log_rows, to_rows, training_set
+from .propensity import Propensity, estimate_propensity, ips_weights
 from .simulation import CLICK_MODELS, CLICK_PRESETS, PRESENTATIONS, simulate
 
-__all__ = ["CLICK_MODELS", "CLICK_PRESETS", "PRESENTATIONS", "ClickLog", "Dropped", "PairRows", "Preferences", "TrainingSet", "WEIGHTS",
-           "log_rows",
+__all__ = ["CLICK_MODELS", "CLICK_PRESETS", "PRESENTATIONS", "ClickLog", "Dropped", "PairRows", "Preferences",
+           "Propensity", "TrainingSet", "WEIGHTS", "estimate_propensity", "ips_weights", "log_rows",
            "preferences", "read_log", "simulate", "strategies", "to_rows", "training_set"]
 __all__ += ["BaiduULTR", "YandexRelPred", "read_baidu_ultr", "read_yandex"]  # the raw formats (clicks.formats)

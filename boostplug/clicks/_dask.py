@@ -32,7 +32,7 @@ class _Partial:
 
 
 def _partition_counts(frame: Any, index: int, roles: dict[str, str], mask: int, min_dwell: float | None,
-                      on_bad: str) -> _Partial:
+                      inverse_propensity: np.ndarray | None, on_bad: str) -> _Partial:
     """One partition's validated log reduced to its pair counts (run on a worker)."""
     from .extract import Extraction
 
@@ -48,7 +48,7 @@ def _partition_counts(frame: Any, index: int, roles: dict[str, str], mask: int, 
         none = np.zeros(0, dtype=np.int64)
         return _Partial(none, none, none, none, sessions, 0, dropped,
                         f"partition {index} (log rows counted from the partition's start): {exc}")
-    ex = Extraction(mask, min_dwell)
+    ex = Extraction(mask, min_dwell, inverse_propensity)
     ex.add_log(log)
     q, a, b, c = ex.raw_counts()
     return _Partial(q, a, b, c, sessions, log.n_impressions, dropped)
@@ -78,7 +78,7 @@ def reduce_partitions(ddf: Any, ex: Any, columns: Mapping[str, str | None] | Non
 
     roles = _sources.resolve_columns(columns, [str(c) for c in ddf.columns])
     check_roles(roles)
-    tasks = [dask.delayed(_partition_counts)(part, i, roles, ex.mask, ex.min_dwell, on_bad)
+    tasks = [dask.delayed(_partition_counts)(part, i, roles, ex.mask, ex.min_dwell, ex.inverse_propensity, on_bad)
              for i, part in enumerate(ddf.to_delayed())]
     partials = list(dask.compute(*tasks))
     _check_sessions_whole(partials)

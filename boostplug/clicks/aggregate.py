@@ -90,8 +90,8 @@ class PairCounts:
     def __init__(self) -> None:
         self._runs: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
 
-    def add(self, keys: NDArray[np.int64], counts: NDArray[np.int64] | None = None) -> None:
-        """Add one count per key (or ``counts``)."""
+    def add(self, keys: NDArray[np.int64], counts: NDArray[np.int64] | NDArray[np.float64] | None = None) -> None:
+        """Add one count per key (or ``counts``: whole, or inverse-propensity weights)."""
         if not keys.size:
             return
         self._runs.append(_reduce(keys, counts))
@@ -118,7 +118,7 @@ def _reduce(keys: NDArray[np.int64], counts: NDArray[np.int64] | None) -> tuple[
     if counts is None:
         c = np.diff(np.append(starts, k.shape[0])).astype(np.int64)
     else:
-        c = np.add.reduceat(counts[order], starts).astype(np.int64)
+        c = np.add.reduceat(counts[order], starts)
     return k[starts], c
 
 
@@ -160,6 +160,7 @@ class Preferences:
     * ``query``: query id; ``preferred``, ``other``: document keys, as in the log;
     * ``count``: impressions whose preferences hold ``preferred > other``;
     * ``against``: impressions that held the opposite (``count - against >= min_support``);
+      both float64 sums of inverse propensities with ``preferences(..., propensity=...)``;
     * ``weight``: float64 (``boostplug.clicks.aggregate``).
 
     Also: ``strategies`` (the names used), ``weighting`` (the ``weight=`` option),

@@ -31,11 +31,14 @@ class Extraction:
     """Pair counts of the impressions added so far, under codes shared by every piece of a log.
 
     ``mask``: the union of strategy bits; ``min_dwell``: clicks with a shorter dwell count as
-    no click (``None``: every click counts)."""
+    no click (``None``: every click counts); ``inverse_propensity``: a pair counts the weight of
+    its preferred document's position (index ``position - 1``) instead of 1 (``None``: 1)."""
 
-    def __init__(self, mask: int, min_dwell: float | None) -> None:
+    def __init__(self, mask: int, min_dwell: float | None,
+                 inverse_propensity: NDArray[np.float64] | None = None) -> None:
         self.mask = mask
         self.min_dwell = min_dwell
+        self.inverse_propensity = inverse_propensity
         self.queries = Encoder()
         self.docs = Encoder()
         self.keys = Encoder()  # (query code, doc code) packed in one int64 -> dense key code
@@ -77,11 +80,21 @@ class Extraction:
                 K.fill_pairs(sub, clicked[a:b], sub_order, self.mask, offsets, pref, other)
                 q = np.repeat(self.queries.encode(log.query[ptr[i:j]]), np.diff(sub))
                 codes = self._key_codes(q, self.docs.encode(log.doc[a:b]))
-                self.counts.add((codes[pref] << 32) | codes[other])
+                self.counts.add((codes[pref] << 32) | codes[other], self._pair_weights(log.position[a:b][pref]))
             i = j
 
+    def _pair_weights(self, position: NDArray[np.int64]) -> NDArray[np.float64] | None:
+        """The inverse propensity of each pair's preferred position (``None`` without propensities)."""
+        inv = self.inverse_propensity
+        if inv is None:
+            return None
+        if position.size and position.max() > inv.shape[0]:
+            raise ValueError(f"a click at position {int(position.max())} is below the {inv.shape[0]} positions of "
+                             "propensity=; estimate the propensities down to the log's deepest clicked position")
+        return inv[position - 1]
+
     def add_counts(self, query: np.ndarray, preferred: np.ndarray, other: np.ndarray,
-                   count: NDArray[np.int64]) -> None:
+                   count: NDArray[np.int64] | NDArray[np.float64]) -> None:
         """Add counts already summed elsewhere (a Dask partition's :meth:`raw_counts`)."""
         if not len(count):
             return
@@ -89,7 +102,7 @@ class Extraction:
         d = self.docs.encode(np.concatenate((preferred, other)))
         codes = self._key_codes(np.concatenate((q, q)), d)
         n = q.shape[0]
-        self.counts.add((codes[:n] << 32) | codes[n:], np.asarray(count, dtype=np.int64))
+        self.counts.add((codes[:n] << 32) | codes[n:], np.asarray(count))
 
     def _decode(self, key_codes: NDArray[np.int64]) -> tuple[np.ndarray, np.ndarray]:
         """(query, document) of dense key codes."""
@@ -146,6 +159,8 @@ def preferences(
     weight: str = "net",
     confidence: float = 0.95,
     min_dwell: float | None = None,
+    propensity: Any = None,
+    clip: float = 10.0,
     columns: Mapping[str, str | None] | None = None,
     on_bad: str = "raise",
 ) -> Preferences:
@@ -176,6 +191,13 @@ def preferences(
         confidence: one-sided level of the ``"wilson"`` bound, in [0.5, 1).
         min_dwell: clicks whose dwell is below this count as no click (they become skips);
             needs a dwell column.
+        propensity: examination propensity per position (a
+            :class:`~boostplug.clicks.Propensity` or an array, position 1 first): each pair then
+            counts ``min(1 / propensity, clip)`` of its preferred (clicked) document's position
+            instead of 1 (Joachims, Swaminathan, Schnabel, WSDM 2017), so ``count``, ``against``,
+            ``min_support`` and the ``"count"``/``"net"`` weights are inverse-propensity-weighted
+            sums; ``"wilson"`` needs whole counts and is refused.
+        clip: the largest inverse-propensity weight (with ``propensity``).
         columns: role -> column name for a table or file (:mod:`boostplug.clicks.log`).
         on_bad: ``"raise"`` or ``"skip"`` bad impressions (:func:`~boostplug.clicks.read_log`).
 
@@ -188,7 +210,15 @@ def preferences(
     weight, confidence = check_weight(weight, confidence)
     min_dwell = _check_min_dwell(min_dwell)
     on_bad = _check_on_bad(on_bad)
-    ex = Extraction(mask, min_dwell)
+    inv = None
+    if propensity is not None:
+        if weight == "wilson":
+            raise ValueError("weight='wilson' needs whole impression counts; with propensity= use 'net', 'count' "
+                             "or 'unit'")
+        from .propensity import inverse_propensity
+
+        inv = inverse_propensity(propensity, clip)
+    ex = Extraction(mask, min_dwell, inv)
     pieces: Iterator[ClickLog] | list[ClickLog]
     warn = False
     if isinstance(log, ClickLog):

@@ -229,3 +229,25 @@ def test_early_stopping_on_judged_queries(clicked, framework: str) -> None:
     best = "best_iteration_" if framework == "lightgbm" else "best_iteration"
     assert getattr(a, best) == getattr(b, best) < 39  # it stopped early
     np.testing.assert_allclose(a.predict(data.X), b.predict(data.X), rtol=1e-12, atol=1e-12)
+
+
+# ---- XGBoost: boostplug.xgboost.cv (xgb.cv's slices lose the keys) -----------------------------------
+def test_xgboost_cv_on_keyed_pairs_equals_a_hand_loop(clicked) -> None:
+    data, keyed, qid, doc = clicked
+    dtrain = bpx.dmatrix(data.X, data.y, qid=qid, doc=doc)
+    params = bpx.params(max_depth=3, nthread=1)
+    obj = bpx.objective("qbrank", label_pairs=False, labeled="none", w=0.7, pairs=keyed)
+    got = bpx.cv(params, dtrain, 6, nfold=3, seed=0, obj=obj, custom_metric=bpx.metric("ndcg@10"), as_pandas=False)
+    per_fold = []
+    for train, test in bpx.query_fold_rows(dtrain, 3, seed=0):
+        pairs, weights = _dict_rows(keyed, qid[train], doc[train])
+        record: dict = {}
+        xgb.train(params, bpx.dmatrix(data.X[train], data.y[train], qid=qid[train]), 6,
+                  obj=bpx.objective("qbrank", label_pairs=False, labeled="none", w=0.7, pairs=pairs,
+                                    pair_weights=weights),
+                  evals=[(bpx.dmatrix(data.X[test], data.y[test], qid=qid[test]), "test")],
+                  custom_metric=bpx.metric("ndcg@10"), evals_result=record, verbose_eval=False)
+        per_fold.append(record["test"]["ndcg@10"])
+    np.testing.assert_allclose(got["test-ndcg@10-mean"], np.mean(per_fold, axis=0), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"lose the keys: cross-validate with boostplug.xgboost.cv"):
+        xgb.cv(params, dtrain, 2, nfold=3, obj=obj)

@@ -143,7 +143,9 @@ class LightGBMSklearnObjective(BoundObjective):
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
         # A refit on new data legitimately brings new labels: re-bind instead of raising.
         prep = self.prepared(None, (y_true, group, weight), lambda: lgb_set_arrays(y_true, group, weight), strict=False,
-                             check_new=lambda: _check_lgb_labels(y_true, self.name))
+                             check_new=lambda: _check_lgb_labels(y_true, self.name),
+                             no_keys="use boostplug.lightgbm.LGBMRanker(objective=name, ...).fit(X, y, qid=qid, doc=doc), "
+                                     "which maps it onto each fit's rows")
         # LightGBM's wrapper of the 4-argument form (sklearn's _ObjectiveFunctionWrapper) holds the Dataset.
         with limit_threads(lgb_threads(sys._getframe(1).f_locals.get("dataset"))):
             return prep.grad_hess(np.asarray(y_pred, dtype=np.float64).reshape(-1))

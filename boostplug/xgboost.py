@@ -28,6 +28,10 @@ Notes:
   renumbers contiguous queries 0, 1, 2, ... (or takes ``group_ptr``), so it
   accepts such data.
 * Weights for ranking are one per query (XGBoost's convention).
+* Keyed pairs (:class:`~boostplug.keyed_pairs.KeyedPairs`, e.g. QBRank's click pairs) are mapped
+  onto the rows of a DMatrix built with ``dmatrix(..., doc=doc)``. ``xgb.cv``'s folds
+  (``DMatrix.slice``) lose the rows' keys, which the objective then refuses: :func:`cv` cuts
+  folds that keep queries whole and their keys.
 * The implementation is in :mod:`boostplug.frameworks.xgboost`.
 """
 
@@ -35,9 +39,10 @@ from __future__ import annotations
 
 from .frameworks._lazy import lazy_getattr
 from .frameworks.xgboost.adapters import dmatrix, early_stopping, metric, objective, params
+from .frameworks.xgboost.cv import cv, query_fold_rows
 from .frameworks.xgboost.model_file import load_model, objective_of, record_objective, save_model
 
-__all__ = ["objective", "metric", "early_stopping", "dmatrix", "params", "record_objective", "objective_of",
+__all__ = ["objective", "metric", "early_stopping", "dmatrix", "params", "cv", "query_fold_rows", "record_objective", "objective_of",
            "save_model", "load_model", "XGBRanker"]
 
 __getattr__ = lazy_getattr(__name__, {"XGBRanker": "boostplug.frameworks.xgboost.ranker"})

@@ -87,7 +87,7 @@ class RankingBooster(ModelFile, BaseEstimator):
     """
 
     # qid is how these estimators are told the queries: routed to fit and score unless refused
-    __metadata_request__fit = {"qid": True}
+    __metadata_request__fit = {"qid": True, "doc": True, "pairs": True}
     __metadata_request__score = {"qid": True}
 
     # ---- hooks --------------------------------------------------------------
@@ -109,6 +109,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         eval_set: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]] | None = None,
         callback: Callable[[int, dict[str, Any]], bool | None] | None = None,
         sample_weight: ArrayLike | None = None,
+        doc: ArrayLike | None = None,
     ) -> "RankingBooster":
         """Fit on ``X`` (NaN = missing), grades ``y`` and query ids ``qid``
         (or group sizes ``group``).
@@ -117,7 +118,11 @@ class RankingBooster(ModelFile, BaseEstimator):
             pairs: explicit preference pairs ``(n_pairs, 2)`` of row indices,
                 preferred row first; used instead of the label-derived critical pairs
                 by the pairwise boosters. With ``sample_weight`` both rows of a pair must
-                belong to one query (whose weight the pair takes).
+                belong to one query (whose weight the pair takes). Or a
+                :class:`~boostplug.keyed_pairs.KeyedPairs` table (unweighted), mapped onto these
+                rows by their ``qid`` and ``doc`` keys: pairs of queries not among them are left
+                out, so one table serves every cross-validation fold.
+            doc: one document key per row (with keyed ``pairs``); routed like ``qid``.
             sample_weight: per-query weights ``>= 0``: one per query, or one per row, equal
                 within each query. An integer weight ``w`` trains exactly as if the query were
                 repeated ``w`` times (each booster's docstring says which quantity it weights);
@@ -136,15 +141,15 @@ class RankingBooster(ModelFile, BaseEstimator):
         """
         with fit_blas():
             return self._fit(X, y, qid=qid, group=group, pairs=pairs, eval_set=eval_set, callback=callback,
-                             sample_weight=sample_weight)
+                             sample_weight=sample_weight, doc=doc)
 
     def _fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None, group: ArrayLike | None,
              pairs: ArrayLike | None, eval_set: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]] | None,
              callback: Callable[[int, dict[str, Any]], bool | None] | None,
-             sample_weight: ArrayLike | None) -> "RankingBooster":
+             sample_weight: ArrayLike | None, doc: ArrayLike | None = None) -> "RankingBooster":
         check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
         data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
-                               random_state=getattr(self, "random_state", None))
+                               random_state=getattr(self, "random_state", None), doc=doc)
         n_rounds = self._check_n_rounds()
         esr = self._check_early_stopping_rounds()
         verbose = self._check_verbose()

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_features, check_labels
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
+from ..keyed_pairs import KeyedPairs, row_keys
 from ..pairs import PAIR_BYTES, check_pair_memory, check_pairs, critical_pairs
 from .stumps import StumpCandidates, make_candidates
 
@@ -30,14 +31,20 @@ class FitData:
 
     @classmethod
     def prepare(cls, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None, group: ArrayLike | None,
-                pairs: ArrayLike | None, sample_weight: ArrayLike | None, random_state: Any) -> "FitData":
-        """The arguments of ``fit`` validated; queries of weight 0 removed (see
-        :func:`check_query_weights`); ``rng`` seeded by ``random_state``."""
+                pairs: ArrayLike | KeyedPairs | None, sample_weight: ArrayLike | None, random_state: Any,
+                doc: ArrayLike | None = None) -> "FitData":
+        """The arguments of ``fit`` validated; keyed ``pairs`` mapped onto the rows keyed
+        ``(qid, doc)``; queries of weight 0 removed (see :func:`check_query_weights`); ``rng``
+        seeded by ``random_state``."""
         Xa = check_X(X)
         ya = check_labels(y, name="y")
         if ya.shape[0] != Xa.shape[0]:
             raise ValueError(f"y has length {ya.shape[0]} but X has {Xa.shape[0]} rows")
         gp = group_ptr_of(Xa.shape[0], qid, group)
+        if isinstance(pairs, KeyedPairs):
+            pairs = _keyed_rows(pairs, qid, gp, doc)
+        elif doc is not None:
+            raise ValueError("doc= (document keys) maps KeyedPairs onto the rows; pairs is not a KeyedPairs table")
         pa = None if pairs is None else check_pairs(pairs, Xa.shape[0])
         qw = None
         if sample_weight is not None:
@@ -65,6 +72,21 @@ class FitData:
         ``n_thresholds`` parameters (seeded by ``rng``)."""
         return make_candidates(self.X, est.thresholds, max_thresholds=est.max_thresholds,
                                n_thresholds=est.n_thresholds, rng=self.rng)
+
+
+def _keyed_rows(pairs: KeyedPairs, qid: ArrayLike | None, group_ptr: NDArray[np.int64],
+                doc: ArrayLike | None) -> NDArray[np.int64]:
+    """Keyed pairs as row indices of this fit's rows, keyed by ``qid`` (or the query index, with
+    ``group``) and ``doc``; the boosters weight no pair, so a weighted table is refused."""
+    if doc is None:
+        raise ValueError("pairs is a KeyedPairs table: pass fit(..., doc=doc), one document key per row, to map "
+                         "it onto the rows (with GridSearchCV/cross_validate: params={'qid': qid, 'doc': doc, "
+                         "'pairs': pairs, 'groups': qid})")
+    if pairs.weight is not None:
+        raise ValueError("the boosters take no pair weights, and pairs is a weighted KeyedPairs table: build it "
+                         "without weight= (Preferences(weight='unit') counts each pair once)")
+    q = np.repeat(np.arange(group_ptr.shape[0] - 1), np.diff(group_ptr)) if qid is None else qid
+    return pairs.rows(*row_keys(q, doc, int(group_ptr[-1])))[0]
 
 
 def check_X(X: ArrayLike, n_features: int | None = None) -> NDArray[np.float64]:

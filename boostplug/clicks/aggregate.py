@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_real, show
+from ..keyed_pairs import KeyedPairs
 from .log import Dropped
 
 __all__ = ["WEIGHTS", "Preferences", "PairCounts", "Encoder", "wilson_net", "check_min_support"]
@@ -189,6 +190,13 @@ class Preferences:
         """The columns by name."""
         return {"query": self.query, "preferred": self.preferred, "other": self.other, "count": self.count,
                 "against": self.against, "weight": self.weight}
+
+    def keyed(self) -> KeyedPairs:
+        """The pairs as a :class:`~boostplug.keyed_pairs.KeyedPairs` table (``query``, ``better`` =
+        ``preferred``, ``worse`` = ``other``, ``weight``): what QBRank's ``pairs=`` and the boosters'
+        ``fit(pairs=...)`` take to train on any subset of whole queries (cross-validation folds,
+        ``GridSearchCV``), each training set keyed by its rows' ``qid`` and ``doc``."""
+        return KeyedPairs(self.query, self.preferred, self.other, self.weight)
 
     def to_pandas(self) -> Any:
         """The table as a pandas DataFrame (needs pandas)."""

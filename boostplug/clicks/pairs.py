@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_real, show
 from ..groups import check_group_ptr, qid_from_group_ptr
+from ..keyed_pairs import codes_together, join_keys, row_keys
 from .aggregate import Preferences
 from .log import ClickLog
 
@@ -76,32 +77,13 @@ def _repeat(pairs: NDArray[np.int64], weights: NDArray[np.float64]) -> NDArray[n
     return np.repeat(pairs, whole.astype(np.int64), axis=0)
 
 
-def _codes_together(*arrays: np.ndarray, what: str) -> list[NDArray[np.int64]]:
-    """Shared dense codes of several arrays of keys (``TypeError`` if they cannot be compared)."""
-    try:
-        _, inv = np.unique(np.concatenate(arrays), return_inverse=True)
-    except TypeError:
-        kinds = sorted({a.dtype.name for a in arrays})
-        raise TypeError(f"the {what} of the preferences and of the feature rows cannot be compared "
-                        f"(dtypes {kinds}); give both the same type of id") from None
-    inv = inv.reshape(-1).astype(np.int64)
-    out, at = [], 0
-    for a in arrays:
-        out.append(inv[at:at + a.shape[0]])
-        at += a.shape[0]
-    return out
-
-
 def _check_features_keys(qid: ArrayLike, doc: ArrayLike | None) -> tuple[np.ndarray, np.ndarray | None]:
+    if doc is not None:
+        return row_keys(qid, doc)
     q_rows = np.asarray(qid)
     if q_rows.ndim != 1:
         raise ValueError(f"qid must be one-dimensional (one id per feature row), got shape {q_rows.shape}")
-    if doc is None:
-        return q_rows, None
-    d_rows = np.asarray(doc)
-    if d_rows.shape != q_rows.shape:
-        raise ValueError(f"doc must hold one key per feature row ({q_rows.shape[0]}), got shape {d_rows.shape}")
-    return q_rows, d_rows
+    return q_rows, None
 
 
 def _feature_rows(q_rows: np.ndarray, d_rows: np.ndarray | None, query: np.ndarray, keys: np.ndarray,
@@ -111,8 +93,8 @@ def _feature_rows(q_rows: np.ndarray, d_rows: np.ndarray | None, query: np.ndarr
     the key itself as a row index (``d_rows=None``; then the row's qid must be the query, else a
     ``ValueError`` naming ``who(i)``)."""
     n = q_rows.shape[0]
-    q_code_rows, q_code = _codes_together(q_rows, query, what="query ids")
     if d_rows is None:
+        q_code_rows, q_code = codes_together(q_rows, query, what="query ids")
         if keys.size and keys.dtype.kind not in "iu":
             raise TypeError(f"with doc=None the document keys must be row indices (integers), got dtype "
                             f"{keys.dtype}; pass doc= (one key per feature row) to join on keys")
@@ -128,22 +110,8 @@ def _feature_rows(q_rows: np.ndarray, d_rows: np.ndarray | None, query: np.ndarr
                                  f"matrix, whose qid is {show(q_rows[r])}: the keys are not row indices of this "
                                  "matrix (pass doc= to join on keys)")
         return found, rows
-    d_code_rows, d_code = _codes_together(d_rows, keys.reshape(-1), what="document keys")
-    table = (q_code_rows << 32) | d_code_rows
-    order = np.argsort(table, kind="stable")
-    sorted_keys = table[order]
-    dup = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
-    if dup.size:
-        r1, r2 = int(order[dup[0]]), int(order[dup[0] + 1])
-        raise ValueError(f"feature rows {r1} and {r2} have the same (qid, doc) = ({show(q_rows[r1])}, "
-                         f"{show(d_rows[r1])}): the join is ambiguous")
-    want = (np.repeat(q_code, keys.shape[1]) << 32) | d_code
-    if not n:
-        return np.zeros(keys.shape, bool), np.zeros(keys.shape, np.int64)
-    pos = np.minimum(np.searchsorted(sorted_keys, want), n - 1)
-    found = sorted_keys[pos] == want
-    rows = np.where(found, order[pos], 0)
-    return found.reshape(keys.shape), rows.reshape(keys.shape)
+    found, rows, _ = join_keys(q_rows, d_rows, query, keys)
+    return found, rows
 
 
 def _no_row(key: object, query: object, by_index: bool) -> str:

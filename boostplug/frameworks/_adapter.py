@@ -20,9 +20,10 @@ from .. import metrics as _metrics
 from .. import objectives as _objectives
 from .._validation import check_finite
 from ..groups import check_group_ptr, first_varying_row, group_ptr_from_qid, group_ptr_from_sizes
+from ..keyed_pairs import KeyedPairs
 from ..objectives import Loss
 
-__all__ = ["BoundObjective", "given_row_params", "query_weights_from_rows", "metric_query_weights",
+__all__ = ["BoundObjective", "given_row_params", "given_keyed_params", "params_on_rows", "NO_KEYS", "query_weights_from_rows", "metric_query_weights",
            "group_ptr_or_error", "builder_group_ptr", "builder_weights", "builder_init_score", "MetricSpec", "MetricCallable"]
 
 
@@ -61,8 +62,43 @@ def query_weights_from_rows(
 def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
     """The parameters in ``params`` that hold row indices of one training set, as the registered
     ``objective`` declares them (``boostplug.objectives.get(name).row_params``): they cannot follow
-    the rows into another set (a cv fold, a subset, a Dask worker's share)."""
-    return {k: params[k] for k in objective.row_params if params.get(k) is not None}
+    the rows into another set (a cv fold, a subset, a Dask worker's share). Keyed tables
+    (:func:`given_keyed_params`) are not among them: they follow the rows."""
+    return {k: params[k] for k in objective.row_params
+            if params.get(k) is not None and not isinstance(params[k], KeyedPairs)}
+
+
+def given_keyed_params(objective: Any, params: dict[str, Any]) -> dict[str, KeyedPairs]:
+    """The row parameters in ``params`` given as :class:`~boostplug.keyed_pairs.KeyedPairs`: they
+    are mapped onto each training set's rows (:func:`params_on_rows`)."""
+    return {k: params[k] for k in objective.row_params if isinstance(params.get(k), KeyedPairs)}
+
+
+#: How to give a training set its rows' keys, for messages.
+NO_KEYS = ("{who}: {param} is a KeyedPairs table, and this training set carries no (qid, doc) key per row to map it "
+           "onto; {how}")
+
+
+def params_on_rows(objective: Any, params: dict[str, Any], qid: Any, doc: Any) -> dict[str, Any]:
+    """``params`` with every keyed table mapped onto the rows keyed ``(qid, doc)``: row-index pairs,
+    and the table's weights in the parameter the objective declares for them (``weights_in``)."""
+    out = dict(params)
+    declared = objective.loss_class.declared_params()
+    for k, table in given_keyed_params(objective, params).items():
+        pairs, weights = table.rows(qid, doc)
+        out[k] = pairs
+        if table.weight is None:
+            continue
+        target = declared[k].weights_in
+        if target is None:
+            raise ValueError(f"{objective.name}: {k} is a weighted KeyedPairs table, but {objective.name} takes no "
+                             "weights for it; build the table without weight=")
+        if params.get(target) is not None:
+            raise ValueError(f"{objective.name}: {k} is a weighted KeyedPairs table and {target} is given too; the "
+                             f"table's weights are its {target} (one per pair, following the pairs into every fold): "
+                             f"leave {target} unset")
+        out[target] = weights
+    return out
 
 
 def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
@@ -91,6 +127,8 @@ class BoundObjective:
         self.params = dict(params)
         #: The row-index parameters given (:func:`given_row_params`), bound to one training set.
         self.rows_given = given_row_params(self.objective, self.params)
+        #: The keyed tables given (:func:`given_keyed_params`), mapped onto each training set's rows.
+        self.keyed_given = given_keyed_params(self.objective, self.params)
         self._by_set: "weakref.WeakKeyDictionary[Any, tuple[Loss, tuple[Any, ...]]]" = \
             weakref.WeakKeyDictionary()
         self._last: tuple[Loss, tuple[Any, ...]] | None = None  # for sets not weakly referenceable
@@ -103,11 +141,15 @@ class BoundObjective:
         *,
         strict: bool = True,
         check_new: Callable[[], None] | None = None,
+        keys: Callable[[], tuple[Any, Any]] | None = None,
+        no_keys: str = "",
     ) -> Loss:
         """The objective prepared for this set. ``seen`` is what the framework hands each round
         (raw labels, groups, weights), compared with what the set was prepared from;
-        ``derive() -> (labels, group_ptr, query_weights)`` and ``check_new()`` run only when a
-        set is first prepared (validation and conversion are not repeated every round)."""
+        ``derive() -> (labels, group_ptr, query_weights)``, ``check_new()`` and ``keys() -> (qid, doc)``
+        (each row's keys, for keyed tables; ``None``: the set has none, ``no_keys`` says how to
+        give them) run only when a set is first prepared (validation and conversion are not
+        repeated every round)."""
         try:
             entry = self._by_set.get(key) if key is not None else self._last
         except TypeError:
@@ -137,7 +179,13 @@ class BoundObjective:
                 )
         if check_new is not None:
             check_new()
-        prep = self.objective.prepare(labels, group_ptr, weights=weights, **self.params)
+        params = self.params
+        if self.keyed_given:
+            row_keys = None if keys is None else keys()
+            if row_keys is None:
+                raise ValueError(NO_KEYS.format(who=self.name, param=next(iter(self.keyed_given)), how=no_keys))
+            params = params_on_rows(self.objective, params, *row_keys)
+        prep = self.objective.prepare(labels, group_ptr, weights=weights, **params)
         # Copies: a framework may hand the same array object back after changing it in place.
         entry = (prep, tuple(None if a is None else np.array(a, copy=True) for a in seen))
         try:

@@ -21,7 +21,7 @@ for every set and the last one drives early stopping and :meth:`RankerMixin.scor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -30,8 +30,9 @@ from numpy.typing import ArrayLike, NDArray
 from .. import objectives as _objectives
 from .._sklearn_folds import check_split_keeps_queries
 from .._validation import check_rounds
-from ..groups import group_ptr_from_qid, group_ptr_from_sizes
-from ._adapter import MetricSpec, metric_query_weights, query_weights_from_rows
+from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
+from ..keyed_pairs import row_keys
+from ._adapter import NO_KEYS, MetricSpec, given_keyed_params, metric_query_weights, params_on_rows, query_weights_from_rows
 
 __all__ = ["RankerMixin", "FitPlan", "ObjectiveChoice", "resolve_objective", "objective_param_names",
            "check_eval_metrics", "OWN_PARAMS"]
@@ -226,10 +227,11 @@ def _per_set(values: Sequence[Any] | None, n: int, name: str) -> list[Any]:
 
 class RankerMixin:
     """What the LightGBM and XGBoost rankers share: parameter split, fit planning, ``score``
-    and metadata routing (``qid`` is requested by ``fit`` and ``score`` by default)."""
+    and metadata routing (``qid`` is requested by ``fit`` and ``score`` by default, and so is
+    ``fit``'s ``doc``: the document keys that keyed pairs are mapped onto)."""
 
     # Mangled to _RankerMixin__metadata_request__fit, which scikit-learn looks for.
-    __metadata_request__fit = {"qid": True}
+    __metadata_request__fit = {"qid": True, "doc": True}
     __metadata_request__score = {"qid": True}
 
     _framework = ""
@@ -265,6 +267,7 @@ class RankerMixin:
         eval_qid: Sequence[ArrayLike] | None,
         eval_group: Sequence[ArrayLike] | None,
         eval_sample_weight: Sequence[ArrayLike] | None,
+        doc: ArrayLike | None = None,
     ) -> FitPlan:
         check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
         if getattr(self, "n_estimators", None) is not None:  # XGBoost's None: its default, 100
@@ -273,6 +276,7 @@ class RankerMixin:
         metrics = check_eval_metrics(self.eval_metric)
         rounds = _check_rounds(self.early_stopping_rounds)
         gp = group_ptr_of(qid, group, _n_rows(y))
+        choice = self._on_rows(choice, qid, gp, doc)
         qw = query_weights_from_rows(_as_weights(sample_weight), gp, self._framework)
         if isinstance(eval_set, tuple):
             eval_set = [eval_set]
@@ -297,6 +301,27 @@ class RankerMixin:
                 "eval_qid=[qid_vali])"
             )
         return FitPlan(choice, gp, qw, evals, metrics, rounds)
+
+    def _on_rows(self, choice: ObjectiveChoice, qid: ArrayLike | None, group_ptr: NDArray[np.int64],
+                 doc: ArrayLike | None) -> ObjectiveChoice:
+        """``choice`` with its keyed tables mapped onto this fit's rows, keyed by ``qid`` (or the
+        query index, with ``group``) and ``doc``."""
+        if choice.name is None:
+            if doc is not None:
+                raise ValueError(f"doc= (document keys for keyed pairs) given, but objective={self.objective!r} "
+                                 "is not a boostplug objective")
+            return choice
+        entry = _objectives.get(choice.name)
+        keyed = given_keyed_params(entry, choice.params)
+        if not keyed:
+            return choice
+        if doc is None:
+            raise ValueError(NO_KEYS.format(who=f"{type(self).__name__}.fit", param=next(iter(keyed)),
+                                            how="pass fit(..., doc=doc) (one document key per row; with "
+                                                "GridSearchCV/cross_validate, params={'qid': qid, 'doc': doc, "
+                                                "'groups': qid})"))
+        keys = row_keys(qid_from_group_ptr(group_ptr) if qid is None else qid, doc, int(group_ptr[-1]))
+        return replace(choice, params=params_on_rows(entry, choice.params, *keys))
 
     def score(self, X: Any, y: ArrayLike, qid: ArrayLike | None = None,
               sample_weight: ArrayLike | None = None) -> float:

@@ -64,6 +64,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import (INT64_MAX, check_choice, check_flag, check_labels, check_real, check_scores, check_weights,
                            did_you_mean, show)
 from ..groups import check_group_ptr
+from ..keyed_pairs import KeyedPairs
 from ..pairs import check_pairs, check_rows
 from ._finish import floor_in_place
 
@@ -178,7 +179,11 @@ class Param:
     * ``"choice"``: one of the strings ``choices`` (``ignore_case``: any case, stored as declared);
     * ``"bool"``: ``True`` or ``False``;
     * ``"rows"``: row indices of the training set, shape ``(n, 2)`` (QBRank's explicit ``pairs``);
-      checked against the data's rows when the objective is bound to it;
+      checked against the data's rows when the objective is bound to it. A
+      :class:`~boostplug.keyed_pairs.KeyedPairs` table is accepted too (stored as given): the
+      framework adapters and rankers map it onto the rows of each training set they are handed
+      (its weights going to the parameter ``weights_in`` names); binding it without the rows'
+      keys is a ``TypeError``;
     * ``"row_index"``: a set of rows of the training set, a 1-d array of distinct indices
       (QBRank's ``labeled_rows``), checked likewise;
     * ``"custom"``: ``convert(value)`` returns the value to store or raises ``ValueError``/``TypeError``.
@@ -200,6 +205,8 @@ class Param:
     convert: Callable[[Any], Any] | None = None
     search: Search | None = None
     stand_in: Any = None
+    #: ``rows`` kind: the parameter that takes the per-pair weights of a keyed table.
+    weights_in: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in PARAM_KINDS:
@@ -240,6 +247,12 @@ class Param:
             return check_choice(what, value, self.choices)
         if kind == "bool":
             return check_flag(value, what)
+        if kind == "rows" and isinstance(value, KeyedPairs):
+            if n_docs is None:
+                return value
+            raise TypeError(f"{what} is a KeyedPairs table, which names documents, not rows: bind the objective "
+                            "through a boostplug adapter or ranker given each row's qid and doc keys, or pass "
+                            "keyed.rows(qid, doc)'s row-index pairs")
         if kind in ROW_KINDS:
             check = check_pairs if kind == "rows" else check_rows
             rows = np.array(check(value, INT64_MAX if n_docs is None else n_docs, name=what))

@@ -33,7 +33,9 @@ Parameters (``DEFAULTS``; anything out of range is a ``ValueError``/``TypeError`
     tau: ``"grade"`` (absolute grade difference, the paper's experiments) or a
         margin for the label-derived pairs in (0, 1e150] (:data:`TAU_MAX`).
     pairs: ``None`` or explicit preference pairs, shape ``(P, 2)``, integer row
-        indices, preferred row first.
+        indices, preferred row first; or a :class:`~boostplug.keyed_pairs.KeyedPairs` table
+        (query, better, worse document keys, optional weights as ``pair_weights``), which
+        the adapters map onto whatever rows a training set holds (a fold, a subset).
     pair_tau: margin of the explicit pairs, in (0, 1e150] (paper: 1.0).
     pair_weights: ``None`` (every explicit pair weighs 1) or one finite, non-negative
         weight per explicit pair, multiplying the pair's ``w W``.
@@ -121,7 +123,8 @@ class QBRankObjective(Loss):
         "tau": Param("grade", "real", "margin of the label-derived pairs: 'grade' (the grade difference) or a number",
                      low=0.0, high=TAU_MAX, low_open=True, choices=("grade",),
                      search=Search(choices=("grade", 0.5, 1.0, 2.0))),
-        "pairs": Param(None, "rows", "explicit preference pairs (row indices, preferred row first)"),
+        "pairs": Param(None, "rows", "explicit preference pairs (row indices, preferred row first; or a KeyedPairs "
+                       "table, mapped onto each training set's rows)", weights_in="pair_weights"),
         "pair_tau": Param(1.0, "real", "margin of the explicit pairs (paper: 1.0)", low=0.0, high=TAU_MAX,
                           low_open=True),
         "pair_weights": Param(None, "custom", "weight of each explicit pair (default 1), times w and its query's weight",

@@ -78,7 +78,7 @@ def test_ambiguous_join_is_refused(simulated) -> None:
     data, prefs = simulated
     doc = np.arange(data.n_docs)
     doc[1] = doc[0]  # rows 0 and 1 are one query's rows
-    with pytest.raises(ValueError, match=r"feature rows 0 and 1 have the same \(qid, doc\)"):
+    with pytest.raises(ValueError, match=r"rows 0 and 1 have the same \(qid, doc\)"):
         clicks.to_rows(prefs, data.qid, doc)
 
 

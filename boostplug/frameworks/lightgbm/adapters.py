@@ -14,7 +14,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..._core.threads import limit_threads, thread_count
-from ...groups import cut_queries, group_ptr_from_sizes, sizes_from_group_ptr
+from ...groups import cut_queries, group_ptr_from_sizes, qid_from_group_ptr, sizes_from_group_ptr
+from ...keyed_pairs import row_keys
 from .._adapter import (
     BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
     metric_query_weights, query_weights_from_rows,
@@ -27,6 +28,30 @@ _FOLDS_FIX = (
     "pass folds that keep queries whole: lgb.cv(..., folds=boostplug.lightgbm.query_folds(train_set, nfold=5)), "
     "or boostplug.lightgbm.cv(params, train_set, ...)"
 )
+
+#: Each row's (qid, doc) keys of the Datasets :func:`dataset` built with ``doc=``; a subset (an
+#: ``lgb.cv`` fold, ``Dataset.subset``) has its parent's keys at its ``used_indices``.
+_ROW_KEYS: "weakref.WeakKeyDictionary[Any, tuple[np.ndarray, np.ndarray]]" = weakref.WeakKeyDictionary()
+
+_HOW_KEYS = ("build the Dataset with boostplug.lightgbm.dataset(X, y, qid=qid, doc=doc) (one document key per row); "
+             "its lgb.cv folds and subsets carry the keys too")
+
+
+def dataset_row_keys(data: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``(qid, doc)`` keys of a Dataset's rows: recorded by :func:`dataset`, or its parent's at
+    ``used_indices`` for a subset; ``None`` when it has none."""
+    keys = _ROW_KEYS.get(data)
+    if keys is not None:
+        return keys
+    used, parent = getattr(data, "used_indices", None), getattr(data, "reference", None)
+    if used is None or parent is None:
+        return None
+    parent_keys = dataset_row_keys(parent)
+    if parent_keys is None:
+        return None
+    idx = np.asarray(used, dtype=np.int64)
+    return parent_keys[0][idx], parent_keys[1][idx]
+
 
 #: What LightGBM stores for an infinite label (NaN becomes 0) when it builds a Dataset.
 _LGB_INF_LABEL = np.float32(1e38)
@@ -106,7 +131,8 @@ class LightGBMObjective(BoundObjective):
             )
         labels, sizes, weights = train_data.get_label(), train_data.get_group(), train_data.get_weight()
         prep = self.prepared(train_data, (labels, sizes, weights), lambda: lgb_set_arrays(labels, sizes, weights),
-                             check_new=lambda: _check_set(train_data, labels, self.name))
+                             check_new=lambda: _check_set(train_data, labels, self.name),
+                             keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS)
         with limit_threads(lgb_threads(train_data)):
             return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
@@ -117,7 +143,9 @@ class LightGBMSklearnObjective(BoundObjective):
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
         # A refit on new data legitimately brings new labels: re-bind instead of raising.
         prep = self.prepared(None, (y_true, group, weight), lambda: lgb_set_arrays(y_true, group, weight), strict=False,
-                             check_new=lambda: _check_lgb_labels(y_true, self.name))
+                             check_new=lambda: _check_lgb_labels(y_true, self.name),
+                             no_keys="use boostplug.lightgbm.LGBMRanker(objective=name, ...).fit(X, y, qid=qid, doc=doc), "
+                                     "which maps it onto each fit's rows")
         # LightGBM's wrapper of the 4-argument form (sklearn's _ObjectiveFunctionWrapper) holds the Dataset.
         with limit_threads(lgb_threads(sys._getframe(1).f_locals.get("dataset"))):
             return prep.grad_hess(np.asarray(y_pred, dtype=np.float64).reshape(-1))
@@ -216,9 +244,15 @@ def dataset(
     weight: ArrayLike | None = None,
     init_score: ArrayLike | None = None,
     reference: Any = None,
+    doc: ArrayLike | None = None,
     **kwargs: Any,
 ):
     """``lgb.Dataset`` with query groups from ``qid`` (contiguous, any order) or ``group_ptr``.
+
+    ``doc``: one document key per row. The Dataset then carries each row's ``(qid, doc)`` keys
+    (with ``group_ptr``, the query's index stands for its id), and so do the folds ``lgb.cv``
+    and :func:`cv` cut from it: an objective given keyed pairs
+    (:class:`~boostplug.keyed_pairs.KeyedPairs`) maps them onto the rows of each set it trains on.
 
     ``weight`` may be one per row or one per query (expanded to rows). Labels, weights and
     ``init_score`` must be finite, weights non-negative: LightGBM would store a NaN label as 0 and
@@ -232,4 +266,7 @@ def dataset(
     sizes = sizes_from_group_ptr(gp)
     weight = builder_weights(weight, gp, "LightGBM", per_query=False)
     init_score = builder_init_score(init_score, "init_score")
-    return lgb.Dataset(X, label=y, group=sizes, weight=weight, init_score=init_score, reference=reference, **kwargs)
+    data = lgb.Dataset(X, label=y, group=sizes, weight=weight, init_score=init_score, reference=reference, **kwargs)
+    if doc is not None:
+        _ROW_KEYS[data] = row_keys(qid_from_group_ptr(gp) if qid is None else qid, doc, len(y))
+    return data

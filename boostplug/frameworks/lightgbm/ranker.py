@@ -164,6 +164,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         categorical_feature: Any = "auto",
         callbacks: list[Callable] | None = None,
         init_model: Any = None,
+        doc: ArrayLike | None = None,
     ) -> "LGBMRanker":
         """Fit on queries given by ``qid`` (one id per row, each query's rows adjacent, any
         order) or ``group`` (query sizes).
@@ -172,11 +173,14 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         ``eval_set``: ``[(X, y), ...]`` with ``eval_qid`` (or ``eval_group``) for each;
         ``eval_metric`` is recorded for each in ``evals_result_`` and early stopping watches
         the last one only. Inside scikit-learn's model selection, a split that puts rows of one
-        query in both its training and test part is refused (``ValueError``). Other arguments
-        as ``lightgbm.LGBMRanker.fit``.
+        query in both its training and test part is refused (``ValueError``). ``doc``: one
+        document key per row, onto which an objective's keyed pairs
+        (:class:`~boostplug.keyed_pairs.KeyedPairs`) are mapped (routed like ``qid``, so each fold
+        of ``GridSearchCV`` gets its own pairs). Other arguments as ``lightgbm.LGBMRanker.fit``.
         """
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
-                              eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=eval_sample_weight)
+                              eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=eval_sample_weight,
+                              doc=doc)
         # as boostplug.lightgbm.dataset does: LightGBM would store NaN as 0 and +-inf as +-1e300
         init_score = builder_init_score(init_score, "init_score")
         if eval_init_score is not None:

@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..._core.threads import limit_threads, thread_count
 from ...groups import qid_from_group_ptr
+from ...keyed_pairs import row_keys
 from .._adapter import (
     BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
     metric_query_weights, query_weights_from_rows,
@@ -30,6 +31,28 @@ _HOW = "xgb.DMatrix(X, y, qid=sorted_qid) or group=..., or boostplug.xgboost.dma
 def _group_ptr(dmat: Any) -> NDArray[np.int64]:
     n = int(dmat.num_row())
     return group_ptr_or_error(dmat.get_uint_info("group_ptr"), n, "XGBoost", _HOW)
+
+
+#: Each row's (qid, doc) keys of the DMatrices :func:`dmatrix` built with ``doc=`` and of the
+#: folds :func:`boostplug.xgboost.cv` cut from them (``DMatrix.slice`` drops them).
+_ROW_KEYS: "weakref.WeakKeyDictionary[Any, tuple[np.ndarray, np.ndarray]]" = weakref.WeakKeyDictionary()
+
+_HOW_KEYS = ("build the DMatrix with boostplug.xgboost.dmatrix(X, y, qid=qid, doc=doc) (one document key per row); "
+             "xgb.cv's folds (DMatrix.slice) lose the keys: cross-validate with boostplug.xgboost.cv, whose folds "
+             "keep them")
+
+
+def dmatrix_row_keys(dmat: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``(qid, doc)`` keys of a DMatrix's rows, ``None`` when it carries none."""
+    try:
+        return _ROW_KEYS.get(dmat)
+    except TypeError:
+        return None
+
+
+def keep_row_keys(dmat: Any, keys: tuple[np.ndarray, np.ndarray]) -> None:
+    """Record the ``(qid, doc)`` keys of a DMatrix's rows."""
+    _ROW_KEYS[dmat] = keys
 
 
 _BOOSTER_THREADS: "weakref.WeakKeyDictionary[Any, int | None]" = weakref.WeakKeyDictionary()
@@ -66,7 +89,8 @@ class XGBoostObjective(BoundObjective):
             gp = group_ptr_or_error(raw_ptr, len(labels), "XGBoost", _HOW)
             return labels, gp, query_weights_from_rows(weights, gp, "XGBoost")
 
-        prep = self.prepared(dtrain, (labels, raw_ptr, weights), derive)
+        prep = self.prepared(dtrain, (labels, raw_ptr, weights), derive, keys=lambda: dmatrix_row_keys(dtrain),
+                             no_keys=_HOW_KEYS)
         with limit_threads(xgb_threads(sys._getframe(1).f_locals.get("self"))):
             return prep.grad_hess(np.asarray(predt, dtype=np.float64).reshape(-1))
 
@@ -180,9 +204,15 @@ def dmatrix(
     group_ptr: ArrayLike | None = None,
     weight: ArrayLike | None = None,
     base_margin: ArrayLike | None = None,
+    doc: ArrayLike | None = None,
     **kwargs: Any,
 ):
     """``xgb.DMatrix`` with query groups from a contiguous (possibly unsorted) ``qid`` or ``group_ptr``.
+
+    ``doc``: one document key per row; the DMatrix then carries each row's ``(qid, doc)`` keys (with
+    ``group_ptr``, the query's index stands for its id), onto which an objective given keyed pairs
+    (:class:`~boostplug.keyed_pairs.KeyedPairs`) maps them; :func:`boostplug.xgboost.cv`'s folds
+    carry them too (``xgb.cv``'s do not).
 
     Queries are renumbered 0, 1, 2, ... in their order of appearance, which is what
     XGBoost's sorted-``qid`` requirement needs. ``weight``: one per query, or one per row
@@ -194,7 +224,10 @@ def dmatrix(
     gp = builder_group_ptr(y, qid, group_ptr, kwargs, "dmatrix() (XGBoost's qid=)")
     weight = builder_weights(weight, gp, "XGBoost", per_query=True)
     base_margin = builder_init_score(base_margin, "base_margin")
-    return xgb.DMatrix(X, label=y, qid=qid_from_group_ptr(gp), weight=weight, base_margin=base_margin, **kwargs)
+    dmat = xgb.DMatrix(X, label=y, qid=qid_from_group_ptr(gp), weight=weight, base_margin=base_margin, **kwargs)
+    if doc is not None:
+        keep_row_keys(dmat, row_keys(qid_from_group_ptr(gp) if qid is None else qid, doc, len(y)))
+    return dmat
 
 
 def params(**overrides: Any) -> dict[str, Any]:

@@ -113,6 +113,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         base_margin_eval_set: Sequence[ArrayLike] | None = None,
         verbose: bool | int = False,
         xgb_model: Any = None,
+        doc: ArrayLike | None = None,
     ) -> "XGBRanker":
         """Fit on queries given by ``qid`` (one id per row, each query's rows adjacent, any
         order: unlike ``xgboost.XGBRanker``, ids need not be sorted) or ``group`` (query sizes).
@@ -121,11 +122,14 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         within a query. ``eval_set``: ``[(X, y), ...]`` with ``eval_qid`` (or ``eval_group``)
         for each; ``eval_metric`` is recorded for each in ``evals_result_`` and early stopping
         watches the last one. Inside scikit-learn's model selection, a split that puts rows of
-        one query in both its training and test part is refused (``ValueError``). Other
+        one query in both its training and test part is refused (``ValueError``). ``doc``: one
+        document key per row, onto which an objective's keyed pairs
+        (:class:`~boostplug.keyed_pairs.KeyedPairs`) are mapped (routed like ``qid``). Other
         arguments as ``xgboost.XGBRanker.fit``.
         """
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
-                              eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=sample_weight_eval_set)
+                              eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=sample_weight_eval_set,
+                              doc=doc)
         if not isinstance(self.objective, str):
             raise TypeError(
                 f"XGBRanker takes an objective name (one of {_objectives.names()} or an XGBoost 'rank:*' "

@@ -1,0 +1,66 @@
+"""Cross-validation on XGBoost whose folds keep queries whole and carry each row's keys:
+:func:`cv`, ``xgb.cv`` on folds that keyed pairs (:class:`~boostplug.keyed_pairs.KeyedPairs`)
+follow. ``DMatrix.slice`` (what ``xgb.cv`` cuts folds with) keeps labels, groups and weights but
+nothing a DMatrix built by :func:`~boostplug.frameworks.xgboost.adapters.dmatrix` carries
+besides, so the folds are cut here and handed to ``xgb.cv`` with their keys."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._validation import check_rounds
+from ...data.splits import kfold_by_query
+from .adapters import dmatrix_row_keys, keep_row_keys, _group_ptr
+
+__all__ = ["query_fold_rows", "cv"]
+
+
+def query_fold_rows(dtrain: Any, nfold: int = 5, *, seed: int = 0,
+                    shuffle: bool = True) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
+    """``nfold`` pairs ``(train_rows, test_rows)`` of a ranking DMatrix, each query whole in the test
+    rows of one fold (:func:`boostplug.data.kfold_by_query` over its queries, seeded by ``seed``)."""
+    sizes = np.diff(_group_ptr(dtrain))
+    query_of_row = np.repeat(np.arange(sizes.shape[0]), sizes)
+    return [(np.flatnonzero(np.isin(query_of_row, tr)), np.flatnonzero(np.isin(query_of_row, te)))
+            for tr, te in kfold_by_query(sizes.shape[0], nfold, seed=seed, shuffle=shuffle)]
+
+
+def _slice(dall: Any, rows: NDArray[np.int64], gp: NDArray[np.int64]) -> Any:
+    part = dall.slice(rows, allow_groups=True)
+    q = np.searchsorted(gp, rows, side="right") - 1
+    part.set_group(np.diff(np.flatnonzero(np.r_[True, q[1:] != q[:-1], True])))
+    keys = dmatrix_row_keys(dall)
+    if keys is not None:
+        keep_row_keys(part, (keys[0][rows], keys[1][rows]))
+    return part
+
+
+def cv(params: dict[str, Any], dtrain: Any, num_boost_round: int = 10, *, nfold: int = 5, seed: int = 0,
+       shuffle: bool = True, fpreproc: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
+    """``xgb.cv`` on folds that keep queries whole (:func:`query_fold_rows`) and carry the rows'
+    ``(qid, doc)`` keys of a :func:`~boostplug.frameworks.xgboost.adapters.dmatrix` built with
+    ``doc=``, so an objective given keyed pairs trains each fold on its own pairs.
+
+    ``kwargs`` go to ``xgb.cv`` (``obj``, ``custom_metric``, ``early_stopping_rounds``...);
+    ``fpreproc`` runs on each fold after it is cut. Returns what ``xgb.cv`` returns.
+    """
+    import xgboost as xgb
+
+    for name in ("folds", "stratified"):
+        if name in kwargs:
+            raise TypeError(f"cv() makes query folds from nfold/seed/shuffle; {name}= is xgb.cv's own (call xgb.cv)")
+    check_rounds(num_boost_round, "num_boost_round")
+    gp = _group_ptr(dtrain)
+    folds = iter(query_fold_rows(dtrain, nfold, seed=seed, shuffle=shuffle))
+
+    def our_fold(_train: Any, _test: Any, param: Any) -> tuple[Any, Any, Any]:
+        # xgb.cv cuts its own group folds and hands each here, in fold order: replace it by ours
+        train_rows, test_rows = next(folds)
+        out = (_slice(dtrain, train_rows, gp), _slice(dtrain, test_rows, gp), param)
+        return out if fpreproc is None else fpreproc(*out)
+
+    return xgb.cv(params, dtrain, num_boost_round, nfold=nfold, seed=seed, shuffle=shuffle, fpreproc=our_fold,
+                  **kwargs)

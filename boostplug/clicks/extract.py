@@ -57,7 +57,7 @@ class Extraction:
         """Extract and count the pairs of every impression of ``log``."""
         from . import _kernels as K
 
-        ptr = log.impression_ptr
+        ptr = log.group_ptr
         clicked = log.clicked
         if self.min_dwell is not None:
             clicked = clicked & (log.dwell >= self.min_dwell)  # type: ignore[operator]
@@ -231,7 +231,7 @@ def preferences(
 
             roles, dropped = reduce_partitions(log, ex, columns, on_bad,
                                                lambda r: _need_columns(names, "order" in r, "dwell" in r, min_dwell))
-            warn_dropped(dropped)
+            warn_dropped(dropped, ex.n_impressions)
             return ex.result(min_support=min_support, weight=weight, confidence=confidence, names=names,
                              dropped=dropped)
         if kind in ("parquet", "csv", "raw"):
@@ -245,5 +245,5 @@ def preferences(
     for piece in pieces:
         ex.add_log(piece)
     if warn:
-        warn_dropped(dropped)
+        warn_dropped(dropped, ex.n_impressions)
     return ex.result(min_support=min_support, weight=weight, confidence=confidence, names=names, dropped=dropped)

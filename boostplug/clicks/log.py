@@ -116,7 +116,8 @@ class ClickLog:
         position: int64, ``1..n`` within each impression.
         clicked: bool.
         order, dwell: float64 (NaN on rows without a click), or ``None`` without such a column.
-        impression_ptr: int64 offsets: impression ``i`` is rows ``impression_ptr[i]:impression_ptr[i+1]``.
+        group_ptr: int64 offsets: impression ``i`` is rows ``group_ptr[i]:group_ptr[i+1]`` (each
+            impression a query group, the offsets of :mod:`boostplug.groups`).
         dropped: what ``on_bad="skip"`` left out (:class:`Dropped`).
     """
 
@@ -127,7 +128,7 @@ class ClickLog:
     clicked: NDArray[np.bool_]
     order: NDArray[np.float64] | None
     dwell: NDArray[np.float64] | None
-    impression_ptr: NDArray[np.int64]
+    group_ptr: NDArray[np.int64]
     dropped: Dropped = field(default_factory=Dropped)
 
     def __len__(self) -> int:
@@ -136,7 +137,7 @@ class ClickLog:
     @property
     def n_impressions(self) -> int:
         """Number of impressions."""
-        return int(self.impression_ptr.shape[0] - 1)
+        return int(self.group_ptr.shape[0] - 1)
 
     def __repr__(self) -> str:
         extra = "".join(f", {c}" for c in ("order", "dwell") if getattr(self, c) is not None)
@@ -172,7 +173,7 @@ class ClickLog:
         if idx.size and (idx[0] < 0 or idx[-1] >= self.n_impressions):
             raise ValueError(f"impression index out of range [0, {self.n_impressions}): "
                              f"{int(idx[0] if idx[0] < 0 else idx[-1])}")
-        ptr = self.impression_ptr
+        ptr = self.group_ptr
         sizes = ptr[idx + 1] - ptr[idx]
         new_ptr = np.zeros(idx.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=new_ptr[1:])
@@ -308,7 +309,7 @@ def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped
         position=position[sel].astype(np.int64), clicked=clicked[sel] == 1.0,
         order=None if order is None else np.where(clicked[sel] == 1.0, order[sel], np.nan),
         dwell=None if dwell is None else np.where(clicked[sel] == 1.0, dwell[sel], np.nan),
-        impression_ptr=ptr, dropped=dropped)
+        group_ptr=ptr, dropped=dropped)
 
 
 def _refusal(code: int, k: int, a: int, b: int, values: dict[str, np.ndarray], sort: NDArray[np.int64] | None,
@@ -347,8 +348,13 @@ def _check_on_bad(on_bad: object) -> str:
     return check_choice("on_bad", on_bad, ON_BAD)
 
 
-def warn_dropped(dropped: Dropped) -> None:
-    """One warning saying what ``on_bad="skip"`` dropped (nothing is dropped silently)."""
+def warn_dropped(dropped: Dropped, kept: int) -> None:
+    """One warning saying what ``on_bad="skip"`` dropped (nothing is dropped silently), and a
+    ``ValueError`` when it dropped every impression (``kept`` is 0): an empty result is no answer
+    to a log in which nothing was valid."""
+    if dropped and kept == 0:
+        raise ValueError(f"boostplug.clicks: on_bad='skip' dropped every impression of the log, nothing is left: "
+                         f"{dropped}")
     if dropped:
         warnings.warn(f"boostplug.clicks: {dropped}", UserWarning, stacklevel=3)
 
@@ -364,7 +370,7 @@ def read_log(source: Any, *, columns: Mapping[str, str | None] | None = None, on
         columns: role -> column name, for columns not named after their role (module docstring).
         on_bad: ``"raise"`` (default): a bad impression is a ``ValueError`` naming its session,
             query and row; ``"skip"``: it is dropped, counted in ``.dropped`` and announced by a
-            warning.
+            warning (a ``ValueError`` when every impression is dropped).
 
     Returns:
         a :class:`ClickLog`.
@@ -378,7 +384,7 @@ def read_log(source: Any, *, columns: Mapping[str, str | None] | None = None, on
     dropped = Dropped()
     roles, parts = _sources.batches(source, columns, on_bad=on_bad, report=dropped.add)
     log = _validate(Batch.concat(list(parts)), roles, on_bad, dropped)
-    warn_dropped(dropped)
+    warn_dropped(dropped, log.n_impressions)
     return log
 
 

@@ -159,7 +159,7 @@ def to_rows(prefs: Preferences, qid: ArrayLike, doc: ArrayLike | None = None, *,
 def log_rows(log: ClickLog, qid: ArrayLike, doc: ArrayLike | None = None, *,
              on_missing: str = "raise") -> tuple[ClickLog, NDArray[np.int64]]:
     """The feature row of every row of a click log, for learners that train on the impressions
-    themselves: ``X[rows]`` with labels ``log.clicked``, groups ``log.impression_ptr`` and
+    themselves: ``X[rows]`` with labels ``log.clicked``, groups ``log.group_ptr`` and
     ``log.position`` (clicks as labels; LightGBM's ``position``; XGBoost's ``lambdarank_unbiased``).
 
     Args:
@@ -190,7 +190,7 @@ def log_rows(log: ClickLog, qid: ArrayLike, doc: ArrayLike | None = None, *,
                f"{lost.size} log rows name documents without features")
     if on_missing == "raise":
         raise ValueError(f"{message}; on_missing='skip' leaves their impressions out")
-    imp = np.repeat(np.arange(log.n_impressions), np.diff(log.impression_ptr))
+    imp = np.repeat(np.arange(log.n_impressions), np.diff(log.group_ptr))
     bad = np.zeros(log.n_impressions, dtype=bool)
     bad[imp[lost]] = True
     warnings.warn(f"boostplug.clicks.log_rows: left out {int(bad.sum())} of {log.n_impressions} impressions: "
@@ -226,7 +226,7 @@ class TrainingSet:
         """Query index of every row (the boosters' and scikit-learn rankers' ``qid=``)."""
         return qid_from_group_ptr(self.group_ptr)
 
-    def repeated_pairs(self) -> NDArray[np.int64]:
+    def repeated(self) -> NDArray[np.int64]:
         """The pairs, each repeated ``weight`` times (:meth:`PairRows.repeated`)."""
         return _repeat(self.pairs, self.pair_weights)
 

@@ -216,7 +216,7 @@ def _reduce(log: ClickLog, max_position: int | None) -> _Cells:
     if not log.clicked[keep].any():
         raise ValueError("the click log has no clicks (at positions 1.." + str(k) + "): nothing to estimate "
                          "position bias from")
-    sizes = np.diff(log.impression_ptr)
+    sizes = np.diff(log.group_ptr)
     depth = np.minimum(np.repeat(sizes, sizes), k)[keep]
     pos = log.position[keep].astype(np.int64) - 1
     q = _codes(np.asarray(log.query)[keep], "query", "query")

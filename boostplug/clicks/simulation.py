@@ -314,6 +314,6 @@ def simulate(
         clicked=click[valid],
         order=order[valid],
         dwell=None,
-        impression_ptr=ptr,
+        group_ptr=ptr,
         dropped=Dropped(),
     )

@@ -42,6 +42,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .._validation import did_you_mean
+
 __all__ = ["NAMES", "BITS", "NEEDS_ORDER", "DEFAULT", "mask", "names"]
 
 #: Bit of each strategy (the compiled extraction takes their union as one integer).
@@ -80,8 +82,17 @@ def names(strategies: str | Iterable[str]) -> tuple[str, ...]:
         elif isinstance(s, str) and s in BITS:
             chosen.add(s)
         else:
-            raise ValueError(f"unknown click strategy {s!r}; choose from {list(NAMES)} (or 'all')")
+            raise ValueError(f"unknown click strategy {s!r}; {_hint(s)}choose from {list(NAMES)} (or 'all')")
     return tuple(n for n in NAMES if n in chosen)
+
+
+def _hint(value: object) -> str:
+    """"did you mean ...? " for a misspelt strategy or one given without its ``click>`` side
+    (``"skip-above"``: the strategies whose either side it names)."""
+    text = str(value).strip().lower().replace(" ", "")
+    sides = [n for n in NAMES if text and text in n.split(">")]
+    hint = f"did you mean {' or '.join(repr(n) for n in sides)}?" if sides else did_you_mean(text, NAMES, quote=True)
+    return f"{hint} " if hint else ""
 
 
 def mask(strategies: str | Iterable[str]) -> int:

@@ -200,7 +200,7 @@ def _on_rows(log: ClickLog, data: RankingData) -> tuple[ClickLog, int]:
     """The impressions of a real ``log`` whose query is one of ``data``'s, each document key (its
     index within the query) replaced by its row in ``data``, and how many impressions were of
     other queries. A key without a row is a ``ValueError`` naming its session, query and position."""
-    starts = log.impression_ptr[:-1]
+    starts = log.group_ptr[:-1]
     try:
         ours = np.isin(log.query[starts], np.unique(data.qid)) if log.n_impressions else np.zeros(0, bool)
     except TypeError:
@@ -211,15 +211,15 @@ def _on_rows(log: ClickLog, data: RankingData) -> tuple[ClickLog, int]:
         log = log.select(ours)
     log, rows = log_rows(log, data.qid, index_within_query(data.group_ptr))
     return ClickLog(log.session, log.query, rows, log.position, log.clicked, log.order, log.dwell,
-                    log.impression_ptr, log.dropped), other
+                    log.group_ptr, log.dropped), other
 
 
 def _with_clicks(log: ClickLog) -> ClickLog:
     """The impressions that hold at least one click."""
     if not log.n_impressions:
         return log
-    clicked = np.add.reduceat(log.clicked.astype(np.int64), log.impression_ptr[:-1]) > 0
-    clicked &= np.diff(log.impression_ptr) > 0
+    clicked = np.add.reduceat(log.clicked.astype(np.int64), log.group_ptr[:-1]) > 0
+    clicked &= np.diff(log.group_ptr) > 0
     return log if clicked.all() else log.select(clicked)
 
 
@@ -229,13 +229,13 @@ def _impression_data(log: ClickLog, data: RankingData) -> TrainingPart:
     log = _with_clicks(log)
     if not log.n_impressions:
         raise ValueError("no impression of the click log has a click: nothing to learn from clicks as labels")
-    return TrainingPart(data.X[log.doc], log.clicked.astype(np.float64), None, log.impression_ptr,
+    return TrainingPart(data.X[log.doc], log.clicked.astype(np.float64), None, log.group_ptr,
                      position=log.position - 1)
 
 
 def _log_summary(log: ClickLog) -> dict[str, Any]:
     h = hashlib.sha256()
-    for a in (log.impression_ptr, np.asarray(log.doc, dtype=np.int64), log.clicked):
+    for a in (log.group_ptr, np.asarray(log.doc, dtype=np.int64), log.clicked):
         h.update(np.ascontiguousarray(a).tobytes())
     clicked = _with_clicks(log).n_impressions if log.n_impressions else 0
     return {"impressions": log.n_impressions, "rows": len(log), "clicks": int(log.clicked.sum()),

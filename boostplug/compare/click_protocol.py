@@ -181,7 +181,7 @@ class ClickMethod:
         elif base.framework == "booster":
             ts = fold.pairs(labeled=False, normalised=False)
             try:
-                repeated = ts.repeated_pairs()
+                repeated = ts.repeated()
             except ValueError as e:
                 raise ValueError(f"{self.registry_name}: the reference boosters take no per-pair weights and train on "
                                  f"each pair repeated by its weight: {e}") from None

@@ -73,7 +73,7 @@ def test_baidu_reads_the_hand_built_log(tmp_path: Path, gz: bool) -> None:
 def test_baidu_query_tokens_join_sessions_of_one_query(tmp_path: Path) -> None:
     path = write(tmp_path / "part-00001", BAIDU, gz=False)
     log = clicks.read_baidu_ultr(path, query="tokens")
-    keys = log.query[log.impression_ptr[:-1]]
+    keys = log.query[log.group_ptr[:-1]]
     assert keys[0] == keys[2] != keys[1] and keys.dtype == np.int64  # qids 101 and 103 share "7 8"
     # session 0 (qid 101) prefers u2 to u1, session 3 (qid 103, the same tokens) u1 to u2
     prefs = clicks.preferences(clicks.BaiduULTR(path, query="tokens"), "click>skip-above")

@@ -49,7 +49,7 @@ def test_sources_agree(log: dict[str, np.ndarray], tmp_path: Path) -> None:
 
 def test_read_log_sorts_and_round_trips(log: dict[str, np.ndarray]) -> None:
     read = clicks.read_log(log)
-    ptr = read.impression_ptr
+    ptr = read.group_ptr
     assert ptr[-1] == len(read) == log["session"].shape[0]
     for i in range(read.n_impressions):
         a, b = ptr[i], ptr[i + 1]
@@ -252,3 +252,21 @@ def test_streamed_bad_impressions_are_counted_over_batches(tmp_path: Path, monke
     assert prefs.n_impressions == 1 and prefs.dropped.n_impressions == 2
     with pytest.raises(ValueError, match=r"session 1, query 'a' .*log rows 0, 1, 2"):
         clicks.preferences(tmp_path / "log.parquet")
+
+
+def test_skipping_every_impression_is_an_error_from_every_source(tmp_path: Path) -> None:
+    """on_bad="skip" that leaves nothing is a ValueError with the report, not an empty result."""
+    bad = {"session": [1, 1, 2, 2], "query": ["q", "q", "r", "r"], "doc": ["a", "a", "b", "c"],
+           "position": [1, 2, 1, 1], "clicked": [0, 1, 1, 0]}
+    path = tmp_path / "bad.csv"
+    path.write_text("session,query,doc,position,clicked\n" +
+                    "".join(f"{s},{q},{d},{p},{c}\n" for s, q, d, p, c in zip(*bad.values())))
+    for source in (bad, path):
+        with pytest.raises(ValueError, match="dropped every impression of the log.*2 impressions"):
+            clicks.read_log(source, on_bad="skip")
+        with pytest.raises(ValueError, match="dropped every impression of the log"):
+            clicks.preferences(source, on_bad="skip")
+    # one good impression left: a warning and a result
+    good = {k: [*v, g] for (k, v), g in zip(bad.items(), [3, "s", "x", 1, 1])}
+    with pytest.warns(UserWarning, match="2 impressions"):
+        assert clicks.read_log(good, on_bad="skip").n_impressions == 1

@@ -193,7 +193,7 @@ def test_log_rows_without_features(simulated) -> None:
     with pytest.raises(ValueError, match=rf"session {log.session[first]}, query {log.query[first]}, position "
                                          rf"{log.position[first]}: document {gone} has no feature row"):
         clicks.log_rows(log, data.qid[keep], np.flatnonzero(keep))
-    hit = np.unique(np.repeat(np.arange(log.n_impressions), np.diff(log.impression_ptr))[log.doc == gone])
+    hit = np.unique(np.repeat(np.arange(log.n_impressions), np.diff(log.group_ptr))[log.doc == gone])
     with pytest.warns(UserWarning, match=f"left out {hit.size} of {log.n_impressions} impressions"):
         kept, rows = clicks.log_rows(log, data.qid[keep], np.flatnonzero(keep), on_missing="skip")
     assert kept.n_impressions == log.n_impressions - hit.size and rows.shape == (len(kept),)
@@ -209,7 +209,7 @@ def test_a_reference_booster_trains_on_the_click_pairs() -> None:
     log = clicks.simulate(data, np.random.default_rng(0).normal(size=data.n_docs), 3000, seed=0)
     ts = clicks.training_set(clicks.to_rows(clicks.preferences(log, weight="count"), data.qid), data.X,
                              data.group_ptr)
-    model = boosters.RankBoost(n_rounds=30).fit(ts.X, ts.y, qid=ts.qid, pairs=ts.repeated_pairs())
+    model = boosters.RankBoost(n_rounds=30).fit(ts.X, ts.y, qid=ts.qid, pairs=ts.repeated())
     learned = metrics.ndcg(model.predict(data.X), data.y, data.group_ptr, k=10)
     random = metrics.ndcg(np.zeros(data.n_docs), data.y, data.group_ptr, k=10, ties="average")
     assert learned > random + 0.05

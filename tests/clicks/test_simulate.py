@@ -127,7 +127,7 @@ def test_order_numbers_clicks_top_down() -> None:
     assert log.order is not None
     assert np.isnan(log.order[~log.clicked]).all()
     for i in range(log.n_impressions):
-        a, b = log.impression_ptr[i], log.impression_ptr[i + 1]
+        a, b = log.group_ptr[i], log.group_ptr[i + 1]
         o = log.order[a:b][log.clicked[a:b]]
         assert o.tolist() == list(range(1, o.size + 1))
 
@@ -141,7 +141,7 @@ def test_shown_lists_and_log_form() -> None:
     log = clicks.simulate(data, scores, 50, top_k=3, seed=0)
     assert clicks.read_log(log.columns()).n_impressions == 50  # a valid log
     for i in range(50):
-        a, b = log.impression_ptr[i], log.impression_ptr[i + 1]
+        a, b = log.group_ptr[i], log.group_ptr[i + 1]
         q = log.query[a]
         assert log.doc[a:b].tolist() == ([1, 0] if q == 40 else [6, 3, 2])
         assert log.position[a:b].tolist() == list(range(1, b - a + 1))
@@ -161,7 +161,7 @@ def test_seeded() -> None:
 def test_query_weights_and_click_prob() -> None:
     data = graded_data(n_queries=4)
     log = clicks.simulate(data, data.y, 3000, query_weights=[0, 1, 3, 0], seed=0)
-    counts = {q: int((log.query[log.impression_ptr[:-1]] == q).sum()) for q in range(4)}
+    counts = {q: int((log.query[log.group_ptr[:-1]] == q).sum()) for q in range(4)}
     assert counts[0] == counts[3] == 0 and 0.2 < counts[1] / 3000 < 0.3
     # click_prob replaces the formula: grade 0 never clicked, grade 4 always when examined (eta = 0)
     log = clicks.simulate(data, data.y, 300, eta=0.0, click_prob=[0, 0.5, 0.5, 0.5, 1.0], seed=0)
@@ -198,7 +198,7 @@ def _ranks_in_fixed_list(log: clicks.ClickLog, fixed: np.ndarray, q_index: dict)
     """Each impression's documents as their 0-based ranks in the fixed (production) list."""
     out = []
     for i in range(log.n_impressions):
-        a, b = log.impression_ptr[i], log.impression_ptr[i + 1]
+        a, b = log.group_ptr[i], log.group_ptr[i + 1]
         row = fixed[q_index[int(log.query[a])]]
         where = {int(d): r for r, d in enumerate(row) if d >= 0}
         out.append([where[int(d)] for d in log.doc[a:b]])

@@ -192,6 +192,11 @@ def test_min_dwell_turns_short_clicks_into_skips() -> None:
 
 def test_option_errors() -> None:
     log = {"session": [1, 1], "query": [1, 1], "doc": [1, 2], "position": [1, 2], "clicked": [0, 1]}
+    with pytest.raises(ValueError, match="unknown click strategy 'skip-above'; did you mean 'click>skip-above' or "
+                                         "'last-click>skip-above'\\?"):
+        strategies.names(["skip-above"])
+    with pytest.raises(ValueError, match="'click>skip-abve'; did you mean 'click>skip-above'"):
+        strategies.names(["click>skip-abve"])
     with pytest.raises(ValueError, match="unknown click strategy 'click>skip'"):
         clicks.preferences(log, "click>skip")
     with pytest.raises(ValueError, match="strategies is empty"):

@@ -93,7 +93,7 @@ def test_clicks_as_labels_are_the_impressions_with_a_click_in_shown_order(fold) 
     log = f.log
     expected_rows, expected_ptr, expected_pos = [], [0], []
     for i in range(log.n_impressions):  # brute force, impression by impression
-        a, b = log.impression_ptr[i], log.impression_ptr[i + 1]
+        a, b = log.group_ptr[i], log.group_ptr[i + 1]
         if log.clicked[a:b].any():
             expected_rows += list(range(a, b))
             expected_ptr.append(expected_ptr[-1] + b - a)

@@ -156,7 +156,7 @@ class LightGBMMetric(MetricCallable):
         labels = eval_data.get_label()
         gp = group_ptr_from_lgb_sizes(eval_data.get_group(), len(labels))
         self._check_once(eval_data, labels)
-        qw = metric_query_weights(eval_data.get_weight(), gp)
+        qw = metric_query_weights(eval_data.get_weight(), gp, "LightGBM")
         return self.spec.display_name, self.spec(preds, labels, gp, qw), self.spec.higher_is_better
 
     def _check_once(self, eval_data: Any, labels: Any) -> None:
@@ -179,7 +179,7 @@ class LightGBMSklearnMetric(MetricCallable):
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: Any, group: Any) -> tuple[str, float, bool]:
         gp = group_ptr_from_lgb_sizes(group, len(y_true))
         _check_lgb_labels(y_true, f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})")
-        value = self.spec(y_pred, y_true, gp, metric_query_weights(weight, gp))
+        value = self.spec(y_pred, y_true, gp, metric_query_weights(weight, gp, "LightGBM"))
         return self.spec.display_name, value, self.spec.higher_is_better
 
 

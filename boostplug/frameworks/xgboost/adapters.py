@@ -97,7 +97,7 @@ class XGBoostMetric(MetricCallable):
     def __call__(self, predt: NDArray, dmat: Any) -> tuple[str, float]:
         self._direct_early_stopping()
         gp = _group_ptr(dmat)
-        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(dmat.get_weight(), gp))
+        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(dmat.get_weight(), gp, "XGBoost"))
         return self.spec.display_name, value
 
     def _direct_early_stopping(self) -> None:

@@ -1,6 +1,7 @@
-"""One objective bound lazily to each training set a framework hands it: binding once per set
-(nothing that depends only on labels and groups is recomputed per round), and noticing a set
-whose labels changed."""
+"""One objective bound lazily to each training set a framework hands it: what the LightGBM and
+XGBoost adapters share of the objective call (binding once per set, noticing a set whose labels
+changed, one round's gradients on the framework's threads); each adapter keeps only how its
+framework hands over the set."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import objectives as _objectives
+from .._core.threads import limit_threads
 from ..objectives import Loss
+from ._query_info import set_arrays
 
 __all__ = ["BoundObjective", "given_row_params"]
 
@@ -105,6 +108,31 @@ class BoundObjective:
             pass
         self._last = entry
         return prep
+
+    def round_grad_hess(
+        self,
+        preds: Any,
+        key: Any,
+        labels: Any,
+        groups: Any,
+        weights: Any,
+        *,
+        framework: str,
+        to_group_ptr: Callable[[Any, int], NDArray[np.int64]],
+        threads: int | None,
+        strict: bool = True,
+        check_new: Callable[[], None] | None = None,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """One boosting round: ``(grad, hess)`` at ``preds`` for the set ``key`` that holds
+        ``labels``, ``groups`` (the framework's form, which ``to_group_ptr(groups, n_docs)``
+        converts when the set is first prepared) and row or query ``weights``, computed on
+        ``threads`` threads (``None``: every core). ``strict`` and ``check_new``: as in
+        :meth:`prepared`."""
+        prep = self.prepared(key, (labels, groups, weights),
+                             lambda: set_arrays(labels, groups, weights, to_group_ptr, framework),
+                             strict=strict, check_new=check_new)
+        with limit_threads(threads):
+            return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
     def __getstate__(self) -> dict[str, Any]:
         # Bindings are per process (Dask ships objectives to workers, which bind their own sets).

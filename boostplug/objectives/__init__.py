@@ -11,8 +11,8 @@ for the boosting loop), ``defaults``, ``hessians`` and ``hessian_kinds`` (what e
 Hessian mode is: exact, a bound, or the paper's fitting weights) and ``gradient_kinds``
 (whether a mode's gradient is d loss / d score, "exact", or a declared rescaling, "scaled").
 
-A new objective is a subclass of :class:`Loss` (see :mod:`._contract` for what it declares and
-the conventions it follows) added with :func:`register`; the adapters
+A new objective is a subclass of :class:`Loss` (what it declares and the conventions it
+follows: docs/objectives/index.md, "The objective contract") added with :func:`register`; the adapters
 (``boostplug.lightgbm.objective(name, ...)``, ...) and ``boostplug compare`` then offer it by name.
 """
 

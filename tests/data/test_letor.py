@@ -31,7 +31,7 @@ from tests.data.test_letor_fuzz import Parsed, fuzzed_files, reference_parse
 
 from boostplug.cli import info as info_cli
 from boostplug.data import RankingData, concat, load_letor, read_query_file, write_letor
-from boostplug.data import _letor_fast
+from boostplug.data import _letor_fast, _letor_files, _letor_write
 from boostplug.data import letor as letor_module
 from boostplug.data._letor_fast import parse
 from boostplug.groups import group_ptr_from_sizes
@@ -690,7 +690,7 @@ def test_damaged_compressed_file_is_one_clear_error(tmp_path, kind):
 
 
 def test_damage_found_after_a_garbled_line_blames_the_compression(tmp_path, monkeypatch):
-    monkeypatch.setattr(letor_module, "_BLOCK_BYTES", 64)  # parsing starts before the CRC is read
+    monkeypatch.setattr(_letor_files, "BLOCK_BYTES", 64)  # parsing starts before the CRC is read
     text = b"".join(b"1 qid:1 1:%d\n" % i for i in range(50)) + b"1 qid:1 x:1\n" + b"0 qid:1 1:2\n" * 50
     packed = bytearray(gzip.compress(text))
     packed[-8] ^= 0xFF  # the CRC in the trailer
@@ -787,7 +787,7 @@ def test_write_in_row_blocks_equals_one_block(tmp_path, monkeypatch, block):
     d = RankingData(X, rng.integers(0, 3, size=11).astype(float), qid=np.repeat([3, 1, 4], [4, 4, 3]),
                     comments=[f"doc {i}" for i in range(11)])
     write_letor(tmp_path / "ref.txt", d)
-    monkeypatch.setattr(letor_module, "_WRITE_BLOCK_ROWS", block)
+    monkeypatch.setattr(_letor_write, "_WRITE_BLOCK_ROWS", block)
     write_letor(tmp_path / "blocks.txt.gz", d)
     assert gzip.decompress((tmp_path / "blocks.txt.gz").read_bytes()) == (tmp_path / "ref.txt").read_bytes()
     bad = X.copy()

@@ -24,7 +24,7 @@ import pytest
 import scipy.sparse as sp
 
 from boostplug.data import RankingData, load_letor, write_letor
-from boostplug.data import letor as letor_module
+from boostplug.data import _letor_files
 
 DECIMAL = rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 LABEL = re.compile(DECIMAL)
@@ -322,7 +322,7 @@ REGRESSIONS = [
 @pytest.mark.parametrize("block_bytes", [1, 7, 64])
 def test_tiny_read_blocks_change_nothing(tmp_path, monkeypatch, block_bytes):
     """Large files are read in blocks of whole lines; tiny blocks put every line on a boundary."""
-    monkeypatch.setattr(letor_module, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(_letor_files, "BLOCK_BYTES", block_bytes)
     rng = np.random.default_rng(block_bytes)
     for case in range(25):
         text = _valid_text(rng)

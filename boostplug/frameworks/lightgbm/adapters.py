@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..._core.threads import limit_threads, thread_count
+from ..._core.threads import thread_count
 from ...groups import cut_queries, group_ptr_from_sizes, qid_from_group_ptr, sizes_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._adapter import (
     BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
-    metric_query_weights, query_weights_from_rows,
+    metric_query_weights, set_arrays,
 )
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
@@ -115,8 +115,7 @@ def lgb_threads(data: Any) -> int | None:
 
 def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
     """Labels, ``group_ptr`` and per-query weights of a LightGBM training set (once per set)."""
-    gp = group_ptr_from_lgb_sizes(sizes, len(labels))
-    return labels, gp, query_weights_from_rows(weights, gp, "LightGBM")
+    return set_arrays(labels, sizes, weights, group_ptr_from_lgb_sizes, "LightGBM")
 
 
 class LightGBMObjective(BoundObjective):
@@ -129,26 +128,26 @@ class LightGBMObjective(BoundObjective):
                 f"{self.name}: explicit {key} are row indices of the full training set, but LightGBM "
                 f"handed a subset of it (lgb.cv folds): build the folds yourself, each with its own {key}"
             )
-        labels, sizes, weights = train_data.get_label(), train_data.get_group(), train_data.get_weight()
-        prep = self.prepared(train_data, (labels, sizes, weights), lambda: lgb_set_arrays(labels, sizes, weights),
-                             check_new=lambda: _check_set(train_data, labels, self.name),
-                             keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS)
-        with limit_threads(lgb_threads(train_data)):
-            return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
+        labels = train_data.get_label()
+        return self.round_grad_hess(preds, train_data, labels, train_data.get_group(), train_data.get_weight(),
+                                    framework="LightGBM", to_group_ptr=group_ptr_from_lgb_sizes,
+                                    threads=lgb_threads(train_data),
+                                    check_new=lambda: _check_set(train_data, labels, self.name),
+                                    keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS)
 
 
 class LightGBMSklearnObjective(BoundObjective):
     """Callable for ``LGBMRanker(objective=...)``: ``(y_true, y_pred, weight, group) -> (grad, hess)``."""
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
-        # A refit on new data legitimately brings new labels: re-bind instead of raising.
-        prep = self.prepared(None, (y_true, group, weight), lambda: lgb_set_arrays(y_true, group, weight), strict=False,
-                             check_new=lambda: _check_lgb_labels(y_true, self.name),
-                             no_keys="use boostplug.lightgbm.LGBMRanker(objective=name, ...).fit(X, y, qid=qid, doc=doc), "
-                                     "which maps it onto each fit's rows")
         # LightGBM's wrapper of the 4-argument form (sklearn's _ObjectiveFunctionWrapper) holds the Dataset.
-        with limit_threads(lgb_threads(sys._getframe(1).f_locals.get("dataset"))):
-            return prep.grad_hess(np.asarray(y_pred, dtype=np.float64).reshape(-1))
+        threads = lgb_threads(sys._getframe(1).f_locals.get("dataset"))
+        # A refit on new data legitimately brings new labels: re-bind instead of raising.
+        return self.round_grad_hess(y_pred, None, y_true, group, weight, framework="LightGBM",
+                                    to_group_ptr=group_ptr_from_lgb_sizes, threads=threads, strict=False,
+                                    check_new=lambda: _check_lgb_labels(y_true, self.name),
+                                    no_keys="use boostplug.lightgbm.LGBMRanker(objective=name, ...).fit(X, y, qid=qid, "
+                                            "doc=doc), which maps it onto each fit's rows")
 
 
 def objective(name: str, **params: Any) -> LightGBMObjective:
@@ -184,7 +183,7 @@ class LightGBMMetric(MetricCallable):
         labels = eval_data.get_label()
         gp = group_ptr_from_lgb_sizes(eval_data.get_group(), len(labels))
         self._check_once(eval_data, labels)
-        qw = metric_query_weights(eval_data.get_weight(), gp)
+        qw = metric_query_weights(eval_data.get_weight(), gp, "LightGBM")
         return self.spec.display_name, self.spec(preds, labels, gp, qw), self.spec.higher_is_better
 
     def _check_once(self, eval_data: Any, labels: Any) -> None:
@@ -207,7 +206,7 @@ class LightGBMSklearnMetric(MetricCallable):
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: Any, group: Any) -> tuple[str, float, bool]:
         gp = group_ptr_from_lgb_sizes(group, len(y_true))
         _check_lgb_labels(y_true, f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})")
-        value = self.spec(y_pred, y_true, gp, metric_query_weights(weight, gp))
+        value = self.spec(y_pred, y_true, gp, metric_query_weights(weight, gp, "LightGBM"))
         return self.spec.display_name, value, self.spec.higher_is_better
 
 

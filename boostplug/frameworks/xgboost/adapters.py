@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..._core.threads import limit_threads, thread_count
+from ..._core.threads import thread_count
 from ...groups import qid_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._adapter import (
     BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
-    metric_query_weights, query_weights_from_rows,
+    metric_query_weights,
 )
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "dmatrix", "params"]
@@ -28,9 +28,13 @@ __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_st
 _HOW = "xgb.DMatrix(X, y, qid=sorted_qid) or group=..., or boostplug.xgboost.dmatrix(X, y, qid=qid)"
 
 
+def _group_ptr_of(raw_ptr: Any, n_docs: int) -> NDArray[np.int64]:
+    """``group_ptr`` from a DMatrix's ``group_ptr`` info, with an error that says how to add it."""
+    return group_ptr_or_error(raw_ptr, n_docs, "XGBoost", _HOW)
+
+
 def _group_ptr(dmat: Any) -> NDArray[np.int64]:
-    n = int(dmat.num_row())
-    return group_ptr_or_error(dmat.get_uint_info("group_ptr"), n, "XGBoost", _HOW)
+    return _group_ptr_of(dmat.get_uint_info("group_ptr"), int(dmat.num_row()))
 
 
 #: Each row's (qid, doc) keys of the DMatrices :func:`dmatrix` built with ``doc=`` and of the
@@ -83,16 +87,10 @@ class XGBoostObjective(BoundObjective):
     """Callable for ``xgb.train(obj=...)`` / ``xgb.cv(obj=...)``: ``(predt, dtrain) -> (grad, hess)``."""
 
     def __call__(self, predt: NDArray, dtrain: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        labels, raw_ptr, weights = dtrain.get_label(), dtrain.get_uint_info("group_ptr"), dtrain.get_weight()
-
-        def derive() -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
-            gp = group_ptr_or_error(raw_ptr, len(labels), "XGBoost", _HOW)
-            return labels, gp, query_weights_from_rows(weights, gp, "XGBoost")
-
-        prep = self.prepared(dtrain, (labels, raw_ptr, weights), derive, keys=lambda: dmatrix_row_keys(dtrain),
-                             no_keys=_HOW_KEYS)
-        with limit_threads(xgb_threads(sys._getframe(1).f_locals.get("self"))):
-            return prep.grad_hess(np.asarray(predt, dtype=np.float64).reshape(-1))
+        return self.round_grad_hess(predt, dtrain, dtrain.get_label(), dtrain.get_uint_info("group_ptr"),
+                                    dtrain.get_weight(), framework="XGBoost", to_group_ptr=_group_ptr_of,
+                                    threads=xgb_threads(sys._getframe(1).f_locals.get("self")),
+                                    keys=lambda: dmatrix_row_keys(dtrain), no_keys=_HOW_KEYS)
 
 
 def objective(name: str, **params: Any) -> XGBoostObjective:
@@ -121,7 +119,7 @@ class XGBoostMetric(MetricCallable):
     def __call__(self, predt: NDArray, dmat: Any) -> tuple[str, float]:
         self._direct_early_stopping()
         gp = _group_ptr(dmat)
-        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(dmat.get_weight(), gp))
+        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(dmat.get_weight(), gp, "XGBoost"))
         return self.spec.display_name, value
 
     def _direct_early_stopping(self) -> None:

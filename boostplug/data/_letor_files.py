@@ -1,0 +1,106 @@
+"""The file layer of the LETOR reader: regular files only, ``.gz``/``.bz2`` by suffix, read in
+blocks of whole lines, and read or decompression errors that name the file."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import os
+import stat
+import zlib
+from pathlib import Path
+from typing import IO, Iterator
+
+__all__ = ["PathLike", "COMPRESSED", "BLOCK_BYTES", "ReadError", "regular_file", "blocks", "file_lines",
+           "file_bytes"]
+
+PathLike = str | os.PathLike
+
+COMPRESSED = {".gz": "gzip", ".bz2": "bz2"}
+BLOCK_BYTES = 1 << 22
+
+
+class ReadError(ValueError):
+    """A file that cannot be read or decompressed (not a malformed line)."""
+
+
+def regular_file(path: PathLike, what: str = "file") -> Path:
+    """``path`` as a Path, refused unless it is a regular file (checked before opening:
+    a FIFO would block ``open`` and could not be read twice)."""
+    p = Path(path)
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{p}: no such {what}") from None
+    except NotADirectoryError:
+        raise FileNotFoundError(f"{p}: no such {what} (a parent in the path is not a folder)") from None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{p}: is a folder, not a {what}")
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+        raise ValueError(f"{p}: is {kind}, not a regular {what}; the reader needs a file it can read "
+                         "twice (copy the stream to a file first)")
+    return p
+
+
+def _open_read(path: Path) -> IO[bytes]:
+    """Open plain, ``.gz`` or ``.bz2`` files for reading (as scikit-learn does, by suffix)."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    if path.suffix == ".bz2":
+        return bz2.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")  # noqa: SIM115
+
+
+def _read_error(path: Path, exc: BaseException) -> Exception:
+    """A one-line error naming the file for a failure while reading or decompressing it."""
+    kind = COMPRESSED.get(path.suffix)
+    if kind is None:
+        if isinstance(exc, OSError):
+            return OSError(exc.errno, f"{path}: cannot read: {exc.strerror or exc}")
+        return ReadError(f"{path}: cannot read: {exc}")  # pragma: no cover - plain reads raise OSError
+    if isinstance(exc, EOFError):
+        return ReadError(f"{path}: the {kind} data is truncated (the file ends inside the compressed "
+                          "stream); the file is incomplete or damaged")
+    detail = str(exc) or type(exc).__name__
+    return ReadError(f"{path}: not valid {kind} data ({detail}); the name ends in {path.suffix}, so it is "
+                      f"read as {kind}: the file is damaged or not {kind}-compressed")
+
+
+def blocks(path: Path) -> Iterator[bytes]:
+    """The file's bytes in blocks of whole lines (the last block may end without a newline)."""
+    try:
+        f = _open_read(path)
+    except OSError as e:
+        raise _read_error(path, e) from None
+    with f:
+        while True:
+            try:
+                block = f.read(BLOCK_BYTES)
+                if block and not block.endswith(b"\n"):
+                    block += f.readline()
+            except (OSError, EOFError, zlib.error) as e:
+                raise _read_error(path, e) from None
+            if not block:
+                return
+            yield block
+
+
+def file_lines(path: Path) -> Iterator[bytes]:
+    for block in blocks(path):
+        yield from io.BytesIO(block)
+
+
+def file_bytes(path: Path) -> bytes:
+    """The whole file's bytes (decompressed by suffix), read errors named as :func:`blocks` names them."""
+    try:
+        f = _open_read(path)
+    except OSError as e:
+        raise _read_error(path, e) from None
+    with f:
+        try:
+            return f.read()
+        except (OSError, EOFError, zlib.error) as e:
+            raise _read_error(path, e) from None

@@ -1,0 +1,197 @@
+"""One objective bound lazily to each training set a framework hands it: what the LightGBM and
+XGBoost adapters share of the objective call (binding once per set, noticing a set whose labels
+changed, one round's gradients on the framework's threads); each adapter keeps only how its
+framework hands over the set."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import objectives as _objectives
+from .._core.threads import limit_threads
+from ..keyed_pairs import KeyedPairs
+from ..objectives import Loss
+from ._query_info import set_arrays
+
+__all__ = ["BoundObjective", "given_row_params", "given_keyed_params", "params_on_rows", "NO_KEYS"]
+
+
+def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters in ``params`` that hold row indices of one training set, as the registered
+    ``objective`` declares them (``boostplug.objectives.get(name).row_params``): they cannot follow
+    the rows into another set (a cv fold, a subset, a Dask worker's share). Keyed tables
+    (:func:`given_keyed_params`) are not among them: they follow the rows."""
+    return {k: params[k] for k in objective.row_params
+            if params.get(k) is not None and not isinstance(params[k], KeyedPairs)}
+
+
+def given_keyed_params(objective: Any, params: dict[str, Any]) -> dict[str, KeyedPairs]:
+    """The row parameters in ``params`` given as :class:`~boostplug.keyed_pairs.KeyedPairs`: they
+    are mapped onto each training set's rows (:func:`params_on_rows`)."""
+    return {k: params[k] for k in objective.row_params if isinstance(params.get(k), KeyedPairs)}
+
+
+#: How to give a training set its rows' keys, for messages.
+NO_KEYS = ("{who}: {param} is a KeyedPairs table, and this training set carries no (qid, doc) key per row to map it "
+           "onto; {how}")
+
+
+def params_on_rows(objective: Any, params: dict[str, Any], qid: Any, doc: Any) -> dict[str, Any]:
+    """``params`` with every keyed table mapped onto the rows keyed ``(qid, doc)``: row-index pairs,
+    and the table's weights in the parameter the objective declares for them (``weights_in``)."""
+    out = dict(params)
+    declared = objective.loss_class.declared_params()
+    for k, table in given_keyed_params(objective, params).items():
+        pairs, weights = table.rows(qid, doc)
+        out[k] = pairs
+        if table.weight is None:
+            continue
+        target = declared[k].weights_in
+        if target is None:
+            raise ValueError(f"{objective.name}: {k} is a weighted KeyedPairs table, but {objective.name} takes no "
+                             "weights for it; build the table without weight=")
+        if params.get(target) is not None:
+            raise ValueError(f"{objective.name}: {k} is a weighted KeyedPairs table and {target} is given too; the "
+                             f"table's weights are its {target} (one per pair, following the pairs into every fold): "
+                             f"leave {target} unset")
+        out[target] = weights
+    return out
+
+
+def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Element-wise equality of two tuples of arrays (``None`` and empty alike: no such information)."""
+    return len(a) == len(b) and all(
+        (x is None or np.size(x) == 0) if (y is None or np.size(y) == 0)
+        else (x is not None and np.array_equal(x, y))
+        for x, y in zip(a, b)
+    )
+
+
+class BoundObjective:
+    """One named objective with fixed parameters, bound lazily to each training set.
+
+    ``prepared(key, seen, derive)`` returns the objective prepared for that set,
+    preparing it on first use. ``key`` is the framework's set object
+    (held weakly: ``lgb.cv``/``xgb.cv`` hand one objective several fold sets and
+    each gets its own preparation). A set whose labels or groups changed since it
+    was prepared is an error rather than silently stale gradients.
+    """
+
+    def __init__(self, name: str, params: dict[str, Any]) -> None:
+        self.objective = _objectives.get(name)
+        self.name = self.objective.name
+        self.objective.check(params)  # fail now, not at the first boosting round
+        self.params = dict(params)
+        #: The row-index parameters given (:func:`given_row_params`), bound to one training set.
+        self.rows_given = given_row_params(self.objective, self.params)
+        #: The keyed tables given (:func:`given_keyed_params`), mapped onto each training set's rows.
+        self.keyed_given = given_keyed_params(self.objective, self.params)
+        self._by_set: "weakref.WeakKeyDictionary[Any, tuple[Loss, tuple[Any, ...]]]" = \
+            weakref.WeakKeyDictionary()
+        self._last: tuple[Loss, tuple[Any, ...]] | None = None  # for sets not weakly referenceable
+
+    def prepared(
+        self,
+        key: Any,
+        seen: tuple[Any, ...],
+        derive: Callable[[], tuple[NDArray[np.floating], NDArray[np.int64], NDArray[np.float64] | None]],
+        *,
+        strict: bool = True,
+        check_new: Callable[[], None] | None = None,
+        keys: Callable[[], tuple[Any, Any] | None] | None = None,
+        no_keys: str = "",
+    ) -> Loss:
+        """The objective prepared for this set. ``seen`` is what the framework hands each round
+        (raw labels, groups, weights), compared with what the set was prepared from;
+        ``derive() -> (labels, group_ptr, query_weights)``, ``check_new()`` and ``keys() -> (qid, doc)``
+        (each row's keys, for keyed tables; ``None``: the set has none, ``no_keys`` says how to
+        give them) run only when a set is first prepared (validation and conversion are not
+        repeated every round)."""
+        try:
+            entry = self._by_set.get(key) if key is not None else self._last
+        except TypeError:
+            entry = self._last
+        if entry is not None:
+            prep, was_seen = entry
+            if _same_arrays(was_seen, seen):
+                return prep
+            if strict:
+                raise ValueError(
+                    f"{self.name}: the labels, query groups or weights of this training set changed "
+                    "between boosting rounds; an objective is bound to one training set. "
+                    "Build a new objective (or a new Dataset/DMatrix) for new labels or weights."
+                )
+        labels, group_ptr, weights = derive()
+        for param, rows in self.rows_given.items():
+            if entry is not None or len(self._by_set):
+                raise ValueError(
+                    f"{self.name}: explicit {param} are row indices of one training set, and this objective "
+                    f"was handed a second one (lgb.cv/xgb.cv folds, or a refit on other data): the {param} "
+                    f"would read other rows. Build one objective per training set, with its own {param}."
+                )
+            if np.size(rows) and int(np.max(rows)) >= len(labels):
+                raise ValueError(
+                    f"{self.name}: explicit {param} index row {int(np.max(rows))}, but this training set has "
+                    f"{len(labels)} rows (an xgb.cv/lgb.cv fold? build the folds yourself, each with its own {param})"
+                )
+        if check_new is not None:
+            check_new()
+        params = self.params
+        if self.keyed_given:
+            row_keys = None if keys is None else keys()
+            if row_keys is None:
+                raise ValueError(NO_KEYS.format(who=self.name, param=next(iter(self.keyed_given)), how=no_keys))
+            params = params_on_rows(self.objective, params, *row_keys)
+        prep = self.objective.prepare(labels, group_ptr, weights=weights, **params)
+        # Copies: a framework may hand the same array object back after changing it in place.
+        entry = (prep, tuple(None if a is None else np.array(a, copy=True) for a in seen))
+        try:
+            if key is not None:
+                self._by_set[key] = entry
+        except TypeError:
+            pass
+        self._last = entry
+        return prep
+
+    def round_grad_hess(
+        self,
+        preds: Any,
+        key: Any,
+        labels: Any,
+        groups: Any,
+        weights: Any,
+        *,
+        framework: str,
+        to_group_ptr: Callable[[Any, int], NDArray[np.int64]],
+        threads: int | None,
+        strict: bool = True,
+        check_new: Callable[[], None] | None = None,
+        keys: Callable[[], tuple[Any, Any] | None] | None = None,
+        no_keys: str = "",
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """One boosting round: ``(grad, hess)`` at ``preds`` for the set ``key`` that holds
+        ``labels``, ``groups`` (the framework's form, which ``to_group_ptr(groups, n_docs)``
+        converts when the set is first prepared) and row or query ``weights``, computed on
+        ``threads`` threads (``None``: every core). ``strict``, ``check_new``, ``keys`` and
+        ``no_keys``: as in :meth:`prepared`."""
+        prep = self.prepared(key, (labels, groups, weights),
+                             lambda: set_arrays(labels, groups, weights, to_group_ptr, framework),
+                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys)
+        with limit_threads(threads):
+            return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
+        return {"name": self.name, "params": self.params}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["params"])
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({self.name!r}{', ' if args else ''}{args})"
+

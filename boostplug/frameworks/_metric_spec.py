@@ -1,0 +1,91 @@
+"""A boostplug metric by name for the frameworks' evaluation hooks: :class:`MetricSpec` (the value,
+weighted over queries as asked) and :class:`MetricCallable` (what every framework's metric
+callable shares)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import metrics as _metrics
+
+__all__ = ["WEIGHTINGS", "MetricSpec", "MetricCallable"]
+
+
+#: How a weighted metric averages queries: see :class:`MetricSpec`.
+WEIGHTINGS = ("query", "framework")
+
+
+class MetricSpec:
+    """A boostplug metric by name (``"ndcg@10"``, ``"map@10"``, ...) for the frameworks' eval hooks.
+
+    With per-query weights ``w_q`` the value is, by ``weighting``:
+
+    * ``"query"`` (default): the weighted mean over queries, ``sum_q w_q m_q / sum_q w_q``
+      (queries a convention skips are left out of both sums);
+    * ``"framework"`` (NDCG only): what LightGBM's and XGBoost's own weighted ``ndcg@k`` compute.
+      A query without a relevant document (ideal DCG 0, NDCG 1 by their convention) adds 1 to
+      the numerator but ``w_q`` to the denominator:
+      ``(sum_{q relevant} w_q m_q + #{q not relevant}) / sum_q w_q``. With weights above 1 on
+      average this is lower than the weighted mean, and the gap grows with the share of such
+      queries (a third of MQ2008's queries).
+    """
+
+    def __init__(self, name: str, display_name: str | None = None, weighting: str = "query") -> None:
+        self.fn: Callable[..., Any] = _metrics.by_name(name)
+        self.name = name
+        self.display_name = display_name or name
+        self.higher_is_better = _metrics.higher_is_better(name)
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {list(WEIGHTINGS)}, got {weighting!r}")
+        if weighting == "framework" and _metrics.parse_name(name)[0] != "ndcg":
+            raise ValueError(f"weighting='framework' reproduces the frameworks' weighted ndcg@k; {name!r} is not an "
+                             "NDCG (LightGBM's weighted map@k already weights every query, as weighting='query' does)")
+        self.weighting = weighting
+
+    def __getstate__(self) -> dict[str, Any]:
+        # By name: the metric function itself may be a closure or a compiled kernel.
+        return {"name": self.name, "display_name": self.display_name, "weighting": self.weighting}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["display_name"], state.get("weighting", "query"))
+
+    def __call__(self, preds: NDArray, labels: NDArray, group_ptr: NDArray[np.int64],
+                 query_weights: NDArray[np.float64] | None = None) -> float:
+        scores = np.asarray(preds, dtype=np.float64).reshape(-1)
+        if query_weights is None:
+            return float(self.fn(scores, labels, group_ptr))
+        per_q = np.asarray(self.fn(scores, labels, group_ptr, per_query=True), dtype=np.float64)
+        kept = ~np.isnan(per_q)
+        total = float(query_weights[kept].sum())
+        if self.weighting == "framework" and per_q.size:
+            y = np.asarray(labels, dtype=np.float64).reshape(-1)
+            sizes = np.diff(group_ptr)
+            best = np.full(per_q.size, -np.inf)
+            best[sizes > 0] = np.maximum.reduceat(y, group_ptr[:-1][sizes > 0])
+            irrelevant = kept & (best <= 0)
+            top = float(np.dot(query_weights[kept & ~irrelevant], per_q[kept & ~irrelevant]) + irrelevant.sum())
+            return top / total if total > 0 else float("nan")
+        return float(np.dot(query_weights[kept], per_q[kept]) / total) if total > 0 else float("nan")
+
+
+class MetricCallable:
+    """What the frameworks' metric callables share: a :class:`MetricSpec` by name, the
+    ``__name__`` frameworks print, and pickling by name (a module-level class, not a closure,
+    so joblib, multiprocessing and Dask can ship it). Subclasses add ``__call__``."""
+
+    def __init__(self, name: str, display_name: str | None = None, weighting: str = "query") -> None:
+        self.spec = MetricSpec(name, display_name, weighting)
+        self.__name__ = f"boostplug_{name}"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.spec.__getstate__()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["display_name"], state.get("weighting", "query"))
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.spec.name!r}, display_name={self.spec.display_name!r}, "
+                f"weighting={self.spec.weighting!r})")

@@ -1,0 +1,88 @@
+"""A framework's query information in boostplug's form: ``group_ptr`` from its group
+information, and its weights one per query. :func:`weights_by_query` is the one rule by which
+every framework function tells weights given one per row from weights given one per query."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..groups import check_group_ptr, first_varying_row, group_ptr_from_sizes
+
+__all__ = ["weights_by_query", "query_weights_from_rows", "metric_query_weights", "group_ptr_or_error",
+           "set_arrays"]
+
+
+def weights_by_query(n_weights: int, group_ptr: NDArray[np.int64], framework: str = "") -> bool:
+    """Whether ``n_weights`` weights for the rows of ``group_ptr`` are one per query (``True``) or
+    one per row (``False``); any other count is a ``ValueError``. When both fit (every query a
+    single row) the two readings are the same weights: they are taken as one per row."""
+    n_q, n = group_ptr.shape[0] - 1, int(group_ptr[-1])
+    if n_weights == n:
+        return False
+    if n_weights == n_q:
+        return True
+    raise ValueError(f"{framework}{': ' if framework else ''}got {n_weights} weights for {n} rows in {n_q} "
+                     "queries; give one weight per row or one per query")
+
+
+def query_weights_from_rows(
+    row_weights: NDArray[np.floating] | None, group_ptr: NDArray[np.int64], framework: str
+) -> NDArray[np.float64] | None:
+    """Per-query weights from per-row weights that are constant within each query (or from
+    weights already one per query, XGBoost's ranking convention).
+
+    LightGBM stores one weight per row; ranking losses weight whole queries.
+    Rows of one query with different weights are an error (which query, which values).
+    """
+    if row_weights is None or len(row_weights) == 0:
+        return None
+    w = np.asarray(row_weights, dtype=np.float64)
+    if weights_by_query(w.shape[0], group_ptr, framework):
+        return w
+    first = w[group_ptr[:-1]]
+    varying = first_varying_row(w, group_ptr)
+    if varying is not None:
+        row, q = varying
+        raise ValueError(
+            f"{framework}: ranking objectives weight whole queries, but query {q} (rows "
+            f"{int(group_ptr[q])}..{int(group_ptr[q + 1]) - 1}) has different row weights "
+            f"({first[q]} and {w[row]} at row {row}); give every row of a query the same weight"
+        )
+    return first
+
+
+def metric_query_weights(weights: Any, group_ptr: NDArray[np.int64], framework: str = "") -> NDArray[np.float64] | None:
+    """Per-query weights for averaging a metric, as the frameworks' own ranking metrics do:
+    one weight per query as given (XGBoost's group weights), or the mean of the query's row
+    weights (LightGBM's ``Metadata`` query weights). ``None`` when there are no weights."""
+    if weights is None or len(weights) == 0:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    if weights_by_query(w.shape[0], group_ptr, framework):
+        return w
+    n_q, n = group_ptr.shape[0] - 1, int(group_ptr[-1])
+    sizes = np.diff(group_ptr)
+    sums = np.add.reduceat(w, group_ptr[:-1]) if n_q and n else np.zeros(n_q)
+    return np.divide(sums, sizes, out=np.zeros(n_q), where=sizes > 0)
+
+
+def group_ptr_or_error(groups: Any, n_docs: int, framework: str, how: str, *, sizes: bool = False,
+                       what: str = "the training set") -> NDArray[np.int64]:
+    """Validate a framework's group information (offsets, or query ``sizes`` as LightGBM keeps
+    them), with an error that says how to add it."""
+    if groups is None or len(groups) == 0:
+        raise ValueError(f"{framework}: {what} has no query information; ranking objectives need it ({how})")
+    if sizes:
+        return group_ptr_from_sizes(np.asarray(groups), n_docs=n_docs)
+    return check_group_ptr(np.asarray(groups, dtype=np.int64), n_docs=n_docs)
+
+
+def set_arrays(labels: Any, groups: Any, weights: Any, to_group_ptr: Callable[[Any, int], NDArray[np.int64]],
+               framework: str) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
+    """Labels, ``group_ptr`` and per-query weights of a framework's training set, from its labels,
+    its group information (``to_group_ptr(groups, n_docs)``) and its row or query weights."""
+    group_ptr = to_group_ptr(groups, len(labels))
+    return labels, group_ptr, query_weights_from_rows(weights, group_ptr, framework)

@@ -1,0 +1,236 @@
+"""The :class:`Loss` base every objective subclasses: it validates labels, groups, weights and
+parameters once, and wraps the subclass's ``_loss``/``_grad_hess`` with the score check, the
+non-finite refusal and the Hessian floor. The conventions it enforces: docs/objectives/index.md
+("The objective contract")."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_labels, check_scores, check_weights
+from ..groups import check_group_ptr
+from ._declarations import ROW_KINDS, Hessian, Param, Search, check_params
+from ._finish import floor_in_place
+from ._non_finite import refuse_non_finite_grad_hess, refuse_non_finite_loss
+
+__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "DOC_WORK", "floor_hessian", "Loss"]
+
+#: Smallest Hessian any objective returns (a positive floor for Newton leaves).
+HESSIAN_FLOOR = 1e-6
+
+#: Hessian of a document the loss does not involve (zero gradient, zero Hessian). Any
+#: positive value leaves the gradient sums alone; XGBoost (hist) trains the same models faster
+#: than with HESSIAN_FLOOR, and 1e-5 stays far below LightGBM's min_sum_hessian_in_leaf=1e-3
+#: (measurements: docs/results/objectives_notes/README.md).
+NO_INFO_HESSIAN = 1e-5
+
+#: Dispatch work (:mod:`boostplug._core.dispatch`) of one document in QBRank's and MPBoost's
+#: kernels: as much as 50 pair visits, so they go parallel from 100,000 documents
+#: (docs/results/objectives_notes/README.md).
+DOC_WORK = 50
+
+#: Stand-in value of a ``rows`` parameter when an objective is checked without its data.
+_STAND_IN_ROWS = np.array([[0, 1]], dtype=np.int64)
+_STAND_IN_INDEX = np.array([0], dtype=np.int64)
+
+
+def floor_hessian(grad: NDArray[np.float64], hess: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The Hessian the frameworks get: :data:`NO_INFO_HESSIAN` where gradient and Hessian are
+    both exactly 0 (a document the loss does not involve), else at least :data:`HESSIAN_FLOOR`."""
+    no_info = (hess == 0.0) & (grad == 0.0)
+    return np.where(no_info, NO_INFO_HESSIAN, np.maximum(hess, HESSIAN_FLOOR))
+
+
+class Loss:
+    """An objective: subclass it, declare ``name``, ``summary``, ``params`` and ``hessians``,
+    implement ``_loss`` and ``_grad_hess`` (and ``setup``), and :func:`register` it.
+
+    An instance is the objective bound to one data set's labels, groups and per-query weights
+    (``Loss(labels, group_ptr, weights=..., **params)``). Construction validates them and the
+    parameters once, stores the parameters (``self.settings`` and one attribute per name, e.g.
+    ``self.sigma``; with one Hessian mode ``self.hessian`` is that mode) and calls
+    :meth:`setup`; the per-round ``loss(scores)`` / ``grad_hess(scores)`` validate only the scores.
+
+    Class attributes:
+        name: the objective's name in messages (and, by default, in the registry).
+        summary: one line for listings.
+        params: ``{name: Param}``; the ``hessian`` choice is added from ``hessians`` when there
+            are several modes (do not declare it).
+        hessians: ``{mode: Hessian}``, at least one.
+        default_hessian: the default mode (``None``: the first declared).
+        fresh_output: ``True`` when ``_grad_hess`` returns new arrays every call (saves a copy).
+    """
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    params: ClassVar[Mapping[str, Param]] = {}
+    hessians: ClassVar[Mapping[str, Hessian]] = {}
+    default_hessian: ClassVar[str | None] = None
+    #: True when ``_grad_hess`` returns arrays it made in that call and keeps no reference to
+    #: (then ``grad_hess`` floors the Hessian in place instead of in a copy).
+    fresh_output: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        labels: ArrayLike,
+        group_ptr: ArrayLike,
+        *,
+        weights: ArrayLike | None = None,
+        **params: Any,
+    ) -> None:
+        self.labels: NDArray[np.float64] = check_labels(labels).copy()
+        self.labels.setflags(write=False)
+        self.group_ptr: NDArray[np.int64] = check_group_ptr(group_ptr, n_docs=self.labels.shape[0]).copy()
+        self.group_ptr.setflags(write=False)
+        n_queries = self.group_ptr.shape[0] - 1
+        w = check_weights(weights, n_queries, name="weights (one per query)")
+        self.query_weights: NDArray[np.float64] = (
+            np.ones(n_queries, dtype=np.float64) if w is None else w.copy()
+        )
+        self.query_weights.setflags(write=False)
+        #: the validated parameters (declared defaults, then the given ones)
+        self.settings: dict[str, Any] = self.resolve_params(params, n_docs=self.n_docs)
+        if len(self.hessians) == 1:
+            self.hessian: str = next(iter(self.hessians))
+        for key, value in self.settings.items():
+            setattr(self, key, value)
+        self.setup()
+
+    # -- the declarations, as the registry and the adapters read them ----------------------------
+    @classmethod
+    def declared_params(cls) -> dict[str, Param]:
+        """``params`` plus the ``hessian`` choice when several Hessian modes are declared."""
+        out = dict(cls.params)
+        if len(cls.hessians) > 1:
+            modes = tuple(cls.hessians)
+            kinds = {m: h.kind + (", scaled gradient" if h.gradient == "scaled" else "")
+                     for m, h in cls.hessians.items()}
+            out["hessian"] = Param(
+                cls.default_hessian or modes[0], "choice",
+                "Hessian mode: " + ", ".join(f"{m} ({k})" for m, k in kinds.items()), choices=modes)
+        return out
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """Every parameter's default, in declaration order."""
+        return {k: p.default for k, p in cls.declared_params().items()}
+
+    @classmethod
+    def row_params(cls) -> tuple[str, ...]:
+        """Names of the parameters holding row indices of one training set (kinds ``rows`` and
+        ``row_index``: QBRank's ``pairs`` and ``labeled_rows``)."""
+        return tuple(k for k, p in cls.declared_params().items() if p.kind in ROW_KINDS)
+
+    @classmethod
+    def hessian_texts(cls) -> dict[str, str]:
+        """Hessian mode -> what it is."""
+        return {m: h.text for m, h in cls.hessians.items()}
+
+    @classmethod
+    def hessian_kinds(cls) -> dict[str, str]:
+        """Hessian mode -> ``"exact"``, ``"bound"`` or ``"fitting"``."""
+        return {m: h.kind for m, h in cls.hessians.items()}
+
+    @classmethod
+    def gradient_kinds(cls) -> dict[str, str]:
+        """Hessian mode -> what its gradient is: ``"exact"`` (d loss / d score) or ``"scaled"``."""
+        return {m: h.gradient for m, h in cls.hessians.items()}
+
+    @classmethod
+    def search_space(cls, params: Mapping[str, Any]) -> dict[str, Search]:
+        """What ``--tune`` searches given the other settings ``params`` (every parameter, defaults
+        filled in): by default each parameter's declared ``search``. Override when the range
+        depends on another setting (MPBoost searches only the chosen DDF's own parameter)."""
+        return {k: p.search for k, p in cls.declared_params().items() if p.search is not None}
+
+    @classmethod
+    def resolve_params(cls, params: Mapping[str, Any], *, n_docs: int | None = None) -> dict[str, Any]:
+        """The declared defaults with ``params`` over them, each value checked (``ValueError`` /
+        ``TypeError`` naming the objective, the parameter and the value; unknown names get a
+        "did you mean"). ``n_docs``: the data's rows, for ``rows`` parameters."""
+        declared = cls.declared_params()
+        merged = check_params(cls.name, params, {k: p.default for k, p in declared.items()})
+        return {k: declared[k].check(v, k, objective=cls.name, n_docs=n_docs) for k, v in merged.items()}
+
+    @classmethod
+    def check(cls, **params: Any) -> dict[str, Any]:
+        """Validate ``params`` without data and return them resolved (defaults filled in).
+
+        Each value is checked (``rows`` parameters for their form only: they are row indices of
+        data not given here), then the objective is bound to a two-document stand-in query so
+        that the checks of :meth:`setup` run too (a ``rows`` parameter is replaced by the
+        stand-in's one pair)."""
+        resolved = cls.resolve_params(params)
+        rows = set(cls.row_params())
+        declared = cls.declared_params()
+        stand_in = {k: (v if v is None else _STAND_IN_ROWS if k in rows and declared[k].kind == "rows"
+                        else _STAND_IN_INDEX if k in rows
+                        else declared[k].stand_in if k in declared and declared[k].stand_in is not None else v)
+                    for k, v in params.items()}
+        cls(np.zeros(2), np.array([0, 2], dtype=np.int64), **stand_in)
+        return resolved
+
+    # -- to implement ---------------------------------------------------------------------------
+    def setup(self) -> None:
+        """Work that depends only on labels, groups, weights and parameters (pairs, label levels,
+        ideal DCGs); may raise ``ValueError`` for a combination the data cannot serve."""
+
+    def _loss(self, scores: NDArray[np.float64]) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _grad_hess(
+        self, scores: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- what the base provides ------------------------------------------------------------------
+    @property
+    def n_docs(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.group_ptr.shape[0] - 1)
+
+    def _check(self, scores: ArrayLike) -> NDArray[np.float64]:
+        s = check_scores(scores)
+        if s.shape[0] != self.n_docs:
+            raise ValueError(
+                f"{self.name}: got {s.shape[0]} scores for a data set of {self.n_docs} documents"
+            )
+        return s
+
+    def loss(self, scores: ArrayLike) -> float:
+        """The objective's value at ``scores`` (sum over queries, weighted); :class:`NonFiniteError`
+        when it is inf or NaN."""
+        s = self._check(scores)
+        value = float(self._loss(s))
+        if not math.isfinite(value):
+            self._refuse_non_finite_loss(s, value)
+        return value
+
+    def grad_hess(self, scores: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The gradient (d loss / d score, or its rescaling the mode declares) and the Hessian
+        (diagonal) of the chosen mode."""
+        s = self._check(scores)
+        g, h = self._grad_hess(s)
+        n = s.shape[0]
+        if np.shape(g) != (n,) or np.shape(h) != (n,):
+            raise ValueError(f"{self.name}: _grad_hess returned shapes {np.shape(g)} and {np.shape(h)} for "
+                             f"{n} scores; both must be ({n},)")
+        g = np.ascontiguousarray(g, dtype=np.float64)
+        # the floor is applied in place: on a copy unless _grad_hess made the array this call
+        h = np.ascontiguousarray(h, dtype=np.float64) if self.fresh_output else np.array(h, dtype=np.float64)
+        first, n_bad = floor_in_place(g, h, HESSIAN_FLOOR, NO_INFO_HESSIAN)
+        if first >= 0:
+            refuse_non_finite_grad_hess(self, s, g, h, first, n_bad)
+        return g, h
+
+    def _refuse_non_finite_loss(self, scores: NDArray[np.float64], value: float) -> None:
+        """A non-finite ``value`` of the loss at ``scores``: a :class:`NonFiniteError` that says why
+        (for a subclass that computes its loss by another route too, as NDCG-Boost does)."""
+        refuse_non_finite_loss(self, scores, value)

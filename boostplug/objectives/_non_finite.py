@@ -1,0 +1,158 @@
+"""Why an objective's loss, gradient or Hessian came out inf or NaN: the data overflowed float64,
+or the objective computed it from moderate inputs (a bug in it). :class:`NonFiniteError` names
+the first offending row or query and which of the two it is."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._loss import Loss
+
+__all__ = ["NonFiniteError", "MODERATE_SCORE", "MODERATE_LABEL", "MODERATE_WEIGHT", "refuse_non_finite_grad_hess",
+           "refuse_non_finite_loss"]
+
+#: Inputs within these bounds are moderate: a loss computed sensibly from them stays far inside
+#: float64 (a pairwise exponential of a label gap times a score gap is at most exp(31 * 20) =
+#: 1e269; gains 2^31), so a non-finite result there is the objective's own doing (0 * inf,
+#: inf - inf, 0 / 0, x / 0), not an overflow of the data (:class:`NonFiniteError`).
+MODERATE_SCORE = 10.0
+MODERATE_LABEL = 31.0
+MODERATE_WEIGHT = 1e30
+
+
+#: The end of the message of an objective's own inf or NaN.
+_BUG = ("a bug in {name}'s {method}, not an overflow of the data (inf or NaN from such inputs comes from "
+        "0 * inf, inf - inf, 0 / 0 or x / 0 inside it; or a parameter is too large)")
+
+
+class NonFiniteError(ValueError):
+    """An objective's ``loss`` or ``grad_hess`` came out inf or NaN; the message names the first
+    offending row (or query) and the cause.
+
+    Attributes:
+        objective: the objective's name.
+        method: ``"loss"`` or ``"grad_hess"``.
+        cause: ``"data"`` when the offending query's scores, labels or weight are beyond the
+            moderate bounds (:data:`MODERATE_SCORE`, :data:`MODERATE_LABEL`,
+            :data:`MODERATE_WEIGHT`): float64 overflowed on them; ``"objective"`` when they are
+            all moderate: the objective computed inf or NaN itself (a bug in it).
+        query: the first offending query (``None``: the loss is non-finite at all-zero scores).
+        row: the first offending row (for the loss, the query's first row; ``None`` with ``query``).
+        value: the loss, or ``(grad, hess)`` at ``row``.
+    """
+
+    def __init__(self, message: str, *, objective: str, method: str, cause: str, query: int | None,
+                 row: int | None, value: Any) -> None:
+        super().__init__(message)
+        self.objective = objective
+        self.method = method
+        self.cause = cause
+        self.query = query
+        self.row = row
+        self.value = value
+
+
+
+def refuse_non_finite_grad_hess(objective: "Loss", scores: NDArray[np.float64], g: NDArray[np.float64],
+                                h: NDArray[np.float64], i: int, n_bad: int) -> None:
+    """A gradient or Hessian that is inf or NaN is a :class:`NonFiniteError` naming the row, its
+    query and either the data's values that overflowed or the objective's own bug: the
+    frameworks must never receive inf or NaN."""
+    q = int(np.searchsorted(objective.group_ptr, i, side="right") - 1)
+    found = f"at row {i} (query {q}, {n_bad} such rows): grad {float(g[i])}, hess {float(h[i])}"
+    message, cause = _message(objective, scores, q, "_grad_hess",
+                              overflow=f"the gradient or Hessian overflows float64 {found}",
+                              returned=f"_grad_hess returned a non-finite value {found}")
+    raise NonFiniteError(message, objective=objective.name, method="grad_hess", cause=cause, query=q, row=i,
+                         value=(float(g[i]), float(h[i])))
+
+
+def refuse_non_finite_loss(objective: "Loss", scores: NDArray[np.float64], value: float) -> None:
+    """A loss that is inf or NaN is a :class:`NonFiniteError` naming the first query that makes
+    it so and either the data's values that overflowed or the objective's own bug."""
+    ptr = objective.group_ptr
+    q = _first_non_finite_query(objective, scores)
+    where = (", and does at all-zero scores too (so no one query's scores cause it)" if q is None else
+             f" in query {q} (rows {int(ptr[q])}..{int(ptr[q + 1]) - 1})")
+    message, cause = _message(objective, scores, q, "_loss", overflow=f"the loss overflows float64 ({value}){where}",
+                              returned=f"_loss returned {value}{where}")
+    first_row = None if q is None else int(ptr[q])
+    raise NonFiniteError(message, objective=objective.name, method="loss", cause=cause, query=q, row=first_row,
+                         value=value)
+
+
+def _message(objective: "Loss", scores: NDArray[np.float64], q: int | None, method: str, *, overflow: str,
+             returned: str) -> tuple[str, str]:
+    """``(message, cause)`` of a :class:`NonFiniteError` from ``method``: ``"data"`` with the
+    ``overflow`` text when query ``q``'s values are too large for float64, else ``"objective"``
+    with the ``returned`` text and the moderate inputs that exposed the objective's bug."""
+    name = objective.name
+    too_large = _too_large(objective, scores, q)
+    if too_large:
+        return (f"{name}: {overflow}; {too_large}: too large for float64 in this objective (or a parameter "
+                "is too large)"), "data"
+    return (f"{name}: {returned}, from moderate inputs ({_moderate(objective, scores, q)}): "
+            f"{_BUG.format(name=name, method=method)}"), "objective"
+
+
+def _first_non_finite_query(objective: "Loss", scores: NDArray[np.float64]) -> int | None:
+    """The first query whose scores, with every other query's set to 0, make the loss
+    non-finite (the loss is a sum over queries: bisection, O(log n_queries) evaluations);
+    ``None`` when the loss is non-finite at all-zero scores, or no single query does it."""
+    ptr = objective.group_ptr
+
+    def non_finite(first: int, stop: int) -> bool:  # queries first..stop-1 keep their scores
+        kept = np.zeros_like(scores)
+        kept[ptr[first]:ptr[stop]] = scores[ptr[first]:ptr[stop]]
+        return not math.isfinite(float(objective._loss(kept)))
+
+    if non_finite(0, 0):
+        return None
+    lo, hi = 0, objective.n_queries
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if non_finite(lo, mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo if non_finite(lo, lo + 1) else None
+
+
+def _query_inputs(objective: "Loss", scores: NDArray[np.float64],
+                  q: int | None) -> tuple[str, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """(what, scores, labels, weights) of query ``q``, or of the whole data set at all-zero
+    scores (``q=None``)."""
+    if q is None:
+        return "the data set's", np.zeros(1), objective.labels, objective.query_weights
+    a, b = int(objective.group_ptr[q]), int(objective.group_ptr[q + 1])
+    return "the query's", scores[a:b], objective.labels[a:b], objective.query_weights[q:q + 1]
+
+
+def _too_large(objective: "Loss", scores: NDArray[np.float64], q: int | None) -> str:
+    """The inputs of query ``q`` (``None``: the data set at zero scores) beyond the moderate
+    bounds, in words ("" when all are moderate)."""
+    what, s, y, w = _query_inputs(objective, scores, q)
+    parts = []
+    if s.size and np.abs(s).max() > MODERATE_SCORE:
+        parts.append(f"{what} scores span {float(s.min())} .. {float(s.max())}")
+    if y.size and y.max() > MODERATE_LABEL:
+        parts.append(f"{what} largest label is {float(y.max())}")
+    if w.size and w.max() > MODERATE_WEIGHT:
+        parts.append(f"{what} largest weight is {float(w.max())}" if q is None else f"its weight is {float(w[0])}")
+    return ", ".join(parts)
+
+
+def _moderate(objective: "Loss", scores: NDArray[np.float64], q: int | None) -> str:
+    """The inputs of query ``q`` (``None``: the data set at zero scores) in words, for the
+    message of an objective's own inf or NaN."""
+    _, s, y, w = _query_inputs(objective, scores, q)
+    labels = f"labels {float(y.min(initial=0.0))} .. {float(y.max(initial=0.0))}"
+    given = (f"all scores 0, {labels}, weights up to {float(w.max(initial=0.0))}" if q is None else
+             f"the query's scores {float(s.min())} .. {float(s.max())}, {labels}, weight {float(w[0])}")
+    return (f"{given}; moderate: |score| <= {MODERATE_SCORE:g}, label <= {MODERATE_LABEL:g}, "
+            f"weight <= {MODERATE_WEIGHT:g}")

@@ -14,7 +14,6 @@ __all__ = ["add_parser"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """The ``compare`` subcommand's parser, its options with their help texts."""
     p = subparsers.add_parser(
         "compare",
         help="train ranking methods on one data set and compare them",

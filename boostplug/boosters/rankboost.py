@@ -1,121 +1,8 @@
-"""RankBoost with binary weak rankers: Rb-d, Rb-c and RankBoost+
-(Connamacher, Pancha, Liu, Ray, "Rankboost+: an improvement to Rankboost", MLJ 2020).
-
-All three follow the paper's Algorithm 1 on the critical pairs ``i = (x'_i, x_i)``
-(``x'_i`` preferred; label-derived within each query, or the explicit ``pairs``
-given to ``fit``) with ``D_1`` uniform over all of them. With ``fit(sample_weight=...)``
-a query of weight ``w`` counts as ``w`` copies of its pairs: ``D_1`` proportional to the
-pair's query weight, the pair metric of the span test weighted alike, and ``R1``, ``R2``,
-``E1``, ``E2`` means under ``D_1``. The weak rankers are decision
-stumps ``h(x) = [x_k > theta]`` and their complements ``1 - h = [x_k <= theta]``
-(:mod:`boostplug.boosters.stumps`; NaN is below every known value, so ``h`` never fires on
-it and its complement always does): the paper labels a stump's two leaves by weighted
-majority vote, so either side may be the one scored 1. A complement has ``eps+`` and ``eps-``
-of its stump swapped, so Rb-d/Rb-c choose ``argmax |r|`` over the stumps and take the
-complement when ``r < 0`` (``complements=False``, and ``thresholds="ranklib"`` by default:
-stumps only, as RankLib). For a stump, ``eps+``, ``eps0``, ``eps-`` are the ``D_t`` weight
-of the pairs it orders correctly, ties and reverses (Eq. 8).
-
-* ``"rb-d"``: choose ``argmin eps- - eps+`` (Eq. 13), ``alpha = 1/2 ln(eps+/eps-)``
-  (Eq. 14), ``D_{t+1} = D_t exp(-alpha o) / Z_t`` with ``o = h(x') - h(x)`` (Eq. 10, ties
-  keep their weight) and ``Z_t = eps0 + eps+ e^-alpha + eps- e^alpha`` (Eq. 11).
-  When the chosen stump has ``eps- = 0``, Eq. 14 is undefined: as in the paper
-  (Appendix B, Fig. 4) training stops and returns the ensemble *before* that round;
-  ``stop_reason_`` says so and ``undefined_round_`` holds the stump and its
-  ``eps+, eps0, eps-`` (the paper shows that giving it an infinite or a large finite
-  weight instead breaks Theorem 1 or Eq. 12: Lemmas 1 and 2).
-* ``"rb-c"``: the same choice (``argmax r``, ``r = eps+ - eps-``, Eq. 17) and update,
-  ``alpha = 1/2 ln((1 + r)/(1 - r))`` (Eq. 19). With ``thresholds="ranklib"`` this is
-  RankLib's RankBoost (``-ranker 2``): its candidates (``n_thresholds + 1`` per feature,
-  32-bit feature values against double thresholds), ``D_1`` uniform over all critical
-  pairs of all queries, ``r`` maximised (not ``|r|``).
-* ``"rankboost+"``: minimises ``E2`` (Eq. 22-24), where a pair tied by ranker ``f_s``
-  contributes ``cosh(eta_s)``. Per distinct ranker of the independent set ``S_t`` (below)
-  it keeps the cumulative weight ``eta_s``; a candidate ``h`` with cumulative weight
-  ``alpha'`` (0 for a ranker not in ``S_t``) has ``delta = eps- - eps+ + eps0 tanh(alpha')``
-  (Eq. 33); the choice is ``argmax |delta|`` (Eq. 32, so ``alpha`` may be negative),
-  ``alpha`` by Eq. 34, ``D`` by Eq. 25-26 (ties scaled by ``cosh(alpha + alpha')/cosh alpha'``),
-  ``Z_t`` by Eq. 27, so ``E2 = prod_t Z_t`` (Eq. 29).
-
-  ``efficient=True`` is the paper's Algorithm 2 ("Efficient Rb+"): the candidates are the
-  members of ``S_t`` (scored with their ``alpha' = eta_s``) and the remaining set ``R``
-  (scored with ``alpha' = 0``, assumed independent of ``S_t``). A chosen candidate from
-  ``R`` is span-tested by least squares: independent, it joins ``S_t`` and leaves ``R``;
-  dependent, it leaves ``R`` and -- the first time only -- ``R`` is pruned once to a
-  maximal subset that is linearly independent together with ``S_t`` (QR of
-  ``[S, permute(R)]``, dropping columns with a zero diagonal), then the round's choice
-  is made again. ``efficient=False`` ("Optimal Rb+") scores *every* candidate: in the
-  span of ``S_t`` (``S_t beta = h``), by the directional derivative
-  ``|grad F2(eta) . beta| / ||beta||_2``, and a chosen dependent ``h`` moves ``eta`` along
-  ``beta`` by an exact line search (``Z_t = F2(eta + alpha beta) / F2(eta)``).
-
-A perfect weak ranker (it orders every training pair correctly, ``eps+ = 1``, or for
-RankBoost+ every pair reversely) has an infinite weight by Eq. 14, 19 and 34. In round 1
-it is kept with weight 1 (RankBoost+ reversed: -1; any weight of that sign ranks the same,
-as AdaRank keeps a perfect feature) and training stops: ``history_`` records
-``alpha = inf``, ``Z = 0`` and the losses of the kept one-ranker model, and ``stop_reason_``
-says so. In a later round training stops before it (Rb-d: the ``eps- = 0`` stop above).
-
-Linear independence is that of the pair vectors ``(h(x'_i) - h(x_i))_i`` (Section 3.5);
-see :mod:`boostplug.boosters._rankboost_kernels`. A stump that splits no pair is the zero
-vector and is never chosen.
-
-``history_`` (one record per round): ``alpha`` (= ``weight``), ``Z``, ``eps_plus``,
-``eps_zero``, ``eps_minus``, ``delta`` (Rb-d/Rb-c: ``eps- - eps+``; RankBoost+: Eq. 33, or
-the normalised directional derivative for a dependent step), ``r`` and ``complement``
-(Rb-d/Rb-c: ``eps+ - eps-`` of the chosen ranker, whether it is a complement; a stump and
-its complement are one distinct ranker of ``S_t``, with opposite signs), ``alpha_prime``
-(RankBoost+), ``step`` (``"new"``: joined ``S_t``; ``"member"``: a member's weight grew;
-``"dependent"``: ``eta += alpha beta``), ``span_size`` (``|S_t|``), and the training
-losses of the ensemble after the round: ``R1`` (Eq. 3), ``R2`` (Eq. 4), ``E1`` (Eq. 5),
-``E2`` (Eq. 22-24; for Rb-d/Rb-c measured as in the paper's Section 4: ``F2`` over the
-independent set, ``eta`` updated so that ``S_t eta`` predicts what the ensemble predicts
-on the training pairs), ``prod_Z`` and ``bound``: ``exp(-2 sum_t (delta_t/2)^2)``, the
-right-hand side of Theorem 1 (Rb-d: ``R1 <= bound``) and Theorem 2 (RankBoost+:
-``R2 <= bound``; a dependent line-search round contributes its own ``Z_t`` instead, which
-keeps ``R2 <= E2 <= bound``). For Rb-d and Rb-c ``E1 = prod_Z`` (Eq. 12); for RankBoost+
-``E2 = prod_Z`` (Eq. 29).
-
-Choice among (numerically) tied candidates: RankLib's scan order -- features in order,
-thresholds from high to low (at one threshold only one orientation has ``r > 0``), the
-first one within ``1e-12`` of the best wins.
-Pair-free training (``pairwise="levels"``, every variant on label-derived pairs; ``"auto"``, the
-default, takes it or the pair list by their estimated cost:
-:mod:`boostplug.boosters._pairwise_choice`).
-Rb-d/Rb-c: with graded labels the critical pairs of a query are all (higher level, lower level) pairs and
-``D_t(a, b) = D_1(q) exp(F(b) - F(a)) / W`` is a product of per-document factors, so ``r`` of
-every stump, ``eps+/eps0/eps-``, ``Z_t``, ``E1``, ``R1``, ``R2`` and the span test's pair metric
-come from per-document sums per label level (:mod:`boostplug.boosters._level_sums`): memory
-``O(n L)``, ``O(n log n + n F)`` per round, no pair listed (a query of 100,000 documents
-trains). Only the ``E2`` record needs pairs of documents: it is kept round by round over the
-pairs of *signature groups* (documents of a query with equal values on every member of ``S_t``)
-that hold critical pairs (:mod:`boostplug.boosters._group_e2`; at most the pairs, one pass over
-them per round). ``pairwise="pairs"`` keeps the pair list (equal results up to rounding, tested
-to ``1e-9``).
-
-RankBoost+ (both variants): its ``D_t`` gives a pair tied by member ``s`` of ``S_t`` the factor
-``cosh(alpha + eta_s)/cosh(eta_s)`` and a split pair ``exp(-alpha o)``; over ``(h(a), h(b))`` that
-table, ``[[cosh, e^eta], [e^-eta, cosh]]`` up to scale, has rank 2, so ``D_t`` is no product of
-per-document factors. But a pair's weight depends only on the two documents' *signatures* (their
-values on the members of ``S_t``), so the pairs are held as pairs of signature groups per query
-(:mod:`boostplug.boosters._group_pairs`; ``G_q <= min(n_q, 2^|S_t|)`` groups in query ``q``): the
-stumps' ``eps+/eps0/eps-`` from one sweep per feature over each query's documents in code order,
-``O(n (G + L))`` per feature per round; ``Z_t`` (Eq. 27), ``E2``, Eq. 34 and the exact variant's line
-search on the group pairs; memory ``O(sum_q G_q^2)`` (dense blocks, guarded by
-``boostplug.pairs.PAIR_MEMORY_LIMIT`` like the pair list), never more than the pairs while ``S_t``
-is small, up to ``n_q^2`` once the ensemble separates every document (then it is also as slow as
-the pairs). The span test, the pruning and the span coefficients use the pair metric of the
-label levels (:class:`~boostplug.boosters._level_sums.LevelSpan`). ``pairwise="pairs"`` keeps the
-pair list (with its memory guard, ``BYTES_PER_PAIR``); tested equal to ``1e-9``.
-
-Per round on the pair list: Rb-d/Rb-c ``O(P + n F)`` (per-document potentials, then sums over
-binned features); RankBoost+ ``O(P F)`` (pair histograms for the ties), plus ``O(n F |S_t|)``
-for the exact variant's span coefficients; the span test of one chosen ranker is
-``O(n |S_t|)`` (its pair metric from the label levels; ``O(P + n |S_t|)`` with explicit pairs). No
-pairs x stumps matrix is formed (measured speed: ``docs/boosters.md``).
-The efficient variant prunes its candidates once
-(:func:`~boostplug.boosters._rankboost_kernels.select_independent`: blocked
-Gram-Schmidt, ``O(n m^2)`` for a basis of ``m`` vectors, capped by ``PRUNE_BUDGET_BYTES``).
+"""RankBoost with binary weak rankers: Rb-d, Rb-c and RankBoost+ (Connamacher, Pancha, Liu, Ray,
+"Rankboost+: an improvement to Rankboost", MLJ 2020), on decision stumps. What each variant
+chooses and records, the pair-free path (``pairwise="levels"``) and the cost of a round:
+docs/boosters.md, "RankBoost". A fit keeps one state per variant and path (:class:`_RbPairs`,
+:class:`_RbLevels`, :class:`_PlusPairs`, :class:`_PlusLevels`).
 
 Example:
     >>> from boostplug.boosters import RankBoost
@@ -156,36 +43,85 @@ VARIANTS = ("rb-d", "rb-c", "rankboost+")
 #: Two candidates whose criteria differ by at most this much (D_t sums to 1) are tied.
 TIE_TOL = 1e-12
 
-#: Peak bytes fit allocates per preference pair (the pair list, D_t, ell, the pair weights,
-#: stump outcomes and margins): measured ~90 unweighted, plus two arrays when weighted. RankBoost+
-#: also keeps its pairs' lower codes, a fixed amount (at most ``_pair_mins.LOWER_CODES_BUDGET_BYTES``).
+#: Peak bytes fit allocates per preference pair: the pair list, D_t, ell, the pair weights, stump
+#: outcomes and margins, and two more arrays when weighted. RankBoost+ also keeps its pairs' lower
+#: codes, a fixed amount (at most ``_pair_mins.LOWER_CODES_BUDGET_BYTES``).
 BYTES_PER_PAIR = 112
 
 #: Memory budget of the one-time pruning's temporary basis (bytes).
 PRUNE_BUDGET_BYTES = 256 * 2**20
 
 
+#: The levels path lists no pair (what Algorithm 2's pruning is given there).
+_NO_PAIRS = np.zeros((0, 2), dtype=np.int64)
+
+
 @dataclass
 class _State:
-    pairs: NDArray[np.int64]         # (P, 2), preferred row first
+    """What every variant keeps on either path."""
+
     cands: StumpCandidates
-    nsplit: NDArray[np.float64]      # (F, width) pairs each stump splits (|D h|^2); 0 for non-stumps
     valid: NDArray[np.bool_]         # (F, width) existing stumps that split at least one pair
-    w: NDArray[np.float64]           # (P,) D_t
-    w1: NDArray[np.float64] | None   # (P,) D_1 when fit was given query weights (else uniform)
     F: NDArray[np.float64]           # (n,) ensemble scores on the training documents
     span: PairSpan | None            # S_t and eta (None: Rb-d/Rb-c without the E2 record)
-    ell: NDArray[np.float64]         # (P,) sum_s ln omega*_2(i, f_s, eta_s): E2 = mean exp(ell) (empty without S_t)
+    n_pairs: int
     log_prod_z: float
     bound_log: float                 # log of the theorem bound
+
+
+@dataclass
+class _PairState(_State):
+    """The pair list: ``D_t`` per pair."""
+
+    pairs: NDArray[np.int64]         # (P, 2), preferred row first
+    w: NDArray[np.float64]           # (P,) D_t
+    w1: NDArray[np.float64] | None   # (P,) D_1 when fit was given query weights (else uniform)
+    ell: NDArray[np.float64]         # (P,) sum_s ln omega*_2(i, f_s, eta_s): E2 = mean exp(ell) (empty without S_t)
+
+
+@dataclass
+class _LevelState(_State):
+    """Pair-free: ``D_t`` from the scores and the label levels."""
+
+    lv: LevelPairs
+
+
+@dataclass
+class _Search:
+    """RankBoost+'s candidates: Algorithm 2's set ``R`` and what its one pruning needs."""
+
+    nsplit: NDArray[np.float64]      # (F, width) pairs each stump splits (|D h|^2); 0 for non-stumps
     alive: NDArray[np.bool_]         # (F, width) Algorithm 2's candidate set R
     pruned: bool
     rng: np.random.Generator
-    lv: LevelPairs | None = None     # pair-free mode: pairs, w, w1, ell are empty/unused
-    n_pairs: int = 0
-    gp: GroupPairs | None = None     # pair-free RankBoost+: D_t over pairs of signature groups
-    e2: GroupE2 | None = None        # pair-free Rb-d/Rb-c: the E2 record, kept round by round
-    lower: PairMinCodes | None = None  # RankBoost+ on the pair list: the pairs' lower codes
+
+
+@dataclass
+class _RbPairs(_PairState):
+    """Rb-d/Rb-c on the pair list."""
+
+
+@dataclass
+class _RbLevels(_LevelState):
+    """Rb-d/Rb-c pair-free."""
+
+    e2: GroupE2 | None               # the E2 record, kept round by round (None without record_e2)
+
+
+@dataclass
+class _PlusPairs(_PairState):
+    """RankBoost+ on the pair list."""
+
+    search: _Search
+    lower: PairMinCodes              # the pairs' lower codes
+
+
+@dataclass
+class _PlusLevels(_LevelState):
+    """RankBoost+ pair-free."""
+
+    search: _Search
+    gp: GroupPairs | None            # D_t over pairs of signature groups (None: no pair, no round runs)
 
 
 class RankBoost(RankingBooster):
@@ -314,14 +250,17 @@ class RankBoost(RankingBooster):
         nsplit = np.where(cands.exists, cor + rev, 0.0)
         valid = cands.exists & (nsplit > 0)
         w1 = None if pw is None else pw / pw.sum()
-        return _State(
-            pairs=pairs, cands=cands, nsplit=nsplit, valid=valid,
+        common = dict(
+            pairs=pairs, cands=cands, valid=valid,
             w=np.full(P, 1.0 / max(P, 1)) if w1 is None else w1.copy(), w1=w1,
             F=np.zeros(data.X.shape[0]), ell=np.zeros(P if self._tracks_span() else 0),
             span=self._pair_span(data, cands, pairs, pw) if self._tracks_span() else None,
-            log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, n_pairs=P,
-            lower=PairMinCodes(cands.codes, pairs, cands.n_thr) if self.variant == "rankboost+" else None,
+            log_prod_z=0.0, bound_log=0.0, n_pairs=P,
         )
+        if self.variant != "rankboost+":
+            return _RbPairs(**common)
+        return _PlusPairs(**common, search=_Search(nsplit=nsplit, alive=valid.copy(), pruned=False, rng=data.rng),
+                          lower=PairMinCodes(cands.codes, pairs, cands.n_thr))
 
     @staticmethod
     def _pair_span(data: FitData, cands: StumpCandidates, pairs: NDArray[np.int64],
@@ -348,14 +287,13 @@ class RankBoost(RankingBooster):
             # |D h|^2 in the pair metric: the (query-weighted) pairs each stump splits, D_1 rescaled
             cor, rev, _ = gp.split_sums(cands.width)
             nsplit = np.where(cands.exists, (cor + rev) * lv.total, 0.0)
-        none = np.zeros(0)
-        return _State(
-            pairs=np.zeros((0, 2), dtype=np.int64), cands=cands, nsplit=nsplit, valid=valid,
-            w=none, w1=None, F=np.zeros(data.X.shape[0]),
-            span=LevelSpan(cands.codes, lv) if self._tracks_span() else None, ell=none,
-            log_prod_z=0.0, bound_log=0.0, alive=valid.copy(), pruned=False, rng=data.rng, lv=lv,
-            n_pairs=lv.n_pairs, gp=gp, e2=e2,
-        )
+        common = dict(cands=cands, valid=valid, F=np.zeros(data.X.shape[0]),
+                      span=LevelSpan(cands.codes, lv) if self._tracks_span() else None,
+                      log_prod_z=0.0, bound_log=0.0, lv=lv, n_pairs=lv.n_pairs)
+        if self.variant != "rankboost+":
+            return _RbLevels(**common, e2=e2)
+        return _PlusLevels(**common, search=_Search(nsplit=nsplit, alive=valid.copy(), pruned=False, rng=data.rng),
+                           gp=gp)
 
     # ---- one round ----------------------------------------------------------------------
     def _fit_round(self, s: _State, t: int) -> Round | None:
@@ -370,9 +308,10 @@ class RankBoost(RankingBooster):
             self.span_size_ = s.span.size
         return out
 
-    def _round_rb(self, s: _State) -> Round | None:
+    def _round_rb(self, s: _RbPairs | _RbLevels) -> Round | None:
         """Rb-d / Rb-c: Algorithm 1 with Eq. 10-14 or Eq. 17-19."""
-        pot = s.lv.potentials(s.F) if s.lv is not None else doc_potentials(s.pairs, s.w, s.F.shape[0])
+        levels = isinstance(s, _RbLevels)
+        pot = s.lv.potentials(s.F) if levels else doc_potentials(s.pairs, s.w, s.F.shape[0])
         r = np.where(s.valid, doc_sums_above(s.cands.codes, pot, s.cands.n_thr), -np.inf)
         both = self._both_orientations()
         # the complement [x <= theta] has eps+ and eps- swapped: r -> -r
@@ -385,7 +324,7 @@ class RankBoost(RankingBooster):
             return None
         comp = both and bool(r[k, j] < 0)
         sign = -1 if comp else 1
-        if s.lv is not None:
+        if levels:
             o1 = None
             ep, e0, em = s.lv.eps(s.F, s.cands.codes[:, k] > j)
             if comp:
@@ -413,7 +352,7 @@ class RankBoost(RankingBooster):
                 return None
             rr = ep - em
             alpha = 0.5 * math.log((1.0 + rr) / (1.0 - rr))
-        if s.lv is not None:
+        if levels:
             # Eq. 11; D_t itself is recomputed from F by the level sums
             z = e0 + ep * math.exp(-alpha) + em * math.exp(alpha)
         else:
@@ -460,7 +399,7 @@ class RankBoost(RankingBooster):
     def _track_e2(self, s: _State, k: int, j: int, alpha: float, o: NDArray[np.int8] | None) -> str:
         """Keep ``F2(eta)`` over the independent set equal to ``E2`` of the ensemble (Section 4).
         ``alpha``: the step on ``[x > theta]`` (``-alpha`` for a complement, whose pair outcomes
-        ``o`` are negated: both are the one distinct ranker of ``S_t``). Pair-free (``s.lv``):
+        ``o`` are negated: both are the one distinct ranker of ``S_t``). Pair-free (a :class:`_LevelState`):
         only ``eta`` moves, ``ell`` is not kept (``E2`` comes from ``eta``: :func:`level_e2`)."""
         b = s.span.index.get((k, j))
         if b is not None:
@@ -471,18 +410,19 @@ class RankBoost(RankingBooster):
         if s.span.is_dependent(r2, norm2):
             self._move_along(s, s.span.beta(c), alpha)
             return "dependent"
-        if s.lv is None:
+        if isinstance(s, _PairState):
             s.ell += np.where(o != 0, -alpha * o, ln_cosh(alpha))   # Eq. 23: a tie contributes cosh(eta)
         s.span.add(k, j, c, u, r2, alpha)
         return "new"
 
-    def _move_member(self, s: _State, b: int, delta: float, o: NDArray[np.int8] | None) -> NDArray[np.float64]:
+    def _move_member(self, s: _State, b: int, delta: float,
+                     o: NDArray[np.int8] | None) -> NDArray[np.float64] | None:
         """``eta_b += delta``: add ``ln omega*_2(new) - ln omega*_2(old)`` to ``ell``; return it
-        (pair-free: ``eta`` only)."""
+        (pair-free: ``eta`` only, None)."""
         eta = s.span.eta[b]
-        if s.lv is not None:
+        if isinstance(s, _LevelState):
             s.span.eta[b] = eta + delta
-            return s.ell
+            return None
         lr = np.where(o != 0, -delta * o, ln_cosh(eta + delta) - ln_cosh(eta))
         s.ell += lr
         s.span.eta[b] = eta + delta
@@ -492,7 +432,7 @@ class RankBoost(RankingBooster):
         for b, coef in enumerate(beta):
             if coef != 0.0:
                 kb, jb = s.span.members[b]
-                o = None if s.lv is not None else stump_outcomes(s.cands.codes, kb, jb, s.pairs)
+                o = stump_outcomes(s.cands.codes, kb, jb, s.pairs) if isinstance(s, _PairState) else None
                 self._move_member(s, b, alpha * float(coef), o)
 
     @staticmethod
@@ -504,10 +444,10 @@ class RankBoost(RankingBooster):
     def _losses(self, s: _State, moved: NDArray[np.bool_]) -> dict[str, float]:
         """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24; only with the span) of the ensemble, prod Z_t,
         the theorem bound. ``moved``: the rows this round's one ranker moved (the rest kept their scores)."""
-        if s.lv is not None:
+        if isinstance(s, _LevelState):
             r1, r2 = s.lv.rates(s.F, moved)
             out = {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total}
-            if s.gp is not None:       # the groups follow S_t and eta: D_{t+1} and E2
+            if isinstance(s, _PlusLevels):       # the groups follow S_t and eta: D_{t+1} and E2
                 s.gp.sync(s.span.members, s.span.eta)
                 out["E2"] = math.exp(s.gp.log_e2)
             elif s.span is not None:
@@ -534,8 +474,8 @@ class RankBoost(RankingBooster):
         return out
 
     # ---- RankBoost+ -----------------------------------------------------------------------
-    def _round_plus(self, s: _State) -> Round | None:
-        if s.gp is not None:
+    def _round_plus(self, s: _PlusPairs | _PlusLevels) -> Round | None:
+        if isinstance(s, _PlusLevels):
             cor, rev, total = s.gp.split_sums(s.cands.width)
             e0, d0 = total - cor - rev, rev - cor        # d0: Eq. 33 with alpha' = 0
         else:
@@ -557,8 +497,8 @@ class RankBoost(RankingBooster):
             if not s.span.is_dependent(r2, norm2):
                 return self._plus_coordinate(s, k, j, None, (c, u, r2))
             if self.efficient:                          # Algorithm 2, lines 12-14
-                s.alive[k, j] = False
-                if not s.pruned:
+                s.search.alive[k, j] = False
+                if not s.search.pruned:
                     self._prune(s)
                     self.pruned_round_ = len(self.history_) + 1
             else:                                        # bulk test missed it: score it as dependent
@@ -567,11 +507,11 @@ class RankBoost(RankingBooster):
             return self._plus_coordinate(s, k, j, s.span.index[(k, j)], None)
         return self._plus_dependent(s, k, j, dep_beta[(k, j)], g)
 
-    def _plus_scores(self, s: _State, d0: NDArray[np.float64], g: NDArray[np.float64],
+    def _plus_scores(self, s: _PlusPairs | _PlusLevels, d0: NDArray[np.float64], g: NDArray[np.float64],
                      dep_beta: dict[tuple[int, int], NDArray[np.float64]]) -> NDArray[np.float64]:
         """|delta| of every candidate (Eq. 32-33); exact variant: directional derivatives for dependent ones."""
         if self.efficient:
-            scores = np.where(s.alive, np.abs(d0), -np.inf)
+            scores = np.where(s.search.alive, np.abs(d0), -np.inf)
         else:
             scores = np.where(s.valid, np.abs(d0), -np.inf)
             if s.span.size:
@@ -580,13 +520,13 @@ class RankBoost(RankingBooster):
             scores[kb, jb] = abs(g[b])
         return scores
 
-    def _score_dependent(self, s: _State, scores: NDArray[np.float64], g: NDArray[np.float64],
+    def _score_dependent(self, s: _PlusPairs | _PlusLevels, scores: NDArray[np.float64], g: NDArray[np.float64],
                          dep_beta: dict[tuple[int, int], NDArray[np.float64]]) -> None:
         """Exact variant: ``|grad F2 . beta| / ||beta||`` for candidates in the span of ``S_t``."""
         if not dep_beta:
             C = s.span.all_coefficients(s.cands.n_thr)
-            r2 = s.nsplit - np.einsum("kjb,kjb->kj", C, C)
-            dep = s.valid & (r2 <= DEPENDENT_RTOL * s.nsplit)
+            r2 = s.search.nsplit - np.einsum("kjb,kjb->kj", C, C)
+            dep = s.valid & (r2 <= DEPENDENT_RTOL * s.search.nsplit)
             for kb, jb in s.span.members:
                 dep[kb, jb] = False
             ks, js = np.nonzero(dep)
@@ -598,11 +538,11 @@ class RankBoost(RankingBooster):
             nb = float(np.linalg.norm(beta))
             scores[kd, jd] = abs(float(g @ beta)) / nb if nb > 0 else -np.inf
 
-    def _plus_coordinate(self, s: _State, k: int, j: int, b: int | None,
+    def _plus_coordinate(self, s: _PlusPairs | _PlusLevels, k: int, j: int, b: int | None,
                          new: tuple[NDArray[np.float64], NDArray[np.float64], float] | None) -> Round | None:
         """A step on one distinct ranker: Eq. 34 for alpha, Eq. 25-27 for D and Z (pair-free:
         Eq. 27 from ``eps``; ``D`` follows from ``eta`` in :meth:`_losses`)."""
-        if s.gp is not None:
+        if isinstance(s, _PlusLevels):
             o = None
             ep, e0, em = s.gp.eps(s.cands.codes[:, k] > j)
         else:
@@ -629,9 +569,9 @@ class RankBoost(RankingBooster):
                 lr[o == 0] = ln_cosh(alpha)
                 s.ell += lr
             s.span.add(k, j, c, u, r2, alpha)
-            s.alive[k, j] = False
+            s.search.alive[k, j] = False
             step = "new"
-        if s.gp is not None:   # Eq. 27: ties scaled by cosh(alpha + alpha') / cosh(alpha')
+        if isinstance(s, _PlusLevels):   # Eq. 27: ties scaled by cosh(alpha + alpha') / cosh(alpha')
             z = ep * math.exp(-alpha) + em * math.exp(alpha) + e0 * math.exp(ln_cosh(ap + alpha) - ln_cosh(ap))
             s.log_prod_z += math.log(z)
         else:
@@ -643,7 +583,7 @@ class RankBoost(RankingBooster):
         rec.update(self._losses(s, moved))
         return Round(s.cands.stump(k, j), alpha, rec)
 
-    def _reweight(self, s: _State, log_ratio: NDArray[np.float64]) -> float:
+    def _reweight(self, s: _PairState, log_ratio: NDArray[np.float64]) -> float:
         """Eq. 26: ``D_{t+1} = D_t omega / Z_t``; returns ``Z_t``."""
         u = s.w * np.exp(log_ratio)
         z = float(u.sum())
@@ -651,11 +591,11 @@ class RankBoost(RankingBooster):
         s.log_prod_z += math.log(z)
         return z
 
-    def _plus_dependent(self, s: _State, k: int, j: int, beta: NDArray[np.float64],
+    def _plus_dependent(self, s: _PlusPairs | _PlusLevels, k: int, j: int, beta: NDArray[np.float64],
                         g: NDArray[np.float64]) -> Round | None:
         """Exact variant: ``eta += alpha beta`` with ``alpha = argmin F2(eta + alpha beta)``."""
         sup = np.flatnonzero(beta != 0.0)
-        if s.gp is not None:    # the members' outcomes are constant over a pair of signature groups
+        if isinstance(s, _PlusLevels):    # the members' outcomes are constant over a pair of signature groups
             w, O = s.gp.pair_outcomes(sup)
         else:
             w = s.w
@@ -665,13 +605,13 @@ class RankBoost(RankingBooster):
         if alpha is None:
             self._stop_reason = "E2 decreases without bound along a dependent direction (perfect combination)"
             return None
-        if s.gp is not None:
+        if isinstance(s, _PlusLevels):
             ep, e0, em = s.gp.eps(s.cands.codes[:, k] > j)
         else:
             ep, e0, em = eps_sums(stump_outcomes(s.cands.codes, k, j, s.pairs), s.w)
         lr = self._log_ratio(O, eta, bet, alpha)[0]
         s.span.eta[sup] = eta + alpha * bet
-        if s.gp is not None:
+        if isinstance(s, _PlusLevels):
             z = float(w @ np.exp(lr))
             s.log_prod_z += math.log(z)
         else:
@@ -730,16 +670,17 @@ class RankBoost(RankingBooster):
         return a
 
     # ---- Algorithm 2, line 14: one pruning of R ------------------------------------------
-    def _prune(self, s: _State) -> None:
+    def _prune(self, s: _PlusPairs | _PlusLevels) -> None:
         """``select-independent-subset``: QR of ``[S, permute(R)]`` built column by column in
         the pair metric (:func:`~boostplug.boosters._rankboost_kernels.select_independent`);
         a column whose diagonal is zero (residual within ``DEPENDENT_RTOL``) leaves ``R``.
         Stops early (the rest stay in ``R``, span-tested when chosen) when the basis would
         exceed ``PRUNE_BUDGET_BYTES``."""
-        s.pruned = True
+        s.search.pruned = True
         n = s.F.shape[0]
         cap = max(s.span.size + 1, int(PRUNE_BUDGET_BYTES // (16 * max(n, 1))))
-        cand = np.argwhere(s.alive)
-        order = cand[s.rng.permutation(cand.shape[0])]
-        drop = select_independent(s.cands.codes, s.pairs, order, s.span, s.nsplit, s.cands.n_thr, cap)
-        s.alive[order[drop, 0], order[drop, 1]] = False
+        cand = np.argwhere(s.search.alive)
+        order = cand[s.search.rng.permutation(cand.shape[0])]
+        pairs = s.pairs if isinstance(s, _PairState) else _NO_PAIRS
+        drop = select_independent(s.cands.codes, pairs, order, s.span, s.search.nsplit, s.cands.n_thr, cap)
+        s.search.alive[order[drop, 0], order[drop, 1]] = False

@@ -1,7 +1,8 @@
 """The ``boostplug`` command: ``boostplug info PATH``, ``boostplug compare ...``.
 
 Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and
-``run(args) -> int``. User errors (missing path, unknown method, bad file) end
+``run(args) -> int`` (``compare`` with helper modules of its own: ``compare_*``, ``signals``,
+``out_folder``). User errors (missing path, unknown method, bad file) end
 with a one-line message on stderr and exit code 2, never a traceback: a subcommand
 raises :class:`UsageError` for them (or handles them itself, as ``info`` does), and an
 ``OSError`` naming a path is one line too. Anything else is a bug and keeps its traceback;
@@ -66,8 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``boostplug`` console script; returns the exit code."""
     sleeping_openmp_threads()
     parser = build_parser()
-    args = parser.parse_args(argv)
-    args.argv = list(argv) if argv is not None else sys.argv[1:]  # recorded by commands that write results
+    # the command line, recorded by commands that write results
+    given = argparse.Namespace(argv=list(argv) if argv is not None else sys.argv[1:])
+    args = parser.parse_args(argv, namespace=given)
     try:
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler below

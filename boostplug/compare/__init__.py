@@ -11,6 +11,7 @@
 * :mod:`.protocol` -- what one (method, fold) run does: round chosen on validation, metrics on test;
 * :mod:`.execution` -- every (method, fold) run, in parallel jobs, Ctrl-C, failures, resumed runs;
 * :mod:`.report` -- summary, paired tests, bootstrap intervals, the table and the files of ``--out``;
+* :mod:`.run_record` -- what results.json records of a run: its settings and provenance;
 * :mod:`.stats` -- paired t-test and Wilcoxon signed-rank test against a baseline;
 * :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg);
 * :mod:`.click_fold` -- one fold of the click protocol: judged queries, the click log (simulated

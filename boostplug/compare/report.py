@@ -17,11 +17,12 @@ import numpy as np
 from .._atomic import atomic_write, write_text
 from .conventions import Conventions
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result
+from .run_record import RunRecord
 from .stats import BootstrapCI, PairedTest, bootstrap_ci, paired_tests
 
 __all__ = [
     "significance", "summary", "folds_finished", "common_folds", "comparable", "Comparison", "comparison",
-    "format_table", "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED", "recorded_settings",
+    "format_table", "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED",
     "write_outputs",
 ]
 
@@ -276,21 +277,11 @@ def bootstrap(results: Sequence[Result], baseline: str | None = None, *, resampl
 
 # ---- the output files of --out ----------------------------------------------------------------
 
-#: The settings results.json records (``settings``), which ``--resume`` compares.
-_RECORDED = ("data", "layout", "methods", "frameworks", "folds", "kfold", "rounds", "early_stopping_metric",
-                     "seed", "jobs", "threads", "tree_params", "tune", "config", "clicks_protocol")
-
-
-def recorded_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """The options of ``settings`` that results.json records, paths as text."""
-    return {k: (str(settings[k]) if isinstance(settings[k], Path) else settings[k])
-            for k in _RECORDED if k in settings}
-
-
-def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings: dict[str, Any],
+def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: RunRecord,
                   plots: bool = True) -> None:
     """results.csv (one row per method and fold), per_query.csv, curves.csv, summary.csv,
-    the PNG plots and, last, results.json (all of it plus settings and the significance tests),
+    the PNG plots and, last, results.json (all of it plus the ``record``'s settings and provenance
+    and the significance tests),
     each file written atomically (``--out`` itself goes through :class:`.outdir.OutDir`, which
     writes them into a staging folder and moves the whole set in).
 
@@ -325,7 +316,7 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
     finished = folds_finished(results)
     methods = getattr(results, "methods", None) or list(finished)
     payload = {
-        "settings": recorded_settings(settings),
+        "settings": record.settings(),
         "baseline": baseline,
         "conventions": getattr(results, "conventions", Conventions()).to_dict(),
         "interrupted": bool(getattr(results, "interrupted", False)),
@@ -334,7 +325,7 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, settings:
         "summary": cmp.stats,
         "significance": {n: asdict(t) for n, t in cmp.tests.items()},
         "bootstrap": _bootstrap_json(cmp.cis),
-        "provenance": _provenance(settings),
+        "provenance": _provenance(record),
         "results": [r.to_dict() for r in results],
         "failures": [f.to_dict() for f in getattr(results, "failures", [])],
     }
@@ -384,7 +375,7 @@ def _bootstrap_json(cis: dict[str, dict[str, Any]]) -> dict[str, Any]:
                           for n, c in cis.items()}}
 
 
-def _provenance(settings: dict[str, Any]) -> dict[str, Any]:
+def _provenance(record: RunRecord) -> dict[str, Any]:
     """What reproduces the run: the command line, the versions, the seeds, a SHA-256 per data file read."""
     import platform
     from importlib import metadata
@@ -396,13 +387,13 @@ def _provenance(settings: dict[str, Any]) -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[dist] = None
     return {
-        "argv": ["boostplug", *settings["argv"]] if settings.get("argv") is not None else list(sys.argv),
+        "argv": ["boostplug", *record.argv] if record.argv is not None else list(sys.argv),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "versions": versions,
-        "seeds": {"splits_and_training": settings.get("seed"), "bootstrap": BOOTSTRAP_SEED},
-        "data_sha256": settings.get("data_sha256", {}),
-        **({"earlier_runs": settings["earlier_runs"]} if settings.get("earlier_runs") else {}),
+        "seeds": {"splits_and_training": record.seed, "bootstrap": BOOTSTRAP_SEED},
+        "data_sha256": record.data_sha256,
+        **({"earlier_runs": record.earlier_runs} if record.earlier_runs else {}),
     }
 
 

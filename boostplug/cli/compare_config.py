@@ -1,0 +1,122 @@
+"""``boostplug compare --config FILE``: a TOML or JSON file of settings, under the flags given on the
+command line and over the built-in defaults (:func:`resolve_options`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .._validation import did_you_mean
+from . import UsageError
+
+__all__ = ["CONFIG_KEYS", "defer_defaults", "load_config", "resolve_options"]
+
+#: ``--config`` keys -> the option (``dest``) each sets; a flag given on the command line wins.
+CONFIG_KEYS = {"data": "data", "methods": "methods", "frameworks": "frameworks", "folds": "folds", "kfold": "kfold",
+               "rounds": "rounds", "select": "early_stopping_metric", "early_stopping_metric": "early_stopping_metric",
+               "seed": "seed", "tune": "tune", "jobs": "jobs", "threads": "threads", "baseline": "baseline",
+               "tree_params": "param", "import": "imports"}
+_BUILTIN_DEFAULTS: dict[str, Any] = {"methods": "default", "early_stopping_metric": "ndcg@10", "tune": 0}
+
+
+def defer_defaults(p: argparse.ArgumentParser) -> None:
+    """The options a config file may set parse to None unless given, so that the file fills them
+    before the built-in defaults do (their help still shows the built-in default)."""
+    for action in p._actions:
+        if action.dest in CONFIG_KEYS.values() and action.dest not in ("param", "imports") and action.default is not None:
+            _BUILTIN_DEFAULTS[action.dest] = action.default
+            if action.help:
+                action.help = action.help.replace("%(default)s", str(action.default))
+            action.default = None
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """A ``--config`` file: TOML (``.toml``, Python 3.11+'s tomllib) or JSON (any other name), a
+    table of :data:`CONFIG_KEYS`; unknown keys are refused with a "did you mean"."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"--config {path}: {e.strerror or e}") from None
+    if path.suffix.lower() == ".toml":
+        try:
+            import tomllib
+        except ImportError:
+            raise UsageError(f"--config {path}: TOML needs Python 3.11+; write the same settings as JSON") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise UsageError(f"--config {path}: not valid TOML: {e}") from None
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"--config {path}: not valid JSON (a .toml name reads TOML): {e}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--config {path}: expected a table of settings, got {type(data).__name__}")
+    for key in data:
+        if key not in CONFIG_KEYS:
+            hint = did_you_mean(key, CONFIG_KEYS)
+            raise UsageError(f"--config {path}: unknown setting {key!r}; {hint}{' ' if hint else ''}the settings are "
+                             f"{', '.join(CONFIG_KEYS)}")
+    return data
+
+
+def _config_methods(value: Any, path: Path) -> str:
+    """``methods`` of a config file -> the ``--methods`` text: a string, or a list of names/specs
+    and tables ``{name = "mpboost-ldd", alpha = 0.3}`` (every key but name a parameter)."""
+    from ..compare.method_specs import format_value
+
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list) or not value:
+        raise UsageError(f"--config {path}: methods must be a string or a non-empty list, got {value!r}")
+    specs = []
+    for item in value:
+        if isinstance(item, str):
+            specs.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("name"), str):
+            params = {k: v for k, v in item.items() if k != "name"}
+            body = ",".join(f"{k}={format_value(v)}" for k, v in params.items())
+            specs.append(f"{item['name']}[{body}]" if params else item["name"])
+        else:
+            raise UsageError(f"--config {path}: a method is a name or a table with a name, got {item!r}")
+    return ",".join(specs)
+
+
+def resolve_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The parsed options (by ``dest``) with those not given on the command line filled from
+    ``--config``, then from the built-in defaults; ``--param`` pairs go over the file's
+    ``tree_params`` key by key. ``args`` is left as parsed."""
+    values = dict(vars(args))
+    config = load_config(values["config"]) if values.get("config") is not None else {}
+    where = f"--config {values.get('config')}"
+    if isinstance(values.get("methods"), list):
+        values["methods"] = ",".join(values["methods"])
+    for key, value in config.items():
+        dest = CONFIG_KEYS[key]
+        if dest == "param":
+            if not isinstance(value, dict):
+                raise UsageError(f"{where}: tree_params must be a table, got {value!r}")
+            values["param"] = [f"{k}={v}" for k, v in value.items()] + list(values["param"])
+        elif dest == "imports":
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise UsageError(f"{where}: import must be a module name or a list of them, got {value!r}")
+            values["imports"] = list(value) + [v for v in values["imports"] if v not in value]
+        elif values.get(dest) is None:
+            if dest == "methods":
+                value = _config_methods(value, values["config"])
+            elif dest == "data":
+                value = str(value)
+            default = _BUILTIN_DEFAULTS.get(dest)
+            if isinstance(default, int) and (isinstance(value, bool) or not isinstance(value, int)):
+                raise UsageError(f"{where}: {key} must be an integer, got {value!r}")
+            if isinstance(default, str) and dest not in ("threads",) and not isinstance(value, str):
+                raise UsageError(f"{where}: {key} must be a string, got {value!r}")
+            values[dest] = value
+    for dest, default in _BUILTIN_DEFAULTS.items():
+        if values.get(dest) is None:
+            values[dest] = default
+    return values

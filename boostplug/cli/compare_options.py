@@ -1,0 +1,222 @@
+"""The values of ``boostplug compare``'s options, checked before any work (each error a
+``UsageError`` naming the option), as one :class:`CompareOptions` with the run's :class:`RunRecord`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from .._validation import did_you_mean
+from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, method_names
+from ..compare.conventions import Conventions, make_conventions
+from ..compare.run_record import RunRecord
+from . import UsageError
+
+__all__ = ["CompareOptions", "compare_options", "parse_frameworks", "parse_methods", "parse_params", "parse_threads",
+           "list_methods"]
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """What one ``boostplug compare`` runs and how: ``record`` the settings results.json records,
+    ``methods`` the method names, ``tree_params`` the ``--param`` overrides, ``runner`` the click
+    protocol's (None without ``--clicks``)."""
+
+    record: RunRecord
+    methods: list[str]
+    tree_params: dict[str, Any]
+    baseline: str
+    conventions: Conventions
+    runner: Any
+    out: Path | None
+    overwrite: bool
+    resume: bool
+    plots: bool
+    progress: bool
+
+
+def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
+    """``values``: the options by ``dest`` (:func:`~.compare_config.resolve_options`); ``runner``: the
+    click protocol's runner or None."""
+    frameworks = parse_frameworks(values["frameworks"])
+    methods = (parse_methods(values["methods"], frameworks) if runner is None else
+               parse_click_methods(values["methods"], frameworks, runner))
+    tree_params = parse_params(values["param"])
+    threads = _check_values(values)
+    baseline = values["baseline"] or (("lambdarank" if "lambdarank" in methods else methods[0]) if runner is None else
+                                      _default_click_baseline(methods))
+    if baseline not in methods:
+        raise UsageError(f"--baseline {baseline!r} is not among the methods that run ({', '.join(methods)})")
+    if values["resume"] and values["out"] is None:
+        raise UsageError("--resume needs --out: the folder of the run to finish")
+    if values["out"] is not None and not values["no_plots"]:
+        try:
+            from ..compare.plots import require_matplotlib
+
+            require_matplotlib()
+        except ImportError as e:
+            raise UsageError(str(e)) from None
+    record = RunRecord(
+        data=values["data"], layout=values["layout"], methods=values["methods"], frameworks=values["frameworks"],
+        folds=values["folds"], kfold=values["kfold"], rounds=values["rounds"],
+        early_stopping_metric=values["early_stopping_metric"], seed=values["seed"], jobs=values["jobs"],
+        threads=threads, tree_params={**TREE_PARAMS, **tree_params},  # the whole set, as results.json records it
+        tune=values["tune"], config=values["config"], clicks_protocol=None if runner is None else runner.record(),
+        argv=values.get("argv"))
+    return CompareOptions(record=record, methods=methods, tree_params=tree_params, baseline=baseline,
+                          conventions=parse_conventions(values), runner=runner, out=values["out"],
+                          overwrite=values["overwrite"], resume=values["resume"], plots=not values["no_plots"],
+                          progress=not values["no_progress"])
+
+
+def _split(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def parse_frameworks(text: str) -> list[str]:
+    chosen = [f.lower() for f in _split(text)]
+    bad = [f for f in chosen if f not in FRAMEWORKS]
+    if not chosen or bad:
+        raise UsageError(f"--frameworks: unknown {bad or text!r}; choose from {','.join(FRAMEWORKS)}")
+    return chosen
+
+
+def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
+    """``default``/``all`` (restricted to ``frameworks``) or explicit names (checked)."""
+    if text.strip().lower() == "default":
+        chosen = [m for m in DEFAULT_METHODS if METHODS[m].framework in frameworks]
+    elif text.strip().lower() == "all":
+        chosen = method_names(tuple(frameworks))
+    else:
+        from ..compare.method_specs import split_specs
+        from ..compare.methods import get_method
+
+        unknown = [m for m in (s.split("[")[0] for s in split_specs(text) if ":" not in s or s in METHODS)
+                   if m not in METHODS]
+        if unknown:
+            hint = did_you_mean(unknown, METHODS)
+            raise UsageError(f"unknown method(s) {', '.join(unknown)}{f' ({hint})' if hint else ''}; "
+                         "run 'boostplug compare --methods list' for the names")
+        try:  # settings checked now, before any training; the name shows them (mpboost-ldd[alpha=0.3])
+            configured = [get_method(spec) for spec in split_specs(text)]
+        except (ValueError, TypeError) as e:
+            raise UsageError(f"--methods: {e}") from None
+        chosen = list(dict.fromkeys(m.name for m in configured))
+        off = [m.name for m in configured if m.framework not in frameworks]
+        if off:
+            raise UsageError(f"method(s) {', '.join(off)} are not in --frameworks {','.join(frameworks)}")
+    if not chosen:
+        raise UsageError(f"no method to run: --methods {text!r} with --frameworks {','.join(frameworks)}")
+    return chosen
+
+
+def parse_params(items: Sequence[str]) -> dict[str, Any]:
+    """``["num_leaves=15", "learning_rate=0.1"]`` -> ``{"num_leaves": 15, "learning_rate": 0.1}``."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in TREE_PARAMS:
+            raise UsageError(f"--param {item!r}: expected KEY=VALUE with KEY one of {', '.join(TREE_PARAMS)}")
+        integer = isinstance(TREE_PARAMS[key], int)
+        try:
+            out[key] = int(value) if integer else float(value)
+        except ValueError:
+            kind = "an integer" if integer else "a number"
+            raise UsageError(f"--param {item!r}: {value.strip()!r} is not {kind}") from None
+        try:
+            check_tree_params({key: out[key]})
+        except ValueError as e:
+            raise UsageError(f"--param {e}") from None
+    return out
+
+
+def parse_threads(text: str, jobs: int) -> int:
+    """``"auto"`` -> cores // jobs (at least 1); else a positive integer of at most
+    ``compare.max_parallel()`` (4 x the cores)."""
+    from ..compare import max_parallel, threads_per_job
+
+    if str(text).strip().lower() == "auto":
+        return threads_per_job(jobs)
+    if not str(text).strip().isdigit() or int(text) < 1:
+        raise UsageError(f"--threads must be a positive integer or 'auto', got {text!r}")
+    _check_at_most("--threads", int(text), max_parallel())
+    return int(text)
+
+
+def _check_at_most(option: str, value: int, limit: int) -> None:
+    if value > limit:
+        raise UsageError(f"{option} {value}: at most {limit} (4 x the {os.cpu_count() or 1} cores; more only slows "
+                     "training, and far more crashes LightGBM)")
+
+
+def list_methods() -> str:
+    width = max(len(n) for n in METHODS)
+    lines = [f"{'method':<{width}}  {'framework':<9}  summary"]
+    for n, m in METHODS.items():
+        mark = " (default)" if n in DEFAULT_METHODS else ""
+        lines.append(f"{n:<{width}}  {m.framework:<9}  {m.summary}{mark}")
+    return "\n".join(lines)
+
+
+def parse_conventions(values: dict[str, Any]) -> Conventions:
+    """``--protocol`` (default library) with ``--gain/--discount/--empty/--ties`` overriding it."""
+    try:
+        return make_conventions(values.get("protocol") or "library", gain=values.get("gain"),
+                                discount=values.get("discount"), empty=values.get("empty"), ties=values.get("ties"))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def parse_click_methods(text: str, frameworks: Sequence[str], runner: Any) -> list[str]:
+    """``--methods`` of the click protocol (``default``/``all``: every click method of ``frameworks``)."""
+    from ..compare.clicks import parse_click_methods as parse
+
+    try:
+        return parse(text, frameworks, runner)
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"--methods: {e}") from None
+
+
+def _default_click_baseline(methods: list[str]) -> str:
+    from ..compare import clicks
+
+    return clicks.default_baseline(methods)
+
+
+def _check_values(values: dict[str, Any]) -> int:
+    """Check rounds, seed, jobs, kfold, tune and the selection metric; returns ``--threads`` as a number."""
+    from .. import metrics
+    from .._validation import INT64_MAX, check_rounds
+
+    try:
+        check_rounds(values["rounds"], "--rounds")
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not 0 <= values["seed"] <= INT64_MAX:
+        raise UsageError(f"--seed must be between 0 and {INT64_MAX} (XGBoost's seed is a 64-bit int, and numpy's "
+                         f"generators take no negative seed), got {values['seed']}")
+    if values["jobs"] < 1:
+        raise UsageError(f"--jobs must be >= 1, got {values['jobs']}")
+    from ..compare import max_parallel
+
+    _check_at_most("--jobs", values["jobs"], max_parallel())
+    threads = parse_threads(values["threads"], values["jobs"])
+    if values["kfold"] < 2:
+        raise UsageError(f"--kfold must be >= 2, got {values['kfold']}")
+    if values["tune"] < 0:
+        raise UsageError(f"--tune must be >= 0 (trials per method and fold), got {values['tune']}")
+    if values["tune"]:
+        from ..compare.tuning import require_optuna
+
+        try:
+            require_optuna()
+        except ImportError as e:
+            raise UsageError(str(e)) from None
+    try:
+        metrics.by_name(values["early_stopping_metric"])
+    except ValueError as e:
+        raise UsageError(f"--select (--early-stopping-metric): {e}") from None
+    return threads

@@ -1,0 +1,53 @@
+"""What one ``boostplug compare`` run records in results.json: its settings (``settings``, which
+``--resume`` compares) and what reproduces it (``provenance``: the command line, the data read,
+the earlier runs a resumed run continues)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RunRecord", "RECORDED_SETTINGS"]
+
+#: The results.json ``settings`` keys, in the file's order (``clicks_protocol`` only with ``--clicks``).
+RECORDED_SETTINGS = ("data", "layout", "methods", "frameworks", "folds", "kfold", "rounds", "early_stopping_metric",
+                     "seed", "jobs", "threads", "tree_params", "tune", "config", "clicks_protocol")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """The settings of a run as the user gave them (``methods``, ``frameworks`` and ``folds`` as
+    text, ``tree_params`` the whole set trained with) and its provenance inputs."""
+
+    data: str
+    layout: str | None
+    methods: str
+    frameworks: str
+    folds: str
+    kfold: int
+    rounds: int
+    early_stopping_metric: str
+    seed: int
+    jobs: int
+    threads: int
+    tree_params: dict[str, Any]
+    tune: int
+    config: Path | None = None
+    clicks_protocol: dict[str, Any] | None = None
+    #: the command line after ``boostplug`` (None: ``sys.argv`` is recorded)
+    argv: list[str] | None = None
+    #: SHA-256 per data file read (and the click log)
+    data_sha256: dict[str, str] = field(default_factory=dict)
+    #: the provenance of the runs a resumed run continues, oldest first
+    earlier_runs: list[dict[str, Any]] = field(default_factory=list)
+
+    def settings(self) -> dict[str, Any]:
+        """results.json's ``settings``: paths as text; no ``clicks_protocol`` without clicks."""
+        out = {}
+        for key in RECORDED_SETTINGS:
+            value = getattr(self, key)
+            if key == "clicks_protocol" and value is None:
+                continue
+            out[key] = str(value) if isinstance(value, Path) else value
+        return out

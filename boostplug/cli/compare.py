@@ -216,7 +216,7 @@ def apply_config(args: argparse.Namespace) -> None:
 
 
 def _usage(message: str) -> Exception:
-    from . import UsageError
+    from .errors import UsageError
 
     return UsageError(message)
 
@@ -516,7 +516,7 @@ def interrupt_signals() -> Iterator[Signals]:
     before :meth:`Signals.hold` (a signal must not cut the writing of the finished runs short);
     a signal that is ignored when the command starts (``nohup``, a background job of a script)
     stays ignored."""
-    from . import Interrupted
+    from .errors import Interrupted
 
     signals = Signals()
 
@@ -572,7 +572,7 @@ def prepare_out(out: Path, *, overwrite: bool = False) -> OutDir:
 def report_failures(failures: Sequence[Failure], out: Path | None) -> None:
     """One line per method that failed (folds with the same error together) on stderr; the
     tracebacks with ``BOOSTPLUG_DEBUG=1``, else where to find them."""
-    from . import debug
+    from .errors import debug
 
     if not failures:
         return

@@ -213,6 +213,7 @@ def test_the_checks_see_what_they_should() -> None:
     assert ("boostplug.lightgbm", False) in got  # ``from .. import lightgbm as bpl``: a module
     cli = {i.target for i in _imports_of("boostplug.cli", modules["boostplug.cli"], modules)}
     assert "boostplug" in cli  # ``from .. import __version__``: the package itself
-    a_b = [Import("a", 3, "b", False), Import("b", 5, "c", False), Import("c", 7, "a", False), Import("c", 8, "d", False)]
+    a_b = [Import("a", 3, "b", False), Import("b", 5, "c", False), Import("c", 7, "a", False),
+           Import("c", 8, "d", False)]
     assert circles(a_b) == ["a (line 3) -> b (line 5) -> c (line 7) -> a"]
     assert circles(a_b[:2]) == []

@@ -22,15 +22,14 @@ from .threads import parallel_kernel_starts
 
 __all__ = ["PARALLEL_MIN_WORK", "ROUND_WORK_FACTOR", "booster_round", "kernel_for", "serial_twin"]
 
-#: Work from which kernels run in parallel: some 20 ms of serial time. A parallel call on a
-#: small input can stall for milliseconds waiting for a busy core, and its idle threads slow
-#: the numpy work between calls (docs/results/objectives_notes/README.md, docs/results/README.md).
+#: Work from which kernels run in parallel. Below it a parallel call costs more than it saves: on a
+#: small input it can stall waiting for a busy core, and its idle threads slow the numpy work
+#: between calls (docs/results/objectives_notes/README.md, docs/results/README.md).
 PARALLEL_MIN_WORK = 5_000_000
 
-#: Inside a booster's round a kernel goes parallel from a fifth of the work (some 4 ms serially): no
-#: framework's threads compete with numba's there, and the rounds' main kernels on OHSUMED and MQ2008
-#: (3-9 ms serially) ran faster in parallel on 2 cores, idle and beside two busy processes
-#: (docs/results/boosters_speed/README.md).
+#: Inside a booster's round a kernel goes parallel from a fifth of the work: no framework's threads
+#: compete with numba's there, and the rounds' main kernels on OHSUMED and MQ2008 ran faster in
+#: parallel, on idle cores and on busy ones (docs/performance.md, docs/results/boosters_speed/README.md).
 ROUND_WORK_FACTOR = 5
 
 _SERIAL: dict[Any, Callable[..., Any]] = {}

@@ -11,28 +11,16 @@ All are scikit-learn style estimators sharing :class:`~boostplug.boosters._estim
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from ._classes import PUBLIC, booster_class
 from ._estimator import RankingBooster
 from ._model_file import load
 
-_PUBLIC = {
-    "RankBoost": "rankboost",
-    "AdaRank": "adarank",
-    "MPBoost": "mpboost",
-    "NDCGBoost": "ndcg_boost",
-}
-
-__all__ = sorted(_PUBLIC) + ["RankingBooster", "load"]
-
-
-def _class(name: str) -> type:
-    """The booster class ``name`` (a key of ``_PUBLIC``), importing only its module."""
-    return getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+__all__ = sorted(PUBLIC) + ["RankingBooster", "load"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _PUBLIC:
-        return _class(name)
+    if name in PUBLIC:
+        return booster_class(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import write_text
+from ._classes import PUBLIC, booster_class
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "RANKER_KINDS", "ModelFile", "model_dict", "model_from_dict", "save_model",
            "read_model_file", "load"]
@@ -253,10 +254,8 @@ def _located(source: str, exc: _Bad) -> str:
 
 
 def _checked(d: Any, source: str) -> dict[str, Any]:
-    from . import _PUBLIC
-
     try:
-        _validate(d, _PUBLIC)
+        _validate(d, PUBLIC)
     except _Bad as exc:
         raise ValueError(_located(source, exc)) from None
     return d
@@ -293,10 +292,8 @@ def model_from_dict(d: Any, expect: type | None = None) -> Any:
 
 def _build(d: dict[str, Any], expect: type | None, source: str) -> Any:
     """The booster of a validated model object; the checks that need its class first."""
-    from . import _class
-
     name = d["class"]
-    klass = _class(name)
+    klass = booster_class(name)
     if expect is not None and klass is not expect:
         raise ValueError(f"{source} holds a {name}, not a {expect.__name__}")
     try:
@@ -323,10 +320,9 @@ def _build(d: dict[str, Any], expect: type | None, source: str) -> Any:
 
 
 def _expected(cls: type) -> type | None:
-    """The class a file must hold for ``cls.load``: any booster when called on the base."""
-    from ._estimator import RankingBooster
-
-    return None if issubclass(RankingBooster, cls) else cls
+    """The class a file must hold for ``cls.load``: any booster when called on a base (a class
+    that sets ``_loads_any_booster`` in its own body: inherited, it would make every booster one)."""
+    return None if vars(cls).get("_loads_any_booster", False) else cls
 
 
 class ModelFile:
@@ -336,6 +332,8 @@ class ModelFile:
     #: fitted attributes beyond the common ones that the file carries (JSON-serialisable
     #: values), under ``"fitted"``
     _fitted_extras: tuple[str, ...] = ()
+    #: ``load``/``from_dict`` on this class read any booster (see :func:`_expected`)
+    _loads_any_booster = True
 
     def to_dict(self) -> dict[str, Any]:
         """The model as the JSON object :meth:`save` writes (a copy: changing it leaves the model be)."""

@@ -11,8 +11,8 @@ documents is above ``j``. With per-document sums of the pair values ``v``,
 The document sums cost ``O(n F)``; the last sum is one weighted histogram per feature of the
 pairs' lower codes, which are fixed for a fit and kept (one byte per pair and feature when the
 codes fit in a byte), so a round reads each pair once per feature, in sequence, and scatters
-into one small histogram: about four times faster serially than the two difference arrays of
-:func:`~boostplug.boosters._stump_sums.pair_split_sums` on OHSUMED. Entries are accurate to
+into one small histogram, instead of adding each pair twice to the difference arrays of
+:func:`~boostplug.boosters._stump_sums.pair_split_sums` (docs/performance.md). Entries are accurate to
 about ``1e-16`` times the total value, absolutely, like that kernel's.
 """
 

@@ -19,25 +19,9 @@ import traceback
 from typing import Sequence
 
 from .. import __version__
+from .errors import Interrupted, UsageError, debug
 
 __all__ = ["main", "build_parser", "UsageError", "Interrupted", "debug"]
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for: reported in one line, exit code 2."""
-
-
-class Interrupted(KeyboardInterrupt):
-    """A signal (SIGTERM, SIGHUP) that stops a command as Ctrl-C does; exit code 128 + ``signum``."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def debug() -> bool:
-    """``BOOSTPLUG_DEBUG`` set (and not ``0``): print tracebacks, not only the one-line errors."""
-    return os.environ.get("BOOSTPLUG_DEBUG", "") not in ("", "0")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from ..compare import Failure, Result, format_table, load_folds, run
 from ..compare.outdir import OutDir
 from ..compare.report import write_outputs
-from . import UsageError
+from .errors import UsageError
 from .compare_config import resolve_options
 from .compare_options import CompareOptions, compare_options, list_methods
 from .compare_parser import add_parser as _add_parser
@@ -148,7 +148,7 @@ def click_runner(args: argparse.Namespace) -> Any:
 def report_failures(failures: Sequence[Failure], out: Path | None) -> None:
     """One line per method that failed (folds with the same error together) on stderr; the
     tracebacks with ``BOOSTPLUG_DEBUG=1``, else where to find them."""
-    from . import debug
+    from .errors import debug
 
     if not failures:
         return

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import did_you_mean
-from . import UsageError
+from .errors import UsageError
 
 __all__ = ["CONFIG_KEYS", "defer_defaults", "load_config", "resolve_options"]
 

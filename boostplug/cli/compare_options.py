@@ -12,7 +12,7 @@ from .._validation import did_you_mean
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, method_names
 from ..compare.conventions import Conventions, make_conventions
 from ..compare.run_record import RunRecord
-from . import UsageError
+from .errors import UsageError
 
 __all__ = ["CompareOptions", "compare_options", "parse_frameworks", "parse_methods", "parse_params", "parse_threads",
            "list_methods"]

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..compare.outdir import OutDir, OutDirError
-from . import UsageError
+from .errors import UsageError
 
 __all__ = ["prepare_out"]
 

@@ -31,7 +31,7 @@ def interrupt_signals() -> Iterator[Signals]:
     before :meth:`Signals.hold` (a signal must not cut the writing of the finished runs short);
     a signal that is ignored when the command starts (``nohup``, a background job of a script)
     stays ignored."""
-    from . import Interrupted
+    from .errors import Interrupted
 
     signals = Signals()
 

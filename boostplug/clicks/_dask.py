@@ -14,6 +14,7 @@ import numpy as np
 
 from .._validation import show
 from . import _sources
+from .extraction import Extraction
 from .log import Dropped, _validate
 
 __all__ = ["reduce_partitions"]
@@ -34,8 +35,6 @@ class _Partial:
 def _partition_counts(frame: Any, index: int, roles: dict[str, str], mask: int, min_dwell: float | None,
                       inverse_propensity: np.ndarray | None, on_bad: str) -> _Partial:
     """One partition's validated log reduced to its pair counts (run on a worker)."""
-    from .extract import Extraction
-
     batch = _sources._batch_from(frame, "pandas", roles, 0)
     dropped = Dropped()
     s = batch.values["session"]
@@ -70,9 +69,9 @@ def _check_sessions_whole(partials: list[_Partial]) -> None:
             "DataFrame; each session must be within one partition: ddf.shuffle(on=<session column>) first")
 
 
-def reduce_partitions(ddf: Any, ex: Any, columns: Mapping[str, str | None] | None, on_bad: str,
+def reduce_partitions(ddf: Any, ex: Extraction, columns: Mapping[str, str | None] | None, on_bad: str,
                       check_roles: Callable[[dict[str, str]], None]) -> tuple[dict[str, str], Dropped]:
-    """Count the pairs of every partition of ``ddf`` into ``ex`` (an ``Extraction``); returns the
+    """Count the pairs of every partition of ``ddf`` into ``ex``; returns the
     columns by role and the merged report of dropped impressions."""
     import dask
 

@@ -10,7 +10,8 @@
 * :mod:`.data` -- the folds of the embedded example, a LETOR file or a LETOR folder;
 * :mod:`.protocol` -- what one (method, fold) run does: round chosen on validation, metrics on test;
 * :mod:`.execution` -- every (method, fold) run, in parallel jobs, Ctrl-C, failures, resumed runs;
-* :mod:`.report` -- summary, paired tests, bootstrap intervals, the table and the files of ``--out``;
+* :mod:`.comparison` -- the folds compared, summary, paired tests, bootstrap intervals;
+* :mod:`.report` -- the table and the files of ``--out``;
 * :mod:`.run_record` -- what results.json records of a run: its settings and provenance;
 * :mod:`.stats` -- paired t-test and Wilcoxon signed-rank test against a baseline;
 * :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg);
@@ -27,10 +28,11 @@ from .methods import (
 )
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result, choose_round, run_method
 from .execution import Failure, Results, check_parallel, max_parallel, run, threads_per_job
-from .report import (
+from .comparison import (
     BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap, common_folds, comparable, folds_finished,
-    format_table, significance, summary,
+    significance, summary,
 )
+from .report import format_table
 from .stats import BootstrapCI, PairedTest, bootstrap_ci, bootstrap_means, paired_tests
 from .training import TrainingPart
 from .click_fold import ClickFold, ClickSettings, prepare

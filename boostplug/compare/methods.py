@@ -251,8 +251,8 @@ class MethodTable(Mapping[str, Method]):
 #: framework, then the registered objectives' methods, then the reference boosters).
 METHODS: Mapping[str, Method] = MethodTable()
 
-#: What ``boostplug compare`` runs when no ``--methods`` is given (finishes on the
-#: embedded data in well under two minutes on 2 cores; docs/compare.md has the time).
+#: What ``boostplug compare`` runs when no ``--methods`` is given (a quick run on the
+#: embedded data; docs/compare.md has the time).
 DEFAULT_METHODS = ("lambdarank", "regression", "qbrank", "mpboost-logitdd", "ndcg_boost", "rankboost-loss",
                    "xgb-rank:ndcg", "rb-c", "ndcg_boost-stumps")
 

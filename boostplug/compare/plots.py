@@ -10,8 +10,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._atomic import atomic_write
+from .comparison import BOOTSTRAP_RESAMPLES, bootstrap, summary
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result
-from .report import BOOTSTRAP_RESAMPLES, bootstrap, summary
 
 __all__ = ["PLOT_FILES", "require_matplotlib", "plot_curves", "plot_bars", "write_plots"]
 
@@ -86,7 +86,7 @@ def plot_curves(results: Sequence[Result], path: Path) -> None:
 
 def plot_bars(results: Sequence[Result], path: Path) -> None:
     """One panel per test metric, a horizontal bar per method (mean over folds, its bootstrap 95%
-    confidence interval as error bars: :func:`.report.bootstrap`, which has a width with one fold
+    confidence interval as error bars: :func:`.comparison.bootstrap`, which has a width with one fold
     too); each panel's axis is zoomed to the values (it does not start at 0), and the best mean
     is drawn darker."""
     plt = require_matplotlib()

@@ -1,131 +1,41 @@
-"""The report of a comparison: per method the mean and std over folds, paired tests and bootstrap
-intervals against a baseline, the table, and the output files of ``--out`` (results.csv,
-per_query.csv, curves.csv, summary.csv, tuning.csv, the plots and results.json with the
-provenance). Everything compared is over the folds every method finished (:func:`comparable`)."""
+"""The report of a comparison: the table (per method the mean and std over folds, paired tests and
+bootstrap intervals against a baseline, from :mod:`.comparison`) and the output files of ``--out``
+(results.csv, per_query.csv, curves.csv, summary.csv, tuning.csv, the plots and results.json with
+the provenance). Everything compared is over the folds every method finished (:func:`comparable`)."""
 
 from __future__ import annotations
 
 import csv
 import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from .._atomic import atomic_write, write_text
+from .comparison import (
+    BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, SUMMARY_COLUMNS, Comparison, bootstrap, common_folds,
+    comparable, comparison, folds_finished, folds_text, significance, summary,
+)
 from .conventions import Conventions
+from .plots import write_plots
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result
 from .run_record import RunRecord
-from .stats import BootstrapCI, PairedTest, bootstrap_ci, paired_tests
+from .stats import BootstrapCI
 
+# The statistics of a comparison live in .comparison; their names stay importable from here.
 __all__ = [
     "significance", "summary", "folds_finished", "common_folds", "comparable", "Comparison", "comparison",
     "format_table", "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED",
     "write_outputs",
 ]
 
-#: Resamples, level and seed of the bootstrap intervals in the table, the plots and results.json.
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_LEVEL = 0.95
-BOOTSTRAP_SEED = 0
-
-#: The test metrics and the training seconds: the columns of the summary.
-_SUMMARY_COLUMNS = (*REPORT_METRICS, "seconds")
-
-
-def significance(results: Sequence[Result], baseline: str, metric: str = CURVE_METRIC) -> dict[str, PairedTest]:
-    """Per method: paired tests against ``baseline`` over the per-query test ``metric``
-    pooled across the folds both finished (queries paired by fold and position)."""
-    base = {r.fold: r.test_per_query[metric] for r in results if r.method == baseline}
-    out: dict[str, PairedTest] = {}
-    for name in dict.fromkeys(r.method for r in results):
-        a: list[float] = []
-        b: list[float] = []
-        for r in results:
-            if r.method == name and r.fold in base:
-                a.extend(r.test_per_query[metric])
-                b.extend(base[r.fold])
-        out[name] = paired_tests(np.array(a), np.array(b))
-    return out
-
-
-def _mean_std(values: Sequence[float]) -> dict[str, float]:
-    v = np.asarray(values, dtype=np.float64)
-    return {"mean": float(v.mean()), "std": float(v.std())}
-
-
-def summary(results: Sequence[Result]) -> dict[str, dict[str, Any]]:
-    """Per method: mean and std (population, over folds) of each test metric and of
-    the training seconds, the chosen rounds and the folds."""
-    out: dict[str, dict[str, Any]] = {}
-    for name in dict.fromkeys(r.method for r in results):
-        rs = [r for r in results if r.method == name]
-        row: dict[str, Any] = {"framework": rs[0].framework, "folds": [r.fold + 1 for r in rs],
-                               "best_rounds": [r.best_round for r in rs]}
-        for c in _SUMMARY_COLUMNS:
-            row[c] = _mean_std([r.seconds if c == "seconds" else r.test[c] for r in rs])
-        if any("tuning" in r.info for r in rs):  # --tune: the search's seconds, all trials
-            row["tune_seconds"] = _mean_std([r.info.get("tuning", {}).get("seconds", 0.0) for r in rs])
-            row["trials"] = [r.info.get("tuning", {}).get("n_trials", 0) for r in rs]
-        out[name] = row
-    return out
-
-
-def folds_finished(results: Sequence[Result]) -> dict[str, list[int]]:
-    """Per method (in order of appearance): the 0-based folds it finished."""
-    out: dict[str, list[int]] = {}
-    for r in results:
-        out.setdefault(r.method, []).append(r.fold)
-    return {n: sorted(set(f)) for n, f in out.items()}
-
-
-def common_folds(results: Sequence[Result]) -> list[int]:
-    """The 0-based folds that every method in ``results`` finished (after Ctrl-C or a failure
-    some methods may have finished more folds than others)."""
-    per_method = [set(f) for f in folds_finished(results).values()]
-    return sorted(set.intersection(*per_method)) if per_method else []
-
-
-def comparable(results: Sequence[Result]) -> list[Result]:
-    """The results on :func:`common_folds`: what the table, the summary, the paired tests and
-    the plots compare. Empty when no fold was finished by every method."""
-    common = set(common_folds(results))
-    return [r for r in results if r.fold in common]
-
-
-@dataclass
-class Comparison:
-    """What the table and the output files report: ``results`` are those on the ``common``
-    folds (every result when no fold is common: each method over its own folds), ``stats``
-    their :func:`summary`; ``tests`` (:func:`significance` against the baseline) and ``cis``
-    (:func:`bootstrap`) are empty when no fold is common, ``tests`` also without a baseline."""
-
-    common: list[int]
-    results: list[Result]
-    stats: dict[str, dict[str, Any]]
-    tests: dict[str, PairedTest]
-    cis: dict[str, dict[str, Any]]
-
-
-def comparison(results: Sequence[Result], baseline: str | None) -> Comparison:
-    """The :class:`Comparison` of ``results`` against ``baseline`` (``None``: no tests)."""
-    common = common_folds(results)
-    compared = comparable(results) if common else list(results)  # nothing common: nothing tested
-    stats = summary(compared)
-    tests = significance(compared, baseline) if common and baseline in stats else {}
-    cis = bootstrap(compared, baseline if tests else None) if common else {}
-    return Comparison(common, compared, stats, tests, cis)
-
 
 def _best(stats: dict[str, dict[str, Any]], column: str) -> float:
     vals = [s[column]["mean"] for s in stats.values() if column in s]
     return min(vals) if column in ("seconds", "tune_seconds") else max(vals)
-
-
-def _folds_text(folds: Sequence[int]) -> str:
-    return ",".join(str(f + 1) for f in folds)
 
 
 def _span(counts: Sequence[int]) -> str:
@@ -148,7 +58,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     finished = folds_finished(results)
     compared = comparison(results, baseline)
     common, stats, tests, cis = compared.common, compared.stats, compared.tests, compared.cis
-    cols = [*_SUMMARY_COLUMNS] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
+    cols = [*SUMMARY_COLUMNS] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
     names = {"seconds": "train s", "tune_seconds": "tune s"}
     header = ["method", "rounds"] + [names.get(c, c.upper()) for c in cols]
     if not common:
@@ -197,8 +107,8 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
         left_out = sorted({r.fold for r in results} - set(common))
         if left_out:
             lacking = {f: [n for n, fs in finished.items() if f not in fs] for f in left_out}
-            which = (f"fold {_folds_text(common)}, which every method finished, is" if n_folds == 1 else
-                     f"folds {_folds_text(common)}, which every method finished, are")
+            which = (f"fold {folds_text(common)}, which every method finished, is" if n_folds == 1 else
+                     f"folds {folds_text(common)}, which every method finished, are")
             note += (f"\nonly {which} compared; left out: "
                      + "; ".join(f"fold {f + 1} (not finished by {', '.join(lacking[f])})" for f in left_out))
     else:
@@ -234,46 +144,6 @@ def _p(p: float) -> str:
     return f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
 
 
-def _pooled(by: dict[tuple[str, int], Result], method: str, metric: str,
-            folds: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """``method``'s per-query ``metric`` on ``folds``, concatenated, and the fold of each query."""
-    vals = [np.asarray(by[(method, f)].test_per_query[metric], dtype=np.float64) for f in folds]
-    if not vals:
-        return np.zeros(0), np.zeros(0)
-    return np.concatenate(vals), np.concatenate([np.full(v.size, f) for v, f in zip(vals, folds)])
-
-
-def bootstrap(results: Sequence[Result], baseline: str | None = None, *, resamples: int = BOOTSTRAP_RESAMPLES,
-              level: float = BOOTSTRAP_LEVEL, seed: int = BOOTSTRAP_SEED) -> dict[str, dict[str, Any]]:
-    """Per method: ``{"mean": {metric: BootstrapCI}, "diff": BootstrapCI | None}``.
-
-    ``mean``: the interval of each test metric's mean over folds (the table's value), from
-    resampling the test queries within each fold (:func:`.stats.bootstrap_ci`). ``diff``
-    (with ``baseline``, for the other methods): the interval of the mean per-query NDCG@10
-    difference to the baseline over the folds both finished, queries pooled (the table's
-    ``dNDCG@10``), resampled within folds. One seed for every method: the resamples draw the
-    same queries for all of them (a paired bootstrap).
-    """
-    by = {(r.method, r.fold): r for r in results}
-    out: dict[str, dict[str, Any]] = {}
-    for name in dict.fromkeys(r.method for r in results):
-        folds = sorted(f for m, f in by if m == name)
-        mean = {}
-        for m in REPORT_METRICS:
-            v, strata = _pooled(by, name, m, folds)
-            mean[m] = bootstrap_ci(v, strata, resamples=resamples, level=level, seed=seed, by_stratum=True)
-        diff = None
-        if baseline is not None and name != baseline:
-            both = [f for f in folds if (baseline, f) in by]
-            a, strata = _pooled(by, name, CURVE_METRIC, both)
-            b, _ = _pooled(by, baseline, CURVE_METRIC, both)
-            if a.shape != b.shape:
-                raise ValueError(f"{name} and {baseline} have per-query values of different lengths ({a.size} and "
-                                 f"{b.size}) on folds {_folds_text(both)}: not the same test queries")
-            diff = bootstrap_ci(a - b, strata, resamples=resamples, level=level, seed=seed)
-        out[name] = {"mean": mean, "diff": diff}
-    return out
-
 
 # ---- the output files of --out ----------------------------------------------------------------
 
@@ -303,10 +173,10 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
                ([r.method, r.fold + 1, t + 1, repr(r.vali_curve[t]), repr(r.vali_ndcg10_curve[t]),
                  repr(r.test_curve[t])] for r in results for t in range(len(r.test_curve))))
     _write_csv(out / "summary.csv",
-               ["method", "framework", "folds", *(f"{col}_{s}" for col in _SUMMARY_COLUMNS for s in ("mean", "std")),
+               ["method", "framework", "folds", *(f"{col}_{s}" for col in SUMMARY_COLUMNS for s in ("mean", "std")),
                 "dndcg@10", "p_ttest", "p_wilcoxon", *_CI_COLUMNS],
                ([n, s["framework"], " ".join(map(str, s["folds"])),
-                 *(repr(s[col][k]) for col in _SUMMARY_COLUMNS for k in ("mean", "std")),
+                 *(repr(s[col][k]) for col in SUMMARY_COLUMNS for k in ("mean", "std")),
                  *((repr(getattr(cmp.tests[n], a)) if n in cmp.tests else "") for a in ("mean_diff", "t_pvalue",
                                                                                          "wilcoxon_pvalue")),
                  *_ci_cells(cmp.cis.get(n))]
@@ -330,8 +200,6 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
         "failures": [f.to_dict() for f in getattr(results, "failures", [])],
     }
     if plots:
-        from .plots import write_plots
-
         write_plots(cmp.results, out)
     write_text(out / "results.json", json.dumps(payload, indent=1, default=_json_default))  # last: complete
 

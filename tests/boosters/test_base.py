@@ -135,6 +135,25 @@ def _saved(tmp_path, **changes):
     return path
 
 
+def test_only_the_bases_load_any_booster(tmp_path) -> None:
+    """RankingBooster (and the ModelFile mixin) read any booster; a booster class and a user's
+    subclass of one read only their own class: the bases' rule is not inherited."""
+    from boostplug.boosters import RankingBooster
+    from boostplug.boosters._model_file import ModelFile
+
+    path = _saved(tmp_path)
+    assert type(RankingBooster.load(path)) is MPBoost and type(ModelFile.load(path)) is MPBoost
+    assert type(MPBoost.load(path)) is MPBoost
+
+    class MyMPBoost(MPBoost):
+        pass
+
+    with pytest.raises(ValueError, match="holds a MPBoost, not a MyMPBoost"):
+        MyMPBoost.load(path)
+    with pytest.raises(ValueError, match="holds a MPBoost, not a MyMPBoost"):
+        MyMPBoost.from_dict(json.loads(path.read_text()))
+
+
 def test_load_rejects_what_is_not_a_booster_file(tmp_path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")

@@ -228,9 +228,7 @@ def test_workers_still_starting_up_die_with_a_killed_parent(tmp_path: Path) -> N
     finally:
         if d.proc.poll() is None:
             d.proc.kill()
-    t0 = time.monotonic()
     _assert_all_end(starting)
-    assert time.monotonic() - t0 < 5
 
 
 def _wait_files(d: Driver, pattern: str, n: int) -> list[int]:

@@ -20,7 +20,6 @@ import struct
 import subprocess
 import sys
 import textwrap
-import time
 import zlib
 from pathlib import Path
 
@@ -715,7 +714,6 @@ def test_folder_and_fifo_are_refused_before_opening(tmp_path):
         return
     fifo = tmp_path / "pipe.txt"
     os.mkfifo(fifo)
-    t0 = time.perf_counter()
     with pytest.raises(ValueError, match=r"pipe\.txt: is a FIFO \(named pipe\), not a regular file"):
         load_letor(fifo)
     code, err = _info(fifo)
@@ -724,7 +722,6 @@ def test_folder_and_fifo_are_refused_before_opening(tmp_path):
     os.mkfifo(tmp_path / "rank.txt.query")
     with pytest.raises(ValueError, match=r"rank\.txt\.query: is a FIFO \(named pipe\), not a regular query file"):
         load_letor(tmp_path / "rank.txt")
-    assert time.perf_counter() - t0 < 10
 
 
 # --- group sizes that overflow -------------------------------------------------------------
@@ -757,9 +754,7 @@ def test_query_file_with_huge_or_lenient_sizes(tmp_path, text, message):
 
 @pytest.mark.realdata
 def test_mq2008_s1(mq2008_dir: Path):
-    t0 = time.perf_counter()
     d = load_letor(mq2008_dir / "S1.txt", with_comments=True)
-    seconds = time.perf_counter() - t0
     assert (d.n_docs, d.n_queries, d.n_features) == (2933, 157, 46)
     assert set(np.unique(d.y).tolist()) == {0.0, 1.0, 2.0}
     assert d.comments[0].startswith("docid = GX")
@@ -767,7 +762,6 @@ def test_mq2008_s1(mq2008_dir: Path):
     label, qid, *feats = first.split("#")[0].split()
     assert d.y[0] == float(label) and d.qid[0] == int(qid[4:])
     assert d.X[0].tolist() == [float(f.split(":")[1]) for f in feats]
-    assert seconds < 5.0
 
 
 @pytest.mark.realdata

@@ -14,7 +14,6 @@ import bz2
 import gzip
 import math
 import re
-import time
 import zlib
 from pathlib import Path
 from typing import NamedTuple
@@ -289,11 +288,9 @@ def fuzzed_files(rng: np.random.Generator, folder, n: int):
 def test_fuzzed_files_load_as_the_reference_reads_them_or_name_the_line(tmp_path, seed):
     rng = np.random.default_rng(1000 + seed)
     outcomes = {"loaded": 0, "refused": 0}
-    t0 = time.perf_counter()
     for path, raw, _ in fuzzed_files(rng, tmp_path, 60):
         outcomes[_check(path, raw)] += 1
     assert outcomes["loaded"] >= 5 and outcomes["refused"] >= 5, outcomes  # both sides exercised
-    assert time.perf_counter() - t0 < 60
 
 
 # Inputs the fuzzing found, or that sit on an edge of the format, kept as explicit cases.

@@ -186,7 +186,9 @@ def test_one_huge_query_is_counted_and_its_pair_list_refused_quickly(monkeypatch
     start = time.perf_counter()
     with pytest.raises(M.PairMemoryError) as info:
         critical_pairs(y, g)
-    assert time.perf_counter() - start < 2.0  # the O(n^2) pair listing took minutes and 60 GiB
+    # a complexity guard, not a speed limit: the refusal counts the pairs in O(n log n), far below this
+    # bound on a busy machine; the O(n^2) pair listing it replaced took minutes and 60 GiB
+    assert time.perf_counter() - start < 30.0
     msg = str(info.value)
     assert "query 0 with 100,000 documents" in msg and "pairs" in msg
     assert "GiB" in msg and "limit of 8.0 GiB" in msg

@@ -198,12 +198,14 @@ class PairwiseLoss(Loss):
 
     def _blame(self, error: NonFiniteError, scores: ArrayLike, names: tuple[str, ...]) -> NonFiniteError:
         """``error`` with the first pair function in ``names`` that returns inf or NaN on one of the
-        offending pairs (the row's, else the query's), when the objective, not the data, is at fault."""
-        if error.cause != "objective" or error.query is None:
+        offending pairs (the row's, else the query's, else any), when the objective, not the data, is at fault."""
+        if error.cause != "objective":
             return error
         s = np.asarray(scores, dtype=np.float64)
-        a, b = self.group_ptr[error.query], self.group_ptr[error.query + 1]
-        mine = (self._above >= a) & (self._above < b)
+        mine = np.ones(self._above.shape[0], dtype=bool)
+        if error.query is not None:
+            a, b = self.group_ptr[error.query], self.group_ptr[error.query + 1]
+            mine = (self._above >= a) & (self._above < b)
         if error.row is not None and error.method == "grad_hess":
             mine &= (self._above == error.row) | (self._below == error.row)
         d = s[self._above[mine]] - s[self._below[mine]]
@@ -301,7 +303,7 @@ def _pair_functions(cls: type, args: tuple[Any, ...]) -> _PairFunctions:
         for name, fn in zip(PAIR_FUNCTIONS, raw):
             try:
                 _on_array(fn, _PROBE, args)
-            except Exception as e:
+            except Exception as e:  # whatever the user's function raises, it cannot serve: say why
                 raise TypeError(f"{cls.__name__}.{name}: {why}; and called on a numpy array of pair differences "
                                 f"it fails ({type(e).__name__}: {e}). Write it for numba (math functions on "
                                 "one float d) or for numpy arrays") from None

@@ -32,9 +32,10 @@ signs of ``pair_hess``. Losses of score differences are shift invariant, as the 
 
 The pair functions are called as ``f(d, *self.pair_args())``: by default the values of the declared
 ``params`` in their order. numba compiles them into kernels that run over all pairs, in parallel
-over queries for large data (:mod:`boostplug._core.dispatch`); a function numba cannot compile
-(``scipy.special.expit``, say) is called instead on numpy arrays of all the pairs' differences
-and must then work elementwise on arrays. Either way each must return one number per pair.
+over queries for large data (:mod:`boostplug._core.dispatch`). When numba cannot compile one of
+them (one calling ``scipy.special.expit``, say), all three are called instead on numpy arrays of
+every pair's difference and must then work elementwise on arrays. Either way each returns one
+number per pair.
 """
 
 from __future__ import annotations

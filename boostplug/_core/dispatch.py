@@ -17,6 +17,7 @@ import types
 from typing import Any, Callable, Iterator
 
 import numba as nb
+from numba.core.caching import NullCache
 
 from .threads import parallel_kernel_starts
 
@@ -49,7 +50,7 @@ def booster_round() -> Iterator[None]:
 
 def serial_twin(kernel: Any) -> Callable[..., Any]:
     """``kernel`` (a ``parallel=True`` numba dispatcher) compiled without ``parallel``
-    (``prange`` runs as ``range``), cached on disk under its own name."""
+    (``prange`` runs as ``range``), cached on disk under its own name when ``kernel`` is."""
     twin = _SERIAL.get(kernel)
     if twin is None:
         fn = kernel.py_func
@@ -61,7 +62,10 @@ def serial_twin(kernel: Any) -> Callable[..., Any]:
         copy.__module__ = fn.__module__
         copy.__doc__ = fn.__doc__
         options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
-        twin = _SERIAL[kernel] = nb.njit(cache=True, **options)(copy)
+        # a kernel without a disk cache takes functions as arguments (objectives.pairwise), whose
+        # types differ in every process: caching them would add entries without end
+        cached = not isinstance(kernel._cache, NullCache)
+        twin = _SERIAL[kernel] = nb.njit(cache=cached, **options)(copy)
     return twin
 
 

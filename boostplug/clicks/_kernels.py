@@ -11,12 +11,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-# Strategy bits (boostplug.clicks.strategies names them).
-SKIP_ABOVE = 1
-LAST_SKIP_ABOVE = 2
-EARLIER_CLICK = 4
-SKIP_PREVIOUS = 8
-NO_CLICK_NEXT = 16
+from .strategies import EARLIER_CLICK, LAST_SKIP_ABOVE, NO_CLICK_NEXT, SKIP_ABOVE, SKIP_PREVIOUS
 
 # Why an impression is refused, in the order the checks run (boostplug.clicks.log words them).
 OK = 0

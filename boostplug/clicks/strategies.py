@@ -46,13 +46,17 @@ from .._validation import did_you_mean
 
 __all__ = ["NAMES", "BITS", "NEEDS_ORDER", "DEFAULT", "mask", "names"]
 
+# The strategies' bits, named for the compiled extraction (boostplug.clicks._kernels), which
+# tests them in a mask.
+SKIP_ABOVE, LAST_SKIP_ABOVE, EARLIER_CLICK, SKIP_PREVIOUS, NO_CLICK_NEXT = 1, 2, 4, 8, 16
+
 #: Bit of each strategy (the compiled extraction takes their union as one integer).
 BITS: dict[str, int] = {
-    "click>skip-above": 1,
-    "last-click>skip-above": 2,
-    "click>earlier-click": 4,
-    "click>skip-previous": 8,
-    "click>no-click-next": 16,
+    "click>skip-above": SKIP_ABOVE,
+    "last-click>skip-above": LAST_SKIP_ABOVE,
+    "click>earlier-click": EARLIER_CLICK,
+    "click>skip-previous": SKIP_PREVIOUS,
+    "click>no-click-next": NO_CLICK_NEXT,
 }
 #: The strategies, in the order Joachims et al. list them.
 NAMES: tuple[str, ...] = tuple(BITS)

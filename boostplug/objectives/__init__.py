@@ -12,7 +12,9 @@ Hessian mode is: exact, a bound, or the paper's fitting weights) and ``gradient_
 (whether a mode's gradient is d loss / d score, "exact", or a declared rescaling, "scaled").
 
 A new objective is a subclass of :class:`Loss` (what it declares and the conventions it
-follows: docs/objectives/index.md, "The objective contract") added with :func:`register`; the adapters
+follows: docs/objectives/index.md, "The objective contract"), or of :class:`PairwiseLoss` for a
+loss summed over the critical pairs (:mod:`.pairwise`: three per-pair functions), added with
+:func:`register`; the adapters
 (``boostplug.lightgbm.objective(name, ...)``, ...) and ``boostplug compare`` then offer it by name.
 """
 
@@ -41,9 +43,10 @@ from ._contract import (
 from .ddf import DDF_NAMES
 from .mpboost import MPBoostObjective
 from .ndcg_boost import NDCGBoostObjective
+from .pairwise import PairwiseLoss
 from .qbrank import QBRankObjective
 
-__all__ = ["Objective", "get", "names", "register", "unregister", "Loss", "Param", "Search", "Hessian",
+__all__ = ["Objective", "get", "names", "register", "unregister", "Loss", "PairwiseLoss", "Param", "Search", "Hessian",
            "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "check_params", "floor_hessian",
            "NonFiniteError"]
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["exp_nonpos", "pair_loss", "pair_grad_hess", "pair_grad_loss", "cross_gamma_sums"]
+__all__ = ["exp_nonpos", "logistic_pair", "pair_loss", "pair_grad_hess", "pair_grad_loss", "cross_gamma_sums"]
 
 #: Hessian modes understood by :func:`pair_grad_hess`.
 MODE_NONE = 0   # gradient only (hess left at zero)
@@ -75,6 +75,16 @@ def exp_nonpos(y: float) -> float:
     return p * scale if y > _EXP_MIN else 0.0
 
 
+@nb.njit(inline="always")
+def logistic_pair(x: float) -> tuple[float, float, float]:
+    """``(t, lo, hi)`` of a pair's margin ``x``: ``t = exp(-|x|)`` in ``(0, 1]``, ``lo = sigmoid(-|x|)``
+    and ``hi = sigmoid(|x|)``, so ``gamma = lo * hi`` (Eq. 14); from the one exponential, finite for
+    any ``x`` (+-inf included): the stable sigmoid every pair loop here shares."""
+    t = exp_nonpos(-abs(x))
+    hi = 1.0 / (1.0 + t)
+    return t, t * hi, hi
+
+
 @nb.njit(cache=True)
 def exp_nonpos_array(y: np.ndarray, out: np.ndarray) -> None:
     """:func:`exp_nonpos` elementwise (for tests)."""
@@ -108,9 +118,7 @@ def pair_loss(
             cr = coef[i + 1:b]
             for j in range(sr.shape[0]):
                 x = sigma * (si - sr[j])
-                t = exp_nonpos(-abs(x))
-                hi = 1.0 / (1.0 + t)   # sigmoid(|x|)
-                lo = t * hi            # sigmoid(-|x|)
+                _, lo, hi = logistic_pair(x)
                 cj = cr[j]
                 # x >= 0: sigmoid(F_j - F_i) = lo, sigmoid(F_i - F_j) = hi
                 acc += (ci * lo + cj * hi) if x >= 0.0 else (ci * hi + cj * lo)
@@ -158,9 +166,8 @@ def pair_grad_hess(
             hi = 0.0
             if mode == MODE_BOUND:
                 for j in range(sr.shape[0]):
-                    t = exp_nonpos(-abs(sigma * (si - sr[j])))
-                    u = 1.0 / (1.0 + t)
-                    gd = (ci - cr[j]) * (t * u * u)  # (c_i - c_j) gamma_ij, Eq. 14/16
+                    _, lo, u = logistic_pair(sigma * (si - sr[j]))
+                    gd = (ci - cr[j]) * (lo * u)  # (c_i - c_j) gamma_ij, Eq. 14/16
                     wi += gd
                     wr[j] -= gd
                     hi += abs(gd)
@@ -168,9 +175,8 @@ def pair_grad_hess(
             elif mode == MODE_EXACT:
                 for j in range(sr.shape[0]):
                     x = sigma * (si - sr[j])
-                    t = exp_nonpos(-abs(x))
-                    u = 1.0 / (1.0 + t)
-                    gd = (ci - cr[j]) * (t * u * u)
+                    t, lo, u = logistic_pair(x)
+                    gd = (ci - cr[j]) * (lo * u)
                     wi += gd
                     wr[j] -= gd
                     # -(c_i - c_j) gamma_ij (1 - 2 sigmoid(x)) = (c_i - c_j) gamma_ij sign(x) tanh(|x| / 2)
@@ -180,9 +186,8 @@ def pair_grad_hess(
                     hr[j] += he
             else:
                 for j in range(sr.shape[0]):
-                    t = exp_nonpos(-abs(sigma * (si - sr[j])))
-                    u = 1.0 / (1.0 + t)
-                    gd = (ci - cr[j]) * (t * u * u)
+                    _, lo, u = logistic_pair(sigma * (si - sr[j]))
+                    gd = (ci - cr[j]) * (lo * u)
                     wi += gd
                     wr[j] -= gd
             w[i] += wi
@@ -218,9 +223,7 @@ def pair_grad_loss(
             wi = 0.0
             for j in range(sr.shape[0]):
                 x = sigma * (si - sr[j])
-                t = exp_nonpos(-abs(x))
-                u = 1.0 / (1.0 + t)    # sigmoid(|x|)
-                lo = t * u             # sigmoid(-|x|)
+                _, lo, u = logistic_pair(x)
                 cj = cr[j]
                 gd = (ci - cj) * (lo * u)
                 wi += gd
@@ -269,9 +272,8 @@ def cross_gamma_sums(F: np.ndarray, f: np.ndarray, coef: np.ndarray, group_ptr: 
             fi = F1[i]
             gi = 0.0
             for j in range(n0):
-                t = exp_nonpos(-abs(fi - F0[j]))
-                u = 1.0 / (1.0 + t)
-                g = t * u * u          # gamma (Eq. 14)
+                _, lo, hi = logistic_pair(fi - F0[j])
+                g = lo * hi            # gamma (Eq. 14)
                 gi += g
                 sd += c0[j] * g
             sn += c1[i] * gi

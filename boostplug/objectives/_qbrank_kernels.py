@@ -54,6 +54,26 @@ def label_levels(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray,
     return level, same, n_levels
 
 
+@nb.njit(inline="always")
+def _fenwick_add(tree: np.ndarray, pos: int, values: tuple) -> None:
+    """Add ``values`` (one per column) to the Fenwick tree ``tree`` (rows ``1..n``) at 1-based ``pos``."""
+    n = tree.shape[0] - 1
+    while pos <= n:
+        for t in range(len(values)):
+            tree[pos, t] += values[t]
+        pos += pos & (-pos)
+
+
+@nb.njit(inline="always")
+def _fenwick_prefix(tree: np.ndarray, pos: int, acc: np.ndarray) -> None:
+    """``acc`` (one per column) = the sums of ``tree``'s positions ``1..pos`` (``pos = 0``: zeros)."""
+    acc[:] = 0.0
+    while pos > 0:
+        for t in range(acc.shape[0]):
+            acc[t] += tree[pos, t]
+        pos -= pos & (-pos)
+
+
 @nb.njit(cache=True)
 def _query_keys(a: np.ndarray, b: np.ndarray, s: int, e: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One query's raw keys ``a[s:e]``, ``b[s:e]`` and both centred on the mean of ``a``.
@@ -119,22 +139,9 @@ def sweep_high(
                 iy = ob[p]
                 by = bq[iy]
                 dy = d[s + iy]
-                pos = level[s + iy] + 1
-                while pos <= n_lev:
-                    tree[pos, 0] += 1.0
-                    tree[pos, 1] += by
-                    tree[pos, 2] += by * by
-                    tree[pos, 3] += dy
-                    tree[pos, 4] += dy * dy
-                    tree[pos, 5] += by * dy
-                    pos += pos & (-pos)
+                _fenwick_add(tree, level[s + iy] + 1, (1.0, by, by * by, dy, dy * dy, by * dy))
                 p -= 1
-            acc[:] = 0.0
-            pos = level[s + ix]  # levels strictly below x's
-            while pos > 0:
-                for t in range(6):
-                    acc[t] += tree[pos, t]
-                pos -= pos & (-pos)
+            _fenwick_prefix(tree, level[s + ix], acc)  # levels strictly below x's
             cnt_x = acc[0]
             sb = acc[1]
             sd = acc[3]
@@ -217,6 +224,7 @@ def pair_grad(
         ob = oa  # b orders as a
         # x as the preferred document: y of a lower level with b_y > a_x.
         hi = np.zeros((n_lev + 1, 3))
+        acc = np.zeros(3)
         p = n - 1
         sq = 0.0
         for k in range(n - 1, -1, -1):
@@ -224,22 +232,10 @@ def pair_grad(
             while p >= 0 and br[ob[p]] > ar[ix]:
                 iy = ob[p]
                 by = bq[iy]
-                pos = level[s + iy] + 1
-                while pos <= n_lev:
-                    hi[pos, 0] += 1.0
-                    hi[pos, 1] += by
-                    hi[pos, 2] += by * by
-                    pos += pos & (-pos)
+                _fenwick_add(hi, level[s + iy] + 1, (1.0, by, by * by))
                 p -= 1
-            c0 = 0.0
-            c1 = 0.0
-            c2 = 0.0
-            pos = level[s + ix]
-            while pos > 0:
-                c0 += hi[pos, 0]
-                c1 += hi[pos, 1]
-                c2 += hi[pos, 2]
-                pos -= pos & (-pos)
+            _fenwick_prefix(hi, level[s + ix], acc)
+            c0, c1, c2 = acc[0], acc[1], acc[2]
             ax = aq[ix]
             gsum[s + ix] = -(c1 - c0 * ax)
             cnt[s + ix] = c0
@@ -252,21 +248,11 @@ def pair_grad(
             iy = ob[k]
             while p < n and ar[oa[p]] < br[iy]:
                 ix = oa[p]
-                pos = n_lev - level[s + ix]  # reversed level, 1-based
-                while pos <= n_lev:
-                    lo[pos, 0] += 1.0
-                    lo[pos, 1] += aq[ix]
-                    pos += pos & (-pos)
+                _fenwick_add(lo, n_lev - level[s + ix], (1.0, aq[ix]))  # reversed level, 1-based
                 p += 1
-            c0 = 0.0
-            c1 = 0.0
-            pos = n_lev - 1 - level[s + iy]  # reversed levels strictly above y's
-            while pos > 0:
-                c0 += lo[pos, 0]
-                c1 += lo[pos, 1]
-                pos -= pos & (-pos)
-            gsum[s + iy] += c0 * bq[iy] - c1
-            cnt[s + iy] += c0
+            _fenwick_prefix(lo, n_lev - 1 - level[s + iy], acc[:2])  # reversed levels strictly above y's
+            gsum[s + iy] += acc[0] * bq[iy] - acc[1]
+            cnt[s + iy] += acc[0]
 
 
 @nb.njit(cache=True)

@@ -1,6 +1,7 @@
 """Every objective the documentation and the examples define passes ``check_objective``: the
-classes in docs/objectives/custom.md's code blocks and in examples/custom_objective.py (imported
-without running its ``main``), and the page's ``parametrize_with_checks`` block collects them."""
+classes in docs/objectives/custom.md's code blocks (the ``Loss`` and the ``PairwiseLoss`` ones) and
+in examples/custom_objective.py (imported without running its ``main``), and the page's
+``parametrize_with_checks`` block collects them."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import re
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 from boostplug import objectives
-from boostplug.objectives import Loss
+from boostplug.objectives import Loss, PairwiseLoss
 from boostplug.testing import check_objective, objective_checks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +30,7 @@ def _page_classes() -> dict[str, type[Loss]]:
     """The Loss subclasses the page's blocks define (a block's own ``register`` call is undone)."""
     found: dict[str, type[Loss]] = {}
     for block in _python_blocks():
-        if not re.search(r"^class \w+\(Loss\):", block, flags=re.M):
+        if not re.search(r"^class \w+\((Pairwise)?Loss\):", block, flags=re.M):
             continue
         before = set(objectives.names())
         namespace: dict = {}
@@ -38,7 +40,7 @@ def _page_classes() -> dict[str, type[Loss]]:
             for name in set(objectives.names()) - before:
                 objectives.unregister(name)
         found.update({k: v for k, v in namespace.items()
-                      if isinstance(v, type) and issubclass(v, Loss) and v is not Loss})
+                      if isinstance(v, type) and issubclass(v, Loss) and v not in (Loss, PairwiseLoss)})
     return found
 
 
@@ -52,7 +54,7 @@ def _example_module() -> ModuleType:
 
 def test_the_page_and_the_example_define_the_same_objective() -> None:
     page = _page_classes()
-    assert list(page) == ["RankNet"]
+    assert list(page) == ["RankNet", "PairRankNet", "SquaredHinge"]
     assert _example_module().RankNet.hessians == page["RankNet"].hessians
 
 
@@ -73,3 +75,26 @@ def test_the_pages_pytest_block_parametrises_over_the_objective() -> None:
     assert "ranknet-exact-sigma=0.5-gradient" in ids and "ranknet-parameters" in ids
     first = test.pytestmark[0].args[1][0]
     test(*first.values)  # the documented test body runs a check
+
+
+@pytest.mark.parametrize("name", ["PairRankNet", "SquaredHinge"])
+def test_the_pages_pairwise_objectives_pass_every_contract_check(name: str) -> None:
+    cls = _page_classes()[name]
+    before = objectives.names()
+    ran = check_objective(cls)
+    assert len(ran) == len(objective_checks(cls)) and objectives.names() == before
+
+
+def test_the_pages_pairwise_ranknet_is_its_ranknet() -> None:
+    """The three pair functions give the hand-written class's loss, gradient and exact Hessian."""
+    page = _page_classes()
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 4, 40).astype(float)
+    group_ptr = np.array([0, 1, 9, 20, 40])
+    scores = rng.normal(size=40)
+    weights = np.array([1.0, 0.5, 0.0, 2.0])
+    ours = page["PairRankNet"](labels, group_ptr, weights=weights, sigma=1.7)
+    theirs = page["RankNet"](labels, group_ptr, weights=weights, sigma=1.7)
+    assert ours.loss(scores) == pytest.approx(theirs.loss(scores), rel=1e-12)
+    for a, b in zip(ours.grad_hess(scores), theirs.grad_hess(scores)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)

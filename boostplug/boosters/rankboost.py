@@ -1,8 +1,8 @@
 """RankBoost with binary weak rankers: Rb-d, Rb-c and RankBoost+ (Connamacher, Pancha, Liu, Ray,
 "Rankboost+: an improvement to Rankboost", MLJ 2020), on decision stumps. What each variant
 chooses and records, the pair-free path (``pairwise="levels"``) and the cost of a round:
-docs/boosters.md, "RankBoost". A fit keeps one state per variant and path (:class:`_RbPairs`,
-:class:`_RbLevels`, :class:`_PlusPairs`, :class:`_PlusLevels`).
+docs/boosters.md, "RankBoost". A fit keeps one state per variant and path
+(:mod:`._rankboost_state`); RankBoost+'s own round is :mod:`._rankboost_plus`.
 
 Example:
     >>> from boostplug.boosters import RankBoost
@@ -15,13 +15,10 @@ Example:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.linalg import solve_triangular
-from scipy.special import expit
 
 from .._validation import check_choice, check_flag
 from ._estimator import RankingBooster, Round
@@ -30,9 +27,10 @@ from ._group_e2 import GroupE2
 from ._group_pairs import GroupPairs
 from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
 from ._pairwise_choice import choose_pairwise
-from ._rankboost_kernels import (DEPENDENT_RTOL, PairSpan, eps_sums, ln_cosh, log_sum_exp, select_independent,
-                                 stump_outcomes)
 from ._pair_mins import PairMinCodes
+from ._rankboost_kernels import PairSpan, eps_sums, ln_cosh, log_sum_exp, stump_outcomes
+from ._rankboost_plus import TIE_TOL, PlusRounds
+from ._rankboost_state import LevelState, PairState, PlusLevels, PlusPairs, RbLevels, RbPairs, Search, State
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
 from .stumps import THRESHOLD_MODES, StumpCandidates, argmax_scan
 
@@ -40,91 +38,14 @@ __all__ = ["RankBoost", "VARIANTS"]
 
 VARIANTS = ("rb-d", "rb-c", "rankboost+")
 
-#: Two candidates whose criteria differ by at most this much (D_t sums to 1) are tied.
-TIE_TOL = 1e-12
-
 #: Peak bytes fit allocates per preference pair: the pair list, D_t, ell, the pair weights, stump
 #: outcomes and margins, and two more arrays when weighted. RankBoost+ also keeps its pairs' lower
 #: codes, a fixed amount (at most ``_pair_mins.LOWER_CODES_BUDGET_BYTES``).
 BYTES_PER_PAIR = 112
 
-#: Memory budget of the one-time pruning's temporary basis (bytes).
-PRUNE_BUDGET_BYTES = 256 * 2**20
 
 
-#: The levels path lists no pair (what Algorithm 2's pruning is given there).
-_NO_PAIRS = np.zeros((0, 2), dtype=np.int64)
-
-
-@dataclass
-class _State:
-    """What every variant keeps on either path."""
-
-    cands: StumpCandidates
-    valid: NDArray[np.bool_]         # (F, width) existing stumps that split at least one pair
-    F: NDArray[np.float64]           # (n,) ensemble scores on the training documents
-    span: PairSpan | None            # S_t and eta (None: Rb-d/Rb-c without the E2 record)
-    n_pairs: int
-    log_prod_z: float
-    bound_log: float                 # log of the theorem bound
-
-
-@dataclass
-class _PairState(_State):
-    """The pair list: ``D_t`` per pair."""
-
-    pairs: NDArray[np.int64]         # (P, 2), preferred row first
-    w: NDArray[np.float64]           # (P,) D_t
-    w1: NDArray[np.float64] | None   # (P,) D_1 when fit was given query weights (else uniform)
-    ell: NDArray[np.float64]         # (P,) sum_s ln omega*_2(i, f_s, eta_s): E2 = mean exp(ell) (empty without S_t)
-
-
-@dataclass
-class _LevelState(_State):
-    """Pair-free: ``D_t`` from the scores and the label levels."""
-
-    lv: LevelPairs
-
-
-@dataclass
-class _Search:
-    """RankBoost+'s candidates: Algorithm 2's set ``R`` and what its one pruning needs."""
-
-    nsplit: NDArray[np.float64]      # (F, width) pairs each stump splits (|D h|^2); 0 for non-stumps
-    alive: NDArray[np.bool_]         # (F, width) Algorithm 2's candidate set R
-    pruned: bool
-    rng: np.random.Generator
-
-
-@dataclass
-class _RbPairs(_PairState):
-    """Rb-d/Rb-c on the pair list."""
-
-
-@dataclass
-class _RbLevels(_LevelState):
-    """Rb-d/Rb-c pair-free."""
-
-    e2: GroupE2 | None               # the E2 record, kept round by round (None without record_e2)
-
-
-@dataclass
-class _PlusPairs(_PairState):
-    """RankBoost+ on the pair list."""
-
-    search: _Search
-    lower: PairMinCodes              # the pairs' lower codes
-
-
-@dataclass
-class _PlusLevels(_LevelState):
-    """RankBoost+ pair-free."""
-
-    search: _Search
-    gp: GroupPairs | None            # D_t over pairs of signature groups (None: no pair, no round runs)
-
-
-class RankBoost(RankingBooster):
+class RankBoost(PlusRounds, RankingBooster):
     """RankBoost Rb-d, Rb-c or RankBoost+ with decision stumps (Connamacher et al. 2020).
 
     Args:
@@ -235,7 +156,7 @@ class RankBoost(RankingBooster):
         return choose_pairwise(booster, data,
                                self._check_n_rounds(), BYTES_PER_PAIR)
 
-    def _fit_init(self, data: FitData) -> _State:
+    def _fit_init(self, data: FitData) -> State:
         self._check_params()
         self.undefined_round_: dict[str, Any] | None = None
         self.span_size_: int | None = 0 if self._tracks_span() else None
@@ -258,8 +179,8 @@ class RankBoost(RankingBooster):
             log_prod_z=0.0, bound_log=0.0, n_pairs=P,
         )
         if self.variant != "rankboost+":
-            return _RbPairs(**common)
-        return _PlusPairs(**common, search=_Search(nsplit=nsplit, alive=valid.copy(), pruned=False, rng=data.rng),
+            return RbPairs(**common)
+        return PlusPairs(**common, search=Search(nsplit=nsplit, alive=valid.copy(), pruned=False, rng=data.rng),
                           lower=PairMinCodes(cands.codes, pairs, cands.n_thr))
 
     @staticmethod
@@ -272,7 +193,7 @@ class RankBoost(RankingBooster):
             return LevelSpan(cands.codes, LevelPairs(data.y, data.group_ptr, data.query_weights))
         return PairSpan(cands.codes, pairs, pw)
 
-    def _fit_init_levels(self, data: FitData) -> _State:
+    def _fit_init_levels(self, data: FitData) -> State:
         """Pair-free state: label levels per query instead of the pair list (``O(n L)``);
         RankBoost+ adds its signature groups (:class:`~boostplug.boosters._group_pairs.GroupPairs`)."""
         lv = LevelPairs(data.y, data.group_ptr, data.query_weights)
@@ -291,12 +212,12 @@ class RankBoost(RankingBooster):
                       span=LevelSpan(cands.codes, lv) if self._tracks_span() else None,
                       log_prod_z=0.0, bound_log=0.0, lv=lv, n_pairs=lv.n_pairs)
         if self.variant != "rankboost+":
-            return _RbLevels(**common, e2=e2)
-        return _PlusLevels(**common, search=_Search(nsplit=nsplit, alive=valid.copy(), pruned=False, rng=data.rng),
+            return RbLevels(**common, e2=e2)
+        return PlusLevels(**common, search=Search(nsplit=nsplit, alive=valid.copy(), pruned=False, rng=data.rng),
                            gp=gp)
 
     # ---- one round ----------------------------------------------------------------------
-    def _fit_round(self, s: _State, t: int) -> Round | None:
+    def _fit_round(self, s: State, t: int) -> Round | None:
         if s.n_pairs == 0:
             self._stop_reason = "no preference pairs in the training data"
             return None
@@ -308,9 +229,9 @@ class RankBoost(RankingBooster):
             self.span_size_ = s.span.size
         return out
 
-    def _round_rb(self, s: _RbPairs | _RbLevels) -> Round | None:
+    def _round_rb(self, s: RbPairs | RbLevels) -> Round | None:
         """Rb-d / Rb-c: Algorithm 1 with Eq. 10-14 or Eq. 17-19."""
-        levels = isinstance(s, _RbLevels)
+        levels = isinstance(s, RbLevels)
         pot = s.lv.potentials(s.F) if levels else doc_potentials(s.pairs, s.w, s.F.shape[0])
         r = np.where(s.valid, doc_sums_above(s.cands.codes, pot, s.cands.n_thr), -np.inf)
         both = self._both_orientations()
@@ -370,7 +291,7 @@ class RankBoost(RankingBooster):
         rec.update(self._losses(s, moved))
         return Round(ranker, alpha, rec)
 
-    def _perfect_first(self, s: _State, k: int, j: int, comp: bool, weight: float,
+    def _perfect_first(self, s: State, k: int, j: int, comp: bool, weight: float,
                        o1: NDArray[np.int8] | None, eps: tuple[float, float, float]) -> Round:
         """Round 1's ranker orders every pair correctly (``eps+ = 1``; ``weight = -1``: RankBoost+'s
         one-sided stump reverses every pair): Eq. 14, 19 and 34 give an infinite weight. As AdaRank
@@ -396,10 +317,10 @@ class RankBoost(RankingBooster):
         rec.update(self._losses(s, moved))
         return Round(s.cands.stump(k, j, comp), weight, rec)
 
-    def _track_e2(self, s: _State, k: int, j: int, alpha: float, o: NDArray[np.int8] | None) -> str:
+    def _track_e2(self, s: State, k: int, j: int, alpha: float, o: NDArray[np.int8] | None) -> str:
         """Keep ``F2(eta)`` over the independent set equal to ``E2`` of the ensemble (Section 4).
         ``alpha``: the step on ``[x > theta]`` (``-alpha`` for a complement, whose pair outcomes
-        ``o`` are negated: both are the one distinct ranker of ``S_t``). Pair-free (a :class:`_LevelState`):
+        ``o`` are negated: both are the one distinct ranker of ``S_t``). Pair-free (a :class:`LevelState`):
         only ``eta`` moves, ``ell`` is not kept (``E2`` comes from ``eta``: :func:`level_e2`)."""
         b = s.span.index.get((k, j))
         if b is not None:
@@ -410,17 +331,17 @@ class RankBoost(RankingBooster):
         if s.span.is_dependent(r2, norm2):
             self._move_along(s, s.span.beta(c), alpha)
             return "dependent"
-        if isinstance(s, _PairState):
+        if isinstance(s, PairState):
             s.ell += np.where(o != 0, -alpha * o, ln_cosh(alpha))   # Eq. 23: a tie contributes cosh(eta)
         s.span.add(k, j, c, u, r2, alpha)
         return "new"
 
-    def _move_member(self, s: _State, b: int, delta: float,
+    def _move_member(self, s: State, b: int, delta: float,
                      o: NDArray[np.int8] | None) -> NDArray[np.float64] | None:
         """``eta_b += delta``: add ``ln omega*_2(new) - ln omega*_2(old)`` to ``ell``; return it
         (pair-free: ``eta`` only, None)."""
         eta = s.span.eta[b]
-        if isinstance(s, _LevelState):
+        if isinstance(s, LevelState):
             s.span.eta[b] = eta + delta
             return None
         lr = np.where(o != 0, -delta * o, ln_cosh(eta + delta) - ln_cosh(eta))
@@ -428,26 +349,26 @@ class RankBoost(RankingBooster):
         s.span.eta[b] = eta + delta
         return lr
 
-    def _move_along(self, s: _State, beta: NDArray[np.float64], alpha: float) -> None:
+    def _move_along(self, s: State, beta: NDArray[np.float64], alpha: float) -> None:
         for b, coef in enumerate(beta):
             if coef != 0.0:
                 kb, jb = s.span.members[b]
-                o = stump_outcomes(s.cands.codes, kb, jb, s.pairs) if isinstance(s, _PairState) else None
+                o = stump_outcomes(s.cands.codes, kb, jb, s.pairs) if isinstance(s, PairState) else None
                 self._move_member(s, b, alpha * float(coef), o)
 
     @staticmethod
-    def _add_ranker(s: _State, weight: float, h: NDArray[np.float64]) -> NDArray[np.bool_]:
+    def _add_ranker(s: State, weight: float, h: NDArray[np.float64]) -> NDArray[np.bool_]:
         """``F += weight h``, the round's one ranker; returns the rows it moved (for :meth:`_losses`)."""
         s.F += weight * h
         return h != 0.0
 
-    def _losses(self, s: _State, moved: NDArray[np.bool_]) -> dict[str, float]:
+    def _losses(self, s: State, moved: NDArray[np.bool_]) -> dict[str, float]:
         """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24; only with the span) of the ensemble, prod Z_t,
         the theorem bound. ``moved``: the rows this round's one ranker moved (the rest kept their scores)."""
-        if isinstance(s, _LevelState):
+        if isinstance(s, LevelState):
             r1, r2 = s.lv.rates(s.F, moved)
             out = {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total}
-            if isinstance(s, _PlusLevels):       # the groups follow S_t and eta: D_{t+1} and E2
+            if isinstance(s, PlusLevels):       # the groups follow S_t and eta: D_{t+1} and E2
                 s.gp.sync(s.span.members, s.span.eta)
                 out["E2"] = math.exp(s.gp.log_e2)
             elif s.span is not None:
@@ -472,215 +393,3 @@ class RankBoost(RankingBooster):
                     out["E2"] = float(np.exp(log_sum_exp(s.ell) - math.log(m)))
         out.update({"prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log)})
         return out
-
-    # ---- RankBoost+ -----------------------------------------------------------------------
-    def _round_plus(self, s: _PlusPairs | _PlusLevels) -> Round | None:
-        if isinstance(s, _PlusLevels):
-            cor, rev, total = s.gp.split_sums(s.cands.width)
-            e0, d0 = total - cor - rev, rev - cor        # d0: Eq. 33 with alpha' = 0
-        else:
-            signed, split = s.lower.sums(s.w)
-            e0, d0 = float(s.w.sum()) - split, -signed
-        members = s.span.members
-        g = np.array([d0[kb, jb] + e0[kb, jb] * math.tanh(s.span.eta[b]) for b, (kb, jb) in enumerate(members)])
-        dep_beta: dict[tuple[int, int], NDArray[np.float64]] = {}
-        while True:
-            scores = self._plus_scores(s, d0, g, dep_beta)
-            k, j, best = argmax_scan(scores, TIE_TOL)
-            if not best > TIE_TOL:
-                self._stop_reason = "no weak ranker has a non-zero derivative of E2 (|delta| = 0)"
-                return None
-            if (k, j) in s.span.index or (k, j) in dep_beta:
-                break
-            h = s.cands.vector(k, j)
-            c, u, r2, norm2 = s.span.residual(h)
-            if not s.span.is_dependent(r2, norm2):
-                return self._plus_coordinate(s, k, j, None, (c, u, r2))
-            if self.efficient:                          # Algorithm 2, lines 12-14
-                s.search.alive[k, j] = False
-                if not s.search.pruned:
-                    self._prune(s)
-                    self.pruned_round_ = len(self.history_) + 1
-            else:                                        # bulk test missed it: score it as dependent
-                dep_beta[(k, j)] = s.span.beta(c)
-        if (k, j) in s.span.index:
-            return self._plus_coordinate(s, k, j, s.span.index[(k, j)], None)
-        return self._plus_dependent(s, k, j, dep_beta[(k, j)], g)
-
-    def _plus_scores(self, s: _PlusPairs | _PlusLevels, d0: NDArray[np.float64], g: NDArray[np.float64],
-                     dep_beta: dict[tuple[int, int], NDArray[np.float64]]) -> NDArray[np.float64]:
-        """|delta| of every candidate (Eq. 32-33); exact variant: directional derivatives for dependent ones."""
-        if self.efficient:
-            scores = np.where(s.search.alive, np.abs(d0), -np.inf)
-        else:
-            scores = np.where(s.valid, np.abs(d0), -np.inf)
-            if s.span.size:
-                self._score_dependent(s, scores, g, dep_beta)
-        for b, (kb, jb) in enumerate(s.span.members):
-            scores[kb, jb] = abs(g[b])
-        return scores
-
-    def _score_dependent(self, s: _PlusPairs | _PlusLevels, scores: NDArray[np.float64], g: NDArray[np.float64],
-                         dep_beta: dict[tuple[int, int], NDArray[np.float64]]) -> None:
-        """Exact variant: ``|grad F2 . beta| / ||beta||`` for candidates in the span of ``S_t``."""
-        if not dep_beta:
-            C = s.span.all_coefficients(s.cands.n_thr)
-            r2 = s.search.nsplit - np.einsum("kjb,kjb->kj", C, C)
-            dep = s.valid & (r2 <= DEPENDENT_RTOL * s.search.nsplit)
-            for kb, jb in s.span.members:
-                dep[kb, jb] = False
-            ks, js = np.nonzero(dep)
-            if ks.size:
-                B = solve_triangular(s.span.R, C[ks, js].T, lower=False)   # (|S|, n_dep)
-                for i in range(ks.size):
-                    dep_beta[(int(ks[i]), int(js[i]))] = B[:, i]
-        for (kd, jd), beta in dep_beta.items():
-            nb = float(np.linalg.norm(beta))
-            scores[kd, jd] = abs(float(g @ beta)) / nb if nb > 0 else -np.inf
-
-    def _plus_coordinate(self, s: _PlusPairs | _PlusLevels, k: int, j: int, b: int | None,
-                         new: tuple[NDArray[np.float64], NDArray[np.float64], float] | None) -> Round | None:
-        """A step on one distinct ranker: Eq. 34 for alpha, Eq. 25-27 for D and Z (pair-free:
-        Eq. 27 from ``eps``; ``D`` follows from ``eta`` in :meth:`_losses`)."""
-        if isinstance(s, _PlusLevels):
-            o = None
-            ep, e0, em = s.gp.eps(s.cands.codes[:, k] > j)
-        else:
-            o = stump_outcomes(s.cands.codes, k, j, s.pairs)
-            ep, e0, em = eps_sums(o, s.w)
-        ap = float(s.span.eta[b]) if b is not None else 0.0
-        if e0 == 0.0 and (em == 0.0 or ep == 0.0):
-            if not self.rankers_:
-                return self._perfect_first(s, k, j, False, 1.0 if em == 0.0 else -1.0, o, (ep, e0, em))
-            self._stop_reason = ("perfect weak ranker (eps- = eps0 = 0 or eps+ = eps0 = 0): Eq. 34 gives an infinite "
-                                 "weight; returning the ensemble before this round")
-            return None
-        num = ep + e0 * float(expit(-2.0 * ap))        # e^{-a'} / (2 cosh a')
-        den = em + e0 * float(expit(2.0 * ap))         # e^{a'} / (2 cosh a')
-        alpha = 0.5 * math.log(num / den)
-        delta = em - ep + e0 * math.tanh(ap)
-        if b is not None:
-            lr = self._move_member(s, b, alpha, o)
-            step = "member"
-        else:
-            c, u, r2 = new
-            if o is not None:
-                lr = -alpha * o.astype(np.float64)
-                lr[o == 0] = ln_cosh(alpha)
-                s.ell += lr
-            s.span.add(k, j, c, u, r2, alpha)
-            s.search.alive[k, j] = False
-            step = "new"
-        if isinstance(s, _PlusLevels):   # Eq. 27: ties scaled by cosh(alpha + alpha') / cosh(alpha')
-            z = ep * math.exp(-alpha) + em * math.exp(alpha) + e0 * math.exp(ln_cosh(ap + alpha) - ln_cosh(ap))
-            s.log_prod_z += math.log(z)
-        else:
-            z = self._reweight(s, lr)
-        s.bound_log += -2.0 * (delta / 2.0) ** 2
-        moved = self._add_ranker(s, alpha, s.cands.vector(k, j))
-        rec = {"alpha": alpha, "alpha_prime": ap, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
-               "delta": delta, "step": step, "span_size": s.span.size}
-        rec.update(self._losses(s, moved))
-        return Round(s.cands.stump(k, j), alpha, rec)
-
-    def _reweight(self, s: _PairState, log_ratio: NDArray[np.float64]) -> float:
-        """Eq. 26: ``D_{t+1} = D_t omega / Z_t``; returns ``Z_t``."""
-        u = s.w * np.exp(log_ratio)
-        z = float(u.sum())
-        s.w = u / z
-        s.log_prod_z += math.log(z)
-        return z
-
-    def _plus_dependent(self, s: _PlusPairs | _PlusLevels, k: int, j: int, beta: NDArray[np.float64],
-                        g: NDArray[np.float64]) -> Round | None:
-        """Exact variant: ``eta += alpha beta`` with ``alpha = argmin F2(eta + alpha beta)``."""
-        sup = np.flatnonzero(beta != 0.0)
-        if isinstance(s, _PlusLevels):    # the members' outcomes are constant over a pair of signature groups
-            w, O = s.gp.pair_outcomes(sup)
-        else:
-            w = s.w
-            O = np.stack([stump_outcomes(s.cands.codes, *s.span.members[b], s.pairs) for b in sup], axis=1)
-        eta, bet = s.span.eta[sup], beta[sup]
-        alpha = self._line_search(w, O, eta, bet, float(g @ beta))
-        if alpha is None:
-            self._stop_reason = "E2 decreases without bound along a dependent direction (perfect combination)"
-            return None
-        if isinstance(s, _PlusLevels):
-            ep, e0, em = s.gp.eps(s.cands.codes[:, k] > j)
-        else:
-            ep, e0, em = eps_sums(stump_outcomes(s.cands.codes, k, j, s.pairs), s.w)
-        lr = self._log_ratio(O, eta, bet, alpha)[0]
-        s.span.eta[sup] = eta + alpha * bet
-        if isinstance(s, _PlusLevels):
-            z = float(w @ np.exp(lr))
-            s.log_prod_z += math.log(z)
-        else:
-            s.ell += lr
-            z = self._reweight(s, lr)
-        s.bound_log += math.log(z)
-        moved = self._add_ranker(s, alpha, s.cands.vector(k, j))
-        rec = {"alpha": alpha, "alpha_prime": None, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
-               "delta": float(g @ beta) / float(np.linalg.norm(beta)), "step": "dependent",
-               "span_size": s.span.size}
-        rec.update(self._losses(s, moved))
-        return Round(s.cands.stump(k, j), alpha, rec)
-
-    @staticmethod
-    def _log_ratio(O: NDArray[np.int8], eta: NDArray[np.float64], beta: NDArray[np.float64],
-                   alpha: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """Per pair ``lambda(alpha) = sum_b ln omega*_2(eta_b + alpha beta_b) - ln omega*_2(eta_b)``
-        and its first two derivatives in ``alpha``."""
-        tied = O == 0
-        x = eta + alpha * beta
-        lam = np.where(tied, ln_cosh(x) - ln_cosh(eta), -alpha * beta * O).sum(axis=1)
-        d1 = np.where(tied, beta * np.tanh(x), -beta * O).sum(axis=1)
-        d2 = np.where(tied, beta * beta / np.cosh(x) ** 2, 0.0).sum(axis=1)
-        return lam, d1, d2
-
-    def _line_search(self, w: NDArray[np.float64], O: NDArray[np.int8], eta: NDArray[np.float64],
-                     beta: NDArray[np.float64], slope0: float) -> float | None:
-        """Minimiser of the convex ``phi(alpha) = sum_i w_i exp(lambda_i(alpha))``: bracket, then
-        Newton steps kept inside the bracket (bisection when they leave it)."""
-        def dphi(a: float) -> tuple[float, float]:
-            lam, d1, d2 = self._log_ratio(O, eta, beta, a)
-            rho = w * np.exp(lam)
-            return float(rho @ d1), float(rho @ (d1 * d1 + d2))
-
-        sign = -1.0 if slope0 > 0 else 1.0
-        lo, hi, step = 0.0, sign * 0.5, 0.5
-        while dphi(hi)[0] * sign < 0:
-            lo, step = hi, step * 2.0
-            hi = sign * step
-            if step > 1e3:
-                return None
-        lo, hi = min(lo, hi), max(lo, hi)
-        a = 0.5 * (lo + hi)
-        for _ in range(200):
-            d, dd = dphi(a)
-            if d > 0:
-                hi = a
-            else:
-                lo = a
-            nxt = a - d / dd if dd > 0 else 0.5 * (lo + hi)
-            if not lo < nxt < hi:
-                nxt = 0.5 * (lo + hi)
-            if abs(nxt - a) <= 1e-15 * max(1.0, abs(a)) or hi - lo <= 1e-15 * max(1.0, abs(a)):
-                return nxt
-            a = nxt
-        return a
-
-    # ---- Algorithm 2, line 14: one pruning of R ------------------------------------------
-    def _prune(self, s: _PlusPairs | _PlusLevels) -> None:
-        """``select-independent-subset``: QR of ``[S, permute(R)]`` built column by column in
-        the pair metric (:func:`~boostplug.boosters._rankboost_kernels.select_independent`);
-        a column whose diagonal is zero (residual within ``DEPENDENT_RTOL``) leaves ``R``.
-        Stops early (the rest stay in ``R``, span-tested when chosen) when the basis would
-        exceed ``PRUNE_BUDGET_BYTES``."""
-        s.search.pruned = True
-        n = s.F.shape[0]
-        cap = max(s.span.size + 1, int(PRUNE_BUDGET_BYTES // (16 * max(n, 1))))
-        cand = np.argwhere(s.search.alive)
-        order = cand[s.search.rng.permutation(cand.shape[0])]
-        pairs = s.pairs if isinstance(s, _PairState) else _NO_PAIRS
-        drop = select_independent(s.cands.codes, pairs, order, s.span, s.search.nsplit, s.cands.n_thr, cap)
-        s.search.alive[order[drop, 0], order[drop, 1]] = False

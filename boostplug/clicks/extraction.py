@@ -116,6 +116,9 @@ class Extraction:
     def raw_counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, NDArray[np.int64]]:
         """``(query, preferred, other, count)`` of every directed pair seen, unresolved."""
         keys, counts = self.counts.total()
+        if not keys.size:  # nothing encoded yet: a Dask partition with no pair (or no row)
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty, counts
         query, pref = self._decode(keys >> 32)
         _, other = self._decode(keys & _LOW)
         return query, pref, other, counts

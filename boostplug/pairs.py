@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import numba as nb
 import numpy as np

@@ -5,6 +5,7 @@ when a source of theirs is given.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -329,13 +330,11 @@ def _csv_error(path: Path, exc: Exception) -> ValueError:
     line: int | None = None
     message = str(exc)
     bad: list[Any] = []
-    try:
+    with contextlib.suppress(Exception):  # the second read only looks for the line; its error is the same
         serial = pcsv.open_csv(path, read_options=pcsv.ReadOptions(use_threads=False),
                                parse_options=pcsv.ParseOptions(invalid_row_handler=lambda row: bad.append(row) or "error"))
         for _ in serial:
             pass
-    except Exception:  # noqa: BLE001 - the second read only looks for the line; its own error is the same
-        pass
     if bad and bad[0].number is not None:
         row = bad[0]
         line = int(row.number)

@@ -53,7 +53,8 @@ class Extraction:
         ``_CHUNK_ROWS`` rows and ``_CHUNK_PAIRS`` pairs (and the pair memory limit) at a time; an
         impression whose pairs alone exceed the limit is a :class:`~boostplug.pairs.PairMemoryError`
         naming it, before they are listed."""
-        from ..pairs import check_pair_memory, pair_memory_limit  # numba, like the kernels: on first use
+        # boostplug.pairs loads numba: imported on first use, like the kernels
+        from ..pairs import check_pair_memory, pair_memory_limit
         from . import _kernels as K
 
         ptr = log.group_ptr
@@ -74,7 +75,7 @@ class Extraction:
             a, b = int(ptr[i]), int(ptr[j])
             sub = ptr[i:j + 1] - a
             check_pair_memory(per_imp[i:j], sub, _BYTES_PER_PAIR, who="boostplug.clicks.preferences",
-                              where=lambda k: _largest_impression(log, i + k, int(per_imp[i + k])))
+                              where=lambda k, i=i: _largest_impression(log, i + k, int(per_imp[i + k])))
             offsets = pairs_before[i:j + 1] - pairs_before[i]
             n_pairs = int(offsets[-1])
             if n_pairs:

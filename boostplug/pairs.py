@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 
 import numba as nb
 import numpy as np
@@ -150,11 +151,13 @@ def check_memory_limit(limit: object, name: str | None = None) -> int:
 
 def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_pair: int, *,
                       who: str = "listing pairs", memory_limit: int | None = None,
-                      limit_name: str | None = None) -> None:
+                      limit_name: str | None = None, where: Callable[[int], str] | None = None) -> None:
     """Refuse (:class:`PairMemoryError`) when ``sum(counts) * bytes_per_pair`` exceeds ``memory_limit``
     (default: :func:`pair_memory_limit`), naming the query with the most pairs, its size, the
     pair count, the estimate and the limit with where it comes from. ``counts``: pairs per query
-    (:func:`count_critical_pairs`); ``group_ptr=None``: ``counts`` is one count of explicit pairs."""
+    (:func:`count_critical_pairs`); ``group_ptr=None``: ``counts`` is one count of explicit pairs.
+    ``where(q)``: the sentence naming group ``q`` (the one with the most pairs) and what to do,
+    for groups that are not queries."""
     if memory_limit is None:
         limit, source = _limit_in_force()
     else:
@@ -165,15 +168,17 @@ def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_
     if need <= limit:
         return
     if group_ptr is None:
-        where = "they are the explicit pairs given. Pass fewer pairs"
+        named = "they are the explicit pairs given. Pass fewer pairs"
+    elif where is not None:
+        named = where(int(np.argmax(c)))
     else:
         g = np.asarray(group_ptr, dtype=np.int64)
         q = int(np.argmax(c))
-        where = (f"the largest query is query {q} with {int(g[q + 1] - g[q]):,} documents and {int(c[q]):,} "
+        named = (f"the largest query is query {q} with {int(g[q + 1] - g[q]):,} documents and {int(c[q]):,} "
                  "pairs. Split or subsample large queries")
     raise PairMemoryError(
         f"{who}: {total:,} preference pairs would need ~{_gib(need)} ({bytes_per_pair} bytes per pair), "
-        f"above the limit of {_gib(limit)} ({source}); {where}, "
+        f"above the limit of {_gib(limit)} ({source}); {named}, "
         + (f"or pass {limit_name}=<bytes>, or " if limit_name else "or ")
         + f"set the limit with the environment variable {PAIR_MEMORY_ENV} or boostplug.pairs.PAIR_MEMORY_LIMIT "
         "if the memory is there"

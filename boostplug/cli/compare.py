@@ -69,6 +69,12 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
         raise UsageError(str(e) if e.filename is None else f"--data {record.data}: {e.filename}: {e.strerror}") from e
     except ValueError as e:  # what the readers say about the files (no qid, bad line, bad fold, ...)
         raise UsageError(" ".join(str(e).split())) from e
+    if runner is not None:  # a click log's keys against the features, before any run
+        try:
+            for note in runner.check_log(folds):
+                print(f"boostplug compare: {note}", file=sys.stderr)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     from ..compare.data import data_files, file_digests
 
     data_sha256 = file_digests(data_files(record.data))  # what was read, before any training

@@ -3,7 +3,8 @@ preference pairs of Joachims et al.'s strategies.
 
 Rows arrive sorted by impression, then by shown position; ``ptr`` holds the impression
 offsets (like ``group_ptr``). Both loops touch each impression once, so a log is processed
-in one pass whatever its size.
+in one pass whatever its size; listing an impression's pairs costs its length plus the pairs
+(never clicks times length: a long impression with few pairs each click is fast).
 """
 
 from __future__ import annotations
@@ -95,45 +96,74 @@ def _later(order: np.ndarray, i: int, j: int) -> bool:
 
 @nb.njit(cache=True)
 def _impression_pairs(a: int, b: int, clicked: np.ndarray, order: np.ndarray, mask: int,
-                      out_pref: np.ndarray, out_other: np.ndarray, at: int, write: bool) -> int:
+                      out_pref: np.ndarray, out_other: np.ndarray, at: int, write: bool,
+                      clicks: np.ndarray, skips: np.ndarray) -> int:
     """The preference pairs of one impression (rows ``a:b``, in position order), each ordered
     pair at most once however many strategies yield it. Writes them from ``out[at]`` when
-    ``write``; returns their number."""
+    ``write``; returns their number. ``clicks`` and ``skips`` are scratch of at least ``b - a``
+    entries. The work is the impression's length plus the pairs it lists (with
+    ``click>earlier-click``, the clicks squared: twice its pairs)."""
+    n_clicks = 0
     last = -1
-    if mask & LAST_SKIP_ABOVE:
-        for k in range(a, b):
-            if clicked[k] and (last < 0 or _later(order, k, last)):
+    for k in range(a, b):
+        if clicked[k]:
+            clicks[n_clicks] = k
+            n_clicks += 1
+            if (mask & LAST_SKIP_ABOVE) != 0 and (last < 0 or _later(order, k, last)):
                 last = k
     n = 0
+    n_skips = 0  # skips[:n_skips] are the unclicked rows above row i
     for i in range(a, b):
         if not clicked[i]:
+            skips[n_skips] = i
+            n_skips += 1
             continue
-        for j in range(a, b):
-            if j == i:
-                continue
-            if clicked[j]:
-                take = (mask & EARLIER_CLICK) != 0 and _later(order, i, j)
-            else:
-                take = (((mask & SKIP_ABOVE) != 0 and j < i)
-                        or ((mask & LAST_SKIP_ABOVE) != 0 and i == last and j < i)
-                        or ((mask & SKIP_PREVIOUS) != 0 and j == i - 1)
-                        or ((mask & NO_CLICK_NEXT) != 0 and j == i + 1))
-            if take:
-                if write:
-                    out_pref[at + n] = i
-                    out_other[at + n] = j
-                n += 1
+        # unclicked rows above i: all of them (skip-above), or the one just above (skip-previous)
+        if (mask & SKIP_ABOVE) != 0 or ((mask & LAST_SKIP_ABOVE) != 0 and i == last):
+            if write:
+                for s in range(n_skips):
+                    out_pref[at + n + s] = i
+                    out_other[at + n + s] = skips[s]
+            n += n_skips
+        elif (mask & SKIP_PREVIOUS) != 0 and i > a and not clicked[i - 1]:
+            if write:
+                out_pref[at + n] = i
+                out_other[at + n] = i - 1
+            n += 1
+        if (mask & NO_CLICK_NEXT) != 0 and i + 1 < b and not clicked[i + 1]:
+            if write:
+                out_pref[at + n] = i
+                out_other[at + n] = i + 1
+            n += 1
+        if (mask & EARLIER_CLICK) != 0:
+            for c in range(n_clicks):
+                j = clicks[c]
+                if j != i and _later(order, i, j):
+                    if write:
+                        out_pref[at + n] = i
+                        out_other[at + n] = j
+                    n += 1
     return n
 
 
 @nb.njit(cache=True)
+def _longest(ptr: np.ndarray) -> int:
+    m = 0
+    for i in range(ptr.shape[0] - 1):
+        m = max(m, ptr[i + 1] - ptr[i])
+    return m
+
+
+@nb.njit(cache=True)
 def count_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, mask: int) -> np.ndarray:
-    """Number of preference pairs of every impression (``ptr`` offsets)."""
+    """Number of preference pairs of every impression (``ptr`` offsets), in one pass over the rows."""
     n_imp = ptr.shape[0] - 1
     counts = np.zeros(n_imp, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
+    m = _longest(ptr)
+    clicks, skips = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
     for i in range(n_imp):
-        counts[i] = _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, none, none, 0, False)
+        counts[i] = _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, none, none, 0, False, clicks, skips)
     return counts
 
 
@@ -141,5 +171,8 @@ def count_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, mask: i
 def fill_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, mask: int, offsets: np.ndarray,
                out_pref: np.ndarray, out_other: np.ndarray) -> None:
     """Rows of every preference pair (preferred, other), impression ``i``'s from ``offsets[i]``."""
+    m = _longest(ptr)
+    clicks, skips = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
     for i in range(ptr.shape[0] - 1):
-        _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, out_pref, out_other, offsets[i], True)
+        _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, out_pref, out_other, offsets[i], True, clicks,
+                          skips)

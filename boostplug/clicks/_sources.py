@@ -5,7 +5,9 @@ when a source of theirs is given.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
@@ -255,17 +257,32 @@ def _need_pyarrow(what: str) -> Any:
 def _parquet(path: Path, columns: Mapping[str, str | None] | None,
              batch_rows: int) -> tuple[dict[str, str], Iterator[Batch]]:
     _need_pyarrow("Parquet")
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    reader = pq.ParquetFile(path)
+    def damaged(exc: Exception, first: int | None) -> ValueError:
+        at = "" if first is None else f" (reading the rows from log row {first})"
+        return ValueError(f"click log file {str(path)!r} is not a readable Parquet file (truncated or damaged?): "
+                          f"{exc}{at}")
+
+    try:
+        reader = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise damaged(exc, None) from None
     roles = resolve_columns(columns, list(reader.schema_arrow.names))
+    names = sorted(set(roles.values()))
 
     def run() -> Iterator[Batch]:
         first = 0
-        for rb in reader.iter_batches(batch_size=batch_rows, columns=sorted(set(roles.values()))):
-            b = _batch_from(rb, "arrow", roles, first)
-            first += len(b)
-            yield b
+        try:
+            for rb in reader.iter_batches(batch_size=batch_rows, columns=names):
+                b = _batch_from(rb, "arrow", roles, first)
+                first += len(b)
+                yield b
+        except (pa.ArrowException, OSError) as exc:
+            raise damaged(exc, first) from None
+        if not first:  # no row: the columns alone, so that an empty file reads as an empty log
+            yield _batch_from(reader.schema_arrow.empty_table().select(names), "arrow", roles, 0)
 
     return roles, run()
 
@@ -273,18 +290,76 @@ def _parquet(path: Path, columns: Mapping[str, str | None] | None,
 def _csv(path: Path, columns: Mapping[str, str | None] | None,
          batch_rows: int) -> tuple[dict[str, str], Iterator[Batch]]:
     _need_pyarrow("CSV")
+    import pyarrow as pa
     import pyarrow.csv as pcsv
 
     # block size in bytes: about batch_rows rows of a few dozen bytes
     options = pcsv.ReadOptions(block_size=max(1 << 20, min(batch_rows * 48, 1 << 30)))
-    reader = pcsv.open_csv(path, read_options=options)
+    if path.is_file() and path.stat().st_size == 0:
+        raise ValueError(f"click log file {str(path)!r} is empty: not even a header line naming the columns")
+    try:
+        reader = pcsv.open_csv(path, read_options=options)
+    except pa.ArrowInvalid as exc:
+        raise _csv_error(path, exc) from None
     roles = resolve_columns(columns, list(reader.schema.names))
 
     def run() -> Iterator[Batch]:
         first = 0
-        for rb in reader:
-            b = _batch_from(rb, "arrow", roles, first)
-            first += len(b)
-            yield b
+        try:
+            for rb in reader:
+                b = _batch_from(rb, "arrow", roles, first)
+                first += len(b)
+                yield b
+        except pa.ArrowInvalid as exc:
+            raise _csv_error(path, exc) from None
+        if not first:  # a header alone: an empty log
+            yield _batch_from(reader.schema.empty_table(), "arrow", roles, 0)
 
     return roles, run()
+
+
+_CONVERSION = re.compile(r"In CSV column #(\d+): CSV conversion error to \w+: invalid value '(.*)'", re.DOTALL)
+
+
+def _csv_error(path: Path, exc: Exception) -> ValueError:
+    """pyarrow's refusal of a CSV file with the file and the line it is about. The line is found
+    by reading the file again (only now, on the way to an error): serially, for a row with the
+    wrong number of fields; by its value, for one that does not convert to its column's type."""
+    import pyarrow.csv as pcsv
+
+    line: int | None = None
+    message = str(exc)
+    bad: list[Any] = []
+    with contextlib.suppress(Exception):  # the second read only looks for the line; its error is the same
+        serial = pcsv.open_csv(path, read_options=pcsv.ReadOptions(use_threads=False),
+                               parse_options=pcsv.ParseOptions(invalid_row_handler=lambda row: bad.append(row) or "error"))
+        for _ in serial:
+            pass
+    if bad and bad[0].number is not None:
+        row = bad[0]
+        line = int(row.number)
+        message = (f"expected {row.expected_columns} fields, got {row.actual_columns}: {row.text!r} (a row cut "
+                   "short, or a stray separator)")
+    else:
+        found = _CONVERSION.search(message)
+        if found is not None:
+            line = _line_of_value(path, int(found.group(1)), found.group(2))
+            message = f"column {found.group(1)} (from 0) holds {found.group(2)!r}, not of the type its earlier rows have"
+    where = f", line {line}" if line is not None else ""
+    return ValueError(f"click log file {str(path)!r}{where}: {message}")
+
+
+def _line_of_value(path: Path, column: int, value: str) -> int | None:
+    """The first line (from 1) whose field ``column`` is ``value``."""
+    import csv
+    import io
+
+    import pyarrow as pa
+
+    with pa.input_stream(str(path), compression="detect") as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+        reader = csv.reader(text)
+        for fields in reader:
+            if len(fields) > column and fields[column] == value:
+                return reader.line_num
+    return None

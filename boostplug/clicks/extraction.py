@@ -8,13 +8,17 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import show
 from .aggregate import MAX_KEYS, Encoder, PairCounts, Preferences, resolve
 from .log import ClickLog, Dropped
 
 __all__ = ["Extraction"]
 
-#: Rows per compiled extraction call: bounds the temporary pair arrays.
+#: Rows and pairs per compiled extraction call: bound the temporary pair arrays.
 _CHUNK_ROWS = 1 << 21
+_CHUNK_PAIRS = 1 << 22
+#: Peak bytes per listed pair: two row indices, their packed key and its temporaries, the sort.
+_BYTES_PER_PAIR = 64
 _LOW = np.int64(0xFFFFFFFF)
 
 
@@ -45,7 +49,12 @@ class Extraction:
         return codes
 
     def add_log(self, log: ClickLog) -> None:
-        """Extract and count the pairs of every impression of ``log``."""
+        """Extract and count the pairs of every impression of ``log``, a piece of at most
+        ``_CHUNK_ROWS`` rows and ``_CHUNK_PAIRS`` pairs (and the pair memory limit) at a time; an
+        impression whose pairs alone exceed the limit is a :class:`~boostplug.pairs.PairMemoryError`
+        naming it, before they are listed."""
+        # boostplug.pairs loads numba: imported on first use, like the kernels
+        from ..pairs import check_pair_memory, pair_memory_limit
         from . import _kernels as K
 
         ptr = log.group_ptr
@@ -53,21 +62,26 @@ class Extraction:
         if self.min_dwell is not None:
             clicked = clicked & (log.dwell >= self.min_dwell)  # type: ignore[operator]
         order = log.order if log.order is not None else np.empty(0)
+        per_imp = K.count_pairs(ptr, clicked, order, self.mask)  # linear: the pairs are not listed
+        pairs_before = np.zeros(per_imp.shape[0] + 1, dtype=np.int64)
+        np.cumsum(per_imp, out=pairs_before[1:])
+        max_pairs = max(1, min(_CHUNK_PAIRS, pair_memory_limit() // _BYTES_PER_PAIR))
         self.n_impressions += log.n_impressions
         i = 0
         while i < ptr.shape[0] - 1:
-            j = int(np.searchsorted(ptr, ptr[i] + _CHUNK_ROWS, side="right")) - 1
+            j = min(int(np.searchsorted(ptr, ptr[i] + _CHUNK_ROWS, side="right")),
+                    int(np.searchsorted(pairs_before, pairs_before[i] + max_pairs, side="right"))) - 1
             j = max(j, i + 1)
             a, b = int(ptr[i]), int(ptr[j])
             sub = ptr[i:j + 1] - a
-            sub_order = order[a:b] if order.size else order
-            per_imp = K.count_pairs(sub, clicked[a:b], sub_order, self.mask)
-            offsets = np.zeros(per_imp.shape[0] + 1, dtype=np.int64)
-            np.cumsum(per_imp, out=offsets[1:])
+            check_pair_memory(per_imp[i:j], sub, _BYTES_PER_PAIR, who="boostplug.clicks.preferences",
+                              where=lambda k, i=i: _largest_impression(log, i + k, int(per_imp[i + k])))
+            offsets = pairs_before[i:j + 1] - pairs_before[i]
             n_pairs = int(offsets[-1])
             if n_pairs:
                 pref = np.empty(n_pairs, dtype=np.int64)
                 other = np.empty(n_pairs, dtype=np.int64)
+                sub_order = order[a:b] if order.size else order
                 K.fill_pairs(sub, clicked[a:b], sub_order, self.mask, offsets, pref, other)
                 q = np.repeat(self.queries.encode(log.query[ptr[i:j]]), np.diff(sub))
                 codes = self._key_codes(q, self.docs.encode(log.doc[a:b]))
@@ -103,6 +117,9 @@ class Extraction:
     def raw_counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, NDArray[np.int64]]:
         """``(query, preferred, other, count)`` of every directed pair seen, unresolved."""
         keys, counts = self.counts.total()
+        if not keys.size:  # nothing encoded yet: a Dask partition with no pair (or no row)
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty, counts
         query, pref = self._decode(keys >> 32)
         _, other = self._decode(keys & _LOW)
         return query, pref, other, counts
@@ -123,3 +140,11 @@ class Extraction:
             empty = np.zeros(0, dtype=np.int64)
             query = pref = other = empty
         return Preferences(query, pref, other, count, against, w, names, weight, self.n_impressions, dropped)
+
+
+def _largest_impression(log: ClickLog, i: int, n_pairs: int) -> str:
+    """What a :class:`~boostplug.pairs.PairMemoryError` says of impression ``i`` and what to do."""
+    a, b = int(log.group_ptr[i]), int(log.group_ptr[i + 1])
+    return (f"the largest impression is session {show(log.session[a])}, query "
+            f"{show(log.query[a])} with {b - a:,} documents and {n_pairs:,} pairs Leave such impressions out, or choose strategies that yield fewer pairs (the neighbours: "
+            "click>skip-previous, click>no-click-next)")

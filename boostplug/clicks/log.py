@@ -183,9 +183,21 @@ class ClickLog:
                         None if self.dwell is None else self.dwell[rows], new_ptr, Dropped())
 
 
-def _float(values: np.ndarray, nulls: NDArray[np.bool_] | None, role: str, column: str) -> NDArray[np.float64]:
+def _a_number(value: object) -> bool:
+    """A number, or text that spells one (a CSV column pyarrow read as text because of another value)."""
+    try:
+        float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _float(values: np.ndarray, nulls: NDArray[np.bool_] | None, role: str, column: str,
+           rows: NDArray[np.int64]) -> NDArray[np.float64]:
     if values.dtype.kind not in "biuf":
-        raise TypeError(f"the {role} column {column!r} must be numeric, got dtype {values.dtype}")
+        at = next((k for k, v in enumerate(values.tolist()) if not _a_number(v)), None)
+        where = "" if at is None else f"; log row {int(rows[at])} has {show(values[at])}, not a number"
+        raise TypeError(f"the {role} column {column!r} must be numeric, got dtype {values.dtype}{where}")
     out = values.astype(np.float64)
     if nulls is not None:
         out[nulls] = np.nan
@@ -253,10 +265,15 @@ def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped
         rows = rows[~missing]
         n = len(batch)
 
-    position = _float(values["position"], nulls["position"], "position", roles["position"])
-    clicked = _float(values["clicked"], nulls["clicked"], "clicked", roles["clicked"])
-    order = _float(values["order"], nulls["order"], "order", roles["order"]) if "order" in values else None
-    dwell = _float(values["dwell"], nulls["dwell"], "dwell", roles["dwell"]) if "dwell" in values else None
+    if n == 0:  # no row (an empty table or a file with a header alone): no value to check, an empty log
+        empty = np.zeros(0, dtype=np.int64)
+        none = None if "order" not in values else np.zeros(0)
+        return ClickLog(values["session"], values["query"], values["doc"], empty, np.zeros(0, bool), none,
+                        None if "dwell" not in values else np.zeros(0), np.zeros(1, np.int64), dropped)
+    position = _float(values["position"], nulls["position"], "position", roles["position"], rows)
+    clicked = _float(values["clicked"], nulls["clicked"], "clicked", roles["clicked"], rows)
+    order = _float(values["order"], nulls["order"], "order", roles["order"], rows) if "order" in values else None
+    dwell = _float(values["dwell"], nulls["dwell"], "dwell", roles["dwell"], rows) if "dwell" in values else None
     d_code = _codes(values["doc"], "doc", roles["doc"]) if values["doc"].dtype.kind not in "biu" \
         else values["doc"].astype(np.int64)
     d_null = np.zeros(n, dtype=bool) if nulls["doc"] is None else nulls["doc"]

@@ -196,10 +196,11 @@ def _some_queries(data: RankingData, fraction: float, rng: np.random.Generator,
     return data.subset(np.sort(rng.choice(data.n_queries, size=n, replace=False)))
 
 
-def _on_rows(log: ClickLog, data: RankingData) -> tuple[ClickLog, int]:
+def _on_rows(log: ClickLog, data: RankingData, on_missing: str = "raise") -> tuple[ClickLog, int]:
     """The impressions of a real ``log`` whose query is one of ``data``'s, each document key (its
     index within the query) replaced by its row in ``data``, and how many impressions were of
-    other queries. A key without a row is a ``ValueError`` naming its session, query and position."""
+    other queries. A key without a row is a ``ValueError`` naming its session, query and position
+    (``on_missing="skip"``: its impressions are left out, with a warning)."""
     starts = log.group_ptr[:-1]
     try:
         ours = np.isin(log.query[starts], np.unique(data.qid)) if log.n_impressions else np.zeros(0, bool)
@@ -209,7 +210,7 @@ def _on_rows(log: ClickLog, data: RankingData) -> tuple[ClickLog, int]:
     other = int(log.n_impressions - ours.sum())
     if other:
         log = log.select(ours)
-    log, rows = log_rows(log, data.qid, index_within_query(data.group_ptr))
+    log, rows = log_rows(log, data.qid, index_within_query(data.group_ptr), on_missing=on_missing)
     return ClickLog(log.session, log.query, rows, log.position, log.clicked, log.order, log.dwell,
                     log.group_ptr, log.dropped), other
 
@@ -323,7 +324,7 @@ def _simulate(data: RankingData, scores: NDArray[np.float64], n_sessions: int, s
 
 
 def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: ClickSettings | None = None, *,
-            log: ClickLog | None = None, fold: int = 0, seed: int = 0) -> ClickFold:
+            log: ClickLog | None = None, fold: int = 0, seed: int = 0, on_missing: str = "raise") -> ClickFold:
     """One fold of the click protocol (module docstring).
 
     Args:
@@ -335,6 +336,8 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
             are left out (those of ``vali``'s queries choose the round with ``select="clicks"``);
             the results count them.
         fold, seed: the fold's index and the seed; together they seed every random draw.
+        on_missing: a real log's document key without a feature row: ``"raise"`` (a
+            ``ValueError`` naming it) or ``"skip"`` its impressions (:func:`boostplug.clicks.log_rows`).
     """
     s = ClickSettings() if settings is None else settings
     if not isinstance(s, ClickSettings):
@@ -365,7 +368,7 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
         info["production"] = {"rounds": s.production_rounds, "trained_on_queries": labeled.n_queries,
                               "test_ndcg@10": float(ndcg(production.predict(test.X), test.y, test.group_ptr, k=10))}
     else:
-        train_log, other = _on_rows(log, train)
+        train_log, other = _on_rows(log, train, on_missing)
         if not train_log.n_impressions:
             raise ValueError(f"no impression of the click log is of a training query (the log's {log.n_impressions} "
                              f"impressions have queries like {show(log.query[0]) if len(log) else None}; the "
@@ -375,7 +378,7 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
         if log.dropped:
             info["dropped"] = str(log.dropped)
         if s.select == "clicks":
-            vali_log, _ = _on_rows(log, vali)
+            vali_log, _ = _on_rows(log, vali, on_missing)
     info["log"] = _log_summary(train_log)
     if s.select == "labels":
         selection = _some_queries(vali, s.judged_vali_fraction, _rng(seed, fold, 1), s.min_vali_queries)

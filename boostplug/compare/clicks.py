@@ -10,8 +10,9 @@ Two sources of clicks:
   ``--continue-prob``) click on it;
 * ``--clicks LOG``: a real log (``.csv`` or ``.parquet``; ``--click-columns`` names its
   columns), whose query ids are those of ``--data`` and whose document keys are the 0-based
-  index of each document within its query in ``--data``'s row order. ``--data`` gives the
-  features and the labeled validation and test parts.
+  index of each document within its query in ``--data``'s row order (checked before any run;
+  ``--click-on-missing skip`` leaves out the impressions of keys without a row). ``--data``
+  gives the features and the labeled validation and test parts.
 
 :class:`ClickRunner` is what :func:`.execution.run` calls per (method, fold): it prepares the fold
 once per process (the log is a function of the fold, the settings and the seed, so parallel jobs
@@ -21,12 +22,14 @@ train on the same clicks) and trains the method on it.
 from __future__ import annotations
 
 import argparse
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
-from .click_fold import SELECT, ClickFold, ClickSettings, prepare
+from .click_fold import SELECT, ClickFold, ClickSettings, _on_rows, prepare
 from .click_protocol import CLICK_METHODS, can_train, click_method, run_click_method
 from ..clicks.simulation import CLICK_MODELS, CLICK_PRESETS, PRESENTATIONS, preset
 from ..clicks import strategies as _strategies
@@ -56,13 +59,15 @@ class ClickRunner:
     Attributes:
         settings: the protocol's :class:`~.click_fold.ClickSettings`.
         log: a real click log's path (``None``: simulate); ``columns`` its role -> column names,
-            ``on_bad`` what to do with a bad impression (``"raise"``/``"skip"``).
+            ``on_bad`` what to do with a bad impression, ``on_missing`` with a document key
+            without a feature row (``"raise"``/``"skip"``).
     """
 
     settings: ClickSettings
     log: str | None = None
     columns: tuple[tuple[str, str], ...] = ()
     on_bad: str = "raise"
+    on_missing: str = "raise"
 
     def check(self, name: str) -> None:
         """``ValueError`` for a name, setting or tree parameter the protocol cannot train."""
@@ -77,6 +82,29 @@ class ClickRunner:
         """The real log (``None`` when simulating), read and validated once per process."""
         return None if self.log is None else _read(self.log, self.columns, self.on_bad)
 
+    def check_log(self, folds: Sequence[tuple[int, Any]]) -> list[str]:
+        """Before any run: every document key of a real log that the folds use has a feature row
+        (a ``ValueError`` naming the first that has none, or with ``on_missing="skip"`` one line
+        per fold saying how many impressions are left out)."""
+        log = self.read_log()
+        notes: list[str] = []
+        if log is None:
+            return notes
+        for i, (train, vali, _) in folds:
+            parts = [("training", train)] + ([("validation", vali)] if self.settings.select == "clicks" else [])
+            for name, part in parts:
+                try:
+                    with _quiet_skips():
+                        kept, other = _on_rows(log, part, self.on_missing)
+                except ValueError as e:
+                    raise ValueError(f"--clicks {self.log}: "
+                                     + str(e).replace("on_missing='skip'", "--click-on-missing skip")) from None
+                lost = log.n_impressions - other - kept.n_impressions
+                if lost:
+                    notes.append(f"--click-on-missing skip: {lost} of {log.n_impressions - other} impressions on the "
+                                 f"{name} queries of fold {i + 1} name documents without features; they are left out")
+        return notes
+
     def prepared(self, train: Any, vali: Any, test: Any, fold: int, seed: int) -> ClickFold:
         """The fold prepared for the protocol; the last one is kept (runs go fold by fold)."""
         key = (fold, seed, _fingerprint(train), _fingerprint(vali), _fingerprint(test))
@@ -84,7 +112,9 @@ class ClickRunner:
         if held is not None and held[0] == key:
             return held[1]
         _PREPARED.clear()  # one fold at a time: the clicks-as-labels rows can be large
-        prepared = prepare(train, vali, test, self.settings, log=self.read_log(), fold=fold, seed=seed)
+        with _quiet_skips():  # check_log said it once, before the runs
+            prepared = prepare(train, vali, test, self.settings, log=self.read_log(), fold=fold, seed=seed,
+                               on_missing=self.on_missing)
         _PREPARED[self] = (key, prepared)
         return prepared
 
@@ -98,7 +128,7 @@ class ClickRunner:
         """What results.json records of the protocol (``settings.clicks_protocol``)."""
         out: dict[str, Any] = {"source": "simulate" if self.log is None else "log"}
         if self.log is not None:
-            out.update(log=self.log, columns=dict(self.columns), on_bad=self.on_bad)
+            out.update(log=self.log, columns=dict(self.columns), on_bad=self.on_bad, on_missing=self.on_missing)
         out.update(self.settings.to_dict(simulated=self.log is None))
         return out
 
@@ -116,6 +146,15 @@ class ClickRunner:
         select = (f"{s.judged_vali_fraction:g} of the validation queries, at least {s.min_vali_queries} (labels)"
                   if s.select == "labels" else "validation clicks")
         return f"click protocol: every method trains on {clicks}; round chosen on {select}; test on true labels"
+
+
+@contextmanager
+def _quiet_skips() -> Iterator[None]:
+    """Without log_rows' warning about impressions left out (``--click-on-missing skip``), which
+    the command reports once, before the runs."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="boostplug.clicks.log_rows: left out")
+        yield
 
 
 #: The fold each process prepared last, by runner.
@@ -182,6 +221,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--click-on-bad", default="raise", choices=("raise", "skip"),
                    help="a bad impression of a click log: refuse the log, or leave the impression out and "
                         "report it (default: %(default)s)")
+    g.add_argument("--click-on-missing", default="raise", choices=("raise", "skip"),
+                   help="a click log's document key without a feature row in --data: refuse the log before any "
+                        "run, or leave its impressions out and report them (default: %(default)s)")
 
 
 #: The options that configure the protocol; each is refused without --clicks unless at its default.
@@ -191,7 +233,9 @@ _OPTIONS = {"click_model": "--click-model", "click_preset": "--click-preset", "s
             "vali_fraction": "--vali-fraction", "min_vali_queries": "--min-vali-queries", "select_on": "--select-on",
             "strategies": "--strategies",
             "pair_weight": "--pair-weight", "min_support": "--min-support", "click_columns": "--click-columns",
-            "click_on_bad": "--click-on-bad"}
+            "click_on_bad": "--click-on-bad", "click_on_missing": "--click-on-missing"}
+#: Of those, the settings of a real log only.
+_LOG_ONLY = ("click_columns", "click_on_bad", "click_on_missing")
 #: Of those, the settings of a simulation only.
 _SIMULATION_ONLY = ("click_model", "click_preset", "sessions", "top_k", "eta", "noise", "continue_prob", "presentation")
 
@@ -221,8 +265,10 @@ def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
         sim = [_OPTIONS[d] for d in _SIMULATION_ONLY if _given(args, defaults, d)]
         if sim:
             raise ValueError(f"{', '.join(sim)} configure a simulation; --clicks {source} reads a log")
-    elif _given(args, defaults, "click_columns") or _given(args, defaults, "click_on_bad"):
-        raise ValueError("--click-columns and --click-on-bad describe a click log; --clicks simulate reads none")
+    elif any(_given(args, defaults, d) for d in _LOG_ONLY):
+        given = [_OPTIONS[d] for d in _LOG_ONLY if _given(args, defaults, d)]
+        raise ValueError(f"{', '.join(given)} describe{'s' if len(given) == 1 else ''} a click log; --clicks "
+                         "simulate reads none")
     eps = _noise(args.noise)
     model: dict[str, Any] = {"model": args.click_model, "eta": args.eta, "eps_plus": eps[0], "eps_minus": eps[1]}
     if args.click_preset is not None:
@@ -240,12 +286,14 @@ def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
         settings.check_usable(simulated=log is None)
     except (ValueError, TypeError) as e:
         raise ValueError(_as_option(str(e))) from None
-    runner = ClickRunner(settings, log, _columns(args.click_columns), args.click_on_bad)
+    runner = ClickRunner(settings, log, _columns(args.click_columns), args.click_on_bad, args.click_on_missing)
     if log is not None:
         try:
-            runner.read_log()  # refused now, before any training, naming the session and row
+            read = runner.read_log()  # refused now, before any training, naming the session and row
         except (ValueError, TypeError) as e:
             raise ValueError(f"--clicks {log}: {e}") from None
+        if not read.n_impressions:
+            raise ValueError(f"--clicks {log}: the click log has no rows; nothing to train on")
     return runner
 
 

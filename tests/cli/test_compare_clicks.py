@@ -150,7 +150,7 @@ def test_methods_list_shows_the_click_methods(capsys) -> None:
     (["--methods", "qbrank-PL[w=3]"], "--methods: .*w .*got 3"),
     (["--pair-weight", "wilson", "--methods", "mpboost-P"], "mpboost-P: .*weight must be 'unit', 'count' or 'net'"),
     (["--methods", "xgb-unbiased", "--frameworks", "lightgbm"], "xgb-unbiased are not in --frameworks lightgbm"),
-    (["--click-columns", "session=sid"], "--click-columns and --click-on-bad describe a click log"),
+    (["--click-columns", "session=sid"], "--click-columns describes a click log"),
     (["--click-preset", "ultra-pbm", "--eta", "2"], "--click-preset ultra-pbm sets the click model: leave out --eta"),
     (["--min-vali-queries", "0"], "--min-vali-queries must be >= 1"),
     (["--methods", "production[num_leaves=3]"], "'production' is a fixed ranker and takes no parameters"),
@@ -213,3 +213,47 @@ def test_shuffled_presentation_is_recorded_and_changes_the_log(letor_file: Path,
         assert payload["settings"]["clicks_protocol"]["presentation"] == presentation
         logs[presentation] = payload["results"][0]["info"]["clicks"]["log"]["sha256"]
     assert logs["fixed"] != logs["shuffle"]
+
+
+def test_document_keys_without_features_are_refused_before_any_run_or_skipped(letor_file: Path, tmp_path: Path,
+                                                                             capsys) -> None:
+    log = tmp_path / "log.csv"
+    _log_csv(letor_file, log)
+    rows = _csv(log)
+    k = next(i for i, r in enumerate(rows) if r["sid"] == "s1")  # a training query's session
+    rows[k]["doc"] = "99"  # the queries have 8 documents: no feature row
+    with open(log, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    args = ["compare", *_data_args(letor_file), "--clicks", str(log), "--click-columns",
+            "session=sid,query=qid,position=rank,clicked=click", "--labeled-fraction", "0.3", *FAST]
+    code = main([*args, "--methods", "labeled-only,qbrank-P"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err  # a usage error, before any training
+    assert re.search(r"--clicks .*log\.csv: session 's1', query \d+, position \d+: document 99 .*; "
+                     r"--click-on-missing skip leaves their impressions out", err), err
+    assert "on_missing=" not in err
+    code = main([*args, "--methods", "labeled-only,qbrank-P", "--click-on-missing", "skip"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "failed" not in captured.err
+    assert re.search(r"--click-on-missing skip: 1 of \d+ impressions .* left out", captured.err), captured.err
+    # the option belongs to a click log
+    code = main(["compare", *_data_args(letor_file), *SIM, "--click-on-missing", "skip", *FAST])
+    assert code == 2 and "--click-on-missing describes a click log" in capsys.readouterr().err
+
+
+def test_an_empty_or_damaged_click_log_is_a_one_line_error(letor_file: Path, tmp_path: Path, capsys) -> None:
+    header = tmp_path / "empty.csv"
+    header.write_text("session,query,doc,position,clicked\n")
+    blank = tmp_path / "blank.csv"
+    blank.write_text("")
+    cut = tmp_path / "cut.csv"
+    cut.write_text("session,query,doc,position,clicked\n1,0,0,1,0\n1,0,1,2,1\n1,0,2")
+    for path, message in ((header, "the click log has no rows"), (blank, "is empty: not even a header line"),
+                          (cut, "line 4: expected 5 fields, got 3")):
+        code = main(["compare", *_data_args(letor_file), "--clicks", str(path), *FAST])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert re.search(rf"--clicks .*{path.name}: .*{message}", err), err

@@ -53,3 +53,17 @@ def test_bad_impressions_in_partitions() -> None:
         clicks.preferences(ddf.drop(columns=["order"]), "click>earlier-click")
     with pytest.raises(TypeError, match="read_log reads a log into memory"):
         clicks.read_log(ddf)
+
+
+@pytest.mark.parametrize("rows", [slice(0, 0), slice(0, 1), slice(0, None)], ids=["empty", "one row", "whole"])
+@pytest.mark.parametrize("npartitions", [1, 2, 3])
+def test_partitions_without_pairs_give_the_pandas_table(rows: slice, npartitions: int) -> None:
+    # session 1 has a click, sessions 2 and 3 none: the later partitions make no pair
+    df = pd.DataFrame({"session": [1, 1, 2, 2, 3, 3], "query": [7] * 6, "doc": [10, 11, 10, 11, 10, 11],
+                       "position": [1, 2, 1, 2, 1, 2], "clicked": [0, 1, 0, 0, 0, 0]}).iloc[rows]
+    ddf = dd.from_pandas(df.set_index(df["session"].rename(None)), npartitions=npartitions)  # sessions whole
+    ref = clicks.preferences(df, "click>skip-above")
+    got = clicks.preferences(ddf, "click>skip-above")
+    same(ref, got)
+    assert got.n_impressions == ref.n_impressions
+    assert len(ref) == (1 if len(df) > 2 else 0)

@@ -270,3 +270,78 @@ def test_skipping_every_impression_is_an_error_from_every_source(tmp_path: Path)
     good = {k: [*v, g] for (k, v), g in zip(bad.items(), [3, "s", "x", 1, 1])}
     with pytest.warns(UserWarning, match="2 impressions"):
         assert clicks.read_log(good, on_bad="skip").n_impressions == 1
+
+
+def test_an_empty_log_is_an_empty_result_from_every_source(tmp_path: Path) -> None:
+    """A log with its columns but no row reads as an empty log and gives no preference, whatever
+    holds it; a file without even a header is refused naming it."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = ["session", "query", "doc", "position", "clicked"]
+    (tmp_path / "empty.csv").write_text(",".join(columns) + "\n")
+    pq.write_table(pa.table({c: pa.array([], pa.int64()) for c in columns}), tmp_path / "empty.parquet")
+    pd.DataFrame({c: [] for c in columns}).to_parquet(tmp_path / "pandas.parquet")
+    sources = [pd.DataFrame({c: pd.Series([], dtype="int64") for c in columns}), {c: [] for c in columns},
+               tmp_path / "empty.csv", str(tmp_path / "empty.parquet"), tmp_path / "pandas.parquet"]
+    for source in sources:
+        log = clicks.read_log(source)
+        assert (log.n_impressions, len(log)) == (0, 0), source
+        prefs = clicks.preferences(source, "click>skip-above")
+        assert (len(prefs), prefs.n_impressions) == (0, 0), source
+    (tmp_path / "blank.csv").write_text("")
+    for read in (clicks.read_log, clicks.preferences):
+        with pytest.raises(ValueError, match=r"click log file '.*blank\.csv' is empty: not even a header line"):
+            read(tmp_path / "blank.csv")
+
+
+def _csv_log(path: Path, n_sessions: int = 400) -> list[str]:
+    lines = ["session,query,doc,position,clicked"]
+    lines += [f"{s},{s % 7},{d},{d + 1},{int(d == s % 3)}" for s in range(n_sessions) for d in range(3)]
+    path.write_text("\n".join(lines) + "\n")
+    return lines
+
+
+@pytest.mark.parametrize("damage", ["cut mid-row", "extra field", "not a number"])
+def test_a_damaged_csv_names_the_file_and_line(tmp_path: Path, damage: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "log.csv"
+    # a value that is not a number is a conversion error only beyond the first block of 1 MiB
+    lines = _csv_log(path, 40_000 if damage == "not a number" else 400)
+    line = {"cut mid-row": 1000, "extra field": 517, "not a number": 100_001}[damage]  # the header is line 1
+    if damage == "cut mid-row":
+        path.write_text("\n".join(lines[:line - 1]) + "\n" + lines[line - 1][:4])
+    elif damage == "extra field":
+        lines[line - 1] += ",9"
+        path.write_text("\n".join(lines) + "\n")
+    else:
+        lines[line - 1] = lines[line - 1].rsplit(",", 2)[0] + ",x,0"  # the position
+        path.write_text("\n".join(lines) + "\n")
+    if damage == "not a number":  # a TypeError naming the log row (line - 2) when the file is one block ...
+        with pytest.raises(TypeError, match=rf"the position column 'position' must be numeric.* log row {line - 2} "
+                                            "has 'x'"):
+            clicks.read_log(path)
+        monkeypatch.setattr(_sources, "FILE_BATCH_ROWS", 1)  # ... and pyarrow's conversion error in a later one
+        with pytest.raises(ValueError, match=rf"click log file '.*log\.csv', line {line}: column 3 \(from 0\) holds "
+                                             "'x'"):
+            clicks.preferences(path)
+        return
+    for read in (clicks.read_log, clicks.preferences):
+        with pytest.raises(ValueError, match=rf"click log file '.*log\.csv', line {line}: "):
+            read(path)
+
+
+def test_a_truncated_parquet_file_is_refused_naming_it(tmp_path: Path) -> None:
+    import pandas as pd
+
+    whole = tmp_path / "whole.parquet"
+    pd.DataFrame({"session": np.repeat(np.arange(5000), 2), "query": 1, "doc": np.tile([1, 2], 5000),
+                  "position": np.tile([1, 2], 5000), "clicked": np.tile([0, 1], 5000)}).to_parquet(whole)
+    data = whole.read_bytes()
+    for cut in (len(data) // 2, len(data) - 3, 10):
+        path = tmp_path / f"cut{cut}.parquet"
+        path.write_bytes(data[:cut])
+        for read in (clicks.read_log, clicks.preferences):
+            with pytest.raises(ValueError, match=rf"click log file '.*cut{cut}\.parquet' is not a readable Parquet "
+                                                 r"file \(truncated or damaged\?\): "):
+                read(path)

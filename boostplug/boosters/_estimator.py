@@ -338,6 +338,21 @@ class RankingBooster(ModelFile, BaseEstimator):
 
     def _staged(self, Xa: NDArray[np.float64]) -> Iterator[NDArray[np.float64]]:
         s = np.zeros(Xa.shape[0])
-        for r, w in zip(self.rankers_, self.weights_):
-            s = s + w * evaluate_rankers(Xa, [r])[:, 0]
+        for t, (r, w) in enumerate(zip(self.rankers_, self.weights_)):
+            h = evaluate_rankers(Xa, [r])[:, 0]
+            with np.errstate(over="ignore", invalid="ignore"):
+                s = s + w * h
+            if not np.isfinite(s).all():
+                self._overflowed(s, t, r, w, h)
             yield s
+
+    def _overflowed(self, s: NDArray[np.float64], t: int, ranker: dict[str, Any], w: float,
+                    h: NDArray[np.float64]) -> None:
+        """A score overflowed: a feature ranker outputs the feature value itself, so a weight that
+        a valid model file may hold (stumps bound the sum of weights) can still overflow on a
+        large enough feature; refused, naming the first row, rather than predicting inf."""
+        row = int(np.flatnonzero(~np.isfinite(s))[0])
+        what = (f"feature {int(ranker['feature'])} = {float(h[row])!r}" if ranker["kind"] == "feature"
+                else f"{ranker['kind']} output {float(h[row])!r}")
+        raise ValueError(f"{type(self).__name__}.predict: row {row}: round {t + 1} (weight {float(w)!r} times "
+                         f"{what}) makes the score {float(s[row])!r}; its scores are not representable in float64")

@@ -19,6 +19,7 @@ from ..sklearn_ranker import FitPlan, RankerMixin, is_boostplug_objective
 from .adapters import dmatrix, early_stopping, metric
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
+from .ubjson import checked_model_source
 
 __all__ = ["XGBRanker"]
 
@@ -174,7 +175,9 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
     def load_model(self, fname: Any) -> "XGBRanker":  # type: ignore[override]
         """``xgboost.XGBRanker.load_model``, then the recorded boostplug objective becomes
         ``objective`` and its parameters estimator parameters again (``get_params``); row-index
-        parameters (the objective's ``row_params``) are recorded only as a fingerprint and not restored."""
+        parameters (the objective's ``row_params``) are recorded only as a fingerprint and not restored.
+        A UBJSON model cut short or damaged is a ``ValueError`` (:func:`~.ubjson.checked_model_source`)."""
+        checked_model_source(fname)
         super().load_model(fname)
         record = objective_of(self.get_booster())
         if record is not None:

@@ -179,7 +179,7 @@ class BoundObjective:
         ``threads`` threads (``None``: every core). ``strict``, ``check_new``, ``keys`` and
         ``no_keys``: as in :meth:`prepared`."""
         prep = self.prepared(key, (labels, groups, weights),
-                             lambda: set_arrays(labels, groups, weights, to_group_ptr, framework),
+                             lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
                              strict=strict, check_new=check_new, keys=keys, no_keys=no_keys)
         with limit_threads(threads):
             return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))

@@ -17,8 +17,8 @@ from ..._core.threads import thread_count
 from ...groups import cut_queries, group_ptr_from_sizes, qid_from_group_ptr, sizes_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._adapter import (
-    BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
-    metric_query_weights, set_arrays,
+    BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, check_set_weights,
+    group_ptr_or_error, metric_query_weights, set_arrays,
 )
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
@@ -168,10 +168,6 @@ def sklearn_objective(name: str, **params: Any) -> LightGBMSklearnObjective:
 class LightGBMMetric(MetricCallable):
     """``feval`` for ``lgb.train``/``lgb.cv``: ``(preds, eval_data) -> (name, value, is_higher_better)``."""
 
-    def __init__(self, name: str, display_name: str | None = None, weighting: str = "query") -> None:
-        super().__init__(name, display_name, weighting)
-        self._checked: "weakref.WeakSet[Any]" = weakref.WeakSet()
-
     def __call__(self, preds: NDArray, eval_data: Any) -> tuple[str, float, bool]:
         name = self.spec.name
         if not hasattr(eval_data, "get_label"):
@@ -180,23 +176,13 @@ class LightGBMMetric(MetricCallable):
                 f"{type(eval_data).__name__} instead of an lgb.Dataset; for LGBMRanker.fit(eval_metric=...) "
                 f"use boostplug.lightgbm.sklearn_metric({name!r})"
             )
-        labels = eval_data.get_label()
+        labels, weights = eval_data.get_label(), eval_data.get_weight()
         gp = group_ptr_from_lgb_sizes(eval_data.get_group(), len(labels))
-        self._check_once(eval_data, labels)
-        qw = metric_query_weights(eval_data.get_weight(), gp, "LightGBM")
+        who = f"boostplug.lightgbm.metric({name!r})"
+        self.once(eval_data, lambda: (_check_set(eval_data, labels, who),
+                                      check_set_weights(weights, gp, "LightGBM", who)))
+        qw = metric_query_weights(weights, gp, "LightGBM")
         return self.spec.display_name, self.spec(preds, labels, gp, qw), self.spec.higher_is_better
-
-    def _check_once(self, eval_data: Any, labels: Any) -> None:
-        try:
-            if eval_data in self._checked:
-                return
-        except TypeError:
-            pass
-        _check_set(eval_data, labels, f"boostplug.lightgbm.metric({self.spec.name!r})")
-        try:
-            self._checked.add(eval_data)
-        except TypeError:
-            pass
 
 
 class LightGBMSklearnMetric(MetricCallable):
@@ -205,7 +191,10 @@ class LightGBMSklearnMetric(MetricCallable):
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: Any, group: Any) -> tuple[str, float, bool]:
         gp = group_ptr_from_lgb_sizes(group, len(y_true))
-        _check_lgb_labels(y_true, f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})")
+        who = f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})"
+        _check_lgb_labels(y_true, who)
+        if weight is not None:  # LightGBM hands the eval set's same weight array every round
+            self.once(weight, lambda: check_set_weights(weight, gp, "LightGBM", who))
         value = self.spec(y_pred, y_true, gp, metric_query_weights(weight, gp, "LightGBM"))
         return self.spec.display_name, value, self.spec.higher_is_better
 

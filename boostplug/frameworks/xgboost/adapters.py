@@ -19,8 +19,8 @@ from ..._core.threads import thread_count
 from ...groups import qid_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._adapter import (
-    BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
-    metric_query_weights,
+    BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, check_set_weights,
+    group_ptr_or_error, metric_query_weights,
 )
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "dmatrix", "params"]
@@ -118,8 +118,9 @@ class XGBoostMetric(MetricCallable):
 
     def __call__(self, predt: NDArray, dmat: Any) -> tuple[str, float]:
         self._direct_early_stopping()
-        gp = _group_ptr(dmat)
-        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(dmat.get_weight(), gp, "XGBoost"))
+        gp, weights = _group_ptr(dmat), dmat.get_weight()
+        self.once(dmat, lambda: check_set_weights(weights, gp, "XGBoost", f"boostplug.xgboost.metric({self.spec.name!r})"))
+        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(weights, gp, "XGBoost"))
         return self.spec.display_name, value
 
     def _direct_early_stopping(self) -> None:

@@ -5,6 +5,7 @@ framework hands over the set."""
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any, Callable
 
@@ -17,7 +18,8 @@ from ..keyed_pairs import KeyedPairs
 from ..objectives import Loss
 from ._query_info import set_arrays
 
-__all__ = ["BoundObjective", "given_row_params", "given_keyed_params", "params_on_rows", "NO_KEYS"]
+__all__ = ["BoundObjective", "given_row_params", "given_keyed_params", "params_on_rows", "NO_KEYS", "FROM_FRAMEWORK",
+           "find_in_frames"]
 
 
 def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -62,6 +64,40 @@ def params_on_rows(objective: Any, params: dict[str, Any], qid: Any, doc: Any) -
     return out
 
 
+class _FromFramework:
+    def __repr__(self) -> str:
+        return "FROM_FRAMEWORK"
+
+    def __reduce__(self) -> str:
+        return "FROM_FRAMEWORK"
+
+
+#: An objective's default thread count: the framework's own, read from what calls it.
+FROM_FRAMEWORK: Any = _FromFramework()
+
+
+def _checked_threads(threads: Any) -> int | None:
+    if threads is None:
+        return None
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
+    return int(threads)
+
+
+def find_in_frames(frame: Any, pick: Callable[[dict[str, Any]], Any], depth: int) -> tuple[bool, Any]:
+    """``(True, pick(locals))`` for the first of ``depth`` frames from ``frame`` up whose locals
+    ``pick`` finds something in (not ``None``), else ``(False, None)``: the fallback by which an
+    objective finds the framework's training that calls it."""
+    for _ in range(depth):
+        if frame is None:
+            break
+        got = pick(frame.f_locals)
+        if got is not None:
+            return True, got
+        frame = frame.f_back
+    return False, None
+
+
 def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     """Element-wise equality of two tuples of arrays (``None`` and empty alike: no such information)."""
     return len(a) == len(b) and all(
@@ -81,7 +117,11 @@ class BoundObjective:
     was prepared is an error rather than silently stale gradients.
     """
 
-    def __init__(self, name: str, params: dict[str, Any]) -> None:
+    def __init__(self, name: str, params: dict[str, Any], threads: int | None = FROM_FRAMEWORK) -> None:
+        #: The numba threads of each round's kernels: a count, ``None`` (numba's own setting), or
+        #: :data:`FROM_FRAMEWORK` (the count the framework trains with, read from what calls the objective).
+        self.threads = threads if threads is FROM_FRAMEWORK else _checked_threads(threads)
+        self._warned_no_threads = False
         self.objective = _objectives.get(name)
         self.name = self.objective.name
         self.objective.check(params)  # fail now, not at the first boosting round
@@ -184,12 +224,29 @@ class BoundObjective:
         with limit_threads(threads):
             return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
+    def framework_threads(self, found: tuple[bool, int | None], framework: str, how: str) -> int | None:
+        """The round's thread count: :attr:`threads` when given, else what ``found`` (``(found,
+        count)``, read off the caller's stack by the adapter) holds; when that found nothing, numba's
+        own setting, with one warning per objective saying so and how to give the count."""
+        if self.threads is not FROM_FRAMEWORK:
+            return self.threads
+        ok, n = found
+        if not ok and not self._warned_no_threads:
+            self._warned_no_threads = True
+            warnings.warn(f"{self.name}: could not find the {framework} training that calls this objective (called "
+                          f"through a wrapper?), so its kernels use numba's thread count, not {framework}'s; {how}",
+                          RuntimeWarning, stacklevel=4)
+        return n
+
     def __getstate__(self) -> dict[str, Any]:
         # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
-        return {"name": self.name, "params": self.params}
+        state = {"name": self.name, "params": self.params}
+        if self.threads is not FROM_FRAMEWORK:
+            state["threads"] = self.threads
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["name"], state["params"])
+        self.__init__(state["name"], state["params"], state.get("threads", FROM_FRAMEWORK))
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

@@ -17,8 +17,8 @@ from ..._core.threads import thread_count
 from ...groups import cut_queries, group_ptr_from_sizes, qid_from_group_ptr, sizes_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._adapter import (
-    BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, check_set_weights,
-    group_ptr_or_error, metric_query_weights, set_arrays,
+    FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
+    check_set_weights, find_in_frames, group_ptr_or_error, metric_query_weights, set_arrays,
 )
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
@@ -109,13 +109,36 @@ _THREAD_ALIASES = ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs")
 def lgb_threads(data: Any) -> int | None:
     """The ``num_threads`` LightGBM trains this Dataset with (its ``params`` carry the training
     parameters), or ``None`` for LightGBM's default (every core)."""
-    params = getattr(data, "params", None) or {}
-    return next((thread_count(params[k]) for k in _THREAD_ALIASES if k in params), None)
+    return params_threads(getattr(data, "params", None) or {})
 
 
 def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
     """Labels, ``group_ptr`` and per-query weights of a LightGBM training set (once per set)."""
     return set_arrays(labels, sizes, weights, group_ptr_from_lgb_sizes, "LightGBM")
+
+
+#: Frames searched for LightGBM's wrapper of the 4-argument form (scikit-learn's
+#: ``_ObjectiveFunctionWrapper``, which holds the Dataset): 1, one more per wrapper of the user's.
+_DATASET_SEARCH_DEPTH = 4
+
+_HOW_THREADS = "pass threads= to boostplug.lightgbm.sklearn_objective (e.g. the ranker's n_jobs)"
+
+
+def _dataset_in(scope: dict[str, Any]) -> Any:
+    d = scope.get("dataset")
+    return d if hasattr(d, "get_label") and hasattr(d, "params") else None
+
+
+def _dataset_threads(frame: Any) -> tuple[bool, int | None]:
+    """``(found, num_threads)`` of the Dataset LightGBM's scikit-learn wrapper holds, up the stack
+    from ``frame``: the fallback when no ``threads`` was given."""
+    found, data = find_in_frames(frame, _dataset_in, _DATASET_SEARCH_DEPTH)
+    return found, lgb_threads(data) if found else None
+
+
+def params_threads(params: dict[str, Any]) -> int | None:
+    """The ``num_threads`` LightGBM's ``params`` set (any of its aliases), ``None`` for its default."""
+    return next((thread_count(params[k]) for k in _THREAD_ALIASES if k in params), None)
 
 
 class LightGBMObjective(BoundObjective):
@@ -131,7 +154,7 @@ class LightGBMObjective(BoundObjective):
         labels = train_data.get_label()
         return self.round_grad_hess(preds, train_data, labels, train_data.get_group(), train_data.get_weight(),
                                     framework="LightGBM", to_group_ptr=group_ptr_from_lgb_sizes,
-                                    threads=lgb_threads(train_data),
+                                    threads=lgb_threads(train_data) if self.threads is FROM_FRAMEWORK else self.threads,
                                     check_new=lambda: _check_set(train_data, labels, self.name),
                                     keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS)
 
@@ -140,8 +163,7 @@ class LightGBMSklearnObjective(BoundObjective):
     """Callable for ``LGBMRanker(objective=...)``: ``(y_true, y_pred, weight, group) -> (grad, hess)``."""
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
-        # LightGBM's wrapper of the 4-argument form (sklearn's _ObjectiveFunctionWrapper) holds the Dataset.
-        threads = lgb_threads(sys._getframe(1).f_locals.get("dataset"))
+        threads = self.framework_threads(_dataset_threads(sys._getframe(1)), "LightGBM", _HOW_THREADS)
         # A refit on new data legitimately brings new labels: re-bind instead of raising.
         return self.round_grad_hess(y_pred, None, y_true, group, weight, framework="LightGBM",
                                     to_group_ptr=group_ptr_from_lgb_sizes, threads=threads, strict=False,
@@ -150,19 +172,28 @@ class LightGBMSklearnObjective(BoundObjective):
                                             "doc=doc), which maps it onto each fit's rows")
 
 
-def objective(name: str, **params: Any) -> LightGBMObjective:
+def objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> LightGBMObjective:
     """A boostplug objective for ``lgb.train(params={"objective": ...})`` and ``lgb.cv``.
 
     Args:
         name: one of :func:`boostplug.objectives.names`.
+        threads: the numba threads of its kernels each round; by default LightGBM's
+            ``num_threads`` (or an alias), read from the parameters of the Dataset LightGBM hands
+            the objective; ``None``: numba's own setting.
         **params: the objective's parameters (see its module); unknown names raise ``ValueError``.
     """
-    return LightGBMObjective(name, params)
+    return LightGBMObjective(name, params, threads)
 
 
-def sklearn_objective(name: str, **params: Any) -> LightGBMSklearnObjective:
-    """A boostplug objective in the 4-argument form ``LGBMRanker(objective=...)`` accepts."""
-    return LightGBMSklearnObjective(name, params)
+def sklearn_objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> LightGBMSklearnObjective:
+    """A boostplug objective in the 4-argument form ``LGBMRanker(objective=...)`` accepts.
+
+    ``threads``: the numba threads of its kernels each round. By default the ranker's
+    ``num_threads``/``n_jobs``, read from the Dataset LightGBM's wrapper holds (up to a few
+    wrappers up the stack; when none is found, numba's own setting, with a ``RuntimeWarning``);
+    ``None``: numba's own setting. (:func:`objective` for ``lgb.train`` reads the Dataset's
+    parameters, which LightGBM hands it.)"""
+    return LightGBMSklearnObjective(name, params, threads)
 
 
 class LightGBMMetric(MetricCallable):

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from .._adapter import builder_init_score
 from ..sklearn_ranker import OWN_PARAMS, RankerMixin, is_boostplug_objective
-from .adapters import sklearn_metric, sklearn_objective
+from .adapters import params_threads, sklearn_metric, sklearn_objective
 from .model_file import load_model, objective_of, record_objective, save_model
 
 __all__ = ["LGBMRanker"]
@@ -193,7 +193,9 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
                 f"metric name, now {self.eval_metric!r}) and switches LightGBM's metrics off; set eval_metric= instead"
             )
         if plan.choice.name is not None:
-            self._objective = sklearn_objective(plan.choice.name, **plan.choice.params)
+            # the thread count LightGBM trains with, given explicitly (an alias in the kwargs wins over n_jobs)
+            self._objective = sklearn_objective(plan.choice.name, threads=params_threads(self.get_params()),
+                                                **plan.choice.params)
         else:
             self._objective = self.objective
         callbacks = list(callbacks or [])

@@ -345,7 +345,8 @@ def check_xgboost_adapter(case: Case) -> None:
 
     d = contract_data()
     margin = np.random.default_rng(1).normal(size=d.scores.shape[0]).astype(np.float32)
-    obj = bpx.objective(case.name, **case.params(d.labels, d.group_ptr))
+    # threads as the training's nthread: the check also calls the objective outside xgb.train
+    obj = bpx.objective(case.name, threads=1, **case.params(d.labels, d.group_ptr))
     spy, calls = _spy(obj)
     dm = bpx.dmatrix(d.X, d.labels, group_ptr=d.group_ptr, weight=d.weights, base_margin=margin)
     xgb.train(bpx.params(max_depth=2, nthread=1, min_child_weight=0.0), dm, 1, obj=spy)

@@ -14,12 +14,12 @@ from numpy.typing import NDArray
 
 from .. import objectives as _objectives
 from .._core.threads import limit_threads
+from .._validation import check_optional_count
 from ..keyed_pairs import KeyedPairs
 from ..objectives import Loss
 from ._query_info import set_arrays
 
-__all__ = ["BoundObjective", "given_row_params", "given_keyed_params", "params_on_rows", "NO_KEYS", "FROM_FRAMEWORK",
-           "find_in_frames"]
+__all__ = ["BoundObjective", "given_row_params", "given_keyed_params", "params_on_rows", "NO_KEYS", "FROM_FRAMEWORK"]
 
 
 def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -76,15 +76,12 @@ class _FromFramework:
 FROM_FRAMEWORK: Any = _FromFramework()
 
 
-def _checked_threads(threads: Any) -> int | None:
-    if threads is None:
-        return None
-    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
-    return int(threads)
+#: Frames searched for the framework's training that calls an objective: its direct caller, and
+#: one more per wrapper of the user's (``obj=lambda p, d: o(p, d)``).
+_SEARCH_DEPTH = 4
 
 
-def find_in_frames(frame: Any, pick: Callable[[dict[str, Any]], Any], depth: int) -> tuple[bool, Any]:
+def _find_in_frames(frame: Any, pick: Callable[[dict[str, Any]], Any], depth: int) -> tuple[bool, Any]:
     """``(True, pick(locals))`` for the first of ``depth`` frames from ``frame`` up whose locals
     ``pick`` finds something in (not ``None``), else ``(False, None)``: the fallback by which an
     objective finds the framework's training that calls it."""
@@ -120,7 +117,7 @@ class BoundObjective:
     def __init__(self, name: str, params: dict[str, Any], threads: int | None = FROM_FRAMEWORK) -> None:
         #: The numba threads of each round's kernels: a count, ``None`` (numba's own setting), or
         #: :data:`FROM_FRAMEWORK` (the count the framework trains with, read from what calls the objective).
-        self.threads = threads if threads is FROM_FRAMEWORK else _checked_threads(threads)
+        self.threads = threads if threads is FROM_FRAMEWORK else check_optional_count(threads, "threads")
         self._warned_no_threads = False
         self.objective = _objectives.get(name)
         self.name = self.objective.name
@@ -224,19 +221,24 @@ class BoundObjective:
         with limit_threads(threads):
             return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
-    def framework_threads(self, found: tuple[bool, int | None], framework: str, how: str) -> int | None:
-        """The round's thread count: :attr:`threads` when given, else what ``found`` (``(found,
-        count)``, read off the caller's stack by the adapter) holds; when that found nothing, numba's
-        own setting, with one warning per objective saying so and how to give the count."""
+    def framework_threads(self, frame: Any, pick: Callable[[dict[str, Any]], Any], count: Callable[[Any], int | None],
+                          framework: str, how: str) -> int | None:
+        """The round's thread count: :attr:`threads` when given, else ``count(found)`` of what
+        ``pick`` finds in the locals of ``frame`` or of up to :data:`_SEARCH_DEPTH` - 1 frames
+        above it (the framework's training, through a few wrappers of the user's); when nothing
+        is found, numba's own setting, with one warning per objective saying so and ``how`` to
+        give the count."""
         if self.threads is not FROM_FRAMEWORK:
             return self.threads
-        ok, n = found
-        if not ok and not self._warned_no_threads:
+        found, got = _find_in_frames(frame, pick, _SEARCH_DEPTH)
+        if found:
+            return count(got)
+        if not self._warned_no_threads:
             self._warned_no_threads = True
             warnings.warn(f"{self.name}: could not find the {framework} training that calls this objective (called "
                           f"through a wrapper?), so its kernels use numba's thread count, not {framework}'s; {how}",
                           RuntimeWarning, stacklevel=4)
-        return n
+        return None
 
     def __getstate__(self) -> dict[str, Any]:
         # Bindings are per process (Dask ships objectives to workers, which bind their own sets).

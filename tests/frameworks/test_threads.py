@@ -133,7 +133,7 @@ def test_threads_given_explicitly_win(data) -> None:
     lgb.LGBMRanker(objective=bpl.sklearn_objective(NAME, threads=1), n_estimators=2, verbose=-1,
                    min_child_samples=2).fit(data.X, data.y, group=np.diff(data.group_ptr))
     assert SEEN == [1] * 6
-    with pytest.raises(ValueError, match=r"threads must be a positive int or None, got 0"):
+    with pytest.raises(ValueError, match=r"threads must be a positive integer or None, got 0"):
         bpx.objective(NAME, threads=0)
 
 

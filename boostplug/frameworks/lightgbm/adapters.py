@@ -18,7 +18,7 @@ from ...groups import cut_queries, group_ptr_from_sizes, qid_from_group_ptr, siz
 from ...keyed_pairs import row_keys
 from .._adapter import (
     FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
-    check_set_weights, find_in_frames, group_ptr_or_error, metric_query_weights, set_arrays,
+    check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
 )
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
@@ -117,23 +117,13 @@ def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[
     return set_arrays(labels, sizes, weights, group_ptr_from_lgb_sizes, "LightGBM")
 
 
-#: Frames searched for LightGBM's wrapper of the 4-argument form (scikit-learn's
-#: ``_ObjectiveFunctionWrapper``, which holds the Dataset): 1, one more per wrapper of the user's.
-_DATASET_SEARCH_DEPTH = 4
-
 _HOW_THREADS = "pass threads= to boostplug.lightgbm.sklearn_objective (e.g. the ranker's n_jobs)"
 
 
 def _dataset_in(scope: dict[str, Any]) -> Any:
+    """The Dataset LightGBM's wrapper of the 4-argument form (scikit-learn's ``_ObjectiveFunctionWrapper``) holds."""
     d = scope.get("dataset")
     return d if hasattr(d, "get_label") and hasattr(d, "params") else None
-
-
-def _dataset_threads(frame: Any) -> tuple[bool, int | None]:
-    """``(found, num_threads)`` of the Dataset LightGBM's scikit-learn wrapper holds, up the stack
-    from ``frame``: the fallback when no ``threads`` was given."""
-    found, data = find_in_frames(frame, _dataset_in, _DATASET_SEARCH_DEPTH)
-    return found, lgb_threads(data) if found else None
 
 
 def params_threads(params: dict[str, Any]) -> int | None:
@@ -163,7 +153,7 @@ class LightGBMSklearnObjective(BoundObjective):
     """Callable for ``LGBMRanker(objective=...)``: ``(y_true, y_pred, weight, group) -> (grad, hess)``."""
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
-        threads = self.framework_threads(_dataset_threads(sys._getframe(1)), "LightGBM", _HOW_THREADS)
+        threads = self.framework_threads(sys._getframe(1), _dataset_in, lgb_threads, "LightGBM", _HOW_THREADS)
         # A refit on new data legitimately brings new labels: re-bind instead of raising.
         return self.round_grad_hess(y_pred, None, y_true, group, weight, framework="LightGBM",
                                     to_group_ptr=group_ptr_from_lgb_sizes, threads=threads, strict=False,

@@ -20,7 +20,7 @@ from ...groups import qid_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._adapter import (
     FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
-    check_set_weights, find_in_frames, group_ptr_or_error, metric_query_weights,
+    check_set_weights, group_ptr_or_error, metric_query_weights,
 )
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "dmatrix", "params"]
@@ -83,23 +83,13 @@ def xgb_threads(booster: Any) -> int | None:
     return n
 
 
-#: Frames searched for the Booster whose ``update`` calls the objective: 1 when ``obj`` is the
-#: objective itself, one more per wrapper (``obj=lambda p, d: o(p, d)``).
-_BOOSTER_SEARCH_DEPTH = 4
-
 _HOW_THREADS = "pass threads= to boostplug.xgboost.objective (e.g. the nthread of xgb.train's params)"
 
 
 def _booster_in(scope: dict[str, Any]) -> Any:
+    """The Booster whose ``update``/``boost`` calls the objective (as ``self``)."""
     b = scope.get("self")
     return b if hasattr(b, "save_config") and hasattr(b, "set_param") else None
-
-
-def _booster_threads(frame: Any) -> tuple[bool, int | None]:
-    """``(found, nthread)`` of the Booster up the stack from ``frame`` (its ``update``/``boost``
-    call the objective with the Booster as ``self``): the fallback when no ``threads`` was given."""
-    found, booster = find_in_frames(frame, _booster_in, _BOOSTER_SEARCH_DEPTH)
-    return found, xgb_threads(booster) if found else None
 
 
 class XGBoostObjective(BoundObjective):
@@ -108,8 +98,8 @@ class XGBoostObjective(BoundObjective):
     def __call__(self, predt: NDArray, dtrain: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return self.round_grad_hess(predt, dtrain, dtrain.get_label(), dtrain.get_uint_info("group_ptr"),
                                     dtrain.get_weight(), framework="XGBoost", to_group_ptr=_group_ptr_of,
-                                    threads=self.framework_threads(_booster_threads(sys._getframe(1)), "XGBoost",
-                                                                   _HOW_THREADS),
+                                    threads=self.framework_threads(sys._getframe(1), _booster_in, xgb_threads,
+                                                                   "XGBoost", _HOW_THREADS),
                                     keys=lambda: dmatrix_row_keys(dtrain), no_keys=_HOW_KEYS)
 
 

@@ -221,6 +221,15 @@ def check_rounds(value: object, name: str = "n_rounds") -> int:
     return int(value)
 
 
+def check_optional_count(value: object, name: str) -> int | None:
+    """A positive integer (a count of rows, threads...) or ``None`` for the default."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+    return int(value)
+
+
 def check_k(k: int | None, name: str = "k") -> int | None:
     """A cut-off: ``None`` (whole list) or an integer >= 1."""
     if k is None:

@@ -53,6 +53,19 @@ class Round:
     record: dict[str, Any] = field(default_factory=dict)
 
 
+def _watched_set(index: Any, n_evals: int) -> int:
+    """``fit(early_stopping_set=...)`` as an index into the ``n_evals`` eval sets (0 without any)."""
+    if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"early_stopping_set must be an int (an index into eval_set), got {index!r}")
+    if n_evals == 0:
+        if index != 0:
+            raise ValueError(f"early_stopping_set={int(index)} needs an eval_set")
+        return 0
+    if not -n_evals <= index < n_evals:
+        raise ValueError(f"early_stopping_set={int(index)}, but eval_set has {n_evals} sets")
+    return int(index) % n_evals
+
+
 class RankingBooster(ModelFile, BaseEstimator):
     """Base class of the reference boosters (scikit-learn style).
 
@@ -69,8 +82,9 @@ class RankingBooster(ModelFile, BaseEstimator):
     Common parameters: ``n_rounds`` (integer from 1 to 2^31 - 1, the frameworks' limit, whose
     rounds' records, :data:`BYTES_PER_ROUND` or more each, fit in the memory available); ``eval_metric`` (a name of
     :data:`boostplug.metrics.NAMES`, recorded per round for every ``eval_set``);
-    ``early_stopping_rounds`` (``None`` or an integer >= 1: stop when ``eval_set[0]`` has not
-    improved for that many rounds and cut the model back to ``best_iteration_``);
+    ``early_stopping_rounds`` (``None`` or an integer >= 1: stop when the watched eval set,
+    ``eval_set[0]`` unless ``fit(early_stopping_set=i)`` names another, has not improved for that
+    many rounds, whatever the other sets do, and cut the model back to ``best_iteration_``);
     ``verbose`` (``False``/``0`` silent, ``True`` every round, ``k >= 1`` round 1 and every
     ``k``-th round, printed to stderr); ``random_state`` (seeds every random choice).
 
@@ -112,6 +126,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         callback: Callable[[int, dict[str, Any]], bool | None] | None = None,
         sample_weight: ArrayLike | None = None,
         doc: ArrayLike | None = None,
+        early_stopping_set: int = 0,
     ) -> "RankingBooster":
         """Fit on ``X`` (NaN = missing), grades ``y`` and query ids ``qid``
         (or group sizes ``group``).
@@ -131,8 +146,12 @@ class RankingBooster(ModelFile, BaseEstimator):
                 a zero weight removes the query (its rows, pairs and candidate thresholds);
                 equal weights are no weights.
             eval_set: list of ``(X, y, qid)`` validation sets, each with as many columns
-                as ``X``; the first one drives early stopping on ``eval_metric`` when
-                ``early_stopping_rounds`` is set.
+                as ``X``; ``eval_metric`` is recorded on each every round. One of them, the
+                first unless ``early_stopping_set`` names another, drives early stopping (when
+                ``early_stopping_rounds`` is set) and ``best_iteration_``; the others are only
+                recorded.
+            early_stopping_set: the index in ``eval_set`` of the set that drives early stopping
+                and ``best_iteration_`` (default 0, the first; ``-1``, the last).
             callback: called after every round as ``callback(t, record)`` (``record`` is the
                 round's ``history_`` entry); a true return value stops training
                 (``stop_reason_ == "stopped by callback"``).
@@ -143,12 +162,13 @@ class RankingBooster(ModelFile, BaseEstimator):
         """
         with fit_blas():
             return self._fit(X, y, qid=qid, group=group, pairs=pairs, eval_set=eval_set, callback=callback,
-                             sample_weight=sample_weight, doc=doc)
+                             sample_weight=sample_weight, doc=doc, early_stopping_set=early_stopping_set)
 
     def _fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None, group: ArrayLike | None,
              pairs: ArrayLike | None, eval_set: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]] | None,
              callback: Callable[[int, dict[str, Any]], bool | None] | None,
-             sample_weight: ArrayLike | None, doc: ArrayLike | None = None) -> "RankingBooster":
+             sample_weight: ArrayLike | None, doc: ArrayLike | None = None,
+             early_stopping_set: int = 0) -> "RankingBooster":
         check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
         data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
                                random_state=getattr(self, "random_state", None), doc=doc)
@@ -162,6 +182,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         maximize = self._metric_maximized() if evals else True
         if esr is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set")
+        watched = _watched_set(early_stopping_set, len(evals))
 
         self.n_features_in_ = data.X.shape[1]
         self.rankers_: list[dict[str, Any]] = []
@@ -200,14 +221,15 @@ class RankingBooster(ModelFile, BaseEstimator):
                     print(f"[{type(self).__name__}] round {t + 1}: "
                           + " ".join(f"{k}={v:.5g}" for k, v in shown.items()), file=sys.stderr)
                 if evals:
-                    v = rec[f"valid_0_{self.eval_metric}"]
+                    v = rec[f"valid_{watched}_{self.eval_metric}"]
                     if (v > best) if maximize else (v < best):
                         best, since_best = v, 0
                         self.best_iteration_ = t + 1
                     else:
                         since_best += 1
                     if esr is not None and since_best >= esr:
-                        self.stop_reason_ = f"early stopping: no {self.eval_metric} gain on eval_set[0] for {esr} rounds"
+                        self.stop_reason_ = (f"early stopping: no {self.eval_metric} gain on eval_set[{watched}] for {esr} "
+                                             "rounds")
                         break
                 if callback is not None and callback(t + 1, rec):
                     self.stop_reason_ = "stopped by callback"
@@ -338,6 +360,21 @@ class RankingBooster(ModelFile, BaseEstimator):
 
     def _staged(self, Xa: NDArray[np.float64]) -> Iterator[NDArray[np.float64]]:
         s = np.zeros(Xa.shape[0])
-        for r, w in zip(self.rankers_, self.weights_):
-            s = s + w * evaluate_rankers(Xa, [r])[:, 0]
+        for t, (r, w) in enumerate(zip(self.rankers_, self.weights_)):
+            h = evaluate_rankers(Xa, [r])[:, 0]
+            with np.errstate(over="ignore", invalid="ignore"):
+                s = s + w * h
+            if not np.isfinite(s).all():
+                self._overflowed(s, t, r, w, h)
             yield s
+
+    def _overflowed(self, s: NDArray[np.float64], t: int, ranker: dict[str, Any], w: float,
+                    h: NDArray[np.float64]) -> None:
+        """A score overflowed: a feature ranker outputs the feature value itself, so a weight that
+        a valid model file may hold (stumps bound the sum of weights) can still overflow on a
+        large enough feature; refused, naming the first row, rather than predicting inf."""
+        row = int(np.flatnonzero(~np.isfinite(s))[0])
+        what = (f"feature {int(ranker['feature'])} = {float(h[row])!r}" if ranker["kind"] == "feature"
+                else f"{ranker['kind']} output {float(h[row])!r}")
+        raise ValueError(f"{type(self).__name__}.predict: row {row}: round {t + 1} (weight {float(w)!r} times "
+                         f"{what}) makes the score {float(s[row])!r}; its scores are not representable in float64")

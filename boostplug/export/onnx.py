@@ -11,6 +11,7 @@ framework's missing-value rules and split comparisons.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -60,8 +61,9 @@ def to_onnx(model: Any, *, path: str | os.PathLike[str] | None = None, num_itera
             or ``gblinear`` booster is a ``ValueError`` saying which.
         path: also write the model there (atomically), e.g. ``"ranker.onnx"``.
         num_iteration: export the first ``num_iteration`` boosting rounds; ``None`` exports the
-            rounds ``model.predict`` uses by default (after early stopping: the best iteration,
-            except for an ``xgboost.Booster``, whose ``predict`` uses every tree).
+            rounds up to the best iteration after early stopping (what the rankers' ``predict``
+            uses), else every round. An early-stopped ``xgboost.Booster``'s own ``predict`` uses
+            every tree: its export warns that it holds the best iteration only.
         dtype: the input's type, ``"float32"`` (default: what ONNX pipelines pass) or
             ``"float64"``. LightGBM compares double features: its float32 graph decides every
             float32 value exactly, its float64 graph every double. XGBoost rounds features to
@@ -139,9 +141,24 @@ def _ensemble(model: Any, num_iteration: int | None) -> Ensemble:
                 pass
         return _xgboost(booster, num_iteration)
     if isinstance(model, xgb.Booster):
-        return _xgboost(model, num_iteration)
+        return _xgboost(model, _best_of_booster(model) if num_iteration is None else num_iteration)
     raise TypeError(f"to_onnx: expected a LightGBM or XGBoost booster or scikit-learn model, got "
                     f"{type(model).__module__}.{type(model).__qualname__}")
+
+
+def _best_of_booster(booster: Any) -> int | None:
+    """The rounds up to an early-stopped ``xgboost.Booster``'s best iteration (what ``XGBRanker.predict``
+    scores with), with a warning: the Booster's own ``predict`` uses every tree."""
+    try:
+        best = int(booster.best_iteration) + 1
+    except AttributeError:
+        return None
+    rounds = booster.num_boosted_rounds()
+    if best < rounds:
+        warnings.warn(f"to_onnx: the early-stopped xgboost.Booster exports its best iteration ({best} of {rounds} "
+                      f"rounds), as XGBRanker.predict scores; its own predict uses every tree: pass "
+                      f"num_iteration={rounds} to export them all", UserWarning, stacklevel=4)
+    return best
 
 
 def _fitted(model: Any, booster_of: Callable[[Any], Any]) -> Any:

@@ -5,6 +5,7 @@ framework hands over the set."""
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any, Callable
 
@@ -13,11 +14,12 @@ from numpy.typing import NDArray
 
 from .. import objectives as _objectives
 from .._core.threads import limit_threads
+from .._validation import check_optional_count
 from ..keyed_pairs import KeyedPairs
 from ..objectives import Loss
 from ._query_info import set_arrays
 
-__all__ = ["BoundObjective", "given_row_params", "given_keyed_params", "params_on_rows", "NO_KEYS"]
+__all__ = ["BoundObjective", "given_row_params", "given_keyed_params", "params_on_rows", "NO_KEYS", "FROM_FRAMEWORK"]
 
 
 def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -62,6 +64,37 @@ def params_on_rows(objective: Any, params: dict[str, Any], qid: Any, doc: Any) -
     return out
 
 
+class _FromFramework:
+    def __repr__(self) -> str:
+        return "FROM_FRAMEWORK"
+
+    def __reduce__(self) -> str:
+        return "FROM_FRAMEWORK"
+
+
+#: An objective's default thread count: the framework's own, read from what calls it.
+FROM_FRAMEWORK: Any = _FromFramework()
+
+
+#: Frames searched for the framework's training that calls an objective: its direct caller, and
+#: one more per wrapper of the user's (``obj=lambda p, d: o(p, d)``).
+_SEARCH_DEPTH = 4
+
+
+def _find_in_frames(frame: Any, pick: Callable[[dict[str, Any]], Any], depth: int) -> tuple[bool, Any]:
+    """``(True, pick(locals))`` for the first of ``depth`` frames from ``frame`` up whose locals
+    ``pick`` finds something in (not ``None``), else ``(False, None)``: the fallback by which an
+    objective finds the framework's training that calls it."""
+    for _ in range(depth):
+        if frame is None:
+            break
+        got = pick(frame.f_locals)
+        if got is not None:
+            return True, got
+        frame = frame.f_back
+    return False, None
+
+
 def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     """Element-wise equality of two tuples of arrays (``None`` and empty alike: no such information)."""
     return len(a) == len(b) and all(
@@ -81,7 +114,11 @@ class BoundObjective:
     was prepared is an error rather than silently stale gradients.
     """
 
-    def __init__(self, name: str, params: dict[str, Any]) -> None:
+    def __init__(self, name: str, params: dict[str, Any], threads: int | None = FROM_FRAMEWORK) -> None:
+        #: The numba threads of each round's kernels: a count, ``None`` (numba's own setting), or
+        #: :data:`FROM_FRAMEWORK` (the count the framework trains with, read from what calls the objective).
+        self.threads = threads if threads is FROM_FRAMEWORK else check_optional_count(threads, "threads")
+        self._warned_no_threads = False
         self.objective = _objectives.get(name)
         self.name = self.objective.name
         self.objective.check(params)  # fail now, not at the first boosting round
@@ -179,17 +216,39 @@ class BoundObjective:
         ``threads`` threads (``None``: every core). ``strict``, ``check_new``, ``keys`` and
         ``no_keys``: as in :meth:`prepared`."""
         prep = self.prepared(key, (labels, groups, weights),
-                             lambda: set_arrays(labels, groups, weights, to_group_ptr, framework),
+                             lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
                              strict=strict, check_new=check_new, keys=keys, no_keys=no_keys)
         with limit_threads(threads):
             return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
+    def framework_threads(self, frame: Any, pick: Callable[[dict[str, Any]], Any], count: Callable[[Any], int | None],
+                          framework: str, how: str) -> int | None:
+        """The round's thread count: :attr:`threads` when given, else ``count(found)`` of what
+        ``pick`` finds in the locals of ``frame`` or of up to :data:`_SEARCH_DEPTH` - 1 frames
+        above it (the framework's training, through a few wrappers of the user's); when nothing
+        is found, numba's own setting, with one warning per objective saying so and ``how`` to
+        give the count."""
+        if self.threads is not FROM_FRAMEWORK:
+            return self.threads
+        found, got = _find_in_frames(frame, pick, _SEARCH_DEPTH)
+        if found:
+            return count(got)
+        if not self._warned_no_threads:
+            self._warned_no_threads = True
+            warnings.warn(f"{self.name}: could not find the {framework} training that calls this objective (called "
+                          f"through a wrapper?), so its kernels use numba's thread count, not {framework}'s; {how}",
+                          RuntimeWarning, stacklevel=4)
+        return None
+
     def __getstate__(self) -> dict[str, Any]:
         # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
-        return {"name": self.name, "params": self.params}
+        state = {"name": self.name, "params": self.params}
+        if self.threads is not FROM_FRAMEWORK:
+            state["threads"] = self.threads
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["name"], state["params"])
+        self.__init__(state["name"], state["params"], state.get("threads", FROM_FRAMEWORK))
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

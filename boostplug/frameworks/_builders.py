@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_finite
 from ..groups import check_group_ptr, group_ptr_from_qid
-from ._query_info import query_weights_from_rows, weights_by_query
+from ._query_info import query_weights_from_rows, refuse_bad_weights, weights_by_query
 
 __all__ = ["builder_group_ptr", "builder_weights", "builder_init_score"]
 
@@ -43,16 +43,7 @@ def builder_weights(weight: Any, group_ptr: NDArray[np.int64], framework: str, *
         return None
     w = np.asarray(weight, dtype=np.float64).reshape(-1)
     by_query = weights_by_query(w.shape[0], group_ptr, framework)
-    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
-    if bad.size:
-        i = int(bad[0])
-        q = i if by_query else int(np.searchsorted(group_ptr, i, side="right") - 1)
-        where = "" if by_query else f" at row {i}"
-        raise ValueError(
-            f"{framework}: query {q} (rows {int(group_ptr[q])}..{int(group_ptr[q + 1]) - 1}) has weight "
-            f"{float(w[i])!r}{where}" + (f" ({bad.size} such weights)" if bad.size > 1 else "")
-            + "; weights must be finite and non-negative"
-        )
+    refuse_bad_weights(w, group_ptr, framework, by_query)
     if per_query:
         return query_weights_from_rows(w, group_ptr, framework)
     return np.repeat(w, np.diff(group_ptr)) if by_query else w

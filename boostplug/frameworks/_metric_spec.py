@@ -4,6 +4,7 @@ callable shares)."""
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -79,6 +80,20 @@ class MetricCallable:
     def __init__(self, name: str, display_name: str | None = None, weighting: str = "query") -> None:
         self.spec = MetricSpec(name, display_name, weighting)
         self.__name__ = f"boostplug_{name}"
+        self._seen: dict[int, weakref.ref[Any]] = {}
+
+    def once(self, key: Any, check: Callable[[], None]) -> None:
+        """``check()`` the first time ``key`` (a framework's set, or the array it hands every round)
+        is seen, so a set's validation is not repeated each round; every time for a key that
+        cannot be weakly referenced."""
+        seen = self._seen.get(id(key))
+        if seen is not None and seen() is key:
+            return
+        check()
+        try:
+            self._seen[id(key)] = weakref.ref(key, lambda _, k=id(key): self._seen.pop(k, None))
+        except TypeError:
+            pass
 
     def __getstate__(self) -> dict[str, Any]:
         return self.spec.__getstate__()

@@ -12,7 +12,11 @@ from numpy.typing import NDArray
 from ..groups import check_group_ptr, first_varying_row, group_ptr_from_sizes
 
 __all__ = ["weights_by_query", "query_weights_from_rows", "metric_query_weights", "group_ptr_or_error",
-           "set_arrays"]
+           "set_arrays", "refuse_bad_weights", "check_set_weights"]
+
+#: What a framework hands on for an infinite weight: LightGBM stores it as 1e38 (float32);
+#: XGBoost refuses one.
+_INF_STAND_IN = {"LightGBM": float(np.float32(1e38))}
 
 
 def weights_by_query(n_weights: int, group_ptr: NDArray[np.int64], framework: str = "") -> bool:
@@ -26,6 +30,39 @@ def weights_by_query(n_weights: int, group_ptr: NDArray[np.int64], framework: st
         return True
     raise ValueError(f"{framework}{': ' if framework else ''}got {n_weights} weights for {n} rows in {n_q} "
                      "queries; give one weight per row or one per query")
+
+
+def refuse_bad_weights(w: NDArray[np.float64], group_ptr: NDArray[np.int64], framework: str, by_query: bool,
+                       who: str = "") -> None:
+    """``ValueError`` naming the first query (and row) whose weight is NaN, negative, infinite or
+    the framework's stand-in for infinity: what the builders and every bound set refuse."""
+    stand_in = _INF_STAND_IN.get(framework, np.inf)
+    bad = np.flatnonzero(~(w >= 0.0) | ~(w < stand_in))  # ~(w >= 0) also catches NaN
+    if not bad.size:
+        return
+    i = int(bad[0])
+    q = i if by_query else int(np.searchsorted(group_ptr, i, side="right") - 1)
+    stored = w[i] == stand_in != np.inf
+    why = f", which is how {framework} stores an infinite weight" if stored else ""
+    value = str(np.float32(w[i])) if stored else repr(float(w[i]))
+    raise ValueError(
+        f"{who}{': ' if who else ''}{framework}: query {q} (rows {int(group_ptr[q])}..{int(group_ptr[q + 1]) - 1}) "
+        f"has weight {value}{'' if by_query else f' at row {i}'}"
+        + (f" ({bad.size} such weights)" if bad.size > 1 else "") + f"{why}; weights must be finite and non-negative"
+    )
+
+
+def check_set_weights(weights: Any, group_ptr: NDArray[np.int64], framework: str, who: str) -> None:
+    """The weights a framework hands a bound objective or metric with one of its sets (once per
+    set): what :func:`refuse_bad_weights` refuses, and zero for every query (nothing to learn from
+    or to measure), as the boosters refuse them."""
+    if weights is None or len(weights) == 0:
+        return
+    w = np.asarray(weights, dtype=np.float64).reshape(-1)
+    refuse_bad_weights(w, group_ptr, framework, weights_by_query(w.shape[0], group_ptr, framework), who)
+    if group_ptr.shape[0] > 1 and not (w > 0).any():
+        raise ValueError(f"{who}: {framework}: every query has weight 0: nothing to learn from or to measure; "
+                         "give some query a positive weight")
 
 
 def query_weights_from_rows(
@@ -81,8 +118,10 @@ def group_ptr_or_error(groups: Any, n_docs: int, framework: str, how: str, *, si
 
 
 def set_arrays(labels: Any, groups: Any, weights: Any, to_group_ptr: Callable[[Any, int], NDArray[np.int64]],
-               framework: str) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
+               framework: str, who: str = "") -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
     """Labels, ``group_ptr`` and per-query weights of a framework's training set, from its labels,
-    its group information (``to_group_ptr(groups, n_docs)``) and its row or query weights."""
+    its group information (``to_group_ptr(groups, n_docs)``) and its row or query weights
+    (checked by :func:`check_set_weights`, errors naming ``who``)."""
     group_ptr = to_group_ptr(groups, len(labels))
+    check_set_weights(weights, group_ptr, framework, who or "the training set")
     return labels, group_ptr, query_weights_from_rows(weights, group_ptr, framework)

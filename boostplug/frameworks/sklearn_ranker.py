@@ -14,8 +14,9 @@ settings, ``score``, scikit-learn metadata routing (with the refusal of cross-va
 that cut queries, :mod:`boostplug._sklearn_folds`), and the objective record of saved models.
 The framework modules only translate these into ``lgb``/``xgb`` calls.
 
-Conventions, as ``xgboost.XGBRanker``'s: with several eval sets, early stopping watches the
-last one; with several metrics (``eval_metric=["map@10", "ndcg@10"]``), every one is recorded
+Conventions: with several eval sets, early stopping follows the framework's own rule
+(``XGBRanker``: the last set, as XGBoost; ``LGBMRanker``: whichever set stalls first, as
+LightGBM); with several metrics (``eval_metric=["map@10", "ndcg@10"]``), every one is recorded
 for every set and the last one drives early stopping and :meth:`RankerMixin.score`.
 """
 
@@ -179,7 +180,7 @@ class FitPlan:
 
     @property
     def watched(self) -> MetricSpec:
-        """The metric early stopping watches (on the last eval set)."""
+        """The metric early stopping watches (on which sets: the framework's rule)."""
         return self.metrics[-1]
 
     @property

@@ -106,6 +106,19 @@ def check_gradient(case: Case) -> None:
     _require(float(g @ fd) > 0.0, "the scaled gradient is not a descent direction (grad . derivative <= 0)")
 
 
+def _require_returned_diagonal(g: np.ndarray, returned: np.ndarray, diag: np.ndarray, *, rtol: float,
+                               atol: float) -> None:
+    """The Hessian the objective returned (before the floor) floors to the floored ``diag``; the
+    message shows the returned values, which the floor would hide (a negated curvature shows as
+    HESSIAN_FLOOR)."""
+    floored, expected = floor_hessian(g, returned), floor_hessian(g, diag)
+    wrong = np.flatnonzero(~np.isclose(floored, expected, rtol=rtol, atol=atol))
+    _require(wrong.size == 0, "the 'exact' Hessian is not the (floored) derivative of the gradient at rows "
+                              f"{wrong[:5].tolist()}: the objective returned {returned[wrong[:5]].tolist()} where "
+                              f"the derivative of its gradient is {diag[wrong[:5]].tolist()}"
+                              + (f" ({wrong.size} rows in all)" if wrong.size > 5 else ""))
+
+
 def check_hessian(case: Case) -> None:
     """Every Hessian is finite and >= HESSIAN_FLOOR; an ``"exact"`` one is the derivative of the
     gradient (floored), a ``"bound"`` one majorises the finite-difference Hessian matrix
@@ -121,6 +134,7 @@ def check_hessian(case: Case) -> None:
     np.testing.assert_allclose(J, J.T, atol=tol, err_msg="the gradient's Jacobian is not symmetric: the gradient "
                                                           "is not the derivative of one loss")
     if case.kind == "exact":
+        _require_returned_diagonal(g, prep._grad_hess(d.scores)[1], np.diag(J), rtol=1e-7, atol=tol)
         assert_exact_diagonal(g, h, np.diag(J), rtol=1e-7, atol=tol)
     else:
         assert_bound_majorises(h, J, tol=tol)
@@ -331,7 +345,8 @@ def check_xgboost_adapter(case: Case) -> None:
 
     d = contract_data()
     margin = np.random.default_rng(1).normal(size=d.scores.shape[0]).astype(np.float32)
-    obj = bpx.objective(case.name, **case.params(d.labels, d.group_ptr))
+    # threads as the training's nthread: the check also calls the objective outside xgb.train
+    obj = bpx.objective(case.name, threads=1, **case.params(d.labels, d.group_ptr))
     spy, calls = _spy(obj)
     dm = bpx.dmatrix(d.X, d.labels, group_ptr=d.group_ptr, weight=d.weights, base_margin=margin)
     xgb.train(bpx.params(max_depth=2, nthread=1, min_child_weight=0.0), dm, 1, obj=spy)

@@ -331,3 +331,42 @@ def test_grid_search_with_metadata_routing() -> None:
     assert search.best_params_["ddf"] in ("binary", "ldd")
     assert search.best_estimator_.rankers_ == MPBoost(n_rounds=4, **search.best_params_).fit(X, y, qid=qid).rankers_
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def _brute_stop(curve: list[float], rounds: int) -> tuple[int, int]:
+    """(best round, rounds trained), 1-based, of early stopping on one curve (maximised, a round
+    better only if strictly so)."""
+    best = 0
+    for i, v in enumerate(curve):
+        if v > curve[best]:
+            best = i
+        if i - best >= rounds:
+            return best + 1, i + 1
+    return best + 1, len(curve)
+
+
+def test_early_stopping_watches_one_eval_set_the_first_or_the_one_named() -> None:
+    """The boosters' one rule: eval_set[0], or fit(early_stopping_set=i); the other sets are only
+    recorded. A set whose score stalls at once (reversed labels) tells the sets apart."""
+    X, y, qid = data(0, n_queries=12)
+    Xv, yv, qv = data(1, n_queries=12)
+    sets = [(Xv, yv, qv), (Xv, 3 - yv, qv)]
+    full = RankBoost(n_rounds=80).fit(X, y, qid=qid, eval_set=sets)
+    curves = [[h[f"valid_{i}_ndcg@10"] for h in full.history_] for i in range(2)]
+    stops = [_brute_stop(c, 4) for c in curves]
+    assert stops[0] != stops[1]
+    for order in ([0, 1], [1, 0]):
+        listed = [sets[i] for i in order]
+        for named, watched in ((None, order[0]), (0, order[0]), (1, order[1]), (-1, order[1])):
+            kw = {} if named is None else {"early_stopping_set": named}
+            m = RankBoost(n_rounds=80, early_stopping_rounds=4).fit(X, y, qid=qid, eval_set=listed, **kw)
+            best, trained = stops[watched]
+            assert (m.best_iteration_, len(m.history_), len(m.rankers_)) == (best, trained, best), (order, named)
+            assert m.stop_reason_ == ("n_rounds reached" if trained == 80 else
+                                      f"early stopping: no ndcg@10 gain on eval_set[{order.index(watched)}] for 4 rounds")
+    with pytest.raises(ValueError, match=r"^early_stopping_set=2, but eval_set has 2 sets$"):
+        RankBoost(n_rounds=3).fit(X, y, qid=qid, eval_set=sets, early_stopping_set=2)
+    with pytest.raises(ValueError, match=r"^early_stopping_set=1 needs an eval_set$"):
+        RankBoost(n_rounds=3).fit(X, y, qid=qid, early_stopping_set=1)
+    with pytest.raises(TypeError, match=r"^early_stopping_set must be an int \(an index into eval_set\), got '1'$"):
+        RankBoost(n_rounds=3).fit(X, y, qid=qid, eval_set=sets, early_stopping_set="1")

@@ -576,13 +576,19 @@ def test_a_failed_rename_while_moving_in_keeps_the_earlier_run_and_says_so(tmp_p
     monkeypatch.setattr(os, "replace", real_replace)
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
+    kept = out / "results-not-moved-in"
     assert err.splitlines()[-1] == (f"boostplug compare: error: {out / 'per_query.csv'}: Input/output error; the new "
                                     "results were not moved in: the folder holds the earlier run's complete "
-                                    "results, as before the run")
-    assert _files(out) == before
+                                    f"results, as before the run; the new run's results are kept in {kept} "
+                                    f"(--out {kept} --resume uses them)")
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p != kept} == before
     monkeypatch.setattr(cli_compare, "write_outputs", real_write)
     _no_training(monkeypatch)
     assert main([*argv, "--resume"]) == 0  # every run of the earlier set is there: nothing to train
+    assert "1 run(s) finished earlier are kept" in capsys.readouterr().err
+    # the new run's set, kept, is complete: --resume on it trains nothing either
+    assert json.loads((kept / "results.json").read_text())["settings"]["rounds"] == 4
+    assert main([*argv[:-2], "--rounds", "4", "--out", str(kept), "--resume"]) == 0
     assert "1 run(s) finished earlier are kept" in capsys.readouterr().err
 
 

@@ -186,24 +186,40 @@ def _best_round(framework, r):
     return r.best_iteration_ - 1 if framework == "lightgbm" else r.best_iteration
 
 
+def _first_to_stall(curves, rounds):
+    """LightGBM's rule: the set whose curve stalls in the earliest round (the one listed first
+    on a tie), as (best round, rounds trained)."""
+    stops = [_stop(c, rounds, maximize=True) for c in curves]
+    return min(stops, key=lambda s: s[1])  # min keeps the first of equal ones
+
+
 @pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_early_stopping_watches_only_the_last_eval_set(framework, data):
-    """A set listed first whose score stalls at once (reversed labels) does not stop training:
-    the last set does, as the docstring says (LightGBM's own callback stopped at the first set
-    to stall)."""
+def test_early_stopping_follows_the_frameworks_rule_for_several_eval_sets(framework, data):
+    """XGBRanker watches the last set, as xgboost.XGBRanker does; LGBMRanker stops at whichever
+    set stalls first, as lightgbm.LGBMRanker does (before, it watched the last set: 27 rounds
+    where LightGBM's own ranker stopped at 14). A set whose score stalls at once (reversed
+    labels) tells the rules apart, listed first or last."""
     (X, y, qid), (Xv, yv, qv) = split(data)
     sets, qids = [(Xv, 4 - yv), (Xv, yv)], [qv, qv]
     full = ranker(framework, objective="mpboost", n_estimators=60, learning_rate=0.3).fit(
         X, y, qid=qid, eval_set=sets, eval_qid=qids)
     curves = [np.asarray(c["ndcg@10"]) for c in full.evals_result_.values()]
+    assert _stop(curves[0], 5, maximize=True) != _stop(curves[1], 5, maximize=True)  # the test tells the sets apart
     for order in ([0, 1], [1, 0]):
-        want = _stop(curves[order[-1]], 5, maximize=True)
-        other = _stop(curves[order[0]], 5, maximize=True)
-        assert want != other  # the test tells the sets apart
+        ordered = [curves[i] for i in order]
+        want = _first_to_stall(ordered, 5) if framework == "lightgbm" else _stop(ordered[-1], 5, maximize=True)
         r = ranker(framework, objective="mpboost", n_estimators=60, learning_rate=0.3, early_stopping_rounds=5)
         r.fit(X, y, qid=qid, eval_set=[sets[i] for i in order], eval_qid=[qids[i] for i in order])
         trained = [len(c["ndcg@10"]) for c in r.evals_result_.values()]
         assert (_best_round(framework, r), trained[-1]) == want and trained[0] == want[1]
+        if framework == "lightgbm":  # and exactly as LightGBM's own ranker with the same objective and metric
+            own = lgb.LGBMRanker(objective=bpl.sklearn_objective("mpboost"), n_estimators=60, learning_rate=0.3,
+                                 num_leaves=7, min_child_samples=5, n_jobs=1, random_state=0, verbose=-1,
+                                 metric="None")
+            own.fit(X, y, group=np.unique(qid, return_counts=True)[1], eval_set=[sets[i] for i in order],
+                    eval_group=[np.unique(qids[i], return_counts=True)[1] for i in order],
+                    eval_metric=bpl.sklearn_metric("ndcg@10"), callbacks=[lgb.early_stopping(5, verbose=False)])
+            assert own.best_iteration_ == r.best_iteration_
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)

@@ -99,3 +99,58 @@ def test_a_callers_own_limit_is_kept_when_the_framework_sets_none(data) -> None:
     finally:
         numba.set_num_threads(ALL)
     assert SEEN == [1, 1]
+
+
+# ---- an explicit route, and the stack read only as a fallback that warns when it finds nothing ------------
+def test_xgb_train_through_a_wrapper_keeps_nthread(data) -> None:
+    """Before, the thread count was read only from the objective's direct caller: through a lambda
+    the kernels ran on every numba thread."""
+    import xgboost as xgb
+
+    o = bpx.objective(NAME)
+    xgb.train(bpx.params(nthread=1), bpx.dmatrix(data.X, data.y, qid=data.qid), num_boost_round=3,
+              obj=lambda p, d: o(p, d))
+    assert SEEN == [1] * 3
+
+
+def test_lgbm_ranker_through_a_wrapper_keeps_n_jobs(data) -> None:
+    import lightgbm as lgb
+
+    o = bpl.sklearn_objective(NAME)
+    lgb.LGBMRanker(objective=lambda y, p, w, g: o(y, p, w, g), n_estimators=3, n_jobs=1, verbose=-1,
+                   min_child_samples=2).fit(data.X, data.y, group=np.diff(data.group_ptr))
+    assert SEEN == [1] * 3
+
+
+def test_threads_given_explicitly_win(data) -> None:
+    import lightgbm as lgb
+    import xgboost as xgb
+
+    xgb.train(bpx.params(), bpx.dmatrix(data.X, data.y, qid=data.qid), num_boost_round=2,
+              obj=bpx.objective(NAME, threads=1))
+    lgb.train({"objective": bpl.objective(NAME, threads=1), "verbose": -1, "num_threads": 2},
+              bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), num_boost_round=2)
+    lgb.LGBMRanker(objective=bpl.sklearn_objective(NAME, threads=1), n_estimators=2, verbose=-1,
+                   min_child_samples=2).fit(data.X, data.y, group=np.diff(data.group_ptr))
+    assert SEEN == [1] * 6
+    with pytest.raises(ValueError, match=r"threads must be a positive integer or None, got 0"):
+        bpx.objective(NAME, threads=0)
+
+
+def test_a_call_outside_any_training_warns_once_and_uses_numbas_count(data) -> None:
+    import pickle
+
+    o = bpx.objective(NAME)
+    dtrain = bpx.dmatrix(data.X, data.y, qid=data.qid)
+    preds = np.zeros(data.X.shape[0])
+    with pytest.warns(RuntimeWarning, match=rf"{NAME}: could not find the XGBoost training that calls this objective "
+                                            r".*pass threads= to boostplug.xgboost.objective"):
+        o(preds, dtrain)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        o(preds, dtrain)  # once per objective
+        bpx.objective(NAME, threads=1)(preds, dtrain)  # given: nothing to look for
+    assert SEEN == [ALL, ALL, 1]
+    assert pickle.loads(pickle.dumps(bpx.objective(NAME, threads=1))).threads == 1
+    assert pickle.loads(pickle.dumps(o)).threads is o.threads

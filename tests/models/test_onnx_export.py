@@ -323,9 +323,33 @@ def test_rankers_export_the_iterations_their_predict_uses() -> None:
     xgb_ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv])
     assert xgb_ranker.best_iteration + 1 < xgb_ranker.get_booster().num_boosted_rounds()
     _assert_same_scores(_onnx_scores(to_onnx(xgb_ranker), rows), xgb_ranker.predict(rows))
-    # A plain xgb.Booster's predict uses every tree, and so does its export.
+    # An early-stopped xgb.Booster exports its best iteration, as the ranker's predict uses it,
+    # and says so (its own predict uses every tree); num_iteration exports every tree.
     booster = xgb_ranker.get_booster()
-    _assert_same_scores(_onnx_scores(to_onnx(booster), rows), booster.predict(xgb.DMatrix(rows)))
+    best = xgb_ranker.best_iteration + 1
+    with pytest.warns(UserWarning, match=rf"exports its best iteration \({best} of "
+                                         rf"{booster.num_boosted_rounds()} rounds\).*num_iteration="
+                                         rf"{booster.num_boosted_rounds()}"):
+        best_model = to_onnx(booster)
+    _assert_same_scores(_onnx_scores(best_model, rows), xgb_ranker.predict(rows))
+    _assert_same_scores(_onnx_scores(best_model, rows),
+                        booster.predict(xgb.DMatrix(rows), iteration_range=(0, best)))
+    every = to_onnx(booster, num_iteration=booster.num_boosted_rounds())
+    _assert_same_scores(_onnx_scores(every, rows), booster.predict(xgb.DMatrix(rows)))
+
+
+def test_an_early_stopped_xgboost_booster_from_xgb_train_exports_its_best_iteration() -> None:
+    X, y, qid = _data()
+    Xv, yv, qv = _data(seed=5)
+    train, vali = bpx.dmatrix(X, y, qid=qid), bpx.dmatrix(Xv, yv, qid=qv)
+    booster = xgb.train({**XGB_PARAMS, "eval_metric": "ndcg@10"}, train, 60, obj=bpx.objective("ndcg_boost"),
+                        evals=[(vali, "vali")], early_stopping_rounds=3, verbose_eval=False)
+    assert booster.best_iteration + 1 < booster.num_boosted_rounds()
+    rows = _rows()
+    with pytest.warns(UserWarning, match="best iteration"):
+        model = to_onnx(booster)
+    _assert_same_scores(_onnx_scores(model, rows),
+                        booster.predict(xgb.DMatrix(rows), iteration_range=(0, booster.best_iteration + 1)))
 
 
 def test_path_writes_the_model_and_the_record_travels(tmp_path) -> None:

@@ -627,3 +627,20 @@ def test_an_unwritable_parameter_leaves_the_old_model_whole(tmp_path):
         custom.save(path)
     assert path.read_bytes() == before
     assert isinstance(RankingBooster.load(path), AdaRank)
+
+
+def test_a_feature_ranker_whose_product_overflows_is_refused_at_predict(fitted, tmp_path):
+    X, models = fitted
+    path = _corrupt(tmp_path, models, "adarank", _weight(1e308, t=0))
+    model = load(path)  # a finite weight whose absolute sum is finite: the file itself is valid
+    feature = int(model.rankers_[0]["feature"])
+    X = np.nan_to_num(X).clip(-1.0, 1.0)
+    X[3, feature] = 2.5  # an ordinary feature value
+    with pytest.raises(ValueError, match=rf"row 3: round 1 \(weight 1e\+308 times feature {feature} = "
+                                         r"2.5\) makes the score inf") as info:
+        model.predict(X)
+    assert "AdaRank" in str(info.value)
+    with pytest.raises(ValueError, match=r"makes the score -?inf"):
+        list(model.staged_predict(X))
+    X[3, feature] = 1.0  # the same model on features its weight can multiply predicts finitely
+    assert np.isfinite(model.predict(X)).all()

@@ -261,3 +261,21 @@ def test_check_objective_runs_without_pytest() -> None:
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+class NegatedExactHessian(PairSquares):
+    """Returns the curvature with the wrong sign: the floor turns it into HESSIAN_FLOOR."""
+
+    def _grad_hess(self, scores):
+        g, h = super()._grad_hess(scores)
+        return g, (-h if self.hessian == "exact" else h)
+
+
+def test_a_hessian_of_the_wrong_sign_is_reported_with_the_value_the_objective_returned() -> None:
+    cls = type("NegatedExactHessian", (NegatedExactHessian,), {"name": "pair_squares_negated"})
+    with pytest.raises(ContractError) as e:
+        check_objective(cls, checks=["hessian"], params={"hessian": "exact"})
+    message = str(e.value)
+    # the objective returned -W per pair at row 4 (4 pairs of weight 1), the derivative is +4
+    assert "the objective returned [-4.0" in message and "is [3.99" in message, message
+    assert "1e-06" not in message, message

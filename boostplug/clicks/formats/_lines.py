@@ -11,6 +11,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from ..._validation import check_optional_count
 from .._sources import Batch, RawLog, Report
 
 __all__ = ["paths_of", "numbered_lines", "check_batch_rows", "Lines", "Rows", "FileLog"]
@@ -57,11 +58,7 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 def check_batch_rows(batch_rows: object) -> int | None:
     """Rows per streamed batch: a positive integer, or ``None`` for the default."""
-    if batch_rows is None:
-        return None
-    if isinstance(batch_rows, (bool, np.bool_)) or not isinstance(batch_rows, (int, np.integer)) or batch_rows < 1:
-        raise ValueError(f"batch_rows must be a positive integer or None, got {batch_rows!r}")
-    return int(batch_rows)
+    return check_optional_count(batch_rows, "batch_rows")
 
 
 class Lines:

@@ -17,8 +17,8 @@ from ..._core.threads import thread_count
 from ...groups import cut_queries, group_ptr_from_sizes, qid_from_group_ptr, sizes_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._adapter import (
-    BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
-    metric_query_weights, set_arrays,
+    FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
+    check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
 )
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
@@ -109,13 +109,26 @@ _THREAD_ALIASES = ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs")
 def lgb_threads(data: Any) -> int | None:
     """The ``num_threads`` LightGBM trains this Dataset with (its ``params`` carry the training
     parameters), or ``None`` for LightGBM's default (every core)."""
-    params = getattr(data, "params", None) or {}
-    return next((thread_count(params[k]) for k in _THREAD_ALIASES if k in params), None)
+    return params_threads(getattr(data, "params", None) or {})
 
 
 def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
     """Labels, ``group_ptr`` and per-query weights of a LightGBM training set (once per set)."""
     return set_arrays(labels, sizes, weights, group_ptr_from_lgb_sizes, "LightGBM")
+
+
+_HOW_THREADS = "pass threads= to boostplug.lightgbm.sklearn_objective (e.g. the ranker's n_jobs)"
+
+
+def _dataset_in(scope: dict[str, Any]) -> Any:
+    """The Dataset LightGBM's wrapper of the 4-argument form (scikit-learn's ``_ObjectiveFunctionWrapper``) holds."""
+    d = scope.get("dataset")
+    return d if hasattr(d, "get_label") and hasattr(d, "params") else None
+
+
+def params_threads(params: dict[str, Any]) -> int | None:
+    """The ``num_threads`` LightGBM's ``params`` set (any of its aliases), ``None`` for its default."""
+    return next((thread_count(params[k]) for k in _THREAD_ALIASES if k in params), None)
 
 
 class LightGBMObjective(BoundObjective):
@@ -131,7 +144,7 @@ class LightGBMObjective(BoundObjective):
         labels = train_data.get_label()
         return self.round_grad_hess(preds, train_data, labels, train_data.get_group(), train_data.get_weight(),
                                     framework="LightGBM", to_group_ptr=group_ptr_from_lgb_sizes,
-                                    threads=lgb_threads(train_data),
+                                    threads=lgb_threads(train_data) if self.threads is FROM_FRAMEWORK else self.threads,
                                     check_new=lambda: _check_set(train_data, labels, self.name),
                                     keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS)
 
@@ -140,8 +153,7 @@ class LightGBMSklearnObjective(BoundObjective):
     """Callable for ``LGBMRanker(objective=...)``: ``(y_true, y_pred, weight, group) -> (grad, hess)``."""
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
-        # LightGBM's wrapper of the 4-argument form (sklearn's _ObjectiveFunctionWrapper) holds the Dataset.
-        threads = lgb_threads(sys._getframe(1).f_locals.get("dataset"))
+        threads = self.framework_threads(sys._getframe(1), _dataset_in, lgb_threads, "LightGBM", _HOW_THREADS)
         # A refit on new data legitimately brings new labels: re-bind instead of raising.
         return self.round_grad_hess(y_pred, None, y_true, group, weight, framework="LightGBM",
                                     to_group_ptr=group_ptr_from_lgb_sizes, threads=threads, strict=False,
@@ -150,27 +162,32 @@ class LightGBMSklearnObjective(BoundObjective):
                                             "doc=doc), which maps it onto each fit's rows")
 
 
-def objective(name: str, **params: Any) -> LightGBMObjective:
+def objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> LightGBMObjective:
     """A boostplug objective for ``lgb.train(params={"objective": ...})`` and ``lgb.cv``.
 
     Args:
         name: one of :func:`boostplug.objectives.names`.
+        threads: the numba threads of its kernels each round; by default LightGBM's
+            ``num_threads`` (or an alias), read from the parameters of the Dataset LightGBM hands
+            the objective; ``None``: numba's own setting.
         **params: the objective's parameters (see its module); unknown names raise ``ValueError``.
     """
-    return LightGBMObjective(name, params)
+    return LightGBMObjective(name, params, threads)
 
 
-def sklearn_objective(name: str, **params: Any) -> LightGBMSklearnObjective:
-    """A boostplug objective in the 4-argument form ``LGBMRanker(objective=...)`` accepts."""
-    return LightGBMSklearnObjective(name, params)
+def sklearn_objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> LightGBMSklearnObjective:
+    """A boostplug objective in the 4-argument form ``LGBMRanker(objective=...)`` accepts.
+
+    ``threads``: the numba threads of its kernels each round. By default the ranker's
+    ``num_threads``/``n_jobs``, read from the Dataset LightGBM's wrapper holds (up to a few
+    wrappers up the stack; when none is found, numba's own setting, with a ``RuntimeWarning``);
+    ``None``: numba's own setting. (:func:`objective` for ``lgb.train`` reads the Dataset's
+    parameters, which LightGBM hands it.)"""
+    return LightGBMSklearnObjective(name, params, threads)
 
 
 class LightGBMMetric(MetricCallable):
     """``feval`` for ``lgb.train``/``lgb.cv``: ``(preds, eval_data) -> (name, value, is_higher_better)``."""
-
-    def __init__(self, name: str, display_name: str | None = None, weighting: str = "query") -> None:
-        super().__init__(name, display_name, weighting)
-        self._checked: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
     def __call__(self, preds: NDArray, eval_data: Any) -> tuple[str, float, bool]:
         name = self.spec.name
@@ -180,23 +197,13 @@ class LightGBMMetric(MetricCallable):
                 f"{type(eval_data).__name__} instead of an lgb.Dataset; for LGBMRanker.fit(eval_metric=...) "
                 f"use boostplug.lightgbm.sklearn_metric({name!r})"
             )
-        labels = eval_data.get_label()
+        labels, weights = eval_data.get_label(), eval_data.get_weight()
         gp = group_ptr_from_lgb_sizes(eval_data.get_group(), len(labels))
-        self._check_once(eval_data, labels)
-        qw = metric_query_weights(eval_data.get_weight(), gp, "LightGBM")
+        who = f"boostplug.lightgbm.metric({name!r})"
+        self.once(eval_data, lambda: (_check_set(eval_data, labels, who),
+                                      check_set_weights(weights, gp, "LightGBM", who)))
+        qw = metric_query_weights(weights, gp, "LightGBM")
         return self.spec.display_name, self.spec(preds, labels, gp, qw), self.spec.higher_is_better
-
-    def _check_once(self, eval_data: Any, labels: Any) -> None:
-        try:
-            if eval_data in self._checked:
-                return
-        except TypeError:
-            pass
-        _check_set(eval_data, labels, f"boostplug.lightgbm.metric({self.spec.name!r})")
-        try:
-            self._checked.add(eval_data)
-        except TypeError:
-            pass
 
 
 class LightGBMSklearnMetric(MetricCallable):
@@ -205,7 +212,10 @@ class LightGBMSklearnMetric(MetricCallable):
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: Any, group: Any) -> tuple[str, float, bool]:
         gp = group_ptr_from_lgb_sizes(group, len(y_true))
-        _check_lgb_labels(y_true, f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})")
+        who = f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})"
+        _check_lgb_labels(y_true, who)
+        if weight is not None:  # LightGBM hands the eval set's same weight array every round
+            self.once(weight, lambda: check_set_weights(weight, gp, "LightGBM", who))
         value = self.spec(y_pred, y_true, gp, metric_query_weights(weight, gp, "LightGBM"))
         return self.spec.display_name, value, self.spec.higher_is_better
 

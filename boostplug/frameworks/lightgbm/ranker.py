@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from .._adapter import builder_init_score
 from ..sklearn_ranker import OWN_PARAMS, RankerMixin, is_boostplug_objective
-from .adapters import sklearn_metric, sklearn_objective
+from .adapters import params_threads, sklearn_metric, sklearn_objective
 from .model_file import load_model, objective_of, record_objective, save_model
 
 __all__ = ["LGBMRanker"]
@@ -43,29 +43,28 @@ def _named_params() -> frozenset[str]:
 _HAS_EVAL_X = "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters
 
 
-class _EarlyStoppingOnOne:
-    """``lgb.early_stopping`` that watches one eval set and one metric.
+class _EarlyStoppingOnMetric:
+    """``lgb.early_stopping`` on one metric, with LightGBM's rule for several eval sets.
 
-    LightGBM's own callback watches every validation set and metric and stops at whichever
-    stalls first, which may be a set the user only wanted to see (a test set listed first).
-    This one hands it only the watched result each round and, when it stops, reports every
-    result of the best round (``best_score_``), as LightGBM does.
+    LightGBM's own callback watches every (eval set, metric) pair but the training data and stops
+    when the first of them has not improved for ``rounds`` rounds. This one hands it only the
+    watched metric's results on every set each round (so the rule for sets is LightGBM's), and,
+    when it stops, reports every result of the best round (``best_score_``), as LightGBM does.
     """
 
-    def __init__(self, rounds: int, data_name: str, metric_name: str) -> None:
+    def __init__(self, rounds: int, metric_name: str) -> None:
         # Instance attributes: lgb.train gives a callback without "order" in its __dict__ a slot
         # before record_evaluation, whose last round would then go unrecorded.
         self.order = 30  # LightGBM's own early stopping's slot
         self.before_iteration = False
         self._inner = lgb.early_stopping(rounds, verbose=False)
-        self.data_name = data_name
         self.metric_name = metric_name
         self._results: dict[int, list[Any]] = {}
 
     def __call__(self, env: Any) -> None:
         results = list(env.evaluation_result_list or [])
         self._results[env.iteration] = results
-        watched = [r for r in results if r[0] == self.data_name and r[1] == self.metric_name]
+        watched = [r for r in results if r[1] == self.metric_name]
         try:
             self._inner(_with_results(env, watched))
         except lgb.callback.EarlyStopException as stop:
@@ -78,14 +77,6 @@ def _with_results(env: Any, results: list[Any]) -> Any:
     if dataclasses.is_dataclass(env):
         return dataclasses.replace(env, evaluation_result_list=results)
     return env._replace(evaluation_result_list=results)
-
-
-def _eval_set_name(i: int, is_training_data: bool, eval_names: Sequence[str] | None) -> str:
-    """The name ``lgb.train`` gives eval set ``i`` (LightGBM's naming: ``eval_names[i]``, else
-    ``"training"`` for the training data itself, else ``"valid_{i}"``)."""
-    if eval_names is not None and (is_training_data or len(eval_names) > i):
-        return eval_names[i]
-    return "training" if is_training_data else f"valid_{i}"
 
 
 class LGBMRanker(RankerMixin, lgb.LGBMRanker):
@@ -109,9 +100,10 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
             last one drives early stopping and :meth:`score` (XGBoost's convention; LightGBM's
             ``first_metric_only`` would take the first). LightGBM's own metrics are switched off
             (``metric="None"``); passing ``metric=`` is an error.
-        early_stopping_rounds: stop when the (last) ``eval_metric`` on the last eval set has not
-            improved for this many rounds (in the metric's direction), whatever the other sets
-            and metrics do; ``predict`` then uses the best round.
+        early_stopping_rounds: stop when the (last) ``eval_metric`` has not improved for this many
+            rounds (in the metric's direction) on one of the eval sets, whichever stalls first
+            (LightGBM's rule; the training data, when listed, is not watched); ``predict`` then
+            uses the best round of that set.
         **kwargs: the objective's parameters (``ddf=``, ``tau=``...; they appear in
             ``get_params`` and never reach LightGBM) and any other LightGBM parameter.
             Unknown names and invalid objective values raise ``ValueError`` at ``fit``.
@@ -171,8 +163,8 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
 
         ``sample_weight``: one per row (constant within a query) or one per query.
         ``eval_set``: ``[(X, y), ...]`` with ``eval_qid`` (or ``eval_group``) for each;
-        ``eval_metric`` is recorded for each in ``evals_result_`` and early stopping watches
-        the last one only. Inside scikit-learn's model selection, a split that puts rows of one
+        ``eval_metric`` is recorded for each in ``evals_result_`` and early stopping stops at
+        the first of them to stall (LightGBM's rule). Inside scikit-learn's model selection, a split that puts rows of one
         query in both its training and test part is refused (``ValueError``). ``doc``: one
         document key per row, onto which an objective's keyed pairs
         (:class:`~boostplug.keyed_pairs.KeyedPairs`) are mapped (routed like ``qid``, so each fold
@@ -193,14 +185,14 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
                 f"metric name, now {self.eval_metric!r}) and switches LightGBM's metrics off; set eval_metric= instead"
             )
         if plan.choice.name is not None:
-            self._objective = sklearn_objective(plan.choice.name, **plan.choice.params)
+            # the thread count LightGBM trains with, given explicitly (an alias in the kwargs wins over n_jobs)
+            self._objective = sklearn_objective(plan.choice.name, threads=params_threads(self.get_params()),
+                                                **plan.choice.params)
         else:
             self._objective = self.objective
         callbacks = list(callbacks or [])
         if plan.early_stopping_rounds is not None:
-            last = plan.evals[-1]
-            watched_set = _eval_set_name(len(plan.evals) - 1, last.X is X and last.y is y, eval_names)
-            callbacks.append(_EarlyStoppingOnOne(plan.early_stopping_rounds, watched_set, plan.watched.display_name))
+            callbacks.append(_EarlyStoppingOnMetric(plan.early_stopping_rounds, plan.watched.display_name))
         eval_kw: dict[str, Any] = {}
         if plan.evals:
             if _HAS_EVAL_X:

@@ -19,8 +19,8 @@ from ..._core.threads import thread_count
 from ...groups import qid_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._adapter import (
-    BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights, group_ptr_or_error,
-    metric_query_weights,
+    FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
+    check_set_weights, group_ptr_or_error, metric_query_weights,
 )
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "dmatrix", "params"]
@@ -83,24 +83,38 @@ def xgb_threads(booster: Any) -> int | None:
     return n
 
 
+_HOW_THREADS = "pass threads= to boostplug.xgboost.objective (e.g. the nthread of xgb.train's params)"
+
+
+def _booster_in(scope: dict[str, Any]) -> Any:
+    """The Booster whose ``update``/``boost`` calls the objective (as ``self``)."""
+    b = scope.get("self")
+    return b if hasattr(b, "save_config") and hasattr(b, "set_param") else None
+
+
 class XGBoostObjective(BoundObjective):
     """Callable for ``xgb.train(obj=...)`` / ``xgb.cv(obj=...)``: ``(predt, dtrain) -> (grad, hess)``."""
 
     def __call__(self, predt: NDArray, dtrain: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return self.round_grad_hess(predt, dtrain, dtrain.get_label(), dtrain.get_uint_info("group_ptr"),
                                     dtrain.get_weight(), framework="XGBoost", to_group_ptr=_group_ptr_of,
-                                    threads=xgb_threads(sys._getframe(1).f_locals.get("self")),
+                                    threads=self.framework_threads(sys._getframe(1), _booster_in, xgb_threads,
+                                                                   "XGBoost", _HOW_THREADS),
                                     keys=lambda: dmatrix_row_keys(dtrain), no_keys=_HOW_KEYS)
 
 
-def objective(name: str, **params: Any) -> XGBoostObjective:
+def objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> XGBoostObjective:
     """A boostplug objective for ``xgb.train(obj=...)`` and ``xgb.cv(obj=...)``.
 
     Args:
         name: one of :func:`boostplug.objectives.names`.
+        threads: the numba threads of its kernels each round. By default XGBoost's ``nthread``,
+            read from the Booster that calls the objective (up to a few wrappers up the stack; when
+            none is found, numba's own setting, with a ``RuntimeWarning``); ``None``: numba's own
+            setting.
         **params: the objective's parameters; unknown names raise ``ValueError``.
     """
-    return XGBoostObjective(name, params)
+    return XGBoostObjective(name, params, threads)
 
 
 #: How many frames up from the metric call to look for XGBoost's callback container
@@ -118,8 +132,9 @@ class XGBoostMetric(MetricCallable):
 
     def __call__(self, predt: NDArray, dmat: Any) -> tuple[str, float]:
         self._direct_early_stopping()
-        gp = _group_ptr(dmat)
-        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(dmat.get_weight(), gp, "XGBoost"))
+        gp, weights = _group_ptr(dmat), dmat.get_weight()
+        self.once(dmat, lambda: check_set_weights(weights, gp, "XGBoost", f"boostplug.xgboost.metric({self.spec.name!r})"))
+        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(weights, gp, "XGBoost"))
         return self.spec.display_name, value
 
     def _direct_early_stopping(self) -> None:

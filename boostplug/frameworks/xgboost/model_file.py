@@ -9,6 +9,7 @@ from typing import Any
 
 from ..._atomic import write_bytes
 from ..model_record import RECORD_KEY, ObjectiveRecord, record_for
+from .ubjson import checked_model_source
 
 __all__ = ["record_objective", "objective_of", "save_model", "load_model"]
 
@@ -38,7 +39,7 @@ def objective_of(booster_or_path: Any):
     import xgboost as xgb
 
     if isinstance(booster_or_path, (str, os.PathLike)):
-        booster_or_path = xgb.Booster(model_file=os.fspath(booster_or_path))
+        booster_or_path = _read(booster_or_path)
     if not hasattr(booster_or_path, "attr"):
         raise TypeError(f"objective_of: expected an xgb.Booster or a model file path, got "
                         f"{type(booster_or_path).__name__}")
@@ -56,9 +57,16 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
 
 
 def load_model(path: Any):
-    """``xgb.Booster(model_file=path)``, its objective record validated (``ValueError`` if invalid)."""
-    import xgboost as xgb
-
-    booster = xgb.Booster(model_file=os.fspath(path))
+    """``xgb.Booster(model_file=path)``, its objective record validated (``ValueError`` if invalid).
+    A UBJSON file's structure is checked first (a ``ValueError`` naming the file and the byte
+    offset): XGBoost's own reader crashes the process or hangs on a file cut short."""
+    booster = _read(path)
     objective_of(booster)
     return booster
+
+
+def _read(path: Any):
+    import xgboost as xgb
+
+    checked_model_source(path)
+    return xgb.Booster(model_file=os.fspath(path))

@@ -16,9 +16,11 @@ from numpy.typing import ArrayLike, NDArray
 from ... import objectives as _objectives
 from .._adapter import builder_init_score
 from ..sklearn_ranker import FitPlan, RankerMixin, is_boostplug_objective
+from ..._core.threads import thread_count
 from .adapters import dmatrix, early_stopping, metric
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
+from .ubjson import checked_model_source
 
 __all__ = ["XGBRanker"]
 
@@ -144,7 +146,8 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
             params["disable_default_eval_metric"] = 1
             obj = None
             if plan.choice.name is not None:
-                obj = make_objective(plan.choice.name, **plan.choice.params)
+                obj = make_objective(plan.choice.name, threads=thread_count(params.get("nthread", params.get("n_jobs"))),
+                                     **plan.choice.params)
                 if params.get("base_score") is None:
                     params["base_score"] = 0.0
             dtrain = self._dmatrix(X, y, plan.group_ptr, plan.query_weights, base_margin)
@@ -174,7 +177,9 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
     def load_model(self, fname: Any) -> "XGBRanker":  # type: ignore[override]
         """``xgboost.XGBRanker.load_model``, then the recorded boostplug objective becomes
         ``objective`` and its parameters estimator parameters again (``get_params``); row-index
-        parameters (the objective's ``row_params``) are recorded only as a fingerprint and not restored."""
+        parameters (the objective's ``row_params``) are recorded only as a fingerprint and not restored.
+        A UBJSON model cut short or damaged is a ``ValueError`` (:func:`~.ubjson.checked_model_source`)."""
+        checked_model_source(fname)
         super().load_model(fname)
         record = objective_of(self.get_booster())
         if record is not None:

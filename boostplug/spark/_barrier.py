@@ -19,12 +19,13 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from pyspark.sql import DataFrame
 
-__all__ = ["VALID_COL", "Columns", "Part", "ShippedObjective", "prepare_frame", "part_arrays", "run_barrier",
-           "driver_host"]
+__all__ = ["VALID_COL", "X_COL", "Columns", "Part", "ShippedObjective", "features_matrix", "part_arrays",
+           "prepare_frame", "check_distributable", "driver_host", "run_barrier"]
 
+#: The features of a row as one array of doubles, as the tasks read them.
+X_COL = "__boostplug_x"
 #: 1 on the rows of the validation DataFrame, 0 on the training rows.
 VALID_COL = "__boostplug_valid"
-_X_COL = "__boostplug_x"
 
 
 @dataclass(frozen=True)
@@ -45,27 +46,29 @@ class Columns:
             if not self.feature_cols:
                 raise ValueError("feature_cols is empty; name at least one feature column")
 
+    def feature_columns(self) -> list[str]:
+        return [self.features_col] if self.feature_cols is None else list(self.feature_cols)
+
     def needed(self) -> list[str]:
-        own = [self.features_col] if self.feature_cols is None else list(self.feature_cols)
-        return own + [self.label_col, self.qid_col] + ([self.weight_col] if self.weight_col else [])
+        return self.feature_columns() + [self.label_col, self.qid_col] + ([self.weight_col] if self.weight_col else [])
 
     def features_as_array(self, df: "DataFrame") -> "DataFrame":
         """``df`` with the features in one array-of-double column (``pyspark.ml`` vectors converted)."""
         from pyspark.sql import functions as F
 
         if self.feature_cols is not None:
-            return df.withColumn(_X_COL, F.array(*[F.col(c).cast("double") for c in self.feature_cols]))
+            return df.withColumn(X_COL, F.array(*[F.col(c).cast("double") for c in self.feature_cols]))
         from pyspark.ml.functions import vector_to_array
         from pyspark.ml.linalg import VectorUDT
 
         col = F.col(self.features_col)
         is_vector = isinstance(df.schema[self.features_col].dataType, VectorUDT)
-        return df.withColumn(_X_COL, vector_to_array(col) if is_vector else col.cast("array<double>"))
+        return df.withColumn(X_COL, vector_to_array(col) if is_vector else col.cast("array<double>"))
 
 
 def features_matrix(pdf: "pd.DataFrame") -> np.ndarray:
     """The feature matrix of a pandas batch holding the array column :func:`Columns.features_as_array` made."""
-    values = pdf[_X_COL].to_numpy()
+    values = pdf[X_COL].to_numpy()
     return np.stack(values).astype(np.float64, copy=False) if values.shape[0] else np.zeros((0, 0))
 
 
@@ -89,7 +92,7 @@ def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns) -> tuple[Part,
 
     frames = list(batches)
     pdf = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        {_X_COL: [], cols.label_col: [], cols.qid_col: [], VALID_COL: []})
+        {X_COL: [], cols.label_col: [], cols.qid_col: [], VALID_COL: []})
     out = []
     for flag in (0, 1):
         rows = pdf[pdf[VALID_COL] == flag]
@@ -167,6 +170,16 @@ class ShippedObjective:
         if self.name not in _objectives.names():
             _objectives.register(self.loss_class, name=self.name, summary=self.summary, fixed=self.fixed,
                                  methods=self.methods)
+
+
+def check_distributable(obj: Any, early_stopping_rounds: Any, valid_df: Any) -> None:
+    """Refuse what cannot be split between workers: row-index objective parameters (each worker
+    numbers its own rows), and early stopping without validation rows."""
+    if obj.rows_given:
+        raise ValueError(f"objective_params[{next(iter(obj.rows_given))!r}] holds row indices of the whole training "
+                         "set, but each Spark worker numbers its own rows: leave it unset, or train on one machine")
+    if early_stopping_rounds is not None and valid_df is None:
+        raise ValueError("early_stopping_rounds needs valid_df (the rows the metric is evaluated on)")
 
 
 def driver_host(df: "DataFrame") -> str:

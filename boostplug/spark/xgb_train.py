@@ -15,7 +15,8 @@ from ..frameworks._metric_spec import MetricCallable
 from ..frameworks._query_info import metric_query_weights
 from ..frameworks.xgboost.adapters import dmatrix, objective as xgb_objective, params as xgb_params
 from ..frameworks.xgboost.model_file import record_objective
-from ._barrier import Columns, ShippedObjective, driver_host, part_arrays, prepare_frame, run_barrier
+from ._metric import from_sums, metric_sums
+from ._barrier import Columns, ShippedObjective, check_distributable, driver_host, part_arrays, prepare_frame, run_barrier
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -34,19 +35,12 @@ class CollectiveMetric(MetricCallable):
     def __call__(self, predt: np.ndarray, dmat: Any) -> tuple[str, float]:
         from xgboost import collective
 
-        y = dmat.get_label()
-        gp = np.asarray(dmat.get_uint_info("group_ptr"), dtype=np.int64)
-        sums = np.zeros(2)
-        if y.shape[0]:
-            per_q = np.asarray(self.spec.fn(np.asarray(predt, np.float64).reshape(-1), y, gp, per_query=True),
-                               dtype=np.float64)
-            w = metric_query_weights(dmat.get_weight(), gp, "XGBoost")
-            w = np.ones(per_q.shape[0]) if w is None else w
-            kept = ~np.isnan(per_q)
-            sums[:] = float(np.dot(w[kept], per_q[kept])), float(w[kept].sum())
+        gp = dmat.get_uint_info("group_ptr") if dmat.num_row() else np.zeros(1, dtype=np.int64)
+        w = metric_query_weights(dmat.get_weight(), np.asarray(gp, dtype=np.int64), "XGBoost")
+        sums = metric_sums(self.spec, predt, dmat.get_label(), gp, w)
         if collective.is_distributed():
             sums = collective.allreduce(sums, collective.Op.SUM)
-        return self.spec.display_name, float(sums[0] / sums[1]) if sums[1] > 0 else float("nan")
+        return self.spec.display_name, from_sums(sums)
 
 
 def _start_tracker(host: str, n_workers: int) -> dict[str, Any]:
@@ -109,11 +103,7 @@ def train_xgboost(
     check_rounds(num_boost_round, "num_boost_round")
     objective_params = dict(objective_params or {})
     obj = xgb_objective(objective, **objective_params)  # validates the parameters on the driver
-    if obj.rows_given:
-        raise ValueError(f"objective_params[{next(iter(obj.rows_given))!r}] holds row indices of the whole training "
-                         "set, but each Spark worker numbers its own rows: leave it unset, or train on one machine")
-    if early_stopping_rounds is not None and valid_df is None:
-        raise ValueError("early_stopping_rounds needs valid_df (the rows the metric is evaluated on)")
+    check_distributable(obj, early_stopping_rounds, valid_df)
     cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col)
     shipped = ShippedObjective.of(objective)
     booster_params = xgb_params(**(params or {}))
@@ -135,8 +125,9 @@ def train_xgboost(
                 dtrain = dmatrix(train.X, train.y, qid=train.qid, weight=train.weight)
                 evals = []
                 if measure is not None:
-                    evals = [(dmatrix(valid.X.reshape(-1, train.X.shape[1]), valid.y, qid=valid.qid,
-                                      weight=valid.weight), "validation")]
+                    dvalid = (dmatrix(valid.X, valid.y, qid=valid.qid, weight=valid.weight) if valid.n_rows
+                              else xgb.DMatrix(np.zeros((0, train.X.shape[1])), label=np.zeros(0)))
+                    evals = [(dvalid, "validation")]
                 booster = xgb.train(booster_params, dtrain, num_boost_round, obj=local_obj, evals=evals,
                                     custom_metric=measure, verbose_eval=False,
                                     early_stopping_rounds=early_stopping_rounds,

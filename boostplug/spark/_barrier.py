@@ -5,6 +5,7 @@ running one barrier stage."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -20,7 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
 
 __all__ = ["VALID_COL", "X_COL", "Columns", "Part", "ShippedObjective", "features_matrix", "part_arrays",
-           "prepare_frame", "check_distributable", "driver_host", "run_barrier"]
+           "prepare_frame", "check_distributable", "driver_host", "start_tracker",
+           "run_barrier"]
 
 #: The features of a row as one array of doubles, as the tasks read them.
 X_COL = "__boostplug_x"
@@ -185,6 +187,17 @@ def check_distributable(obj: Any, early_stopping_rounds: Any, valid_df: Any) -> 
 def driver_host(df: "DataFrame") -> str:
     """The address the executors reach the driver at (Spark's ``spark.driver.host``; loopback by default)."""
     return df.sparkSession.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
+
+
+def start_tracker(host: str, n_workers: int) -> dict[str, Any]:
+    """XGBoost's tracker on the driver (at ``host``); the arguments with which each barrier task
+    joins XGBoost's collective (``xgboost.collective.CommunicatorContext``)."""
+    from xgboost.tracker import RabitTracker
+
+    tracker = RabitTracker(n_workers=n_workers, host_ip=host, sortby="task")
+    tracker.start()
+    threading.Thread(target=tracker.wait_for, daemon=True).start()
+    return {**tracker.worker_args(), "n_workers": n_workers}
 
 
 def run_barrier(laid: "DataFrame", task: Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]],

@@ -1,5 +1,6 @@
 """A boostplug metric over queries spread across workers: each worker's share as two sums, which
-add up across workers to the metric of the whole set."""
+XGBoost's collective adds up across workers (for both frameworks' trainers) into the metric of
+the whole set."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from ..frameworks._metric_spec import MetricSpec
 
-__all__ = ["metric_sums", "from_sums"]
+__all__ = ["metric_sums", "allreduce", "from_sums"]
 
 
 def metric_sums(spec: MetricSpec, scores: Any, labels: Any, group_ptr: Any, query_weights: Any) -> np.ndarray:
@@ -23,6 +24,13 @@ def metric_sums(spec: MetricSpec, scores: Any, labels: Any, group_ptr: Any, quer
     w = np.ones(per_q.shape[0]) if query_weights is None else np.asarray(query_weights, dtype=np.float64)
     kept = ~np.isnan(per_q)
     return np.array([float(np.dot(w[kept], per_q[kept])), float(w[kept].sum())])
+
+
+def allreduce(sums: np.ndarray) -> np.ndarray:
+    """The sums of every worker of XGBoost's collective (this worker's alone outside one)."""
+    from xgboost import collective
+
+    return collective.allreduce(sums, collective.Op.SUM) if collective.is_distributed() else sums
 
 
 def from_sums(sums: np.ndarray) -> float:

@@ -5,7 +5,6 @@ joins its workers. User documentation: :mod:`boostplug.spark`."""
 
 from __future__ import annotations
 
-import json
 import socket
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -16,8 +15,9 @@ from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.lightgbm.adapters import dataset, objective as lgb_objective
 from ..frameworks.lightgbm.model_file import record_objective
 from ..groups import group_ptr_from_qid
-from ._barrier import Columns, Part, ShippedObjective, check_distributable, part_arrays, prepare_frame, run_barrier
-from ._metric import from_sums, metric_sums
+from ._barrier import (Columns, Part, ShippedObjective, check_distributable, driver_host, part_arrays,
+                       prepare_frame, run_barrier, start_tracker)
+from ._metric import allreduce, from_sums, metric_sums
 
 if TYPE_CHECKING:  # pragma: no cover
     import lightgbm as lgb
@@ -39,14 +39,15 @@ def _free_port(host: str) -> int:
 
 
 class _EarlyStopping:
-    """A LightGBM callback: the metric of the whole validation set each round (each worker's
-    sums gathered through the barrier, so every worker sees the same value and stops at the
-    same round), early stopping on it. Each round adds only the new tree's scores."""
+    """A LightGBM callback: the metric of the whole validation set each round (each worker's sums
+    added up on XGBoost's collective, so every worker sees the same value and stops at the same
+    round; Spark's own ``allGather`` takes about a second per call), early stopping on it. Each
+    round adds only the new tree's scores."""
 
     order = 30
 
-    def __init__(self, ctx: Any, spec: MetricSpec, valid: Part, rounds: int | None) -> None:
-        self.ctx, self.spec, self.valid, self.rounds = ctx, spec, valid, rounds
+    def __init__(self, spec: MetricSpec, valid: Part, rounds: int | None) -> None:
+        self.spec, self.valid, self.rounds = spec, valid, rounds
         self.gp = group_ptr_from_qid(valid.qid) if valid.n_rows else np.zeros(1, dtype=np.int64)
         self.weights = None if valid.weight is None or not valid.n_rows else valid.weight[self.gp[:-1]]
         self.scores = np.zeros(valid.n_rows)
@@ -57,10 +58,11 @@ class _EarlyStopping:
         import lightgbm as lgb
 
         if self.valid.n_rows:
+            # One thread: OpenMP threads left spinning after a parallel predict starve the other workers.
             self.scores += env.model.predict(self.valid.X, start_iteration=env.iteration, num_iteration=1,
-                                             raw_score=True)
+                                             raw_score=True, num_threads=1)
         local = metric_sums(self.spec, self.scores, self.valid.y, self.gp, self.weights)
-        value = from_sums(np.sum([json.loads(m) for m in self.ctx.allGather(json.dumps(local.tolist()))], axis=0))
+        value = from_sums(allreduce(local))
         self.history.append(value)
         better = value > self.history[self.best] if self.spec.higher_is_better else value < self.history[self.best]
         if better:
@@ -117,6 +119,7 @@ def train_lightgbm(
     user_params = {"verbose": -1, **(params or {})}
     laid, layout = prepare_frame(df, valid_df, cols, num_workers, repartition, "train_lightgbm")
     n_workers = layout.n_partitions
+    tracker_args = None if spec is None else start_tracker(driver_host(df), n_workers)
 
     def task(batches: Iterator["pd.DataFrame"]) -> Iterator["pd.DataFrame"]:
         import pandas as pd
@@ -131,9 +134,15 @@ def train_lightgbm(
         run_params = {**user_params, "objective": lgb_objective(shipped.name, **objective_params),
                       "machines": machines, "local_listen_port": port, "num_machines": n_workers,
                       "tree_learner": "data_parallel", "pre_partition": True}
-        callbacks = [] if spec is None else [_EarlyStopping(ctx, spec, valid, early_stopping_rounds)]
-        booster = lgb.train(run_params, dataset(train.X, train.y, qid=train.qid, weight=train.weight),
-                            num_boost_round, callbacks=callbacks)
+        dtrain = dataset(train.X, train.y, qid=train.qid, weight=train.weight)
+        if spec is None:
+            booster = lgb.train(run_params, dtrain, num_boost_round)
+        else:
+            from xgboost import collective
+
+            with collective.CommunicatorContext(dmlc_task_id=str(ctx.partitionId()), **tracker_args):
+                booster = lgb.train(run_params, dtrain, num_boost_round,
+                                    callbacks=[_EarlyStopping(spec, valid, early_stopping_rounds)])
         text = booster.model_to_string()
         booster.free_network()
         ctx.barrier()

@@ -5,7 +5,6 @@ inside for built-in objectives. User documentation: :mod:`boostplug.spark`."""
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
@@ -15,8 +14,8 @@ from ..frameworks._metric_spec import MetricCallable
 from ..frameworks._query_info import metric_query_weights
 from ..frameworks.xgboost.adapters import dmatrix, objective as xgb_objective, params as xgb_params
 from ..frameworks.xgboost.model_file import record_objective
-from ._metric import from_sums, metric_sums
-from ._barrier import Columns, ShippedObjective, check_distributable, driver_host, part_arrays, prepare_frame, run_barrier
+from ._metric import allreduce, from_sums, metric_sums
+from ._barrier import Columns, ShippedObjective, check_distributable, driver_host, start_tracker, part_arrays, prepare_frame, run_barrier
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -33,26 +32,9 @@ class CollectiveMetric(MetricCallable):
     decision). Queries a convention skips (NaN) are left out of both sums, as in one process."""
 
     def __call__(self, predt: np.ndarray, dmat: Any) -> tuple[str, float]:
-        from xgboost import collective
-
         gp = dmat.get_uint_info("group_ptr") if dmat.num_row() else np.zeros(1, dtype=np.int64)
         w = metric_query_weights(dmat.get_weight(), np.asarray(gp, dtype=np.int64), "XGBoost")
-        sums = metric_sums(self.spec, predt, dmat.get_label(), gp, w)
-        if collective.is_distributed():
-            sums = collective.allreduce(sums, collective.Op.SUM)
-        return self.spec.display_name, from_sums(sums)
-
-
-def _start_tracker(host: str, n_workers: int) -> dict[str, Any]:
-    """XGBoost's tracker on the driver; the arguments each worker joins the collective with."""
-    from xgboost.tracker import RabitTracker
-
-    tracker = RabitTracker(n_workers=n_workers, host_ip=host, sortby="task")
-    tracker.start()
-    threading.Thread(target=tracker.wait_for, daemon=True).start()
-    args = dict(tracker.worker_args())
-    args["n_workers"] = n_workers
-    return args
+        return self.spec.display_name, from_sums(allreduce(metric_sums(self.spec, predt, dmat.get_label(), gp, w)))
 
 
 def train_xgboost(
@@ -110,7 +92,7 @@ def train_xgboost(
     measure = CollectiveMetric(metric) if valid_df is not None else None
     laid, layout = prepare_frame(df, valid_df, cols, num_workers, repartition, "train_xgboost")
     try:
-        tracker_args = _start_tracker(driver_host(df), layout.n_partitions)
+        tracker_args = start_tracker(driver_host(df), layout.n_partitions)
 
         def task(batches: Iterator["pd.DataFrame"]) -> Iterator["pd.DataFrame"]:
             import pandas as pd

@@ -6,6 +6,7 @@ running one barrier stage."""
 from __future__ import annotations
 
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
 
 __all__ = ["VALID_COL", "X_COL", "Columns", "Part", "ShippedObjective", "features_matrix", "part_arrays",
-           "prepare_frame", "check_distributable", "driver_host", "start_tracker",
+           "prepare_frame", "check_distributable", "record_or_warn", "driver_host", "start_tracker",
            "run_barrier"]
 
 #: The features of a row as one array of doubles, as the tasks read them.
@@ -33,13 +34,15 @@ VALID_COL = "__boostplug_valid"
 @dataclass(frozen=True)
 class Columns:
     """Where the data is: a vector/array ``features_col`` or numeric ``feature_cols``; the label,
-    query id and optional weight (one per row, equal within a query) columns."""
+    query id and optional weight (one per row, equal within a query) and document-key columns (the
+    key a :class:`~boostplug.keyed_pairs.KeyedPairs` objective parameter names rows by)."""
 
     label_col: str = "label"
     qid_col: str = "qid"
     features_col: str | None = "features"
     feature_cols: Sequence[str] | None = None
     weight_col: str | None = None
+    doc_col: str | None = None
 
     def __post_init__(self) -> None:
         if self.feature_cols is not None:
@@ -52,7 +55,8 @@ class Columns:
         return [self.features_col] if self.feature_cols is None else list(self.feature_cols)
 
     def needed(self) -> list[str]:
-        return self.feature_columns() + [self.label_col, self.qid_col] + ([self.weight_col] if self.weight_col else [])
+        optional = [c for c in (self.weight_col, self.doc_col) if c]
+        return self.feature_columns() + [self.label_col, self.qid_col] + optional
 
     def features_as_array(self, df: "DataFrame") -> "DataFrame":
         """``df`` with the features in one array-of-double column (``pyspark.ml`` vectors converted)."""
@@ -82,6 +86,7 @@ class Part:
     y: np.ndarray
     qid: np.ndarray
     weight: np.ndarray | None
+    doc: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
@@ -100,7 +105,8 @@ def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns) -> tuple[Part,
         rows = pdf[pdf[VALID_COL] == flag]
         out.append(Part(features_matrix(rows), rows[cols.label_col].to_numpy(np.float64),
                         rows[cols.qid_col].to_numpy(),
-                        rows[cols.weight_col].to_numpy(np.float64) if cols.weight_col else None))
+                        rows[cols.weight_col].to_numpy(np.float64) if cols.weight_col else None,
+                        rows[cols.doc_col].to_numpy() if cols.doc_col else None))
     return out[0], out[1]
 
 
@@ -182,6 +188,20 @@ def check_distributable(obj: Any, early_stopping_rounds: Any, valid_df: Any) -> 
                          "set, but each Spark worker numbers its own rows: leave it unset, or train on one machine")
     if early_stopping_rounds is not None and valid_df is None:
         raise ValueError("early_stopping_rounds needs valid_df (the rows the metric is evaluated on)")
+
+
+def record_or_warn(record: Callable[[Any, Any], Any], booster: Any, obj: Any) -> Any:
+    """``record(booster, obj)`` (the framework's ``record_objective``); when the objective holds a
+    KeyedPairs table, which the objective record cannot hold yet, the booster is returned
+    unrecorded with a warning rather than the trained model lost."""
+    try:
+        return record(booster, obj)
+    except TypeError as exc:
+        if not obj.keyed_given:
+            raise
+        warnings.warn(f"the trained model does not record its objective {obj.name!r}: the objective record cannot "
+                      f"hold the KeyedPairs parameter {next(iter(obj.keyed_given))!r} ({exc})", stacklevel=3)
+        return booster
 
 
 def driver_host(df: "DataFrame") -> str:

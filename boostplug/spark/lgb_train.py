@@ -16,7 +16,7 @@ from ..frameworks.lightgbm.adapters import dataset, objective as lgb_objective
 from ..frameworks.lightgbm.model_file import record_objective
 from ..groups import group_ptr_from_qid
 from ._barrier import (Columns, Part, ShippedObjective, check_distributable, driver_host, part_arrays,
-                       prepare_frame, run_barrier, start_tracker)
+                       prepare_frame, record_or_warn, run_barrier, start_tracker)
 from ._metric import allreduce, from_sums, metric_sums
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,6 +84,7 @@ def train_lightgbm(
     features_col: str | None = "features",
     feature_cols: Any = None,
     weight_col: str | None = None,
+    doc_col: str | None = None,
     valid_df: "DataFrame | None" = None,
     metric: str = "ndcg@10",
     early_stopping_rounds: int | None = None,
@@ -113,7 +114,7 @@ def train_lightgbm(
     if clash:
         raise ValueError(f"params {clash} are set by train_lightgbm (the objective and LightGBM's network); "
                          "leave them out")
-    cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col)
+    cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col, doc_col)
     shipped = ShippedObjective.of(objective)
     spec = MetricSpec(metric) if valid_df is not None else None
     user_params = {"verbose": -1, **(params or {})}
@@ -134,7 +135,7 @@ def train_lightgbm(
         run_params = {**user_params, "objective": lgb_objective(shipped.name, **objective_params),
                       "machines": machines, "local_listen_port": port, "num_machines": n_workers,
                       "tree_learner": "data_parallel", "pre_partition": True}
-        dtrain = dataset(train.X, train.y, qid=train.qid, weight=train.weight)
+        dtrain = dataset(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
         if spec is None:
             booster = lgb.train(run_params, dtrain, num_boost_round)
         else:
@@ -154,4 +155,4 @@ def train_lightgbm(
     finally:
         laid.unpersist()
     booster = lgb.Booster(model_str=rows[0][0])
-    return record_objective(booster, obj)
+    return record_or_warn(record_objective, booster, obj)

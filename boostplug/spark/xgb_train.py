@@ -15,7 +15,8 @@ from ..frameworks._query_info import metric_query_weights
 from ..frameworks.xgboost.adapters import dmatrix, objective as xgb_objective, params as xgb_params
 from ..frameworks.xgboost.model_file import record_objective
 from ._metric import allreduce, from_sums, metric_sums
-from ._barrier import Columns, ShippedObjective, check_distributable, driver_host, start_tracker, part_arrays, prepare_frame, run_barrier
+from ._barrier import (Columns, ShippedObjective, check_distributable, driver_host, part_arrays, prepare_frame,
+                       record_or_warn, run_barrier, start_tracker)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -49,6 +50,7 @@ def train_xgboost(
     features_col: str | None = "features",
     feature_cols: Any = None,
     weight_col: str | None = None,
+    doc_col: str | None = None,
     valid_df: "DataFrame | None" = None,
     metric: str = "ndcg@10",
     early_stopping_rounds: int | None = None,
@@ -60,11 +62,14 @@ def train_xgboost(
     Args:
         df: the training rows: features in ``features_col`` (a ``pyspark.ml`` vector or an
             array of numbers) or in the numeric ``feature_cols``; ``label_col``, ``qid_col`` and
-            optionally ``weight_col`` (one weight per row, the same for every row of a query).
+            optionally ``weight_col`` (one weight per row, the same for every row of a query) and
+            ``doc_col`` (each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs`
+            in ``objective_params``, such as QBRank's ``pairs=clicks.preferences(...).keyed()``:
+            the table travels whole, and each worker maps it onto its own rows).
         objective: a registered objective's name (:func:`boostplug.objectives.names`), yours
             included: its registry entry travels to the executors.
         objective_params: its parameters (row-index parameters are refused: each worker numbers
-            its own rows).
+            its own rows; give pairs as a ``KeyedPairs`` table with ``doc_col``).
         params: booster parameters over :func:`boostplug.xgboost.params` (``base_score=0``,
             ``tree_method="hist"``).
         valid_df: validation rows (same columns); its ``metric`` (a boostplug metric name) is
@@ -86,7 +91,7 @@ def train_xgboost(
     objective_params = dict(objective_params or {})
     obj = xgb_objective(objective, **objective_params)  # validates the parameters on the driver
     check_distributable(obj, early_stopping_rounds, valid_df)
-    cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col)
+    cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col, doc_col)
     shipped = ShippedObjective.of(objective)
     booster_params = xgb_params(**(params or {}))
     measure = CollectiveMetric(metric) if valid_df is not None else None
@@ -104,7 +109,7 @@ def train_xgboost(
             shipped.ensure_registered()
             local_obj = xgb_objective(shipped.name, **objective_params)
             with collective.CommunicatorContext(dmlc_task_id=str(ctx.partitionId()), **tracker_args):
-                dtrain = dmatrix(train.X, train.y, qid=train.qid, weight=train.weight)
+                dtrain = dmatrix(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
                 evals = []
                 if measure is not None:
                     dvalid = (dmatrix(valid.X, valid.y, qid=valid.qid, weight=valid.weight) if valid.n_rows
@@ -123,4 +128,4 @@ def train_xgboost(
         laid.unpersist()
     booster = xgb.Booster()
     booster.load_model(bytearray(rows[0][0]))
-    return record_objective(booster, obj)
+    return record_or_warn(record_objective, booster, obj)

@@ -72,7 +72,9 @@ def test_early_stopping_on_a_validation_frame_equals_one_process(spark, ranking)
 
 def test_predict_scores_a_frame_like_the_booster(spark, ranking):
     booster = _single(ranking, "mpboost")
-    df = frame(spark, ranking).withColumn("row", __import__("pyspark.sql.functions").sql.functions.monotonically_increasing_id())
+    from pyspark.sql import functions as F
+
+    df = frame(spark, ranking).withColumn("row", F.monotonically_increasing_id())
     out = predict(df, booster).orderBy("row").select("prediction").toPandas()["prediction"].to_numpy()
     np.testing.assert_allclose(out, booster.predict(xgb.DMatrix(ranking.X), output_margin=True), rtol=1e-6)
 

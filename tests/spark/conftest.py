@@ -73,3 +73,10 @@ def frame(spark, data, *, vector: bool = True, weight=None, qid_offset: int = 0)
 
         df = VectorAssembler(inputCols=list(cols), outputCol="features").transform(df).drop(*cols)
     return df
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.spark)

@@ -14,8 +14,9 @@ Example (``df`` with a ``features`` vector column, ``label`` and ``qid``)::
     scored = bps.predict(test, booster)       # + "prediction"
 
 * :func:`repartition_by_query`, :func:`check_partitions` (:class:`QueryLayout`): the layout.
-* :func:`train_xgboost`: barrier tasks on XGBoost's collective, ``xgb.train`` with the objective.
-* :func:`train_lightgbm`: barrier tasks on LightGBM's socket network (``data_parallel``).
+* :func:`train` (:func:`train_xgboost`, :func:`train_lightgbm`): barrier tasks on XGBoost's
+  collective running ``xgb.train``, or on LightGBM's socket network (``data_parallel``) running
+  ``lgb.train``, with the objective.
 * :func:`predict`: a pandas UDF scoring a DataFrame with either framework's booster.
 * :mod:`boostplug.spark.ml`: the ``pyspark.ml`` Estimator (``Ranker``), Model, query-grouped
   evaluator and query folds for ``CrossValidator`` (imports pyspark when imported).
@@ -27,9 +28,9 @@ User documentation: docs/spark.md.
 
 from __future__ import annotations
 
-from .lgb_train import train_lightgbm
 from .partition import QueryLayout, check_partitions, repartition_by_query
 from .scoring import predict
-from .xgb_train import train_xgboost
+from .training import train, train_lightgbm, train_xgboost
 
-__all__ = ["QueryLayout", "repartition_by_query", "check_partitions", "train_xgboost", "train_lightgbm", "predict"]
+__all__ = ["QueryLayout", "repartition_by_query", "check_partitions", "train", "train_xgboost", "train_lightgbm",
+           "predict"]

@@ -1,30 +1,33 @@
-"""LightGBM on Spark DataFrames with a boostplug objective: one barrier task per partition, the
-tasks joined by LightGBM's own socket network (``machines``, ``local_listen_port``,
-``num_machines``, ``tree_learner="data_parallel"``, ``pre_partition``), as ``lightgbm.dask``
-joins its workers. User documentation: :mod:`boostplug.spark`."""
+"""LightGBM's barrier task: the tasks exchange their ``host:port`` through the barrier and join
+LightGBM's own socket network (``machines``, ``local_listen_port``, ``num_machines``,
+``tree_learner="data_parallel"``, ``pre_partition``), as ``lightgbm.dask`` joins its workers,
+then run ``lgb.train`` with the boostplug objective. The driver's side is
+:func:`boostplug.spark.training.train`."""
 
 from __future__ import annotations
 
 import socket
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
-from .._validation import check_rounds
 from ..frameworks._metric_spec import MetricSpec
-from ..frameworks.lightgbm.adapters import dataset, objective as lgb_objective
+from ..frameworks.lightgbm.adapters import dataset, objective
 from ..frameworks.lightgbm.model_file import record_objective
 from ..groups import group_ptr_from_qid
-from ._barrier import (Columns, Part, ShippedObjective, check_distributable, driver_host, part_arrays,
-                       prepare_frame, record_or_warn, run_barrier, start_tracker)
+from ._barrier import Part, part_arrays
 from ._metric import allreduce, from_sums, metric_sums
 
 if TYPE_CHECKING:  # pragma: no cover
     import lightgbm as lgb
     import pandas as pd
-    from pyspark.sql import DataFrame
 
-__all__ = ["train_lightgbm"]
+    from .training import Job
+
+__all__ = ["SCHEMA", "objective", "prepare_params", "uses_tracker", "task", "load", "record_objective"]
+
+#: What the first task sends back: the model text.
+SCHEMA = "model string"
 
 #: Parameters this trainer sets itself (the network, and one model over every worker's rows).
 _OWN = ("objective", "machines", "local_listen_port", "num_machines", "tree_learner", "pre_partition")
@@ -72,87 +75,56 @@ class _EarlyStopping:
                                                                self.history[self.best], self.spec.higher_is_better)])
 
 
-def train_lightgbm(
-    df: "DataFrame",
-    objective: str,
-    *,
-    objective_params: dict[str, Any] | None = None,
-    params: dict[str, Any] | None = None,
-    num_boost_round: int = 100,
-    label_col: str = "label",
-    qid_col: str = "qid",
-    features_col: str | None = "features",
-    feature_cols: Any = None,
-    weight_col: str | None = None,
-    doc_col: str | None = None,
-    valid_df: "DataFrame | None" = None,
-    metric: str = "ndcg@10",
-    early_stopping_rounds: int | None = None,
-    num_workers: int | None = None,
-    repartition: bool = True,
-) -> "lgb.Booster":
-    """Train LightGBM with a boostplug objective on a Spark DataFrame, one worker per partition.
-
-    The arguments are those of :func:`boostplug.spark.train_xgboost`; ``params`` are LightGBM's
-    (``num_leaves``, ``learning_rate``...), without the network and objective, which this sets.
-    LightGBM finds each feature's bins from the workers' own rows and reduces histograms across
-    workers (``tree_learner="data_parallel"``), so the model is the one-machine model up to those
-    bins. With ``valid_df``, ``booster.best_iteration`` is the best round of ``metric`` and the
-    returned model is cut there when early stopping fired.
-
-    Returns:
-        The trained ``lgb.Booster``, with the objective recorded in it
-        (:func:`boostplug.lightgbm.save_model` writes it into the model file).
-    """
-    import lightgbm as lgb
-
-    check_rounds(num_boost_round, "num_boost_round")
-    objective_params = dict(objective_params or {})
-    obj = lgb_objective(objective, **objective_params)
-    check_distributable(obj, early_stopping_rounds, valid_df)
-    clash = sorted(set(params or {}) & set(_OWN))
+def prepare_params(params: dict[str, Any]) -> dict[str, Any]:
+    """LightGBM's parameters, quiet by default; the network and objective are refused (set here)."""
+    clash = sorted(set(params) & set(_OWN))
     if clash:
         raise ValueError(f"params {clash} are set by train_lightgbm (the objective and LightGBM's network); "
                          "leave them out")
-    cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col, doc_col)
-    shipped = ShippedObjective.of(objective)
-    spec = MetricSpec(metric) if valid_df is not None else None
-    user_params = {"verbose": -1, **(params or {})}
-    laid, layout = prepare_frame(df, valid_df, cols, num_workers, repartition, "train_lightgbm")
-    n_workers = layout.n_partitions
-    tracker_args = None if spec is None else start_tracker(driver_host(df), n_workers)
+    return {"verbose": -1, **params}
 
-    def task(batches: Iterator["pd.DataFrame"]) -> Iterator["pd.DataFrame"]:
+
+def uses_tracker(metric: MetricSpec | None) -> bool:
+    """XGBoost's collective only adds up the early-stopping metric: needed with validation rows."""
+    return metric is not None
+
+
+def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]]:
+    """The function each barrier task runs on its partition's rows."""
+
+    def run(batches: Iterator["pd.DataFrame"]) -> Iterator["pd.DataFrame"]:
+        import lightgbm as lgb
         import pandas as pd
         from pyspark import BarrierTaskContext
 
         ctx = BarrierTaskContext.get()
-        train, valid = part_arrays(batches, cols)
-        shipped.ensure_registered()
+        train, valid = part_arrays(batches, job.cols)
         host = ctx.getTaskInfos()[ctx.partitionId()].address.rsplit(":", 1)[0]
         port = _free_port(host)
         machines = ",".join(ctx.allGather(f"{host}:{port}"))
-        run_params = {**user_params, "objective": lgb_objective(shipped.name, **objective_params),
-                      "machines": machines, "local_listen_port": port, "num_machines": n_workers,
-                      "tree_learner": "data_parallel", "pre_partition": True}
+        run_params = {**job.params, "objective": job.objective(objective), "machines": machines,
+                      "local_listen_port": port, "num_machines": job.n_workers, "tree_learner": "data_parallel",
+                      "pre_partition": True}
         dtrain = dataset(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
-        if spec is None:
-            booster = lgb.train(run_params, dtrain, num_boost_round)
+        if job.metric is None:
+            booster = lgb.train(run_params, dtrain, job.num_boost_round)
         else:
             from xgboost import collective
 
-            with collective.CommunicatorContext(dmlc_task_id=str(ctx.partitionId()), **tracker_args):
-                booster = lgb.train(run_params, dtrain, num_boost_round,
-                                    callbacks=[_EarlyStopping(spec, valid, early_stopping_rounds)])
+            with collective.CommunicatorContext(dmlc_task_id=str(ctx.partitionId()), **job.tracker_args):
+                booster = lgb.train(run_params, dtrain, job.num_boost_round,
+                                    callbacks=[_EarlyStopping(job.metric, valid, job.early_stopping_rounds)])
         text = booster.model_to_string()
         booster.free_network()
         ctx.barrier()
         if ctx.partitionId() == 0:
             yield pd.DataFrame({"model": [text]})
 
-    try:
-        rows = run_barrier(laid, task, "model string")
-    finally:
-        laid.unpersist()
-    booster = lgb.Booster(model_str=rows[0][0])
-    return record_or_warn(record_objective, booster, obj)
+    return run
+
+
+def load(payload: str) -> "lgb.Booster":
+    """The booster from what the first task sent back."""
+    import lightgbm as lgb
+
+    return lgb.Booster(model_str=payload)

@@ -16,9 +16,8 @@ from .. import metrics as _metrics
 from ..frameworks._metric_spec import MetricSpec
 from ._metric import from_sums, metric_sums
 from ._spark import pyspark_module, require_columns, require_frame
-from .lgb_train import train_lightgbm
 from .scoring import predict
-from .xgb_train import train_xgboost
+from .training import train
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -33,9 +32,6 @@ from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasPredictionCo
 from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable  # noqa: E402
 
 __all__ = ["Ranker", "RankerModel", "QueryEvaluator", "query_folds"]
-
-FRAMEWORKS = ("xgboost", "lightgbm")
-
 
 def _json_dict(value: Any) -> str:
     """A dict Param kept as JSON text (what Spark's param metadata can save)."""
@@ -92,17 +88,14 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
 
     def _fit(self, dataset: "DataFrame") -> "RankerModel":
         framework = self.getOrDefault(self.framework)
-        if framework not in FRAMEWORKS:
-            raise ValueError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}")
-        train, valid = dataset, None
+        train_df, valid = dataset, None
         flag = self.getOrDefault(self.validationIndicatorCol)
         if flag:
             require_columns(dataset, [flag])
-            train, valid = dataset.filter(~dataset[flag]), dataset.filter(dataset[flag])
+            train_df, valid = dataset.filter(~dataset[flag]), dataset.filter(dataset[flag])
         rounds = self.getOrDefault(self.earlyStoppingRounds)
-        trainer = train_xgboost if framework == "xgboost" else train_lightgbm
-        booster = trainer(
-            train, self.getOrDefault(self.objective),
+        booster = train(
+            train_df, self.getOrDefault(self.objective), framework=framework,
             objective_params=json.loads(self.getOrDefault(self.objectiveParams)),
             params=json.loads(self.getOrDefault(self.boosterParams)),
             num_boost_round=self.getOrDefault(self.numBoostRound), label_col=self.getLabelCol(),

@@ -117,7 +117,8 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
     Training and validation rows are unioned with :data:`VALID_COL` and range-partitioned
     together on the query id, so every worker holds whole queries of both. With
     ``repartition=False`` the input's own partitions are kept (and checked). Every partition must
-    hold training rows: a worker without any cannot train.
+    hold training rows (counted in one more pass over the persisted rows): a worker without any
+    cannot train.
     """
     from pyspark.sql import functions as F
 
@@ -136,6 +137,11 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
             df.sparkSession.sparkContext.defaultParallelism
     if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or num_workers < 1:
         raise ValueError(f"num_workers must be an integer >= 1, got {show(num_workers)}")
+    slots = df.sparkSession.sparkContext.defaultParallelism
+    if num_workers > slots:
+        # Spark would retry a barrier stage it cannot start for minutes before failing.
+        raise ValueError(f"{who}: num_workers={int(num_workers)} barrier tasks must all run at once, but Spark's "
+                         f"default parallelism (its task slots) is {slots}: pass num_workers <= {slots}")
     keep = [*cols.needed(), VALID_COL] + ([ROW_COL] if ROW_COL in df.columns else [])
     if repartition:
         rows = [f.withColumn(ROW_COL, F.monotonically_increasing_id()) if ROW_COL not in f.columns else f
@@ -147,12 +153,16 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
         laid = frames[0].select(*keep)
     laid = cols.features_as_array(laid).persist()
     layout = check_partitions(laid, cols.qid_col, group_cols=[VALID_COL])
-    empty = np.flatnonzero(layout.rows_per_partition == 0)
+    training = np.zeros(layout.n_partitions, dtype=np.int64)
+    counted = laid.where(F.col(VALID_COL) == 0).groupBy(F.spark_partition_id().alias("p")).count().collect()
+    for row in counted:
+        training[row["p"]] = row["count"]
+    empty = np.flatnonzero(training == 0)
     if empty.size:
         laid.unpersist()
-        raise ValueError(f"{who}: partition {int(empty[0])} of {layout.n_partitions} holds no rows, and every "
-                         f"worker must train on some queries; the data has {layout.n_queries} queries (training and "
-                         "validation): pass a smaller num_workers")
+        raise ValueError(f"{who}: partition {int(empty[0])} of {layout.n_partitions} holds no training rows, and "
+                         f"every worker must train on some queries; the data has {layout.n_queries} queries (training "
+                         "and validation): pass a smaller num_workers")
     return laid, layout
 
 

@@ -51,3 +51,15 @@ def test_bad_arguments(spark):
         repartition_by_query(_df(spark, [1]), "qid", 0)
     with pytest.raises(ValueError, match="no column 'query'"):
         check_partitions(_df(spark, [1]), "query")
+
+
+def test_workers_without_training_rows_or_slots_are_refused_before_training(spark):
+    pdf = pd.DataFrame({"qid": [1, 1, 2, 2], "f": [0.0, 1.0, 0.0, 1.0], "label": [0.0, 1, 0, 1]})
+    valid = spark.createDataFrame(pdf.assign(qid=[3, 3, 4, 4]))  # range cut at 2|3: one worker, validation only
+    with pytest.raises(ValueError, match="holds no training rows, and every worker must train on some queries; "
+                                         "the data has 4 queries"):
+        train_xgboost(spark.createDataFrame(pdf), "mpboost", feature_cols=["f"], num_workers=2, num_boost_round=2,
+                      valid_df=valid)
+    with pytest.raises(ValueError, match="num_workers=3 barrier tasks must all run at once, but Spark's default "
+                                         "parallelism .its task slots. is 2"):
+        train_xgboost(spark.createDataFrame(pdf), "mpboost", feature_cols=["f"], num_workers=3)

@@ -17,7 +17,7 @@ from . import _sources
 from .extraction import Extraction
 from .log import Dropped, _validate
 
-__all__ = ["reduce_partitions"]
+__all__ = ["reduce_partitions", "partition_counts", "merge_partials"]
 
 
 @dataclass
@@ -32,7 +32,7 @@ class _Partial:
     error: str | None = None  # a refusal, raised once the sessions are known to be whole
 
 
-def _partition_counts(frame: Any, index: int, roles: dict[str, str], mask: int, min_dwell: float | None,
+def partition_counts(frame: Any, index: int, roles: dict[str, str], mask: int, min_dwell: float | None,
                       inverse_propensity: np.ndarray | None, on_bad: str) -> _Partial:
     """One partition's validated log reduced to its pair counts (run on a worker)."""
     batch = _sources._batch_from(frame, "pandas", roles, 0)
@@ -77,9 +77,14 @@ def reduce_partitions(ddf: Any, ex: Extraction, columns: Mapping[str, str | None
 
     roles = _sources.resolve_columns(columns, [str(c) for c in ddf.columns])
     check_roles(roles)
-    tasks = [dask.delayed(_partition_counts)(part, i, roles, ex.mask, ex.min_dwell, ex.inverse_propensity, on_bad)
+    tasks = [dask.delayed(partition_counts)(part, i, roles, ex.mask, ex.min_dwell, ex.inverse_propensity, on_bad)
              for i, part in enumerate(ddf.to_delayed())]
-    partials = list(dask.compute(*tasks))
+    return roles, merge_partials(list(dask.compute(*tasks)), ex)
+
+
+def merge_partials(partials: list[_Partial], ex: Extraction) -> Dropped:
+    """Sum the partitions' counts into ``ex`` (after checking that no session spans two of them,
+    and raising the first partition's refusal); returns the merged report of dropped impressions."""
     _check_sessions_whole(partials)
     errors = [p.error for p in partials if p.error is not None]
     if errors:
@@ -89,4 +94,4 @@ def reduce_partitions(ddf: Any, ex: Extraction, columns: Mapping[str, str | None
         ex.add_counts(p.query, p.preferred, p.other, p.count)
         ex.n_impressions += p.n_impressions
         dropped.merge(p.dropped)
-    return roles, dropped
+    return dropped

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ROLES", "REQUIRED", "OPTIONAL", "Batch", "RawLog", "resolve_columns", "batches", "kind_of", "is_dask"]
+__all__ = ["ROLES", "REQUIRED", "OPTIONAL", "Batch", "RawLog", "resolve_columns", "batches", "kind_of", "is_dask", "is_spark"]
 
 #: The columns of a click log, by role (the default column name is the role's name).
 ROLES = ("session", "query", "doc", "position", "clicked", "order", "dwell")
@@ -83,9 +83,14 @@ def is_dask(source: object) -> bool:
     return _module(source) in ("dask", "dask_expr") and hasattr(source, "npartitions")
 
 
+def is_spark(source: object) -> bool:
+    """A pyspark DataFrame (checked without importing pyspark)."""
+    return _module(source) == "pyspark" and hasattr(source, "sparkSession") and hasattr(source, "mapInPandas")
+
+
 def kind_of(source: object) -> str:
     """``"mapping"``, ``"pandas"``, ``"polars"``, ``"arrow"``, ``"parquet"``, ``"csv"`` or
-    ``"dask"``, or ``"raw"`` (a :class:`RawLog`); a ``TypeError`` / ``ValueError`` says what is accepted."""
+    ``"dask"``, ``"spark"``, or ``"raw"`` (a :class:`RawLog`); a ``TypeError`` / ``ValueError`` says what is accepted."""
     if isinstance(source, RawLog):
         return "raw"
     if isinstance(source, (str, os.PathLike)):
@@ -97,6 +102,8 @@ def kind_of(source: object) -> str:
         raise ValueError(f"click log file {str(source)!r}: expected a .parquet/.pq or .csv file (by its name)")
     if is_dask(source):
         return "dask"
+    if is_spark(source):
+        return "spark"
     mod = _module(source)
     if mod == "pandas" and hasattr(source, "columns"):
         return "pandas"
@@ -108,7 +115,7 @@ def kind_of(source: object) -> str:
         return "mapping"
     raise TypeError(
         f"a click log must be a pandas, polars or pyarrow table, a mapping of column name to array, "
-        f"a .parquet or .csv path, or a Dask DataFrame; got {type(source).__name__}")
+        f"a .parquet or .csv path, or a Dask or Spark DataFrame; got {type(source).__name__}")
 
 
 def resolve_columns(columns: Mapping[str, str | None] | None, available: list[str]) -> dict[str, str]:

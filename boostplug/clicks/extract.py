@@ -69,7 +69,8 @@ def preferences(
             log (:class:`~boostplug.clicks.BaiduULTR`, :class:`~boostplug.clicks.YandexRelPred`,
             streamed likewise), or a
             Dask DataFrame (reduced partition by partition: each session within one partition,
-            e.g. after ``ddf.shuffle(on="session")``; checked).
+            e.g. after ``ddf.shuffle(on="session")``; checked), or a Spark DataFrame (shuffled by
+            session, then reduced partition by partition on the executors).
         strategies: one strategy name or several (:mod:`boostplug.clicks.strategies`);
             default ``("click>skip-previous", "click>no-click-next")``. ``"all"`` is every one.
         min_support: the net count ``count - against`` a pair needs to be kept (>= 1).
@@ -113,11 +114,12 @@ def preferences(
         pieces, dropped = [log], log.dropped
     else:
         kind = _sources.kind_of(log)
-        if kind == "dask":
+        if kind in ("dask", "spark"):
             from ._dask import reduce_partitions
+            from ._spark import reduce_spark
 
-            roles, dropped = reduce_partitions(log, ex, columns, on_bad,
-                                               lambda r: _need_columns(names, "order" in r, "dwell" in r, min_dwell))
+            roles, dropped = (reduce_partitions if kind == "dask" else reduce_spark)(
+                log, ex, columns, on_bad, lambda r: _need_columns(names, "order" in r, "dwell" in r, min_dwell))
             warn_dropped(dropped, ex.n_impressions)
             return ex.result(min_support=min_support, weight=weight, confidence=confidence, names=names,
                              dropped=dropped)

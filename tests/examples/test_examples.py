@@ -21,9 +21,15 @@ SCRIPTS = {"boosters_quickstart.py": 4, "lightgbm_objectives.py": 4, "lgbm_ranke
 SIZED = {"dask_lightgbm_xgboost.py": ({"n_queries": 300, "rounds": 10}, 2)}
 
 
+#: scripts run by a test elsewhere: script -> that test's file
+ELSEWHERE = {"spark_ranking.py": "tests/spark/test_example.py"}  # on the test run's one Spark session
+
+
 def test_every_example_script_is_run_by_a_test() -> None:
     top = {p.name for p in EXAMPLES.glob("*.py")}
-    assert top == set(SCRIPTS) | set(SIZED), "list the new example in SCRIPTS or SIZED"
+    assert top == set(SCRIPTS) | set(SIZED) | set(ELSEWHERE), "list the new example in SCRIPTS, SIZED or ELSEWHERE"
+    for script, test in ELSEWHERE.items():
+        assert script in (EXAMPLES.parent / test).read_text(), f"{test} does not run {script}"
     replication = (EXAMPLES.parent / "tests" / "examples" / "test_replication_scripts.py").read_text()
     for p in (EXAMPLES / "replication").glob("*.py"):
         assert f'_load("{p.stem}")' in replication, f"{p.name} has no end-to-end test in test_replication_scripts.py"

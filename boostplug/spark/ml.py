@@ -1,0 +1,202 @@
+"""``pyspark.ml`` stages: :class:`Ranker` (an Estimator training either framework with a boostplug
+objective), :class:`RankerModel` (its Model: ``transform`` scores, saves and loads, inside Pipelines
+too), :class:`QueryEvaluator` (a boostplug metric over whole queries, for ``CrossValidator`` and
+``TrainValidationSplit``) and :func:`query_folds` (a fold column that keeps queries whole, for
+``CrossValidator(foldCol=...)``). User documentation: :mod:`boostplug.spark`."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import metrics as _metrics
+from ..frameworks._metric_spec import MetricSpec
+from ._metric import from_sums, metric_sums
+from ._spark import pyspark_module, require_columns, require_frame
+from .scoring import predict
+from .training import train
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+pyspark_module()
+
+from pyspark import keyword_only  # noqa: E402
+from pyspark.ml import Estimator, Model  # noqa: E402
+from pyspark.ml.evaluation import Evaluator  # noqa: E402
+from pyspark.ml.param import Param, Params, TypeConverters  # noqa: E402
+from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasPredictionCol, HasWeightCol  # noqa: E402
+from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable  # noqa: E402
+
+__all__ = ["Ranker", "RankerModel", "QueryEvaluator", "query_folds"]
+
+def _json_dict(value: Any) -> str:
+    """A dict Param kept as JSON text (what Spark's param metadata can save)."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a dict of parameters, got {type(value).__name__}")
+    return json.dumps(value, sort_keys=True)
+
+
+class _RankerParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasWeightCol):
+    qidCol = Param(Params._dummy(), "qidCol", "query id column", TypeConverters.toString)
+    framework = Param(Params._dummy(), "framework", "'xgboost' or 'lightgbm'", TypeConverters.toString)
+    objective = Param(Params._dummy(), "objective", "a registered boostplug objective's name",
+                      TypeConverters.toString)
+    objectiveParams = Param(Params._dummy(), "objectiveParams", "the objective's parameters (a dict, kept as JSON)",
+                            _json_dict)
+    boosterParams = Param(Params._dummy(), "boosterParams", "the framework's parameters (a dict, kept as JSON)",
+                          _json_dict)
+    numBoostRound = Param(Params._dummy(), "numBoostRound", "boosting rounds", TypeConverters.toInt)
+    numWorkers = Param(Params._dummy(), "numWorkers", "barrier tasks (0: Spark's default parallelism)",
+                       TypeConverters.toInt)
+    validationIndicatorCol = Param(Params._dummy(), "validationIndicatorCol",
+                                   "boolean column marking validation rows ('' for none)", TypeConverters.toString)
+    metric = Param(Params._dummy(), "metric", "boostplug metric on the validation rows", TypeConverters.toString)
+    earlyStoppingRounds = Param(Params._dummy(), "earlyStoppingRounds", "0: no early stopping", TypeConverters.toInt)
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._setDefault(qidCol="qid", framework="xgboost", objective="mpboost", objectiveParams="{}",
+                         boosterParams="{}", numBoostRound=100, numWorkers=0, validationIndicatorCol="",
+                         metric="ndcg@10", earlyStoppingRounds=0, weightCol="")
+
+
+class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWritable):
+    """A ``pyspark.ml`` Estimator: :func:`boostplug.spark.train_xgboost` or
+    :func:`~boostplug.spark.train_lightgbm` (``framework``) with the boostplug ``objective``.
+
+    Example (``df`` with ``features``, ``label`` and ``qid``)::
+
+        ranker = Ranker(objective="mpboost", objectiveParams={"ddf": "ldd"}, numBoostRound=200)
+        model = ranker.fit(df)                # RankerModel
+        scored = model.transform(test_df)     # + "prediction"
+    """
+
+    @keyword_only
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        self._set(**self._input_kwargs)
+
+    @keyword_only
+    def setParams(self, **kwargs: Any) -> "Ranker":
+        return self._set(**self._input_kwargs)
+
+    def _fit(self, dataset: "DataFrame") -> "RankerModel":
+        framework = self.getOrDefault(self.framework)
+        train_df, valid = dataset, None
+        flag = self.getOrDefault(self.validationIndicatorCol)
+        if flag:
+            require_columns(dataset, [flag])
+            train_df, valid = dataset.filter(~dataset[flag]), dataset.filter(dataset[flag])
+        rounds = self.getOrDefault(self.earlyStoppingRounds)
+        booster = train(
+            train_df, self.getOrDefault(self.objective), framework=framework,
+            objective_params=json.loads(self.getOrDefault(self.objectiveParams)),
+            params=json.loads(self.getOrDefault(self.boosterParams)),
+            num_boost_round=self.getOrDefault(self.numBoostRound), label_col=self.getLabelCol(),
+            qid_col=self.getOrDefault(self.qidCol), features_col=self.getFeaturesCol(),
+            weight_col=self.getOrDefault(self.weightCol) or None, valid_df=valid,
+            metric=self.getOrDefault(self.metric), early_stopping_rounds=rounds or None,
+            num_workers=self.getOrDefault(self.numWorkers) or None)
+        model = RankerModel(framework=framework, featuresCol=self.getFeaturesCol(),
+                            predictionCol=self.getPredictionCol(), modelPayload=_payload(framework, booster))
+        return self._copyValues(model)
+
+
+def _payload(framework: str, booster: Any) -> str:
+    """The model as one line of text (base64), what Spark's param metadata saves."""
+    if framework == "lightgbm":
+        from ..frameworks.lightgbm.model_file import model_to_string
+
+        raw = model_to_string(booster).encode("utf-8")
+    else:
+        raw = bytes(booster.save_raw(raw_format="ubj"))
+    return base64.b64encode(raw).decode("ascii")
+
+
+class RankerModel(Model, _RankerParams, DefaultParamsReadable, DefaultParamsWritable):
+    """The model :class:`Ranker` fits: ``transform`` adds ``predictionCol`` (raw scores);
+    :meth:`booster` gives the framework's Booster (its objective recorded); saved with its params."""
+
+    modelPayload = Param(Params._dummy(), "modelPayload", "the trained model (base64)", TypeConverters.toString)
+
+    @keyword_only
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        self._set(**self._input_kwargs)
+
+    def booster(self) -> Any:
+        """The trained ``xgb.Booster`` or ``lgb.Booster``."""
+        raw = base64.b64decode(self.getOrDefault(self.modelPayload))
+        if self.getOrDefault(self.framework) == "lightgbm":
+            from ..frameworks.lightgbm.model_file import load_model
+
+            return load_model(model_str=raw.decode("utf-8"))
+        import xgboost as xgb
+
+        booster = xgb.Booster()
+        booster.load_model(bytearray(raw))
+        return booster
+
+    def _transform(self, dataset: "DataFrame") -> "DataFrame":
+        return predict(dataset, self.booster(), features_col=self.getFeaturesCol(),
+                       output_col=self.getPredictionCol())
+
+
+class QueryEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol, DefaultParamsReadable,
+                     DefaultParamsWritable):
+    """A boostplug metric (``"ndcg@10"``, ``"map"``, ``"err@5"``...) of ``predictionCol`` over whole
+    queries: each query's value on an executor (``groupBy(qidCol).applyInPandas``), then their mean,
+    weighted by ``weightCol`` (one weight per row, equal within a query) when set. Tied scores are
+    taken in the order Spark hands a query's rows over, which it does not fix: prefer a metric
+    convention that averages ties when scores can tie."""
+
+    metric = Param(Params._dummy(), "metric", "boostplug metric name", TypeConverters.toString)
+    qidCol = Param(Params._dummy(), "qidCol", "query id column", TypeConverters.toString)
+
+    @keyword_only
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        self._setDefault(metric="ndcg@10", qidCol="qid", weightCol="")
+        self._set(**self._input_kwargs)
+
+    def isLargerBetter(self) -> bool:
+        return _metrics.higher_is_better(self.getOrDefault(self.metric))
+
+    def _evaluate(self, dataset: "DataFrame") -> float:
+        require_frame(dataset, "QueryEvaluator")
+        spec = MetricSpec(self.getOrDefault(self.metric))
+        qid, label, score = self.getOrDefault(self.qidCol), self.getLabelCol(), self.getPredictionCol()
+        weight = self.getOrDefault(self.weightCol) or None
+        require_columns(dataset, [qid, label, score] + ([weight] if weight else []))
+        cols = [qid, label, score] + ([weight] if weight else [])
+
+        def one_query(pdf: Any) -> Any:
+            import pandas as pd
+
+            w = None if weight is None else pdf[weight].to_numpy(np.float64)[:1]
+            sums = metric_sums(spec, pdf[score].to_numpy(np.float64), pdf[label].to_numpy(np.float64),
+                               np.array([0, len(pdf)], dtype=np.int64), w)
+            return pd.DataFrame({"num": [sums[0]], "den": [sums[1]]})
+
+        per_query = dataset.select(*cols).groupBy(qid).applyInPandas(one_query, schema="num double, den double")
+        total = per_query.groupBy().sum("num", "den").collect()[0]
+        return from_sums(np.array([total[0] or 0.0, total[1] or 0.0]))
+
+
+def query_folds(df: "DataFrame", k: int, qid_col: str = "qid", fold_col: str = "fold", seed: int = 0) -> "DataFrame":
+    """``df`` with ``fold_col``: an integer in ``0..k-1`` per query (a hash of the query id and
+    ``seed``), the same for all its rows, for ``CrossValidator(foldCol=fold_col, numFolds=k)``:
+    Spark's own random folds would cut queries."""
+    from pyspark.sql import functions as F
+
+    require_frame(df, "query_folds")
+    require_columns(df, [qid_col])
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    return df.withColumn(fold_col, F.pmod(F.xxhash64(F.col(qid_col), F.lit(int(seed))), F.lit(int(k))).cast("int"))

@@ -1,0 +1,129 @@
+"""Training on a Spark DataFrame with a boostplug objective, for either framework: the driver's
+side (checks, the query layout, the tracker, one barrier stage, the model back with its objective
+recorded); each framework's barrier task is in :mod:`~boostplug.spark.xgb_train` and
+:mod:`~boostplug.spark.lgb_train`. User documentation: :mod:`boostplug.spark`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from .._validation import check_rounds
+from ..frameworks._metric_spec import MetricSpec
+from . import lgb_train, xgb_train
+from ._barrier import (Columns, ShippedObjective, check_distributable, driver_host, prepare_frame, record_or_warn,
+                       run_barrier, start_tracker)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+__all__ = ["Job", "train", "train_xgboost", "train_lightgbm"]
+
+_BACKENDS = {"xgboost": xgb_train, "lightgbm": lgb_train}
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every barrier task of one training run needs (it travels pickled with the task)."""
+
+    cols: Columns
+    shipped: ShippedObjective
+    objective_params: dict[str, Any]
+    params: dict[str, Any]
+    num_boost_round: int
+    metric: MetricSpec | None
+    early_stopping_rounds: int | None
+    n_workers: int
+    tracker_args: dict[str, Any] | None
+
+    def objective(self, factory: Any) -> Any:
+        """The framework's objective callable, built on the executor (its entry registered there first)."""
+        self.shipped.ensure_registered()
+        return factory(self.shipped.name, **self.objective_params)
+
+
+def train(
+    df: "DataFrame",
+    objective: str,
+    *,
+    framework: str = "xgboost",
+    objective_params: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+    num_boost_round: int = 100,
+    label_col: str = "label",
+    qid_col: str = "qid",
+    features_col: str | None = "features",
+    feature_cols: Sequence[str] | None = None,
+    weight_col: str | None = None,
+    doc_col: str | None = None,
+    valid_df: "DataFrame | None" = None,
+    metric: str = "ndcg@10",
+    early_stopping_rounds: int | None = None,
+    num_workers: int | None = None,
+    repartition: bool = True,
+) -> Any:
+    """Train ``framework`` (``"xgboost"``, ``"lightgbm"``) with a boostplug objective on a Spark
+    DataFrame, one barrier task (worker) per partition.
+
+    Args:
+        df: the training rows: features in ``features_col`` (a ``pyspark.ml`` vector or an
+            array of numbers) or in the numeric ``feature_cols``; ``label_col``, ``qid_col``,
+            optionally ``weight_col`` (one weight per row, the same for every row of a query) and
+            ``doc_col`` (each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs`
+            in ``objective_params``, such as QBRank's ``pairs=clicks.preferences(...).keyed()``:
+            the table travels whole, and each worker maps it onto its own rows).
+        objective: a registered objective's name (:func:`boostplug.objectives.names`), yours
+            included: its registry entry travels to the executors.
+        objective_params: its parameters (row-index parameters are refused: each worker numbers
+            its own rows; give pairs as a ``KeyedPairs`` table with ``doc_col``).
+        params: the framework's parameters. XGBoost: over :func:`boostplug.xgboost.params`
+            (``base_score=0``, ``tree_method="hist"``). LightGBM: without the network and the
+            objective, which this sets (``machines``, ``tree_learner="data_parallel"``...).
+        valid_df: validation rows (same columns); ``metric`` (a boostplug metric name) of the
+            whole validation set is computed each round, and ``early_stopping_rounds`` stops on
+            it (``booster.best_iteration``; a LightGBM model is cut at its best round).
+        num_workers: how many barrier tasks (default: Spark's default parallelism); the cluster
+            must run that many tasks at once.
+        repartition: ``True`` (default) lays the rows out by :func:`repartition_by_query`; ``False``
+            keeps ``df``'s partitions, which must hold whole queries (checked: a split query is a
+            ``ValueError`` naming it).
+
+    Returns:
+        The trained ``xgb.Booster`` or ``lgb.Booster``, with the objective recorded in it
+        (:func:`boostplug.xgboost.objective_of`, :func:`boostplug.lightgbm.save_model`).
+
+    XGBoost's workers join XGBoost's collective (a tracker on the driver): the trees are the
+    one-machine trees on the same rows. LightGBM's join its socket network; each bins the features
+    from its own rows, so the model is the one-machine model up to those bins.
+    """
+    if framework not in _BACKENDS:
+        raise ValueError(f"framework must be one of {list(_BACKENDS)}, got {framework!r}")
+    backend = _BACKENDS[framework]
+    who = f"train_{framework}"
+    check_rounds(num_boost_round, "num_boost_round")
+    objective_params = dict(objective_params or {})
+    obj = backend.objective(objective, **objective_params)  # validates the parameters on the driver
+    check_distributable(obj, early_stopping_rounds, valid_df)
+    framework_params = backend.prepare_params(params or {})
+    cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col, doc_col)
+    spec = MetricSpec(metric) if valid_df is not None else None
+    shipped = ShippedObjective.of(objective)
+    laid, layout = prepare_frame(df, valid_df, cols, num_workers, repartition, who)
+    try:
+        tracker = start_tracker(driver_host(df), layout.n_partitions) if backend.uses_tracker(spec) else None
+        job = Job(cols, shipped, objective_params, framework_params, num_boost_round, spec, early_stopping_rounds,
+                  layout.n_partitions, tracker)
+        rows = run_barrier(laid, backend.task(job), backend.SCHEMA)
+    finally:
+        laid.unpersist()
+    return record_or_warn(backend.record_objective, backend.load(rows[0][0]), obj)
+
+
+def train_xgboost(df: "DataFrame", objective: str, **kwargs: Any) -> Any:
+    """:func:`train` with ``framework="xgboost"``: an ``xgb.Booster``."""
+    return train(df, objective, framework="xgboost", **kwargs)
+
+
+def train_lightgbm(df: "DataFrame", objective: str, **kwargs: Any) -> Any:
+    """:func:`train` with ``framework="lightgbm"``: an ``lgb.Booster``."""
+    return train(df, objective, framework="lightgbm", **kwargs)

@@ -1,0 +1,64 @@
+"""clicks.preferences of a Spark DataFrame: the same table as of the same log in memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from boostplug import clicks
+from boostplug.data import make_ranking
+
+
+@pytest.fixture(scope="module")
+def log_table():
+    data = make_ranking(n_queries=20, docs_per_query=10, seed=0)
+    log = clicks.simulate(data, scores=np.zeros(data.n_docs), n_sessions=300, seed=1).to_pandas()
+    # Sessions interleaved in the input and a string column: the shuffle must regroup them.
+    log["doc"] = "d" + log["doc"].astype(str)
+    return log.sample(frac=1.0, random_state=0).sort_values("session", kind="stable").iloc[::-1].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("kw", [{}, {"strategies": "all", "weight": "wilson", "min_support": 2},
+                                {"strategies": "click>skip-above", "weight": "count"}])
+def test_spark_log_gives_the_in_memory_table(spark, log_table, kw):
+    # Rows of an impression must keep their order; the in-memory reading takes the table as is.
+    table = log_table.sort_values(["session", "position"], kind="stable").reset_index(drop=True)
+    want = clicks.preferences(table, **kw).to_pandas()
+    got = clicks.preferences(spark.createDataFrame(table).repartition(3), **kw).to_pandas()
+    assert len(want) > 0
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_spark_log_refusal_names_the_row_problem(spark, log_table):
+    bad = log_table.sort_values(["session", "position"], kind="stable").reset_index(drop=True)
+    bad.loc[3, "position"] = 0
+    with pytest.raises(ValueError, match="position"):
+        clicks.preferences(spark.createDataFrame(bad))
+
+
+def test_qbrank_on_click_pairs_and_labels_trained_on_spark_equals_one_process(spark):
+    """QBRank's P ∪ L end to end on Spark: click preferences counted from a Spark log, joined to
+    the feature rows on each worker by (query, document) keys, judged labels beside them."""
+    import xgboost as xgb
+
+    from boostplug import xgboost as bpx
+    from boostplug.spark import train_xgboost
+
+    data = make_ranking(n_queries=30, docs_per_query=(4, 10), n_features=5, n_informative=3, seed=7)
+    data.X[:] = np.round(data.X, 1)
+    doc = np.arange(data.n_docs)  # the log names documents by their row
+    log = clicks.simulate(data, scores=np.zeros(data.n_docs), n_sessions=400, seed=2).to_pandas()
+    pairs = clicks.preferences(spark.createDataFrame(log)).keyed()
+    assert pairs.n_pairs > 20
+    kw = {"pairs": pairs, "w": 0.5}
+    params = {"max_depth": 3, "eta": 0.3, "nthread": 1}
+    df = spark.createDataFrame(pd.DataFrame({**{f"f{j}": data.X[:, j] for j in range(data.X.shape[1])},
+                                             "label": data.y, "qid": data.qid, "doc": doc}))
+    with pytest.warns(UserWarning, match="cannot hold the KeyedPairs parameter .pairs."):
+        booster = train_xgboost(df, "qbrank", objective_params=kw, params=params, num_boost_round=10, doc_col="doc",
+                                feature_cols=[f"f{j}" for j in range(data.X.shape[1])], num_workers=2)
+    ref = xgb.train(bpx.params(**params), bpx.dmatrix(data.X, data.y, qid=data.qid, doc=doc), 10,
+                    obj=bpx.objective("qbrank", **kw))
+    X = xgb.DMatrix(data.X)
+    np.testing.assert_allclose(booster.predict(X), ref.predict(X), rtol=1e-5, atol=1e-6)

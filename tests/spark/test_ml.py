@@ -1,0 +1,80 @@
+"""The pyspark.ml stages: Ranker/RankerModel in a Pipeline (fit, transform, save, load), the
+query evaluator against the in-memory metric, CrossValidator on query folds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from boostplug import metrics
+from boostplug import xgboost as bpx
+from tests.spark.conftest import frame
+
+pytest.importorskip("pyspark")
+
+from pyspark.ml import Pipeline, PipelineModel  # noqa: E402
+from pyspark.ml.feature import VectorAssembler  # noqa: E402
+from pyspark.ml.tuning import CrossValidator, ParamGridBuilder  # noqa: E402
+
+from boostplug.spark.ml import QueryEvaluator, Ranker, RankerModel, query_folds  # noqa: E402
+
+PARAMS = {"max_depth": 3, "eta": 0.3, "nthread": 1}
+
+
+def test_pipeline_fits_scores_saves_and_loads(spark, ranking, tmp_path):
+    df = frame(spark, ranking, vector=False)
+    features = [f"f{j}" for j in range(ranking.X.shape[1])]
+    pipe = Pipeline(stages=[VectorAssembler(inputCols=features, outputCol="features"),
+                            Ranker(objective="mpboost", objectiveParams={"ddf": "ldd"}, boosterParams=PARAMS,
+                                   numBoostRound=8, numWorkers=2)])
+    model = pipe.fit(df)
+    ranker_model = model.stages[-1]
+    assert isinstance(ranker_model, RankerModel)
+    booster = ranker_model.booster()
+    assert bpx.objective_of(booster).name == "mpboost"
+    ref = xgb.train(bpx.params(**PARAMS), bpx.dmatrix(ranking.X, ranking.y, qid=ranking.qid), 8,
+                    obj=bpx.objective("mpboost", ddf="ldd"))
+    X = xgb.DMatrix(ranking.X)
+    np.testing.assert_allclose(booster.predict(X), ref.predict(X), rtol=1e-5, atol=1e-6)
+    scored = model.transform(df).select("prediction").toPandas()["prediction"].to_numpy()
+    model.write().overwrite().save(str(tmp_path / "pipe"))
+    again = PipelineModel.load(str(tmp_path / "pipe")).transform(df).select("prediction").toPandas()["prediction"]
+    np.testing.assert_array_equal(np.sort(again.to_numpy()), np.sort(scored))
+    np.testing.assert_allclose(np.sort(scored), np.sort(booster.predict(X, output_margin=True)), rtol=1e-6)
+
+
+def test_query_evaluator_equals_the_in_memory_metric(spark, ranking):
+    import pandas as pd
+
+    scores = np.random.default_rng(0).normal(size=ranking.n_docs)
+    qw = 1.0 + ranking.qid % 4
+    df = spark.createDataFrame(pd.DataFrame({"qid": ranking.qid, "label": ranking.y, "prediction": scores,
+                                             "w": qw}))
+    for name in ("ndcg@10", "map", "err@5"):
+        got = QueryEvaluator(metric=name).evaluate(df)
+        assert got == pytest.approx(metrics.by_name(name)(scores, ranking.y, ranking.group_ptr), rel=1e-12)
+    per_q = metrics.ndcg(scores, ranking.y, ranking.group_ptr, k=5, per_query=True)
+    w = qw[ranking.group_ptr[:-1]]
+    assert QueryEvaluator(metric="ndcg@5", weightCol="w").evaluate(df) == pytest.approx(np.dot(w, per_q) / w.sum())
+    assert QueryEvaluator(metric="r2").isLargerBetter() is False
+
+
+def test_cross_validator_on_query_folds(spark, ranking):
+    df = query_folds(frame(spark, ranking), k=2, seed=1)
+    folds = df.select("qid", "fold").distinct().toPandas()
+    assert folds["qid"].is_unique and set(folds["fold"]) == {0, 1}  # each query in one fold, both folds used
+    ranker = Ranker(objective="qbrank", boosterParams=PARAMS, numWorkers=2)
+    grid = ParamGridBuilder().addGrid(ranker.numBoostRound, [1, 6]).build()
+    cv = CrossValidator(estimator=ranker, estimatorParamMaps=grid, evaluator=QueryEvaluator(metric="ndcg@10"),
+                        numFolds=2, foldCol="fold")
+    fitted = cv.fit(df)
+    assert len(fitted.avgMetrics) == 2 and all(0 < m <= 1 for m in fitted.avgMetrics)
+    assert fitted.bestModel.transform(df).count() == ranking.n_docs
+
+
+def test_bad_stage_arguments(spark, ranking):
+    with pytest.raises(ValueError, match="framework must be one of"):
+        Ranker(framework="catboost").fit(frame(spark, ranking))
+    with pytest.raises(ValueError, match="k must be an integer >= 2, got 1"):
+        query_folds(frame(spark, ranking), k=1)

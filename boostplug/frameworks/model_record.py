@@ -33,6 +33,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import objectives as _objectives
+from ..keyed_pairs import KeyedPairs
 
 __all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "lightgbm_text_with_record",
            "record_from_lightgbm_text"]
@@ -41,6 +42,8 @@ __all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for
 RECORD_KEY = "boostplug_objective"
 #: Version of the record's layout; a reader refuses a newer one.
 FORMAT = 1
+#: The dtype a fingerprint of a KeyedPairs table records (its shape is the number of pairs).
+KEYED_DTYPE = "keyed_pairs"
 # Objective.check stands in for row-index parameters, so any value does for validation.
 _STAND_IN = [[0, 1]]
 
@@ -55,6 +58,11 @@ class Fingerprint:
 
     @classmethod
     def of(cls, value: Any) -> "Fingerprint":
+        if isinstance(value, KeyedPairs):
+            h = hashlib.sha256()
+            for part in (value.query, value.better, value.worse, value.weight):
+                h.update(b"\x1e" + _key_bytes(part))
+            return cls((value.n_pairs,), KEYED_DTYPE, h.hexdigest())
         arr = _canonical_array(value)
         return cls(tuple(int(s) for s in arr.shape), str(arr.dtype), hashlib.sha256(arr.tobytes()).hexdigest())
 
@@ -209,6 +217,16 @@ def _savable(name: str, key: str, value: Any) -> Any:
         return arr.tolist()
     raise TypeError(f"{name}: parameter {key} of type {type(value).__name__} cannot be saved in a model file "
                     "(strings, numbers, booleans, None and numeric arrays can)")
+
+
+def _key_bytes(values: np.ndarray | None) -> bytes:
+    """One key column (or the weights) as bytes that do not depend on its integer width or string
+    storage: int64 or float64 bytes, else the keys' text separated by a unit separator."""
+    if values is None:
+        return b"none"
+    if values.dtype.kind in "biuf":
+        return _canonical_array(values).tobytes()
+    return "\x1f".join(map(str, values.tolist())).encode("utf-8")
 
 
 def _canonical_array(value: Any) -> np.ndarray:

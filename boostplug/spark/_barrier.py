@@ -6,7 +6,6 @@ running one barrier stage."""
 from __future__ import annotations
 
 import threading
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -22,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
 
 __all__ = ["VALID_COL", "X_COL", "Columns", "Part", "ShippedObjective", "features_matrix", "part_arrays",
-           "prepare_frame", "check_distributable", "record_or_warn", "driver_host", "start_tracker",
+           "prepare_frame", "check_distributable", "driver_host", "start_tracker",
            "run_barrier"]
 
 #: The features of a row as one array of doubles, as the tasks read them.
@@ -198,20 +197,6 @@ def check_distributable(obj: Any, early_stopping_rounds: Any, valid_df: Any) -> 
                          "set, but each Spark worker numbers its own rows: leave it unset, or train on one machine")
     if early_stopping_rounds is not None and valid_df is None:
         raise ValueError("early_stopping_rounds needs valid_df (the rows the metric is evaluated on)")
-
-
-def record_or_warn(record: Callable[[Any, Any], Any], booster: Any, obj: Any) -> Any:
-    """``record(booster, obj)`` (the framework's ``record_objective``); when the objective holds a
-    KeyedPairs table, which the objective record cannot hold yet, the booster is returned
-    unrecorded with a warning rather than the trained model lost."""
-    try:
-        return record(booster, obj)
-    except TypeError as exc:
-        if not obj.keyed_given:
-            raise
-        warnings.warn(f"the trained model does not record its objective {obj.name!r}: the objective record cannot "
-                      f"hold the KeyedPairs parameter {next(iter(obj.keyed_given))!r} ({exc})", stacklevel=3)
-        return booster
 
 
 def driver_host(df: "DataFrame") -> str:

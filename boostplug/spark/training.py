@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from .._validation import check_rounds
 from ..frameworks._metric_spec import MetricSpec
 from . import lgb_train, xgb_train
-from ._barrier import (Columns, ShippedObjective, check_distributable, driver_host, prepare_frame, record_or_warn,
+from ._barrier import (Columns, ShippedObjective, check_distributable, driver_host, prepare_frame,
                        run_barrier, start_tracker)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,7 +116,7 @@ def train(
         rows = run_barrier(laid, backend.task(job), backend.SCHEMA)
     finally:
         laid.unpersist()
-    return record_or_warn(backend.record_objective, backend.load(rows[0][0]), obj)
+    return backend.record_objective(backend.load(rows[0][0]), obj)
 
 
 def train_xgboost(df: "DataFrame", objective: str, **kwargs: Any) -> Any:

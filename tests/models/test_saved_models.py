@@ -644,3 +644,25 @@ def test_a_feature_ranker_whose_product_overflows_is_refused_at_predict(fitted, 
         list(model.staged_predict(X))
     X[3, feature] = 1.0  # the same model on features its weight can multiply predicts finitely
     assert np.isfinite(model.predict(X)).all()
+
+
+def test_keyed_pairs_are_recorded_by_fingerprint(tmp_path) -> None:
+    """A KeyedPairs table (click pairs keyed by query and document) is saved as a fingerprint of its
+    keys and weights, like row-index pairs, and checked on the way back."""
+    from boostplug.keyed_pairs import KeyedPairs
+
+    X, y, qid = _data()
+    doc = np.arange(len(y)) + 100
+    table = KeyedPairs(qid[[0, 8]], doc[[0, 8]], doc[[1, 9]], weight=[1.0, 2.0])
+    obj = bpl.objective("qbrank", pairs=table, label_pairs=False, labeled="none")
+    booster = lgb.train(dict(LGB_PARAMS, objective=obj), bpl.dataset(X, y, qid=qid, doc=doc), 2)
+    bpl.save_model(booster, tmp_path / "m.txt", objective=obj)
+    rec = bpl.objective_of(tmp_path / "m.txt")
+    assert rec.fingerprints["pairs"].shape == (2,) and rec.fingerprints["pairs"].dtype == "keyed_pairs"
+    same = KeyedPairs(qid[[0, 8]].astype(np.int32), doc[[0, 8]].astype(np.int32), doc[[1, 9]], weight=[1.0, 2.0])
+    assert rec.params_with(pairs=same)["pairs"] is same
+    for other in (KeyedPairs(qid[[0, 8]], doc[[0, 8]], doc[[1, 9]]),                    # no weights
+                  KeyedPairs(qid[[0, 8]], doc[[0, 8]], doc[[1, 9]], weight=[1.0, 3.0]),  # other weights
+                  KeyedPairs(qid[[0, 8]], doc[[0, 8]], doc[[2, 9]], weight=[1.0, 2.0])):  # another document
+        with pytest.raises(ValueError, match="not the ones the model was trained with"):
+            rec.params_with(pairs=other)

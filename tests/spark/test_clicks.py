@@ -55,9 +55,11 @@ def test_qbrank_on_click_pairs_and_labels_trained_on_spark_equals_one_process(sp
     params = {"max_depth": 3, "eta": 0.3, "nthread": 1}
     df = spark.createDataFrame(pd.DataFrame({**{f"f{j}": data.X[:, j] for j in range(data.X.shape[1])},
                                              "label": data.y, "qid": data.qid, "doc": doc}))
-    with pytest.warns(UserWarning, match="cannot hold the KeyedPairs parameter .pairs."):
-        booster = train_xgboost(df, "qbrank", objective_params=kw, params=params, num_boost_round=10, doc_col="doc",
-                                feature_cols=[f"f{j}" for j in range(data.X.shape[1])], num_workers=2)
+    booster = train_xgboost(df, "qbrank", objective_params=kw, params=params, num_boost_round=10, doc_col="doc",
+                            feature_cols=[f"f{j}" for j in range(data.X.shape[1])], num_workers=2)
+    # the model records its objective, the click pairs by their fingerprint
+    rec = bpx.objective_of(booster)
+    assert rec.name == "qbrank" and rec.params_with(pairs=pairs)["pairs"] is pairs
     ref = xgb.train(bpx.params(**params), bpx.dmatrix(data.X, data.y, qid=data.qid, doc=doc), 10,
                     obj=bpx.objective("qbrank", **kw))
     X = xgb.DMatrix(data.X)

@@ -177,6 +177,59 @@ def pairs(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+#: ``diagnose``: QBRank on the click pairs varied one setting at a time, beside the other pair
+#: learners and the clicks-as-labels baseline on the same click fold. A variant is a click
+#: method (``name[key=value]``), optionally with the fold's pair weight changed (``@weight``).
+DIAGNOSE = ("qbrank-P", "qbrank-P[pair_tau=0.05]", "qbrank-P[pair_tau=0.3]", "qbrank-P[hessian=mean]",
+            "qbrank-P[learning_rate=0.02]", "qbrank-P[learning_rate=0.2]", "qbrank-P[num_leaves=3]",
+            "qbrank-P[num_leaves=7]", "qbrank-P[min_data_in_leaf=1]", "qbrank-P[min_data_in_leaf=5]",
+            "qbrank-P@unit", "qbrank-P@count", "qbrank-P[hessian=mean,num_leaves=7]",
+            "rankboost-P", "mpboost-P", "lgb-clicks", "production")
+
+
+def diagnose(args: argparse.Namespace) -> dict[str, Any]:
+    """Every variant of ``--variants`` on one click fold per seed (PBM eta 1, fixed presentation,
+    ``--sessions``); per variant the mean test NDCG@10 over seeds and paired tests (over the test
+    queries, each query's NDCG averaged over the seeds) against ``qbrank-P`` and ``rankboost-P``."""
+    C.single_thread()
+    train, vali, test = _fold(args)
+    runs: dict[str, list[dict[str, Any]]] = {v: [] for v in args.variants}
+    for seed in args.seeds:
+        base = ClickSettings(n_sessions=args.sessions, labeled_fraction=args.labeled_fraction,
+                             vali_fraction=args.vali_fraction)
+        fold = prepare(train, vali, test, base, seed=seed)
+        for variant in args.variants:
+            method, _, weight = variant.partition("@")
+            on = replace(fold, settings=replace(base, weight=weight)) if weight else fold
+            r = run_click_method(method, on, rounds=args.rounds, metric=METRIC, seed=seed, threads=1)
+            runs[variant].append({"seed": seed, "best_round": r.best_round, METRIC: r.test[METRIC],
+                                  "per_query": r.test_per_query[METRIC]})
+        print(f"seed {seed}: done", file=sys.stderr)
+    per_query = {v: np.mean([r["per_query"] for r in rs], axis=0) for v, rs in runs.items()}
+    table = []
+    for v, rs in runs.items():
+        row: dict[str, Any] = {"variant": v, METRIC: float(np.mean([r[METRIC] for r in rs])),
+                               "by_seed": [r[METRIC] for r in rs], "best_round": [r["best_round"] for r in rs]}
+        for against in ("qbrank-P", "rankboost-P"):
+            if against in per_query and against != v:
+                t = paired_tests(per_query[v], per_query[against])
+                row[f"vs {against}"] = {"diff": t.mean_diff, "p_t": t.t_pvalue, "p_wilcoxon": t.wilcoxon_pvalue}
+        table.append(row)
+    print(f"test NDCG@10, mean over seeds {list(args.seeds)}; {args.sessions} sessions, PBM eta 1, fixed presentation")
+    print(f"{'variant':<40} {'ndcg@10':>8} {'rounds':>14}  {'vs qbrank-P (p)':>18}  {'vs rankboost-P (p)':>18}")
+    for row in table:
+        cells = [f"{row[k]['diff']:+.4f} ({row[k]['p_t']:.2g})" if k in row else "" for k in
+                 ("vs qbrank-P", "vs rankboost-P")]
+        print(f"{row['variant']:<40} {row[METRIC]:>8.4f} {str(row['best_round']):>14}  {cells[0]:>18}  "
+              f"{cells[1]:>18}")
+    out = {"data": "tiny" if args.tiny else str(args.data), "sessions": args.sessions, "seeds": list(args.seeds),
+           "rounds": args.rounds, "table": table}
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "diagnose.json").write_text(json.dumps(out, indent=1))
+    return out
+
+
 # ---- figure and claims from compare's outputs ---------------------------------------------------
 
 _RUN = re.compile(r"^(?P<data>.+)_(?P<n>\d+)$")
@@ -324,6 +377,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     q.add_argument("--labeled-fraction", type=float, default=0.05)
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--out", type=Path, default=None)
+    d = sub.add_parser("diagnose", help="QBRank on the click pairs varied one setting at a time")
+    d.add_argument("--data", type=C._data_arg, default=C.DEFAULT_DATA)
+    d.add_argument("--tiny", action="store_true", help="small synthetic data (for tests)")
+    d.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    d.add_argument("--sessions", type=int, default=10_000)
+    d.add_argument("--labeled-fraction", type=float, default=0.05)
+    d.add_argument("--vali-fraction", type=float, default=1.0,
+                   help="share of the validation queries judged for round selection (default: all)")
+    d.add_argument("--variants", nargs="+", default=list(DIAGNOSE))
+    d.add_argument("--rounds", type=int, default=300)
+    d.add_argument("--out", type=Path, default=None)
     f = sub.add_parser("figure", help="the figure and the claims from boostplug compare --clicks runs")
     f.add_argument("--runs", nargs="+", required=True, metavar="PRESENTATION[:LABEL]=FOLDER",
                    help="compare --out folders named DATA_SESSIONS under FOLDER; LABEL names another setting's "
@@ -331,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     f.add_argument("--out", type=Path, default=None)
     f.add_argument("--png", type=Path, default=None)
     args = ap.parse_args(argv)
-    {"choose": choose, "pairs": pairs, "figure": figure}[args.command](args)
+    {"choose": choose, "pairs": pairs, "figure": figure, "diagnose": diagnose}[args.command](args)
     return 0
 
 

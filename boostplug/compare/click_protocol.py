@@ -14,8 +14,12 @@ The methods, each trained by :mod:`boostplug.compare`'s trainers:
                     ``lambdarank_position_bias_regularization``)
 ``xgb-unbiased``    XGBoost ``rank:ndcg`` with ``lambdarank_unbiased`` (XGBoost reads the
                     position from the order of the documents within a group: the shown order)
+``lgb-ips``         clicks as labels, each click weighted by the inverse of its position's
+                    examination propensity, estimated from the log itself
 ``labeled-only``    LightGBM lambdarank on ``L`` alone
 ``qbrank-P``        QBRank on the click preference pairs ``P`` (LightGBM trees)
+``qbrank-P-ips``    QBRank on ``P`` counted by inverse propensity (each pair the inverse
+                    propensity of its clicked position, estimated from the log)
 ``qbrank-PL``       QBRank on ``P ∪ L``: the pairs and ``L``'s squared error, weight ``w``
 ``mpboost-P``       stump MPBoost (reference booster) on the click pairs
 ``rankboost-P``     RankBoost Rb-c (reference booster) on the click pairs
@@ -27,7 +31,9 @@ preference table's ``weight``) are scaled to mean 1, so that ``w`` weighs an ave
 against a labeled document whatever the number of sessions. The boosters take no per-pair
 weights: they train on each pair repeated by its weight (exactly a weighted sum; whole-number
 weights, ``weight="unit"``, ``"count"`` or ``"net"``). The MPBoost and RankBoost tree objectives
-build their pairs from labels, hence the boosters.
+build their pairs from labels, hence the boosters. The ``-ips`` methods need a log that shows
+documents at several positions (a shuffled presentation, or a real log of changing rankings):
+a simulated fixed presentation is refused.
 
 Example:
     >>> from boostplug.compare import ClickSettings, run_clicks
@@ -66,7 +72,7 @@ __all__ = ["ClickMethod", "CLICK_METHODS", "FixedRanker", "click_method", "can_t
 # ---- the methods ----------------------------------------------------------------------------------
 
 #: What each method trains on ("fixed": nothing, the fold's ranker of the method's name).
-_TRAINS_ON = ("impressions", "labeled", "pairs", "pairs+labeled", "fixed")
+_TRAINS_ON = ("impressions", "impressions-ips", "labeled", "pairs", "pairs-ips", "pairs+labeled", "fixed")
 #: Parameters the protocol sets from the data (a user setting of them is refused).
 _SET_BY_PROTOCOL = ("pairs", "pair_weights", "labeled", "labeled_rows")
 
@@ -100,12 +106,24 @@ class ClickMethod:
     def needs_labeled(self) -> bool:
         return "labeled" in self.trains_on
 
+    @property
+    def ips(self) -> bool:
+        """Whether the method weights clicks or pairs by inverse propensities estimated from the log."""
+        return self.trains_on.endswith("-ips")
+
     def check_with(self, settings: ClickSettings, simulated: bool = True) -> None:
         """``ValueError`` naming the setting when this method cannot train under ``settings``
         (on a real log when ``simulated`` is false)."""
         if self.registry_name == "production" and not simulated:
             raise ValueError("production is the ranker that showed a simulated log's results; a real log's is not "
                              "known")
+        if self.ips and simulated and settings.presentation == "fixed":
+            raise ValueError(f"{self.name} estimates position bias from the log, but a simulated fixed presentation "
+                             "shows every query in one order, which cannot tell position from relevance; use "
+                             "presentation 'shuffle'")
+        if self.ips and settings.weight == "wilson":
+            raise ValueError(f"{self.name}: inverse-propensity counts are not whole, and weight 'wilson' needs whole "
+                             "counts; use 'net', 'count' or 'unit'")
         if self.needs_labeled and settings.labeled_fraction == 0.0:
             raise ValueError(f"{self.name} trains on labeled queries, but labeled_fraction is 0")
         if self.framework == "booster" and settings.weight not in ("unit", "count", "net"):
@@ -169,8 +187,8 @@ class ClickMethod:
             scores = fold.fixed_scores[self.registry_name]
             return FixedRanker(self.name, base.framework, "", {}, self.summary, vali_scores=scores["selection"],
                                test_scores=scores["test"]), fold.train
-        if self.trains_on == "impressions":
-            data = fold.impressions
+        if self.trains_on in ("impressions", "impressions-ips"):
+            data = fold.ips_impressions if self.ips else fold.impressions
             if not self.positions:  # the same rows, without positions (no copy of the features)
                 data = copy.copy(data)
                 data.position = None
@@ -187,7 +205,7 @@ class ClickMethod:
                                  f"each pair repeated by its weight: {e}") from None
             data = TrainingPart(ts.X, ts.y, None, ts.group_ptr, pairs=repeated)
         else:
-            ts = fold.pairs(labeled=self.trains_on == "pairs+labeled", normalised=True)
+            ts = fold.pairs(labeled=self.trains_on == "pairs+labeled", normalised=True, ips=self.ips)
             qb = ts.qbrank_params(w=loss.get("w", 0.5), pair_tau=loss.get("pair_tau", 1.0),
                                   label_pairs=loss.get("label_pairs", False))
             loss.update(qb)
@@ -251,8 +269,14 @@ CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
     _cm("xgb-unbiased", "xgb-rank:ndcg", "impressions",
         "XGBoost rank:ndcg, clicks as labels, lambdarank_unbiased (position = shown order)",
         extra={"lambdarank_bias_norm": None}, fixed={"lambdarank_unbiased": True}),
+    _cm("lgb-ips", "lambdarank", "impressions-ips",
+        "LightGBM lambdarank, clicks as labels, each click weighted by the inverse of its position's examination "
+        "propensity, estimated from the log (a log that shows documents at several positions)"),
     _cm("labeled-only", "lambdarank", "labeled", "LightGBM lambdarank on the labeled queries L alone"),
     _cm("qbrank-P", "qbrank", "pairs", "QBRank on the click preference pairs P (LightGBM trees)"),
+    _cm("qbrank-P-ips", "qbrank", "pairs-ips",
+        "QBRank on the click pairs, each counted by the inverse examination propensity of its clicked position, "
+        "estimated from the log (a log that shows documents at several positions)"),
     _cm("qbrank-PL", "qbrank", "pairs+labeled",
         "QBRank on P ∪ L: click pairs and the labeled queries' squared error, weight w (LightGBM trees)"),
     _cm("mpboost-P", "mpboost-stumps", "pairs",
@@ -292,7 +316,11 @@ def click_method(spec: str | ClickMethod) -> ClickMethod:
 
 
 def can_train(method: ClickMethod, settings: ClickSettings, simulated: bool) -> bool:
-    """Whether ``method`` can train under ``settings`` (on a simulated log or a real one)."""
+    """Whether ``method`` can train under ``settings`` (on a simulated log or a real one): what
+    the default method lists hold. The inverse-propensity methods are left out on a real log,
+    where whether it allows an estimate shows only once it is read: ask for them by name."""
+    if method.ips and not simulated:
+        return False
     try:
         method.check_with(settings, simulated)
     except ValueError:
@@ -316,8 +344,10 @@ def run_click_method(spec: str | ClickMethod, fold: ClickFold, *, rounds: int, m
                         stream=stream, tune=0 if cm.trains_on == "fixed" else tune, conventions=conventions,
                         method=method)
     trained_on: dict[str, Any] = {"data": cm.trains_on, "rows": data.n_docs, "groups": data.n_queries}
+    if cm.ips:
+        trained_on["propensity"] = [float(v) for v in fold.propensity.propensity]
     if "pairs" in cm.trains_on:
-        trained_on["pairs"] = len(fold.pair_rows)
+        trained_on["pairs"] = len(fold.ips_pair_rows if cm.ips else fold.pair_rows)
         if isinstance(data, TrainingPart) and data.pairs is not None:
             trained_on["pairs_repeated"] = int(data.pairs.shape[0])
     result.info = {**result.info, "clicks": {**fold.info, "method": cm.summary, "trained_on": trained_on}}

@@ -38,7 +38,8 @@ def every_method(fold):
 
 def test_every_method_trains_on_the_same_clicks_and_is_tested_on_true_labels(fold, every_method) -> None:
     train, vali, test = fold
-    assert [r.method for r in every_method] == list(CLICK_METHODS)
+    # the inverse-propensity methods need a log that shows documents at several positions
+    assert [r.method for r in every_method] == [n for n, m in CLICK_METHODS.items() if not m.ips]
     shas = {r.info["clicks"]["log"]["sha256"] for r in every_method}
     assert len(shas) == 1  # one log for all
     qids = test.qid[test.group_ptr[:-1]].tolist()
@@ -145,6 +146,62 @@ def test_pair_methods_train_on_the_preferences_of_the_log(fold) -> None:
     assert isinstance(data, TrainingPart) and m.framework == "booster"
     assert data.pairs.shape[0] == int(rows.weights.sum())
     np.testing.assert_array_equal(np.unique(used[data.pairs], axis=0), np.unique(rows.pairs, axis=0))
+
+
+def test_ips_methods_weight_clicks_and_pairs_by_the_propensities_estimated_from_the_log(fold) -> None:
+    train, vali, test = fold
+    settings = ClickSettings(n_sessions=3000, labeled_fraction=0.25, production_rounds=10, presentation="shuffle")
+    f = prepare(train, vali, test, settings)
+    est = clicks.estimate_propensity(f.log, n_bootstrap=0)
+    assert est.method == "randomized"  # a shuffled log: clicks at k against clicks at 1
+    # clicks as labels: each click weighted by 1 / propensity of its position (clipped at 10), the rest 1
+    m, data = click_method("lgb-ips").build(f)
+    plain = f.impressions
+    np.testing.assert_array_equal(data.X, plain.X)
+    np.testing.assert_array_equal(data.y, plain.y)
+    expected = np.where(plain.y > 0, np.minimum(1.0 / est.propensity[plain.position], 10.0), 1.0)
+    np.testing.assert_allclose(data.weight, expected)
+    assert data.position is None and plain.weight is None  # the plain impressions are left as they were
+    assert np.ptp(data.weight) > 0
+    # pairs: counted by the inverse propensity of the clicked position, then scaled to mean 1
+    rows = clicks.to_rows(clicks.preferences(f.log, settings.strategies, propensity=est), train.qid)
+    m, data = click_method("qbrank-P-ips").build(f)
+    used = np.unique(rows.pairs)
+    np.testing.assert_array_equal(used[m.loss_params["pairs"]], rows.pairs)
+    np.testing.assert_allclose(m.loss_params["pair_weights"], rows.weights / rows.weights.mean())
+    plain_weights = click_method("qbrank-P").build(f)[0].loss_params["pair_weights"]
+    assert plain_weights.shape != rows.weights.shape or not np.allclose(plain_weights, m.loss_params["pair_weights"])
+    # the weights change the model, and the results record the estimate
+    a = run_click_method("lgb-ips", f, rounds=3, threads=1)
+    b = run_click_method("lgb-clicks", f, rounds=3, threads=1)
+    assert a.test_curve != b.test_curve
+    np.testing.assert_allclose(a.info["clicks"]["trained_on"]["propensity"], est.propensity)
+    assert run_click_method("qbrank-P-ips", f, rounds=3, threads=1).info["clicks"]["trained_on"]["pairs"] == len(rows)
+
+
+def test_ips_methods_are_refused_where_the_log_cannot_tell_position_from_relevance(fold) -> None:
+    train, vali, test = fold
+    for name in ("lgb-ips", "qbrank-P-ips"):
+        with pytest.raises(ValueError, match=f"{name} estimates position bias from the log, but a simulated fixed "
+                                             "presentation"):
+            click_method(name).check_with(SMALL)
+        with pytest.raises(ValueError, match="inverse-propensity counts are not whole.*'wilson'"):
+            click_method(name).check_with(ClickSettings(presentation="shuffle", weight="wilson"))
+    # a real log with one order per query: refused when built, saying why
+    f = prepare(train, vali, test, SMALL)
+    log = clicks.read_log({"session": f.log.session, "query": f.log.query,
+                           "doc": index_within_query(train.group_ptr)[f.log.doc], "position": f.log.position,
+                           "clicked": f.log.clicked.astype(int)})
+    real = prepare(train, vali, test, SMALL, log=log)
+    with pytest.raises(ValueError, match="need propensities estimated from the click log: .*no .query, document. "
+                                         "of the click log was shown at more than one position"):
+        click_method("lgb-ips").build(real)
+    # row weights train with LightGBM only
+    from boostplug.compare.methods import TREE_PARAMS, get_method
+
+    part = TrainingPart(train.X, train.y, None, train.group_ptr, weight=np.ones(train.n_docs))
+    with pytest.raises(ValueError, match="per-row weights train with LightGBM only"):
+        get_method("xgb-rank:ndcg").train(part, vali, test, rounds=2, tree_params=TREE_PARAMS, seed=0)
 
 
 def test_a_real_log_trains_exactly_as_the_simulated_log_it_came_from(fold) -> None:

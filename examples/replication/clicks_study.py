@@ -230,6 +230,177 @@ def diagnose(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+# ---- routes: every way to learn from the clicks, chosen on some conditions, shown on others -----
+
+#: The routes ``routes`` ranks: the pair learners (QBRank as the protocol trains it and with the
+#: smaller trees ``diagnose`` points to; the reference boosters), clicks as labels with and
+#: without debiasing, and the inverse-propensity routes (shuffled presentation only).
+ROUTES = ("qbrank-P", "qbrank-P[num_leaves=7]", "qbrank-P[num_leaves=3]", "qbrank-P[hessian=mean,num_leaves=7]",
+          "rankboost-P", "mpboost-P", "lgb-clicks", "lgb-clicks[num_leaves=7]", "lgb-position", "xgb-unbiased",
+          "lgb-ips", "qbrank-P-ips[num_leaves=7]")
+#: What the chosen route is held against on the held-out conditions.
+REFERENCES = ("production", "lgb-clicks", "lgb-position", "xgb-unbiased")
+#: The item's target on a fixed presentation from 10^4 sessions on: at least this much above the
+#: production ranker, and no more than ``LEVEL`` below clicks as labels and debiased LambdaMART.
+TARGET_OVER_PRODUCTION, LEVEL = 0.02, 0.005
+#: The two halves of the grid: (data, fold, click model presets, sessions). The choice sees only
+#: CHOOSE; HELD_OUT's data folds and click models are all others.
+CHOOSE = (("example", 1, ("pbm-eta1", "cascade"), (1_000, 10_000)),
+          ("mq2008", 1, ("pbm-eta1", "cascade"), (1_000, 10_000)))
+HELD_OUT = (("mq2008", 2, ("pbm-eta0.5", "pbm-eta2", "ultra-pbm"), (10_000, 100_000)),
+            ("ohsumed", 1, ("pbm-eta0.5", "pbm-eta2", "ultra-pbm"), (10_000, 100_000)))
+TINY_CHOOSE = (("tiny", 1, ("pbm-eta1",), (400,)),)
+TINY_HELD_OUT = (("tiny", 2, ("ultra-pbm", "pbm-eta2"), (400,)),)
+#: Judged share of the training queries (the production ranker's data) per data set: OHSUMED's 63
+#: training queries at 5% would leave the production ranker 3.
+LABELED_FRACTION = {"example": 0.05, "mq2008": 0.05, "ohsumed": 0.2, "tiny": 0.3}
+
+
+def _load(name: str, fold: int, tiny: bool) -> Any:
+    data = {"tiny": C.DEFAULT_DATA, "example": C.EXAMPLE, "mq2008": C.DEFAULT_DATA, "ohsumed": C.OHSUMED_DATA}[name]
+    ns = argparse.Namespace(data=data, tiny=tiny, folds=[fold], ties=None)
+    return C.load_folds(ns)[1][0]
+
+
+def _conditions(halves: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
+    return [{"half": half, "data": d, "fold": f, "model": m, "sessions": n, "presentation": p}
+            for half, grid in halves for d, f, models, sessions in grid
+            for m, n, p in itertools.product(models, sessions, PRESENTATIONS)]
+
+
+def _key(c: dict[str, Any]) -> str:
+    return f"{c['data']}-F{c['fold']}_{c['model']}_{c['sessions']}_{c['presentation']}"
+
+
+def _run_condition(c: dict[str, Any], routes: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
+    """Every route and reference on one click fold of condition ``c`` (one seed): test NDCG@10 per
+    query; a route that cannot train on this log (an inverse-propensity route on a fixed
+    presentation) is left out."""
+    from boostplug.compare.click_protocol import can_train, click_method
+
+    train, vali, test = _load(c["data"], c["fold"], args.tiny)
+    settings = ClickSettings.from_preset(c["model"], n_sessions=c["sessions"], presentation=c["presentation"],
+                                         labeled_fraction=LABELED_FRACTION[c["data"]], vali_fraction=1.0)
+    fold = prepare(train, vali, test, settings, seed=args.seed)
+    out: dict[str, Any] = {**c, "production_ndcg@10": fold.info["production"]["test_ndcg@10"], "runs": {}}
+    for name in dict.fromkeys([*routes, *REFERENCES]):
+        if not can_train(click_method(name), settings, simulated=True):
+            continue
+        r = run_click_method(name, fold, rounds=args.rounds, metric=METRIC, seed=args.seed, threads=1)
+        out["runs"][name] = {METRIC: r.test[METRIC], "best_round": r.best_round, "per_query": r.test_per_query[METRIC]}
+    return out
+
+
+def _mean_ranks(conds: list[dict[str, Any]], routes: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per route: its mean rank among the routes that ran in each condition (1 = best), over the
+    conditions it ran in, and in how many."""
+    ranks: dict[str, list[float]] = {r: [] for r in routes}
+    for c in conds:
+        present = [r for r in routes if r in c["runs"]]
+        values = np.array([-c["runs"][r][METRIC] for r in present])
+        order = np.argsort(np.argsort(values, kind="stable"), kind="stable") + 1.0
+        for r, k in zip(present, order):
+            ranks[r].append(float(k))
+    return {r: {"mean_rank": float(np.mean(v)) if v else float("nan"), "conditions": len(v),
+                "mean_ndcg@10": float(np.mean([c["runs"][r][METRIC] for c in conds if r in c["runs"]]))
+                if v else float("nan")} for r, v in ranks.items()}
+
+
+def _against(conds: list[dict[str, Any]], route: str) -> list[dict[str, Any]]:
+    """``route`` against every reference in each condition: mean difference over the test
+    queries, paired t-test and Wilcoxon p-values, and whether the item's target holds there."""
+    rows = []
+    for c in conds:
+        if route not in c["runs"]:
+            continue
+        row: dict[str, Any] = {k: c[k] for k in ("data", "fold", "model", "sessions", "presentation")}
+        row[METRIC] = c["runs"][route][METRIC]
+        for ref in REFERENCES:
+            if ref in c["runs"] and ref != route:
+                t = paired_tests(c["runs"][route]["per_query"], c["runs"][ref]["per_query"])
+                row[ref] = {"diff": t.mean_diff, "p_t": t.t_pvalue, "p_wilcoxon": t.wilcoxon_pvalue}
+        row["target_met"] = bool(row.get("production", {}).get("diff", -1) >= TARGET_OVER_PRODUCTION and all(
+            row[ref]["diff"] >= -LEVEL for ref in ("lgb-clicks", "lgb-position") if ref in row))
+        rows.append(row)
+    return rows
+
+
+def routes(args: argparse.Namespace) -> dict[str, Any]:
+    """Run (or reuse from ``--out``) every condition of both halves, choose the route with the best
+    mean rank on CHOOSE among those that ran in all of its conditions, and hold it against the
+    references on HELD_OUT."""
+    C.single_thread()
+    halves = [("choose", TINY_CHOOSE if args.tiny else CHOOSE), ("held-out", TINY_HELD_OUT if args.tiny else HELD_OUT)]
+    conds = [c for c in _conditions(halves) if args.half in ("all", c["half"])]
+    done: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for c in conds:
+        path = None if args.out is None else args.out / "conditions" / f"{_key(c)}.json"
+        if path is not None and path.is_file():
+            done.append(json.loads(path.read_text()))
+            continue
+        result = _run_condition(c, args.routes, args)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(result))
+        done.append(result)
+        print(f"{_key(c)}: done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    chosen_on = [c for c in done if c["half"] == "choose"]
+    held_out = [c for c in done if c["half"] == "held-out"]
+    out: dict[str, Any] = {"tiny": args.tiny, "seed": args.seed, "rounds": args.rounds, "routes": list(args.routes),
+                           "references": list(REFERENCES), "choose": [list(g) for g in halves[0][1]],
+                           "held_out": [list(g) for g in halves[1][1]], "conditions": done}
+    if chosen_on:
+        ranks = _mean_ranks(chosen_on, args.routes)
+        eligible = [r for r in args.routes if ranks[r]["conditions"] == len(chosen_on)]
+        out["choose_ranks"] = ranks
+        out["winner"] = min(eligible, key=lambda r: ranks[r]["mean_rank"])
+    if held_out:
+        out["held_out_ranks"] = _mean_ranks(held_out, args.routes)
+        if "winner" in out:
+            out["winner_held_out"] = _against(held_out, out["winner"])
+    text = _format_routes(out)
+    print(text)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "routes.json").write_text(json.dumps(out, indent=1))
+        (args.out / "routes.txt").write_text(text + "\n")
+    return out
+
+
+def _format_routes(out: dict[str, Any]) -> str:
+    lines = []
+    for half in ("choose", "held_out"):
+        ranks = out.get(f"{half}_ranks")
+        if not ranks:
+            continue
+        n = sum(c["half"] == half.replace("_", "-") for c in out["conditions"])
+        lines += [f"{half.replace('_', '-').upper()} ({n} conditions): mean rank among the routes that ran "
+                  "(1 = best), mean test NDCG@10", f"{'route':<40} {'rank':>6} {'ndcg@10':>8} {'conditions':>10}"]
+        for r in sorted(ranks, key=lambda r: (np.isnan(ranks[r]["mean_rank"]), ranks[r]["mean_rank"])):
+            v = ranks[r]
+            lines.append(f"{r:<40} {v['mean_rank']:>6.2f} {v['mean_ndcg@10']:>8.4f} {v['conditions']:>10}")
+        lines.append("")
+    if "winner" in out:
+        lines.append(f"chosen on CHOOSE: {out['winner']}")
+    rows = out.get("winner_held_out", [])
+    if rows:
+        refs = [r for r in REFERENCES if r != out["winner"]]
+        lines += ["", f"{out['winner']} on HELD-OUT: difference over each reference (paired t-test p); target: "
+                  f">= +{TARGET_OVER_PRODUCTION} over production, >= -{LEVEL} against lgb-clicks and lgb-position",
+                  f"{'condition':<42} {'ndcg@10':>8} " + " ".join(f"{r:>20}" for r in refs) + "  target"]
+        for row in rows:
+            cond = f"{row['data']}-F{row['fold']} {row['model']} {row['sessions']} {row['presentation']}"
+            cells = [f"{row[r]['diff']:+.4f} ({row[r]['p_t']:.2g})" if r in row else "" for r in refs]
+            lines.append(f"{cond:<42} {row[METRIC]:>8.4f} " + " ".join(f"{x:>20}" for x in cells)
+                         + f"  {'met' if row['target_met'] else 'no'}")
+        fixed = [r for r in rows if r["presentation"] == "fixed" and r["sessions"] >= 10_000]
+        if fixed:
+            lines.append(f"target met on {sum(r['target_met'] for r in fixed)} of {len(fixed)} held-out fixed-"
+                         "presentation conditions from 10^4 sessions on")
+    return "\n".join(lines)
+
+
 # ---- figure and claims from compare's outputs ---------------------------------------------------
 
 _RUN = re.compile(r"^(?P<data>.+)_(?P<n>\d+)$")
@@ -388,6 +559,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--variants", nargs="+", default=list(DIAGNOSE))
     d.add_argument("--rounds", type=int, default=300)
     d.add_argument("--out", type=Path, default=None)
+    r = sub.add_parser("routes", help="every route chosen on some conditions and held out on others")
+    r.add_argument("--tiny", action="store_true", help="small synthetic data and grid (for tests)")
+    r.add_argument("--half", choices=("all", "choose", "held-out"), default="all",
+                   help="run one half of the grid only (two processes can share an --out folder)")
+    r.add_argument("--routes", nargs="+", default=list(ROUTES))
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--rounds", type=int, default=300)
+    r.add_argument("--out", type=Path, default=None,
+                   help="folder for routes.json/routes.txt; finished conditions there are reused")
     f = sub.add_parser("figure", help="the figure and the claims from boostplug compare --clicks runs")
     f.add_argument("--runs", nargs="+", required=True, metavar="PRESENTATION[:LABEL]=FOLDER",
                    help="compare --out folders named DATA_SESSIONS under FOLDER; LABEL names another setting's "
@@ -395,7 +575,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     f.add_argument("--out", type=Path, default=None)
     f.add_argument("--png", type=Path, default=None)
     args = ap.parse_args(argv)
-    {"choose": choose, "pairs": pairs, "figure": figure, "diagnose": diagnose}[args.command](args)
+    {"choose": choose, "pairs": pairs, "figure": figure, "diagnose": diagnose, "routes": routes}[args.command](args)
     return 0
 
 

@@ -8,22 +8,24 @@ on it, :func:`run_clicks` every method on the same clicks.
 The methods, each trained by :mod:`boostplug.compare`'s trainers:
 
 
-==================  =======================================================================
-``lgb-clicks``      LightGBM lambdarank, clicks as labels, each impression with a click a group
-``lgb-position``    the same with LightGBM's position debiasing (``position`` in the Dataset,
-                    ``lambdarank_position_bias_regularization``)
-``xgb-unbiased``    XGBoost ``rank:ndcg`` with ``lambdarank_unbiased`` (XGBoost reads the
-                    position from the order of the documents within a group: the shown order)
-``lgb-ips``         clicks as labels, each click weighted by the inverse of its position's
-                    examination propensity, estimated from the log itself
-``labeled-only``    LightGBM lambdarank on ``L`` alone
-``qbrank-P``        QBRank on the click preference pairs ``P`` (LightGBM trees)
-``qbrank-P-ips``    QBRank on ``P`` counted by inverse propensity (each pair the inverse
-                    propensity of its clicked position, estimated from the log)
-``qbrank-PL``       QBRank on ``P ∪ L``: the pairs and ``L``'s squared error, weight ``w``
-``mpboost-P``       stump MPBoost (reference booster) on the click pairs
-``rankboost-P``     RankBoost Rb-c (reference booster) on the click pairs
-==================  =======================================================================
+=======================  ===================================================================
+``lgb-clicks``           LightGBM lambdarank, clicks as labels, each impression with a click a group
+``lgb-position``         the same with LightGBM's position debiasing (``position`` in the Dataset,
+                         ``lambdarank_position_bias_regularization``)
+``xgb-unbiased``         XGBoost ``rank:ndcg`` with ``lambdarank_unbiased`` (XGBoost reads the
+                         position from the order of the documents within a group: the shown order)
+``lgb-ips``              clicks as labels, each click weighted by the inverse of its position's
+                         examination propensity, estimated from the log itself
+``labeled-only``         LightGBM lambdarank on ``L`` alone
+``qbrank-P``             QBRank on the click preference pairs ``P`` (LightGBM trees)
+``qbrank-P-ips``         QBRank on ``P`` counted by inverse propensity (each pair the inverse
+                         propensity of its clicked position, estimated from the log)
+``lgb-clicks+qbrank-P``  ``lgb-clicks`` (its round chosen on the selection data), then QBRank
+                         on ``P`` boosting on from its scores: the pair term beside the clicks as labels
+``qbrank-PL``            QBRank on ``P ∪ L``: the pairs and ``L``'s squared error, weight ``w``
+``mpboost-P``            stump MPBoost (reference booster) on the click pairs
+``rankboost-P``          RankBoost Rb-c (reference booster) on the click pairs
+=======================  ===================================================================
 
 Impressions without a click are left out of the clicks-as-labels training sets: all their
 labels are equal, so LambdaMART takes no gradient from them. QBRank's pair weights (the
@@ -72,7 +74,8 @@ __all__ = ["ClickMethod", "CLICK_METHODS", "FixedRanker", "click_method", "can_t
 # ---- the methods ----------------------------------------------------------------------------------
 
 #: What each method trains on ("fixed": nothing, the fold's ranker of the method's name).
-_TRAINS_ON = ("impressions", "impressions-ips", "labeled", "pairs", "pairs-ips", "pairs+labeled", "fixed")
+_TRAINS_ON = ("impressions", "impressions-ips", "labeled", "pairs", "pairs-ips", "pairs+labeled", "impressions+pairs",
+              "fixed")
 #: Parameters the protocol sets from the data (a user setting of them is refused).
 _SET_BY_PROTOCOL = ("pairs", "pair_weights", "labeled", "labeled_rows")
 
@@ -174,9 +177,10 @@ class ClickMethod:
         return ClickProtocolMethod(self.name, base.framework, base.loss, loss, self.summary, base.select_metric,
                                    base.tree_params, base.base, unsearched=tuple(idle))
 
-    def build(self, fold: ClickFold) -> tuple[Method, RankingData]:
+    def build(self, fold: ClickFold, metric: str = "ndcg@10",
+              conventions: Conventions | None = None) -> tuple[Method, RankingData]:
         """The :class:`boostplug.compare.methods.Method` this method trains as on ``fold``, and
-        its training data."""
+        its training data (``metric`` and ``conventions`` choose a first stage's round)."""
         base = self.base_method()
         loss = dict(base.loss_params)
         data: RankingData
@@ -188,10 +192,7 @@ class ClickMethod:
             return FixedRanker(self.name, base.framework, "", {}, self.summary, vali_scores=scores["selection"],
                                test_scores=scores["test"]), fold.train
         if self.trains_on in ("impressions", "impressions-ips"):
-            data = fold.ips_impressions if self.ips else fold.impressions
-            if not self.positions:  # the same rows, without positions (no copy of the features)
-                data = copy.copy(data)
-                data.position = None
+            data = _impressions(fold, self.ips, self.positions)
         elif self.trains_on == "labeled":
             if fold.labeled is None:
                 raise ValueError(f"{self.registry_name} trains on labeled queries, but labeled_fraction is 0")
@@ -210,7 +211,23 @@ class ClickMethod:
                                   label_pairs=loss.get("label_pairs", False))
             loss.update(qb)
             data = RankingData(ts.X, ts.y, None, ts.group_ptr)
+            if self.trains_on == "impressions+pairs":
+                first = get_method("lambdarank")
+                stacked = StackedMethod(base.name, base.framework, base.loss, loss, base.summary, base.select_metric,
+                                        base.tree_params, base.base, first=first, first_data=_impressions(fold, False, False),
+                                        first_metric=metric, conventions=conventions or Conventions())
+                return stacked, data
         return replace(base, loss_params=loss), data
+
+
+def _impressions(fold: ClickFold, ips: bool, positions: bool) -> TrainingPart:
+    """Clicks as labels (inverse-propensity weighted when ``ips``), the shown positions only when
+    ``positions`` (the same rows: no copy of the features)."""
+    data = fold.ips_impressions if ips else fold.impressions
+    if not positions:
+        data = copy.copy(data)
+        data.position = None
+    return data
 
 
 @dataclass(frozen=True)
@@ -222,6 +239,46 @@ class ClickProtocolMethod(Method):
 
     def search_space(self) -> dict[str, Any]:
         return {k: d for k, d in super().search_space().items() if k not in self.unsearched}
+
+
+@dataclass(frozen=True, eq=False)
+class StackedMethod(Method):
+    """Two stages: ``first`` trains on ``first_data`` (clicks as labels), its round chosen on the
+    validation part by ``first_metric``; this method's loss then boosts on from that model's
+    scores (LightGBM ``init_score``) on its own training data (the click pairs). Its staged
+    scores are the first model's plus the new trees'."""
+
+    first: Any = None
+    first_data: Any = None
+    first_metric: str = "ndcg@10"
+    conventions: Any = None
+
+    def search_space(self) -> dict[str, Any]:
+        return {}
+
+    def train(self, train: RankingData, vali: RankingData, test: RankingData, *, rounds: int,
+              tree_params: dict[str, Any], seed: int, threads: int = 0, progress: Any = None,
+              checkpoint: Any = None) -> Trained:
+        from .protocol import _select_round
+
+        both = _stacked(test, train)  # the first model scores the test part and this training data at once
+        one = self.first.train(self.first_data, vali, both, rounds=rounds, tree_params=tree_params, seed=seed,
+                               threads=threads)
+        _, k = _select_round(one.vali_scores, vali, self.first_metric, self.conventions)
+        base_test, base_train = np.split(one.test_scores[k], [test.n_docs])
+        part = copy.copy(TrainingPart.of(train))
+        part.init_score = base_train
+        two = super().train(part, vali, test, rounds=rounds, tree_params=tree_params, seed=seed, threads=threads,
+                            progress=progress, checkpoint=None if checkpoint is None else
+                            (lambda r, s: checkpoint(r, s + one.vali_scores[k])))
+        return Trained([s + one.vali_scores[k] for s in two.vali_scores], [s + base_test for s in two.test_scores],
+                       one.seconds + two.seconds, {"first_stage_round": k + 1})
+
+
+def _stacked(a: RankingData, b: RankingData) -> RankingData:
+    """The queries of ``a`` then those of ``b`` as one data set (dense features)."""
+    return RankingData(np.vstack([np.asarray(a.X), np.asarray(b.X)]), np.concatenate([a.y, b.y]), None,
+                       np.concatenate([a.group_ptr, b.group_ptr[1:] + a.n_docs]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -277,6 +334,9 @@ CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
     _cm("qbrank-P-ips", "qbrank", "pairs-ips",
         "QBRank on the click pairs, each counted by the inverse examination propensity of its clicked position, "
         "estimated from the log (a log that shows documents at several positions)"),
+    _cm("lgb-clicks+qbrank-P", "qbrank", "impressions+pairs",
+        "LightGBM lambdarank on the clicks as labels (its round chosen as the others'), then QBRank on the click "
+        "pairs boosting on from its scores"),
     _cm("qbrank-PL", "qbrank", "pairs+labeled",
         "QBRank on P ∪ L: click pairs and the labeled queries' squared error, weight w (LightGBM trees)"),
     _cm("mpboost-P", "mpboost-stumps", "pairs",
@@ -338,7 +398,7 @@ def run_click_method(spec: str | ClickMethod, fold: ClickFold, *, rounds: int, m
     ``metric``, that round evaluated on ``fold.test`` (:func:`boostplug.compare.run_method`, whose
     ``tune`` and ``conventions`` apply). ``Result.info["clicks"]`` records the protocol."""
     cm = click_method(spec)
-    method, data = cm.build(fold)
+    method, data = cm.build(fold, metric, conventions)
     result = run_method(cm.name, data, fold.selection, fold.test, rounds=rounds, metric=metric,
                         tree_params=tree_params, seed=seed, fold=fold_index, threads=threads, progress=progress,
                         stream=stream, tune=0 if cm.trains_on == "fixed" else tune, conventions=conventions,

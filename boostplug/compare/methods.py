@@ -153,9 +153,9 @@ class Method:
         if self.framework not in TRAINERS:
             raise ValueError(f"unknown framework {self.framework!r}; expected one of {FRAMEWORKS}")
         part = TrainingPart.of(train)
-        if part.weight is not None and self.framework != "lightgbm":
-            raise ValueError(f"method {self.name!r}: per-row weights train with LightGBM only; the {self.framework} "
-                             "trainer takes none")
+        if (part.weight is not None or part.init_score is not None) and self.framework != "lightgbm":
+            raise ValueError(f"method {self.name!r}: per-row weights and initial scores train with LightGBM only; "
+                             f"the {self.framework} trainer takes neither")
         return TRAINERS[self.framework](self, part, vali, test, rounds, tree_params, seed, threads,
                                         progress, checkpoint)
 

@@ -200,8 +200,37 @@ def test_ips_methods_are_refused_where_the_log_cannot_tell_position_from_relevan
     from boostplug.compare.methods import TREE_PARAMS, get_method
 
     part = TrainingPart(train.X, train.y, None, train.group_ptr, weight=np.ones(train.n_docs))
-    with pytest.raises(ValueError, match="per-row weights train with LightGBM only"):
+    with pytest.raises(ValueError, match="per-row weights and initial scores train with LightGBM only"):
         get_method("xgb-rank:ndcg").train(part, vali, test, rounds=2, tree_params=TREE_PARAMS, seed=0)
+
+
+def test_the_pair_term_boosts_on_from_lgb_clicks_at_its_chosen_round(fold) -> None:
+    """lgb-clicks+qbrank-P by hand: LightGBM lambdarank on the clicks as labels for lgb-clicks'
+    chosen round, then QBRank on the click pairs from its scores (init_score); the result's test
+    scores are the first model's plus the new trees'."""
+    import lightgbm as lgb
+
+    import boostplug.lightgbm as bpl
+    from boostplug.compare.methods import TREE_PARAMS
+
+    train, vali, test = fold
+    f = prepare(train, vali, test, SMALL)
+    first = run_click_method("lgb-clicks", f, rounds=6, threads=1)
+    both = run_click_method("lgb-clicks+qbrank-P", f, rounds=6, threads=1)  # both stages up to 6 rounds
+    assert both.info["first_stage_round"] == first.best_round
+    assert both.info["clicks"]["trained_on"]["data"] == "impressions+pairs"
+    params = {**TREE_PARAMS, "verbose": -1, "seed": 0, "deterministic": True, "num_threads": 1}
+    imp = f.impressions
+    one = lgb.train({**params, "objective": "lambdarank"}, bpl.dataset(imp.X, imp.y, group_ptr=imp.group_ptr),
+                    num_boost_round=first.best_round)
+    m, data = click_method("qbrank-P").build(f)
+    two = lgb.train({**params, "objective": bpl.objective("qbrank", **m.loss_params)},
+                    bpl.dataset(data.X, data.y, group_ptr=data.group_ptr, init_score=one.predict(data.X)),
+                    num_boost_round=both.best_round)
+    expected = one.predict(test.X) + two.predict(test.X)
+    by_hand = metrics.ndcg(expected, test.y, test.group_ptr, k=10, per_query=True)
+    np.testing.assert_allclose(both.test_per_query["ndcg@10"], by_hand)
+    assert not np.allclose(two.predict(test.X), 0.0)  # the pair term moved the scores
 
 
 def test_a_real_log_trains_exactly_as_the_simulated_log_it_came_from(fold) -> None:

@@ -237,7 +237,7 @@ def diagnose(args: argparse.Namespace) -> dict[str, Any]:
 #: without debiasing, and the inverse-propensity routes (shuffled presentation only).
 ROUTES = ("qbrank-P", "qbrank-P[num_leaves=7]", "qbrank-P[num_leaves=3]", "qbrank-P[hessian=mean,num_leaves=7]",
           "rankboost-P", "mpboost-P", "lgb-clicks", "lgb-clicks[num_leaves=7]", "lgb-position", "xgb-unbiased",
-          "lgb-ips", "qbrank-P-ips[num_leaves=7]")
+          "lgb-ips", "qbrank-P-ips[num_leaves=7]", "lgb-clicks+qbrank-P[num_leaves=7]")
 #: What the chosen route is held against on the held-out conditions.
 REFERENCES = ("production", "lgb-clicks", "lgb-position", "xgb-unbiased")
 #: The item's target on a fixed presentation from 10^4 sessions on: at least this much above the
@@ -272,20 +272,26 @@ def _key(c: dict[str, Any]) -> str:
     return f"{c['data']}-F{c['fold']}_{c['model']}_{c['sessions']}_{c['presentation']}"
 
 
-def _run_condition(c: dict[str, Any], routes: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
+def _run_condition(c: dict[str, Any], routes: Sequence[str], args: argparse.Namespace,
+                   done: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every route and reference on one click fold of condition ``c`` (one seed): test NDCG@10 per
     query; a route that cannot train on this log (an inverse-propensity route on a fixed
-    presentation) is left out."""
+    presentation) is left out. ``done``: an earlier run of ``c``, whose routes are kept (the fold
+    is the same: a function of the condition and the seed)."""
     from boostplug.compare.click_protocol import can_train, click_method
 
-    train, vali, test = _load(c["data"], c["fold"], args.tiny)
     settings = ClickSettings.from_preset(c["model"], n_sessions=c["sessions"], presentation=c["presentation"],
                                          labeled_fraction=LABELED_FRACTION[c["data"]], vali_fraction=1.0)
+    out: dict[str, Any] = dict(done) if done else {**c, "runs": {}}
+    todo = [n for n in dict.fromkeys([*routes, *REFERENCES])
+            if n not in out["runs"] and can_train(click_method(n), settings, simulated=True)]
+    if not todo:
+        return done if done else out
+    train, vali, test = _load(c["data"], c["fold"], args.tiny)
     fold = prepare(train, vali, test, settings, seed=args.seed)
-    out: dict[str, Any] = {**c, "production_ndcg@10": fold.info["production"]["test_ndcg@10"], "runs": {}}
-    for name in dict.fromkeys([*routes, *REFERENCES]):
-        if not can_train(click_method(name), settings, simulated=True):
-            continue
+    out["production_ndcg@10"] = fold.info["production"]["test_ndcg@10"]
+    out["log_sha256"] = fold.info["log"]["sha256"]
+    for name in todo:
         r = run_click_method(name, fold, rounds=args.rounds, metric=METRIC, seed=args.seed, threads=1)
         out["runs"][name] = {METRIC: r.test[METRIC], "best_round": r.best_round, "per_query": r.test_per_query[METRIC]}
     return out
@@ -336,10 +342,11 @@ def routes(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     for c in conds:
         path = None if args.out is None else args.out / "conditions" / f"{_key(c)}.json"
-        if path is not None and path.is_file():
-            done.append(json.loads(path.read_text()))
+        earlier = json.loads(path.read_text()) if path is not None and path.is_file() else None
+        result = _run_condition(c, args.routes, args, earlier)
+        if result is earlier:
+            done.append(result)
             continue
-        result = _run_condition(c, args.routes, args)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(result))
@@ -567,7 +574,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--rounds", type=int, default=300)
     r.add_argument("--out", type=Path, default=None,
-                   help="folder for routes.json/routes.txt; finished conditions there are reused")
+                   help="folder for routes.json/routes.txt; finished conditions there are reused (and completed "
+                        "with the routes they lack)")
     f = sub.add_parser("figure", help="the figure and the claims from boostplug compare --clicks runs")
     f.add_argument("--runs", nargs="+", required=True, metavar="PRESENTATION[:LABEL]=FOLDER",
                    help="compare --out folders named DATA_SESSIONS under FOLDER; LABEL names another setting's "

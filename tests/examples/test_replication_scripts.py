@@ -494,7 +494,9 @@ def test_clicks_study_diagnose_and_routes(tmp_path: Path, capsys: pytest.Capture
         assert row["target_met"] == (row["production"]["diff"] >= mod.TARGET_OVER_PRODUCTION and all(
             row[r]["diff"] >= -mod.LEVEL for r in ("lgb-clicks", "lgb-position") if r in row))
     assert "chosen on CHOOSE" in (out / "routes.txt").read_text()
-    # a second run reuses the finished conditions
-    again = mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "--out", str(out)])
-    assert again == 0 and json.loads((out / "routes.json").read_text())["winner"] == result["winner"]
+    # a second run reuses the finished conditions and runs only the routes they lack
+    again = mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "mpboost-P", "--out", str(out)])
+    more = json.loads((out / "routes.json").read_text())["conditions"]
+    assert again == 0 and all("mpboost-P" in c["runs"] for c in more)
+    assert [{k: v for k, v in c["runs"].items() if k != "mpboost-P"} for c in more] == [c["runs"] for c in conds]
     capsys.readouterr()

@@ -469,6 +469,10 @@ def test_clicks_study_diagnose_and_routes(tmp_path: Path, capsys: pytest.Capture
 
     out = tmp_path / "routes"
     routes = ["qbrank-P", "rankboost-P", "lgb-clicks", "lgb-ips"]
+    # one process's share of the conditions, then the rest
+    assert mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "--shard", "1/2", "--out", str(out)]) == 0
+    n_all = len(mod._conditions([("choose", mod.TINY_CHOOSE), ("held-out", mod.TINY_HELD_OUT)]))
+    assert len(list((out / "conditions").iterdir())) == n_all // 2
     assert mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "--out", str(out)]) == 0
     result = json.loads((out / "routes.json").read_text())
     conds = result["conditions"]

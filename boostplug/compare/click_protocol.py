@@ -17,7 +17,7 @@ The methods, each trained by :mod:`boostplug.compare`'s trainers:
 ``lgb-ips``              clicks as labels, each click weighted by the inverse of its position's
                          examination propensity, estimated from the log itself
 ``labeled-only``         LightGBM lambdarank on ``L`` alone
-``qbrank-P``             QBRank on the click preference pairs ``P`` (LightGBM trees)
+``qbrank-P``             QBRank on the click preference pairs ``P`` (LightGBM trees of 3 leaves)
 ``qbrank-P-ips``         QBRank on ``P`` counted by inverse propensity (each pair the inverse
                          propensity of its clicked position, estimated from the log)
 ``lgb-clicks+qbrank-P``  ``lgb-clicks`` (its round chosen on the selection data), then QBRank
@@ -33,7 +33,9 @@ preference table's ``weight``) are scaled to mean 1, so that ``w`` weighs an ave
 against a labeled document whatever the number of sessions. The boosters take no per-pair
 weights: they train on each pair repeated by its weight (exactly a weighted sum; whole-number
 weights, ``weight="unit"``, ``"count"`` or ``"net"``). The MPBoost and RankBoost tree objectives
-build their pairs from labels, hence the boosters. The ``-ips`` methods need a log that shows
+build their pairs from labels, hence the boosters. QBRank on the pairs alone (``qbrank-P``,
+``qbrank-P-ips``) grows trees of 3 leaves (:data:`PAIR_TREES`) unless ``num_leaves`` is set on
+the method or for the run: the comparison's 31-leaf trees fit the few pairs' noise. The ``-ips`` methods need a log that shows
 documents at several positions (a shuffled presentation, or a real log of changing rankings):
 a simulated fixed presentation is refused.
 
@@ -96,6 +98,8 @@ class ClickMethod:
     settings: Mapping[str, Any] = field(default_factory=dict)
     #: the shown positions go to the learner (LightGBM's position debiasing)
     positions: bool = False
+    #: tree parameters the method trains with unless they are set on it or for the whole run
+    trees: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def registry_name(self) -> str:
@@ -163,25 +167,28 @@ class ClickMethod:
             name += "[" + ",".join(f"{k}={format_value(v)}" for k, v in settings.items()) + "]"
         return replace(self, name=name, settings=settings)
 
-    def base_method(self) -> Method:
+    def base_method(self, run_tree_params: Mapping[str, Any] | None = None) -> Method:
         """The :class:`boostplug.compare.methods.Method` this method trains as, named after it,
-        with its settings and fixed parameters but without the data's (pairs, labeled rows)."""
+        with its settings and fixed parameters but without the data's (pairs, labeled rows); its
+        own tree defaults (``trees``) where neither its settings nor ``run_tree_params`` set them."""
         extra = {**self.extra, **{k: v for k, v in self.settings.items() if k in self.extra}}
-        base = get_method(self.base).configure({k: v for k, v in self.settings.items() if k not in self.extra},
-                                               rename=False)
+        trees = {k: v for k, v in self.trees.items() if k not in (run_tree_params or {})}
+        base = get_method(self.base).configure(
+            {**trees, **{k: v for k, v in self.settings.items() if k not in self.extra}}, rename=False)
         loss = {**base.loss_params, **self.fixed, **{k: v for k, v in extra.items() if v is not None}}
         # QBRank's settings that change nothing here are not searched (--tune): w without labeled
         # rows (it scales every term alike), tau without label pairs
-        idle = [k for k, on in (("w", self.trains_on == "pairs"), ("tau", not loss.get("label_pairs", False)))
+        idle = [k for k, on in (("w", self.trains_on in ("pairs", "pairs-ips", "impressions+pairs")), ("tau", not loss.get("label_pairs", False)))
                 if on and base.loss == "boostplug:qbrank"]
         return ClickProtocolMethod(self.name, base.framework, base.loss, loss, self.summary, base.select_metric,
                                    base.tree_params, base.base, unsearched=tuple(idle))
 
-    def build(self, fold: ClickFold, metric: str = "ndcg@10",
-              conventions: Conventions | None = None) -> tuple[Method, RankingData]:
+    def build(self, fold: ClickFold, metric: str = "ndcg@10", conventions: Conventions | None = None,
+              tree_params: Mapping[str, Any] | None = None) -> tuple[Method, RankingData]:
         """The :class:`boostplug.compare.methods.Method` this method trains as on ``fold``, and
-        its training data (``metric`` and ``conventions`` choose a first stage's round)."""
-        base = self.base_method()
+        its training data (``metric`` and ``conventions`` choose a first stage's round;
+        ``tree_params``: the run's, which take the place of the method's tree defaults)."""
+        base = self.base_method(tree_params)
         loss = dict(base.loss_params)
         data: RankingData
         if self.trains_on == "fixed":
@@ -307,9 +314,16 @@ def _check_extra(method: str, key: str, value: Any) -> None:
 
 
 def _cm(name: str, base: str, trains_on: str, summary: str, extra: Mapping[str, Any] | None = None,
-        fixed: Mapping[str, Any] | None = None, positions: bool = False) -> ClickMethod:
+        fixed: Mapping[str, Any] | None = None, positions: bool = False,
+        trees: Mapping[str, Any] | None = None) -> ClickMethod:
     assert trains_on in _TRAINS_ON
-    return ClickMethod(name, base, trains_on, summary, dict(extra or {}), dict(fixed or {}), positions=positions)
+    return ClickMethod(name, base, trains_on, summary, dict(extra or {}), dict(fixed or {}), positions=positions,
+                       trees=dict(trees or {}))
+
+
+#: QBRank's trees on the click pairs alone: a few thousand pairs on the rows they touch are
+#: fitted to their noise by the comparison's 31-leaf trees (docs/clicks.md, "Why QBRank trailed").
+PAIR_TREES = {"num_leaves": 3}
 
 
 #: The click protocol's methods, by name (module docstring).
@@ -330,10 +344,12 @@ CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
         "LightGBM lambdarank, clicks as labels, each click weighted by the inverse of its position's examination "
         "propensity, estimated from the log (a log that shows documents at several positions)"),
     _cm("labeled-only", "lambdarank", "labeled", "LightGBM lambdarank on the labeled queries L alone"),
-    _cm("qbrank-P", "qbrank", "pairs", "QBRank on the click preference pairs P (LightGBM trees)"),
+    _cm("qbrank-P", "qbrank", "pairs", "QBRank on the click preference pairs P (LightGBM trees of 3 leaves)",
+        trees=PAIR_TREES),
     _cm("qbrank-P-ips", "qbrank", "pairs-ips",
         "QBRank on the click pairs, each counted by the inverse examination propensity of its clicked position, "
-        "estimated from the log (a log that shows documents at several positions)"),
+        "estimated from the log (a log that shows documents at several positions; trees of 3 leaves)",
+        trees=PAIR_TREES),
     _cm("lgb-clicks+qbrank-P", "qbrank", "impressions+pairs",
         "LightGBM lambdarank on the clicks as labels (its round chosen as the others'), then QBRank on the click "
         "pairs boosting on from its scores"),
@@ -398,7 +414,7 @@ def run_click_method(spec: str | ClickMethod, fold: ClickFold, *, rounds: int, m
     ``metric``, that round evaluated on ``fold.test`` (:func:`boostplug.compare.run_method`, whose
     ``tune`` and ``conventions`` apply). ``Result.info["clicks"]`` records the protocol."""
     cm = click_method(spec)
-    method, data = cm.build(fold, metric, conventions)
+    method, data = cm.build(fold, metric, conventions, tree_params)
     result = run_method(cm.name, data, fold.selection, fold.test, rounds=rounds, metric=metric,
                         tree_params=tree_params, seed=seed, fold=fold_index, threads=threads, progress=progress,
                         stream=stream, tune=0 if cm.trains_on == "fixed" else tune, conventions=conventions,

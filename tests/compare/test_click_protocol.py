@@ -233,6 +233,25 @@ def test_the_pair_term_boosts_on_from_lgb_clicks_at_its_chosen_round(fold) -> No
     assert not np.allclose(two.predict(test.X), 0.0)  # the pair term moved the scores
 
 
+def test_qbrank_on_the_pairs_alone_grows_small_trees_unless_told_otherwise(fold) -> None:
+    """The comparison's 31-leaf trees fit the few click pairs' noise (docs/clicks.md): QBRank on
+    the pairs alone trains trees of 3 leaves unless the method or the run sets num_leaves."""
+    train, vali, test = fold
+    f = prepare(train, vali, test, SMALL)
+
+    def per_query(spec: str, **kw):
+        return run_click_method(spec, f, rounds=8, threads=1, **kw).test_per_query["ndcg@10"]
+
+    assert click_method("qbrank-P").build(f)[0].tree_params == {"num_leaves": 3}
+    assert per_query("qbrank-P") == per_query("qbrank-P[num_leaves=3]")
+    big = per_query("qbrank-P[num_leaves=31]")
+    assert per_query("qbrank-P") != big
+    assert per_query("qbrank-P", tree_params={"num_leaves": 31}) == big  # the run's setting takes its place
+    assert click_method("qbrank-P-ips").trees == {"num_leaves": 3}
+    for name in ("lgb-clicks", "qbrank-PL", "labeled-only"):  # the others keep the comparison's trees
+        assert click_method(name).build(f)[0].tree_params == {}
+
+
 def test_a_real_log_trains_exactly_as_the_simulated_log_it_came_from(fold) -> None:
     """The simulated log written as a real one (document keys: index within the query, string
     session ids, other column names) gives the same clicks, pairs and models."""

@@ -465,7 +465,8 @@ def test_clicks_study_diagnose_and_routes(tmp_path: Path, capsys: pytest.Capture
     assert rows["qbrank-P"]["ndcg@10"] == pytest.approx(np.mean(rows["qbrank-P"]["by_seed"]))
     # on the pairs alone the margin only scales the scores: the same rankings, the same NDCG
     assert rows["qbrank-P[pair_tau=0.3]"]["by_seed"] == pytest.approx(rows["qbrank-P"]["by_seed"])
-    assert rows["rankboost-P"]["vs qbrank-P"]["diff"] == pytest.approx(-rows["qbrank-P"]["vs rankboost-P"]["diff"])
+    assert rows["rankboost-P"]["vs first"]["diff"] == pytest.approx(-rows["qbrank-P"]["vs rankboost-P"]["diff"])
+    assert "vs first" not in rows["qbrank-P"] and rows["qbrank-P@unit"]["vs first"]["against"] == "qbrank-P"
 
     out = tmp_path / "routes"
     routes = ["qbrank-P", "rankboost-P", "lgb-clicks", "lgb-ips"]

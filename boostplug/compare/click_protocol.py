@@ -35,7 +35,8 @@ weights: they train on each pair repeated by its weight (exactly a weighted sum;
 weights, ``weight="unit"``, ``"count"`` or ``"net"``). The MPBoost and RankBoost tree objectives
 build their pairs from labels, hence the boosters. QBRank on the pairs alone (``qbrank-P``,
 ``qbrank-P-ips``) grows trees of 3 leaves (:data:`PAIR_TREES`) unless ``num_leaves`` is set on
-the method or for the run: the comparison's 31-leaf trees fit the few pairs' noise. The ``-ips`` methods need a log that shows
+the method, or for the run to another value than the shared default: the comparison's 31-leaf
+trees fit the few pairs' noise. The ``-ips`` methods need a log that shows
 documents at several positions (a shuffled presentation, or a real log of changing rankings):
 a simulated fixed presentation is refused.
 
@@ -66,7 +67,7 @@ from ..clicks import ClickLog
 from .click_fold import ClickFold, ClickSettings, prepare
 from .conventions import Conventions
 from .method_specs import format_value, parse_value, split_top
-from .methods import Method, get_method
+from .methods import TREE_PARAMS, Method, get_method
 from .protocol import Result, run_method
 from .training import Trained, TrainingPart
 
@@ -170,9 +171,12 @@ class ClickMethod:
     def base_method(self, run_tree_params: Mapping[str, Any] | None = None) -> Method:
         """The :class:`boostplug.compare.methods.Method` this method trains as, named after it,
         with its settings and fixed parameters but without the data's (pairs, labeled rows); its
-        own tree defaults (``trees``) where neither its settings nor ``run_tree_params`` set them."""
+        own tree defaults (``trees``) where neither its settings nor ``run_tree_params`` set them
+        (a run's value equal to the shared :data:`~.methods.TREE_PARAMS` default sets nothing: the
+        command line passes the whole shared set)."""
         extra = {**self.extra, **{k: v for k, v in self.settings.items() if k in self.extra}}
-        trees = {k: v for k, v in self.trees.items() if k not in (run_tree_params or {})}
+        run = run_tree_params or {}
+        trees = {k: v for k, v in self.trees.items() if k not in run or run[k] == TREE_PARAMS.get(k)}
         base = get_method(self.base).configure(
             {**trees, **{k: v for k, v in self.settings.items() if k not in self.extra}}, rename=False)
         loss = {**base.loss_params, **self.fixed, **{k: v for k, v in extra.items() if v is not None}}

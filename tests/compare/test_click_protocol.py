@@ -236,6 +236,8 @@ def test_the_pair_term_boosts_on_from_lgb_clicks_at_its_chosen_round(fold) -> No
 def test_qbrank_on_the_pairs_alone_grows_small_trees_unless_told_otherwise(fold) -> None:
     """The comparison's 31-leaf trees fit the few click pairs' noise (docs/clicks.md): QBRank on
     the pairs alone trains trees of 3 leaves unless the method or the run sets num_leaves."""
+    from boostplug.compare.methods import TREE_PARAMS
+
     train, vali, test = fold
     f = prepare(train, vali, test, SMALL)
 
@@ -246,7 +248,9 @@ def test_qbrank_on_the_pairs_alone_grows_small_trees_unless_told_otherwise(fold)
     assert per_query("qbrank-P") == per_query("qbrank-P[num_leaves=3]")
     big = per_query("qbrank-P[num_leaves=31]")
     assert per_query("qbrank-P") != big
-    assert per_query("qbrank-P", tree_params={"num_leaves": 31}) == big  # the run's setting takes its place
+    assert per_query("qbrank-P", tree_params={"num_leaves": 15}) == per_query("qbrank-P[num_leaves=15]")
+    # the shared defaults (as the command line passes them) are no setting of the run
+    assert per_query("qbrank-P", tree_params=dict(TREE_PARAMS)) == per_query("qbrank-P")
     assert click_method("qbrank-P-ips").trees == {"num_leaves": 3}
     for name in ("lgb-clicks", "qbrank-PL", "labeled-only"):  # the others keep the comparison's trees
         assert click_method(name).build(f)[0].tree_params == {}

@@ -37,8 +37,8 @@ build their pairs from labels, hence the boosters. QBRank on the pairs alone (``
 ``qbrank-P-ips``) grows trees of 3 leaves (:data:`PAIR_TREES`) unless ``num_leaves`` is set on
 the method, or for the run to another value than the shared default: the comparison's 31-leaf
 trees fit the few pairs' noise. The ``-ips`` methods need a log that shows
-documents at several positions (a shuffled presentation, or a real log of changing rankings):
-a simulated fixed presentation is refused.
+documents at several positions (a shuffled presentation, FairPairs swaps, or a real log of
+changing rankings): a simulated fixed presentation is refused.
 
 Example:
     >>> from boostplug.compare import ClickSettings, run_clicks
@@ -128,7 +128,7 @@ class ClickMethod:
         if self.ips and simulated and settings.presentation == "fixed":
             raise ValueError(f"{self.name} estimates position bias from the log, but a simulated fixed presentation "
                              "shows every query in one order, which cannot tell position from relevance; use "
-                             "presentation 'shuffle'")
+                             "presentation 'shuffle' or 'swap'")
         if self.ips and settings.weight == "wilson":
             raise ValueError(f"{self.name}: inverse-propensity counts are not whole, and weight 'wilson' needs whole "
                              "counts; use 'net', 'count' or 'unit'")

@@ -265,10 +265,12 @@ def _load(name: str, fold: int, tiny: bool) -> Any:
     return C.load_folds(ns)[1][0]
 
 
-def _conditions(halves: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
+def _conditions(halves: Sequence[tuple[str, Any]], presentations: Sequence[str] = PRESENTATIONS,
+                sessions: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """The grid's conditions (``sessions``: instead of each grid entry's own)."""
     return [{"half": half, "data": d, "fold": f, "model": m, "sessions": n, "presentation": p}
-            for half, grid in halves for d, f, models, sessions in grid
-            for m, n, p in itertools.product(models, sessions, PRESENTATIONS)]
+            for half, grid in halves for d, f, models, own in grid
+            for m, n, p in itertools.product(models, sessions or own, presentations)]
 
 
 def _key(c: dict[str, Any]) -> str:
@@ -340,7 +342,7 @@ def routes(args: argparse.Namespace) -> dict[str, Any]:
     references on HELD_OUT."""
     C.single_thread()
     halves = [("choose", TINY_CHOOSE if args.tiny else CHOOSE), ("held-out", TINY_HELD_OUT if args.tiny else HELD_OUT)]
-    conds = [c for c in _conditions(halves) if args.half in ("all", c["half"])]
+    conds = [c for c in _conditions(halves, args.presentations, args.sessions) if args.half in ("all", c["half"])]
     shard, shards = args.shard
     mine = {_key(c) for c in conds[shard::shards]}
     done: list[dict[str, Any]] = []
@@ -375,6 +377,7 @@ def routes(args: argparse.Namespace) -> dict[str, Any]:
         out["held_out_ranks"] = _mean_ranks(held_out, args.routes)
         if "winner" in out:
             out["winner_held_out"] = _against(held_out, out["winner"])
+    out["ips"] = _ips_against_unweighted(done, args.routes)
     text = _format_routes(out)
     print(text)
     if args.out is not None:
@@ -382,6 +385,23 @@ def routes(args: argparse.Namespace) -> dict[str, Any]:
         (args.out / "routes.json").write_text(json.dumps(out, indent=1))
         (args.out / "routes.txt").write_text(text + "\n")
     return out
+
+
+def _ips_against_unweighted(conds: list[dict[str, Any]], routes: Sequence[str]) -> list[dict[str, Any]]:
+    """Each inverse-propensity route against the same route unweighted (``lgb-ips`` against
+    ``lgb-clicks``, ``qbrank-P-ips[...]`` against ``qbrank-P[...]``), per condition where both ran."""
+    rows = []
+    for r in routes:
+        if "-ips" not in r:
+            continue
+        twin = "lgb-clicks" if r == "lgb-ips" else r.replace("-ips", "")
+        for c in conds:
+            if r in c["runs"] and twin in c["runs"]:
+                t = paired_tests(c["runs"][r]["per_query"], c["runs"][twin]["per_query"])
+                rows.append({"route": r, "against": twin, **{k: c[k] for k in ("data", "fold", "model", "sessions",
+                                                                             "presentation")},
+                             "diff": t.mean_diff, "p_t": t.t_pvalue, "p_wilcoxon": t.wilcoxon_pvalue})
+    return rows
 
 
 def _format_routes(out: dict[str, Any]) -> str:
@@ -414,6 +434,11 @@ def _format_routes(out: dict[str, Any]) -> str:
         if fixed:
             lines.append(f"target met on {sum(r['target_met'] for r in fixed)} of {len(fixed)} held-out fixed-"
                          "presentation conditions from 10^4 sessions on")
+    if out.get("ips"):
+        lines += ["", "inverse-propensity routes against the same routes unweighted: difference (paired t-test p)"]
+        for r in out["ips"]:
+            lines.append(f"{r['route']:<28} - {r['against']:<24} {r['data']}-F{r['fold']} {r['model']} "
+                         f"{r['sessions']} {r['presentation']}: {r['diff']:+.4f} ({r['p_t']:.2g})")
     return "\n".join(lines)
 
 
@@ -590,6 +615,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="run every N-th condition from the K-th (0-based) only; N processes with K = 0..N-1 share "
                         "an --out folder, and a last run without --shard reads them all")
     r.add_argument("--routes", nargs="+", default=list(ROUTES))
+    r.add_argument("--presentations", nargs="+", default=list(PRESENTATIONS),
+                   choices=("fixed", "shuffle", "swap"), help="the grid's presentations (default: %(default)s)")
+    r.add_argument("--sessions", type=int, nargs="+", default=None,
+                   help="session counts instead of the grid's own (e.g. a smaller grid)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--rounds", type=int, default=300)
     r.add_argument("--out", type=Path, default=None,

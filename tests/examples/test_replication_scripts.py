@@ -499,6 +499,19 @@ def test_clicks_study_diagnose_and_routes(tmp_path: Path, capsys: pytest.Capture
         assert row["target_met"] == (row["production"]["diff"] >= mod.TARGET_OVER_PRODUCTION and all(
             row[r]["diff"] >= -mod.LEVEL for r in ("lgb-clicks", "lgb-position") if r in row))
     assert "chosen on CHOOSE" in (out / "routes.txt").read_text()
+    # each inverse-propensity route against itself unweighted, where both ran
+    shuffled = [c for c in conds if c["presentation"] == "shuffle"]
+    assert [(r["route"], r["against"]) for r in result["ips"]] == [("lgb-ips", "lgb-clicks")] * len(shuffled)
+    c, r = shuffled[0], result["ips"][0]
+    assert r["diff"] == pytest.approx(np.mean(c["runs"]["lgb-ips"]["per_query"]) -
+                                      np.mean(c["runs"]["lgb-clicks"]["per_query"]))
+    # another presentation and session count: its own conditions
+    swap = tmp_path / "swap"
+    assert mod.main(["routes", "--tiny", "--rounds", "3", "--routes", "qbrank-P-ips", "qbrank-P", "--half", "held-out",
+                     "--presentations", "swap", "--sessions", "300", "--out", str(swap)]) == 0
+    told = json.loads((swap / "routes.json").read_text())
+    assert {(c["presentation"], c["sessions"]) for c in told["conditions"]} == {("swap", 300)}
+    assert all("qbrank-P-ips" in c["runs"] for c in told["conditions"]) and "winner" not in told
     # a second run reuses the finished conditions and runs only the routes they lack
     again = mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "mpboost-P", "--out", str(out)])
     more = json.loads((out / "routes.json").read_text())["conditions"]

@@ -1,7 +1,7 @@
 """Learning from clicks (docs/clicks.md): the default setting chosen on one data set, and the
 figure and claims measured on others.
 
-Two commands:
+Five commands:
 
 ``choose``
     The settings grid the page's recommended default comes from, on ``--data`` (the page uses
@@ -31,12 +31,29 @@ Two commands:
     and contradict (the rest tie); and a random ranker's test NDCG@10 (its expectation over
     orders), the level below which a learner has turned the ranking round.
 
+``diagnose``
+    QBRank on the click pairs varied one setting at a time (margin, Hessian mode, learning rate,
+    tree size, leaf size, pair weights) on one click fold per seed, beside RankBoost and MPBoost
+    on the same pairs, clicks as labels and the production ranker, with paired tests against the
+    first variant and RankBoost: why QBRank trailed RankBoost (docs/clicks.md).
+
+``routes``
+    Every route from clicks to a ranker (:data:`ROUTES`) on a grid of data folds, click models,
+    session counts and presentations, in two halves: the route with the best mean rank on CHOOSE
+    is the recommended default, and is held against the production ranker and LambdaMART on the
+    clicks (plain, LightGBM's ``position``, XGBoost's ``lambdarank_unbiased``) on HELD_OUT, whose
+    data folds and click models the choice never sees, with paired tests; every
+    inverse-propensity route is tested against itself unweighted. Finished conditions are kept
+    under ``--out`` (``--shard`` splits the grid among processes).
+
 Usage::
 
     python examples/replication/clicks_study.py choose --data example --out docs/results/clicks_default
     python examples/replication/clicks_study.py figure --runs fixed=RUNS/fixed shuffle=RUNS/shuffle \\
         --out docs/results/clicks_figure --png docs/img/clicks_sessions.png
     python examples/replication/clicks_study.py pairs --data PATH/TO/MQ2008 --sessions 100000
+    python examples/replication/clicks_study.py diagnose --data example --out docs/results/clicks_routes
+    python examples/replication/clicks_study.py routes --out OUT   # then copy OUT/routes.{txt,json}
     python examples/replication/clicks_study.py choose --tiny     # the test's small run
 """
 

@@ -1,5 +1,6 @@
-"""Learning from clicks (docs/clicks.md): the default setting chosen on one data set, and the
-figure and claims measured on others.
+"""Learning from clicks (docs/clicks.md): the recommended route chosen on some data folds and
+click models and held out on others, why QBRank trailed RankBoost, the strategy and weight
+settings, and the figure and claims.
 
 Five commands:
 

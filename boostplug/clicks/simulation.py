@@ -32,7 +32,11 @@ keyed by their row in the data (``doc``), queries by the data's ``qid``, session
 ``0..n_sessions-1``: ``boostplug.clicks.to_rows(prefs, data.qid)`` maps preferences back.
 
 Presentation (``presentation``): ``"fixed"`` shows every session of a query the same list;
-``"shuffle"`` shows the ``top_k`` documents in a uniformly random order (randomised traffic).
+``"shuffle"`` shows the ``top_k`` documents in a uniformly random order (randomised traffic);
+``"swap"`` is FairPairs (Radlinski and Joachims, AAAI 2006): each session pairs the list's
+neighbours from position 1 or 2 (at random) and swaps each pair with probability 1/2, so every
+document moves at most one place, and documents shown at two positions let the propensities be
+estimated (:func:`boostplug.clicks.estimate_propensity`) from an otherwise fixed list.
 Under a shuffle every two shown documents are above each other equally often, so that the net
 count of any strategy's pairs between them has the sign of their difference in attractiveness
 (under the PBM, the cascade and the DCM): no longer the bias of a fixed order, in which Click >
@@ -72,7 +76,7 @@ __all__ = ["CLICK_MODELS", "PRESENTATIONS", "CLICK_PRESETS", "ULTRA_EXAMINATION"
 
 CLICK_MODELS = ("pbm", "cascade", "dcm")
 #: How each session orders the production ranker's top k (module docstring).
-PRESENTATIONS = ("fixed", "shuffle")
+PRESENTATIONS = ("fixed", "shuffle", "swap")
 #: Sessions drawn per vectorised block (bounds the temporaries at a few hundred MB).
 _BLOCK = 1 << 18
 
@@ -187,6 +191,15 @@ def _present(lists: NDArray[np.int64], presentation: str, rng: np.random.Generat
     """Each session's list (one row of ``lists``, ``-1`` padding last) reordered by ``presentation``."""
     if presentation == "fixed":
         return lists
+    if presentation == "swap":  # FairPairs: disjoint neighbour pairs, each swapped with probability 1/2
+        shown = (lists >= 0).sum(axis=1)
+        start = rng.integers(0, 2, size=len(lists))
+        flip = rng.random(lists.shape) < 0.5
+        out = lists.copy()
+        for k in range(lists.shape[1] - 1):
+            do = ((k - start) % 2 == 0) & (k + 1 < shown) & flip[:, k]
+            out[do, k], out[do, k + 1] = lists[do, k + 1], lists[do, k]
+        return out
     keys = rng.random(lists.shape)
     keys[lists < 0] = np.inf  # padding stays last
     return np.take_along_axis(lists, np.argsort(keys, axis=1, kind="stable"), axis=1)
@@ -240,8 +253,8 @@ def simulate(
             ``top_k`` values), instead of ``(1/r)^eta``.
         max_grade: the grade that gets ``eps_plus`` (default: the data's largest label).
         query_weights: relative frequency of each query (default: uniform).
-        presentation: ``"fixed"`` (default) or ``"shuffle"``: how each session orders the shown
-            documents (module docstring).
+        presentation: ``"fixed"`` (default), ``"shuffle"`` or ``"swap"``: how each session orders
+            the shown documents (module docstring).
         seed: int or ``numpy.random.Generator``.
 
     Returns:

@@ -28,6 +28,7 @@ the click preference pairs as rows of ``train`` (:mod:`.click_protocol` trains t
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
@@ -37,8 +38,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_real, show
-from ..clicks import ClickLog, PairRows, TrainingSet, log_rows, preferences, simulate, strategies as _strategies, \
-    to_rows, training_set
+from ..clicks import ClickLog, PairRows, Propensity, TrainingSet, estimate_propensity, ips_weights, log_rows, \
+    preferences, simulate, strategies as _strategies, to_rows, training_set
 from ..clicks.aggregate import check_min_support, check_weight
 from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS, _positive_int, grade_click_prob, preset
 from ..data import RankingData
@@ -278,21 +279,48 @@ class ClickFold:
         return _impression_data(self.log, self.train)
 
     @cached_property
+    def propensity(self) -> Propensity:
+        """The examination propensities estimated from the training log itself
+        (:func:`boostplug.clicks.estimate_propensity`, ``"auto"``); a ``ValueError`` saying why
+        when the log cannot tell position from relevance (one order per query: a fixed presentation)."""
+        try:
+            return estimate_propensity(self.log, n_bootstrap=0)
+        except ValueError as e:
+            raise ValueError(f"the inverse-propensity methods need propensities estimated from the click log: {e}") \
+                from None
+
+    @cached_property
+    def ips_impressions(self) -> TrainingPart:
+        """Clicks as labels with every click weighted by the inverse of its position's estimated
+        propensity (:func:`boostplug.clicks.ips_weights`, clipped at 10), the other rows 1."""
+        part = copy.copy(self.impressions)
+        part.weight = ips_weights(part.position + 1, self.propensity, clicked=part.y > 0)
+        return part
+
+    @cached_property
     def pair_rows(self) -> PairRows:
         """The click preferences as row pairs of ``train``, weights as aggregated."""
+        return self._pair_rows(None)
+
+    @cached_property
+    def ips_pair_rows(self) -> PairRows:
+        """The click preferences counted by the inverse propensity of each clicked position."""
+        return self._pair_rows(self.propensity)
+
+    def _pair_rows(self, propensity: Propensity | None) -> PairRows:
         s = self.settings
         prefs = preferences(self.log, s.strategies, min_support=s.min_support, weight=s.weight,
-                            confidence=s.confidence)
+                            confidence=s.confidence, propensity=propensity)
         rows = to_rows(prefs, self.train.qid)
         if not len(rows):
             raise ValueError(f"the click log gives no preference pair (strategies {list(s.strategies)}, min_support "
                              f"{s.min_support}, weight {s.weight!r}); more sessions or other strategies may")
         return rows
 
-    def pairs(self, *, labeled: bool, normalised: bool) -> TrainingSet:
+    def pairs(self, *, labeled: bool, normalised: bool, ips: bool = False) -> TrainingSet:
         """The click pairs as a training set (with ``L`` when ``labeled``); ``normalised``: pair
-        weights scaled to mean 1 (module docstring)."""
-        rows = self.pair_rows
+        weights scaled to mean 1 (module docstring); ``ips``: counted by inverse propensity."""
+        rows = self.ips_pair_rows if ips else self.pair_rows
         if normalised:
             rows = PairRows(rows.pairs, rows.weights / rows.weights.mean(), rows.n_missing)
         if labeled and self.labeled is None:

@@ -8,18 +8,24 @@ on it, :func:`run_clicks` every method on the same clicks.
 The methods, each trained by :mod:`boostplug.compare`'s trainers:
 
 
-==================  =======================================================================
-``lgb-clicks``      LightGBM lambdarank, clicks as labels, each impression with a click a group
-``lgb-position``    the same with LightGBM's position debiasing (``position`` in the Dataset,
-                    ``lambdarank_position_bias_regularization``)
-``xgb-unbiased``    XGBoost ``rank:ndcg`` with ``lambdarank_unbiased`` (XGBoost reads the
-                    position from the order of the documents within a group: the shown order)
-``labeled-only``    LightGBM lambdarank on ``L`` alone
-``qbrank-P``        QBRank on the click preference pairs ``P`` (LightGBM trees)
-``qbrank-PL``       QBRank on ``P ∪ L``: the pairs and ``L``'s squared error, weight ``w``
-``mpboost-P``       stump MPBoost (reference booster) on the click pairs
-``rankboost-P``     RankBoost Rb-c (reference booster) on the click pairs
-==================  =======================================================================
+=======================  ===================================================================
+``lgb-clicks``           LightGBM lambdarank, clicks as labels, each impression with a click a group
+``lgb-position``         the same with LightGBM's position debiasing (``position`` in the Dataset,
+                         ``lambdarank_position_bias_regularization``)
+``xgb-unbiased``         XGBoost ``rank:ndcg`` with ``lambdarank_unbiased`` (XGBoost reads the
+                         position from the order of the documents within a group: the shown order)
+``lgb-ips``              clicks as labels, each click weighted by the inverse of its position's
+                         examination propensity, estimated from the log itself
+``labeled-only``         LightGBM lambdarank on ``L`` alone
+``qbrank-P``             QBRank on the click preference pairs ``P`` (LightGBM trees of 3 leaves)
+``qbrank-P-ips``         QBRank on ``P`` counted by inverse propensity (each pair the inverse
+                         propensity of its clicked position, estimated from the log)
+``lgb-clicks+qbrank-P``  ``lgb-clicks`` (its round chosen on the selection data), then QBRank
+                         on ``P`` boosting on from its scores: the pair term beside the clicks as labels
+``qbrank-PL``            QBRank on ``P ∪ L``: the pairs and ``L``'s squared error, weight ``w``
+``mpboost-P``            stump MPBoost (reference booster) on the click pairs
+``rankboost-P``          RankBoost Rb-c (reference booster) on the click pairs
+=======================  ===================================================================
 
 Impressions without a click are left out of the clicks-as-labels training sets: all their
 labels are equal, so LambdaMART takes no gradient from them. QBRank's pair weights (the
@@ -27,7 +33,12 @@ preference table's ``weight``) are scaled to mean 1, so that ``w`` weighs an ave
 against a labeled document whatever the number of sessions. The boosters take no per-pair
 weights: they train on each pair repeated by its weight (exactly a weighted sum; whole-number
 weights, ``weight="unit"``, ``"count"`` or ``"net"``). The MPBoost and RankBoost tree objectives
-build their pairs from labels, hence the boosters.
+build their pairs from labels, hence the boosters. QBRank on the pairs alone (``qbrank-P``,
+``qbrank-P-ips``) grows trees of 3 leaves (:data:`PAIR_TREES`) unless ``num_leaves`` is set on
+the method, or for the run to another value than the shared default: the comparison's 31-leaf
+trees fit the few pairs' noise. The ``-ips`` methods need a log that shows
+documents at several positions (a shuffled presentation, FairPairs swaps, or a real log of
+changing rankings): a simulated fixed presentation is refused.
 
 Example:
     >>> from boostplug.compare import ClickSettings, run_clicks
@@ -56,7 +67,7 @@ from ..clicks import ClickLog
 from .click_fold import ClickFold, ClickSettings, prepare
 from .conventions import Conventions
 from .method_specs import format_value, parse_value, split_top
-from .methods import Method, get_method
+from .methods import TREE_PARAMS, Method, get_method
 from .protocol import Result, run_method
 from .training import Trained, TrainingPart
 
@@ -66,7 +77,8 @@ __all__ = ["ClickMethod", "CLICK_METHODS", "FixedRanker", "click_method", "can_t
 # ---- the methods ----------------------------------------------------------------------------------
 
 #: What each method trains on ("fixed": nothing, the fold's ranker of the method's name).
-_TRAINS_ON = ("impressions", "labeled", "pairs", "pairs+labeled", "fixed")
+_TRAINS_ON = ("impressions", "impressions-ips", "labeled", "pairs", "pairs-ips", "pairs+labeled", "impressions+pairs",
+              "fixed")
 #: Parameters the protocol sets from the data (a user setting of them is refused).
 _SET_BY_PROTOCOL = ("pairs", "pair_weights", "labeled", "labeled_rows")
 
@@ -87,6 +99,8 @@ class ClickMethod:
     settings: Mapping[str, Any] = field(default_factory=dict)
     #: the shown positions go to the learner (LightGBM's position debiasing)
     positions: bool = False
+    #: tree parameters the method trains with unless they are set on it or for the whole run
+    trees: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def registry_name(self) -> str:
@@ -100,12 +114,24 @@ class ClickMethod:
     def needs_labeled(self) -> bool:
         return "labeled" in self.trains_on
 
+    @property
+    def ips(self) -> bool:
+        """Whether the method weights clicks or pairs by inverse propensities estimated from the log."""
+        return self.trains_on.endswith("-ips")
+
     def check_with(self, settings: ClickSettings, simulated: bool = True) -> None:
         """``ValueError`` naming the setting when this method cannot train under ``settings``
         (on a real log when ``simulated`` is false)."""
         if self.registry_name == "production" and not simulated:
             raise ValueError("production is the ranker that showed a simulated log's results; a real log's is not "
                              "known")
+        if self.ips and simulated and settings.presentation == "fixed":
+            raise ValueError(f"{self.name} estimates position bias from the log, but a simulated fixed presentation "
+                             "shows every query in one order, which cannot tell position from relevance; use "
+                             "presentation 'shuffle' or 'swap'")
+        if self.ips and settings.weight == "wilson":
+            raise ValueError(f"{self.name}: inverse-propensity counts are not whole, and weight 'wilson' needs whole "
+                             "counts; use 'net', 'count' or 'unit'")
         if self.needs_labeled and settings.labeled_fraction == 0.0:
             raise ValueError(f"{self.name} trains on labeled queries, but labeled_fraction is 0")
         if self.framework == "booster" and settings.weight not in ("unit", "count", "net"):
@@ -142,24 +168,31 @@ class ClickMethod:
             name += "[" + ",".join(f"{k}={format_value(v)}" for k, v in settings.items()) + "]"
         return replace(self, name=name, settings=settings)
 
-    def base_method(self) -> Method:
+    def base_method(self, run_tree_params: Mapping[str, Any] | None = None) -> Method:
         """The :class:`boostplug.compare.methods.Method` this method trains as, named after it,
-        with its settings and fixed parameters but without the data's (pairs, labeled rows)."""
+        with its settings and fixed parameters but without the data's (pairs, labeled rows); its
+        own tree defaults (``trees``) where neither its settings nor ``run_tree_params`` set them
+        (a run's value equal to the shared :data:`~.methods.TREE_PARAMS` default sets nothing: the
+        command line passes the whole shared set)."""
         extra = {**self.extra, **{k: v for k, v in self.settings.items() if k in self.extra}}
-        base = get_method(self.base).configure({k: v for k, v in self.settings.items() if k not in self.extra},
-                                               rename=False)
+        run = run_tree_params or {}
+        trees = {k: v for k, v in self.trees.items() if k not in run or run[k] == TREE_PARAMS.get(k)}
+        base = get_method(self.base).configure(
+            {**trees, **{k: v for k, v in self.settings.items() if k not in self.extra}}, rename=False)
         loss = {**base.loss_params, **self.fixed, **{k: v for k, v in extra.items() if v is not None}}
         # QBRank's settings that change nothing here are not searched (--tune): w without labeled
         # rows (it scales every term alike), tau without label pairs
-        idle = [k for k, on in (("w", self.trains_on == "pairs"), ("tau", not loss.get("label_pairs", False)))
+        idle = [k for k, on in (("w", self.trains_on in ("pairs", "pairs-ips", "impressions+pairs")), ("tau", not loss.get("label_pairs", False)))
                 if on and base.loss == "boostplug:qbrank"]
         return ClickProtocolMethod(self.name, base.framework, base.loss, loss, self.summary, base.select_metric,
                                    base.tree_params, base.base, unsearched=tuple(idle))
 
-    def build(self, fold: ClickFold) -> tuple[Method, RankingData]:
+    def build(self, fold: ClickFold, metric: str = "ndcg@10", conventions: Conventions | None = None,
+              tree_params: Mapping[str, Any] | None = None) -> tuple[Method, RankingData]:
         """The :class:`boostplug.compare.methods.Method` this method trains as on ``fold``, and
-        its training data."""
-        base = self.base_method()
+        its training data (``metric`` and ``conventions`` choose a first stage's round;
+        ``tree_params``: the run's, which take the place of the method's tree defaults)."""
+        base = self.base_method(tree_params)
         loss = dict(base.loss_params)
         data: RankingData
         if self.trains_on == "fixed":
@@ -169,11 +202,8 @@ class ClickMethod:
             scores = fold.fixed_scores[self.registry_name]
             return FixedRanker(self.name, base.framework, "", {}, self.summary, vali_scores=scores["selection"],
                                test_scores=scores["test"]), fold.train
-        if self.trains_on == "impressions":
-            data = fold.impressions
-            if not self.positions:  # the same rows, without positions (no copy of the features)
-                data = copy.copy(data)
-                data.position = None
+        if self.trains_on in ("impressions", "impressions-ips"):
+            data = _impressions(fold, self.ips, self.positions)
         elif self.trains_on == "labeled":
             if fold.labeled is None:
                 raise ValueError(f"{self.registry_name} trains on labeled queries, but labeled_fraction is 0")
@@ -187,12 +217,28 @@ class ClickMethod:
                                  f"each pair repeated by its weight: {e}") from None
             data = TrainingPart(ts.X, ts.y, None, ts.group_ptr, pairs=repeated)
         else:
-            ts = fold.pairs(labeled=self.trains_on == "pairs+labeled", normalised=True)
+            ts = fold.pairs(labeled=self.trains_on == "pairs+labeled", normalised=True, ips=self.ips)
             qb = ts.qbrank_params(w=loss.get("w", 0.5), pair_tau=loss.get("pair_tau", 1.0),
                                   label_pairs=loss.get("label_pairs", False))
             loss.update(qb)
             data = RankingData(ts.X, ts.y, None, ts.group_ptr)
+            if self.trains_on == "impressions+pairs":
+                first = get_method("lambdarank")
+                stacked = StackedMethod(base.name, base.framework, base.loss, loss, base.summary, base.select_metric,
+                                        base.tree_params, base.base, first=first, first_data=_impressions(fold, False, False),
+                                        first_metric=metric, conventions=conventions or Conventions())
+                return stacked, data
         return replace(base, loss_params=loss), data
+
+
+def _impressions(fold: ClickFold, ips: bool, positions: bool) -> TrainingPart:
+    """Clicks as labels (inverse-propensity weighted when ``ips``), the shown positions only when
+    ``positions`` (the same rows: no copy of the features)."""
+    data = fold.ips_impressions if ips else fold.impressions
+    if not positions:
+        data = copy.copy(data)
+        data.position = None
+    return data
 
 
 @dataclass(frozen=True)
@@ -204,6 +250,46 @@ class ClickProtocolMethod(Method):
 
     def search_space(self) -> dict[str, Any]:
         return {k: d for k, d in super().search_space().items() if k not in self.unsearched}
+
+
+@dataclass(frozen=True, eq=False)
+class StackedMethod(Method):
+    """Two stages: ``first`` trains on ``first_data`` (clicks as labels), its round chosen on the
+    validation part by ``first_metric``; this method's loss then boosts on from that model's
+    scores (LightGBM ``init_score``) on its own training data (the click pairs). Its staged
+    scores are the first model's plus the new trees'."""
+
+    first: Any = None
+    first_data: Any = None
+    first_metric: str = "ndcg@10"
+    conventions: Any = None
+
+    def search_space(self) -> dict[str, Any]:
+        return {}
+
+    def train(self, train: RankingData, vali: RankingData, test: RankingData, *, rounds: int,
+              tree_params: dict[str, Any], seed: int, threads: int = 0, progress: Any = None,
+              checkpoint: Any = None) -> Trained:
+        from .protocol import _select_round
+
+        both = _stacked(test, train)  # the first model scores the test part and this training data at once
+        one = self.first.train(self.first_data, vali, both, rounds=rounds, tree_params=tree_params, seed=seed,
+                               threads=threads)
+        _, k = _select_round(one.vali_scores, vali, self.first_metric, self.conventions)
+        base_test, base_train = np.split(one.test_scores[k], [test.n_docs])
+        part = copy.copy(TrainingPart.of(train))
+        part.init_score = base_train
+        two = super().train(part, vali, test, rounds=rounds, tree_params=tree_params, seed=seed, threads=threads,
+                            progress=progress, checkpoint=None if checkpoint is None else
+                            (lambda r, s: checkpoint(r, s + one.vali_scores[k])))
+        return Trained([s + one.vali_scores[k] for s in two.vali_scores], [s + base_test for s in two.test_scores],
+                       one.seconds + two.seconds, {"first_stage_round": k + 1})
+
+
+def _stacked(a: RankingData, b: RankingData) -> RankingData:
+    """The queries of ``a`` then those of ``b`` as one data set (dense features)."""
+    return RankingData(np.vstack([np.asarray(a.X), np.asarray(b.X)]), np.concatenate([a.y, b.y]), None,
+                       np.concatenate([a.group_ptr, b.group_ptr[1:] + a.n_docs]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -232,9 +318,16 @@ def _check_extra(method: str, key: str, value: Any) -> None:
 
 
 def _cm(name: str, base: str, trains_on: str, summary: str, extra: Mapping[str, Any] | None = None,
-        fixed: Mapping[str, Any] | None = None, positions: bool = False) -> ClickMethod:
+        fixed: Mapping[str, Any] | None = None, positions: bool = False,
+        trees: Mapping[str, Any] | None = None) -> ClickMethod:
     assert trains_on in _TRAINS_ON
-    return ClickMethod(name, base, trains_on, summary, dict(extra or {}), dict(fixed or {}), positions=positions)
+    return ClickMethod(name, base, trains_on, summary, dict(extra or {}), dict(fixed or {}), positions=positions,
+                       trees=dict(trees or {}))
+
+
+#: QBRank's trees on the click pairs alone: a few thousand pairs on the rows they touch are
+#: fitted to their noise by the comparison's 31-leaf trees (docs/clicks.md, "Why QBRank trailed").
+PAIR_TREES = {"num_leaves": 3}
 
 
 #: The click protocol's methods, by name (module docstring).
@@ -251,8 +344,19 @@ CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
     _cm("xgb-unbiased", "xgb-rank:ndcg", "impressions",
         "XGBoost rank:ndcg, clicks as labels, lambdarank_unbiased (position = shown order)",
         extra={"lambdarank_bias_norm": None}, fixed={"lambdarank_unbiased": True}),
+    _cm("lgb-ips", "lambdarank", "impressions-ips",
+        "LightGBM lambdarank, clicks as labels, each click weighted by the inverse of its position's examination "
+        "propensity, estimated from the log (a log that shows documents at several positions)"),
     _cm("labeled-only", "lambdarank", "labeled", "LightGBM lambdarank on the labeled queries L alone"),
-    _cm("qbrank-P", "qbrank", "pairs", "QBRank on the click preference pairs P (LightGBM trees)"),
+    _cm("qbrank-P", "qbrank", "pairs", "QBRank on the click preference pairs P (LightGBM trees of 3 leaves)",
+        trees=PAIR_TREES),
+    _cm("qbrank-P-ips", "qbrank", "pairs-ips",
+        "QBRank on the click pairs, each counted by the inverse examination propensity of its clicked position, "
+        "estimated from the log (a log that shows documents at several positions; trees of 3 leaves)",
+        trees=PAIR_TREES),
+    _cm("lgb-clicks+qbrank-P", "qbrank", "impressions+pairs",
+        "LightGBM lambdarank on the clicks as labels (its round chosen as the others'), then QBRank on the click "
+        "pairs boosting on from its scores"),
     _cm("qbrank-PL", "qbrank", "pairs+labeled",
         "QBRank on P ∪ L: click pairs and the labeled queries' squared error, weight w (LightGBM trees)"),
     _cm("mpboost-P", "mpboost-stumps", "pairs",
@@ -292,7 +396,11 @@ def click_method(spec: str | ClickMethod) -> ClickMethod:
 
 
 def can_train(method: ClickMethod, settings: ClickSettings, simulated: bool) -> bool:
-    """Whether ``method`` can train under ``settings`` (on a simulated log or a real one)."""
+    """Whether ``method`` can train under ``settings`` (on a simulated log or a real one): what
+    the default method lists hold. The inverse-propensity methods are left out on a real log,
+    where whether it allows an estimate shows only once it is read: ask for them by name."""
+    if method.ips and not simulated:
+        return False
     try:
         method.check_with(settings, simulated)
     except ValueError:
@@ -310,14 +418,16 @@ def run_click_method(spec: str | ClickMethod, fold: ClickFold, *, rounds: int, m
     ``metric``, that round evaluated on ``fold.test`` (:func:`boostplug.compare.run_method`, whose
     ``tune`` and ``conventions`` apply). ``Result.info["clicks"]`` records the protocol."""
     cm = click_method(spec)
-    method, data = cm.build(fold)
+    method, data = cm.build(fold, metric, conventions, tree_params)
     result = run_method(cm.name, data, fold.selection, fold.test, rounds=rounds, metric=metric,
                         tree_params=tree_params, seed=seed, fold=fold_index, threads=threads, progress=progress,
                         stream=stream, tune=0 if cm.trains_on == "fixed" else tune, conventions=conventions,
                         method=method)
     trained_on: dict[str, Any] = {"data": cm.trains_on, "rows": data.n_docs, "groups": data.n_queries}
+    if cm.ips:
+        trained_on["propensity"] = [float(v) for v in fold.propensity.propensity]
     if "pairs" in cm.trains_on:
-        trained_on["pairs"] = len(fold.pair_rows)
+        trained_on["pairs"] = len(fold.ips_pair_rows if cm.ips else fold.pair_rows)
         if isinstance(data, TrainingPart) and data.pairs is not None:
             trained_on["pairs_repeated"] = int(data.pairs.shape[0])
     result.info = {**result.info, "clicks": {**fold.info, "method": cm.summary, "trained_on": trained_on}}

@@ -44,6 +44,10 @@ __all__ = ["ClickRunner", "add_arguments", "runner_from_args", "parse_click_meth
 LOG_ROLES = ("session", "query", "doc", "position", "clicked", "order", "dwell")
 
 
+#: How the protocol's description names each presentation.
+_SHOWN = {"fixed": "", "shuffle": ", shuffled", "swap": ", FairPairs swaps"}
+
+
 @lru_cache(maxsize=1)
 def _read(path: str, columns: tuple[tuple[str, str], ...], on_bad: str) -> Any:
     """A real log, read once per process."""
@@ -139,7 +143,7 @@ class ClickRunner:
             model = (f"{s.model}, examination and click probability given" if s.examination is not None else
                      f"{s.model}, eta {s.eta:g}, noise {s.eps_plus:g},{s.eps_minus:g}")
             clicks = (f"{s.n_sessions} simulated sessions ({model}, top {s.top_k}"
-                      f"{', shuffled' if s.presentation == 'shuffle' else ''}) shown by a production ranker trained on "
+                      f"{_SHOWN[s.presentation]}) shown by a production ranker trained on "
                       f"{s.labeled_fraction:g} of the training queries")
         else:
             clicks = f"the click log {self.log}"
@@ -196,7 +200,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="dcm: probability of going on after a click (default: %(default)s)")
     g.add_argument("--presentation", default="fixed", choices=PRESENTATIONS,
                    help="how each simulated session orders the production ranker's top k: the same list every "
-                        "time, or shuffled (randomised traffic; default: %(default)s)")
+                        "time, shuffled (randomised traffic), or FairPairs swaps of random neighbours "
+                        "(default: %(default)s)")
     g.add_argument("--labeled-fraction", type=float, default=0.05,
                    help="share of the training queries that are judged: the production ranker's data and L "
                         "of labeled-only and qbrank-PL (default: %(default)s)")

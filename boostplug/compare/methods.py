@@ -148,11 +148,15 @@ class Method:
               progress: Progress | None = None, checkpoint: Checkpoint | None = None) -> Trained:
         """Train for at most ``rounds`` rounds; ``threads=0``: the framework's default.
         ``checkpoint``: called with the validation scores at :func:`checkpoint_rounds`.
-        ``train``: a :class:`~.training.TrainingPart` carries shown positions and explicit pairs
-        to the learners that take them; plain data trains without."""
+        ``train``: a :class:`~.training.TrainingPart` carries shown positions, explicit pairs and row
+        weights to the learners that take them; plain data trains without."""
         if self.framework not in TRAINERS:
             raise ValueError(f"unknown framework {self.framework!r}; expected one of {FRAMEWORKS}")
-        return TRAINERS[self.framework](self, TrainingPart.of(train), vali, test, rounds, tree_params, seed, threads,
+        part = TrainingPart.of(train)
+        if (part.weight is not None or part.init_score is not None) and self.framework != "lightgbm":
+            raise ValueError(f"method {self.name!r}: per-row weights and initial scores train with LightGBM only; "
+                             f"the {self.framework} trainer takes neither")
+        return TRAINERS[self.framework](self, part, vali, test, rounds, tree_params, seed, threads,
                                         progress, checkpoint)
 
 

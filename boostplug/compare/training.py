@@ -36,10 +36,16 @@ class TrainingPart(RankingData):
         pairs: ``None`` or explicit preference pairs, ``(P, 2)`` row indices, preferred row first:
             a reference booster's ``fit(pairs=...)``; the tree trainers ignore it (a tree
             objective takes its pairs as a parameter).
+        weight: ``None`` or a weight per row (inverse-propensity weights of clicks as labels):
+            LightGBM trains with it as its Dataset ``weight``; the other trainers refuse it.
+        init_score: ``None`` or a score per row that LightGBM boosts on from (its Dataset
+            ``init_score``; the staged scores are the new trees' alone); the other trainers refuse it.
     """
 
     position: NDArray[np.int64] | None = None
     pairs: NDArray[np.int64] | None = None
+    weight: NDArray[np.float64] | None = None
+    init_score: NDArray[np.float64] | None = None
 
     @classmethod
     def of(cls, data: RankingData) -> "TrainingPart":
@@ -117,7 +123,8 @@ def _train_lightgbm(m: Method, train: TrainingPart, vali: RankingData, test: Ran
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)
-    dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=train.position)
+    dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=train.position, weight=train.weight,
+                         init_score=train.init_score)
     at = set(checkpoint_rounds(rounds))
 
     def cb(env: Any) -> None:

@@ -1,7 +1,8 @@
-"""Learning from clicks (docs/clicks.md): the default setting chosen on one data set, and the
-figure and claims measured on others.
+"""Learning from clicks (docs/clicks.md): the recommended route chosen on some data folds and
+click models and held out on others, why QBRank trailed RankBoost, the strategy and weight
+settings, and the figure and claims.
 
-Two commands:
+Five commands:
 
 ``choose``
     The settings grid the page's recommended default comes from, on ``--data`` (the page uses
@@ -31,12 +32,29 @@ Two commands:
     and contradict (the rest tie); and a random ranker's test NDCG@10 (its expectation over
     orders), the level below which a learner has turned the ranking round.
 
+``diagnose``
+    QBRank on the click pairs varied one setting at a time (margin, Hessian mode, learning rate,
+    tree size, leaf size, pair weights) on one click fold per seed, beside RankBoost and MPBoost
+    on the same pairs, clicks as labels and the production ranker, with paired tests against the
+    first variant and RankBoost: why QBRank trailed RankBoost (docs/clicks.md).
+
+``routes``
+    Every route from clicks to a ranker (:data:`ROUTES`) on a grid of data folds, click models,
+    session counts and presentations, in two halves: the route with the best mean rank on CHOOSE
+    is the recommended default, and is held against the production ranker and LambdaMART on the
+    clicks (plain, LightGBM's ``position``, XGBoost's ``lambdarank_unbiased``) on HELD_OUT, whose
+    data folds and click models the choice never sees, with paired tests; every
+    inverse-propensity route is tested against itself unweighted. Finished conditions are kept
+    under ``--out`` (``--shard`` splits the grid among processes).
+
 Usage::
 
     python examples/replication/clicks_study.py choose --data example --out docs/results/clicks_default
     python examples/replication/clicks_study.py figure --runs fixed=RUNS/fixed shuffle=RUNS/shuffle \\
         --out docs/results/clicks_figure --png docs/img/clicks_sessions.png
     python examples/replication/clicks_study.py pairs --data PATH/TO/MQ2008 --sessions 100000
+    python examples/replication/clicks_study.py diagnose --data example --out docs/results/clicks_routes
+    python examples/replication/clicks_study.py routes --out OUT   # then copy OUT/routes.{txt,json}
     python examples/replication/clicks_study.py choose --tiny     # the test's small run
 """
 
@@ -177,6 +195,271 @@ def pairs(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+#: ``diagnose``: QBRank on the click pairs varied one setting at a time, beside the other pair
+#: learners and the clicks-as-labels baseline on the same click fold. A variant is a click
+#: method (``name[key=value]``), optionally with the fold's pair weight changed (``@weight``).
+DIAGNOSE = ("qbrank-P[num_leaves=31]", *(f"qbrank-P[num_leaves=31,{v}]" for v in (
+    "pair_tau=0.05", "pair_tau=0.3", "hessian=mean", "learning_rate=0.02", "learning_rate=0.2",
+    "min_data_in_leaf=1", "min_data_in_leaf=5")), "qbrank-P[num_leaves=3]", "qbrank-P[num_leaves=7]",
+    "qbrank-P[num_leaves=31]@unit", "qbrank-P[num_leaves=31]@count", "qbrank-P[hessian=mean,num_leaves=7]",
+    "rankboost-P", "mpboost-P", "lgb-clicks", "production")
+
+
+def diagnose(args: argparse.Namespace) -> dict[str, Any]:
+    """Every variant of ``--variants`` on one click fold per seed (PBM eta 1, fixed presentation,
+    ``--sessions``); per variant the mean test NDCG@10 over seeds and paired tests (over the test
+    queries, each query's NDCG averaged over the seeds) against the first variant and ``rankboost-P``."""
+    C.single_thread()
+    train, vali, test = _fold(args)
+    runs: dict[str, list[dict[str, Any]]] = {v: [] for v in args.variants}
+    for seed in args.seeds:
+        base = ClickSettings(n_sessions=args.sessions, labeled_fraction=args.labeled_fraction,
+                             vali_fraction=args.vali_fraction)
+        fold = prepare(train, vali, test, base, seed=seed)
+        for variant in args.variants:
+            method, _, weight = variant.partition("@")
+            on = replace(fold, settings=replace(base, weight=weight)) if weight else fold
+            r = run_click_method(method, on, rounds=args.rounds, metric=METRIC, seed=seed, threads=1)
+            runs[variant].append({"seed": seed, "best_round": r.best_round, METRIC: r.test[METRIC],
+                                  "per_query": r.test_per_query[METRIC]})
+        print(f"seed {seed}: done", file=sys.stderr)
+    per_query = {v: np.mean([r["per_query"] for r in rs], axis=0) for v, rs in runs.items()}
+    table = []
+    for v, rs in runs.items():
+        row: dict[str, Any] = {"variant": v, METRIC: float(np.mean([r[METRIC] for r in rs])),
+                               "by_seed": [r[METRIC] for r in rs], "best_round": [r["best_round"] for r in rs]}
+        for label, against in (("vs first", args.variants[0]), ("vs rankboost-P", "rankboost-P")):
+            if against in per_query and against != v:
+                t = paired_tests(per_query[v], per_query[against])
+                row[label] = {"against": against, "diff": t.mean_diff, "p_t": t.t_pvalue,
+                              "p_wilcoxon": t.wilcoxon_pvalue}
+        table.append(row)
+    print(f"test NDCG@10, mean over seeds {list(args.seeds)}; {args.sessions} sessions, PBM eta 1, fixed presentation")
+    print(f"{'variant':<48} {'ndcg@10':>8} {'rounds':>15}  {'vs the first (p)':>18}  {'vs rankboost-P (p)':>18}")
+    for row in table:
+        cells = [f"{row[k]['diff']:+.4f} ({row[k]['p_t']:.2g})" if k in row else "" for k in
+                 ("vs first", "vs rankboost-P")]
+        print(f"{row['variant']:<48} {row[METRIC]:>8.4f} {str(row['best_round']):>15}  {cells[0]:>18}  "
+              f"{cells[1]:>18}")
+    out = {"data": "tiny" if args.tiny else str(args.data), "sessions": args.sessions, "seeds": list(args.seeds),
+           "rounds": args.rounds, "table": table}
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "diagnose.json").write_text(json.dumps(out, indent=1))
+    return out
+
+
+# ---- routes: every way to learn from the clicks, chosen on some conditions, shown on others -----
+
+#: The routes ``routes`` ranks: the pair learners (QBRank with the comparison's shared trees, 31
+#: leaves, and with the smaller trees ``diagnose`` points to; the reference boosters), clicks as
+#: labels with and without debiasing, the pair term beside them, and the inverse-propensity
+#: routes (shuffled presentation only). Tree sizes are named so that the study does not depend
+#: on the protocol's defaults.
+ROUTES = ("qbrank-P[num_leaves=31]", "qbrank-P[num_leaves=7]", "qbrank-P[num_leaves=3]", "qbrank-P[hessian=mean,num_leaves=7]",
+          "rankboost-P", "mpboost-P", "lgb-clicks", "lgb-clicks[num_leaves=7]", "lgb-position", "xgb-unbiased",
+          "lgb-ips", "qbrank-P-ips[num_leaves=7]", "lgb-clicks+qbrank-P[num_leaves=7]")
+#: What the chosen route is held against on the held-out conditions.
+REFERENCES = ("production", "lgb-clicks", "lgb-position", "xgb-unbiased")
+#: The item's target on a fixed presentation from 10^4 sessions on: at least this much above the
+#: production ranker, and no more than ``LEVEL`` below clicks as labels and debiased LambdaMART.
+TARGET_OVER_PRODUCTION, LEVEL = 0.02, 0.005
+#: The two halves of the grid: (data, fold, click model presets, sessions). The choice sees only
+#: CHOOSE; HELD_OUT's data folds and click models are all others.
+CHOOSE = (("example", 1, ("pbm-eta1", "cascade"), (1_000, 10_000)),
+          ("mq2008", 1, ("pbm-eta1", "cascade"), (1_000, 10_000)))
+HELD_OUT = (("mq2008", 2, ("pbm-eta0.5", "pbm-eta2", "ultra-pbm"), (10_000, 100_000)),
+            ("ohsumed", 1, ("pbm-eta0.5", "pbm-eta2", "ultra-pbm"), (10_000,)))
+TINY_CHOOSE = (("tiny", 1, ("pbm-eta1",), (400,)),)
+TINY_HELD_OUT = (("tiny", 2, ("ultra-pbm", "pbm-eta2"), (400,)),)
+#: Judged share of the training queries (the production ranker's data) per data set: OHSUMED's 63
+#: training queries at 5% would leave the production ranker 3.
+LABELED_FRACTION = {"example": 0.05, "mq2008": 0.05, "ohsumed": 0.2, "tiny": 0.3}
+
+
+def _load(name: str, fold: int, tiny: bool) -> Any:
+    data = {"tiny": C.DEFAULT_DATA, "example": C.EXAMPLE, "mq2008": C.DEFAULT_DATA, "ohsumed": C.OHSUMED_DATA}[name]
+    ns = argparse.Namespace(data=data, tiny=tiny, folds=[fold], ties=None)
+    return C.load_folds(ns)[1][0]
+
+
+def _conditions(halves: Sequence[tuple[str, Any]], presentations: Sequence[str] = PRESENTATIONS,
+                sessions: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """The grid's conditions (``sessions``: instead of each grid entry's own)."""
+    return [{"half": half, "data": d, "fold": f, "model": m, "sessions": n, "presentation": p}
+            for half, grid in halves for d, f, models, own in grid
+            for m, n, p in itertools.product(models, sessions or own, presentations)]
+
+
+def _key(c: dict[str, Any]) -> str:
+    return f"{c['data']}-F{c['fold']}_{c['model']}_{c['sessions']}_{c['presentation']}"
+
+
+def _run_condition(c: dict[str, Any], routes: Sequence[str], args: argparse.Namespace,
+                   done: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every route and reference on one click fold of condition ``c`` (one seed): test NDCG@10 per
+    query; a route that cannot train on this log (an inverse-propensity route on a fixed
+    presentation) is left out. ``done``: an earlier run of ``c``, whose routes are kept (the fold
+    is the same: a function of the condition and the seed)."""
+    from boostplug.compare.click_protocol import can_train, click_method
+
+    settings = ClickSettings.from_preset(c["model"], n_sessions=c["sessions"], presentation=c["presentation"],
+                                         labeled_fraction=LABELED_FRACTION[c["data"]], vali_fraction=1.0)
+    out: dict[str, Any] = dict(done) if done else {**c, "runs": {}}
+    todo = [n for n in dict.fromkeys([*routes, *REFERENCES])
+            if n not in out["runs"] and can_train(click_method(n), settings, simulated=True)]
+    if not todo:
+        return done if done else out
+    train, vali, test = _load(c["data"], c["fold"], args.tiny)
+    fold = prepare(train, vali, test, settings, seed=args.seed)
+    out["production_ndcg@10"] = fold.info["production"]["test_ndcg@10"]
+    out["log_sha256"] = fold.info["log"]["sha256"]
+    for name in todo:
+        r = run_click_method(name, fold, rounds=args.rounds, metric=METRIC, seed=args.seed, threads=1)
+        out["runs"][name] = {METRIC: r.test[METRIC], "best_round": r.best_round, "per_query": r.test_per_query[METRIC]}
+    return out
+
+
+def _mean_ranks(conds: list[dict[str, Any]], routes: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per route: its mean rank among the routes that ran in each condition (1 = best), over the
+    conditions it ran in, and in how many."""
+    ranks: dict[str, list[float]] = {r: [] for r in routes}
+    for c in conds:
+        present = [r for r in routes if r in c["runs"]]
+        values = np.array([-c["runs"][r][METRIC] for r in present])
+        order = np.argsort(np.argsort(values, kind="stable"), kind="stable") + 1.0
+        for r, k in zip(present, order):
+            ranks[r].append(float(k))
+    return {r: {"mean_rank": float(np.mean(v)) if v else float("nan"), "conditions": len(v),
+                "mean_ndcg@10": float(np.mean([c["runs"][r][METRIC] for c in conds if r in c["runs"]]))
+                if v else float("nan")} for r, v in ranks.items()}
+
+
+def _against(conds: list[dict[str, Any]], route: str) -> list[dict[str, Any]]:
+    """``route`` against every reference in each condition: mean difference over the test
+    queries, paired t-test and Wilcoxon p-values, and whether the item's target holds there."""
+    rows = []
+    for c in conds:
+        if route not in c["runs"]:
+            continue
+        row: dict[str, Any] = {k: c[k] for k in ("data", "fold", "model", "sessions", "presentation")}
+        row[METRIC] = c["runs"][route][METRIC]
+        for ref in REFERENCES:
+            if ref in c["runs"] and ref != route:
+                t = paired_tests(c["runs"][route]["per_query"], c["runs"][ref]["per_query"])
+                row[ref] = {"diff": t.mean_diff, "p_t": t.t_pvalue, "p_wilcoxon": t.wilcoxon_pvalue}
+        row["target_met"] = bool(row.get("production", {}).get("diff", -1) >= TARGET_OVER_PRODUCTION and all(
+            row[ref]["diff"] >= -LEVEL for ref in ("lgb-clicks", "lgb-position") if ref in row))
+        rows.append(row)
+    return rows
+
+
+def routes(args: argparse.Namespace) -> dict[str, Any]:
+    """Run (or reuse from ``--out``) every condition of both halves, choose the route with the best
+    mean rank on CHOOSE among those that ran in all of its conditions, and hold it against the
+    references on HELD_OUT."""
+    C.single_thread()
+    halves = [("choose", TINY_CHOOSE if args.tiny else CHOOSE), ("held-out", TINY_HELD_OUT if args.tiny else HELD_OUT)]
+    conds = [c for c in _conditions(halves, args.presentations, args.sessions) if args.half in ("all", c["half"])]
+    shard, shards = args.shard
+    mine = {_key(c) for c in conds[shard::shards]}
+    done: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for c in conds:
+        path = None if args.out is None else args.out / "conditions" / f"{_key(c)}.json"
+        earlier = json.loads(path.read_text()) if path is not None and path.is_file() else None
+        if _key(c) not in mine:  # another process's share: read what it finished
+            if earlier is not None:
+                done.append(earlier)
+            continue
+        result = _run_condition(c, args.routes, args, earlier)
+        if result is earlier:
+            done.append(result)
+            continue
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(result))
+        done.append(result)
+        print(f"{_key(c)}: done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    chosen_on = [c for c in done if c["half"] == "choose"]
+    held_out = [c for c in done if c["half"] == "held-out"]
+    out: dict[str, Any] = {"tiny": args.tiny, "seed": args.seed, "rounds": args.rounds, "routes": list(args.routes),
+                           "references": list(REFERENCES), "choose": [list(g) for g in halves[0][1]],
+                           "held_out": [list(g) for g in halves[1][1]], "conditions": done}
+    if chosen_on:
+        ranks = _mean_ranks(chosen_on, args.routes)
+        eligible = [r for r in args.routes if ranks[r]["conditions"] == len(chosen_on)]
+        out["choose_ranks"] = ranks
+        out["winner"] = min(eligible, key=lambda r: ranks[r]["mean_rank"])
+    if held_out:
+        out["held_out_ranks"] = _mean_ranks(held_out, args.routes)
+        if "winner" in out:
+            out["winner_held_out"] = _against(held_out, out["winner"])
+    out["ips"] = _ips_against_unweighted(done, args.routes)
+    text = _format_routes(out)
+    print(text)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "routes.json").write_text(json.dumps(out, indent=1))
+        (args.out / "routes.txt").write_text(text + "\n")
+    return out
+
+
+def _ips_against_unweighted(conds: list[dict[str, Any]], routes: Sequence[str]) -> list[dict[str, Any]]:
+    """Each inverse-propensity route against the same route unweighted (``lgb-ips`` against
+    ``lgb-clicks``, ``qbrank-P-ips[...]`` against ``qbrank-P[...]``), per condition where both ran."""
+    rows = []
+    for r in routes:
+        if "-ips" not in r:
+            continue
+        twin = "lgb-clicks" if r == "lgb-ips" else r.replace("-ips", "")
+        for c in conds:
+            if r in c["runs"] and twin in c["runs"]:
+                t = paired_tests(c["runs"][r]["per_query"], c["runs"][twin]["per_query"])
+                rows.append({"route": r, "against": twin, **{k: c[k] for k in ("data", "fold", "model", "sessions",
+                                                                             "presentation")},
+                             "diff": t.mean_diff, "p_t": t.t_pvalue, "p_wilcoxon": t.wilcoxon_pvalue})
+    return rows
+
+
+def _format_routes(out: dict[str, Any]) -> str:
+    lines = []
+    for half in ("choose", "held_out"):
+        ranks = out.get(f"{half}_ranks")
+        if not ranks:
+            continue
+        n = sum(c["half"] == half.replace("_", "-") for c in out["conditions"])
+        lines += [f"{half.replace('_', '-').upper()} ({n} conditions): mean rank among the routes that ran "
+                  "(1 = best), mean test NDCG@10", f"{'route':<40} {'rank':>6} {'ndcg@10':>8} {'conditions':>10}"]
+        for r in sorted(ranks, key=lambda r: (np.isnan(ranks[r]["mean_rank"]), ranks[r]["mean_rank"])):
+            v = ranks[r]
+            lines.append(f"{r:<40} {v['mean_rank']:>6.2f} {v['mean_ndcg@10']:>8.4f} {v['conditions']:>10}")
+        lines.append("")
+    if "winner" in out:
+        lines.append(f"chosen on CHOOSE: {out['winner']}")
+    rows = out.get("winner_held_out", [])
+    if rows:
+        refs = [r for r in REFERENCES if r != out["winner"]]
+        lines += ["", f"{out['winner']} on HELD-OUT: difference over each reference (paired t-test p); target: "
+                  f">= +{TARGET_OVER_PRODUCTION} over production, >= -{LEVEL} against lgb-clicks and lgb-position",
+                  f"{'condition':<42} {'ndcg@10':>8} " + " ".join(f"{r:>20}" for r in refs) + "  target"]
+        for row in rows:
+            cond = f"{row['data']}-F{row['fold']} {row['model']} {row['sessions']} {row['presentation']}"
+            cells = [f"{row[r]['diff']:+.4f} ({row[r]['p_t']:.2g})" if r in row else "" for r in refs]
+            lines.append(f"{cond:<42} {row[METRIC]:>8.4f} " + " ".join(f"{x:>20}" for x in cells)
+                         + f"  {'met' if row['target_met'] else 'no'}")
+        fixed = [r for r in rows if r["presentation"] == "fixed" and r["sessions"] >= 10_000]
+        if fixed:
+            lines.append(f"target met on {sum(r['target_met'] for r in fixed)} of {len(fixed)} held-out fixed-"
+                         "presentation conditions from 10^4 sessions on")
+    if out.get("ips"):
+        lines += ["", "inverse-propensity routes against the same routes unweighted: difference (paired t-test p)"]
+        for r in out["ips"]:
+            lines.append(f"{r['route']:<28} - {r['against']:<24} {r['data']}-F{r['fold']} {r['model']} "
+                         f"{r['sessions']} {r['presentation']}: {r['diff']:+.4f} ({r['p_t']:.2g})")
+    return "\n".join(lines)
+
+
 # ---- figure and claims from compare's outputs ---------------------------------------------------
 
 _RUN = re.compile(r"^(?P<data>.+)_(?P<n>\d+)$")
@@ -304,6 +587,13 @@ def _plot(series: dict[str, Any], png: Path) -> None:
     plt.close(fig)
 
 
+def _shard(text: str) -> tuple[int, int]:
+    k, sep, n = text.partition("/")
+    if not (sep and k.isdigit() and n.isdigit() and int(k) < int(n)):
+        raise argparse.ArgumentTypeError(f"expected K/N with 0 <= K < N, got {text!r}")
+    return int(k), int(n)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -324,6 +614,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     q.add_argument("--labeled-fraction", type=float, default=0.05)
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--out", type=Path, default=None)
+    d = sub.add_parser("diagnose", help="QBRank on the click pairs varied one setting at a time")
+    d.add_argument("--data", type=C._data_arg, default=C.DEFAULT_DATA)
+    d.add_argument("--tiny", action="store_true", help="small synthetic data (for tests)")
+    d.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    d.add_argument("--sessions", type=int, default=10_000)
+    d.add_argument("--labeled-fraction", type=float, default=0.05)
+    d.add_argument("--vali-fraction", type=float, default=1.0,
+                   help="share of the validation queries judged for round selection (default: all)")
+    d.add_argument("--variants", nargs="+", default=list(DIAGNOSE))
+    d.add_argument("--rounds", type=int, default=300)
+    d.add_argument("--out", type=Path, default=None)
+    r = sub.add_parser("routes", help="every route chosen on some conditions and held out on others")
+    r.add_argument("--tiny", action="store_true", help="small synthetic data and grid (for tests)")
+    r.add_argument("--half", choices=("all", "choose", "held-out"), default="all",
+                   help="run one half of the grid only (two processes can share an --out folder)")
+    r.add_argument("--shard", type=_shard, default=(0, 1), metavar="K/N",
+                   help="run every N-th condition from the K-th (0-based) only; N processes with K = 0..N-1 share "
+                        "an --out folder, and a last run without --shard reads them all")
+    r.add_argument("--routes", nargs="+", default=list(ROUTES))
+    r.add_argument("--presentations", nargs="+", default=list(PRESENTATIONS),
+                   choices=("fixed", "shuffle", "swap"), help="the grid's presentations (default: %(default)s)")
+    r.add_argument("--sessions", type=int, nargs="+", default=None,
+                   help="session counts instead of the grid's own (e.g. a smaller grid)")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--rounds", type=int, default=300)
+    r.add_argument("--out", type=Path, default=None,
+                   help="folder for routes.json/routes.txt; finished conditions there are reused (and completed "
+                        "with the routes they lack)")
     f = sub.add_parser("figure", help="the figure and the claims from boostplug compare --clicks runs")
     f.add_argument("--runs", nargs="+", required=True, metavar="PRESENTATION[:LABEL]=FOLDER",
                    help="compare --out folders named DATA_SESSIONS under FOLDER; LABEL names another setting's "
@@ -331,7 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     f.add_argument("--out", type=Path, default=None)
     f.add_argument("--png", type=Path, default=None)
     args = ap.parse_args(argv)
-    {"choose": choose, "pairs": pairs, "figure": figure}[args.command](args)
+    {"choose": choose, "pairs": pairs, "figure": figure, "diagnose": diagnose, "routes": routes}[args.command](args)
     return 0
 
 

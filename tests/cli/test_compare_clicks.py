@@ -109,7 +109,8 @@ def test_a_real_click_log_from_csv(letor_file: Path, tmp_path: Path, capsys) -> 
     runs = payload["results"]
     # every method but production, whose ranker a real log does not know
     assert [r["method"] for r in runs] == ["random", "lgb-clicks", "lgb-position", "xgb-unbiased", "labeled-only",
-                                           "qbrank-P", "qbrank-PL", "mpboost-P", "rankboost-P"]
+                                           "qbrank-P", "lgb-clicks+qbrank-P", "qbrank-PL", "mpboost-P",
+                                           "rankboost-P"]
     info = runs[1]["info"]["clicks"]
     assert info["log_source"] == "given" and info["log"]["impressions"] == 240
     assert info["impressions_of_other_queries"] == 60  # the test queries' sessions are left out

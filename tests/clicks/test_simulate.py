@@ -262,3 +262,34 @@ def test_presentation_refused_and_fixed_unchanged() -> None:
     b = clicks.simulate(data, data.y, 300, presentation="fixed", seed=4)
     for name, col in a.columns().items():
         np.testing.assert_array_equal(col, b.columns()[name])
+
+
+def test_swap_moves_documents_by_at_most_one_place_in_fair_pairs() -> None:
+    """FairPairs (Radlinski and Joachims, AAAI 2006): disjoint neighbour pairs from rank 0 or 1,
+    each swapped with probability 1/2: each neighbour pair is swapped in a quarter of the sessions."""
+    data = make_ranking(n_queries=2, docs_per_query=(8, 10), n_labels=3, seed=5)
+    scores = np.random.default_rng(1).normal(size=data.n_docs)
+    top_k, n = 6, 8000
+    fixed = sim.shown_lists(scores, data.group_ptr, top_k)
+    q_index = {int(q): i for i, q in enumerate(data.qid[data.group_ptr[:-1]])}
+    log = clicks.simulate(data, scores, n, top_k=top_k, presentation="swap", seed=2)
+    swapped = np.zeros(top_k - 1)
+    for ranks in _ranks_in_fixed_list(log, fixed, q_index):
+        ranks = np.asarray(ranks)
+        assert sorted(ranks) == list(range(top_k)) and np.abs(ranks - np.arange(top_k)).max() <= 1
+        moved = np.flatnonzero(ranks[:-1] > ranks[1:])  # a neighbour pair shown the other way round
+        assert np.all(np.diff(moved) >= 2)  # disjoint pairs
+        swapped[moved] += 1
+    z = (swapped - n / 4) / np.sqrt(n * 0.25 * 0.75)
+    assert np.abs(z).max() < Z
+
+
+def test_swap_lets_the_propensities_be_estimated() -> None:
+    data = make_ranking(n_queries=60, docs_per_query=12, seed=0)
+    log = clicks.simulate(data, data.X[:, 0], 20_000, eta=1.0, presentation="swap", seed=0)
+    est = clicks.estimate_propensity(log, n_bootstrap=0)
+    assert est.method == "em"
+    np.testing.assert_allclose(est.propensity, 1.0 / np.arange(1, 11), atol=0.06)
+    with pytest.raises(ValueError, match="no .query, document. of the click log was shown at more than one"):
+        clicks.estimate_propensity(clicks.simulate(data, data.X[:, 0], 2000, presentation="fixed", seed=0),
+                                   n_bootstrap=0)

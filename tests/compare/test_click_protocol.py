@@ -38,7 +38,8 @@ def every_method(fold):
 
 def test_every_method_trains_on_the_same_clicks_and_is_tested_on_true_labels(fold, every_method) -> None:
     train, vali, test = fold
-    assert [r.method for r in every_method] == list(CLICK_METHODS)
+    # the inverse-propensity methods need a log that shows documents at several positions
+    assert [r.method for r in every_method] == [n for n, m in CLICK_METHODS.items() if not m.ips]
     shas = {r.info["clicks"]["log"]["sha256"] for r in every_method}
     assert len(shas) == 1  # one log for all
     qids = test.qid[test.group_ptr[:-1]].tolist()
@@ -145,6 +146,119 @@ def test_pair_methods_train_on_the_preferences_of_the_log(fold) -> None:
     assert isinstance(data, TrainingPart) and m.framework == "booster"
     assert data.pairs.shape[0] == int(rows.weights.sum())
     np.testing.assert_array_equal(np.unique(used[data.pairs], axis=0), np.unique(rows.pairs, axis=0))
+
+
+def test_ips_methods_weight_clicks_and_pairs_by_the_propensities_estimated_from_the_log(fold) -> None:
+    train, vali, test = fold
+    settings = ClickSettings(n_sessions=3000, labeled_fraction=0.25, production_rounds=10, presentation="shuffle")
+    f = prepare(train, vali, test, settings)
+    est = clicks.estimate_propensity(f.log, n_bootstrap=0)
+    assert est.method == "randomized"  # a shuffled log: clicks at k against clicks at 1
+    # clicks as labels: each click weighted by 1 / propensity of its position (clipped at 10), the rest 1
+    m, data = click_method("lgb-ips").build(f)
+    plain = f.impressions
+    np.testing.assert_array_equal(data.X, plain.X)
+    np.testing.assert_array_equal(data.y, plain.y)
+    expected = np.where(plain.y > 0, np.minimum(1.0 / est.propensity[plain.position], 10.0), 1.0)
+    np.testing.assert_allclose(data.weight, expected)
+    assert data.position is None and plain.weight is None  # the plain impressions are left as they were
+    assert np.ptp(data.weight) > 0
+    # pairs: counted by the inverse propensity of the clicked position, then scaled to mean 1
+    rows = clicks.to_rows(clicks.preferences(f.log, settings.strategies, propensity=est), train.qid)
+    m, data = click_method("qbrank-P-ips").build(f)
+    used = np.unique(rows.pairs)
+    np.testing.assert_array_equal(used[m.loss_params["pairs"]], rows.pairs)
+    np.testing.assert_allclose(m.loss_params["pair_weights"], rows.weights / rows.weights.mean())
+    plain_weights = click_method("qbrank-P").build(f)[0].loss_params["pair_weights"]
+    assert plain_weights.shape != rows.weights.shape or not np.allclose(plain_weights, m.loss_params["pair_weights"])
+    # the weights change the model, and the results record the estimate
+    a = run_click_method("lgb-ips", f, rounds=3, threads=1)
+    b = run_click_method("lgb-clicks", f, rounds=3, threads=1)
+    assert a.test_curve != b.test_curve
+    np.testing.assert_allclose(a.info["clicks"]["trained_on"]["propensity"], est.propensity)
+    assert run_click_method("qbrank-P-ips", f, rounds=3, threads=1).info["clicks"]["trained_on"]["pairs"] == len(rows)
+
+
+def test_ips_methods_are_refused_where_the_log_cannot_tell_position_from_relevance(fold) -> None:
+    train, vali, test = fold
+    for name in ("lgb-ips", "qbrank-P-ips"):
+        with pytest.raises(ValueError, match=f"{name} estimates position bias from the log, but a simulated fixed "
+                                             "presentation"):
+            click_method(name).check_with(SMALL)
+        with pytest.raises(ValueError, match="inverse-propensity counts are not whole.*'wilson'"):
+            click_method(name).check_with(ClickSettings(presentation="shuffle", weight="wilson"))
+        click_method(name).check_with(ClickSettings(presentation="swap"))  # FairPairs: an estimate is possible
+    swapped = prepare(train, vali, test, ClickSettings(n_sessions=3000, labeled_fraction=0.25, production_rounds=10,
+                                                       presentation="swap"))
+    assert swapped.propensity.method == "em"
+    assert run_click_method("lgb-ips", swapped, rounds=2, threads=1).info["clicks"]["trained_on"]["propensity"]
+    # a real log with one order per query: refused when built, saying why
+    f = prepare(train, vali, test, SMALL)
+    log = clicks.read_log({"session": f.log.session, "query": f.log.query,
+                           "doc": index_within_query(train.group_ptr)[f.log.doc], "position": f.log.position,
+                           "clicked": f.log.clicked.astype(int)})
+    real = prepare(train, vali, test, SMALL, log=log)
+    with pytest.raises(ValueError, match="need propensities estimated from the click log: .*no .query, document. "
+                                         "of the click log was shown at more than one position"):
+        click_method("lgb-ips").build(real)
+    # row weights train with LightGBM only
+    from boostplug.compare.methods import TREE_PARAMS, get_method
+
+    part = TrainingPart(train.X, train.y, None, train.group_ptr, weight=np.ones(train.n_docs))
+    with pytest.raises(ValueError, match="per-row weights and initial scores train with LightGBM only"):
+        get_method("xgb-rank:ndcg").train(part, vali, test, rounds=2, tree_params=TREE_PARAMS, seed=0)
+
+
+def test_the_pair_term_boosts_on_from_lgb_clicks_at_its_chosen_round(fold) -> None:
+    """lgb-clicks+qbrank-P by hand: LightGBM lambdarank on the clicks as labels for lgb-clicks'
+    chosen round, then QBRank on the click pairs from its scores (init_score); the result's test
+    scores are the first model's plus the new trees'."""
+    import lightgbm as lgb
+
+    import boostplug.lightgbm as bpl
+    from boostplug.compare.methods import TREE_PARAMS
+
+    train, vali, test = fold
+    f = prepare(train, vali, test, SMALL)
+    first = run_click_method("lgb-clicks", f, rounds=6, threads=1)
+    both = run_click_method("lgb-clicks+qbrank-P", f, rounds=6, threads=1)  # both stages up to 6 rounds
+    assert both.info["first_stage_round"] == first.best_round
+    assert both.info["clicks"]["trained_on"]["data"] == "impressions+pairs"
+    params = {**TREE_PARAMS, "verbose": -1, "seed": 0, "deterministic": True, "num_threads": 1}
+    imp = f.impressions
+    one = lgb.train({**params, "objective": "lambdarank"}, bpl.dataset(imp.X, imp.y, group_ptr=imp.group_ptr),
+                    num_boost_round=first.best_round)
+    m, data = click_method("qbrank-P").build(f)
+    two = lgb.train({**params, "objective": bpl.objective("qbrank", **m.loss_params)},
+                    bpl.dataset(data.X, data.y, group_ptr=data.group_ptr, init_score=one.predict(data.X)),
+                    num_boost_round=both.best_round)
+    expected = one.predict(test.X) + two.predict(test.X)
+    by_hand = metrics.ndcg(expected, test.y, test.group_ptr, k=10, per_query=True)
+    np.testing.assert_allclose(both.test_per_query["ndcg@10"], by_hand)
+    assert not np.allclose(two.predict(test.X), 0.0)  # the pair term moved the scores
+
+
+def test_qbrank_on_the_pairs_alone_grows_small_trees_unless_told_otherwise(fold) -> None:
+    """The comparison's 31-leaf trees fit the few click pairs' noise (docs/clicks.md): QBRank on
+    the pairs alone trains trees of 3 leaves unless the method or the run sets num_leaves."""
+    from boostplug.compare.methods import TREE_PARAMS
+
+    train, vali, test = fold
+    f = prepare(train, vali, test, SMALL)
+
+    def per_query(spec: str, **kw):
+        return run_click_method(spec, f, rounds=8, threads=1, **kw).test_per_query["ndcg@10"]
+
+    assert click_method("qbrank-P").build(f)[0].tree_params == {"num_leaves": 3}
+    assert per_query("qbrank-P") == per_query("qbrank-P[num_leaves=3]")
+    big = per_query("qbrank-P[num_leaves=31]")
+    assert per_query("qbrank-P") != big
+    assert per_query("qbrank-P", tree_params={"num_leaves": 15}) == per_query("qbrank-P[num_leaves=15]")
+    # the shared defaults (as the command line passes them) are no setting of the run
+    assert per_query("qbrank-P", tree_params=dict(TREE_PARAMS)) == per_query("qbrank-P")
+    assert click_method("qbrank-P-ips").trees == {"num_leaves": 3}
+    for name in ("lgb-clicks", "qbrank-PL", "labeled-only"):  # the others keep the comparison's trees
+        assert click_method(name).build(f)[0].tree_params == {}
 
 
 def test_a_real_log_trains_exactly_as_the_simulated_log_it_came_from(fold) -> None:
@@ -310,7 +424,7 @@ def test_small_end_to_end_on_mq2008(mq2008_dir) -> None:
     train, vali, test = load_letor_folds(mq2008_dir, "letor4", folds=[0])[0]
     results = run_clicks(train, vali, test, ClickSettings(n_sessions=3000, production_rounds=20), rounds=8,
                          threads=1)
-    assert [r.method for r in results] == list(CLICK_METHODS)
+    assert [r.method for r in results] == [n for n, m in CLICK_METHODS.items() if not m.ips]  # a fixed list
     random = metrics.ndcg(np.zeros(test.n_docs), test.y, test.group_ptr, k=10, ties="average")
     info = results[0].info["clicks"]
     assert info["labeled_queries"] == 24 and info["log"]["impressions"] == 3000

@@ -452,3 +452,69 @@ def test_clicks_study_choose_and_figure(tmp_path: Path, capsys: pytest.CaptureFi
     claim = next(r for r in result["claims"] if r["presentation"] == "fixed" and r["sessions"] == 900
                  and r["method"] == "qbrank-PL" and r["against"] == "qbrank-P")
     assert claim["mean_diff"] == pytest.approx(float(np.mean(pq["qbrank-PL"] - pq["qbrank-P"])))
+
+
+def test_clicks_study_diagnose_and_routes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mod = _load("clicks_study")
+    variants = ["qbrank-P", "qbrank-P[pair_tau=0.3]", "qbrank-P@unit", "rankboost-P"]
+    assert mod.main(["diagnose", "--tiny", "--seeds", "0", "1", "--sessions", "400", "--labeled-fraction", "0.3",
+                     "--rounds", "4", "--variants", *variants, "--out", str(tmp_path)]) == 0
+    told = json.loads((tmp_path / "diagnose.json").read_text())
+    rows = {r["variant"]: r for r in told["table"]}
+    assert list(rows) == variants and all(len(r["by_seed"]) == 2 for r in rows.values())
+    assert rows["qbrank-P"]["ndcg@10"] == pytest.approx(np.mean(rows["qbrank-P"]["by_seed"]))
+    # on the pairs alone the margin only scales the scores: the same rankings, the same NDCG
+    assert rows["qbrank-P[pair_tau=0.3]"]["by_seed"] == pytest.approx(rows["qbrank-P"]["by_seed"])
+    assert rows["rankboost-P"]["vs first"]["diff"] == pytest.approx(-rows["qbrank-P"]["vs rankboost-P"]["diff"])
+    assert "vs first" not in rows["qbrank-P"] and rows["qbrank-P@unit"]["vs first"]["against"] == "qbrank-P"
+
+    out = tmp_path / "routes"
+    routes = ["qbrank-P", "rankboost-P", "lgb-clicks", "lgb-ips"]
+    # one process's share of the conditions, then the rest
+    assert mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "--shard", "1/2", "--out", str(out)]) == 0
+    n_all = len(mod._conditions([("choose", mod.TINY_CHOOSE), ("held-out", mod.TINY_HELD_OUT)]))
+    assert len(list((out / "conditions").iterdir())) == n_all // 2
+    assert mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "--out", str(out)]) == 0
+    result = json.loads((out / "routes.json").read_text())
+    conds = result["conditions"]
+    n_choose = sum(len(m) * len(s) for _, _, m, s in mod.TINY_CHOOSE) * len(mod.PRESENTATIONS)
+    assert [c["half"] for c in conds].count("choose") == n_choose
+    # the held-out half shares neither a data fold nor a click model with the chosen-on half
+    seen = {(c["data"], c["fold"]) for c in conds if c["half"] == "choose"}
+    models = {c["model"] for c in conds if c["half"] == "choose"}
+    assert all((c["data"], c["fold"]) not in seen and c["model"] not in models for c in conds if c["half"] == "held-out")
+    # the inverse-propensity route runs only where the log allows an estimate; it cannot be chosen
+    assert all(("lgb-ips" in c["runs"]) == (c["presentation"] == "shuffle") for c in conds)
+    assert result["winner"] != "lgb-ips" and result["winner"] in routes
+    ranks = result["choose_ranks"]
+    assert ranks[result["winner"]]["mean_rank"] == min(v["mean_rank"] for r, v in ranks.items() if r != "lgb-ips")
+    # a rank by hand in one condition
+    c = next(c for c in conds if c["half"] == "choose" and c["presentation"] == "fixed")
+    best = max((r for r in routes if r in c["runs"]), key=lambda r: c["runs"][r]["ndcg@10"])
+    assert all(c["runs"][best]["ndcg@10"] >= c["runs"][r]["ndcg@10"] for r in c["runs"] if r in routes)
+    held = result["winner_held_out"]
+    assert len(held) == sum(c["half"] == "held-out" for c in conds)
+    for row in held:
+        assert set(mod.REFERENCES) - {result["winner"]} <= set(row)
+        assert row["target_met"] == (row["production"]["diff"] >= mod.TARGET_OVER_PRODUCTION and all(
+            row[r]["diff"] >= -mod.LEVEL for r in ("lgb-clicks", "lgb-position") if r in row))
+    assert "chosen on CHOOSE" in (out / "routes.txt").read_text()
+    # each inverse-propensity route against itself unweighted, where both ran
+    shuffled = [c for c in conds if c["presentation"] == "shuffle"]
+    assert [(r["route"], r["against"]) for r in result["ips"]] == [("lgb-ips", "lgb-clicks")] * len(shuffled)
+    c, r = shuffled[0], result["ips"][0]
+    assert r["diff"] == pytest.approx(np.mean(c["runs"]["lgb-ips"]["per_query"]) -
+                                      np.mean(c["runs"]["lgb-clicks"]["per_query"]))
+    # another presentation and session count: its own conditions
+    swap = tmp_path / "swap"
+    assert mod.main(["routes", "--tiny", "--rounds", "3", "--routes", "qbrank-P-ips", "qbrank-P", "--half", "held-out",
+                     "--presentations", "swap", "--sessions", "300", "--out", str(swap)]) == 0
+    told = json.loads((swap / "routes.json").read_text())
+    assert {(c["presentation"], c["sessions"]) for c in told["conditions"]} == {("swap", 300)}
+    assert all("qbrank-P-ips" in c["runs"] for c in told["conditions"]) and "winner" not in told
+    # a second run reuses the finished conditions and runs only the routes they lack
+    again = mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "mpboost-P", "--out", str(out)])
+    more = json.loads((out / "routes.json").read_text())["conditions"]
+    assert again == 0 and all("mpboost-P" in c["runs"] for c in more)
+    assert [{k: v for k, v in c["runs"].items() if k != "mpboost-P"} for c in more] == [c["runs"] for c in conds]
+    capsys.readouterr()

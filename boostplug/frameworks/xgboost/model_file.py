@@ -36,7 +36,6 @@ def objective_of(booster_or_path: Any):
     the objective rejects. Rebuild the objective with
     ``objective(rec.name, **rec.params_with())``.
     """
-    import xgboost as xgb
 
     if isinstance(booster_or_path, (str, os.PathLike)):
         booster_or_path = _read(booster_or_path)

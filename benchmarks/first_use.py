@@ -1,0 +1,78 @@
+"""What a user pays once: each entry point's first call in a fresh process with an empty numba
+cache (the kernels it needs compiled and written to the cache), against the same call in a fresh
+process once the cache is warm. Every call is timed in a child process of its own from
+``import boostplug`` on, so both numbers include the interpreter's imports.
+
+Usage:
+    python benchmarks/first_use.py [--repeat 2]
+    python benchmarks/first_use.py --only metrics --repeat 1     # one entry point (the test's run)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_SETUP = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+import boostplug
+from boostplug.data import make_ranking
+d = make_ranking(n_queries=30, docs_per_query=(5, 20), n_features=5, n_labels=3, seed=0)
+s = np.random.default_rng(0).normal(size=d.n_docs)
+"""
+
+#: Entry point -> the code of its first use (after _SETUP).
+ENTRY_POINTS = {
+    "metrics": "from boostplug import metrics; metrics.ndcg(s, d.y, d.group_ptr, k=10); metrics.average_precision(s, d.y, d.group_ptr)",
+    "qbrank": "from boostplug import objectives; objectives.get('qbrank').prepare(d.y, d.group_ptr).grad_hess(s)",
+    "mpboost": "from boostplug import objectives; objectives.get('mpboost').prepare(d.y, d.group_ptr).grad_hess(s)",
+    "ndcg_boost": "from boostplug import objectives; objectives.get('ndcg_boost').prepare(d.y, d.group_ptr).grad_hess(s)",
+    "rankboost": "from boostplug.boosters import RankBoost; RankBoost(n_rounds=3).fit(d.X, d.y, qid=d.qid)",
+    "rankboost+": "from boostplug.boosters import RankBoost; RankBoost(variant='rankboost+', n_rounds=3).fit(d.X, d.y, qid=d.qid)",
+    "adarank": "from boostplug.boosters import AdaRank; AdaRank(n_rounds=3).fit(d.X, d.y, qid=d.qid)",
+    "mpboost-stumps": "from boostplug.boosters import MPBoost; MPBoost(n_rounds=3).fit(d.X, d.y, qid=d.qid)",
+    "ndcg_boost-stumps": "from boostplug.boosters import NDCGBoost; NDCGBoost(n_rounds=3).fit(d.X, d.y, qid=d.qid)",
+    "clicks": ("from boostplug import clicks; log = clicks.simulate(d, s, 200, seed=0); clicks.preferences(log)"),
+}
+
+
+def _seconds(code: str, cache: str) -> float:
+    script = _SETUP + code + "\nprint(time.perf_counter() - t0)\n"
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=str(ROOT))
+    if out.returncode != 0:
+        raise SystemExit(f"{code!r} failed:\n{out.stderr[-2000:]}")
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=2, help="fresh caches per entry point; the best counts")
+    ap.add_argument("--only", default=None, help="comma-separated entry points (default: all)")
+    args = ap.parse_args(argv)
+    names = list(ENTRY_POINTS) if args.only is None else [n.strip() for n in args.only.split(",")]
+    unknown = [n for n in names if n not in ENTRY_POINTS]
+    if unknown:
+        raise SystemExit(f"unknown entry points {unknown}; choose from {', '.join(ENTRY_POINTS)}")
+    print(f"seconds from `import boostplug` to the end of the first call, best of {args.repeat} fresh caches")
+    print(f"{'entry point':<20} {'empty cache':>12} {'warm cache':>11} {'once':>7}")
+    for name in names:
+        cold, warm = [], []
+        for _ in range(args.repeat):
+            with tempfile.TemporaryDirectory(prefix="bp-numba-") as cache:
+                cold.append(_seconds(ENTRY_POINTS[name], cache))
+                warm.append(_seconds(ENTRY_POINTS[name], cache))
+        print(f"{name:<20} {min(cold):12.2f} {min(warm):11.2f} {min(cold) - min(warm):7.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

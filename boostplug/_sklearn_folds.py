@@ -115,6 +115,21 @@ def _split_runner(frame: FrameType | None) -> tuple[FrameType, tuple[tuple[str, 
     return None
 
 
+def check_no_row_pairs_in_split(pairs: Any, who: str) -> None:
+    """``ValueError`` when row-index ``pairs`` reach ``fit`` inside a scikit-learn split: routing
+    hands a ``(n_pairs, 2)`` array to every fold whole (it slices only per-row arrays), so its row
+    numbers would name other rows of the fold. Keyed pairs follow the fold's rows; nothing to do
+    for them, nor outside model selection."""
+    from .keyed_pairs import KeyedPairs
+
+    if pairs is None or isinstance(pairs, KeyedPairs) or _split_runner(sys._getframe(1)) is None:
+        return
+    raise ValueError(f"{who}: pairs are row indices of the whole data set, and scikit-learn passes them to every "
+                     "fold unchanged, where those numbers name other rows; pass them as "
+                     "boostplug.keyed_pairs.KeyedPairs with doc= (one key per row), which each fold maps onto its "
+                     "own rows")
+
+
 def check_split_keeps_queries(qid: ArrayLike | None, who: str) -> None:
     """Raise ``ValueError`` when called (from ``fit`` or a scorer, with the ``qid`` it got)
     within a scikit-learn cross-validation split that puts rows of one query in both its

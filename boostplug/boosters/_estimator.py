@@ -23,7 +23,7 @@ from sklearn.exceptions import NotFittedError
 from .._core import dispatch
 from .._core.threads import fit_blas
 from .._memory import check_fits
-from .._sklearn_folds import check_split_keeps_queries
+from .._sklearn_folds import check_no_row_pairs_in_split, check_split_keeps_queries
 from .._validation import check_labels, check_rounds
 from ..groups import check_group_ptr
 from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
@@ -170,6 +170,7 @@ class RankingBooster(ModelFile, BaseEstimator):
              sample_weight: ArrayLike | None, doc: ArrayLike | None = None,
              early_stopping_set: int = 0) -> "RankingBooster":
         check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
+        check_no_row_pairs_in_split(pairs, f"{type(self).__name__}.fit")
         data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
                                random_state=getattr(self, "random_state", None), doc=doc)
         n_rounds = self._check_n_rounds()

@@ -164,6 +164,19 @@ def test_booster_cross_val_score_on_keyed_pairs_equals_a_hand_loop(clicked) -> N
     np.testing.assert_allclose(got, hand, rtol=1e-12, atol=1e-12)
 
 
+def test_row_index_pairs_routed_into_cross_validation_are_refused(clicked) -> None:
+    """Routing hands a (n_pairs, 2) array to every fold whole; its row numbers would name other rows
+    of the fold, so the booster refuses it there and points to KeyedPairs (it trains outside)."""
+    data, keyed, qid, doc = clicked
+    rows, _ = _dict_rows(keyed, qid, doc)
+    model = RankBoost(variant="rb-d", n_rounds=3, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        with pytest.raises(ValueError, match="scikit-learn passes them to every fold unchanged.*KeyedPairs"):
+            cross_val_score(model, data.X, data.y, cv=GroupKFold(3), error_score="raise",
+                            params={"qid": qid, "pairs": rows, "groups": qid})
+    model.fit(data.X, data.y, qid=qid, pairs=rows)  # outside model selection the same pairs train
+
+
 def test_booster_fit_on_a_subset(clicked) -> None:
     data, keyed, qid, doc = clicked
     unweighted = KeyedPairs(keyed.query, keyed.better, keyed.worse)

@@ -123,14 +123,17 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
 
     require_frame(df, who)
     require_columns(df, cols.needed())
-    frames = [df.withColumn(VALID_COL, F.lit(0))]
+    def needed(frame: "DataFrame") -> list[str]:  # the columns training reads; other columns stay behind
+        return [*cols.needed(), *([ROW_COL] if ROW_COL in frame.columns else [])]
+
+    frames = [df.select(*needed(df)).withColumn(VALID_COL, F.lit(0))]
     if valid_df is not None:
         require_frame(valid_df, f"{who} (valid_df)")
         require_columns(valid_df, cols.needed())
         if not repartition:
             raise ValueError("valid_df needs repartition=True: the validation rows are partitioned together with "
                              "the training rows, on the query id")
-        frames.append(valid_df.select(*df.columns).withColumn(VALID_COL, F.lit(1)))
+        frames.append(valid_df.select(*needed(valid_df)).withColumn(VALID_COL, F.lit(1)))
     if num_workers is None:
         num_workers = df.rdd.getNumPartitions() if not repartition else \
             df.sparkSession.sparkContext.defaultParallelism
@@ -141,7 +144,7 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
         # Spark would retry a barrier stage it cannot start for minutes before failing.
         raise ValueError(f"{who}: num_workers={int(num_workers)} barrier tasks must all run at once, but Spark's "
                          f"default parallelism (its task slots) is {slots}: pass num_workers <= {slots}")
-    keep = [*cols.needed(), VALID_COL] + ([ROW_COL] if ROW_COL in df.columns else [])
+    keep = [*needed(df), VALID_COL]
     if repartition:
         rows = [f.withColumn(ROW_COL, F.monotonically_increasing_id()) if ROW_COL not in f.columns else f
                 for f in frames]

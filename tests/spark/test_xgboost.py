@@ -57,7 +57,11 @@ def test_early_stopping_on_a_validation_frame_equals_one_process(spark, ranking)
     valid.X[:] = np.round(valid.X, 1)
     # Query weights: one per row, equal within each query.
     qw = 1.0 + (ranking.qid % 3)
-    booster = train_xgboost(frame(spark, ranking, weight=qw), "mpboost", params=PARAMS, num_boost_round=60,
+    from pyspark.sql import functions as F
+
+    # the training frame has a column the validation frame lacks (and training does not read)
+    train_df = frame(spark, ranking, weight=qw).withColumn("source", F.lit("crawl"))
+    booster = train_xgboost(train_df, "mpboost", params=PARAMS, num_boost_round=60,
                             weight_col="w", valid_df=frame(spark, valid, weight=np.ones(len(valid.y))),
                             metric="ndcg@5", early_stopping_rounds=3)
     dtrain = bpx.dmatrix(ranking.X, ranking.y, qid=ranking.qid, weight=qw)

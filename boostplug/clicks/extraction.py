@@ -146,5 +146,5 @@ def _largest_impression(log: ClickLog, i: int, n_pairs: int) -> str:
     """What a :class:`~boostplug.pairs.PairMemoryError` says of impression ``i`` and what to do."""
     a, b = int(log.group_ptr[i]), int(log.group_ptr[i + 1])
     return (f"the largest impression is session {show(log.session[a])}, query "
-            f"{show(log.query[a])} with {b - a:,} documents and {n_pairs:,} pairs Leave such impressions out, or choose strategies that yield fewer pairs (the neighbours: "
+            f"{show(log.query[a])} with {b - a:,} documents and {n_pairs:,} pairs. Leave such impressions out, or choose strategies that yield fewer pairs (the neighbours: "
             "click>skip-previous, click>no-click-next)")

@@ -69,6 +69,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_real, check_scores, show
+from ..groups import index_within_query
 from .log import ClickLog, Dropped
 
 __all__ = ["CLICK_MODELS", "PRESENTATIONS", "CLICK_PRESETS", "ULTRA_EXAMINATION", "ULTRA_CLICK_PROB", "simulate",
@@ -180,7 +181,7 @@ def shown_lists(scores: NDArray[np.float64], group_ptr: NDArray[np.int64], top_k
     sizes = np.diff(group_ptr)
     q_of_row = np.repeat(np.arange(n_q), sizes)
     order = np.lexsort((-scores, q_of_row))  # by query, then score descending, stable
-    rank = np.arange(order.shape[0]) - np.repeat(group_ptr[:-1], sizes)
+    rank = index_within_query(group_ptr)
     keep = rank < top_k
     shown = np.full((n_q, top_k), -1, dtype=np.int64)
     shown[q_of_row[order][keep], rank[keep]] = order[keep]

@@ -239,7 +239,7 @@ def _log_summary(log: ClickLog) -> dict[str, Any]:
     h = hashlib.sha256()
     for a in (log.group_ptr, np.asarray(log.doc, dtype=np.int64), log.clicked):
         h.update(np.ascontiguousarray(a).tobytes())
-    clicked = _with_clicks(log).n_impressions if log.n_impressions else 0
+    clicked = _with_clicks(log).n_impressions
     return {"impressions": log.n_impressions, "rows": len(log), "clicks": int(log.clicked.sum()),
             "impressions_with_click": int(clicked), "sha256": h.hexdigest()}
 

@@ -272,7 +272,7 @@ class StackedMethod(Method):
               checkpoint: Any = None) -> Trained:
         from .protocol import _select_round
 
-        both = _stacked(test, train)  # the first model scores the test part and this training data at once
+        both = RankingData.concat(test, train)  # the first model scores the test part and this training data at once
         one = self.first.train(self.first_data, vali, both, rounds=rounds, tree_params=tree_params, seed=seed,
                                threads=threads)
         _, k = _select_round(one.vali_scores, vali, self.first_metric, self.conventions)
@@ -284,12 +284,6 @@ class StackedMethod(Method):
                             (lambda r, s: checkpoint(r, s + one.vali_scores[k])))
         return Trained([s + one.vali_scores[k] for s in two.vali_scores], [s + base_test for s in two.test_scores],
                        one.seconds + two.seconds, {"first_stage_round": k + 1})
-
-
-def _stacked(a: RankingData, b: RankingData) -> RankingData:
-    """The queries of ``a`` then those of ``b`` as one data set (dense features)."""
-    return RankingData(np.vstack([np.asarray(a.X), np.asarray(b.X)]), np.concatenate([a.y, b.y]), None,
-                       np.concatenate([a.group_ptr, b.group_ptr[1:] + a.n_docs]))
 
 
 @dataclass(frozen=True, eq=False)

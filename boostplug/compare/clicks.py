@@ -31,7 +31,7 @@ from typing import Any, Iterator, Sequence
 
 from .click_fold import SELECT, ClickFold, ClickSettings, _on_rows, prepare
 from .click_protocol import CLICK_METHODS, can_train, click_method, run_click_method
-from ..clicks.simulation import CLICK_MODELS, CLICK_PRESETS, PRESENTATIONS, preset
+from ..clicks.simulation import CLICK_MODELS, CLICK_PRESETS, PRESENTATIONS
 from ..clicks import strategies as _strategies
 from ..clicks.aggregate import WEIGHTS
 from .method_specs import split_specs
@@ -275,19 +275,21 @@ def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
         raise ValueError(f"{', '.join(given)} describe{'s' if len(given) == 1 else ''} a click log; --clicks "
                          "simulate reads none")
     eps = _noise(args.noise)
-    model: dict[str, Any] = {"model": args.click_model, "eta": args.eta, "eps_plus": eps[0], "eps_minus": eps[1]}
     if args.click_preset is not None:
         clash = [_OPTIONS[d] for d in ("click_model", "eta", "noise") if _given(args, defaults, d)]
         if clash:
             raise ValueError(f"--click-preset {args.click_preset} sets the click model: leave out {', '.join(clash)}")
-        model = preset(args.click_preset)
+    common: dict[str, Any] = dict(
+        n_sessions=args.sessions, top_k=args.top_k, continue_prob=args.continue_prob,
+        presentation=args.presentation, labeled_fraction=args.labeled_fraction,
+        vali_fraction=args.vali_fraction, min_vali_queries=args.min_vali_queries, select=args.select_on,
+        strategies=[s.strip() for s in str(args.strategies).split(",") if s.strip()], weight=args.pair_weight,
+        min_support=args.min_support)
     try:
-        settings = ClickSettings(
-            n_sessions=args.sessions, top_k=args.top_k, continue_prob=args.continue_prob,
-            presentation=args.presentation, labeled_fraction=args.labeled_fraction,
-            vali_fraction=args.vali_fraction, min_vali_queries=args.min_vali_queries, select=args.select_on,
-            strategies=[s.strip() for s in str(args.strategies).split(",") if s.strip()], weight=args.pair_weight,
-            min_support=args.min_support, **model)
+        if args.click_preset is not None:
+            settings = ClickSettings.from_preset(args.click_preset, **common)
+        else:
+            settings = ClickSettings(model=args.click_model, eta=args.eta, eps_plus=eps[0], eps_minus=eps[1], **common)
         settings.check_usable(simulated=log is None)
     except (ValueError, TypeError) as e:
         raise ValueError(_as_option(str(e))) from None

@@ -85,7 +85,7 @@ def _keyed_rows(pairs: KeyedPairs, qid: ArrayLike | None, group_ptr: NDArray[np.
     if pairs.weight is not None:
         raise ValueError("the boosters take no pair weights, and pairs is a weighted KeyedPairs table: build it "
                          "without weight= (Preferences(weight='unit') counts each pair once)")
-    q = np.repeat(np.arange(group_ptr.shape[0] - 1), np.diff(group_ptr)) if qid is None else qid
+    q = qid_from_group_ptr(group_ptr) if qid is None else qid
     return pairs.rows(*row_keys(q, doc, int(group_ptr[-1])))[0]
 
 

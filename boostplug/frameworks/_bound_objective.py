@@ -213,7 +213,7 @@ class BoundObjective:
         """One boosting round: ``(grad, hess)`` at ``preds`` for the set ``key`` that holds
         ``labels``, ``groups`` (the framework's form, which ``to_group_ptr(groups, n_docs)``
         converts when the set is first prepared) and row or query ``weights``, computed on
-        ``threads`` threads (``None``: every core). ``strict``, ``check_new``, ``keys`` and
+        ``threads`` threads (``None``: numba's own setting). ``strict``, ``check_new``, ``keys`` and
         ``no_keys``: as in :meth:`prepared`."""
         prep = self.prepared(key, (labels, groups, weights),
                              lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),

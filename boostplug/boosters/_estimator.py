@@ -103,8 +103,6 @@ class RankingBooster(ModelFile, BaseEstimator):
     # qid is how these estimators are told the queries: routed to fit and score unless refused
     __metadata_request__fit = {"qid": True, "doc": True, "pairs": True}
     __metadata_request__score = {"qid": True}
-    # the base: RankingBooster.load/from_dict read any booster, a subclass's only its own class
-    _loads_any_booster = True
 
     # ---- hooks --------------------------------------------------------------
     def _fit_init(self, data: FitData) -> Any:  # pragma: no cover - abstract

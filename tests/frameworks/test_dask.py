@@ -647,6 +647,11 @@ def test_keyed_training_refusals(client, click_data, framework: str) -> None:
     split = dd.from_pandas(rows.reset_index(drop=True), npartitions=1).repartition(divisions=[0, cut, len(rows) - 1])
     with pytest.raises(ValueError, match=r"split between partitions 0 and 1"):
         train_fn(client, split, "qbrank", objective_params=kw, doc_col="doc")
+    from boostplug.keyed_pairs import KeyedPairs
+
+    q0 = rows["qid"].iloc[0]
+    with pytest.raises(ValueError, match=rf"on partition 0 .*query {q0} has rows here but none with better document 99"):
+        train_fn(client, frame, "qbrank", objective_params={"pairs": KeyedPairs([q0], [99], [0])}, doc_col="doc")
     # A worker's rows with a repeated (qid, doc): the join would be ambiguous, as in one process.
     twice = rows.assign(doc=np.where(np.arange(len(rows)) == 1, rows["doc"].iloc[0], rows["doc"]))
     with pytest.raises(ValueError, match=r"same \(qid, doc\)"):

@@ -5,7 +5,6 @@ running one barrier stage."""
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -13,6 +12,7 @@ import numpy as np
 
 from .. import objectives as _objectives
 from .._validation import show
+from ..frameworks.distributed.rows import Part
 from ._spark import require_columns, require_frame
 from .partition import ROW_COL, QueryLayout, check_partitions, repartition_by_query
 
@@ -20,9 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from pyspark.sql import DataFrame
 
-__all__ = ["VALID_COL", "X_COL", "Columns", "Part", "ShippedObjective", "features_matrix", "part_arrays",
-           "prepare_frame", "check_distributable", "driver_host", "start_tracker",
-           "run_barrier"]
+__all__ = ["VALID_COL", "X_COL", "Columns", "ShippedObjective", "features_matrix", "part_arrays",
+           "prepare_frame", "check_distributable", "driver_host", "run_barrier"]
 
 #: The features of a row as one array of doubles, as the tasks read them.
 X_COL = "__boostplug_x"
@@ -75,21 +74,6 @@ def features_matrix(pdf: "pd.DataFrame") -> np.ndarray:
     """The feature matrix of a pandas batch holding the array column :func:`Columns.features_as_array` made."""
     values = pdf[X_COL].to_numpy()
     return np.stack(values).astype(np.float64, copy=False) if values.shape[0] else np.zeros((0, 0))
-
-
-@dataclass
-class Part:
-    """One partition's rows of one set (training or validation): whole queries, contiguous."""
-
-    X: np.ndarray
-    y: np.ndarray
-    qid: np.ndarray
-    weight: np.ndarray | None
-    doc: np.ndarray | None = None
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.y.shape[0])
 
 
 def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns) -> tuple[Part, Part]:
@@ -205,17 +189,6 @@ def check_distributable(obj: Any, early_stopping_rounds: Any, valid_df: Any) -> 
 def driver_host(df: "DataFrame") -> str:
     """The address the executors reach the driver at (Spark's ``spark.driver.host``; loopback by default)."""
     return df.sparkSession.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
-
-
-def start_tracker(host: str, n_workers: int) -> dict[str, Any]:
-    """XGBoost's tracker on the driver (at ``host``); the arguments with which each barrier task
-    joins XGBoost's collective (``xgboost.collective.CommunicatorContext``)."""
-    from xgboost.tracker import RabitTracker
-
-    tracker = RabitTracker(n_workers=n_workers, host_ip=host, sortby="task")
-    tracker.start()
-    threading.Thread(target=tracker.wait_for, daemon=True).start()
-    return {**tracker.worker_args(), "n_workers": n_workers}
 
 
 def run_barrier(laid: "DataFrame", task: Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]],

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from .._validation import check_rounds
 from ..frameworks._metric_spec import MetricSpec
 from . import lgb_train, xgb_train
-from ._barrier import (Columns, ShippedObjective, check_distributable, driver_host, prepare_frame,
-                       run_barrier, start_tracker)
+from ..frameworks.distributed.xgboost_worker import start_tracker
+from ._barrier import Columns, ShippedObjective, check_distributable, driver_host, prepare_frame, run_barrier
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .methods import Method
 
 __all__ = ["TrainingPart", "Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds",
-           "lightgbm_staged_scores", "TRAINERS"]
+           "lightgbm_staged_scores", "xgboost_staged_scores", "TRAINERS"]
 
 @dataclass(eq=False)
 class TrainingPart(RankingData):
@@ -144,6 +144,32 @@ def _train_lightgbm(m: Method, train: TrainingPart, vali: RankingData, test: Ran
     )
 
 
+def xgboost_staged_scores(booster: Any, dmat: Any, n: int) -> list[NDArray[np.float64]]:
+    """Margins after each of the first ``n`` trees, equal bit for bit to
+    ``booster.predict(dmat, iteration_range=(0, t), output_margin=True)`` for ``t = 1..n``.
+
+    The first tree's prediction, then the leaves' values (float32, the model's) added in tree
+    order in float32 as XGBoost sums them: ``n`` separate predictions each walk ``t`` trees.
+    """
+    import json
+
+    rows = int(dmat.num_row())
+    if n == 0:
+        return []
+    if rows == 0:
+        return [np.zeros(0) for _ in range(n)]
+    leaves = np.asarray(booster.predict(dmat, pred_leaf=True, iteration_range=(0, n))).reshape(rows, -1)
+    trees = json.loads(booster.save_raw(raw_format="json"))["learner"]["gradient_booster"]["model"]["trees"]
+    if leaves.shape[1] != n or len(trees) != n:  # one tree per round is what this sum assumes (no dart, multi-class)
+        return _staged(lambda t: booster.predict(dmat, iteration_range=(0, t), output_margin=True), n)
+    out = np.empty((rows, n), dtype=np.float32)
+    out[:, 0] = booster.predict(dmat, iteration_range=(0, 1), output_margin=True)
+    for t in range(1, n):
+        values = np.asarray(trees[t]["split_conditions"], dtype=np.float32)  # a leaf's value, at a leaf
+        out[:, t] = out[:, t - 1] + values[leaves[:, t].astype(np.int64)]
+    return [out[:, t].astype(np.float64) for t in range(n)]
+
+
 #: LightGBM tree parameter -> XGBoost parameter (same meaning).
 _XGB_NAMES = {
     "learning_rate": "eta", "num_leaves": "max_leaves", "min_sum_hessian_in_leaf": "min_child_weight",
@@ -197,8 +223,8 @@ def _train_xgboost(m: Method, train: TrainingPart, vali: RankingData, test: Rank
     seconds = time.perf_counter() - t0
     n = booster.num_boosted_rounds()
     return Trained(
-        _staged(lambda t: booster.predict(dvali, iteration_range=(0, t), output_margin=True), n),
-        _staged(lambda t: booster.predict(dtest, iteration_range=(0, t), output_margin=True), n),
+        xgboost_staged_scores(booster, dvali, n),
+        xgboost_staged_scores(booster, dtest, n),
         seconds,
     )
 

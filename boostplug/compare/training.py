@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..data import RankingData
+from . import fold_cache
 
 if TYPE_CHECKING:
     from .methods import Method
@@ -123,8 +124,6 @@ def _train_lightgbm(m: Method, train: TrainingPart, vali: RankingData, test: Ran
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)
-    dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=train.position, weight=train.weight,
-                         init_score=train.init_score)
     at = set(checkpoint_rounds(rounds))
 
     def cb(env: Any) -> None:
@@ -133,9 +132,20 @@ def _train_lightgbm(m: Method, train: TrainingPart, vali: RankingData, test: Ran
         if checkpoint is not None and env.iteration + 1 in at:
             checkpoint(env.iteration + 1, np.asarray(env.model.predict(vali.X, raw_score=True), dtype=np.float64))
 
-    t0 = time.perf_counter()
-    booster = lgb.train(params, dtrain, num_boost_round=rounds, callbacks=[cb])
-    seconds = time.perf_counter() - t0
+    def build() -> Any:
+        return bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=train.position, weight=train.weight,
+                           init_score=train.init_score)
+
+    timed: list[float] = []
+
+    def fit(dtrain: Any) -> Any:
+        t0 = time.perf_counter()
+        booster = lgb.train(params, dtrain, num_boost_round=rounds, callbacks=[cb])
+        timed.append(time.perf_counter() - t0)
+        return booster
+
+    booster = fold_cache.lightgbm_train(params, train, build, fit)
+    seconds = timed[0]
     n = booster.current_iteration()
     return Trained(
         lightgbm_staged_scores(booster, vali.X, n),
@@ -204,9 +214,8 @@ def _train_xgboost(m: Method, train: TrainingPart, vali: RankingData, test: Rank
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)
-    dtrain = bpx.dmatrix(train.X, train.y, group_ptr=train.group_ptr)
-    dvali = xgb.DMatrix(vali.X)
-    dtest = xgb.DMatrix(test.X)
+    dtrain = fold_cache.cached("xgboost-train", train, lambda: bpx.dmatrix(train.X, train.y, group_ptr=train.group_ptr))
+    dvali, dtest = (fold_cache.cached("xgboost-features", d, lambda d=d: xgb.DMatrix(d.X)) for d in (vali, test))
 
     at = set(checkpoint_rounds(rounds))
 
@@ -242,9 +251,11 @@ def _train_booster(m: Method, train: TrainingPart, vali: RankingData, test: Rank
     rounds = params.pop("n_rounds", rounds)  # the method's own round budget (``ndcg_boost-stumps[n_rounds=500]``)
     est = getattr(boosters, m.loss)(n_rounds=rounds, random_state=seed, **params)
 
-    X_train = check_X(train.to_dense().X)
-    # the checks predict() makes, before training (the scores are summed while it trains)
-    X_vali, X_test = (check_X(d.to_dense().X, X_train.shape[1]) for d in (vali, test))
+    X_train, X_vali, X_test = (fold_cache.cached("dense-features", d, lambda d=d: check_X(d.to_dense().X))
+                               for d in (train, vali, test))
+    for X in (X_vali, X_test):  # the column check predict() makes, before training (scores are summed while it trains)
+        if X.shape[1] != X_train.shape[1]:
+            check_X(X, X_train.shape[1])
     # each round's scores as staged_predict sums them, one weak ranker at a time, while training
     staged: tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]] = ([], [])
     at = set(checkpoint_rounds(rounds))

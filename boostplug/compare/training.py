@@ -168,12 +168,15 @@ def xgboost_staged_scores(booster: Any, dmat: Any, n: int) -> list[NDArray[np.fl
         return []
     if rows == 0:
         return [np.zeros(0) for _ in range(n)]
+    # the plain prediction first: it raises XGBoost's error for data the model cannot read
+    # (after a leaf-index prediction of such data, reading the model aborted the process)
+    first = booster.predict(dmat, iteration_range=(0, 1), output_margin=True)
     leaves = np.asarray(booster.predict(dmat, pred_leaf=True, iteration_range=(0, n))).reshape(rows, -1)
     trees = json.loads(booster.save_raw(raw_format="json"))["learner"]["gradient_booster"]["model"]["trees"]
     if leaves.shape[1] != n or len(trees) != n:  # one tree per round is what this sum assumes (no dart, multi-class)
         return _staged(lambda t: booster.predict(dmat, iteration_range=(0, t), output_margin=True), n)
     out = np.empty((rows, n), dtype=np.float32)
-    out[:, 0] = booster.predict(dmat, iteration_range=(0, 1), output_margin=True)
+    out[:, 0] = first
     for t in range(1, n):
         values = np.asarray(trees[t]["split_conditions"], dtype=np.float32)  # a leaf's value, at a leaf
         out[:, t] = out[:, t - 1] + values[leaves[:, t].astype(np.int64)]

@@ -68,20 +68,28 @@ class MetricSpec:
             irrelevant = best <= 0
         return labels, group_ptr, query_weights, irrelevant
 
-    def value(self, preds: NDArray, prepared: tuple[Any, ...]) -> float:
-        """The metric of ``preds`` on a set :meth:`prepare` prepared."""
+    def sums(self, preds: NDArray, prepared: tuple[Any, ...]) -> NDArray[np.float64]:
+        """``[numerator, denominator]`` of the weighted value on a set :meth:`prepare` prepared (no
+        weights: 1 each), so that sums over disjoint sets of queries (workers) add up to the value
+        of their union; queries a convention skips (NaN) are in neither."""
         labels, group_ptr, query_weights, irrelevant = prepared
         scores = np.asarray(preds, dtype=np.float64).reshape(-1)
-        if query_weights is None:
-            return float(self.fn(scores, labels, group_ptr))
         per_q = np.asarray(self.fn(scores, labels, group_ptr, per_query=True), dtype=np.float64)
+        w = np.ones(per_q.shape[0]) if query_weights is None else query_weights
         kept = ~np.isnan(per_q)
-        total = float(query_weights[kept].sum())
+        total = float(w[kept].sum())
         if irrelevant is not None and per_q.size:
             none = kept & irrelevant
-            top = float(np.dot(query_weights[kept & ~none], per_q[kept & ~none]) + none.sum())
-            return top / total if total > 0 else float("nan")
-        return float(np.dot(query_weights[kept], per_q[kept]) / total) if total > 0 else float("nan")
+            return np.array([float(np.dot(w[kept & ~none], per_q[kept & ~none]) + none.sum()), total])
+        return np.array([float(np.dot(w[kept], per_q[kept])), total])
+
+    def value(self, preds: NDArray, prepared: tuple[Any, ...]) -> float:
+        """The metric of ``preds`` on a set :meth:`prepare` prepared."""
+        labels, group_ptr, query_weights, _ = prepared
+        if query_weights is None:
+            return float(self.fn(np.asarray(preds, dtype=np.float64).reshape(-1), labels, group_ptr))
+        top, total = self.sums(preds, prepared)
+        return float(top / total) if total > 0 else float("nan")
 
     def __call__(self, preds: NDArray, labels: NDArray, group_ptr: NDArray[np.int64],
                  query_weights: NDArray[np.float64] | None = None) -> float:

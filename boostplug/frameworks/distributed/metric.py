@@ -14,16 +14,13 @@ __all__ = ["metric_sums", "allreduce", "from_sums"]
 
 
 def metric_sums(spec: MetricSpec, scores: Any, labels: Any, group_ptr: Any, query_weights: Any) -> np.ndarray:
-    """``[sum_q w_q m_q, sum_q w_q]`` over one worker's whole queries (weights ``None``: 1 each);
-    queries a convention skips (NaN) are in neither sum, as in the one-process metric."""
+    """:meth:`MetricSpec.sums` over one worker's whole queries (weights ``None``: 1 each), so the
+    metric of the whole set follows its ``weighting`` as in one process."""
     y = np.asarray(labels, dtype=np.float64).reshape(-1)
     if y.shape[0] == 0:
         return np.zeros(2)
-    gp = np.asarray(group_ptr, dtype=np.int64)
-    per_q = np.asarray(spec.fn(np.asarray(scores, np.float64).reshape(-1), y, gp, per_query=True), dtype=np.float64)
-    w = np.ones(per_q.shape[0]) if query_weights is None else np.asarray(query_weights, dtype=np.float64)
-    kept = ~np.isnan(per_q)
-    return np.array([float(np.dot(w[kept], per_q[kept])), float(w[kept].sum())])
+    w = None if query_weights is None else np.asarray(query_weights, dtype=np.float64)
+    return spec.sums(scores, spec.prepare(y, np.asarray(group_ptr, dtype=np.int64), w))
 
 
 def allreduce(sums: np.ndarray) -> np.ndarray:

@@ -302,6 +302,20 @@ def test_booster_table_on_example_data(tmp_path: Path, capsys: pytest.CaptureFix
     assert "embedded LightGBM example" in capsys.readouterr().out
 
 
+def test_round_profile_prints_shares(capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/round_profile.py: the objectives' part on a small synthetic set (the boosters'
+    part reads OHSUMED); every share is a percentage and the objective's kernel is among them."""
+    bench = Path(__file__).resolve().parents[2] / "benchmarks"
+    if str(bench) not in sys.path:
+        sys.path.insert(0, str(bench))
+    mod = importlib.import_module("round_profile")
+    assert mod.main(["--boosters", "", "--objectives", "mpboost", "--docs", "3000", "--top", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "LightGBM with mpboost" in out and "_mpboost_kernels.py" in out
+    shares = [float(line.split("%")[0]) for line in out.splitlines() if line.strip().endswith(")") and "%" in line]
+    assert shares and all(0.0 <= x <= 100.0 for x in shares) and sum(shares) <= 100.5
+
+
 # ---------------------------------------------------------------- OHSUMED (LETOR 3.0)
 
 def _write_parts(root: Path) -> None:

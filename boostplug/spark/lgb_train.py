@@ -17,6 +17,7 @@ from ..frameworks.lightgbm.model_file import record_objective
 from ..groups import group_ptr_from_qid
 from ._barrier import Part, part_arrays
 from ._metric import allreduce, from_sums, metric_sums
+from .stages import Stamps
 
 if TYPE_CHECKING:  # pragma: no cover
     import lightgbm as lgb
@@ -26,8 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["SCHEMA", "objective", "prepare_params", "uses_tracker", "task", "load", "record_objective"]
 
-#: What the first task sends back: the model text.
-SCHEMA = "model string"
+#: What each task sends back: its stage stamps, and the first task the model text.
+SCHEMA = "model string, stages string"
 
 #: Parameters this trainer sets itself (the network, and one model over every worker's rows).
 _OWN = ("objective", "machines", "local_listen_port", "num_machines", "tree_learner", "pre_partition")
@@ -97,15 +98,18 @@ def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFr
         import pandas as pd
         from pyspark import BarrierTaskContext
 
+        stamps = Stamps()
         ctx = BarrierTaskContext.get()
-        train, valid = part_arrays(batches, job.cols)
+        train, valid = part_arrays(batches, job.cols, stamps)
         host = ctx.getTaskInfos()[ctx.partitionId()].address.rsplit(":", 1)[0]
         port = _free_port(host)
         machines = ",".join(ctx.allGather(f"{host}:{port}"))
-        run_params = {**job.params, "objective": job.objective(objective), "machines": machines,
+        stamps.mark("join")
+        run_params = {**job.params, "objective": job.objective(objective, train), "machines": machines,
                       "local_listen_port": port, "num_machines": job.n_workers, "tree_learner": "data_parallel",
                       "pre_partition": True}
         dtrain = dataset(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
+        stamps.mark("build")  # the Dataset itself is built inside lgb.train
         if job.metric is None:
             booster = lgb.train(run_params, dtrain, job.num_boost_round)
         else:
@@ -114,17 +118,18 @@ def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFr
             with collective.CommunicatorContext(dmlc_task_id=str(ctx.partitionId()), **job.tracker_args):
                 booster = lgb.train(run_params, dtrain, job.num_boost_round,
                                     callbacks=[_EarlyStopping(job.metric, valid, job.early_stopping_rounds)])
-        text = booster.model_to_string()
+        stamps.mark("train")
+        text = booster.model_to_string() if ctx.partitionId() == 0 else None
         booster.free_network()
         ctx.barrier()
-        if ctx.partitionId() == 0:
-            yield pd.DataFrame({"model": [text]})
+        stamps.mark("return")
+        yield pd.DataFrame({"model": [text], "stages": [stamps.to_json()]})
 
     return run
 
 
 def load(payload: str) -> "lgb.Booster":
-    """The booster from what the first task sent back."""
+    """The booster from the model text the first task sent back."""
     import lightgbm as lgb
 
     return lgb.Booster(model_str=payload)

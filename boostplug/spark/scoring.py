@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ._barrier import X_COL, Columns, features_matrix
+from ._barrier import X_COL, X_IDX, X_SIZE, Columns, features_matrix
 from ._spark import require_columns, require_frame
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,7 +34,8 @@ class ModelBytes:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.kind, self.payload, self._model = state["kind"], state["payload"], None
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
+    def predict(self, X: Any) -> np.ndarray:
+        """Raw scores of the rows of ``X`` (a numpy array or a scipy CSR matrix of sparse vectors)."""
         if self._model is None:
             if self.kind == "lightgbm":
                 import lightgbm as lgb
@@ -57,8 +58,9 @@ class ModelBytes:
 def predict(df: "DataFrame", model: Any, *, features_col: str | None = "features",
             feature_cols: Sequence[str] | None = None, output_col: str = "prediction") -> "DataFrame":
     """``df`` with ``output_col``: each row's score (the raw margin) by ``model``, an ``lgb.Booster`` or
-    ``xgb.Booster`` trained on the same features, in the same order. Lazy, like any Spark transformation;
-    rows keep their partitions (no query layout is needed to score)."""
+    ``xgb.Booster`` trained on the same features, in the same order (sparse vectors scored as CSR
+    rows, as they train). Lazy, like any Spark transformation; rows keep their partitions (no query
+    layout is needed to score)."""
     from pyspark.sql import functions as F
     from pyspark.sql.functions import pandas_udf
 
@@ -72,8 +74,9 @@ def predict(df: "DataFrame", model: Any, *, features_col: str | None = "features
     import pandas as pd
 
     @pandas_udf("double")  # type: ignore[call-overload]
-    def score(x: pd.Series) -> pd.Series:
-        return pd.Series(shipped.predict(features_matrix(pd.DataFrame({X_COL: x}))), index=x.index)
+    def score(x: pd.Series, idx: pd.Series, size: pd.Series) -> pd.Series:
+        return pd.Series(shipped.predict(features_matrix(pd.DataFrame({X_COL: x, X_IDX: idx, X_SIZE: size}))),
+                         index=x.index)
 
     with_x = cols.features_as_array(df)
-    return with_x.withColumn(output_col, score(F.col(X_COL))).drop(X_COL)
+    return with_x.withColumn(output_col, score(F.col(X_COL), F.col(X_IDX), F.col(X_SIZE))).drop(X_COL, X_IDX, X_SIZE)

@@ -16,6 +16,7 @@ from ..frameworks.xgboost.adapters import params as xgb_params
 from ..frameworks.xgboost.model_file import record_objective
 from ._barrier import part_arrays
 from ._metric import allreduce, from_sums, metric_sums
+from .stages import Stamps
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -26,8 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CollectiveMetric", "SCHEMA", "objective", "prepare_params", "uses_tracker", "task", "load",
            "record_objective"]
 
-#: What the first task sends back: the model as UBJSON.
-SCHEMA = "model binary"
+#: What each task sends back: its stage stamps, and the first task the model as UBJSON.
+SCHEMA = "model binary, stages string"
 
 
 class CollectiveMetric(MetricCallable):
@@ -62,28 +63,33 @@ def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFr
         from pyspark import BarrierTaskContext
         from xgboost import collective
 
+        stamps = Stamps()
         ctx = BarrierTaskContext.get()
-        train, valid = part_arrays(batches, job.cols)
-        obj = job.objective(objective)
+        train, valid = part_arrays(batches, job.cols, stamps)
+        obj = job.objective(objective, train)
         with collective.CommunicatorContext(dmlc_task_id=str(ctx.partitionId()), **job.tracker_args):
+            stamps.mark("join")
             dtrain = dmatrix(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
             evals = []
             if measure is not None:
                 dvalid = (dmatrix(valid.X, valid.y, qid=valid.qid, weight=valid.weight) if valid.n_rows
                           else xgb.DMatrix(np.zeros((0, train.X.shape[1])), label=np.zeros(0)))
                 evals = [(dvalid, "validation")]
+            stamps.mark("build")
             booster = xgb.train(job.params, dtrain, job.num_boost_round, obj=obj, evals=evals, custom_metric=measure,
                                 verbose_eval=False, early_stopping_rounds=job.early_stopping_rounds,
                                 maximize=None if measure is None else measure.spec.higher_is_better)
+            stamps.mark("train")
+        model = bytes(booster.save_raw(raw_format="ubj")) if ctx.partitionId() == 0 else None
         ctx.barrier()
-        if ctx.partitionId() == 0:
-            yield pd.DataFrame({"model": [bytes(booster.save_raw(raw_format="ubj"))]})
+        stamps.mark("return")
+        yield pd.DataFrame({"model": [model], "stages": [stamps.to_json()]})
 
     return run
 
 
 def load(payload: bytes) -> "xgb.Booster":
-    """The booster from what the first task sent back."""
+    """The booster from the model the first task sent back."""
     import xgboost as xgb
 
     booster = xgb.Booster()

@@ -71,7 +71,7 @@ def train(
 
     Args:
         df: the training rows: features in ``features_col`` (a ``pyspark.ml`` vector or an
-            array of numbers) or in the numeric ``feature_cols``; ``label_col``, ``qid_col``,
+            array of numbers; sparse vectors train as CSR rows) or in the numeric ``feature_cols``; ``label_col``, ``qid_col``,
             optionally ``weight_col`` (one weight per row, the same for every row of a query) and
             ``doc_col`` (each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs`
             in ``objective_params``, such as QBRank's ``pairs=clicks.preferences(...).keyed()``:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from boostplug.spark.stages import Stamps, StageTimes
+from boostplug.spark.stages import StageTimes, Stamps
 
 
 def _stamps(*at):

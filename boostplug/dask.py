@@ -35,6 +35,9 @@ a client, the frame is built by Dask's local scheduler.
   the partitions for ``DaskLGBMRanker.fit(group=...)``, dense sorted query ids for
   ``xgboost.dask.DaskDMatrix(qid=...)``) and call them; the math lives in
   :mod:`boostplug.objectives`. The implementation is in :mod:`boostplug.frameworks.dask`.
+* Click pairs keyed by (query, document) (a :class:`~boostplug.keyed_pairs.KeyedPairs` in
+  ``objective_params``) need ``doc_col=``, the frame's document-key column: boostplug then runs
+  each worker's training itself, its set built with the rows' keys (as :mod:`boostplug.spark`).
 """
 from __future__ import annotations
 

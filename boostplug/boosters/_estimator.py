@@ -103,8 +103,6 @@ class RankingBooster(ModelFile, BaseEstimator):
     # qid is how these estimators are told the queries: routed to fit and score unless refused
     __metadata_request__fit = {"qid": True, "doc": True, "pairs": True}
     __metadata_request__score = {"qid": True}
-    # the base: RankingBooster.load/from_dict read any booster, a subclass's only its own class
-    _loads_any_booster = True
 
     # ---- hooks --------------------------------------------------------------
     def _fit_init(self, data: FitData) -> Any:  # pragma: no cover - abstract
@@ -350,8 +348,11 @@ class RankingBooster(ModelFile, BaseEstimator):
         self._check_fitted()
         Xa = check_X(X, self.n_features_in_)
         out = np.zeros(Xa.shape[0])
-        for out in self._staged(Xa):
+        for out in self._staged(Xa, check=False):
             pass
+        if not np.isfinite(out).all():   # a non-finite score stays so: find its round again
+            for _ in self._staged(Xa):
+                pass
         return out
 
     def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
@@ -359,13 +360,14 @@ class RankingBooster(ModelFile, BaseEstimator):
         self._check_fitted()
         return self._staged(check_X(X, self.n_features_in_))
 
-    def _staged(self, Xa: NDArray[np.float64]) -> Iterator[NDArray[np.float64]]:
+    def _staged(self, Xa: NDArray[np.float64], check: bool = True) -> Iterator[NDArray[np.float64]]:
+        """Scores after each round; with ``check``, an overflow is refused at its round."""
         s = np.zeros(Xa.shape[0])
         for t, (r, w) in enumerate(zip(self.rankers_, self.weights_)):
             h = evaluate_rankers(Xa, [r])[:, 0]
             with np.errstate(over="ignore", invalid="ignore"):
                 s = s + w * h
-            if not np.isfinite(s).all():
+            if check and not np.isfinite(s).all():
                 self._overflowed(s, t, r, w, h)
             yield s
 

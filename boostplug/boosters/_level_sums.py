@@ -331,25 +331,53 @@ def _directed_factors(F, group_ptr, lev, dd):
     return E
 
 
+@nb.njit(cache=True)
+def _directed_doc_terms(group_ptr, lev, E, tot, dd, coef):
+    """Per document ``x`` (level ``l``, factors ``e = E[x]``), what moving it below a threshold adds
+    to its query's sums, the part that does not depend on the other documents below:
+    ``g[x] = coef_q (sum_{m > l} d_ml T_ml e_m - sum_{m < l} d_lm T_ml e_m)`` to ``N`` (all of it:
+    ``N``'s pair term ``T_ab B_ba - B_ab T_ba`` is linear in the running sums ``B``) and
+    ``h[x] = coef_q sum_m T_ml e_m`` to ``D`` (whose term ``T_ab B_ba + B_ab T_ba - 2 B_ab B_ba``
+    also has a product of running sums); ``T = tot[q]``."""
+    n, L = E.shape
+    g = np.empty(n)
+    h = np.empty(n)
+    for q in range(group_ptr.shape[0] - 1):
+        cq = coef[q]
+        tq = tot[q]
+        for x in range(group_ptr[q], group_ptr[q + 1]):
+            l = lev[x]
+            sg = 0.0
+            sp = 0.0
+            for m in range(l):
+                v = E[x, m] * tq[m, l]
+                sg -= dd[l, m] * v
+                sp += v
+            for m in range(l + 1, L):
+                v = E[x, m] * tq[m, l]
+                sg += dd[m, l] * v
+                sp += v
+            g[x] = cq * sg
+            h[x] = cq * sp
+    return g, h
+
+
 @nb.njit(cache=True, parallel=True)
-def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, width):
+def _directed_fit_sums(scodes, order, group_ptr, lev, E, g, h, coef, width):
     """Per feature, the unnormalised ``N`` (signed) and ``D`` (split) of every stump: each
-    query's documents in code order (``order``; ``scodes`` their codes), the level sums ``below[l, m]``
-    of ``E`` at or below the running code and ``tot[q] - below`` above it give, per pair of levels
-    ``a > b``, the weight of pairs put ``i`` above / ``j`` below (``A1``) and the reverse (``B2``),
-    constant from one code of the query to the next: a difference array over the thresholds, which
-    gets the change of the sums at each code (one write per code and sum).
-    ``tot[q, l, m]``: the query's sums of ``E[:, m]`` over level ``l``; ``cnt[q, l]``: its documents of
-    level ``l``. Once every document of a level is below, its running sums become ``tot``'s, so that
-    exactly nothing is left above (``tot`` was summed in another order). The sweep stops at the
-    query's highest code: thresholds at or above it split nothing, so its documents are not visited."""
+    query's documents in code order (``order``; ``scodes`` their codes) move below the threshold one
+    by one; each adds its :func:`_directed_doc_terms` ``g`` to ``N`` and ``h - 2 coef_q sum_m e_m
+    B[m, l]`` to ``D``, with ``B[m, l]`` the sums of ``E[:, l]`` over the level-``m`` documents
+    already below, so a document costs ``O(L)`` and a code nothing more. The sums are constant from
+    one code of the query to the next: a difference array over the thresholds gets their change at
+    each code (one write per code and sum). The sweep stops at the query's highest code: thresholds
+    at or above it split nothing, so its documents are not visited."""
     nf = scodes.shape[1]
     L = E.shape[1]
     signed = np.zeros((nf, width + 1))
     split = np.zeros((nf, width + 1))
     for k in nb.prange(nf):
         below = np.zeros((L, L))
-        n_below = np.zeros(L, dtype=np.int64)
         for q in range(group_ptr.shape[0] - 1):
             start, stop = group_ptr[q], group_ptr[q + 1]
             if stop - start < 2:
@@ -358,37 +386,27 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, tot, cnt, dd, coef, wid
             top = scodes[stop - 1, k]
             if c == top:           # one code: no threshold splits the query
                 continue
-            tq = tot[q]
             below[:, :] = 0.0
-            n_below[:] = 0
-            cq = coef[q]
+            twice = 2.0 * coef[q]
+            sg = 0.0
+            sp = 0.0
             prev_g = 0.0
             prev_p = 0.0
             p = start
             while True:
                 x = order[p, k]
                 lx = lev[x]
-                n_below[lx] += 1
-                if n_below[lx] == cnt[q, lx]:
-                    for m in range(L):
-                        below[lx, m] = tq[lx, m]
-                else:
-                    for m in range(L):
-                        below[lx, m] += E[x, m]
+                cross = 0.0
+                for m in range(L):     # E[x, lx] = 0: the m = lx term adds nothing
+                    e = E[x, m]
+                    cross += e * below[m, lx]
+                    below[lx, m] += e
+                sg += g[x]
+                sp += h[x] - twice * cross
                 p += 1
                 c2 = scodes[p, k]
                 if c2 == c:
                     continue
-                sg = 0.0
-                sp = 0.0
-                for a in range(1, L):
-                    for b in range(a):
-                        a1 = (tq[a, b] - below[a, b]) * below[b, a]
-                        b2 = below[a, b] * (tq[b, a] - below[b, a])
-                        sg += dd[a, b] * (a1 - b2)
-                        sp += a1 + b2
-                sg *= cq
-                sp *= cq
                 signed[k, c] += sg - prev_g
                 split[k, c] += sp - prev_p
                 prev_g = sg
@@ -436,7 +454,6 @@ class DirectedLevelPairs(LevelPairs):
         self.dd = np.zeros((L, L))
         # only level pairs holding pairs: the pair list never evaluates dist of the others
         self.dd[self.linked] = dist(delta[self.linked])
-        self._level_counts_int = np.ascontiguousarray(self.level_counts, dtype=np.int64)
 
     def factors(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         """:func:`_directed_factors` of the scores ``F``."""
@@ -460,9 +477,9 @@ class DirectedLevelPairs(LevelPairs):
         """Unnormalised ``(N, D)`` of every stump, ``(F, width)`` (divide by ``W``); ``tot`` the
         :meth:`level_totals` of ``E``, ``order`` from :func:`query_code_order`, ``sorted_codes`` from
         :func:`codes_in_order`."""
-        L = self.n_levels
-        # work: L units per document visit and L^2 per distinct code of a query, per feature
-        work = sorted_codes.shape[1] * sorted_codes.shape[0] * L * L
+        E = np.ascontiguousarray(E)
+        g, h = _directed_doc_terms(self.group_ptr, self.lev, E, tot, self.dd, self.coef)
+        # work: in the units the parallel threshold was set in (when a code cost L^2)
+        work = sorted_codes.shape[1] * sorted_codes.shape[0] * self.n_levels ** 2
         kernel = dispatch.kernel_for(_directed_fit_sums, work)
-        return kernel(sorted_codes, order, self.group_ptr, self.lev, np.ascontiguousarray(E), tot,
-                      self._level_counts_int, self.dd, self.coef, width)
+        return kernel(sorted_codes, order, self.group_ptr, self.lev, E, g, h, self.coef, width)

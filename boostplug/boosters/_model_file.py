@@ -320,9 +320,11 @@ def _build(d: dict[str, Any], expect: type | None, source: str) -> Any:
 
 
 def _expected(cls: type) -> type | None:
-    """The class a file must hold for ``cls.load``: any booster when called on a base (a class
-    that sets ``_loads_any_booster`` in its own body: inherited, it would make every booster one)."""
-    return None if vars(cls).get("_loads_any_booster", False) else cls
+    """The class a file must hold for ``cls.load``: ``cls`` itself when it is a public booster
+    (:data:`~boostplug.boosters._classes.PUBLIC`) or derives from one, else (a base) any booster."""
+    is_booster = any(PUBLIC.get(k.__name__) is not None and k.__module__ == f"{__package__}.{PUBLIC[k.__name__]}"
+                     for k in cls.__mro__)
+    return cls if is_booster else None
 
 
 class ModelFile:
@@ -332,8 +334,6 @@ class ModelFile:
     #: fitted attributes beyond the common ones that the file carries (JSON-serialisable
     #: values), under ``"fitted"``
     _fitted_extras: tuple[str, ...] = ()
-    #: ``load``/``from_dict`` on this class read any booster (see :func:`_expected`)
-    _loads_any_booster = True
 
     def to_dict(self) -> dict[str, Any]:
         """The model as the JSON object :meth:`save` writes (a copy: changing it leaves the model be)."""

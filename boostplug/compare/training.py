@@ -17,12 +17,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..data import RankingData
+from . import fold_cache
 
 if TYPE_CHECKING:
     from .methods import Method
 
 __all__ = ["TrainingPart", "Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds",
-           "lightgbm_staged_scores", "TRAINERS"]
+           "lightgbm_staged_scores", "xgboost_staged_scores", "TRAINERS"]
 
 @dataclass(eq=False)
 class TrainingPart(RankingData):
@@ -123,8 +124,6 @@ def _train_lightgbm(m: Method, train: TrainingPart, vali: RankingData, test: Ran
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)
-    dtrain = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=train.position, weight=train.weight,
-                         init_score=train.init_score)
     at = set(checkpoint_rounds(rounds))
 
     def cb(env: Any) -> None:
@@ -133,15 +132,55 @@ def _train_lightgbm(m: Method, train: TrainingPart, vali: RankingData, test: Ran
         if checkpoint is not None and env.iteration + 1 in at:
             checkpoint(env.iteration + 1, np.asarray(env.model.predict(vali.X, raw_score=True), dtype=np.float64))
 
-    t0 = time.perf_counter()
-    booster = lgb.train(params, dtrain, num_boost_round=rounds, callbacks=[cb])
-    seconds = time.perf_counter() - t0
+    def build() -> Any:
+        return bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=train.position, weight=train.weight,
+                           init_score=train.init_score)
+
+    timed: list[float] = []
+
+    def fit(dtrain: Any) -> Any:
+        t0 = time.perf_counter()
+        booster = lgb.train(params, dtrain, num_boost_round=rounds, callbacks=[cb])
+        timed.append(time.perf_counter() - t0)
+        return booster
+
+    booster = fold_cache.lightgbm_train(params, train, build, fit)
+    seconds = timed[0]
     n = booster.current_iteration()
     return Trained(
         lightgbm_staged_scores(booster, vali.X, n),
         lightgbm_staged_scores(booster, test.X, n),
         seconds,
     )
+
+
+def xgboost_staged_scores(booster: Any, dmat: Any, n: int) -> list[NDArray[np.float64]]:
+    """Margins after each of the first ``n`` trees, equal bit for bit to
+    ``booster.predict(dmat, iteration_range=(0, t), output_margin=True)`` for ``t = 1..n``.
+
+    The first tree's prediction, then the leaves' values (float32, the model's) added in tree
+    order in float32 as XGBoost sums them: ``n`` separate predictions each walk ``t`` trees.
+    """
+    import json
+
+    rows = int(dmat.num_row())
+    if n == 0:
+        return []
+    if rows == 0:
+        return [np.zeros(0) for _ in range(n)]
+    # the plain prediction first: it raises XGBoost's error for data the model cannot read
+    # (after a leaf-index prediction of such data, reading the model aborted the process)
+    first = booster.predict(dmat, iteration_range=(0, 1), output_margin=True)
+    leaves = np.asarray(booster.predict(dmat, pred_leaf=True, iteration_range=(0, n))).reshape(rows, -1)
+    trees = json.loads(booster.save_raw(raw_format="json"))["learner"]["gradient_booster"]["model"]["trees"]
+    if leaves.shape[1] != n or len(trees) != n:  # one tree per round is what this sum assumes (no dart, multi-class)
+        return _staged(lambda t: booster.predict(dmat, iteration_range=(0, t), output_margin=True), n)
+    out = np.empty((rows, n), dtype=np.float32)
+    out[:, 0] = first
+    for t in range(1, n):
+        values = np.asarray(trees[t]["split_conditions"], dtype=np.float32)  # a leaf's value, at a leaf
+        out[:, t] = out[:, t - 1] + values[leaves[:, t].astype(np.int64)]
+    return [out[:, t].astype(np.float64) for t in range(n)]
 
 
 #: LightGBM tree parameter -> XGBoost parameter (same meaning).
@@ -178,9 +217,8 @@ def _train_xgboost(m: Method, train: TrainingPart, vali: RankingData, test: Rank
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)
-    dtrain = bpx.dmatrix(train.X, train.y, group_ptr=train.group_ptr)
-    dvali = xgb.DMatrix(vali.X)
-    dtest = xgb.DMatrix(test.X)
+    dtrain = fold_cache.cached("xgboost-train", train, lambda: bpx.dmatrix(train.X, train.y, group_ptr=train.group_ptr))
+    dvali, dtest = (fold_cache.cached("xgboost-features", d, lambda d=d: xgb.DMatrix(d.X)) for d in (vali, test))
 
     at = set(checkpoint_rounds(rounds))
 
@@ -197,8 +235,8 @@ def _train_xgboost(m: Method, train: TrainingPart, vali: RankingData, test: Rank
     seconds = time.perf_counter() - t0
     n = booster.num_boosted_rounds()
     return Trained(
-        _staged(lambda t: booster.predict(dvali, iteration_range=(0, t), output_margin=True), n),
-        _staged(lambda t: booster.predict(dtest, iteration_range=(0, t), output_margin=True), n),
+        xgboost_staged_scores(booster, dvali, n),
+        xgboost_staged_scores(booster, dtest, n),
         seconds,
     )
 
@@ -216,9 +254,11 @@ def _train_booster(m: Method, train: TrainingPart, vali: RankingData, test: Rank
     rounds = params.pop("n_rounds", rounds)  # the method's own round budget (``ndcg_boost-stumps[n_rounds=500]``)
     est = getattr(boosters, m.loss)(n_rounds=rounds, random_state=seed, **params)
 
-    X_train = check_X(train.to_dense().X)
-    # the checks predict() makes, before training (the scores are summed while it trains)
-    X_vali, X_test = (check_X(d.to_dense().X, X_train.shape[1]) for d in (vali, test))
+    X_train, X_vali, X_test = (fold_cache.cached("dense-features", d, lambda d=d: check_X(d.to_dense().X))
+                               for d in (train, vali, test))
+    for X in (X_vali, X_test):  # the column check predict() makes, before training (scores are summed while it trains)
+        if X.shape[1] != X_train.shape[1]:
+            check_X(X, X_train.shape[1])
     # each round's scores as staged_predict sums them, one weak ranker at a time, while training
     staged: tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]] = ([], [])
     at = set(checkpoint_rounds(rounds))

@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 
 from .dataset import RankingData
 
-__all__ = ["kfold_by_query", "train_test_split_by_query"]
+__all__ = ["kfold_by_query", "row_folds_by_query", "train_test_split_by_query"]
 
 Seed = int | np.random.Generator | None
 
@@ -53,6 +53,21 @@ def kfold_by_query(
         mask[test] = False
         out.append((np.flatnonzero(mask).astype(np.int64), test))
     return out
+
+
+def row_folds_by_query(
+    group_sizes: NDArray[np.integer], n_splits: int = 5, *, seed: Seed = 0, shuffle: bool = True
+) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
+    """:func:`kfold_by_query` over the queries of consecutive groups of ``group_sizes`` rows, as
+    ``n_splits`` pairs ``(train_rows, test_rows)`` of sorted int64 *row* indices (what ``lgb.cv``'s
+    and ``xgb.cv``'s ``folds`` take): the same seed gives the same folds wherever rows are split."""
+    sizes = np.asarray(group_sizes, dtype=np.int64)
+    fold_of_query = np.empty(sizes.shape[0], dtype=np.int64)
+    splits = kfold_by_query(sizes.shape[0], n_splits, seed=seed, shuffle=shuffle)
+    for k, (_, test) in enumerate(splits):
+        fold_of_query[test] = k
+    fold_of_row = np.repeat(fold_of_query, sizes)
+    return [(np.flatnonzero(fold_of_row != k), np.flatnonzero(fold_of_row == k)) for k in range(len(splits))]
 
 
 def train_test_split_by_query(

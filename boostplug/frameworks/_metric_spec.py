@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import metrics as _metrics
+from ._bound_objective import _same_arrays
 
 __all__ = ["WEIGHTINGS", "MetricSpec", "MetricCallable"]
 
@@ -53,23 +54,38 @@ class MetricSpec:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["name"], state["display_name"], state.get("weighting", "query"))
 
-    def __call__(self, preds: NDArray, labels: NDArray, group_ptr: NDArray[np.int64],
-                 query_weights: NDArray[np.float64] | None = None) -> float:
+    def prepare(self, labels: NDArray, group_ptr: NDArray[np.int64],
+                query_weights: NDArray[np.float64] | None = None) -> tuple[Any, ...]:
+        """What every value on one set reads besides the scores: ``(labels, group_ptr,
+        query_weights, irrelevant)`` (``irrelevant``: the queries without a relevant document,
+        for ``weighting="framework"``; else ``None``)."""
+        irrelevant = None
+        if query_weights is not None and self.weighting == "framework":
+            y = np.asarray(labels, dtype=np.float64).reshape(-1)
+            sizes = np.diff(group_ptr)
+            best = np.full(sizes.size, -np.inf)
+            best[sizes > 0] = np.maximum.reduceat(y, group_ptr[:-1][sizes > 0])
+            irrelevant = best <= 0
+        return labels, group_ptr, query_weights, irrelevant
+
+    def value(self, preds: NDArray, prepared: tuple[Any, ...]) -> float:
+        """The metric of ``preds`` on a set :meth:`prepare` prepared."""
+        labels, group_ptr, query_weights, irrelevant = prepared
         scores = np.asarray(preds, dtype=np.float64).reshape(-1)
         if query_weights is None:
             return float(self.fn(scores, labels, group_ptr))
         per_q = np.asarray(self.fn(scores, labels, group_ptr, per_query=True), dtype=np.float64)
         kept = ~np.isnan(per_q)
         total = float(query_weights[kept].sum())
-        if self.weighting == "framework" and per_q.size:
-            y = np.asarray(labels, dtype=np.float64).reshape(-1)
-            sizes = np.diff(group_ptr)
-            best = np.full(per_q.size, -np.inf)
-            best[sizes > 0] = np.maximum.reduceat(y, group_ptr[:-1][sizes > 0])
-            irrelevant = kept & (best <= 0)
-            top = float(np.dot(query_weights[kept & ~irrelevant], per_q[kept & ~irrelevant]) + irrelevant.sum())
+        if irrelevant is not None and per_q.size:
+            none = kept & irrelevant
+            top = float(np.dot(query_weights[kept & ~none], per_q[kept & ~none]) + none.sum())
             return top / total if total > 0 else float("nan")
         return float(np.dot(query_weights[kept], per_q[kept]) / total) if total > 0 else float("nan")
+
+    def __call__(self, preds: NDArray, labels: NDArray, group_ptr: NDArray[np.int64],
+                 query_weights: NDArray[np.float64] | None = None) -> float:
+        return self.value(preds, self.prepare(labels, group_ptr, query_weights))
 
 
 class MetricCallable:
@@ -80,20 +96,23 @@ class MetricCallable:
     def __init__(self, name: str, display_name: str | None = None, weighting: str = "query") -> None:
         self.spec = MetricSpec(name, display_name, weighting)
         self.__name__ = f"boostplug_{name}"
-        self._seen: dict[int, weakref.ref[Any]] = {}
+        self._sets: dict[int, tuple[weakref.ref[Any], tuple[Any, ...], tuple[Any, ...]]] = {}
 
-    def once(self, key: Any, check: Callable[[], None]) -> None:
-        """``check()`` the first time ``key`` (a framework's set, or the array it hands every round)
-        is seen, so a set's validation is not repeated each round; every time for a key that
-        cannot be weakly referenced."""
-        seen = self._seen.get(id(key))
-        if seen is not None and seen() is key:
-            return
-        check()
+    def prepared(self, key: Any, seen: tuple[Any, ...], derive: Callable[[], tuple[Any, ...]]) -> tuple[Any, ...]:
+        """``derive()`` (a set's checks, then :meth:`MetricSpec.prepare` of its labels, groups and
+        weights) the first time ``key`` (a framework's set, or the array it hands every round) is
+        seen, and again when what the framework hands each round (``seen``) changed, as
+        :meth:`BoundObjective.prepared` does for objectives; every time for a key that cannot be
+        weakly referenced."""
+        entry = self._sets.get(id(key))
+        if entry is not None and entry[0]() is key and _same_arrays(entry[1], seen):
+            return entry[2]
+        value = derive()
         try:
-            self._seen[id(key)] = weakref.ref(key, lambda _, k=id(key): self._seen.pop(k, None))
+            self._sets[id(key)] = (weakref.ref(key, lambda _, k=id(key): self._sets.pop(k, None)), seen, value)
         except TypeError:
             pass
+        return value
 
     def __getstate__(self) -> dict[str, Any]:
         return self.spec.__getstate__()

@@ -55,6 +55,14 @@ def label_levels(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray,
 
 
 @nb.njit(inline="always")
+def _copy_into(dst: np.ndarray, src: np.ndarray) -> None:
+    """``dst[:] = src`` for equal lengths, as a loop: numba's slice assignment compiles a
+    shape-mismatch message (string formatting) that costs seconds on first use."""
+    for i in range(dst.shape[0]):
+        dst[i] = src[i]
+
+
+@nb.njit(inline="always")
 def _fenwick_add(tree: np.ndarray, pos: int, values: tuple) -> None:
     """Add ``values`` (one per column) to the Fenwick tree ``tree`` (rows ``1..n``) at 1-based ``pos``."""
     n = tree.shape[0] - 1
@@ -216,11 +224,11 @@ def pair_grad(
         ar, br, aq, bq = _query_keys(a, b, s, e)
         oa = order[s:e]
         if hint.shape[0] == order.shape[0]:
-            oa[:] = hint[s:e]
+            _copy_into(oa, hint[s:e])
             if not _sort_from(ar, oa):
-                oa[:] = np.argsort(ar)
+                _copy_into(oa, np.argsort(ar))
         else:
-            oa[:] = np.argsort(ar)
+            _copy_into(oa, np.argsort(ar))
         ob = oa  # b orders as a
         # x as the preferred document: y of a lower level with b_y > a_x.
         hi = np.zeros((n_lev + 1, 3))

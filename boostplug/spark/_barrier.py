@@ -5,14 +5,14 @@ registry entry shipped to the executors, and running one barrier stage."""
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from .. import objectives as _objectives
 from .._validation import show
+from ..frameworks.distributed.rows import Part
 from ._spark import require_columns, require_frame
 from .partition import ROW_COL, QueryLayout, check_partitions, repartition_by_query
 
@@ -20,10 +20,10 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from pyspark.sql import DataFrame
 
-    from .stages import Stamps
+    from ..frameworks.distributed.stamps import Stamps
 
-__all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "Part", "ShippedObjective", "features_matrix", "part_arrays",
-           "prepare_frame", "check_boolean_columns", "check_objective_cols", "check_distributable", "driver_host", "start_tracker",
+__all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "ShippedObjective", "features_matrix", "part_arrays",
+           "prepare_frame", "check_boolean_columns", "check_objective_cols", "check_distributable", "driver_host",
            "run_barrier"]
 
 #: The features of a row as one array of doubles, as the tasks read them (a sparse vector's nonzeros).
@@ -116,23 +116,6 @@ def _csr(values: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> Any:
     data = np.concatenate([np.asarray(v, dtype=np.float64) for v in values])
     indptr = np.concatenate(([0], np.cumsum(lengths)))
     return sp.csr_matrix((data, indices, indptr), shape=(values.shape[0], int(widths[0])))
-
-
-@dataclass
-class Part:
-    """One partition's rows of one set (training or validation): whole queries, contiguous."""
-
-    X: Any  # a numpy array, or a scipy CSR matrix of sparse vectors
-    y: np.ndarray
-    qid: np.ndarray
-    weight: np.ndarray | None
-    doc: np.ndarray | None = None
-    #: Row-set objective parameters (``Columns.objective_cols``): parameter -> this part's row indices.
-    row_sets: dict[str, np.ndarray] = field(default_factory=dict)
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.y.shape[0])
 
 
 def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns,
@@ -289,17 +272,6 @@ def check_distributable(obj: Any, early_stopping_rounds: Any, valid_df: Any) -> 
 def driver_host(df: "DataFrame") -> str:
     """The address the executors reach the driver at (Spark's ``spark.driver.host``; loopback by default)."""
     return df.sparkSession.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
-
-
-def start_tracker(host: str, n_workers: int) -> dict[str, Any]:
-    """XGBoost's tracker on the driver (at ``host``); the arguments with which each barrier task
-    joins XGBoost's collective (``xgboost.collective.CommunicatorContext``)."""
-    from xgboost.tracker import RabitTracker
-
-    tracker = RabitTracker(n_workers=n_workers, host_ip=host, sortby="task")
-    tracker.start()
-    threading.Thread(target=tracker.wait_for, daemon=True).start()
-    return {**tracker.worker_args(), "n_workers": n_workers}
 
 
 def run_barrier(laid: "DataFrame", task: Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]],

@@ -14,8 +14,8 @@ import numpy as np
 
 from .. import metrics as _metrics
 from ..frameworks._metric_spec import MetricSpec
+from ..frameworks.distributed.metric import from_sums, metric_sums
 from ..keyed_pairs import KeyedPairs
-from ._metric import from_sums, metric_sums
 from ._spark import pyspark_module, require_columns, require_frame
 from .scoring import predict
 from .training import train

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from .._validation import check_rounds
 from ..frameworks._metric_spec import MetricSpec
 from . import lgb_train, xgb_train
-from ._barrier import (Columns, Part, ShippedObjective, check_distributable, check_objective_cols, driver_host,
-                       prepare_frame, run_barrier, start_tracker)
+from ..frameworks.distributed.rows import Part
+from ..frameworks.distributed.xgboost_worker import start_tracker
+from ._barrier import (Columns, ShippedObjective, check_distributable, check_objective_cols, driver_host,
+                       prepare_frame, run_barrier)
 from .stages import StageTimes
 
 if TYPE_CHECKING:  # pragma: no cover

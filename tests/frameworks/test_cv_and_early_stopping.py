@@ -83,6 +83,25 @@ def test_query_folds_partition_the_queries(data):
     np.testing.assert_array_equal(in_order[0][1], np.arange(data.group_ptr[14]))
 
 
+def test_query_folds_are_the_same_on_both_frameworks_and_in_compare(data):
+    """One seed, one set of folds: LightGBM's and XGBoost's query folds are kfold_by_query's query
+    folds (what the comparison cuts) with each query's rows, for shuffled and consecutive folds."""
+    from boostplug.data import kfold_by_query
+
+    ds = bpl.dataset(data.X, data.y, group_ptr=data.group_ptr)
+    dm = bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr)
+    query_of_row = _query_of_row(data.group_ptr)
+    for seed, shuffle in ((0, True), (7, True), (0, False)):
+        lgb_folds = bpl.query_folds(ds, nfold=4, seed=seed, shuffle=shuffle)
+        xgb_folds = bpx.query_fold_rows(dm, nfold=4, seed=seed, shuffle=shuffle)
+        by_query = kfold_by_query(data.n_queries, 4, seed=seed, shuffle=shuffle)
+        for (lt, lv), (xt, xv), (qt, qv) in zip(lgb_folds, xgb_folds, by_query):
+            np.testing.assert_array_equal(lt, xt)
+            np.testing.assert_array_equal(lv, xv)
+            np.testing.assert_array_equal(lv, np.flatnonzero(np.isin(query_of_row, qv)))
+            np.testing.assert_array_equal(lt, np.flatnonzero(np.isin(query_of_row, qt)))
+
+
 @pytest.mark.parametrize("nfold,err", [(1, ValueError), (41, ValueError), (2.5, TypeError), (True, TypeError)])
 def test_query_folds_bad_nfold(data, nfold, err):
     with pytest.raises(err, match="nfold"):

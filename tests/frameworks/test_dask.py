@@ -511,3 +511,149 @@ def test_training_refuses_explicit_row_index_pairs(client, framework: str) -> No
     train_fn = bpd.train_lightgbm if framework == "lightgbm" else bpd.train_xgboost
     with pytest.raises(ValueError, match=r"objective_params\['pairs'\] holds row indices.*label_pairs=True"):
         train_fn(client, frame, "qbrank", objective_params={"pairs": np.array([[0, 1]])})
+
+
+# --------------------------------------------------------------------------- keyed click pairs
+
+
+@pytest.fixture(scope="module")
+def click_data():
+    """Click pairs keyed by (query, document) on 300 training queries, documents named by their
+    position in the query (so a key means nothing without its query), features rounded to one
+    decimal (fewer distinct values than bins: every worker's quantile cuts are the one-process
+    cuts), and one pair of a query that has no row, which every path leaves out."""
+    from boostplug import clicks
+    from boostplug.groups import index_within_query
+    from boostplug.keyed_pairs import KeyedPairs
+
+    d = make_ranking(500, (5, 20), n_features=6, n_informative=4, seed=11)
+    cols = [f"f{i}" for i in range(6)]
+    doc = index_within_query(d.group_ptr)
+    df = pd.DataFrame(np.round(d.X, 1), columns=cols).assign(label=d.y, qid=d.qid, doc=doc)
+    train, test = df[df["qid"] < 300], df[df["qid"] >= 300]
+    log = clicks.simulate(d, scores=np.zeros(d.n_docs), n_sessions=3000, seed=2).to_pandas()
+    log = log[log["query"] < 300].assign(doc=lambda t: doc[t["doc"].to_numpy()])
+    kp = clicks.preferences(log).keyed()
+    assert kp.n_pairs > 500 and kp.weight is not None
+    kp = KeyedPairs(np.append(kp.query, 10_000), np.append(kp.better, 0), np.append(kp.worse, 1),
+                    np.append(kp.weight, 1.0))
+    return cols, train, test, {"pairs": kp, "w": 0.5}
+
+
+def _worker_gradients_patch() -> None:
+    """Record, in this worker, the labels and the first gradient and Hessian of every objective bound here."""
+    from boostplug.objectives import _loss
+
+    seen: list = []
+    original = _loss.Loss.grad_hess
+
+    def recording(self, scores):
+        g, h = original(self, scores)
+        seen.append((np.array(self.labels), np.array(scores), g.copy(), h.copy()))
+        return g, h
+
+    _loss.Loss.grad_hess = recording
+    _loss._gradient_probe = (original, seen)
+
+
+def _worker_gradients_collect() -> list:
+    from boostplug.objectives import _loss
+
+    original, seen = _loss._gradient_probe
+    _loss.Loss.grad_hess = original
+    del _loss._gradient_probe
+    return seen
+
+
+def test_lightgbm_keyed_click_pairs_each_worker_gets_its_rows_pairs(distributed_scheduler, click_data) -> None:
+    """Each worker's objective gets exactly the pairs whose rows it holds: its first-round gradients
+    are the one-process gradients (same keyed pairs, same click weights) of its rows; and the model
+    is within noise of the one-process model."""
+    import lightgbm as lgb
+
+    from boostplug import lightgbm as bpl
+
+    client = distributed_scheduler
+    cols, train, test, kw = click_data
+    frame = bpd.repartition_by_query(train, npartitions=2).persist()
+    _assert_on_both_workers(client, frame)
+    params = dict(learning_rate=0.1, num_leaves=15, min_child_samples=20, verbose=-1)
+    client.run(_worker_gradients_patch)
+    try:
+        booster = bpd.train_lightgbm(client, frame, "qbrank", objective_params=kw, doc_col="doc", n_estimators=30,
+                                     **params)
+    finally:
+        seen = client.run(_worker_gradients_collect)
+    y, qid, doc = train["label"].to_numpy(), train["qid"].to_numpy(), train["doc"].to_numpy()
+    dtrain = bpl.dataset(train[cols].to_numpy(), y, qid=qid, doc=doc, params={"verbose": -1}).construct()
+    obj = bpl.objective("qbrank", **kw)
+    ref_g, ref_h = obj(np.zeros(len(train)), dtrain)
+    starts = np.concatenate(([0], np.cumsum(bpd.check_partitions(frame).docs_per_partition)))
+    assert len(seen) == 2
+    matched = []
+    for calls in seen.values():
+        labels, scores, g, h = calls[0]
+        assert not scores.any()  # the first round starts from zero scores, as in one process
+        part = next(p for p in range(2) if np.array_equal(labels, y[starts[p]:starts[p + 1]]))
+        matched.append(part)
+        np.testing.assert_allclose(g, ref_g[starts[part]:starts[part + 1]], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(h, ref_h[starts[part]:starts[part + 1]], rtol=1e-12, atol=1e-15)
+    assert sorted(matched) == [0, 1]
+    local = lgb.train({**params, "objective": obj}, bpl.dataset(train[cols].to_numpy(), y, qid=qid, doc=doc), 30)
+    dist_ndcg, local_ndcg = (_test_ndcg(b.predict(test[cols].to_numpy()), test) for b in (booster, local))
+    assert dist_ndcg > 0.7
+    assert abs(dist_ndcg - local_ndcg) <= 0.01
+    assert bpl.objective_of(booster).params_with(pairs=kw["pairs"])["pairs"] is kw["pairs"]
+
+
+def test_xgboost_keyed_click_pairs_equal_one_process(distributed_scheduler, click_data) -> None:
+    """XGBoost's workers reduce their histograms exactly and, with fewer distinct feature values
+    than bins, cut the features where one process does: the trees are the one-process trees, and
+    the predictions agree to float32 rounding of the leaf sums."""
+    import xgboost as xgb
+
+    from boostplug import xgboost as bpx
+
+    client = distributed_scheduler
+    cols, train, test, kw = click_data
+    frame = bpd.repartition_by_query(train, npartitions=2).persist()
+    _assert_on_both_workers(client, frame)
+    xparams = dict(max_depth=3, eta=0.3)
+    out = bpd.train_xgboost(client, frame, "qbrank", objective_params=kw, params=xparams, num_boost_round=10,
+                            doc_col="doc")
+    ref = xgb.train(bpx.params(**xparams), bpx.dmatrix(train[cols], train["label"].to_numpy(),
+                                                       qid=train["qid"].to_numpy(), doc=train["doc"].to_numpy()),
+                    10, obj=bpx.objective("qbrank", **kw))
+    dtest = xgb.DMatrix(test[cols])
+    np.testing.assert_allclose(out["booster"].predict(dtest), ref.predict(dtest), rtol=1e-5, atol=1e-6)
+    assert bpx.objective_of(out["booster"]).params_with(pairs=kw["pairs"])["pairs"] is kw["pairs"]
+
+
+@pytest.mark.parametrize("framework", ["lightgbm", "xgboost"])
+def test_keyed_training_refusals(client, click_data, framework: str) -> None:
+    cols, train, _, kw = click_data
+    rows = train.iloc[:400]
+    frame = bpd.repartition_by_query(rows, npartitions=2)
+    train_fn = bpd.train_lightgbm if framework == "lightgbm" else bpd.train_xgboost
+    with pytest.raises(ValueError, match=r"objective_params\['pairs'\] is a KeyedPairs table.*pass doc_col="):
+        train_fn(client, frame, "qbrank", objective_params=kw)
+    with pytest.raises(ValueError, match=r"no document-key column doc_col='document'"):
+        train_fn(client, frame, "qbrank", objective_params=kw, doc_col="document")
+    with pytest.raises(ValueError, match=r"doc_col='qid' is also the query-id column"):
+        train_fn(client, frame, "qbrank", objective_params=kw, doc_col="qid")
+    with pytest.raises(ValueError, match=r"doc_col='f0' is also in feature_cols"):
+        train_fn(client, frame, "qbrank", objective_params=kw, doc_col="f0", feature_cols=cols)
+    cut = int(group_ptr_from_qid(rows["qid"].to_numpy())[1]) + 2  # inside the second query (>= 5 documents)
+    split = dd.from_pandas(rows.reset_index(drop=True), npartitions=1).repartition(divisions=[0, cut, len(rows) - 1])
+    with pytest.raises(ValueError, match=r"split between partitions 0 and 1"):
+        train_fn(client, split, "qbrank", objective_params=kw, doc_col="doc")
+    from boostplug.keyed_pairs import KeyedPairs
+
+    q0 = rows["qid"].iloc[0]
+    with pytest.raises(ValueError, match=rf"on partition 0 .*query {q0} has rows here but none with better document 99"):
+        train_fn(client, frame, "qbrank", objective_params={"pairs": KeyedPairs([q0], [99], [0])}, doc_col="doc")
+    # A worker's rows with a repeated (qid, doc): the join would be ambiguous, as in one process.
+    twice = rows.assign(doc=np.where(np.arange(len(rows)) == 1, rows["doc"].iloc[0], rows["doc"]))
+    with pytest.raises(ValueError, match=r"same \(qid, doc\)"):
+        train_fn(client, bpd.repartition_by_query(twice, npartitions=2), "qbrank", objective_params=kw, doc_col="doc",
+                 **({"n_estimators": 2} if framework == "lightgbm" else {"num_boost_round": 2}))

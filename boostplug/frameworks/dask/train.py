@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ..._validation import check_rounds
+from ..distributed import lightgbm_worker
 from ...groups import group_ptr_from_qid
+from .keyed import check_doc_col, refuse_keyed_without_doc, train_on_workers
 from .partition import PartitionLayout, check_partitions, compute, dask_modules, require_frame
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["lightgbm_group", "dense_qid", "train_lightgbm", "train_xgboost"]
 
 
-def _features(frame: "dd.DataFrame", feature_cols: Sequence[str] | None, drop: Sequence[str]) -> list[str]:
+def _features(frame: "dd.DataFrame", feature_cols: Sequence[str] | None, drop: Sequence[str | None]) -> list[str]:
     if feature_cols is None:
         return [c for c in frame.columns if c not in drop]
     missing = [c for c in feature_cols if c not in frame.columns]
@@ -57,8 +59,9 @@ def _first_nonfinite(labels: Any) -> tuple[int, float, int] | None:
 
 def _check_finite_labels(frame: "dd.DataFrame", label_col: str, layout: PartitionLayout,
                          client: "Client | None") -> None:
-    """LightGBM stores a NaN label as 0 and an infinite one as 1e38 before the objective sees it:
-    refuse them here, naming the row."""
+    """Refuse a NaN or infinite label here, naming the row: LightGBM stores a NaN label as 0 and an
+    infinite one as 1e38 before the objective sees it, and a worker's own refusal would leave its
+    peers waiting on the network."""
     dask, _, _ = dask_modules()
     tasks = [dask.delayed(_first_nonfinite)(p) for p in frame[label_col].to_delayed()]
     results = compute(tasks, client)
@@ -67,7 +70,8 @@ def _check_finite_labels(frame: "dd.DataFrame", label_col: str, layout: Partitio
         if found is not None:
             local, value, count = found
             raise ValueError(
-                f"labels must be finite (LightGBM would silently train on a NaN label as 0); row "
+                f"labels must be finite (LightGBM would silently train on a NaN label as 0, and a worker refusing "
+                f"it leaves its peers waiting); row "
                 f"{int(starts[p]) + local} of column {label_col!r} (partition {p}, local row {local}) has "
                 f"label {value} ({count} non-finite in that partition)"
             )
@@ -90,8 +94,9 @@ def train_lightgbm(
     label_col: str = "label",
     qid_col: str = "qid",
     feature_cols: Sequence[str] | None = None,
+    doc_col: str | None = None,
     **ranker_params: Any,
-) -> "lgb.DaskLGBMRanker":
+) -> "lgb.DaskLGBMRanker | lgb.Booster":
     """Fit ``lightgbm.dask.DaskLGBMRanker`` with a boostplug objective on a query-partitioned frame.
 
     Checks the partitions (:func:`check_partitions`) and that every label is finite (LightGBM
@@ -105,23 +110,44 @@ def train_lightgbm(
             (see :func:`repartition_by_query`).
         objective: a boostplug objective name (:func:`boostplug.objectives.names`).
         objective_params: the objective's parameters.
-        feature_cols: default: every column but the label and query id.
+        feature_cols: default: every column but the label, query id and document key.
+        doc_col: each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs` in
+            ``objective_params`` (QBRank's ``pairs=clicks.preferences(log).keyed()``). Then
+            boostplug trains on each worker itself (``lgb.train`` on LightGBM's socket network,
+            each worker's ``Dataset`` built with its rows' ``(qid, doc)`` keys, as
+            :mod:`boostplug.spark` does), ``n_estimators`` (default 100) is the number of rounds
+            and the other ranker parameters are ``lgb.train``'s (LightGBM knows the scikit-learn
+            names as aliases).
         **ranker_params: ``DaskLGBMRanker`` parameters (``n_estimators``, ``learning_rate``...).
 
     Returns:
-        The fitted ``DaskLGBMRanker`` (``.to_local()`` gives an ``LGBMRanker``).
+        The fitted ``DaskLGBMRanker`` (``.to_local()`` gives an ``LGBMRanker``); with ``doc_col``,
+        the ``lgb.Booster``, its objective recorded (:func:`boostplug.lightgbm.save_model`).
     """
     import lightgbm as lgb
 
+    from ..lightgbm.adapters import objective as lgb_objective
     from ..lightgbm.adapters import sklearn_objective
+    from ..lightgbm.model_file import record_objective as lgb_record_objective
 
     require_frame(frame, label_col, qid_col, "train_lightgbm")
     if "objective" in ranker_params:
         raise ValueError("pass the boostplug objective name as `objective`, not in the ranker parameters")
-    obj = _refuse_row_params(sklearn_objective(objective, **(objective_params or {})))
+    make = sklearn_objective if doc_col is None else lgb_objective
+    obj = _refuse_row_params(make(objective, **(objective_params or {})))
+    refuse_keyed_without_doc(obj, doc_col)
+    if doc_col is not None:
+        check_doc_col(frame, doc_col, label_col, qid_col, feature_cols)
+        params = lightgbm_worker.prepare_params(ranker_params)
+        rounds = check_rounds(params.pop("n_estimators", 100), "n_estimators")
     layout = check_partitions(frame, qid_col, client=client)
     _check_finite_labels(frame, label_col, layout, client)
-    cols = _features(frame, feature_cols, (label_col, qid_col))
+    cols = _features(frame, feature_cols, (label_col, qid_col, doc_col))
+    if doc_col is not None:
+        booster = train_on_workers(client, frame, "lightgbm", obj, params, rounds,
+                                   docs_per_partition=layout.docs_per_partition, features=cols,
+                                   label_col=label_col, qid_col=qid_col, doc_col=doc_col)
+        return lgb_record_objective(booster, obj)
     ranker = lgb.DaskLGBMRanker(client=client, objective=obj, **ranker_params)
     return ranker.fit(frame[cols], frame[label_col], group=lightgbm_group(layout))
 
@@ -155,6 +181,7 @@ def train_xgboost(
     label_col: str = "label",
     qid_col: str = "qid",
     feature_cols: Sequence[str] | None = None,
+    doc_col: str | None = None,
     **train_kwargs: Any,
 ) -> dict[str, Any]:
     """``xgboost.dask.train`` with a boostplug objective on a query-partitioned frame.
@@ -163,18 +190,37 @@ def train_xgboost(
     ``xgboost.dask.train(client, boostplug.xgboost.params(**params), dtrain, num_boost_round,
     obj=boostplug.xgboost.objective(objective, **objective_params), **train_kwargs)``.
 
+    With ``doc_col`` (each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs`
+    in ``objective_params``), boostplug trains on each worker itself instead: ``xgb.train`` on
+    XGBoost's collective (its tracker in this process), each worker's ``DMatrix`` built with its
+    rows' ``(qid, doc)`` keys, as :mod:`boostplug.spark` does; ``train_kwargs`` are then refused.
+
     Returns:
-        XGBoost's ``{"booster": Booster, "history": {...}}``.
+        XGBoost's ``{"booster": Booster, "history": {...}}`` (with ``doc_col``, an empty history and
+        the booster's objective recorded: :func:`boostplug.xgboost.objective_of`).
     """
     import xgboost.dask as xgb_dask
 
     from ..xgboost.adapters import objective as xgb_objective
     from ..xgboost.adapters import params as xgb_params
+    from ..xgboost.model_file import record_objective as xgb_record_objective
 
     require_frame(frame, label_col, qid_col, "train_xgboost")
     check_rounds(num_boost_round, "num_boost_round")
     obj = _refuse_row_params(xgb_objective(objective, **(objective_params or {})))
+    refuse_keyed_without_doc(obj, doc_col)
+    if doc_col is not None:
+        check_doc_col(frame, doc_col, label_col, qid_col, feature_cols)
+        if train_kwargs:
+            raise ValueError(f"with doc_col, train_xgboost trains on each worker itself and takes no "
+                             f"xgboost.dask.train arguments: got {sorted(train_kwargs)}")
     layout = check_partitions(frame, qid_col, client=client)
-    cols = _features(frame, feature_cols, (label_col, qid_col))
+    cols = _features(frame, feature_cols, (label_col, qid_col, doc_col))
+    if doc_col is not None:
+        _check_finite_labels(frame, label_col, layout, client)  # before any worker waits for its peers
+        booster = train_on_workers(client, frame, "xgboost", obj, xgb_params(**(params or {})), num_boost_round,
+                                   docs_per_partition=layout.docs_per_partition, features=cols,
+                                   label_col=label_col, qid_col=qid_col, doc_col=doc_col)
+        return {"booster": xgb_record_objective(booster, obj), "history": {}}
     dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))
     return xgb_dask.train(client, xgb_params(**(params or {})), dtrain, num_boost_round, obj=obj, **train_kwargs)

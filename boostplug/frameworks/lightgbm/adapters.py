@@ -197,13 +197,17 @@ class LightGBMMetric(MetricCallable):
                 f"{type(eval_data).__name__} instead of an lgb.Dataset; for LGBMRanker.fit(eval_metric=...) "
                 f"use boostplug.lightgbm.sklearn_metric({name!r})"
             )
-        labels, weights = eval_data.get_label(), eval_data.get_weight()
-        gp = group_ptr_from_lgb_sizes(eval_data.get_group(), len(labels))
-        who = f"boostplug.lightgbm.metric({name!r})"
-        self.once(eval_data, lambda: (_check_set(eval_data, labels, who),
-                                      check_set_weights(weights, gp, "LightGBM", who)))
-        qw = metric_query_weights(weights, gp, "LightGBM")
-        return self.spec.display_name, self.spec(preds, labels, gp, qw), self.spec.higher_is_better
+        labels, weights, groups = eval_data.get_label(), eval_data.get_weight(), eval_data.get_group()
+
+        def derive() -> tuple[Any, ...]:
+            gp = group_ptr_from_lgb_sizes(groups, len(labels))
+            who = f"boostplug.lightgbm.metric({name!r})"
+            _check_set(eval_data, labels, who)
+            check_set_weights(weights, gp, "LightGBM", who)
+            return self.spec.prepare(labels, gp, metric_query_weights(weights, gp, "LightGBM"))
+
+        prepared = self.prepared(eval_data, (labels, groups, weights), derive)
+        return self.spec.display_name, self.spec.value(preds, prepared), self.spec.higher_is_better
 
 
 class LightGBMSklearnMetric(MetricCallable):
@@ -211,13 +215,17 @@ class LightGBMSklearnMetric(MetricCallable):
     is_higher_better)``."""
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: Any, group: Any) -> tuple[str, float, bool]:
-        gp = group_ptr_from_lgb_sizes(group, len(y_true))
-        who = f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})"
-        _check_lgb_labels(y_true, who)
-        if weight is not None:  # LightGBM hands the eval set's same weight array every round
-            self.once(weight, lambda: check_set_weights(weight, gp, "LightGBM", who))
-        value = self.spec(y_pred, y_true, gp, metric_query_weights(weight, gp, "LightGBM"))
-        return self.spec.display_name, value, self.spec.higher_is_better
+        def derive() -> tuple[Any, ...]:
+            gp = group_ptr_from_lgb_sizes(group, len(y_true))
+            who = f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})"
+            _check_lgb_labels(y_true, who)
+            if weight is not None:
+                check_set_weights(weight, gp, "LightGBM", who)
+            return self.spec.prepare(y_true, gp, metric_query_weights(weight, gp, "LightGBM"))
+
+        # LightGBM hands an eval set's same label array every round
+        prepared = self.prepared(y_true, (y_true, weight, group), derive)
+        return self.spec.display_name, self.spec.value(y_pred, prepared), self.spec.higher_is_better
 
 
 def metric(name: str, *, display_name: str | None = None, weighting: str = "query") -> LightGBMMetric:

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._validation import check_rounds
+from ...data.splits import row_folds_by_query
 from ...groups import group_ptr_from_sizes
 from .._adapter import builder_init_score
 
@@ -51,7 +52,8 @@ def query_folds(
     Args:
         train_set: an ``lgb.Dataset`` with query groups.
         nfold: number of folds, 2 to the number of queries.
-        seed: seeds the shuffle of the queries (``numpy.random.RandomState``, as LightGBM's own folds).
+        seed: seeds the shuffle of the queries (:func:`boostplug.data.kfold_by_query`'s, so
+            ``boostplug.xgboost.cv`` and ``boostplug compare`` cut the same folds from the same seed).
         shuffle: shuffle the queries before splitting; else consecutive runs of queries.
 
     Returns:
@@ -61,15 +63,9 @@ def query_folds(
     if isinstance(nfold, bool) or not isinstance(nfold, (int, np.integer)):
         raise TypeError(f"nfold must be an integer, got {nfold!r}")
     sizes = _group_sizes_of(train_set)
-    n_q = sizes.shape[0]
-    if not 2 <= nfold <= n_q:
-        raise ValueError(f"nfold must be between 2 and the number of queries ({n_q}), got {int(nfold)}")
-    order = np.random.RandomState(seed).permutation(n_q) if shuffle else np.arange(n_q)
-    fold_of_query = np.empty(n_q, dtype=np.int64)
-    for k, queries in enumerate(np.array_split(order, int(nfold))):
-        fold_of_query[queries] = k
-    fold_of_row = np.repeat(fold_of_query, sizes)
-    return [(np.flatnonzero(fold_of_row != k), np.flatnonzero(fold_of_row == k)) for k in range(int(nfold))]
+    if not 2 <= nfold <= sizes.shape[0]:
+        raise ValueError(f"nfold must be between 2 and the number of queries ({sizes.shape[0]}), got {int(nfold)}")
+    return row_folds_by_query(sizes, int(nfold), seed=seed, shuffle=shuffle)
 
 
 def cv(params: dict[str, Any], train_set: Any, num_boost_round: int = 100, *, nfold: int = 5, seed: int = 0,

@@ -132,10 +132,15 @@ class XGBoostMetric(MetricCallable):
 
     def __call__(self, predt: NDArray, dmat: Any) -> tuple[str, float]:
         self._direct_early_stopping()
-        gp, weights = _group_ptr(dmat), dmat.get_weight()
-        self.once(dmat, lambda: check_set_weights(weights, gp, "XGBoost", f"boostplug.xgboost.metric({self.spec.name!r})"))
-        value = self.spec(predt, dmat.get_label(), gp, metric_query_weights(weights, gp, "XGBoost"))
-        return self.spec.display_name, value
+        labels, weights, raw_ptr = dmat.get_label(), dmat.get_weight(), dmat.get_uint_info("group_ptr")
+
+        def derive() -> tuple[Any, ...]:
+            gp = _group_ptr_of(raw_ptr, int(dmat.num_row()))
+            check_set_weights(weights, gp, "XGBoost", f"boostplug.xgboost.metric({self.spec.name!r})")
+            return self.spec.prepare(labels, gp, metric_query_weights(weights, gp, "XGBoost"))
+
+        prepared = self.prepared(dmat, (labels, raw_ptr, weights), derive)
+        return self.spec.display_name, self.spec.value(predt, prepared)
 
     def _direct_early_stopping(self) -> None:
         """Set ``maximize`` of the automatic-direction ``EarlyStopping`` callbacks that watch this metric.

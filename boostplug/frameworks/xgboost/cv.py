@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._validation import check_rounds
-from ...data.splits import kfold_by_query
+from ...data.splits import row_folds_by_query
 from .adapters import dmatrix_row_keys, keep_row_keys, _group_ptr
 
 __all__ = ["query_fold_rows", "cv"]
@@ -21,11 +21,9 @@ __all__ = ["query_fold_rows", "cv"]
 def query_fold_rows(dtrain: Any, nfold: int = 5, *, seed: int = 0,
                     shuffle: bool = True) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     """``nfold`` pairs ``(train_rows, test_rows)`` of a ranking DMatrix, each query whole in the test
-    rows of one fold (:func:`boostplug.data.kfold_by_query` over its queries, seeded by ``seed``)."""
-    sizes = np.diff(_group_ptr(dtrain))
-    query_of_row = np.repeat(np.arange(sizes.shape[0]), sizes)
-    return [(np.flatnonzero(np.isin(query_of_row, tr)), np.flatnonzero(np.isin(query_of_row, te)))
-            for tr, te in kfold_by_query(sizes.shape[0], nfold, seed=seed, shuffle=shuffle)]
+    rows of one fold (:func:`boostplug.data.splits.row_folds_by_query`: the folds of
+    ``boostplug.lightgbm.query_folds`` for the same groups and seed)."""
+    return row_folds_by_query(np.diff(_group_ptr(dtrain)), nfold, seed=seed, shuffle=shuffle)
 
 
 def _slice(dall: Any, rows: NDArray[np.int64], gp: NDArray[np.int64]) -> Any:

@@ -1,6 +1,6 @@
 """A boostplug metric over queries spread across workers: each worker's share as two sums, which
-XGBoost's collective adds up across workers (for both frameworks' trainers) into the metric of
-the whole set."""
+XGBoost's collective adds up across workers (for both frameworks' distributed trainers) into the
+metric of the whole set."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..frameworks._metric_spec import MetricSpec
+from .._metric_spec import MetricSpec
 
 __all__ = ["metric_sums", "allreduce", "from_sums"]
 

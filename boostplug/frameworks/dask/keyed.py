@@ -1,0 +1,132 @@
+"""Keyed pairs on Dask: training with boostplug's own task on each worker, for an objective given a
+:class:`~boostplug.keyed_pairs.KeyedPairs` table. ``lightgbm.dask`` and ``xgboost.dask`` build each
+worker's training set themselves, and no per-row document key reaches the objective there; here
+each worker builds its set from its partitions with their ``(qid, doc)`` keys and trains on
+LightGBM's socket network or XGBoost's collective, as :mod:`boostplug.spark`'s barrier tasks do
+(:mod:`boostplug.frameworks.distributed`). User documentation: :mod:`boostplug.dask`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from ..distributed import lightgbm_worker, xgboost_worker
+from ..distributed.rows import Part
+
+if TYPE_CHECKING:  # pragma: no cover
+    import dask.dataframe as dd
+    import pandas as pd
+    from distributed import Client
+
+    from .._adapter import BoundObjective
+
+__all__ = ["check_doc_col", "refuse_keyed_without_doc", "train_on_workers"]
+
+
+def check_doc_col(frame: "dd.DataFrame", doc_col: Any, label_col: str, qid_col: str,
+                  feature_cols: Sequence[str] | None) -> None:
+    """``doc_col`` names a column of its own: not missing, not the label, query id or a feature."""
+    if doc_col not in frame.columns:
+        raise ValueError(f"no document-key column doc_col={doc_col!r} in the frame; its columns are "
+                         f"{list(frame.columns)}")
+    for role, col in (("label", label_col), ("query-id", qid_col)):
+        if doc_col == col:
+            raise ValueError(f"doc_col={doc_col!r} is also the {role} column; the document keys need a column of "
+                             "their own")
+    if feature_cols is not None and doc_col in feature_cols:
+        raise ValueError(f"doc_col={doc_col!r} is also in feature_cols; a document key is not a feature")
+
+
+def refuse_keyed_without_doc(obj: "BoundObjective", doc_col: Any) -> None:
+    """A keyed table names rows by ``(qid, doc)``: without ``doc_col`` no worker can map it."""
+    if obj.keyed_given and doc_col is None:
+        key = next(iter(obj.keyed_given))
+        raise ValueError(f"objective_params[{key!r}] is a KeyedPairs table, which names rows by (qid, doc), and no "
+                         "doc_col was given: pass doc_col= (the frame's column of document keys) so that each "
+                         "worker maps the table onto its own rows")
+
+
+def _host(address: str) -> str:
+    """The host of a Dask address (loopback for an in-process cluster)."""
+    from distributed.comm import get_address_host, parse_address
+
+    return "127.0.0.1" if parse_address(address)[0] == "inproc" else get_address_host(address)
+
+
+def _worker_rows(parts: list["pd.DataFrame"], features: list[str], label_col: str, qid_col: str,
+                 doc_col: str) -> Part:
+    """One worker's partitions, in partition order, as the arrays its training set is built from."""
+    import pandas as pd
+
+    rows = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    return Part(rows[features].to_numpy(np.float64), rows[label_col].to_numpy(np.float64),
+                rows[qid_col].to_numpy(), None, rows[doc_col].to_numpy())
+
+
+def _check_keys(part: "pd.DataFrame", partition: int, qid_col: str, doc_col: str, tables: dict[str, Any]) -> None:
+    """Map every keyed table onto one partition's rows (its queries are whole, so as onto its
+    worker's): a bad key fails here, before any worker waits for its peers on the network."""
+    for name, table in tables.items():
+        try:
+            table.rows(part[qid_col].to_numpy(), part[doc_col].to_numpy())
+        except ValueError as exc:
+            raise ValueError(f"objective_params[{name!r}] on partition {partition} (local rows): {exc}") from None
+
+
+def _lightgbm_task(parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str], params: dict[str, Any],
+                   obj: Any, num_boost_round: int, machines: str, port: int, n_workers: int) -> str:
+    return lightgbm_worker.train_part(_worker_rows(parts, *columns), params, obj, num_boost_round,
+                                      machines=machines, port=port, n_workers=n_workers)
+
+
+def _xgboost_task(parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str], params: dict[str, Any],
+                  obj: Any, num_boost_round: int, tracker_args: dict[str, Any], task_id: str) -> bytes:
+    return xgboost_worker.train_part(_worker_rows(parts, *columns), params, obj, num_boost_round,
+                                     tracker_args=tracker_args, task_id=task_id)
+
+
+def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, obj: Any, params: dict[str, Any],
+                     num_boost_round: int, *, docs_per_partition: np.ndarray, features: list[str],
+                     label_col: str, qid_col: str, doc_col: str) -> Any:
+    """Train ``framework`` (``"lightgbm"``, ``"xgboost"``) on a checked query-whole frame: one task
+    on each worker holding rows, on its partitions, all joined in one network; the booster.
+
+    The partitions are computed where they are (a persisted frame stays put) and each worker
+    trains on those it holds, as ``lightgbm.dask`` assigns them. Each worker trains with its
+    ``nthreads`` unless ``params`` sets the framework's thread count."""
+    from distributed import wait
+
+    columns = (features, label_col, qid_col, doc_col)
+    computed = client.compute(list(frame[[*features, label_col, qid_col, doc_col]].to_delayed()))
+    parts = [p for p, n in zip(computed, docs_per_partition) if n > 0]
+    wait(parts)
+    client.gather([client.submit(_check_keys, p, i, qid_col, doc_col, obj.keyed_given, pure=False)
+                   for i, p in enumerate(computed)])
+    holders = client.who_has(parts)
+    by_worker: dict[str, list[Any]] = {}
+    for part in parts:
+        by_worker.setdefault(next(iter(holders[part.key])), []).append(part)
+    workers = list(by_worker)
+    ncores = client.ncores(workers)
+    pinned = {"allow_other_workers": False, "pure": False}  # each task needs its own worker's partitions and peers
+    if framework == "lightgbm":
+        from ..lightgbm.adapters import params_threads
+
+        ports = client.gather({w: client.submit(lightgbm_worker.free_port, _host(w), workers=[w], **pinned)
+                               for w in workers})
+        machines = ",".join(f"{_host(w)}:{ports[w]}" for w in workers)
+        own = params_threads(params) is not None
+        futures = [client.submit(_lightgbm_task, by_worker[w], columns,
+                                 params if own else {**params, "num_threads": ncores[w]}, obj, num_boost_round,
+                                 machines, ports[w], len(workers), workers=[w], **pinned) for w in workers]
+        return lightgbm_worker.load(client.gather(futures)[0])
+    from distributed.utils import get_ip
+
+    # The tracker runs here, at this machine's address on the route to the scheduler (the workers connect to it).
+    tracker = xgboost_worker.start_tracker(get_ip(_host(client.scheduler.address)), len(workers))
+    own = "nthread" in params or "n_jobs" in params
+    futures = [client.submit(_xgboost_task, by_worker[w], columns, params if own else {**params, "nthread": ncores[w]},
+                             obj, num_boost_round, tracker, str(i), workers=[w], **pinned)
+               for i, w in enumerate(workers)]
+    return xgboost_worker.load(client.gather(futures)[0])

@@ -1,0 +1,113 @@
+"""One worker of LightGBM's own socket network (``machines``, ``local_listen_port``,
+``num_machines``, ``tree_learner="data_parallel"``, ``pre_partition``), as ``lightgbm.dask`` joins
+its workers: ``lgb.train`` with the boostplug objective on the worker's whole queries, and early
+stopping on the metric of every worker's validation rows."""
+
+from __future__ import annotations
+
+import socket
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...groups import group_ptr_from_qid
+from .._metric_spec import MetricSpec
+from ..lightgbm.adapters import dataset
+from .metric import allreduce, from_sums, metric_sums
+from .rows import Part
+from .stamps import Stamps
+
+if TYPE_CHECKING:  # pragma: no cover
+    import lightgbm as lgb
+
+__all__ = ["NETWORK_PARAMS", "free_port", "prepare_params", "train_part", "load"]
+
+#: Parameters the distributed trainers set themselves (the network, and one model over every worker's rows).
+NETWORK_PARAMS = ("objective", "machines", "local_listen_port", "num_machines", "tree_learner", "pre_partition")
+
+
+def free_port(host: str) -> int:
+    """A port nobody listens on at ``host`` now (LightGBM opens it right after)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def prepare_params(params: dict[str, Any]) -> dict[str, Any]:
+    """LightGBM's parameters, quiet by default; the network and objective are refused (set here)."""
+    clash = sorted(set(params) & set(NETWORK_PARAMS))
+    if clash:
+        raise ValueError(f"params {clash} are set by train_lightgbm (the objective and LightGBM's network); "
+                         "leave them out")
+    return {"verbose": -1, **params}
+
+
+class _EarlyStopping:
+    """A LightGBM callback: the metric of the whole validation set each round (each worker's sums
+    added up on XGBoost's collective, so every worker sees the same value and stops at the same
+    round), early stopping on it. Each round adds only the new tree's scores."""
+
+    order = 30
+
+    def __init__(self, spec: MetricSpec, valid: Part, rounds: int | None) -> None:
+        self.spec, self.valid, self.rounds = spec, valid, rounds
+        self.gp = group_ptr_from_qid(valid.qid) if valid.n_rows else np.zeros(1, dtype=np.int64)
+        self.weights = None if valid.weight is None or not valid.n_rows else valid.weight[self.gp[:-1]]
+        self.scores = np.zeros(valid.n_rows)
+        self.history: list[float] = []
+        self.best = 0
+
+    def __call__(self, env: Any) -> None:
+        import lightgbm as lgb
+
+        if self.valid.n_rows:
+            # One thread: OpenMP threads left spinning after a parallel predict starve the other workers.
+            self.scores += env.model.predict(self.valid.X, start_iteration=env.iteration, num_iteration=1,
+                                             raw_score=True, num_threads=1)
+        local = metric_sums(self.spec, self.scores, self.valid.y, self.gp, self.weights)
+        value = from_sums(allreduce(local))
+        self.history.append(value)
+        better = value > self.history[self.best] if self.spec.higher_is_better else value < self.history[self.best]
+        if better:
+            self.best = len(self.history) - 1
+        if self.rounds is not None and len(self.history) - 1 - self.best >= self.rounds:
+            raise lgb.callback.EarlyStopException(self.best, [("validation", self.spec.display_name,
+                                                               self.history[self.best], self.spec.higher_is_better)])
+
+
+def train_part(train: Part, params: dict[str, Any], objective: Any, num_boost_round: int, *, machines: str,
+               port: int, n_workers: int, valid: Part | None = None, metric: MetricSpec | None = None,
+               early_stopping_rounds: int | None = None, tracker_args: dict[str, Any] | None = None,
+               task_id: str = "0", stamps: Stamps | None = None) -> str:
+    """Train on this worker's rows as one of ``n_workers`` machines listening at ``machines``
+    (this one on ``port``); the model text, the same on every worker. With ``metric``, the
+    workers also join XGBoost's collective (``tracker_args``) to add up the validation metric.
+    ``stamps`` marks the ends of ``build`` and ``train``."""
+    import lightgbm as lgb
+
+    stamps = stamps if stamps is not None else Stamps()
+    run_params = {**params, "objective": objective, "machines": machines, "local_listen_port": port,
+                  "num_machines": n_workers, "tree_learner": "data_parallel", "pre_partition": True}
+    dtrain = dataset(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
+    stamps.mark("build")  # the Dataset itself is built inside lgb.train
+    if metric is None:
+        booster = lgb.train(run_params, dtrain, num_boost_round)
+    else:
+        from xgboost import collective
+
+        assert valid is not None and tracker_args is not None
+        with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
+            booster = lgb.train(run_params, dtrain, num_boost_round,
+                                callbacks=[_EarlyStopping(metric, valid, early_stopping_rounds)])
+    stamps.mark("train")
+    text = booster.model_to_string()
+    booster.free_network()
+    return text
+
+
+def load(payload: str) -> "lgb.Booster":
+    """The booster from a worker's model text."""
+    import lightgbm as lgb
+
+    return lgb.Booster(model_str=payload)

@@ -1,0 +1,81 @@
+"""One worker of XGBoost's own collective (a tracker the driver or client starts): the worker
+builds its ``DMatrix`` from its whole queries and runs ``xgb.train`` with the boostplug
+objective, as ``xgboost.spark`` and ``xgboost.dask`` do inside for built-in objectives."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._metric_spec import MetricCallable, MetricSpec
+from .._query_info import metric_query_weights
+from ..xgboost.adapters import dmatrix
+from .metric import allreduce, from_sums, metric_sums
+from .rows import Part
+from .stamps import Stamps
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xgboost as xgb
+
+__all__ = ["CollectiveMetric", "start_tracker", "train_part", "load"]
+
+
+class CollectiveMetric(MetricCallable):
+    """``custom_metric`` for a distributed ``xgb.train``: each worker evaluates its own whole
+    queries, and one allreduce sums ``(sum_q w_q m_q, sum_q w_q)`` over workers, so every worker
+    sees the metric of the whole validation set (the same value, hence the same early-stopping
+    decision). Queries a convention skips (NaN) are left out of both sums, as in one process."""
+
+    def __call__(self, predt: np.ndarray, dmat: Any) -> tuple[str, float]:
+        gp = dmat.get_uint_info("group_ptr") if dmat.num_row() else np.zeros(1, dtype=np.int64)
+        w = metric_query_weights(dmat.get_weight(), np.asarray(gp, dtype=np.int64), "XGBoost")
+        return self.spec.display_name, from_sums(allreduce(metric_sums(self.spec, predt, dmat.get_label(), gp, w)))
+
+
+def start_tracker(host: str, n_workers: int) -> dict[str, Any]:
+    """XGBoost's tracker in this process (reachable at ``host``); the arguments with which each
+    worker joins XGBoost's collective (``xgboost.collective.CommunicatorContext``)."""
+    from xgboost.tracker import RabitTracker
+
+    tracker = RabitTracker(n_workers=n_workers, host_ip=host, sortby="task")
+    tracker.start()
+    threading.Thread(target=tracker.wait_for, daemon=True).start()
+    return {**tracker.worker_args(), "n_workers": n_workers}
+
+
+def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: int, *,
+               tracker_args: dict[str, Any], task_id: str, valid: Part | None = None,
+               metric: MetricSpec | None = None, early_stopping_rounds: int | None = None,
+               stamps: Stamps | None = None) -> bytes:
+    """Train on this worker's rows as task ``task_id`` of XGBoost's collective; the model as UBJSON
+    (the same on every worker). ``stamps`` marks the ends of ``join``, ``build`` and ``train``."""
+    import xgboost as xgb
+    from xgboost import collective
+
+    stamps = stamps if stamps is not None else Stamps()
+    measure = None if metric is None else CollectiveMetric(metric.name)
+    with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
+        stamps.mark("join")
+        dtrain = dmatrix(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
+        evals = []
+        if measure is not None:
+            dvalid = (dmatrix(valid.X, valid.y, qid=valid.qid, weight=valid.weight) if valid is not None and valid.n_rows
+                      else xgb.DMatrix(np.zeros((0, train.X.shape[1])), label=np.zeros(0)))
+            evals = [(dvalid, "validation")]
+        stamps.mark("build")
+        booster = xgb.train(params, dtrain, num_boost_round, obj=obj, evals=evals, custom_metric=measure,
+                            verbose_eval=False, early_stopping_rounds=early_stopping_rounds,
+                            maximize=None if measure is None else measure.spec.higher_is_better)
+    stamps.mark("train")
+    return bytes(booster.save_raw(raw_format="ubj"))
+
+
+def load(payload: bytes) -> "xgb.Booster":
+    """The booster from a worker's UBJSON model."""
+    import xgboost as xgb
+
+    booster = xgb.Booster()
+    booster.load_model(bytearray(payload))
+    return booster

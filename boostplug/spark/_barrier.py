@@ -22,9 +22,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..frameworks.distributed.stamps import Stamps
 
-__all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "ShippedObjective", "features_matrix", "part_arrays",
-           "prepare_frame", "check_boolean_columns", "check_objective_cols", "check_distributable", "driver_host",
-           "run_barrier"]
+__all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "ShippedObjective", "keeps_sparse", "features_matrix",
+           "part_arrays", "prepare_frame", "check_boolean_columns", "check_objective_cols", "check_distributable",
+           "driver_host", "run_barrier"]
 
 #: The features of a row as one array of doubles, as the tasks read them (a sparse vector's nonzeros).
 X_COL = "__boostplug_x"
@@ -87,41 +87,77 @@ class Columns:
         return df.withColumns({X_COL: raw.values, X_IDX: raw.indices, X_SIZE: raw.size})
 
 
-def features_matrix(pdf: "pd.DataFrame") -> Any:
+def keeps_sparse(framework: str, sparse_missing: Any) -> bool:
+    """Whether sparse vectors reach ``framework`` as CSR rows (``True``) or as dense rows, their
+    absent entries zeros. LightGBM reads a CSR matrix's absent entries as zeros, as a dense row's
+    zeros: CSR, whatever ``sparse_missing``, which it refuses. XGBoost reads them as missing, so a
+    row would train differently stored sparse than dense: dense rows unless ``sparse_missing``
+    asks for that reading."""
+    if not isinstance(sparse_missing, (bool, np.bool_)):
+        raise TypeError(f"sparse_missing must be True or False, got {show(sparse_missing)}")
+    if framework == "lightgbm":
+        if sparse_missing:
+            raise ValueError("sparse_missing=True is XGBoost's reading of a sparse vector's absent entries; "
+                             "LightGBM reads them as zeros (leave sparse_missing out)")
+        return True
+    return bool(sparse_missing)
+
+
+def features_matrix(pdf: "pd.DataFrame", *, sparse: bool) -> Any:
     """The feature matrix of a pandas batch holding the columns :meth:`Columns.features_as_array`
-    made: a numpy array, or a scipy CSR matrix when any row is a sparse vector (no dense
-    rows x features array is built then; the dense rows' entries are all stored, zeros included,
-    so a zero there stays a value, and only a sparse vector's absent entries are absent)."""
+    made: a numpy array, or with ``sparse`` a scipy CSR matrix when any row is a sparse vector
+    (no dense rows x features array is built then; the dense rows' entries are all stored, zeros
+    included, so a zero there stays a value, and only a sparse vector's absent entries are
+    absent). Without ``sparse``, a sparse vector's absent entries are zeros of a dense array."""
     values = pdf[X_COL].to_numpy()
     if not values.shape[0]:
         return np.zeros((0, 0))
     idx = pdf[X_IDX].to_numpy() if X_IDX in pdf.columns else None
     if idx is None or not any(i is not None for i in idx):
         return np.stack(values).astype(np.float64, copy=False)
-    return _csr(values, idx, pdf[X_SIZE].to_numpy())
+    lengths, width = _lengths_and_width(values, idx, pdf[X_SIZE].to_numpy())
+    return _csr(values, idx, lengths, width) if sparse else _dense(values, idx, width)
 
 
-def _csr(values: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> Any:
-    """CSR rows of sparse (indices, values, length) and dense (values) vectors; every row's length must agree."""
-    import scipy.sparse as sp
-
+def _lengths_and_width(values: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's stored entries, and the rows' common length (a ValueError naming a row that differs)."""
     lengths = np.fromiter((len(v) for v in values), dtype=np.int64, count=values.shape[0])
     widths = np.array([lengths[r] if i is None else int(sizes[r]) for r, i in enumerate(idx)], dtype=np.int64)
     odd = np.flatnonzero(widths != widths[0])
     if odd.size:
         raise ValueError(f"feature vectors of different lengths: row {int(odd[0])} has {int(widths[odd[0]])} "
                          f"features, row 0 has {int(widths[0])}")
+    return lengths, int(widths[0])
+
+
+def _csr(values: np.ndarray, idx: np.ndarray, lengths: np.ndarray, width: int) -> Any:
+    """CSR rows of sparse (indices, values) and dense (values) vectors."""
+    import scipy.sparse as sp
+
     indices = np.concatenate([np.arange(n, dtype=np.int32) if i is None else np.asarray(i, dtype=np.int32)
                               for n, i in zip(lengths, idx)])
     data = np.concatenate([np.asarray(v, dtype=np.float64) for v in values])
     indptr = np.concatenate(([0], np.cumsum(lengths)))
-    return sp.csr_matrix((data, indices, indptr), shape=(values.shape[0], int(widths[0])))
+    return sp.csr_matrix((data, indices, indptr), shape=(values.shape[0], width))
 
 
-def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns,
-                stamps: "Stamps | None" = None) -> tuple[Part, Part]:
+def _dense(values: np.ndarray, idx: np.ndarray, width: int) -> np.ndarray:
+    """Dense rows of sparse (indices, values) and dense (values) vectors, written straight into one
+    array (no CSR copy beside it)."""
+    X = np.zeros((values.shape[0], width))
+    for r, (v, i) in enumerate(zip(values, idx)):
+        if i is None:
+            X[r] = v
+        else:
+            X[r, np.asarray(i, dtype=np.intp)] = v
+    return X
+
+
+def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns, stamps: "Stamps | None" = None, *,
+                sparse: bool) -> tuple[Part, Part]:
     """The training and validation rows of one barrier task's partition (runs on an executor);
-    ``stamps`` marks when the rows were read (Arrow batches to pandas) and made arrays."""
+    ``stamps`` marks when the rows were read (Arrow batches to pandas) and made arrays; ``sparse``:
+    sparse vectors as CSR rows (:func:`keeps_sparse`)."""
     import pandas as pd
 
     frames = list(batches)
@@ -133,7 +169,7 @@ def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns,
     for flag in (0, 1):
         rows = pdf[pdf[VALID_COL] == flag]
         row_sets = {p: np.flatnonzero(rows[c].to_numpy(bool)) for p, c in cols.objective_cols} if flag == 0 else {}
-        out.append(Part(features_matrix(rows), rows[cols.label_col].to_numpy(np.float64),
+        out.append(Part(features_matrix(rows, sparse=sparse), rows[cols.label_col].to_numpy(np.float64),
                         rows[cols.qid_col].to_numpy(),
                         rows[cols.weight_col].to_numpy(np.float64) if cols.weight_col else None,
                         rows[cols.doc_col].to_numpy() if cols.doc_col else None, row_sets))

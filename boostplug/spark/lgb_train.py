@@ -39,7 +39,7 @@ def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFr
 
         stamps = Stamps()
         ctx = BarrierTaskContext.get()
-        train, valid = part_arrays(batches, job.cols, stamps)
+        train, valid = part_arrays(batches, job.cols, stamps, sparse=job.sparse)
         host = ctx.getTaskInfos()[ctx.partitionId()].address.rsplit(":", 1)[0]
         port = free_port(host)
         machines = ",".join(ctx.allGather(f"{host}:{port}"))

@@ -95,12 +95,15 @@ class _RankerParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasWeightCol)
                                    "boolean column marking validation rows ('' for none)", TypeConverters.toString)
     metric = Param(Params._dummy(), "metric", "boostplug metric on the validation rows", TypeConverters.toString)
     earlyStoppingRounds = Param(Params._dummy(), "earlyStoppingRounds", "0: no early stopping", TypeConverters.toInt)
+    sparseMissing = Param(Params._dummy(), "sparseMissing", "XGBoost: an entry a sparse vector does not store is "
+                          "missing (default false: a zero, as in the row stored dense)", TypeConverters.toBoolean)
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._setDefault(qidCol="qid", framework="xgboost", objective="mpboost", objectiveParams="{}",
                          boosterParams="{}", numBoostRound=100, numWorkers=0, validationIndicatorCol="",
-                         metric="ndcg@10", earlyStoppingRounds=0, weightCol="", docCol="", objectiveCols="{}")
+                         metric="ndcg@10", earlyStoppingRounds=0, weightCol="", docCol="", objectiveCols="{}",
+                         sparseMissing=False)
 
 
 class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWritable):
@@ -115,7 +118,8 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
 
     Click pairs (QBRank's P ∪ L): ``objectiveParams={"pairs": prefs.keyed(), "w": 0.5,
     "label_pairs": False}``, ``docCol`` (each row's document key), ``objectiveCols={"labeled_rows":
-    "judged"}``; the table is saved with the stage's params.
+    "judged"}``; the table is saved with the stage's params. ``sparseMissing``: XGBoost reads an
+    entry a sparse vector does not store as missing (default: a zero), in training and ``transform``.
     """
 
     @keyword_only
@@ -144,7 +148,8 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
             weight_col=self.getOrDefault(self.weightCol) or None, doc_col=self.getOrDefault(self.docCol) or None,
             objective_cols=json.loads(self.getOrDefault(self.objectiveCols)), valid_df=valid,
             metric=self.getOrDefault(self.metric), early_stopping_rounds=rounds or None,
-            num_workers=self.getOrDefault(self.numWorkers) or None)
+            num_workers=self.getOrDefault(self.numWorkers) or None,
+            sparse_missing=self.getOrDefault(self.sparseMissing))
         model = RankerModel(framework=framework, featuresCol=self.getFeaturesCol(),
                             predictionCol=self.getPredictionCol(), modelPayload=_payload(framework, booster))
         return self._copyValues(model)
@@ -187,7 +192,7 @@ class RankerModel(Model, _RankerParams, DefaultParamsReadable, DefaultParamsWrit
 
     def _transform(self, dataset: "DataFrame") -> "DataFrame":
         return predict(dataset, self.booster(), features_col=self.getFeaturesCol(),
-                       output_col=self.getPredictionCol())
+                       output_col=self.getPredictionCol(), sparse_missing=self.getOrDefault(self.sparseMissing))
 
 
 class QueryEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol, DefaultParamsReadable,

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ._barrier import X_COL, X_IDX, X_SIZE, Columns, features_matrix
+from ._barrier import X_COL, X_IDX, X_SIZE, Columns, features_matrix, keeps_sparse
 from ._spark import require_columns, require_frame
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,11 +56,13 @@ class ModelBytes:
 
 
 def predict(df: "DataFrame", model: Any, *, features_col: str | None = "features",
-            feature_cols: Sequence[str] | None = None, output_col: str = "prediction") -> "DataFrame":
+            feature_cols: Sequence[str] | None = None, output_col: str = "prediction",
+            sparse_missing: bool = False) -> "DataFrame":
     """``df`` with ``output_col``: each row's score (the raw margin) by ``model``, an ``lgb.Booster`` or
-    ``xgb.Booster`` trained on the same features, in the same order (sparse vectors scored as CSR
-    rows, as they train). Lazy, like any Spark transformation; rows keep their partitions (no query
-    layout is needed to score)."""
+    ``xgb.Booster`` trained on the same features, in the same order. Sparse vectors are read as
+    they train (:func:`~boostplug.spark.train`'s ``sparse_missing``): an absent entry is a zero,
+    or with ``sparse_missing=True`` (XGBoost only) missing. Lazy, like any Spark transformation;
+    rows keep their partitions (no query layout is needed to score)."""
     from pyspark.sql import functions as F
     from pyspark.sql.functions import pandas_udf
 
@@ -70,13 +72,14 @@ def predict(df: "DataFrame", model: Any, *, features_col: str | None = "features
     if output_col in df.columns:
         raise ValueError(f"output_col {output_col!r} is already a column of the DataFrame; choose another name")
     shipped = ModelBytes(model)
+    sparse = keeps_sparse(shipped.kind, sparse_missing)
 
     import pandas as pd
 
     @pandas_udf("double")  # type: ignore[call-overload]
     def score(x: pd.Series, idx: pd.Series, size: pd.Series) -> pd.Series:
-        return pd.Series(shipped.predict(features_matrix(pd.DataFrame({X_COL: x, X_IDX: idx, X_SIZE: size}))),
-                         index=x.index)
+        X = features_matrix(pd.DataFrame({X_COL: x, X_IDX: idx, X_SIZE: size}), sparse=sparse)
+        return pd.Series(shipped.predict(X), index=x.index)
 
     with_x = cols.features_as_array(df)
     return with_x.withColumn(output_col, score(F.col(X_COL), F.col(X_IDX), F.col(X_SIZE))).drop(X_COL, X_IDX, X_SIZE)

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .._validation import check_rounds
 from ..frameworks._metric_spec import MetricSpec
-from . import lgb_train, xgb_train
 from ..frameworks.distributed.rows import Part
 from ..frameworks.distributed.xgboost_worker import start_tracker
+from . import lgb_train, xgb_train
 from ._barrier import (Columns, ShippedObjective, check_distributable, check_objective_cols, driver_host,
-                       prepare_frame, run_barrier)
+                       keeps_sparse, prepare_frame, run_barrier)
 from .stages import StageTimes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,6 +38,8 @@ class Job:
     early_stopping_rounds: int | None
     n_workers: int
     tracker_args: dict[str, Any] | None
+    #: Sparse vectors as CSR rows, else dense rows (:func:`~boostplug.spark._barrier.keeps_sparse`).
+    sparse: bool
 
     def objective(self, factory: Any, part: Part) -> Any:
         """The framework's objective callable for a worker's training rows ``part``, built on the
@@ -66,14 +68,15 @@ def train(
     early_stopping_rounds: int | None = None,
     num_workers: int | None = None,
     repartition: bool = True,
+    sparse_missing: bool = False,
     stage_times: StageTimes | None = None,
 ) -> Any:
     """Train ``framework`` (``"xgboost"``, ``"lightgbm"``) with a boostplug objective on a Spark
     DataFrame, one barrier task (worker) per partition.
 
     Args:
-        df: the training rows: features in ``features_col`` (a ``pyspark.ml`` vector or an
-            array of numbers; sparse vectors train as CSR rows) or in the numeric ``feature_cols``; ``label_col``, ``qid_col``,
+        df: the training rows: features in ``features_col`` (a ``pyspark.ml`` vector, sparse or
+            dense, or an array of numbers) or in the numeric ``feature_cols``; ``label_col``, ``qid_col``,
             optionally ``weight_col`` (one weight per row, the same for every row of a query) and
             ``doc_col`` (each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs`
             in ``objective_params``, such as QBRank's ``pairs=clicks.preferences(...).keyed()``:
@@ -97,6 +100,13 @@ def train(
         repartition: ``True`` (default) lays the rows out by :func:`repartition_by_query`; ``False``
             keeps ``df``'s partitions, which must hold whole queries (checked: a split query is a
             ``ValueError`` naming it).
+        sparse_missing: XGBoost only. ``False`` (default): an entry a sparse vector does not
+            store is a zero, as in the same row stored dense (``VectorAssembler`` stores each row
+            whichever way is smaller), so the model does not depend on that choice; each
+            partition's rows reach XGBoost dense. ``True``: such an entry is missing, as in
+            ``xgb.DMatrix`` of a CSR matrix (the partition stays CSR, so wide sparse vectors fit);
+            score with :func:`predict`'s ``sparse_missing=True`` then. LightGBM reads absent
+            entries as zeros and always keeps sparse vectors CSR (it refuses ``True``).
         stage_times: a :class:`~boostplug.spark.stages.StageTimes` to fill with the time of each
             stage of the run (profiling).
 
@@ -113,6 +123,7 @@ def train(
     backend = _BACKENDS[framework]
     who = f"train_{framework}"
     check_rounds(num_boost_round, "num_boost_round")
+    sparse = keeps_sparse(framework, sparse_missing)
     objective_params = dict(objective_params or {})
     obj = backend.objective(objective, **objective_params)  # validates the parameters on the driver
     objective_cols = {} if objective_cols is None else objective_cols
@@ -129,7 +140,7 @@ def train(
     try:
         tracker = start_tracker(driver_host(df), layout.n_partitions) if backend.uses_tracker(spec) else None
         job = Job(cols, shipped, objective_params, framework_params, num_boost_round, spec, early_stopping_rounds,
-                  layout.n_partitions, tracker)
+                  layout.n_partitions, tracker, sparse)
         rows = run_barrier(laid, backend.task(job), backend.SCHEMA)
     finally:
         laid.unpersist()

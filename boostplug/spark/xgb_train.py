@@ -44,7 +44,7 @@ def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFr
 
         stamps = Stamps()
         ctx = BarrierTaskContext.get()
-        train, valid = part_arrays(batches, job.cols, stamps)
+        train, valid = part_arrays(batches, job.cols, stamps, sparse=job.sparse)
         model = train_part(train, job.params, job.objective(objective, train), job.num_boost_round,
                            tracker_args=job.tracker_args, task_id=str(ctx.partitionId()), valid=valid,
                            metric=job.metric, early_stopping_rounds=job.early_stopping_rounds, stamps=stamps)

@@ -12,6 +12,11 @@ query shuffle, the histogram bytes reduced per tree level).
 
     python benchmarks/spark_training.py [--scale 0.05] [--rounds 20] [--objective mpboost]
     python benchmarks/spark_training.py --tiny      # a few seconds of data: checks that it runs
+    python benchmarks/spark_training.py --stages    # Spark alone: the seconds of each stage of one training
+
+``--stages`` runs only the Spark engine and prints where its time went, stage by stage
+(:mod:`boostplug.spark.stages`: the layout shuffle, task launch, Arrow batches into pandas,
+features to arrays, the workers' network, the DMatrix, training, the model's return).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,8 +53,9 @@ def _frame(d):
     return pd.DataFrame(d.X, columns=cols).assign(label=d.y, qid=qid_from_group_ptr(d.group_ptr)), cols
 
 
-def run_engine(engine: str, scale: float, rounds: int, objective: str) -> dict[str, float]:
-    """One engine end to end (in a child process); returns its training seconds."""
+def run_engine(engine: str, scale: float, rounds: int, objective: str, stages: bool = False) -> dict[str, Any]:
+    """One engine end to end (in a child process); returns its training seconds (and Spark's
+    seconds per stage with ``stages``)."""
     import xgboost as xgb
 
     from boostplug import xgboost as bpx
@@ -77,6 +84,7 @@ def run_engine(engine: str, scale: float, rounds: int, objective: str) -> dict[s
     from pyspark.sql import SparkSession
 
     from boostplug import spark as bps
+    from boostplug.spark.stages import StageTimes
 
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
@@ -85,9 +93,13 @@ def run_engine(engine: str, scale: float, rounds: int, objective: str) -> dict[s
     spark.sparkContext.setLogLevel("ERROR")
     sdf = spark.createDataFrame(df)
     del df
+    times = StageTimes()
     t0 = time.perf_counter()
-    bps.train_xgboost(sdf, objective, params=params, num_boost_round=rounds, feature_cols=cols, num_workers=2)
-    out = {"train_s": time.perf_counter() - t0}
+    bps.train_xgboost(sdf, objective, params=params, num_boost_round=rounds, feature_cols=cols, num_workers=2,
+                      stage_times=times)
+    out: dict[str, Any] = {"train_s": time.perf_counter() - t0}
+    if stages:
+        out["stages"] = times.seconds()
     spark.stop()
     return out
 
@@ -109,10 +121,11 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def measure(engine: str, args: argparse.Namespace) -> dict[str, float]:
-    """Run one engine in a child process; its wall time, training time and peak tree memory."""
+def measure(engine: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Run one engine in a child process; its wall time, training time and peak tree memory (and
+    with ``--stages`` Spark's seconds per stage)."""
     cmd = [sys.executable, __file__, "--child", engine, "--scale", str(args.scale), "--rounds", str(args.rounds),
-           "--objective", args.objective]
+           "--objective", args.objective, *(["--stages"] if args.stages else [])]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     peak = [0]
@@ -129,7 +142,8 @@ def measure(engine: str, args: argparse.Namespace) -> dict[str, float]:
     if proc.returncode:
         raise SystemExit(f"{engine} failed (exit {proc.returncode})")
     result = json.loads(out.strip().splitlines()[-1])
-    return {"wall_s": time.perf_counter() - t0, "train_s": result["train_s"], "peak_gib": peak[0] / 2**30}
+    return {"wall_s": time.perf_counter() - t0, "train_s": result["train_s"], "peak_gib": peak[0] / 2**30,
+            "stages": result.get("stages", {})}
 
 
 def on_paper(scale: float, workers: tuple[int, ...] = (2, 8, 32, 128)) -> None:
@@ -159,12 +173,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--objective", default="mpboost")
     ap.add_argument("--tiny", action="store_true", help="0.2%% of the size and 2 rounds: checks that it runs")
+    ap.add_argument("--stages", action="store_true", help="Spark only: the seconds of each stage of one training")
     ap.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.tiny:
         args.scale, args.rounds = 0.002, 2
     if args.child:
-        print(json.dumps(run_engine(args.child, args.scale, args.rounds, args.objective)))
+        print(json.dumps(run_engine(args.child, args.scale, args.rounds, args.objective, args.stages)))
+        return
+    if args.stages:
+        r = measure("spark", args)
+        print(f"Spark local[2], XGBoost, {args.objective}, {args.rounds} rounds, scale {args.scale} of MSLR-WEB30K: "
+              f"wall {r['wall_s']:.1f} s, train {r['train_s']:.1f} s; per stage (task stages: the slowest worker)")
+        for name, sec in r["stages"].items():
+            print(f"  {name:<8} {sec:>9.3f} s")
         return
     print(f"XGBoost, {args.objective}, {args.rounds} rounds, scale {args.scale} of MSLR-WEB30K, 2 workers / 1 thread")
     rows = {engine: measure(engine, args) for engine in ENGINES}

@@ -20,6 +20,7 @@ Example (``df`` with a ``features`` vector column, ``label`` and ``qid``)::
 * :func:`predict`: a pandas UDF scoring a DataFrame with either framework's booster.
 * :mod:`boostplug.spark.ml`: the ``pyspark.ml`` Estimator (``Ranker``), Model, query-grouped
   evaluator and query folds for ``CrossValidator`` (imports pyspark when imported).
+* :mod:`boostplug.spark.stages`: ``StageTimes``, where one training's time went, stage by stage.
 * Click logs: ``boostplug.clicks.preferences`` takes a Spark DataFrame.
 
 pyspark is imported when first needed (``pip install 'boostplug[spark]'``; Spark needs Java 17+).

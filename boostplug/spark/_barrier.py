@@ -1,12 +1,12 @@
 """What the Spark trainers share: the training DataFrame laid out for barrier tasks (features,
 label, query id, weight and a validation flag; whole queries per partition, checked), one
-partition's rows as numpy arrays, the objective's registry entry shipped to the executors, and
-running one barrier stage."""
+partition's rows as numpy arrays (sparse vectors as a scipy CSR matrix), the objective's
+registry entry shipped to the executors, and running one barrier stage."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -20,11 +20,17 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from pyspark.sql import DataFrame
 
-__all__ = ["VALID_COL", "X_COL", "Columns", "ShippedObjective", "features_matrix", "part_arrays",
-           "prepare_frame", "check_distributable", "driver_host", "run_barrier"]
+    from ..frameworks.distributed.stamps import Stamps
 
-#: The features of a row as one array of doubles, as the tasks read them.
+__all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "ShippedObjective", "keeps_sparse", "features_matrix",
+           "part_arrays", "prepare_frame", "check_boolean_columns", "check_objective_cols", "check_distributable",
+           "driver_host", "run_barrier"]
+
+#: The features of a row as one array of doubles, as the tasks read them (a sparse vector's nonzeros).
 X_COL = "__boostplug_x"
+#: A sparse vector's indices (null for a dense row) and its length (null for a dense row).
+X_IDX = "__boostplug_x_idx"
+X_SIZE = "__boostplug_x_size"
 #: 1 on the rows of the validation DataFrame, 0 on the training rows.
 VALID_COL = "__boostplug_valid"
 
@@ -33,7 +39,9 @@ VALID_COL = "__boostplug_valid"
 class Columns:
     """Where the data is: a vector/array ``features_col`` or numeric ``feature_cols``; the label,
     query id and optional weight (one per row, equal within a query) and document-key columns (the
-    key a :class:`~boostplug.keyed_pairs.KeyedPairs` objective parameter names rows by)."""
+    key a :class:`~boostplug.keyed_pairs.KeyedPairs` objective parameter names rows by), and
+    ``objective_cols``: ``(parameter, boolean column)`` pairs, a row-set objective parameter
+    (QBRank's ``labeled_rows``) given as the training rows where its column is true."""
 
     label_col: str = "label"
     qid_col: str = "qid"
@@ -41,8 +49,10 @@ class Columns:
     feature_cols: Sequence[str] | None = None
     weight_col: str | None = None
     doc_col: str | None = None
+    objective_cols: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "objective_cols", tuple(dict(self.objective_cols).items()))
         if self.feature_cols is not None:
             object.__setattr__(self, "feature_cols", tuple(self.feature_cols))
             object.__setattr__(self, "features_col", None)
@@ -52,44 +62,119 @@ class Columns:
     def feature_columns(self) -> list[str]:
         return [self.features_col] if self.feature_cols is None else list(self.feature_cols)
 
-    def needed(self) -> list[str]:
+    def needed(self, *, training: bool = True) -> list[str]:
+        """The columns training reads (of a validation frame: without the row-set columns)."""
         optional = [c for c in (self.weight_col, self.doc_col) if c]
-        return self.feature_columns() + [self.label_col, self.qid_col] + optional
+        row_sets = [c for _, c in self.objective_cols] if training else []
+        return self.feature_columns() + [self.label_col, self.qid_col] + optional + row_sets
 
     def features_as_array(self, df: "DataFrame") -> "DataFrame":
-        """``df`` with the features in one array-of-double column (``pyspark.ml`` vectors converted)."""
+        """``df`` with the features as the tasks read them: :data:`X_COL` an array of doubles, and for a
+        ``pyspark.ml`` sparse vector its indices (:data:`X_IDX`) and length (:data:`X_SIZE`), so
+        that it stays sparse (null for the dense rows and for array or numeric feature columns)."""
         from pyspark.sql import functions as F
 
+        none_idx, none_size = F.lit(None).cast("array<int>"), F.lit(None).cast("int")
         if self.feature_cols is not None:
-            return df.withColumn(X_COL, F.array(*[F.col(c).cast("double") for c in self.feature_cols]))
-        from pyspark.ml.functions import vector_to_array
+            x = F.array(*[F.col(c).cast("double") for c in self.feature_cols])
+            return df.withColumns({X_COL: x, X_IDX: none_idx, X_SIZE: none_size})
         from pyspark.ml.linalg import VectorUDT
 
         col = F.col(self.features_col)
-        is_vector = isinstance(df.schema[self.features_col].dataType, VectorUDT)
-        return df.withColumn(X_COL, vector_to_array(col) if is_vector else col.cast("array<double>"))
+        if not isinstance(df.schema[self.features_col].dataType, VectorUDT):
+            return df.withColumns({X_COL: col.cast("array<double>"), X_IDX: none_idx, X_SIZE: none_size})
+        raw = F.unwrap_udt(col)  # type 0 (sparse): size, indices, values; type 1 (dense): values
+        return df.withColumns({X_COL: raw.values, X_IDX: raw.indices, X_SIZE: raw.size})
 
 
-def features_matrix(pdf: "pd.DataFrame") -> np.ndarray:
-    """The feature matrix of a pandas batch holding the array column :func:`Columns.features_as_array` made."""
+def keeps_sparse(framework: str, sparse_missing: Any) -> bool:
+    """Whether sparse vectors reach ``framework`` as CSR rows (``True``) or as dense rows, their
+    absent entries zeros. LightGBM reads a CSR matrix's absent entries as zeros, as a dense row's
+    zeros: CSR, whatever ``sparse_missing``, which it refuses. XGBoost reads them as missing, so a
+    row would train differently stored sparse than dense: dense rows unless ``sparse_missing``
+    asks for that reading."""
+    if not isinstance(sparse_missing, (bool, np.bool_)):
+        raise TypeError(f"sparse_missing must be True or False, got {show(sparse_missing)}")
+    if framework == "lightgbm":
+        if sparse_missing:
+            raise ValueError("sparse_missing=True is XGBoost's reading of a sparse vector's absent entries; "
+                             "LightGBM reads them as zeros (leave sparse_missing out)")
+        return True
+    return bool(sparse_missing)
+
+
+def features_matrix(pdf: "pd.DataFrame", *, sparse: bool) -> Any:
+    """The feature matrix of a pandas batch holding the columns :meth:`Columns.features_as_array`
+    made: a numpy array, or with ``sparse`` a scipy CSR matrix when any row is a sparse vector
+    (no dense rows x features array is built then; the dense rows' entries are all stored, zeros
+    included, so a zero there stays a value, and only a sparse vector's absent entries are
+    absent). Without ``sparse``, a sparse vector's absent entries are zeros of a dense array."""
     values = pdf[X_COL].to_numpy()
-    return np.stack(values).astype(np.float64, copy=False) if values.shape[0] else np.zeros((0, 0))
+    if not values.shape[0]:
+        return np.zeros((0, 0))
+    idx = pdf[X_IDX].to_numpy() if X_IDX in pdf.columns else None
+    if idx is None or not any(i is not None for i in idx):
+        return np.stack(values).astype(np.float64, copy=False)
+    lengths, width = _lengths_and_width(values, idx, pdf[X_SIZE].to_numpy())
+    return _csr(values, idx, lengths, width) if sparse else _dense(values, idx, width)
 
 
-def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns) -> tuple[Part, Part]:
-    """The training and validation rows of one barrier task's partition (runs on an executor)."""
+def _lengths_and_width(values: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's stored entries, and the rows' common length (a ValueError naming a row that differs)."""
+    lengths = np.fromiter((len(v) for v in values), dtype=np.int64, count=values.shape[0])
+    widths = np.array([lengths[r] if i is None else int(sizes[r]) for r, i in enumerate(idx)], dtype=np.int64)
+    odd = np.flatnonzero(widths != widths[0])
+    if odd.size:
+        raise ValueError(f"feature vectors of different lengths: row {int(odd[0])} has {int(widths[odd[0]])} "
+                         f"features, row 0 has {int(widths[0])}")
+    return lengths, int(widths[0])
+
+
+def _csr(values: np.ndarray, idx: np.ndarray, lengths: np.ndarray, width: int) -> Any:
+    """CSR rows of sparse (indices, values) and dense (values) vectors."""
+    import scipy.sparse as sp
+
+    indices = np.concatenate([np.arange(n, dtype=np.int32) if i is None else np.asarray(i, dtype=np.int32)
+                              for n, i in zip(lengths, idx)])
+    data = np.concatenate([np.asarray(v, dtype=np.float64) for v in values])
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    return sp.csr_matrix((data, indices, indptr), shape=(values.shape[0], width))
+
+
+def _dense(values: np.ndarray, idx: np.ndarray, width: int) -> np.ndarray:
+    """Dense rows of sparse (indices, values) and dense (values) vectors, written straight into one
+    array (no CSR copy beside it)."""
+    X = np.zeros((values.shape[0], width))
+    for r, (v, i) in enumerate(zip(values, idx)):
+        if i is None:
+            X[r] = v
+        else:
+            X[r, np.asarray(i, dtype=np.intp)] = v
+    return X
+
+
+def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns, stamps: "Stamps | None" = None, *,
+                sparse: bool) -> tuple[Part, Part]:
+    """The training and validation rows of one barrier task's partition (runs on an executor);
+    ``stamps`` marks when the rows were read (Arrow batches to pandas) and made arrays; ``sparse``:
+    sparse vectors as CSR rows (:func:`keeps_sparse`)."""
     import pandas as pd
 
     frames = list(batches)
     pdf = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         {X_COL: [], cols.label_col: [], cols.qid_col: [], VALID_COL: []})
+    if stamps is not None:
+        stamps.mark("read")
     out = []
     for flag in (0, 1):
         rows = pdf[pdf[VALID_COL] == flag]
-        out.append(Part(features_matrix(rows), rows[cols.label_col].to_numpy(np.float64),
+        row_sets = {p: np.flatnonzero(rows[c].to_numpy(bool)) for p, c in cols.objective_cols} if flag == 0 else {}
+        out.append(Part(features_matrix(rows, sparse=sparse), rows[cols.label_col].to_numpy(np.float64),
                         rows[cols.qid_col].to_numpy(),
                         rows[cols.weight_col].to_numpy(np.float64) if cols.weight_col else None,
-                        rows[cols.doc_col].to_numpy() if cols.doc_col else None))
+                        rows[cols.doc_col].to_numpy() if cols.doc_col else None, row_sets))
+    if stamps is not None:
+        stamps.mark("arrays")
     return out[0], out[1]
 
 
@@ -110,14 +195,17 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
     def needed(frame: "DataFrame") -> list[str]:  # the columns training reads; other columns stay behind
         return [*cols.needed(), *([ROW_COL] if ROW_COL in frame.columns else [])]
 
+    check_boolean_columns(df, [c for _, c in cols.objective_cols])
     frames = [df.select(*needed(df)).withColumn(VALID_COL, F.lit(0))]
     if valid_df is not None:
         require_frame(valid_df, f"{who} (valid_df)")
-        require_columns(valid_df, cols.needed())
+        require_columns(valid_df, cols.needed(training=False))
         if not repartition:
             raise ValueError("valid_df needs repartition=True: the validation rows are partitioned together with "
                              "the training rows, on the query id")
-        frames.append(valid_df.select(*needed(valid_df)).withColumn(VALID_COL, F.lit(1)))
+        # the row-set columns mark training rows only: a validation row is in no set
+        unset = {c: F.lit(False) for _, c in cols.objective_cols}
+        frames.append(valid_df.withColumns(unset).select(*needed(valid_df)).withColumn(VALID_COL, F.lit(1)))
     if num_workers is None:
         num_workers = df.rdd.getNumPartitions() if not repartition else \
             df.sparkSession.sparkContext.defaultParallelism
@@ -174,6 +262,37 @@ class ShippedObjective:
         if self.name not in _objectives.names():
             _objectives.register(self.loss_class, name=self.name, summary=self.summary, fixed=self.fixed,
                                  methods=self.methods)
+
+
+def check_boolean_columns(df: "DataFrame", columns: Sequence[str]) -> None:
+    """Each of ``columns`` is a boolean column of ``df``, else a TypeError naming it and its type."""
+    from pyspark.sql.types import BooleanType
+
+    for c in columns:
+        kind = df.schema[c].dataType
+        if not isinstance(kind, BooleanType):
+            raise TypeError(f"column {c!r} marks a set of rows and must be boolean, got {kind.simpleString()}")
+
+
+def check_objective_cols(objective: str, objective_cols: Any, objective_params: dict[str, Any]) -> None:
+    """``objective_cols`` maps row-set parameters of ``objective`` (kind ``row_index``, QBRank's
+    ``labeled_rows``) to column names, none of them given in ``objective_params`` too."""
+    if not isinstance(objective_cols, Mapping):
+        raise TypeError(f"objective_cols must be a dict of parameter -> column, got {type(objective_cols).__name__}")
+    if not objective_cols:
+        return
+    declared = _objectives.get(objective).loss_class.declared_params()
+    for param, col in objective_cols.items():
+        kind = declared[param].kind if param in declared else None
+        if kind != "row_index":
+            sets = [k for k, p in declared.items() if p.kind == "row_index"]
+            raise ValueError(f"objective_cols[{param!r}]: a column gives a set of rows, for the row-set parameters "
+                             f"of {objective!r} ({sets or 'it has none'}); {param!r} is "
+                             + ("not one of its parameters" if kind is None else f"of kind {kind!r}"))
+        if not isinstance(col, str) or not col:
+            raise TypeError(f"objective_cols[{param!r}] must be a column name, got {show(col)}")
+        if param in objective_params:
+            raise ValueError(f"{param!r} is given both in objective_params and in objective_cols; give it once")
 
 
 def check_distributable(obj: Any, early_stopping_rounds: Any, valid_df: Any) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.distributed.lightgbm_worker import free_port, load, prepare_params, train_part
+from ..frameworks.distributed.stamps import Stamps
 from ..frameworks.lightgbm.adapters import objective
 from ..frameworks.lightgbm.model_file import record_objective
 from ._barrier import part_arrays
@@ -20,8 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["SCHEMA", "objective", "prepare_params", "uses_tracker", "task", "load", "record_objective"]
 
-#: What the first task sends back: the model text.
-SCHEMA = "model string"
+#: What each task sends back: its stage stamps, and the first task the model text.
+SCHEMA = "model string, stages string"
 
 
 def uses_tracker(metric: MetricSpec | None) -> bool:
@@ -36,17 +37,19 @@ def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFr
         import pandas as pd
         from pyspark import BarrierTaskContext
 
+        stamps = Stamps()
         ctx = BarrierTaskContext.get()
-        train, valid = part_arrays(batches, job.cols)
+        train, valid = part_arrays(batches, job.cols, stamps, sparse=job.sparse)
         host = ctx.getTaskInfos()[ctx.partitionId()].address.rsplit(":", 1)[0]
         port = free_port(host)
         machines = ",".join(ctx.allGather(f"{host}:{port}"))
-        text = train_part(train, job.params, job.objective(objective), job.num_boost_round, machines=machines,
-                          port=port, n_workers=job.n_workers, valid=valid, metric=job.metric,
+        stamps.mark("join")
+        text = train_part(train, job.params, job.objective(objective, train), job.num_boost_round,
+                          machines=machines, port=port, n_workers=job.n_workers, valid=valid, metric=job.metric,
                           early_stopping_rounds=job.early_stopping_rounds, tracker_args=job.tracker_args,
-                          task_id=str(ctx.partitionId()))
+                          task_id=str(ctx.partitionId()), stamps=stamps)
         ctx.barrier()
-        if ctx.partitionId() == 0:
-            yield pd.DataFrame({"model": [text]})
+        stamps.mark("return")
+        yield pd.DataFrame({"model": [text if ctx.partitionId() == 0 else None], "stages": [stamps.to_json()]})
 
     return run

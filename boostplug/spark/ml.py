@@ -15,6 +15,7 @@ import numpy as np
 from .. import metrics as _metrics
 from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.distributed.metric import from_sums, metric_sums
+from ..keyed_pairs import KeyedPairs
 from ._spark import pyspark_module, require_columns, require_frame
 from .scoring import predict
 from .training import train
@@ -33,13 +34,45 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable  # noqa
 
 __all__ = ["Ranker", "RankerModel", "QueryEvaluator", "query_folds"]
 
+#: The JSON tag of a KeyedPairs table inside objectiveParams.
+_KEYED = "__boostplug_keyed_pairs__"
+
+
+def _array_json(a: np.ndarray | None) -> Any:
+    """An id or weight array as JSON, with its dtype (object ids stay objects, so they join the rows' keys)."""
+    return None if a is None else {"dtype": "O" if a.dtype.kind == "O" else a.dtype.str, "values": a.tolist()}
+
+
+def _array_from_json(v: Any) -> np.ndarray | None:
+    return None if v is None else np.array(v["values"], dtype=np.dtype(v["dtype"]))
+
+
+def _to_json(value: Any) -> Any:
+    """``json.dumps``'s hook: a KeyedPairs table as a tagged object of its columns."""
+    if isinstance(value, KeyedPairs):
+        return {_KEYED: {k: _array_json(getattr(value, k)) for k in ("query", "better", "worse", "weight")}}
+    raise TypeError(f"an objective parameter must be JSON data or a KeyedPairs table, got {type(value).__name__}")
+
+
+def _from_json(obj: dict[str, Any]) -> Any:
+    """``json.loads``'s hook: the KeyedPairs tables :func:`_to_json` tagged."""
+    if set(obj) == {_KEYED}:
+        return KeyedPairs(**{k: _array_from_json(v) for k, v in obj[_KEYED].items()})
+    return obj
+
+
 def _json_dict(value: Any) -> str:
-    """A dict Param kept as JSON text (what Spark's param metadata can save)."""
+    """A dict Param kept as JSON text (what Spark's param metadata can save); KeyedPairs tables
+    inside it are kept as their columns."""
     if isinstance(value, str):
-        value = json.loads(value)
+        value = json.loads(value, object_hook=_from_json)
     if not isinstance(value, dict):
         raise TypeError(f"expected a dict of parameters, got {type(value).__name__}")
-    return json.dumps(value, sort_keys=True)
+    return json.dumps(value, sort_keys=True, default=_to_json)
+
+
+def _dict_param(text: str) -> dict[str, Any]:
+    return json.loads(text, object_hook=_from_json)
 
 
 class _RankerParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasWeightCol):
@@ -47,8 +80,12 @@ class _RankerParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasWeightCol)
     framework = Param(Params._dummy(), "framework", "'xgboost' or 'lightgbm'", TypeConverters.toString)
     objective = Param(Params._dummy(), "objective", "a registered boostplug objective's name",
                       TypeConverters.toString)
-    objectiveParams = Param(Params._dummy(), "objectiveParams", "the objective's parameters (a dict, kept as JSON)",
-                            _json_dict)
+    objectiveParams = Param(Params._dummy(), "objectiveParams", "the objective's parameters (a dict, kept as JSON; "
+                            "KeyedPairs tables allowed)", _json_dict)
+    docCol = Param(Params._dummy(), "docCol", "document key column, for KeyedPairs objective parameters ('' for none)",
+                   TypeConverters.toString)
+    objectiveCols = Param(Params._dummy(), "objectiveCols", "row-set objective parameters from boolean columns "
+                          "(a dict parameter -> column, kept as JSON)", _json_dict)
     boosterParams = Param(Params._dummy(), "boosterParams", "the framework's parameters (a dict, kept as JSON)",
                           _json_dict)
     numBoostRound = Param(Params._dummy(), "numBoostRound", "boosting rounds", TypeConverters.toInt)
@@ -58,12 +95,15 @@ class _RankerParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasWeightCol)
                                    "boolean column marking validation rows ('' for none)", TypeConverters.toString)
     metric = Param(Params._dummy(), "metric", "boostplug metric on the validation rows", TypeConverters.toString)
     earlyStoppingRounds = Param(Params._dummy(), "earlyStoppingRounds", "0: no early stopping", TypeConverters.toInt)
+    sparseMissing = Param(Params._dummy(), "sparseMissing", "XGBoost: an entry a sparse vector does not store is "
+                          "missing (default false: a zero, as in the row stored dense)", TypeConverters.toBoolean)
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._setDefault(qidCol="qid", framework="xgboost", objective="mpboost", objectiveParams="{}",
                          boosterParams="{}", numBoostRound=100, numWorkers=0, validationIndicatorCol="",
-                         metric="ndcg@10", earlyStoppingRounds=0, weightCol="")
+                         metric="ndcg@10", earlyStoppingRounds=0, weightCol="", docCol="", objectiveCols="{}",
+                         sparseMissing=False)
 
 
 class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWritable):
@@ -75,6 +115,11 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
         ranker = Ranker(objective="mpboost", objectiveParams={"ddf": "ldd"}, numBoostRound=200)
         model = ranker.fit(df)                # RankerModel
         scored = model.transform(test_df)     # + "prediction"
+
+    Click pairs (QBRank's P ∪ L): ``objectiveParams={"pairs": prefs.keyed(), "w": 0.5,
+    "label_pairs": False}``, ``docCol`` (each row's document key), ``objectiveCols={"labeled_rows":
+    "judged"}``; the table is saved with the stage's params. ``sparseMissing``: XGBoost reads an
+    entry a sparse vector does not store as missing (default: a zero), in training and ``transform``.
     """
 
     @keyword_only
@@ -96,13 +141,15 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
         rounds = self.getOrDefault(self.earlyStoppingRounds)
         booster = train(
             train_df, self.getOrDefault(self.objective), framework=framework,
-            objective_params=json.loads(self.getOrDefault(self.objectiveParams)),
+            objective_params=_dict_param(self.getOrDefault(self.objectiveParams)),
             params=json.loads(self.getOrDefault(self.boosterParams)),
             num_boost_round=self.getOrDefault(self.numBoostRound), label_col=self.getLabelCol(),
             qid_col=self.getOrDefault(self.qidCol), features_col=self.getFeaturesCol(),
-            weight_col=self.getOrDefault(self.weightCol) or None, valid_df=valid,
+            weight_col=self.getOrDefault(self.weightCol) or None, doc_col=self.getOrDefault(self.docCol) or None,
+            objective_cols=json.loads(self.getOrDefault(self.objectiveCols)), valid_df=valid,
             metric=self.getOrDefault(self.metric), early_stopping_rounds=rounds or None,
-            num_workers=self.getOrDefault(self.numWorkers) or None)
+            num_workers=self.getOrDefault(self.numWorkers) or None,
+            sparse_missing=self.getOrDefault(self.sparseMissing))
         model = RankerModel(framework=framework, featuresCol=self.getFeaturesCol(),
                             predictionCol=self.getPredictionCol(), modelPayload=_payload(framework, booster))
         return self._copyValues(model)
@@ -145,7 +192,7 @@ class RankerModel(Model, _RankerParams, DefaultParamsReadable, DefaultParamsWrit
 
     def _transform(self, dataset: "DataFrame") -> "DataFrame":
         return predict(dataset, self.booster(), features_col=self.getFeaturesCol(),
-                       output_col=self.getPredictionCol())
+                       output_col=self.getPredictionCol(), sparse_missing=self.getOrDefault(self.sparseMissing))
 
 
 class QueryEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol, DefaultParamsReadable,

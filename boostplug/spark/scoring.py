@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ._barrier import X_COL, Columns, features_matrix
+from ._barrier import X_COL, X_IDX, X_SIZE, Columns, features_matrix, keeps_sparse
 from ._spark import require_columns, require_frame
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,7 +34,8 @@ class ModelBytes:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.kind, self.payload, self._model = state["kind"], state["payload"], None
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
+    def predict(self, X: Any) -> np.ndarray:
+        """Raw scores of the rows of ``X`` (a numpy array or a scipy CSR matrix of sparse vectors)."""
         if self._model is None:
             if self.kind == "lightgbm":
                 import lightgbm as lgb
@@ -55,9 +56,12 @@ class ModelBytes:
 
 
 def predict(df: "DataFrame", model: Any, *, features_col: str | None = "features",
-            feature_cols: Sequence[str] | None = None, output_col: str = "prediction") -> "DataFrame":
+            feature_cols: Sequence[str] | None = None, output_col: str = "prediction",
+            sparse_missing: bool = False) -> "DataFrame":
     """``df`` with ``output_col``: each row's score (the raw margin) by ``model``, an ``lgb.Booster`` or
-    ``xgb.Booster`` trained on the same features, in the same order. Lazy, like any Spark transformation;
+    ``xgb.Booster`` trained on the same features, in the same order. Sparse vectors are read as
+    they train (:func:`~boostplug.spark.train`'s ``sparse_missing``): an absent entry is a zero,
+    or with ``sparse_missing=True`` (XGBoost only) missing. Lazy, like any Spark transformation;
     rows keep their partitions (no query layout is needed to score)."""
     from pyspark.sql import functions as F
     from pyspark.sql.functions import pandas_udf
@@ -68,12 +72,14 @@ def predict(df: "DataFrame", model: Any, *, features_col: str | None = "features
     if output_col in df.columns:
         raise ValueError(f"output_col {output_col!r} is already a column of the DataFrame; choose another name")
     shipped = ModelBytes(model)
+    sparse = keeps_sparse(shipped.kind, sparse_missing)
 
     import pandas as pd
 
     @pandas_udf("double")  # type: ignore[call-overload]
-    def score(x: pd.Series) -> pd.Series:
-        return pd.Series(shipped.predict(features_matrix(pd.DataFrame({X_COL: x}))), index=x.index)
+    def score(x: pd.Series, idx: pd.Series, size: pd.Series) -> pd.Series:
+        X = features_matrix(pd.DataFrame({X_COL: x, X_IDX: idx, X_SIZE: size}), sparse=sparse)
+        return pd.Series(shipped.predict(X), index=x.index)
 
     with_x = cols.features_as_array(df)
-    return with_x.withColumn(output_col, score(F.col(X_COL))).drop(X_COL)
+    return with_x.withColumn(output_col, score(F.col(X_COL), F.col(X_IDX), F.col(X_SIZE))).drop(X_COL, X_IDX, X_SIZE)

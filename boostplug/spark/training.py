@@ -6,13 +6,16 @@ recorded); each framework's barrier task is in :mod:`~boostplug.spark.xgb_train`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .._validation import check_rounds
 from ..frameworks._metric_spec import MetricSpec
-from . import lgb_train, xgb_train
+from ..frameworks.distributed.rows import Part
 from ..frameworks.distributed.xgboost_worker import start_tracker
-from ._barrier import Columns, ShippedObjective, check_distributable, driver_host, prepare_frame, run_barrier
+from . import lgb_train, xgb_train
+from ._barrier import (Columns, ShippedObjective, check_distributable, check_objective_cols, driver_host,
+                       keeps_sparse, prepare_frame, run_barrier)
+from .stages import StageTimes
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -35,11 +38,14 @@ class Job:
     early_stopping_rounds: int | None
     n_workers: int
     tracker_args: dict[str, Any] | None
+    #: Sparse vectors as CSR rows, else dense rows (:func:`~boostplug.spark._barrier.keeps_sparse`).
+    sparse: bool
 
-    def objective(self, factory: Any) -> Any:
-        """The framework's objective callable, built on the executor (its entry registered there first)."""
+    def objective(self, factory: Any, part: Part) -> Any:
+        """The framework's objective callable for a worker's training rows ``part``, built on the
+        executor (its entry registered there first; row-set parameters from the part's columns)."""
         self.shipped.ensure_registered()
-        return factory(self.shipped.name, **self.objective_params)
+        return factory(self.shipped.name, **self.objective_params, **part.row_sets)
 
 
 def train(
@@ -56,22 +62,29 @@ def train(
     feature_cols: Sequence[str] | None = None,
     weight_col: str | None = None,
     doc_col: str | None = None,
+    objective_cols: Mapping[str, str] | None = None,
     valid_df: "DataFrame | None" = None,
     metric: str = "ndcg@10",
     early_stopping_rounds: int | None = None,
     num_workers: int | None = None,
     repartition: bool = True,
+    sparse_missing: bool = False,
+    stage_times: StageTimes | None = None,
 ) -> Any:
     """Train ``framework`` (``"xgboost"``, ``"lightgbm"``) with a boostplug objective on a Spark
     DataFrame, one barrier task (worker) per partition.
 
     Args:
-        df: the training rows: features in ``features_col`` (a ``pyspark.ml`` vector or an
-            array of numbers) or in the numeric ``feature_cols``; ``label_col``, ``qid_col``,
+        df: the training rows: features in ``features_col`` (a ``pyspark.ml`` vector, sparse or
+            dense, or an array of numbers) or in the numeric ``feature_cols``; ``label_col``, ``qid_col``,
             optionally ``weight_col`` (one weight per row, the same for every row of a query) and
             ``doc_col`` (each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs`
             in ``objective_params``, such as QBRank's ``pairs=clicks.preferences(...).keyed()``:
             the table travels whole, and each worker maps it onto its own rows).
+        objective_cols: row-set objective parameters given by boolean columns of ``df``,
+            ``{parameter: column}``: each worker passes the parameter its training rows where the
+            column is true. QBRank's P ∪ L: ``{"labeled_rows": "judged"}``, the judged rows in the
+            squared-error term beside the click pairs (see docs/spark.md).
         objective: a registered objective's name (:func:`boostplug.objectives.names`), yours
             included: its registry entry travels to the executors.
         objective_params: its parameters (row-index parameters are refused: each worker numbers
@@ -87,6 +100,15 @@ def train(
         repartition: ``True`` (default) lays the rows out by :func:`repartition_by_query`; ``False``
             keeps ``df``'s partitions, which must hold whole queries (checked: a split query is a
             ``ValueError`` naming it).
+        sparse_missing: XGBoost only. ``False`` (default): an entry a sparse vector does not
+            store is a zero, as in the same row stored dense (``VectorAssembler`` stores each row
+            whichever way is smaller), so the model does not depend on that choice; each
+            partition's rows reach XGBoost dense. ``True``: such an entry is missing, as in
+            ``xgb.DMatrix`` of a CSR matrix (the partition stays CSR, so wide sparse vectors fit);
+            score with :func:`predict`'s ``sparse_missing=True`` then. LightGBM reads absent
+            entries as zeros and always keeps sparse vectors CSR (it refuses ``True``).
+        stage_times: a :class:`~boostplug.spark.stages.StageTimes` to fill with the time of each
+            stage of the run (profiling).
 
     Returns:
         The trained ``xgb.Booster`` or ``lgb.Booster``, with the objective recorded in it
@@ -101,22 +123,33 @@ def train(
     backend = _BACKENDS[framework]
     who = f"train_{framework}"
     check_rounds(num_boost_round, "num_boost_round")
+    sparse = keeps_sparse(framework, sparse_missing)
     objective_params = dict(objective_params or {})
     obj = backend.objective(objective, **objective_params)  # validates the parameters on the driver
+    objective_cols = {} if objective_cols is None else objective_cols
+    check_objective_cols(objective, objective_cols, objective_params)
     check_distributable(obj, early_stopping_rounds, valid_df)
     framework_params = backend.prepare_params(params or {})
-    cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col, doc_col)
+    cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col, doc_col, tuple(objective_cols.items()))
     spec = MetricSpec(metric) if valid_df is not None else None
     shipped = ShippedObjective.of(objective)
+    times = stage_times if stage_times is not None else StageTimes()
+    times.begin()
     laid, layout = prepare_frame(df, valid_df, cols, num_workers, repartition, who)
+    times.driver.mark("layout")
     try:
         tracker = start_tracker(driver_host(df), layout.n_partitions) if backend.uses_tracker(spec) else None
         job = Job(cols, shipped, objective_params, framework_params, num_boost_round, spec, early_stopping_rounds,
-                  layout.n_partitions, tracker)
+                  layout.n_partitions, tracker, sparse)
         rows = run_barrier(laid, backend.task(job), backend.SCHEMA)
     finally:
         laid.unpersist()
-    return backend.record_objective(backend.load(rows[0][0]), obj)
+    times.driver.mark("barrier")
+    for row in rows:
+        times.add_worker(row["stages"])
+    booster = backend.record_objective(backend.load(next(r["model"] for r in rows if r["model"] is not None)), obj)
+    times.driver.mark("load")
+    return booster
 
 
 def train_xgboost(df: "DataFrame", objective: str, **kwargs: Any) -> Any:

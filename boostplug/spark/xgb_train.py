@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..frameworks._metric_spec import MetricSpec
+from ..frameworks.distributed.stamps import Stamps
 from ..frameworks.distributed.xgboost_worker import load, train_part
 from ..frameworks.xgboost.adapters import objective
 from ..frameworks.xgboost.adapters import params as xgb_params
@@ -20,8 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["SCHEMA", "objective", "prepare_params", "uses_tracker", "task", "load", "record_objective"]
 
-#: What the first task sends back: the model as UBJSON.
-SCHEMA = "model binary"
+#: What each task sends back: its stage stamps, and the first task the model as UBJSON.
+SCHEMA = "model binary, stages string"
 
 
 def prepare_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -41,13 +42,14 @@ def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFr
         import pandas as pd
         from pyspark import BarrierTaskContext
 
+        stamps = Stamps()
         ctx = BarrierTaskContext.get()
-        train, valid = part_arrays(batches, job.cols)
-        model = train_part(train, job.params, job.objective(objective), job.num_boost_round,
+        train, valid = part_arrays(batches, job.cols, stamps, sparse=job.sparse)
+        model = train_part(train, job.params, job.objective(objective, train), job.num_boost_round,
                            tracker_args=job.tracker_args, task_id=str(ctx.partitionId()), valid=valid,
-                           metric=job.metric, early_stopping_rounds=job.early_stopping_rounds)
+                           metric=job.metric, early_stopping_rounds=job.early_stopping_rounds, stamps=stamps)
         ctx.barrier()
-        if ctx.partitionId() == 0:
-            yield pd.DataFrame({"model": [model]})
+        stamps.mark("return")
+        yield pd.DataFrame({"model": [model if ctx.partitionId() == 0 else None], "stages": [stamps.to_json()]})
 
     return run

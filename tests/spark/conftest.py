@@ -80,3 +80,41 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(scope="session")
+def click_pl(spark):
+    """QBRank's P ∪ L as one process builds it and as a Spark frame.
+
+    Click preferences counted from a Spark log of 30 queries (documents keyed by their row), the
+    feature rows the pairs touch found by a Spark join, and 12 judged queries L of their own ids
+    (``judged`` true, their labels in ``label``; the click rows' labels are 0 and unread). Returns
+    ``(df, kw, ts)``: the frame (``f0..f4``, ``label``, ``qid``, ``doc``, ``judged``), QBRank's
+    parameters with the keyed pairs, and ``clicks.training_set``'s one-process set."""
+    import pandas as pd
+    from pyspark.sql import functions as F
+
+    from boostplug import clicks
+    from boostplug.data import make_ranking
+
+    data = make_ranking(n_queries=30, docs_per_query=(4, 10), n_features=5, n_informative=3, seed=7)
+    judged = make_ranking(n_queries=12, docs_per_query=(4, 10), n_features=5, n_informative=3, seed=8)
+    for d in (data, judged):
+        d.X[:] = np.round(d.X, 1)
+    log = clicks.simulate(data, scores=np.zeros(data.n_docs), n_sessions=400, seed=2).to_pandas()
+    prefs = clicks.preferences(spark.createDataFrame(log))
+    ts = clicks.training_set(clicks.to_rows(prefs, data.qid), data.X, data.group_ptr, labeled=judged)
+    feats = [f"f{j}" for j in range(data.X.shape[1])]
+
+    def rows(d, qid_offset, judged_rows):
+        return pd.DataFrame({**{f: d.X[:, j] for j, f in enumerate(feats)}, "label": d.y, "qid": d.qid + qid_offset,
+                             "doc": np.arange(d.n_docs), "judged": judged_rows})
+
+    features = spark.createDataFrame(rows(data, 0, False).assign(label=0.0))
+    pref_df = spark.createDataFrame(prefs.to_pandas())
+    touched = (pref_df.select(F.col("query").alias("qid"), F.col("preferred").alias("doc"))
+               .union(pref_df.select(F.col("query").alias("qid"), F.col("other").alias("doc"))).distinct())
+    click_rows = features.join(touched, ["qid", "doc"], "left_semi")
+    df = click_rows.unionByName(spark.createDataFrame(rows(judged, 1000, True))).orderBy("qid", "doc")
+    kw = {"pairs": prefs.keyed(), "w": 0.5, "pair_tau": 1.0, "label_pairs": False}
+    return df, kw, ts

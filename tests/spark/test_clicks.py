@@ -64,3 +64,45 @@ def test_qbrank_on_click_pairs_and_labels_trained_on_spark_equals_one_process(sp
                     obj=bpx.objective("qbrank", **kw))
     X = xgb.DMatrix(data.X)
     np.testing.assert_allclose(booster.predict(X), ref.predict(X), rtol=1e-5, atol=1e-6)
+
+
+def test_qbrank_p_union_separate_labeled_set_trained_on_spark_equals_one_process(spark, click_pl):
+    """P ∪ L with its own judged queries: the click rows' labels are never read (label_pairs=False),
+    the judged rows (objective_cols' boolean column) are the squared-error term on each worker."""
+    import xgboost as xgb
+
+    from boostplug import xgboost as bpx
+    from boostplug.spark import train_xgboost
+
+    df, kw, ts = click_pl
+    params = {"max_depth": 3, "eta": 0.3, "nthread": 1}
+    feats = [f"f{j}" for j in range(ts.X.shape[1])]
+    booster = train_xgboost(df, "qbrank", objective_params=kw, params=params, num_boost_round=10, doc_col="doc",
+                            objective_cols={"labeled_rows": "judged"}, feature_cols=feats, num_workers=2)
+    one = ts.qbrank_params(w=0.5)
+    assert one["label_pairs"] is False and one["labeled_rows"].size == ts.X.shape[0] - ts.n_click_rows
+    ref = xgb.train(bpx.params(**params), bpx.dmatrix(ts.X, ts.y, group_ptr=ts.group_ptr), 10,
+                    obj=bpx.objective("qbrank", **one))
+    X = xgb.DMatrix(ts.X)
+    np.testing.assert_allclose(booster.predict(X), ref.predict(X), rtol=1e-5, atol=1e-6)
+    # without the judged rows' squared error (labeled="none"), the model is another one: the column counts
+    pairs_only = xgb.train(bpx.params(**params), bpx.dmatrix(ts.X, ts.y, group_ptr=ts.group_ptr), 10,
+                           obj=bpx.objective("qbrank", **{**one, "labeled_rows": None, "labeled": "none"}))
+    assert np.abs(pairs_only.predict(X) - ref.predict(X)).max() > 1e-2
+
+
+def test_objective_cols_refusals(spark, click_pl):
+    from boostplug.spark import train_xgboost
+
+    df, kw, _ = click_pl
+    feats = [f"f{j}" for j in range(5)]
+    with pytest.raises(ValueError, match=r"objective_cols\['w'\]: a column gives a set of rows, for the row-set "
+                                         r"parameters of 'qbrank' \(\['labeled_rows'\]\); 'w' is of kind 'real'"):
+        train_xgboost(df, "qbrank", objective_params=kw, doc_col="doc", objective_cols={"w": "judged"},
+                      feature_cols=feats)
+    with pytest.raises(ValueError, match="'labeled_rows' is given both in objective_params and in objective_cols"):
+        train_xgboost(df, "qbrank", objective_params={**kw, "labeled_rows": [0]}, doc_col="doc",
+                      objective_cols={"labeled_rows": "judged"}, feature_cols=feats)
+    with pytest.raises(TypeError, match="column 'qid' marks a set of rows and must be boolean, got bigint"):
+        train_xgboost(df, "qbrank", objective_params=kw, doc_col="doc", objective_cols={"labeled_rows": "qid"},
+                      feature_cols=feats)

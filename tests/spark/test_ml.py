@@ -78,3 +78,38 @@ def test_bad_stage_arguments(spark, ranking):
         Ranker(framework="catboost").fit(frame(spark, ranking))
     with pytest.raises(ValueError, match="k must be an integer >= 2, got 1"):
         query_folds(frame(spark, ranking), k=1)
+
+
+def test_ranker_with_doc_col_and_keyed_pairs_equals_train(spark, click_pl, tmp_path):
+    """The P ∪ L of tests/spark/test_clicks.py through a saved and reloaded Pipeline: its KeyedPairs
+    table, docCol and objectiveCols survive the save, and the fit equals boostplug.spark.train's
+    (without docCol the table cannot be mapped onto the rows and the fit fails; without
+    objectiveCols the judged rows leave the squared-error term)."""
+    from boostplug.keyed_pairs import KeyedPairs
+    from boostplug.spark import train
+
+    df, kw, _ = click_pl
+    features = [f"f{j}" for j in range(5)]
+    ranker = Ranker(objective="qbrank", objectiveParams=kw, docCol="doc", objectiveCols={"labeled_rows": "judged"},
+                    boosterParams=PARAMS, numBoostRound=6, numWorkers=2)
+    Pipeline(stages=[VectorAssembler(inputCols=features, outputCol="features"), ranker]).write().save(
+        str(tmp_path / "pipe"))
+    loaded = Pipeline.load(str(tmp_path / "pipe"))
+    again = loaded.getStages()[-1]
+    assert again.getOrDefault(again.docCol) == "doc"
+    pairs = json_params(again)["pairs"]
+    assert isinstance(pairs, KeyedPairs)
+    for k in ("query", "better", "worse", "weight"):
+        np.testing.assert_array_equal(getattr(pairs, k), getattr(kw["pairs"], k))
+        assert getattr(pairs, k).dtype == getattr(kw["pairs"], k).dtype
+    booster = loaded.fit(df).stages[-1].booster()
+    want = train(df, "qbrank", objective_params=kw, params=PARAMS, num_boost_round=6, doc_col="doc",
+                 objective_cols={"labeled_rows": "judged"}, feature_cols=features, num_workers=2)
+    X = xgb.DMatrix(df.select(*features).toPandas().to_numpy())
+    np.testing.assert_allclose(booster.predict(X), want.predict(X), rtol=1e-6, atol=1e-7)
+
+
+def json_params(ranker):
+    from boostplug.spark.ml import _dict_param
+
+    return _dict_param(ranker.getOrDefault(ranker.objectiveParams))

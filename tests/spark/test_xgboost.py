@@ -10,6 +10,7 @@ from boostplug import objectives
 from boostplug import xgboost as bpx
 from boostplug.data import make_ranking
 from boostplug.spark import predict, train_xgboost
+from boostplug.spark.stages import StageTimes
 from tests.spark.conftest import frame
 
 ROUNDS = 15
@@ -30,12 +31,19 @@ def _close(a, b):
 
 @pytest.mark.parametrize("name,kw", [("mpboost", {"ddf": "ldd"}), ("qbrank", {})])
 def test_equal_to_one_process(spark, ranking, name, kw):
+    times = StageTimes()
     booster = train_xgboost(frame(spark, ranking), name, objective_params=kw, params=PARAMS,
-                            num_boost_round=ROUNDS, num_workers=2)
+                            num_boost_round=ROUNDS, num_workers=2, stage_times=times)
     X = xgb.DMatrix(ranking.X)
     _close(booster.predict(X), _single(ranking, name, **kw).predict(X))
     rec = bpx.objective_of(booster)
     assert (rec.name, dict(rec.params)) == (name, kw)
+    # every worker stamped its stages, and each stage took a time (a launch may see clocks differ)
+    assert len(times.workers) == 2
+    stages = times.seconds()
+    assert list(stages) == ["layout", "launch", "read", "arrays", "join", "build", "train", "return", "collect",
+                            "load", "total"]
+    assert all(s >= 0 for name, s in stages.items() if name != "launch")
 
 
 def test_registered_user_objective_travels_to_the_executors(spark, ranking):

@@ -15,6 +15,7 @@ from .._metric_spec import MetricSpec
 from ..lightgbm.adapters import dataset
 from .metric import allreduce, from_sums, metric_sums
 from .rows import Part
+from .stamps import Stamps
 
 if TYPE_CHECKING:  # pragma: no cover
     import lightgbm as lgb
@@ -78,15 +79,18 @@ class _EarlyStopping:
 def train_part(train: Part, params: dict[str, Any], objective: Any, num_boost_round: int, *, machines: str,
                port: int, n_workers: int, valid: Part | None = None, metric: MetricSpec | None = None,
                early_stopping_rounds: int | None = None, tracker_args: dict[str, Any] | None = None,
-               task_id: str = "0") -> str:
+               task_id: str = "0", stamps: Stamps | None = None) -> str:
     """Train on this worker's rows as one of ``n_workers`` machines listening at ``machines``
     (this one on ``port``); the model text, the same on every worker. With ``metric``, the
-    workers also join XGBoost's collective (``tracker_args``) to add up the validation metric."""
+    workers also join XGBoost's collective (``tracker_args``) to add up the validation metric.
+    ``stamps`` marks the ends of ``build`` and ``train``."""
     import lightgbm as lgb
 
+    stamps = stamps if stamps is not None else Stamps()
     run_params = {**params, "objective": objective, "machines": machines, "local_listen_port": port,
                   "num_machines": n_workers, "tree_learner": "data_parallel", "pre_partition": True}
     dtrain = dataset(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
+    stamps.mark("build")  # the Dataset itself is built inside lgb.train
     if metric is None:
         booster = lgb.train(run_params, dtrain, num_boost_round)
     else:
@@ -96,6 +100,7 @@ def train_part(train: Part, params: dict[str, Any], objective: Any, num_boost_ro
         with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
             booster = lgb.train(run_params, dtrain, num_boost_round,
                                 callbacks=[_EarlyStopping(metric, valid, early_stopping_rounds)])
+    stamps.mark("train")
     text = booster.model_to_string()
     booster.free_network()
     return text

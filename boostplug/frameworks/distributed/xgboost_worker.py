@@ -14,6 +14,7 @@ from .._query_info import metric_query_weights
 from ..xgboost.adapters import dmatrix
 from .metric import allreduce, from_sums, metric_sums
 from .rows import Part
+from .stamps import Stamps
 
 if TYPE_CHECKING:  # pragma: no cover
     import xgboost as xgb
@@ -46,23 +47,28 @@ def start_tracker(host: str, n_workers: int) -> dict[str, Any]:
 
 def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: int, *,
                tracker_args: dict[str, Any], task_id: str, valid: Part | None = None,
-               metric: MetricSpec | None = None, early_stopping_rounds: int | None = None) -> bytes:
+               metric: MetricSpec | None = None, early_stopping_rounds: int | None = None,
+               stamps: Stamps | None = None) -> bytes:
     """Train on this worker's rows as task ``task_id`` of XGBoost's collective; the model as UBJSON
-    (the same on every worker)."""
+    (the same on every worker). ``stamps`` marks the ends of ``join``, ``build`` and ``train``."""
     import xgboost as xgb
     from xgboost import collective
 
+    stamps = stamps if stamps is not None else Stamps()
     measure = None if metric is None else CollectiveMetric(metric.name)
     with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
+        stamps.mark("join")
         dtrain = dmatrix(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
         evals = []
         if measure is not None:
             dvalid = (dmatrix(valid.X, valid.y, qid=valid.qid, weight=valid.weight) if valid is not None and valid.n_rows
                       else xgb.DMatrix(np.zeros((0, train.X.shape[1])), label=np.zeros(0)))
             evals = [(dvalid, "validation")]
+        stamps.mark("build")
         booster = xgb.train(params, dtrain, num_boost_round, obj=obj, evals=evals, custom_metric=measure,
                             verbose_eval=False, early_stopping_rounds=early_stopping_rounds,
                             maximize=None if measure is None else measure.spec.higher_is_better)
+    stamps.mark("train")
     return bytes(booster.save_raw(raw_format="ubj"))
 
 

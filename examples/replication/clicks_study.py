@@ -506,7 +506,7 @@ def _format_routes(out: dict[str, Any]) -> str:
                   f">= +{TARGET_OVER_PRODUCTION} over production, >= -{LEVEL} against {', '.join(LEVEL_WITH)}; "
                   "seed a+b: each test query's NDCG@10 averaged over those seeds",
                   f"{'condition':<50} {'ndcg@10':>8} " + " ".join(f"{r:>24}" for r in refs)
-                  + f"  target  {'best route':<28}"]
+                  + "  target  best route"]
         for row in rows:
             cond = f"{row['data']}-F{row['fold']} {row['model']} {row['sessions']} {row['presentation']}"
             if row["seed"] != 0:

@@ -43,7 +43,8 @@ count of any strategy's pairs between them has the sign of their difference in a
 Skip Above only ever prefers the lower-shown document.
 
 Presets (:data:`CLICK_PRESETS`, :func:`preset`): the field's reference settings by name, the
-PBM of WSDM 2017 at ``eta`` 0.5, 1 and 2 (noise 1.0/0.1), the cascade, and ULTRA's PBM
+PBM of WSDM 2017 at ``eta`` 0.5, 1 and 2 (noise 1.0/0.1), the cascade, the DCM going on after a
+click with probability 0.5 (the same noise), and ULTRA's PBM
 (examination by rank 0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06 and click
 probability by grade 0.1, 0.16, 0.28, 0.52, 1.0 on grades 0..4; a set whose top grade ``G`` is
 below 4 reads grade ``g`` as ``4 g / G`` on that scale, interpolated: 0.1, 0.28, 1.0 for 0..2).
@@ -154,6 +155,7 @@ CLICK_PRESETS: dict[str, dict[str, Any]] = {
     "pbm-eta1": {"model": "pbm", "eta": 1.0, "eps_plus": 1.0, "eps_minus": 0.1},
     "pbm-eta2": {"model": "pbm", "eta": 2.0, "eps_plus": 1.0, "eps_minus": 0.1},
     "cascade": {"model": "cascade", "eps_plus": 1.0, "eps_minus": 0.1},
+    "dcm": {"model": "dcm", "continue_prob": 0.5, "eps_plus": 1.0, "eps_minus": 0.1},
     "ultra-pbm": {"model": "pbm", "examination": ULTRA_EXAMINATION, "click_prob": ULTRA_CLICK_PROB},
 }
 

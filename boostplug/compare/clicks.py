@@ -186,8 +186,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="simulated click model: pbm (position-based), cascade, dcm (default: %(default)s)")
     g.add_argument("--click-preset", default=None, choices=tuple(CLICK_PRESETS),
                    help="one of the field's reference click models instead of --click-model, --eta and --noise: "
-                        "pbm-eta0.5/1/2 (position-based, noise 1.0,0.1), cascade, ultra-pbm (ULTRA's examination "
-                        "by rank and click probability by grade)")
+                        "pbm-eta0.5/1/2 (position-based, noise 1.0,0.1), cascade, dcm (continuation 0.5), ultra-pbm "
+                        "(ULTRA's examination by rank and click probability by grade)")
     g.add_argument("--sessions", type=int, default=10_000,
                    help="simulated sessions on the training queries (default: %(default)s)")
     g.add_argument("--top-k", type=int, default=10, help="documents shown per session (default: %(default)s)")

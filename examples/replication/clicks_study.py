@@ -61,6 +61,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import gzip
 import itertools
 import json
 import re
@@ -258,20 +259,34 @@ def diagnose(args: argparse.Namespace) -> dict[str, Any]:
 #: on the protocol's defaults.
 ROUTES = ("qbrank-P[num_leaves=31]", "qbrank-P[num_leaves=7]", "qbrank-P[num_leaves=3]", "qbrank-P[hessian=mean,num_leaves=7]",
           "rankboost-P", "mpboost-P", "lgb-clicks", "lgb-clicks[num_leaves=7]", "lgb-position", "xgb-unbiased",
-          "lgb-ips", "qbrank-P-ips[num_leaves=7]", "lgb-clicks+qbrank-P[num_leaves=7]")
+          "lgb-ips", "qbrank-P-ips[num_leaves=7]", "lgb-clicks+qbrank-P[num_leaves=7]", "qbrank-PL[num_leaves=3]")
 #: What the chosen route is held against on the held-out conditions.
 REFERENCES = ("production", "lgb-clicks", "lgb-position", "xgb-unbiased")
+#: Also tested against the chosen route where they ran: the pairs with the judged queries under
+#: the same small trees, and RankBoost on the same pairs.
+ALSO_AGAINST = ("qbrank-PL[num_leaves=3]", "rankboost-P")
 #: The item's target on a fixed presentation from 10^4 sessions on: at least this much above the
-#: production ranker, and no more than ``LEVEL`` below clicks as labels and debiased LambdaMART.
+#: production ranker, and no more than ``LEVEL`` below clicks as labels and debiased LambdaMART
+#: (``LEVEL_WITH``).
 TARGET_OVER_PRODUCTION, LEVEL = 0.02, 0.005
+LEVEL_WITH = ("lgb-clicks", "lgb-position", "xgb-unbiased")
 #: The two halves of the grid: (data, fold, click model presets, sessions). The choice sees only
 #: CHOOSE; HELD_OUT's data folds and click models are all others.
 CHOOSE = (("example", 1, ("pbm-eta1", "cascade"), (1_000, 10_000)),
           ("mq2008", 1, ("pbm-eta1", "cascade"), (1_000, 10_000)))
 HELD_OUT = (("mq2008", 2, ("pbm-eta0.5", "pbm-eta2", "ultra-pbm"), (10_000, 100_000)),
             ("ohsumed", 1, ("pbm-eta0.5", "pbm-eta2", "ultra-pbm"), (10_000,)))
+#: ``--grid more``: the held-out data folds under the cascade (a CHOOSE click model, on other
+#: data) and the DCM (unseen), more seeds where the target was missed on a fixed presentation, and
+#: one condition at 10^6 sessions (a grid entry's fifth item: its seeds instead of ``--seed``).
+#: Cheaper conditions first, so that a run cut short has finished them.
+HELD_OUT_MORE = (("mq2008", 2, ("cascade", "dcm"), (10_000,)), ("ohsumed", 1, ("cascade", "dcm"), (10_000,)),
+                 ("mq2008", 2, ("pbm-eta2",), (10_000,), (0, 1, 2)), ("ohsumed", 1, ("pbm-eta2",), (10_000,), (0, 1, 2)),
+                 ("mq2008", 2, ("cascade", "dcm"), (100_000,)), ("ohsumed", 1, ("cascade", "dcm"), (100_000,)),
+                 ("mq2008", 2, ("pbm-eta1",), (1_000_000,)))
 TINY_CHOOSE = (("tiny", 1, ("pbm-eta1",), (400,)),)
 TINY_HELD_OUT = (("tiny", 2, ("ultra-pbm", "pbm-eta2"), (400,)),)
+TINY_HELD_OUT_MORE = (("tiny", 2, ("dcm",), (400,)), ("tiny", 2, ("pbm-eta2",), (400,), (0, 1)))
 #: Judged share of the training queries (the production ranker's data) per data set: OHSUMED's 63
 #: training queries at 5% would leave the production ranker 3.
 LABELED_FRACTION = {"example": 0.05, "mq2008": 0.05, "ohsumed": 0.2, "tiny": 0.3}
@@ -283,39 +298,44 @@ def _load(name: str, fold: int, tiny: bool) -> Any:
     return C.load_folds(ns)[1][0]
 
 
-def _conditions(halves: Sequence[tuple[str, Any]], presentations: Sequence[str] = PRESENTATIONS,
-                sessions: Sequence[int] | None = None) -> list[dict[str, Any]]:
-    """The grid's conditions (``sessions``: instead of each grid entry's own)."""
-    return [{"half": half, "data": d, "fold": f, "model": m, "sessions": n, "presentation": p}
-            for half, grid in halves for d, f, models, own in grid
-            for m, n, p in itertools.product(models, sessions or own, presentations)]
+def _conditions(halves: Sequence[tuple[str, Any, Sequence[str]]], sessions: Sequence[int] | None = None,
+                seed: int = 0) -> list[dict[str, Any]]:
+    """The conditions of the halves ``(half, grid, presentations)`` (``sessions``: instead of each
+    grid entry's own; ``seed``: of the entries that name no seeds)."""
+    return [{"half": half, "data": d, "fold": f, "model": m, "sessions": n, "presentation": p, "seed": s}
+            for half, grid, presentations in halves for d, f, models, own, *seeds in grid
+            for m, n, p, s in itertools.product(models, sessions or own, presentations, seeds[0] if seeds else (seed,))]
 
 
 def _key(c: dict[str, Any]) -> str:
-    return f"{c['data']}-F{c['fold']}_{c['model']}_{c['sessions']}_{c['presentation']}"
+    seed = c.get("seed", 0)  # seed 0 unnamed: the conditions of the first runs had no seed
+    return f"{c['data']}-F{c['fold']}_{c['model']}_{c['sessions']}_{c['presentation']}" + (f"_seed{seed}" if seed else "")
 
 
 def _run_condition(c: dict[str, Any], routes: Sequence[str], args: argparse.Namespace,
                    done: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Every route and reference on one click fold of condition ``c`` (one seed): test NDCG@10 per
+    """Every route and reference on one click fold of condition ``c`` (its seed): test NDCG@10 per
     query; a route that cannot train on this log (an inverse-propensity route on a fixed
     presentation) is left out. ``done``: an earlier run of ``c``, whose routes are kept (the fold
-    is the same: a function of the condition and the seed)."""
+    is the same: a function of the condition and the seed; a log that differs is refused)."""
     from boostplug.compare.click_protocol import can_train, click_method
 
     settings = ClickSettings.from_preset(c["model"], n_sessions=c["sessions"], presentation=c["presentation"],
                                          labeled_fraction=LABELED_FRACTION[c["data"]], vali_fraction=1.0)
-    out: dict[str, Any] = dict(done) if done else {**c, "runs": {}}
+    out: dict[str, Any] = {"seed": c["seed"], **done} if done else {**c, "runs": {}}
     todo = [n for n in dict.fromkeys([*routes, *REFERENCES])
             if n not in out["runs"] and can_train(click_method(n), settings, simulated=True)]
     if not todo:
         return done if done else out
     train, vali, test = _load(c["data"], c["fold"], args.tiny)
-    fold = prepare(train, vali, test, settings, seed=args.seed)
+    fold = prepare(train, vali, test, settings, seed=c["seed"])
+    if done and done.get("log_sha256", fold.info["log"]["sha256"]) != fold.info["log"]["sha256"]:
+        raise SystemExit(f"{_key(c)}: the click log differs from the earlier run's (SHA-256 {done['log_sha256']}, "
+                         f"now {fold.info['log']['sha256']}); its routes cannot be completed on it")
     out["production_ndcg@10"] = fold.info["production"]["test_ndcg@10"]
     out["log_sha256"] = fold.info["log"]["sha256"]
     for name in todo:
-        r = run_click_method(name, fold, rounds=args.rounds, metric=METRIC, seed=args.seed, threads=1)
+        r = run_click_method(name, fold, rounds=args.rounds, metric=METRIC, seed=c["seed"], threads=1)
         out["runs"][name] = {METRIC: r.test[METRIC], "best_round": r.best_round, "per_query": r.test_per_query[METRIC]}
     return out
 
@@ -335,21 +355,46 @@ def _mean_ranks(conds: list[dict[str, Any]], routes: Sequence[str]) -> dict[str,
                 if v else float("nan")} for r, v in ranks.items()}
 
 
+_SETTING = ("data", "fold", "model", "sessions", "presentation")
+
+
+def _pooled(conds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per setting run with several seeds, one condition whose every route (that ran with each
+    seed) has each test query's NDCG@10 averaged over the seeds; its ``seed`` names them."""
+    by: dict[tuple, list[dict[str, Any]]] = {}
+    for c in conds:
+        by.setdefault(tuple(c[k] for k in _SETTING), []).append(c)
+    out = []
+    for group in by.values():
+        if len(group) < 2:
+            continue
+        group = sorted(group, key=lambda c: c.get("seed", 0))
+        runs = {}
+        for r in set.intersection(*(set(c["runs"]) for c in group)):
+            per_query = np.mean([c["runs"][r]["per_query"] for c in group], axis=0)
+            runs[r] = {METRIC: float(np.mean(per_query)), "per_query": per_query.tolist()}
+        out.append({**{k: group[0][k] for k in ("half", *_SETTING)},
+                    "seed": "+".join(str(c.get("seed", 0)) for c in group), "runs": runs})
+    return out
+
+
 def _against(conds: list[dict[str, Any]], route: str) -> list[dict[str, Any]]:
-    """``route`` against every reference in each condition: mean difference over the test
-    queries, paired t-test and Wilcoxon p-values, and whether the item's target holds there."""
+    """``route`` against every reference (and :data:`ALSO_AGAINST`) in each condition: mean
+    difference over the test queries, paired t-test and Wilcoxon p-values, whether the item's
+    target holds there, and the best route of the condition."""
     rows = []
     for c in conds:
         if route not in c["runs"]:
             continue
-        row: dict[str, Any] = {k: c[k] for k in ("data", "fold", "model", "sessions", "presentation")}
+        row: dict[str, Any] = {**{k: c[k] for k in _SETTING}, "seed": c.get("seed", 0)}
         row[METRIC] = c["runs"][route][METRIC]
-        for ref in REFERENCES:
+        for ref in (*REFERENCES, *ALSO_AGAINST):
             if ref in c["runs"] and ref != route:
                 t = paired_tests(c["runs"][route]["per_query"], c["runs"][ref]["per_query"])
                 row[ref] = {"diff": t.mean_diff, "p_t": t.t_pvalue, "p_wilcoxon": t.wilcoxon_pvalue}
         row["target_met"] = bool(row.get("production", {}).get("diff", -1) >= TARGET_OVER_PRODUCTION and all(
-            row[ref]["diff"] >= -LEVEL for ref in ("lgb-clicks", "lgb-position") if ref in row))
+            row[ref]["diff"] >= -LEVEL for ref in LEVEL_WITH if ref in row))
+        row["best"] = max(c["runs"], key=lambda r: c["runs"][r][METRIC])
         rows.append(row)
     return rows
 
@@ -359,16 +404,21 @@ def routes(args: argparse.Namespace) -> dict[str, Any]:
     mean rank on CHOOSE among those that ran in all of its conditions, and hold it against the
     references on HELD_OUT."""
     C.single_thread()
-    halves = [("choose", TINY_CHOOSE if args.tiny else CHOOSE), ("held-out", TINY_HELD_OUT if args.tiny else HELD_OUT)]
-    conds = [c for c in _conditions(halves, args.presentations, args.sessions) if args.half in ("all", c["half"])]
+    held_out, shown = {"main": (TINY_HELD_OUT if args.tiny else HELD_OUT, PRESENTATIONS),
+                       "more": (TINY_HELD_OUT_MORE if args.tiny else HELD_OUT_MORE, ("fixed",))}[args.grid]
+    halves = [("choose", TINY_CHOOSE if args.tiny else CHOOSE, args.presentations or PRESENTATIONS),
+              ("held-out", held_out, args.presentations or shown)]
+    conds = _conditions(halves, args.sessions, args.seed)
     shard, shards = args.shard
-    mine = {_key(c) for c in conds[shard::shards]}
+    ours = [c for c in conds if args.half in ("all", c["half"])]
+    mine = {_key(c) for c in ours[shard::shards]}
+    reused = {_key(c): c for f in args.reuse for c in _read_report(f)["conditions"]}
     done: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for c in conds:
         path = None if args.out is None else args.out / "conditions" / f"{_key(c)}.json"
-        earlier = json.loads(path.read_text()) if path is not None and path.is_file() else None
-        if _key(c) not in mine:  # another process's share: read what it finished
+        earlier = json.loads(path.read_text()) if path is not None and path.is_file() else reused.get(_key(c))
+        if _key(c) not in mine:  # another process's share (or half): read what it finished
             if earlier is not None:
                 done.append(earlier)
             continue
@@ -382,19 +432,20 @@ def routes(args: argparse.Namespace) -> dict[str, Any]:
         done.append(result)
         print(f"{_key(c)}: done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     chosen_on = [c for c in done if c["half"] == "choose"]
-    held_out = [c for c in done if c["half"] == "held-out"]
+    held = [c for c in done if c["half"] == "held-out"]
     out: dict[str, Any] = {"tiny": args.tiny, "seed": args.seed, "rounds": args.rounds, "routes": list(args.routes),
                            "references": list(REFERENCES), "choose": [list(g) for g in halves[0][1]],
                            "held_out": [list(g) for g in halves[1][1]], "conditions": done}
     if chosen_on:
-        ranks = _mean_ranks(chosen_on, args.routes)
-        eligible = [r for r in args.routes if ranks[r]["conditions"] == len(chosen_on)]
+        # among every route the CHOOSE conditions hold, so that a run of fewer routes holds out the same choice
+        ranks = _ran(_mean_ranks(chosen_on, list(dict.fromkeys([*args.routes, *ROUTES]))))
+        eligible = [r for r in ranks if ranks[r]["conditions"] == len(chosen_on)]
         out["choose_ranks"] = ranks
         out["winner"] = min(eligible, key=lambda r: ranks[r]["mean_rank"])
-    if held_out:
-        out["held_out_ranks"] = _mean_ranks(held_out, args.routes)
+    if held:
+        out["held_out_ranks"] = _ran(_mean_ranks(held, args.routes))
         if "winner" in out:
-            out["winner_held_out"] = _against(held_out, out["winner"])
+            out["winner_held_out"] = _against(held + _pooled(held), out["winner"])
     out["ips"] = _ips_against_unweighted(done, args.routes)
     text = _format_routes(out)
     print(text)
@@ -403,6 +454,17 @@ def routes(args: argparse.Namespace) -> dict[str, Any]:
         (args.out / "routes.json").write_text(json.dumps(out, indent=1))
         (args.out / "routes.txt").write_text(text + "\n")
     return out
+
+
+def _read_report(path: Path) -> dict[str, Any]:
+    """An earlier ``routes.json``, gzipped or not."""
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+
+
+def _ran(ranks: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The routes of ``ranks`` that ran in at least one condition."""
+    return {r: v for r, v in ranks.items() if v["conditions"]}
 
 
 def _ips_against_unweighted(conds: list[dict[str, Any]], routes: Sequence[str]) -> list[dict[str, Any]]:
@@ -439,19 +501,23 @@ def _format_routes(out: dict[str, Any]) -> str:
         lines.append(f"chosen on CHOOSE: {out['winner']}")
     rows = out.get("winner_held_out", [])
     if rows:
-        refs = [r for r in REFERENCES if r != out["winner"]]
+        refs = [r for r in (*REFERENCES, *ALSO_AGAINST) if r != out["winner"] and any(r in row for row in rows)]
         lines += ["", f"{out['winner']} on HELD-OUT: difference over each reference (paired t-test p); target: "
-                  f">= +{TARGET_OVER_PRODUCTION} over production, >= -{LEVEL} against lgb-clicks and lgb-position",
-                  f"{'condition':<42} {'ndcg@10':>8} " + " ".join(f"{r:>20}" for r in refs) + "  target"]
+                  f">= +{TARGET_OVER_PRODUCTION} over production, >= -{LEVEL} against {', '.join(LEVEL_WITH)}; "
+                  "seed a+b: each test query's NDCG@10 averaged over those seeds",
+                  f"{'condition':<50} {'ndcg@10':>8} " + " ".join(f"{r:>24}" for r in refs)
+                  + "  target  best route"]
         for row in rows:
             cond = f"{row['data']}-F{row['fold']} {row['model']} {row['sessions']} {row['presentation']}"
+            if row["seed"] != 0:
+                cond += f" seed {row['seed']}"
             cells = [f"{row[r]['diff']:+.4f} ({row[r]['p_t']:.2g})" if r in row else "" for r in refs]
-            lines.append(f"{cond:<42} {row[METRIC]:>8.4f} " + " ".join(f"{x:>20}" for x in cells)
-                         + f"  {'met' if row['target_met'] else 'no'}")
-        fixed = [r for r in rows if r["presentation"] == "fixed" and r["sessions"] >= 10_000]
+            lines.append(f"{cond:<50} {row[METRIC]:>8.4f} " + " ".join(f"{x:>24}" for x in cells)
+                         + f"  {'met' if row['target_met'] else 'no':<6}  {row['best']}")
+        fixed = [r for r in rows if r["presentation"] == "fixed" and r["sessions"] >= 10_000 and r["seed"] == 0]
         if fixed:
             lines.append(f"target met on {sum(r['target_met'] for r in fixed)} of {len(fixed)} held-out fixed-"
-                         "presentation conditions from 10^4 sessions on")
+                         "presentation conditions from 10^4 sessions on (seed 0)")
     if out.get("ips"):
         lines += ["", "inverse-propensity routes against the same routes unweighted: difference (paired t-test p)"]
         for r in out["ips"]:
@@ -633,11 +699,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="run every N-th condition from the K-th (0-based) only; N processes with K = 0..N-1 share "
                         "an --out folder, and a last run without --shard reads them all")
     r.add_argument("--routes", nargs="+", default=list(ROUTES))
-    r.add_argument("--presentations", nargs="+", default=list(PRESENTATIONS),
-                   choices=("fixed", "shuffle", "swap"), help="the grid's presentations (default: %(default)s)")
+    r.add_argument("--presentations", nargs="+", default=None, choices=("fixed", "shuffle", "swap"),
+                   help="the grid's presentations (default: fixed and shuffle; --grid more's held-out half: fixed)")
     r.add_argument("--sessions", type=int, nargs="+", default=None,
                    help="session counts instead of the grid's own (e.g. a smaller grid)")
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--grid", choices=("main", "more"), default="main",
+                   help="the held-out half: the study's (main) or its extension (more: the cascade and the DCM on "
+                        "the held-out data, more seeds, 10^6 sessions; fixed presentation)")
+    r.add_argument("--reuse", type=Path, nargs="*", default=[],
+                   help="routes.json(.gz) of earlier runs whose conditions count as finished (and are completed "
+                        "with the routes they lack where this run has them)")
+    r.add_argument("--seed", type=int, default=0, help="the seed of the grid entries that name none")
     r.add_argument("--rounds", type=int, default=300)
     r.add_argument("--out", type=Path, default=None,
                    help="folder for routes.json/routes.txt; finished conditions there are reused (and completed "

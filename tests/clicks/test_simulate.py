@@ -96,16 +96,11 @@ def _chain_probabilities(attr: np.ndarray, lam: np.ndarray) -> np.ndarray:
     return p
 
 
-@pytest.mark.parametrize("model, continue_prob", [("cascade", 0.5), ("dcm", 0.6), ("dcm", [0.9, 0.8, 0.5, 0.3, 0.2])])
-def test_cascade_and_dcm_ctr_per_position(model: str, continue_prob) -> None:
-    data = graded_data(n_queries=6, seed=4)
-    top_k = 5
-    scores = np.random.default_rng(2).normal(size=data.n_docs)
-    log = clicks.simulate(data, scores, 60_000, model=model, top_k=top_k, continue_prob=continue_prob,
-                          eps_plus=0.8, eps_minus=0.1, seed=5)
+def _chain_z(log: clicks.ClickLog, data: RankingData, scores: np.ndarray, top_k: int, attr: np.ndarray,
+             lam: np.ndarray) -> np.ndarray:
+    """Binomial z of the clicks at each position of each query's list against the chain's
+    probabilities (:func:`_chain_probabilities`) of the documents it shows."""
     shown_rows = sim.shown_lists(scores, data.group_ptr, top_k)
-    attr = sim.attractiveness(data.y, eps_plus=0.8, eps_minus=0.1)
-    lam = np.zeros(top_k) if model == "cascade" else np.broadcast_to(np.asarray(continue_prob, float), (top_k,))
     zs = []
     for q in range(data.n_queries):
         rows = shown_rows[q][shown_rows[q] >= 0]
@@ -114,11 +109,37 @@ def test_cascade_and_dcm_ctr_per_position(model: str, continue_prob) -> None:
         sessions = np.unique(log.session[in_q]).shape[0]
         counts = np.bincount(log.position[in_q & log.clicked] - 1, minlength=rows.shape[0])[:rows.shape[0]]
         zs.append(z_scores(counts.astype(float), np.full(rows.shape[0], float(sessions)), expected))
-        if model == "cascade":  # at most one click per session, the first attractive document scanned
-            per_session = np.bincount(log.session[in_q & log.clicked])
-            assert per_session.max(initial=0) <= 1
-    z = np.concatenate(zs)
+    return np.concatenate(zs)
+
+
+@pytest.mark.parametrize("model, continue_prob", [("cascade", 0.5), ("dcm", 0.6), ("dcm", [0.9, 0.8, 0.5, 0.3, 0.2])])
+def test_cascade_and_dcm_ctr_per_position(model: str, continue_prob) -> None:
+    data = graded_data(n_queries=6, seed=4)
+    top_k = 5
+    scores = np.random.default_rng(2).normal(size=data.n_docs)
+    log = clicks.simulate(data, scores, 60_000, model=model, top_k=top_k, continue_prob=continue_prob,
+                          eps_plus=0.8, eps_minus=0.1, seed=5)
+    attr = sim.attractiveness(data.y, eps_plus=0.8, eps_minus=0.1)
+    lam = np.zeros(top_k) if model == "cascade" else np.broadcast_to(np.asarray(continue_prob, float), (top_k,))
+    z = _chain_z(log, data, scores, top_k, attr, lam)
     assert z.size >= 12 and np.abs(z).max() < Z
+    if model == "cascade":  # at most one click per session, the first attractive document scanned
+        assert np.bincount(log.session[log.clicked]).max(initial=0) <= 1
+
+
+def test_dcm_preset_goes_on_after_a_click_half_the_time() -> None:
+    """The DCM preset: the chain's click-through rates with continuation 0.5 and noise 1.0/0.1,
+    far from the cascade's (no continuation) on the same list."""
+    kw = sim.preset("dcm")
+    assert kw == {"model": "dcm", "continue_prob": 0.5, "eps_plus": 1.0, "eps_minus": 0.1}
+    data = graded_data(n_queries=6, seed=4)
+    top_k = 5
+    scores = np.random.default_rng(2).normal(size=data.n_docs)
+    log = clicks.simulate(data, scores, 60_000, top_k=top_k, seed=6, **kw)
+    attr = sim.attractiveness(data.y, eps_plus=1.0, eps_minus=0.1)
+    z = _chain_z(log, data, scores, top_k, attr, np.full(top_k, 0.5))
+    assert z.size >= 12 and np.abs(z).max() < Z
+    assert np.abs(_chain_z(log, data, scores, top_k, attr, np.zeros(top_k))).max() > 3 * Z
 
 
 def test_order_numbers_clicks_top_down() -> None:

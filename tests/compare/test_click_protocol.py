@@ -411,6 +411,10 @@ def test_presets_set_the_click_model() -> None:
     assert s.examination == clicks.simulation.ULTRA_EXAMINATION and s.click_prob == clicks.simulation.ULTRA_CLICK_PROB
     assert ClickSettings.from_preset("pbm-eta2").eta == 2.0
     assert ClickSettings.from_preset("cascade").model == "cascade"
+    dcm = ClickSettings.from_preset("dcm", n_sessions=100)
+    assert (dcm.model, dcm.continue_prob, dcm.eps_plus, dcm.eps_minus) == ("dcm", 0.5, 1.0, 0.1)
+    with pytest.raises(ValueError, match="preset 'dcm' sets continue_prob"):
+        ClickSettings.from_preset("dcm", continue_prob=0.9)
     with pytest.raises(ValueError, match="preset 'pbm-eta1' sets eta"):
         ClickSettings.from_preset("pbm-eta1", eta=0.5)
     with pytest.raises(ValueError, match="preset must be one of .*'pbm'"):

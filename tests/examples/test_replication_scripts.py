@@ -486,7 +486,8 @@ def test_clicks_study_diagnose_and_routes(tmp_path: Path, capsys: pytest.Capture
     routes = ["qbrank-P", "rankboost-P", "lgb-clicks", "lgb-ips"]
     # one process's share of the conditions, then the rest
     assert mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "--shard", "1/2", "--out", str(out)]) == 0
-    n_all = len(mod._conditions([("choose", mod.TINY_CHOOSE), ("held-out", mod.TINY_HELD_OUT)]))
+    n_all = len(mod._conditions([("choose", mod.TINY_CHOOSE, mod.PRESENTATIONS),
+                                 ("held-out", mod.TINY_HELD_OUT, mod.PRESENTATIONS)]))
     assert len(list((out / "conditions").iterdir())) == n_all // 2
     assert mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "--out", str(out)]) == 0
     result = json.loads((out / "routes.json").read_text())
@@ -507,11 +508,16 @@ def test_clicks_study_diagnose_and_routes(tmp_path: Path, capsys: pytest.Capture
     best = max((r for r in routes if r in c["runs"]), key=lambda r: c["runs"][r]["ndcg@10"])
     assert all(c["runs"][best]["ndcg@10"] >= c["runs"][r]["ndcg@10"] for r in c["runs"] if r in routes)
     held = result["winner_held_out"]
+
+    def c_of(row: dict) -> dict:
+        return next(c for c in conds if all(c[k] == row[k] for k in ("data", "fold", "model", "sessions", "presentation")))
     assert len(held) == sum(c["half"] == "held-out" for c in conds)
     for row in held:
         assert set(mod.REFERENCES) - {result["winner"]} <= set(row)
         assert row["target_met"] == (row["production"]["diff"] >= mod.TARGET_OVER_PRODUCTION and all(
-            row[r]["diff"] >= -mod.LEVEL for r in ("lgb-clicks", "lgb-position") if r in row))
+            row[r]["diff"] >= -mod.LEVEL for r in ("lgb-clicks", "lgb-position", "xgb-unbiased") if r in row))
+        assert row["best"] in c_of(row)["runs"] and all(
+            v["ndcg@10"] <= c_of(row)["runs"][row["best"]]["ndcg@10"] for v in c_of(row)["runs"].values())
     assert "chosen on CHOOSE" in (out / "routes.txt").read_text()
     # each inverse-propensity route against itself unweighted, where both ran
     shuffled = [c for c in conds if c["presentation"] == "shuffle"]
@@ -528,7 +534,31 @@ def test_clicks_study_diagnose_and_routes(tmp_path: Path, capsys: pytest.Capture
     assert all("qbrank-P-ips" in c["runs"] for c in told["conditions"]) and "winner" not in told
     # a second run reuses the finished conditions and runs only the routes they lack
     again = mod.main(["routes", "--tiny", "--rounds", "4", "--routes", *routes, "mpboost-P", "--out", str(out)])
-    more = json.loads((out / "routes.json").read_text())["conditions"]
+    latest = json.loads((out / "routes.json").read_text())
+    more = latest["conditions"]
     assert again == 0 and all("mpboost-P" in c["runs"] for c in more)
     assert [{k: v for k, v in c["runs"].items() if k != "mpboost-P"} for c in more] == [c["runs"] for c in conds]
+    # the extension grid (fixed presentation), reusing the first run's conditions: the same choice, a
+    # reused condition completed on its own log, a second seed, and the seeds pooled per test query
+    ext = tmp_path / "more"
+    assert mod.main(["routes", "--tiny", "--rounds", "4", "--grid", "more", "--half", "held-out", "--routes", *routes,
+                     "qbrank-PL[num_leaves=3]", "--reuse", str(out / "routes.json"), "--out", str(ext)]) == 0
+    told = json.loads((ext / "routes.json").read_text())
+    assert told["winner"] == latest["winner"] and told["choose_ranks"] == latest["choose_ranks"]
+    held = [c for c in told["conditions"] if c["half"] == "held-out"]
+    assert {(c["model"], c["presentation"], c["seed"]) for c in held} == {
+        ("dcm", "fixed", 0), ("pbm-eta2", "fixed", 0), ("pbm-eta2", "fixed", 1)}
+    first = next(c for c in conds if (c["model"], c["presentation"]) == ("pbm-eta2", "fixed"))
+    again = next(c for c in held if (c["model"], c["seed"]) == ("pbm-eta2", 0))
+    assert again["log_sha256"] == first["log_sha256"] and "qbrank-PL[num_leaves=3]" in again["runs"]
+    assert all(again["runs"][r] == first["runs"][r] for r in first["runs"])
+    seeds = {c["seed"]: c for c in held if c["model"] == "pbm-eta2"}
+    assert seeds[1]["log_sha256"] != seeds[0]["log_sha256"]
+    pooled = next(r for r in told["winner_held_out"] if r["seed"] == "0+1")
+    w = told["winner"]
+    mean_pq = (np.asarray(seeds[0]["runs"][w]["per_query"]) + seeds[1]["runs"][w]["per_query"]) / 2
+    ref_pq = (np.asarray(seeds[0]["runs"]["production"]["per_query"]) + seeds[1]["runs"]["production"]["per_query"]) / 2
+    assert pooled["ndcg@10"] == pytest.approx(mean_pq.mean())
+    assert pooled["production"]["diff"] == pytest.approx(float(np.mean(mean_pq - ref_pq)))
+    assert "qbrank-PL[num_leaves=3]" in pooled and "seed 0+1" in (ext / "routes.txt").read_text()
     capsys.readouterr()

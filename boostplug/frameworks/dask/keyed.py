@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..distributed import lightgbm_worker, xgboost_worker
 from ..distributed.rows import Part
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,12 +75,16 @@ def _check_keys(part: "pd.DataFrame", partition: int, qid_col: str, doc_col: str
 
 def _lightgbm_task(parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str], params: dict[str, Any],
                    obj: Any, num_boost_round: int, machines: str, port: int, n_workers: int) -> str:
+    from ..distributed import lightgbm_worker
+
     return lightgbm_worker.train_part(_worker_rows(parts, *columns), params, obj, num_boost_round,
                                       machines=machines, port=port, n_workers=n_workers)
 
 
 def _xgboost_task(parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str], params: dict[str, Any],
                   obj: Any, num_boost_round: int, tracker_args: dict[str, Any], task_id: str) -> bytes:
+    from ..distributed import xgboost_worker
+
     return xgboost_worker.train_part(_worker_rows(parts, *columns), params, obj, num_boost_round,
                                      tracker_args=tracker_args, task_id=task_id)
 
@@ -96,6 +99,9 @@ def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, ob
     trains on those it holds, as ``lightgbm.dask`` assigns them. Each worker trains with its
     ``nthreads`` unless ``params`` sets the framework's thread count."""
     from distributed import wait
+
+    # the workers' modules load numba and the frameworks: only when training starts (import boostplug.dask stays light)
+    from ..distributed import lightgbm_worker, xgboost_worker
 
     columns = (features, label_col, qid_col, doc_col)
     computed = client.compute(list(frame[[*features, label_col, qid_col, doc_col]].to_delayed()))

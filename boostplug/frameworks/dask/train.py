@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ..._validation import check_rounds
-from ..distributed import lightgbm_worker
 from ...groups import group_ptr_from_qid
 from .keyed import check_doc_col, refuse_keyed_without_doc, train_on_workers
 from .partition import PartitionLayout, check_partitions, compute, dask_modules, require_frame
@@ -138,6 +137,8 @@ def train_lightgbm(
     refuse_keyed_without_doc(obj, doc_col)
     if doc_col is not None:
         check_doc_col(frame, doc_col, label_col, qid_col, feature_cols)
+        from ..distributed import lightgbm_worker
+
         params = lightgbm_worker.prepare_params(ranker_params)
         rounds = check_rounds(params.pop("n_estimators", 100), "n_estimators")
     layout = check_partitions(frame, qid_col, client=client)

@@ -45,7 +45,11 @@ Five commands:
     clicks (plain, LightGBM's ``position``, XGBoost's ``lambdarank_unbiased``) on HELD_OUT, whose
     data folds and click models the choice never sees, with paired tests; every
     inverse-propensity route is tested against itself unweighted. Finished conditions are kept
-    under ``--out`` (``--shard`` splits the grid among processes).
+    under ``--out`` (``--shard`` splits the grid among processes). ``--grid more`` holds the
+    choice against a further held-out half (:data:`HELD_OUT_MORE`: the cascade and the DCM on the
+    held-out data, more seeds, 10^6 sessions). ``--reuse`` reads the conditions of earlier
+    reports and trains only the routes they lack, on the same log (its SHA-256 checked), so a
+    route can be added to a finished grid, or a report rebuilt training nothing.
 
 Usage::
 
@@ -55,6 +59,10 @@ Usage::
     python examples/replication/clicks_study.py pairs --data PATH/TO/MQ2008 --sessions 100000
     python examples/replication/clicks_study.py diagnose --data example --out docs/results/clicks_routes
     python examples/replication/clicks_study.py routes --out OUT   # then copy OUT/routes.{txt,json}
+    python examples/replication/clicks_study.py routes --reuse docs/results/clicks_routes/routes.json.gz \\
+        --out OUT   # trains only the routes those conditions lack
+    python examples/replication/clicks_study.py routes --grid more --half held-out \\
+        --reuse docs/results/clicks_routes/routes.json.gz --out OUT
     python examples/replication/clicks_study.py choose --tiny     # the test's small run
 """
 

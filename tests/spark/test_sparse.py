@@ -143,3 +143,20 @@ def test_xgboost_sparse_missing_equals_one_process_on_the_csr_matrix(spark, rank
                                rtol=1e-6)
     # scored without it, the absent entries are zeros: other scores
     assert np.abs(_scores(df, booster) - booster.predict(X, output_margin=True)).max() > 1e-3
+
+
+def test_ranker_sparse_missing_is_train_and_predicts_as_it_fit(spark, ranking, sparse_data):
+    # the spark.ml stage passes sparseMissing to train and to its transform: the same trees as
+    # train(sparse_missing=True), and transform's scores those of predict(sparse_missing=True)
+    from boostplug.spark.ml import Ranker
+
+    df = _frame(spark, ranking, sparse_data, sparse=True)
+    model = Ranker(framework="xgboost", objective="mpboost", boosterParams=_XGB, numBoostRound=10, numWorkers=2,
+                   sparseMissing=True).fit(df)
+    want = train_xgboost(df, "mpboost", params=_XGB, num_boost_round=10, num_workers=2, sparse_missing=True)
+    assert model.booster().get_dump(dump_format="json") == want.get_dump(dump_format="json")
+    got = model.transform(df).orderBy("row").select("prediction").toPandas()["prediction"].to_numpy()
+    np.testing.assert_allclose(got, _scores(df, want, sparse_missing=True), rtol=1e-12)
+    default = Ranker(framework="xgboost", objective="mpboost", boosterParams=_XGB, numBoostRound=10,
+                     numWorkers=2).fit(df)
+    assert default.booster().get_dump(dump_format="json") != want.get_dump(dump_format="json")

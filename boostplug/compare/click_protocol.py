@@ -35,7 +35,8 @@ weights: they train on each pair repeated by its weight (exactly a weighted sum;
 weights, ``weight="unit"``, ``"count"`` or ``"net"``). The MPBoost and RankBoost tree objectives
 build their pairs from labels, hence the boosters. QBRank on the pairs alone (``qbrank-P``,
 ``qbrank-P-ips``) grows trees of 3 leaves (:data:`PAIR_TREES`) unless ``num_leaves`` is set on
-the method, or for the run to another value than the shared default: the comparison's 31-leaf
+the method, or for the run to another value than the shared default (so ``--param num_leaves=31``
+does not; ``qbrank-P[num_leaves=31]`` does): the comparison's 31-leaf
 trees fit the few pairs' noise. The ``-ips`` methods need a log that shows
 documents at several positions (a shuffled presentation, FairPairs swaps, or a real log of
 changing rankings): a simulated fixed presentation is refused.
@@ -172,8 +173,9 @@ class ClickMethod:
         """The :class:`boostplug.compare.methods.Method` this method trains as, named after it,
         with its settings and fixed parameters but without the data's (pairs, labeled rows); its
         own tree defaults (``trees``) where neither its settings nor ``run_tree_params`` set them
-        (a run's value equal to the shared :data:`~.methods.TREE_PARAMS` default sets nothing: the
-        command line passes the whole shared set)."""
+        (a run's value equal to the shared :data:`~.methods.TREE_PARAMS` default sets nothing, so a
+        caller may pass the whole shared set; hence ``--param num_leaves=31`` leaves these methods'
+        trees as they are: name the method ``qbrank-P[num_leaves=31]`` instead)."""
         extra = {**self.extra, **{k: v for k, v in self.settings.items() if k in self.extra}}
         run = run_tree_params or {}
         trees = {k: v for k, v in self.trees.items() if k not in run or run[k] == TREE_PARAMS.get(k)}

@@ -35,3 +35,27 @@ def test_worker_sums_add_up_to_the_one_process_value(weighting: str, weighted: b
 def test_an_empty_worker_adds_nothing() -> None:
     spec = MetricSpec("ndcg@5")
     assert np.array_equal(metric_sums(spec, np.zeros(0), np.zeros(0), np.zeros(1, dtype=np.int64), None), np.zeros(2))
+
+
+def test_lightgbm_workers_early_stopping_checks_validation_weights_as_the_builders_do() -> None:
+    """A NaN or negative validation weight is refused naming its query (it
+    made the metric NaN, so early stopping kept round 0 without a word); good weights give the
+    one-process weighted metric."""
+    from boostplug.frameworks.distributed.lightgbm_worker import _EarlyStopping
+    from boostplug.frameworks.distributed.rows import Part
+
+    rng = np.random.default_rng(1)
+    qid = np.repeat(np.arange(6), 4)
+    y = rng.integers(0, 3, size=qid.size).astype(np.float64)
+    X = rng.normal(size=(qid.size, 2))
+    spec = MetricSpec("ndcg@3")
+    for bad in (np.nan, -1.0):
+        w = np.ones(qid.size)
+        w[9] = bad
+        with pytest.raises(ValueError, match="query"):
+            _EarlyStopping(spec, Part(X, y, qid, w), 5)
+    w = np.repeat(rng.uniform(0.5, 2.0, size=6), 4)
+    stop = _EarlyStopping(spec, Part(X, y, qid, w), 5)
+    s = rng.normal(size=qid.size)
+    gp = np.arange(0, 25, 4, dtype=np.int64)
+    assert from_sums(spec.sums(s, stop.prepared)) == pytest.approx(spec(s, y, gp, w[::4]), rel=1e-12)

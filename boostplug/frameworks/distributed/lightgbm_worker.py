@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...groups import group_ptr_from_qid
+from .._builders import builder_weights
 from .._metric_spec import MetricSpec
 from ..lightgbm.adapters import dataset
-from .metric import allreduce, from_sums, metric_sums
+from .metric import allreduce, from_sums
 from .rows import Part
 from .stamps import Stamps
 
@@ -53,7 +54,11 @@ class _EarlyStopping:
     def __init__(self, spec: MetricSpec, valid: Part, rounds: int | None) -> None:
         self.spec, self.valid, self.rounds = spec, valid, rounds
         self.gp = group_ptr_from_qid(valid.qid) if valid.n_rows else np.zeros(1, dtype=np.int64)
-        self.weights = None if valid.weight is None or not valid.n_rows else valid.weight[self.gp[:-1]]
+        # checked and reduced to one per query as the builders do (XGBoost's worker gets them through dmatrix)
+        weights = builder_weights(valid.weight, self.gp, "LightGBM", per_query=True) if valid.n_rows else None
+        # what the metric reads besides the scores depends on the set only: prepared once
+        self.prepared = (spec.prepare(np.asarray(valid.y, dtype=np.float64).reshape(-1), self.gp, weights)
+                         if valid.n_rows else None)
         self.scores = np.zeros(valid.n_rows)
         self.history: list[float] = []
         self.best = 0
@@ -65,7 +70,7 @@ class _EarlyStopping:
             # One thread: OpenMP threads left spinning after a parallel predict starve the other workers.
             self.scores += env.model.predict(self.valid.X, start_iteration=env.iteration, num_iteration=1,
                                              raw_score=True, num_threads=1)
-        local = metric_sums(self.spec, self.scores, self.valid.y, self.gp, self.weights)
+        local = np.zeros(2) if self.prepared is None else self.spec.sums(self.scores, self.prepared)
         value = from_sums(allreduce(local))
         self.history.append(value)
         better = value > self.history[self.best] if self.spec.higher_is_better else value < self.history[self.best]

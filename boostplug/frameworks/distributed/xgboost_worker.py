@@ -55,7 +55,7 @@ def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: i
     from xgboost import collective
 
     stamps = stamps if stamps is not None else Stamps()
-    measure = None if metric is None else CollectiveMetric(metric.name)
+    measure = None if metric is None else CollectiveMetric(metric.name, metric.display_name, metric.weighting)
     with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
         stamps.mark("join")
         dtrain = dmatrix(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)

@@ -206,11 +206,18 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
         # the row-set columns mark training rows only: a validation row is in no set
         unset = {c: F.lit(False) for _, c in cols.objective_cols}
         frames.append(valid_df.withColumns(unset).select(*needed(valid_df)).withColumn(VALID_COL, F.lit(1)))
-    if num_workers is None:
-        num_workers = df.rdd.getNumPartitions() if not repartition else \
-            df.sparkSession.sparkContext.defaultParallelism
-    if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or num_workers < 1:
+    if num_workers is not None and (isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer))
+                                    or num_workers < 1):
         raise ValueError(f"num_workers must be an integer >= 1, got {show(num_workers)}")
+    if not repartition:
+        # one barrier task per partition kept: another num_workers would be ignored
+        parts = df.rdd.getNumPartitions()
+        if num_workers is not None and num_workers != parts:
+            raise ValueError(f"{who}: repartition=False trains one worker per partition of the frame ({parts}), "
+                             f"not num_workers={int(num_workers)}; repartition it, or leave num_workers unset")
+        num_workers = parts
+    elif num_workers is None:
+        num_workers = df.sparkSession.sparkContext.defaultParallelism
     slots = df.sparkSession.sparkContext.defaultParallelism
     if num_workers > slots:
         # Spark would retry a barrier stage it cannot start for minutes before failing.
@@ -226,7 +233,11 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
     else:
         laid = frames[0].select(*keep)
     laid = cols.features_as_array(laid).persist()
-    layout = check_partitions(laid, cols.qid_col, group_cols=[VALID_COL])
+    try:
+        layout = check_partitions(laid, cols.qid_col, group_cols=[VALID_COL])
+    except ValueError:
+        laid.unpersist()   # a split query: nothing will read the persisted rows
+        raise
     training = np.zeros(layout.n_partitions, dtype=np.int64)
     counted = laid.where(F.col(VALID_COL) == 0).groupBy(F.spark_partition_id().alias("p")).count().collect()
     for row in counted:

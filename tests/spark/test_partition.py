@@ -46,6 +46,15 @@ def test_training_refuses_split_input_when_told_not_to_repartition(spark):
         train_xgboost(df, "mpboost", feature_cols=["f"], repartition=False, num_boost_round=2)
 
 
+def test_repartition_false_trains_one_worker_per_partition(spark):
+    # num_workers other than the kept partitions' count was ignored (and the slot check tested it, not them)
+    pdf = pd.DataFrame({"qid": [1, 1, 2, 2], "f": [0.0, 1.0, 0.0, 1.0], "label": [0.0, 1, 0, 1]})
+    df = spark.createDataFrame(pdf).coalesce(1)
+    with pytest.raises(ValueError, match=r"repartition=False trains one worker per partition of the frame \(1\), "
+                                         r"not num_workers=2"):
+        train_xgboost(df, "mpboost", feature_cols=["f"], repartition=False, num_workers=2, num_boost_round=2)
+
+
 def test_bad_arguments(spark):
     with pytest.raises(ValueError, match="num_partitions must be an integer >= 1, got 0"):
         repartition_by_query(_df(spark, [1]), "qid", 0)

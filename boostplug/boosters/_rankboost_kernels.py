@@ -233,14 +233,13 @@ def _project_out(U: NDArray[np.float64], Q: NDArray[np.float64], LQ: NDArray[np.
 
 
 def select_independent(
-    codes: NDArray[np.int32], pairs: NDArray[np.int64], order: NDArray[np.int64], span: PairSpan,
+    codes: NDArray[np.int32], order: NDArray[np.int64], span: PairSpan,
     nsplit: NDArray[np.float64], n_thr: NDArray[np.int64], cap: int, block: int = 64,
 ) -> NDArray[np.bool_]:
     """Greedy linearly independent subset of the stumps ``order`` (``(N, 2)`` rows ``(k, j)``),
     taken in that order, together with ``span``'s members: the QR of ``[S, order]`` built
     column by column in ``span``'s pair metric (:class:`PairSpan`: its pair list and ``weights``;
-    :class:`~boostplug.boosters._level_sums.LevelSpan`: label levels, no pair listed; ``pairs`` is
-    not read), a column whose diagonal is zero (squared residual at most ``DEPENDENT_RTOL`` times
+    :class:`~boostplug.boosters._level_sums.LevelSpan`: label levels, no pair listed), a column whose diagonal is zero (squared residual at most ``DEPENDENT_RTOL`` times
     its squared norm ``nsplit[k, j]``) being dropped.
 
     Returns ``drop`` (``(N,)``): the stumps found dependent on those before them. Stops once

@@ -25,9 +25,6 @@ TIE_TOL = 1e-12
 #: Memory budget of the one-time pruning's temporary basis (bytes).
 PRUNE_BUDGET_BYTES = 256 * 2**20
 
-#: The levels path lists no pair (what Algorithm 2's pruning is given there).
-_NO_PAIRS = np.zeros((0, 2), dtype=np.int64)
-
 
 class PlusRounds:
     """RankBoost+'s round and its helpers; :class:`~boostplug.boosters.RankBoost` supplies the
@@ -245,6 +242,5 @@ class PlusRounds:
         cap = max(s.span.size + 1, int(PRUNE_BUDGET_BYTES // (16 * max(n, 1))))
         cand = np.argwhere(s.search.alive)
         order = cand[s.search.rng.permutation(cand.shape[0])]
-        pairs = s.pairs if isinstance(s, PairState) else _NO_PAIRS
-        drop = select_independent(s.cands.codes, pairs, order, s.span, s.search.nsplit, s.cands.n_thr, cap)
+        drop = select_independent(s.cands.codes, order, s.span, s.search.nsplit, s.cands.n_thr, cap)
         s.search.alive[order[drop, 0], order[drop, 1]] = False

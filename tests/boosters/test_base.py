@@ -376,7 +376,7 @@ def test_select_independent_matches_brute_force(seed: int, block: int) -> None:
     order = np.array([rest[i] for i in rng.permutation(len(rest))], dtype=np.int64)
     rank = np.linalg.matrix_rank(np.array([vecs[s] for s in stumps]))
     for cap in (len(members) + 2, rank + 5):
-        got = select_independent(cands.codes, pairs, order, span, nsplit, cands.n_thr, cap, block=block)
+        got = select_independent(cands.codes, order, span, nsplit, cands.n_thr, cap, block=block)
         ref = brute_force_drop(vecs, members, [tuple(o) for o in order], cap)
         assert np.array_equal(got, ref)
         if cap > rank:   # everything beyond a basis is dropped
@@ -436,7 +436,7 @@ def test_select_independent_matches_sequential_gram_schmidt_on_larger_data() -> 
     for cap in (span.size + 10, order.shape[0] + span.size):
         ref = sequential_gram_schmidt_drop(cands.codes, pairs, order, span, nsplit, cands.n_thr, cap)
         for block in (1, 7, 64):
-            got = select_independent(cands.codes, pairs, order, span, nsplit, cands.n_thr, cap, block=block)
+            got = select_independent(cands.codes, order, span, nsplit, cands.n_thr, cap, block=block)
             assert np.array_equal(got, ref)
     assert 0 < np.count_nonzero(ref) < ref.size - 10   # the full run drops many, keeps many
 

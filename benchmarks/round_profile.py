@@ -76,12 +76,11 @@ def boosters(names: list[str], rounds: int, top: int) -> None:
     from boostplug.data import load_letor_folds
 
     train = load_letor_folds(SHARED / "OHSUMED", "letor3", folds=[0])[0][0]
-    qid = np.repeat(np.arange(train.group_ptr.shape[0] - 1), np.diff(train.group_ptr))
     for name in names:
         cls, params = BOOSTERS[name]
 
         def fit(n: int = rounds) -> Any:
-            return getattr(bp, cls)(n_rounds=n, random_state=0, **params).fit(train.X, train.y, qid=qid)
+            return getattr(bp, cls)(n_rounds=n, random_state=0, **params).fit(train.X, train.y, qid=train.qid)
 
         fit(3)
         show(f"{name}: OHSUMED Fold1 train ({train.n_docs:,} documents), {rounds} rounds", profile(fit, top))

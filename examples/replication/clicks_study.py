@@ -80,6 +80,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+from scipy.stats import rankdata
 
 import _common as C
 from boostplug.compare import ClickSettings, prepare, run_click_method
@@ -355,7 +356,7 @@ def _mean_ranks(conds: list[dict[str, Any]], routes: Sequence[str]) -> dict[str,
     for c in conds:
         present = [r for r in routes if r in c["runs"]]
         values = np.array([-c["runs"][r][METRIC] for r in present])
-        order = np.argsort(np.argsort(values, kind="stable"), kind="stable") + 1.0
+        order = rankdata(values, method="average")   # tied routes share their rank, whatever their order
         for r, k in zip(present, order):
             ranks[r].append(float(k))
     return {r: {"mean_rank": float(np.mean(v)) if v else float("nan"), "conditions": len(v),
@@ -378,7 +379,7 @@ def _pooled(conds: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         group = sorted(group, key=lambda c: c.get("seed", 0))
         runs = {}
-        for r in set.intersection(*(set(c["runs"]) for c in group)):
+        for r in [r for r in group[0]["runs"] if all(r in c["runs"] for c in group[1:])]:  # a fixed order
             per_query = np.mean([c["runs"][r]["per_query"] for c in group], axis=0)
             runs[r] = {METRIC: float(np.mean(per_query)), "per_query": per_query.tolist()}
         out.append({**{k: group[0][k] for k in ("half", *_SETTING)},

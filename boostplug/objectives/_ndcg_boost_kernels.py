@@ -92,6 +92,15 @@ def exp_nonpos_array(y: np.ndarray, out: np.ndarray) -> None:
         out[i] = exp_nonpos(y[i])
 
 
+@nb.njit(inline="always")
+def _gathered(scores: np.ndarray, perm: np.ndarray, a: int, b: int) -> np.ndarray:
+    """The scores of a query's documents in coefficient order: ``scores[perm[a:b]]``."""
+    out = np.empty(b - a)
+    for k in range(b - a):
+        out[k] = scores[perm[a + k]]
+    return out
+
+
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
 def pair_loss(
     scores: np.ndarray,
@@ -99,30 +108,37 @@ def pair_loss(
     coef: np.ndarray,
     group_ptr: np.ndarray,
     queries: np.ndarray,
+    perm: np.ndarray,
+    run_end: np.ndarray,
+    same: np.ndarray,
     out: np.ndarray,
 ) -> None:
-    """``out[k] = sum_i c_i A_i`` (Eq. 10-11) for every query index in ``queries``.
+    """``out[q] = sum_i c_i A_i`` (Eq. 10-11) for every query ``q`` in ``queries``.
 
-    Pair ``i < j`` contributes ``c_i sigmoid(F_j - F_i) + c_j sigmoid(F_i - F_j)``
-    (document i's share of A_i and j's share of A_j).
+    A pair of different coefficients ``i < j`` (in coefficient order) contributes
+    ``c_i sigmoid(F_j - F_i) + c_j sigmoid(F_i - F_j)`` (document i's share of A_i and j's share
+    of A_j); the pairs of equal coefficients add ``c`` each whatever the scores, ``same[q]``.
     """
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
         a = group_ptr[q]
         b = group_ptr[q + 1]
+        sp = _gathered(scores, perm, a, b)
+        cq = coef[a:b]
         acc = 0.0
-        for i in range(a, b - 1):
-            si = scores[i]
-            ci = coef[i]
-            sr = scores[i + 1:b]
-            cr = coef[i + 1:b]
+        for i in range(b - a - 1):
+            j0 = run_end[a + i] - a
+            si = sp[i]
+            ci = cq[i]
+            sr = sp[j0:]
+            cr = cq[j0:]
             for j in range(sr.shape[0]):
                 x = sigma * (si - sr[j])
                 _, lo, hi = logistic_pair(x)
                 cj = cr[j]
                 # x >= 0: sigmoid(F_j - F_i) = lo, sigmoid(F_i - F_j) = hi
                 acc += (ci * lo + cj * hi) if x >= 0.0 else (ci * hi + cj * lo)
-        out[q] = acc
+        out[q] = acc + same[q]
 
 
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
@@ -132,6 +148,8 @@ def pair_grad_hess(
     coef: np.ndarray,
     group_ptr: np.ndarray,
     queries: np.ndarray,
+    perm: np.ndarray,
+    run_end: np.ndarray,
     mode: int,
     w: np.ndarray,
     hess: np.ndarray,
@@ -143,25 +161,30 @@ def pair_grad_hess(
       ``MODE_EXACT`` ``d2M/dF_i^2 = -sum_j (c_i - c_j) gamma_ij (1 - 2 sigmoid(F_i - F_j))``,
       ``MODE_NONE`` zeros.
 
-    Both are in F units (the caller applies ``sigma`` and ``sigma^2``). The pair
-    term of the exact Hessian is the same for i and j: swapping i and j flips
-    the signs of both ``c_i - c_j`` and ``1 - 2 sigmoid(x)``. The mode is tested
-    outside the pair loop so that each loop stays branch-free.
+    Both are in F units (the caller applies ``sigma`` and ``sigma^2``). Every term carries
+    ``c_i - c_j``, so only the pairs of different coefficients are visited: ``coef`` is in the
+    order ``perm`` gives the documents (by coefficient within each query), and ``run_end[k]`` is
+    where the coefficient after position ``k`` first changes. The pair term of the exact Hessian
+    is the same for i and j: swapping i and j flips the signs of both ``c_i - c_j`` and
+    ``1 - 2 sigmoid(x)``. The mode is tested outside the pair loop so that each loop stays
+    branch-free.
     """
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
         a = group_ptr[q]
         b = group_ptr[q + 1]
-        for i in range(a, b):
-            w[i] = 0.0
-            hess[i] = 0.0
-        for i in range(a, b - 1):
-            si = scores[i]
-            ci = coef[i]
-            sr = scores[i + 1:b]  # partners j > i, indexed from 0
-            cr = coef[i + 1:b]
-            wr = w[i + 1:b]
-            hr = hess[i + 1:b]
+        sp = _gathered(scores, perm, a, b)
+        cq = coef[a:b]
+        wp = np.zeros(b - a)
+        hp = np.zeros(b - a)
+        for i in range(b - a - 1):
+            j0 = run_end[a + i] - a
+            si = sp[i]
+            ci = cq[i]
+            sr = sp[j0:]  # partners of another coefficient after i, indexed from 0
+            cr = cq[j0:]
+            wr = wp[j0:]
+            hr = hp[j0:]
             wi = 0.0
             hi = 0.0
             if mode == MODE_BOUND:
@@ -190,8 +213,11 @@ def pair_grad_hess(
                     gd = (ci - cr[j]) * (lo * u)
                     wi += gd
                     wr[j] -= gd
-            w[i] += wi
-            hess[i] += hi
+            wp[i] += wi
+            hp[i] += hi
+        for k in range(b - a):
+            w[perm[a + k]] = wp[k]
+            hess[perm[a + k]] = hp[k]
 
 
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
@@ -201,25 +227,30 @@ def pair_grad_loss(
     coef: np.ndarray,
     group_ptr: np.ndarray,
     queries: np.ndarray,
+    perm: np.ndarray,
+    run_end: np.ndarray,
+    same: np.ndarray,
     w: np.ndarray,
     out: np.ndarray,
 ) -> None:
     """:func:`pair_grad_hess`'s ``w`` (``MODE_NONE``) and :func:`pair_loss`'s ``out`` in one pass over
-    the pairs of the queries in ``queries`` (their documents' ``w`` is overwritten; a query whose
-    coefficients are all equal gets ``w = 0`` exactly)."""
+    the pairs of different coefficients of the queries in ``queries`` (their documents' ``w`` is
+    overwritten; a query whose coefficients are all equal gets ``w = 0`` exactly)."""
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
         a = group_ptr[q]
         b = group_ptr[q + 1]
-        for i in range(a, b):
-            w[i] = 0.0
+        sp = _gathered(scores, perm, a, b)
+        cq = coef[a:b]
+        wp = np.zeros(b - a)
         acc = 0.0
-        for i in range(a, b - 1):
-            si = scores[i]
-            ci = coef[i]
-            sr = scores[i + 1:b]
-            cr = coef[i + 1:b]
-            wr = w[i + 1:b]
+        for i in range(b - a - 1):
+            j0 = run_end[a + i] - a
+            si = sp[i]
+            ci = cq[i]
+            sr = sp[j0:]
+            cr = cq[j0:]
+            wr = wp[j0:]
             wi = 0.0
             for j in range(sr.shape[0]):
                 x = sigma * (si - sr[j])
@@ -229,8 +260,10 @@ def pair_grad_loss(
                 wi += gd
                 wr[j] -= gd
                 acc += (ci * lo + cj * u) if x >= 0.0 else (ci * u + cj * lo)
-            w[i] += wi
-        out[q] = acc
+            wp[i] += wi
+        for k in range(b - a):
+            w[perm[a + k]] = wp[k]
+        out[q] = acc + same[q]
 
 
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")

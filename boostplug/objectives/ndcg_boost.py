@@ -161,11 +161,36 @@ class NDCGBoostObjective(Loss):
             seg_min[nonempty] = np.minimum.reduceat(self._coef, starts)
         self._loss_queries = np.flatnonzero((seg_max > 0.0) & (sizes > 1)).astype(np.int64)
         self._grad_queries = np.flatnonzero(seg_max > seg_min).astype(np.int64)
+        cross = self._coefficient_runs(sizes)
         # pairs each per-round kernel visits: its dispatch work (a vectorised pair visit is the unit)
-        self._loss_pairs = int((sizes[self._loss_queries] * (sizes[self._loss_queries] - 1) // 2).sum())
-        self._grad_pairs = int((sizes[self._grad_queries] * (sizes[self._grad_queries] - 1) // 2).sum())
+        self._loss_pairs = int(cross[self._loss_queries].sum())
+        self._grad_pairs = int(cross[self._grad_queries].sum())
         self._mode, factor = _MODES[self.hessian]
         self._hess_scale = factor * self.sigma * self.sigma  # d2/dscore2 = sigma^2 d2/dF2
+
+    def _coefficient_runs(self, sizes: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Order each query's documents by coefficient for the pair kernels, which visit only the
+        pairs of different coefficients (the others add nothing to the gradient and a constant to
+        the loss: most pairs, where most documents share the lowest grade). Sets ``_perm`` (the
+        order, as row indices), ``_coef_sorted``, ``_run_end`` (per position, where its run of equal
+        coefficients ends) and ``_same`` (per query, the loss of its equal pairs: ``c`` each);
+        returns the number of pairs of different coefficients per query."""
+        qid = np.repeat(np.arange(self.n_queries, dtype=np.int64), sizes)
+        perm = np.lexsort((self._coef, qid)).astype(np.int64)
+        c = self._coef[perm]
+        n = c.shape[0]
+        new_run = np.ones(n, dtype=bool)
+        new_run[1:] = (c[1:] != c[:-1]) | (qid[1:] != qid[:-1])
+        starts = np.flatnonzero(new_run)
+        ends = np.append(starts[1:], n).astype(np.int64)
+        run_of = np.cumsum(new_run) - 1
+        m = (ends - starts).astype(np.float64)
+        self._perm = perm
+        self._coef_sorted = np.ascontiguousarray(c)
+        self._run_end = ends[run_of]
+        self._same = np.bincount(qid[starts], weights=c[starts] * (m * (m - 1.0) / 2.0), minlength=self.n_queries)
+        equal_pairs = np.bincount(qid[starts], weights=m * (m - 1.0) / 2.0, minlength=self.n_queries)
+        return (sizes * (sizes - 1) // 2 - equal_pairs.astype(np.int64)).astype(np.int64)
 
     # -- public extras ---------------------------------------------------------------
     def ideal_dcg(self) -> NDArray[np.float64]:
@@ -188,7 +213,8 @@ class NDCGBoostObjective(Loss):
         w = np.zeros(self.n_docs)
         out = np.zeros(self.n_queries)
         run = dispatch.kernel_for(K.pair_grad_loss, self._loss_pairs)
-        run(s, self.sigma, self._coef, self.group_ptr, self._loss_queries, w, out)
+        run(s, self.sigma, self._coef_sorted, self.group_ptr, self._loss_queries, self._perm, self._run_end,
+            self._same, w, out)
         value = float(out.sum())
         if not math.isfinite(value):
             self._refuse_non_finite_loss(s, value)
@@ -199,13 +225,15 @@ class NDCGBoostObjective(Loss):
         w = np.zeros(self.n_docs)
         h = np.zeros(self.n_docs)
         run = dispatch.kernel_for(K.pair_grad_hess, self._grad_pairs)
-        run(scores, self.sigma, self._coef, self.group_ptr, self._grad_queries, mode, w, h)
+        run(scores, self.sigma, self._coef_sorted, self.group_ptr, self._grad_queries, self._perm, self._run_end,
+            mode, w, h)
         return w, h
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
         out = np.zeros(self.n_queries)
         run = dispatch.kernel_for(K.pair_loss, self._loss_pairs)
-        run(scores, self.sigma, self._coef, self.group_ptr, self._loss_queries, out)
+        run(scores, self.sigma, self._coef_sorted, self.group_ptr, self._loss_queries, self._perm, self._run_end,
+            self._same, out)
         return float(out.sum())
 
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -22,6 +22,8 @@ VARIANTS = [
     pytest.param({}, id="default"),
     pytest.param({"sigma": 0.7}, id="sigma0.7"),
     pytest.param({"label_gain": LABEL_GAIN, "sigma": 1.3}, id="label_gain"),
+    # two grades with one gain: their pairs carry c_i = c_j (the kernels skip them as equal pairs)
+    pytest.param({"label_gain": [0.0, 2.0, 2.0, 5.0]}, id="shared_gain"),
 ]
 MODES = ["bound", "exact"]
 

@@ -194,24 +194,31 @@ def doc_potentials(pairs: NDArray[np.int64], values: NDArray[np.float64], n_docs
     return first - second
 
 
-@nb.njit(cache=True)
-def _doc_sums_above_feature(codes, pot, k, out):
-    """Feature ``k``: ``out[j] = sum over codes > j`` from a histogram of the potentials."""
-    width = out.shape[0]
-    hist = np.zeros(width + 1)
-    for i in range(codes.shape[0]):
-        hist[codes[i, k]] += pot[i]
-    acc = 0.0
-    for j in range(width - 1, -1, -1):
-        acc += hist[j + 1]
-        out[j] = acc
-
-
 @nb.njit(cache=True, parallel=True)
-def _doc_sums_above(codes, pot, width):
-    out = np.zeros((codes.shape[1], width))
-    for k in nb.prange(codes.shape[1]):
-        _doc_sums_above_feature(codes, pot, k, out[k])
+def _doc_sums_above(codes, pot, width, n_blocks):
+    """``out[k, j] = sum over codes > j`` from one histogram of the potentials per feature, the
+    features split into ``n_blocks`` blocks (one a thread). A block reads the rows in order and
+    adds each to its features' histograms: one histogram at a time made every add wait for the
+    previous one (the same bin, often), interleaved they overlap, and each bin still adds its
+    documents in row order (the sums are the one-histogram ones bit for bit)."""
+    n, n_feat = codes.shape
+    hist = np.zeros((n_feat, width + 1))
+    size = (n_feat + n_blocks - 1) // n_blocks
+    for b in nb.prange(n_blocks):
+        k0 = min(n_feat, b * size)
+        k1 = min(n_feat, k0 + size)
+        h = hist[k0:k1]  # views indexed from 0: no negative-index test in the loop
+        c = codes[:, k0:k1]
+        for i in range(n):
+            p = pot[i]
+            for k in range(k1 - k0):
+                h[k, c[i, k]] += p
+    out = np.zeros((n_feat, width))
+    for k in range(n_feat):
+        acc = 0.0
+        for j in range(width - 1, -1, -1):
+            acc += hist[k, j + 1]
+            out[k, j] = acc
     return out
 
 
@@ -219,4 +226,5 @@ def doc_sums_above(codes: NDArray[np.int32], pot: NDArray[np.float64], n_thresho
     """``out[k, j] = sum_x pot[x] * [codes[x, k] > j]``, shape ``(n_features, max_thresholds + 1)``."""
     width = _width(n_thresholds)
     kernel = dispatch.kernel_for(_doc_sums_above, codes.shape[0] * codes.shape[1] // DOC_VISITS_PER_WORK)
-    return kernel(codes, np.ascontiguousarray(pot, dtype=np.float64), width)
+    blocks = min(nb.get_num_threads(), max(1, codes.shape[1])) if kernel is _doc_sums_above else 1
+    return kernel(codes, np.ascontiguousarray(pot, dtype=np.float64), width, blocks)

@@ -10,8 +10,10 @@ its kink contributes nothing), with per-document keys
 So the pair sums of a document are dominance sums over (key, label level): a
 sweep in key order feeding a Fenwick tree indexed by label level gives them in
 O(n log n) per query instead of O(n^2). In both cases ``b`` orders as ``a`` (floating
-addition of a constant is monotone), so one sort of ``a`` serves both keys. All inputs are validated float64 /
-int64 arrays (the public functions check them); nothing here can see NaN.
+addition of a constant is monotone), so one sort of ``a`` serves both keys. The kernels form
+the keys from the scores query by query (:func:`_query_keys`). All inputs are validated float64 /
+int64 arrays (the public functions check them); nothing here can see NaN but an overflowing score
+span, which the caller refuses from the returned spans.
 """
 
 from __future__ import annotations
@@ -82,26 +84,39 @@ def _fenwick_prefix(tree: np.ndarray, pos: int, acc: np.ndarray) -> None:
         pos -= pos & (-pos)
 
 
-@nb.njit(cache=True)
-def _query_keys(a: np.ndarray, b: np.ndarray, s: int, e: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One query's raw keys ``a[s:e]``, ``b[s:e]`` and both centred on the mean of ``a``.
+@nb.njit(inline="always")
+def _query_keys(h: np.ndarray, labels: np.ndarray, grade: bool, s: int, e: int) -> tuple[np.ndarray, float, float]:
+    """One query's keys ``a`` (its scores less the query's lowest one, less the grades when
+    ``grade``), their mean and the span of its scores (``max - min``).
 
-    Activity is decided on the raw keys (exactly the brute-force comparison); margins depend on
-    ``b - a`` only, so the accumulated values use the centred keys to limit cancellation.
+    Keys are taken relative to the lowest score, so a margin is formed from score differences
+    (``h - l`` at ``|h| = 1e17`` would lose the grades); ``b = a + tau`` (``tau`` 0 when
+    ``grade``) is formed where it is compared. Activity is decided on these raw keys; margins
+    depend on ``b - a`` only, so the accumulated values are centred on the mean to limit
+    cancellation.
     """
+    lo = h[s]
+    hi = h[s]
+    for i in range(s + 1, e):
+        lo = min(lo, h[i])
+        hi = max(hi, h[i])
+    a = np.empty(e - s)
     c = 0.0
-    for i in range(s, e):
-        c += a[i]
-    c /= e - s
-    ar = a[s:e]
-    br = b[s:e]
-    return ar, br, ar - c, br - c
+    for k in range(e - s):
+        v = h[s + k] - lo
+        if grade:
+            v = v - labels[s + k]
+        a[k] = v
+        c += v
+    return a, c / (e - s), hi - lo
 
 
 @nb.njit(cache=True, parallel=True)
 def sweep_high(
-    a: np.ndarray,
-    b: np.ndarray,
+    h: np.ndarray,
+    labels: np.ndarray,
+    grade: bool,
+    tau: float,
     d: np.ndarray,
     level: np.ndarray,
     n_levels: np.ndarray,
@@ -109,13 +124,15 @@ def sweep_high(
     cnt: np.ndarray,
     msum: np.ndarray,
     qsums: np.ndarray,
+    span: np.ndarray,
 ) -> None:
-    """Sums over the active pairs of each document ``x`` as the *preferred* one.
+    """Sums over the active pairs of each document ``x`` as the *preferred* one, at the scores ``h``.
 
     Writes ``cnt[x]`` = number of active pairs ``(x, y)``, ``msum[x]`` = sum of
     their margins, and per query ``qsums[q] = (sum m^2, sum m*delta, sum delta^2)``
     over all its active pairs, with ``delta = d[y] - d[x]`` (a direction, for the
-    line search). ``b`` orders as ``a`` (module docstring).
+    line search), and ``span[q]`` its score span (0 where it forms no pairs: the caller refuses
+    an overflow). Keys: :func:`_query_keys`, ``b = a + tau``, which orders as ``a``.
     """
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
@@ -126,14 +143,14 @@ def sweep_high(
         qsums[q, 0] = 0.0
         qsums[q, 1] = 0.0
         qsums[q, 2] = 0.0
+        span[q] = 0.0
         if n_lev < 2:
             for i in range(s, e):
                 cnt[i] = 0.0
                 msum[i] = 0.0
             continue
-        ar, br, aq, bq = _query_keys(a, b, s, e)
+        ar, c, span[q] = _query_keys(h, labels, grade, s, e)
         oa = np.argsort(ar)
-        ob = oa  # b orders as a
         tree = np.zeros((n_lev + 1, 6))
         acc = np.zeros(6)
         p = n - 1
@@ -142,10 +159,10 @@ def sweep_high(
         dd = 0.0
         for k in range(n - 1, -1, -1):  # x by decreasing a
             ix = oa[k]
-            ax = aq[ix]
-            while p >= 0 and br[ob[p]] > ar[ix]:  # every y with b_y > a_x joins
-                iy = ob[p]
-                by = bq[iy]
+            ax = ar[ix] - c
+            while p >= 0 and ar[oa[p]] + tau > ar[ix]:  # every y with b_y > a_x joins
+                iy = oa[p]
+                by = (ar[iy] + tau) - c
                 dy = d[s + iy]
                 _fenwick_add(tree, level[s + iy] + 1, (1.0, by, by * by, dy, dy * dy, by * dy))
                 p -= 1
@@ -188,8 +205,10 @@ def _sort_from(keys: np.ndarray, idx: np.ndarray) -> bool:
 
 @nb.njit(cache=True, parallel=True)
 def pair_grad(
-    a: np.ndarray,
-    b: np.ndarray,
+    h: np.ndarray,
+    labels: np.ndarray,
+    grade: bool,
+    tau: float,
     level: np.ndarray,
     n_levels: np.ndarray,
     group_ptr: np.ndarray,
@@ -198,16 +217,18 @@ def pair_grad(
     gsum: np.ndarray,
     cnt: np.ndarray,
     qloss: np.ndarray,
+    span: np.ndarray,
 ) -> None:
-    """Unweighted pair parts of the gradient, the active-pair counts and the loss.
+    """Unweighted pair parts of the gradient, the active-pair counts and the loss at the scores ``h``.
 
     Per document ``i``: ``gsum[i]`` = (sum of margins of active pairs where ``i``
     is the less preferred one) - (sum where it is the preferred one), i.e.
     ``dR/dh_i / (w W)``; ``cnt[i]`` = number of its active pairs. Per query:
-    ``qloss[q]`` = sum of squared margins of its active pairs. Two sweeps after one
-    sort per query (``b`` orders as ``a``: module docstring). ``order[s:e]`` receives each query's
-    documents by ``a`` (local indices); ``hint``, when it holds one per document
-    (an earlier call's ``order``), is where that sort starts.
+    ``qloss[q]`` = sum of squared margins of its active pairs and ``span[q]`` its score span (0
+    where it forms no pairs: the caller refuses an overflow). Two sweeps after one sort per query
+    (keys: :func:`_query_keys`, ``b = a + tau``, which orders as ``a``). ``order[s:e]`` receives
+    each query's documents by ``a`` (local indices); ``hint``, when it holds one per document (an
+    earlier call's ``order``), is where that sort starts.
     """
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
@@ -216,12 +237,13 @@ def pair_grad(
         n = e - s
         n_lev = n_levels[q]
         qloss[q] = 0.0
+        span[q] = 0.0
         if n_lev < 2:
             for i in range(s, e):
                 gsum[i] = 0.0
                 cnt[i] = 0.0
             continue
-        ar, br, aq, bq = _query_keys(a, b, s, e)
+        ar, c, span[q] = _query_keys(h, labels, grade, s, e)
         oa = order[s:e]
         if hint.shape[0] == order.shape[0]:
             _copy_into(oa, hint[s:e])
@@ -229,7 +251,6 @@ def pair_grad(
                 _copy_into(oa, np.argsort(ar))
         else:
             _copy_into(oa, np.argsort(ar))
-        ob = oa  # b orders as a
         # x as the preferred document: y of a lower level with b_y > a_x.
         hi = np.zeros((n_lev + 1, 3))
         acc = np.zeros(3)
@@ -237,14 +258,14 @@ def pair_grad(
         sq = 0.0
         for k in range(n - 1, -1, -1):
             ix = oa[k]
-            while p >= 0 and br[ob[p]] > ar[ix]:
-                iy = ob[p]
-                by = bq[iy]
+            while p >= 0 and ar[oa[p]] + tau > ar[ix]:
+                iy = oa[p]
+                by = (ar[iy] + tau) - c
                 _fenwick_add(hi, level[s + iy] + 1, (1.0, by, by * by))
                 p -= 1
             _fenwick_prefix(hi, level[s + ix], acc)
             c0, c1, c2 = acc[0], acc[1], acc[2]
-            ax = aq[ix]
+            ax = ar[ix] - c
             gsum[s + ix] = -(c1 - c0 * ax)
             cnt[s + ix] = c0
             sq += max(0.0, c2 - 2.0 * ax * c1 + c0 * ax * ax)
@@ -253,13 +274,14 @@ def pair_grad(
         lo = np.zeros((n_lev + 1, 2))
         p = 0
         for k in range(n):
-            iy = ob[k]
-            while p < n and ar[oa[p]] < br[iy]:
+            iy = oa[k]
+            by = ar[iy] + tau
+            while p < n and ar[oa[p]] < by:
                 ix = oa[p]
-                _fenwick_add(lo, n_lev - level[s + ix], (1.0, aq[ix]))  # reversed level, 1-based
+                _fenwick_add(lo, n_lev - level[s + ix], (1.0, ar[ix] - c))  # reversed level, 1-based
                 p += 1
             _fenwick_prefix(lo, n_lev - 1 - level[s + iy], acc[:2])  # reversed levels strictly above y's
-            gsum[s + iy] += acc[0] * bq[iy] - acc[1]
+            gsum[s + iy] += acc[0] * (by - c) - acc[1]
             cnt[s + iy] += acc[0]
 
 

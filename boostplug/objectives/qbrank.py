@@ -173,16 +173,15 @@ class QBRankObjective(Loss):
     # -- label-only precomputation -----------------------------------------------
     def _prepare_static(self) -> None:
         gp = self.group_ptr
-        sizes = self._sizes = np.diff(gp)
+        sizes = np.diff(gp)
         levels = dispatch.kernel_for(K.label_levels, self.n_docs * DOC_WORK)
         self._level, same, self._n_levels = levels(self.labels, gp)
-        # the non-empty queries and their first rows: each round's per-query reductions start there
-        self._nonempty = sizes > 0
-        self._starts = gp[:-1][self._nonempty]
+        nonempty = sizes > 0
+        starts = gp[:-1][nonempty]
         self._label_range = np.zeros(self.n_queries)  # largest grade difference of each query
         if self.n_docs:
-            self._label_range[self._nonempty] = (np.maximum.reduceat(self.labels, self._starts)
-                                                 - np.minimum.reduceat(self.labels, self._starts))
+            self._label_range[nonempty] = (np.maximum.reduceat(self.labels, starts)
+                                           - np.minimum.reduceat(self.labels, starts))
         self._doc_qw = np.repeat(self.query_weights, sizes)  # W of each row's query
         self._paired = self._n_levels > 1  # queries that form label pairs
         # what a query's margins add to its score span: its label range ("grade") or tau
@@ -222,61 +221,53 @@ class QBRankObjective(Loss):
         self._mean_hess = np.where(count > 0, wsum / safe, 0.0)
 
     # -- per-round work ---------------------------------------------------------------
-    def _keys(self, h: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Keys a (preferred side) and b (other side): margin of (x, y) = b_y - a_x.
+    def _key_args(self) -> tuple[Any, ...]:
+        """What the label-pair kernels take to form each query's keys from the scores (margin of
+        (x, y) = b_y - a_x; :func:`~boostplug.objectives._qbrank_kernels._query_keys`)."""
+        grade = self.tau == "grade"
+        return self.labels, grade, 0.0 if grade else float(self.tau)
 
-        Keys are taken relative to each query's lowest score, so a margin is formed from
-        score differences (``h - l`` at ``|h| = 1e17`` would lose the grades)."""
-        r = self._doc_offsets(h)
-        if self.tau == "grade":
-            u = r - self.labels
-            return u, u
-        return r, r + float(self.tau)
-
-    def _doc_offsets(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``h`` minus its query's lowest score; a span that overflows (or whose margins
-        would) is a ``ValueError`` naming the query."""
-        lo = np.zeros(self.n_queries)
-        hi = np.zeros(self.n_queries)
-        if self.n_docs:
-            lo[self._nonempty] = np.minimum.reduceat(h, self._starts)
-            hi[self._nonempty] = np.maximum.reduceat(h, self._starts)
-        with np.errstate(over="ignore"):
-            span = hi - lo
+    def _check_spans(self, h: NDArray[np.float64], span: NDArray[np.float64]) -> None:
+        """A query whose score span overflows float64, or whose margins would, is a ``ValueError``
+        naming it (``span``: the kernels' per-query ``max - min`` of the scores)."""
+        with np.errstate(over="ignore", invalid="ignore"):
             reach = span + self._margin_reach
         bad = np.flatnonzero(~np.isfinite(reach) & self._paired)
         if bad.size:
             q = int(bad[0])
+            sl = h[self.group_ptr[q]:self.group_ptr[q + 1]]
             raise ValueError(
                 f"{_NAME}: the score differences of query {q} overflow float64 (its scores span "
-                f"{float(lo[q])} .. {float(hi[q])}); pair margins need max - min + tau below ~1.8e308"
+                f"{float(sl.min())} .. {float(sl.max())}); pair margins need max - min + tau below ~1.8e308"
             )
-        with np.errstate(over="ignore"):  # only in single-level queries, which form no pairs
-            return h - np.repeat(lo, self._sizes)
 
     def _label_high(
         self, h: NDArray[np.float64], d: NDArray[np.float64]
     ) -> NDArray[np.float64]:
         """Per query (sum m^2, sum m delta, sum delta^2) over its active label pairs."""
-        a, b = self._keys(h)
         cnt = np.empty(self.n_docs)
         msum = np.empty(self.n_docs)
         qsums = np.empty((self.n_queries, 3))
+        span = np.empty(self.n_queries)
         run = dispatch.kernel_for(K.sweep_high, self.n_docs * DOC_WORK)
-        run(a, b, d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflowing span is refused just below
+            run(h, *self._key_args(), d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums, span)
+        self._check_spans(h, span)
         return qsums
 
     def _label_grad(
         self, h: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(dR/dh / (w W), active-pair counts, per-query sum of squared margins)."""
-        a, b = self._keys(h)
         gsum = np.empty(self.n_docs)
         cnt = np.empty(self.n_docs)
         qloss = np.empty(self.n_queries)
+        span = np.empty(self.n_queries)
         order = np.empty(self.n_docs, dtype=np.int64)
         run = dispatch.kernel_for(K.pair_grad, self.n_docs * DOC_WORK)
-        run(a, b, self._level, self._n_levels, self.group_ptr, self._key_order, order, gsum, cnt, qloss)
+        run(h, *self._key_args(), self._level, self._n_levels, self.group_ptr, self._key_order, order, gsum, cnt,
+            qloss, span)
+        self._check_spans(h, span)
         # the next round's sort starts from this one's order (scores move little between rounds);
         # a new array each call, so concurrent calls can only slow each other, never mix orders
         self._key_order = order

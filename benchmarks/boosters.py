@@ -163,8 +163,8 @@ def kernels() -> None:
     for n in (200, 1000, 5000, 20000, 50000, 200000):
         codes = np.asfortranarray(rng.integers(0, width, size=(n, n_feat)).astype(np.int32))
         pot = rng.normal(size=n)
-        show("doc_sums_above", n * n_feat, lambda: serial_twin(ss._doc_sums_above)(codes, pot, width, 1),
-             lambda: ss._doc_sums_above(codes, pot, width, nb.get_num_threads()))
+        show("doc_sums_above", n * n_feat, lambda: serial_twin(ss._doc_sums_above)(codes, pot, width),
+             lambda: ss._doc_sums_above(codes, pot, width))
     codes = np.asfortranarray(rng.integers(0, width, size=(10000, n_feat)).astype(np.int32))
     for P in (200, 1000, 5000, 20000, 50000, 200000):
         pairs = rng.integers(0, 10000, size=(P, 2)).astype(np.int64)

@@ -195,24 +195,31 @@ def doc_potentials(pairs: NDArray[np.int64], values: NDArray[np.float64], n_docs
 
 
 @nb.njit(cache=True, parallel=True)
-def _doc_sums_above(codes, pot, width, n_blocks):
-    """``out[k, j] = sum over codes > j`` from one histogram of the potentials per feature, the
-    features split into ``n_blocks`` blocks (one a thread). A block reads the rows in order and
-    adds each to its features' histograms: one histogram at a time made every add wait for the
-    previous one (the same bin, often), interleaved they overlap, and each bin still adds its
-    documents in row order (the sums are the one-histogram ones bit for bit)."""
+def _doc_sums_above(codes, pot, width):
+    """``out[k, j] = sum over codes > j`` from a histogram of the potentials per feature, four
+    features at a time: one histogram alone makes each add wait for the one before when the
+    documents fall in the same bin (a feature with few values), four in step overlap; each bin
+    still adds its documents in row order, so the sums are those of one feature at a time bit for
+    bit, and each feature's codes are read in sequence (a column)."""
     n, n_feat = codes.shape
     hist = np.zeros((n_feat, width + 1))
-    size = (n_feat + n_blocks - 1) // n_blocks
-    for b in nb.prange(n_blocks):
-        k0 = min(n_feat, b * size)
-        k1 = min(n_feat, k0 + size)
-        h = hist[k0:k1]  # views indexed from 0: no negative-index test in the loop
-        c = codes[:, k0:k1]
-        for i in range(n):
-            p = pot[i]
-            for k in range(k1 - k0):
-                h[k, c[i, k]] += p
+    for b in nb.prange((n_feat + 3) // 4):
+        k = 4 * b
+        if k + 4 <= n_feat:
+            c0, c1, c2, c3 = codes[:, k], codes[:, k + 1], codes[:, k + 2], codes[:, k + 3]
+            h0, h1, h2, h3 = hist[k], hist[k + 1], hist[k + 2], hist[k + 3]
+            for i in range(n):
+                p = pot[i]
+                h0[c0[i]] += p
+                h1[c1[i]] += p
+                h2[c2[i]] += p
+                h3[c3[i]] += p
+        else:
+            for f in range(k, n_feat):
+                c0 = codes[:, f]
+                h0 = hist[f]
+                for i in range(n):
+                    h0[c0[i]] += pot[i]
     out = np.zeros((n_feat, width))
     for k in range(n_feat):
         acc = 0.0
@@ -226,5 +233,4 @@ def doc_sums_above(codes: NDArray[np.int32], pot: NDArray[np.float64], n_thresho
     """``out[k, j] = sum_x pot[x] * [codes[x, k] > j]``, shape ``(n_features, max_thresholds + 1)``."""
     width = _width(n_thresholds)
     kernel = dispatch.kernel_for(_doc_sums_above, codes.shape[0] * codes.shape[1] // DOC_VISITS_PER_WORK)
-    blocks = min(nb.get_num_threads(), max(1, codes.shape[1])) if kernel is _doc_sums_above else 1
-    return kernel(codes, np.ascontiguousarray(pot, dtype=np.float64), width, blocks)
+    return kernel(codes, np.ascontiguousarray(pot, dtype=np.float64), width)

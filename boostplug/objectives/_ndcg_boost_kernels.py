@@ -101,6 +101,16 @@ def _gathered(scores: np.ndarray, perm: np.ndarray, a: int, b: int) -> np.ndarra
     return out
 
 
+@nb.njit(inline="always")
+def _partners(sp: np.ndarray, cq: np.ndarray, run_end: np.ndarray, a: int, i: int
+              ) -> tuple[float, float, np.ndarray, np.ndarray, int]:
+    """Document ``i`` of the query starting at row ``a`` (local index, coefficient order): its score
+    and coefficient, and the scores and coefficients of its partners of another coefficient after
+    it (views indexed from 0, from local index ``j0``)."""
+    j0 = run_end[a + i] - a
+    return sp[i], cq[i], sp[j0:], cq[j0:], j0
+
+
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
 def pair_loss(
     scores: np.ndarray,
@@ -127,11 +137,7 @@ def pair_loss(
         cq = coef[a:b]
         acc = 0.0
         for i in range(b - a - 1):
-            j0 = run_end[a + i] - a
-            si = sp[i]
-            ci = cq[i]
-            sr = sp[j0:]
-            cr = cq[j0:]
+            si, ci, sr, cr, j0 = _partners(sp, cq, run_end, a, i)
             for j in range(sr.shape[0]):
                 x = sigma * (si - sr[j])
                 _, lo, hi = logistic_pair(x)
@@ -178,11 +184,7 @@ def pair_grad_hess(
         wp = np.zeros(b - a)
         hp = np.zeros(b - a)
         for i in range(b - a - 1):
-            j0 = run_end[a + i] - a
-            si = sp[i]
-            ci = cq[i]
-            sr = sp[j0:]  # partners of another coefficient after i, indexed from 0
-            cr = cq[j0:]
+            si, ci, sr, cr, j0 = _partners(sp, cq, run_end, a, i)
             wr = wp[j0:]
             hr = hp[j0:]
             wi = 0.0
@@ -245,11 +247,7 @@ def pair_grad_loss(
         wp = np.zeros(b - a)
         acc = 0.0
         for i in range(b - a - 1):
-            j0 = run_end[a + i] - a
-            si = sp[i]
-            ci = cq[i]
-            sr = sp[j0:]
-            cr = cq[j0:]
+            si, ci, sr, cr, j0 = _partners(sp, cq, run_end, a, i)
             wr = wp[j0:]
             wi = 0.0
             for j in range(sr.shape[0]):

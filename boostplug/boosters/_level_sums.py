@@ -394,8 +394,9 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, g, h, coef, width):
             prev_p = 0.0
             p = start
             while True:
-                x = order[p, k]
-                lx = lev[x]
+                # unsigned: row and level index the arrays with no negative-index test
+                x = nb.uint64(order[p, k])
+                lx = nb.uint64(lev[x])
                 cross = 0.0
                 for m in range(L):     # E[x, lx] = 0: the m = lx term adds nothing
                     e = E[x, m]

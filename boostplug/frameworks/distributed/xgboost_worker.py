@@ -12,7 +12,7 @@ import numpy as np
 from .._metric_spec import MetricCallable, MetricSpec
 from .._query_info import metric_query_weights
 from ..xgboost.adapters import dmatrix
-from .metric import allreduce, from_sums, metric_sums
+from .metric import allreduce, from_sums
 from .rows import Part
 from .stamps import Stamps
 
@@ -29,9 +29,19 @@ class CollectiveMetric(MetricCallable):
     decision). Queries a convention skips (NaN) are left out of both sums, as in one process."""
 
     def __call__(self, predt: np.ndarray, dmat: Any) -> tuple[str, float]:
-        gp = dmat.get_uint_info("group_ptr") if dmat.num_row() else np.zeros(1, dtype=np.int64)
-        w = metric_query_weights(dmat.get_weight(), np.asarray(gp, dtype=np.int64), "XGBoost")
-        return self.spec.display_name, from_sums(allreduce(metric_sums(self.spec, predt, dmat.get_label(), gp, w)))
+        labels, weights = dmat.get_label(), dmat.get_weight()
+        if labels.shape[0] == 0:  # a worker without validation rows adds nothing
+            return self.spec.display_name, from_sums(allreduce(np.zeros(2)))
+        raw_ptr = dmat.get_uint_info("group_ptr")
+
+        def derive() -> tuple[Any, ...]:
+            gp = np.asarray(raw_ptr, dtype=np.int64)
+            return self.spec.prepare(np.asarray(labels, dtype=np.float64), gp,
+                                     metric_query_weights(weights, gp, "XGBoost"))
+
+        # the set's labels, groups and weights are prepared once, not every round
+        prepared = self.prepared(dmat, (labels, raw_ptr, weights), derive)
+        return self.spec.display_name, from_sums(allreduce(self.spec.sums(predt, prepared)))
 
 
 def start_tracker(host: str, n_workers: int) -> dict[str, Any]:

@@ -11,12 +11,13 @@ from numpy.typing import NDArray
 
 from ..groups import check_group_ptr, first_varying_row, group_ptr_from_sizes
 
-__all__ = ["weights_by_query", "query_weights_from_rows", "metric_query_weights", "group_ptr_or_error",
+__all__ = ["LIGHTGBM_INF", "weights_by_query", "query_weights_from_rows", "metric_query_weights", "group_ptr_or_error",
            "set_arrays", "refuse_bad_weights", "check_set_weights"]
 
-#: What a framework hands on for an infinite weight: LightGBM stores it as 1e38 (float32);
-#: XGBoost refuses one.
-_INF_STAND_IN = {"LightGBM": float(np.float32(1e38))}
+#: What LightGBM stores for an infinite label or weight when it builds a Dataset (1e38 as float32).
+LIGHTGBM_INF = float(np.float32(1e38))
+#: What a framework hands on for an infinite weight (XGBoost refuses one).
+_INF_STAND_IN = {"LightGBM": LIGHTGBM_INF}
 
 
 def weights_by_query(n_weights: int, group_ptr: NDArray[np.int64], framework: str = "") -> bool:

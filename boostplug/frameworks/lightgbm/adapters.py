@@ -20,6 +20,7 @@ from .._adapter import (
     FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
     check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
 )
+from .._query_info import LIGHTGBM_INF
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
            "objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "group_ptr_from_lgb_sizes"]
@@ -53,10 +54,6 @@ def dataset_row_keys(data: Any) -> tuple[np.ndarray, np.ndarray] | None:
     return parent_keys[0][idx], parent_keys[1][idx]
 
 
-#: What LightGBM stores for an infinite label (NaN becomes 0) when it builds a Dataset.
-_LGB_INF_LABEL = np.float32(1e38)
-
-
 def _check_whole_queries(data: Any, who: str) -> None:
     """A subset Dataset (an ``lgb.cv`` fold) must hold each query of its parent whole or not at all."""
     used = getattr(data, "used_indices", None)
@@ -81,7 +78,7 @@ def _check_whole_queries(data: Any, who: str) -> None:
 def _check_lgb_labels(labels: Any, who: str) -> None:
     """Refuse LightGBM's stand-in for an infinite label (a NaN label is already 0, undetectable)."""
     y = np.asarray(labels)
-    bad = np.flatnonzero(~(np.abs(y) < _LGB_INF_LABEL))
+    bad = np.flatnonzero(~(np.abs(y) < LIGHTGBM_INF))  # a NaN label is stored as 0
     if bad.size:
         row = int(bad[0])
         raise ValueError(

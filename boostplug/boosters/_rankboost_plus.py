@@ -15,12 +15,9 @@ from scipy.special import expit
 from ._estimator import Round
 from ._rankboost_kernels import DEPENDENT_RTOL, eps_sums, ln_cosh, select_independent, stump_outcomes
 from ._rankboost_state import PairState, PlusLevels, PlusPairs
-from .stumps import argmax_scan
+from .stumps import TIE_TOL, argmax_scan
 
-__all__ = ["PlusRounds", "TIE_TOL", "PRUNE_BUDGET_BYTES"]
-
-#: Two candidates whose criteria differ by at most this much (D_t sums to 1) are tied.
-TIE_TOL = 1e-12
+__all__ = ["PlusRounds", "PRUNE_BUDGET_BYTES"]
 
 #: Memory budget of the one-time pruning's temporary basis (bytes).
 PRUNE_BUDGET_BYTES = 256 * 2**20

@@ -29,10 +29,10 @@ from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
 from ._pairwise_choice import choose_pairwise
 from ._pair_mins import PairMinCodes
 from ._rankboost_kernels import PairSpan, eps_sums, ln_cosh, log_sum_exp, stump_outcomes
-from ._rankboost_plus import TIE_TOL, PlusRounds
+from ._rankboost_plus import PlusRounds
 from ._rankboost_state import LevelState, PairState, PlusLevels, PlusPairs, RbLevels, RbPairs, Search, State
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
-from .stumps import THRESHOLD_MODES, StumpCandidates, argmax_scan
+from .stumps import THRESHOLD_MODES, TIE_TOL, StumpCandidates, argmax_scan
 
 __all__ = ["RankBoost", "VARIANTS"]
 

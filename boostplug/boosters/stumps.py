@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["THRESHOLD_MODES", "StumpCandidates", "candidate_thresholds", "bin_features", "make_candidates",
+__all__ = ["TIE_TOL", "THRESHOLD_MODES", "StumpCandidates", "candidate_thresholds", "bin_features", "make_candidates",
            "argmax_first", "argmax_scan"]
 
 THRESHOLD_MODES = ("sample", "quantile", "all", "ranklib")
@@ -54,6 +54,9 @@ THRESHOLD_MODES = ("sample", "quantile", "all", "ranklib")
 #: Relative tolerance (of the criterion's scale) under which two stumps' criteria count as
 #: tied (MPBoost, NDCG_Boost: the first one in feature-then-threshold order wins).
 TIE_RTOL = 1e-10
+#: Two RankBoost stumps whose criteria (sums of a distribution D_t over the pairs, which sums to 1)
+#: differ by at most this much are tied: the first in scan order wins (:func:`argmax_scan`).
+TIE_TOL = 1e-12
 
 
 @dataclass

@@ -28,7 +28,7 @@ instead (:mod:`boostplug.boosters._group_e2`), and sums it here only when its gr
 
 MPBoost (:class:`DirectedLevelPairs`): ``w_ij = coef_q exp(-d_ab F_i) exp(d_ab F_j) / W`` with the
 distance ``d_ab`` of the two label levels, so per document one factor per other level
-(:func:`_directed_factors`, ``O(n L)``) and per stump the products of level sums above and
+(:func:`_directed_terms`, ``O(n L)``) and per stump the products of level sums above and
 below its threshold give ``N`` and ``D``: one sweep over each query's documents in code order,
 ``O(n L + G L^2)`` per feature (``G`` distinct codes per query, summed), no pair listed.
 """
@@ -310,70 +310,76 @@ def level_e2(codes: NDArray[np.int32], members: list[tuple[int, int]], eta: NDAr
 # ---- MPBoost: pair weights exp(-d_ab (F_i - F_j)) with a distance per pair of levels ----------
 
 @nb.njit(cache=True)
-def _directed_factors(F, group_ptr, lev, dd):
-    """``E[x, m]``: ``exp(-d_{l m} (F_x - s_q))`` for a lower level ``m < l = lev[x]``,
-    ``exp(d_{m l} (F_x - s_q))`` for a higher one (0 at ``m = l``): a pair's weight
-    ``exp(-d_ab (F_i - F_j))`` is ``E[i, b] * E[j, a]`` (the shift ``s_q`` cancels)."""
+def _directed_terms(F, group_ptr, lev, dd, coef):
+    """``(R, tot)`` of the scores ``F``, one query at a time.
+
+    ``R[:, :L] = E``: ``E[x, m] = exp(-d_{l m} (F_x - s_q))`` for a lower level ``m < l = lev[x]``,
+    ``exp(d_{m l} (F_x - s_q))`` for a higher one (0 at ``m = l``), so a pair's weight
+    ``exp(-d_ab (F_i - F_j))`` is ``E[i, b] * E[j, a]`` (the shift ``s_q`` cancels).
+    ``tot[q, l, m]``: the sums of ``E[:, m]`` over the query's level-``l`` documents (``T = tot[q]``).
+    ``R[x, L]`` and ``R[x, L + 1]``: what moving ``x`` below a threshold adds to its query's sums,
+    the part that does not depend on the other documents below:
+    ``g[x] = coef_q (sum_{m > l} d_ml T_ml e_m - sum_{m < l} d_lm T_ml e_m)`` to ``N`` (all of it:
+    ``N``'s pair term ``T_ab B_ba - B_ab T_ba`` is linear in the running sums ``B``) and
+    ``h[x] = coef_q sum_m T_ml e_m`` to ``D`` (whose term ``T_ab B_ba + B_ab T_ba - 2 B_ab B_ba``
+    also has a product of running sums). One row per document: the sweep gathers a document's
+    whole record from one place."""
     L = dd.shape[0]
-    E = np.zeros((F.shape[0], L))
+    R = np.zeros((F.shape[0], L + 2))
+    tot = np.zeros((group_ptr.shape[0] - 1, L, L))
     for q in range(group_ptr.shape[0] - 1):
         a, b = group_ptr[q], group_ptr[q + 1]
         if b == a:
             continue
         s = _mid_range(F, a, b)
+        tq = tot[q]
         for i in range(a, b):
             l = lev[i]
             g = F[i] - s
             for m in range(l):
-                E[i, m] = math.exp(-dd[l, m] * g)
+                R[i, m] = math.exp(-dd[l, m] * g)
             for m in range(l + 1, L):
-                E[i, m] = math.exp(dd[m, l] * g)
-    return E
-
-
-@nb.njit(cache=True)
-def _directed_doc_terms(group_ptr, lev, E, tot, dd, coef):
-    """Per document ``x`` (level ``l``, factors ``e = E[x]``), what moving it below a threshold adds
-    to its query's sums, the part that does not depend on the other documents below:
-    ``g[x] = coef_q (sum_{m > l} d_ml T_ml e_m - sum_{m < l} d_lm T_ml e_m)`` to ``N`` (all of it:
-    ``N``'s pair term ``T_ab B_ba - B_ab T_ba`` is linear in the running sums ``B``) and
-    ``h[x] = coef_q sum_m T_ml e_m`` to ``D`` (whose term ``T_ab B_ba + B_ab T_ba - 2 B_ab B_ba``
-    also has a product of running sums); ``T = tot[q]``."""
-    n, L = E.shape
-    g = np.empty(n)
-    h = np.empty(n)
-    for q in range(group_ptr.shape[0] - 1):
+                R[i, m] = math.exp(dd[m, l] * g)
+            for m in range(L):
+                tq[l, m] += R[i, m]
         cq = coef[q]
-        tq = tot[q]
-        for x in range(group_ptr[q], group_ptr[q + 1]):
+        for x in range(a, b):
             l = lev[x]
             sg = 0.0
             sp = 0.0
             for m in range(l):
-                v = E[x, m] * tq[m, l]
+                v = R[x, m] * tq[m, l]
                 sg -= dd[l, m] * v
                 sp += v
             for m in range(l + 1, L):
-                v = E[x, m] * tq[m, l]
+                v = R[x, m] * tq[m, l]
                 sg += dd[m, l] * v
                 sp += v
-            g[x] = cq * sg
-            h[x] = cq * sp
-    return g, h
+            R[x, L] = cq * sg
+            R[x, L + 1] = cq * sp
+    return R, tot
+
+
+def _static(n: int) -> tuple[int, ...]:
+    """``n`` as the length of a tuple, which numba compiles in as a constant (one compiled copy per
+    ``n``): a kernel's loops over ``range(len(t))`` unroll and its small arrays' strides are known."""
+    return (0,) * n
 
 
 @nb.njit(cache=True, parallel=True)
-def _directed_fit_sums(scodes, order, group_ptr, lev, E, g, h, coef, width):
+def _directed_fit_sums(scodes, order, group_ptr, lev, R, coef, width, levels):
     """Per feature, the unnormalised ``N`` (signed) and ``D`` (split) of every stump: each
     query's documents in code order (``order``; ``scodes`` their codes) move below the threshold one
-    by one; each adds its :func:`_directed_doc_terms` ``g`` to ``N`` and ``h - 2 coef_q sum_m e_m
+    by one; each adds its :func:`_directed_terms` ``g`` to ``N`` and ``h - 2 coef_q sum_m e_m
     B[m, l]`` to ``D``, with ``B[m, l]`` the sums of ``E[:, l]`` over the level-``m`` documents
     already below, so a document costs ``O(L)`` and a code nothing more. The sums are constant from
     one code of the query to the next: a difference array over the thresholds gets their change at
     each code (one write per code and sum). The sweep stops at the query's highest code: thresholds
-    at or above it split nothing, so its documents are not visited."""
+    at or above it split nothing, so its documents are not visited. ``R`` from
+    :func:`_directed_terms`; ``levels``: :func:`_static` of ``L``, which unrolls the loop over
+    the levels (about a quarter of the sweep's time)."""
     nf = scodes.shape[1]
-    L = E.shape[1]
+    L = len(levels)
     signed = np.zeros((nf, width + 1))
     split = np.zeros((nf, width + 1))
     for k in nb.prange(nf):
@@ -399,11 +405,11 @@ def _directed_fit_sums(scodes, order, group_ptr, lev, E, g, h, coef, width):
                 lx = nb.uint64(lev[x])
                 cross = 0.0
                 for m in range(L):     # E[x, lx] = 0: the m = lx term adds nothing
-                    e = E[x, m]
+                    e = R[x, m]
                     cross += e * below[m, lx]
                     below[lx, m] += e
-                sg += g[x]
-                sp += h[x] - twice * cross
+                sg += R[x, L]
+                sp += R[x, L + 1] - twice * cross
                 p += 1
                 c2 = scodes[p, k]
                 if c2 == c:
@@ -440,7 +446,7 @@ def codes_in_order(codes: NDArray[np.int32], order: NDArray[np.integer]) -> NDAr
 class DirectedLevelPairs(LevelPairs):
     """Critical pairs of graded labels weighted ``coef_q exp(-d_ab (F_i - F_j))`` (MPBoost,
     ``i`` at level ``a`` > ``b`` of ``j``): ``d_ab`` depends on the two levels only, so every sum
-    over the pairs is a sum over level pairs of products of per-level sums of :func:`_directed_factors`.
+    over the pairs is a sum over level pairs of products of per-level sums of :func:`_directed_terms`.
 
     ``dd[a, b]`` (``a > b``): ``dist`` of the grade difference, for level pairs that meet in some
     query (``linked``), else 0. Memory ``O(n L)`` plus the stumps' code order ``O(n F)``."""
@@ -456,31 +462,23 @@ class DirectedLevelPairs(LevelPairs):
         # only level pairs holding pairs: the pair list never evaluates dist of the others
         self.dd[self.linked] = dist(delta[self.linked])
 
-    def factors(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
-        """:func:`_directed_factors` of the scores ``F``."""
-        return _directed_factors(np.ascontiguousarray(F, dtype=np.float64), self.group_ptr, self.lev, self.dd)
+    def terms(self, F: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(R, tot)`` of the scores ``F``: :func:`_directed_terms`."""
+        return _directed_terms(np.ascontiguousarray(F, dtype=np.float64), self.group_ptr, self.lev, self.dd, self.coef)
 
     def weight_sums(self, tot: NDArray[np.float64]) -> tuple[float, float]:
-        """``(W, C)`` from the :meth:`level_totals` of the factors: ``W = sum_pairs coef_q exp(-d (F_i - F_j))``
+        """``(W, C)`` from the level totals ``tot`` of :meth:`terms`: ``W = sum_pairs coef_q exp(-d (F_i - F_j))``
         and ``C`` the same with ``d^2`` (so ``sum_I w d^2 = C / W`` with ``w`` normalised)."""
         with np.errstate(over="ignore", invalid="ignore"):   # overflowed factors: the caller checks W and C
             prod = np.where(self.linked, tot * tot.transpose(0, 2, 1), 0.0)   # [a, b]: level-a sums x level-b sums
             return float(self.coef @ prod.sum(axis=(1, 2))), float(self.coef @ (prod * self.dd ** 2).sum(axis=(1, 2)))
 
-    def level_totals(self, E: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``(Q, L, L)``: per query and level ``l``, the sums of ``E[:, m]`` over its documents."""
-        nq, L = self.group_ptr.shape[0] - 1, self.n_levels
-        tot = np.stack([np.bincount(self._key, weights=E[:, m], minlength=nq * L) for m in range(L)], axis=1)
-        return tot.reshape(nq, L, L)
-
-    def fit_sums(self, E: NDArray[np.float64], tot: NDArray[np.float64], sorted_codes: NDArray[np.int32],
-                 order: NDArray[np.integer], width: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Unnormalised ``(N, D)`` of every stump, ``(F, width)`` (divide by ``W``); ``tot`` the
-        :meth:`level_totals` of ``E``, ``order`` from :func:`query_code_order`, ``sorted_codes`` from
+    def fit_sums(self, R: NDArray[np.float64], sorted_codes: NDArray[np.int32], order: NDArray[np.integer],
+                 width: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Unnormalised ``(N, D)`` of every stump, ``(F, width)`` (divide by ``W``); ``R`` from
+        :meth:`terms`, ``order`` from :func:`query_code_order`, ``sorted_codes`` from
         :func:`codes_in_order`."""
-        E = np.ascontiguousarray(E)
-        g, h = _directed_doc_terms(self.group_ptr, self.lev, E, tot, self.dd, self.coef)
         # work: in the units the parallel threshold was set in (when a code cost L^2)
         work = sorted_codes.shape[1] * sorted_codes.shape[0] * self.n_levels ** 2
         kernel = dispatch.kernel_for(_directed_fit_sums, work)
-        return kernel(sorted_codes, order, self.group_ptr, self.lev, E, g, h, self.coef, width)
+        return kernel(sorted_codes, order, self.group_ptr, self.lev, R, self.coef, width, _static(self.n_levels))

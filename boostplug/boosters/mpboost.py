@@ -127,8 +127,8 @@ class _State:
     lv: DirectedLevelPairs | None = None   # pair-free mode: pairs, d, w, w1 are empty/unused
     order: NDArray[np.integer] | None = None  # (n, F) rows by query, then code, per feature
     sorted_codes: NDArray[np.int32] | None = None  # (n, F) their codes, in that order
-    E: NDArray[np.float64] | None = None    # (n, L) level factors of F
-    tot: NDArray[np.float64] | None = None  # (Q, L, L) their per-query, per-level totals
+    R: NDArray[np.float64] | None = None    # (n, L + 2) level factors of F and per-document terms
+    tot: NDArray[np.float64] | None = None  # (Q, L, L) the factors' per-query, per-level totals
     W: float = 1.0                # sum of the unnormalised pair weights at F
     C: float = 1.0                # the same with d^2
     #: pairwise="auto": (pairs, d, w1) of the pair path, taken when the level factors overflow
@@ -241,15 +241,14 @@ class MPBoost(RankingBooster):
         lv = DirectedLevelPairs(data.y, data.group_ptr, data.query_weights, lambda dl: ddf_values(dl, name, param))
         cands = data.stump_candidates(self)
         F = np.zeros(data.X.shape[0])
-        E = lv.factors(F)
-        tot = lv.level_totals(E)
+        R, tot = lv.terms(F)
         W, C = lv.weight_sums(tot)
         order = query_code_order(cands.codes, lv.query)
         none = np.zeros(0)
         return _State(
             pairs=np.zeros((0, 2), dtype=np.int64), d=none, cands=cands, w=none, w1=None, F=F, log_bound=0.0,
             d2_max=float(np.max(lv.dd ** 2)) if lv.n_pairs else 1.0, n_pairs=lv.n_pairs, lv=lv,
-            order=order, sorted_codes=codes_in_order(cands.codes, order), E=E, tot=tot, W=W, C=C,
+            order=order, sorted_codes=codes_in_order(cands.codes, order), R=R, tot=tot, W=W, C=C,
             to_pairs=(lambda: self._pairs_of(data, False)) if self.pairwise == "auto" else None,
         )
 
@@ -259,7 +258,7 @@ class MPBoost(RankingBooster):
         both summed over the pairs the stump splits (one pass over the pairs, or over the
         documents in code order per level pair when pair-free)."""
         if s.lv is not None:
-            N, D = s.lv.fit_sums(s.E, s.tot, s.sorted_codes, s.order, s.cands.width)
+            N, D = s.lv.fit_sums(s.R, s.sorted_codes, s.order, s.cands.width)
             return N / s.W, D / s.W
         return pair_fit_sums(s.cands.codes, s.pairs, s.w, s.w * s.d, s.cands.n_thr)
 
@@ -298,8 +297,7 @@ class MPBoost(RankingBooster):
         (pair-free: ``Z_t = W(F + f) / W(F)``, the weights being recomputed from ``F``)."""
         if s.lv is not None:
             s.F += f
-            s.E = s.lv.factors(s.F)
-            s.tot = s.lv.level_totals(s.E)
+            s.R, s.tot = s.lv.terms(s.F)
             w_new, s.C = s.lv.weight_sums(s.tot)
             if not (math.isfinite(w_new) and w_new > 0.0 and math.isfinite(s.C)):
                 # exp(d * score range) left the float range: only relative (pair) weights stay finite

@@ -11,9 +11,13 @@ For each objective and framework, on (a) MQ2008 Fold1 train (if ../shared/data i
 * training seconds for ``--rounds`` rounds, and that time as a ratio to the same training with
   the framework's plain built-in regression objective (the floor no custom objective can beat),
   with squared error passed as a Python callable (the floor of any custom objective: the callback,
-  float32 copies, no constant-Hessian shortcut) and with the built-in LambdaMART (LightGBM
-  ``lambdarank``, XGBoost ``rank:ndcg``), plus the share of the training time spent inside our
-  objective callable.
+  float32 copies, no constant-Hessian shortcut), with the built-in LambdaMART (LightGBM
+  ``lambdarank``, XGBoost ``rank:ndcg``) and with the *free callable*: a Python callable that
+  returns the objective's own gradients, recorded in a first training, round by round. The free
+  callable grows the same trees as the objective at no cost for the gradients, so ``/ free`` is
+  what computing them adds; ``/ callable`` also carries the difference between the trees grown
+  from squared-error gradients and from ranking ones. Last, the share of the training time spent
+  inside our objective callable.
 
 The machine may be shared and noisy: every configuration is trained ``--repeat`` times,
 interleaved (floor, built-in, each objective, then again), the ratios are formed within each
@@ -107,6 +111,38 @@ class Framework:
         return time.perf_counter() - t0
 
 
+class Recorded:
+    """Wraps a framework objective callable and keeps what it returns, round by round."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.rounds: list[tuple[Any, Any]] = []
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Recorded":
+        return self
+
+    def __call__(self, *args: Any) -> Any:
+        grad, hess = self.fn(*args)
+        self.rounds.append((np.array(grad, copy=True), np.array(hess, copy=True)))
+        return grad, hess
+
+
+class Replayed:
+    """The free callable: returns the recorded gradients of round ``i`` at its ``i``-th call."""
+
+    def __init__(self, rounds: list[tuple[Any, Any]]) -> None:
+        self.rounds = rounds
+        self.i = 0
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Replayed":
+        return self
+
+    def __call__(self, *args: Any) -> Any:
+        out = self.rounds[self.i]
+        self.i += 1
+        return out
+
+
 def squared_error(preds: np.ndarray, data: Any) -> tuple[np.ndarray, np.ndarray]:
     """Plain squared error as a Python callable (LightGBM and XGBoost call it alike): the floor
     of *any* custom objective, which pays the callback, the float32 copies and the loss of the
@@ -173,8 +209,13 @@ def bench(label: str, d: bpdata.RankingData, rounds: int, repeat: int, fw_names:
         print(f"  {n:<12} " + " ".join(f"{s:8.4f}" + " " * (i > 0) for i, s in enumerate(secs)), flush=True)
     mode_seconds(d)
     for fw in fws:
-        fw.train(fw.objective("mpboost"), 1)  # warm-up (first touch, thread pools)
+        recorded = {}
+        for n in names:  # also the warm-up (first touch, thread pools)
+            rec = Recorded(fw.objective(n))
+            fw.train(rec, rounds)
+            recorded[n] = rec.rounds
         runs: dict[str, list[float]] = {k: [] for k in [fw.floor_name, fw.builtin_name, "custom", *names]}
+        free: dict[str, list[float]] = {n: [] for n in names}
         inside: dict[str, list[float]] = {n: [] for n in names}
         for _ in range(repeat):
             for key in (fw.floor_name, fw.builtin_name):
@@ -184,6 +225,8 @@ def bench(label: str, d: bpdata.RankingData, rounds: int, repeat: int, fw_names:
                 timed = Timed(fw.objective(n))
                 runs[n].append(fw.train(timed, rounds))
                 inside[n].append(timed.seconds)
+                free[n].append(fw.train(Replayed(recorded[n]), rounds))
+        del recorded
         floor, builtin, custom = runs[fw.floor_name], runs[fw.builtin_name], runs["custom"]
         med = statistics.median
         print(f"\n{fw.name}: {fw.floor_name} {med(floor):.2f} s, {fw.builtin_name} {med(builtin):.2f} s "
@@ -193,15 +236,18 @@ def bench(label: str, d: bpdata.RankingData, rounds: int, repeat: int, fw_names:
               f"{fw.builtin_name} {' '.join(f'{s:.2f}' for s in builtin)}; "
               f"callable {' '.join(f'{s:.2f}' for s in custom)}]")
         print(f"  {'objective':<12} {'seconds':>8} {'/ ' + fw.floor_name:>20} {'/ callable':>11} "
-              f"{'/ ' + fw.builtin_name:>14} {'in objective':>13}   all ratios to the floor")
+              f"{'/ ' + fw.builtin_name:>14} {'/ free':>7} {'in objective':>13}   all ratios to the floor; "
+              f"to the free callable")
         for n in names:
             s = runs[n]
             to_floor = [a / f for a, f in zip(s, floor)]
             to_custom = [a / c for a, c in zip(s, custom)]
             to_builtin = [a / b for a, b in zip(s, builtin)]
+            to_free = [a / f for a, f in zip(s, free[n])]
             share = [i / a for i, a in zip(inside[n], s)]
             print(f"  {n:<12} {med(s):8.2f} {med(to_floor):20.2f} {med(to_custom):11.2f} {med(to_builtin):14.2f} "
-                  f"{med(share):12.0%}   {' '.join(f'{r:.2f}' for r in to_floor)}", flush=True)
+                  f"{med(to_free):7.2f} {med(share):12.0%}   {' '.join(f'{r:.2f}' for r in to_floor)}; "
+                  f"{' '.join(f'{r:.2f}' for r in to_free)}", flush=True)
 
 
 def main() -> None:

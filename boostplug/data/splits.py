@@ -23,7 +23,7 @@ def _n_queries(data: RankingData | int) -> int:
 
 
 def kfold_by_query(
-    data: RankingData | int, n_splits: int = 5, *, seed: Seed = 0, shuffle: bool = True
+    data: RankingData | int, n_splits: int = 5, *, seed: Seed = 0, shuffle: bool = True, name: str = "n_splits"
 ) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     """K-fold cross-validation over queries.
 
@@ -36,12 +36,13 @@ def kfold_by_query(
 
     Args:
         data: the data set, or its number of queries.
+        name: what the errors call ``n_splits`` (a caller's own argument, e.g. ``nfold``).
     """
     nq = _n_queries(data)
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)):
-        raise TypeError(f"n_splits must be an integer, got {n_splits!r}")
+        raise TypeError(f"{name} must be an integer, got {n_splits!r}")
     if not 2 <= n_splits <= nq:
-        raise ValueError(f"n_splits must be between 2 and the number of queries ({nq}), got {n_splits}")
+        raise ValueError(f"{name} must be between 2 and the number of queries ({nq}), got {int(n_splits)}")
     order = np.random.default_rng(seed).permutation(nq) if shuffle else np.arange(nq)
     sizes = np.full(n_splits, nq // n_splits)
     sizes[: nq % n_splits] += 1
@@ -56,14 +57,15 @@ def kfold_by_query(
 
 
 def row_folds_by_query(
-    group_sizes: NDArray[np.integer], n_splits: int = 5, *, seed: Seed = 0, shuffle: bool = True
+    group_sizes: NDArray[np.integer], n_splits: int = 5, *, seed: Seed = 0, shuffle: bool = True,
+    name: str = "n_splits",
 ) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     """:func:`kfold_by_query` over the queries of consecutive groups of ``group_sizes`` rows, as
     ``n_splits`` pairs ``(train_rows, test_rows)`` of sorted int64 *row* indices (what ``lgb.cv``'s
     and ``xgb.cv``'s ``folds`` take): the same seed gives the same folds wherever rows are split."""
     sizes = np.asarray(group_sizes, dtype=np.int64)
     fold_of_query = np.empty(sizes.shape[0], dtype=np.int64)
-    splits = kfold_by_query(sizes.shape[0], n_splits, seed=seed, shuffle=shuffle)
+    splits = kfold_by_query(sizes.shape[0], n_splits, seed=seed, shuffle=shuffle, name=name)
     for k, (_, test) in enumerate(splits):
         fold_of_query[test] = k
     fold_of_row = np.repeat(fold_of_query, sizes)

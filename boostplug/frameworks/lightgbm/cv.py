@@ -60,12 +60,7 @@ def query_folds(
         ``nfold`` pairs ``(train_rows, test_rows)`` (sorted int64 row indices); each query is
         in the test rows of exactly one fold, and the folds differ by at most one query.
     """
-    if isinstance(nfold, bool) or not isinstance(nfold, (int, np.integer)):
-        raise TypeError(f"nfold must be an integer, got {nfold!r}")
-    sizes = _group_sizes_of(train_set)
-    if not 2 <= nfold <= sizes.shape[0]:
-        raise ValueError(f"nfold must be between 2 and the number of queries ({sizes.shape[0]}), got {int(nfold)}")
-    return row_folds_by_query(sizes, int(nfold), seed=seed, shuffle=shuffle)
+    return row_folds_by_query(_group_sizes_of(train_set), nfold, seed=seed, shuffle=shuffle, name="nfold")
 
 
 def cv(params: dict[str, Any], train_set: Any, num_boost_round: int = 100, *, nfold: int = 5, seed: int = 0,

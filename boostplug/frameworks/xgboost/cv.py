@@ -23,7 +23,7 @@ def query_fold_rows(dtrain: Any, nfold: int = 5, *, seed: int = 0,
     """``nfold`` pairs ``(train_rows, test_rows)`` of a ranking DMatrix, each query whole in the test
     rows of one fold (:func:`boostplug.data.splits.row_folds_by_query`: the folds of
     ``boostplug.lightgbm.query_folds`` for the same groups and seed)."""
-    return row_folds_by_query(np.diff(_group_ptr(dtrain)), nfold, seed=seed, shuffle=shuffle)
+    return row_folds_by_query(np.diff(_group_ptr(dtrain)), nfold, seed=seed, shuffle=shuffle, name="nfold")
 
 
 def _slice(dall: Any, rows: NDArray[np.int64], gp: NDArray[np.int64]) -> Any:

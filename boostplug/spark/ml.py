@@ -15,6 +15,7 @@ import numpy as np
 from .. import metrics as _metrics
 from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.distributed.metric import from_sums, metric_sums
+from ..frameworks.model_bytes import booster_bytes, booster_from_bytes
 from ..keyed_pairs import KeyedPairs
 from ._spark import pyspark_module, require_columns, require_frame
 from .scoring import predict
@@ -151,19 +152,13 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
             num_workers=self.getOrDefault(self.numWorkers) or None,
             sparse_missing=self.getOrDefault(self.sparseMissing))
         model = RankerModel(framework=framework, featuresCol=self.getFeaturesCol(),
-                            predictionCol=self.getPredictionCol(), modelPayload=_payload(framework, booster))
+                            predictionCol=self.getPredictionCol(), modelPayload=_payload(booster))
         return self._copyValues(model)
 
 
-def _payload(framework: str, booster: Any) -> str:
+def _payload(booster: Any) -> str:
     """The model as one line of text (base64), what Spark's param metadata saves."""
-    if framework == "lightgbm":
-        from ..frameworks.lightgbm.model_file import model_to_string
-
-        raw = model_to_string(booster).encode("utf-8")
-    else:
-        raw = bytes(booster.save_raw(raw_format="ubj"))
-    return base64.b64encode(raw).decode("ascii")
+    return base64.b64encode(booster_bytes(booster)[1]).decode("ascii")
 
 
 class RankerModel(Model, _RankerParams, DefaultParamsReadable, DefaultParamsWritable):
@@ -179,16 +174,8 @@ class RankerModel(Model, _RankerParams, DefaultParamsReadable, DefaultParamsWrit
 
     def booster(self) -> Any:
         """The trained ``xgb.Booster`` or ``lgb.Booster``."""
-        raw = base64.b64decode(self.getOrDefault(self.modelPayload))
-        if self.getOrDefault(self.framework) == "lightgbm":
-            from ..frameworks.lightgbm.model_file import load_model
-
-            return load_model(model_str=raw.decode("utf-8"))
-        import xgboost as xgb
-
-        booster = xgb.Booster()
-        booster.load_model(bytearray(raw))
-        return booster
+        return booster_from_bytes(self.getOrDefault(self.framework),
+                                  base64.b64decode(self.getOrDefault(self.modelPayload)))
 
     def _transform(self, dataset: "DataFrame") -> "DataFrame":
         return predict(dataset, self.booster(), features_col=self.getFeaturesCol(),

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from ..frameworks.model_bytes import booster_bytes, booster_from_bytes
 from ._barrier import X_COL, X_IDX, X_SIZE, Columns, features_matrix, keeps_sparse
 from ._spark import require_columns, require_frame
 
@@ -16,16 +17,14 @@ __all__ = ["ModelBytes", "predict"]
 
 
 class ModelBytes:
-    """A LightGBM or XGBoost model as it travels to the executors (its text or UBJSON bytes),
-    loaded once per process on first use."""
+    """A LightGBM or XGBoost model as it travels to the executors (its text or UBJSON bytes,
+    :mod:`boostplug.frameworks.model_bytes`), loaded once per process on first use."""
 
     def __init__(self, model: Any) -> None:
-        if hasattr(model, "model_to_string"):
-            self.kind, self.payload = "lightgbm", model.model_to_string()
-        elif hasattr(model, "save_raw"):
-            self.kind, self.payload = "xgboost", bytes(model.save_raw(raw_format="ubj"))
-        else:
-            raise TypeError(f"predict takes an lgb.Booster or an xgb.Booster, got {type(model).__name__}")
+        try:
+            self.kind, self.payload = booster_bytes(model)
+        except TypeError:
+            raise TypeError(f"predict takes an lgb.Booster or an xgb.Booster, got {type(model).__name__}") from None
         self._model: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -37,15 +36,7 @@ class ModelBytes:
     def predict(self, X: Any) -> np.ndarray:
         """Raw scores of the rows of ``X`` (a numpy array or a scipy CSR matrix of sparse vectors)."""
         if self._model is None:
-            if self.kind == "lightgbm":
-                import lightgbm as lgb
-
-                self._model = lgb.Booster(model_str=self.payload)
-            else:
-                import xgboost as xgb
-
-                self._model = xgb.Booster()
-                self._model.load_model(bytearray(self.payload))
+            self._model = booster_from_bytes(self.kind, self.payload)
         if X.shape[0] == 0:
             return np.zeros(0)
         if self.kind == "lightgbm":

@@ -14,6 +14,7 @@ from ...groups import group_ptr_from_qid
 from .._builders import builder_weights
 from .._metric_spec import MetricSpec
 from ..lightgbm.adapters import dataset
+from ..model_bytes import booster_from_bytes
 from .metric import allreduce, from_sums
 from .rows import Part
 from .stamps import Stamps
@@ -112,7 +113,5 @@ def train_part(train: Part, params: dict[str, Any], objective: Any, num_boost_ro
 
 
 def load(payload: str) -> "lgb.Booster":
-    """The booster from a worker's model text."""
-    import lightgbm as lgb
-
-    return lgb.Booster(model_str=payload)
+    """The booster from a worker's model text (checked before LightGBM parses it)."""
+    return booster_from_bytes("lightgbm", payload.encode("utf-8"))

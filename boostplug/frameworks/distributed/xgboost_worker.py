@@ -11,6 +11,7 @@ import numpy as np
 
 from .._metric_spec import MetricCallable, MetricSpec
 from .._query_info import metric_query_weights
+from ..model_bytes import booster_bytes, booster_from_bytes
 from ..xgboost.adapters import dmatrix
 from .metric import allreduce, from_sums
 from .rows import Part
@@ -79,13 +80,9 @@ def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: i
                             verbose_eval=False, early_stopping_rounds=early_stopping_rounds,
                             maximize=None if measure is None else measure.spec.higher_is_better)
     stamps.mark("train")
-    return bytes(booster.save_raw(raw_format="ubj"))
+    return booster_bytes(booster)[1]
 
 
 def load(payload: bytes) -> "xgb.Booster":
     """The booster from a worker's UBJSON model."""
-    import xgboost as xgb
-
-    booster = xgb.Booster()
-    booster.load_model(bytearray(payload))
-    return booster
+    return booster_from_bytes("xgboost", payload)

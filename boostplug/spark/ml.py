@@ -185,9 +185,10 @@ class RankerModel(Model, _RankerParams, DefaultParamsReadable, DefaultParamsWrit
 class QueryEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol, DefaultParamsReadable,
                      DefaultParamsWritable):
     """A boostplug metric (``"ndcg@10"``, ``"map"``, ``"err@5"``...) of ``predictionCol`` over whole
-    queries: each query's value on an executor (``groupBy(qidCol).applyInPandas``), then their mean,
-    weighted by ``weightCol`` (one weight per row, equal within a query) when set. Tied scores are
-    taken in the order Spark hands a query's rows over, which it does not fix: prefer a metric
+    queries: the rows are partitioned by ``qidCol`` so that each query lies in one partition, each
+    partition's queries are summed in one call on an executor (``mapInPandas``), then their mean is
+    taken, weighted by ``weightCol`` (one weight per row, equal within a query) when set. Tied scores
+    are taken in the order Spark hands a query's rows over, which it does not fix: prefer a metric
     convention that averages ties when scores can tie."""
 
     metric = Param(Params._dummy(), "metric", "boostplug metric name", TypeConverters.toString)
@@ -210,15 +211,23 @@ class QueryEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol, Def
         require_columns(dataset, [qid, label, score] + ([weight] if weight else []))
         cols = [qid, label, score] + ([weight] if weight else [])
 
-        def one_query(pdf: Any) -> Any:
+        def partition_sums(batches: Any) -> Any:
             import pandas as pd
 
-            w = None if weight is None else pdf[weight].to_numpy(np.float64)[:1]
-            sums = metric_sums(spec, pdf[score].to_numpy(np.float64), pdf[label].to_numpy(np.float64),
-                               np.array([0, len(pdf)], dtype=np.int64), w)
-            return pd.DataFrame({"num": [sums[0]], "den": [sums[1]]})
+            pdf = pd.concat(list(batches), ignore_index=True)   # whole queries: partitioned by qid
+            if pdf.empty:
+                return
+            # a query's rows together, in the order Spark handed them over (a stable sort)
+            query, _ = pd.factorize(pdf[qid], use_na_sentinel=False)
+            order = np.argsort(query, kind="stable")
+            group_ptr = np.concatenate(([0], np.cumsum(np.bincount(query)))).astype(np.int64)
+            w = None if weight is None else pdf[weight].to_numpy(np.float64)[order][group_ptr[:-1]]
+            sums = metric_sums(spec, pdf[score].to_numpy(np.float64)[order], pdf[label].to_numpy(np.float64)[order],
+                               group_ptr, w)
+            yield pd.DataFrame({"num": [sums[0]], "den": [sums[1]]})
 
-        per_query = dataset.select(*cols).groupBy(qid).applyInPandas(one_query, schema="num double, den double")
+        per_query = dataset.select(*cols).repartition(qid).mapInPandas(partition_sums,
+                                                                       schema="num double, den double")
         total = per_query.groupBy().sum("num", "den").collect()[0]
         return from_sums(np.array([total[0] or 0.0, total[1] or 0.0]))
 

@@ -60,6 +60,28 @@ def test_query_evaluator_equals_the_in_memory_metric(spark, ranking):
     assert QueryEvaluator(metric="r2").isLargerBetter() is False
 
 
+def test_query_evaluator_joins_queries_cut_across_partitions_and_batches(spark, ranking):
+    # rows shuffled over 5 partitions, Arrow batches of 7 rows: every query arrives in pieces
+    import pandas as pd
+
+    scores = np.random.default_rng(1).normal(size=ranking.n_docs)
+    qw = 1.0 + ranking.qid % 3
+    pdf = pd.DataFrame({"qid": ranking.qid, "label": ranking.y, "prediction": scores, "w": qw})
+    df = spark.createDataFrame(pdf.sample(frac=1.0, random_state=0)).repartition(5)
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "7")
+    try:
+        got = QueryEvaluator(metric="ndcg@10").evaluate(df)
+        weighted = QueryEvaluator(metric="map", weightCol="w").evaluate(df)
+    finally:
+        spark.conf.set(key, before)
+    assert got == pytest.approx(metrics.ndcg(scores, ranking.y, ranking.group_ptr, k=10), rel=1e-12)
+    per_q = metrics.average_precision(scores, ranking.y, ranking.group_ptr, per_query=True)
+    w = qw[ranking.group_ptr[:-1]]
+    assert weighted == pytest.approx(np.dot(w, per_q) / w.sum(), rel=1e-12)
+
+
 def test_cross_validator_on_query_folds(spark, ranking):
     df = query_folds(frame(spark, ranking), k=2, seed=1)
     folds = df.select("qid", "fold").distinct().toPandas()

@@ -107,7 +107,9 @@ def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, ob
     computed = client.compute(list(frame[[*features, label_col, qid_col, doc_col]].to_delayed()))
     parts = [p for p, n in zip(computed, docs_per_partition) if n > 0]
     wait(parts)
-    client.gather([client.submit(_check_keys, p, i, qid_col, doc_col, obj.keyed_given, pure=False)
+    # the tables go to each worker once, not with every partition's check
+    [tables] = client.scatter([obj.keyed_given], broadcast=True, hash=False)
+    client.gather([client.submit(_check_keys, p, i, qid_col, doc_col, tables, pure=False)
                    for i, p in enumerate(computed)])
     holders = client.who_has(parts)
     by_worker: dict[str, list[Any]] = {}

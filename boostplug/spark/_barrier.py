@@ -185,7 +185,7 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
     Training and validation rows are unioned with :data:`VALID_COL` and range-partitioned
     together on the query id, so every worker holds whole queries of both. With
     ``repartition=False`` the input's own partitions are kept (and checked). Every partition must
-    hold training rows (counted in one more pass over the persisted rows): a worker without any
+    hold training rows (counted by the check's pass over the persisted rows): a worker without any
     cannot train.
     """
     from pyspark.sql import functions as F
@@ -238,11 +238,7 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
     except ValueError:
         laid.unpersist()   # a split query: nothing will read the persisted rows
         raise
-    training = np.zeros(layout.n_partitions, dtype=np.int64)
-    counted = laid.where(F.col(VALID_COL) == 0).groupBy(F.spark_partition_id().alias("p")).count().collect()
-    for row in counted:
-        training[row["p"]] = row["count"]
-    empty = np.flatnonzero(training == 0)
+    empty = np.flatnonzero(layout.rows_in_group(0) == 0)
     if empty.size:
         laid.unpersist()
         raise ValueError(f"{who}: partition {int(empty[0])} of {layout.n_partitions} holds no training rows, and "

@@ -28,10 +28,16 @@ _FIX = ("every query must sit whole in one partition, contiguous inside it (a ba
 
 @dataclass(frozen=True)
 class QueryLayout:
-    """How the queries of a query-partitioned DataFrame lie: per partition, its rows and queries."""
+    """How the queries of a query-partitioned DataFrame lie: per partition, its rows and queries,
+    and (``group_cols`` of :func:`check_partitions`) its rows per value of those columns."""
 
     rows_per_partition: np.ndarray
     queries_per_partition: np.ndarray
+    group_rows: tuple[dict[tuple[Any, ...], int], ...] = ()
+
+    def rows_in_group(self, *values: Any) -> np.ndarray:
+        """Per partition, its rows whose ``group_cols`` equal ``values``."""
+        return np.array([g.get(values, 0) for g in self.group_rows], dtype=np.int64)
 
     @property
     def n_partitions(self) -> int:
@@ -66,16 +72,19 @@ def repartition_by_query(df: "DataFrame", qid_col: str = "qid", num_partitions: 
               .sortWithinPartitions(*group_cols, qid_col, ROW_COL))
 
 
-def _partition_runs(index: int, rows: Iterator[Any]) -> Iterator[tuple[int, int, list[tuple[Any, ...]]]]:
-    """``(partition, rows, [key of each run of equal keys])`` of one partition (runs on an executor)."""
+def _partition_runs(index: int, rows: Iterator[Any]
+                    ) -> Iterator[tuple[int, int, list[tuple[Any, ...]], list[int]]]:
+    """``(partition, rows, [key of each run of equal keys], [rows of each run])`` of one partition
+    (runs on an executor)."""
     runs: list[tuple[Any, ...]] = []
-    n = 0
+    lengths: list[int] = []
     for row in rows:
         key = tuple(row)
         if not runs or runs[-1] != key:
             runs.append(key)
-        n += 1
-    yield index, n, runs
+            lengths.append(0)
+        lengths[-1] += 1
+    yield index, sum(lengths), runs, lengths
 
 
 def check_partitions(df: "DataFrame", qid_col: str = "qid", *, group_cols: Sequence[str] = ()) -> QueryLayout:
@@ -91,10 +100,16 @@ def check_partitions(df: "DataFrame", qid_col: str = "qid", *, group_cols: Seque
     require_columns(df, [qid_col, *group_cols])
     found = sorted(df.select(*group_cols, qid_col).rdd.mapPartitionsWithIndex(_partition_runs).collect(),
                    key=lambda f: f[0])
-    rows = np.array([n for _, n, _ in found], dtype=np.int64)
-    queries = np.array([len(r) for _, _, r in found], dtype=np.int64)
+    rows = np.array([n for _, n, _, _ in found], dtype=np.int64)
+    queries = np.array([len(r) for _, _, r, _ in found], dtype=np.int64)
+    group_rows = []
+    for _, _, run_ids, lengths in found:
+        by_group: dict[tuple[Any, ...], int] = {}
+        for q, n in zip(run_ids, lengths):
+            by_group[q[:-1]] = by_group.get(q[:-1], 0) + n
+        group_rows.append(by_group)
     seen: dict[Any, int] = {}
-    for part, _, run_ids in found:
+    for part, _, run_ids, _ in found:
         for q in run_ids:
             if q in seen:
                 where = (f"partitions {seen[q]} and {part}" if seen[q] != part
@@ -103,4 +118,4 @@ def check_partitions(df: "DataFrame", qid_col: str = "qid", *, group_cols: Seque
                 raise ValueError(f"query {show(name)} (column {qid_col!r}) is split: its rows lie in {where}; "
                                  + _FIX.format(qid_col=qid_col))
             seen[q] = part
-    return QueryLayout(rows, queries)
+    return QueryLayout(rows, queries, tuple(group_rows))

@@ -21,7 +21,18 @@ def test_repartition_keeps_queries_whole_and_rows_in_order(spark):
     layout = check_partitions(out, "qid")
     assert layout.n_partitions == 2 and layout.n_queries == len(set(qids.tolist()))
     assert layout.rows_per_partition.sum() == 300
-    for part in out.rdd.glom().collect():
+    np.testing.assert_array_equal(layout.rows_in_group(), layout.rows_per_partition)  # no group columns
+    parts = out.rdd.glom().collect()
+    # grouped by the parity of the query id: each partition's rows per group, from the check's one pass
+    odd = out.withColumn("odd", (out["qid"] % 2).cast("int"))
+    laid = repartition_by_query(odd, "qid", 2, group_cols=["odd"]).persist()
+    grouped = check_partitions(laid, "qid", group_cols=["odd"])
+    counted = np.array([np.bincount([r["odd"] for r in part], minlength=2) for part in laid.rdd.glom().collect()])
+    laid.unpersist()
+    for g in (0, 1):
+        np.testing.assert_array_equal(grouped.rows_in_group(g), counted[:, g])
+    assert counted.sum() == 300 and grouped.rows_in_group(7).sum() == 0
+    for part in parts:
         q = np.array([r["qid"] for r in part])
         x = np.array([r["x"] for r in part])
         assert np.all(np.diff(q) >= 0)  # contiguous

@@ -16,6 +16,7 @@ from .. import metrics as _metrics
 from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.distributed.metric import from_sums, metric_sums
 from ..frameworks.model_bytes import booster_bytes, booster_from_bytes
+from ..groups import group_ptr_from_qid
 from ..keyed_pairs import KeyedPairs
 from ._spark import pyspark_module, require_columns, require_frame
 from .scoring import predict
@@ -217,18 +218,16 @@ class QueryEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol, Def
             pdf = pd.concat(list(batches), ignore_index=True)   # whole queries: partitioned by qid
             if pdf.empty:
                 return
-            # a query's rows together, in the order Spark handed them over (a stable sort)
-            query, _ = pd.factorize(pdf[qid], use_na_sentinel=False)
-            order = np.argsort(query, kind="stable")
-            group_ptr = np.concatenate(([0], np.cumsum(np.bincount(query)))).astype(np.int64)
+            # a query's rows together, in the order Spark handed them over
+            group_ptr, order = group_ptr_from_qid(pdf[qid].to_numpy(), regroup=True)
             w = None if weight is None else pdf[weight].to_numpy(np.float64)[order][group_ptr[:-1]]
             sums = metric_sums(spec, pdf[score].to_numpy(np.float64)[order], pdf[label].to_numpy(np.float64)[order],
                                group_ptr, w)
             yield pd.DataFrame({"num": [sums[0]], "den": [sums[1]]})
 
-        per_query = dataset.select(*cols).repartition(qid).mapInPandas(partition_sums,
-                                                                       schema="num double, den double")
-        total = per_query.groupBy().sum("num", "den").collect()[0]
+        per_partition = dataset.select(*cols).repartition(qid).mapInPandas(partition_sums,
+                                                                           schema="num double, den double")
+        total = per_partition.groupBy().sum("num", "den").collect()[0]
         return from_sums(np.array([total[0] or 0.0, total[1] or 0.0]))
 
 

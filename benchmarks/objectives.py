@@ -111,18 +111,15 @@ class Framework:
         return time.perf_counter() - t0
 
 
-class Recorded:
-    """Wraps a framework objective callable and keeps what it returns, round by round."""
+class Recorded(Timed):
+    """A :class:`Timed` objective that also keeps what it returns, round by round."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
-        self.fn = fn
+        super().__init__(fn)
         self.rounds: list[tuple[Any, Any]] = []
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> "Recorded":
-        return self
-
     def __call__(self, *args: Any) -> Any:
-        grad, hess = self.fn(*args)
+        grad, hess = super().__call__(*args)
         self.rounds.append((np.array(grad, copy=True), np.array(hess, copy=True)))
         return grad, hess
 

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from ..compare import Failure, Result, format_table, load_folds, run
 from ..compare.outdir import OutDir
-from ..compare.report import write_outputs
+from ..compare.report import method_legend, verdict, write_outputs
 from .errors import UsageError
 from .compare_config import resolve_options
 from .compare_options import CompareOptions, compare_options, list_methods
@@ -124,7 +124,13 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
         print("boostplug compare: no method finished", file=sys.stderr)
         return stopped if results.interrupted else 1
     baseline = options.baseline if options.baseline in {r.method for r in results} else results[0].method
-    print(format_table(results, baseline))
+    print(format_table(results, baseline, wide=options.wide))
+    print()
+    print(verdict(results, baseline, options.alpha))
+    legend = method_legend(list(dict.fromkeys(r.method for r in results)), _method_table(runner))
+    if legend:
+        print()
+        print(legend)
     written = None
     try:
         if out is not None:
@@ -137,7 +143,22 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
             kept = "written first" if written is not None else "tabulated first"
             print(f"boostplug compare: {signal.Signals(signals.received[0]).name} arrived after training; the "
                   f"results were {kept}", file=sys.stderr)
+    if out is None:
+        sys.stdout.flush()  # the hint comes last on a terminal, after the table
+        print("boostplug compare: plots and CSVs: add --out DIR", file=sys.stderr)
     return stopped if results.interrupted else failed
+
+
+def _method_table(runner: Any) -> Any:
+    """Where the names of the table are explained: the method table (``--methods list``), or the
+    click protocol's."""
+    if runner is None:
+        from ..compare import METHODS
+
+        return METHODS
+    from ..compare.clicks import CLICK_METHODS
+
+    return CLICK_METHODS
 
 
 def click_runner(args: argparse.Namespace) -> Any:

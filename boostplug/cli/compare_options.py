@@ -35,6 +35,9 @@ class CompareOptions:
     resume: bool
     plots: bool
     progress: bool
+    #: the wide table (``--wide``) and the significance level of the verdict (``--alpha``)
+    wide: bool = False
+    alpha: float = 0.05
 
 
 def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
@@ -68,7 +71,16 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
     return CompareOptions(record=record, methods=methods, tree_params=tree_params, baseline=baseline,
                           conventions=parse_conventions(values), runner=runner, out=values["out"],
                           overwrite=values["overwrite"], resume=values["resume"], plots=not values["no_plots"],
-                          progress=not values["no_progress"])
+                          progress=not values["no_progress"], wide=bool(values.get("wide")),
+                          alpha=_alpha(values.get("alpha", 0.05)))
+
+
+def _alpha(value: float) -> float:
+    import math
+
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 < value < 1.0):
+        raise UsageError(f"--alpha must be a significance level between 0 and 1 (e.g. 0.05), got {value!r}")
+    return float(value)
 
 
 def _split(text: str) -> list[str]:

@@ -90,6 +90,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "its results.json lacks (failed ones again) and reports all of them; the settings that "
                         "decide results must be the same (--jobs, --threads and --folds may differ)")
     p.add_argument("--no-plots", action="store_true", help="with --out: no PNG plots")
+    p.add_argument("--wide", action="store_true",
+                   help="the wide table: NDCG@1/3/5 too, the rounds of each fold, the Wilcoxon test and bootstrap "
+                        "95%% intervals (default: a table within 100 columns: NDCG@10, MAP, seconds, t-test)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="LEVEL",
+                   help="significance level of the verdict under the table: a difference to the baseline is "
+                        "significant when its paired t-test p-value is below it (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     from ..compare.clicks import add_arguments as add_click_arguments
 

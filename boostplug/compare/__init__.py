@@ -11,7 +11,7 @@
 * :mod:`.protocol` -- what one (method, fold) run does: round chosen on validation, metrics on test;
 * :mod:`.execution` -- every (method, fold) run, in parallel jobs, Ctrl-C, failures, resumed runs;
 * :mod:`.comparison` -- the folds compared, summary, paired tests, bootstrap intervals;
-* :mod:`.report` -- the table and the files of ``--out``;
+* :mod:`.report` -- the table, its verdict and legend of the method names, and the files of ``--out``;
 * :mod:`.run_record` -- what results.json records of a run: its settings and provenance;
 * :mod:`.stats` -- paired t-test and Wilcoxon signed-rank test against a baseline;
 * :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg);
@@ -32,7 +32,7 @@ from .comparison import (
     BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap, common_folds, comparable, folds_finished,
     significance, summary,
 )
-from .report import format_table
+from .report import format_table, method_legend, verdict
 from .stats import BootstrapCI, PairedTest, bootstrap_ci, bootstrap_means, paired_tests
 from .training import TrainingPart
 from .click_fold import ClickFold, ClickSettings, prepare
@@ -43,7 +43,8 @@ __all__ = [
     "method_names",
     "example_split", "file_folds", "load_folds", "parse_fold_selection",
     "CURVE_METRIC", "REPORT_METRICS", "Failure", "Result", "Results", "choose_round", "common_folds",
-    "comparable", "folds_finished", "format_table", "run", "run_method", "significance", "summary", "threads_per_job",
+    "comparable", "folds_finished", "format_table", "verdict", "method_legend", "run", "run_method", "significance",
+    "summary", "threads_per_job",
     "max_parallel", "check_parallel",
     "PairedTest", "paired_tests",
     "Conventions", "PROTOCOLS", "make_conventions",

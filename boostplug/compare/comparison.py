@@ -101,13 +101,14 @@ class Comparison:
     cis: dict[str, dict[str, Any]]
 
 
-def comparison(results: Sequence[Result], baseline: str | None) -> Comparison:
-    """The :class:`Comparison` of ``results`` against ``baseline`` (``None``: no tests)."""
+def comparison(results: Sequence[Result], baseline: str | None, *, intervals: bool = True) -> Comparison:
+    """The :class:`Comparison` of ``results`` against ``baseline`` (``None``: no tests);
+    ``intervals=False``: without the bootstrap intervals (``cis`` empty), which take most of the time."""
     common = common_folds(results)
     compared = comparable(results) if common else list(results)  # nothing common: nothing tested
     stats = summary(compared)
     tests = significance(compared, baseline) if common and baseline in stats else {}
-    cis = bootstrap(compared, baseline if tests else None) if common else {}
+    cis = bootstrap(compared, baseline if tests else None) if common and intervals else {}
     return Comparison(common, compared, stats, tests, cis)
 
 

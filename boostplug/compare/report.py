@@ -10,7 +10,7 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -28,8 +28,8 @@ from .stats import BootstrapCI
 # The statistics of a comparison live in .comparison; their names stay importable from here.
 __all__ = [
     "significance", "summary", "folds_finished", "common_folds", "comparable", "Comparison", "comparison",
-    "format_table", "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED",
-    "write_outputs",
+    "format_table", "verdict", "method_legend", "TABLE_WIDTH", "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL",
+    "BOOTSTRAP_SEED", "write_outputs",
 ]
 
 
@@ -44,21 +44,46 @@ def _span(counts: Sequence[int]) -> str:
     return str(low) if low == high else f"{low}-{high}"
 
 
+#: The columns printed at most: the default (compact) table fits in this many, for the method
+#: table's names over any number of folds; notes, verdict and legend are wrapped to it.
+TABLE_WIDTH = 100
+#: The metric columns of the compact table (``wide=False``); the wide one shows every report metric.
+COMPACT_METRICS = (CURVE_METRIC, "map")
+
+
+def _wrap(text: str, width: int | None, indent: str = "") -> list[str]:
+    """``text`` (its lines) wrapped to ``width`` columns, continuation lines indented; as it is
+    with ``width=None``."""
+    if width is None:
+        return text.splitlines()
+    import textwrap
+
+    return [w for line in text.splitlines()
+            for w in textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [""]]
+
+
 def format_table(results: Sequence[Result], baseline: str | None = None,
-                 conventions: Conventions | None = None) -> str:
+                 conventions: Conventions | None = None, *, wide: bool = False) -> str:
     """A first line naming the metric conventions (``conventions``, else those ``results``
-    carry, else the library's), then mean±std over folds per method (std shown with several folds), best per column
-    marked ``*``; with ``baseline``, the mean per-query NDCG@10 difference and the
-    paired t-test / Wilcoxon p-values against it.
+    carry, else the library's), then per method the test metrics, mean±std over folds (std
+    shown with several folds), best per column marked ``*``; with ``baseline``, the mean per-query
+    NDCG@10 difference and the paired t-test p-value against it; notes on what the columns are.
+
+    The default (compact) table has NDCG@10, MAP, the training seconds (mean), the chosen rounds
+    as their range over folds and the t-test, and fits :data:`TABLE_WIDTH` columns (its notes
+    wrapped to it). ``wide=True``: every metric (NDCG@1/3/5/10, MAP) and the seconds as mean±std,
+    the rounds of every fold, the Wilcoxon signed-rank p-value and the bootstrap 95% intervals,
+    one unwrapped line per note.
 
     Means, marks and tests are over the folds every method finished (:func:`comparable`);
     a note names the runs left out. When no fold was finished by every method, each row
     is over its own folds (a ``folds`` column), and nothing is marked or tested.
     """
     finished = folds_finished(results)
-    compared = comparison(results, baseline)
+    compared = comparison(results, baseline, intervals=wide)
     common, stats, tests, cis = compared.common, compared.stats, compared.tests, compared.cis
-    cols = [*SUMMARY_COLUMNS] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
+    metrics = REPORT_METRICS if wide else COMPACT_METRICS
+    cols = [*metrics, "seconds"] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
     names = {"seconds": "train s", "tune_seconds": "tune s"}
     header = ["method", "rounds"] + [names.get(c, c.upper()) for c in cols]
     if not common:
@@ -66,11 +91,11 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     if cis:
         header.append(f"{CURVE_METRIC.upper()} 95% CI")
     if tests:
-        header += ["dNDCG@10", "dNDCG@10 95% CI", "p(t)", "p(W)"]
+        header += ["dNDCG@10", "dNDCG@10 95% CI", "p(t)", "p(W)"] if wide else ["dNDCG@10", "p(t)"]
     best = {c: _best(stats, c) for c in cols}
     rows = []
     for name, s in stats.items():
-        row = [name, "/".join(str(r) for r in s["best_rounds"])]
+        row = [name, "/".join(str(r) for r in s["best_rounds"]) if wide else _span(s["best_rounds"])]
         if not common:
             row.insert(1, ",".join(map(str, s["folds"])))
         for c in cols:
@@ -79,7 +104,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
                 row.append("")
                 continue
             cell = f"{s[c]['mean']:.{digits}f}"
-            if len(s["folds"]) > 1:
+            if len(s["folds"]) > 1 and (wide or c not in names):
                 cell += f"±{s[c]['std']:.{digits}f}"
             if common and len(stats) > 1 and s[c]["mean"] == best[c]:
                 cell += "*"
@@ -88,22 +113,30 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
             row.append(_interval(cis[name]["mean"][CURVE_METRIC]))
         if tests:
             t = tests[name]
-            row += (["(baseline)", "", "", ""] if name == baseline else
-                    [f"{t.mean_diff:+.4f}", _interval(cis[name]["diff"], signed=True), _p(t.t_pvalue),
-                     _p(t.wilcoxon_pvalue)])
+            if name == baseline:
+                row += ["(baseline)", "", "", ""] if wide else ["(baseline)", ""]
+            elif wide:
+                row += [f"{t.mean_diff:+.4f}", _interval(cis[name]["diff"], signed=True), _p(t.t_pvalue),
+                        _p(t.wilcoxon_pvalue)]
+            else:
+                row += [f"{t.mean_diff:+.4f}", _p(t.t_pvalue, compact=True)]
         rows.append(row)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
+    width = None if wide else TABLE_WIDTH
     conv = conventions or getattr(results, "conventions", None) or Conventions()
-    out = [conv.describe(), line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+    out = [*_wrap(conv.describe(), width, "  "), line(header), line(["-" * w for w in widths]), *map(line, rows)]
 
     n_folds = len(common)
     if common:
+        rounds = "rounds chosen on validation, per fold" if wide else "rounds: the round chosen on validation"
+        if not wide and n_folds > 1:
+            rounds += " (lowest-highest over folds)"
         note = (f"test metrics, mean{'±std over ' + str(n_folds) + ' folds' if n_folds > 1 else ' (1 fold)'}; "
-                "* best per column; rounds chosen on validation, per fold")
+                f"* best per column; {rounds}")
         left_out = sorted({r.fold for r in results} - set(common))
         if left_out:
             lacking = {f: [n for n, fs in finished.items() if f not in fs] for f in left_out}
@@ -121,14 +154,90 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     if tests:
         others = [t.n for name, t in tests.items() if name != baseline] or [tests[baseline].n]
         note += (f"\ndNDCG@10, p(t), p(W): per-query test NDCG@10 minus {baseline}'s, paired t-test and Wilcoxon "
-                 f"signed-rank p-values (two-sided) over the queries pooled across folds (n={_span(others)})")
+                 f"signed-rank p-values (two-sided) over the queries pooled across folds (n={_span(others)})"
+                 if wide else
+                 f"\ndNDCG@10, p(t): per-query test NDCG@10 minus {baseline}'s and its paired t-test p-value "
+                 f"(two-sided), queries pooled across folds (n={_span(others)})")
     if cis:
         n_q = [c["mean"][CURVE_METRIC].n for c in cis.values()]
         note += (f"\n95% CI: percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples (seed {BOOTSTRAP_SEED}) of the "
                  f"n={_span(n_q)} test queries, drawn within each fold"
                  + (", of the mean over folds and of the paired per-query difference to the baseline"
                     if tests else ", of the mean over folds"))
-    return "\n".join(out) + "\n" + note
+    if not wide:
+        note += ("\n--wide: also NDCG@1/3/5, the rounds of each fold"
+                 + (", the Wilcoxon test" if tests else "") + (" and bootstrap 95% intervals" if common else ""))
+    return "\n".join(out + _wrap(note, width, "  "))
+
+
+def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float = 0.05, *,
+            width: int | None = TABLE_WIDTH) -> str:
+    """Who won, in one sentence (wrapped to ``width`` columns; ``None``: one line): the best method
+    by test NDCG@10 (the metric of the tests; mean over the folds every method finished), and which
+    methods' differences to ``baseline`` are significant at ``p < alpha`` by the paired t-test of
+    the table (``p(t)``), or that none is. The p-values are not corrected for the number of methods
+    compared."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha (the significance level) must be between 0 and 1, got {alpha!r}")
+    cmp = comparison(results, baseline, intervals=False)
+    metric = CURVE_METRIC.upper()
+    level = f"p(t){_NBSP}<{_NBSP}{alpha:g}"
+    if not cmp.stats:
+        text = "verdict: none (no method finished)"
+    elif not cmp.common:
+        text = "verdict: none drawn: no fold was finished by every method, so their means do not compare"
+    elif len(cmp.stats) == 1:
+        (name, s), = cmp.stats.items()
+        text = f"verdict: only {name} ran (test {metric} {s[CURVE_METRIC]['mean']:.4f}): nothing to compare"
+    else:
+        means = {n: s[CURVE_METRIC]["mean"] for n, s in cmp.stats.items() if np.isfinite(s[CURVE_METRIC]["mean"])}
+        if means:
+            top = max(means.values())
+            bests = [n for n, v in means.items() if v == top]
+            text = (f"verdict: best {metric} {' = '.join(bests)} ({top:.4f}"
+                    f"{', the baseline' if baseline in bests else ''})")
+        else:
+            text = f"verdict: no method has a test {metric}"
+        others = {n: t for n, t in cmp.tests.items() if n != baseline}
+        significant = {n: t for n, t in others.items() if t.t_pvalue < alpha}
+        if not others:
+            pass
+        elif all(np.isnan(t.t_pvalue) for t in others.values()):
+            text += f"; no paired test against {baseline} (fewer than two test queries)"
+        elif not significant:
+            text += f"; no difference to {baseline} is significant at {level}"
+        else:
+            ranked = sorted(significant.items(), key=lambda item: -item[1].mean_diff)
+            sides = [f"{side}: " + ", ".join(f"{n}{_NBSP}({t.mean_diff:+.4f})" for n, t in ranked if keep(t.mean_diff))
+                     for side, keep in (("better", lambda d: d > 0), ("worse", lambda d: d < 0))
+                     if any(keep(t.mean_diff) for t in significant.values())]
+            rest = len(others) - len(significant)
+            text += (f"; at {level} against {baseline}, " + "; ".join(sides)
+                     + (f"; the other {rest} not significant" if rest else ""))
+    return "\n".join(_wrap(text, width, "  ")).replace(_NBSP, " ")
+
+
+#: Joins words the verdict's wrapping keeps on one line (a name and its difference, ``p(t) < 0.05``).
+_NBSP = "\u00a0"
+
+
+def method_legend(names: Sequence[str], table: Mapping[str, Any] | None = None, *,
+                  width: int | None = TABLE_WIDTH) -> str:
+    """What each method name of a table is: one line per name (wrapped to ``width`` columns), the
+    ``summary`` of its entry in ``table`` (default: :data:`.methods.METHODS`, whose summaries
+    ``boostplug compare --methods list`` prints; the click protocol's ``CLICK_METHODS``). A
+    configured name (``mpboost-ldd[alpha=0.3]``) gets its base method's summary; a name the
+    table does not have is left out."""
+    if table is None:
+        from .methods import METHODS as table
+    shown = [(n, table[n.split("[", 1)[0]].summary) for n in dict.fromkeys(names) if n.split("[", 1)[0] in table]
+    if not shown:
+        return ""
+    w = max(len(n) for n, _ in shown)
+    lines = ["methods (boostplug compare --methods list):"]
+    for n, summary in shown:
+        lines += _wrap(f"  {n:<{w}}  {summary}", width, " " * (w + 4))
+    return "\n".join(lines)
 
 
 def _interval(ci: BootstrapCI | None, signed: bool = False) -> str:
@@ -138,10 +247,12 @@ def _interval(ci: BootstrapCI | None, signed: bool = False) -> str:
     return f"[{ci.low:{sign}.4f},{ci.high:{sign}.4f}]"
 
 
-def _p(p: float) -> str:
+def _p(p: float, compact: bool = False) -> str:
     if np.isnan(p):
         return "n/a"
-    return f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
+    if p < 1e-3:
+        return "<0.001" if compact else f"{p:.1e}"
+    return f"{p:.3f}"
 
 
 

@@ -1,0 +1,65 @@
+"""What ``boostplug compare`` prints: a table within 100 columns (``--wide``: every column), the
+verdict under it (``--alpha``), the legend of the method names, and the hint to ``--out``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from boostplug.cli import main
+from boostplug.compare import METHODS
+from boostplug.data import make_ranking, write_letor
+
+FAST = ["--rounds", "3", "--no-progress", "--no-plots"]
+HINT = "boostplug compare: plots and CSVs: add --out DIR"
+
+
+@pytest.fixture(scope="module")
+def letor_file(tmp_path_factory) -> Path:
+    p = tmp_path_factory.mktemp("data") / "data.txt"
+    write_letor(p, make_ranking(n_queries=15, docs_per_query=(4, 8), n_features=4, n_informative=2, seed=0))
+    return p
+
+
+def test_default_output_is_table_verdict_legend_within_100_columns(letor_file: Path, capsys) -> None:
+    methods = ["lambdarank", "xgb-reg:squarederror", "ndcg_boost-stumps"]
+    assert main(["compare", "--data", str(letor_file), "--kfold", "3", "--methods", ",".join(methods), *FAST]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    header = next(line for line in lines if line.startswith("method"))
+    assert header.split()[:4] == ["method", "rounds", "NDCG@10", "MAP"] and "NDCG@1 " not in header
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("verdict: best NDCG@10 "))
+    assert "lambdarank" in " ".join(lines[verdict:verdict + 3]).split(";")[1]
+    legend = lines.index("methods (boostplug compare --methods list):")
+    assert verdict < legend
+    text = " ".join(" ".join(lines[legend + 1:]).split())
+    for name in methods:
+        assert f"{name} {' '.join(METHODS[name].summary.split())}" in text
+    # the hint comes last, on stderr, and only without --out
+    assert captured.err.splitlines()[-1] == HINT and HINT not in captured.out
+
+
+def test_with_out_no_hint_and_wide_keeps_every_column(letor_file: Path, tmp_path: Path, capsys) -> None:
+    assert main(["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1,2", "--methods",
+                 "lambdarank,regression", "--wide", "--out", str(tmp_path / "o"), *FAST]) == 0
+    captured = capsys.readouterr()
+    header = next(line for line in captured.out.splitlines() if line.startswith("method"))
+    for column in ("NDCG@1", "NDCG@5", "NDCG@10 95% CI", "dNDCG@10 95% CI", "p(t)", "p(W)"):
+        assert column in header
+    assert "verdict: best NDCG@10" in captured.out and "plots and CSVs" not in captured.err
+
+
+def test_alpha_sets_the_level_of_the_verdict(letor_file: Path, capsys) -> None:
+    args = ["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1", "--methods", "lambdarank,rb-c",
+            *FAST]
+    assert main([*args, "--alpha", "0.999999"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "at p(t) < 0.999999 against lambdarank, " in out and ("better: rb-c" in out or "worse: rb-c" in out)
+    assert main([*args, "--alpha", "1e-12"]) == 0
+    assert "no difference to lambdarank is significant at p(t) < 1e-12" in " ".join(capsys.readouterr().out.split())
+    for bad in ("0", "1", "nan", "-0.1"):
+        assert main([*args, "--alpha", bad]) == 2
+        assert capsys.readouterr().err.strip().startswith(
+            "boostplug compare: error: --alpha must be a significance level between 0 and 1")

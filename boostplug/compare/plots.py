@@ -13,7 +13,7 @@ from .._atomic import atomic_write
 from .comparison import BOOTSTRAP_RESAMPLES, bootstrap, summary
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result
 
-__all__ = ["PLOT_FILES", "require_matplotlib", "plot_curves", "plot_bars", "write_plots"]
+__all__ = ["PLOT_FILES", "require_matplotlib", "curve_styles", "folds_title", "plot_curves", "plot_bars", "write_plots"]
 
 PLOT_FILES = ("curves.png", "metrics.png")
 
@@ -54,31 +54,80 @@ def _curve_limits(curves: Sequence[np.ndarray]) -> tuple[float, float]:
     return low - pad, high + pad
 
 
+#: Line styles of the curves, the most legible first: matplotlib's four named ones, then dash
+#: patterns (offset, (on, off, ...)) in points; :func:`curve_styles` makes more when needed.
+_LINE_STYLES: tuple[Any, ...] = (
+    "-", "--", "-.", ":", (0, (5, 1)), (0, (1, 1)), (0, (3, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (8, 2)),
+    (0, (1, 3)), (0, (6, 2, 1, 2, 1, 2)), (0, (4, 4)), (0, (10, 2, 2, 2)), (0, (2, 2)), (0, (12, 3)),
+)
+
+
+def curve_styles(names: Sequence[str]) -> dict[str, tuple[str, Any]]:
+    """Per method name (in order) a colour and a line style of its own: no two methods share either,
+    however many there are. Colours: matplotlib's ``tab10`` first (ten distinct hues), then the
+    light halves of ``tab20``, ``tab20b`` and ``tab20c``, then evenly spaced hues; styles:
+    :data:`_LINE_STYLES`, then further dash patterns."""
+    from matplotlib import colormaps
+    from matplotlib.colors import hsv_to_rgb, to_hex
+
+    names = list(dict.fromkeys(names))
+    palette = [to_hex(colormaps["tab10"](k)) for k in range(10)]
+    palette += [to_hex(colormaps["tab20"](k)) for k in range(1, 20, 2)]
+    palette += [to_hex(colormaps[m](k)) for m in ("tab20b", "tab20c") for k in range(20)]
+    palette = list(dict.fromkeys(palette))
+    k = 0
+    while len(palette) < len(names):  # more methods than the qualitative colours: hues around the circle
+        colour = to_hex(hsv_to_rgb((k * 0.618033988749895 % 1.0, 0.55 + 0.45 * (k % 2), 0.85)))
+        if colour not in palette:
+            palette.append(colour)
+        k += 1
+    styles = list(_LINE_STYLES)
+    on = 2
+    while len(styles) < len(names):  # then dashes of growing length, each with a dot
+        styles.append((0, (on, 2, 1, 2)))
+        on += 1
+    return {name: (palette[i], styles[i]) for i, name in enumerate(names)}
+
+
+def folds_title(results: Sequence[Result]) -> str:
+    """What a figure's values are over: ``"fold 3"`` for one fold, ``"mean over 5 folds"``, or,
+    when the methods did not finish the same folds, ``"mean over each method's folds"``."""
+    per_method: dict[str, set[int]] = {}
+    for r in results:
+        per_method.setdefault(r.method, set()).add(r.fold)
+    folds = set().union(*per_method.values()) if per_method else set()
+    if any(f != folds for f in per_method.values()):
+        return "mean over each method's folds"
+    return f"fold {next(iter(folds)) + 1}" if len(folds) == 1 else f"mean over {len(folds)} folds"
+
+
 def plot_curves(results: Sequence[Result], path: Path) -> None:
-    """Test (left) and validation (right) NDCG@10 against rounds, mean over folds, one line per method."""
+    """Test (left) and validation (right) NDCG@10 against rounds, mean over folds, one line per
+    method, each in a colour and a line style of its own (:func:`curve_styles`)."""
     plt = require_matplotlib()
     names = list(dict.fromkeys(r.method for r in results))
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.5 + 0.12 * max(0, len(names) - 12)), sharey=True)
-    cmap = plt.get_cmap("tab20")
+    styles = curve_styles(names)
     drawn: list[np.ndarray] = []
-    for k, name in enumerate(names):
+    for name in names:
         rs = [r for r in results if r.method == name and r.test_curve]
         if not rs:
             continue
-        style = "-" if rs[0].framework == "lightgbm" else ("--" if rs[0].framework == "xgboost" else ":")
+        colour, style = styles[name]
         for ax, attr in zip(axes, ("test_curve", "vali_ndcg10_curve")):
             y = _mean_curve([getattr(r, attr) for r in rs])
             drawn.append(y)
-            ax.plot(np.arange(1, y.size + 1), y, style, color=cmap(k % 20), label=name, lw=1.2)
+            ax.plot(np.arange(1, y.size + 1), y, color=colour, linestyle=style, label=name, lw=1.3)
     low, high = _curve_limits(drawn)
+    over = folds_title(results)
     for ax, part in zip(axes, ("test", "validation")):
-        ax.set_title(f"{part} {CURVE_METRIC.upper()} (mean over folds)")
+        ax.set_title(f"{part} {CURVE_METRIC.upper()} ({over})")
         ax.set_xlabel("round")
         ax.set_ylim(low, high)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(CURVE_METRIC.upper())
     fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="lower center",
-               ncol=min(6, max(1, len(names))), frameon=False)
+               ncol=min(6, max(1, len(names))), frameon=False, handlelength=4)
     rows = -(-len(names) // 6)
     fig.tight_layout(rect=(0, 0.03 * rows + 0.01, 1, 1))
     _save(plt, fig, path)
@@ -116,8 +165,8 @@ def plot_bars(results: Sequence[Result], path: Path) -> None:
         ax.grid(axis="x", alpha=0.3)
         ax.tick_params(axis="x", labelsize=7)
     axes[0].set_yticks(ypos, names, fontsize=8)
-    fig.suptitle(f"test metrics: mean over folds, 95% bootstrap CI error bars ({BOOTSTRAP_RESAMPLES} resamples of "
-                 "the test queries within folds; axes zoomed, not from 0; best darker)", fontsize=9)
+    fig.suptitle(f"test metrics ({folds_title(results)}), 95% bootstrap CI error bars ({BOOTSTRAP_RESAMPLES} "
+                 "resamples of the test queries within folds; axes zoomed, not from 0; best darker)", fontsize=9)
     fig.tight_layout()
     _save(plt, fig, path)
 

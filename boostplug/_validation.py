@@ -256,9 +256,11 @@ def _sizes_hint(g: np.ndarray, n_docs: int) -> str:
             "boostplug.groups.group_ptr_from_sizes(sizes), or pass qid=... instead")
 
 
-def resolve_group_ptr(group_ptr: ArrayLike | None, qid: ArrayLike | None, n_docs: int) -> NDArray[np.int64]:
+def resolve_group_ptr(group_ptr: ArrayLike | None, qid: ArrayLike | None, n_docs: int, *,
+                      caller: str = "boostplug's metrics") -> NDArray[np.int64]:
     """The validated ``group_ptr`` from exactly one of ``group_ptr`` (offsets) and ``qid``
-    (one query id per row, each query's rows contiguous, ids in any order).
+    (one query id per row, each query's rows contiguous, ids in any order; ``caller``: what the
+    user gave them to, named by the error about a non-contiguous ``qid``).
 
     Group sizes passed as ``group_ptr`` get a message naming
     :func:`boostplug.groups.group_ptr_from_sizes`.
@@ -273,7 +275,7 @@ def resolve_group_ptr(group_ptr: ArrayLike | None, qid: ArrayLike | None, n_docs
             raise ValueError(f"qid must be one-dimensional, got shape {q.shape}")
         if q.shape[0] != n_docs:
             raise ValueError(f"qid has length {q.shape[0]} but there are {n_docs} documents")
-        return group_ptr_from_qid(q)
+        return group_ptr_from_qid(q, caller=caller)
     try:
         return check_group_ptr(group_ptr, n_docs=n_docs)
     except ValueError as exc:

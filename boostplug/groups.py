@@ -139,7 +139,7 @@ def cut_queries(group_ptr: ArrayLike, rows: ArrayLike) -> tuple[NDArray[np.int64
 
 
 def group_ptr_from_qid(
-    qid: ArrayLike, *, regroup: bool = False
+    qid: ArrayLike, *, regroup: bool = False, caller: str | None = None
 ) -> NDArray[np.int64] | Regrouped:
     """Group pointer of a ``qid`` array whose queries are contiguous.
 
@@ -152,6 +152,9 @@ def group_ptr_from_qid(
     Args:
         qid: query id per row, shape ``(n_docs,)``; integers or strings.
         regroup: opt in to reordering rows instead of raising.
+        caller: for the error, the function the user gave ``qid`` to (``"LGBMRanker.fit"``), which
+            takes no ``regroup``: the error then says how to put the rows in query order for it
+            instead of suggesting ``regroup=True``.
 
     Returns:
         ``group_ptr`` (int64, ``(n_queries + 1,)``), or :class:`Regrouped`.
@@ -173,11 +176,14 @@ def group_ptr_from_qid(
         return ptr
     if not regroup:
         row, first_row = bad
+        fix = ("Sort the rows by query (keeping their order within a query), or pass regroup=True to get the "
+               "permutation that does so." if caller is None else
+               f"For {caller}, each query's rows must be adjacent: put the rows in query order first, keeping "
+               "their order within a query: order = boostplug.groups.group_ptr_from_qid(qid, regroup=True).permutation, "
+               "then index every per-row array with it (X[order], y[order], qid[order], ...).")
         raise ValueError(
             f"qid {_item(q[row])!r} is not contiguous: its rows start at row {first_row} and "
-            f"it appears again at row {row} after other queries. Sort the rows by "
-            "query (keeping their order within a query), or pass regroup=True to "
-            "get the permutation that does so."
+            f"it appears again at row {row} after other queries. {fix}"
         )
     # Stable regrouping: queries in order of first appearance.
     _, first_row, inverse = np.unique(q, return_index=True, return_inverse=True)

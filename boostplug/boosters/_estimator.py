@@ -170,7 +170,8 @@ class RankingBooster(ModelFile, BaseEstimator):
         check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
         check_no_row_pairs_in_split(pairs, f"{type(self).__name__}.fit")
         data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
-                               random_state=getattr(self, "random_state", None), doc=doc)
+                               random_state=getattr(self, "random_state", None), doc=doc,
+                               caller=f"{type(self).__name__}.fit")
         n_rounds = self._check_n_rounds()
         esr = self._check_early_stopping_rounds()
         verbose = self._check_verbose()
@@ -282,7 +283,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         ye = check_labels(e[1], name=f"eval_set[{i}] y")
         if ye.shape[0] != Xe.shape[0]:
             raise ValueError(f"eval_set[{i}] y has length {ye.shape[0]} but its X has {Xe.shape[0]} rows")
-        return Xe, ye, group_ptr_of(Xe.shape[0], e[2], None)
+        return Xe, ye, group_ptr_of(Xe.shape[0], e[2], None, f"{type(self).__name__}.fit")
 
     def _metric_fn(self) -> Callable[..., float]:
         from .. import metrics
@@ -333,7 +334,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         if group_ptr is not None:
             gp = check_group_ptr(group_ptr, n_docs=scores.shape[0])
         else:
-            gp = group_ptr_of(scores.shape[0], qid, None)
+            gp = group_ptr_of(scores.shape[0], qid, None, f"{type(self).__name__}.score")
         qw = None if sample_weight is None else check_query_weights(sample_weight, gp)
         return MetricSpec("ndcg@10")(scores, ya, gp, qw)
 

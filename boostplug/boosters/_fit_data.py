@@ -32,7 +32,7 @@ class FitData:
     @classmethod
     def prepare(cls, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None, group: ArrayLike | None,
                 pairs: ArrayLike | KeyedPairs | None, sample_weight: ArrayLike | None, random_state: Any,
-                doc: ArrayLike | None = None) -> "FitData":
+                doc: ArrayLike | None = None, caller: str = "fit") -> "FitData":
         """The arguments of ``fit`` validated; keyed ``pairs`` mapped onto the rows keyed
         ``(qid, doc)``; queries of weight 0 removed (see :func:`check_query_weights`); ``rng``
         seeded by ``random_state``."""
@@ -40,7 +40,7 @@ class FitData:
         ya = check_labels(y, name="y")
         if ya.shape[0] != Xa.shape[0]:
             raise ValueError(f"y has length {ya.shape[0]} but X has {Xa.shape[0]} rows")
-        gp = group_ptr_of(Xa.shape[0], qid, group)
+        gp = group_ptr_of(Xa.shape[0], qid, group, caller)
         if isinstance(pairs, KeyedPairs):
             pairs = _keyed_rows(pairs, qid, gp, doc)
         elif doc is not None:
@@ -98,15 +98,17 @@ def check_X(X: ArrayLike, n_features: int | None = None) -> NDArray[np.float64]:
     return arr
 
 
-def group_ptr_of(n: int, qid: ArrayLike | None, group: ArrayLike | None) -> NDArray[np.int64]:
-    """The query offsets of ``n`` rows from exactly one of ``qid`` and ``group`` (sizes)."""
+def group_ptr_of(n: int, qid: ArrayLike | None, group: ArrayLike | None, caller: str | None = None
+                 ) -> NDArray[np.int64]:
+    """The query offsets of ``n`` rows from exactly one of ``qid`` and ``group`` (sizes); ``caller``:
+    the method the user called, named by the error about a non-contiguous ``qid``."""
     if qid is not None and group is not None:
         raise ValueError("pass either qid or group (sizes), not both")
     if qid is not None:
         q = np.asarray(qid)
         if q.shape[0] != n:
             raise ValueError(f"qid has length {q.shape[0]} but X has {n} rows")
-        return group_ptr_from_qid(q)
+        return group_ptr_from_qid(q, caller=caller)
     if group is not None:
         return group_ptr_from_sizes(group, n_docs=n)
     raise ValueError("ranking needs query groups: pass qid=... (one id per row) or group=... (sizes)")

@@ -59,7 +59,7 @@ class RankingData:
         if self.group_ptr is None and self.qid is None:
             raise ValueError("RankingData needs qid or group_ptr (or both)")
         if self.group_ptr is None:
-            self.group_ptr = group_ptr_from_qid(self.qid)  # type: ignore[assignment]
+            self.group_ptr = group_ptr_from_qid(self.qid, caller="RankingData")  # type: ignore[assignment]
         self.group_ptr = check_group_ptr(self.group_ptr, n_docs=n)
         if self.qid is None:
             self.qid = qid_from_group_ptr(self.group_ptr)

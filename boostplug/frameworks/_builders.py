@@ -26,7 +26,7 @@ def builder_group_ptr(y: Any, qid: Any, group_ptr: Any, kwargs: dict[str, Any], 
     n = int(np.shape(y)[0])
     if qid is not None and np.shape(qid)[0] != n:
         raise ValueError(f"qid has {np.shape(qid)[0]} rows but y has {n}")
-    gp = group_ptr_from_qid(qid) if qid is not None else check_group_ptr(group_ptr)
+    gp = group_ptr_from_qid(qid, caller=builder.split(" (")[0]) if qid is not None else check_group_ptr(group_ptr)
     if gp[-1] != n:
         raise ValueError(f"the query groups cover {int(gp[-1])} rows but y has {n}")
     return gp

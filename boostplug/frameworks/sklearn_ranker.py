@@ -131,8 +131,10 @@ def resolve_objective(
     return ObjectiveChoice(name, params, rest)
 
 
-def group_ptr_of(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, what: str = "") -> NDArray[np.int64]:
-    """``group_ptr`` from exactly one of ``qid`` (contiguous, any order) or ``group`` sizes."""
+def group_ptr_of(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, what: str = "", *,
+                 caller: str | None = None) -> NDArray[np.int64]:
+    """``group_ptr`` from exactly one of ``qid`` (contiguous, any order) or ``group`` sizes;
+    ``caller``: the method the user called, named by the error about a non-contiguous ``qid``."""
     where = f" for {what}" if what else ""
     if (qid is None) == (group is None):
         raise ValueError(
@@ -142,7 +144,7 @@ def group_ptr_of(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, wh
     if qid is not None:
         if np.shape(qid)[0] != n_rows:
             raise ValueError(f"qid{where} has {np.shape(qid)[0]} values but there are {n_rows} rows")
-        return group_ptr_from_qid(qid)
+        return group_ptr_from_qid(qid, caller=caller)
     return group_ptr_from_sizes(group, n_docs=n_rows)
 
 
@@ -276,7 +278,7 @@ class RankerMixin:
         choice = self._objective_choice()
         metrics = check_eval_metrics(self.eval_metric)
         rounds = _check_rounds(self.early_stopping_rounds)
-        gp = group_ptr_of(qid, group, _n_rows(y))
+        gp = group_ptr_of(qid, group, _n_rows(y), caller=f"{type(self).__name__}.fit")
         choice = self._on_rows(choice, qid, gp, doc)
         qw = query_weights_from_rows(_as_weights(sample_weight), gp, self._framework)
         if isinstance(eval_set, tuple):
@@ -291,7 +293,8 @@ class RankerMixin:
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError(f"eval_set[{i}] must be an (X, y) pair")
                 ex, ey = pair
-                egp = group_ptr_of(qids[i], groups[i], _n_rows(ey), f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])")
+                egp = group_ptr_of(qids[i], groups[i], _n_rows(ey), f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])",
+                                   caller=f"{type(self).__name__}.fit")
                 evals.append(EvalSet(ex, ey, egp, query_weights_from_rows(_as_weights(weights[i]), egp,
                                                                            self._framework)))
         elif eval_qid is not None or eval_group is not None or eval_sample_weight is not None:
@@ -341,7 +344,7 @@ class RankerMixin:
                 "sklearn.set_config(enable_metadata_routing=True) and pass qid to fit"
             )
         spec = check_eval_metrics(self.eval_metric)[-1]
-        gp = group_ptr_of(qid, None, _n_rows(y))
+        gp = group_ptr_of(qid, None, _n_rows(y), caller=f"{type(self).__name__}.score")
         preds = np.asarray(self.predict(X), dtype=np.float64).reshape(-1)
         value = spec(preds, np.asarray(y, dtype=np.float64), gp, metric_query_weights(_as_weights(sample_weight), gp))
         return value if spec.higher_is_better else -value

@@ -103,7 +103,7 @@ class RankingScorer:
         y = np.asarray(y_true)
         q = np.asarray(qid)
         try:
-            g = resolve_group_ptr(None, q, y.shape[0])
+            g = resolve_group_ptr(None, q, y.shape[0], caller=f"the scorer {self.name!r}")
         except ValueError as exc:
             raise ValueError(f"{exc} (split with GroupKFold or GroupShuffleSplit and groups=qid so that "
                              "every query stays whole and in order within a fold)") from None

@@ -276,7 +276,7 @@ def dataset(
     """
     import lightgbm as lgb
 
-    gp = builder_group_ptr(y, qid, group_ptr, kwargs, "dataset() (LightGBM's group=)")
+    gp = builder_group_ptr(y, qid, group_ptr, kwargs, "boostplug.lightgbm.dataset() (LightGBM's group=)")
     sizes = sizes_from_group_ptr(gp)
     weight = builder_weights(weight, gp, "LightGBM", per_query=False)
     init_score = builder_init_score(init_score, "init_score")

@@ -239,7 +239,7 @@ def dmatrix(
     """
     import xgboost as xgb
 
-    gp = builder_group_ptr(y, qid, group_ptr, kwargs, "dmatrix() (XGBoost's qid=)")
+    gp = builder_group_ptr(y, qid, group_ptr, kwargs, "boostplug.xgboost.dmatrix() (XGBoost's qid=)")
     weight = builder_weights(weight, gp, "XGBoost", per_query=True)
     base_margin = builder_init_score(base_margin, "base_margin")
     dmat = xgb.DMatrix(X, label=y, qid=qid_from_group_ptr(gp), weight=weight, base_margin=base_margin, **kwargs)

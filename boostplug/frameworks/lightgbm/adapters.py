@@ -132,6 +132,13 @@ class LightGBMObjective(BoundObjective):
     """Callable for ``params["objective"]`` of ``lgb.train`` / ``lgb.cv``: ``(preds, train_data) -> (grad, hess)``."""
 
     def __call__(self, preds: NDArray, train_data: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if not hasattr(train_data, "get_label"):  # called as scikit-learn's (y_true, y_pred): lgb.LGBMRanker
+            raise TypeError(
+                f"boostplug.lightgbm.objective({self.name!r}) is for lgb.train/lgb.cv, which hand it an lgb.Dataset, "
+                f"and got {type(train_data).__name__}: scikit-learn's (y_true, y_pred), as lgb.LGBMRanker calls it. "
+                f"Use boostplug.lightgbm.LGBMRanker(objective={self.name!r}, ...), or "
+                f"lgb.LGBMRanker(objective=boostplug.lightgbm.sklearn_objective({self.name!r}, ...))"
+            )
         if self.rows_given and getattr(train_data, "used_indices", None) is not None:
             key = next(iter(self.rows_given))
             raise ValueError(
@@ -161,6 +168,10 @@ class LightGBMSklearnObjective(BoundObjective):
 
 def objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> LightGBMObjective:
     """A boostplug objective for ``lgb.train(params={"objective": ...})`` and ``lgb.cv``.
+
+    Not for ``lgb.LGBMRanker(objective=...)``, which calls it with arrays instead of a Dataset (a
+    ``TypeError`` saying so): use ``boostplug.lightgbm.LGBMRanker(objective=name, **params)``, or
+    :func:`sklearn_objective` for LightGBM's own ranker.
 
     Args:
         name: one of :func:`boostplug.objectives.names`.

@@ -96,6 +96,13 @@ class XGBoostObjective(BoundObjective):
     """Callable for ``xgb.train(obj=...)`` / ``xgb.cv(obj=...)``: ``(predt, dtrain) -> (grad, hess)``."""
 
     def __call__(self, predt: NDArray, dtrain: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if not hasattr(dtrain, "get_label"):  # called as scikit-learn's (y_true, y_pred): xgb.XGBRegressor, ...
+            raise TypeError(
+                f"boostplug.xgboost.objective({self.name!r}) is for xgb.train/xgb.cv (obj=), which hand it a DMatrix, "
+                f"and got {type(dtrain).__name__}: scikit-learn's (y_true, y_pred). XGBoost's scikit-learn models "
+                f"have no query groups for it (XGBRanker refuses any callable objective): use "
+                f"boostplug.xgboost.XGBRanker(objective={self.name!r}, ...)"
+            )
         return self.round_grad_hess(predt, dtrain, dtrain.get_label(), dtrain.get_uint_info("group_ptr"),
                                     dtrain.get_weight(), framework="XGBoost", to_group_ptr=_group_ptr_of,
                                     threads=self.framework_threads(sys._getframe(1), _booster_in, xgb_threads,
@@ -105,6 +112,12 @@ class XGBoostObjective(BoundObjective):
 
 def objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> XGBoostObjective:
     """A boostplug objective for ``xgb.train(obj=...)`` and ``xgb.cv(obj=...)``.
+
+    Not for XGBoost's scikit-learn models: ``xgb.XGBRanker(objective=...)`` refuses any callable
+    in its constructor ("custom objective function not supported by XGBRanker"), before this
+    object is ever called, so it cannot say more; use ``boostplug.xgboost.XGBRanker(objective=name,
+    **params)``, which takes the objective by name. Called as scikit-learn calls a custom
+    objective (``y_true, y_pred``, e.g. by ``xgb.XGBRegressor``), it raises a ``TypeError`` saying so.
 
     Args:
         name: one of :func:`boostplug.objectives.names`.

@@ -57,6 +57,7 @@ def run_compare(args: argparse.Namespace) -> int:
         finally:
             if out is not None:
                 out.release()
+                out.remove_if_unused()  # an error or Ctrl-C before any file: no folder left behind
     return 128 + signals.received[0] if signals.received else code  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,7 +15,9 @@ __all__ = ["prepare_out"]
 def prepare_out(out: Path, *, overwrite: bool = False) -> OutDir:
     """Create the ``--out`` folder, check that files can be written in it and take it for this
     run (a lock; refused when it holds an earlier run's results, unless ``overwrite``), before any
-    training; a ``UsageError`` saying what is wrong otherwise."""
+    training; a ``UsageError`` saying what is wrong otherwise. The folders created here are
+    ``OutDir.created``: :meth:`~boostplug.compare.outdir.OutDir.remove_if_unused` removes them
+    when the run writes nothing."""
     import tempfile
 
     if out.exists() and not out.is_dir():
@@ -22,6 +25,11 @@ def prepare_out(out: Path, *, overwrite: bool = False) -> OutDir:
     blocking = next((p for p in out.parents if p.exists()), None)
     if blocking is not None and not blocking.is_dir():
         raise UsageError(f"--out {out}: {blocking} is not a folder")
+    created = []  # the folders made here, deepest first: removed again when the run writes nothing
+    for folder in (out, *out.parents):
+        if os.path.lexists(folder):
+            break
+        created.append(folder)
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
@@ -29,9 +37,11 @@ def prepare_out(out: Path, *, overwrite: bool = False) -> OutDir:
     except OSError as e:
         raise UsageError(f"--out {out}: cannot write there ({e.strerror or e})") from e
     taken = OutDir(out, overwrite=overwrite)
+    taken.created = created
     try:
         taken.acquire()
     except OutDirError as e:
+        taken.remove_if_unused()
         raise UsageError(str(e)) from None
     if taken.recovered is not None:
         which = ("the earlier run's complete set is back" if taken.recovered == "previous" else

@@ -135,6 +135,10 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
     """
     if layout is not None and layout not in LAYOUTS:
         raise ValueError(f"--layout {layout!r}: unknown; choose one of {', '.join(LAYOUTS)}")
+    if str(data) != "example" and not Path(data).exists():  # before what --layout applies to: the data is missing
+        where = "" if Path(data).is_absolute() else f" ({Path(data).absolute()})"
+        raise FileNotFoundError(f"--data {data}: no such file or folder{where}; give a LETOR file or folder, "
+                                "or 'example'")
     if layout is not None and (str(data) == "example" or not Path(data).is_dir()):
         raise ValueError(f"--layout {layout}: applies to a LETOR folder only, and --data {data} is not one "
                          "(leave --layout out)")
@@ -143,8 +147,6 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
         parse_fold_selection(select, 1)  # refuses any fold but 1
         return [(0, example_split(seed=seed))]
     path = Path(data)
-    if not path.exists():
-        raise FileNotFoundError(f"--data {path}: no such file or folder (give a LETOR file or folder, or 'example')")
     if path.is_dir():
         with _layout_errors(path, layout):
             n_available = letor_fold_count(path, layout)

@@ -61,6 +61,9 @@ class OutDir:
         self.path = Path(path)
         self.overwrite = overwrite
         self.recovered: str | None = None
+        #: the folders this run created for ``--out`` (it and missing parents, deepest first), which
+        #: :meth:`remove_if_unused` removes again when the run wrote nothing into them
+        self.created: list[Path] = []
         self._fd: int | None = None
 
     # ---- taking the folder ----------------------------------------------------------------
@@ -111,6 +114,16 @@ class OutDir:
             os.unlink(self.path / LOCK_NAME)
         os.close(self._fd)
         self._fd = None
+
+    def remove_if_unused(self) -> None:
+        """After :meth:`release`: remove the folders this run created (:attr:`created`) that are
+        still empty, deepest first, so that a run that ended before writing (an error in what was
+        asked, Ctrl-C) leaves no folder behind. A folder anything was written into stays."""
+        for folder in self.created:
+            try:
+                os.rmdir(folder)
+            except OSError:  # not empty (or not ours to remove): it and its parents stay
+                return
 
     # ---- writing a run ------------------------------------------------------------------
     def write(self, fill: Callable[[Path], None]) -> list[str]:

@@ -63,3 +63,31 @@ def test_alpha_sets_the_level_of_the_verdict(letor_file: Path, capsys) -> None:
         assert main([*args, "--alpha", bad]) == 2
         assert capsys.readouterr().err.strip().startswith(
             "boostplug compare: error: --alpha must be a significance level between 0 and 1")
+
+
+# ---- a missing --data: said as such, and no --out folder left behind ----------------------------
+def _error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    return err[-1]
+
+
+def test_missing_data_folder_is_named_and_leaves_no_out_folder(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", "--data", "MQ2008", "--layout", "letor4", "--out", "results/mq2008"]) == 2
+    line = _error(capsys)
+    assert line == (f"boostplug compare: error: --data MQ2008: no such file or folder ({tmp_path / 'MQ2008'}); "
+                    "give a LETOR file or folder, or 'example'")
+    assert "--layout" not in line
+    assert list(tmp_path.iterdir()) == []  # neither results/ nor results/mq2008
+
+
+def test_an_error_after_out_was_taken_removes_only_the_folders_it_made(tmp_path: Path, capsys) -> None:
+    """A --data that fails once read (no qid:) leaves no new folder; an --out that existed stays."""
+    bad = tmp_path / "noqid.txt"
+    bad.write_text("1 1:0.5 2:0.1\n0 1:0.2 2:0.3\n")
+    assert main(["compare", "--data", str(bad), "--out", str(tmp_path / "a" / "b"), *FAST]) == 2
+    assert "the file has no qid: fields" in _error(capsys)
+    assert not (tmp_path / "a").exists()
+    (tmp_path / "kept").mkdir()
+    assert main(["compare", "--data", str(bad), "--out", str(tmp_path / "kept"), *FAST]) == 2
+    assert (tmp_path / "kept").is_dir() and list((tmp_path / "kept").iterdir()) == []

@@ -159,7 +159,7 @@ def check_features(X: object, name: str = "X", *, dense: bool, allow_inf: bool,
     if out.ndim != 2:
         raise ValueError(f"{name} must be two-dimensional (n_docs, n_features), got shape {out.shape}")
     if out.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be numeric, got dtype {out.dtype}")
+        raise TypeError(_not_numeric(X, out, name))
     if not allow_empty and out.shape[1] == 0:
         raise ValueError(f"{name} has no features (shape {out.shape}): a ranker needs at least one feature column")
     if not sp.issparse(out):
@@ -170,6 +170,36 @@ def check_features(X: object, name: str = "X", *, dense: bool, allow_inf: bool,
             r, c, v = cell
             raise ValueError(f"{name} must not hold infinite values; {name}[{r}, {c}] = {v}")
     return out
+
+
+def _not_numeric(X: object, arr: np.ndarray, name: str) -> str:
+    """Why the 2-d ``arr`` (``X`` as an array) is not numeric, naming the first column that is not:
+    by its name for a pandas DataFrame, else by its index, with a value it holds."""
+    fix = "; encode it as numbers or drop it"
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(dtypes, "items"):  # a DataFrame: the first column of another dtype
+        for column, dtype in dtypes.items():
+            if getattr(dtype, "kind", "O") not in "biuf":
+                values = X[column].to_numpy()
+                return (f"{name} must be numeric: column {column!r} has dtype {dtype}{_first_value(values)}; encode "
+                        "it as numbers (e.g. pandas.get_dummies, or .cat.codes for a category) or drop it")
+    for j in range(arr.shape[1]):
+        try:
+            np.asarray(arr[:, j], dtype=np.float64)
+        except (TypeError, ValueError):
+            return (f"{name} must be numeric, got dtype {arr.dtype}: column {j} is not numeric"
+                    f"{_first_value(arr[:, j])}{fix}")
+    return f"{name} must be numeric, got dtype {arr.dtype} (its values are numbers: np.asarray({name}, dtype=float))"
+
+
+def _first_value(values: np.ndarray) -> str:
+    """`` (e.g. 'x' in row 3)``: the first value of a column that is not a number."""
+    for i, v in enumerate(values.tolist()):
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            return f" (e.g. {v!r} in row {i})"
+    return ""
 
 
 def _as_float_1d(values: ArrayLike, name: str) -> NDArray[np.float64]:

@@ -47,6 +47,12 @@ def test_simulated_clicks_with_outputs(letor_file: Path, tmp_path: Path, capsys)
     assert "click protocol: every method trains on 600 simulated sessions (pbm" in captured.err
     for name in ("lgb-clicks", "labeled-only", "qbrank-PL[w=0.3]", "rankboost-P"):
         assert name in captured.out
+    # the legend explains the click protocol's names by its own table (what --methods list prints with --clicks)
+    from boostplug.compare.clicks import CLICK_METHODS
+
+    legend = " ".join(captured.out.split("methods (boostplug compare --methods list):")[1].split())
+    for name in ("lgb-clicks", "qbrank-PL[w=0.3]"):
+        assert f"{name} {' '.join(CLICK_METHODS[name.split('[')[0]].summary.split())}" in legend
     payload = json.loads((out / "results.json").read_text())
     assert payload["baseline"] == "labeled-only"
     protocol = payload["settings"]["clicks_protocol"]

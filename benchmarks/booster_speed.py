@@ -25,7 +25,7 @@ NDCG_Boost, whose every round is ``O(n^2)``, and the pair list refuses it). The 
 The guard: ``--record`` writes every case's ratio to LightGBM to ``benchmarks/reference/``;
 ``--check`` runs the same cases and prints, per case, the new ratio over the recorded one, marking
 those above ``--tolerance`` (exit status 1 if any). Run it before and after a change that touches
-a booster's kernels (docs/performance.md says how).
+a booster's kernels (docs/studies/performance.md says how).
 
 ``OMP_WAIT_POLICY=PASSIVE`` is set unless given (idle OpenMP threads sleep instead of spinning, so
 that other processes on a shared machine disturb the timings less); the threads are numba's

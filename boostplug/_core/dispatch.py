@@ -30,7 +30,7 @@ PARALLEL_MIN_WORK = 5_000_000
 
 #: Inside a booster's round a kernel goes parallel from a fifth of the work: no framework's threads
 #: compete with numba's there, and the rounds' main kernels on OHSUMED and MQ2008 ran faster in
-#: parallel, on idle cores and on busy ones (docs/performance.md, docs/results/boosters_speed/README.md).
+#: parallel, on idle cores and on busy ones (docs/studies/performance.md, docs/results/boosters_speed/README.md).
 ROUND_WORK_FACTOR = 5
 
 _SERIAL: dict[Any, Callable[..., Any]] = {}

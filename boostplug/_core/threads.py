@@ -10,7 +10,7 @@ refuses to see changed once its threads run.
 
 :func:`fit_blas` bounds the BLAS threads of a booster's fit the same way, by numba's count, and
 to one from the first parallel numba kernel on: OpenBLAS's idle threads spin after every call and
-took the cores that kernel's threads needed (docs/performance.md),
+took the cores that kernel's threads needed (docs/studies/boosters.md),
 while a fit whose kernels all run serially keeps its BLAS threads for the span test's projections.
 """
 

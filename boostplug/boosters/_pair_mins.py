@@ -12,7 +12,7 @@ The document sums cost ``O(n F)``; the last sum is one weighted histogram per fe
 pairs' lower codes, which are fixed for a fit and kept (one byte per pair and feature when the
 codes fit in a byte), so a round reads each pair once per feature, in sequence, and scatters
 into one small histogram, instead of adding each pair twice to the difference arrays of
-:func:`~boostplug.boosters._stump_sums.pair_split_sums` (docs/performance.md). Entries are accurate to
+:func:`~boostplug.boosters._stump_sums.pair_split_sums` (docs/studies/boosters.md). Entries are accurate to
 about ``1e-16`` times the total value, absolutely, like that kernel's.
 """
 

@@ -46,7 +46,7 @@ from ._fit_data import FitData
 __all__ = ["NS", "choose_pairwise", "round_costs"]
 
 #: Nanoseconds per unit of work, from ``benchmarks/booster_speed.py``'s times of both paths on OHSUMED
-#: and MQ2008 Fold1 train and single queries of 300 and 100,000 documents (docs/performance.md).
+#: and MQ2008 Fold1 train and single queries of 300 and 100,000 documents (docs/studies/performance.md).
 #: Keys: ``"<booster>_<path>_<work>"``. Where the two paths' times come close (MPBoost on MQ2008),
 #: either choice costs little.
 NS = {
@@ -56,7 +56,7 @@ NS = {
     "rb_e2_levels_doc": 20.0,      # E2 record, per document and level: the span test
     "rb_e2_levels_entry": 3.0,     # E2 record, per pair of signature groups holding pairs (<= P)
     # RankBoost+'s pair list: fitted to its earlier, slower kernel; kept because the levels' bound
-    # G_q <= 2^t over-counts their groups about as much (docs/performance.md, auto for RankBoost+)
+    # G_q <= 2^t over-counts their groups about as much (docs/studies/performance.md, auto for RankBoost+)
     "plus_pairs_visit": 2.0,       # per pair and feature (the stump sums over the pairs)
     "plus_pairs_pair": 10.0,       # per pair, the rest of the round on the pair list
     "plus_levels_visit": 0.6,      # per document, feature and group of its query (the sweep)

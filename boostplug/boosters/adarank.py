@@ -74,7 +74,7 @@ Cost: the per-feature, per-query measures ``E(h_k)`` are computed once
 (``O(F n log n)``); a round costs ``O(F m)`` for the weighted argmax and ``O(n log n)`` for
 the measure of the new ensemble. Ties between features (``phi`` equal within ``1e-12``)
 go to the lowest feature index (RankLib keeps the first strictly larger one).
-Speed: the table in ``docs/boosters.md`` (``benchmarks/boosters.py``).
+Speed: ``docs/boosters.md`` and ``docs/studies/performance.md`` (``benchmarks/booster_speed.py``).
 
 A property of the paper's update worth knowing: ``P_{t+1}`` depends only on the ranking
 ``f_t`` produces, so once a round picks the feature the ensemble already ranks by (or one

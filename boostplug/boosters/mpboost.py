@@ -73,7 +73,7 @@ the exponent of Eq. 13 is up to ``max d^2``. For ``binary`` (``|d| = 1``), ``log
 ``logdd`` with the paper's ``lambda = 3`` has ``d = 1.39, 1.95`` for one or two grades, and
 on MQ2008 the fit then overshoots: from round 5 the same stump is chosen with alternating
 ``a = +-1.087`` and ``Z_t`` alternating above and below 1 (a two-state cycle; Theorem 1
-still holds). This is Algorithm 1 as published; see ``docs/boosters.md``.
+still holds). This is Algorithm 1 as published; see ``docs/studies/boosters.md``.
 
 Example:
     >>> from boostplug.boosters import MPBoost

@@ -29,7 +29,7 @@ agree with the shown order. The default, ``click>skip-previous`` with ``click>no
 reads both directions from the same neighbours: aggregated over sessions, a pair's net count
 then leans towards the shown order only by how much more often the upper position is examined,
 where Click > Skip Above's pairs from far below outnumber those with the order
-(docs/clicks.md measures both).
+(docs/studies/clicks.md measures both).
 
 Example:
     >>> from boostplug.clicks import strategies

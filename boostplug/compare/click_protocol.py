@@ -322,7 +322,7 @@ def _cm(name: str, base: str, trains_on: str, summary: str, extra: Mapping[str, 
 
 
 #: QBRank's trees on the click pairs alone: a few thousand pairs on the rows they touch are
-#: fitted to their noise by the comparison's 31-leaf trees (docs/clicks.md, "Why QBRank trailed").
+#: fitted to their noise by the comparison's 31-leaf trees (docs/studies/clicks.md, "Why QBRank trailed").
 PAIR_TREES = {"num_leaves": 3}
 
 

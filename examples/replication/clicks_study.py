@@ -1,4 +1,4 @@
-"""Learning from clicks (docs/clicks.md): the recommended route chosen on some data folds and
+"""Learning from clicks (docs/studies/clicks.md): the recommended route chosen on some data folds and
 click models and held out on others, why QBRank trailed RankBoost, the strategy and weight
 settings, and the figure and claims.
 
@@ -36,7 +36,7 @@ Five commands:
     QBRank on the click pairs varied one setting at a time (margin, Hessian mode, learning rate,
     tree size, leaf size, pair weights) on one click fold per seed, beside RankBoost and MPBoost
     on the same pairs, clicks as labels and the production ranker, with paired tests against the
-    first variant and RankBoost: why QBRank trailed RankBoost (docs/clicks.md).
+    first variant and RankBoost: why QBRank trailed RankBoost (docs/studies/clicks.md).
 
 ``routes``
     Every route from clicks to a ranker (:data:`ROUTES`) on a grid of data folds, click models,

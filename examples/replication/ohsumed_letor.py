@@ -55,7 +55,7 @@ PAPER_PARAM = {"ldd": 0.2, "logdd": 3.0, "logitdd": 0.5}
 #: validation MAP). Secondary source: a transcription of the baseline page's OHSUMED rows in a
 #: comment of honbaa/RankBCA (RankBCA_OHSUMED_Thread_Cross/src/test/ParallelRankBCAClient.java),
 #: whose MQ2007 rows match Liu's book (Table 11.9) value for value; None where no source was
-#: found (see docs/replication.md)
+#: found (see docs/studies/replication.md)
 LETOR_BASELINES: dict[str, dict[str, float] | None] = {
     "RankBoost": {"ndcg@1": 0.4632, "ndcg@3": 0.4555, "ndcg@5": 0.4494, "ndcg@10": 0.4302, "map": 0.4411},
     "AdaRank-MAP": {"ndcg@1": 0.5388, "ndcg@3": 0.4682, "ndcg@5": 0.4613, "ndcg@10": 0.4429, "map": 0.4487},
@@ -220,7 +220,7 @@ def summarize(payload: dict[str, Any]) -> str:
     out += ["", "Test NDCG@10 per fold:"]
     out.append(C.fold_table({label: [r["ndcg@10"] for r in info["folds"]] for label, info in res.items()}, folds, 28))
     out += ["", "Against LETOR 3.0's published baselines (ours - published, mean over folds; published values from a "
-            "secondary source, see docs/replication.md):"]
+            "secondary source, see docs/studies/replication.md):"]
     for name, row in BASELINE_ROW.items():
         pub = LETOR_BASELINES.get(name)  # published constants: a stored run may predate them
         if row not in res:

@@ -239,7 +239,7 @@ def test_the_pair_term_boosts_on_from_lgb_clicks_at_its_chosen_round(fold) -> No
 
 
 def test_qbrank_on_the_pairs_alone_grows_small_trees_unless_told_otherwise(fold) -> None:
-    """The comparison's 31-leaf trees fit the few click pairs' noise (docs/clicks.md): QBRank on
+    """The comparison's 31-leaf trees fit the few click pairs' noise (docs/studies/clicks.md): QBRank on
     the pairs alone trains trees of 3 leaves unless the method or the run sets num_leaves."""
     from boostplug.compare.methods import TREE_PARAMS
 

@@ -43,7 +43,7 @@ def _lab_notes(text: str) -> list[str]:
 
 
 def test_every_page_is_checked() -> None:
-    assert {"performance.md", "replication.md", "reliability.md", "objectives/index.md"} <= set(PAGES)
+    assert {"performance.md", "studies/replication.md", "reliability.md", "objectives/index.md"} <= set(PAGES)
     assert not any(name.startswith("results/") and name.endswith("README.md") for name in PAGES)
 
 

@@ -252,7 +252,7 @@ def test_the_parser_reads_fences_markers_and_console_commands() -> None:
     ("<!-- needs: MQ2008 -->\n```python\npass\n```\n", "unknown marker"),
     ("<!-- not-run: slow -->\n```python\npass\n```\n", "unknown marker"),
     ("```python\npass\n", "never closed"),
-])
+], ids=["empty reason", "blank reason", "marker not before fence", "unknown needs", "misspelt not run", "unclosed"])
 def test_a_bad_marker_or_fence_fails_the_page(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_blocks(text)
@@ -282,7 +282,7 @@ def test_blocks_share_a_namespace_and_see_this_environment(tmp_path: Path) -> No
     ("```python\nprint(1)\n```\n\n```console\n$ exit 3\n```\n", "line 5"),
     ("```python\nprint(1)\n```\n\n```bash\nfalse | true\n```\n", "line 5"),
     ("```python\nprint(1)\n```\n\n```python\nraise SystemExit(0)\n```\n", "line 5"),
-])
+], ids=["python NameError", "sh false", "console exit 3", "bash pipefail", "python SystemExit"])
 def test_a_failing_block_fails_the_page_naming_its_line(tmp_path: Path, text: str, where: str) -> None:
     with pytest.raises(AssertionError, match=where):
         check_page(_page(tmp_path, text), "page.md", tmp_path / "work", tmp_path / "no-data")

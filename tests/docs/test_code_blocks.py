@@ -135,7 +135,9 @@ def parse_blocks(text: str, page: str = "page") -> list[Block]:
 
 
 def _data_sets_named(code: str) -> list[str]:
-    return [name for name in DATA_SETS if name.lower() in code.lower()] or ["a data set of ../shared/data"]
+    """The data sets a block names outside its comment lines."""
+    text = "\n".join(line for line in code.lower().splitlines() if not line.lstrip().startswith("#"))
+    return [name for name in DATA_SETS if name.lower() in text] or ["a data set of ../shared/data"]
 
 
 def _env() -> dict[str, str]:

@@ -26,8 +26,8 @@ Gradient and Hessian (``hessian="newton"`` or the paper's ``"gentle"``): on
 the largest pair exponent, and gradients whose sums exceed :data:`GRAD_SUM_CAP` are
 all scaled by one constant. The derivations (the gentle mode against the
 appendix's stump, why one global constant leaves the trees unchanged, the
-O(n_q L_q) factorisation by label level), the parameters' ranges and the measured
-quality: docs/objectives/mpboost.md.
+O(n_q L_q) factorisation by label level), the parameters' ranges: docs/objectives/mpboost.md;
+the measured quality: docs/studies/objectives.md.
 
 Parameters (``DEFAULTS``; out of range is a ``ValueError``/``TypeError`` naming it):
     ddf: ``"binary"``, ``"ldd"``, ``"logdd"`` (default) or ``"logitdd"``.

@@ -27,8 +27,8 @@ convex): on :class:`NDCGBoostObjective`, which also offers the paper's ``w_i``
 (:meth:`NDCGBoostObjective.descent_weights`) and ``Z_k``
 (:meth:`NDCGBoostObjective.ideal_dcg`). The derivations (the exact diagonal, the
 proof that ``"bound"`` majorises the full Hessian, what sigma does to a tree's
-Newton leaves, the stable pair terms), the parameters and the measured quality:
-docs/objectives/ndcg_boost.md.
+Newton leaves, the stable pair terms), the parameters: docs/objectives/ndcg_boost.md; the
+measured quality: docs/studies/objectives.md.
 
 Parameters (``DEFAULTS``):
     sigma: ``F = sigma * score``, a number in [1e-150, 1e150] (2.0: the paper's Eq. 8).

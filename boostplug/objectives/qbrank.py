@@ -26,7 +26,7 @@ Gradient and Hessian (``hessian="bound"`` or the paper's ``"mean"``): on
 :class:`QBRankObjective`. Algorithm 2 step 2's step length: :func:`line_search`.
 The derivations (why ``"bound"`` majorises R, why ``"mean"``'s Newton leaves are
 the least-squares leaves of Algorithm 2, the O(n log n) sweep per query), the
-parameters in full and the measured quality: docs/objectives/qbrank.md.
+parameters in full: docs/objectives/qbrank.md; the measured quality: docs/studies/objectives.md.
 
 Parameters (``DEFAULTS``; anything out of range is a ``ValueError``/``TypeError`` naming it):
     w: weight of the preference part, a number in [0, 1] (paper: 0.5).

@@ -1,4 +1,4 @@
-"""README.md's "## Layers" picture holds for every import under boostplug/: no module imports a
+"""ARCHITECTURE.md's "## Layers" picture holds for every import under boostplug/: no module imports a
 higher floor, and no modules import each other round a circle.
 
 Every ``import`` and ``from ... import`` is read with ``ast``: at module level, inside functions
@@ -87,15 +87,15 @@ def _all_imports() -> list[Import]:
 
 
 def _floors() -> dict[str, int]:
-    """The picture of README.md's "## Layers": name (under boostplug/, dotted) -> floor."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The picture of ARCHITECTURE.md's "## Layers": name (under boostplug/, dotted) -> floor."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     block = text.split("\n## Layers\n", 1)[1].split("```\n", 2)[1]
     floors: dict[str, int] = {}
     for line in block.splitlines():
         m = re.fullmatch(r"(\d+) ([\w., ]+): .+", line)
-        assert m, f"README.md's Layers: a floor is '<number> <names, comma-separated>: <what>', got {line!r}"
+        assert m, f"ARCHITECTURE.md's Layers: a floor is '<number> <names, comma-separated>: <what>', got {line!r}"
         for n in m.group(2).split(", "):
-            assert n not in floors, f"README.md's Layers lists {n} twice"
+            assert n not in floors, f"ARCHITECTURE.md's Layers lists {n} twice"
             floors["boostplug" if n == "__init__" else f"boostplug.{n}"] = int(m.group(1))
     return floors
 
@@ -107,13 +107,13 @@ def _floor_of(module: str, floors: dict[str, int]) -> int:
         prefix = ".".join(parts[:k])
         if prefix in floors and (k > 1 or module == "boostplug"):
             return floors[prefix]
-    raise AssertionError(f"{module} is on no floor of README.md's Layers: add it (or its package) there")
+    raise AssertionError(f"{module} is on no floor of ARCHITECTURE.md's Layers: add it (or its package) there")
 
 
 def test_the_picture_names_real_modules_and_places_every_one() -> None:
     floors = _floors()
     modules = _modules()
-    assert not set(floors) - set(modules), f"README.md's Layers names what is not in boostplug/: " \
+    assert not set(floors) - set(modules), f"ARCHITECTURE.md's Layers names what is not in boostplug/: " \
                                            f"{sorted(set(floors) - set(modules))}"
     for m in modules:
         _floor_of(m, floors)
@@ -124,7 +124,7 @@ def test_no_module_imports_a_higher_floor() -> None:
     upward = [f"{imp.source} (floor {_floor_of(imp.source, floors)}) line {imp.line} imports {imp.target} "
               f"(floor {_floor_of(imp.target, floors)})"
               for imp in _all_imports() if _floor_of(imp.target, floors) > _floor_of(imp.source, floors)]
-    assert not upward, "imports that run back up README.md's Layers:\n" + "\n".join(upward)
+    assert not upward, "imports that run back up ARCHITECTURE.md's Layers:\n" + "\n".join(upward)
 
 
 def _a_circle(start: str, graph: dict[str, dict[str, int]], within: set[str]) -> list[tuple[str, int]]:

@@ -1,4 +1,4 @@
-"""README.md's "## Layout" map names every package and module directly under boostplug/, and
+"""ARCHITECTURE.md's "## Layout" map names every package and module directly under boostplug/, and
 nothing else: private ones (leading underscore) too, each on its own line, after the public ones."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ PACKAGE = ROOT / "boostplug"
 
 def _map_entries() -> list[str]:
     """The names the map lists, in order: ``groups.py``, ``data/``, ..."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     block = section.split("```\n", 2)[1]
     assert block.startswith("boostplug/\n"), "the map starts at boostplug/"
@@ -31,8 +31,8 @@ def test_the_layout_map_lists_every_package_and_module_once() -> None:
     twice = sorted({n for n in listed if listed.count(n) > 1})
     assert not twice, f"listed more than once: {twice}"
     actual = _actual()
-    assert not actual - set(listed), f"in boostplug/ but not in README.md's Layout: {sorted(actual - set(listed))}"
-    assert not set(listed) - actual, f"in README.md's Layout but not in boostplug/: {sorted(set(listed) - actual)}"
+    assert not actual - set(listed), f"in boostplug/ but not in ARCHITECTURE.md's Layout: {sorted(actual - set(listed))}"
+    assert not set(listed) - actual, f"in ARCHITECTURE.md's Layout but not in boostplug/: {sorted(set(listed) - actual)}"
 
 
 def test_the_private_modules_come_last() -> None:

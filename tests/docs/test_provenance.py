@@ -28,9 +28,10 @@ PAGES = _user_pages()
 #: Lab-note wording: paths of the project's machine (../shared, /work/, home and temporary
 #: folders), dates, commit hashes (named, or a bare 7-40 digit hex word with a letter and a digit,
 #: which no number in scientific notation is), the machine's load, re-run narratives.
+DATE = r"\b20\d\d-\d\d-\d\d\b"
+COMMIT_HASH = r"\bcommit [0-9a-f]{7,40}\b|(?<![\w.+-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w+-])"
 LAB_NOTES = re.compile(
-    r"\.\./shared\b|(?<![\w.])/(?:work|home|tmp|mnt|Users)/|\b[A-Z]:\\|\b20\d\d-\d\d-\d\d\b|"
-    r"\bcommit [0-9a-f]{7,40}\b|(?<![\w.+-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w+-])|"
+    r"\.\./shared\b|(?<![\w.])/(?:work|home|tmp|mnt|Users)/|\b[A-Z]:\\|" + DATE + "|" + COMMIT_HASH + "|"
     r"busy machine|busier machine|shared machine|shared 2-core|2-core machine|shared cores|"
     r"this session|this morning|\bre-?run (?:on|at)\b|\bre-?measured\b")
 

@@ -3,7 +3,7 @@ LightGBM and XGBoost learns (training NDCG@10 rises over rounds), and after earl
 vali its test NDCG@10 is not more than 0.01 below the framework's built-in LambdaMART
 (LightGBM ``lambdarank``, XGBoost ``rank:ndcg``) trained with the same tree parameters, the
 same early stopping and the same metric (issue 3's claim). Single-threaded; skipped without
-the data. The measured numbers are in docs/objectives/index.md.
+the data. The measured numbers are in docs/studies/objectives.md.
 
 Patience 50 (the protocol of the objectives' 5-fold measurements): vali NDCG@10 on Fold1 is
 flat within ~0.005 after round ~10, and NDCG_Boost (bound Hessian: smaller Newton steps) rises
@@ -35,7 +35,7 @@ ROUNDS, PATIENCE, LEARNING_RATE = 400, 50, 0.1
 TOLERANCE = 0.01
 LGB_PARAMS = {"learning_rate": LEARNING_RATE, "num_leaves": 31, "min_data_in_leaf": 20, "metric": "None",
               "verbose": -1, "num_threads": 1, "deterministic": True, "seed": 0}
-# XGBoost's default lambda=1 is kept for every model (see docs/objectives/index.md on lambda).
+# XGBoost's default lambda=1 is kept for every model (see docs/objectives/index.md on lambda; measured: docs/studies/objectives.md).
 XGB_PARAMS = {"eta": LEARNING_RATE, "max_leaves": 31, "grow_policy": "lossguide", "max_depth": 0,
               "min_child_weight": 1e-3, "tree_method": "hist", "nthread": 1, "seed": 0}
 

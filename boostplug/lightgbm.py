@@ -30,6 +30,11 @@ Notes:
   Dataset, before any objective sees it. :func:`dataset` refuses NaN and infinite labels; on
   a plain ``lgb.Dataset`` the objectives and metrics refuse the +-1e38 stand-in, but a NaN
   turned into 0 cannot be told from a real 0.
+* Polars and pyarrow frames: LightGBM reads them through Arrow, where a categorical (or string,
+  date...) column ends the process. :func:`dataset` and :class:`LGBMRanker` convert a frame with
+  categorical columns to pandas (LightGBM's categorical features, categories recorded in the
+  model) and refuse other such columns with a ``ValueError`` naming them. With ``lgb.train``,
+  predict on ``X.to_pandas()``.
 * The math lives in :mod:`boostplug.objectives`; this module only adapts. The implementation
   is in :mod:`boostplug.frameworks.lightgbm`.
 """

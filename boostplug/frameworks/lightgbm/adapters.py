@@ -21,6 +21,7 @@ from .._adapter import (
     check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
 )
 from .._query_info import LIGHTGBM_INF
+from .frames import lightgbm_frame
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
            "objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "group_ptr_from_lgb_sizes"]
@@ -284,6 +285,13 @@ def dataset(
     an infinite one as 1e38, drop a NaN-weighted query silently and let an infinite weight (1e38)
     dominate, so they are refused here, naming the row or query. ``group_ptr`` must hold whole
     numbers from 0 to ``len(y)``.
+
+    A polars DataFrame or pyarrow Table with categorical columns (polars ``Categorical``/``Enum``,
+    Arrow dictionaries) is converted to pandas, whose ``category`` columns LightGBM trains on as
+    categorical features and records in the model; predict on such a frame with
+    ``booster.predict(X.to_pandas())`` (LightGBM's own ``predict`` cannot read it). A column of
+    another type LightGBM cannot read (strings, dates...) is a ``ValueError`` naming it
+    (:func:`~boostplug.frameworks.lightgbm.frames.lightgbm_frame`).
     """
     import lightgbm as lgb
 
@@ -291,6 +299,7 @@ def dataset(
     sizes = sizes_from_group_ptr(gp)
     weight = builder_weights(weight, gp, "LightGBM", per_query=False)
     init_score = builder_init_score(init_score, "init_score")
+    X = lightgbm_frame(X)
     data = lgb.Dataset(X, label=y, group=sizes, weight=weight, init_score=init_score, reference=reference, **kwargs)
     if doc is not None:
         _ROW_KEYS[data] = row_keys(qid_from_group_ptr(gp) if qid is None else qid, doc, len(y))

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike
 from .._adapter import builder_init_score
 from ..sklearn_ranker import OWN_PARAMS, RankerMixin, is_boostplug_objective
 from .adapters import params_threads, sklearn_metric, sklearn_objective
+from .frames import lightgbm_frame
 from .model_file import load_model, objective_of, record_objective, save_model
 
 __all__ = ["LGBMRanker"]
@@ -168,8 +169,16 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         query in both its training and test part is refused (``ValueError``). ``doc``: one
         document key per row, onto which an objective's keyed pairs
         (:class:`~boostplug.keyed_pairs.KeyedPairs`) are mapped (routed like ``qid``, so each fold
-        of ``GridSearchCV`` gets its own pairs). Other arguments as ``lightgbm.LGBMRanker.fit``.
+        of ``GridSearchCV`` gets its own pairs). A polars DataFrame or pyarrow Table with categorical
+        columns is converted to pandas (their ``category`` columns are LightGBM categorical features);
+        a column LightGBM cannot read from Arrow (strings, dates...) is a ``ValueError`` naming it.
+        Other arguments as ``lightgbm.LGBMRanker.fit``.
         """
+        X = lightgbm_frame(X)
+        if eval_set is not None:
+            pairs = [eval_set] if isinstance(eval_set, tuple) else eval_set
+            eval_set = [(lightgbm_frame(p[0], f"eval_set[{i}]"), p[1]) if isinstance(p, (tuple, list)) and len(p) == 2
+                        else p for i, p in enumerate(pairs)]
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
                               eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=eval_sample_weight,
                               doc=doc)
@@ -213,6 +222,11 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         if is_boostplug_objective(self.objective) and callable(self._objective):
             record_objective(self._Booster, self._objective)  # booster_ then says what trained it
         return self
+
+    def predict(self, X: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """``lightgbm.LGBMRanker.predict``; a polars DataFrame or pyarrow Table with categorical
+        columns is converted as in :meth:`fit` (LightGBM maps it by the categories it recorded)."""
+        return super().predict(lightgbm_frame(X), *args, **kwargs)
 
     def save_model(self, path: str | os.PathLike[str]) -> None:
         """Write the model as LightGBM model text (up to the best round when early stopping

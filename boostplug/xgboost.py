@@ -26,7 +26,8 @@ Notes:
 * Query ids: ``xgb.DMatrix(qid=...)`` requires ids sorted in non-decreasing order,
   but real LETOR files (MQ2008) are contiguous and unsorted. :func:`dmatrix`
   renumbers contiguous queries 0, 1, 2, ... (or takes ``group_ptr``), so it
-  accepts such data.
+  accepts such data. Its ``XGBRanker`` also takes XGBoost's convention of the ids as a pandas
+  column named ``qid`` (in ``fit``, each ``eval_set`` frame, ``predict`` and ``score``).
 * Weights for ranking are one per query (XGBoost's convention).
 * Keyed pairs (:class:`~boostplug.keyed_pairs.KeyedPairs`, e.g. QBRank's click pairs) are mapped
   onto the rows of a DMatrix built with ``dmatrix(..., doc=doc)``. ``xgb.cv``'s folds

@@ -254,6 +254,11 @@ class RankerMixin:
             return OWN_PARAMS
         return (*OWN_PARAMS, *_objectives.get(self.objective).defaults)
 
+    def _qid_from_X(self, X: Any, qid: Any, group: Any = None, what: str = "X") -> tuple[Any, Any]:
+        """``(X, qid)`` with the query ids a framework's convention reads from ``X`` itself
+        (:class:`boostplug.xgboost.XGBRanker`: a DataFrame column named ``qid``); by default none."""
+        return X, qid
+
     def _objective_choice(self) -> ObjectiveChoice:
         return resolve_objective(self.objective, self._extra_params(), framework=self._framework,
                                  knows=self._knows_param, complete=self._knows_every_param)
@@ -338,6 +343,7 @@ class RankerMixin:
         ``cross_validate`` pass each split's ``qid`` here (it is requested by default), and
         ``fit`` refuses a split that cuts a query (:mod:`boostplug._sklearn_folds`).
         """
+        X, qid = self._qid_from_X(X, qid)
         if qid is None:
             raise ValueError(
                 "score needs qid= (one query id per row); in GridSearchCV/cross_validate, enable "

@@ -94,6 +94,18 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
             params.pop("objective", None)
         return params
 
+    def _qid_from_X(self, X: Any, qid: Any, group: Any = None, what: str = "X") -> tuple[Any, Any]:
+        """XGBoost's convention (``xgboost.XGBRanker``): a pandas DataFrame's column named ``qid``
+        holds the query ids and is no feature; refused next to ``qid=`` or ``group=``."""
+        if not (type(X).__module__.startswith("pandas") and hasattr(X, "columns") and "qid" in X.columns):
+            return X, qid
+        for name, given in (("qid", qid), ("group", group)):
+            if given is not None:
+                key = name if what == "X" else f"eval_{name}"
+                raise ValueError(f"{what} has a column named 'qid' (XGBoost's query-id column) and {key}= is given "
+                                 "too: remove one of them")
+        return X.drop(columns="qid"), X["qid"].to_numpy()
+
     def _dmatrix(self, X: Any, y: Any, group_ptr: NDArray[np.int64], query_weights: Any, base_margin: Any) -> Any:
         return dmatrix(X, y, group_ptr=group_ptr, weight=query_weights, base_margin=base_margin,
                        missing=self.missing, enable_categorical=self.enable_categorical,
@@ -128,7 +140,14 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         document key per row, onto which an objective's keyed pairs
         (:class:`~boostplug.keyed_pairs.KeyedPairs`) are mapped (routed like ``qid``). Other
         arguments as ``xgboost.XGBRanker.fit``.
+
+        As in ``xgboost.XGBRanker``, a pandas ``X`` (or an ``eval_set`` frame) may carry the query
+        ids as a column named ``qid`` instead of ``qid=`` (``eval_qid``); that column is then no
+        feature, and ``predict`` and :meth:`score` read or drop it the same way.
         """
+        X, qid = self._qid_from_X(X, qid, group)
+        if eval_set is not None:
+            eval_set, eval_qid = self._eval_qid_columns(eval_set, eval_qid, eval_group)
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
                               eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=sample_weight_eval_set,
                               doc=doc)
@@ -167,6 +186,27 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
             record_objective(self._Booster, obj)  # a booster attribute: every saved copy says what trained it
         self._set_evaluation_result(evals_result)
         return self
+
+    def _eval_qid_columns(self, eval_set: Any, eval_qid: Any, eval_group: Any) -> tuple[list[Any], Any]:
+        """``eval_set`` and ``eval_qid`` with each set's ``qid`` column (:meth:`_qid_from_X`) taken out."""
+        pairs = [eval_set] if isinstance(eval_set, tuple) else list(eval_set)
+        if any(v is not None and len(v) != len(pairs) for v in (eval_qid, eval_group)):
+            return pairs, eval_qid  # refused by _plan_fit
+        qids = None if eval_qid is None else list(eval_qid)
+        groups = [None] * len(pairs) if eval_group is None else list(eval_group)
+        found = False
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                continue  # refused by _plan_fit
+            given = None if qids is None else qids[i]
+            ex, q = self._qid_from_X(pair[0], given, groups[i], what=f"eval_set[{i}][0]")
+            if ex is not pair[0]:
+                found = True
+                pairs[i] = (ex, pair[1])
+                if qids is None:
+                    qids = [None] * len(pairs)
+                qids[i] = q
+        return pairs, (qids if found else eval_qid)
 
     @staticmethod
     def _custom_metric(plan: FitPlan) -> Any:

@@ -302,13 +302,16 @@ def test_booster_table_on_example_data(tmp_path: Path, capsys: pytest.CaptureFix
     assert "embedded LightGBM example" in capsys.readouterr().out
 
 
-def test_round_profile_prints_shares(capsys: pytest.CaptureFixture[str]) -> None:
-    """benchmarks/round_profile.py: the objectives' part on a small synthetic set (the boosters'
-    part reads OHSUMED); every share is a percentage and the objective's kernel is among them."""
+def test_round_profile_prints_shares(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                    tmp_path: Path) -> None:
+    """benchmarks/round_profile.py: the objectives' part on a small synthetic set, without the data
+    folder (only the boosters' part reads OHSUMED); every share is a percentage and the objective's
+    kernel is among them."""
     bench = Path(__file__).resolve().parents[2] / "benchmarks"
     if str(bench) not in sys.path:
         sys.path.insert(0, str(bench))
     mod = importlib.import_module("round_profile")
+    monkeypatch.setattr(mod, "SHARED", tmp_path / "no_shared_data")   # as on a clone without ../shared
     assert mod.main(["--boosters", "", "--objectives", "mpboost", "--docs", "3000", "--top", "30"]) == 0
     out = capsys.readouterr().out
     assert "LightGBM with mpboost" in out and "_mpboost_kernels.py" in out

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests._helpers import need_data
+
 SCRIPTS = Path(__file__).resolve().parents[2] / "examples" / "replication"
 
 
@@ -403,8 +405,7 @@ def test_ohsumed_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
 @pytest.mark.realdata
 def test_ohsumed_data_loads_letor3_folds() -> None:
     C = _load("_common")
-    if not C.OHSUMED_DATA.exists():
-        pytest.skip(f"real data not available at {C.OHSUMED_DATA}")
+    need_data(C.OHSUMED_DATA)
     numbers, folds, what = C.load_folds(C.parser(None).parse_args(["--data", "ohsumed"]))
     assert "LETOR 3.0" in what and C.DISCOUNT == "letor"
     # LETOR 3.0's Fold1: train S2-S4 (2,570 + 3,076 + 3,573 rows), vali S5 (3,538), test S1 (3,383)

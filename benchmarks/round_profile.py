@@ -71,6 +71,8 @@ def show(title: str, rows: list[tuple[float, int, str]]) -> None:
 
 
 def boosters(names: list[str], rounds: int, top: int) -> None:
+    if not names:
+        return   # no booster asked for: OHSUMED is not read (it need not be there)
     from boostplug import boosters as bp
     from boostplug.data import load_letor_folds
 

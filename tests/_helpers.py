@@ -1,5 +1,5 @@
-"""Helpers the test modules import (the fixtures are in conftest.py): where the real data is,
-small random rankings, train/validation/test splits, a graded problem for the QBRank LightGBM tests, a kernel run parallel then serial, LightGBM's validation-set keywords, whether read-only mounts can be made."""
+"""Helpers the test modules import (the fixtures are in conftest.py): where the real data is (and
+the skip that names a missing data set), small random rankings, train/validation/test splits, a graded problem for the QBRank LightGBM tests, a kernel run parallel then serial, LightGBM's validation-set keywords, whether read-only mounts can be made."""
 
 from __future__ import annotations
 
@@ -13,7 +13,28 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 MQ2008 = SHARED_DATA / "MQ2008"
+OHSUMED = SHARED_DATA / "OHSUMED"
 LGB_EXAMPLE = SHARED_DATA / "LightGBM_lambdarank"
+
+#: What each real data set's folder holds and where it comes from, for the skip message.
+DATA_SOURCES = {
+    "MQ2008": "LETOR 4.0, Microsoft Research",
+    "OHSUMED": "LETOR 3.0, Microsoft Research",
+    "LightGBM_lambdarank": "LightGBM's examples/lambdarank, MIT license",
+}
+
+
+def need_data(path: Path) -> Path:
+    """``path`` if it exists, else skip the test, naming the data set, where it comes from and where
+    it was looked for."""
+    if not path.exists():
+        import pytest
+
+        source = DATA_SOURCES.get(path.name)
+        what = f"{path.name} ({source}; see docs/data.md 'Public data sets')" if source else \
+            f"{path.name} (see docs/data.md 'Public data sets')"
+        pytest.skip(f"{what} not found at {path}")
+    return path
 
 
 def lgbm_eval_kwargs(X, y) -> dict:

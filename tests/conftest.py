@@ -8,24 +8,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests._helpers import LGB_EXAMPLE, MQ2008
-
-def _need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"real data not available at {path}")
-    return path
+from tests._helpers import LGB_EXAMPLE, MQ2008, OHSUMED, need_data
 
 
 @pytest.fixture
 def mq2008_dir() -> Path:
     """Folder with MQ2008's S1..S5.txt (skips the test when absent)."""
-    return _need(MQ2008)
+    return need_data(MQ2008)
+
+
+@pytest.fixture
+def ohsumed_dir() -> Path:
+    """Folder with OHSUMED's (LETOR 3.0) S1..S5.txt (skips the test when absent)."""
+    return need_data(OHSUMED)
 
 
 @pytest.fixture
 def lgb_example_dir() -> Path:
     """Folder with LightGBM's lambdarank example (skips the test when absent)."""
-    return _need(LGB_EXAMPLE)
+    return need_data(LGB_EXAMPLE)
 
 
 @pytest.fixture

@@ -13,15 +13,13 @@ import pytest
 from boostplug import clicks, metrics
 from boostplug import lightgbm as bpl
 from boostplug.data import load_letor_folds
-from tests._helpers import MQ2008
+from tests._helpers import MQ2008, need_data
 
 pytestmark = pytest.mark.realdata
 
 
 def test_qbrank_on_simulated_click_pairs_beats_random() -> None:
-    if not MQ2008.exists():
-        pytest.skip(f"real data not available at {MQ2008}")
-    train, _, test = load_letor_folds(MQ2008, "letor4", folds=[0])[0]
+    train, _, test = load_letor_folds(need_data(MQ2008), "letor4", folds=[0])[0]
     rng = np.random.default_rng(0)
     production = train.X[:, 0] + rng.normal(scale=float(train.X[:, 0].std()), size=train.n_docs)
     log = clicks.simulate(train, production, 30_000, model="pbm", eta=1.0, eps_plus=1.0, eps_minus=0.1, seed=0)

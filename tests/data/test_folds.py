@@ -205,14 +205,6 @@ def test_layout_that_does_not_fit_the_folder(tmp_path):
     assert len(load_letor_folds(tmp_path / "folds", "folds")) == len(load_letor_folds(tmp_path / "folds")) == 1
 
 
-@pytest.fixture
-def ohsumed_dir() -> Path:
-    path = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "OHSUMED"
-    if not path.exists():
-        pytest.skip(f"real data not available at {path}")
-    return path
-
-
 @pytest.mark.realdata
 def test_real_folds_test_the_documented_parts(mq2008_dir: Path, ohsumed_dir: Path):
     for root, layout, test_part, width in ((ohsumed_dir, "letor3", "S1", 45), (mq2008_dir, "letor4", "S5", 46)):

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests._helpers import need_data
+
 SCRIPTS = Path(__file__).resolve().parents[2] / "examples" / "replication"
 
 
@@ -302,13 +304,16 @@ def test_booster_table_on_example_data(tmp_path: Path, capsys: pytest.CaptureFix
     assert "embedded LightGBM example" in capsys.readouterr().out
 
 
-def test_round_profile_prints_shares(capsys: pytest.CaptureFixture[str]) -> None:
-    """benchmarks/round_profile.py: the objectives' part on a small synthetic set (the boosters'
-    part reads OHSUMED); every share is a percentage and the objective's kernel is among them."""
+def test_round_profile_prints_shares(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                    tmp_path: Path) -> None:
+    """benchmarks/round_profile.py: the objectives' part on a small synthetic set, without the data
+    folder (only the boosters' part reads OHSUMED); every share is a percentage and the objective's
+    kernel is among them."""
     bench = Path(__file__).resolve().parents[2] / "benchmarks"
     if str(bench) not in sys.path:
         sys.path.insert(0, str(bench))
     mod = importlib.import_module("round_profile")
+    monkeypatch.setattr(mod, "SHARED", tmp_path / "no_shared_data")   # as on a clone without ../shared
     assert mod.main(["--boosters", "", "--objectives", "mpboost", "--docs", "3000", "--top", "30"]) == 0
     out = capsys.readouterr().out
     assert "LightGBM with mpboost" in out and "_mpboost_kernels.py" in out
@@ -400,8 +405,7 @@ def test_ohsumed_script_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
 @pytest.mark.realdata
 def test_ohsumed_data_loads_letor3_folds() -> None:
     C = _load("_common")
-    if not C.OHSUMED_DATA.exists():
-        pytest.skip(f"real data not available at {C.OHSUMED_DATA}")
+    need_data(C.OHSUMED_DATA)
     numbers, folds, what = C.load_folds(C.parser(None).parse_args(["--data", "ohsumed"]))
     assert "LETOR 3.0" in what and C.DISCOUNT == "letor"
     # LETOR 3.0's Fold1: train S2-S4 (2,570 + 3,076 + 3,573 rows), vali S5 (3,538), test S1 (3,383)

@@ -25,7 +25,7 @@ from boostplug import lightgbm as bpl
 from boostplug import metrics
 from boostplug import xgboost as bpx
 from boostplug.data import RankingData, load_letor_folds
-from tests._helpers import MQ2008
+from tests._helpers import MQ2008, need_data
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
@@ -45,9 +45,7 @@ ndcg10 = metrics.by_name("ndcg@10")
 @pytest.fixture(scope="module")
 def fold1() -> tuple[RankingData, RankingData, RankingData]:
     # module scope (read once), so the path comes from conftest rather than its function-scoped fixture
-    if not MQ2008.exists():
-        pytest.skip(f"real data not available at {MQ2008}")
-    train, vali, test = load_letor_folds(MQ2008, "letor4")[0]
+    train, vali, test = load_letor_folds(need_data(MQ2008), "letor4")[0]
     return train, vali, test
 
 

@@ -33,6 +33,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_compare(args: argparse.Namespace) -> int:
     values = resolve_options(args)
+    for spec in values.get("config_imports", ()):  # a config file is code: say what it runs, before it runs
+        print(f"boostplug compare: --config {values['config']} imports {spec} (runs it as Python code)",
+              file=sys.stderr)
     if values["imports"]:
         from ..compare.plugins import load_plugins
 

@@ -115,12 +115,9 @@ def _has_qid(path: Path) -> bool:
 
 
 def _kind(path: Path) -> str:
-    import stat
+    from .._validation import special_kind
 
-    mode = path.stat().st_mode
-    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"))
-    return next((name for test, name in kinds if test(mode)), "not a file or folder")
+    return special_kind(path) or "not a file or folder"
 
 
 def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None, seed: int = 0,

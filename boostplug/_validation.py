@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
+import stat
 from numbers import Real
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -258,6 +260,43 @@ def check_optional_count(value: object, name: str) -> int | None:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
     return int(value)
+
+
+def check_rng(seed: object, name: str = "seed") -> np.random.Generator:
+    """The random generator of ``seed``: a ``numpy.random.Generator`` as it is, ``None`` (fresh
+    entropy) or an integer ``>= 0`` seeding a new one; anything else a ``ValueError`` naming
+    ``name`` and the value (numpy's own message names neither)."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))
+                             or seed < 0):
+        raise ValueError(f"{name} must be an integer >= 0, None or a numpy.random.Generator, got {show(seed)}")
+    return np.random.default_rng(None if seed is None else int(seed))
+
+
+#: What a path can name that is neither a file nor a folder (reading a FIFO blocks until something
+#: writes to it; /dev/null reads as empty), for :func:`special_kind`.
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"))
+
+
+def special_kind(path: object) -> str | None:
+    """``"a FIFO"``, ``"a socket"``, ``"a character device"`` or ``"a block device"`` when ``path``
+    names one (symbolic links followed), for a message saying what it is instead of "no such
+    file" (or a read that blocks); ``None`` for a regular file, a folder or a missing path."""
+    try:
+        mode = os.stat(path).st_mode  # type: ignore[arg-type]
+    except (OSError, TypeError, ValueError):
+        return None
+    return next((name for test, name in _SPECIAL_FILES if test(mode)), None)
+
+
+def fs_path(value: object, what: str) -> str:
+    """A path given as ``str``, ``bytes`` (decoded as the file system does, ``os.fsdecode``) or
+    ``os.PathLike``, as text; a ``TypeError`` naming ``what`` and the value otherwise."""
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return os.fsdecode(value)
+    raise TypeError(f"{what}: expected a path (str, bytes or os.PathLike), got {type(value).__name__} ({value!r})")
 
 
 def check_k(k: int | None, name: str = "k") -> int | None:

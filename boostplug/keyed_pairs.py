@@ -9,7 +9,8 @@ set holds (:meth:`KeyedPairs.rows`), so any subset of whole queries trains on it
 Mapping rules: a pair whose query has no row in the set is left out (the query is in another
 fold); a pair whose query is there but one of whose documents is not is a ``ValueError``
 naming it (the keys do not describe these rows); two rows with the same ``(qid, doc)`` are a
-``ValueError`` (the join would be ambiguous).
+``ValueError`` (the join would be ambiguous). Keys are compared exactly, whatever their integer
+types (uint64 ids with int64 ones, ids above 2**53: :func:`exact_common`).
 
 Example:
     >>> import numpy as np
@@ -27,28 +28,59 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import show
+from ._validation import INT64_MAX, show
 
-__all__ = ["KeyedPairs", "row_keys", "join_keys", "codes_together"]
+__all__ = ["KeyedPairs", "row_keys", "join_keys", "codes_together", "exact_common"]
 
 #: Distinct query ids (and document keys) one join can pack into an int64 key (31 bits each).
 _MAX_CODES = 1 << 31
+#: The largest integer below which every integer is exact in float64.
+_FLOAT_EXACT = 1 << 53
+_NUMBERS = (int, float, np.integer, np.floating)
 
 
 def _kind(a: np.ndarray) -> str:
-    """The comparable family of an id array: numbers, text or Python objects."""
+    """The comparable family of an id array: numbers (an object array of Python or numpy numbers
+    too: ids beyond 64 bits, or mixed in :func:`exact_common`), text or Python objects."""
+    if a.dtype.kind == "O" and a.size and all(isinstance(x, _NUMBERS) for x in a.ravel().tolist()):
+        return "number"
     return "number" if a.dtype.kind in "biuf" else "text" if a.dtype.kind in "US" else "object"
 
 
+def exact_common(*arrays: np.ndarray) -> list[np.ndarray]:
+    """Number arrays of ids in one dtype that holds every value exactly, where numpy's common type
+    would not: uint64 with a signed integer type (numpy's float64 rounds ids above 2**53, so that
+    distinct ids compare equal) goes to int64 when the unsigned ids fit, to uint64 when the signed
+    ones are all >= 0, else to Python ints; integers with floats go to Python numbers unless every
+    integer is exact in float64 (Python compares an int with a float exactly). Other arrays are
+    returned as they are."""
+    full = [a for a in arrays if a.size]
+    if len({a.dtype for a in full}) < 2 or any(_kind(a) != "number" for a in full):
+        return list(arrays)
+    common = np.result_type(*full)
+    ints = [a for a in full if a.dtype.kind in "biu"]
+    if len(ints) == len(full):
+        if common.kind in "biu":
+            return list(arrays)  # numpy's own promotion is exact
+        if all(int(a.max()) <= INT64_MAX for a in ints if a.dtype.kind == "u"):
+            return [a.astype(np.int64) for a in arrays]
+        if all(int(a.min()) >= 0 for a in ints if a.dtype.kind != "u"):
+            return [a.astype(np.uint64) for a in arrays]
+    elif common.kind == "f" and common.itemsize >= 8 and all(-_FLOAT_EXACT <= int(a.min()) and int(a.max()) <= _FLOAT_EXACT for a in ints):
+        return [a.astype(common) for a in arrays]
+    return [a.astype(object) for a in arrays]
+
+
 def codes_together(*arrays: np.ndarray, what: str) -> list[NDArray[np.int64]]:
-    """Shared dense codes of several arrays of ids (equal ids get equal codes); a ``TypeError`` when
-    they are of different families (numbers against text: numpy would compare them as text)."""
+    """Shared dense codes of several arrays of ids (equal ids get equal codes, compared exactly:
+    :func:`exact_common`); a ``TypeError`` when they are of different families (numbers against
+    text: numpy would compare them as text)."""
     kinds = {_kind(a) for a in arrays if a.size}
     if len(kinds) > 1:
         dtypes = sorted({a.dtype.name for a in arrays if a.size})
         raise TypeError(f"the {what} cannot be compared (dtypes {dtypes}); give both the same type of id")
     try:
-        _, inv = np.unique(np.concatenate(arrays), return_inverse=True)
+        _, inv = np.unique(np.concatenate(exact_common(*arrays)), return_inverse=True)
     except TypeError:
         raise TypeError(f"the {what} cannot be compared (mixed Python types); give both the same type of id") from None
     inv = inv.reshape(-1).astype(np.int64)
@@ -130,8 +162,8 @@ class KeyedPairs:
         if not q.shape == b.shape == w.shape:
             raise ValueError(f"KeyedPairs query, better and worse must have one entry per pair, got lengths "
                              f"{q.shape[0]}, {b.shape[0]} and {w.shape[0]}")
-        codes_together(b, w, what="document keys of better and worse")  # comparable families
-        same = np.flatnonzero(b == w) if b.size else np.zeros(0, np.int64)
+        code_b, code_w = codes_together(b, w, what="document keys of better and worse")  # exact: not b == w
+        same = np.flatnonzero(code_b == code_w)
         if same.size:
             k = int(same[0])
             raise ValueError(f"KeyedPairs pair {k} prefers document {show(b[k])} of query {show(q[k])} to itself")
@@ -172,7 +204,8 @@ class KeyedPairs:
         Pairs of queries without a row here are left out; a document missing from its query's rows
         is a ``ValueError`` naming the pair (a document of another query: a pair across queries)."""
         q_rows, d_rows = row_keys(qid, doc)
-        docs = np.stack((self.better, self.worse), axis=1) if self.n_pairs else np.zeros((0, 2), np.int64)
+        docs = (np.stack(exact_common(self.better, self.worse), axis=1) if self.n_pairs else  # not through float64
+                np.zeros((0, 2), np.int64))
         found, rows, here = join_keys(q_rows, d_rows, self.query, docs)
         lost = np.flatnonzero(here & ~found.all(axis=1))
         if lost.size:

@@ -3,10 +3,12 @@ the skip that names a missing data set), small random rankings, train/validation
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -120,3 +122,31 @@ def three_way_split(data, test_size, vali_size):
     rest, test = train_test_split_by_query(data, test_size=test_size, seed=0)
     train, vali = train_test_split_by_query(rest, test_size=vali_size, seed=1)
     return train, vali, test
+
+
+@contextlib.contextmanager
+def fifo_in(folder: Path) -> Iterator[Path]:
+    """A FIFO in ``folder`` that a test cannot hang on: while the block runs, a thread opens it
+    for writing (non-blocking, so only once a reader waits) and closes it at once, so that a read
+    that should have been refused ends, reading nothing, instead of blocking forever."""
+    import threading
+
+    path = folder / "fifo"
+    os.mkfifo(path)
+    stop = threading.Event()
+
+    def unblock() -> None:
+        while not stop.wait(0.05):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: nothing reads it
+                continue
+            os.close(fd)
+
+    thread = threading.Thread(target=unblock, daemon=True)
+    thread.start()
+    try:
+        yield path
+    finally:
+        stop.set()
+        thread.join()

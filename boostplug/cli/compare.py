@@ -33,6 +33,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_compare(args: argparse.Namespace) -> int:
     values = resolve_options(args)
+    for spec in values.get("config_imports", ()):  # a config file is code: say what it runs, before it runs
+        print(f"boostplug compare: --config {values['config']} imports {spec} (runs it as Python code)",
+              file=sys.stderr)
     if values["imports"]:
         from ..compare.plugins import load_plugins
 
@@ -76,7 +79,7 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
                 print(f"boostplug compare: {note}", file=sys.stderr)
         except ValueError as e:
             raise UsageError(str(e)) from None
-    from ..compare.data import data_files, file_digests
+    from ..compare.data import data_files, file_digests, fold_count
 
     data_sha256 = file_digests(data_files(record.data))  # what was read, before any training
     if runner is not None and runner.log is not None:
@@ -89,7 +92,8 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
         try:
             earlier = load_earlier(options.out)
             check_same(earlier, settings=record.settings(), methods=methods, conventions=options.conventions,
-                       data_sha256=record.data_sha256)
+                       data_sha256=record.data_sha256, folds=folds,
+                       n_folds=fold_count(record.data, n_folds=record.kfold, layout=record.layout))
         except ResumeError as e:
             raise UsageError(str(e)) from None
         done = earlier["runs"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +86,22 @@ def _config_methods(value: Any, path: Path) -> str:
     return ",".join(specs)
 
 
+def _config_import(spec: str, config: Path) -> str:
+    """An ``import`` entry of the config file ``config``: a file (a ``.py`` name, a name with a
+    folder, or a file next to the config file) as an absolute path, a relative one from the config
+    file's folder (not the working directory); a module name as it is."""
+    path = Path(spec).expanduser()
+    folder = Path(os.path.abspath(config.expanduser())).parent
+    if spec.endswith(".py") or "/" in spec or os.sep in spec or (folder / path).is_file():
+        return str(path if path.is_absolute() else folder / path)
+    return spec
+
+
 def resolve_options(args: argparse.Namespace) -> dict[str, Any]:
     """The parsed options (by ``dest``) with those not given on the command line filled from
     ``--config``, then from the built-in defaults; ``--param`` pairs go over the file's
-    ``tree_params`` key by key. ``args`` is left as parsed."""
+    ``tree_params`` key by key; the file's ``import`` entries (:func:`_config_import`) go first
+    into ``imports`` and are also ``config_imports``. ``args`` is left as parsed."""
     values = dict(vars(args))
     config = load_config(values["config"]) if values.get("config") is not None else {}
     where = f"--config {values.get('config')}"
@@ -104,6 +117,8 @@ def resolve_options(args: argparse.Namespace) -> dict[str, Any]:
             value = [value] if isinstance(value, str) else value
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise UsageError(f"{where}: import must be a module name or a list of them, got {value!r}")
+            value = [_config_import(v, values["config"]) for v in value]
+            values["config_imports"] = value  # printed before they run (a config file is code)
             values["imports"] = list(value) + [v for v in values["imports"] if v not in value]
         elif values.get(dest) is None:
             if dest == "methods":

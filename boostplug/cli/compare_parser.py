@@ -69,7 +69,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "--methods can name it (docs/objectives/custom.md); repeatable")
     p.add_argument("--config", type=Path, default=None, metavar="FILE",
                    help="a TOML (Python 3.11+) or JSON file of settings: methods with their parameters, "
-                        "tree_params, rounds, select, tune, seed, ...; flags given on the command line win")
+                        "tree_params, rounds, select, tune, seed, ...; flags given on the command line win. "
+                        "A config file is code: its import key runs Python (printed first)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help=f"override a shared tree parameter ({', '.join(TREE_PARAMS)}); repeatable")
     p.add_argument("--baseline", default=None,

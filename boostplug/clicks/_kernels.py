@@ -49,6 +49,10 @@ def check_impressions(ptr: np.ndarray, position: np.ndarray, doc: np.ndarray, do
             if not position[k] == k - a + 1:  # NaN fails too
                 reason[i] = BAD_POSITIONS
                 where[i] = k
+                for m in range(k, b):  # a missing position sorts last: its row, not the one before it
+                    if position[m] != position[m]:
+                        where[i] = m
+                        break
                 break
         if reason[i] != OK:
             continue

@@ -341,9 +341,9 @@ def _refusal(code: int, k: int, a: int, b: int, values: dict[str, np.ndarray], s
         detail = f"log row {row} has no document key"
     elif code == 2:
         shown = [None if np.isnan(p) else (int(p) if p == int(p) else float(p)) for p in position[a:b][:12]]
-        detail = (f"positions must be 1..n within an impression; they are {shown}"
-                  f"{' ...' if b - a > 12 else ''} (log row {row} has {show(_number(position[k]))} "
-                  f"where {k - a + 1} was expected)")
+        which = (f"log row {row} has no position" if np.isnan(position[k]) else
+                 f"log row {row} has {show(_number(position[k]))} where {k - a + 1} was expected")
+        detail = f"positions must be 1..n within an impression; they are {shown}{' ...' if b - a > 12 else ''} ({which})"
     elif code == 3:
         detail = f"document {show(values['doc'][src])} is shown twice (again at log row {row})"
     elif code == 4:

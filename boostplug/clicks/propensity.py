@@ -59,12 +59,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_real, show
+from .._memory import check_fits
+from .._validation import check_choice, check_real, check_rng, show
 from .log import ClickLog, _codes, read_log
 
 __all__ = ["METHODS", "Propensity", "estimate_propensity", "ips_weights", "inverse_propensity"]
 
 METHODS = ("auto", "em", "randomized", "harvest")
+#: The most bootstrap replicates :func:`estimate_propensity` takes.
+MAX_BOOTSTRAP = 1_000_000
 #: Cramér's V between document and position up to which "auto" takes the log as randomised.
 RANDOMIZED_V = 0.1
 
@@ -360,9 +363,10 @@ def estimate_propensity(
         method: ``"auto"`` (default), ``"randomized"``, ``"em"`` or ``"harvest"``.
         max_position: the deepest position to estimate (default: the log's deepest); rows below
             it are left out.
-        n_bootstrap: bootstrap replicates over sessions for the uncertainty (0: none, NaN).
+        n_bootstrap: bootstrap replicates over sessions for the uncertainty (0: none, NaN; at most
+            :data:`MAX_BOOTSTRAP`).
         level: the percentile interval's level, in (0, 1).
-        seed: the bootstrap's seed (int or ``numpy.random.Generator``).
+        seed: the bootstrap's seed (an integer >= 0, None or a ``numpy.random.Generator``).
         max_iter, tol: EM stops after ``max_iter`` iterations or when no relative propensity
             moves by more than ``tol`` in one.
 
@@ -372,6 +376,10 @@ def estimate_propensity(
     method = check_choice("method", method, METHODS)
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be an integer >= 0, got {show(n_bootstrap)}")
+    if n_bootstrap > MAX_BOOTSTRAP:
+        raise ValueError(f"n_bootstrap must be at most {MAX_BOOTSTRAP:,} (each replicate estimates the propensities "
+                         f"again; a percentile interval needs a few thousand), got {show(n_bootstrap)}")
+    rng = check_rng(seed)  # before any estimate: a bad seed is refused as one, not by numpy after the work
     level = check_real("level", level, 0.0, 1.0)
     if level >= 1.0:
         raise ValueError(f"level must be below 1, got {show(level)}")
@@ -397,7 +405,8 @@ def estimate_propensity(
     if not np.isfinite(point).all():
         raise ValueError(f"method={method!r}: no clicks at position 1 among the documents behind the estimate; "
                          "propensities relative to position 1 are undefined")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    check_fits(int(n_bootstrap) * c.n_pos * 8, f"n_bootstrap={int(n_bootstrap)} replicates of {c.n_pos} positions",
+               "use fewer replicates")
     boot = np.full((int(n_bootstrap), c.n_pos), np.nan)
     for b in range(int(n_bootstrap)):
         per_session = rng.multinomial(c.n_sessions, np.full(c.n_sessions, 1.0 / c.n_sessions)).astype(np.float64)

@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_real, check_scores, show
+from .._validation import check_choice, check_real, check_rng, check_scores, show
 from ..groups import index_within_query
 from .log import ClickLog, Dropped
 
@@ -285,7 +285,7 @@ def simulate(
         if w.shape[0] != n_q or w.min() < 0 or w.sum() <= 0:
             raise ValueError(f"query_weights must hold {n_q} non-negative weights, not all zero")
         p = w / w.sum()
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = check_rng(seed)
 
     shown = shown_lists(s, group_ptr, top_k)
     n_shown = (shown >= 0).sum(axis=1)

@@ -13,6 +13,7 @@
 * :mod:`.comparison` -- the folds compared, summary, paired tests, bootstrap intervals;
 * :mod:`.report` -- the table, its verdict and legend of the method names, and the files of ``--out``;
 * :mod:`.run_record` -- what results.json records of a run: its settings and provenance;
+* :mod:`.results_schema` -- results.json as ``--resume`` reads it back, every value checked;
 * :mod:`.stats` -- paired t-test and Wilcoxon signed-rank test against a baseline;
 * :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg);
 * :mod:`.click_fold` -- one fold of the click protocol: judged queries, the click log (simulated

@@ -21,7 +21,7 @@ from ..data import (
     train_test_split_by_query,
 )
 
-__all__ = ["Fold", "VALI_FRACTION", "example_split", "file_folds", "load_folds", "parse_fold_selection",
+__all__ = ["Fold", "VALI_FRACTION", "example_split", "file_folds", "load_folds", "fold_count", "parse_fold_selection",
            "data_files", "file_digests"]
 
 Fold = tuple[RankingData, RankingData, RankingData]
@@ -115,12 +115,9 @@ def _has_qid(path: Path) -> bool:
 
 
 def _kind(path: Path) -> str:
-    import stat
+    from .._validation import special_kind
 
-    mode = path.stat().st_mode
-    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"))
-    return next((name for test, name in kinds if test(mode)), "not a file or folder")
+    return special_kind(path) or "not a file or folder"
 
 
 def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None, seed: int = 0,
@@ -162,6 +159,17 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
     chosen = parse_fold_selection(select, n_folds)
     which = list(range(n_folds)) if chosen is None else chosen
     return list(zip(which, file_folds(d, n_folds, seed=seed, folds=which)))
+
+
+def fold_count(data: str | Path, *, n_folds: int = 5, layout: str | None = None) -> int:
+    """How many folds :func:`load_folds` makes of ``data`` before a selection: 1 of the embedded
+    example, a LETOR folder's (from its file names), ``n_folds`` of a file."""
+    if str(data) == "example":
+        return 1
+    if Path(data).is_dir():
+        with _layout_errors(Path(data), layout):
+            return letor_fold_count(data, layout)
+    return n_folds
 
 
 @contextlib.contextmanager

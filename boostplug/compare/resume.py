@@ -13,12 +13,15 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from .conventions import Conventions
-from .protocol import Result
+import numpy as np
 
-#: Settings a resumed run must share with the earlier one (results.json ``settings`` keys).
-SAME_SETTINGS = ("layout", "kfold", "rounds", "early_stopping_metric", "seed", "tune", "tree_params",
-                 "clicks_protocol")
+from .conventions import Conventions
+from .data import Fold
+from .results_schema import SETTING_TYPES, read_results
+
+#: Settings a resumed run must share with the earlier one (results.json ``settings`` keys): those
+#: the schema reads.
+SAME_SETTINGS = tuple(SETTING_TYPES)
 
 
 class ResumeError(ValueError):
@@ -26,7 +29,9 @@ class ResumeError(ValueError):
 
 
 def load_earlier(out: Path) -> dict[str, Any]:
-    """The parsed ``results.json`` of ``out`` with its runs as :class:`Result` under ``"runs"``."""
+    """The parsed ``results.json`` of ``out`` with its runs as :class:`~.protocol.Result` under
+    ``"runs"``, checked by :func:`.results_schema.read_results` (``ResumeError`` naming the file
+    and what is wrong otherwise)."""
     path = Path(out) / "results.json"
     try:
         payload = json.loads(path.read_text())
@@ -34,39 +39,49 @@ def load_earlier(out: Path) -> dict[str, Any]:
         raise ResumeError(f"--resume: {path} does not exist; nothing to resume (run without --resume)") from None
     except (OSError, ValueError) as e:
         raise ResumeError(f"--resume: cannot read {path}: {e}") from None
-    if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
-        raise ResumeError(f"--resume: {path} is not the results.json of boostplug compare")
     try:
-        payload["runs"] = [Result(**r) for r in payload["results"]]
-    except TypeError as e:
-        raise ResumeError(f"--resume: {path}: a run does not have the fields of this version ({e})") from None
+        runs = read_results(payload)
+    except ValueError as e:
+        raise ResumeError(f"--resume: {path} is not a results.json that can be resumed: {e}") from None
+    payload["runs"] = runs
     return payload
 
 
 def check_same(earlier: dict[str, Any], *, settings: dict[str, Any], methods: Sequence[str],
-               conventions: Conventions, data_sha256: dict[str, str]) -> None:
+               conventions: Conventions, data_sha256: dict[str, str], n_folds: int,
+               folds: Sequence[tuple[int, Fold]] = ()) -> None:
     """Refuse (``ResumeError`` naming the setting, before and now) when the earlier run's results
-    would not be comparable with this run's."""
-    before = earlier.get("settings", {})
+    (:func:`load_earlier`) would not be comparable with this run's: a setting, the methods, the
+    conventions or the data's SHA-256 differ, a run's fold is not one of the ``n_folds`` folds of
+    the data, or its test queries are not those of its fold in ``folds`` (the folds this run loaded)."""
+    before = earlier["settings"]
     for key in SAME_SETTINGS:
-        if key in before and before[key] != settings.get(key):
+        if before.get(key) != settings.get(key):  # clicks_protocol: absent without --clicks
             raise ResumeError(f"--resume: {key} was {before[key]!r} in the earlier run, now {settings.get(key)!r}; "
                               "a resumed run must use the same settings")
     earlier_methods = list(earlier.get("folds_completed", {}))
     if earlier_methods and earlier_methods != list(methods):
         raise ResumeError(f"--resume: the earlier run compared {', '.join(earlier_methods)}; now "
                           f"{', '.join(methods)}; a resumed run must use the same methods")
-    conv = earlier.get("conventions")
-    if conv is not None and conv != conventions.to_dict():
+    conv = earlier["conventions"]
+    if conv != conventions.to_dict():
         raise ResumeError(f"--resume: the earlier run used {conv}, now {conventions.to_dict()}; "
                           "give the same --protocol/--gain/--discount/--empty/--ties")
     # by file name: the same folder may be reached by another path
-    before_files = {Path(f).name: h for f, h in earlier.get("provenance", {}).get("data_sha256", {}).items()}
+    before_files = {Path(f).name: h for f, h in earlier["provenance"]["data_sha256"].items()}
     now_files = {Path(f).name: h for f, h in data_sha256.items()}
     changed = sorted(n for n in before_files.keys() | now_files.keys() if before_files.get(n) != now_files.get(n))
-    if before_files and changed:
+    if changed:
         raise ResumeError(f"--resume: the data differ from the earlier run's ({', '.join(changed)}: "
                           "SHA-256 or file set changed)")
+    tests = {i: np.asarray(test.qid)[test.group_ptr[:-1]].tolist() for i, (_, _, test) in folds}
+    for r in earlier["runs"]:
+        if r.fold >= n_folds:
+            raise ResumeError(f"--resume: the earlier run has a run of method {r.method} on fold {r.fold + 1}, "
+                              f"and the data make {n_folds} fold(s)")
+        if r.fold in tests and r.test_qids != tests[r.fold]:
+            raise ResumeError(f"--resume: the earlier run of method {r.method} on fold {r.fold + 1} tested other "
+                              "queries than the data's fold does now")
 
 
 def earlier_provenance(earlier: dict[str, Any]) -> list[dict[str, Any]]:

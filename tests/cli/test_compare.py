@@ -843,6 +843,25 @@ def test_import_from_a_config_file_and_its_errors(toy_plugin: Path, tmp_path: Pa
     assert "RuntimeError: boom" in capsys.readouterr().err
 
 
+def test_a_config_files_import_is_said_and_resolved_from_the_config_files_folder(
+        toy_plugin: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    """A config file is code: what its ``import`` runs is printed first, and a relative path is
+    the config file's neighbour, not a file of the working directory (it was imported silently,
+    from the working directory)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "toy_plugin.py").write_text("raise RuntimeError('the working directory's file ran')\n")
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"import": ["toy_plugin.py", "json"], "methods": "list"}))
+    monkeypatch.chdir(elsewhere)
+    assert main(["compare", "--config", "../c.json"]) == 0
+    captured = capsys.readouterr()
+    assert "toyrank" in captured.out
+    assert captured.err.splitlines() == [f"boostplug compare: --config ../c.json imports {toy_plugin} "
+                                         "(runs it as Python code)",
+                                         "boostplug compare: --config ../c.json imports json (runs it as Python code)"]
+
+
 @pytest.mark.parametrize("policy", [None, "ACTIVE"])
 def test_every_openmp_runtime_of_the_command_sleeps_unless_the_user_chose(policy) -> None:
     """The command sets OMP_WAIT_POLICY=PASSIVE before the first OpenMP runtime loads (scikit-learn's

@@ -109,7 +109,11 @@ BAD = {
     "repeat": (dict(position={2: 2}), r"session 1, query 'a' .*positions must be 1\.\.n.*\[1, 2, 2\]", "positions"),
     "zero": (dict(position={3: 0, 4: 1}), r"session 2, query 'a' .*\[0, 1\]", "positions"),
     "fraction": (dict(position={1: 1.5}), r"session 1, query 'a' .*log row 1 has 1\.5", "positions"),
-    "missing position": (dict(position={6: np.nan}), r"session 2, query 'b' .*log row 6 has nan", "positions"),
+    "missing position": (dict(position={6: np.nan}), r"session 2, query 'b' .*\(log row 6 has no position\)",
+                         "positions"),
+    # a missing position sorts last: the row named was the one after it
+    "missing first position": (dict(position={5: np.nan}), r"session 2, query 'b' .*\[2, None\] \(log row 5 has no "
+                                                           r"position\)", "positions"),
     "shown twice": (dict(doc={2: 10}), r"session 1, query 'a' .*document 10 is shown twice \(again at log row 2\)",
                     "shown twice"),
     "click 2": (dict(clicked={4: 2}), r"session 2, query 'a' .*log row 4 has clicked = 2; clicks must be 0 or 1",

@@ -178,6 +178,10 @@ def test_degenerate_logs_are_refused() -> None:
     ({"max_position": 1}, ValueError, "max_position"),
     ({"max_position": 2.5}, TypeError, "max_position"),
     ({"max_iter": 0}, ValueError, "max_iter"),
+    # numpy's errors before: a MemoryError allocating the replicates, "expected non-negative integer"
+    ({"n_bootstrap": 10**10}, ValueError, r"^n_bootstrap must be at most 1,000,000 .*got 10000000000$"),
+    ({"seed": -1}, ValueError, r"^seed must be an integer >= 0, None or a numpy.random.Generator, got -1$"),
+    ({"seed": 1.5}, ValueError, r"^seed must be an integer >= 0, None or a numpy.random.Generator, got 1.5$"),
 ])
 def test_bad_arguments(kwargs, error, match) -> None:
     log = clicks.simulate(data(), data().y, 50, top_k=3, presentation="shuffle", seed=0)

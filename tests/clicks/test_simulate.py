@@ -213,6 +213,8 @@ def test_parameter_refusals() -> None:
         clicks.simulate(data, y, 10, max_grade=2)
     with pytest.raises(ValueError, match="query_weights must hold 3"):
         clicks.simulate(data, y, 10, query_weights=[1, 1])
+    with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, None or a numpy.random.Generator, got -1$"):
+        clicks.simulate(data, y, 10, seed=-1)  # numpy's "expected non-negative integer" before
 
 
 def _ranks_in_fixed_list(log: clicks.ClickLog, fixed: np.ndarray, q_index: dict) -> list[list[int]]:

@@ -91,6 +91,47 @@ def test_bad_keys_are_named() -> None:
     assert KeyedPairs([3], ["a"], ["b"]).rows(qid, doc)[0].shape == (0, 2)  # query 3 is elsewhere
 
 
+B = 1_500_000_000_000_000_000  # above 2**53: float64 rounds ids here to multiples of 256
+
+
+def test_mixed_uint64_and_int64_keys_are_compared_exactly() -> None:
+    """numpy's common type of uint64 and int64 is float64: a key no row has was mapped to a
+    neighbouring document, and adjacent distinct ids were 'the same (qid, doc)'."""
+    doc = np.int64([B, B + 1000, B + 2000, B + 3000])
+    with pytest.raises(ValueError, match="none with better document 1500000000000001100"):
+        KeyedPairs([7], np.uint64([B + 1100]), np.uint64([B + 3000])).rows([7] * 4, doc)  # was [[1, 3]]
+    assert KeyedPairs([7], np.uint64([B + 1000]), np.uint64([B + 3000])).rows([7] * 4, doc)[0].tolist() == [[1, 3]]
+    assert KeyedPairs([7], np.uint64([B + 1]), np.uint64([B])).rows([7, 7], np.int64([B, B + 1]))[0].tolist() == [[1, 0]]
+    # query ids alike
+    rows = KeyedPairs(np.uint64([B + 1]), [1], [2]).rows(np.int64([B, B, B + 1, B + 1]), [1, 2, 1, 2])[0]
+    assert rows.tolist() == [[2, 3]]
+    # better against worse: distinct adjacent ids are a pair, equal ones are not
+    assert KeyedPairs([7], np.uint64([B + 1]), np.int64([B])).n_pairs == 1
+    with pytest.raises(ValueError, match="prefers document 1500000000000000000 of query 7 to itself"):
+        KeyedPairs([7], np.uint64([B]), np.int64([B]))
+    # no exact common numpy type (a negative id with ids above int64), or integers with floats: Python numbers
+    with pytest.raises(ValueError, match="none with better document -5"):
+        KeyedPairs([7], np.int64([-5]), np.uint64([2**63 + 6])).rows([7] * 3, np.uint64([2**63 + 6, 5, 6]))
+    big = np.array([2**63 + 6, 5, -5], dtype=object)
+    assert KeyedPairs([7], np.int64([-5]), np.uint64([2**63 + 6])).rows([7] * 3, big)[0].tolist() == [[2, 0]]
+    floats = KeyedPairs([7], np.float64([2.0**60]), np.int64([2**60 + 1]))
+    assert floats.rows([7, 7], np.int64([2**60 + 1, 2**60]))[0].tolist() == [[1, 0]]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mixed_integer_keys_map_as_a_dict_of_python_ints(seed: int) -> None:
+    """Random ids a few apart around B, each side in uint64 or int64: the rows a dict lookup finds."""
+    rng = np.random.default_rng(seed)
+    ids = np.unique(B + rng.integers(0, 5000, size=60))
+    doc, qid = rng.permutation(ids)[:40], rng.integers(0, 3, size=40)
+    k = rng.integers(0, 40, size=(50, 2))
+    k = k[(k[:, 0] != k[:, 1]) & (qid[k[:, 0]] == qid[k[:, 1]])]
+    types = [(np.uint64, np.int64), (np.int64, np.uint64), (np.uint64, np.uint64)][seed % 3]
+    keyed = KeyedPairs(qid[k[:, 0]], doc[k[:, 0]].astype(types[0]), doc[k[:, 1]].astype(types[0]))
+    got, _ = keyed.rows(qid, doc.astype(types[1]))
+    assert got.tolist() == _dict_rows(keyed, qid, doc)[0].tolist()
+
+
 def test_the_table_has_no_len_so_scikit_learn_never_slices_it() -> None:
     assert not hasattr(KeyedPairs([1], ["a"], ["b"]), "__len__")
 

@@ -22,6 +22,7 @@ import xgboost as xgb
 
 from boostplug import xgboost as bpx
 from boostplug.frameworks.xgboost.ubjson import check_ubjson, looks_like_ubjson
+from tests._helpers import fifo_in
 
 
 def _model(path: Path) -> xgb.Booster:
@@ -125,3 +126,31 @@ def test_the_check_names_the_offset_and_what_is_wrong(tmp_path):
     with pytest.raises(ValueError, match=rf"^{text}: not a complete JSON model \(cut short or damaged\): "
                                          r"Expecting .*\(char 200\)$"):
         bpx.load_model(text)
+
+
+def test_a_file_that_is_no_model_or_no_file_is_named(tmp_path):
+    """A binary file without .ubj gave XGBoost's error, whose quoted bytes are not UTF-8 (a
+    UnicodeDecodeError naming no file); a FIFO blocked the read; /dev/null gave XGBoost's
+    'cannot get file size'; a bytes path was XGBoost's TypeError."""
+    source = tmp_path / "model.ubj"
+    booster = _model(source)
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(b"\xff\xfe\x00 not a model")
+    for path in (binary, str(binary), bytes(binary)):
+        with pytest.raises(ValueError, match=rf"^{binary}: not an XGBoost model: XGBoost reads JSON and UBJSON "
+                                             r"models, which start with '\{', and this starts with b'\\xff\\xfe"):
+            bpx.load_model(path)
+    binary.write_bytes(b"")
+    with pytest.raises(ValueError, match=rf"^{binary}: not an XGBoost model: .* and this is empty$"):
+        bpx.objective_of(binary)
+    with pytest.raises(ValueError, match=r"^/dev/null: a character device, not a model file$"):
+        bpx.load_model("/dev/null")
+    with fifo_in(tmp_path) as fifo, pytest.raises(ValueError, match=rf"^{fifo}: a FIFO, not a model file$"):
+        bpx.load_model(fifo)  # it blocked until something wrote to the FIFO
+    with pytest.raises(TypeError, match=r"expected a path \(str, bytes or os.PathLike\), got int \(47\)"):
+        bpx.load_model(47)
+    # a model under any name, and its path as bytes, still loads
+    renamed = tmp_path / "model.bin"
+    renamed.write_bytes(source.read_bytes())
+    X = np.random.default_rng(1).normal(size=(20, 4))
+    assert np.array_equal(bpx.load_model(bytes(renamed)).predict(xgb.DMatrix(X)), booster.predict(xgb.DMatrix(X)))

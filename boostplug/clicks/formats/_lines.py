@@ -11,7 +11,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from ..._validation import check_optional_count
+from ..._validation import check_optional_count, fs_path, special_kind
 from .._sources import Batch, RawLog, Report
 
 __all__ = ["paths_of", "numbered_lines", "check_batch_rows", "Lines", "Rows", "FileLog"]
@@ -21,19 +21,19 @@ MALFORMED = "a malformed line"
 
 def paths_of(paths: Any, what: str) -> list[Path]:
     """The files of ``paths``: a file, a folder (its files, by name) or several of either."""
-    if isinstance(paths, (str, os.PathLike)):
+    if isinstance(paths, (str, bytes, os.PathLike)):  # bytes: one path, not a list of byte values
         paths = [paths]
     elif not isinstance(paths, Iterable):
         raise TypeError(f"{what}: expected a path or a list of paths, got {type(paths).__name__}")
     out: list[Path] = []
     for p in paths:
-        if not isinstance(p, (str, os.PathLike)):
-            raise TypeError(f"{what}: expected paths, got {type(p).__name__} ({p!r})")
-        path = Path(p)
+        path = Path(fs_path(p, what))
         if path.is_dir():
             out.extend(sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith(".")))
         elif path.is_file():
             out.append(path)
+        elif special_kind(path):
+            raise ValueError(f"{what}: {str(path)!r} is {special_kind(path)}, not a file or folder of the log")
         else:
             raise ValueError(f"{what}: no such file or folder: {str(path)!r}")
     if not out:

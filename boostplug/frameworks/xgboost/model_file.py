@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from ..._atomic import write_bytes
+from ..._validation import fs_path
 from ..model_record import RECORD_KEY, ObjectiveRecord, record_for
 from .ubjson import checked_model_source
 
@@ -37,7 +38,7 @@ def objective_of(booster_or_path: Any):
     ``objective(rec.name, **rec.params_with())``.
     """
 
-    if isinstance(booster_or_path, (str, os.PathLike)):
+    if isinstance(booster_or_path, (str, bytes, os.PathLike)):
         booster_or_path = _read(booster_or_path)
     if not hasattr(booster_or_path, "attr"):
         raise TypeError(f"objective_of: expected an xgb.Booster or a model file path, got "
@@ -58,7 +59,9 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
 def load_model(path: Any):
     """``xgb.Booster(model_file=path)``, its objective record validated (``ValueError`` if invalid).
     A UBJSON file's structure is checked first (a ``ValueError`` naming the file and the byte
-    offset): XGBoost's own reader crashes the process or hangs on a file cut short."""
+    offset): XGBoost's own reader crashes the process or hangs on a file cut short. ``path``: str,
+    bytes or os.PathLike; a FIFO, a socket, a device and (XGBoost 3.0 on) a file that is neither
+    JSON nor UBJSON are a ``ValueError`` naming it (:func:`~.ubjson.checked_model_source`)."""
     booster = _read(path)
     objective_of(booster)
     return booster
@@ -67,5 +70,6 @@ def load_model(path: Any):
 def _read(path: Any):
     import xgboost as xgb
 
+    path = fs_path(path, "model file")  # bytes too (XGBoost takes only str and os.PathLike)
     checked_model_source(path)
-    return xgb.Booster(model_file=os.fspath(path))
+    return xgb.Booster(model_file=path)

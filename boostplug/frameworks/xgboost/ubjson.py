@@ -15,6 +15,8 @@ import os
 import struct
 from typing import Any
 
+from ..._validation import special_kind
+
 __all__ = ["check_ubjson", "looks_like_ubjson", "checked_model_source"]
 
 #: Payload sizes of the fixed-size UBJSON types (null, no-op, true, false: none).
@@ -61,11 +63,16 @@ def check_ubjson(data: bytes, source: str) -> None:
 def checked_model_source(fname: Any) -> None:
     """Check a model XGBoost is about to load (a path, or the bytes of ``Booster.load_model``):
     UBJSON (by content, or a ``.ubj`` path) by :func:`check_ubjson`, JSON text by Python's parser
-    (XGBoost's own error for a cut one is not valid UTF-8); other formats are left to XGBoost."""
+    (XGBoost's own error for a cut one is not valid UTF-8); anything else is refused where XGBoost
+    reads nothing else (3.0 on), and so are a FIFO, a socket and a device: each a ``ValueError``
+    naming the file."""
     if isinstance(fname, (bytes, bytearray, memoryview)):
         data, source, named_ubj = bytes(fname), "the model bytes", False
     elif isinstance(fname, (str, os.PathLike)):
         path = os.fspath(fname)
+        kind = special_kind(path)
+        if kind is not None:  # a FIFO would block the read; /dev/null reads as nothing
+            raise ValueError(f"{path}: {kind}, not a model file")
         with open(path, "rb") as f:
             data = f.read()
         source, named_ubj = str(path), str(path).lower().endswith(".ubj")
@@ -78,6 +85,21 @@ def checked_model_source(fname: Any) -> None:
             json.loads(data)
         except ValueError as e:
             raise ValueError(f"{source}: not a complete JSON model (cut short or damaged): {e}") from None
+    elif _json_models_only():  # XGBoost's own error quotes the bytes, often as invalid UTF-8
+        start = "is empty" if not data else f"starts with {data[:8]!r}"
+        raise ValueError(f"{source}: not an XGBoost model: XGBoost reads JSON and UBJSON models, which start with "
+                         f"'{{', and this {start}")
+
+
+def _json_models_only() -> bool:
+    """Whether the installed XGBoost reads JSON and UBJSON models only (3.0 and later; 2.x still
+    reads its old binary format)."""
+    import xgboost
+
+    try:
+        return int(xgboost.__version__.split(".")[0]) >= 3
+    except ValueError:
+        return True
 
 
 def _walk(data: bytes) -> int:

@@ -29,6 +29,7 @@ DATA_SOURCES = {
 def need_data(path: Path) -> Path:
     """``path`` if it exists, else skip the test, naming the data set, where it comes from and where
     it was looked for."""
+    __tracebackhide__ = True   # the skip is reported at the calling test's line, not here
     if not path.exists():
         import pytest
 

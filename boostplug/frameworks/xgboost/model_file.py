@@ -8,7 +8,6 @@ import os
 from typing import Any
 
 from ..._atomic import write_bytes
-from ..._validation import fs_path
 from ..model_record import RECORD_KEY, ObjectiveRecord, record_for
 from .ubjson import checked_model_source
 
@@ -69,6 +68,8 @@ def load_model(path: Any):
 
 def _read(path: Any):
     import xgboost as xgb
+
+    from ..._validation import fs_path
 
     path = fs_path(path, "model file")  # bytes too (XGBoost takes only str and os.PathLike)
     checked_model_source(path)

@@ -13,7 +13,9 @@ Hessian mode is: exact, a bound, or the paper's fitting weights) and ``gradient_
 
 A new objective is a subclass of :class:`Loss` (what it declares and the conventions it
 follows: docs/objectives/index.md, "The objective contract"), or of :class:`PairwiseLoss` for a
-loss summed over the critical pairs (:mod:`.pairwise`: three per-pair functions), added with
+loss summed over the critical pairs (:mod:`.pairwise`: three per-pair functions), or of
+:class:`LambdaWeightedLoss` for one whose pair weights see the current order (:mod:`.lambda_weighted`:
+LambdaRank's and LambdaLoss's), added with
 :func:`register`; the adapters
 (``boostplug.lightgbm.objective(name, ...)``, ...) and ``boostplug compare`` then offer it by name.
 """
@@ -41,14 +43,15 @@ from ._contract import (
     module_functions,
 )
 from .ddf import DDF_NAMES
+from .lambda_weighted import LambdaWeightedLoss
 from .mpboost import MPBoostObjective
 from .ndcg_boost import NDCGBoostObjective
 from .pairwise import PairwiseLoss
 from .qbrank import QBRankObjective
 
-__all__ = ["Objective", "get", "names", "register", "unregister", "Loss", "PairwiseLoss", "Param", "Search", "Hessian",
-           "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "check_params", "floor_hessian",
-           "NonFiniteError"]
+__all__ = ["Objective", "get", "names", "register", "unregister", "Loss", "PairwiseLoss", "LambdaWeightedLoss",
+           "Param", "Search", "Hessian", "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "check_params",
+           "floor_hessian", "NonFiniteError"]
 
 # Objective and method names: lower case (get() folds case), usable in "boostplug:<name>" and
 # compare's "name[key=value]" specifications.

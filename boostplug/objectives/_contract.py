@@ -9,6 +9,7 @@ importable from here too.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
@@ -51,6 +52,11 @@ def check_contract(loss_class: Any) -> None:
             raise ValueError(f"{who}.hessians[{mode!r}] declares a scaled gradient with a {h.kind!r} Hessian: only "
                              "a 'fitting' Hessian may go with it (an exact or bounding Hessian is one of the loss, "
                              "whose derivative a scaled gradient is not)")
+    if any(h.gradient == "lambda" for h in hessians.values()):
+        for method in ("loss", "grad_hess"):
+            if "weights_at" not in inspect.signature(getattr(loss_class, method)).parameters:
+                raise TypeError(f"{who} declares a 'lambda' gradient, whose pair weights the checks hold, but its "
+                                f"{method} takes no weights_at= (subclass lambda_weighted.LambdaWeightedLoss)")
     if loss_class.default_hessian is not None and loss_class.default_hessian not in hessians:
         raise ValueError(f"{who}.default_hessian = {loss_class.default_hessian!r} is not among its Hessian "
                          f"modes {list(hessians)}")

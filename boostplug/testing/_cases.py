@@ -192,8 +192,13 @@ class Case:
 
     @property
     def gradient(self) -> str:
-        """What the mode declares its gradient to be: ``"exact"`` or ``"scaled"``."""
+        """What the mode declares its gradient to be: ``"exact"``, ``"scaled"`` or ``"lambda"``."""
         return self.entry.gradient_kinds[self.mode]
+
+    @property
+    def tolerance(self) -> float:
+        """How closely the mode declares its gradient and Hessian follow the derivatives (0: to rounding)."""
+        return self.entry.loss_class.hessians[self.mode].tolerance
 
     @property
     def id(self) -> str:

@@ -84,18 +84,30 @@ def assert_bound_majorises(bound: np.ndarray, hessian: np.ndarray, *, tol: float
 
 
 # ---- the checks of one case -------------------------------------------------------------------------------
+def _held(case: Case, prep: Loss, at: np.ndarray, method: str) -> Callable[[np.ndarray], Any]:
+    """``prep``'s ``method`` (``"loss"`` or ``"grad_hess"``) of the scores, with the pair weights of a
+    ``"lambda"`` gradient held at those of ``at``; of any other kind, the method itself."""
+    if case.gradient != "lambda":
+        return getattr(prep, method)
+    return lambda s: getattr(prep, method)(s, weights_at=at)
+
+
 def check_gradient(case: Case) -> None:
     """A gradient the mode declares ``"exact"`` is the five-point derivative of the loss, whatever
-    the Hessian's kind; one it declares ``"scaled"`` (a positive per-document rescaling) points
-    where the derivative does: the same signs, zero where it is zero, a descent direction."""
+    the Hessian's kind, and one it declares ``"lambda"`` that of the loss with its pair weights
+    held (both to the mode's declared ``tolerance``, if any); one it declares ``"scaled"`` (a
+    positive per-document rescaling) points where the derivative does: the same signs, zero
+    where it is zero, a descent direction."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
     g, _ = prep.grad_hess(d.scores)
-    fd = fd_gradient(prep.loss, d.scores)
+    fd = fd_gradient(_held(case, prep, d.scores, "loss"), d.scores)
     _require(np.abs(fd).max() > 0, "the loss is flat at the check's data: nothing to compare the gradient with")
-    if case.gradient == "exact":
-        np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9 * _scale(fd),
-                                   err_msg="the gradient (declared exact) is not the five-point derivative of the loss")
+    if case.gradient in ("exact", "lambda"):
+        held = " with its pair weights held" if case.gradient == "lambda" else ""
+        np.testing.assert_allclose(g, fd, rtol=max(1e-7, case.tolerance), atol=max(1e-9, case.tolerance) * _scale(fd),
+                                   err_msg=f"the gradient (declared {case.gradient}) is not the five-point derivative "
+                                           f"of the loss{held}")
         return
     moving = np.abs(fd) > 1e-6 * _scale(fd)
     _require(moving.any(), "the loss is flat at the check's data")
@@ -129,13 +141,15 @@ def check_hessian(case: Case) -> None:
     _require(np.isfinite(h).all() and np.all(h >= HESSIAN_FLOOR), f"a Hessian is below HESSIAN_FLOOR: {h.tolist()}")
     if case.kind == "fitting":
         return
-    J = fd_jacobian(lambda s: prep.grad_hess(s)[0], d.scores)
-    tol = 1e-9 * _scale(J)
+    gradient = _held(case, prep, d.scores, "grad_hess")
+    J = fd_jacobian(lambda s: gradient(s)[0], d.scores)
+    tol = max(1e-9, case.tolerance) * _scale(J)
+    rtol = max(1e-7, case.tolerance)
     np.testing.assert_allclose(J, J.T, atol=tol, err_msg="the gradient's Jacobian is not symmetric: the gradient "
                                                           "is not the derivative of one loss")
     if case.kind == "exact":
-        _require_returned_diagonal(g, prep._grad_hess(d.scores)[1], np.diag(J), rtol=1e-7, atol=tol)
-        assert_exact_diagonal(g, h, np.diag(J), rtol=1e-7, atol=tol)
+        _require_returned_diagonal(g, prep._grad_hess(d.scores)[1], np.diag(J), rtol=rtol, atol=tol)
+        assert_exact_diagonal(g, h, np.diag(J), rtol=rtol, atol=tol)
     else:
         assert_bound_majorises(h, J, tol=tol)
 
@@ -159,10 +173,10 @@ def check_shift_invariance(case: Case) -> None:
                                err_msg="adding a constant to a query's scores changes the gradient")
     np.testing.assert_allclose(h2, h, rtol=1e-11, atol=1e-14 * _scale(h),
                                err_msg="adding a constant to a query's scores changes the Hessian")
-    if case.gradient == "exact":  # d/dc loss(s + c on query q) = sum of q's gradients = 0
+    if case.gradient in ("exact", "lambda"):  # d/dc loss(s + c on query q) = sum of q's gradients = 0
         for q in ranked:
             gq = g[d.group_ptr[q]:d.group_ptr[q + 1]]
-            _require(abs(gq.sum()) <= 1e-14 + 1e-13 * np.abs(gq).sum(),
+            _require(abs(gq.sum()) <= 1e-14 + max(1e-13, case.tolerance) * np.abs(gq).sum(),
                      f"query {q}'s gradients sum to {gq.sum()!r}, not 0: {gq.tolist()}")
         _require(np.abs(g).max() > 0, "every gradient is 0 at the check's data")
 

@@ -40,6 +40,7 @@ from ._contract import (
     check_contract,
     check_params,
     floor_hessian,
+    floor_values,
     module_functions,
 )
 from .ddf import DDF_NAMES
@@ -51,7 +52,7 @@ from .qbrank import QBRankObjective
 
 __all__ = ["Objective", "get", "names", "register", "unregister", "Loss", "PairwiseLoss", "LambdaWeightedLoss",
            "Param", "Search", "Hessian", "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "check_params",
-           "floor_hessian", "NonFiniteError"]
+           "floor_hessian", "floor_values", "NonFiniteError"]
 
 # Objective and method names: lower case (get() folds case), usable in "boostplug:<name>" and
 # compare's "name[key=value]" specifications.

@@ -16,10 +16,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._declarations import GRADIENT_KINDS, HESSIAN_KINDS, PARAM_KINDS, Hessian, Param, Search, check_params
-from ._loss import DOC_WORK, HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, floor_hessian
+from ._loss import DOC_WORK, HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, floor_hessian, floor_values
 from ._non_finite import MODERATE_LABEL, MODERATE_SCORE, MODERATE_WEIGHT, NonFiniteError
 
-__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
+__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "floor_values", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
            "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "check_contract",
            "ModuleFunctions", "module_functions", "scores_function", "NonFiniteError", "MODERATE_SCORE",
            "MODERATE_LABEL", "MODERATE_WEIGHT", "DOC_WORK"]
@@ -65,6 +65,9 @@ def check_contract(loss_class: Any) -> None:
     if "hessian" in loss_class.params:
         raise TypeError(f"{who} declares a 'hessian' parameter: declare the modes in hessians instead "
                         "(the parameter is added from them)")
+    if "hessian_floor" in loss_class.params or not isinstance(loss_class.hessian_floor, (bool, np.bool_)):
+        raise TypeError(f"{who}: declare the Hessian floor's default as the class attribute hessian_floor = True or "
+                        f"False (the parameter is added from it), got {loss_class.hessian_floor!r}")
     reserved = set(dir(loss_class)) | set(_INSTANCE_ATTRS)
     for pname, p in loss_class.params.items():
         if not isinstance(p, Param):

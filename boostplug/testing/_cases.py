@@ -251,7 +251,9 @@ def _settings_of(entry: Objective) -> list[tuple[dict[str, Any], bool]]:
     for s in starts:
         add(s, True)
     for pname, p in declared.items():
-        if pname == "hessian" or pname in entry.fixed:
+        # the Hessian modes are cases of their own; the floor is one pass after any objective
+        # (tests/objectives/test_hessian_floor.py checks it either way)
+        if pname in ("hessian", "hessian_floor") or pname in entry.fixed:
             continue
         alternatives = p.choices if p.kind == "choice" else (True, False) if p.kind == "bool" else ()
         for v in alternatives:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from .._validation import did_you_mean
-from ..objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, Objective, floor_hessian
+from ..objectives import Loss, Objective, floor_hessian, floor_values
 from ..objectives._contract import NonFiniteError
 from ._cases import Case, cases, contract_data, extreme_inputs, fd_gradient, fd_jacobian, multi_label_queries, \
     registered, resolve
@@ -59,16 +59,19 @@ def _scale(values: np.ndarray) -> float:
 
 # ---- what a Hessian mode's kind promises ------------------------------------------------------------------
 def assert_exact_diagonal(g: np.ndarray, h: np.ndarray, diag: np.ndarray, *, rtol: float = 1e-6,
-                          atol: float = 1e-8) -> None:
+                          atol: float = 1e-8, floor: bool = True) -> None:
     """``h`` (as ``grad_hess`` returns it) is the floored ``diag`` (the loss's Hessian diagonal):
     equal where it is above the floor, :data:`HESSIAN_FLOOR` where it is negative, and
-    :data:`NO_INFO_HESSIAN` for a document the loss does not involve (zero gradient and curvature)."""
-    np.testing.assert_allclose(h, floor_hessian(g, diag), rtol=rtol, atol=atol,
+    :data:`NO_INFO_HESSIAN` for a document the loss does not involve (zero gradient and curvature);
+    without the ``floor``, 0 in those two places."""
+    smallest, no_info = floor_values(floor)
+    np.testing.assert_allclose(h, floor_hessian(g, diag, floor), rtol=rtol, atol=atol,
                                err_msg="the 'exact' Hessian is not the (floored) derivative of the gradient")
     negative = diag < -atol
-    np.testing.assert_array_equal(h[negative], HESSIAN_FLOOR, err_msg="a negative curvature is not floored")
-    np.testing.assert_array_equal(h[(g == 0.0) & (diag == 0.0)], NO_INFO_HESSIAN,
-                                  err_msg="a document without any term does not get NO_INFO_HESSIAN")
+    np.testing.assert_array_equal(h[negative], smallest, err_msg="a negative curvature is not floored")
+    np.testing.assert_array_equal(h[(g == 0.0) & (diag == 0.0)], no_info,
+                                  err_msg="a document without any term does not get NO_INFO_HESSIAN (0 without the "
+                                          "floor)")
 
 
 def assert_bound_majorises(bound: np.ndarray, hessian: np.ndarray, *, tol: float) -> None:
@@ -119,11 +122,11 @@ def check_gradient(case: Case) -> None:
 
 
 def _require_returned_diagonal(g: np.ndarray, returned: np.ndarray, diag: np.ndarray, *, rtol: float,
-                               atol: float) -> None:
+                               atol: float, floor: bool) -> None:
     """The Hessian the objective returned (before the floor) floors to the floored ``diag``; the
     message shows the returned values, which the floor would hide (a negated curvature shows as
     HESSIAN_FLOOR)."""
-    floored, expected = floor_hessian(g, returned), floor_hessian(g, diag)
+    floored, expected = floor_hessian(g, returned, floor), floor_hessian(g, diag, floor)
     wrong = np.flatnonzero(~np.isclose(floored, expected, rtol=rtol, atol=atol))
     _require(wrong.size == 0, "the 'exact' Hessian is not the (floored) derivative of the gradient at rows "
                               f"{wrong[:5].tolist()}: the objective returned {returned[wrong[:5]].tolist()} where "
@@ -131,14 +134,21 @@ def _require_returned_diagonal(g: np.ndarray, returned: np.ndarray, diag: np.nda
                               + (f" ({wrong.size} rows in all)" if wrong.size > 5 else ""))
 
 
+def _floor(prep: Loss) -> tuple[bool, float, str]:
+    """Whether ``prep`` floors its Hessians, the smallest Hessian it may return, and its name."""
+    on = bool(prep.hessian_floor)
+    return on, floor_values(on)[0], "HESSIAN_FLOOR" if on else "0 (hessian_floor=False)"
+
+
 def check_hessian(case: Case) -> None:
-    """Every Hessian is finite and >= HESSIAN_FLOOR; an ``"exact"`` one is the derivative of the
-    gradient (floored), a ``"bound"`` one majorises the finite-difference Hessian matrix
-    (diagonal and matrix); a ``"fitting"`` one promises nothing more."""
+    """Every Hessian is finite and >= HESSIAN_FLOOR (>= 0 with ``hessian_floor=False``); an
+    ``"exact"`` one is the derivative of the gradient (floored), a ``"bound"`` one majorises the
+    finite-difference Hessian matrix (diagonal and matrix); a ``"fitting"`` one promises nothing more."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
     g, h = prep.grad_hess(d.scores)
-    _require(np.isfinite(h).all() and np.all(h >= HESSIAN_FLOOR), f"a Hessian is below HESSIAN_FLOOR: {h.tolist()}")
+    floor, smallest, what = _floor(prep)
+    _require(np.isfinite(h).all() and np.all(h >= smallest), f"a Hessian is below {what}: {h.tolist()}")
     if case.kind == "fitting":
         return
     gradient = _held(case, prep, d.scores, "grad_hess")
@@ -148,8 +158,8 @@ def check_hessian(case: Case) -> None:
     np.testing.assert_allclose(J, J.T, atol=tol, err_msg="the gradient's Jacobian is not symmetric: the gradient "
                                                           "is not the derivative of one loss")
     if case.kind == "exact":
-        _require_returned_diagonal(g, prep._grad_hess(d.scores)[1], np.diag(J), rtol=rtol, atol=tol)
-        assert_exact_diagonal(g, h, np.diag(J), rtol=rtol, atol=tol)
+        _require_returned_diagonal(g, prep._grad_hess(d.scores)[1], np.diag(J), rtol=rtol, atol=tol, floor=floor)
+        assert_exact_diagonal(g, h, np.diag(J), rtol=rtol, atol=tol, floor=floor)
     else:
         assert_bound_majorises(h, J, tol=tol)
 
@@ -183,7 +193,8 @@ def check_shift_invariance(case: Case) -> None:
 
 def check_query_weights(case: Case) -> None:
     """A query's weight scales its loss, gradients and Hessians (before the floor); a query of
-    weight 0 gives the frameworks no information (gradient 0, Hessian NO_INFO_HESSIAN)."""
+    weight 0 gives the frameworks no information (gradient 0, Hessian NO_INFO_HESSIAN, or 0
+    without the floor)."""
     d = contract_data()
     w = d.weights.copy()
     w[2] = 0.0
@@ -202,8 +213,8 @@ def check_query_weights(case: Case) -> None:
                                err_msg="the loss is not the weighted sum of the queries' losses")
     g0, h0 = weighted.grad_hess(d.scores)
     np.testing.assert_array_equal(g0[per_doc == 0], 0.0, err_msg="a query of weight 0 has a non-zero gradient")
-    np.testing.assert_array_equal(h0[per_doc == 0], NO_INFO_HESSIAN,
-                                  err_msg="a query of weight 0 does not get NO_INFO_HESSIAN")
+    np.testing.assert_array_equal(h0[per_doc == 0], floor_values(weighted.hessian_floor)[1],
+                                  err_msg="a query of weight 0 does not get NO_INFO_HESSIAN (0 without the floor)")
 
 
 def check_sum_over_queries(case: Case) -> None:
@@ -218,7 +229,7 @@ def check_sum_over_queries(case: Case) -> None:
             alone = case.prepare(d.labels[a:b], np.array([0, b - a]), d.weights[q:q + 1])
         except ValueError:  # nothing to fit in this query alone: then it adds nothing to the whole
             np.testing.assert_array_equal(g[a:b], 0.0, err_msg=f"query {q} cannot be fitted alone but has gradients")
-            np.testing.assert_array_equal(h[a:b], NO_INFO_HESSIAN,
+            np.testing.assert_array_equal(h[a:b], floor_values(prep.hessian_floor)[1],
                                           err_msg=f"query {q} cannot be fitted alone but has Hessians")
             continue
         total += alone.loss(d.scores[a:b])
@@ -278,7 +289,8 @@ def check_serial_parallel(case: Case) -> None:
 
 def check_extreme_inputs(case: Case) -> None:
     """Extreme scores (up to +-1.7e308, huge gaps) and degenerate queries give finite gradients,
-    Hessians >= HESSIAN_FLOOR and a finite loss, or a ``ValueError`` naming the objective; an
+    Hessians >= HESSIAN_FLOOR (>= 0 without the floor) and a finite loss, or a ``ValueError``
+    naming the objective; an
     overflow refused by ``loss``/``grad_hess`` must be one of the data (the objective's own NaN
     or inf from moderate inputs is a bug), and the loss may overflow to inf but never be NaN."""
     names = (case.name, case.entry.loss_class.name)
@@ -297,7 +309,7 @@ def check_extreme_inputs(case: Case) -> None:
         except ValueError as e:
             _require(any(n in str(e) for n in names), f"at {what}: a ValueError not naming the objective: {e}")
             continue
-        _require(np.isfinite(g).all() and np.isfinite(h).all() and np.all(h >= HESSIAN_FLOOR),
+        _require(np.isfinite(g).all() and np.isfinite(h).all() and np.all(h >= _floor(prep)[1]),
                  f"at {what}: grad_hess returned non-finite values or a Hessian below the floor")
 
 

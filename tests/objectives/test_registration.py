@@ -77,7 +77,7 @@ def data():
 def test_the_registry_lists_it_as_declared_and_forgets_it(registered) -> None:
     entry = objectives.get(NAME.upper())
     assert entry is registered and entry.loss_class is PairLogit and NAME in objectives.names()
-    assert entry.defaults == {"sigma": 1.0, "hessian": "exact"}
+    assert entry.defaults == {"sigma": 1.0, "hessian": "exact", "hessian_floor": True}
     assert entry.hessian_kinds == {"exact": "exact", "bound": "bound"}
     assert entry.gradient_kinds == {"exact": "exact", "bound": "exact"}
     assert entry.search_space() == {"sigma": Search(0.5, 4.0, log=True)}

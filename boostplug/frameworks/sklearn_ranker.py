@@ -56,8 +56,10 @@ def objective_param_names() -> dict[str, list[str]]:
     return owners
 
 
-def is_boostplug_objective(objective: Any) -> bool:
-    return isinstance(objective, str) and objective.lower() in _objectives.names()
+def is_boostplug_objective(objective: Any, builtin: frozenset[str] = frozenset()) -> bool:
+    """Whether the ranker's ``objective`` is a registered boostplug objective's name; a name in
+    ``builtin`` (the framework's own objectives: LightGBM's ``"lambdarank"``) stays the framework's."""
+    return isinstance(objective, str) and objective.lower() not in builtin and objective.lower() in _objectives.names()
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ def resolve_objective(
     framework: str,
     knows: Callable[[str], bool],
     complete: bool,
+    builtin: frozenset[str] = frozenset(),
 ) -> ObjectiveChoice:
     """Split ``extra`` (the estimator's parameters beyond its named ones) between the objective
     and the booster, and validate the objective's parameters without data.
@@ -94,13 +97,15 @@ def resolve_objective(
         complete: whether ``knows`` lists every framework parameter; if not (XGBoost offers no
             list), only other objectives' parameters are caught here and the framework warns
             about the rest itself.
+        builtin: the framework's own objective names, which stay the framework's even when a
+            boostplug objective has the same name (LightGBM's ``"lambdarank"``).
 
     Raises:
         ValueError: a parameter of another boostplug objective, a name the framework does not
             know, or a value the objective refuses, each naming the parameter and value.
     """
     owners = objective_param_names()
-    if is_boostplug_objective(objective):
+    if is_boostplug_objective(objective, builtin):
         obj = _objectives.get(objective)
         own = set(obj.defaults)
         params = {k: v for k, v in extra.items() if k in own}
@@ -236,6 +241,12 @@ class RankerMixin:
     __metadata_request__score = {"qid": True}
 
     _framework = ""
+    #: The framework's own objective names that a boostplug objective may share: the framework's.
+    _builtin_objectives: frozenset[str] = frozenset()
+
+    def _is_boostplug(self, objective: Any) -> bool:
+        """Whether ``objective`` (the ranker's, or one in the booster's parameters) is boostplug's."""
+        return is_boostplug_objective(objective, self._builtin_objectives)
 
     def _extra_params(self) -> dict[str, Any]:  # pragma: no cover - each framework overrides
         raise NotImplementedError
@@ -248,13 +259,14 @@ class RankerMixin:
 
     def _not_booster_params(self) -> tuple[str, ...]:
         """The ranker's own parameters and those of its boostplug objective: never the booster's."""
-        if not is_boostplug_objective(self.objective):
+        if not self._is_boostplug(self.objective):
             return OWN_PARAMS
         return (*OWN_PARAMS, *_objectives.get(self.objective).defaults)
 
     def _objective_choice(self) -> ObjectiveChoice:
         return resolve_objective(self.objective, self._extra_params(), framework=self._framework,
-                                 knows=self._knows_param, complete=self._knows_every_param)
+                                 knows=self._knows_param, complete=self._knows_every_param,
+                                 builtin=self._builtin_objectives)
 
     def _plan_fit(
         self,

@@ -45,6 +45,7 @@ from ._contract import (
 )
 from .ddf import DDF_NAMES
 from .lambda_weighted import LambdaWeightedLoss
+from .lambdarank import LambdaRank
 from .mpboost import MPBoostObjective
 from .ndcg_boost import NDCGBoostObjective
 from .pairwise import PairwiseLoss
@@ -242,3 +243,5 @@ register(MPBoostObjective, methods={f"mpboost-{d}": {"ddf": d} for d in DDF_NAME
 register(NDCGBoostObjective)
 register(MPBoostObjective, name="rankboost", summary="RankBoost's exponential pairwise loss (= MPBoost with the "
          "BINARY DDF)", fixed={"ddf": "binary"}, methods={"rankboost-loss": {}})
+# compare's method "lambdarank" is LightGBM's built-in; this copy of it is listed beside it
+register(LambdaRank, methods={"lambdarank-plugin": {}})

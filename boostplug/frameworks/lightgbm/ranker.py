@@ -18,7 +18,7 @@ from lightgbm.basic import _ConfigAliases
 from numpy.typing import ArrayLike
 
 from .._adapter import builder_init_score
-from ..sklearn_ranker import OWN_PARAMS, RankerMixin, is_boostplug_objective
+from ..sklearn_ranker import OWN_PARAMS, RankerMixin
 from .adapters import params_threads, sklearn_metric, sklearn_objective
 from .model_file import load_model, objective_of, record_objective, save_model
 
@@ -111,6 +111,9 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
 
     _framework = "LightGBM"
     _knows_every_param = True
+    # LightGBM's ranking objectives and their aliases: "lambdarank" is LightGBM's own here, not the
+    # registered copy of it (pass objective="lambdarank" to boostplug.lightgbm.objective for that)
+    _builtin_objectives = frozenset({"lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg_mart", "xendcg_mart"})
 
     def __init__(self, *, objective: Any = None, eval_metric: str | Sequence[str] = "ndcg@10",
                  early_stopping_rounds: int | None = None, **kwargs: Any) -> None:
@@ -133,7 +136,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         for alias in _ConfigAliases.get("metric"):
             params.pop(alias, None)
         params["metric"] = "None"
-        if is_boostplug_objective(params.get("objective")):
+        if self._is_boostplug(params.get("objective")):
             params["objective"] = "None"  # set_params(objective=name) after fit: predict needs no objective
         return params
 
@@ -210,7 +213,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         super().fit(X, y, sample_weight=plan.row_weights(), init_score=init_score, group=plan.sizes,
                     feature_name=feature_name, categorical_feature=categorical_feature, callbacks=callbacks,
                     init_model=init_model, **eval_kw)
-        if is_boostplug_objective(self.objective) and callable(self._objective):
+        if self._is_boostplug(self.objective) and callable(self._objective):
             record_objective(self._Booster, self._objective)  # booster_ then says what trained it
         return self
 

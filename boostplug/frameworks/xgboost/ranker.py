@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ... import objectives as _objectives
 from .._adapter import builder_init_score
-from ..sklearn_ranker import FitPlan, RankerMixin, is_boostplug_objective
+from ..sklearn_ranker import FitPlan, RankerMixin
 from ..._core.threads import thread_count
 from .adapters import dmatrix, early_stopping, metric
 from .adapters import objective as make_objective
@@ -90,7 +90,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         params = super().get_xgb_params()
         for key in self._not_booster_params():
             params.pop(key, None)
-        if is_boostplug_objective(self.objective):
+        if self._is_boostplug(self.objective):
             params.pop("objective", None)
         return params
 

@@ -57,23 +57,29 @@ def objective_param_names() -> dict[str, list[str]]:
 
 
 def is_boostplug_objective(objective: Any, builtin: frozenset[str] = frozenset()) -> bool:
-    """Whether the ranker's ``objective`` is a registered boostplug objective's name; a name in
+    """Whether the ranker's ``objective`` is boostplug's: a registered objective's name, or a
+    :class:`~boostplug.objectives.Loss` subclass or instance (registered or not); a name in
     ``builtin`` (the framework's own objectives: LightGBM's ``"lambdarank"``) stays the framework's."""
-    return isinstance(objective, str) and objective.lower() not in builtin and objective.lower() in _objectives.names()
+    if isinstance(objective, str):
+        return objective.lower() not in builtin and objective.lower() in _objectives.names()
+    return isinstance(objective, _objectives.Loss) or (isinstance(objective, type)
+                                                        and issubclass(objective, _objectives.Loss))
 
 
 @dataclass(frozen=True)
 class ObjectiveChoice:
     """What an estimator's ``objective`` and extra parameters mean.
 
-    ``name`` is the boostplug objective's registered name, or ``None`` for a framework
-    objective (``"lambdarank"``, ``"rank:ndcg"``, a callable); ``params`` its parameters;
-    ``booster_params`` the extra parameters left for the framework's booster.
+    ``name`` is the boostplug objective's name, or ``None`` for a framework objective
+    (``"lambdarank"``, ``"rank:ndcg"``, a callable); ``entry`` its entry (registered or not:
+    :func:`boostplug.objectives.resolve`); ``params`` its parameters; ``booster_params`` the extra
+    parameters left for the framework's booster.
     """
 
     name: str | None
     params: dict[str, Any] = field(default_factory=dict)
     booster_params: dict[str, Any] = field(default_factory=dict)
+    entry: Any = None
 
 
 def resolve_objective(
@@ -89,8 +95,9 @@ def resolve_objective(
     and the booster, and validate the objective's parameters without data.
 
     Args:
-        objective: the estimator's ``objective``: a boostplug objective name, or anything the
-            framework takes itself.
+        objective: the estimator's ``objective``: a boostplug objective (a registered name, a
+            ``Loss`` subclass or instance: its settings, under those in ``extra``), or anything
+            the framework takes itself.
         extra: the estimator's extra keyword parameters.
         framework: ``"LightGBM"`` or ``"XGBoost"``, for messages.
         knows: whether a name is a parameter (or alias) the framework knows.
@@ -105,10 +112,11 @@ def resolve_objective(
             know, or a value the objective refuses, each naming the parameter and value.
     """
     owners = objective_param_names()
+    entry = None
     if is_boostplug_objective(objective, builtin):
-        obj = _objectives.get(objective)
+        obj = entry = _objectives.resolve(objective)
         own = set(obj.defaults)
-        params = {k: v for k, v in extra.items() if k in own}
+        params = {**_objectives.settings_of(objective), **{k: v for k, v in extra.items() if k in own}}
         rest = {k: v for k, v in extra.items() if k not in own}
         label = f"objective {obj.name!r}"
         try:
@@ -133,7 +141,7 @@ def resolve_objective(
             raise ValueError(
                 f"{key}={_plain(value)!r} is neither a {framework} parameter nor a parameter of {label}{takes}"
             )
-    return ObjectiveChoice(name, params, rest)
+    return ObjectiveChoice(name, params, rest, entry)
 
 
 def group_ptr_of(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, what: str = "") -> NDArray[np.int64]:
@@ -261,7 +269,7 @@ class RankerMixin:
         """The ranker's own parameters and those of its boostplug objective: never the booster's."""
         if not self._is_boostplug(self.objective):
             return OWN_PARAMS
-        return (*OWN_PARAMS, *_objectives.get(self.objective).defaults)
+        return (*OWN_PARAMS, *_objectives.resolve(self.objective).defaults)
 
     def _objective_choice(self) -> ObjectiveChoice:
         return resolve_objective(self.objective, self._extra_params(), framework=self._framework,
@@ -324,7 +332,7 @@ class RankerMixin:
                 raise ValueError(f"doc= (document keys for keyed pairs) given, but objective={self.objective!r} "
                                  "is not a boostplug objective")
             return choice
-        entry = _objectives.get(choice.name)
+        entry = choice.entry
         keyed = given_keyed_params(entry, choice.params)
         if not keyed:
             return choice

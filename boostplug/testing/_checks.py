@@ -491,15 +491,25 @@ def _chosen_checks(checks: Sequence[str] | None) -> list[Check]:
     return [CHECKS[n] for n in checks]
 
 
-def objective_checks(objective: str | type[Loss] | Objective, *,
+def _instance_settings(objective: Any, entry: Objective) -> dict[str, Any] | None:
+    """An instance's settings, to check it with (its row-index parameters are the checks' own);
+    ``None`` for a name, class or entry."""
+    if not isinstance(objective, Loss):
+        return None
+    return {k: v for k, v in objective.settings.items() if k not in entry.row_params and k not in entry.fixed}
+
+
+def objective_checks(objective: str | type[Loss] | Loss | Objective, *,
                      params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
                      checks: Sequence[str] | None = None) -> list[tuple[Subject, Check]]:
     """``(subject, check)`` for every check of ``objective`` (a registered name, a
-    :class:`~boostplug.objectives.Loss` subclass or a registry entry): the per-case checks on each
-    of its :func:`cases` they apply to, then the per-objective ones on its registry entry.
-    ``params`` and ``checks`` as in :func:`check_objective`."""
+    :class:`~boostplug.objectives.Loss` subclass or instance, or a registry entry): the per-case
+    checks on each of its :func:`cases` they apply to, then the per-objective ones on its registry
+    entry. ``params`` and ``checks`` as in :func:`check_objective`."""
     chosen = _chosen_checks(checks)
     entry = resolve(objective)
+    if params is None:
+        params = _instance_settings(objective, entry)
     found = cases(entry, params=params)
     per_case: list[tuple[Subject, Check]] = [(case, c) for c in chosen if c.per == "case"
                                              for case in found if c.applies(case)]
@@ -515,7 +525,7 @@ class CheckResult(NamedTuple):
     skipped: str | None = None
 
 
-def check_objective(objective: str | type[Loss] | Objective, *,
+def check_objective(objective: str | type[Loss] | Loss | Objective, *,
                     params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
                     checks: Sequence[str] | None = None) -> list[CheckResult]:
     """Run every contract check on ``objective``; raise :class:`ContractError` (an
@@ -523,7 +533,8 @@ def check_objective(objective: str | type[Loss] | Objective, *,
 
     Args:
         objective: a registered name (``"ranknet"``), a :class:`~boostplug.objectives.Loss`
-            subclass (registered for the duration if it is not) or a registry entry.
+            subclass (registered for the duration if it is not), an instance of one (checked with
+            its settings unless ``params`` says otherwise) or a registry entry.
         params: check these settings (a dict, or a list of dicts; ``hessian`` picks one mode)
             instead of those the registry lists (defaults, ``methods``, the other values of each
             choice or bool parameter, both ends of each search range).
@@ -540,6 +551,8 @@ def check_objective(objective: str | type[Loss] | Objective, *,
         check_objective("ranknet", params={"sigma": 2.0}, checks=["gradient", "hessian"])
     """
     entry = resolve(objective)
+    if params is None:
+        params = _instance_settings(objective, entry)
     results = []
     with registered(entry):
         for subject, check in objective_checks(entry, params=params, checks=checks):

@@ -91,9 +91,11 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         True
 
     Args:
-        objective: a boostplug objective name (:func:`boostplug.objectives.names`), or anything
-            ``lightgbm.LGBMRanker`` takes (``"lambdarank"``, ``"rank_xendcg"``, a callable;
-            ``None`` is ``"lambdarank"``).
+        objective: a boostplug objective name (:func:`boostplug.objectives.names`), a
+            :class:`~boostplug.objectives.Loss` subclass or instance (registered or not; an
+            instance's settings are its parameters, under the estimator's), or anything
+            ``lightgbm.LGBMRanker`` takes (``"lambdarank"``, LightGBM's own, ``"rank_xendcg"``,
+            a callable; ``None`` is ``"lambdarank"``).
         eval_metric: the boostplug metric evaluated on ``eval_set`` each round and used by early
             stopping and :meth:`score` (``"ndcg@10"``, ``"map@10"``, ``"err@10"``...), or a list
             of them (``["map@10", "ndcg@10"]``): each is recorded in ``evals_result_`` and the
@@ -189,7 +191,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
             )
         if plan.choice.name is not None:
             # the thread count LightGBM trains with, given explicitly (an alias in the kwargs wins over n_jobs)
-            self._objective = sklearn_objective(plan.choice.name, threads=params_threads(self.get_params()),
+            self._objective = sklearn_objective(plan.choice.entry, threads=params_threads(self.get_params()),
                                                 **plan.choice.params)
         else:
             self._objective = self.objective

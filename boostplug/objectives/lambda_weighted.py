@@ -53,7 +53,7 @@ from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK, gains_of
 from . import _pairwise_kernels as K
 from ._contract import Hessian
-from .pairwise import PAIR_FUNCTIONS, PairwiseLoss, abstract_function, pair_functions
+from .pairwise import PAIR_FUNCTIONS, PairwiseLoss, abstract_function
 
 __all__ = ["LambdaWeightedLoss", "Pair", "EXACT", "BOUND", "LOGISTIC", "NO_TRUNCATION"]
 
@@ -170,11 +170,7 @@ class LambdaWeightedLoss(PairwiseLoss):
 
     # -- the objective -----------------------------------------------------------------------------
     def setup(self) -> None:
-        args = self.pair_args()
-        if not isinstance(args, tuple):
-            raise TypeError(f"{type(self).__name__}.pair_args() must return a tuple, got {type(args).__name__}")
-        self._args = args
-        self._fns = pair_functions(type(self), args)
+        self._bind_functions()
         self._terms = self._fns.terms
         if self._terms is None:
             key = (self._fns.grad, self._fns.hess)

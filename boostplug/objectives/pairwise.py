@@ -156,12 +156,16 @@ class PairwiseLoss(Loss):
         return None
 
     # -- the objective -----------------------------------------------------------------------------
-    def setup(self) -> None:
+    def _bind_functions(self) -> None:
+        """``self._args`` (:meth:`pair_args`, checked) and ``self._fns``, the class's functions for them."""
         args = self.pair_args()
         if not isinstance(args, tuple):
             raise TypeError(f"{type(self).__name__}.pair_args() must return a tuple, got {type(args).__name__}")
         self._args = args
         self._fns = pair_functions(type(self), args)
+
+    def setup(self) -> None:
+        self._bind_functions()
         pairs = critical_pairs(self.labels, self.group_ptr, bytes_per_pair=_BYTES_PER_PAIR,
                                who=f"{self.name}: listing the critical pairs", limit_name=None)
         above, below = pairs[:, 0], pairs[:, 1]

@@ -6,7 +6,6 @@ tests/spark/test_unregistered.py.)"""
 
 from __future__ import annotations
 
-import math
 import pickle
 import warnings
 
@@ -17,6 +16,7 @@ from sklearn.base import clone
 from boostplug import objectives
 from boostplug.data import make_ranking
 from boostplug.objectives import Param, PairwiseLoss, Search
+from boostplug.objectives.lambda_weighted import LOGISTIC
 from boostplug.objectives.pairwise import BOUND, EXACT
 
 lgb = pytest.importorskip("lightgbm")
@@ -33,21 +33,7 @@ class Unlisted(PairwiseLoss):
     summary = "RankNet, unregistered (test objective)"
     params = {"sigma": Param(1.0, "real", "slope", low=0.0, low_open=True, search=Search(0.5, 4.0, log=True))}
     hessians = {"exact": EXACT, "bound": BOUND}
-
-    @staticmethod
-    def pair_loss(d, sigma):
-        z = sigma * d
-        return math.log1p(math.exp(z)) - z if z < 0.0 else math.log1p(math.exp(-z))
-
-    @staticmethod
-    def pair_grad(d, sigma):
-        e = math.exp(-abs(sigma * d))
-        return -sigma / (1.0 + e) if d < 0.0 else -sigma * e / (1.0 + e)
-
-    @staticmethod
-    def pair_hess(d, sigma):
-        e = math.exp(-abs(sigma * d))
-        return sigma * sigma * e / (1.0 + e) ** 2
+    pair_loss, pair_grad, pair_hess = LOGISTIC
 
 
 @pytest.fixture(scope="module")

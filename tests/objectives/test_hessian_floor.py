@@ -4,13 +4,12 @@ the frameworks its Hessians as computed (negative ones at 0, a document without 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 from boostplug import objectives
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, Param, PairwiseLoss, floor_hessian
+from boostplug.objectives.lambda_weighted import LOGISTIC
 from boostplug.objectives.pairwise import EXACT
 from boostplug.testing import check_objective
 
@@ -82,21 +81,7 @@ class NoFloor(PairwiseLoss):
     params = {"sigma": Param(1.0, "real", "slope", low=0.0, low_open=True)}
     hessians = {"exact": EXACT}
     hessian_floor = False
-
-    @staticmethod
-    def pair_loss(d, sigma):
-        z = sigma * d
-        return math.log1p(math.exp(z)) - z if z < 0.0 else math.log1p(math.exp(-z))
-
-    @staticmethod
-    def pair_grad(d, sigma):
-        e = math.exp(-abs(sigma * d))
-        return -sigma / (1.0 + e) if d < 0.0 else -sigma * e / (1.0 + e)
-
-    @staticmethod
-    def pair_hess(d, sigma):
-        e = math.exp(-abs(sigma * d))
-        return sigma * sigma * e / (1.0 + e) ** 2
+    pair_loss, pair_grad, pair_hess = LOGISTIC
 
 
 def test_an_objective_declares_its_default_and_the_parameter_overrides_it() -> None:

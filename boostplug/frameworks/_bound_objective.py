@@ -105,7 +105,11 @@ def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
 
 
 class BoundObjective:
-    """One named objective with fixed parameters, bound lazily to each training set.
+    """One objective with fixed parameters, bound lazily to each training set.
+
+    ``objective``: a registered name, a registry entry, or a :class:`~boostplug.objectives.Loss`
+    subclass or instance, registered or not (:func:`boostplug.objectives.resolve`); an instance's
+    settings come before ``params``.
 
     ``prepared(key, seen, derive)`` returns the objective prepared for that set,
     preparing it on first use. ``key`` is the framework's set object
@@ -114,13 +118,14 @@ class BoundObjective:
     was prepared is an error rather than silently stale gradients.
     """
 
-    def __init__(self, name: str, params: dict[str, Any], threads: int | None = FROM_FRAMEWORK) -> None:
+    def __init__(self, objective: Any, params: dict[str, Any], threads: int | None = FROM_FRAMEWORK) -> None:
         #: The numba threads of each round's kernels: a count, ``None`` (numba's own setting), or
         #: :data:`FROM_FRAMEWORK` (the count the framework trains with, read from what calls the objective).
         self.threads = threads if threads is FROM_FRAMEWORK else check_optional_count(threads, "threads")
         self._warned_no_threads = False
-        self.objective = _objectives.get(name)
+        self.objective = _objectives.resolve(objective)
         self.name = self.objective.name
+        params = {**_objectives.settings_of(objective), **params}
         self.objective.check(params)  # fail now, not at the first boosting round
         self.params = dict(params)
         #: The row-index parameters given (:func:`given_row_params`), bound to one training set.
@@ -241,14 +246,17 @@ class BoundObjective:
         return None
 
     def __getstate__(self) -> dict[str, Any]:
-        # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
-        state = {"name": self.name, "params": self.params}
+        # Bindings are per process (Dask ships objectives to workers, which bind their own sets). A
+        # registered objective travels by name; another with its entry (its class by reference).
+        state: dict[str, Any] = {"name": self.name, "params": self.params}
+        if not _objectives.is_registered(self.objective):
+            state["entry"] = self.objective
         if self.threads is not FROM_FRAMEWORK:
             state["threads"] = self.threads
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["name"], state["params"], state.get("threads", FROM_FRAMEWORK))
+        self.__init__(state.get("entry", state["name"]), state["params"], state.get("threads", FROM_FRAMEWORK))
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

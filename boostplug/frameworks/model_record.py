@@ -20,6 +20,11 @@ and :meth:`ObjectiveRecord.params_with` takes them back, checked against the fin
 
 A record is validated when read: a known format, a registered objective, parameters
 that ``boostplug.objectives.get(name).check`` accepts.
+
+An objective that was never registered (a ``Loss`` class handed to an adapter) is recorded
+too, with the class's import path in ``"class"``: the name alone cannot rebuild it. Saving such
+a model warns (:func:`warn_if_unregistered`), and reading its record where the name is not
+registered is a ``ValueError`` naming the class to register.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -36,7 +42,7 @@ from .. import objectives as _objectives
 from ..keyed_pairs import KeyedPairs
 
 __all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "lightgbm_text_with_record",
-           "record_from_lightgbm_text"]
+           "record_from_lightgbm_text", "warn_if_unregistered"]
 
 #: Name of the record: the LightGBM parameter line's key and the XGBoost attribute.
 RECORD_KEY = "boostplug_objective"
@@ -80,12 +86,15 @@ class ObjectiveRecord:
         fingerprints: parameters given but saved only as a :class:`Fingerprint`
             (the objective's row-index parameters, its ``row_params``).
         version: the boostplug version that wrote the record.
+        loss_class: ``"module.QualName"`` of the objective's class when it was not registered
+            under ``name`` ("" when it was): what to register before the record can be read.
     """
 
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)
     fingerprints: Mapping[str, Fingerprint] = field(default_factory=dict)
     version: str = ""
+    loss_class: str = ""
 
     def params_with(self, **row_params: Any) -> dict[str, Any]:
         """The parameters to rebuild the objective, with the fingerprinted ones given back.
@@ -121,6 +130,8 @@ class ObjectiveRecord:
                                "params": dict(self.params)}
         if self.fingerprints:
             doc["fingerprints"] = {k: v.to_json() for k, v in self.fingerprints.items()}
+        if self.loss_class:
+            doc["class"] = self.loss_class
         return json.dumps(doc, separators=(",", ":"), sort_keys=True, allow_nan=False)
 
     @classmethod
@@ -148,13 +159,20 @@ class ObjectiveRecord:
                             for k, v in fps.items()}
         except (TypeError, KeyError, ValueError):
             raise ValueError(f"the model's {RECORD_KEY} record has a malformed fingerprint: {_clip(text)}") from None
+        loss_class = doc.get("class", "")
+        if loss_class and name.lower() not in _objectives.names():
+            raise ValueError(f"the model was trained with the objective {name!r} of class {loss_class}, which was not "
+                             "registered and is not registered here: boostplug.objectives.register it (import the "
+                             "class first), then read the model's record")
+        # registered here now: the name rebuilds it, as any other record's
         record = cls(_objectives.get(name).name, params, fingerprints, str(doc.get("boostplug", "")))
         record.validate()
         return record
 
-    def validate(self) -> None:
-        """Check the name and parameters with the objective registry."""
-        obj = _objectives.get(self.name)
+    def validate(self, entry: Any = None) -> None:
+        """Check the name and parameters with the objective registry (or with ``entry``, the
+        objective's own entry when it is not registered)."""
+        obj = _objectives.get(self.name) if entry is None else entry
         clash = sorted(set(self.params) & set(self.fingerprints))
         if clash:
             raise ValueError(f"the {RECORD_KEY} record gives {clash} both by value and as a fingerprint")
@@ -170,22 +188,28 @@ class ObjectiveRecord:
 def record_for(objective: Any) -> ObjectiveRecord:
     """The record of ``objective``: a boostplug objective built by an adapter
     (``boostplug.lightgbm.objective(...)``, ``boostplug.xgboost.objective(...)``, ...),
-    an :class:`ObjectiveRecord`, or a registered objective's name (default parameters)."""
+    an :class:`ObjectiveRecord`, or a registered objective's name (default parameters). An
+    adapter's objective that is not registered is recorded with its class (``loss_class``)."""
     from .. import __version__
 
     if isinstance(objective, ObjectiveRecord):
-        objective.validate()
+        if not objective.loss_class:
+            objective.validate()
         return objective
+    entry = None
     if isinstance(objective, str):
-        name, given = _objectives.get(objective).name, {}
+        entry = _objectives.get(objective)
+        name, given = entry.name, {}
     elif hasattr(objective, "name") and isinstance(getattr(objective, "params", None), dict):
         name, given = objective.name, objective.params
+        entry = getattr(objective, "objective", None)
+        entry = entry if isinstance(entry, _objectives.Objective) else _objectives.get(name)
     else:
         raise TypeError(
             f"expected a boostplug objective (boostplug.lightgbm.objective(...), boostplug.xgboost.objective(...)) "
             f"or an objective name, got {type(objective).__name__}"
         )
-    rows = _objectives.get(name).row_params
+    rows = entry.row_params
     params: dict[str, Any] = {}
     fingerprints: dict[str, Fingerprint] = {}
     for key, value in given.items():
@@ -193,9 +217,34 @@ def record_for(objective: Any) -> ObjectiveRecord:
             fingerprints[key] = Fingerprint.of(value)
         else:
             params[key] = _savable(name, key, value)
-    record = ObjectiveRecord(name, params, fingerprints, __version__)
-    record.validate()
+    cls = entry.loss_class
+    unregistered = "" if _objectives.is_registered(entry) else f"{cls.__module__}.{cls.__qualname__}"
+    record = ObjectiveRecord(name, params, fingerprints, __version__, unregistered)
+    record.validate(entry)
     return record
+
+
+def warn_if_unregistered(record: ObjectiveRecord | str | None) -> None:
+    """A ``UserWarning`` when a model about to be saved records an objective that was not registered
+    (``record``: an :class:`ObjectiveRecord` or its JSON): the file names it, but reading it back
+    needs the class registered under that name."""
+    if isinstance(record, str):
+        try:
+            doc = json.loads(record)
+        except json.JSONDecodeError:
+            return
+        if not isinstance(doc, dict):
+            return
+        name, loss_class = doc.get("objective"), doc.get("class", "")
+    elif isinstance(record, ObjectiveRecord):
+        name, loss_class = record.name, record.loss_class
+    else:
+        return
+    if loss_class:
+        warnings.warn(f"the model's objective {name!r} ({loss_class}) is not registered: the file records its name, "
+                      f"parameters and class, and objective_of / load_model read it back only where "
+                      f"boostplug.objectives.register({loss_class.rsplit('.', 1)[-1]}) has run", UserWarning,
+                      stacklevel=3)
 
 
 def _savable(name: str, key: str, value: Any) -> Any:

@@ -56,22 +56,30 @@ def objective_param_names() -> dict[str, list[str]]:
     return owners
 
 
-def is_boostplug_objective(objective: Any) -> bool:
-    return isinstance(objective, str) and objective.lower() in _objectives.names()
+def is_boostplug_objective(objective: Any, builtin: frozenset[str] = frozenset()) -> bool:
+    """Whether the ranker's ``objective`` is boostplug's: a registered objective's name, or a
+    :class:`~boostplug.objectives.Loss` subclass or instance (registered or not); a name in
+    ``builtin`` (the framework's own objectives: LightGBM's ``"lambdarank"``) stays the framework's."""
+    if isinstance(objective, str):
+        return objective.lower() not in builtin and objective.lower() in _objectives.names()
+    return isinstance(objective, _objectives.Loss) or (isinstance(objective, type)
+                                                        and issubclass(objective, _objectives.Loss))
 
 
 @dataclass(frozen=True)
 class ObjectiveChoice:
     """What an estimator's ``objective`` and extra parameters mean.
 
-    ``name`` is the boostplug objective's registered name, or ``None`` for a framework
-    objective (``"lambdarank"``, ``"rank:ndcg"``, a callable); ``params`` its parameters;
-    ``booster_params`` the extra parameters left for the framework's booster.
+    ``name`` is the boostplug objective's name, or ``None`` for a framework objective
+    (``"lambdarank"``, ``"rank:ndcg"``, a callable); ``entry`` its entry (registered or not:
+    :func:`boostplug.objectives.resolve`); ``params`` its parameters; ``booster_params`` the extra
+    parameters left for the framework's booster.
     """
 
     name: str | None
     params: dict[str, Any] = field(default_factory=dict)
     booster_params: dict[str, Any] = field(default_factory=dict)
+    entry: Any = None
 
 
 def resolve_objective(
@@ -81,29 +89,34 @@ def resolve_objective(
     framework: str,
     knows: Callable[[str], bool],
     complete: bool,
+    builtin: frozenset[str] = frozenset(),
 ) -> ObjectiveChoice:
     """Split ``extra`` (the estimator's parameters beyond its named ones) between the objective
     and the booster, and validate the objective's parameters without data.
 
     Args:
-        objective: the estimator's ``objective``: a boostplug objective name, or anything the
-            framework takes itself.
+        objective: the estimator's ``objective``: a boostplug objective (a registered name, a
+            ``Loss`` subclass or instance: its settings, under those in ``extra``), or anything
+            the framework takes itself.
         extra: the estimator's extra keyword parameters.
         framework: ``"LightGBM"`` or ``"XGBoost"``, for messages.
         knows: whether a name is a parameter (or alias) the framework knows.
         complete: whether ``knows`` lists every framework parameter; if not (XGBoost offers no
             list), only other objectives' parameters are caught here and the framework warns
             about the rest itself.
+        builtin: the framework's own objective names, which stay the framework's even when a
+            boostplug objective has the same name (LightGBM's ``"lambdarank"``).
 
     Raises:
         ValueError: a parameter of another boostplug objective, a name the framework does not
             know, or a value the objective refuses, each naming the parameter and value.
     """
     owners = objective_param_names()
-    if is_boostplug_objective(objective):
-        obj = _objectives.get(objective)
+    entry = None
+    if is_boostplug_objective(objective, builtin):
+        obj = entry = _objectives.resolve(objective)
         own = set(obj.defaults)
-        params = {k: v for k, v in extra.items() if k in own}
+        params = {**_objectives.settings_of(objective), **{k: v for k, v in extra.items() if k in own}}
         rest = {k: v for k, v in extra.items() if k not in own}
         label = f"objective {obj.name!r}"
         try:
@@ -128,7 +141,7 @@ def resolve_objective(
             raise ValueError(
                 f"{key}={_plain(value)!r} is neither a {framework} parameter nor a parameter of {label}{takes}"
             )
-    return ObjectiveChoice(name, params, rest)
+    return ObjectiveChoice(name, params, rest, entry)
 
 
 def group_ptr_of(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, what: str = "", *,
@@ -238,6 +251,12 @@ class RankerMixin:
     __metadata_request__score = {"qid": True}
 
     _framework = ""
+    #: The framework's own objective names that a boostplug objective may share: the framework's.
+    _builtin_objectives: frozenset[str] = frozenset()
+
+    def _is_boostplug(self, objective: Any) -> bool:
+        """Whether ``objective`` (the ranker's, or one in the booster's parameters) is boostplug's."""
+        return is_boostplug_objective(objective, self._builtin_objectives)
 
     def _extra_params(self) -> dict[str, Any]:  # pragma: no cover - each framework overrides
         raise NotImplementedError
@@ -250,9 +269,9 @@ class RankerMixin:
 
     def _not_booster_params(self) -> tuple[str, ...]:
         """The ranker's own parameters and those of its boostplug objective: never the booster's."""
-        if not is_boostplug_objective(self.objective):
+        if not self._is_boostplug(self.objective):
             return OWN_PARAMS
-        return (*OWN_PARAMS, *_objectives.get(self.objective).defaults)
+        return (*OWN_PARAMS, *_objectives.resolve(self.objective).defaults)
 
     def _qid_from_X(self, X: Any, qid: Any, group: Any = None, what: str = "X") -> tuple[Any, Any]:
         """``(X, qid)`` with the query ids a framework's convention reads from ``X`` itself
@@ -261,7 +280,8 @@ class RankerMixin:
 
     def _objective_choice(self) -> ObjectiveChoice:
         return resolve_objective(self.objective, self._extra_params(), framework=self._framework,
-                                 knows=self._knows_param, complete=self._knows_every_param)
+                                 knows=self._knows_param, complete=self._knows_every_param,
+                                 builtin=self._builtin_objectives)
 
     def _plan_fit(
         self,
@@ -320,7 +340,7 @@ class RankerMixin:
                 raise ValueError(f"doc= (document keys for keyed pairs) given, but objective={self.objective!r} "
                                  "is not a boostplug objective")
             return choice
-        entry = _objectives.get(choice.name)
+        entry = choice.entry
         keyed = given_keyed_params(entry, choice.params)
         if not keyed:
             return choice

@@ -1,6 +1,7 @@
 """The papers' ranking losses as framework-free objectives, and the registry of objectives.
 
-Use :func:`get` to look one up by name and :func:`names` to list them::
+Use :func:`get` to look one up by name and :func:`names` to list them (:func:`resolve` also takes
+an objective class or instance that was never registered)::
 
     >>> from boostplug import objectives
     >>> obj = objectives.get("mpboost")
@@ -13,7 +14,9 @@ Hessian mode is: exact, a bound, or the paper's fitting weights) and ``gradient_
 
 A new objective is a subclass of :class:`Loss` (what it declares and the conventions it
 follows: docs/objectives/index.md, "The objective contract"), or of :class:`PairwiseLoss` for a
-loss summed over the critical pairs (:mod:`.pairwise`: three per-pair functions), added with
+loss summed over the critical pairs (:mod:`.pairwise`: three per-pair functions), or of
+:class:`LambdaWeightedLoss` for one whose pair weights see the current order (:mod:`.lambda_weighted`:
+LambdaRank's and LambdaLoss's), added with
 :func:`register`; the adapters
 (``boostplug.lightgbm.objective(name, ...)``, ...) and ``boostplug compare`` then offer it by name.
 """
@@ -38,17 +41,20 @@ from ._contract import (
     check_contract,
     check_params,
     floor_hessian,
+    floor_values,
     module_functions,
 )
 from .ddf import DDF_NAMES
+from .lambda_weighted import LambdaWeightedLoss
+from .lambdarank import LambdaRank
 from .mpboost import MPBoostObjective
 from .ndcg_boost import NDCGBoostObjective
 from .pairwise import PairwiseLoss
 from .qbrank import QBRankObjective
 
-__all__ = ["Objective", "get", "names", "register", "unregister", "Loss", "PairwiseLoss", "Param", "Search", "Hessian",
-           "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "check_params", "floor_hessian",
-           "NonFiniteError"]
+__all__ = ["Objective", "get", "names", "register", "unregister", "resolve", "settings_of", "is_registered", "Loss", "PairwiseLoss", "LambdaWeightedLoss",
+           "Param", "Search", "Hessian", "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "check_params",
+           "floor_hessian", "floor_values", "NonFiniteError"]
 
 # Objective and method names: lower case (get() folds case), usable in "boostplug:<name>" and
 # compare's "name[key=value]" specifications.
@@ -222,6 +228,40 @@ def names() -> list[str]:
     return list(_REGISTRY)
 
 
+def resolve(objective: Any) -> Objective:
+    """The entry of ``objective``: a registered name (as :func:`get`), a registry entry, or a
+    :class:`Loss` subclass or an instance of one, registered or not (registration is for names on
+    the command line and in saved models). A registered class gives its entry (the one of its own
+    name, else one that fixes nothing); any other is checked as :func:`register` checks it and gets
+    an entry of its own that is not added to the registry. ``TypeError`` for anything else."""
+    if isinstance(objective, Objective):
+        return objective
+    if isinstance(objective, str):
+        return get(objective)
+    cls = type(objective) if isinstance(objective, Loss) else objective
+    if not (isinstance(cls, type) and issubclass(cls, Loss)):
+        raise TypeError("an objective is a registered objective's name, a boostplug.objectives.Loss subclass or an "
+                        f"instance of one, got {show(objective)}")
+    mine = [e for e in _REGISTRY.values() if e.loss_class is cls]
+    found = next((e for e in mine if e.name == cls.name), None) or next((e for e in mine if not e.fixed), None)
+    if found is not None:
+        return found
+    check_contract(cls)
+    name = _check_name(f"{cls.__name__}.name", cls.name)
+    return Objective(name, cls, cls.summary or name, MappingProxyType({}), MappingProxyType({}))
+
+
+def settings_of(objective: Any) -> dict[str, Any]:
+    """The settings an objective given as an instance carries (its ``settings``); ``{}`` for a
+    name, a class or an entry."""
+    return dict(objective.settings) if isinstance(objective, Loss) else {}
+
+
+def is_registered(entry: Objective) -> bool:
+    """Whether ``entry`` is the registry's entry of its name (else a saved model cannot name it)."""
+    return _REGISTRY.get(entry.name) == entry
+
+
 def get(name: str) -> Objective:
     """The registered objective called ``name`` (``ValueError`` if unknown, with the closest names)."""
     if not isinstance(name, str):
@@ -238,3 +278,5 @@ register(MPBoostObjective, methods={f"mpboost-{d}": {"ddf": d} for d in DDF_NAME
 register(NDCGBoostObjective)
 register(MPBoostObjective, name="rankboost", summary="RankBoost's exponential pairwise loss (= MPBoost with the "
          "BINARY DDF)", fixed={"ddf": "binary"}, methods={"rankboost-loss": {}})
+# compare's method "lambdarank" is LightGBM's built-in; this copy of it is listed beside it
+register(LambdaRank, methods={"lambdarank-plugin": {}})

@@ -9,16 +9,17 @@ importable from here too.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._declarations import GRADIENT_KINDS, HESSIAN_KINDS, PARAM_KINDS, Hessian, Param, Search, check_params
-from ._loss import DOC_WORK, HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, floor_hessian
+from ._loss import DOC_WORK, HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, floor_hessian, floor_values
 from ._non_finite import MODERATE_LABEL, MODERATE_SCORE, MODERATE_WEIGHT, NonFiniteError
 
-__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
+__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "floor_values", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
            "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "check_contract",
            "ModuleFunctions", "module_functions", "scores_function", "NonFiniteError", "MODERATE_SCORE",
            "MODERATE_LABEL", "MODERATE_WEIGHT", "DOC_WORK"]
@@ -51,6 +52,11 @@ def check_contract(loss_class: Any) -> None:
             raise ValueError(f"{who}.hessians[{mode!r}] declares a scaled gradient with a {h.kind!r} Hessian: only "
                              "a 'fitting' Hessian may go with it (an exact or bounding Hessian is one of the loss, "
                              "whose derivative a scaled gradient is not)")
+    if any(h.gradient == "lambda" for h in hessians.values()):
+        for method in ("loss", "grad_hess"):
+            if "weights_at" not in inspect.signature(getattr(loss_class, method)).parameters:
+                raise TypeError(f"{who} declares a 'lambda' gradient, whose pair weights the checks hold, but its "
+                                f"{method} takes no weights_at= (subclass lambda_weighted.LambdaWeightedLoss)")
     if loss_class.default_hessian is not None and loss_class.default_hessian not in hessians:
         raise ValueError(f"{who}.default_hessian = {loss_class.default_hessian!r} is not among its Hessian "
                          f"modes {list(hessians)}")
@@ -59,6 +65,9 @@ def check_contract(loss_class: Any) -> None:
     if "hessian" in loss_class.params:
         raise TypeError(f"{who} declares a 'hessian' parameter: declare the modes in hessians instead "
                         "(the parameter is added from them)")
+    if "hessian_floor" in loss_class.params or not isinstance(loss_class.hessian_floor, (bool, np.bool_)):
+        raise TypeError(f"{who}: declare the Hessian floor's default as the class attribute hessian_floor = True or "
+                        f"False (the parameter is added from it), got {loss_class.hessian_floor!r}")
     reserved = set(dir(loss_class)) | set(_INSTANCE_ATTRS)
     for pname, p in loss_class.params.items():
         if not isinstance(p, Param):

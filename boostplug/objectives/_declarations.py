@@ -26,7 +26,7 @@ ROW_KINDS = ("rows", "row_index")
 HESSIAN_KINDS = ("exact", "bound", "fitting")
 
 #: What a Hessian mode's gradient may be (see :class:`Hessian`).
-GRADIENT_KINDS = ("exact", "scaled")
+GRADIENT_KINDS = ("exact", "scaled", "lambda")
 
 _FLOAT_MAX = float(np.finfo(np.float64).max)
 _INT64_MIN = -INT64_MAX - 1
@@ -205,13 +205,25 @@ class Hessian:
     * ``gradient="scaled"``: d loss / d score times a positive factor per document, which
       ``scaling`` states in one line (QBRank's ``"mean"``: divided by the document's entry
       count). Only a ``"fitting"`` Hessian may go with it (:func:`check_contract`): an exact or
-      bounding Hessian is one of the loss, whose derivative a scaled gradient is not.
+      bounding Hessian is one of the loss, whose derivative a scaled gradient is not;
+    * ``gradient="lambda"``: d loss / d score with the loss's pair weights, which depend on the
+      scores (the current order), held at their values at the current scores: LambdaRank's
+      lambdas. The Hessian modes are then those of the loss with the weights held too, and the
+      objective's ``loss`` and ``grad_hess`` take ``weights_at=`` (the scores the weights come
+      from), so that the contract checks can hold them
+      (:class:`~boostplug.objectives.lambda_weighted.LambdaWeightedLoss`).
+
+    ``tolerance``: how closely the gradient (and an ``"exact"`` Hessian) follow the derivatives
+    the contract checks compute, relative to the largest: 0 (the default) for to rounding; an
+    objective that reproduces a built-in's approximations (LightGBM's tabulated logistic and
+    float32 sums) states their size here.
     """
 
     kind: str
     text: str
     gradient: str = "exact"
     scaling: str = ""
+    tolerance: float = 0.0
 
     def __post_init__(self) -> None:
         if self.kind not in HESSIAN_KINDS:
@@ -225,6 +237,9 @@ class Hessian:
         if self.gradient == "scaled" and not self.scaling.strip():
             raise TypeError("a Hessian mode with gradient='scaled' needs scaling='...': one line saying by what "
                             "positive factor per document d loss / d score is multiplied")
-        if self.gradient == "exact" and self.scaling:
-            raise TypeError(f"a Hessian mode with gradient='exact' is not rescaled; got scaling={self.scaling!r} "
-                            "(declare gradient='scaled')")
+        if isinstance(self.tolerance, bool) or not isinstance(self.tolerance, (int, float)) \
+                or not 0.0 <= self.tolerance < 1.0:
+            raise ValueError(f"Hessian tolerance must be a number in [0, 1), got {show(self.tolerance)}")
+        if self.gradient != "scaled" and self.scaling:
+            raise TypeError(f"a Hessian mode with gradient={self.gradient!r} is not rescaled; got "
+                            f"scaling={self.scaling!r} (declare gradient='scaled')")

@@ -1,7 +1,17 @@
 """The :class:`Loss` base every objective subclasses: it validates labels, groups, weights and
 parameters once, and wraps the subclass's ``_loss``/``_grad_hess`` with the score check, the
 non-finite refusal and the Hessian floor. The conventions it enforces: docs/objectives/index.md
-("The objective contract")."""
+("The objective contract").
+
+The Hessian floor. A Newton leaf of LightGBM or XGBoost is ``-sum g / (sum h + lambda)``: where
+the Hessians of a leaf's documents are near 0 and the regularisation ``lambda`` is 0 (LightGBM's
+default ``lambda_l2``), a small gradient makes a huge leaf value, and a negative Hessian sends the
+step uphill. With the floor on, every Hessian is at least :data:`HESSIAN_FLOOR` and a document the
+loss does not involve (gradient and Hessian exactly 0) gets :data:`NO_INFO_HESSIAN`; with it off,
+the Hessians pass as the objective computes them, negative ones set to 0. The floor changes the
+model: it moves split gains and leaf values, so a copy of a framework's built-in objective, which
+has no floor, turns it off to grow the same trees. Each objective declares its default
+(:attr:`Loss.hessian_floor`), and every objective takes the parameter ``hessian_floor``."""
 
 from __future__ import annotations
 
@@ -17,9 +27,9 @@ from ._declarations import ROW_KINDS, Hessian, Param, Search, check_params
 from ._finish import floor_in_place
 from ._non_finite import refuse_non_finite_grad_hess, refuse_non_finite_loss
 
-__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "DOC_WORK", "floor_hessian", "Loss"]
+__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "DOC_WORK", "floor_hessian", "floor_values", "Loss"]
 
-#: Smallest Hessian any objective returns (a positive floor for Newton leaves).
+#: Smallest Hessian an objective with the floor on returns (a positive floor for Newton leaves).
 HESSIAN_FLOOR = 1e-6
 
 #: Hessian of a document the loss does not involve (zero gradient, zero Hessian). Any
@@ -38,11 +48,19 @@ _STAND_IN_ROWS = np.array([[0, 1]], dtype=np.int64)
 _STAND_IN_INDEX = np.array([0], dtype=np.int64)
 
 
-def floor_hessian(grad: NDArray[np.float64], hess: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The Hessian the frameworks get: :data:`NO_INFO_HESSIAN` where gradient and Hessian are
-    both exactly 0 (a document the loss does not involve), else at least :data:`HESSIAN_FLOOR`."""
+def floor_hessian(grad: NDArray[np.float64], hess: NDArray[np.float64], on: bool = True) -> NDArray[np.float64]:
+    """The Hessian the frameworks get. With the floor ``on``: :data:`NO_INFO_HESSIAN` where gradient
+    and Hessian are both exactly 0 (a document the loss does not involve), else at least
+    :data:`HESSIAN_FLOOR`; off: the Hessian with negative values set to 0."""
+    if not on:
+        return np.maximum(hess, 0.0)
     no_info = (hess == 0.0) & (grad == 0.0)
     return np.where(no_info, NO_INFO_HESSIAN, np.maximum(hess, HESSIAN_FLOOR))
+
+
+def floor_values(on: bool) -> tuple[float, float]:
+    """``(smallest Hessian, Hessian of a document without any term)`` with the floor ``on`` or off."""
+    return (HESSIAN_FLOOR, NO_INFO_HESSIAN) if on else (0.0, 0.0)
 
 
 class Loss:
@@ -62,6 +80,10 @@ class Loss:
             are several modes (do not declare it).
         hessians: ``{mode: Hessian}``, at least one.
         default_hessian: the default mode (``None``: the first declared).
+        hessian_floor: the default of the parameter ``hessian_floor`` every objective takes:
+            whether the Hessians the frameworks get are floored (module docstring: what the floor
+            protects against, and what it costs). ``True`` unless the objective reproduces a
+            framework's built-in, which has no floor.
         fresh_output: ``True`` when ``_grad_hess`` returns new arrays every call (saves a copy).
     """
 
@@ -70,6 +92,7 @@ class Loss:
     params: ClassVar[Mapping[str, Param]] = {}
     hessians: ClassVar[Mapping[str, Hessian]] = {}
     default_hessian: ClassVar[str | None] = None
+    hessian_floor: ClassVar[bool] = True
     #: True when ``_grad_hess`` returns arrays it made in that call and keeps no reference to
     #: (then ``grad_hess`` floors the Hessian in place instead of in a copy).
     fresh_output: ClassVar[bool] = False
@@ -103,7 +126,8 @@ class Loss:
     # -- the declarations, as the registry and the adapters read them ----------------------------
     @classmethod
     def declared_params(cls) -> dict[str, Param]:
-        """``params`` plus the ``hessian`` choice when several Hessian modes are declared."""
+        """``params``, the ``hessian`` choice when several Hessian modes are declared, and
+        ``hessian_floor`` (default: the class's :attr:`hessian_floor`)."""
         out = dict(cls.params)
         if len(cls.hessians) > 1:
             modes = tuple(cls.hessians)
@@ -112,6 +136,10 @@ class Loss:
             out["hessian"] = Param(
                 cls.default_hessian or modes[0], "choice",
                 "Hessian mode: " + ", ".join(f"{m} ({k})" for m, k in kinds.items()), choices=modes)
+        out["hessian_floor"] = Param(
+            bool(cls.hessian_floor), "bool",
+            f"floor the Hessians at {HESSIAN_FLOOR:g} ({NO_INFO_HESSIAN:g} for a document without any term), so "
+            "that no Newton leaf -G / H blows up where H is near 0; off: as computed, negative ones set to 0")
         return out
 
     @classmethod
@@ -215,7 +243,7 @@ class Loss:
 
     def grad_hess(self, scores: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The gradient (d loss / d score, or its rescaling the mode declares) and the Hessian
-        (diagonal) of the chosen mode."""
+        (diagonal) of the chosen mode, floored as ``hessian_floor`` says."""
         s = self._check(scores)
         g, h = self._grad_hess(s)
         n = s.shape[0]
@@ -225,7 +253,7 @@ class Loss:
         g = np.ascontiguousarray(g, dtype=np.float64)
         # the floor is applied in place: on a copy unless _grad_hess made the array this call
         h = np.ascontiguousarray(h, dtype=np.float64) if self.fresh_output else np.array(h, dtype=np.float64)
-        first, n_bad = floor_in_place(g, h, HESSIAN_FLOOR, NO_INFO_HESSIAN)
+        first, n_bad = floor_in_place(g, h, *floor_values(self.hessian_floor))
         if first >= 0:
             refuse_non_finite_grad_hess(self, s, g, h, first, n_bad)
         return g, h

@@ -41,6 +41,7 @@ number per pair.
 from __future__ import annotations
 
 import inspect
+import weakref
 from typing import Any, Callable, ClassVar, Mapping, NamedTuple
 
 import numba as nb
@@ -73,6 +74,12 @@ _BYTES_PER_PAIR = PAIR_BYTES + 8 + 3 * 8
 _PROBE = np.array([-1.0, 0.0, 1.0])
 
 
+def abstract_function(fn: Callable[..., Any]) -> staticmethod:
+    """A static method a subclass must define (:func:`raw_function` refuses the base's own)."""
+    fn.abstract = True  # type: ignore[attr-defined]
+    return staticmethod(fn)
+
+
 class _PairFunctions(NamedTuple):
     """The three pair functions of one class and argument types: numba dispatchers when
     ``compiled``, else the plain functions, called on numpy arrays."""
@@ -81,9 +88,13 @@ class _PairFunctions(NamedTuple):
     grad: Callable[..., Any]
     hess: Callable[..., Any]
     compiled: bool
+    #: :mod:`.lambda_weighted`'s pair weight and (optional) pair terms, compiled
+    weight: Any = None
+    terms: Any = None
 
 
 _FUNCTIONS: dict[tuple[type, tuple[Any, ...]], _PairFunctions] = {}
+_JITTED: "weakref.WeakKeyDictionary[Callable[..., Any], Dispatcher]" = weakref.WeakKeyDictionary()
 
 
 class PairwiseLoss(Loss):
@@ -100,24 +111,35 @@ class PairwiseLoss(Loss):
 
     hessians: ClassVar[Mapping[str, Hessian]] = {"exact": EXACT}
     fresh_output = True
+    #: The static methods a subclass defines, each with the arguments it takes before
+    #: ``*pair_args()`` (a subclass of the base may add its own: :mod:`.lambda_weighted`).
+    pair_functions: ClassVar[Mapping[str, tuple[str, ...]]] = {name: ("d",) for name in PAIR_FUNCTIONS}
+    #: numba types of those leading arguments.
+    lead_types: ClassVar[Mapping[str, Any]] = {"d": nb.float64, "w": nb.float64}
+    #: The Hessian kinds its modes may declare (the base computes them).
+    _hessian_kinds: ClassVar[tuple[str, ...]] = ("exact", "bound")
+    #: What the Hessian modes' gradient is (:class:`Hessian`'s ``gradient``).
+    _gradient: ClassVar[str] = "exact"
+    #: Whether the functions may run on numpy arrays when numba cannot compile them.
+    _numpy_fallback: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.name:  # an objective (a base for several declares no name)
-            _check_declaration(cls)
+            check_declaration(cls)
 
     # -- to define ---------------------------------------------------------------------------------
-    @staticmethod
+    @abstract_function
     def pair_loss(d: float, *args: Any) -> float:  # pragma: no cover - abstract
         """The loss of one pair whose scores differ by ``d`` (preferred minus other)."""
         raise NotImplementedError
 
-    @staticmethod
+    @abstract_function
     def pair_grad(d: float, *args: Any) -> float:  # pragma: no cover - abstract
         """``d pair_loss / d d``."""
         raise NotImplementedError
 
-    @staticmethod
+    @abstract_function
     def pair_hess(d: float, *args: Any) -> float:  # pragma: no cover - abstract
         """``d^2 pair_loss / d d^2``."""
         raise NotImplementedError
@@ -134,12 +156,16 @@ class PairwiseLoss(Loss):
         return None
 
     # -- the objective -----------------------------------------------------------------------------
-    def setup(self) -> None:
+    def _bind_functions(self) -> None:
+        """``self._args`` (:meth:`pair_args`, checked) and ``self._fns``, the class's functions for them."""
         args = self.pair_args()
         if not isinstance(args, tuple):
             raise TypeError(f"{type(self).__name__}.pair_args() must return a tuple, got {type(args).__name__}")
         self._args = args
-        self._fns = _pair_functions(type(self), args)
+        self._fns = pair_functions(type(self), args)
+
+    def setup(self) -> None:
+        self._bind_functions()
         pairs = critical_pairs(self.labels, self.group_ptr, bytes_per_pair=_BYTES_PER_PAIR,
                                who=f"{self.name}: listing the critical pairs", limit_name=None)
         above, below = pairs[:, 0], pairs[:, 1]
@@ -198,20 +224,27 @@ class PairwiseLoss(Loss):
         except NonFiniteError as e:
             raise self._blame(e, scores, ("pair_grad", "pair_hess")) from None
 
+    def _listed_pairs(self, query: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """The pairs (preferred rows, other rows) whose terms the objective sums, of ``query``
+        (``None``: of every query), for :meth:`_blame`."""
+        if query is None:
+            return self._above, self._below
+        a, b = self.group_ptr[query], self.group_ptr[query + 1]
+        mine = (self._above >= a) & (self._above < b)
+        return self._above[mine], self._below[mine]
+
     def _blame(self, error: NonFiniteError, scores: ArrayLike, names: tuple[str, ...]) -> NonFiniteError:
         """``error`` with the first pair function in ``names`` that returns inf or NaN on one of the
         offending pairs (the row's, else the query's, else any), when the objective, not the data, is at fault."""
         if error.cause != "objective":
             return error
         s = np.asarray(scores, dtype=np.float64)
-        mine = np.ones(self._above.shape[0], dtype=bool)
-        if error.query is not None:
-            a, b = self.group_ptr[error.query], self.group_ptr[error.query + 1]
-            mine = (self._above >= a) & (self._above < b)
+        above, below = self._listed_pairs(error.query)
         if error.row is not None and error.method == "grad_hess":
-            mine &= (self._above == error.row) | (self._below == error.row)
-        d = s[self._above[mine]] - s[self._below[mine]]
-        raw = {name: _raw_function(type(self), name) for name in names}
+            mine = (above == error.row) | (below == error.row)
+            above, below = above[mine], below[mine]
+        d = s[above] - s[below]
+        raw = {name: raw_function(type(self), name) for name in names}
         for name in names:
             values = _on_array(raw[name], d, self._args) if not self._fns.compiled else \
                 np.array([getattr(self._fns, name.removeprefix("pair_"))(x, *self._args) for x in d], dtype=np.float64)
@@ -226,16 +259,18 @@ class PairwiseLoss(Loss):
 
 
 # ---- the pair functions: checked when the class is declared, compiled when it is first bound ----------
-def _raw_function(cls: type, name: str) -> Any:
+def raw_function(cls: type, name: str) -> Any:
     """``cls``'s ``name`` as declared: the function of a static method, or a numba dispatcher;
-    ``TypeError`` when it is missing or is an instance method."""
-    found = inspect.getattr_static(cls, name)
-    if found is inspect.getattr_static(PairwiseLoss, name):
-        raise TypeError(f"{cls.__name__} does not define {name}(d, ...) (a @staticmethod)")
+    ``TypeError`` when it is missing (still the base's abstract one) or is an instance method."""
+    found = inspect.getattr_static(cls, name, None)
+    if found is None or getattr(getattr(found, "__func__", found), "abstract", False):
+        lead = ", ".join(cls.pair_functions.get(name, ("d",)))
+        raise TypeError(f"{cls.__name__} does not define {name}({lead}, ...) (a @staticmethod)")
     if isinstance(found, staticmethod):
         found = found.__func__
     elif not isinstance(found, Dispatcher):
-        raise TypeError(f"{cls.__name__}.{name} must be a @staticmethod of (d, ...) (it gets no self), "
+        lead = ", ".join(cls.pair_functions.get(name, ("d",)))
+        raise TypeError(f"{cls.__name__}.{name} must be a @staticmethod of ({lead}, ...) (it gets no self), "
                         f"got {found!r}")
     if not callable(found):
         raise TypeError(f"{cls.__name__}.{name} must be a function of (d, ...), got {found!r}")
@@ -243,36 +278,77 @@ def _raw_function(cls: type, name: str) -> Any:
 
 
 def _check_arity(cls: type, name: str, fn: Any, args: tuple[Any, ...]) -> None:
-    """``TypeError`` when ``fn`` cannot be called as ``fn(d, *args)``."""
+    """``TypeError`` when ``fn`` cannot be called as ``fn(*lead, *args)``."""
+    lead = cls.pair_functions[name]
     py = fn.py_func if isinstance(fn, Dispatcher) else fn
     try:
-        inspect.signature(py).bind(0.0, *args)
+        inspect.signature(py).bind(*(0.0 for _ in lead), *args)
     except TypeError:
         params = list(getattr(cls, "params", {})) if len(args) == len(getattr(cls, "params", {})) else []
-        wanted = ", ".join(["d", *params]) if params else f"d and {len(args)} more (pair_args)"
+        wanted = ", ".join([*lead, *params]) if params else f"{', '.join(lead)} and {len(args)} more (pair_args)"
         raise TypeError(f"{cls.__name__}.{name}{inspect.signature(py)} must take ({wanted}): it is called "
-                        f"as {name}(d, *pair_args()), with pair_args() = {args!r}") from None
+                        f"as {name}({', '.join(lead)}, *pair_args()), with pair_args() = {args!r}") from None
 
 
-def _check_declaration(cls: type) -> None:
-    """What can be checked of a pairwise class before it is bound to data: the three pair
-    functions are static methods, of ``(d, *params)`` unless ``pair_args`` is overridden, and every
-    Hessian mode is :data:`EXACT` or :data:`BOUND` in kind."""
-    for name in PAIR_FUNCTIONS:
-        fn = _raw_function(cls, name)
+def _declared(cls: type) -> list[str]:
+    """The functions ``cls`` defines: every one it must, and the optional ones it does."""
+    optional = getattr(cls, "optional_functions", ())
+    return [n for n in cls.pair_functions if n not in optional or inspect.getattr_static(cls, n, None) is not None]
+
+
+def check_declaration(cls: type) -> None:
+    """What can be checked of a pairwise class before it is bound to data: its functions are
+    static methods, of ``(d, *params)`` (or the leading arguments their class declares) unless
+    ``pair_args`` is overridden, and every Hessian mode is exact or a bound, with the gradient
+    the base computes."""
+    for name in _declared(cls):
+        fn = raw_function(cls, name)
         if cls.pair_args is PairwiseLoss.pair_args:
             _check_arity(cls, name, fn, tuple(p.default for p in cls.params.values()))
     for mode, h in cls.hessians.items():
-        if not isinstance(h, Hessian) or h.kind not in ("exact", "bound") or h.gradient != "exact":
-            raise TypeError(f"{cls.__name__}.hessians[{mode!r}]: a pairwise loss computes an 'exact' Hessian "
-                            "(pairwise.EXACT) or a 'bound' (pairwise.BOUND) with the exact gradient, "
-                            f"got {h!r}")
+        if not isinstance(h, Hessian) or h.kind not in cls._hessian_kinds or h.gradient != cls._gradient:
+            raise TypeError(f"{cls.__name__}.hessians[{mode!r}]: {_MODES_OF[cls._gradient]}, got {h!r}")
 
 
-def _pair_functions(cls: type, args: tuple[Any, ...]) -> _PairFunctions:
+_MODES_OF = {
+    "exact": "a pairwise loss computes an 'exact' Hessian (pairwise.EXACT) or a 'bound' (pairwise.BOUND) with the "
+             "exact gradient",
+    "lambda": "a lambda-weighted loss computes an 'exact' Hessian (lambda_weighted.EXACT), a 'bound' "
+              "(lambda_weighted.BOUND) or a 'fitting' one with gradient='lambda'",
+}
+
+
+def _compile(cls: type, name: str, fn: Any, args: tuple[Any, ...]) -> Any:
+    """``fn`` compiled by numba for the leading arguments of ``name`` and ``args``; raises
+    :class:`NumbaError`/``ValueError`` when numba cannot, ``TypeError`` for a result that is not a
+    number (or, for ``pair_terms``, a pair of numbers)."""
+    jitted = fn if isinstance(fn, Dispatcher) else _JITTED.get(fn)
+    if jitted is None:  # one dispatcher per function: a subclass that inherits it shares its kernels
+        jitted = _JITTED[fn] = nb.njit(fn)
+    lead = cls.pair_functions[name]
+    types = [*(cls.lead_types[a] for a in lead), *(nb.typeof(a) for a in args)]
+    py = fn.py_func if isinstance(fn, Dispatcher) else fn
+    declared = inspect.signature(py).parameters.values()
+    if any(p.kind == p.VAR_POSITIONAL for p in declared):  # (d, sigma, *rest): numba packs the rest in a tuple
+        named = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in declared)
+        types[named:] = [nb.types.StarArgTuple.from_types(tuple(types[named:]))]
+    signature = tuple(types)
+    jitted.compile(signature)
+    returns = jitted.overloads[signature].signature.return_type
+    numbers = (nb.types.Float, nb.types.Integer)
+    ok = (isinstance(returns, nb.types.BaseTuple) and len(returns) == 2
+          and all(isinstance(t, numbers) for t in returns)) if name == "pair_terms" else isinstance(returns, numbers)
+    if not ok:
+        what = ("a (gradient, Hessian) pair of numbers" if name == "pair_terms" else "one number per pair difference d"
+                if cls.pair_functions[name] == ("d",) else "one number per pair")
+        raise TypeError(f"{cls.__name__}.{name} must return {what}; for a float d it returns {returns}")
+    return jitted
+
+
+def pair_functions(cls: type, args: tuple[Any, ...]) -> _PairFunctions:
     """``cls``'s pair functions for arguments like ``args``: compiled by numba (once per class and
-    argument types), else the plain functions after a call on a small array shows they work on
-    numpy arrays (``TypeError`` naming the function when neither works)."""
+    argument types), else (when the class allows it) the plain functions after a call on a small
+    array shows they work on numpy arrays (``TypeError`` naming the function when neither works)."""
     try:
         arg_types: tuple[Any, ...] = tuple(nb.typeof(a) for a in args)
     except ValueError:
@@ -281,35 +357,33 @@ def _pair_functions(cls: type, args: tuple[Any, ...]) -> _PairFunctions:
     found = _FUNCTIONS.get(key)
     if found is not None:
         return found
-    raw = [_raw_function(cls, name) for name in PAIR_FUNCTIONS]
-    for name, fn in zip(PAIR_FUNCTIONS, raw):
+    names = _declared(cls)
+    raw = {name: raw_function(cls, name) for name in names}
+    for name, fn in raw.items():
         _check_arity(cls, name, fn, args)
     why = ""
-    compiled = []
-    for name, fn in zip(PAIR_FUNCTIONS, raw):
-        jitted = fn if isinstance(fn, Dispatcher) else nb.njit(fn)
+    compiled = {}
+    for name, fn in raw.items():
         try:
-            signature = (nb.float64, *(nb.typeof(a) for a in args))
-            jitted.compile(signature)
+            compiled[name] = _compile(cls, name, fn, args)
         except (NumbaError, ValueError) as e:
             why = f"numba cannot compile {cls.__name__}.{name}: {str(e).strip().splitlines()[0]}"
             break
-        returns = jitted.overloads[signature].signature.return_type
-        if not isinstance(returns, (nb.types.Float, nb.types.Integer)):
-            raise TypeError(f"{cls.__name__}.{name} must return one number per pair difference d; for a float d "
-                            f"it returns {returns}")
-        compiled.append(jitted)
     if not why:
-        found = _PairFunctions(*compiled, compiled=True)
+        extra = {name.removeprefix("pair_"): f for name, f in compiled.items() if name not in PAIR_FUNCTIONS}
+        found = _PairFunctions(*(compiled[n] for n in PAIR_FUNCTIONS), compiled=True, **extra)
+    elif not cls._numpy_fallback:
+        raise TypeError(f"{why}. Write the functions of a {cls.__mro__[1].__name__} for numba: math functions on "
+                        "numbers, one pair at a time")
     else:
-        for name, fn in zip(PAIR_FUNCTIONS, raw):
+        for name in PAIR_FUNCTIONS:
             try:
-                _on_array(fn, _PROBE, args)
+                _on_array(raw[name], _PROBE, args)
             except Exception as e:  # whatever the user's function raises, it cannot serve: say why
                 raise TypeError(f"{cls.__name__}.{name}: {why}; and called on a numpy array of pair differences "
                                 f"it fails ({type(e).__name__}: {e}). Write it for numba (math functions on "
                                 "one float d) or for numpy arrays") from None
-        found = _PairFunctions(*raw, compiled=False)
+        found = _PairFunctions(*(raw[n] for n in PAIR_FUNCTIONS), compiled=False)
     _FUNCTIONS[key] = found
     return found
 
@@ -324,4 +398,3 @@ def _on_array(fn: Callable[..., Any], d: NDArray[np.float64], args: tuple[Any, .
         return np.full(d.shape, float(out))
     raise TypeError(f"{getattr(fn, '__qualname__', fn)} returned shape {out.shape} for {d.shape[0]} pair "
                     "differences: it must return one number per pair")
-

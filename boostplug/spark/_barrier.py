@@ -6,6 +6,7 @@ registry entry shipped to the executors, and running one barrier stage."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -249,9 +250,10 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
 
 @dataclass(frozen=True)
 class ShippedObjective:
-    """A registry entry as the executors need it: a user's objective registered in the driver
-    (say in a notebook) is not registered in the executors' Python workers, so the entry travels
-    with the task (the loss class by value when it is not importable) and is registered there."""
+    """An objective's entry as the executors need it: a user's objective, registered in the driver
+    (say in a notebook) or not registered at all, is not registered in the executors' Python
+    workers, so the entry travels with the task (the loss class by value when it is not
+    importable) and the executors build the objective from it."""
 
     name: str
     loss_class: type
@@ -260,15 +262,15 @@ class ShippedObjective:
     methods: dict[str, dict[str, Any]]
 
     @classmethod
-    def of(cls, name: str) -> "ShippedObjective":
-        e = _objectives.get(name)
+    def of(cls, objective: Any) -> "ShippedObjective":
+        """``objective``: a registered name, a ``Loss`` subclass or instance, or an entry."""
+        e = _objectives.resolve(objective)
         return cls(e.name, e.loss_class, e.summary, dict(e.fixed), {m: dict(s) for m, s in e.methods.items()})
 
-    def ensure_registered(self) -> None:
-        """Register the entry in this process unless an entry of that name is already there."""
-        if self.name not in _objectives.names():
-            _objectives.register(self.loss_class, name=self.name, summary=self.summary, fixed=self.fixed,
-                                 methods=self.methods)
+    def entry(self) -> "_objectives.Objective":
+        """The entry again, in this process (not registered here: the adapters take it as it is)."""
+        return _objectives.Objective(self.name, self.loss_class, self.summary, MappingProxyType(dict(self.fixed)),
+                                     MappingProxyType({m: MappingProxyType(dict(s)) for m, s in self.methods.items()}))
 
 
 def check_boolean_columns(df: "DataFrame", columns: Sequence[str]) -> None:
@@ -281,14 +283,16 @@ def check_boolean_columns(df: "DataFrame", columns: Sequence[str]) -> None:
             raise TypeError(f"column {c!r} marks a set of rows and must be boolean, got {kind.simpleString()}")
 
 
-def check_objective_cols(objective: str, objective_cols: Any, objective_params: dict[str, Any]) -> None:
+def check_objective_cols(objective: Any, objective_cols: Any, objective_params: dict[str, Any]) -> None:
     """``objective_cols`` maps row-set parameters of ``objective`` (kind ``row_index``, QBRank's
     ``labeled_rows``) to column names, none of them given in ``objective_params`` too."""
     if not isinstance(objective_cols, Mapping):
         raise TypeError(f"objective_cols must be a dict of parameter -> column, got {type(objective_cols).__name__}")
     if not objective_cols:
         return
-    declared = _objectives.get(objective).loss_class.declared_params()
+    entry = _objectives.resolve(objective)
+    objective = entry.name
+    declared = entry.loss_class.declared_params()
     for param, col in objective_cols.items():
         kind = declared[param].kind if param in declared else None
         if kind != "row_index":

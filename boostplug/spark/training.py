@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from .. import objectives as _objectives
 from .._validation import check_rounds
 from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.distributed.rows import Part
@@ -43,14 +44,13 @@ class Job:
 
     def objective(self, factory: Any, part: Part) -> Any:
         """The framework's objective callable for a worker's training rows ``part``, built on the
-        executor (its entry registered there first; row-set parameters from the part's columns)."""
-        self.shipped.ensure_registered()
-        return factory(self.shipped.name, **self.objective_params, **part.row_sets)
+        executor from the shipped entry (row-set parameters from the part's columns)."""
+        return factory(self.shipped.entry(), **self.objective_params, **part.row_sets)
 
 
 def train(
     df: "DataFrame",
-    objective: str,
+    objective: Any,
     *,
     framework: str = "xgboost",
     objective_params: dict[str, Any] | None = None,
@@ -86,7 +86,9 @@ def train(
             column is true. QBRank's P ∪ L: ``{"labeled_rows": "judged"}``, the judged rows in the
             squared-error term beside the click pairs (see docs/spark.md).
         objective: a registered objective's name (:func:`boostplug.objectives.names`), yours
-            included: its registry entry travels to the executors.
+            included, or a :class:`~boostplug.objectives.Loss` subclass or instance, registered or
+            not (an instance's settings are its parameters, under ``objective_params``): its entry
+            travels to the executors.
         objective_params: its parameters (row-index parameters are refused: each worker numbers
             its own rows; give pairs as a ``KeyedPairs`` table with ``doc_col``).
         params: the framework's parameters. XGBoost: over :func:`boostplug.xgboost.params`
@@ -124,7 +126,10 @@ def train(
     who = f"train_{framework}"
     check_rounds(num_boost_round, "num_boost_round")
     sparse = keeps_sparse(framework, sparse_missing)
-    objective_params = dict(objective_params or {})
+    entry = _objectives.resolve(objective)
+    objective_params = {**{k: v for k, v in _objectives.settings_of(objective).items() if k not in entry.row_params},
+                        **dict(objective_params or {})}
+    objective = entry
     obj = backend.objective(objective, **objective_params)  # validates the parameters on the driver
     objective_cols = {} if objective_cols is None else objective_cols
     check_objective_cols(objective, objective_cols, objective_params)
@@ -152,11 +157,11 @@ def train(
     return booster
 
 
-def train_xgboost(df: "DataFrame", objective: str, **kwargs: Any) -> Any:
+def train_xgboost(df: "DataFrame", objective: Any, **kwargs: Any) -> Any:
     """:func:`train` with ``framework="xgboost"``: an ``xgb.Booster``."""
     return train(df, objective, framework="xgboost", **kwargs)
 
 
-def train_lightgbm(df: "DataFrame", objective: str, **kwargs: Any) -> Any:
+def train_lightgbm(df: "DataFrame", objective: Any, **kwargs: Any) -> Any:
     """:func:`train` with ``framework="lightgbm"``: an ``lgb.Booster``."""
     return train(df, objective, framework="lightgbm", **kwargs)

@@ -17,7 +17,8 @@ search range, and its row-index parameters built from the data). The checks (:da
 * ``gradient``: a gradient declared ``"exact"`` is the five-point derivative of the loss; one
   declared ``"scaled"`` has its signs and is a descent direction;
 * ``hessian``: each Hessian kind's promise (``"exact"``: the derivative of the gradient,
-  floored; ``"bound"``: majorises the Hessian matrix); every Hessian finite and >= the floor;
+  floored; ``"bound"``: majorises the Hessian matrix); every Hessian finite and >= the floor
+  (>= 0 with ``hessian_floor=False``);
 * ``shift_invariance``: a constant added to a query's scores changes nothing;
 * ``query_weights``: a query's weight scales its loss, gradients and Hessians;
 * ``sum_over_queries``: the loss is a sum over queries, each query's values its own;

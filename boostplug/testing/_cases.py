@@ -116,14 +116,17 @@ def extreme_inputs() -> Iterator[tuple[str, np.ndarray, np.ndarray, np.ndarray, 
 
 
 # ---- the objective to check -------------------------------------------------------------------------------
-def resolve(objective: str | type[Loss] | Objective) -> Objective:
+def resolve(objective: str | type[Loss] | Loss | Objective) -> Objective:
     """The registry entry of ``objective``: a registered name, an entry, or a :class:`Loss`
-    subclass (its registered entry of its own name, else of any name; an unregistered class is
-    registered and unregistered again, to get the entry :func:`registered` restores)."""
+    subclass or instance (its class's registered entry of its own name, else of any name; an
+    unregistered class is registered and unregistered again, to get the entry
+    :func:`registered` restores)."""
     if isinstance(objective, Objective):
         return objective
     if isinstance(objective, str):
         return objectives.get(objective)
+    if isinstance(objective, Loss):
+        objective = type(objective)
     if isinstance(objective, type) and issubclass(objective, Loss):
         mine = [objectives.get(n) for n in objectives.names() if objectives.get(n).loss_class is objective]
         if mine:
@@ -135,8 +138,8 @@ def resolve(objective: str | type[Loss] | Objective) -> Objective:
         entry = objectives.register(objective)
         objectives.unregister(entry.name)
         return entry
-    raise TypeError(f"an objective to check is a registered name, a boostplug.objectives.Loss subclass or a "
-                    f"registry entry, got {show(objective)}")
+    raise TypeError(f"an objective to check is a registered name, a boostplug.objectives.Loss subclass or instance, "
+                    f"or a registry entry, got {show(objective)}")
 
 
 @contextlib.contextmanager
@@ -192,8 +195,13 @@ class Case:
 
     @property
     def gradient(self) -> str:
-        """What the mode declares its gradient to be: ``"exact"`` or ``"scaled"``."""
+        """What the mode declares its gradient to be: ``"exact"``, ``"scaled"`` or ``"lambda"``."""
         return self.entry.gradient_kinds[self.mode]
+
+    @property
+    def tolerance(self) -> float:
+        """How closely the mode declares its gradient and Hessian follow the derivatives (0: to rounding)."""
+        return self.entry.loss_class.hessians[self.mode].tolerance
 
     @property
     def id(self) -> str:
@@ -246,7 +254,9 @@ def _settings_of(entry: Objective) -> list[tuple[dict[str, Any], bool]]:
     for s in starts:
         add(s, True)
     for pname, p in declared.items():
-        if pname == "hessian" or pname in entry.fixed:
+        # the Hessian modes are cases of their own; the floor is one pass after any objective
+        # (tests/objectives/test_hessian_floor.py checks it either way)
+        if pname in ("hessian", "hessian_floor") or pname in entry.fixed:
             continue
         alternatives = p.choices if p.kind == "choice" else (True, False) if p.kind == "bool" else ()
         for v in alternatives:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from .._validation import did_you_mean
-from ..objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, Objective, floor_hessian
+from ..objectives import Loss, Objective, floor_hessian, floor_values
 from ..objectives._contract import NonFiniteError
 from ._cases import Case, cases, contract_data, extreme_inputs, fd_gradient, fd_jacobian, multi_label_queries, \
     registered, resolve
@@ -59,16 +59,19 @@ def _scale(values: np.ndarray) -> float:
 
 # ---- what a Hessian mode's kind promises ------------------------------------------------------------------
 def assert_exact_diagonal(g: np.ndarray, h: np.ndarray, diag: np.ndarray, *, rtol: float = 1e-6,
-                          atol: float = 1e-8) -> None:
+                          atol: float = 1e-8, floor: bool = True) -> None:
     """``h`` (as ``grad_hess`` returns it) is the floored ``diag`` (the loss's Hessian diagonal):
     equal where it is above the floor, :data:`HESSIAN_FLOOR` where it is negative, and
-    :data:`NO_INFO_HESSIAN` for a document the loss does not involve (zero gradient and curvature)."""
-    np.testing.assert_allclose(h, floor_hessian(g, diag), rtol=rtol, atol=atol,
+    :data:`NO_INFO_HESSIAN` for a document the loss does not involve (zero gradient and curvature);
+    without the ``floor``, 0 in those two places."""
+    smallest, no_info = floor_values(floor)
+    np.testing.assert_allclose(h, floor_hessian(g, diag, floor), rtol=rtol, atol=atol,
                                err_msg="the 'exact' Hessian is not the (floored) derivative of the gradient")
     negative = diag < -atol
-    np.testing.assert_array_equal(h[negative], HESSIAN_FLOOR, err_msg="a negative curvature is not floored")
-    np.testing.assert_array_equal(h[(g == 0.0) & (diag == 0.0)], NO_INFO_HESSIAN,
-                                  err_msg="a document without any term does not get NO_INFO_HESSIAN")
+    np.testing.assert_array_equal(h[negative], smallest, err_msg="a negative curvature is not floored")
+    np.testing.assert_array_equal(h[(g == 0.0) & (diag == 0.0)], no_info,
+                                  err_msg="a document without any term does not get NO_INFO_HESSIAN (0 without the "
+                                          "floor)")
 
 
 def assert_bound_majorises(bound: np.ndarray, hessian: np.ndarray, *, tol: float) -> None:
@@ -84,18 +87,30 @@ def assert_bound_majorises(bound: np.ndarray, hessian: np.ndarray, *, tol: float
 
 
 # ---- the checks of one case -------------------------------------------------------------------------------
+def _held(case: Case, prep: Loss, at: np.ndarray, method: str) -> Callable[[np.ndarray], Any]:
+    """``prep``'s ``method`` (``"loss"`` or ``"grad_hess"``) of the scores, with the pair weights of a
+    ``"lambda"`` gradient held at those of ``at``; of any other kind, the method itself."""
+    if case.gradient != "lambda":
+        return getattr(prep, method)
+    return lambda s: getattr(prep, method)(s, weights_at=at)
+
+
 def check_gradient(case: Case) -> None:
     """A gradient the mode declares ``"exact"`` is the five-point derivative of the loss, whatever
-    the Hessian's kind; one it declares ``"scaled"`` (a positive per-document rescaling) points
-    where the derivative does: the same signs, zero where it is zero, a descent direction."""
+    the Hessian's kind, and one it declares ``"lambda"`` that of the loss with its pair weights
+    held (both to the mode's declared ``tolerance``, if any); one it declares ``"scaled"`` (a
+    positive per-document rescaling) points where the derivative does: the same signs, zero
+    where it is zero, a descent direction."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
     g, _ = prep.grad_hess(d.scores)
-    fd = fd_gradient(prep.loss, d.scores)
+    fd = fd_gradient(_held(case, prep, d.scores, "loss"), d.scores)
     _require(np.abs(fd).max() > 0, "the loss is flat at the check's data: nothing to compare the gradient with")
-    if case.gradient == "exact":
-        np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9 * _scale(fd),
-                                   err_msg="the gradient (declared exact) is not the five-point derivative of the loss")
+    if case.gradient in ("exact", "lambda"):
+        held = " with its pair weights held" if case.gradient == "lambda" else ""
+        np.testing.assert_allclose(g, fd, rtol=max(1e-7, case.tolerance), atol=max(1e-9, case.tolerance) * _scale(fd),
+                                   err_msg=f"the gradient (declared {case.gradient}) is not the five-point derivative "
+                                           f"of the loss{held}")
         return
     moving = np.abs(fd) > 1e-6 * _scale(fd)
     _require(moving.any(), "the loss is flat at the check's data")
@@ -107,11 +122,11 @@ def check_gradient(case: Case) -> None:
 
 
 def _require_returned_diagonal(g: np.ndarray, returned: np.ndarray, diag: np.ndarray, *, rtol: float,
-                               atol: float) -> None:
+                               atol: float, floor: bool) -> None:
     """The Hessian the objective returned (before the floor) floors to the floored ``diag``; the
     message shows the returned values, which the floor would hide (a negated curvature shows as
     HESSIAN_FLOOR)."""
-    floored, expected = floor_hessian(g, returned), floor_hessian(g, diag)
+    floored, expected = floor_hessian(g, returned, floor), floor_hessian(g, diag, floor)
     wrong = np.flatnonzero(~np.isclose(floored, expected, rtol=rtol, atol=atol))
     _require(wrong.size == 0, "the 'exact' Hessian is not the (floored) derivative of the gradient at rows "
                               f"{wrong[:5].tolist()}: the objective returned {returned[wrong[:5]].tolist()} where "
@@ -119,23 +134,32 @@ def _require_returned_diagonal(g: np.ndarray, returned: np.ndarray, diag: np.nda
                               + (f" ({wrong.size} rows in all)" if wrong.size > 5 else ""))
 
 
+def _floor(prep: Loss) -> tuple[bool, float, str]:
+    """Whether ``prep`` floors its Hessians, the smallest Hessian it may return, and its name."""
+    on = bool(prep.hessian_floor)
+    return on, floor_values(on)[0], "HESSIAN_FLOOR" if on else "0 (hessian_floor=False)"
+
+
 def check_hessian(case: Case) -> None:
-    """Every Hessian is finite and >= HESSIAN_FLOOR; an ``"exact"`` one is the derivative of the
-    gradient (floored), a ``"bound"`` one majorises the finite-difference Hessian matrix
-    (diagonal and matrix); a ``"fitting"`` one promises nothing more."""
+    """Every Hessian is finite and >= HESSIAN_FLOOR (>= 0 with ``hessian_floor=False``); an
+    ``"exact"`` one is the derivative of the gradient (floored), a ``"bound"`` one majorises the
+    finite-difference Hessian matrix (diagonal and matrix); a ``"fitting"`` one promises nothing more."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
     g, h = prep.grad_hess(d.scores)
-    _require(np.isfinite(h).all() and np.all(h >= HESSIAN_FLOOR), f"a Hessian is below HESSIAN_FLOOR: {h.tolist()}")
+    floor, smallest, what = _floor(prep)
+    _require(np.isfinite(h).all() and np.all(h >= smallest), f"a Hessian is below {what}: {h.tolist()}")
     if case.kind == "fitting":
         return
-    J = fd_jacobian(lambda s: prep.grad_hess(s)[0], d.scores)
-    tol = 1e-9 * _scale(J)
+    gradient = _held(case, prep, d.scores, "grad_hess")
+    J = fd_jacobian(lambda s: gradient(s)[0], d.scores)
+    tol = max(1e-9, case.tolerance) * _scale(J)
+    rtol = max(1e-7, case.tolerance)
     np.testing.assert_allclose(J, J.T, atol=tol, err_msg="the gradient's Jacobian is not symmetric: the gradient "
                                                           "is not the derivative of one loss")
     if case.kind == "exact":
-        _require_returned_diagonal(g, prep._grad_hess(d.scores)[1], np.diag(J), rtol=1e-7, atol=tol)
-        assert_exact_diagonal(g, h, np.diag(J), rtol=1e-7, atol=tol)
+        _require_returned_diagonal(g, prep._grad_hess(d.scores)[1], np.diag(J), rtol=rtol, atol=tol, floor=floor)
+        assert_exact_diagonal(g, h, np.diag(J), rtol=rtol, atol=tol, floor=floor)
     else:
         assert_bound_majorises(h, J, tol=tol)
 
@@ -159,17 +183,18 @@ def check_shift_invariance(case: Case) -> None:
                                err_msg="adding a constant to a query's scores changes the gradient")
     np.testing.assert_allclose(h2, h, rtol=1e-11, atol=1e-14 * _scale(h),
                                err_msg="adding a constant to a query's scores changes the Hessian")
-    if case.gradient == "exact":  # d/dc loss(s + c on query q) = sum of q's gradients = 0
+    if case.gradient in ("exact", "lambda"):  # d/dc loss(s + c on query q) = sum of q's gradients = 0
         for q in ranked:
             gq = g[d.group_ptr[q]:d.group_ptr[q + 1]]
-            _require(abs(gq.sum()) <= 1e-14 + 1e-13 * np.abs(gq).sum(),
+            _require(abs(gq.sum()) <= 1e-14 + max(1e-13, case.tolerance) * np.abs(gq).sum(),
                      f"query {q}'s gradients sum to {gq.sum()!r}, not 0: {gq.tolist()}")
         _require(np.abs(g).max() > 0, "every gradient is 0 at the check's data")
 
 
 def check_query_weights(case: Case) -> None:
     """A query's weight scales its loss, gradients and Hessians (before the floor); a query of
-    weight 0 gives the frameworks no information (gradient 0, Hessian NO_INFO_HESSIAN)."""
+    weight 0 gives the frameworks no information (gradient 0, Hessian NO_INFO_HESSIAN, or 0
+    without the floor)."""
     d = contract_data()
     w = d.weights.copy()
     w[2] = 0.0
@@ -188,8 +213,8 @@ def check_query_weights(case: Case) -> None:
                                err_msg="the loss is not the weighted sum of the queries' losses")
     g0, h0 = weighted.grad_hess(d.scores)
     np.testing.assert_array_equal(g0[per_doc == 0], 0.0, err_msg="a query of weight 0 has a non-zero gradient")
-    np.testing.assert_array_equal(h0[per_doc == 0], NO_INFO_HESSIAN,
-                                  err_msg="a query of weight 0 does not get NO_INFO_HESSIAN")
+    np.testing.assert_array_equal(h0[per_doc == 0], floor_values(weighted.hessian_floor)[1],
+                                  err_msg="a query of weight 0 does not get NO_INFO_HESSIAN (0 without the floor)")
 
 
 def check_sum_over_queries(case: Case) -> None:
@@ -204,7 +229,7 @@ def check_sum_over_queries(case: Case) -> None:
             alone = case.prepare(d.labels[a:b], np.array([0, b - a]), d.weights[q:q + 1])
         except ValueError:  # nothing to fit in this query alone: then it adds nothing to the whole
             np.testing.assert_array_equal(g[a:b], 0.0, err_msg=f"query {q} cannot be fitted alone but has gradients")
-            np.testing.assert_array_equal(h[a:b], NO_INFO_HESSIAN,
+            np.testing.assert_array_equal(h[a:b], floor_values(prep.hessian_floor)[1],
                                           err_msg=f"query {q} cannot be fitted alone but has Hessians")
             continue
         total += alone.loss(d.scores[a:b])
@@ -264,7 +289,8 @@ def check_serial_parallel(case: Case) -> None:
 
 def check_extreme_inputs(case: Case) -> None:
     """Extreme scores (up to +-1.7e308, huge gaps) and degenerate queries give finite gradients,
-    Hessians >= HESSIAN_FLOOR and a finite loss, or a ``ValueError`` naming the objective; an
+    Hessians >= HESSIAN_FLOOR (>= 0 without the floor) and a finite loss, or a ``ValueError``
+    naming the objective; an
     overflow refused by ``loss``/``grad_hess`` must be one of the data (the objective's own NaN
     or inf from moderate inputs is a bug), and the loss may overflow to inf but never be NaN."""
     names = (case.name, case.entry.loss_class.name)
@@ -283,7 +309,7 @@ def check_extreme_inputs(case: Case) -> None:
         except ValueError as e:
             _require(any(n in str(e) for n in names), f"at {what}: a ValueError not naming the objective: {e}")
             continue
-        _require(np.isfinite(g).all() and np.isfinite(h).all() and np.all(h >= HESSIAN_FLOOR),
+        _require(np.isfinite(g).all() and np.isfinite(h).all() and np.all(h >= _floor(prep)[1]),
                  f"at {what}: grad_hess returned non-finite values or a Hessian below the floor")
 
 
@@ -465,15 +491,25 @@ def _chosen_checks(checks: Sequence[str] | None) -> list[Check]:
     return [CHECKS[n] for n in checks]
 
 
-def objective_checks(objective: str | type[Loss] | Objective, *,
+def _instance_settings(objective: Any, entry: Objective) -> dict[str, Any] | None:
+    """An instance's settings, to check it with (its row-index parameters are the checks' own);
+    ``None`` for a name, class or entry."""
+    if not isinstance(objective, Loss):
+        return None
+    return {k: v for k, v in objective.settings.items() if k not in entry.row_params and k not in entry.fixed}
+
+
+def objective_checks(objective: str | type[Loss] | Loss | Objective, *,
                      params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
                      checks: Sequence[str] | None = None) -> list[tuple[Subject, Check]]:
     """``(subject, check)`` for every check of ``objective`` (a registered name, a
-    :class:`~boostplug.objectives.Loss` subclass or a registry entry): the per-case checks on each
-    of its :func:`cases` they apply to, then the per-objective ones on its registry entry.
-    ``params`` and ``checks`` as in :func:`check_objective`."""
+    :class:`~boostplug.objectives.Loss` subclass or instance, or a registry entry): the per-case
+    checks on each of its :func:`cases` they apply to, then the per-objective ones on its registry
+    entry. ``params`` and ``checks`` as in :func:`check_objective`."""
     chosen = _chosen_checks(checks)
     entry = resolve(objective)
+    if params is None:
+        params = _instance_settings(objective, entry)
     found = cases(entry, params=params)
     per_case: list[tuple[Subject, Check]] = [(case, c) for c in chosen if c.per == "case"
                                              for case in found if c.applies(case)]
@@ -489,7 +525,7 @@ class CheckResult(NamedTuple):
     skipped: str | None = None
 
 
-def check_objective(objective: str | type[Loss] | Objective, *,
+def check_objective(objective: str | type[Loss] | Loss | Objective, *,
                     params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
                     checks: Sequence[str] | None = None) -> list[CheckResult]:
     """Run every contract check on ``objective``; raise :class:`ContractError` (an
@@ -497,7 +533,8 @@ def check_objective(objective: str | type[Loss] | Objective, *,
 
     Args:
         objective: a registered name (``"ranknet"``), a :class:`~boostplug.objectives.Loss`
-            subclass (registered for the duration if it is not) or a registry entry.
+            subclass (registered for the duration if it is not), an instance of one (checked with
+            its settings unless ``params`` says otherwise) or a registry entry.
         params: check these settings (a dict, or a list of dicts; ``hessian`` picks one mode)
             instead of those the registry lists (defaults, ``methods``, the other values of each
             choice or bool parameter, both ends of each search range).
@@ -514,6 +551,8 @@ def check_objective(objective: str | type[Loss] | Objective, *,
         check_objective("ranknet", params={"sigma": 2.0}, checks=["gradient", "hessian"])
     """
     entry = resolve(objective)
+    if params is None:
+        params = _instance_settings(objective, entry)
     results = []
     with registered(entry):
         for subject, check in objective_checks(entry, params=params, checks=checks):

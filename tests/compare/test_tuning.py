@@ -68,7 +68,7 @@ def test_a_configured_method_shows_its_settings_and_reads_back() -> None:
 
 def test_unknown_setting_says_did_you_mean_and_lists_the_parameters() -> None:
     with pytest.raises(ValueError, match=r"has no parameter 'alpah'; did you mean alpha\? its parameters are "
-                                         r"ddf, alpha, lam, beta, hessian, learning_rate"):
+                                         r"ddf, alpha, lam, beta, hessian, hessian_floor, learning_rate"):
         get_method("mpboost-ldd:alpah=0.3")
     with pytest.raises(ValueError, match=r"'rb-c' has no parameter 'max_threshold'; did you mean max_thresholds"):
         get_method("rb-c:max_threshold=8")

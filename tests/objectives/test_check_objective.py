@@ -187,8 +187,8 @@ def test_the_objective_is_taken_by_name_class_or_entry() -> None:
         objectives.unregister("pair_squares")
     with pytest.raises(ValueError, match="unknown objective 'pair_squares'"):
         check_objective("pair_squares")
-    with pytest.raises(TypeError, match=r"a registered name, a boostplug.objectives.Loss subclass or a registry "
-                                        r"entry, got 3"):
+    with pytest.raises(TypeError, match=r"a registered name, a boostplug.objectives.Loss subclass or instance, or a "
+                                        r"registry entry, got 3"):
         check_objective(3)
     other = type("Other", (PairSquares,), {"name": "pair_squares"})
     objectives.register(other)

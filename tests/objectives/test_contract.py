@@ -183,8 +183,10 @@ def test_an_int_parameter_searches_integers():
 
 # ---- the Loss base class ------------------------------------------------------------------------
 def test_declared_parameters_defaults_and_the_automatic_hessian_choice():
-    assert HalfSquares.defaults() == {"scale": 1.0}  # one Hessian mode: no hessian parameter
-    assert list(PairLogistic.defaults()) == ["sigma", "margin", "top", "mode", "strict", "pairs", "tag", "hessian"]
+    # one Hessian mode: no hessian parameter; every objective takes hessian_floor
+    assert HalfSquares.defaults() == {"scale": 1.0, "hessian_floor": True}
+    assert list(PairLogistic.defaults()) == ["sigma", "margin", "top", "mode", "strict", "pairs", "tag", "hessian",
+                                             "hessian_floor"]
     hp = PairLogistic.declared_params()["hessian"]
     assert hp.kind == "choice" and hp.choices == ("exact", "bound") and hp.default == "exact"
     assert "exact (exact)" in hp.doc and "bound (bound)" in hp.doc
@@ -212,7 +214,7 @@ def test_declared_parameters_defaults_and_the_automatic_hessian_choice():
 def test_parameters_are_checked_stored_and_setup_runs():
     obj = PairLogistic(Y, GP, sigma=2, mode="BOTH", pairs=[[1, 3]], top=4, tag="run")
     assert obj.settings == {"sigma": 2.0, "margin": "none", "top": 4, "mode": "both", "strict": True,
-                            "pairs": obj.pairs, "tag": "run", "hessian": "exact"}
+                            "pairs": obj.pairs, "tag": "run", "hessian": "exact", "hessian_floor": True}
     assert obj.sigma == 2.0 and type(obj.sigma) is float and obj.mode == "both"
     np.testing.assert_array_equal(obj.pairs, [[1, 3]])
     assert obj.pair_list.shape == (5, 2)  # setup ran: 4 critical pairs + the explicit one
@@ -461,8 +463,8 @@ def test_an_unknown_objective_name_suggests_the_closest():
     with pytest.raises(ValueError, match=r"unknown objective 'MPBost'; did you mean 'mpboost'\? choose one of "
                                          r"\['qbrank', 'mpboost', 'ndcg_boost', 'rankboost'"):
         objectives.get("MPBost")
-    with pytest.raises(ValueError, match=r"unknown objective 'lambdamart'; choose one of \["):
-        objectives.get("lambdamart")  # nothing close: no guess
+    with pytest.raises(ValueError, match=r"unknown objective 'yetirank'; choose one of \["):
+        objectives.get("yetirank")  # nothing close: no guess
 
 
 def test_the_built_in_entries():

@@ -234,7 +234,8 @@ def test_rankboost_is_mpboost_binary(rng):
 
 
 def test_defaults_and_registry():
-    assert mpboost.DEFAULTS == {"ddf": "logdd", "alpha": 0.2, "lam": 3.0, "beta": 0.5, "hessian": "newton"}
+    assert mpboost.DEFAULTS == {"ddf": "logdd", "alpha": 0.2, "lam": 3.0, "beta": 0.5, "hessian": "newton",
+                                "hessian_floor": True}
     assert set(mpboost.HESSIANS) == {"newton", "gentle"}
     assert objectives.get("mpboost").defaults["ddf"] == "logdd"
     assert objectives.get("rankboost").defaults["ddf"] == "binary"

@@ -208,7 +208,7 @@ def test_kernel_matches_slow_pair_loop(seed, params) -> None:
 def test_registry_and_pure_functions_agree() -> None:
     s, y, gp = smooth_data(7)
     obj = objectives.get("ndcg_boost")
-    assert obj.defaults == {"sigma": 2.0, "label_gain": None, "hessian": "bound"}
+    assert obj.defaults == {"sigma": 2.0, "label_gain": None, "hessian": "bound", "hessian_floor": True}
     assert set(obj.hessians) == {"bound", "exact"}
     ref_loss, ref_g, ref_hb, *_ = slow_all(s, y, gp)
     assert obj.loss(s, y, gp) == pytest.approx(ref_loss, rel=1e-12)

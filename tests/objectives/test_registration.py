@@ -77,7 +77,7 @@ def data():
 def test_the_registry_lists_it_as_declared_and_forgets_it(registered) -> None:
     entry = objectives.get(NAME.upper())
     assert entry is registered and entry.loss_class is PairLogit and NAME in objectives.names()
-    assert entry.defaults == {"sigma": 1.0, "hessian": "exact"}
+    assert entry.defaults == {"sigma": 1.0, "hessian": "exact", "hessian_floor": True}
     assert entry.hessian_kinds == {"exact": "exact", "bound": "bound"}
     assert entry.gradient_kinds == {"exact": "exact", "bound": "exact"}
     assert entry.search_space() == {"sigma": Search(0.5, 4.0, log=True)}
@@ -250,9 +250,10 @@ def test_dask_training(registered, data) -> None:
 
 # ---- boostplug compare -----------------------------------------------------------------------------
 BUILTIN = ["lambdarank", "rank_xendcg", "regression", "qbrank", "mpboost-binary", "mpboost-ldd", "mpboost-logdd",
-           "mpboost-logitdd", "ndcg_boost", "rankboost-loss", "xgb-rank:ndcg", "xgb-rank:pairwise",
-           "xgb-reg:squarederror", "xgb-qbrank", "xgb-mpboost-binary", "xgb-mpboost-ldd", "xgb-mpboost-logdd",
-           "xgb-mpboost-logitdd", "xgb-ndcg_boost", "xgb-rankboost-loss", "rb-d", "rb-c", "rankboost+",
+           "mpboost-logitdd", "ndcg_boost", "rankboost-loss", "lambdarank-plugin", "xgb-rank:ndcg",
+           "xgb-rank:pairwise", "xgb-reg:squarederror", "xgb-qbrank", "xgb-mpboost-binary", "xgb-mpboost-ldd",
+           "xgb-mpboost-logdd", "xgb-mpboost-logitdd", "xgb-ndcg_boost", "xgb-rankboost-loss",
+           "xgb-lambdarank-plugin", "rb-d", "rb-c", "rankboost+",
            "adarank-map", "adarank-ndcg", "mpboost-stumps", "ndcg_boost-stumps"]
 
 
@@ -263,8 +264,8 @@ def test_compare_lists_it_while_registered_only() -> None:
     objectives.register(PairLogit)
     try:
         names = method_names()
-        assert names[names.index("rankboost-loss") + 1] == NAME
-        assert names[names.index("xgb-rankboost-loss") + 1] == f"xgb-{NAME}"
+        assert names[names.index("lambdarank-plugin") + 1] == NAME     # registered after the built-in entries
+        assert names[names.index("xgb-lambdarank-plugin") + 1] == f"xgb-{NAME}"
         assert [n for n in names if n not in (NAME, f"xgb-{NAME}")] == BUILTIN
         m, x = get_method(NAME), get_method(f"xgb-{NAME}")
         assert (m.framework, m.loss, x.framework, x.loss) == ("lightgbm", f"boostplug:{NAME}", "xgboost",

@@ -87,7 +87,7 @@ def lightgbm_group(layout: PartitionLayout) -> "da.Array":
 def train_lightgbm(
     client: "Client",
     frame: "dd.DataFrame",
-    objective: str,
+    objective: Any,
     *,
     objective_params: dict[str, Any] | None = None,
     label_col: str = "label",
@@ -107,7 +107,10 @@ def train_lightgbm(
         client: the ``distributed`` client.
         frame: Dask DataFrame with features, ``label_col`` and ``qid_col``
             (see :func:`repartition_by_query`).
-        objective: a boostplug objective name (:func:`boostplug.objectives.names`).
+        objective: a boostplug objective name (:func:`boostplug.objectives.names`), or a
+            :class:`~boostplug.objectives.Loss` subclass or instance, registered or not (it
+            travels to the workers with its class, which they must be able to import or which
+            Dask's cloudpickle ships by value).
         objective_params: the objective's parameters.
         feature_cols: default: every column but the label, query id and document key.
         doc_col: each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs` in
@@ -131,7 +134,7 @@ def train_lightgbm(
 
     require_frame(frame, label_col, qid_col, "train_lightgbm")
     if "objective" in ranker_params:
-        raise ValueError("pass the boostplug objective name as `objective`, not in the ranker parameters")
+        raise ValueError("pass the boostplug objective as `objective`, not in the ranker parameters")
     make = sklearn_objective if doc_col is None else lgb_objective
     obj = _refuse_row_params(make(objective, **(objective_params or {})))
     refuse_keyed_without_doc(obj, doc_col)
@@ -174,7 +177,7 @@ def dense_qid(frame: "dd.DataFrame", layout: PartitionLayout, qid_col: str = "qi
 def train_xgboost(
     client: "Client",
     frame: "dd.DataFrame",
-    objective: str,
+    objective: Any,
     *,
     objective_params: dict[str, Any] | None = None,
     params: dict[str, Any] | None = None,
@@ -185,7 +188,8 @@ def train_xgboost(
     doc_col: str | None = None,
     **train_kwargs: Any,
 ) -> dict[str, Any]:
-    """``xgboost.dask.train`` with a boostplug objective on a query-partitioned frame.
+    """``xgboost.dask.train`` with a boostplug objective (a name, or a ``Loss`` subclass or instance:
+    as in :func:`train_lightgbm`) on a query-partitioned frame.
 
     Checks the partitions, builds ``DaskDMatrix(client, X, y, qid=dense_qid)`` and calls
     ``xgboost.dask.train(client, boostplug.xgboost.params(**params), dtrain, num_boost_round,

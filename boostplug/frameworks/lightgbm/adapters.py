@@ -167,7 +167,7 @@ class LightGBMSklearnObjective(BoundObjective):
                                             "doc=doc), which maps it onto each fit's rows")
 
 
-def objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> LightGBMObjective:
+def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> LightGBMObjective:
     """A boostplug objective for ``lgb.train(params={"objective": ...})`` and ``lgb.cv``.
 
     Not for ``lgb.LGBMRanker(objective=...)``, which calls it with arrays instead of a Dataset (a
@@ -175,7 +175,10 @@ def objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> Lig
     :func:`sklearn_objective` for LightGBM's own ranker.
 
     Args:
-        name: one of :func:`boostplug.objectives.names`.
+        name: one of :func:`boostplug.objectives.names`, or a :class:`~boostplug.objectives.Loss`
+            subclass or instance (an instance's settings are its parameters, ``params`` over
+            them), registered or not: registration gives it a name for the command line and for
+            saved models, which record the name.
         threads: the numba threads of its kernels each round; by default LightGBM's
             ``num_threads`` (or an alias), read from the parameters of the Dataset LightGBM hands
             the objective; ``None``: numba's own setting.
@@ -184,8 +187,9 @@ def objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> Lig
     return LightGBMObjective(name, params, threads)
 
 
-def sklearn_objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> LightGBMSklearnObjective:
-    """A boostplug objective in the 4-argument form ``LGBMRanker(objective=...)`` accepts.
+def sklearn_objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> LightGBMSklearnObjective:
+    """A boostplug objective in the 4-argument form ``LGBMRanker(objective=...)`` accepts
+    (``name``: as in :func:`objective`).
 
     ``threads``: the numba threads of its kernels each round. By default the ranker's
     ``num_threads``/``n_jobs``, read from the Dataset LightGBM's wrapper holds (up to a few

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from ..._atomic import write_text
-from ..model_record import lightgbm_text_with_record, record_for, record_from_lightgbm_text
+from ..model_record import lightgbm_text_with_record, record_for, record_from_lightgbm_text, warn_if_unregistered
 from .model_text import check_model_text
 
 __all__ = ["record_objective", "objective_of", "model_to_string", "save_model", "load_model", "RECORD_ATTR"]
@@ -53,6 +53,7 @@ def model_to_string(booster: Any, objective: Any = None, **kwargs: Any) -> str:
     parameters section: ``objective`` if given, else the one :func:`record_objective` or
     :func:`load_model` attached (a model without either is written as LightGBM writes it)."""
     record = record_for(objective) if objective is not None else getattr(booster, RECORD_ATTR, None)
+    warn_if_unregistered(record)
     text = booster.model_to_string(**kwargs)
     return text if record is None else lightgbm_text_with_record(text, record)
 

@@ -18,7 +18,7 @@ from lightgbm.basic import _ConfigAliases
 from numpy.typing import ArrayLike
 
 from .._adapter import builder_init_score
-from ..sklearn_ranker import OWN_PARAMS, RankerMixin, is_boostplug_objective
+from ..sklearn_ranker import OWN_PARAMS, RankerMixin
 from .adapters import params_threads, sklearn_metric, sklearn_objective
 from .frames import lightgbm_frame
 from .model_file import load_model, objective_of, record_objective, save_model
@@ -92,9 +92,11 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         True
 
     Args:
-        objective: a boostplug objective name (:func:`boostplug.objectives.names`), or anything
-            ``lightgbm.LGBMRanker`` takes (``"lambdarank"``, ``"rank_xendcg"``, a callable;
-            ``None`` is ``"lambdarank"``).
+        objective: a boostplug objective name (:func:`boostplug.objectives.names`), a
+            :class:`~boostplug.objectives.Loss` subclass or instance (registered or not; an
+            instance's settings are its parameters, under the estimator's), or anything
+            ``lightgbm.LGBMRanker`` takes (``"lambdarank"``, LightGBM's own, ``"rank_xendcg"``,
+            a callable; ``None`` is ``"lambdarank"``).
         eval_metric: the boostplug metric evaluated on ``eval_set`` each round and used by early
             stopping and :meth:`score` (``"ndcg@10"``, ``"map@10"``, ``"err@10"``...), or a list
             of them (``["map@10", "ndcg@10"]``): each is recorded in ``evals_result_`` and the
@@ -112,6 +114,9 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
 
     _framework = "LightGBM"
     _knows_every_param = True
+    # LightGBM's ranking objectives and their aliases: "lambdarank" is LightGBM's own here, not the
+    # registered copy of it (pass objective="lambdarank" to boostplug.lightgbm.objective for that)
+    _builtin_objectives = frozenset({"lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg_mart", "xendcg_mart"})
 
     def __init__(self, *, objective: Any = None, eval_metric: str | Sequence[str] = "ndcg@10",
                  early_stopping_rounds: int | None = None, **kwargs: Any) -> None:
@@ -134,7 +139,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         for alias in _ConfigAliases.get("metric"):
             params.pop(alias, None)
         params["metric"] = "None"
-        if is_boostplug_objective(params.get("objective")):
+        if self._is_boostplug(params.get("objective")):
             params["objective"] = "None"  # set_params(objective=name) after fit: predict needs no objective
         return params
 
@@ -195,7 +200,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
             )
         if plan.choice.name is not None:
             # the thread count LightGBM trains with, given explicitly (an alias in the kwargs wins over n_jobs)
-            self._objective = sklearn_objective(plan.choice.name, threads=params_threads(self.get_params()),
+            self._objective = sklearn_objective(plan.choice.entry, threads=params_threads(self.get_params()),
                                                 **plan.choice.params)
         else:
             self._objective = self.objective
@@ -219,7 +224,7 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         super().fit(X, y, sample_weight=plan.row_weights(), init_score=init_score, group=plan.sizes,
                     feature_name=feature_name, categorical_feature=categorical_feature, callbacks=callbacks,
                     init_model=init_model, **eval_kw)
-        if is_boostplug_objective(self.objective) and callable(self._objective):
+        if self._is_boostplug(self.objective) and callable(self._objective):
             record_objective(self._Booster, self._objective)  # booster_ then says what trained it
         return self
 

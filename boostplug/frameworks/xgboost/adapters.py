@@ -110,7 +110,7 @@ class XGBoostObjective(BoundObjective):
                                     keys=lambda: dmatrix_row_keys(dtrain), no_keys=_HOW_KEYS)
 
 
-def objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> XGBoostObjective:
+def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> XGBoostObjective:
     """A boostplug objective for ``xgb.train(obj=...)`` and ``xgb.cv(obj=...)``.
 
     Not for XGBoost's scikit-learn models: ``xgb.XGBRanker(objective=...)`` refuses any callable
@@ -120,7 +120,10 @@ def objective(name: str, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> XGB
     objective (``y_true, y_pred``, e.g. by ``xgb.XGBRegressor``), it raises a ``TypeError`` saying so.
 
     Args:
-        name: one of :func:`boostplug.objectives.names`.
+        name: one of :func:`boostplug.objectives.names`, or a :class:`~boostplug.objectives.Loss`
+            subclass or instance (an instance's settings are its parameters, ``params`` over
+            them), registered or not: registration gives it a name for the command line and for
+            saved models, which record the name.
         threads: the numba threads of its kernels each round. By default XGBoost's ``nthread``,
             read from the Booster that calls the objective (up to a few wrappers up the stack; when
             none is found, numba's own setting, with a ``RuntimeWarning``); ``None``: numba's own

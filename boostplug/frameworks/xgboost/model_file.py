@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from ..._atomic import write_bytes
-from ..model_record import RECORD_KEY, ObjectiveRecord, record_for
+from ..model_record import RECORD_KEY, ObjectiveRecord, record_for, warn_if_unregistered
 from .ubjson import checked_model_source
 
 __all__ = ["record_objective", "objective_of", "save_model", "load_model"]
@@ -51,6 +51,7 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     ``objective`` if given (:func:`record_objective`). Written atomically."""
     if objective is not None:
         record_objective(booster, objective)
+    warn_if_unregistered(booster.attr(RECORD_KEY))
     fmt = "json" if os.fspath(path).lower().endswith(".json") else "ubj"
     write_bytes(path, bytes(booster.save_raw(raw_format=fmt)))
 

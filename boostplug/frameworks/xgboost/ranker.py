@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ... import objectives as _objectives
 from .._adapter import builder_init_score
-from ..sklearn_ranker import FitPlan, RankerMixin, is_boostplug_objective
+from ..sklearn_ranker import FitPlan, RankerMixin
 from ..._core.threads import thread_count
 from .adapters import dmatrix, early_stopping, metric
 from .adapters import objective as make_objective
@@ -53,8 +53,10 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         True
 
     Args:
-        objective: a boostplug objective name (:func:`boostplug.objectives.names`) or an
-            XGBoost ranking objective (``"rank:ndcg"``, ``"rank:pairwise"``...).
+        objective: a boostplug objective name (:func:`boostplug.objectives.names`), a
+            :class:`~boostplug.objectives.Loss` subclass or instance (registered or not; an
+            instance's settings are its parameters, under the estimator's) or an XGBoost ranking
+            objective (``"rank:ndcg"``, ``"rank:pairwise"``...).
         eval_metric: the boostplug metric evaluated on ``eval_set`` each round and used by early
             stopping and :meth:`score` (``"ndcg@10"``, ``"map@10"``, ``"err@10"``...), or a list
             of them (``["map@10", "ndcg@10"]``): each is recorded in ``evals_result_`` and the
@@ -90,7 +92,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         params = super().get_xgb_params()
         for key in self._not_booster_params():
             params.pop(key, None)
-        if is_boostplug_objective(self.objective):
+        if self._is_boostplug(self.objective):
             params.pop("objective", None)
         return params
 
@@ -151,10 +153,11 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
                               eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=sample_weight_eval_set,
                               doc=doc)
-        if not isinstance(self.objective, str):
+        if not isinstance(self.objective, str) and not self._is_boostplug(self.objective):
             raise TypeError(
-                f"XGBRanker takes an objective name (one of {_objectives.names()} or an XGBoost 'rank:*' "
-                f"objective), got {type(self.objective).__name__}"
+                f"XGBRanker takes a boostplug objective (one of {_objectives.names()}, or a "
+                f"boostplug.objectives.Loss subclass or instance) or an XGBoost 'rank:*' objective name, got "
+                f"{type(self.objective).__name__}"
             )
         margins = [None] * len(plan.evals) if base_margin_eval_set is None else list(base_margin_eval_set)
         if len(margins) != len(plan.evals):
@@ -165,7 +168,8 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
             params["disable_default_eval_metric"] = 1
             obj = None
             if plan.choice.name is not None:
-                obj = make_objective(plan.choice.name, threads=thread_count(params.get("nthread", params.get("n_jobs"))),
+                obj = make_objective(plan.choice.entry,
+                                     threads=thread_count(params.get("nthread", params.get("n_jobs"))),
                                      **plan.choice.params)
                 if params.get("base_score") is None:
                     params["base_score"] = 0.0

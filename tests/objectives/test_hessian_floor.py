@@ -1,0 +1,133 @@
+"""The Hessian floor as a per-objective choice: every objective takes ``hessian_floor``, declares its
+default (on for the library's own objectives, whose models stay as they were), and with it off hands
+the frameworks its Hessians as computed (negative ones at 0, a document without any term at 0)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boostplug import objectives
+from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, Param, PairwiseLoss, floor_hessian
+from boostplug.objectives.lambda_weighted import LOGISTIC
+from boostplug.objectives.pairwise import EXACT
+from boostplug.testing import check_objective
+
+#: objective -> settings whose raw Hessians have zeros (queries of one label) and, for ndcg_boost's
+#: exact mode, negative values
+SETTINGS = {"qbrank": {}, "mpboost": {}, "ndcg_boost": {"hessian": "exact"}, "rankboost": {}}
+
+
+def _data():
+    rng = np.random.default_rng(8)
+    gp = np.array([0, 1, 5, 12, 20], dtype=np.int64)
+    y = rng.integers(0, 3, 20).astype(np.float64)
+    y[1:5] = 1.0                                  # one label: no term
+    return rng.normal(size=20), y, gp, np.array([1.0, 2.0, 0.0, 1.5])
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_the_librarys_objectives_keep_the_floor_on_by_default(name) -> None:
+    """Their default is the floor (their models do not change: the per-objective tests compare
+    their Hessians with floor_hessian of the references), and the floor is what grad_hess applies."""
+    entry = objectives.get(name)
+    assert entry.defaults["hessian_floor"] is True and Loss.hessian_floor is True
+    s, y, gp, w = _data()
+    prep = entry.prepare(y, gp, weights=w, **SETTINGS[name])
+    g, raw = prep._grad_hess(s)
+    np.testing.assert_array_equal(prep.grad_hess(s)[1], floor_hessian(g, raw))
+    assert np.any(prep.grad_hess(s)[1] == NO_INFO_HESSIAN)
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_without_the_floor_the_hessians_pass_as_computed(name) -> None:
+    """hessian_floor=False: the raw Hessians, negative ones at 0; a document without any term (here
+    in a query of weight 0, of one document or of one label) gets 0, not NO_INFO_HESSIAN; the
+    gradient is the same either way."""
+    s, y, gp, w = _data()
+    entry = objectives.get(name)
+    off = entry.prepare(y, gp, weights=w, hessian_floor=False, **SETTINGS[name])
+    on = entry.prepare(y, gp, weights=w, **SETTINGS[name])
+    g, raw = off._grad_hess(s)
+    g_off, h_off = off.grad_hess(s)
+    g_on, h_on = on.grad_hess(s)
+    np.testing.assert_array_equal(g_off, g_on)
+    np.testing.assert_array_equal(h_off, np.maximum(raw, 0.0))
+    none = (g == 0.0) & (raw == 0.0)
+    assert none[gp[2]:gp[3]].all()                            # the query of weight 0
+    np.testing.assert_array_equal(h_off[none], 0.0)
+    np.testing.assert_array_equal(h_on[none], NO_INFO_HESSIAN)
+    assert off.settings["hessian_floor"] is False
+
+
+def test_a_negative_curvature_is_zero_without_the_floor() -> None:
+    """ndcg_boost's exact Hessian is negative somewhere: HESSIAN_FLOOR with the floor, 0 without."""
+    s, y, gp, w = _data()
+    entry = objectives.get("ndcg_boost")
+    raw = entry.prepare(y, gp, weights=w, hessian="exact")._grad_hess(s)[1]
+    negative = raw < 0.0
+    assert negative.any()
+    np.testing.assert_array_equal(entry.prepare(y, gp, weights=w, hessian="exact").grad_hess(s)[1][negative],
+                                  HESSIAN_FLOOR)
+    np.testing.assert_array_equal(
+        entry.prepare(y, gp, weights=w, hessian="exact", hessian_floor=False).grad_hess(s)[1][negative], 0.0)
+
+
+class NoFloor(PairwiseLoss):
+    """A pairwise logistic loss that declares the floor off by default."""
+
+    name = "test_no_floor"
+    summary = "pairwise logistic loss without a Hessian floor (test objective)"
+    params = {"sigma": Param(1.0, "real", "slope", low=0.0, low_open=True)}
+    hessians = {"exact": EXACT}
+    hessian_floor = False
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+
+def test_an_objective_declares_its_default_and_the_parameter_overrides_it() -> None:
+    s, y, gp, w = _data()
+    assert NoFloor.defaults()["hessian_floor"] is False
+    off, on = NoFloor(y, gp, weights=w), NoFloor(y, gp, weights=w, hessian_floor=True)
+    np.testing.assert_array_equal(off.grad_hess(s)[1][:gp[3]], 0.0)
+    np.testing.assert_array_equal(on.grad_hess(s)[1][:gp[3]], NO_INFO_HESSIAN)
+    declared = NoFloor.declared_params()["hessian_floor"]
+    assert declared.kind == "bool" and "blows up" in declared.doc
+
+
+@pytest.mark.parametrize("params", [None, {"hessian_floor": True}])
+def test_the_contract_checks_follow_the_floor(params) -> None:
+    """check_objective with the floor off (the class's default) and on: every check passes, its
+    Hessian checks expecting 0 or NO_INFO_HESSIAN where no term is."""
+    checks = ["gradient", "hessian", "query_weights", "sum_over_queries", "extreme_inputs"]
+    results = check_objective(NoFloor, params=params, checks=checks)
+    assert [r.check for r in results] == checks
+
+
+def test_bad_values_and_declarations_are_refused() -> None:
+    s, y, gp, w = _data()
+    with pytest.raises((TypeError, ValueError), match=r"hessian_floor.*'yes'"):
+        objectives.get("qbrank").prepare(y, gp, hessian_floor="yes")
+    with pytest.raises(TypeError, match="declare the Hessian floor's default as the class attribute"):
+        objectives.register(type("Bad", (NoFloor,), {"name": "test_bad_floor", "hessian_floor": 1}))
+    with pytest.raises(TypeError, match="declare the Hessian floor's default as the class attribute"):
+        objectives.register(type("Bad", (NoFloor,), {"name": "test_bad_floor",
+                                                     "params": {"hessian_floor": Param(True, "bool", "x")}}))
+    assert "test_bad_floor" not in objectives.names()
+
+
+def test_the_floor_changes_a_lightgbm_model() -> None:
+    """The reason it is a choice: on data with documents without any term, LightGBM grows other trees
+    with the floor than without (so a copy of a built-in, which has none, must turn it off)."""
+    lgb = pytest.importorskip("lightgbm")
+    from boostplug import lightgbm as bpl
+    from boostplug.data import load_example
+
+    data, _ = load_example()
+    cut = int(data.group_ptr[40])
+    ds = bpl.dataset(data.X[:cut], data.y[:cut], group_ptr=data.group_ptr[:41])
+    trees = {}
+    for floor in (True, False):
+        params = {"objective": bpl.objective("mpboost", hessian_floor=floor), "verbose": -1, "num_threads": 1,
+                  "min_data_in_leaf": 5}
+        trees[floor] = lgb.train(params, ds, 3).dump_model()["tree_info"]
+    assert trees[True] != trees[False]

@@ -86,7 +86,7 @@ class LambdaRank(LambdaWeightedLoss):
     """
 
     name = "lambdarank"
-    summary = "LightGBM's lambdarank, reproduced through the plugin path (identical trees)"
+    summary = "LightGBM's lambdarank gradients, reproduced (on LightGBM: the built-in's trees)"
     params = {
         "sigmoid": Param(1.0, "real", "slope of the logistic (LightGBM's sigmoid)", low=SIGMOID_MIN,
                          high=SIGMOID_MAX),

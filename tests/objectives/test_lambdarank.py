@@ -14,7 +14,7 @@ import pytest
 from boostplug import objectives
 from boostplug.data import load_example
 from boostplug.objectives.lambdarank import DEFAULT_LABEL_GAIN, LambdaRank, sigmoid_table
-from tests._helpers import MQ2008
+from tests._helpers import MQ2008, need_data
 
 lgb = pytest.importorskip("lightgbm")
 from boostplug import lightgbm as bpl  # noqa: E402  (needs lightgbm)
@@ -98,8 +98,7 @@ def test_query_weights_grow_lightgbms_trees(example) -> None:
 
 
 def test_mq2008_fold1_grows_lightgbms_trees() -> None:
-    if not MQ2008.exists():
-        pytest.skip(f"real data not available at {MQ2008}")
+    need_data(MQ2008)
     from boostplug.data import load_letor_folds
 
     train = load_letor_folds(MQ2008, "letor4")[0][0]

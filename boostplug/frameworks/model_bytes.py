@@ -1,8 +1,10 @@
 """A trained LightGBM or XGBoost booster as bytes, and back: the one form a model takes between
 processes (distributed workers, Spark executors) and in a Spark model's saved params.
 
-LightGBM's is its text model with the boostplug objective record (:mod:`.lightgbm.model_file`),
-checked when read back; XGBoost's is its UBJSON model."""
+LightGBM's is its text model with the boostplug objective record (:mod:`.lightgbm.model_file`);
+XGBoost's is its UBJSON model. Both are checked before the framework parses them
+(:func:`booster_from_bytes`): either framework's reader can crash the process or hang on a model
+cut short."""
 
 from __future__ import annotations
 
@@ -23,15 +25,33 @@ def booster_bytes(booster: Any) -> tuple[str, bytes]:
 
 
 def booster_from_bytes(framework: str, raw: bytes) -> Any:
-    """The booster :func:`booster_bytes` gave ``raw`` for."""
+    """The booster :func:`booster_bytes` gave ``raw`` for.
+
+    ``raw`` is checked before the framework reads it, as :func:`boostplug.xgboost.load_model` and
+    :func:`boostplug.lightgbm.load_model` check a file: an XGBoost model must be one complete
+    UBJSON value (:func:`~.xgboost.ubjson.check_ubjson`), a LightGBM model complete UTF-8 model
+    text (:func:`~.lightgbm.model_text.check_model_text`). Anything else is a ``ValueError``
+    naming "the model bytes" (or "the model string") and where the data breaks."""
+    data = bytes(raw)
     if framework == "lightgbm":
         from .lightgbm.model_file import load_model
 
-        return load_model(model_str=bytes(raw).decode("utf-8"))
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"the model bytes: not a LightGBM text model (byte {exc.start} of {len(data)} is not "
+                             "UTF-8 text)") from None
+        return load_model(model_str=text)
     if framework == "xgboost":
         import xgboost as xgb
 
+        from .xgboost.ubjson import check_ubjson, looks_like_ubjson
+
+        if not looks_like_ubjson(data):
+            raise ValueError(f"the model bytes: not an XGBoost UBJSON model (it starts with {data[:8]!r}, "
+                             f"{len(data)} bytes)")
+        check_ubjson(data, "the model bytes")
         booster = xgb.Booster()
-        booster.load_model(bytearray(raw))
+        booster.load_model(bytearray(data))
         return booster
     raise ValueError(f"framework must be 'lightgbm' or 'xgboost', got {framework!r}")

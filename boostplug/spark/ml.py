@@ -174,9 +174,16 @@ class RankerModel(Model, _RankerParams, DefaultParamsReadable, DefaultParamsWrit
         self._set(**self._input_kwargs)
 
     def booster(self) -> Any:
-        """The trained ``xgb.Booster`` or ``lgb.Booster``."""
-        return booster_from_bytes(self.getOrDefault(self.framework),
-                                  base64.b64decode(self.getOrDefault(self.modelPayload)))
+        """The trained ``xgb.Booster`` or ``lgb.Booster``. The payload is checked before the framework
+        reads it (:func:`~boostplug.frameworks.model_bytes.booster_from_bytes`): a damaged one, say in a
+        saved model's files, is a ``ValueError`` naming this stage and where the model breaks."""
+        framework = self.getOrDefault(self.framework)
+        try:
+            raw = base64.b64decode(self.getOrDefault(self.modelPayload), validate=True)
+            return booster_from_bytes(framework, raw)
+        except ValueError as exc:  # binascii.Error (not base64) is a ValueError too
+            raise ValueError(f"RankerModel {self.uid} ({framework}): its modelPayload cannot be loaded: {exc}") \
+                from None
 
     def _transform(self, dataset: "DataFrame") -> "DataFrame":
         return predict(dataset, self.booster(), features_col=self.getFeaturesCol(),

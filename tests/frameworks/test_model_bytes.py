@@ -4,6 +4,8 @@ named."""
 
 from __future__ import annotations
 
+import textwrap
+
 import lightgbm as lgb
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from boostplug import lightgbm as bpl
 from boostplug import xgboost as bpx
 from boostplug.data import make_ranking
 from boostplug.frameworks.model_bytes import booster_bytes, booster_from_bytes
+from tests._child import run_child
 
 
 @pytest.fixture(scope="module")
@@ -48,3 +51,63 @@ def test_bad_input_is_named():
         booster_from_bytes("catboost", b"")
     with pytest.raises(ValueError, match="model string"):
         booster_from_bytes("lightgbm", b"tree\nversion=v4\n")
+
+
+CUTS = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from boostplug.frameworks.model_bytes import booster_from_bytes
+
+    out = {}
+    for kind, path in zip(sys.argv[1::2], sys.argv[2::2]):
+        raw = Path(path).read_bytes()
+        seen = out[kind] = {"refused": 0, "loaded": [], "wrong": []}
+        for cut in range(len(raw) + 1):
+            print(kind, cut, file=sys.stderr, flush=True)  # the last line names a cut that kills the process
+            try:
+                booster_from_bytes(kind, raw[:cut])
+            except ValueError as e:
+                if str(e).startswith(("the model bytes: not ", "the model string")):
+                    seen["refused"] += 1
+                else:
+                    seen["wrong"].append([cut, str(e)])
+                continue
+            except Exception as e:
+                seen["wrong"].append([cut, repr(e)])
+                continue
+            seen["loaded"].append(cut)
+    print(json.dumps(out))
+""")
+
+
+def test_every_cut_point_of_a_payload_is_refused_with_a_value_error(data, tmp_path):
+    """What a Spark RankerModel, a distributed worker's result or a ModelBytes loads goes through
+    booster_from_bytes. Every cut of a small boostplug-trained model of each framework is refused
+    with boostplug's ValueError (XGBoost's own reader aborts the process at the empty cut and
+    segfaults or hangs on others; its XGBoostError is a ValueError too, hence the message is
+    checked); in a child process with a time limit, so a crash or a hang fails this test."""
+    obj = bpx.objective("ndcg_boost")
+    dm = bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr)
+    xgb_booster = bpx.record_objective(xgb.train(bpx.params(max_depth=2, nthread=1), dm, 3, obj=obj), obj)
+    lobj = bpl.objective("mpboost")
+    lgb_booster = bpl.record_objective(lgb.train({"objective": lobj, "num_leaves": 3, "verbose": -1, "num_threads": 1},
+                                                 bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), 2), lobj)
+    args, raws = [], {}
+    for booster in (xgb_booster, lgb_booster):
+        kind, raw = booster_bytes(booster)
+        raws[kind] = raw
+        (tmp_path / kind).write_bytes(raw)
+        args += [kind, str(tmp_path / kind)]
+    out = run_child(CUTS, *args)
+    assert out["xgboost"] == {"refused": len(raws["xgboost"]), "loaded": [len(raws["xgboost"])], "wrong": []}
+    # LightGBM's text loads whole without its final newline (bpl.load_model's own sweep says why)
+    n = len(raws["lightgbm"])
+    assert out["lightgbm"] == {"refused": n - 1, "loaded": [n - 1, n], "wrong": []}
+
+
+def test_bytes_that_are_no_model_are_named():
+    with pytest.raises(ValueError, match=r"^the model bytes: not an XGBoost UBJSON model \(it starts with "
+                                         r"b'\\x89PNG'"):
+        booster_from_bytes("xgboost", b"\x89PNG")
+    with pytest.raises(ValueError, match=r"^the model bytes: not a LightGBM text model \(byte 5 of 7 is not UTF-8"):
+        booster_from_bytes("lightgbm", "tree\né".encode()[:-1] + b"\xff")  # é cut after its first byte

@@ -131,6 +131,25 @@ def test_ranker_with_doc_col_and_keyed_pairs_equals_train(spark, click_pl, tmp_p
     np.testing.assert_allclose(booster.predict(X), want.predict(X), rtol=1e-6, atol=1e-7)
 
 
+def test_a_saved_model_with_a_cut_payload_is_refused_not_crashed(spark, ranking, tmp_path):
+    """A RankerModel whose XGBoost payload is cut (here: half of it, inside a saved PipelineModel) is a
+    ValueError naming the stage when it scores, not XGBoost's reader crashing or hanging the driver
+    (the check itself: every cut point, tests/frameworks/test_model_bytes.py)."""
+    import base64
+
+    from boostplug.frameworks.model_bytes import booster_bytes
+
+    good = xgb.train(bpx.params(**PARAMS), bpx.dmatrix(ranking.X, ranking.y, qid=ranking.qid), 3,
+                     obj=bpx.objective("mpboost"))
+    raw = booster_bytes(good)[1]
+    cut = RankerModel(framework="xgboost", modelPayload=base64.b64encode(raw[:len(raw) // 2]).decode("ascii"))
+    PipelineModel(stages=[cut]).write().save(str(tmp_path / "pipe"))
+    loaded = PipelineModel.load(str(tmp_path / "pipe"))
+    with pytest.raises(ValueError, match=rf"^RankerModel {cut.uid} \(xgboost\): its modelPayload cannot be loaded: "
+                                         rf"the model bytes: not a complete UBJSON model .* of {len(raw) // 2}$"):
+        loaded.transform(frame(spark, ranking))
+
+
 def json_params(ranker):
     from boostplug.spark.ml import _dict_param
 

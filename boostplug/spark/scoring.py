@@ -25,20 +25,32 @@ class ModelBytes:
             self.kind, self.payload = booster_bytes(model)
         except TypeError:
             raise TypeError(f"predict takes an lgb.Booster or an xgb.Booster, got {type(model).__name__}") from None
+        #: The features the model was trained on: every row scored must have exactly these.
+        self.n_features = int(model.num_feature() if self.kind == "lightgbm" else model.num_features())
         self._model: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"kind": self.kind, "payload": self.payload}
+        return {"kind": self.kind, "payload": self.payload, "n_features": self.n_features}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.kind, self.payload, self._model = state["kind"], state["payload"], None
+        self.kind, self.payload, self.n_features, self._model = (state["kind"], state["payload"], state["n_features"],
+                                                                 None)
+
+    def check_features(self, n: int, what: str = "the rows") -> None:
+        """A ValueError unless rows of ``n`` features are what the model was trained on. XGBoost would
+        score rows of fewer features without a word (the missing ones read as missing values)."""
+        if n != self.n_features:
+            raise ValueError(f"{what} have {n} features, but the {self.kind} model was trained on {self.n_features}: "
+                             "score rows of the features it was trained on, in the same order")
 
     def predict(self, X: Any) -> np.ndarray:
-        """Raw scores of the rows of ``X`` (a numpy array or a scipy CSR matrix of sparse vectors)."""
+        """Raw scores of the rows of ``X`` (a numpy array or a scipy CSR matrix of sparse vectors),
+        which must have the model's features (:meth:`check_features`)."""
         if self._model is None:
             self._model = booster_from_bytes(self.kind, self.payload)
         if X.shape[0] == 0:
             return np.zeros(0)
+        self.check_features(X.shape[1], "the feature vectors")
         if self.kind == "lightgbm":
             return np.asarray(self._model.predict(X, raw_score=True), dtype=np.float64)
         import xgboost as xgb
@@ -50,7 +62,9 @@ def predict(df: "DataFrame", model: Any, *, features_col: str | None = "features
             feature_cols: Sequence[str] | None = None, output_col: str = "prediction",
             sparse_missing: bool = False) -> "DataFrame":
     """``df`` with ``output_col``: each row's score (the raw margin) by ``model``, an ``lgb.Booster`` or
-    ``xgb.Booster`` trained on the same features, in the same order. Sparse vectors are read as
+    ``xgb.Booster`` trained on the same features, in the same order. Rows of another number of
+    features are a ``ValueError`` naming both counts, for either framework: at once for
+    ``feature_cols``, when the rows are scored for a vector column. Sparse vectors are read as
     they train (:func:`~boostplug.spark.train`'s ``sparse_missing``): an absent entry is a zero,
     or with ``sparse_missing=True`` (XGBoost only) missing. Lazy, like any Spark transformation;
     rows keep their partitions (no query layout is needed to score)."""
@@ -63,6 +77,8 @@ def predict(df: "DataFrame", model: Any, *, features_col: str | None = "features
     if output_col in df.columns:
         raise ValueError(f"output_col {output_col!r} is already a column of the DataFrame; choose another name")
     shipped = ModelBytes(model)
+    if feature_cols is not None:  # known here; a vector's length only where the rows are
+        shipped.check_features(len(cols.feature_columns()), f"the {len(cols.feature_columns())} feature_cols")
     sparse = keeps_sparse(shipped.kind, sparse_missing)
 
     import pandas as pd

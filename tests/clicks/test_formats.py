@@ -152,13 +152,35 @@ def test_baidu_truncated_gzip_stream(tmp_path: Path) -> None:
     (bd("x", "u1", 0), r"Pos b'x' is not an integer"),  # type: ignore[arg-type]
     (bd(1, "u1", 1, "-"), r"Dwelling Time b'-' of a click"),
     (bd(1, "u1", 1, -3), r"Dwelling Time b'-3' of a click"),
-], ids=["click", "pos", "dwell-missing", "dwell-negative"])
+    # numpy's OverflowError named no file or line; Python's int() reads '1_0' as 10 and ' 1' as 1
+    (bd(99999999999999999999, "u1", 0), r"Pos 99999999999999999999 does not fit in 64 bits"),
+    (bd("1_0", "u1", 0), r"Pos b'1_0' is not an integer"),  # type: ignore[arg-type]
+    (bd(" 1", "u1", 0), r"Pos b' 1' is not an integer"),  # type: ignore[arg-type]
+], ids=["click", "pos", "dwell-missing", "dwell-negative", "pos-huge", "pos-underscore", "pos-space"])
 def test_baidu_bad_values_name_file_and_line(tmp_path: Path, line: str, message: str) -> None:
     path = write(tmp_path / "p.txt", [bq("1"), bd(1, "u0", 0), bq("2"), line], gz=False)
     with pytest.raises(ValueError, match=rf"p\.txt, line 4: {message}"):
         clicks.read_baidu_ultr(path)
     log = quiet_skip(clicks.read_baidu_ultr, path)
     assert log.n_impressions == 1 and log.dropped.n_impressions == 1
+
+
+def test_baidu_text_that_is_not_utf8_is_refused_not_merged(tmp_path: Path) -> None:
+    # decoded with replacement characters, Qids b'\xff01' and b'\xfe01' were both '\ufffd01': one query
+    lines = [b"\xff01\t7\x018\t9", bd(1, "u1", 1, 5).encode(), b"\xfe01\t7\x018\t9", bd(1, "u2", 1, 5).encode(),
+             bq("3").encode(), bd(1, "u3", 0).encode(), bd(2, "u9", 0).encode().replace(b"u9", b"\xffu"),
+             bq("4").encode(), bd(1, "u4", 0).encode()]
+    path = tmp_path / "p.txt"
+    path.write_bytes(b"".join(x + b"\n" for x in lines))
+    with pytest.raises(ValueError, match=r"p\.txt, line 1: Qid b'\\xff01' is not UTF-8 text \(byte 0\)"):
+        clicks.read_baidu_ultr(path)
+    log = quiet_skip(clicks.read_baidu_ultr, path)
+    assert log.doc.tolist() == ["u4"] and log.dropped.impressions == {"a malformed line": 3}
+    assert log.dropped.rows == {"a malformed line": 4}
+    # query="tokens" reads no Qid: only the impression of the URL that is not UTF-8 is left out
+    with pytest.raises(ValueError, match=r"p\.txt, line 7: URL MD5 b'\\xffu' is not UTF-8 text \(byte 0\)"):
+        clicks.read_baidu_ultr(path, query="tokens")
+    assert quiet_skip(clicks.read_baidu_ultr, path, query="tokens").doc.tolist() == ["u1", "u2", "u4"]
 
 
 def test_baidu_document_before_query_and_bad_impressions(tmp_path: Path) -> None:
@@ -245,7 +267,8 @@ def test_yandex_repeated_query(tmp_path: Path) -> None:
     ("2\t9\tC\t10x", r"URLID b'10x' is not an integer"),
     ("2\tlate\tC\t103", r"TimePassed b'late' is not a number"),
     ("2\t9\tC\t99999999999999999999", r"URLID 99999999999999999999 does not fit in 64 bits"),
-], ids=["cut-click", "cut-head", "cut-query", "bad-url", "bad-time", "huge-url"])
+    ("2\t9\tC\t16_25", r"URLID b'16_25' is not an integer"),  # Python's int() reads it as 1625
+], ids=["cut-click", "cut-head", "cut-query", "bad-url", "bad-time", "huge-url", "underscore-url"])
 def test_yandex_truncated_or_malformed_last_line(tmp_path: Path, gz: bool, last: str, message: str) -> None:
     path = write(tmp_path / "log", YANDEX + [last], gz)
     with pytest.raises(ValueError, match=rf"log, line 10: {message}"):
@@ -302,6 +325,42 @@ def test_yandex_split_session_is_refused_when_streamed(tmp_path: Path) -> None:
     path = write(tmp_path / "log", YANDEX + [yq(1, 40, 13, [300, 301]), yc(1, 41, 300)], gz=False)
     with pytest.raises(ValueError, match="session 1 reappears"):
         clicks.preferences(clicks.YandexRelPred(path, batch_rows=2))
+
+
+@pytest.mark.parametrize("fmt", ["baidu", "yandex"])
+def test_every_cut_point_of_a_file_reads_whole_lines_or_names_the_cut_line(tmp_path: Path, fmt: str) -> None:
+    """A file cut at a line end is a shorter log; cut inside a line, a ValueError naming that line.
+    A cut field still reads (a number as a shorter number; the first three fields of Baidu's last
+    document line as a query line, which dropped the document without a word): so a last line
+    without its line end is refused whatever it holds."""
+    lines, read = (BAIDU, clicks.read_baidu_ultr) if fmt == "baidu" else (YANDEX, clicks.read_yandex)
+    data = "".join(x + "\n" for x in lines).encode()
+    path = tmp_path / "part"
+    for cut in range(1, len(data)):
+        path.write_bytes(data[:cut])
+        if data[cut - 1:cut] == b"\n":
+            read(path)
+            continue
+        line = data[:cut].count(b"\n") + 1
+        with pytest.raises(ValueError, match=rf"part, line {line}: the file ends inside this line \(it has no line "
+                                             r"end\): the file is cut short"):
+            read(path)
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_baidu_part_cut_in_the_first_fields_of_its_last_document(tmp_path: Path, gz: bool) -> None:
+    for keep in (1, 2, 3):  # the cut document line keeps 1 to 3 fields: it looks like a query line
+        cut = "\t".join(bd(3, "u9", 1, 5).split("\t")[:keep])
+        path = tmp_path / "part-00003.gz"
+        data = "".join(x + "\n" for x in BAIDU).encode() + cut.encode()
+        path.write_bytes(gzip.compress(data) if gz else data)
+        with pytest.raises(ValueError, match=r"part-00003\.gz, line 12: the file ends inside this line"):
+            clicks.read_baidu_ultr(path)
+        log = quiet_skip(clicks.read_baidu_ultr, path)
+        # it cannot tell a query line from a document line cut short: the impression it may end goes with it
+        assert_log(log, {k: v[:5] for k, v in BAIDU_LOG.items()})
+        assert log.dropped.impressions == {"a malformed line": 1} and log.dropped.rows == {"a malformed line": 3}
+        assert "line 12" in log.dropped.examples["a malformed line"]
 
 
 def test_no_warning_when_nothing_is_dropped(tmp_path: Path) -> None:

@@ -1,10 +1,13 @@
 """What both raw-format readers share: the files to read (plain or gzipped), their numbered
-lines, the refusal or skipping of a bad line, and rows gathered into batches of whole sessions."""
+lines (a last line without its line end is a file cut short), the strict reading of a field
+(an integer of 64 bits in ASCII digits, UTF-8 text), the refusal or skipping of a bad line, and
+rows gathered into batches of whole sessions."""
 
 from __future__ import annotations
 
 import gzip
 import os
+import re
 import zlib
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -14,9 +17,16 @@ import numpy as np
 from ..._validation import check_optional_count
 from .._sources import Batch, RawLog, Report
 
-__all__ = ["paths_of", "numbered_lines", "check_batch_rows", "Lines", "Rows", "FileLog"]
+__all__ = ["paths_of", "numbered_lines", "check_ended", "integer", "text", "check_batch_rows", "Lines", "Rows",
+           "FileLog"]
 
 MALFORMED = "a malformed line"
+#: Why a last line without its line end is refused: any of its fields may be cut, and a cut field
+#: still reads (a number as a shorter number, a document line's first fields as a query line).
+CUT_SHORT = "the file ends inside this line (it has no line end): the file is cut short"
+
+_INTEGER = re.compile(rb"-?[0-9]+")
+_INT64 = 1 << 63
 
 
 def paths_of(paths: Any, what: str) -> list[Path]:
@@ -41,19 +51,47 @@ def paths_of(paths: Any, what: str) -> list[Path]:
     return out
 
 
-def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """``(line number from 1, line without its end)``; gzip is told by its magic bytes, not the
-    name. A cut gzip stream is a ``ValueError`` naming the file and the last line read."""
+def numbered_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """``(line number from 1, line without its end, whether it had one)``: only a file's last
+    line can lack its line end, and then the file was cut inside it (:func:`check_ended`). gzip is
+    told by its magic bytes, not the name. A cut gzip stream is a ``ValueError`` naming the file
+    and the last line read."""
     with open(path, "rb") as raw:
         gz = raw.read(2) == b"\x1f\x8b"
     n = 0
     try:
         with (gzip.open(path, "rb") if gz else open(path, "rb")) as f:
             for n, line in enumerate(f, 1):
-                yield n, line.rstrip(b"\r\n")
+                yield n, line.rstrip(b"\r\n"), line.endswith(b"\n")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ValueError(f"{path}: the gzip stream breaks off after line {n} ({exc}); the file is "
                          "truncated or damaged") from None
+
+
+def check_ended(ended: bool) -> None:
+    """A ``ValueError`` (:data:`CUT_SHORT`) for a line without its line end."""
+    if not ended:
+        raise ValueError(CUT_SHORT)
+
+
+def integer(token: bytes, name: str) -> int:
+    """``token`` as an integer of 64 bits: ASCII digits after an optional minus sign (not Python's
+    ``int``, which also takes spaces, ``+`` and ``1_000``), else a ``ValueError`` naming ``name``."""
+    if not _INTEGER.fullmatch(token):
+        raise ValueError(f"{name} {token!r} is not an integer")
+    v = int(token)
+    if not -_INT64 <= v < _INT64:
+        raise ValueError(f"{name} {token.decode()} does not fit in 64 bits")
+    return v
+
+
+def text(token: bytes, name: str) -> str:
+    """``token`` decoded as UTF-8, else a ``ValueError`` naming ``name`` and the byte (decoding with
+    replacement characters would make distinct values equal)."""
+    try:
+        return token.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name} {token!r} is not UTF-8 text (byte {exc.start})") from None
 
 
 def check_batch_rows(batch_rows: object) -> int | None:

@@ -11,6 +11,12 @@ sessions of the same query share it), ``doc`` the URL MD5, ``position`` Pos, ``c
 ``dwell`` the Dwelling Time of clicked documents; the format has no click order. The token
 fields are skipped unread; empty lines are ignored.
 
+Read strictly, each bad line naming its file and line: Pos an integer of 64 bits in ASCII digits,
+Qid and URL MD5 UTF-8 text (decoding with replacement characters would merge distinct ids), and
+every line ended by its line end: a part cut inside its last line is refused, since a document
+line cut in its first three fields reads as a query line (with ``on_bad="skip"`` that line goes
+with the impression it may end).
+
 Example:
     >>> import gzip, pathlib, tempfile
     >>> from boostplug import clicks
@@ -18,7 +24,7 @@ Example:
     >>> def document(pos, url, click, dwell):  # 32 fields; titles and abstracts are token ids
     ...     return "\t".join([str(pos), url, "1\x012", "3", "0", str(click)] + ["0"] * 10 + [str(dwell)] + ["0"] * 15)
     >>> with gzip.open(folder / "part-00001.gz", "wt") as f:
-    ...     _ = f.write("\n".join(["1001\t5\x016\t", document(1, "a3f1", 0, 0), document(2, "9c2e", 1, 41.5)]))
+    ...     _ = f.write("\n".join(["1001\t5\x016\t", document(1, "a3f1", 0, 0), document(2, "9c2e", 1, 41.5)]) + "\n")
     >>> log = clicks.read_baidu_ultr(folder)
     >>> log.doc.tolist(), log.clicked.tolist(), log.dwell.tolist()
     (['a3f1', '9c2e'], [False, True], [nan, 41.5])
@@ -37,7 +43,7 @@ import numpy as np
 from ..._validation import check_choice
 from .._sources import FILE_BATCH_ROWS, Batch, Report
 from ..log import ClickLog, read_log
-from ._lines import MALFORMED, FileLog, Lines, Rows, numbered_lines
+from ._lines import CUT_SHORT, MALFORMED, FileLog, Lines, Rows, check_ended, integer, numbered_lines, text
 
 __all__ = ["BaiduULTR", "read_baidu_ultr", "QUERY_KEYS"]
 
@@ -86,23 +92,32 @@ class BaiduULTR(FileLog):
             block: list[tuple[int, str, int, float]] | None = None  # (pos, url, click, dwell) of the query line
             query: object = None
             broken: tuple[int, str] | None = None  # the first malformed document line of the block
-            for n, line in numbered_lines(path):
+            for n, line, ended in numbered_lines(path):
                 if not line:
                     continue
                 fields = line.split(b"\t", _DWELL + 1)
-                if len(fields) <= _QUERY_FIELDS:
+                # A line cut short (the file's last, without its line end) may be a document line cut
+                # in its first fields: it is refused as one of the open block's lines.
+                if len(fields) <= _QUERY_FIELDS and ended:
                     self._close(block, broken, session, query, rows, lines, path)
                     if len(rows) >= limit:
                         yield rows.batch()
                     session += 1
                     block, broken = [], None
-                    query = fields[0].decode("utf-8", "replace") if self.query == "qid" \
-                        else _query_hash(fields[1] if len(fields) > 1 else b"")
+                    try:
+                        query = text(fields[0], "Qid") if self.query == "qid" \
+                            else _query_hash(fields[1] if len(fields) > 1 else b"")
+                    except ValueError as exc:  # its documents go with it
+                        broken = (n, str(exc))
+                        if on_bad == "raise":
+                            lines.bad(path, n, MALFORMED, str(exc))
                     continue
                 if block is None:
-                    lines.bad(path, n, MALFORMED, "a document line before any query line", rows=1)
+                    lines.bad(path, n, MALFORMED, CUT_SHORT if not ended else "a document line before any query line",
+                              rows=1)
                     continue
                 try:
+                    check_ended(ended)
                     block.append(self._document(fields))
                 except ValueError as exc:
                     if broken is None:
@@ -118,10 +133,7 @@ class BaiduULTR(FileLog):
         if len(fields) <= _DWELL:
             raise ValueError(f"a document line needs at least {_DWELL + 1} tab-separated fields, this one has "
                              f"{len(fields)}")
-        try:
-            pos = int(fields[_POS])
-        except ValueError:
-            raise ValueError(f"Pos {fields[_POS]!r} is not an integer") from None
+        pos = integer(fields[_POS], "Pos")
         click = fields[_CLICK]
         if click not in (b"0", b"1"):
             raise ValueError(f"Click {click!r} is not 0 or 1")
@@ -133,16 +145,17 @@ class BaiduULTR(FileLog):
                 dwell = -1.0
             if not 0.0 <= dwell < float("inf"):
                 raise ValueError(f"Dwelling Time {fields[_DWELL]!r} of a click is not a number >= 0")
-        return pos, fields[_URL].decode("utf-8", "replace"), int(click == b"1"), dwell
+        return pos, text(fields[_URL], "URL MD5"), int(click == b"1"), dwell
 
     @staticmethod
     def _close(block: list | None, broken: tuple[int, str] | None, session: int, query: object, rows: Rows,
                lines: Lines, path: Path) -> None:
-        """Add the finished query line's documents (a block with a malformed line is left out whole)."""
-        if not block:
-            return
+        """Add the finished query line's documents (a block with a malformed line, its query line's
+        included, is left out whole)."""
         if broken is not None:
-            lines.bad(path, broken[0], MALFORMED, broken[1], impressions=1, rows=len(block))
+            lines.bad(path, broken[0], MALFORMED, broken[1], impressions=int(bool(block)), rows=len(block))
+            return
+        if not block:
             return
         cols = rows.cols
         for pos, url, click, dwell in block:

@@ -11,9 +11,11 @@ TimePassed of its first click. A click belongs to the latest query action of its
 showed that URL; a second click on it is the same click. The log has no dwell time.
 
 Bad lines (``on_bad="raise"``: a ``ValueError`` naming the file and line; ``"skip"``: left out and
-counted in the log's ``dropped`` report): a malformed line; a click on a URL no earlier query
-action of its session showed; a query repeated in its session with another result list (the
-same list again is the same impression, as the log has one impression per session and query).
+counted in the log's ``dropped`` report): a malformed line (its ids must be integers of 64 bits in
+ASCII digits; a last line without its line end is a file cut short, whose cut number would still
+read); a click on a URL no earlier query action of its session showed; a query repeated in its
+session with another result list (the same list again is the same impression, as the log has one
+impression per session and query).
 
 Example:
     >>> import pathlib, tempfile
@@ -37,13 +39,12 @@ import numpy as np
 
 from .._sources import FILE_BATCH_ROWS, Batch, Report
 from ..log import ClickLog, read_log
-from ._lines import MALFORMED, FileLog, Lines, Rows, numbered_lines
+from ._lines import MALFORMED, FileLog, Lines, Rows, check_ended, integer, numbered_lines
 
 __all__ = ["YandexRelPred", "read_yandex"]
 
 UNSHOWN = "a click on a URL its session did not show"
 REPEATED = "a query repeated in its session with other results"
-_INT64 = 1 << 63
 
 
 @dataclass
@@ -52,16 +53,6 @@ class _Impression:
     urls: list[int]
     dropped: bool = False
     first_click: dict[int, float] = field(default_factory=dict)  # URLID -> TimePassed of its first click
-
-
-def _id(token: bytes, name: str) -> int:
-    try:
-        v = int(token)
-    except ValueError:
-        raise ValueError(f"{name} {token!r} is not an integer") from None
-    if not -_INT64 <= v < _INT64:
-        raise ValueError(f"{name} {token.decode(errors='replace')} does not fit in 64 bits")
-    return v
 
 
 def _time(token: bytes) -> float:
@@ -125,18 +116,19 @@ class YandexRelPred(FileLog):
                      "clicked": np.int8, "order": np.float64})
         session: _Session | None = None
         for path in self.paths:
-            for n, line in numbered_lines(path):
+            for n, line, ended in numbered_lines(path):
                 if not line:
                     continue
                 try:
+                    check_ended(ended)
                     fields = line.split(b"\t")
                     sid, action = self._head(fields)
                     t = _time(fields[1])
                     if action == b"Q":
-                        query, urls = _id(fields[3], "QueryID"), [_id(u, "URLID") for u in fields[5:]]
-                        _id(fields[4], "RegionID")
+                        query, urls = integer(fields[3], "QueryID"), [integer(u, "URLID") for u in fields[5:]]
+                        integer(fields[4], "RegionID")
                     else:
-                        url = _id(fields[3], "URLID")
+                        url = integer(fields[3], "URLID")
                 except ValueError as exc:
                     lines.bad(path, n, MALFORMED, str(exc), rows=1)
                     continue
@@ -158,7 +150,7 @@ class YandexRelPred(FileLog):
     def _head(fields: list[bytes]) -> tuple[int, bytes]:
         action = fields[2] if len(fields) > 2 else b""
         if action == b"Q" and len(fields) >= 5 or action == b"C" and len(fields) == 4:
-            return _id(fields[0], "SessionID"), action
+            return integer(fields[0], "SessionID"), action
         if action in (b"Q", b"C"):
             need = "at least 5" if action == b"Q" else "4"
             raise ValueError(f"a {action.decode()} line has {need} tab-separated fields, this one has {len(fields)}")

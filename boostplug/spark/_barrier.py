@@ -5,14 +5,16 @@ registry entry shipped to the executors, and running one barrier stage."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
 from .. import objectives as _objectives
 from .._validation import show
+from ..frameworks.distributed.peers import first_line, lost_peer
 from ..frameworks.distributed.rows import Part
 from ._spark import require_columns, require_frame
 from .partition import ROW_COL, QueryLayout, check_partitions, repartition_by_query
@@ -24,8 +26,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..frameworks.distributed.stamps import Stamps
 
 __all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "ShippedObjective", "keeps_sparse", "features_matrix",
-           "part_arrays", "prepare_frame", "check_boolean_columns", "check_objective_cols", "check_distributable",
-           "driver_host", "run_barrier"]
+           "part_arrays", "prepare_frame", "check_rows", "check_boolean_columns", "check_objective_cols",
+           "check_distributable", "driver_host", "run_barrier", "train_or_defer", "PEER_GRACE_S"]
+
+T = TypeVar("T")
 
 #: The features of a row as one array of doubles, as the tasks read them (a sparse vector's nonzeros).
 X_COL = "__boostplug_x"
@@ -69,6 +73,31 @@ class Columns:
         row_sets = [c for _, c in self.objective_cols] if training else []
         return self.feature_columns() + [self.label_col, self.qid_col] + optional + row_sets
 
+    def check_types(self, df: "DataFrame", who: str, *, training: bool = True) -> None:
+        """The columns' types, checked before Spark plans anything (a string features column would
+        otherwise fail in Spark's analyzer, a string feature column be cast to nulls): a TypeError
+        naming the column, what it holds and its type. Scoring (``training=False``) reads the
+        features only."""
+        from pyspark.ml.linalg import VectorUDT
+        from pyspark.sql.types import ArrayType, BooleanType, NumericType
+
+        def refuse(c: str, role: str, want: str) -> None:
+            raise TypeError(f"{who}: column {c!r} ({role}) must be {want}, got {df.schema[c].dataType.simpleString()}")
+
+        if self.feature_cols is None:
+            kind = df.schema[self.features_col].dataType
+            if not (isinstance(kind, VectorUDT) or isinstance(kind, ArrayType)
+                    and isinstance(kind.elementType, (NumericType, BooleanType))):
+                refuse(self.features_col, "the features", "a pyspark.ml vector or an array of numbers")
+        else:
+            for c in self.feature_cols:
+                if not isinstance(df.schema[c].dataType, (NumericType, BooleanType)):
+                    refuse(c, "a feature", "numeric")
+        if training:
+            for c, role in ((self.label_col, "the label"), (self.weight_col, "the weight")):
+                if c and not isinstance(df.schema[c].dataType, (NumericType, BooleanType)):
+                    refuse(c, role, "numeric")
+
     def features_as_array(self, df: "DataFrame") -> "DataFrame":
         """``df`` with the features as the tasks read them: :data:`X_COL` an array of doubles, and for a
         ``pyspark.ml`` sparse vector its indices (:data:`X_IDX`) and length (:data:`X_SIZE`), so
@@ -109,25 +138,39 @@ def features_matrix(pdf: "pd.DataFrame", *, sparse: bool) -> Any:
     made: a numpy array, or with ``sparse`` a scipy CSR matrix when any row is a sparse vector
     (no dense rows x features array is built then; the dense rows' entries are all stored, zeros
     included, so a zero there stays a value, and only a sparse vector's absent entries are
-    absent). Without ``sparse``, a sparse vector's absent entries are zeros of a dense array."""
+    absent). Without ``sparse``, a sparse vector's absent entries are zeros of a dense array.
+    A null vector, or vectors of different lengths, are a ValueError naming the partition (in a
+    Spark task) and the lengths."""
     values = pdf[X_COL].to_numpy()
     if not values.shape[0]:
         return np.zeros((0, 0))
-    idx = pdf[X_IDX].to_numpy() if X_IDX in pdf.columns else None
-    if idx is None or not any(i is not None for i in idx):
+    idx = pdf[X_IDX].to_numpy() if X_IDX in pdf.columns else np.full(values.shape[0], None, dtype=object)
+    lengths, width = _lengths_and_width(values, idx, pdf[X_SIZE].to_numpy() if X_SIZE in pdf.columns else idx)
+    if not any(i is not None for i in idx):
         return np.stack(values).astype(np.float64, copy=False)
-    lengths, width = _lengths_and_width(values, idx, pdf[X_SIZE].to_numpy())
     return _csr(values, idx, lengths, width) if sparse else _dense(values, idx, width)
 
 
+def _in_partition() -> str:
+    """``"partition N: "`` inside a Spark task, else nothing."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return "" if ctx is None else f"partition {ctx.partitionId()}: "
+
+
 def _lengths_and_width(values: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, int]:
-    """Each row's stored entries, and the rows' common length (a ValueError naming a row that differs)."""
+    """Each row's stored entries, and the rows' common length (a ValueError for a null vector or
+    rows of different lengths)."""
+    nulls = sum(v is None or isinstance(v, float) for v in values)  # Arrow's null: None (NaN from some converters)
+    if nulls:
+        raise ValueError(f"{_in_partition()}{nulls} of {values.shape[0]} rows have a null feature vector: every row "
+                         "needs its features")
     lengths = np.fromiter((len(v) for v in values), dtype=np.int64, count=values.shape[0])
     widths = np.array([lengths[r] if i is None else int(sizes[r]) for r, i in enumerate(idx)], dtype=np.int64)
-    odd = np.flatnonzero(widths != widths[0])
-    if odd.size:
-        raise ValueError(f"feature vectors of different lengths: row {int(odd[0])} has {int(widths[odd[0]])} "
-                         f"features, row 0 has {int(widths[0])}")
+    if widths.min() != widths.max():
+        raise ValueError(f"{_in_partition()}feature vectors of different lengths: {int(widths.min())} and "
+                         f"{int(widths.max())} features; every row needs the same features, in the same order")
     return lengths, int(widths[0])
 
 
@@ -193,6 +236,8 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
 
     require_frame(df, who)
     require_columns(df, cols.needed())
+    cols.check_types(df, who)
+
     def needed(frame: "DataFrame") -> list[str]:  # the columns training reads; other columns stay behind
         return [*cols.needed(), *([ROW_COL] if ROW_COL in frame.columns else [])]
 
@@ -201,6 +246,7 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
     if valid_df is not None:
         require_frame(valid_df, f"{who} (valid_df)")
         require_columns(valid_df, cols.needed(training=False))
+        cols.check_types(valid_df, f"{who} (valid_df)")
         if not repartition:
             raise ValueError("valid_df needs repartition=True: the validation rows are partitioned together with "
                              "the training rows, on the query id")
@@ -235,9 +281,10 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
         laid = frames[0].select(*keep)
     laid = cols.features_as_array(laid).persist()
     try:
+        check_rows(laid, cols, who)
         layout = check_partitions(laid, cols.qid_col, group_cols=[VALID_COL])
     except ValueError:
-        laid.unpersist()   # a split query: nothing will read the persisted rows
+        laid.unpersist()   # a bad row or a split query: nothing will read the persisted rows
         raise
     empty = np.flatnonzero(layout.rows_in_group(0) == 0)
     if empty.size:
@@ -246,6 +293,53 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
                          f"every worker must train on some queries; the data has {layout.n_queries} queries (training "
                          "and validation): pass a smaller num_workers")
     return laid, layout
+
+
+def check_rows(laid: "DataFrame", cols: Columns, who: str) -> None:
+    """One pass over the laid-out rows (training and validation) before any worker starts: a null
+    query id, a null, NaN or infinite label or weight, a null feature vector, or feature vectors of
+    different lengths are a ValueError saying how many rows and naming the first one's query id
+    (not a row number inside a partition, which a user cannot find) and whether it is a training
+    or a validation row. A worker refusing such rows would fail inside numpy or the framework, or
+    leave its peers waiting on the network."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
+
+    def usable(c: str) -> Any:  # not null, and for a float column not NaN or infinite
+        col = F.col(c)
+        if isinstance(laid.schema[c].dataType, (DoubleType, FloatType)):
+            return col.isNotNull() & ~F.isnan(col) & (F.abs(col) != float("inf"))
+        return col.isNotNull()
+
+    checks = {"qid": (usable(cols.qid_col), f"a null, NaN or infinite query id in column {cols.qid_col!r}",
+                      "every row needs its query's id"),
+              "label": (usable(cols.label_col), f"a null, NaN or infinite label in column {cols.label_col!r}",
+                        "labels must be finite numbers"),
+              "x": (F.col(X_COL).isNotNull(), f"a null feature vector in column {cols.features_col!r}",
+                    "every row needs its features")}
+    if cols.weight_col:
+        checks["weight"] = (usable(cols.weight_col), f"a null, NaN or infinite weight in column {cols.weight_col!r}",
+                            "weights must be finite numbers")
+    first = F.struct(F.col(VALID_COL).alias("valid"), F.col(cols.qid_col).alias("qid"))  # training rows first
+    width = F.coalesce(F.col(X_SIZE), F.size(F.col(X_COL)))
+    aggs = [a for name, (ok, _, _) in checks.items()
+            for a in (F.sum(F.when(~ok, 1).otherwise(0)).alias(f"{name}_n"), F.min(F.when(~ok, first)).alias(name))]
+    row = laid.agg(*aggs, F.min(width).alias("w_min"), F.max(width).alias("w_max"),
+                   F.min_by(first, width).alias("at_min"), F.max_by(first, width).alias("at_max")).collect()[0]
+
+    def at(found: Any) -> str:
+        return f"query {show(found['qid'])} of the {'validation' if found['valid'] else 'training'} rows"
+
+    for name, (_, what, rule) in checks.items():
+        n = row[f"{name}_n"] or 0
+        if n:
+            where = (f"{'validation' if row[name]['valid'] else 'training'} rows" if name == "qid"
+                     else f"the first in {at(row[name])}")
+            raise ValueError(f"{who}: {n} rows have {what} ({where}); {rule}")
+    if row["w_min"] is not None and row["w_min"] != row["w_max"]:
+        raise ValueError(f"{who}: the feature vectors differ in length: {row['w_min']} features in "
+                         f"{at(row['at_min'])}, {row['w_max']} in {at(row['at_max'])}; every row needs the same "
+                         "features, in the same order")
 
 
 @dataclass(frozen=True)
@@ -327,3 +421,24 @@ def run_barrier(laid: "DataFrame", task: Callable[[Iterator["pd.DataFrame"]], It
     starts every task together or none), and collect what the tasks yield."""
     rdd = laid.mapInPandas(task, schema=schema).rdd.barrier().mapPartitions(lambda rows: rows)
     return rdd.collect()
+
+
+#: How long a barrier task whose connection to another worker broke waits before it fails.
+PEER_GRACE_S = 10.0
+
+
+def train_or_defer(train: Callable[[], T], partition: int, grace: float = PEER_GRACE_S) -> T:
+    """``train()`` in barrier task ``partition``; when it fails because the connection to another
+    worker broke (:func:`lost_peer`), that worker failed first, with its own error (an objective
+    that raised, a bad row): this task waits ``grace`` seconds before failing, so that the error
+    Spark reports (its first failed task's) is that one, and Spark cancels this task meanwhile.
+    If no such error comes (a worker killed, out of memory), a RuntimeError saying so."""
+    try:
+        return train()
+    except Exception as exc:
+        if not lost_peer(exc):
+            raise
+        time.sleep(grace)
+        raise RuntimeError(f"barrier task {partition}: its connection to another worker broke, and no other "
+                           f"worker's error reached Spark within {grace:g} s (a worker killed, or out of memory? "
+                           f"see the executors' logs): {first_line(exc)}") from exc

@@ -12,7 +12,7 @@ from ..frameworks.distributed.lightgbm_worker import free_port, load, prepare_pa
 from ..frameworks.distributed.stamps import Stamps
 from ..frameworks.lightgbm.adapters import objective
 from ..frameworks.lightgbm.model_file import record_objective
-from ._barrier import part_arrays
+from ._barrier import part_arrays, train_or_defer
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -44,10 +44,10 @@ def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFr
         port = free_port(host)
         machines = ",".join(ctx.allGather(f"{host}:{port}"))
         stamps.mark("join")
-        text = train_part(train, job.params, job.objective(objective, train), job.num_boost_round,
-                          machines=machines, port=port, n_workers=job.n_workers, valid=valid, metric=job.metric,
-                          early_stopping_rounds=job.early_stopping_rounds, tracker_args=job.tracker_args,
-                          task_id=str(ctx.partitionId()), stamps=stamps)
+        text = train_or_defer(lambda: train_part(
+            train, job.params, job.objective(objective, train), job.num_boost_round, machines=machines, port=port,
+            n_workers=job.n_workers, valid=valid, metric=job.metric, early_stopping_rounds=job.early_stopping_rounds,
+            tracker_args=job.tracker_args, task_id=str(ctx.partitionId()), stamps=stamps), ctx.partitionId())
         ctx.barrier()
         stamps.mark("return")
         yield pd.DataFrame({"model": [text if ctx.partitionId() == 0 else None], "stages": [stamps.to_json()]})

@@ -18,6 +18,7 @@ from ..frameworks.distributed.metric import from_sums, metric_sums
 from ..frameworks.model_bytes import booster_bytes, booster_from_bytes
 from ..groups import group_ptr_from_qid
 from ..keyed_pairs import KeyedPairs
+from ._barrier import check_boolean_columns
 from ._spark import pyspark_module, require_columns, require_frame
 from .scoring import predict
 from .training import train
@@ -139,6 +140,7 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
         flag = self.getOrDefault(self.validationIndicatorCol)
         if flag:
             require_columns(dataset, [flag])
+            check_boolean_columns(dataset, [flag])  # Spark's analyzer would refuse ~flag on another type, unnamed
             train_df, valid = dataset.filter(~dataset[flag]), dataset.filter(dataset[flag])
         rounds = self.getOrDefault(self.earlyStoppingRounds)
         booster = train(

@@ -74,6 +74,7 @@ def predict(df: "DataFrame", model: Any, *, features_col: str | None = "features
     require_frame(df, "predict")
     cols = Columns(features_col=features_col, feature_cols=feature_cols)
     require_columns(df, cols.feature_columns())
+    cols.check_types(df, "predict", training=False)
     if output_col in df.columns:
         raise ValueError(f"output_col {output_col!r} is already a column of the DataFrame; choose another name")
     shipped = ModelBytes(model)

@@ -12,7 +12,7 @@ from ..frameworks.distributed.xgboost_worker import load, train_part
 from ..frameworks.xgboost.adapters import objective
 from ..frameworks.xgboost.adapters import params as xgb_params
 from ..frameworks.xgboost.model_file import record_objective
-from ._barrier import part_arrays
+from ._barrier import part_arrays, train_or_defer
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -45,9 +45,10 @@ def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFr
         stamps = Stamps()
         ctx = BarrierTaskContext.get()
         train, valid = part_arrays(batches, job.cols, stamps, sparse=job.sparse)
-        model = train_part(train, job.params, job.objective(objective, train), job.num_boost_round,
-                           tracker_args=job.tracker_args, task_id=str(ctx.partitionId()), valid=valid,
-                           metric=job.metric, early_stopping_rounds=job.early_stopping_rounds, stamps=stamps)
+        model = train_or_defer(lambda: train_part(
+            train, job.params, job.objective(objective, train), job.num_boost_round, tracker_args=job.tracker_args,
+            task_id=str(ctx.partitionId()), valid=valid, metric=job.metric,
+            early_stopping_rounds=job.early_stopping_rounds, stamps=stamps), ctx.partitionId())
         ctx.barrier()
         stamps.mark("return")
         yield pd.DataFrame({"model": [model if ctx.partitionId() == 0 else None], "stages": [stamps.to_json()]})

@@ -187,6 +187,19 @@ def test_check_partitions_fires_on_noncontiguous_query_in_a_partition() -> None:
         bpd.check_partitions(dd.from_pandas(df, npartitions=1))
 
 
+def test_check_partitions_names_a_missing_query_id_by_partition_and_row() -> None:
+    # it said "qid must be finite; row 2 has qid nan", a row number that did not say it counted within a partition
+    df = pd.DataFrame({"qid": [5.0, 5, 6, np.nan, 6, 7], "label": [0.0, 1, 2, 0, 1, 0], "f0": np.arange(6.0)})
+    bad = dd.from_pandas(df, npartitions=2, sort=False)  # rows 0-2 | 3-5
+    with pytest.raises(ValueError, match=r"^1 rows have a missing query id \(NaN or None\) in column 'qid', the first "
+                                         r"in partition 1 at its row 0 \(counting from 0 within the partition: "
+                                         r"frame.partitions\[1\]\); every row needs its query's id$"):
+        bpd.check_partitions(bad)
+    with pytest.raises(ValueError, match=r"in partition 0 at its row 1 "):
+        bpd.check_partitions(dd.from_pandas(df.assign(qid=[5, None, 6, 6, 6, 7]).astype({"qid": object}),
+                                            npartitions=1))
+
+
 def test_check_partitions_rejects_bad_types() -> None:
     with pytest.raises(TypeError, match="Dask DataFrame"):
         bpd.check_partitions(np.array([1, 1, 2]))
@@ -657,3 +670,44 @@ def test_keyed_training_refusals(client, click_data, framework: str) -> None:
     with pytest.raises(ValueError, match=r"same \(qid, doc\)"):
         train_fn(client, bpd.repartition_by_query(twice, npartitions=2), "qbrank", objective_params=kw, doc_col="doc",
                  **({"n_estimators": 2} if framework == "lightgbm" else {"num_boost_round": 2}))
+
+
+@pytest.mark.parametrize("framework, kw", [("lightgbm", {"doc_col": "doc", "n_estimators": 20}),
+                                           ("xgboost", {"num_boost_round": 20})],
+                         ids=["keyed-lightgbm", "xgboost.dask"])
+def test_a_worker_that_dies_while_training_is_named(monkeypatch, framework: str, kw: dict) -> None:
+    """A worker killed while training, on boostplug's own keyed path (LightGBM) and through xgboost.dask:
+    the error names the worker that left, not only the survivor's broken connection ("Socket recv
+    error", XGBoost's "Ring allreduce failed") or Dask's "FutureCancelledError ... already forgotten".
+    A cluster of its own (the nanny's restart of the killed worker is not waited for)."""
+    import os
+    from pathlib import Path
+
+    from distributed import Client, LocalCluster, wait
+
+    from boostplug import objectives
+    from tests._objectives import KillsDaskWorkerZero, register
+
+    root = str(Path(__file__).resolve().parents[2])  # the workers import the objective from this module
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    register(KillsDaskWorkerZero)
+    d = make_ranking(200, (5, 20), n_features=6, n_informative=4, seed=3)
+    cols = [f"f{i}" for i in range(6)]
+    df = pd.DataFrame(d.X, columns=cols).assign(label=d.y, qid=d.qid, doc=np.arange(d.n_docs))
+    train_fn = bpd.train_lightgbm if framework == "lightgbm" else bpd.train_xgboost
+    try:
+        with dask.config.set(scheduler=None), \
+                LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                             host="127.0.0.1") as cluster, Client(cluster) as client, \
+                dask.config.set(scheduler=client):
+            client.run(register, KillsDaskWorkerZero)
+            frame = bpd.repartition_by_query(dd.from_pandas(df, npartitions=2), npartitions=2).persist()
+            wait(frame)
+            _assert_on_both_workers(client, frame)
+            zero = next(a for a, w in client.scheduler_info()["workers"].items() if w["name"] == 0)
+            with pytest.raises(RuntimeError, match=rf"^train_{framework}: Dask worker {zero} \(name 0\) left the "
+                                                   r"cluster during training \(its process died: .*\), and training "
+                                                   r"failed with: "):
+                train_fn(client, frame, KillsDaskWorkerZero.name, feature_cols=cols, **kw)
+    finally:
+        objectives.unregister(KillsDaskWorkerZero.name)

@@ -4,9 +4,6 @@ named."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 
 import lightgbm as lgb
@@ -18,6 +15,7 @@ from boostplug import lightgbm as bpl
 from boostplug import xgboost as bpx
 from boostplug.data import make_ranking
 from boostplug.frameworks.model_bytes import booster_bytes, booster_from_bytes
+from tests._child import run_child
 
 
 @pytest.fixture(scope="module")
@@ -100,14 +98,7 @@ def test_every_cut_point_of_a_payload_is_refused_with_a_value_error(data, tmp_pa
         raws[kind] = raw
         (tmp_path / kind).write_bytes(raw)
         args += [kind, str(tmp_path / kind)]
-    try:
-        run = subprocess.run([sys.executable, "-c", CUTS, *args], capture_output=True, text=True, timeout=240)
-    except subprocess.TimeoutExpired as e:
-        last = (e.stderr or b"").decode(errors="replace").splitlines()[-1:]
-        pytest.fail(f"a load hung, at {last}")
-    last = run.stderr.splitlines()[-1:]
-    assert run.returncode == 0, f"the process died ({run.returncode}) at {last}: {run.stderr[-2000:]}"
-    out = json.loads(run.stdout.splitlines()[-1])
+    out = run_child(CUTS, *args)
     assert out["xgboost"] == {"refused": len(raws["xgboost"]), "loaded": [len(raws["xgboost"])], "wrong": []}
     # LightGBM's text loads whole without its final newline (bpl.load_model's own sweep says why)
     n = len(raws["lightgbm"])

@@ -10,9 +10,6 @@ the test instead of killing or hanging pytest.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -22,6 +19,7 @@ import xgboost as xgb
 
 from boostplug import xgboost as bpx
 from boostplug.frameworks.xgboost.ubjson import check_ubjson, looks_like_ubjson
+from tests._child import run_child
 from tests._helpers import fifo_in
 
 
@@ -74,15 +72,7 @@ def test_every_cut_point_of_a_real_ubj_model_is_refused_or_loads_whole(tmp_path)
     _model(source)
     data = source.read_bytes()
     assert looks_like_ubjson(data) and b"boostplug_objective" in data
-    try:
-        run = subprocess.run([sys.executable, "-c", CUTS, str(source), str(tmp_path / "cut.ubj")],
-                             capture_output=True, text=True, timeout=240)
-    except subprocess.TimeoutExpired as e:
-        last = (e.stderr or b"").decode(errors="replace").splitlines()[-1:]
-        pytest.fail(f"a load hung, at cut/way {last}")
-    last = run.stderr.splitlines()[-1:]
-    assert run.returncode == 0, f"the process died ({run.returncode}) at cut/way {last}: {run.stderr[-2000:]}"
-    out = json.loads(run.stdout.splitlines()[-1])
+    out = run_child(CUTS, str(source), str(tmp_path / "cut.ubj"))  # its stderr's last line: the cut and way
     assert out["wrong"] == []
     assert out["loaded"] == [[len(data), w] for w in range(4)]
     assert out["refused"] == len(data)

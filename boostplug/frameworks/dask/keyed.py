@@ -7,6 +7,7 @@ LightGBM's socket network or XGBoost's collective, as :mod:`boostplug.spark`'s b
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -89,6 +90,29 @@ def _xgboost_task(parts: list["pd.DataFrame"], columns: tuple[list[str], str, st
                                      tracker_args=tracker_args, task_id=task_id)
 
 
+def _gather_while_alive(client: "Client", futures: list[Any], workers: list[str]) -> list[Any]:
+    """``client.gather(futures)`` of tasks pinned to ``workers``, failing as soon as one task fails
+    (its error, the others cancelled) or one of ``workers`` leaves the cluster (a CancelledError):
+    a pinned task of a dead worker would wait forever, and its peers on the network with it."""
+    from concurrent.futures import CancelledError
+
+    checked = time.monotonic()
+    while True:
+        if all(f.status == "finished" for f in futures):
+            return client.gather(futures)
+        failed = next((f for f in futures if f.status in ("error", "cancelled")), None)
+        if failed is not None:
+            client.cancel([f for f in futures if f is not failed])
+            failed.result()  # raises the task's error (or Dask's FutureCancelledError)
+        if time.monotonic() - checked > 1.0:
+            checked = time.monotonic()
+            gone = sorted(set(workers) - set(client.scheduler_info()["workers"]))
+            if gone:
+                client.cancel(futures)
+                raise CancelledError(f"the training tasks pinned to {gone} cannot run: the worker left the cluster")
+        time.sleep(0.1)
+
+
 def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, obj: Any, params: dict[str, Any],
                      num_boost_round: int, *, docs_per_partition: np.ndarray, features: list[str],
                      label_col: str, qid_col: str, doc_col: str) -> Any:
@@ -128,7 +152,7 @@ def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, ob
         futures = [client.submit(_lightgbm_task, by_worker[w], columns,
                                  params if own else {**params, "num_threads": ncores[w]}, obj, num_boost_round,
                                  machines, ports[w], len(workers), workers=[w], **pinned) for w in workers]
-        return lightgbm_worker.load(client.gather(futures)[0])
+        return lightgbm_worker.load(_gather_while_alive(client, futures, workers)[0])
     from distributed.utils import get_ip
 
     # The tracker runs here, at this machine's address on the route to the scheduler (the workers connect to it).
@@ -137,4 +161,4 @@ def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, ob
     futures = [client.submit(_xgboost_task, by_worker[w], columns, params if own else {**params, "nthread": ncores[w]},
                              obj, num_boost_round, tracker, str(i), workers=[w], **pinned)
                for i, w in enumerate(workers)]
-    return xgboost_worker.load(client.gather(futures)[0])
+    return xgboost_worker.load(_gather_while_alive(client, futures, workers)[0])

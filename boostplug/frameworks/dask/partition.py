@@ -329,8 +329,18 @@ class PartitionLayout:
 
 
 def local_structure(qid: Any, partition: int, qid_col: str) -> tuple[NDArray[np.int64], NDArray[Any]]:
-    """``(group_ptr, qid of each query)`` of one partition's query-id values (runs on a worker)."""
+    """``(group_ptr, qid of each query)`` of one partition's query-id values (runs on a worker). A
+    missing id (NaN, None) is a ValueError naming the partition and the row within it (which
+    ``frame.partitions[p]`` gives): the id itself, the one thing a user could look for, is missing."""
+    import pandas as pd
+
     q = np.asarray(qid)
+    missing = np.asarray(pd.isna(q), dtype=bool)
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{int(missing.sum())} rows have a missing query id (NaN or None) in column {qid_col!r}, the "
+                         f"first in partition {partition} at its row {row} (counting from 0 within the partition: "
+                         f"frame.partitions[{partition}]); every row needs its query's id")
     bad = first_noncontiguous(q)
     if bad is not None:
         row, first_row = bad

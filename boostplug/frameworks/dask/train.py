@@ -3,12 +3,15 @@ with a boostplug objective. User documentation: :mod:`boostplug.dask`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+import time
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
 from ..._validation import check_rounds
 from ...groups import group_ptr_from_qid
+from ..distributed.peers import first_line, lost_peer
 from .keyed import check_doc_col, refuse_keyed_without_doc, train_on_workers
 from .partition import PartitionLayout, check_partitions, compute, dask_modules, require_frame
 
@@ -74,6 +77,47 @@ def _check_finite_labels(frame: "dd.DataFrame", label_col: str, layout: Partitio
                 f"{int(starts[p]) + local} of column {label_col!r} (partition {p}, local row {local}) has "
                 f"label {value} ({count} non-finite in that partition)"
             )
+
+
+def _workers(client: "Client") -> dict[str, Any]:
+    """The cluster's workers now: address -> name."""
+    return {a: w.get("name") for a, w in client.scheduler_info()["workers"].items()}
+
+
+#: How long to wait for the scheduler to notice a worker whose death cut its peers' connections.
+LOST_WORKER_WAIT_S = 5.0
+
+
+@contextmanager
+def _naming_lost_workers(client: "Client", who: str) -> Iterator[None]:
+    """Training on ``client``'s workers: when it fails and a worker left the cluster meanwhile (its
+    process died: killed, out of memory), a RuntimeError naming that worker, from the error the
+    others saw (a broken connection, or Dask's ``FutureCancelledError ... already forgotten`` for
+    its tasks and data), which names no cause. A broken connection without a worker gone yet waits
+    up to :data:`LOST_WORKER_WAIT_S` for the scheduler to notice it."""
+    from concurrent.futures import CancelledError
+
+    before = _workers(client)
+    try:
+        yield
+    except Exception as exc:
+        gone: list[str] = []
+        deadline = time.monotonic() + (LOST_WORKER_WAIT_S if lost_peer(exc) or isinstance(exc, CancelledError)
+                                       else 0.0)
+        while True:
+            try:
+                gone = sorted(set(before) - set(_workers(client)))
+            except Exception:  # the scheduler itself is gone: the original error says so
+                break
+            if gone or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        if not gone:
+            raise
+        named = ", ".join(f"{a} (name {before[a]!r})" for a in gone)
+        raise RuntimeError(f"{who}: Dask worker{'s' if len(gone) > 1 else ''} {named} left the cluster during "
+                           f"training (its process died: killed, out of memory or crashed; see its logs), and "
+                           f"training failed with: {type(exc).__name__}: {first_line(exc)}") from exc
 
 
 def lightgbm_group(layout: PartitionLayout) -> "da.Array":
@@ -147,13 +191,14 @@ def train_lightgbm(
     layout = check_partitions(frame, qid_col, client=client)
     _check_finite_labels(frame, label_col, layout, client)
     cols = _features(frame, feature_cols, (label_col, qid_col, doc_col))
-    if doc_col is not None:
-        booster = train_on_workers(client, frame, "lightgbm", obj, params, rounds,
-                                   docs_per_partition=layout.docs_per_partition, features=cols,
-                                   label_col=label_col, qid_col=qid_col, doc_col=doc_col)
-        return lgb_record_objective(booster, obj)
-    ranker = lgb.DaskLGBMRanker(client=client, objective=obj, **ranker_params)
-    return ranker.fit(frame[cols], frame[label_col], group=lightgbm_group(layout))
+    with _naming_lost_workers(client, "train_lightgbm"):
+        if doc_col is not None:
+            booster = train_on_workers(client, frame, "lightgbm", obj, params, rounds,
+                                       docs_per_partition=layout.docs_per_partition, features=cols,
+                                       label_col=label_col, qid_col=qid_col, doc_col=doc_col)
+            return lgb_record_objective(booster, obj)
+        ranker = lgb.DaskLGBMRanker(client=client, objective=obj, **ranker_params)
+        return ranker.fit(frame[cols], frame[label_col], group=lightgbm_group(layout))
 
 
 def dense_qid(frame: "dd.DataFrame", layout: PartitionLayout, qid_col: str = "qid") -> "dd.Series":
@@ -223,9 +268,12 @@ def train_xgboost(
     cols = _features(frame, feature_cols, (label_col, qid_col, doc_col))
     if doc_col is not None:
         _check_finite_labels(frame, label_col, layout, client)  # before any worker waits for its peers
-        booster = train_on_workers(client, frame, "xgboost", obj, xgb_params(**(params or {})), num_boost_round,
-                                   docs_per_partition=layout.docs_per_partition, features=cols,
-                                   label_col=label_col, qid_col=qid_col, doc_col=doc_col)
-        return {"booster": xgb_record_objective(booster, obj), "history": {}}
-    dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))
-    return xgb_dask.train(client, xgb_params(**(params or {})), dtrain, num_boost_round, obj=obj, **train_kwargs)
+    with _naming_lost_workers(client, "train_xgboost"):
+        if doc_col is not None:
+            booster = train_on_workers(client, frame, "xgboost", obj, xgb_params(**(params or {})), num_boost_round,
+                                       docs_per_partition=layout.docs_per_partition, features=cols,
+                                       label_col=label_col, qid_col=qid_col, doc_col=doc_col)
+            return {"booster": xgb_record_objective(booster, obj), "history": {}}
+        dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))
+        return xgb_dask.train(client, xgb_params(**(params or {})), dtrain, num_boost_round, obj=obj,
+                              **train_kwargs)

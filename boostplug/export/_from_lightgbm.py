@@ -33,7 +33,8 @@ def ensemble_from_lightgbm(booster: Any, num_iteration: int | None, record: str 
     prediction is not its raw score, or that has splits ONNX export does not cover).
     ``num_iteration``: the first rounds, ``None`` for those ``booster.predict`` uses."""
     dump = booster.dump_model(num_iteration=num_iteration)
-    objective = _objective_name(dump)
+    # A model saved with boostplug's record names lambdarank in its header (a raw-score stand-in).
+    objective = "" if record is not None else _objective_name(dump)
     per_iteration = int(dump.get("num_tree_per_iteration", 1))
     if per_iteration != 1:
         raise ValueError(f"to_onnx: the LightGBM model has {per_iteration} trees per iteration (num_class="

@@ -6,9 +6,8 @@ JSON record, the same for both frameworks::
 
     {"boostplug":"0.1.0","format":1,"objective":"<name>","params":{"<parameter>":<value>,...}}
 
-* LightGBM: one line ``[boostplug_objective: {...}]`` in the model text's
-  ``parameters:`` section, which LightGBM loads back, ignores, and writes out again
-  unchanged when a loaded model is saved (``model_to_string``); treelite ignores it too.
+* LightGBM: one line ``boostplug_objective:{...}`` after the model text's ``parameters:``
+  section (:mod:`boostplug.frameworks.lightgbm.model_file`, which also says what else it writes).
 * XGBoost: the booster attribute ``boostplug_objective`` (``Booster.set_attr``), which
   XGBoost keeps in its JSON and UBJSON model files.
 
@@ -41,8 +40,14 @@ import numpy as np
 from .. import objectives as _objectives
 from ..keyed_pairs import KeyedPairs
 
-__all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "lightgbm_text_with_record",
-           "record_from_lightgbm_text", "warn_if_unregistered"]
+__all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "warn_if_unregistered", "clip",
+           "LIGHTGBM_OBJECTIVE"]
+
+#: How a LightGBM model file names the objective of a model trained with a boostplug objective
+#: (:mod:`boostplug.frameworks.lightgbm.model_file`): it starts like a raw-score ranking objective
+#: (what onnxmltools looks at), LightGBM knows no such objective (its ``Booster.refit`` stops with
+#: this name in its message), and the record follows it, base32-encoded.
+LIGHTGBM_OBJECTIVE = "lambdarank_by_boostplug_refit_with_boostplug.lightgbm.refit"
 
 #: Name of the record: the LightGBM parameter line's key and the XGBoost attribute.
 RECORD_KEY = "boostplug_objective"
@@ -140,25 +145,25 @@ class ObjectiveRecord:
         try:
             doc = json.loads(text)
         except (TypeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"the model's {RECORD_KEY} record is not JSON ({exc}): {_clip(text)}") from None
+            raise ValueError(f"the model's {RECORD_KEY} record is not JSON ({exc}): {clip(text)}") from None
         if not isinstance(doc, dict):
-            raise ValueError(f"the model's {RECORD_KEY} record is not a JSON object: {_clip(text)}")
+            raise ValueError(f"the model's {RECORD_KEY} record is not a JSON object: {clip(text)}")
         fmt = doc.get("format")
         if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt < 1:
-            raise ValueError(f"the model's {RECORD_KEY} record has no valid format number: {_clip(text)}")
+            raise ValueError(f"the model's {RECORD_KEY} record has no valid format number: {clip(text)}")
         if fmt > FORMAT:
             raise ValueError(f"the model's {RECORD_KEY} record has format {fmt}, newer than this boostplug reads "
                              f"({FORMAT}); upgrade boostplug (the record was written by {doc.get('boostplug')!r})")
         name, params, fps = doc.get("objective"), doc.get("params", {}), doc.get("fingerprints", {})
         if not isinstance(name, str):
-            raise ValueError(f"the model's {RECORD_KEY} record names no objective: {_clip(text)}")
+            raise ValueError(f"the model's {RECORD_KEY} record names no objective: {clip(text)}")
         if not isinstance(params, dict) or not isinstance(fps, dict):
-            raise ValueError(f"the model's {RECORD_KEY} record has malformed params or fingerprints: {_clip(text)}")
+            raise ValueError(f"the model's {RECORD_KEY} record has malformed params or fingerprints: {clip(text)}")
         try:
             fingerprints = {str(k): Fingerprint(tuple(int(s) for s in v["shape"]), str(v["dtype"]), str(v["sha256"]))
                             for k, v in fps.items()}
         except (TypeError, KeyError, ValueError):
-            raise ValueError(f"the model's {RECORD_KEY} record has a malformed fingerprint: {_clip(text)}") from None
+            raise ValueError(f"the model's {RECORD_KEY} record has a malformed fingerprint: {clip(text)}") from None
         loss_class = doc.get("class", "")
         if loss_class and name.lower() not in _objectives.names():
             raise ValueError(f"the model was trained with the objective {name!r} of class {loss_class}, which was not "
@@ -287,41 +292,6 @@ def _canonical_array(value: Any) -> np.ndarray:
     raise TypeError(f"expected a numeric array, got {arr.dtype}")
 
 
-def _clip(text: Any, n: int = 200) -> str:
+def clip(text: Any, n: int = 200) -> str:
     s = str(text)
     return s if len(s) <= n else s[:n] + "..."
-
-
-_LGB_PREFIX = f"[{RECORD_KEY}: "
-
-
-def lightgbm_text_with_record(model_str: str, record: ObjectiveRecord | None) -> str:
-    """LightGBM model text with ``record`` as the last line of its parameters section
-    (replacing a record already there; ``None`` removes it)."""
-    lines = [ln for ln in model_str.split("\n") if not ln.startswith(_LGB_PREFIX)]
-    if record is None:
-        return "\n".join(lines)
-    entry = f"{_LGB_PREFIX}{record.to_json()}]"
-    try:
-        end = lines.index("end of parameters")
-    except ValueError:
-        # A model without a parameters section (LightGBM writes it before pandas_categorical).
-        at = next((i for i, ln in enumerate(lines) if ln.startswith("pandas_categorical:")), len(lines))
-        lines[at:at] = ["parameters:", entry, "end of parameters", ""]
-    else:
-        lines.insert(end, entry)
-    return "\n".join(lines)
-
-
-def record_from_lightgbm_text(model_str: str) -> ObjectiveRecord | None:
-    """The record in LightGBM model text, validated; ``None`` when there is none."""
-    start = model_str.find("\n" + _LGB_PREFIX)
-    if start < 0:
-        return None
-    start += 1 + len(_LGB_PREFIX)
-    end = model_str.find("\n", start)
-    line = model_str[start:] if end < 0 else model_str[start:end]
-    line = line.rstrip("\r")
-    if not line.endswith("]"):
-        raise ValueError(f"the model's {RECORD_KEY} line is cut short: {_clip(line)}")
-    return ObjectiveRecord.from_json(line[:-1])

@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 
 from boostplug import lightgbm as bpl
+from boostplug.frameworks.lightgbm.model_file import text_with_record
 from boostplug.frameworks.lightgbm.model_text import check_model_text
 
 PARAMS = {"verbose": -1, "num_threads": 1, "deterministic": True}
@@ -38,6 +39,14 @@ def _ranking_model(path: Path) -> str:
                         bpl.dataset(X, y, qid=np.repeat(np.arange(6), 10)), 2)
     bpl.save_model(booster, path, objective=obj)
     return path.read_text()
+
+
+def _earlier_layout(text: str) -> str:
+    """``text`` as boostplug wrote it before the record moved into the objective line: no header
+    objective, ``[objective: custom]``, the record as a ``[boostplug_objective: ...]`` parameter."""
+    record = bpl.objective_of(bpl.load_model(model_str=text))
+    plain = text_with_record(text, None)
+    return plain.replace("end of parameters", f"[boostplug_objective: {record.to_json()}]\nend of parameters", 1)
 
 
 def _categorical_linear_model() -> lgb.Booster:
@@ -86,40 +95,45 @@ CUTS = textwrap.dedent("""
 
 
 def test_every_cut_point_of_two_real_model_files_is_refused_naming_the_file(tmp_path):
-    ranking, other = tmp_path / "ranking.txt", tmp_path / "categorical_linear.txt"
+    ranking, other, earlier = tmp_path / "ranking.txt", tmp_path / "categorical_linear.txt", tmp_path / "earlier.txt"
     texts = [_ranking_model(ranking)]
     _categorical_linear_model().save_model(other)
     texts.append(other.read_text())
-    assert "[boostplug_objective: " in texts[0]
+    texts.append(_earlier_layout(texts[0]))
+    earlier.write_text(texts[2])
+    assert "[objective: lambdarank_by_boostplug" in texts[0] and "[boostplug_objective: " in texts[2]
     assert "cat_boundaries=" in texts[1] and "leaf_coeff=" in texts[1]
-    run = subprocess.run([sys.executable, "-c", CUTS, str(ranking), str(other), str(tmp_path / "cut.txt")],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-c", CUTS, str(ranking), str(other), str(earlier),
+                          str(tmp_path / "cut.txt")], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, f"the process died ({run.returncode}): {run.stderr[-2000:]}"
     for text, out in zip(texts, json.loads(run.stdout.splitlines()[-1])):
         assert out["wrong"] == []
-        # The cut that drops the final newline loses nothing: it loads, record and all. Without a
-        # record, the cut right after 'end of parameters' is also what LightGBM's own writer (the CLI,
-        # the C API, R) gives, so it loads: it lacks only the Python package's pandas_categorical
-        # line, null here.
+        # The cut that drops the final newline loses nothing: it loads, record and all. The cut right
+        # after 'end of parameters' is also what LightGBM's own writer (the CLI, the C API, R) gives,
+        # so it loads: it lacks only the Python package's pandas_categorical line, null here; the
+        # record in the objective line is whole. The earlier layout's record line may only be cut
+        # off with the pandas_categorical line, by the Python package: that cut is refused.
+        end = text.index("end of parameters\n") + len("end of parameters\n")
         if "[boostplug_objective: " in text:
             expected = [[len(text) - 1, True]]
         else:
-            end = text.index("end of parameters\n") + len("end of parameters\n")
-            expected = [[end, False], [len(text) - 1, False]]
+            has_record = "lambdarank_by_boostplug" in text
+            expected = [[end, has_record], [len(text) - 1, has_record]]
         assert out["loaded"] == expected
         assert out["refused"] == len(text) - len(expected)
 
 
 def test_a_cut_file_names_the_line_and_what_is_missing(tmp_path):
     text = _ranking_model(tmp_path / "m.txt")
+    earlier = _earlier_layout(text)
     cases = {
-        text[: text.index("leaf_value=", text.index("Tree=1")) + 15]: r"cut\.txt, line 39: the text ends inside Tree=1",
+        text[: text.index("leaf_value=", text.index("Tree=1")) + 15]: r"cut\.txt, line 40: the text ends inside Tree=1",
         text[: text.index("end of trees")]: r"the text ends after 2 trees, without 'end of trees'",
         text[: text.index("parameters:")]: r"the text stops after its trees, before its last line",
-        text[: text.index("[boostplug_objective")]: r"the parameters section has no 'end of parameters' line",
+        text[: text.index("[objective: lambdarank_by")]: r"the parameters section has no 'end of parameters' line",
+        earlier[: earlier.rindex("\npandas_categorical:")]: r"holds boostplug's objective record but stops before "
+                                                            r"the pandas_categorical: line",
         text[: text.rindex("pandas_categorical:")]: r"the text stops after its parameters, before its last line",
-        text[: text.rindex("\npandas_categorical:")]: r"holds boostplug's objective record but stops before the "
-                                                      r"pandas_categorical: line",
         text[:-4]: r"the pandas_categorical: line is not complete JSON",
         "": r"the model text is empty",
     }

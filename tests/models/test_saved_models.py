@@ -9,9 +9,12 @@ or an IndexError at predict), and saving is atomic.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import pickle
+import subprocess
+import sys
 
 import lightgbm as lgb
 import numpy as np
@@ -25,6 +28,27 @@ from boostplug.frameworks.model_record import ObjectiveRecord, record_for
 
 
 N_Q, PER_Q, N_F = 30, 8, 5
+
+# How a LightGBM model file holds the record (boostplug/frameworks/lightgbm/model_file.py), decoded
+# here by hand.
+OURS = "[objective: lambdarank_by_boostplug_refit_with_boostplug.lightgbm.refit_"
+
+
+def _record_line(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.startswith(OURS)]
+    assert len(lines) == 1
+    return lines[0]
+
+
+def _record_json(text: str) -> str:
+    encoded = _record_line(text)[len(OURS):-1]
+    assert encoded == encoded.lower()
+    return base64.b32decode(encoded.upper() + "=" * (-len(encoded) % 8)).decode("utf-8")
+
+
+def _with_record_json(text: str, record_json: str) -> str:
+    encoded = base64.b32encode(record_json.encode("utf-8")).decode("ascii").rstrip("=").lower()
+    return text.replace(_record_line(text), f"{OURS}{encoded}]")
 
 
 def _data(seed: int = 0):
@@ -58,18 +82,20 @@ def test_lightgbm_record_round_trips_through_file_string_and_lightgbm_itself(tmp
     path = tmp_path / "m.txt"
     bpl.save_model(booster, path, objective=obj)
     text = path.read_text()
-    line = [ln for ln in text.splitlines() if ln.startswith("[boostplug_objective: ")]
-    assert len(line) == 1
-    assert json.loads(line[0][len("[boostplug_objective: "):-1])["params"] == {"alpha": 0.3, "ddf": "ldd"}
+    line = _record_line(text)
+    assert json.loads(_record_json(text))["params"] == {"alpha": 0.3, "ddf": "ldd"}
+    assert "[boostplug_objective" not in text
     X, _, _ = _data(1)
     expected = booster.predict(X)
     # LightGBM loads the file and the string, ignores the record, predicts the same ...
     for loaded in (lgb.Booster(model_file=str(path)), lgb.Booster(model_str=text)):
         np.testing.assert_array_equal(loaded.predict(X), expected)
-        # ... and writes the record out again when it saves the loaded model.
+        # ... and writes the record out again when it saves the loaded model (MLflow's log_model does).
         again = loaded.model_to_string()
-        assert line[0] in again.splitlines()
+        assert line in again.splitlines()
         np.testing.assert_array_equal(lgb.Booster(model_str=again).predict(X), expected)
+        loaded.save_model(tmp_path / "plain.txt")
+        assert bpl.objective_of(tmp_path / "plain.txt").name == "mpboost"
     want = ObjectiveRecord("mpboost", {"ddf": "ldd", "alpha": 0.3})
     for source in (path, str(path), bpl.load_model(path), lgb.Booster(model_file=str(path)),
                    bpl.load_model(model_str=text)):
@@ -92,7 +118,8 @@ def test_lightgbm_record_objective_then_save_and_pickle(tmp_path) -> None:
     assert bpl.objective_of(tmp_path / "again.txt").name == "ndcg_boost"
     bpl.save_model(loaded, tmp_path / "other.txt", objective="qbrank")
     text = (tmp_path / "other.txt").read_text()
-    assert text.count("[boostplug_objective: ") == 1
+    assert json.loads(_record_json(text))["objective"] == "qbrank"
+    assert text.count("objective=lambdarank") == 1
     assert bpl.objective_of(tmp_path / "other.txt").name == "qbrank"
 
 
@@ -125,8 +152,7 @@ def test_same_encoding_in_both_frameworks(tmp_path) -> None:
     bpl.save_model(lgb_booster, tmp_path / "m.txt", objective=bpl.objective("qbrank", w=0.25, tau=0.5))
     xgb_booster = bpx.record_objective(_xgb_model(bpx.objective("qbrank", w=0.25, tau=0.5)),
                                        bpx.objective("qbrank", w=0.25, tau=0.5))
-    line = next(ln for ln in (tmp_path / "m.txt").read_text().splitlines() if ln.startswith("[boostplug_objective"))
-    assert line == f"[boostplug_objective: {xgb_booster.attr('boostplug_objective')}]"
+    assert _record_json((tmp_path / "m.txt").read_text()) == xgb_booster.attr("boostplug_objective")
     assert bpl.objective_of(tmp_path / "m.txt") == bpx.objective_of(xgb_booster)
 
 
@@ -165,11 +191,8 @@ def test_explicit_pairs_are_recorded_by_fingerprint_and_checked_on_the_way_back(
 
 
 def _tampered(tmp_path, booster, record_json: str):
-    text = bpl.model_to_string(booster, objective="mpboost")
-    start = text.index("[boostplug_objective: ")
-    end = text.index("\n", start)
     path = tmp_path / "tampered.txt"
-    path.write_text(text[:start] + f"[boostplug_objective: {record_json}]" + text[end:])
+    path.write_text(_with_record_json(bpl.model_to_string(booster, objective="mpboost"), record_json))
     return path
 
 
@@ -193,6 +216,73 @@ def test_an_invalid_record_is_refused_on_read(tmp_path, record_json: str, messag
         bpl.objective_of(path)
     with pytest.raises(ValueError, match=message):
         bpl.load_model(path)
+
+
+def test_a_damaged_record_line_is_refused_on_read(tmp_path) -> None:
+    text = bpl.model_to_string(_lgb_model(bpl.objective("mpboost"), rounds=2), objective="mpboost")
+    line = _record_line(text)
+    for damaged, message in ((line[:-1] + "1]", "not base32"), (line[:-1], "cut short")):
+        (tmp_path / "m.txt").write_text(text.replace(line, damaged))
+        with pytest.raises(ValueError, match=message):
+            bpl.objective_of(tmp_path / "m.txt")
+
+
+# --- what other tools make of the file ------------------------------------------------------------
+
+
+def _earlier_layout(text: str) -> str:
+    """The layout boostplug wrote before: ``[objective: custom]``, no header objective, the record as a
+    parameter LightGBM does not know."""
+    record_json = _record_json(text)
+    text = text.replace(_record_line(text), "[objective: custom]").replace("objective=lambdarank\n", "")
+    return text.replace("end of parameters", f"[boostplug_objective: {record_json}]\nend of parameters", 1)
+
+
+def test_plain_lightgbm_loads_the_file_without_a_warning_and_earlier_files_still_load(tmp_path) -> None:
+    obj = bpl.objective("mpboost", ddf="ldd")
+    booster = _lgb_model(obj)
+    bpl.save_model(booster, tmp_path / "m.txt", objective=obj)
+    (tmp_path / "earlier.txt").write_text(_earlier_layout((tmp_path / "m.txt").read_text()))
+    X, _, _ = _data(1)
+
+    def said(path):  # what a fresh LightGBM (its log level untouched by verbose=-1) says as it loads the file
+        code = "import sys, lightgbm as lgb; lgb.Booster(model_file=sys.argv[1]); print('loaded')"
+        run = subprocess.run([sys.executable, "-W", "always", "-c", code, str(path)], capture_output=True,
+                             text=True, timeout=120)
+        assert run.returncode == 0 and "loaded" in run.stdout, run.stderr
+        return run.stdout + run.stderr
+
+    text = said(tmp_path / "m.txt")
+    assert "Warning" not in text and "unrecognized" not in text
+    np.testing.assert_array_equal(lgb.Booster(model_file=str(tmp_path / "m.txt")).predict(X), booster.predict(X))
+    # The earlier layout: LightGBM warns about the record's line, and boostplug still reads it.
+    assert "Ignoring unrecognized parameter 'boostplug_objective'" in said(tmp_path / "earlier.txt")
+    earlier = lgb.Booster(model_file=str(tmp_path / "earlier.txt"))
+    np.testing.assert_array_equal(earlier.predict(X), booster.predict(X))
+    for source in (tmp_path / "earlier.txt", bpl.load_model(tmp_path / "earlier.txt"), earlier):
+        assert bpl.objective_of(source) == bpl.objective_of(tmp_path / "m.txt")
+    # Saved again by boostplug, an earlier file takes today's layout.
+    assert "[boostplug_objective" not in bpl.model_to_string(bpl.load_model(tmp_path / "earlier.txt"))
+
+
+def test_lightgbm_refit_names_what_to_call_and_onnxmltools_converts(tmp_path) -> None:
+    onnxmltools = pytest.importorskip("onnxmltools")
+    ort = pytest.importorskip("onnxruntime")
+    from onnxmltools.convert.common.data_types import FloatTensorType
+
+    obj = bpl.objective("qbrank")
+    bpl.save_model(_lgb_model(obj), tmp_path / "m.txt", objective=obj)
+    loaded = lgb.Booster(model_file=str(tmp_path / "m.txt"))
+    X, y, qid = _data(1)
+    with pytest.raises(lgb.basic.LightGBMError, match=r"refit_with_boostplug\.lightgbm\.refit"):
+        loaded.refit(X, y, group=np.full(N_Q, PER_Q))
+    model = onnxmltools.convert_lightgbm(loaded, initial_types=[("X", FloatTensorType([None, N_F]))])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"X": X.astype(np.float32)})[0].reshape(-1)
+    np.testing.assert_allclose(got, loaded.predict(X), rtol=1e-5, atol=1e-5)
+    # what the refit message points to
+    refitted = bpl.refit(bpl.load_model(tmp_path / "m.txt"), X, y, qid=qid)
+    assert bpl.objective_of(refitted).name == "qbrank"
 
 
 def test_xgboost_invalid_record_is_refused(tmp_path) -> None:

@@ -1,19 +1,49 @@
-"""LightGBM model files that say which boostplug objective trained them: the record
-(:mod:`boostplug.frameworks.model_record`) as one line of the model text's parameters."""
+"""LightGBM model files that say which boostplug objective trained them, and that other tools
+read as a standard LightGBM model.
+
+LightGBM writes a model trained with a callable objective with no ``objective=`` header line and
+``[objective: custom]`` among its parameters: onnxmltools refuses such a file, and
+``Booster.refit`` stops at "No objective function provided". A model saved here with the record
+(:mod:`boostplug.frameworks.model_record`) of the boostplug objective that trained it says instead:
+
+* ``objective=lambdarank`` in the header: a raw-score ranking objective, so LightGBM, treelite and
+  onnxmltools take its prediction for the raw score it is (as for LightGBM's own lambdarank
+  models; the prediction does not change);
+* ``[objective: lambdarank_by_boostplug_refit_with_boostplug.lightgbm.refit_<record>]`` among the
+  parameters, ``<record>`` the record's JSON in lower-case base32 without padding (LightGBM lower-cases an
+  objective name where it parses one): onnxmltools reads the
+  prefix and converts the model as a ranker; LightGBM loads the line without a warning (it is a
+  known parameter) and writes it out again when a loaded model is saved (so the record survives
+  ``lgb.Booster(model_file=...).save_model``, which MLflow's ``log_model`` calls); and its
+  ``Booster.refit``, which trains on that objective, refuses the unknown name, whose first words
+  say what to call instead.
+
+Files of the earlier layout (the record as a ``[boostplug_objective: ...]`` parameter, which
+LightGBM warns about) still load. A model whose parameters name a built-in objective keeps it, and
+its record is written in that earlier layout.
+"""
 
 from __future__ import annotations
 
+import base64
 import os
 from typing import Any
 
 from ..._atomic import write_text
-from ..model_record import lightgbm_text_with_record, record_for, record_from_lightgbm_text, warn_if_unregistered
+from ..model_record import LIGHTGBM_OBJECTIVE, RECORD_KEY, ObjectiveRecord, clip, record_for, warn_if_unregistered
 from .model_text import check_model_text
 
-__all__ = ["record_objective", "objective_of", "model_to_string", "save_model", "load_model", "RECORD_ATTR"]
+__all__ = ["record_objective", "objective_of", "model_to_string", "save_model", "load_model", "RECORD_ATTR",
+           "LIGHTGBM_OBJECTIVE", "text_with_record", "record_from_text"]
 
 #: The booster attribute holding the record in memory.
 RECORD_ATTR = "_boostplug_objective_record"
+
+_HEADER_OBJECTIVE = "objective=lambdarank"
+_CALLABLE = ("custom", "none")
+_OBJECTIVE_LINE = "[objective: "
+_OURS = f"{_OBJECTIVE_LINE}{LIGHTGBM_OBJECTIVE}_"
+_PARAMETER_RECORD = f"[{RECORD_KEY}: "  # the earlier layout: a parameter LightGBM does not know
 
 
 def record_objective(booster: Any, objective: Any):
@@ -38,14 +68,14 @@ def objective_of(booster_or_path: Any):
     ``objective(rec.name, **rec.params_with())``.
     """
     if isinstance(booster_or_path, (str, os.PathLike)):
-        return record_from_lightgbm_text(_read_checked(booster_or_path))
+        return record_from_text(_read_checked(booster_or_path))
     if not hasattr(booster_or_path, "model_to_string"):
         raise TypeError(f"objective_of: expected an lgb.Booster or a model file path, got "
                         f"{type(booster_or_path).__name__}")
     record = getattr(booster_or_path, RECORD_ATTR, None)
     if record is not None:
         return record
-    return record_from_lightgbm_text(booster_or_path.model_to_string(num_iteration=-1))
+    return record_from_text(booster_or_path.model_to_string(num_iteration=-1))
 
 
 def model_to_string(booster: Any, objective: Any = None, **kwargs: Any) -> str:
@@ -55,7 +85,7 @@ def model_to_string(booster: Any, objective: Any = None, **kwargs: Any) -> str:
     record = record_for(objective) if objective is not None else getattr(booster, RECORD_ATTR, None)
     warn_if_unregistered(record)
     text = booster.model_to_string(**kwargs)
-    return text if record is None else lightgbm_text_with_record(text, record)
+    return text if record is None else text_with_record(text, record)
 
 
 def save_model(booster: Any, path: Any, objective: Any = None, **kwargs: Any) -> None:
@@ -100,8 +130,67 @@ def load_model(path: Any = None, *, model_str: str | None = None):
         if not isinstance(model_str, str):
             raise TypeError(f"load_model: model_str must be a str, got {type(model_str).__name__}")
         check_model_text(model_str, "the model string")
-    record = record_from_lightgbm_text(model_str)
+    record = record_from_text(model_str)
     booster = lgb.Booster(model_str=model_str)
     if record is not None:
         setattr(booster, RECORD_ATTR, record)
     return booster
+
+
+def text_with_record(model_str: str, record: ObjectiveRecord | None) -> str:
+    """LightGBM model text with ``record`` written as the module docstring says (replacing a record
+    already there, of either layout); ``None`` takes it out and restores ``[objective: custom]``."""
+    lines = model_str.split("\n")
+    ours = any(ln.startswith(_OURS) for ln in lines)
+    lines = [ln for ln in lines if not ln.startswith(_PARAMETER_RECORD) and not (ours and ln == _HEADER_OBJECTIVE)]
+    lines = [f"{_OBJECTIVE_LINE}custom]" if ln.startswith(_OURS) else ln for ln in lines]
+    if record is None:
+        return "\n".join(lines)
+    start, end = _parameters(lines)
+    if start is None:  # no parameters section: LightGBM writes it before pandas_categorical
+        at = next((i for i, ln in enumerate(lines) if ln.startswith("pandas_categorical:")), len(lines))
+        lines[at:at] = ["parameters:", f"{_OBJECTIVE_LINE}custom]", "end of parameters", ""]
+        start, end = at, at + 2
+    at = next((i for i in range(start + 1, end) if lines[i].startswith(_OBJECTIVE_LINE)), None)
+    if at is None or lines[at][len(_OBJECTIVE_LINE):-1] not in _CALLABLE:
+        lines.insert(end, f"{_PARAMETER_RECORD}{record.to_json()}]")  # a built-in trained it: keep its name
+        return "\n".join(lines)
+    encoded = base64.b32encode(record.to_json().encode("utf-8")).decode("ascii").rstrip("=").lower()
+    lines[at] = f"{_OURS}{encoded}]"
+    header_end = next((i for i, ln in enumerate(lines) if ln.startswith("Tree=")), start)
+    if not any(ln.startswith("objective=") for ln in lines[:header_end]):
+        after = next((i + 1 for i, ln in enumerate(lines[:header_end]) if ln.startswith("max_feature_idx=")), 1)
+        lines.insert(after, _HEADER_OBJECTIVE)
+    return "\n".join(lines)
+
+
+def _parameters(lines: list[str]) -> tuple[int | None, int]:
+    """Indexes of the ``parameters:`` line and of its ``end of parameters`` (``None, 0``: none)."""
+    try:
+        start = lines.index("parameters:")
+        return start, lines.index("end of parameters", start)
+    except ValueError:
+        return None, 0
+
+
+def record_from_text(model_str: str) -> ObjectiveRecord | None:
+    """The record in LightGBM model text (either layout), validated; ``None`` when there is none."""
+    for prefix in (_OURS, _PARAMETER_RECORD):
+        start = model_str.find("\n" + prefix)
+        if start >= 0:
+            break
+    else:
+        return None
+    start += 1 + len(prefix)
+    end = model_str.find("\n", start)
+    line = (model_str[start:] if end < 0 else model_str[start:end]).rstrip("\r")
+    if not line.endswith("]"):
+        raise ValueError(f"the model's {RECORD_KEY} line is cut short: {clip(line)}")
+    if prefix == _PARAMETER_RECORD:
+        return ObjectiveRecord.from_json(line[:-1])
+    try:
+        text = base64.b32decode(line[:-1].upper() + "=" * (-len(line[:-1]) % 8)).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError(f"the model's objective line holds a damaged {RECORD_KEY} record (not base32 of UTF-8 "
+                         f"text): {clip(line)}") from None
+    return ObjectiveRecord.from_json(text)

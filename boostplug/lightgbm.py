@@ -50,6 +50,8 @@ from .frameworks.lightgbm.refit import refit
 
 __all__ = ["objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "query_folds", "cv",
            "train_line_search", "record_objective", "objective_of", "model_to_string", "save_model", "load_model",
-           "refit", "LGBMRanker"]
+           "refit", "LGBMRanker", "tuner_cv", "tuner"]
 
-__getattr__ = lazy_getattr(__name__, {"LGBMRanker": "boostplug.frameworks.lightgbm.ranker"})
+__getattr__ = lazy_getattr(__name__, {"LGBMRanker": "boostplug.frameworks.lightgbm.ranker",
+                                      "tuner_cv": "boostplug.frameworks.lightgbm.tuner",
+                                      "tuner": "boostplug.frameworks.lightgbm.tuner"})

@@ -45,13 +45,15 @@ from .frameworks._lazy import lazy_getattr
 from .frameworks.lightgbm.adapters import dataset, metric, objective, sklearn_metric, sklearn_objective
 from .frameworks.lightgbm.cv import cv, query_folds
 from .frameworks.lightgbm.line_search import train_line_search
-from .frameworks.lightgbm.model_file import load_model, model_to_string, objective_of, record_objective, save_model
+from .frameworks.lightgbm.model_file import (load_model, log_model, model_to_string, objective_of, record_objective,
+                                             save_model)
 from .frameworks.lightgbm.refit import refit
 
 __all__ = ["objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "query_folds", "cv",
            "train_line_search", "record_objective", "objective_of", "model_to_string", "save_model", "load_model",
-           "refit", "LGBMRanker", "tuner_cv", "tuner"]
+           "log_model", "refit", "LGBMRanker", "SKOPS_TRUSTED_TYPES", "tuner_cv", "tuner"]
 
 __getattr__ = lazy_getattr(__name__, {"LGBMRanker": "boostplug.frameworks.lightgbm.ranker",
+                                      "SKOPS_TRUSTED_TYPES": "boostplug.frameworks.lightgbm.ranker",
                                       "tuner_cv": "boostplug.frameworks.lightgbm.tuner",
                                       "tuner": "boostplug.frameworks.lightgbm.tuner"})

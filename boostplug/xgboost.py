@@ -44,6 +44,7 @@ from .frameworks.xgboost.cv import cv, query_fold_rows
 from .frameworks.xgboost.model_file import load_model, objective_of, record_objective, save_model
 
 __all__ = ["objective", "metric", "early_stopping", "dmatrix", "params", "cv", "query_fold_rows", "record_objective", "objective_of",
-           "save_model", "load_model", "XGBRanker"]
+           "save_model", "load_model", "XGBRanker", "SKOPS_TRUSTED_TYPES"]
 
-__getattr__ = lazy_getattr(__name__, {"XGBRanker": "boostplug.frameworks.xgboost.ranker"})
+__getattr__ = lazy_getattr(__name__, {"XGBRanker": "boostplug.frameworks.xgboost.ranker",
+                                      "SKOPS_TRUSTED_TYPES": "boostplug.frameworks.xgboost.ranker"})

@@ -33,7 +33,7 @@ from ..._atomic import write_text
 from ..model_record import LIGHTGBM_OBJECTIVE, RECORD_KEY, ObjectiveRecord, clip, record_for, warn_if_unregistered
 from .model_text import check_model_text
 
-__all__ = ["record_objective", "objective_of", "model_to_string", "save_model", "load_model", "RECORD_ATTR",
+__all__ = ["record_objective", "objective_of", "model_to_string", "save_model", "load_model", "log_model", "RECORD_ATTR",
            "LIGHTGBM_OBJECTIVE", "text_with_record", "record_from_text"]
 
 #: The booster attribute holding the record in memory.
@@ -95,6 +95,28 @@ def save_model(booster: Any, path: Any, objective: Any = None, **kwargs: Any) ->
     ``kwargs``: ``num_iteration``, ``start_iteration``, ``importance_type`` as in
     ``Booster.save_model``."""
     write_text(path, model_to_string(booster, objective, **kwargs))
+
+
+def log_model(booster: Any, name: str = "model", objective: Any = None, **kwargs: Any) -> Any:
+    """``mlflow.lightgbm.log_model`` of a Booster with its objective record (returns MLflow's
+    ``ModelInfo``); ``mlflow.lightgbm.load_model`` then gives a Booster that
+    :func:`objective_of` reads.
+
+    MLflow saves a Booster with LightGBM's own writer, which knows only LightGBM's parameters:
+    a Booster freshly trained with a boostplug objective is logged with ``[objective: custom]``
+    and no record. Logged here, it goes as the model :func:`save_model` writes (``objective``
+    and the record as there). A Booster loaded from such a file (:func:`load_model`,
+    ``lgb.Booster(model_file=...)``) keeps its record through ``mlflow.lightgbm.log_model`` too;
+    so does a fitted ``boostplug.lightgbm.LGBMRanker`` (MLflow pickles it). ``kwargs`` go to
+    ``mlflow.lightgbm.log_model`` (``input_example``, ``signature``, ``registered_model_name``...).
+    """
+    import lightgbm as lgb
+    import mlflow.lightgbm
+
+    if not isinstance(booster, lgb.Booster):
+        raise TypeError(f"log_model: expected an lgb.Booster, got {type(booster).__name__} (log a fitted "
+                        "LGBMRanker with mlflow.lightgbm.log_model, which keeps its record)")
+    return mlflow.lightgbm.log_model(load_model(model_str=model_to_string(booster, objective)), name=name, **kwargs)
 
 
 def _read_checked(path: Any) -> str:

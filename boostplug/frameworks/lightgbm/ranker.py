@@ -15,15 +15,25 @@ from typing import Any, Callable, Sequence
 import lightgbm as lgb
 import numpy as np
 from lightgbm.basic import _ConfigAliases
+from lightgbm.sklearn import _ObjectiveFunctionWrapper
 from numpy.typing import ArrayLike
 
 from .._adapter import builder_init_score
 from ..sklearn_ranker import OWN_PARAMS, RankerMixin
-from .adapters import params_threads, sklearn_metric, sklearn_objective
+from .adapters import LightGBMSklearnObjective, params_threads, sklearn_metric, sklearn_objective
 from .frames import lightgbm_frame
 from .model_file import load_model, objective_of, record_objective, save_model
 
-__all__ = ["LGBMRanker"]
+__all__ = ["LGBMRanker", "SKOPS_TRUSTED_TYPES"]
+
+#: What a fitted :class:`LGBMRanker` with a registered boostplug objective holds beyond what skops
+#: trusts by default (LightGBM's own ranker needs the last three): pass it as
+#: ``skops.io.load(..., trusted=SKOPS_TRUSTED_TYPES)`` or to MLflow's
+#: ``mlflow.lightgbm.log_model(ranker, ..., skops_trusted_types=SKOPS_TRUSTED_TYPES)``.
+SKOPS_TRUSTED_TYPES = ["boostplug.frameworks.lightgbm.ranker.LGBMRanker",
+                       "boostplug.frameworks.lightgbm.adapters.LightGBMSklearnObjective",
+                       "boostplug.frameworks.model_record.ObjectiveRecord",
+                       "collections.OrderedDict", "lightgbm.basic.Booster"]
 
 
 @functools.cache
@@ -78,6 +88,17 @@ def _with_results(env: Any, results: list[Any]) -> Any:
     if dataclasses.is_dataclass(env):
         return dataclasses.replace(env, evaluation_result_list=results)
     return env._replace(evaluation_result_list=results)
+
+
+class _NamedObjectiveWrapper(_ObjectiveFunctionWrapper):
+    """LightGBM's wrapper of a scikit-learn-style objective, printed as the boostplug objective it
+    wraps: what ``lgb.train`` receives as ``params["objective"]``, which MLflow's autolog records
+    as text (LightGBM's own wrapper prints as ``<..._ObjectiveFunctionWrapper object at 0x...>``)."""
+
+    def __repr__(self) -> str:
+        return repr(self.func)
+
+    __str__ = __repr__
 
 
 class LGBMRanker(RankerMixin, lgb.LGBMRanker):
@@ -139,8 +160,11 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         for alias in _ConfigAliases.get("metric"):
             params.pop(alias, None)
         params["metric"] = "None"
-        if self._is_boostplug(params.get("objective")):
+        objective = params.get("objective")
+        if self._is_boostplug(objective):
             params["objective"] = "None"  # set_params(objective=name) after fit: predict needs no objective
+        elif type(objective) is _ObjectiveFunctionWrapper and isinstance(objective.func, LightGBMSklearnObjective):
+            params["objective"] = _NamedObjectiveWrapper(objective.func)
         return params
 
     def fit(  # type: ignore[override]

@@ -22,7 +22,12 @@ from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
 from .ubjson import checked_model_source
 
-__all__ = ["XGBRanker"]
+__all__ = ["XGBRanker", "SKOPS_TRUSTED_TYPES"]
+
+#: What a fitted :class:`XGBRanker` holds beyond what skops trusts by default: pass it as
+#: ``skops.io.load(..., trusted=SKOPS_TRUSTED_TYPES)`` or to MLflow's
+#: ``mlflow.xgboost.log_model(ranker, ..., skops_trusted_types=SKOPS_TRUSTED_TYPES)``.
+SKOPS_TRUSTED_TYPES = ["boostplug.frameworks.xgboost.ranker.XGBRanker", "xgboost.core.Booster"]
 
 # XGBoost's names that are also parameter names of a boostplug objective ("alpha" = reg_alpha):
 # with another objective they are XGBoost's.

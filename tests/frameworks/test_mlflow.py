@@ -1,0 +1,110 @@
+"""MLflow keeps the objective record of boostplug models, and autolog names the objective.
+
+A local file store in tmp_path (MLflow 3 asks for MLFLOW_ALLOW_FILE_STORE=true to use one).
+"""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from boostplug import lightgbm as bpl
+from boostplug import xgboost as bpx
+
+mlflow = pytest.importorskip("mlflow")
+pytest.importorskip("mlflow.lightgbm")
+
+N_Q, PER_Q = 12, 8
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    mlflow.set_tracking_uri(f"file:{tmp_path / 'mlruns'}")
+    yield
+    mlflow.set_tracking_uri(None)
+
+
+def _data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N_Q * PER_Q, 4))
+    y = np.clip(np.round(X[:, 0] + 0.5 * rng.normal(size=len(X)) + 1), 0, 3)
+    return X, y, np.repeat(np.arange(N_Q), PER_Q)
+
+
+def _logged(model, log=None, **kwargs):
+    with mlflow.start_run():
+        info = (log or mlflow.lightgbm.log_model)(model, name="model", **kwargs)
+    return info.model_uri
+
+
+def test_a_lightgbm_booster_round_trips_with_its_record(store) -> None:
+    X, y, qid = _data()
+    obj = bpl.objective("mpboost", ddf="ldd")
+    booster = lgb.train({"objective": obj, "verbose": -1, "num_threads": 1}, bpl.dataset(X, y, qid=qid), 5)
+    # MLflow's own log_model writes what LightGBM's writer knows: no record for a fresh Booster ...
+    assert bpl.objective_of(mlflow.lightgbm.load_model(_logged(booster))) is None
+    # ... bpl.log_model writes it, and the loaded Booster predicts the same.
+    back = mlflow.lightgbm.load_model(_logged(booster, bpl.log_model, objective=obj))
+    rec = bpl.objective_of(back)
+    assert (rec.name, dict(rec.params)) == ("mpboost", {"ddf": "ldd"})
+    np.testing.assert_array_equal(back.predict(X), booster.predict(X))
+    # A Booster loaded from boostplug's file keeps its record through MLflow's own log_model.
+    loaded = bpl.load_model(model_str=bpl.model_to_string(booster, obj))
+    assert bpl.objective_of(mlflow.lightgbm.load_model(_logged(loaded))) == rec
+    with pytest.raises(TypeError, match="expected an lgb.Booster, got LGBMRanker"):
+        bpl.log_model(bpl.LGBMRanker(objective="qbrank"))
+
+
+def test_the_rankers_round_trip_with_their_record_through_skops(store) -> None:
+    # MLflow 3 saves scikit-learn models with skops, which loads only the types it is told to trust.
+    pytest.importorskip("skops")
+    X, y, qid = _data()
+    ranker = bpl.LGBMRanker(objective="ndcg_boost", n_estimators=4, verbose=-1, n_jobs=1).fit(X, y, qid=qid)
+    back = mlflow.lightgbm.load_model(_logged(ranker, skops_trusted_types=bpl.SKOPS_TRUSTED_TYPES))
+    assert bpl.objective_of(back.booster_).name == "ndcg_boost"
+    np.testing.assert_array_equal(back.predict(X), ranker.predict(X))
+    xranker = bpx.XGBRanker(objective="qbrank", n_estimators=4, n_jobs=1).fit(X, y, qid=qid)
+    with mlflow.start_run():
+        uri = mlflow.xgboost.log_model(xranker, name="model").model_uri  # XGBoost's own file, not skops
+    xback = mlflow.xgboost.load_model(uri)
+    assert bpx.objective_of(xback.get_booster()).name == "qbrank"
+    np.testing.assert_array_equal(xback.predict(X), xranker.predict(X))
+
+
+@pytest.mark.parametrize("framework", ["lightgbm", "xgboost"])
+def test_the_trusted_types_are_exactly_what_skops_does_not_trust(framework: str) -> None:
+    sio = pytest.importorskip("skops.io")
+    X, y, qid = _data()
+    if framework == "lightgbm":
+        ranker, trusted = bpl.LGBMRanker(objective="mpboost", n_estimators=2, verbose=-1, n_jobs=1), bpl.SKOPS_TRUSTED_TYPES
+    else:
+        ranker, trusted = bpx.XGBRanker(objective="mpboost", n_estimators=2, n_jobs=1), bpx.SKOPS_TRUSTED_TYPES
+    data = sio.dumps(ranker.fit(X, y, qid=qid))
+    assert sorted(sio.get_untrusted_types(data=data)) == sorted(trusted)
+    np.testing.assert_array_equal(sio.loads(data, trusted=trusted).predict(X), ranker.predict(X))
+
+
+def test_an_xgboost_booster_round_trips_with_its_record(store) -> None:
+    X, y, qid = _data()
+    obj = bpx.objective("qbrank", w=0.5)
+    booster = bpx.record_objective(xgb.train(bpx.params(nthread=1), bpx.dmatrix(X, y, qid=qid), 4, obj=obj), obj)
+    with mlflow.start_run():
+        uri = mlflow.xgboost.log_model(booster, name="model").model_uri
+    rec = bpx.objective_of(mlflow.xgboost.load_model(uri))
+    assert (rec.name, dict(rec.params)) == ("qbrank", {"w": 0.5})
+
+
+def test_autolog_names_the_boostplug_objective_of_a_ranker(store) -> None:
+    X, y, qid = _data()
+    mlflow.lightgbm.autolog(log_models=False, log_datasets=False, silent=True)
+    try:
+        with mlflow.start_run() as run:
+            bpl.LGBMRanker(objective="mpboost", ddf="ldd", n_estimators=3, verbose=-1, n_jobs=1).fit(X, y, qid=qid)
+        logged = mlflow.get_run(run.info.run_id).data.params["objective"]
+    finally:
+        mlflow.lightgbm.autolog(disable=True)
+    assert "object at 0x" not in logged
+    assert "mpboost" in logged and "ldd" in logged

@@ -34,9 +34,13 @@ def _data(seed: int = 0):
     return X, y, np.repeat(np.arange(N_Q), PER_Q)
 
 
+# Given requirements, MLflow skips inferring them (a child process that imports the model: seconds).
+REQUIREMENTS = {"pip_requirements": ["boostplug"]}
+
+
 def _logged(model, log=None, **kwargs):
     with mlflow.start_run():
-        info = (log or mlflow.lightgbm.log_model)(model, name="model", **kwargs)
+        info = (log or mlflow.lightgbm.log_model)(model, name="model", **REQUIREMENTS, **kwargs)
     return info.model_uri
 
 
@@ -68,7 +72,7 @@ def test_the_rankers_round_trip_with_their_record_through_skops(store) -> None:
     np.testing.assert_array_equal(back.predict(X), ranker.predict(X))
     xranker = bpx.XGBRanker(objective="qbrank", n_estimators=4, n_jobs=1).fit(X, y, qid=qid)
     with mlflow.start_run():
-        uri = mlflow.xgboost.log_model(xranker, name="model").model_uri  # XGBoost's own file, not skops
+        uri = mlflow.xgboost.log_model(xranker, name="model", **REQUIREMENTS).model_uri  # XGBoost's own file, not skops
     xback = mlflow.xgboost.load_model(uri)
     assert bpx.objective_of(xback.get_booster()).name == "qbrank"
     np.testing.assert_array_equal(xback.predict(X), xranker.predict(X))
@@ -92,7 +96,7 @@ def test_an_xgboost_booster_round_trips_with_its_record(store) -> None:
     obj = bpx.objective("qbrank", w=0.5)
     booster = bpx.record_objective(xgb.train(bpx.params(nthread=1), bpx.dmatrix(X, y, qid=qid), 4, obj=obj), obj)
     with mlflow.start_run():
-        uri = mlflow.xgboost.log_model(booster, name="model").model_uri
+        uri = mlflow.xgboost.log_model(booster, name="model", **REQUIREMENTS).model_uri
     rec = bpx.objective_of(mlflow.xgboost.load_model(uri))
     assert (rec.name, dict(rec.params)) == ("qbrank", {"w": 0.5})
 

@@ -25,6 +25,7 @@ repetition and the medians are printed. Training data are built once and reused 
 
 Usage: python benchmarks/objectives.py [--rounds 30] [--repeat 3] [--threads 1]
                                        [--only synthetic|mq2008] [--frameworks lightgbm,xgboost]
+                                       [--objectives name,name,...]   (default: every registered one)
 """
 
 from __future__ import annotations
@@ -162,19 +163,21 @@ def grad_seconds(name: str, d: bpdata.RankingData, fws: list[Framework]) -> list
     return out
 
 
-def mode_seconds(d: bpdata.RankingData) -> None:
+def mode_seconds(d: bpdata.RankingData, names: list[str]) -> None:
     """Kernel seconds per call for every Hessian mode of every objective, and QBRank's exact
     line search (``qbrank.line_search``, Algorithm 2 step 2) along the negative gradient."""
     from boostplug.objectives import qbrank
 
     scores = np.random.default_rng(0).normal(size=d.n_docs)
     print("\nkernel seconds per grad_hess call by Hessian mode (best of 5)")
-    for name in objectives.names():
+    for name in names:
         obj = objectives.get(name)
         for mode in obj.hessians:
             prep = obj.prepare(d.y, d.group_ptr, hessian=mode)
             prep.grad_hess(scores)
             print(f"  {name:<12} {mode:<8} {best_of(lambda: prep.grad_hess(scores)):8.4f}", flush=True)
+    if "qbrank" not in names:
+        return
     prep = qbrank.prepare(d.y, d.group_ptr)
     step = -prep.grad_hess(scores)[0]
     qbrank.line_search(prep, scores, step)
@@ -193,18 +196,18 @@ def mslr_sized(seed: int = 0) -> bpdata.RankingData:
     return bpdata.RankingData(one.X, one.y, np.repeat(np.arange(sizes.shape[0]), sizes), group_ptr)
 
 
-def bench(label: str, d: bpdata.RankingData, rounds: int, repeat: int, fw_names: list[str], threads: int) -> None:
+def bench(label: str, d: bpdata.RankingData, rounds: int, repeat: int, fw_names: list[str], threads: int,
+          names: list[str]) -> None:
     print(f"\n## {label}: {d.n_docs:,} documents, {d.n_queries:,} queries, {d.n_features} features, "
           f"{rounds} rounds, {threads} thread(s), median of {repeat} interleaved repetitions", flush=True)
     fws = [Framework(n, d, threads) for n in fw_names]
-    names = objectives.names()
     print("\nseconds per gradient call (best of 5): kernel = prepared grad_hess; "
           + ", ".join(f"{fw.name} = the adapter call {fw.name} makes" for fw in fws))
     print(f"  {'objective':<12} {'kernel':>8} " + " ".join(f"{fw.name:>9}" for fw in fws))
     for n in names:
         secs = grad_seconds(n, d, fws)
         print(f"  {n:<12} " + " ".join(f"{s:8.4f}" + " " * (i > 0) for i, s in enumerate(secs)), flush=True)
-    mode_seconds(d)
+    mode_seconds(d, names)
     for fw in fws:
         recorded = {}
         for n in names:  # also the warm-up (first touch, thread pools)
@@ -254,7 +257,12 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="framework threads and numba threads")
     ap.add_argument("--only", choices=["synthetic", "mq2008"], default=None)
     ap.add_argument("--frameworks", default="lightgbm,xgboost")
+    ap.add_argument("--objectives", default=None, help="comma-separated registered names (default: all)")
     args = ap.parse_args()
+    names = objectives.names() if args.objectives is None else [n.strip() for n in args.objectives.split(",")]
+    unknown_objectives = sorted(set(names) - set(objectives.names()))
+    if unknown_objectives or not names:
+        ap.error(f"unknown objective(s) {unknown_objectives}; choose from {objectives.names()}")
     fws = [f.strip() for f in args.frameworks.split(",") if f.strip()]
     unknown = sorted(set(fws) - set(FRAMEWORK_NAMES))
     if unknown:
@@ -265,12 +273,12 @@ def main() -> None:
     if args.only in (None, "mq2008"):
         if MQ2008.exists():
             train, _, _ = bpdata.load_letor_folds(MQ2008, "letor4")[0]
-            bench("MQ2008 Fold1 train", train, max(args.rounds, 100), args.repeat, fws, args.threads)
+            bench("MQ2008 Fold1 train", train, max(args.rounds, 100), args.repeat, fws, args.threads, names)
         else:
             print(f"MQ2008 not found at {MQ2008}: skipped")
     if args.only in (None, "synthetic"):
         d = mslr_sized()
-        bench("synthetic MSLR-WEB10K-sized", d, args.rounds, args.repeat, fws, args.threads)
+        bench("synthetic MSLR-WEB10K-sized", d, args.rounds, args.repeat, fws, args.threads, names)
 
 
 if __name__ == "__main__":

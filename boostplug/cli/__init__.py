@@ -1,4 +1,4 @@
-"""The ``boostplug`` command: ``boostplug info PATH``, ``boostplug compare ...``.
+"""The ``boostplug`` command: ``boostplug info PATH``, ``boostplug compare ...``, ``boostplug warmup``.
 
 Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and
 ``run(args) -> int`` (``compare`` with helper modules of its own: ``compare_*``, ``signals``,
@@ -25,7 +25,7 @@ __all__ = ["main", "build_parser", "UsageError", "Interrupted", "debug"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import compare, info
+    from . import compare, info, warmup
 
     parser = argparse.ArgumentParser(
         prog="boostplug",
@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     info.add_parser(sub)
     compare.add_parser(sub)
+    warmup.add_parser(sub)
     return parser
 
 

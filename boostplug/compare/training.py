@@ -132,7 +132,7 @@ def _train_lightgbm(m: Settings, train: TrainingPart, vali: RankingData, test: R
     params = {**tree_params, **m.tree_params}
     params.update({"verbose": -1, "seed": seed, "deterministic": True, "num_threads": threads})
     if m.loss.startswith("boostplug:"):
-        params["objective"] = bpl.objective(m.loss.split(":", 1)[1], **m.loss_params)
+        params["objective"] = bpl.objective(m.loss.split(":", 1)[1], threads=threads or None, **m.loss_params)
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)
@@ -224,7 +224,7 @@ def _train_xgboost(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
     params = _xgb_params({**tree_params, **m.tree_params}, seed, threads)
     obj = None
     if m.loss.startswith("boostplug:"):
-        obj = bpx.objective(m.loss.split(":", 1)[1], **m.loss_params)
+        obj = bpx.objective(m.loss.split(":", 1)[1], threads=threads or None, **m.loss_params)
         params = bpx.params(**params)
     else:
         params["objective"] = m.loss

@@ -20,11 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _worker_guard
-
-_worker_guard.from_environment()  # first: a compare worker dies with its parent even while it imports
-
-from . import _numba_cache  # noqa: E402
+from . import _numba_cache
 
 __version__ = "0.1.0"
 

@@ -22,6 +22,10 @@
 * :mod:`.clicks` -- ``boostplug compare --clicks``: the protocol run by the comparison's machinery.
 """
 
+from ._worker_guard import from_environment as _from_environment
+
+_from_environment()  # first: a spawned worker of --jobs dies with its parent even while it imports the rest
+
 from .conventions import PROTOCOLS, Conventions, make_conventions
 from .data import example_split, file_folds, load_folds, parse_fold_selection
 from .methods import (

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence, TextIO
 
 import numpy as np
 
-from .. import _worker_guard
+from . import _worker_guard
 from .conventions import Conventions
 from .data import Fold
 from .plugins import loaded_plugins
@@ -58,7 +58,7 @@ def _worker_init(parent: int, plugins: Sequence[str] = ()) -> None:
     """A worker never outlives the process that started it: the parent stops it (Ctrl-C,
     SIGTERM and SIGHUP are the parent's to handle, so a terminal's signal to the whole group
     does not kill the runs behind the parent's back), and it dies with the parent
-    (:func:`boostplug._worker_guard.die_with_parent`; ``import boostplug`` asked for it already,
+    (:func:`._worker_guard.die_with_parent`; ``import boostplug.compare`` asked for it already,
     before the worker's slow imports: this makes sure of it).
     ``plugins``: the parent's ``--import`` modules, so that the objectives they register exist here too."""
     for name in ("SIGINT", "SIGHUP"):

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..data import RankingData
 from . import fold_cache
-
-if TYPE_CHECKING:
-    from .methods import Method
 
 __all__ = ["TrainingPart", "Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds",
            "lightgbm_staged_scores", "xgboost_staged_scores", "TRAINERS"]
@@ -62,6 +59,21 @@ Progress = Callable[[int, int], None]
 Checkpoint = Callable[[int, NDArray[np.float64]], None]
 #: How many times a training run shows its validation scores to a ``checkpoint``.
 CHECKPOINTS = 10
+
+
+class Settings(Protocol):
+    """What a trainer reads of a method (:class:`~.methods.Method` is one): its loss (a built-in
+    name, ``"boostplug:<objective>"`` or a booster's class name), the loss's parameters and the
+    method's own tree parameters."""
+
+    @property
+    def loss(self) -> str: ...
+
+    @property
+    def loss_params(self) -> dict[str, Any]: ...
+
+    @property
+    def tree_params(self) -> dict[str, Any]: ...
 
 
 def checkpoint_rounds(rounds: int) -> range:
@@ -110,7 +122,7 @@ def lightgbm_staged_scores(booster: Any, X: Any, n: int) -> list[NDArray[np.floa
     return [out[:, t].copy() for t in range(n)]
 
 
-def _train_lightgbm(m: Method, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
+def _train_lightgbm(m: Settings, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
                     tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
                     checkpoint: Checkpoint | None = None) -> Trained:
     import lightgbm as lgb
@@ -120,7 +132,7 @@ def _train_lightgbm(m: Method, train: TrainingPart, vali: RankingData, test: Ran
     params = {**tree_params, **m.tree_params}
     params.update({"verbose": -1, "seed": seed, "deterministic": True, "num_threads": threads})
     if m.loss.startswith("boostplug:"):
-        params["objective"] = bpl.objective(m.loss.split(":", 1)[1], **m.loss_params)
+        params["objective"] = bpl.objective(m.loss.split(":", 1)[1], threads=threads or None, **m.loss_params)
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)
@@ -202,7 +214,7 @@ def _xgb_params(tree_params: dict[str, Any], seed: int, threads: int) -> dict[st
     return p
 
 
-def _train_xgboost(m: Method, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
+def _train_xgboost(m: Settings, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
                    checkpoint: Checkpoint | None = None) -> Trained:
     import xgboost as xgb
@@ -212,7 +224,7 @@ def _train_xgboost(m: Method, train: TrainingPart, vali: RankingData, test: Rank
     params = _xgb_params({**tree_params, **m.tree_params}, seed, threads)
     obj = None
     if m.loss.startswith("boostplug:"):
-        obj = bpx.objective(m.loss.split(":", 1)[1], **m.loss_params)
+        obj = bpx.objective(m.loss.split(":", 1)[1], threads=threads or None, **m.loss_params)
         params = bpx.params(**params)
     else:
         params["objective"] = m.loss
@@ -241,7 +253,7 @@ def _train_xgboost(m: Method, train: TrainingPart, vali: RankingData, test: Rank
     )
 
 
-def _train_booster(m: Method, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
+def _train_booster(m: Settings, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
                    checkpoint: Checkpoint | None = None) -> Trained:
     """A reference booster: at most ``rounds`` rounds (fewer when its own stop rule ends it)."""

@@ -226,13 +226,28 @@ class BoundObjective:
         with limit_threads(threads):
             return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
+    def given_threads(self, threads: int | None) -> "BoundObjective":
+        """This objective with ``threads`` (a count, ``None``: numba's own setting) as its thread
+        count, for a training whose parameters the caller knows: a copy when the count was left to
+        :data:`FROM_FRAMEWORK` (the caller's object is not changed), else itself (a count given
+        to the objective wins)."""
+        if self.threads is not FROM_FRAMEWORK:
+            return self
+        return type(self)(self.objective, self.params, threads)
+
     def framework_threads(self, frame: Any, pick: Callable[[dict[str, Any]], Any], count: Callable[[Any], int | None],
                           framework: str, how: str) -> int | None:
         """The round's thread count: :attr:`threads` when given, else ``count(found)`` of what
         ``pick`` finds in the locals of ``frame`` or of up to :data:`_SEARCH_DEPTH` - 1 frames
         above it (the framework's training, through a few wrappers of the user's); when nothing
         is found, numba's own setting, with one warning per objective saying so and ``how`` to
-        give the count."""
+        give the count.
+
+        Kept only where a user hands the objective to the framework and nothing else can know the
+        count (``xgb.train``/``xgb.cv``, ``lgb.LGBMRanker``, Dask workers left to their own count):
+        XGBoost 3.2 calls ``obj(predt, dtrain)`` and LightGBM 4.7's wrapper ``func(y, p, w, g)``
+        with no handle on the Booster or Dataset that holds it, and the read costs about 3 us a
+        round (Python 3.11); boostplug's own paths pass the count (:meth:`given_threads`)."""
         if self.threads is not FROM_FRAMEWORK:
             return self.threads
         found, got = _find_in_frames(frame, pick, _SEARCH_DEPTH)

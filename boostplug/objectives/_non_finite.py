@@ -5,13 +5,10 @@ the first offending row or query and which of the two it is."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._loss import Loss
 
 __all__ = ["NonFiniteError", "MODERATE_SCORE", "MODERATE_LABEL", "MODERATE_WEIGHT", "refuse_non_finite_grad_hess",
            "refuse_non_finite_loss"]
@@ -23,6 +20,20 @@ __all__ = ["NonFiniteError", "MODERATE_SCORE", "MODERATE_LABEL", "MODERATE_WEIGH
 MODERATE_SCORE = 10.0
 MODERATE_LABEL = 31.0
 MODERATE_WEIGHT = 1e30
+
+
+class BoundLoss(Protocol):
+    """What the checks read of an objective bound to its data (:class:`~._loss.Loss` is one)."""
+
+    name: str
+    group_ptr: NDArray[np.int64]
+    labels: NDArray[np.float64]
+    query_weights: NDArray[np.float64]
+
+    @property
+    def n_queries(self) -> int: ...
+
+    def _loss(self, scores: NDArray[np.float64]) -> float: ...
 
 
 #: The end of the message of an objective's own inf or NaN.
@@ -58,7 +69,7 @@ class NonFiniteError(ValueError):
 
 
 
-def refuse_non_finite_grad_hess(objective: "Loss", scores: NDArray[np.float64], g: NDArray[np.float64],
+def refuse_non_finite_grad_hess(objective: BoundLoss, scores: NDArray[np.float64], g: NDArray[np.float64],
                                 h: NDArray[np.float64], i: int, n_bad: int) -> None:
     """A gradient or Hessian that is inf or NaN is a :class:`NonFiniteError` naming the row, its
     query and either the data's values that overflowed or the objective's own bug: the
@@ -72,7 +83,7 @@ def refuse_non_finite_grad_hess(objective: "Loss", scores: NDArray[np.float64], 
                          value=(float(g[i]), float(h[i])))
 
 
-def refuse_non_finite_loss(objective: "Loss", scores: NDArray[np.float64], value: float) -> None:
+def refuse_non_finite_loss(objective: BoundLoss, scores: NDArray[np.float64], value: float) -> None:
     """A loss that is inf or NaN is a :class:`NonFiniteError` naming the first query that makes
     it so and either the data's values that overflowed or the objective's own bug."""
     ptr = objective.group_ptr
@@ -86,7 +97,7 @@ def refuse_non_finite_loss(objective: "Loss", scores: NDArray[np.float64], value
                          value=value)
 
 
-def _message(objective: "Loss", scores: NDArray[np.float64], q: int | None, method: str, *, overflow: str,
+def _message(objective: BoundLoss, scores: NDArray[np.float64], q: int | None, method: str, *, overflow: str,
              returned: str) -> tuple[str, str]:
     """``(message, cause)`` of a :class:`NonFiniteError` from ``method``: ``"data"`` with the
     ``overflow`` text when query ``q``'s values are too large for float64, else ``"objective"``
@@ -100,7 +111,7 @@ def _message(objective: "Loss", scores: NDArray[np.float64], q: int | None, meth
             f"{_BUG.format(name=name, method=method)}"), "objective"
 
 
-def _first_non_finite_query(objective: "Loss", scores: NDArray[np.float64]) -> int | None:
+def _first_non_finite_query(objective: BoundLoss, scores: NDArray[np.float64]) -> int | None:
     """The first query whose scores, with every other query's set to 0, make the loss
     non-finite (the loss is a sum over queries: bisection, O(log n_queries) evaluations);
     ``None`` when the loss is non-finite at all-zero scores, or no single query does it."""
@@ -123,7 +134,7 @@ def _first_non_finite_query(objective: "Loss", scores: NDArray[np.float64]) -> i
     return lo if non_finite(lo, lo + 1) else None
 
 
-def _query_inputs(objective: "Loss", scores: NDArray[np.float64],
+def _query_inputs(objective: BoundLoss, scores: NDArray[np.float64],
                   q: int | None) -> tuple[str, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(what, scores, labels, weights) of query ``q``, or of the whole data set at all-zero
     scores (``q=None``)."""
@@ -133,7 +144,7 @@ def _query_inputs(objective: "Loss", scores: NDArray[np.float64],
     return "the query's", scores[a:b], objective.labels[a:b], objective.query_weights[q:q + 1]
 
 
-def _too_large(objective: "Loss", scores: NDArray[np.float64], q: int | None) -> str:
+def _too_large(objective: BoundLoss, scores: NDArray[np.float64], q: int | None) -> str:
     """The inputs of query ``q`` (``None``: the data set at zero scores) beyond the moderate
     bounds, in words ("" when all are moderate)."""
     what, s, y, w = _query_inputs(objective, scores, q)
@@ -147,7 +158,7 @@ def _too_large(objective: "Loss", scores: NDArray[np.float64], q: int | None) ->
     return ", ".join(parts)
 
 
-def _moderate(objective: "Loss", scores: NDArray[np.float64], q: int | None) -> str:
+def _moderate(objective: BoundLoss, scores: NDArray[np.float64], q: int | None) -> str:
     """The inputs of query ``q`` (``None``: the data set at zero scores) in words, for the
     message of an objective's own inf or NaN."""
     _, s, y, w = _query_inputs(objective, scores, q)

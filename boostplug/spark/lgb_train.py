@@ -17,7 +17,7 @@ from ._barrier import part_arrays, train_or_defer
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from .training import Job
+    from ._job import Job
 
 __all__ = ["SCHEMA", "objective", "prepare_params", "uses_tracker", "task", "load", "record_objective"]
 

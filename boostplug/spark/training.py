@@ -5,17 +5,16 @@ recorded); each framework's barrier task is in :mod:`~boostplug.spark.xgb_train`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .. import objectives as _objectives
 from .._validation import check_rounds
 from ..frameworks._metric_spec import MetricSpec
-from ..frameworks.distributed.rows import Part
 from ..frameworks.distributed.xgboost_worker import start_tracker
 from . import lgb_train, xgb_train
 from ._barrier import (Columns, ShippedObjective, check_distributable, check_objective_cols, driver_host,
                        keeps_sparse, prepare_frame, run_barrier)
+from ._job import Job
 from .stages import StageTimes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,28 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Job", "train", "train_xgboost", "train_lightgbm"]
 
 _BACKENDS = {"xgboost": xgb_train, "lightgbm": lgb_train}
-
-
-@dataclass(frozen=True)
-class Job:
-    """What every barrier task of one training run needs (it travels pickled with the task)."""
-
-    cols: Columns
-    shipped: ShippedObjective
-    objective_params: dict[str, Any]
-    params: dict[str, Any]
-    num_boost_round: int
-    metric: MetricSpec | None
-    early_stopping_rounds: int | None
-    n_workers: int
-    tracker_args: dict[str, Any] | None
-    #: Sparse vectors as CSR rows, else dense rows (:func:`~boostplug.spark._barrier.keeps_sparse`).
-    sparse: bool
-
-    def objective(self, factory: Any, part: Part) -> Any:
-        """The framework's objective callable for a worker's training rows ``part``, built on the
-        executor from the shipped entry (row-set parameters from the part's columns)."""
-        return factory(self.shipped.entry(), **self.objective_params, **part.row_sets)
 
 
 def train(

@@ -191,7 +191,7 @@ def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
 def test_worker_init_ignores_the_terminal_signals_and_asks_to_die_with_the_parent(monkeypatch) -> None:
     """In this process (the handlers are restored): INT and HUP are left to the parent, and the
     worker dies with it; on Linux prctl(PR_SET_PDEATHSIG) succeeds."""
-    from boostplug import _worker_guard
+    from boostplug.compare import _worker_guard
     from boostplug.compare import execution
 
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGHUP)}
@@ -208,7 +208,7 @@ def test_worker_init_ignores_the_terminal_signals_and_asks_to_die_with_the_paren
     assert started == [1, "boostplug-parent-watch"]
     if sys.platform.startswith("linux"):
         # in a child, so that this test process does not get a death signal of its own
-        code = ("import sys; from boostplug._worker_guard import _ask_the_kernel; "
+        code = ("import sys; from boostplug.compare._worker_guard import _ask_the_kernel; "
                 "sys.exit(0 if _ask_the_kernel() else 1)")
         assert subprocess.run([sys.executable, "-c", code], timeout=WAIT).returncode == 0
 
@@ -217,7 +217,8 @@ def test_worker_init_ignores_the_terminal_signals_and_asks_to_die_with_the_paren
 def test_workers_still_starting_up_die_with_a_killed_parent(tmp_path: Path) -> None:
     """A spawned worker spends its first seconds importing, before any code of the pool runs in it;
     a parent SIGKILLed then had left such workers alive for seconds (here, where they hang in
-    their startup: for ever). ``import boostplug``, their first import, now ties them to the parent."""
+    their startup: for ever). ``import boostplug.compare``, which the worker's entry points are in, ties
+    them to the parent before its heavy imports."""
     d = Driver(tmp_path, ["--methods", "regression,rb-c", "--rounds", "3", "--no-plots", "--jobs", "2",
                           "--threads", "1"], hang_at_start=True)
     try:
@@ -248,9 +249,9 @@ def test_a_worker_guard_acts_only_for_the_parent_that_set_it(tmp_path: Path) -> 
     """The variable reaches only processes started while a pool starts its workers, but another
     thread may start one meanwhile: a process that is not a multiprocessing child, or whose parent
     is another live process, goes on; a multiprocessing child whose parent has died exits."""
-    from boostplug._worker_guard import ENV
+    from boostplug.compare._worker_guard import ENV
 
-    code = "import os, boostplug; print('alive', os.environ.get({!r}))".format(ENV)
+    code = "import os, boostplug.compare; print('alive', os.environ.get({!r}))".format(ENV)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     for parent in (os.getpid(), 1):  # the parent of this child is this process, not the named one
         done = subprocess.run([sys.executable, "-c", code], env={**env, ENV: str(parent)}, capture_output=True,

@@ -474,6 +474,33 @@ def test_worker_kernels_run_on_the_workers_threads(distributed_scheduler, split_
     assert set(map(str, seen.values())) == {str(([1], None))}
 
 
+def test_a_thread_count_in_params_reaches_the_workers_without_the_stack(distributed_scheduler, split_data) -> None:
+    """``params={"nthread": 1}``: boostplug passes the count to the objective it ships; the stack
+    search is made to fail on the workers. Before, each worker's objective searched the stack."""
+
+    def refuse_the_stack(on: bool) -> None:
+        from boostplug.frameworks import _bound_objective
+
+        if on:
+            def refuse(*args, **kwargs):
+                raise AssertionError("the thread count was searched for in the stack")
+
+            _bound_objective._saved_find = _bound_objective._find_in_frames
+            _bound_objective._find_in_frames = refuse
+        else:
+            _bound_objective._find_in_frames = _bound_objective.__dict__.pop("_saved_find")
+
+    _, train, _ = split_data
+    client = distributed_scheduler
+    frame = bpd.repartition_by_query(train.iloc[:4000], npartitions=2).persist()
+    client.run(refuse_the_stack, True)
+    try:
+        out = bpd.train_xgboost(client, frame, "rankboost", params={"nthread": 1}, num_boost_round=2)
+    finally:
+        client.run(refuse_the_stack, False)
+    assert out["booster"].num_boosted_rounds() == 2
+
+
 def test_repartition_from_pandas_scatters_balanced_partitions(client, split_data) -> None:
     _, train, _ = split_data
     # The autouse fixture chose the sync scheduler: the running client is not used unasked.

@@ -12,6 +12,7 @@ from boostplug import lightgbm as bpl
 from boostplug import objectives
 from boostplug import xgboost as bpx
 from boostplug.data import make_ranking
+from boostplug.frameworks._bound_objective import FROM_FRAMEWORK
 from boostplug.objectives import Hessian, Loss
 
 pytestmark = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
@@ -154,3 +155,63 @@ def test_a_call_outside_any_training_warns_once_and_uses_numbas_count(data) -> N
     assert SEEN == [ALL, ALL, 1]
     assert pickle.loads(pickle.dumps(bpx.objective(NAME, threads=1))).threads == 1
     assert pickle.loads(pickle.dumps(o)).threads is o.threads
+
+
+# ---- boostplug's own paths pass the count: the stack is read only for a user's direct call -------------------
+@pytest.fixture
+def no_stack(monkeypatch):
+    """The stack search made to fail: a path that still looks there for the count fails the test."""
+    from boostplug.frameworks import _bound_objective
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the thread count was searched for in the stack")
+
+    monkeypatch.setattr(_bound_objective, "_find_in_frames", refuse)
+
+
+@pytest.mark.parametrize("framework", ["lightgbm", "xgboost"])
+def test_compare_passes_its_threads(data, no_stack, framework) -> None:
+    """Before, compare's XGBoost trainer left the count to the stack search."""
+    from boostplug.compare.methods import Method
+
+    Method("probe", framework, f"boostplug:{NAME}").train(data, data, data, rounds=3, tree_params={}, seed=0,
+                                                           threads=1)
+    assert SEEN == [1] * 3
+
+
+def test_xgboost_cv_passes_the_nthread_of_its_params(data, no_stack) -> None:
+    """Before, ``boostplug.xgboost.cv`` left the count to the stack search."""
+    bpx.cv(bpx.params(nthread=1), bpx.dmatrix(data.X, data.y, qid=data.qid), num_boost_round=2, nfold=2,
+           obj=bpx.objective(NAME))
+    assert SEEN == [1] * 4
+
+
+def test_a_distributed_xgboost_worker_passes_the_nthread_of_its_params(data, no_stack) -> None:
+    """What Spark's and Dask's XGBoost tasks run (one worker here). Before, the stack search."""
+    from boostplug.frameworks.distributed.rows import Part
+    from boostplug.frameworks.distributed.xgboost_worker import start_tracker, train_part
+
+    part = Part(data.X, data.y, data.qid, None)
+    train_part(part, bpx.params(nthread=1), bpx.objective(NAME), 3, tracker_args=start_tracker("127.0.0.1", 1),
+               task_id="0")
+    assert SEEN == [1] * 3
+
+
+def test_the_rankers_and_lgb_train_pass_or_read_the_count_without_the_stack(data, no_stack) -> None:
+    import lightgbm as lgb
+
+    bpl.LGBMRanker(objective=NAME, n_estimators=2, n_jobs=1, verbose=-1).fit(data.X, data.y, qid=data.qid)
+    bpx.XGBRanker(objective=NAME, n_estimators=2, n_jobs=1).fit(data.X, data.y, qid=data.qid)
+    lgb.train({"objective": bpl.objective(NAME), "verbose": -1, "num_threads": 1},
+              bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), num_boost_round=2)
+    assert SEEN == [1] * 6
+
+
+def test_given_threads_copies_only_an_objective_left_to_the_framework() -> None:
+    o = bpx.objective(NAME)
+    fixed = o.given_threads(1)
+    assert fixed is not o and fixed.threads == 1 and o.threads is FROM_FRAMEWORK
+    assert type(fixed) is type(o) and fixed.name == o.name and fixed.params == o.params
+    mine = bpx.objective(NAME, threads=2)
+    assert mine.given_threads(1) is mine  # a count given to the objective wins
+    assert o.given_threads(None).threads is None  # numba's own setting

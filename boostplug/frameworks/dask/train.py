@@ -253,6 +253,7 @@ def train_xgboost(
 
     from ..xgboost.adapters import objective as xgb_objective
     from ..xgboost.adapters import params as xgb_params
+    from ..xgboost.adapters import params_threads
     from ..xgboost.model_file import record_objective as xgb_record_objective
 
     require_frame(frame, label_col, qid_col, "train_xgboost")
@@ -275,5 +276,6 @@ def train_xgboost(
                                        label_col=label_col, qid_col=qid_col, doc_col=doc_col)
             return {"booster": xgb_record_objective(booster, obj), "history": {}}
         dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))
-        return xgb_dask.train(client, xgb_params(**(params or {})), dtrain, num_boost_round, obj=obj,
-                              **train_kwargs)
+        threads = params_threads(params or {})  # None: each worker's own count, which only the worker knows
+        return xgb_dask.train(client, xgb_params(**(params or {})), dtrain, num_boost_round,
+                              obj=obj if threads is None else obj.given_threads(threads), **train_kwargs)

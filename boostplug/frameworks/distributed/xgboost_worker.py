@@ -12,7 +12,7 @@ import numpy as np
 from .._metric_spec import MetricCallable, MetricSpec
 from .._query_info import metric_query_weights
 from ..model_bytes import booster_bytes, booster_from_bytes
-from ..xgboost.adapters import dmatrix
+from ..xgboost.adapters import XGBoostObjective, dmatrix, params_threads
 from .metric import allreduce, from_sums
 from .rows import Part
 from .stamps import Stamps
@@ -76,6 +76,8 @@ def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: i
                       else xgb.DMatrix(np.zeros((0, train.X.shape[1])), label=np.zeros(0)))
             evals = [(dvalid, "validation")]
         stamps.mark("build")
+        if isinstance(obj, XGBoostObjective):  # this worker's count is in params: no need to look for it
+            obj = obj.given_threads(params_threads(params))
         booster = xgb.train(params, dtrain, num_boost_round, obj=obj, evals=evals, custom_metric=measure,
                             verbose_eval=False, early_stopping_rounds=early_stopping_rounds,
                             maximize=None if measure is None else measure.spec.higher_is_better)

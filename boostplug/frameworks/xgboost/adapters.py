@@ -83,6 +83,11 @@ def xgb_threads(booster: Any) -> int | None:
     return n
 
 
+def params_threads(params: dict[str, Any]) -> int | None:
+    """The ``nthread`` XGBoost's ``params`` set (or its alias ``n_jobs``), ``None`` for its default."""
+    return thread_count(params.get("nthread", params.get("n_jobs")))
+
+
 _HOW_THREADS = "pass threads= to boostplug.xgboost.objective (e.g. the nthread of xgb.train's params)"
 
 

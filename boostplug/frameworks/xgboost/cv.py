@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from ..._validation import check_rounds
 from ...data.splits import row_folds_by_query
-from .adapters import dmatrix_row_keys, keep_row_keys, _group_ptr
+from .adapters import XGBoostObjective, _group_ptr, dmatrix_row_keys, keep_row_keys, params_threads
 
 __all__ = ["query_fold_rows", "cv"]
 
@@ -60,5 +60,7 @@ def cv(params: dict[str, Any], dtrain: Any, num_boost_round: int = 10, *, nfold:
         out = (_slice(dtrain, train_rows, gp), _slice(dtrain, test_rows, gp), param)
         return out if fpreproc is None else fpreproc(*out)
 
+    if isinstance(kwargs.get("obj"), XGBoostObjective):  # the count is in params: no need to look for it
+        kwargs["obj"] = kwargs["obj"].given_threads(params_threads(dict(params)))
     return xgb.cv(params, dtrain, num_boost_round, nfold=nfold, seed=seed, shuffle=shuffle, fpreproc=our_fold,
                   **kwargs)

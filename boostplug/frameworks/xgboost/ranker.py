@@ -16,8 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from ... import objectives as _objectives
 from .._adapter import builder_init_score
 from ..sklearn_ranker import FitPlan, RankerMixin
-from ..._core.threads import thread_count
-from .adapters import dmatrix, early_stopping, metric
+from .adapters import dmatrix, early_stopping, metric, params_threads
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
 from .ubjson import checked_model_source
@@ -174,7 +173,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
             obj = None
             if plan.choice.name is not None:
                 obj = make_objective(plan.choice.entry,
-                                     threads=thread_count(params.get("nthread", params.get("n_jobs"))),
+                                     threads=params_threads(params),
                                      **plan.choice.params)
                 if params.get("base_score") is None:
                     params["base_score"] = 0.0

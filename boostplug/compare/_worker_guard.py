@@ -3,8 +3,10 @@
 A spawned worker of ``boostplug compare --jobs N`` spends its first seconds importing (numpy,
 numba, LightGBM, XGBoost) before any code of the pool runs in it. To be ended with a parent
 killed in that time too, the parent exports its process id in :data:`ENV` while it starts its
-workers (:func:`exported`), and ``import boostplug`` (the first thing a worker imports) calls
-:func:`from_environment`: the worker then dies with that parent (:func:`die_with_parent`).
+workers (:func:`exported`), and ``import boostplug.compare`` (which every worker imports to reach
+its entry points in :mod:`.execution`) calls :func:`from_environment` before any of its heavy
+imports: the worker then dies with that parent (:func:`die_with_parent`). ``import boostplug``
+alone (a library user's) does not load this module.
 """
 
 from __future__ import annotations

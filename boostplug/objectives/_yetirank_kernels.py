@@ -11,9 +11,9 @@ Each query's rows are sorted by ``at + noise`` (descending, ties in input order:
   each of its next ``neighbors`` documents (``neighbors < 0``: every later one), weight
   ``coef[q] |g_x - g_y| |D_i - D_j|``, ``D_k = discounts[k]`` below ``top`` and 0 from it.
 
-A pair of equal labels gets no weight. The sums are raw (not yet divided by the number of
-orders, nor weighted by the query): the caller adds every order's sums, then scales each query
-once, so that its values do not depend on the number of orders' summation path.
+A pair of equal labels gets no weight. The sums are raw: the caller adds every order's sums into
+the same arrays, then scales each query once by its weight over the number of orders
+(:func:`scale_queries`), so that a query's weight multiplies one number, not each term.
 """
 
 from __future__ import annotations

@@ -68,8 +68,7 @@ class YetiRank(Loss):
     """
 
     name = "yetirank"
-    summary = ("YetiRank (Gulin et al. 2011, CatBoost's default) and YetiLoss (Lyzhin et al. 2023): pairwise "
-               "logistic loss on neighbours of randomly perturbed orders")
+    summary = "YetiRank/YetiLoss (CatBoost's): pairwise logistic loss on neighbours of randomly perturbed orders"
     params = {
         "mode": Param("classic", "choice", "pair weights: classic (YetiRank: 0.15 decay^k |l_x - l_y|), dcg or ndcg "
                       "(YetiLoss: the (N)DCG a swap of the pair changes)", choices=MODES),

@@ -272,7 +272,7 @@ ROUNDS = 6
 
 
 def test_one_round_of_draws_per_boosting_round(data, calls) -> None:
-    """lgb.train, xgb.train, lgb.cv (each fold its own binding), bpl.cv and the rankers call
+    """lgb.train, xgb.train, lgb.cv (each fold its own binding), bpl.cv, bpx.cv and the rankers call
     grad_hess once per boosting round: rounds 0, 1, ..., ROUNDS - 1 on each binding."""
     expected = list(range(ROUNDS))
     ds = bpl.dataset(data.X, data.y, group_ptr=data.group_ptr)
@@ -290,6 +290,10 @@ def test_one_round_of_draws_per_boosting_round(data, calls) -> None:
     calls.clear()
     bpl.cv({"objective": bpl.objective("yetirank"), "verbose": -1, "num_threads": 1},
            bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), ROUNDS, nfold=3)
+    assert list(calls.values()) == [expected] * 3
+    calls.clear()
+    bpx.cv(bpx.params(max_depth=3, nthread=1), bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr), ROUNDS,
+           nfold=3, obj=bpx.objective("yetirank"))
     assert list(calls.values()) == [expected] * 3
     for ranker in (bpl.LGBMRanker(objective="yetirank", n_estimators=ROUNDS, n_jobs=1, verbose=-1),
                    bpx.XGBRanker(objective="yetirank", mode="ndcg", n_estimators=ROUNDS, n_jobs=1)):

@@ -2,8 +2,8 @@
 weighted neighbour pairs, summed into the pairwise logistic loss or its gradient and Hessian, in
 parallel over queries.
 
-Each query's rows are sorted by ``at + noise`` (descending, ties in input order: CatBoost's
-``StableSort``); the pairs of that order that get a weight, and the weight, are CatBoost's
+Each query's rows are sorted by ``(at - max at) + noise`` (descending, ties in input order:
+CatBoost's ``StableSort``); the pairs of that order that get a weight, and the weight, are CatBoost's
 (catboost/private/libs/algo/yetirank_helpers.cpp, ``TYetiRankPairWeightsCalcer``):
 
 * ``classic`` (YetiRank): each two neighbours ``(k - 1, k)``, weight ``0.15 decay^(k-1) |l_x - l_y|``;
@@ -37,7 +37,7 @@ def order_sums(scores: np.ndarray, at: np.ndarray, noise: np.ndarray, labels: np
                decay: float, top: int, neighbors: int, want_loss: bool, grad: np.ndarray, hess: np.ndarray,
                loss: np.ndarray) -> None:
     """Add one perturbed order's terms: ``loss[q]`` (``want_loss``) or ``grad``/``hess``. The order
-    is by ``at + noise``; the terms are at ``scores``: for a weighted pair ``(x, y)``, ``x`` the
+    is by ``(at - max at) + noise`` in each query; the terms are at ``scores``: for a weighted pair ``(x, y)``, ``x`` the
     higher label, ``w log(1 + exp(-(s_x - s_y)))``, its derivative added to ``x``'s gradient and
     subtracted from ``y``'s, its second derivative added to both Hessians. Queries with
     ``active[q]`` false (one document, or weight 0) are skipped."""
@@ -47,7 +47,9 @@ def order_sums(scores: np.ndarray, at: np.ndarray, noise: np.ndarray, labels: np
         n = b - a
         if not active[q]:
             continue
-        order = a + np.argsort(-(at[a:b] + noise[a:b]), kind="mergesort")
+        # from the query's highest score: the orders do not change when every score moves, and
+        # the noise is not lost beside huge scores
+        order = a + np.argsort(-((at[a:b] - np.max(at[a:b])) + noise[a:b]), kind="mergesort")
         acc = 0.0
         factor = CLASSIC_WEIGHT
         last = n - 1 if classic else min(n, top)

@@ -8,7 +8,8 @@ CatBoost computes it (catboost/private/libs/algo/yetirank_helpers.cpp,
 ``GenerateYetiRankPairsForQuery`` and ``TYetiRankPairWeightsCalcer``; the gradient is
 ``TPairLogitError::CalcDersForQueries``, catboost/private/libs/algo_helpers/error_functions.h).
 For query ``k`` (weight ``W_k``), order ``p`` = the query's documents by ``s + eps_p``
-(descending, ties in input order), ``eps_p`` the round's ``p``-th draw of noise::
+(descending, ties in input order; computed as ``(s - max s) + eps_p``, so that a shift of the
+query's scores keeps the orders), ``eps_p`` the round's ``p``-th draw of noise::
 
     noise "logistic":  eps = log(U / (1 - U)), U uniform (CatBoost's noise=Gumbel:
                        expApprox *= u / (1.000001 - u))

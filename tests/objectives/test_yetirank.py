@@ -65,7 +65,8 @@ def reference(prep: YetiRank, scores: np.ndarray, at: np.ndarray | None = None):
                 weights[(y, x)] = weights.get((y, x), 0.0) + w
 
         for noise in noises:
-            keys = [at[a + k] + noise[a + k] for k in range(size)]
+            top_score = max(at[a:b])
+            keys = [(at[a + k] - top_score) + noise[a + k] for k in range(size)]
             order = [a + k for k in sorted(range(size), key=lambda k: -keys[k])]   # stable
             if prep.mode == "classic":
                 decay = 1.0

@@ -89,6 +89,7 @@ class YetiRank(Loss):
     }
     hessians = {"exact": EXACT}
     random_draws = True
+    fresh_output = True
 
     mode: str
     permutations: int

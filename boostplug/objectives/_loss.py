@@ -96,6 +96,11 @@ class Loss:
     #: True when ``_grad_hess`` returns arrays it made in that call and keeps no reference to
     #: (then ``grad_hess`` floors the Hessian in place instead of in a copy).
     fresh_output: ClassVar[bool] = False
+    #: True when every ``grad_hess(scores)`` is a new round of random draws (YetiRank's perturbed
+    #: orders) that ``loss`` and the private methods then use: the contract checks compare two
+    #: rounds only between fresh bindings, and a query with the others weighted 0 instead of alone
+    #: (a data set of its own draws other numbers).
+    random_draws: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -178,7 +178,8 @@ def check_shift_invariance(case: Case) -> None:
         moved[d.group_ptr[q]:d.group_ptr[q + 1]] += 12.375 * (-1) ** k * (k + 1)
     np.testing.assert_allclose(prep.loss(moved), loss, rtol=1e-12, atol=1e-15,
                                err_msg="adding a constant to a query's scores changes the loss")
-    g2, h2 = prep.grad_hess(moved)
+    # a new round of an objective that draws at random would draw anew: it is bound afresh
+    g2, h2 = (case.prepare(d.labels, d.group_ptr, d.weights) if prep.random_draws else prep).grad_hess(moved)
     np.testing.assert_allclose(g2, g, rtol=1e-11, atol=1e-14 * _scale(g),
                                err_msg="adding a constant to a query's scores changes the gradient")
     np.testing.assert_allclose(h2, h, rtol=1e-11, atol=1e-14 * _scale(h),
@@ -219,10 +220,14 @@ def check_query_weights(case: Case) -> None:
 
 def check_sum_over_queries(case: Case) -> None:
     """The loss is a sum over queries, and each query's gradients and Hessians are those of the
-    query alone; a query that cannot be fitted alone (a ``ValueError``) adds nothing."""
+    query alone (of an objective that draws at random: those with the other queries weighted 0); a
+    query that cannot be fitted alone (a ``ValueError``) adds nothing."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
     g, h = prep.grad_hess(d.scores)
+    if prep.random_draws:
+        _sum_over_weighted_queries(case, d, prep, g, h)
+        return
     total = 0.0
     for q, (a, b) in enumerate(zip(d.group_ptr[:-1], d.group_ptr[1:])):
         try:
@@ -236,6 +241,25 @@ def check_sum_over_queries(case: Case) -> None:
         gq, hq = alone.grad_hess(d.scores[a:b])
         np.testing.assert_array_equal(gq, g[a:b], err_msg=f"query {q}'s gradients differ from those of it alone")
         np.testing.assert_array_equal(hq, h[a:b], err_msg=f"query {q}'s Hessians differ from those of it alone")
+    np.testing.assert_allclose(prep.loss(d.scores), total, rtol=1e-13, atol=1e-15,
+                               err_msg="the loss is not the sum of the queries' losses")
+
+
+def _sum_over_weighted_queries(case: Case, d: Any, prep: Loss, g: np.ndarray, h: np.ndarray) -> None:
+    """:func:`check_sum_over_queries` for an objective that draws at random (whose draws for a
+    query alone are other numbers): each query's values are those of the data set with the other
+    queries weighted 0, which give nothing."""
+    total = 0.0
+    for q, (a, b) in enumerate(zip(d.group_ptr[:-1], d.group_ptr[1:])):
+        only = np.zeros_like(d.weights)
+        only[q] = d.weights[q]
+        alone = case.prepare(d.labels, d.group_ptr, only)
+        total += alone.loss(d.scores)
+        gq, hq = alone.grad_hess(d.scores)
+        np.testing.assert_array_equal(gq[a:b], g[a:b], err_msg=f"query {q}'s gradients differ from those with "
+                                                               "the other queries weighted 0")
+        np.testing.assert_array_equal(hq[a:b], h[a:b], err_msg=f"query {q}'s Hessians differ from those with "
+                                                               "the other queries weighted 0")
     np.testing.assert_allclose(prep.loss(d.scores), total, rtol=1e-13, atol=1e-15,
                                err_msg="the loss is not the sum of the queries' losses")
 

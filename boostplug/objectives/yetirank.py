@@ -1,0 +1,216 @@
+"""YetiRank (Gulin, Kuralenok, Pavlov, Yahoo! LTR Challenge 2011), CatBoost's default ranking
+loss, and YetiLoss (Lyzhin, Ustimenko, Gulin, Prokhorenkova, ICML 2023), its metric-driven weights.
+
+Each round, every query's scores are perturbed at random ``permutations`` times; in each perturbed
+order, pairs of neighbours get a weight by how much their positions matter, the weights are
+averaged over the orders, and the loss is the pairwise logistic loss with those weights. As
+CatBoost computes it (catboost/private/libs/algo/yetirank_helpers.cpp,
+``GenerateYetiRankPairsForQuery`` and ``TYetiRankPairWeightsCalcer``; the gradient is
+``TPairLogitError::CalcDersForQueries``, catboost/private/libs/algo_helpers/error_functions.h).
+For query ``k`` (weight ``W_k``), order ``p`` = the query's documents by ``s + eps_p``
+(descending, ties in input order; computed as ``(s - max s) + eps_p``, so that a shift of the
+query's scores keeps the orders), ``eps_p`` the round's ``p``-th draw of noise::
+
+    noise "logistic":  eps = log(U / (1 - U)), U uniform (CatBoost's noise=Gumbel:
+                       expApprox *= u / (1.000001 - u))
+    noise "gauss":     eps ~ N(0, noise_power^2)   (CatBoost: expApprox *= exp(N(0, noise_power)))
+    noise "none":      eps = 0                     (every order is the scores' own)
+
+    classic  (YetiRank):  w^p_xy += 0.15 decay^(k-1) |l_x - l_y|  for the neighbours at positions k-1, k
+    dcg      (YetiLoss):  w^p_xy += |l_x - l_y| |D(i) - D(j)|     for i < top, i < j <= i + num_neighbors
+    ndcg     (YetiLoss):  the dcg weight / ideal DCG@top of the query   (D(r) = 1/log2(2 + r), 0 from top)
+
+    w_xy = W_k / permutations sum_p w^p_xy     (x the higher label of the pair)
+    loss = sum_(x, y) w_xy log(1 + exp(-(s_x - s_y)))
+
+The gradient is that of the loss with the weights ``w_xy`` held (gradient kind ``"lambda"``), the
+Hessian the exact diagonal of the same held-weights loss (CatBoost's ``Der2``).
+
+Randomness. The draws of round ``r`` come from ``numpy.random.default_rng([seed, r])``: noise for
+every document, one order after the other. Each bound instance (one per data set; lgb.cv gives each
+fold its own) counts its rounds: every ``grad_hess(scores)`` starts the next round (the first is
+``first_round``), and ``loss``, ``grad_hess(..., weights_at=...)`` and the private ``_loss`` /
+``_grad_hess`` use the draws of the current one (before any ``grad_hess``: ``first_round``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._core import dispatch
+from .._core.dcg import RANK_DOC_WORK
+from . import _yetirank_kernels as K
+from ._contract import Loss, Param
+from .lambda_weighted import EXACT, _inverse
+
+__all__ = ["YetiRank", "MODES", "NOISES"]
+
+#: The weight modes: CatBoost's ``mode`` Classic (YetiRank) and DCG, NDCG (YetiLoss).
+MODES = ("classic", "dcg", "ndcg")
+#: The noise distributions (CatBoost's Gumbel, Gauss and No).
+NOISES = ("logistic", "gauss", "none")
+
+_DEFAULT_DECAY = 0.99
+_DEFAULT_POWER = 1.0
+
+
+class YetiRank(Loss):
+    """YetiRank and YetiLoss: the pairwise logistic loss on neighbours of randomly perturbed orders
+    (module docstring: the definition, CatBoost's source, the random draws).
+
+    Parameters are CatBoost's, with its defaults (``permutations=10``, ``decay=0.99``,
+    ``mode=Classic``, ``noise=Gumbel``, ``num_neighbors=1``, every position counted), plus ``seed``
+    and ``first_round``. A parameter the chosen mode or noise does not use, set to another value than
+    its default (``decay`` outside the classic mode, ``top`` or ``num_neighbors`` in it, ``noise_power``
+    without Gaussian noise) is a ``ValueError``: CatBoost ignores it silently.
+    """
+
+    name = "yetirank"
+    summary = "YetiRank/YetiLoss (CatBoost's): pairwise logistic loss on neighbours of randomly perturbed orders"
+    params = {
+        "mode": Param("classic", "choice", "pair weights: classic (YetiRank: 0.15 decay^k |l_x - l_y|), dcg or ndcg "
+                      "(YetiLoss: the (N)DCG a swap of the pair changes)", choices=MODES),
+        "permutations": Param(10, "int", "perturbed orders per round", low=1, high=10_000),
+        "decay": Param(_DEFAULT_DECAY, "real", "classic mode: the weight's decay per position", low=0.0, high=1.0),
+        "noise": Param("logistic", "choice", "the perturbation: logistic (CatBoost's Gumbel), gauss or none",
+                       choices=NOISES),
+        "noise_power": Param(_DEFAULT_POWER, "real", "noise='gauss': the standard deviation", low=0.0,
+                             low_open=True, high=1e6),
+        "top": Param(None, "int", "dcg/ndcg modes: pairs with their first document among this many positions "
+                     "(None: every position)", low=1),
+        "num_neighbors": Param(1, "int", "dcg/ndcg modes: the documents after each one it is paired with "
+                           "(-1: every later one)", low=-1),
+        "seed": Param(0, "int", "seed of the random draws", low=0),
+        "first_round": Param(0, "int", "the round whose draws the first grad_hess uses (a continued training "
+                             "passes the rounds done)", low=0),
+    }
+    hessians = {"exact": EXACT}
+    random_draws = True
+    fresh_output = True
+
+    mode: str
+    permutations: int
+    decay: float
+    noise: str
+    noise_power: float
+    top: int | None
+    num_neighbors: int
+    seed: int
+    first_round: int
+
+    def setup(self) -> None:
+        classic = self.mode == "classic"
+        unused = [("decay", self.decay, _DEFAULT_DECAY, not classic),
+                  ("top", self.top, None, classic), ("num_neighbors", self.num_neighbors, 1, classic),
+                  ("noise_power", self.noise_power, _DEFAULT_POWER, self.noise != "gauss")]
+        for pname, value, default, ignored in unused:
+            if ignored and value != default:
+                why = f"mode={self.mode!r}" if pname != "noise_power" else f"noise={self.noise!r}"
+                raise ValueError(f"{self.name}: {pname}={value!r} has no effect with {why}; leave it at its "
+                                 f"default {default!r}")
+        if self.num_neighbors == 0:
+            raise ValueError(f"{self.name}: num_neighbors must be >= 1 or -1 (every later document), got 0")
+        self._classic = classic
+        sizes = np.diff(self.group_ptr)
+        longest = int(sizes.max(initial=0))
+        self._top = longest if self.top is None else int(self.top)
+        self._discounts = 1.0 / np.log2(2.0 + np.arange(max(longest, 1), dtype=np.float64))
+        self._active = (sizes >= 2) & (self.query_weights > 0.0)
+        self._coef = np.ones(self.n_queries)
+        if self.mode == "ndcg":
+            for q in range(self.n_queries):
+                best = np.sort(self.labels[self.group_ptr[q]:self.group_ptr[q + 1]])[::-1][:self._top]
+                self._coef[q] = _inverse(best, self._discounts)
+        pairs_per_doc = 1 if classic else (longest if self.num_neighbors < 0 else self.num_neighbors)
+        self._work = self.n_docs * (RANK_DOC_WORK + pairs_per_doc)
+        self._round = self.first_round   # the round whose draws loss and held calls use
+        self._next = self.first_round    # the round the next grad_hess(scores) draws
+
+    # -- the random draws ----------------------------------------------------------------------------
+    @property
+    def current_round(self) -> int:
+        """The round whose draws ``loss`` and the held-weights calls use (the last ``grad_hess``'s)."""
+        return self._round
+
+    def round_noise(self, round: int) -> Iterator[NDArray[np.float64]]:
+        """The noise of each perturbed order of round ``round``, one array of ``n_docs`` after the other."""
+        rng = np.random.default_rng([self.seed, int(round)])
+        for _ in range(self.permutations):
+            if self.noise == "logistic":
+                yield rng.logistic(0.0, 1.0, size=self.n_docs)
+            elif self.noise == "gauss":
+                yield rng.normal(0.0, self.noise_power, size=self.n_docs)
+            else:
+                yield np.zeros(self.n_docs)
+
+    # -- the objective ---------------------------------------------------------------------------------
+    def _sums(self, scores: NDArray[np.float64], at: NDArray[np.float64], want_loss: bool
+              ) -> tuple[NDArray[np.float64], ...]:
+        n = 0 if want_loss else self.n_docs
+        grad, hess = np.zeros(n), np.zeros(n)
+        loss = np.zeros(self.n_queries if want_loss else 0)
+        run = dispatch.kernel_for(K.order_sums, self._work)
+        for noise in self.round_noise(self._round):
+            run(scores, at, noise, self.labels, self.labels, self.group_ptr, self._active, self._coef,
+                self._discounts, self._classic, float(self.decay), self._top, int(self.num_neighbors), want_loss,
+                grad, hess, loss)
+        return grad, hess, loss
+
+    def _held_loss(self, scores: NDArray[np.float64], at: NDArray[np.float64]) -> float:
+        loss = self._sums(scores, at, True)[2]
+        return float(np.sum(loss * self.query_weights / self.permutations))
+
+    def _held_grad_hess(self, scores: NDArray[np.float64], at: NDArray[np.float64]
+                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        grad, hess, _ = self._sums(scores, at, False)
+        scale = dispatch.kernel_for(K.scale_queries, self.n_docs)
+        for values in (grad, hess):
+            scale(values, self.group_ptr, self.query_weights, float(self.permutations))
+        return grad, hess
+
+    def _loss(self, scores: NDArray[np.float64]) -> float:
+        return self._held_loss(scores, self._weights_from(scores))
+
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return self._held_grad_hess(scores, self._weights_from(scores))
+
+    _at: NDArray[np.float64] | None = None
+
+    def _weights_from(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        return scores if self._at is None else self._at
+
+    def _holding(self, weights_at: ArrayLike, call: Callable[[], Any]) -> Any:
+        """``call()`` with the pair weights taken from the scores ``weights_at``."""
+        at = self._check(weights_at)
+        self._at = at
+        try:
+            return call()
+        finally:
+            self._at = None
+
+    def loss(self, scores: ArrayLike, *, weights_at: ArrayLike | None = None) -> float:
+        """The loss of the current round's draws at ``scores``, with the pair weights of the orders of
+        ``weights_at`` (default: of ``scores``)."""
+        if weights_at is not None:
+            return self._holding(weights_at, lambda: super(YetiRank, self).loss(scores))
+        return super().loss(scores)
+
+    def grad_hess(self, scores: ArrayLike, *,
+                  weights_at: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """A new round's gradient and Hessian at ``scores`` (its draws become the current ones); with
+        ``weights_at``, those of the current round with the pair weights of ``weights_at``'s orders
+        (no new round)."""
+        if weights_at is not None:
+            return self._holding(weights_at, lambda: super(YetiRank, self).grad_hess(scores))
+        before = self._round
+        self._round = self._next
+        try:
+            out = super().grad_hess(scores)
+        except BaseException:
+            self._round = before
+            raise
+        self._next += 1
+        return out

@@ -51,6 +51,7 @@ from .mpboost import MPBoostObjective
 from .ndcg_boost import NDCGBoostObjective
 from .pairwise import PairwiseLoss
 from .qbrank import QBRankObjective
+from .xgb_lambdarank import RankMAP, RankNDCG, RankPairwise
 
 __all__ = ["Objective", "get", "names", "register", "unregister", "resolve", "settings_of", "is_registered", "Loss", "PairwiseLoss", "LambdaWeightedLoss",
            "Param", "Search", "Hessian", "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "check_params",
@@ -280,3 +281,7 @@ register(MPBoostObjective, name="rankboost", summary="RankBoost's exponential pa
          "BINARY DDF)", fixed={"ddf": "binary"}, methods={"rankboost-loss": {}})
 # compare's method "lambdarank" is LightGBM's built-in; this copy of it is listed beside it
 register(LambdaRank, methods={"lambdarank-plugin": {}})
+# XGBoost's rank:ndcg, rank:pairwise, rank:map: compare's xgb-rank:* are the built-ins, these copies beside them
+register(RankNDCG, methods={"rank_ndcg-plugin": {}})
+register(RankPairwise, methods={"rank_pairwise-plugin": {}})
+register(RankMAP, methods={"rank_map-plugin": {}})

@@ -2,8 +2,8 @@
 ``LambdaRankObj::CalcLambdaForGroup`` and ``MakePairs`` (src/objective/lambdarank_obj.cc, .h),
 operation for operation, in XGBoost's float types: the scores' differences and the sigmoid in
 float32, the pair weights and terms in float64, each pair's terms rounded to float32 and summed in
-float32 in XGBoost's order, then the query's normalisation and weight applied in float32 (``GradientPair``'s
-``operator*(float)``: the factors too are rounded to float32).
+float32 in XGBoost's order, then the query's normalisation applied in float32 (``GradientPair``'s ``operator*(float)``:
+the factor too is rounded to float32); the query's weight multiplies the result.
 
 The ``"mean"`` pair method draws its pairs with XGBoost's generator: ``std::minstd_rand`` seeded
 with ``(iteration + 1) * n_queries + query`` (32-bit), and libstdc++'s
@@ -101,8 +101,10 @@ def _visit(rank_high: int, rank_low: int, a: int, scores: np.ndarray, at: np.nda
     d_at = np.float32(at[hi] - at[lo])  # XGBoost's float s_high - s_low (exact: its scores are floats)
     if score_norm and varied:
         delta /= abs(np.float64(d_at)) + 0.01
-    if want_loss:
-        return 0.0, (delta * _logistic_loss(scores[hi] - scores[lo], 1.0) if delta != 0.0 else 0.0)
+    if want_loss:  # the normalisation's lambda is the one at ``at``
+        lam_at = np.float32((_sigmoid32(d_at) - 1.0) * delta)
+        return -2.0 * np.float64(lam_at), (delta * _logistic_loss(scores[hi] - scores[lo], 1.0) if delta != 0.0
+                                           else 0.0)
     sig = _sigmoid32(np.float32(scores[hi] - scores[lo]))
     lam = np.float32((sig - 1.0) * delta)
     hes = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0)
@@ -172,19 +174,20 @@ def _query(a: int, n: int, scores: np.ndarray, at: np.ndarray, order: np.ndarray
 @nb.njit(parallel=True)
 def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, frozen: bool, labels: np.ndarray,
                     gains: np.ndarray, group_ptr: np.ndarray, inv_idcg: np.ndarray, query_weights: np.ndarray,
-                    weight_norm: float, discounts: np.ndarray, metric: int, num_pair: int, mean: bool,
+                    discounts: np.ndarray, metric: int, num_pair: int, mean: bool,
                     iteration: int, score_norm: bool, query_norm: bool, want_loss: bool, grad: np.ndarray,
                     hess: np.ndarray, loss: np.ndarray) -> None:
     """XGBoost's lambdas (``grad``, ``hess``: each row's float32 value) or the held-weights loss
     per query (``want_loss``: ``loss[q]``) at ``scores``, the order and pair weights from ``at``
     (``scores`` itself unless ``frozen``; ``order``: :func:`~._pairwise_kernels.query_orders` of
-    ``at``). ``labels`` are XGBoost's float32 labels; ``query_weights`` its float32 weights (1 when
-    none), ``weight_norm`` its ``n_queries / sum(weights)``; ``iteration`` seeds the ``mean`` pairs."""
+    ``at``). ``labels`` are XGBoost's float32 labels; ``query_weights`` multiply each query's float32
+    values last, in float64 (as the objective contract has them: XGBoost's built-in rescales its
+    weights to mean 1 and multiplies in float32); ``iteration`` seeds the ``mean`` pairs."""
     n_queries = group_ptr.shape[0] - 1
     for q in nb.prange(n_queries):
         a = group_ptr[q]
         n = group_ptr[q + 1] - a
-        if n == 0:
+        if n == 0 or query_weights[q] == 0.0:  # a query of weight 0 adds nothing, even where its loss overflows
             continue
         g = np.zeros(n, dtype=np.float32)
         h = np.zeros(n, dtype=np.float32)
@@ -197,12 +200,11 @@ def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, froze
                 norm = 1.0 / num_pair
             elif sum_lambda > 0.0:
                 norm = math.log2(1.0 + sum_lambda) / sum_lambda
-        # GradientPair's operator*(float): each factor rounded to float32, each product too
+        # GradientPair's operator*(float): the factor rounded to float32, the product too
         norm32 = np.float32(norm)
-        w = np.float32(query_weights[q])
-        wn = np.float32(weight_norm)
+        w = query_weights[q]
         if want_loss:
-            loss[q] = q_loss * norm32 * w * wn
+            loss[q] = q_loss * norm32 * w
             continue
         for k in range(n):
             gk = g[k]
@@ -210,5 +212,5 @@ def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, froze
             if norm != 1.0:
                 gk = gk * norm32
                 hk = hk * norm32
-            grad[a + k] = (gk * w) * wn
-            hess[a + k] = (hk * w) * wn
+            grad[a + k] = np.float64(gk) * w
+            hess[a + k] = np.float64(hk) * w

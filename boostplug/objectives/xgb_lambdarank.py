@@ -15,8 +15,9 @@ positions; ``"mean"``: that many pairs drawn per document with XGBoost's generat
 
 summed in float32 in XGBoost's order; with ``lambdarank_normalization`` each query's values are then
 multiplied by ``log2(1 + S) / S`` (``"topk"``, ``S = -2 sum lambda``) or ``1 / num_pair_per_sample``
-(``"mean"``), and by the query's weight times ``n_queries / sum of the weights``. No Hessian
-floor (``hessian_floor=False``), as in XGBoost.
+(``"mean"``), and finally by the query's weight (in float64; XGBoost's built-in rescales its weights
+to mean 1 and multiplies in float32, so with weights the trees are close, not the same). No
+Hessian floor (``hessian_floor=False``), as in XGBoost.
 
 The loss this reports (it does not steer training) is ``sum delta log(1 + exp(-(s_h - s_l)))``
 over the same pairs, normalised and weighted as the lambdas; the lambdas are its gradient with the
@@ -67,6 +68,12 @@ def _no_bias_norm(value: Any) -> float:
     return 1.0
 
 
+def _pair_method(value: Any) -> str:
+    if value not in ("topk", "mean") or not isinstance(value, str):
+        raise ValueError(f"lambdarank_pair_method must be 'topk' or 'mean', got {value!r}")
+    return str(value)
+
+
 def _num_pair(value: Any) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"lambdarank_num_pair_per_sample must be an integer >= 1 or None, got {value!r}")
@@ -76,9 +83,11 @@ def _num_pair(value: Any) -> int:
 
 
 _PAIR_PARAMS = {
-    "lambdarank_pair_method": Param("topk", "choice", "how pairs are made: 'topk' (every pair with a document among "
+    # "custom", not "choice": the contract checks' cases run every choice, and a query's "mean" pairs depend
+    # on its index and the query count (XGBoost's seed), which the sum-over-queries check cannot allow
+    "lambdarank_pair_method": Param("topk", "custom", "how pairs are made: 'topk' (every pair with a document among "
                                     "the first lambdarank_num_pair_per_sample positions) or 'mean' (that many "
-                                    "pairs drawn per document)", choices=("topk", "mean")),
+                                    "pairs drawn per document)", convert=_pair_method),
     "lambdarank_num_pair_per_sample": Param(None, "custom", "the top-k level ('topk') or the pairs per document "
                                             "('mean'); None: XGBoost's default, 32 for 'topk', 1 for 'mean'",
                                             convert=_num_pair),
@@ -100,8 +109,10 @@ class XGBoostLambdaRank(LambdaWeightedLoss):
     metric: ClassVar[int] = X.PAIRWISE
     params = _PAIR_PARAMS
     hessians = {"xgboost": Hessian(
-        "bound", "XGBoost's 2 delta max(p (1 - p), 1e-16) summed over the document's pairs: twice the diagonal of "
-        "the held-weights loss's Hessian, in float32", gradient="lambda",
+        # twice the held-weights Hessian's diagonal, which majorises it; declared "fitting" because the float32
+        # sums make finite differences of the gradient (the checks of a bound) too coarse to check it by
+        "fitting", "XGBoost's 2 delta max(p (1 - p), 1e-16) summed over the document's pairs in float32: twice the "
+        "diagonal of the held-weights loss's Hessian", gradient="lambda",
         # float32 differences, sigmoid and sums: the lambdas are off by a few float32 ulps of the largest
         tolerance=1e-5)}
     hessian_floor = False
@@ -127,23 +138,20 @@ class XGBoostLambdaRank(LambdaWeightedLoss):
         """XGBoost's ``TopK()``: the pairs' and the ideal DCG's depth, every position for ``"mean"``."""
         return self.num_pair if self.lambdarank_pair_method == "topk" else NO_TRUNCATION
 
-    def check_labels(self, labels32: NDArray[np.float32]) -> None:
-        """Refuse labels XGBoost refuses (nothing here: ``rank:pairwise`` takes any)."""
+    def xgb_labels(self, labels32: NDArray[np.float32]) -> NDArray[np.float64]:
+        """The labels as the kernel takes them, from XGBoost's float32 ones (refusing those the
+        objective cannot take): as they are for ``rank:pairwise``."""
+        return labels32.astype(np.float64)
 
     def gains(self) -> NDArray[np.float64]:
         """No gains (only ``rank:ndcg``'s weight has them)."""
         return np.zeros(self.n_docs)
 
     def setup(self) -> None:
-        labels32 = self.labels.astype(np.float32)
-        self.check_labels(labels32)
-        self._labels32 = labels32.astype(np.float64)
+        self._labels32 = self.xgb_labels(self.labels.astype(np.float32))
         super().setup()
-        weights32 = self.query_weights.astype(np.float32).astype(np.float64)
-        self._weights32 = weights32
-        total = float(np.cumsum(weights32)[-1]) if weights32.size else 0.0  # XGBoost's sum, in order
-        self._weight_norm = self.n_queries / total if total > 0.0 else 1.0
-        self._round = 0
+        #: XGBoost's ``iter`` of the last training round (-1: none yet), which seeds the "mean" pairs
+        self._round = -1
 
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
         at = scores if self._at is None else self._at
@@ -154,15 +162,14 @@ class XGBoostLambdaRank(LambdaWeightedLoss):
         mean = self.lambdarank_pair_method == "mean"
         run = dispatch.kernel_for(X.xgb_lambda_sums, self.n_docs * self.num_pair if mean else self._work)
         run(scores, at, order, self._at is not None, self._labels32, self._gains, self.group_ptr, self._inv_max_dcg,
-            self._weights32, self._weight_norm, self._discounts, self.metric, self.num_pair, mean, self._round,
+            self.query_weights, self._discounts, self.metric, self.num_pair, mean, max(self._round, 0),
             self.lambdarank_score_normalization, self.lambdarank_normalization, want_loss, grad, hess, loss)
         return grad, hess, loss
 
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        grad, hess = super()._grad_hess(scores)
-        if self._at is None:  # a training round (held weights are the checks' own): XGBoost's iter + 1
+        if self._at is None:  # a training round: XGBoost's iter (held weights, the checks', keep the last)
             self._round += 1
-        return grad, hess
+        return super()._grad_hess(scores)
 
 
 class RankNDCG(XGBoostLambdaRank):
@@ -175,15 +182,16 @@ class RankNDCG(XGBoostLambdaRank):
                                                      "False: the label itself")}
     ndcg_exp_gain: bool
 
-    def check_labels(self, labels32: NDArray[np.float32]) -> None:
+    def xgb_labels(self, labels32: NDArray[np.float32]) -> NDArray[np.float64]:
         if not self.ndcg_exp_gain:
-            return
+            return labels32.astype(np.float64)
         bad = (np.abs(np.floor(labels32) - labels32) > 1e-6) | (labels32 < 0) | (labels32 >= MAX_REL + 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"{self.name}: with ndcg_exp_gain=True (gain 2^label - 1) labels must be integers in "
                              f"0..{MAX_REL}; row {i} has label {float(self.labels[i])!r} (set ndcg_exp_gain=False "
                              "for the label itself as gain)")
+        return labels32.astype(np.float64)
 
     def gains(self) -> NDArray[np.float64]:
         if self.ndcg_exp_gain:  # CalcDCGGain: (1 << uint32(label)) - 1
@@ -201,15 +209,19 @@ class RankPairwise(XGBoostLambdaRank):
 
 class RankMAP(XGBoostLambdaRank):
     """XGBoost's ``rank:map`` (LambdaMART, ``|Delta MAP|`` pair weights, binary labels) through the
-    plugin path."""
+    plugin path; integer grades are taken too, relevant from 1 up."""
 
     name = "rank_map"
     summary = "XGBoost's rank:map gradients, reproduced (on XGBoost: the built-in's trees)"
     metric = X.MAP
 
-    def check_labels(self, labels32: NDArray[np.float32]) -> None:
-        bad = (np.abs(labels32 - 1.0) >= 1e-6) & (np.abs(labels32) >= 1e-6)
+    def xgb_labels(self, labels32: NDArray[np.float32]) -> NDArray[np.float64]:
+        """Relevant (1) or not (0): XGBoost's binary labels as they are; graded ones (integers, which
+        XGBoost's ``rank:map`` refuses) relevant from 1 up, as :func:`boostplug.metrics.average_precision`
+        counts them."""
+        bad = (np.floor(labels32) != labels32) | (labels32 < 0)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{self.name}: MAP takes binary labels (0 or 1), as XGBoost's rank:map; row {i} has "
-                             f"label {float(self.labels[i])!r}")
+            raise ValueError(f"{self.name}: MAP takes relevance labels, 0 or 1 (or integer grades, relevant from 1 "
+                             f"up); row {i} has label {float(self.labels[i])!r}")
+        return (labels32 >= 1).astype(np.float64)

@@ -250,10 +250,12 @@ def test_dask_training(registered, data) -> None:
 
 # ---- boostplug compare -----------------------------------------------------------------------------
 BUILTIN = ["lambdarank", "rank_xendcg", "regression", "qbrank", "mpboost-binary", "mpboost-ldd", "mpboost-logdd",
-           "mpboost-logitdd", "ndcg_boost", "rankboost-loss", "lambdarank-plugin", "xgb-rank:ndcg",
+           "mpboost-logitdd", "ndcg_boost", "rankboost-loss", "lambdarank-plugin",
+           "rank_ndcg-plugin", "rank_pairwise-plugin", "rank_map-plugin", "xgb-rank:ndcg",
            "xgb-rank:pairwise", "xgb-reg:squarederror", "xgb-qbrank", "xgb-mpboost-binary", "xgb-mpboost-ldd",
            "xgb-mpboost-logdd", "xgb-mpboost-logitdd", "xgb-ndcg_boost", "xgb-rankboost-loss",
-           "xgb-lambdarank-plugin", "rb-d", "rb-c", "rankboost+",
+           "xgb-lambdarank-plugin",
+           "xgb-rank_ndcg-plugin", "xgb-rank_pairwise-plugin", "xgb-rank_map-plugin", "rb-d", "rb-c", "rankboost+",
            "adarank-map", "adarank-ndcg", "mpboost-stumps", "ndcg_boost-stumps"]
 
 
@@ -264,8 +266,8 @@ def test_compare_lists_it_while_registered_only() -> None:
     objectives.register(PairLogit)
     try:
         names = method_names()
-        assert names[names.index("lambdarank-plugin") + 1] == NAME     # registered after the built-in entries
-        assert names[names.index("xgb-lambdarank-plugin") + 1] == f"xgb-{NAME}"
+        assert names[names.index("rank_map-plugin") + 1] == NAME     # registered after the built-in entries
+        assert names[names.index("xgb-rank_map-plugin") + 1] == f"xgb-{NAME}"
         assert [n for n in names if n not in (NAME, f"xgb-{NAME}")] == BUILTIN
         m, x = get_method(NAME), get_method(f"xgb-{NAME}")
         assert (m.framework, m.loss, x.framework, x.loss) == ("lightgbm", f"boostplug:{NAME}", "xgboost",

@@ -6,7 +6,8 @@ float32 in XGBoost's order, then the query's normalisation applied in float32 (`
 the factor too is rounded to float32); the query's weight multiplies the result.
 
 The ``"mean"`` pair method draws its pairs with XGBoost's generator: ``std::minstd_rand`` seeded
-with ``(iteration + 1) * n_queries + query`` (32-bit), and libstdc++'s
+with ``(iteration + 1) * n_queries + query`` (32-bit; XGBoost up to 3.3, from 3.4 on the seed comes
+from the booster's own generator, which a custom objective cannot see), and libstdc++'s
 ``uniform_int_distribution`` (its fallback for a generator whose range is not 2^32 or 2^64: one
 division of the range, draws past the last whole bucket rejected).
 """
@@ -20,7 +21,7 @@ import numpy as np
 
 from .lambda_weighted import LOGISTIC
 
-__all__ = ["NDCG", "PAIRWISE", "MAP", "xgb_lambda_sums", "minstd_uniform"]
+__all__ = ["NDCG", "PAIRWISE", "MAP", "xgb_lambda_sums", "mean_pairs", "minstd_uniform"]
 
 #: The pair weight ``delta``: ``|Delta NDCG|``, 1 (RankNet), ``|Delta MAP|``.
 NDCG, PAIRWISE, MAP = 0, 1, 2
@@ -144,12 +145,27 @@ def _query(a: int, n: int, scores: np.ndarray, at: np.ndarray, order: np.ndarray
                 sum_lambda += s
                 loss += l
         return sum_lambda, loss
-    # per bucket of equal labels (in the current order's label order), num_pair draws per document
-    # from the documents outside the bucket
-    y_rank = np.empty(n)
-    for k in range(n):
-        y_rank[k] = -labels[order[a + k]]
+    first, second = mean_pairs(labels[order[a:a + n]], num_pair, seed)
+    for t in range(first.shape[0]):
+        s, l = _visit(first[t], second[t], a, scores, at, order, frozen, labels, gains, inv_idcg, discounts, metric,
+                      varied, score_norm, want_loss, n_rel, acc, g, h)
+        sum_lambda += s
+        loss += l
+    return sum_lambda, loss
+
+
+@nb.njit(cache=True)
+def mean_pairs(ranked_labels: np.ndarray, num_pair: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """XGBoost's ``"mean"`` pairs of one query whose labels in the current order are
+    ``ranked_labels``, as positions in that order, in its order: per bucket of equal labels (the
+    labels sorted in decreasing order, stably), ``num_pair`` rounds of one draw per document of the
+    bucket among the documents outside it, from ``minstd_rand(seed)``."""
+    n = ranked_labels.shape[0]
+    y_rank = -ranked_labels
     y_sorted = np.argsort(y_rank, kind="mergesort")
+    first = np.empty(n * num_pair, dtype=np.int64)
+    second = np.empty(n * num_pair, dtype=np.int64)
+    count = 0
     state = np.array([seed % _MINSTD_M if seed % _MINSTD_M != 0 else 1], dtype=np.int64)
     i = 0
     while i < n:
@@ -163,12 +179,11 @@ def _query(a: int, n: int, scores: np.ndarray, at: np.ndarray, order: np.ndarray
                     r = minstd_uniform(state, outside)
                     if r >= i:
                         r = r - i + j
-                    s, l = _visit(y_sorted[pair_idx], y_sorted[r], a, scores, at, order, frozen, labels, gains,
-                                  inv_idcg, discounts, metric, varied, score_norm, want_loss, n_rel, acc, g, h)
-                    sum_lambda += s
-                    loss += l
+                    first[count] = y_sorted[pair_idx]
+                    second[count] = y_sorted[r]
+                    count += 1
         i = j
-    return sum_lambda, loss
+    return first[:count], second[:count]
 
 
 @nb.njit(parallel=True)

@@ -25,8 +25,9 @@ pair weights held (gradient kind ``"lambda"``), up to the float32 arithmetic; XG
 twice the held-weights diagonal (a bound).
 
 The ``"mean"`` pairs are drawn from the round's number: the objective counts its own
-``grad_hess`` calls (XGBoost's ``iter``), so they are XGBoost's when training starts from round 0
-with one call per round. Not reproduced: the unbiased (position-bias) options
+``grad_hess`` calls (XGBoost's ``iter``), so they are XGBoost's (up to 3.3; later versions seed
+from the booster's generator: the same distribution there) when training starts from round 0 with
+one call per round. Not reproduced: the unbiased (position-bias) options
 (``lambdarank_unbiased``, ``lambdarank_bias_norm``), refused when set.
 """
 

@@ -70,6 +70,12 @@ def test_xgboosts_parameters_grow_its_trees(name, params, example, binary) -> No
     assert_same_xgb_trees(*_train_both(_data(name, example, binary), name, params, 100))
 
 
+#: XGBoost seeds its "mean" pairs by round and query up to 3.3, from the booster's own generator from 3.4
+SEEDED_BY_ROUND = tuple(int(v) for v in xgb.__version__.split(".")[:2]) < (3, 4)
+
+
+@pytest.mark.skipif(not SEEDED_BY_ROUND, reason=f"XGBoost {xgb.__version__} seeds its 'mean' pairs from the "
+                    "booster's generator (test_mean_pairs_are_uniform_outside_the_bucket checks their distribution)")
 @pytest.mark.parametrize("name, params", [
     ("rank_ndcg", {"lambdarank_pair_method": "mean"}),
     ("rank_ndcg", {"lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": 3}),
@@ -90,6 +96,26 @@ def test_the_builtins_own_base_score_given_to_the_plugin(example) -> None:
     assert estimated != 0.0
     plugin = xgb.train(bpx.params(nthread=1, base_score=estimated), dm, 20, obj=bpx.objective("rank_ndcg"))
     assert_same_xgb_trees(builtin, plugin)
+
+
+def test_mean_pairs_are_uniform_outside_the_bucket() -> None:
+    """Each document's partner is uniform among the documents of other labels (a chi-square test
+    over 3000 seeds spread over 32 bits, as XGBoost 3.4 draws them, which fails at p < 1e-4),
+    num_pair of them per document, and every pair has two labels. (With small consecutive seeds,
+    as XGBoost 3.2's (round + 1) * n_queries + query, minstd_rand's first value is 48271 * seed,
+    and the first draw nearly always picks the first document outside the bucket.)"""
+    from scipy import stats
+
+    labels = np.array([2.0, 0.0, 1.0, 0.0, 2.0, 1.0, 0.0, 3.0])
+    counts = np.zeros((8, 8))
+    for seed in np.random.default_rng(0).integers(0, 2**32, 3000):
+        first, second = X.mean_pairs(labels, 2, int(seed))
+        assert first.shape == (16,) and np.all(labels[first] != labels[second])
+        np.add.at(counts, (first, second), 1)
+    for doc in range(8):
+        others = labels != labels[doc]
+        assert counts[doc, ~others].sum() == 0 and counts[doc].sum() == 6000
+        assert stats.chisquare(counts[doc, others]).pvalue > 1e-4, (doc, counts[doc, others])
 
 
 def test_minstd_rand_is_the_standards() -> None:

@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK
+from .._validation import show
 from . import _pairwise_kernels as K
 from . import _xgb_lambdarank_kernels as X
 from ._contract import Hessian, Param
@@ -51,35 +52,40 @@ __all__ = ["XGBoostLambdaRank", "RankNDCG", "RankPairwise", "RankMAP", "DEFAULT_
 #: XGBoost's default ``lambdarank_num_pair_per_sample`` by pair method.
 DEFAULT_NUM_PAIR = {"topk": 32, "mean": 1}
 
+#: The most "mean" pairs one query may draw (the kernel holds a query's draws: 16 bytes each).
+MAX_MEAN_PAIRS = 10**7
+
 #: XGBoost's largest relevance degree with the exponential gain (``MaxRel()``).
 MAX_REL = 31
 
 
 def _no_unbiased(value: Any) -> bool:
     if value is not False and value is not np.False_:
-        raise ValueError(f"lambdarank_unbiased={value!r}: XGBoost's unbiased LambdaMART (position-bias estimation "
-                         "from click data) is not reproduced; train XGBoost's built-in objective for it")
+        raise ValueError(f"lambdarank_unbiased={show(value)}: XGBoost's unbiased LambdaMART (position-bias "
+                         "estimation from click data) is not reproduced; train XGBoost's built-in objective for it")
     return False
 
 
 def _no_bias_norm(value: Any) -> float:
-    if value != 1.0 or isinstance(value, bool):
-        raise ValueError(f"lambdarank_bias_norm={value!r}: it regularises XGBoost's position-bias estimation "
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or value != 1.0:
+        raise ValueError(f"lambdarank_bias_norm={show(value)}: it regularises XGBoost's position-bias estimation "
                          "(lambdarank_unbiased), which is not reproduced; leave it at 1.0")
     return 1.0
 
 
 def _pair_method(value: Any) -> str:
-    if value not in ("topk", "mean") or not isinstance(value, str):
-        raise ValueError(f"lambdarank_pair_method must be 'topk' or 'mean', got {value!r}")
+    if not isinstance(value, str) or value not in ("topk", "mean"):
+        raise ValueError(f"lambdarank_pair_method must be 'topk' or 'mean', got {show(value)}")
     return str(value)
 
 
 def _num_pair(value: Any) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"lambdarank_num_pair_per_sample must be an integer >= 1 or None, got {value!r}")
+        raise TypeError(f"lambdarank_num_pair_per_sample must be an integer >= 1 or None, got {show(value)}")
     if value < 1 or value > np.iinfo(np.uint32).max:
-        raise ValueError(f"lambdarank_num_pair_per_sample must be an integer in [1, 2^32 - 1] or None, got {value!r}")
+        raise ValueError(f"lambdarank_num_pair_per_sample must be an integer in [1, 2^32 - 1] or None, got "
+                         f"{show(value)}")
     return int(value)
 
 
@@ -151,6 +157,11 @@ class XGBoostLambdaRank(LambdaWeightedLoss):
     def setup(self) -> None:
         self._labels32 = self.xgb_labels(self.labels.astype(np.float32))
         super().setup()
+        longest = int(np.diff(self.group_ptr).max(initial=0))
+        if self.lambdarank_pair_method == "mean" and longest * self.num_pair > MAX_MEAN_PAIRS:
+            raise ValueError(f"{self.name}: lambdarank_num_pair_per_sample={self.num_pair} draws {longest} * "
+                             f"{self.num_pair} pairs in the longest query, more than {MAX_MEAN_PAIRS:.0e} (each "
+                             "query's draws are held in memory)")
         #: XGBoost's ``iter`` of the last training round (-1: none yet), which seeds the "mean" pairs
         self._round = -1
 

@@ -214,6 +214,13 @@ def test_bad_settings_name_the_value(name, params, message) -> None:
         bpx.objective(name, **params)
 
 
+def test_too_many_mean_pairs_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"rank_pairwise: lambdarank_num_pair_per_sample=5000000 draws 3 \* 5000000"):
+        RankPairwise(np.array([0.0, 1.0, 2.0]), [0, 3], lambdarank_pair_method="mean",
+                     lambdarank_num_pair_per_sample=5_000_000)
+    RankPairwise(np.array([0.0, 1.0, 2.0]), [0, 3], lambdarank_num_pair_per_sample=5_000_000)   # top-k: fine
+
+
 def test_labels_xgboost_refuses_are_refused() -> None:
     with pytest.raises(ValueError, match=r"rank_ndcg: .*integers in 0\.\.31; row 1 has label 32\.0"):
         RankNDCG(np.array([0.0, 32.0]), [0, 2])
@@ -237,5 +244,5 @@ def test_registered_without_a_hessian_floor() -> None:
         assert entry.loss_class is cls and entry.defaults["hessian_floor"] is False
         assert entry.defaults["lambdarank_pair_method"] == "topk"
         assert entry.defaults["lambdarank_num_pair_per_sample"] is None
-        assert list(entry.methods) == [f"{name}-plugin"]
+        assert list(entry.methods) == [f"{name}-plugin".replace("pairwise", "pair")]
     assert objectives.get("rank_ndcg").defaults["ndcg_exp_gain"] is True

@@ -15,38 +15,13 @@ from boostplug import objectives
 from boostplug.data import load_example
 from boostplug.objectives.lambdarank import DEFAULT_LABEL_GAIN, LambdaRank, sigmoid_table
 from tests._helpers import MQ2008, need_data
+from tests.objectives._same_trees import assert_same_trees
 
 lgb = pytest.importorskip("lightgbm")
 from boostplug import lightgbm as bpl  # noqa: E402  (needs lightgbm)
 
 #: LightGBM's parameters of the comparison: one thread (its sums are then in one order) and no metric
 BASE = {"verbose": -1, "num_threads": 1, "metric": "None", "deterministic": True}
-
-
-def _nodes(tree: dict, out: list) -> list:
-    """A tree's nodes in preorder: ``("split", feature, threshold, decision)`` or ``("leaf", value)``."""
-    if "split_feature" in tree:
-        out.append(("split", tree["split_feature"], tree["threshold"], tree["decision_type"]))
-        _nodes(tree["left_child"], out)
-        _nodes(tree["right_child"], out)
-    else:
-        out.append(("leaf", tree["leaf_value"]))
-    return out
-
-
-def assert_same_trees(builtin: "lgb.Booster", plugin: "lgb.Booster") -> None:
-    """Every tree has the same splits (features and thresholds, exactly) and leaf values equal to
-    1e-12 relative (LightGBM sums the same float32 gradients; the leaf values are its own doubles, so
-    they come out equal, but a tolerance keeps the test from asserting more than the claim)."""
-    a, b = builtin.dump_model()["tree_info"], plugin.dump_model()["tree_info"]
-    assert len(a) == len(b)
-    for t, (x, y) in enumerate(zip(a, b)):
-        nx, ny = _nodes(x["tree_structure"], []), _nodes(y["tree_structure"], [])
-        shape = [[n if n[0] == "split" else ("leaf",) for n in nodes] for nodes in (nx, ny)]
-        assert shape[0] == shape[1], f"tree {t}: the splits differ"
-        leaves_x = np.array([n[1] for n in nx if n[0] == "leaf"])
-        leaves_y = np.array([n[1] for n in ny if n[0] == "leaf"])
-        np.testing.assert_allclose(leaves_y, leaves_x, rtol=1e-12, atol=0, err_msg=f"tree {t}: leaf values")
 
 
 def _train_both(train, params: dict, rounds: int, *, weight=None, tree: dict | None = None):

@@ -1,0 +1,239 @@
+"""XGBoost's ``rank:ndcg``, ``rank:pairwise`` and ``rank:map``, reproduced: the same trees through
+the plugin path as the built-ins.
+
+XGBoost's ``LambdaRankObj`` (src/objective/lambdarank_obj.cc, .h; src/common/ranking_utils.*),
+operation for operation. Per query, with the documents sorted by score (descending, a stable sort),
+for each pair of different labels (``h`` the higher label) among the pairs ``MakePairs`` makes
+(``"topk"``: every pair with one document among the first ``lambdarank_num_pair_per_sample``
+positions; ``"mean"``: that many pairs drawn per document with XGBoost's generator)::
+
+    delta  = |Delta NDCG|, 1 (rank:pairwise) or |Delta MAP|   (the swap's change of the metric)
+    delta /= |s_h - s_l| + 0.01                (lambdarank_score_normalization, unless the query's scores are all equal)
+    p      = sigmoid(s_h - s_l)                (float32, with expf)
+    lambda = (p - 1) delta                     (rounded to float32; added to h, subtracted from l)
+    hess   = max(p (1 - p), 1e-16) delta 2     (rounded to float32; added to both)
+
+summed in float32 in XGBoost's order; with ``lambdarank_normalization`` each query's values are then
+multiplied by ``log2(1 + S) / S`` (``"topk"``, ``S = -2 sum lambda``) or ``1 / num_pair_per_sample``
+(``"mean"``), and finally by the query's weight (in float64; XGBoost's built-in rescales its weights
+to mean 1 and multiplies in float32, so with weights the trees are close, not the same). No
+Hessian floor (``hessian_floor=False``), as in XGBoost.
+
+The loss this reports (it does not steer training) is ``sum delta log(1 + exp(-(s_h - s_l)))``
+over the same pairs, normalised and weighted as the lambdas; the lambdas are its gradient with the
+pair weights held (gradient kind ``"lambda"``), up to the float32 arithmetic; XGBoost's Hessian is
+twice the held-weights diagonal (a bound).
+
+The ``"mean"`` pairs are drawn from the round's number: the objective counts its own
+``grad_hess`` calls (XGBoost's ``iter``), so they are XGBoost's (up to 3.3; later versions seed
+from the booster's generator: the same distribution there) when training starts from round 0 with
+one call per round. Not reproduced: the unbiased (position-bias) options
+(``lambdarank_unbiased``, ``lambdarank_bias_norm``), refused when set.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._core import dispatch
+from .._core.dcg import RANK_DOC_WORK
+from .._validation import show
+from . import _pairwise_kernels as K
+from . import _xgb_lambdarank_kernels as X
+from ._contract import Hessian, Param
+from .lambda_weighted import LOGISTIC, NO_TRUNCATION, LambdaWeightedLoss
+from .pairwise import PAIR_FUNCTIONS
+
+__all__ = ["XGBoostLambdaRank", "RankNDCG", "RankPairwise", "RankMAP", "DEFAULT_NUM_PAIR"]
+
+#: XGBoost's default ``lambdarank_num_pair_per_sample`` by pair method.
+DEFAULT_NUM_PAIR = {"topk": 32, "mean": 1}
+
+#: The most "mean" pairs one query may draw (the kernel holds a query's draws: 16 bytes each).
+MAX_MEAN_PAIRS = 10**7
+
+#: XGBoost's largest relevance degree with the exponential gain (``MaxRel()``).
+MAX_REL = 31
+
+
+def _no_unbiased(value: Any) -> bool:
+    if value is not False and value is not np.False_:
+        raise ValueError(f"lambdarank_unbiased={show(value)}: XGBoost's unbiased LambdaMART (position-bias "
+                         "estimation from click data) is not reproduced; train XGBoost's built-in objective for it")
+    return False
+
+
+def _no_bias_norm(value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or value != 1.0:
+        raise ValueError(f"lambdarank_bias_norm={show(value)}: it regularises XGBoost's position-bias estimation "
+                         "(lambdarank_unbiased), which is not reproduced; leave it at 1.0")
+    return 1.0
+
+
+def _pair_method(value: Any) -> str:
+    if not isinstance(value, str) or value not in ("topk", "mean"):
+        raise ValueError(f"lambdarank_pair_method must be 'topk' or 'mean', got {show(value)}")
+    return str(value)
+
+
+def _num_pair(value: Any) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"lambdarank_num_pair_per_sample must be an integer >= 1 or None, got {show(value)}")
+    if value < 1 or value > np.iinfo(np.uint32).max:
+        raise ValueError(f"lambdarank_num_pair_per_sample must be an integer in [1, 2^32 - 1] or None, got "
+                         f"{show(value)}")
+    return int(value)
+
+
+_PAIR_PARAMS = {
+    # "custom", not "choice": the contract checks' cases run every choice, and a query's "mean" pairs depend
+    # on its index and the query count (XGBoost's seed), which the sum-over-queries check cannot allow
+    "lambdarank_pair_method": Param("topk", "custom", "how pairs are made: 'topk' (every pair with a document among "
+                                    "the first lambdarank_num_pair_per_sample positions) or 'mean' (that many "
+                                    "pairs drawn per document)", convert=_pair_method),
+    "lambdarank_num_pair_per_sample": Param(None, "custom", "the top-k level ('topk') or the pairs per document "
+                                            "('mean'); None: XGBoost's default, 32 for 'topk', 1 for 'mean'",
+                                            convert=_num_pair),
+    "lambdarank_normalization": Param(True, "bool", "scale each query by log2(1 + S) / S ('topk') or by "
+                                      "1 / lambdarank_num_pair_per_sample ('mean')"),
+    "lambdarank_score_normalization": Param(True, "bool", "divide each pair's delta by |s_h - s_l| + 0.01"),
+    "lambdarank_unbiased": Param(False, "custom", "XGBoost's unbiased LambdaMART: not reproduced, only False",
+                                 convert=_no_unbiased),
+    "lambdarank_bias_norm": Param(1.0, "custom", "the position-bias regularisation of lambdarank_unbiased: only "
+                                  "1.0", convert=_no_bias_norm),
+}
+
+
+class XGBoostLambdaRank(LambdaWeightedLoss):
+    """The base of XGBoost's three LambdaMART objectives (no name: not an objective itself);
+    ``metric`` is the kernel's pair weight (:data:`~._xgb_lambdarank_kernels.NDCG`, ...).
+    Parameters are XGBoost's, with its names and defaults."""
+
+    metric: ClassVar[int] = X.PAIRWISE
+    params = _PAIR_PARAMS
+    hessians = {"xgboost": Hessian(
+        # twice the held-weights Hessian's diagonal, which majorises it; declared "fitting" because the float32
+        # sums make finite differences of the gradient (the checks of a bound) too coarse to check it by
+        "fitting", "XGBoost's 2 delta max(p (1 - p), 1e-16) summed over the document's pairs in float32: twice the "
+        "diagonal of the held-weights loss's Hessian", gradient="lambda",
+        # float32 differences, sigmoid and sums: the lambdas are off by a few float32 ulps of the largest
+        tolerance=1e-5)}
+    hessian_floor = False
+    # the kernel is XGBoost's own: no pair_weight (a MAP weight needs the query's whole order) nor pair_terms
+    pair_functions = {name: ("d",) for name in PAIR_FUNCTIONS}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    lambdarank_pair_method: str
+    lambdarank_num_pair_per_sample: int | None
+    lambdarank_normalization: bool
+    lambdarank_score_normalization: bool
+
+    def pair_args(self) -> tuple[Any, ...]:
+        return (1.0,)  # the logistic's slope: XGBoost has none
+
+    @property
+    def num_pair(self) -> int:
+        """XGBoost's ``NumPair()``: the given count, else the pair method's default."""
+        given = self.lambdarank_num_pair_per_sample
+        return DEFAULT_NUM_PAIR[self.lambdarank_pair_method] if given is None else given
+
+    def truncation(self) -> int:
+        """XGBoost's ``TopK()``: the pairs' and the ideal DCG's depth, every position for ``"mean"``."""
+        return self.num_pair if self.lambdarank_pair_method == "topk" else NO_TRUNCATION
+
+    def xgb_labels(self, labels32: NDArray[np.float32]) -> NDArray[np.float64]:
+        """The labels as the kernel takes them, from XGBoost's float32 ones (refusing those the
+        objective cannot take): as they are for ``rank:pairwise``."""
+        return labels32.astype(np.float64)
+
+    def gains(self) -> NDArray[np.float64]:
+        """No gains (only ``rank:ndcg``'s weight has them)."""
+        return np.zeros(self.n_docs)
+
+    def setup(self) -> None:
+        self._labels32 = self.xgb_labels(self.labels.astype(np.float32))
+        super().setup()
+        longest = int(np.diff(self.group_ptr).max(initial=0))
+        if self.lambdarank_pair_method == "mean" and longest * self.num_pair > MAX_MEAN_PAIRS:
+            raise ValueError(f"{self.name}: lambdarank_num_pair_per_sample={self.num_pair} draws {longest} * "
+                             f"{self.num_pair} pairs in the longest query, more than {MAX_MEAN_PAIRS:.0e} (each "
+                             "query's draws are held in memory)")
+        #: XGBoost's ``iter`` of the last training round (-1: none yet), which seeds the "mean" pairs
+        self._round = -1
+
+    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        at = scores if self._at is None else self._at
+        n = 0 if want_loss else self.n_docs
+        grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
+        order = np.empty(self.n_docs, dtype=np.int64)
+        dispatch.kernel_for(K.query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
+        mean = self.lambdarank_pair_method == "mean"
+        run = dispatch.kernel_for(X.xgb_lambda_sums, self.n_docs * self.num_pair if mean else self._work)
+        run(scores, at, order, self._at is not None, self._labels32, self._gains, self.group_ptr, self._inv_max_dcg,
+            self.query_weights, self._discounts, self.metric, self.num_pair, mean, max(self._round, 0),
+            self.lambdarank_score_normalization, self.lambdarank_normalization, want_loss, grad, hess, loss)
+        return grad, hess, loss
+
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self._at is None:  # a training round: XGBoost's iter (held weights, the checks', keep the last)
+            self._round += 1
+        return super()._grad_hess(scores)
+
+
+class RankNDCG(XGBoostLambdaRank):
+    """XGBoost's ``rank:ndcg`` (LambdaMART, ``|Delta NDCG|`` pair weights) through the plugin path."""
+
+    name = "rank_ndcg"
+    summary = "XGBoost's rank:ndcg gradients, reproduced (on XGBoost: the built-in's trees)"
+    metric = X.NDCG
+    params = {**_PAIR_PARAMS, "ndcg_exp_gain": Param(True, "bool", "gain 2^label - 1 (labels integers in 0..31); "
+                                                     "False: the label itself")}
+    ndcg_exp_gain: bool
+
+    def xgb_labels(self, labels32: NDArray[np.float32]) -> NDArray[np.float64]:
+        if not self.ndcg_exp_gain:
+            return labels32.astype(np.float64)
+        bad = (np.abs(np.floor(labels32) - labels32) > 1e-6) | (labels32 < 0) | (labels32 >= MAX_REL + 1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{self.name}: with ndcg_exp_gain=True (gain 2^label - 1) labels must be integers in "
+                             f"0..{MAX_REL}; row {i} has label {float(self.labels[i])!r} (set ndcg_exp_gain=False "
+                             "for the label itself as gain)")
+        return labels32.astype(np.float64)
+
+    def gains(self) -> NDArray[np.float64]:
+        if self.ndcg_exp_gain:  # CalcDCGGain: (1 << uint32(label)) - 1
+            return np.ldexp(1.0, self._labels32.astype(np.int64)) - 1.0
+        return self._labels32.copy()
+
+
+class RankPairwise(XGBoostLambdaRank):
+    """XGBoost's ``rank:pairwise`` (RankNet's logistic loss, pair weight 1) through the plugin path."""
+
+    name = "rank_pairwise"
+    summary = "XGBoost's rank:pairwise gradients, reproduced (on XGBoost: the built-in's trees)"
+    metric = X.PAIRWISE
+
+
+class RankMAP(XGBoostLambdaRank):
+    """XGBoost's ``rank:map`` (LambdaMART, ``|Delta MAP|`` pair weights, binary labels) through the
+    plugin path; integer grades are taken too, relevant from 1 up."""
+
+    name = "rank_map"
+    summary = "XGBoost's rank:map gradients, reproduced (on XGBoost: the built-in's trees)"
+    metric = X.MAP
+
+    def xgb_labels(self, labels32: NDArray[np.float32]) -> NDArray[np.float64]:
+        """Relevant (1) or not (0): XGBoost's binary labels as they are; graded ones (integers, which
+        XGBoost's ``rank:map`` refuses) relevant from 1 up, as :func:`boostplug.metrics.average_precision`
+        counts them."""
+        bad = (np.floor(labels32) != labels32) | (labels32 < 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{self.name}: MAP takes relevance labels, 0 or 1 (or integer grades, relevant from 1 "
+                             f"up); row {i} has label {float(self.labels[i])!r}")
+        return (labels32 >= 1).astype(np.float64)

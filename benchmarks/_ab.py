@@ -124,9 +124,10 @@ def report(rows: list[Row], tolerance: float, columns: dict[str, str], scale: fl
             slower.append(r.case)
         a = f"{r.a * scale:10.3f}" if r.a is not None else f"{'-':>10}"
         b = f"{r.b * scale:10.3f}" if r.b is not None else f"{'-':>10}"
-        pairs = f"{r.pair_lo:.3f}-{r.pair_hi:.3f}" if r.a is not None and r.b is not None else ""
+        both = r.a is not None and r.b is not None
+        ratio, pairs = (f"{r.ratio:6.3f}", f"{r.pair_lo:.3f}-{r.pair_hi:.3f}") if both else (f"{'-':>6}", "")
         more = (extra or {}).get(r.case, "")
-        print(f"{r.case:<{width}} {a} {b} {r.ratio:6.3f}  {pairs:<12} {more:<20} {status}".rstrip())
+        print(f"{r.case:<{width}} {a} {b} {ratio}  {pairs:<12} {more:<20} {status}".rstrip())
     measured = [r.ratio for r in rows if r.a is not None and r.b is not None]
     if measured:
         print(f"\nlargest B/A of the bests: {max(measured):.3f}")

@@ -24,7 +24,7 @@ NDCG_Boost, whose every round is ``O(n^2)``, and the pair list refuses it). The 
 
 The guard, ``--base <commit or folder>``: every case timed in the base checkout (A) and in this
 one (B: the boostplug this script imports), in child processes that alternate A, B, A, B, ...
-(``--pairs`` times, ``benchmarks/_ab.py``), each timing the cases as above (best of ``--repeat``,
+(``--pairs`` times, ``benchmarks/_ab.py``), each timing the cases as above (best of ``--repeat``, 1 by default here,
 against LightGBM in the same process). Prints, per case, the base's ratio to LightGBM and this
 one's (the best of the pairs), B/A, the range of the per-pair B/A and both sides' milliseconds per
 round, and names the cases whose B/A is above ``--tolerance`` (exit status 1 if any). A commit is
@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="paths of RankBoost and MPBoost to time (auto is one of them; add 'auto' to time it too)")
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--huge-rounds", type=int, default=10, help="rounds on the 100,000-document query")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=None, help="runs of each case per process (3; 1 with --base)")
     ap.add_argument("--json", type=Path, default=None, help="write every measurement here ('-': one line on standard output, at the end)")
     ap.add_argument("--record", nargs="?", const=REFERENCE, type=Path, default=None,
                     help=f"write the ratios as the reference (default {REFERENCE.relative_to(ROOT)})")
@@ -366,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pairs", type=int, default=3, help="A/B pairs of processes, interleaved (with --base)")
     ap.add_argument("--tolerance", type=float, default=1.1, help="flag a case slower than this over its base")
     args = ap.parse_args(argv)
+    if args.repeat is None:      # an A/B run takes the best over its pairs of processes
+        args.repeat = 1 if args.base is not None else 3
     import numba
 
     labels = [b for b in args.boosters.split(",") if b]

@@ -73,7 +73,7 @@ print(json.dumps(res))
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--a", default=str(ROOT), help="the base: a commit or a checkout's folder (default: this one)")
-    ap.add_argument("--b", default=str(ROOT), help="the checkout measured against it (default: this one)")
+    ap.add_argument("--b", default=str(_ab.this_checkout()), help="the checkout measured against it (default: this one)")
     ap.add_argument("--docs", type=int, default=400_000, help="documents of the synthetic set")
     ap.add_argument("--calls", type=int, default=5, help="calls per process; the best counts")
     ap.add_argument("--pairs", type=int, default=3, help="A/B process pairs, interleaved")

@@ -179,3 +179,14 @@ def test_check_against_a_record_gives_a_verdict_on_its_cpu_only(tmp_path, capsys
     assert ("no verdict" in out) == (not same_cpu)
     if not same_cpu:
         assert "AMD EPYC Processor (numba: znver1)" in out
+
+
+def test_the_report_lists_new_cases_without_a_ratio_and_flags_only_measured_ones(capsys):
+    ab = _load("_ab")
+    rows = ab.compare([{"x": 1.0}], [{"x": 1.05, "y": 2.0}])
+    assert ab.report(rows, 1.1, {"a": "A", "b": "B"}) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[:4] == ["x", "1.000", "1.050", "1.050"]
+    assert out[2].split() == ["y", "-", "2.000", "-", "new"]
+    assert ab.report(rows, 1.01, {"a": "A", "b": "B"}) == 1
+    assert capsys.readouterr().out.splitlines()[1].endswith("SLOWER")

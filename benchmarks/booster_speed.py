@@ -22,10 +22,20 @@ Data sets (``--data``): ``ohsumed`` (OHSUMED Fold1 train, LETOR 3.0: 9,219 docum
 NDCG_Boost, whose every round is ``O(n^2)``, and the pair list refuses it). The single queries are
 ``benchmarks/one_query.py``'s: grades 0-4, 46 Gaussian features, two of them driven by the grade.
 
-The guard: ``--record`` writes every case's ratio to LightGBM to ``benchmarks/reference/``;
-``--check`` runs the same cases and prints, per case, the new ratio over the recorded one, marking
-those above ``--tolerance`` (exit status 1 if any). Run it before and after a change that touches
-a booster's kernels (docs/studies/performance.md says how).
+The guard, ``--base <commit or folder>``: every case timed in the base checkout (A) and in this
+one (B: the boostplug this script imports), in child processes that alternate A, B, A, B, ...
+(``--pairs`` times, ``benchmarks/_ab.py``), each timing the cases as above (best of ``--repeat``, 1 by default here,
+against LightGBM in the same process). Prints, per case, the base's ratio to LightGBM and this
+one's (the best of the pairs), B/A, the range of the per-pair B/A and both sides' milliseconds per
+round, and names the cases whose B/A is above ``--tolerance`` (exit status 1 if any). A commit is
+checked out with ``git worktree add --detach`` in a temporary folder, removed after. Run it before
+a change that touches a booster's kernels is merged (docs/studies/performance.md says how).
+
+``--record`` writes every case's ratio to LightGBM to ``benchmarks/reference/``, with the CPU it
+was measured on (numba's CPU name and the processor's model name): a record of what was measured
+where. ``--check`` compares this run's ratios with such a record; on another CPU (or a record
+without one) it prints the comparison with a note and gives no verdict (exit status 0), since a
+ratio to LightGBM moves with the CPU (up to 2.4x between two x86 machines): use ``--base`` there.
 
 ``OMP_WAIT_POLICY=PASSIVE`` is set unless given (idle OpenMP threads sleep instead of spinning, so
 that other processes on a shared machine disturb the timings less); the threads are numba's
@@ -35,8 +45,9 @@ Usage::
 
     python benchmarks/booster_speed.py [--data ohsumed,mq2008,query300,query100k] [--repeat 3]
         [--rounds 300] [--huge-rounds 10] [--boosters rb-c,rankboost+] [--json out.json]
+    python benchmarks/booster_speed.py --base main [--pairs 3] [--tolerance 1.1] [--data ...] [--boosters ...]
     python benchmarks/booster_speed.py --record            # write benchmarks/reference/booster_speed.json
-    python benchmarks/booster_speed.py --check [--tolerance 1.25]
+    python benchmarks/booster_speed.py --check [--tolerance 1.1]
 """
 
 from __future__ import annotations
@@ -56,8 +67,11 @@ from typing import Any
 
 import numpy as np
 
+import _ab
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))   # time this checkout's boostplug, not an installed copy
+THIS = _ab.this_checkout()
+sys.path.insert(0, str(THIS))   # time this checkout's boostplug (or an A/B run's side), not an installed copy
 SHARED = ROOT.parent / "shared" / "data"
 REFERENCE = Path(__file__).resolve().parent / "reference" / "booster_speed.json"
 DATA_SETS = ("ohsumed", "mq2008", "query300", "query100k")
@@ -276,15 +290,26 @@ def key(data: str, row: dict[str, Any]) -> str:
     return f"{data}/{row['booster']}/{row['path']}"
 
 
-def ratios(outs: list[dict[str, Any]]) -> dict[str, float]:
-    return {key(o["data"], row): row["ratio"] for o in outs for row in o["rows"] if "ratio" in row}
+def ratios(outs: list[dict[str, Any]], column: str = "ratio") -> dict[str, float]:
+    """Per case, its ``column`` (default its ratio to LightGBM)."""
+    return {key(o["data"], row): row[column] for o in outs for row in o["rows"] if column in row}
 
 
 def check(outs: list[dict[str, Any]], ref_path: Path, tolerance: float) -> int:
+    """This run's ratios over a recorded reference's. A verdict (exit status 1 if a case is above
+    ``tolerance``) only if the reference was measured on a CPU of the same name: otherwise the
+    comparison is printed as information, exit status 0."""
     ref = json.loads(ref_path.read_text())
     recorded = ref["ratios"]
     now = ratios(outs)
+    here = _ab.cpu()
+    same_cpu = ref.get("cpu_name") == here["cpu_name"] and ref.get("cpu_model") == here["cpu_model"]
     print(f"\n== guard: ratio to LightGBM now over the recorded one ({ref_path.name}); tolerance {tolerance:.2f}")
+    if not same_cpu:
+        print(f"NOTE: the reference was measured on {ref.get('cpu_model', 'an unrecorded CPU')} "
+              f"(numba: {ref.get('cpu_name', 'unrecorded')}), this run on {here['cpu_model']} "
+              f"(numba: {here['cpu_name']}): the ratios compare across machines, no verdict; "
+              "run the guard as an A/B on this machine: --base <commit>")
     print(f"{'case':40s} {'recorded':>9s} {'now':>9s} {'now/rec':>8s}")
     slower = []
     for k in sorted(now):
@@ -297,7 +322,30 @@ def check(outs: list[dict[str, Any]], ref_path: Path, tolerance: float) -> int:
             slower.append(k)
         print(f"{k:40s} {recorded[k]:9.2f} {now[k]:9.2f} {q:8.2f}{flag}")
     print(f"\n{len(slower)} case(s) slower than {tolerance:.2f}x their reference" + (": " + ", ".join(slower) if slower else ""))
-    return 1 if slower else 0
+    return 1 if slower and same_cpu else 0
+
+
+def ab(args: argparse.Namespace) -> int:
+    """The A/B guard: this script's cases in child processes of the base and of this checkout."""
+    child = [str(Path(__file__).resolve()), "--data", args.data, "--boosters", args.boosters, "--paths", args.paths,
+             "--rounds", str(args.rounds), "--huge-rounds", str(args.huge_rounds), "--repeat", str(args.repeat),
+             "--json", "-"]
+    with _ab.checkout(args.base) as base:
+        runs_a, runs_b = _ab.interleaved(base, THIS, child, args.pairs)
+    machine = _ab.cpu()
+    print(f"\n== A/B guard: A = {args.base} ({base}), B = {THIS}\n{args.pairs} interleaved A/B pairs of processes, "
+          f"best of {args.repeat} per process; CPU {machine['cpu_model']} (numba: {machine['cpu_name']}); "
+          f"/lgb: milliseconds per round over LightGBM's 2-leaf rounds in the same process; "
+          f"ms: milliseconds per round\n")
+    ms = _ab.compare([ratios(r["results"], "ms_end") for r in runs_a], [ratios(r["results"], "ms_end") for r in runs_b])
+    extra = {r.case: f"ms {r.a:.2f} -> {r.b:.2f}" for r in ms if r.a is not None and r.b is not None}
+    for side, runs in (("A", runs_a), ("B", runs_b)):
+        for o in runs[-1]["results"]:
+            for row in o["rows"]:
+                if "error" in row:
+                    print(f"{side}: {key(o['data'], row)} {row['error']}")
+    flat = _ab.compare([ratios(r["results"]) for r in runs_a], [ratios(r["results"]) for r in runs_b])
+    return _ab.report(flat, args.tolerance, {"a": "base /lgb", "b": "this /lgb"}, extra=extra)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -308,14 +356,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="paths of RankBoost and MPBoost to time (auto is one of them; add 'auto' to time it too)")
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--huge-rounds", type=int, default=10, help="rounds on the 100,000-document query")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--json", type=Path, default=None, help="write every measurement here")
+    ap.add_argument("--repeat", type=int, default=None, help="runs of each case per process (3; 1 with --base)")
+    ap.add_argument("--json", type=Path, default=None, help="write every measurement here ('-': one line on standard output, at the end)")
     ap.add_argument("--record", nargs="?", const=REFERENCE, type=Path, default=None,
                     help=f"write the ratios as the reference (default {REFERENCE.relative_to(ROOT)})")
     ap.add_argument("--check", nargs="?", const=REFERENCE, type=Path, default=None,
                     help="compare the ratios with a recorded reference")
-    ap.add_argument("--tolerance", type=float, default=1.25)
+    ap.add_argument("--base", default=None, help="the A/B guard: the base's commit or checkout folder")
+    ap.add_argument("--pairs", type=int, default=3, help="A/B pairs of processes, interleaved (with --base)")
+    ap.add_argument("--tolerance", type=float, default=1.1, help="flag a case slower than this over its base")
     args = ap.parse_args(argv)
+    if args.repeat is None:      # an A/B run takes the best over its pairs of processes
+        args.repeat = 1 if args.base is not None else 3
     import numba
 
     labels = [b for b in args.boosters.split(",") if b]
@@ -325,6 +377,10 @@ def main(argv: list[str] | None = None) -> int:
     bad += [p for p in paths if p not in ("auto", "levels", "pairs")]
     if bad:
         ap.error(f"unknown --boosters, --data or --paths values: {bad}")
+    if args.base is not None:
+        if args.record is not None or args.check is not None or args.json is not None:
+            ap.error("--base runs the A/B guard: without --record, --check or --json")
+        return ab(args)
     threads = numba.get_num_threads()
     print(f"threads {threads} (numba and LightGBM); OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}; "
           f"best of {args.repeat}; load average at start {os.getloadavg()[0]:.2f}; python {platform.python_version()}",
@@ -332,16 +388,21 @@ def main(argv: list[str] | None = None) -> int:
     warm_up(labels, paths)
     outs = []
     meta = {"threads": threads, "repeat": args.repeat, "rounds": args.rounds, "huge_rounds": args.huge_rounds,
-            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), **_ab.cpu()}
+    to_stdout = args.json is not None and str(args.json) == "-"   # an A/B run's child: one JSON line at the end
     for name in names:
         d = load(name, args.rounds, args.huge_rounds)
         out = run_data(d, labels, paths, args.repeat, threads)
         show(out)
         outs.append(out)
-        if args.json is not None:      # after every data set: a long run interrupted keeps what it measured
+        if args.json is not None and not to_stdout:      # after every data set: a long run interrupted keeps what it measured
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps({**meta, "results": outs}, indent=1, default=float))
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
+    if to_stdout:
+        import boostplug
+
+        print(json.dumps({**meta, "boostplug": boostplug.__file__, "results": outs}, default=float))
     if args.record is not None:
         args.record.parent.mkdir(parents=True, exist_ok=True)
         args.record.write_text(json.dumps({**meta, "ratios": ratios(outs)}, indent=1, sort_keys=True) + "\n")

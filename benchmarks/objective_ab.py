@@ -1,33 +1,32 @@
 """Speed guard of the objectives: one gradient call per round, as each framework makes it, in two
-checkouts of boostplug (A: a reference commit, B: this one), interleaved in one run.
+checkouts of boostplug (A: a base commit, B: this one), interleaved in one run.
 
-For every objective (QBRank, MPBoost, NDCG_Boost) and framework (LightGBM, XGBoost), the full
-adapter call a boosting round makes (reading labels and groups off the Dataset/DMatrix, the
-binding check, the kernel) on a synthetic MSLR-shaped set, and the prepared kernel alone. Each
-checkout runs in its own process; the processes alternate A, B, A, B, ... (``--pairs`` times),
-each taking the best of ``--calls`` calls, so that a busy spell hits both alike. Prints, per
-case, the best seconds of A and of B over the runs, the ratio B/A of the bests and the range of
-the per-pair ratios (the spread).
+For every registered objective (``boostplug.objectives.names()`` of B; a name A does not have is
+reported as ``new``) and framework (LightGBM, XGBoost), the full adapter call a boosting round
+makes (reading labels and groups off the Dataset/DMatrix, the binding check, the kernel) on a
+synthetic MSLR-shaped set, and the prepared kernel alone. Each checkout runs in its own process;
+the processes alternate A, B, A, B, ... (``--pairs`` times, ``benchmarks/_ab.py``), each taking the
+best of ``--calls`` calls, so that a busy spell hits both alike. Prints, per case, the best
+milliseconds of A and of B over the runs, the ratio B/A of the bests and the range of the per-pair
+ratios (the spread), and names the cases whose B/A is above ``--tolerance`` (exit status 1 if any).
 
 Usage:
-    git worktree add /tmp/ref <commit>
-    python benchmarks/objective_ab.py --a /tmp/ref --b . [--docs 400000] [--pairs 3] [--threads 2]
+    python benchmarks/objective_ab.py --a <commit or folder> [--b .] [--docs 400000] [--pairs 3] [--threads 2]
     python benchmarks/objective_ab.py --tiny      # both sides this checkout, seconds (the test's run)
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import _ab
 
-OBJECTIVES = ("qbrank", "mpboost", "ndcg_boost")
+ROOT = _ab.ROOT
 
-# The child: times each case in the checkout it was started in (PYTHONPATH), prints JSON.
+# The child: times each case in the checkout it was started in (PYTHONPATH), prints JSON. Names
+# "all": every objective its boostplug registers.
 _CHILD = r"""
 import json, sys, time
 import numpy as np
@@ -37,7 +36,7 @@ from boostplug import lightgbm as bpl, xgboost as bpx
 from boostplug.data import make_ranking
 
 docs, calls, threads = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-names = sys.argv[4].split(",")
+names = objectives.names() if sys.argv[4] == "all" else sys.argv[4].split(",")
 queries = max(2, docs // 100)
 d = make_ranking(n_queries=queries, docs_per_query=(20, 180), n_features=8, n_labels=5, seed=0)
 rng = np.random.default_rng(1)
@@ -54,8 +53,11 @@ def best(fn):
     return min(out)
 
 from boostplug._core.threads import limit_threads
-res = {"docs": int(d.n_docs)}
+res = {"boostplug": boostplug.__file__, "docs": int(d.n_docs)}
+known = set(objectives.names())
 for name in names:
+    if name not in known:  # not in this checkout: the other side reports it as new
+        continue
     prep = objectives.get(name).prepare(d.y, d.group_ptr)
     with limit_threads(threads):
         res[f"{name}/kernel"] = best(lambda: prep.grad_hess(preds))
@@ -68,55 +70,30 @@ print(json.dumps(res))
 """
 
 
-def _run(root: Path, args: argparse.Namespace) -> dict[str, float]:
-    env_path = str(root.resolve())
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(args.docs), str(args.calls), str(args.threads),
-                          ",".join(args.objectives)], capture_output=True, text=True, check=False,
-                         env={**_env(), "PYTHONPATH": env_path}, cwd=env_path)
-    if out.returncode != 0:
-        raise SystemExit(f"the run in {root} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--a", type=Path, default=ROOT, help="the reference checkout (default: this one)")
-    ap.add_argument("--b", type=Path, default=ROOT, help="the checkout measured against it (default: this one)")
+    ap.add_argument("--a", default=str(ROOT), help="the base: a commit or a checkout's folder (default: this one)")
+    ap.add_argument("--b", default=str(_ab.this_checkout()), help="the checkout measured against it (default: this one)")
     ap.add_argument("--docs", type=int, default=400_000, help="documents of the synthetic set")
     ap.add_argument("--calls", type=int, default=5, help="calls per process; the best counts")
     ap.add_argument("--pairs", type=int, default=3, help="A/B process pairs, interleaved")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--objectives", default=",".join(OBJECTIVES))
+    ap.add_argument("--objectives", default="all", help="comma-separated names (default: all of B's registry)")
+    ap.add_argument("--tolerance", type=float, default=1.1, help="flag a case whose B/A is above this")
     ap.add_argument("--tiny", action="store_true", help="2,000 documents, one pair, both sides this checkout")
     args = ap.parse_args(argv)
-    args.objectives = [o.strip() for o in args.objectives.split(",") if o.strip()]
+    names = ",".join(o.strip() for o in args.objectives.split(",") if o.strip()) or "all"
     if args.tiny:
-        args.docs, args.calls, args.pairs, args.a, args.b = 2_000, 2, 1, ROOT, ROOT
-    runs: dict[str, list[dict[str, float]]] = {"a": [], "b": []}
-    for _ in range(args.pairs):
-        runs["a"].append(_run(args.a, args))
-        runs["b"].append(_run(args.b, args))
-    cases = [k for k in runs["a"][0] if k != "docs"]
-    print(f"A = {args.a.resolve()}\nB = {args.b.resolve()}\n{runs['a'][0]['docs']:,} documents, "
-          f"{args.threads} threads, best of {args.calls} calls per process, {args.pairs} interleaved A/B pairs\n")
-    print(f"{'case':<24} {'A ms':>9} {'B ms':>9} {'B/A':>6}  per-pair B/A")
-    worst = 0.0
-    for case in cases:
-        a = [r[case] for r in runs["a"]]
-        b = [r[case] for r in runs["b"]]
-        ratio = min(b) / min(a)
-        pairs = [y / x for x, y in zip(a, b)]
-        worst = max(worst, ratio)
-        print(f"{case:<24} {min(a) * 1e3:9.2f} {min(b) * 1e3:9.2f} {ratio:6.3f}  "
-              f"{min(pairs):.3f}-{max(pairs):.3f}")
-    print(f"\nlargest B/A of the bests: {worst:.3f}")
-    return 0
+        args.docs, args.calls, args.pairs, args.a, args.b = 2_000, 2, 1, str(ROOT), str(ROOT)
+    child = ["-c", _CHILD, str(args.docs), str(args.calls), str(args.threads), names]
+    with _ab.checkout(args.a) as a, _ab.checkout(args.b) as b:
+        runs_a, runs_b = _ab.interleaved(a, b, child, args.pairs)
+    machine = _ab.cpu()
+    print(f"A = {args.a} ({a})\nB = {args.b} ({b})\n{runs_b[0]['docs']:,} documents, {args.threads} threads, "
+          f"best of {args.calls} calls per process, {args.pairs} interleaved A/B pairs; "
+          f"CPU {machine['cpu_model']} (numba: {machine['cpu_name']})\n")
+    rows = [r for r in _ab.compare(runs_a, runs_b) if r.case != "docs"]
+    return _ab.report(rows, args.tolerance, {"a": "A ms", "b": "B ms"}, scale=1e3, width=24)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from ..frameworks.distributed.xgboost_worker import Tracker
 from . import lgb_train, xgb_train
 from ._barrier import (Columns, ShippedObjective, cancelled_on_error, check_distributable, check_objective_cols,
                        driver_host, keeps_sparse, prepare_frame, run_barrier)
+from ._spark import require_frame
 from .stages import StageTimes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -141,6 +142,7 @@ def train(
     shipped = ShippedObjective.of(objective)
     times = stage_times if stage_times is not None else StageTimes()
     times.begin()
+    require_frame(df, who)
     with cancelled_on_error(df.sparkSession.sparkContext):
         laid, layout = prepare_frame(df, valid_df, cols, num_workers, repartition, who)
         times.driver.mark("layout")

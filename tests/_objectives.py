@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from boostplug.objectives import Hessian, Loss
+from boostplug.objectives import Hessian, Loss, Param
 
 
 class _SquaredError(Loss):
@@ -60,3 +60,40 @@ def register(loss_class: type) -> None:
 
     if loss_class.name not in objectives.names():
         objectives.register(loss_class)
+
+
+class CountsRounds(_SquaredError):
+    """Writes how many gradients it has computed (one a round) to a file of its own in
+    ``progress_dir`` each round, sleeping ``round_s`` seconds, so that a test sees from outside
+    whether a worker still trains."""
+
+    name = "counts_rounds"
+    summary = "writes its round count to a file each round (test objective)"
+    params = {"progress_dir": Param(None, "custom", "folder of the count files", convert=str),
+              "round_s": Param(0.0, "real", "seconds slept each round", low=0.0)}
+
+    def _grad_hess(self, scores):
+        import os
+        import time
+
+        self.calls = getattr(self, "calls", 0) + 1
+        if self.progress_dir is None:
+            return scores - self.labels, np.ones_like(scores)
+        path = os.path.join(self.progress_dir, f"{os.getpid()}-{id(self)}")
+        with open(path + ".tmp", "w") as f:
+            f.write(str(self.calls))
+        os.replace(path + ".tmp", path)
+        time.sleep(self.round_s)
+        return scores - self.labels, np.ones_like(scores)
+
+
+def rounds_counted(progress_dir) -> dict:
+    """Each count file of :class:`CountsRounds` in ``progress_dir``: its count."""
+    import os
+
+    out = {}
+    for name in os.listdir(progress_dir):
+        if not name.endswith(".tmp"):
+            with open(os.path.join(progress_dir, name)) as f:
+                out[name] = int(f.read() or 0)
+    return out

@@ -6,6 +6,8 @@ registry entry shipped to the executors, and running one barrier stage."""
 from __future__ import annotations
 
 import time
+import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, TypeVar
@@ -21,13 +23,14 @@ from .partition import ROW_COL, QueryLayout, check_partitions, repartition_by_qu
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+    from pyspark import SparkContext
     from pyspark.sql import DataFrame
 
     from ..frameworks.distributed.stamps import Stamps
 
 __all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "ShippedObjective", "keeps_sparse", "features_matrix",
            "part_arrays", "prepare_frame", "check_rows", "check_boolean_columns", "check_objective_cols",
-           "check_distributable", "driver_host", "run_barrier", "train_or_defer", "PEER_GRACE_S"]
+           "check_distributable", "driver_host", "cancelled_on_error", "run_barrier", "train_or_defer", "PEER_GRACE_S"]
 
 T = TypeVar("T")
 
@@ -413,6 +416,50 @@ def check_distributable(obj: Any, early_stopping_rounds: Any, valid_df: Any) -> 
 def driver_host(df: "DataFrame") -> str:
     """The address the executors reach the driver at (Spark's ``spark.driver.host``; loopback by default)."""
     return df.sparkSession.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
+
+
+@contextmanager
+def cancelled_on_error(sc: "SparkContext") -> Iterator[None]:
+    """Spark jobs started in this block (this thread) carry a tag of their own; when the block
+    ends with an exception, KeyboardInterrupt included (a notebook's interrupt raises it in the
+    driver while Spark runs on), those jobs are cancelled: Spark kills their tasks, a Python
+    task's process included, so the workers stop training and free their slots for the next try.
+    An error raised while pyspark handled an interrupt (py4j's connection to the JVM, cut by the
+    interrupt, can fail the next call once) is reported as the interrupt it hides."""
+    tag = f"boostplug-training-{uuid.uuid4().hex}"
+    sc.addJobTag(tag)
+    try:
+        yield
+    except BaseException as exc:
+        _call_jvm(sc.cancelJobsWithTag, tag)
+        interrupt = _interrupt_behind(exc)
+        if interrupt is not None and interrupt is not exc:
+            raise interrupt from None
+        raise
+    finally:
+        _call_jvm(sc.removeJobTag, tag)
+
+
+def _call_jvm(method: Callable[[str], Any], tag: str, attempts: int = 3) -> None:
+    """``method(tag)`` on the JVM, tried ``attempts`` times: after an interrupt py4j's next call
+    can fail once (a new connection to the JVM), and the driver's own error matters more than this."""
+    for attempt in range(attempts):
+        try:
+            method(tag)
+            return
+        except Exception:  # a Py4JError: the connection, or Spark stopping
+            time.sleep(0.2 * (attempt + 1))
+
+
+def _interrupt_behind(exc: BaseException | None) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt ``exc`` is, or was raised while handling (its context chain)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__context__
+    return None
 
 
 def run_barrier(laid: "DataFrame", task: Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]],

@@ -5,16 +5,18 @@ recorded); each framework's barrier task is in :mod:`~boostplug.spark.xgb_train`
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .. import objectives as _objectives
 from .._validation import check_rounds
 from ..frameworks._metric_spec import MetricSpec
-from ..frameworks.distributed.xgboost_worker import start_tracker
+from ..frameworks.distributed.xgboost_worker import Tracker
 from . import lgb_train, xgb_train
-from ._barrier import (Columns, ShippedObjective, check_distributable, check_objective_cols, driver_host,
-                       keeps_sparse, prepare_frame, run_barrier)
+from ._barrier import (Columns, ShippedObjective, cancelled_on_error, check_distributable, check_objective_cols,
+                       driver_host, keeps_sparse, prepare_frame, run_barrier)
 from ._job import Job
+from ._spark import require_frame
 from .stages import StageTimes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -117,15 +119,18 @@ def train(
     shipped = ShippedObjective.of(objective)
     times = stage_times if stage_times is not None else StageTimes()
     times.begin()
-    laid, layout = prepare_frame(df, valid_df, cols, num_workers, repartition, who)
-    times.driver.mark("layout")
-    try:
-        tracker = start_tracker(driver_host(df), layout.n_partitions) if backend.uses_tracker(spec) else None
-        job = Job(cols, shipped, objective_params, framework_params, num_boost_round, spec, early_stopping_rounds,
-                  layout.n_partitions, tracker, sparse)
-        rows = run_barrier(laid, backend.task(job), backend.SCHEMA)
-    finally:
-        laid.unpersist()
+    require_frame(df, who)
+    with cancelled_on_error(df.sparkSession.sparkContext):
+        laid, layout = prepare_frame(df, valid_df, cols, num_workers, repartition, who)
+        times.driver.mark("layout")
+        try:
+            uses_tracker = backend.uses_tracker(spec)
+            with Tracker(driver_host(df), layout.n_partitions) if uses_tracker else nullcontext() as tracker:
+                job = Job(cols, shipped, objective_params, framework_params, num_boost_round, spec,
+                          early_stopping_rounds, layout.n_partitions, tracker and tracker.args, sparse)
+                rows = run_barrier(laid, backend.task(job), backend.SCHEMA)
+        finally:
+            laid.unpersist()
     times.driver.mark("barrier")
     for row in rows:
         times.add_worker(row["stages"])

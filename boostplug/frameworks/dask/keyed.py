@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ..distributed.rows import Part
+from .stopping import stopped_on_error
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from distributed import Client
 
     from .._adapter import BoundObjective
+    from ..distributed.stop import StopFlag
 
 __all__ = ["check_doc_col", "refuse_keyed_without_doc", "train_on_workers"]
 
@@ -75,19 +77,20 @@ def _check_keys(part: "pd.DataFrame", partition: int, qid_col: str, doc_col: str
 
 
 def _lightgbm_task(parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str], params: dict[str, Any],
-                   obj: Any, num_boost_round: int, machines: str, port: int, n_workers: int) -> str:
+                   obj: Any, num_boost_round: int, machines: str, port: int, n_workers: int, stop: "StopFlag") -> str:
     from ..distributed import lightgbm_worker
 
     return lightgbm_worker.train_part(_worker_rows(parts, *columns), params, obj, num_boost_round,
-                                      machines=machines, port=port, n_workers=n_workers)
+                                      machines=machines, port=port, n_workers=n_workers, stop=stop)
 
 
 def _xgboost_task(parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str], params: dict[str, Any],
-                  obj: Any, num_boost_round: int, tracker_args: dict[str, Any], task_id: str) -> bytes:
+                  obj: Any, num_boost_round: int, tracker_args: dict[str, Any], task_id: str,
+                  stop: "StopFlag") -> bytes:
     from ..distributed import xgboost_worker
 
     return xgboost_worker.train_part(_worker_rows(parts, *columns), params, obj, num_boost_round,
-                                     tracker_args=tracker_args, task_id=task_id)
+                                     tracker_args=tracker_args, task_id=task_id, stop=stop)
 
 
 def _gather_while_alive(client: "Client", futures: list[Any], workers: list[str]) -> list[Any]:
@@ -115,13 +118,14 @@ def _gather_while_alive(client: "Client", futures: list[Any], workers: list[str]
 
 def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, obj: Any, params: dict[str, Any],
                      num_boost_round: int, *, docs_per_partition: np.ndarray, features: list[str],
-                     label_col: str, qid_col: str, doc_col: str) -> Any:
+                     label_col: str, qid_col: str, doc_col: str, stop: "StopFlag") -> Any:
     """Train ``framework`` (``"lightgbm"``, ``"xgboost"``) on a checked query-whole frame: one task
     on each worker holding rows, on its partitions, all joined in one network; the booster.
 
     The partitions are computed where they are (a persisted frame stays put) and each worker
     trains on those it holds, as ``lightgbm.dask`` assigns them. Each worker trains with its
-    ``nthreads`` unless ``params`` sets the framework's thread count."""
+    ``nthreads`` unless ``params`` sets the framework's thread count. ``stop``: the training's
+    flag; a failure or an interrupt sets it and cancels the tasks (:func:`stopped_on_error`)."""
     from distributed import wait
 
     # the workers' modules load numba and the frameworks: only when training starts (import boostplug.dask stays light)
@@ -151,14 +155,16 @@ def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, ob
         own = params_threads(params) is not None
         futures = [client.submit(_lightgbm_task, by_worker[w], columns,
                                  params if own else {**params, "num_threads": ncores[w]}, obj, num_boost_round,
-                                 machines, ports[w], len(workers), workers=[w], **pinned) for w in workers]
-        return lightgbm_worker.load(_gather_while_alive(client, futures, workers)[0])
+                                 machines, ports[w], len(workers), stop, workers=[w], **pinned) for w in workers]
+        with stopped_on_error(client, futures, stop):
+            return lightgbm_worker.load(_gather_while_alive(client, futures, workers)[0])
     from distributed.utils import get_ip
 
     # The tracker runs here, at this machine's address on the route to the scheduler (the workers connect to it).
-    tracker = xgboost_worker.start_tracker(get_ip(_host(client.scheduler.address)), len(workers))
     own = "nthread" in params or "n_jobs" in params
-    futures = [client.submit(_xgboost_task, by_worker[w], columns, params if own else {**params, "nthread": ncores[w]},
-                             obj, num_boost_round, tracker, str(i), workers=[w], **pinned)
-               for i, w in enumerate(workers)]
-    return xgboost_worker.load(_gather_while_alive(client, futures, workers)[0])
+    with xgboost_worker.Tracker(get_ip(_host(client.scheduler.address)), len(workers)) as tracker:
+        futures = [client.submit(_xgboost_task, by_worker[w], columns,
+                                 params if own else {**params, "nthread": ncores[w]}, obj, num_boost_round,
+                                 tracker.args, str(i), stop, workers=[w], **pinned) for i, w in enumerate(workers)]
+        with stopped_on_error(client, futures, stop):
+            return xgboost_worker.load(_gather_while_alive(client, futures, workers)[0])

@@ -14,6 +14,7 @@ from ...groups import group_ptr_from_qid
 from ..distributed.peers import first_line, lost_peer
 from .keyed import check_doc_col, refuse_keyed_without_doc, train_on_workers
 from .partition import PartitionLayout, check_partitions, compute, dask_modules, require_frame
+from .stopping import stopping_workers
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.array as da
@@ -191,14 +192,16 @@ def train_lightgbm(
     layout = check_partitions(frame, qid_col, client=client)
     _check_finite_labels(frame, label_col, layout, client)
     cols = _features(frame, feature_cols, (label_col, qid_col, doc_col))
-    with _naming_lost_workers(client, "train_lightgbm"):
+    with _naming_lost_workers(client, "train_lightgbm"), stopping_workers(client) as stop:
         if doc_col is not None:
             booster = train_on_workers(client, frame, "lightgbm", obj, params, rounds,
                                        docs_per_partition=layout.docs_per_partition, features=cols,
-                                       label_col=label_col, qid_col=qid_col, doc_col=doc_col)
+                                       label_col=label_col, qid_col=qid_col, doc_col=doc_col, stop=stop)
             return lgb_record_objective(booster, obj)
+        from ..distributed.stop import LightGBMStop
+
         ranker = lgb.DaskLGBMRanker(client=client, objective=obj, **ranker_params)
-        return ranker.fit(frame[cols], frame[label_col], group=lightgbm_group(layout))
+        return ranker.fit(frame[cols], frame[label_col], group=lightgbm_group(layout), callbacks=[LightGBMStop(stop)])
 
 
 def dense_qid(frame: "dd.DataFrame", layout: PartitionLayout, qid_col: str = "qid") -> "dd.Series":
@@ -269,13 +272,17 @@ def train_xgboost(
     cols = _features(frame, feature_cols, (label_col, qid_col, doc_col))
     if doc_col is not None:
         _check_finite_labels(frame, label_col, layout, client)  # before any worker waits for its peers
-    with _naming_lost_workers(client, "train_xgboost"):
+    with _naming_lost_workers(client, "train_xgboost"), stopping_workers(client) as stop:
         if doc_col is not None:
             booster = train_on_workers(client, frame, "xgboost", obj, xgb_params(**(params or {})), num_boost_round,
                                        docs_per_partition=layout.docs_per_partition, features=cols,
-                                       label_col=label_col, qid_col=qid_col, doc_col=doc_col)
+                                       label_col=label_col, qid_col=qid_col, doc_col=doc_col, stop=stop)
             return {"booster": xgb_record_objective(booster, obj), "history": {}}
+        from ..distributed.stop import XGBoostStop
+
         dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))
         threads = params_threads(params or {})  # None: each worker's own count, which only the worker knows
+        callbacks = [*(train_kwargs.pop("callbacks", None) or []), XGBoostStop(stop)]
         return xgb_dask.train(client, xgb_params(**(params or {})), dtrain, num_boost_round,
-                              obj=obj if threads is None else obj.given_threads(threads), **train_kwargs)
+                              obj=obj if threads is None else obj.given_threads(threads), callbacks=callbacks,
+                              **train_kwargs)

@@ -22,6 +22,8 @@ from .stamps import Stamps
 if TYPE_CHECKING:  # pragma: no cover
     import lightgbm as lgb
 
+    from .stop import StopFlag
+
 __all__ = ["NETWORK_PARAMS", "free_port", "prepare_params", "train_part", "load"]
 
 #: Parameters the distributed trainers set themselves (the network, and one model over every worker's rows).
@@ -85,31 +87,39 @@ class _EarlyStopping:
 def train_part(train: Part, params: dict[str, Any], objective: Any, num_boost_round: int, *, machines: str,
                port: int, n_workers: int, valid: Part | None = None, metric: MetricSpec | None = None,
                early_stopping_rounds: int | None = None, tracker_args: dict[str, Any] | None = None,
-               task_id: str = "0", stamps: Stamps | None = None) -> str:
+               task_id: str = "0", stamps: Stamps | None = None, stop: StopFlag | None = None) -> str:
     """Train on this worker's rows as one of ``n_workers`` machines listening at ``machines``
     (this one on ``port``); the model text, the same on every worker. With ``metric``, the
     workers also join XGBoost's collective (``tracker_args``) to add up the validation metric.
-    ``stamps`` marks the ends of ``build`` and ``train``."""
+    ``stamps`` marks the ends of ``build`` and ``train``. ``stop``: the training's flag, checked
+    before each round. The network is freed however the training ends."""
     import lightgbm as lgb
 
+    from .stop import LightGBMStop, StopFlag
+
     stamps = stamps if stamps is not None else Stamps()
+    stop = stop if stop is not None else StopFlag()
+    stop.check()
+    network = LightGBMStop(stop)
     run_params = {**params, "objective": objective, "machines": machines, "local_listen_port": port,
                   "num_machines": n_workers, "tree_learner": "data_parallel", "pre_partition": True}
     dtrain = dataset(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
     stamps.mark("build")  # the Dataset itself is built inside lgb.train
-    if metric is None:
-        booster = lgb.train(run_params, dtrain, num_boost_round)
-    else:
-        from xgboost import collective
+    try:
+        if metric is None:
+            booster = lgb.train(run_params, dtrain, num_boost_round, callbacks=[network])
+        else:
+            from xgboost import collective
 
-        assert valid is not None and tracker_args is not None
-        with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
-            booster = lgb.train(run_params, dtrain, num_boost_round,
-                                callbacks=[_EarlyStopping(metric, valid, early_stopping_rounds)])
-    stamps.mark("train")
-    text = booster.model_to_string()
-    booster.free_network()
-    return text
+            assert valid is not None and tracker_args is not None
+            with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
+                booster = lgb.train(run_params, dtrain, num_boost_round,
+                                    callbacks=[network, _EarlyStopping(metric, valid, early_stopping_rounds)])
+        stamps.mark("train")
+        return booster.model_to_string()
+    finally:
+        if network.booster is not None:
+            network.booster.free_network()
 
 
 def load(payload: str) -> "lgb.Booster":

@@ -20,7 +20,9 @@ from .stamps import Stamps
 if TYPE_CHECKING:  # pragma: no cover
     import xgboost as xgb
 
-__all__ = ["CollectiveMetric", "start_tracker", "train_part", "load"]
+    from .stop import StopFlag
+
+__all__ = ["CollectiveMetric", "Tracker", "TRACKER_GRACE_S", "train_part", "load"]
 
 
 class CollectiveMetric(MetricCallable):
@@ -45,27 +47,72 @@ class CollectiveMetric(MetricCallable):
         return self.spec.display_name, from_sums(allreduce(self.spec.sums(predt, prepared)))
 
 
-def start_tracker(host: str, n_workers: int) -> dict[str, Any]:
-    """XGBoost's tracker in this process (reachable at ``host``); the arguments with which each
-    worker joins XGBoost's collective (``xgboost.collective.CommunicatorContext``)."""
-    from xgboost.tracker import RabitTracker
+class Tracker:
+    """XGBoost's tracker in this process (reachable at ``host``), for ``n_workers`` workers;
+    ``args``: the arguments with which each worker joins XGBoost's collective
+    (``xgboost.collective.CommunicatorContext``). A context manager: :meth:`close` on leaving,
+    however the training ended (else its thread and listening port would live as long as the
+    process, and a worker waiting to join would wait for the missing ones)."""
 
-    tracker = RabitTracker(n_workers=n_workers, host_ip=host, sortby="task")
-    tracker.start()
-    threading.Thread(target=tracker.wait_for, daemon=True).start()
-    return {**tracker.worker_args(), "n_workers": n_workers}
+    def __init__(self, host: str, n_workers: int) -> None:
+        from xgboost.tracker import RabitTracker
+
+        self._tracker = RabitTracker(n_workers=n_workers, host_ip=host, sortby="task")
+        self._tracker.start()
+        self.args: dict[str, Any] = {**self._tracker.worker_args(), "n_workers": n_workers}
+        self._thread = threading.Thread(target=self._wait, name=f"boostplug-xgboost-tracker-{self.port}", daemon=True)
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        return int(self.args["dmlc_tracker_port"])
+
+    def _wait(self) -> None:
+        import xgboost as xgb
+
+        try:
+            self._tracker.wait_for()
+        except xgb.core.XGBoostError:  # stopped by close() before every worker left: the workers report why
+            pass
+
+    def close(self, grace: float = 0.0) -> None:
+        """Stop the tracker (its thread and port) once every worker has left the collective, or
+        ``grace`` seconds have passed (a worker killed never leaves it)."""
+        import xgboost as xgb
+
+        self._thread.join(grace)
+        try:
+            self._tracker.free()
+        except xgb.core.XGBoostError:  # the tracker's error: a worker did not leave (the training's error says why)
+            pass
+        self._thread.join(TRACKER_GRACE_S)
+
+    def __enter__(self) -> "Tracker":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close(grace=0.0 if exc[0] is not None else TRACKER_GRACE_S)
+
+
+#: After a training that succeeded, how long the tracker may take to see every worker leave.
+TRACKER_GRACE_S = 10.0
 
 
 def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: int, *,
                tracker_args: dict[str, Any], task_id: str, valid: Part | None = None,
                metric: MetricSpec | None = None, early_stopping_rounds: int | None = None,
-               stamps: Stamps | None = None) -> bytes:
+               stamps: Stamps | None = None, stop: StopFlag | None = None) -> bytes:
     """Train on this worker's rows as task ``task_id`` of XGBoost's collective; the model as UBJSON
-    (the same on every worker). ``stamps`` marks the ends of ``join``, ``build`` and ``train``."""
+    (the same on every worker). ``stamps`` marks the ends of ``join``, ``build`` and ``train``.
+    ``stop``: the training's flag, checked before joining and before each round."""
     import xgboost as xgb
     from xgboost import collective
 
+    from .stop import XGBoostStop
+
     stamps = stamps if stamps is not None else Stamps()
+    if stop is not None:
+        stop.check()
     measure = None if metric is None else CollectiveMetric(metric.name, metric.display_name, metric.weighting)
     with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
         stamps.mark("join")
@@ -80,6 +127,7 @@ def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: i
             obj = obj.given_threads(params_threads(params))
         booster = xgb.train(params, dtrain, num_boost_round, obj=obj, evals=evals, custom_metric=measure,
                             verbose_eval=False, early_stopping_rounds=early_stopping_rounds,
+                            callbacks=None if stop is None else [XGBoostStop(stop)],
                             maximize=None if measure is None else measure.spec.higher_is_better)
     stamps.mark("train")
     return booster_bytes(booster)[1]

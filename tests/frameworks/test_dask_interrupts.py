@@ -1,0 +1,126 @@
+"""A Dask training interrupted in its client (a notebook's KeyboardInterrupt) or losing a worker
+stops every worker's training and frees what it held: on boostplug's keyed path, through
+``lightgbm.dask`` and through ``xgboost.dask``. A cluster of two worker processes on loopback."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.dataframe")
+pytest.importorskip("distributed")
+
+import dask  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from boostplug import dask as bpd  # noqa: E402
+from boostplug.data import make_ranking  # noqa: E402
+from tests._interrupts import (counts_once_still, interrupt_at_round, listening_ports,  # noqa: E402
+                               tracker_threads)
+from tests._objectives import CountsRounds  # noqa: E402
+
+pytestmark = pytest.mark.dask
+
+COLS = [f"f{i}" for i in range(4)]
+
+
+def _cluster():
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1")
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client
+
+    with dask.config.set(scheduler=None), _cluster() as cluster, Client(cluster) as c:
+        yield c
+
+
+def _frame(client):
+    """60 small queries on two partitions, one on each worker."""
+    from distributed import wait
+
+    d = make_ranking(60, (4, 10), n_features=len(COLS), n_informative=2, seed=5)
+    df = pd.DataFrame(np.round(d.X, 1), columns=COLS).assign(label=d.y, qid=d.qid, doc=np.arange(d.n_docs))
+    frame = client.persist(bpd.repartition_by_query(dd.from_pandas(df, npartitions=2), npartitions=2))
+    wait(frame)
+    assert len({w for ws in client.who_has(frame).values() for w in ws}) == 2
+    return frame
+
+
+def _train(client, frame, framework: str, keyed: bool, rounds: int, **objective_params):
+    kw = {"doc_col": "doc"} if keyed else {}
+    if framework == "lightgbm":
+        return bpd.train_lightgbm(client, frame, CountsRounds, objective_params=objective_params, feature_cols=COLS,
+                                  n_estimators=rounds, num_leaves=4, min_child_samples=2, verbose=-1, **kw)
+    return bpd.train_xgboost(client, frame, CountsRounds, objective_params=objective_params, feature_cols=COLS,
+                             params={"max_depth": 2}, num_boost_round=rounds, **kw)
+
+
+def _busy(client) -> dict:
+    """Each worker's tasks still running (a cancelled task whose thread runs on included)."""
+    return client.run(lambda dask_worker: dask_worker.state.executing_count)
+
+
+@pytest.mark.parametrize("framework", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("keyed", [True, False], ids=["keyed", "dask-module"])
+def test_an_interrupt_stops_every_worker_and_a_retry_runs(client, tmp_path, framework: str, keyed: bool) -> None:
+    """A KeyboardInterrupt in the client once the workers train: within a few seconds neither
+    worker's round count moves, no task runs, no tracker thread or listening port is left in the
+    client or the workers; a training right after runs as long as the interrupted one took to start."""
+    frame = _frame(client)
+    ports, worker_ports = listening_ports(), client.run(listening_ports)
+    with pytest.raises(KeyboardInterrupt), interrupt_at_round(tmp_path) as seen:
+        _train(client, frame, framework, keyed, 3000, progress_dir=str(tmp_path), round_s=0.01)
+    counts = counts_once_still(tmp_path, within=10)
+    assert len(counts) == 2 and max(counts.values()) < 500, counts
+    deadline = time.monotonic() + 10
+    while any(_busy(client).values()):
+        assert time.monotonic() < deadline, f"tasks still running: {_busy(client)}"
+        time.sleep(0.2)
+    assert tracker_threads() == []
+    assert listening_ports() == ports
+    assert client.run(listening_ports) == worker_ports
+    start = time.monotonic()
+    _train(client, frame, framework, keyed, 5)
+    assert time.monotonic() - start < 2 * seen["after"] + 10, (time.monotonic() - start, seen)
+
+
+def _die_before_joining() -> None:
+    """Make this worker's keyed XGBoost task kill its process before it joins the collective."""
+    import os
+    import signal
+
+    from boostplug.frameworks.distributed import xgboost_worker
+
+    xgboost_worker.train_part = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_killed_while_the_workers_join_is_named_and_frees_its_peer() -> None:
+    """Keyed XGBoost, worker 0 killed before joining XGBoost's collective while worker 1 waits in it:
+    the training fails within seconds naming worker 0, the tracker's thread and port are gone from
+    the client, and worker 1's task ends (it would wait in the collective's start for the tracker)."""
+    from distributed import Client
+
+    with dask.config.set(scheduler=None), _cluster() as cluster, Client(cluster) as client:
+        frame = _frame(client)
+        workers = client.scheduler_info()["workers"]
+        zero = next(a for a, w in workers.items() if w["name"] == 0)
+        one = next(a for a in workers if a != zero)
+        client.run(_die_before_joining, workers=[zero])
+        ports = listening_ports()
+        start = time.monotonic()
+        with pytest.raises(RuntimeError, match=rf"^train_xgboost: Dask worker {zero} \(name 0\) left the cluster"):
+            _train(client, frame, "xgboost", True, 5)
+        assert time.monotonic() - start < 20
+        assert tracker_threads() == []
+        assert listening_ports() == ports
+        deadline = time.monotonic() + 10
+        while client.run(lambda dask_worker: dask_worker.state.executing_count, workers=[one])[one]:
+            assert time.monotonic() < deadline, "worker 1's task still waits to join the collective"
+            time.sleep(0.2)

@@ -26,9 +26,7 @@ from .signals import Signals, interrupt_signals
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = _add_parser(subparsers)
-    p.set_defaults(run=run_compare)
-    return p
+    return _add_parser(subparsers, run_compare)
 
 
 def run_compare(args: argparse.Namespace) -> int:

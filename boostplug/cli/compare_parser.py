@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, TREE_PARAMS
 from ..compare.conventions import DISCOUNTS, EMPTIES, GAINS, PROTOCOLS, TIES
 from .compare_config import defer_defaults
+from .subcommand import add_subcommand
 
 __all__ = ["add_parser"]
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "compare",
+def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentParser:
+    """Register the ``compare`` subcommand, run by ``run(args)``, with its options."""
+    p = add_subcommand(
+        subparsers, "compare", run,
         help="train ranking methods on one data set and compare them",
-        description=(
-            "Train each method on the same folds with the same tree parameters, choose its number of rounds "
-            "on the validation part, and report test NDCG@1/3/5/10 and MAP (mean±std over folds), training "
-            "time and a paired significance test against a baseline. See docs/compare.md."
-        ),
+        description="Train each method on the same folds with the same tree parameters, choose its number of rounds "
+                    "on the validation part, and report test NDCG@1/3/5/10 and MAP (mean±std over folds), training "
+                    "time and a paired significance test against a baseline. See docs/compare.md.",
     )
     p.add_argument("--data", default="example",
                    help="'example' (default: LightGBM's example, embedded; 20%% of its training queries "

@@ -85,6 +85,19 @@ class Driver:
             time.sleep(0.05)
         pytest.fail(f"{method} never started: {''.join(self.err)}")
 
+    def __enter__(self) -> "Driver":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Leaving the ``with`` block: the command is killed if it still runs (a test that failed)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the command (nothing can be deferred) and wait for it to end."""
+        self.proc.kill()
+        self.proc.wait(timeout=WAIT)
+
     def finish(self) -> tuple[int, str]:
         """Exit code and stdout, once both pipes are read to their end (``err`` is then complete);
         fails (and kills) if the process does not end within the bound."""
@@ -146,9 +159,8 @@ def test_a_signal_keeps_the_finished_runs_and_ends_the_workers(tmp_path: Path, s
     and rb-c's has started; the command writes regression's results and exits 128 + signum,
     and no process it started is left."""
     out = tmp_path / "out"
-    d = Driver(tmp_path, ["--methods", "regression,rb-c", "--rounds", "3", "--no-plots", "--jobs", str(jobs),
-                          "--threads", "1", "--out", str(out)])
-    try:
+    with Driver(tmp_path, ["--methods", "regression,rb-c", "--rounds", "3", "--no-plots", "--jobs", str(jobs),
+                           "--threads", "1", "--out", str(out)]) as d:
         d.wait_line("] regression fold 1: round")
         d.wait_started("rb-c")
         kids = _children(d.proc.pid)
@@ -156,9 +168,6 @@ def test_a_signal_keeps_the_finished_runs_and_ends_the_workers(tmp_path: Path, s
             assert kids, "no worker process"
         d.proc.send_signal(sig)
         code, table = d.finish()
-    finally:
-        if d.proc.poll() is None:
-            d.proc.kill()
     _assert_all_end(kids)
     assert code == 128 + sig, "".join(d.err)
     assert "regression" in table and "rb-c" not in table
@@ -173,18 +182,13 @@ def test_a_signal_keeps_the_finished_runs_and_ends_the_workers(tmp_path: Path, s
 def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
     """SIGKILL cannot be handled: the kernel (PR_SET_PDEATHSIG), else the workers' watch of their
     parent, ends them."""
-    d = Driver(tmp_path, ["--methods", "regression,rb-c", "--rounds", "3", "--no-plots", "--jobs", "2",
-                          "--threads", "1"])
-    try:
+    with Driver(tmp_path, ["--methods", "regression,rb-c", "--rounds", "3", "--no-plots", "--jobs", "2",
+                           "--threads", "1"]) as d:
         d.wait_line("] regression fold 1: round")
         d.wait_started("rb-c")
         kids = _children(d.proc.pid)
         assert kids
-        d.proc.kill()
-        d.proc.wait(timeout=WAIT)
-    finally:
-        if d.proc.poll() is None:
-            d.proc.kill()
+        d.kill()
     _assert_all_end(kids)
 
 
@@ -219,16 +223,11 @@ def test_workers_still_starting_up_die_with_a_killed_parent(tmp_path: Path) -> N
     a parent SIGKILLed then had left such workers alive for seconds (here, where they hang in
     their startup: for ever). ``import boostplug.compare``, which the worker's entry points are in, ties
     them to the parent before its heavy imports."""
-    d = Driver(tmp_path, ["--methods", "regression,rb-c", "--rounds", "3", "--no-plots", "--jobs", "2",
-                          "--threads", "1"], hang_at_start=True)
-    try:
+    with Driver(tmp_path, ["--methods", "regression,rb-c", "--rounds", "3", "--no-plots", "--jobs", "2",
+                           "--threads", "1"], hang_at_start=True) as d:
         _wait_files(d, "starting.*", 1)  # one worker hangs in its startup, the other is on its way
         starting = _children(d.proc.pid)
-        d.proc.kill()
-        d.proc.wait(timeout=WAIT)
-    finally:
-        if d.proc.poll() is None:
-            d.proc.kill()
+        d.kill()
     _assert_all_end(starting)
 
 
@@ -290,15 +289,11 @@ def test_a_signal_while_writing_keeps_every_finished_run(tmp_path: Path, monkeyp
     out = tmp_path / "out"
     argv = ["--methods", "regression", "--rounds", "3", "--no-progress", "--out", str(out),
             *([] if plots else ["--no-plots"])]
-    d = Driver(tmp_path, argv, block="", pause=pause)
-    try:
+    with Driver(tmp_path, argv, block="", pause=pause) as d:
         _wait_files(d, "paused.*", 1)
         d.proc.send_signal(sig)
         _go(d)
         code, table = d.finish()
-    finally:
-        if d.proc.poll() is None:
-            d.proc.kill()
     assert code == 128 + sig, "".join(d.err)
     assert "regression" in table and "Traceback" not in "".join(d.err)
     assert f"{signal.Signals(sig).name} arrived after training; the results were written first" in "".join(d.err)
@@ -321,13 +316,10 @@ def test_a_run_killed_while_moving_its_results_in_is_put_right_by_the_next(tmp_p
     assert main(["compare", *argv]) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     # 5 files aside, their folder renamed, then the new files: killed before the 9th rename
-    d = Driver(tmp_path, [*argv, "--overwrite", "--seed", "1"], block="", pause="move:9")
-    try:
+    with Driver(tmp_path, [*argv, "--overwrite", "--seed", "1"], block="", pause="move:9") as d:
         _wait_files(d, "paused.*", 1)
         assert not (out / "results.json").exists()  # a mixture at this moment
-    finally:
-        d.proc.kill()
-        d.proc.wait(timeout=WAIT)
+        d.kill()
     capsys.readouterr()
     assert main(["compare", *argv, "--resume"]) == 0
     assert ("a run killed while moving its results in had left them half moved; the earlier run's complete set "

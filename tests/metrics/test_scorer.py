@@ -158,15 +158,22 @@ def test_the_scorer_requests_qid_and_sample_weight_by_default():
         scorer.set_score_request(groups=True)
 
 
-def test_make_scorer_checks_its_conventions_up_front():
-    with pytest.raises(ValueError, match="empty must be"):
-        M.make_scorer("ndcg@10", empty=2.0)
-    with pytest.raises(TypeError, match="unexpected keyword"):
-        M.make_scorer("ndcg@10", emptyy=0.0)
-    with pytest.raises(TypeError, match="k cannot be set here"):
-        M.make_scorer("ndcg@10", k=5)
-    with pytest.raises(ValueError, match="unknown metric name"):
-        M.make_scorer("ndgc@10")
+SCORER_REFUSALS = [  # what make_scorer refuses up front: name, keyword arguments, error, message
+    ("ndcg@10", {"empty": 2.0}, ValueError, "empty must be"),
+    ("ndcg@10", {"emptyy": 0.0}, TypeError, "unexpected keyword"),
+    ("ndcg@10", {"k": 5}, TypeError, "k cannot be set here"),
+    ("ndgc@10", {}, ValueError, "unknown metric name"),
+]
+
+
+@pytest.mark.parametrize("name, kwargs, error, message", SCORER_REFUSALS,
+                         ids=["empty", "misspelt keyword", "k", "misspelt name"])
+def test_make_scorer_checks_its_conventions_up_front(name, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        M.make_scorer(name, **kwargs)
+
+
+def test_make_scorer_of_a_loss_says_it_is_negated():
     assert repr(M.make_scorer("r1")) == "make_scorer('r1')  # negated loss"
 
 

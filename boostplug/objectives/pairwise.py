@@ -240,6 +240,8 @@ class PairwiseLoss(Loss):
         :class:`PairFunctionError` of the first pair on which one of the functions ``names`` raises."""
         try:
             return compute(scores)
+        except MemoryError:  # the sums' own arrays, not a pair function
+            raise
         except Exception:
             self._find_the_raise(scores, names)
             raise  # no pair function raises when called alone: not theirs, shown as it is

@@ -375,3 +375,14 @@ def test_a_pair_function_that_always_raises_shows_its_exception() -> None:
                                                        r"yet")) as info:
         _class(pair_hess=staticmethod(failing))(np.array([1.0, 0.0]), np.array([0, 2]))
     assert "returns none" not in str(info.value) and isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_running_out_of_memory_is_not_blamed_on_a_pair_function(monkeypatch) -> None:
+    obj = _class(pair_loss=staticmethod(lambda d, sigma: sigma / d))(np.array([1.0, 0.0]), np.array([0, 2]))
+
+    def out_of_memory(scores):
+        raise MemoryError("the sums' arrays")
+
+    monkeypatch.setattr(obj, "_loss_sums", out_of_memory)
+    with pytest.raises(MemoryError, match="the sums' arrays"):  # not a PairFunctionError for d = 0
+        obj.loss(np.zeros(2))

@@ -5,6 +5,10 @@ framework hands over the set."""
 
 from __future__ import annotations
 
+import importlib
+import pickle
+import sys
+import threading
 import warnings
 import weakref
 from typing import Any, Callable
@@ -19,7 +23,8 @@ from ..keyed_pairs import KeyedPairs
 from ..objectives import Loss
 from ._query_info import set_arrays
 
-__all__ = ["BoundObjective", "given_row_params", "given_keyed_params", "params_on_rows", "NO_KEYS", "FROM_FRAMEWORK"]
+__all__ = ["BoundObjective", "ShippedEntry", "objective_failure", "forget_objective_failure", "given_row_params",
+           "given_keyed_params", "params_on_rows", "NO_KEYS", "FROM_FRAMEWORK"]
 
 
 def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +109,119 @@ def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     )
 
 
+#: The first exception an objective's round raised in this process since
+#: :func:`forget_objective_failure`: ``(objective name, pickled exception or its text)``.
+_FAILURE: list[tuple[str, bytes | str]] = []
+
+
+def forget_objective_failure() -> None:
+    """Forget the objective failure this process recorded (a distributed training starts)."""
+    _FAILURE.clear()
+
+
+def objective_failure() -> tuple[str, bytes | str] | None:
+    """The first objective failure recorded in this process since :func:`forget_objective_failure`:
+    what a distributed training's driver asks its workers for when all it got is a worker's lost
+    connection to the one that failed."""
+    return _FAILURE[0] if _FAILURE else None
+
+
+def _record_failure(name: str, exc: BaseException) -> None:
+    if not _FAILURE:
+        try:
+            _FAILURE.append((name, pickle.dumps(exc)))
+        except Exception:  # an exception that does not pickle: its text
+            _FAILURE.append((name, f"{type(exc).__name__}: {exc}"))
+
+
+def _cloudpickle() -> Any:
+    """cloudpickle (Dask's), else the copy pyspark carries, else ``None``."""
+    for name in ("cloudpickle", "pyspark.cloudpickle"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
+_BY_VALUE_LOCK = threading.Lock()
+
+
+def _pickled_by_value(entry: Any, cp: Any) -> bytes | None:
+    """``entry`` pickled with its loss class's module by value (the class's code itself, for a
+    process that cannot import the module); ``None`` for boostplug's own classes, classes
+    cloudpickle already ships by value (``__main__``, defined in a function) or a module that
+    cannot be so pickled."""
+    module = entry.loss_class.__module__
+    if cp is None or module == "__main__" or module.split(".")[0] == __name__.split(".")[0] \
+            or "<locals>" in entry.loss_class.__qualname__ or module not in sys.modules:
+        return None
+    with _BY_VALUE_LOCK:  # cloudpickle's by-value registry is per process
+        mine = module not in cp.list_registry_pickle_by_value()
+        try:
+            if mine:
+                cp.register_pickle_by_value(sys.modules[module])
+            return cp.dumps(entry)
+        except Exception:  # what the class refers to cannot be pickled by value: by reference only
+            return None
+        finally:
+            if mine:
+                cp.unregister_pickle_by_value(sys.modules[module])
+
+
+class ShippedEntry:
+    """An objective's registry entry as it travels to another process (a Dask worker, a Spark
+    executor's Python worker), which did not run the code that registered it and may not be able
+    to import the module of its class.
+
+    Pickled, it carries the entry twice: by reference, as cloudpickle pickles it (the class's
+    module and name; the class itself when it was defined in ``__main__`` or in a function), and
+    by value (the class's module's code, for a process that cannot import that module). Unpickling
+    never raises (Dask fails silently when a task's arguments cannot be unpickled on a worker, and
+    the training then waits for it for ever): :meth:`entry` raises instead, naming the objective,
+    its class and why it could not be loaded.
+    """
+
+    def __init__(self, entry: Any) -> None:
+        self.name: str = entry.name
+        self._entry: Any = entry
+        self._error: BaseException | None = None
+        self._class = f"{entry.loss_class.__module__}.{entry.loss_class.__qualname__}"
+
+    @classmethod
+    def of(cls, objective: Any) -> "ShippedEntry":
+        """``objective``: a registered name, a ``Loss`` subclass or instance, or an entry."""
+        return cls(_objectives.resolve(objective))
+
+    def entry(self) -> "_objectives.Objective":
+        """The entry in this process (not registered here: the adapters take it as it is);
+        ``RuntimeError`` when it could not be unpickled here."""
+        if self._error is not None:
+            raise RuntimeError(f"objective {self.name!r}: its class {self._class} cannot be loaded in this process "
+                               f"({type(self._error).__name__}: {self._error}); make the module that defines it "
+                               "importable where training runs (installed, or on PYTHONPATH)") from self._error
+        return self._entry
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._error is not None:  # copied where it could not be loaded: as it came
+            return self._state
+        cp = _cloudpickle()
+        return {"name": self.name, "class": self._class,
+                "reference": (cp or pickle).dumps(self._entry), "value": _pickled_by_value(self._entry, cp)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.name, self._class, self._entry, self._error, self._state = state["name"], state["class"], None, None, state
+        try:
+            self._entry = pickle.loads(state["reference"])
+        except Exception as e:  # the class's module is not importable here
+            self._error = e
+            if state["value"] is not None:
+                try:
+                    self._entry, self._error = pickle.loads(state["value"]), None
+                except Exception:
+                    pass  # the first error says why: the module is missing
+
+
 class BoundObjective:
     """One objective with fixed parameters, bound lazily to each training set.
 
@@ -123,6 +241,8 @@ class BoundObjective:
         #: :data:`FROM_FRAMEWORK` (the count the framework trains with, read from what calls the objective).
         self.threads = threads if threads is FROM_FRAMEWORK else check_optional_count(threads, "threads")
         self._warned_no_threads = False
+        #: Why this objective, unpickled in another process, cannot run there (``None``: it can).
+        self._unusable: BaseException | None = None
         self.objective = _objectives.resolve(objective)
         self.name = self.objective.name
         params = {**_objectives.settings_of(objective), **params}
@@ -153,6 +273,8 @@ class BoundObjective:
         (each row's keys, for keyed tables; ``None``: the set has none, ``no_keys`` says how to
         give them) run only when a set is first prepared (validation and conversion are not
         repeated every round)."""
+        if self._unusable is not None:
+            raise self._unusable
         try:
             entry = self._by_set.get(key) if key is not None else self._last
         except TypeError:
@@ -220,11 +342,15 @@ class BoundObjective:
         converts when the set is first prepared) and row or query ``weights``, computed on
         ``threads`` threads (``None``: numba's own setting). ``strict``, ``check_new``, ``keys`` and
         ``no_keys``: as in :meth:`prepared`."""
-        prep = self.prepared(key, (labels, groups, weights),
-                             lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
-                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys)
-        with limit_threads(threads):
-            return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
+        try:
+            prep = self.prepared(key, (labels, groups, weights),
+                                 lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
+                                 strict=strict, check_new=check_new, keys=keys, no_keys=no_keys)
+            with limit_threads(threads):
+                return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
+        except Exception as e:
+            _record_failure(self.name, e)
+            raise
 
     def given_threads(self, threads: int | None) -> "BoundObjective":
         """This objective with ``threads`` (a count, ``None``: numba's own setting) as its thread
@@ -261,17 +387,29 @@ class BoundObjective:
         return None
 
     def __getstate__(self) -> dict[str, Any]:
-        # Bindings are per process (Dask ships objectives to workers, which bind their own sets). A
-        # registered objective travels by name; another with its entry (its class by reference).
-        state: dict[str, Any] = {"name": self.name, "params": self.params}
-        if not _objectives.is_registered(self.objective):
-            state["entry"] = self.objective
+        # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
+        # The entry travels with its class (ShippedEntry), registered or not: the workers did not
+        # run the code that registered it, and may not import the class's module.
+        if self._unusable is not None:  # (copied here: lgb.train copies its parameters) as it came
+            return self._state
+        state: dict[str, Any] = {"name": self.name, "params": self.params, "shipped": ShippedEntry(self.objective)}
         if self.threads is not FROM_FRAMEWORK:
             state["threads"] = self.threads
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state.get("entry", state["name"]), state["params"], state.get("threads", FROM_FRAMEWORK))
+        # Never raises (a Dask worker that cannot unpickle a task's arguments leaves the training
+        # waiting for ever): an objective that cannot be rebuilt here raises when it is first used.
+        threads = state.get("threads", FROM_FRAMEWORK)
+        try:
+            # (a pickle of an earlier version: the entry, or the name of a registered one)
+            shipped = state["shipped"].entry() if "shipped" in state else state.get("entry", state["name"])
+            self.__init__(shipped, state["params"], threads)
+        except Exception as e:
+            self.threads, self._warned_no_threads, self._unusable, self._state = threads, False, e, state
+            self.objective, self.name, self.params = None, state["name"], dict(state["params"])
+            self.rows_given, self.keyed_given, self._last = {}, {}, None
+            self._by_set = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

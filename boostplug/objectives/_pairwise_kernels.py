@@ -9,6 +9,11 @@ so cache entries would pile up without ever being read back.
 Pairs are listed query by query (``pair_ptr[q]:pair_ptr[q + 1]`` are query ``q``'s) and never cross
 queries, so the queries' iterations write disjoint rows, and a query's sums do not depend on the
 number of threads.
+
+Each kernel sets ``done[q]`` when query ``q``'s iteration ends. An exception a pair function raises
+on one of numba's worker threads ends that iteration but never reaches the caller (numba's
+parallel loops pass on only the calling thread's exceptions), so a ``done`` left unset is how the
+caller learns that a function raised.
 """
 
 from __future__ import annotations
@@ -24,19 +29,20 @@ __all__ = ["pair_loss_sums", "pair_grad_hess_sums", "Pair", "query_orders", "lam
 
 @nb.njit(parallel=True)
 def pair_loss_sums(scores: np.ndarray, above: np.ndarray, below: np.ndarray, weight: np.ndarray,
-                   pair_ptr: np.ndarray, loss_fn, args: tuple, out: np.ndarray) -> None:
+                   pair_ptr: np.ndarray, loss_fn, args: tuple, out: np.ndarray, done: np.ndarray) -> None:
     """``out[q] = sum_p weight[p] loss_fn(s_above - s_below, *args)`` over query ``q``'s pairs."""
     for q in nb.prange(pair_ptr.shape[0] - 1):
         acc = 0.0
         for p in range(pair_ptr[q], pair_ptr[q + 1]):
             acc += weight[p] * loss_fn(scores[above[p]] - scores[below[p]], *args)
         out[q] = acc
+        done[q] = True
 
 
 @nb.njit(parallel=True)
 def pair_grad_hess_sums(scores: np.ndarray, above: np.ndarray, below: np.ndarray, weight: np.ndarray,
                         pair_ptr: np.ndarray, grad_fn, hess_fn, args: tuple, bound: bool, grad: np.ndarray,
-                        hess: np.ndarray) -> None:
+                        hess: np.ndarray, done: np.ndarray) -> None:
     """Add each pair's ``weight * grad_fn(d, *args)`` to ``grad`` of the preferred row and subtract it
     from the other's (``d = s_above - s_below``), and add ``weight * hess_fn(d, *args)`` to ``hess``
     of both (``bound``: twice its absolute value). ``grad`` and ``hess`` start at zero."""
@@ -53,6 +59,7 @@ def pair_grad_hess_sums(scores: np.ndarray, above: np.ndarray, below: np.ndarray
             grad[j] -= g
             hess[i] += h
             hess[j] += h
+        done[q] = True
 
 
 class Pair(NamedTuple):
@@ -100,7 +107,7 @@ def lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, frozen: b
                 gains: np.ndarray, group_ptr: np.ndarray, inv_max_dcg: np.ndarray, query_weights: np.ndarray,
                 discounts: np.ndarray, top_k: int, normalize: bool, single: bool, bound: bool, want_loss: bool,
                 weight_fn, terms_fn, loss_fn, args: tuple, grad: np.ndarray, hess: np.ndarray,
-                loss: np.ndarray) -> None:
+                loss: np.ndarray, done: np.ndarray) -> None:
     """A lambda-weighted loss (``want_loss``: ``loss[q]`` per query) or its gradient and Hessian
     (added to ``grad`` and ``hess``, which start at zero).
 
@@ -122,6 +129,7 @@ def lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, frozen: b
         n = b - a
         w_q = query_weights[q]
         if n < 2 or w_q == 0.0:
+            done[q] = True
             continue
         varied = at[order[a]] != at[order[b - 1]]
         total = 0.0
@@ -160,7 +168,8 @@ def lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, frozen: b
         factor = math.log2(1.0 + total) / total if normalize and total > 0.0 else 1.0
         if want_loss:
             loss[q] = w_q * (factor * acc)
-            continue
-        for r in range(a, b):
-            grad[r] = _single(grad[r] * factor, single) * w_q
-            hess[r] = _single(hess[r] * factor, single) * w_q
+        else:
+            for r in range(a, b):
+                grad[r] = _single(grad[r] * factor, single) * w_q
+                hess[r] = _single(hess[r] * factor, single) * w_q
+        done[q] = True

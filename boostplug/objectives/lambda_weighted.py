@@ -36,7 +36,8 @@ weights_at=t)`` and ``grad_hess(s, weights_at=t)`` take the weights from other s
 what the held-weights derivatives are derivatives of.
 
 Every function (the pair loss's three, ``pair_weight`` and the optional ``pair_terms``) is
-compiled by numba; a function it cannot compile is a ``TypeError`` naming it.
+compiled by numba; a function it cannot compile is a ``TypeError`` naming it, one that raises a
+:class:`~.pairwise.PairFunctionError` naming it, its arguments and the pair.
 """
 
 from __future__ import annotations
@@ -196,20 +197,53 @@ class LambdaWeightedLoss(PairwiseLoss):
         at = scores if self._at is None else self._at
         n = self.n_docs if not want_loss else 0
         grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
+        done = np.zeros(self.n_queries, dtype=np.bool_)
         order = np.empty(self.n_docs, dtype=np.int64)
         dispatch.kernel_for(K.query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
         run = dispatch.kernel_for(K.lambda_sums, self._work)
         run(scores, at, order, self._at is not None, self.labels, self._gains, self.group_ptr, self._inv_max_dcg,
             self.query_weights, self._discounts, self._top_k, self._normalize, self.float32_sums, self._bound,
-            want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss)
+            want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss, done)
+        self._check_done(done)
         return grad, hess, loss
 
-    def _loss(self, scores: NDArray[np.float64]) -> float:
+    def _loss_sums(self, scores: NDArray[np.float64]) -> float:
         return float(self._run(scores, True)[2].sum())
 
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def _grad_hess_sums(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         grad, hess, _ = self._run(scores, False)
         return grad, hess
+
+    def _find_the_raise(self, scores: NDArray[np.float64], names: tuple[str, ...]) -> None:
+        """The pairs the kernel visits, in its order of calls: each pair's weight from its view of
+        the order, then ``pair_loss`` (``names``) or the gradient and Hessian terms."""
+        at = scores if self._at is None else self._at
+        n, ptr = self.n_docs, self.group_ptr
+        order = np.empty(n, dtype=np.int64)
+        K.query_orders(at, ptr, order)
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n) - np.repeat(ptr[:-1], np.diff(ptr))
+        above, below = self._listed_pairs(None)
+        for q in range(self.n_queries):
+            a, b = ptr[q], ptr[q + 1]
+            varied = self._normalize and at[order[a]] != at[order[b - 1]]
+            for i, j in zip(above[(above >= a) & (above < b)], below[(above >= a) & (above < b)]):
+                i, j = int(i), int(j)
+                if min(rank[i], rank[j]) >= self._top_k:
+                    continue
+                view = Pair(float(at[i] - at[j]), int(rank[i]), int(rank[j]), float(self._gains[i]),
+                            float(self._gains[j]), float(self._discounts[rank[i]]), float(self._discounts[rank[j]]),
+                            float(self._inv_max_dcg[q]))
+                w = self._call_on_pair("pair_weight", (view,), q, i, j)
+                w = w / (K.NORM_OFFSET + abs(view.d)) if varied else w
+                d = float(scores[i] - scores[j])
+                if "pair_loss" in names:
+                    self._call_on_pair("pair_loss", (d,), q, i, j)
+                elif self._fns.terms is not None:
+                    self._call_on_pair("pair_terms", (d, w), q, i, j)
+                else:
+                    self._call_on_pair("pair_grad", (d,), q, i, j)
+                    self._call_on_pair("pair_hess", (d,), q, i, j)
 
     def held(self, weights_at: ArrayLike) -> "LambdaWeightedLoss":
         """This objective with its pair weights (order, ranks, normalisation) taken from the scores

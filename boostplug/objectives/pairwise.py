@@ -35,19 +35,21 @@ The pair functions are called as ``f(d, *self.pair_args())``: by default the val
 over queries for large data (:mod:`boostplug._core.dispatch`). When numba cannot compile one of
 them (one calling ``scipy.special.expit``, say), all three are called instead on numpy arrays of
 every pair's difference and must then work elementwise on arrays. Either way each returns one
-number per pair.
+number per pair. A pair function that raises is a :class:`PairFunctionError` naming it, the
+arguments it raised on and the pair (query and rows).
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 import weakref
 from typing import Any, Callable, ClassVar, Mapping, NamedTuple
 
 import numba as nb
 import numpy as np
 from numba.core.dispatcher import Dispatcher
-from numba.core.errors import NumbaError
+from numba.core.errors import NumbaError, UnsupportedBytecodeError
 from numpy.typing import ArrayLike, NDArray
 
 from .._core import dispatch
@@ -57,7 +59,7 @@ from ..pairs import PAIR_BYTES, critical_pairs
 from . import _pairwise_kernels as K
 from ._contract import Hessian, Loss, NonFiniteError
 
-__all__ = ["PairwiseLoss", "EXACT", "BOUND", "PAIR_FUNCTIONS"]
+__all__ = ["PairwiseLoss", "PairFunctionError", "EXACT", "BOUND", "PAIR_FUNCTIONS", "NUMBA_CANNOT_COMPILE"]
 
 #: The Hessian mode every pairwise loss has: the exact diagonal.
 EXACT = Hessian("exact", "the sum of pair_hess(s_i - s_j) over the document's critical pairs, times their "
@@ -72,6 +74,50 @@ PAIR_FUNCTIONS = ("pair_loss", "pair_grad", "pair_hess")
 # bytes per pair: the list, its weight, and (numpy mode) the round's differences and values
 _BYTES_PER_PAIR = PAIR_BYTES + 8 + 3 * 8
 _PROBE = np.array([-1.0, 0.0, 1.0])
+
+#: What numba raises when it cannot compile a function: its ``NumbaError`` family (typing,
+#: lowering, unsupported features) and ``UnsupportedBytecodeError`` (an ``import``, a ``class``, a
+#: ``with ... as`` inside the function), which numba derives from ``Exception`` directly. Anything
+#: else out of numba's compiler is numba's own bug and is not taken for "cannot compile"; numba
+#: runs none of the function's code while compiling, so the function's own errors come later.
+NUMBA_CANNOT_COMPILE: tuple[type[BaseException], ...] = (NumbaError, UnsupportedBytecodeError)
+
+
+class PairFunctionError(ValueError):
+    """A pair function raised: the message names the function, the arguments it was called with,
+    the exception, and (while summing over the pairs) the pair: its query and its two rows, the
+    preferred one first. The function's own exception is the ``__cause__``.
+
+    Attributes:
+        function: ``"Class.pair_grad"``.
+        arguments: what the function got (``(d, *pair_args())``).
+        query, rows: the pair's query and rows (``None`` when it raised before any data, as a
+            function that raises for every ``d`` does when the class is first bound).
+        error: the function's exception.
+    """
+
+    def __init__(self, message: str, *, function: str, arguments: tuple[Any, ...], query: int | None,
+                 rows: tuple[int, int] | None, error: BaseException) -> None:
+        super().__init__(message)
+        self.function = function
+        self.arguments = arguments
+        self.query = query
+        self.rows = rows
+        self.error = error
+
+
+def call_named(cls: type, name: str, fn: Callable[..., Any], arguments: tuple[Any, ...], where: str = "",
+               query: int | None = None, rows: tuple[int, int] | None = None) -> Any:
+    """``fn(*arguments)``, or a :class:`PairFunctionError` naming the objective, ``cls.name``, the
+    arguments and ``where`` (the pair) when it raises."""
+    try:
+        return fn(*arguments)
+    except Exception as e:
+        shown = ", ".join(repr(float(a)) if isinstance(a, (float, np.floating)) else repr(a) for a in arguments)
+        function = f"{cls.__name__}.{name}"
+        message = f"{cls.name}: {function}({shown}) raises {type(e).__name__}: {e}{where}"
+        raise PairFunctionError(message, function=function, arguments=arguments, query=query, rows=rows,
+                                error=e) from e
 
 
 def abstract_function(fn: Callable[..., Any]) -> staticmethod:
@@ -183,15 +229,54 @@ class PairwiseLoss(Loss):
         self._bound = self.hessians[self.hessian].kind == "bound"
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
+        return self._naming_a_raise(self._loss_sums, scores, ("pair_loss",))
+
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return self._naming_a_raise(self._grad_hess_sums, scores, ("pair_grad", "pair_hess"))
+
+    def _naming_a_raise(self, compute: Callable[[NDArray[np.float64]], Any], scores: NDArray[np.float64],
+                        names: tuple[str, ...]) -> Any:
+        """``compute(scores)``; when it raises (a pair function did, inside the kernel), the
+        :class:`PairFunctionError` of the first pair on which one of the functions ``names`` raises."""
+        try:
+            return compute(scores)
+        except MemoryError:  # the sums' own arrays, not a pair function
+            raise
+        except Exception:
+            self._find_the_raise(scores, names)
+            raise  # no pair function raises when called alone: not theirs, shown as it is
+
+    def _find_the_raise(self, scores: NDArray[np.float64], names: tuple[str, ...]) -> None:
+        """Call the functions ``names`` on every pair, query by query, and raise the
+        :class:`PairFunctionError` of the first call that raises (a Python loop: for errors only)."""
+        above, below = self._listed_pairs(None)
+        queries = qid_from_group_ptr(self.group_ptr)[above]
+        d = scores[above] - scores[below]
+        for p in range(above.shape[0]):
+            for name in names:
+                self._call_on_pair(name, (float(d[p]),), int(queries[p]), int(above[p]), int(below[p]))
+
+    def _call_on_pair(self, name: str, lead: tuple[Any, ...], query: int, i: int, j: int) -> float:
+        """The pair function ``name`` of ``(*lead, *pair_args())`` as the objective computes it, on the
+        pair of rows ``i`` (preferred) and ``j`` of ``query``; a :class:`PairFunctionError` when it raises."""
+        fn = getattr(self._fns, name.removeprefix("pair_"))
+        if not self._fns.compiled:
+            raw = fn
+            fn = lambda *a: float(_on_array(raw, np.array(a[:1]), a[1:])[0])  # noqa: E731 - one pair's array
+        where = f", on the pair of rows {i} (preferred) and {j} of query {query}"
+        return float(call_named(type(self), name, fn, (*lead, *self._args), where, query, (i, j)))
+
+    def _loss_sums(self, scores: NDArray[np.float64]) -> float:
         fns = self._fns
         if not fns.compiled:
             return float(np.sum(self._weight * _on_array(fns.loss, self._differences(scores), self._args)))
-        out = np.empty(self._pair_ptr.shape[0] - 1)
+        out, done = np.empty(self._pair_ptr.shape[0] - 1), np.zeros(self._pair_ptr.shape[0] - 1, dtype=np.bool_)
         run = dispatch.kernel_for(K.pair_loss_sums, self._above.shape[0])
-        run(scores, self._above, self._below, self._weight, self._pair_ptr, fns.loss, self._args, out)
+        run(scores, self._above, self._below, self._weight, self._pair_ptr, fns.loss, self._args, out, done)
+        self._check_done(done)
         return float(out.sum())
 
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def _grad_hess_sums(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         fns, n = self._fns, self.n_docs
         if not fns.compiled:
             d = self._differences(scores)
@@ -201,11 +286,20 @@ class PairwiseLoss(Loss):
                 h = 2.0 * np.abs(h)
             grad = np.bincount(self._above, g, n) - np.bincount(self._below, g, n)
             return grad, np.bincount(self._above, h, n) + np.bincount(self._below, h, n)
-        grad, hess = np.zeros(n), np.zeros(n)
+        grad, hess, done = np.zeros(n), np.zeros(n), np.zeros(self._pair_ptr.shape[0] - 1, dtype=np.bool_)
         run = dispatch.kernel_for(K.pair_grad_hess_sums, self._above.shape[0])
         run(scores, self._above, self._below, self._weight, self._pair_ptr, fns.grad, fns.hess, self._args,
-            self._bound, grad, hess)
+            self._bound, grad, hess, done)
+        self._check_done(done)
         return grad, hess
+
+    def _check_done(self, done: NDArray[np.bool_]) -> None:
+        """A ``RuntimeError`` when a kernel left a query's ``done`` unset: a pair function raised on
+        one of numba's worker threads, which never passes the exception on (:mod:`._pairwise_kernels`)."""
+        if not done.all():
+            q = int(np.flatnonzero(~done)[0])
+            raise RuntimeError(f"{self.name}: a pair function raised on a worker thread while summing over query "
+                               f"{q}'s pairs (numba's parallel loops lose such exceptions)")
 
     def _differences(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
         """``s_i - s_j`` of every pair, preferred first (the numpy path's one gather per call)."""
@@ -318,15 +412,21 @@ _MODES_OF = {
 }
 
 
-def _compile(cls: type, name: str, fn: Any, args: tuple[Any, ...]) -> Any:
-    """``fn`` compiled by numba for the leading arguments of ``name`` and ``args``; raises
-    :class:`NumbaError`/``ValueError`` when numba cannot, ``TypeError`` for a result that is not a
-    number (or, for ``pair_terms``, a pair of numbers)."""
+#: What a function that numba finds returns no number is called with, to show what it raises.
+_PROBE_LEAD = {"d": 1.0, "w": 1.0, "pair": K.Pair(1.0, 0, 1, 1.0, 0.0, 1.0, 1.0 / math.log2(3.0), 1.0)}
+
+
+def _compile(cls: type, name: str, fn: Any, args: tuple[Any, ...], arg_types: tuple[Any, ...]) -> Any:
+    """``fn`` compiled by numba for the leading arguments of ``name`` and ``args`` (of numba types
+    ``arg_types``); raises one of :data:`NUMBA_CANNOT_COMPILE` when numba cannot, ``TypeError``
+    for a result that is not a number (or, for ``pair_terms``, a pair of numbers), and
+    :class:`PairFunctionError` for a function that raises whatever its arguments (numba types
+    its result ``none``)."""
     jitted = fn if isinstance(fn, Dispatcher) else _JITTED.get(fn)
     if jitted is None:  # one dispatcher per function: a subclass that inherits it shares its kernels
         jitted = _JITTED[fn] = nb.njit(fn)
     lead = cls.pair_functions[name]
-    types = [*(cls.lead_types[a] for a in lead), *(nb.typeof(a) for a in args)]
+    types = [*(cls.lead_types[a] for a in lead), *arg_types]
     py = fn.py_func if isinstance(fn, Dispatcher) else fn
     declared = inspect.signature(py).parameters.values()
     if any(p.kind == p.VAR_POSITIONAL for p in declared):  # (d, sigma, *rest): numba packs the rest in a tuple
@@ -339,6 +439,9 @@ def _compile(cls: type, name: str, fn: Any, args: tuple[Any, ...]) -> Any:
     ok = (isinstance(returns, nb.types.BaseTuple) and len(returns) == 2
           and all(isinstance(t, numbers) for t in returns)) if name == "pair_terms" else isinstance(returns, numbers)
     if not ok:
+        if returns == nb.types.none:  # no return, or it raises for every argument: show what it raises
+            call_named(cls, name, jitted, (*(_PROBE_LEAD[a] for a in lead), *args),
+                       " (numba finds that it returns no number: it raises whatever the arguments)")
         what = ("a (gradient, Hessian) pair of numbers" if name == "pair_terms" else "one number per pair difference d"
                 if cls.pair_functions[name] == ("d",) else "one number per pair")
         raise TypeError(f"{cls.__name__}.{name} must return {what}; for a float d it returns {returns}")
@@ -349,10 +452,12 @@ def pair_functions(cls: type, args: tuple[Any, ...]) -> _PairFunctions:
     """``cls``'s pair functions for arguments like ``args``: compiled by numba (once per class and
     argument types), else (when the class allows it) the plain functions after a call on a small
     array shows they work on numpy arrays (``TypeError`` naming the function when neither works)."""
+    why = ""
     try:
         arg_types: tuple[Any, ...] = tuple(nb.typeof(a) for a in args)
-    except ValueError:
+    except ValueError as e:  # an argument numba has no type for
         arg_types = tuple(type(a) for a in args)
+        why = f"numba cannot compile {cls.__name__}'s functions for pair_args() {args!r}: {e}"
     key = (cls, arg_types)
     found = _FUNCTIONS.get(key)
     if found is not None:
@@ -361,14 +466,14 @@ def pair_functions(cls: type, args: tuple[Any, ...]) -> _PairFunctions:
     raw = {name: raw_function(cls, name) for name in names}
     for name, fn in raw.items():
         _check_arity(cls, name, fn, args)
-    why = ""
     compiled = {}
     for name, fn in raw.items():
-        try:
-            compiled[name] = _compile(cls, name, fn, args)
-        except (NumbaError, ValueError) as e:
-            why = f"numba cannot compile {cls.__name__}.{name}: {str(e).strip().splitlines()[0]}"
+        if why:
             break
+        try:
+            compiled[name] = _compile(cls, name, fn, args, arg_types)
+        except NUMBA_CANNOT_COMPILE as e:
+            why = f"numba cannot compile {cls.__name__}.{name}: {str(e).strip().splitlines()[0]}"
     if not why:
         extra = {name.removeprefix("pair_"): f for name, f in compiled.items() if name not in PAIR_FUNCTIONS}
         found = _PairFunctions(*(compiled[n] for n in PAIR_FUNCTIONS), compiled=True, **extra)

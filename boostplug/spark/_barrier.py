@@ -9,13 +9,13 @@ import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
 from .. import objectives as _objectives
 from .._validation import show
+from ..frameworks._bound_objective import ShippedEntry
 from ..frameworks.distributed.peers import first_line, lost_peer
 from ..frameworks.distributed.rows import Part
 from ._spark import require_columns, require_frame
@@ -345,29 +345,11 @@ def check_rows(laid: "DataFrame", cols: Columns, who: str) -> None:
                          "features, in the same order")
 
 
-@dataclass(frozen=True)
-class ShippedObjective:
-    """An objective's entry as the executors need it: a user's objective, registered in the driver
-    (say in a notebook) or not registered at all, is not registered in the executors' Python
-    workers, so the entry travels with the task (the loss class by value when it is not
-    importable) and the executors build the objective from it."""
-
-    name: str
-    loss_class: type
-    summary: str
-    fixed: dict[str, Any]
-    methods: dict[str, dict[str, Any]]
-
-    @classmethod
-    def of(cls, objective: Any) -> "ShippedObjective":
-        """``objective``: a registered name, a ``Loss`` subclass or instance, or an entry."""
-        e = _objectives.resolve(objective)
-        return cls(e.name, e.loss_class, e.summary, dict(e.fixed), {m: dict(s) for m, s in e.methods.items()})
-
-    def entry(self) -> "_objectives.Objective":
-        """The entry again, in this process (not registered here: the adapters take it as it is)."""
-        return _objectives.Objective(self.name, self.loss_class, self.summary, MappingProxyType(dict(self.fixed)),
-                                     MappingProxyType({m: MappingProxyType(dict(s)) for m, s in self.methods.items()}))
+#: An objective's entry as the executors need it: a user's objective, registered in the driver
+#: (say in a notebook) or not registered at all, is not registered in the executors' Python
+#: workers, so the entry travels with the task, its loss class by reference and by value (for
+#: executors that cannot import its module), and the executors build the objective from it.
+ShippedObjective = ShippedEntry
 
 
 def check_boolean_columns(df: "DataFrame", columns: Sequence[str]) -> None:

@@ -727,7 +727,6 @@ def test_a_worker_that_dies_while_training_is_named(monkeypatch, framework: str,
                 LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                              host="127.0.0.1") as cluster, Client(cluster) as client, \
                 dask.config.set(scheduler=client):
-            client.run(register, KillsDaskWorkerZero)
             frame = bpd.repartition_by_query(dd.from_pandas(df, npartitions=2), npartitions=2).persist()
             wait(frame)
             _assert_on_both_workers(client, frame)

@@ -257,3 +257,47 @@ def test_mistakes_are_named() -> None:
         _class(pair_weight=staticmethod(lambda p, sigma: np.asarray(object())))(np.array([1.0, 0.0]), [0, 2])
     with pytest.raises(ValueError, match=r"truncation level must be an integer >= 1, got 0"):
         _class(truncation=lambda self: 0)(np.array([1.0, 0.0]), [0, 2])
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_pair_weight_that_raises_names_itself_the_pairs_view_and_the_pair(parallel, monkeypatch) -> None:
+    from boostplug._core import dispatch
+    from boostplug.objectives.pairwise import PairFunctionError
+
+    # numba's parallel loops lose an exception raised on a worker thread: the kernel must still tell
+    monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", 0 if parallel else 10**18)
+
+    bad = _class(pair_weight=staticmethod(lambda p, sigma: 1.0 / (p.rank_i - 1)))
+    # query 1: rows 3 (label 0) above row 4 (label 1): the preferred row 4 is at position 1
+    obj = bad(np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5]))
+    scores = np.array([0.0, 0.5, 1.0, 2.0, 1.0])
+    for method in (obj.loss, obj.grad_hess):
+        with pytest.raises(PairFunctionError, match=r"test_bad_lambda: Bad\.pair_weight\(Pair\(d=-1\.0, rank_i=1, "
+                                                    r"rank_j=0, .*\), 1\.0\) raises ZeroDivisionError: .*on the pair "
+                                                    r"of rows 4 \(preferred\) and 3 of query 1") as info:
+            method(scores)
+        assert info.value.query == 1 and info.value.rows == (4, 3)
+
+
+def test_a_pair_loss_that_raises_in_the_lambda_kernel_is_named() -> None:
+    from boostplug.objectives.pairwise import PairFunctionError
+
+    def loss(d, sigma):
+        if d < 0.0:
+            raise ValueError("a negative difference")
+        return d
+
+    obj = _class(pair_loss=staticmethod(loss))(np.array([1.0, 0.0, 2.0]), np.array([0, 3]))
+    with pytest.raises(PairFunctionError, match=r"Bad\.pair_loss\(-1\.0, 1\.0\) raises ValueError: a negative "
+                                                r"difference, on the pair of rows 0 \(preferred\) and 1 of query 0"):
+        obj.loss(np.array([0.0, 1.0, 5.0]))
+
+
+def test_a_pair_weight_that_always_raises_shows_its_exception() -> None:
+    from boostplug.objectives.pairwise import PairFunctionError
+
+    def weight(p, sigma):
+        raise ValueError("sigma is " + str(sigma))
+
+    with pytest.raises(PairFunctionError, match=r"Bad\.pair_weight\(Pair\(d=1\.0, .*\), 1\.0\) raises ValueError"):
+        _class(pair_weight=staticmethod(weight))(np.array([1.0, 0.0]), [0, 2])

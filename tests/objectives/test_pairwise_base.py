@@ -290,3 +290,99 @@ def test_bad_pair_weights_are_refused() -> None:
     with pytest.raises(ValueError, match=r"bad_pairs: pair_weights \(one per critical pair\) must be finite and "
                                          r"non-negative; row 0 has -1\.0"):
         bad(np.array([1.0, 0.0]), np.array([0, 2]))
+
+
+# ---- what numba cannot compile, and pair functions that raise --------------------------------------------
+def _importing_loss(d, sigma):
+    import numpy  # numba: UnsupportedBytecodeError (IMPORT_NAME), which is no NumbaError
+
+    return numpy.logaddexp(0.0, -sigma * d)
+
+
+def _storing_loss(d, sigma):
+    a, *rest = (np.logaddexp(0.0, -sigma * d), 0.0)  # numba: UNPACK_EX, unsupported bytecode too
+    return a
+
+
+@pytest.mark.parametrize("loss", [_importing_loss, _storing_loss])
+def test_every_function_numba_cannot_compile_takes_the_numpy_path(loss) -> None:
+    cls = type("ImportingLogistic", (NumpyLogistic,), {"name": "test_pair_importing", "pair_loss": staticmethod(loss)})
+    labels, group_ptr, scores, weights = random_data(3)
+    obj = cls(labels, group_ptr, weights=weights, sigma=1.5)
+    assert not obj._fns.compiled
+    expected = NumpyLogistic(labels, group_ptr, weights=weights, sigma=1.5).loss(scores)
+    assert obj.loss(scores) == pytest.approx(expected, rel=1e-12)
+
+
+def test_an_error_of_numba_itself_while_compiling_is_not_taken_for_cannot_compile(monkeypatch) -> None:
+    from boostplug.objectives import pairwise
+
+    def broken(*args):
+        raise KeyError("a bug inside numba")
+
+    monkeypatch.setattr(pairwise, "_compile", broken)
+    with pytest.raises(KeyError, match="a bug inside numba"):
+        _class()(np.array([1.0, 0.0]), np.array([0, 2]))
+
+
+def _where(message: str) -> str:
+    return rf"bad_pairs: Bad\.{message}"
+
+
+def test_a_compiled_pair_function_that_raises_names_itself_its_arguments_and_the_pair(kernels) -> None:
+    from boostplug.objectives.pairwise import PairFunctionError
+
+    bad = _class(pair_grad=staticmethod(lambda d, sigma: sigma / d))
+    labels, group_ptr = np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5])
+    obj = bad(labels, group_ptr)
+    assert obj._fns.compiled
+    scores = np.array([0.0, 0.5, 1.0, 2.0, 2.0])  # query 1's rows 4 (label 1) and 3 (label 0) are tied: d = 0
+    with pytest.raises(PairFunctionError, match=_where(r"pair_grad\(0\.0, 1\.0\) raises ZeroDivisionError: .*on the "
+                                                       r"pair of rows 4 \(preferred\) and 3 of query 1")) as info:
+        obj.grad_hess(scores)
+    e = info.value
+    assert (e.function, e.arguments, e.query, e.rows) == ("Bad.pair_grad", (0.0, 1.0), 1, (4, 3))
+    assert isinstance(e.__cause__, ZeroDivisionError)
+    assert obj.loss(scores) == 0.0  # pair_loss does not divide
+    moved = scores + np.arange(5.0) / 10  # no tie left: the kernel's result
+    d = moved[4] - moved[3]
+    np.testing.assert_allclose(obj.grad_hess(moved)[0][3:], [-1 / d, 1 / d], rtol=1e-12)
+
+
+def test_a_numpy_pair_function_that_raises_on_some_pairs_names_the_first_one() -> None:
+    from boostplug.objectives.pairwise import PairFunctionError
+
+    def refusing(d, sigma):
+        if np.any(d == 0.5):
+            raise ValueError("d = 0.5 is refused")
+        return expit(d) * sigma
+
+    obj = _class(pair_loss=staticmethod(refusing))(np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5]))
+    assert not obj._fns.compiled
+    with pytest.raises(PairFunctionError, match=_where(r"pair_loss\(0\.5, 1\.0\) raises ValueError: d = 0\.5 is "
+                                                       r"refused, on the pair of rows 2 \(preferred\) and 0 of "
+                                                       r"query 0")):
+        obj.loss(np.array([1.0, 7.0, 1.5, 2.0, 3.0]))
+
+
+def test_a_pair_function_that_always_raises_shows_its_exception() -> None:
+    from boostplug.objectives.pairwise import PairFunctionError
+
+    def failing(d, sigma):
+        raise RuntimeError("not written yet")
+
+    with pytest.raises(PairFunctionError, match=_where(r"pair_hess\(1\.0, 1\.0\) raises RuntimeError: not written "
+                                                       r"yet")) as info:
+        _class(pair_hess=staticmethod(failing))(np.array([1.0, 0.0]), np.array([0, 2]))
+    assert "returns none" not in str(info.value) and isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_running_out_of_memory_is_not_blamed_on_a_pair_function(monkeypatch) -> None:
+    obj = _class(pair_loss=staticmethod(lambda d, sigma: sigma / d))(np.array([1.0, 0.0]), np.array([0, 2]))
+
+    def out_of_memory(scores):
+        raise MemoryError("the sums' arrays")
+
+    monkeypatch.setattr(obj, "_loss_sums", out_of_memory)
+    with pytest.raises(MemoryError, match="the sums' arrays"):  # not a PairFunctionError for d = 0
+        obj.loss(np.zeros(2))

@@ -40,3 +40,23 @@ def test_an_unregistered_class_trains_on_two_workers(spark, ranking):
     test = make_ranking(n_queries=40, docs_per_query=(4, 12), n_features=6, n_informative=3, seed=5)
     ndcg = metrics.ndcg(booster.predict(test.X), test.y, test.group_ptr, k=10)
     assert abs(ndcg - metrics.ndcg(ref.predict(test.X), test.y, test.group_ptr, k=10)) < 0.02
+
+
+def test_a_registered_class_only_the_driver_can_import_trains_by_name(spark, ranking, tmp_path, monkeypatch):
+    """Registered in the driver from a module the executors cannot import (its folder joins the
+    driver's path only now): the class travels by value, and the executors train with it."""
+    from tests.frameworks.test_shipped_objective import MODULE
+
+    (tmp_path / "i45c_spark_driver_only.py").write_text(MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from i45c_spark_driver_only import DriverOnly
+
+    objectives.register(DriverOnly)
+    try:
+        booster = train_lightgbm(frame(spark, ranking), DriverOnly.name, objective_params={"margin": 0.5},
+                                 params=PARAMS, num_boost_round=3, num_workers=2)
+    finally:
+        objectives.unregister(DriverOnly.name)
+    assert booster.num_trees() == 3
+    record = bpl.objective_of(booster)
+    assert record.name == DriverOnly.name and record.params["margin"] == 0.5

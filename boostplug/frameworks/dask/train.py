@@ -11,6 +11,7 @@ import numpy as np
 
 from ..._validation import check_rounds
 from ...groups import group_ptr_from_qid
+from .._bound_objective import forget_objective_failure, objective_failure
 from ..distributed.peers import first_line, lost_peer
 from .keyed import check_doc_col, refuse_keyed_without_doc, train_on_workers
 from .partition import PartitionLayout, check_partitions, compute, dask_modules, require_frame
@@ -95,13 +96,17 @@ def _naming_lost_workers(client: "Client", who: str) -> Iterator[None]:
     process died: killed, out of memory), a RuntimeError naming that worker, from the error the
     others saw (a broken connection, or Dask's ``FutureCancelledError ... already forgotten`` for
     its tasks and data), which names no cause. A broken connection without a worker gone yet waits
-    up to :data:`LOST_WORKER_WAIT_S` for the scheduler to notice it."""
+    up to :data:`LOST_WORKER_WAIT_S` for the scheduler to notice it. A broken connection after an
+    objective raised on a worker (the others lost their connection to it) is that exception."""
     from concurrent.futures import CancelledError
 
     before = _workers(client)
+    _on_workers(client, forget_objective_failure)
     try:
         yield
     except Exception as exc:
+        if lost_peer(exc):
+            _raise_objective_failure(client)
         gone: list[str] = []
         deadline = time.monotonic() + (LOST_WORKER_WAIT_S if lost_peer(exc) or isinstance(exc, CancelledError)
                                        else 0.0)
@@ -119,6 +124,33 @@ def _naming_lost_workers(client: "Client", who: str) -> Iterator[None]:
         raise RuntimeError(f"{who}: Dask worker{'s' if len(gone) > 1 else ''} {named} left the cluster during "
                            f"training (its process died: killed, out of memory or crashed; see its logs), and "
                            f"training failed with: {type(exc).__name__}: {first_line(exc)}") from exc
+
+
+def _on_workers(client: "Client", fn: Any) -> dict[str, Any]:
+    """``client.run(fn)``: each worker's result; ``{}`` when a worker does not answer."""
+    try:
+        return client.run(fn)
+    except Exception:  # a worker gone or the scheduler: the training's own error says so
+        return {}
+
+
+def _raise_objective_failure(client: "Client") -> None:
+    """The exception an objective raised on a worker during this training (the first, by worker
+    address), when one did: the other workers then fail only with their lost connection to it."""
+    import pickle
+
+    found = sorted((a, f) for a, f in _on_workers(client, objective_failure).items() if isinstance(f, tuple))
+    if not found:
+        return
+    _, (name, payload) = found[0]
+    try:
+        cause = pickle.loads(payload) if isinstance(payload, bytes) else None
+    except Exception:
+        cause = None
+    if not isinstance(cause, BaseException):
+        text = payload if isinstance(payload, str) else "an exception this process cannot unpickle"
+        cause = RuntimeError(f"the objective {name} failed on a worker: {text}")
+    raise cause
 
 
 def lightgbm_group(layout: PartitionLayout) -> "da.Array":
@@ -154,8 +186,7 @@ def train_lightgbm(
             (see :func:`repartition_by_query`).
         objective: a boostplug objective name (:func:`boostplug.objectives.names`), or a
             :class:`~boostplug.objectives.Loss` subclass or instance, registered or not (it
-            travels to the workers with its class, which they must be able to import or which
-            Dask's cloudpickle ships by value).
+            travels to the workers with its class, by value when they cannot import its module).
         objective_params: the objective's parameters.
         feature_cols: default: every column but the label, query id and document key.
         doc_col: each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs` in

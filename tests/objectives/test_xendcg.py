@@ -316,3 +316,29 @@ def test_registered_beside_lightgbms_built_in() -> None:
     assert entry.loss_class is XENDCG and entry.defaults == {"objective_seed": 5, "hessian_floor": False}
     assert list(entry.methods) == ["xendcg-plugin"]   # compare's "rank_xendcg" is LightGBM's built-in
     assert entry.gradient_kinds == {"lightgbm": "newton"}
+
+
+def test_restarting_draws_as_lightgbms(example) -> None:
+    """init_model: the built-in starts its draws again for the new lgb.train call, and so does the
+    plugin (lgb.train copies its params, the objective included): the same continued trees."""
+    def fit(objective):
+        def part(init):
+            return lgb.train({**BASE, "objective": objective},
+                             bpl.dataset(example.X, example.y, group_ptr=example.group_ptr), 10, init_model=init)
+
+        return part(part(None))
+
+    assert_same_trees(fit("rank_xendcg"), fit(bpl.objective("xendcg")))
+
+
+def test_compares_beside_the_built_in(example) -> None:
+    """``boostplug compare``'s xendcg-plugin takes the objective_seed LightGBM derives from the
+    run's seed for rank_xendcg: the same scores every round."""
+    from boostplug.compare.methods import TREE_PARAMS, get_method
+
+    train, test = load_example()
+    runs = [get_method(name).train(train, test, test, rounds=10, tree_params=TREE_PARAMS, seed=11, threads=1)
+            for name in ("rank_xendcg", "xendcg-plugin")]
+    for a, b in zip(runs[0].vali_scores, runs[1].vali_scores, strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=0)
+    assert get_method("xendcg-plugin").loss == "boostplug:xendcg"

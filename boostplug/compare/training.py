@@ -122,6 +122,19 @@ def lightgbm_staged_scores(booster: Any, X: Any, n: int) -> list[NDArray[np.floa
     return [out[:, t].copy() for t in range(n)]
 
 
+def _lightgbm_seeded(m: Settings, seed: int) -> dict[str, Any]:
+    """The method's objective parameters, with LightGBM's ``objective_seed`` derived from the run's
+    ``seed`` as LightGBM derives its own (for an objective that declares it and a method that does
+    not set it): a copy of a built-in then draws what the built-in draws."""
+    from ..objectives import get
+    from ..objectives.xendcg import objective_seed_from_seed
+
+    declared = get(m.loss.split(":", 1)[1]).defaults
+    if "objective_seed" not in declared or "objective_seed" in m.loss_params:
+        return dict(m.loss_params)
+    return {**m.loss_params, "objective_seed": objective_seed_from_seed(seed)}
+
+
 def _train_lightgbm(m: Settings, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
                     tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
                     checkpoint: Checkpoint | None = None) -> Trained:
@@ -132,7 +145,8 @@ def _train_lightgbm(m: Settings, train: TrainingPart, vali: RankingData, test: R
     params = {**tree_params, **m.tree_params}
     params.update({"verbose": -1, "seed": seed, "deterministic": True, "num_threads": threads})
     if m.loss.startswith("boostplug:"):
-        params["objective"] = bpl.objective(m.loss.split(":", 1)[1], threads=threads or None, **m.loss_params)
+        params["objective"] = bpl.objective(m.loss.split(":", 1)[1], threads=threads or None,
+                                            **_lightgbm_seeded(m, seed))
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)

@@ -53,6 +53,8 @@ from .pairwise import PairwiseLoss
 from .qbrank import QBRankObjective
 from .yetirank import YetiRank
 from .xgb_lambdarank import RankMAP, RankNDCG, RankPairwise
+from .softmax_ce import ListNet
+from .xendcg import XENDCG
 
 __all__ = ["Objective", "get", "names", "register", "unregister", "resolve", "settings_of", "is_registered", "Loss", "PairwiseLoss", "LambdaWeightedLoss",
            "Param", "Search", "Hessian", "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "check_params",
@@ -287,3 +289,6 @@ register(YetiRank, methods={"yetirank": {}, "yetiloss": {"mode": "ndcg"}})
 register(RankNDCG, methods={"rank_ndcg-plugin": {}})
 register(RankPairwise, methods={"rank_pair-plugin": {}})  # shorter: compare's table fits 100 columns
 register(RankMAP, methods={"rank_map-plugin": {}})
+# compare's method "rank_xendcg" is LightGBM's built-in; this copy of it is listed beside it
+register(XENDCG, methods={"xendcg-plugin": {}})
+register(ListNet)

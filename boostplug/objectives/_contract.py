@@ -48,10 +48,10 @@ def check_contract(loss_class: Any) -> None:
     for mode, h in hessians.items():
         if not isinstance(mode, str) or not isinstance(h, Hessian):
             raise TypeError(f"{who}.hessians[{mode!r}] must be a Hessian under a string name, got {h!r}")
-        if h.gradient == "scaled" and h.kind != "fitting":
-            raise ValueError(f"{who}.hessians[{mode!r}] declares a scaled gradient with a {h.kind!r} Hessian: only "
-                             "a 'fitting' Hessian may go with it (an exact or bounding Hessian is one of the loss, "
-                             "whose derivative a scaled gradient is not)")
+        if h.gradient in ("scaled", "newton") and h.kind != "fitting":
+            raise ValueError(f"{who}.hessians[{mode!r}] declares a {h.gradient} gradient with a {h.kind!r} Hessian: "
+                             "only a 'fitting' Hessian may go with it (an exact or bounding Hessian is one of the loss, "
+                             f"whose derivative a {h.gradient} gradient is not)")
     if any(h.gradient == "lambda" for h in hessians.values()):
         for method in ("loss", "grad_hess"):
             if "weights_at" not in inspect.signature(getattr(loss_class, method)).parameters:

@@ -26,7 +26,7 @@ ROW_KINDS = ("rows", "row_index")
 HESSIAN_KINDS = ("exact", "bound", "fitting")
 
 #: What a Hessian mode's gradient may be (see :class:`Hessian`).
-GRADIENT_KINDS = ("exact", "scaled", "lambda")
+GRADIENT_KINDS = ("exact", "scaled", "lambda", "newton")
 
 _FLOAT_MAX = float(np.finfo(np.float64).max)
 _INT64_MIN = -INT64_MAX - 1
@@ -211,7 +211,11 @@ class Hessian:
       lambdas. The Hessian modes are then those of the loss with the weights held too, and the
       objective's ``loss`` and ``grad_hess`` take ``weights_at=`` (the scores the weights come
       from), so that the contract checks can hold them
-      (:class:`~boostplug.objectives.lambda_weighted.LambdaWeightedLoss`).
+      (:class:`~boostplug.objectives.lambda_weighted.LambdaWeightedLoss`);
+    * ``gradient="newton"``: the Hessian's diagonal times an approximate Newton step, ``h * M g``
+      with ``g`` = d loss / d score and ``M`` an approximation of the inverse Hessian (LightGBM's
+      ``rank_xendcg``), so that a leaf's ``-sum grad / sum hess`` is a Newton-like step. Only a
+      ``"fitting"`` Hessian may go with it; the checks require ``-grad / hess`` to descend the loss.
 
     ``tolerance``: how closely the gradient (and an ``"exact"`` Hessian) follow the derivatives
     the contract checks compute, relative to the largest: 0 (the default) for to rounding; an

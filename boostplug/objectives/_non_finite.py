@@ -88,6 +88,13 @@ def refuse_non_finite_loss(objective: BoundLoss, scores: NDArray[np.float64], va
     it so and either the data's values that overflowed or the objective's own bug."""
     ptr = objective.group_ptr
     q = _first_non_finite_query(objective, scores)
+    span = f"the scores span {float(scores.min())} .. {float(scores.max())}" if scores.size else ""
+    if q is None and not math.isnan(value) and scores.size and np.abs(scores).max() > MODERATE_SCORE \
+            and math.isfinite(float(objective._loss(np.zeros_like(scores)))):
+        # each query's loss is finite alone (the bisection found none that is not), their sum is not
+        raise NonFiniteError(f"{objective.name}: the loss overflows float64 ({value}): each query's loss is finite, "
+                             f"their sum is not; {span}: too large for float64 in this objective", objective=objective.name,
+                             method="loss", cause="data", query=None, row=None, value=value)
     where = (", and does at all-zero scores too (so no one query's scores cause it)" if q is None else
              f" in query {q} (rows {int(ptr[q])}..{int(ptr[q + 1]) - 1})")
     message, cause = _message(objective, scores, q, "_loss", overflow=f"the loss overflows float64 ({value}){where}",

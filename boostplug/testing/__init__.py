@@ -15,7 +15,8 @@ defaults, its ``methods``, the other values of each choice or bool parameter, bo
 search range, and its row-index parameters built from the data). The checks (:data:`CHECKS`):
 
 * ``gradient``: a gradient declared ``"exact"`` is the five-point derivative of the loss; one
-  declared ``"scaled"`` has its signs and is a descent direction;
+  declared ``"scaled"`` has its signs and is a descent direction; with one declared
+  ``"newton"``, ``-grad / hess`` descends the loss in each query;
 * ``hessian``: each Hessian kind's promise (``"exact"``: the derivative of the gradient,
   floored; ``"bound"``: majorises the Hessian matrix); every Hessian finite and >= the floor
   (>= 0 with ``hessian_floor=False``);

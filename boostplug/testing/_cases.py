@@ -195,7 +195,7 @@ class Case:
 
     @property
     def gradient(self) -> str:
-        """What the mode declares its gradient to be: ``"exact"``, ``"scaled"`` or ``"lambda"``."""
+        """What the mode declares its gradient to be: ``"exact"``, ``"scaled"``, ``"lambda"`` or ``"newton"``."""
         return self.entry.gradient_kinds[self.mode]
 
     @property

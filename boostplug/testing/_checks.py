@@ -103,7 +103,7 @@ def check_gradient(case: Case) -> None:
     where it is zero, a descent direction."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
-    g, _ = prep.grad_hess(d.scores)
+    g, h = prep.grad_hess(d.scores)
     fd = fd_gradient(_held(case, prep, d.scores, "loss"), d.scores)
     _require(np.abs(fd).max() > 0, "the loss is flat at the check's data: nothing to compare the gradient with")
     if case.gradient in ("exact", "lambda"):
@@ -112,6 +112,9 @@ def check_gradient(case: Case) -> None:
                                    err_msg=f"the gradient (declared {case.gradient}) is not the five-point derivative "
                                            f"of the loss{held}")
         return
+    if case.gradient == "newton":
+        _check_newton_step(prep, g, h, fd)
+        return
     moving = np.abs(fd) > 1e-6 * _scale(fd)
     _require(moving.any(), "the loss is flat at the check's data")
     wrong = np.flatnonzero(moving & (np.sign(g) != np.sign(fd)))
@@ -119,6 +122,21 @@ def check_gradient(case: Case) -> None:
                               f"grad {g[wrong].tolist()}, derivative {fd[wrong].tolist()}")
     np.testing.assert_array_equal(g[fd == 0.0], 0.0, err_msg="the scaled gradient is not 0 where the derivative is")
     _require(float(g @ fd) > 0.0, "the scaled gradient is not a descent direction (grad . derivative <= 0)")
+
+
+def _check_newton_step(prep: Loss, g: np.ndarray, h: np.ndarray, fd: np.ndarray) -> None:
+    """A ``"newton"`` gradient (the Hessian's diagonal times an approximate Newton step): zero
+    where the query's derivative is, and in each query ``-grad / hess`` descends the loss."""
+    ptr = prep.group_ptr
+    for q, (a, b) in enumerate(zip(ptr[:-1], ptr[1:])):
+        fq, gq, hq = fd[a:b], g[a:b], h[a:b]
+        if not np.any(np.abs(fq) > 1e-9 * _scale(fd)):
+            np.testing.assert_array_equal(gq, 0.0, err_msg=f"query {q}: the newton gradient is not 0 where the "
+                                                           "derivative is")
+            continue
+        _require(np.all(hq > 0.0), f"query {q}: a newton gradient needs positive Hessians, got {hq.tolist()}")
+        _require(float(fq @ (gq / hq)) > 0.0, f"query {q}: -grad / hess does not descend the loss (derivative "
+                                              f"{fq.tolist()}, grad {gq.tolist()}, hess {hq.tolist()})")
 
 
 def _require_returned_diagonal(g: np.ndarray, returned: np.ndarray, diag: np.ndarray, *, rtol: float,

@@ -24,14 +24,15 @@ from boostplug import lightgbm as bpl  # noqa: E402  (needs lightgbm)
 BASE = {"verbose": -1, "num_threads": 1, "metric": "None", "deterministic": True}
 
 
-def _train_both(train, params: dict, rounds: int, *, weight=None, tree: dict | None = None):
-    """LightGBM's built-in and the plugin with the objective's ``params``, each on a new Dataset
-    with the tree parameters ``tree``."""
+def _train_both(train, params: dict, rounds: int, *, weight=None, tree: dict | None = None,
+                builtin: str = "lambdarank", plugin: str = "lambdarank"):
+    """LightGBM's ``builtin`` and the registered ``plugin`` with the objective's ``params``, each on
+    a new Dataset with the tree parameters ``tree``."""
     def fit(objective, own):
         ds = bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, weight=weight)
         return lgb.train({**BASE, **(tree or {}), **own, "objective": objective}, ds, rounds)
 
-    return fit("lambdarank", params), fit(bpl.objective("lambdarank", **params), {})
+    return fit(builtin, params), fit(bpl.objective(plugin, **params), {})
 
 
 @pytest.fixture(scope="module")

@@ -135,3 +135,13 @@ def test_the_boundary_of_moderate_scores_decides_the_cause() -> None:
         with pytest.raises(NonFiniteError) as e:
             obj.loss(np.array([edge, 0.0, 0, 0, 0, 0, 0, 0]))
         assert e.value.cause == cause and e.value.query == 0
+
+
+def test_queries_finite_alone_whose_sum_overflows_are_an_overflow_of_the_scores() -> None:
+    """Each query's loss finite (about 1e308 at scores 1e308 apart), their sum inf: the data's."""
+    obj = ExpPairs(np.array([1.0, 0.0, 1.0, 0.0]), np.array([0, 2, 4]))
+    s = np.array([0.0, 709.0, 0.0, 709.0])   # 2 exp(709) = 1.6e308 per query
+    with pytest.raises(NonFiniteError, match=r"exp_pairs: the loss overflows float64 \(inf\): each query's loss is "
+                                             r"finite, their sum is not; the scores span 0\.0 \.\. 709\.0") as e:
+        obj.loss(s)
+    assert (e.value.cause, e.value.query) == ("data", None)

@@ -1,0 +1,120 @@
+"""LightGBM's ``rank_xendcg``, reproduced: the same trees through the plugin path as the built-in.
+
+XE-NDCG (Bruch, "An Alternative Cross Entropy Loss for Learning-to-Rank", WWW 2021) is the
+softmax cross-entropy (:mod:`.softmax_ce`) against targets ``phi_i = 2^y_i - gamma_i`` with a
+fresh ``gamma_i ~ U[0, 1)`` per document every round. LightGBM's ``RankXENDCG``
+(src/objective/rank_objective.hpp), operation for operation:
+
+* the gammas: query ``q``'s own generator (utils/random.h, ``Random(objective_seed + q)``: the
+  linear congruential ``x = 214013 x + 2531011 mod 2^32``, ``gamma = ((x >> 16) & 0x7FFF) /
+  32768``) draws one per document, in order, every round; queries of one document draw none;
+* the gradient is not the loss's ``rho_i - p_i`` but LightGBM's lambdas: that term plus
+  ``rho_i sum_{j != i} t_j / (1 - rho_j)`` twice (the first two terms of a Neumann series of the
+  inverse Hessian: the Hessian's diagonal times an approximate Newton step, gradient kind
+  ``"newton"``), each term rounded to float32 and summed in float32; the Hessian is
+  ``rho_i (1 - rho_i)`` in float32; both then times the query's weight;
+* no Hessian floor (``hessian_floor=False``).
+
+Where LightGBM divides by ``1 - rho_j = 0`` (one document holds the whole softmax in float64,
+score gaps beyond about 37) it computes inf or NaN; the plugin leaves that term out instead.
+
+The random state lives in the instance bound to one data set (the adapters bind one per
+training set, so each ``lgb.cv`` fold draws its own, as LightGBM's per-fold objectives do):
+each ``grad_hess`` call is one round and advances every query's generator; ``loss`` uses the
+gammas of the last round (before any round, the first round's, without drawing them).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import INT32_MAX
+from . import _softmax_kernels as K
+from ._contract import Hessian, Param, module_functions
+from .softmax_ce import SoftmaxCrossEntropy
+
+__all__ = ["XENDCG", "LIGHTGBM_OBJECTIVE_SEED", "MAX_LABEL", "objective_seed_from_seed", "prepare", "loss",
+           "grad_hess"]
+
+#: LightGBM's default ``objective_seed``.
+LIGHTGBM_OBJECTIVE_SEED = 5
+
+#: The largest label: LightGBM computes ``2^label`` in a 32-bit int (``Common::Pow(2, int(label))``).
+MAX_LABEL = 30
+
+_INT32_MIN = -INT32_MAX - 1
+
+
+def objective_seed_from_seed(seed: int) -> int:
+    """The ``objective_seed`` LightGBM derives from its ``seed`` parameter when ``objective_seed``
+    is not given (``Config::Set``: the fifth ``NextShort(0, 32767)`` of ``Random(seed)``)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
+            or not _INT32_MIN <= seed <= INT32_MAX:
+        raise ValueError(f"seed must be a 32-bit integer, got {seed!r}")
+    x = int(seed) & 0xFFFFFFFF
+    value = 0
+    for _ in range(5):
+        x = (214013 * x + 2531011) & 0xFFFFFFFF
+        value = ((x >> 16) & 0x7FFF) % 32767
+    return value
+
+
+class XENDCG(SoftmaxCrossEntropy):
+    """LightGBM's ``rank_xendcg`` through the plugin path: its trees, bit for bit (module docstring).
+
+    Labels must be integers in 0..30 (LightGBM's ``2^label`` in a 32-bit int): others are a
+    ``ValueError`` naming the row and the label.
+    """
+
+    name = "xendcg"
+    summary = "LightGBM's rank_xendcg (XE-NDCG, Bruch et al. 2021), reproduced (on LightGBM: the built-in's trees)"
+    params = {
+        "objective_seed": Param(LIGHTGBM_OBJECTIVE_SEED, "int", "seed of the gammas (LightGBM's objective_seed: "
+                                "query q draws from Random(objective_seed + q))", low=_INT32_MIN, high=INT32_MAX),
+    }
+    hessians = {"lightgbm": Hessian(
+        "fitting", "LightGBM's rho_i (1 - rho_i), the diagonal of the cross-entropy's Hessian, with the gradient its "
+        "lambdas: the gradient plus two Neumann terms of the inverse Hessian (a Newton step times that diagonal)",
+        gradient="newton")}
+    hessian_floor = False
+    random_draws = True
+    lightgbm_terms = True
+
+    objective_seed: int
+
+    def setup(self) -> None:
+        y = self.labels
+        bad = (y != np.floor(y)) | (y > MAX_LABEL)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{self.name}: labels must be integers in 0..{MAX_LABEL} (LightGBM's rank_xendcg takes "
+                             f"2^label in a 32-bit int); row {i} has label {float(y[i])!r}")
+        self._powers = np.exp2(y)
+        seeds = (self.objective_seed + np.arange(self.n_queries, dtype=np.int64)) & 0xFFFFFFFF
+        self._states = seeds.astype(np.uint64)
+        self._last: NDArray[np.float64] | None = None
+        #: rounds drawn so far (``grad_hess`` calls without held draws)
+        self.rounds = 0
+
+    def _draw(self, states: NDArray[np.uint64]) -> NDArray[np.float64]:
+        gammas = np.empty(self.n_docs)
+        K.lcg_draws(states, self.group_ptr, gammas)
+        return gammas
+
+    def gammas(self, new_round: bool = False) -> NDArray[np.float64]:
+        """The gammas of a new round (``new_round``: the generators advance), else those of the
+        last round (before any round: the first round's, drawn without advancing)."""
+        if new_round:
+            self._last = self._draw(self._states)
+            self.rounds += 1
+            return self._last
+        return self._last if self._last is not None else self._draw(self._states.copy())
+
+    def round_targets(self, new_round: bool) -> NDArray[np.float64]:
+        return self._powers - self.gammas(new_round)
+
+
+prepare, loss, grad_hess = module_functions(XENDCG)

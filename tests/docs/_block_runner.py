@@ -11,13 +11,26 @@ under their own names (``MQ2008/``, ...) while it runs.
 Exit status 0 when every block ran; otherwise 1, with a line ``BLOCK FAILED: <page> line <n>`` and
 the traceback (or the command's output) on stderr. Standard output carries the blocks' own output
 between ``\\x00block <n> start`` and ``\\x00block <n> end`` lines, for the first-block print check.
+
+``python -m tests.docs._block_runner --serve`` runs many pages, each still in a process of its own:
+it imports the libraries the pages use once, then for each request (one JSON line on standard input:
+the blocks file, the working directory, the files for the page's standard output and error, a time
+limit) forks a child that runs the page as above, and answers one JSON line with the child's exit
+status. A fresh interpreter per page cost its imports each time (seconds per page; much more on
+a busy machine); the forked child starts with them loaded and nothing else: what one page's
+blocks change (a registered objective, scikit-learn's metadata routing) dies with its child.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 import traceback
 import types
 from pathlib import Path
@@ -77,5 +90,64 @@ def main(blocks_file: str) -> int:
     return 0
 
 
+#: what most pages import, loaded once by the server before it forks (importing starts no thread, so
+#: forking stays safe: no OpenMP region or numba kernel has run)
+PRELOAD = ("numpy", "scipy.stats", "pandas", "sklearn.model_selection", "lightgbm", "xgboost", "numba",
+           "boostplug", "boostplug.lightgbm", "boostplug.xgboost", "boostplug.metrics", "boostplug.data",
+           "boostplug.objectives", "boostplug.boosters", "boostplug.clicks")
+
+
+def _child(request: dict) -> None:
+    """In the forked child: the page's own session, folder and output files; never returns."""
+    rc = 1
+    try:
+        os.setsid()  # its own process group: a page over its time is killed with what it started
+        os.chdir(request["cwd"])
+        write = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        for fd, name, mode in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], write), (2, request["stderr"], write)):
+            f = os.open(name, mode, 0o644)
+            os.dup2(f, fd)
+            os.close(f)
+        rc = main(request["blocks"])
+        threading._shutdown()  # as the interpreter does at exit: wait for the page's non-daemon threads
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: BLE001 - the runner itself failed: say so on the page's stderr
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(rc)
+
+
+def _wait(pid: int, timeout: float) -> int | None:
+    """The child's exit status (a signal's as -N), or None when it was killed at ``timeout``."""
+    end = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > end:
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.05)
+
+
+def serve() -> int:
+    for name in PRELOAD:
+        __import__(name)
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(request)
+        rc = _wait(pid, request["timeout"])
+        print(json.dumps({"returncode": rc}), flush=True)
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(serve() if sys.argv[1:] == ["--serve"] else main(sys.argv[1]))

@@ -25,16 +25,20 @@ docs/results/** (stored outputs and their READMEs). One test per page, in page o
 
 A marker that is not one of these two, or that is not directly followed by a fence, fails the page.
 The blocks of a page run in a process of their own (a block may register an objective or turn on
-scikit-learn's metadata routing; neither may leak into another page or into the other tests).
+scikit-learn's metadata routing; neither may leak into another page or into the other tests): a
+child that one server process (``_block_runner --serve``, started once for this module) forks with
+the common libraries already imported, instead of a new interpreter that imports them per page.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -153,6 +157,61 @@ def _env() -> dict[str, str]:
     return env
 
 
+class PageServer:
+    """``python -m tests.docs._block_runner --serve``: runs each page in a child it forks."""
+
+    def __init__(self) -> None:
+        self._log = tempfile.TemporaryFile("w+")  # the server's own stderr (the pages' go to files)
+        self.process = subprocess.Popen([sys.executable, "-m", "tests.docs._block_runner", "--serve"], cwd=ROOT,
+                                        env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self._log, text=True)
+        self._answer()
+
+    def _answer(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait()
+            self._log.seek(0)
+            raise RuntimeError(f"the page server died ({self.process.returncode}): {self._log.read()[-6000:]}")
+        return json.loads(line)
+
+    def run(self, blocks_file: Path, work: Path, timeout: float) -> subprocess.CompletedProcess:
+        out, err = work.parent / f"{work.name}.stdout", work.parent / f"{work.name}.stderr"
+        request = {"blocks": str(blocks_file), "cwd": str(work), "stdout": str(out), "stderr": str(err),
+                   "timeout": timeout}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        rc = self._answer()["returncode"]
+        stdout, stderr = (f.read_text(encoding="utf-8", errors="replace") for f in (out, err))
+        if rc is None:
+            raise subprocess.TimeoutExpired(str(blocks_file), timeout, stdout, stderr)
+        return subprocess.CompletedProcess(str(blocks_file), rc, stdout, stderr)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait(timeout=60)
+        self._log.close()
+
+
+_server: PageServer | None = None
+
+
+def _page_server() -> PageServer:
+    global _server
+    if _server is None or _server.process.poll() is not None:
+        _server = PageServer()
+        atexit.register(_server.close)
+    return _server
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_page_server():
+    yield
+    if _server is not None:
+        _server.close()
+
+
 def run_page(path: Path, name: str, work: Path, shared_data: Path = SHARED_DATA
              ) -> tuple[subprocess.CompletedProcess, list[Block], list[Block]]:
     """Run the blocks of the page ``path`` (called ``name`` in messages) in the folder ``work``:
@@ -167,9 +226,7 @@ def run_page(path: Path, name: str, work: Path, shared_data: Path = SHARED_DATA
     work.mkdir(parents=True, exist_ok=True)
     blocks_file = work.parent / f"{work.name}.blocks.json"
     blocks_file.write_text(json.dumps(spec), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "tests.docs._block_runner", str(blocks_file)], cwd=work,
-                          env=_env(), capture_output=True, text=True, timeout=PAGE_TIMEOUT)
-    return done, run, left_out
+    return _page_server().run(blocks_file, work, PAGE_TIMEOUT), run, left_out
 
 
 def _first_output(stdout: str) -> str:

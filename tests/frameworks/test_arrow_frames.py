@@ -6,6 +6,7 @@ refuse the rest with a ValueError naming the column."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
@@ -53,35 +54,71 @@ def _frame(kind, x, cat):
 
 ARROW_KINDS = ["polars_categorical", "polars_enum", "pyarrow_dictionary"]
 
+PATHS = ["dataset", "ranker"]
+
+# Every (kind, path) case in a process of its own, forked from one child that imported the libraries
+# once (a fresh interpreter per case paid those imports six times); the child itself runs nothing in
+# LightGBM before forking. Prints {"kind-path": [exit status, stderr]} as its last line.
 _CHILD = """
-import sys, numpy as np
+import json, os, sys, tempfile, traceback
 sys.path.insert(0, {root!r})
 from tests.frameworks.test_arrow_frames import _columns, _frame, PARAMS
 import lightgbm as lgb
 from boostplug import lightgbm as bpl
-x, cat, y, qid = _columns()
-X = _frame({kind!r}, x, cat)
-if {path!r} == "dataset":
-    booster = lgb.train(PARAMS, bpl.dataset(X, y, qid=qid), 5)
-    print(booster.predict(X.to_pandas())[:2])
-else:
-    ranker = bpl.LGBMRanker(n_estimators=5, n_jobs=1, verbose=-1, min_child_samples=2)
-    print(ranker.fit(X, y, qid=qid).predict(X)[:2])
+
+def case(kind, path):
+    x, cat, y, qid = _columns()
+    X = _frame(kind, x, cat)
+    if path == "dataset":
+        booster = lgb.train(PARAMS, bpl.dataset(X, y, qid=qid), 5)
+        print(booster.predict(X.to_pandas())[:2])
+    else:
+        ranker = bpl.LGBMRanker(n_estimators=5, n_jobs=1, verbose=-1, min_child_samples=2)
+        print(ranker.fit(X, y, qid=qid).predict(X)[:2])
+
+results = {{}}
+for kind, path in {cases!r}:
+    with tempfile.TemporaryFile() as err:
+        sys.stdout.flush(); sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.dup2(err.fileno(), 2)
+                case(kind, path)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush(); sys.stderr.flush()
+                os._exit(code)
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        err.seek(0)
+        results[kind + "-" + path] = [status, err.read().decode(errors="replace")]
+print(json.dumps(results))
 """
 
 
-@pytest.mark.parametrize("path", ["dataset", "ranker"])
-@pytest.mark.parametrize("kind", ARROW_KINDS)
-def test_categorical_frame_does_not_end_the_process(kind, path):
-    # Before the conversion LightGBM aborted here (exit 134, "Unsupported Arrow type: dictionary"):
-    # in a child process, so an abort fails this test instead of killing pytest.
+@pytest.fixture(scope="module")
+def categorical_runs() -> dict:
     root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(boostplug.__file__).resolve().parents[1]),
                                                         os.environ.get("PYTHONPATH", "")]))
-    run = subprocess.run([sys.executable, "-c", _CHILD.format(root=root, kind=kind, path=path)],
+    cases = [(kind, path) for kind in ARROW_KINDS for path in PATHS]
+    run = subprocess.run([sys.executable, "-c", _CHILD.format(root=root, cases=cases)],
                          capture_output=True, text=True, timeout=300, env=env)
     assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
-    assert "Unsupported Arrow type" not in run.stderr
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("kind", ARROW_KINDS)
+def test_categorical_frame_does_not_end_the_process(kind, path, categorical_runs):
+    # Before the conversion LightGBM aborted here (exit 134, "Unsupported Arrow type: dictionary"):
+    # in a process of its own, so an abort fails this test instead of killing pytest.
+    returncode, stderr = categorical_runs[f"{kind}-{path}"]
+    assert returncode == 0, (returncode, stderr[-2000:])
+    assert "Unsupported Arrow type" not in stderr
 
 
 def _pandas_reference():

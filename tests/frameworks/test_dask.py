@@ -348,14 +348,20 @@ def _test_ndcg(scores: np.ndarray, test: pd.DataFrame) -> float:
     return float(by_name("ndcg@10")(scores, test["label"].to_numpy(), group_ptr_from_qid(test["qid"].to_numpy())))
 
 
-def _assert_on_both_workers(client, frame) -> None:
-    """The comparison with one machine means something only when the partitions really are
-    on two workers (one worker trains exactly the local model)."""
+def _on_both_workers(client, frame):
+    """``frame`` (two partitions) with partition i held by worker i: the comparison with one machine
+    means something only when the partitions really are on two workers (one worker trains exactly
+    the local model), and the scheduler, left to itself, may put both on one worker on a busy machine."""
     from distributed import wait
 
-    wait(frame)
-    holders = [h for hs in client.who_has(frame).values() for h in hs]
+    workers = sorted(client.scheduler_info()["workers"])
+    assert frame.npartitions == 2 == len(workers), (frame.npartitions, workers)
+    placed = dd.concat([client.persist(frame.get_partition(i), workers=[w], allow_other_workers=False)
+                        for i, w in enumerate(workers)])
+    wait(placed)
+    holders = [h for hs in client.who_has(placed).values() for h in hs]
     assert len(set(holders)) == 2, holders
+    return placed
 
 
 @pytest.fixture
@@ -372,7 +378,7 @@ def test_lightgbm_distributed_matches_single_machine(distributed_scheduler, spli
     client = distributed_scheduler
     cols, train, test = split_data
     frame = bpd.repartition_by_query(train, npartitions=2).persist()
-    _assert_on_both_workers(client, frame)
+    frame = _on_both_workers(client, frame)
     params = dict(n_estimators=40, learning_rate=0.1, num_leaves=15, min_child_samples=20, verbose=-1)
     ranker = bpd.train_lightgbm(client, frame, "mpboost", objective_params={"ddf": "logdd"}, **params)
     gp = group_ptr_from_qid(train["qid"].to_numpy())
@@ -400,7 +406,7 @@ def test_xgboost_distributed_matches_single_machine(distributed_scheduler, split
     # Scattered rows, regrouped by the Dask shuffle path.
     scattered = dd.from_pandas(train.sample(frac=1.0, random_state=0), npartitions=3)
     frame = bpd.repartition_by_query(scattered, npartitions=2).persist()
-    _assert_on_both_workers(client, frame)
+    frame = _on_both_workers(client, frame)
     xparams = dict(max_depth=4, eta=0.1, min_child_weight=1.0)
     out = bpd.train_xgboost(client, frame, "ndcg_boost", params=xparams, num_boost_round=40)
     local = xgb.train(bpx.params(**xparams), bpx.dmatrix(train[cols], train["label"].to_numpy(),
@@ -616,7 +622,7 @@ def test_lightgbm_keyed_click_pairs_each_worker_gets_its_rows_pairs(distributed_
     client = distributed_scheduler
     cols, train, test, kw = click_data
     frame = bpd.repartition_by_query(train, npartitions=2).persist()
-    _assert_on_both_workers(client, frame)
+    frame = _on_both_workers(client, frame)
     params = dict(learning_rate=0.1, num_leaves=15, min_child_samples=20, verbose=-1)
     client.run(_worker_gradients_patch)
     try:
@@ -657,7 +663,7 @@ def test_xgboost_keyed_click_pairs_equal_one_process(distributed_scheduler, clic
     client = distributed_scheduler
     cols, train, test, kw = click_data
     frame = bpd.repartition_by_query(train, npartitions=2).persist()
-    _assert_on_both_workers(client, frame)
+    frame = _on_both_workers(client, frame)
     xparams = dict(max_depth=3, eta=0.3)
     out = bpd.train_xgboost(client, frame, "qbrank", objective_params=kw, params=xparams, num_boost_round=10,
                             doc_col="doc")
@@ -729,7 +735,7 @@ def test_a_worker_that_dies_while_training_is_named(monkeypatch, framework: str,
                 dask.config.set(scheduler=client):
             frame = bpd.repartition_by_query(dd.from_pandas(df, npartitions=2), npartitions=2).persist()
             wait(frame)
-            _assert_on_both_workers(client, frame)
+            frame = _on_both_workers(client, frame)
             zero = next(a for a, w in client.scheduler_info()["workers"].items() if w["name"] == 0)
             with pytest.raises(RuntimeError, match=rf"^train_{framework}: Dask worker {zero} \(name 0\) left the "
                                                    r"cluster during training \(its process died: .*\), and training "

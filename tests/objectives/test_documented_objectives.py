@@ -72,7 +72,7 @@ def test_the_pages_pytest_block_parametrises_over_the_objective() -> None:
     exec(compile(block, f"{PAGE}:block", "exec"), namespace)
     test = next(v for k, v in namespace.items() if k.startswith("test_"))
     ids = [p.id for p in test.pytestmark[0].args[1]]
-    assert "ranknet-exact-sigma=0.5-gradient" in ids and "ranknet-parameters" in ids
+    assert "my_ranknet-exact-sigma=0.5-gradient" in ids and "my_ranknet-parameters" in ids
     first = test.pytestmark[0].args[1][0]
     test(*first.values)  # the documented test body runs a check
 

@@ -1,0 +1,81 @@
+"""LambdaLoss's metric-driven losses NDCG-Loss2 and NDCG-Loss2++ (Wang, Li, Golbandi, Bendersky,
+Najork, CIKM 2018, Section 4), on the lambda-weighted base.
+
+With the documents of a query in the order of the current scores (descending; ties in input
+order), ``r_i`` the 1-based position of document ``i``, ``D(r) = log2(1 + r)``, gains ``G_i =
+(2^y_i - 1) / maxDCG`` (the ideal DCG of the whole query), the position-gap weight and LambdaRank's
+weight of a pair ``(i, j)`` with ``y_i > y_j`` are::
+
+    delta_ij = |1 / D(|r_i - r_j|) - 1 / D(|r_i - r_j| + 1)| |G_i - G_j|
+    rho_ij   = |1 / D(r_i) - 1 / D(r_j)| |G_i - G_j|
+
+and the losses of query ``k`` (weight ``W_k``), summed over its pairs of different labels::
+
+    NDCG-Loss2:    W_k sum delta_ij log(1 + exp(-sigma (s_i - s_j)))
+    NDCG-Loss2++:  W_k sum (rho_ij + mu delta_ij) log(1 + exp(-sigma (s_i - s_j)))
+
+The paper writes ``-log2`` of the logistic: the natural logarithm here multiplies the loss, the
+gradient and the Hessian by ``ln 2``, which leaves every Newton leaf ``-G / H`` as it is (an L2 leaf
+penalty acts as a slightly different one). The weights depend on the order, so the gradient is the
+loss's derivative with them held (gradient kind ``"lambda"``, :mod:`.lambda_weighted`). No
+truncation (the paper's losses run over every pair; TF-Ranking's ``topn`` variants are not these),
+no normalisation, no scaling by the list size (TF-Ranking and rax multiply their weights by it).
+
+NDCG-Loss1, the paper's third NDCG loss, weighs each document's logistic terms against *every*
+other document (equal labels too) by the document's own ``G_i / D(r_i)``: not a weight of a pair
+of different labels, so not a loss of this base.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+
+from ._contract import Param, Search
+from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss
+from .ranknet import SIGMA
+
+__all__ = ["NDCGLoss2", "NDCGLoss2PP", "position_gap_discount"]
+
+
+@nb.njit(cache=True)
+def position_gap_discount(rank_i: int, rank_j: int) -> float:
+    """``|1 / D(g) - 1 / D(g + 1)|`` of the positions' gap ``g = |r_i - r_j|``, ``D(r) = log2(1 + r)``
+    (0 for ``g = 0``): LambdaLoss's ``delta_ij`` before the gain difference."""
+    gap = abs(rank_i - rank_j)
+    if gap == 0:
+        return 0.0
+    return abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap))
+
+
+class NDCGLoss2(LambdaWeightedLoss):
+    """LambdaLoss's NDCG-Loss2: the logistic pair loss weighted by ``delta_ij`` (module docstring)."""
+
+    name = "ndcg_loss2"
+    summary = "LambdaLoss's NDCG-Loss2: logistic pair loss weighted by the position-gap bound (Wang et al. 2018)"
+    params = {"sigma": SIGMA}
+    hessians = {"exact": EXACT}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    @staticmethod
+    def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
+        return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * position_gap_discount(p.rank_i, p.rank_j)
+
+
+class NDCGLoss2PP(LambdaWeightedLoss):
+    """LambdaLoss's NDCG-Loss2++: the logistic pair loss weighted by ``rho_ij + mu delta_ij``
+    (module docstring); ``mu = 0`` is LambdaRank's weight (without LightGBM's normalisation)."""
+
+    name = "ndcg_loss2pp"
+    summary = "LambdaLoss's NDCG-Loss2++: LambdaRank's weight plus mu times NDCG-Loss2's (Wang et al. 2018)"
+    params = {"sigma": SIGMA,
+              "mu": Param(5.0, "real", "weight of NDCG-Loss2's position-gap term beside LambdaRank's", low=0.0,
+                          search=Search(1.0, 20.0, log=True))}
+    hessians = {"exact": EXACT}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    @staticmethod
+    def pair_weight(p, sigma, mu):  # type: ignore[no-untyped-def]
+        rho = abs(p.discount_i - p.discount_j)
+        return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * (rho + mu * position_gap_discount(p.rank_i, p.rank_j))

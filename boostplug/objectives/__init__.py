@@ -46,12 +46,13 @@ from ._contract import (
 )
 from .ddf import DDF_NAMES
 from .lambda_weighted import LambdaWeightedLoss
-from .lambdaloss import NDCGLoss2, NDCGLoss2PP
+from .lambdaloss import NDCGLoss1, NDCGLoss2, NDCGLoss2PP
 from .lambdarank import LambdaRank
 from .mpboost import MPBoostObjective
 from .ndcg_boost import NDCGBoostObjective
 from .pairwise import PairwiseLoss
 from .qbrank import QBRankObjective
+from .ranknet import RankNet
 from .yetirank import YetiRank
 from .xgb_lambdarank import RankMAP, RankNDCG, RankPairwise
 from .ranknet import RankNet
@@ -295,5 +296,6 @@ register(RankMAP, methods={"rank_map-plugin": {}})
 register(XENDCG, methods={"xendcg-plugin": {}})
 register(ListNet)
 register(RankNet)
+register(NDCGLoss1)
 register(NDCGLoss2)
 register(NDCGLoss2PP)

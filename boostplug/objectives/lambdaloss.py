@@ -21,9 +21,14 @@ loss's derivative with them held (gradient kind ``"lambda"``, :mod:`.lambda_weig
 truncation (the paper's losses run over every pair; TF-Ranking's ``topn`` variants are not these),
 no normalisation, no scaling by the list size (TF-Ranking and rax multiply their weights by it).
 
-NDCG-Loss1, the paper's third NDCG loss, weighs each document's logistic terms against *every*
-other document (equal labels too) by the document's own ``G_i / D(r_i)``: not a weight of a pair
-of different labels, so not a loss of this base.
+NDCG-Loss1 weighs each document's logistic terms against *every* other document, equal labels
+included, by the document's own share of the DCG, ``G_i / D(r_i)``::
+
+    NDCG-Loss1:    W_k sum_i (G_i / D(r_i)) sum_{j != i} log(1 + exp(-sigma (s_i - s_j)))
+
+Its weight belongs to a document, not to a pair of different labels, so its sum runs over the
+ordered pairs (:mod:`._lambdaloss_kernels`); the pair functions and the held weights are the
+base's (the paper's ``j = i`` term, a constant, is left out).
 """
 
 from __future__ import annotations
@@ -31,12 +36,18 @@ from __future__ import annotations
 import math
 
 import numba as nb
+import numpy as np
+from numpy.typing import NDArray
 
+from .._core import dispatch
+from .._core.dcg import RANK_DOC_WORK
+from . import _lambdaloss_kernels as LK
+from . import _pairwise_kernels as K
 from ._contract import Param, Search
 from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss
 from .ranknet import SIGMA
 
-__all__ = ["NDCGLoss2", "NDCGLoss2PP", "position_gap_discount"]
+__all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount"]
 
 
 @nb.njit(cache=True)
@@ -79,3 +90,43 @@ class NDCGLoss2PP(LambdaWeightedLoss):
     def pair_weight(p, sigma, mu):  # type: ignore[no-untyped-def]
         rho = abs(p.discount_i - p.discount_j)
         return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * (rho + mu * position_gap_discount(p.rank_i, p.rank_j))
+
+
+class NDCGLoss1(LambdaWeightedLoss):
+    """LambdaLoss's NDCG-Loss1: the logistic loss of every ordered pair ``(i, j)``, weighted by
+    ``G_i / D(r_i)`` (module docstring). A :class:`LambdaWeightedLoss` whose ``pair_weight`` is the
+    first document's, summed by :func:`._lambdaloss_kernels.ordered_pair_sums` (no truncation, no
+    normalisation)."""
+
+    name = "ndcg_loss1"
+    summary = "LambdaLoss's NDCG-Loss1: each document's logistic terms against all others, weighted by its " \
+              "G / D (Wang et al. 2018)"
+    params = {"sigma": SIGMA}
+    hessians = {"exact": EXACT}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    @staticmethod
+    def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
+        return p.gain_i * p.inv_max_dcg * p.discount_i
+
+    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        at = scores if self._at is None else self._at
+        n = self.n_docs if not want_loss else 0
+        grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
+        order = np.empty(self.n_docs, dtype=np.int64)
+        dispatch.kernel_for(K.query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
+        run = dispatch.kernel_for(LK.ordered_pair_sums, self._work)
+        run(scores, at, order, self._gains, self.group_ptr, self._inv_max_dcg, self.query_weights, self._discounts,
+            self._bound, want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss)
+        return grad, hess, loss
+
+    def _listed_pairs(self, query: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Every ordered pair of documents of ``query`` (``None``: of every query)."""
+        queries = range(self.n_queries) if query is None else (query,)
+        above, below = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        for q in queries:
+            a, b = self.group_ptr[q], self.group_ptr[q + 1]
+            i, j = np.nonzero(~np.eye(b - a, dtype=bool))
+            above.append(a + i)
+            below.append(a + j)
+        return np.concatenate(above), np.concatenate(below)

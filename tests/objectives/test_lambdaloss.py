@@ -1,5 +1,5 @@
-"""RankNet (``ranknet``) and LambdaLoss's NDCG-Loss2 (``ndcg_loss2``) and NDCG-Loss2++
-(``ndcg_loss2pp``): each loss against a slow per-query Python loop written from the papers'
+"""RankNet (``ranknet``) and LambdaLoss's NDCG-Loss1 (``ndcg_loss1``), NDCG-Loss2 (``ndcg_loss2``)
+and NDCG-Loss2++ (``ndcg_loss2pp``): each loss against a slow per-query Python loop written from the papers'
 equations, the gradient against finite differences of that loop (for the LambdaLoss ones with the
 pair weights held at the current scores), the exact Hessian against finite differences of the
 gradient, degenerate queries, bad parameters, and training on both frameworks. The contract checks
@@ -17,7 +17,7 @@ from boostplug.compare import get_method, method_names
 from boostplug.data import make_ranking
 from boostplug.testing import fd_gradient, fd_jacobian
 
-NAMES = ["ranknet", "ndcg_loss2", "ndcg_loss2pp"]
+NAMES = ["ranknet", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"]
 
 
 def _data(seed: int = 0):
@@ -49,7 +49,10 @@ def _brute_loss(name: str, scores, labels, group_ptr, weights, at=None, *, sigma
         G = {r: (2.0 ** labels[r] - 1.0) / max_dcg if max_dcg > 0 else 0.0 for r in range(a, b)}
         for i in range(a, b):
             for j in range(a, b):
-                if labels[i] <= labels[j]:
+                if name == "ndcg_loss1" and i != j:   # every ordered pair, weighted by G_i / D(r_i)
+                    total += weights[q] * G[i] / math.log2(1 + rank[i]) * math.log(
+                        1.0 + math.exp(-sigma * (scores[i] - scores[j])))
+                if name == "ndcg_loss1" or labels[i] <= labels[j]:
                     continue
                 gap = abs(rank[i] - rank[j])
                 delta = abs(1 / math.log2(1 + gap) - 1 / math.log2(2 + gap)) * abs(G[i] - G[j])
@@ -141,15 +144,17 @@ def test_degenerate_queries(name) -> None:
     obj = objectives.get(name).prepare(y, gp, weights=w)
     g, h = obj.grad_hess(s)
     assert np.isfinite(g).all() and np.isfinite(h).all()
-    for q in (1, 2, 5):   # one document, one label, weight 0
+    for q in (1, 2, 5) if name != "ndcg_loss1" else (1, 5):   # one document, one label, weight 0
         np.testing.assert_array_equal(g[gp[q]:gp[q + 1]], 0.0)
         np.testing.assert_array_equal(h[gp[q]:gp[q + 1]], objectives.NO_INFO_HESSIAN)
+    if name == "ndcg_loss1":  # one label: each document is still pulled above the others by its G / D
+        assert np.abs(g[gp[2]:gp[3]]).max() > 0
     flat = np.zeros_like(s)
     np.testing.assert_allclose(obj.loss(flat), _brute_loss(name, flat, y, gp, w), rtol=1e-12)
     assert np.abs(obj.grad_hess(flat)[0][gp[3]:gp[4]]).max() > 0
     one = objectives.get(name).prepare(np.array([1.0]), [0, 1])
     assert one.loss(np.array([3.0])) == 0.0 and one.grad_hess(np.array([3.0]))[0][0] == 0.0
-    same = objectives.get(name).prepare(np.full(4, 2.0), [0, 4])
+    same = objectives.get(name).prepare(np.full(4, 0.0 if name == "ndcg_loss1" else 2.0), [0, 4])
     assert same.loss(np.arange(4.0)) == 0.0 and not same.grad_hess(np.arange(4.0))[0].any()
 
 
@@ -158,7 +163,7 @@ def test_ties_are_ranked_in_input_order() -> None:
     position-dependent weights, as the brute force's stable sort says."""
     y = np.array([1.0, 0.0, 2.0, 0.0])
     s = np.array([0.5, 0.5, 0.5, -1.0])
-    for name in ("ndcg_loss2", "ndcg_loss2pp"):
+    for name in ("ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"):
         obj = objectives.get(name).prepare(y, [0, 4])
         g = obj.grad_hess(s)[0]
         fd = fd_gradient(lambda x: _brute_loss(name, x, y, [0, 4], [1.0], s), s)
@@ -168,6 +173,7 @@ def test_ties_are_ranked_in_input_order() -> None:
 @pytest.mark.parametrize("name, bad, shown", [
     ("ranknet", {"sigma": 0.0}, "sigma.*got 0.0"), ("ranknet", {"sigma": -1.0}, "sigma.*got -1.0"),
     ("ranknet", {"sigma": float("nan")}, "sigma.*got nan"),
+    ("ndcg_loss1", {"sigma": 0.0}, "sigma.*got 0.0"), ("ndcg_loss1", {"mu": 5.0}, "unknown parameter.*mu"),
     ("ndcg_loss2", {"sigma": -0.5}, "sigma.*got -0.5"), ("ndcg_loss2", {"mu": 1.0}, "unknown parameter.*mu"),
     ("ndcg_loss2pp", {"mu": -1.0}, "mu.*got -1.0"), ("ndcg_loss2pp", {"mu": float("inf")}, "mu.*got inf"),
     ("ndcg_loss2pp", {"sigma": 0.0}, "sigma.*got 0.0"), ("ndcg_loss2pp", {"mu": "5"}, "mu.*'5'"),

@@ -40,9 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core import dispatch
-from .._core.dcg import RANK_DOC_WORK
 from . import _lambdaloss_kernels as LK
-from . import _pairwise_kernels as K
 from ._contract import Param, Search
 from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss
 from .ranknet import SIGMA
@@ -110,23 +108,16 @@ class NDCGLoss1(LambdaWeightedLoss):
         return p.gain_i * p.inv_max_dcg * p.discount_i
 
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
-        at = scores if self._at is None else self._at
-        n = self.n_docs if not want_loss else 0
-        grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
-        order = np.empty(self.n_docs, dtype=np.int64)
-        dispatch.kernel_for(K.query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
+        at, order, grad, hess, loss = self._ordered(scores, want_loss)
         run = dispatch.kernel_for(LK.ordered_pair_sums, self._work)
         run(scores, at, order, self._gains, self.group_ptr, self._inv_max_dcg, self.query_weights, self._discounts,
             self._bound, want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss)
         return grad, hess, loss
 
     def _listed_pairs(self, query: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Every ordered pair of documents of ``query`` (``None``: of every query)."""
-        queries = range(self.n_queries) if query is None else (query,)
-        above, below = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-        for q in queries:
-            a, b = self.group_ptr[q], self.group_ptr[q + 1]
-            i, j = np.nonzero(~np.eye(b - a, dtype=bool))
-            above.append(a + i)
-            below.append(a + j)
-        return np.concatenate(above), np.concatenate(below)
+        """Every ordered pair of documents of ``query`` (``None``: of every query): this loss's terms."""
+        gp = self.group_ptr
+        pairs = np.concatenate([np.zeros((0, 2), np.int64)] + [
+            gp[q] + np.argwhere(~np.eye(gp[q + 1] - gp[q], dtype=bool))
+            for q in (range(self.n_queries) if query is None else (query,))])
+        return pairs[:, 0], pairs[:, 1]

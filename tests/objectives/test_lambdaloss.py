@@ -16,22 +16,9 @@ from boostplug import objectives
 from boostplug.compare import get_method, method_names
 from boostplug.data import make_ranking
 from boostplug.testing import fd_gradient, fd_jacobian
+from tests.objectives.test_lambda_weighted import _data   # six queries: ties, one document, one label, ...
 
 NAMES = ["ranknet", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"]
-
-
-def _data(seed: int = 0):
-    """Six queries: ordinary ones with tied scores, one document, one label for all, all-equal
-    scores, per-query weights (one of them 0)."""
-    rng = np.random.default_rng(seed)
-    sizes = [7, 1, 5, 6, 9, 4]
-    gp = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    y = rng.integers(0, 4, gp[-1]).astype(np.float64)
-    y[gp[2]:gp[3]] = 2.0                        # one label: no pair
-    s = np.round(rng.normal(size=gp[-1]), 1)     # ties
-    s[gp[3]:gp[4]] = 0.25                        # all scores equal
-    w = np.array([1.0, 2.0, 1.5, 0.5, 3.0, 0.0])
-    return s, y, gp, w
 
 
 def _brute_loss(name: str, scores, labels, group_ptr, weights, at=None, *, sigma=1.0, mu=5.0) -> float:

@@ -1,5 +1,5 @@
-"""LambdaLoss's metric-driven losses NDCG-Loss2 and NDCG-Loss2++ (Wang, Li, Golbandi, Bendersky,
-Najork, CIKM 2018, Section 4), on the lambda-weighted base.
+"""LambdaLoss's metric-driven losses NDCG-Loss1, NDCG-Loss2 and NDCG-Loss2++ (Wang, Li, Golbandi,
+Bendersky, Najork, CIKM 2018, Section 4), on the lambda-weighted base.
 
 With the documents of a query in the order of the current scores (descending; ties in input
 order), ``r_i`` the 1-based position of document ``i``, ``D(r) = log2(1 + r)``, gains ``G_i =

@@ -17,19 +17,21 @@ from __future__ import annotations
 
 from ._contract import Param, Search
 from .lambda_weighted import LOGISTIC
+from .lambdarank import SIGMOID_MAX, SIGMOID_MIN
 from .pairwise import BOUND, EXACT, PairwiseLoss
 
 __all__ = ["RankNet", "SIGMA"]
 
-#: RankNet's slope of the logistic: positive, searched over 0.5..4 (log) by ``compare --tune``;
-#: shared with the lambda-weighted losses of :mod:`.lambdaloss`.
-SIGMA = Param(1.0, "real", "slope of the logistic: P_ij = 1 / (1 + exp(-sigma (s_i - s_j)))", low=0.0,
-              low_open=True, search=Search(0.5, 4.0, log=True))
+#: RankNet's slope of the logistic, searched over 0.5..4 (log) by ``compare --tune``; shared with
+#: the lambda-weighted losses of :mod:`.lambdaloss`. In lambdarank's range [1e-10, 1e10]: far beyond
+#: any useful slope, and inside it ``sigma^2`` and the Hessian's sums stay finite.
+SIGMA = Param(1.0, "real", "slope of the logistic: P_ij = 1 / (1 + exp(-sigma (s_i - s_j)))", low=SIGMOID_MIN,
+              high=SIGMOID_MAX, search=Search(0.5, 4.0, log=True))
 
 
 class RankNet(PairwiseLoss):
     """RankNet: ``W_k sum log(1 + exp(-sigma (s_i - s_j)))`` over the pairs of different labels
-    (module docstring); ``sigma > 0``."""
+    (module docstring); ``sigma`` in [1e-10, 1e10]."""
 
     name = "ranknet"
     summary = "RankNet's pairwise logistic loss on every pair of different labels (Burges et al. 2005)"

@@ -159,7 +159,7 @@ def test_ties_are_ranked_in_input_order() -> None:
 
 @pytest.mark.parametrize("name, bad, shown", [
     ("ranknet", {"sigma": 0.0}, "sigma.*got 0.0"), ("ranknet", {"sigma": -1.0}, "sigma.*got -1.0"),
-    ("ranknet", {"sigma": float("nan")}, "sigma.*got nan"),
+    ("ranknet", {"sigma": float("nan")}, "sigma.*got nan"), ("ranknet", {"sigma": 1e200}, r"sigma.*got 1e\+200"),
     ("ndcg_loss1", {"sigma": 0.0}, "sigma.*got 0.0"), ("ndcg_loss1", {"mu": 5.0}, "unknown parameter.*mu"),
     ("ndcg_loss2", {"sigma": -0.5}, "sigma.*got -0.5"), ("ndcg_loss2", {"mu": 1.0}, "unknown parameter.*mu"),
     ("ndcg_loss2pp", {"mu": -1.0}, "mu.*got -1.0"), ("ndcg_loss2pp", {"mu": float("inf")}, "mu.*got inf"),

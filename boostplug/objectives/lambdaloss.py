@@ -108,10 +108,12 @@ class NDCGLoss1(LambdaWeightedLoss):
         return p.gain_i * p.inv_max_dcg * p.discount_i
 
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
-        at, order, grad, hess, loss = self._ordered(scores, want_loss)
+        at, order, grad, hess, loss, done = self._ordered(scores, want_loss)
         run = dispatch.kernel_for(LK.ordered_pair_sums, self._work)
         run(scores, at, order, self._gains, self.group_ptr, self._inv_max_dcg, self.query_weights, self._discounts,
-            self._bound, want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss)
+            self._bound, want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss,
+            done)
+        self._check_done(done)
         return grad, hess, loss
 
     def _listed_pairs(self, query: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

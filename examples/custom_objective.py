@@ -5,9 +5,9 @@ walks through it).
 The loss of query k (weight W_k) sums, over its critical pairs (i ranked above j: y_i > y_j),
 ``W_k log(1 + exp(-sigma (s_i - s_j)))`` (Burges et al., "Learning to Rank using Gradient
 Descent", ICML 2005). ``boostplug.testing.check_objective`` runs the contract checks the built-in
-objectives pass. Once ``objectives.register(RankNet)`` has run, ``"ranknet"`` is a name for
+objectives pass. Once ``objectives.register(RankNet)`` has run, ``"my_ranknet"`` is a name for
 ``boostplug.lightgbm.objective``, ``boostplug.xgboost.objective``, the rankers' ``objective=``,
-``boostplug.dask`` and ``boostplug compare`` (methods ``ranknet`` and ``xgb-ranknet``, with
+``boostplug.dask`` and ``boostplug compare`` (methods ``my_ranknet`` and ``xgb-my_ranknet``, with
 ``--tune`` searching sigma over its declared range). Runs in seconds on the embedded example::
 
     python examples/custom_objective.py
@@ -25,7 +25,7 @@ from boostplug.testing import check_objective
 
 
 class RankNet(Loss):
-    name = "ranknet"
+    name = "my_ranknet"
     summary = "RankNet: pairwise logistic loss on the critical pairs (Burges et al. 2005)"
     params = {"sigma": Param(1.0, "real", "slope of the logistic", low=0.0, low_open=True,
                              search=Search(0.5, 4.0, log=True))}
@@ -71,16 +71,16 @@ def main() -> None:
     try:
         # the contract the built-in objectives are tested for: gradient against finite
         # differences, each Hessian mode's promise, weights, extreme scores, both adapters, ...
-        ran = check_objective("ranknet")
-        print(f"ranknet: {len(ran)} contract checks passed ({sum(r.skipped is not None for r in ran)} skipped)")
+        ran = check_objective("my_ranknet")
+        print(f"my_ranknet: {len(ran)} contract checks passed ({sum(r.skipped is not None for r in ran)} skipped)")
         # the same as boostplug.cli.main(["compare", "--methods", ",".join(methods), "--rounds", "100"])
-        methods = ["lambdarank", "ranknet", "xgb-ranknet", "mpboost-logitdd", "ndcg_boost"]
+        methods = ["lambdarank", "my_ranknet", "xgb-my_ranknet", "mpboost-logitdd", "ndcg_boost"]
         results = run(methods, [(0, example_split())], rounds=100, threads=1)
         print(format_table(results, baseline="lambdarank"))
         for r in results:
             print(f"{r.method:<16} round {r.best_round:3d}, test NDCG@10 {r.test['ndcg@10']:.4f}")
     finally:
-        objectives.unregister("ranknet")  # leave the registry as found (this script also runs in the tests)
+        objectives.unregister("my_ranknet")  # leave the registry as found (this script also runs in the tests)
 
 
 if __name__ == "__main__":

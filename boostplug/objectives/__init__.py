@@ -46,13 +46,16 @@ from ._contract import (
 )
 from .ddf import DDF_NAMES
 from .lambda_weighted import LambdaWeightedLoss
+from .lambdaloss import NDCGLoss1, NDCGLoss2, NDCGLoss2PP
 from .lambdarank import LambdaRank
 from .mpboost import MPBoostObjective
 from .ndcg_boost import NDCGBoostObjective
 from .pairwise import PairwiseLoss
 from .qbrank import QBRankObjective
+from .ranknet import RankNet
 from .yetirank import YetiRank
 from .xgb_lambdarank import RankMAP, RankNDCG, RankPairwise
+from .ranknet import RankNet
 from .softmax_ce import ListNet
 from .xendcg import XENDCG
 
@@ -292,3 +295,7 @@ register(RankMAP, methods={"rank_map-plugin": {}})
 # compare's method "rank_xendcg" is LightGBM's built-in; this copy of it is listed beside it
 register(XENDCG, methods={"xendcg-plugin": {}})
 register(ListNet)
+register(RankNet)
+register(NDCGLoss1)
+register(NDCGLoss2)
+register(NDCGLoss2PP)

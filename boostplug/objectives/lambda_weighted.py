@@ -193,13 +193,20 @@ class LambdaWeightedLoss(PairwiseLoss):
         self._work = int(np.sum(sizes * np.minimum(sizes, self._top_k)))
         self._at: NDArray[np.float64] | None = None
 
-    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+    def _ordered(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        """What a kernel call needs besides the scores: the scores the weights come from, each
+        query's rows in their order, zeroed outputs (gradient, Hessian; or the queries' losses) and
+        the queries' ``done`` flags (:meth:`_check_done`)."""
         at = scores if self._at is None else self._at
         n = self.n_docs if not want_loss else 0
         grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
         done = np.zeros(self.n_queries, dtype=np.bool_)
         order = np.empty(self.n_docs, dtype=np.int64)
         dispatch.kernel_for(K.query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
+        return at, order, grad, hess, loss, done
+
+    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        at, order, grad, hess, loss, done = self._ordered(scores, want_loss)
         run = dispatch.kernel_for(K.lambda_sums, self._work)
         run(scores, at, order, self._at is not None, self.labels, self._gains, self.group_ptr, self._inv_max_dcg,
             self.query_weights, self._discounts, self._top_k, self._normalize, self.float32_sums, self._bound,

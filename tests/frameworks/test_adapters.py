@@ -57,7 +57,9 @@ def test_lgb_train_learns_and_matches_pure_gradients(name, data):
 def test_both_frameworks_learn_from_extreme_initial_scores(name, data):
     """Initial scores of +-1e4 (continued training, a wild base margin): the exponential losses'
     gradients are rescaled (mpboost.GRAD_SUM_CAP) so that XGBoost's float32 split gains do not
-    overflow; with per-value gradients of 1e30 XGBoost grew root-only trees and did not move."""
+    overflow; with per-value gradients of 1e30 XGBoost grew root-only trees and did not move. A
+    loss of lambda gradients is compared with its weights held at the initial scores: its weights
+    follow the order, and those of LambdaLoss's losses grow as a relevant document climbs."""
     init = 1e4 * np.random.default_rng(0).choice([-1.0, 1.0], size=data.n_docs)
     prep = objectives.get(name).prepare(data.y, data.group_ptr)
     lb = lgb.train({**LGB_PARAMS, "objective": bpl.objective(name)},
@@ -69,7 +71,7 @@ def test_both_frameworks_learn_from_extreme_initial_scores(name, data):
         after = init + moved
         if hasattr(prep, "log_loss"):
             assert prep.log_loss(after) < prep.log_loss(init)
-        elif "weights_at" in inspect.signature(prep.loss).parameters:  # random orders: the pairs of init's
+        elif "weights_at" in inspect.signature(prep.loss).parameters:  # pairs or weights of init's order, held
             assert prep.loss(after, weights_at=init) < prep.loss(init)
         else:
             assert prep.loss(after) < prep.loss(init)

@@ -1,5 +1,6 @@
 """Every objective the documentation and the examples define passes ``check_objective``: the
-classes in docs/objectives/custom.md's code blocks (the ``Loss`` and the ``PairwiseLoss`` ones) and
+classes in docs/objectives/custom.md's code blocks (the ``Loss``, ``PairwiseLoss`` and
+``LambdaWeightedLoss`` ones) and
 in examples/custom_objective.py (imported without running its ``main``), and the page's
 ``parametrize_with_checks`` block collects them."""
 
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 from boostplug import objectives
-from boostplug.objectives import Loss, PairwiseLoss
+from boostplug.objectives import LambdaWeightedLoss, Loss, PairwiseLoss
 from boostplug.testing import check_objective, objective_checks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +31,7 @@ def _page_classes() -> dict[str, type[Loss]]:
     """The Loss subclasses the page's blocks define (a block's own ``register`` call is undone)."""
     found: dict[str, type[Loss]] = {}
     for block in _python_blocks():
-        if not re.search(r"^class \w+\((Pairwise)?Loss\):", block, flags=re.M):
+        if not re.search(r"^class \w+\((Pairwise|LambdaWeighted)?Loss\):", block, flags=re.M):
             continue
         before = set(objectives.names())
         namespace: dict = {}
@@ -40,7 +41,8 @@ def _page_classes() -> dict[str, type[Loss]]:
             for name in set(objectives.names()) - before:
                 objectives.unregister(name)
         found.update({k: v for k, v in namespace.items()
-                      if isinstance(v, type) and issubclass(v, Loss) and v not in (Loss, PairwiseLoss)})
+                      if isinstance(v, type) and issubclass(v, Loss)
+                      and v not in (Loss, PairwiseLoss, LambdaWeightedLoss)})
     return found
 
 
@@ -54,7 +56,7 @@ def _example_module() -> ModuleType:
 
 def test_the_page_and_the_example_define_the_same_objective() -> None:
     page = _page_classes()
-    assert list(page) == ["RankNet", "PairRankNet", "SquaredHinge"]
+    assert list(page) == ["RankNet", "PairRankNet", "SquaredHinge", "MyNDCGLoss2PP"]
     assert _example_module().RankNet.hessians == page["RankNet"].hessians
 
 
@@ -72,7 +74,7 @@ def test_the_pages_pytest_block_parametrises_over_the_objective() -> None:
     exec(compile(block, f"{PAGE}:block", "exec"), namespace)
     test = next(v for k, v in namespace.items() if k.startswith("test_"))
     ids = [p.id for p in test.pytestmark[0].args[1]]
-    assert "ranknet-exact-sigma=0.5-gradient" in ids and "ranknet-parameters" in ids
+    assert "my_ranknet-exact-sigma=0.5-gradient" in ids and "my_ranknet-parameters" in ids
     first = test.pytestmark[0].args[1][0]
     test(*first.values)  # the documented test body runs a check
 
@@ -98,3 +100,22 @@ def test_the_pages_pairwise_ranknet_is_its_ranknet() -> None:
     assert ours.loss(scores) == pytest.approx(theirs.loss(scores), rel=1e-12)
     for a, b in zip(ours.grad_hess(scores), theirs.grad_hess(scores)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_the_pages_lambda_weighted_loss_is_the_registered_ndcg_loss2pp() -> None:
+    """The page's twenty-line NDCG-Loss2++ gives the registered ``ndcg_loss2pp``'s loss, lambdas and
+    Hessian (also with the weights of other scores), and passes the gradient and Hessian checks."""
+    cls = _page_classes()["MyNDCGLoss2PP"]
+    rng = np.random.default_rng(6)
+    labels = rng.integers(0, 4, 30).astype(float)
+    group_ptr = np.array([0, 1, 12, 30])
+    scores, other = rng.normal(size=30), rng.normal(size=30)
+    ours = cls(labels, group_ptr, weights=[1.0, 0.5, 2.0], sigma=1.5, mu=3.0)
+    theirs = objectives.get("ndcg_loss2pp").prepare(labels, group_ptr, weights=[1.0, 0.5, 2.0], sigma=1.5, mu=3.0)
+    assert ours.loss(scores) == pytest.approx(theirs.loss(scores), rel=1e-12)
+    for at in (None, other):
+        for a, b in zip(ours.grad_hess(scores, weights_at=at), theirs.grad_hess(scores, weights_at=at)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    before = objectives.names()
+    assert {r.check for r in check_objective(cls, checks=["gradient", "hessian"])} == {"gradient", "hessian"}
+    assert objectives.names() == before

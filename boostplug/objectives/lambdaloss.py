@@ -1,0 +1,125 @@
+"""LambdaLoss's metric-driven losses NDCG-Loss1, NDCG-Loss2 and NDCG-Loss2++ (Wang, Li, Golbandi,
+Bendersky, Najork, CIKM 2018, Section 4), on the lambda-weighted base.
+
+With the documents of a query in the order of the current scores (descending; ties in input
+order), ``r_i`` the 1-based position of document ``i``, ``D(r) = log2(1 + r)``, gains ``G_i =
+(2^y_i - 1) / maxDCG`` (the ideal DCG of the whole query), the position-gap weight and LambdaRank's
+weight of a pair ``(i, j)`` with ``y_i > y_j`` are::
+
+    delta_ij = |1 / D(|r_i - r_j|) - 1 / D(|r_i - r_j| + 1)| |G_i - G_j|
+    rho_ij   = |1 / D(r_i) - 1 / D(r_j)| |G_i - G_j|
+
+and the losses of query ``k`` (weight ``W_k``), summed over its pairs of different labels::
+
+    NDCG-Loss2:    W_k sum delta_ij log(1 + exp(-sigma (s_i - s_j)))
+    NDCG-Loss2++:  W_k sum (rho_ij + mu delta_ij) log(1 + exp(-sigma (s_i - s_j)))
+
+The paper writes ``-log2`` of the logistic: the natural logarithm here multiplies the loss, the
+gradient and the Hessian by ``ln 2``, which leaves every Newton leaf ``-G / H`` as it is (an L2 leaf
+penalty acts as a slightly different one). The weights depend on the order, so the gradient is the
+loss's derivative with them held (gradient kind ``"lambda"``, :mod:`.lambda_weighted`). No
+truncation (the paper's losses run over every pair; TF-Ranking's ``topn`` variants are not these),
+no normalisation, no scaling by the list size (TF-Ranking and rax multiply their weights by it).
+
+NDCG-Loss1 weighs each document's logistic terms against *every* other document, equal labels
+included, by the document's own share of the DCG, ``G_i / D(r_i)``::
+
+    NDCG-Loss1:    W_k sum_i (G_i / D(r_i)) sum_{j != i} log(1 + exp(-sigma (s_i - s_j)))
+
+Its weight belongs to a document, not to a pair of different labels, so its sum runs over the
+ordered pairs (:mod:`._lambdaloss_kernels`); the pair functions and the held weights are the
+base's (the paper's ``j = i`` term, a constant, is left out).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+from numpy.typing import NDArray
+
+from .._core import dispatch
+from . import _lambdaloss_kernels as LK
+from ._contract import Param, Search
+from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss
+from .ranknet import SIGMA
+
+__all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount"]
+
+
+@nb.njit(cache=True)
+def position_gap_discount(rank_i: int, rank_j: int) -> float:
+    """``|1 / D(g) - 1 / D(g + 1)|`` of the positions' gap ``g = |r_i - r_j|``, ``D(r) = log2(1 + r)``
+    (0 for ``g = 0``): LambdaLoss's ``delta_ij`` before the gain difference."""
+    gap = abs(rank_i - rank_j)
+    if gap == 0:
+        return 0.0
+    return abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap))
+
+
+class NDCGLoss2(LambdaWeightedLoss):
+    """LambdaLoss's NDCG-Loss2: the logistic pair loss weighted by ``delta_ij`` (module docstring)."""
+
+    name = "ndcg_loss2"
+    summary = "LambdaLoss's NDCG-Loss2: logistic pair loss weighted by the position-gap bound (Wang et al. 2018)"
+    params = {"sigma": SIGMA}
+    hessians = {"exact": EXACT}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    @staticmethod
+    def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
+        return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * position_gap_discount(p.rank_i, p.rank_j)
+
+
+class NDCGLoss2PP(LambdaWeightedLoss):
+    """LambdaLoss's NDCG-Loss2++: the logistic pair loss weighted by ``rho_ij + mu delta_ij``
+    (module docstring); ``mu = 0`` is LambdaRank's weight (without LightGBM's normalisation)."""
+
+    name = "ndcg_loss2pp"
+    summary = "LambdaLoss's NDCG-Loss2++: LambdaRank's weight plus mu times NDCG-Loss2's (Wang et al. 2018)"
+    params = {"sigma": SIGMA,
+              "mu": Param(5.0, "real", "weight of NDCG-Loss2's position-gap term beside LambdaRank's", low=0.0,
+                          search=Search(1.0, 20.0, log=True))}
+    hessians = {"exact": EXACT}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    @staticmethod
+    def pair_weight(p, sigma, mu):  # type: ignore[no-untyped-def]
+        rho = abs(p.discount_i - p.discount_j)
+        return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * (rho + mu * position_gap_discount(p.rank_i, p.rank_j))
+
+
+class NDCGLoss1(LambdaWeightedLoss):
+    """LambdaLoss's NDCG-Loss1: the logistic loss of every ordered pair ``(i, j)``, weighted by
+    ``G_i / D(r_i)`` (module docstring). A :class:`LambdaWeightedLoss` whose ``pair_weight`` is the
+    first document's, summed by :func:`._lambdaloss_kernels.ordered_pair_sums` (no truncation, no
+    normalisation)."""
+
+    name = "ndcg_loss1"
+    summary = "LambdaLoss's NDCG-Loss1: each document's logistic terms against all others, weighted by its " \
+              "G / D (Wang et al. 2018)"
+    params = {"sigma": SIGMA}
+    hessians = {"exact": EXACT}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    @staticmethod
+    def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
+        return p.gain_i * p.inv_max_dcg * p.discount_i
+
+    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        at, order, grad, hess, loss, done = self._ordered(scores, want_loss)
+        run = dispatch.kernel_for(LK.ordered_pair_sums, self._work)
+        run(scores, at, order, self._gains, self.group_ptr, self._inv_max_dcg, self.query_weights, self._discounts,
+            self._bound, want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss,
+            done)
+        self._check_done(done)
+        return grad, hess, loss
+
+    def _listed_pairs(self, query: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Every ordered pair of documents of ``query`` (``None``: of every query): this loss's terms."""
+        gp = self.group_ptr
+        pairs = np.concatenate([np.zeros((0, 2), np.int64)] + [
+            gp[q] + np.argwhere(~np.eye(gp[q + 1] - gp[q], dtype=bool))
+            for q in (range(self.n_queries) if query is None else (query,))])
+        return pairs[:, 0], pairs[:, 1]

@@ -1,0 +1,227 @@
+"""RankNet (``ranknet``) and LambdaLoss's NDCG-Loss1 (``ndcg_loss1``), NDCG-Loss2 (``ndcg_loss2``)
+and NDCG-Loss2++ (``ndcg_loss2pp``): each loss against a slow per-query Python loop written from the papers'
+equations, the gradient against finite differences of that loop (for the LambdaLoss ones with the
+pair weights held at the current scores), the exact Hessian against finite differences of the
+gradient, degenerate queries, bad parameters, and training on both frameworks. The contract checks
+of every registered objective (tests/objectives/test_contract_suite.py) cover them too."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from boostplug import objectives
+from boostplug.compare import get_method, method_names
+from boostplug.data import make_ranking
+from boostplug.testing import fd_gradient, fd_jacobian
+from tests.objectives.test_lambda_weighted import _data   # six queries: ties, one document, one label, ...
+
+NAMES = ["ranknet", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"]
+
+
+def _brute_loss(name: str, scores, labels, group_ptr, weights, at=None, *, sigma=1.0, mu=5.0) -> float:
+    """The papers' sums, one query and one pair at a time. The LambdaLoss weights come from the
+    order of ``at`` (default ``scores``): 1-based positions by descending score, ties in input order,
+    ``D(r) = log2(1 + r)``, gains ``(2^y - 1) / maxDCG`` over the whole query."""
+    at = scores if at is None else at
+    total = 0.0
+    for q in range(len(group_ptr) - 1):
+        a, b = int(group_ptr[q]), int(group_ptr[q + 1])
+        order = sorted(range(a, b), key=lambda r: -at[r])          # stable: ties keep input order
+        rank = {r: p + 1 for p, r in enumerate(order)}
+        ideal = sorted((2.0 ** labels[r] - 1.0 for r in range(a, b)), reverse=True)
+        max_dcg = sum(g / math.log2(1 + p) for p, g in enumerate(ideal, start=1))
+        G = {r: (2.0 ** labels[r] - 1.0) / max_dcg if max_dcg > 0 else 0.0 for r in range(a, b)}
+        for i in range(a, b):
+            for j in range(a, b):
+                if name == "ndcg_loss1" and i != j:   # every ordered pair, weighted by G_i / D(r_i)
+                    total += weights[q] * G[i] / math.log2(1 + rank[i]) * math.log(
+                        1.0 + math.exp(-sigma * (scores[i] - scores[j])))
+                if name == "ndcg_loss1" or labels[i] <= labels[j]:
+                    continue
+                gap = abs(rank[i] - rank[j])
+                delta = abs(1 / math.log2(1 + gap) - 1 / math.log2(2 + gap)) * abs(G[i] - G[j])
+                rho = abs(1 / math.log2(1 + rank[i]) - 1 / math.log2(1 + rank[j])) * abs(G[i] - G[j])
+                weight = {"ranknet": 1.0, "ndcg_loss2": delta, "ndcg_loss2pp": rho + mu * delta}[name]
+                total += weights[q] * weight * math.log(1.0 + math.exp(-sigma * (scores[i] - scores[j])))
+    return total
+
+
+def _params(name: str, sigma: float, mu: float) -> dict:
+    return {"sigma": sigma} if name != "ndcg_loss2pp" else {"sigma": sigma, "mu": mu}
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("seed, sigma, mu", [(0, 1.0, 5.0), (1, 2.5, 0.3)])
+def test_loss_against_the_papers_sums(name, seed, sigma, mu) -> None:
+    s, y, gp, w = _data(seed)
+    obj = objectives.get(name).prepare(y, gp, weights=w, **_params(name, sigma, mu))
+    np.testing.assert_allclose(obj.loss(s), _brute_loss(name, s, y, gp, w, sigma=sigma, mu=mu), rtol=1e-12)
+    other = s[::-1].copy()   # another order for the weights
+    held = obj.loss(s, weights_at=other) if name != "ranknet" else obj.loss(s)
+    want = _brute_loss(name, s, y, gp, w, other if name != "ranknet" else None, sigma=sigma, mu=mu)
+    np.testing.assert_allclose(held, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_gradient_and_hessian_against_finite_differences(name) -> None:
+    """The gradient is the derivative of the paper's sum with the pair weights held at the current
+    scores (for RankNet there are none to hold), the "exact" Hessian the diagonal of its Hessian; the
+    scores have no ties, so that a step of 1e-4 does not reorder them."""
+    rng = np.random.default_rng(7)
+    gp = np.array([0, 6, 13, 14], dtype=np.int64)
+    y = rng.integers(0, 4, 14).astype(np.float64)
+    s = rng.normal(size=14)
+    w = np.array([1.0, 2.0, 1.0])
+    params = _params(name, 1.5, 2.0)
+    obj = objectives.get(name).prepare(y, gp, weights=w, **params)
+    g, h = obj.grad_hess(s)
+    fd = fd_gradient(lambda x: _brute_loss(name, x, y, gp, w, s, **params), s)
+    np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9)
+    held = (lambda x: obj.grad_hess(x, weights_at=s)[0]) if name != "ranknet" else (lambda x: obj.grad_hess(x)[0])
+    J = fd_jacobian(held, s)
+    live = h[:13]   # the one-document query's Hessian is the floor, not a curvature
+    np.testing.assert_allclose(live, np.diag(J)[:13], rtol=1e-6, atol=1e-9)
+
+
+def test_ndcg_loss2pp_is_lambdaranks_weight_plus_mu_times_ndcg_loss2s() -> None:
+    """NDCG-Loss2++ at mu is NDCG-Loss2++ at 0 (LambdaRank's |Delta NDCG| weight) plus mu times
+    NDCG-Loss2, term by term: the loss, the gradient and the Hessian."""
+    s, y, gp, w = _data(3)
+    pp = objectives.get("ndcg_loss2pp")
+    two = objectives.get("ndcg_loss2").prepare(y, gp, weights=w, sigma=1.3, hessian_floor=False)
+    zero = pp.prepare(y, gp, weights=w, sigma=1.3, mu=0.0, hessian_floor=False)
+    mixed = pp.prepare(y, gp, weights=w, sigma=1.3, mu=4.0, hessian_floor=False)
+    np.testing.assert_allclose(mixed.loss(s), zero.loss(s) + 4.0 * two.loss(s), rtol=1e-12)
+    for a, b, c in zip(mixed.grad_hess(s), zero.grad_hess(s), two.grad_hess(s)):
+        np.testing.assert_allclose(a, b + 4.0 * c, rtol=1e-12, atol=1e-15)
+    assert np.abs(two.grad_hess(s)[0]).max() > 0 and np.abs(zero.grad_hess(s)[0]).max() > 0
+
+
+def test_lambdaranks_weight_at_mu_zero() -> None:
+    """With mu = 0 the weight is LambdaRank's |Delta NDCG| of swapping the two documents."""
+    y = np.array([0.0, 2.0, 1.0, 3.0])
+    s = np.array([0.4, 0.3, 0.2, 0.1])       # the order 0, 1, 2, 3: the worst is on top
+    obj = objectives.get("ndcg_loss2pp").prepare(y, [0, 4], mu=0.0, hessian_floor=False)
+
+    def ndcg(order):
+        dcg = sum((2.0 ** y[r] - 1) / math.log2(2 + p) for p, r in enumerate(order))
+        return dcg / sum((2.0 ** v - 1) / math.log2(2 + p) for p, v in enumerate(sorted(y, reverse=True)))
+
+    # at equal scores each pair's logistic slope is -sigma / 2; document 0 (label 0) is the lower
+    # one of each of its three pairs, so its gradient is half the sum of their weights
+    g = obj.grad_hess(np.zeros(4), weights_at=s)[0]
+    swaps = []
+    for other in (1, 2, 3):
+        order = [0, 1, 2, 3]
+        order[0], order[other] = order[other], order[0]
+        swaps.append(abs(ndcg(order) - ndcg([0, 1, 2, 3])))
+    np.testing.assert_allclose(g[0], 0.5 * sum(swaps), rtol=1e-12)
+    assert min(swaps) > 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_degenerate_queries(name) -> None:
+    """One-document queries, queries of one label, a query of weight 0: gradient 0 and the Hessian
+    the floor for documents without pairs; all-equal and tied scores: finite, and ties ranked in
+    input order (the brute force's stable sort)."""
+    s, y, gp, w = _data(4)
+    obj = objectives.get(name).prepare(y, gp, weights=w)
+    g, h = obj.grad_hess(s)
+    assert np.isfinite(g).all() and np.isfinite(h).all()
+    for q in (1, 2, 5) if name != "ndcg_loss1" else (1, 5):   # one document, one label, weight 0
+        np.testing.assert_array_equal(g[gp[q]:gp[q + 1]], 0.0)
+        np.testing.assert_array_equal(h[gp[q]:gp[q + 1]], objectives.NO_INFO_HESSIAN)
+    if name == "ndcg_loss1":  # one label: each document is still pulled above the others by its G / D
+        assert np.abs(g[gp[2]:gp[3]]).max() > 0
+    flat = np.zeros_like(s)
+    np.testing.assert_allclose(obj.loss(flat), _brute_loss(name, flat, y, gp, w), rtol=1e-12)
+    assert np.abs(obj.grad_hess(flat)[0][gp[3]:gp[4]]).max() > 0
+    one = objectives.get(name).prepare(np.array([1.0]), [0, 1])
+    assert one.loss(np.array([3.0])) == 0.0 and one.grad_hess(np.array([3.0]))[0][0] == 0.0
+    same = objectives.get(name).prepare(np.full(4, 0.0 if name == "ndcg_loss1" else 2.0), [0, 4])
+    assert same.loss(np.arange(4.0)) == 0.0 and not same.grad_hess(np.arange(4.0))[0].any()
+
+
+def test_ties_are_ranked_in_input_order() -> None:
+    """Two tied documents take their positions in input order: swapping the rows of a tie moves the
+    position-dependent weights, as the brute force's stable sort says."""
+    y = np.array([1.0, 0.0, 2.0, 0.0])
+    s = np.array([0.5, 0.5, 0.5, -1.0])
+    for name in ("ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"):
+        obj = objectives.get(name).prepare(y, [0, 4])
+        g = obj.grad_hess(s)[0]
+        fd = fd_gradient(lambda x: _brute_loss(name, x, y, [0, 4], [1.0], s), s)
+        np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("name, bad, shown", [
+    ("ranknet", {"sigma": 0.0}, "sigma.*got 0.0"), ("ranknet", {"sigma": -1.0}, "sigma.*got -1.0"),
+    ("ranknet", {"sigma": float("nan")}, "sigma.*got nan"), ("ranknet", {"sigma": 1e200}, r"sigma.*got 1e\+200"),
+    ("ndcg_loss1", {"sigma": 0.0}, "sigma.*got 0.0"), ("ndcg_loss1", {"mu": 5.0}, "unknown parameter.*mu"),
+    ("ndcg_loss2", {"sigma": -0.5}, "sigma.*got -0.5"), ("ndcg_loss2", {"mu": 1.0}, "unknown parameter.*mu"),
+    ("ndcg_loss2pp", {"mu": -1.0}, "mu.*got -1.0"), ("ndcg_loss2pp", {"mu": float("inf")}, "mu.*got inf"),
+    ("ndcg_loss2pp", {"sigma": 0.0}, "sigma.*got 0.0"), ("ndcg_loss2pp", {"mu": "5"}, "mu.*'5'"),
+])
+def test_bad_parameters_are_named(name, bad, shown) -> None:
+    from boostplug import lightgbm as bpl
+
+    with pytest.raises((ValueError, TypeError), match=shown) as e:
+        objectives.get(name).prepare(np.array([1.0, 0.0]), [0, 2], **bad)
+    assert name in str(e.value)
+    with pytest.raises((ValueError, TypeError), match=shown):
+        bpl.objective(name, **bad)
+
+
+def test_compare_lists_them_with_their_parameters() -> None:
+    names = method_names()
+    assert {*NAMES, *(f"xgb-{n}" for n in NAMES)} <= set(names)
+    m = get_method("ndcg_loss2pp")
+    assert (m.framework, m.loss) == ("lightgbm", "boostplug:ndcg_loss2pp")
+    assert m.parameters()["mu"] == 5.0 and m.parameters()["sigma"] == 1.0
+    assert get_method("xgb-ranknet:sigma=2").loss_params == {"sigma": 2}
+
+
+# ---- the frameworks ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=30, docs_per_query=(4, 9), n_features=5, n_informative=3, seed=2)
+
+
+LGB = {"verbose": -1, "num_threads": 1, "deterministic": True, "min_data_in_leaf": 3, "learning_rate": 0.3}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_lightgbm_train_cv_and_ranker(name, data) -> None:
+    import lightgbm as lgb
+
+    from boostplug import lightgbm as bpl
+
+    obj = objectives.get(name).prepare(data.y, data.group_ptr)
+    start = obj.loss(np.zeros(data.n_docs))
+    booster = lgb.train({**LGB, "objective": bpl.objective(name)},
+                        bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), 8)
+    assert obj.loss(booster.predict(data.X, raw_score=True)) < 0.8 * start
+    res = bpl.cv({**LGB, "objective": bpl.objective(name), "metric": "None"},
+                 bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), 3, nfold=3, feval=bpl.metric("ndcg@5"))
+    assert len(res["valid ndcg@5-mean"]) == 3 and all(0.0 < v <= 1.0 for v in res["valid ndcg@5-mean"])
+    ranker = bpl.LGBMRanker(objective=name, sigma=2.0, n_estimators=6, learning_rate=0.3, min_child_samples=3,
+                            verbose=-1, n_jobs=1).fit(data.X, data.y, group=np.diff(data.group_ptr))
+    assert ranker.get_params()["sigma"] == 2.0 and obj.loss(ranker.predict(data.X)) < start
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_xgboost_train_and_ranker(name, data) -> None:
+    import xgboost as xgb
+
+    from boostplug import xgboost as bpx
+
+    obj = objectives.get(name).prepare(data.y, data.group_ptr)
+    start = obj.loss(np.zeros(data.n_docs))
+    booster = xgb.train(bpx.params(max_depth=3, eta=0.3, nthread=1),
+                        bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr), 6, obj=bpx.objective(name))
+    assert obj.loss(booster.predict(xgb.DMatrix(data.X), output_margin=True)) < 0.8 * start
+    ranker = bpx.XGBRanker(objective=name, n_estimators=6, max_depth=3, n_jobs=1).fit(data.X, data.y, qid=data.qid)
+    assert obj.loss(ranker.predict(data.X)) < start

@@ -1,5 +1,7 @@
 """A numba parser for LETOR / SVMlight files that follow the strict grammar exactly.
 
+Measured (docs/results/letor_io, rocketlake): an MSLR-WEB10K-Fold1-sized file (723k rows x 136, 907 MiB) loads with 18x less CPU than through scikit-learn's reader (10 s vs 187 s; 3.9x the wall time on the shared machine), a tenth of it 3.9-4.2x: it stays.
+
 :func:`parse` reads a whole file's bytes in two passes (count the rows and non-zeros, then
 fill preallocated arrays) and gives what scikit-learn's ``load_svmlight_file(...,
 query_id=True, zero_based=False)`` gives for the same file, bit for bit: ``X`` as CSR with

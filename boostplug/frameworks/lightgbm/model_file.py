@@ -140,20 +140,27 @@ def load_model(path: Any = None, *, model_str: str | None = None):
     file cut short): ``ValueError`` naming the file (or "the model string") and the line for
     text that is incomplete or inconsistent (tree count, fields and array lengths of each tree,
     end markers), including cuts that LightGBM would load without their parameters section
-    and so without the objective record.
+    and so without the objective record. What LightGBM refuses itself (a header without
+    ``feature_infos``, a damaged ``pandas_categorical:`` line) is that ``ValueError`` too, with
+    LightGBM's message.
     """
     import lightgbm as lgb
 
     if (path is None) == (model_str is None):
         raise ValueError("load_model: pass exactly one of path or model_str=")
     if model_str is None:
-        model_str = _read_checked(path)
+        model_str, source = _read_checked(path), os.fspath(path)
     else:
         if not isinstance(model_str, str):
             raise TypeError(f"load_model: model_str must be a str, got {type(model_str).__name__}")
-        check_model_text(model_str, "the model string")
+        source = "the model string"
+        check_model_text(model_str, source)
     record = record_from_text(model_str)
-    booster = lgb.Booster(model_str=model_str)
+    try:
+        booster = lgb.Booster(model_str=model_str)
+    except (lgb.basic.LightGBMError, ValueError) as exc:  # ValueError: the pandas_categorical line's JSON
+        raise ValueError(f"{source}: LightGBM refused it ({exc}); an incomplete or damaged LightGBM model, "
+                         "not loaded") from None
     if record is not None:
         setattr(booster, RECORD_ATTR, record)
     return booster

@@ -1,34 +1,36 @@
 """Checking LightGBM model text before LightGBM parses it.
 
-LightGBM's text parser trusts its input: a model file cut short (a copy interrupted, a full
-disk while another program wrote it) makes it read past the end of the text or index arrays
-out of range, and the process dies with SIGSEGV or SIGABRT; other cuts load but silently lose
-the parameters section, and with it boostplug's objective record. :func:`check_model_text`
-reads the whole structure first and refuses anything LightGBM would not read safely and
-completely, naming the source and the line:
+Measured with LightGBM 4.7.0 unguarded (docs/results/lightgbm_model_text): 8,455 of 12,428 cuts kill the process, 1,375 drop the record, 11 of 27 damage cases kill or hang it; only checks these need stay.
 
-* the header: ``tree`` first, ``num_class``, ``num_tree_per_iteration``, ``label_index``,
-  ``max_feature_idx`` as integers, as many ``feature_names``/``feature_infos`` (and
-  ``monotone_constraints``) as ``max_feature_idx + 1``; ``tree_sizes`` equal to the lengths of
-  the tree blocks (LightGBM cuts the text at those offsets without looking);
-* every ``Tree=<i>`` block, numbered from 0: known fields, each once; ``num_leaves`` and
-  ``num_cat``; every array of the length ``num_leaves`` gives it, numbers in LightGBM's
-  syntax; children forming one tree over all nodes and leaves; split features within
+LightGBM parses the trees in an OpenMP loop, where any format error it finds aborts the
+process (SIGABRT), and its prediction follows the children it is given (a cycle hangs, an
+index out of range reads outside the arrays); a model file cut short (a copy interrupted, a
+full disk) dies so, or loads without its parameters section, and with it boostplug's
+objective record. :func:`check_model_text` refuses, naming the source and the line:
+
+* the header: ``num_class``, ``num_tree_per_iteration`` (0 divides by zero) and
+  ``max_feature_idx`` as integers; ``tree_sizes`` equal to the lengths of the tree blocks
+  (one size too few loads one tree too few);
+* every ``Tree=`` block: at most the 22 lines LightGBM reads; ``num_leaves``, ``num_cat``,
+  ``is_linear`` in range; every array of the length ``num_leaves`` gives it, numbers in
+  LightGBM's syntax; children forming one tree over all nodes and leaves; split features within
   ``max_feature_idx``; decision types LightGBM knows, categorical splits pointing into
   ``cat_boundaries``, which must be increasing from 0 to the length of ``cat_threshold``;
   linear leaves' feature and coefficient counts;
 * ``end of trees``, a tree count that is a multiple of ``num_tree_per_iteration``, then a
-  complete ending: the ``pandas_categorical:`` line the Python package writes last, holding
-  JSON, or, for text LightGBM itself wrote, ``end of parameters``/``end of parser`` as the very
-  last line. Text holding boostplug's record was written through the Python package, so it
-  must end with ``pandas_categorical:``; a ``parameters:`` or ``parser:`` section must end.
+  complete ending: the ``pandas_categorical:`` line the Python package writes last, or, for
+  text LightGBM itself wrote, ``end of parameters``/``end of parser`` as the very last line.
+  Text holding boostplug's record was written through the Python package, so it must end with
+  ``pandas_categorical:``; a ``parameters:`` or ``parser:`` section must end.
 
-The checks are linear in the text's length (each line is matched once).
+What LightGBM refuses cleanly itself (a header without ``feature_infos``, feature names of the
+wrong count, a damaged ``pandas_categorical:`` line) or reads safely (the first line, the
+numbers after ``Tree=``, a field repeated or unknown within the 22 lines) is left to it. The
+checks are linear in the text's length (each line is matched once).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -67,13 +69,12 @@ _ARRAYS: dict[str, tuple[re.Pattern[str], str]] = {
     "num_features": (_INTS, "k"),
 }
 _SCALARS = {"num_leaves": _INT, "num_cat": _INT, "is_linear": _INT, "shrinkage": _FLOAT}
-_OTHER = {"cat_boundaries", "cat_threshold", "leaf_features", "leaf_coeff"}
 _REQUIRED = ("num_leaves", "num_cat", "leaf_value")
 _SPLIT_REQUIRED = ("left_child", "right_child", "split_feature", "threshold")
 _ONE_LEAF_READS = ("leaf_value", "leaf_count")
 # Tree(const char*) reads at most this many lines of a block.
 _MAX_TREE_LINES = 22
-_HEADER_INTS = ("num_class", "num_tree_per_iteration", "label_index", "max_feature_idx")
+_HEADER_INTS = ("num_class", "num_tree_per_iteration", "max_feature_idx")
 _ENDINGS = ("end of parameters", "end of parser")
 _PANDAS = "pandas_categorical:"
 _RECORD_LINE = f"[{RECORD_KEY}: "
@@ -121,8 +122,6 @@ def _check(model: str) -> None:
     if "\0" in model:
         raise _Refused(f"the model text holds a NUL character (at offset {model.index(chr(0))})")
     lines = _Lines.of(model)
-    if lines.text[0] != "tree":
-        raise _Refused(f"the first line is {_clip(lines.text[0])}, not 'tree' (LightGBM's model text begins so)", 0)
     header, first_tree = _header(lines)
     n_features = header["max_feature_idx"] + 1
     trees, end_line = _trees(lines, first_tree, n_features)
@@ -160,19 +159,9 @@ def _header(lines: _Lines) -> tuple[dict, int]:
             raise _Refused(f"{key}={_clip(value)} is not an integer", at)
         out[key] = int(value)
     out.setdefault("num_tree_per_iteration", out["num_class"])
-    for key, low in (("num_class", 1), ("num_tree_per_iteration", 1), ("max_feature_idx", 0), ("label_index", 0)):
+    for key, low in (("num_class", 1), ("num_tree_per_iteration", 1), ("max_feature_idx", 0)):
         if out[key] < low or out[key] > 2**31 - 1:
             raise _Refused(f"{key}={out[key]} is outside [{low}, 2147483647]", fields[key][1] if key in fields else i)
-    n_features = out["max_feature_idx"] + 1
-    for key in ("feature_names", "feature_infos", "monotone_constraints"):
-        if key not in fields:
-            if key == "monotone_constraints":
-                continue
-            raise _Refused(f"the header has no {key}=", i)
-        value, at = fields[key]
-        count = len(_tokens(value))
-        if count != n_features:
-            raise _Refused(f"{key} has {count} entries, max_feature_idx={n_features - 1} needs {n_features}", at)
     if "tree_sizes" in fields:
         value, at = fields["tree_sizes"]
         if not _INTS.fullmatch(value):
@@ -194,8 +183,7 @@ def _trees(lines: _Lines, i: int, n_features: int) -> tuple[list[int], int]:
         line = lines.text[i]
         if line == "end of trees":
             return trees, i
-        m = _TREE_LINE.fullmatch(line)
-        if m is None or int(m.group(1)) != len(trees):
+        if _TREE_LINE.fullmatch(line) is None:  # LightGBM does not read the number
             raise _Refused(f"expected 'Tree={len(trees)}' or 'end of trees', found {_clip(line)}", i)
         first = i
         fields: dict[str, tuple[str, int]] = {}
@@ -204,12 +192,10 @@ def _trees(lines: _Lines, i: int, n_features: int) -> tuple[list[int], int]:
             key, eq, value = lines.text[i].partition("=")
             if not eq:
                 raise _Refused(f"Tree={len(trees)}: {_clip(lines.text[i])} is not a key=value field", i)
-            if key in fields:
-                raise _Refused(f"Tree={len(trees)}: field {key} appears twice", i)
-            fields[key] = (value, i)
+            fields[key] = (value, i)  # LightGBM keeps the last of repeated keys
             i += 1
-        if len(fields) > _MAX_TREE_LINES:
-            raise _Refused(f"Tree={len(trees)} has {len(fields)} fields, more than LightGBM reads ({_MAX_TREE_LINES})",
+        if i - first - 1 > _MAX_TREE_LINES:  # LightGBM would start the next block inside this one
+            raise _Refused(f"Tree={len(trees)} has {i - first - 1} lines, more than LightGBM reads ({_MAX_TREE_LINES})",
                            first)
         if i == n:  # a block ends with a blank line: without it the text stops inside the tree
             raise _Refused(f"the text ends inside Tree={len(trees)}", n - 1)
@@ -220,9 +206,6 @@ def _trees(lines: _Lines, i: int, n_features: int) -> tuple[list[int], int]:
 def _check_tree(fields: dict[str, tuple[str, int]], t: int, first: int, n_features: int) -> None:
     """One Tree= block's fields: presence, lengths, syntax and the tree they describe."""
     name = f"Tree={t}"
-    unknown = sorted(set(fields) - set(_ARRAYS) - set(_SCALARS) - _OTHER)
-    if unknown:
-        raise _Refused(f"{name} has unknown fields {unknown}", fields[unknown[0]][1])
     for key in _REQUIRED:
         if key not in fields:
             raise _Refused(f"{name} has no {key}=", first)
@@ -432,18 +415,8 @@ def _check_tail(lines: _Lines, end_line: int) -> None:
     for kind, at in _sections(lines, end_line + 1):
         last_kind, last_line = kind, at
     text = lines.text
-    tail_blank = all(not s for s in text[last_line + 1:])
     if last_kind == _PANDAS:
-        if not tail_blank:
-            raise _Refused("the pandas_categorical: line is not the last one", last_line)
-        try:
-            value = json.loads(text[last_line][len(_PANDAS):])
-        except ValueError:
-            raise _Refused(f"the pandas_categorical: line is not complete JSON: {_clip(text[last_line])}",
-                           last_line) from None
-        if value is not None and not isinstance(value, list):
-            raise _Refused("the pandas_categorical: line holds neither null nor a list", last_line)
-        return
+        return  # the Python package refuses a cut or damaged line itself (json.loads, wrapped by the caller)
     # LightGBM's own writer ends right after its last section, one newline; anything else after it
     # (a blank line, part of a word) is the start of the pandas_categorical: line the Python
     # package appends, cut off.

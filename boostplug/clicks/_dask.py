@@ -1,72 +1,20 @@
 """Click logs as Dask DataFrames: each partition is validated and its pairs counted where it
-lives; only the partial counts (one row per distinct directed pair of the partition) and
-the partition's session ids travel back, where they are summed. A session must lie within
-one partition (``ddf.shuffle(on=<session column>)`` arranges that): the session ids are
-compared across partitions and a split session is a ``ValueError`` naming it.
+lives (:func:`boostplug.clicks._counts.partition_counts`); only the partial counts (one row per
+distinct directed pair of the partition) and the partition's session ids travel back, where they
+are summed. A session must lie within one partition (``ddf.shuffle(on=<session column>)``
+arranges that): the session ids are compared across partitions and a split session is a
+``ValueError`` naming it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-import numpy as np
-
-from .._validation import show
-from . import _sources
+from ._counts import merge_partials, partition_counts, roles_of
 from .extraction import Extraction
-from .log import Dropped, _validate
+from .log import Dropped
 
-__all__ = ["reduce_partitions", "partition_counts", "merge_partials"]
-
-
-@dataclass
-class _Partial:
-    query: np.ndarray
-    preferred: np.ndarray
-    other: np.ndarray
-    count: np.ndarray
-    sessions: np.ndarray
-    n_impressions: int
-    dropped: Dropped
-    error: str | None = None  # a refusal, raised once the sessions are known to be whole
-
-
-def partition_counts(frame: Any, index: int, roles: dict[str, str], mask: int, min_dwell: float | None,
-                      inverse_propensity: np.ndarray | None, on_bad: str) -> _Partial:
-    """One partition's validated log reduced to its pair counts (run on a worker)."""
-    batch = _sources._batch_from(frame, "pandas", roles, 0)
-    dropped = Dropped()
-    s = batch.values["session"]
-    if batch.nulls["session"] is not None:
-        s = s[~batch.nulls["session"]]
-    sessions = np.unique(s)
-    try:
-        log = _validate(batch, roles, on_bad, dropped)
-    except ValueError as exc:  # a session split across partitions looks like a bad impression: check that first
-        none = np.zeros(0, dtype=np.int64)
-        return _Partial(none, none, none, none, sessions, 0, dropped,
-                        f"partition {index} (log rows counted from the partition's start): {exc}")
-    ex = Extraction(mask, min_dwell, inverse_propensity)
-    ex.add_log(log)
-    q, a, b, c = ex.raw_counts()
-    return _Partial(q, a, b, c, sessions, log.n_impressions, dropped)
-
-
-def _check_sessions_whole(partials: list[_Partial]) -> None:
-    sessions = [p.sessions for p in partials]
-    if not sessions:
-        return
-    ids = np.concatenate(sessions)
-    part = np.repeat(np.arange(len(sessions)), [s.shape[0] for s in sessions])
-    order = np.argsort(ids, kind="stable")
-    ids, part = ids[order], part[order]
-    again = np.flatnonzero(ids[1:] == ids[:-1])
-    if again.size:
-        k = int(again[0])
-        raise ValueError(
-            f"click log: session {show(ids[k])} lies in partitions {int(part[k])} and {int(part[k + 1])} of the Dask "
-            "DataFrame; each session must be within one partition: ddf.shuffle(on=<session column>) first")
+__all__ = ["reduce_partitions"]
 
 
 def reduce_partitions(ddf: Any, ex: Extraction, columns: Mapping[str, str | None] | None, on_bad: str,
@@ -75,23 +23,7 @@ def reduce_partitions(ddf: Any, ex: Extraction, columns: Mapping[str, str | None
     columns by role and the merged report of dropped impressions."""
     import dask
 
-    roles = _sources.resolve_columns(columns, [str(c) for c in ddf.columns])
-    check_roles(roles)
+    roles = roles_of(columns, ddf.columns, check_roles)
     tasks = [dask.delayed(partition_counts)(part, i, roles, ex.mask, ex.min_dwell, ex.inverse_propensity, on_bad)
              for i, part in enumerate(ddf.to_delayed())]
     return roles, merge_partials(list(dask.compute(*tasks)), ex)
-
-
-def merge_partials(partials: list[_Partial], ex: Extraction) -> Dropped:
-    """Sum the partitions' counts into ``ex`` (after checking that no session spans two of them,
-    and raising the first partition's refusal); returns the merged report of dropped impressions."""
-    _check_sessions_whole(partials)
-    errors = [p.error for p in partials if p.error is not None]
-    if errors:
-        raise ValueError(errors[0])
-    dropped = Dropped()
-    for p in partials:
-        ex.add_counts(p.query, p.preferred, p.other, p.count)
-        ex.n_impressions += p.n_impressions
-        dropped.merge(p.dropped)
-    return dropped

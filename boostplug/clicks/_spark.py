@@ -1,14 +1,14 @@
 """Click logs as Spark DataFrames: shuffled so that each session lies in one partition (its rows in
-their original order), then each partition validated and its pairs counted on an executor, as a
-Dask partition is (:mod:`boostplug.clicks._dask`); only the partial counts travel to the driver."""
+their original order), then each partition validated and its pairs counted on an executor
+(:mod:`boostplug.clicks._counts`, as a Dask partition is); only the partial counts travel to the
+driver."""
 
 from __future__ import annotations
 
 import pickle
 from typing import Any, Callable, Iterator, Mapping
 
-from . import _sources
-from ._dask import merge_partials, partition_counts
+from ._counts import merge_partials, partition_counts, roles_of
 from .extraction import Extraction
 from .log import Dropped
 
@@ -24,8 +24,7 @@ def reduce_spark(sdf: Any, ex: Extraction, columns: Mapping[str, str | None] | N
     the merged report of dropped impressions."""
     from pyspark.sql import functions as F
 
-    roles = _sources.resolve_columns(columns, [str(c) for c in sdf.columns])
-    check_roles(roles)
+    roles = roles_of(columns, sdf.columns, check_roles)
     session = roles["session"]
     laid = (sdf.select(*roles.values()).withColumn(_ROW, F.monotonically_increasing_id())
                .repartition(F.col(session)).sortWithinPartitions(session, _ROW).drop(_ROW))

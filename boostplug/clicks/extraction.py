@@ -1,6 +1,6 @@
 """Pair counts of a click log under packed integer keys (:class:`Extraction`): what
 :func:`~boostplug.clicks.preferences` fills impression by impression, and each Dask partition
-fills where it lives (:mod:`boostplug.clicks._dask`) before the partial counts are summed.
+fills where it lives (:mod:`boostplug.clicks._counts`) before the partial counts are summed.
 """
 
 from __future__ import annotations

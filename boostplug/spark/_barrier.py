@@ -216,10 +216,8 @@ def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns, stamps: "Stamp
     for flag in (0, 1):
         rows = pdf[pdf[VALID_COL] == flag]
         row_sets = {p: np.flatnonzero(rows[c].to_numpy(bool)) for p, c in cols.objective_cols} if flag == 0 else {}
-        out.append(Part(features_matrix(rows, sparse=sparse), rows[cols.label_col].to_numpy(np.float64),
-                        rows[cols.qid_col].to_numpy(),
-                        rows[cols.weight_col].to_numpy(np.float64) if cols.weight_col else None,
-                        rows[cols.doc_col].to_numpy() if cols.doc_col else None, row_sets))
+        out.append(Part.of_frame(rows, features_matrix(rows, sparse=sparse), cols.label_col, cols.qid_col,
+                                 cols.weight_col, cols.doc_col, row_sets))
     if stamps is not None:
         stamps.mark("arrays")
     return out[0], out[1]

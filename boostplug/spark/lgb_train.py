@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from ..frameworks._metric_spec import MetricSpec
-from ..frameworks.distributed.lightgbm_worker import free_port, load, prepare_params, train_part
+from ..frameworks.distributed.lightgbm_worker import (free_port, load, objective, prepare_params, record_objective,
+                                                      train_part, uses_tracker)
 from ..frameworks.distributed.stamps import Stamps
-from ..frameworks.lightgbm.adapters import objective
-from ..frameworks.lightgbm.model_file import record_objective
 from ._barrier import part_arrays, train_or_defer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,11 +21,6 @@ __all__ = ["SCHEMA", "objective", "prepare_params", "uses_tracker", "task", "loa
 
 #: What each task sends back: its stage stamps, and the first task the model text.
 SCHEMA = "model string, stages string"
-
-
-def uses_tracker(metric: MetricSpec | None) -> bool:
-    """XGBoost's collective only adds up the early-stopping metric: needed with validation rows."""
-    return metric is not None
 
 
 def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]]:

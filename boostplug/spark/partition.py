@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 import numpy as np
 
 from .._validation import show
+from ..frameworks.distributed.layout import first_split, query_runs
 from ._spark import require_columns, require_frame
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,14 +77,7 @@ def _partition_runs(index: int, rows: Iterator[Any]
                     ) -> Iterator[tuple[int, int, list[tuple[Any, ...]], list[int]]]:
     """``(partition, rows, [key of each run of equal keys], [rows of each run])`` of one partition
     (runs on an executor)."""
-    runs: list[tuple[Any, ...]] = []
-    lengths: list[int] = []
-    for row in rows:
-        key = tuple(row)
-        if not runs or runs[-1] != key:
-            runs.append(key)
-            lengths.append(0)
-        lengths[-1] += 1
+    runs, lengths = query_runs(tuple(row) for row in rows)
     yield index, sum(lengths), runs, lengths
 
 
@@ -108,14 +102,11 @@ def check_partitions(df: "DataFrame", qid_col: str = "qid", *, group_cols: Seque
         for q, n in zip(run_ids, lengths):
             by_group[q[:-1]] = by_group.get(q[:-1], 0) + n
         group_rows.append(by_group)
-    seen: dict[Any, int] = {}
-    for part, _, run_ids, _ in found:
-        for q in run_ids:
-            if q in seen:
-                where = (f"partitions {seen[q]} and {part}" if seen[q] != part
-                         else f"two separate runs of rows in partition {part}")
-                name = q[-1]
-                raise ValueError(f"query {show(name)} (column {qid_col!r}) is split: its rows lie in {where}; "
-                                 + _FIX.format(qid_col=qid_col))
-            seen[q] = part
+    split = first_split((part, run_ids) for part, _, run_ids, _ in found)
+    if split is not None:
+        q, first, again = split
+        where = (f"partitions {first} and {again}" if first != again
+                 else f"two separate runs of rows in partition {again}")
+        raise ValueError(f"query {show(q[-1])} (column {qid_col!r}) is split: its rows lie in {where}; "
+                         + _FIX.format(qid_col=qid_col))
     return QueryLayout(rows, queries, tuple(group_rows))

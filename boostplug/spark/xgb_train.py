@@ -4,14 +4,11 @@ side is :func:`boostplug.spark.training.train`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.distributed.stamps import Stamps
-from ..frameworks.distributed.xgboost_worker import load, train_part
-from ..frameworks.xgboost.adapters import objective
-from ..frameworks.xgboost.adapters import params as xgb_params
-from ..frameworks.xgboost.model_file import record_objective
+from ..frameworks.distributed.xgboost_worker import (load, objective, prepare_params, record_objective, train_part,
+                                                     uses_tracker)
 from ._barrier import part_arrays, train_or_defer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,16 +20,6 @@ __all__ = ["SCHEMA", "objective", "prepare_params", "uses_tracker", "task", "loa
 
 #: What each task sends back: its stage stamps, and the first task the model as UBJSON.
 SCHEMA = "model binary, stages string"
-
-
-def prepare_params(params: dict[str, Any]) -> dict[str, Any]:
-    """Booster parameters over :func:`boostplug.xgboost.params`."""
-    return xgb_params(**params)
-
-
-def uses_tracker(metric: MetricSpec | None) -> bool:
-    """The workers always join XGBoost's collective (it reduces their histograms)."""
-    return True
 
 
 def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]]:

@@ -62,8 +62,7 @@ def _worker_rows(parts: list["pd.DataFrame"], features: list[str], label_col: st
     import pandas as pd
 
     rows = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    return Part(rows[features].to_numpy(np.float64), rows[label_col].to_numpy(np.float64),
-                rows[qid_col].to_numpy(), None, rows[doc_col].to_numpy())
+    return Part.of_frame(rows, rows[features].to_numpy(np.float64), label_col, qid_col, doc_col=doc_col)
 
 
 def _check_keys(part: "pd.DataFrame", partition: int, qid_col: str, doc_col: str, tables: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...groups import first_noncontiguous, group_ptr_from_qid, sizes_from_group_ptr
+from ..distributed.layout import first_split
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
@@ -355,15 +356,11 @@ def local_structure(qid: Any, partition: int, qid_col: str) -> tuple[NDArray[np.
 
 def raise_if_split(first_qids: Sequence[NDArray[Any]], qid_col: str) -> None:
     """A query id that starts a run in two partitions is split between them."""
-    seen: dict[Any, int] = {}
-    for p, ids in enumerate(first_qids):
-        for value in ids.tolist():
-            if value in seen:
-                raise ValueError(
-                    f"query {value!r} is split between partitions {seen[value]} and {p}; "
-                    + _FIX.format(qid_col=qid_col)
-                )
-            seen[value] = p
+    split = first_split((p, ids.tolist()) for p, ids in enumerate(first_qids))
+    if split is not None:
+        value, first, again = split
+        raise ValueError(f"query {value!r} is split between partitions {first} and {again}; "
+                         + _FIX.format(qid_col=qid_col))
 
 
 def _qid_partitions(data: Any, qid_col: str) -> list[Any]:

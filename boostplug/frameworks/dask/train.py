@@ -206,7 +206,6 @@ def train_lightgbm(
 
     from ..lightgbm.adapters import objective as lgb_objective
     from ..lightgbm.adapters import sklearn_objective
-    from ..lightgbm.model_file import record_objective as lgb_record_objective
 
     require_frame(frame, label_col, qid_col, "train_lightgbm")
     if "objective" in ranker_params:
@@ -228,7 +227,7 @@ def train_lightgbm(
             booster = train_on_workers(client, frame, "lightgbm", obj, params, rounds,
                                        docs_per_partition=layout.docs_per_partition, features=cols,
                                        label_col=label_col, qid_col=qid_col, doc_col=doc_col, stop=stop)
-            return lgb_record_objective(booster, obj)
+            return lightgbm_worker.record_objective(booster, obj)
         from ..distributed.stop import LightGBMStop
 
         ranker = lgb.DaskLGBMRanker(client=client, objective=obj, **ranker_params)
@@ -288,13 +287,14 @@ def train_xgboost(
     from ..xgboost.adapters import objective as xgb_objective
     from ..xgboost.adapters import params as xgb_params
     from ..xgboost.adapters import params_threads
-    from ..xgboost.model_file import record_objective as xgb_record_objective
 
     require_frame(frame, label_col, qid_col, "train_xgboost")
     check_rounds(num_boost_round, "num_boost_round")
     obj = _refuse_row_params(xgb_objective(objective, **(objective_params or {})))
     refuse_keyed_without_doc(obj, doc_col)
     if doc_col is not None:
+        from ..distributed import xgboost_worker
+
         check_doc_col(frame, doc_col, label_col, qid_col, feature_cols)
         if train_kwargs:
             raise ValueError(f"with doc_col, train_xgboost trains on each worker itself and takes no "
@@ -305,10 +305,10 @@ def train_xgboost(
         _check_finite_labels(frame, label_col, layout, client)  # before any worker waits for its peers
     with _naming_lost_workers(client, "train_xgboost"), stopping_workers(client) as stop:
         if doc_col is not None:
-            booster = train_on_workers(client, frame, "xgboost", obj, xgb_params(**(params or {})), num_boost_round,
-                                       docs_per_partition=layout.docs_per_partition, features=cols,
+            booster = train_on_workers(client, frame, "xgboost", obj, xgboost_worker.prepare_params(params or {}),
+                                       num_boost_round, docs_per_partition=layout.docs_per_partition, features=cols,
                                        label_col=label_col, qid_col=qid_col, doc_col=doc_col, stop=stop)
-            return {"booster": xgb_record_objective(booster, obj), "history": {}}
+            return {"booster": xgboost_worker.record_objective(booster, obj), "history": {}}
         from ..distributed.stop import XGBoostStop
 
         dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))

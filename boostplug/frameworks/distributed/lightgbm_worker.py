@@ -13,7 +13,8 @@ import numpy as np
 from ...groups import group_ptr_from_qid
 from .._builders import builder_weights
 from .._metric_spec import MetricSpec
-from ..lightgbm.adapters import dataset
+from ..lightgbm.adapters import dataset, objective
+from ..lightgbm.model_file import record_objective
 from ..model_bytes import booster_from_bytes
 from .metric import allreduce, from_sums
 from .rows import Part
@@ -24,7 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .stop import StopFlag
 
-__all__ = ["NETWORK_PARAMS", "free_port", "prepare_params", "train_part", "load"]
+__all__ = ["NETWORK_PARAMS", "free_port", "objective", "prepare_params", "uses_tracker", "train_part", "load",
+           "record_objective"]
 
 #: Parameters the distributed trainers set themselves (the network, and one model over every worker's rows).
 NETWORK_PARAMS = ("objective", "machines", "local_listen_port", "num_machines", "tree_learner", "pre_partition")
@@ -45,6 +47,11 @@ def prepare_params(params: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"params {clash} are set by train_lightgbm (the objective and LightGBM's network); "
                          "leave them out")
     return {"verbose": -1, **params}
+
+
+def uses_tracker(metric: MetricSpec | None) -> bool:
+    """XGBoost's collective only adds up the early-stopping metric: needed with validation rows."""
+    return metric is not None
 
 
 class _EarlyStopping:

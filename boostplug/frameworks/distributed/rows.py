@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -25,3 +25,12 @@ class Part:
     @property
     def n_rows(self) -> int:
         return int(self.y.shape[0])
+
+    @classmethod
+    def of_frame(cls, rows: Any, X: Any, label_col: str, qid_col: str, weight_col: str | None = None,
+                 doc_col: str | None = None, row_sets: Mapping[str, np.ndarray] | None = None) -> "Part":
+        """The part of a pandas frame ``rows`` (one worker's rows, on either engine) whose features
+        are ``X``: labels and weights as doubles, the query ids and document keys as they are."""
+        return cls(X, rows[label_col].to_numpy(np.float64), rows[qid_col].to_numpy(),
+                   rows[weight_col].to_numpy(np.float64) if weight_col else None,
+                   rows[doc_col].to_numpy() if doc_col else None, dict(row_sets or {}))

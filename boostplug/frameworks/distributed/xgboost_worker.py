@@ -12,7 +12,9 @@ import numpy as np
 from .._metric_spec import MetricCallable, MetricSpec
 from .._query_info import metric_query_weights
 from ..model_bytes import booster_bytes, booster_from_bytes
-from ..xgboost.adapters import XGBoostObjective, dmatrix, params_threads
+from ..xgboost.adapters import XGBoostObjective, dmatrix, objective, params_threads
+from ..xgboost.adapters import params as xgb_params
+from ..xgboost.model_file import record_objective
 from .metric import allreduce, from_sums
 from .rows import Part
 from .stamps import Stamps
@@ -22,7 +24,18 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .stop import StopFlag
 
-__all__ = ["CollectiveMetric", "Tracker", "TRACKER_GRACE_S", "train_part", "load"]
+__all__ = ["CollectiveMetric", "Tracker", "TRACKER_GRACE_S", "objective", "prepare_params", "uses_tracker",
+           "train_part", "load", "record_objective"]
+
+
+def prepare_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Booster parameters over :func:`boostplug.xgboost.params`."""
+    return xgb_params(**params)
+
+
+def uses_tracker(metric: MetricSpec | None) -> bool:
+    """The workers always join XGBoost's collective (it reduces their histograms)."""
+    return True
 
 
 class CollectiveMetric(MetricCallable):

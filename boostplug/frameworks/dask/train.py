@@ -11,7 +11,6 @@ import numpy as np
 
 from ..._validation import check_rounds
 from ...groups import group_ptr_from_qid
-from .._bound_objective import forget_objective_failure, objective_failure
 from ..distributed.peers import first_line, lost_peer
 from .keyed import check_doc_col, refuse_keyed_without_doc, train_on_workers
 from .partition import PartitionLayout, check_partitions, compute, dask_modules, require_frame
@@ -100,6 +99,8 @@ def _naming_lost_workers(client: "Client", who: str) -> Iterator[None]:
     objective raised on a worker (the others lost their connection to it) is that exception."""
     from concurrent.futures import CancelledError
 
+    from .._bound_objective import forget_objective_failure  # here: import boostplug.dask loads no objective (numba)
+
     before = _workers(client)
     _on_workers(client, forget_objective_failure)
     try:
@@ -138,6 +139,8 @@ def _raise_objective_failure(client: "Client") -> None:
     """The exception an objective raised on a worker during this training (the first, by worker
     address), when one did: the other workers then fail only with their lost connection to it."""
     import pickle
+
+    from .._bound_objective import objective_failure
 
     found = sorted((a, f) for a, f in _on_workers(client, objective_failure).items() if isinstance(f, tuple))
     if not found:

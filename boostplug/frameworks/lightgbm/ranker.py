@@ -32,6 +32,7 @@ __all__ = ["LGBMRanker", "SKOPS_TRUSTED_TYPES"]
 #: ``mlflow.lightgbm.log_model(ranker, ..., skops_trusted_types=SKOPS_TRUSTED_TYPES)``.
 SKOPS_TRUSTED_TYPES = ["boostplug.frameworks.lightgbm.ranker.LGBMRanker",
                        "boostplug.frameworks.lightgbm.adapters.LightGBMSklearnObjective",
+                       "boostplug.frameworks._bound_objective.ShippedEntry",
                        "boostplug.frameworks.model_record.ObjectiveRecord",
                        "collections.OrderedDict", "lightgbm.basic.Booster"]
 

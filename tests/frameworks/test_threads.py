@@ -189,11 +189,11 @@ def test_xgboost_cv_passes_the_nthread_of_its_params(data, no_stack) -> None:
 def test_a_distributed_xgboost_worker_passes_the_nthread_of_its_params(data, no_stack) -> None:
     """What Spark's and Dask's XGBoost tasks run (one worker here). Before, the stack search."""
     from boostplug.frameworks.distributed.rows import Part
-    from boostplug.frameworks.distributed.xgboost_worker import start_tracker, train_part
+    from boostplug.frameworks.distributed.xgboost_worker import Tracker, train_part
 
     part = Part(data.X, data.y, data.qid, None)
-    train_part(part, bpx.params(nthread=1), bpx.objective(NAME), 3, tracker_args=start_tracker("127.0.0.1", 1),
-               task_id="0")
+    with Tracker("127.0.0.1", 1) as tracker:
+        train_part(part, bpx.params(nthread=1), bpx.objective(NAME), 3, tracker_args=tracker.args, task_id="0")
     assert SEEN == [1] * 3
 
 

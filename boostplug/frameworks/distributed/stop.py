@@ -150,7 +150,10 @@ def network_sockets(machines: str, port: int) -> dict[int, int]:
             pass
         peers.add((host, int(peer_port)))
     proc = psutil.Process()
-    conns = proc.net_connections("tcp") if hasattr(proc, "net_connections") else proc.connections("tcp")
+    try:
+        conns = proc.net_connections("tcp") if hasattr(proc, "net_connections") else proc.connections("tcp")
+    except psutil.Error:  # no watchdog where the system refuses: the callback still stops the worker
+        return {}
     fds = [c.fd for c in conns if c.fd >= 0 and c.raddr and c.status != psutil.CONN_LISTEN
            and (c.laddr.port == port or (c.raddr.ip, c.raddr.port) in peers)]
     return {fd: os.fstat(fd).st_ino for fd in fds}

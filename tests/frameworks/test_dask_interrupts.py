@@ -124,3 +124,62 @@ def test_a_worker_killed_while_the_workers_join_is_named_and_frees_its_peer() ->
         while client.run(lambda dask_worker: dask_worker.state.executing_count, workers=[one])[one]:
             assert time.monotonic() < deadline, "worker 1's task still waits to join the collective"
             time.sleep(0.2)
+
+
+def _one_of_two_machines(rank: int, machines: str, port: int) -> tuple[str, int, float]:
+    """One of two LightGBM machines (``train_part``), its stop flag set as ``client.run`` sets
+    them, one worker after the other: machine 0's in round 3 (it stops at its next callback,
+    closing its sockets with nothing unread), machine 1's a second later (in the meantime it sent
+    its next round's data and waits for machine 0's). The error's name, the rounds run, the seconds
+    from the flag to the end."""
+    import threading
+
+    from boostplug.frameworks.distributed.lightgbm_worker import train_part
+    from boostplug.frameworks.distributed.rows import Part
+    from boostplug.frameworks.distributed.stop import StopFlag
+
+    stop, rounds, flagged = StopFlag(), [], []
+
+    def set_flag() -> None:
+        flagged.append(time.monotonic())
+        stop.set_here()
+
+    def squared_error(scores, dataset):
+        rounds.append(1)
+        if len(rounds) == 3 and rank == 0:
+            set_flag()
+        elif len(rounds) == 3:
+            threading.Timer(1.0, set_flag).start()
+        time.sleep(0.2 * rank)  # machine 1 sends after machine 0 closed
+        return scores - dataset.get_label(), np.ones_like(scores)
+
+    d = make_ranking(20, (4, 10), n_features=len(COLS), n_informative=2, seed=rank)
+    try:
+        train_part(Part(d.X, d.y, d.qid, None), {"verbose": -1, "num_threads": 1}, squared_error, 100_000,
+                   machines=machines, port=port, n_workers=2, stop=stop)
+        outcome = "finished"
+    except Exception as exc:
+        outcome = type(exc).__name__
+    return outcome, len(rounds), time.monotonic() - flagged[0] if flagged else -1.0
+
+
+def test_a_worker_waiting_for_a_stopped_peers_data_stops_within_seconds_of_its_flag(client) -> None:
+    """After its peer's FIN, LightGBM's receive loop adds up the 0 bytes ``recv`` returns forever:
+    the worker whose flag comes once it waits for the stopped peer never reaches its callback. It
+    stops within seconds of its flag all the same (the stop's watchdog breaks its sockets)."""
+    from distributed import wait
+
+    from boostplug.frameworks.distributed.lightgbm_worker import free_port
+
+    workers = sorted(client.scheduler_info()["workers"])
+    pinned = {"pure": False, "allow_other_workers": False}
+    ports = client.gather([client.submit(free_port, "127.0.0.1", workers=[w], **pinned) for w in workers])
+    machines = ",".join(f"127.0.0.1:{p}" for p in ports)
+    futures = [client.submit(_one_of_two_machines, rank, machines, ports[rank], workers=[w], **pinned)
+               for rank, w in enumerate(workers)]
+    wait(futures, timeout=30)  # a machine spinning in LightGBM's receive loop never ends
+    (first, first_rounds, _), (second, second_rounds, after_flag) = client.gather(futures)
+    assert first == "TrainingStopped" and first_rounds == 3, (first, first_rounds)
+    assert second in ("TrainingStopped", "LightGBMError") and second_rounds >= 3, (second, second_rounds)
+    assert after_flag < 5, after_flag
+    assert not any(_busy(client).values())

@@ -124,9 +124,11 @@ def train_part(train: Part, params: dict[str, Any], objective: Any, num_boost_ro
                                     callbacks=[network, _EarlyStopping(metric, valid, early_stopping_rounds)])
         stamps.mark("train")
         return booster.model_to_string()
+    except Exception:
+        stop.check()  # the network broken by the stop's watchdog: TrainingStopped, not LightGBM's socket error
+        raise
     finally:
-        if network.booster is not None:
-            network.booster.free_network()
+        network.free()
 
 
 def load(payload: str) -> "lgb.Booster":

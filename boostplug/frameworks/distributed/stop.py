@@ -8,6 +8,8 @@ kills the Python workers of a cancelled job.)"""
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import uuid
 from collections import OrderedDict
@@ -66,11 +68,25 @@ class XGBoostStop(xgb.callback.TrainingCallback):
         return False
 
 
+#: How long a worker whose flag is set may take to reach its callback before its network is broken.
+BREAK_AFTER_S = 0.5
+
+
 class LightGBMStop:
     """A LightGBM callback run before each round: :meth:`StopFlag.check`, first freeing the
-    booster's network (its sockets and listening port, which the other workers then see closed;
-    the booster left inside ``lgb.train`` would keep them until it is garbage). ``booster``: the
-    booster trained, once the first round began (to free its network after any failure)."""
+    booster's network (its sockets and listening port; the booster left inside ``lgb.train``
+    would keep them until it is garbage). ``booster``: the booster trained, once the first round
+    began (:meth:`free` frees its network however the training ends).
+
+    A worker can miss its callback for good: a peer that stopped closed its sockets with nothing
+    unread, and LightGBM's receive loop (``Linkers::Recv``) adds up the 0 bytes ``recv`` returns
+    after a peer's FIN forever (a busy loop: only a reset connection raises). So from the first
+    round a watchdog thread holds the booster's sockets (found from the ``machines`` and
+    ``local_listen_port`` of its parameters); once the flag is set and the training still runs
+    :data:`BREAK_AFTER_S` later, it shuts them down and puts an unconnected socket in their place:
+    LightGBM's next ``send``/``recv`` fails, ``lgb.train`` raises, and :meth:`free` closes them.
+    The watchdog ends once the network is freed, whoever frees it (``lightgbm.dask``'s task frees
+    a trained booster's itself): a descriptor closed, or reused by another file, is left alone."""
 
     order = 0
     before_iteration = True
@@ -78,12 +94,97 @@ class LightGBMStop:
     def __init__(self, flag: StopFlag) -> None:
         self.flag = flag
         self.booster: Any = None
+        self._lock = threading.Lock()  # held to break the sockets, and to free them (no fd reused meanwhile)
+        self._freed = False
+        self._done = threading.Event()
 
     def __call__(self, env: Any) -> None:
-        self.booster = env.model
+        if self.booster is None:
+            self.booster = env.model
+            machines, port = env.params.get("machines"), env.params.get("local_listen_port")
+            if machines and port:
+                threading.Thread(target=self._watch, args=(network_sockets(str(machines), int(port)),),
+                                 name="boostplug-lightgbm-stop", daemon=True).start()
         if self.flag.is_set():
-            env.model.free_network()
+            self.free()
             self.flag.check()
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"flag": self.flag, "booster": None}
+    def _watch(self, sockets: dict[int, int]) -> None:
+        """Until the network is freed (its descriptors closed, by :meth:`free` or by whoever frees
+        it: ``lightgbm.dask`` does), break its sockets once the flag has been set for
+        :data:`BREAK_AFTER_S` and the training still runs."""
+        while not self._done.wait(0.1) and _still_open(sockets):
+            if self.flag.is_set():
+                if not self._done.wait(BREAK_AFTER_S):
+                    with self._lock:
+                        if not self._freed:
+                            break_sockets(_still_open(sockets))
+                return
+
+    def free(self) -> None:
+        """Free the booster's network (once) and end the watchdog."""
+        self._done.set()
+        with self._lock:
+            if self.booster is not None and not self._freed:
+                self._freed = True
+                self.booster.free_network()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return LightGBMStop, (self.flag,)
+
+
+def network_sockets(machines: str, port: int) -> dict[int, int]:
+    """This process's TCP connections in LightGBM's network ``machines`` (``host:port,...``)
+    where this worker listens on ``port`` (those accepted on ``port``, and those to a peer's
+    port): their inode by file descriptor. Empty without psutil (Dask installs it)."""
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover
+        return {}
+    peers = set()
+    for machine in machines.split(","):
+        host, _, peer_port = machine.rpartition(":")
+        try:
+            host = socket.gethostbyname(host)
+        except OSError:
+            pass
+        peers.add((host, int(peer_port)))
+    proc = psutil.Process()
+    try:
+        conns = proc.net_connections("tcp") if hasattr(proc, "net_connections") else proc.connections("tcp")
+    except psutil.Error:  # no watchdog where the system refuses: the callback still stops the worker
+        return {}
+    fds = [c.fd for c in conns if c.fd >= 0 and c.raddr and c.status != psutil.CONN_LISTEN
+           and (c.laddr.port == port or (c.raddr.ip, c.raddr.port) in peers)]
+    return {fd: os.fstat(fd).st_ino for fd in fds}
+
+
+def _still_open(sockets: dict[int, int]) -> list[int]:
+    """The descriptors of ``sockets`` (inode by descriptor) that still hold their socket (not
+    closed, nor reused by another file)."""
+    held = []
+    for fd, inode in sockets.items():
+        try:
+            if os.fstat(fd).st_ino == inode:
+                held.append(fd)
+        except OSError:
+            pass
+    return held
+
+
+def break_sockets(fds: list[int]) -> None:
+    """Make every ``send``/``recv`` on ``fds`` fail: each socket shut down (which wakes a call
+    blocked on it) and replaced by an unconnected one (ENOTCONN; a closed descriptor could be
+    reused by another file). The descriptors stay open, for their owner to close."""
+    for fd in fds:
+        try:
+            sock = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
+        with sock:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as unconnected:
+            os.dup2(unconnected.fileno(), fd)

@@ -173,7 +173,8 @@ def mode_seconds(d: bpdata.RankingData, names: list[str]) -> None:
     for name in names:
         obj = objectives.get(name)
         for mode in obj.hessians:
-            prep = obj.prepare(d.y, d.group_ptr, hessian=mode)
+            # a single-mode objective declares no 'hessian' parameter (lambdarank, the lambda family)
+            prep = obj.prepare(d.y, d.group_ptr, **({"hessian": mode} if len(obj.hessians) > 1 else {}))
             prep.grad_hess(scores)
             print(f"  {name:<12} {mode:<8} {best_of(lambda: prep.grad_hess(scores)):8.4f}", flush=True)
     if "qbrank" not in names:

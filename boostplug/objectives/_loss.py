@@ -15,6 +15,7 @@ has no floor, turns it off to grow the same trees. Each objective declares its d
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, ClassVar, Mapping
 
@@ -85,6 +86,14 @@ class Loss:
             protects against, and what it costs). ``True`` unless the objective reproduces a
             framework's built-in, which has no floor.
         fresh_output: ``True`` when ``_grad_hess`` returns new arrays every call (saves a copy).
+
+    Held weights. An objective whose pair weights depend on the scores (a Hessian mode with
+    gradient kind ``"lambda"``: LambdaRank's ``|Delta NDCG|``, YetiRank's perturbed orders) reads
+    the scores its weights come from as ``self.weights_from(scores)``: the scores themselves, or
+    those of :meth:`held`. ``loss(scores, weights_at=t)`` and ``grad_hess(scores, weights_at=t)``
+    are ``held(t).loss(scores)`` and ``held(t).grad_hess(scores)``: the loss with the weights held
+    at ``t``, whose derivatives the ``"lambda"`` gradient and Hessian are (what the contract checks
+    differentiate). An objective without a ``"lambda"`` mode refuses ``weights_at=``.
     """
 
     name: ClassVar[str] = ""
@@ -101,6 +110,8 @@ class Loss:
     #: rounds only between fresh bindings, and a query with the others weighted 0 instead of alone
     #: (a data set of its own draws other numbers).
     random_draws: ClassVar[bool] = False
+    #: the scores the pair weights are held at (:meth:`held`); ``None``: each call's own scores
+    _at: NDArray[np.float64] | None = None
 
     def __init__(
         self,
@@ -237,18 +248,46 @@ class Loss:
             )
         return s
 
-    def loss(self, scores: ArrayLike) -> float:
-        """The objective's value at ``scores`` (sum over queries, weighted); :class:`NonFiniteError`
-        when it is inf or NaN."""
+    def weights_from(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The scores the pair weights come from: those :meth:`held` holds them at, else ``scores``."""
+        return scores if self._at is None else self._at
+
+    @property
+    def weights_held(self) -> bool:
+        """Whether the pair weights are held at other scores (an instance :meth:`held` made)."""
+        return self._at is not None
+
+    def held(self, weights_at: ArrayLike) -> "Loss":
+        """A copy of this objective with its pair weights (orders, ranks, normalisation) taken from
+        the scores ``weights_at`` and held there: its ``loss`` and ``grad_hess`` are then those of a
+        fixed-weight loss, whose derivatives the ``"lambda"`` gradient and Hessian are. Only for an
+        objective with a ``"lambda"`` gradient (``TypeError`` otherwise)."""
+        if not any(kind == "lambda" for kind in self.gradient_kinds().values()):
+            raise TypeError(f"{self.name}: weights_at= holds pair weights that depend on the scores (a 'lambda' "
+                            f"gradient); {self.name}'s do not, so it takes no weights_at")
+        at = self._check(weights_at)
+        out = copy.copy(self)
+        out._at = at
+        return out
+
+    def loss(self, scores: ArrayLike, *, weights_at: ArrayLike | None = None) -> float:
+        """The objective's value at ``scores`` (sum over queries, weighted), with the pair weights
+        of ``weights_at`` (default: of ``scores``); :class:`NonFiniteError` when it is inf or NaN."""
+        if weights_at is not None:
+            return self.held(weights_at).loss(scores)
         s = self._check(scores)
         value = float(self._loss(s))
         if not math.isfinite(value):
             self._refuse_non_finite_loss(s, value)
         return value
 
-    def grad_hess(self, scores: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def grad_hess(self, scores: ArrayLike, *,
+                  weights_at: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The gradient (d loss / d score, or its rescaling the mode declares) and the Hessian
-        (diagonal) of the chosen mode, floored as ``hessian_floor`` says."""
+        (diagonal) of the chosen mode, floored as ``hessian_floor`` says; with ``weights_at``, those
+        of the loss with the pair weights of ``weights_at``."""
+        if weights_at is not None:
+            return self.held(weights_at).grad_hess(scores)
         s = self._check(scores)
         g, h = self._grad_hess(s)
         n = s.shape[0]

@@ -166,20 +166,20 @@ class XGBoostLambdaRank(LambdaWeightedLoss):
         self._round = -1
 
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
-        at = scores if self._at is None else self._at
+        at = self.weights_from(scores)
         n = 0 if want_loss else self.n_docs
         grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
         order = np.empty(self.n_docs, dtype=np.int64)
         dispatch.kernel_for(K.query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
         mean = self.lambdarank_pair_method == "mean"
         run = dispatch.kernel_for(X.xgb_lambda_sums, self.n_docs * self.num_pair if mean else self._work)
-        run(scores, at, order, self._at is not None, self._labels32, self._gains, self.group_ptr, self._inv_max_dcg,
+        run(scores, at, order, self.weights_held, self._labels32, self._gains, self.group_ptr, self._inv_max_dcg,
             self.query_weights, self._discounts, self.metric, self.num_pair, mean, max(self._round, 0),
             self.lambdarank_score_normalization, self.lambdarank_normalization, want_loss, grad, hess, loss)
         return grad, hess, loss
 
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        if self._at is None:  # a training round: XGBoost's iter (held weights, the checks', keep the last)
+        if not self.weights_held:  # a training round: XGBoost's iter (held weights, the checks', keep the last)
             self._round += 1
         return super()._grad_hess(scores)
 

@@ -35,7 +35,7 @@ fold its own) counts its rounds: every ``grad_hess(scores)`` starts the next rou
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -147,8 +147,10 @@ class YetiRank(Loss):
                 yield np.zeros(self.n_docs)
 
     # -- the objective ---------------------------------------------------------------------------------
-    def _sums(self, scores: NDArray[np.float64], at: NDArray[np.float64], want_loss: bool
-              ) -> tuple[NDArray[np.float64], ...]:
+    def _sums(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        """The current round's sums over its perturbed orders: of the gradient and Hessian, or of each
+        query's loss (the pair weights from the orders of :meth:`weights_from`)."""
+        at = self.weights_from(scores)
         n = 0 if want_loss else self.n_docs
         grad, hess = np.zeros(n), np.zeros(n)
         loss = np.zeros(self.n_queries if want_loss else 0)
@@ -159,52 +161,24 @@ class YetiRank(Loss):
                 grad, hess, loss)
         return grad, hess, loss
 
-    def _held_loss(self, scores: NDArray[np.float64], at: NDArray[np.float64]) -> float:
-        loss = self._sums(scores, at, True)[2]
+    def _loss(self, scores: NDArray[np.float64]) -> float:
+        loss = self._sums(scores, True)[2]
         return float(np.sum(loss * self.query_weights / self.permutations))
 
-    def _held_grad_hess(self, scores: NDArray[np.float64], at: NDArray[np.float64]
-                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        grad, hess, _ = self._sums(scores, at, False)
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        grad, hess, _ = self._sums(scores, False)
         scale = dispatch.kernel_for(K.scale_queries, self.n_docs)
         for values in (grad, hess):
             scale(values, self.group_ptr, self.query_weights, float(self.permutations))
         return grad, hess
-
-    def _loss(self, scores: NDArray[np.float64]) -> float:
-        return self._held_loss(scores, self._weights_from(scores))
-
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        return self._held_grad_hess(scores, self._weights_from(scores))
-
-    _at: NDArray[np.float64] | None = None
-
-    def _weights_from(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
-        return scores if self._at is None else self._at
-
-    def _holding(self, weights_at: ArrayLike, call: Callable[[], Any]) -> Any:
-        """``call()`` with the pair weights taken from the scores ``weights_at``."""
-        at = self._check(weights_at)
-        self._at = at
-        try:
-            return call()
-        finally:
-            self._at = None
-
-    def loss(self, scores: ArrayLike, *, weights_at: ArrayLike | None = None) -> float:
-        """The loss of the current round's draws at ``scores``, with the pair weights of the orders of
-        ``weights_at`` (default: of ``scores``)."""
-        if weights_at is not None:
-            return self._holding(weights_at, lambda: super(YetiRank, self).loss(scores))
-        return super().loss(scores)
 
     def grad_hess(self, scores: ArrayLike, *,
                   weights_at: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """A new round's gradient and Hessian at ``scores`` (its draws become the current ones); with
         ``weights_at``, those of the current round with the pair weights of ``weights_at``'s orders
         (no new round)."""
-        if weights_at is not None:
-            return self._holding(weights_at, lambda: super(YetiRank, self).grad_hess(scores))
+        if weights_at is not None or self.weights_held:
+            return super().grad_hess(scores, weights_at=weights_at)
         before = self._round
         self._round = self._next
         try:

@@ -26,7 +26,7 @@ __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "floor_values", 
 
 
 # Attributes an instance sets itself: a parameter of the same name would overwrite them.
-_INSTANCE_ATTRS = ("labels", "group_ptr", "query_weights", "settings")
+_INSTANCE_ATTRS = ("labels", "group_ptr", "query_weights", "settings", "rounds")
 
 
 def check_contract(loss_class: Any) -> None:

@@ -1,6 +1,6 @@
 """The state the base Loss keeps for every objective: pair weights held at other scores
-(``held``, ``weights_at=``, ``weights_from``), with small objectives defined here that have no
-code of their own for it."""
+(``held``, ``weights_at=``, ``weights_from``) and the count of rounds (``rounds``,
+``current_round``), with small objectives defined here that have no code of their own for it."""
 
 from __future__ import annotations
 
@@ -86,3 +86,77 @@ def test_an_objective_whose_weights_do_not_follow_the_order_refuses_weights_at()
         with pytest.raises(TypeError, match="listnet.*takes no weights_at"):
             call()
 
+
+class NoisyTargets(Loss):
+    """``0.5 sum_q W_q sum_i (s_i - y_i - e_i)^2``, ``e`` drawn anew each round from
+    ``default_rng([7, current_round])``: an objective that draws at random, its rounds counted by
+    the base class alone."""
+
+    name = "noisy_targets"
+    summary = "squared error on noisy grades (test objective)"
+    hessians = {"exact": Hessian("exact", "W_q")}
+    random_draws = True
+
+    def noise(self, round: int) -> np.ndarray:
+        return np.random.default_rng([7, round]).normal(size=self.n_docs)
+
+    def _residual(self, scores):
+        w = np.repeat(self.query_weights, np.diff(self.group_ptr))
+        with np.errstate(over="ignore"):
+            return w, w * (scores - self.labels - self.noise(self.current_round))
+
+    def _loss(self, scores):
+        w, r = self._residual(scores)
+        return 0.5 * float(r @ (r / w))
+
+    def _grad_hess(self, scores):
+        w, r = self._residual(scores)
+        return r, w.copy()
+
+
+def test_a_new_objective_gets_the_round_counter_from_the_base() -> None:
+    """Every ``grad_hess(scores)`` starts the next round and uses its draws; ``loss``, the private
+    methods and a call that raises start none; ``round_offset`` moves the first round."""
+    labels, group_ptr, scores, _ = _data()
+    obj = NoisyTargets(labels, group_ptr, weights=[1.0, 2.0])
+    w = np.repeat([1.0, 2.0], [5, 7])
+    assert obj.rounds == 0 and obj.current_round == 0
+    first_loss = obj.loss(scores)
+    for k in range(3):
+        g, _ = obj.grad_hess(scores)
+        np.testing.assert_allclose(g, w * (scores - labels - obj.noise(k)), rtol=1e-15)
+        assert obj.rounds == k + 1 and obj.current_round == k
+        assert obj.loss(scores) == obj.loss(scores)                 # the current round's draws, again
+        np.testing.assert_array_equal(obj._grad_hess(scores)[0], g)
+    assert obj.rounds == 3
+    assert first_loss == NoisyTargets(labels, group_ptr, weights=[1.0, 2.0]).loss(scores)
+    huge = scores.copy()
+    huge[6] = 1.5e308                                                # 2 * 1.5e308 overflows: refused
+    with pytest.raises(objectives.NonFiniteError):
+        obj.grad_hess(huge)
+    assert obj.rounds == 3 and obj.current_round == 2
+
+    class Resumed(NoisyTargets):
+        def round_offset(self) -> int:
+            return 5
+
+    later = Resumed(labels, group_ptr, weights=[1.0, 2.0])
+    assert later.current_round == 5
+    np.testing.assert_allclose(later.grad_hess(scores)[0], w * (scores - labels - obj.noise(5)), rtol=1e-15)
+    assert later.current_round == 5
+    later.grad_hess(scores)
+    assert later.current_round == 6
+
+
+def test_held_calls_start_no_round() -> None:
+    """A held copy's ``grad_hess`` (``weights_at=``) uses the current round and starts none, in
+    the copy and in the original (YetiRank, whose draws and weights both move)."""
+    labels, group_ptr, scores, other = _data()
+    prep = objectives.get("yetirank").prepare(labels, group_ptr)
+    g0 = prep.grad_hess(scores)[0]
+    held = prep.held(other)
+    for _ in range(2):
+        prep.grad_hess(scores, weights_at=other)
+        held.grad_hess(scores)
+    assert prep.rounds == 1 and held.rounds == 1 and prep.current_round == 0
+    np.testing.assert_array_equal(prep.grad_hess(scores, weights_at=scores)[0], g0)

@@ -40,14 +40,7 @@ import numpy as np
 from .. import objectives as _objectives
 from ..keyed_pairs import KeyedPairs
 
-__all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "warn_if_unregistered", "clip",
-           "LIGHTGBM_OBJECTIVE"]
-
-#: How a LightGBM model file names the objective of a model trained with a boostplug objective
-#: (:mod:`boostplug.frameworks.lightgbm.model_file`): it starts like a raw-score ranking objective
-#: (what onnxmltools looks at), LightGBM knows no such objective (its ``Booster.refit`` stops with
-#: this name in its message), and the record follows it, base32-encoded.
-LIGHTGBM_OBJECTIVE = "lambdarank_by_boostplug_refit_with_boostplug.lightgbm.refit"
+__all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "warn_if_unregistered", "clip"]
 
 #: Name of the record: the LightGBM parameter line's key and the XGBoost attribute.
 RECORD_KEY = "boostplug_objective"

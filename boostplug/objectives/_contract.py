@@ -26,7 +26,7 @@ __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "floor_values", 
 
 
 # Attributes an instance sets itself: a parameter of the same name would overwrite them.
-_INSTANCE_ATTRS = ("labels", "group_ptr", "query_weights", "settings")
+_INSTANCE_ATTRS = ("labels", "group_ptr", "query_weights", "settings", "rounds")
 
 
 def check_contract(loss_class: Any) -> None:
@@ -56,7 +56,7 @@ def check_contract(loss_class: Any) -> None:
         for method in ("loss", "grad_hess"):
             if "weights_at" not in inspect.signature(getattr(loss_class, method)).parameters:
                 raise TypeError(f"{who} declares a 'lambda' gradient, whose pair weights the checks hold, but its "
-                                f"{method} takes no weights_at= (subclass lambda_weighted.LambdaWeightedLoss)")
+                                f"{method} takes no weights_at= (Loss.{method} takes it: an override must too)")
     if loss_class.default_hessian is not None and loss_class.default_hessian not in hessians:
         raise ValueError(f"{who}.default_hessian = {loss_class.default_hessian!r} is not among its Hessian "
                          f"modes {list(hessians)}")

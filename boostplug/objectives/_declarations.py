@@ -212,8 +212,8 @@ class Hessian:
       scores (the current order), held at their values at the current scores: LambdaRank's
       lambdas. The Hessian modes are then those of the loss with the weights held too, and the
       objective's ``loss`` and ``grad_hess`` take ``weights_at=`` (the scores the weights come
-      from), so that the contract checks can hold them
-      (:class:`~boostplug.objectives.lambda_weighted.LambdaWeightedLoss`);
+      from), so that the contract checks can hold them: the objective reads those scores as
+      ``weights_from(scores)`` (:class:`~boostplug.objectives.Loss`: "Held weights");
     * ``gradient="newton"``: the Hessian's diagonal times an approximate Newton step, ``h * M g``
       with ``g`` = d loss / d score and ``M`` an approximation of the inverse Hessian (LightGBM's
       ``rank_xendcg``), so that a leaf's ``-sum grad / sum hess`` is a Newton-like step. Only a

@@ -15,6 +15,7 @@ has no floor, turns it off to grow the same trees. Each objective declares its d
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, ClassVar, Mapping
 
@@ -85,6 +86,25 @@ class Loss:
             protects against, and what it costs). ``True`` unless the objective reproduces a
             framework's built-in, which has no floor.
         fresh_output: ``True`` when ``_grad_hess`` returns new arrays every call (saves a copy).
+
+    Held weights. An objective whose pair weights depend on the scores (a Hessian mode with
+    gradient kind ``"lambda"``: LambdaRank's ``|Delta NDCG|``, YetiRank's perturbed orders) reads
+    the scores its weights come from as ``self.weights_from(scores)``: the scores themselves, or
+    those of :meth:`held`. ``loss(scores, weights_at=t)`` and ``grad_hess(scores, weights_at=t)``
+    are ``held(t).loss(scores)`` and ``held(t).grad_hess(scores)``: the loss with the weights held
+    at ``t``, whose derivatives the ``"lambda"`` gradient and Hessian are (what the contract checks
+    differentiate). An objective without a ``"lambda"`` mode refuses ``weights_at=``.
+
+    Rounds. Every ``grad_hess(scores)`` without held weights starts a new round: :attr:`rounds`
+    counts them (a call that raises starts none), and :attr:`current_round` is the index of the
+    latest, ``round_offset() + rounds - 1`` (before any round: ``round_offset()``, the first
+    round's index; 0 unless a parameter says where a continued training resumes, as YetiRank's
+    ``first_round``). An objective that draws at random (``random_draws = True``) draws round
+    ``current_round``'s numbers: ``grad_hess`` those of the round it starts, and ``loss``, the
+    calls of a :meth:`held` copy (``weights_at=``) and the private ``_loss`` / ``_grad_hess``
+    those of the current round, starting none. The count belongs to one bound instance: the
+    adapters bind one per training set, so each ``lgb.cv`` fold (a training set of its own)
+    counts its own rounds from the first, as a framework's per-fold objective does.
     """
 
     name: ClassVar[str] = ""
@@ -96,11 +116,13 @@ class Loss:
     #: True when ``_grad_hess`` returns arrays it made in that call and keeps no reference to
     #: (then ``grad_hess`` floors the Hessian in place instead of in a copy).
     fresh_output: ClassVar[bool] = False
-    #: True when every ``grad_hess(scores)`` is a new round of random draws (YetiRank's perturbed
-    #: orders) that ``loss`` and the private methods then use: the contract checks compare two
-    #: rounds only between fresh bindings, and a query with the others weighted 0 instead of alone
-    #: (a data set of its own draws other numbers).
+    #: True when the objective draws at random, round by round (class docstring, "Rounds":
+    #: YetiRank's perturbed orders, XE-NDCG's gammas): the contract checks compare two rounds only
+    #: between fresh bindings, and a query with the others weighted 0 instead of alone (a data set
+    #: of its own draws other numbers).
     random_draws: ClassVar[bool] = False
+    #: the scores the pair weights are held at (:meth:`held`); ``None``: each call's own scores
+    _at: NDArray[np.float64] | None = None
 
     def __init__(
         self,
@@ -126,6 +148,8 @@ class Loss:
             self.hessian: str = next(iter(self.hessians))
         for key, value in self.settings.items():
             setattr(self, key, value)
+        #: rounds started: ``grad_hess`` calls without held weights that did not raise (class docstring)
+        self.rounds: int = 0
         self.setup()
 
     # -- the declarations, as the registry and the adapters read them ----------------------------
@@ -212,6 +236,11 @@ class Loss:
         """Work that depends only on labels, groups, weights and parameters (pairs, label levels,
         ideal DCGs); may raise ``ValueError`` for a combination the data cannot serve."""
 
+    def round_offset(self) -> int:
+        """The index of the first round (class docstring, "Rounds"): 0; an objective whose
+        parameters say where a continued training resumes returns that."""
+        return 0
+
     def _loss(self, scores: NDArray[np.float64]) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -237,30 +266,70 @@ class Loss:
             )
         return s
 
-    def loss(self, scores: ArrayLike) -> float:
-        """The objective's value at ``scores`` (sum over queries, weighted); :class:`NonFiniteError`
-        when it is inf or NaN."""
+    @property
+    def current_round(self) -> int:
+        """The index of the latest round, whose random draws ``loss`` and held calls use (before
+        any round: the first, ``round_offset()``)."""
+        return self.round_offset() + max(self.rounds - 1, 0)
+
+    def weights_from(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The scores the pair weights come from: those :meth:`held` holds them at, else ``scores``."""
+        return scores if self._at is None else self._at
+
+    @property
+    def weights_held(self) -> bool:
+        """Whether the pair weights are held at other scores (an instance :meth:`held` made)."""
+        return self._at is not None
+
+    def held(self, weights_at: ArrayLike) -> "Loss":
+        """A copy of this objective with its pair weights (orders, ranks, normalisation) taken from
+        the scores ``weights_at`` and held there: its ``loss`` and ``grad_hess`` are then those of a
+        fixed-weight loss, whose derivatives the ``"lambda"`` gradient and Hessian are. Only for an
+        objective with a ``"lambda"`` gradient (``TypeError`` otherwise)."""
+        if not any(kind == "lambda" for kind in self.gradient_kinds().values()):
+            raise TypeError(f"{self.name}: weights_at= holds pair weights that depend on the scores (a 'lambda' "
+                            f"gradient); {self.name}'s do not, so it takes no weights_at")
+        at = self._check(weights_at)
+        out = copy.copy(self)
+        out._at = at
+        return out
+
+    def loss(self, scores: ArrayLike, *, weights_at: ArrayLike | None = None) -> float:
+        """The objective's value at ``scores`` (sum over queries, weighted), with the pair weights
+        of ``weights_at`` (default: of ``scores``); :class:`NonFiniteError` when it is inf or NaN."""
+        if weights_at is not None:
+            return self.held(weights_at).loss(scores)
         s = self._check(scores)
         value = float(self._loss(s))
         if not math.isfinite(value):
             self._refuse_non_finite_loss(s, value)
         return value
 
-    def grad_hess(self, scores: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def grad_hess(self, scores: ArrayLike, *,
+                  weights_at: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The gradient (d loss / d score, or its rescaling the mode declares) and the Hessian
-        (diagonal) of the chosen mode, floored as ``hessian_floor`` says."""
+        (diagonal) of the chosen mode, floored as ``hessian_floor`` says; with ``weights_at``, those
+        of the loss with the pair weights of ``weights_at``."""
+        if weights_at is not None:
+            return self.held(weights_at).grad_hess(scores)
         s = self._check(scores)
-        g, h = self._grad_hess(s)
-        n = s.shape[0]
-        if np.shape(g) != (n,) or np.shape(h) != (n,):
-            raise ValueError(f"{self.name}: _grad_hess returned shapes {np.shape(g)} and {np.shape(h)} for "
-                             f"{n} scores; both must be ({n},)")
-        g = np.ascontiguousarray(g, dtype=np.float64)
-        # the floor is applied in place: on a copy unless _grad_hess made the array this call
-        h = np.ascontiguousarray(h, dtype=np.float64) if self.fresh_output else np.array(h, dtype=np.float64)
-        first, n_bad = floor_in_place(g, h, *floor_values(self.hessian_floor))
-        if first >= 0:
-            refuse_non_finite_grad_hess(self, s, g, h, first, n_bad)
+        new_round = int(not self.weights_held)  # a held copy's calls start no round
+        self.rounds += new_round
+        try:
+            g, h = self._grad_hess(s)
+            n = s.shape[0]
+            if np.shape(g) != (n,) or np.shape(h) != (n,):
+                raise ValueError(f"{self.name}: _grad_hess returned shapes {np.shape(g)} and {np.shape(h)} for "
+                                 f"{n} scores; both must be ({n},)")
+            g = np.ascontiguousarray(g, dtype=np.float64)
+            # the floor is applied in place: on a copy unless _grad_hess made the array this call
+            h = np.ascontiguousarray(h, dtype=np.float64) if self.fresh_output else np.array(h, dtype=np.float64)
+            first, n_bad = floor_in_place(g, h, *floor_values(self.hessian_floor))
+            if first >= 0:
+                refuse_non_finite_grad_hess(self, s, g, h, first, n_bad)
+        except BaseException:
+            self.rounds -= new_round
+            raise
         return g, h
 
     def _refuse_non_finite_loss(self, scores: NDArray[np.float64], value: float) -> None:

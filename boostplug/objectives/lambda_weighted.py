@@ -42,13 +42,12 @@ compiled by numba; a function it cannot compile is a ``TypeError`` naming it, on
 
 from __future__ import annotations
 
-import copy
 import math
 from typing import Any, ClassVar, Mapping
 
 import numba as nb
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK, gains_of
@@ -191,13 +190,12 @@ class LambdaWeightedLoss(PairwiseLoss):
         self._normalize = bool(self.normalize())
         self._bound = self.hessians[self.hessian].kind == "bound"
         self._work = int(np.sum(sizes * np.minimum(sizes, self._top_k)))
-        self._at: NDArray[np.float64] | None = None
 
     def _ordered(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
         """What a kernel call needs besides the scores: the scores the weights come from, each
         query's rows in their order, zeroed outputs (gradient, Hessian; or the queries' losses) and
         the queries' ``done`` flags (:meth:`_check_done`)."""
-        at = scores if self._at is None else self._at
+        at = self.weights_from(scores)
         n = self.n_docs if not want_loss else 0
         grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
         done = np.zeros(self.n_queries, dtype=np.bool_)
@@ -224,7 +222,7 @@ class LambdaWeightedLoss(PairwiseLoss):
     def _find_the_raise(self, scores: NDArray[np.float64], names: tuple[str, ...]) -> None:
         """The pairs the kernel visits, in its order of calls: each pair's weight from its view of
         the order, then ``pair_loss`` (``names``) or the gradient and Hessian terms."""
-        at = scores if self._at is None else self._at
+        at = self.weights_from(scores)
         n, ptr = self.n_docs, self.group_ptr
         order = np.empty(n, dtype=np.int64)
         K.query_orders(at, ptr, order)
@@ -251,29 +249,6 @@ class LambdaWeightedLoss(PairwiseLoss):
                 else:
                     self._call_on_pair("pair_grad", (d,), q, i, j)
                     self._call_on_pair("pair_hess", (d,), q, i, j)
-
-    def held(self, weights_at: ArrayLike) -> "LambdaWeightedLoss":
-        """This objective with its pair weights (order, ranks, normalisation) taken from the scores
-        ``weights_at`` and held there: its ``loss`` and ``grad_hess`` are then those of a fixed-weight
-        pairwise loss, whose derivatives the gradient and Hessian are."""
-        at = self._check(weights_at)
-        out = copy.copy(self)
-        out._at = at
-        return out
-
-    def loss(self, scores: ArrayLike, *, weights_at: ArrayLike | None = None) -> float:
-        """The objective at ``scores``, with the pair weights of ``weights_at`` (default: of ``scores``)."""
-        if weights_at is not None:
-            return self.held(weights_at).loss(scores)
-        return super().loss(scores)
-
-    def grad_hess(self, scores: ArrayLike, *,
-                  weights_at: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The lambdas and the Hessian at ``scores``, with the pair weights of ``weights_at``
-        (default: of ``scores``)."""
-        if weights_at is not None:
-            return self.held(weights_at).grad_hess(scores)
-        return super().grad_hess(scores)
 
     def _listed_pairs(self, query: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Every pair of documents with different labels of ``query`` (``None``: of every query)."""

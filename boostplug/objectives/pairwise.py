@@ -306,13 +306,18 @@ class PairwiseLoss(Loss):
         return scores[self._above] - scores[self._below]
 
     # -- the contract's refusals, with the pair function that caused them ----------------------------
-    def loss(self, scores: ArrayLike) -> float:
+    def loss(self, scores: ArrayLike, *, weights_at: ArrayLike | None = None) -> float:
+        if weights_at is not None:  # the held copy blames the pair functions
+            return self.held(weights_at).loss(scores)
         try:
             return super().loss(scores)
         except NonFiniteError as e:
             raise self._blame(e, scores, ("pair_loss",)) from None
 
-    def grad_hess(self, scores: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def grad_hess(self, scores: ArrayLike, *,
+                  weights_at: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if weights_at is not None:
+            return self.held(weights_at).grad_hess(scores)
         try:
             return super().grad_hess(scores)
         except NonFiniteError as e:

@@ -45,13 +45,13 @@ class SoftmaxCrossEntropy(Loss):
     #: the gradient is LightGBM's RankXENDCG lambdas (float32, with the Newton terms)
     lightgbm_terms: ClassVar[bool] = False
 
-    def round_targets(self, new_round: bool) -> NDArray[np.float64]:  # pragma: no cover - abstract
-        """Each document's ``phi`` (non-negative): for a round's gradient (``new_round``), or for
-        the loss (the last round's)."""
+    def round_targets(self) -> NDArray[np.float64]:  # pragma: no cover - abstract
+        """Each document's ``phi`` (non-negative), of the current round (``current_round``) for
+        targets drawn at random."""
         raise NotImplementedError
 
-    def _run(self, scores: NDArray[np.float64], new_round: bool, want_loss: bool) -> tuple[NDArray[np.float64], ...]:
-        phi = np.ascontiguousarray(self.round_targets(new_round), dtype=np.float64)
+    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        phi = np.ascontiguousarray(self.round_targets(), dtype=np.float64)
         n = 0 if want_loss else self.n_docs
         grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
         run = dispatch.kernel_for(K.softmax_ce, self.n_docs * _DOC_WORK)
@@ -59,10 +59,10 @@ class SoftmaxCrossEntropy(Loss):
         return grad, hess, loss
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
-        return float(self._run(scores, False, True)[2].sum())
+        return float(self._run(scores, True)[2].sum())
 
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        grad, hess, _ = self._run(scores, True, False)
+        grad, hess, _ = self._run(scores, False)
         return grad, hess
 
 
@@ -99,7 +99,7 @@ class ListNet(SoftmaxCrossEntropy):
         phi.setflags(write=False)
         self._phi = phi
 
-    def round_targets(self, new_round: bool) -> NDArray[np.float64]:
+    def round_targets(self) -> NDArray[np.float64]:
         return self._phi
 
 

@@ -20,8 +20,9 @@ score gaps beyond about 37) it computes inf or NaN; the plugin leaves that term 
 
 The random state lives in the instance bound to one data set (the adapters bind one per
 training set, so each ``lgb.cv`` fold draws its own, as LightGBM's per-fold objectives do):
-each ``grad_hess`` call is one round and advances every query's generator; ``loss`` uses the
-gammas of the last round (before any round, the first round's, without drawing them).
+each ``grad_hess`` call is one round (the rounds the :class:`~._loss.Loss` base counts) and
+advances every query's generator; ``loss`` uses the gammas of the last round (before any round,
+the first round's).
 """
 
 from __future__ import annotations
@@ -95,26 +96,20 @@ class XENDCG(SoftmaxCrossEntropy):
         self._powers = np.exp2(y)
         seeds = (self.objective_seed + np.arange(self.n_queries, dtype=np.int64)) & 0xFFFFFFFF
         self._states = seeds.astype(np.uint64)
-        self._last: NDArray[np.float64] | None = None
-        #: rounds drawn so far (``grad_hess`` calls without held draws)
-        self.rounds = 0
+        self._gammas = np.empty(self.n_docs)
+        self._drawn = -1  # the round whose gammas self._gammas holds
 
-    def _draw(self, states: NDArray[np.uint64]) -> NDArray[np.float64]:
-        gammas = np.empty(self.n_docs)
-        K.lcg_draws(states, self.group_ptr, gammas)
-        return gammas
+    def gammas(self) -> NDArray[np.float64]:
+        """The gammas of the current round (``current_round``): each round's are drawn once, the
+        generators advancing one round at a time."""
+        while self._drawn < self.current_round:
+            self._gammas = np.empty(self.n_docs)
+            K.lcg_draws(self._states, self.group_ptr, self._gammas)
+            self._drawn += 1
+        return self._gammas
 
-    def gammas(self, new_round: bool = False) -> NDArray[np.float64]:
-        """The gammas of a new round (``new_round``: the generators advance), else those of the
-        last round (before any round: the first round's, drawn without advancing)."""
-        if new_round:
-            self._last = self._draw(self._states)
-            self.rounds += 1
-            return self._last
-        return self._last if self._last is not None else self._draw(self._states.copy())
-
-    def round_targets(self, new_round: bool) -> NDArray[np.float64]:
-        return self._powers - self.gammas(new_round)
+    def round_targets(self) -> NDArray[np.float64]:
+        return self._powers - self.gammas()
 
 
 prepare, loss, grad_hess = module_functions(XENDCG)

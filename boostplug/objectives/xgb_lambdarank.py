@@ -24,10 +24,10 @@ over the same pairs, normalised and weighted as the lambdas; the lambdas are its
 pair weights held (gradient kind ``"lambda"``), up to the float32 arithmetic; XGBoost's Hessian is
 twice the held-weights diagonal (a bound).
 
-The ``"mean"`` pairs are drawn from the round's number: the objective counts its own
-``grad_hess`` calls (XGBoost's ``iter``), so they are XGBoost's (up to 3.3; later versions seed
-from the booster's generator: the same distribution there) when training starts from round 0 with
-one call per round. Not reproduced: the unbiased (position-bias) options
+The ``"mean"`` pairs are drawn from the round's number: the objective's ``current_round`` (the
+rounds the :class:`~._loss.Loss` base counts, from 0: XGBoost's ``iter``), so they are XGBoost's
+(up to 3.3; later versions seed from the booster's generator: the same distribution there) when
+training starts from round 0 with one call per round. Not reproduced: the unbiased (position-bias) options
 (``lambdarank_unbiased``, ``lambdarank_bias_norm``), refused when set.
 """
 
@@ -162,26 +162,19 @@ class XGBoostLambdaRank(LambdaWeightedLoss):
             raise ValueError(f"{self.name}: lambdarank_num_pair_per_sample={self.num_pair} draws {longest} * "
                              f"{self.num_pair} pairs in the longest query, more than {MAX_MEAN_PAIRS:.0e} (each "
                              "query's draws are held in memory)")
-        #: XGBoost's ``iter`` of the last training round (-1: none yet), which seeds the "mean" pairs
-        self._round = -1
 
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
-        at = scores if self._at is None else self._at
+        at = self.weights_from(scores)
         n = 0 if want_loss else self.n_docs
         grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
         order = np.empty(self.n_docs, dtype=np.int64)
         dispatch.kernel_for(K.query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
         mean = self.lambdarank_pair_method == "mean"
         run = dispatch.kernel_for(X.xgb_lambda_sums, self.n_docs * self.num_pair if mean else self._work)
-        run(scores, at, order, self._at is not None, self._labels32, self._gains, self.group_ptr, self._inv_max_dcg,
-            self.query_weights, self._discounts, self.metric, self.num_pair, mean, max(self._round, 0),
+        run(scores, at, order, self.weights_held, self._labels32, self._gains, self.group_ptr, self._inv_max_dcg,
+            self.query_weights, self._discounts, self.metric, self.num_pair, mean, self.current_round,
             self.lambdarank_score_normalization, self.lambdarank_normalization, want_loss, grad, hess, loss)
         return grad, hess, loss
-
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        if self._at is None:  # a training round: XGBoost's iter (held weights, the checks', keep the last)
-            self._round += 1
-        return super()._grad_hess(scores)
 
 
 class RankNDCG(XGBoostLambdaRank):

@@ -27,18 +27,19 @@ The gradient is that of the loss with the weights ``w_xy`` held (gradient kind `
 Hessian the exact diagonal of the same held-weights loss (CatBoost's ``Der2``).
 
 Randomness. The draws of round ``r`` come from ``numpy.random.default_rng([seed, r])``: noise for
-every document, one order after the other. Each bound instance (one per data set; lgb.cv gives each
-fold its own) counts its rounds: every ``grad_hess(scores)`` starts the next round (the first is
-``first_round``), and ``loss``, ``grad_hess(..., weights_at=...)`` and the private ``_loss`` /
-``_grad_hess`` use the draws of the current one (before any ``grad_hess``: ``first_round``).
+every document, one order after the other. The rounds are those the :class:`~._loss.Loss` base
+counts (its docstring, "Rounds"; one count per bound instance, lgb.cv giving each fold its own):
+every ``grad_hess(scores)`` starts the next round (the first is ``first_round``), and ``loss``,
+``grad_hess(..., weights_at=...)`` and the private ``_loss`` / ``_grad_hess`` use the draws of
+``current_round`` (before any ``grad_hess``: ``first_round``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK
@@ -126,14 +127,11 @@ class YetiRank(Loss):
                 self._coef[q] = _inverse(best, self._discounts)
         pairs_per_doc = 1 if classic else (longest if self.num_neighbors < 0 else self.num_neighbors)
         self._work = self.n_docs * (RANK_DOC_WORK + pairs_per_doc)
-        self._round = self.first_round   # the round whose draws loss and held calls use
-        self._next = self.first_round    # the round the next grad_hess(scores) draws
 
     # -- the random draws ----------------------------------------------------------------------------
-    @property
-    def current_round(self) -> int:
-        """The round whose draws ``loss`` and the held-weights calls use (the last ``grad_hess``'s)."""
-        return self._round
+    def round_offset(self) -> int:
+        """``first_round``: the round whose draws the first ``grad_hess`` uses."""
+        return self.first_round
 
     def round_noise(self, round: int) -> Iterator[NDArray[np.float64]]:
         """The noise of each perturbed order of round ``round``, one array of ``n_docs`` after the other."""
@@ -147,70 +145,27 @@ class YetiRank(Loss):
                 yield np.zeros(self.n_docs)
 
     # -- the objective ---------------------------------------------------------------------------------
-    def _sums(self, scores: NDArray[np.float64], at: NDArray[np.float64], want_loss: bool
-              ) -> tuple[NDArray[np.float64], ...]:
+    def _sums(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        """The current round's sums over its perturbed orders: of the gradient and Hessian, or of each
+        query's loss (the pair weights from the orders of :meth:`weights_from`)."""
+        at = self.weights_from(scores)
         n = 0 if want_loss else self.n_docs
         grad, hess = np.zeros(n), np.zeros(n)
         loss = np.zeros(self.n_queries if want_loss else 0)
         run = dispatch.kernel_for(K.order_sums, self._work)
-        for noise in self.round_noise(self._round):
+        for noise in self.round_noise(self.current_round):
             run(scores, at, noise, self.labels, self.labels, self.group_ptr, self._active, self._coef,
                 self._discounts, self._classic, float(self.decay), self._top, int(self.num_neighbors), want_loss,
                 grad, hess, loss)
         return grad, hess, loss
 
-    def _held_loss(self, scores: NDArray[np.float64], at: NDArray[np.float64]) -> float:
-        loss = self._sums(scores, at, True)[2]
+    def _loss(self, scores: NDArray[np.float64]) -> float:
+        loss = self._sums(scores, True)[2]
         return float(np.sum(loss * self.query_weights / self.permutations))
 
-    def _held_grad_hess(self, scores: NDArray[np.float64], at: NDArray[np.float64]
-                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        grad, hess, _ = self._sums(scores, at, False)
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        grad, hess, _ = self._sums(scores, False)
         scale = dispatch.kernel_for(K.scale_queries, self.n_docs)
         for values in (grad, hess):
             scale(values, self.group_ptr, self.query_weights, float(self.permutations))
         return grad, hess
-
-    def _loss(self, scores: NDArray[np.float64]) -> float:
-        return self._held_loss(scores, self._weights_from(scores))
-
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        return self._held_grad_hess(scores, self._weights_from(scores))
-
-    _at: NDArray[np.float64] | None = None
-
-    def _weights_from(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
-        return scores if self._at is None else self._at
-
-    def _holding(self, weights_at: ArrayLike, call: Callable[[], Any]) -> Any:
-        """``call()`` with the pair weights taken from the scores ``weights_at``."""
-        at = self._check(weights_at)
-        self._at = at
-        try:
-            return call()
-        finally:
-            self._at = None
-
-    def loss(self, scores: ArrayLike, *, weights_at: ArrayLike | None = None) -> float:
-        """The loss of the current round's draws at ``scores``, with the pair weights of the orders of
-        ``weights_at`` (default: of ``scores``)."""
-        if weights_at is not None:
-            return self._holding(weights_at, lambda: super(YetiRank, self).loss(scores))
-        return super().loss(scores)
-
-    def grad_hess(self, scores: ArrayLike, *,
-                  weights_at: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """A new round's gradient and Hessian at ``scores`` (its draws become the current ones); with
-        ``weights_at``, those of the current round with the pair weights of ``weights_at``'s orders
-        (no new round)."""
-        if weights_at is not None:
-            return self._holding(weights_at, lambda: super(YetiRank, self).grad_hess(scores))
-        before = self._round
-        self._round = self._next
-        try:
-            out = super().grad_hess(scores)
-        except BaseException:
-            self._round = before
-            raise
-        self._next += 1
-        return out

@@ -30,11 +30,17 @@ import os
 from typing import Any
 
 from ..._atomic import write_text
-from ..model_record import LIGHTGBM_OBJECTIVE, RECORD_KEY, ObjectiveRecord, clip, record_for, warn_if_unregistered
+from ..model_record import RECORD_KEY, ObjectiveRecord, clip, record_for, warn_if_unregistered
 from .model_text import check_model_text
 
 __all__ = ["record_objective", "objective_of", "model_to_string", "save_model", "load_model", "log_model", "RECORD_ATTR",
            "LIGHTGBM_OBJECTIVE", "text_with_record", "record_from_text"]
+
+#: How a LightGBM model file names the objective of a model trained with a boostplug objective: it
+#: starts like a raw-score ranking objective (what onnxmltools looks at), LightGBM knows no such
+#: objective (its ``Booster.refit`` stops with this name in its message), and the record follows
+#: it, base32-encoded.
+LIGHTGBM_OBJECTIVE = "lambdarank_by_boostplug_refit_with_boostplug.lightgbm.refit"
 
 #: The booster attribute holding the record in memory.
 RECORD_ATTR = "_boostplug_objective_record"

@@ -45,17 +45,32 @@ from ._contract import Param, Search
 from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss
 from .ranknet import SIGMA
 
-__all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount"]
+__all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount", "GAP_DISCOUNTS"]
+
+
+@nb.njit(cache=True)
+def _gap_discount(gap: int) -> float:
+    """``|1 / D(g) - 1 / D(g + 1)|``, ``D(r) = log2(1 + r)``, for a gap ``g >= 1``."""
+    return abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap))
+
+
+#: :func:`_gap_discount` of the gaps 0 (0) to 4,095, built once: a pair's ``delta_ij`` is a look-up,
+#: no logarithm (MSLR's longest query has 1,251 documents). A module constant, which numba compiles
+#: into the weight: an array among ``pair_args()`` would be passed to every pair function's call,
+#: and that costs more than the two logarithms it saves.
+GAP_DISCOUNTS = np.array([0.0] + [_gap_discount.py_func(g) for g in range(1, 4096)])
+GAP_DISCOUNTS.setflags(write=False)
 
 
 @nb.njit(cache=True)
 def position_gap_discount(rank_i: int, rank_j: int) -> float:
     """``|1 / D(g) - 1 / D(g + 1)|`` of the positions' gap ``g = |r_i - r_j|``, ``D(r) = log2(1 + r)``
-    (0 for ``g = 0``): LambdaLoss's ``delta_ij`` before the gain difference."""
+    (0 for ``g = 0``): LambdaLoss's ``delta_ij`` before the gain difference. Looked up in
+    :data:`GAP_DISCOUNTS` (computed beyond it)."""
     gap = abs(rank_i - rank_j)
-    if gap == 0:
-        return 0.0
-    return abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap))
+    if gap < GAP_DISCOUNTS.shape[0]:
+        return GAP_DISCOUNTS[gap]
+    return _gap_discount(gap)
 
 
 class NDCGLoss2(LambdaWeightedLoss):

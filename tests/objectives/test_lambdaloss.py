@@ -225,3 +225,60 @@ def test_xgboost_train_and_ranker(name, data) -> None:
     assert obj.loss(booster.predict(xgb.DMatrix(data.X), output_margin=True)) < 0.8 * start
     ranker = bpx.XGBRanker(objective=name, n_estimators=6, max_depth=3, n_jobs=1).fit(data.X, data.y, qid=data.qid)
     assert obj.loss(ranker.predict(data.X)) < start
+
+
+# ---- the position-gap table ---------------------------------------------------------------------------------
+def test_the_position_gap_table_is_the_formula_to_the_bit() -> None:
+    """``position_gap_discount`` looks ``delta_ij``'s discount up in a table built once: for every gap
+    up to 2,000 (and beyond the table, where it computes it) the same float64 as the formula's two
+    logarithms compiled by numba, as the weights computed it per pair."""
+    import numba as nb
+
+    from boostplug.objectives.lambdaloss import GAP_DISCOUNTS, position_gap_discount
+
+    @nb.njit
+    def formula(rank_i, rank_j):
+        gap = abs(rank_i - rank_j)
+        return 0.0 if gap == 0 else abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap))
+
+    gaps = [*range(2001), len(GAP_DISCOUNTS) - 1, len(GAP_DISCOUNTS), 10_000]
+    got = np.array([position_gap_discount(7, 7 + g) for g in gaps] + [position_gap_discount(7 + g, 7) for g in gaps])
+    want = np.array([formula(7, 7 + g) for g in gaps] + [formula(7 + g, 7) for g in gaps])
+    np.testing.assert_array_equal(got, want)
+    assert got[0] == 0.0 and (got[1:len(gaps)] > 0).all()
+
+
+@pytest.mark.parametrize("name", ["ndcg_loss2", "ndcg_loss2pp"])
+def test_the_table_leaves_the_gradients_as_the_per_pair_logarithms_gave_them(name) -> None:
+    """The losses' gradients and Hessians with the table equal those of the same loss whose weight
+    takes the two logarithms per pair (the former definition), on random queries up to 300 long."""
+    import numba as nb
+
+    cls = objectives.get(name).loss_class
+
+    @nb.njit
+    def delta(p):
+        gap = abs(p.rank_i - p.rank_j)
+        return abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap)) if gap else 0.0
+
+    class PerPair(cls):
+        name = f"{cls.name}_per_pair"
+        if name == "ndcg_loss2_per_pair":
+            @staticmethod
+            def pair_weight(p, sigma):
+                return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * delta(p)
+        else:
+            @staticmethod
+            def pair_weight(p, sigma, mu):
+                return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * (abs(p.discount_i - p.discount_j) + mu * delta(p))
+
+    rng = np.random.default_rng(11)
+    sizes = np.array([300, 2, 57, 1, 180])
+    gp = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    y = rng.integers(0, 5, gp[-1]).astype(np.float64)
+    s = rng.normal(size=gp[-1])
+    params = _params(name, 1.3, 2.5)
+    new, old = cls(y, gp, **params), PerPair(y, gp, **params)
+    for a, b in zip(new.grad_hess(s), old.grad_hess(s)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0.0)
+    np.testing.assert_allclose(new.loss(s), old.loss(s), rtol=1e-12)

@@ -18,7 +18,7 @@ __all__ = ["ordered_pair_sums"]
 @nb.njit(parallel=True)
 def ordered_pair_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, gains: np.ndarray,
                       group_ptr: np.ndarray, inv_max_dcg: np.ndarray, query_weights: np.ndarray,
-                      discounts: np.ndarray, bound: bool, want_loss: bool, weight_fn, terms_fn, loss_fn,
+                      discounts: np.ndarray, top_k: int, bound: bool, want_loss: bool, weight_fn, terms_fn, loss_fn,
                       args: tuple, grad: np.ndarray, hess: np.ndarray, loss: np.ndarray, done: np.ndarray) -> None:
     """``loss[q] = W_q sum_{a != b} w_ab loss_fn(s_a - s_b)`` over the ordered pairs of each query
     (``want_loss``), or its gradient and Hessian with the weights held (added to ``grad`` and
@@ -26,7 +26,8 @@ def ordered_pair_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, gai
     ``a`` and subtracted from ``b``, its Hessian term (``bound``: twice its absolute value) added to
     both. ``w_ab = weight_fn(Pair(...), *args)`` sees ``a`` as ``i``: positions in ``order`` (each
     query's rows by descending ``at``, ties in input order), gains, discounts and the query's
-    ``1 / ideal DCG``; a pair of weight 0 has no term. ``done[q]`` is set when query ``q``'s
+    ``1 / ideal DCG``; a pair of weight 0 has no term. Only the pairs with a document among the
+    first ``top_k`` positions count. ``done[q]`` is set when query ``q``'s
     iteration ends (:mod:`._pairwise_kernels`: how a pair function's exception on a worker thread
     is noticed)."""
     for q in nb.prange(group_ptr.shape[0] - 1):
@@ -39,7 +40,7 @@ def ordered_pair_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, gai
         acc = 0.0
         for i in range(n):
             ra = order[lo + i]
-            for j in range(n):
+            for j in range(n if i < top_k else min(n, top_k)):
                 if j == i:
                     continue
                 rb = order[lo + j]

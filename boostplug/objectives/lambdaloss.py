@@ -18,8 +18,14 @@ The paper writes ``-log2`` of the logistic: the natural logarithm here multiplie
 gradient and the Hessian by ``ln 2``, which leaves every Newton leaf ``-G / H`` as it is (an L2 leaf
 penalty acts as a slightly different one). The weights depend on the order, so the gradient is the
 loss's derivative with them held (gradient kind ``"lambda"``, :mod:`.lambda_weighted`). No
-truncation (the paper's losses run over every pair; TF-Ranking's ``topn`` variants are not these),
-no normalisation, no scaling by the list size (TF-Ranking and rax multiply their weights by it).
+normalisation, no scaling by the list size (TF-Ranking and rax multiply their weights by it).
+
+By default every pair counts: the paper's losses. ``truncation_level = k`` (a fixed choice, not
+tuned) keeps only the pairs with a document among the first ``k`` positions of the current order,
+as LightGBM's ``lambdarank_truncation_level`` does: about ``2k / n`` of a long query's pairs, so the
+cost per round falls with it, but the loss is then not the paper's. A kept pair weighs what it
+weighs in the paper's loss: the gains stay normalised by the whole query's ideal DCG (LightGBM
+takes the ideal DCG at its truncation level; TF-Ranking's ``topn`` variants are other losses).
 
 NDCG-Loss1 weighs each document's logistic terms against *every* other document, equal labels
 included, by the document's own share of the DCG, ``G_i / D(r_i)``::
@@ -42,10 +48,10 @@ from numpy.typing import NDArray
 from .._core import dispatch
 from . import _lambdaloss_kernels as LK
 from ._contract import Param, Search
-from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss
+from .lambda_weighted import EXACT, LOGISTIC, NO_TRUNCATION, LambdaWeightedLoss, _inverse
 from .ranknet import SIGMA
 
-__all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount", "GAP_DISCOUNTS"]
+__all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount", "GAP_DISCOUNTS", "TRUNCATION_LEVEL"]
 
 
 @nb.njit(cache=True)
@@ -73,21 +79,50 @@ def position_gap_discount(rank_i: int, rank_j: int) -> float:
     return _gap_discount(gap)
 
 
-class NDCGLoss2(LambdaWeightedLoss):
+#: The LambdaLoss losses' optional truncation: a fixed choice, not tuned (module docstring).
+TRUNCATION_LEVEL = Param(None, "int", "keep only the pairs with a document among this many first positions of the "
+                         "current order (None: every pair, the paper's loss)", low=1)
+
+
+class _LambdaLoss(LambdaWeightedLoss):
+    """What the three LambdaLoss losses share: the logistic pair loss, the optional
+    ``truncation_level`` (the base's :meth:`truncation` hook; not among the pair functions'
+    arguments) and the paper's gains, normalised by the whole query's ideal DCG whatever the
+    truncation."""
+
+    hessians = {"exact": EXACT}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+    truncation_level: int | None
+
+    def pair_args(self) -> tuple[Any, ...]:
+        return tuple(self.settings[k] for k in self.params if k != "truncation_level")
+
+    def truncation(self) -> int:
+        return NO_TRUNCATION if self.truncation_level is None else self.truncation_level
+
+    def inverse_max_dcgs(self, gains: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``1 / maxDCG`` of each whole query (the paper's ``G_i``), even with a truncation: a kept
+        pair weighs what it weighs in the paper's loss (LightGBM's lambdarank takes the ideal DCG at
+        its truncation level instead)."""
+        out = np.zeros(self.n_queries)
+        for q in range(self.n_queries):
+            out[q] = _inverse(np.sort(gains[self.group_ptr[q]:self.group_ptr[q + 1]])[::-1], self._discounts)
+        return out
+
+
+class NDCGLoss2(_LambdaLoss):
     """LambdaLoss's NDCG-Loss2: the logistic pair loss weighted by ``delta_ij`` (module docstring)."""
 
     name = "ndcg_loss2"
     summary = "LambdaLoss's NDCG-Loss2: logistic pair loss weighted by the position-gap bound (Wang et al. 2018)"
-    params = {"sigma": SIGMA}
-    hessians = {"exact": EXACT}
-    pair_loss, pair_grad, pair_hess = LOGISTIC
+    params = {"sigma": SIGMA, "truncation_level": TRUNCATION_LEVEL}
 
     @staticmethod
     def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
         return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * position_gap_discount(p.rank_i, p.rank_j)
 
 
-class NDCGLoss2PP(LambdaWeightedLoss):
+class NDCGLoss2PP(_LambdaLoss):
     """LambdaLoss's NDCG-Loss2++: the logistic pair loss weighted by ``rho_ij + mu delta_ij``
     (module docstring); ``mu = 0`` is LambdaRank's weight (without LightGBM's normalisation)."""
 
@@ -95,9 +130,8 @@ class NDCGLoss2PP(LambdaWeightedLoss):
     summary = "LambdaLoss's NDCG-Loss2++: LambdaRank's weight plus mu times NDCG-Loss2's (Wang et al. 2018)"
     params = {"sigma": SIGMA,
               "mu": Param(5.0, "real", "weight of NDCG-Loss2's position-gap term beside LambdaRank's", low=0.0,
-                          search=Search(1.0, 20.0, log=True))}
-    hessians = {"exact": EXACT}
-    pair_loss, pair_grad, pair_hess = LOGISTIC
+                          search=Search(1.0, 20.0, log=True)),
+              "truncation_level": TRUNCATION_LEVEL}
 
     @staticmethod
     def pair_weight(p, sigma, mu):  # type: ignore[no-untyped-def]
@@ -105,18 +139,15 @@ class NDCGLoss2PP(LambdaWeightedLoss):
         return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * (rho + mu * position_gap_discount(p.rank_i, p.rank_j))
 
 
-class NDCGLoss1(LambdaWeightedLoss):
+class NDCGLoss1(_LambdaLoss):
     """LambdaLoss's NDCG-Loss1: the logistic loss of every ordered pair ``(i, j)``, weighted by
     ``G_i / D(r_i)`` (module docstring). A :class:`LambdaWeightedLoss` whose ``pair_weight`` is the
-    first document's, summed by :func:`._lambdaloss_kernels.ordered_pair_sums` (no truncation, no
-    normalisation)."""
+    first document's, summed by :func:`._lambdaloss_kernels.ordered_pair_sums` (no normalisation)."""
 
     name = "ndcg_loss1"
     summary = "LambdaLoss's NDCG-Loss1: each document's logistic terms against all others, weighted by its " \
               "G / D (Wang et al. 2018)"
-    params = {"sigma": SIGMA}
-    hessians = {"exact": EXACT}
-    pair_loss, pair_grad, pair_hess = LOGISTIC
+    params = {"sigma": SIGMA, "truncation_level": TRUNCATION_LEVEL}
 
     @staticmethod
     def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
@@ -126,7 +157,7 @@ class NDCGLoss1(LambdaWeightedLoss):
         at, order, grad, hess, loss, done = self._ordered(scores, want_loss)
         run = dispatch.kernel_for(LK.ordered_pair_sums, self._work)
         run(scores, at, order, self._gains, self.group_ptr, self._inv_max_dcg, self.query_weights, self._discounts,
-            self._bound, want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss,
+            self._top_k, self._bound, want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss,
             done)
         self._check_done(done)
         return grad, hess, loss

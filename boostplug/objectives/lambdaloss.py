@@ -48,10 +48,10 @@ from numpy.typing import NDArray
 from .._core import dispatch
 from . import _lambdaloss_kernels as LK
 from ._contract import Param, Search
-from .lambda_weighted import EXACT, LOGISTIC, NO_TRUNCATION, LambdaWeightedLoss, _inverse
-from .ranknet import SIGMA
+from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss, _inverse
+from .ranknet import SIGMA, TRUNCATION_LEVEL, Truncatable
 
-__all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount", "GAP_DISCOUNTS", "TRUNCATION_LEVEL"]
+__all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount", "GAP_DISCOUNTS"]
 
 
 @nb.njit(cache=True)
@@ -79,26 +79,13 @@ def position_gap_discount(rank_i: int, rank_j: int) -> float:
     return _gap_discount(gap)
 
 
-#: The LambdaLoss losses' optional truncation: a fixed choice, not tuned (module docstring).
-TRUNCATION_LEVEL = Param(None, "int", "keep only the pairs with a document among this many first positions of the "
-                         "current order (None: every pair, the paper's loss)", low=1)
-
-
-class _LambdaLoss(LambdaWeightedLoss):
+class _LambdaLoss(Truncatable, LambdaWeightedLoss):
     """What the three LambdaLoss losses share: the logistic pair loss, the optional
-    ``truncation_level`` (the base's :meth:`truncation` hook; not among the pair functions'
-    arguments) and the paper's gains, normalised by the whole query's ideal DCG whatever the
-    truncation."""
+    ``truncation_level`` (:class:`.ranknet.Truncatable`) and the paper's gains, normalised by the
+    whole query's ideal DCG whatever the truncation."""
 
     hessians = {"exact": EXACT}
     pair_loss, pair_grad, pair_hess = LOGISTIC
-    truncation_level: int | None
-
-    def pair_args(self) -> tuple[Any, ...]:
-        return tuple(self.settings[k] for k in self.params if k != "truncation_level")
-
-    def truncation(self) -> int:
-        return NO_TRUNCATION if self.truncation_level is None else self.truncation_level
 
     def inverse_max_dcgs(self, gains: NDArray[np.float64]) -> NDArray[np.float64]:
         """``1 / maxDCG`` of each whole query (the paper's ``G_i``), even with a truncation: a kept

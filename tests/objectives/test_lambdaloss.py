@@ -289,44 +289,45 @@ def test_the_table_leaves_the_gradients_as_the_per_pair_logarithms_gave_them(nam
 
 
 # ---- truncation_level ---------------------------------------------------------------------------------------
-LAMBDALOSS = ["ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"]
-
-
-def _long_queries(seed: int):
+def _long_queries(seed: int, tie: bool = True):
     """Queries longer than the truncation levels tried, several relevant documents below them."""
     rng = np.random.default_rng(seed)
     gp = np.array([0, 11, 17, 18, 30, 32], dtype=np.int64)
     y = rng.integers(0, 4, gp[-1]).astype(np.float64)
     s = rng.normal(size=gp[-1])
-    s[3] = s[5]                                          # a tie
+    if tie:
+        s[3] = s[5]
     return s, y, gp, np.array([1.0, 2.0, 1.0, 0.5, 1.5])
 
 
-@pytest.mark.parametrize("name", LAMBDALOSS)
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("k", [1, 3, 7])
 def test_truncated_loss_and_gradient_are_the_sums_over_the_kept_pairs(name, k) -> None:
     """With ``truncation_level = k`` the loss is the paper's sum over exactly the pairs with a document
     among the first ``k`` positions, each weighted as in the paper (gains over the whole query's
     ideal DCG, not the ideal DCG at ``k``); its gradient the derivative of that sum with the weights
-    (and so the kept pairs) held, the exact Hessian the diagonal of the held gradient's Jacobian."""
-    s, y, gp, w = _long_queries(k)
+    (and so the kept pairs) held, the exact Hessian the diagonal of the held gradient's Jacobian.
+    RankNet holds nothing: without ties, a small step keeps the kept pairs."""
+    s, y, gp, w = _long_queries(k, tie=name != "ranknet")
     params = _params(name, 1.4, 2.0, k)
     obj = objectives.get(name).prepare(y, gp, weights=w, hessian_floor=False, **params)
     brute = {k_: v for k_, v in params.items() if k_ in ("sigma", "mu")}
     want = _brute_loss(name, s, y, gp, w, **brute, k=k)
     np.testing.assert_allclose(obj.loss(s), want, rtol=1e-12)
     assert want < _brute_loss(name, s, y, gp, w, **brute)          # some pairs were left out
-    other = s[::-1].copy()
-    np.testing.assert_allclose(obj.loss(s, weights_at=other), _brute_loss(name, s, y, gp, w, other, **brute, k=k),
-                               rtol=1e-12)
+    if name != "ranknet":
+        other = s[::-1].copy()
+        np.testing.assert_allclose(obj.loss(s, weights_at=other),
+                                   _brute_loss(name, s, y, gp, w, other, **brute, k=k), rtol=1e-12)
     g, h = obj.grad_hess(s)
     fd = fd_gradient(lambda x: _brute_loss(name, x, y, gp, w, s, **brute, k=k), s)
     np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9)
-    J = fd_jacobian(lambda x: obj.grad_hess(x, weights_at=s)[0], s)
+    held = (lambda x: obj.grad_hess(x)[0]) if name == "ranknet" else (lambda x: obj.grad_hess(x, weights_at=s)[0])
+    J = fd_jacobian(held, s)
     np.testing.assert_allclose(h, np.diag(J), rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", LAMBDALOSS)
+@pytest.mark.parametrize("name", NAMES)
 def test_a_truncation_at_the_longest_query_is_no_truncation(name) -> None:
     s, y, gp, w = _long_queries(5)
     full = objectives.get(name).prepare(y, gp, weights=w)
@@ -338,12 +339,18 @@ def test_a_truncation_at_the_longest_query_is_no_truncation(name) -> None:
     assert objectives.get(name).loss_class.defaults()["truncation_level"] is None
 
 
-def test_ranknet_has_no_truncation_level() -> None:
-    with pytest.raises((TypeError, ValueError), match="truncation_level"):
-        objectives.get("ranknet").prepare(np.array([1.0, 0.0]), [0, 2], truncation_level=3)
+def test_ranknet_truncated_with_the_bound_hessian() -> None:
+    """RankNet's "bound" mode with a truncation: twice the exact Hessian, the same gradient."""
+    s, y, gp, w = _long_queries(2, tie=False)
+    exact = objectives.get("ranknet").prepare(y, gp, weights=w, truncation_level=3, hessian_floor=False)
+    bound = objectives.get("ranknet").prepare(y, gp, weights=w, truncation_level=3, hessian_floor=False,
+                                              hessian="bound")
+    (g, h), (g2, h2) = exact.grad_hess(s), bound.grad_hess(s)
+    np.testing.assert_array_equal(g, g2)
+    np.testing.assert_allclose(h2, 2.0 * h, rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", LAMBDALOSS)
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("bad, error", [(0, ValueError), (-2, ValueError), (2.5, TypeError), (3.0, TypeError),
                                         (True, TypeError), ("3", TypeError)])
 def test_bad_truncation_levels_are_named(name, bad, error) -> None:
@@ -351,7 +358,7 @@ def test_bad_truncation_levels_are_named(name, bad, error) -> None:
         objectives.get(name).prepare(np.array([1.0, 0.0]), [0, 2], truncation_level=bad)
 
 
-@pytest.mark.parametrize("name", LAMBDALOSS)
+@pytest.mark.parametrize("name", NAMES)
 def test_the_contract_checks_pass_with_a_truncation(name) -> None:
     from boostplug.testing import check_objective
 

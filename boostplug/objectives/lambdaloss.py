@@ -129,7 +129,8 @@ class NDCGLoss2PP(_LambdaLoss):
 class NDCGLoss1(_LambdaLoss):
     """LambdaLoss's NDCG-Loss1: the logistic loss of every ordered pair ``(i, j)``, weighted by
     ``G_i / D(r_i)`` (module docstring). A :class:`LambdaWeightedLoss` whose ``pair_weight`` is the
-    first document's, summed by :func:`._lambdaloss_kernels.ordered_pair_sums` (no normalisation)."""
+    first document's, asked once per document (its pair view shows that document as ``i`` and
+    ``j``) and summed by :func:`._lambdaloss_kernels.ordered_pair_sums` (no normalisation)."""
 
     name = "ndcg_loss1"
     summary = "LambdaLoss's NDCG-Loss1: each document's logistic terms against all others, weighted by its " \

@@ -363,3 +363,23 @@ def test_the_contract_checks_pass_with_a_truncation(name) -> None:
     from boostplug.testing import check_objective
 
     check_objective(name, params={"truncation_level": 2})
+
+
+@pytest.mark.parametrize("name", ["ranknet", "ndcg_loss1"])
+def test_training_with_a_truncation_level(name, data) -> None:
+    """The parameter reaches the objective through both frameworks' adapters and rankers."""
+    import lightgbm as lgb
+
+    from boostplug import lightgbm as bpl
+    from boostplug import xgboost as bpx
+
+    obj = objectives.get(name).prepare(data.y, data.group_ptr, truncation_level=3)
+    start = obj.loss(np.zeros(data.n_docs))
+    booster = lgb.train({**LGB, "objective": bpl.objective(name, truncation_level=3)},
+                        bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), 8)
+    assert obj.loss(booster.predict(data.X, raw_score=True)) < 0.8 * start
+    ranker = bpx.XGBRanker(objective=name, truncation_level=3, n_estimators=6, max_depth=3, n_jobs=1)
+    ranker.fit(data.X, data.y, qid=data.qid)
+    assert ranker.get_params()["truncation_level"] == 3 and obj.loss(ranker.predict(data.X)) < start
+    with pytest.raises(ValueError, match="truncation_level.*got 0"):
+        bpl.objective(name, truncation_level=0)

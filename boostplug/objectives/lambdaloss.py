@@ -18,8 +18,14 @@ The paper writes ``-log2`` of the logistic: the natural logarithm here multiplie
 gradient and the Hessian by ``ln 2``, which leaves every Newton leaf ``-G / H`` as it is (an L2 leaf
 penalty acts as a slightly different one). The weights depend on the order, so the gradient is the
 loss's derivative with them held (gradient kind ``"lambda"``, :mod:`.lambda_weighted`). No
-truncation (the paper's losses run over every pair; TF-Ranking's ``topn`` variants are not these),
-no normalisation, no scaling by the list size (TF-Ranking and rax multiply their weights by it).
+normalisation, no scaling by the list size (TF-Ranking and rax multiply their weights by it).
+
+By default every pair counts: the paper's losses. ``truncation_level = k`` (a fixed choice, not
+tuned) keeps only the pairs with a document among the first ``k`` positions of the current order,
+as LightGBM's ``lambdarank_truncation_level`` does: about ``2k / n`` of a long query's pairs, so the
+cost per round falls with it, but the loss is then not the paper's. A kept pair weighs what it
+weighs in the paper's loss: the gains stay normalised by the whole query's ideal DCG (LightGBM
+takes the ideal DCG at its truncation level; TF-Ranking's ``topn`` variants are other losses).
 
 NDCG-Loss1 weighs each document's logistic terms against *every* other document, equal labels
 included, by the document's own share of the DCG, ``G_i / D(r_i)``::
@@ -42,37 +48,68 @@ from numpy.typing import NDArray
 from .._core import dispatch
 from . import _lambdaloss_kernels as LK
 from ._contract import Param, Search
-from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss
-from .ranknet import SIGMA
+from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss, _inverse
+from .ranknet import SIGMA, TRUNCATION_LEVEL, Truncatable
 
-__all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount"]
+__all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount", "GAP_DISCOUNTS"]
+
+
+@nb.njit(cache=True)
+def _gap_discount(gap: int) -> float:
+    """``|1 / D(g) - 1 / D(g + 1)|``, ``D(r) = log2(1 + r)``, for a gap ``g >= 1``."""
+    return abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap))
+
+
+#: :func:`_gap_discount` of the gaps 0 (0) to 4,095, built once: a pair's ``delta_ij`` is a look-up,
+#: no logarithm (MSLR's longest query has 1,251 documents). A module constant, which numba compiles
+#: into the weight: an array among ``pair_args()`` would be passed to every pair function's call,
+#: and that costs more than the two logarithms it saves.
+GAP_DISCOUNTS = np.array([0.0] + [_gap_discount.py_func(g) for g in range(1, 4096)])
+GAP_DISCOUNTS.setflags(write=False)
 
 
 @nb.njit(cache=True)
 def position_gap_discount(rank_i: int, rank_j: int) -> float:
     """``|1 / D(g) - 1 / D(g + 1)|`` of the positions' gap ``g = |r_i - r_j|``, ``D(r) = log2(1 + r)``
-    (0 for ``g = 0``): LambdaLoss's ``delta_ij`` before the gain difference."""
+    (0 for ``g = 0``): LambdaLoss's ``delta_ij`` before the gain difference. Looked up in
+    :data:`GAP_DISCOUNTS` (computed beyond it)."""
     gap = abs(rank_i - rank_j)
-    if gap == 0:
-        return 0.0
-    return abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap))
+    if gap < GAP_DISCOUNTS.shape[0]:
+        return GAP_DISCOUNTS[gap]
+    return _gap_discount(gap)
 
 
-class NDCGLoss2(LambdaWeightedLoss):
+class _LambdaLoss(Truncatable, LambdaWeightedLoss):
+    """What the three LambdaLoss losses share: the logistic pair loss, the optional
+    ``truncation_level`` (:class:`.ranknet.Truncatable`) and the paper's gains, normalised by the
+    whole query's ideal DCG whatever the truncation."""
+
+    hessians = {"exact": EXACT}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    def inverse_max_dcgs(self, gains: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``1 / maxDCG`` of each whole query (the paper's ``G_i``), even with a truncation: a kept
+        pair weighs what it weighs in the paper's loss (LightGBM's lambdarank takes the ideal DCG at
+        its truncation level instead)."""
+        out = np.zeros(self.n_queries)
+        for q in range(self.n_queries):
+            out[q] = _inverse(np.sort(gains[self.group_ptr[q]:self.group_ptr[q + 1]])[::-1], self._discounts)
+        return out
+
+
+class NDCGLoss2(_LambdaLoss):
     """LambdaLoss's NDCG-Loss2: the logistic pair loss weighted by ``delta_ij`` (module docstring)."""
 
     name = "ndcg_loss2"
     summary = "LambdaLoss's NDCG-Loss2: logistic pair loss weighted by the position-gap bound (Wang et al. 2018)"
-    params = {"sigma": SIGMA}
-    hessians = {"exact": EXACT}
-    pair_loss, pair_grad, pair_hess = LOGISTIC
+    params = {"sigma": SIGMA, "truncation_level": TRUNCATION_LEVEL}
 
     @staticmethod
     def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
         return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * position_gap_discount(p.rank_i, p.rank_j)
 
 
-class NDCGLoss2PP(LambdaWeightedLoss):
+class NDCGLoss2PP(_LambdaLoss):
     """LambdaLoss's NDCG-Loss2++: the logistic pair loss weighted by ``rho_ij + mu delta_ij``
     (module docstring); ``mu = 0`` is LambdaRank's weight (without LightGBM's normalisation)."""
 
@@ -80,9 +117,8 @@ class NDCGLoss2PP(LambdaWeightedLoss):
     summary = "LambdaLoss's NDCG-Loss2++: LambdaRank's weight plus mu times NDCG-Loss2's (Wang et al. 2018)"
     params = {"sigma": SIGMA,
               "mu": Param(5.0, "real", "weight of NDCG-Loss2's position-gap term beside LambdaRank's", low=0.0,
-                          search=Search(1.0, 20.0, log=True))}
-    hessians = {"exact": EXACT}
-    pair_loss, pair_grad, pair_hess = LOGISTIC
+                          search=Search(1.0, 20.0, log=True)),
+              "truncation_level": TRUNCATION_LEVEL}
 
     @staticmethod
     def pair_weight(p, sigma, mu):  # type: ignore[no-untyped-def]
@@ -90,18 +126,16 @@ class NDCGLoss2PP(LambdaWeightedLoss):
         return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * (rho + mu * position_gap_discount(p.rank_i, p.rank_j))
 
 
-class NDCGLoss1(LambdaWeightedLoss):
+class NDCGLoss1(_LambdaLoss):
     """LambdaLoss's NDCG-Loss1: the logistic loss of every ordered pair ``(i, j)``, weighted by
     ``G_i / D(r_i)`` (module docstring). A :class:`LambdaWeightedLoss` whose ``pair_weight`` is the
-    first document's, summed by :func:`._lambdaloss_kernels.ordered_pair_sums` (no truncation, no
-    normalisation)."""
+    first document's, asked once per document (its pair view shows that document as ``i`` and
+    ``j``) and summed by :func:`._lambdaloss_kernels.ordered_pair_sums` (no normalisation)."""
 
     name = "ndcg_loss1"
     summary = "LambdaLoss's NDCG-Loss1: each document's logistic terms against all others, weighted by its " \
               "G / D (Wang et al. 2018)"
-    params = {"sigma": SIGMA}
-    hessians = {"exact": EXACT}
-    pair_loss, pair_grad, pair_hess = LOGISTIC
+    params = {"sigma": SIGMA, "truncation_level": TRUNCATION_LEVEL}
 
     @staticmethod
     def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
@@ -111,7 +145,7 @@ class NDCGLoss1(LambdaWeightedLoss):
         at, order, grad, hess, loss, done = self._ordered(scores, want_loss)
         run = dispatch.kernel_for(LK.ordered_pair_sums, self._work)
         run(scores, at, order, self._gains, self.group_ptr, self._inv_max_dcg, self.query_weights, self._discounts,
-            self._bound, want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss,
+            self._top_k, self._bound, want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss,
             done)
         self._check_done(done)
         return grad, hess, loss

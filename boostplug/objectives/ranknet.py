@@ -11,16 +11,29 @@ labels only, so it is a :class:`~.pairwise.PairwiseLoss` (pairs listed once per 
 pairwise kernels each round) with the logistic pair functions that the lambda-weighted losses use
 (:data:`.lambda_weighted.LOGISTIC`). Hessian modes: ``"exact"`` (``sigma^2 sum p (1 - p)``) and
 ``"bound"`` (twice the absolute values, which majorises the Hessian).
+
+``truncation_level = k`` (default ``None``: every pair, RankNet's loss) keeps only the pairs with
+a document among the first ``k`` positions of the current order (by descending score, ties in
+input order), as LightGBM's ``lambdarank_truncation_level``. The pairs then depend on the order:
+that loss is a lambda-weighted one of weight 1 (:class:`_TopPairs`, which this objective hands
+its sums to), and its gradient is the derivative where the order does not change (the loss jumps
+where two scores cross the ``k``-th position).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import lambda_weighted as LW
 from ._contract import Param, Search
-from .lambda_weighted import LOGISTIC
+from .lambda_weighted import LOGISTIC, NO_TRUNCATION, LambdaWeightedLoss
 from .lambdarank import SIGMOID_MAX, SIGMOID_MIN
 from .pairwise import BOUND, EXACT, PairwiseLoss
 
-__all__ = ["RankNet", "SIGMA"]
+__all__ = ["RankNet", "SIGMA", "TRUNCATION_LEVEL", "Truncatable"]
 
 #: RankNet's slope of the logistic, searched over 0.5..4 (log) by ``compare --tune``; shared with
 #: the lambda-weighted losses of :mod:`.lambdaloss`. In lambdarank's range [1e-10, 1e10]: far beyond
@@ -29,12 +42,63 @@ SIGMA = Param(1.0, "real", "slope of the logistic: P_ij = 1 / (1 + exp(-sigma (s
               high=SIGMOID_MAX, search=Search(0.5, 4.0, log=True))
 
 
-class RankNet(PairwiseLoss):
+#: The all-pairs losses' optional truncation (RankNet's and LambdaLoss's): a fixed choice, not tuned.
+TRUNCATION_LEVEL = Param(None, "int", "keep only the pairs with a document among this many first positions of the "
+                         "current order (None: every pair, the paper's loss)", low=1)
+
+
+class Truncatable:
+    """A pairwise loss's part that takes ``truncation_level`` (:data:`TRUNCATION_LEVEL`, declared in
+    its ``params``): not among the pair functions' arguments, and the lambda-weighted base's
+    :meth:`~.lambda_weighted.LambdaWeightedLoss.truncation` hook."""
+
+    params: dict[str, Param]
+    settings: dict[str, Any]
+    truncation_level: int | None
+
+    def pair_args(self) -> tuple[Any, ...]:
+        return tuple(self.settings[k] for k in self.params if k != "truncation_level")
+
+    def truncation(self) -> int:
+        return NO_TRUNCATION if self.truncation_level is None else self.truncation_level
+
+
+class _TopPairs(Truncatable, LambdaWeightedLoss):
+    """RankNet's loss over the pairs with a document among the first ``truncation_level``
+    positions of the current order: a lambda-weighted loss of weight 1 (what
+    ``RankNet(truncation_level=k)`` computes with)."""
+
+    params = {"sigma": SIGMA, "truncation_level": TRUNCATION_LEVEL}
+    hessians = {"exact": LW.EXACT, "bound": LW.BOUND}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    @staticmethod
+    def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
+        return 1.0
+
+
+class RankNet(Truncatable, PairwiseLoss):
     """RankNet: ``W_k sum log(1 + exp(-sigma (s_i - s_j)))`` over the pairs of different labels
-    (module docstring); ``sigma`` in [1e-10, 1e10]."""
+    (module docstring); ``sigma`` in [1e-10, 1e10]; with ``truncation_level``, only those with a
+    document among the first ``truncation_level`` positions of the current order."""
 
     name = "ranknet"
     summary = "RankNet's pairwise logistic loss on every pair of different labels (Burges et al. 2005)"
-    params = {"sigma": SIGMA}
+    params = {"sigma": SIGMA, "truncation_level": TRUNCATION_LEVEL}
     hessians = {"exact": EXACT, "bound": BOUND}
     pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    def setup(self) -> None:
+        self._top: _TopPairs | None = None
+        if self.truncation_level is None:
+            super().setup()
+            return
+        self._bind_functions()  # the pair functions' checks, as without the truncation
+        self._top = _TopPairs(self.labels, self.group_ptr, weights=self.query_weights, sigma=self.sigma,
+                              truncation_level=self.truncation_level, hessian=self.hessian, hessian_floor=False)
+
+    def _loss(self, scores: NDArray[np.float64]) -> float:
+        return super()._loss(scores) if self._top is None else self._top._loss(scores)
+
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return super()._grad_hess(scores) if self._top is None else self._top._grad_hess(scores)

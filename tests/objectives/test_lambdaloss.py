@@ -21,10 +21,11 @@ from tests.objectives.test_lambda_weighted import _data   # six queries: ties, o
 NAMES = ["ranknet", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"]
 
 
-def _brute_loss(name: str, scores, labels, group_ptr, weights, at=None, *, sigma=1.0, mu=5.0) -> float:
+def _brute_loss(name: str, scores, labels, group_ptr, weights, at=None, *, sigma=1.0, mu=5.0, k=None) -> float:
     """The papers' sums, one query and one pair at a time. The LambdaLoss weights come from the
     order of ``at`` (default ``scores``): 1-based positions by descending score, ties in input order,
-    ``D(r) = log2(1 + r)``, gains ``(2^y - 1) / maxDCG`` over the whole query."""
+    ``D(r) = log2(1 + r)``, gains ``(2^y - 1) / maxDCG`` over the whole query. ``k``: only the pairs
+    with a document among the first ``k`` positions of that order (the ``truncation_level``)."""
     at = scores if at is None else at
     total = 0.0
     for q in range(len(group_ptr) - 1):
@@ -36,6 +37,8 @@ def _brute_loss(name: str, scores, labels, group_ptr, weights, at=None, *, sigma
         G = {r: (2.0 ** labels[r] - 1.0) / max_dcg if max_dcg > 0 else 0.0 for r in range(a, b)}
         for i in range(a, b):
             for j in range(a, b):
+                if k is not None and min(rank[i], rank[j]) > k:
+                    continue
                 if name == "ndcg_loss1" and i != j:   # every ordered pair, weighted by G_i / D(r_i)
                     total += weights[q] * G[i] / math.log2(1 + rank[i]) * math.log(
                         1.0 + math.exp(-sigma * (scores[i] - scores[j])))
@@ -49,8 +52,9 @@ def _brute_loss(name: str, scores, labels, group_ptr, weights, at=None, *, sigma
     return total
 
 
-def _params(name: str, sigma: float, mu: float) -> dict:
-    return {"sigma": sigma} if name != "ndcg_loss2pp" else {"sigma": sigma, "mu": mu}
+def _params(name: str, sigma: float, mu: float, k: int | None = None) -> dict:
+    out = {"sigma": sigma} if name != "ndcg_loss2pp" else {"sigma": sigma, "mu": mu}
+    return out if k is None else {**out, "truncation_level": k}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -225,3 +229,157 @@ def test_xgboost_train_and_ranker(name, data) -> None:
     assert obj.loss(booster.predict(xgb.DMatrix(data.X), output_margin=True)) < 0.8 * start
     ranker = bpx.XGBRanker(objective=name, n_estimators=6, max_depth=3, n_jobs=1).fit(data.X, data.y, qid=data.qid)
     assert obj.loss(ranker.predict(data.X)) < start
+
+
+# ---- the position-gap table ---------------------------------------------------------------------------------
+def test_the_position_gap_table_is_the_formula_to_the_bit() -> None:
+    """``position_gap_discount`` looks ``delta_ij``'s discount up in a table built once: for every gap
+    up to 2,000 (and beyond the table, where it computes it) the same float64 as the formula's two
+    logarithms compiled by numba, as the weights computed it per pair."""
+    import numba as nb
+
+    from boostplug.objectives.lambdaloss import GAP_DISCOUNTS, position_gap_discount
+
+    @nb.njit
+    def formula(rank_i, rank_j):
+        gap = abs(rank_i - rank_j)
+        return 0.0 if gap == 0 else abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap))
+
+    gaps = [*range(2001), len(GAP_DISCOUNTS) - 1, len(GAP_DISCOUNTS), 10_000]
+    got = np.array([position_gap_discount(7, 7 + g) for g in gaps] + [position_gap_discount(7 + g, 7) for g in gaps])
+    want = np.array([formula(7, 7 + g) for g in gaps] + [formula(7 + g, 7) for g in gaps])
+    np.testing.assert_array_equal(got, want)
+    assert got[0] == 0.0 and (got[1:len(gaps)] > 0).all()
+
+
+@pytest.mark.parametrize("name", ["ndcg_loss2", "ndcg_loss2pp"])
+def test_the_table_leaves_the_gradients_as_the_per_pair_logarithms_gave_them(name) -> None:
+    """The losses' gradients and Hessians with the table equal those of the same loss whose weight
+    takes the two logarithms per pair (the former definition), on random queries up to 300 long."""
+    import numba as nb
+
+    cls = objectives.get(name).loss_class
+
+    @nb.njit
+    def delta(p):
+        gap = abs(p.rank_i - p.rank_j)
+        return abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap)) if gap else 0.0
+
+    class PerPair(cls):
+        name = f"{cls.name}_per_pair"
+        if name == "ndcg_loss2_per_pair":
+            @staticmethod
+            def pair_weight(p, sigma):
+                return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * delta(p)
+        else:
+            @staticmethod
+            def pair_weight(p, sigma, mu):
+                return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * (abs(p.discount_i - p.discount_j) + mu * delta(p))
+
+    rng = np.random.default_rng(11)
+    sizes = np.array([300, 2, 57, 1, 180])
+    gp = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    y = rng.integers(0, 5, gp[-1]).astype(np.float64)
+    s = rng.normal(size=gp[-1])
+    params = _params(name, 1.3, 2.5)
+    new, old = cls(y, gp, **params), PerPair(y, gp, **params)
+    for a, b in zip(new.grad_hess(s), old.grad_hess(s)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0.0)
+    np.testing.assert_allclose(new.loss(s), old.loss(s), rtol=1e-12)
+
+
+# ---- truncation_level ---------------------------------------------------------------------------------------
+def _long_queries(seed: int, tie: bool = True):
+    """Queries longer than the truncation levels tried, several relevant documents below them."""
+    rng = np.random.default_rng(seed)
+    gp = np.array([0, 11, 17, 18, 30, 32], dtype=np.int64)
+    y = rng.integers(0, 4, gp[-1]).astype(np.float64)
+    s = rng.normal(size=gp[-1])
+    if tie:
+        s[3] = s[5]
+    return s, y, gp, np.array([1.0, 2.0, 1.0, 0.5, 1.5])
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("k", [1, 3, 7])
+def test_truncated_loss_and_gradient_are_the_sums_over_the_kept_pairs(name, k) -> None:
+    """With ``truncation_level = k`` the loss is the paper's sum over exactly the pairs with a document
+    among the first ``k`` positions, each weighted as in the paper (gains over the whole query's
+    ideal DCG, not the ideal DCG at ``k``); its gradient the derivative of that sum with the weights
+    (and so the kept pairs) held, the exact Hessian the diagonal of the held gradient's Jacobian.
+    RankNet holds nothing: without ties, a small step keeps the kept pairs."""
+    s, y, gp, w = _long_queries(k, tie=name != "ranknet")
+    params = _params(name, 1.4, 2.0, k)
+    obj = objectives.get(name).prepare(y, gp, weights=w, hessian_floor=False, **params)
+    brute = {k_: v for k_, v in params.items() if k_ in ("sigma", "mu")}
+    want = _brute_loss(name, s, y, gp, w, **brute, k=k)
+    np.testing.assert_allclose(obj.loss(s), want, rtol=1e-12)
+    assert want < _brute_loss(name, s, y, gp, w, **brute)          # some pairs were left out
+    if name != "ranknet":
+        other = s[::-1].copy()
+        np.testing.assert_allclose(obj.loss(s, weights_at=other),
+                                   _brute_loss(name, s, y, gp, w, other, **brute, k=k), rtol=1e-12)
+    g, h = obj.grad_hess(s)
+    fd = fd_gradient(lambda x: _brute_loss(name, x, y, gp, w, s, **brute, k=k), s)
+    np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9)
+    held = (lambda x: obj.grad_hess(x)[0]) if name == "ranknet" else (lambda x: obj.grad_hess(x, weights_at=s)[0])
+    J = fd_jacobian(held, s)
+    np.testing.assert_allclose(h, np.diag(J), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_truncation_at_the_longest_query_is_no_truncation(name) -> None:
+    s, y, gp, w = _long_queries(5)
+    full = objectives.get(name).prepare(y, gp, weights=w)
+    for k in (12, 1000):
+        cut = objectives.get(name).prepare(y, gp, weights=w, truncation_level=k)
+        np.testing.assert_allclose(cut.loss(s), full.loss(s), rtol=1e-12)
+        for a, b in zip(cut.grad_hess(s), full.grad_hess(s)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=0.0)
+    assert objectives.get(name).loss_class.defaults()["truncation_level"] is None
+
+
+def test_ranknet_truncated_with_the_bound_hessian() -> None:
+    """RankNet's "bound" mode with a truncation: twice the exact Hessian, the same gradient."""
+    s, y, gp, w = _long_queries(2, tie=False)
+    exact = objectives.get("ranknet").prepare(y, gp, weights=w, truncation_level=3, hessian_floor=False)
+    bound = objectives.get("ranknet").prepare(y, gp, weights=w, truncation_level=3, hessian_floor=False,
+                                              hessian="bound")
+    (g, h), (g2, h2) = exact.grad_hess(s), bound.grad_hess(s)
+    np.testing.assert_array_equal(g, g2)
+    np.testing.assert_allclose(h2, 2.0 * h, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-2, ValueError), (2.5, TypeError), (3.0, TypeError),
+                                        (True, TypeError), ("3", TypeError)])
+def test_bad_truncation_levels_are_named(name, bad, error) -> None:
+    with pytest.raises(error, match=f"{name}: truncation_level must be an integer >= 1, got {bad!r}"):
+        objectives.get(name).prepare(np.array([1.0, 0.0]), [0, 2], truncation_level=bad)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_contract_checks_pass_with_a_truncation(name) -> None:
+    from boostplug.testing import check_objective
+
+    check_objective(name, params={"truncation_level": 2})
+
+
+@pytest.mark.parametrize("name", ["ranknet", "ndcg_loss1"])
+def test_training_with_a_truncation_level(name, data) -> None:
+    """The parameter reaches the objective through both frameworks' adapters and rankers."""
+    import lightgbm as lgb
+
+    from boostplug import lightgbm as bpl
+    from boostplug import xgboost as bpx
+
+    obj = objectives.get(name).prepare(data.y, data.group_ptr, truncation_level=3)
+    start = obj.loss(np.zeros(data.n_docs))
+    booster = lgb.train({**LGB, "objective": bpl.objective(name, truncation_level=3)},
+                        bpl.dataset(data.X, data.y, group_ptr=data.group_ptr), 8)
+    assert obj.loss(booster.predict(data.X, raw_score=True)) < 0.8 * start
+    ranker = bpx.XGBRanker(objective=name, truncation_level=3, n_estimators=6, max_depth=3, n_jobs=1)
+    ranker.fit(data.X, data.y, qid=data.qid)
+    assert ranker.get_params()["truncation_level"] == 3 and obj.loss(ranker.predict(data.X)) < start
+    with pytest.raises(ValueError, match="truncation_level.*got 0"):
+        bpl.objective(name, truncation_level=0)

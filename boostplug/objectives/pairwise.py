@@ -266,13 +266,18 @@ class PairwiseLoss(Loss):
         where = f", on the pair of rows {i} (preferred) and {j} of query {query}"
         return float(call_named(type(self), name, fn, (*lead, *self._args), where, query, (i, j)))
 
+    def _loops(self) -> Any:
+        """The pair loops compiled around this class's functions (:func:`._pairwise_kernels.pair_loops`)."""
+        fns = self._fns
+        return K.pair_loops(fns.loss, fns.grad, fns.hess, fns.weight, fns.terms)
+
     def _loss_sums(self, scores: NDArray[np.float64]) -> float:
         fns = self._fns
         if not fns.compiled:
             return float(np.sum(self._weight * _on_array(fns.loss, self._differences(scores), self._args)))
         out, done = np.empty(self._pair_ptr.shape[0] - 1), np.zeros(self._pair_ptr.shape[0] - 1, dtype=np.bool_)
-        run = dispatch.kernel_for(K.pair_loss_sums, self._above.shape[0])
-        run(scores, self._above, self._below, self._weight, self._pair_ptr, fns.loss, self._args, out, done)
+        run = dispatch.kernel_for(self._loops().listed_loss_sums, self._above.shape[0])
+        run(scores, self._above, self._below, self._weight, self._pair_ptr, self._args, out, done)
         self._check_done(done)
         return float(out.sum())
 
@@ -287,9 +292,9 @@ class PairwiseLoss(Loss):
             grad = np.bincount(self._above, g, n) - np.bincount(self._below, g, n)
             return grad, np.bincount(self._above, h, n) + np.bincount(self._below, h, n)
         grad, hess, done = np.zeros(n), np.zeros(n), np.zeros(self._pair_ptr.shape[0] - 1, dtype=np.bool_)
-        run = dispatch.kernel_for(K.pair_grad_hess_sums, self._above.shape[0])
-        run(scores, self._above, self._below, self._weight, self._pair_ptr, fns.grad, fns.hess, self._args,
-            self._bound, grad, hess, done)
+        run = dispatch.kernel_for(self._loops().listed_grad_hess_sums, self._above.shape[0])
+        run(scores, self._above, self._below, self._weight, self._pair_ptr, self._args, self._bound, grad, hess,
+            done)
         self._check_done(done)
         return grad, hess
 

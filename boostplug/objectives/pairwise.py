@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 import weakref
 from typing import Any, Callable, ClassVar, Mapping, NamedTuple
 
@@ -429,7 +430,7 @@ def _compile(cls: type, name: str, fn: Any, args: tuple[Any, ...], arg_types: tu
     its result ``none``)."""
     jitted = fn if isinstance(fn, Dispatcher) else _JITTED.get(fn)
     if jitted is None:  # one dispatcher per function: a subclass that inherits it shares its kernels
-        jitted = _JITTED[fn] = nb.njit(fn)
+        jitted = _JITTED[fn] = _jit(fn)
     lead = cls.pair_functions[name]
     types = [*(cls.lead_types[a] for a in lead), *arg_types]
     py = fn.py_func if isinstance(fn, Dispatcher) else fn
@@ -451,6 +452,19 @@ def _compile(cls: type, name: str, fn: Any, args: tuple[Any, ...], arg_types: tu
                 if cls.pair_functions[name] == ("d",) else "one number per pair")
         raise TypeError(f"{cls.__name__}.{name} must return {what}; for a float d it returns {returns}")
     return jitted
+
+
+def _jit(fn: Callable[..., Any]) -> Dispatcher:
+    """``fn`` as a numba dispatcher, cached on disk by numba (beside its file, numba's own cache,
+    which a change of that file invalidates) when its module is imported here and numba finds a
+    place for the cache: else compiled in every process (a function of ``python -c``, or a Dask
+    worker's by-value copy of a function of a module it lacks, whose cached code would import it)."""
+    if getattr(fn, "__module__", None) in sys.modules:
+        try:
+            return nb.njit(cache=True)(fn)
+        except RuntimeError:  # numba: "cannot cache function ...: no locator available"
+            pass
+    return nb.njit(fn)
 
 
 def pair_functions(cls: type, args: tuple[Any, ...]) -> _PairFunctions:

@@ -1,65 +1,33 @@
 """Numba kernels behind :mod:`boostplug.objectives.pairwise` and :mod:`.lambda_weighted` (private):
-sums of a user's per-pair functions over the critical pairs, in parallel over queries; for a
-lambda-weighted loss, over the pairs of each query's current order, with weights that see it.
+the pair loops compiled around each objective class's functions (:func:`pair_loops`), what a
+lambda weight sees of a pair (:class:`Pair`), and each query's order by score (:func:`query_orders`).
 
-The pair functions arrive as arguments (compiled dispatchers), so numba compiles each kernel once
-per objective class and process. Not cached on disk: a dispatcher's type is new in every process,
-so cache entries would pile up without ever being read back.
-
-Pairs are listed query by query (``pair_ptr[q]:pair_ptr[q + 1]`` are query ``q``'s) and never cross
-queries, so the queries' iterations write disjoint rows, and a query's sums do not depend on the
-number of threads.
-
-Each kernel sets ``done[q]`` when query ``q``'s iteration ends. An exception a pair function raises
-on one of numba's worker threads ends that iteration but never reaches the caller (numba's
-parallel loops pass on only the calling thread's exceptions), so a ``done`` left unset is how the
-caller learns that a function raised.
+The pair loops' source is :mod:`._pair_loops`. :func:`pair_loops` compiles it once per class, with
+the class's compiled pair functions as the loops' globals, from a copy of that source in a file
+named by a fingerprint of those functions and of the loops' source: numba's disk cache keys the
+machine code on that file, so a new process loads each class's loops instead of compiling them.
+A class whose functions refer to something that cannot be fingerprinted (a global object that is
+not a number, string, array, module, class or function), or to a function of a module this process
+has not imported (a worker's copy of a class unpickled by value), gets loops compiled without a
+disk cache; so does every class when numba can write its cache nowhere.
 """
 
 from __future__ import annotations
 
-import math
-from typing import NamedTuple
+import dis
+import hashlib
+import os
+import sys
+import tempfile
+import types
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numba as nb
 import numpy as np
+from numba.core.dispatcher import Dispatcher
 
-__all__ = ["pair_loss_sums", "pair_grad_hess_sums", "Pair", "query_orders", "lambda_sums", "NORM_OFFSET"]
-
-
-@nb.njit(parallel=True)
-def pair_loss_sums(scores: np.ndarray, above: np.ndarray, below: np.ndarray, weight: np.ndarray,
-                   pair_ptr: np.ndarray, loss_fn, args: tuple, out: np.ndarray, done: np.ndarray) -> None:
-    """``out[q] = sum_p weight[p] loss_fn(s_above - s_below, *args)`` over query ``q``'s pairs."""
-    for q in nb.prange(pair_ptr.shape[0] - 1):
-        acc = 0.0
-        for p in range(pair_ptr[q], pair_ptr[q + 1]):
-            acc += weight[p] * loss_fn(scores[above[p]] - scores[below[p]], *args)
-        out[q] = acc
-        done[q] = True
-
-
-@nb.njit(parallel=True)
-def pair_grad_hess_sums(scores: np.ndarray, above: np.ndarray, below: np.ndarray, weight: np.ndarray,
-                        pair_ptr: np.ndarray, grad_fn, hess_fn, args: tuple, bound: bool, grad: np.ndarray,
-                        hess: np.ndarray, done: np.ndarray) -> None:
-    """Add each pair's ``weight * grad_fn(d, *args)`` to ``grad`` of the preferred row and subtract it
-    from the other's (``d = s_above - s_below``), and add ``weight * hess_fn(d, *args)`` to ``hess``
-    of both (``bound``: twice its absolute value). ``grad`` and ``hess`` start at zero."""
-    for q in nb.prange(pair_ptr.shape[0] - 1):
-        for p in range(pair_ptr[q], pair_ptr[q + 1]):
-            i = above[p]
-            j = below[p]
-            d = scores[i] - scores[j]
-            g = weight[p] * grad_fn(d, *args)
-            h = weight[p] * hess_fn(d, *args)
-            if bound:
-                h = 2.0 * abs(h)
-            grad[i] += g
-            grad[j] -= g
-            hess[i] += h
-            hess[j] += h
-        done[q] = True
+__all__ = ["Pair", "query_orders", "pair_loops", "NORM_OFFSET", "single_float"]
 
 
 class Pair(NamedTuple):
@@ -86,7 +54,7 @@ NORM_OFFSET = float(np.float32(0.01))
 
 
 @nb.njit(inline="always")
-def _single(x: float, on: bool) -> float:
+def single_float(x: float, on: bool) -> float:
     """``x`` rounded to float32 when ``on`` (LightGBM's and XGBoost's gradients are float32 sums)."""
     return np.float64(np.float32(x)) if on else x
 
@@ -94,82 +62,143 @@ def _single(x: float, on: bool) -> float:
 @nb.njit(parallel=True, cache=True)
 def query_orders(scores: np.ndarray, group_ptr: np.ndarray, out: np.ndarray) -> None:
     """``out[a:b]``: the rows of each query ``a:b`` by descending score, ties in input order (a stable
-    sort, as LightGBM's ``std::stable_sort``). Apart from :func:`lambda_sums`, which numba compiles
-    for each objective, so that this compiles once and stays in numba's cache."""
+    sort, as LightGBM's ``std::stable_sort``)."""
     for q in nb.prange(group_ptr.shape[0] - 1):
         a = group_ptr[q]
         b = group_ptr[q + 1]
         out[a:b] = a + np.argsort(-scores[a:b], kind="mergesort")
 
 
-@nb.njit(parallel=True)
-def lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, frozen: bool, labels: np.ndarray,
-                gains: np.ndarray, group_ptr: np.ndarray, inv_max_dcg: np.ndarray, query_weights: np.ndarray,
-                discounts: np.ndarray, top_k: int, normalize: bool, single: bool, bound: bool, want_loss: bool,
-                weight_fn, terms_fn, loss_fn, args: tuple, grad: np.ndarray, hess: np.ndarray,
-                loss: np.ndarray, done: np.ndarray) -> None:
-    """A lambda-weighted loss (``want_loss``: ``loss[q]`` per query) or its gradient and Hessian
-    (added to ``grad`` and ``hess``, which start at zero).
+_LOOPS: dict[tuple[Any, ...], types.SimpleNamespace] = {}
 
-    ``order`` holds each query's rows by the scores the weights are taken from, ``at`` (``scores``
-    itself unless ``frozen``), descending, ties in input order (:func:`query_orders`). The pairs are
-    those of documents with different labels of which at least one is among the first ``top_k``
-    positions, visited by position (``i`` among the first ``top_k``, then ``j > i``: LightGBM's
-    order). A pair's weight is ``weight_fn(Pair(...), *args)``, divided by ``NORM_OFFSET +
-    |at_i - at_j|`` when ``normalize`` and the query's ``at`` are not all equal; its terms are
-    ``terms_fn(s_i - s_j, weight, *args)``: the gradient term, added to the preferred document and
-    subtracted from the other, and the Hessian term, added to both (``bound``: twice its absolute
-    value). ``single``: each term and each running sum rounded to float32, as LightGBM sums them.
-    With ``normalize``, the query's values are then multiplied by ``log2(1 + S) / S``, ``S`` minus
-    twice the sum of the gradient terms at ``at`` (LightGBM's ``lambdarank_norm``), and finally by
-    the query's weight."""
-    for q in nb.prange(group_ptr.shape[0] - 1):
-        a = group_ptr[q]
-        b = group_ptr[q + 1]
-        n = b - a
-        w_q = query_weights[q]
-        if n < 2 or w_q == 0.0:
-            done[q] = True
-            continue
-        varied = at[order[a]] != at[order[b - 1]]
-        total = 0.0
-        acc = 0.0
-        for i in range(min(n - 1, top_k)):
-            ri = order[a + i]
-            for j in range(i + 1, n):
-                rj = order[a + j]
-                if labels[ri] == labels[rj]:
-                    continue
-                if labels[ri] > labels[rj]:
-                    hi, lo, p_hi, p_lo = ri, rj, i, j
-                else:
-                    hi, lo, p_hi, p_lo = rj, ri, j, i
-                d_at = at[hi] - at[lo]
-                w = weight_fn(Pair(d_at, p_hi, p_lo, gains[hi], gains[lo], discounts[p_hi], discounts[p_lo],
-                                   inv_max_dcg[q]), *args)
-                if normalize and varied:
-                    w = w / (NORM_OFFSET + abs(d_at))
-                d = scores[hi] - scores[lo]
-                g, h = terms_fn(d, w, *args)
-                if normalize:
-                    total -= 2.0 * (terms_fn(d_at, w, *args)[0] if frozen else g)
-                if want_loss:
-                    if w != 0.0:  # a pair of weight 0 adds nothing, even where its loss overflows
-                        acc += w * loss_fn(d, *args)
-                    continue
-                if bound:
-                    h = 2.0 * abs(h)
-                g = _single(g, single)
-                h = _single(h, single)
-                grad[lo] = _single(grad[lo] - g, single)
-                hess[lo] = _single(hess[lo] + h, single)
-                grad[hi] = _single(grad[hi] + g, single)
-                hess[hi] = _single(hess[hi] + h, single)
-        factor = math.log2(1.0 + total) / total if normalize and total > 0.0 else 1.0
-        if want_loss:
-            loss[q] = w_q * (factor * acc)
+
+def pair_loops(loss: Any, grad: Any, hess: Any, weight: Any = None, terms: Any = None) -> types.SimpleNamespace:
+    """The loops of :mod:`._pair_loops` (``listed_loss_sums``, ``listed_grad_hess_sums``,
+    ``lambda_sums``: ``parallel=True`` dispatchers) and ``terms_fn``, compiled around one class's
+    compiled pair functions (numba dispatchers): ``pair_loss``, ``pair_grad``, ``pair_hess`` and, for a
+    lambda-weighted loss, ``pair_weight`` and its ``pair_terms`` (``None``: ``(w pair_grad(d),
+    w pair_hess(d))``). Built once per set of functions and process, cached on disk by numba
+    (module docstring). numba compiles each loop when it is first called."""
+    key = (loss, grad, hess, weight, terms)
+    found = _LOOPS.get(key)
+    if found is None:
+        found = _LOOPS[key] = _build(dict(loss_fn=loss, grad_fn=grad, hess_fn=hess, weight_fn=weight,
+                                          terms_fn=terms))
+    return found
+
+
+#: The source of the loops (read, not imported: it imports this module) and the loops it defines.
+_LOOPS_SOURCE = Path(__file__).with_name("_pair_loops.py")
+_KERNELS = ("listed_loss_sums", "listed_grad_hess_sums", "lambda_sums")
+
+
+def _build(functions: dict[str, Any]) -> types.SimpleNamespace:
+    source = _LOOPS_SOURCE.read_text(encoding="utf-8")
+    h = hashlib.sha256(source.encode())
+    h.update(Path(__file__).read_bytes())  # Pair and the helpers the loops import
+    h.update(nb.__version__.encode())
+    try:
+        for name in sorted(functions):
+            h.update(name.encode())
+            _fingerprint(functions[name], h, set())
+        path = _source_file(source, h.hexdigest()[:32])
+    except _Unstable:
+        path = None
+    # a module of its own in sys.modules: numba's cached code finds its globals by the module's name
+    module = types.ModuleType(f"{__package__}._pair_loops_{h.hexdigest()[:16]}")
+    module.__package__ = __package__
+    module.__file__ = str(path) if path else None
+    sys.modules[module.__name__] = module
+    ns = vars(module)
+    exec(compile(source, str(path) if path else f"<{module.__name__}>", "exec"), ns)
+    cache = path is not None
+    ns.update({k: f for k, f in functions.items() if f is not None})
+    if functions["terms_fn"] is None:
+        ns["terms_fn"] = nb.njit(cache=cache)(ns["terms_fn"])
+    ns["add_terms"] = nb.njit(inline="always")(ns["add_terms"])
+    kernels = {k: nb.njit(parallel=True, cache=cache)(ns[k]) for k in _KERNELS}
+    ns.update(kernels)  # where boostplug warmup finds them (the module's globals)
+    return types.SimpleNamespace(**kernels, terms_fn=ns["terms_fn"])
+
+
+class _Unstable(Exception):
+    """A function refers to something whose identity cannot be written into a fingerprint."""
+
+
+def _fingerprint(value: Any, h: Any, seen: set[int]) -> None:
+    """Feed ``h`` what the machine code numba compiles from ``value`` depends on: for a function
+    (or a numba dispatcher and its options), its bytecode, constants, defaults, closure and the
+    globals it reads, recursively; a number, string, array, module or class by value or name."""
+    if id(value) in seen:
+        h.update(b"<seen>")
+        return
+    if isinstance(value, Dispatcher):
+        seen.add(id(value))
+        h.update(repr(sorted(value.targetoptions.items())).encode())
+        value = value.py_func
+    if isinstance(value, types.FunctionType):
+        if value.__module__ not in sys.modules:
+            # numba's cached code imports the module of every function it calls, by name: a function
+            # unpickled by value from a module this process lacks (a Dask or Spark worker's copy of
+            # a driver's class) cannot be loaded from a cache, nor cached
+            raise _Unstable(f"{value.__qualname__} of module {value.__module__}, not imported here")
+        seen.add(id(value))
+        h.update(f"function {value.__module__}.{value.__qualname__}".encode())
+        _code(value.__code__, h, seen, value.__globals__)
+        for part in (value.__defaults__ or ()), tuple(c.cell_contents for c in value.__closure__ or ()):
+            _fingerprint(part, h, seen)
+    elif isinstance(value, types.ModuleType):
+        h.update(f"module {value.__name__}".encode())
+    elif isinstance(value, type):
+        h.update(f"class {value.__module__}.{value.__qualname__}".encode())
+    elif isinstance(value, np.ndarray):
+        h.update(f"array {value.dtype} {value.shape}".encode() + hashlib.sha256(value.tobytes()).digest())
+    elif value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
+        h.update(f"{type(value).__name__} {value!r}".encode())
+    elif isinstance(value, tuple):
+        h.update(f"tuple {len(value)}".encode())
+        for v in value:
+            _fingerprint(v, h, seen)
+    elif callable(value) and hasattr(value, "__module__") and hasattr(value, "__qualname__"):
+        h.update(f"callable {value.__module__}.{value.__qualname__}".encode())  # a numpy ufunc, a builtin
+    else:
+        raise _Unstable(repr(value))
+
+
+def _code(code: types.CodeType, h: Any, seen: set[int], globals_: dict[str, Any]) -> None:
+    h.update(code.co_code + repr((code.co_names, code.co_varnames, code.co_freevars)).encode())
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _code(const, h, seen, globals_)
         else:
-            for r in range(a, b):
-                grad[r] = _single(grad[r] * factor, single) * w_q
-                hess[r] = _single(hess[r] * factor, single) * w_q
-        done[q] = True
+            h.update(repr(const).encode())
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval in globals_:
+            h.update(f"global {ins.argval}".encode())
+            _fingerprint(globals_[ins.argval], h, seen)
+
+
+def _source_file(source: str, digest: str) -> Path | None:
+    """The file ``pair_loops_<digest>.py`` holding ``source``, written once, in the first folder
+    numba can cache beside (``None`` when there is none): under ``NUMBA_CACHE_DIR`` when set, else
+    this package's ``__pycache__``, else numba's user-wide cache folder."""
+    from numba.core import config
+
+    from .._numba_cache import _user_cache_dir, writable
+
+    folders = ([Path(config.CACHE_DIR) / "boostplug_pair_loops"] if config.CACHE_DIR else
+               [Path(__file__).parent / "__pycache__" / "pair_loops", _user_cache_dir() / "boostplug_pair_loops"])
+    for folder in folders:
+        if not writable(folder):
+            continue
+        path = folder / f"pair_loops_{digest}.py"
+        try:
+            if not path.exists() or path.read_text(encoding="utf-8") != source:
+                fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(source)
+                os.replace(tmp, path)  # whole or not at all, for processes reading it meanwhile
+            return path
+        except OSError:
+            continue
+    return None

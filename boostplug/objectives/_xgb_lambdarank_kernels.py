@@ -186,7 +186,7 @@ def mean_pairs(ranked_labels: np.ndarray, num_pair: int, seed: int) -> tuple[np.
     return first[:count], second[:count]
 
 
-@nb.njit(parallel=True)
+@nb.njit(parallel=True, cache=True)
 def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, frozen: bool, labels: np.ndarray,
                     gains: np.ndarray, group_ptr: np.ndarray, inv_idcg: np.ndarray, query_weights: np.ndarray,
                     discounts: np.ndarray, metric: int, num_pair: int, mean: bool,

@@ -94,19 +94,6 @@ def _logistic_hess(d: float, sigma: float, *rest: Any) -> float:
 LOGISTIC = tuple(staticmethod(nb.njit(cache=True)(f)) for f in (_logistic_loss, _logistic_grad, _logistic_hess))
 
 
-def _default_terms(grad: Any, hess: Any) -> Any:
-    """``(w pair_grad(d), w pair_hess(d))``, compiled around the class's own two functions."""
-
-    @nb.njit
-    def pair_terms(d, w, *args):  # type: ignore[no-untyped-def]
-        return w * grad(d, *args), w * hess(d, *args)
-
-    return pair_terms
-
-
-_TERMS: dict[tuple[Any, Any], Any] = {}
-
-
 class LambdaWeightedLoss(PairwiseLoss):
     """A pairwise loss whose pair weights depend on the current order: subclass it, declare
     ``name``, ``summary`` and ``params``, and define the static methods ``pair_loss``,
@@ -171,10 +158,7 @@ class LambdaWeightedLoss(PairwiseLoss):
     # -- the objective -----------------------------------------------------------------------------
     def setup(self) -> None:
         self._bind_functions()
-        self._terms = self._fns.terms
-        if self._terms is None:
-            key = (self._fns.grad, self._fns.hess)
-            self._terms = _TERMS.get(key) or _TERMS.setdefault(key, _default_terms(*key))
+        self._terms = self._loops().terms_fn
         top_k = self.truncation()
         if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
             raise ValueError(f"{self.name}: the truncation level must be an integer >= 1, got {top_k!r}")
@@ -205,10 +189,10 @@ class LambdaWeightedLoss(PairwiseLoss):
 
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
         at, order, grad, hess, loss, done = self._ordered(scores, want_loss)
-        run = dispatch.kernel_for(K.lambda_sums, self._work)
+        run = dispatch.kernel_for(self._loops().lambda_sums, self._work)
         run(scores, at, order, self._at is not None, self.labels, self._gains, self.group_ptr, self._inv_max_dcg,
             self.query_weights, self._discounts, self._top_k, self._normalize, self.float32_sums, self._bound,
-            want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss, done)
+            want_loss, self._args, grad, hess, loss, done)
         self._check_done(done)
         return grad, hess, loss
 

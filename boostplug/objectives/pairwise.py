@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 import weakref
 from typing import Any, Callable, ClassVar, Mapping, NamedTuple
 
@@ -266,13 +267,18 @@ class PairwiseLoss(Loss):
         where = f", on the pair of rows {i} (preferred) and {j} of query {query}"
         return float(call_named(type(self), name, fn, (*lead, *self._args), where, query, (i, j)))
 
+    def _loops(self) -> Any:
+        """The pair loops compiled around this class's functions (:func:`._pairwise_kernels.pair_loops`)."""
+        fns = self._fns
+        return K.pair_loops(fns.loss, fns.grad, fns.hess, fns.weight, fns.terms)
+
     def _loss_sums(self, scores: NDArray[np.float64]) -> float:
         fns = self._fns
         if not fns.compiled:
             return float(np.sum(self._weight * _on_array(fns.loss, self._differences(scores), self._args)))
         out, done = np.empty(self._pair_ptr.shape[0] - 1), np.zeros(self._pair_ptr.shape[0] - 1, dtype=np.bool_)
-        run = dispatch.kernel_for(K.pair_loss_sums, self._above.shape[0])
-        run(scores, self._above, self._below, self._weight, self._pair_ptr, fns.loss, self._args, out, done)
+        run = dispatch.kernel_for(self._loops().listed_loss_sums, self._above.shape[0])
+        run(scores, self._above, self._below, self._weight, self._pair_ptr, self._args, out, done)
         self._check_done(done)
         return float(out.sum())
 
@@ -287,9 +293,9 @@ class PairwiseLoss(Loss):
             grad = np.bincount(self._above, g, n) - np.bincount(self._below, g, n)
             return grad, np.bincount(self._above, h, n) + np.bincount(self._below, h, n)
         grad, hess, done = np.zeros(n), np.zeros(n), np.zeros(self._pair_ptr.shape[0] - 1, dtype=np.bool_)
-        run = dispatch.kernel_for(K.pair_grad_hess_sums, self._above.shape[0])
-        run(scores, self._above, self._below, self._weight, self._pair_ptr, fns.grad, fns.hess, self._args,
-            self._bound, grad, hess, done)
+        run = dispatch.kernel_for(self._loops().listed_grad_hess_sums, self._above.shape[0])
+        run(scores, self._above, self._below, self._weight, self._pair_ptr, self._args, self._bound, grad, hess,
+            done)
         self._check_done(done)
         return grad, hess
 
@@ -429,7 +435,7 @@ def _compile(cls: type, name: str, fn: Any, args: tuple[Any, ...], arg_types: tu
     its result ``none``)."""
     jitted = fn if isinstance(fn, Dispatcher) else _JITTED.get(fn)
     if jitted is None:  # one dispatcher per function: a subclass that inherits it shares its kernels
-        jitted = _JITTED[fn] = nb.njit(fn)
+        jitted = _JITTED[fn] = _jit(fn)
     lead = cls.pair_functions[name]
     types = [*(cls.lead_types[a] for a in lead), *arg_types]
     py = fn.py_func if isinstance(fn, Dispatcher) else fn
@@ -451,6 +457,19 @@ def _compile(cls: type, name: str, fn: Any, args: tuple[Any, ...], arg_types: tu
                 if cls.pair_functions[name] == ("d",) else "one number per pair")
         raise TypeError(f"{cls.__name__}.{name} must return {what}; for a float d it returns {returns}")
     return jitted
+
+
+def _jit(fn: Callable[..., Any]) -> Dispatcher:
+    """``fn`` as a numba dispatcher, cached on disk by numba (beside its file, numba's own cache,
+    which a change of that file invalidates) when its module is imported here and numba finds a
+    place for the cache: else compiled in every process (a function of ``python -c``, or a Dask
+    worker's by-value copy of a function of a module it lacks, whose cached code would import it)."""
+    if getattr(fn, "__module__", None) in sys.modules:
+        try:
+            return nb.njit(cache=True)(fn)
+        except RuntimeError:  # numba: "cannot cache function ...: no locator available"
+            pass
+    return nb.njit(fn)
 
 
 def pair_functions(cls: type, args: tuple[Any, ...]) -> _PairFunctions:

@@ -1,0 +1,153 @@
+"""The pair loops of :class:`~.pairwise.PairwiseLoss` and :class:`~.lambda_weighted.LambdaWeightedLoss`
+(private): the source that :func:`._pairwise_kernels.pair_loops` compiles once per objective class.
+
+The functions here call the class's pair functions by the global names ``loss_fn``, ``grad_fn``,
+``hess_fn``, ``weight_fn`` and ``terms_fn``. They are not compiled from this module:
+:func:`._pairwise_kernels.pair_loops` copies this file's text to a file of its own per class
+(named by a fingerprint of the class's functions and of this text), runs it with those names
+bound to the class's compiled functions, and compiles the loops with ``cache=True``: numba's
+disk cache then keys each class's loops on a real file, and a new process loads them instead of
+compiling them again. The placeholders below only name what each function receives.
+
+Both objectives sum over pairs with one step, :func:`add_terms`: a pair's gradient term added to
+the preferred document and subtracted from the other, its Hessian term (``bound``: twice its
+absolute value) added to both, each rounded to float32 when ``single``. A pairwise loss visits
+its critical pairs, listed once per data set, with fixed weights (:func:`listed_loss_sums`,
+:func:`listed_grad_hess_sums`); a lambda-weighted loss visits the pairs of each query's current
+order, with weights that see it (:func:`lambda_sums`).
+
+Pairs never cross queries and the queries' iterations write disjoint rows, so a query's sums do
+not depend on the number of threads. Each loop sets ``done[q]`` when query ``q``'s iteration
+ends: an exception a pair function raises on one of numba's worker threads ends that iteration
+but never reaches the caller, so a ``done`` left unset is how the caller learns that one raised.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ._pairwise_kernels import NORM_OFFSET, Pair, single_float
+
+__all__ = ["listed_loss_sums", "listed_grad_hess_sums", "lambda_sums"]
+
+
+def loss_fn(d, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - the class's pair_loss
+    raise NotImplementedError
+
+
+def grad_fn(d, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - the class's pair_grad
+    raise NotImplementedError
+
+
+def hess_fn(d, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - the class's pair_hess
+    raise NotImplementedError
+
+
+def weight_fn(pair, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - the class's pair_weight
+    raise NotImplementedError
+
+
+def terms_fn(d, w, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled when not the class's
+    """The default ``pair_terms``: ``(w pair_grad(d), w pair_hess(d))``."""
+    return w * grad_fn(d, *args), w * hess_fn(d, *args)
+
+
+def add_terms(grad, hess, hi, lo, g, h, bound, single):  # type: ignore[no-untyped-def]
+    """Add a pair's gradient term ``g`` to ``grad[hi]`` and subtract it from ``grad[lo]``, and add its
+    Hessian term ``h`` (``bound``: ``2 |h|``) to both rows of ``hess``; ``single``: each term and
+    each sum rounded to float32."""
+    if bound:
+        h = 2.0 * abs(h)
+    g = single_float(g, single)
+    h = single_float(h, single)
+    grad[lo] = single_float(grad[lo] - g, single)
+    hess[lo] = single_float(hess[lo] + h, single)
+    grad[hi] = single_float(grad[hi] + g, single)
+    hess[hi] = single_float(hess[hi] + h, single)
+
+
+def listed_loss_sums(scores, above, below, weight, pair_ptr, args, out, done):  # type: ignore[no-untyped-def]
+    """``out[q] = sum_p weight[p] pair_loss(s_above - s_below, *args)`` over query ``q``'s listed
+    pairs ``pair_ptr[q]:pair_ptr[q + 1]``."""
+    for q in nb.prange(pair_ptr.shape[0] - 1):
+        acc = 0.0
+        for p in range(pair_ptr[q], pair_ptr[q + 1]):
+            acc += weight[p] * loss_fn(scores[above[p]] - scores[below[p]], *args)
+        out[q] = acc
+        done[q] = True
+
+
+def listed_grad_hess_sums(scores, above, below, weight, pair_ptr, args, bound, grad, hess,  # type: ignore[no-untyped-def]
+                          done):
+    """Each listed pair's terms ``terms_fn(s_above - s_below, weight[p], *args)`` added by
+    :func:`add_terms` (``grad`` and ``hess`` start at zero)."""
+    for q in nb.prange(pair_ptr.shape[0] - 1):
+        for p in range(pair_ptr[q], pair_ptr[q + 1]):
+            i = above[p]
+            j = below[p]
+            g, h = terms_fn(scores[i] - scores[j], weight[p], *args)
+            add_terms(grad, hess, i, j, g, h, bound, False)
+        done[q] = True
+
+
+def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg,  # type: ignore[no-untyped-def]
+                query_weights, discounts, top_k, normalize, single, bound, want_loss, args, grad, hess, loss,
+                done):
+    """A lambda-weighted loss (``want_loss``: ``loss[q]`` per query) or its gradient and Hessian
+    (added to ``grad`` and ``hess``, which start at zero).
+
+    ``order`` holds each query's rows by the scores the weights are taken from, ``at`` (``scores``
+    itself unless ``frozen``), descending, ties in input order (:func:`._pairwise_kernels.query_orders`).
+    The pairs are those of documents with different labels of which at least one is among the
+    first ``top_k`` positions, visited by position (``i`` among the first ``top_k``, then ``j > i``:
+    LightGBM's order). A pair's weight is ``weight_fn(Pair(...), *args)``, divided by ``NORM_OFFSET
+    + |at_i - at_j|`` when ``normalize`` and the query's ``at`` are not all equal; its terms are
+    ``terms_fn(s_i - s_j, weight, *args)``, added by :func:`add_terms`. With ``normalize``, the
+    query's values are then multiplied by ``log2(1 + S) / S``, ``S`` minus twice the sum of the
+    gradient terms at ``at`` (LightGBM's ``lambdarank_norm``), and finally by the query's weight."""
+    for q in nb.prange(group_ptr.shape[0] - 1):
+        a = group_ptr[q]
+        b = group_ptr[q + 1]
+        n = b - a
+        w_q = query_weights[q]
+        if n < 2 or w_q == 0.0:
+            done[q] = True
+            continue
+        varied = at[order[a]] != at[order[b - 1]]
+        total = 0.0
+        acc = 0.0
+        for i in range(min(n - 1, top_k)):
+            ri = order[a + i]
+            for j in range(i + 1, n):
+                rj = order[a + j]
+                if labels[ri] == labels[rj]:
+                    continue
+                if labels[ri] > labels[rj]:
+                    hi, lo, p_hi, p_lo = ri, rj, i, j
+                else:
+                    hi, lo, p_hi, p_lo = rj, ri, j, i
+                d_at = at[hi] - at[lo]
+                w = weight_fn(Pair(d_at, p_hi, p_lo, gains[hi], gains[lo], discounts[p_hi], discounts[p_lo],
+                                   inv_max_dcg[q]), *args)
+                if normalize and varied:
+                    w = w / (NORM_OFFSET + abs(d_at))
+                d = scores[hi] - scores[lo]
+                g, h = terms_fn(d, w, *args)
+                if normalize:
+                    total -= 2.0 * (terms_fn(d_at, w, *args)[0] if frozen else g)
+                if want_loss:
+                    if w != 0.0:  # a pair of weight 0 adds nothing, even where its loss overflows
+                        acc += w * loss_fn(d, *args)
+                    continue
+                add_terms(grad, hess, hi, lo, g, h, bound, single)
+        factor = math.log2(1.0 + total) / total if normalize and total > 0.0 else 1.0
+        if want_loss:
+            loss[q] = w_q * (factor * acc)
+        else:
+            for r in range(a, b):
+                grad[r] = single_float(grad[r] * factor, single) * w_q
+                hess[r] = single_float(hess[r] * factor, single) * w_q
+        done[q] = True

@@ -1,0 +1,111 @@
+"""The pair loops compiled per objective class (objectives._pairwise_kernels.pair_loops) and the pair
+functions of a class in a file are cached on disk: a second process loads them (no compilation)
+and gets the same numbers; a class whose functions changed (its code, or a global constant they
+read) gets new loops, not the old machine code. Each step runs in a fresh process with its own
+NUMBA_CACHE_DIR, as a user's scripts do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from boostplug.data import make_ranking
+
+REPO = Path(__file__).resolve().parents[2]
+
+SCRIPT = """
+import json, numpy as np
+from boostplug import objectives
+from boostplug._core import dispatch
+from boostplug.data import make_ranking
+from boostplug.objectives import PairwiseLoss
+from boostplug.objectives import _pairwise_kernels as K
+
+TARGET = {target}
+
+class SquaredGap(PairwiseLoss):
+    name = "test_squared_gap"
+    summary = "squared distance of each pair's score gap from a target (test objective)"
+    params = {{}}
+
+    @staticmethod
+    def pair_loss(d):
+        return 0.5 * (d - TARGET) ** 2
+
+    @staticmethod
+    def pair_grad(d):
+        return {grad}
+
+    @staticmethod
+    def pair_hess(d):
+        return 1.0
+
+d = make_ranking(n_queries=20, docs_per_query=(3, 12), n_features=6, n_labels=3, seed=1)
+s = np.random.default_rng(1).normal(size=d.n_docs)
+mine = SquaredGap(d.y, d.group_ptr)
+out = {{"grad": mine.grad_hess(s)[0].tolist(), "loss": mine.loss(s),
+       "lambdarank": objectives.get("lambdarank").grad_hess(s, d.y, d.group_ptr)[0].tolist()}}
+hits = misses = 0
+for loops in K._LOOPS.values():
+    for k in (loops.listed_loss_sums, loops.listed_grad_hess_sums, loops.lambda_sums):
+        for form in (k, dispatch.serial_twin(k)):
+            hits += len(form.stats.cache_hits)
+            misses += len(form.stats.cache_misses)
+out["hits"], out["misses"] = hits, misses
+# the pair functions compiled alone (their types checked), cached beside their file (lambdarank's; the
+# class above lives in no file, so numba cannot cache its functions)
+from numba.core.caching import NullCache
+from boostplug.objectives import pairwise
+cached = [f for fns in pairwise._FUNCTIONS.values() for f in fns[:3] + fns[4:] if f is not None
+          and not isinstance(f._cache, NullCache)]
+out["function_hits"] = sum(len(f.stats.cache_hits) for f in cached)
+out["function_misses"] = sum(len(f.stats.cache_misses) for f in cached)
+print(json.dumps(out))
+"""
+
+
+def run(cache: Path, target: float, grad: str = "d - TARGET") -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get(
+        "PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", SCRIPT.format(target=target, grad=grad)], capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def brute_grad(target: float) -> np.ndarray:
+    """The gradient of sum over critical pairs of 0.5 (s_i - s_j - target)^2, pair by pair."""
+    d = make_ranking(n_queries=20, docs_per_query=(3, 12), n_features=6, n_labels=3, seed=1)
+    s = np.random.default_rng(1).normal(size=d.n_docs)
+    g = np.zeros(d.n_docs)
+    for a, b in zip(d.group_ptr[:-1], d.group_ptr[1:]):
+        for i in range(a, b):
+            for j in range(a, b):
+                if d.y[i] > d.y[j]:
+                    t = s[i] - s[j] - target
+                    g[i] += t
+                    g[j] -= t
+    return g
+
+
+def test_pair_loops_load_from_the_cache_and_follow_changed_functions(tmp_path):
+    cache = tmp_path / "numba-cache"
+    first = run(cache, 0.5)
+    assert first["misses"] > 0 and first["hits"] == 0       # compiled, and written into the cache
+    second = run(cache, 0.5)
+    assert second["misses"] == 0 and second["hits"] > 0     # loaded: nothing compiled
+    assert second["function_misses"] == 0 and second["function_hits"] >= 5  # lambdarank's five
+    assert second == {**first, "hits": second["hits"], "misses": 0, "function_hits": second["function_hits"],
+                      "function_misses": 0}
+    np.testing.assert_allclose(second["grad"], brute_grad(0.5), rtol=1e-12, atol=1e-12)
+
+    changed_constant = run(cache, 2.0)                      # a global the pair functions read
+    np.testing.assert_allclose(changed_constant["grad"], brute_grad(2.0), rtol=1e-12, atol=1e-12)
+    changed_code = run(cache, 0.5, grad="2.0 * (d - TARGET)")  # the same names, another body
+    np.testing.assert_allclose(changed_code["grad"], 2.0 * brute_grad(0.5), rtol=1e-12, atol=1e-12)
+    assert changed_code["lambdarank"] == first["lambdarank"]

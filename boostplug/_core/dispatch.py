@@ -62,8 +62,8 @@ def serial_twin(kernel: Any) -> Callable[..., Any]:
         copy.__module__ = fn.__module__
         copy.__doc__ = fn.__doc__
         options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
-        # a kernel without a disk cache takes functions as arguments (NDCG-Loss1's pair loop), whose
-        # types differ in every process: caching them would add entries without end
+        # a kernel without a disk cache (the pair loops of a class whose functions cannot be
+        # fingerprinted: objectives._pairwise_kernels) has nothing stable to key one on: nor has its twin
         cached = not isinstance(kernel._cache, NullCache)
         twin = _SERIAL[kernel] = nb.njit(cache=cached, **options)(copy)
     return twin

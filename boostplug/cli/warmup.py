@@ -7,9 +7,9 @@ runs every entry point once on a few documents, each kernel in its serial and it
 so that an image built after it, or executors sharing its ``NUMBA_CACHE_DIR``, start warm. It
 prints how many kernels it compiled and how many it found cached; run twice, the second run
 compiles nothing into the cache. The pair loops of the pairwise and lambda-weighted objectives are
-compiled per objective class, each from a file of its own, and cached like the rest; kernels that
-take functions as arguments (NDCG-Loss1's pair loop) cannot be cached by numba: every process
-compiles those again.
+compiled per objective class, each from a file of its own, and cached like the rest (those of a
+class whose pair functions read a global that cannot be fingerprinted are compiled by every
+process again).
 
 numba keys its cache by CPU: a cache built on one CPU model is not used on another, unless both
 set the same ``NUMBA_CPU_NAME`` (``generic`` for any x86-64 CPU, at some cost in speed).
@@ -73,9 +73,9 @@ def warm_up() -> int:
 def kernel_counts() -> tuple[int, int, int]:
     """``(compiled, loaded, uncacheable)``: kernel signatures of this process's boostplug
     dispatchers (serial twins included) that numba compiled into its cache, that it read from
-    its cache, and that it compiled without a cache (kernels taking functions as arguments, as
-    NDCG-Loss1's pair loop does, are compiled in every process). The pair loops compiled per
-    objective class live in modules of their own, ``boostplug.objectives._pair_loops_<fingerprint>``."""
+    its cache, and that it compiled without a cache (the pair loops of a class whose functions
+    cannot be fingerprinted, compiled in every process). The pair loops compiled per objective
+    class live in modules of their own, ``boostplug.objectives._pair_loops_<fingerprint>``."""
     from numba.core.caching import NullCache
 
     compiled = cached = uncached = 0

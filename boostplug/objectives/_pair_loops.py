@@ -1,5 +1,6 @@
-"""The pair loops of :class:`~.pairwise.PairwiseLoss` and :class:`~.lambda_weighted.LambdaWeightedLoss`
-(private): the source that :func:`._pairwise_kernels.pair_loops` compiles once per objective class.
+"""The pair loops of :class:`~.pairwise.PairwiseLoss`, :class:`~.lambda_weighted.LambdaWeightedLoss`
+and LambdaLoss's NDCG-Loss1 (private): the source that :func:`._pairwise_kernels.pair_loops`
+compiles once per objective class.
 
 The functions here call the class's pair functions by the global names ``loss_fn``, ``grad_fn``,
 ``hess_fn``, ``weight_fn`` and ``terms_fn``. They are not compiled from this module:
@@ -9,12 +10,16 @@ bound to the class's compiled functions, and compiles the loops with ``cache=Tru
 disk cache then keys each class's loops on a real file, and a new process loads them instead of
 compiling them again. The placeholders below only name what each function receives.
 
-Both objectives sum over pairs with one step, :func:`add_terms`: a pair's gradient term added to
-the preferred document and subtracted from the other, its Hessian term (``bound``: twice its
-absolute value) added to both, each rounded to float32 when ``single``. A pairwise loss visits
-its critical pairs, listed once per data set, with fixed weights (:func:`listed_loss_sums`,
-:func:`listed_grad_hess_sums`); a lambda-weighted loss visits the pairs of each query's current
-order, with weights that see it (:func:`lambda_sums`).
+The pairwise and lambda-weighted loops sum over pairs with one step, :func:`add_terms`: a pair's
+gradient term added to the preferred document and subtracted from the other, its Hessian term
+(``bound``: twice its absolute value) added to both, each rounded to float32 when ``single``. A
+pairwise loss visits its critical pairs, listed once per data set, with fixed weights
+(:func:`listed_loss_sums`, :func:`listed_grad_hess_sums`); a lambda-weighted loss visits the
+pairs of each query's current order, with weights that see it (:func:`lambda_sums`). LambdaLoss's
+NDCG-Loss1 weighs each document's terms against every other document, equal labels included, by
+a weight of its own: its loop visits every ordered pair of a query's documents
+(:func:`ordered_pair_sums`) and adds each pair's terms times the query's weight, in float64 (not
+by :func:`add_terms`).
 
 Pairs never cross queries and the queries' iterations write disjoint rows, so a query's sums do
 not depend on the number of threads. Each loop sets ``done[q]`` when query ``q``'s iteration
@@ -31,7 +36,7 @@ import numpy as np
 
 from ._pairwise_kernels import NORM_OFFSET, Pair, single_float
 
-__all__ = ["listed_loss_sums", "listed_grad_hess_sums", "lambda_sums"]
+__all__ = ["listed_loss_sums", "listed_grad_hess_sums", "lambda_sums", "ordered_pair_sums"]
 
 
 def loss_fn(d, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - the class's pair_loss
@@ -150,4 +155,50 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
             for r in range(a, b):
                 grad[r] = single_float(grad[r] * factor, single) * w_q
                 hess[r] = single_float(hess[r] * factor, single) * w_q
+        done[q] = True
+
+
+def ordered_pair_sums(scores, order, gains, group_ptr, inv_max_dcg,  # type: ignore[no-untyped-def]
+                      query_weights, discounts, top_k, bound, want_loss, args, grad, hess, loss, done):
+    """LambdaLoss's NDCG-Loss1 (:class:`~.lambdaloss.NDCGLoss1`): ``loss[q] = W_q sum_{a != b} w_ab
+    loss_fn(s_a - s_b, *args)`` over the ordered pairs of each query, equal labels included
+    (``want_loss``), or its gradient and Hessian with the weights held (added to ``grad`` and
+    ``hess``, which start at zero): ``terms_fn(s_a - s_b, w_ab, *args)``'s gradient term added to
+    ``a`` and subtracted from ``b``, its Hessian term (``bound``: twice its absolute value) added to
+    both, each times ``W_q``. The weight belongs to the pair's first document ``a``: ``w_ab = w_a =
+    weight_fn(Pair(0, r_a, r_a, g_a, g_a, D_a, D_a, 1 / ideal DCG), *args)``, asked once per
+    document, whose pair view shows ``a`` as both ``i`` and ``j``: its position in ``order`` (each
+    query's rows by descending score of those the weights are taken from, ties in input order), its
+    gain and discount. A document of weight 0 has no terms of its own (it is still the ``b`` of the
+    others'). Only the pairs with a document among the first ``top_k`` positions count."""
+    for q in nb.prange(group_ptr.shape[0] - 1):
+        lo = group_ptr[q]
+        n = group_ptr[q + 1] - lo
+        w_q = query_weights[q]
+        if n < 2 or w_q == 0.0:
+            done[q] = True
+            continue
+        acc = 0.0
+        for i in range(n):
+            ra = order[lo + i]
+            w = weight_fn(Pair(0.0, i, i, gains[ra], gains[ra], discounts[i], discounts[i], inv_max_dcg[q]), *args)
+            if w == 0.0:
+                continue
+            for j in range(n if i < top_k else min(n, top_k)):
+                if j == i:
+                    continue
+                rb = order[lo + j]
+                d = scores[ra] - scores[rb]
+                if want_loss:
+                    acc += w * loss_fn(d, *args)
+                    continue
+                g, h = terms_fn(d, w, *args)
+                if bound:
+                    h = 2.0 * abs(h)
+                grad[ra] += w_q * g
+                grad[rb] -= w_q * g
+                hess[ra] += w_q * h
+                hess[rb] += w_q * h
+        if want_loss:
+            loss[q] = w_q * acc
         done[q] = True

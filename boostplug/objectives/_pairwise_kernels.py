@@ -1,6 +1,7 @@
-"""Numba kernels behind :mod:`boostplug.objectives.pairwise` and :mod:`.lambda_weighted` (private):
-the pair loops compiled around each objective class's functions (:func:`pair_loops`), what a
-lambda weight sees of a pair (:class:`Pair`), and each query's order by score (:func:`query_orders`).
+"""Numba kernels behind :mod:`boostplug.objectives.pairwise`, :mod:`.lambda_weighted` and
+:mod:`.lambdaloss` (private): the pair loops compiled around each objective class's functions
+(:func:`pair_loops`), what a lambda weight sees of a pair (:class:`Pair`), and each query's order
+by score (:func:`query_orders`).
 
 The pair loops' source is :mod:`._pair_loops`. :func:`pair_loops` compiles it once per class, with
 the class's compiled pair functions as the loops' globals, from a copy of that source in a file
@@ -74,11 +75,11 @@ _LOOPS: dict[tuple[Any, ...], types.SimpleNamespace] = {}
 
 def pair_loops(loss: Any, grad: Any, hess: Any, weight: Any = None, terms: Any = None) -> types.SimpleNamespace:
     """The loops of :mod:`._pair_loops` (``listed_loss_sums``, ``listed_grad_hess_sums``,
-    ``lambda_sums``: ``parallel=True`` dispatchers) and ``terms_fn``, compiled around one class's
-    compiled pair functions (numba dispatchers): ``pair_loss``, ``pair_grad``, ``pair_hess`` and, for a
-    lambda-weighted loss, ``pair_weight`` and its ``pair_terms`` (``None``: ``(w pair_grad(d),
-    w pair_hess(d))``). Built once per set of functions and process, cached on disk by numba
-    (module docstring). numba compiles each loop when it is first called."""
+    ``lambda_sums``, ``ordered_pair_sums``: ``parallel=True`` dispatchers), compiled around one
+    class's compiled pair functions (numba dispatchers): ``pair_loss``, ``pair_grad``,
+    ``pair_hess`` and, for a lambda-weighted loss, ``pair_weight`` and its ``pair_terms``
+    (``None``: ``(w pair_grad(d), w pair_hess(d))``). Built once per set of functions and process,
+    cached on disk by numba (module docstring). numba compiles each loop when it is first called."""
     key = (loss, grad, hess, weight, terms)
     found = _LOOPS.get(key)
     if found is None:
@@ -89,7 +90,7 @@ def pair_loops(loss: Any, grad: Any, hess: Any, weight: Any = None, terms: Any =
 
 #: The source of the loops (read, not imported: it imports this module) and the loops it defines.
 _LOOPS_SOURCE = Path(__file__).with_name("_pair_loops.py")
-_KERNELS = ("listed_loss_sums", "listed_grad_hess_sums", "lambda_sums")
+_KERNELS = ("listed_loss_sums", "listed_grad_hess_sums", "lambda_sums", "ordered_pair_sums")
 
 
 def _build(functions: dict[str, Any]) -> types.SimpleNamespace:
@@ -118,7 +119,7 @@ def _build(functions: dict[str, Any]) -> types.SimpleNamespace:
     ns["add_terms"] = nb.njit(inline="always")(ns["add_terms"])
     kernels = {k: nb.njit(parallel=True, cache=cache)(ns[k]) for k in _KERNELS}
     ns.update(kernels)  # where boostplug warmup finds them (the module's globals)
-    return types.SimpleNamespace(**kernels, terms_fn=ns["terms_fn"])
+    return types.SimpleNamespace(**kernels)
 
 
 class _Unstable(Exception):

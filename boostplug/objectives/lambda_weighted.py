@@ -158,7 +158,6 @@ class LambdaWeightedLoss(PairwiseLoss):
     # -- the objective -----------------------------------------------------------------------------
     def setup(self) -> None:
         self._bind_functions()
-        self._terms = self._loops().terms_fn
         top_k = self.truncation()
         if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
             raise ValueError(f"{self.name}: the truncation level must be an integer >= 1, got {top_k!r}")

@@ -33,8 +33,8 @@ included, by the document's own share of the DCG, ``G_i / D(r_i)``::
     NDCG-Loss1:    W_k sum_i (G_i / D(r_i)) sum_{j != i} log(1 + exp(-sigma (s_i - s_j)))
 
 Its weight belongs to a document, not to a pair of different labels, so its sum runs over the
-ordered pairs (:mod:`._lambdaloss_kernels`); the pair functions and the held weights are the
-base's (the paper's ``j = i`` term, a constant, is left out).
+ordered pairs (:func:`._pair_loops.ordered_pair_sums`); the pair functions and the held weights
+are the base's (the paper's ``j = i`` term, a constant, is left out).
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core import dispatch
-from . import _lambdaloss_kernels as LK
 from ._contract import Param, Search
 from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss, _inverse
 from .ranknet import SIGMA, TRUNCATION_LEVEL, Truncatable
@@ -130,7 +129,8 @@ class NDCGLoss1(_LambdaLoss):
     """LambdaLoss's NDCG-Loss1: the logistic loss of every ordered pair ``(i, j)``, weighted by
     ``G_i / D(r_i)`` (module docstring). A :class:`LambdaWeightedLoss` whose ``pair_weight`` is the
     first document's, asked once per document (its pair view shows that document as ``i`` and
-    ``j``) and summed by :func:`._lambdaloss_kernels.ordered_pair_sums` (no normalisation)."""
+    ``j``) and summed by :func:`._pair_loops.ordered_pair_sums`, compiled around this class's
+    functions as the base's loops are (no normalisation)."""
 
     name = "ndcg_loss1"
     summary = "LambdaLoss's NDCG-Loss1: each document's logistic terms against all others, weighted by its " \
@@ -142,11 +142,10 @@ class NDCGLoss1(_LambdaLoss):
         return p.gain_i * p.inv_max_dcg * p.discount_i
 
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
-        at, order, grad, hess, loss, done = self._ordered(scores, want_loss)
-        run = dispatch.kernel_for(LK.ordered_pair_sums, self._work)
-        run(scores, at, order, self._gains, self.group_ptr, self._inv_max_dcg, self.query_weights, self._discounts,
-            self._top_k, self._bound, want_loss, self._fns.weight, self._terms, self._fns.loss, self._args, grad, hess, loss,
-            done)
+        _, order, grad, hess, loss, done = self._ordered(scores, want_loss)
+        run = dispatch.kernel_for(self._loops().ordered_pair_sums, self._work)
+        run(scores, order, self._gains, self.group_ptr, self._inv_max_dcg, self.query_weights, self._discounts,
+            self._top_k, self._bound, want_loss, self._args, grad, hess, loss, done)
         self._check_done(done)
         return grad, hess, loss
 

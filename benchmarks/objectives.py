@@ -31,6 +31,7 @@ Usage: python benchmarks/objectives.py [--rounds 30] [--repeat 3] [--threads 1]
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -55,6 +56,10 @@ from boostplug import xgboost as bpx  # noqa: E402
 MQ2008 = ROOT.parent / "shared" / "data" / "MQ2008"
 TREE = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20, "max_bin": 255}
 FRAMEWORK_NAMES = {"lightgbm": ("regression", "lambdarank"), "xgboost": ("reg:squarederror", "rank:ndcg")}
+
+
+#: ``--objectives`` label -> (registered name, settings)
+SPECS: dict[str, tuple[str, dict[str, Any]]] = {}
 
 
 def best_of(fn: Callable[[], Any], repeat: int = 5) -> float:
@@ -91,8 +96,9 @@ class Framework:
         else:
             self.data = bpx.dmatrix(d.X, d.y, group_ptr=d.group_ptr, nthread=threads)
 
-    def objective(self, name: str) -> Callable[..., Any]:
-        return bpl.objective(name) if self.name == "lightgbm" else bpx.objective(name)
+    def objective(self, label: str) -> Callable[..., Any]:
+        name, params = SPECS[label]
+        return (bpl.objective if self.name == "lightgbm" else bpx.objective)(name, **params)
 
     def train(self, objective: str | Callable[..., Any], rounds: int) -> float:
         t0 = time.perf_counter()
@@ -151,7 +157,7 @@ def squared_error(preds: np.ndarray, data: Any) -> tuple[np.ndarray, np.ndarray]
 
 def grad_seconds(name: str, d: bpdata.RankingData, fws: list[Framework]) -> list[float]:
     """Seconds per call: the prepared kernel, then each framework's full adapter call."""
-    prep = objectives.get(name).prepare(d.y, d.group_ptr)
+    prep = objectives.get(SPECS[name][0]).prepare(d.y, d.group_ptr, **SPECS[name][1])
     scores = np.random.default_rng(0).normal(size=d.n_docs)
     prep.grad_hess(scores)  # compile / warm up
     out = [best_of(lambda: prep.grad_hess(scores))]
@@ -171,10 +177,11 @@ def mode_seconds(d: bpdata.RankingData, names: list[str]) -> None:
     scores = np.random.default_rng(0).normal(size=d.n_docs)
     print("\nkernel seconds per grad_hess call by Hessian mode (best of 5)")
     for name in names:
-        obj = objectives.get(name)
+        obj = objectives.get(SPECS[name][0])
         for mode in obj.hessians:
             # a single-mode objective declares no 'hessian' parameter (lambdarank, the lambda family)
-            prep = obj.prepare(d.y, d.group_ptr, **({"hessian": mode} if len(obj.hessians) > 1 else {}))
+            prep = obj.prepare(d.y, d.group_ptr, **SPECS[name][1],
+                               **({"hessian": mode} if len(obj.hessians) > 1 else {}))
             prep.grad_hess(scores)
             print(f"  {name:<12} {mode:<8} {best_of(lambda: prep.grad_hess(scores)):8.4f}", flush=True)
     if "qbrank" not in names:
@@ -215,12 +222,15 @@ def bench(label: str, d: bpdata.RankingData, rounds: int, repeat: int, fw_names:
             rec = Recorded(fw.objective(n))
             fw.train(rec, rounds)
             recorded[n] = rec.rounds
-        runs: dict[str, list[float]] = {k: [] for k in [fw.floor_name, fw.builtin_name, "custom", *names]}
+        # the frameworks' own objectives under keys of their own: a registered objective may share a
+        # built-in's name (the plugin "lambdarank"), and its runs must not mix with the built-in's
+        floor_key, builtin_key = f"built-in {fw.floor_name}", f"built-in {fw.builtin_name}"
+        runs: dict[str, list[float]] = {k: [] for k in [floor_key, builtin_key, "custom", *names]}
         free: dict[str, list[float]] = {n: [] for n in names}
         inside: dict[str, list[float]] = {n: [] for n in names}
         for _ in range(repeat):
-            for key in (fw.floor_name, fw.builtin_name):
-                runs[key].append(fw.train(key, rounds))
+            for key, builtin in ((floor_key, fw.floor_name), (builtin_key, fw.builtin_name)):
+                runs[key].append(fw.train(builtin, rounds))
             runs["custom"].append(fw.train(squared_error, rounds))
             for n in names:
                 timed = Timed(fw.objective(n))
@@ -228,7 +238,7 @@ def bench(label: str, d: bpdata.RankingData, rounds: int, repeat: int, fw_names:
                 inside[n].append(timed.seconds)
                 free[n].append(fw.train(Replayed(recorded[n]), rounds))
         del recorded
-        floor, builtin, custom = runs[fw.floor_name], runs[fw.builtin_name], runs["custom"]
+        floor, builtin, custom = runs[floor_key], runs[builtin_key], runs["custom"]
         med = statistics.median
         print(f"\n{fw.name}: {fw.floor_name} {med(floor):.2f} s, {fw.builtin_name} {med(builtin):.2f} s "
               f"({med([b / f for b, f in zip(builtin, floor)]):.2f}x the floor), squared error as a Python "
@@ -258,10 +268,18 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="framework threads and numba threads")
     ap.add_argument("--only", choices=["synthetic", "mq2008"], default=None)
     ap.add_argument("--frameworks", default="lightgbm,xgboost")
-    ap.add_argument("--objectives", default=None, help="comma-separated registered names (default: all)")
+    ap.add_argument("--objectives", default=None,
+                    help="comma-separated registered names, each with settings if wanted: "
+                         "NAME:KEY=VALUE:KEY=VALUE, e.g. ndcg_loss2pp:truncation_level=30 (default: all)")
     args = ap.parse_args()
     names = objectives.names() if args.objectives is None else [n.strip() for n in args.objectives.split(",")]
-    unknown_objectives = sorted(set(names) - set(objectives.names()))
+    for label in names:
+        name, *settings = label.split(":")
+        try:
+            SPECS[label] = (name, {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in settings)})
+        except ValueError:
+            ap.error(f"objective {label!r}: settings are KEY=VALUE with a JSON value, e.g. mu=10")
+    unknown_objectives = sorted({SPECS[n][0] for n in names} - set(objectives.names()))
     if unknown_objectives or not names:
         ap.error(f"unknown objective(s) {unknown_objectives}; choose from {objectives.names()}")
     fws = [f.strip() for f in args.frameworks.split(",") if f.strip()]

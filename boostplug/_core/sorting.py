@@ -23,20 +23,49 @@ _MAX_STACK = 100        # pending partitions (the smaller side is sorted first: 
 
 
 @nb.njit(cache=True)
+def _ranges(n: int) -> tuple[np.ndarray, int]:
+    """The quicksort's stack of ranges still to sort (``low, high`` pairs, both included), holding
+    the whole ``0..n-1``, and its height 1."""
+    stack = np.empty(2 * _MAX_STACK, dtype=np.int64)
+    stack[0] = 0
+    stack[1] = n - 1
+    return stack, 1
+
+
+@nb.njit(cache=True)
+def _pop(stack: np.ndarray, top: int) -> tuple[int, int, int]:
+    """The stack's height less one, and the ``low, high`` it pops."""
+    top -= 1
+    return top, stack[2 * top], stack[2 * top + 1]
+
+
+@nb.njit(cache=True)
+def _push_larger(stack: np.ndarray, top: int, low: int, i: int, high: int) -> tuple[int, int, int]:
+    """After a partition of ``low..high`` at ``i``: the larger side waits on the stack (numba's
+    order), the smaller one is sorted next. Returns the height and that side's ``low, high``."""
+    if high - i > i - low:
+        if high > i:
+            stack[2 * top] = i + 1
+            stack[2 * top + 1] = high
+            top += 1
+        return top, low, i - 1
+    if i > low:
+        stack[2 * top] = low
+        stack[2 * top + 1] = i - 1
+        top += 1
+    return top, i + 1, high
+
+
+@nb.njit(cache=True)
 def sorted_descending(values: np.ndarray) -> np.ndarray:
     """A copy of ``values`` (finite: no NaN) sorted in decreasing order."""
     a = values.copy()
     n = a.shape[0]
     if n < 2:
         return a
-    stack = np.empty(2 * _MAX_STACK, dtype=np.int64)
-    stack[0] = 0
-    stack[1] = n - 1
-    top = 1
+    stack, top = _ranges(n)
     while top > 0:
-        top -= 1
-        low = stack[2 * top]
-        high = stack[2 * top + 1]
+        top, low, high = _pop(stack, top)
         while high - low >= _SMALL_QUICKSORT:
             mid = (low + high) >> 1
             if a[mid] > a[low]:
@@ -60,18 +89,7 @@ def sorted_descending(values: np.ndarray) -> np.ndarray:
                 i += 1
                 j -= 1
             a[i], a[high] = a[high], a[i]
-            if high - i > i - low:     # the larger side waits on the stack
-                if high > i:
-                    stack[2 * top] = i + 1
-                    stack[2 * top + 1] = high
-                    top += 1
-                high = i - 1
-            else:
-                if i > low:
-                    stack[2 * top] = low
-                    stack[2 * top + 1] = i - 1
-                    top += 1
-                low = i + 1
+            top, low, high = _push_larger(stack, top, low, i, high)
         for i in range(low + 1, high + 1):
             v = a[i]
             j = i
@@ -96,14 +114,9 @@ def quick_argsort(keys: np.ndarray) -> np.ndarray:
     r = np.arange(n)
     if n < 2:
         return r
-    stack = np.empty(2 * _MAX_STACK, dtype=np.int64)
-    stack[0] = 0
-    stack[1] = n - 1
-    top = 1
+    stack, top = _ranges(n)
     while top > 0:
-        top -= 1
-        low = stack[2 * top]
-        high = stack[2 * top + 1]
+        top, low, high = _pop(stack, top)
         while high - low >= _SMALL_QUICKSORT:
             mid = (low + high) >> 1
             if _before(keys[r[mid]], keys[r[low]]):
@@ -127,18 +140,7 @@ def quick_argsort(keys: np.ndarray) -> np.ndarray:
                 i += 1
                 j -= 1
             r[i], r[high] = r[high], r[i]
-            if high - i > i - low:
-                if high > i:
-                    stack[2 * top] = i + 1
-                    stack[2 * top + 1] = high
-                    top += 1
-                high = i - 1
-            else:
-                if i > low:
-                    stack[2 * top] = low
-                    stack[2 * top + 1] = i - 1
-                    top += 1
-                low = i + 1
+            top, low, high = _push_larger(stack, top, low, i, high)
         for i in range(low + 1, high + 1):
             t = r[i]
             v = keys[t]

@@ -2,6 +2,8 @@
 each entry point runs in a fresh process with an empty ``NUMBA_CACHE_DIR`` while numba's
 ``numba:compile`` events are recorded. A kernel's compile includes the compiles of the helpers it
 calls for the first time; the "self" column leaves those out, so the self times add up to the total.
+Times are the process's CPU seconds (``time.process_time``: compiling runs on one thread), so that a
+busy machine changes them less than wall-clock times; the first line's figure is wall-clock.
 
 Usage:
     python benchmarks/first_use_compiles.py --only metrics,qbrank
@@ -26,9 +28,9 @@ from numba.core import event
 _events = []
 class _L(event.Listener):
     def on_start(self, e):
-        _events.append((time.perf_counter(), 1, e.kind, e.data))
+        _events.append((time.process_time(), 1, e.kind, e.data))
     def on_end(self, e):
-        _events.append((time.perf_counter(), 0, e.kind, e.data))
+        _events.append((time.process_time(), 0, e.kind, e.data))
 event.register("numba:compile", _L())
 event.register("numba:llvm_lock", _L())
 """
@@ -83,9 +85,9 @@ def main(argv: list[str] | None = None) -> int:
             rec = _record(ENTRY_POINTS[name], cache)
         rows = rec["rows"]
         print(f"\n{name}: {rec['seconds']:.2f} s from import to the end of the first call, "
-              f"{len(rows)} compiles, {sum(r['self'] for r in rows):.2f} s compiling "
+              f"{len(rows)} compiles, {sum(r['self'] for r in rows):.2f} CPU s compiling "
               f"({sum(r['llvm'] for r in rows):.2f} s in LLVM)")
-        print(f"  {'self s':>7} {'LLVM s':>7} {'total s':>7}  kernel")
+        print(f"  {'self':>7} {'LLVM':>7} {'total':>7}  compiled function (CPU seconds)")
         for r in sorted(rows, key=lambda r: -r["self"]):
             tag = " [parallel]" if r["parallel"] else ""
             tag += "" if r["nested"] else " (called)"

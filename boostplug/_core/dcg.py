@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import plain
 from . import dispatch
+from .sorting import sorted_descending
 
 __all__ = ["GainSpec", "GAINS", "DISCOUNTS", "RANK_DOC_WORK", "gains_of", "check_label_gain", "discounts",
            "max_query_size", "cutoff", "dcg_at", "ideal_dcg_at", "ideal_dcg"]
@@ -106,13 +107,13 @@ def max_query_size(group_ptr: NDArray[np.int64]) -> int:
     return int(np.diff(group_ptr).max()) if group_ptr.shape[0] > 1 else 0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def cutoff(k: int, n: int) -> int:
     """How many ranks of an ``n``-document query count at ``k`` (``k <= 0``: all)."""
     return n if (k <= 0 or k > n) else k
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def dcg_at(ranked_gains: np.ndarray, discount: np.ndarray, kk: int) -> float:
     """``sum_{i < kk} ranked_gains[i] * discount[i]`` (gains in ranked order)."""
     d = 0.0
@@ -121,10 +122,10 @@ def dcg_at(ranked_gains: np.ndarray, discount: np.ndarray, kk: int) -> float:
     return d
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def ideal_dcg_at(gains: np.ndarray, discount: np.ndarray, kk: int) -> float:
-    """The DCG of the top ``kk`` of one query's ``gains`` sorted in decreasing order."""
-    return dcg_at(np.sort(gains)[::-1], discount, kk)
+    """The DCG of the top ``kk`` of one query's ``gains`` (finite) sorted in decreasing order."""
+    return dcg_at(sorted_descending(gains), discount, kk)
 
 
 @nb.njit(cache=True, parallel=True)

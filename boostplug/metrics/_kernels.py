@@ -32,7 +32,7 @@ def _run(kernel: Any, scores: np.ndarray) -> Callable[..., Any]:
     return dispatch.kernel_for(kernel, scores.shape[0] * RANK_DOC_WORK)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _ranking(scores: np.ndarray, labels: np.ndarray, a: int, b: int, ties: int) -> np.ndarray:
     """Local indices ``0..b-a-1`` of one query by descending score.
 
@@ -60,7 +60,7 @@ def _tie_group(values: np.ndarray, sorted_scores: np.ndarray, i: int) -> tuple[i
     return j, total
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _tie_average(values: np.ndarray, sorted_scores: np.ndarray) -> np.ndarray:
     """``values`` (in ranked order) with every run of equal scores replaced by its mean."""
     n = values.shape[0]
@@ -75,7 +75,7 @@ def _tie_average(values: np.ndarray, sorted_scores: np.ndarray) -> np.ndarray:
     return out
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _ranked_values(values: np.ndarray, scores: np.ndarray, labels: np.ndarray,
                    a: int, b: int, ties: int) -> tuple[np.ndarray, np.ndarray]:
     """(values in ranked order, scores in ranked order) of one query."""
@@ -85,7 +85,7 @@ def _ranked_values(values: np.ndarray, scores: np.ndarray, labels: np.ndarray,
     return v, s
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _dcg_fill(q: int, scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
               discount: np.ndarray, k: int, ties: int, dcg: np.ndarray, idcg: np.ndarray) -> None:
     """DCG@k of query ``q``'s ranking and its ideal DCG@k (gains sorted descending)."""
@@ -116,7 +116,7 @@ def dcg_kernel(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_
     return dcg, idcg
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _precision(rel: np.ndarray, kk: int) -> float:
     hits = 0.0
     for i in range(kk):
@@ -124,7 +124,7 @@ def _precision(rel: np.ndarray, kk: int) -> float:
     return hits
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _ap_order(rel: np.ndarray, kk: int) -> float:
     hits = 0.0
     total = 0.0
@@ -135,7 +135,7 @@ def _ap_order(rel: np.ndarray, kk: int) -> float:
     return total
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _ap_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
     """Expected sum_i rel_i * hits(i) / i over random orders of each tie group.
 
@@ -158,7 +158,7 @@ def _ap_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
     return total
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _rr_order(rel: np.ndarray, kk: int) -> float:
     for i in range(kk):
         if rel[i] > 0.0:
@@ -166,7 +166,7 @@ def _rr_order(rel: np.ndarray, kk: int) -> float:
     return 0.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _rr_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
     """Expected 1/rank of the first relevant document (0 beyond rank kk) over
     random orders of each tie group: in the first group holding r > 0 relevant
@@ -190,7 +190,7 @@ def _rr_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
     return 0.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _binary_fill(q: int, scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
                  k: int, ties: int, metric: int, out: np.ndarray, n_rel: np.ndarray) -> None:
     a, b = group_ptr[q], group_ptr[q + 1]
@@ -233,7 +233,7 @@ def binary_kernel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group
     return out, n_rel
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _err_fill(q: int, scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
               k: int, ties: int, out: np.ndarray) -> None:
     a, b = group_ptr[q], group_ptr[q + 1]

@@ -78,7 +78,7 @@ def level_extremes(
         max_exp[q] = m
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _level_sums(
     scores: np.ndarray,
     s: int,
@@ -120,7 +120,7 @@ def _level_sums(
 CENTRED_EXP_MAX = 250.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _centred_factors(
     scores: np.ndarray,
     s: int,
@@ -167,7 +167,7 @@ def _centred_factors(
     return X, S, T
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _constant_distance_grad_hess(
     scores: np.ndarray,
     s: int,
@@ -206,7 +206,7 @@ def _constant_distance_grad_hess(
         hess[i] = hd * (above + below)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _extreme_factors(
     scores: np.ndarray,
     s: int,

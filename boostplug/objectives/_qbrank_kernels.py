@@ -23,6 +23,8 @@ import math
 import numba as nb
 import numpy as np
 
+from .._core.sorting import quick_argsort
+
 __all__ = ["label_levels", "pair_grad", "sweep_high", "explicit_terms", "add_row_terms"]
 
 
@@ -38,7 +40,7 @@ def label_levels(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray,
     for q in nb.prange(nq):
         s = group_ptr[q]
         e = group_ptr[q + 1]
-        order = np.argsort(labels[s:e], kind="mergesort")
+        order = quick_argsort(labels[s:e].copy())  # a writable copy: the one signature of pair_grad's sort
         lv = -1
         prev = 0.0
         for k in range(e - s):
@@ -150,7 +152,7 @@ def sweep_high(
                 msum[i] = 0.0
             continue
         ar, c, span[q] = _query_keys(h, labels, grade, s, e)
-        oa = np.argsort(ar)
+        oa = quick_argsort(ar)
         tree = np.zeros((n_lev + 1, 6))
         acc = np.zeros(6)
         p = n - 1
@@ -248,9 +250,9 @@ def pair_grad(
         if hint.shape[0] == order.shape[0]:
             _copy_into(oa, hint[s:e])
             if not _sort_from(ar, oa):
-                _copy_into(oa, np.argsort(ar))
+                _copy_into(oa, quick_argsort(ar))
         else:
-            _copy_into(oa, np.argsort(ar))
+            _copy_into(oa, quick_argsort(ar))
         # x as the preferred document: y of a lower level with b_y > a_x.
         hi = np.zeros((n_lev + 1, 3))
         acc = np.zeros(3)

@@ -15,7 +15,8 @@ gradient term added to the preferred document and subtracted from the other, its
 (``bound``: twice its absolute value) added to both, each rounded to float32 when ``single``. A
 pairwise loss visits its critical pairs, listed once per data set, with fixed weights
 (:func:`listed_loss_sums`, :func:`listed_grad_hess_sums`); a lambda-weighted loss visits the
-pairs of each query's current order, with weights that see it (:func:`lambda_sums`). LambdaLoss's
+pairs of each query's current order, with weights that see it (:func:`lambda_sums`, which adds
+the same terms in the same order, in the sums' own dtype). LambdaLoss's
 NDCG-Loss1 weighs each document's terms against every other document, equal labels included, by
 a weight of its own: its loop visits every ordered pair of a query's documents
 (:func:`ordered_pair_sums`) and adds each pair's terms times the query's weight, in float64 (not
@@ -34,7 +35,7 @@ import math
 import numba as nb
 import numpy as np
 
-from ._pairwise_kernels import NORM_OFFSET, Pair, single_float
+from ._pairwise_kernels import NORM_OFFSET, Pair, single_float, sum_type
 
 __all__ = ["listed_loss_sums", "listed_grad_hess_sums", "lambda_sums", "ordered_pair_sums"]
 
@@ -99,10 +100,10 @@ def listed_grad_hess_sums(scores, above, below, weight, pair_ptr, args, bound, g
 
 
 def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg,  # type: ignore[no-untyped-def]
-                query_weights, discounts, top_k, normalize, single, bound, want_loss, args, grad, hess, loss,
-                done):
+                query_weights, discounts, top_k, normalize, single, bound, want_loss, args, sums_g, sums_h, grad, hess,
+                loss, done):
     """A lambda-weighted loss (``want_loss``: ``loss[q]`` per query) or its gradient and Hessian
-    (added to ``grad`` and ``hess``, which start at zero).
+    (written to ``grad`` and ``hess``, which start at zero).
 
     ``order`` holds each query's rows by the scores the weights are taken from, ``at`` (``scores``
     itself unless ``frozen``), descending, ties in input order (:func:`._pairwise_kernels.query_orders`).
@@ -110,9 +111,14 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
     first ``top_k`` positions, visited by position (``i`` among the first ``top_k``, then ``j > i``:
     LightGBM's order). A pair's weight is ``weight_fn(Pair(...), *args)``, divided by ``NORM_OFFSET
     + |at_i - at_j|`` when ``normalize`` and the query's ``at`` are not all equal; its terms are
-    ``terms_fn(s_i - s_j, weight, *args)``, added by :func:`add_terms`. With ``normalize``, the
-    query's values are then multiplied by ``log2(1 + S) / S``, ``S`` minus twice the sum of the
-    gradient terms at ``at`` (LightGBM's ``lambdarank_norm``), and finally by the query's weight."""
+    ``terms_fn(s_i - s_j, weight, *args)``: the gradient term added to the preferred document's sum
+    and subtracted from the other's, the Hessian term (``bound``: twice its absolute value) added to
+    both. The sums run in ``sums_g`` and ``sums_h`` (zeros), in their dtype: float32 arrays when
+    ``single`` (each term and each sum rounded to float32, LightGBM's ``score_t``), else ``grad``
+    and ``hess`` themselves; the document at position ``i``'s in registers across its ``j`` (the
+    same additions in the same order). With ``normalize``, the query's sums are then multiplied by ``log2(1 + S) / S``, ``S``
+    minus twice the sum of the gradient terms at ``at`` (LightGBM's ``lambdarank_norm``), rounded
+    when ``single``, and finally by the query's weight into ``grad`` and ``hess``."""
     for q in nb.prange(group_ptr.shape[0] - 1):
         a = group_ptr[q]
         b = group_ptr[q + 1]
@@ -122,24 +128,37 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
             done[q] = True
             continue
         varied = at[order[a]] != at[order[b - 1]]
+        inv = inv_max_dcg[q]
         total = 0.0
         acc = 0.0
         for i in range(min(n - 1, top_k)):
             ri = order[a + i]
+            label_i = labels[ri]
+            gain_i = gains[ri]
+            discount_i = discounts[i]
+            s_i = scores[ri]
+            at_i = at[ri]
+            g_i = sum_type(0.0, sums_g)  # the document at position i's sums, in registers across its j
+            h_i = sum_type(0.0, sums_h)
+            if not want_loss:
+                g_i = sums_g[ri]
+                h_i = sums_h[ri]
             for j in range(i + 1, n):
                 rj = order[a + j]
-                if labels[ri] == labels[rj]:
+                label_j = labels[rj]
+                if label_i == label_j:
                     continue
-                if labels[ri] > labels[rj]:
-                    hi, lo, p_hi, p_lo = ri, rj, i, j
+                up = label_i > label_j
+                if up:
+                    d_at = at_i - at[rj]
+                    w = weight_fn(Pair(d_at, i, j, gain_i, gains[rj], discount_i, discounts[j], inv), *args)
+                    d = s_i - scores[rj]
                 else:
-                    hi, lo, p_hi, p_lo = rj, ri, j, i
-                d_at = at[hi] - at[lo]
-                w = weight_fn(Pair(d_at, p_hi, p_lo, gains[hi], gains[lo], discounts[p_hi], discounts[p_lo],
-                                   inv_max_dcg[q]), *args)
+                    d_at = at[rj] - at_i
+                    w = weight_fn(Pair(d_at, j, i, gains[rj], gain_i, discounts[j], discount_i, inv), *args)
+                    d = scores[rj] - s_i
                 if normalize and varied:
                     w = w / (NORM_OFFSET + abs(d_at))
-                d = scores[hi] - scores[lo]
                 g, h = terms_fn(d, w, *args)
                 if normalize:
                     total -= 2.0 * (terms_fn(d_at, w, *args)[0] if frozen else g)
@@ -147,14 +166,28 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
                     if w != 0.0:  # a pair of weight 0 adds nothing, even where its loss overflows
                         acc += w * loss_fn(d, *args)
                     continue
-                add_terms(grad, hess, hi, lo, g, h, bound, single)
+                if bound:
+                    h = 2.0 * abs(h)
+                g = sum_type(g, sums_g)  # float32 sums add in float32
+                h = sum_type(h, sums_h)
+                if up:
+                    sums_g[rj] -= g
+                    g_i += g
+                else:
+                    sums_g[rj] += g
+                    g_i -= g
+                sums_h[rj] += h
+                h_i += h
+            if not want_loss:
+                sums_g[ri] = g_i
+                sums_h[ri] = h_i
         factor = math.log2(1.0 + total) / total if normalize and total > 0.0 else 1.0
         if want_loss:
             loss[q] = w_q * (factor * acc)
         else:
             for r in range(a, b):
-                grad[r] = single_float(grad[r] * factor, single) * w_q
-                hess[r] = single_float(hess[r] * factor, single) * w_q
+                grad[r] = single_float(sums_g[r] * factor, single) * w_q
+                hess[r] = single_float(sums_h[r] * factor, single) * w_q
         done[q] = True
 
 

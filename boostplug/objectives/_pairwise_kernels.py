@@ -27,8 +27,9 @@ from typing import Any, NamedTuple
 import numba as nb
 import numpy as np
 from numba.core.dispatcher import Dispatcher
+from numba.extending import overload
 
-__all__ = ["Pair", "query_orders", "pair_loops", "NORM_OFFSET", "single_float"]
+__all__ = ["Pair", "query_orders", "pair_loops", "NORM_OFFSET", "single_float", "sum_type"]
 
 
 class Pair(NamedTuple):
@@ -58,6 +59,19 @@ NORM_OFFSET = float(np.float32(0.01))
 def single_float(x: float, on: bool) -> float:
     """``x`` rounded to float32 when ``on`` (LightGBM's and XGBoost's gradients are float32 sums)."""
     return np.float64(np.float32(x)) if on else x
+
+
+def sum_type(x: float, sums: np.ndarray) -> Any:  # pragma: no cover - compiled through its overload
+    """``x`` as a number of ``sums``' dtype (float32 or float64), in compiled code: float32 sums then
+    add in float32, with no conversion to float64 and back per addition."""
+    raise NotImplementedError("sum_type is for compiled code")
+
+
+@overload(sum_type, inline="always")
+def _sum_type(x, sums):  # type: ignore[no-untyped-def]  # numba compares its arguments with the lambdas'
+    if sums.dtype == nb.types.float32:
+        return lambda x, sums: np.float32(x)
+    return lambda x, sums: np.float64(x)
 
 
 @nb.njit(parallel=True, cache=True)

@@ -189,9 +189,13 @@ class LambdaWeightedLoss(PairwiseLoss):
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
         at, order, grad, hess, loss, done = self._ordered(scores, want_loss)
         run = dispatch.kernel_for(self._loops().lambda_sums, self._work)
+        # the running sums: float32 arrays when they are float32 sums (no conversion per addition)
+        single = self.float32_sums and not want_loss
+        sums_g, sums_h = (np.zeros(grad.shape[0], np.float32), np.zeros(hess.shape[0], np.float32)) if single else \
+            (grad, hess)
         run(scores, at, order, self._at is not None, self.labels, self._gains, self.group_ptr, self._inv_max_dcg,
             self.query_weights, self._discounts, self._top_k, self._normalize, self.float32_sums, self._bound,
-            want_loss, self._args, grad, hess, loss, done)
+            want_loss, self._args, sums_g, sums_h, grad, hess, loss, done)
         self._check_done(done)
         return grad, hess, loss
 

@@ -357,6 +357,30 @@ def test_bad_truncation_levels_are_named(name, bad, error) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("bad, shown", [(np.float64(2.5), "2.5"), (np.float32(3.0), "3.0"), (np.bool_(True), "True"),
+                                        (float("nan"), "nan"), (1e300, r"1e\+300"), ([3], r"\[3\]")])
+def test_a_truncation_level_of_the_wrong_type_is_named_on_every_route(name, bad, shown) -> None:
+    """A value that is no integer (a numpy float or bool too) is a ``TypeError`` naming the objective,
+    the parameter and the value, as every ``int`` parameter's (the contract's convention: a wrong
+    type is a TypeError, a wrong integer a ValueError), through prepare, the adapters, the rankers
+    and compare's method specifications alike."""
+    from boostplug import lightgbm as bpl
+    from boostplug import xgboost as bpx
+    from boostplug.compare import get_method
+
+    message = f"{name}: truncation_level must be an integer >= 1, got {shown}$"
+    routes = [lambda: objectives.get(name).prepare(np.array([1.0, 0.0]), [0, 2], truncation_level=bad),
+              lambda: bpl.objective(name, truncation_level=bad), lambda: bpx.objective(name, truncation_level=bad),
+              lambda: bpl.LGBMRanker(objective=name, truncation_level=bad, verbose=-1).fit(
+                  np.zeros((2, 1)), np.array([1.0, 0.0]), group=[2])]
+    if isinstance(bad, (float, np.floating)):   # as written in a method specification
+        routes.append(lambda: get_method(f"{name}:truncation_level={float(bad)!r}").parameters())
+    for route in routes:
+        with pytest.raises(TypeError, match=message):
+            route()
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_the_contract_checks_pass_with_a_truncation(name) -> None:
     from boostplug.testing import check_objective
 

@@ -239,8 +239,10 @@ def resolve(objective: Any) -> Objective:
     """The entry of ``objective``: a registered name (as :func:`get`), a registry entry, or a
     :class:`Loss` subclass or an instance of one, registered or not (registration is for names on
     the command line and in saved models). A registered class gives its entry (the one of its own
-    name, else one that fixes nothing); any other is checked as :func:`register` checks it and gets
-    an entry of its own that is not added to the registry. ``TypeError`` for anything else."""
+    name, else one that fixes nothing), and so does an instance of the subclass its settings made
+    (:meth:`Loss.class_for`: a truncated RankNet is RankNet's); any other is checked as
+    :func:`register` checks it and gets an entry of its own that is not added to the registry.
+    ``TypeError`` for anything else."""
     if isinstance(objective, Objective):
         return objective
     if isinstance(objective, str):
@@ -249,7 +251,8 @@ def resolve(objective: Any) -> Objective:
     if not (isinstance(cls, type) and issubclass(cls, Loss)):
         raise TypeError("an objective is a registered objective's name, a boostplug.objectives.Loss subclass or an "
                         f"instance of one, got {show(objective)}")
-    mine = [e for e in _REGISTRY.values() if e.loss_class is cls]
+    mine = [e for e in _REGISTRY.values() if e.loss_class is cls or (
+        isinstance(objective, Loss) and issubclass(cls, e.loss_class) and e.loss_class.class_for(objective.settings) is cls)]
     found = next((e for e in mine if e.name == cls.name), None) or next((e for e in mine if not e.fixed), None)
     if found is not None:
         return found

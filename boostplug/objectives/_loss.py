@@ -95,6 +95,12 @@ class Loss:
     at ``t``, whose derivatives the ``"lambda"`` gradient and Hessian are (what the contract checks
     differentiate). An objective without a ``"lambda"`` mode refuses ``weights_at=``.
 
+    Settings that change the declaration. An objective whose settings change what it declares
+    (its Hessian modes' gradient kind) overrides :meth:`class_for`: ``cls(labels, group_ptr,
+    **params)`` is then an instance of the subclass that declares it (RankNet with a
+    ``truncation_level`` is a lambda-weighted loss of weight 1). The registry knows the subclass's
+    instances as the overriding class's (:func:`~boostplug.objectives.resolve`).
+
     Rounds. Every ``grad_hess(scores)`` without held weights starts a new round: :attr:`rounds`
     counts them (a call that raises starts none), and :attr:`current_round` is the index of the
     latest, ``round_offset() + rounds - 1`` (before any round: ``round_offset()``, the first
@@ -123,6 +129,13 @@ class Loss:
     random_draws: ClassVar[bool] = False
     #: the scores the pair weights are held at (:meth:`held`); ``None``: each call's own scores
     _at: NDArray[np.float64] | None = None
+
+    def __new__(cls, *args: Any, **params: Any) -> "Loss":
+        # the class an instance with these settings is (class docstring, "Settings that change the declaration")
+        bound = cls.class_for({k: v for k, v in params.items() if k != "weights"})
+        if not (isinstance(bound, type) and issubclass(bound, cls)):
+            raise TypeError(f"{cls.__name__}.class_for must return {cls.__name__} or a subclass of it, got {bound!r}")
+        return super().__new__(bound)
 
     def __init__(
         self,
@@ -181,6 +194,14 @@ class Loss:
         """Names of the parameters holding row indices of one training set (kinds ``rows`` and
         ``row_index``: QBRank's ``pairs`` and ``labeled_rows``)."""
         return tuple(k for k, p in cls.declared_params().items() if p.kind in ROW_KINDS)
+
+    @classmethod
+    def class_for(cls, params: Mapping[str, Any]) -> type["Loss"]:
+        """The class of an instance bound with the parameters ``params`` (as given, not yet
+        checked): this class. Override it to return a subclass when a setting changes what the
+        objective declares (class docstring, "Settings that change the declaration"); a value it
+        cannot place is left for the checks of ``__init__`` to refuse."""
+        return cls
 
     @classmethod
     def hessian_texts(cls) -> dict[str, str]:

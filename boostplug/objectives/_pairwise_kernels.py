@@ -11,15 +11,26 @@ A class whose functions refer to something that cannot be fingerprinted (a globa
 not a number, string, array, module, class or function), or to a function of a module this process
 has not imported (a worker's copy of a class unpickled by value), gets loops compiled without a
 disk cache; so does every class when numba can write its cache nowhere.
+
+Each version of a class's functions gets a file of its own, so old ones accumulate. Every process
+marks the files it uses (their access time; the modification time, which older numba versions
+stamp their cache with, is kept), and writing a new file removes, in that folder, the files not
+used for :data:`UNUSED_DAYS` days together with numba's cache files of them
+(:func:`remove_unused`). A process that loses its file to a removal all the same (it had not
+used it for that long and reached for it at that very moment) compiles its loops without a disk
+cache, once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import hashlib
 import os
+import re
 import sys
 import tempfile
+import time
 import types
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -126,14 +137,27 @@ def _build(functions: dict[str, Any]) -> types.SimpleNamespace:
     sys.modules[module.__name__] = module
     ns = vars(module)
     exec(compile(source, str(path) if path else f"<{module.__name__}>", "exec"), ns)
-    cache = path is not None
     ns.update({k: f for k, f in functions.items() if f is not None})
+    try:
+        compiled = _dispatchers(ns, functions, cache=path is not None)
+    except (RuntimeError, OSError):
+        if path is None or path.exists():
+            raise
+        # removed meanwhile (module docstring): numba finds no file to cache beside
+        compiled = _dispatchers(ns, functions, cache=False)
+    ns.update(compiled)  # the kernels: where boostplug warmup finds them (the module's globals)
+    return types.SimpleNamespace(**{k: compiled[k] for k in _KERNELS})
+
+
+def _dispatchers(ns: dict[str, Any], functions: dict[str, Any], cache: bool) -> dict[str, Any]:
+    """The numba dispatchers of the loops' module ``ns``: its kernels, ``add_terms`` and (when the
+    class has none) the default ``terms_fn``."""
+    out = {"add_terms": nb.njit(inline="always")(ns["add_terms"])}
     if functions["terms_fn"] is None:
-        ns["terms_fn"] = nb.njit(cache=cache)(ns["terms_fn"])
-    ns["add_terms"] = nb.njit(inline="always")(ns["add_terms"])
-    kernels = {k: nb.njit(parallel=True, cache=cache)(ns[k]) for k in _KERNELS}
-    ns.update(kernels)  # where boostplug warmup finds them (the module's globals)
-    return types.SimpleNamespace(**kernels)
+        out["terms_fn"] = nb.njit(cache=cache)(ns["terms_fn"])
+    ns.update(out)  # the kernels call them by these names
+    out.update({k: nb.njit(parallel=True, cache=cache)(ns[k]) for k in _KERNELS})
+    return out
 
 
 class _Unstable(Exception):
@@ -208,12 +232,81 @@ def _source_file(source: str, digest: str) -> Path | None:
             continue
         path = folder / f"pair_loops_{digest}.py"
         try:
+            _mark_used(path)  # before reading it: a removal running meanwhile then leaves it
             if not path.exists() or path.read_text(encoding="utf-8") != source:
                 fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
                 with os.fdopen(fd, "w", encoding="utf-8") as f:
                     f.write(source)
                 os.replace(tmp, path)  # whole or not at all, for processes reading it meanwhile
+                remove_unused(folder)
             return path
         except OSError:
             continue
     return None
+
+
+#: A pair-loops file that no process used for this many days is removed, with numba's cache files
+#: of it, when a new one is written beside it (module docstring).
+UNUSED_DAYS = 30
+
+_GROUP = re.compile(r"pair_loops_(?P<digest>[0-9a-f]{32})\.")
+
+
+def _mark_used(path: Path) -> None:
+    """Set ``path``'s access time to now, keeping its modification time (numba before 0.60 or so
+    stamps the cache of a file with it); nothing when it does not exist or is not ours to touch."""
+    with contextlib.suppress(OSError):
+        os.utime(path, ns=(time.time_ns(), path.stat().st_mtime_ns))
+
+
+def _last_use(path: Path) -> float:
+    st = path.stat()
+    return max(st.st_atime, st.st_mtime)
+
+
+def _cache_folders(folder: Path) -> list[Path]:
+    """Where numba writes its cache of the files of ``folder``: ``__pycache__`` beside them, or the
+    folder numba names after ``folder`` under ``NUMBA_CACHE_DIR`` or its user-wide cache folder."""
+    from numba.core import caching, config
+
+    from .._numba_cache import _user_cache_dir
+
+    out = [folder / "__pycache__"]
+    with contextlib.suppress(AttributeError):  # numba's own naming, where this version of it has one
+        sub = caching._CacheLocator.get_suitable_cache_subpath(str(folder / "pair_loops.py"))
+        out += [Path(root) / sub for root in ([config.CACHE_DIR] if config.CACHE_DIR else []) + [_user_cache_dir()]]
+    return out
+
+
+def remove_unused(folder: Path, days: float = UNUSED_DAYS) -> list[Path]:
+    """Remove, in ``folder``, the pair-loops files that no process used for ``days`` days (by their
+    access and modification times), with numba's cache files of each, and numba's cache files of
+    pair-loops files gone for as long; leftover temporary files too. A file used since it was
+    found unused stays: each is checked again just before its removal, the source last. Returns
+    what it removed; a file it cannot remove is left (another user's, say)."""
+    cutoff = time.time() - days * 86400.0
+    groups: dict[str, list[Path]] = {}
+    leftovers = []
+    for where in [folder, *_cache_folders(folder)]:
+        with contextlib.suppress(OSError):
+            for f in where.iterdir():
+                m = _GROUP.match(f.name)
+                if m:
+                    groups.setdefault(m["digest"], []).append(f)
+                elif where == folder and f.suffix == ".tmp":
+                    leftovers.append(f)
+    removed = []
+    for f in [*(f for files in groups.values() if _unused(files, cutoff)
+                for f in sorted(files, key=lambda f: f.suffix == ".py")), *leftovers]:
+        with contextlib.suppress(OSError):
+            if _last_use(f) < cutoff:
+                f.unlink()
+                removed.append(f)
+    return removed
+
+
+def _unused(files: list[Path], cutoff: float) -> bool:
+    try:
+        return max(_last_use(f) for f in files) < cutoff
+    except OSError:  # one was removed meanwhile: left for the next time
+        return False

@@ -14,26 +14,25 @@ pairwise kernels each round) with the logistic pair functions that the lambda-we
 
 ``truncation_level = k`` (default ``None``: every pair, RankNet's loss) keeps only the pairs with
 a document among the first ``k`` positions of the current order (by descending score, ties in
-input order), as LightGBM's ``lambdarank_truncation_level``. The pairs then depend on the order:
-that loss is a lambda-weighted one of weight 1 (:class:`_TopPairs`, which this objective hands
-its sums to), and its gradient is the derivative where the order does not change (the loss jumps
-where two scores cross the ``k``-th position).
+input order), as LightGBM's ``lambdarank_truncation_level``. The pairs then depend on the order,
+so ``RankNet(..., truncation_level=k)`` is a :class:`TruncatedRankNet` (:meth:`RankNet.class_for`):
+the lambda-weighted loss of weight 1, whose gradient (kind ``"lambda"``) is the derivative of the
+loss with the kept pairs held, and whose ``loss`` and ``grad_hess`` take ``weights_at=`` (the
+scores whose order picks the pairs). Where the order does not change, that is the loss's own
+derivative (the loss jumps where two scores cross the ``k``-th position).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import Any, Mapping
 
 from . import lambda_weighted as LW
-from ._contract import Param, Search
+from ._contract import Loss, Param, Search
 from .lambda_weighted import LOGISTIC, NO_TRUNCATION, LambdaWeightedLoss
 from .lambdarank import SIGMOID_MAX, SIGMOID_MIN
 from .pairwise import BOUND, EXACT, PairwiseLoss
 
-__all__ = ["RankNet", "SIGMA", "TRUNCATION_LEVEL", "Truncatable"]
+__all__ = ["RankNet", "TruncatedRankNet", "SIGMA", "TRUNCATION_LEVEL", "Truncatable"]
 
 #: RankNet's slope of the logistic, searched over 0.5..4 (log) by ``compare --tune``; shared with
 #: the lambda-weighted losses of :mod:`.lambdaloss`. In lambdarank's range [1e-10, 1e10]: far beyond
@@ -63,24 +62,11 @@ class Truncatable:
         return NO_TRUNCATION if self.truncation_level is None else self.truncation_level
 
 
-class _TopPairs(Truncatable, LambdaWeightedLoss):
-    """RankNet's loss over the pairs with a document among the first ``truncation_level``
-    positions of the current order: a lambda-weighted loss of weight 1 (what
-    ``RankNet(truncation_level=k)`` computes with)."""
-
-    params = {"sigma": SIGMA, "truncation_level": TRUNCATION_LEVEL}
-    hessians = {"exact": LW.EXACT, "bound": LW.BOUND}
-    pair_loss, pair_grad, pair_hess = LOGISTIC
-
-    @staticmethod
-    def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
-        return 1.0
-
-
 class RankNet(Truncatable, PairwiseLoss):
     """RankNet: ``W_k sum log(1 + exp(-sigma (s_i - s_j)))`` over the pairs of different labels
-    (module docstring); ``sigma`` in [1e-10, 1e10]; with ``truncation_level``, only those with a
-    document among the first ``truncation_level`` positions of the current order."""
+    (module docstring); ``sigma`` in [1e-10, 1e10]. With ``truncation_level``, only those with a
+    document among the first ``truncation_level`` positions of the current order: an instance of
+    :class:`TruncatedRankNet` (:meth:`class_for`)."""
 
     name = "ranknet"
     summary = "RankNet's pairwise logistic loss on every pair of different labels (Burges et al. 2005)"
@@ -88,17 +74,32 @@ class RankNet(Truncatable, PairwiseLoss):
     hessians = {"exact": EXACT, "bound": BOUND}
     pair_loss, pair_grad, pair_hess = LOGISTIC
 
-    def setup(self) -> None:
-        self._top: _TopPairs | None = None
-        if self.truncation_level is None:
-            super().setup()
-            return
-        self._bind_functions()  # the pair functions' checks, as without the truncation
-        self._top = _TopPairs(self.labels, self.group_ptr, weights=self.query_weights, sigma=self.sigma,
-                              truncation_level=self.truncation_level, hessian=self.hessian, hessian_floor=False)
+    @classmethod
+    def class_for(cls, params: Mapping[str, Any]) -> type[Loss]:
+        """:class:`TruncatedRankNet` when ``params`` set a ``truncation_level`` (its pairs follow the
+        order), else RankNet (its pairs listed once from the labels). A subclass of RankNet that
+        takes a truncation level says which class computes it by overriding this."""
+        if params.get("truncation_level") is None or issubclass(cls, LambdaWeightedLoss):
+            return cls
+        if cls is RankNet:
+            return TruncatedRankNet
+        raise TypeError(f"{cls.name or cls.__name__}: truncation_level makes the pairs follow the order (RankNet's "
+                        f"is a TruncatedRankNet, a lambda-weighted loss); {cls.__name__} takes it by overriding "
+                        "class_for to return such a subclass of it")
 
-    def _loss(self, scores: NDArray[np.float64]) -> float:
-        return super()._loss(scores) if self._top is None else self._top._loss(scores)
 
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        return super()._grad_hess(scores) if self._top is None else self._top._grad_hess(scores)
+class TruncatedRankNet(RankNet, LambdaWeightedLoss):
+    """RankNet's loss over the pairs with a document among the first ``truncation_level``
+    positions of the current order: the lambda-weighted loss of weight 1, what
+    ``RankNet(..., truncation_level=k)`` is. Its Hessian modes are the lambda-weighted ones (the
+    gradient kind ``"lambda"``: the pairs held at ``weights_at=``); the parameters, pair
+    functions and messages are RankNet's."""
+
+    hessians = {"exact": LW.EXACT, "bound": LW.BOUND}
+    # the lambda-weighted sums call pair_terms(d, w, ...) when a class defines it: not one RankNet's
+    # listed-pairs path may define for itself
+    pair_terms = None
+
+    @staticmethod
+    def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
+        return 1.0

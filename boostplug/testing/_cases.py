@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import objectives
 from .._validation import show
-from ..objectives import Loss, Objective
+from ..objectives import Hessian, Loss, Objective
 
 __all__ = ["Case", "ContractData", "cases", "contract_data", "extreme_inputs", "fd_gradient", "fd_jacobian",
            "five_point", "multi_label_queries", "query_pairs", "registered", "resolve"]
@@ -126,6 +126,9 @@ def resolve(objective: str | type[Loss] | Loss | Objective) -> Objective:
     if isinstance(objective, str):
         return objectives.get(objective)
     if isinstance(objective, Loss):
+        entry = objectives.resolve(objective)  # a registered class's, also for the subclass its settings made
+        if objectives.is_registered(entry):
+            return entry
         objective = type(objective)
     if isinstance(objective, type) and issubclass(objective, Loss):
         mine = [objectives.get(n) for n in objectives.names() if objectives.get(n).loss_class is objective]
@@ -189,19 +192,25 @@ class Case:
         return self.registered or self.rows
 
     @property
+    def declared(self) -> Hessian:
+        """The mode as the class an instance with these settings is declares it
+        (:meth:`~boostplug.objectives.Loss.class_for`: a truncated RankNet's modes are lambda-weighted)."""
+        return self.entry.loss_class.class_for({**self.entry.fixed, **dict(self.settings)}).hessians[self.mode]
+
+    @property
     def kind(self) -> str:
         """The Hessian mode's kind: ``"exact"``, ``"bound"`` or ``"fitting"``."""
-        return self.entry.hessian_kinds[self.mode]
+        return self.declared.kind
 
     @property
     def gradient(self) -> str:
         """What the mode declares its gradient to be: ``"exact"``, ``"scaled"``, ``"lambda"`` or ``"newton"``."""
-        return self.entry.gradient_kinds[self.mode]
+        return self.declared.gradient
 
     @property
     def tolerance(self) -> float:
         """How closely the mode declares its gradient and Hessian follow the derivatives (0: to rounding)."""
-        return self.entry.loss_class.hessians[self.mode].tolerance
+        return self.declared.tolerance
 
     @property
     def id(self) -> str:

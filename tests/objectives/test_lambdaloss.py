@@ -306,24 +306,22 @@ def test_truncated_loss_and_gradient_are_the_sums_over_the_kept_pairs(name, k) -
     """With ``truncation_level = k`` the loss is the paper's sum over exactly the pairs with a document
     among the first ``k`` positions, each weighted as in the paper (gains over the whole query's
     ideal DCG, not the ideal DCG at ``k``); its gradient the derivative of that sum with the weights
-    (and so the kept pairs) held, the exact Hessian the diagonal of the held gradient's Jacobian.
-    RankNet holds nothing: without ties, a small step keeps the kept pairs."""
-    s, y, gp, w = _long_queries(k, tie=name != "ranknet")
+    (and so the kept pairs: RankNet's too) held, the exact Hessian the diagonal of the held
+    gradient's Jacobian."""
+    s, y, gp, w = _long_queries(k)
     params = _params(name, 1.4, 2.0, k)
     obj = objectives.get(name).prepare(y, gp, weights=w, hessian_floor=False, **params)
     brute = {k_: v for k_, v in params.items() if k_ in ("sigma", "mu")}
     want = _brute_loss(name, s, y, gp, w, **brute, k=k)
     np.testing.assert_allclose(obj.loss(s), want, rtol=1e-12)
     assert want < _brute_loss(name, s, y, gp, w, **brute)          # some pairs were left out
-    if name != "ranknet":
-        other = s[::-1].copy()
-        np.testing.assert_allclose(obj.loss(s, weights_at=other),
-                                   _brute_loss(name, s, y, gp, w, other, **brute, k=k), rtol=1e-12)
+    other = s[::-1].copy()
+    np.testing.assert_allclose(obj.loss(s, weights_at=other),
+                               _brute_loss(name, s, y, gp, w, other, **brute, k=k), rtol=1e-12)
     g, h = obj.grad_hess(s)
     fd = fd_gradient(lambda x: _brute_loss(name, x, y, gp, w, s, **brute, k=k), s)
     np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9)
-    held = (lambda x: obj.grad_hess(x)[0]) if name == "ranknet" else (lambda x: obj.grad_hess(x, weights_at=s)[0])
-    J = fd_jacobian(held, s)
+    J = fd_jacobian(lambda x: obj.grad_hess(x, weights_at=s)[0], s)
     np.testing.assert_allclose(h, np.diag(J), rtol=1e-6, atol=1e-9)
 
 
@@ -359,6 +357,30 @@ def test_bad_truncation_levels_are_named(name, bad, error) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("bad, shown", [(np.float64(2.5), "2.5"), (np.float32(3.0), "3.0"), (np.bool_(True), "True"),
+                                        (float("nan"), "nan"), (1e300, r"1e\+300"), ([3], r"\[3\]")])
+def test_a_truncation_level_of_the_wrong_type_is_named_on_every_route(name, bad, shown) -> None:
+    """A value that is no integer (a numpy float or bool too) is a ``TypeError`` naming the objective,
+    the parameter and the value, as every ``int`` parameter's (the contract's convention: a wrong
+    type is a TypeError, a wrong integer a ValueError), through prepare, the adapters, the rankers
+    and compare's method specifications alike."""
+    from boostplug import lightgbm as bpl
+    from boostplug import xgboost as bpx
+    from boostplug.compare import get_method
+
+    message = f"{name}: truncation_level must be an integer >= 1, got {shown}$"
+    routes = [lambda: objectives.get(name).prepare(np.array([1.0, 0.0]), [0, 2], truncation_level=bad),
+              lambda: bpl.objective(name, truncation_level=bad), lambda: bpx.objective(name, truncation_level=bad),
+              lambda: bpl.LGBMRanker(objective=name, truncation_level=bad, verbose=-1).fit(
+                  np.zeros((2, 1)), np.array([1.0, 0.0]), group=[2])]
+    if isinstance(bad, (float, np.floating)):   # as written in a method specification
+        routes.append(lambda: get_method(f"{name}:truncation_level={float(bad)!r}").parameters())
+    for route in routes:
+        with pytest.raises(TypeError, match=message):
+            route()
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_the_contract_checks_pass_with_a_truncation(name) -> None:
     from boostplug.testing import check_objective
 
@@ -383,3 +405,82 @@ def test_training_with_a_truncation_level(name, data) -> None:
     assert ranker.get_params()["truncation_level"] == 3 and obj.loss(ranker.predict(data.X)) < start
     with pytest.raises(ValueError, match="truncation_level.*got 0"):
         bpl.objective(name, truncation_level=0)
+
+
+# ---- a truncated RankNet is the lambda-weighted loss of weight 1 ---------------------------------------------
+def test_truncated_ranknet_declares_the_lambda_gradient() -> None:
+    """With a truncation level RankNet's pairs follow the order: its instance is a TruncatedRankNet
+    (still a RankNet, known to the registry as ``ranknet``), whose modes declare the ``"lambda"``
+    gradient; without one it is RankNet as before, which refuses ``weights_at=``."""
+    import pickle
+
+    from boostplug.objectives.ranknet import RankNet, TruncatedRankNet
+    from boostplug.testing._cases import cases
+
+    s, y, gp, w = _long_queries(0)
+    entry = objectives.get("ranknet")
+    cut, full = entry.prepare(y, gp, weights=w, truncation_level=3), entry.prepare(y, gp, weights=w)
+    assert type(cut) is TruncatedRankNet and isinstance(cut, RankNet) and type(full) is RankNet
+    assert cut.gradient_kinds() == {"exact": "lambda", "bound": "lambda"}
+    assert full.gradient_kinds() == entry.gradient_kinds == {"exact": "exact", "bound": "exact"}
+    with pytest.raises(TypeError, match="ranknet's do not, so it takes no weights_at"):
+        full.grad_hess(s, weights_at=s)
+    assert objectives.resolve(cut) is entry and objectives.resolve(full) is entry
+    again = pickle.loads(pickle.dumps(cut))
+    assert type(again) is TruncatedRankNet and again.loss(s) == cut.loss(s)
+    # the contract checks hold the pairs of a truncated RankNet, and only of a truncated one
+    assert {c.gradient for c in cases("ranknet", params={"truncation_level": 2})} == {"lambda"}
+    assert {c.gradient for c in cases("ranknet", params={})} == {"exact"}
+
+
+@pytest.mark.parametrize("k", [1, 3, 7])
+@pytest.mark.parametrize("hessian", ["exact", "bound"])
+def test_truncated_ranknet_holds_its_pairs_at_weights_at(k, hessian) -> None:
+    """``loss(s, weights_at=t)`` is the sum over the pairs the order of ``t`` keeps (the brute force
+    with ``at=t``), ``grad_hess(s, weights_at=t)`` its gradient (five-point differences of that sum
+    and of the held loss itself) and Hessian (the diagonal of the held gradient's Jacobian; twice
+    its absolute value in the bound mode), though ``s``'s own order keeps other pairs and has a tie."""
+    s, y, gp, w = _long_queries(10 + k)
+    t = np.random.default_rng(k).normal(size=s.shape[0])
+    obj = objectives.get("ranknet").prepare(y, gp, weights=w, sigma=1.3, truncation_level=k, hessian=hessian,
+                                           hessian_floor=False)
+    want = _brute_loss("ranknet", s, y, gp, w, t, sigma=1.3, k=k)
+    np.testing.assert_allclose(obj.loss(s, weights_at=t), want, rtol=1e-12)
+    assert abs(want - _brute_loss("ranknet", s, y, gp, w, sigma=1.3, k=k)) > 1e-3   # t keeps other pairs
+    g, h = obj.grad_hess(s, weights_at=t)
+    np.testing.assert_allclose(g, fd_gradient(lambda x: _brute_loss("ranknet", x, y, gp, w, t, sigma=1.3, k=k), s),
+                               rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(g, fd_gradient(lambda x: obj.loss(x, weights_at=t), s), rtol=1e-7, atol=1e-9)
+    J = np.diag(fd_jacobian(lambda x: obj.grad_hess(x, weights_at=t)[0], s))
+    np.testing.assert_allclose(h, J if hessian == "exact" else 2.0 * np.abs(J), rtol=1e-6, atol=1e-9)
+    assert obj.rounds == 0   # held calls start no round
+
+
+def test_the_truncated_ranknet_trains_from_an_instance_as_from_its_name(data) -> None:
+    """lgb.train with a truncated RankNet given as an instance (its settings carried, its entry the
+    registry's) grows the same trees as with the name and the setting."""
+    import lightgbm as lgb
+
+    from boostplug import lightgbm as bpl
+
+    obj = objectives.get("ranknet").prepare(data.y, data.group_ptr, truncation_level=3, sigma=1.5)
+    models = [lgb.train({**LGB, "objective": bpl.objective(o, **p)}, bpl.dataset(data.X, data.y,
+                        group_ptr=data.group_ptr), 6).model_to_string()
+              for o, p in ((obj, {}), ("ranknet", {"truncation_level": 3, "sigma": 1.5}))]
+    assert models[0] == models[1]
+    start = obj.loss(np.zeros(data.n_docs))
+    assert obj.loss(lgb.Booster(model_str=models[0]).predict(data.X, raw_score=True)) < 0.8 * start
+
+
+def test_a_subclass_of_ranknet_does_not_ignore_a_truncation_level() -> None:
+    """A subclass of RankNet computes every pair (the listed-pairs path): a truncation level is a
+    TypeError naming it, not a setting silently left out."""
+    from boostplug.objectives.ranknet import RankNet
+
+    class Halved(RankNet):
+        name = "ranknet_halved"
+
+    y = np.array([1.0, 0.0, 2.0])
+    assert type(Halved(y, [0, 3])) is Halved
+    with pytest.raises(TypeError, match="ranknet_halved: truncation_level makes the pairs follow the order"):
+        Halved(y, [0, 3], truncation_level=2)

@@ -15,14 +15,16 @@ from boostplug import lightgbm as bpl
 from boostplug import metrics, objectives
 from boostplug import xgboost as bpx
 from boostplug.data import make_ranking
+from boostplug._core import dispatch
 from boostplug.objectives import NO_INFO_HESSIAN
+from boostplug.objectives.lambda_weighted import LOGISTIC
 from boostplug.objectives.yetirank import YetiRank
 from boostplug.testing import check_objective
 
 
-def _data(seed: int = 0, n_queries: int = 8):
+def _data(seed: int = 0, n_queries: int = 8, longest: int = 9):
     rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, 10, size=n_queries)
+    sizes = rng.integers(1, longest + 1, size=n_queries)
     sizes[1] = 1
     gp = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     y = rng.integers(0, 4, size=gp[-1]).astype(np.float64)
@@ -122,6 +124,76 @@ def test_equals_catboosts_loops_fed_the_same_draws(settings) -> None:
     _close(g, g_ref)
     _close(h, h_ref)
     _close(prep.loss(other, weights_at=s), loss_ref)
+
+
+def documented_order(prep: YetiRank, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The gradient and Hessian summed in the documented order, in plain Python: the draws of
+    ``default_rng([seed, round])`` (noise for every document, one order after the other, by numpy's
+    own ``logistic`` / ``normal``), each order's weighted pairs added in turn (the kernel's pair
+    functions, run as Python), each query scaled once by its weight over the number of orders."""
+    rng = np.random.default_rng([prep.seed, prep.current_round])
+    n, gp, labels = len(scores), prep.group_ptr, prep.labels
+    grad, hess = np.zeros(n), np.zeros(n)
+    pair_grad, pair_hess = (f.__func__.py_func for f in LOGISTIC[1:])
+    discounts = 1.0 / np.log2(2.0 + np.arange(max(int(np.diff(gp).max()), 1), dtype=np.float64))
+    for _ in range(prep.permutations):
+        noise = {"logistic": lambda: rng.logistic(0.0, 1.0, size=n), "none": lambda: np.zeros(n),
+                 "gauss": lambda: rng.normal(0.0, prep.noise_power, size=n)}[prep.noise]()
+        for q in range(len(gp) - 1):
+            a, b = int(gp[q]), int(gp[q + 1])
+            size = b - a
+            if size < 2 or prep.query_weights[q] <= 0.0:
+                continue
+            order = a + np.argsort(-((scores[a:b] - scores[a:b].max()) + noise[a:b]), kind="stable")
+            top = len(discounts) if prep.top is None else prep.top
+            factor = 0.15
+            for i in range(size - 1 if prep.mode == "classic" else min(size, top)):
+                stop = i + 2 if prep.mode == "classic" else (
+                    size if prep.num_neighbors < 0 else min(size, i + 1 + prep.num_neighbors))
+                for j in range(i + 1, stop):
+                    x, y = int(order[i]), int(order[j])
+                    if labels[x] == labels[y]:
+                        continue
+                    if prep.mode == "classic":
+                        w = factor * abs(labels[x] - labels[y])
+                    else:
+                        w = prep._coef[q] * abs(labels[x] - labels[y]) * abs(
+                            discounts[i] - (discounts[j] if j < top else 0.0))
+                    if w == 0.0:
+                        continue
+                    if labels[x] < labels[y]:
+                        x, y = y, x
+                    d = float(scores[x] - scores[y])
+                    g, h = w * pair_grad(d, 1.0), w * pair_hess(d, 1.0)
+                    grad[x] += g
+                    grad[y] -= g
+                    hess[x] += h
+                    hess[y] += h
+                factor *= prep.decay
+    for values in (grad, hess):
+        for q in range(len(gp) - 1):
+            values[gp[q]:gp[q + 1]] = values[gp[q]:gp[q + 1]] * prep.query_weights[q] / prep.permutations
+    return grad, hess
+
+
+@pytest.mark.parametrize("settings", SETTINGS[:5] + [{"mode": "ndcg"}, {"mode": "dcg", "num_neighbors": -1,
+                                                                          "permutations": 4, "noise": "gauss"}],
+                         ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()) or "defaults")
+def test_same_bits_as_the_documented_draws_and_order(settings) -> None:
+    """Bit for bit the sums of :func:`documented_order` (the draws and the order of the additions
+    the module docstring fixes: one seed gives the same gradients whatever the kernel's layout), on
+    both the serial and the parallel kernels, over a few rounds."""
+    s, y, gp, w = _data(3, n_queries=12, longest=70)     # queries longer than a sort's first runs
+    for parallel_from in (0, 10 ** 18):
+        prep = objectives.get("yetirank").prepare(y, gp, weights=w, hessian_floor=False, seed=7, **settings)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(dispatch, "PARALLEL_MIN_WORK", parallel_from)
+            for r in range(3):
+                g, h = prep.grad_hess(s + 0.3 * r)
+                g_ref, h_ref = documented_order(prep, s + 0.3 * r)
+                np.testing.assert_array_equal(g, g_ref)
+                np.testing.assert_array_equal(h, h_ref)
+                assert np.abs(g).max() > 0
 
 
 def test_reference_sees_the_orders() -> None:

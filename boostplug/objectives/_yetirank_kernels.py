@@ -1,92 +1,231 @@
-"""Numba kernel behind :mod:`boostplug.objectives.yetirank` (private): one perturbed order's
-weighted neighbour pairs, summed into the pairwise logistic loss or its gradient and Hessian, in
-parallel over queries.
+"""Numba kernel behind :mod:`boostplug.objectives.yetirank` (private): a block of a round's perturbed
+orders, each order's weighted neighbour pairs summed into the pairwise logistic loss or its
+gradient and Hessian, in parallel over queries (each query runs its orders one after the other).
 
-Each query's rows are sorted by ``(at - max at) + noise`` (descending, ties in input order:
-CatBoost's ``StableSort``); the pairs of that order that get a weight, and the weight, are CatBoost's
-(catboost/private/libs/algo/yetirank_helpers.cpp, ``TYetiRankPairWeightsCalcer``):
+In each order, a query's rows are sorted by ``(at - max at) + noise`` (descending, ties in input
+order: CatBoost's ``StableSort``); the pairs of that order that get a weight, and the weight, are
+CatBoost's (catboost/private/libs/algo/yetirank_helpers.cpp, ``TYetiRankPairWeightsCalcer``):
 
 * ``classic`` (YetiRank): each two neighbours ``(k - 1, k)``, weight ``0.15 decay^(k-1) |l_x - l_y|``;
 * otherwise (YetiLoss, modes DCG and NDCG): each document among the first ``top`` positions and
   each of its next ``neighbors`` documents (``neighbors < 0``: every later one), weight
   ``coef[q] |g_x - g_y| |D_i - D_j|``, ``D_k = discounts[k]`` below ``top`` and 0 from it.
 
-A pair of equal labels gets no weight. The sums are raw: the caller adds every order's sums into
-the same arrays, then scales each query once by its weight over the number of orders
-(:func:`scale_queries`), so that a query's weight multiplies one number, not each term.
+A pair of equal labels gets no weight. The noise of order ``p`` and row ``r`` comes from
+``draws[p, r]`` as :data:`NOISE_KINDS` say: the noise itself, ``log(U / (1 - U))`` of a uniform
+``U`` (numpy's ``Generator.logistic(0, 1)`` of the same uniform, computed here in parallel), or 0.
+The sums are raw and added in the order of the orders, each order's pairs in turn: the first
+block starts them at 0, the last scales each query once by its weight over the number of orders,
+so that a query's weight multiplies one number, not each term.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba as nb
 import numpy as np
 
 from .lambda_weighted import LOGISTIC
 
-__all__ = ["CLASSIC_WEIGHT", "order_sums", "scale_queries"]
+__all__ = ["CLASSIC_WEIGHT", "NOISE_GIVEN", "NOISE_LOGISTIC", "NOISE_NONE", "NOISE_KINDS", "orders_sums"]
 
 #: CatBoost's ``magicConst`` of the classic weights ("Like in GPU").
 CLASSIC_WEIGHT = 0.15
 
+#: ``draws[p, r]`` is the noise itself.
+NOISE_GIVEN = 0
+#: ``draws[p, r]`` is a uniform ``U`` in (0, 1), the noise ``log(U / (1 - U))``.
+NOISE_LOGISTIC = 1
+#: No noise (``draws`` is not read).
+NOISE_NONE = 2
+NOISE_KINDS = (NOISE_GIVEN, NOISE_LOGISTIC, NOISE_NONE)
+
+_LOW_63 = 0x7FFFFFFFFFFFFFFF
+_INSERTION_MOST = 32   # _order_descending's buckets: sorted by insertion up to this many keys
+
 _loss_fn, _grad_fn, _hess_fn = (f.__func__ for f in LOGISTIC)
 
 
+@nb.njit(cache=True)
+def _descending_code(key: float) -> int:
+    """An int64 whose order is the reverse of the order of the (non-NaN, not -0.0) floats ``key``."""
+    bits = np.float64(key).view(np.int64)
+    return ~(bits ^ _LOW_63 if bits < 0 else bits)
+
+
+@nb.njit(cache=True)
+def _stable_order(key: np.ndarray, packed: np.ndarray, n: int) -> int:
+    """Returns ``2^b - 1``, ``b >= 1`` the bits of ``n - 1``; ``packed[:n] & (2^b - 1)`` become the positions ``0..n-1``
+    sorted by ``key`` decreasing, equal keys in increasing position (a stable sort; no NaN or -0.0
+    among the keys). One sort of int64s, each key's order code (:func:`_descending_code`) in the high
+    bits and its position in the ``b`` low ones; then the rare neighbours whose codes agree above
+    the low bits (equal keys, or keys a few units in the last place apart) are put in the exact order."""
+    width = 1
+    while (1 << width) < n:
+        width += 1
+    low = (1 << width) - 1
+    for k in range(n):
+        packed[k] = ((_descending_code(key[k]) >> width) << width) | k
+    packed[:n].sort()
+    for i in range(1, n):
+        v = packed[i]
+        if (packed[i - 1] >> width) != (v >> width):
+            continue
+        code = _descending_code(key[v & low])
+        j = i
+        while j > 0 and (packed[j - 1] >> width) == (v >> width):
+            before = _descending_code(key[packed[j - 1] & low])
+            if before < code or (before == code and (packed[j - 1] & low) < (v & low)):
+                break
+            packed[j] = packed[j - 1]
+            j -= 1
+        packed[j] = v
+    return low
+
+
+@nb.njit(cache=True)
+def _order_descending(key: np.ndarray, n: int, lowest: float, highest: float, order: np.ndarray,
+                      bucket: np.ndarray, count: np.ndarray, sorted_key: np.ndarray, packed: np.ndarray) -> None:
+    """``order[:n]``: the positions ``0..n-1`` sorted by ``key`` decreasing, equal keys in
+    increasing position (a stable sort; no NaN or -0.0 among the keys, ``lowest`` and ``highest``
+    their extremes; the other arrays are work space of ``n`` or more, ``count`` ``n + 1``).
+
+    A bucket sort: bucket ``min(n - 1, int((highest - key) n / (highest - lowest)))`` does not
+    decrease as the key decreases, the keys are placed by bucket in input order, then each bucket is
+    sorted by insertion, or when it holds more than :data:`_INSERTION_MOST` keys by
+    :func:`_stable_order`. Without a finite positive spread, :func:`_stable_order` sorts them all."""
+    spread = highest - lowest
+    scale = n / spread if spread > 0.0 else 0.0
+    if not (0.0 < spread < np.inf and scale < np.inf):
+        if spread == 0.0:
+            for k in range(n):
+                order[k] = k
+            return
+        low = _stable_order(key, packed, n)
+        for k in range(n):
+            order[k] = packed[k] & low
+        return
+    count[:n + 1] = 0
+    for k in range(n):
+        b = min(n - 1, int((highest - key[k]) * scale))
+        bucket[k] = b
+        count[b + 1] += 1
+    for b in range(n):
+        count[b + 1] += count[b]
+    for k in range(n):                       # count[b]: where bucket b's next key goes
+        b = bucket[k]
+        to = count[b]
+        count[b] = to + 1
+        sorted_key[to] = key[k]
+        order[to] = k
+    start = 0                                # count[b]: now the end of bucket b
+    for b in range(n):
+        end = count[b]
+        if end - start > _INSERTION_MOST:
+            low = _stable_order(sorted_key[start:end], packed[start:end], end - start)
+            for i in range(start, end):
+                packed[i] = order[start + (packed[i] & low)]
+            order[start:end] = packed[start:end]
+        else:
+            for i in range(start + 1, end):
+                k = sorted_key[i]
+                t = order[i]
+                j = i
+                while j > start and sorted_key[j - 1] < k:
+                    sorted_key[j] = sorted_key[j - 1]
+                    order[j] = order[j - 1]
+                    j -= 1
+                sorted_key[j] = k
+                order[j] = t
+        start = end
+
+
 @nb.njit(parallel=True, cache=True)
-def order_sums(scores: np.ndarray, at: np.ndarray, noise: np.ndarray, labels: np.ndarray, gains: np.ndarray,
-               group_ptr: np.ndarray, active: np.ndarray, coef: np.ndarray, discounts: np.ndarray, classic: bool,
-               decay: float, top: int, neighbors: int, want_loss: bool, grad: np.ndarray, hess: np.ndarray,
-               loss: np.ndarray) -> None:
-    """Add one perturbed order's terms: ``loss[q]`` (``want_loss``) or ``grad``/``hess``. The order
-    is by ``(at - max at) + noise`` in each query; the terms are at ``scores``: for a weighted pair ``(x, y)``, ``x`` the
-    higher label, ``w log(1 + exp(-(s_x - s_y)))``, its derivative added to ``x``'s gradient and
-    subtracted from ``y``'s, its second derivative added to both Hessians. Queries with
-    ``active[q]`` false (one document, or weight 0) are skipped."""
+def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kind: int, n_orders: int,
+                labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray, active: np.ndarray, coef: np.ndarray,
+                discounts: np.ndarray, classic: bool, decay: float, top: int, neighbors: int, want_loss: bool,
+                first: bool, last: bool, weights: np.ndarray, divisor: float, grad: np.ndarray, hess: np.ndarray,
+                loss: np.ndarray) -> None:
+    """Add ``n_orders`` perturbed orders' terms (the noise of order ``p`` from ``draws[p]`` as
+    ``noise_kind`` says): ``loss[q]`` (``want_loss``) or ``grad``/``hess``, set to 0 first when
+    ``first``; with ``last`` (and not ``want_loss``), then scale ``grad`` and ``hess`` to ``value
+    weights[q] / divisor``. The order is by ``(at - max at) + noise`` in each query; the terms are at
+    ``scores``: for a weighted pair ``(x, y)``, ``x`` the higher label, ``w log(1 + exp(-(s_x -
+    s_y)))``, its derivative added to ``x``'s gradient and subtracted from ``y``'s, its second
+    derivative added to both Hessians. Queries with ``active[q]`` false (one document, or weight 0)
+    get no terms."""
     for q in nb.prange(group_ptr.shape[0] - 1):
         a = group_ptr[q]
         b = group_ptr[q + 1]
         n = b - a
-        if not active[q]:
-            continue
-        # from the query's highest score: the orders do not change when every score moves, and
-        # the noise is not lost beside huge scores
-        order = a + np.argsort(-((at[a:b] - np.max(at[a:b])) + noise[a:b]), kind="mergesort")
-        acc = 0.0
-        factor = CLASSIC_WEIGHT
-        last = n - 1 if classic else min(n, top)
-        for i in range(last):
-            stop = i + 2 if classic else (n if neighbors < 0 else min(n, i + 1 + neighbors))
-            for j in range(i + 1, stop):
-                x = order[i]
-                y = order[j]
-                if labels[x] == labels[y]:
-                    continue
-                if classic:
-                    w = factor * abs(labels[x] - labels[y])
-                else:
-                    d_j = discounts[j] if j < top else 0.0
-                    w = coef[q] * abs(gains[x] - gains[y]) * abs(discounts[i] - d_j)
-                if w == 0.0:
-                    continue
-                if labels[x] < labels[y]:
-                    x, y = y, x
-                d = scores[x] - scores[y]
+        if first:
+            if want_loss:
+                loss[q] = 0.0
+            else:
+                for r in range(a, b):
+                    grad[r] = 0.0
+                    hess[r] = 0.0
+        if active[q]:
+            # from the query's highest score: the orders do not change when every score moves, and
+            # the noise is not lost beside huge scores
+            highest = np.max(at[a:b])
+            key = np.empty(n)
+            order = np.empty(n, dtype=np.int64)
+            bucket = np.empty(n, dtype=np.int64)
+            count = np.empty(n + 1, dtype=np.int64)
+            sorted_key = np.empty(n)
+            packed = np.empty(n, dtype=np.int64)
+            last_i = n - 1 if classic else min(n, top)
+            for p in range(n_orders):
+                lowest = np.inf
+                top_key = -np.inf
+                for k in range(n):
+                    if noise_kind == NOISE_LOGISTIC:
+                        u = draws[p, a + k]
+                        eps = math.log(u / (1.0 - u))
+                    elif noise_kind == NOISE_GIVEN:
+                        eps = draws[p, a + k]
+                    else:
+                        eps = 0.0
+                    value = (at[a + k] - highest) + eps + 0.0    # + 0.0: no -0.0
+                    key[k] = value
+                    lowest = min(lowest, value)
+                    top_key = max(top_key, value)
+                _order_descending(key, n, lowest, top_key, order, bucket, count, sorted_key, packed)
+                acc = 0.0
+                factor = CLASSIC_WEIGHT
+                for i in range(last_i):
+                    stop = i + 2 if classic else (n if neighbors < 0 else min(n, i + 1 + neighbors))
+                    x0 = a + order[i]
+                    for j in range(i + 1, stop):
+                        x = x0
+                        y = a + order[j]
+                        if labels[x] == labels[y]:
+                            continue
+                        if classic:
+                            w = factor * abs(labels[x] - labels[y])
+                        else:
+                            d_j = discounts[j] if j < top else 0.0
+                            w = coef[q] * abs(gains[x] - gains[y]) * abs(discounts[i] - d_j)
+                        if w == 0.0:
+                            continue
+                        if labels[x] < labels[y]:
+                            x, y = y, x
+                        d = scores[x] - scores[y]
+                        if want_loss:
+                            acc += w * _loss_fn(d, 1.0)
+                            continue
+                        g = w * _grad_fn(d, 1.0)
+                        h = w * _hess_fn(d, 1.0)
+                        grad[x] += g
+                        grad[y] -= g
+                        hess[x] += h
+                        hess[y] += h
+                    factor *= decay
                 if want_loss:
-                    acc += w * _loss_fn(d, 1.0)
-                    continue
-                g = w * _grad_fn(d, 1.0)
-                h = w * _hess_fn(d, 1.0)
-                grad[x] += g
-                grad[y] -= g
-                hess[x] += h
-                hess[y] += h
-            factor *= decay
-        if want_loss:
-            loss[q] += acc
-
-
-@nb.njit(parallel=True, cache=True)
-def scale_queries(values: np.ndarray, group_ptr: np.ndarray, weights: np.ndarray, divisor: float) -> None:
-    """``values[r] = values[r] * weights[q] / divisor`` for the rows ``r`` of each query ``q``."""
-    for q in nb.prange(group_ptr.shape[0] - 1):
-        for r in range(group_ptr[q], group_ptr[q + 1]):
-            values[r] = values[r] * weights[q] / divisor
+                    loss[q] += acc
+        if last and not want_loss:
+            for r in range(a, b):
+                grad[r] = grad[r] * weights[q] / divisor
+                hess[r] = hess[r] * weights[q] / divisor

@@ -17,6 +17,7 @@ from boostplug import xgboost as bpx
 from boostplug.data import make_ranking
 from boostplug._core import dispatch
 from boostplug.objectives import NO_INFO_HESSIAN
+from boostplug.objectives import _yetirank_kernels as K
 from boostplug.objectives.lambda_weighted import LOGISTIC
 from boostplug.objectives.yetirank import YetiRank
 from boostplug.testing import check_objective
@@ -194,6 +195,29 @@ def test_same_bits_as_the_documented_draws_and_order(settings) -> None:
                 np.testing.assert_array_equal(g, g_ref)
                 np.testing.assert_array_equal(h, h_ref)
                 assert np.abs(g).max() > 0
+
+
+def test_the_kernels_sort_is_numpys_stable_descending_sort() -> None:
+    """The kernel's order of a query (bucket sort, insertion in small buckets, a packed-code sort in
+    large ones and without a finite spread) is ``np.argsort(-key, kind="stable")`` on keys that
+    test each path: spread, rounded (ties), a few units in the last place apart, one far outlier
+    (every other key in one bucket), extremes beyond a finite spread, signed tiny values."""
+    rng = np.random.default_rng(0)
+    tiny = [1e-300, -1e-300, 0.0, 5e-324, -5e-324]
+    makers = [lambda n: rng.logistic(size=n), lambda n: np.round(rng.normal(size=n), 1),
+              lambda n: 1.0 + rng.integers(0, 5, size=n) * np.finfo(float).eps,
+              lambda n: np.where(np.arange(n) == n // 2, 50.0, rng.normal(size=n)),
+              lambda n: np.where(rng.random(n) < 0.1, 1.7e308, -1.7e308) * rng.random(n),
+              lambda n: rng.choice(tiny, size=n), lambda n: np.full(n, -2.5)]
+    for trial in range(400):
+        n = int(rng.integers(2, 200))
+        key = makers[trial % len(makers)](n) + 0.0
+        work = [np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64),
+                np.empty(n), np.empty(n, dtype=np.int64)]
+        with np.errstate(over="ignore"):             # the spread of the extremes: inf
+            K._order_descending.py_func(key, n, key.min(), key.max(), *work) if trial < 14 else \
+                K._order_descending(key, n, key.min(), key.max(), *work)
+        np.testing.assert_array_equal(work[0], np.argsort(-key, kind="stable"), err_msg=f"keys {key}")
 
 
 def test_reference_sees_the_orders() -> None:

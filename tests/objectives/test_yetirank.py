@@ -18,6 +18,7 @@ from boostplug.data import make_ranking
 from boostplug._core import dispatch
 from boostplug.objectives import NO_INFO_HESSIAN
 from boostplug.objectives import _yetirank_kernels as K
+from boostplug.objectives import yetirank
 from boostplug.objectives.lambda_weighted import LOGISTIC
 from boostplug.objectives.yetirank import YetiRank
 from boostplug.testing import check_objective
@@ -195,6 +196,38 @@ def test_same_bits_as_the_documented_draws_and_order(settings) -> None:
                 np.testing.assert_array_equal(g, g_ref)
                 np.testing.assert_array_equal(h, h_ref)
                 assert np.abs(g).max() > 0
+
+
+@pytest.mark.parametrize("layout", ["blocks of 2 orders", "numpy's logistic"])
+@pytest.mark.parametrize("settings", [{"permutations": 5}, {"mode": "ndcg", "permutations": 3}],
+                         ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()))
+def test_same_bits_in_blocks_and_on_numpys_noise(settings, layout, monkeypatch) -> None:
+    """The same bits when the round's orders run in blocks (a large set), and when the noise is
+    numpy's ``logistic`` itself (the path taken when a uniform is 0, where ``logistic`` draws again)."""
+    s, y, gp, w = _data(4, n_queries=10, longest=40)
+    prep = objectives.get("yetirank").prepare(y, gp, weights=w, hessian_floor=False, seed=11, **settings)
+    if layout == "blocks of 2 orders":
+        monkeypatch.setattr(yetirank, "_BLOCK_DRAWS", 2 * len(y) + 1)
+    else:
+        monkeypatch.setattr(yetirank, "_uniforms", lambda rng, shape: None)
+    for r in range(2):
+        g, h = prep.grad_hess(s - 0.2 * r)
+        g_ref, h_ref = documented_order(prep, s - 0.2 * r)
+        np.testing.assert_array_equal(g, g_ref)
+        np.testing.assert_array_equal(h, h_ref)
+    _close(prep.loss(s), reference(prep, s)[2])
+
+
+def test_a_zero_uniform_is_refused() -> None:
+    """``_uniforms`` gives no uniforms with a 0 among them (numpy's logistic would draw again)."""
+
+    class Zeros:
+        def random(self, size):
+            return np.where(np.arange(size[0] * size[1]).reshape(size) == 3, 0.0, 0.5)
+
+    assert yetirank._uniforms(Zeros(), (2, 3)) is None
+    np.testing.assert_array_equal(yetirank._uniforms(np.random.default_rng([1, 2]), (2, 3)),
+                                  np.random.default_rng([1, 2]).random(6).reshape(2, 3))
 
 
 def test_the_kernels_sort_is_numpys_stable_descending_sort() -> None:

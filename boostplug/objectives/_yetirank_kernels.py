@@ -176,7 +176,6 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
             count = np.empty(n + 1, dtype=np.int64)
             sorted_key = np.empty(n)
             packed = np.empty(n, dtype=np.int64)
-            last_i = n - 1 if classic else min(n, top)
             for p in range(n_orders):
                 lowest = np.inf
                 top_key = -np.inf
@@ -195,34 +194,57 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
                 _order_descending(key, n, lowest, top_key, order, bucket, count, sorted_key, packed)
                 acc = 0.0
                 factor = CLASSIC_WEIGHT
-                for i in range(last_i):
-                    stop = i + 2 if classic else (n if neighbors < 0 else min(n, i + 1 + neighbors))
-                    x0 = a + order[i]
-                    for j in range(i + 1, stop):
-                        x = x0
-                        y = a + order[j]
-                        if labels[x] == labels[y]:
-                            continue
-                        if classic:
-                            w = factor * abs(labels[x] - labels[y])
-                        else:
+                if classic or neighbors == 1:        # neighbours only: each document's values read once
+                    x = a + order[0]
+                    label_x = labels[x]
+                    for i in range(n - 1 if classic else min(n - 1, top)):
+                        y = a + order[i + 1]
+                        label_y = labels[y]
+                        if label_x != label_y:
+                            if classic:
+                                w = factor * abs(label_x - label_y)
+                            else:
+                                d_j = discounts[i + 1] if i + 1 < top else 0.0
+                                w = coef[q] * abs(gains[x] - gains[y]) * abs(discounts[i] - d_j)
+                            if w != 0.0:
+                                hi, lo = (x, y) if label_x > label_y else (y, x)
+                                d = scores[hi] - scores[lo]
+                                if want_loss:
+                                    acc += w * _loss_fn(d, 1.0)
+                                else:
+                                    g = w * _grad_fn(d, 1.0)
+                                    h = w * _hess_fn(d, 1.0)
+                                    grad[hi] += g
+                                    grad[lo] -= g
+                                    hess[hi] += h
+                                    hess[lo] += h
+                        factor *= decay
+                        x = y
+                        label_x = label_y
+                else:
+                    for i in range(min(n, top)):        # dcg/ndcg, more neighbours than one
+                        stop = n if neighbors < 0 else min(n, i + 1 + neighbors)
+                        for j in range(i + 1, stop):
+                            x = a + order[i]
+                            y = a + order[j]
+                            if labels[x] == labels[y]:
+                                continue
                             d_j = discounts[j] if j < top else 0.0
                             w = coef[q] * abs(gains[x] - gains[y]) * abs(discounts[i] - d_j)
-                        if w == 0.0:
-                            continue
-                        if labels[x] < labels[y]:
-                            x, y = y, x
-                        d = scores[x] - scores[y]
-                        if want_loss:
-                            acc += w * _loss_fn(d, 1.0)
-                            continue
-                        g = w * _grad_fn(d, 1.0)
-                        h = w * _hess_fn(d, 1.0)
-                        grad[x] += g
-                        grad[y] -= g
-                        hess[x] += h
-                        hess[y] += h
-                    factor *= decay
+                            if w == 0.0:
+                                continue
+                            if labels[x] < labels[y]:
+                                x, y = y, x
+                            d = scores[x] - scores[y]
+                            if want_loss:
+                                acc += w * _loss_fn(d, 1.0)
+                                continue
+                            g = w * _grad_fn(d, 1.0)
+                            h = w * _hess_fn(d, 1.0)
+                            grad[x] += g
+                            grad[y] -= g
+                            hess[x] += h
+                            hess[y] += h
                 if want_loss:
                     loss[q] += acc
         if last and not want_loss:

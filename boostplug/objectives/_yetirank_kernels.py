@@ -146,7 +146,7 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
                 labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray, active: np.ndarray, coef: np.ndarray,
                 discounts: np.ndarray, classic: bool, decay: float, top: int, neighbors: int, want_loss: bool,
                 first: bool, last: bool, weights: np.ndarray, divisor: float, grad: np.ndarray, hess: np.ndarray,
-                loss: np.ndarray) -> None:
+                loss: np.ndarray) -> int:
     """Add ``n_orders`` perturbed orders' terms (the noise of order ``p`` from ``draws[p]`` as
     ``noise_kind`` says): ``loss[q]`` (``want_loss``) or ``grad``/``hess``, set to 0 first when
     ``first``; with ``last`` (and not ``want_loss``), then scale ``grad`` and ``hess`` to ``value
@@ -154,11 +154,21 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
     ``scores``: for a weighted pair ``(x, y)``, ``x`` the higher label, ``w log(1 + exp(-(s_x -
     s_y)))``, its derivative added to ``x``'s gradient and subtracted from ``y``'s, its second
     derivative added to both Hessians. Queries with ``active[q]`` false (one document, or weight 0)
-    get no terms."""
+    get no terms.
+
+    Returns, with ``NOISE_LOGISTIC``, how many queries have a uniform 0 among their draws (or a key
+    of -inf otherwise: scores beyond the float range), else 0: when it is not 0, the sums are not those of
+    numpy's ``logistic`` (which draws again after a 0)."""
+    zeros = 0
     for q in nb.prange(group_ptr.shape[0] - 1):
         a = group_ptr[q]
         b = group_ptr[q + 1]
         n = b - a
+        zero = False
+        if noise_kind == NOISE_LOGISTIC and not active[q]:
+            for p in range(n_orders):
+                for r in range(a, b):
+                    zero |= draws[p, r] == 0.0
         if first:
             if want_loss:
                 loss[q] = 0.0
@@ -191,6 +201,7 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
                     key[k] = value
                     lowest = min(lowest, value)
                     top_key = max(top_key, value)
+                zero |= noise_kind == NOISE_LOGISTIC and lowest == -np.inf     # log(0 / 1)
                 _order_descending(key, n, lowest, top_key, order, bucket, count, sorted_key, packed)
                 acc = 0.0
                 factor = CLASSIC_WEIGHT
@@ -251,3 +262,5 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
             for r in range(a, b):
                 grad[r] = grad[r] * weights[q] / divisor
                 hess[r] = hess[r] * weights[q] / divisor
+        zeros += zero
+    return zeros

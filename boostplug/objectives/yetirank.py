@@ -168,7 +168,7 @@ class YetiRank(Loss):
         """Run the round's orders through the kernel, in blocks of orders. ``from_uniforms``
         (logistic noise): draw the uniforms numpy's ``logistic`` would transform and let the kernel
         transform them (the same numbers, in parallel), unless a uniform is 0 (numpy's logistic
-        would draw again): then ``False``, and nothing is complete."""
+        would draw again; the kernel counts them): then ``False``, and the sums are not complete."""
         rng = np.random.default_rng([self.seed, int(self.current_round)])
         per_block = max(1, min(self.permutations, _BLOCK_DRAWS // max(self.n_docs, 1)))
         run = dispatch.kernel_for(K.orders_sums, self._work * per_block)
@@ -182,14 +182,14 @@ class YetiRank(Loss):
                 draws, kind = rng.normal(0.0, self.noise_power, size=shape), K.NOISE_GIVEN
             elif from_uniforms:
                 draws, kind = _uniforms(rng, shape), K.NOISE_LOGISTIC
-                if draws is None:
-                    return False
             else:
                 draws, kind = rng.logistic(0.0, 1.0, size=shape), K.NOISE_GIVEN
-            run(scores, at, draws, kind, m, self.labels, self.labels, self.group_ptr, self._active, self._coef,
-                self._discounts, self._classic, float(self.decay), self._top, int(self.num_neighbors), want_loss,
-                done == 0, done + m == self.permutations, self.query_weights, float(self.permutations),
-                grad, hess, loss)
+            zeros = run(scores, at, draws, kind, m, self.labels, self.labels, self.group_ptr, self._active,
+                        self._coef, self._discounts, self._classic, float(self.decay), self._top,
+                        int(self.num_neighbors), want_loss, done == 0, done + m == self.permutations,
+                        self.query_weights, float(self.permutations), grad, hess, loss)
+            if zeros:
+                return False
             done += m
         return True
 
@@ -202,8 +202,7 @@ class YetiRank(Loss):
         return grad, hess
 
 
-def _uniforms(rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[np.float64] | None:
-    """The next uniforms of ``rng`` in [0, 1), those ``rng.logistic(size=shape)`` transforms, or
-    ``None`` when one is 0 (``logistic`` then draws again: only its own loop gives its numbers)."""
-    u = rng.random(size=shape)
-    return u if u.all() else None
+def _uniforms(rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[np.float64]:
+    """The next uniforms of ``rng`` in [0, 1): those ``rng.logistic(size=shape)`` transforms when none
+    is 0 (after a 0, ``logistic`` draws again; the kernel counts the zeros)."""
+    return rng.random(size=shape)

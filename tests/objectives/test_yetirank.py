@@ -198,36 +198,41 @@ def test_same_bits_as_the_documented_draws_and_order(settings) -> None:
                 assert np.abs(g).max() > 0
 
 
-@pytest.mark.parametrize("layout", ["blocks of 2 orders", "numpy's logistic"])
+@pytest.mark.parametrize("layout", ["blocks of 2 orders", "a 0 in an active query", "a 0 in a one-document query"])
 @pytest.mark.parametrize("settings", [{"permutations": 5}, {"mode": "ndcg", "permutations": 3}],
                          ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()))
-def test_same_bits_in_blocks_and_on_numpys_noise(settings, layout, monkeypatch) -> None:
-    """The same bits when the round's orders run in blocks (a large set), and when the noise is
-    numpy's ``logistic`` itself (the path taken when a uniform is 0, where ``logistic`` draws again)."""
+def test_same_bits_in_blocks_and_after_a_zero_uniform(settings, layout, monkeypatch) -> None:
+    """The same bits when the round's orders run in blocks (a large set), and when a uniform is 0
+    (numpy's ``logistic`` draws again after one: the kernel counts the zeros, and the round is
+    summed again on numpy's own logistic noise; here a 0 written into the uniforms the kernel
+    transforms, which the documented draws do not have)."""
     s, y, gp, w = _data(4, n_queries=10, longest=40)
     prep = objectives.get("yetirank").prepare(y, gp, weights=w, hessian_floor=False, seed=11, **settings)
+    assert not prep._active[1]
+    row = {"a 0 in an active query": gp[np.argmax(prep._active)] + 1, "a 0 in a one-document query": gp[1]}
+    again = []
     if layout == "blocks of 2 orders":
         monkeypatch.setattr(yetirank, "_BLOCK_DRAWS", 2 * len(y) + 1)
     else:
-        monkeypatch.setattr(yetirank, "_uniforms", lambda rng, shape: None)
+        def with_a_zero(rng, shape):
+            u = rng.random(size=shape)
+            u[-1, row[layout]] = 0.0
+            return u
+
+        def spy(self, *args):
+            again.append(not args[2])
+            return run_orders(self, *args)
+
+        run_orders = YetiRank._run_orders
+        monkeypatch.setattr(yetirank, "_uniforms", with_a_zero)
+        monkeypatch.setattr(YetiRank, "_run_orders", spy)
     for r in range(2):
         g, h = prep.grad_hess(s - 0.2 * r)
         g_ref, h_ref = documented_order(prep, s - 0.2 * r)
         np.testing.assert_array_equal(g, g_ref)
         np.testing.assert_array_equal(h, h_ref)
     _close(prep.loss(s), reference(prep, s)[2])
-
-
-def test_a_zero_uniform_is_refused() -> None:
-    """``_uniforms`` gives no uniforms with a 0 among them (numpy's logistic would draw again)."""
-
-    class Zeros:
-        def random(self, size):
-            return np.where(np.arange(size[0] * size[1]).reshape(size) == 3, 0.0, 0.5)
-
-    assert yetirank._uniforms(Zeros(), (2, 3)) is None
-    np.testing.assert_array_equal(yetirank._uniforms(np.random.default_rng([1, 2]), (2, 3)),
-                                  np.random.default_rng([1, 2]).random(6).reshape(2, 3))
+    assert again == ([] if layout == "blocks of 2 orders" else [False, True] * 3)
 
 
 def test_the_kernels_sort_is_numpys_stable_descending_sort() -> None:

@@ -44,7 +44,18 @@ NOISE_KINDS = (NOISE_GIVEN, NOISE_LOGISTIC, NOISE_NONE)
 _LOW_63 = 0x7FFFFFFFFFFFFFFF
 _INSERTION_MOST = 32   # _order_descending's buckets: sorted by insertion up to this many keys
 
-_loss_fn, _grad_fn, _hess_fn = (f.__func__ for f in LOGISTIC)
+_loss_fn = LOGISTIC[0].__func__
+
+
+@nb.njit(cache=True)
+def _logistic_grad_hess(d: float) -> tuple[float, float]:
+    """``pair_grad(d, 1)`` and ``pair_hess(d, 1)`` of :data:`~.lambda_weighted.LOGISTIC`, the same
+    operations on the same values (so the same bits: the tests compare them), with one ``exp``
+    and the gradient's two cases as a choice of numerator instead of a branch (the sign of ``d``
+    is unpredictable): about a tenth of the kernel's time less."""
+    e = math.exp(-abs(d))
+    one_e = 1.0 + e
+    return (-1.0 if d < 0.0 else -e) / one_e, e / one_e ** 2
 
 
 @nb.njit(cache=True)
@@ -223,8 +234,9 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
                                 if want_loss:
                                     acc += w * _loss_fn(d, 1.0)
                                 else:
-                                    g = w * _grad_fn(d, 1.0)
-                                    h = w * _hess_fn(d, 1.0)
+                                    g, h = _logistic_grad_hess(d)
+                                    g *= w
+                                    h *= w
                                     grad[hi] += g
                                     grad[lo] -= g
                                     hess[hi] += h
@@ -250,8 +262,9 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
                             if want_loss:
                                 acc += w * _loss_fn(d, 1.0)
                                 continue
-                            g = w * _grad_fn(d, 1.0)
-                            h = w * _hess_fn(d, 1.0)
+                            g, h = _logistic_grad_hess(d)
+                            g *= w
+                            h *= w
                             grad[x] += g
                             grad[y] -= g
                             hess[x] += h

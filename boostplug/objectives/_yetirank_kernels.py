@@ -103,25 +103,29 @@ def _order_descending(key: np.ndarray, n: int, lowest: float, highest: float, or
     their extremes; the other arrays are work space of ``n`` or more, ``count`` ``n + 1``).
 
     A bucket sort: bucket ``min(n - 1, int((highest - key) n / (highest - lowest)))`` does not
-    decrease as the key decreases, the keys are placed by bucket in input order, then each bucket is
-    sorted by insertion, or when it holds more than :data:`_INSERTION_MOST` keys by
-    :func:`_stable_order`. Without a finite positive spread, :func:`_stable_order` sorts them all."""
+    decrease as the key decreases, the keys are placed by bucket in input order, then sorted by
+    insertion. When a bucket holds more than :data:`_INSERTION_MOST` keys (keys crowded beside a far
+    one), or the spread is not finite and positive, :func:`_stable_order` sorts them instead."""
     spread = highest - lowest
     scale = n / spread if spread > 0.0 else 0.0
-    if not (0.0 < spread < np.inf and scale < np.inf):
-        if spread == 0.0:
-            for k in range(n):
-                order[k] = k
-            return
+    largest = 0
+    if 0.0 < spread < np.inf and scale < np.inf:
+        count[:n + 1] = 0
+        for k in range(n):
+            b = min(n - 1, int((highest - key[k]) * scale))
+            bucket[k] = b
+            c = count[b + 1] + 1
+            count[b + 1] = c
+            largest = max(largest, c)
+    elif spread == 0.0:
+        for k in range(n):
+            order[k] = k
+        return
+    if largest == 0 or largest > _INSERTION_MOST:
         low = _stable_order(key, packed, n)
         for k in range(n):
             order[k] = packed[k] & low
         return
-    count[:n + 1] = 0
-    for k in range(n):
-        b = min(n - 1, int((highest - key[k]) * scale))
-        bucket[k] = b
-        count[b + 1] += 1
     for b in range(n):
         count[b + 1] += count[b]
     for k in range(n):                       # count[b]: where bucket b's next key goes
@@ -130,26 +134,18 @@ def _order_descending(key: np.ndarray, n: int, lowest: float, highest: float, or
         count[b] = to + 1
         sorted_key[to] = key[k]
         order[to] = k
-    start = 0                                # count[b]: now the end of bucket b
-    for b in range(n):
-        end = count[b]
-        if end - start > _INSERTION_MOST:
-            low = _stable_order(sorted_key[start:end], packed[start:end], end - start)
-            for i in range(start, end):
-                packed[i] = order[start + (packed[i] & low)]
-            order[start:end] = packed[start:end]
-        else:
-            for i in range(start + 1, end):
-                k = sorted_key[i]
-                t = order[i]
-                j = i
-                while j > start and sorted_key[j - 1] < k:
-                    sorted_key[j] = sorted_key[j - 1]
-                    order[j] = order[j - 1]
-                    j -= 1
-                sorted_key[j] = k
-                order[j] = t
-        start = end
+    # every key of a bucket is below every key of the buckets before it: one insertion sort of the
+    # whole moves each key within its bucket only
+    for i in range(1, n):
+        k = sorted_key[i]
+        t = order[i]
+        j = i
+        while j > 0 and sorted_key[j - 1] < k:
+            sorted_key[j] = sorted_key[j - 1]
+            order[j] = order[j - 1]
+            j -= 1
+        sorted_key[j] = k
+        order[j] = t
 
 
 @nb.njit(parallel=True, cache=True)

@@ -42,6 +42,7 @@ NOISE_NONE = 2
 NOISE_KINDS = (NOISE_GIVEN, NOISE_LOGISTIC, NOISE_NONE)
 
 _LOW_63 = 0x7FFFFFFFFFFFFFFF
+_BUCKETS_PER_KEY = 2   # _order_descending's buckets per key (2: 7% faster than 1 on the 705k set, as 4)
 _INSERTION_MOST = 32   # _order_descending's buckets: sorted by insertion up to this many keys
 
 _loss_fn = LOGISTIC[0].__func__
@@ -100,19 +101,21 @@ def _order_descending(key: np.ndarray, n: int, lowest: float, highest: float, or
                       bucket: np.ndarray, count: np.ndarray, sorted_key: np.ndarray, packed: np.ndarray) -> None:
     """``order[:n]``: the positions ``0..n-1`` sorted by ``key`` decreasing, equal keys in
     increasing position (a stable sort; no NaN or -0.0 among the keys, ``lowest`` and ``highest``
-    their extremes; the other arrays are work space of ``n`` or more, ``count`` ``n + 1``).
+    their extremes; the other arrays are work space of ``n`` or more, ``count`` of ``B + 1``).
 
-    A bucket sort: bucket ``min(n - 1, int((highest - key) n / (highest - lowest)))`` does not
+    A bucket sort: of ``B = _BUCKETS_PER_KEY n`` buckets, bucket ``min(B - 1, int((highest - key) B /
+    (highest - lowest)))`` does not
     decrease as the key decreases, the keys are placed by bucket in input order, then sorted by
     insertion. When a bucket holds more than :data:`_INSERTION_MOST` keys (keys crowded beside a far
     one), or the spread is not finite and positive, :func:`_stable_order` sorts them instead."""
     spread = highest - lowest
-    scale = n / spread if spread > 0.0 else 0.0
+    buckets = _BUCKETS_PER_KEY * n
+    scale = buckets / spread if spread > 0.0 else 0.0
     largest = 0
     if 0.0 < spread < np.inf and scale < np.inf:
-        count[:n + 1] = 0
+        count[:buckets + 1] = 0
         for k in range(n):
-            b = min(n - 1, int((highest - key[k]) * scale))
+            b = min(buckets - 1, int((highest - key[k]) * scale))
             bucket[k] = b
             c = count[b + 1] + 1
             count[b + 1] = c
@@ -126,7 +129,7 @@ def _order_descending(key: np.ndarray, n: int, lowest: float, highest: float, or
         for k in range(n):
             order[k] = packed[k] & low
         return
-    for b in range(n):
+    for b in range(buckets):
         count[b + 1] += count[b]
     for k in range(n):                       # count[b]: where bucket b's next key goes
         b = bucket[k]
@@ -190,7 +193,7 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
             key = np.empty(n)
             order = np.empty(n, dtype=np.int64)
             bucket = np.empty(n, dtype=np.int64)
-            count = np.empty(n + 1, dtype=np.int64)
+            count = np.empty(_BUCKETS_PER_KEY * n + 1, dtype=np.int64)
             sorted_key = np.empty(n)
             packed = np.empty(n, dtype=np.int64)
             for p in range(n_orders):

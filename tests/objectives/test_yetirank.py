@@ -250,7 +250,8 @@ def test_the_kernels_sort_is_numpys_stable_descending_sort() -> None:
     for trial in range(400):
         n = int(rng.integers(2, 200))
         key = makers[trial % len(makers)](n) + 0.0
-        work = [np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64),
+        work = [np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+                np.empty(K._BUCKETS_PER_KEY * n + 1, dtype=np.int64),
                 np.empty(n), np.empty(n, dtype=np.int64)]
         with np.errstate(over="ignore"):             # the spread of the extremes: inf
             K._order_descending.py_func(key, n, key.min(), key.max(), *work) if trial < 14 else \

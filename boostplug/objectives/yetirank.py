@@ -31,7 +31,12 @@ every document, one order after the other. The rounds are those the :class:`~._l
 counts (its docstring, "Rounds"; one count per bound instance, lgb.cv giving each fold its own):
 every ``grad_hess(scores)`` starts the next round (the first is ``first_round``), and ``loss``,
 ``grad_hess(..., weights_at=...)`` and the private ``_loss`` / ``_grad_hess`` use the draws of
-``current_round`` (before any ``grad_hess``: ``first_round``).
+``current_round`` (before any ``grad_hess``: ``first_round``). The logistic noise is numpy's
+``Generator.logistic(0, 1)`` of those draws: the kernel computes ``log(U / (1 - U))`` from the same
+uniforms ``U`` (``Generator.random``), which gives the same numbers as long as no ``U`` is 0 (then
+``logistic`` draws again, and the round is summed again on ``logistic``'s own numbers) and numba
+calls the C library's ``log``, as ``logistic`` does (not with Intel's SVML: then ``logistic`` is used
+every round).
 """
 
 from __future__ import annotations

@@ -31,13 +31,19 @@ every document, one order after the other. The rounds are those the :class:`~._l
 counts (its docstring, "Rounds"; one count per bound instance, lgb.cv giving each fold its own):
 every ``grad_hess(scores)`` starts the next round (the first is ``first_round``), and ``loss``,
 ``grad_hess(..., weights_at=...)`` and the private ``_loss`` / ``_grad_hess`` use the draws of
-``current_round`` (before any ``grad_hess``: ``first_round``).
+``current_round`` (before any ``grad_hess``: ``first_round``). The logistic noise is numpy's
+``Generator.logistic(0, 1)`` of those draws: the kernel computes ``log(U / (1 - U))`` from the same
+uniforms ``U`` (``Generator.random``), which gives the same numbers as long as no ``U`` is 0 (then
+``logistic`` draws again, and the round is summed again on ``logistic``'s own numbers) and numba
+calls the C library's ``log``, as ``logistic`` does (not with Intel's SVML: then ``logistic`` is used
+every round).
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
+import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
@@ -56,6 +62,9 @@ NOISES = ("logistic", "gauss", "none")
 
 _DEFAULT_DECAY = 0.99
 _DEFAULT_POWER = 1.0
+#: The most draws (8 bytes each) a block of a round's orders holds: the orders run in blocks of
+#: ``_BLOCK_DRAWS // n_docs`` (at least one).
+_BLOCK_DRAWS = 1 << 23
 
 
 class YetiRank(Loss):
@@ -146,18 +155,48 @@ class YetiRank(Loss):
 
     # -- the objective ---------------------------------------------------------------------------------
     def _sums(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
-        """The current round's sums over its perturbed orders: of the gradient and Hessian, or of each
-        query's loss (the pair weights from the orders of :meth:`weights_from`)."""
+        """The current round's sums over its perturbed orders: of the gradient and Hessian (each
+        query's scaled by its weight over the number of orders), or of each query's loss (the pair
+        weights from the orders of :meth:`weights_from`)."""
         at = self.weights_from(scores)
         n = 0 if want_loss else self.n_docs
-        grad, hess = np.zeros(n), np.zeros(n)
-        loss = np.zeros(self.n_queries if want_loss else 0)
-        run = dispatch.kernel_for(K.order_sums, self._work)
-        for noise in self.round_noise(self.current_round):
-            run(scores, at, noise, self.labels, self.labels, self.group_ptr, self._active, self._coef,
-                self._discounts, self._classic, float(self.decay), self._top, int(self.num_neighbors), want_loss,
-                grad, hess, loss)
+        grad, hess = np.empty(n), np.empty(n)
+        loss = np.empty(self.n_queries if want_loss else 0)
+        fast = self.noise == "logistic" and not nb.config.USING_SVML
+        if not (fast and self._run_orders(scores, at, True, want_loss, grad, hess, loss)):
+            self._run_orders(scores, at, False, want_loss, grad, hess, loss)
         return grad, hess, loss
+
+    def _run_orders(self, scores: NDArray[np.float64], at: NDArray[np.float64], from_uniforms: bool,
+                    want_loss: bool, grad: NDArray[np.float64], hess: NDArray[np.float64],
+                    loss: NDArray[np.float64]) -> bool:
+        """Run the round's orders through the kernel, in blocks of orders. ``from_uniforms``
+        (logistic noise): draw the uniforms numpy's ``logistic`` would transform and let the kernel
+        transform them (the same numbers, in parallel), unless a uniform is 0 (numpy's logistic
+        would draw again; the kernel counts them): then ``False``, and the sums are not complete."""
+        rng = np.random.default_rng([self.seed, int(self.current_round)])
+        per_block = max(1, min(self.permutations, _BLOCK_DRAWS // max(self.n_docs, 1)))
+        run = dispatch.kernel_for(K.orders_sums, self._work * per_block)
+        done = 0
+        while done < self.permutations:
+            m = min(per_block, self.permutations - done)
+            shape = (m, self.n_docs)
+            if self.noise == "none":
+                draws, kind = np.empty((m, 0)), K.NOISE_NONE
+            elif self.noise == "gauss":
+                draws, kind = rng.normal(0.0, self.noise_power, size=shape), K.NOISE_GIVEN
+            elif from_uniforms:
+                draws, kind = _uniforms(rng, shape), K.NOISE_LOGISTIC
+            else:
+                draws, kind = rng.logistic(0.0, 1.0, size=shape), K.NOISE_GIVEN
+            zeros = run(scores, at, draws, kind, m, self.labels, self.labels, self.group_ptr, self._active,
+                        self._coef, self._discounts, self._classic, float(self.decay), self._top,
+                        int(self.num_neighbors), want_loss, done == 0, done + m == self.permutations,
+                        self.query_weights, float(self.permutations), grad, hess, loss)
+            if zeros:
+                return False
+            done += m
+        return True
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
         loss = self._sums(scores, True)[2]
@@ -165,7 +204,10 @@ class YetiRank(Loss):
 
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         grad, hess, _ = self._sums(scores, False)
-        scale = dispatch.kernel_for(K.scale_queries, self.n_docs)
-        for values in (grad, hess):
-            scale(values, self.group_ptr, self.query_weights, float(self.permutations))
         return grad, hess
+
+
+def _uniforms(rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[np.float64]:
+    """The next uniforms of ``rng`` in [0, 1): those ``rng.logistic(size=shape)`` transforms when none
+    is 0 (after a 0, ``logistic`` draws again; the kernel counts the zeros)."""
+    return rng.random(size=shape)

@@ -15,14 +15,18 @@ from boostplug import lightgbm as bpl
 from boostplug import metrics, objectives
 from boostplug import xgboost as bpx
 from boostplug.data import make_ranking
+from boostplug._core import dispatch
 from boostplug.objectives import NO_INFO_HESSIAN
+from boostplug.objectives import _yetirank_kernels as K
+from boostplug.objectives import yetirank
+from boostplug.objectives.lambda_weighted import LOGISTIC
 from boostplug.objectives.yetirank import YetiRank
 from boostplug.testing import check_objective
 
 
-def _data(seed: int = 0, n_queries: int = 8):
+def _data(seed: int = 0, n_queries: int = 8, longest: int = 9):
     rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, 10, size=n_queries)
+    sizes = rng.integers(1, longest + 1, size=n_queries)
     sizes[1] = 1
     gp = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     y = rng.integers(0, 4, size=gp[-1]).astype(np.float64)
@@ -122,6 +126,137 @@ def test_equals_catboosts_loops_fed_the_same_draws(settings) -> None:
     _close(g, g_ref)
     _close(h, h_ref)
     _close(prep.loss(other, weights_at=s), loss_ref)
+
+
+def documented_order(prep: YetiRank, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The gradient and Hessian summed in the documented order, in plain Python: the draws of
+    ``default_rng([seed, round])`` (noise for every document, one order after the other, by numpy's
+    own ``logistic`` / ``normal``), each order's weighted pairs added in turn (the kernel's pair
+    functions, run as Python), each query scaled once by its weight over the number of orders."""
+    rng = np.random.default_rng([prep.seed, prep.current_round])
+    n, gp, labels = len(scores), prep.group_ptr, prep.labels
+    grad, hess = np.zeros(n), np.zeros(n)
+    pair_grad, pair_hess = (f.__func__.py_func for f in LOGISTIC[1:])
+    discounts = 1.0 / np.log2(2.0 + np.arange(max(int(np.diff(gp).max()), 1), dtype=np.float64))
+    for _ in range(prep.permutations):
+        noise = {"logistic": lambda: rng.logistic(0.0, 1.0, size=n), "none": lambda: np.zeros(n),
+                 "gauss": lambda: rng.normal(0.0, prep.noise_power, size=n)}[prep.noise]()
+        for q in range(len(gp) - 1):
+            a, b = int(gp[q]), int(gp[q + 1])
+            size = b - a
+            if size < 2 or prep.query_weights[q] <= 0.0:
+                continue
+            order = a + np.argsort(-((scores[a:b] - scores[a:b].max()) + noise[a:b]), kind="stable")
+            top = len(discounts) if prep.top is None else prep.top
+            factor = 0.15
+            for i in range(size - 1 if prep.mode == "classic" else min(size, top)):
+                stop = i + 2 if prep.mode == "classic" else (
+                    size if prep.num_neighbors < 0 else min(size, i + 1 + prep.num_neighbors))
+                for j in range(i + 1, stop):
+                    x, y = int(order[i]), int(order[j])
+                    if labels[x] == labels[y]:
+                        continue
+                    if prep.mode == "classic":
+                        w = factor * abs(labels[x] - labels[y])
+                    else:
+                        w = prep._coef[q] * abs(labels[x] - labels[y]) * abs(
+                            discounts[i] - (discounts[j] if j < top else 0.0))
+                    if w == 0.0:
+                        continue
+                    if labels[x] < labels[y]:
+                        x, y = y, x
+                    d = float(scores[x] - scores[y])
+                    g, h = w * pair_grad(d, 1.0), w * pair_hess(d, 1.0)
+                    grad[x] += g
+                    grad[y] -= g
+                    hess[x] += h
+                    hess[y] += h
+                factor *= prep.decay
+    for values in (grad, hess):
+        for q in range(len(gp) - 1):
+            values[gp[q]:gp[q + 1]] = values[gp[q]:gp[q + 1]] * prep.query_weights[q] / prep.permutations
+    return grad, hess
+
+
+@pytest.mark.parametrize("settings", SETTINGS[:5] + [{"mode": "ndcg"}, {"mode": "dcg", "num_neighbors": -1,
+                                                                          "permutations": 4, "noise": "gauss"}],
+                         ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()) or "defaults")
+def test_same_bits_as_the_documented_draws_and_order(settings) -> None:
+    """Bit for bit the sums of :func:`documented_order` (the draws and the order of the additions
+    the module docstring fixes: one seed gives the same gradients whatever the kernel's layout), on
+    both the serial and the parallel kernels, over a few rounds."""
+    s, y, gp, w = _data(3, n_queries=12, longest=70)     # queries longer than a sort's first runs
+    for parallel_from in (0, 10 ** 18):
+        prep = objectives.get("yetirank").prepare(y, gp, weights=w, hessian_floor=False, seed=7, **settings)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(dispatch, "PARALLEL_MIN_WORK", parallel_from)
+            for r in range(3):
+                g, h = prep.grad_hess(s + 0.3 * r)
+                g_ref, h_ref = documented_order(prep, s + 0.3 * r)
+                np.testing.assert_array_equal(g, g_ref)
+                np.testing.assert_array_equal(h, h_ref)
+                assert np.abs(g).max() > 0
+
+
+@pytest.mark.parametrize("layout", ["blocks of 2 orders", "a 0 in an active query", "a 0 in a one-document query"])
+@pytest.mark.parametrize("settings", [{"permutations": 5}, {"mode": "ndcg", "permutations": 3}],
+                         ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()))
+def test_same_bits_in_blocks_and_after_a_zero_uniform(settings, layout, monkeypatch) -> None:
+    """The same bits when the round's orders run in blocks (a large set), and when a uniform is 0
+    (numpy's ``logistic`` draws again after one: the kernel counts the zeros, and the round is
+    summed again on numpy's own logistic noise; here a 0 written into the uniforms the kernel
+    transforms, which the documented draws do not have)."""
+    s, y, gp, w = _data(4, n_queries=10, longest=40)
+    prep = objectives.get("yetirank").prepare(y, gp, weights=w, hessian_floor=False, seed=11, **settings)
+    assert not prep._active[1]
+    row = {"a 0 in an active query": gp[np.argmax(prep._active)] + 1, "a 0 in a one-document query": gp[1]}
+    again = []
+    if layout == "blocks of 2 orders":
+        monkeypatch.setattr(yetirank, "_BLOCK_DRAWS", 2 * len(y) + 1)
+    else:
+        def with_a_zero(rng, shape):
+            u = rng.random(size=shape)
+            u[-1, row[layout]] = 0.0
+            return u
+
+        def spy(self, *args):
+            again.append(not args[2])
+            return run_orders(self, *args)
+
+        run_orders = YetiRank._run_orders
+        monkeypatch.setattr(yetirank, "_uniforms", with_a_zero)
+        monkeypatch.setattr(YetiRank, "_run_orders", spy)
+    for r in range(2):
+        g, h = prep.grad_hess(s - 0.2 * r)
+        g_ref, h_ref = documented_order(prep, s - 0.2 * r)
+        np.testing.assert_array_equal(g, g_ref)
+        np.testing.assert_array_equal(h, h_ref)
+    _close(prep.loss(s), reference(prep, s)[2])
+    assert again == ([] if layout == "blocks of 2 orders" else [False, True] * 3)
+
+
+def test_the_kernels_sort_is_numpys_stable_descending_sort() -> None:
+    """The kernel's order of a query (bucket sort, insertion in small buckets, a packed-code sort in
+    large ones and without a finite spread) is ``np.argsort(-key, kind="stable")`` on keys that
+    test each path: spread, rounded (ties), a few units in the last place apart, one far outlier
+    (every other key in one bucket), extremes beyond a finite spread, signed tiny values."""
+    rng = np.random.default_rng(0)
+    tiny = [1e-300, -1e-300, 0.0, 5e-324, -5e-324]
+    makers = [lambda n: rng.logistic(size=n), lambda n: np.round(rng.normal(size=n), 1),
+              lambda n: 1.0 + rng.integers(0, 5, size=n) * np.finfo(float).eps,
+              lambda n: np.where(np.arange(n) == n // 2, 50.0, rng.normal(size=n)),
+              lambda n: np.where(rng.random(n) < 0.1, 1.7e308, -1.7e308) * rng.random(n),
+              lambda n: rng.choice(tiny, size=n), lambda n: np.full(n, -2.5)]
+    for trial in range(400):
+        n = int(rng.integers(2, 200))
+        key = makers[trial % len(makers)](n) + 0.0
+        work = [np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+                np.empty(K._BUCKETS_PER_KEY * n + 1, dtype=np.int64),
+                np.empty(n), np.empty(n, dtype=np.int64)]
+        with np.errstate(over="ignore"):             # the spread of the extremes: inf
+            K._order_descending.py_func(key, n, key.min(), key.max(), *work) if trial < 14 else \
+                K._order_descending(key, n, key.min(), key.max(), *work)
+        np.testing.assert_array_equal(work[0], np.argsort(-key, kind="stable"), err_msg=f"keys {key}")
 
 
 def test_reference_sees_the_orders() -> None:

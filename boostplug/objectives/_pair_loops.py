@@ -99,12 +99,14 @@ def listed_grad_hess_sums(scores, above, below, weight, pair_ptr, args, bound, g
         end = pair_ptr[q + 1]
         while p < end:
             i = above[p]
-            s_i = scores[i]
-            g_i = grad[i]
-            h_i = hess[i]
-            while p < end and above[p] == i:
-                j = below[p]
-                g, h = terms_fn(s_i - scores[j], weight[p], *args)
+            r = np.uint64(i)  # rows index unsigned: no wraparound of negative indices to emit
+            s_i = scores[r]
+            g_i = grad[r]
+            h_i = hess[r]
+            while p < end and above[np.uint64(p)] == i:
+                u = np.uint64(p)
+                j = np.uint64(below[u])
+                g, h = terms_fn(s_i - scores[j], weight[u], *args)
                 if bound:
                     h = 2.0 * abs(h)
                 grad[j] -= g
@@ -112,8 +114,8 @@ def listed_grad_hess_sums(scores, above, below, weight, pair_ptr, args, bound, g
                 g_i += g
                 h_i += h
                 p += 1
-            grad[i] = g_i
-            hess[i] = h_i
+            grad[r] = g_i
+            hess[r] = h_i
         done[q] = True
 
 
@@ -204,28 +206,29 @@ def ordered_pair_sums(scores, order, gains, group_ptr, inv_max_dcg,  # type: ign
             if w == 0.0:
                 continue
             s_a = scores[ra]
+            last = n if i < top_k else min(n, top_k)
+            if want_loss:
+                for j in range(last):
+                    if j != i:
+                        acc += w * loss_fn(s_a - scores[order[lo + j]], *args)
+                continue
             # document a's sums in local variables over its pairs (no other pair of them writes a's
             # row: the same additions in the same order as one update per pair, the same bits)
-            g_a = 0.0 if want_loss else grad[ra]
-            h_a = 0.0 if want_loss else hess[ra]
-            for j in range(n if i < top_k else min(n, top_k)):
+            g_a = grad[ra]
+            h_a = hess[ra]
+            for j in range(last):
                 if j == i:
                     continue
-                rb = order[lo + j]
-                d = s_a - scores[rb]
-                if want_loss:
-                    acc += w * loss_fn(d, *args)
-                    continue
-                g, h = terms_fn(d, w, *args)
+                rb = np.uint64(order[np.uint64(lo + j)])  # unsigned: no wraparound of negative indices to emit
+                g, h = terms_fn(s_a - scores[rb], w, *args)
                 if bound:
                     h = 2.0 * abs(h)
                 g_a += w_q * g
                 grad[rb] -= w_q * g
                 h_a += w_q * h
                 hess[rb] += w_q * h
-            if not want_loss:
-                grad[ra] = g_a
-                hess[ra] = h_a
+            grad[ra] = g_a
+            hess[ra] = h_a
         if want_loss:
             loss[q] = w_q * acc
         done[q] = True

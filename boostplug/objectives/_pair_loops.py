@@ -88,14 +88,35 @@ def listed_loss_sums(scores, above, below, weight, pair_ptr, args, out, done):  
 
 def listed_grad_hess_sums(scores, above, below, weight, pair_ptr, args, bound, grad, hess,  # type: ignore[no-untyped-def]
                           done):
-    """Each listed pair's terms ``terms_fn(s_above - s_below, weight[p], *args)`` added by
-    :func:`add_terms` (``grad`` and ``hess`` start at zero)."""
+    """Each listed pair's terms ``terms_fn(s_above - s_below, weight[p], *args)`` added as
+    :func:`add_terms` adds them (``grad`` and ``hess`` start at zero).
+
+    The pairs of one preferred row are consecutive (listed by query, then by preferred row, never a
+    row with itself): over such a run that row's score is read once and its sums are kept in local
+    variables, stored when the run ends. No other pair of the run writes that row, so its sums
+    take the same additions in the same order as one update per pair: the same bits."""
     for q in nb.prange(pair_ptr.shape[0] - 1):
-        for p in range(pair_ptr[q], pair_ptr[q + 1]):
+        p = pair_ptr[q]
+        end = pair_ptr[q + 1]
+        while p < end:
             i = above[p]
-            j = below[p]
-            g, h = terms_fn(scores[i] - scores[j], weight[p], *args)
-            add_terms(grad, hess, i, j, g, h, bound, False)
+            r = np.uint64(i)  # rows index unsigned: no wraparound of negative indices to emit
+            s_i = scores[r]
+            g_i = grad[r]
+            h_i = hess[r]
+            while p < end and above[np.uint64(p)] == i:
+                u = np.uint64(p)
+                j = np.uint64(below[u])
+                g, h = terms_fn(s_i - scores[j], weight[u], *args)
+                if bound:
+                    h = 2.0 * abs(h)
+                grad[j] -= g
+                hess[j] += h
+                g_i += g
+                h_i += h
+                p += 1
+            grad[r] = g_i
+            hess[r] = h_i
         done[q] = True
 
 
@@ -217,21 +238,30 @@ def ordered_pair_sums(scores, order, gains, group_ptr, inv_max_dcg,  # type: ign
             w = weight_fn(Pair(0.0, i, i, gains[ra], gains[ra], discounts[i], discounts[i], inv_max_dcg[q]), *args)
             if w == 0.0:
                 continue
-            for j in range(n if i < top_k else min(n, top_k)):
+            s_a = scores[ra]
+            last = n if i < top_k else min(n, top_k)
+            if want_loss:
+                for j in range(last):
+                    if j != i:
+                        acc += w * loss_fn(s_a - scores[order[lo + j]], *args)
+                continue
+            # document a's sums in local variables over its pairs (no other pair of them writes a's
+            # row: the same additions in the same order as one update per pair, the same bits)
+            g_a = grad[ra]
+            h_a = hess[ra]
+            for j in range(last):
                 if j == i:
                     continue
-                rb = order[lo + j]
-                d = scores[ra] - scores[rb]
-                if want_loss:
-                    acc += w * loss_fn(d, *args)
-                    continue
-                g, h = terms_fn(d, w, *args)
+                rb = np.uint64(order[np.uint64(lo + j)])  # unsigned: no wraparound of negative indices to emit
+                g, h = terms_fn(s_a - scores[rb], w, *args)
                 if bound:
                     h = 2.0 * abs(h)
-                grad[ra] += w_q * g
+                g_a += w_q * g
                 grad[rb] -= w_q * g
-                hess[ra] += w_q * h
+                h_a += w_q * h
                 hess[rb] += w_q * h
+            grad[ra] = g_a
+            hess[ra] = h_a
         if want_loss:
             loss[q] = w_q * acc
         done[q] = True

@@ -3,24 +3,26 @@ and LambdaLoss's NDCG-Loss1 (private): the source that :func:`._pairwise_kernels
 compiles once per objective class.
 
 The functions here call the class's pair functions by the global names ``loss_fn``, ``grad_fn``,
-``hess_fn``, ``weight_fn`` and ``terms_fn``. They are not compiled from this module:
-:func:`._pairwise_kernels.pair_loops` copies this file's text to a file of its own per class
-(named by a fingerprint of the class's functions and of this text), runs it with those names
-bound to the class's compiled functions, and compiles the loops with ``cache=True``: numba's
-disk cache then keys each class's loops on a real file, and a new process loads them instead of
-compiling them again. The placeholders below only name what each function receives.
+``hess_fn``, ``weight_fn`` and ``terms_fn``, and read the global ``BOUND``: whether the Hessian
+terms are bounds (each term's twice absolute value), a constant numba compiles into the loops.
+They are not compiled from this module: :func:`._pairwise_kernels.pair_loops` copies this file's
+text to a file of its own per class and Hessian kind (named by a fingerprint of the class's
+functions, of ``BOUND`` and of this text), runs it with those names bound to the class's compiled
+functions and its ``BOUND``, and compiles the loops with ``cache=True``: numba's disk cache then
+keys each class's loops on a real file, and a new process loads them instead of compiling them
+again. The placeholders below only name what each function receives.
 
-The pairwise and lambda-weighted loops sum over pairs with one step, :func:`add_terms`: a pair's
-gradient term added to the preferred document and subtracted from the other, its Hessian term
-(``bound``: twice its absolute value) added to both, each rounded to float32 when ``single``. A
-pairwise loss visits its critical pairs, listed once per data set, with fixed weights
-(:func:`listed_loss_sums`, :func:`listed_grad_hess_sums`); a lambda-weighted loss visits the
-pairs of each query's current order, with weights that see it (:func:`lambda_sums`, which adds
-the same terms in the same order, in the sums' own dtype). LambdaLoss's
-NDCG-Loss1 weighs each document's terms against every other document, equal labels included, by
-a weight of its own: its loop visits every ordered pair of a query's documents
-(:func:`ordered_pair_sums`) and adds each pair's terms times the query's weight, in float64 (not
-by :func:`add_terms`).
+Every loop adds a pair's gradient term to the preferred document's sum and subtracts it from the
+other's, and adds its Hessian term (``BOUND``: twice its absolute value) to both; the sums of the
+document a run of pairs shares stay in registers over the run (the same additions in the same
+order as one update per pair). Rows are indexed as unsigned integers, so that numba emits no
+wraparound of negative indices. A pairwise loss visits its critical pairs, listed once per data
+set, with fixed weights (:func:`listed_loss_sums`, :func:`listed_grad_hess_sums`); a
+lambda-weighted loss visits the pairs of each query's current order, with weights that see it
+(:func:`lambda_sums`, float32 sums when the objective's are). LambdaLoss's NDCG-Loss1 weighs each
+document's terms against every other document, equal labels included, by a weight of its own: its
+loop visits every ordered pair of a query's documents (:func:`ordered_pair_sums`) and adds each
+pair's terms times the query's weight, in float64.
 
 Pairs never cross queries and the queries' iterations write disjoint rows, so a query's sums do
 not depend on the number of threads. Each loop sets ``done[q]`` when query ``q``'s iteration
@@ -56,23 +58,13 @@ def weight_fn(pair, *args):  # type: ignore[no-untyped-def]  # pragma: no cover 
     raise NotImplementedError
 
 
+#: Whether the Hessian terms are bounds, ``2 |h|`` (the class's Hessian kind "bound"); set per build.
+BOUND = False
+
+
 def terms_fn(d, w, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled when not the class's
     """The default ``pair_terms``: ``(w pair_grad(d), w pair_hess(d))``."""
     return w * grad_fn(d, *args), w * hess_fn(d, *args)
-
-
-def add_terms(grad, hess, hi, lo, g, h, bound, single):  # type: ignore[no-untyped-def]
-    """Add a pair's gradient term ``g`` to ``grad[hi]`` and subtract it from ``grad[lo]``, and add its
-    Hessian term ``h`` (``bound``: ``2 |h|``) to both rows of ``hess``; ``single``: each term and
-    each sum rounded to float32."""
-    if bound:
-        h = 2.0 * abs(h)
-    g = single_float(g, single)
-    h = single_float(h, single)
-    grad[lo] = single_float(grad[lo] - g, single)
-    hess[lo] = single_float(hess[lo] + h, single)
-    grad[hi] = single_float(grad[hi] + g, single)
-    hess[hi] = single_float(hess[hi] + h, single)
 
 
 def listed_loss_sums(scores, above, below, weight, pair_ptr, args, out, done):  # type: ignore[no-untyped-def]
@@ -86,10 +78,9 @@ def listed_loss_sums(scores, above, below, weight, pair_ptr, args, out, done):  
         done[q] = True
 
 
-def listed_grad_hess_sums(scores, above, below, weight, pair_ptr, args, bound, grad, hess,  # type: ignore[no-untyped-def]
-                          done):
+def listed_grad_hess_sums(scores, above, below, weight, pair_ptr, args, grad, hess, done):  # type: ignore[no-untyped-def]
     """Each listed pair's terms ``terms_fn(s_above - s_below, weight[p], *args)`` added as
-    :func:`add_terms` adds them (``grad`` and ``hess`` start at zero).
+    the module docstring says (``grad`` and ``hess`` start at zero).
 
     The pairs of one preferred row are consecutive (listed by query, then by preferred row, never a
     row with itself): over such a run that row's score is read once and its sums are kept in local
@@ -108,7 +99,7 @@ def listed_grad_hess_sums(scores, above, below, weight, pair_ptr, args, bound, g
                 u = np.uint64(p)
                 j = np.uint64(below[u])
                 g, h = terms_fn(s_i - scores[j], weight[u], *args)
-                if bound:
+                if BOUND:
                     h = 2.0 * abs(h)
                 grad[j] -= g
                 hess[j] += h
@@ -121,7 +112,7 @@ def listed_grad_hess_sums(scores, above, below, weight, pair_ptr, args, bound, g
 
 
 def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg,  # type: ignore[no-untyped-def]
-                query_weights, discounts, top_k, normalize, single, bound, want_loss, args, sums_g, sums_h, grad, hess,
+                query_weights, discounts, top_k, normalize, single, want_loss, args, sums_g, sums_h, grad, hess,
                 loss, done):
     """A lambda-weighted loss (``want_loss``: ``loss[q]`` per query) or its gradient and Hessian
     (written to ``grad`` and ``hess``, which start at zero).
@@ -133,7 +124,7 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
     LightGBM's order). A pair's weight is ``weight_fn(Pair(...), *args)``, divided by ``NORM_OFFSET
     + |at_i - at_j|`` when ``normalize`` and the query's ``at`` are not all equal; its terms are
     ``terms_fn(s_i - s_j, weight, *args)``: the gradient term added to the preferred document's sum
-    and subtracted from the other's, the Hessian term (``bound``: twice its absolute value) added to
+    and subtracted from the other's, the Hessian term (``BOUND``: twice its absolute value) added to
     both. The sums run in ``sums_g`` and ``sums_h`` (zeros), in their dtype: float32 arrays when
     ``single`` (each term and each sum rounded to float32, LightGBM's ``score_t``), else ``grad``
     and ``hess`` themselves; the document at position ``i``'s in registers across its ``j`` (the
@@ -153,10 +144,11 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
         total = 0.0
         acc = 0.0
         for i in range(min(n - 1, top_k)):
-            ri = order[a + i]
+            ri = np.uint64(order[np.uint64(a + i)])  # unsigned: no wraparound of negative indices to emit
+            ui = np.uint64(i)
             label_i = labels[ri]
             gain_i = gains[ri]
-            discount_i = discounts[i]
+            discount_i = discounts[ui]
             s_i = scores[ri]
             at_i = at[ri]
             g_i = sum_type(0.0, sums_g)  # the document at position i's sums, in registers across its j
@@ -165,18 +157,19 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
                 g_i = sums_g[ri]
                 h_i = sums_h[ri]
             for j in range(i + 1, n):
-                rj = order[a + j]
+                rj = np.uint64(order[np.uint64(a + j)])
+                uj = np.uint64(j)
                 label_j = labels[rj]
                 if label_i == label_j:
                     continue
                 up = label_i > label_j
                 if up:
                     d_at = at_i - at[rj]
-                    w = weight_fn(Pair(d_at, i, j, gain_i, gains[rj], discount_i, discounts[j], inv), *args)
+                    w = weight_fn(Pair(d_at, i, j, gain_i, gains[rj], discount_i, discounts[uj], inv), *args)
                     d = s_i - scores[rj]
                 else:
                     d_at = at[rj] - at_i
-                    w = weight_fn(Pair(d_at, j, i, gains[rj], gain_i, discounts[j], discount_i, inv), *args)
+                    w = weight_fn(Pair(d_at, j, i, gains[rj], gain_i, discounts[uj], discount_i, inv), *args)
                     d = scores[rj] - s_i
                 if normalize and varied:
                     w = w / (NORM_OFFSET + abs(d_at))
@@ -187,7 +180,7 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
                     if w != 0.0:  # a pair of weight 0 adds nothing, even where its loss overflows
                         acc += w * loss_fn(d, *args)
                     continue
-                if bound:
+                if BOUND:
                     h = 2.0 * abs(h)
                 g = sum_type(g, sums_g)  # float32 sums add in float32
                 h = sum_type(h, sums_h)
@@ -213,12 +206,12 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
 
 
 def ordered_pair_sums(scores, order, gains, group_ptr, inv_max_dcg,  # type: ignore[no-untyped-def]
-                      query_weights, discounts, top_k, bound, want_loss, args, grad, hess, loss, done):
+                      query_weights, discounts, top_k, want_loss, args, grad, hess, loss, done):
     """LambdaLoss's NDCG-Loss1 (:class:`~.lambdaloss.NDCGLoss1`): ``loss[q] = W_q sum_{a != b} w_ab
     loss_fn(s_a - s_b, *args)`` over the ordered pairs of each query, equal labels included
     (``want_loss``), or its gradient and Hessian with the weights held (added to ``grad`` and
     ``hess``, which start at zero): ``terms_fn(s_a - s_b, w_ab, *args)``'s gradient term added to
-    ``a`` and subtracted from ``b``, its Hessian term (``bound``: twice its absolute value) added to
+    ``a`` and subtracted from ``b``, its Hessian term (``BOUND``: twice its absolute value) added to
     both, each times ``W_q``. The weight belongs to the pair's first document ``a``: ``w_ab = w_a =
     weight_fn(Pair(0, r_a, r_a, g_a, g_a, D_a, D_a, 1 / ideal DCG), *args)``, asked once per
     document, whose pair view shows ``a`` as both ``i`` and ``j``: its position in ``order`` (each
@@ -254,7 +247,7 @@ def ordered_pair_sums(scores, order, gains, group_ptr, inv_max_dcg,  # type: ign
                     continue
                 rb = np.uint64(order[np.uint64(lo + j)])  # unsigned: no wraparound of negative indices to emit
                 g, h = terms_fn(s_a - scores[rb], w, *args)
-                if bound:
+                if BOUND:
                     h = 2.0 * abs(h)
                 g_a += w_q * g
                 grad[rb] -= w_q * g

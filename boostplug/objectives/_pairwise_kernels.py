@@ -98,18 +98,21 @@ def query_orders(scores: np.ndarray, group_ptr: np.ndarray, out: np.ndarray) -> 
 _LOOPS: dict[tuple[Any, ...], types.SimpleNamespace] = {}
 
 
-def pair_loops(loss: Any, grad: Any, hess: Any, weight: Any = None, terms: Any = None) -> types.SimpleNamespace:
+def pair_loops(loss: Any, grad: Any, hess: Any, weight: Any = None, terms: Any = None, *,
+               bound: bool = False) -> types.SimpleNamespace:
     """The loops of :mod:`._pair_loops` (``listed_loss_sums``, ``listed_grad_hess_sums``,
     ``lambda_sums``, ``ordered_pair_sums``: ``parallel=True`` dispatchers), compiled around one
     class's compiled pair functions (numba dispatchers): ``pair_loss``, ``pair_grad``,
     ``pair_hess`` and, for a lambda-weighted loss, ``pair_weight`` and its ``pair_terms``
-    (``None``: ``(w pair_grad(d), w pair_hess(d))``). Built once per set of functions and process,
-    cached on disk by numba (module docstring). numba compiles each loop when it is first called."""
-    key = (loss, grad, hess, weight, terms)
+    (``None``: ``(w pair_grad(d), w pair_hess(d))``); ``bound``: the Hessian terms are bounds
+    (``2 |h|``), a constant of the loops' machine code. Built once per set of functions, ``bound``
+    and process, cached on disk by numba (module docstring). numba compiles each loop when it is
+    first called."""
+    key = (loss, grad, hess, weight, terms, bool(bound))
     found = _LOOPS.get(key)
     if found is None:
         found = _LOOPS[key] = _build(dict(loss_fn=loss, grad_fn=grad, hess_fn=hess, weight_fn=weight,
-                                          terms_fn=terms))
+                                          terms_fn=terms, BOUND=bool(bound)))
     return found
 
 
@@ -150,9 +153,9 @@ def _build(functions: dict[str, Any]) -> types.SimpleNamespace:
 
 
 def _dispatchers(ns: dict[str, Any], functions: dict[str, Any], cache: bool) -> dict[str, Any]:
-    """The numba dispatchers of the loops' module ``ns``: its kernels, ``add_terms`` and (when the
-    class has none) the default ``terms_fn``."""
-    out = {"add_terms": nb.njit(inline="always")(ns["add_terms"])}
+    """The numba dispatchers of the loops' module ``ns``: its kernels and (when the class has none)
+    the default ``terms_fn``."""
+    out = {}
     if functions["terms_fn"] is None:
         out["terms_fn"] = nb.njit(cache=cache)(ns["terms_fn"])
     ns.update(out)  # the kernels call them by these names

@@ -145,7 +145,7 @@ class NDCGLoss1(_LambdaLoss):
         _, order, grad, hess, loss, done = self._ordered(scores, want_loss)
         run = dispatch.kernel_for(self._loops().ordered_pair_sums, self._work)
         run(scores, order, self._gains, self.group_ptr, self._inv_max_dcg, self.query_weights, self._discounts,
-            self._top_k, self._bound, want_loss, self._args, grad, hess, loss, done)
+            self._top_k, want_loss, self._args, grad, hess, loss, done)
         self._check_done(done)
         return grad, hess, loss
 

@@ -270,7 +270,7 @@ class PairwiseLoss(Loss):
     def _loops(self) -> Any:
         """The pair loops compiled around this class's functions (:func:`._pairwise_kernels.pair_loops`)."""
         fns = self._fns
-        return K.pair_loops(fns.loss, fns.grad, fns.hess, fns.weight, fns.terms)
+        return K.pair_loops(fns.loss, fns.grad, fns.hess, fns.weight, fns.terms, bound=self._bound)
 
     def _loss_sums(self, scores: NDArray[np.float64]) -> float:
         fns = self._fns
@@ -294,7 +294,7 @@ class PairwiseLoss(Loss):
             return grad, np.bincount(self._above, h, n) + np.bincount(self._below, h, n)
         grad, hess, done = np.zeros(n), np.zeros(n), np.zeros(self._pair_ptr.shape[0] - 1, dtype=np.bool_)
         run = dispatch.kernel_for(self._loops().listed_grad_hess_sums, self._above.shape[0])
-        run(scores, self._above, self._below, self._weight, self._pair_ptr, self._args, self._bound, grad, hess,
+        run(scores, self._above, self._below, self._weight, self._pair_ptr, self._args, grad, hess,
             done)
         self._check_done(done)
         return grad, hess

@@ -74,7 +74,7 @@ def position_gap_discount(rank_i: int, rank_j: int) -> float:
     :data:`GAP_DISCOUNTS` (computed beyond it)."""
     gap = abs(rank_i - rank_j)
     if gap < GAP_DISCOUNTS.shape[0]:
-        return GAP_DISCOUNTS[gap]
+        return GAP_DISCOUNTS[np.uint64(gap)]  # unsigned: no wraparound code
     return _gap_discount(gap)
 
 

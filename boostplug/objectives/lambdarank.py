@@ -73,7 +73,7 @@ def _lookup(d: float, table: np.ndarray, low: float, high: float, factor: float)
         return table[0]
     if d >= high:
         return table[table.shape[0] - 1]
-    return table[min(int((d - low) * factor), table.shape[0] - 1)]
+    return table[np.uint64(min(int((d - low) * factor), table.shape[0] - 1))]  # unsigned: no wraparound code
 
 
 class LambdaRank(LambdaWeightedLoss):

@@ -216,16 +216,21 @@ class PairwiseLoss(Loss):
         pairs = critical_pairs(self.labels, self.group_ptr, bytes_per_pair=_BYTES_PER_PAIR,
                                who=f"{self.name}: listing the critical pairs", limit_name=None)
         above, below = pairs[:, 0], pairs[:, 1]
-        weight = self.query_weights[qid_from_group_ptr(self.group_ptr)[above]]
-        given = self.pair_weights(self.labels[above], self.labels[below])
+        # pairs are listed by query, so the preferred rows never decrease: each query's pairs are a range
+        weight = np.repeat(self.query_weights, np.diff(np.searchsorted(above, self.group_ptr)))
+        # the labels of every pair only for a class that weighs pairs by them (the default gives None)
+        given = (self.pair_weights(self.labels[above], self.labels[below])
+                 if type(self).pair_weights is not PairwiseLoss.pair_weights else None)
         if given is not None:
             weight = weight * check_weights(given, above.shape[0],
                                             name=f"{self.name}: pair_weights (one per critical pair)")
             if not np.isfinite(weight).all():
                 raise ValueError(f"{self.name}: a query weight times a pair weight overflows float64")
         keep = weight > 0.0  # a pair of weight 0 has no term (0 * inf would be NaN)
-        self._above, self._below, self._weight = above[keep], below[keep], weight[keep]
-        # pairs are listed by query, so the preferred rows never decrease
+        if keep.all():  # the usual case: no copy through a mask
+            self._above, self._below, self._weight = np.ascontiguousarray(above), np.ascontiguousarray(below), weight
+        else:
+            self._above, self._below, self._weight = above[keep], below[keep], weight[keep]
         self._pair_ptr = np.searchsorted(self._above, self.group_ptr).astype(np.int64)
         self._bound = self.hessians[self.hessian].kind == "bound"
 

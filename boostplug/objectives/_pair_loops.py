@@ -37,7 +37,7 @@ import math
 import numba as nb
 import numpy as np
 
-from ._pairwise_kernels import NORM_OFFSET, Pair, single_float, sum_type
+from ._pairwise_kernels import NORM_OFFSET, Pair, sum_type
 
 __all__ = ["listed_loss_sums", "listed_grad_hess_sums", "lambda_sums", "ordered_pair_sums"]
 
@@ -112,7 +112,7 @@ def listed_grad_hess_sums(scores, above, below, weight, pair_ptr, args, grad, he
 
 
 def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg,  # type: ignore[no-untyped-def]
-                query_weights, discounts, top_k, normalize, single, want_loss, args, sums_g, sums_h, grad, hess,
+                query_weights, discounts, top_k, normalize, want_loss, args, sums_g, sums_h, grad, hess,
                 loss, done):
     """A lambda-weighted loss (``want_loss``: ``loss[q]`` per query) or its gradient and Hessian
     (written to ``grad`` and ``hess``, which start at zero).
@@ -125,12 +125,13 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
     + |at_i - at_j|`` when ``normalize`` and the query's ``at`` are not all equal; its terms are
     ``terms_fn(s_i - s_j, weight, *args)``: the gradient term added to the preferred document's sum
     and subtracted from the other's, the Hessian term (``BOUND``: twice its absolute value) added to
-    both. The sums run in ``sums_g`` and ``sums_h`` (zeros), in their dtype: float32 arrays when
-    ``single`` (each term and each sum rounded to float32, LightGBM's ``score_t``), else ``grad``
+    both. The sums run in ``sums_g`` and ``sums_h`` (zeros), in their dtype: float32 arrays for
+    float32 sums (each term and each sum rounded to float32, LightGBM's ``score_t``), else ``grad``
     and ``hess`` themselves; the document at position ``i``'s in registers across its ``j`` (the
-    same additions in the same order). With ``normalize``, the query's sums are then multiplied by ``log2(1 + S) / S``, ``S``
-    minus twice the sum of the gradient terms at ``at`` (LightGBM's ``lambdarank_norm``), rounded
-    when ``single``, and finally by the query's weight into ``grad`` and ``hess``."""
+    same additions in the same order). With ``normalize``, the query's sums are then multiplied by
+    ``log2(1 + S) / S``, ``S`` minus twice the sum of the gradient terms at ``at`` (LightGBM's
+    ``lambdarank_norm``), rounded to the sums' dtype, and finally by the query's weight into
+    ``grad`` and ``hess``."""
     for q in nb.prange(group_ptr.shape[0] - 1):
         a = group_ptr[q]
         b = group_ptr[q + 1]
@@ -200,8 +201,8 @@ def lambda_sums(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg
             loss[q] = w_q * (factor * acc)
         else:
             for r in range(a, b):
-                grad[r] = single_float(sums_g[r] * factor, single) * w_q
-                hess[r] = single_float(sums_h[r] * factor, single) * w_q
+                grad[r] = np.float64(sum_type(sums_g[r] * factor, sums_g)) * w_q
+                hess[r] = np.float64(sum_type(sums_h[r] * factor, sums_h)) * w_q
         done[q] = True
 
 

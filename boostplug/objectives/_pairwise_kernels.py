@@ -40,7 +40,7 @@ import numpy as np
 from numba.core.dispatcher import Dispatcher
 from numba.extending import overload
 
-__all__ = ["Pair", "query_orders", "pair_loops", "NORM_OFFSET", "single_float", "sum_type"]
+__all__ = ["Pair", "query_orders", "pair_loops", "NORM_OFFSET", "sum_type"]
 
 
 class Pair(NamedTuple):
@@ -64,12 +64,6 @@ class Pair(NamedTuple):
 
 #: LightGBM's ``0.01f``: with score-gap normalisation a pair's weight is divided by this plus |s_i - s_j|.
 NORM_OFFSET = float(np.float32(0.01))
-
-
-@nb.njit(inline="always")
-def single_float(x: float, on: bool) -> float:
-    """``x`` rounded to float32 when ``on`` (LightGBM's and XGBoost's gradients are float32 sums)."""
-    return np.float64(np.float32(x)) if on else x
 
 
 def sum_type(x: float, sums: np.ndarray) -> Any:  # pragma: no cover - compiled through its overload

@@ -194,8 +194,7 @@ class LambdaWeightedLoss(PairwiseLoss):
         sums_g, sums_h = (np.zeros(grad.shape[0], np.float32), np.zeros(hess.shape[0], np.float32)) if single else \
             (grad, hess)
         run(scores, at, order, self._at is not None, self.labels, self._gains, self.group_ptr, self._inv_max_dcg,
-            self.query_weights, self._discounts, self._top_k, self._normalize, self.float32_sums,
-            want_loss, self._args, sums_g, sums_h, grad, hess, loss, done)
+            self.query_weights, self._discounts, self._top_k, self._normalize, want_loss, self._args, sums_g, sums_h, grad, hess, loss, done)
         self._check_done(done)
         return grad, hess, loss
 

@@ -217,7 +217,8 @@ class PairwiseLoss(Loss):
                                who=f"{self.name}: listing the critical pairs", limit_name=None)
         above, below = pairs[:, 0], pairs[:, 1]
         # pairs are listed by query, so the preferred rows never decrease: each query's pairs are a range
-        weight = np.repeat(self.query_weights, np.diff(np.searchsorted(above, self.group_ptr)))
+        pair_ptr = np.searchsorted(above, self.group_ptr).astype(np.int64)
+        weight = np.repeat(self.query_weights, np.diff(pair_ptr))
         # the labels of every pair only for a class that weighs pairs by them (the default gives None)
         given = (self.pair_weights(self.labels[above], self.labels[below])
                  if type(self).pair_weights is not PairwiseLoss.pair_weights else None)
@@ -231,7 +232,8 @@ class PairwiseLoss(Loss):
             self._above, self._below, self._weight = np.ascontiguousarray(above), np.ascontiguousarray(below), weight
         else:
             self._above, self._below, self._weight = above[keep], below[keep], weight[keep]
-        self._pair_ptr = np.searchsorted(self._above, self.group_ptr).astype(np.int64)
+            pair_ptr = np.searchsorted(self._above, self.group_ptr).astype(np.int64)
+        self._pair_ptr = pair_ptr
         self._bound = self.hessians[self.hessian].kind == "bound"
 
     def _loss(self, scores: NDArray[np.float64]) -> float:

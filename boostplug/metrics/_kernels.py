@@ -8,6 +8,7 @@ tie (exact expectation over uniformly random orders of each tied group),
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numba as nb
@@ -15,6 +16,7 @@ import numpy as np
 
 from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK, cutoff, dcg_at, ideal_dcg_at
+from .._core.sorting import stable_argsort_descending
 
 TIES_ORDER = 0
 TIES_AVERAGE = 1
@@ -41,10 +43,9 @@ def _ranking(scores: np.ndarray, labels: np.ndarray, a: int, b: int, ties: int) 
     """
     s = scores[a:b]
     if ties == TIES_WORST:
-        by_label = np.argsort(labels[a:b], kind="mergesort")
-        inner = np.argsort(-s[by_label], kind="mergesort")
-        return by_label[inner]
-    return np.argsort(-s, kind="mergesort")
+        by_label = stable_argsort_descending(-labels[a:b])
+        return by_label[stable_argsort_descending(s[by_label])]
+    return stable_argsort_descending(s)
 
 
 @nb.njit(cache=True, inline="always")
@@ -98,12 +99,15 @@ def _dcg_fill(q: int, scores: np.ndarray, labels: np.ndarray, gains: np.ndarray,
     idcg[q] = ideal_dcg_at(gains[a:b], discount, kk)
 
 
-@nb.njit(cache=True, parallel=True)
-def _dcg_queries(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
-                 discount: np.ndarray, k: int, ties: int,
-                 dcg: np.ndarray, idcg: np.ndarray) -> None:
-    for q in nb.prange(group_ptr.shape[0] - 1):
-        _dcg_fill(q, scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
+@functools.lru_cache(maxsize=None)
+def _dcg_queries_for(ties: int) -> Any:
+    """The DCG kernel of one ``ties`` code (see :func:`_binary_queries_for`)."""
+    @nb.njit(cache=True, parallel=True)
+    def _dcg_queries(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
+                     discount: np.ndarray, k: int, dcg: np.ndarray, idcg: np.ndarray) -> None:
+        for q in nb.prange(group_ptr.shape[0] - 1):
+            _dcg_fill(q, scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
+    return _dcg_queries
 
 
 def dcg_kernel(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
@@ -112,7 +116,7 @@ def dcg_kernel(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_
     ``k <= 0`` means the whole list."""
     nq = group_ptr.shape[0] - 1
     dcg, idcg = np.zeros(nq), np.zeros(nq)
-    _run(_dcg_queries, scores)(scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
+    _run(_dcg_queries_for(ties), scores)(scores, labels, gains, group_ptr, discount, k, dcg, idcg)
     return dcg, idcg
 
 
@@ -211,12 +215,17 @@ def _binary_fill(q: int, scores: np.ndarray, labels: np.ndarray, rel: np.ndarray
         out[q] = _rr_average(r, s, kk) if ties == TIES_AVERAGE else _rr_order(r, kk)
 
 
-@nb.njit(cache=True, parallel=True)
-def _binary_queries(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
-                    k: int, ties: int, metric: int,
-                    out: np.ndarray, n_rel: np.ndarray) -> None:
-    for q in nb.prange(group_ptr.shape[0] - 1):
-        _binary_fill(q, scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
+@functools.lru_cache(maxsize=None)
+def _binary_queries_for(ties: int, metric: int) -> Any:
+    """The kernel of one ``(ties, metric)`` pair: the codes are constants of the closure, so numba
+    drops the branches of the others after inlining ``_binary_fill`` and compiles only what the
+    pair uses. numba's disk cache keeps each closure apart (its key holds the cells' values)."""
+    @nb.njit(cache=True, parallel=True)
+    def _binary_queries(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
+                        k: int, out: np.ndarray, n_rel: np.ndarray) -> None:
+        for q in nb.prange(group_ptr.shape[0] - 1):
+            _binary_fill(q, scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
+    return _binary_queries
 
 
 def binary_kernel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
@@ -229,7 +238,7 @@ def binary_kernel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group
     """
     nq = group_ptr.shape[0] - 1
     out, n_rel = np.zeros(nq), np.zeros(nq)
-    _run(_binary_queries, scores)(scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
+    _run(_binary_queries_for(ties, metric), scores)(scores, labels, rel, group_ptr, k, out, n_rel)
     return out, n_rel
 
 
@@ -248,19 +257,22 @@ def _err_fill(q: int, scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndar
     out[q] = e
 
 
-@nb.njit(cache=True, parallel=True)
-def _err_queries(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
-                 k: int, ties: int,
-                 out: np.ndarray) -> None:
-    for q in nb.prange(group_ptr.shape[0] - 1):
-        _err_fill(q, scores, labels, stop_prob, group_ptr, k, ties, out)
+@functools.lru_cache(maxsize=None)
+def _err_queries_for(ties: int) -> Any:
+    """The ERR kernel of one ``ties`` code (see :func:`_binary_queries_for`)."""
+    @nb.njit(cache=True, parallel=True)
+    def _err_queries(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
+                     k: int, out: np.ndarray) -> None:
+        for q in nb.prange(group_ptr.shape[0] - 1):
+            _err_fill(q, scores, labels, stop_prob, group_ptr, k, ties, out)
+    return _err_queries
 
 
 def err_kernel(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
                k: int, ties: int) -> np.ndarray:
     """Per-query ERR@k = sum_r R_r / r * prod_{i<r} (1 - R_i) (``k <= 0``: whole list)."""
     out = np.zeros(group_ptr.shape[0] - 1)
-    _run(_err_queries, scores)(scores, labels, stop_prob, group_ptr, k, ties, out)
+    _run(_err_queries_for(ties), scores)(scores, labels, stop_prob, group_ptr, k, out)
     return out
 
 

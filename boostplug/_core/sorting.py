@@ -114,7 +114,9 @@ def quick_argsort(keys: np.ndarray) -> np.ndarray:
     """Indices sorting ``keys`` ascending, NaN last: numba's ``np.argsort(keys)`` step for step
     (equal keys end in the same order)."""
     n = keys.shape[0]
-    r = np.arange(n)
+    r = np.empty(n, dtype=np.int64)
+    for i in range(n):      # not np.arange: its implementation is a compile of its own
+        r[i] = i
     if n < 2:
         return r
     stack, top = _ranges(n)

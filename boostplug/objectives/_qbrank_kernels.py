@@ -42,19 +42,17 @@ def label_levels(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray,
         e = group_ptr[q + 1]
         order = quick_argsort(labels[s:e].copy())  # a writable copy: the one signature of pair_grad's sort
         lv = -1
-        prev = 0.0
-        for k in range(e - s):
-            i = s + order[k]
-            if k == 0 or labels[i] != prev:
-                lv += 1
-                prev = labels[i]
-            level[i] = lv
+        k = 0
+        while k < e - s:        # one run of equal labels in sorted order: one level
+            lv += 1
+            j = k + 1
+            while j < e - s and labels[s + order[j]] == labels[s + order[k]]:
+                j += 1
+            for t in range(k, j):
+                level[s + order[t]] = lv
+                same[s + order[t]] = j - k
+            k = j
         n_levels[q] = lv + 1
-        counts = np.zeros(lv + 1, dtype=np.int64)
-        for i in range(s, e):
-            counts[level[i]] += 1
-        for i in range(s, e):
-            same[i] = counts[level[i]]
     return level, same, n_levels
 
 
@@ -255,7 +253,7 @@ def pair_grad(
             _copy_into(oa, quick_argsort(ar))
         # x as the preferred document: y of a lower level with b_y > a_x.
         hi = np.zeros((n_lev + 1, 3))
-        acc = np.zeros(3)
+        acc = np.empty(3)       # _fenwick_prefix zeroes it first
         p = n - 1
         sq = 0.0
         for k in range(n - 1, -1, -1):

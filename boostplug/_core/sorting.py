@@ -25,7 +25,7 @@ _SMALL_MERGESORT = 20   # numba's merge sort: insertion sort from 20 items down
 _MAX_STACK = 100        # pending partitions (the smaller side is sorted first: log2(n) at most)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _ranges(n: int) -> tuple[np.ndarray, int]:
     """The quicksort's stack of ranges still to sort (``low, high`` pairs, both included), holding
     the whole ``0..n-1``, and its height 1."""
@@ -35,14 +35,14 @@ def _ranges(n: int) -> tuple[np.ndarray, int]:
     return stack, np.int64(1)      # not a literal 1: _pop would be compiled for Literal[int](1) too
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _pop(stack: np.ndarray, top: int) -> tuple[int, int, int]:
     """The stack's height less one, and the ``low, high`` it pops."""
     top -= 1
     return top, stack[2 * top], stack[2 * top + 1]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _push_larger(stack: np.ndarray, top: int, low: int, i: int, high: int) -> tuple[int, int, int]:
     """After a partition of ``low..high`` at ``i``: the larger side waits on the stack (numba's
     order), the smaller one is sorted next. Returns the height and that side's ``low, high``."""

@@ -35,20 +35,6 @@ def _run(kernel: Any, scores: np.ndarray) -> Callable[..., Any]:
 
 
 @nb.njit(cache=True, inline="always")
-def _ranking(scores: np.ndarray, labels: np.ndarray, a: int, b: int, ties: int) -> np.ndarray:
-    """Local indices ``0..b-a-1`` of one query by descending score.
-
-    Stable (equal scores keep input order); with ``ties == TIES_WORST`` equal
-    scores are ordered by ascending label first (then input order).
-    """
-    s = scores[a:b]
-    if ties == TIES_WORST:
-        by_label = stable_argsort_descending(-labels[a:b])
-        return by_label[stable_argsort_descending(s[by_label])]
-    return stable_argsort_descending(s)
-
-
-@nb.njit(cache=True, inline="always")
 def _tie_group(values: np.ndarray, sorted_scores: np.ndarray, i: int) -> tuple[int, float]:
     """The end ``j`` of the run of equal scores that starts at ``i``, and the sum of ``values[i:j]``."""
     n = values.shape[0]
@@ -77,36 +63,38 @@ def _tie_average(values: np.ndarray, sorted_scores: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(cache=True, inline="always")
-def _ranked_values(values: np.ndarray, scores: np.ndarray, labels: np.ndarray,
-                   a: int, b: int, ties: int) -> tuple[np.ndarray, np.ndarray]:
-    """(values in ranked order, scores in ranked order) of one query."""
-    perm = _ranking(scores, labels, a, b, ties)
-    v = values[a:b][perm]
-    s = scores[a:b][perm]
-    return v, s
+def _ranked_values(values: np.ndarray, scores: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values in ranked order, scores in ranked order) of the query ``a:b``: by descending score,
+    equal scores in input order."""
+    perm = stable_argsort_descending(scores[a:b])
+    return values[a:b][perm], scores[a:b][perm]
 
 
 @nb.njit(cache=True, inline="always")
-def _dcg_fill(q: int, scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
-              discount: np.ndarray, k: int, ties: int, dcg: np.ndarray, idcg: np.ndarray) -> None:
-    """DCG@k of query ``q``'s ranking and its ideal DCG@k (gains sorted descending)."""
-    a, b = group_ptr[q], group_ptr[q + 1]
-    kk = cutoff(k, b - a)
-    g, s = _ranked_values(gains, scores, labels, a, b, ties)
-    if ties == TIES_AVERAGE:
-        g = _tie_average(g, s)
-    dcg[q] = dcg_at(g, discount, kk)
-    idcg[q] = ideal_dcg_at(gains[a:b], discount, kk)
+def _ranked_values_worst(values: np.ndarray, scores: np.ndarray, labels: np.ndarray,
+                         a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_ranked_values` with equal scores ordered by ascending label first (``ties="worst"``)."""
+    by_label = stable_argsort_descending(-labels[a:b])
+    perm = by_label[stable_argsort_descending(scores[a:b][by_label])]
+    return values[a:b][perm], scores[a:b][perm]
 
 
 @functools.lru_cache(maxsize=None)
 def _dcg_queries_for(ties: int) -> Any:
-    """The DCG kernel of one ``ties`` code (see :func:`_binary_queries_for`)."""
+    """The DCG kernel of one ``ties`` code (see :func:`_binary_queries_for`): per query, DCG@k of
+    its ranking and its ideal DCG@k (gains sorted descending)."""
     @nb.njit(cache=True, parallel=True)
     def _dcg_queries(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
                      discount: np.ndarray, k: int, dcg: np.ndarray, idcg: np.ndarray) -> None:
         for q in nb.prange(group_ptr.shape[0] - 1):
-            _dcg_fill(q, scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
+            a, b = group_ptr[q], group_ptr[q + 1]
+            kk = cutoff(k, b - a)
+            g, s = (_ranked_values_worst(gains, scores, labels, a, b) if ties == TIES_WORST
+                    else _ranked_values(gains, scores, a, b))
+            if ties == TIES_AVERAGE:
+                g = _tie_average(g, s)
+            dcg[q] = dcg_at(g, discount, kk)
+            idcg[q] = ideal_dcg_at(gains[a:b], discount, kk)
     return _dcg_queries
 
 
@@ -194,37 +182,30 @@ def _rr_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
     return 0.0
 
 
-@nb.njit(cache=True, inline="always")
-def _binary_fill(q: int, scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
-                 k: int, ties: int, metric: int, out: np.ndarray, n_rel: np.ndarray) -> None:
-    a, b = group_ptr[q], group_ptr[q + 1]
-    n = b - a
-    kk = cutoff(k, n)
-    r, s = _ranked_values(rel, scores, labels, a, b, ties)
-    tot = 0.0
-    for i in range(n):
-        tot += r[i]
-    n_rel[q] = tot
-    if metric == PRECISION:
-        if ties == TIES_AVERAGE:
-            r = _tie_average(r, s)
-        out[q] = _precision(r, kk)
-    elif metric == AVERAGE_PRECISION:
-        out[q] = _ap_average(r, s, kk) if ties == TIES_AVERAGE else _ap_order(r, kk)
-    else:
-        out[q] = _rr_average(r, s, kk) if ties == TIES_AVERAGE else _rr_order(r, kk)
-
-
 @functools.lru_cache(maxsize=None)
 def _binary_queries_for(ties: int, metric: int) -> Any:
-    """The kernel of one ``(ties, metric)`` pair: the codes are constants of the closure, so numba
-    drops the branches of the others after inlining ``_binary_fill`` and compiles only what the
-    pair uses. numba's disk cache keeps each closure apart (its key holds the cells' values)."""
+    """The kernel of one ``(ties, metric)`` pair. The codes are constants of the closure: numba
+    drops the other pairs' branches before it inlines the helpers (a helper inlined is typed and
+    lowered again), so it compiles only what the pair uses. numba's disk cache keeps each closure
+    apart (its key holds the cells' values)."""
     @nb.njit(cache=True, parallel=True)
     def _binary_queries(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
                         k: int, out: np.ndarray, n_rel: np.ndarray) -> None:
         for q in nb.prange(group_ptr.shape[0] - 1):
-            _binary_fill(q, scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
+            a, b = group_ptr[q], group_ptr[q + 1]
+            kk = cutoff(k, b - a)
+            r, s = (_ranked_values_worst(rel, scores, labels, a, b) if ties == TIES_WORST
+                    else _ranked_values(rel, scores, a, b))
+            tot = 0.0
+            for i in range(b - a):
+                tot += r[i]
+            n_rel[q] = tot
+            if metric == PRECISION:
+                out[q] = _precision(_tie_average(r, s), kk) if ties == TIES_AVERAGE else _precision(r, kk)
+            elif metric == AVERAGE_PRECISION:
+                out[q] = _ap_average(r, s, kk) if ties == TIES_AVERAGE else _ap_order(r, kk)
+            else:
+                out[q] = _rr_average(r, s, kk) if ties == TIES_AVERAGE else _rr_order(r, kk)
     return _binary_queries
 
 
@@ -242,21 +223,6 @@ def binary_kernel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group
     return out, n_rel
 
 
-@nb.njit(cache=True, inline="always")
-def _err_fill(q: int, scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
-              k: int, ties: int, out: np.ndarray) -> None:
-    a, b = group_ptr[q], group_ptr[q + 1]
-    n = b - a
-    kk = cutoff(k, n)
-    r, _ = _ranked_values(stop_prob, scores, labels, a, b, ties)
-    p = 1.0
-    e = 0.0
-    for i in range(kk):
-        e += p * r[i] / (i + 1.0)
-        p *= 1.0 - r[i]
-    out[q] = e
-
-
 @functools.lru_cache(maxsize=None)
 def _err_queries_for(ties: int) -> Any:
     """The ERR kernel of one ``ties`` code (see :func:`_binary_queries_for`)."""
@@ -264,7 +230,16 @@ def _err_queries_for(ties: int) -> Any:
     def _err_queries(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
                      k: int, out: np.ndarray) -> None:
         for q in nb.prange(group_ptr.shape[0] - 1):
-            _err_fill(q, scores, labels, stop_prob, group_ptr, k, ties, out)
+            a, b = group_ptr[q], group_ptr[q + 1]
+            kk = cutoff(k, b - a)
+            r, _ = (_ranked_values_worst(stop_prob, scores, labels, a, b) if ties == TIES_WORST
+                    else _ranked_values(stop_prob, scores, a, b))
+            p = 1.0
+            e = 0.0
+            for i in range(kk):
+                e += p * r[i] / (i + 1.0)
+                p *= 1.0 - r[i]
+            out[q] = e
     return _err_queries
 
 

@@ -63,20 +63,25 @@ def _tie_average(values: np.ndarray, sorted_scores: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(cache=True, inline="always")
-def _ranked_values(values: np.ndarray, scores: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
-    """(values in ranked order, scores in ranked order) of the query ``a:b``: by descending score,
-    equal scores in input order."""
+def _query_ranked(values: np.ndarray, scores: np.ndarray, group_ptr: np.ndarray, q: int,
+                  k: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Query ``q``'s values and scores in ranked order (by descending score, equal scores in input
+    order) and how many ranks count at ``k``."""
+    a, b = group_ptr[q], group_ptr[q + 1]
     perm = stable_argsort_descending(scores[a:b])
-    return values[a:b][perm], scores[a:b][perm]
+    return values[a:b][perm], scores[a:b][perm], cutoff(k, b - a)
 
 
 @nb.njit(cache=True, inline="always")
-def _ranked_values_worst(values: np.ndarray, scores: np.ndarray, labels: np.ndarray,
-                         a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_ranked_values` with equal scores ordered by ascending label first (``ties="worst"``)."""
+def _query_ranked_worst(values: np.ndarray, scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray,
+                        q: int, k: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`_query_ranked` with equal scores ordered by ascending label first (``TIES_WORST``).
+    The kernels choose between the two in their own body, where numba drops the other branch
+    before inlining."""
+    a, b = group_ptr[q], group_ptr[q + 1]
     by_label = stable_argsort_descending(-labels[a:b])
     perm = by_label[stable_argsort_descending(scores[a:b][by_label])]
-    return values[a:b][perm], scores[a:b][perm]
+    return values[a:b][perm], scores[a:b][perm], cutoff(k, b - a)
 
 
 @functools.lru_cache(maxsize=None)
@@ -87,14 +92,12 @@ def _dcg_queries_for(ties: int) -> Any:
     def _dcg_queries(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
                      discount: np.ndarray, k: int, dcg: np.ndarray, idcg: np.ndarray) -> None:
         for q in nb.prange(group_ptr.shape[0] - 1):
-            a, b = group_ptr[q], group_ptr[q + 1]
-            kk = cutoff(k, b - a)
-            g, s = (_ranked_values_worst(gains, scores, labels, a, b) if ties == TIES_WORST
-                    else _ranked_values(gains, scores, a, b))
+            g, s, kk = (_query_ranked_worst(gains, scores, labels, group_ptr, q, k) if ties == TIES_WORST
+                        else _query_ranked(gains, scores, group_ptr, q, k))
             if ties == TIES_AVERAGE:
                 g = _tie_average(g, s)
             dcg[q] = dcg_at(g, discount, kk)
-            idcg[q] = ideal_dcg_at(gains[a:b], discount, kk)
+            idcg[q] = ideal_dcg_at(gains[group_ptr[q]:group_ptr[q + 1]], discount, kk)
     return _dcg_queries
 
 
@@ -192,12 +195,10 @@ def _binary_queries_for(ties: int, metric: int) -> Any:
     def _binary_queries(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
                         k: int, out: np.ndarray, n_rel: np.ndarray) -> None:
         for q in nb.prange(group_ptr.shape[0] - 1):
-            a, b = group_ptr[q], group_ptr[q + 1]
-            kk = cutoff(k, b - a)
-            r, s = (_ranked_values_worst(rel, scores, labels, a, b) if ties == TIES_WORST
-                    else _ranked_values(rel, scores, a, b))
+            r, s, kk = (_query_ranked_worst(rel, scores, labels, group_ptr, q, k) if ties == TIES_WORST
+                        else _query_ranked(rel, scores, group_ptr, q, k))
             tot = 0.0
-            for i in range(b - a):
+            for i in range(r.shape[0]):
                 tot += r[i]
             n_rel[q] = tot
             if metric == PRECISION:
@@ -230,10 +231,8 @@ def _err_queries_for(ties: int) -> Any:
     def _err_queries(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
                      k: int, out: np.ndarray) -> None:
         for q in nb.prange(group_ptr.shape[0] - 1):
-            a, b = group_ptr[q], group_ptr[q + 1]
-            kk = cutoff(k, b - a)
-            r, _ = (_ranked_values_worst(stop_prob, scores, labels, a, b) if ties == TIES_WORST
-                    else _ranked_values(stop_prob, scores, a, b))
+            r, _, kk = (_query_ranked_worst(stop_prob, scores, labels, group_ptr, q, k) if ties == TIES_WORST
+                        else _query_ranked(stop_prob, scores, group_ptr, q, k))
             p = 1.0
             e = 0.0
             for i in range(kk):

@@ -97,7 +97,9 @@ def _dispatchers() -> Iterator[Any]:
     seen: set[int] = set()
     candidates = [v for name, mod in list(sys.modules.items()) if name.startswith("boostplug") and mod
                   for v in list(vars(mod).values())]
-    for value in [*candidates, *dispatch._SERIAL.values()]:
+    # kernels made by a factory (the metrics' per-ties kernels) are no module's attribute: the
+    # parallel kernels that have a serial twin (every kernel warm_up ran serial first) are
+    for value in [*candidates, *dispatch._SERIAL, *dispatch._SERIAL.values()]:
         if isinstance(value, Dispatcher) and id(value) not in seen:
             seen.add(id(value))
             yield value
@@ -154,6 +156,13 @@ def _metrics(d: Any, scores: np.ndarray) -> None:
         fn = metrics.by_name(name)
         fn(scores, d.y, d.group_ptr)
         fn(scores, d.y, d.group_ptr, per_query=True)
+    # each tie convention has kernels of its own (metrics._kernels: one per ties and metric)
+    for ties in ("average", "worst"):
+        metrics.ndcg(scores, d.y, d.group_ptr, 5, ties=ties)
+        metrics.average_precision(scores, d.y, d.group_ptr, ties=ties)
+        metrics.precision(scores, d.y, d.group_ptr, 5, ties=ties)
+        metrics.reciprocal_rank(scores, d.y, d.group_ptr, ties=ties)
+    metrics.err(scores, d.y, d.group_ptr, ties="worst")
 
 
 def _boosters(d: Any) -> None:

@@ -8,6 +8,7 @@ tie (exact expectation over uniformly random orders of each tied group),
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numba as nb
@@ -15,6 +16,7 @@ import numpy as np
 
 from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK, cutoff, dcg_at, ideal_dcg_at
+from .._core.sorting import stable_argsort_descending
 
 TIES_ORDER = 0
 TIES_AVERAGE = 1
@@ -30,21 +32,6 @@ RECIPROCAL_RANK = 2
 def _run(kernel: Any, scores: np.ndarray) -> Callable[..., Any]:
     """``kernel`` or its serial twin, by the work of ranking ``scores``' documents."""
     return dispatch.kernel_for(kernel, scores.shape[0] * RANK_DOC_WORK)
-
-
-@nb.njit(cache=True, inline="always")
-def _ranking(scores: np.ndarray, labels: np.ndarray, a: int, b: int, ties: int) -> np.ndarray:
-    """Local indices ``0..b-a-1`` of one query by descending score.
-
-    Stable (equal scores keep input order); with ``ties == TIES_WORST`` equal
-    scores are ordered by ascending label first (then input order).
-    """
-    s = scores[a:b]
-    if ties == TIES_WORST:
-        by_label = np.argsort(labels[a:b], kind="mergesort")
-        inner = np.argsort(-s[by_label], kind="mergesort")
-        return by_label[inner]
-    return np.argsort(-s, kind="mergesort")
 
 
 @nb.njit(cache=True, inline="always")
@@ -76,34 +63,42 @@ def _tie_average(values: np.ndarray, sorted_scores: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(cache=True, inline="always")
-def _ranked_values(values: np.ndarray, scores: np.ndarray, labels: np.ndarray,
-                   a: int, b: int, ties: int) -> tuple[np.ndarray, np.ndarray]:
-    """(values in ranked order, scores in ranked order) of one query."""
-    perm = _ranking(scores, labels, a, b, ties)
-    v = values[a:b][perm]
-    s = scores[a:b][perm]
-    return v, s
+def _query_ranked(values: np.ndarray, scores: np.ndarray, group_ptr: np.ndarray, q: int,
+                  k: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Query ``q``'s values and scores in ranked order (by descending score, equal scores in input
+    order) and how many ranks count at ``k``."""
+    a, b = group_ptr[q], group_ptr[q + 1]
+    perm = stable_argsort_descending(scores[a:b])
+    return values[a:b][perm], scores[a:b][perm], cutoff(k, b - a)
 
 
 @nb.njit(cache=True, inline="always")
-def _dcg_fill(q: int, scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
-              discount: np.ndarray, k: int, ties: int, dcg: np.ndarray, idcg: np.ndarray) -> None:
-    """DCG@k of query ``q``'s ranking and its ideal DCG@k (gains sorted descending)."""
+def _query_ranked_worst(values: np.ndarray, scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray,
+                        q: int, k: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`_query_ranked` with equal scores ordered by ascending label first (``TIES_WORST``).
+    The kernels choose between the two in their own body, where numba drops the other branch
+    before inlining."""
     a, b = group_ptr[q], group_ptr[q + 1]
-    kk = cutoff(k, b - a)
-    g, s = _ranked_values(gains, scores, labels, a, b, ties)
-    if ties == TIES_AVERAGE:
-        g = _tie_average(g, s)
-    dcg[q] = dcg_at(g, discount, kk)
-    idcg[q] = ideal_dcg_at(gains[a:b], discount, kk)
+    by_label = stable_argsort_descending(-labels[a:b])
+    perm = by_label[stable_argsort_descending(scores[a:b][by_label])]
+    return values[a:b][perm], scores[a:b][perm], cutoff(k, b - a)
 
 
-@nb.njit(cache=True, parallel=True)
-def _dcg_queries(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
-                 discount: np.ndarray, k: int, ties: int,
-                 dcg: np.ndarray, idcg: np.ndarray) -> None:
-    for q in nb.prange(group_ptr.shape[0] - 1):
-        _dcg_fill(q, scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
+@functools.lru_cache(maxsize=None)
+def _dcg_queries_for(ties: int) -> Any:
+    """The DCG kernel of one ``ties`` code (see :func:`_binary_queries_for`): per query, DCG@k of
+    its ranking and its ideal DCG@k (gains sorted descending)."""
+    @nb.njit(cache=True, parallel=True)
+    def _dcg_queries(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
+                     discount: np.ndarray, k: int, dcg: np.ndarray, idcg: np.ndarray) -> None:
+        for q in nb.prange(group_ptr.shape[0] - 1):
+            g, s, kk = (_query_ranked_worst(gains, scores, labels, group_ptr, q, k) if ties == TIES_WORST
+                        else _query_ranked(gains, scores, group_ptr, q, k))
+            if ties == TIES_AVERAGE:
+                g = _tie_average(g, s)
+            dcg[q] = dcg_at(g, discount, kk)
+            idcg[q] = ideal_dcg_at(gains[group_ptr[q]:group_ptr[q + 1]], discount, kk)
+    return _dcg_queries
 
 
 def dcg_kernel(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_ptr: np.ndarray,
@@ -112,7 +107,7 @@ def dcg_kernel(scores: np.ndarray, labels: np.ndarray, gains: np.ndarray, group_
     ``k <= 0`` means the whole list."""
     nq = group_ptr.shape[0] - 1
     dcg, idcg = np.zeros(nq), np.zeros(nq)
-    _run(_dcg_queries, scores)(scores, labels, gains, group_ptr, discount, k, ties, dcg, idcg)
+    _run(_dcg_queries_for(ties), scores)(scores, labels, gains, group_ptr, discount, k, dcg, idcg)
     return dcg, idcg
 
 
@@ -190,33 +185,29 @@ def _rr_average(rel: np.ndarray, s: np.ndarray, kk: int) -> float:
     return 0.0
 
 
-@nb.njit(cache=True, inline="always")
-def _binary_fill(q: int, scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
-                 k: int, ties: int, metric: int, out: np.ndarray, n_rel: np.ndarray) -> None:
-    a, b = group_ptr[q], group_ptr[q + 1]
-    n = b - a
-    kk = cutoff(k, n)
-    r, s = _ranked_values(rel, scores, labels, a, b, ties)
-    tot = 0.0
-    for i in range(n):
-        tot += r[i]
-    n_rel[q] = tot
-    if metric == PRECISION:
-        if ties == TIES_AVERAGE:
-            r = _tie_average(r, s)
-        out[q] = _precision(r, kk)
-    elif metric == AVERAGE_PRECISION:
-        out[q] = _ap_average(r, s, kk) if ties == TIES_AVERAGE else _ap_order(r, kk)
-    else:
-        out[q] = _rr_average(r, s, kk) if ties == TIES_AVERAGE else _rr_order(r, kk)
-
-
-@nb.njit(cache=True, parallel=True)
-def _binary_queries(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
-                    k: int, ties: int, metric: int,
-                    out: np.ndarray, n_rel: np.ndarray) -> None:
-    for q in nb.prange(group_ptr.shape[0] - 1):
-        _binary_fill(q, scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
+@functools.lru_cache(maxsize=None)
+def _binary_queries_for(ties: int, metric: int) -> Any:
+    """The kernel of one ``(ties, metric)`` pair. The codes are constants of the closure: numba
+    drops the other pairs' branches before it inlines the helpers (a helper inlined is typed and
+    lowered again), so it compiles only what the pair uses. numba's disk cache keeps each closure
+    apart (its key holds the cells' values)."""
+    @nb.njit(cache=True, parallel=True)
+    def _binary_queries(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
+                        k: int, out: np.ndarray, n_rel: np.ndarray) -> None:
+        for q in nb.prange(group_ptr.shape[0] - 1):
+            r, s, kk = (_query_ranked_worst(rel, scores, labels, group_ptr, q, k) if ties == TIES_WORST
+                        else _query_ranked(rel, scores, group_ptr, q, k))
+            tot = 0.0
+            for i in range(r.shape[0]):
+                tot += r[i]
+            n_rel[q] = tot
+            if metric == PRECISION:
+                out[q] = _precision(_tie_average(r, s), kk) if ties == TIES_AVERAGE else _precision(r, kk)
+            elif metric == AVERAGE_PRECISION:
+                out[q] = _ap_average(r, s, kk) if ties == TIES_AVERAGE else _ap_order(r, kk)
+            else:
+                out[q] = _rr_average(r, s, kk) if ties == TIES_AVERAGE else _rr_order(r, kk)
+    return _binary_queries
 
 
 def binary_kernel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group_ptr: np.ndarray,
@@ -229,38 +220,33 @@ def binary_kernel(scores: np.ndarray, labels: np.ndarray, rel: np.ndarray, group
     """
     nq = group_ptr.shape[0] - 1
     out, n_rel = np.zeros(nq), np.zeros(nq)
-    _run(_binary_queries, scores)(scores, labels, rel, group_ptr, k, ties, metric, out, n_rel)
+    _run(_binary_queries_for(ties, metric), scores)(scores, labels, rel, group_ptr, k, out, n_rel)
     return out, n_rel
 
 
-@nb.njit(cache=True, inline="always")
-def _err_fill(q: int, scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
-              k: int, ties: int, out: np.ndarray) -> None:
-    a, b = group_ptr[q], group_ptr[q + 1]
-    n = b - a
-    kk = cutoff(k, n)
-    r, _ = _ranked_values(stop_prob, scores, labels, a, b, ties)
-    p = 1.0
-    e = 0.0
-    for i in range(kk):
-        e += p * r[i] / (i + 1.0)
-        p *= 1.0 - r[i]
-    out[q] = e
-
-
-@nb.njit(cache=True, parallel=True)
-def _err_queries(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
-                 k: int, ties: int,
-                 out: np.ndarray) -> None:
-    for q in nb.prange(group_ptr.shape[0] - 1):
-        _err_fill(q, scores, labels, stop_prob, group_ptr, k, ties, out)
+@functools.lru_cache(maxsize=None)
+def _err_queries_for(ties: int) -> Any:
+    """The ERR kernel of one ``ties`` code (see :func:`_binary_queries_for`)."""
+    @nb.njit(cache=True, parallel=True)
+    def _err_queries(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
+                     k: int, out: np.ndarray) -> None:
+        for q in nb.prange(group_ptr.shape[0] - 1):
+            r, _, kk = (_query_ranked_worst(stop_prob, scores, labels, group_ptr, q, k) if ties == TIES_WORST
+                        else _query_ranked(stop_prob, scores, group_ptr, q, k))
+            p = 1.0
+            e = 0.0
+            for i in range(kk):
+                e += p * r[i] / (i + 1.0)
+                p *= 1.0 - r[i]
+            out[q] = e
+    return _err_queries
 
 
 def err_kernel(scores: np.ndarray, labels: np.ndarray, stop_prob: np.ndarray, group_ptr: np.ndarray,
                k: int, ties: int) -> np.ndarray:
     """Per-query ERR@k = sum_r R_r / r * prod_{i<r} (1 - R_i) (``k <= 0``: whole list)."""
     out = np.zeros(group_ptr.shape[0] - 1)
-    _run(_err_queries, scores)(scores, labels, stop_prob, group_ptr, k, ties, out)
+    _run(_err_queries_for(ties), scores)(scores, labels, stop_prob, group_ptr, k, out)
     return out
 
 

@@ -28,33 +28,30 @@ from .._core.sorting import quick_argsort
 __all__ = ["label_levels", "pair_grad", "sweep_high", "explicit_terms", "add_row_terms"]
 
 
-@nb.njit(cache=True, parallel=True)
 def label_levels(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per document: dense label level within its query (0 = lowest label) and the
-    number of documents of the query sharing its label; per query: the number of levels."""
+    number of documents of the query sharing its label; per query: the number of levels.
+
+    numpy, not numba: it runs once per ``prepare`` (40 ms on 700,000 documents, against 11-21 ms
+    compiled), and a kernel here cost its first use a compile of its own (0.3 s)."""
     n = labels.shape[0]
-    nq = group_ptr.shape[0] - 1
+    sizes = np.diff(group_ptr)
+    query = np.repeat(np.arange(sizes.shape[0]), sizes)
+    order = np.lexsort((labels, query))              # by query, then label
+    sorted_labels = labels[order]
+    sorted_query = query[order]
+    starts = np.ones(n, dtype=bool)                  # where a run of one query's equal labels starts
+    starts[1:] = (sorted_labels[1:] != sorted_labels[:-1]) | (sorted_query[1:] != sorted_query[:-1])
+    run = np.cumsum(starts) - 1                      # each sorted document's run
+    first = np.flatnonzero(starts)
+    run_size = np.diff(np.append(first, n))
+    run_query = sorted_query[first]
+    n_levels = np.bincount(run_query, minlength=sizes.shape[0])
+    run_level = np.arange(first.shape[0]) - (np.cumsum(n_levels) - n_levels)[run_query]
     level = np.empty(n, dtype=np.int64)
+    level[order] = run_level[run]
     same = np.empty(n, dtype=np.int64)
-    n_levels = np.empty(nq, dtype=np.int64)
-    for q in nb.prange(nq):
-        s = group_ptr[q]
-        e = group_ptr[q + 1]
-        order = quick_argsort(labels[s:e].copy())  # a writable copy: the one signature of pair_grad's sort
-        lv = -1
-        prev = 0.0
-        for k in range(e - s):
-            i = s + order[k]
-            if k == 0 or labels[i] != prev:
-                lv += 1
-                prev = labels[i]
-            level[i] = lv
-        n_levels[q] = lv + 1
-        counts = np.zeros(lv + 1, dtype=np.int64)
-        for i in range(s, e):
-            counts[level[i]] += 1
-        for i in range(s, e):
-            same[i] = counts[level[i]]
+    same[order] = run_size[run]
     return level, same, n_levels
 
 
@@ -255,7 +252,7 @@ def pair_grad(
             _copy_into(oa, quick_argsort(ar))
         # x as the preferred document: y of a lower level with b_y > a_x.
         hi = np.zeros((n_lev + 1, 3))
-        acc = np.zeros(3)
+        acc = np.empty(3)       # _fenwick_prefix zeroes it first
         p = n - 1
         sq = 0.0
         for k in range(n - 1, -1, -1):

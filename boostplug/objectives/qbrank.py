@@ -174,8 +174,7 @@ class QBRankObjective(Loss):
     def _prepare_static(self) -> None:
         gp = self.group_ptr
         sizes = np.diff(gp)
-        levels = dispatch.kernel_for(K.label_levels, self.n_docs * DOC_WORK)
-        self._level, same, self._n_levels = levels(self.labels, gp)
+        self._level, same, self._n_levels = K.label_levels(self.labels, gp)
         nonempty = sizes > 0
         starts = gp[:-1][nonempty]
         self._label_range = np.zeros(self.n_queries)  # largest grade difference of each query

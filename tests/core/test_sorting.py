@@ -1,5 +1,6 @@
-"""The kernels' own sorts give numba's results: the values of ``np.sort`` in decreasing order, and
-``np.argsort``'s very order (its quicksort's order of equal keys; NaN last)."""
+"""The kernels' own sorts give numba's results: the values of ``np.sort`` in decreasing order,
+``np.argsort``'s very order (its quicksort's order of equal keys; NaN last), and the stable sort's
+permutation in decreasing order."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numba as nb
 import numpy as np
 import pytest
 
-from boostplug._core.sorting import quick_argsort, sorted_descending
+from boostplug._core.sorting import quick_argsort, sorted_descending, stable_argsort_descending
 
 
 @nb.njit
@@ -44,3 +45,20 @@ def test_sorted_descending_is_the_reversed_sort_and_leaves_its_input(v: np.ndarr
     before = v.copy()
     assert np.array_equal(sorted_descending(v), np.sort(v)[::-1])
     assert np.array_equal(v, before)
+
+
+@pytest.mark.parametrize("v", _cases(), ids=lambda v: f"n{v.shape[0]}")
+def test_stable_argsort_descending_is_the_stable_argsort_of_the_negated_keys(v: np.ndarray) -> None:
+    before = v.copy()
+    assert np.array_equal(stable_argsort_descending(v), np.argsort(-v, kind="stable"))
+    assert np.array_equal(v, before)
+
+
+def test_stable_argsort_descending_keeps_input_order_in_long_runs_of_ties() -> None:
+    """Runs of equal keys longer than the insertion sort's 20 items cross the merges."""
+    rng = np.random.default_rng(11)
+    for n in (21, 40, 41, 333, 4000):
+        for levels in (1, 2, 3, 50):
+            v = rng.integers(0, levels, n).astype(float) * 0.5 - 1.0
+            v[rng.random(n) < 0.1] = -0.0           # equal to 0.0 where that is a level: one tie group
+            assert np.array_equal(stable_argsort_descending(v), np.argsort(-v, kind="stable"))

@@ -595,3 +595,18 @@ def test_ndcg_on_real_mq2008_part(mq2008_dir):
     ref = _lgb_eval(s, y, gp, rng)
     assert M.ndcg(s, y, gp, 10) == pytest.approx(ref["ndcg@10"], rel=1e-9)
     assert M.average_precision(s, y, gp, 10) == pytest.approx(ref["map@10"], rel=1e-9)
+
+
+def test_each_ties_and_metric_pair_has_its_own_kernel_made_once():
+    """The kernels are specialised on their codes (numba compiles only the branches a pair uses):
+    one kernel per pair, the same one on every call."""
+    from boostplug.metrics import _kernels as K
+
+    pairs = [(t, m) for t in (K.TIES_ORDER, K.TIES_AVERAGE, K.TIES_WORST)
+             for m in (K.PRECISION, K.AVERAGE_PRECISION, K.RECIPROCAL_RANK)]
+    binary = {p: K._binary_queries_for(*p) for p in pairs}
+    assert len({id(k) for k in binary.values()}) == len(pairs)
+    assert all(K._binary_queries_for(*p) is binary[p] for p in pairs)
+    dcg = {t: K._dcg_queries_for(t) for t in (K.TIES_ORDER, K.TIES_AVERAGE, K.TIES_WORST)}
+    assert len({id(k) for k in dcg.values()}) == 3 and K._dcg_queries_for(K.TIES_WORST) is dcg[K.TIES_WORST]
+    assert K._err_queries_for(K.TIES_ORDER) is not K._err_queries_for(K.TIES_WORST)

@@ -441,6 +441,62 @@ def test_select_independent_matches_sequential_gram_schmidt_on_larger_data() -> 
     assert 0 < np.count_nonzero(ref) < ref.size - 10   # the full run drops many, keeps many
 
 
+
+def test_select_independent_skips_unlinked_documents_on_both_metrics() -> None:
+    """Queries of one label and pairs of weight 0 link no document: ``linked`` leaves those out
+    (their rows of L are zero), and the pruning on the label levels, on the pair list and on a pair
+    list with those queries' pairs weighted 0 drops what the brute-force rank test drops."""
+    from boostplug.boosters._level_sums import LevelPairs, LevelSpan
+
+    X, y, qid = data(4, n_queries=8, max_docs=10, n_feat=3)
+    X = np.round(X)             # few distinct values: some stumps are dependent
+    y[qid == 1] = 2.0           # two queries of one label: no pair
+    y[qid == 5] = 0.0
+    gp = group_ptr_from_qid(qid)
+    pairs = critical_pairs(y, gp)
+    cands = make_candidates(X, "all")
+    lv = LevelPairs(y, gp, None)
+    single = np.isin(qid, [1, 5])
+    assert np.array_equal(LevelSpan(cands.codes, lv).linked(), ~single)
+    assert np.array_equal(PairSpan(cands.codes, pairs).linked(), ~single)
+    w = np.where(np.isin(qid[pairs[:, 0]], [2]), 0.0, 1.0)     # query 2's pairs weigh nothing
+    assert np.array_equal(PairSpan(cands.codes, pairs, w).linked(), ~single & (qid != 2))
+    for span, kept in ((LevelSpan(cands.codes, lv), np.ones(pairs.shape[0], bool)),
+                       (PairSpan(cands.codes, pairs), np.ones(pairs.shape[0], bool)),
+                       (PairSpan(cands.codes, pairs, w), w > 0)):
+        kp = pairs[kept]
+        D = np.zeros((kp.shape[0], X.shape[0]))
+        D[np.arange(kp.shape[0]), kp[:, 0]] = 1.0
+        D[np.arange(kp.shape[0]), kp[:, 1]] = -1.0
+        stumps = [(k, j) for k in range(X.shape[1]) for j in range(cands.n_thr[k])]
+        vecs = {st: D @ cands.vector(*st) for st in stumps}
+        stumps = [st for st in stumps if np.any(vecs[st] != 0)]
+        nsplit = np.zeros((X.shape[1], cands.width))
+        for st in stumps:
+            nsplit[st] = np.count_nonzero(vecs[st])
+        order = np.array([stumps[i] for i in np.random.default_rng(0).permutation(len(stumps))], dtype=np.int64)
+        got = select_independent(cands.codes, order, span, nsplit, cands.n_thr, len(stumps) + 1, block=5)
+        ref = brute_force_drop(vecs, [], [tuple(o) for o in order], len(stumps) + 1)
+        assert np.array_equal(got, ref)
+        assert ref.any() and not ref.all()
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, 5])
+def test_subtract_squared_sums_above_is_doc_sums_above_row_by_row_bit_for_bit(n_rows: int) -> None:
+    rng = np.random.default_rng(5)
+    n, F = 70, 4
+    n_thr = np.array([3, 8, 1, 5])
+    codes = np.ascontiguousarray(rng.integers(0, n_thr + 1, size=(n, F)), dtype=np.int32)
+    pots = rng.normal(size=(n_rows, n))
+    r2 = rng.random((F, int(n_thr.max()) + 1)) * 50
+    ref = r2.copy()
+    for p in pots:
+        ref -= ss.doc_sums_above(codes, p, n_thr) ** 2
+    ss.subtract_squared_sums_above(codes, pots, n_thr, r2)
+    assert np.array_equal(r2, ref)
+    with pytest.raises(ValueError, match="do not fit"):
+        ss.subtract_squared_sums_above(codes, pots[:, :-1] if n_rows else np.zeros((1, n - 1)), n_thr, r2)
+
 # ---- fit: eval_set, callback, verbose, Ctrl-C, parameter checks ---------------------------------
 @pytest.mark.parametrize("name", sorted(BOOSTERS))
 def test_eval_set_is_checked_against_the_x_of_this_fit(name: str) -> None:

@@ -29,7 +29,8 @@ from numpy.typing import NDArray
 
 from ._stump_sums import doc_sums_above, subtract_squared_sums_above
 
-__all__ = ["stump_outcomes", "laplacian", "eps_sums", "ln_cosh", "log_sum_exp", "PairSpan", "DEPENDENT_RTOL"]
+__all__ = ["stump_outcomes", "laplacian", "eps_sums", "outcomes_eps", "step_outcomes", "pair_losses", "ln_cosh",
+           "log_sum_exp", "PairSpan", "DEPENDENT_RTOL"]
 
 #: A ranker is in the span of ``S_t`` when its least-squares residual (squared, pair metric)
 #: is at most this fraction of its squared norm.
@@ -68,6 +69,140 @@ def eps_sums(o: NDArray[np.int8], w: NDArray[np.float64]) -> tuple[float, float,
     """Eq. 8: ``(eps+, eps0, eps-)``, the weight of correctly ordered, tied and reversed pairs."""
     ep, e0, em = _eps_sums(o, w)
     return float(ep), float(e0), float(em)
+
+
+@nb.njit(cache=True)
+def _outcomes_eps(codes, k, j, pairs, w):
+    out = np.empty(pairs.shape[0], dtype=np.int8)
+    ep = 0.0
+    e0 = 0.0
+    em = 0.0
+    for p in range(pairs.shape[0]):
+        o = np.int8(codes[pairs[p, 0], k] > j) - np.int8(codes[pairs[p, 1], k] > j)
+        out[p] = o
+        if o > 0:
+            ep += w[p]
+        elif o < 0:
+            em += w[p]
+        else:
+            e0 += w[p]
+    return out, ep, e0, em
+
+
+def outcomes_eps(codes: NDArray[np.int32], k: int, j: int, pairs: NDArray[np.int64], w: NDArray[np.float64]
+                 ) -> tuple[NDArray[np.int8], tuple[float, float, float]]:
+    """:func:`stump_outcomes` and their :func:`eps_sums` under ``w`` in one pass over the pairs (the
+    same numbers, bit for bit)."""
+    o, ep, e0, em = _outcomes_eps(codes, np.int64(k), np.int64(j), pairs, w)
+    return o, (float(ep), float(e0), float(em))
+
+
+@nb.njit(cache=True)
+def _step_outcomes(o, w, ell, step, tied, factors, u):
+    for p in range(o.shape[0]):
+        if o[p] > 0:
+            ell[p] += -step
+            u[p] = w[p] * factors[0]
+        elif o[p] < 0:
+            ell[p] += step
+            u[p] = w[p] * factors[2]
+        else:
+            ell[p] += tied
+            u[p] = w[p] * factors[1]
+
+
+def step_outcomes(o: NDArray[np.int8], w: NDArray[np.float64], ell: NDArray[np.float64], step: float,
+                  tied: float) -> NDArray[np.float64]:
+    """A step on one ranker of outcomes ``o``: per pair the log ratio ``lr = -step o`` (``tied`` where
+    ``o = 0``) is added to ``ell`` in place, and ``w exp(lr)`` returned, in one pass over the pairs.
+    Bit for bit ``ell += lr; w * np.exp(lr)``: ``lr`` takes three values, whose exponentials are
+    numpy's (``np.exp`` of them)."""
+    factors = np.exp(np.array([-step, tied, step], dtype=np.float64))
+    u = np.empty_like(w)
+    _step_outcomes(o, w, ell, float(step), float(tied), factors, u)
+    return u
+
+
+#: Pairs summed plainly before their block's sum joins the total (compensated): rounding as numpy's
+#: pairwise sums, about ``1e-16`` times the block, relatively.
+SUM_BLOCK = 512
+
+
+@nb.njit(cache=True, inline="always")
+def _add(total, comp, x):
+    """Neumaier's compensated sum: ``(total, comp)`` after adding ``x`` (the sum is ``total + comp``)."""
+    t = total + x
+    if math.isinf(t):           # an overflowed term: the sum is inf (no compensation of inf - inf)
+        return t, comp
+    if abs(total) >= abs(x):
+        comp += (total - t) + x
+    else:
+        comp += (x - t) + total
+    return t, comp
+
+
+@nb.njit(cache=True)
+def _pair_losses(pairs, F, w1, ell, up, down, direct):
+    """One pass over the pairs: the (``w1``-weighted, when given) sums over the margins ``<= 0``,
+    ``< 0`` and ``== 0``, the sum of ``exp(-margin)`` (``down[a] * up[b]`` for the pair ``(a, b)``
+    with ``up = exp(F - c)``, ``down = exp(c - F)``; ``exp`` of the margin itself when ``direct``),
+    and the largest ``ell`` of a pair of weight > 0. Sums by blocks of :data:`SUM_BLOCK` pairs."""
+    P = pairs.shape[0]
+    weighted = w1.shape[0] == P
+    le, le_c, lt, lt_c, eq, eq_c, e1, e1_c = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for start in range(0, P, SUM_BLOCK):
+        ble, blt, beq, be1 = 0.0, 0.0, 0.0, 0.0
+        for p in range(start, min(start + SUM_BLOCK, P)):
+            a, b = pairs[p, 0], pairs[p, 1]
+            v = w1[p] if weighted else 1.0
+            if v == 0.0:        # a pair of weight 0 adds 0, even where exp(-margin) overflows
+                continue
+            mg = F[a] - F[b]
+            if mg <= 0.0:
+                ble += v
+                if mg < 0.0:
+                    blt += v
+                else:
+                    beq += v
+            be1 += v * (math.exp(-mg) if direct else down[a] * up[b])
+        le, le_c = _add(le, le_c, ble)
+        lt, lt_c = _add(lt, lt_c, blt)
+        eq, eq_c = _add(eq, eq_c, beq)
+        e1, e1_c = _add(e1, e1_c, be1)
+    mx = -np.inf
+    if ell.shape[0] == P:
+        for p in range(P):
+            if (not weighted or w1[p] != 0.0) and ell[p] > mx:
+                mx = ell[p]
+    return le + le_c, lt + lt_c, eq + eq_c, e1 + e1_c, mx
+
+
+def pair_losses(pairs: NDArray[np.int64], F: NDArray[np.float64], w1: NDArray[np.float64] | None,
+                ell: NDArray[np.float64]) -> dict[str, float]:
+    """``R1`` (Eq. 3), ``R2`` (Eq. 4), ``E1`` (Eq. 5) of the scores ``F`` over the pair list, as means
+    under ``w1`` (``None``: uniform), and ``E2`` (Eq. 24) from the log weights ``ell`` (absent when
+    ``ell`` is empty). One pass over the pairs for the first three, with no exponential per pair:
+    ``exp(-margin)`` is a product of two per-document exponentials (both within range when the scores
+    span less than 1400; otherwise the pair's own). ``E2``: numpy's exponentials and sum, as
+    :func:`log_sum_exp`. Up to rounding (``1e-15`` relatively) what numpy's sums gave; a pair of weight 0
+    adds nothing to ``E1`` even where its ``exp(-margin)`` overflows (numpy's ``0 * inf`` made it NaN)."""
+    m = pairs.shape[0]
+    F = np.ascontiguousarray(F, dtype=np.float64)
+    w = np.zeros(0) if w1 is None else np.ascontiguousarray(w1, dtype=np.float64)
+    lo, hi = (float(F.min()), float(F.max())) if F.size else (0.0, 0.0)
+    direct = hi - lo > 1400.0
+    c = 0.5 * (lo + hi)
+    up, down = (np.zeros(0), np.zeros(0)) if direct else (np.exp(F - c), np.exp(c - F))
+    le, lt, eq, e1, mx = _pair_losses(pairs, F, w, np.ascontiguousarray(ell, dtype=np.float64), up, down, direct)
+    div = 1.0 if w1 is not None else float(m)
+    out = {"R1": float(le / div), "R2": float((lt + 0.5 * eq) / div), "E1": float(e1 / div)}
+    if ell.shape[0] == m:
+        with np.errstate(under="ignore"):
+            e = np.exp((ell if w1 is None else np.where(w == 0.0, -np.inf, ell)) - mx)
+        acc = float(e.sum() if w1 is None else w @ e)
+        with np.errstate(over="ignore"):
+            out["E2"] = float(np.exp(mx + math.log(acc) - math.log(div))) if acc > 0.0 else 0.0
+    return out
 
 
 @nb.njit(cache=True)

@@ -28,7 +28,7 @@ from ._group_pairs import GroupPairs
 from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
 from ._pairwise_choice import choose_pairwise
 from ._pair_mins import PairMinCodes
-from ._rankboost_kernels import PairSpan, eps_sums, ln_cosh, log_sum_exp, stump_outcomes
+from ._rankboost_kernels import PairSpan, eps_sums, ln_cosh, pair_losses, stump_outcomes
 from ._rankboost_plus import PlusRounds
 from ._rankboost_state import LevelState, PairState, PlusLevels, PlusPairs, RbLevels, RbPairs, Search, State
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
@@ -373,23 +373,7 @@ class RankBoost(PlusRounds, RankingBooster):
                 out["E2"] = math.exp(s.gp.log_e2)
             elif s.span is not None:
                 out["E2"] = s.e2.value(s.span.members, s.span.eta)
-        else:
-            margin = s.F[s.pairs[:, 0]] - s.F[s.pairs[:, 1]]
-            if s.w1 is not None:  # means under D_1
-                with np.errstate(over="ignore"):
-                    e1 = float(s.w1 @ np.exp(-margin))
-                out = {"R1": float(s.w1[margin <= 0].sum()),
-                       "R2": float(s.w1[margin < 0].sum() + 0.5 * s.w1[margin == 0].sum()), "E1": e1}
-                if s.span is not None:
-                    out["E2"] = float(np.exp(log_sum_exp(s.ell, s.w1)))
-            else:
-                m = margin.shape[0]
-                with np.errstate(over="ignore"):
-                    e1 = float(np.mean(np.exp(-margin)))
-                out = {"R1": float(np.count_nonzero(margin <= 0) / m),
-                       "R2": float((np.count_nonzero(margin < 0) + 0.5 * np.count_nonzero(margin == 0)) / m),
-                       "E1": e1}
-                if s.span is not None:
-                    out["E2"] = float(np.exp(log_sum_exp(s.ell) - math.log(m)))
+        else:   # means under D_1 (uniform without query weights); E2 only with the span's ell
+            out = pair_losses(s.pairs, s.F, s.w1, s.ell if s.span is not None else np.zeros(0))
         out.update({"prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log)})
         return out

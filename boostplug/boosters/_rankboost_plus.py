@@ -38,7 +38,8 @@ class PlusRounds:
             cor, rev, total = s.gp.split_sums(s.cands.width)
             e0, d0 = total - cor - rev, rev - cor        # d0: Eq. 33 with alpha' = 0
         else:
-            signed, split = s.lower.sums(s.w)
+            # eps0 is read at the members only (their g below): the pair histogram of their features alone
+            signed, split = s.lower.sums(s.w, features=np.unique([kb for kb, _ in s.span.members]))
             e0, d0 = float(s.w.sum()) - split, -signed
         members = s.span.members
         g = np.array([d0[kb, jb] + e0[kb, jb] * math.tanh(s.span.eta[b]) for b, (kb, jb) in enumerate(members)])

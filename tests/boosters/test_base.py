@@ -310,6 +310,12 @@ def test_pair_min_codes_sums_equal_loops(width: int, n_pairs: int, budget: int |
             assert blocks.kept is None and blocks.block < F
             for a, b in zip(blocks.sums(v), outs[mode], strict=True):
                 assert np.array_equal(a, b)
+        for made in [kept] + ([blocks] if budget is not None else []):   # split of some features only
+            for features in ([0, 3], [4], []):
+                signed, split = made.sums(v, features=np.array(features, dtype=np.int64))
+                assert np.array_equal(signed, outs[mode][0])
+                rest = np.setdiff1d(np.arange(F), features)
+                assert np.array_equal(split[features], outs[mode][1][features]) and np.isnan(split[rest]).all()
     for a, b, ref in zip(outs["serial"], outs["parallel"], (cor - rev, cor + rev), strict=True):
         assert a.shape == (F, width) and np.array_equal(a, b)
         np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
@@ -347,6 +353,20 @@ def brute_force_drop(vecs, members, order, cap):
     return drop
 
 
+def pair_vectors(cands, pairs, shape):
+    """The stumps that split a pair, their pair vectors ``D h`` and squared norms (``nsplit``)."""
+    D = np.zeros((pairs.shape[0], shape[0]))
+    D[np.arange(pairs.shape[0]), pairs[:, 0]] = 1.0
+    D[np.arange(pairs.shape[0]), pairs[:, 1]] = -1.0
+    stumps = [(k, j) for k in range(shape[1]) for j in range(cands.n_thr[k])]
+    vecs = {s: D @ cands.vector(*s) for s in stumps}
+    stumps = [s for s in stumps if np.any(vecs[s] != 0)]
+    nsplit = np.zeros((shape[1], cands.width))
+    for s in stumps:
+        nsplit[s] = np.count_nonzero(vecs[s])
+    return stumps, vecs, nsplit
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("block", [1, 3, 64])
 def test_select_independent_matches_brute_force(seed: int, block: int) -> None:
@@ -354,15 +374,7 @@ def test_select_independent_matches_brute_force(seed: int, block: int) -> None:
     gp = group_ptr_from_qid(qid)
     pairs = critical_pairs(y, gp)
     cands = make_candidates(X, "all")
-    D = np.zeros((pairs.shape[0], X.shape[0]))
-    D[np.arange(pairs.shape[0]), pairs[:, 0]] = 1.0
-    D[np.arange(pairs.shape[0]), pairs[:, 1]] = -1.0
-    stumps = [(k, j) for k in range(X.shape[1]) for j in range(cands.n_thr[k])]
-    vecs = {s: D @ cands.vector(*s) for s in stumps}
-    stumps = [s for s in stumps if np.any(vecs[s] != 0)]
-    nsplit = np.zeros((X.shape[1], cands.width))
-    for s in stumps:
-        nsplit[s] = np.count_nonzero(vecs[s])
+    stumps, vecs, nsplit = pair_vectors(cands, pairs, X.shape)
     span = PairSpan(cands.codes, pairs)
     rng = np.random.default_rng(seed)
     members = []
@@ -464,16 +476,7 @@ def test_select_independent_skips_unlinked_documents_on_both_metrics() -> None:
     for span, kept in ((LevelSpan(cands.codes, lv), np.ones(pairs.shape[0], bool)),
                        (PairSpan(cands.codes, pairs), np.ones(pairs.shape[0], bool)),
                        (PairSpan(cands.codes, pairs, w), w > 0)):
-        kp = pairs[kept]
-        D = np.zeros((kp.shape[0], X.shape[0]))
-        D[np.arange(kp.shape[0]), kp[:, 0]] = 1.0
-        D[np.arange(kp.shape[0]), kp[:, 1]] = -1.0
-        stumps = [(k, j) for k in range(X.shape[1]) for j in range(cands.n_thr[k])]
-        vecs = {st: D @ cands.vector(*st) for st in stumps}
-        stumps = [st for st in stumps if np.any(vecs[st] != 0)]
-        nsplit = np.zeros((X.shape[1], cands.width))
-        for st in stumps:
-            nsplit[st] = np.count_nonzero(vecs[st])
+        stumps, vecs, nsplit = pair_vectors(cands, pairs[kept], X.shape)
         order = np.array([stumps[i] for i in np.random.default_rng(0).permutation(len(stumps))], dtype=np.int64)
         got = select_independent(cands.codes, order, span, nsplit, cands.n_thr, len(stumps) + 1, block=5)
         ref = brute_force_drop(vecs, [], [tuple(o) for o in order], len(stumps) + 1)

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from ._stump_sums import doc_sums_above, subtract_squared_sums_above
 
-__all__ = ["stump_outcomes", "laplacian", "eps_sums", "outcomes_eps", "step_outcomes", "pair_losses", "ln_cosh",
+__all__ = ["stump_outcomes", "laplacian", "eps_sums", "outcomes_eps", "step_outcomes", "pair_losses", "pair_e2", "ln_cosh",
            "log_sum_exp", "PairSpan", "DEPENDENT_RTOL"]
 
 #: A ranker is in the span of ``S_t`` when its least-squares residual (squared, pair metric)
@@ -142,11 +142,11 @@ def _add(total, comp, x):
 
 
 @nb.njit(cache=True)
-def _pair_losses(pairs, F, w1, ell, up, down, direct):
+def _pair_losses(pairs, F, w1, up, down, direct):
     """One pass over the pairs: the (``w1``-weighted, when given) sums over the margins ``<= 0``,
     ``< 0`` and ``== 0``, the sum of ``exp(-margin)`` (``down[a] * up[b]`` for the pair ``(a, b)``
-    with ``up = exp(F - c)``, ``down = exp(c - F)``; ``exp`` of the margin itself when ``direct``),
-    and the largest ``ell`` of a pair of weight > 0. Sums by blocks of :data:`SUM_BLOCK` pairs."""
+    with ``up = exp(F - c)``, ``down = exp(c - F)``; ``exp`` of the margin itself when ``direct``).
+    Sums by blocks of :data:`SUM_BLOCK` pairs."""
     P = pairs.shape[0]
     weighted = w1.shape[0] == P
     le, le_c, lt, lt_c, eq, eq_c, e1, e1_c = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
@@ -169,12 +169,7 @@ def _pair_losses(pairs, F, w1, ell, up, down, direct):
         lt, lt_c = _add(lt, lt_c, blt)
         eq, eq_c = _add(eq, eq_c, beq)
         e1, e1_c = _add(e1, e1_c, be1)
-    mx = -np.inf
-    if ell.shape[0] == P:
-        for p in range(P):
-            if (not weighted or w1[p] != 0.0) and ell[p] > mx:
-                mx = ell[p]
-    return le + le_c, lt + lt_c, eq + eq_c, e1 + e1_c, mx
+    return le + le_c, lt + lt_c, eq + eq_c, e1 + e1_c
 
 
 def pair_losses(pairs: NDArray[np.int64], F: NDArray[np.float64], w1: NDArray[np.float64] | None,
@@ -193,16 +188,26 @@ def pair_losses(pairs: NDArray[np.int64], F: NDArray[np.float64], w1: NDArray[np
     direct = hi - lo > 1400.0
     c = 0.5 * (lo + hi)
     up, down = (np.zeros(0), np.zeros(0)) if direct else (np.exp(F - c), np.exp(c - F))
-    le, lt, eq, e1, mx = _pair_losses(pairs, F, w, np.ascontiguousarray(ell, dtype=np.float64), up, down, direct)
+    le, lt, eq, e1 = _pair_losses(pairs, F, w, up, down, direct)
     div = 1.0 if w1 is not None else float(m)
     out = {"R1": float(le / div), "R2": float((lt + 0.5 * eq) / div), "E1": float(e1 / div)}
     if ell.shape[0] == m:
-        with np.errstate(under="ignore"):
-            e = np.exp((ell if w1 is None else np.where(w == 0.0, -np.inf, ell)) - mx)
-        acc = float(e.sum() if w1 is None else w @ e)
-        with np.errstate(over="ignore"):
-            out["E2"] = float(np.exp(mx + math.log(acc) - math.log(div))) if acc > 0.0 else 0.0
+        out["E2"] = pair_e2(ell, w1)
     return out
+
+
+def pair_e2(ell: NDArray[np.float64], w1: NDArray[np.float64] | None) -> float:
+    """``E2`` (Eq. 24): the mean of ``exp(ell)`` over the pairs under ``w1`` (``None``: uniform), shifted
+    by the largest ``ell`` of a pair of weight > 0 as :func:`log_sum_exp` does, with numpy's
+    exponentials and sums."""
+    if w1 is not None:
+        ell = np.where(w1 == 0.0, -np.inf, ell)
+    mx = float(ell.max())
+    with np.errstate(under="ignore"):
+        e = np.exp(ell - mx)
+    acc = float(e.sum() if w1 is None else w1 @ e)
+    with np.errstate(over="ignore"):
+        return float(np.exp(mx + math.log(acc) - (math.log(ell.shape[0]) if w1 is None else 0.0))) if acc > 0.0 else 0.0
 
 
 @nb.njit(cache=True)

@@ -28,7 +28,7 @@ from ._group_pairs import GroupPairs
 from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
 from ._pairwise_choice import choose_pairwise
 from ._pair_mins import PairMinCodes
-from ._rankboost_kernels import PairSpan, eps_sums, ln_cosh, pair_losses, stump_outcomes
+from ._rankboost_kernels import PairSpan, eps_sums, ln_cosh, pair_e2, pair_losses, stump_outcomes
 from ._rankboost_plus import PlusRounds
 from ._rankboost_state import LevelState, PairState, PlusLevels, PlusPairs, RbLevels, RbPairs, Search, State
 from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
@@ -171,12 +171,13 @@ class RankBoost(PlusRounds, RankingBooster):
         nsplit = np.where(cands.exists, cor + rev, 0.0)
         valid = cands.exists & (nsplit > 0)
         w1 = None if pw is None else pw / pw.sum()
+        levels = LevelPairs(data.y, data.group_ptr, data.query_weights) if data.pairs is None else None
         common = dict(
             pairs=pairs, cands=cands, valid=valid,
             w=np.full(P, 1.0 / max(P, 1)) if w1 is None else w1.copy(), w1=w1,
             F=np.zeros(data.X.shape[0]), ell=np.zeros(P if self._tracks_span() else 0),
-            span=self._pair_span(data, cands, pairs, pw) if self._tracks_span() else None,
-            log_prod_z=0.0, bound_log=0.0, n_pairs=P,
+            span=self._pair_span(cands, pairs, pw, levels) if self._tracks_span() else None,
+            log_prod_z=0.0, bound_log=0.0, n_pairs=P, levels=levels,
         )
         if self.variant != "rankboost+":
             return RbPairs(**common)
@@ -184,13 +185,13 @@ class RankBoost(PlusRounds, RankingBooster):
                           lower=PairMinCodes(cands.codes, pairs, cands.n_thr))
 
     @staticmethod
-    def _pair_span(data: FitData, cands: StumpCandidates, pairs: NDArray[np.int64],
-                   pw: NDArray[np.float64] | None) -> PairSpan:
-        """The span's pair metric on the pair list: from the label levels when the pairs are the labels'
+    def _pair_span(cands: StumpCandidates, pairs: NDArray[np.int64], pw: NDArray[np.float64] | None,
+                   levels: LevelPairs | None) -> PairSpan:
+        """The span's pair metric on the pair list: from the label ``levels`` when the pairs are the labels'
         critical pairs (the same ``L h`` in ``O(n)`` instead of a pass over the pairs, which the span
         test makes twice a round), else from the explicit pairs."""
-        if data.pairs is None:
-            return LevelSpan(cands.codes, LevelPairs(data.y, data.group_ptr, data.query_weights))
+        if levels is not None:
+            return LevelSpan(cands.codes, levels)
         return PairSpan(cands.codes, pairs, pw)
 
     def _fit_init_levels(self, data: FitData) -> State:
@@ -373,6 +374,11 @@ class RankBoost(PlusRounds, RankingBooster):
                 out["E2"] = math.exp(s.gp.log_e2)
             elif s.span is not None:
                 out["E2"] = s.e2.value(s.span.members, s.span.eta)
+        elif s.levels is not None:   # the labels' critical pairs: R1, R2, E1 from their levels (O(n L), no
+            r1, r2 = s.levels.rates(s.F, moved)   # pass over the pairs), means under D_1 as below
+            out = {"R1": r1, "R2": r2, "E1": s.levels.weight_sum(s.F) / s.levels.total}
+            if s.span is not None:
+                out["E2"] = pair_e2(s.ell, s.w1)
         else:   # means under D_1 (uniform without query weights); E2 only with the span's ell
             out = pair_losses(s.pairs, s.F, s.w1, s.ell if s.span is not None else np.zeros(0))
         out.update({"prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log)})

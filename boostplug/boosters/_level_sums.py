@@ -241,6 +241,10 @@ class LevelSpan(PairSpan):
     def _laplacian(self, h: NDArray[np.float64]) -> NDArray[np.float64]:
         return self.levels.laplacian(np.ascontiguousarray(h, dtype=np.float64))
 
+    def linked(self) -> NDArray[np.bool_]:
+        """The documents with a critical pair of non-zero weight (a query with two labels or more)."""
+        return (self.levels._doc_coef * self.levels._other) != 0
+
 
 @nb.njit(cache=True)
 def _group_e2(gptr, sig, eta, lncosh_eta, cnt, coef):

@@ -50,13 +50,14 @@ def _lower_codes(codes, pairs, k0, out):
 
 
 @nb.njit(cache=True, parallel=True)
-def _sums_above_lower(lower, splits, values, out, k0):
-    """``out[k0 + i, j] = sum_p values[p] [lower[i, p] > j]`` (0 where ``splits[i]`` is false: every
-    lower code is 0)."""
+def _sums_above_lower(lower, splits, values, out, k0, rows):
+    """``out[k0 + i, j] = sum_p values[p] [lower[i, p] > j]`` for the rows ``i`` in ``rows`` (0 where
+    ``splits[i]`` is false: every lower code is 0)."""
     width = out.shape[1]
     P = values.shape[0]
     full = P // LANES * LANES
-    for i in nb.prange(lower.shape[0]):
+    for r in nb.prange(rows.shape[0]):
+        i = rows[r]
         if not splits[i]:
             out[k0 + i, :] = 0.0
             continue
@@ -103,21 +104,31 @@ class PairMinCodes:
         kernel = dispatch.kernel_for(_lower_codes, out.size)
         return kernel(self.codes, self.pairs, k0, out)
 
-    def sums(self, values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def sums(self, values: NDArray[np.float64], features: NDArray[np.integer] | None = None
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(signed, split)``, each ``(n_features, max_thresholds + 1)``: ``correct - reverse`` and
         ``correct + reverse`` of every stump for the pair values ``values``. Entries with
-        ``j >= n_thresholds[k]`` are meaningless (no such stump)."""
+        ``j >= n_thresholds[k]`` are meaningless (no such stump). ``features``: the features whose
+        ``split`` is wanted (``None``: all); the others' rows of ``split`` are NaN, and their pairs
+        are not visited (the histogram is the cost of this call: ``O(P)`` per feature)."""
         values = np.ascontiguousarray(values, dtype=np.float64)
         n_docs, n_features = self.codes.shape
+        wanted = np.ones(n_features, dtype=bool)
+        if features is not None:
+            wanted[:] = False
+            wanted[np.asarray(features, dtype=np.int64)] = True
         first, second = doc_sides(self.pairs, values, n_docs)
         pot, side = first - second, first + second
-        lower_above = np.empty((n_features, self.width))
+        lower_above = np.full((n_features, self.width), np.nan)
         for k0 in range(0, n_features, self.block):
             k1 = min(k0 + self.block, n_features)
+            rows = np.flatnonzero(wanted[k0:k1])
+            if not rows.size:
+                continue
             lower = self.kept if self.kept is not None else self._lower(k0, k1)
             splits = self.kept_splits if self.kept is not None else lower.any(axis=1)
-            kernel = dispatch.kernel_for(_sums_above_lower, lower.size // DOC_VISITS_PER_WORK)
-            kernel(lower, splits, values, lower_above, k0)
+            kernel = dispatch.kernel_for(_sums_above_lower, rows.size * values.shape[0] // DOC_VISITS_PER_WORK)
+            kernel(lower, splits, values, lower_above, k0, rows)
         signed = doc_sums_above(self.codes, pot, self.n_thresholds)
         split = doc_sums_above(self.codes, side, self.n_thresholds)
         split -= 2.0 * lower_above

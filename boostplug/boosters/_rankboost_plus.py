@@ -13,7 +13,8 @@ from scipy.linalg import solve_triangular
 from scipy.special import expit
 
 from ._estimator import Round
-from ._rankboost_kernels import DEPENDENT_RTOL, eps_sums, ln_cosh, select_independent, stump_outcomes
+from ._rankboost_kernels import (DEPENDENT_RTOL, eps_sums, ln_cosh, outcomes_eps, select_independent, step_outcomes,
+                                 stump_outcomes)
 from ._rankboost_state import PairState, PlusLevels, PlusPairs
 from .stumps import TIE_TOL, argmax_scan
 
@@ -37,7 +38,8 @@ class PlusRounds:
             cor, rev, total = s.gp.split_sums(s.cands.width)
             e0, d0 = total - cor - rev, rev - cor        # d0: Eq. 33 with alpha' = 0
         else:
-            signed, split = s.lower.sums(s.w)
+            # eps0 is read at the members only (their g below): the pair histogram of their features alone
+            signed, split = s.lower.sums(s.w, features=np.unique([kb for kb, _ in s.span.members]))
             e0, d0 = float(s.w.sum()) - split, -signed
         members = s.span.members
         g = np.array([d0[kb, jb] + e0[kb, jb] * math.tanh(s.span.eta[b]) for b, (kb, jb) in enumerate(members)])
@@ -104,8 +106,7 @@ class PlusRounds:
             o = None
             ep, e0, em = s.gp.eps(s.cands.codes[:, k] > j)
         else:
-            o = stump_outcomes(s.cands.codes, k, j, s.pairs)
-            ep, e0, em = eps_sums(o, s.w)
+            o, (ep, e0, em) = outcomes_eps(s.cands.codes, k, j, s.pairs, s.w)
         ap = float(s.span.eta[b]) if b is not None else 0.0
         if e0 == 0.0 and (em == 0.0 or ep == 0.0):
             if not self.rankers_:
@@ -118,22 +119,21 @@ class PlusRounds:
         alpha = 0.5 * math.log(num / den)
         delta = em - ep + e0 * math.tanh(ap)
         if b is not None:
-            lr = self._move_member(s, b, alpha, o)
+            eta = s.span.eta[b]
+            tied = ln_cosh(eta + alpha) - ln_cosh(eta)      # Eq. 23's term of a tie, as _move_member adds it
+            s.span.eta[b] = eta + alpha
             step = "member"
         else:
             c, u, r2 = new
-            if o is not None:
-                lr = -alpha * o.astype(np.float64)
-                lr[o == 0] = ln_cosh(alpha)
-                s.ell += lr
+            tied = ln_cosh(alpha)
             s.span.add(k, j, c, u, r2, alpha)
             s.search.alive[k, j] = False
             step = "new"
         if isinstance(s, PlusLevels):   # Eq. 27: ties scaled by cosh(alpha + alpha') / cosh(alpha')
             z = ep * math.exp(-alpha) + em * math.exp(alpha) + e0 * math.exp(ln_cosh(ap + alpha) - ln_cosh(ap))
             s.log_prod_z += math.log(z)
-        else:
-            z = self._reweight(s, lr)
+        else:   # ell += lr and D_t exp(lr) in one pass over the pairs, then Eq. 26
+            z = self._normalise(s, step_outcomes(o, s.w, s.ell, alpha, tied))
         s.bound_log += -2.0 * (delta / 2.0) ** 2
         moved = self._add_ranker(s, alpha, s.cands.vector(k, j))
         rec = {"alpha": alpha, "alpha_prime": ap, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
@@ -143,7 +143,11 @@ class PlusRounds:
 
     def _reweight(self, s: PairState, log_ratio: NDArray[np.float64]) -> float:
         """Eq. 26: ``D_{t+1} = D_t omega / Z_t``; returns ``Z_t``."""
-        u = s.w * np.exp(log_ratio)
+        return self._normalise(s, s.w * np.exp(log_ratio))
+
+    @staticmethod
+    def _normalise(s: PairState, u: NDArray[np.float64]) -> float:
+        """``D_{t+1} = u / Z_t`` with ``u = D_t omega`` and ``Z_t = sum u``; returns ``Z_t``."""
         z = float(u.sum())
         s.w = u / z
         s.log_prod_z += math.log(z)

@@ -39,6 +39,7 @@ class PairState(State):
     w: NDArray[np.float64]           # (P,) D_t
     w1: NDArray[np.float64] | None   # (P,) D_1 when fit was given query weights (else uniform)
     ell: NDArray[np.float64]         # (P,) sum_s ln omega*_2(i, f_s, eta_s): E2 = mean exp(ell) (empty without S_t)
+    loss_levels: LevelPairs | None   # the label levels, when the history's R1/R2/E1 come from them (else None)
 
 
 @dataclass

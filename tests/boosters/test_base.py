@@ -310,6 +310,12 @@ def test_pair_min_codes_sums_equal_loops(width: int, n_pairs: int, budget: int |
             assert blocks.kept is None and blocks.block < F
             for a, b in zip(blocks.sums(v), outs[mode], strict=True):
                 assert np.array_equal(a, b)
+        for made in [kept] + ([blocks] if budget is not None else []):   # split of some features only
+            for features in ([0, 3], [4], []):
+                signed, split = made.sums(v, features=np.array(features, dtype=np.int64))
+                assert np.array_equal(signed, outs[mode][0])
+                rest = np.setdiff1d(np.arange(F), features)
+                assert np.array_equal(split[features], outs[mode][1][features]) and np.isnan(split[rest]).all()
     for a, b, ref in zip(outs["serial"], outs["parallel"], (cor - rev, cor + rev), strict=True):
         assert a.shape == (F, width) and np.array_equal(a, b)
         np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
@@ -347,6 +353,20 @@ def brute_force_drop(vecs, members, order, cap):
     return drop
 
 
+def pair_vectors(cands, pairs, shape):
+    """The stumps that split a pair, their pair vectors ``D h`` and squared norms (``nsplit``)."""
+    D = np.zeros((pairs.shape[0], shape[0]))
+    D[np.arange(pairs.shape[0]), pairs[:, 0]] = 1.0
+    D[np.arange(pairs.shape[0]), pairs[:, 1]] = -1.0
+    stumps = [(k, j) for k in range(shape[1]) for j in range(cands.n_thr[k])]
+    vecs = {s: D @ cands.vector(*s) for s in stumps}
+    stumps = [s for s in stumps if np.any(vecs[s] != 0)]
+    nsplit = np.zeros((shape[1], cands.width))
+    for s in stumps:
+        nsplit[s] = np.count_nonzero(vecs[s])
+    return stumps, vecs, nsplit
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("block", [1, 3, 64])
 def test_select_independent_matches_brute_force(seed: int, block: int) -> None:
@@ -354,15 +374,7 @@ def test_select_independent_matches_brute_force(seed: int, block: int) -> None:
     gp = group_ptr_from_qid(qid)
     pairs = critical_pairs(y, gp)
     cands = make_candidates(X, "all")
-    D = np.zeros((pairs.shape[0], X.shape[0]))
-    D[np.arange(pairs.shape[0]), pairs[:, 0]] = 1.0
-    D[np.arange(pairs.shape[0]), pairs[:, 1]] = -1.0
-    stumps = [(k, j) for k in range(X.shape[1]) for j in range(cands.n_thr[k])]
-    vecs = {s: D @ cands.vector(*s) for s in stumps}
-    stumps = [s for s in stumps if np.any(vecs[s] != 0)]
-    nsplit = np.zeros((X.shape[1], cands.width))
-    for s in stumps:
-        nsplit[s] = np.count_nonzero(vecs[s])
+    stumps, vecs, nsplit = pair_vectors(cands, pairs, X.shape)
     span = PairSpan(cands.codes, pairs)
     rng = np.random.default_rng(seed)
     members = []
@@ -440,6 +452,53 @@ def test_select_independent_matches_sequential_gram_schmidt_on_larger_data() -> 
             assert np.array_equal(got, ref)
     assert 0 < np.count_nonzero(ref) < ref.size - 10   # the full run drops many, keeps many
 
+
+
+def test_select_independent_skips_unlinked_documents_on_both_metrics() -> None:
+    """Queries of one label and pairs of weight 0 link no document: ``linked`` leaves those out
+    (their rows of L are zero), and the pruning on the label levels, on the pair list and on a pair
+    list with those queries' pairs weighted 0 drops what the brute-force rank test drops."""
+    from boostplug.boosters._level_sums import LevelPairs, LevelSpan
+
+    X, y, qid = data(4, n_queries=8, max_docs=10, n_feat=3)
+    X = np.round(X)             # few distinct values: some stumps are dependent
+    y[qid == 1] = 2.0           # two queries of one label: no pair
+    y[qid == 5] = 0.0
+    gp = group_ptr_from_qid(qid)
+    pairs = critical_pairs(y, gp)
+    cands = make_candidates(X, "all")
+    lv = LevelPairs(y, gp, None)
+    single = np.isin(qid, [1, 5])
+    assert np.array_equal(LevelSpan(cands.codes, lv).linked(), ~single)
+    assert np.array_equal(PairSpan(cands.codes, pairs).linked(), ~single)
+    w = np.where(np.isin(qid[pairs[:, 0]], [2]), 0.0, 1.0)     # query 2's pairs weigh nothing
+    assert np.array_equal(PairSpan(cands.codes, pairs, w).linked(), ~single & (qid != 2))
+    for span, kept in ((LevelSpan(cands.codes, lv), np.ones(pairs.shape[0], bool)),
+                       (PairSpan(cands.codes, pairs), np.ones(pairs.shape[0], bool)),
+                       (PairSpan(cands.codes, pairs, w), w > 0)):
+        stumps, vecs, nsplit = pair_vectors(cands, pairs[kept], X.shape)
+        order = np.array([stumps[i] for i in np.random.default_rng(0).permutation(len(stumps))], dtype=np.int64)
+        got = select_independent(cands.codes, order, span, nsplit, cands.n_thr, len(stumps) + 1, block=5)
+        ref = brute_force_drop(vecs, [], [tuple(o) for o in order], len(stumps) + 1)
+        assert np.array_equal(got, ref)
+        assert ref.any() and not ref.all()
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, 5])
+def test_subtract_squared_sums_above_is_doc_sums_above_row_by_row_bit_for_bit(n_rows: int) -> None:
+    rng = np.random.default_rng(5)
+    n, F = 70, 4
+    n_thr = np.array([3, 8, 1, 5])
+    codes = np.ascontiguousarray(rng.integers(0, n_thr + 1, size=(n, F)), dtype=np.int32)
+    pots = rng.normal(size=(n_rows, n))
+    r2 = rng.random((F, int(n_thr.max()) + 1)) * 50
+    ref = r2.copy()
+    for p in pots:
+        ref -= ss.doc_sums_above(codes, p, n_thr) ** 2
+    ss.subtract_squared_sums_above(codes, pots, n_thr, r2)
+    assert np.array_equal(r2, ref)
+    with pytest.raises(ValueError, match="do not fit"):
+        ss.subtract_squared_sums_above(codes, pots[:, :-1] if n_rows else np.zeros((1, n - 1)), n_thr, r2)
 
 # ---- fit: eval_set, callback, verbose, Ctrl-C, parameter checks ---------------------------------
 @pytest.mark.parametrize("name", sorted(BOOSTERS))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize, minimize_scalar
 
+import boostplug.boosters.rankboost as rankboost_module
 from boostplug.boosters import RankBoost, load
 from tests.boosters._helpers import assert_estimator_contract, slow_pairs, small_data
 
@@ -358,10 +359,13 @@ def pair_losses(scores, y, qid):
     return np.mean(mg <= 0), np.mean(mg < 0) + 0.5 * np.mean(mg == 0), np.mean(np.exp(-mg)), P
 
 
-@pytest.mark.parametrize("pairwise", ["pairs", "levels"])
+@pytest.mark.parametrize("pairwise", ["pairs", "pairs, losses from the levels", "levels"])
 @pytest.mark.parametrize("variant, efficient", [("rb-d", True), ("rb-c", True), ("rankboost+", True),
                                                 ("rankboost+", False)])
-def test_losses_products_and_bounds_every_round(variant: str, efficient: bool, pairwise: str) -> None:
+def test_losses_products_and_bounds_every_round(variant: str, efficient: bool, pairwise: str, monkeypatch) -> None:
+    if pairwise == "pairs, losses from the levels":      # R1, R2, E1 of the pair list from the label levels
+        monkeypatch.setattr(rankboost_module, "LEVEL_LOSSES_PAIRS_PER_DOC", 0)
+        pairwise = "pairs"
     X, y, qid, _ = small_data(np.random.default_rng(7), n_queries=6, max_docs=9, n_feat=4)
     model = RankBoost(variant=variant, efficient=efficient, n_rounds=25, thresholds="all", record_e2=True,
                       pairwise=pairwise).fit(X, y, qid=qid)
@@ -380,6 +384,31 @@ def test_losses_products_and_bounds_every_round(variant: str, efficient: bool, p
             assert h["eps_plus"] + h["eps_zero"] + h["eps_minus"] == pytest.approx(1.0)
         if variant == "rb-d":
             assert h["R1"] <= h["bound"] + 1e-12                        # Theorem 1
+
+
+@pytest.mark.parametrize("variant", ["rb-c", "rankboost+"])
+def test_pair_list_losses_from_the_levels_or_the_pairs_agree(variant: str, monkeypatch) -> None:
+    """The pair list's R1, R2, E1 (and E2) from the label levels (many pairs a document) or from a
+    pass over the pairs: the same counts, the same means to rounding, the same model, with query weights."""
+    rng = np.random.default_rng(12)
+    X, y, qid, _ = small_data(rng, n_queries=7, max_docs=12, n_feat=4)
+    sw = rng.choice([0.0, 0.5, 2.0], size=np.unique(qid).size)
+    sw[1] = 1.0
+    fits = {}
+    for per_doc in (0, 10**9):
+        monkeypatch.setattr(rankboost_module, "LEVEL_LOSSES_PAIRS_PER_DOC", per_doc)
+        for weights in (None, sw):
+            fits[per_doc, weights is None] = RankBoost(variant=variant, n_rounds=20, thresholds="all", pairwise="pairs",
+                                                       record_e2=True).fit(X, y, qid=qid, sample_weight=weights)
+    for unweighted in (True, False):
+        a, b = fits[0, unweighted], fits[10**9, unweighted]
+        assert a.rankers_ == b.rankers_ and a.weights_ == b.weights_ and len(a.history_) > 5
+        for ha, hb in zip(a.history_, b.history_, strict=True):
+            for key in ("R1", "R2", "E1", "E2"):
+                if unweighted and key in ("R1", "R2"):
+                    assert ha[key] == hb[key]
+                else:
+                    assert ha[key] == pytest.approx(hb[key], rel=1e-12, abs=1e-300), key
 
 
 def test_e2_equals_eq22_over_distinct_rankers() -> None:

@@ -81,13 +81,41 @@ def old_log_sum_exp(a, b=None):
     return float(np.asarray(logsumexp(a, b=b)))
 
 
+def old_pair_losses(pairs, F, w1, ell):
+    """The pair list's R1, R2, E1, E2 with numpy's sums and scipy's logsumexp (before
+    ``_rankboost_kernels.pair_losses`` made them in one pass in pair order: the same up to rounding)."""
+    import math
+
+    margin = F[pairs[:, 0]] - F[pairs[:, 1]]
+    if w1 is not None:
+        with np.errstate(over="ignore"):
+            e1 = float(w1 @ np.exp(-margin))
+        out = {"R1": float(w1[margin <= 0].sum()), "R2": float(w1[margin < 0].sum() + 0.5 * w1[margin == 0].sum()),
+               "E1": e1}
+        if ell.shape[0]:
+            out["E2"] = float(np.exp(old_log_sum_exp(ell, w1)))
+        return out
+    m = margin.shape[0]
+    with np.errstate(over="ignore"):
+        e1 = float(np.mean(np.exp(-margin)))
+    out = {"R1": float(np.count_nonzero(margin <= 0) / m),
+           "R2": float((np.count_nonzero(margin < 0) + 0.5 * np.count_nonzero(margin == 0)) / m), "E1": e1}
+    if ell.shape[0]:
+        out["E2"] = float(np.exp(old_log_sum_exp(ell) - math.log(m)))
+    return out
+
+
+#: History entries the pair list sums in another order now (``pair_losses``): equal to ``E2_RTOL``.
+LOSS_KEYS = ("R1", "R2", "E1", "E2")
+
+
 @pytest.fixture
 def earlier_code(monkeypatch):
     """A function that puts the earlier kernels back (for the rest of the test)."""
     def put_back() -> None:
         monkeypatch.setattr(stump_sums, "_pair_split_sums", old_pair_split_sums)
         monkeypatch.setattr(stump_sums, "_pair_fit_sums", old_pair_fit_sums)
-        monkeypatch.setattr(rankboost, "log_sum_exp", old_log_sum_exp)
+        monkeypatch.setattr(rankboost, "pair_losses", old_pair_losses)
     return put_back
 
 
@@ -134,7 +162,7 @@ def test_rankboost_pair_list_fits_as_before(earlier_code, seed: int, params: dic
     new = RankBoost(pairwise="pairs", n_rounds=40, random_state=seed, **params).fit(X, y, qid=qid, sample_weight=sw)
     earlier_code()
     old = RankBoost(pairwise="pairs", n_rounds=40, random_state=seed, **params).fit(X, y, qid=qid, sample_weight=sw)
-    assert_identical_fit(new, old, X)
+    assert_identical_fit(new, old, X, approx=LOSS_KEYS)
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -145,3 +173,74 @@ def test_mpboost_pair_list_fits_as_before(earlier_code, seed: int, ddf: str) -> 
     earlier_code()
     old = MPBoost(ddf=ddf, pairwise="pairs", n_rounds=40, random_state=seed).fit(X, y, qid=qid)
     assert_identical_fit(new, old, X)
+
+
+# ---- RankBoost+'s coordinate step on the pair list: one pass over the pairs --------------------------
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_pass_step_kernels_equal_the_numpy_steps_bit_for_bit(seed: int) -> None:
+    """``outcomes_eps`` is ``stump_outcomes`` + ``eps_sums``; ``step_outcomes`` is the log ratio of a
+    new member (``lr = -alpha o``, ``ln cosh alpha`` on ties) or a moved one (``ln cosh(eta + alpha) -
+    ln cosh eta`` on ties) added to ``ell`` and ``w * np.exp(lr)``, as the round made them before."""
+    from boostplug.boosters._rankboost_kernels import (eps_sums, ln_cosh, outcomes_eps, step_outcomes,
+                                                       stump_outcomes)
+
+    rng = np.random.default_rng(seed)
+    n, P = 50, 3001
+    codes = rng.integers(0, 9, size=(n, 3)).astype(np.int32)
+    pairs = rng.integers(0, n, size=(P, 2)).astype(np.int64)
+    w = rng.random(P)
+    w /= w.sum()
+    ell = rng.normal(size=P)
+    for k, j in ((0, 3), (2, 0), (1, 8)):
+        o, eps = outcomes_eps(codes, k, j, pairs, w)
+        ref_o = stump_outcomes(codes, k, j, pairs)
+        assert np.array_equal(o, ref_o) and o.dtype == np.int8
+        assert eps == eps_sums(ref_o, w)
+        alpha = float(rng.normal()) * 10 ** float(rng.integers(-3, 2))
+        eta = np.float64(rng.normal())
+        for ref_lr, tied in ((np.where(o != 0, -alpha * o, ln_cosh(eta + alpha) - ln_cosh(eta)),   # a member
+                              ln_cosh(eta + alpha) - ln_cosh(eta)),
+                             (None, ln_cosh(alpha))):                                                # a new one
+            if ref_lr is None:
+                ref_lr = -alpha * o.astype(np.float64)
+                ref_lr[o == 0] = ln_cosh(alpha)
+            got_ell = ell.copy()
+            u = step_outcomes(o, w, got_ell, alpha, tied)
+            assert np.array_equal(got_ell, ell + ref_lr)
+            assert np.array_equal(u, w * np.exp(ref_lr))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pair_losses_equal_numpys_sums_to_rounding(weighted: bool) -> None:
+    from boostplug.boosters._rankboost_kernels import pair_losses
+
+    rng = np.random.default_rng(3)
+    n, P = 40, 5000
+    pairs = rng.integers(0, n, size=(P, 2)).astype(np.int64)
+    F = np.round(rng.normal(size=n), 1)          # tied scores: margins of exactly 0
+    ell = rng.normal(scale=30.0, size=P)
+    w1 = None
+    if weighted:
+        w1 = rng.choice([0.0, 0.5, 1.0, 2.0], size=P)
+        w1 /= w1.sum()
+    for with_ell in (True, False):
+        e = ell if with_ell else np.zeros(0)
+        got, ref = pair_losses(pairs, F, w1, e), old_pair_losses(pairs, F, w1, e)
+        assert got.keys() == ref.keys() == ({"R1", "R2", "E1", "E2"} if with_ell else {"R1", "R2", "E1"})
+        for key in ref:
+            assert got[key] == pytest.approx(ref[key], rel=1e-12, abs=1e-300), key
+        if not weighted:   # counts: exact
+            assert got["R1"] == ref["R1"] and got["R2"] == ref["R2"]
+    p0 = 0 if w1 is None else int(np.flatnonzero(w1)[0])     # a pair of weight > 0 (0 * inf is NaN)
+    a, b = pairs[p0]
+    if a != b:                 # exp(-margin) overflows: E1 is inf on both
+        F[a], F[b] = -800.0, 800.0
+    else:
+        pairs[p0, 1] = (a + 1) % n
+        F[a], F[(a + 1) % n] = -800.0, 800.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert pair_losses(pairs, F, w1, ell)["E1"] == np.inf
+        # numpy's sum made it NaN when a pair of weight 0 overflowed too (0 * inf)
+        old_e1 = old_pair_losses(pairs, F, w1, ell)["E1"]
+        assert old_e1 == np.inf or (weighted and np.isnan(old_e1))

@@ -177,14 +177,17 @@ class RankBoost(PlusRounds, RankingBooster):
         nsplit = np.where(cands.exists, cor + rev, 0.0)
         valid = cands.exists & (nsplit > 0)
         w1 = None if pw is None else pw / pw.sum()
-        levels = LevelPairs(data.y, data.group_ptr, data.query_weights) if data.pairs is None else None
+        # the label levels of the labels' critical pairs, built only for a use: the span's metric or the losses
+        level_losses = P >= LEVEL_LOSSES_PAIRS_PER_DOC * data.X.shape[0]
+        levels = (LevelPairs(data.y, data.group_ptr, data.query_weights)
+                  if data.pairs is None and (self._tracks_span() or level_losses) else None)
         common = dict(
             pairs=pairs, cands=cands, valid=valid,
             w=np.full(P, 1.0 / max(P, 1)) if w1 is None else w1.copy(), w1=w1,
             F=np.zeros(data.X.shape[0]), ell=np.zeros(P if self._tracks_span() else 0),
             span=self._pair_span(cands, pairs, pw, levels) if self._tracks_span() else None,
             log_prod_z=0.0, bound_log=0.0, n_pairs=P,
-            loss_levels=levels if P >= LEVEL_LOSSES_PAIRS_PER_DOC * data.X.shape[0] else None,
+            loss_levels=levels if level_losses else None,
         )
         if self.variant != "rankboost+":
             return RbPairs(**common)

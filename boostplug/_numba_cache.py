@@ -30,7 +30,7 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "random_function_ids"]
+__all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "random_function_ids", "user_cache_base"]
 
 _PACKAGE = Path(__file__).resolve().parent
 #: The folders of the modules with ``cache=True`` kernels (a test keeps this list complete).
@@ -50,13 +50,20 @@ def writable(folder: Path) -> bool:
         return False
 
 
+def user_cache_base() -> Path:
+    """The user's cache folder: ``~/Library/Caches``, ``%LOCALAPPDATA%``, else ``XDG_CACHE_HOME`` or ``~/.cache``."""
+    if sys.platform == "darwin":
+        return Path("~/Library/Caches").expanduser()
+    if sys.platform.startswith("win"):
+        return Path(os.environ.get("LOCALAPPDATA", "~")).expanduser()
+    return Path(os.getenv("XDG_CACHE_HOME", os.path.expanduser("~/.cache")))
+
+
 def _user_cache_dir() -> Path:
     """numba's user-wide cache folder (its ``appdirs.user_cache_dir('numba')``)."""
-    if sys.platform == "darwin":
-        return Path("~/Library/Caches/numba").expanduser()
     if sys.platform.startswith("win"):
-        return Path(os.environ.get("LOCALAPPDATA", "~")).expanduser() / "numba" / "Cache"
-    return Path(os.getenv("XDG_CACHE_HOME", os.path.expanduser("~/.cache"))) / "numba"
+        return user_cache_base() / "numba" / "Cache"
+    return user_cache_base() / "numba"
 
 
 def _temp_cache_dir() -> Path:

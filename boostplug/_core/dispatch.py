@@ -7,6 +7,10 @@ call. Below :data:`PARALLEL_MIN_WORK` (or with one numba thread) the kernel's se
 runs: the same code compiled without ``parallel`` (``prange`` runs as ``range``), so both
 give identical results. Inside a booster's round (:func:`booster_round`) work counts
 :data:`ROUND_WORK_FACTOR` times. Tests force either path by setting ``PARALLEL_MIN_WORK`` here.
+
+The threshold is this machine's: ``BOOSTPLUG_PARALLEL_MIN_WORK`` if set, else the one
+``boostplug calibrate`` measured and cached for this CPU and thread count
+(:mod:`boostplug._core.parallel_threshold`), else the default measured on one CPU.
 """
 
 from __future__ import annotations
@@ -19,14 +23,17 @@ from typing import Any, Callable, Iterator
 import numba as nb
 from numba.core.caching import NullCache
 
+from .parallel_threshold import stored_threshold
 from .threads import parallel_kernel_starts
 
-__all__ = ["PARALLEL_MIN_WORK", "ROUND_WORK_FACTOR", "booster_round", "kernel_for", "serial_twin"]
+__all__ = ["PARALLEL_MIN_WORK", "ROUND_WORK_FACTOR", "THRESHOLD_SOURCE", "booster_round", "kernel_for",
+           "serial_twin"]
 
 #: Work from which kernels run in parallel. Below it a parallel call costs more than it saves: on a
 #: small input it can stall waiting for a busy core, and its idle threads slow the numpy work
-#: between calls (docs/results/objectives_notes/README.md, docs/results/README.md).
-PARALLEL_MIN_WORK = 5_000_000
+#: between calls (docs/results/objectives_notes/README.md, docs/results/README.md). By default
+#: ``parallel_threshold.DEFAULT_PARALLEL_MIN_WORK``, 5 million; :data:`THRESHOLD_SOURCE` says where it came from.
+PARALLEL_MIN_WORK, THRESHOLD_SOURCE = stored_threshold()
 
 #: Inside a booster's round a kernel goes parallel from a fifth of the work: no framework's threads
 #: compete with numba's there, and the rounds' main kernels on OHSUMED and MQ2008 ran faster in

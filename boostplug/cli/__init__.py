@@ -1,4 +1,5 @@
-"""The ``boostplug`` command: ``boostplug info PATH``, ``boostplug compare ...``, ``boostplug warmup``.
+"""The ``boostplug`` command: ``boostplug info PATH``, ``boostplug compare ...``, ``boostplug warmup``,
+``boostplug calibrate``.
 
 Each subcommand lives in its own module exposing ``add_parser(subparsers)`` (registered by
 :func:`.subcommand.add_subcommand`) and ``run(args) -> int`` (``compare`` with helper modules of
@@ -25,7 +26,7 @@ __all__ = ["main", "build_parser", "UsageError", "Interrupted", "debug"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import compare, info, warmup
+    from . import calibrate, compare, info, warmup
 
     parser = argparse.ArgumentParser(
         prog="boostplug",
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_parser(sub)
     compare.add_parser(sub)
     warmup.add_parser(sub)
+    calibrate.add_parser(sub)
     return parser
 
 

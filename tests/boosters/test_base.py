@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from boostplug import metrics
-from boostplug._core import dispatch
+from boostplug._core import dispatch, parallel_threshold
 from boostplug.boosters import AdaRank, MPBoost, NDCGBoost, RankBoost, load
 from boostplug.boosters import _stump_sums as ss
 from boostplug.boosters._rankboost_kernels import PairSpan, select_independent
@@ -334,7 +334,7 @@ def test_small_inputs_take_the_serial_path(monkeypatch) -> None:
     ss.doc_sums_above(codes, np.zeros(100), np.array([1, 1, 1]))
     ss.pair_split_sums(codes, np.zeros((7, 2), dtype=np.int64), np.zeros(7), np.array([1, 1, 1]))
     assert chosen == [("_doc_sums_above", 75), ("_pair_split_sums", 21)]
-    assert 20_000_000 // ss.DOC_VISITS_PER_WORK == dispatch.PARALLEL_MIN_WORK == 5_000_000
+    assert 20_000_000 // ss.DOC_VISITS_PER_WORK == parallel_threshold.DEFAULT_PARALLEL_MIN_WORK == 5_000_000
 
 
 # ---- RankBoost+ pruning: blocked independent subset vs. a brute-force rank test --------------------------

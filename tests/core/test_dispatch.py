@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tests._helpers import random_ranking
 
-from boostplug._core import dispatch
+from boostplug._core import dispatch, parallel_threshold
 from boostplug._core import dcg
 from boostplug.objectives import _contract
 
@@ -94,9 +94,9 @@ def test_serial_twin_is_the_same_code_compiled_once_under_its_own_name() -> None
 def test_callers_switch_where_they_did(monkeypatch) -> None:
     """Each family's work estimate keeps its measured switch point: objectives 100,000 documents
     (QBRank, MPBoost) or 5 million pairs (NDCG_Boost), metrics 20,000 documents."""
-    assert dispatch.PARALLEL_MIN_WORK == 5_000_000
-    assert 100_000 * _contract.DOC_WORK == dispatch.PARALLEL_MIN_WORK
-    assert 20_000 * dcg.RANK_DOC_WORK == dispatch.PARALLEL_MIN_WORK
+    assert parallel_threshold.DEFAULT_PARALLEL_MIN_WORK == 5_000_000
+    assert 100_000 * _contract.DOC_WORK == parallel_threshold.DEFAULT_PARALLEL_MIN_WORK
+    assert 20_000 * dcg.RANK_DOC_WORK == parallel_threshold.DEFAULT_PARALLEL_MIN_WORK
 
 
 @pytest.mark.parametrize("module_name, call", [

@@ -68,7 +68,8 @@ def test_docs_page_has_no_lab_notes(name: str) -> None:
     assert hits == [], f"docs/{name}: move provenance to a README under docs/results/: {hits}"
 
 
-@pytest.mark.parametrize("args", [["--help"], ["compare", "--help"], ["info", "--help"]], ids=" ".join)
+@pytest.mark.parametrize("args", [["--help"], ["compare", "--help"], ["info", "--help"], ["calibrate", "--help"]],
+                         ids=" ".join)
 def test_help_text_names_no_machine(args: list[str], capsys) -> None:
     # in this process (the help text is argparse's, printed by main before any command runs): a new
     # interpreter per case paid boostplug's imports three times

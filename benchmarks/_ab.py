@@ -51,9 +51,11 @@ def checkout(base: str | Path) -> Iterator[Path]:
 
 
 def run_child(root: Path, argv: Sequence[str]) -> dict:
-    """Run ``python *argv`` with boostplug taken from ``root``; the JSON of its last output line."""
+    """Run ``python *argv`` with boostplug taken from ``root``; the JSON of its last output line.
+    The kernels' serial/parallel switch is the default one on both sides (a checkout from before
+    ``boostplug calibrate`` has no other), unless ``BOOSTPLUG_PARALLEL_MIN_WORK`` is set."""
     root = root.absolute()
-    env = {**os.environ, "PYTHONPATH": str(root), CHECKOUT_ENV: str(root)}
+    env = {"BOOSTPLUG_PARALLEL_MIN_WORK": "5000000", **os.environ, "PYTHONPATH": str(root), CHECKOUT_ENV: str(root)}
     out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, check=False, env=env, cwd=root)
     if out.returncode != 0:
         raise SystemExit(f"the run in {root} failed ({out.returncode}):\n{out.stderr[-3000:]}")

@@ -26,8 +26,10 @@ import math
 import numba as nb
 import numpy as np
 from numpy.typing import NDArray
+from scipy.linalg import solve_triangular
 
-from ._stump_sums import doc_sums_above, subtract_squared_sums_above
+from .._core import dispatch
+from ._stump_sums import DOC_VISITS_PER_WORK, doc_sums_above
 
 __all__ = ["stump_outcomes", "laplacian", "eps_sums", "outcomes_eps", "step_outcomes", "pair_losses", "pair_e2", "ln_cosh",
            "log_sum_exp", "PairSpan", "DEPENDENT_RTOL"]
@@ -374,12 +376,94 @@ class PairSpan:
         return C
 
 
-def _project_out(U: NDArray[np.float64], Q: NDArray[np.float64], LQ: NDArray[np.float64]) -> None:
-    """``U -= (U LQ^T) Q`` twice (classical Gram-Schmidt with one re-orthogonalisation), in place;
-    vectors are rows (of ``U``, ``Q`` and ``LQ``)."""
-    if Q.shape[0]:
-        for _ in range(2):
-            U -= (U @ LQ.T) @ Q
+#: Columns of document vectors :func:`gram_above` sums together: one 64-byte vector of doubles, so a
+#: feature's histogram stays in the first-level cache and a chunk of the vectors in the second.
+GRAM_CHUNK = 8
+
+
+@nb.njit(cache=True, parallel=True)
+def _gram_above(codes, pots, width, feat_ptr, cand, js, out):
+    """``out[t, c * GRAM_CHUNK + b] = sum_x pots[c, x, b] [codes[x, k] > js[t]]`` for the candidates ``t``
+    of feature ``k`` (``cand[feat_ptr[k]:feat_ptr[k + 1]]``): per feature and chunk of columns, a histogram
+    of the codes summed from the top, read at each candidate's threshold. Parallel over (chunk, feature)."""
+    n, n_feat = codes.shape
+    n_chunks = pots.shape[0]
+    for task in nb.prange(n_chunks * n_feat):
+        c, k = task // n_feat, task % n_feat
+        if feat_ptr[k] == feat_ptr[k + 1]:
+            continue
+        hist = np.zeros((width + 1, GRAM_CHUNK))
+        col = codes[:, k]
+        vec = pots[c]
+        for x in range(n):
+            row = hist[col[x]]
+            src = vec[x]
+            for b in range(GRAM_CHUNK):
+                row[b] += src[b]
+        for j in range(width - 1, -1, -1):
+            for b in range(GRAM_CHUNK):
+                hist[j, b] += hist[j + 1, b]
+        for t in range(feat_ptr[k], feat_ptr[k + 1]):
+            src = hist[js[cand[t]] + 1]
+            i = cand[t]
+            for b in range(GRAM_CHUNK):
+                out[i, c * GRAM_CHUNK + b] = src[b]
+
+
+def gram_above(codes: NDArray[np.int32], pots: NDArray[np.float64], width: int, ks: NDArray[np.int64],
+               js: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``(N, B)``: ``out[t, b] = sum_x pots[x, b] [codes[x, ks[t]] > js[t]]``, the products of the
+    stumps ``(ks[t], js[t])`` with the document vectors ``pots[:, b]``, in one pass over the codes
+    for every :data:`GRAM_CHUNK` vectors (``O(n F B)``, then ``O(B)`` a stump)."""
+    n, B = pots.shape
+    n_chunks = -(-B // GRAM_CHUNK)
+    chunks = np.zeros((n_chunks * GRAM_CHUNK, n))
+    chunks[:B] = pots.T
+    chunks = np.ascontiguousarray(chunks.reshape(n_chunks, GRAM_CHUNK, n).transpose(0, 2, 1))
+    byf = np.argsort(ks, kind="stable").astype(np.int64)
+    feat_ptr = np.searchsorted(ks[byf], np.arange(codes.shape[1] + 1)).astype(np.int64)
+    out = np.empty((ks.shape[0], n_chunks * GRAM_CHUNK))
+    kernel = dispatch.kernel_for(_gram_above, codes.shape[0] * codes.shape[1] * B // DOC_VISITS_PER_WORK)
+    kernel(np.asfortranarray(codes), chunks, width, feat_ptr, byf, np.ascontiguousarray(js, dtype=np.int64), out)
+    return out[:, :B]
+
+
+@nb.njit(cache=True)
+def _block_choose(S, r2, tol, room, Lb):
+    """One block's candidates taken in order against the basis at its start: ``S`` (``(B, B)``) their
+    Gram matrix's Schur complement on that basis, ``r2`` its diagonal (their squared residuals).
+    A candidate is dropped when ``r2 <= tol``, or when its residual on the vectors the block added
+    before it is; the others join (Cholesky of ``S`` in order, skipping the dropped rows: ``Lb[i, t]``
+    the coefficient of candidate ``i`` on the block's ``t``-th new vector). Stops at the first
+    candidate kept once ``room`` vectors were added (status 2 from it on: not reached).
+    Returns the status per candidate (0 dropped, 1 added, 2 not reached) and the added ones in order."""
+    B = S.shape[0]
+    status = np.full(B, 2, dtype=np.int8)
+    added = np.empty(B, dtype=np.int64)
+    na = 0
+    for i in range(B):
+        if r2[i] <= tol[i]:
+            status[i] = 0
+            continue
+        if na == room:
+            break
+        rr = r2[i]
+        for t in range(na):
+            a = added[t]
+            v = S[i, a]
+            for t2 in range(t):
+                v -= Lb[i, t2] * Lb[a, t2]
+            v /= Lb[a, t]
+            Lb[i, t] = v
+            rr -= v * v
+        if rr <= tol[i]:
+            status[i] = 0
+            continue
+        Lb[i, na] = math.sqrt(rr)
+        added[na] = i
+        na += 1
+        status[i] = 1
+    return status, added[:na]
 
 
 def select_independent(
@@ -389,77 +473,98 @@ def select_independent(
     """Greedy linearly independent subset of the stumps ``order`` (``(N, 2)`` rows ``(k, j)``),
     taken in that order, together with ``span``'s members: the QR of ``[S, order]`` built
     column by column in ``span``'s pair metric (:class:`PairSpan`: its pair list and ``weights``;
-    :class:`~boostplug.boosters._level_sums.LevelSpan`: label levels, no pair listed), a column whose diagonal is zero (squared residual at most ``DEPENDENT_RTOL`` times
-    its squared norm ``nsplit[k, j]``) being dropped.
+    :class:`~boostplug.boosters._level_sums.LevelSpan`: label levels, no pair listed), a column
+    whose diagonal is zero (squared residual at most ``DEPENDENT_RTOL`` times its squared norm
+    ``nsplit[k, j]``) being dropped.
 
     Returns ``drop`` (``(N,)``): the stumps found dependent on those before them. Stops once
     the basis holds ``cap`` columns: the stumps not yet reached are kept (not dropped).
 
-    Each candidate's squared residual ``r2`` against the basis is kept for every stump at
-    once (the squared :func:`doc_sums_above` of each new basis vector taken off, one pass over
-    the codes per block: :func:`~boostplug.boosters._stump_sums.subtract_squared_sums_above`), so
-    a dependent stump costs ``O(1)``. The Gram-Schmidt of the survivors is blocked: the next
-    ``block`` candidates are projected on the basis together (matrix-matrix products,
-    ``O(n m block)``), then taken in order, each projected only on the vectors its own block
-    added; one that its own block's vectors make dependent is dropped by that projection's
-    residual (``r2`` catches up at the next block). Same decisions as one-at-a-time
-    Gram-Schmidt; about ``n m^2`` flops in BLAS-3 instead of matrix-vector products (``m``:
-    final basis size).
+    Only ``R`` is built, never the basis vectors ``Q`` (``S = Q R``): a candidate's coefficients on
+    ``Q`` solve ``R^T c = g``, with ``g`` its products in the pair metric with the stumps in the basis
+    (the members' coefficients are :meth:`PairSpan.all_coefficients`), and its squared residual is
+    ``nsplit - |c|^2``. The products of every later candidate with a new basis stump ``h`` are
+    one pass over the codes for ``L h`` (:func:`gram_above`, the block's new stumps together), so the
+    cost is ``O(n F)`` a basis stump and ``O(m^2)`` a candidate (``m``: basis size) instead of the
+    ``O(n m)`` of projecting document vectors. Candidates go by blocks: the coefficients of a
+    block on the basis at its start are one triangular solve; within the block each is taken in
+    order against the vectors the block added before it (:func:`_block_choose`), with the stop
+    at ``cap`` as one-at-a-time Gram-Schmidt with the squared residual of the block's start
+    (a candidate at or below the tolerance there is dropped, the next one ends the pruning).
 
+    The products of later candidates are kept for a window of candidates (about twice the basis
+    stumps the pruning can add); past it they are made again for the next window.
     Only the documents the pair metric links (:meth:`PairSpan.linked`) are held: the others'
-    entries of a vector change neither its products in that metric nor its Laplacian (on
-    MQ2008, the 18% of documents in queries of one label). Basis vectors are rows (``(cap, n)``),
-    so the vectors a block adds are contiguous for its own candidates' projections.
+    entries of a vector change neither its products in that metric nor its Laplacian.
     """
-    linked = span.linked()
-    rows = np.flatnonzero(linked)
+    rows = np.flatnonzero(span.linked())
     n = rows.shape[0]
-    sub = np.ascontiguousarray(codes[rows])
-    full = np.zeros(codes.shape[0])
+    sub = np.asfortranarray(codes[rows])
+    width = int(n_thr.max()) + 1 if n_thr.size else 1
+    N = order.shape[0]
+    ks_all = np.ascontiguousarray(order[:, 0], dtype=np.int64)
+    js_all = np.ascontiguousarray(order[:, 1], dtype=np.int64)
+    nsp = nsplit[ks_all, js_all]
+    tol = DEPENDENT_RTOL * nsp
+    m0 = span.size
+    cs = span.all_coefficients(n_thr)[ks_all, js_all] if m0 else np.zeros((N, 0))   # (N, m0)
+    # the basis grows by at most min(cap, rank) - m0 stumps (rank <= linked documents); arrays grow past n
+    room = max(min(cap, m0 + N) - m0, 0)
+    R = np.zeros((m0 + min(room, n + 1), m0 + min(room, n + 1)))
+    R[:m0, :m0] = span.R
+    added: list[int] = []                   # positions in order of the basis stumps after the members
+    window = max(2 * block, 2 * min(room, n + 1))
+    G = np.zeros((0, 0))                    # G[i - w0, a] = h_i . L h_a for the window's candidates i
+    w0 = w1 = 0
 
-    def laplacian_rows(u: NDArray[np.float64]) -> NDArray[np.float64]:
-        full[rows] = u
-        return span._laplacian(full)[rows]   # the span's own pair metric (a pair list or label levels)
+    def laplacians(pos: NDArray[np.int64]) -> NDArray[np.float64]:
+        """``(n, len(pos))``: ``L h`` of the stumps at positions ``pos`` of ``order``, on the linked rows."""
+        H = (codes[:, ks_all[pos]] > js_all[pos]).T.astype(np.float64)      # (len(pos), all documents)
+        # the span's own pair metric (pair list or label levels); unlinked documents' entries are zero
+        return np.stack([span._laplacian(h) for h in H], axis=1)[rows]
 
-    Q = np.empty((cap, n))     # rows up to m are set before they are read
-    LQ = np.empty((cap, n))
-    m = span.size
-    Q[:m], LQ[:m] = span.Q[rows].T, span.LQ[rows].T
-    r2 = nsplit.copy()
-    if m:
-        C = span.all_coefficients(n_thr)
-        r2 -= np.einsum("kjb,kjb->kj", C, C)
-    tol = DEPENDENT_RTOL * nsplit
-    drop = np.zeros(order.shape[0], dtype=bool)
-    m0 = m
-    for start in range(0, order.shape[0], block):
-        # the previous block's new vectors leave r2 (one pass over the codes for all of them)
+    drop = np.zeros(N, dtype=bool)
+    m = m0
+    for start in range(0, N, block):
+        stop = min(start + block, N)
+        if stop > w1:                       # a new window: the products with every basis stump so far
+            w0, w1 = start, min(N, start + window)
+            G = np.zeros((w1 - w0, R.shape[0] - m0))
+            for a0 in range(0, len(added), block):
+                pos = np.array(added[a0:a0 + block], dtype=np.int64)
+                G[:, a0:a0 + pos.shape[0]] = gram_above(sub, laplacians(pos), width, ks_all[w0:w1], js_all[w0:w1])
+        B = stop - start
+        c = np.empty((B, m))                # the block's coefficients on the basis at its start
+        c[:, :m0] = cs[start:stop]
         if m > m0:
-            subtract_squared_sums_above(sub, LQ[m0:m], n_thr, r2)
-        blk = order[start:start + block]
-        ks, js = blk[:, 0], blk[:, 1]
-        # r2 only decreases: a stump at or below tol now is dropped when its turn comes
-        live = np.flatnonzero(r2[ks, js] > tol[ks, js])
-        U = (sub[:, ks[live]].T > js[live, None]).astype(np.float64)
-        _project_out(U, Q[:m], LQ[:m])
-        column = np.full(blk.shape[0], -1)
-        column[live] = np.arange(live.size)
-        m0 = m
-        for i in range(blk.shape[0]):
-            k, j = int(ks[i]), int(js[i])
-            if r2[k, j] <= tol[k, j]:
-                drop[start + i] = True
-                continue
-            if m == cap:
-                return drop
-            u = U[column[i]]
-            _project_out(u[None, :], Q[m0:m], LQ[m0:m])
-            Lu = laplacian_rows(u)
-            rr = float(u @ Lu)
-            if rr <= tol[k, j]:
-                drop[start + i] = True
-                continue
-            rho = math.sqrt(rr)
-            Q[m], LQ[m] = u / rho, Lu / rho
-            m += 1
+            rhs = G[start - w0:stop - w0, :m - m0].T - R[:m0, m0:m].T @ c[:, :m0].T
+            c[:, m0:] = solve_triangular(R[m0:m, m0:m], rhs, trans="T", lower=False, check_finite=False).T
+        r2 = nsp[start:stop] - np.einsum("ij,ij->i", c, c)
+        live = np.flatnonzero(r2 > tol[start:stop])
+        if not live.size:
+            drop[start:stop] = True
+            continue
+        S, Lb = np.zeros((B, B)), np.zeros((B, B))
+        if m < cap:     # (at the cap the block's first candidate above the tolerance ends the pruning)
+            pots = laplacians(start + live)
+            later = gram_above(sub, pots, width, ks_all[start:w1], js_all[start:w1])   # (w1 - start, n_live)
+            S[:, live] = later[:B] - c @ c[live].T
+        status, new = _block_choose(S, r2, tol[start:stop], cap - m, Lb)
+        drop[start:stop] = status == 0
+        na = new.shape[0]
+        if na:
+            if m + na > R.shape[0]:         # more than the linked documents (only through rounding)
+                grow = max(m + na, 2 * R.shape[0])
+                R2 = np.zeros((grow, grow))
+                R2[:m, :m] = R[:m, :m]
+                R = R2
+                G = np.hstack([G, np.zeros((G.shape[0], grow - m0 - G.shape[1]))])
+            R[:m, m:m + na] = c[new].T
+            R[m:m + na, m:m + na] = Lb[new, :na].T
+            col = np.searchsorted(live, new)
+            G[start - w0:, m - m0:m + na - m0] = later[:, col]
+            added.extend((start + new).tolist())
+            m += na
+        if (status == 2).any():
+            break
     return drop

@@ -236,8 +236,10 @@ class PlusRounds:
         """``select-independent-subset``: QR of ``[S, permute(R)]`` built column by column in
         the pair metric (:func:`~boostplug.boosters._rankboost_kernels.select_independent`);
         a column whose diagonal is zero (residual within ``DEPENDENT_RTOL``) leaves ``R``.
-        Stops early (the rest stay in ``R``, span-tested when chosen) when the basis would
-        exceed ``PRUNE_BUDGET_BYTES``."""
+        Stops early (the rest stay in ``R``, span-tested when chosen) once the basis holds
+        ``PRUNE_BUDGET_BYTES / (16 n)`` stumps: as many as two document vectors per basis stump
+        (``Q`` and ``L Q``) fit in the budget, the pruning's bound since it held them (it keeps
+        only ``R`` and the candidates' products now, the bound stays so that fits do not change)."""
         s.search.pruned = True
         n = s.F.shape[0]
         cap = max(s.span.size + 1, int(PRUNE_BUDGET_BYTES // (16 * max(n, 1))))

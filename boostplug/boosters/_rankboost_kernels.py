@@ -32,7 +32,7 @@ from .._core import dispatch
 from ._stump_sums import DOC_VISITS_PER_WORK, doc_sums_above
 
 __all__ = ["stump_outcomes", "laplacian", "eps_sums", "outcomes_eps", "step_outcomes", "pair_losses", "pair_e2", "ln_cosh",
-           "log_sum_exp", "PairSpan", "DEPENDENT_RTOL"]
+           "PairSpan", "DEPENDENT_RTOL"]
 
 #: A ranker is in the span of ``S_t`` when its least-squares residual (squared, pair metric)
 #: is at most this fraction of its squared norm.
@@ -180,9 +180,8 @@ def pair_losses(pairs: NDArray[np.int64], F: NDArray[np.float64], w1: NDArray[np
     under ``w1`` (``None``: uniform), and ``E2`` (Eq. 24) from the log weights ``ell`` (absent when
     ``ell`` is empty). One pass over the pairs for the first three, with no exponential per pair:
     ``exp(-margin)`` is a product of two per-document exponentials (both within range when the scores
-    span less than 1400; otherwise the pair's own). ``E2``: numpy's exponentials and sum, as
-    :func:`log_sum_exp`. Up to rounding (``1e-15`` relatively) what numpy's sums gave; a pair of weight 0
-    adds nothing to ``E1`` even where its ``exp(-margin)`` overflows (numpy's ``0 * inf`` made it NaN)."""
+    span less than 1400; otherwise the pair's own). ``E2``: :func:`pair_e2`. Up to rounding (``1e-15``
+    relatively) what numpy's sums gave; a pair of weight 0 adds nothing to ``E1`` even where its ``exp(-margin)`` overflows (numpy's ``0 * inf`` made it NaN)."""
     m = pairs.shape[0]
     F = np.ascontiguousarray(F, dtype=np.float64)
     w = np.zeros(0) if w1 is None else np.ascontiguousarray(w1, dtype=np.float64)
@@ -200,8 +199,9 @@ def pair_losses(pairs: NDArray[np.int64], F: NDArray[np.float64], w1: NDArray[np
 
 def pair_e2(ell: NDArray[np.float64], w1: NDArray[np.float64] | None) -> float:
     """``E2`` (Eq. 24): the mean of ``exp(ell)`` over the pairs under ``w1`` (``None``: uniform), shifted
-    by the largest ``ell`` of a pair of weight > 0 as :func:`log_sum_exp` does, with numpy's
-    exponentials and sums."""
+    by the largest ``ell`` of a pair of weight > 0 (so that no term overflows), with numpy's
+    exponentials and sums: up to rounding (``1e-15`` relatively) the exponential of scipy's
+    ``logsumexp`` of them (tests/boosters/test_same_bits.py)."""
     if w1 is not None:
         ell = np.where(w1 == 0.0, -np.inf, ell)
     mx = float(ell.max())
@@ -244,28 +244,6 @@ def laplacian(pairs: NDArray[np.int64], h: NDArray[np.float64], n_docs: int,
     if weights is None:
         return _laplacian(pairs, h, n_docs)
     return _laplacian_weighted(pairs, h, n_docs, weights)
-
-
-def log_sum_exp(a: NDArray[np.float64], b: NDArray[np.float64] | None = None) -> float:
-    """``ln sum_i b_i exp(a_i)`` of a 1-d array, bit for bit what ``scipy.special.logsumexp(a, b=b)``
-    returns (the same operations on the same arrays: its largest terms counted apart, the rest
-    shifted by the maximum), without its second pass of exponentials and its array-API overhead."""
-    if b is not None:
-        a = np.where(b == 0, -np.inf, a)
-    a_max = a.max()
-    top = a == a_max
-    top_f = top.astype(np.float64)
-    m = np.sum(top_f) if b is None else np.sum(b * top_f)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        e = np.exp(np.where(top, -np.inf, a) - a_max)
-        if b is not None:
-            e = b * e
-        s = np.sum(e)
-        s = s if s == 0 else s / m
-        out = np.log1p(s) + np.log(m) + a_max
-        if not np.isfinite(out):       # scipy's fallback: the plain sum (infinite or NaN input)
-            out = np.log(np.sum(np.exp(a) if b is None else b * np.exp(a)))
-    return float(out)
 
 
 def ln_cosh(x: NDArray[np.float64] | float) -> NDArray[np.float64] | float:

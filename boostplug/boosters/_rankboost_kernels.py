@@ -258,6 +258,10 @@ class PairSpan:
     ``members`` are stump indices ``(k, j)``; ``eta`` their weights (the model on the
     training pairs is ``sum_s eta_s o_s``); ``Q``/``LQ`` hold ``|S_t|`` document columns.
     ``weights``: per-pair multiplicities of the pair metric (``None``: 1).
+
+    After :meth:`use_products` (a span that only needs the span test's answer and ``R``, as the
+    efficient RankBoost+), no document vector is kept: every stump's products with the members
+    instead (:meth:`stump_residual`).
     """
 
     def __init__(self, codes: NDArray[np.int32], pairs: NDArray[np.int64],
@@ -272,6 +276,22 @@ class PairSpan:
         self._Q = np.zeros((self.n, 4))
         self._LQ = np.zeros((self.n, 4))
         self._R = np.zeros((4, 4))
+        self._G: NDArray[np.float64] | None = None   # use_products: (F, width, capacity)
+        self._nsplit = np.zeros((0, 0))
+        self._n_thr = np.zeros(0, dtype=np.int64)
+
+    def use_products(self, nsplit: NDArray[np.float64], n_thr: NDArray[np.int64]) -> None:
+        """Hold ``G[k, j, b] = h_kj . L h_b``, every stump's product with each member ``b`` (one pass over
+        the codes a member: :func:`doc_sums_above` of ``L h_b``), instead of the basis vectors: a
+        stump's coefficients on ``Q`` solve ``R^T c = G[k, j]`` (``O(|S_t|^2)``) and its squared residual
+        is ``nsplit[k, j] - |c|^2`` (``nsplit``: the stumps' squared norms ``|D h|^2``), where the
+        Gram-Schmidt of :meth:`residual` costs ``O(n |S_t|)`` four times. Before the first member only."""
+        if self.size:
+            raise ValueError(f"use_products needs an empty span, this one has {self.size} members")
+        self._nsplit = nsplit
+        self._n_thr = n_thr
+        self._G = np.zeros(nsplit.shape + (4,))
+        self._Q = self._LQ = np.zeros((self.n, 0))
 
     @property
     def size(self) -> int:
@@ -315,17 +335,31 @@ class PairSpan:
         r2 = float(u @ self._laplacian(u))
         return c, u, max(r2, 0.0), norm2
 
+    def stump_residual(self, k: int, j: int, h: NDArray[np.float64]
+                       ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None, float, float]:
+        """:meth:`residual` of the stump ``(k, j)`` (``h`` its vector); after :meth:`use_products` from
+        the products (``u`` is then ``None``: :meth:`add` needs none)."""
+        if self._G is None:
+            return self.residual(h)
+        m = self.size
+        c = (solve_triangular(self.R, self._G[k, j, :m], trans="T", lower=False, check_finite=False)
+             if m else np.zeros(0))
+        norm2 = float(self._nsplit[k, j])
+        return c, None, max(norm2 - float(c @ c), 0.0), norm2
+
     def is_dependent(self, r2: float, norm2: float) -> bool:
         return r2 <= DEPENDENT_RTOL * norm2
 
     def beta(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """Span coefficients ``beta`` with ``S_t beta = Q c`` (``R beta = c``)."""
-        from scipy.linalg import solve_triangular
-
         return solve_triangular(self.R, c, lower=False) if self.size else np.zeros(0)
 
-    def add(self, k: int, j: int, c: NDArray[np.float64], u: NDArray[np.float64], r2: float, eta: float) -> None:
+    def add(self, k: int, j: int, c: NDArray[np.float64], u: NDArray[np.float64] | None, r2: float,
+            eta: float) -> None:
         """Append the independent stump ``(k, j)`` (``h = Q c + u``) with weight ``eta``."""
+        if self._G is not None:
+            self._add_products(k, j, c, r2, eta)
+            return
         m = self.size
         if m == self._Q.shape[1]:
             grow = max(4, m)
@@ -344,8 +378,34 @@ class PairSpan:
         self.index[(int(k), int(j))] = m
         self.eta = np.append(self.eta, eta)
 
+    def _add_products(self, k: int, j: int, c: NDArray[np.float64], r2: float, eta: float) -> None:
+        """:meth:`add` after :meth:`use_products`: ``R``'s column and every stump's product with ``h``."""
+        assert self._G is not None
+        m = self.size
+        if m == self._G.shape[2]:
+            grow = max(4, m)
+            self._G = np.concatenate([self._G, np.zeros(self._G.shape[:2] + (grow,))], axis=2)
+            R = np.zeros((m + grow, m + grow))
+            R[:m, :m] = self._R[:m, :m]
+            self._R = R
+        self._R[:m, m] = c
+        self._R[m, m] = math.sqrt(r2)
+        Lh = self._laplacian((self.codes[:, k] > j).astype(np.float64))
+        self._G[:, :, m] = doc_sums_above(self.codes, Lh, self._n_thr)[:, :self._G.shape[1]]
+        self.members.append((int(k), int(j)))
+        self.index[(int(k), int(j))] = m
+        self.eta = np.append(self.eta, eta)
+
     def all_coefficients(self, n_thr: NDArray[np.int64]) -> NDArray[np.float64]:
-        """``C[k, j, b] = (L q_b) . h_{kj}`` for every stump (``O(n F |S_t|)``)."""
+        """``C[k, j, b] = (L q_b) . h_{kj}`` for every stump (``O(n F |S_t|)``; after :meth:`use_products`
+        from the products, ``C R = G``, ``O(F width |S_t|^2)``)."""
+        if self._G is not None:
+            m = self.size
+            G = self._G[:, :, :m]
+            if not m:
+                return G.copy()
+            C = solve_triangular(self.R, G.reshape(-1, m).T, trans="T", lower=False, check_finite=False)
+            return np.ascontiguousarray(C.T).reshape(G.shape)
         F = self.codes.shape[1]
         width = int(n_thr.max()) + 1 if n_thr.size else 1
         C = np.zeros((F, width, self.size))

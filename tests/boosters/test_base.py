@@ -484,6 +484,54 @@ def test_select_independent_skips_unlinked_documents_on_both_metrics() -> None:
         assert ref.any() and not ref.all()
 
 
+@pytest.mark.parametrize("metric", ["pairs", "weighted", "levels"])
+def test_span_from_products_answers_as_gram_schmidt(metric: str) -> None:
+    """``use_products``: a stump's coefficients, squared residual and norm from the stumps' products
+    with the members equal (1e-9 of the norm) those of Gram-Schmidt over the document vectors, on the
+    three pair metrics, member after member, dependent stumps included; so do ``R`` and
+    ``all_coefficients``. A span with members refuses the switch."""
+    from boostplug.boosters._level_sums import LevelPairs, LevelSpan
+
+    X, y, qid = data(7, n_queries=8, max_docs=12, n_feat=3)
+    X = np.round(X, 1)
+    gp = group_ptr_from_qid(qid)
+    pairs = critical_pairs(y, gp)
+    cands = make_candidates(X, "all")
+    w = np.random.default_rng(7).choice([0.0, 0.5, 2.0], size=pairs.shape[0]) if metric == "weighted" else None
+
+    def make() -> PairSpan:
+        return LevelSpan(cands.codes, LevelPairs(y, gp, None)) if metric == "levels" else PairSpan(cands.codes, pairs, w)
+
+    vec, prod = make(), make()
+    nsplit = np.zeros((X.shape[1], cands.width))
+    for k in range(X.shape[1]):
+        for j in range(cands.n_thr[k]):
+            h = cands.vector(k, j)
+            nsplit[k, j] = h @ vec._laplacian(h)
+    prod.use_products(nsplit, cands.n_thr)
+    stumps = [(k, j) for k in range(X.shape[1]) for j in range(cands.n_thr[k]) if nsplit[k, j] > 0]
+    seen_dependent = 0
+    for k, j in [stumps[i] for i in np.random.default_rng(1).permutation(len(stumps))]:
+        h = cands.vector(k, j)
+        c, u, r2, n2 = vec.stump_residual(k, j, h)
+        c_p, u_p, r2_p, n2_p = prod.stump_residual(k, j, h)
+        assert u_p is None and n2_p == pytest.approx(n2, rel=1e-12)
+        assert np.allclose(c_p, c, rtol=0, atol=1e-9 * np.sqrt(n2))
+        assert abs(r2_p - r2) <= 1e-9 * n2
+        assert prod.is_dependent(r2_p, n2_p) == vec.is_dependent(r2, n2)
+        if vec.is_dependent(r2, n2):
+            seen_dependent += 1
+            continue
+        vec.add(k, j, c, u, r2, 0.0)
+        prod.add(k, j, c_p, None, r2_p, 0.0)
+    assert seen_dependent > 0 and prod.size == vec.size > 3
+    assert np.allclose(prod.R, vec.R, rtol=0, atol=1e-9 * np.sqrt(nsplit.max()))
+    assert np.allclose(prod.all_coefficients(cands.n_thr), vec.all_coefficients(cands.n_thr), rtol=0,
+                       atol=1e-9 * np.sqrt(nsplit.max()))
+    with pytest.raises(ValueError, match=f"needs an empty span, this one has {prod.size} members"):
+        prod.use_products(nsplit, cands.n_thr)
+
+
 @pytest.mark.parametrize("n_rows", [0, 1, 5])
 def test_subtract_squared_sums_above_is_doc_sums_above_row_by_row_bit_for_bit(n_rows: int) -> None:
     rng = np.random.default_rng(5)

@@ -515,6 +515,13 @@ def _block_choose(S, r2, tol, room, Lb):
     return status, added[:na]
 
 
+def first_capacity(room: int, n: int) -> int:
+    """The basis stumps :func:`select_independent` makes room for at first: ``room`` (what the cap
+    leaves), at most the rank of the pair metric and one (``n``: the linked documents); more only
+    through rounding (its arrays then grow)."""
+    return min(room, n + 1)
+
+
 def select_independent(
     codes: NDArray[np.int32], order: NDArray[np.int64], span: PairSpan,
     nsplit: NDArray[np.float64], n_thr: NDArray[np.int64], cap: int, block: int = 64,
@@ -557,12 +564,12 @@ def select_independent(
     tol = DEPENDENT_RTOL * nsp
     m0 = span.size
     cs = span.all_coefficients(n_thr)[ks_all, js_all] if m0 else np.zeros((N, 0))   # (N, m0)
-    # the basis grows by at most min(cap, rank) - m0 stumps (rank <= linked documents); arrays grow past n
     room = max(min(cap, m0 + N) - m0, 0)
-    R = np.zeros((m0 + min(room, n + 1), m0 + min(room, n + 1)))
+    first = first_capacity(room, n)
+    R = np.zeros((m0 + first, m0 + first))
     R[:m0, :m0] = span.R
     added: list[int] = []                   # positions in order of the basis stumps after the members
-    window = max(2 * block, 2 * min(room, n + 1))
+    window = max(2 * block, 2 * first)
     G = np.zeros((0, 0))                    # G[i - w0, a] = h_i . L h_a for the window's candidates i
     w0 = w1 = 0
 
@@ -606,7 +613,7 @@ def select_independent(
         drop[start:stop] = status == 0
         na = new.shape[0]
         if na:
-            if m + na > R.shape[0]:         # more than the linked documents (only through rounding)
+            if m + na > R.shape[0]:         # past first_capacity
                 grow = max(m + na, 2 * R.shape[0])
                 R2 = np.zeros((grow, grow))
                 R2[:m, :m] = R[:m, :m]

@@ -395,6 +395,60 @@ def test_select_independent_matches_brute_force(seed: int, block: int) -> None:
             assert np.count_nonzero(~got) == rank - len(members)
 
 
+def test_select_independent_grows_its_arrays_and_windows(monkeypatch) -> None:
+    """Room for 2 basis stumps at first (so the arrays grow block after block, and the window of
+    products moves every 4 candidates): the same drops as one-at-a-time Gram-Schmidt."""
+    from boostplug.boosters import _rankboost_kernels as rk
+
+    rng = np.random.default_rng(3)
+    X, y, qid = data(3, n_queries=10, max_docs=12, n_feat=4)
+    X = np.round(X * 2) / 2
+    gp = group_ptr_from_qid(qid)
+    pairs = critical_pairs(y, gp)
+    cands = make_candidates(X, "all")
+    cor, rev = ss.pair_split_sums(cands.codes, pairs, np.ones(pairs.shape[0]), cands.n_thr)
+    nsplit = np.where(cands.exists, cor + rev, 0.0)
+    cand = np.argwhere(cands.exists & (nsplit > 0))
+    order = cand[rng.permutation(cand.shape[0])]
+    span = PairSpan(cands.codes, pairs)
+    c, u, r2, _ = span.residual(cands.vector(*order[0]))
+    span.add(*order[0], c, u, r2, 0.0)
+    order = order[1:]
+    ref = sequential_gram_schmidt_drop(cands.codes, pairs, order, span, nsplit, cands.n_thr, order.shape[0] + 1)
+    monkeypatch.setattr(rk, "first_capacity", lambda room, n: min(room, 2))
+    for block in (1, 2, 5):
+        got = select_independent(cands.codes, order, span, nsplit, cands.n_thr, order.shape[0] + 1, block=block)
+        assert np.array_equal(got, ref)
+    assert 0 < np.count_nonzero(ref) < ref.size - 5
+
+
+@pytest.mark.parametrize("n_vecs", [1, 16, 21])
+def test_stump_products_are_the_products_serial_and_parallel(monkeypatch, n_vecs: int) -> None:
+    """``StumpProducts.fill``: ``h_i . v_b`` for the stumps in ``[lo, hi)`` of its list, the same bits
+    serially and in parallel, to 1e-12 the products of the stumps' vectors; rows past ``hi - lo`` and
+    columns past ``n_vecs`` of the buffer untouched."""
+    from boostplug.boosters._rankboost_kernels import StumpProducts
+
+    rng = np.random.default_rng(n_vecs)
+    n, F = 60, 3
+    n_thr = np.array([4, 9, 1])
+    codes = np.asfortranarray(rng.integers(0, n_thr + 1, size=(n, F)).astype(np.int32))
+    stumps = np.array([(k, j) for k in range(F) for j in range(n_thr[k])])[rng.permutation(int(n_thr.sum()))]
+    vecs = rng.normal(size=(n_vecs, n))
+    sp = StumpProducts(codes, int(n_thr.max()) + 1, stumps[:, 0], stumps[:, 1])
+    lo, hi = 2, stumps.shape[0] - 1
+    ref = np.array([[(codes[:, k] > j) @ v for v in vecs] for k, j in stumps[lo:hi]])
+    outs = []
+    for threshold in (0, 2**62):
+        monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", threshold)
+        out = np.full((hi - lo + 3, n_vecs + 2), -7.0)
+        sp.fill(vecs, lo, hi, out)
+        assert np.allclose(out[:hi - lo, :n_vecs], ref, rtol=1e-12, atol=1e-12)
+        assert (out[hi - lo:] == -7.0).all() and (out[:, n_vecs:] == -7.0).all()
+        outs.append(out)
+    assert np.array_equal(outs[0], outs[1])
+
+
 def sequential_gram_schmidt_drop(codes, pairs, order, span, nsplit, n_thr, cap):
     """The previous one-candidate-at-a-time pruning (matrix-vector Gram-Schmidt twice)."""
     from boostplug.boosters._rankboost_kernels import DEPENDENT_RTOL, laplacian

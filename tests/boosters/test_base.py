@@ -395,25 +395,30 @@ def test_select_independent_matches_brute_force(seed: int, block: int) -> None:
             assert np.count_nonzero(~got) == rank - len(members)
 
 
-def test_select_independent_grows_its_arrays_and_windows(monkeypatch) -> None:
-    """Room for 2 basis stumps at first (so the arrays grow block after block, and the window of
-    products moves every 4 candidates): the same drops as one-at-a-time Gram-Schmidt."""
-    from boostplug.boosters import _rankboost_kernels as rk
-
-    rng = np.random.default_rng(3)
-    X, y, qid = data(3, n_queries=10, max_docs=12, n_feat=4)
-    X = np.round(X * 2) / 2
-    gp = group_ptr_from_qid(qid)
-    pairs = critical_pairs(y, gp)
+def pruning_case(X, y, qid, seed: int, n_members: int):
+    """Candidates in a random order after ``n_members`` of them joined a span on the critical pairs:
+    ``(cands, pairs, nsplit, order, span)``."""
+    rng = np.random.default_rng(seed)
+    pairs = critical_pairs(y, group_ptr_from_qid(qid))
     cands = make_candidates(X, "all")
     cor, rev = ss.pair_split_sums(cands.codes, pairs, np.ones(pairs.shape[0]), cands.n_thr)
     nsplit = np.where(cands.exists, cor + rev, 0.0)
     cand = np.argwhere(cands.exists & (nsplit > 0))
     order = cand[rng.permutation(cand.shape[0])]
     span = PairSpan(cands.codes, pairs)
-    c, u, r2, _ = span.residual(cands.vector(*order[0]))
-    span.add(*order[0], c, u, r2, 0.0)
-    order = order[1:]
+    for k, j in order[:n_members]:
+        c, u, r2, _ = span.residual(cands.vector(k, j))
+        span.add(k, j, c, u, r2, 0.0)
+    return cands, pairs, nsplit, order[n_members:], span
+
+
+def test_select_independent_grows_its_arrays_and_windows(monkeypatch) -> None:
+    """Room for 2 basis stumps at first (so the arrays grow block after block, and the window of
+    products moves every 4 candidates): the same drops as one-at-a-time Gram-Schmidt."""
+    from boostplug.boosters import _rankboost_kernels as rk
+
+    X, y, qid = data(3, n_queries=10, max_docs=12, n_feat=4)
+    cands, pairs, nsplit, order, span = pruning_case(np.round(X * 2) / 2, y, qid, 3, n_members=1)
     ref = sequential_gram_schmidt_drop(cands.codes, pairs, order, span, nsplit, cands.n_thr, order.shape[0] + 1)
     monkeypatch.setattr(rk, "first_capacity", lambda room, n: min(room, 2))
     for block in (1, 2, 5):
@@ -483,22 +488,10 @@ def sequential_gram_schmidt_drop(codes, pairs, order, span, nsplit, n_thr, cap):
 def test_select_independent_matches_sequential_gram_schmidt_on_larger_data() -> None:
     """About 80 candidates, several blocks, ties and NaN: the blocked selection drops exactly
     what one-at-a-time Gram-Schmidt drops, with and without reaching the cap."""
-    rng = np.random.default_rng(11)
     X, y, qid = data(11, n_queries=25, max_docs=20, n_feat=6, nan_prob=0.05)
     X = np.round(X * 2) / 2     # few distinct values: many dependent stumps
     X[:, 5] = X[:, 0] + (X[:, 1] > 0)   # a feature whose stumps mix two others
-    gp = group_ptr_from_qid(qid)
-    pairs = critical_pairs(y, gp)
-    cands = make_candidates(X, "all")
-    cor, rev = ss.pair_split_sums(cands.codes, pairs, np.ones(pairs.shape[0]), cands.n_thr)
-    nsplit = np.where(cands.exists, cor + rev, 0.0)
-    cand = np.argwhere(cands.exists & (nsplit > 0))
-    order = cand[rng.permutation(cand.shape[0])]
-    span = PairSpan(cands.codes, pairs)
-    for k, j in order[:3]:
-        c, u, r2, norm2 = span.residual(cands.vector(k, j))
-        span.add(k, j, c, u, r2, 0.0)
-    order = order[3:]
+    cands, pairs, nsplit, order, span = pruning_case(X, y, qid, 11, n_members=3)
     for cap in (span.size + 10, order.shape[0] + span.size):
         ref = sequential_gram_schmidt_drop(cands.codes, pairs, order, span, nsplit, cands.n_thr, cap)
         for block in (1, 7, 64):

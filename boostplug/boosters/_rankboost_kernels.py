@@ -26,11 +26,13 @@ import math
 import numba as nb
 import numpy as np
 from numpy.typing import NDArray
+from scipy.linalg import solve_triangular
 
-from ._stump_sums import doc_sums_above, subtract_squared_sums_above
+from .._core import dispatch
+from ._stump_sums import DOC_VISITS_PER_WORK, doc_sums_above
 
 __all__ = ["stump_outcomes", "laplacian", "eps_sums", "outcomes_eps", "step_outcomes", "pair_losses", "pair_e2", "ln_cosh",
-           "log_sum_exp", "PairSpan", "DEPENDENT_RTOL"]
+           "PairSpan", "DEPENDENT_RTOL"]
 
 #: A ranker is in the span of ``S_t`` when its least-squares residual (squared, pair metric)
 #: is at most this fraction of its squared norm.
@@ -178,9 +180,8 @@ def pair_losses(pairs: NDArray[np.int64], F: NDArray[np.float64], w1: NDArray[np
     under ``w1`` (``None``: uniform), and ``E2`` (Eq. 24) from the log weights ``ell`` (absent when
     ``ell`` is empty). One pass over the pairs for the first three, with no exponential per pair:
     ``exp(-margin)`` is a product of two per-document exponentials (both within range when the scores
-    span less than 1400; otherwise the pair's own). ``E2``: numpy's exponentials and sum, as
-    :func:`log_sum_exp`. Up to rounding (``1e-15`` relatively) what numpy's sums gave; a pair of weight 0
-    adds nothing to ``E1`` even where its ``exp(-margin)`` overflows (numpy's ``0 * inf`` made it NaN)."""
+    span less than 1400; otherwise the pair's own). ``E2``: :func:`pair_e2`. Up to rounding (``1e-15``
+    relatively) what numpy's sums gave; a pair of weight 0 adds nothing to ``E1`` even where its ``exp(-margin)`` overflows (numpy's ``0 * inf`` made it NaN)."""
     m = pairs.shape[0]
     F = np.ascontiguousarray(F, dtype=np.float64)
     w = np.zeros(0) if w1 is None else np.ascontiguousarray(w1, dtype=np.float64)
@@ -198,8 +199,9 @@ def pair_losses(pairs: NDArray[np.int64], F: NDArray[np.float64], w1: NDArray[np
 
 def pair_e2(ell: NDArray[np.float64], w1: NDArray[np.float64] | None) -> float:
     """``E2`` (Eq. 24): the mean of ``exp(ell)`` over the pairs under ``w1`` (``None``: uniform), shifted
-    by the largest ``ell`` of a pair of weight > 0 as :func:`log_sum_exp` does, with numpy's
-    exponentials and sums."""
+    by the largest ``ell`` of a pair of weight > 0 (so that no term overflows), with numpy's
+    exponentials and sums: up to rounding (``1e-15`` relatively) the exponential of scipy's
+    ``logsumexp`` of them (tests/boosters/test_same_bits.py)."""
     if w1 is not None:
         ell = np.where(w1 == 0.0, -np.inf, ell)
     mx = float(ell.max())
@@ -244,28 +246,6 @@ def laplacian(pairs: NDArray[np.int64], h: NDArray[np.float64], n_docs: int,
     return _laplacian_weighted(pairs, h, n_docs, weights)
 
 
-def log_sum_exp(a: NDArray[np.float64], b: NDArray[np.float64] | None = None) -> float:
-    """``ln sum_i b_i exp(a_i)`` of a 1-d array, bit for bit what ``scipy.special.logsumexp(a, b=b)``
-    returns (the same operations on the same arrays: its largest terms counted apart, the rest
-    shifted by the maximum), without its second pass of exponentials and its array-API overhead."""
-    if b is not None:
-        a = np.where(b == 0, -np.inf, a)
-    a_max = a.max()
-    top = a == a_max
-    top_f = top.astype(np.float64)
-    m = np.sum(top_f) if b is None else np.sum(b * top_f)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        e = np.exp(np.where(top, -np.inf, a) - a_max)
-        if b is not None:
-            e = b * e
-        s = np.sum(e)
-        s = s if s == 0 else s / m
-        out = np.log1p(s) + np.log(m) + a_max
-        if not np.isfinite(out):       # scipy's fallback: the plain sum (infinite or NaN input)
-            out = np.log(np.sum(np.exp(a) if b is None else b * np.exp(a)))
-    return float(out)
-
-
 def ln_cosh(x: NDArray[np.float64] | float) -> NDArray[np.float64] | float:
     """``ln cosh x`` without overflow: ``|x| + ln(1 + e^{-2|x|}) - ln 2``."""
     a = np.abs(x)
@@ -278,6 +258,10 @@ class PairSpan:
     ``members`` are stump indices ``(k, j)``; ``eta`` their weights (the model on the
     training pairs is ``sum_s eta_s o_s``); ``Q``/``LQ`` hold ``|S_t|`` document columns.
     ``weights``: per-pair multiplicities of the pair metric (``None``: 1).
+
+    After :meth:`use_products` (a span that only needs the span test's answer and ``R``, as the
+    efficient RankBoost+), no document vector is kept: every stump's products with the members
+    instead (:meth:`stump_residual`).
     """
 
     def __init__(self, codes: NDArray[np.int32], pairs: NDArray[np.int64],
@@ -292,6 +276,22 @@ class PairSpan:
         self._Q = np.zeros((self.n, 4))
         self._LQ = np.zeros((self.n, 4))
         self._R = np.zeros((4, 4))
+        self._G: NDArray[np.float64] | None = None   # use_products: (F, width, capacity)
+        self._nsplit = np.zeros((0, 0))
+        self._n_thr = np.zeros(0, dtype=np.int64)
+
+    def use_products(self, nsplit: NDArray[np.float64], n_thr: NDArray[np.int64]) -> None:
+        """Hold ``G[k, j, b] = h_kj . L h_b``, every stump's product with each member ``b`` (one pass over
+        the codes a member: :func:`doc_sums_above` of ``L h_b``), instead of the basis vectors: a
+        stump's coefficients on ``Q`` solve ``R^T c = G[k, j]`` (``O(|S_t|^2)``) and its squared residual
+        is ``nsplit[k, j] - |c|^2`` (``nsplit``: the stumps' squared norms ``|D h|^2``), where the
+        Gram-Schmidt of :meth:`residual` costs ``O(n |S_t|)`` four times. Before the first member only."""
+        if self.size:
+            raise ValueError(f"use_products needs an empty span, this one has {self.size} members")
+        self._nsplit = nsplit
+        self._n_thr = n_thr
+        self._G = np.zeros(nsplit.shape + (4,))
+        self._Q = self._LQ = np.zeros((self.n, 0))
 
     @property
     def size(self) -> int:
@@ -335,17 +335,31 @@ class PairSpan:
         r2 = float(u @ self._laplacian(u))
         return c, u, max(r2, 0.0), norm2
 
+    def stump_residual(self, k: int, j: int, h: NDArray[np.float64]
+                       ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None, float, float]:
+        """:meth:`residual` of the stump ``(k, j)`` (``h`` its vector); after :meth:`use_products` from
+        the products (``u`` is then ``None``: :meth:`add` needs none)."""
+        if self._G is None:
+            return self.residual(h)
+        m = self.size
+        c = (solve_triangular(self.R, self._G[k, j, :m], trans="T", lower=False, check_finite=False)
+             if m else np.zeros(0))
+        norm2 = float(self._nsplit[k, j])
+        return c, None, max(norm2 - float(c @ c), 0.0), norm2
+
     def is_dependent(self, r2: float, norm2: float) -> bool:
         return r2 <= DEPENDENT_RTOL * norm2
 
     def beta(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """Span coefficients ``beta`` with ``S_t beta = Q c`` (``R beta = c``)."""
-        from scipy.linalg import solve_triangular
-
         return solve_triangular(self.R, c, lower=False) if self.size else np.zeros(0)
 
-    def add(self, k: int, j: int, c: NDArray[np.float64], u: NDArray[np.float64], r2: float, eta: float) -> None:
+    def add(self, k: int, j: int, c: NDArray[np.float64], u: NDArray[np.float64] | None, r2: float,
+            eta: float) -> None:
         """Append the independent stump ``(k, j)`` (``h = Q c + u``) with weight ``eta``."""
+        if self._G is not None:
+            self._add_products(k, j, c, r2, eta)
+            return
         m = self.size
         if m == self._Q.shape[1]:
             grow = max(4, m)
@@ -364,8 +378,34 @@ class PairSpan:
         self.index[(int(k), int(j))] = m
         self.eta = np.append(self.eta, eta)
 
+    def _add_products(self, k: int, j: int, c: NDArray[np.float64], r2: float, eta: float) -> None:
+        """:meth:`add` after :meth:`use_products`: ``R``'s column and every stump's product with ``h``."""
+        assert self._G is not None
+        m = self.size
+        if m == self._G.shape[2]:
+            grow = max(4, m)
+            self._G = np.concatenate([self._G, np.zeros(self._G.shape[:2] + (grow,))], axis=2)
+            R = np.zeros((m + grow, m + grow))
+            R[:m, :m] = self._R[:m, :m]
+            self._R = R
+        self._R[:m, m] = c
+        self._R[m, m] = math.sqrt(r2)
+        Lh = self._laplacian((self.codes[:, k] > j).astype(np.float64))
+        self._G[:, :, m] = doc_sums_above(self.codes, Lh, self._n_thr)[:, :self._G.shape[1]]
+        self.members.append((int(k), int(j)))
+        self.index[(int(k), int(j))] = m
+        self.eta = np.append(self.eta, eta)
+
     def all_coefficients(self, n_thr: NDArray[np.int64]) -> NDArray[np.float64]:
-        """``C[k, j, b] = (L q_b) . h_{kj}`` for every stump (``O(n F |S_t|)``)."""
+        """``C[k, j, b] = (L q_b) . h_{kj}`` for every stump (``O(n F |S_t|)``; after :meth:`use_products`
+        from the products, ``C R = G``, ``O(F width |S_t|^2)``)."""
+        if self._G is not None:
+            m = self.size
+            G = self._G[:, :, :m]
+            if not m:
+                return G.copy()
+            C = solve_triangular(self.R, G.reshape(-1, m).T, trans="T", lower=False, check_finite=False)
+            return np.ascontiguousarray(C.T).reshape(G.shape)
         F = self.codes.shape[1]
         width = int(n_thr.max()) + 1 if n_thr.size else 1
         C = np.zeros((F, width, self.size))
@@ -374,12 +414,112 @@ class PairSpan:
         return C
 
 
-def _project_out(U: NDArray[np.float64], Q: NDArray[np.float64], LQ: NDArray[np.float64]) -> None:
-    """``U -= (U LQ^T) Q`` twice (classical Gram-Schmidt with one re-orthogonalisation), in place;
-    vectors are rows (of ``U``, ``Q`` and ``LQ``)."""
-    if Q.shape[0]:
-        for _ in range(2):
-            U -= (U @ LQ.T) @ Q
+#: Document vectors :class:`StumpProducts` sums together: two 64-byte vectors of doubles a document (two
+#: chains of adds in flight where documents share a bin), a feature's histogram in the first-level
+#: cache (257 bins: 33 kB) and a chunk of the vectors in the second (MQ2008: 1 MB); 16 took 14% less
+#: time than 8 on rocketlake, 32 no less than 16.
+GRAM_CHUNK = 16
+
+
+@nb.njit(cache=True, parallel=True)
+def _gram_above(codes, chunks, n_vecs, width, feat_ptr, by_feature, js, lo, hi, out):
+    """``out[i - lo, b] = sum_x vec_b[x] [codes[x, k] > js[i]]`` for the stumps ``i`` in ``[lo, hi)`` of
+    feature ``k`` (among ``by_feature[feat_ptr[k]:feat_ptr[k + 1]]``), ``vec_b = chunks[b // GRAM_CHUNK, :,
+    b % GRAM_CHUNK]`` for ``b < n_vecs``: per feature and chunk of vectors, a histogram of the codes
+    summed from the top, read at each stump's threshold. Parallel over (chunk, feature)."""
+    n, n_feat = codes.shape
+    n_chunks = chunks.shape[0]
+    for task in nb.prange(n_chunks * n_feat):
+        c, k = task // n_feat, task % n_feat
+        if feat_ptr[k] == feat_ptr[k + 1]:
+            continue
+        hist = np.zeros((width + 1, GRAM_CHUNK))
+        col = codes[:, k]
+        vec = chunks[c]
+        for x in range(n):
+            row = hist[col[x]]
+            src = vec[x]
+            for b in range(GRAM_CHUNK):
+                row[b] += src[b]
+        for j in range(width - 1, -1, -1):
+            for b in range(GRAM_CHUNK):
+                hist[j, b] += hist[j + 1, b]
+        width_c = min(GRAM_CHUNK, n_vecs - c * GRAM_CHUNK)
+        for t in range(feat_ptr[k], feat_ptr[k + 1]):
+            i = by_feature[t]
+            if lo <= i < hi:
+                src = hist[js[i] + 1]
+                dst = out[i - lo]
+                for b in range(width_c):
+                    dst[c * GRAM_CHUNK + b] = src[b]
+
+
+class StumpProducts:
+    """Products ``h . v`` of the stumps ``(ks[i], js[i])`` with document vectors ``v`` (``codes``' rows):
+    for :data:`GRAM_CHUNK` vectors at a time, one pass over the codes (``O(n F)``) gives every stump's."""
+
+    def __init__(self, codes: NDArray[np.int32], width: int, ks: NDArray[np.int64], js: NDArray[np.int64]) -> None:
+        self.codes = np.asfortranarray(codes)
+        self.width = width
+        self.js = np.ascontiguousarray(js, dtype=np.int64)
+        self.by_feature = np.argsort(ks, kind="stable").astype(np.int64)
+        self.feat_ptr = np.searchsorted(ks[self.by_feature], np.arange(codes.shape[1] + 1)).astype(np.int64)
+
+    def fill(self, vecs: NDArray[np.float64], lo: int, hi: int, out: NDArray[np.float64]) -> None:
+        """``out[i - lo, b] = h_i . vecs[b]`` for the stumps ``lo <= i < hi`` (``vecs``: ``(B, n)``)."""
+        B, n = vecs.shape
+        n_chunks = -(-B // GRAM_CHUNK)
+        chunks = np.zeros((n_chunks, n, GRAM_CHUNK))
+        for c in range(n_chunks):
+            part = vecs[c * GRAM_CHUNK:(c + 1) * GRAM_CHUNK]
+            chunks[c, :, :part.shape[0]] = part.T
+        kernel = dispatch.kernel_for(_gram_above, self.codes.shape[0] * self.codes.shape[1] * B // DOC_VISITS_PER_WORK)
+        kernel(self.codes, chunks, B, self.width, self.feat_ptr, self.by_feature, self.js, lo, hi, out)
+
+
+@nb.njit(cache=True)
+def _block_choose(S, r2, tol, room, Lb):
+    """One block's candidates taken in order against the basis at its start: ``S`` (``(B, B)``) their
+    Gram matrix's Schur complement on that basis, ``r2`` its diagonal (their squared residuals).
+    A candidate is dropped when ``r2 <= tol``, or when its residual on the vectors the block added
+    before it is; the others join (Cholesky of ``S`` in order, skipping the dropped rows: ``Lb[i, t]``
+    the coefficient of candidate ``i`` on the block's ``t``-th new vector). Stops at the first
+    candidate kept once ``room`` vectors were added (status 2 from it on: not reached).
+    Returns the status per candidate (0 dropped, 1 added, 2 not reached) and the added ones in order."""
+    B = S.shape[0]
+    status = np.full(B, 2, dtype=np.int8)
+    added = np.empty(B, dtype=np.int64)
+    na = 0
+    for i in range(B):
+        if r2[i] <= tol[i]:
+            status[i] = 0
+            continue
+        if na == room:
+            break
+        rr = r2[i]
+        for t in range(na):
+            a = added[t]
+            v = S[i, a]
+            for t2 in range(t):
+                v -= Lb[i, t2] * Lb[a, t2]
+            v /= Lb[a, t]
+            Lb[i, t] = v
+            rr -= v * v
+        if rr <= tol[i]:
+            status[i] = 0
+            continue
+        Lb[i, na] = math.sqrt(rr)
+        added[na] = i
+        na += 1
+        status[i] = 1
+    return status, added[:na]
+
+
+def first_capacity(room: int, n: int) -> int:
+    """The basis stumps :func:`select_independent` makes room for at first: ``room`` (what the cap
+    leaves), at most the rank of the pair metric and one (``n``: the linked documents); more only
+    through rounding (its arrays then grow)."""
+    return min(room, n + 1)
 
 
 def select_independent(
@@ -389,77 +529,102 @@ def select_independent(
     """Greedy linearly independent subset of the stumps ``order`` (``(N, 2)`` rows ``(k, j)``),
     taken in that order, together with ``span``'s members: the QR of ``[S, order]`` built
     column by column in ``span``'s pair metric (:class:`PairSpan`: its pair list and ``weights``;
-    :class:`~boostplug.boosters._level_sums.LevelSpan`: label levels, no pair listed), a column whose diagonal is zero (squared residual at most ``DEPENDENT_RTOL`` times
-    its squared norm ``nsplit[k, j]``) being dropped.
+    :class:`~boostplug.boosters._level_sums.LevelSpan`: label levels, no pair listed), a column
+    whose diagonal is zero (squared residual at most ``DEPENDENT_RTOL`` times its squared norm
+    ``nsplit[k, j]``) being dropped.
 
     Returns ``drop`` (``(N,)``): the stumps found dependent on those before them. Stops once
     the basis holds ``cap`` columns: the stumps not yet reached are kept (not dropped).
 
-    Each candidate's squared residual ``r2`` against the basis is kept for every stump at
-    once (the squared :func:`doc_sums_above` of each new basis vector taken off, one pass over
-    the codes per block: :func:`~boostplug.boosters._stump_sums.subtract_squared_sums_above`), so
-    a dependent stump costs ``O(1)``. The Gram-Schmidt of the survivors is blocked: the next
-    ``block`` candidates are projected on the basis together (matrix-matrix products,
-    ``O(n m block)``), then taken in order, each projected only on the vectors its own block
-    added; one that its own block's vectors make dependent is dropped by that projection's
-    residual (``r2`` catches up at the next block). Same decisions as one-at-a-time
-    Gram-Schmidt; about ``n m^2`` flops in BLAS-3 instead of matrix-vector products (``m``:
-    final basis size).
+    Only ``R`` is built, never the basis vectors ``Q`` (``S = Q R``): a candidate's coefficients on
+    ``Q`` solve ``R^T c = g``, with ``g`` its products in the pair metric with the stumps in the basis
+    (the members' coefficients are :meth:`PairSpan.all_coefficients`), and its squared residual is
+    ``nsplit - |c|^2``. The products of every later candidate with a new basis stump ``h`` are
+    one pass over the codes for ``L h`` (:class:`StumpProducts`, the block's new stumps together), so the
+    cost is ``O(n F)`` a basis stump and ``O(m^2)`` a candidate (``m``: basis size) instead of the
+    ``O(n m)`` of projecting document vectors. Candidates go by blocks: the coefficients of a
+    block on the basis at its start are one triangular solve; within the block each is taken in
+    order against the vectors the block added before it (:func:`_block_choose`), with the stop
+    at ``cap`` as one-at-a-time Gram-Schmidt with the squared residual of the block's start
+    (a candidate at or below the tolerance there is dropped, the next one ends the pruning).
 
+    The products of later candidates are kept for a window of candidates (about twice the basis
+    stumps the pruning can add); past it they are made again for the next window.
     Only the documents the pair metric links (:meth:`PairSpan.linked`) are held: the others'
-    entries of a vector change neither its products in that metric nor its Laplacian (on
-    MQ2008, the 18% of documents in queries of one label). Basis vectors are rows (``(cap, n)``),
-    so the vectors a block adds are contiguous for its own candidates' projections.
+    entries of a vector change neither its products in that metric nor its Laplacian.
     """
-    linked = span.linked()
-    rows = np.flatnonzero(linked)
+    rows = np.flatnonzero(span.linked())
     n = rows.shape[0]
-    sub = np.ascontiguousarray(codes[rows])
-    full = np.zeros(codes.shape[0])
+    sub = np.asfortranarray(codes[rows])
+    width = int(n_thr.max()) + 1 if n_thr.size else 1
+    N = order.shape[0]
+    ks_all = np.ascontiguousarray(order[:, 0], dtype=np.int64)
+    js_all = np.ascontiguousarray(order[:, 1], dtype=np.int64)
+    nsp = nsplit[ks_all, js_all]
+    tol = DEPENDENT_RTOL * nsp
+    m0 = span.size
+    cs = span.all_coefficients(n_thr)[ks_all, js_all] if m0 else np.zeros((N, 0))   # (N, m0)
+    room = max(min(cap, m0 + N) - m0, 0)
+    first = first_capacity(room, n)
+    R = np.zeros((m0 + first, m0 + first))
+    R[:m0, :m0] = span.R
+    added: list[int] = []                   # positions in order of the basis stumps after the members
+    window = max(2 * block, 2 * first)
+    G = np.zeros((0, 0))                    # G[i - w0, a] = h_i . L h_a for the window's candidates i
+    w0 = w1 = 0
 
-    def laplacian_rows(u: NDArray[np.float64]) -> NDArray[np.float64]:
-        full[rows] = u
-        return span._laplacian(full)[rows]   # the span's own pair metric (a pair list or label levels)
+    def laplacians(pos: NDArray[np.int64]) -> NDArray[np.float64]:
+        """``(len(pos), n)``: ``L h`` of the stumps at positions ``pos`` of ``order``, on the linked rows."""
+        H = (codes[:, ks_all[pos]] > js_all[pos]).T.astype(np.float64)      # (len(pos), all documents)
+        for t in range(H.shape[0]):    # the span's own pair metric (pair list or label levels)
+            H[t] = span._laplacian(H[t])
+        return H[:, rows]
 
-    Q = np.empty((cap, n))     # rows up to m are set before they are read
-    LQ = np.empty((cap, n))
-    m = span.size
-    Q[:m], LQ[:m] = span.Q[rows].T, span.LQ[rows].T
-    r2 = nsplit.copy()
-    if m:
-        C = span.all_coefficients(n_thr)
-        r2 -= np.einsum("kjb,kjb->kj", C, C)
-    tol = DEPENDENT_RTOL * nsplit
-    drop = np.zeros(order.shape[0], dtype=bool)
-    m0 = m
-    for start in range(0, order.shape[0], block):
-        # the previous block's new vectors leave r2 (one pass over the codes for all of them)
+    products = StumpProducts(sub, width, ks_all, js_all)
+    later = np.zeros((0, block))            # the block's products with every later candidate of the window
+    drop = np.zeros(N, dtype=bool)
+    m = m0
+    for start in range(0, N, block):
+        stop = min(start + block, N)
+        if stop > w1:                       # a new window: the products with every basis stump so far
+            w0, w1 = start, min(N, start + window)
+            G = np.zeros((w1 - w0, R.shape[0] - m0))
+            later = np.zeros((w1 - w0, block))
+            for a0 in range(0, len(added), block):
+                pos = np.array(added[a0:a0 + block], dtype=np.int64)
+                products.fill(laplacians(pos), w0, w1, later)
+                G[:, a0:a0 + pos.shape[0]] = later[:, :pos.shape[0]]
+        B = stop - start
+        c = np.empty((B, m))                # the block's coefficients on the basis at its start
+        c[:, :m0] = cs[start:stop]
         if m > m0:
-            subtract_squared_sums_above(sub, LQ[m0:m], n_thr, r2)
-        blk = order[start:start + block]
-        ks, js = blk[:, 0], blk[:, 1]
-        # r2 only decreases: a stump at or below tol now is dropped when its turn comes
-        live = np.flatnonzero(r2[ks, js] > tol[ks, js])
-        U = (sub[:, ks[live]].T > js[live, None]).astype(np.float64)
-        _project_out(U, Q[:m], LQ[:m])
-        column = np.full(blk.shape[0], -1)
-        column[live] = np.arange(live.size)
-        m0 = m
-        for i in range(blk.shape[0]):
-            k, j = int(ks[i]), int(js[i])
-            if r2[k, j] <= tol[k, j]:
-                drop[start + i] = True
-                continue
-            if m == cap:
-                return drop
-            u = U[column[i]]
-            _project_out(u[None, :], Q[m0:m], LQ[m0:m])
-            Lu = laplacian_rows(u)
-            rr = float(u @ Lu)
-            if rr <= tol[k, j]:
-                drop[start + i] = True
-                continue
-            rho = math.sqrt(rr)
-            Q[m], LQ[m] = u / rho, Lu / rho
-            m += 1
+            rhs = G[start - w0:stop - w0, :m - m0].T - R[:m0, m0:m].T @ c[:, :m0].T
+            c[:, m0:] = solve_triangular(R[m0:m, m0:m], rhs, trans="T", lower=False, check_finite=False).T
+        r2 = nsp[start:stop] - np.einsum("ij,ij->i", c, c)
+        live = np.flatnonzero(r2 > tol[start:stop])
+        if not live.size:
+            drop[start:stop] = True
+            continue
+        S, Lb = np.zeros((B, B)), np.zeros((B, B))
+        if m < cap:     # (at the cap the block's first candidate above the tolerance ends the pruning)
+            products.fill(laplacians(start + live), start, w1, later)     # row i - start: candidate i
+            S[:, live] = later[:B, :live.size] - c @ c[live].T
+        status, new = _block_choose(S, r2, tol[start:stop], cap - m, Lb)
+        drop[start:stop] = status == 0
+        na = new.shape[0]
+        if na:
+            if m + na > R.shape[0]:         # past first_capacity
+                grow = max(m + na, 2 * R.shape[0])
+                R2 = np.zeros((grow, grow))
+                R2[:m, :m] = R[:m, :m]
+                R = R2
+                G = np.hstack([G, np.zeros((G.shape[0], grow - m0 - G.shape[1]))])
+            R[:m, m:m + na] = c[new].T
+            R[m:m + na, m:m + na] = Lb[new, :na].T
+            col = np.searchsorted(live, new)
+            G[start - w0:, m - m0:m + na - m0] = later[:w1 - start, col]
+            added.extend((start + new).tolist())
+            m += na
+        if (status == 2).any():
+            break
     return drop

@@ -52,8 +52,7 @@ class PlusRounds:
                 return None
             if (k, j) in s.span.index or (k, j) in dep_beta:
                 break
-            h = s.cands.vector(k, j)
-            c, u, r2, norm2 = s.span.residual(h)
+            c, u, r2, norm2 = s.span.stump_residual(k, j, s.cands.vector(k, j))
             if not s.span.is_dependent(r2, norm2):
                 return self._plus_coordinate(s, k, j, None, (c, u, r2))
             if self.efficient:                          # Algorithm 2, lines 12-14
@@ -99,7 +98,7 @@ class PlusRounds:
             scores[kd, jd] = abs(float(g @ beta)) / nb if nb > 0 else -np.inf
 
     def _plus_coordinate(self, s: PlusPairs | PlusLevels, k: int, j: int, b: int | None,
-                         new: tuple[NDArray[np.float64], NDArray[np.float64], float] | None) -> Round | None:
+                         new: tuple[NDArray[np.float64], NDArray[np.float64] | None, float] | None) -> Round | None:
         """A step on one distinct ranker: Eq. 34 for alpha, Eq. 25-27 for D and Z (pair-free:
         Eq. 27 from ``eps``; ``D`` follows from ``eta`` in :meth:`_losses`)."""
         if isinstance(s, PlusLevels):
@@ -236,8 +235,10 @@ class PlusRounds:
         """``select-independent-subset``: QR of ``[S, permute(R)]`` built column by column in
         the pair metric (:func:`~boostplug.boosters._rankboost_kernels.select_independent`);
         a column whose diagonal is zero (residual within ``DEPENDENT_RTOL``) leaves ``R``.
-        Stops early (the rest stay in ``R``, span-tested when chosen) when the basis would
-        exceed ``PRUNE_BUDGET_BYTES``."""
+        Stops early (the rest stay in ``R``, span-tested when chosen) once the basis holds
+        ``PRUNE_BUDGET_BYTES / (16 n)`` stumps: as many as two document vectors per basis stump
+        (``Q`` and ``L Q``) fit in the budget, the pruning's bound since it held them (it keeps
+        only ``R`` and the candidates' products now, the bound stays so that fits do not change)."""
         s.search.pruned = True
         n = s.F.shape[0]
         cap = max(s.span.size + 1, int(PRUNE_BUDGET_BYTES // (16 * max(n, 1))))

@@ -191,6 +191,7 @@ class RankBoost(PlusRounds, RankingBooster):
         )
         if self.variant != "rankboost+":
             return RbPairs(**common)
+        self._span_products(common["span"], nsplit, cands.n_thr)
         return PlusPairs(**common, search=Search(nsplit=nsplit, alive=valid.copy(), pruned=False, rng=data.rng),
                           lower=PairMinCodes(cands.codes, pairs, cands.n_thr))
 
@@ -203,6 +204,14 @@ class RankBoost(PlusRounds, RankingBooster):
         if levels is not None:
             return LevelSpan(cands.codes, levels)
         return PairSpan(cands.codes, pairs, pw)
+
+    def _span_products(self, span: PairSpan, nsplit: NDArray[np.float64], n_thr: NDArray[np.int64]) -> None:
+        """The efficient RankBoost+ reads only the span test's answer and ``R`` (its dependent steps are
+        single members'): its span keeps the stumps' products with the members, not the basis vectors
+        (:meth:`~boostplug.boosters._rankboost_kernels.PairSpan.use_products`). The exact variant and
+        Rb-d/Rb-c's ``E2`` record move along ``R^{-1} c``, which the Gram-Schmidt of the vectors gives."""
+        if self.efficient:
+            span.use_products(nsplit, n_thr)
 
     def _fit_init_levels(self, data: FitData) -> State:
         """Pair-free state: label levels per query instead of the pair list (``O(n L)``);
@@ -224,6 +233,7 @@ class RankBoost(PlusRounds, RankingBooster):
                       log_prod_z=0.0, bound_log=0.0, lv=lv, n_pairs=lv.n_pairs)
         if self.variant != "rankboost+":
             return RbLevels(**common, e2=e2)
+        self._span_products(common["span"], nsplit, cands.n_thr)
         return PlusLevels(**common, search=Search(nsplit=nsplit, alive=valid.copy(), pruned=False, rng=data.rng),
                            gp=gp)
 

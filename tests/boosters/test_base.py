@@ -395,6 +395,65 @@ def test_select_independent_matches_brute_force(seed: int, block: int) -> None:
             assert np.count_nonzero(~got) == rank - len(members)
 
 
+def pruning_case(X, y, qid, seed: int, n_members: int):
+    """Candidates in a random order after ``n_members`` of them joined a span on the critical pairs:
+    ``(cands, pairs, nsplit, order, span)``."""
+    rng = np.random.default_rng(seed)
+    pairs = critical_pairs(y, group_ptr_from_qid(qid))
+    cands = make_candidates(X, "all")
+    cor, rev = ss.pair_split_sums(cands.codes, pairs, np.ones(pairs.shape[0]), cands.n_thr)
+    nsplit = np.where(cands.exists, cor + rev, 0.0)
+    cand = np.argwhere(cands.exists & (nsplit > 0))
+    order = cand[rng.permutation(cand.shape[0])]
+    span = PairSpan(cands.codes, pairs)
+    for k, j in order[:n_members]:
+        c, u, r2, _ = span.residual(cands.vector(k, j))
+        span.add(k, j, c, u, r2, 0.0)
+    return cands, pairs, nsplit, order[n_members:], span
+
+
+def test_select_independent_grows_its_arrays_and_windows(monkeypatch) -> None:
+    """Room for 2 basis stumps at first (so the arrays grow block after block, and the window of
+    products moves every 4 candidates): the same drops as one-at-a-time Gram-Schmidt."""
+    from boostplug.boosters import _rankboost_kernels as rk
+
+    X, y, qid = data(3, n_queries=10, max_docs=12, n_feat=4)
+    cands, pairs, nsplit, order, span = pruning_case(np.round(X * 2) / 2, y, qid, 3, n_members=1)
+    ref = sequential_gram_schmidt_drop(cands.codes, pairs, order, span, nsplit, cands.n_thr, order.shape[0] + 1)
+    monkeypatch.setattr(rk, "first_capacity", lambda room, n: min(room, 2))
+    for block in (1, 2, 5):
+        got = select_independent(cands.codes, order, span, nsplit, cands.n_thr, order.shape[0] + 1, block=block)
+        assert np.array_equal(got, ref)
+    assert 0 < np.count_nonzero(ref) < ref.size - 5
+
+
+@pytest.mark.parametrize("n_vecs", [1, 16, 21])
+def test_stump_products_are_the_products_serial_and_parallel(monkeypatch, n_vecs: int) -> None:
+    """``StumpProducts.fill``: ``h_i . v_b`` for the stumps in ``[lo, hi)`` of its list, the same bits
+    serially and in parallel, to 1e-12 the products of the stumps' vectors; rows past ``hi - lo`` and
+    columns past ``n_vecs`` of the buffer untouched."""
+    from boostplug.boosters._rankboost_kernels import StumpProducts
+
+    rng = np.random.default_rng(n_vecs)
+    n, F = 60, 3
+    n_thr = np.array([4, 9, 1])
+    codes = np.asfortranarray(rng.integers(0, n_thr + 1, size=(n, F)).astype(np.int32))
+    stumps = np.array([(k, j) for k in range(F) for j in range(n_thr[k])])[rng.permutation(int(n_thr.sum()))]
+    vecs = rng.normal(size=(n_vecs, n))
+    sp = StumpProducts(codes, int(n_thr.max()) + 1, stumps[:, 0], stumps[:, 1])
+    lo, hi = 2, stumps.shape[0] - 1
+    ref = np.array([[(codes[:, k] > j) @ v for v in vecs] for k, j in stumps[lo:hi]])
+    outs = []
+    for threshold in (0, 2**62):
+        monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", threshold)
+        out = np.full((hi - lo + 3, n_vecs + 2), -7.0)
+        sp.fill(vecs, lo, hi, out)
+        assert np.allclose(out[:hi - lo, :n_vecs], ref, rtol=1e-12, atol=1e-12)
+        assert (out[hi - lo:] == -7.0).all() and (out[:, n_vecs:] == -7.0).all()
+        outs.append(out)
+    assert np.array_equal(outs[0], outs[1])
+
+
 def sequential_gram_schmidt_drop(codes, pairs, order, span, nsplit, n_thr, cap):
     """The previous one-candidate-at-a-time pruning (matrix-vector Gram-Schmidt twice)."""
     from boostplug.boosters._rankboost_kernels import DEPENDENT_RTOL, laplacian
@@ -429,22 +488,10 @@ def sequential_gram_schmidt_drop(codes, pairs, order, span, nsplit, n_thr, cap):
 def test_select_independent_matches_sequential_gram_schmidt_on_larger_data() -> None:
     """About 80 candidates, several blocks, ties and NaN: the blocked selection drops exactly
     what one-at-a-time Gram-Schmidt drops, with and without reaching the cap."""
-    rng = np.random.default_rng(11)
     X, y, qid = data(11, n_queries=25, max_docs=20, n_feat=6, nan_prob=0.05)
     X = np.round(X * 2) / 2     # few distinct values: many dependent stumps
     X[:, 5] = X[:, 0] + (X[:, 1] > 0)   # a feature whose stumps mix two others
-    gp = group_ptr_from_qid(qid)
-    pairs = critical_pairs(y, gp)
-    cands = make_candidates(X, "all")
-    cor, rev = ss.pair_split_sums(cands.codes, pairs, np.ones(pairs.shape[0]), cands.n_thr)
-    nsplit = np.where(cands.exists, cor + rev, 0.0)
-    cand = np.argwhere(cands.exists & (nsplit > 0))
-    order = cand[rng.permutation(cand.shape[0])]
-    span = PairSpan(cands.codes, pairs)
-    for k, j in order[:3]:
-        c, u, r2, norm2 = span.residual(cands.vector(k, j))
-        span.add(k, j, c, u, r2, 0.0)
-    order = order[3:]
+    cands, pairs, nsplit, order, span = pruning_case(X, y, qid, 11, n_members=3)
     for cap in (span.size + 10, order.shape[0] + span.size):
         ref = sequential_gram_schmidt_drop(cands.codes, pairs, order, span, nsplit, cands.n_thr, cap)
         for block in (1, 7, 64):
@@ -482,6 +529,54 @@ def test_select_independent_skips_unlinked_documents_on_both_metrics() -> None:
         ref = brute_force_drop(vecs, [], [tuple(o) for o in order], len(stumps) + 1)
         assert np.array_equal(got, ref)
         assert ref.any() and not ref.all()
+
+
+@pytest.mark.parametrize("metric", ["pairs", "weighted", "levels"])
+def test_span_from_products_answers_as_gram_schmidt(metric: str) -> None:
+    """``use_products``: a stump's coefficients, squared residual and norm from the stumps' products
+    with the members equal (1e-9 of the norm) those of Gram-Schmidt over the document vectors, on the
+    three pair metrics, member after member, dependent stumps included; so do ``R`` and
+    ``all_coefficients``. A span with members refuses the switch."""
+    from boostplug.boosters._level_sums import LevelPairs, LevelSpan
+
+    X, y, qid = data(7, n_queries=8, max_docs=12, n_feat=3)
+    X = np.round(X, 1)
+    gp = group_ptr_from_qid(qid)
+    pairs = critical_pairs(y, gp)
+    cands = make_candidates(X, "all")
+    w = np.random.default_rng(7).choice([0.0, 0.5, 2.0], size=pairs.shape[0]) if metric == "weighted" else None
+
+    def make() -> PairSpan:
+        return LevelSpan(cands.codes, LevelPairs(y, gp, None)) if metric == "levels" else PairSpan(cands.codes, pairs, w)
+
+    vec, prod = make(), make()
+    nsplit = np.zeros((X.shape[1], cands.width))
+    for k in range(X.shape[1]):
+        for j in range(cands.n_thr[k]):
+            h = cands.vector(k, j)
+            nsplit[k, j] = h @ vec._laplacian(h)
+    prod.use_products(nsplit, cands.n_thr)
+    stumps = [(k, j) for k in range(X.shape[1]) for j in range(cands.n_thr[k]) if nsplit[k, j] > 0]
+    seen_dependent = 0
+    for k, j in [stumps[i] for i in np.random.default_rng(1).permutation(len(stumps))]:
+        h = cands.vector(k, j)
+        c, u, r2, n2 = vec.stump_residual(k, j, h)
+        c_p, u_p, r2_p, n2_p = prod.stump_residual(k, j, h)
+        assert u_p is None and n2_p == pytest.approx(n2, rel=1e-12)
+        assert np.allclose(c_p, c, rtol=0, atol=1e-9 * np.sqrt(n2))
+        assert abs(r2_p - r2) <= 1e-9 * n2
+        assert prod.is_dependent(r2_p, n2_p) == vec.is_dependent(r2, n2)
+        if vec.is_dependent(r2, n2):
+            seen_dependent += 1
+            continue
+        vec.add(k, j, c, u, r2, 0.0)
+        prod.add(k, j, c_p, None, r2_p, 0.0)
+    assert seen_dependent > 0 and prod.size == vec.size > 3
+    assert np.allclose(prod.R, vec.R, rtol=0, atol=1e-9 * np.sqrt(nsplit.max()))
+    assert np.allclose(prod.all_coefficients(cands.n_thr), vec.all_coefficients(cands.n_thr), rtol=0,
+                       atol=1e-9 * np.sqrt(nsplit.max()))
+    with pytest.raises(ValueError, match=f"needs an empty span, this one has {prod.size} members"):
+        prod.use_products(nsplit, cands.n_thr)
 
 
 @pytest.mark.parametrize("n_rows", [0, 1, 5])

@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 from ..groups import qid_from_group_ptr
-from ..metrics._pair_counts import critical_pair_counts, label_order, score_order
+from ..metrics._pair_counts import StepCounts, critical_pair_counts, label_order, score_order
 from ._rankboost_kernels import PairSpan, ln_cosh
 from ._stump_sums import cumsum_both
 
@@ -467,6 +467,7 @@ class DirectedLevelPairs(LevelPairs):
         self.dd[self.linked] = dist(delta[self.linked])
         #: the queries with two label levels or more (the others hold no pair)
         self.paired = np.flatnonzero((self.level_counts > 0).sum(axis=1) >= 2).astype(np.int64)
+        self._steps: StepCounts | None = None     # misorder()'s counter, made at its first call
 
     def terms(self, F: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(R, tot)`` of the scores ``F``: :func:`_directed_terms`."""
@@ -478,6 +479,18 @@ class DirectedLevelPairs(LevelPairs):
         with np.errstate(over="ignore", invalid="ignore"):   # overflowed factors: the caller checks W and C
             prod = np.where(self.linked, tot * tot.transpose(0, 2, 1), 0.0)   # [a, b]: level-a sums x level-b sums
             return float(self.coef @ prod.sum(axis=(1, 2))), float(self.coef @ (prod * self.dd ** 2).sum(axis=(1, 2)))
+
+    def misorder(self, F: NDArray[np.float64], moved: NDArray[np.bool_] | None = None) -> float:
+        """``R1`` of :meth:`LevelPairs.rates` (the tied or reversed pairs under ``D_1``), from the same
+        integer counts made by :class:`~boostplug.metrics._pair_counts.StepCounts`, which keeps the
+        labels' levels and the score order from one call to the next (``moved`` as in ``rates``)."""
+        if self._steps is None:
+            self._steps = StepCounts(self.y, self.group_ptr)
+        counts = self._steps.counts(np.ascontiguousarray(F, dtype=np.float64), moved)
+        tied, rev = counts[:, 0].astype(np.float64), counts[:, 1].astype(np.float64)
+        if not self.weighted:
+            return float((tied.sum() + rev.sum()) / self.n_pairs)
+        return float(self.coef @ (tied + rev) / self.total)
 
     def fit_sums(self, R: NDArray[np.float64], sorted_codes: NDArray[np.int32], order: NDArray[np.integer],
                  width: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

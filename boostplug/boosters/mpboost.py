@@ -283,7 +283,7 @@ class MPBoost(RankingBooster):
         f = a * s.cands.vector(int(k), int(j))
         z = self._reweight(s, f)
         if s.lv is not None:
-            misorder = s.lv.rates(s.F, f != 0.0)[0]   # R1: tied or reversed pairs under w^(1)
+            misorder = s.lv.misorder(s.F, f != 0.0)   # R1: tied or reversed pairs under w^(1)
         else:
             wrong = s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]
             misorder = float(np.mean(wrong)) if s.w1 is None else float(s.w1[wrong].sum())

@@ -16,7 +16,7 @@ from tests.boosters._helpers import assert_identical_fit, graded_data, letor_lik
 import boostplug.boosters._level_sums as level_sums
 from boostplug._core import dispatch
 from boostplug.boosters import MPBoost
-from boostplug.boosters._level_sums import DirectedLevelPairs, _static
+from boostplug.boosters._level_sums import DirectedLevelPairs, LevelPairs, _static
 from boostplug.boosters._stump_sums import cumsum_both
 
 
@@ -88,11 +88,17 @@ def old_fit_sums(self, R, sorted_codes, order, width):
                                  _static(self.n_levels))
 
 
+def old_misorder(self, F, moved=None):
+    """The history's misorder as MPBoost took it before: ``R1`` of the rates RankBoost's levels give."""
+    return LevelPairs.rates(self, F, moved)[0]
+
+
 @pytest.fixture
 def earlier_code(monkeypatch):
     """A function that puts the earlier code back (for the rest of the test)."""
     def put_back() -> None:
         monkeypatch.setattr(DirectedLevelPairs, "fit_sums", old_fit_sums)
+        monkeypatch.setattr(DirectedLevelPairs, "misorder", old_misorder)
     return put_back
 
 

@@ -313,8 +313,14 @@ def level_e2(codes: NDArray[np.int32], members: list[tuple[int, int]], eta: NDAr
 
 # ---- MPBoost: pair weights exp(-d_ab (F_i - F_j)) with a distance per pair of levels ----------
 
+#: A query of one label level whose ``max d * (max F - min F)`` is below this is skipped by
+#: :func:`_directed_terms`: its factors are at most ``e^(LOG_SAFE / 2)``, so its level sums are finite
+#: and its (absent) pairs add exact zeros to ``W`` and ``C``, as when they were summed.
+LOG_SAFE = 1000.0
+
+
 @nb.njit(cache=True)
-def _directed_terms(F, group_ptr, lev, dd, coef):
+def _directed_terms(F, group_ptr, lev, dd, coef, one_level, R, levels):
     """``(R, tot)`` of the scores ``F``, one query at a time.
 
     ``R[:, :L] = E``: ``E[x, m] = exp(-d_{l m} (F_x - s_q))`` for a lower level ``m < l = lev[x]``,
@@ -327,23 +333,41 @@ def _directed_terms(F, group_ptr, lev, dd, coef):
     ``N``'s pair term ``T_ab B_ba - B_ab T_ba`` is linear in the running sums ``B``) and
     ``h[x] = coef_q sum_m T_ml e_m`` to ``D`` (whose term ``T_ab B_ba + B_ab T_ba - 2 B_ab B_ba``
     also has a product of running sums). One row per document: the sweep gathers a document's
-    whole record from one place."""
-    L = dd.shape[0]
-    R = np.zeros((F.shape[0], L + 2))
+    whole record from one place.
+
+    ``R`` is written in place (zeros at ``m = l``, which are never written, so it can be the last
+    call's); a query of ``one_level`` (no pair) is left as it is, with ``tot[q] = 0``, unless its
+    factors could overflow (:data:`LOG_SAFE`; then they are summed, to give ``W`` the same
+    ``inf``/``nan`` as before), since :func:`_directed_fit_sums` sweeps only the other queries.
+    ``levels``: :func:`_static` of ``L`` (the loops over the levels unroll)."""
+    L = len(levels)
     tot = np.zeros((group_ptr.shape[0] - 1, L, L))
+    d_max = 0.0
+    for a in range(L):
+        for b in range(L):
+            d_max = max(d_max, dd[a, b])
     for q in range(group_ptr.shape[0] - 1):
         a, b = group_ptr[q], group_ptr[q + 1]
         if b == a:
             continue
+        if one_level[q]:
+            lo = F[a]
+            hi = F[a]
+            for i in range(a, b):
+                lo = min(lo, F[i])
+                hi = max(hi, F[i])
+            if d_max * (hi - lo) < LOG_SAFE:
+                continue
         s = _mid_range(F, a, b)
         tq = tot[q]
         for i in range(a, b):
             l = lev[i]
             g = F[i] - s
-            for m in range(l):
-                R[i, m] = math.exp(-dd[l, m] * g)
-            for m in range(l + 1, L):
-                R[i, m] = math.exp(dd[m, l] * g)
+            for m in range(L):
+                if m < l:
+                    R[i, m] = math.exp(-dd[l, m] * g)
+                elif m > l:
+                    R[i, m] = math.exp(dd[m, l] * g)
             for m in range(L):
                 tq[l, m] += R[i, m]
         cq = coef[q]
@@ -351,14 +375,16 @@ def _directed_terms(F, group_ptr, lev, dd, coef):
             l = lev[x]
             sg = 0.0
             sp = 0.0
-            for m in range(l):
-                v = R[x, m] * tq[m, l]
-                sg -= dd[l, m] * v
-                sp += v
-            for m in range(l + 1, L):
-                v = R[x, m] * tq[m, l]
-                sg += dd[m, l] * v
-                sp += v
+            for m in range(L):
+                if m < l:
+                    v = R[x, m] * tq[m, l]
+                    sg -= dd[l, m] * v
+                    sp += v
+            for m in range(L):
+                if m > l:
+                    v = R[x, m] * tq[m, l]
+                    sg += dd[m, l] * v
+                    sp += v
             R[x, L] = cq * sg
             R[x, L + 1] = cq * sp
     return R, tot
@@ -468,10 +494,16 @@ class DirectedLevelPairs(LevelPairs):
         #: the queries with two label levels or more (the others hold no pair)
         self.paired = np.flatnonzero((self.level_counts > 0).sum(axis=1) >= 2).astype(np.int64)
         self._steps: StepCounts | None = None     # misorder()'s counter, made at its first call
+        self._one_level = np.ones(self.group_ptr.shape[0] - 1, dtype=np.bool_)
+        self._one_level[self.paired] = False
 
-    def terms(self, F: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``(R, tot)`` of the scores ``F``: :func:`_directed_terms`."""
-        return _directed_terms(np.ascontiguousarray(F, dtype=np.float64), self.group_ptr, self.lev, self.dd, self.coef)
+    def terms(self, F: NDArray[np.float64], out: NDArray[np.float64] | None = None
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(R, tot)`` of the scores ``F``: :func:`_directed_terms`; ``out``: an ``R`` of an earlier call to
+        write into (``R``'s rows of one-level queries are not for use)."""
+        R = np.zeros((self.y.shape[0], self.n_levels + 2)) if out is None else out
+        return _directed_terms(np.ascontiguousarray(F, dtype=np.float64), self.group_ptr, self.lev, self.dd, self.coef,
+                               self._one_level, R, _static(self.n_levels))
 
     def weight_sums(self, tot: NDArray[np.float64]) -> tuple[float, float]:
         """``(W, C)`` from the level totals ``tot`` of :meth:`terms`: ``W = sum_pairs coef_q exp(-d (F_i - F_j))``

@@ -297,7 +297,7 @@ class MPBoost(RankingBooster):
         (pair-free: ``Z_t = W(F + f) / W(F)``, the weights being recomputed from ``F``)."""
         if s.lv is not None:
             s.F += f
-            s.R, s.tot = s.lv.terms(s.F)
+            s.R, s.tot = s.lv.terms(s.F, out=s.R)
             w_new, s.C = s.lv.weight_sums(s.tot)
             if not (math.isfinite(w_new) and w_new > 0.0 and math.isfinite(s.C)):
                 # exp(d * score range) left the float range: only relative (pair) weights stay finite

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 
-__all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials", "doc_sides", "cumsum_both",
+__all__ = ["pair_split_sums", "pair_fit_sums", "best_fit_stump", "doc_sums_above", "doc_potentials", "doc_sides", "cumsum_both",
            "subtract_squared_sums_above"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of the kernels, parallel over features: one
@@ -170,6 +170,34 @@ def pair_fit_sums(
     kernel = dispatch.kernel_for(_pair_fit_sums, pairs.shape[0] * codes.shape[1])
     return kernel(codes, pairs, np.ascontiguousarray(weights, dtype=np.float64),
                   np.ascontiguousarray(values, dtype=np.float64), width)
+
+
+@nb.njit(cache=True)
+def best_fit_stump(signed, split, n_thresholds, scale, floor, tol):
+    """``(k, j, N, D, gain)``: the stump of the largest ``gain = N^2 / D`` (the least-squares fit's
+    reduction of the squared error), ``N = signed / scale`` and ``D = split / scale`` of
+    :func:`pair_fit_sums` (``scale`` 1.0 there), among the existing stumps (``j < n_thresholds[k]``)
+    with ``D > floor`` (the others count 0); the first, in ``(k, j)`` order, within ``tol`` of the
+    largest. Each entry's operations are those of the numpy expressions ``N * N / D`` it replaces, so
+    the same bits, without ``(F, width)`` temporaries. ``k = -1`` when a gain is NaN."""
+    nf, width = signed.shape
+    gain = np.zeros((nf, width))
+    best = 0.0
+    for k in range(nf):
+        for j in range(min(n_thresholds[k], width)):
+            d = split[k, j] / scale
+            if d > floor:
+                n = signed[k, j] / scale
+                g = n * n / d
+                if g != g:
+                    return -1, -1, 0.0, 0.0, g
+                gain[k, j] = g
+                best = max(best, g)
+    for k in range(nf):
+        for j in range(width):
+            if gain[k, j] >= best - tol:
+                return k, j, signed[k, j] / scale, split[k, j] / scale, gain[k, j]
+    return -1, -1, 0.0, 0.0, best
 
 
 @nb.njit(cache=True)

@@ -16,6 +16,10 @@ import pytest
 from tests.boosters._helpers import assert_identical_fit, graded_data, letor_like, small_data
 
 import boostplug.boosters._level_sums as level_sums
+from boostplug.boosters._estimator import Round
+from boostplug.boosters._stump_sums import best_fit_stump, pair_fit_sums
+from boostplug.boosters.mpboost import SPLIT_RTOL
+from boostplug.boosters.stumps import TIE_RTOL, argmax_first
 from boostplug._core import dispatch
 from boostplug.boosters import MPBoost
 from boostplug.boosters._level_sums import DirectedLevelPairs, LevelPairs, _static
@@ -150,6 +154,45 @@ def old_misorder(self, F, moved=None):
     return LevelPairs.rates(self, F, moved)[0]
 
 
+def old_stump_sums(self, s):
+    """``(N, D)`` of every stump: ``N = sum_A1 w d - sum_B2 w d``, ``D = sum_A1 w + sum_B2 w``,
+    both summed over the pairs the stump splits (one pass over the pairs, or over the
+    documents in code order per level pair when pair-free)."""
+    if s.lv is not None:
+        N, D = s.lv.fit_sums(s.R, s.sorted_codes, s.order, s.cands.width)
+        return N / s.W, D / s.W
+    return pair_fit_sums(s.cands.codes, s.pairs, s.w, s.w * s.d, s.cands.n_thr)
+
+def old_fit_round(self, s, t):
+    if s.n_pairs == 0:
+        self._stop_reason = "no preference pairs in the training data"
+        return None
+    N, D = old_stump_sums(self, s)
+    c = s.C / s.W if s.lv is not None else float(s.w @ (s.d * s.d))
+    w_sum = 1.0 if s.lv is not None else float(s.w.sum())
+    # a stump splitting less weight than this cannot reach the stopping threshold, or its
+    # N and D are within rounding of their size (module docstring)
+    floor = max(TIE_RTOL * c / s.d2_max, SPLIT_RTOL * w_sum)
+    ok = s.cands.exists & (D > floor)
+    gain = np.where(ok, N * N / np.where(ok, D, 1.0), 0.0)  # J_wse = sum w d^2 - N^2 / D
+    idx = argmax_first(gain.ravel(), TIE_RTOL * c)
+    k, j = np.unravel_index(idx, gain.shape)
+    if gain[k, j] <= TIE_RTOL * c:
+        self._stop_reason = "no stump reduces the weighted squared error (Eq. 12)"
+        return None
+    a = float(N[k, j] / D[k, j])
+    f = a * s.cands.vector(int(k), int(j))
+    z = self._reweight(s, f)
+    if s.lv is not None:
+        misorder = s.lv.misorder(s.F, f != 0.0)   # R1: tied or reversed pairs under w^(1)
+    else:
+        wrong = s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]
+        misorder = float(np.mean(wrong)) if s.w1 is None else float(s.w1[wrong].sum())
+    rec = {"a": a, "Z": z, "bound": math.exp(s.log_bound), "misorder": misorder,
+           "wse": c - float(gain[k, j])}
+    return Round(s.cands.stump(int(k), int(j)), a, rec)
+
+
 @pytest.fixture
 def earlier_code(monkeypatch):
     """A function that puts the earlier code back (for the rest of the test)."""
@@ -157,6 +200,7 @@ def earlier_code(monkeypatch):
         monkeypatch.setattr(DirectedLevelPairs, "fit_sums", old_fit_sums)
         monkeypatch.setattr(DirectedLevelPairs, "misorder", old_misorder)
         monkeypatch.setattr(DirectedLevelPairs, "terms", old_terms)
+        monkeypatch.setattr(MPBoost, "_fit_round", old_fit_round)
     return put_back
 
 
@@ -222,6 +266,37 @@ def test_terms_equal_the_earlier_ones_where_they_are_used(seed: int) -> None:
     F[group_ptr[q]] = 2000.0                   # only a pairless query's scores span beyond exp's range
     got, ref = lv.weight_sums(lv.terms(F)[1]), lv.weight_sums(old_terms(lv, F)[1])
     assert not np.isfinite(got[0]) and not np.isfinite(ref[0])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_best_fit_stump_is_the_numpy_choice(seed: int) -> None:
+    """The kernel's stump, ``N``, ``D`` and gain are those of the numpy expressions it replaced, on
+    sums with ties (equal and within ``tol``), stumps below the floor and entries past ``n_thr``."""
+    rng = np.random.default_rng(seed)
+    nf, width = 7, 12
+    scale = [1.0, 3.7, 1e-200][seed % 3]
+    N = np.round(rng.normal(size=(nf, width)), 1) * scale
+    D = np.round(rng.random((nf, width)), 1) * scale
+    n_thr = rng.integers(0, width, size=nf)
+    floor = 0.15
+    tol = [0.0, 1e-12, 0.05][seed % 3]
+    Nn, Dn = N / scale, D / scale
+    exists = np.arange(width)[None, :] < n_thr[:, None]
+    ok = exists & (Dn > floor)
+    gain = np.where(ok, Nn * Nn / np.where(ok, Dn, 1.0), 0.0)
+    k, j = np.unravel_index(argmax_first(gain.ravel(), tol), gain.shape)
+    assert best_fit_stump(N, D, n_thr, scale, floor, tol) == (k, j, Nn[k, j], Dn[k, j], gain[k, j])
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("ddf", ["binary", "logdd"])
+def test_mpboost_pair_list_fits_as_before(earlier_code, seed: int, ddf: str) -> None:
+    X, y, qid = _data(seed + 1)
+    new = MPBoost(ddf=ddf, pairwise="pairs", n_rounds=40, random_state=seed).fit(X, y, qid=qid)
+    earlier_code()
+    old = MPBoost(ddf=ddf, pairwise="pairs", n_rounds=40, random_state=seed).fit(X, y, qid=qid)
+    assert len(new.history_) > 5
+    assert_identical_fit(new, old, X)
 
 
 # ---- whole fits ----------------------------------------------------------------------------------

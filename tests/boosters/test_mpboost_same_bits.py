@@ -268,6 +268,20 @@ def test_terms_equal_the_earlier_ones_where_they_are_used(seed: int) -> None:
     assert not np.isfinite(got[0]) and not np.isfinite(ref[0])
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_query_code_order_is_the_lexsort(seed: int) -> None:
+    """The counting sorts give numpy's ``lexsort((codes, query))`` per feature (query, then code,
+    then row), also with queries not in contiguous rows, empty queries and one feature."""
+    rng = np.random.default_rng(seed)
+    n, nf = int(rng.integers(1, 300)), int(rng.integers(1, 6))
+    codes = np.asfortranarray(rng.integers(0, [3, 40, 256, 1][seed], size=(n, nf)).astype(np.int32))
+    query = rng.integers(0, 9, size=n) if seed % 2 else np.sort(rng.integers(0, 9, size=n))
+    got = level_sums.query_code_order(codes, query)
+    assert got.dtype == np.int32 and got.flags.f_contiguous
+    for k in range(nf):
+        assert np.array_equal(got[:, k], np.lexsort((codes[:, k], query)))
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_best_fit_stump_is_the_numpy_choice(seed: int) -> None:
     """The kernel's stump, ``N``, ``D`` and gain are those of the numpy expressions it replaced, on

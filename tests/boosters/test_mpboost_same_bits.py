@@ -193,15 +193,15 @@ def old_fit_round(self, s, t):
     return Round(s.cands.stump(int(k), int(j)), a, rec)
 
 
+#: What the earlier code was, as (owner, name, earlier function).
+EARLIER = [(DirectedLevelPairs, "fit_sums", old_fit_sums), (DirectedLevelPairs, "misorder", old_misorder),
+           (DirectedLevelPairs, "terms", old_terms), (MPBoost, "_fit_round", old_fit_round)]
+
+
 @pytest.fixture
 def earlier_code(monkeypatch):
     """A function that puts the earlier code back (for the rest of the test)."""
-    def put_back() -> None:
-        monkeypatch.setattr(DirectedLevelPairs, "fit_sums", old_fit_sums)
-        monkeypatch.setattr(DirectedLevelPairs, "misorder", old_misorder)
-        monkeypatch.setattr(DirectedLevelPairs, "terms", old_terms)
-        monkeypatch.setattr(MPBoost, "_fit_round", old_fit_round)
-    return put_back
+    return lambda: [monkeypatch.setattr(owner, name, fn) for owner, name, fn in EARLIER]
 
 
 def _data(seed: int):
@@ -302,26 +302,18 @@ def test_best_fit_stump_is_the_numpy_choice(seed: int) -> None:
     assert best_fit_stump(N, D, n_thr, scale, floor, tol) == (k, j, Nn[k, j], Dn[k, j], gain[k, j])
 
 
-@pytest.mark.parametrize("seed", range(2))
-@pytest.mark.parametrize("ddf", ["binary", "logdd"])
-def test_mpboost_pair_list_fits_as_before(earlier_code, seed: int, ddf: str) -> None:
-    X, y, qid = _data(seed + 1)
-    new = MPBoost(ddf=ddf, pairwise="pairs", n_rounds=40, random_state=seed).fit(X, y, qid=qid)
-    earlier_code()
-    old = MPBoost(ddf=ddf, pairwise="pairs", n_rounds=40, random_state=seed).fit(X, y, qid=qid)
-    assert len(new.history_) > 5
-    assert_identical_fit(new, old, X)
-
-
 # ---- whole fits ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("ddf", ["binary", "logdd", "ldd"])
-def test_mpboost_levels_fits_as_before(earlier_code, seed: int, ddf: str) -> None:
+@pytest.mark.parametrize("pairwise", ["levels", "pairs"])
+def test_mpboost_fits_as_before(earlier_code, seed: int, ddf: str, pairwise: str) -> None:
+    """Both paths (the pair list shares the choice of the stump), weighted queries on odd seeds."""
     X, y, qid = _data(seed)
     sw = None if seed % 2 == 0 else np.random.default_rng(seed).choice([0.5, 1.0, 2.0], size=np.unique(qid).size)
-    new = MPBoost(ddf=ddf, pairwise="levels", n_rounds=40, random_state=seed).fit(X, y, qid=qid, sample_weight=sw)
+    params = {"ddf": ddf, "pairwise": pairwise, "n_rounds": 40, "random_state": seed}
+    new = MPBoost(**params).fit(X, y, qid=qid, sample_weight=sw)
     earlier_code()
-    old = MPBoost(ddf=ddf, pairwise="levels", n_rounds=40, random_state=seed).fit(X, y, qid=qid, sample_weight=sw)
+    old = MPBoost(**params).fit(X, y, qid=qid, sample_weight=sw)
     assert len(new.history_) > 5
     assert_identical_fit(new, old, X)

@@ -270,7 +270,7 @@ def test_terms_equal_the_earlier_ones_where_they_are_used(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_query_code_order_is_the_lexsort(seed: int) -> None:
-    """The counting sorts give numpy's ``lexsort((codes, query))`` per feature (query, then code,
+    """The one-key stable sort gives numpy's ``lexsort((codes, query))`` per feature (query, then code,
     then row), also with queries not in contiguous rows, empty queries and one feature."""
     rng = np.random.default_rng(seed)
     n, nf = int(rng.integers(1, 300)), int(rng.integers(1, 6))

@@ -173,31 +173,33 @@ def pair_fit_sums(
 
 
 @nb.njit(cache=True)
-def best_fit_stump(signed, split, n_thresholds, scale, floor, tol):
-    """``(k, j, N, D, gain)``: the stump of the largest ``gain = N^2 / D`` (the least-squares fit's
-    reduction of the squared error), ``N = signed / scale`` and ``D = split / scale`` of
-    :func:`pair_fit_sums` (``scale`` 1.0 there), among the existing stumps (``j < n_thresholds[k]``)
-    with ``D > floor`` (the others count 0); the first, in ``(k, j)`` order, within ``tol`` of the
-    largest. Each entry's operations are those of the numpy expressions ``N * N / D`` it replaces, so
-    the same bits, without ``(F, width)`` temporaries. ``k = -1`` when a gain is NaN."""
+def best_fit_stump(signed, split, n_thresholds, scale, floor, tol, gain):
+    """The flat index ``k * width + j`` of the stump of the largest ``gain = N^2 / D`` (the
+    least-squares fit's reduction of the squared error), ``N = signed / scale`` and
+    ``D = split / scale`` of :func:`pair_fit_sums` (``scale`` 1.0 there), among the existing stumps
+    (``j < n_thresholds[k]``) with ``D > floor`` (the others count 0); the first, in ``(k, j)``
+    order, within ``tol`` of the largest; ``gain`` (``(F, width)``, written) gets every stump's. Each
+    entry's operations are those of the numpy expressions ``N * N / D`` it replaces, so the same
+    bits, without their temporaries. ``-1`` when a gain is NaN."""
     nf, width = signed.shape
-    gain = np.zeros((nf, width))
     best = 0.0
     for k in range(nf):
-        for j in range(min(n_thresholds[k], width)):
-            d = split[k, j] / scale
-            if d > floor:
-                n = signed[k, j] / scale
-                g = n * n / d
-                if g != g:
-                    return -1, -1, 0.0, 0.0, g
-                gain[k, j] = g
-                best = max(best, g)
+        for j in range(width):
+            g = 0.0
+            if j < n_thresholds[k]:
+                d = split[k, j] / scale
+                if d > floor:
+                    n = signed[k, j] / scale
+                    g = n * n / d
+                    if g != g:
+                        return -1
+            gain[k, j] = g
+            best = max(best, g)
     for k in range(nf):
         for j in range(width):
             if gain[k, j] >= best - tol:
-                return k, j, signed[k, j] / scale, split[k, j] / scale, gain[k, j]
-    return -1, -1, 0.0, 0.0, best
+                return k * width + j
+    return -1
 
 
 @nb.njit(cache=True)

@@ -273,13 +273,16 @@ class MPBoost(RankingBooster):
         # a stump splitting less weight than this cannot reach the stopping threshold, or its
         # N and D are within rounding of their size (module docstring); J_wse = sum w d^2 - N^2 / D
         floor = max(TIE_RTOL * c / s.d2_max, SPLIT_RTOL * w_sum)
-        k, j, n_kj, d_kj, gain = best_fit_stump(N, D, s.cands.n_thr, scale, floor, TIE_RTOL * c)
-        if k < 0:
+        gains = np.empty(N.shape)
+        idx = best_fit_stump(N, D, s.cands.n_thr, scale, floor, TIE_RTOL * c, gains)
+        if idx < 0:
             raise FloatingPointError("MPBoost: a stump's fit N^2 / D is NaN (the pair weights left the float range)")
+        k, j = divmod(idx, N.shape[1])
+        gain = float(gains[k, j])
         if gain <= TIE_RTOL * c:
             self._stop_reason = "no stump reduces the weighted squared error (Eq. 12)"
             return None
-        a = float(n_kj / d_kj)
+        a = float((N[k, j] / scale) / (D[k, j] / scale))
         f = a * s.cands.vector(int(k), int(j))
         z = self._reweight(s, f)
         if s.lv is not None:
@@ -288,7 +291,7 @@ class MPBoost(RankingBooster):
             wrong = s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]
             misorder = float(np.mean(wrong)) if s.w1 is None else float(s.w1[wrong].sum())
         rec = {"a": a, "Z": z, "bound": math.exp(s.log_bound), "misorder": misorder,
-               "wse": c - float(gain)}
+               "wse": c - gain}
         return Round(s.cands.stump(int(k), int(j)), a, rec)
 
     @staticmethod

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 
-__all__ = ["pair_split_sums", "pair_fit_sums", "doc_sums_above", "doc_potentials", "doc_sides", "cumsum_both",
+__all__ = ["pair_split_sums", "pair_fit_sums", "best_fit_stump", "doc_sums_above", "doc_potentials", "doc_sides", "cumsum_both",
            "subtract_squared_sums_above"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of the kernels, parallel over features: one
@@ -170,6 +170,36 @@ def pair_fit_sums(
     kernel = dispatch.kernel_for(_pair_fit_sums, pairs.shape[0] * codes.shape[1])
     return kernel(codes, pairs, np.ascontiguousarray(weights, dtype=np.float64),
                   np.ascontiguousarray(values, dtype=np.float64), width)
+
+
+@nb.njit(cache=True)
+def best_fit_stump(signed, split, n_thresholds, scale, floor, tol, gain):
+    """The flat index ``k * width + j`` of the stump of the largest ``gain = N^2 / D`` (the
+    least-squares fit's reduction of the squared error), ``N = signed / scale`` and
+    ``D = split / scale`` of :func:`pair_fit_sums` (``scale`` 1.0 there), among the existing stumps
+    (``j < n_thresholds[k]``) with ``D > floor`` (the others count 0); the first, in ``(k, j)``
+    order, within ``tol`` of the largest; ``gain`` (``(F, width)``, written) gets every stump's. Each
+    entry's operations are those of the numpy expressions ``N * N / D`` it replaces, so the same
+    bits, without their temporaries. ``-1`` when a gain is NaN."""
+    nf, width = signed.shape
+    best = 0.0
+    for k in range(nf):
+        for j in range(width):
+            g = 0.0
+            if j < n_thresholds[k]:
+                d = split[k, j] / scale
+                if d > floor:
+                    n = signed[k, j] / scale
+                    g = n * n / d
+                    if g != g:
+                        return -1
+            gain[k, j] = g
+            best = max(best, g)
+    for k in range(nf):
+        for j in range(width):
+            if gain[k, j] >= best - tol:
+                return k * width + j
+    return -1
 
 
 @nb.njit(cache=True)

@@ -99,8 +99,8 @@ from ._ddf_range import check_stump_ddf
 from ._fit_data import FitData
 from ._level_sums import PAIRWISE, DirectedLevelPairs, codes_in_order, query_code_order
 from ._pairwise_choice import choose_pairwise
-from ._stump_sums import pair_fit_sums
-from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates, argmax_first
+from ._stump_sums import best_fit_stump, pair_fit_sums
+from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates
 
 __all__ = ["MPBoost", "SPLIT_RTOL"]
 
@@ -253,42 +253,45 @@ class MPBoost(RankingBooster):
         )
 
     # ---- one round ----------------------------------------------------------------
-    def _stump_sums(self, s: _State) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``(N, D)`` of every stump: ``N = sum_A1 w d - sum_B2 w d``, ``D = sum_A1 w + sum_B2 w``,
-        both summed over the pairs the stump splits (one pass over the pairs, or over the
-        documents in code order per level pair when pair-free)."""
+    def _stump_sums(self, s: _State) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+        """``(N, D, W)`` of every stump: ``N / W = sum_A1 w d - sum_B2 w d``, ``D / W = sum_A1 w + sum_B2 w``,
+        both summed over the pairs the stump splits (one pass over the pairs, ``W = 1``, or over the
+        documents in code order per level pair when pair-free, ``W`` the unnormalised weights' sum)."""
         if s.lv is not None:
             N, D = s.lv.fit_sums(s.R, s.sorted_codes, s.order, s.cands.width)
-            return N / s.W, D / s.W
-        return pair_fit_sums(s.cands.codes, s.pairs, s.w, s.w * s.d, s.cands.n_thr)
+            return N, D, s.W
+        N, D = pair_fit_sums(s.cands.codes, s.pairs, s.w, s.w * s.d, s.cands.n_thr)
+        return N, D, 1.0
 
     def _fit_round(self, s: _State, t: int) -> Round | None:
         if s.n_pairs == 0:
             self._stop_reason = "no preference pairs in the training data"
             return None
-        N, D = self._stump_sums(s)
+        N, D, scale = self._stump_sums(s)
         c = s.C / s.W if s.lv is not None else float(s.w @ (s.d * s.d))
         w_sum = 1.0 if s.lv is not None else float(s.w.sum())
         # a stump splitting less weight than this cannot reach the stopping threshold, or its
-        # N and D are within rounding of their size (module docstring)
+        # N and D are within rounding of their size (module docstring); J_wse = sum w d^2 - N^2 / D
         floor = max(TIE_RTOL * c / s.d2_max, SPLIT_RTOL * w_sum)
-        ok = s.cands.exists & (D > floor)
-        gain = np.where(ok, N * N / np.where(ok, D, 1.0), 0.0)  # J_wse = sum w d^2 - N^2 / D
-        idx = argmax_first(gain.ravel(), TIE_RTOL * c)
-        k, j = np.unravel_index(idx, gain.shape)
-        if gain[k, j] <= TIE_RTOL * c:
+        gains = np.empty(N.shape)
+        idx = best_fit_stump(N, D, s.cands.n_thr, scale, floor, TIE_RTOL * c, gains)
+        if idx < 0:
+            raise FloatingPointError("MPBoost: a stump's fit N^2 / D is NaN (the pair weights left the float range)")
+        k, j = divmod(idx, N.shape[1])
+        gain = float(gains[k, j])
+        if gain <= TIE_RTOL * c:
             self._stop_reason = "no stump reduces the weighted squared error (Eq. 12)"
             return None
-        a = float(N[k, j] / D[k, j])
+        a = float((N[k, j] / scale) / (D[k, j] / scale))
         f = a * s.cands.vector(int(k), int(j))
         z = self._reweight(s, f)
         if s.lv is not None:
-            misorder = s.lv.rates(s.F, f != 0.0)[0]   # R1: tied or reversed pairs under w^(1)
+            misorder = s.lv.misorder(s.F, f != 0.0)   # R1: tied or reversed pairs under w^(1)
         else:
             wrong = s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]
             misorder = float(np.mean(wrong)) if s.w1 is None else float(s.w1[wrong].sum())
         rec = {"a": a, "Z": z, "bound": math.exp(s.log_bound), "misorder": misorder,
-               "wse": c - float(gain[k, j])}
+               "wse": c - gain}
         return Round(s.cands.stump(int(k), int(j)), a, rec)
 
     @staticmethod
@@ -297,7 +300,7 @@ class MPBoost(RankingBooster):
         (pair-free: ``Z_t = W(F + f) / W(F)``, the weights being recomputed from ``F``)."""
         if s.lv is not None:
             s.F += f
-            s.R, s.tot = s.lv.terms(s.F)
+            s.R, s.tot = s.lv.terms(s.F, out=s.R)
             w_new, s.C = s.lv.weight_sums(s.tot)
             if not (math.isfinite(w_new) and w_new > 0.0 and math.isfinite(s.C)):
                 # exp(d * score range) left the float range: only relative (pair) weights stay finite

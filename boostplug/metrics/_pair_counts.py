@@ -21,7 +21,7 @@ import numpy as np
 
 from .._core import dispatch
 
-__all__ = ["critical_pair_counts", "label_order", "score_order", "CriticalGaps"]
+__all__ = ["critical_pair_counts", "label_order", "score_order", "CriticalGaps", "StepCounts"]
 
 
 @nb.njit(cache=True)
@@ -76,10 +76,17 @@ def _query_counts(scores: np.ndarray, labels: np.ndarray, by_score: np.ndarray, 
     n_levels, critical = _label_levels(labels, by_label, level)
     if critical == 0:
         return 0, 0, 0
-    tree = np.zeros(n_levels + 1, dtype=np.int64)
+    tied, reversed_ = _tied_reversed(scores, by_score, level, np.zeros(n_levels + 1, dtype=np.int64))
+    return critical, tied, reversed_
+
+
+@nb.njit(cache=True)
+def _tied_reversed(scores: np.ndarray, by_score: np.ndarray, level: np.ndarray, tree: np.ndarray) -> tuple[int, int]:
+    """(tied, reversed) critical pairs of one query: its rows ``by_score`` (ascending score), their
+    label ``level`` (1 = the query's lowest), ``tree`` a zeroed Fenwick tree of ``levels + 1`` entries."""
     tied = 0
     reversed_ = 0
-    end = n  # groups of equal scores, from the highest score down
+    end = by_score.shape[0]  # groups of equal scores, from the highest score down
     while end > 0:
         start = end - 1
         while start > 0 and scores[by_score[start - 1]] == scores[by_score[end - 1]]:
@@ -97,7 +104,7 @@ def _query_counts(scores: np.ndarray, labels: np.ndarray, by_score: np.ndarray, 
         reversed_ += before
         tied += after - before
         end = start
-    return critical, tied, reversed_
+    return tied, reversed_
 
 
 @nb.njit(cache=True)
@@ -144,39 +151,47 @@ def _within_queries(values: np.ndarray, group_ptr: np.ndarray, query: np.ndarray
 
 
 @nb.njit(cache=True)
+def _merge_query(order: np.ndarray, values: np.ndarray, moved: np.ndarray, s: int, e: int, buf: np.ndarray) -> bool:
+    """``order[s:e]`` (one query's rows, ascending in earlier values) merged in place from two runs,
+    the rows ``moved`` and the others, each kept in its order, by ``values`` (the moved row first on a
+    tie), ``buf[s:e]`` the scratch; whether the result is ascending in ``values`` (``False``: the runs
+    were not each in order)."""
+    nu = s          # the moved rows go to buf[s:nu], in order; the others to buf[nu:e], last first
+    ns = e
+    for t in range(s, e):
+        i = order[t]
+        if moved[i]:
+            buf[nu] = i
+            nu += 1
+        else:
+            ns -= 1
+            buf[ns] = i
+    a = s
+    b = e - 1
+    for t in range(s, e):
+        if b < nu or (a < nu and values[buf[a]] <= values[buf[b]]):
+            order[t] = buf[a]
+            a += 1
+        else:
+            order[t] = buf[b]
+            b -= 1
+    for t in range(s + 1, e):
+        if not values[order[t - 1]] <= values[order[t]]:
+            return False
+    return True
+
+
+@nb.njit(cache=True)
 def _merge_moved(prev: np.ndarray, values: np.ndarray, moved: np.ndarray,
                  group_ptr: np.ndarray) -> tuple[np.ndarray, bool]:
     """Each query's rows of ``prev`` (an earlier ascending order) merged from two runs, the rows
     ``moved`` and the others, each kept in its order, by ``values``; and whether the result is
     ascending in ``values`` (``False``: the runs were not each in order)."""
-    n = prev.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    up = np.empty(n, dtype=np.int64)
-    still = np.empty(n, dtype=np.int64)
+    out = prev.astype(np.int64)
+    buf = np.empty(prev.shape[0], dtype=np.int64)
     for q in range(group_ptr.shape[0] - 1):
-        s, e = group_ptr[q], group_ptr[q + 1]
-        nu = 0
-        ns = 0
-        for t in range(s, e):
-            i = prev[t]
-            if moved[i]:
-                up[nu] = i
-                nu += 1
-            else:
-                still[ns] = i
-                ns += 1
-        a = 0
-        b = 0
-        for t in range(s, e):
-            if b == ns or (a < nu and values[up[a]] <= values[still[b]]):
-                out[t] = up[a]
-                a += 1
-            else:
-                out[t] = still[b]
-                b += 1
-        for t in range(s + 1, e):
-            if not values[out[t - 1]] <= values[out[t]]:
-                return out, False
+        if not _merge_query(out, values, moved, group_ptr[q], group_ptr[q + 1], buf):
+            return out, False
     return out, True
 
 
@@ -220,6 +235,66 @@ def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.n
     run = dispatch.kernel_for(_counts_parallel, scores.shape[0] * COUNT_DOC_WORK)
     run(scores, labels, group_ptr, by_score, by_label, level, out)
     return out
+
+
+@nb.njit(cache=True, parallel=True)
+def _step_counts(scores: np.ndarray, group_ptr: np.ndarray, queries: np.ndarray, level: np.ndarray,
+                 tree_ptr: np.ndarray, trees: np.ndarray, order: np.ndarray, moved: np.ndarray, merge: bool,
+                 buf: np.ndarray, out: np.ndarray) -> bool:
+    """For the ``queries``: (when ``merge``) their rows of ``order`` merged in place by
+    :func:`_merge_query`, then ``out[q] = (tied, reversed)`` by :func:`_tied_reversed` (its tree
+    ``trees[tree_ptr[i]:tree_ptr[i + 1]]``); ``False`` if a merge was not ascending (``out`` and
+    ``order`` are then partly written)."""
+    ok = np.ones(queries.shape[0], dtype=np.bool_)
+    for i in nb.prange(queries.shape[0]):
+        q = queries[i]
+        s, e = group_ptr[q], group_ptr[q + 1]
+        if merge and not _merge_query(order, scores, moved, s, e, buf):
+            ok[i] = False
+            continue
+        tree = trees[tree_ptr[i]:tree_ptr[i + 1]]
+        tree[:] = 0
+        t, r = _tied_reversed(scores, order[s:e], level, tree)
+        out[q, 0] = t
+        out[q, 1] = r
+    return ok.all()
+
+
+class StepCounts:
+    """Per query, the critical pairs a ranking's scores tie and reverse, for a caller that counts
+    them after every step of an ensemble with the same labels (a booster's history): the labels'
+    levels are found once, only the queries with a critical pair are visited, and a step that moved
+    some rows by one constant merges the last score order instead of sorting again (as
+    :func:`score_order`), in the same pass as the count. The counts are
+    :func:`critical_pair_counts`' (columns 1 and 2), exactly."""
+
+    def __init__(self, labels: np.ndarray, group_ptr: np.ndarray) -> None:
+        n = labels.shape[0]
+        self.group_ptr = group_ptr
+        self.level = np.empty(n, dtype=np.int64)
+        per_query = np.zeros((group_ptr.shape[0] - 1, 2), dtype=np.int64)
+        _all_levels(labels, group_ptr, label_order(labels, group_ptr), self.level, per_query)
+        self.queries = np.flatnonzero(per_query[:, 1] > 0).astype(np.int64)
+        self.tree_ptr = np.concatenate([[0], np.cumsum(per_query[self.queries, 0] + 1)]).astype(np.int64)
+        self._trees = np.empty(int(self.tree_ptr[-1]), dtype=np.int64)
+        self._buf = np.empty(n, dtype=np.int64)
+        self._order: np.ndarray | None = None
+        self._work = n * COUNT_DOC_WORK
+
+    def counts(self, scores: np.ndarray, moved: np.ndarray | None = None) -> np.ndarray:
+        """``(n_queries, 2)`` int64: the tied and the reversed critical pairs of each query under
+        ``scores`` (float64, contiguous, finite). ``moved``: the rows whose scores one constant
+        changed since the previous call, when that is the only change (a boolean mask)."""
+        out = np.zeros((self.group_ptr.shape[0] - 1, 2), dtype=np.int64)
+        run = dispatch.kernel_for(_step_counts, self._work)
+        merge = self._order is not None and moved is not None
+        if merge and run(scores, self.group_ptr, self.queries, self.level, self.tree_ptr, self._trees, self._order,
+                         moved, True, self._buf, out):
+            return out
+        self._order = _within_queries(scores, self.group_ptr)
+        run(scores, self.group_ptr, self.queries, self.level, self.tree_ptr, self._trees, self._order,
+            np.zeros(0, dtype=np.bool_), False, self._buf, out)
+        return out
 
 
 # ------------------------------------------------------------------ pairs by score gap

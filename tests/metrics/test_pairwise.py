@@ -197,6 +197,53 @@ def test_score_order_sorts_afresh_when_the_rows_said_to_move_are_not_the_ones_th
     _assert_score_order(score_order(w, g, prev=order, moved=moved), w, g)
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("parallel", [True, False])
+def test_step_counts_after_stump_steps_are_the_counts_from_scratch(seed, parallel, monkeypatch):
+    """StepCounts, step after step (one constant on some rows; steps that create ties, and a first
+    call without a previous order): the tied and reversed counts of critical_pair_counts and of the
+    pair list, with no sort after the first call; forced parallel and forced serial."""
+    from boostplug._core import dispatch
+    from boostplug.metrics import _pair_counts as pc
+
+    rng = np.random.default_rng(seed)
+    g = np.array([0, 5, 5, 6, 40, 40, 71, 80])      # empty queries, a single-row one, a one-label one
+    y = rng.integers(0, 4, size=80).astype(np.float64)
+    y[71:80] = 2.0
+    v = np.round(rng.normal(size=80), 1)
+    monkeypatch.setattr(dispatch, "PARALLEL_MIN_WORK", 0 if parallel else 10**18)
+    steps = pc.StepCounts(y, g)
+    full = pc._within_queries
+    pairs = ref_pairs(y, g)
+    moved = None
+    for t in range(10):
+        if t:
+            moved = rng.random(80) < 0.4
+            v = v + np.where(moved, rng.choice([0.1, -0.3, 2.0, 1e-17]), 0.0)
+            monkeypatch.setattr(pc, "_within_queries", lambda *a: pytest.fail("sorted afresh"))
+        got = steps.counts(v, moved)
+        monkeypatch.setattr(pc, "_within_queries", full)
+        np.testing.assert_array_equal(got, critical_pair_counts(v, y, g)[:, 1:])
+        out = ref_outcomes(v, pairs)
+        assert got.sum(axis=0).tolist() == [int((out == 0.5).sum()), int((out == 1.0).sum())]
+
+
+def test_step_counts_sort_afresh_when_the_rows_said_to_move_are_not_the_ones_that_did():
+    from boostplug.metrics import _pair_counts as pc
+
+    rng = np.random.default_rng(4)
+    g = np.array([0, 30, 60])
+    y = rng.integers(0, 3, size=60).astype(np.float64)
+    v = rng.normal(size=60)
+    steps = pc.StepCounts(y, g)
+    steps.counts(v)
+    moved = np.zeros(60, dtype=bool)
+    moved[::2] = True
+    w = v + np.where(~moved, 1.5, 0.0) * rng.random(60)   # not one constant: the premise is false
+    np.testing.assert_array_equal(steps.counts(w, moved), critical_pair_counts(w, y, g)[:, 1:])
+    np.testing.assert_array_equal(steps.counts(w + moved, moved), critical_pair_counts(w + moved, y, g)[:, 1:])
+
+
 def test_serial_and_parallel_counts_agree(monkeypatch):
     """The count kernel goes through the one dispatch: forced parallel (two threads) and forced
     serial give the same counts."""

@@ -176,6 +176,11 @@ class LevelPairs:
         # the query of each row as big-endian bytes (they sort by query): level_e2's group key prefix
         self._query_bytes = self.query.astype(">i8").view(np.uint8).reshape(-1, 8)
 
+    def linked(self) -> NDArray[np.bool_]:
+        """The documents in a critical pair of non-zero weight: another level in their query, and a
+        query weight that is not 0."""
+        return (self._doc_coef * self._other) != 0
+
     def sums(self, F: NDArray[np.float64], h: NDArray[np.bool_] | None = None
              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """``(shift, Em, Ep)`` of :func:`_level_exp_sums` (``h = None``: everything in column 0)."""
@@ -243,7 +248,7 @@ class LevelSpan(PairSpan):
 
     def linked(self) -> NDArray[np.bool_]:
         """The documents with a critical pair of non-zero weight (a query with two labels or more)."""
-        return (self.levels._doc_coef * self.levels._other) != 0
+        return self.levels.linked()
 
 
 @nb.njit(cache=True)

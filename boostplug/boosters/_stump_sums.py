@@ -31,8 +31,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 
-__all__ = ["pair_split_sums", "pair_fit_sums", "best_fit_stump", "doc_sums_above", "doc_potentials", "doc_sides", "cumsum_both",
-           "subtract_squared_sums_above"]
+__all__ = ["pair_split_sums", "pair_fit_sums", "best_fit_stump", "doc_sums_above", "doc_potentials", "doc_sides", "cumsum_both"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of the kernels, parallel over features: one
 #: unit per pair visit (``P * F``), one per this many document visits (``n * F``), so they go
@@ -265,34 +264,3 @@ def doc_sums_above(codes: NDArray[np.int32], pot: NDArray[np.float64], n_thresho
     width = _width(n_thresholds)
     kernel = dispatch.kernel_for(_doc_sums_above, codes.shape[0] * codes.shape[1] // DOC_VISITS_PER_WORK)
     return kernel(codes, np.ascontiguousarray(pot, dtype=np.float64), width)
-
-
-@nb.njit(cache=True)
-def _subtract_squared_sums_above(codes, pots, width, r2):
-    n, n_feat = codes.shape
-    B = pots.shape[1]
-    hist = np.zeros((width + 1, B))
-    acc = np.zeros(B)
-    for k in range(n_feat):
-        hist[:] = 0.0
-        for i in range(n):
-            row = hist[codes[i, k]]
-            for b in range(B):
-                row[b] += pots[i, b]
-        acc[:] = 0.0
-        for j in range(width - 1, -1, -1):
-            for b in range(B):
-                acc[b] += hist[j + 1, b]
-            for b in range(B):
-                r2[k, j] -= acc[b] * acc[b]
-
-
-def subtract_squared_sums_above(codes: NDArray[np.int32], pots: NDArray[np.float64], n_thresholds: NDArray[np.int64],
-                                r2: NDArray[np.float64]) -> None:
-    """In place, for each row ``p`` of ``pots`` (``(B, n)``) in turn: ``r2 -= doc_sums_above(codes, p,
-    n_thresholds) ** 2``, bit for bit (each bin adds its documents in row order, each square is taken
-    off in row order), in one pass over the codes for all ``B`` rows instead of ``B`` passes."""
-    width = _width(n_thresholds)
-    if r2.shape != (codes.shape[1], width) or pots.shape[1:] != (codes.shape[0],):
-        raise ValueError(f"r2 {r2.shape} and pots {pots.shape} do not fit codes {codes.shape} and width {width}")
-    _subtract_squared_sums_above(codes, np.ascontiguousarray(np.asarray(pots, dtype=np.float64).T), width, r2)

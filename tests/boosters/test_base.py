@@ -579,22 +579,6 @@ def test_span_from_products_answers_as_gram_schmidt(metric: str) -> None:
         prod.use_products(nsplit, cands.n_thr)
 
 
-@pytest.mark.parametrize("n_rows", [0, 1, 5])
-def test_subtract_squared_sums_above_is_doc_sums_above_row_by_row_bit_for_bit(n_rows: int) -> None:
-    rng = np.random.default_rng(5)
-    n, F = 70, 4
-    n_thr = np.array([3, 8, 1, 5])
-    codes = np.ascontiguousarray(rng.integers(0, n_thr + 1, size=(n, F)), dtype=np.int32)
-    pots = rng.normal(size=(n_rows, n))
-    r2 = rng.random((F, int(n_thr.max()) + 1)) * 50
-    ref = r2.copy()
-    for p in pots:
-        ref -= ss.doc_sums_above(codes, p, n_thr) ** 2
-    ss.subtract_squared_sums_above(codes, pots, n_thr, r2)
-    assert np.array_equal(r2, ref)
-    with pytest.raises(ValueError, match="do not fit"):
-        ss.subtract_squared_sums_above(codes, pots[:, :-1] if n_rows else np.zeros((1, n - 1)), n_thr, r2)
-
 # ---- fit: eval_set, callback, verbose, Ctrl-C, parameter checks ---------------------------------
 @pytest.mark.parametrize("name", sorted(BOOSTERS))
 def test_eval_set_is_checked_against_the_x_of_this_fit(name: str) -> None:

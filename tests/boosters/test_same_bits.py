@@ -12,6 +12,7 @@ import math
 import numba as nb
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 from scipy.special import logsumexp
 from tests.boosters._helpers import assert_identical_fit, dependent_data, graded_data, letor_like
 
@@ -246,6 +247,56 @@ def _project_out(U: np.ndarray, Q: np.ndarray, LQ: np.ndarray) -> None:
             U -= (U @ LQ.T) @ Q
 
 
+
+# The old pruning's kernel, verbatim (the package's pruning no longer needs it)
+@nb.njit(cache=True)
+def _subtract_squared_sums_above(codes, pots, width, r2):
+    n, n_feat = codes.shape
+    B = pots.shape[1]
+    hist = np.zeros((width + 1, B))
+    acc = np.zeros(B)
+    for k in range(n_feat):
+        hist[:] = 0.0
+        for i in range(n):
+            row = hist[codes[i, k]]
+            for b in range(B):
+                row[b] += pots[i, b]
+        acc[:] = 0.0
+        for j in range(width - 1, -1, -1):
+            for b in range(B):
+                acc[b] += hist[j + 1, b]
+            for b in range(B):
+                r2[k, j] -= acc[b] * acc[b]
+
+
+def subtract_squared_sums_above(codes: NDArray[np.int32], pots: NDArray[np.float64], n_thresholds: NDArray[np.int64],
+                                r2: NDArray[np.float64]) -> None:
+    """In place, for each row ``p`` of ``pots`` (``(B, n)``) in turn: ``r2 -= doc_sums_above(codes, p,
+    n_thresholds) ** 2``, bit for bit (each bin adds its documents in row order, each square is taken
+    off in row order), in one pass over the codes for all ``B`` rows instead of ``B`` passes."""
+    width = stump_sums._width(n_thresholds)
+    if r2.shape != (codes.shape[1], width) or pots.shape[1:] != (codes.shape[0],):
+        raise ValueError(f"r2 {r2.shape} and pots {pots.shape} do not fit codes {codes.shape} and width {width}")
+    _subtract_squared_sums_above(codes, np.ascontiguousarray(np.asarray(pots, dtype=np.float64).T), width, r2)
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, 5])
+def test_subtract_squared_sums_above_is_doc_sums_above_row_by_row_bit_for_bit(n_rows: int) -> None:
+    rng = np.random.default_rng(5)
+    n, F = 70, 4
+    n_thr = np.array([3, 8, 1, 5])
+    codes = np.ascontiguousarray(rng.integers(0, n_thr + 1, size=(n, F)), dtype=np.int32)
+    pots = rng.normal(size=(n_rows, n))
+    r2 = rng.random((F, int(n_thr.max()) + 1)) * 50
+    ref = r2.copy()
+    for p in pots:
+        ref -= stump_sums.doc_sums_above(codes, p, n_thr) ** 2
+    subtract_squared_sums_above(codes, pots, n_thr, r2)
+    assert np.array_equal(r2, ref)
+    with pytest.raises(ValueError, match="do not fit"):
+        subtract_squared_sums_above(codes, pots[:, :-1] if n_rows else np.zeros((1, n - 1)), n_thr, r2)
+
+
 def old_select_independent(
     codes: np.ndarray, order: np.ndarray, span,
     nsplit: np.ndarray, n_thr: np.ndarray, cap: int, block: int = 64,
@@ -261,7 +312,7 @@ def old_select_independent(
 
     Each candidate's squared residual ``r2`` against the basis is kept for every stump at
     once (the squared :func:`doc_sums_above` of each new basis vector taken off, one pass over
-    the codes per block: :func:`~boostplug.boosters._stump_sums.subtract_squared_sums_above`), so
+    the codes per block: :func:`subtract_squared_sums_above`), so
     a dependent stump costs ``O(1)``. The Gram-Schmidt of the survivors is blocked: the next
     ``block`` candidates are projected on the basis together (matrix-matrix products,
     ``O(n m block)``), then taken in order, each projected only on the vectors its own block
@@ -299,7 +350,7 @@ def old_select_independent(
     for start in range(0, order.shape[0], block):
         # the previous block's new vectors leave r2 (one pass over the codes for all of them)
         if m > m0:
-            stump_sums.subtract_squared_sums_above(sub, LQ[m0:m], n_thr, r2)
+            subtract_squared_sums_above(sub, LQ[m0:m], n_thr, r2)
         blk = order[start:start + block]
         ks, js = blk[:, 0], blk[:, 1]
         # r2 only decreases: a stump at or below tol now is dropped when its turn comes

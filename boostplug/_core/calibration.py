@@ -64,22 +64,27 @@ def _probe(scores, labels, group_ptr, out):  # pragma: no cover - numba
         out[q] = acc
 
 
-def _best_times(kernels: tuple[Any, ...], args: tuple[Any, ...], repeat: int) -> list[float]:
-    """Each kernel's best time over ``repeat`` interleaved calls, after one call each."""
+def _times(kernels: tuple[Any, ...], args: tuple[Any, ...], repeat: int) -> list[list[float]]:
+    """Each kernel's times over ``repeat`` interleaved calls, after one call each."""
     for kernel in kernels:                       # compile (or load), and touch the pages
         kernel(*args)
-    best = [math.inf] * len(kernels)
+    times: list[list[float]] = [[] for _ in kernels]
     for _ in range(repeat):
         for k, kernel in enumerate(kernels):
             t0 = time.perf_counter()
             kernel(*args)
-            best[k] = min(best[k], time.perf_counter() - t0)
-    return best
+            times[k].append(time.perf_counter() - t0)
+    return times
 
 
 def calibrate(repeat: int = 9, seed: int = 0) -> Calibration:
-    """Time the probe serial and parallel (best of ``repeat`` interleaved calls; the tiny input
-    five times as often) and derive this machine's threshold. Needs more than one numba thread."""
+    """Time the probe serial and parallel (``repeat`` interleaved calls; the tiny input five times
+    as often) and derive this machine's threshold. Needs more than one numba thread.
+
+    The start-up is the difference of the medians on the tiny input: how long sleeping threads
+    take to wake varies from call to call (30-60 us under ``OMP_WAIT_POLICY=PASSIVE`` on one
+    idle machine), and a typical call, not the luckiest, is what a kernel pays. The large input
+    takes each side's best call (its time varies by what else runs, not by the kernel)."""
     threads = nb.get_num_threads()
     if threads < 2:
         raise ValueError(f"calibrating the parallel switch needs 2 or more numba threads, got {threads} "
@@ -90,9 +95,10 @@ def calibrate(repeat: int = 9, seed: int = 0) -> Calibration:
     labels = rng.integers(0, 3, n).astype(np.float64)
     kernels = (serial_twin(_probe), _probe)
     small = np.array([0, SMALL_DOCS], dtype=np.int64)
-    ser_small, par_small = _best_times(kernels, (scores, labels, small, np.empty(1)), 5 * repeat)
+    ser_small, par_small = (float(np.median(t)) for t in _times(kernels, (scores, labels, small, np.empty(1)),
+                                                                 5 * repeat))
     large = np.arange(LARGE_QUERIES + 1, dtype=np.int64) * LARGE_DOCS
-    ser_large, par_large = _best_times(kernels, (scores, labels, large, np.empty(LARGE_QUERIES)), repeat)
+    ser_large, par_large = (min(t) for t in _times(kernels, (scores, labels, large, np.empty(LARGE_QUERIES)), repeat))
     per_unit = ser_large / (LARGE_QUERIES * LARGE_DOCS * (LARGE_DOCS - 1) // 2)
     start = par_small - ser_small
     speedup = ser_large / par_large

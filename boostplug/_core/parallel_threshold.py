@@ -53,7 +53,7 @@ class Reference:
 
 
 #: Measured alone with ``boostplug calibrate`` (docs/results/dispatch_calibration).
-REFERENCE = Reference(cpu="rocketlake", crossover={"default": 430.0, "passive": 10_000.0})
+REFERENCE = Reference(cpu="rocketlake", crossover={"default": 490.0, "passive": 25_000.0})
 
 
 def cpu_name() -> str:

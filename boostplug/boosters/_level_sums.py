@@ -250,6 +250,12 @@ class LevelSpan(PairSpan):
         """The documents with a critical pair of non-zero weight (a query with two labels or more)."""
         return self.levels.linked()
 
+    def metric_rank(self) -> int:
+        """The rank of the label levels' ``L``: the linked documents less one a query holding any
+        (every document there is paired with every one of another label, so its query is connected)."""
+        linked = self.levels.linked()
+        return int(linked.sum() - np.unique(self.levels.query[linked]).size)
+
 
 @nb.njit(cache=True)
 def _group_e2(gptr, sig, eta, lncosh_eta, cnt, coef):

@@ -276,21 +276,21 @@ class PairSpan:
         self._Q = np.zeros((self.n, 4))
         self._LQ = np.zeros((self.n, 4))
         self._R = np.zeros((4, 4))
-        self._G: NDArray[np.float64] | None = None   # use_products: (F, width, capacity)
+        self._G: NDArray[np.float64] | None = None   # use_products: (capacity, F, width)
         self._nsplit = np.zeros((0, 0))
         self._n_thr = np.zeros(0, dtype=np.int64)
 
     def use_products(self, nsplit: NDArray[np.float64], n_thr: NDArray[np.int64]) -> None:
-        """Hold ``G[k, j, b] = h_kj . L h_b``, every stump's product with each member ``b`` (one pass over
-        the codes a member: :func:`doc_sums_above` of ``L h_b``), instead of the basis vectors: a
-        stump's coefficients on ``Q`` solve ``R^T c = G[k, j]`` (``O(|S_t|^2)``) and its squared residual
+        """Hold ``G[b, k, j] = h_kj . L h_b``, every stump's product with each member ``b`` (one pass over
+        the codes a member: :func:`doc_sums_above` of ``L h_b``, written as one contiguous row), instead
+        of the basis vectors: a stump's coefficients on ``Q`` solve ``R^T c = G[:, k, j]`` (``O(|S_t|^2)``) and its squared residual
         is ``nsplit[k, j] - |c|^2`` (``nsplit``: the stumps' squared norms ``|D h|^2``), where the
         Gram-Schmidt of :meth:`residual` costs ``O(n |S_t|)`` four times. Before the first member only."""
         if self.size:
             raise ValueError(f"use_products needs an empty span, this one has {self.size} members")
         self._nsplit = nsplit
         self._n_thr = n_thr
-        self._G = np.zeros(nsplit.shape + (4,))
+        self._G = np.zeros((4,) + nsplit.shape)
         self._Q = self._LQ = np.zeros((self.n, 0))
 
     @property
@@ -309,6 +309,22 @@ class PairSpan:
         out[pairs[:, 0]] = True
         out[pairs[:, 1]] = True
         return out
+
+    def metric_rank(self) -> int:
+        """The rank of ``L``: the linked documents less the connected components their pairs form
+        (a weighted graph Laplacian with positive weights). No more stumps than this are
+        independent in the pair metric."""
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        pairs = self.pairs if self.weights is None else self.pairs[self.weights != 0]
+        if not pairs.shape[0]:
+            return 0
+        nodes, inverse = np.unique(pairs.ravel(), return_inverse=True)
+        ends = inverse.reshape(-1, 2)
+        graph = coo_matrix((np.ones(ends.shape[0]), (ends[:, 0], ends[:, 1])), shape=(nodes.size, nodes.size))
+        n_comp, _ = connected_components(graph, directed=False)
+        return int(nodes.size - n_comp)
 
     @property
     def Q(self) -> NDArray[np.float64]:
@@ -342,7 +358,7 @@ class PairSpan:
         if self._G is None:
             return self.residual(h)
         m = self.size
-        c = (solve_triangular(self.R, self._G[k, j, :m], trans="T", lower=False, check_finite=False)
+        c = (solve_triangular(self.R, self._G[:m, k, j], trans="T", lower=False, check_finite=False)
              if m else np.zeros(0))
         norm2 = float(self._nsplit[k, j])
         return c, None, max(norm2 - float(c @ c), 0.0), norm2
@@ -382,16 +398,16 @@ class PairSpan:
         """:meth:`add` after :meth:`use_products`: ``R``'s column and every stump's product with ``h``."""
         assert self._G is not None
         m = self.size
-        if m == self._G.shape[2]:
+        if m == self._G.shape[0]:
             grow = max(4, m)
-            self._G = np.concatenate([self._G, np.zeros(self._G.shape[:2] + (grow,))], axis=2)
+            self._G = np.concatenate([self._G, np.zeros((grow,) + self._G.shape[1:])], axis=0)
             R = np.zeros((m + grow, m + grow))
             R[:m, :m] = self._R[:m, :m]
             self._R = R
         self._R[:m, m] = c
         self._R[m, m] = math.sqrt(r2)
         Lh = self._laplacian((self.codes[:, k] > j).astype(np.float64))
-        self._G[:, :, m] = doc_sums_above(self.codes, Lh, self._n_thr)[:, :self._G.shape[1]]
+        self._G[m] = doc_sums_above(self.codes, Lh, self._n_thr)[:, :self._G.shape[2]]   # contiguous: one row
         self.members.append((int(k), int(j)))
         self.index[(int(k), int(j))] = m
         self.eta = np.append(self.eta, eta)
@@ -401,11 +417,11 @@ class PairSpan:
         from the products, ``C R = G``, ``O(F width |S_t|^2)``)."""
         if self._G is not None:
             m = self.size
-            G = self._G[:, :, :m]
+            G = self._G[:m]
             if not m:
-                return G.copy()
-            C = solve_triangular(self.R, G.reshape(-1, m).T, trans="T", lower=False, check_finite=False)
-            return np.ascontiguousarray(C.T).reshape(G.shape)
+                return np.zeros(G.shape[1:] + (0,))
+            C = solve_triangular(self.R, G.reshape(m, -1), trans="T", lower=False, check_finite=False)
+            return np.ascontiguousarray(C.T).reshape(G.shape[1:] + (m,))
         F = self.codes.shape[1]
         width = int(n_thr.max()) + 1 if n_thr.size else 1
         C = np.zeros((F, width, self.size))
@@ -549,7 +565,9 @@ def select_independent(
     (a candidate at or below the tolerance there is dropped, the next one ends the pruning).
 
     The products of later candidates are kept for a window of candidates (about twice the basis
-    stumps the pruning can add); past it they are made again for the next window.
+    stumps the pruning can add); past it they are made again for the next window. Once the basis
+    holds as many stumps as the pair metric's rank (:meth:`PairSpan.metric_rank`: on one query,
+    its linked documents less one), every later candidate is dependent and dropped unsolved.
     Only the documents the pair metric links (:meth:`PairSpan.linked`) are held: the others'
     entries of a vector change neither its products in that metric nor its Laplacian.
     """
@@ -584,7 +602,11 @@ def select_independent(
     later = np.zeros((0, block))            # the block's products with every later candidate of the window
     drop = np.zeros(N, dtype=bool)
     m = m0
+    full = span.metric_rank()               # a basis this large spans every stump: the rest are dependent
     for start in range(0, N, block):
+        if m >= full:
+            drop[start:] = True
+            break
         stop = min(start + block, N)
         if stop > w1:                       # a new window: the products with every basis stump so far
             w0, w1 = start, min(N, start + window)

@@ -794,3 +794,56 @@ def test_a_fit_bounds_its_blas_threads_and_restores_them(monkeypatch, parallel):
         expected = 1 if parallel or threads == 1 else min(before)
         assert seen and all(counts and set(counts) == {expected} for counts in seen), (threads, seen)
         assert _blas_threads() == before
+
+
+def _dense_laplacian_rank(pairs, n, weights=None):
+    L = np.zeros((n, n))
+    w = np.ones(pairs.shape[0]) if weights is None else weights
+    for (a, b), v in zip(pairs, w):
+        L[a, a] += v
+        L[b, b] += v
+        L[a, b] -= v
+        L[b, a] -= v
+    return np.linalg.matrix_rank(L)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_metric_rank_is_the_rank_of_the_pair_metric(seed: int) -> None:
+    """Linked documents less connected components: the rank of ``L`` on the pair list (pairs of
+    weight 0 left out, several queries, queries of one label) and on the label levels."""
+    from boostplug.boosters._level_sums import LevelPairs, LevelSpan
+
+    X, y, qid = data(seed, n_queries=6, max_docs=9, n_feat=2)
+    y[qid == 2] = 1.0                              # a query of one label: no pair
+    gp = group_ptr_from_qid(qid)
+    pairs = critical_pairs(y, gp)
+    codes = make_candidates(X, "all").codes
+    w = np.where(np.random.default_rng(seed).random(pairs.shape[0]) < 0.3, 0.0, 1.0)
+    w[qid[pairs[:, 0]] == 0] = 0.0                 # one query's pairs all weigh nothing
+    assert PairSpan(codes, pairs).metric_rank() == _dense_laplacian_rank(pairs, X.shape[0])
+    assert PairSpan(codes, pairs, w).metric_rank() == _dense_laplacian_rank(pairs, X.shape[0], w)
+    assert LevelSpan(codes, LevelPairs(y, gp, None)).metric_rank() == _dense_laplacian_rank(pairs, X.shape[0])
+    assert PairSpan(codes, pairs[:0]).metric_rank() == 0
+
+
+@pytest.mark.parametrize("level_metric", [False, True])
+def test_pruning_stops_solving_once_the_basis_spans_the_metric(monkeypatch, level_metric: bool) -> None:
+    """One query with many thresholds: the basis reaches the metric's rank early, the candidates after
+    it are dropped unsolved, the same drops as without that stop (and as Gram-Schmidt)."""
+    from boostplug.boosters._level_sums import LevelPairs, LevelSpan
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(30, 5))
+    y = rng.integers(0, 4, 30).astype(float)
+    qid = np.zeros(30, dtype=np.int64)
+    cands, pairs, nsplit, order, span = pruning_case(X, y, qid, 7, n_members=0)
+    if level_metric:
+        span = LevelSpan(cands.codes, LevelPairs(y, group_ptr_from_qid(qid), None))
+    cap = order.shape[0] + 1
+    got = select_independent(cands.codes, order, span, nsplit, cands.n_thr, cap, block=16)
+    assert np.count_nonzero(~got) == span.metric_rank() == 29
+    monkeypatch.setattr(type(span), "metric_rank", lambda self: 10**9)
+    assert np.array_equal(select_independent(cands.codes, order, span, nsplit, cands.n_thr, cap, block=16), got)
+    if not level_metric:
+        assert np.array_equal(sequential_gram_schmidt_drop(cands.codes, pairs, order, span, nsplit, cands.n_thr, cap),
+                              got)

@@ -184,3 +184,26 @@ def test_a_worker_waiting_for_a_stopped_peers_data_stops_within_seconds_of_its_f
     assert second in ("TrainingStopped", "LightGBMError") and second_rounds >= 3, (second, second_rounds)
     assert after_flag < 5, after_flag
     assert not any(_busy(client).values())
+
+
+def test_free_port_is_outside_the_ephemeral_range_and_free(monkeypatch) -> None:
+    """Below the ports ``bind(0)`` and outgoing connections take (so no connection of the cluster
+    can take it before LightGBM binds it), and free now; with no readable range, or a port that
+    does not bind, one from ``bind(0)``."""
+    import socket
+
+    from boostplug.frameworks.distributed import lightgbm_worker as lw
+
+    span = lw._ephemeral_range()
+    for _ in range(20):
+        port = lw.free_port("127.0.0.1")
+        if span is not None and span[0] - lw.PORT_FLOOR >= 1_000:
+            assert lw.PORT_FLOOR <= port < span[0], (port, span)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", port))      # free: it binds
+    monkeypatch.setattr(lw, "_ephemeral_range", lambda: (32768, 60999))
+    monkeypatch.setattr(lw, "_binds", lambda host, port: False)
+    assert lw.free_port("127.0.0.1") > 0      # nothing below binds: bind(0)'s port
+    monkeypatch.setattr(lw, "_ephemeral_range", lambda: None)
+    assert lw.free_port("127.0.0.1") > 0

@@ -32,8 +32,47 @@ __all__ = ["NETWORK_PARAMS", "free_port", "objective", "prepare_params", "uses_t
 NETWORK_PARAMS = ("objective", "machines", "local_listen_port", "num_machines", "tree_learner", "pre_partition")
 
 
+#: Where :func:`free_port` looks first: below the system's ephemeral ports (Linux's default
+#: 32768-60999), from this port up.
+PORT_FLOOR = 10_000
+
+
+def _ephemeral_range() -> tuple[int, int] | None:
+    """The ports the system hands out to outgoing connections and to ``bind(0)`` (Linux), or ``None``."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(v) for v in f.read().split()[:2])
+    except (OSError, ValueError):
+        return None
+    return lo, hi
+
+
+def _binds(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+        return True
+
+
 def free_port(host: str) -> int:
-    """A port nobody listens on at ``host`` now (LightGBM opens it right after)."""
+    """A port nobody listens on at ``host`` now (LightGBM opens it right after).
+
+    Taken below the system's ephemeral range where it can be read: a port from ``bind(0)`` lies in
+    that range, and between this check and LightGBM's bind an outgoing connection of the cluster's
+    own (Dask's, Spark's) could take it ("Binding port ... failed"). A random port of
+    ``PORT_FLOOR`` up to the range's start that binds now, else one from ``bind(0)``."""
+    import random
+
+    span = _ephemeral_range()
+    if span is not None and span[0] - PORT_FLOOR >= 1_000:
+        rng = random.SystemRandom()
+        for _ in range(64):
+            port = rng.randrange(PORT_FLOOR, span[0])
+            if _binds(host, port):
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind((host, 0))

@@ -141,10 +141,9 @@ def cpu() -> dict[str, str]:
     """The machine a number was measured on: numba's CPU name (what ``numba -s`` prints as ``CPU
     Name``: the code generation target) and the processor's model name."""
     try:
-        from numba.core import config
-        from llvmlite import binding
+        from boostplug._core.parallel_threshold import cpu_name
 
-        numba_name = config.CPU_NAME or binding.get_host_cpu_name()
+        numba_name = cpu_name()
     except ImportError:
         numba_name = "unknown"
     model = platform.processor() or "unknown"

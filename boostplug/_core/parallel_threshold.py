@@ -142,7 +142,8 @@ def stored_threshold(path: Path | None = None) -> tuple[int, str]:
     if env is not None and env.strip():
         return parse_threshold(env), ENV_VAR
     path = cache_file() if path is None else path
-    entry = read_entries(path).get(machine_key())
+    entries = read_entries(path)
+    entry = entries.get(machine_key()) if entries else None   # no file: no key to work out
     if isinstance(entry, dict):
         value = entry.get("parallel_min_work")
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:

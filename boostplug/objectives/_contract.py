@@ -16,13 +16,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._declarations import GRADIENT_KINDS, HESSIAN_KINDS, PARAM_KINDS, Hessian, Param, Search, check_params
-from ._loss import DOC_WORK, HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, floor_hessian, floor_values
+from ._loss import HESSIAN_FLOOR, NO_INFO_HESSIAN, HessianFloorWarning, Loss, floor_hessian, floor_values
 from ._non_finite import MODERATE_LABEL, MODERATE_SCORE, MODERATE_WEIGHT, NonFiniteError
 
-__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "floor_values", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
-           "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "check_contract",
+__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "HessianFloorWarning", "floor_hessian", "floor_values", "check_params",
+           "PARAM_KINDS", "HESSIAN_KINDS", "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "check_contract",
            "ModuleFunctions", "module_functions", "scores_function", "NonFiniteError", "MODERATE_SCORE",
-           "MODERATE_LABEL", "MODERATE_WEIGHT", "DOC_WORK"]
+           "MODERATE_LABEL", "MODERATE_WEIGHT"]
 
 
 # Attributes an instance sets itself: a parameter of the same name would overwrite them.

@@ -1,8 +1,6 @@
 """What an objective declares: its parameters (:class:`Param`, with the :class:`Search` range
 ``--tune`` explores) and its Hessian modes (:class:`Hessian`). The contract they belong to:
-docs/objectives/index.md ("The objective contract").
-
-Kinds by use (grep of boostplug/objectives): real 6 modules, bool and choice 3 (and every objective's hessian_floor/hessian), custom 3, int 1 (LambdaRank), rows and row_index 1 (QBRank); none moves: int and rows are user API (docs/objectives/custom.md), rows and row_index are read by 13 modules outside the objectives (row_params: folds, Dask, Spark's objective_cols, model records, compare, testing)."""
+docs/objectives/index.md ("The objective contract")."""
 
 from __future__ import annotations
 
@@ -177,6 +175,16 @@ class Param:
         except (TypeError, ValueError) as e:
             msg = str(e) if name in str(e) else f"{name}: {e}"
             raise type(e)(f"{objective}: {msg}" if objective else msg) from None
+
+    def stand_in_for(self, value: Any) -> Any:
+        """What :meth:`Loss.check` binds in place of ``value`` to its two-document stand-in query:
+        ``None`` as it is, the stand-in's one pair (``rows``) or first row (``row_index``), the
+        declared ``stand_in`` of a parameter tied to the data, else ``value``."""
+        if value is None:
+            return None
+        if self.kind in ROW_KINDS:
+            return np.array([[0, 1]] if self.kind == "rows" else [0], dtype=np.int64)
+        return value if self.stand_in is None else self.stand_in
 
     def _range(self) -> str:
         lo = "-inf" if self.low is None else f"{self.low:g}"

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["NonFiniteError", "MODERATE_SCORE", "MODERATE_LABEL", "MODERATE_WEIGHT", "refuse_non_finite_grad_hess",
-           "refuse_non_finite_loss"]
+           "refuse_non_finite_loss", "refuse_beyond_float32"]
 
 #: Inputs within these bounds are moderate: a loss computed sensibly from them stays far inside
 #: float64 (a pairwise exponential of a label gap times a score gap is at most exp(31 * 20) =
@@ -51,7 +51,8 @@ class NonFiniteError(ValueError):
         cause: ``"data"`` when the offending query's scores, labels or weight are beyond the
             moderate bounds (:data:`MODERATE_SCORE`, :data:`MODERATE_LABEL`,
             :data:`MODERATE_WEIGHT`): float64 overflowed on them; ``"objective"`` when they are
-            all moderate: the objective computed inf or NaN itself (a bug in it).
+            all moderate: the objective computed inf or NaN itself (a bug in it); ``"float32"``: a
+            finite gradient or Hessian beyond float32's range, which the frameworks store them in.
         query: the first offending query (``None``: the loss is non-finite at all-zero scores).
         row: the first offending row (for the loss, the query's first row; ``None`` with ``query``).
         value: the loss, or ``(grad, hess)`` at ``row``.
@@ -81,6 +82,23 @@ def refuse_non_finite_grad_hess(objective: BoundLoss, scores: NDArray[np.float64
                               returned=f"_grad_hess returned a non-finite value {found}")
     raise NonFiniteError(message, objective=objective.name, method="grad_hess", cause=cause, query=q, row=i,
                          value=(float(g[i]), float(h[i])))
+
+
+def refuse_beyond_float32(objective: Any, scores: NDArray[np.float64], g: NDArray[np.float64],
+                          h: NDArray[np.float64], i: int, n_bad: int) -> None:
+    """A finite gradient or Hessian beyond float32 (LightGBM and XGBoost would train on inf: one
+    leaf, then nothing) is a :class:`NonFiniteError` naming the row, the settings and the scores."""
+    q = int(np.searchsorted(objective.group_ptr, i, side="right") - 1)
+    a, b = int(objective.group_ptr[q]), int(objective.group_ptr[q + 1])
+    settings = ", ".join(f"{k}={v!r}" for k, v in getattr(objective, "settings", {}).items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool))
+    raise NonFiniteError(
+        f"{objective.name}: the gradient or Hessian at row {i} (query {q}, {n_bad} such rows) is grad {float(g[i]):g}, "
+        f"hess {float(h[i]):g}, beyond float32's largest value {float(np.finfo(np.float32).max):g}, which LightGBM "
+        f"and XGBoost store them in: a parameter is too large ({settings or 'no numeric settings'}) or the query's "
+        f"scores too extreme ({float(scores[a:b].min()):g} .. {float(scores[a:b].max()):g})",
+        objective=objective.name, method="grad_hess", cause="float32", query=q, row=i,
+        value=(float(g[i]), float(h[i])))
 
 
 def refuse_non_finite_loss(objective: BoundLoss, scores: NDArray[np.float64], value: float) -> None:

@@ -1,0 +1,175 @@
+"""The loop of :class:`~.pairwise.PairwiseLoss`, built around one class's pair functions (private).
+
+:func:`pair_kernel` returns the loop as a closure over the class's compiled functions;
+:mod:`.pairwise` compiles it once per class (:func:`boostplug._core.class_kernels.compile_closure`,
+cached on disk under a digest of those functions). A query's iteration visits the pairs of
+documents with different labels in the query's ``order``, the preferred one (higher label) first
+in the pair's view (:class:`Pair`):
+
+* by the current scores (``by_label`` off): ``order`` holds the rows by the scores the weights
+  come from, descending, ties in input order; the pairs are those with a document among the first
+  ``top_k`` positions, visited by position (``i < top_k``, then ``j > i``: LightGBM's order);
+* by label (``by_label``: a loss whose pairs and weights do not depend on the order): ``order``
+  holds the rows by label, descending, fixed once per data set, and document ``i``'s pairs are the
+  rows from ``next_lower[a + i]`` on (the first position of a lower label).
+
+Each pair's weight is 1, or ``weight_fn(Pair(...), *args)``, or ``weight_fn(Pair(...), prefix[a:b],
+*args)`` where ``prefix[a:b]`` holds what ``prefix_fn(labels, gains, prefix[a:b], *args)`` computed
+from the query's labels and gains in ``order`` (once per query per call); with ``normalize`` (and the query's scores not all equal) it is
+divided by ``NORM_OFFSET + |at_i - at_j|``. Its terms ``(w pair_grad(d), w pair_hess(d))`` (a bound:
+``2 |w pair_hess(d)|``) go to the preferred document's sums (gradient added, Hessian added) and the
+other's (gradient subtracted, Hessian added); the sums of the document at position ``i`` stay in
+registers across its ``j`` (the same additions in the same order as one update per pair). With
+``normalize`` each query's sums are then multiplied by ``log2(1 + S) / S`` (``S``: minus twice the sum
+of the gradient terms, at ``at``: LightGBM's ``lambdarank_norm``), and by the query's weight.
+
+Pairs never cross queries, so a query's sums do not depend on the number of threads. An exception
+a pair function raises on one of numba's worker threads ends that query's iteration without
+reaching the caller: ``done[q]`` is set when query ``q``'s iteration ends, so the caller can tell.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, NamedTuple
+
+import numba as nb
+import numpy as np
+
+__all__ = ["Pair", "NORM_OFFSET", "pair_kernel", "query_orders"]
+
+
+class Pair(NamedTuple):
+    """What a pair weight sees of one pair in its query's current order: ``i`` is the preferred
+    document (the higher label), ``j`` the other."""
+
+    #: ``s_i - s_j``, the difference of the scores the weights come from
+    d: float
+    #: positions in the query's order by score, descending, ties in input order (0: the top)
+    rank_i: int
+    rank_j: int
+    #: the documents' labels
+    label_i: float
+    label_j: float
+    #: their gains (``2^label - 1`` unless the objective's ``gains()`` says otherwise)
+    gain_i: float
+    gain_j: float
+    #: the DCG discounts of their positions, ``1 / log2(2 + rank)``
+    discount_i: float
+    discount_j: float
+    #: 1 / the query's ideal DCG (at the objective's truncation level), 0 when it is 0
+    inv_max_dcg: float
+
+
+#: LightGBM's ``0.01f``: with score-gap normalisation a pair's weight is divided by this plus |s_i - s_j|.
+NORM_OFFSET = float(np.float32(0.01))
+
+
+@nb.njit(parallel=True, cache=True)
+def query_orders(scores: np.ndarray, group_ptr: np.ndarray, out: np.ndarray) -> None:
+    """``out[a:b]``: the rows of each query ``a:b`` by descending score, ties in input order (a stable
+    sort, as LightGBM's ``std::stable_sort``)."""
+    for q in nb.prange(group_ptr.shape[0] - 1):
+        a = group_ptr[q]
+        b = group_ptr[q + 1]
+        out[a:b] = a + np.argsort(-scores[a:b], kind="mergesort")
+
+
+def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix_fn: Any,
+                bound: bool) -> Callable[..., None]:
+    """The loop (module docstring) around one class's compiled ``pair_loss``, ``pair_grad``,
+    ``pair_hess``, its weight (``None``: 1) and ``prefix_fn(labels, gains, out, *args)`` (``None``:
+    no prefix); ``bound``: the Hessian terms are ``2 |h|``. Called with ``want_loss``, it writes each
+    query's loss into ``loss`` instead of the sums into ``grad`` and ``hess`` (zeros on entry). The
+    choices are constants of the closure, so numba compiles only the branches taken."""
+    weighted = weight_fn is not None
+    with_prefix = prefix_fn is not None
+
+    def pair_sums(scores, at, order, next_lower, by_label, labels, gains, group_ptr, inv_max_dcg,  # type: ignore[no-untyped-def]
+                  query_weights, discounts, top_k, normalize, frozen, want_loss, args, olabels, ogains, prefix,
+                  grad, hess, loss, done):
+        for q in nb.prange(group_ptr.shape[0] - 1):
+            a = group_ptr[q]
+            b = group_ptr[q + 1]
+            n = b - a
+            w_q = query_weights[q]
+            if n < 2 or w_q == 0.0:
+                done[q] = True
+                continue
+            if with_prefix:
+                for r in range(n):
+                    olabels[a + r] = labels[order[a + r]]
+                    ogains[a + r] = gains[order[a + r]]
+                prefix_fn(olabels[a:b], ogains[a:b], prefix[a:b], *args)
+            pre = prefix[a:b]
+            varied = at[order[a]] != at[order[b - 1]]
+            inv = inv_max_dcg[q]
+            total = 0.0
+            acc = 0.0
+            for i in range(min(n - 1, top_k)):
+                ri = np.uint64(order[np.uint64(a + i)])  # unsigned: no wraparound of negative indices to emit
+                ui = np.uint64(i)
+                label_i = labels[ri]
+                gain_i = gains[ri]
+                discount_i = discounts[ui]
+                s_i = scores[ri]
+                at_i = at[ri]
+                g_i = 0.0
+                h_i = 0.0
+                if not want_loss:
+                    g_i = grad[ri]
+                    h_i = hess[ri]
+                for j in range(next_lower[a + i] - a if by_label else i + 1, n):
+                    rj = np.uint64(order[np.uint64(a + j)])
+                    uj = np.uint64(j)
+                    label_j = labels[rj]
+                    if label_i == label_j:
+                        continue
+                    up = label_i > label_j
+                    if up:
+                        d_at = at_i - at[rj]
+                        d = s_i - scores[rj]
+                        view = Pair(d_at, i, j, label_i, label_j, gain_i, gains[rj], discount_i, discounts[uj], inv)
+                    else:
+                        d_at = at[rj] - at_i
+                        d = scores[rj] - s_i
+                        view = Pair(d_at, j, i, label_j, label_i, gains[rj], gain_i, discounts[uj], discount_i, inv)
+                    w = 1.0
+                    if weighted:  # constants of the closure: numba compiles only the branch taken
+                        if with_prefix:
+                            w = weight_fn(view, pre, *args)
+                        else:
+                            w = weight_fn(view, *args)
+                    if normalize and varied:
+                        w = w / (NORM_OFFSET + abs(d_at))
+                    g = w * grad_fn(d, *args)
+                    if normalize:
+                        total -= 2.0 * (w * grad_fn(d_at, *args) if frozen else g)
+                    if want_loss:
+                        if w != 0.0:  # a pair of weight 0 adds nothing, even where its loss overflows
+                            acc += w * loss_fn(d, *args)
+                        continue
+                    h = w * hess_fn(d, *args)
+                    if bound:
+                        h = 2.0 * abs(h)
+                    if up:
+                        grad[rj] -= g
+                        g_i += g
+                    else:
+                        grad[rj] += g
+                        g_i -= g
+                    hess[rj] += h
+                    h_i += h
+                if not want_loss:
+                    grad[ri] = g_i
+                    hess[ri] = h_i
+            factor = math.log2(1.0 + total) / total if normalize and total > 0.0 else 1.0
+            if want_loss:
+                loss[q] = w_q * (factor * acc)
+            else:
+                for r in range(a, b):
+                    grad[r] = (grad[r] * factor) * w_q
+                    hess[r] = (hess[r] * factor) * w_q
+            done[q] = True
+
+    return pair_sums

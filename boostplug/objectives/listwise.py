@@ -1,0 +1,184 @@
+"""The listwise base: write one query's loss over its whole list, and its gradient and Hessian; get
+the objective, compiled and parallel over queries.
+
+ListNet's top-one loss, the softmax cross-entropy against the softmax of the labels::
+
+    class MyListNet(ListwiseLoss):
+        name = "my_listnet"
+        summary = "ListNet's top-one loss"
+        hessians = {"exact": Hessian("exact", "rho_i (1 - rho_i)")}
+
+        def list_inputs(self):                       # per document (n_docs, m), per query (n_queries, k)
+            return self.labels[:, None], np.zeros((self.n_queries, 0))
+
+        @staticmethod
+        def list_loss(s, doc, query):                # one query: scores s, its rows of doc, its row of query
+            p = np.exp(doc[:, 0] - doc[:, 0].max()); p /= p.sum()
+            top = s.max()
+            return -np.sum(p * (s - top - np.log(np.sum(np.exp(s - top)))))
+
+        @staticmethod
+        def list_grad_hess(s, doc, query, grad, hess):   # writes the query's rows of grad and hess
+            p = np.exp(doc[:, 0] - doc[:, 0].max()); p /= p.sum()
+            rho = np.exp(s - s.max()); rho /= rho.sum()
+            grad[:] = rho - p
+            hess[:] = rho * (1.0 - rho)
+
+The objective is ``sum_k W_k list_loss(s[k], doc[k], query[k], *list_args())`` over the queries of
+two or more documents and non-zero weight ``W_k`` (a query of one document, or of weight 0, gives
+nothing); each query's gradient and Hessian are ``list_grad_hess``'s times ``W_k``. ``doc[k]`` is the
+query's rows of the per-document array and ``query[k]`` its row of the per-query array that
+:meth:`~ListwiseLoss.list_inputs` returns each call (gains and ``1 / ideal DCG``, say; random
+targets drawn each round); ``list_args()`` are by default the declared parameters' values.
+
+A loss whose weights follow the current order (NDCG-Loss1's ``G_i / D(r_i)``) declares modes with
+``gradient="lambda"``; its functions then also get, after ``s``, the query's scores ``at`` that the
+order comes from (``s`` itself, or those held by ``weights_at=``).
+
+Both functions are ``@staticmethod`` compiled by numba (numpy on the query's arrays, or loops);
+the base compiles its loop around them once per class, cached on disk, and the contract checks
+of :mod:`boostplug.testing` apply as to any objective. A function numba cannot compile is a
+``TypeError`` naming it when the class is first bound to data; one that raises is a ``ValueError``
+naming it and the query.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numba as nb
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+from numpy.typing import NDArray
+
+from .._core import dispatch
+from .._core.class_kernels import compile_closure
+from ._contract import Loss
+from .pairwise import _NOT_A_PAIR_FUNCTION, NUMBA_CANNOT_COMPILE, _jit
+
+__all__ = ["ListwiseLoss", "list_kernel"]
+
+#: Dispatch work of one document of a listwise loss (a few passes over its query).
+DOC_WORK = 10
+
+
+def list_kernel(loss_fn: Any, grad_hess_fn: Any, with_at: bool) -> Callable[..., None]:
+    """The loop over queries around one class's compiled ``list_loss`` and ``list_grad_hess``
+    (module docstring; ``with_at``: they take ``at`` after the scores); ``done[q]`` is set when
+    query ``q``'s call returns (an exception on one of numba's worker threads never reaches the
+    caller)."""
+
+    def list_sums(scores, at, doc, query, group_ptr, query_weights, want_loss, args,  # type: ignore[no-untyped-def]
+                  grad, hess, loss, done):
+        for q in nb.prange(group_ptr.shape[0] - 1):
+            a = group_ptr[q]
+            b = group_ptr[q + 1]
+            w = query_weights[q]
+            if b - a >= 2 and w != 0.0:
+                if with_at:  # a constant of the closure: numba compiles one of the two branches
+                    if want_loss:
+                        loss[q] = w * loss_fn(scores[a:b], at[a:b], doc[a:b], query[q], *args)
+                    else:
+                        grad_hess_fn(scores[a:b], at[a:b], doc[a:b], query[q], grad[a:b], hess[a:b], *args)
+                elif want_loss:
+                    loss[q] = w * loss_fn(scores[a:b], doc[a:b], query[q], *args)
+                else:
+                    grad_hess_fn(scores[a:b], doc[a:b], query[q], grad[a:b], hess[a:b], *args)
+                if not want_loss:
+                    for r in range(a, b):
+                        grad[r] = grad[r] * w
+                        hess[r] = hess[r] * w
+            done[q] = True
+
+    return list_sums
+
+
+_KERNELS: dict[tuple[Any, ...], Any] = {}
+
+
+class ListwiseLoss(Loss):
+    """A loss written per query (module docstring): declare ``name``, ``summary``, ``params`` and
+    ``hessians``; define the static methods ``list_loss`` and ``list_grad_hess`` and the hook
+    :meth:`list_inputs` (and :meth:`list_args` to pass other arguments than the parameters)."""
+
+    fresh_output = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            for fname in ("list_loss", "list_grad_hess"):
+                found = inspect.getattr_static(cls, fname, None)
+                if not isinstance(found, (staticmethod, Dispatcher)):
+                    raise TypeError(f"{cls.__name__} must define {fname} as a @staticmethod (it gets no self), got "
+                                    f"{found!r}")
+
+    def list_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """This call's inputs: one row per document (``(n_docs, m)``) and one per query
+        (``(n_queries, k)``); by default the labels as one column, and no per-query column."""
+        return self.labels[:, None], np.zeros((self.n_queries, 0))
+
+    def list_args(self) -> tuple[Any, ...]:
+        """What the functions get after their arrays: the declared ``params``' values."""
+        return tuple(self.settings[k] for k in self.params)
+
+    def setup(self) -> None:
+        self._args = self.list_args()
+        with_at = any(h.gradient == "lambda" for h in self.hessians.values())
+        key = (type(self), tuple(nb.typeof(a) for a in self._args))
+        if key not in _KERNELS:
+            fns = [inspect.getattr_static(type(self), f) for f in ("list_loss", "list_grad_hess")]
+            fns = [_jit(f.__func__ if isinstance(f, staticmethod) else f) for f in fns]
+            _KERNELS[key] = compile_closure(list_kernel(*fns, with_at), parallel=True)
+        self._kernel = _KERNELS[key]
+        self._work = self.n_docs * DOC_WORK
+        try:  # compile (or load) the kernel this data set's calls take, on the data set's first query
+            self._call(dispatch.kernel_for(self._kernel, self._work), np.zeros(self.n_docs), True, 0)
+        except NUMBA_CANNOT_COMPILE as e:
+            raise TypeError(f"{type(self).__name__}: numba cannot compile its list_loss or list_grad_hess "
+                            f"({str(e).strip().splitlines()[0]}); write them for numba") from e
+        except Exception:  # a function that raises at zero scores: named when it raises on real scores
+            pass
+
+    def _call(self, kernel: Any, scores: NDArray[np.float64], want_loss: bool,
+              only: int | None = None) -> tuple[NDArray[np.float64], ...]:
+        doc, query = self.list_inputs()
+        doc = np.ascontiguousarray(doc, dtype=np.float64)
+        query = np.ascontiguousarray(query, dtype=np.float64)
+        if doc.ndim != 2 or doc.shape[0] != self.n_docs or query.ndim != 2 or query.shape[0] != self.n_queries:
+            raise ValueError(f"{self.name}: list_inputs() must return arrays of shapes (n_docs, m) and "
+                             f"(n_queries, k); got {doc.shape} and {query.shape}")
+        nq, n = self.n_queries, (0 if want_loss else self.n_docs)
+        grad, hess, loss, done = np.zeros(n), np.zeros(n), np.zeros(nq if want_loss else 0), np.zeros(nq, np.bool_)
+        qs = slice(None) if only is None else slice(only, only + 1)
+        ptr = self.group_ptr if only is None else self.group_ptr[only:only + 2]
+        kernel(scores, self.weights_from(scores), doc, query[qs], ptr, self.query_weights[qs], want_loss, self._args,
+               grad, hess, loss[qs], done[qs])
+        if not done[qs].all():
+            raise RuntimeError(f"{self.name}: a list function raised on a worker thread (numba's parallel loops "
+                               "lose such exceptions)")
+        return grad, hess, loss
+
+    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        try:
+            return self._call(dispatch.kernel_for(self._kernel, self._work), scores, want_loss)
+        except _NOT_A_PAIR_FUNCTION:
+            raise
+        except Exception as e:  # name the function and the query (the original stays the cause)
+            serial = dispatch.serial_twin(self._kernel)
+            for q in range(self.n_queries):
+                try:
+                    self._call(serial, scores, want_loss, q)
+                except Exception as found:
+                    fname = "list_loss" if want_loss else "list_grad_hess"
+                    a, b = self.group_ptr[q], self.group_ptr[q + 1]
+                    raise ValueError(f"{self.name}: {type(self).__name__}.{fname} raises {type(found).__name__}: "
+                                     f"{found}, on query {q} (rows {a}..{b - 1})") from found
+            raise e
+
+    def _loss(self, scores: NDArray[np.float64]) -> float:
+        return float(self._run(scores, True)[2].sum())
+
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        grad, hess, _ = self._run(scores, False)
+        return grad, hess

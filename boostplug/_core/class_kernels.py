@@ -64,9 +64,10 @@ def _feed(value: Any, h: Any, seen: set[int]) -> None:
         h.update(f"module {value.__name__}".encode())
     elif isinstance(value, type):
         h.update(f"class {value.__module__}.{value.__qualname__}".encode())
-    elif hasattr(value, "dtype") and hasattr(value, "tobytes") and hasattr(value, "shape"):  # an array
+    elif hasattr(value, "dtype") and hasattr(value, "tobytes") and getattr(value, "ndim", 0) > 0:  # an array
         h.update(f"array {value.dtype} {value.shape}".encode() + hashlib.sha256(value.tobytes()).digest())
-    elif value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+    elif value is None or isinstance(value, (bool, int, float, complex, str, bytes)) or (
+            hasattr(value, "dtype") and not hasattr(value, "shape")):  # a number, or a numpy scalar
         h.update(f"{type(value).__name__} {value!r}".encode())
     elif isinstance(value, tuple):
         h.update(f"tuple {len(value)}".encode())

@@ -279,10 +279,11 @@ class Loss:
         # the floor works in place: on a copy unless _grad_hess made the array in this call
         h = np.ascontiguousarray(h, dtype=np.float64) if self.fresh_output else np.array(h, dtype=np.float64)
         first, n_bad, raised = finish_in_place(g, h, bool(self.hessian_floor), HESSIAN_FLOOR, NO_INFO_HESSIAN)
-        if first >= 0:
-            if math.isfinite(g[first]) and math.isfinite(h[first]):
-                refuse_beyond_float32(self, s, g, h, first, n_bad)
-            refuse_non_finite_grad_hess(self, s, g, h, first, n_bad)
+        if first >= 0:  # inf or NaN first (the message says why), else beyond float32
+            infinite = np.flatnonzero(~(np.isfinite(g) & np.isfinite(h)))
+            if infinite.size:
+                refuse_non_finite_grad_hess(self, s, g, h, int(infinite[0]), int(infinite.size))
+            refuse_beyond_float32(self, s, g, h, first, n_bad)
         if raised > FLOOR_WARN_SHARE * n and not self._floor_warned:
             self._floor_warned = True
             warnings.warn(f"{self.name}: the Hessian floor raised {raised} of {n} Hessians to {HESSIAN_FLOOR:g} in one "

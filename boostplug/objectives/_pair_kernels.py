@@ -142,13 +142,15 @@ def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix
                             w = weight_fn(view, *args)
                     if normalize and varied:
                         w = w / (NORM_OFFSET + abs(d_at))
-                    g = w * grad_fn(d, *args)
-                    if normalize:
-                        total -= 2.0 * (w * grad_fn(d_at, *args) if frozen else g)
                     if want_loss:
+                        if normalize:
+                            total -= 2.0 * (w * grad_fn(d_at if frozen else d, *args))
                         if w != 0.0:  # a pair of weight 0 adds nothing, even where its loss overflows
                             acc += w * loss_fn(d, *args)
                         continue
+                    g = w * grad_fn(d, *args)
+                    if normalize:
+                        total -= 2.0 * (w * grad_fn(d_at, *args) if frozen else g)
                     h = w * hess_fn(d, *args)
                     if bound:
                         h = 2.0 * abs(h)

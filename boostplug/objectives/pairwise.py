@@ -350,10 +350,12 @@ class PairwiseLoss(Loss):
     def _blame(self, error: NonFiniteError, scores: ArrayLike, want_loss: bool) -> NonFiniteError:
         """``error`` with the first pair function that returns inf or NaN on the offending query's
         (and row's) pairs, when the objective, not the data, is at fault."""
-        if error.cause != "objective" or error.query is None:
+        if error.cause != "objective":
             return error
-        found = self._search(np.asarray(scores, dtype=np.float64), want_loss, raised=False, query=error.query,
-                             row=None if want_loss else error.row)
+        s = np.asarray(scores, dtype=np.float64)
+        queries = range(self.n_queries) if error.query is None else (error.query,)  # None: at zero scores, anywhere
+        found = next((f for q in queries for f in [self._search(s, want_loss, raised=False, query=q,
+                                                                 row=None if want_loss else error.row)] if f), None)
         if not isinstance(found, tuple):
             return error
         shown = ", ".join(repr(v) for v in found[1] if not isinstance(v, (np.ndarray, tuple)))
@@ -373,6 +375,8 @@ class _StandIn(PairwiseLoss):
         self._order, self._next_lower = np.array([0, 1], np.int64), np.array([1, 2], np.int64)
         width = like._scratch[2].shape[1]
         self._scratch = (np.empty(2 * (width > 0)), np.empty(2 * (width > 0)), np.empty((2 if width else 0, width)))
+        for a in (self.labels, self.group_ptr, self.query_weights):  # read-only, as a bound objective's (numba types
+            a.setflags(write=False)                                   # them apart: one compilation, not two)
 
 
 def _raises(call: Callable[..., Any], *args: Any) -> bool:
@@ -411,6 +415,8 @@ def _defined(cls: type) -> dict[str, Any]:
             continue
         if isinstance(found, staticmethod):
             found = found.__func__
+        elif not isinstance(found, Dispatcher):  # a plain function of the class is a method: it would get self
+            found = None
         if found is None or not (isinstance(found, Dispatcher) or inspect.isfunction(found)):
             lead = ", ".join(_LEAD[name])
             raise TypeError(f"{cls.__name__} must define {name}({lead}, ...) as a @staticmethod (it gets no self), "
@@ -451,7 +457,8 @@ def _check_arity(cls: type, name: str, fn: Any, args: tuple[Any, ...]) -> None:
     try:
         inspect.signature(py).bind(*(0.0 for _ in lead), *args)
     except TypeError:
-        wanted = ", ".join([*lead, *(cls.params if len(args) == len(cls.params) else [f"{len(args)} more"])])
+        params = list(cls.params) if len(args) == len(cls.params) else []
+        wanted = ", ".join([*lead, *params]) if params else f"{', '.join(lead)} and {len(args)} more (pair_args)"
         raise TypeError(f"{cls.__name__}.{name}{inspect.signature(py)} must take ({wanted}): it is called as "
                         f"{name}({', '.join(lead)}, *pair_args()), with pair_args() = {args!r}") from None
 
@@ -489,19 +496,35 @@ def _kernel(cls: type, args: tuple[Any, ...], bound: bool) -> tuple[_Functions, 
 
 
 def _diagnose(cls: type, fns: _Functions, args: tuple[Any, ...], error: BaseException) -> None:
-    """A ``TypeError`` naming the function numba cannot compile (or that returns no number), else nothing."""
+    """A ``TypeError`` naming the function numba cannot compile, or that returns no number (showing
+    what it raises), else nothing."""
     arg_types = tuple(nb.typeof(a) for a in args)
+    width = max(int(cls.prefix_width), 1)
+    probe = {"d": 1.0, "pair": Pair(1.0, 0, 1, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0 / math.log2(3.0), 1.0),
+             "prefix": np.zeros((2, width)), "labels": np.array([1.0, 0.0]), "gains": np.array([1.0, 0.0]),
+             "out": np.zeros((2, width))}
     for name in _LEAD:
         fn = getattr(fns, name.removeprefix("pair_").removeprefix("query_"))
         if fn is None:
             continue
-        signature = (*(_LEAD_TYPES[a] for a in _lead(cls, name)), *arg_types)
+        lead = _lead(cls, name)
+        types_ = [*(_LEAD_TYPES[a] for a in lead), *arg_types]
+        py = fn.py_func
+        if any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(py).parameters.values()):
+            named = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in inspect.signature(py).parameters.values())
+            types_[named:] = [nb.types.StarArgTuple.from_types(tuple(types_[named:]))]
         try:
-            fn.compile(signature)
+            fn.compile(tuple(types_))
         except NUMBA_CANNOT_COMPILE as e:
             raise TypeError(f"{cls.__name__}.{name}: numba cannot compile it ({str(e).strip().splitlines()[0]}). "
                             "Write the pair functions for numba: math on numbers, one pair at a time") from error
-        returns = fn.overloads[signature].signature.return_type
+        returns = fn.overloads[tuple(types_)].signature.return_type
+        if returns == nb.types.none and name != "query_prefix":
+            try:
+                py(*(probe[a] for a in lead), *args)
+            except Exception as e:
+                raise TypeError(f"{cls.__name__}.{name} raises {type(e).__name__}: {e} whatever its arguments "
+                                "(numba finds that it returns no number)") from e
         if name != "query_prefix" and not isinstance(returns, (nb.types.Float, nb.types.Integer)):
-            raise TypeError(f"{cls.__name__}.{name} must return one number; numba finds that it returns {returns}"
-                            + (" (it raises whatever its arguments)" if returns == nb.types.none else "")) from error
+            raise TypeError(f"{cls.__name__}.{name} must return one number; numba finds that it returns "
+                            f"{returns}") from error

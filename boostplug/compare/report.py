@@ -22,6 +22,7 @@ from .comparison import (
 from .conventions import Conventions
 from .plots import write_plots
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result
+from .results_schema import with_digests
 from .run_record import RunRecord
 from .stats import BootstrapCI
 
@@ -298,7 +299,9 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
 
     The per-run files hold every finished run; summary.csv, the summary and significance of
     results.json and the plots, like the table, only the folds every method finished
-    (:func:`comparable`), named in results.json's ``compared_folds``."""
+    (:func:`comparable`), named in results.json's ``compared_folds``. results.json's runs are
+    ordered by fold, then method, and it carries the digests ``--resume`` checks
+    (:func:`.results_schema.with_digests`)."""
     out.mkdir(parents=True, exist_ok=True)
     cmp = comparison(results, baseline)
     _write_csv(out / "results.csv",
@@ -326,6 +329,8 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
         _write_tuning_csv(out / "tuning.csv", results)
     finished = folds_finished(results)
     methods = getattr(results, "methods", None) or list(finished)
+    order = {m: k for k, m in enumerate(methods)}
+    runs = sorted(results, key=lambda r: (r.fold, order.get(r.method, len(order))))  # as --resume reads them
     payload = {
         "settings": record.settings(),
         "baseline": baseline,
@@ -338,12 +343,13 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
         "degenerate": cmp.degenerate,
         "bootstrap": _bootstrap_json(cmp.cis),
         "provenance": _provenance(record),
-        "results": [r.to_dict() for r in results],
+        "results": [r.to_dict() for r in runs],
         "failures": [f.to_dict() for f in getattr(results, "failures", [])],
     }
     if plots:
         write_plots(cmp.results, out)
-    write_text(out / "results.json", json.dumps(payload, indent=1, default=_json_default))  # last: complete
+    as_read = json.loads(json.dumps(payload, default=_json_default))  # what --resume digests: the file's values
+    write_text(out / "results.json", json.dumps(with_digests(as_read), indent=1))  # last: complete
 
 
 def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:

@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+import warnings
 
 import numba
 import numpy as np
@@ -84,7 +85,11 @@ def test_a_broken_cache_file_gives_the_default(tmp_path, monkeypatch, text: str)
     monkeypatch.delenv(pt.ENV_VAR, raising=False)
     path = tmp_path / "dispatch.json"
     path.write_text(text.replace("%s", pt.machine_key()))
-    assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
+    unusable = "%s" not in text  # not a table of entries: said in one warning (a bad entry is just not used)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
+    assert [f"ignored {path}" in str(w.message) for w in got] == ([True] if unusable else [])
     calibration.store(_entry(99), path)                  # and storing over it works
     assert pt.stored_threshold(path) == (99, str(path))
 

@@ -7,18 +7,33 @@ install with a read-only home. :func:`configure` (run by ``import boostplug``) c
 places numba would and, only when none works, points numba at ``NUMBA_CACHE_DIR`` = a per-user
 folder in the temporary directory, or, if that cannot be written either, compiles without a
 cache; either way with one warning. A ``NUMBA_CACHE_DIR`` the user set is left alone when it
-can be written.
+can be written and is safe (below).
 
 :func:`configure` also makes numba's function ids random (:class:`RandomIds`): numba names
 compiled functions by qualified name, argument types and a per-process counter, so a kernel
 cached by one process can call, by the same name, a different function that this process
 compiled (numba's own sorts are closures with one name per comparator), and LLVM links the
 wrong body: NDCG silently came out as 1.0 (numba issue #10486).
+
+numba unpickles its cache files (``.nbi``, ``.nbc``), so whoever can write into a cache folder can
+run code as the user who loads from it. :func:`configure` therefore lets numba use a cache folder
+(the user's ``NUMBA_CACHE_DIR``, ``__pycache__`` beside the kernels, the user-wide folder, the
+temporary fallback, and each of numba's subfolders of them) only when :func:`folder_problem`
+finds none, as ssh and pip require of their folders: owned by the user, not writable by group or
+others. A folder that fails is skipped as numba skips one it cannot write (numba caches in the
+next place, or compiles in memory), with one warning naming it and the reason. On Windows the
+owner and mode are not checked (its permissions are access lists, which these bits do not show).
+
+A cache file that cannot be loaded (cut short, damaged: ``UnpicklingError``, ``EOFError``,
+``UnicodeDecodeError``, ...) is set aside as ``<name>.unreadable`` and the kernel compiled again,
+with one warning naming the file, instead of the error numba raises on every later run
+(:func:`guard_cache_files`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib.abc
 import importlib.util
 import os
@@ -30,7 +45,8 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "random_function_ids", "user_cache_base"]
+__all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "folder_problem", "guard_cache_files",
+           "random_function_ids", "usable", "user_cache_base"]
 
 _PACKAGE = Path(__file__).resolve().parent
 #: The folders of the modules with ``cache=True`` kernels (a test keeps this list complete).
@@ -48,6 +64,105 @@ def writable(folder: Path) -> bool:
         return True
     except OSError:
         return False
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why code must not be loaded from the folder ``path`` (a short reason: ``"owned by uid
+    1001"``, ``"writable by others (mode 0o777)"``, ``"writable by group (mode 0o775)"``, ``"not a
+    folder"``), or ``None`` when it may: it is owned by this user and not writable by group or
+    others, as ssh and pip require of their folders (links are followed: the folder they lead to
+    is judged).
+
+    A folder that does not exist yet is judged by its nearest existing parent (the reason then
+    names that parent); when the parent passes, the missing folders are created, each with mode
+    ``0o700``, and ``None`` is returned (also when they cannot be created: then nothing is there
+    to load). On Windows only "not a folder" is checked: ownership and mode bits are not what
+    controls access there."""
+    found = _problem(Path(path))
+    return None if found is None else found[1]
+
+
+def _problem(path: Path) -> tuple[Path, str] | None:
+    """:func:`folder_problem` as ``(the folder judged, the reason)``: ``path`` itself, or, when it
+    does not exist, its nearest existing parent (the reason then says so)."""
+    path = Path(os.path.abspath(path))
+    missing = []
+    where = path
+    while True:
+        try:
+            os.stat(where)
+            break
+        except FileNotFoundError:
+            if where.parent == where:
+                return None
+            missing.append(where)
+            where = where.parent
+        except OSError as e:
+            return where, f"not examinable ({e.strerror or e})"
+    why = _judge(where)
+    if why is not None:
+        return (where, why) if not missing else (where, f"not there, and its parent {where} is {why}")
+    if not missing:
+        return None
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None  # cannot be created: nothing in it to load (numba finds it cannot write there)
+    why = _judge(path)
+    return None if why is None else (path, why)
+
+
+def _judge(folder: Path) -> str | None:
+    """The reason an existing ``folder`` fails :func:`folder_problem`, or ``None``."""
+    try:
+        st = os.stat(folder)
+    except OSError as e:
+        return f"not examinable ({e.strerror or e})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "not a folder"
+    if not hasattr(os, "getuid"):  # Windows: access lists, not owner and mode bits
+        return None
+    if st.st_uid != os.getuid():
+        return f"owned by uid {st.st_uid}"
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & stat.S_IWOTH:
+        return f"writable by others (mode {oct(mode)})"
+    if mode & stat.S_IWGRP:
+        return f"writable by group (mode {oct(mode)})"
+    return None
+
+
+_refused: set[str] = set()
+
+
+def _refuse(folder: Path, where: Path, why: str) -> None:
+    """One warning per folder ``where`` that fails :func:`folder_problem` (``why``) for the cache
+    folder ``folder``; none for a folder inside one already named (numba's subfolders of a
+    ``NUMBA_CACHE_DIR``)."""
+    if any(str(where) == named or str(where).startswith(named.rstrip(os.sep) + os.sep) for named in _refused):
+        return
+    _refused.add(str(where))
+    warnings.warn(f"boostplug: numba's cache folder {folder} is {why}: numba does not load or write cache files there "
+                  "(whoever can write into it can run code as you through them); kernels are cached in another "
+                  "folder or compiled in memory. Make it yours and not writable by group or others (chmod go-w), "
+                  "or set NUMBA_CACHE_DIR to a folder of your own", RuntimeWarning, stacklevel=2)
+
+
+def usable(folder: Path) -> bool:
+    """Whether numba may cache in ``folder``: it passes :func:`folder_problem` (missing folders
+    are then created with mode ``0o700``) and can be written (:func:`writable`). A folder that
+    fails the check but that this user could write into is named in one warning (one this user
+    cannot write, numba skips anyway)."""
+    found = _problem(folder)
+    if found is not None:
+        where, why = found
+        if os.access(where, os.W_OK):
+            _refuse(Path(os.path.abspath(folder)), where, why)
+        return False
+    return writable(folder)
 
 
 def user_cache_base() -> Path:
@@ -74,15 +189,19 @@ def _temp_cache_dir() -> Path:
     with contextlib.suppress(OSError):
         path.mkdir(mode=0o700)
     st = path.lstat()  # OSError when it could not be created
-    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
-        raise PermissionError(f"{path} is not a folder of this user's")
+    why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else _judge(path)
+    if why is not None:
+        if not why.startswith("not a folder"):
+            _refuse(path, path, why)
+        raise PermissionError(f"{path} is {why}")
     return path
 
 
-def decide(is_writable: Callable[[Path], bool] = writable) -> tuple[str, str | None]:
+def decide(is_writable: Callable[[Path], bool] = usable) -> tuple[str, str | None]:
     """``(how, folder)``: ``("numba", None)`` when numba finds a place itself (the user's
     ``NUMBA_CACHE_DIR``, every kernel folder's ``__pycache__``, or the user cache folder),
-    ``("temp", folder)`` for the fallback folder, ``("off", None)`` for no cache."""
+    ``("temp", folder)`` for the fallback folder, ``("off", None)`` for no cache. A place counts
+    when ``is_writable`` (default :func:`usable`: safe, then writable) says so."""
     user_dir = os.environ.get("NUMBA_CACHE_DIR")
     if user_dir and is_writable(Path(user_dir)):
         return "numba", None
@@ -128,9 +247,99 @@ def random_function_ids() -> None:
         bytecode.FunctionIdentity._unique_ids = RandomIds()
 
 
+def guard_cache_files() -> None:
+    """From now on (without numba loaded yet: when it loads), numba caches only in folders that
+    pass :func:`folder_problem` (its locators' ``ensure_cache_path``, which every cache folder goes
+    through, refuses the others as if they could not be written), and a cache file it cannot load
+    is set aside and the kernel compiled again (:func:`_set_aside`) instead of raising."""
+    if "numba" not in sys.modules:
+        if not any(isinstance(f, _OnNumbaImport) for f in sys.meta_path):
+            sys.meta_path.insert(0, _OnNumbaImport())
+        return
+    from numba.core import caching
+
+    locator, index, cache = caching._CacheLocator, caching.IndexDataCacheFile, caching.Cache
+    if getattr(locator.ensure_cache_path, "_boostplug_guard", False):
+        return
+    ensure, load_index, load_overload = locator.ensure_cache_path, index._load_index, cache._load_overload
+
+    def ensure_cache_path(self: object) -> None:
+        folder = Path(os.path.abspath(self.get_cache_path()))  # type: ignore[attr-defined]
+        found = _problem(folder)
+        if found is not None:
+            where, why = found
+            if os.access(where, os.W_OK):
+                _refuse(folder, where, why)
+            raise PermissionError(errno.EACCES, f"not a safe cache folder: {why}", str(folder))
+        ensure(self)
+
+    def _load_index(self: object) -> dict[object, object]:
+        try:
+            return load_index(self)
+        except Exception as e:  # the index is read by every load and save: never let a damaged one raise
+            _set_aside(Path(self._index_path), e)  # type: ignore[attr-defined]
+            return {}
+
+    def _load_overload(self: object, sig: object, target_context: object) -> object:
+        try:
+            return load_overload(self, sig, target_context)
+        except Exception as e:
+            data = _data_file(self, sig, target_context)
+            if data is None:  # not a cache file's fault
+                raise
+            _set_aside(data, e)
+            return None  # numba compiles the kernel (and caches it again)
+
+    for fn in (ensure_cache_path, _load_index, _load_overload):
+        fn._boostplug_guard = True  # type: ignore[attr-defined]
+    locator.ensure_cache_path = ensure_cache_path  # type: ignore[method-assign]
+    index._load_index = _load_index  # type: ignore[method-assign]
+    cache._load_overload = _load_overload  # type: ignore[method-assign]
+
+
+def _data_file(cache: object, sig: object, target_context: object) -> Path | None:
+    """The data file (``.nbc``) numba's ``cache`` holds for ``sig``, or ``None``."""
+    try:
+        key = cache._index_key(sig, target_context.codegen())  # type: ignore[attr-defined]
+        name = cache._cache_file._load_index().get(key)  # type: ignore[attr-defined]
+        return None if name is None else Path(cache._cache_file._data_path(name))  # type: ignore[attr-defined]
+    except Exception:
+        return None
+
+
+_set_aside_files: set[str] = set()
+
+#: What a cache file that cannot be loaded is renamed to: ``<name>`` + this.
+UNREADABLE = ".unreadable"
+
+
+def _set_aside(path: Path, error: BaseException) -> None:
+    """Rename the cache file ``path`` that numba could not load (``error``) to ``<name>.unreadable``
+    (or remove it), so that numba compiles its kernel again and writes a new one; one warning
+    naming the file."""
+    aside = path.with_name(path.name + UNREADABLE)
+    try:
+        os.replace(path, aside)
+        done = f"set aside as {aside.name}"
+    except FileNotFoundError:
+        done = "already gone"  # another process set it aside meanwhile
+    except OSError as e:
+        try:
+            os.unlink(path)
+            done = "removed"
+        except OSError:
+            done = f"left in place: it could not be set aside ({e.strerror or e})"
+    if str(path) in _set_aside_files:
+        return
+    _set_aside_files.add(str(path))
+    text = " ".join(str(error).split())[:200]
+    warnings.warn(f"boostplug: numba's cache file {path} cannot be loaded ({type(error).__name__}: {text}); "
+                  f"{done}, the kernel is compiled again", RuntimeWarning, stacklevel=2)
+
+
 class _OnNumbaImport(importlib.abc.MetaPathFinder):
-    """Runs :func:`random_function_ids` right after ``import numba`` completes (then leaves
-    ``sys.meta_path``)."""
+    """Runs :func:`random_function_ids` and :func:`guard_cache_files` right after ``import numba``
+    completes (then leaves ``sys.meta_path``)."""
 
     def find_spec(self, fullname: str, path: object = None, target: object = None) -> object:
         if fullname != "numba":
@@ -144,18 +353,20 @@ class _OnNumbaImport(importlib.abc.MetaPathFinder):
             def exec_then_patch(module: object) -> None:
                 exec_module(module)  # type: ignore[arg-type]
                 random_function_ids()
+                guard_cache_files()
 
             spec.loader.exec_module = exec_then_patch  # type: ignore[method-assign]
         return spec
 
 
-def configure(is_writable: Callable[[Path], bool] = writable) -> tuple[str, str | None]:
-    """Apply :func:`decide` once per process (later calls return the first decision), and
-    :func:`random_function_ids`."""
+def configure(is_writable: Callable[[Path], bool] = usable) -> tuple[str, str | None]:
+    """Apply :func:`decide` once per process (later calls return the first decision),
+    :func:`random_function_ids` and :func:`guard_cache_files`."""
     global _decision
     if _decision is not None:
         return _decision
     random_function_ids()
+    guard_cache_files()
     how, folder = _decision = decide(is_writable)
     if how == "temp":
         assert folder is not None

@@ -132,7 +132,7 @@ def store(cal: Calibration, path: Path | None = None) -> Path:
     from .._atomic import write_text
 
     path = cache_file() if path is None else path
-    entries = read_entries(path)
+    entries = read_entries(path, warn=False)   # a file that cannot be used is replaced
     entries[cal.key] = cal.to_json()
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text(path, json.dumps({"version": 1, "entries": entries}, indent=1, sort_keys=True) + "\n")

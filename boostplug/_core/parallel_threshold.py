@@ -23,11 +23,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_PARALLEL_MIN_WORK", "ENV_VAR", "MIN_SPEEDUP", "NEVER", "REFERENCE", "SCALE_LIMITS",
+__all__ = ["DEFAULT_PARALLEL_MIN_WORK", "ENV_VAR", "MAX_CACHE_FILE_BYTES", "MIN_SPEEDUP", "NEVER", "REFERENCE", "SCALE_LIMITS",
            "available_cpus", "cache_file", "cpu_name", "crossover", "machine_key", "parse_threshold",
            "read_entries", "stored_threshold", "threshold_from", "wait_policy"]
 
@@ -112,14 +113,63 @@ def threshold_from(crossover: float | None, policy: str | None = None) -> int:
     scale = min(max(2.0 ** round(math.log2(ratio)) if ratio > 0 else 0.0, lo), hi)
     return int(DEFAULT_PARALLEL_MIN_WORK * scale)
 
-def read_entries(path: Path) -> dict[str, Any]:
-    """The entries of the cache file ``path`` by key (none if it is missing or broken)."""
+#: The largest cache file read (one machine's entry takes about 300 bytes): a larger one is ignored.
+MAX_CACHE_FILE_BYTES = 1 << 20
+
+
+def read_entries(path: Path, *, warn: bool = True) -> dict[str, Any]:
+    """The entries of the cache file ``path`` by key: none if it is missing, and none with one
+    ``RuntimeWarning`` naming it if it cannot be used. It is read at import, so it is opened only
+    when it is a regular file (a FIFO would block the import, a link to ``/dev/zero`` fill the
+    memory) of at most :data:`MAX_CACHE_FILE_BYTES`, and any failure to read or parse it (a
+    ``RecursionError`` of deeply nested brackets included) is a warning (``warn=False``: not even
+    that), never an error."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = json.loads(_read_small_file(path, MAX_CACHE_FILE_BYTES))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, RecursionError) as e:
+        if warn:
+            _ignored(path, str(e) if isinstance(e, _Unusable) else f"{type(e).__name__}: {e}")
         return {}
     entries = data.get("entries") if isinstance(data, dict) else None
-    return entries if isinstance(entries, dict) else {}
+    if not isinstance(entries, dict):
+        if warn:
+            _ignored(path, "it holds no table of entries")
+        return {}
+    return entries
+
+
+class _Unusable(OSError):
+    """A file that is not opened: not a regular file, or too large."""
+
+
+def _read_small_file(path: Path, limit: int) -> str:
+    """The text of ``path`` when it is a regular file (links followed) of at most ``limit`` bytes;
+    ``_Unusable`` saying what it is otherwise, before it is opened (and checked again once open, in
+    case it was replaced meanwhile: opened non-blocking, so a FIFO put there cannot block)."""
+    from .._validation import special_kind
+
+    kind = special_kind(path)
+    if kind is not None:
+        raise _Unusable(f"it is {kind}, not a regular file")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise _Unusable("it is not a regular file")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise _Unusable(f"it is larger than {limit:,} bytes")
+    return data.decode("utf-8")
+
+
+def _ignored(path: Path, why: str) -> None:
+    import warnings
+
+    warnings.warn(f"boostplug: ignored {path} ({why}); the kernels' parallel threshold is the default (run "
+                  "'boostplug calibrate' to measure this machine's again)", RuntimeWarning, stacklevel=3)
+
 
 def parse_threshold(value: str) -> int:
     """``BOOSTPLUG_PARALLEL_MIN_WORK``'s value: a non-negative integer, or ``never``."""

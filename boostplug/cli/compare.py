@@ -85,7 +85,7 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
     record = replace(record, data_sha256=data_sha256)
     done: list[Result] = []
     if options.resume:
-        from ..compare.resume import ResumeError, check_same, earlier_provenance, load_earlier
+        from ..compare.resume import ResumeError, check_same, earlier_provenance, has_digests, load_earlier
 
         try:
             earlier = load_earlier(options.out)
@@ -96,6 +96,10 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
             raise UsageError(str(e)) from None
         done = earlier["runs"]
         record = replace(record, earlier_runs=earlier_provenance(earlier))
+        if not has_digests(earlier):
+            print(f"boostplug compare: --resume: {options.out}/results.json carries no digests (an earlier version "
+                  "wrote it): its runs are checked for consistency only, an edit of their values cannot be seen",
+                  file=sys.stderr)
         print(f"boostplug compare: resuming {options.out}: {len(done)} run(s) finished earlier are kept",
               file=sys.stderr)
     from ..compare.budget import check_budget

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from .._validation import did_you_mean
 from .errors import UsageError
 
-__all__ = ["CONFIG_KEYS", "defer_defaults", "load_config", "resolve_options"]
+__all__ = ["CONFIG_KEYS", "defer_defaults", "load_config", "option_name", "resolve_options"]
 
 #: ``--config`` keys -> the option (``dest``) each sets; a flag given on the command line wins.
 CONFIG_KEYS = {"data": "data", "methods": "methods", "frameworks": "frameworks", "folds": "folds", "kfold": "kfold",
@@ -97,11 +98,39 @@ def _config_import(spec: str, config: Path) -> str:
     return spec
 
 
+def _config_tree_params(table: Any, where: str) -> dict[str, Any]:
+    """The ``tree_params`` table of a config file, checked as ``--param`` values are (errors name
+    the file and the key, not a ``--param`` that was not given), integers as ``int``."""
+    from ..compare import TREE_PARAMS, check_tree_params
+
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: tree_params must be a table, got {table!r}")
+    out = {}
+    for key, value in table.items():
+        try:
+            check_tree_params({key: value})
+        except ValueError as e:
+            beyond = (" (a number beyond float64's range, such as 1e400, reads as infinite)"
+                      if isinstance(value, float) and math.isinf(value) else "")
+            raise UsageError(f"{where}: tree_params.{key}: {e}{beyond}") from None
+        out[key] = int(value) if isinstance(TREE_PARAMS[key], int) else float(value)
+    return out
+
+
+def option_name(values: dict[str, Any], dest: str, flag: str) -> str:
+    """How a message names the option ``dest``: ``--config FILE: key`` when the config file set it
+    (:func:`resolve_options`'s ``config_keys``), else its command-line ``flag``."""
+    key = values.get("config_keys", {}).get(dest)
+    return flag if key is None else f"--config {values.get('config')}: {key}"
+
+
 def resolve_options(args: argparse.Namespace) -> dict[str, Any]:
     """The parsed options (by ``dest``) with those not given on the command line filled from
-    ``--config``, then from the built-in defaults; ``--param`` pairs go over the file's
-    ``tree_params`` key by key; the file's ``import`` entries (:func:`_config_import`) go first
-    into ``imports`` and are also ``config_imports``. ``args`` is left as parsed."""
+    ``--config``, then from the built-in defaults; the file's ``tree_params`` are checked here
+    (errors name the file and the key) into ``config_tree_params``, which ``--param`` pairs go
+    over key by key; the file's ``import`` entries (:func:`_config_import`) go first into
+    ``imports`` and are also ``config_imports``; ``config_keys``: the file's key of each option
+    it set (:func:`option_name`). ``args`` is left as parsed."""
     values = dict(vars(args))
     config = load_config(values["config"]) if values.get("config") is not None else {}
     where = f"--config {values.get('config')}"
@@ -110,9 +139,7 @@ def resolve_options(args: argparse.Namespace) -> dict[str, Any]:
     for key, value in config.items():
         dest = CONFIG_KEYS[key]
         if dest == "param":
-            if not isinstance(value, dict):
-                raise UsageError(f"{where}: tree_params must be a table, got {value!r}")
-            values["param"] = [f"{k}={v}" for k, v in value.items()] + list(values["param"])
+            values["config_tree_params"] = _config_tree_params(value, where)
         elif dest == "imports":
             value = [value] if isinstance(value, str) else value
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -131,6 +158,7 @@ def resolve_options(args: argparse.Namespace) -> dict[str, Any]:
             if isinstance(default, str) and dest not in ("threads",) and not isinstance(value, str):
                 raise UsageError(f"{where}: {key} must be a string, got {value!r}")
             values[dest] = value
+            values.setdefault("config_keys", {})[dest] = key
     for dest, default in _BUILTIN_DEFAULTS.items():
         if values.get(dest) is None:
             values[dest] = default

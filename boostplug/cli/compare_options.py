@@ -12,6 +12,7 @@ from .._validation import did_you_mean
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, method_names
 from ..compare.conventions import Conventions, make_conventions
 from ..compare.run_record import RunRecord
+from .compare_config import option_name
 from .errors import UsageError
 
 __all__ = ["CompareOptions", "compare_options", "parse_frameworks", "parse_methods", "parse_params", "parse_threads",
@@ -46,7 +47,7 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
     frameworks = parse_frameworks(values["frameworks"])
     methods = (parse_methods(values["methods"], frameworks) if runner is None else
                parse_click_methods(values["methods"], frameworks, runner))
-    tree_params = parse_params(values["param"])
+    tree_params = {**values.get("config_tree_params", {}), **parse_params(values["param"])}  # --param wins
     threads = _check_values(values)
     baseline = values["baseline"] or (("lambdarank" if "lambdarank" in methods else methods[0]) if runner is None else
                                       _default_click_baseline(methods))
@@ -145,16 +146,16 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def parse_threads(text: str, jobs: int) -> int:
+def parse_threads(text: str, jobs: int, option: str = "--threads") -> int:
     """``"auto"`` -> cores // jobs (at least 1); else a positive integer of at most
-    ``compare.max_parallel()`` (4 x the cores)."""
+    ``compare.max_parallel()`` (4 x the cores). ``option``: how messages name it."""
     from ..compare import max_parallel, threads_per_job
 
     if str(text).strip().lower() == "auto":
         return threads_per_job(jobs)
     if not str(text).strip().isdigit() or int(text) < 1:
-        raise UsageError(f"--threads must be a positive integer or 'auto', got {text!r}")
-    _check_at_most("--threads", int(text), max_parallel())
+        raise UsageError(f"{option} must be a positive integer or 'auto', got {text!r}")
+    _check_at_most(option, int(text), max_parallel())
     return int(text)
 
 
@@ -199,27 +200,31 @@ def _default_click_baseline(methods: list[str]) -> str:
 
 
 def _check_values(values: dict[str, Any]) -> int:
-    """Check rounds, seed, jobs, kfold, tune and the selection metric; returns ``--threads`` as a number."""
+    """Check rounds, seed, jobs, kfold, tune and the selection metric; returns ``--threads`` as a number.
+    A value from ``--config`` is named by the file and its key (:func:`.compare_config.option_name`)."""
     from .. import metrics
     from .._validation import INT64_MAX, check_rounds
 
+    def name(dest: str, flag: str) -> str:
+        return option_name(values, dest, flag)
+
     try:
-        check_rounds(values["rounds"], "--rounds")
+        check_rounds(values["rounds"], name("rounds", "--rounds"))
     except ValueError as e:
         raise UsageError(str(e)) from None
     if not 0 <= values["seed"] <= INT64_MAX:
-        raise UsageError(f"--seed must be between 0 and {INT64_MAX} (XGBoost's seed is a 64-bit int, and numpy's "
-                         f"generators take no negative seed), got {values['seed']}")
+        raise UsageError(f"{name('seed', '--seed')} must be between 0 and {INT64_MAX} (XGBoost's seed is a 64-bit "
+                         f"int, and numpy's generators take no negative seed), got {values['seed']}")
     if values["jobs"] < 1:
-        raise UsageError(f"--jobs must be >= 1, got {values['jobs']}")
+        raise UsageError(f"{name('jobs', '--jobs')} must be >= 1, got {values['jobs']}")
     from ..compare import max_parallel
 
-    _check_at_most("--jobs", values["jobs"], max_parallel())
-    threads = parse_threads(values["threads"], values["jobs"])
+    _check_at_most(name("jobs", "--jobs"), values["jobs"], max_parallel())
+    threads = parse_threads(values["threads"], values["jobs"], name("threads", "--threads"))
     if values["kfold"] < 2:
-        raise UsageError(f"--kfold must be >= 2, got {values['kfold']}")
+        raise UsageError(f"{name('kfold', '--kfold')} must be >= 2, got {values['kfold']}")
     if values["tune"] < 0:
-        raise UsageError(f"--tune must be >= 0 (trials per method and fold), got {values['tune']}")
+        raise UsageError(f"{name('tune', '--tune')} must be >= 0 (trials per method and fold), got {values['tune']}")
     if values["tune"]:
         from ..compare.tuning import require_optuna
 
@@ -230,5 +235,5 @@ def _check_values(values: dict[str, Any]) -> int:
     try:
         metrics.by_name(values["early_stopping_metric"])
     except ValueError as e:
-        raise UsageError(f"--select (--early-stopping-metric): {e}") from None
+        raise UsageError(f"{name('early_stopping_metric', '--select (--early-stopping-metric)')}: {e}") from None
     return threads

@@ -1,11 +1,16 @@
 """What a comparison compares and the statistics of it: the folds every method finished
 (:func:`comparable`), per method the mean and std over folds (:func:`summary`), paired tests
 (:func:`significance`) and bootstrap intervals (:func:`bootstrap`) against a baseline. The
-table and the files of :mod:`.report` and the figures of :mod:`.plots` read them from here."""
+table and the files of :mod:`.report` and the figures of :mod:`.plots` read them from here.
+
+A method whose chosen model predicts one value for every test document on some fold
+(:func:`.protocol.degenerate`, noted in its runs' ``info``) is degenerate (:func:`degenerate_folds`):
+its metrics measure the tie convention, not a ranking, so :func:`comparison` tests no difference
+of it (nor any against it, when it is the baseline)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -16,6 +21,7 @@ from .stats import PairedTest, bootstrap_ci, paired_tests
 __all__ = [
     "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED", "SUMMARY_COLUMNS", "significance", "summary",
     "folds_finished", "common_folds", "comparable", "Comparison", "comparison", "bootstrap", "folds_text",
+    "degenerate_folds",
 ]
 
 #: Resamples, level and seed of the bootstrap intervals in the table, the plots and results.json.
@@ -65,6 +71,16 @@ def summary(results: Sequence[Result]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def degenerate_folds(results: Sequence[Result]) -> dict[str, list[int]]:
+    """Per degenerate method (in order of appearance): the 1-based folds on which its chosen
+    model predicts one value for every test document (``info["degenerate"]``)."""
+    out: dict[str, list[int]] = {}
+    for r in results:
+        if r.info.get("degenerate"):
+            out.setdefault(r.method, []).append(r.fold + 1)
+    return {n: sorted(set(f)) for n, f in out.items()}
+
+
 def folds_finished(results: Sequence[Result]) -> dict[str, list[int]]:
     """Per method (in order of appearance): the 0-based folds it finished."""
     out: dict[str, list[int]] = {}
@@ -92,13 +108,16 @@ class Comparison:
     """What the table and the output files report: ``results`` are those on the ``common``
     folds (every result when no fold is common: each method over its own folds), ``stats``
     their :func:`summary`; ``tests`` (:func:`significance` against the baseline) and ``cis``
-    (:func:`bootstrap`) are empty when no fold is common, ``tests`` also without a baseline."""
+    (:func:`bootstrap`) are empty when no fold is common, ``tests`` also without a baseline.
+    ``degenerate``: :func:`degenerate_folds` of ``results``; such a method has no test and no
+    interval of its difference (when the baseline is one, no method has)."""
 
     common: list[int]
     results: list[Result]
     stats: dict[str, dict[str, Any]]
     tests: dict[str, PairedTest]
     cis: dict[str, dict[str, Any]]
+    degenerate: dict[str, list[int]] = field(default_factory=dict)
 
 
 def comparison(results: Sequence[Result], baseline: str | None, *, intervals: bool = True) -> Comparison:
@@ -107,9 +126,14 @@ def comparison(results: Sequence[Result], baseline: str | None, *, intervals: bo
     common = common_folds(results)
     compared = comparable(results) if common else list(results)  # nothing common: nothing tested
     stats = summary(compared)
-    tests = significance(compared, baseline) if common and baseline in stats else {}
+    flat = degenerate_folds(compared)
+    tested = bool(common) and baseline in stats and baseline not in flat
+    tests = {n: t for n, t in significance(compared, baseline).items() if n not in flat} if tested else {}
     cis = bootstrap(compared, baseline if tests else None) if common and intervals else {}
-    return Comparison(common, compared, stats, tests, cis)
+    for name in flat:  # no interval of a difference either: it would say what the test does
+        if name in cis:
+            cis[name]["diff"] = None
+    return Comparison(common, compared, stats, tests, cis, flat)
 
 
 def folds_text(folds: Sequence[int]) -> str:

@@ -16,7 +16,7 @@ from .. import metrics
 from .conventions import Conventions
 from .methods import TREE_PARAMS, Method, get_method
 
-__all__ = ["REPORT_METRICS", "CURVE_METRIC", "Result", "metric_curve", "choose_round", "run_method"]
+__all__ = ["REPORT_METRICS", "CURVE_METRIC", "Result", "metric_curve", "choose_round", "run_method", "degenerate"]
 
 #: Test metrics every comparison reports (boostplug's default conventions).
 REPORT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
@@ -42,6 +42,8 @@ class Result:
     vali_curve: list[float] = field(repr=False, default_factory=list)
     vali_ndcg10_curve: list[float] = field(repr=False, default_factory=list)
     test_curve: list[float] = field(repr=False, default_factory=list)
+    #: the trainer's notes (a booster's ``stop_reason``), ``tuning`` (the search's record) and
+    #: ``degenerate`` (why the chosen model ranks nothing: :func:`degenerate`) when it does not
     info: dict[str, Any] = field(repr=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,6 +57,20 @@ def choose_round(curve: Sequence[float], metric: str) -> int:
         return -1
     values = np.asarray(curve, dtype=np.float64)
     return int(np.argmax(values) if metrics.higher_is_better(metric) else np.argmin(values))
+
+
+def degenerate(scores: NDArray[np.float64], round_: int) -> str | None:
+    """Why the model chosen at ``round_`` (1-based; 0: no round trained) ranks nothing, from its
+    test ``scores``: one value for every document (its trees all stopped at one leaf, say: a
+    gradient that overflowed, a zero gradient), so that its metrics measure the tie convention,
+    not a ranking; ``None`` when its scores differ (or there are fewer than two documents)."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size < 2:
+        return None
+    if round_ < 1:
+        return "no round trained: every test document scores 0"
+    same = np.all(s == s[0]) or np.all(np.isnan(s))
+    return f"round {round_} predicts one value ({float(s[0]):.6g}) for every test document" if same else None
 
 
 class _Bar:
@@ -144,11 +160,13 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
     test_curve = metric_curve(CURVE_METRIC, trained.test_scores, test, conv)
     scores = trained.test_scores[best] if best >= 0 else np.zeros(test.n_docs)
     per_query = {m: conv.metric(m)(scores, test.y, test.group_ptr, per_query=True) for m in REPORT_METRICS}
+    flat = degenerate(scores, best + 1)
+    info = trained.info if flat is None else {**trained.info, "degenerate": flat}
     return Result(
         method=name, framework=method.framework, fold=fold, best_round=best + 1,
         rounds_trained=len(trained.test_scores), seconds=trained.seconds, select_metric=select,
         test={m: float(np.nanmean(v)) for m, v in per_query.items()},
         test_per_query={m: [float(x) for x in v] for m, v in per_query.items()},
         test_qids=np.asarray(test.qid)[test.group_ptr[:-1]].tolist(),
-        vali_curve=vali_curve, vali_ndcg10_curve=vali_ndcg, test_curve=test_curve, info=trained.info,
+        vali_curve=vali_curve, vali_ndcg10_curve=vali_ndcg, test_curve=test_curve, info=info,
     )

@@ -22,6 +22,7 @@ from .comparison import (
 from .conventions import Conventions
 from .plots import write_plots
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result
+from .results_schema import with_digests
 from .run_record import RunRecord
 from .stats import BootstrapCI
 
@@ -33,9 +34,26 @@ __all__ = [
 ]
 
 
-def _best(stats: dict[str, dict[str, Any]], column: str) -> float:
-    vals = [s[column]["mean"] for s in stats.values() if column in s]
+def _best(stats: dict[str, dict[str, Any]], column: str, skip: Mapping[str, Any] | None = None) -> float:
+    """The best mean of ``column`` over the methods not in ``skip`` (the degenerate ones)."""
+    vals = [s[column]["mean"] for n, s in stats.items() if column in s and n not in (skip or {})]
+    if not vals:
+        return float("nan")
     return min(vals) if column in ("seconds", "tune_seconds") else max(vals)
+
+
+#: Marks a degenerate method's name in the table (:func:`.comparison.degenerate_folds`).
+DEGENERATE_MARK = "!"
+
+
+def _degenerate_note(flat: Mapping[str, list[int]], baseline: str | None, tested: bool) -> str:
+    """What the table's and the verdict's words on degenerate methods say: who, on which folds."""
+    who = ", ".join(f"{n} (fold {','.join(map(str, folds))})" for n, folds in flat.items())
+    text = (f"degenerate: {who}: the chosen model predicts one value for every test document (its trees stopped "
+            "at one leaf, or no round was trained), so its metrics measure the tie convention, not a ranking")
+    if baseline in flat:
+        return text + f"; {baseline} is the baseline: nothing is tested against it"
+    return text + ("; not tested" if tested else "")
 
 
 def _span(counts: Sequence[int]) -> str:
@@ -82,6 +100,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     finished = folds_finished(results)
     compared = comparison(results, baseline, intervals=wide)
     common, stats, tests, cis = compared.common, compared.stats, compared.tests, compared.cis
+    flat = compared.degenerate
     metrics = REPORT_METRICS if wide else COMPACT_METRICS
     cols = [*metrics, "seconds"] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
     names = {"seconds": "train s", "tune_seconds": "tune s"}
@@ -92,10 +111,11 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
         header.append(f"{CURVE_METRIC.upper()} 95% CI")
     if tests:
         header += ["dNDCG@10", "dNDCG@10 95% CI", "p(t)", "p(W)"] if wide else ["dNDCG@10", "p(t)"]
-    best = {c: _best(stats, c) for c in cols}
+    best = {c: _best(stats, c, flat) for c in cols}
     rows = []
     for name, s in stats.items():
-        row = [name, "/".join(str(r) for r in s["best_rounds"]) if wide else _span(s["best_rounds"])]
+        shown = f"{name} {DEGENERATE_MARK}" if name in flat else name
+        row = [shown, "/".join(str(r) for r in s["best_rounds"]) if wide else _span(s["best_rounds"])]
         if not common:
             row.insert(1, ",".join(map(str, s["folds"])))
         for c in cols:
@@ -106,15 +126,17 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
             cell = f"{s[c]['mean']:.{digits}f}"
             if len(s["folds"]) > 1 and (wide or c not in names):
                 cell += f"±{s[c]['std']:.{digits}f}"
-            if common and len(stats) > 1 and s[c]["mean"] == best[c]:
+            if common and len(stats) > 1 and s[c]["mean"] == best[c] and name not in flat:
                 cell += "*"
             row.append(cell)
         if cis:
             row.append(_interval(cis[name]["mean"][CURVE_METRIC]))
         if tests:
-            t = tests[name]
+            t = tests.get(name)
             if name == baseline:
                 row += ["(baseline)", "", "", ""] if wide else ["(baseline)", ""]
+            elif t is None:  # degenerate: not tested
+                row += ["degenerate", "", "", ""] if wide else ["degenerate", ""]
             elif wide:
                 row += [f"{t.mean_diff:+.4f}", _interval(cis[name]["diff"], signed=True), _p(t.t_pvalue),
                         _p(t.wilcoxon_pvalue)]
@@ -151,6 +173,8 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
         trials = sorted({n for s in stats.values() for n in s.get("trials", [])})
         note += (f"\ntune s: seconds of the parameter search per fold ({'/'.join(map(str, trials))} trials, "
                  "trial 0 the defaults; a method without a search space has one); train s: its chosen trial's")
+    if flat:
+        note += f"\n{DEGENERATE_MARK} " + _degenerate_note(flat, baseline, bool(tests))
     if tests:
         others = [t.n for name, t in tests.items() if name != baseline] or [tests[baseline].n]
         note += (f"\ndNDCG@10, p(t), p(W): per-query test NDCG@10 minus {baseline}'s, paired t-test and Wilcoxon "
@@ -180,6 +204,7 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha (the significance level) must be between 0 and 1, got {alpha!r}")
     cmp = comparison(results, baseline, intervals=False)
+    flat = cmp.degenerate
     metric = CURVE_METRIC.upper()
     level = f"p(t){_NBSP}<{_NBSP}{alpha:g}"
     if not cmp.stats:
@@ -190,14 +215,15 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
         (name, s), = cmp.stats.items()
         text = f"verdict: only {name} ran (test {metric} {s[CURVE_METRIC]['mean']:.4f}): nothing to compare"
     else:
-        means = {n: s[CURVE_METRIC]["mean"] for n, s in cmp.stats.items() if np.isfinite(s[CURVE_METRIC]["mean"])}
+        means = {n: s[CURVE_METRIC]["mean"] for n, s in cmp.stats.items()
+                 if np.isfinite(s[CURVE_METRIC]["mean"]) and n not in flat}
         if means:
             top = max(means.values())
             bests = [n for n, v in means.items() if v == top]
             text = (f"verdict: best {metric} {' = '.join(bests)} ({top:.4f}"
                     f"{', the baseline' if baseline in bests else ''})")
         else:
-            text = f"verdict: no method has a test {metric}"
+            text = f"verdict: no method has a test {metric}" + (" that ranks" if flat else "")
         others = {n: t for n, t in cmp.tests.items() if n != baseline}
         significant = {n: t for n, t in others.items() if t.t_pvalue < alpha}
         if not others:
@@ -214,6 +240,11 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
             rest = len(others) - len(significant)
             text += (f"; at {level} against {baseline}, " + "; ".join(sides)
                      + (f"; the other {rest} not significant" if rest else ""))
+    if cmp.stats and flat:
+        names = ", ".join(flat)
+        text += (f"; {names} {'is' if len(flat) == 1 else 'are'} degenerate (one value for every test document"
+                 + (f"; {baseline} is the baseline: nothing is tested against it)" if baseline in flat else
+                    ", not tested)"))
     return "\n".join(_wrap(text, width, "  ")).replace(_NBSP, " ")
 
 
@@ -268,7 +299,9 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
 
     The per-run files hold every finished run; summary.csv, the summary and significance of
     results.json and the plots, like the table, only the folds every method finished
-    (:func:`comparable`), named in results.json's ``compared_folds``."""
+    (:func:`comparable`), named in results.json's ``compared_folds``. results.json's runs are
+    ordered by fold, then method, and it carries the digests ``--resume`` checks
+    (:func:`.results_schema.with_digests`)."""
     out.mkdir(parents=True, exist_ok=True)
     cmp = comparison(results, baseline)
     _write_csv(out / "results.csv",
@@ -296,6 +329,8 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
         _write_tuning_csv(out / "tuning.csv", results)
     finished = folds_finished(results)
     methods = getattr(results, "methods", None) or list(finished)
+    order = {m: k for k, m in enumerate(methods)}
+    runs = sorted(results, key=lambda r: (r.fold, order.get(r.method, len(order))))  # as --resume reads them
     payload = {
         "settings": record.settings(),
         "baseline": baseline,
@@ -305,14 +340,16 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
         "compared_folds": [f + 1 for f in cmp.common],
         "summary": cmp.stats,
         "significance": {n: asdict(t) for n, t in cmp.tests.items()},
+        "degenerate": cmp.degenerate,
         "bootstrap": _bootstrap_json(cmp.cis),
         "provenance": _provenance(record),
-        "results": [r.to_dict() for r in results],
+        "results": [r.to_dict() for r in runs],
         "failures": [f.to_dict() for f in getattr(results, "failures", [])],
     }
     if plots:
         write_plots(cmp.results, out)
-    write_text(out / "results.json", json.dumps(payload, indent=1, default=_json_default))  # last: complete
+    as_read = json.loads(json.dumps(payload, default=_json_default))  # what --resume digests: the file's values
+    write_text(out / "results.json", json.dumps(with_digests(as_read), indent=1))  # last: complete
 
 
 def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:

@@ -13,14 +13,24 @@ is checked first, and anything else is a ``ValueError`` that names the key path 
   (``empty = "skip"``): a per-query value, or a mean over queries that were all left out;
 * a test mean is the mean of its per-query values, every per-query list has one value per test
   query, the curves one value per round trained, the chosen round is one of them;
-* the runs of one fold have the same test queries (the paired tests pair them).
+* the runs of one fold have the same test queries (the paired tests pair them);
+* a run agrees with itself: its chosen round is the one its validation curve chooses
+  (:func:`.protocol.choose_round`), its test NDCG@10 is its test curve's at that round, its
+  validation NDCG@10 curve is its selection curve when it selects by NDCG@10;
+* the runs stand in the order the run wrote them, by fold, then by the methods' order in
+  ``folds_completed``: two runs whose method names were swapped do not.
 
 What the file must share with the run that resumes it (settings, methods, conventions, the data's
-SHA-256, the folds and their test queries) is :func:`.resume.check_same`'s.
+SHA-256, the folds and their test queries) is :func:`.resume.check_same`'s, which also checks the
+digests (:func:`check_digests`): the file carries a SHA-256 of its content (``digest``), and each
+run entry one of its own values, so that an edit the checks above cannot see (a per-query value
+changed with its mean, a validation curve changed where it does not move the chosen round) is
+refused naming the entry. A digest detects edits, not forgery: anyone can write a new one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import fields
@@ -29,9 +39,13 @@ from typing import Any
 import numpy as np
 
 from .. import metrics
-from .protocol import CURVE_METRIC, REPORT_METRICS, Result
+from .protocol import CURVE_METRIC, REPORT_METRICS, Result, choose_round
 
-__all__ = ["read_results", "metric_range", "SETTING_TYPES"]
+__all__ = ["read_results", "metric_range", "SETTING_TYPES", "DIGEST", "content_digest", "with_digests",
+           "check_digests"]
+
+#: The key of the digests: the file's (over everything else in it) and each run entry's (over its values).
+DIGEST = "digest"
 
 #: The ``settings`` keys a resumed run reads (and must share with the earlier run: :mod:`.resume`)
 #: and their JSON types (None: null).
@@ -132,8 +146,58 @@ def _check_provenance(provenance: dict[str, Any]) -> None:
         _typed(run, (dict,), f"provenance.earlier_runs[{k}]")
 
 
+def content_digest(value: Any) -> str:
+    """The SHA-256 (hex) of ``value`` (parsed JSON) in one canonical JSON text: keys sorted, no
+    spaces, floats as Python writes them (which read back to the same float)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _without_digest(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k != DIGEST}
+
+
+def with_digests(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` (parsed JSON: as it reads back from the file) with a digest in each run entry
+    of ``results`` (over its values) and one of the whole (over everything else): what
+    :func:`check_digests` checks."""
+    out = dict(payload)
+    out["results"] = [{**_without_digest(r), DIGEST: content_digest(_without_digest(r))} for r in payload["results"]]
+    out.pop(DIGEST, None)
+    out[DIGEST] = content_digest(out)
+    return out
+
+
+def check_digests(payload: dict[str, Any]) -> bool:
+    """``ValueError`` naming the run entry (else the file) whose values no longer match the digest
+    written with them (:func:`with_digests`). ``False`` for a file without any digest (written
+    before boostplug wrote them): nothing to check; ``True`` when every digest matches."""
+    runs = payload.get("results") if isinstance(payload.get("results"), list) else []
+    entries = [r for r in runs if isinstance(r, dict)]
+    if DIGEST not in payload and not any(DIGEST in r for r in entries):
+        return False
+    for i, r in enumerate(runs):
+        where = f"results[{i}]" + (f" (method {r.get('method')}, fold {_fold(r)})" if isinstance(r, dict) else "")
+        if not isinstance(r, dict) or DIGEST not in r:
+            raise ValueError(f"{where} has no digest, though the file has digests: it was added or edited after "
+                             "the run wrote it")
+        if r[DIGEST] != content_digest(_without_digest(r)):
+            raise ValueError(f"{where} does not match its digest: its values were edited after the run wrote them")
+    if DIGEST not in payload:
+        raise ValueError("the file has no digest, though its runs have: it was edited after the run wrote it")
+    if payload[DIGEST] != content_digest(_without_digest(payload)):
+        raise ValueError("the file does not match its digest: it was edited after the run wrote it (outside the "
+                         "runs' values, which match theirs)")
+    return True
+
+
+def _fold(entry: dict[str, Any]) -> Any:
+    fold = entry.get("fold")
+    return fold + 1 if isinstance(fold, int) and not isinstance(fold, bool) else fold
+
+
 def _run(entry: Any, path: str, skip: bool) -> Result:
-    entry = _typed(entry, (dict,), path)
+    entry = _without_digest(_typed(entry, (dict,), path))
     names = [f.name for f in fields(Result)]
     unknown = [k for k in entry if k not in names]
     if unknown:
@@ -186,7 +250,31 @@ def _run(entry: Any, path: str, skip: bool) -> Result:
             raise ValueError(f"{where}: {key} has {len(values)} values for {r.rounds_trained} rounds trained")
         for k, v in enumerate(values):
             _value(v, metric, path, f"{key}[{k}]", where, nan=skip)
+    _check_consistent(r, where)
     return r
+
+
+def _check_consistent(r: Result, where: str) -> None:
+    """The run's chosen round is its validation curve's choice, its test NDCG@10 its test curve's
+    value there, and its validation NDCG@10 curve its selection curve when it selects by NDCG@10."""
+    chosen = choose_round(r.vali_curve, r.select_metric) + 1
+    if r.best_round != chosen:
+        raise ValueError(f"{where}: best_round {r.best_round} is not the round its validation curve chooses "
+                         f"(round {chosen}, by {r.select_metric}): the chosen round or the curve was edited")
+    differ = [k for k, (a, b) in enumerate(zip(r.vali_curve, r.vali_ndcg10_curve)) if not _same(a, b)]
+    if r.select_metric == CURVE_METRIC and differ:
+        k = differ[0]
+        raise ValueError(f"{where}: vali_curve[{k}] is {r.vali_curve[k]!r} and vali_ndcg10_curve[{k}] "
+                         f"{r.vali_ndcg10_curve[k]!r}, though both are its validation {CURVE_METRIC}")
+    if chosen >= 1:
+        at, mean = r.test_curve[chosen - 1], r.test[CURVE_METRIC]
+        if not (abs(at - mean) <= 1e-9 or _same(at, mean)):
+            raise ValueError(f"{where}: test.{CURVE_METRIC} is {mean!r}, but its test curve has {at!r} at the "
+                             f"chosen round {chosen}")
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
 
 
 def _value(value: Any, metric: str, path: str, key: str, where: str, *, nan: bool) -> float:
@@ -224,3 +312,11 @@ def _check_together(runs: list[Result], completed: dict[str, list[int]]) -> None
         folds = sorted(f + 1 for m, f in first if m == method)
         if sorted(done) != folds:
             raise ValueError(f"folds_completed.{method} is {done} but its runs are of fold(s) {folds}")
+    order = {m: k for k, m in enumerate(completed)}
+    for i in range(1, len(runs)):
+        a, b = runs[i - 1], runs[i]
+        if (a.fold, order[a.method]) > (b.fold, order[b.method]):
+            raise ValueError(f"results[{i - 1}] (method {a.method}, fold {a.fold + 1}) stands before results[{i}] "
+                             f"(method {b.method}, fold {b.fold + 1}), but the run writes its runs by fold, then in "
+                             f"the order of its methods ({', '.join(completed)}): method names were swapped or runs "
+                             "moved")

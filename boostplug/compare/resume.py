@@ -17,7 +17,7 @@ import numpy as np
 
 from .conventions import Conventions
 from .data import Fold
-from .results_schema import SETTING_TYPES, read_results
+from .results_schema import SETTING_TYPES, check_digests, read_results
 
 #: Settings a resumed run must share with the earlier one (results.json ``settings`` keys): those
 #: the schema reads.
@@ -53,7 +53,10 @@ def check_same(earlier: dict[str, Any], *, settings: dict[str, Any], methods: Se
     """Refuse (``ResumeError`` naming the setting, before and now) when the earlier run's results
     (:func:`load_earlier`) would not be comparable with this run's: a setting, the methods, the
     conventions or the data's SHA-256 differ, a run's fold is not one of the ``n_folds`` folds of
-    the data, or its test queries are not those of its fold in ``folds`` (the folds this run loaded)."""
+    the data, or its test queries are not those of its fold in ``folds`` (the folds this run loaded);
+    last, when the file or a run entry no longer matches its digest (edited after it was written:
+    :func:`.results_schema.check_digests`, naming the entry). A file without digests (an earlier
+    version's) is not refused for it: :func:`has_digests` tells."""
     before = earlier["settings"]
     for key in SAME_SETTINGS:
         if before.get(key) != settings.get(key):  # clicks_protocol: absent without --clicks
@@ -82,6 +85,20 @@ def check_same(earlier: dict[str, Any], *, settings: dict[str, Any], methods: Se
         if r.fold in tests and r.test_qids != tests[r.fold]:
             raise ResumeError(f"--resume: the earlier run of method {r.method} on fold {r.fold + 1} tested other "
                               "queries than the data's fold does now")
+    try:
+        check_digests(_as_written(earlier))
+    except ValueError as e:
+        raise ResumeError(f"--resume: the earlier results.json is refused: {e}") from None
+
+
+def _as_written(earlier: dict[str, Any]) -> dict[str, Any]:
+    """:func:`load_earlier`'s payload as the file holds it (without the parsed ``runs``)."""
+    return {k: v for k, v in earlier.items() if k != "runs"}
+
+
+def has_digests(earlier: dict[str, Any]) -> bool:
+    """Whether the earlier run's file carries digests (boostplug writes them; an earlier version did not)."""
+    return "digest" in _as_written(earlier)
 
 
 def earlier_provenance(earlier: dict[str, Any]) -> list[dict[str, Any]]:

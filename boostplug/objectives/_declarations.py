@@ -193,14 +193,23 @@ class Param:
 
 
 def _check_int(what: str, value: Any, low: float | None, high: float | None) -> int:
-    """``value`` as an int in ``[low, high]`` (``None``: unbounded); bools and floats are a ``TypeError``."""
+    """``value`` as an int in ``[low, high]`` (``None``: unbounded, within int64, which the kernels
+    hold it in); bools and floats are a ``TypeError``. The message gives the bounds exactly, and
+    names the int64 bound too when the value breaks it (``2**70`` is not refused as "must be >= 1")."""
     lo = _INT64_MIN if low is None else low
     hi = INT64_MAX if high is None else high
-    rng = (f" in [{low:g}, {high:g}]" if low is not None and high is not None
-           else f" >= {low:g}" if low is not None else f" <= {high:g}" if high is not None else "")
+
+    def exact(v: float) -> str:
+        return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+    rng = (f" in [{exact(low)}, {exact(high)}]" if low is not None and high is not None
+           else f" >= {exact(low)}" if low is not None else f" <= {exact(high)}" if high is not None else "")
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{what} must be an integer{rng}, got {show(value)}")
     if not lo <= value <= hi:
+        if (low is None or value >= low) and (high is None or value <= high):  # beyond int64 only
+            rng = (f" in [{exact(lo)}, {exact(hi)}] (the kernels hold it in a 64-bit integer: "
+                   f"{'at most 2^63 - 1' if value > hi else 'at least -2^63'})")
         raise ValueError(f"{what} must be an integer{rng}, got {show(value)}")
     return int(value)
 

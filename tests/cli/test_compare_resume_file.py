@@ -17,7 +17,7 @@ from typing import Any, Callable
 import pytest
 
 from boostplug.cli import main
-from boostplug.compare.results_schema import read_results
+from boostplug.compare.results_schema import read_results, with_digests
 from boostplug.data import make_ranking, write_letor
 
 FAST = ["--rounds", "3", "--no-progress", "--no-plots"]
@@ -173,6 +173,7 @@ def test_nan_is_a_value_only_where_the_conventions_leave_a_query_out(finished) -
     r["test_per_query"]["ndcg@10"][0] = math.nan
     kept = r["test_per_query"]["ndcg@10"][1:]
     r["test"]["ndcg@10"] = sum(kept) / len(kept)
+    r["test_curve"][r["best_round"] - 1] = r["test"]["ndcg@10"]  # the curve at the chosen round is that mean
     with pytest.raises(ValueError, match=r"results\[0\] \(method regression, fold 1\): test_per_query.ndcg@10\[0\] "
                                          r"is nan; ndcg@10 values are in \[0, 1\]"):
         read_results(payload)
@@ -181,7 +182,7 @@ def test_nan_is_a_value_only_where_the_conventions_leave_a_query_out(finished) -
     assert math.isnan(runs[0].test_per_query["ndcg@10"][0])
     for q in range(len(kept) + 1):  # every query left out: the mean is NaN
         r["test_per_query"]["ndcg@10"][q] = math.nan
-    r["test"]["ndcg@10"] = math.nan
+    r["test"]["ndcg@10"] = r["test_curve"][r["best_round"] - 1] = math.nan
     assert math.isnan(read_results(payload)[0].test["ndcg@10"])
     r["test"]["ndcg@10"] = 0.5
     with pytest.raises(ValueError, match=r"test.ndcg@10 is 0.5, but"):
@@ -197,3 +198,69 @@ def test_an_edited_copy_resumes_nowhere_else(finished, tmp_path: Path, capsys) -
     assert code == 2 and "repeats method rb-c, fold 1" in err
     shutil.rmtree(tmp_path / "out")
     assert _resume(finished, tmp_path, finished[1], capsys)[0] == 0
+
+
+# ---- edits the schema's ranges cannot see: the runs' own consistency and the digests --------------------
+def _swap_names(payload: dict[str, Any]) -> None:
+    a, b = payload["results"][0], payload["results"][1]  # regression and rb-c of fold 1
+    a["method"], b["method"] = b["method"], a["method"]
+
+
+def _other_best_round(payload: dict[str, Any]) -> None:
+    """The probe's best_round edited to 15, within this run's 3 rounds: another round than the curve's."""
+    r = payload["results"][2]
+    r["best_round"] = r["best_round"] % r["rounds_trained"] + 1
+
+
+def _curve_choosing_another_round(payload: dict[str, Any]) -> None:
+    r = payload["results"][0]
+    other = r["best_round"] % r["rounds_trained"]  # 0-based index of another round
+    r["vali_curve"][other] = 1.0
+    r["vali_ndcg10_curve"][other] = 1.0
+
+
+def _summary_edited(payload: dict[str, Any]) -> None:
+    payload["summary"]["rb-c"]["ndcg@10"]["mean"] = 0.99
+
+
+EDITED = [
+    ("best_round edited", _other_best_round, "results[2] (method regression, fold 2): best_round", True),
+    ("validation curve edited", _curve_choosing_another_round,
+     "results[0] (method regression, fold 1): best_round", True),
+    ("two methods' names swapped", _swap_names,
+     "results[0] (method rb-c, fold 1) stands before results[1] (method regression, fold 1)", True),
+    ("a per-query value edited with its mean", _per_query_and_mean(0.5),
+     "results[3] (method rb-c, fold 2) does not match its digest", False),
+    ("the summary edited", _summary_edited, "the file does not match its digest", False),
+]
+
+
+# each edit with the digests as written; those the run's own consistency catches also with digests
+# recomputed over the edit (which hides it from the digests)
+_EDIT_CASES = [(name, change, says, recomputed) for name, change, says, consistency in EDITED
+               for recomputed in ((False, True) if consistency else (False,))]
+
+
+@pytest.mark.parametrize("change, says, recomputed", [c[1:] for c in _EDIT_CASES],
+                         ids=[f"{c[0]}{', digests recomputed' if c[3] else ''}" for c in _EDIT_CASES])
+def test_an_edited_results_json_is_refused_naming_the_entry(finished, tmp_path: Path, capsys, change, says,
+                                                           recomputed) -> None:
+    """The probe's edits, each accepted before: refused by the run's own consistency (best round
+    against its validation curve, names against the methods' order), else by the digest of the
+    entry or of the file."""
+    payload = copy.deepcopy(finished[1])
+    assert "digest" in payload and all("digest" in r for r in payload["results"])
+    change(payload)
+    if recomputed:
+        payload = with_digests(payload)
+    code, err = _resume(finished, tmp_path, payload, capsys)
+    assert code == 2, err
+    assert err.startswith("boostplug compare: error: --resume: ") and err.count("\n") == 1
+    assert says in err, err
+
+
+def test_a_digest_removed_from_one_run_is_refused(finished, tmp_path: Path, capsys) -> None:
+    payload = copy.deepcopy(finished[1])
+    del payload["results"][1]["digest"]
+    code, err = _resume(finished, tmp_path, payload, capsys)
+    assert code == 2 and "results[1] (method rb-c, fold 1) has no digest, though the file has digests" in err

@@ -115,12 +115,13 @@ TUNED_METHODS = "lambdarank,ndcg_boost,xgb-rank:ndcg,xgb-mpboost-ldd,rb-c"
 
 
 def _numbers(out: Path) -> dict:
-    """results.json without what varies between runs (times, provenance)."""
+    """results.json without what varies between runs (times, provenance, the digests over them)."""
     payload = json.loads((out / "results.json").read_text())
 
     def strip(x):
         if isinstance(x, dict):
-            return {k: strip(v) for k, v in x.items() if k not in ("seconds", "provenance", "started", "finished")}
+            return {k: strip(v) for k, v in x.items()
+                    if k not in ("seconds", "provenance", "started", "finished", "digest")}
         if isinstance(x, list):
             return [strip(v) for v in x]
         return x

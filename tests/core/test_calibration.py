@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+import warnings
 
 import numba
 import numpy as np
@@ -84,7 +85,11 @@ def test_a_broken_cache_file_gives_the_default(tmp_path, monkeypatch, text: str)
     monkeypatch.delenv(pt.ENV_VAR, raising=False)
     path = tmp_path / "dispatch.json"
     path.write_text(text.replace("%s", pt.machine_key()))
-    assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
+    unusable = "%s" not in text  # not a table of entries: said in one warning (a bad entry is just not used)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
+    assert [f"ignored {path}" in str(w.message) for w in got] == ([True] if unusable else [])
     calibration.store(_entry(99), path)                  # and storing over it works
     assert pt.stored_threshold(path) == (99, str(path))
 
@@ -181,3 +186,53 @@ def test_two_threads_on_one_cpu_run_every_kernel_serially() -> None:
     assert run.returncode == 0, run.stderr
     speedup, never = run.stdout.split()
     assert never == "True", speedup
+
+
+# ---- a cache file that cannot be used: ignored with one warning, never an error or a hang ------------------
+def test_a_fifo_as_the_cache_file_does_not_hang_the_import(tmp_path) -> None:
+    """A FIFO at ``<user cache>/boostplug/dispatch.json``: the import waited for ever for a writer."""
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this system")
+    path = tmp_path / "boostplug" / "dispatch.json"
+    path.parent.mkdir()
+    os.mkfifo(path)
+    env = {k: v for k, v in os.environ.items() if k != pt.ENV_VAR}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    code = ("import warnings; warnings.simplefilter('always')\n"
+            "from boostplug._core import dispatch; print(dispatch.PARALLEL_MIN_WORK, dispatch.THRESHOLD_SOURCE)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(pt.DEFAULT_PARALLEL_MIN_WORK), "default"]
+    warned = [line for line in out.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warned) == 1 and f"ignored {path} (it is a FIFO, not a regular file)" in warned[0], out.stderr
+
+
+def test_a_link_to_an_endless_device_is_not_read(tmp_path, monkeypatch) -> None:
+    """A link to /dev/zero: the whole "file" was read, a ``MemoryError``."""
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    monkeypatch.delenv(pt.ENV_VAR, raising=False)
+    path = tmp_path / "dispatch.json"
+    path.symlink_to("/dev/zero")
+    with pytest.warns(RuntimeWarning, match=r"ignored .*dispatch\.json \(it is a character device, not a regular"):
+        assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
+
+
+def test_deeply_nested_json_is_ignored(tmp_path, monkeypatch) -> None:
+    """200,000 ``[``: ``json.loads`` raised ``RecursionError``, which the reader did not catch."""
+    monkeypatch.delenv(pt.ENV_VAR, raising=False)
+    path = tmp_path / "dispatch.json"
+    path.write_text("[" * 200_000)
+    with pytest.warns(RuntimeWarning, match=r"ignored .*dispatch\.json \(RecursionError") as got:
+        assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
+    assert len(got) == 1
+    calibration.store(_entry(99), path)                  # storing over it works
+    assert pt.stored_threshold(path) == (99, str(path))
+
+
+def test_a_file_over_the_size_limit_is_not_read(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv(pt.ENV_VAR, raising=False)
+    path = tmp_path / "dispatch.json"
+    path.write_text(json.dumps({"entries": {pt.machine_key(): {"parallel_min_work": 7}}, "pad": "x" * pt.MAX_CACHE_FILE_BYTES}))
+    with pytest.warns(RuntimeWarning, match=f"larger than {pt.MAX_CACHE_FILE_BYTES:,} bytes"):
+        assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")

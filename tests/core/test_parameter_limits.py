@@ -224,13 +224,50 @@ def test_compare_refuses_a_trial_budget_that_cannot_fit(capsys, no_training, let
 
 
 def test_a_config_file_is_held_to_the_same_limits(capsys, no_training, letor_file, tmp_path):
+    """The same limits, and the message names the file and its key, not an option not given."""
     config = tmp_path / "c.json"
     config.write_text(json.dumps({"rounds": 10**23, "tree_params": {"max_bin": 255}}))
-    assert "--rounds must be at most 2147483647" in _usage_error(capsys, ["--config", str(config), "--data",
-                                                                          str(letor_file), "--no-progress"])
-    config.write_text(json.dumps({"rounds": 3, "tree_params": {"max_bin": 99999999999}}))
-    assert "max_bin=99999999999: must be >= 2 and at most 2147483647" in _usage_error(
+    assert f"--config {config}: rounds must be at most 2147483647" in _usage_error(
         capsys, ["--config", str(config), "--data", str(letor_file), "--no-progress"])
+    config.write_text(json.dumps({"rounds": 3, "seed": -1}))
+    assert f"--config {config}: seed must be between 0 and 9223372036854775807" in _usage_error(
+        capsys, ["--config", str(config), "--data", str(letor_file), "--no-progress"])
+    config.write_text(json.dumps({"rounds": 3, "tree_params": {"max_bin": 99999999999}}))
+    assert (f"--config {config}: tree_params.max_bin: max_bin=99999999999: must be >= 2 and at most 2147483647"
+            in _usage_error(capsys, ["--config", str(config), "--data", str(letor_file), "--no-progress"]))
+    # given on the command line, an option is named as the flag
+    config.write_text(json.dumps({"rounds": 3}))
+    assert "--rounds must be at most 2147483647" in _usage_error(
+        capsys, ["--config", str(config), "--rounds", str(2**31), "--data", str(letor_file), "--no-progress"])
+
+
+def test_a_config_files_number_beyond_float64_is_named_as_the_files_key(capsys, no_training, letor_file, tmp_path):
+    """TOML's ``num_leaves = 1e400`` (read as inf) was reported as ``--param 'num_leaves=inf'``,
+    though no --param was given."""
+    pytest.importorskip("tomllib")
+    config = tmp_path / "c.toml"
+    config.write_text("rounds = 3\n[tree_params]\nnum_leaves = 1e400\n")
+    err = _usage_error(capsys, ["--config", str(config), "--data", str(letor_file), "--no-progress"])
+    assert f"--config {config}: tree_params.num_leaves: num_leaves=inf: must be finite" in err
+    assert "1e400, reads as infinite" in err and "--param" not in err
+    config.write_text("rounds = 3\n[tree_params]\nnum_leaves = 15.5\n")
+    err = _usage_error(capsys, ["--config", str(config), "--data", str(letor_file), "--no-progress"])
+    assert f"--config {config}: tree_params.num_leaves: num_leaves=15.5: must be an integer" in err
+
+
+def test_config_tree_params_train_under_the_command_lines(monkeypatch, letor_file, tmp_path):
+    """The file's tree parameters, an integral float for an integer one too, with --param over them."""
+    from boostplug.cli.compare_config import resolve_options
+    from boostplug.cli.compare_options import compare_options
+    from boostplug.cli import build_parser
+
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"tree_params": {"num_leaves": 15.0, "learning_rate": 0.2}}))
+    args = build_parser().parse_args(["compare", "--config", str(config), "--data", str(letor_file),
+                                      "--param", "learning_rate=0.3"])
+    options = compare_options(resolve_options(args), None)
+    assert options.tree_params == {"num_leaves": 15, "learning_rate": 0.3}
+    assert isinstance(options.tree_params["num_leaves"], int)
 
 
 def test_check_fits_compares_with_the_memory_available_now(monkeypatch):
@@ -287,3 +324,17 @@ def test_the_python_api_refuses_a_run_that_cannot_fit_in_memory_before_training(
     monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("trained despite the budget"))
     with pytest.raises(ValueError, match="memory"):
         run(["lambdarank"], [(0, (train, vali, test))], rounds=2**31 - 1)
+
+
+@pytest.mark.parametrize("objective, key, value", [("lambdarank", "lambdarank_truncation_level", 2**70),
+                                                   ("ranknet", "truncation_level", 2**63),
+                                                   ("yetirank", "first_round", 2**70)])
+def test_an_objective_integer_beyond_int64_names_the_real_limit(objective, key, value):
+    """``lambdarank_truncation_level=2**70`` was refused as "must be an integer >= 1", which it is."""
+    from boostplug import objectives
+
+    with pytest.raises(ValueError) as err:
+        objectives.get(objective).check({key: value})
+    low = 0 if key == "first_round" else 1
+    assert (f"{objective}: {key} must be an integer in [{low}, 9223372036854775807] (the kernels hold it in a "
+            f"64-bit integer: at most 2^63 - 1), got {value}") == str(err.value)

@@ -293,7 +293,7 @@ def test_trains_on_xgboost_and_continues_its_draws(example) -> None:
 
 
 @pytest.mark.parametrize("params, error, message", [
-    ({"objective_seed": 2**31}, ValueError, r"objective_seed must be an integer in \[-2\.14748e\+09, 2\.14748e\+09\], "
+    ({"objective_seed": 2**31}, ValueError, r"objective_seed must be an integer in \[-2147483648, 2147483647\], "
                                             r"got 2147483648"),
     ({"objective_seed": 1.5}, TypeError, r"objective_seed must be an integer .*got 1\.5"),
     ({"hessian": "exact"}, ValueError, r"unknown parameter.*'hessian'"),

@@ -1,0 +1,213 @@
+"""numba's cache folders and files as boostplug lets numba use them (boostplug._numba_cache): a folder
+another user can write into is never loaded from (numba unpickles its cache files: planted ones run
+code), and a damaged cache file is set aside and its kernel compiled again instead of an error on
+every run."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import stat
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from boostplug import _numba_cache
+from boostplug._numba_cache import folder_problem
+
+posix_only = pytest.mark.skipif(not hasattr(os, "getuid"), reason="owner and mode bits are not checked on Windows")
+#: a uid that is not ours, for a folder "of another user" (only root can give a folder away)
+OTHER_UID = 65534
+
+# one kernel, quick to compile: the calibration probe's serial twin, run on one tiny query
+KERNEL = """
+import warnings; warnings.simplefilter("always")
+import numpy as np
+from boostplug._core import calibration, dispatch
+out = np.empty(1)
+dispatch.serial_twin(calibration._probe)(np.zeros(4), np.array([0.0, 1.0, 0.0, 1.0]), np.array([0, 4]), out)
+print(out[0])
+"""
+
+
+def _run_kernel(cache_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)}
+    done = subprocess.run([sys.executable, "-c", KERNEL], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.split()[-1]) == 2.0
+    return done
+
+
+def _warnings(done: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in done.stderr.splitlines() if "RuntimeWarning" in line]
+
+
+def _folder(path: Path, mode: int) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(mode)
+    return path
+
+
+# ---- folder_problem -------------------------------------------------------------------------------
+@posix_only
+def test_a_private_folder_of_ours_has_no_problem(tmp_path: Path) -> None:
+    assert folder_problem(_folder(tmp_path / "mine", 0o700)) is None
+    assert folder_problem(_folder(tmp_path / "readable", 0o755)) is None
+
+
+@posix_only
+@pytest.mark.parametrize(("mode", "reason"), [(0o777, "writable by others (mode 0o777)"),
+                                              (0o757, "writable by others (mode 0o757)"),
+                                              (0o775, "writable by group (mode 0o775)"),
+                                              (0o1777, "writable by others (mode 0o1777)")])
+def test_a_folder_others_can_write_into_is_refused(tmp_path: Path, mode: int, reason: str) -> None:
+    assert folder_problem(_folder(tmp_path / "shared", mode)) == reason
+
+
+@posix_only
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a folder away")
+def test_a_folder_of_another_user_is_refused(tmp_path: Path) -> None:
+    folder = _folder(tmp_path / "theirs", 0o700)
+    os.chown(folder, OTHER_UID, -1)
+    assert folder_problem(folder) == f"owned by uid {OTHER_UID}"
+
+
+@posix_only
+def test_a_missing_folder_is_judged_by_its_parent_and_created_private(tmp_path: Path) -> None:
+    parent = _folder(tmp_path / "home", 0o755)
+    target = parent / "a" / "b"
+    assert folder_problem(target) is None
+    for created in (parent / "a", target):
+        assert created.is_dir() and stat.S_IMODE(created.stat().st_mode) == 0o700
+    shared = _folder(tmp_path / "shared", 0o777)
+    assert folder_problem(shared / "x" / "y") == f"not there, and its parent {shared} is writable by others (mode 0o777)"
+    assert not (shared / "x").exists()  # nothing created where another user could have planted it
+
+
+@posix_only
+def test_a_link_is_judged_by_the_folder_it_leads_to(tmp_path: Path) -> None:
+    shared = _folder(tmp_path / "shared", 0o777)
+    (tmp_path / "link").symlink_to(shared)
+    assert folder_problem(tmp_path / "link") == "writable by others (mode 0o777)"
+    (tmp_path / "file").write_text("")
+    assert folder_problem(tmp_path / "file") == "not a folder"
+
+
+# ---- where numba caches ---------------------------------------------------------------------------
+@posix_only
+def test_numba_skips_a_pycache_others_can_write_into(tmp_path: Path) -> None:
+    """numba caches beside a kernel's source (``__pycache__``) whenever it can write there: a
+    shared source folder's ``__pycache__`` writable by all was used."""
+    from numba.core import caching
+
+    def kernel() -> None:  # pragma: no cover - its location only
+        pass
+
+    ours = _folder(tmp_path / "ours", 0o755)
+    (ours / "mod.py").write_text("")
+    assert caching.InTreeCacheLocator.from_function(kernel, str(ours / "mod.py")) is not None
+    assert stat.S_IMODE((ours / "__pycache__").stat().st_mode) == 0o700  # created private
+
+    shared = _folder(tmp_path / "shared", 0o755)
+    (shared / "mod.py").write_text("")
+    _folder(shared / "__pycache__", 0o777)
+    with pytest.warns(RuntimeWarning, match=f"numba's cache folder {shared / '__pycache__'} is writable by others "
+                                            r"\(mode 0o777\)") as got:
+        assert caching.InTreeCacheLocator.from_function(kernel, str(shared / "mod.py")) is None
+        assert caching.InTreeCacheLocator.from_function(kernel, str(shared / "mod.py")) is None
+    assert len([w for w in got if "cache folder" in str(w.message)]) == 1  # one warning per folder
+
+
+@posix_only
+def test_an_unsafe_numba_cache_dir_counts_as_unset(tmp_path: Path, monkeypatch) -> None:
+    shared = _folder(tmp_path / "shared", 0o777)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(shared))
+    with pytest.warns(RuntimeWarning, match=f"cache folder {shared} is writable by others"):
+        assert not _numba_cache.usable(shared)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _numba_cache.usable(_folder(tmp_path / "mine", 0o700))
+
+
+class _Planted:
+    """A pickle that, when numba unpickles it, creates the file ``marker`` (it could run anything)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return exec, (f"open({str(self.marker)!r}, 'w').close()",)
+
+
+@posix_only
+def test_planted_cache_files_in_a_shared_numba_cache_dir_do_not_run(tmp_path: Path) -> None:
+    """The probe: a ``NUMBA_CACHE_DIR`` of another user's, writable by all, holding cache files
+    whose unpickling runs code: the kernel's run ran it. Now the folder is not used (one warning
+    naming it), the kernel compiles in memory and gives its number."""
+    fresh = _folder(tmp_path / "fresh", 0o700)
+    _run_kernel(fresh)  # where numba puts the kernel's files, and their names
+    shared = _folder(tmp_path / "shared", 0o777)
+    marker = tmp_path / "planted-code-ran"
+    for index in fresh.rglob("*.nbi"):
+        planted = shared / index.relative_to(fresh)
+        _folder(planted.parent, 0o777)
+        planted.write_bytes(pickle.dumps(_Planted(marker)))
+    if os.geteuid() == 0:
+        for p in [shared, *shared.rglob("*")]:
+            os.chown(p, OTHER_UID, -1)
+    done = _run_kernel(shared)
+    assert not marker.exists(), "numba loaded a planted cache file"
+    warned = _warnings(done)
+    assert len(warned) == 1, done.stderr
+    reason = f"owned by uid {OTHER_UID}" if os.geteuid() == 0 else "writable by others (mode 0o777)"
+    assert f"numba's cache folder {shared} is {reason}" in warned[0]
+
+
+# ---- a damaged cache file -------------------------------------------------------------------------
+def _cut(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    for k in range(len(data) // 2, len(data), 7):  # the signatures' and file names' pickled text
+        data[k] ^= 0x80
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(("suffix", "damage"), [(".nbc", _cut), (".nbi", _flip), (".nbc", _flip), (".nbi", _cut)],
+                         ids=["truncated-nbc", "flipped-nbi", "flipped-nbc", "truncated-nbi"])
+def test_a_damaged_cache_file_is_set_aside_and_the_kernel_compiled_again(tmp_path: Path, suffix: str,
+                                                                         damage) -> None:
+    """A truncated ``.nbc`` or a ``.nbi`` with flipped bits: numba's ``UnpicklingError`` or
+    ``UnicodeDecodeError`` on every later run, until the user found and cleared the cache."""
+    cache = _folder(tmp_path / "cache", 0o700)
+    _run_kernel(cache)
+    (target,) = cache.rglob(f"*{suffix}")
+    damage(target)
+    done = _run_kernel(cache)
+    warned = _warnings(done)
+    assert len(warned) == 1, done.stderr
+    assert f"numba's cache file {target} cannot be loaded" in warned[0]
+    assert f"set aside as {target.name}.unreadable, the kernel is compiled again" in warned[0]
+    assert target.with_name(target.name + ".unreadable").is_file()
+    assert not _warnings(_run_kernel(cache))  # cached again, whole
+    assert target.is_file()
+
+
+@posix_only
+def test_the_temporary_fallback_folder_must_be_private(tmp_path: Path, monkeypatch) -> None:
+    """The per-user folder in the temporary directory, found writable by all (made so by another
+    process of ours, or planted with our name on a system that lets a uid be chosen): not used."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    temp = _folder(tmp_path / f"boostplug-numba-cache-{os.getuid()}", 0o777)
+    with pytest.warns(RuntimeWarning, match=f"cache folder {temp} is writable by others"):
+        assert _numba_cache.decide(lambda p: p == temp) == ("off", None)
+    temp.chmod(0o700)
+    assert _numba_cache.decide(lambda p: p == temp) == ("temp", str(temp))

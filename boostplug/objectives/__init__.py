@@ -44,6 +44,7 @@ from ._contract import (
     floor_values,
     module_functions,
 )
+from .approx_ndcg import ApproxNDCG
 from .ddf import DDF_NAMES
 from .lambdaloss import NDCGLoss1, NDCGLoss2, NDCGLoss2PP
 from .lambdarank import LambdaRank
@@ -299,3 +300,4 @@ register(RankNet)
 register(NDCGLoss1)
 register(NDCGLoss2)
 register(NDCGLoss2PP)
+register(ApproxNDCG)

@@ -97,16 +97,18 @@ _FOLDER: list[Path | None] = []
 
 def cache_folder() -> Path | None:
     """Where the class kernels are cached: ``boostplug_kernels`` under ``NUMBA_CACHE_DIR`` when
-    set, else ``boostplug/kernels`` in the user's cache folder; ``None`` (no disk cache) when
-    that folder cannot be written (decided once per process)."""
+    set, else ``boostplug/kernels`` in the user's cache folder; ``None`` (compiled in memory) when
+    that folder cannot be written or is not this user's alone (another user could plant files
+    there that numba would unpickle: :func:`boostplug._numba_cache.usable` warns once, naming it).
+    Decided once per process."""
     if not _FOLDER:
         from numba.core import config
 
-        from .._numba_cache import user_cache_base, writable
+        from .._numba_cache import usable, user_cache_base
 
         folder = Path(config.CACHE_DIR) / "boostplug_kernels" if config.CACHE_DIR else \
             user_cache_base() / "boostplug" / "kernels"
-        _FOLDER.append(folder if writable(folder) else None)
+        _FOLDER.append(folder if usable(folder) else None)
     return _FOLDER[0]
 
 

@@ -168,3 +168,21 @@ def test_a_closure_over_something_without_a_digest_compiles_in_memory():
     assert class_kernels.digest(lambda x: x + 1.0) is not None
     assert class_kernels.digest(lambda x: x + 1.0) != class_kernels.digest(lambda x: x + 2.0)
     assert class_kernels.digest(lambda x: x + np.float32(1.0)) != class_kernels.digest(lambda x: x + np.float32(2.0))
+
+
+def test_a_cache_folder_others_can_write_is_not_used(tmp_path):
+    """A NUMBA_CACHE_DIR everyone may write into: the class loops are compiled in memory, with one
+    warning naming the folder (files planted there would run as this user when numba loads them)."""
+    shared = tmp_path / "shared-cache"
+    shared.mkdir()
+    shared.chmod(0o777)
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "mylosses.py").write_text(MODULE.format(target=1.0, grad="d - TARGET"))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(shared), XDG_CACHE_HOME=str(tmp_path / "home-cache"),
+               PYTHONPATH=os.pathsep.join([str(code), str(REPO), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-W", "always", "-c", SCRIPT], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert str(shared) in done.stderr and "writable by others" in done.stderr
+    assert not list(shared.rglob("*.nbi"))

@@ -30,6 +30,9 @@ from boostplug.objectives import NO_INFO_HESSIAN
 from boostplug.objectives._contract import NonFiniteError
 from boostplug.testing import Case, cases, contract_data, multi_label_queries
 
+#: fuzzed scores starve the Hessians on purpose: the floor's advice is for training, not for these
+pytestmark = pytest.mark.filterwarnings("ignore::boostplug.objectives.HessianFloorWarning")
+
 FUZZ = settings(derandomize=True, max_examples=40, deadline=None, database=None)
 
 #: The registry's configurations (defaults, methods) and the row-index parameters built from the data.

@@ -78,31 +78,20 @@ class Search:
 
 @dataclass(frozen=True)
 class Param:
-    """One declared parameter of an objective: its ``default``, ``kind``, a one-line ``doc`` and
-    the range ``search`` that ``boostplug compare --tune`` explores (``None``: not tuned).
+    """One declared parameter of an objective: its ``default``, ``kind``, a one-line ``doc`` and the
+    range ``search`` that ``boostplug compare --tune`` explores (``None``: not tuned). Kinds:
 
-    Kinds (:data:`PARAM_KINDS`):
-
-    * ``"real"``: a finite number in ``[low, high]`` (``(low, high]`` with ``low_open=True``;
-      ``None`` ends: the float64 range); ``choices`` lists strings accepted besides numbers
-      (QBRank's ``tau="grade"``);
-    * ``"int"``: an integer (not a bool) in ``[low, high]``;
+    * ``"real"``: a finite number in ``[low, high]`` (``(low, high]`` with ``low_open``; ``None``
+      ends: float64's range); ``choices``: strings accepted besides numbers (QBRank's ``tau="grade"``);
+    * ``"int"``: an integer (not a bool) in ``[low, high]``; ``"bool"``: ``True`` or ``False``;
     * ``"choice"``: one of the strings ``choices`` (``ignore_case``: any case, stored as declared);
-    * ``"bool"``: ``True`` or ``False``;
-    * ``"rows"``: row indices of the training set, shape ``(n, 2)`` (QBRank's explicit ``pairs``);
-      checked against the data's rows when the objective is bound to it. A
-      :class:`~boostplug.keyed_pairs.KeyedPairs` table is accepted too (stored as given): the
-      framework adapters and rankers map it onto the rows of each training set they are handed
-      (its weights going to the parameter ``weights_in`` names); binding it without the rows'
-      keys is a ``TypeError``;
-    * ``"row_index"``: a set of rows of the training set, a 1-d array of distinct indices
-      (QBRank's ``labeled_rows``), checked likewise;
+    * ``"rows"``: row-index pairs of the training set, shape ``(n, 2)``, checked against its rows when
+      bound, or a :class:`~boostplug.keyed_pairs.KeyedPairs` table that the adapters map onto each
+      training set's rows (its weights to the parameter ``weights_in``); ``"row_index"``: distinct rows;
     * ``"custom"``: ``convert(value)`` returns the value to store or raises ``ValueError``/``TypeError``.
 
-    ``stand_in``: for a parameter tied to the data (one value per explicit pair, say), the value
-    :meth:`Loss.check` binds in its place to the two-document stand-in query (``rows`` parameters
-    are stood in by that query's one pair). A parameter whose default is ``None`` also accepts ``None``. Values are stored as checked
-    (``float``/``int``/``str``/``bool``, a read-only int64 array for ``rows``).
+    A parameter whose default is ``None`` also accepts ``None``. ``stand_in``: what :meth:`Loss.check`
+    binds in place of a value tied to the data (one per explicit pair, say).
     """
 
     default: Any
@@ -216,30 +205,20 @@ def _check_int(what: str, value: Any, low: float | None, high: float | None) -> 
 
 @dataclass(frozen=True)
 class Hessian:
-    """One declared Hessian mode: its ``kind`` (:data:`HESSIAN_KINDS`: ``"exact"``, ``"bound"``
-    an upper bound of the true Hessian, ``"fitting"`` the paper's fitting weights), a one-line
-    ``text`` saying what it is, and what the mode's gradient is (:data:`GRADIENT_KINDS`):
+    """One declared Hessian mode: its ``kind`` (``"exact"``: the loss's Hessian diagonal; ``"bound"``:
+    a diagonal that majorises the Hessian; ``"fitting"``: a paper's fitting weights), a one-line
+    ``text``, and what the mode's gradient is (``gradient``):
 
-    * ``gradient="exact"`` (the default): d loss / d score;
-    * ``gradient="scaled"``: d loss / d score times a positive factor per document, which
-      ``scaling`` states in one line (QBRank's ``"mean"``: divided by the document's entry
-      count). Only a ``"fitting"`` Hessian may go with it (:func:`check_contract`): an exact or
-      bounding Hessian is one of the loss, whose derivative a scaled gradient is not;
-    * ``gradient="lambda"``: d loss / d score with the loss's pair weights, which depend on the
-      scores (the current order), held at their values at the current scores: LambdaRank's
-      lambdas. The Hessian modes are then those of the loss with the weights held too, and the
-      objective's ``loss`` and ``grad_hess`` take ``weights_at=`` (the scores the weights come
-      from), so that the contract checks can hold them: the objective reads those scores as
-      ``weights_from(scores)`` (:class:`~boostplug.objectives.Loss`: "Held weights");
-    * ``gradient="newton"``: the Hessian's diagonal times an approximate Newton step, ``h * M g``
-      with ``g`` = d loss / d score and ``M`` an approximation of the inverse Hessian (LightGBM's
-      ``rank_xendcg``), so that a leaf's ``-sum grad / sum hess`` is a Newton-like step. Only a
-      ``"fitting"`` Hessian may go with it; the checks require ``-grad / hess`` to descend the loss.
+    * ``"exact"`` (default): d loss / d score;
+    * ``"scaled"``: that times a positive factor per document, stated in ``scaling`` (QBRank's
+      ``"mean"``); only with a ``"fitting"`` Hessian;
+    * ``"lambda"``: d loss / d score with the loss's weights, which depend on the scores, held at
+      the current ones (LambdaRank's lambdas); the objective then takes ``weights_at=``;
+    * ``"newton"``: the Hessian's diagonal times an approximate Newton step (LightGBM's
+      ``rank_xendcg``); only with a ``"fitting"`` Hessian; ``-grad / hess`` must descend the loss.
 
-    ``tolerance``: how closely the gradient (and an ``"exact"`` Hessian) follow the derivatives
-    the contract checks compute, relative to the largest: 0 (the default) for to rounding; an
-    objective that reproduces a built-in's approximations (LightGBM's tabulated logistic and
-    float32 sums) states their size here.
+    ``tolerance``: how closely the gradient (and an exact Hessian) follow the checks' derivatives,
+    relative to the largest: 0 for rounding; a copy of a built-in states its approximations' size.
     """
 
     kind: str

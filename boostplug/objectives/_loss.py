@@ -1,17 +1,14 @@
 """The :class:`Loss` base every objective subclasses: it validates labels, groups, weights and
-parameters once, and wraps the subclass's ``_loss``/``_grad_hess`` with the score check and the
-refusal of a value the frameworks cannot take (inf, NaN, beyond float32). The conventions it
-enforces: docs/objectives/index.md ("The objective contract").
+parameters once, and wraps ``_loss``/``_grad_hess`` with the score check and the refusal of a value
+the frameworks cannot take (inf, NaN, beyond float32). The contract: docs/objectives/index.md.
 
-The Hessian floor. A Newton leaf of LightGBM or XGBoost is ``-sum g / (sum h + lambda)``: where a
-leaf's Hessians are near 0 and ``lambda`` is 0 (LightGBM's default ``lambda_l2``), a small gradient
-makes a huge leaf value, and a negative Hessian sends the step uphill. The parameter
-``hessian_floor`` (every objective takes it; its default is the class's :attr:`Loss.hessian_floor`)
-raises every Hessian to at least :data:`HESSIAN_FLOOR` and gives a document the loss does not
-involve (gradient and Hessian exactly 0) :data:`NO_INFO_HESSIAN`. Off, the Hessians pass exactly
-as the objective computes them, negative ones included. The floor changes the model, so when it
-raises more than :data:`FLOOR_WARN_SHARE` of the rows in one call, the objective warns once
-(:class:`HessianFloorWarning`): its Hessians there are the floor's, not the loss's.
+The Hessian floor. A Newton leaf is ``-sum g / (sum h + lambda)``: with ``h`` near 0 and ``lambda``
+0 (LightGBM's default) a small gradient makes a huge leaf, and a negative ``h`` steps uphill. The
+parameter ``hessian_floor`` (every objective's; default the class's :attr:`Loss.hessian_floor`)
+raises every Hessian to at least :data:`HESSIAN_FLOOR`, :data:`NO_INFO_HESSIAN` for a document the
+loss does not involve (gradient and Hessian 0); off, the Hessians pass exactly as computed. The
+floor changes the model: when it raises more than :data:`FLOOR_WARN_SHARE` of the rows in one call,
+the objective warns once (:class:`HessianFloorWarning`).
 """
 
 from __future__ import annotations
@@ -36,9 +33,8 @@ __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "FLOOR_WARN_SHARE", "HessianFloor
 #: Smallest Hessian an objective with the floor on returns (a positive floor for Newton leaves).
 HESSIAN_FLOOR = 1e-6
 
-#: Hessian of a document the loss does not involve (zero gradient, zero Hessian), with the floor
-#: on. Any positive value leaves the gradient sums alone; XGBoost (hist) trains the same models
-#: faster than with HESSIAN_FLOOR, and 1e-5 stays far below LightGBM's min_sum_hessian_in_leaf=1e-3.
+#: Hessian of a document the loss does not involve, with the floor on: positive (XGBoost's hist is
+#: faster with it than with HESSIAN_FLOOR), far below LightGBM's min_sum_hessian_in_leaf=1e-3.
 NO_INFO_HESSIAN = 1e-5
 
 #: The share of rows the floor may raise in one call without a warning.
@@ -66,37 +62,22 @@ def floor_values(on: bool) -> tuple[float, float]:
 
 class Loss:
     """An objective: subclass it, declare ``name``, ``summary``, ``params`` and ``hessians``,
-    implement ``_loss`` and ``_grad_hess`` (and ``setup``), and :func:`register` it (or hand the
-    class to an adapter as it is).
+    implement ``_loss`` and ``_grad_hess`` (and ``setup``); :func:`register` it or hand the class
+    to an adapter as it is. An instance is the objective bound to one data set
+    (``Loss(labels, group_ptr, weights=..., **params)``): construction validates the data and the
+    parameters once, stores the parameters (``self.settings``, one attribute each, ``self.hessian``
+    when there is one mode) and calls :meth:`setup`; each round validates only the scores.
 
-    An instance is the objective bound to one data set's labels, groups and per-query weights
-    (``Loss(labels, group_ptr, weights=..., **params)``). Construction validates them and the
-    parameters once, stores the parameters (``self.settings`` and one attribute per name, e.g.
-    ``self.sigma``; with one Hessian mode ``self.hessian`` is that mode) and calls
-    :meth:`setup`; the per-round ``loss(scores)`` / ``grad_hess(scores)`` validate only the scores.
+    Class attributes: ``name`` (in messages and the registry), ``summary`` (one line), ``params``
+    (``{name: Param}``; the ``hessian`` choice is added when there are several modes),
+    ``hessians`` (``{mode: Hessian}``), ``default_hessian`` (``None``: the first), ``hessian_floor``
+    (the parameter's default), ``fresh_output`` (``_grad_hess`` returns new arrays: the floor works
+    in place), ``random_draws`` (draws at random each round: :class:`~._rounds.RandomRounds`).
 
-    Class attributes:
-        name: the objective's name in messages (and, by default, in the registry).
-        summary: one line for listings.
-        params: ``{name: Param}``; the ``hessian`` choice is added from ``hessians`` when there
-            are several modes (do not declare it).
-        hessians: ``{mode: Hessian}``, at least one.
-        default_hessian: the default mode (``None``: the first declared).
-        hessian_floor: the default of the parameter ``hessian_floor`` every objective takes
-            (module docstring).
-        fresh_output: ``True`` when ``_grad_hess`` returns new arrays every call (the floor then
-            works in place instead of on a copy).
-        random_draws: ``True`` for an objective that draws at random round by round
-            (:class:`~._rounds.RandomRounds`); the contract checks then compare rounds only
-            between fresh bindings.
-
-    Held weights. An objective whose weights depend on the scores (a Hessian mode with gradient
-    kind ``"lambda"``: LambdaRank's ``|Delta NDCG|``) reads the scores its weights come from as
-    ``self.weights_from(scores)``: the scores themselves, or those of :meth:`held`.
-    ``loss(scores, weights_at=t)`` and ``grad_hess(scores, weights_at=t)`` are
-    ``held(t).loss(scores)`` and ``held(t).grad_hess(scores)``: the loss with the weights held at
-    ``t``, whose derivatives the ``"lambda"`` gradient and Hessian are. An objective without a
-    ``"lambda"`` mode refuses ``weights_at=``.
+    Held weights. An objective whose weights depend on the scores (a ``"lambda"`` gradient) reads
+    the scores they come from as ``weights_from(scores)``: ``scores``, or those :meth:`held` holds.
+    ``loss(s, weights_at=t)`` and ``grad_hess(s, weights_at=t)`` are ``held(t)``'s: the loss with
+    the weights of ``t``, whose derivatives the ``"lambda"`` gradient and Hessian are.
     """
 
     name: ClassVar[str] = ""
@@ -137,7 +118,7 @@ class Loss:
         out = dict(cls.params)
         if len(cls.hessians) > 1:
             modes = tuple(cls.hessians)
-            kinds = {m: h.kind + (f", {h.gradient} gradient" if h.gradient != "exact" else "")
+            kinds = {m: h.kind + (", scaled gradient" if h.gradient == "scaled" else "")
                      for m, h in cls.hessians.items()}
             out["hessian"] = Param(
                 cls.default_hessian or modes[0], "choice",
@@ -161,17 +142,17 @@ class Loss:
 
     @classmethod
     def hessian_texts(cls) -> dict[str, str]:
-        """Hessian mode -> what it is."""
+        """Hessian mode -> what it is (its ``text``)."""
         return {m: h.text for m, h in cls.hessians.items()}
 
     @classmethod
     def hessian_kinds(cls) -> dict[str, str]:
-        """Hessian mode -> ``"exact"``, ``"bound"`` or ``"fitting"``."""
+        """Hessian mode -> its ``kind``."""
         return {m: h.kind for m, h in cls.hessians.items()}
 
     @classmethod
     def gradient_kinds(cls) -> dict[str, str]:
-        """Hessian mode -> what its gradient is (:data:`~._declarations.GRADIENT_KINDS`)."""
+        """Hessian mode -> what its gradient is (its ``gradient``)."""
         return {m: h.gradient for m, h in cls.hessians.items()}
 
     @classmethod
@@ -192,10 +173,8 @@ class Loss:
 
     @classmethod
     def check(cls, **params: Any) -> dict[str, Any]:
-        """Validate ``params`` without data and return them resolved (defaults filled in): each value
-        is checked (row indices for their form only), then the objective is bound to a two-document
-        stand-in query so that the checks of :meth:`setup` run too (a parameter tied to the data
-        is replaced by its :meth:`~._declarations.Param.stand_in_for` value)."""
+        """``params`` checked without data and resolved: each value, then a binding to a two-document
+        stand-in query (:meth:`~._declarations.Param.stand_in_for`) so that :meth:`setup`'s checks run."""
         resolved = cls.resolve_params(params)
         declared = cls.declared_params()
         cls(np.zeros(2), np.array([0, 2], dtype=np.int64),
@@ -204,8 +183,7 @@ class Loss:
 
     # -- to implement ---------------------------------------------------------------------------
     def setup(self) -> None:
-        """Work that depends only on labels, groups, weights and parameters (pairs, label levels,
-        ideal DCGs); may raise ``ValueError`` for a combination the data cannot serve."""
+        """Work that depends only on labels, groups, weights and parameters; may raise ``ValueError``."""
 
     def _loss(self, scores: NDArray[np.float64]) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -238,9 +216,7 @@ class Loss:
         return self._at is not None
 
     def held(self, weights_at: ArrayLike) -> "Loss":
-        """A copy of this objective with its weights (orders, ranks, normalisation) taken from the
-        scores ``weights_at`` and held there: its ``loss`` and ``grad_hess`` are then those of a
-        fixed-weight loss, whose derivatives the ``"lambda"`` gradient and Hessian are. Only for an
+        """A copy whose weights (orders, ranks, normalisation) come from ``weights_at``: only for an
         objective with a ``"lambda"`` gradient (``TypeError`` otherwise)."""
         if not any(kind == "lambda" for kind in self.gradient_kinds().values()):
             raise TypeError(f"{self.name}: weights_at= holds weights that depend on the scores (a 'lambda' "
@@ -251,8 +227,8 @@ class Loss:
         return out
 
     def loss(self, scores: ArrayLike, *, weights_at: ArrayLike | None = None) -> float:
-        """The objective's value at ``scores`` (sum over queries, weighted), with the weights of
-        ``weights_at`` (default: of ``scores``); :class:`NonFiniteError` when it is inf or NaN."""
+        """The value at ``scores`` (sum over queries, weighted), the weights those of ``weights_at``
+        (default ``scores``); :class:`NonFiniteError` when it is inf or NaN."""
         if weights_at is not None:
             return self.held(weights_at).loss(scores)
         s = self._check(scores)
@@ -263,10 +239,9 @@ class Loss:
 
     def grad_hess(self, scores: ArrayLike, *,
                   weights_at: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The gradient (d loss / d score, or what the mode declares) and the Hessian (diagonal) of
-        the chosen mode, floored only when ``hessian_floor`` is on; with ``weights_at``, those of
-        the loss with the weights of ``weights_at``. A value that is inf, NaN or beyond float32
-        (which LightGBM and XGBoost store them in) is refused, naming its row."""
+        """The gradient (what the mode declares) and Hessian diagonal at ``scores``, floored only with
+        ``hessian_floor`` on; a value that is inf, NaN or beyond float32 (the frameworks' type) is a
+        :class:`NonFiniteError` naming its row."""
         if weights_at is not None:
             return self.held(weights_at).grad_hess(scores)
         s = self._check(scores)

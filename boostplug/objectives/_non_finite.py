@@ -1,6 +1,6 @@
-"""Why an objective's loss, gradient or Hessian came out inf or NaN: the data overflowed float64,
-or the objective computed it from moderate inputs (a bug in it). :class:`NonFiniteError` names
-the first offending row or query and which of the two it is."""
+"""Why an objective's loss, gradient or Hessian came out inf or NaN (the data overflowed float64, or
+the objective computed it from moderate inputs: a bug in it), or beyond float32: a
+:class:`NonFiniteError` naming the first offending row or query and which it is."""
 
 from __future__ import annotations
 
@@ -13,10 +13,8 @@ from numpy.typing import NDArray
 __all__ = ["NonFiniteError", "MODERATE_SCORE", "MODERATE_LABEL", "MODERATE_WEIGHT", "refuse_non_finite_grad_hess",
            "refuse_non_finite_loss", "refuse_beyond_float32"]
 
-#: Inputs within these bounds are moderate: a loss computed sensibly from them stays far inside
-#: float64 (a pairwise exponential of a label gap times a score gap is at most exp(31 * 20) =
-#: 1e269; gains 2^31), so a non-finite result there is the objective's own doing (0 * inf,
-#: inf - inf, 0 / 0, x / 0), not an overflow of the data (:class:`NonFiniteError`).
+#: Moderate inputs: a loss computed sensibly from them stays far inside float64 (exp(31 * 20) =
+#: 1e269; gains 2^31), so a non-finite result there is the objective's own doing.
 MODERATE_SCORE = 10.0
 MODERATE_LABEL = 31.0
 MODERATE_WEIGHT = 1e30
@@ -42,21 +40,13 @@ _BUG = ("a bug in {name}'s {method}, not an overflow of the data (inf or NaN fro
 
 
 class NonFiniteError(ValueError):
-    """An objective's ``loss`` or ``grad_hess`` came out inf or NaN; the message names the first
-    offending row (or query) and the cause.
-
-    Attributes:
-        objective: the objective's name.
-        method: ``"loss"`` or ``"grad_hess"``.
-        cause: ``"data"`` when the offending query's scores, labels or weight are beyond the
-            moderate bounds (:data:`MODERATE_SCORE`, :data:`MODERATE_LABEL`,
-            :data:`MODERATE_WEIGHT`): float64 overflowed on them; ``"objective"`` when they are
-            all moderate: the objective computed inf or NaN itself (a bug in it); ``"float32"``: a
-            finite gradient or Hessian beyond float32's range, which the frameworks store them in.
-        query: the first offending query (``None``: the loss is non-finite at all-zero scores).
-        row: the first offending row (for the loss, the query's first row; ``None`` with ``query``).
-        value: the loss, or ``(grad, hess)`` at ``row``.
-    """
+    """An objective's ``loss`` or ``grad_hess`` came out inf or NaN, or beyond float32. Attributes:
+    ``objective``, ``method`` (``"loss"`` or ``"grad_hess"``), ``cause`` (``"data"``: the offending
+    query's scores, labels or weight are beyond the moderate bounds, where float64 overflows;
+    ``"objective"``: all moderate, the objective's own inf or NaN, a bug in it; ``"float32"``: a
+    finite gradient or Hessian beyond float32, the frameworks' type), ``query`` (the first offending
+    one; ``None``: non-finite at all-zero scores), ``row`` (the first offending row, for the loss the
+    query's first), ``value`` (the loss, or ``(grad, hess)`` at ``row``)."""
 
     def __init__(self, message: str, *, objective: str, method: str, cause: str, query: int | None,
                  row: int | None, value: Any) -> None:

@@ -1,31 +1,19 @@
-"""The loop of :class:`~.pairwise.PairwiseLoss`, built around one class's pair functions (private).
+"""The loop of :class:`~.pairwise.PairwiseLoss`, built around one class's functions (private).
 
-:func:`pair_kernel` returns the loop as a closure over the class's compiled functions;
-:mod:`.pairwise` compiles it once per class (:func:`boostplug._core.class_kernels.compile_closure`,
-cached on disk under a digest of those functions). A query's iteration visits the pairs of
-documents with different labels in the query's ``order``, the preferred one (higher label) first
-in the pair's view (:class:`Pair`):
-
-* by the current scores (``by_label`` off): ``order`` holds the rows by the scores the weights
-  come from, descending, ties in input order; the pairs are those with a document among the first
-  ``top_k`` positions, visited by position (``i < top_k``, then ``j > i``: LightGBM's order);
-* by label (``by_label``: a loss whose pairs and weights do not depend on the order): ``order``
-  holds the rows by label, descending, fixed once per data set, and document ``i``'s pairs are the
-  rows from ``next_lower[a + i]`` on (the first position of a lower label).
-
-Each pair's weight is 1, or ``weight_fn(Pair(...), *args)``, or ``weight_fn(Pair(...), prefix[a:b],
-*args)`` where ``prefix[a:b]`` holds what ``prefix_fn(labels, gains, prefix[a:b], *args)`` computed
-from the query's labels and gains in ``order`` (once per query per call); with ``normalize`` (and the query's scores not all equal) it is
-divided by ``NORM_OFFSET + |at_i - at_j|``. Its terms ``(w pair_grad(d), w pair_hess(d))`` (a bound:
-``2 |w pair_hess(d)|``) go to the preferred document's sums (gradient added, Hessian added) and the
-other's (gradient subtracted, Hessian added); the sums of the document at position ``i`` stay in
-registers across its ``j`` (the same additions in the same order as one update per pair). With
-``normalize`` each query's sums are then multiplied by ``log2(1 + S) / S`` (``S``: minus twice the sum
-of the gradient terms, at ``at``: LightGBM's ``lambdarank_norm``), and by the query's weight.
-
-Pairs never cross queries, so a query's sums do not depend on the number of threads. An exception
-a pair function raises on one of numba's worker threads ends that query's iteration without
-reaching the caller: ``done[q]`` is set when query ``q``'s iteration ends, so the caller can tell.
+:func:`pair_kernel` returns the loop as a closure over the class's compiled functions (compiled
+once per class, cached on disk: :mod:`boostplug._core.class_kernels`). A query's iteration visits
+its pairs of documents with different labels in ``order``: by the scores the weights come from
+(descending, ties in input order; pairs with a document among the first ``top_k`` positions, by
+position: ``i < top_k``, then ``j > i``, LightGBM's order), or by label (``by_label``: fixed once per
+data set; document ``i``'s pairs from ``next_lower[a + i]``, the first position of a lower label).
+Each pair's weight (1, ``weight_fn(Pair, *args)`` or ``weight_fn(Pair, prefix[a:b], *args)``, the
+prefix written by ``prefix_fn`` from the labels and gains in order) is divided by ``NORM_OFFSET +
+|at_i - at_j|`` with ``normalize``; its terms ``(w pair_grad(d), w pair_hess(d))`` (``bound``: ``2
+|w pair_hess|``) go to the preferred document's sums (gradient added) and the other's (subtracted;
+Hessian added to both), the document at position ``i``'s held in registers across its ``j``. Each
+query's sums are then scaled by LightGBM's ``log2(1 + S) / S`` (``normalize``) and its weight.
+Pairs never cross queries: a query's sums do not depend on the number of threads. ``done[q]`` is
+set when query ``q``'s iteration ends (an exception on a worker thread never reaches the caller).
 """
 
 from __future__ import annotations
@@ -41,23 +29,19 @@ __all__ = ["Pair", "NORM_OFFSET", "pair_kernel", "query_orders"]
 
 class Pair(NamedTuple):
     """What a pair weight sees of one pair in its query's current order: ``i`` is the preferred
-    document (the higher label), ``j`` the other."""
+    document (the higher label); ``d`` the difference of the scores the weights come from; ranks,
+    positions in the order (0: the top); gains (``gains()``: ``2^label - 1``); discounts
+    ``1 / log2(2 + rank)``; ``inv_max_dcg``, 1 / the query's ideal DCG (0 when it is 0)."""
 
-    #: ``s_i - s_j``, the difference of the scores the weights come from
     d: float
-    #: positions in the query's order by score, descending, ties in input order (0: the top)
     rank_i: int
     rank_j: int
-    #: the documents' labels
     label_i: float
     label_j: float
-    #: their gains (``2^label - 1`` unless the objective's ``gains()`` says otherwise)
     gain_i: float
     gain_j: float
-    #: the DCG discounts of their positions, ``1 / log2(2 + rank)``
     discount_i: float
     discount_j: float
-    #: 1 / the query's ideal DCG (at the objective's truncation level), 0 when it is 0
     inv_max_dcg: float
 
 
@@ -77,11 +61,10 @@ def query_orders(scores: np.ndarray, group_ptr: np.ndarray, out: np.ndarray) -> 
 
 def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix_fn: Any,
                 bound: bool) -> Callable[..., None]:
-    """The loop (module docstring) around one class's compiled ``pair_loss``, ``pair_grad``,
-    ``pair_hess``, its weight (``None``: 1) and ``prefix_fn(labels, gains, out, *args)`` (``None``:
-    no prefix); ``bound``: the Hessian terms are ``2 |h|``. Called with ``want_loss``, it writes each
-    query's loss into ``loss`` instead of the sums into ``grad`` and ``hess`` (zeros on entry). The
-    choices are constants of the closure, so numba compiles only the branches taken."""
+    """The loop (module docstring) around one class's compiled functions (``weight_fn``, ``prefix_fn``:
+    ``None`` for none); with ``want_loss`` it writes each query's loss into ``loss`` instead of the
+    sums into ``grad`` and ``hess`` (zeros on entry). The choices are constants of the closure: numba
+    compiles only the branches taken."""
     weighted = weight_fn is not None
     with_prefix = prefix_fn is not None
 

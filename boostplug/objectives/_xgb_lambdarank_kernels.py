@@ -19,7 +19,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .pairwise import LOGISTIC
+from .logistic import LOGISTIC
 
 __all__ = ["NDCG", "PAIRWISE", "MAP", "xgb_lambda_sums", "mean_pairs", "minstd_uniform"]
 

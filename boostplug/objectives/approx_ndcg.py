@@ -33,10 +33,9 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core.dcg import gains_of
+from .._core.dcg import gains_of, inverse_ideal_dcgs
 from ._contract import Hessian, Param, Search, module_functions
 from .listwise import ListwiseLoss
-from .pairwise import inverse_dcg
 
 __all__ = ["ApproxNDCG", "DIRECT_RANGE", "prepare", "loss", "grad_hess"]
 
@@ -175,9 +174,7 @@ class ApproxNDCG(ListwiseLoss):
             raise ValueError(f"{self.name}: {e}") from None
         longest = int(np.diff(self.group_ptr).max(initial=0))
         discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(longest)])
-        inv = [inverse_dcg(np.sort(gains[a:b])[::-1], discounts) for a, b in zip(self.group_ptr[:-1],
-                                                                                   self.group_ptr[1:])]
-        self._inputs = gains[:, None], np.array(inv, dtype=np.float64).reshape(-1, 1)
+        self._inputs = gains[:, None], inverse_ideal_dcgs(gains, self.group_ptr, discounts)[:, None]
         super().setup()
 
     def list_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

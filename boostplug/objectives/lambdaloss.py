@@ -49,7 +49,9 @@ from numpy.typing import NDArray
 
 from ._contract import Param, Search
 from .listwise import ListwiseLoss
-from .pairwise import LAMBDA_EXACT, LOGISTIC, NO_TRUNCATION, PairwiseLoss, inverse_dcg
+from .._core.dcg import inverse_ideal_dcgs
+from .logistic import LOGISTIC
+from .pairwise import LAMBDA_EXACT, NO_TRUNCATION, PairwiseLoss
 from .ranknet import SIGMA, TRUNCATION_LEVEL, Truncatable
 
 __all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount", "GAP_DISCOUNTS"]
@@ -82,14 +84,6 @@ def position_gap_discount(rank_i: int, rank_j: int) -> float:
     return _gap_discount(gap)
 
 
-def _whole_query_inverse_dcgs(loss: Any, gains: NDArray[np.float64], discounts: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``1 / maxDCG`` of each whole query (the paper's ``G_i``), even with a truncation: a kept pair
-    weighs what it weighs in the paper's loss (LightGBM's lambdarank takes the ideal DCG at its
-    truncation level instead)."""
-    ptr = loss.group_ptr
-    return np.array([inverse_dcg(np.sort(gains[ptr[q]:ptr[q + 1]])[::-1], discounts) for q in range(loss.n_queries)])
-
-
 class _LambdaLoss(Truncatable, PairwiseLoss):
     """What NDCG-Loss2 and NDCG-Loss2++ share: the logistic pair loss, the optional
     ``truncation_level`` (:class:`.ranknet.Truncatable`) and the paper's gains, normalised by the
@@ -99,7 +93,9 @@ class _LambdaLoss(Truncatable, PairwiseLoss):
     pair_loss, pair_grad, pair_hess = LOGISTIC
 
     def inverse_max_dcgs(self, gains: NDArray[np.float64]) -> NDArray[np.float64]:
-        return _whole_query_inverse_dcgs(self, gains, self._discounts)
+        """``1 / maxDCG`` of each whole query (the paper's ``G_i``), even with a truncation: a kept pair
+        weighs what it weighs in the paper's loss (LightGBM's lambdarank takes it at its truncation level)."""
+        return inverse_ideal_dcgs(gains, self.group_ptr, self._discounts)
 
 
 class NDCGLoss2(_LambdaLoss):
@@ -152,7 +148,7 @@ class NDCGLoss1(ListwiseLoss):
         longest = int(np.diff(self.group_ptr).max(initial=0))
         self._discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(longest)])
         gains = PairwiseLoss.gains(self)  # type: ignore[arg-type]
-        self._inputs = (gains[:, None], _whole_query_inverse_dcgs(self, gains, self._discounts)[:, None])
+        self._inputs = (gains[:, None], inverse_ideal_dcgs(gains, self.group_ptr, self._discounts)[:, None])
         super().setup()
 
     def list_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -37,10 +37,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core import dispatch
-from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of
+from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of, inverse_dcg
 from ._contract import Hessian, Loss, Param
 from ._pair_kernels import NORM_OFFSET, query_orders
-from .pairwise import inverse_dcg
 
 __all__ = ["LambdaRank", "DEFAULT_LABEL_GAIN", "SIGMOID_BINS", "SIGMOID_MIN", "SIGMOID_MAX", "sigmoid_table"]
 

@@ -1,45 +1,16 @@
-"""The listwise base: write one query's loss over its whole list, and its gradient and Hessian; get
-the objective, compiled and parallel over queries.
-
-ListNet's top-one loss, the softmax cross-entropy against the softmax of the labels::
-
-    class MyListNet(ListwiseLoss):
-        name = "my_listnet"
-        summary = "ListNet's top-one loss"
-        hessians = {"exact": Hessian("exact", "rho_i (1 - rho_i)")}
-
-        def list_inputs(self):                       # per document (n_docs, m), per query (n_queries, k)
-            return self.labels[:, None], np.zeros((self.n_queries, 0))
-
-        @staticmethod
-        def list_loss(s, doc, query):                # one query: scores s, its rows of doc, its row of query
-            p = np.exp(doc[:, 0] - doc[:, 0].max()); p /= p.sum()
-            top = s.max()
-            return -np.sum(p * (s - top - np.log(np.sum(np.exp(s - top)))))
-
-        @staticmethod
-        def list_grad_hess(s, doc, query, grad, hess):   # writes the query's rows of grad and hess
-            p = np.exp(doc[:, 0] - doc[:, 0].max()); p /= p.sum()
-            rho = np.exp(s - s.max()); rho /= rho.sum()
-            grad[:] = rho - p
-            hess[:] = rho * (1.0 - rho)
+"""The listwise base: one query's loss over its whole list, and its gradient and Hessian, written
+as numba functions; the base runs them over the queries, compiled and in parallel.
 
 The objective is ``sum_k W_k list_loss(s[k], doc[k], query[k], *list_args())`` over the queries of
-two or more documents and non-zero weight ``W_k`` (a query of one document, or of weight 0, gives
-nothing); each query's gradient and Hessian are ``list_grad_hess``'s times ``W_k``. ``doc[k]`` is the
-query's rows of the per-document array and ``query[k]`` its row of the per-query array that
-:meth:`~ListwiseLoss.list_inputs` returns each call (gains and ``1 / ideal DCG``, say; random
-targets drawn each round); ``list_args()`` are by default the declared parameters' values.
-
-A loss whose weights follow the current order (NDCG-Loss1's ``G_i / D(r_i)``) declares modes with
-``gradient="lambda"``; its functions then also get, after ``s``, the query's scores ``at`` that the
-order comes from (``s`` itself, or those held by ``weights_at=``).
-
-Both functions are ``@staticmethod`` compiled by numba (numpy on the query's arrays, or loops);
-the base compiles its loop around them once per class, cached on disk, and the contract checks
-of :mod:`boostplug.testing` apply as to any objective. A function numba cannot compile is a
-``TypeError`` naming it when the class is first bound to data; one that raises is a ``ValueError``
-naming it and the query.
+two or more documents and non-zero weight ``W_k``; each query's gradient and Hessian are what
+``list_grad_hess(s[k], doc[k], query[k], grad[k], hess[k], *list_args())`` writes, times ``W_k``.
+``doc[k]`` is the query's rows of the per-document array and ``query[k]`` its row of the per-query
+array that :meth:`~ListwiseLoss.list_inputs` returns each call (gains and ``1 / ideal DCG``, or
+targets drawn each round); ``list_args()`` are the parameters' values by default. A loss whose
+weights follow the current order (a ``"lambda"`` gradient) gets, after ``s``, the query's scores
+``at`` that the order comes from (``s``, or those ``weights_at=`` holds). Both functions are
+``@staticmethod`` compiled by numba (numpy on the query's arrays, or loops), the base's loop once per
+class, cached on disk. User guide: docs/objectives/custom.md.
 """
 
 from __future__ import annotations

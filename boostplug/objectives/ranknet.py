@@ -24,7 +24,8 @@ from typing import Any
 
 from ._contract import Param, Search
 from .lambdarank import SIGMOID_MAX, SIGMOID_MIN
-from .pairwise import LAMBDA_BOUND, LAMBDA_EXACT, LOGISTIC, NO_TRUNCATION, PairwiseLoss
+from .logistic import LOGISTIC
+from .pairwise import LAMBDA_BOUND, LAMBDA_EXACT, NO_TRUNCATION, PairwiseLoss
 
 __all__ = ["RankNet", "SIGMA", "TRUNCATION_LEVEL", "Truncatable"]
 

@@ -41,13 +41,13 @@ from numpy.typing import NDArray
 import math
 
 from .._core import dispatch
-from .._core.dcg import RANK_DOC_WORK
+from .._core.dcg import RANK_DOC_WORK, inverse_ideal_dcgs
 from .._validation import show
 from . import _xgb_lambdarank_kernels as X
 from ._contract import Hessian, Loss, Param
 from ._pair_kernels import query_orders
 from ._rounds import RandomRounds
-from .pairwise import NO_TRUNCATION, inverse_dcg
+from .pairwise import NO_TRUNCATION
 
 __all__ = ["XGBoostLambdaRank", "RankNDCG", "RankPairwise", "RankMAP", "DEFAULT_NUM_PAIR"]
 
@@ -159,9 +159,7 @@ class XGBoostLambdaRank(RandomRounds, Loss):
         self._top_k = self.truncation()
         self._discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(longest)])
         self._gains = np.ascontiguousarray(self.gains(), dtype=np.float64)
-        # each query's 1 / ideal DCG at the top-k level: the gains in decreasing order, by position
-        self._inv_max_dcg = np.array([inverse_dcg(np.sort(self._gains[a:b])[::-1][:self._top_k], self._discounts)
-                                      for a, b in zip(self.group_ptr[:-1], self.group_ptr[1:])])
+        self._inv_max_dcg = inverse_ideal_dcgs(self._gains, self.group_ptr, self._discounts, self._top_k)
         self._work = int(np.sum(sizes * np.minimum(sizes, self._top_k)))
         if self.lambdarank_pair_method == "mean" and longest * self.num_pair > MAX_MEAN_PAIRS:
             raise ValueError(f"{self.name}: lambdarank_num_pair_per_sample={self.num_pair} draws {longest} * "

@@ -52,7 +52,8 @@ from .._core.dcg import RANK_DOC_WORK
 from . import _yetirank_kernels as K
 from ._contract import Loss, Param
 from ._rounds import RandomRounds
-from .pairwise import LAMBDA_EXACT, inverse_dcg
+from .._core.dcg import inverse_dcg
+from .pairwise import LAMBDA_EXACT
 
 __all__ = ["YetiRank", "MODES", "NOISES"]
 

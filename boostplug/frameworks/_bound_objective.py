@@ -19,54 +19,11 @@ from numpy.typing import NDArray
 from .. import objectives as _objectives
 from .._core.threads import limit_threads
 from .._validation import check_optional_count
-from ..keyed_pairs import KeyedPairs
+from ..keyed_pairs import NO_KEYS, given_keyed_params, given_row_params, params_on_rows
 from ..objectives import Loss
 from ._query_info import set_arrays
 
-__all__ = ["BoundObjective", "ShippedEntry", "objective_failure", "forget_objective_failure", "given_row_params",
-           "given_keyed_params", "params_on_rows", "NO_KEYS", "FROM_FRAMEWORK"]
-
-
-def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """The parameters in ``params`` that hold row indices of one training set, as the registered
-    ``objective`` declares them (``boostplug.objectives.get(name).row_params``): they cannot follow
-    the rows into another set (a cv fold, a subset, a Dask worker's share). Keyed tables
-    (:func:`given_keyed_params`) are not among them: they follow the rows."""
-    return {k: params[k] for k in objective.row_params
-            if params.get(k) is not None and not isinstance(params[k], KeyedPairs)}
-
-
-def given_keyed_params(objective: Any, params: dict[str, Any]) -> dict[str, KeyedPairs]:
-    """The row parameters in ``params`` given as :class:`~boostplug.keyed_pairs.KeyedPairs`: they
-    are mapped onto each training set's rows (:func:`params_on_rows`)."""
-    return {k: params[k] for k in objective.row_params if isinstance(params.get(k), KeyedPairs)}
-
-
-#: How to give a training set its rows' keys, for messages.
-NO_KEYS = ("{who}: {param} is a KeyedPairs table, and this training set carries no (qid, doc) key per row to map it "
-           "onto; {how}")
-
-
-def params_on_rows(objective: Any, params: dict[str, Any], qid: Any, doc: Any) -> dict[str, Any]:
-    """``params`` with every keyed table mapped onto the rows keyed ``(qid, doc)``: row-index pairs,
-    and the table's weights in the parameter the objective declares for them (``weights_in``)."""
-    out = dict(params)
-    declared = objective.loss_class.declared_params()
-    for k, table in given_keyed_params(objective, params).items():
-        pairs, weights = table.rows(qid, doc)
-        out[k] = pairs
-        if table.weight is None:
-            continue
-        target = declared[k].weights_in
-        if target is None:
-            raise ValueError(f"{objective.name}: {k} is a weighted KeyedPairs table, but {objective.name} takes no "
-                             "weights for it; build the table without weight=")
-        if params.get(target) is not None:
-            raise ValueError(f"{objective.name}: {k} is a weighted KeyedPairs table and {target} is given too; the "
-                             f"table's weights are its {target} (one per pair, following the pairs into every fold): "
-                             f"leave {target} unset")
-        out[target] = weights
-    return out
+__all__ = ["BoundObjective", "ShippedEntry", "objective_failure", "forget_objective_failure", "FROM_FRAMEWORK"]
 
 
 class _FromFramework:

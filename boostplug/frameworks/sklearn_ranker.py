@@ -32,8 +32,8 @@ from .. import objectives as _objectives
 from .._sklearn_folds import check_split_keeps_queries
 from .._validation import check_rounds
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
-from ..keyed_pairs import row_keys
-from ._adapter import NO_KEYS, MetricSpec, given_keyed_params, metric_query_weights, params_on_rows, query_weights_from_rows
+from ..keyed_pairs import NO_KEYS, given_keyed_params, params_on_rows, row_keys
+from ._adapter import MetricSpec, metric_query_weights, query_weights_from_rows
 
 __all__ = ["RankerMixin", "FitPlan", "ObjectiveChoice", "resolve_objective", "objective_param_names",
            "check_eval_metrics", "OWN_PARAMS"]

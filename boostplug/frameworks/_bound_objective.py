@@ -23,7 +23,7 @@ from ..keyed_pairs import NO_KEYS, given_keyed_params, given_row_params, params_
 from ..objectives import Loss
 from ._query_info import set_arrays
 
-__all__ = ["BoundObjective", "ShippedEntry", "objective_failure", "forget_objective_failure", "FROM_FRAMEWORK"]
+__all__ = ["BoundObjective", "ShippedEntry", "FROM_FRAMEWORK"]
 
 
 class _FromFramework:
@@ -64,31 +64,6 @@ def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
         else (x is not None and np.array_equal(x, y))
         for x, y in zip(a, b)
     )
-
-
-#: The first exception an objective's round raised in this process since
-#: :func:`forget_objective_failure`: ``(objective name, pickled exception or its text)``.
-_FAILURE: list[tuple[str, bytes | str]] = []
-
-
-def forget_objective_failure() -> None:
-    """Forget the objective failure this process recorded (a distributed training starts)."""
-    _FAILURE.clear()
-
-
-def objective_failure() -> tuple[str, bytes | str] | None:
-    """The first objective failure recorded in this process since :func:`forget_objective_failure`:
-    what a distributed training's driver asks its workers for when all it got is a worker's lost
-    connection to the one that failed."""
-    return _FAILURE[0] if _FAILURE else None
-
-
-def _record_failure(name: str, exc: BaseException) -> None:
-    if not _FAILURE:
-        try:
-            _FAILURE.append((name, pickle.dumps(exc)))
-        except Exception:  # an exception that does not pickle: its text
-            _FAILURE.append((name, f"{type(exc).__name__}: {exc}"))
 
 
 def _cloudpickle() -> Any:
@@ -299,15 +274,11 @@ class BoundObjective:
         converts when the set is first prepared) and row or query ``weights``, computed on
         ``threads`` threads (``None``: numba's own setting). ``strict``, ``check_new``, ``keys`` and
         ``no_keys``: as in :meth:`prepared`."""
-        try:
-            prep = self.prepared(key, (labels, groups, weights),
-                                 lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
-                                 strict=strict, check_new=check_new, keys=keys, no_keys=no_keys)
-            with limit_threads(threads):
-                return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
-        except Exception as e:
-            _record_failure(self.name, e)
-            raise
+        prep = self.prepared(key, (labels, groups, weights),
+                             lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
+                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys)
+        with limit_threads(threads):
+            return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
     def given_threads(self, threads: int | None) -> "BoundObjective":
         """This objective with ``threads`` (a count, ``None``: numba's own setting) as its thread

@@ -22,7 +22,6 @@ from .._adapter import (
 )
 from .._query_info import LIGHTGBM_INF
 from .frames import lightgbm_frame
-from .network import end_callers_network
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
            "objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "group_ptr_from_lgb_sizes"]
@@ -130,19 +129,7 @@ def params_threads(params: dict[str, Any]) -> int | None:
     return next((thread_count(params[k]) for k in _THREAD_ALIASES if k in params), None)
 
 
-class _LightGBMRound(BoundObjective):
-    """A LightGBM objective's round that ends the training's network when it raises, so that the
-    other machines of a distributed training fail at once (:mod:`.network`)."""
-
-    def round_grad_hess(self, *args: Any, **kwargs: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        try:
-            return super().round_grad_hess(*args, **kwargs)
-        except Exception:
-            end_callers_network()
-            raise
-
-
-class LightGBMObjective(_LightGBMRound):
+class LightGBMObjective(BoundObjective):
     """Callable for ``params["objective"]`` of ``lgb.train`` / ``lgb.cv``: ``(preds, train_data) -> (grad, hess)``."""
 
     def __call__(self, preds: NDArray, train_data: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -167,7 +154,7 @@ class LightGBMObjective(_LightGBMRound):
                                     keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS)
 
 
-class LightGBMSklearnObjective(_LightGBMRound):
+class LightGBMSklearnObjective(BoundObjective):
     """Callable for ``LGBMRanker(objective=...)``: ``(y_true, y_pred, weight, group) -> (grad, hess)``."""
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):

@@ -317,7 +317,7 @@ def train_xgboost(
         from ..distributed.stop import XGBoostStop
 
         dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))
-        threads = params_threads(params or {})  # None: each worker's own count, which only the worker knows
+        threads = params_threads(params or {})  # None: each worker's own count, which the worker reads
         callbacks = [*(train_kwargs.pop("callbacks", None) or []), XGBoostStop(stop)]
         return xgb_dask.train(client, xgb_params(**(params or {})), dtrain, num_boost_round,
                               obj=obj if threads is None else obj.given_threads(threads), callbacks=callbacks,

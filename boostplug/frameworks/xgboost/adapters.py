@@ -8,8 +8,6 @@ User documentation: :mod:`boostplug.xgboost`.
 from __future__ import annotations
 
 import copy
-import json
-import sys
 import warnings
 import weakref
 from typing import Any, Sequence
@@ -62,42 +60,9 @@ def keep_row_keys(dmat: Any, keys: tuple[np.ndarray, np.ndarray]) -> None:
     _ROW_KEYS[dmat] = keys
 
 
-_BOOSTER_THREADS: "weakref.WeakKeyDictionary[Any, int | None]" = weakref.WeakKeyDictionary()
-
-
-def xgb_threads(booster: Any) -> int | None:
-    """The ``nthread`` of the Booster that calls the objective (``Booster.update``/``boost`` call
-    ``obj`` with the Booster as ``self``), read once per Booster; ``None`` for XGBoost's default
-    (every core) or when no Booster is found."""
-    if not (hasattr(booster, "save_config") and hasattr(booster, "set_param")):
-        return None
-    try:
-        return _BOOSTER_THREADS[booster]
-    except (KeyError, TypeError):
-        pass
-    try:
-        n = thread_count(json.loads(booster.save_config())["learner"]["generic_param"]["nthread"])
-    except (KeyError, TypeError, ValueError):
-        n = None
-    try:
-        _BOOSTER_THREADS[booster] = n
-    except TypeError:
-        pass
-    return n
-
-
 def params_threads(params: dict[str, Any]) -> int | None:
     """The ``nthread`` XGBoost's ``params`` set (or its alias ``n_jobs``), ``None`` for its default."""
     return thread_count(params.get("nthread", params.get("n_jobs")))
-
-
-_HOW_THREADS = "pass threads= to boostplug.xgboost.objective (e.g. the nthread of xgb.train's params)"
-
-
-def _booster_in(scope: dict[str, Any]) -> Any:
-    """The Booster whose ``update``/``boost`` calls the objective (as ``self``)."""
-    b = scope.get("self")
-    return b if hasattr(b, "save_config") and hasattr(b, "set_param") else None
 
 
 class XGBoostObjective(BoundObjective):
@@ -113,8 +78,7 @@ class XGBoostObjective(BoundObjective):
             )
         return self.round_grad_hess(predt, dtrain, dtrain.get_label(), dtrain.get_uint_info("group_ptr"),
                                     dtrain.get_weight(), framework="XGBoost", to_group_ptr=_group_ptr_of,
-                                    threads=self.framework_threads(sys._getframe(1), _booster_in, xgb_threads,
-                                                                   "XGBoost", _HOW_THREADS),
+                                    threads=self.round_threads(),
                                     keys=lambda: dmatrix_row_keys(dtrain), no_keys=_HOW_KEYS)
 
 
@@ -132,10 +96,13 @@ def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> XGB
             subclass or instance (an instance's settings are its parameters, ``params`` over
             them), registered or not: registration gives it a name for the command line and for
             saved models, which record the name.
-        threads: the numba threads of its kernels each round. By default XGBoost's ``nthread``,
-            read from the Booster that calls the objective (up to a few wrappers up the stack; when
-            none is found, numba's own setting, with a ``RuntimeWarning``); ``None``: numba's own
-            setting.
+        threads: the numba threads of its kernels each round. XGBoost calls the objective with
+            the predictions and the DMatrix only, so it cannot see the ``nthread`` of
+            ``xgb.train``'s parameters: by default the kernels run on numba's own count (every
+            core unless ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads`` say otherwise, as
+            XGBoost's own default); pass ``threads=`` (e.g. the ``nthread`` you give XGBoost)
+            to set it. :func:`boostplug.xgboost.cv` and :class:`boostplug.xgboost.XGBRanker`
+            pass the ``nthread`` of their parameters themselves; ``None``: numba's own setting.
         **params: the objective's parameters; unknown names raise ``ValueError``.
     """
     return XGBoostObjective(name, params, threads)

@@ -115,14 +115,15 @@ def check_scored_queries(estimator: Any, qid: ArrayLike | None, y: ArrayLike, wh
         return  # the fitted rows themselves: a training score
     row = int(np.argmax(shared))
     at = int(np.searchsorted(fit_codes, row_codes[row]))
+    n_scored = int(np.sum(row_codes == row_codes[row]))
     n_shared = int(np.isin(scored_codes, fit_codes).sum())
     # One text wherever it comes from, so that the default filter shows it once.
     warnings.warn(_WARNING, QuerySplitWarning, stacklevel=3)
     raise ValueError(
         f"{who}: the rows scored share query ids with the rows this model was fitted on: query id {show(q[row])} "
-        f"has {int(counts[at])} rows in the data the model was fitted on and {int(np.sum(row_codes == row_codes[row]))} "
-        f"in the data scored ({n_shared} of {scored_codes.shape[0]} scored query ids are training ids), so documents "
-        "of one query sit in both training and validation and the validation score is inflated. In model "
+        f"has {int(counts[at])} rows in the data the model was fitted on and {n_scored} in the data scored "
+        f"({n_shared} of {scored_codes.shape[0]} scored query ids are training ids), so documents of one query sit "
+        "in both training and validation and the validation score is inflated. In model "
         "selection, splitters that ignore groups (KFold, ShuffleSplit, StratifiedKFold...) split rows and cut "
         f"queries: {SPLIT_BY_QUERY}. A separate test set whose query ids repeat the training set's (both numbered "
         "from 0) names other queries by the same ids: renumber its ids so that they differ from the training ids"

@@ -180,7 +180,9 @@ def group_ptr_from_qid(
                "permutation that does so." if caller is None else
                f"For {caller}, each query's rows must be adjacent: put the rows in query order first, keeping "
                "their order within a query: order = boostplug.groups.group_ptr_from_qid(qid, regroup=True).permutation, "
-               "then index every per-row array with it (X[order], y[order], qid[order], ...).")
+               "then index every per-row array with it (X[order], y[order], qid[order], ...). In scikit-learn's "
+               "model selection, a splitter that ignores groups (ShuffleSplit...) hands rows in random order and cuts "
+               "queries: split by query instead (GroupKFold or GroupShuffleSplit, with groups=qid).")
         raise ValueError(
             f"qid {_item(q[row])!r} is not contiguous: its rows start at row {first_row} and "
             f"it appears again at row {row} after other queries. {fix}"

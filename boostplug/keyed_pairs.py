@@ -30,7 +30,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._validation import INT64_MAX, show
 
-__all__ = ["KeyedPairs", "row_keys", "join_keys", "codes_together", "exact_common"]
+__all__ = ["KeyedPairs", "row_keys", "join_keys", "codes_together", "exact_common", "given_row_params",
+           "given_keyed_params", "params_on_rows", "NO_KEYS"]
 
 #: Distinct query ids (and document keys) one join can pack into an int64 key (31 bits each).
 _MAX_CODES = 1 << 31
@@ -221,3 +222,46 @@ class KeyedPairs:
         keep = here
         pairs = np.ascontiguousarray(rows[keep], dtype=np.int64).reshape(-1, 2)
         return pairs, (None if self.weight is None else self.weight[keep].copy())
+
+
+# ---- an objective's row parameters: row indices of one set, or keyed tables that follow the rows ----
+def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters in ``params`` that hold row indices of one training set, as the registered
+    ``objective`` declares them (``boostplug.objectives.get(name).row_params``): they cannot follow
+    the rows into another set (a cv fold, a subset, a Dask worker's share). Keyed tables
+    (:func:`given_keyed_params`) are not among them: they follow the rows."""
+    return {k: params[k] for k in objective.row_params
+            if params.get(k) is not None and not isinstance(params[k], KeyedPairs)}
+
+
+def given_keyed_params(objective: Any, params: dict[str, Any]) -> dict[str, KeyedPairs]:
+    """The row parameters in ``params`` given as :class:`KeyedPairs`: they are mapped onto each
+    training set's rows (:func:`params_on_rows`)."""
+    return {k: params[k] for k in objective.row_params if isinstance(params.get(k), KeyedPairs)}
+
+
+#: How to give a training set its rows' keys, for messages.
+NO_KEYS = ("{who}: {param} is a KeyedPairs table, and this training set carries no (qid, doc) key per row to map it "
+           "onto; {how}")
+
+
+def params_on_rows(objective: Any, params: dict[str, Any], qid: Any, doc: Any) -> dict[str, Any]:
+    """``params`` with every keyed table mapped onto the rows keyed ``(qid, doc)``: row-index pairs,
+    and the table's weights in the parameter the objective declares for them (``weights_in``)."""
+    out = dict(params)
+    declared = objective.loss_class.declared_params()
+    for k, table in given_keyed_params(objective, params).items():
+        pairs, weights = table.rows(qid, doc)
+        out[k] = pairs
+        if table.weight is None:
+            continue
+        target = declared[k].weights_in
+        if target is None:
+            raise ValueError(f"{objective.name}: {k} is a weighted KeyedPairs table, but {objective.name} takes no "
+                             "weights for it; build the table without weight=")
+        if params.get(target) is not None:
+            raise ValueError(f"{objective.name}: {k} is a weighted KeyedPairs table and {target} is given too; the "
+                             f"table's weights are its {target} (one per pair, following the pairs into every fold): "
+                             f"leave {target} unset")
+        out[target] = weights
+    return out

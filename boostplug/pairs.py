@@ -228,9 +228,10 @@ def check_rows(rows: ArrayLike, n_docs: int, name: str = "rows") -> NDArray[np.i
     return r
 
 
-def check_pairs(pairs: ArrayLike, n_docs: int, name: str = "pairs") -> NDArray[np.int64]:
+def check_pairs(pairs: ArrayLike, n_docs: int, name: str = "pairs", outside: str = "") -> NDArray[np.int64]:
     """Explicit preference pairs as an ``(n_pairs, 2)`` int64 array of row indices
-    (preferred first), validated: integer, in range, no self-pair."""
+    (preferred first), validated: integer, in range, no self-pair. ``outside``: what the
+    message about a row out of range adds."""
     p = np.asarray(pairs)
     if p.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
@@ -241,7 +242,7 @@ def check_pairs(pairs: ArrayLike, n_docs: int, name: str = "pairs") -> NDArray[n
     p = np.ascontiguousarray(p, dtype=np.int64)
     bad = np.flatnonzero((p < 0).any(axis=1) | (p >= n_docs).any(axis=1))
     if bad.size:
-        raise ValueError(f"{name}[{int(bad[0])}] = {p[bad[0]].tolist()} is outside rows [0, {n_docs})")
+        raise ValueError(f"{name}[{int(bad[0])}] = {p[bad[0]].tolist()} is outside rows [0, {n_docs}){outside}")
     bad = np.flatnonzero(p[:, 0] == p[:, 1])
     if bad.size:
         raise ValueError(f"{name}[{int(bad[0])}] = {p[bad[0]].tolist()} pairs a row with itself")

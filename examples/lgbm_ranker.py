@@ -47,7 +47,7 @@ def main() -> None:
     else:
         vali_kw = {"eval_set": [(vali.X, vali.y)]}
     for label, extra in [("metric='None'", {"metric": "None"}), ("default metric", {})]:
-        plain = lgb.LGBMRanker(objective=bpl.sklearn_objective("qbrank"), **extra, **TREES)
+        plain = lgb.LGBMRanker(objective=bpl.sklearn_objective("qbrank", threads=TREES["n_jobs"]), **extra, **TREES)
         plain.fit(train.X, train.y, group=train.sizes, **vali_kw, eval_group=[vali.sizes],
                   eval_metric=bpl.sklearn_metric("ndcg@10"), callbacks=[lgb.early_stopping(20, verbose=False)])
         watched = ", ".join(plain.evals_result_["valid_0"])

@@ -99,7 +99,7 @@ def main() -> None:
         folder = Path(tmp)
         for framework, name, objective in (("LightGBM", "MPBoost", bpl.objective("mpboost", ddf="ldd")),
                                            ("LightGBM", "lambdarank", "lambdarank"),
-                                           ("XGBoost", "NDCG_Boost", bpx.objective("ndcg_boost")),
+                                           ("XGBoost", "NDCG_Boost", bpx.objective("ndcg_boost", threads=1)),
                                            ("XGBoost", "rank:ndcg", "rank:ndcg")):
             train_model, bp, suffix, treelite_reader, raw_scores = FRAMEWORKS[framework]
             label = f"{framework} {name}"

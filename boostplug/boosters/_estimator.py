@@ -23,7 +23,7 @@ from sklearn.exceptions import NotFittedError
 from .._core import dispatch
 from .._core.threads import fit_blas
 from .._memory import check_fits
-from .._sklearn_folds import check_no_row_pairs_in_split, check_split_keeps_queries
+from .._sklearn_folds import check_scored_queries, record_fitted_queries
 from .._validation import check_labels, check_rounds
 from ..groups import check_group_ptr
 from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
@@ -167,8 +167,7 @@ class RankingBooster(ModelFile, BaseEstimator):
              callback: Callable[[int, dict[str, Any]], bool | None] | None,
              sample_weight: ArrayLike | None, doc: ArrayLike | None = None,
              early_stopping_set: int = 0) -> "RankingBooster":
-        check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
-        check_no_row_pairs_in_split(pairs, f"{type(self).__name__}.fit")
+        record_fitted_queries(self, qid, y)
         data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
                                random_state=getattr(self, "random_state", None), doc=doc,
                                caller=f"{type(self).__name__}.fit")
@@ -322,11 +321,14 @@ class RankingBooster(ModelFile, BaseEstimator):
         discount, a query without relevant documents counts 1, ties in input order).
         ``sample_weight`` (per query, or per row equal within each query) gives the weighted
         mean over queries. Always NDCG@10, whatever ``eval_metric`` is, so that scores compare
-        across parameter settings in a model search."""
+        across parameter settings in a model search. With scikit-learn's metadata routing on, rows
+        whose query ids the booster was fitted on are refused, unless they are the fitted rows
+        themselves (:func:`boostplug._sklearn_folds.check_scored_queries`)."""
         from ..frameworks._adapter import MetricSpec
 
         if qid is not None and group_ptr is not None:
             raise ValueError("pass either qid or group_ptr, not both")
+        check_scored_queries(self, qid, y, f"{type(self).__name__}.score")
         scores = self.predict(X)
         ya = check_labels(y, name="y")
         if ya.shape[0] != scores.shape[0]:

@@ -45,7 +45,7 @@ class FitData:
             pairs = _keyed_rows(pairs, qid, gp, doc)
         elif doc is not None:
             raise ValueError("doc= (document keys) maps KeyedPairs onto the rows; pairs is not a KeyedPairs table")
-        pa = None if pairs is None else check_pairs(pairs, Xa.shape[0])
+        pa = None if pairs is None else check_pairs(pairs, Xa.shape[0], f"{caller}: pairs", outside=_ROUTED_PAIRS)
         qw = None
         if sample_weight is not None:
             Xa, ya, gp, pa, qw = _apply_query_weights(Xa, ya, gp, pa, check_query_weights(sample_weight, gp))
@@ -72,6 +72,14 @@ class FitData:
         ``n_thresholds`` parameters (seeded by ``rng``)."""
         return make_candidates(self.X, est.thresholds, max_thresholds=est.max_thresholds,
                                n_thresholds=est.n_thresholds, rng=self.rng)
+
+
+#: A likely cause of row-index pairs out of range, and the fix.
+_ROUTED_PAIRS = ("; row-index pairs name rows of the data they were made for, and inside scikit-learn's model "
+                 "selection (cross_validate, GridSearchCV...) routing passes the whole data set's pairs to every "
+                 "fold unchanged, where those numbers name other rows: pass them as "
+                 "boostplug.keyed_pairs.KeyedPairs with doc= (one key per row), which each fold maps onto its own "
+                 "rows")
 
 
 def _keyed_rows(pairs: KeyedPairs, qid: ArrayLike | None, group_ptr: NDArray[np.int64],

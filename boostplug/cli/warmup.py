@@ -185,7 +185,7 @@ def _frameworks(d: Any) -> None:
 
     params = {"objective": bpl.objective("qbrank"), "verbose": -1, "num_threads": 1, "min_data_in_leaf": 2}
     lgb.train(params, bpl.dataset(d.X, d.y, group_ptr=d.group_ptr), 2, feval=bpl.metric("ndcg@5"))
-    xgb.train(bpx.params(nthread=1), bpx.dmatrix(d.X, d.y, qid=d.qid), 2, obj=bpx.objective("qbrank"))
+    xgb.train(bpx.params(nthread=1), bpx.dmatrix(d.X, d.y, qid=d.qid), 2, obj=bpx.objective("qbrank", threads=1))
 
 
 def _clicks(d: Any, scores: np.ndarray) -> None:

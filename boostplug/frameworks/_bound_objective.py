@@ -9,7 +9,6 @@ import importlib
 import pickle
 import sys
 import threading
-import warnings
 import weakref
 from typing import Any, Callable
 
@@ -19,54 +18,11 @@ from numpy.typing import NDArray
 from .. import objectives as _objectives
 from .._core.threads import limit_threads
 from .._validation import check_optional_count
-from ..keyed_pairs import KeyedPairs
+from ..keyed_pairs import NO_KEYS, given_keyed_params, given_row_params, params_on_rows
 from ..objectives import Loss
 from ._query_info import set_arrays
 
-__all__ = ["BoundObjective", "ShippedEntry", "objective_failure", "forget_objective_failure", "given_row_params",
-           "given_keyed_params", "params_on_rows", "NO_KEYS", "FROM_FRAMEWORK"]
-
-
-def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """The parameters in ``params`` that hold row indices of one training set, as the registered
-    ``objective`` declares them (``boostplug.objectives.get(name).row_params``): they cannot follow
-    the rows into another set (a cv fold, a subset, a Dask worker's share). Keyed tables
-    (:func:`given_keyed_params`) are not among them: they follow the rows."""
-    return {k: params[k] for k in objective.row_params
-            if params.get(k) is not None and not isinstance(params[k], KeyedPairs)}
-
-
-def given_keyed_params(objective: Any, params: dict[str, Any]) -> dict[str, KeyedPairs]:
-    """The row parameters in ``params`` given as :class:`~boostplug.keyed_pairs.KeyedPairs`: they
-    are mapped onto each training set's rows (:func:`params_on_rows`)."""
-    return {k: params[k] for k in objective.row_params if isinstance(params.get(k), KeyedPairs)}
-
-
-#: How to give a training set its rows' keys, for messages.
-NO_KEYS = ("{who}: {param} is a KeyedPairs table, and this training set carries no (qid, doc) key per row to map it "
-           "onto; {how}")
-
-
-def params_on_rows(objective: Any, params: dict[str, Any], qid: Any, doc: Any) -> dict[str, Any]:
-    """``params`` with every keyed table mapped onto the rows keyed ``(qid, doc)``: row-index pairs,
-    and the table's weights in the parameter the objective declares for them (``weights_in``)."""
-    out = dict(params)
-    declared = objective.loss_class.declared_params()
-    for k, table in given_keyed_params(objective, params).items():
-        pairs, weights = table.rows(qid, doc)
-        out[k] = pairs
-        if table.weight is None:
-            continue
-        target = declared[k].weights_in
-        if target is None:
-            raise ValueError(f"{objective.name}: {k} is a weighted KeyedPairs table, but {objective.name} takes no "
-                             "weights for it; build the table without weight=")
-        if params.get(target) is not None:
-            raise ValueError(f"{objective.name}: {k} is a weighted KeyedPairs table and {target} is given too; the "
-                             f"table's weights are its {target} (one per pair, following the pairs into every fold): "
-                             f"leave {target} unset")
-        out[target] = weights
-    return out
+__all__ = ["BoundObjective", "ShippedEntry", "FROM_FRAMEWORK"]
 
 
 class _FromFramework:
@@ -77,27 +33,8 @@ class _FromFramework:
         return "FROM_FRAMEWORK"
 
 
-#: An objective's default thread count: the framework's own, read from what calls it.
+#: An objective's default thread count: what the training hands it (:meth:`BoundObjective.round_threads`).
 FROM_FRAMEWORK: Any = _FromFramework()
-
-
-#: Frames searched for the framework's training that calls an objective: its direct caller, and
-#: one more per wrapper of the user's (``obj=lambda p, d: o(p, d)``).
-_SEARCH_DEPTH = 4
-
-
-def _find_in_frames(frame: Any, pick: Callable[[dict[str, Any]], Any], depth: int) -> tuple[bool, Any]:
-    """``(True, pick(locals))`` for the first of ``depth`` frames from ``frame`` up whose locals
-    ``pick`` finds something in (not ``None``), else ``(False, None)``: the fallback by which an
-    objective finds the framework's training that calls it."""
-    for _ in range(depth):
-        if frame is None:
-            break
-        got = pick(frame.f_locals)
-        if got is not None:
-            return True, got
-        frame = frame.f_back
-    return False, None
 
 
 def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
@@ -107,31 +44,6 @@ def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
         else (x is not None and np.array_equal(x, y))
         for x, y in zip(a, b)
     )
-
-
-#: The first exception an objective's round raised in this process since
-#: :func:`forget_objective_failure`: ``(objective name, pickled exception or its text)``.
-_FAILURE: list[tuple[str, bytes | str]] = []
-
-
-def forget_objective_failure() -> None:
-    """Forget the objective failure this process recorded (a distributed training starts)."""
-    _FAILURE.clear()
-
-
-def objective_failure() -> tuple[str, bytes | str] | None:
-    """The first objective failure recorded in this process since :func:`forget_objective_failure`:
-    what a distributed training's driver asks its workers for when all it got is a worker's lost
-    connection to the one that failed."""
-    return _FAILURE[0] if _FAILURE else None
-
-
-def _record_failure(name: str, exc: BaseException) -> None:
-    if not _FAILURE:
-        try:
-            _FAILURE.append((name, pickle.dumps(exc)))
-        except Exception:  # an exception that does not pickle: its text
-            _FAILURE.append((name, f"{type(exc).__name__}: {exc}"))
 
 
 def _cloudpickle() -> Any:
@@ -238,9 +150,8 @@ class BoundObjective:
 
     def __init__(self, objective: Any, params: dict[str, Any], threads: int | None = FROM_FRAMEWORK) -> None:
         #: The numba threads of each round's kernels: a count, ``None`` (numba's own setting), or
-        #: :data:`FROM_FRAMEWORK` (the count the framework trains with, read from what calls the objective).
+        #: :data:`FROM_FRAMEWORK` (what the training hands the objective: :meth:`round_threads`).
         self.threads = threads if threads is FROM_FRAMEWORK else check_optional_count(threads, "threads")
-        self._warned_no_threads = False
         #: Why this objective, unpickled in another process, cannot run there (``None``: it can).
         self._unusable: BaseException | None = None
         self.objective = _objectives.resolve(objective)
@@ -342,15 +253,24 @@ class BoundObjective:
         converts when the set is first prepared) and row or query ``weights``, computed on
         ``threads`` threads (``None``: numba's own setting). ``strict``, ``check_new``, ``keys`` and
         ``no_keys``: as in :meth:`prepared`."""
-        try:
-            prep = self.prepared(key, (labels, groups, weights),
-                                 lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
-                                 strict=strict, check_new=check_new, keys=keys, no_keys=no_keys)
-            with limit_threads(threads):
-                return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
-        except Exception as e:
-            _record_failure(self.name, e)
-            raise
+        prep = self.prepared(key, (labels, groups, weights),
+                             lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
+                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys)
+        with limit_threads(threads):
+            return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
+
+    def round_threads(self, handed: int | None = None) -> int | None:
+        """The thread count of a round: the one given to this objective (``threads=``, or by
+        :meth:`given_threads`), else ``handed``, the count the framework hands the objective
+        with the round (LightGBM's ``num_threads`` in the parameters of the Dataset ``lgb.train``
+        passes it), else ``None``: numba's own setting (every core unless ``NUMBA_NUM_THREADS``
+        or ``numba.set_num_threads`` say otherwise, as both frameworks' defaults).
+
+        Nothing is looked up: ``xgb.train`` calls ``obj(predt, dtrain)`` and LightGBM's
+        scikit-learn wrapper ``func(y, p, w, g)`` with no handle on the Booster or the parameters
+        that hold the count, so the code that builds the objective for a training passes it
+        (the rankers, ``boostplug.xgboost.cv``, ``compare``, the Dask and Spark workers)."""
+        return handed if self.threads is FROM_FRAMEWORK else self.threads
 
     def given_threads(self, threads: int | None) -> "BoundObjective":
         """This objective with ``threads`` (a count, ``None``: numba's own setting) as its thread
@@ -360,31 +280,6 @@ class BoundObjective:
         if self.threads is not FROM_FRAMEWORK:
             return self
         return type(self)(self.objective, self.params, threads)
-
-    def framework_threads(self, frame: Any, pick: Callable[[dict[str, Any]], Any], count: Callable[[Any], int | None],
-                          framework: str, how: str) -> int | None:
-        """The round's thread count: :attr:`threads` when given, else ``count(found)`` of what
-        ``pick`` finds in the locals of ``frame`` or of up to :data:`_SEARCH_DEPTH` - 1 frames
-        above it (the framework's training, through a few wrappers of the user's); when nothing
-        is found, numba's own setting, with one warning per objective saying so and ``how`` to
-        give the count.
-
-        Kept only where a user hands the objective to the framework and nothing else can know the
-        count (``xgb.train``/``xgb.cv``, ``lgb.LGBMRanker``, Dask workers left to their own count):
-        XGBoost 3.2 calls ``obj(predt, dtrain)`` and LightGBM 4.7's wrapper ``func(y, p, w, g)``
-        with no handle on the Booster or Dataset that holds it, and the read costs about 3 us a
-        round (Python 3.11); boostplug's own paths pass the count (:meth:`given_threads`)."""
-        if self.threads is not FROM_FRAMEWORK:
-            return self.threads
-        found, got = _find_in_frames(frame, pick, _SEARCH_DEPTH)
-        if found:
-            return count(got)
-        if not self._warned_no_threads:
-            self._warned_no_threads = True
-            warnings.warn(f"{self.name}: could not find the {framework} training that calls this objective (called "
-                          f"through a wrapper?), so its kernels use numba's thread count, not {framework}'s; {how}",
-                          RuntimeWarning, stacklevel=4)
-        return None
 
     def __getstate__(self) -> dict[str, Any]:
         # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
@@ -406,7 +301,7 @@ class BoundObjective:
             shipped = state["shipped"].entry() if "shipped" in state else state.get("entry", state["name"])
             self.__init__(shipped, state["params"], threads)
         except Exception as e:
-            self.threads, self._warned_no_threads, self._unusable, self._state = threads, False, e, state
+            self.threads, self._unusable, self._state = threads, e, state
             self.objective, self.name, self.params = None, state["name"], dict(state["params"])
             self.rows_given, self.keyed_given, self._last = {}, {}, None
             self._by_set = weakref.WeakKeyDictionary()

@@ -29,11 +29,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import objectives as _objectives
-from .._sklearn_folds import check_split_keeps_queries
+from .._sklearn_folds import check_scored_queries, record_fitted_queries
 from .._validation import check_rounds
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
-from ..keyed_pairs import row_keys
-from ._adapter import NO_KEYS, MetricSpec, given_keyed_params, metric_query_weights, params_on_rows, query_weights_from_rows
+from ..keyed_pairs import NO_KEYS, given_keyed_params, params_on_rows, row_keys
+from ._adapter import MetricSpec, metric_query_weights, query_weights_from_rows
 
 __all__ = ["RankerMixin", "FitPlan", "ObjectiveChoice", "resolve_objective", "objective_param_names",
            "check_eval_metrics", "OWN_PARAMS"]
@@ -297,7 +297,7 @@ class RankerMixin:
         eval_sample_weight: Sequence[ArrayLike] | None,
         doc: ArrayLike | None = None,
     ) -> FitPlan:
-        check_split_keeps_queries(qid, f"{type(self).__name__}.fit")
+        record_fitted_queries(self, qid, y)
         if getattr(self, "n_estimators", None) is not None:  # XGBoost's None: its default, 100
             check_rounds(self.n_estimators, "n_estimators")  # LightGBM fails beyond, XGBoost runs for ever
         choice = self._objective_choice()
@@ -360,8 +360,10 @@ class RankerMixin:
         that greater is better.
 
         With ``sklearn.set_config(enable_metadata_routing=True)``, ``GridSearchCV`` and
-        ``cross_validate`` pass each split's ``qid`` here (it is requested by default), and
-        ``fit`` refuses a split that cuts a query (:mod:`boostplug._sklearn_folds`).
+        ``cross_validate`` pass each split's ``qid`` here (it is requested by default), and rows
+        whose query ids the ranker was fitted on are then refused (a split that cuts queries, or
+        a test set numbered like the training set: :mod:`boostplug._sklearn_folds`), unless they
+        are the fitted rows themselves.
         """
         X, qid = self._qid_from_X(X, qid)
         if qid is None:
@@ -369,6 +371,7 @@ class RankerMixin:
                 "score needs qid= (one query id per row); in GridSearchCV/cross_validate, enable "
                 "sklearn.set_config(enable_metadata_routing=True) and pass qid to fit"
             )
+        check_scored_queries(self, qid, y, f"{type(self).__name__}.score")
         spec = check_eval_metrics(self.eval_metric)[-1]
         gp = group_ptr_of(qid, None, _n_rows(y), caller=f"{type(self).__name__}.score")
         preds = np.asarray(self.predict(X), dtype=np.float64).reshape(-1)

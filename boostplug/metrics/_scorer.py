@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._sklearn_folds import QuerySplitWarning, check_split_keeps_queries
+from .._sklearn_folds import QuerySplitWarning, check_scored_queries
 from .._validation import check_weights, resolve_group_ptr
 from ..pairs import count_critical_pairs
 from ._registry import evaluate, parse_name
@@ -99,7 +99,7 @@ class RankingScorer:
                 f"the ranking scorer {self.name!r} got no qid: pass qid=... (one query id per row) to "
                 "GridSearchCV.fit(X, y, qid=qid) or cross_validate(..., params={'qid': qid})"
             )
-        check_split_keeps_queries(qid, f"make_scorer({self.name!r})")
+        check_scored_queries(estimator, qid, y_true, f"make_scorer({self.name!r})")
         y = np.asarray(y_true)
         q = np.asarray(qid)
         try:
@@ -183,12 +183,12 @@ def make_scorer(name: str, **conventions: Any) -> RankingScorer:
     scorer raises a ``ValueError`` saying so instead of scoring all rows as one query; note that
     ``GridSearchCV``/``cross_validate`` turn a scorer's error into a warning and a NaN score
     unless ``error_score="raise"``. Split with ``GroupKFold``/``GroupShuffleSplit`` and
-    ``groups=qid`` so every query stays whole: inside ``cross_validate``, ``GridSearchCV``,
-    ``RandomizedSearchCV`` (and searches built on them, such as Optuna's ``OptunaSearchCV``) the
-    scorer refuses a split that puts rows of one query in both the training and the test part
-    (``KFold``, ``ShuffleSplit``...), a ``ValueError`` naming the query (how it knows:
-    :mod:`boostplug._sklearn_folds`); a model fitted and scored on separate data whose query
-    ids repeat (both numbered from 0) is not affected.
+    ``groups=qid`` so every query stays whole: the scorer refuses to score boostplug's rankers
+    and boosters on rows whose query ids they were fitted on, as a split that puts rows of one
+    query in both the training and the test part does (``KFold``, ``ShuffleSplit``...), a
+    ``ValueError`` naming the query, unless they are the fitted rows themselves (how it knows,
+    and what it cannot see: :mod:`boostplug._sklearn_folds`); with routing on, a test set whose
+    query ids repeat the training set's (both numbered from 0) is refused too until renumbered.
 
     Args:
         name: a metric name of :func:`by_name`.

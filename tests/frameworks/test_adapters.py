@@ -378,7 +378,7 @@ def test_row_index_parameters_come_from_the_objective_declaration():
     """The adapters special-case no parameter name: the registry says which parameters hold rows."""
     from types import SimpleNamespace
 
-    from boostplug.frameworks._adapter import given_row_params
+    from boostplug.keyed_pairs import given_row_params
 
     assert objectives.get("qbrank").row_params == ("pairs", "labeled_rows")
     assert [n for n in objectives.names() if objectives.get(n).row_params] == ["qbrank"]

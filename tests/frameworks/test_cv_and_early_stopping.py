@@ -5,6 +5,7 @@ pointers, and metric callables that would not pickle."""
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import lightgbm as lgb
 import numpy as np
@@ -190,42 +191,111 @@ def stopping_data():
 XGB_STOP_PARAMS = bpx.params(eta=0.3, nthread=1, seed=1)
 
 
-@pytest.mark.parametrize("name", ["mrr", "err@10", "dcg@10", "ndcg@10", "r1"])
-def test_xgb_early_stopping_rounds_follow_the_metric_direction(stopping_data, name):
-    """Plain early_stopping_rounds: XGBoost would minimise mrr, err@10 and dcg@10 by their names."""
-    dtrain, dvali = stopping_data
+def _train_stopped(dtrain, dvali, name, **kwargs):
     hist: dict = {}
     booster = xgb.train(XGB_STOP_PARAMS, dtrain, 60, obj=bpx.objective("mpboost"), evals=[(dvali, "vali")],
-                        custom_metric=bpx.metric(name), early_stopping_rounds=5, evals_result=hist,
-                        verbose_eval=False)
-    curve = np.asarray(hist["vali"][name])
-    best = int(np.argmin(curve)) if name == "r1" else int(np.argmax(curve))
-    assert booster.best_iteration == best
-    assert len(curve) == best + 1 + 5
+                        custom_metric=bpx.metric(name), evals_result=hist, verbose_eval=False, **kwargs)
+    return booster, np.asarray(hist["vali"][name])
+
+
+@pytest.mark.parametrize("name", ["mrr", "err@10", "dcg@10", "ndcg@10", "map@5", "precision@5", "r1", "r2"])
+def test_xgb_metric_warns_exactly_where_xgboosts_name_rule_goes_the_wrong_way(stopping_data, name):
+    """XGBoost hands a custom metric no handle on its early stopping, whose automatic direction
+    follows the name (it would minimise mrr, err@10 and dcg@10 and stop after the worst round):
+    the metric warns once, naming the fix, exactly when that rule goes against the metric.
+    XGBoost's own choice is read off an EarlyStopping left on automatic direction. (Before, the
+    metric set the callback's direction from the call stack, silently.)"""
+    from boostplug import metrics
+
+    dtrain, dvali = stopping_data
+    es = xgb.callback.EarlyStopping(rounds=5)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        _, curve = _train_stopped(dtrain, dvali, name, callbacks=[es])
+    ours = [w for w in seen if "boostplug.xgboost.metric" in str(w.message)]
+    higher = metrics.higher_is_better(name)
+    assert (es.maximize != higher) == bool(ours), (es.maximize, [str(w.message) for w in ours])
+    assert bool(ours) == (name in ("mrr", "err@10", "dcg@10"))
+    if ours:
+        assert len(ours) == 1  # once, not every round
+        text = str(ours[0].message)
+        assert f"boostplug.xgboost.metric('{name}'): higher is better" in text
+        assert f"maximize=True" in text and f"early_stopping(rounds, '{name}')" in text
+        assert len(curve) < 60 and int(np.argmin(curve)) == len(curve) - 6  # what it warns of: the worst round kept
+
+
+@pytest.mark.parametrize("name", ["mrr", "err@10", "dcg@10", "ndcg@10", "r1"])
+def test_xgb_early_stopping_follows_the_metric_with_either_fix(stopping_data, name):
+    """The two fixes the warning names: maximize= in the metric's direction, or boostplug's
+    early_stopping callback, which takes the direction from the metric's name."""
+    from boostplug import metrics
+
+    dtrain, dvali = stopping_data
+    higher = metrics.higher_is_better(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for kwargs in ({"early_stopping_rounds": 5, "maximize": higher},
+                       {"callbacks": [bpx.early_stopping(5, name)]}):
+            booster, curve = _train_stopped(dtrain, dvali, name, **kwargs)
+            best = int(np.argmax(curve)) if higher else int(np.argmin(curve))
+            assert booster.best_iteration == best
+            assert len(curve) == best + 1 + 5
 
 
 def test_xgb_explicit_maximize_wins(stopping_data):
     dtrain, dvali = stopping_data
-    hist: dict = {}
-    booster = xgb.train(XGB_STOP_PARAMS, dtrain, 60, obj=bpx.objective("mpboost"), evals=[(dvali, "vali")],
-                        custom_metric=bpx.metric("mrr"), early_stopping_rounds=5, maximize=False,
-                        evals_result=hist, verbose_eval=False)
-    assert booster.best_iteration == int(np.argmin(hist["vali"]["mrr"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        booster, curve = _train_stopped(dtrain, dvali, "mrr", early_stopping_rounds=5, maximize=False)
+    assert booster.best_iteration == int(np.argmin(curve))
     # A callback watching another metric name is left alone too.
     es = xgb.callback.EarlyStopping(rounds=3, metric_name="something_else")
     bpx.metric("mrr")  # building one changes nothing
     assert es.maximize is None
 
 
-def test_xgb_cv_early_stopping_follows_the_metric_direction(stopping_data):
+def test_boostplug_cv_sets_the_direction_itself(stopping_data):
+    """``boostplug.xgboost.cv`` passes the metric's direction (no warning); plain ``xgb.cv``
+    cannot, and warns. Before, both went through the metric reading the call stack."""
     dtrain, _ = stopping_data
-    kwargs = {"nfold": 3, "obj": bpx.objective("mpboost"), "custom_metric": bpx.metric("err@10"), "seed": 0}
-    full = xgb.cv(XGB_STOP_PARAMS, dtrain, 40, **kwargs)["test-err@10-mean"].to_numpy()
-    kwargs.update(obj=bpx.objective("mpboost"), custom_metric=bpx.metric("err@10"))
-    stopped = xgb.cv(XGB_STOP_PARAMS, dtrain, 40, early_stopping_rounds=5, **kwargs)
-    best = int(np.argmax(full[: len(stopped) + 5]))
-    assert len(stopped) == best + 1 < 40
-    assert int(np.argmax(full)) == best  # ...the cv run's best, not its first round
+    kwargs = {"nfold": 3, "obj": bpx.objective("mpboost"), "seed": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        full = bpx.cv(XGB_STOP_PARAMS, dtrain, 40, custom_metric=bpx.metric("err@10"), **kwargs)
+        full = full["test-err@10-mean"].to_numpy()
+        own = xgb.callback.EarlyStopping(rounds=5)
+        for stop in ({"early_stopping_rounds": 5}, {"callbacks": [own]}):
+            kwargs["obj"] = bpx.objective("mpboost")
+            stopped = bpx.cv(XGB_STOP_PARAMS, dtrain, 40, custom_metric=bpx.metric("err@10"), **stop, **kwargs)
+            best = int(np.argmax(full[: len(stopped) + 5]))
+            assert len(stopped) == best + 1 < 40
+            assert int(np.argmin(full[: len(stopped) + 5])) != best  # minimising would have stopped elsewhere
+    assert own.maximize is None  # the caller's callback is not changed: a copy is directed
+    with pytest.warns(UserWarning, match=r"boostplug.xgboost.metric\('err@10'\): higher is better"):
+        xgb.cv(XGB_STOP_PARAMS, dtrain, 3, nfold=3, obj=bpx.objective("mpboost"), custom_metric=bpx.metric("err@10"))
+
+
+def test_xgbranker_directs_a_users_own_early_stopping(stopping_data):
+    """An ``EarlyStopping`` of the user's in ``XGBRanker(callbacks=...)`` left on automatic direction
+    watches mrr in its direction (XGBRanker passes a directed copy), without a warning."""
+    train = make_ranking(n_queries=60, docs_per_query=(3, 15), n_features=6, n_informative=3, n_labels=4,
+                         noise=0.5, seed=3)
+    vali = make_ranking(n_queries=40, docs_per_query=(3, 15), n_features=6, n_informative=3, n_labels=4,
+                        noise=0.5, seed=4)
+    own = xgb.callback.EarlyStopping(rounds=5)
+    common = dict(objective="mpboost", eval_metric="mrr", n_estimators=60, learning_rate=0.3, n_jobs=1,
+                  random_state=1)
+    fit = dict(eval_set=[(vali.X, vali.y)], eval_qid=[vali.qid])
+    curve = np.asarray(bpx.XGBRanker(**common).fit(train.X, train.y, qid=train.qid, **fit)
+                       .evals_result_["validation_0"]["mrr"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = bpx.XGBRanker(callbacks=[own], **common).fit(train.X, train.y, qid=train.qid, **fit)
+    assert int(np.argmax(curve)) != int(np.argmin(curve[:20]))  # the directions tell apart
+    trained = len(r.evals_result_["validation_0"]["mrr"])
+    best = int(np.argmax(curve[:trained]))
+    assert r.best_iteration == best and trained == min(best + 1 + 5, 60)
+    assert own.maximize is None
 
 
 # --------------------------------------------------------------------------- labels and groups

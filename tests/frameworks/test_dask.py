@@ -436,10 +436,14 @@ def test_training_refuses_a_split_query(distributed_scheduler, split_data, frame
         train_fn(client, bad, "rankboost")
 
 
-@pytest.mark.parametrize("framework", ["lightgbm", "xgboost"])
-def test_worker_kernels_run_on_the_workers_threads(distributed_scheduler, split_data, framework) -> None:
-    """Each worker's objective runs its kernels with the worker's thread count (1 here), which the
-    frameworks pass to its training; nothing is set in the workers' environment."""
+@pytest.mark.parametrize("framework, params, want", [("lightgbm", {}, 1), ("xgboost", {}, 1),
+                                                     ("xgboost", {"nthread": 2}, 2), ("lightgbm", {"n_jobs": 2}, 1)])
+def test_worker_kernels_run_on_the_workers_threads(distributed_scheduler, split_data, framework, params,
+                                                   want) -> None:
+    """Each worker's objective runs its kernels with the count the framework's Dask code trains
+    with: the worker's thread count (1 here), or XGBoost's ``nthread`` when the parameters set one
+    (lightgbm.dask always takes the worker's). boostplug hands the objective that count (the
+    frameworks hand it none); nothing is set in the workers' environment."""
 
     def patch() -> None:
         import numba
@@ -472,39 +476,12 @@ def test_worker_kernels_run_on_the_workers_threads(distributed_scheduler, split_
     client.run(patch)
     try:
         if framework == "lightgbm":
-            bpd.train_lightgbm(client, frame, "rankboost", n_estimators=3, verbose=-1)
+            bpd.train_lightgbm(client, frame, "rankboost", n_estimators=3, verbose=-1, **params)
         else:
-            bpd.train_xgboost(client, frame, "rankboost", num_boost_round=3)
+            bpd.train_xgboost(client, frame, "rankboost", num_boost_round=3, params=params)
     finally:
         seen = client.run(collect)
-    assert set(map(str, seen.values())) == {str(([1], None))}
-
-
-def test_a_thread_count_in_params_reaches_the_workers_without_the_stack(distributed_scheduler, split_data) -> None:
-    """``params={"nthread": 1}``: boostplug passes the count to the objective it ships; the stack
-    search is made to fail on the workers. Before, each worker's objective searched the stack."""
-
-    def refuse_the_stack(on: bool) -> None:
-        from boostplug.frameworks import _bound_objective
-
-        if on:
-            def refuse(*args, **kwargs):
-                raise AssertionError("the thread count was searched for in the stack")
-
-            _bound_objective._saved_find = _bound_objective._find_in_frames
-            _bound_objective._find_in_frames = refuse
-        else:
-            _bound_objective._find_in_frames = _bound_objective.__dict__.pop("_saved_find")
-
-    _, train, _ = split_data
-    client = distributed_scheduler
-    frame = bpd.repartition_by_query(train.iloc[:4000], npartitions=2).persist()
-    client.run(refuse_the_stack, True)
-    try:
-        out = bpd.train_xgboost(client, frame, "rankboost", params={"nthread": 1}, num_boost_round=2)
-    finally:
-        client.run(refuse_the_stack, False)
-    assert out["booster"].num_boosted_rounds() == 2
+    assert set(map(str, seen.values())) == {str(([want], None))}
 
 
 def test_repartition_from_pandas_scatters_balanced_partitions(client, split_data) -> None:

@@ -207,3 +207,65 @@ def test_free_port_is_outside_the_ephemeral_range_and_free(monkeypatch) -> None:
     assert lw.free_port("127.0.0.1") > 0      # nothing below binds: bind(0)'s port
     monkeypatch.setattr(lw, "_ephemeral_range", lambda: None)
     assert lw.free_port("127.0.0.1") > 0
+
+
+def test_a_failed_workers_network_closes_with_a_reset() -> None:
+    """What the worker that runs a failed LightGBM training does (``train_part``'s error path, and
+    the objective ``lightgbm.dask`` runs): its connections close with a reset, which the peer's
+    next receive fails on at once (a plain close is an end of stream, which LightGBM's receive
+    loop reads as zero bytes for ever). The connections are found among the process's own
+    descriptors (no psutil), the accepted one and the one to a peer's port. Before, the core
+    objective round did this, finding the Booster up the call stack."""
+    import socket
+    from types import SimpleNamespace
+
+    from boostplug.frameworks.distributed.stop import LightGBMStop, StopFlag, network_sockets
+
+    class Booster:  # LightGBM's free_network closes the network's sockets
+        def __init__(self, sock):
+            self.sock = sock
+
+        def free_network(self):
+            self.sock.close()
+
+    for reset in (False, True):
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            port = server.getsockname()[1]
+            peer = socket.create_connection(("127.0.0.1", port))
+            mine, _ = server.accept()
+            found = network_sockets(f"127.0.0.1:{port},127.0.0.1:1", port)
+            assert {mine.fileno(), peer.fileno()} <= set(found) and server.fileno() not in found
+            stop = LightGBMStop(StopFlag())
+            stop(SimpleNamespace(model=Booster(mine), params={"machines": f"127.0.0.1:{port}",
+                                                              "local_listen_port": port}))
+            stop.free(reset=reset)
+            with peer:
+                if reset:
+                    with pytest.raises(ConnectionResetError):
+                        peer.recv(1)
+                else:
+                    assert peer.recv(1) == b""
+
+
+def test_a_worker_keeps_its_own_first_failure_for_the_driver() -> None:
+    """The driver asks every worker for the failure it kept when all it got is a lost connection:
+    a worker keeps its own first error, not a peer's lost connection nor the driver's stop."""
+    import pickle
+
+    from boostplug.frameworks.distributed import failure
+    from boostplug.frameworks.distributed.stop import TrainingStopped
+
+    class LightGBMError(Exception):  # lost_peer tells the frameworks' errors by name
+        pass
+
+    failure.forget_failure()
+    try:
+        failure.record_failure("qbrank", LightGBMError("Socket recv error, Connection reset by peer (code: 104)"))
+        failure.record_failure("qbrank", TrainingStopped("the training was stopped by its driver"))
+        assert failure.recorded_failure() is None
+        failure.record_failure("qbrank", ValueError("the objective failed"))
+        failure.record_failure("qbrank", RuntimeError("a later error"))
+        name, payload = failure.recorded_failure()
+        assert name == "qbrank" and repr(pickle.loads(payload)) == "ValueError('the objective failed')"
+    finally:
+        failure.forget_failure()

@@ -207,12 +207,16 @@ def test_booster_cross_val_score_on_keyed_pairs_equals_a_hand_loop(clicked) -> N
 
 def test_row_index_pairs_routed_into_cross_validation_are_refused(clicked) -> None:
     """Routing hands a (n_pairs, 2) array to every fold whole; its row numbers would name other rows
-    of the fold, so the booster refuses it there and points to KeyedPairs (it trains outside)."""
+    of the fold. A fold holds fewer rows than the data, so pairs of the whole data name a row beyond
+    the fold's: refused, naming the likely cause and KeyedPairs (it trains outside). Pairs that all
+    fall within the fold's rows cannot be told apart (docs/reliability.md)."""
     data, keyed, qid, doc = clicked
     rows, _ = _dict_rows(keyed, qid, doc)
     model = RankBoost(variant="rb-d", n_rounds=3, random_state=0)
     with sklearn.config_context(enable_metadata_routing=True):
-        with pytest.raises(ValueError, match="scikit-learn passes them to every fold unchanged.*KeyedPairs"):
+        with pytest.raises(ValueError, match=r"RankBoost.fit: pairs\[\d+\] = \[\d+, \d+\] is outside rows \[0, \d+\); "
+                                             r"row-index pairs .*routing passes the whole data set's pairs to every "
+                                             r"fold unchanged.*KeyedPairs"):
             cross_val_score(model, data.X, data.y, cv=GroupKFold(3), error_score="raise",
                             params={"qid": qid, "pairs": rows, "groups": qid})
     model.fit(data.X, data.y, qid=qid, pairs=rows)  # outside model selection the same pairs train

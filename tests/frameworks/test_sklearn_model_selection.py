@@ -1,7 +1,11 @@
 """scikit-learn model selection keeps queries whole: a cross-validation split that puts rows of
-one query in both its training and test part is refused in every estimator and scorer path
-(cross_validate, GridSearchCV, RandomizedSearchCV, OptunaSearchCV, joblib workers), and no
-split by query, nor a separate test set numbered like the training set, is."""
+one query in both its training and test part is refused when boostplug's rankers score it
+(their ``score`` and ``make_scorer``'s scorer; cross_validate, GridSearchCV, RandomizedSearchCV,
+OptunaSearchCV, joblib workers), and no split by query is. How, without seeing the split: a
+ranker records the query ids it was fitted on, and with metadata routing on (how scikit-learn
+hands qid to a score) rows with those ids are refused unless they are the fitted rows
+themselves; so with routing on a separate test set numbered like the training set is refused
+too, until renumbered."""
 
 from __future__ import annotations
 
@@ -19,13 +23,13 @@ from sklearn.model_selection import (GridSearchCV, GroupKFold, GroupShuffleSplit
 from boostplug import lightgbm as bpl
 from boostplug import metrics
 from boostplug import xgboost as bpx
-from boostplug._sklearn_folds import check_split_keeps_queries
+from boostplug._sklearn_folds import check_scored_queries, record_fitted_queries
 from boostplug.boosters import AdaRank
 from boostplug.data import make_ranking
 from boostplug.metrics import QuerySplitWarning
 from boostplug.groups import cut_queries, group_ptr_of_runs
 
-CUT = "this cross-validation split cuts queries"
+CUT = "the rows scored share query ids with the rows this model was fitted on"
 
 # Every refusal also warns (for callers that hide the error); asserted where it matters.
 pytestmark = pytest.mark.filterwarnings("ignore::boostplug.metrics.QuerySplitWarning")
@@ -91,8 +95,12 @@ def test_a_row_split_inflates_the_score(data):
 @pytest.mark.parametrize("splitter", ROW_SPLITTERS)
 @pytest.mark.parametrize("estimator", ESTIMATORS)
 def test_cross_validate_refuses_row_splitters(estimator, splitter, data, routing):
+    """Refused when the ranker scores the test part; ShuffleSplit's training rows come in random
+    order, which fit refuses first (a query's rows must be adjacent), naming the same fix."""
     X, y, qid = data
-    with pytest.raises(ValueError, match=f"{estimator}.fit: {CUT}.*GroupKFold"):
+    message = (f"is not contiguous.*{estimator}.fit.*GroupKFold" if splitter == "ShuffleSplit"
+               else f"{estimator}.score: {CUT}.*GroupKFold")
+    with pytest.raises(ValueError, match=message):
         cross_validate(ESTIMATORS[estimator](), X, y, cv=ROW_SPLITTERS[splitter](), params={"qid": qid},
                        error_score="raise")
 
@@ -112,27 +120,34 @@ def test_grid_and_randomized_search_refuse_a_shuffled_kfold(estimator, data, rou
 
 
 def test_with_the_default_error_score_the_refusal_still_surfaces(data, routing):
-    """error_score=nan turns each failed fit into a warning; all of them failing is scikit-learn's
-    ValueError, which quotes the refusal."""
+    """error_score=nan turns each refused score into NaN and scikit-learn's "Scoring failed"
+    warning, which quotes the refusal; a QuerySplitWarning says it too. No inflated score is left."""
     X, y, qid = data
     search = GridSearchCV(ESTIMATORS["LGBMRanker"](), {"learning_rate": [0.1]}, cv=KFold(3, shuffle=True,
                                                                                          random_state=0))
-    with pytest.raises(ValueError, match=f"fits failed(.|\n)*{CUT}"):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
         search.fit(X, y, qid=qid)
+    assert np.all(np.isnan(search.cv_results_["mean_test_score"]))
+    assert any(issubclass(w.category, QuerySplitWarning) for w in seen)
+    assert any(CUT in str(w.message) for w in seen if not issubclass(w.category, QuerySplitWarning))
 
 
-def test_the_scorer_refuses_for_an_estimator_that_does_not_check(data, routing):
-    """xgboost's own XGBRanker takes qid and fits on a sorted KFold fold without complaint;
-    make_scorer refuses the split when it scores."""
+def test_the_scorer_refuses_for_a_boostplug_ranker_and_cannot_check_another(data, routing):
+    """make_scorer refuses a sorted KFold split of a boostplug ranker when it scores; xgboost's own
+    XGBRanker records no query ids, so the same split of it cannot be told apart (docs/objectives:
+    the scorer checks boostplug's rankers and boosters only). Before, the scorer read the split
+    off scikit-learn's call stack."""
     X, y, _ = data
     qid = np.repeat(np.arange(24), np.diff(np.flatnonzero(np.r_[True, data[2][1:] != data[2][:-1], True])))
-    plain = xgb.XGBRanker(n_estimators=3, max_depth=2, n_jobs=1).set_fit_request(qid=True)
     with pytest.raises(ValueError, match=rf"make_scorer\('ndcg@10'\): {CUT}"):
-        cross_validate(plain, X, y, cv=KFold(3), scoring=metrics.make_scorer("ndcg@10"), params={"qid": qid},
-                       error_score="raise")
-    res = cross_validate(plain, X, y, cv=GroupKFold(3), scoring=metrics.make_scorer("ndcg@10"),
-                         params={"qid": qid, "groups": qid}, error_score="raise")
-    assert np.all((res["test_score"] > 0) & (res["test_score"] <= 1))
+        cross_validate(ESTIMATORS["XGBRanker"](), X, y, cv=KFold(3), scoring=metrics.make_scorer("ndcg@10"),
+                       params={"qid": qid}, error_score="raise")
+    plain = xgb.XGBRanker(n_estimators=3, max_depth=2, n_jobs=1).set_fit_request(qid=True)
+    for cv, params in ((KFold(3), {"qid": qid}), (GroupKFold(3), {"qid": qid, "groups": qid})):
+        res = cross_validate(plain, X, y, cv=cv, scoring=metrics.make_scorer("ndcg@10"), params=params,
+                             error_score="raise")
+        assert np.all((res["test_score"] > 0) & (res["test_score"] <= 1))
 
 
 def test_joblib_workers_refuse_too(data, routing):
@@ -159,7 +174,7 @@ def test_optuna_search_cv_refuses_a_row_split_and_takes_query_folds(data, routin
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Optuna's experimental and NaN-trial warnings
         warnings.simplefilter("always", QuerySplitWarning)
-        with pytest.warns(QuerySplitWarning, match="split cuts queries.*GroupKFold"):
+        with pytest.warns(QuerySplitWarning, match="rows scored share query ids.*GroupKFold"):
             refused = search(KFold(3, shuffle=True, random_state=0)).fit(X, y, qid=qid)
         assert not any(t.state == optuna.trial.TrialState.COMPLETE for t in refused.study_.trials)
         # OptunaSearchCV passes groups= outside the routed params, which routing refuses: give the folds.
@@ -190,8 +205,12 @@ def test_grid_search_by_query_is_accepted(estimator, data, routing):
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS)
-def test_a_test_set_numbered_like_the_training_set_is_scored(estimator, data):
-    """Train and test files each with query ids 0..k: nothing to refuse outside a split."""
+def test_a_test_set_numbered_like_the_training_set(estimator, data):
+    """Train and test files each with query ids 0..k cannot be told from a split that cuts queries
+    (the ranker sees one side at a time). Scored by hand with routing off, as before; with routing
+    on (how model selection hands qid over), refused, naming the fix; renumbered, scored; the
+    fitted rows themselves (a training score) are scored. (Before, only a split found on
+    scikit-learn's call stack was refused.)"""
     X, y, qid = data
     sizes = np.diff(group_ptr_of_runs(qid))
     renumbered = np.repeat(np.arange(24) % 12, sizes)  # 0..11 in the first half, again in the second
@@ -200,16 +219,28 @@ def test_a_test_set_numbered_like_the_training_set_is_scored(estimator, data):
     Xt, yt, qt = X[cut:], y[cut:], renumbered[cut:]
     want = metrics.ndcg(model.predict(Xt), yt, qid=qt, k=10)
     assert model.score(Xt, yt, qid=qt) == pytest.approx(want)
+    assert metrics.make_scorer("ndcg@10")(model, Xt, yt, qid=qt) == pytest.approx(want)
     with sklearn.config_context(enable_metadata_routing=True):
-        assert metrics.make_scorer("ndcg@10")(model, Xt, yt, qid=qt) == pytest.approx(want)
+        for who, score in ((f"{estimator}.score", model.score), ("make_scorer\\('ndcg@10'\\)",
+                                                                   lambda *a, **k: metrics.make_scorer("ndcg@10")(model, *a, **k))):
+            with pytest.raises(ValueError, match=rf"^{who}: {CUT}: query id 0 has \d+ rows in the data the model was "
+                                                 r"fitted on and \d+ in the data scored \(12 of 12 scored query ids "
+                                                 r"are training ids\).*renumber its ids"):
+                score(Xt, yt, qid=qt)
+            want = metrics.ndcg(model.predict(Xt), yt, qid=qt + 100, k=10)
+            assert score(Xt, yt, qid=qt + 100) == pytest.approx(want)
+            train_want = metrics.ndcg(model.predict(X[:cut]), y[:cut], qid=renumbered[:cut], k=10)
+            assert score(X[:cut], y[:cut], qid=renumbered[:cut]) == pytest.approx(train_want)
+            with pytest.raises(ValueError, match=CUT):  # the training queries, other labels: not the fitted rows
+                score(X[:cut], y[:cut][::-1], qid=renumbered[:cut])
 
 
 # -- the check itself, against a brute force -----------------------------------------------------
 
 
 class Probe(BaseEstimator):
-    """An instant estimator whose fit runs the check on the qid it gets, or on ``fit_qid(qid)``
-    (other data than the split's), or not at all."""
+    """An instant estimator that records the query ids of its fit (on ``qid + 10_000`` with
+    ``other_ids``: other data than the split's) and checks them when it scores, or not at all."""
 
     __metadata_request__fit = {"qid": True}
     __metadata_request__score = {"qid": True}
@@ -220,13 +251,14 @@ class Probe(BaseEstimator):
 
     def fit(self, X, y, qid=None):
         if self.check:
-            check_split_keeps_queries(np.asarray(qid) + 10_000 if self.other_ids else qid, "Probe.fit")
+            record_fitted_queries(self, np.asarray(qid) + 10_000 if self.other_ids else qid, y)
         return self
 
     def predict(self, X):
         return np.asarray(X)[:, 0]
 
     def score(self, X, y, qid=None):
+        check_scored_queries(self, qid, y, "Probe.score")
         return 0.0
 
 
@@ -256,7 +288,7 @@ def _random_case(rng, leave_out: bool):
 
 def _refused(estimator, qid, train, test, scoring, rng) -> bool | None:
     X = rng.normal(size=(qid.shape[0], 2))
-    y = rng.integers(0, 3, size=qid.shape[0]).astype(float)
+    y = np.arange(qid.shape[0], dtype=float) % 7  # no two parts with the same labels row for row
     try:
         cross_validate(estimator, X, y, cv=[(train, test)], scoring=scoring, params={"qid": qid},
                        error_score="raise")
@@ -269,56 +301,49 @@ def _refused(estimator, qid, train, test, scoring, rng) -> bool | None:
 
 @pytest.mark.parametrize("leave_out", [False, True], ids=["every-row", "rows-left-out"])
 def test_check_equals_the_brute_force_on_random_splits(leave_out, routing):
-    """Refused exactly when a query is cut if the split uses every row; with rows left out,
-    never refused without a cut query (a cut across left-out rows only may pass)."""
+    """Refused exactly when an id is on both sides of the split: so always when a query is cut
+    (and also when two queries share an id, one on each side)."""
     rng = np.random.default_rng(7)
     seen = {True: 0, False: 0}
     for _ in range(120):
         qid, train, test = _random_case(rng, leave_out)
         if train.size == 0 or test.size == 0:
             continue
-        want = _cuts_a_query(qid, train, test)
+        want = bool(set(qid[train]) & set(qid[test]))
         seen[want] += 1
-        for scoring, probe in ((None, Probe()), (metrics.make_scorer("ndcg@10"), Probe(check=False))):
+        for scoring, probe in ((None, Probe()), (metrics.make_scorer("ndcg@10"), Probe())):
             refused = _refused(probe, qid, train, test, scoring, rng)
             if refused is None:
                 continue
             case = (qid.tolist(), train.tolist(), test.tolist())
-            assert refused == want if not leave_out else (not refused or want), case
+            assert refused == want, case
+            assert refused or not _cuts_a_query(qid, train, test), case
     assert seen[True] > 15 and seen[False] > 15
 
 
-def test_the_message_names_a_cut_query_and_counts(routing):
+def test_the_message_names_a_shared_query_and_counts(routing):
     qid = np.array([7, 7, 7, 3, 3, 9, 9, 9, 9])
     train, test = np.array([0, 1, 3, 4, 5]), np.array([2, 6, 7, 8])
     X, y = np.zeros((9, 1)), np.zeros(9)
-    with pytest.raises(ValueError, match=r"Probe.fit: .*query id 7 has 2 rows in the training part and 1 in the "
-                                         r"test part \(rows 0 to 2 of the data; 2 of 3 queries cut in all\)"):
+    with pytest.raises(ValueError, match=r"Probe.score: .*query id 7 has 2 rows in the data the model was fitted on "
+                                         r"and 1 in the data scored \(2 of 2 scored query ids are training ids\)"):
         cross_validate(Probe(), X, y, cv=[(train, test)], params={"qid": qid}, error_score="raise")
 
 
-def test_the_same_id_across_left_out_rows_is_not_refused(routing):
-    """Two files concatenated, each numbered from 0: id 0 before and after the left-out rows may
-    be two queries, so a split by those queries passes; adjacent rows of id 0 never do."""
-    qid = np.array([0, 0, 1, 1, 0, 0])
-    X, y = np.zeros((6, 1)), np.zeros(6)
-    cross_validate(Probe(), X, y, cv=[(np.array([0, 1]), np.array([4, 5]))], params={"qid": qid},
-                   error_score="raise")
-    with pytest.raises(ValueError, match=CUT):
-        cross_validate(Probe(), X, y, cv=[(np.array([0]), np.array([1, 4, 5]))], params={"qid": qid},
-                       error_score="raise")
-
-
-def test_ids_other_than_the_splits_are_not_checked(data, routing):
-    """A model fitted inside an estimator on other data than the split's is not refused."""
+def test_ids_other_than_the_fitted_ones_are_not_refused(data, routing):
+    """A model fitted inside an estimator on other data than the split's is not refused, nor an
+    estimator that records nothing (no ids: queries given as sizes)."""
     X, y, qid = data
     cross_validate(Probe(other_ids=True), X, y, cv=KFold(3), params={"qid": qid}, error_score="raise")
-
-
-def test_the_check_is_silent_outside_model_selection(data):
-    X, y, qid = data
-    check_split_keeps_queries(qid, "direct")  # no split is running
-    check_split_keeps_queries(None, "direct")
+    cross_validate(Probe(check=False), X, y, cv=KFold(3), params={"qid": qid}, error_score="raise")
+    with sklearn.config_context(enable_metadata_routing=False):
+        record_fitted_queries(p := Probe(), qid, y)
+        check_scored_queries(p, qid[:10], y[:10], "direct")  # routing off: scored by hand
+    check_scored_queries(Probe(), qid, y, "direct")  # never fitted
+    record_fitted_queries(p, None, y)  # group sizes: no ids
+    check_scored_queries(p, qid, y, "direct")
+    record_fitted_queries(p, qid, y)
+    check_scored_queries(p, None, y, "direct")
 
 
 @pytest.mark.parametrize("tool", ["learning_curve", "validation_curve", "permutation_test_score"])

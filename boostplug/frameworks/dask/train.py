@@ -95,19 +95,20 @@ def _naming_lost_workers(client: "Client", who: str) -> Iterator[None]:
     process died: killed, out of memory), a RuntimeError naming that worker, from the error the
     others saw (a broken connection, or Dask's ``FutureCancelledError ... already forgotten`` for
     its tasks and data), which names no cause. A broken connection without a worker gone yet waits
-    up to :data:`LOST_WORKER_WAIT_S` for the scheduler to notice it. A broken connection after an
-    objective raised on a worker (the others lost their connection to it) is that exception."""
+    up to :data:`LOST_WORKER_WAIT_S` for the scheduler to notice it. A broken connection after a
+    worker's training failed (its objective raised: the others lost their connection to it) is
+    that exception (:mod:`..distributed.failure`)."""
     from concurrent.futures import CancelledError
 
-    from .._bound_objective import forget_objective_failure  # here: import boostplug.dask loads no objective (numba)
+    from ..distributed.failure import forget_failure
 
     before = _workers(client)
-    _on_workers(client, forget_objective_failure)
+    _on_workers(client, forget_failure)
     try:
         yield
     except Exception as exc:
         if lost_peer(exc):
-            _raise_objective_failure(client)
+            _raise_worker_failure(client)
         gone: list[str] = []
         deadline = time.monotonic() + (LOST_WORKER_WAIT_S if lost_peer(exc) or isinstance(exc, CancelledError)
                                        else 0.0)
@@ -135,14 +136,14 @@ def _on_workers(client: "Client", fn: Any) -> dict[str, Any]:
         return {}
 
 
-def _raise_objective_failure(client: "Client") -> None:
-    """The exception an objective raised on a worker during this training (the first, by worker
+def _raise_worker_failure(client: "Client") -> None:
+    """The exception a worker's training raised during this training (the first, by worker
     address), when one did: the other workers then fail only with their lost connection to it."""
     import pickle
 
-    from .._bound_objective import objective_failure
+    from ..distributed.failure import recorded_failure
 
-    found = sorted((a, f) for a, f in _on_workers(client, objective_failure).items() if isinstance(f, tuple))
+    found = sorted((a, f) for a, f in _on_workers(client, recorded_failure).items() if isinstance(f, tuple))
     if not found:
         return
     _, (name, payload) = found[0]
@@ -207,14 +208,15 @@ def train_lightgbm(
     """
     import lightgbm as lgb
 
-    from ..lightgbm.adapters import objective as lgb_objective
-    from ..lightgbm.adapters import sklearn_objective
+    from ..lightgbm.adapters import LightGBMObjective
+    from .worker_objective import DaskLightGBMObjective
 
     require_frame(frame, label_col, qid_col, "train_lightgbm")
     if "objective" in ranker_params:
         raise ValueError("pass the boostplug objective as `objective`, not in the ranker parameters")
-    make = sklearn_objective if doc_col is None else lgb_objective
-    obj = _refuse_row_params(make(objective, **(objective_params or {})))
+    # keyed: lgb.train on each worker, which hands the objective the Dataset (and its num_threads)
+    make = DaskLightGBMObjective if doc_col is None else LightGBMObjective
+    obj = _refuse_row_params(make(objective, dict(objective_params or {})))
     refuse_keyed_without_doc(obj, doc_col)
     if doc_col is not None:
         check_doc_col(frame, doc_col, label_col, qid_col, feature_cols)
@@ -287,13 +289,13 @@ def train_xgboost(
     """
     import xgboost.dask as xgb_dask
 
-    from ..xgboost.adapters import objective as xgb_objective
     from ..xgboost.adapters import params as xgb_params
     from ..xgboost.adapters import params_threads
+    from .worker_objective import DaskXGBoostObjective
 
     require_frame(frame, label_col, qid_col, "train_xgboost")
     check_rounds(num_boost_round, "num_boost_round")
-    obj = _refuse_row_params(xgb_objective(objective, **(objective_params or {})))
+    obj = _refuse_row_params(DaskXGBoostObjective(objective, dict(objective_params or {})))
     refuse_keyed_without_doc(obj, doc_col)
     if doc_col is not None:
         from ..distributed import xgboost_worker
@@ -315,7 +317,7 @@ def train_xgboost(
         from ..distributed.stop import XGBoostStop
 
         dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))
-        threads = params_threads(params or {})  # None: each worker's own count, which only the worker knows
+        threads = params_threads(params or {})  # None: each worker's own count, which the worker reads
         callbacks = [*(train_kwargs.pop("callbacks", None) or []), XGBoostStop(stop)]
         return xgb_dask.train(client, xgb_params(**(params or {})), dtrain, num_boost_round,
                               obj=obj if threads is None else obj.given_threads(threads), callbacks=callbacks,

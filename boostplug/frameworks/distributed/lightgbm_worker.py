@@ -16,6 +16,7 @@ from .._metric_spec import MetricSpec
 from ..lightgbm.adapters import dataset, objective
 from ..lightgbm.model_file import record_objective
 from ..model_bytes import booster_from_bytes
+from .failure import record_failure
 from .metric import allreduce, from_sums
 from .rows import Part
 from .stamps import Stamps
@@ -138,7 +139,10 @@ def train_part(train: Part, params: dict[str, Any], objective: Any, num_boost_ro
     (this one on ``port``); the model text, the same on every worker. With ``metric``, the
     workers also join XGBoost's collective (``tracker_args``) to add up the validation metric.
     ``stamps`` marks the ends of ``build`` and ``train``. ``stop``: the training's flag, checked
-    before each round. The network is freed however the training ends."""
+    before each round. The network is freed however the training ends; when it fails here (the
+    objective raised), with a reset, so that the other workers fail at once instead of waiting
+    for this one for ever (:meth:`~.stop.LightGBMStop.free`), and the error is kept for the
+    driver (:func:`~.failure.record_failure`)."""
     import lightgbm as lgb
 
     from .stop import LightGBMStop, StopFlag
@@ -163,8 +167,10 @@ def train_part(train: Part, params: dict[str, Any], objective: Any, num_boost_ro
                                     callbacks=[network, _EarlyStopping(metric, valid, early_stopping_rounds)])
         stamps.mark("train")
         return booster.model_to_string()
-    except Exception:
+    except Exception as exc:
+        network.free(reset=True)
         stop.check()  # the network broken by the stop's watchdog: TrainingStopped, not LightGBM's socket error
+        record_failure(getattr(objective, "name", repr(objective)), exc)
         raise
     finally:
         network.free()

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 import threading
 import uuid
+import weakref
 from collections import OrderedDict
 from typing import Any
 
 import xgboost as xgb
 
-__all__ = ["TrainingStopped", "StopFlag", "XGBoostStop", "LightGBMStop"]
+__all__ = ["TrainingStopped", "StopFlag", "XGBoostStop", "LightGBMStop", "end_running_network"]
 
 #: The flags set in this process (the last ones: a flag can arrive after its training ended).
 _SET: "OrderedDict[str, None]" = OrderedDict()
@@ -72,11 +74,16 @@ class XGBoostStop(xgb.callback.TrainingCallback):
 BREAK_AFTER_S = 0.5
 
 
+#: The :class:`LightGBMStop` of the LightGBM training each thread runs (a weak reference).
+_RUNNING = threading.local()
+
+
 class LightGBMStop:
     """A LightGBM callback run before each round: :meth:`StopFlag.check`, first freeing the
     booster's network (its sockets and listening port; the booster left inside ``lgb.train``
     would keep them until it is garbage). ``booster``: the booster trained, once the first round
-    began (:meth:`free` frees its network however the training ends).
+    began (:meth:`free` frees its network however the training ends; ``free(reset=True)`` when
+    it failed, so that its peers fail at once).
 
     A worker can miss its callback for good: a peer that stopped closed its sockets with nothing
     unread, and LightGBM's receive loop (``Linkers::Recv``) adds up the 0 bytes ``recv`` returns
@@ -97,14 +104,17 @@ class LightGBMStop:
         self._lock = threading.Lock()  # held to break the sockets, and to free them (no fd reused meanwhile)
         self._freed = False
         self._done = threading.Event()
+        self._sockets: dict[int, int] = {}
 
     def __call__(self, env: Any) -> None:
         if self.booster is None:
             self.booster = env.model
+            _RUNNING.stop = weakref.ref(self)
             machines, port = env.params.get("machines"), env.params.get("local_listen_port")
             if machines and port:
-                threading.Thread(target=self._watch, args=(network_sockets(str(machines), int(port)),),
-                                 name="boostplug-lightgbm-stop", daemon=True).start()
+                self._sockets = network_sockets(str(machines), int(port))
+                threading.Thread(target=self._watch, args=(self._sockets,), name="boostplug-lightgbm-stop",
+                                 daemon=True).start()
         if self.flag.is_set():
             self.free()
             self.flag.check()
@@ -121,42 +131,84 @@ class LightGBMStop:
                             break_sockets(_still_open(sockets))
                 return
 
-    def free(self) -> None:
-        """Free the booster's network (once) and end the watchdog."""
+    def free(self, reset: bool = False) -> None:
+        """Free the booster's network (once) and end the watchdog. ``reset``: this worker's
+        training failed; its connections first close with a reset (``SO_LINGER`` 0), which its
+        peers' next receive fails on at once ("Connection reset by peer", which
+        :func:`~.peers.lost_peer` knows). A plain close would not do: LightGBM's receive loop
+        takes a stream that ended for zero bytes and asks again, for ever."""
         self._done.set()
         with self._lock:
             if self.booster is not None and not self._freed:
                 self._freed = True
+                if reset:
+                    for fd in _still_open(self._sockets):
+                        try:
+                            with socket.socket(fileno=os.dup(fd)) as sock:  # a duplicate: LightGBM closes its own
+                                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        except OSError:  # closed meanwhile
+                            pass
                 self.booster.free_network()
+        if _running() is self:
+            _RUNNING.stop = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         return LightGBMStop, (self.flag,)
 
 
+def end_running_network() -> None:
+    """Free, with a reset (:meth:`LightGBMStop.free`), the network of the LightGBM training this
+    thread runs, when its callbacks include a :class:`LightGBMStop`: for an objective whose round
+    failed where the framework's own code runs the training (``lightgbm.dask``), and nothing of
+    boostplug's catches the error around it."""
+    stop = _running()
+    if stop is not None:
+        stop.free(reset=True)
+
+
+def _running() -> LightGBMStop | None:
+    ref = getattr(_RUNNING, "stop", None)
+    return None if ref is None else ref()
+
+
 def network_sockets(machines: str, port: int) -> dict[int, int]:
     """This process's TCP connections in LightGBM's network ``machines`` (``host:port,...``)
     where this worker listens on ``port`` (those accepted on ``port``, and those to a peer's
-    port): their inode by file descriptor. Empty without psutil (Dask installs it)."""
-    try:
-        import psutil
-    except ImportError:  # pragma: no cover
-        return {}
+    port): their inode by file descriptor, found among the process's open descriptors (on
+    systems that list them: ``/proc/self/fd``, ``/dev/fd``; none elsewhere)."""
     peers = set()
     for machine in machines.split(","):
-        host, _, peer_port = machine.rpartition(":")
+        host, _, peer_port = machine.strip().rpartition(":")
+        if not peer_port.isdigit():
+            continue
         try:
             host = socket.gethostbyname(host)
         except OSError:
             pass
         peers.add((host, int(peer_port)))
-    proc = psutil.Process()
-    try:
-        conns = proc.net_connections("tcp") if hasattr(proc, "net_connections") else proc.connections("tcp")
-    except psutil.Error:  # no watchdog where the system refuses: the callback still stops the worker
-        return {}
-    fds = [c.fd for c in conns if c.fd >= 0 and c.raddr and c.status != psutil.CONN_LISTEN
-           and (c.laddr.port == port or (c.raddr.ip, c.raddr.port) in peers)]
-    return {fd: os.fstat(fd).st_ino for fd in fds}
+    folder = next((f for f in ("/proc/self/fd", "/dev/fd") if os.path.isdir(f)), None)
+    found: dict[int, int] = {}
+    for name in os.listdir(folder) if folder is not None else []:
+        try:
+            fd = int(name)
+            dup = os.dup(fd)  # a duplicate: closing it leaves the descriptor open
+        except (OSError, ValueError):  # closed meanwhile (the listing's own)
+            continue
+        try:
+            sock = socket.socket(fileno=dup)
+        except OSError:  # not a socket
+            os.close(dup)
+            continue
+        with sock:
+            try:
+                if sock.type != socket.SOCK_STREAM or sock.family not in (socket.AF_INET, socket.AF_INET6):
+                    continue
+                local, peer = sock.getsockname()[1], sock.getpeername()[:2]
+            except OSError:  # not connected (a listening socket)
+                continue
+            if local == port or peer in peers:
+                found[fd] = os.fstat(sock.fileno()).st_ino  # the duplicate's: the same socket
+    return found
 
 
 def _still_open(sockets: dict[int, int]) -> list[int]:

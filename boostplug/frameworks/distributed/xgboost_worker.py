@@ -15,6 +15,7 @@ from ..model_bytes import booster_bytes, booster_from_bytes
 from ..xgboost.adapters import XGBoostObjective, dmatrix, objective, params_threads
 from ..xgboost.adapters import params as xgb_params
 from ..xgboost.model_file import record_objective
+from .failure import record_failure
 from .metric import allreduce, from_sums
 from .rows import Part
 from .stamps import Stamps
@@ -117,7 +118,8 @@ def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: i
                stamps: Stamps | None = None, stop: StopFlag | None = None) -> bytes:
     """Train on this worker's rows as task ``task_id`` of XGBoost's collective; the model as UBJSON
     (the same on every worker). ``stamps`` marks the ends of ``join``, ``build`` and ``train``.
-    ``stop``: the training's flag, checked before joining and before each round."""
+    ``stop``: the training's flag, checked before joining and before each round. An error is kept
+    for the driver (:func:`~.failure.record_failure`)."""
     import xgboost as xgb
     from xgboost import collective
 
@@ -127,21 +129,26 @@ def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: i
     if stop is not None:
         stop.check()
     measure = None if metric is None else CollectiveMetric(metric.name, metric.display_name, metric.weighting)
-    with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
-        stamps.mark("join")
-        dtrain = dmatrix(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
-        evals = []
-        if measure is not None:
-            dvalid = (dmatrix(valid.X, valid.y, qid=valid.qid, weight=valid.weight) if valid is not None and valid.n_rows
-                      else xgb.DMatrix(np.zeros((0, train.X.shape[1])), label=np.zeros(0)))
-            evals = [(dvalid, "validation")]
-        stamps.mark("build")
-        if isinstance(obj, XGBoostObjective):  # this worker's count is in params: no need to look for it
-            obj = obj.given_threads(params_threads(params))
-        booster = xgb.train(params, dtrain, num_boost_round, obj=obj, evals=evals, custom_metric=measure,
-                            verbose_eval=False, early_stopping_rounds=early_stopping_rounds,
-                            callbacks=None if stop is None else [XGBoostStop(stop)],
-                            maximize=None if measure is None else measure.spec.higher_is_better)
+    try:
+        with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
+            stamps.mark("join")
+            dtrain = dmatrix(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
+            evals = []
+            if measure is not None:
+                dvalid = (dmatrix(valid.X, valid.y, qid=valid.qid, weight=valid.weight)
+                          if valid is not None and valid.n_rows
+                          else xgb.DMatrix(np.zeros((0, train.X.shape[1])), label=np.zeros(0)))
+                evals = [(dvalid, "validation")]
+            stamps.mark("build")
+            if isinstance(obj, XGBoostObjective):  # this worker's count is in params
+                obj = obj.given_threads(params_threads(params))
+            booster = xgb.train(params, dtrain, num_boost_round, obj=obj, evals=evals, custom_metric=measure,
+                                verbose_eval=False, early_stopping_rounds=early_stopping_rounds,
+                                callbacks=None if stop is None else [XGBoostStop(stop)],
+                                maximize=None if measure is None else measure.spec.higher_is_better)
+    except Exception as exc:
+        record_failure(getattr(obj, "name", repr(obj)), exc)
+        raise
     stamps.mark("train")
     return booster_bytes(booster)[1]
 

@@ -6,7 +6,6 @@ User documentation: :mod:`boostplug.lightgbm`.
 
 from __future__ import annotations
 
-import sys
 import weakref
 from typing import Any
 
@@ -22,7 +21,6 @@ from .._adapter import (
 )
 from .._query_info import LIGHTGBM_INF
 from .frames import lightgbm_frame
-from .network import end_callers_network
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
            "objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "group_ptr_from_lgb_sizes"]
@@ -106,8 +104,9 @@ _THREAD_ALIASES = ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs")
 
 
 def lgb_threads(data: Any) -> int | None:
-    """The ``num_threads`` LightGBM trains this Dataset with (its ``params`` carry the training
-    parameters), or ``None`` for LightGBM's default (every core)."""
+    """The ``num_threads`` LightGBM trains this Dataset with (``lgb.train`` hands the objective the
+    Dataset, whose ``params`` carry the training parameters), or ``None`` for LightGBM's default
+    (every core)."""
     return params_threads(getattr(data, "params", None) or {})
 
 
@@ -116,33 +115,12 @@ def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[
     return set_arrays(labels, sizes, weights, group_ptr_from_lgb_sizes, "LightGBM")
 
 
-_HOW_THREADS = "pass threads= to boostplug.lightgbm.sklearn_objective (e.g. the ranker's n_jobs)"
-
-
-def _dataset_in(scope: dict[str, Any]) -> Any:
-    """The Dataset LightGBM's wrapper of the 4-argument form (scikit-learn's ``_ObjectiveFunctionWrapper``) holds."""
-    d = scope.get("dataset")
-    return d if hasattr(d, "get_label") and hasattr(d, "params") else None
-
-
 def params_threads(params: dict[str, Any]) -> int | None:
     """The ``num_threads`` LightGBM's ``params`` set (any of its aliases), ``None`` for its default."""
     return next((thread_count(params[k]) for k in _THREAD_ALIASES if k in params), None)
 
 
-class _LightGBMRound(BoundObjective):
-    """A LightGBM objective's round that ends the training's network when it raises, so that the
-    other machines of a distributed training fail at once (:mod:`.network`)."""
-
-    def round_grad_hess(self, *args: Any, **kwargs: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        try:
-            return super().round_grad_hess(*args, **kwargs)
-        except Exception:
-            end_callers_network()
-            raise
-
-
-class LightGBMObjective(_LightGBMRound):
+class LightGBMObjective(BoundObjective):
     """Callable for ``params["objective"]`` of ``lgb.train`` / ``lgb.cv``: ``(preds, train_data) -> (grad, hess)``."""
 
     def __call__(self, preds: NDArray, train_data: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -162,19 +140,18 @@ class LightGBMObjective(_LightGBMRound):
         labels = train_data.get_label()
         return self.round_grad_hess(preds, train_data, labels, train_data.get_group(), train_data.get_weight(),
                                     framework="LightGBM", to_group_ptr=group_ptr_from_lgb_sizes,
-                                    threads=lgb_threads(train_data) if self.threads is FROM_FRAMEWORK else self.threads,
+                                    threads=self.round_threads(lgb_threads(train_data)),
                                     check_new=lambda: _check_set(train_data, labels, self.name),
                                     keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS)
 
 
-class LightGBMSklearnObjective(_LightGBMRound):
+class LightGBMSklearnObjective(BoundObjective):
     """Callable for ``LGBMRanker(objective=...)``: ``(y_true, y_pred, weight, group) -> (grad, hess)``."""
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
-        threads = self.framework_threads(sys._getframe(1), _dataset_in, lgb_threads, "LightGBM", _HOW_THREADS)
         # A refit on new data legitimately brings new labels: re-bind instead of raising.
         return self.round_grad_hess(y_pred, None, y_true, group, weight, framework="LightGBM",
-                                    to_group_ptr=group_ptr_from_lgb_sizes, threads=threads, strict=False,
+                                    to_group_ptr=group_ptr_from_lgb_sizes, threads=self.round_threads(), strict=False,
                                     check_new=lambda: _check_lgb_labels(y_true, self.name),
                                     no_keys="use boostplug.lightgbm.LGBMRanker(objective=name, ...).fit(X, y, qid=qid, "
                                             "doc=doc), which maps it onto each fit's rows")
@@ -193,8 +170,8 @@ def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> Lig
             them), registered or not: registration gives it a name for the command line and for
             saved models, which record the name.
         threads: the numba threads of its kernels each round; by default LightGBM's
-            ``num_threads`` (or an alias), read from the parameters of the Dataset LightGBM hands
-            the objective; ``None``: numba's own setting.
+            ``num_threads`` (or an alias), read from the parameters of the Dataset ``lgb.train``
+            hands the objective (unset or 0: numba's own count); ``None``: numba's own setting.
         **params: the objective's parameters (see its module); unknown names raise ``ValueError``.
     """
     return LightGBMObjective(name, params, threads)
@@ -204,11 +181,13 @@ def sklearn_objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any
     """A boostplug objective in the 4-argument form ``LGBMRanker(objective=...)`` accepts
     (``name``: as in :func:`objective`).
 
-    ``threads``: the numba threads of its kernels each round. By default the ranker's
-    ``num_threads``/``n_jobs``, read from the Dataset LightGBM's wrapper holds (up to a few
-    wrappers up the stack; when none is found, numba's own setting, with a ``RuntimeWarning``);
-    ``None``: numba's own setting. (:func:`objective` for ``lgb.train`` reads the Dataset's
-    parameters, which LightGBM hands it.)"""
+    ``threads``: the numba threads of its kernels each round. LightGBM's ranker calls the
+    objective with arrays only, so it cannot see the ranker's ``n_jobs``/``num_threads``: by
+    default the kernels run on numba's own count (every core unless ``NUMBA_NUM_THREADS`` or
+    ``numba.set_num_threads`` say otherwise, as LightGBM's own default); pass ``threads=`` (e.g.
+    the ranker's ``n_jobs``) to set it. :class:`boostplug.lightgbm.LGBMRanker` passes its
+    ``n_jobs`` itself, and :func:`objective` for ``lgb.train`` reads the parameters of the
+    Dataset LightGBM hands it."""
     return LightGBMSklearnObjective(name, params, threads)
 
 

@@ -7,10 +7,10 @@ User documentation: :mod:`boostplug.xgboost`.
 
 from __future__ import annotations
 
-import json
-import sys
+import copy
+import warnings
 import weakref
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -19,11 +19,12 @@ from ..._core.threads import thread_count
 from ...groups import qid_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._adapter import (
-    FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
+    FROM_FRAMEWORK, BoundObjective, MetricCallable, MetricSpec, builder_group_ptr, builder_init_score, builder_weights,
     check_set_weights, group_ptr_or_error, metric_query_weights,
 )
 
-__all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "dmatrix", "params"]
+__all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "directed_callbacks",
+           "xgboost_maximises", "dmatrix", "params"]
 
 _HOW = "xgb.DMatrix(X, y, qid=sorted_qid) or group=..., or boostplug.xgboost.dmatrix(X, y, qid=qid)"
 
@@ -59,42 +60,9 @@ def keep_row_keys(dmat: Any, keys: tuple[np.ndarray, np.ndarray]) -> None:
     _ROW_KEYS[dmat] = keys
 
 
-_BOOSTER_THREADS: "weakref.WeakKeyDictionary[Any, int | None]" = weakref.WeakKeyDictionary()
-
-
-def xgb_threads(booster: Any) -> int | None:
-    """The ``nthread`` of the Booster that calls the objective (``Booster.update``/``boost`` call
-    ``obj`` with the Booster as ``self``), read once per Booster; ``None`` for XGBoost's default
-    (every core) or when no Booster is found."""
-    if not (hasattr(booster, "save_config") and hasattr(booster, "set_param")):
-        return None
-    try:
-        return _BOOSTER_THREADS[booster]
-    except (KeyError, TypeError):
-        pass
-    try:
-        n = thread_count(json.loads(booster.save_config())["learner"]["generic_param"]["nthread"])
-    except (KeyError, TypeError, ValueError):
-        n = None
-    try:
-        _BOOSTER_THREADS[booster] = n
-    except TypeError:
-        pass
-    return n
-
-
 def params_threads(params: dict[str, Any]) -> int | None:
     """The ``nthread`` XGBoost's ``params`` set (or its alias ``n_jobs``), ``None`` for its default."""
     return thread_count(params.get("nthread", params.get("n_jobs")))
-
-
-_HOW_THREADS = "pass threads= to boostplug.xgboost.objective (e.g. the nthread of xgb.train's params)"
-
-
-def _booster_in(scope: dict[str, Any]) -> Any:
-    """The Booster whose ``update``/``boost`` calls the objective (as ``self``)."""
-    b = scope.get("self")
-    return b if hasattr(b, "save_config") and hasattr(b, "set_param") else None
 
 
 class XGBoostObjective(BoundObjective):
@@ -110,8 +78,7 @@ class XGBoostObjective(BoundObjective):
             )
         return self.round_grad_hess(predt, dtrain, dtrain.get_label(), dtrain.get_uint_info("group_ptr"),
                                     dtrain.get_weight(), framework="XGBoost", to_group_ptr=_group_ptr_of,
-                                    threads=self.framework_threads(sys._getframe(1), _booster_in, xgb_threads,
-                                                                   "XGBoost", _HOW_THREADS),
+                                    threads=self.round_threads(),
                                     keys=lambda: dmatrix_row_keys(dtrain), no_keys=_HOW_KEYS)
 
 
@@ -129,30 +96,52 @@ def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> XGB
             subclass or instance (an instance's settings are its parameters, ``params`` over
             them), registered or not: registration gives it a name for the command line and for
             saved models, which record the name.
-        threads: the numba threads of its kernels each round. By default XGBoost's ``nthread``,
-            read from the Booster that calls the objective (up to a few wrappers up the stack; when
-            none is found, numba's own setting, with a ``RuntimeWarning``); ``None``: numba's own
-            setting.
+        threads: the numba threads of its kernels each round. XGBoost calls the objective with
+            the predictions and the DMatrix only, so it cannot see the ``nthread`` of
+            ``xgb.train``'s parameters: by default the kernels run on numba's own count (every
+            core unless ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads`` say otherwise, as
+            XGBoost's own default); pass ``threads=`` (e.g. the ``nthread`` you give XGBoost)
+            to set it. :func:`boostplug.xgboost.cv` and :class:`boostplug.xgboost.XGBRanker`
+            pass the ``nthread`` of their parameters themselves; ``None``: numba's own setting.
         **params: the objective's parameters; unknown names raise ``ValueError``.
     """
     return XGBoostObjective(name, params, threads)
 
 
-#: How many frames up from the metric call to look for XGBoost's callback container
-#: (xgb.train: 3, xgb.cv: 5 in XGBoost 3.2).
-_CONTAINER_SEARCH_DEPTH = 12
+#: XGBoost's rule for an early stopping left on automatic direction (``maximize=None``; XGBoost
+#: 3.2's ``EarlyStopping``): it maximises a metric whose name starts with one of these (``mape``
+#: aside) and minimises every other one.
+_XGB_MAXIMISED = ("auc", "aucpr", "pre", "pre@", "map", "ndcg", "auc@", "aucpr@", "map@", "ndcg@")
+
+
+def xgboost_maximises(name: str) -> bool:
+    """Whether XGBoost's early stopping, left on automatic direction, maximises the metric ``name``."""
+    return name != "mape" and name.startswith(_XGB_MAXIMISED)
 
 
 class XGBoostMetric(MetricCallable):
     """``custom_metric`` for ``xgb.train``/``xgb.cv``: ``(predt, dmat) -> (name, value)``.
 
-    Each call also gives an early-stopping callback of that training run that was left on
-    automatic direction (``maximize=None``) and watches this metric the metric's own direction;
-    see :func:`metric`.
+    XGBoost's early stopping left on automatic direction picks the direction from the metric's
+    name (:func:`xgboost_maximises`) and the metric cannot see that callback; so when the name
+    rule goes against the metric's own direction, the first call warns, naming the fix (see
+    :func:`metric`). ``direction_given``: the code that trains sets the direction itself
+    (:func:`boostplug.xgboost.cv`, ``XGBRanker``): no warning.
     """
 
+    def __init__(self, name: str, display_name: str | None = None, weighting: str = "query", *,
+                 direction_given: bool = False) -> None:
+        super().__init__(name, display_name, weighting)
+        self._warn = not direction_given and xgboost_maximises(self.spec.display_name) != self.spec.higher_is_better
+
+    def directed(self) -> "XGBoostMetric":
+        """A copy of this metric for a training that sets the early-stopping direction itself."""
+        return type(self)(self.spec.name, self.spec.display_name, self.spec.weighting, direction_given=True)
+
     def __call__(self, predt: NDArray, dmat: Any) -> tuple[str, float]:
-        self._direct_early_stopping()
+        if self._warn:
+            self._warn = False
+            self._warn_direction()
         labels, weights, raw_ptr = dmat.get_label(), dmat.get_weight(), dmat.get_uint_info("group_ptr")
 
         def derive() -> tuple[Any, ...]:
@@ -163,32 +152,32 @@ class XGBoostMetric(MetricCallable):
         prepared = self.prepared(dmat, (labels, raw_ptr, weights), derive)
         return self.spec.display_name, self.spec.value(predt, prepared)
 
-    def _direct_early_stopping(self) -> None:
-        """Set ``maximize`` of the automatic-direction ``EarlyStopping`` callbacks that watch this metric.
+    def _warn_direction(self) -> None:
+        shown, better = self.spec.display_name, self.spec.higher_is_better
+        warnings.warn(
+            f"boostplug.xgboost.metric({self.spec.name!r}): {'higher' if better else 'lower'} is better, but XGBoost's "
+            f"early stopping left on automatic direction (early_stopping_rounds with maximize=None, or an "
+            f"EarlyStopping without maximize=) would {'minimise' if better else 'maximise'} {shown!r}: it maximises "
+            "only names starting with auc, pre, map or ndcg. If you stop early on it, pass "
+            f"maximize={better} to xgb.train/xgb.cv, or callbacks=[boostplug.xgboost.early_stopping(rounds, "
+            f"{shown!r})]; boostplug.xgboost.cv and XGBRanker set the direction themselves",
+            UserWarning, stacklevel=3)
 
-        XGBoost decides an automatic direction by the metric's name (it maximises names starting
-        with auc/pre/map/ndcg and minimises every other, so ``mrr`` or ``err@10`` would be
-        minimised) when the callback first sees a score, which is after this call in the same
-        round. The callbacks are found on XGBoost's ``CallbackContainer`` whose ``metric`` is this
-        very object, up the call stack; a ``maximize`` the user chose is left alone.
-        """
-        from xgboost.callback import CallbackContainer, EarlyStopping
 
-        frame = sys._getframe(2)
-        for _ in range(_CONTAINER_SEARCH_DEPTH):
-            if frame is None:
-                return
-            if frame.f_code.co_name == "after_iteration":
-                container = frame.f_locals.get("self")
-                if isinstance(container, CallbackContainer):
-                    if getattr(container, "metric", None) is not self:
-                        return
-                    for cb in container.callbacks:
-                        if (isinstance(cb, EarlyStopping) and cb.maximize is None
-                                and cb.metric_name in (None, self.spec.display_name)):
-                            cb.maximize = self.spec.higher_is_better
-                    return
-            frame = frame.f_back
+def directed_callbacks(callbacks: Sequence[Any] | None, watched: MetricSpec) -> list[Any]:
+    """``callbacks`` with a copy, in ``watched``'s direction, of each ``EarlyStopping`` left on
+    automatic direction that watches it (by its reported name, or the last metric: XGBoost's
+    default); the caller's callbacks are not changed."""
+    from xgboost.callback import EarlyStopping
+
+    out = []
+    for cb in callbacks or []:
+        if (isinstance(cb, EarlyStopping) and cb.maximize is None
+                and cb.metric_name in (None, watched.display_name)):
+            cb = copy.copy(cb)
+            cb.maximize = watched.higher_is_better
+        out.append(cb)
+    return out
 
 
 def metric(name: str, *, display_name: str | None = None, weighting: str = "query") -> XGBoostMetric:
@@ -199,15 +188,16 @@ def metric(name: str, *, display_name: str | None = None, weighting: str = "quer
     counts a query without a relevant document as 1, not its weight (see
     :class:`boostplug.frameworks._adapter.MetricSpec`).
 
-    Early stopping: XGBoost's ``early_stopping_rounds`` (with ``maximize`` left at ``None``)
-    picks the direction from the metric's name and would *minimise* ``mrr``, ``err@10``,
-    ``dcg@10`` or ``precision@5``. This metric sets the direction itself: plain
-    ``xgb.train(..., custom_metric=metric("mrr"), early_stopping_rounds=k)`` (and ``xgb.cv``)
-    maximises every boostplug score and minimises the losses ``r1``/``r2``. An explicit
-    ``maximize=True/False`` (``xgb.train(maximize=...)`` or an ``EarlyStopping`` of your own)
-    wins. The direction is set only when this object itself is the ``custom_metric`` of the
-    run; when you wrap it in a function of your own, pass ``maximize=`` or use
-    :func:`early_stopping`. The callable pickles.
+    Early stopping: XGBoost's ``early_stopping_rounds`` with ``maximize`` left at ``None``
+    picks the direction from the metric's name (it maximises names starting with auc, pre, map
+    or ndcg) and would *minimise* ``mrr``, ``err@10``, ``dcg@10`` or ``rbp``, stopping after
+    the worst round. XGBoost hands a metric no handle on that callback, so for such a name the
+    metric's first call warns (once), naming the fix: pass ``maximize=True`` (the losses
+    ``r1``/``r2``: ``False``) to ``xgb.train``/``xgb.cv``, or use
+    ``callbacks=[early_stopping(k, "mrr")]`` (:func:`early_stopping`) instead of
+    ``early_stopping_rounds``. :func:`boostplug.xgboost.cv` and ``XGBRanker`` set the direction
+    themselves (no warning); names XGBoost already reads right (``ndcg@k``, ``map@k``,
+    ``precision@k``, ``r1``, ``r2``) warn never. The callable pickles.
     """
     return XGBoostMetric(name, display_name, weighting)
 

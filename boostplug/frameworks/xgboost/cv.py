@@ -13,7 +13,8 @@ from numpy.typing import NDArray
 
 from ..._validation import check_rounds
 from ...data.splits import row_folds_by_query
-from .adapters import XGBoostObjective, _group_ptr, dmatrix_row_keys, keep_row_keys, params_threads
+from .adapters import (XGBoostMetric, XGBoostObjective, _group_ptr, directed_callbacks, dmatrix_row_keys,
+                       keep_row_keys, params_threads)
 
 __all__ = ["query_fold_rows", "cv"]
 
@@ -44,6 +45,11 @@ def cv(params: dict[str, Any], dtrain: Any, num_boost_round: int = 10, *, nfold:
 
     ``kwargs`` go to ``xgb.cv`` (``obj``, ``custom_metric``, ``early_stopping_rounds``...);
     ``fpreproc`` runs on each fold after it is cut. Returns what ``xgb.cv`` returns.
+
+    What ``xgb.cv`` cannot hand the callables it calls is passed here: a boostplug ``obj`` runs its
+    kernels on the ``nthread`` of ``params``, and with a boostplug ``custom_metric`` early
+    stopping goes in the metric's direction (``maximize``, and each ``EarlyStopping`` of
+    ``callbacks`` left on automatic direction that watches it); a ``maximize`` you give wins.
     """
     import xgboost as xgb
 
@@ -60,7 +66,12 @@ def cv(params: dict[str, Any], dtrain: Any, num_boost_round: int = 10, *, nfold:
         out = (_slice(dtrain, train_rows, gp), _slice(dtrain, test_rows, gp), param)
         return out if fpreproc is None else fpreproc(*out)
 
-    if isinstance(kwargs.get("obj"), XGBoostObjective):  # the count is in params: no need to look for it
+    if isinstance(kwargs.get("obj"), XGBoostObjective):
         kwargs["obj"] = kwargs["obj"].given_threads(params_threads(dict(params)))
+    if isinstance(kwargs.get("custom_metric"), XGBoostMetric):
+        kwargs["custom_metric"] = metric = kwargs["custom_metric"].directed()
+        if kwargs.get("maximize") is None:
+            kwargs["maximize"] = metric.spec.higher_is_better
+        kwargs["callbacks"] = directed_callbacks(kwargs.get("callbacks"), metric.spec)
     return xgb.cv(params, dtrain, num_boost_round, nfold=nfold, seed=seed, shuffle=shuffle, fpreproc=our_fold,
                   **kwargs)

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from ... import objectives as _objectives
 from .._adapter import builder_init_score
 from ..sklearn_ranker import FitPlan, RankerMixin
-from .adapters import dmatrix, early_stopping, metric, params_threads
+from .adapters import XGBoostMetric, directed_callbacks, dmatrix, early_stopping, params_threads
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
 from .ubjson import checked_model_source
@@ -39,7 +39,7 @@ class _Metrics:
     which one to watch). Pickles, as each metric does."""
 
     def __init__(self, names: Sequence[str]) -> None:
-        self.metrics = [metric(name) for name in names]
+        self.metrics = [XGBoostMetric(name, direction_given=True) for name in names]
 
     def __call__(self, predt: NDArray, dmat: Any) -> list[tuple[str, float]]:
         return [m(predt, dmat) for m in self.metrics]
@@ -180,7 +180,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
             dtrain = self._dmatrix(X, y, plan.group_ptr, plan.query_weights, base_margin)
             evals = [(self._dmatrix(e.X, e.y, e.group_ptr, e.query_weights, m), f"validation_{i}")
                      for i, (e, m) in enumerate(zip(plan.evals, margins))]
-            callbacks = list(self.callbacks or [])
+            callbacks = directed_callbacks(self.callbacks, plan.watched)  # a user's left on automatic direction
             if plan.early_stopping_rounds is not None:
                 callbacks.append(early_stopping(plan.early_stopping_rounds, plan.watched.name))
             model = xgb_model.get_booster() if isinstance(xgb_model, xgb.XGBModel) else xgb_model
@@ -219,7 +219,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
     @staticmethod
     def _custom_metric(plan: FitPlan) -> Any:
         if len(plan.metrics) == 1:
-            return metric(plan.metrics[0].name)  # which also directs a user's own early stopping callback
+            return XGBoostMetric(plan.metrics[0].name, direction_given=True)
         return _Metrics([m.name for m in plan.metrics])
 
     def load_model(self, fname: Any) -> "XGBRanker":  # type: ignore[override]

@@ -25,7 +25,7 @@ from .._validation import check_labels, check_scores, check_weights
 from ..groups import check_group_ptr
 from ._declarations import ROW_KINDS, Hessian, Param, Search, check_params
 from ._finish import finish_in_place
-from ._non_finite import refuse_beyond_float32, refuse_non_finite_grad_hess, refuse_non_finite_loss
+from ._non_finite import NonFiniteError, grad_hess_error, loss_error
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "FLOOR_WARN_SHARE", "HessianFloorWarning", "floor_hessian",
            "floor_values", "Loss"]
@@ -234,7 +234,7 @@ class Loss:
         s = self._check(scores)
         value = float(self._loss(s))
         if not math.isfinite(value):
-            self._refuse_non_finite_loss(s, value)
+            raise self._explain(loss_error(self, s, value), s)
         return value
 
     def grad_hess(self, scores: ArrayLike, *,
@@ -253,12 +253,9 @@ class Loss:
         g = np.ascontiguousarray(g, dtype=np.float64)
         # the floor works in place: on a copy unless _grad_hess made the array in this call
         h = np.ascontiguousarray(h, dtype=np.float64) if self.fresh_output else np.array(h, dtype=np.float64)
-        first, n_bad, raised = finish_in_place(g, h, bool(self.hessian_floor), HESSIAN_FLOOR, NO_INFO_HESSIAN)
-        if first >= 0:  # inf or NaN first (the message says why), else beyond float32
-            infinite = np.flatnonzero(~(np.isfinite(g) & np.isfinite(h)))
-            if infinite.size:
-                refuse_non_finite_grad_hess(self, s, g, h, int(infinite[0]), int(infinite.size))
-            refuse_beyond_float32(self, s, g, h, first, n_bad)
+        bad, raised = finish_in_place(g, h, bool(self.hessian_floor), HESSIAN_FLOOR, NO_INFO_HESSIAN)
+        if bad:
+            raise self._explain(grad_hess_error(self, s, g, h), s)
         if raised > FLOOR_WARN_SHARE * n and not self._floor_warned:
             self._floor_warned = True
             warnings.warn(f"{self.name}: the Hessian floor raised {raised} of {n} Hessians to {HESSIAN_FLOOR:g} in one "
@@ -267,7 +264,7 @@ class Loss:
                           HessianFloorWarning, stacklevel=2)
         return g, h
 
-    def _refuse_non_finite_loss(self, scores: NDArray[np.float64], value: float) -> None:
-        """A non-finite ``value`` of the loss at ``scores``: a :class:`NonFiniteError` that says why
-        (for a subclass that computes its loss by another route too, as NDCG-Boost does)."""
-        refuse_non_finite_loss(self, scores, value)
+    def _explain(self, error: NonFiniteError, scores: NDArray[np.float64]) -> NonFiniteError:
+        """``error`` (an inf, a NaN or a value beyond float32 at ``scores``), as raised: a base may
+        name the function behind it (the pair base does)."""
+        return error

@@ -59,14 +59,16 @@ def query_orders(scores: np.ndarray, group_ptr: np.ndarray, out: np.ndarray) -> 
         out[a:b] = a + np.argsort(-scores[a:b], kind="mergesort")
 
 
-def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix_fn: Any,
-                bound: bool) -> Callable[..., None]:
+def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix_fn: Any, bound: bool,
+                note: Any = None) -> Callable[..., None]:
     """The loop (module docstring) around one class's compiled functions (``weight_fn``, ``prefix_fn``:
     ``None`` for none); with ``want_loss`` it writes each query's loss into ``loss`` instead of the
     sums into ``grad`` and ``hess`` (zeros on entry). The choices are constants of the closure: numba
-    compiles only the branches taken."""
+    compiles only the branches taken. ``note(ri, rj, up)``, before each pair's calls: for the loop
+    run as Python, which names a failing function (never compiled)."""
     weighted = weight_fn is not None
     with_prefix = prefix_fn is not None
+    noting = note is not None
 
     def pair_sums(scores, at, order, next_lower, by_label, labels, gains, group_ptr, inv_max_dcg,  # type: ignore[no-untyped-def]
                   query_weights, discounts, top_k, normalize, frozen, want_loss, args, olabels, ogains, prefix,
@@ -109,6 +111,8 @@ def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix
                     if label_i == label_j:
                         continue
                     up = label_i > label_j
+                    if noting:
+                        note(ri, rj, up)
                     if up:
                         d_at = at_i - at[rj]
                         d = s_i - scores[rj]

@@ -33,7 +33,7 @@ import numba as nb
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaError, UnsupportedBytecodeError
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .._core import dispatch
 from .._core.class_kernels import compile_closure
@@ -200,74 +200,53 @@ class PairwiseLoss(Loss):
         grad, hess, _ = self._run(scores, False)
         return grad, hess
 
-    def loss(self, scores: ArrayLike, *, weights_at: ArrayLike | None = None) -> float:
-        if weights_at is not None:
-            return self.held(weights_at).loss(scores)
-        try:
-            return super().loss(scores)
-        except NonFiniteError as e:
-            raise self._blame(e, scores, True) from None
-
-    def grad_hess(self, scores: ArrayLike, *,
-                  weights_at: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        if weights_at is not None:
-            return self.held(weights_at).grad_hess(scores)
-        try:
-            return super().grad_hess(scores)
-        except NonFiniteError as e:
-            raise self._blame(e, scores, False) from None
-
     # -- naming the pair function behind a failure (a Python loop: for errors only) -------------------
     def _scan(self, scores: NDArray[np.float64], want_loss: bool, q: int | None, raised: bool,
               row: int | None = None) -> PairFunctionError | tuple[str, tuple[Any, ...], float] | None:
-        """The first call, in the kernel's order over query ``q``'s pairs (``None``: the first query
-        whose kernel call fails; ``row``: only its pairs), that raises (``raised``: a
+        """The first call of the loop over query ``q``'s pairs (``None``: the first query whose kernel
+        call fails; ``row``: only its pairs), run as Python, that raises (``raised``: a
         :class:`PairFunctionError`) or returns inf or NaN (``(function, arguments, value)``)."""
         if q is None:
             serial = dispatch.serial_twin(self._kernel)
             q = next(k for k in range(self.n_queries) if _quietly(self._call, serial, scores, want_loss,
                                                                    slice(k, k + 1)) is _FAILED)
-        at, (a, b), fns, cls = self.weights_from(scores), self.group_ptr[q:q + 2], self._fns, type(self)
-        rows = self._order[a:b] if self._by_label else a + np.argsort(-at[a:b], kind="stable")
-        prefix = np.zeros((b - a, self._scratch[2].shape[1]))
-        calls = [("query_prefix", (self.labels[rows], self._gains[rows], prefix), None)] if prefix.shape[1] else []
-        for i in range(min(b - a - 1, self._top_k)):
-            for j in range(i + 1, b - a):
-                (x, rx), (y, ry) = sorted(((i, rows[i]), (j, rows[j])), key=lambda t: -self.labels[t[1]])
-                if self.labels[rx] == self.labels[ry] or row not in (None, rx, ry):
-                    continue
-                view = Pair(float(at[rx] - at[ry]), x, y, *(float(v) for v in (
-                    self.labels[rx], self.labels[ry], self._gains[rx], self._gains[ry], self._discounts[x],
-                    self._discounts[y], self._inv_max_dcg[q])))
-                if fns.weight is not None:
-                    calls.append(("pair_weight", (view, prefix) if prefix.shape[1] else (view,), (int(rx), int(ry))))
-                calls += [(f, (float(scores[rx] - scores[ry]),), (int(rx), int(ry)))
-                          for f in (("pair_loss",) if want_loss else ("pair_grad", "pair_hess"))]
-        for name, lead, pair in calls:
-            arguments = (*lead, *self._args)
-            try:
-                value = getattr(fns, name.split("_")[1])(*arguments)
-            except Exception as e:
-                if raised:
+        cls, seen = type(self).__name__, [None]   # the pair being summed: (preferred row, other row)
+
+        def watched(name: str, fn: Any) -> Callable[..., Any]:
+            def call(*arguments: Any) -> Any:
+                pair, arguments = seen[-1] if name != "query_prefix" else None, _plain(arguments)
+                try:
+                    value = fn(*arguments)
+                except Exception as e:
                     shown = ", ".join("..." if isinstance(v, np.ndarray) else repr(v) for v in arguments)
-                    where = f", on query {q}" if pair is None else \
-                        f", on the pair of rows {pair[0]} (preferred) and {pair[1]} of query {q}"
-                    return PairFunctionError(f"{self.name}: {cls.__name__}.{name}({shown}) raises {type(e).__name__}: "
-                                             f"{e}{where}", function=f"{cls.__name__}.{name}", arguments=arguments,
-                                             query=q, rows=pair, error=e)
-                continue
-            if not raised and pair is not None and not math.isfinite(value):
-                return f"{cls.__name__}.{name}", arguments, float(value)
+                    where = f"query {q}" if pair is None else f"the pair of rows {pair[0]} (preferred) and {pair[1]} " \
+                                                               f"of query {q}"
+                    raise _Found(PairFunctionError(f"{self.name}: {cls}.{name}({shown}) raises {type(e).__name__}: {e}, "
+                                                   f"on {where}", function=f"{cls}.{name}", arguments=arguments,
+                                                   query=q, rows=pair, error=e)) from e
+                if pair is not None and row in (None, *pair) and not math.isfinite(value):
+                    raise _Found((f"{cls}.{name}", arguments, float(value)))
+                return value
+            return call
+
+        fns = [fn if fn is None else watched(name, fn) for name, fn in zip(_LEAD, self._fns)]
+        loop = K.pair_kernel(*fns, False, note=lambda ri, rj, up: seen.append((int(ri), int(rj)) if up else
+                                                                               (int(rj), int(ri))))
+        try:
+            self._call(loop, scores, want_loss, slice(q, q + 1))
+        except _Found as found:
+            if raised == isinstance(found.args[0], PairFunctionError):
+                return found.args[0]
         return None
 
-    def _blame(self, error: NonFiniteError, scores: ArrayLike, want_loss: bool) -> NonFiniteError:
+    def _explain(self, error: NonFiniteError, scores: NDArray[np.float64]) -> NonFiniteError:
         """``error`` with the first pair function that returns inf or NaN on the offending query's (and
         row's) pairs, when the objective, not the data, is at fault."""
         if error.cause != "objective":
             return error
-        s = np.asarray(scores, dtype=np.float64)
+        want_loss = error.method == "loss"
         queries = range(self.n_queries) if error.query is None else (error.query,)  # None: zero scores, anywhere
-        found = next((f for q in queries if isinstance(f := _quietly(self._scan, s, want_loss, q, False,
+        found = next((f for q in queries if isinstance(f := _quietly(self._scan, scores, want_loss, q, False,
                                                                      None if want_loss else error.row), tuple)), None)
         if found is None:
             return error
@@ -278,6 +257,17 @@ class PairwiseLoss(Loss):
 
 
 _FAILED = object()
+
+
+class _Found(Exception):
+    """What :meth:`PairwiseLoss._scan` found, raised out of the loop run as Python."""
+
+
+def _plain(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """numpy scalars (as the loop run as Python makes them) as Python numbers, in a pair's view too."""
+    def plain(v: Any) -> Any:
+        return float(v) if isinstance(v, np.floating) else int(v) if isinstance(v, np.integer) else v
+    return tuple(Pair(*map(plain, v)) if isinstance(v, Pair) else plain(v) for v in values)
 
 
 def _quietly(call: Callable[..., Any], *args: Any) -> Any:

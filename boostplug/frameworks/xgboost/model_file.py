@@ -9,7 +9,7 @@ from typing import Any
 
 from ..._atomic import write_bytes
 from ..model_record import RECORD_KEY, ObjectiveRecord, record_for, warn_if_unregistered
-from .ubjson import checked_model_source
+from .model_check import checked_model_source, xgboost_reading
 
 __all__ = ["record_objective", "objective_of", "save_model", "load_model"]
 
@@ -58,10 +58,13 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
 
 def load_model(path: Any):
     """``xgb.Booster(model_file=path)``, its objective record validated (``ValueError`` if invalid).
-    A UBJSON file's structure is checked first (a ``ValueError`` naming the file and the byte
-    offset): XGBoost's own reader crashes the process or hangs on a file cut short. ``path``: str,
-    bytes or os.PathLike; a FIFO, a socket, a device and (XGBoost 3.0 on) a file that is neither
-    JSON nor UBJSON are a ``ValueError`` naming it (:func:`~.ubjson.checked_model_source`)."""
+    The file is checked first (:func:`~.model_check.checked_model_source`): XGBoost's own reader
+    crashes the process or hangs on a UBJSON file cut short, and its ``predict`` on a tree whose
+    children or split features are out of range. A UBJSON structure that breaks is a
+    ``ValueError`` naming the file and the byte offset; a tree that does not hold together, one
+    naming the file, the tree and the field; XGBoost's own refusal, one naming the file.
+    ``path``: str, bytes or os.PathLike; a FIFO, a socket, a device and (XGBoost 3.0 on) a file
+    that is neither JSON nor UBJSON are a ``ValueError`` naming it."""
     booster = _read(path)
     objective_of(booster)
     return booster
@@ -74,4 +77,5 @@ def _read(path: Any):
 
     path = fs_path(path, "model file")  # bytes too (XGBoost takes only str and os.PathLike)
     checked_model_source(path)
-    return xgb.Booster(model_file=path)
+    with xgboost_reading(path):
+        return xgb.Booster(model_file=path)

@@ -46,7 +46,7 @@ def booster_from_bytes(framework: str, raw: bytes) -> Any:
     if framework == "xgboost":
         import xgboost as xgb
 
-        from .xgboost.model_check import check_model_data, xgboost_reading
+        from .xgboost.model_check import check_model_data, forget_checksum, xgboost_reading
         from .xgboost.ubjson import looks_like_ubjson
 
         if not looks_like_ubjson(data):
@@ -56,5 +56,5 @@ def booster_from_bytes(framework: str, raw: bytes) -> Any:
         booster = xgb.Booster()
         with xgboost_reading("the model bytes"):
             booster.load_model(bytearray(data))
-        return booster
+        return forget_checksum(booster)
     raise ValueError(f"framework must be 'lightgbm' or 'xgboost', got {framework!r}")

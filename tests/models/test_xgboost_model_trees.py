@@ -8,7 +8,8 @@ beyond the model's outputs corrupted the heap. Each targeted edit, in a JSON and
 refused by the check itself (before XGBoost is called), naming the file, the tree and the field.
 Seeded random bit flips of real JSON and UBJSON files are loaded the ways boostplug loads a model
 and predicted in a child process (so that a crash fails the test instead of killing pytest): each
-ends in a ValueError or a model that predicts. Every kind of model XGBoost writes still loads and
+ends in a ValueError or a model that predicts (the same model, for a file boostplug saved with its
+checksum). Every kind of model XGBoost writes still loads and
 predicts as before.
 """
 
@@ -381,11 +382,18 @@ FLIPS = textwrap.dedent("""
 
 
 def test_random_bit_flips_end_in_a_value_error_or_a_model_that_predicts(tmp_path):
+    """XGBoost's own files (no checksum): refused or a model that predicts, never a crash. Files saved
+    by boostplug with the objective record carry their checksum: refused, or the same model (a flip
+    that leaves every value as it was, such as ``E`` to ``e`` in a JSON number)."""
     files = []
     for fmt in ("json", "ubj"):
         files.append(tmp_path / f"plain.{fmt}")
         _ranker().save_model(files[-1])
+        files.append(tmp_path / f"saved.{fmt}")
+        bpx.save_model(_ranker(), files[-1], objective="ndcg_boost")
     out = run_child(FLIPS, "55", *map(str, files))  # its stderr's last line: the file and the bit
     for name, counts in out.items():
         assert counts["wrong"] == [], name
         assert counts["refused"] > 20, (name, counts)
+        if name.startswith("saved"):
+            assert counts["other"] == 0, (name, counts)

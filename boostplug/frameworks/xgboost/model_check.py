@@ -25,7 +25,9 @@ the tree, node or field:
   agree;
 * ``gblinear``: ``(num_feature + 1) x outputs`` weights.
 
-What XGBoost checks and refuses cleanly itself (its parameters' text,
+A file saved by boostplug with its objective record carries the SHA-256 of its content, the
+record included (:func:`content_sha256`), in the record; when it does, any other content is
+refused too (:func:`check_model_data`). What XGBoost checks and refuses cleanly itself (its parameters' text,
 ``num_deleted``) is left to it; its error is a ``ValueError`` naming the
 source (:func:`xgboost_reading`).
 """
@@ -33,6 +35,7 @@ source (:func:`xgboost_reading`).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from typing import Any, Iterator
@@ -40,9 +43,11 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..._validation import special_kind
+from ..model_record import RECORD_KEY, checksum_of, refuse_mismatch, without_checksum
 from .ubjson import MAX_DEPTH, looks_like_ubjson, parse_ubjson
 
-__all__ = ["checked_model_source", "check_model_data", "check_model_document", "xgboost_reading"]
+__all__ = ["checked_model_source", "check_model_data", "check_model_document", "content_sha256", "xgboost_reading",
+           "forget_checksum"]
 
 _NODE_MAX = 2**31 - 1
 #: XGBoost reads a category as a float and treats one at 2**24 or above as invalid.
@@ -92,8 +97,9 @@ def _json_models_only() -> bool:
 
 
 def check_model_data(data: bytes, source: str, *, ubj: bool) -> None:
-    """``data``, a UBJSON (``ubj``) or JSON model, parsed and checked (:func:`check_model_document`):
-    a ``ValueError`` naming ``source`` otherwise."""
+    """``data``, a UBJSON (``ubj``) or JSON model, parsed and checked (:func:`check_model_document`),
+    and its checksum, when its objective record carries one, compared with its content: a
+    ``ValueError`` naming ``source`` otherwise."""
     if ubj:
         doc = parse_ubjson(data, source)
     else:
@@ -102,6 +108,10 @@ def check_model_data(data: bytes, source: str, *, ubj: bool) -> None:
         except (ValueError, RecursionError) as e:  # (XGBoost's own error for a cut one is not even UTF-8)
             raise ValueError(f"{source}: not a complete JSON model (cut short or damaged): {e}") from None
     check_model_document(doc, source)
+    record = doc["learner"].get("attributes", {}).get(RECORD_KEY)
+    expected = None if record is None else checksum_of(record, source)
+    if expected is not None:
+        refuse_mismatch(expected, content_sha256(doc), source)
 
 
 def check_model_document(doc: Any, source: str) -> None:
@@ -124,6 +134,70 @@ def xgboost_reading(source: str) -> Iterator[None]:
     except xgb.core.XGBoostError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ValueError(f"{source}: XGBoost refused it ({first}); a damaged XGBoost model, not loaded") from None
+
+
+def forget_checksum(booster: Any) -> Any:
+    """``booster`` (just loaded) with its record's checksum taken out: it described the file the
+    booster came from, and XGBoost's own writer would save it with whatever the booster becomes
+    (more rounds, fewer trees). Returns ``booster``."""
+    record = booster.attr(RECORD_KEY)
+    if record is not None and without_checksum(record) != record:
+        booster.set_attr(**{RECORD_KEY: without_checksum(record)})
+    return booster
+
+
+# ---- the content's checksum ---------------------------------------------------------------------
+def content_sha256(doc: dict) -> str:
+    """The SHA-256 (hex) of a parsed model's content, its objective record without the checksum
+    included: the same for the JSON and the UBJSON file of one model (numbers by value: XGBoost's
+    floats as float32, its integers as int64; objects by sorted keys; the record's JSON compact
+    with sorted keys)."""
+    h = hashlib.sha256()
+    learner = doc.get("learner")
+    attributes = learner.get("attributes") if isinstance(learner, dict) else None
+    if isinstance(attributes, dict) and isinstance(attributes.get(RECORD_KEY), str):
+        attributes = {**attributes, RECORD_KEY: without_checksum(attributes[RECORD_KEY])}
+        doc = {**doc, "learner": {**learner, "attributes": attributes}}
+    _feed(h, doc)
+    return h.hexdigest()
+
+
+def _feed(h: Any, v: Any) -> None:
+    if isinstance(v, dict):
+        h.update(b"{%d:" % len(v))
+        for k in sorted(v):
+            _feed(h, str(k))
+            _feed(h, v[k])
+    elif isinstance(v, str):
+        raw = v.encode("utf-8", "surrogatepass")
+        h.update(b"s%d:" % len(raw) + raw)
+    elif isinstance(v, (bool, np.bool_)) or v is None:
+        h.update({True: b"T", False: b"F", None: b"Z"}[None if v is None else bool(v)])
+    elif isinstance(v, (int, float, np.integer, np.floating)):
+        _feed_numbers(h, np.asarray([v]), scalar=True)
+    elif isinstance(v, np.ndarray) or (isinstance(v, list) and all(_plain_number(x) for x in v)):
+        _feed_numbers(h, np.asarray(v), scalar=False)
+    elif isinstance(v, list):
+        h.update(b"[%d:" % len(v))
+        for x in v:
+            _feed(h, x)
+    else:
+        raise TypeError(f"a model document holds {type(v).__name__}")
+
+
+def _feed_numbers(h: Any, arr: np.ndarray, scalar: bool) -> None:
+    """Numbers by value: floats as float32 (XGBoost's), integers as int64 (beyond it, as text)."""
+    tag = b"n" if scalar else b"a%d:" % arr.size
+    if arr.size == 0:
+        h.update(tag)
+    elif arr.dtype.kind == "f":
+        h.update(tag + b"f" + arr.astype("<f4").tobytes())
+    elif arr.dtype.kind in "iu" and (arr.dtype.kind == "i" or int(arr.max()) < 2**63):
+        h.update(tag + b"i" + arr.astype("<i8").tobytes())
+    elif arr.dtype.kind == "b":
+        h.update(tag + b"b" + arr.astype("<i1").tobytes())
+    else:  # integers beyond int64 (JSON can spell them): their text
+        h.update(tag + b"t" + ",".join(str(x) for x in arr.tolist()).encode("ascii"))
 
 
 # ---- the structure --------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """XGBoost model files that say which boostplug objective trained them: the record
 (:mod:`boostplug.frameworks.model_record`) as the booster attribute ``boostplug_objective``,
-which XGBoost keeps in its JSON and UBJSON model files."""
+which XGBoost keeps in its JSON and UBJSON model files. :func:`save_model` adds the SHA-256 of the
+model's other content to the record it writes (:func:`~.model_check.content_sha256`), which
+:func:`load_model` checks."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ import os
 from typing import Any
 
 from ..._atomic import write_bytes
-from ..model_record import RECORD_KEY, ObjectiveRecord, record_for, warn_if_unregistered
-from .model_check import checked_model_source, xgboost_reading
+from ..model_record import RECORD_KEY, ObjectiveRecord, record_for, warn_if_unregistered, with_checksum
+from .model_check import checked_model_source, content_sha256, forget_checksum, xgboost_reading
+from .ubjson import parse_ubjson
 
 __all__ = ["record_objective", "objective_of", "save_model", "load_model"]
 
@@ -48,12 +51,23 @@ def objective_of(booster_or_path: Any):
 
 def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     """Save ``booster`` (JSON for a ``.json`` path, UBJSON otherwise), after recording
-    ``objective`` if given (:func:`record_objective`). Written atomically."""
+    ``objective`` if given (:func:`record_objective`). The record in the file carries the SHA-256
+    of the model's content, which :func:`load_model` checks. Written atomically."""
     if objective is not None:
         record_objective(booster, objective)
-    warn_if_unregistered(booster.attr(RECORD_KEY))
+    record = booster.attr(RECORD_KEY)
     fmt = "json" if os.fspath(path).lower().endswith(".json") else "ubj"
-    write_bytes(path, bytes(booster.save_raw(raw_format=fmt)))
+    if record is None:
+        write_bytes(path, bytes(booster.save_raw(raw_format=fmt)))
+        return
+    warn_if_unregistered(record)
+    digest = content_sha256(parse_ubjson(bytes(booster.save_raw(raw_format="ubj")), "the booster"))
+    booster.set_attr(**{RECORD_KEY: with_checksum(record, digest)})
+    try:
+        data = bytes(booster.save_raw(raw_format=fmt))
+    finally:  # the booster keeps its record without the checksum, which describes this file only
+        booster.set_attr(**{RECORD_KEY: with_checksum(record, "")})
+    write_bytes(path, data)
 
 
 def load_model(path: Any):
@@ -62,12 +76,13 @@ def load_model(path: Any):
     crashes the process or hangs on a UBJSON file cut short, and its ``predict`` on a tree whose
     children or split features are out of range. A UBJSON structure that breaks is a
     ``ValueError`` naming the file and the byte offset; a tree that does not hold together, one
-    naming the file, the tree and the field; XGBoost's own refusal, one naming the file.
-    ``path``: str, bytes or os.PathLike; a FIFO, a socket, a device and (XGBoost 3.0 on) a file
-    that is neither JSON nor UBJSON are a ``ValueError`` naming it."""
+    naming the file, the tree and the field; a file whose record carries a checksum that its
+    content does not match, one saying so. ``path``: str, bytes or os.PathLike; a FIFO, a socket,
+    a device and (XGBoost 3.0 on) a file that is neither JSON nor UBJSON are a ``ValueError``
+    naming it."""
     booster = _read(path)
     objective_of(booster)
-    return booster
+    return forget_checksum(booster)
 
 
 def _read(path: Any):

@@ -19,7 +19,7 @@ from ..sklearn_ranker import FitPlan, RankerMixin
 from .adapters import dmatrix, early_stopping, metric, params_threads
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
-from .model_check import checked_model_source, xgboost_reading
+from .model_check import checked_model_source, forget_checksum, xgboost_reading
 
 __all__ = ["XGBRanker", "SKOPS_TRUSTED_TYPES"]
 
@@ -231,6 +231,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         source = "the model bytes" if isinstance(fname, (bytes, bytearray, memoryview)) else str(fname)
         with xgboost_reading(source):
             super().load_model(fname)
+        forget_checksum(self.get_booster())
         record = objective_of(self.get_booster())
         if record is not None:
             self.objective = record.name

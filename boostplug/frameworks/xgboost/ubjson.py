@@ -61,9 +61,9 @@ def looks_like_ubjson(data: bytes) -> bool:
 
 def parse_ubjson(data: bytes, source: str) -> Any:
     """The value ``data`` holds (objects as dicts, arrays as lists, typed numeric arrays as numpy
-    arrays, strings decoded as UTF-8 with undecodable bytes kept as surrogates); ``ValueError``
-    ``"<source>: not a complete UBJSON model: ... at byte N"`` unless ``data`` is one complete
-    UBJSON value whose lengths and counts all stay within it."""
+    arrays, strings as text); ``ValueError`` ``"<source>: not a complete UBJSON model: ... at byte
+    N"`` unless ``data`` is one complete UBJSON value whose lengths and counts all stay within it,
+    and whose strings are UTF-8."""
     try:
         value, end = _parse(data)
     except _Cut as cut:
@@ -113,7 +113,10 @@ def _parse(data: bytes) -> tuple[Any, int]:
         length = integer(marker(f"{what}'s length"), f"{what}'s length")
         need(length, what)
         pos += length
-        return data[pos - length:pos].decode("utf-8", "surrogateescape")
+        try:
+            return data[pos - length:pos].decode("utf-8")
+        except UnicodeDecodeError as e:  # (XGBoost's Python API decodes its attributes and names as UTF-8)
+            raise _Cut(pos - length + e.start, f"{what} is not UTF-8 text") from None
 
     def value(m: str) -> tuple[bool, Any]:
         """``(True, v)`` for a value read whole, ``(False, None)`` for a container opened onto the stack."""

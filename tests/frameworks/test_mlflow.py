@@ -101,6 +101,25 @@ def test_an_xgboost_booster_round_trips_with_its_record(store) -> None:
     assert (rec.name, dict(rec.params)) == ("qbrank", {"w": 0.5})
 
 
+def test_log_model_records_the_objective_the_booster_was_trained_with_and_autolog_keeps_only_its_name(store) -> None:
+    """MLflow's own writers (log_model, autolog) keep a fresh Booster without its record; autolog logs the
+    objective as a run parameter, text only. bpl.log_model(booster) without objective= records the
+    objective the booster was trained with (before, it logged the Booster without a record, silently)."""
+    X, y, qid = _data()
+    mlflow.lightgbm.autolog(log_datasets=False, silent=True)
+    try:
+        with mlflow.start_run() as run:
+            booster = lgb.train({"objective": bpl.objective("mpboost", ddf="ldd"), "verbose": -1, "num_threads": 1},
+                                bpl.dataset(X, y, qid=qid), 3)
+    finally:
+        mlflow.lightgbm.autolog(disable=True)
+    assert mlflow.get_run(run.info.run_id).data.params["objective"] == "LightGBMObjective('mpboost', ddf='ldd')"
+    logged = mlflow.search_logged_models(experiment_ids=[run.info.experiment_id], output_format="list")
+    assert bpl.objective_of(mlflow.lightgbm.load_model(logged[0].model_uri)) is None
+    rec = bpl.objective_of(mlflow.lightgbm.load_model(_logged(booster, bpl.log_model)))
+    assert (rec.name, dict(rec.params)) == ("mpboost", {"ddf": "ldd"})
+
+
 def test_autolog_names_the_boostplug_objective_of_a_ranker(store) -> None:
     X, y, qid = _data()
     mlflow.lightgbm.autolog(log_models=False, log_datasets=False, silent=True)

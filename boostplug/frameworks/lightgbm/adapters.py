@@ -21,6 +21,7 @@ from .._adapter import (
     check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
 )
 from .._query_info import LIGHTGBM_INF
+from ..model_record import note_trainer
 from .frames import lightgbm_frame
 from .network import end_callers_network
 
@@ -159,6 +160,7 @@ class LightGBMObjective(_LightGBMRound):
                 f"{self.name}: explicit {key} are row indices of the full training set, but LightGBM "
                 f"handed a subset of it (lgb.cv folds): build the folds yourself, each with its own {key}"
             )
+        note_trainer(sys._getframe(1), self)  # for save_model without objective=
         labels = train_data.get_label()
         return self.round_grad_hess(preds, train_data, labels, train_data.get_group(), train_data.get_weight(),
                                     framework="LightGBM", to_group_ptr=group_ptr_from_lgb_sizes,
@@ -172,6 +174,7 @@ class LightGBMSklearnObjective(_LightGBMRound):
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: NDArray | None, group: NDArray | None):
         threads = self.framework_threads(sys._getframe(1), _dataset_in, lgb_threads, "LightGBM", _HOW_THREADS)
+        note_trainer(sys._getframe(1), self)  # for save_model without objective=
         # A refit on new data legitimately brings new labels: re-bind instead of raising.
         return self.round_grad_hess(y_pred, None, y_true, group, weight, framework="LightGBM",
                                     to_group_ptr=group_ptr_from_lgb_sizes, threads=threads, strict=False,

@@ -34,11 +34,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import warnings
 from typing import Any
 
 from ..._atomic import write_text
-from ..model_record import (RECORD_KEY, ObjectiveRecord, checksum_of, clip, record_for, refuse_mismatch,
-                            warn_if_unregistered, without_checksum)
+from ..model_record import (RECORD_KEY, ObjectiveRecord, checksum_of, clip, objective_that_trained, record_for,
+                            record_found, refuse_mismatch, warn_if_unregistered, without_checksum)
 from .model_text import check_model_text
 
 __all__ = ["record_objective", "objective_of", "model_to_string", "save_model", "load_model", "log_model", "RECORD_ATTR",
@@ -95,21 +96,46 @@ def objective_of(booster_or_path: Any):
 def model_to_string(booster: Any, objective: Any = None, **kwargs: Any) -> str:
     """``booster.model_to_string(**kwargs)`` with the boostplug objective record in its
     parameters section: ``objective`` if given, else the one :func:`record_objective` or
-    :func:`load_model` attached (a model without either is written as LightGBM writes it). The
-    record carries the text's checksum."""
-    record = record_for(objective) if objective is not None else getattr(booster, RECORD_ATTR, None)
+    :func:`load_model` attached, else the boostplug objective the booster was trained with (its
+    ``params["objective"]``, or the one its training rounds called); a model without any is
+    written as LightGBM writes it. The record carries the text's checksum."""
+    return _text(booster, objective, None, kwargs)
+
+
+def _text(booster: Any, objective: Any, who: str | None, kwargs: dict[str, Any]) -> str:
+    """:func:`model_to_string`; ``who`` (a function's name) warns when the booster was trained with a
+    custom objective and no record is found."""
+    record = _record_to_write(booster, objective, who)
     warn_if_unregistered(record)
     text = booster.model_to_string(**kwargs)
     return text if record is None else text_with_record(text, record)
 
 
+def _record_to_write(booster: Any, objective: Any, who: str | None) -> ObjectiveRecord | None:
+    if objective is not None:
+        return record_for(objective)
+    record = getattr(booster, RECORD_ATTR, None)
+    if record is not None:
+        return record
+    trained = objective_that_trained(booster)
+    if trained is not None:
+        return record_found(trained, who)
+    if who is not None and (getattr(booster, "params", None) or {}).get("objective") in _CALLABLE:
+        warnings.warn(f"{who}: the booster was trained with a custom objective, and boostplug knows no record of "
+                      "which (none given, recorded or seen training it), so the file says [objective: custom] "
+                      "and records none; pass objective= (the boostplug objective it was trained with)",
+                      UserWarning, stacklevel=4)
+    return None
+
+
 def save_model(booster: Any, path: Any, objective: Any = None, **kwargs: Any) -> None:
     """Save ``booster`` as LightGBM's text model file, with the boostplug objective record
-    (see :func:`model_to_string`). The file loads with ``lgb.Booster(model_file=path)``,
-    which ignores the record, and converts with treelite. Written atomically.
-    ``kwargs``: ``num_iteration``, ``start_iteration``, ``importance_type`` as in
-    ``Booster.save_model``."""
-    write_text(path, model_to_string(booster, objective, **kwargs))
+    (see :func:`model_to_string`: without ``objective=``, the one the booster was trained with;
+    a ``UserWarning`` when it was trained with a custom objective that boostplug does not know).
+    The file loads with ``lgb.Booster(model_file=path)``, which ignores the record, and converts
+    with treelite. Written atomically. ``kwargs``: ``num_iteration``, ``start_iteration``,
+    ``importance_type`` as in ``Booster.save_model``."""
+    write_text(path, _text(booster, objective, "boostplug.lightgbm.save_model", kwargs))
 
 
 def log_model(booster: Any, name: str = "model", objective: Any = None, **kwargs: Any) -> Any:
@@ -120,7 +146,7 @@ def log_model(booster: Any, name: str = "model", objective: Any = None, **kwargs
     MLflow saves a Booster with LightGBM's own writer, which knows only LightGBM's parameters:
     a Booster freshly trained with a boostplug objective is logged with ``[objective: custom]``
     and no record. Logged here, it goes as the model :func:`save_model` writes (``objective``
-    and the record as there). A Booster loaded from such a file (:func:`load_model`,
+    and the record as there: without ``objective=``, the one the booster was trained with). A Booster loaded from such a file (:func:`load_model`,
     ``lgb.Booster(model_file=...)``) keeps its record through ``mlflow.lightgbm.log_model`` too;
     so does a fitted ``boostplug.lightgbm.LGBMRanker`` (MLflow pickles it). ``kwargs`` go to
     ``mlflow.lightgbm.log_model`` (``input_example``, ``signature``, ``registered_model_name``...).
@@ -131,7 +157,8 @@ def log_model(booster: Any, name: str = "model", objective: Any = None, **kwargs
     if not isinstance(booster, lgb.Booster):
         raise TypeError(f"log_model: expected an lgb.Booster, got {type(booster).__name__} (log a fitted "
                         "LGBMRanker with mlflow.lightgbm.log_model, which keeps its record)")
-    return mlflow.lightgbm.log_model(load_model(model_str=model_to_string(booster, objective)), name=name, **kwargs)
+    text = _text(booster, objective, "boostplug.lightgbm.log_model", {})
+    return mlflow.lightgbm.log_model(load_model(model_str=text), name=name, **kwargs)
 
 
 def _read_checked(path: Any) -> str:

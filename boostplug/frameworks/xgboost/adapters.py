@@ -22,6 +22,7 @@ from .._adapter import (
     FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
     check_set_weights, group_ptr_or_error, metric_query_weights,
 )
+from ..model_record import note_trainer
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "dmatrix", "params"]
 
@@ -108,6 +109,7 @@ class XGBoostObjective(BoundObjective):
                 f"have no query groups for it (XGBRanker refuses any callable objective): use "
                 f"boostplug.xgboost.XGBRanker(objective={self.name!r}, ...)"
             )
+        note_trainer(sys._getframe(1), self)  # for save_model without objective=
         return self.round_grad_hess(predt, dtrain, dtrain.get_label(), dtrain.get_uint_info("group_ptr"),
                                     dtrain.get_weight(), framework="XGBoost", to_group_ptr=_group_ptr_of,
                                     threads=self.framework_threads(sys._getframe(1), _booster_in, xgb_threads,

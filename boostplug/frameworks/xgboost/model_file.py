@@ -6,11 +6,14 @@ model's other content to the record it writes (:func:`~.model_check.content_sha2
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
 from typing import Any
 
 from ..._atomic import write_bytes
-from ..model_record import RECORD_KEY, ObjectiveRecord, record_for, warn_if_unregistered, with_checksum
+from ..model_record import (RECORD_KEY, ObjectiveRecord, objective_that_trained, record_for, record_found,
+                            warn_if_unregistered, with_checksum)
 from .model_check import checked_model_source, content_sha256, forget_checksum, xgboost_reading
 from .ubjson import parse_ubjson
 
@@ -51,8 +54,17 @@ def objective_of(booster_or_path: Any):
 
 def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     """Save ``booster`` (JSON for a ``.json`` path, UBJSON otherwise), after recording
-    ``objective`` if given (:func:`record_objective`). The record in the file carries the SHA-256
-    of the model's content, which :func:`load_model` checks. Written atomically."""
+    ``objective`` (:func:`record_objective`): the one given, else the one already recorded, else
+    the boostplug objective the booster was trained with (``xgb.train(obj=...)``); a
+    ``UserWarning`` when it was trained with a custom objective and none of these is known. The
+    record in the file carries the SHA-256 of the model's content, which :func:`load_model`
+    checks. Written atomically."""
+    if objective is None and booster.attr(RECORD_KEY) is None:
+        trained = objective_that_trained(booster)
+        if trained is None:
+            _warn_if_custom(booster)
+        else:
+            objective = record_found(trained, "boostplug.xgboost.save_model")
     if objective is not None:
         record_objective(booster, objective)
     record = booster.attr(RECORD_KEY)
@@ -68,6 +80,20 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     finally:  # the booster keeps its record without the checksum, which describes this file only
         booster.set_attr(**{RECORD_KEY: with_checksum(record, "")})
     write_bytes(path, data)
+
+
+def _warn_if_custom(booster: Any) -> None:
+    """A ``UserWarning`` when ``booster`` may have been trained with a custom objective (its objective
+    is ``reg:squarederror``, XGBoost's placeholder for one) that boostplug does not know."""
+    try:
+        name = json.loads(booster.save_config())["learner"]["objective"]["name"]
+    except (KeyError, TypeError, ValueError):
+        return
+    if name == "reg:squarederror":
+        warnings.warn("boostplug.xgboost.save_model: no boostplug objective is recorded for this booster and none "
+                      "was seen training it, so the file names none; if a custom objective trained it (XGBoost "
+                      "then writes its placeholder reg:squarederror), pass objective= (the boostplug objective "
+                      "it was trained with) to record it", UserWarning, stacklevel=3)
 
 
 def load_model(path: Any):

@@ -54,9 +54,9 @@ import numpy as np
 from .. import objectives as _objectives
 from ..keyed_pairs import KeyedPairs
 
-__all__ = ["RECORD_KEY", "FORMAT", "CHECKSUM_KEY", "Fingerprint", "ObjectiveRecord", "record_for", "warn_if_unregistered",
-           "clip", "checksum_of", "refuse_mismatch", "with_checksum", "without_checksum", "note_trainer",
-           "objective_that_trained", "record_found"]
+__all__ = ["RECORD_KEY", "FORMAT", "CHECKSUM_KEY", "Fingerprint", "ObjectiveRecord", "record_for",
+           "warn_if_unregistered", "clip", "checksum_of", "refuse_mismatch", "with_checksum", "without_checksum",
+           "note_trainer", "objective_that_trained", "record_found"]
 
 #: Name of the record: the LightGBM parameter line's key and the XGBoost attribute.
 RECORD_KEY = "boostplug_objective"
@@ -362,9 +362,9 @@ def record_found(objective: Any, who: str | None) -> ObjectiveRecord | None:
         return record_for(objective)
     except (TypeError, ValueError) as exc:
         if who is not None:
-            warnings.warn(f"{who}: the booster was trained with the objective {getattr(objective, 'name', objective)!r}, "
-                          f"which cannot be recorded ({exc}); the file records no objective", UserWarning,
-                          stacklevel=4)
+            name = getattr(objective, "name", objective)
+            warnings.warn(f"{who}: the booster was trained with the objective {name!r}, which cannot be recorded "
+                          f"({exc}); the file records no objective", UserWarning, stacklevel=4)
         return None
 
 

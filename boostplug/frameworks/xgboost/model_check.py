@@ -27,9 +27,9 @@ the tree, node or field:
 
 A file saved by boostplug with its objective record carries the SHA-256 of its content, the
 record included (:func:`content_sha256`), in the record; when it does, any other content is
-refused too (:func:`check_model_data`). What XGBoost checks and refuses cleanly itself (its parameters' text,
-``num_deleted``) is left to it; its error is a ``ValueError`` naming the
-source (:func:`xgboost_reading`).
+refused too (:func:`check_model_data`). What XGBoost checks and refuses cleanly itself (its
+parameters' text, ``num_deleted``) is left to it; its error is a ``ValueError`` naming the source
+(:func:`xgboost_reading`).
 """
 
 from __future__ import annotations

@@ -21,6 +21,12 @@ from missing ones (NaN ranks lowest). A stump with ``"complement": true`` is
 ``[x <= threshold]`` (1 on NaN; RankBoost's stumps with swapped leaf labels).
 ``history`` may hold ``Infinity``/``NaN`` too.
 
+The file carries ``"sha256"``, the SHA-256 of the rest of its content (the object without it, as
+compact JSON with sorted keys), checked when the file is read after its fields: a weight or a
+threshold edited into another valid value is refused too, naming the file and saying that its
+checksum does not match. A file without it (written by an earlier boostplug) is read as before,
+and so is a ``to_dict`` object, which has none.
+
 Reading checks every field before a model is built: exact JSON types (``2.7``,
 ``"3"`` or ``true`` is not a feature index), features within ``n_features_in``,
 finite weights whose absolute values sum to a finite float64 (a stump ensemble's scores are
@@ -35,9 +41,11 @@ previous file whole.
 from __future__ import annotations
 
 import copy
+import hashlib
 import inspect
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +67,10 @@ RANKER_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 _TOP_KEYS = {"format", "version", "class", "params", "n_features_in", "rankers", "weights", "history",
-             "stop_reason", "best_iteration", "fitted"}
+             "stop_reason", "best_iteration", "fitted", "sha256"}
+#: The file's key for the SHA-256 of the rest of its content.
+CHECKSUM = "sha256"
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 _REQUIRED = ("format", "version", "class", "params", "n_features_in", "rankers", "weights")
 # Feature indices are C ints in the data files and frameworks the boosters read from.
 _MAX_FEATURES = 2**31 - 1
@@ -99,9 +110,30 @@ def model_dict(model: Any) -> dict[str, Any]:
 
 def save_model(model: Any, path: str | Path) -> None:
     """Write ``model`` as JSON to ``path`` atomically (the text is complete before the file
-    is touched, and replaces it whole)."""
-    text = json.dumps(model_dict(model), default=_json_default, indent=1)
-    write_text(path, text)
+    is touched, and replaces it whole), with the checksum of its content."""
+    d = json.loads(json.dumps(model_dict(model), default=_json_default))  # as a reader will see it
+    d[CHECKSUM] = _content_sha256(d)
+    write_text(path, json.dumps(d, indent=1))
+
+
+def _content_sha256(d: dict[str, Any]) -> str:
+    """The SHA-256 of a model object without its checksum: compact JSON with sorted keys (floats as
+    Python writes them, which read back exactly)."""
+    rest = {k: v for k, v in d.items() if k != CHECKSUM}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def _check_checksum(d: dict[str, Any], source: str) -> None:
+    """``d``'s checksum (when it has one) matches its content; ``ValueError`` naming ``source`` otherwise."""
+    if CHECKSUM not in d:
+        return
+    given = d[CHECKSUM]
+    if not isinstance(given, str) or not _SHA256_HEX.fullmatch(given):
+        raise ValueError(f"{source}: {CHECKSUM} must be a SHA-256 (64 hexadecimal digits), got {_show(given)}")
+    actual = _content_sha256(d)
+    if given != actual:
+        raise ValueError(f"{source}: its checksum does not match its content ({CHECKSUM} {given[:16]}..., the "
+                         f"content's is {actual[:16]}...): the file was changed after boostplug saved it; not loaded")
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -262,7 +294,8 @@ def _checked(d: Any, source: str) -> dict[str, Any]:
 
 
 def read_model_file(path: str | Path) -> dict[str, Any]:
-    """The JSON object of a booster file, every field validated (see the module docstring)."""
+    """The JSON object of a booster file, every field validated (see the module docstring; its
+    checksum is checked when the model is built, :func:`load`)."""
     try:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
@@ -291,7 +324,8 @@ def model_from_dict(d: Any, expect: type | None = None) -> Any:
 
 
 def _build(d: dict[str, Any], expect: type | None, source: str) -> Any:
-    """The booster of a validated model object; the checks that need its class first."""
+    """The booster of a validated model object; the checks that need its class, and the checksum,
+    first."""
     name = d["class"]
     klass = booster_class(name)
     if expect is not None and klass is not expect:
@@ -307,6 +341,7 @@ def _build(d: dict[str, Any], expect: type | None, source: str) -> Any:
             raise _Bad(f"fitted has keys {unknown} that a {name} model does not have")
     except _Bad as exc:
         raise ValueError(f"{source}: {exc}") from None
+    _check_checksum(d, source)  # after the fields, which name what is wrong
     model = klass(**d["params"])
     model.n_features_in_ = int(d["n_features_in"])
     model.rankers_ = list(d["rankers"])

@@ -29,9 +29,10 @@ def booster_from_bytes(framework: str, raw: bytes) -> Any:
 
     ``raw`` is checked before the framework reads it, as :func:`boostplug.xgboost.load_model` and
     :func:`boostplug.lightgbm.load_model` check a file: an XGBoost model must be one complete
-    UBJSON value (:func:`~.xgboost.ubjson.check_ubjson`), a LightGBM model complete UTF-8 model
-    text (:func:`~.lightgbm.model_text.check_model_text`). Anything else is a ``ValueError``
-    naming "the model bytes" (or "the model string") and where the data breaks."""
+    UBJSON value whose trees hold together (:func:`~.xgboost.model_check.check_model_data`), a
+    LightGBM model complete UTF-8 model text (:func:`~.lightgbm.model_text.check_model_text`).
+    Anything else is a ``ValueError`` naming "the model bytes" (or "the model string") and what
+    is wrong."""
     data = bytes(raw)
     if framework == "lightgbm":
         from .lightgbm.model_file import load_model
@@ -45,13 +46,15 @@ def booster_from_bytes(framework: str, raw: bytes) -> Any:
     if framework == "xgboost":
         import xgboost as xgb
 
-        from .xgboost.ubjson import check_ubjson, looks_like_ubjson
+        from .xgboost.model_check import check_model_data, forget_checksum, xgboost_reading
+        from .xgboost.ubjson import looks_like_ubjson
 
         if not looks_like_ubjson(data):
             raise ValueError(f"the model bytes: not an XGBoost UBJSON model (it starts with {data[:8]!r}, "
                              f"{len(data)} bytes)")
-        check_ubjson(data, "the model bytes")
+        check_model_data(data, "the model bytes", ubj=True)
         booster = xgb.Booster()
-        booster.load_model(bytearray(data))
-        return booster
+        with xgboost_reading("the model bytes"):
+            booster.load_model(bytearray(data))
+        return forget_checksum(booster)
     raise ValueError(f"framework must be 'lightgbm' or 'xgboost', got {framework!r}")

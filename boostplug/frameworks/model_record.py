@@ -20,6 +20,18 @@ and :meth:`ObjectiveRecord.params_with` takes them back, checked against the fin
 A record is validated when read: a known format, a registered objective, parameters
 that ``boostplug.objectives.get(name).check`` accepts.
 
+A file saved by boostplug's ``save_model`` carries, in its record, ``"model_sha256"``: the SHA-256
+of the rest of the model (each framework says of what exactly), checked when boostplug reads the
+file (:func:`checksum_of`, :func:`refuse_mismatch`), so that a leaf value or a threshold edited on
+disk is refused rather than loaded as another model. A record without it (written by an earlier
+boostplug, or kept by the framework's own writer) is read as before. A model loaded by boostplug
+keeps its record in memory without the checksum (:func:`without_checksum`): the framework's own
+writer would save it with whatever the model has become since.
+
+``save_model`` without ``objective=`` records the boostplug objective the Booster's parameters hold
+(:func:`objective_that_trained`: a scikit-learn ranker's); a Booster of a plain ``lgb.train`` or
+``xgb.train`` does not hold it (LightGBM writes ``"none"``), so saving one without ``objective=`` warns.
+
 An objective that was never registered (a ``Loss`` class handed to an adapter) is recorded
 too, with the class's import path in ``"class"``: the name alone cannot rebuild it. Saving such
 a model warns (:func:`warn_if_unregistered`), and reading its record where the name is not
@@ -31,8 +43,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -40,12 +53,18 @@ import numpy as np
 from .. import objectives as _objectives
 from ..keyed_pairs import KeyedPairs
 
-__all__ = ["RECORD_KEY", "FORMAT", "Fingerprint", "ObjectiveRecord", "record_for", "warn_if_unregistered", "clip"]
+__all__ = ["RECORD_KEY", "FORMAT", "CHECKSUM_KEY", "Fingerprint", "ObjectiveRecord", "record_for",
+           "warn_if_unregistered", "clip", "checksum_of", "refuse_mismatch", "with_checksum", "without_checksum",
+           "objective_that_trained", "record_found"]
 
 #: Name of the record: the LightGBM parameter line's key and the XGBoost attribute.
 RECORD_KEY = "boostplug_objective"
 #: Version of the record's layout; a reader refuses a newer one.
 FORMAT = 1
+#: The record's key for the SHA-256 (hex) of the model file's other content (optional: readers of
+#: format 1 that predate it ignore it).
+CHECKSUM_KEY = "model_sha256"
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 #: The dtype a fingerprint of a KeyedPairs table records (its shape is the number of pairs).
 KEYED_DTYPE = "keyed_pairs"
 # Objective.check stands in for row-index parameters, so any value does for validation.
@@ -86,6 +105,8 @@ class ObjectiveRecord:
         version: the boostplug version that wrote the record.
         loss_class: ``"module.QualName"`` of the objective's class when it was not registered
             under ``name`` ("" when it was): what to register before the record can be read.
+        model_sha256: the SHA-256 of the model file's other content, as the file that held the
+            record gave it ("" for none; not part of the record's equality).
     """
 
     name: str
@@ -93,6 +114,11 @@ class ObjectiveRecord:
     fingerprints: Mapping[str, Fingerprint] = field(default_factory=dict)
     version: str = ""
     loss_class: str = ""
+    model_sha256: str = field(default="", compare=False)
+
+    def with_checksum(self, digest: str) -> "ObjectiveRecord":
+        """This record carrying ``digest`` as its ``model_sha256`` ("" for none)."""
+        return replace(self, model_sha256=digest)
 
     def params_with(self, **row_params: Any) -> dict[str, Any]:
         """The parameters to rebuild the objective, with the fingerprinted ones given back.
@@ -130,7 +156,9 @@ class ObjectiveRecord:
             doc["fingerprints"] = {k: v.to_json() for k, v in self.fingerprints.items()}
         if self.loss_class:
             doc["class"] = self.loss_class
-        return json.dumps(doc, separators=(",", ":"), sort_keys=True, allow_nan=False)
+        if self.model_sha256:
+            doc[CHECKSUM_KEY] = self.model_sha256
+        return _dumps(doc)
 
     @classmethod
     def from_json(cls, text: str) -> "ObjectiveRecord":
@@ -163,7 +191,8 @@ class ObjectiveRecord:
                              "registered and is not registered here: boostplug.objectives.register it (import the "
                              "class first), then read the model's record")
         # registered here now: the name rebuilds it, as any other record's
-        record = cls(_objectives.get(name).name, params, fingerprints, str(doc.get("boostplug", "")))
+        record = cls(_objectives.get(name).name, params, fingerprints, str(doc.get("boostplug", "")),
+                     model_sha256=_checksum_in(doc, "the model"))
         record.validate()
         return record
 
@@ -220,6 +249,92 @@ def record_for(objective: Any) -> ObjectiveRecord:
     record = ObjectiveRecord(name, params, fingerprints, __version__, unregistered)
     record.validate(entry)
     return record
+
+
+def _dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, separators=(",", ":"), sort_keys=True, allow_nan=False)
+
+
+def _checksum_in(doc: Any, source: str) -> str:
+    """The record's ``model_sha256`` ("" when it has none); ``ValueError`` for one that is not a SHA-256."""
+    if not isinstance(doc, dict) or CHECKSUM_KEY not in doc:
+        return ""
+    value = doc[CHECKSUM_KEY]
+    if not isinstance(value, str) or not _SHA256_HEX.fullmatch(value):
+        raise ValueError(f"{source}: its {RECORD_KEY} record's {CHECKSUM_KEY} is not a SHA-256 (64 hexadecimal "
+                         f"digits): {clip(value, 80)}")
+    return value
+
+
+def checksum_of(record_text: str, source: str) -> str | None:
+    """The ``model_sha256`` of a record's JSON text, ``None`` when it has none; ``ValueError`` naming
+    ``source`` for a record that is not a JSON object or a checksum that is not a SHA-256."""
+    try:
+        doc = json.loads(record_text)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"{source}: its {RECORD_KEY} record is not JSON ({exc}): {clip(record_text)}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{source}: its {RECORD_KEY} record is not a JSON object: {clip(record_text)}")
+    return _checksum_in(doc, source) or None
+
+
+def refuse_mismatch(expected: str, actual: str, source: str) -> None:
+    """``ValueError`` naming ``source`` when the checksum its record gives is not its content's."""
+    if expected != actual:
+        raise ValueError(f"{source}: its checksum does not match its content (the record gives {CHECKSUM_KEY} "
+                         f"{expected[:16]}..., the content's is {actual[:16]}...): the file was changed after "
+                         "boostplug saved it; not loaded")
+
+
+def with_checksum(record_text: str, digest: str) -> str:
+    """A record's JSON text, compact with sorted keys, carrying ``digest`` as its ``model_sha256``
+    (none for ""); unchanged when it is no JSON object (reading the record refuses that)."""
+    try:
+        doc = json.loads(record_text)
+    except (TypeError, ValueError, RecursionError):
+        return record_text
+    if not isinstance(doc, dict):
+        return record_text
+    doc.pop(CHECKSUM_KEY, None)
+    if digest:
+        doc[CHECKSUM_KEY] = digest
+    try:
+        return _dumps(doc)
+    except ValueError:  # a NaN the writer would not write: the record is refused when read
+        return record_text
+
+
+def without_checksum(record_text: str) -> str:
+    """A record's JSON text without its ``model_sha256``, compact with sorted keys (what a file's
+    checksum covers of its record); unchanged when it is no JSON object."""
+    return with_checksum(record_text, "")
+
+
+# ---- which objective trained a Booster ----------------------------------------------------------------
+def objective_that_trained(booster: Any) -> Any:
+    """The boostplug objective ``booster``'s ``params["objective"]`` holds (a scikit-learn wrapper's
+    ``func`` too), or ``None``: LightGBM's ``lgb.train`` puts ``"none"`` there and XGBoost keeps no
+    objective callable, and nothing else ties a Booster to the objective that trained it (a round
+    hands the objective the training set, not the Booster), so those need ``objective=``."""
+    given = (getattr(booster, "params", None) or {}).get("objective")
+    given = getattr(given, "func", given)  # LightGBM's scikit-learn wrapper of it
+    if hasattr(given, "name") and isinstance(getattr(given, "params", None), dict):
+        return given
+    return None
+
+
+def record_found(objective: Any, who: str | None) -> ObjectiveRecord | None:
+    """The record of an objective found training a Booster (:func:`objective_that_trained`), or, when
+    its parameters cannot be recorded, ``None`` with a ``UserWarning`` from ``who`` (none when
+    ``who`` is ``None``): a file saved without ``objective=`` is then written as before, without one."""
+    try:
+        return record_for(objective)
+    except (TypeError, ValueError) as exc:
+        if who is not None:
+            name = getattr(objective, "name", objective)
+            warnings.warn(f"{who}: the booster was trained with the objective {name!r}, which cannot be recorded "
+                          f"({exc}); the file records no objective", UserWarning, stacklevel=4)
+        return None
 
 
 def warn_if_unregistered(record: ObjectiveRecord | str | None) -> None:

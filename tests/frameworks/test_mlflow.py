@@ -91,6 +91,28 @@ def test_the_trusted_types_are_exactly_what_skops_does_not_trust(framework: str)
     np.testing.assert_array_equal(sio.loads(data, trusted=trusted).predict(X), ranker.predict(X))
 
 
+@pytest.mark.parametrize("trusted", [bpl.SKOPS_TRUSTED_TYPES, bpx.SKOPS_TRUSTED_TYPES], ids=["lightgbm", "xgboost"])
+def test_the_trusted_types_are_public_names(trusted) -> None:
+    """It listed boostplug.frameworks._bound_objective.ShippedEntry, a private class whose state unpickles
+    the objective's class: trusting it let a skops file run pickle."""
+    for name in trusted:
+        assert not any(part.startswith("_") for part in name.split(".")), name
+
+
+def test_a_ranker_loaded_from_skops_or_a_pickle_has_its_objective_back() -> None:
+    import pickle
+
+    sio = pytest.importorskip("skops.io")
+    X, y, qid = _data()
+    ranker = bpl.LGBMRanker(objective="ndcg_boost", sigma=2.0, n_estimators=2, verbose=-1, n_jobs=1).fit(X, y, qid=qid)
+    for again in (sio.loads(sio.dumps(ranker), trusted=bpl.SKOPS_TRUSTED_TYPES), pickle.loads(pickle.dumps(ranker))):
+        objective = again.objective_
+        assert (type(objective).__name__, objective.name, objective.params, objective.threads) == \
+            ("LightGBMSklearnObjective", "ndcg_boost", {"sigma": 2.0}, 1)
+        np.testing.assert_array_equal(again.predict(X), ranker.predict(X))
+        np.testing.assert_array_equal(again.fit(X, y, qid=qid).predict(X), ranker.predict(X))  # it refits the same
+
+
 def test_an_xgboost_booster_round_trips_with_its_record(store) -> None:
     X, y, qid = _data()
     obj = bpx.objective("qbrank", w=0.5)
@@ -99,6 +121,27 @@ def test_an_xgboost_booster_round_trips_with_its_record(store) -> None:
         uri = mlflow.xgboost.log_model(booster, name="model", **REQUIREMENTS).model_uri
     rec = bpx.objective_of(mlflow.xgboost.load_model(uri))
     assert (rec.name, dict(rec.params)) == ("qbrank", {"w": 0.5})
+
+
+def test_log_model_records_the_objective_given_and_autolog_keeps_only_its_name(store) -> None:
+    """MLflow's own writers (log_model, autolog) keep a fresh Booster without its record; autolog logs the
+    objective as a run parameter, text only. bpl.log_model(booster, objective=obj) records it;
+    without objective= it warns (before, it logged the Booster without a record, silently)."""
+    X, y, qid = _data()
+    mlflow.lightgbm.autolog(log_datasets=False, silent=True)
+    try:
+        with mlflow.start_run() as run:
+            obj = bpl.objective("mpboost", ddf="ldd")
+            booster = lgb.train({"objective": obj, "verbose": -1, "num_threads": 1}, bpl.dataset(X, y, qid=qid), 3)
+    finally:
+        mlflow.lightgbm.autolog(disable=True)
+    assert mlflow.get_run(run.info.run_id).data.params["objective"] == "LightGBMObjective('mpboost', ddf='ldd')"
+    logged = mlflow.search_logged_models(experiment_ids=[run.info.experiment_id], output_format="list")
+    assert bpl.objective_of(mlflow.lightgbm.load_model(logged[0].model_uri)) is None
+    with pytest.warns(UserWarning, match="pass objective="):
+        assert bpl.objective_of(mlflow.lightgbm.load_model(_logged(booster, bpl.log_model))) is None
+    rec = bpl.objective_of(mlflow.lightgbm.load_model(_logged(booster, bpl.log_model, objective=obj)))
+    assert (rec.name, dict(rec.params)) == ("mpboost", {"ddf": "ldd"})
 
 
 def test_autolog_names_the_boostplug_objective_of_a_ranker(store) -> None:

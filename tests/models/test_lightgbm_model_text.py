@@ -42,6 +42,11 @@ def _ranking_model(path: Path) -> str:
     return path.read_text()
 
 
+def _without_checksum(text: str) -> str:
+    """``text`` with its record as boostplug wrote it before records carried the text's checksum."""
+    return text_with_record(text, bpl.objective_of(bpl.load_model(model_str=text)), checksum=False)
+
+
 def _earlier_layout(text: str) -> str:
     """``text`` as boostplug wrote it before the record moved into the objective line: no header
     objective, ``[objective: custom]``, the record as a ``[boostplug_objective: ...]`` parameter."""
@@ -80,7 +85,8 @@ CUTS = textwrap.dedent("""
                 else:
                     booster = bpl.load_model(model_str=text[:cut])
             except ValueError as e:
-                if str(e).startswith(name) and "an incomplete or damaged LightGBM model, not loaded" in str(e):
+                if str(e).startswith(name) and ("an incomplete or damaged LightGBM model, not loaded" in str(e)
+                                                 or "its checksum does not match its content" in str(e)):
                     out["refused"] += 1
                 else:
                     out["wrong"].append([cut, str(e)])
@@ -111,15 +117,15 @@ def test_every_cut_point_of_two_real_model_files_is_refused_naming_the_file(tmp_
         assert out["wrong"] == []
         # The cut that drops the final newline loses nothing: it loads, record and all. The cut right
         # after 'end of parameters' is also what LightGBM's own writer (the CLI, the C API, R) gives,
-        # so it loads: it lacks only the Python package's pandas_categorical line, null here; the
-        # record in the objective line is whole. The earlier layout's record line may only be cut
-        # off with the pandas_categorical line, by the Python package: that cut is refused.
+        # so a file without boostplug's record loads: it lacks only the Python package's
+        # pandas_categorical line, null here. The record saved by boostplug carries the text's
+        # checksum, which that cut no longer matches: refused. The earlier layout's record line may
+        # only be cut off with the pandas_categorical line, by the Python package: that cut is refused.
         end = text.index("end of parameters\n") + len("end of parameters\n")
-        if "[boostplug_objective: " in text:
+        if "[boostplug_objective: " in text or "lambdarank_by_boostplug" in text:
             expected = [[len(text) - 1, True]]
         else:
-            has_record = "lambdarank_by_boostplug" in text
-            expected = [[end, has_record], [len(text) - 1, has_record]]
+            expected = [[end, False], [len(text) - 1, False]]
         assert out["loaded"] == expected
         assert out["refused"] == len(text) - len(expected)
 
@@ -147,11 +153,14 @@ def test_a_cut_file_names_the_line_and_what_is_missing(tmp_path):
         with pytest.raises(ValueError, match="^the model string"):
             bpl.load_model(model_str=cut)
     # A cut pandas_categorical: line: the Python package's JSON error, wrapped naming the file; the
-    # record before it is whole.
-    path.write_text(text[:-4])
+    # record before it is whole (a record without the checksum, which refuses the cut text itself).
+    path.write_text(_without_checksum(text)[:-4])
     with pytest.raises(ValueError, match=r"cut\.txt: LightGBM refused it \(Expecting value.*not loaded$"):
         bpl.load_model(path)
     assert bpl.objective_of(path) == bpl.objective_of(bpl.load_model(model_str=text))
+    path.write_text(text[:-4])
+    with pytest.raises(ValueError, match=r"cut\.txt: its checksum does not match its content"):
+        bpl.load_model(path)
 
 
 def _sub(old: str, new: str, count: int = 1) -> Callable[[str], str]:
@@ -216,20 +225,29 @@ DAMAGE = [
 
 
 def test_what_lightgbm_reads_safely_is_left_to_it(tmp_path):
-    """The numbers after Tree= and the first line: LightGBM reads neither (the same predictions)."""
+    """The numbers after Tree= and the first line: LightGBM reads neither (the same predictions). A
+    file that carries its checksum is refused all the same: its text changed."""
     text = _ranking_model(tmp_path / "m.txt")
     X = np.random.default_rng(3).normal(size=(20, 3))
     expected = bpl.load_model(model_str=text).predict(X)
     for mutate in (_sub("Tree=1\n", "Tree=5\n"), lambda t: "xtree" + t[4:]):
-        assert np.array_equal(bpl.load_model(model_str=mutate(text)).predict(X), expected)
+        assert np.array_equal(bpl.load_model(model_str=mutate(_without_checksum(text))).predict(X), expected)
+        with pytest.raises(ValueError, match=r"^the model string: its checksum does not match its content"):
+            bpl.load_model(model_str=mutate(text))
 
 
 @pytest.mark.parametrize("name, mutate, message", DAMAGE, ids=[d[0] for d in DAMAGE])
 def test_damaged_model_text_is_refused_naming_the_line(tmp_path, name, mutate, message):
     text = _ranking_model(tmp_path / "m.txt")
     assert "tree_sizes=478 488" in text and "left_child=-1 -2 -3\nright_child=1 2 -4" in text
-    (tmp_path / "bad.txt").write_text(mutate(text))
+    # A file whose record carries no checksum (an earlier boostplug's): the damage itself is named.
+    (tmp_path / "bad.txt").write_text(mutate(_without_checksum(text)))
     with pytest.raises(ValueError, match=message) as info:
+        bpl.load_model(tmp_path / "bad.txt")
+    assert str(info.value).startswith(str(tmp_path / "bad.txt"))
+    # Today's file: refused too, by the damage or by the checksum it no longer matches.
+    (tmp_path / "bad.txt").write_text(mutate(text))
+    with pytest.raises(ValueError, match=f"{message}|its checksum does not match its content") as info:
         bpl.load_model(tmp_path / "bad.txt")
     assert str(info.value).startswith(str(tmp_path / "bad.txt"))
 

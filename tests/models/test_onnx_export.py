@@ -477,3 +477,26 @@ def test_without_onnx_the_error_names_the_serve_extra(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
     with pytest.raises(ImportError, match=r"boostplug\[serve\]"):
         to_onnx(booster)
+
+
+def test_the_docs_example_compares_like_with_like(tmp_path, monkeypatch, capsys) -> None:
+    """docs/objectives/index.md's to_onnx block prints the largest difference beside "float32 rounding
+    only": it printed 0.351, comparing the float32 graph on float32 inputs with LightGBM on the float64
+    rows (a feature within a float32 step of a threshold takes the other branch). Run on the page's own
+    booster and test rows, what it prints must be float32 rounding."""
+    from pathlib import Path
+
+    from boostplug import data
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "objectives" / "index.md").read_text()
+    block = next(b for b in page.split("```python\n")[1:] if "to_onnx(booster, path=" in b).split("```")[0]
+    assert "float32 rounding only" in block
+    train, test = data.load_example()
+    fit, _ = data.train_test_split_by_query(train, test_size=0.2, seed=0)
+    booster = lgb.train({"objective": bpl.objective("mpboost", ddf="ldd"), "verbose": -1, "num_threads": 1},
+                        bpl.dataset(fit.X, fit.y, qid=fit.qid), 30)  # as the page trains it
+    monkeypatch.chdir(tmp_path)
+    exec(block, {"booster": booster, "X_test": test.X})
+    printed = float(capsys.readouterr().out.split()[-1])
+    scale = np.abs(booster.predict(test.X)).max()
+    assert printed <= 1e-6 * scale, printed

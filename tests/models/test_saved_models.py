@@ -24,7 +24,7 @@ import xgboost as xgb
 from boostplug import lightgbm as bpl
 from boostplug import xgboost as bpx
 from boostplug.boosters import AdaRank, MPBoost, NDCGBoost, RankBoost, RankingBooster, load
-from boostplug.frameworks.model_record import ObjectiveRecord, record_for
+from boostplug.frameworks.model_record import ObjectiveRecord, record_for, without_checksum
 
 
 N_Q, PER_Q, N_F = 30, 8, 5
@@ -152,7 +152,9 @@ def test_same_encoding_in_both_frameworks(tmp_path) -> None:
     bpl.save_model(lgb_booster, tmp_path / "m.txt", objective=bpl.objective("qbrank", w=0.25, tau=0.5))
     xgb_booster = bpx.record_objective(_xgb_model(bpx.objective("qbrank", w=0.25, tau=0.5)),
                                        bpx.objective("qbrank", w=0.25, tau=0.5))
-    assert _record_json((tmp_path / "m.txt").read_text()) == xgb_booster.attr("boostplug_objective")
+    # the file's record carries the file's checksum besides; the rest is the same JSON
+    assert "model_sha256" in _record_json((tmp_path / "m.txt").read_text())
+    assert without_checksum(_record_json((tmp_path / "m.txt").read_text())) == xgb_booster.attr("boostplug_objective")
     assert bpl.objective_of(tmp_path / "m.txt") == bpx.objective_of(xgb_booster)
 
 
@@ -232,8 +234,8 @@ def test_a_damaged_record_line_is_refused_on_read(tmp_path) -> None:
 
 def _earlier_layout(text: str) -> str:
     """The layout boostplug wrote before: ``[objective: custom]``, no header objective, the record as a
-    parameter LightGBM does not know."""
-    record_json = _record_json(text)
+    parameter LightGBM does not know (and without a checksum, which came later)."""
+    record_json = without_checksum(_record_json(text))
     text = text.replace(_record_line(text), "[objective: custom]").replace("objective=lambdarank\n", "")
     return text.replace("end of parameters", f"[boostplug_objective: {record_json}]\nend of parameters", 1)
 
@@ -721,8 +723,10 @@ def test_an_unwritable_parameter_leaves_the_old_model_whole(tmp_path):
 
 def test_a_feature_ranker_whose_product_overflows_is_refused_at_predict(fitted, tmp_path):
     X, models = fitted
-    path = _corrupt(tmp_path, models, "adarank", _weight(1e308, t=0))
-    model = load(path)  # a finite weight whose absolute sum is finite: the file itself is valid
+    # a finite weight whose absolute sum is finite: the file itself is valid (without the checksum that
+    # refuses the edit, as an earlier boostplug wrote it)
+    path = _corrupt(tmp_path, models, "adarank", lambda d: (_weight(1e308, t=0)(d), d.pop("sha256")))
+    model = load(path)
     feature = int(model.rankers_[0]["feature"])
     X = np.nan_to_num(X).clip(-1.0, 1.0)
     X[3, feature] = 2.5  # an ordinary feature value

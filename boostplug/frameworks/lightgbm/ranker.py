@@ -18,7 +18,8 @@ from lightgbm.basic import _ConfigAliases
 from lightgbm.sklearn import _ObjectiveFunctionWrapper
 from numpy.typing import ArrayLike
 
-from .._adapter import builder_init_score
+from ... import objectives as _objectives
+from .._adapter import FROM_FRAMEWORK, builder_init_score
 from ..sklearn_ranker import OWN_PARAMS, RankerMixin
 from .adapters import LightGBMSklearnObjective, params_threads, sklearn_metric, sklearn_objective
 from .frames import lightgbm_frame
@@ -27,14 +28,17 @@ from .model_file import load_model, objective_of, record_objective, save_model
 __all__ = ["LGBMRanker", "SKOPS_TRUSTED_TYPES"]
 
 #: What a fitted :class:`LGBMRanker` with a registered boostplug objective holds beyond what skops
-#: trusts by default (LightGBM's own ranker needs the last three): pass it as
+#: trusts by default (LightGBM's own ranker needs the last two), public names only: pass it as
 #: ``skops.io.load(..., trusted=SKOPS_TRUSTED_TYPES)`` or to MLflow's
-#: ``mlflow.lightgbm.log_model(ranker, ..., skops_trusted_types=SKOPS_TRUSTED_TYPES)``.
+#: ``mlflow.lightgbm.log_model(ranker, ..., skops_trusted_types=SKOPS_TRUSTED_TYPES)``. The ranker's
+#: objective travels as its name and parameters (:meth:`LGBMRanker.__getstate__`), not as the
+#: objective object, whose state unpickles the objective's class (which skops exists to avoid).
 SKOPS_TRUSTED_TYPES = ["boostplug.frameworks.lightgbm.ranker.LGBMRanker",
-                       "boostplug.frameworks.lightgbm.adapters.LightGBMSklearnObjective",
-                       "boostplug.frameworks._bound_objective.ShippedEntry",
                        "boostplug.frameworks.model_record.ObjectiveRecord",
                        "collections.OrderedDict", "lightgbm.basic.Booster"]
+
+# The pickled ranker's key for its objective as plain data: (name, parameters, thread count).
+_OBJECTIVE_STATE = "_boostplug_objective_state"
 
 
 @functools.cache
@@ -252,6 +256,26 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         if self._is_boostplug(self.objective) and callable(self._objective):
             record_objective(self._Booster, self._objective)  # booster_ then says what trained it
         return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The ranker's state, its objective of a registered name as plain data (name, parameters,
+        thread count), rebuilt when unpickled: pickles and skops files hold no objective object."""
+        state = super().__getstate__()
+        objective = state.get("_objective")
+        if isinstance(objective, LightGBMSklearnObjective) and objective.objective is not None \
+                and _objectives.is_registered(objective.objective):
+            threads = "framework" if objective.threads is FROM_FRAMEWORK else objective.threads
+            state = dict(state, _objective=None)
+            state[_OBJECTIVE_STATE] = {"name": objective.name, "params": dict(objective.params), "threads": threads}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        spec = state.pop(_OBJECTIVE_STATE, None)
+        super().__setstate__(state)
+        if spec is not None:
+            threads = FROM_FRAMEWORK if spec["threads"] == "framework" else spec["threads"]
+            self._objective = sklearn_objective(spec["name"], threads=threads, **spec["params"])
 
     def predict(self, X: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """``lightgbm.LGBMRanker.predict``; a polars DataFrame or pyarrow Table with categorical

@@ -1,15 +1,21 @@
 """XGBoost model files that say which boostplug objective trained them: the record
 (:mod:`boostplug.frameworks.model_record`) as the booster attribute ``boostplug_objective``,
-which XGBoost keeps in its JSON and UBJSON model files."""
+which XGBoost keeps in its JSON and UBJSON model files. :func:`save_model` adds the SHA-256 of the
+model's other content to the record it writes (:func:`~.model_check.content_sha256`), which
+:func:`load_model` checks."""
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
 from typing import Any
 
 from ..._atomic import write_bytes
-from ..model_record import RECORD_KEY, ObjectiveRecord, record_for, warn_if_unregistered
-from .ubjson import checked_model_source
+from ..model_record import (RECORD_KEY, ObjectiveRecord, objective_that_trained, record_for, record_found,
+                            warn_if_unregistered, with_checksum)
+from .model_check import checked_model_source, content_sha256, forget_checksum, xgboost_reading
+from .ubjson import parse_ubjson
 
 __all__ = ["record_objective", "objective_of", "save_model", "load_model"]
 
@@ -48,23 +54,61 @@ def objective_of(booster_or_path: Any):
 
 def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     """Save ``booster`` (JSON for a ``.json`` path, UBJSON otherwise), after recording
-    ``objective`` if given (:func:`record_objective`). Written atomically."""
+    ``objective`` (:func:`record_objective`): the one given, else the one already recorded, else
+    the boostplug objective the booster was trained with (``xgb.train(obj=...)``); a
+    ``UserWarning`` when it was trained with a custom objective and none of these is known. The
+    record in the file carries the SHA-256 of the model's content, which :func:`load_model`
+    checks. Written atomically."""
+    if objective is None and booster.attr(RECORD_KEY) is None:
+        trained = objective_that_trained(booster)
+        if trained is None:
+            _warn_if_custom(booster)
+        else:
+            objective = record_found(trained, "boostplug.xgboost.save_model")
     if objective is not None:
         record_objective(booster, objective)
-    warn_if_unregistered(booster.attr(RECORD_KEY))
+    record = booster.attr(RECORD_KEY)
     fmt = "json" if os.fspath(path).lower().endswith(".json") else "ubj"
-    write_bytes(path, bytes(booster.save_raw(raw_format=fmt)))
+    if record is None:
+        write_bytes(path, bytes(booster.save_raw(raw_format=fmt)))
+        return
+    warn_if_unregistered(record)
+    digest = content_sha256(parse_ubjson(bytes(booster.save_raw(raw_format="ubj")), "the booster"))
+    booster.set_attr(**{RECORD_KEY: with_checksum(record, digest)})
+    try:
+        data = bytes(booster.save_raw(raw_format=fmt))
+    finally:  # the booster keeps its record without the checksum, which describes this file only
+        booster.set_attr(**{RECORD_KEY: with_checksum(record, "")})
+    write_bytes(path, data)
+
+
+def _warn_if_custom(booster: Any) -> None:
+    """A ``UserWarning`` when ``booster`` may have been trained with a custom objective (its objective
+    is ``reg:squarederror``, XGBoost's placeholder for one) that boostplug does not know."""
+    try:
+        name = json.loads(booster.save_config())["learner"]["objective"]["name"]
+    except (KeyError, TypeError, ValueError):
+        return
+    if name == "reg:squarederror":
+        warnings.warn("boostplug.xgboost.save_model: no boostplug objective is recorded for this booster and none "
+                      "was seen training it, so the file names none; if a custom objective trained it (XGBoost "
+                      "then writes its placeholder reg:squarederror), pass objective= (the boostplug objective "
+                      "it was trained with) to record it", UserWarning, stacklevel=3)
 
 
 def load_model(path: Any):
     """``xgb.Booster(model_file=path)``, its objective record validated (``ValueError`` if invalid).
-    A UBJSON file's structure is checked first (a ``ValueError`` naming the file and the byte
-    offset): XGBoost's own reader crashes the process or hangs on a file cut short. ``path``: str,
-    bytes or os.PathLike; a FIFO, a socket, a device and (XGBoost 3.0 on) a file that is neither
-    JSON nor UBJSON are a ``ValueError`` naming it (:func:`~.ubjson.checked_model_source`)."""
+    The file is checked first (:func:`~.model_check.checked_model_source`): XGBoost's own reader
+    crashes the process or hangs on a UBJSON file cut short, and its ``predict`` on a tree whose
+    children or split features are out of range. A UBJSON structure that breaks is a
+    ``ValueError`` naming the file and the byte offset; a tree that does not hold together, one
+    naming the file, the tree and the field; a file whose record carries a checksum that its
+    content does not match, one saying so. ``path``: str, bytes or os.PathLike; a FIFO, a socket,
+    a device and (XGBoost 3.0 on) a file that is neither JSON nor UBJSON are a ``ValueError``
+    naming it."""
     booster = _read(path)
     objective_of(booster)
-    return booster
+    return forget_checksum(booster)
 
 
 def _read(path: Any):
@@ -74,4 +118,5 @@ def _read(path: Any):
 
     path = fs_path(path, "model file")  # bytes too (XGBoost takes only str and os.PathLike)
     checked_model_source(path)
-    return xgb.Booster(model_file=path)
+    with xgboost_reading(path):
+        return xgb.Booster(model_file=path)

@@ -19,7 +19,7 @@ from ..sklearn_ranker import FitPlan, RankerMixin
 from .adapters import XGBoostMetric, directed_callbacks, dmatrix, early_stopping, params_threads
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
-from .ubjson import checked_model_source
+from .model_check import checked_model_source, forget_checksum, xgboost_reading
 
 __all__ = ["XGBRanker", "SKOPS_TRUSTED_TYPES"]
 
@@ -226,9 +226,12 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         """``xgboost.XGBRanker.load_model``, then the recorded boostplug objective becomes
         ``objective`` and its parameters estimator parameters again (``get_params``); row-index
         parameters (the objective's ``row_params``) are recorded only as a fingerprint and not restored.
-        A UBJSON model cut short or damaged is a ``ValueError`` (:func:`~.ubjson.checked_model_source`)."""
+        A model cut short or damaged is a ``ValueError`` (:func:`~.model_check.checked_model_source`)."""
         checked_model_source(fname)
-        super().load_model(fname)
+        source = "the model bytes" if isinstance(fname, (bytes, bytearray, memoryview)) else str(fname)
+        with xgboost_reading(source):
+            super().load_model(fname)
+        forget_checksum(self.get_booster())
         record = objective_of(self.get_booster())
         if record is not None:
             self.objective = record.name

@@ -1,28 +1,32 @@
-"""The structure of an XGBoost UBJSON model (``.ubj``) checked before XGBoost parses it.
+"""XGBoost UBJSON models (``.ubj``) read before XGBoost parses them.
 
 XGBoost's UBJSON reader trusts the lengths and counts it reads: a file cut short crashes the
-process (SIGSEGV) or hangs it. :func:`check_ubjson` walks the container without building it
-(typed arrays are skipped by their length, so the walk costs one step per key and untyped
-value): every length and count must stay within the data, every container must close, and the
-outermost value must end where the data ends; otherwise a ``ValueError`` naming the source and
-the byte offset. JSON model text is parsed once by Python's ``json`` for the same reason.
+process (SIGSEGV) or hangs it. :func:`parse_ubjson` reads the data into Python values (typed
+numeric arrays as numpy arrays, read whole by their length, so the cost is one step per key and
+untyped value) without recursion: every length and count must stay within the data, every
+container must close, containers may nest at most :data:`MAX_DEPTH` deep (XGBoost's reader
+recurses), and the outermost value must end where the data ends; otherwise a ``ValueError``
+naming the source and the byte offset. What the values must hold to be a model XGBoost reads
+safely is :mod:`.model_check`'s.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import struct
 from typing import Any
 
-from ..._validation import special_kind
+import numpy as np
 
-__all__ = ["check_ubjson", "looks_like_ubjson", "checked_model_source"]
+__all__ = ["check_ubjson", "parse_ubjson", "looks_like_ubjson", "MAX_DEPTH"]
 
 #: Payload sizes of the fixed-size UBJSON types (null, no-op, true, false: none).
 _FIXED = {"Z": 0, "N": 0, "T": 0, "F": 0, "i": 1, "U": 1, "I": 2, "l": 4, "L": 8, "d": 4, "D": 8, "C": 1}
 _INT = {"i": ">b", "U": ">B", "I": ">h", "l": ">i", "L": ">q"}
+_NUMBER = {**_INT, "d": ">f", "D": ">d"}
+_CONSTANT = {"Z": None, "N": None, "T": True, "F": False}
 _STRINGS = ("S", "H")  # a length, then that many bytes
+#: How deep containers may nest: an XGBoost model nests about 8 deep, and XGBoost's reader recurses.
+MAX_DEPTH = 64
 
 
 class _Cut(Exception):
@@ -32,13 +36,21 @@ class _Cut(Exception):
 
 
 class _Container:
-    """One open array or object: its remaining count (None: until its closing marker), the type
-    of its elements when typed, and whether a key is due (objects)."""
+    """One open array or object: its values so far, its remaining count (None: until its closing
+    marker), the type of its elements when typed, and the key whose value is due (objects)."""
 
-    __slots__ = ("close", "remaining", "typed", "object")
+    __slots__ = ("close", "remaining", "typed", "value", "key")
 
     def __init__(self, close: str, remaining: int | None, typed: str | None) -> None:
-        self.close, self.remaining, self.typed, self.object = close, remaining, typed, close == "}"
+        self.close, self.remaining, self.typed = close, remaining, typed
+        self.value: Any = {} if close == "}" else []
+        self.key: str | None = None
+
+    def add(self, v: Any) -> None:
+        if self.close == "}":
+            self.value[self.key] = v
+        else:
+            self.value.append(v)
 
 
 def looks_like_ubjson(data: bytes) -> bool:
@@ -47,63 +59,29 @@ def looks_like_ubjson(data: bytes) -> bool:
     return len(data) >= 1 and data[:1] in (b"{", b"[") and (len(data) < 2 or chr(data[1]) in "iUIlL$#}]")
 
 
-def check_ubjson(data: bytes, source: str) -> None:
-    """``ValueError`` ``"<source>: not a complete UBJSON model: ... at byte N"`` unless ``data`` is one
-    complete UBJSON value whose lengths and counts all stay within it."""
+def parse_ubjson(data: bytes, source: str) -> Any:
+    """The value ``data`` holds (objects as dicts, arrays as lists, typed numeric arrays as numpy
+    arrays, strings as text); ``ValueError`` ``"<source>: not a complete UBJSON model: ... at byte
+    N"`` unless ``data`` is one complete UBJSON value whose lengths and counts all stay within it,
+    and whose strings are UTF-8."""
     try:
-        end = _walk(data)
+        value, end = _parse(data)
     except _Cut as cut:
         raise ValueError(f"{source}: not a complete UBJSON model (cut short or damaged): {cut} at byte "
                          f"{cut.offset} of {len(data)}") from None
     if end != len(data):
         raise ValueError(f"{source}: not a complete UBJSON model: the outermost value ends at byte {end}, but the "
                          f"data has {len(data)} bytes")
+    return value
 
 
-def checked_model_source(fname: Any) -> None:
-    """Check a model XGBoost is about to load (a path, or the bytes of ``Booster.load_model``):
-    UBJSON (by content, or a ``.ubj`` path) by :func:`check_ubjson`, JSON text by Python's parser
-    (XGBoost's own error for a cut one is not valid UTF-8); anything else is refused where XGBoost
-    reads nothing else (3.0 on), and so are a FIFO, a socket and a device: each a ``ValueError``
-    naming the file."""
-    if isinstance(fname, (bytes, bytearray, memoryview)):
-        data, source, named_ubj = bytes(fname), "the model bytes", False
-    elif isinstance(fname, (str, os.PathLike)):
-        path = os.fspath(fname)
-        kind = special_kind(path)
-        if kind is not None:  # a FIFO would block the read; /dev/null reads as nothing
-            raise ValueError(f"{path}: {kind}, not a model file")
-        with open(path, "rb") as f:
-            data = f.read()
-        source, named_ubj = str(path), str(path).lower().endswith(".ubj")
-    else:
-        return
-    if named_ubj or looks_like_ubjson(data):
-        check_ubjson(data, source)
-    elif data[:1] == b"{":  # JSON text: XGBoost's error for a cut one is not even valid UTF-8
-        try:
-            json.loads(data)
-        except ValueError as e:
-            raise ValueError(f"{source}: not a complete JSON model (cut short or damaged): {e}") from None
-    elif _json_models_only():  # XGBoost's own error quotes the bytes, often as invalid UTF-8
-        start = "is empty" if not data else f"starts with {data[:8]!r}"
-        raise ValueError(f"{source}: not an XGBoost model: XGBoost reads JSON and UBJSON models, which start with "
-                         f"'{{', and this {start}")
+def check_ubjson(data: bytes, source: str) -> None:
+    """:func:`parse_ubjson`, for its ``ValueError`` only."""
+    parse_ubjson(data, source)
 
 
-def _json_models_only() -> bool:
-    """Whether the installed XGBoost reads JSON and UBJSON models only (3.0 and later; 2.x still
-    reads its old binary format)."""
-    import xgboost
-
-    try:
-        return int(xgboost.__version__.split(".")[0]) >= 3
-    except ValueError:
-        return True
-
-
-def _walk(data: bytes) -> int:
-    """The offset where the outermost value ends; ``_Cut`` where the structure breaks."""
+def _parse(data: bytes) -> tuple[Any, int]:
+    """The outermost value and the offset where it ends; ``_Cut`` where the structure breaks."""
     n, pos = len(data), 0
     stack: list[_Container] = []
 
@@ -130,22 +108,38 @@ def _walk(data: bytes) -> int:
         pos += size
         return int(v)
 
-    def value(m: str) -> None:
-        """Consume the payload of a value of type ``m``; open a container onto the stack."""
+    def text(what: str) -> str:
         nonlocal pos
-        if m in _FIXED:
-            need(_FIXED[m], f"a {m!r} value")
-            pos += _FIXED[m]
-        elif m in _STRINGS:
-            length = integer(marker("a string length"), "a string length")
-            need(length, "a string")
-            pos += length
-        elif m in "[{":
-            opened(m)
-        else:
-            raise _Cut(pos - 1, f"{m!r} is not a UBJSON type marker")
+        length = integer(marker(f"{what}'s length"), f"{what}'s length")
+        need(length, what)
+        pos += length
+        try:
+            return data[pos - length:pos].decode("utf-8")
+        except UnicodeDecodeError as e:  # (XGBoost's Python API decodes its attributes and names as UTF-8)
+            raise _Cut(pos - length + e.start, f"{what} is not UTF-8 text") from None
 
-    def opened(m: str) -> None:
+    def value(m: str) -> tuple[bool, Any]:
+        """``(True, v)`` for a value read whole, ``(False, None)`` for a container opened onto the stack."""
+        nonlocal pos
+        if m in _NUMBER:
+            size = _FIXED[m]
+            need(size, f"a {m!r} value")
+            (v,) = struct.unpack_from(_NUMBER[m], data, pos)
+            pos += size
+            return True, v
+        if m in _CONSTANT:
+            return True, _CONSTANT[m]
+        if m == "C":
+            need(1, "a 'C' value")
+            pos += 1
+            return True, chr(data[pos - 1])
+        if m in _STRINGS:
+            return True, text("a string")
+        if m in "[{":
+            return opened(m)
+        raise _Cut(pos - 1, f"{m!r} is not a UBJSON type marker")
+
+    def opened(m: str) -> tuple[bool, Any]:
         nonlocal pos
         close = "]" if m == "[" else "}"
         typed = count = None
@@ -159,29 +153,38 @@ def _walk(data: bytes) -> int:
             count = integer(marker("a container count"), "a container count")
             if count > n:
                 raise _Cut(pos, f"a container count of {count} exceeds the data's {n} bytes")
-        if typed is not None and typed in _FIXED and m == "[":  # a typed array: skipped whole
-            need(count * _FIXED[typed], f"a typed array of {count} {typed!r} values")
-            pos += count * _FIXED[typed]
-            return
+        if typed is not None and typed in _NUMBER and m == "[":  # a typed numeric array: read whole
+            size = count * _FIXED[typed]
+            need(size, f"a typed array of {count} {typed!r} values")
+            pos += size
+            return True, np.frombuffer(data, dtype=np.dtype(_NUMBER[typed]), count=count, offset=pos - size).astype(
+                np.dtype(_NUMBER[typed]).newbyteorder("="))
+        if len(stack) == MAX_DEPTH:
+            raise _Cut(pos, f"containers nested more than {MAX_DEPTH} deep")
         stack.append(_Container(close, count, typed))
+        return False, None
 
-    value(marker("the model's first value"))
+    done, out = value(marker("the model's first value"))
     while stack:
         top = stack[-1]
-        if top.remaining == 0:
-            stack.pop()
-            continue
+        finished = top.remaining == 0
         if top.remaining is None:
             need(1, f"the closing {top.close!r}")
             if chr(data[pos]) == top.close:
                 pos += 1
-                stack.pop()
-                continue
-        else:
+                finished = True
+        if finished:
+            stack.pop()
+            if stack:
+                stack[-1].add(top.value)
+            else:
+                out = top.value
+            continue
+        if top.remaining is not None:
             top.remaining -= 1
-        if top.object:
-            length = integer(marker("a key's length"), "a key's length")
-            need(length, "a key")
-            pos += length
-        value(top.typed if top.typed is not None else marker("a value's type"))
-    return pos
+        if top.close == "}":
+            top.key = text("a key")
+        done, v = value(top.typed if top.typed is not None else marker("a value's type"))
+        if done:
+            top.add(v)  # (a container opened is added to this one when it closes)
+    return out, pos

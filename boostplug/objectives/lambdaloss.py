@@ -50,6 +50,7 @@ from numpy.typing import NDArray
 from ._contract import Param, Search
 from .listwise import ListwiseLoss
 from .._core.dcg import inverse_ideal_dcgs
+from .._core.sorting import stable_argsort_descending
 from .logistic import LOGISTIC
 from .pairwise import LAMBDA_EXACT, NO_TRUNCATION, PairwiseLoss
 from .ranknet import SIGMA, TRUNCATION_LEVEL, Truncatable
@@ -161,7 +162,7 @@ class NDCGLoss1(ListwiseLoss):
     @staticmethod
     def list_loss(s, at, doc, query, sigma, top_k, discounts):  # type: ignore[no-untyped-def]
         n = s.shape[0]
-        order = np.argsort(-at, kind="mergesort")
+        order = stable_argsort_descending(at)
         acc = 0.0
         for i in range(n):
             ra = order[i]
@@ -176,7 +177,7 @@ class NDCGLoss1(ListwiseLoss):
     @staticmethod
     def list_grad_hess(s, at, doc, query, grad, hess, sigma, top_k, discounts):  # type: ignore[no-untyped-def]
         n = s.shape[0]
-        order = np.argsort(-at, kind="mergesort")
+        order = stable_argsort_descending(at)
         for i in range(n):
             ra = order[i]
             w = doc[ra, 0] * query[0] * discounts[i]

@@ -95,67 +95,91 @@ def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix
             inv = inv_max_dcg[q]
             total = 0.0
             acc = 0.0
-            for i in range(min(n - 1, top_k)):
-                ri = np.uint64(order[np.uint64(a + i)])  # unsigned: no wraparound of negative indices to emit
-                ui = np.uint64(i)
-                label_i = labels[ri]
-                gain_i = gains[ri]
-                discount_i = discounts[ui]
-                s_i = scores[ri]
-                at_i = at[ri]
-                g_i = 0.0
-                h_i = 0.0
-                if not want_loss:
-                    g_i = grad[ri]
-                    h_i = hess[ri]
-                for j in range(next_lower[a + i] - a if by_label else i + 1, n):
-                    rj = np.uint64(order[np.uint64(a + j)])
-                    uj = np.uint64(j)
-                    label_j = labels[rj]
-                    if label_i == label_j:
-                        continue
-                    up = label_i > label_j
-                    if noting:
-                        note(ri, rj, up)
-                    if up:
-                        d_at = at_i - at[rj]
+            if by_label and not weighted and not noting:  # every pair weighs 1: no label test, no view
+                for i in range(n - 1):
+                    ri = np.uint64(order[np.uint64(a + i)])
+                    s_i = scores[ri]
+                    g_i = grad[ri] if not want_loss else 0.0
+                    h_i = hess[ri] if not want_loss else 0.0
+                    for j in range(next_lower[a + i] - a, n):
+                        rj = np.uint64(order[np.uint64(a + j)])
                         d = s_i - scores[rj]
-                        view = Pair(d_at, i, j, label_i, label_j, gain_i, gains[rj], discount_i, discounts[uj], inv)
-                    else:
-                        d_at = at[rj] - at_i
-                        d = scores[rj] - s_i
-                        view = Pair(d_at, j, i, label_j, label_i, gains[rj], gain_i, discounts[uj], discount_i, inv)
-                    w = 1.0
-                    if weighted:  # constants of the closure: numba compiles only the branch taken
-                        if with_prefix:
-                            w = weight_fn(view, pre, *args)
-                        else:
-                            w = weight_fn(view, *args)
-                    if normalize and varied:
-                        w = w / (NORM_OFFSET + abs(d_at))
-                    if want_loss:
-                        if normalize:
-                            total -= 2.0 * (w * grad_fn(d_at if frozen else d, *args))
-                        if w != 0.0:  # a pair of weight 0 adds nothing, even where its loss overflows
-                            acc += w * loss_fn(d, *args)
-                        continue
-                    g = w * grad_fn(d, *args)
-                    if normalize:
-                        total -= 2.0 * (w * grad_fn(d_at, *args) if frozen else g)
-                    h = w * hess_fn(d, *args)
-                    if bound:
-                        h = 2.0 * abs(h)
-                    if up:
+                        if want_loss:
+                            acc += loss_fn(d, *args)
+                            continue
+                        g = grad_fn(d, *args)
+                        h = hess_fn(d, *args)
+                        if bound:
+                            h = 2.0 * abs(h)
                         grad[rj] -= g
+                        hess[rj] += h
                         g_i += g
-                    else:
-                        grad[rj] += g
-                        g_i -= g
-                    hess[rj] += h
-                    h_i += h
-                if not want_loss:
-                    grad[ri] = g_i
-                    hess[ri] = h_i
+                        h_i += h
+                    if not want_loss:
+                        grad[ri] = g_i
+                        hess[ri] = h_i
+            else:
+                for i in range(min(n - 1, top_k)):
+                    ri = np.uint64(order[np.uint64(a + i)])  # unsigned: no wraparound of negative indices to emit
+                    ui = np.uint64(i)
+                    label_i = labels[ri]
+                    gain_i = gains[ri]
+                    discount_i = discounts[ui]
+                    s_i = scores[ri]
+                    at_i = at[ri]
+                    g_i = 0.0
+                    h_i = 0.0
+                    if not want_loss:
+                        g_i = grad[ri]
+                        h_i = hess[ri]
+                    for j in range(next_lower[a + i] - a if by_label else i + 1, n):
+                        rj = np.uint64(order[np.uint64(a + j)])
+                        uj = np.uint64(j)
+                        label_j = labels[rj]
+                        if label_i == label_j:
+                            continue
+                        up = label_i > label_j
+                        if noting:
+                            note(ri, rj, up)
+                        if up:
+                            d_at = at_i - at[rj]
+                            d = s_i - scores[rj]
+                            view = Pair(d_at, i, j, label_i, label_j, gain_i, gains[rj], discount_i, discounts[uj], inv)
+                        else:
+                            d_at = at[rj] - at_i
+                            d = scores[rj] - s_i
+                            view = Pair(d_at, j, i, label_j, label_i, gains[rj], gain_i, discounts[uj], discount_i, inv)
+                        w = 1.0
+                        if weighted:  # constants of the closure: numba compiles only the branch taken
+                            if with_prefix:
+                                w = weight_fn(view, pre, *args)
+                            else:
+                                w = weight_fn(view, *args)
+                        if normalize and varied:
+                            w = w / (NORM_OFFSET + abs(d_at))
+                        if want_loss:
+                            if normalize:
+                                total -= 2.0 * (w * grad_fn(d_at if frozen else d, *args))
+                            if w != 0.0:  # a pair of weight 0 adds nothing, even where its loss overflows
+                                acc += w * loss_fn(d, *args)
+                            continue
+                        g = w * grad_fn(d, *args)
+                        if normalize:
+                            total -= 2.0 * (w * grad_fn(d_at, *args) if frozen else g)
+                        h = w * hess_fn(d, *args)
+                        if bound:
+                            h = 2.0 * abs(h)
+                        if up:
+                            grad[rj] -= g
+                            g_i += g
+                        else:
+                            grad[rj] += g
+                            g_i -= g
+                        hess[rj] += h
+                        h_i += h
+                    if not want_loss:
+                        grad[ri] = g_i
+                        hess[ri] = h_i
             factor = math.log2(1.0 + total) / total if normalize and total > 0.0 else 1.0
             if want_loss:
                 loss[q] = w_q * (factor * acc)

@@ -183,5 +183,9 @@ class ApproxNDCG(ListwiseLoss):
     def list_args(self) -> tuple[float, bool]:
         return float(self.alpha), self.hessian == "exact"
 
+    def list_work(self) -> int:
+        sizes = np.diff(self.group_ptr)
+        return int(np.sum(sizes * sizes))
+
 
 prepare, loss, grad_hess = module_functions(ApproxNDCG)

@@ -159,6 +159,10 @@ class NDCGLoss1(ListwiseLoss):
         top_k = NO_TRUNCATION if self.truncation_level is None else self.truncation_level
         return float(self.sigma), int(top_k), self._discounts
 
+    def list_work(self) -> int:
+        sizes = np.diff(self.group_ptr)
+        return int(np.sum(sizes * np.minimum(sizes, self.list_args()[1])))
+
     @staticmethod
     def list_loss(s, at, doc, query, sigma, top_k, discounts):  # type: ignore[no-untyped-def]
         n = s.shape[0]
@@ -179,18 +183,20 @@ class NDCGLoss1(ListwiseLoss):
         n = s.shape[0]
         order = stable_argsort_descending(at)
         for i in range(n):
-            ra = order[i]
-            w = doc[ra, 0] * query[0] * discounts[i]
+            ra = np.uint64(order[np.uint64(i)])  # unsigned: no wraparound of negative indices to emit
+            w = doc[ra, 0] * query[0] * discounts[np.uint64(i)]
             if w == 0.0:
                 continue
+            s_a = s[ra]
             g_a = grad[ra]  # document a's sums in registers over its pairs (no other pair writes them)
             h_a = hess[ra]
             for j in range(n if i < top_k else min(n, top_k)):
                 if j == i:
                     continue
-                rb = order[j]
-                g = w * _logistic_grad(s[ra] - s[rb], sigma)
-                h = w * _logistic_hess(s[ra] - s[rb], sigma)
+                rb = np.uint64(order[np.uint64(j)])
+                d = s_a - s[rb]
+                g = w * _logistic_grad(d, sigma)
+                h = w * _logistic_hess(d, sigma)
                 g_a += g
                 grad[rb] -= g
                 h_a += h

@@ -56,7 +56,7 @@ def list_kernel(loss_fn: Any, grad_hess_fn: Any, with_at: bool) -> Callable[...,
                     loss[q] = w * loss_fn(scores[a:b], doc[a:b], query[q], *args)
                 else:
                     grad_hess_fn(scores[a:b], doc[a:b], query[q], grad[a:b], hess[a:b], *args)
-                if not want_loss:
+                if not want_loss and w != 1.0:  # times 1 changes no bit: no pass for it
                     for r in range(a, b):
                         grad[r] = grad[r] * w
                         hess[r] = hess[r] * w
@@ -93,6 +93,12 @@ class ListwiseLoss(Loss):
         """What the functions get after their arrays: the declared ``params``' values."""
         return tuple(self.settings[k] for k in self.params)
 
+    def list_work(self) -> int:
+        """The work of one call, in visits of a pair loop (:mod:`boostplug._core.dispatch`: from how
+        much the queries run in parallel): ``DOC_WORK`` per document; a loss whose functions visit
+        every pair of a query returns their count (the sum of the squared query sizes)."""
+        return self.n_docs * DOC_WORK
+
     def setup(self) -> None:
         self._args = self.list_args()
         with_at = any(h.gradient == "lambda" for h in self.hessians.values())
@@ -102,7 +108,7 @@ class ListwiseLoss(Loss):
             fns = [_jit(f.__func__ if isinstance(f, staticmethod) else f) for f in fns]
             _KERNELS[key] = compile_closure(list_kernel(*fns, with_at), parallel=True)
         self._kernel = _KERNELS[key]
-        self._work = self.n_docs * DOC_WORK
+        self._work = int(self.list_work())
         try:  # compile (or load) the kernel this data set's calls take, on the data set's first query
             self._call(dispatch.kernel_for(self._kernel, self._work), np.zeros(self.n_docs), True, 0)
         except NUMBA_CANNOT_COMPILE as e:

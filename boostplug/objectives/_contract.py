@@ -1,7 +1,5 @@
 """The objective contract: what makes a :class:`Loss` subclass an objective (:func:`check_contract`,
-which :func:`register` runs). Stated for users in docs/objectives/index.md ("The objective
-contract"); its parts (:mod:`._declarations`, :mod:`._loss`, :mod:`._non_finite`) are importable
-from here too.
+which :func:`register` runs; docs/objectives/index.md). Its parts are importable from here too.
 """
 
 from __future__ import annotations

@@ -1,18 +1,18 @@
-"""What an objective declares: its parameters (:class:`Param`, with the :class:`Search` range
-``--tune`` explores) and its Hessian modes (:class:`Hessian`). The contract they belong to:
+"""What an objective declares: its parameters (:class:`Param`, with the :class:`~._search.Search`
+range ``--tune`` explores) and its Hessian modes (:class:`Hessian`). The contract they belong to:
 docs/objectives/index.md ("The objective contract")."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .._validation import INT64_MAX, check_choice, check_flag, check_real, did_you_mean, show
+from .._validation import INT64_MAX, check_choice, check_flag, check_int, check_real, did_you_mean, show
 from ..keyed_pairs import KeyedPairs
 from ..pairs import check_pairs, check_rows
+from ._search import Search
 
 __all__ = ["PARAM_KINDS", "ROW_KINDS", "HESSIAN_KINDS", "GRADIENT_KINDS", "check_params", "Search", "Param",
            "Hessian"]
@@ -29,7 +29,6 @@ HESSIAN_KINDS = ("exact", "bound", "fitting")
 GRADIENT_KINDS = ("exact", "scaled", "lambda", "newton")
 
 _FLOAT_MAX = float(np.finfo(np.float64).max)
-_INT64_MIN = -INT64_MAX - 1
 
 
 def check_params(name: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
@@ -45,35 +44,6 @@ def check_params(name: str, params: Mapping[str, Any], defaults: Mapping[str, An
     merged = dict(defaults)
     merged.update(params)
     return merged
-
-
-# ---- declarations ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Search:
-    """The range ``boostplug compare --tune`` searches for one parameter: ``low``..``high``
-    (``log``-uniform or uniform; ``integer`` is set for an ``int`` parameter) or ``choices``."""
-
-    low: float | None = None
-    high: float | None = None
-    log: bool = False
-    choices: tuple[Any, ...] = ()
-    integer: bool = False
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "choices", tuple(self.choices))
-        if self.choices:
-            if self.low is not None or self.high is not None or self.log:
-                raise TypeError(f"Search takes either choices or low/high, got both: {self!r}")
-            return
-        if self.low is None or self.high is None:
-            raise TypeError("Search needs low and high (a range) or choices=(...)")
-        for end in (self.low, self.high):
-            if isinstance(end, (bool, np.bool_)) or not isinstance(end, (int, float, np.integer, np.floating)) \
-                    or not math.isfinite(end):
-                raise TypeError(f"Search's low and high must be finite numbers, got {show(end)}")
-        if not self.low < self.high or (self.log and self.low <= 0):
-            raise ValueError(f"Search needs low < high{' and low > 0 (log)' if self.log else ''}, "
-                             f"got low={show(self.low)}, high={show(self.high)}")
 
 
 @dataclass(frozen=True)
@@ -140,7 +110,7 @@ class Param:
             hi = _FLOAT_MAX if self.high is None else self.high
             return check_real(what, value, lo, hi, lo_open=self.low_open and self.low is not None)
         if kind == "int":
-            return _check_int(what, value, self.low, self.high)
+            return check_int(what, value, self.low, self.high)
         if kind == "choice":
             if self.ignore_case and isinstance(value, str):
                 value = {c.lower(): c for c in self.choices}.get(value.lower(), value)
@@ -148,11 +118,7 @@ class Param:
         if kind == "bool":
             return check_flag(value, what)
         if kind == "rows" and isinstance(value, KeyedPairs):
-            if n_docs is None:
-                return value
-            raise TypeError(f"{what} is a KeyedPairs table, which names documents, not rows: bind the objective "
-                            "through a boostplug adapter or ranker given each row's qid and doc keys, or pass "
-                            "keyed.rows(qid, doc)'s row-index pairs")
+            return value.unbound(what, n_docs)
         if kind in ROW_KINDS:
             check = check_pairs if kind == "rows" else check_rows
             rows = np.array(check(value, INT64_MAX if n_docs is None else n_docs, name=what))
@@ -179,28 +145,6 @@ class Param:
         lo = "-inf" if self.low is None else f"{self.low:g}"
         hi = "inf" if self.high is None else f"{self.high:g}"
         return f"{'(' if self.low_open else '['}{lo}, {hi}]"
-
-
-def _check_int(what: str, value: Any, low: float | None, high: float | None) -> int:
-    """``value`` as an int in ``[low, high]`` (``None``: unbounded, within int64, which the kernels
-    hold it in); bools and floats are a ``TypeError``. The message gives the bounds exactly, and
-    names the int64 bound too when the value breaks it (``2**70`` is not refused as "must be >= 1")."""
-    lo = _INT64_MIN if low is None else low
-    hi = INT64_MAX if high is None else high
-
-    def exact(v: float) -> str:
-        return str(int(v)) if float(v).is_integer() else f"{v:g}"
-
-    rng = (f" in [{exact(low)}, {exact(high)}]" if low is not None and high is not None
-           else f" >= {exact(low)}" if low is not None else f" <= {exact(high)}" if high is not None else "")
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{what} must be an integer{rng}, got {show(value)}")
-    if not lo <= value <= hi:
-        if (low is None or value >= low) and (high is None or value <= high):  # beyond int64 only
-            rng = (f" in [{exact(lo)}, {exact(hi)}] (the kernels hold it in a 64-bit integer: "
-                   f"{'at most 2^63 - 1' if value > hi else 'at least -2^63'})")
-        raise ValueError(f"{what} must be an integer{rng}, got {show(value)}")
-    return int(value)
 
 
 @dataclass(frozen=True)

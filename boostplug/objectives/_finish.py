@@ -1,6 +1,5 @@
 """The last pass of every ``grad_hess``: the Hessian floor (when on) and the count of values the
-frameworks cannot take (not finite, or beyond float32), in one vectorised pass (numpy's masks made
-several full-size temporaries a round, whose page faults cost more than some kernels)."""
+frameworks cannot take, in one vectorised pass (numpy's masks' temporaries cost more than some kernels)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The :class:`Loss` base every objective subclasses: it validates labels, groups, weights and
-parameters once, and wraps ``_loss``/``_grad_hess`` with the score check and the refusal of a value
-the frameworks cannot take (inf, NaN, beyond float32). The contract: docs/objectives/index.md.
+"""The :class:`Loss` base every objective subclasses: it validates the data and parameters once, and
+wraps ``_loss``/``_grad_hess`` with the score check and the refusal of inf, NaN or beyond float32.
 
 The Hessian floor. A Newton leaf is ``-sum g / (sum h + lambda)``: with ``h`` near 0 and ``lambda``
 0 (LightGBM's default) a small gradient makes a huge leaf, and a negative ``h`` steps uphill. The
@@ -8,7 +7,8 @@ parameter ``hessian_floor`` (every objective's; default the class's :attr:`Loss.
 raises every Hessian to at least :data:`HESSIAN_FLOOR`, :data:`NO_INFO_HESSIAN` for a document the
 loss does not involve (gradient and Hessian 0); off, the Hessians pass exactly as computed. The
 floor changes the model: when it raises more than :data:`FLOOR_WARN_SHARE` of the rows in one call,
-the objective warns once (:class:`HessianFloorWarning`).
+the objective warns once (:class:`HessianFloorWarning`); :attr:`Loss.floor_raised` holds the count of
+the last call.
 """
 
 from __future__ import annotations
@@ -63,21 +63,13 @@ def floor_values(on: bool) -> tuple[float, float]:
 class Loss:
     """An objective: subclass it, declare ``name``, ``summary``, ``params`` and ``hessians``,
     implement ``_loss`` and ``_grad_hess`` (and ``setup``); :func:`register` it or hand the class
-    to an adapter as it is. An instance is the objective bound to one data set
-    (``Loss(labels, group_ptr, weights=..., **params)``): construction validates the data and the
-    parameters once, stores the parameters (``self.settings``, one attribute each, ``self.hessian``
-    when there is one mode) and calls :meth:`setup`; each round validates only the scores.
-
-    Class attributes: ``name`` (in messages and the registry), ``summary`` (one line), ``params``
-    (``{name: Param}``; the ``hessian`` choice is added when there are several modes),
-    ``hessians`` (``{mode: Hessian}``), ``default_hessian`` (``None``: the first), ``hessian_floor``
-    (the parameter's default), ``fresh_output`` (``_grad_hess`` returns new arrays: the floor works
-    in place), ``random_draws`` (draws at random each round: :class:`~._rounds.RandomRounds`).
-
-    Held weights. An objective whose weights depend on the scores (a ``"lambda"`` gradient) reads
-    the scores they come from as ``weights_from(scores)``: ``scores``, or those :meth:`held` holds.
-    ``loss(s, weights_at=t)`` and ``grad_hess(s, weights_at=t)`` are ``held(t)``'s: the loss with
-    the weights of ``t``, whose derivatives the ``"lambda"`` gradient and Hessian are.
+    to an adapter as it is. An instance is the objective bound to one data set: construction
+    validates the data and the parameters once, stores the parameters (``self.settings``, one
+    attribute each) and calls :meth:`setup`; each round validates only the scores. Class attributes
+    beside the declarations: ``default_hessian`` (``None``: the first mode), ``hessian_floor`` (the
+    parameter's default), ``fresh_output`` (``_grad_hess`` returns new arrays: the floor works in
+    place), ``random_draws`` (:class:`~._rounds.RandomRounds`). An objective whose weights depend on
+    the scores (a ``"lambda"`` gradient) reads them from ``weights_from(scores)``: see :meth:`held`.
     """
 
     name: ClassVar[str] = ""
@@ -91,6 +83,8 @@ class Loss:
     #: the scores the weights are held at (:meth:`held`); ``None``: each call's own scores
     _at: NDArray[np.float64] | None = None
     _floor_warned: bool = False
+    #: how many Hessians the floor raised in the last :meth:`grad_hess` call
+    floor_raised: int = 0
 
     def __init__(self, labels: ArrayLike, group_ptr: ArrayLike, *, weights: ArrayLike | None = None,
                  **params: Any) -> None:
@@ -217,7 +211,9 @@ class Loss:
 
     def held(self, weights_at: ArrayLike) -> "Loss":
         """A copy whose weights (orders, ranks, normalisation) come from ``weights_at``: only for an
-        objective with a ``"lambda"`` gradient (``TypeError`` otherwise)."""
+        objective with a ``"lambda"`` gradient (``TypeError`` otherwise). ``loss(s, weights_at=t)``
+        and ``grad_hess(s, weights_at=t)`` are ``held(t)``'s: the loss with the weights of ``t``,
+        whose derivatives the ``"lambda"`` gradient and Hessian are."""
         if not any(kind == "lambda" for kind in self.gradient_kinds().values()):
             raise TypeError(f"{self.name}: weights_at= holds weights that depend on the scores (a 'lambda' "
                             f"gradient); {self.name}'s do not, so it takes no weights_at")
@@ -256,6 +252,7 @@ class Loss:
         bad, raised = finish_in_place(g, h, bool(self.hessian_floor), HESSIAN_FLOOR, NO_INFO_HESSIAN)
         if bad:
             raise self._explain(grad_hess_error(self, s, g, h), s)
+        self.floor_raised = raised
         if raised > FLOOR_WARN_SHARE * n and not self._floor_warned:
             self._floor_warned = True
             warnings.warn(f"{self.name}: the Hessian floor raised {raised} of {n} Hessians to {HESSIAN_FLOOR:g} in one "

@@ -1,19 +1,11 @@
-"""The loop of :class:`~.pairwise.PairwiseLoss`, built around one class's functions (private).
-
-:func:`pair_kernel` returns the loop as a closure over the class's compiled functions (compiled
-once per class, cached on disk: :mod:`boostplug._core.class_kernels`). A query's iteration visits
-its pairs of documents with different labels in ``order``: by the scores the weights come from
-(descending, ties in input order; pairs with a document among the first ``top_k`` positions, by
-position: ``i < top_k``, then ``j > i``, LightGBM's order), or by label (``by_label``: fixed once per
-data set; document ``i``'s pairs from ``next_lower[a + i]``, the first position of a lower label).
-Each pair's weight (1, ``weight_fn(Pair, *args)`` or ``weight_fn(Pair, prefix[a:b], *args)``, the
-prefix written by ``prefix_fn`` from the labels and gains in order) is divided by ``NORM_OFFSET +
-|at_i - at_j|`` with ``normalize``; its terms ``(w pair_grad(d), w pair_hess(d))`` (``bound``: ``2
-|w pair_hess|``) go to the preferred document's sums (gradient added) and the other's (subtracted;
-Hessian added to both), the document at position ``i``'s held in registers across its ``j``. Each
-query's sums are then scaled by LightGBM's ``log2(1 + S) / S`` (``normalize``) and its weight.
-Pairs never cross queries: a query's sums do not depend on the number of threads. ``done[q]`` is
-set when query ``q``'s iteration ends (an exception on a worker thread never reaches the caller).
+"""The loop of :class:`~.pairwise.PairwiseLoss` (the sums its docstring states), a closure over
+one class's compiled functions (cached on disk: :mod:`boostplug._core.class_kernels`). A query's
+pairs are visited in ``order``: by the scores the weights come from (descending, ties in input
+order; ``i < top_k``, then ``j > i``: LightGBM's order), or by label (``by_label``: document ``i``'s
+pairs from ``next_lower[a + i]``, the first position of a lower label). The document at position
+``i``'s sums stay in registers across its ``j``. Pairs never cross queries: a query's sums do not
+depend on the number of threads. ``done[q]`` is set when query ``q``'s iteration ends (an exception
+on a worker thread never reaches the caller).
 """
 
 from __future__ import annotations
@@ -26,7 +18,17 @@ import numpy as np
 
 from .._core.sorting import stable_argsort_descending
 
-__all__ = ["Pair", "NORM_OFFSET", "pair_kernel", "query_orders"]
+__all__ = ["Pair", "NORM_OFFSET", "FUNCTIONS", "leading", "pair_kernel", "query_orders"]
+
+#: The functions a pair class may define, in the loop's order, with their leading arguments (then
+#: ``pair_args()``).
+FUNCTIONS = {"pair_loss": ("d",), "pair_grad": ("d",), "pair_hess": ("d",), "pair_weight": ("pair",),
+             "query_prefix": ("labels", "gains", "out")}
+
+
+def leading(cls: type, name: str) -> tuple[str, ...]:
+    """The leading arguments of ``cls``'s function ``name`` (a weight reads the prefix when there is one)."""
+    return ("pair", "prefix") if name == "pair_weight" and cls.query_prefix is not None else FUNCTIONS[name]
 
 
 class Pair(NamedTuple):

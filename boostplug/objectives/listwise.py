@@ -1,16 +1,10 @@
-"""The listwise base: one query's loss over its whole list, and its gradient and Hessian, written
-as numba functions; the base runs them over the queries, compiled and in parallel.
-
-The objective is ``sum_k W_k list_loss(s[k], doc[k], query[k], *list_args())`` over the queries of
-two or more documents and non-zero weight ``W_k``; each query's gradient and Hessian are what
-``list_grad_hess(s[k], doc[k], query[k], grad[k], hess[k], *list_args())`` writes, times ``W_k``.
-``doc[k]`` is the query's rows of the per-document array and ``query[k]`` its row of the per-query
-array that :meth:`~ListwiseLoss.list_inputs` returns each call (gains and ``1 / ideal DCG``, or
-targets drawn each round); ``list_args()`` are the parameters' values by default. A loss whose
-weights follow the current order (a ``"lambda"`` gradient) gets, after ``s``, the query's scores
-``at`` that the order comes from (``s``, or those ``weights_at=`` holds). Both functions are
-``@staticmethod`` compiled by numba (numpy on the query's arrays, or loops), the base's loop once per
-class, cached on disk. User guide: docs/objectives/custom.md.
+"""The listwise base: the objective is ``sum_k W_k list_loss(s[k], doc[k], query[k], *list_args())``
+over the queries of two or more documents and non-zero weight ``W_k``; each query's gradient and
+Hessian are what ``list_grad_hess(s[k], doc[k], query[k], grad[k], hess[k], *list_args())`` writes,
+times ``W_k``. ``doc[k]``, ``query[k]``: the query's rows of the arrays :meth:`~ListwiseLoss.list_inputs`
+returns each call. A ``"lambda"`` gradient's functions get, after ``s``, the scores ``at`` the order
+comes from. The functions are numba ``@staticmethod``s; the loop over queries, compiled once per
+class, runs in parallel and is cached on disk. User guide: docs/objectives/custom.md.
 """
 
 from __future__ import annotations
@@ -26,7 +20,8 @@ from numpy.typing import NDArray
 from .._core import dispatch
 from .._core.class_kernels import compile_closure
 from ._contract import Loss
-from .pairwise import _NOT_A_PAIR_FUNCTION, NUMBA_CANNOT_COMPILE, _jit
+from ._naming import MACHINERY_ERRORS, NUMBA_CANNOT_COMPILE, list_failure
+from .pairwise import _jit
 
 __all__ = ["ListwiseLoss", "list_kernel"]
 
@@ -68,6 +63,15 @@ def list_kernel(loss_fn: Any, grad_hess_fn: Any, with_at: bool) -> Callable[...,
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 
 
+def _functions(cls: type) -> list[Any]:
+    """``cls``'s ``list_loss`` and ``list_grad_hess`` (``TypeError`` unless static)."""
+    found = {name: inspect.getattr_static(cls, name, None) for name in ("list_loss", "list_grad_hess")}
+    for name, fn in found.items():
+        if not isinstance(fn, (staticmethod, Dispatcher)):
+            raise TypeError(f"{cls.__name__} must define {name} as a @staticmethod (it gets no self), got {fn!r}")
+    return [fn.__func__ if isinstance(fn, staticmethod) else fn for fn in found.values()]
+
+
 class ListwiseLoss(Loss):
     """A loss written per query (module docstring): declare ``name``, ``summary``, ``params`` and
     ``hessians``; define the static methods ``list_loss`` and ``list_grad_hess`` and the hook
@@ -78,11 +82,7 @@ class ListwiseLoss(Loss):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.name:
-            for fname in ("list_loss", "list_grad_hess"):
-                found = inspect.getattr_static(cls, fname, None)
-                if not isinstance(found, (staticmethod, Dispatcher)):
-                    raise TypeError(f"{cls.__name__} must define {fname} as a @staticmethod (it gets no self), got "
-                                    f"{found!r}")
+            _functions(cls)
 
     def list_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """This call's inputs: one row per document (``(n_docs, m)``) and one per query
@@ -104,27 +104,31 @@ class ListwiseLoss(Loss):
         with_at = any(h.gradient == "lambda" for h in self.hessians.values())
         key = (type(self), tuple(nb.typeof(a) for a in self._args))
         if key not in _KERNELS:
-            fns = [inspect.getattr_static(type(self), f) for f in ("list_loss", "list_grad_hess")]
-            fns = [_jit(f.__func__ if isinstance(f, staticmethod) else f) for f in fns]
-            _KERNELS[key] = compile_closure(list_kernel(*fns, with_at), parallel=True)
-        self._kernel = _KERNELS[key]
-        self._work = int(self.list_work())
+            _KERNELS[key] = compile_closure(list_kernel(*map(_jit, _functions(type(self))), with_at), parallel=True)
+        self._kernel, self._work = _KERNELS[key], int(self.list_work())
         try:  # compile (or load) the kernel this data set's calls take, on the data set's first query
-            self._call(dispatch.kernel_for(self._kernel, self._work), np.zeros(self.n_docs), True, 0)
+            kernel = dispatch.kernel_for(self._kernel, self._work)
+            self._call(kernel, np.zeros(self.n_docs), True, self._checked_inputs(), 0)
         except NUMBA_CANNOT_COMPILE as e:
             raise TypeError(f"{type(self).__name__}: numba cannot compile its list_loss or list_grad_hess "
                             f"({str(e).strip().splitlines()[0]}); write them for numba") from e
         except Exception:  # a function that raises at zero scores: named when it raises on real scores
             pass
 
-    def _call(self, kernel: Any, scores: NDArray[np.float64], want_loss: bool,
-              only: int | None = None) -> tuple[NDArray[np.float64], ...]:
+    def _checked_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         doc, query = self.list_inputs()
         doc = np.ascontiguousarray(doc, dtype=np.float64)
         query = np.ascontiguousarray(query, dtype=np.float64)
         if doc.ndim != 2 or doc.shape[0] != self.n_docs or query.ndim != 2 or query.shape[0] != self.n_queries:
             raise ValueError(f"{self.name}: list_inputs() must return arrays of shapes (n_docs, m) and "
                              f"(n_queries, k); got {doc.shape} and {query.shape}")
+        return doc, query
+
+    def _call(self, kernel: Any, scores: NDArray[np.float64], want_loss: bool,
+              inputs: tuple[NDArray[np.float64], NDArray[np.float64]],
+              only: int | None = None) -> tuple[NDArray[np.float64], ...]:
+        """``kernel`` on every query, or on query ``only``: their sums, or their losses with ``want_loss``."""
+        doc, query = inputs
         nq, n = self.n_queries, (0 if want_loss else self.n_docs)
         grad, hess, loss, done = np.zeros(n), np.zeros(n), np.zeros(nq if want_loss else 0), np.zeros(nq, np.bool_)
         qs = slice(None) if only is None else slice(only, only + 1)
@@ -137,21 +141,16 @@ class ListwiseLoss(Loss):
         return grad, hess, loss
 
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        inputs = self._checked_inputs()
         try:
-            return self._call(dispatch.kernel_for(self._kernel, self._work), scores, want_loss)
-        except _NOT_A_PAIR_FUNCTION:
+            return self._call(dispatch.kernel_for(self._kernel, self._work), scores, want_loss, inputs)
+        except MACHINERY_ERRORS:
             raise
-        except Exception as e:  # name the function and the query (the original stays the cause)
-            serial = dispatch.serial_twin(self._kernel)
-            for q in range(self.n_queries):
-                try:
-                    self._call(serial, scores, want_loss, q)
-                except Exception as found:
-                    fname = "list_loss" if want_loss else "list_grad_hess"
-                    a, b = self.group_ptr[q], self.group_ptr[q + 1]
-                    raise ValueError(f"{self.name}: {type(self).__name__}.{fname} raises {type(found).__name__}: "
-                                     f"{found}, on query {q} (rows {a}..{b - 1})") from found
-            raise e
+        except Exception:  # name the function and the query (the original stays the cause)
+            found = list_failure(self, scores, want_loss, inputs)
+            if found is None:
+                raise
+            raise found from found.__cause__
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
         return float(self._run(scores, True)[2].sum())

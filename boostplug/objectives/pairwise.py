@@ -25,14 +25,12 @@ from __future__ import annotations
 
 import inspect
 import math
-import pickle
 import weakref
 from typing import Any, Callable, ClassVar, Mapping, NamedTuple
 
 import numba as nb
 import numpy as np
 from numba.core.dispatcher import Dispatcher
-from numba.core.errors import NumbaError, UnsupportedBytecodeError
 from numpy.typing import NDArray
 
 from .._core import dispatch
@@ -40,6 +38,8 @@ from .._core.class_kernels import compile_closure
 from .._core.dcg import RANK_DOC_WORK, gains_of, inverse_ideal_dcgs
 from . import _pair_kernels as K
 from ._contract import Hessian, Loss, NonFiniteError
+from ._naming import (MACHINERY_ERRORS, NUMBA_CANNOT_COMPILE, PairFunctionError, diagnose_pair_functions,
+                      explain_pair, pair_failure)
 from .logistic import LOGISTIC
 
 __all__ = ["PairwiseLoss", "PairFunctionError", "Pair", "EXACT", "BOUND", "LAMBDA_EXACT", "LAMBDA_BOUND",
@@ -55,27 +55,6 @@ LAMBDA_BOUND = Hessian("bound", f"{_TWICE} Hessian of the loss with the pair wei
 
 #: A truncation level that keeps every pair.
 NO_TRUNCATION = np.iinfo(np.int64).max
-
-#: What numba raises when it cannot compile a function (typing and lowering errors; a function
-#: whose bytecode it does not take, such as an ``import`` inside).
-NUMBA_CANNOT_COMPILE: tuple[type[BaseException], ...] = (NumbaError, UnsupportedBytecodeError)
-# errors of the machinery, never a pair function's: the kernel's own exception passes unchanged
-_NOT_A_PAIR_FUNCTION = (MemoryError, OSError, pickle.PickleError, *NUMBA_CANNOT_COMPILE)
-
-# each function a class may define, with its leading arguments (then pair_args())
-_LEAD = {"pair_loss": ("d",), "pair_grad": ("d",), "pair_hess": ("d",), "pair_weight": ("pair",),
-         "query_prefix": ("labels", "gains", "out")}
-
-
-class PairFunctionError(ValueError):
-    """A pair function raised. Attributes: ``function`` (``"Class.pair_grad"``), ``arguments`` (what
-    it got), ``query`` and ``rows`` (the pair, preferred row first; ``None`` for ``query_prefix``),
-    ``error`` (its exception, also the ``__cause__``)."""
-
-    def __init__(self, message: str, *, function: str, arguments: tuple[Any, ...], query: int | None,
-                 rows: tuple[int, int] | None, error: BaseException) -> None:
-        super().__init__(message)
-        self.function, self.arguments, self.query, self.rows, self.error = function, arguments, query, rows, error
 
 
 class PairwiseLoss(Loss):
@@ -122,7 +101,6 @@ class PairwiseLoss(Loss):
         """Each query's ``1 / ideal DCG`` at the truncation level (0 where it is 0)."""
         return inverse_ideal_dcgs(gains, self.group_ptr, self._discounts, self._top_k)
 
-    # -- the objective -------------------------------------------------------------------------------
     def setup(self) -> None:
         self._args = self.pair_args()
         if not isinstance(self._args, tuple):
@@ -156,7 +134,7 @@ class PairwiseLoss(Loss):
         try:  # compile (or load) the kernel this data set's calls take, on its first query: named if it cannot
             self._call(dispatch.kernel_for(self._kernel, self._work), np.zeros(self.n_docs), False, slice(0, 1))
         except NUMBA_CANNOT_COMPILE as e:
-            _diagnose(type(self), self._fns, self._args, e)
+            diagnose_pair_functions(type(self), self._fns, self._args, e)
             raise
         except Exception:  # a function that raises at zero scores: named when it raises on real ones
             pass
@@ -185,11 +163,11 @@ class PairwiseLoss(Loss):
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
         try:
             return self._call(dispatch.kernel_for(self._kernel, self._work), scores, want_loss)
-        except _NOT_A_PAIR_FUNCTION:
+        except MACHINERY_ERRORS:
             raise
         except Exception:  # a pair function raised: name it, or let the original pass as it is
-            found = _quietly(self._scan, scores, want_loss, None, True)
-            if not isinstance(found, PairFunctionError):
+            found = pair_failure(self, scores, want_loss)
+            if found is None:
                 raise
             raise found from found.error
 
@@ -200,83 +178,8 @@ class PairwiseLoss(Loss):
         grad, hess, _ = self._run(scores, False)
         return grad, hess
 
-    # -- naming the pair function behind a failure (a Python loop: for errors only) -------------------
-    def _scan(self, scores: NDArray[np.float64], want_loss: bool, q: int | None, raised: bool,
-              row: int | None = None) -> PairFunctionError | tuple[str, tuple[Any, ...], float] | None:
-        """The first call of the loop over query ``q``'s pairs (``None``: the first query whose kernel
-        call fails; ``row``: only its pairs), run as Python, that raises (``raised``: a
-        :class:`PairFunctionError`) or returns inf or NaN (``(function, arguments, value)``)."""
-        if q is None:
-            serial = dispatch.serial_twin(self._kernel)
-            q = next(k for k in range(self.n_queries) if _quietly(self._call, serial, scores, want_loss,
-                                                                   slice(k, k + 1)) is _FAILED)
-        cls, seen = type(self).__name__, [None]   # the pair being summed: (preferred row, other row)
-
-        def watched(name: str, fn: Any) -> Callable[..., Any]:
-            def call(*arguments: Any) -> Any:
-                pair, arguments = seen[-1] if name != "query_prefix" else None, _plain(arguments)
-                try:
-                    value = fn(*arguments)
-                except Exception as e:
-                    shown = ", ".join("..." if isinstance(v, np.ndarray) else repr(v) for v in arguments)
-                    where = f"query {q}" if pair is None else f"the pair of rows {pair[0]} (preferred) and {pair[1]} " \
-                                                               f"of query {q}"
-                    raise _Found(PairFunctionError(f"{self.name}: {cls}.{name}({shown}) raises {type(e).__name__}: {e}, "
-                                                   f"on {where}", function=f"{cls}.{name}", arguments=arguments,
-                                                   query=q, rows=pair, error=e)) from e
-                if pair is not None and row in (None, *pair) and not math.isfinite(value):
-                    raise _Found((f"{cls}.{name}", arguments, float(value)))
-                return value
-            return call
-
-        fns = [fn if fn is None else watched(name, fn) for name, fn in zip(_LEAD, self._fns)]
-        loop = K.pair_kernel(*fns, False, note=lambda ri, rj, up: seen.append((int(ri), int(rj)) if up else
-                                                                               (int(rj), int(ri))))
-        try:
-            self._call(loop, scores, want_loss, slice(q, q + 1))
-        except _Found as found:
-            if raised == isinstance(found.args[0], PairFunctionError):
-                return found.args[0]
-        return None
-
     def _explain(self, error: NonFiniteError, scores: NDArray[np.float64]) -> NonFiniteError:
-        """``error`` with the first pair function that returns inf or NaN on the offending query's (and
-        row's) pairs, when the objective, not the data, is at fault."""
-        if error.cause != "objective":
-            return error
-        want_loss = error.method == "loss"
-        queries = range(self.n_queries) if error.query is None else (error.query,)  # None: zero scores, anywhere
-        found = next((f for q in queries if isinstance(f := _quietly(self._scan, scores, want_loss, q, False,
-                                                                     None if want_loss else error.row), tuple)), None)
-        if found is None:
-            return error
-        shown = ", ".join(repr(v) for v in found[1] if not isinstance(v, (np.ndarray, tuple)))
-        return NonFiniteError(f"{error}; it is {found[0]}({shown}), which returns {found[2]}",
-                              objective=error.objective, method=error.method, cause=error.cause, query=error.query,
-                              row=error.row, value=error.value)
-
-
-_FAILED = object()
-
-
-class _Found(Exception):
-    """What :meth:`PairwiseLoss._scan` found, raised out of the loop run as Python."""
-
-
-def _plain(values: tuple[Any, ...]) -> tuple[Any, ...]:
-    """numpy scalars (as the loop run as Python makes them) as Python numbers, in a pair's view too."""
-    def plain(v: Any) -> Any:
-        return float(v) if isinstance(v, np.floating) else int(v) if isinstance(v, np.integer) else v
-    return tuple(Pair(*map(plain, v)) if isinstance(v, Pair) else plain(v) for v in values)
-
-
-def _quietly(call: Callable[..., Any], *args: Any) -> Any:
-    """``call(*args)``, or :data:`_FAILED` when it raises (the search for a failing function must
-    never replace the error it explains)."""
-    try:
-        return call(*args)
-    except Exception:
-        return _FAILED
+        return explain_pair(self, error, scores)
 
 
 # ---- the class's functions: checked when the class is declared, compiled into its loop when bound ----
@@ -291,7 +194,7 @@ class _Functions(NamedTuple):
 def _defined(cls: type) -> dict[str, Any]:
     """The functions ``cls`` defines (``TypeError`` for a missing one, or one that is not static)."""
     out = {}
-    for name, lead in _LEAD.items():
+    for name, lead in K.FUNCTIONS.items():
         found = inspect.getattr_static(cls, name, None)
         if found is None and name in ("pair_weight", "query_prefix"):
             continue
@@ -301,10 +204,6 @@ def _defined(cls: type) -> dict[str, Any]:
                             f"no self), got {inspect.getattr_static(cls, name, None)!r}")
         out[name] = found
     return out
-
-
-def _lead(cls: type, name: str) -> tuple[str, ...]:
-    return ("pair", "prefix") if name == "pair_weight" and cls.query_prefix is not None else _LEAD[name]
 
 
 def _check_declaration(cls: type) -> None:
@@ -329,7 +228,7 @@ def _check_declaration(cls: type) -> None:
 
 
 def _check_arity(cls: type, name: str, fn: Any, args: tuple[Any, ...]) -> None:
-    lead, py = _lead(cls, name), getattr(fn, "py_func", fn)
+    lead, py = K.leading(cls, name), getattr(fn, "py_func", fn)
     try:
         inspect.signature(py).bind(*(0.0 for _ in lead), *args)
     except TypeError:
@@ -363,47 +262,6 @@ def _kernel(cls: type, args: tuple[Any, ...], bound: bool) -> tuple[_Functions, 
         raw = _defined(cls)
         for name, fn in raw.items():
             _check_arity(cls, name, fn, args)
-        fns = _Functions(*(_jit(raw[n]) if n in raw else None for n in _LEAD))
+        fns = _Functions(*(_jit(raw[n]) if n in raw else None for n in K.FUNCTIONS))
         _KERNELS[key] = fns, compile_closure(K.pair_kernel(*fns, bound), parallel=True)
     return _KERNELS[key]
-
-
-def _diagnose(cls: type, fns: _Functions, args: tuple[Any, ...], error: BaseException) -> None:
-    """A ``TypeError`` naming the function numba cannot compile, or that returns no number (with
-    what it raises when it raises whatever its arguments), else nothing."""
-    width = max(int(cls.prefix_width), 1)
-    probe = {"d": 1.0, "pair": Pair(1.0, 0, 1, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0 / math.log2(3.0), 1.0),
-             "prefix": np.zeros((2, width)), "labels": np.array([1.0, 0.0]), "gains": np.array([1.0, 0.0]),
-             "out": np.zeros((2, width))}
-    for name in _LEAD:
-        fn = getattr(fns, name.split("_")[1])
-        if fn is None:
-            continue
-        values = (*(probe[a] for a in _lead(cls, name)), *args)
-        signature = _signature(fn, values)
-        try:
-            fn.compile(signature)
-        except NUMBA_CANNOT_COMPILE as e:
-            raise TypeError(f"{cls.__name__}.{name}: numba cannot compile it ({str(e).strip().splitlines()[0]}). "
-                            "Write the pair functions for numba: math on numbers, one pair at a time") from error
-        returns = fn.overloads[signature].signature.return_type
-        if name == "query_prefix" or isinstance(returns, (nb.types.Float, nb.types.Integer)):
-            continue
-        if returns == nb.types.none:
-            try:
-                fn.py_func(*values)
-            except Exception as e:
-                raise TypeError(f"{cls.__name__}.{name} raises {type(e).__name__}: {e} whatever its arguments "
-                                "(numba finds that it returns no number)") from e
-        raise TypeError(f"{cls.__name__}.{name} must return one number; numba finds that it returns {returns}") \
-            from error
-
-
-def _signature(fn: Any, values: tuple[Any, ...]) -> tuple[Any, ...]:
-    """numba's signature of ``fn(*values)`` (a ``*rest`` takes the extra values as one tuple)."""
-    parameters = inspect.signature(fn.py_func).parameters.values()
-    types_ = [nb.typeof(v) for v in values]
-    if not any(p.kind == p.VAR_POSITIONAL for p in parameters):
-        return tuple(types_)
-    named = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in parameters)
-    return (*types_[:named], nb.types.StarArgTuple.from_types(tuple(types_[named:])))

@@ -512,7 +512,7 @@ def test_an_error_that_is_no_pair_functions_passes_unchanged(monkeypatch) -> Non
     own exception propagates as it was, never replaced by another."""
     import pickle
 
-    from boostplug.objectives import pairwise
+    from boostplug.objectives import _naming
 
     obj = _class(pair_loss=staticmethod(lambda d, sigma: sigma / d))(*TWO)
     for error in (MemoryError("the sums' arrays"), pickle.UnpicklingError("a damaged cache file")):
@@ -527,6 +527,6 @@ def test_an_error_that_is_no_pair_functions_passes_unchanged(monkeypatch) -> Non
     def broken_search(*args, **kwargs):
         raise TypeError("float() argument must be a string or a real number, not 'tuple'")
 
-    monkeypatch.setattr(pairwise.PairwiseLoss, "_scan", broken_search)
+    monkeypatch.setattr(_naming, "_scan", broken_search)
     with pytest.raises(ZeroDivisionError):  # the kernel's own error, not the search's TypeError
         obj.loss(np.zeros(2))

@@ -29,8 +29,21 @@ d = make_ranking(n_queries=30, docs_per_query=(5, 20), n_features=5, n_labels=3,
 s = np.random.default_rng(0).normal(size=d.n_docs)
 """
 
+_TRAIN = ("import lightgbm as lgb; from boostplug import lightgbm as bpl; "
+          "lgb.train({{'objective': {objective}, 'verbose': -1}}, bpl.dataset(d.X, d.y, group_ptr=d.group_ptr), 5)")
+
 #: Entry point -> the code of its first use (after _SETUP).
 ENTRY_POINTS = {
+    # what a user runs first: five rounds of lgb.train with a paper objective or the lambdarank copy, and
+    # the first NDCG; the built-in lambdarank is the reference (no kernel of ours)
+    "lgb-builtin": _TRAIN.format(objective="'lambdarank'"),
+    "lgb-qbrank": _TRAIN.format(objective="bpl.objective('qbrank')"),
+    "lgb-mpboost": _TRAIN.format(objective="bpl.objective('mpboost')"),
+    "lgb-ndcg_boost": _TRAIN.format(objective="bpl.objective('ndcg_boost')"),
+    "lgb-lambdarank": _TRAIN.format(objective="bpl.objective('lambdarank')"),
+    "lgb-ranknet": _TRAIN.format(objective="bpl.objective('ranknet')"),
+    "lgb-approx_ndcg": _TRAIN.format(objective="bpl.objective('approx_ndcg')"),
+    "ndcg": "from boostplug import metrics; metrics.ndcg(s, d.y, d.group_ptr, k=10)",
     "metrics": "from boostplug import metrics; metrics.ndcg(s, d.y, d.group_ptr, k=10); metrics.average_precision(s, d.y, d.group_ptr)",
     "qbrank": "from boostplug import objectives; objectives.get('qbrank').prepare(d.y, d.group_ptr).grad_hess(s)",
     "mpboost": "from boostplug import objectives; objectives.get('mpboost').prepare(d.y, d.group_ptr).grad_hess(s)",

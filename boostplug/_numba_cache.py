@@ -76,8 +76,9 @@ def folder_problem(path: Path) -> str | None:
     A folder that does not exist yet is judged by its nearest existing parent (the reason then
     names that parent); when the parent passes, the missing folders are created, each with mode
     ``0o700``, and ``None`` is returned (also when they cannot be created: then nothing is there
-    to load). On Windows only "not a folder" is checked: ownership and mode bits are not what
-    controls access there."""
+    to load). So is a folder to be created in a sticky one, such as ``/tmp`` (no one else may
+    rename or remove it there). On Windows only "not a folder" is checked: ownership and mode bits
+    are not what controls access there."""
     found = _problem(Path(path))
     return None if found is None else found[1]
 
@@ -100,7 +101,9 @@ def _problem(path: Path) -> tuple[Path, str] | None:
         except OSError as e:
             return where, f"not examinable ({e.strerror or e})"
     why = _judge(where)
-    if why is not None:
+    # a new folder of ours in a sticky one (/tmp) is safe: no one else may rename or remove it there
+    sticky = missing and why is not None and bool(os.stat(where).st_mode & stat.S_ISVTX)
+    if why is not None and not sticky:
         return (where, why) if not missing else (where, f"not there, and its parent {where} is {why}")
     if not missing:
         return None

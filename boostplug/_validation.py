@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_ranking_inputs", "check_scores", "check_labels", "check_k", "check_weights",
            "check_flag", "FlagError", "check_choice", "did_you_mean", "check_features", "first_infinite",
-           "resolve_group_ptr", "plain", "INT64_MAX", "INT32_MAX", "FLOAT32_MAX", "ROUNDS_MAX", "check_rounds"]
+           "resolve_group_ptr", "plain", "check_int", "INT64_MAX", "INT32_MAX", "FLOAT32_MAX", "ROUNDS_MAX", "check_rounds"]
 
 #: The largest cut-off the kernels can take (they index with int64).
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -64,6 +64,28 @@ def check_real(what: str, value: object, lo: float, hi: float, *, lo_open: bool 
         kind = "a positive finite number" if lo == 0.0 and lo_open else "a finite number"
         raise ValueError(f"{what} must be {kind} in {rng}, got {show(value)}")
     return v
+
+
+def check_int(what: str, value: object, low: float | None, high: float | None) -> int:
+    """``value`` as an int in ``[low, high]`` (``None``: unbounded, within int64, which the kernels
+    hold it in); bools and floats are a ``TypeError``. The message gives the bounds exactly, and
+    names the int64 bound too when the value breaks it (``2**70`` is not refused as "must be >= 1")."""
+    lo = (-INT64_MAX - 1) if low is None else low
+    hi = INT64_MAX if high is None else high
+
+    def exact(v: float) -> str:
+        return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+    rng = (f" in [{exact(low)}, {exact(high)}]" if low is not None and high is not None
+           else f" >= {exact(low)}" if low is not None else f" <= {exact(high)}" if high is not None else "")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer{rng}, got {show(value)}")
+    if not lo <= value <= hi:
+        if (low is None or value >= low) and (high is None or value <= high):  # beyond int64 only
+            rng = (f" in [{exact(lo)}, {exact(hi)}] (the kernels hold it in a 64-bit integer: "
+                   f"{'at most 2^63 - 1' if value > hi else 'at least -2^63'})")
+        raise ValueError(f"{what} must be an integer{rng}, got {show(value)}")
+    return int(value)
 
 
 def _first_bad(mask: np.ndarray, values: np.ndarray, noun: str = "") -> str:

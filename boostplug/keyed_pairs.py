@@ -223,6 +223,15 @@ class KeyedPairs:
         pairs = np.ascontiguousarray(rows[keep], dtype=np.int64).reshape(-1, 2)
         return pairs, (None if self.weight is None else self.weight[keep].copy())
 
+    def unbound(self, what: str, n_docs: int | None) -> "KeyedPairs":
+        """The table as a parameter's value before any data (``n_docs`` ``None``); a ``TypeError``
+        when an objective is bound to rows directly (``n_docs`` given): a table names documents."""
+        if n_docs is None:
+            return self
+        raise TypeError(f"{what} is a KeyedPairs table, which names documents, not rows: bind the objective "
+                        "through a boostplug adapter or ranker given each row's qid and doc keys, or pass "
+                        "keyed.rows(qid, doc)'s row-index pairs")
+
 
 # ---- an objective's row parameters: row indices of one set, or keyed tables that follow the rows ----
 def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:

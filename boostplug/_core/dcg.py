@@ -23,7 +23,8 @@ from .._validation import plain
 from . import dispatch
 from .sorting import sorted_descending
 
-__all__ = ["GainSpec", "GAINS", "DISCOUNTS", "RANK_DOC_WORK", "gains_of", "check_label_gain", "discounts",
+__all__ = ["GainSpec", "GAINS", "DISCOUNTS", "RANK_DOC_WORK", "gains_of", "check_label_gain", "discounts", "inverse_dcg",
+           "inverse_ideal_dcgs",
            "max_query_size", "cutoff", "dcg_at", "ideal_dcg_at", "ideal_dcg"]
 
 GainSpec = Union[str, ArrayLike]
@@ -148,3 +149,19 @@ def ideal_dcg(gains: NDArray[np.float64], group_ptr: NDArray[np.int64], discount
     run = dispatch.kernel_for(_ideal_dcg_queries, gains.shape[0] * RANK_DOC_WORK)
     run(gains, group_ptr, d, 0 if k is None else int(k), out)
     return out
+
+
+def inverse_dcg(gains_in_order: NDArray[np.float64], discounts: NDArray[np.float64]) -> float:
+    """``1 / sum_r gains[r] discounts[r]``, summed by position as LightGBM sums it (0 when the sum is 0)."""
+    total = 0.0
+    for r, g in enumerate(gains_in_order):
+        total += float(discounts[r]) * float(g)
+    return 1.0 / total if total > 0.0 else 0.0
+
+
+def inverse_ideal_dcgs(gains: NDArray[np.float64], group_ptr: NDArray[np.int64], discounts: NDArray[np.float64],
+                       top_k: int | None = None) -> NDArray[np.float64]:
+    """Each query's ``1 / ideal DCG`` at ``top_k`` (``None``: the whole list; 0 where it is 0): its
+    gains in decreasing order, by position (:func:`inverse_dcg`)."""
+    return np.array([inverse_dcg(np.sort(gains[a:b])[::-1][:top_k], discounts)
+                     for a, b in zip(group_ptr[:-1], group_ptr[1:])], dtype=np.float64)

@@ -21,8 +21,8 @@ import types
 from typing import Any, Callable, Iterator
 
 import numba as nb
-from numba.core.caching import NullCache
 
+from .class_kernels import cached_like
 from .parallel_threshold import stored_threshold
 from .threads import parallel_kernel_starts
 
@@ -69,10 +69,8 @@ def serial_twin(kernel: Any) -> Callable[..., Any]:
         copy.__module__ = fn.__module__
         copy.__doc__ = fn.__doc__
         options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
-        # a kernel without a disk cache (the pair loops of a class whose functions cannot be
-        # fingerprinted: objectives._pairwise_kernels) has nothing stable to key one on: nor has its twin
-        cached = not isinstance(kernel._cache, NullCache)
-        twin = _SERIAL[kernel] = nb.njit(cache=cached, **options)(copy)
+        twin = _SERIAL[kernel] = nb.njit(**options)(copy)
+        cached_like(kernel, twin)  # numba's cache, a class kernel's digest cache, or none, as the kernel's
     return twin
 
 

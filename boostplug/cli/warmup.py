@@ -73,9 +73,9 @@ def warm_up() -> int:
 def kernel_counts() -> tuple[int, int, int]:
     """``(compiled, loaded, uncacheable)``: kernel signatures of this process's boostplug
     dispatchers (serial twins included) that numba compiled into its cache, that it read from
-    its cache, and that it compiled without a cache (the pair loops of a class whose functions
-    cannot be fingerprinted, compiled in every process). The pair loops compiled per objective
-    class live in modules of their own, ``boostplug.objectives._pair_loops_<fingerprint>``."""
+    its cache, and that it compiled without a cache (the loops of a class whose functions cannot be
+    digested, compiled in every process: :mod:`boostplug._core.class_kernels`). The loops compiled
+    per objective class are found through their serial twins."""
     from numba.core.caching import NullCache
 
     compiled = cached = uncached = 0

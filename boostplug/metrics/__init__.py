@@ -42,7 +42,7 @@ pairwise loss   ``kind="r1"`` ties are errors,              ``r2``     RankBoost
 ==============  ==========================================  =========  ==========================================
 
 Public functions: :func:`ndcg`, :func:`dcg`, :func:`average_precision`,
-:func:`precision`, :func:`reciprocal_rank`, :func:`err`, :func:`rank_loss`,
+:func:`precision`, :func:`reciprocal_rank`, :func:`err`, :func:`rbp`, :func:`rank_loss`,
 :func:`misordered_pairs`, :func:`pair_precision_at`, and the name registry
 :func:`by_name` / :func:`parse_name` / :func:`higher_is_better`
 (``"ndcg@10"``, ``"map"``, ``"p@5"``, ``"mrr"``, ``"err@10"``, ``"r1"``, ``"r2"``, ...),
@@ -63,12 +63,12 @@ from __future__ import annotations
 
 from ._ndcg import dcg, ndcg
 from ._pairwise import PairMemoryError, misordered_pairs, pair_precision_at, rank_loss
-from ._binary import ERR_MAX_GRADE, average_precision, err, precision, reciprocal_rank
+from ._binary import ERR_MAX_GRADE, average_precision, err, precision, rbp, reciprocal_rank
 from ._registry import NAMES, MetricFn, by_name, higher_is_better, parse_name
 from ._scorer import QuerySplitWarning, RankingScorer, make_scorer
 
 __all__ = [
-    "ndcg", "dcg", "average_precision", "precision", "reciprocal_rank", "err",
+    "ndcg", "dcg", "average_precision", "precision", "reciprocal_rank", "err", "rbp",
     "rank_loss", "misordered_pairs", "pair_precision_at",
     "by_name", "parse_name", "higher_is_better", "MetricFn", "NAMES",
     "ERR_MAX_GRADE", "PairMemoryError",

@@ -1,15 +1,16 @@
-"""Binary-relevance metrics (precision, average precision, reciprocal rank) and graded ERR."""
+"""Binary-relevance metrics (precision, average precision, reciprocal rank), graded ERR, and RBP."""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_flag, check_k, check_ranking_inputs, plain
+from .._core.dcg import max_query_size
+from .._validation import check_flag, check_k, check_ranking_inputs, check_real, plain
 from . import _common as C
 from . import _kernels as K
 
-__all__ = ["average_precision", "precision", "reciprocal_rank", "err", "ERR_MAX_GRADE"]
+__all__ = ["average_precision", "precision", "reciprocal_rank", "err", "rbp", "ERR_MAX_GRADE"]
 
 #: ``err``'s default largest grade: RankLib's ``ERRScorer`` assumes grades 0-4 (``MAX = 16 = 2^4``).
 #: A constant, so that a query's ERR does not depend on the other queries of the batch.
@@ -179,6 +180,50 @@ def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
     if not np.all(np.isfinite(stop)):
         raise ValueError(f"err: max_grade {top!r} is too large for float64 (2^max_grade overflows)")
     return C.finish(K.err_kernel(s, y, stop, g, C.kernel_k(k), code), pq)
+
+
+def rbp(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
+        qid: ArrayLike | None = None, persistence: float = 0.8, max_grade: float | None = None,
+        threshold: float = 1.0, ties: str = "order", per_query: bool = False) -> float | NDArray[np.float64]:
+    """Rank-biased precision (Moffat and Zobel, TOIS 2008).
+
+    Example:
+        >>> round(rbp([3.0, 2.0, 1.0], [1, 0, 1], [0, 3], persistence=0.5), 6)  # 0.5 * (1 + 0.25)
+        0.625
+
+    Definition:
+        ``RBP@k = (1 - p) sum_{i=1}^{min(k, n_q)} rel_(i) p^(i - 1)``: a user reads each next document
+        with probability ``p`` (``persistence``). ``rel`` is ``label >= threshold`` (binary), or with
+        ``max_grade`` the graded ``label / max_grade`` (a label above it is a ``ValueError``). Not
+        normalised: a query without relevant documents scores 0. ``ties`` as in :func:`dcg`.
+
+    Args:
+        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
+        k: cut-off, or ``None`` for the whole list.
+        persistence: ``p``, in (0, 1).
+        max_grade: ``None`` (binary relevance) or the largest possible grade.
+        threshold: relevance threshold on the labels (binary relevance).
+        ties: ``"order"``, ``"average"`` or ``"worst"``.
+        per_query: return the per-query array instead of the mean.
+
+    Returns:
+        Mean RBP@k over queries (float), or the per-query values.
+    """
+    pq = check_flag(per_query, "per_query")
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
+    k = check_k(k)
+    code = C.ties_code(ties)
+    p = check_real("rbp: persistence", persistence, 0.0, 1.0)
+    if p == 1.0:
+        raise ValueError("rbp: persistence must be below 1 (at 1 every query scores 0), got 1.0")
+    if max_grade is None:
+        rel = (y >= C.check_threshold(threshold)).astype(np.float64)
+    else:
+        top = _check_max_grade(max_grade, y)
+        rel = y / top if top > 0.0 else np.zeros_like(y)
+    discount = p ** np.arange(max(max_query_size(g), 1), dtype=np.float64)
+    raw, _ = K.dcg_kernel(s, y, rel, g, discount, C.kernel_k(k), code)
+    return C.finish((1.0 - p) * raw, pq)
 
 
 def _check_max_grade(max_grade: float, y: NDArray[np.float64]) -> float:

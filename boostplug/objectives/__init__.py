@@ -13,11 +13,10 @@ Hessian mode is: exact, a bound, or the paper's fitting weights) and ``gradient_
 (whether a mode's gradient is d loss / d score, "exact", or a declared rescaling, "scaled").
 
 A new objective is a subclass of :class:`Loss` (what it declares and the conventions it
-follows: docs/objectives/index.md, "The objective contract"), or of :class:`PairwiseLoss` for a
-loss summed over the critical pairs (:mod:`.pairwise`: three per-pair functions), or of
-:class:`LambdaWeightedLoss` for one whose pair weights see the current order (:mod:`.lambda_weighted`:
-LambdaRank's and LambdaLoss's), added with
-:func:`register`; the adapters
+follows: docs/objectives/index.md, "The objective contract"), of :class:`PairwiseLoss` for a
+loss summed over pairs (:mod:`.pairwise`: a pair loss, its derivatives and optionally a weight
+that sees the query's current order, as LambdaRank's), or of :class:`ListwiseLoss` for one
+written per query over its whole list (:mod:`.listwise`), added with :func:`register`; the adapters
 (``boostplug.lightgbm.objective(name, ...)``, ...) and ``boostplug compare`` then offer it by name.
 """
 
@@ -34,6 +33,7 @@ from ._contract import (
     HESSIAN_FLOOR,
     NO_INFO_HESSIAN,
     Hessian,
+    HessianFloorWarning,
     Loss,
     NonFiniteError,
     Param,
@@ -44,24 +44,24 @@ from ._contract import (
     floor_values,
     module_functions,
 )
+from .approx_ndcg import ApproxNDCG
 from .ddf import DDF_NAMES
-from .lambda_weighted import LambdaWeightedLoss
 from .lambdaloss import NDCGLoss1, NDCGLoss2, NDCGLoss2PP
 from .lambdarank import LambdaRank
 from .mpboost import MPBoostObjective
 from .ndcg_boost import NDCGBoostObjective
 from .pairwise import PairwiseLoss
 from .qbrank import QBRankObjective
-from .ranknet import RankNet
-from .yetirank import YetiRank
-from .xgb_lambdarank import RankMAP, RankNDCG, RankPairwise
+from .listwise import ListwiseLoss
 from .ranknet import RankNet
 from .softmax_ce import ListNet
+from .yetirank import YetiRank
+from .xgb_lambdarank import RankMAP, RankNDCG, RankPairwise
 from .xendcg import XENDCG
 
-__all__ = ["Objective", "get", "names", "register", "unregister", "resolve", "settings_of", "is_registered", "Loss", "PairwiseLoss", "LambdaWeightedLoss",
-           "Param", "Search", "Hessian", "module_functions", "HESSIAN_FLOOR", "NO_INFO_HESSIAN", "check_params",
-           "floor_hessian", "floor_values", "NonFiniteError"]
+__all__ = ["Objective", "get", "names", "register", "unregister", "resolve", "settings_of", "is_registered", "Loss",
+           "PairwiseLoss", "ListwiseLoss", "Param", "Search", "Hessian", "module_functions", "HESSIAN_FLOOR",
+           "NO_INFO_HESSIAN", "HessianFloorWarning", "check_params", "floor_hessian", "floor_values", "NonFiniteError"]
 
 # Objective and method names: lower case (get() folds case), usable in "boostplug:<name>" and
 # compare's "name[key=value]" specifications.
@@ -239,9 +239,8 @@ def resolve(objective: Any) -> Objective:
     """The entry of ``objective``: a registered name (as :func:`get`), a registry entry, or a
     :class:`Loss` subclass or an instance of one, registered or not (registration is for names on
     the command line and in saved models). A registered class gives its entry (the one of its own
-    name, else one that fixes nothing), and so does an instance of the subclass its settings made
-    (:meth:`Loss.class_for`: a truncated RankNet is RankNet's); any other is checked as
-    :func:`register` checks it and gets an entry of its own that is not added to the registry.
+    name, else one that fixes nothing); any other is checked as :func:`register` checks it and gets
+    an entry of its own that is not added to the registry.
     ``TypeError`` for anything else."""
     if isinstance(objective, Objective):
         return objective
@@ -251,8 +250,7 @@ def resolve(objective: Any) -> Objective:
     if not (isinstance(cls, type) and issubclass(cls, Loss)):
         raise TypeError("an objective is a registered objective's name, a boostplug.objectives.Loss subclass or an "
                         f"instance of one, got {show(objective)}")
-    mine = [e for e in _REGISTRY.values() if e.loss_class is cls or (
-        isinstance(objective, Loss) and issubclass(cls, e.loss_class) and e.loss_class.class_for(objective.settings) is cls)]
+    mine = [e for e in _REGISTRY.values() if e.loss_class is cls]
     found = next((e for e in mine if e.name == cls.name), None) or next((e for e in mine if not e.fixed), None)
     if found is not None:
         return found
@@ -302,3 +300,4 @@ register(RankNet)
 register(NDCGLoss1)
 register(NDCGLoss2)
 register(NDCGLoss2PP)
+register(ApproxNDCG)

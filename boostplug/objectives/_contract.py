@@ -1,28 +1,22 @@
-"""The objective contract: what makes a :class:`Loss` subclass an objective (:func:`check_contract`)
-and the module-level ``prepare``/``loss``/``grad_hess`` made from one (:func:`module_functions`).
-
-The contract is stated for users in docs/objectives/index.md ("The objective contract"); its
-parts live in :mod:`._declarations` (``Param``, ``Search``, ``Hessian``), :mod:`._loss` (the
-``Loss`` base, the Hessian floor) and :mod:`._non_finite` (``NonFiniteError``), and are
-importable from here too.
+"""The objective contract: what makes a :class:`Loss` subclass an objective (:func:`check_contract`,
+which :func:`register` runs; docs/objectives/index.md). Its parts are importable from here too.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Mapping
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from ._declarations import GRADIENT_KINDS, HESSIAN_KINDS, PARAM_KINDS, Hessian, Param, Search, check_params
-from ._loss import DOC_WORK, HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, floor_hessian, floor_values
+from ._loss import HESSIAN_FLOOR, NO_INFO_HESSIAN, HessianFloorWarning, Loss, floor_hessian, floor_values
 from ._non_finite import MODERATE_LABEL, MODERATE_SCORE, MODERATE_WEIGHT, NonFiniteError
 
-__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "floor_hessian", "floor_values", "check_params", "PARAM_KINDS", "HESSIAN_KINDS",
-           "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "check_contract",
+__all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "HessianFloorWarning", "floor_hessian", "floor_values", "check_params",
+           "PARAM_KINDS", "HESSIAN_KINDS", "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "check_contract",
            "ModuleFunctions", "module_functions", "scores_function", "NonFiniteError", "MODERATE_SCORE",
-           "MODERATE_LABEL", "MODERATE_WEIGHT", "DOC_WORK"]
+           "MODERATE_LABEL", "MODERATE_WEIGHT"]
 
 
 # Attributes an instance sets itself: a parameter of the same name would overwrite them.
@@ -91,52 +85,4 @@ def check_contract(loss_class: Any) -> None:
                     raise ValueError(f"{who}: the search range of {pname!r} leaves its own range: {e}") from None
 
 
-# ---- module-level functions from a Loss class -------------------------------------------------------
-class ModuleFunctions(NamedTuple):
-    """An objective's module-level ``prepare``, ``loss`` and ``grad_hess``."""
-
-    prepare: Callable[..., Loss]
-    loss: Callable[..., float]
-    grad_hess: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]]
-
-
-def _as_module_function(fn: Callable[..., Any], loss_class: type[Loss], name: str, doc: str) -> Callable[..., Any]:
-    fn.__name__ = fn.__qualname__ = name
-    fn.__module__ = loss_class.__module__
-    fn.__doc__ = doc
-    return fn
-
-
-def scores_function(loss_class: type[Loss], method: str) -> Callable[..., Any]:
-    """``f(scores, labels, group_ptr, *, weights=None, **params)`` =
-    ``loss_class(labels, group_ptr, weights=weights, **params).<method>(scores)``, named
-    ``method`` in ``loss_class``'s module (MPBoost's ``log_loss``, every objective's
-    ``loss`` and ``grad_hess``)."""
-    if not callable(getattr(loss_class, method, None)):
-        raise TypeError(f"{loss_class.__name__} has no method {method!r}")
-
-    def f(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike, *, weights: ArrayLike | None = None,
-          **params: Any) -> Any:
-        return getattr(loss_class(labels, group_ptr, weights=weights, **params), method)(scores)
-
-    head = (getattr(loss_class, method).__doc__ or "").strip().splitlines()
-    doc = (f"{head[0] if head else method}\n\n{loss_class.name}: "
-           f"``prepare(labels, group_ptr, weights=weights, **params).{method}(scores)``.")
-    return _as_module_function(f, loss_class, method, doc)
-
-
-def module_functions(loss_class: type[Loss]) -> ModuleFunctions:
-    """The module-level ``prepare``, ``loss`` and ``grad_hess`` of an objective module::
-
-        prepare, loss, grad_hess = module_functions(QBRankObjective)
-    """
-
-    def prepare(labels: ArrayLike, group_ptr: ArrayLike, *, weights: ArrayLike | None = None,
-                **params: Any) -> Loss:
-        return loss_class(labels, group_ptr, weights=weights, **params)
-
-    doc = (f"Bind {loss_class.name} to ``labels``/``group_ptr`` (per-query ``weights``) once: a "
-           f":class:`{loss_class.__name__}`.\n\nRaises ``ValueError``/``TypeError`` naming any unknown "
-           "or invalid parameter.")
-    return ModuleFunctions(_as_module_function(prepare, loss_class, "prepare", doc),
-                           scores_function(loss_class, "loss"), scores_function(loss_class, "grad_hess"))
+from ._module_functions import ModuleFunctions, module_functions, scores_function  # noqa: E402 - re-exported

@@ -1,20 +1,18 @@
-"""What an objective declares: its parameters (:class:`Param`, with the :class:`Search` range
-``--tune`` explores) and its Hessian modes (:class:`Hessian`). The contract they belong to:
-docs/objectives/index.md ("The objective contract").
-
-Kinds by use (grep of boostplug/objectives): real 6 modules, bool and choice 3 (and every objective's hessian_floor/hessian), custom 3, int 1 (LambdaRank), rows and row_index 1 (QBRank); none moves: int and rows are user API (docs/objectives/custom.md), rows and row_index are read by 13 modules outside the objectives (row_params: folds, Dask, Spark's objective_cols, model records, compare, testing)."""
+"""What an objective declares: its parameters (:class:`Param`, with the :class:`~._search.Search`
+range ``--tune`` explores) and its Hessian modes (:class:`Hessian`). The contract they belong to:
+docs/objectives/index.md ("The objective contract")."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .._validation import INT64_MAX, check_choice, check_flag, check_real, did_you_mean, show
+from .._validation import INT64_MAX, check_choice, check_flag, check_int, check_real, did_you_mean, show
 from ..keyed_pairs import KeyedPairs
 from ..pairs import check_pairs, check_rows
+from ._search import Search
 
 __all__ = ["PARAM_KINDS", "ROW_KINDS", "HESSIAN_KINDS", "GRADIENT_KINDS", "check_params", "Search", "Param",
            "Hessian"]
@@ -31,7 +29,6 @@ HESSIAN_KINDS = ("exact", "bound", "fitting")
 GRADIENT_KINDS = ("exact", "scaled", "lambda", "newton")
 
 _FLOAT_MAX = float(np.finfo(np.float64).max)
-_INT64_MIN = -INT64_MAX - 1
 
 
 def check_params(name: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,62 +46,22 @@ def check_params(name: str, params: Mapping[str, Any], defaults: Mapping[str, An
     return merged
 
 
-# ---- declarations ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Search:
-    """The range ``boostplug compare --tune`` searches for one parameter: ``low``..``high``
-    (``log``-uniform or uniform; ``integer`` is set for an ``int`` parameter) or ``choices``."""
-
-    low: float | None = None
-    high: float | None = None
-    log: bool = False
-    choices: tuple[Any, ...] = ()
-    integer: bool = False
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "choices", tuple(self.choices))
-        if self.choices:
-            if self.low is not None or self.high is not None or self.log:
-                raise TypeError(f"Search takes either choices or low/high, got both: {self!r}")
-            return
-        if self.low is None or self.high is None:
-            raise TypeError("Search needs low and high (a range) or choices=(...)")
-        for end in (self.low, self.high):
-            if isinstance(end, (bool, np.bool_)) or not isinstance(end, (int, float, np.integer, np.floating)) \
-                    or not math.isfinite(end):
-                raise TypeError(f"Search's low and high must be finite numbers, got {show(end)}")
-        if not self.low < self.high or (self.log and self.low <= 0):
-            raise ValueError(f"Search needs low < high{' and low > 0 (log)' if self.log else ''}, "
-                             f"got low={show(self.low)}, high={show(self.high)}")
-
-
 @dataclass(frozen=True)
 class Param:
-    """One declared parameter of an objective: its ``default``, ``kind``, a one-line ``doc`` and
-    the range ``search`` that ``boostplug compare --tune`` explores (``None``: not tuned).
+    """One declared parameter of an objective: its ``default``, ``kind``, a one-line ``doc`` and the
+    range ``search`` that ``boostplug compare --tune`` explores (``None``: not tuned). Kinds:
 
-    Kinds (:data:`PARAM_KINDS`):
-
-    * ``"real"``: a finite number in ``[low, high]`` (``(low, high]`` with ``low_open=True``;
-      ``None`` ends: the float64 range); ``choices`` lists strings accepted besides numbers
-      (QBRank's ``tau="grade"``);
-    * ``"int"``: an integer (not a bool) in ``[low, high]``;
+    * ``"real"``: a finite number in ``[low, high]`` (``(low, high]`` with ``low_open``; ``None``
+      ends: float64's range); ``choices``: strings accepted besides numbers (QBRank's ``tau="grade"``);
+    * ``"int"``: an integer (not a bool) in ``[low, high]``; ``"bool"``: ``True`` or ``False``;
     * ``"choice"``: one of the strings ``choices`` (``ignore_case``: any case, stored as declared);
-    * ``"bool"``: ``True`` or ``False``;
-    * ``"rows"``: row indices of the training set, shape ``(n, 2)`` (QBRank's explicit ``pairs``);
-      checked against the data's rows when the objective is bound to it. A
-      :class:`~boostplug.keyed_pairs.KeyedPairs` table is accepted too (stored as given): the
-      framework adapters and rankers map it onto the rows of each training set they are handed
-      (its weights going to the parameter ``weights_in`` names); binding it without the rows'
-      keys is a ``TypeError``;
-    * ``"row_index"``: a set of rows of the training set, a 1-d array of distinct indices
-      (QBRank's ``labeled_rows``), checked likewise;
+    * ``"rows"``: row-index pairs of the training set, shape ``(n, 2)``, checked against its rows when
+      bound, or a :class:`~boostplug.keyed_pairs.KeyedPairs` table that the adapters map onto each
+      training set's rows (its weights to the parameter ``weights_in``); ``"row_index"``: distinct rows;
     * ``"custom"``: ``convert(value)`` returns the value to store or raises ``ValueError``/``TypeError``.
 
-    ``stand_in``: for a parameter tied to the data (one value per explicit pair, say), the value
-    :meth:`Loss.check` binds in its place to the two-document stand-in query (``rows`` parameters
-    are stood in by that query's one pair). A parameter whose default is ``None`` also accepts ``None``. Values are stored as checked
-    (``float``/``int``/``str``/``bool``, a read-only int64 array for ``rows``).
+    A parameter whose default is ``None`` also accepts ``None``. ``stand_in``: what :meth:`Loss.check`
+    binds in place of a value tied to the data (one per explicit pair, say).
     """
 
     default: Any
@@ -153,7 +110,7 @@ class Param:
             hi = _FLOAT_MAX if self.high is None else self.high
             return check_real(what, value, lo, hi, lo_open=self.low_open and self.low is not None)
         if kind == "int":
-            return _check_int(what, value, self.low, self.high)
+            return check_int(what, value, self.low, self.high)
         if kind == "choice":
             if self.ignore_case and isinstance(value, str):
                 value = {c.lower(): c for c in self.choices}.get(value.lower(), value)
@@ -161,11 +118,7 @@ class Param:
         if kind == "bool":
             return check_flag(value, what)
         if kind == "rows" and isinstance(value, KeyedPairs):
-            if n_docs is None:
-                return value
-            raise TypeError(f"{what} is a KeyedPairs table, which names documents, not rows: bind the objective "
-                            "through a boostplug adapter or ranker given each row's qid and doc keys, or pass "
-                            "keyed.rows(qid, doc)'s row-index pairs")
+            return value.unbound(what, n_docs)
         if kind in ROW_KINDS:
             check = check_pairs if kind == "rows" else check_rows
             rows = np.array(check(value, INT64_MAX if n_docs is None else n_docs, name=what))
@@ -178,60 +131,38 @@ class Param:
             msg = str(e) if name in str(e) else f"{name}: {e}"
             raise type(e)(f"{objective}: {msg}" if objective else msg) from None
 
+    def stand_in_for(self, value: Any) -> Any:
+        """What :meth:`Loss.check` binds in place of ``value`` to its two-document stand-in query:
+        ``None`` as it is, the stand-in's one pair (``rows``) or first row (``row_index``), the
+        declared ``stand_in`` of a parameter tied to the data, else ``value``."""
+        if value is None:
+            return None
+        if self.kind in ROW_KINDS:
+            return np.array([[0, 1]] if self.kind == "rows" else [0], dtype=np.int64)
+        return value if self.stand_in is None else self.stand_in
+
     def _range(self) -> str:
         lo = "-inf" if self.low is None else f"{self.low:g}"
         hi = "inf" if self.high is None else f"{self.high:g}"
         return f"{'(' if self.low_open else '['}{lo}, {hi}]"
 
 
-def _check_int(what: str, value: Any, low: float | None, high: float | None) -> int:
-    """``value`` as an int in ``[low, high]`` (``None``: unbounded, within int64, which the kernels
-    hold it in); bools and floats are a ``TypeError``. The message gives the bounds exactly, and
-    names the int64 bound too when the value breaks it (``2**70`` is not refused as "must be >= 1")."""
-    lo = _INT64_MIN if low is None else low
-    hi = INT64_MAX if high is None else high
-
-    def exact(v: float) -> str:
-        return str(int(v)) if float(v).is_integer() else f"{v:g}"
-
-    rng = (f" in [{exact(low)}, {exact(high)}]" if low is not None and high is not None
-           else f" >= {exact(low)}" if low is not None else f" <= {exact(high)}" if high is not None else "")
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{what} must be an integer{rng}, got {show(value)}")
-    if not lo <= value <= hi:
-        if (low is None or value >= low) and (high is None or value <= high):  # beyond int64 only
-            rng = (f" in [{exact(lo)}, {exact(hi)}] (the kernels hold it in a 64-bit integer: "
-                   f"{'at most 2^63 - 1' if value > hi else 'at least -2^63'})")
-        raise ValueError(f"{what} must be an integer{rng}, got {show(value)}")
-    return int(value)
-
-
 @dataclass(frozen=True)
 class Hessian:
-    """One declared Hessian mode: its ``kind`` (:data:`HESSIAN_KINDS`: ``"exact"``, ``"bound"``
-    an upper bound of the true Hessian, ``"fitting"`` the paper's fitting weights), a one-line
-    ``text`` saying what it is, and what the mode's gradient is (:data:`GRADIENT_KINDS`):
+    """One declared Hessian mode: its ``kind`` (``"exact"``: the loss's Hessian diagonal; ``"bound"``:
+    a diagonal that majorises the Hessian; ``"fitting"``: a paper's fitting weights), a one-line
+    ``text``, and what the mode's gradient is (``gradient``):
 
-    * ``gradient="exact"`` (the default): d loss / d score;
-    * ``gradient="scaled"``: d loss / d score times a positive factor per document, which
-      ``scaling`` states in one line (QBRank's ``"mean"``: divided by the document's entry
-      count). Only a ``"fitting"`` Hessian may go with it (:func:`check_contract`): an exact or
-      bounding Hessian is one of the loss, whose derivative a scaled gradient is not;
-    * ``gradient="lambda"``: d loss / d score with the loss's pair weights, which depend on the
-      scores (the current order), held at their values at the current scores: LambdaRank's
-      lambdas. The Hessian modes are then those of the loss with the weights held too, and the
-      objective's ``loss`` and ``grad_hess`` take ``weights_at=`` (the scores the weights come
-      from), so that the contract checks can hold them: the objective reads those scores as
-      ``weights_from(scores)`` (:class:`~boostplug.objectives.Loss`: "Held weights");
-    * ``gradient="newton"``: the Hessian's diagonal times an approximate Newton step, ``h * M g``
-      with ``g`` = d loss / d score and ``M`` an approximation of the inverse Hessian (LightGBM's
-      ``rank_xendcg``), so that a leaf's ``-sum grad / sum hess`` is a Newton-like step. Only a
-      ``"fitting"`` Hessian may go with it; the checks require ``-grad / hess`` to descend the loss.
+    * ``"exact"`` (default): d loss / d score;
+    * ``"scaled"``: that times a positive factor per document, stated in ``scaling`` (QBRank's
+      ``"mean"``); only with a ``"fitting"`` Hessian;
+    * ``"lambda"``: d loss / d score with the loss's weights, which depend on the scores, held at
+      the current ones (LambdaRank's lambdas); the objective then takes ``weights_at=``;
+    * ``"newton"``: the Hessian's diagonal times an approximate Newton step (LightGBM's
+      ``rank_xendcg``); only with a ``"fitting"`` Hessian; ``-grad / hess`` must descend the loss.
 
-    ``tolerance``: how closely the gradient (and an ``"exact"`` Hessian) follow the derivatives
-    the contract checks compute, relative to the largest: 0 (the default) for to rounding; an
-    objective that reproduces a built-in's approximations (LightGBM's tabulated logistic and
-    float32 sums) states their size here.
+    ``tolerance``: how closely the gradient (and an exact Hessian) follow the checks' derivatives,
+    relative to the largest: 0 for rounding; a copy of a built-in states its approximations' size.
     """
 
     kind: str

@@ -1,39 +1,24 @@
-"""Why an objective's loss, gradient or Hessian came out inf or NaN: the data overflowed float64,
-or the objective computed it from moderate inputs (a bug in it). :class:`NonFiniteError` names
-the first offending row or query and which of the two it is."""
+"""Why an objective's loss, gradient or Hessian came out inf or NaN (the data overflowed float64, or
+the objective computed it from moderate inputs: a bug in it), or beyond float32: a
+:class:`NonFiniteError` naming the first offending row or query and which it is."""
 
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["NonFiniteError", "MODERATE_SCORE", "MODERATE_LABEL", "MODERATE_WEIGHT", "refuse_non_finite_grad_hess",
-           "refuse_non_finite_loss"]
+from .._validation import FLOAT32_MAX
 
-#: Inputs within these bounds are moderate: a loss computed sensibly from them stays far inside
-#: float64 (a pairwise exponential of a label gap times a score gap is at most exp(31 * 20) =
-#: 1e269; gains 2^31), so a non-finite result there is the objective's own doing (0 * inf,
-#: inf - inf, 0 / 0, x / 0), not an overflow of the data (:class:`NonFiniteError`).
+__all__ = ["NonFiniteError", "MODERATE_SCORE", "MODERATE_LABEL", "MODERATE_WEIGHT", "grad_hess_error", "loss_error"]
+
+#: Moderate inputs: a loss computed sensibly from them stays far inside float64 (exp(31 * 20) =
+#: 1e269; gains 2^31), so a non-finite result there is the objective's own doing.
 MODERATE_SCORE = 10.0
 MODERATE_LABEL = 31.0
 MODERATE_WEIGHT = 1e30
-
-
-class BoundLoss(Protocol):
-    """What the checks read of an objective bound to its data (:class:`~._loss.Loss` is one)."""
-
-    name: str
-    group_ptr: NDArray[np.int64]
-    labels: NDArray[np.float64]
-    query_weights: NDArray[np.float64]
-
-    @property
-    def n_queries(self) -> int: ...
-
-    def _loss(self, scores: NDArray[np.float64]) -> float: ...
 
 
 #: The end of the message of an objective's own inf or NaN.
@@ -42,20 +27,13 @@ _BUG = ("a bug in {name}'s {method}, not an overflow of the data (inf or NaN fro
 
 
 class NonFiniteError(ValueError):
-    """An objective's ``loss`` or ``grad_hess`` came out inf or NaN; the message names the first
-    offending row (or query) and the cause.
-
-    Attributes:
-        objective: the objective's name.
-        method: ``"loss"`` or ``"grad_hess"``.
-        cause: ``"data"`` when the offending query's scores, labels or weight are beyond the
-            moderate bounds (:data:`MODERATE_SCORE`, :data:`MODERATE_LABEL`,
-            :data:`MODERATE_WEIGHT`): float64 overflowed on them; ``"objective"`` when they are
-            all moderate: the objective computed inf or NaN itself (a bug in it).
-        query: the first offending query (``None``: the loss is non-finite at all-zero scores).
-        row: the first offending row (for the loss, the query's first row; ``None`` with ``query``).
-        value: the loss, or ``(grad, hess)`` at ``row``.
-    """
+    """An objective's ``loss`` or ``grad_hess`` came out inf or NaN, or beyond float32. Attributes:
+    ``objective``, ``method`` (``"loss"`` or ``"grad_hess"``), ``cause`` (``"data"``: the offending
+    query's scores, labels or weight are beyond the moderate bounds, where float64 overflows;
+    ``"objective"``: all moderate, the objective's own inf or NaN, a bug in it; ``"float32"``: a
+    finite gradient or Hessian beyond float32, the frameworks' type), ``query`` (the first offending
+    one; ``None``: non-finite at all-zero scores), ``row`` (the first offending row, for the loss the
+    query's first), ``value`` (the loss, or ``(grad, hess)`` at ``row``)."""
 
     def __init__(self, message: str, *, objective: str, method: str, cause: str, query: int | None,
                  row: int | None, value: Any) -> None:
@@ -69,30 +47,43 @@ class NonFiniteError(ValueError):
 
 
 
-def refuse_non_finite_grad_hess(objective: BoundLoss, scores: NDArray[np.float64], g: NDArray[np.float64],
-                                h: NDArray[np.float64], i: int, n_bad: int) -> None:
-    """A gradient or Hessian that is inf or NaN is a :class:`NonFiniteError` naming the row, its
-    query and either the data's values that overflowed or the objective's own bug: the
-    frameworks must never receive inf or NaN."""
+def grad_hess_error(objective: Any, scores: NDArray[np.float64], g: NDArray[np.float64],
+                    h: NDArray[np.float64]) -> NonFiniteError:
+    """The :class:`NonFiniteError` of a gradient or Hessian that is inf or NaN (naming the first such
+    row, its query, and the data's values that overflowed or the objective's own bug), else of one
+    beyond float32 (LightGBM and XGBoost would train on inf: one leaf, then nothing)."""
+    infinite = np.flatnonzero(~(np.isfinite(g) & np.isfinite(h)))
+    beyond = infinite if infinite.size else np.flatnonzero(~((np.abs(g) <= FLOAT32_MAX) & (np.abs(h) <= FLOAT32_MAX)))
+    i = int(beyond[0])
     q = int(np.searchsorted(objective.group_ptr, i, side="right") - 1)
-    found = f"at row {i} (query {q}, {n_bad} such rows): grad {float(g[i])}, hess {float(h[i])}"
-    message, cause = _message(objective, scores, q, "_grad_hess",
-                              overflow=f"the gradient or Hessian overflows float64 {found}",
-                              returned=f"_grad_hess returned a non-finite value {found}")
-    raise NonFiniteError(message, objective=objective.name, method="grad_hess", cause=cause, query=q, row=i,
-                         value=(float(g[i]), float(h[i])))
+    found = f"at row {i} (query {q}, {beyond.size} such rows): grad {float(g[i]):g}, hess {float(h[i]):g}"
+    value = (float(g[i]), float(h[i]))
+    if infinite.size:
+        message, cause = _message(objective, scores, q, "_grad_hess",
+                                  overflow=f"the gradient or Hessian overflows float64 {found}",
+                                  returned=f"_grad_hess returned a non-finite value {found}")
+        return NonFiniteError(message, objective=objective.name, method="grad_hess", cause=cause, query=q, row=i,
+                              value=value)
+    a, b = int(objective.group_ptr[q]), int(objective.group_ptr[q + 1])
+    settings = ", ".join(f"{k}={v!r}" for k, v in getattr(objective, "settings", {}).items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool))
+    return NonFiniteError(
+        f"{objective.name}: the gradient or Hessian {found} is beyond float32's largest value {FLOAT32_MAX:g}, "
+        f"which LightGBM and XGBoost store them in: a parameter is too large ({settings or 'no numeric settings'}) "
+        f"or the query's scores too extreme ({float(scores[a:b].min()):g} .. {float(scores[a:b].max()):g})",
+        objective=objective.name, method="grad_hess", cause="float32", query=q, row=i, value=value)
 
 
-def refuse_non_finite_loss(objective: BoundLoss, scores: NDArray[np.float64], value: float) -> None:
-    """A loss that is inf or NaN is a :class:`NonFiniteError` naming the first query that makes
-    it so and either the data's values that overflowed or the objective's own bug."""
+def loss_error(objective: Any, scores: NDArray[np.float64], value: float) -> NonFiniteError:
+    """The :class:`NonFiniteError` of a loss that is inf or NaN, naming the first query that makes it
+    so and either the data's values that overflowed or the objective's own bug."""
     ptr = objective.group_ptr
     q = _first_non_finite_query(objective, scores)
     span = f"the scores span {float(scores.min())} .. {float(scores.max())}" if scores.size else ""
     if q is None and not math.isnan(value) and scores.size and np.abs(scores).max() > MODERATE_SCORE \
             and math.isfinite(float(objective._loss(np.zeros_like(scores)))):
         # each query's loss is finite alone (the bisection found none that is not), their sum is not
-        raise NonFiniteError(f"{objective.name}: the loss overflows float64 ({value}): each query's loss is finite, "
+        return NonFiniteError(f"{objective.name}: the loss overflows float64 ({value}): each query's loss is finite, "
                              f"their sum is not; {span}: too large for float64 in this objective", objective=objective.name,
                              method="loss", cause="data", query=None, row=None, value=value)
     where = (", and does at all-zero scores too (so no one query's scores cause it)" if q is None else
@@ -100,11 +91,11 @@ def refuse_non_finite_loss(objective: BoundLoss, scores: NDArray[np.float64], va
     message, cause = _message(objective, scores, q, "_loss", overflow=f"the loss overflows float64 ({value}){where}",
                               returned=f"_loss returned {value}{where}")
     first_row = None if q is None else int(ptr[q])
-    raise NonFiniteError(message, objective=objective.name, method="loss", cause=cause, query=q, row=first_row,
-                         value=value)
+    return NonFiniteError(message, objective=objective.name, method="loss", cause=cause, query=q, row=first_row,
+                          value=value)
 
 
-def _message(objective: BoundLoss, scores: NDArray[np.float64], q: int | None, method: str, *, overflow: str,
+def _message(objective: Any, scores: NDArray[np.float64], q: int | None, method: str, *, overflow: str,
              returned: str) -> tuple[str, str]:
     """``(message, cause)`` of a :class:`NonFiniteError` from ``method``: ``"data"`` with the
     ``overflow`` text when query ``q``'s values are too large for float64, else ``"objective"``
@@ -118,7 +109,7 @@ def _message(objective: BoundLoss, scores: NDArray[np.float64], q: int | None, m
             f"{_BUG.format(name=name, method=method)}"), "objective"
 
 
-def _first_non_finite_query(objective: BoundLoss, scores: NDArray[np.float64]) -> int | None:
+def _first_non_finite_query(objective: Any, scores: NDArray[np.float64]) -> int | None:
     """The first query whose scores, with every other query's set to 0, make the loss
     non-finite (the loss is a sum over queries: bisection, O(log n_queries) evaluations);
     ``None`` when the loss is non-finite at all-zero scores, or no single query does it."""
@@ -141,7 +132,7 @@ def _first_non_finite_query(objective: BoundLoss, scores: NDArray[np.float64]) -
     return lo if non_finite(lo, lo + 1) else None
 
 
-def _query_inputs(objective: BoundLoss, scores: NDArray[np.float64],
+def _query_inputs(objective: Any, scores: NDArray[np.float64],
                   q: int | None) -> tuple[str, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(what, scores, labels, weights) of query ``q``, or of the whole data set at all-zero
     scores (``q=None``)."""
@@ -151,7 +142,7 @@ def _query_inputs(objective: BoundLoss, scores: NDArray[np.float64],
     return "the query's", scores[a:b], objective.labels[a:b], objective.query_weights[q:q + 1]
 
 
-def _too_large(objective: BoundLoss, scores: NDArray[np.float64], q: int | None) -> str:
+def _too_large(objective: Any, scores: NDArray[np.float64], q: int | None) -> str:
     """The inputs of query ``q`` (``None``: the data set at zero scores) beyond the moderate
     bounds, in words ("" when all are moderate)."""
     what, s, y, w = _query_inputs(objective, scores, q)
@@ -165,7 +156,7 @@ def _too_large(objective: BoundLoss, scores: NDArray[np.float64], q: int | None)
     return ", ".join(parts)
 
 
-def _moderate(objective: BoundLoss, scores: NDArray[np.float64], q: int | None) -> str:
+def _moderate(objective: Any, scores: NDArray[np.float64], q: int | None) -> str:
     """The inputs of query ``q`` (``None``: the data set at zero scores) in words, for the
     message of an objective's own inf or NaN."""
     _, s, y, w = _query_inputs(objective, scores, q)

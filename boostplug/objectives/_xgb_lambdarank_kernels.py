@@ -19,7 +19,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .lambda_weighted import LOGISTIC
+from .logistic import LOGISTIC
 
 __all__ = ["NDCG", "PAIRWISE", "MAP", "xgb_lambda_sums", "mean_pairs", "minstd_uniform"]
 
@@ -194,7 +194,7 @@ def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, froze
                     hess: np.ndarray, loss: np.ndarray) -> None:
     """XGBoost's lambdas (``grad``, ``hess``: each row's float32 value) or the held-weights loss
     per query (``want_loss``: ``loss[q]``) at ``scores``, the order and pair weights from ``at``
-    (``scores`` itself unless ``frozen``; ``order``: :func:`~._pairwise_kernels.query_orders` of
+    (``scores`` itself unless ``frozen``; ``order``: :func:`~._pair_kernels.query_orders` of
     ``at``). ``labels`` are XGBoost's float32 labels; ``query_weights`` multiply each query's float32
     values last, in float64 (as the objective contract has them: XGBoost's built-in rescales its
     weights to mean 1 and multiplies in float32); ``iteration`` seeds the ``mean`` pairs."""

@@ -26,7 +26,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .lambda_weighted import LOGISTIC
+from .logistic import LOGISTIC
 
 __all__ = ["CLASSIC_WEIGHT", "NOISE_GIVEN", "NOISE_LOGISTIC", "NOISE_NONE", "NOISE_KINDS", "orders_sums"]
 
@@ -50,7 +50,7 @@ _loss_fn = LOGISTIC[0].__func__
 
 @nb.njit(cache=True)
 def _logistic_grad_hess(d: float, w: float) -> tuple[float, float]:
-    """``w pair_grad(d, 1)`` and ``w pair_hess(d, 1)`` of :data:`~.lambda_weighted.LOGISTIC`, the
+    """``w pair_grad(d, 1)`` and ``w pair_hess(d, 1)`` of :data:`~.logistic.LOGISTIC`, the
     same operations on the same values (so the same bits: the tests compare them), with one ``exp``
     and the gradient's two cases as a choice of numerator instead of a branch (the sign of ``d``
     is unpredictable): about a tenth of the kernel's time less. (A function that also adds them

@@ -1,5 +1,5 @@
 """LambdaLoss's metric-driven losses NDCG-Loss1, NDCG-Loss2 and NDCG-Loss2++ (Wang, Li, Golbandi,
-Bendersky, Najork, CIKM 2018, Section 4), on the lambda-weighted base.
+Bendersky, Najork, CIKM 2018, Section 4), on the pair base (:mod:`.pairwise`) and, for NDCG-Loss1, the listwise one (:mod:`.listwise`).
 
 With the documents of a query in the order of the current scores (descending; ties in input
 order), ``r_i`` the 1-based position of document ``i``, ``D(r) = log2(1 + r)``, gains ``G_i =
@@ -17,7 +17,7 @@ and the losses of query ``k`` (weight ``W_k``), summed over its pairs of differe
 The paper writes ``-log2`` of the logistic: the natural logarithm here multiplies the loss, the
 gradient and the Hessian by ``ln 2``, which leaves every Newton leaf ``-G / H`` as it is (an L2 leaf
 penalty acts as a slightly different one). The weights depend on the order, so the gradient is the
-loss's derivative with them held (gradient kind ``"lambda"``, :mod:`.lambda_weighted`). No
+loss's derivative with them held (gradient kind ``"lambda"``, :mod:`.pairwise`). No
 normalisation, no scaling by the list size (TF-Ranking and rax multiply their weights by it).
 
 By default every pair counts: the paper's losses. ``truncation_level = k`` (a fixed choice, not
@@ -32,25 +32,32 @@ included, by the document's own share of the DCG, ``G_i / D(r_i)``::
 
     NDCG-Loss1:    W_k sum_i (G_i / D(r_i)) sum_{j != i} log(1 + exp(-sigma (s_i - s_j)))
 
-Its weight belongs to a document, not to a pair of different labels, so its sum runs over the
-ordered pairs (:func:`._pair_loops.ordered_pair_sums`); the pair functions and the held weights
-are the base's (the paper's ``j = i`` term, a constant, is left out).
+Its weight belongs to a document, not to a pair of different labels, so it is a listwise loss
+(:mod:`.listwise`) whose sum runs over the ordered pairs of each query, with the logistic pair
+functions and the weights held as the pair base holds them (the paper's ``j = i`` term, a
+constant, is left out).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core import dispatch
 from ._contract import Param, Search
-from .lambda_weighted import EXACT, LOGISTIC, LambdaWeightedLoss, _inverse
+from .listwise import ListwiseLoss
+from .._core.dcg import inverse_ideal_dcgs
+from .._core.sorting import stable_argsort_descending
+from .logistic import LOGISTIC
+from .pairwise import LAMBDA_EXACT, NO_TRUNCATION, PairwiseLoss
 from .ranknet import SIGMA, TRUNCATION_LEVEL, Truncatable
 
 __all__ = ["NDCGLoss1", "NDCGLoss2", "NDCGLoss2PP", "position_gap_discount", "GAP_DISCOUNTS"]
+
+_logistic_loss, _logistic_grad, _logistic_hess = (f.__func__ for f in LOGISTIC)
 
 
 @nb.njit(cache=True)
@@ -78,22 +85,18 @@ def position_gap_discount(rank_i: int, rank_j: int) -> float:
     return _gap_discount(gap)
 
 
-class _LambdaLoss(Truncatable, LambdaWeightedLoss):
-    """What the three LambdaLoss losses share: the logistic pair loss, the optional
+class _LambdaLoss(Truncatable, PairwiseLoss):
+    """What NDCG-Loss2 and NDCG-Loss2++ share: the logistic pair loss, the optional
     ``truncation_level`` (:class:`.ranknet.Truncatable`) and the paper's gains, normalised by the
     whole query's ideal DCG whatever the truncation."""
 
-    hessians = {"exact": EXACT}
+    hessians = {"exact": LAMBDA_EXACT}
     pair_loss, pair_grad, pair_hess = LOGISTIC
 
     def inverse_max_dcgs(self, gains: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``1 / maxDCG`` of each whole query (the paper's ``G_i``), even with a truncation: a kept
-        pair weighs what it weighs in the paper's loss (LightGBM's lambdarank takes the ideal DCG at
-        its truncation level instead)."""
-        out = np.zeros(self.n_queries)
-        for q in range(self.n_queries):
-            out[q] = _inverse(np.sort(gains[self.group_ptr[q]:self.group_ptr[q + 1]])[::-1], self._discounts)
-        return out
+        """``1 / maxDCG`` of each whole query (the paper's ``G_i``), even with a truncation: a kept pair
+        weighs what it weighs in the paper's loss (LightGBM's lambdarank takes it at its truncation level)."""
+        return inverse_ideal_dcgs(gains, self.group_ptr, self._discounts)
 
 
 class NDCGLoss2(_LambdaLoss):
@@ -115,8 +118,10 @@ class NDCGLoss2PP(_LambdaLoss):
     name = "ndcg_loss2pp"
     summary = "LambdaLoss's NDCG-Loss2++: LambdaRank's weight plus mu times NDCG-Loss2's (Wang et al. 2018)"
     params = {"sigma": SIGMA,
+              # at most 1e6: the weights reach 1 + mu, and LightGBM's float32 gradients and split gains
+              # (squares of their sums) stay finite far beyond the paper's values (mu = 5)
               "mu": Param(5.0, "real", "weight of NDCG-Loss2's position-gap term beside LambdaRank's", low=0.0,
-                          search=Search(1.0, 20.0, log=True)),
+                          high=1e6, search=Search(1.0, 20.0, log=True)),
               "truncation_level": TRUNCATION_LEVEL}
 
     @staticmethod
@@ -125,34 +130,76 @@ class NDCGLoss2PP(_LambdaLoss):
         return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * (rho + mu * position_gap_discount(p.rank_i, p.rank_j))
 
 
-class NDCGLoss1(_LambdaLoss):
-    """LambdaLoss's NDCG-Loss1: the logistic loss of every ordered pair ``(i, j)``, weighted by
-    ``G_i / D(r_i)`` (module docstring). A :class:`LambdaWeightedLoss` whose ``pair_weight`` is the
-    first document's, asked once per document (its pair view shows that document as ``i`` and
-    ``j``) and summed by :func:`._pair_loops.ordered_pair_sums`, compiled around this class's
-    functions as the base's loops are (no normalisation)."""
+class NDCGLoss1(ListwiseLoss):
+    """LambdaLoss's NDCG-Loss1: the logistic loss of every ordered pair ``(i, j)`` of a query, equal
+    labels included, weighted by ``G_i / D(r_i)`` (module docstring): a listwise loss whose
+    weights follow the order (gradient kind ``"lambda"``); with ``truncation_level = k`` only the
+    pairs with a document among the first ``k`` positions count."""
 
     name = "ndcg_loss1"
     summary = "LambdaLoss's NDCG-Loss1: each document's logistic terms against all others, weighted by its " \
               "G / D (Wang et al. 2018)"
     params = {"sigma": SIGMA, "truncation_level": TRUNCATION_LEVEL}
+    hessians = {"exact": LAMBDA_EXACT}
+
+    sigma: float
+    truncation_level: int | None
+
+    def setup(self) -> None:
+        longest = int(np.diff(self.group_ptr).max(initial=0))
+        self._discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(longest)])
+        gains = PairwiseLoss.gains(self)  # type: ignore[arg-type]
+        self._inputs = (gains[:, None], inverse_ideal_dcgs(gains, self.group_ptr, self._discounts)[:, None])
+        super().setup()
+
+    def list_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return self._inputs
+
+    def list_args(self) -> tuple[Any, ...]:
+        top_k = NO_TRUNCATION if self.truncation_level is None else self.truncation_level
+        return float(self.sigma), int(top_k), self._discounts
+
+    def list_work(self) -> int:
+        sizes = np.diff(self.group_ptr)
+        return int(np.sum(sizes * np.minimum(sizes, self.list_args()[1])))
 
     @staticmethod
-    def pair_weight(p, sigma):  # type: ignore[no-untyped-def]
-        return p.gain_i * p.inv_max_dcg * p.discount_i
+    def list_loss(s, at, doc, query, sigma, top_k, discounts):  # type: ignore[no-untyped-def]
+        n = s.shape[0]
+        order = stable_argsort_descending(at)
+        acc = 0.0
+        for i in range(n):
+            ra = order[i]
+            w = doc[ra, 0] * query[0] * discounts[i]
+            if w == 0.0:
+                continue
+            for j in range(n if i < top_k else min(n, top_k)):
+                if j != i:
+                    acc += w * _logistic_loss(s[ra] - s[order[j]], sigma)
+        return acc
 
-    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
-        _, order, grad, hess, loss, done = self._ordered(scores, want_loss)
-        run = dispatch.kernel_for(self._loops().ordered_pair_sums, self._work)
-        run(scores, order, self._gains, self.group_ptr, self._inv_max_dcg, self.query_weights, self._discounts,
-            self._top_k, want_loss, self._args, grad, hess, loss, done)
-        self._check_done(done)
-        return grad, hess, loss
-
-    def _listed_pairs(self, query: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Every ordered pair of documents of ``query`` (``None``: of every query): this loss's terms."""
-        gp = self.group_ptr
-        pairs = np.concatenate([np.zeros((0, 2), np.int64)] + [
-            gp[q] + np.argwhere(~np.eye(gp[q + 1] - gp[q], dtype=bool))
-            for q in (range(self.n_queries) if query is None else (query,))])
-        return pairs[:, 0], pairs[:, 1]
+    @staticmethod
+    def list_grad_hess(s, at, doc, query, grad, hess, sigma, top_k, discounts):  # type: ignore[no-untyped-def]
+        n = s.shape[0]
+        order = stable_argsort_descending(at)
+        for i in range(n):
+            ra = np.uint64(order[np.uint64(i)])  # unsigned: no wraparound of negative indices to emit
+            w = doc[ra, 0] * query[0] * discounts[np.uint64(i)]
+            if w == 0.0:
+                continue
+            s_a = s[ra]
+            g_a = grad[ra]  # document a's sums in registers over its pairs (no other pair writes them)
+            h_a = hess[ra]
+            for j in range(n if i < top_k else min(n, top_k)):
+                if j == i:
+                    continue
+                rb = np.uint64(order[np.uint64(j)])
+                d = s_a - s[rb]
+                g = w * _logistic_grad(d, sigma)
+                h = w * _logistic_hess(d, sigma)
+                g_a += g
+                grad[rb] -= g
+                h_a += h
+                hess[rb] += h
+            grad[ra] = g_a
+            hess[ra] = h_a

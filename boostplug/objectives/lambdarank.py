@@ -22,7 +22,8 @@ the pair weights held (gradient kind ``"lambda"``), up to the sigmoid table's re
 float32 sums (the mode's ``tolerance``).
 
 Not reproduced: the position-bias options (``lambdarank_position_bias_regularization``,
-positions in the Dataset).
+positions in the Dataset). The copy has a kernel of its own (:func:`lightgbm_lambdas`: LightGBM's
+float32 sums and order of operations), not the pair base's loop.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core.dcg import check_label_gain, gains_of
-from ._contract import Hessian, Param
-from .lambda_weighted import LambdaWeightedLoss, _inverse
+from .._core import dispatch
+from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of, inverse_dcg
+from ._contract import Hessian, Loss, Param
+from ._pair_kernels import NORM_OFFSET, query_orders
 
 __all__ = ["LambdaRank", "DEFAULT_LABEL_GAIN", "SIGMOID_BINS", "SIGMOID_MIN", "SIGMOID_MAX", "sigmoid_table"]
 
@@ -76,7 +78,92 @@ def _lookup(d: float, table: np.ndarray, low: float, high: float, factor: float)
     return table[np.uint64(min(int((d - low) * factor), table.shape[0] - 1))]  # unsigned: no wraparound code
 
 
-class LambdaRank(LambdaWeightedLoss):
+@nb.njit(parallel=True, cache=True)
+def lightgbm_lambdas(scores, at, order, frozen, labels, gains, group_ptr, inv_max_dcg, query_weights,  # type: ignore[no-untyped-def]
+                     discounts, top_k, normalize, want_loss, sigmoid, table, low, high, factor, sums_g, sums_h,
+                     grad, hess, loss, done):
+    """LightGBM's ``LambdarankNDCG::GetGradientsForOneQuery`` for every query (module docstring):
+    ``order`` holds each query's rows by the scores ``at`` the weights come from (``scores`` unless
+    ``frozen``), descending, ties in input order; the sums run in float32 (``sums_g``, ``sums_h``:
+    zeros), the document at position ``i``'s in registers across its ``j``; then each query's are
+    scaled (``lambdarank_norm``) and weighted into ``grad`` and ``hess``. ``want_loss``: each query's
+    reported loss into ``loss`` instead. ``done[q]`` is set when query ``q`` ends."""
+    for q in nb.prange(group_ptr.shape[0] - 1):
+        a = group_ptr[q]
+        b = group_ptr[q + 1]
+        n = b - a
+        w_q = query_weights[q]
+        if n < 2 or w_q == 0.0:
+            done[q] = True
+            continue
+        varied = at[order[a]] != at[order[b - 1]]
+        inv = inv_max_dcg[q]
+        total = 0.0
+        acc = 0.0
+        for i in range(min(n - 1, top_k)):
+            ri = np.uint64(order[np.uint64(a + i)])  # unsigned: no wraparound of negative indices to emit
+            ui = np.uint64(i)
+            label_i = labels[ri]
+            gain_i = gains[ri]
+            discount_i = discounts[ui]
+            s_i = scores[ri]
+            at_i = at[ri]
+            g_i = np.float32(0.0)
+            h_i = np.float32(0.0)
+            if not want_loss:
+                g_i = sums_g[ri]
+                h_i = sums_h[ri]
+            for j in range(i + 1, n):
+                rj = np.uint64(order[np.uint64(a + j)])
+                uj = np.uint64(j)
+                label_j = labels[rj]
+                if label_i == label_j:
+                    continue
+                up = label_i > label_j
+                if up:
+                    d_at = at_i - at[rj]
+                    w = (gain_i - gains[rj]) * abs(discount_i - discounts[uj]) * inv
+                    d = s_i - scores[rj]
+                else:
+                    d_at = at[rj] - at_i
+                    w = (gains[rj] - gain_i) * abs(discounts[uj] - discount_i) * inv
+                    d = scores[rj] - s_i
+                if normalize and varied:
+                    w = w / (NORM_OFFSET + abs(d_at))
+                p = _lookup(d, table, low, high, factor)
+                # LightGBM's own products: p_lambda *= -sigmoid_ * delta; p_hessian *= sigmoid_ * sigmoid_ * delta
+                g = p * (-sigmoid * w)
+                if normalize:
+                    total -= 2.0 * (_lookup(d_at, table, low, high, factor) * (-sigmoid * w) if frozen else g)
+                if want_loss:
+                    if w != 0.0:  # a pair of weight 0 adds nothing, even where its loss overflows
+                        z = sigmoid * d
+                        acc += w * (math.log1p(math.exp(z)) - z if z < 0.0 else math.log1p(math.exp(-z)))
+                    continue
+                g32 = np.float32(g)
+                h32 = np.float32((p * (1.0 - p)) * (sigmoid * sigmoid * w))
+                if up:
+                    sums_g[rj] -= g32
+                    g_i += g32
+                else:
+                    sums_g[rj] += g32
+                    g_i -= g32
+                sums_h[rj] += h32
+                h_i += h32
+            if not want_loss:
+                sums_g[ri] = g_i
+                sums_h[ri] = h_i
+        scale = math.log2(1.0 + total) / total if normalize and total > 0.0 else 1.0
+        if want_loss:
+            loss[q] = w_q * (scale * acc)
+        else:
+            for r in range(a, b):
+                grad[r] = np.float64(np.float32(sums_g[r] * scale)) * w_q
+                hess[r] = np.float64(np.float32(sums_h[r] * scale)) * w_q
+        done[q] = True
+
+
+class LambdaRank(Loss):
     """LightGBM's ``lambdarank`` through the plugin path: its trees, bit for bit (module docstring).
 
     Parameters are LightGBM's, with its names and defaults; bad values are refused as LightGBM
@@ -104,62 +191,48 @@ class LambdaRank(LambdaWeightedLoss):
         # checks' data the lambdas are then off by up to 1e-5 of the largest
         tolerance=1e-3)}
     hessian_floor = False
-    float32_sums = True
+    fresh_output = True
 
     sigmoid: float
     lambdarank_truncation_level: int
     lambdarank_norm: bool
     label_gain: NDArray[np.float64] | None
 
-    def pair_args(self) -> tuple[Any, ...]:
-        return (float(self.sigmoid), *sigmoid_table(float(self.sigmoid)))
-
-    @staticmethod
-    def pair_weight(p, sigmoid, table, low, high, factor):  # type: ignore[no-untyped-def]
-        return (p.gain_i - p.gain_j) * abs(p.discount_i - p.discount_j) * p.inv_max_dcg
-
-    @staticmethod
-    def pair_loss(d, sigmoid, table, low, high, factor):  # type: ignore[no-untyped-def]
-        z = sigmoid * d
-        return math.log1p(math.exp(z)) - z if z < 0.0 else math.log1p(math.exp(-z))
-
-    @staticmethod
-    def pair_grad(d, sigmoid, table, low, high, factor):  # type: ignore[no-untyped-def]
-        return -sigmoid * _lookup(d, table, low, high, factor)
-
-    @staticmethod
-    def pair_hess(d, sigmoid, table, low, high, factor):  # type: ignore[no-untyped-def]
-        p = _lookup(d, table, low, high, factor)
-        return sigmoid * sigmoid * (p * (1.0 - p))
-
-    @staticmethod
-    def pair_terms(d, w, sigmoid, table, low, high, factor):  # type: ignore[no-untyped-def]
-        # LightGBM's own products: p_lambda *= -sigmoid_ * delta; p_hessian *= sigmoid_ * sigmoid_ * delta
-        p = _lookup(d, table, low, high, factor)
-        return p * (-sigmoid * w), (p * (1.0 - p)) * (sigmoid * sigmoid * w)
-
-    def gains(self) -> NDArray[np.float64]:
+    def setup(self) -> None:
         table = np.array(DEFAULT_LABEL_GAIN) if self.label_gain is None else self.label_gain
         try:
-            return gains_of(self.labels, table)
+            self._gains = gains_of(self.labels, table)
         except ValueError as e:
             default = "" if self.label_gain is not None else ", by default 2^i - 1 for i < 31,"
             raise ValueError(f"{self.name}: {e} (LightGBM's label_gain{default} gives each integer label its "
                              "gain)") from None
+        sizes = np.diff(self.group_ptr)
+        self._discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(int(sizes.max(initial=0)))])
+        # LightGBM's CalMaxDCGAtK: the labels in decreasing order (with a label_gain that does not grow
+        # with the label, not the gains' order), their gains summed by position to the truncation level
+        top_k = self.lambdarank_truncation_level
+        self._inv_max_dcg = np.array([
+            inverse_dcg(self._gains[a + np.argsort(-self.labels[a:b], kind="stable")[:top_k]], self._discounts)
+            for a, b in zip(self.group_ptr[:-1], self.group_ptr[1:])])
+        self._work = int(np.sum(sizes * np.minimum(sizes, top_k)))
 
-    def truncation(self) -> int:
-        return self.lambdarank_truncation_level
+    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+        at = self.weights_from(scores)
+        n = 0 if want_loss else self.n_docs
+        grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
+        done = np.zeros(self.n_queries, dtype=np.bool_)
+        order = np.empty(self.n_docs, dtype=np.int64)
+        dispatch.kernel_for(query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
+        run = dispatch.kernel_for(lightgbm_lambdas, self._work)
+        run(scores, at, order, self.weights_held, self.labels, self._gains, self.group_ptr, self._inv_max_dcg,
+            self.query_weights, self._discounts, self.lambdarank_truncation_level, self.lambdarank_norm, want_loss,
+            float(self.sigmoid), *sigmoid_table(float(self.sigmoid)), np.zeros(n, np.float32), np.zeros(n, np.float32),
+            grad, hess, loss, done)
+        return grad, hess, loss
 
-    def normalize(self) -> bool:
-        return self.lambdarank_norm
+    def _loss(self, scores: NDArray[np.float64]) -> float:
+        return float(self._run(scores, True)[2].sum())
 
-    def inverse_max_dcgs(self, gains: NDArray[np.float64]) -> NDArray[np.float64]:
-        """LightGBM's ``CalMaxDCGAtK``: the labels in decreasing order (which with a ``label_gain``
-        that does not grow with the label is not the gains' order), their gains summed by position
-        up to the truncation level."""
-        out = np.zeros(self.n_queries)
-        for q in range(self.n_queries):
-            a, b = self.group_ptr[q], self.group_ptr[q + 1]
-            top = np.argsort(-self.labels[a:b], kind="stable")[:self.lambdarank_truncation_level]
-            out[q] = _inverse(gains[a + top], self._discounts)
-        return out
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        grad, hess, _ = self._run(scores, False)
+        return grad, hess

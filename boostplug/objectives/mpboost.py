@@ -47,7 +47,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._core import dispatch
 from . import _mpboost_kernels as K
-from ._contract import DOC_WORK, Hessian, Loss, Search, module_functions, scores_function
+from ._contract import Hessian, Loss, Search, module_functions, scores_function
 from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space
 
@@ -62,6 +62,10 @@ __all__ = [
     "log_loss",
     "grad_hess",
 ]
+
+#: Dispatch work (:mod:`boostplug._core.dispatch`) of one document in MPBoost's kernels: as much as 50
+#: pair visits, so they go parallel from 100,000 documents.
+DOC_WORK = 50
 
 #: Largest pair exponent d (F_j - F_i) up to which sums are formed without a shift.
 EXP_LIMIT = 600.0

@@ -50,6 +50,7 @@ from .._core import dcg, dispatch
 from .._core.dcg import check_label_gain, gains_of
 from . import _ndcg_boost_kernels as K
 from ._contract import Hessian, Loss, Param, Search, module_functions
+from ._non_finite import loss_error
 
 __all__ = [
     "DEFAULTS",
@@ -217,7 +218,7 @@ class NDCGBoostObjective(Loss):
             self._same, w, out)
         value = float(out.sum())
         if not math.isfinite(value):
-            self._refuse_non_finite_loss(s, value)
+            raise self._explain(loss_error(self, s, value), s)
         return w, value
 
     # -- per-round work ------------------------------------------------------------

@@ -59,9 +59,13 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_scores
 from .._core import dispatch
 from . import _qbrank_kernels as K
-from ._contract import DOC_WORK, Hessian, Loss, Param, Search, module_functions
+from ._contract import Hessian, Loss, Param, Search, module_functions
 
 __all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "prepare", "loss", "grad_hess", "line_search"]
+
+#: Dispatch work (:mod:`boostplug._core.dispatch`) of one document in QBRank's kernels: as much as 50
+#: pair visits, so they go parallel from 100,000 documents.
+DOC_WORK = 50
 
 _NAME = "qbrank"
 _NO_ROWS = np.empty(0)  # stands for per-row sums that are not computed (label_pairs=False)

@@ -12,58 +12,97 @@ ListNet's ``phi`` is ``exp(label)`` (the top-one probabilities of the labels, Ca
 ``phi = exp``: ``targets="exp"``); ``targets="gain"`` takes ``2^label - 1`` (XE-NDCG without its
 gammas), ``targets="label"`` the label itself (TF-Ranking's softmax loss). A query of one
 document contributes nothing, nor does one whose targets sum to 0 (every label 0 with ``gain`` or
-``label``: no relevant document). The kernels: :mod:`._softmax_kernels`.
+``label``: no relevant document). Both are listwise losses (:mod:`.listwise`); ``p_i`` divides by
+``max(EPSILON, sum phi)``, LightGBM's ``kEpsilon``.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+import math
 
+import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core import dispatch
 from .._core.dcg import gains_of
-from . import _softmax_kernels as K
-from ._contract import Hessian, Loss, Param, module_functions
+from ._contract import Hessian, Param, module_functions
+from .listwise import ListwiseLoss
 
-__all__ = ["SoftmaxCrossEntropy", "ListNet", "TARGETS", "prepare", "loss", "grad_hess"]
+__all__ = ["SoftmaxCrossEntropy", "ListNet", "TARGETS", "EPSILON", "softmax", "prepare", "loss", "grad_hess"]
 
 #: ListNet's target distributions: the softmax of the labels (Cao et al.), gains, labels.
 TARGETS = ("exp", "gain", "label")
 
-#: Dispatch work of one document (a few passes over the query, one exponential).
-_DOC_WORK = 10
+#: LightGBM's ``kEpsilon`` (``1e-15f``, a float32): the smallest denominator of the targets' sum.
+EPSILON = float(np.float32(1e-15))
 
 
-class SoftmaxCrossEntropy(Loss):
+@nb.njit(cache=True, error_model="numpy")
+def softmax(s: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """``(exp(s - max s), max s, their sum)``, LightGBM's ``Common::Softmax`` order: the largest
+    score first, then the exponentials and their sum in order."""
+    top = s[0]
+    for i in range(1, s.shape[0]):
+        top = max(s[i], top)
+    rho = np.empty(s.shape[0])
+    norm = 0.0
+    for k in range(s.shape[0]):
+        rho[k] = math.exp(s[k] - top)
+        norm += rho[k]
+    return rho, top, norm
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _targets_sum(doc: np.ndarray) -> float:
+    """The sum of the targets ``doc[:, 0]`` (read in place: a column view would be a strided array,
+    whose loops numba does not vectorise)."""
+    total = 0.0
+    for i in range(doc.shape[0]):
+        total += doc[i, 0]
+    return total
+
+
+@nb.njit(error_model="numpy")
+def _cross_entropy(s, doc, query):  # type: ignore[no-untyped-def]
+    """``-sum_i p_i log rho_i`` of one query (0 when its targets sum to 0)."""
+    total = _targets_sum(doc)
+    if not total > 0.0:
+        return 0.0
+    inv = 1.0 / max(EPSILON, total)
+    rho, top, norm = softmax(s)
+    log_norm = math.log(norm)
+    value = 0.0
+    for k in range(s.shape[0]):
+        if doc[k, 0] != 0.0:
+            value -= doc[k, 0] * inv * ((s[k] - top) - log_norm)
+    return value
+
+
+class SoftmaxCrossEntropy(ListwiseLoss):
     """The softmax cross-entropy of each query's scores against targets from its labels (module
-    docstring). Subclasses define :meth:`round_targets`; ``lightgbm_terms`` hands on LightGBM's
-    ``rank_xendcg`` gradient instead of the loss's (:mod:`._softmax_kernels`)."""
+    docstring): ``rho_i - p_i`` and ``rho_i (1 - rho_i)``. Subclasses define :meth:`round_targets`."""
 
-    fresh_output = True
-    #: the gradient is LightGBM's RankXENDCG lambdas (float32, with the Newton terms)
-    lightgbm_terms: ClassVar[bool] = False
+    list_loss = staticmethod(_cross_entropy)
 
     def round_targets(self) -> NDArray[np.float64]:  # pragma: no cover - abstract
-        """Each document's ``phi`` (non-negative), of the current round (``current_round``) for
-        targets drawn at random."""
+        """Each document's ``phi`` (non-negative), of the current round for targets drawn at random."""
         raise NotImplementedError
 
-    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
-        phi = np.ascontiguousarray(self.round_targets(), dtype=np.float64)
-        n = 0 if want_loss else self.n_docs
-        grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
-        run = dispatch.kernel_for(K.softmax_ce, self.n_docs * _DOC_WORK)
-        run(scores, self.group_ptr, phi, self.query_weights, self.lightgbm_terms, want_loss, grad, hess, loss)
-        return grad, hess, loss
+    def list_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return self.round_targets()[:, None], np.zeros((self.n_queries, 0))
 
-    def _loss(self, scores: NDArray[np.float64]) -> float:
-        return float(self._run(scores, True)[2].sum())
-
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        grad, hess, _ = self._run(scores, False)
-        return grad, hess
+    @staticmethod
+    @nb.njit(error_model="numpy")
+    def list_grad_hess(s, doc, query, grad, hess):  # type: ignore[no-untyped-def]
+        total = _targets_sum(doc)
+        if not total > 0.0:
+            return
+        inv = 1.0 / max(EPSILON, total)
+        rho, _, norm = softmax(s)
+        for k in range(s.shape[0]):
+            rho[k] /= norm
+            grad[k] = rho[k] - doc[k, 0] * inv
+            hess[k] = rho[k] * (1.0 - rho[k])
 
 
 class ListNet(SoftmaxCrossEntropy):
@@ -79,6 +118,9 @@ class ListNet(SoftmaxCrossEntropy):
     hessians = {"exact": Hessian("exact", "rho_i (1 - rho_i): the diagonal of the softmax cross-entropy's Hessian")}
 
     targets: str
+
+    def list_args(self) -> tuple[()]:
+        return ()
 
     def setup(self) -> None:
         kind = self.targets
@@ -98,6 +140,7 @@ class ListNet(SoftmaxCrossEntropy):
             phi = self.labels.copy()
         phi.setflags(write=False)
         self._phi = phi
+        super().setup()
 
     def round_targets(self) -> NDArray[np.float64]:
         return self._phi

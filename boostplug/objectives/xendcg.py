@@ -20,22 +20,21 @@ score gaps beyond about 37) it computes inf or NaN; the plugin leaves that term 
 
 The random state lives in the instance bound to one data set (the adapters bind one per
 training set, so each ``lgb.cv`` fold draws its own, as LightGBM's per-fold objectives do):
-each ``grad_hess`` call is one round (the rounds the :class:`~._loss.Loss` base counts) and
+each ``grad_hess`` call is one round (the rounds :class:`~._rounds.RandomRounds` counts) and
 advances every query's generator; ``loss`` uses the gammas of the last round (before any round,
 the first round's).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
+import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import INT32_MAX
-from . import _softmax_kernels as K
 from ._contract import Hessian, Param, module_functions
-from .softmax_ce import SoftmaxCrossEntropy
+from ._rounds import RandomRounds
+from .softmax_ce import EPSILON, SoftmaxCrossEntropy, _targets_sum, softmax
 
 __all__ = ["XENDCG", "LIGHTGBM_OBJECTIVE_SEED", "MAX_LABEL", "objective_seed_from_seed", "prepare", "loss",
            "grad_hess"]
@@ -63,7 +62,60 @@ def objective_seed_from_seed(seed: int) -> int:
     return value
 
 
-class XENDCG(SoftmaxCrossEntropy):
+_MASK32 = 0xFFFFFFFF
+
+
+@nb.njit(cache=True)
+def lcg_draws(states: np.ndarray, group_ptr: np.ndarray, out: np.ndarray) -> None:
+    """One round of LightGBM's ``Random::NextFloat`` for each document of a query of two or more
+    documents (each query its own generator, ``states[q]``, advanced in place), into ``out``:
+    ``x = 214013 x + 2531011 (mod 2^32)``, then ``((x >> 16) & 0x7FFF) / 32768``; 0 for the others."""
+    for q in range(group_ptr.shape[0] - 1):
+        a, b = group_ptr[q], group_ptr[q + 1]
+        if b - a <= 1:
+            for i in range(a, b):
+                out[i] = 0.0
+            continue
+        x = states[q]
+        for i in range(a, b):
+            x = (np.uint64(214013) * x + np.uint64(2531011)) & np.uint64(_MASK32)
+            out[i] = float((x >> np.uint64(16)) & np.uint64(0x7FFF)) / 32768.0
+        states[q] = x
+
+
+@nb.njit(error_model="numpy")
+def _lightgbm_lambdas(s, doc, query, grad, hess):  # type: ignore[no-untyped-def]
+    """LightGBM's ``RankXENDCG::GetGradientsForOneQuery``, term by term; where rho = 1 (one document
+    holds the whole softmax) its t / (1 - rho) is t / 0: that term is left out instead of inf."""
+    n = s.shape[0]
+    total = _targets_sum(doc)
+    if not total > 0.0:
+        return
+    inv = 1.0 / max(EPSILON, total)
+    rho, _, norm = softmax(s)
+    for k in range(n):
+        rho[k] /= norm
+    lam = np.empty(n, dtype=np.float32)
+    terms = np.empty(n)
+    first = 0.0
+    for k in range(n):
+        t = -doc[k, 0] * inv + rho[k]
+        lam[k] = np.float32(t)
+        terms[k] = t / (1.0 - rho[k]) if rho[k] < 1.0 else 0.0
+        first += terms[k]
+    second = 0.0
+    for k in range(n):
+        t = rho[k] * (first - terms[k])
+        lam[k] = np.float32(lam[k] + np.float32(t))
+        terms[k] = t / (1.0 - rho[k]) if rho[k] < 1.0 else 0.0
+        second += terms[k]
+    for k in range(n):
+        lam[k] = np.float32(lam[k] + np.float32(rho[k] * (second - terms[k])))
+        grad[k] = float(lam[k])
+        hess[k] = float(np.float32(rho[k] * (1.0 - rho[k])))
+
+
+class XENDCG(RandomRounds, SoftmaxCrossEntropy):
     """LightGBM's ``rank_xendcg`` through the plugin path: its trees, bit for bit (module docstring).
 
     Labels must be integers in 0..30 (LightGBM's ``2^label`` in a 32-bit int): others are a
@@ -81,10 +133,12 @@ class XENDCG(SoftmaxCrossEntropy):
         "lambdas: the gradient plus two Neumann terms of the inverse Hessian (a Newton step times that diagonal)",
         gradient="newton")}
     hessian_floor = False
-    random_draws = True
-    lightgbm_terms = True
+    list_grad_hess = staticmethod(_lightgbm_lambdas)
 
     objective_seed: int
+
+    def list_args(self) -> tuple[()]:
+        return ()
 
     def setup(self) -> None:
         y = self.labels
@@ -98,13 +152,14 @@ class XENDCG(SoftmaxCrossEntropy):
         self._states = seeds.astype(np.uint64)
         self._gammas = np.empty(self.n_docs)
         self._drawn = -1  # the round whose gammas self._gammas holds
+        super().setup()
 
     def gammas(self) -> NDArray[np.float64]:
         """The gammas of the current round (``current_round``): each round's are drawn once, the
         generators advancing one round at a time."""
         while self._drawn < self.current_round:
             self._gammas = np.empty(self.n_docs)
-            K.lcg_draws(self._states, self.group_ptr, self._gammas)
+            lcg_draws(self._states, self.group_ptr, self._gammas)
             self._drawn += 1
         return self._gammas
 

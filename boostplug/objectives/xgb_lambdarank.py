@@ -25,7 +25,7 @@ pair weights held (gradient kind ``"lambda"``), up to the float32 arithmetic; XG
 twice the held-weights diagonal (a bound).
 
 The ``"mean"`` pairs are drawn from the round's number: the objective's ``current_round`` (the
-rounds the :class:`~._loss.Loss` base counts, from 0: XGBoost's ``iter``), so they are XGBoost's
+rounds :class:`~._rounds.RandomRounds` counts, from 0: XGBoost's ``iter``), so they are XGBoost's
 (up to 3.3; later versions seed from the booster's generator: the same distribution there) when
 training starts from round 0 with one call per round. Not reproduced: the unbiased (position-bias) options
 (``lambdarank_unbiased``, ``lambdarank_bias_norm``), refused when set.
@@ -38,14 +38,16 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+import math
+
 from .._core import dispatch
-from .._core.dcg import RANK_DOC_WORK
+from .._core.dcg import RANK_DOC_WORK, inverse_ideal_dcgs
 from .._validation import show
-from . import _pairwise_kernels as K
 from . import _xgb_lambdarank_kernels as X
-from ._contract import Hessian, Param
-from .lambda_weighted import LOGISTIC, NO_TRUNCATION, LambdaWeightedLoss
-from .pairwise import PAIR_FUNCTIONS
+from ._contract import Hessian, Loss, Param
+from ._pair_kernels import query_orders
+from ._rounds import RandomRounds
+from .pairwise import NO_TRUNCATION
 
 __all__ = ["XGBoostLambdaRank", "RankNDCG", "RankPairwise", "RankMAP", "DEFAULT_NUM_PAIR"]
 
@@ -108,10 +110,11 @@ _PAIR_PARAMS = {
 }
 
 
-class XGBoostLambdaRank(LambdaWeightedLoss):
+class XGBoostLambdaRank(RandomRounds, Loss):
     """The base of XGBoost's three LambdaMART objectives (no name: not an objective itself);
     ``metric`` is the kernel's pair weight (:data:`~._xgb_lambdarank_kernels.NDCG`, ...).
-    Parameters are XGBoost's, with its names and defaults."""
+    Parameters are XGBoost's, with its names and defaults. Its ``"mean"`` pairs are drawn each
+    round (:class:`~._rounds.RandomRounds`)."""
 
     metric: ClassVar[int] = X.PAIRWISE
     params = _PAIR_PARAMS
@@ -123,17 +126,12 @@ class XGBoostLambdaRank(LambdaWeightedLoss):
         # float32 differences, sigmoid and sums: the lambdas are off by a few float32 ulps of the largest
         tolerance=1e-5)}
     hessian_floor = False
-    # the kernel is XGBoost's own: no pair_weight (a MAP weight needs the query's whole order) nor pair_terms
-    pair_functions = {name: ("d",) for name in PAIR_FUNCTIONS}
-    pair_loss, pair_grad, pair_hess = LOGISTIC
+    fresh_output = True
 
     lambdarank_pair_method: str
     lambdarank_num_pair_per_sample: int | None
     lambdarank_normalization: bool
     lambdarank_score_normalization: bool
-
-    def pair_args(self) -> tuple[Any, ...]:
-        return (1.0,)  # the logistic's slope: XGBoost has none
 
     @property
     def num_pair(self) -> int:
@@ -156,8 +154,13 @@ class XGBoostLambdaRank(LambdaWeightedLoss):
 
     def setup(self) -> None:
         self._labels32 = self.xgb_labels(self.labels.astype(np.float32))
-        super().setup()
-        longest = int(np.diff(self.group_ptr).max(initial=0))
+        sizes = np.diff(self.group_ptr)
+        longest = int(sizes.max(initial=0))
+        self._top_k = self.truncation()
+        self._discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(longest)])
+        self._gains = np.ascontiguousarray(self.gains(), dtype=np.float64)
+        self._inv_max_dcg = inverse_ideal_dcgs(self._gains, self.group_ptr, self._discounts, self._top_k)
+        self._work = int(np.sum(sizes * np.minimum(sizes, self._top_k)))
         if self.lambdarank_pair_method == "mean" and longest * self.num_pair > MAX_MEAN_PAIRS:
             raise ValueError(f"{self.name}: lambdarank_num_pair_per_sample={self.num_pair} draws {longest} * "
                              f"{self.num_pair} pairs in the longest query, more than {MAX_MEAN_PAIRS:.0e} (each "
@@ -168,13 +171,20 @@ class XGBoostLambdaRank(LambdaWeightedLoss):
         n = 0 if want_loss else self.n_docs
         grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
         order = np.empty(self.n_docs, dtype=np.int64)
-        dispatch.kernel_for(K.query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
+        dispatch.kernel_for(query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
         mean = self.lambdarank_pair_method == "mean"
         run = dispatch.kernel_for(X.xgb_lambda_sums, self.n_docs * self.num_pair if mean else self._work)
         run(scores, at, order, self.weights_held, self._labels32, self._gains, self.group_ptr, self._inv_max_dcg,
             self.query_weights, self._discounts, self.metric, self.num_pair, mean, self.current_round,
             self.lambdarank_score_normalization, self.lambdarank_normalization, want_loss, grad, hess, loss)
         return grad, hess, loss
+
+    def _loss(self, scores: NDArray[np.float64]) -> float:
+        return float(self._run(scores, True)[2].sum())
+
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        grad, hess, _ = self._run(scores, False)
+        return grad, hess
 
 
 class RankNDCG(XGBoostLambdaRank):

@@ -27,8 +27,8 @@ The gradient is that of the loss with the weights ``w_xy`` held (gradient kind `
 Hessian the exact diagonal of the same held-weights loss (CatBoost's ``Der2``).
 
 Randomness. The draws of round ``r`` come from ``numpy.random.default_rng([seed, r])``: noise for
-every document, one order after the other. The rounds are those the :class:`~._loss.Loss` base
-counts (its docstring, "Rounds"; one count per bound instance, lgb.cv giving each fold its own):
+every document, one order after the other. The rounds are those :class:`~._rounds.RandomRounds`
+counts (one count per bound instance, lgb.cv giving each fold its own):
 every ``grad_hess(scores)`` starts the next round (the first is ``first_round``), and ``loss``,
 ``grad_hess(..., weights_at=...)`` and the private ``_loss`` / ``_grad_hess`` use the draws of
 ``current_round`` (before any ``grad_hess``: ``first_round``). The logistic noise is numpy's
@@ -51,7 +51,9 @@ from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK
 from . import _yetirank_kernels as K
 from ._contract import Loss, Param
-from .lambda_weighted import EXACT, _inverse
+from ._rounds import RandomRounds
+from .._core.dcg import inverse_dcg
+from .pairwise import LAMBDA_EXACT
 
 __all__ = ["YetiRank", "MODES", "NOISES"]
 
@@ -67,7 +69,7 @@ _DEFAULT_POWER = 1.0
 _BLOCK_DRAWS = 1 << 23
 
 
-class YetiRank(Loss):
+class YetiRank(RandomRounds, Loss):
     """YetiRank and YetiLoss: the pairwise logistic loss on neighbours of randomly perturbed orders
     (module docstring: the definition, CatBoost's source, the random draws).
 
@@ -97,8 +99,7 @@ class YetiRank(Loss):
         "first_round": Param(0, "int", "the round whose draws the first grad_hess uses (a continued training "
                              "passes the rounds done)", low=0),
     }
-    hessians = {"exact": EXACT}
-    random_draws = True
+    hessians = {"exact": LAMBDA_EXACT}
     fresh_output = True
 
     mode: str
@@ -133,7 +134,7 @@ class YetiRank(Loss):
         if self.mode == "ndcg":
             for q in range(self.n_queries):
                 best = np.sort(self.labels[self.group_ptr[q]:self.group_ptr[q + 1]])[::-1][:self._top]
-                self._coef[q] = _inverse(best, self._discounts)
+                self._coef[q] = inverse_dcg(best, self._discounts)
         pairs_per_doc = 1 if classic else (longest if self.num_neighbors < 0 else self.num_neighbors)
         self._work = self.n_docs * (RANK_DOC_WORK + pairs_per_doc)
 

@@ -193,9 +193,8 @@ class Case:
 
     @property
     def declared(self) -> Hessian:
-        """The mode as the class an instance with these settings is declares it
-        (:meth:`~boostplug.objectives.Loss.class_for`: a truncated RankNet's modes are lambda-weighted)."""
-        return self.entry.loss_class.class_for({**self.entry.fixed, **dict(self.settings)}).hessians[self.mode]
+        """The mode as the objective's class declares it."""
+        return self.entry.loss_class.hessians[self.mode]
 
     @property
     def kind(self) -> str:

@@ -9,13 +9,14 @@ import math
 import re
 import sys
 import unittest
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from .._validation import did_you_mean
-from ..objectives import Loss, Objective, floor_hessian, floor_values
+from ..objectives import HessianFloorWarning, Loss, Objective, floor_hessian, floor_values
 from ..objectives._contract import NonFiniteError
 from ._cases import Case, cases, contract_data, extreme_inputs, fd_gradient, fd_jacobian, multi_label_queries, \
     registered, resolve
@@ -60,15 +61,14 @@ def _scale(values: np.ndarray) -> float:
 # ---- what a Hessian mode's kind promises ------------------------------------------------------------------
 def assert_exact_diagonal(g: np.ndarray, h: np.ndarray, diag: np.ndarray, *, rtol: float = 1e-6,
                           atol: float = 1e-8, floor: bool = True) -> None:
-    """``h`` (as ``grad_hess`` returns it) is the floored ``diag`` (the loss's Hessian diagonal):
-    equal where it is above the floor, :data:`HESSIAN_FLOOR` where it is negative, and
-    :data:`NO_INFO_HESSIAN` for a document the loss does not involve (zero gradient and curvature);
-    without the ``floor``, 0 in those two places."""
+    """``h`` (as ``grad_hess`` returns it) is ``diag`` (the loss's Hessian diagonal), floored when
+    ``floor`` is on: :data:`HESSIAN_FLOOR` where it is below, :data:`NO_INFO_HESSIAN` for a document
+    the loss does not involve (zero gradient and curvature); without the floor, exactly ``diag``."""
     smallest, no_info = floor_values(floor)
     np.testing.assert_allclose(h, floor_hessian(g, diag, floor), rtol=rtol, atol=atol,
                                err_msg="the 'exact' Hessian is not the (floored) derivative of the gradient")
-    negative = diag < -atol
-    np.testing.assert_array_equal(h[negative], smallest, err_msg="a negative curvature is not floored")
+    if floor:
+        np.testing.assert_array_equal(h[diag < -atol], smallest, err_msg="a negative curvature is not floored")
     np.testing.assert_array_equal(h[(g == 0.0) & (diag == 0.0)], no_info,
                                   err_msg="a document without any term does not get NO_INFO_HESSIAN (0 without the "
                                           "floor)")
@@ -155,13 +155,28 @@ def _require_returned_diagonal(g: np.ndarray, returned: np.ndarray, diag: np.nda
 def _floor(prep: Loss) -> tuple[bool, float, str]:
     """Whether ``prep`` floors its Hessians, the smallest Hessian it may return, and its name."""
     on = bool(prep.hessian_floor)
-    return on, floor_values(on)[0], "HESSIAN_FLOOR" if on else "0 (hessian_floor=False)"
+    return on, floor_values(on)[0], "HESSIAN_FLOOR" if on else "-inf (hessian_floor=False)"
+
+
+def _refuse_negative_default(case: Case, raw: np.ndarray, tol: float) -> None:
+    """A default mode that declares an ``"exact"`` Hessian and returns negative ones: a Newton leaf
+    ``-G / H`` steps uphill there, and the floor turns them into a step of ``-G / HESSIAN_FLOOR``."""
+    cls = case.entry.loss_class
+    default = cls.default_hessian or next(iter(cls.hessians))
+    negative = np.flatnonzero(raw < -tol)
+    _require(case.mode != default or not negative.size,
+             f"the default Hessian mode {case.mode!r} declares the 'exact' diagonal, which is negative at rows "
+             f"{negative[:5].tolist()} (smallest {float(raw.min()):.3g}): a Newton leaf -G / H steps uphill there, "
+             "and with the Hessian floor on it becomes -G / 1e-6. Declare a positive surrogate as the default mode "
+             "(Hessian('bound', ...), a diagonal that majorises the Hessian, or Hessian('fitting', ...)) and keep "
+             "the exact one as a mode to choose")
 
 
 def check_hessian(case: Case) -> None:
-    """Every Hessian is finite and >= HESSIAN_FLOOR (>= 0 with ``hessian_floor=False``); an
-    ``"exact"`` one is the derivative of the gradient (floored), a ``"bound"`` one majorises the
-    finite-difference Hessian matrix (diagonal and matrix); a ``"fitting"`` one promises nothing more."""
+    """Every Hessian is finite and >= HESSIAN_FLOOR (any value with ``hessian_floor=False``); an
+    ``"exact"`` one is the derivative of the gradient (floored when the floor is on) and, in the
+    default mode, not negative; a ``"bound"`` one majorises the finite-difference Hessian matrix
+    (diagonal and matrix); a ``"fitting"`` one promises nothing more."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
     g, h = prep.grad_hess(d.scores)
@@ -176,8 +191,10 @@ def check_hessian(case: Case) -> None:
     np.testing.assert_allclose(J, J.T, atol=tol, err_msg="the gradient's Jacobian is not symmetric: the gradient "
                                                           "is not the derivative of one loss")
     if case.kind == "exact":
-        _require_returned_diagonal(g, prep._grad_hess(d.scores)[1], np.diag(J), rtol=rtol, atol=tol, floor=floor)
+        raw = prep._grad_hess(d.scores)[1]
+        _require_returned_diagonal(g, raw, np.diag(J), rtol=rtol, atol=tol, floor=floor)
         assert_exact_diagonal(g, h, np.diag(J), rtol=rtol, atol=tol, floor=floor)
+        _refuse_negative_default(case, raw, tol)
     else:
         assert_bound_majorises(h, J, tol=tol)
 
@@ -331,10 +348,10 @@ def check_serial_parallel(case: Case) -> None:
 
 def check_extreme_inputs(case: Case) -> None:
     """Extreme scores (up to +-1.7e308, huge gaps) and degenerate queries give finite gradients,
-    Hessians >= HESSIAN_FLOOR (>= 0 without the floor) and a finite loss, or a ``ValueError``
-    naming the objective; an
-    overflow refused by ``loss``/``grad_hess`` must be one of the data (the objective's own NaN
-    or inf from moderate inputs is a bug), and the loss may overflow to inf but never be NaN."""
+    Hessians >= HESSIAN_FLOOR (with the floor on) and a finite loss, or a ``ValueError`` naming the
+    objective; an overflow refused by ``loss``/``grad_hess`` must be one of the data or a value
+    beyond float32 (the objective's own NaN or inf from moderate inputs is a bug), and the loss may
+    overflow to inf but never be NaN."""
     names = (case.name, case.entry.loss_class.name)
     for what, scores, labels, group_ptr, weights in extreme_inputs():
         try:
@@ -343,7 +360,7 @@ def check_extreme_inputs(case: Case) -> None:
                 g, h = prep.grad_hess(scores)
                 prep.loss(scores)
         except NonFiniteError as e:
-            _require(e.cause == "data", f"at {what}: {e}")
+            _require(e.cause in ("data", "float32"), f"at {what}: {e}")
             _require(not (e.method == "loss" and math.isnan(e.value)),
                      f"at {what}: the loss is NaN (0 * inf or inf - inf inside the objective); where it exceeds "
                      f"float64 it must come out inf (refused as an overflow), else finite: {e}")
@@ -490,7 +507,10 @@ class Check:
 
     def __call__(self, subject: Subject) -> None:
         entry = subject.entry if isinstance(subject, Case) else subject
-        with registered(entry):
+        # the checks bind objectives to extreme data and settings on purpose: the floor's advice is
+        # for training, not for them (check_hessian judges what the floor does itself)
+        with registered(entry), warnings.catch_warnings():
+            warnings.simplefilter("ignore", HessianFloorWarning)
             try:
                 self.function(subject)
             except (unittest.SkipTest, ContractError):

@@ -11,7 +11,6 @@ from tests._helpers import random_ranking
 
 from boostplug._core import dispatch, parallel_threshold
 from boostplug._core import dcg
-from boostplug.objectives import _contract
 
 
 @numba.njit(cache=False, parallel=True)
@@ -95,7 +94,9 @@ def test_callers_switch_where_they_did(monkeypatch) -> None:
     """Each family's work estimate keeps its measured switch point: objectives 100,000 documents
     (QBRank, MPBoost) or 5 million pairs (NDCG_Boost), metrics 20,000 documents."""
     assert parallel_threshold.DEFAULT_PARALLEL_MIN_WORK == 5_000_000
-    assert 100_000 * _contract.DOC_WORK == parallel_threshold.DEFAULT_PARALLEL_MIN_WORK
+    from boostplug.objectives import mpboost, qbrank
+
+    assert 100_000 * qbrank.DOC_WORK == 100_000 * mpboost.DOC_WORK == parallel_threshold.DEFAULT_PARALLEL_MIN_WORK
     assert 20_000 * dcg.RANK_DOC_WORK == parallel_threshold.DEFAULT_PARALLEL_MIN_WORK
 
 
@@ -114,4 +115,4 @@ def test_objectives_pass_documents_times_doc_work(module_name, call, monkeypatch
 
     monkeypatch.setattr(dispatch, "kernel_for", spy)
     call(module, s, y, gp)
-    assert seen and set(seen) == {s.shape[0] * _contract.DOC_WORK}
+    assert seen and set(seen) == {s.shape[0] * module.DOC_WORK}

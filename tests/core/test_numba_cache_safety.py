@@ -88,6 +88,19 @@ def test_a_missing_folder_is_judged_by_its_parent_and_created_private(tmp_path: 
 
 
 @posix_only
+def test_a_new_folder_in_a_sticky_one_like_tmp_is_created_private_and_used(tmp_path: Path) -> None:
+    """A NUMBA_CACHE_DIR to be created in /tmp (world-writable, sticky): no one else may rename or
+    remove our folder there, so it is created 0700 and used; one someone else made first is judged
+    itself, and one in a shared folder without the sticky bit stays refused."""
+    sticky = _folder(tmp_path / "tmp", 0o1777)
+    assert folder_problem(sticky / "cache" / "deeper") is None
+    assert stat.S_IMODE((sticky / "cache").stat().st_mode) == 0o700
+    _folder(sticky / "theirs", 0o777)
+    assert folder_problem(sticky / "theirs") == "writable by others (mode 0o777)"
+    assert folder_problem(_folder(tmp_path / "shared", 0o777) / "x") is not None
+
+
+@posix_only
 def test_a_link_is_judged_by_the_folder_it_leads_to(tmp_path: Path) -> None:
     shared = _folder(tmp_path / "shared", 0o777)
     (tmp_path / "link").symlink_to(shared)

@@ -16,7 +16,7 @@ from sklearn.base import clone
 from boostplug import objectives
 from boostplug.data import make_ranking
 from boostplug.objectives import Param, PairwiseLoss, Search
-from boostplug.objectives.lambda_weighted import LOGISTIC
+from boostplug.objectives.pairwise import LOGISTIC
 from boostplug.objectives.pairwise import BOUND, EXACT
 
 lgb = pytest.importorskip("lightgbm")

@@ -30,6 +30,9 @@ from boostplug.objectives import NO_INFO_HESSIAN
 from boostplug.objectives._contract import NonFiniteError
 from boostplug.testing import Case, cases, contract_data, multi_label_queries
 
+#: fuzzed scores starve the Hessians on purpose: the floor's advice is for training, not for these
+pytestmark = pytest.mark.filterwarnings("ignore::boostplug.objectives.HessianFloorWarning")
+
 FUZZ = settings(derandomize=True, max_examples=40, deadline=None, database=None)
 
 #: The registry's configurations (defaults, methods) and the row-index parameters built from the data.
@@ -119,13 +122,14 @@ def test_shifting_every_score_changes_nothing(name, mode, data, shift, pick):
 @pytest.mark.parametrize("name,mode", MODES, ids=[f"{n}-{m}" for n, m in MODES])
 @FUZZ
 @given(data=rankings(extreme=False), pick=st.data())
-def test_equal_scores_at_zero_and_at_1e300_give_the_same_gradients(name, mode, data, pick):
+def test_equal_scores_at_zero_and_at_1e30_give_the_same_gradients(name, mode, data, pick):
+    """1e30: extreme, and within float32, which the frameworks take (beyond it a value is refused)."""
     _, y, gp, w = data
     case = pick.draw(_configurations(name, mode))
     prep = case.prepare(y, gp, w)
     again = case.prepare(y, gp, w) if prep.random_draws else prep  # a new round would draw anew
-    at_zero, at_1e300 = prep.grad_hess(np.zeros(len(y))), again.grad_hess(np.full(len(y), 1e300))
-    _assert_moving_together_changes_nothing(at_zero, at_1e300, y, gp)
+    at_zero, at_1e30 = prep.grad_hess(np.zeros(len(y))), again.grad_hess(np.full(len(y), 1e30))
+    _assert_moving_together_changes_nothing(at_zero, at_1e30, y, gp)
 
 
 # ---- hostile parameter values -------------------------------------------------------------------

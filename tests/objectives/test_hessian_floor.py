@@ -1,16 +1,21 @@
-"""The Hessian floor as a per-objective choice: every objective takes ``hessian_floor``, declares its
-default (on for the library's own objectives, whose models stay as they were), and with it off hands
-the frameworks its Hessians as computed (negative ones at 0, a document without any term at 0)."""
+"""Honest Hessians: nothing floors or clips a Hessian unless the objective's settings say so. Every
+objective takes ``hessian_floor`` and declares its default (on for the papers' objectives, whose
+models stay as they were; off for the copies of the built-ins); off, the frameworks get the Hessians
+exactly as computed, negative ones included; on, a round whose floor raises more than
+FLOOR_WARN_SHARE of the rows warns once, naming the objective."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
 
 from boostplug import objectives
-from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Loss, Param, PairwiseLoss, floor_hessian
-from boostplug.objectives.lambda_weighted import LOGISTIC
-from boostplug.objectives.pairwise import EXACT
+from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, HessianFloorWarning, Loss, Param, PairwiseLoss, \
+    floor_hessian
+from boostplug.objectives._loss import FLOOR_WARN_SHARE
+from boostplug.objectives.pairwise import EXACT, LOGISTIC
 from boostplug.testing import check_objective
 
 #: objective -> settings whose raw Hessians have zeros (queries of one label) and, for ndcg_boost's
@@ -27,9 +32,8 @@ def _data():
 
 
 @pytest.mark.parametrize("name", sorted(SETTINGS))
-def test_the_librarys_objectives_keep_the_floor_on_by_default(name) -> None:
-    """Their default is the floor (their models do not change: the per-objective tests compare
-    their Hessians with floor_hessian of the references), and the floor is what grad_hess applies."""
+def test_the_papers_objectives_keep_the_floor_on_by_default(name) -> None:
+    """Their default is the floor (their models do not change), and the floor is what grad_hess applies."""
     entry = objectives.get(name)
     assert entry.defaults["hessian_floor"] is True and Loss.hessian_floor is True
     s, y, gp, w = _data()
@@ -40,10 +44,9 @@ def test_the_librarys_objectives_keep_the_floor_on_by_default(name) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(SETTINGS))
-def test_without_the_floor_the_hessians_pass_as_computed(name) -> None:
-    """hessian_floor=False: the raw Hessians, negative ones at 0; a document without any term (here
-    in a query of weight 0, of one document or of one label) gets 0, not NO_INFO_HESSIAN; the
-    gradient is the same either way."""
+def test_without_the_floor_the_hessians_pass_exactly_as_computed(name) -> None:
+    """hessian_floor=False: the objective's own Hessians, bit for bit (negative ones too); a document
+    without any term gets 0; the gradient is the same either way."""
     s, y, gp, w = _data()
     entry = objectives.get(name)
     off = entry.prepare(y, gp, weights=w, hessian_floor=False, **SETTINGS[name])
@@ -52,7 +55,7 @@ def test_without_the_floor_the_hessians_pass_as_computed(name) -> None:
     g_off, h_off = off.grad_hess(s)
     g_on, h_on = on.grad_hess(s)
     np.testing.assert_array_equal(g_off, g_on)
-    np.testing.assert_array_equal(h_off, np.maximum(raw, 0.0))
+    np.testing.assert_array_equal(h_off, raw)
     none = (g == 0.0) & (raw == 0.0)
     assert none[gp[2]:gp[3]].all()                            # the query of weight 0
     np.testing.assert_array_equal(h_off[none], 0.0)
@@ -60,8 +63,9 @@ def test_without_the_floor_the_hessians_pass_as_computed(name) -> None:
     assert off.settings["hessian_floor"] is False
 
 
-def test_a_negative_curvature_is_zero_without_the_floor() -> None:
-    """ndcg_boost's exact Hessian is negative somewhere: HESSIAN_FLOOR with the floor, 0 without."""
+def test_a_negative_curvature_is_returned_negative_without_the_floor() -> None:
+    """ndcg_boost's exact Hessian is negative somewhere: HESSIAN_FLOOR with the floor, itself without
+    (no clip to 0)."""
     s, y, gp, w = _data()
     entry = objectives.get("ndcg_boost")
     raw = entry.prepare(y, gp, weights=w, hessian="exact")._grad_hess(s)[1]
@@ -70,7 +74,8 @@ def test_a_negative_curvature_is_zero_without_the_floor() -> None:
     np.testing.assert_array_equal(entry.prepare(y, gp, weights=w, hessian="exact").grad_hess(s)[1][negative],
                                   HESSIAN_FLOOR)
     np.testing.assert_array_equal(
-        entry.prepare(y, gp, weights=w, hessian="exact", hessian_floor=False).grad_hess(s)[1][negative], 0.0)
+        entry.prepare(y, gp, weights=w, hessian="exact", hessian_floor=False).grad_hess(s)[1][negative],
+        raw[negative])
 
 
 class NoFloor(PairwiseLoss):
@@ -113,6 +118,36 @@ def test_bad_values_and_declarations_are_refused() -> None:
         objectives.register(type("Bad", (NoFloor,), {"name": "test_bad_floor",
                                                      "params": {"hessian_floor": Param(True, "bool", "x")}}))
     assert "test_bad_floor" not in objectives.names()
+
+
+class Concave(Loss):
+    """``-sum cos(s)``-like per row: its exact Hessian ``cos(s)`` is negative wherever cos is."""
+
+    name = "test_concave_rows"
+    summary = "a loss with negative exact curvature (test objective)"
+    hessians = {"exact": objectives.Hessian("exact", "cos(s)")}
+    fresh_output = True
+
+    def _loss(self, scores):
+        return float(np.sum(np.cos(scores) * self.query_weights[0]))
+
+    def _grad_hess(self, scores):
+        return -np.sin(scores) * self.query_weights[0], np.cos(scores) * self.query_weights[0]
+
+
+def test_a_floor_that_raises_many_rows_warns_once_naming_the_objective() -> None:
+    y, gp = np.zeros(20), np.array([0, 20])
+    obj = Concave(y, gp)
+    most = np.full(20, np.pi)                       # cos = -1 on every row
+    with pytest.warns(HessianFloorWarning, match=r"test_concave_rows: the Hessian floor raised 20 of 20 Hessians"):
+        obj.grad_hess(most)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        obj.grad_hess(most)                         # once per bound objective
+        few = np.zeros(20)
+        few[:int(FLOOR_WARN_SHARE * 20)] = np.pi    # exactly the share: no warning
+        Concave(y, gp).grad_hess(few)
+        Concave(y, gp, hessian_floor=False).grad_hess(most)   # no floor, nothing raised, no warning
 
 
 def test_the_floor_changes_a_lightgbm_model() -> None:

@@ -16,7 +16,7 @@ from boostplug import objectives
 from boostplug.compare import get_method, method_names
 from boostplug.data import make_ranking
 from boostplug.testing import fd_gradient, fd_jacobian
-from tests.objectives.test_lambda_weighted import _data   # six queries: ties, one document, one label, ...
+from tests.objectives.test_pairwise_base import _data   # six queries: ties, one document, one label, ...
 
 NAMES = ["ranknet", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"]
 
@@ -407,30 +407,30 @@ def test_training_with_a_truncation_level(name, data) -> None:
         bpl.objective(name, truncation_level=0)
 
 
-# ---- a truncated RankNet is the lambda-weighted loss of weight 1 ---------------------------------------------
-def test_truncated_ranknet_declares_the_lambda_gradient() -> None:
-    """With a truncation level RankNet's pairs follow the order: its instance is a TruncatedRankNet
-    (still a RankNet, known to the registry as ``ranknet``), whose modes declare the ``"lambda"``
-    gradient; without one it is RankNet as before, which refuses ``weights_at=``."""
+# ---- a truncated RankNet: its pairs follow the order --------------------------------------------------------
+def test_ranknet_declares_the_lambda_gradient_and_holds_its_pairs_only_when_truncated() -> None:
+    """RankNet is one class (no subclass chosen by its settings): its modes declare the ``"lambda"``
+    gradient, which without a truncation level is the loss's own (its pairs do not follow the order:
+    held or not, the same values)."""
     import pickle
 
-    from boostplug.objectives.ranknet import RankNet, TruncatedRankNet
+    from boostplug.objectives.ranknet import RankNet
     from boostplug.testing._cases import cases
 
     s, y, gp, w = _long_queries(0)
+    t = np.random.default_rng(1).normal(size=s.shape[0])
     entry = objectives.get("ranknet")
     cut, full = entry.prepare(y, gp, weights=w, truncation_level=3), entry.prepare(y, gp, weights=w)
-    assert type(cut) is TruncatedRankNet and isinstance(cut, RankNet) and type(full) is RankNet
-    assert cut.gradient_kinds() == {"exact": "lambda", "bound": "lambda"}
-    assert full.gradient_kinds() == entry.gradient_kinds == {"exact": "exact", "bound": "exact"}
-    with pytest.raises(TypeError, match="ranknet's do not, so it takes no weights_at"):
-        full.grad_hess(s, weights_at=s)
+    assert type(cut) is RankNet and type(full) is RankNet
+    assert entry.gradient_kinds == {"exact": "lambda", "bound": "lambda"}
+    np.testing.assert_array_equal(full.grad_hess(s, weights_at=t)[0], full.grad_hess(s)[0])
+    assert full.loss(s, weights_at=t) == full.loss(s)
+    assert cut.loss(s, weights_at=t) != cut.loss(s)
+    np.testing.assert_allclose(full.grad_hess(s)[0], fd_gradient(full.loss, s), rtol=1e-7, atol=1e-9)
     assert objectives.resolve(cut) is entry and objectives.resolve(full) is entry
     again = pickle.loads(pickle.dumps(cut))
-    assert type(again) is TruncatedRankNet and again.loss(s) == cut.loss(s)
-    # the contract checks hold the pairs of a truncated RankNet, and only of a truncated one
+    assert type(again) is RankNet and again.loss(s) == cut.loss(s)
     assert {c.gradient for c in cases("ranknet", params={"truncation_level": 2})} == {"lambda"}
-    assert {c.gradient for c in cases("ranknet", params={})} == {"exact"}
 
 
 @pytest.mark.parametrize("k", [1, 3, 7])
@@ -453,7 +453,6 @@ def test_truncated_ranknet_holds_its_pairs_at_weights_at(k, hessian) -> None:
     np.testing.assert_allclose(g, fd_gradient(lambda x: obj.loss(x, weights_at=t), s), rtol=1e-7, atol=1e-9)
     J = np.diag(fd_jacobian(lambda x: obj.grad_hess(x, weights_at=t)[0], s))
     np.testing.assert_allclose(h, J if hessian == "exact" else 2.0 * np.abs(J), rtol=1e-6, atol=1e-9)
-    assert obj.rounds == 0   # held calls start no round
 
 
 def test_the_truncated_ranknet_trains_from_an_instance_as_from_its_name(data) -> None:
@@ -472,15 +471,16 @@ def test_the_truncated_ranknet_trains_from_an_instance_as_from_its_name(data) ->
     assert obj.loss(lgb.Booster(model_str=models[0]).predict(data.X, raw_score=True)) < 0.8 * start
 
 
-def test_a_subclass_of_ranknet_does_not_ignore_a_truncation_level() -> None:
-    """A subclass of RankNet computes every pair (the listed-pairs path): a truncation level is a
-    TypeError naming it, not a setting silently left out."""
+def test_a_subclass_of_ranknet_takes_a_truncation_level_as_ranknet_does() -> None:
+    """One pair base: a subclass of RankNet follows the order with a truncation level as RankNet
+    does, with no class of its own to declare for it."""
     from boostplug.objectives.ranknet import RankNet
 
     class Halved(RankNet):
         name = "ranknet_halved"
 
-    y = np.array([1.0, 0.0, 2.0])
-    assert type(Halved(y, [0, 3])) is Halved
-    with pytest.raises(TypeError, match="ranknet_halved: truncation_level makes the pairs follow the order"):
-        Halved(y, [0, 3], truncation_level=2)
+    s, y, gp, w = _long_queries(3)
+    for level in (None, 2):
+        mine, theirs = Halved(y, gp, truncation_level=level), RankNet(y, gp, truncation_level=level)
+        assert type(mine) is Halved and mine.loss(s) == theirs.loss(s)
+        np.testing.assert_array_equal(mine.grad_hess(s)[0], theirs.grad_hess(s)[0])

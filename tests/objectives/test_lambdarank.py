@@ -1,7 +1,7 @@
 """The registered ``lambdarank``: LightGBM's lambdarank through the plugin path grows the built-in's
 trees (split features and thresholds equal, leaf values to 1e-12 relative) over 100 rounds, at
 LightGBM's defaults and with its parameters set; it trains on XGBoost; bad settings are refused
-naming the value. Its gradients against a loop over the pairs are in test_lambda_weighted.py's
+naming the value. Its gradients against a loop over the pairs are in test_pairwise_base.py's
 style here too (LightGBM's float32 arithmetic emulated in numpy)."""
 
 from __future__ import annotations

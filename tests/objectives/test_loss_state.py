@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from boostplug import objectives
+from boostplug.objectives._rounds import RandomRounds
 from boostplug.objectives import Hessian, Loss
 from boostplug.testing import check_objective
 
@@ -87,15 +88,14 @@ def test_an_objective_whose_weights_do_not_follow_the_order_refuses_weights_at()
             call()
 
 
-class NoisyTargets(Loss):
+class NoisyTargets(RandomRounds, Loss):
     """``0.5 sum_q W_q sum_i (s_i - y_i - e_i)^2``, ``e`` drawn anew each round from
     ``default_rng([7, current_round])``: an objective that draws at random, its rounds counted by
-    the base class alone."""
+    the mixin alone."""
 
     name = "noisy_targets"
     summary = "squared error on noisy grades (test objective)"
     hessians = {"exact": Hessian("exact", "W_q")}
-    random_draws = True
 
     def noise(self, round: int) -> np.ndarray:
         return np.random.default_rng([7, round]).normal(size=self.n_docs)
@@ -114,7 +114,7 @@ class NoisyTargets(Loss):
         return r, w.copy()
 
 
-def test_a_new_objective_gets_the_round_counter_from_the_base() -> None:
+def test_a_new_objective_gets_the_round_counter_from_the_mixin() -> None:
     """Every ``grad_hess(scores)`` starts the next round and uses its draws; ``loss``, the private
     methods and a call that raises start none; ``round_offset`` moves the first round."""
     labels, group_ptr, scores, _ = _data()
@@ -146,6 +146,16 @@ def test_a_new_objective_gets_the_round_counter_from_the_base() -> None:
     assert later.current_round == 5
     later.grad_hess(scores)
     assert later.current_round == 6
+
+
+def test_an_objective_without_random_draws_counts_no_rounds() -> None:
+    """The base class carries no round counter: only the objectives that draw at random have one."""
+    labels, group_ptr, scores, _ = _data()
+    prep = objectives.get("ranknet").prepare(labels, group_ptr)
+    prep.grad_hess(scores)
+    assert not prep.random_draws and not hasattr(prep, "rounds") and not hasattr(prep, "current_round")
+    assert all(issubclass(objectives.get(n).loss_class, RandomRounds) == objectives.get(n).loss_class.random_draws
+               for n in objectives.names())
 
 
 def test_held_calls_start_no_round() -> None:

@@ -1,7 +1,9 @@
-"""objectives.PairwiseLoss: an objective from three per-pair functions. Its loss, gradient and
-Hessians against a double loop over the pairs and against finite differences, compiled (serial and
-parallel) and numpy pair functions, training through LightGBM, XGBoost and ``boostplug compare``,
-and the errors a bad pair function gets."""
+"""objectives.PairwiseLoss, the one pair base: a pair loss, its derivatives, and optionally a weight
+that sees the query's current order (LambdaRank's, LambdaLoss's, the metric weights). Its loss,
+gradient and Hessians against a pure-Python loop over each query's order (ties, one-document
+queries, queries of one label, all-equal scores, truncation, LightGBM's normalisation, a per-query
+prefix), against finite differences (with the weights held), serial against parallel kernels, the
+contract checks, training, and the errors a bad class gets."""
 
 from __future__ import annotations
 
@@ -12,18 +14,18 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
-from scipy.special import expit
 
 from boostplug import objectives
 from boostplug._core import dispatch as kernel_dispatch  # not `dispatch`: check_objective would see a module of kernels
 from boostplug.data import make_ranking
 from boostplug.objectives import NonFiniteError, PairwiseLoss, Param, Search
-from boostplug.objectives.pairwise import BOUND, EXACT
-from boostplug.testing import check_objective, fd_gradient, fd_jacobian
+from boostplug.objectives.pairwise import (BOUND, EXACT, LAMBDA_BOUND, LAMBDA_EXACT, LOGISTIC, NO_TRUNCATION, Pair,
+                                           PairFunctionError)
+from boostplug.testing import CHECKS, check_objective, fd_gradient, fd_jacobian
 
 
 class Logistic(PairwiseLoss):
-    """``log(1 + exp(-sigma d))``, numba-compiled, both Hessian modes, pairs weighted by gain difference."""
+    """``log(1 + exp(-sigma d))`` on every pair of different labels, weight 1: nothing follows the order."""
 
     name = "test_pair_logistic"
     summary = "pairwise logistic loss (test objective)"
@@ -45,22 +47,9 @@ class Logistic(PairwiseLoss):
         e = math.exp(-abs(sigma * d))
         return sigma * sigma * e / (1.0 + e) ** 2
 
-    def pair_weights(self, high, low):
-        return 2.0 ** high - 2.0 ** low
-
-
-class NumpyLogistic(Logistic):
-    """The same loss through scipy's ``expit``, which numba cannot compile: numpy arrays of all pairs."""
-
-    name = "test_pair_logistic_numpy"
-    pair_loss = staticmethod(lambda d, sigma: np.logaddexp(0.0, -sigma * d))
-    pair_grad = staticmethod(lambda d, sigma: -sigma * expit(-sigma * d))
-    pair_hess = staticmethod(lambda d, sigma: sigma * sigma * expit(sigma * d) * expit(-sigma * d))
-
 
 class Cubic(PairwiseLoss):
-    """``(margin - d)^3 / 3`` while ``d < margin``: non-negative, with a second derivative that is not
-    constant; ``pair_args`` overridden (a derived constant)."""
+    """``(margin - d)^3 / 3`` while ``d < margin``; ``pair_args`` overridden (a derived constant)."""
 
     name = "test_pair_cubic"
     summary = "cubic hinge (test objective)"
@@ -83,39 +72,134 @@ class Cubic(PairwiseLoss):
         return 2.0 * max(0.0, margin - d)
 
 
-def brute(cls, labels, group_ptr, scores, weights, args, bound=False):
-    """Loss, gradient and Hessian by a double loop over every query's pairs, from the pair functions."""
-    f = {n: getattr(cls, n) for n in ("pair_loss", "pair_grad", "pair_hess")}
-    call = (lambda fn, d: float(np.asarray(fn(np.array([d]), *args))[0])) if cls is NumpyLogistic else \
-        (lambda fn, d: fn(d, *args))
-    n = labels.shape[0]
-    loss, grad, hess = 0.0, np.zeros(n), np.zeros(n)
-    for q in range(group_ptr.shape[0] - 1):
-        for i in range(group_ptr[q], group_ptr[q + 1]):
-            for j in range(group_ptr[q], group_ptr[q + 1]):
-                if labels[i] <= labels[j] or weights[q] == 0.0:
-                    continue
-                w = weights[q] * (2.0 ** labels[i] - 2.0 ** labels[j] if cls in (Logistic, NumpyLogistic) else 1.0)
-                d = scores[i] - scores[j]
-                loss += w * call(f["pair_loss"], d)
-                g = w * call(f["pair_grad"], d)
-                h = w * call(f["pair_hess"], d)
-                h = 2.0 * abs(h) if bound else h
-                grad[i] += g
-                grad[j] -= g
-                hess[i] += h
-                hess[j] += h
-    return loss, grad, hess
+class NDCGLoss2PP(PairwiseLoss):
+    """LambdaLoss's NDCG-Loss2++ (Wang et al. 2018): LambdaRank's weight plus mu times the position-gap
+    weight, on the logistic pair loss."""
+
+    name = "test_ndcg_loss2pp"
+    summary = "NDCG-Loss2++ (test objective)"
+    params = {"sigma": Param(1.0, "real", "slope of the logistic", low=0.0, low_open=True),
+              "mu": Param(5.0, "real", "weight of the position-gap term", low=0.0)}
+    hessians = {"exact": LAMBDA_EXACT, "bound": LAMBDA_BOUND}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    @staticmethod
+    def pair_weight(p, sigma, mu):
+        gap = abs(p.rank_i - p.rank_j)
+        delta = abs(1.0 / math.log2(1.0 + gap) - 1.0 / math.log2(2.0 + gap))
+        return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * (abs(p.discount_i - p.discount_j) + mu * delta)
 
 
-def random_data(seed):
+class TruncatedLambdaRank(PairwiseLoss):
+    """LambdaRank's |Delta NDCG| weight with LightGBM's truncation and normalisation, in float64."""
+
+    name = "test_truncated_lambdarank"
+    summary = "LambdaRank, truncated and normalised (test objective)"
+    params = {"sigma": Param(1.0, "real", "slope of the logistic", low=0.0, low_open=True),
+              "top": Param(3, "int", "truncation level", low=1),
+              "norm": Param(True, "bool", "LightGBM's normalisation")}
+    hessians = {"exact": LAMBDA_EXACT}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    @staticmethod
+    def pair_weight(p, sigma, top, norm):
+        return (p.gain_i - p.gain_j) * abs(p.discount_i - p.discount_j) * p.inv_max_dcg
+
+    def truncation(self):
+        return self.top
+
+    def normalize(self):
+        return self.norm
+
+
+class AboveWeighted(PairwiseLoss):
+    """A weight that reads the per-query prefix: 1 + the number of relevant documents above the
+    pair's upper position (label >= 2), written by ``query_prefix`` from the labels in order."""
+
+    name = "test_above_weighted"
+    summary = "a prefix-reading weight (test objective)"
+    params = {"sigma": Param(1.0, "real", "slope", low=0.0, low_open=True)}
+    hessians = {"exact": LAMBDA_EXACT}
+    pair_loss, pair_grad, pair_hess = LOGISTIC
+    prefix_width = 1
+
+    @staticmethod
+    def query_prefix(labels, gains, out, sigma):
+        count = 0.0
+        for m in range(labels.shape[0]):
+            out[m, 0] = count          # relevant documents strictly above position m
+            count += 1.0 if labels[m] >= 2.0 else 0.0
+
+    @staticmethod
+    def pair_weight(p, prefix, sigma):
+        return 1.0 + prefix[min(p.rank_i, p.rank_j), 0]
+
+
+def _data(seed: int = 0):
+    """Six queries: ordinary ones with tied scores, one document, one label for all, all-equal
+    scores; per-query weights (one of them 0)."""
     rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, 12, 7)
-    group_ptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    n = int(group_ptr[-1])
-    labels = rng.integers(0, 4, n).astype(float)
-    weights = rng.choice([0.0, 0.5, 1.0, 3.0], sizes.size)
-    return labels, group_ptr, rng.normal(size=n) * 2, weights
+    sizes = [7, 1, 5, 6, 9, 4]
+    gp = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    y = rng.integers(0, 4, gp[-1]).astype(np.float64)
+    y[gp[2]:gp[3]] = 2.0                        # one label: no pair
+    s = np.round(rng.normal(size=gp[-1]), 1)     # ties
+    s[gp[3]:gp[4]] = 0.25                        # all scores equal
+    w = np.array([1.0, 2.0, 1.5, 0.5, 3.0, 0.0])
+    return s, y, gp, w
+
+
+def _brute(obj: PairwiseLoss, scores, at=None, *, bound: bool = False):
+    """Loss, gradient and Hessian by a double loop over each query's order, everything recomputed
+    from the definitions: gains 2^y - 1, discounts 1/log2(2 + position), 1 / ideal DCG at the
+    truncation level, the class's prefix, pair weight and pair functions."""
+    cls, at = type(obj), scores if at is None else at
+    n = len(scores)
+    grad, hess, loss = np.zeros(n), np.zeros(n), 0.0
+    k = obj.truncation()
+    args = obj.pair_args()
+    fn = {f: getattr(cls, f) for f in ("pair_loss", "pair_grad", "pair_hess")}
+    for q in range(len(obj.group_ptr) - 1):
+        a, b = int(obj.group_ptr[q]), int(obj.group_ptr[q + 1])
+        if b - a < 2 or obj.query_weights[q] == 0.0:
+            continue
+        order = sorted(range(a, b), key=lambda r: -at[r])   # Python's sort is stable: ties keep input order
+        gain = {r: 2.0 ** obj.labels[r] - 1.0 for r in range(a, b)}
+        ideal = sorted(gain.values(), reverse=True)[:min(k, b - a)]
+        idcg = sum(g / math.log2(2.0 + i) for i, g in enumerate(ideal))
+        inv = 1.0 / idcg if idcg > 0 else 0.0
+        prefix = np.zeros((b - a, cls.prefix_width))
+        if cls.query_prefix is not None:
+            cls.query_prefix(obj.labels[order], np.array([gain[r] for r in order]), prefix, *args)
+        varied = at[order[0]] != at[order[-1]]
+        g_q, h_q = {r: 0.0 for r in range(a, b)}, {r: 0.0 for r in range(a, b)}
+        total, acc = 0.0, 0.0
+        for i in range(min(b - a - 1, k)):
+            for j in range(i + 1, b - a):
+                ri, rj = order[i], order[j]
+                if obj.labels[ri] == obj.labels[rj]:
+                    continue
+                (hi, phi), (lo, plo) = sorted([(ri, i), (rj, j)], key=lambda t: -obj.labels[t[0]])
+                view = Pair(at[hi] - at[lo], phi, plo, obj.labels[hi], obj.labels[lo], gain[hi], gain[lo],
+                            1 / math.log2(2 + phi), 1 / math.log2(2 + plo), inv)
+                w = 1.0 if cls.pair_weight is None else cls.pair_weight(view, prefix, *args) \
+                    if cls.query_prefix is not None else cls.pair_weight(view, *args)
+                if obj.normalize() and varied:
+                    w /= 0.009999999776482582 + abs(at[hi] - at[lo])   # LightGBM's 0.01f
+                d = scores[hi] - scores[lo]
+                gt, ht = w * fn["pair_grad"](d, *args), w * fn["pair_hess"](d, *args)
+                total -= 2 * w * fn["pair_grad"](at[hi] - at[lo], *args)
+                if w != 0:
+                    acc += w * fn["pair_loss"](d, *args)
+                ht = 2 * abs(ht) if bound else ht
+                g_q[hi], g_q[lo] = g_q[hi] + gt, g_q[lo] - gt
+                h_q[hi], h_q[lo] = h_q[hi] + ht, h_q[lo] + ht
+        c = math.log2(1 + total) / total if obj.normalize() and total > 0 else 1.0
+        loss += obj.query_weights[q] * c * acc
+        for r in range(a, b):
+            grad[r] = g_q[r] * c * obj.query_weights[q]
+            hess[r] = h_q[r] * c * obj.query_weights[q]
+    return loss, grad, hess
 
 
 @pytest.fixture(params=["serial", "parallel"])
@@ -124,64 +208,129 @@ def kernels(request, monkeypatch):
     return request.param
 
 
-@pytest.mark.parametrize("cls, args", [(Logistic, (1.5,)), (NumpyLogistic, (1.5,)), (Cubic, (0.7, 1 / 3))])
-@pytest.mark.parametrize("mode", ["exact", "bound"])
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_sums_are_those_of_a_double_loop_over_the_pairs(cls, args, mode, seed, kernels) -> None:
-    labels, group_ptr, scores, weights = random_data(seed)
-    param = {"sigma": args[0]} if "sigma" in cls.params else {"margin": args[0]}
-    obj = cls(labels, group_ptr, weights=weights, hessian=mode, **param)
-    loss, grad, hess = brute(cls, labels, group_ptr, scores, weights, args, bound=mode == "bound")
-    assert obj.loss(scores) == pytest.approx(loss, rel=1e-12)
-    g, h = obj.grad_hess(scores)
-    np.testing.assert_allclose(g, grad, rtol=1e-12, atol=1e-12)
-    no_info = (grad == 0.0) & (hess == 0.0)
-    np.testing.assert_allclose(h[~no_info], np.maximum(hess[~no_info], objectives.HESSIAN_FLOOR), rtol=1e-12)
-    assert np.all(h[no_info] == objectives.NO_INFO_HESSIAN)
+CLASSES = [(Logistic, {}), (Logistic, {"sigma": 2.5, "hessian": "bound"}), (Cubic, {"margin": 0.7}),
+           (Cubic, {"hessian": "bound"}), (NDCGLoss2PP, {}), (NDCGLoss2PP, {"mu": 0.5, "sigma": 2.0}),
+           (NDCGLoss2PP, {"hessian": "bound"}), (TruncatedLambdaRank, {}), (TruncatedLambdaRank, {"norm": False, "top": 1}),
+           (TruncatedLambdaRank, {"top": 100}), (AboveWeighted, {})]
+
+
+@pytest.mark.parametrize("cls, params", CLASSES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_against_a_loop_over_each_querys_order(cls, params, seed, kernels) -> None:
+    """The kernel's loss, gradient and Hessian are the brute force's (to a few ulps: the sums of a
+    loss whose pairs do not follow the order run in another order), serial and parallel."""
+    s, y, gp, w = _data(seed)
+    obj = cls(y, gp, weights=w, **params)
+    loss, g, h = _brute(obj, s, bound=params.get("hessian") == "bound")
+    g_k, h_k = obj._grad_hess(s)
+    np.testing.assert_allclose(g_k, g, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(h_k, h, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(obj.loss(s), loss, rtol=1e-12)
+    assert np.abs(g_k).max() > 0
+
+
+def test_pairs_that_do_not_follow_the_order_are_visited_by_label_and_others_by_score() -> None:
+    s, y, gp, w = _data(1)
+    assert Logistic(y, gp)._by_label and Cubic(y, gp)._by_label
+    assert not NDCGLoss2PP(y, gp)._by_label and not TruncatedLambdaRank(y, gp, top=100, norm=False)._by_label
+    from boostplug.objectives.ranknet import RankNet
+
+    assert RankNet(y, gp)._by_label and not RankNet(y, gp, truncation_level=2)._by_label
 
 
 def test_serial_and_parallel_kernels_agree_exactly(monkeypatch) -> None:
-    labels, group_ptr, scores, weights = random_data(4)
-    obj = Logistic(labels, group_ptr, weights=weights, hessian="bound")
-    kernel_for, chosen = kernel_dispatch.kernel_for, []
+    s, y, gp, w = _data(4)
+    for obj in (Logistic(y, gp, weights=w, hessian="bound"), AboveWeighted(y, gp, weights=w)):
+        kernel_for, chosen = kernel_dispatch.kernel_for, []
 
-    def spy(kernel, work):
-        run = kernel_for(kernel, work)
-        chosen.append(bool(run.targetoptions.get("parallel")))
-        return run
+        def spy(kernel, work):
+            run = kernel_for(kernel, work)
+            chosen.append(bool(run.targetoptions.get("parallel")))
+            return run
 
-    monkeypatch.setattr(kernel_dispatch, "kernel_for", spy)
-    monkeypatch.setattr(kernel_dispatch, "PARALLEL_MIN_WORK", 10**18)
-    serial = obj.loss(scores), *obj.grad_hess(scores)
-    monkeypatch.setattr(kernel_dispatch, "PARALLEL_MIN_WORK", 0)
-    parallel = obj.loss(scores), *obj.grad_hess(scores)
-    assert chosen == [False, False, True, True] or numba.get_num_threads() < 2
-    assert serial[0] == parallel[0]
-    for a, b in zip(serial[1:], parallel[1:]):
-        assert np.array_equal(a, b)
+        monkeypatch.setattr(kernel_dispatch, "kernel_for", spy)
+        monkeypatch.setattr(kernel_dispatch, "PARALLEL_MIN_WORK", 10**18)
+        serial = obj.loss(s), *obj.grad_hess(s)
+        monkeypatch.setattr(kernel_dispatch, "PARALLEL_MIN_WORK", 0)
+        parallel = obj.loss(s), *obj.grad_hess(s)
+        assert (True in chosen and False in chosen) or numba.get_num_threads() < 2
+        assert serial[0] == parallel[0]
+        for a, b in zip(serial[1:], parallel[1:]):
+            assert np.array_equal(a, b)
+        monkeypatch.undo()
 
 
-@pytest.mark.parametrize("cls", [Logistic, NumpyLogistic, Cubic])
+def test_degenerate_queries_give_zeros_never_nan() -> None:
+    """A one-document query, a query of one label, a query of weight 0 and queries whose scores are
+    all equal (the weights' normalisation is then off) give finite values; no pair: exactly 0."""
+    s, y, gp, w = _data()
+    for cls in (NDCGLoss2PP, TruncatedLambdaRank, Logistic):
+        obj = cls(y, gp, weights=w, hessian_floor=False)
+        g, h = obj.grad_hess(s)
+        assert np.isfinite(g).all() and np.isfinite(h).all() and np.isfinite(obj.loss(s))
+        for q in (1, 2, 5):  # one document, one label, weight 0
+            np.testing.assert_array_equal(g[gp[q]:gp[q + 1]], 0.0)
+            np.testing.assert_array_equal(h[gp[q]:gp[q + 1]], 0.0)
+        g0, _ = obj._grad_hess(np.zeros_like(s))
+        assert np.isfinite(g0).all() and np.abs(g0[gp[3]:gp[4]]).max() > 0
+
+
+@pytest.mark.parametrize("cls", [Logistic, Cubic])
 def test_finite_differences_of_the_loss(cls) -> None:
-    labels, group_ptr, scores, weights = random_data(3)
-    obj = cls(labels, group_ptr, weights=weights)
-    g, h = obj.grad_hess(scores)
-    np.testing.assert_allclose(g, fd_gradient(obj.loss, scores), rtol=1e-6, atol=1e-6)
-    exact = np.diag(fd_jacobian(lambda s: obj.grad_hess(s)[0], scores))
-    involved = ~((g == 0.0) & (h == objectives.NO_INFO_HESSIAN))
-    np.testing.assert_allclose(h[involved], np.maximum(exact[involved], objectives.HESSIAN_FLOOR), rtol=1e-5,
-                               atol=1e-6)
+    s, y, gp, w = _data(3)
+    obj = cls(y, gp, weights=w, hessian_floor=False)
+    g, h = obj.grad_hess(s)
+    np.testing.assert_allclose(g, fd_gradient(obj.loss, s), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(h, np.diag(fd_jacobian(lambda x: obj.grad_hess(x)[0], s)), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("cls", [Logistic, NumpyLogistic, Cubic])
+@pytest.mark.parametrize("cls, params", [(NDCGLoss2PP, {"mu": 2.0}), (TruncatedLambdaRank, {}),
+                                         (TruncatedLambdaRank, {"norm": False}), (AboveWeighted, {})])
+def test_finite_differences_with_the_weights_held(cls, params) -> None:
+    """The gradient is the derivative of the loss with its pair weights held at the current scores,
+    the exact Hessian the diagonal of that loss's Hessian; letting the weights move changes the
+    derivative (the weights do depend on the scores)."""
+    rng = np.random.default_rng(4)
+    gp = np.array([0, 6, 13], dtype=np.int64)
+    y = rng.integers(0, 4, 13).astype(np.float64)
+    s = rng.normal(size=13)
+    obj = cls(y, gp, weights=[1.0, 2.0], **params)
+    g, h = obj.grad_hess(s)
+    np.testing.assert_allclose(g, fd_gradient(lambda x: obj.loss(x, weights_at=s), s), rtol=1e-7, atol=1e-9)
+    J = fd_jacobian(lambda x: obj.grad_hess(x, weights_at=s)[0], s)
+    np.testing.assert_allclose(J, J.T, atol=1e-8)
+    np.testing.assert_allclose(obj._grad_hess(s)[1], np.diag(J), rtol=1e-6, atol=1e-8)
+    if params.get("norm", True) and cls is TruncatedLambdaRank:
+        moving = fd_gradient(obj.loss, s)  # the weights 1 / (0.01 + |s_i - s_j|) move with the scores
+        assert not np.allclose(moving, g, rtol=1e-3)
+
+
+def test_held_weights_equal_the_current_ones_at_the_current_scores() -> None:
+    s, y, gp, w = _data(5)
+    obj = TruncatedLambdaRank(y, gp, weights=w)
+    np.testing.assert_array_equal(obj.grad_hess(s, weights_at=s)[0], obj.grad_hess(s)[0])
+    assert obj.loss(s, weights_at=s) == obj.loss(s)
+    other = s[::-1].copy()
+    loss, g, _ = _brute(obj, s, other)
+    np.testing.assert_allclose(obj.grad_hess(s, weights_at=other)[0], g, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(obj.loss(s, weights_at=other), loss, rtol=1e-12)
+    with pytest.raises(ValueError, match="got 3 scores for a data set of 32 documents"):
+        obj.loss(s, weights_at=np.zeros(3))
+
+
+@pytest.mark.parametrize("cls", [Logistic, Cubic, NDCGLoss2PP, AboveWeighted])
 def test_they_pass_the_contract_checks(cls) -> None:
-    assert check_objective(cls)
+    checks = [c for c in CHECKS if cls in (Logistic, AboveWeighted) or c != "serial_parallel"]
+    assert check_objective(cls, checks=checks)
 
 
-def test_the_numpy_path_is_taken_only_where_numba_cannot_compile() -> None:
-    labels, group_ptr, _, _ = random_data(0)
-    assert Logistic(labels, group_ptr)._fns.compiled and Cubic(labels, group_ptr)._fns.compiled
-    assert not NumpyLogistic(labels, group_ptr)._fns.compiled
+def test_no_truncation_and_the_inverse_ideal_dcg() -> None:
+    y = np.array([3.0, 0.0, 1.0, 2.0])
+    obj = NDCGLoss2PP(y, [0, 4])
+    assert obj.truncation() == NO_TRUNCATION
+    ideal = 7 / math.log2(2) + 3 / math.log2(3) + 1 / math.log2(4)
+    np.testing.assert_allclose(obj._inv_max_dcg, [1 / ideal], rtol=1e-15)
+    np.testing.assert_allclose(TruncatedLambdaRank(y, [0, 4], top=1)._inv_max_dcg, [1 / 7.0], rtol=1e-15)
 
 
 # ---- training -----------------------------------------------------------------------------------------
@@ -232,45 +381,78 @@ def test_a_registered_one_runs_in_compare(registered, letor_file: Path, tmp_path
 
 
 # ---- mistakes --------------------------------------------------------------------------------------------
-def _class(**body):
-    return type("Bad", (PairwiseLoss,), {"name": "bad_pairs", "summary": "a bad pairwise loss",
-                                          "params": {"sigma": Param(1.0, "real", "slope")},
-                                          "pair_loss": staticmethod(lambda d, sigma: 0.0),
-                                          "pair_grad": staticmethod(lambda d, sigma: 0.0),
-                                          "pair_hess": staticmethod(lambda d, sigma: 0.0), **body})
+def _class(base=PairwiseLoss, **body):
+    attrs = {"name": "bad_pairs", "summary": "a bad pairwise loss", "params": {"sigma": Param(1.0, "real", "slope")},
+             "pair_loss": staticmethod(lambda d, sigma: 0.0), "pair_grad": staticmethod(lambda d, sigma: 0.0),
+             "pair_hess": staticmethod(lambda d, sigma: 0.0)}
+    attrs.update(body)
+    return type("Bad", (base,), attrs)
 
 
-def test_a_pair_function_of_the_wrong_arguments_is_refused_when_the_class_is_defined() -> None:
+def _weighted(**body):
+    attrs = {"hessians": {"exact": LAMBDA_EXACT}, "pair_loss": LOGISTIC[0], "pair_grad": LOGISTIC[1],
+             "pair_hess": LOGISTIC[2], "pair_weight": staticmethod(lambda p, sigma: 1.0)}
+    return _class(**{**attrs, **body})
+
+
+TWO = (np.array([1.0, 0.0]), np.array([0, 2]))
+
+
+def test_mistakes_are_named_when_the_class_is_defined() -> None:
     with pytest.raises(TypeError, match=r"Bad\.pair_grad\(d\) must take \(d, sigma\)"):
         _class(pair_grad=staticmethod(lambda d: 0.0))
-    with pytest.raises(TypeError, match=r"Bad\.pair_hess must be a @staticmethod"):
+    with pytest.raises(TypeError, match=r"Bad must define pair_hess\(d, \.\.\.\) as a @staticmethod"):
         _class(pair_hess=lambda self, d, sigma: 0.0)
-    with pytest.raises(TypeError, match=r"does not define pair_loss"):
+    with pytest.raises(TypeError, match=r"Bad must define pair_loss\(d, \.\.\.\)"):
         type("Bad", (PairwiseLoss,), {"name": "bad_pairs", "pair_grad": staticmethod(lambda d: 0.0),
                                       "pair_hess": staticmethod(lambda d: 0.0)})
-    with pytest.raises(TypeError, match=r"hessians\['fit'\].*'exact' Hessian"):
+    with pytest.raises(TypeError, match=r"hessians\['fit'\].*LAMBDA_EXACT"):
         _class(hessians={"fit": objectives.Hessian("fitting", "weights")})
+    with pytest.raises(TypeError, match=r"hessians\['exact'\].*follow the order"):  # a weight needs lambda modes
+        _weighted(hessians={"exact": EXACT})
+    with pytest.raises(TypeError, match=r"Bad\.pair_weight\(p\) must take \(pair, sigma\)"):
+        _weighted(pair_weight=staticmethod(lambda p: 1.0))
+    with pytest.raises(TypeError, match=r"Bad\.pair_weight\(p, sigma\) must take \(pair, prefix, sigma\)"):
+        _weighted(prefix_width=1, query_prefix=staticmethod(lambda labels, gains, out, sigma: None))
+    with pytest.raises(TypeError, match=r"defines query_prefix: it needs prefix_width"):
+        _weighted(query_prefix=staticmethod(lambda labels, gains, out, sigma: None),
+                  pair_weight=staticmethod(lambda p, prefix, sigma: 1.0))
 
 
-def test_pair_args_of_the_wrong_length_are_refused_when_bound() -> None:
-    bad = _class(pair_args=lambda self: (self.sigma, 2.0))
+def test_mistakes_are_named_when_the_class_is_bound() -> None:
     with pytest.raises(TypeError, match=r"Bad\.pair_loss\(d, sigma\) must take \(d and 2 more"):
-        bad(np.array([1.0, 0.0]), np.array([0, 2]))
+        _class(pair_args=lambda self: (self.sigma, 2.0))(*TWO)
+    with pytest.raises(TypeError, match=r"Bad\.pair_hess must return one number; numba finds that it returns"):
+        _class(pair_hess=staticmethod(lambda d, sigma: (d, sigma)))(*TWO)
+    with pytest.raises(TypeError, match=r"Bad\.pair_weight must return one number"):
+        _weighted(pair_weight=staticmethod(lambda p, sigma: (1.0, 2.0)))(*TWO)
+    with pytest.raises(TypeError, match=r"Bad\.pair_grad: numba cannot compile it .*Write the pair functions for "
+                                        r"numba"):
+        _class(pair_grad=staticmethod(lambda d, sigma: np.asarray(object())))(*TWO)
+    with pytest.raises(ValueError, match=r"truncation level must be an integer >= 1, got 0"):
+        _weighted(truncation=lambda self: 0)(*TWO)
+    with pytest.raises(ValueError, match=r"the pairs follow the order.*mode 'exact' declares an exact gradient"):
+        _class(truncation=lambda self: 1)(*TWO)
 
 
-def test_a_pair_function_that_returns_no_number_is_refused() -> None:
-    bad = _class(pair_hess=staticmethod(lambda d, sigma: (d, sigma)))
-    with pytest.raises(TypeError, match=r"Bad\.pair_hess must return one number per pair difference"):
-        bad(np.array([1.0, 0.0]), np.array([0, 2]))
+def _importing_loss(d, sigma):
+    import math as m  # numba: UnsupportedBytecodeError (IMPORT_NAME), which is no NumbaError
+
+    return m.log1p(d)
 
 
-def test_a_pair_function_neither_numba_nor_numpy_can_run_is_refused() -> None:
-    def branchy(d, sigma):  # an if on a numpy array, and a call numba cannot compile
-        return float(expit(d)) if d > 0 else 0.0
+def test_a_function_numba_cannot_compile_for_any_reason_is_named() -> None:
+    with pytest.raises(TypeError, match=r"Bad\.pair_loss: numba cannot compile it"):
+        _class(pair_loss=staticmethod(_importing_loss))(*TWO)
 
-    bad = _class(pair_grad=staticmethod(branchy))
-    with pytest.raises(TypeError, match=r"numba cannot compile Bad\.pair_grad.*called on a numpy array.*fails"):
-        bad(np.array([1.0, 0.0]), np.array([0, 2]))
+
+def test_a_pair_function_that_always_raises_shows_its_exception() -> None:
+    def failing(d, sigma):
+        raise RuntimeError("not written yet")
+
+    with pytest.raises(TypeError, match=r"Bad\.pair_hess raises RuntimeError: not written yet whatever its "
+                                        r"arguments"):
+        _class(pair_hess=staticmethod(failing))(*TWO)
 
 
 def test_a_nan_from_a_pair_function_names_the_function_and_the_difference() -> None:
@@ -280,65 +462,16 @@ def test_a_nan_from_a_pair_function_names_the_function_and_the_difference() -> N
                                              r"which returns nan") as info:
         obj.grad_hess(np.array([0.0, 0.5, 1.0]))
     assert info.value.cause == "objective" and info.value.row == 0
-    nan_loss = _class(pair_loss=staticmethod(lambda d, sigma: math.nan))(np.array([1.0, 0.0]), np.array([0, 2]))
     with pytest.raises(NonFiniteError, match=r"Bad\.pair_loss\(0\.0, 1\.0\), which returns nan"):
-        nan_loss.loss(np.zeros(2))
-
-
-def test_bad_pair_weights_are_refused() -> None:
-    bad = _class(pair_weights=lambda self, high, low: low - high)
-    with pytest.raises(ValueError, match=r"bad_pairs: pair_weights \(one per critical pair\) must be finite and "
-                                         r"non-negative; row 0 has -1\.0"):
-        bad(np.array([1.0, 0.0]), np.array([0, 2]))
-
-
-# ---- what numba cannot compile, and pair functions that raise --------------------------------------------
-def _importing_loss(d, sigma):
-    import numpy  # numba: UnsupportedBytecodeError (IMPORT_NAME), which is no NumbaError
-
-    return numpy.logaddexp(0.0, -sigma * d)
-
-
-def _storing_loss(d, sigma):
-    a, *rest = (np.logaddexp(0.0, -sigma * d), 0.0)  # numba: UNPACK_EX, unsupported bytecode too
-    return a
-
-
-@pytest.mark.parametrize("loss", [_importing_loss, _storing_loss])
-def test_every_function_numba_cannot_compile_takes_the_numpy_path(loss) -> None:
-    cls = type("ImportingLogistic", (NumpyLogistic,), {"name": "test_pair_importing", "pair_loss": staticmethod(loss)})
-    labels, group_ptr, scores, weights = random_data(3)
-    obj = cls(labels, group_ptr, weights=weights, sigma=1.5)
-    assert not obj._fns.compiled
-    expected = NumpyLogistic(labels, group_ptr, weights=weights, sigma=1.5).loss(scores)
-    assert obj.loss(scores) == pytest.approx(expected, rel=1e-12)
-
-
-def test_an_error_of_numba_itself_while_compiling_is_not_taken_for_cannot_compile(monkeypatch) -> None:
-    from boostplug.objectives import pairwise
-
-    def broken(*args):
-        raise KeyError("a bug inside numba")
-
-    monkeypatch.setattr(pairwise, "_compile", broken)
-    with pytest.raises(KeyError, match="a bug inside numba"):
-        _class()(np.array([1.0, 0.0]), np.array([0, 2]))
-
-
-def _where(message: str) -> str:
-    return rf"bad_pairs: Bad\.{message}"
+        _class(pair_loss=staticmethod(lambda d, sigma: math.nan))(*TWO).loss(np.zeros(2))
 
 
 def test_a_compiled_pair_function_that_raises_names_itself_its_arguments_and_the_pair(kernels) -> None:
-    from boostplug.objectives.pairwise import PairFunctionError
-
     bad = _class(pair_grad=staticmethod(lambda d, sigma: sigma / d))
-    labels, group_ptr = np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5])
-    obj = bad(labels, group_ptr)
-    assert obj._fns.compiled
+    obj = bad(np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5]))
     scores = np.array([0.0, 0.5, 1.0, 2.0, 2.0])  # query 1's rows 4 (label 1) and 3 (label 0) are tied: d = 0
-    with pytest.raises(PairFunctionError, match=_where(r"pair_grad\(0\.0, 1\.0\) raises ZeroDivisionError: .*on the "
-                                                       r"pair of rows 4 \(preferred\) and 3 of query 1")) as info:
+    with pytest.raises(PairFunctionError, match=r"bad_pairs: Bad\.pair_grad\(0\.0, 1\.0\) raises ZeroDivisionError: "
+                                                r".*on the pair of rows 4 \(preferred\) and 3 of query 1") as info:
         obj.grad_hess(scores)
     e = info.value
     assert (e.function, e.arguments, e.query, e.rows) == ("Bad.pair_grad", (0.0, 1.0), 1, (4, 3))
@@ -349,40 +482,51 @@ def test_a_compiled_pair_function_that_raises_names_itself_its_arguments_and_the
     np.testing.assert_allclose(obj.grad_hess(moved)[0][3:], [-1 / d, 1 / d], rtol=1e-12)
 
 
-def test_a_numpy_pair_function_that_raises_on_some_pairs_names_the_first_one() -> None:
-    from boostplug.objectives.pairwise import PairFunctionError
-
-    def refusing(d, sigma):
-        if np.any(d == 0.5):
-            raise ValueError("d = 0.5 is refused")
-        return expit(d) * sigma
-
-    obj = _class(pair_loss=staticmethod(refusing))(np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5]))
-    assert not obj._fns.compiled
-    with pytest.raises(PairFunctionError, match=_where(r"pair_loss\(0\.5, 1\.0\) raises ValueError: d = 0\.5 is "
-                                                       r"refused, on the pair of rows 2 \(preferred\) and 0 of "
-                                                       r"query 0")):
-        obj.loss(np.array([1.0, 7.0, 1.5, 2.0, 3.0]))
+def test_a_pair_weight_that_raises_names_itself_the_pairs_view_and_the_pair(kernels) -> None:
+    bad = _weighted(pair_weight=staticmethod(lambda p, sigma: 1.0 / (p.rank_i - 1)))
+    # query 1: rows 3 (label 0) above row 4 (label 1): the preferred row 4 is at position 1
+    obj = bad(np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5]))
+    scores = np.array([0.0, 0.5, 1.0, 2.0, 1.0])
+    for method in (obj.loss, obj.grad_hess):
+        with pytest.raises(PairFunctionError, match=r"bad_pairs: Bad\.pair_weight\(Pair\(d=-1\.0, rank_i=1, rank_j=0, "
+                                                    r".*\), 1\.0\) raises ZeroDivisionError: .*on the pair of rows 4 "
+                                                    r"\(preferred\) and 3 of query 1") as info:
+            method(scores)
+        assert info.value.query == 1 and info.value.rows == (4, 3)
 
 
-def test_a_pair_function_that_always_raises_shows_its_exception() -> None:
-    from boostplug.objectives.pairwise import PairFunctionError
+def test_a_query_prefix_that_raises_is_named() -> None:
+    def prefix(labels, gains, out, sigma):
+        if labels.shape[0] > 2:
+            raise ValueError("too long")
 
-    def failing(d, sigma):
-        raise RuntimeError("not written yet")
-
-    with pytest.raises(PairFunctionError, match=_where(r"pair_hess\(1\.0, 1\.0\) raises RuntimeError: not written "
-                                                       r"yet")) as info:
-        _class(pair_hess=staticmethod(failing))(np.array([1.0, 0.0]), np.array([0, 2]))
-    assert "returns none" not in str(info.value) and isinstance(info.value.__cause__, RuntimeError)
+    bad = _weighted(prefix_width=1, query_prefix=staticmethod(prefix),
+                    pair_weight=staticmethod(lambda p, prefix, sigma: 1.0))
+    obj = bad(np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 2, 5]))
+    with pytest.raises(PairFunctionError, match=r"Bad\.query_prefix\(.*\) raises ValueError: too long, on query 1"):
+        obj.grad_hess(np.zeros(5))
 
 
-def test_running_out_of_memory_is_not_blamed_on_a_pair_function(monkeypatch) -> None:
-    obj = _class(pair_loss=staticmethod(lambda d, sigma: sigma / d))(np.array([1.0, 0.0]), np.array([0, 2]))
+def test_an_error_that_is_no_pair_functions_passes_unchanged(monkeypatch) -> None:
+    """Running out of memory, a damaged cache file, or a failure of the search itself: the kernel's
+    own exception propagates as it was, never replaced by another."""
+    import pickle
 
-    def out_of_memory(scores):
-        raise MemoryError("the sums' arrays")
+    from boostplug.objectives import _naming
 
-    monkeypatch.setattr(obj, "_loss_sums", out_of_memory)
-    with pytest.raises(MemoryError, match="the sums' arrays"):  # not a PairFunctionError for d = 0
+    obj = _class(pair_loss=staticmethod(lambda d, sigma: sigma / d))(*TWO)
+    for error in (MemoryError("the sums' arrays"), pickle.UnpicklingError("a damaged cache file")):
+        def fail(*args, error=error):
+            raise error
+
+        monkeypatch.setattr(obj, "_call", fail)
+        with pytest.raises(type(error), match=str(error)):
+            obj.loss(np.zeros(2))
+    monkeypatch.undo()
+
+    def broken_search(*args, **kwargs):
+        raise TypeError("float() argument must be a string or a real number, not 'tuple'")
+
+    monkeypatch.setattr(_naming, "_scan", broken_search)
+    with pytest.raises(ZeroDivisionError):  # the kernel's own error, not the search's TypeError
         obj.loss(np.zeros(2))

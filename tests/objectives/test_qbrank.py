@@ -559,8 +559,10 @@ def test_huge_scores_give_finite_gradients_or_a_clear_error():
     s = rng.choice([-1e305, 1e305], 2000)
     with pytest.raises(ValueError, match=r"qbrank: the gradient or Hessian overflows float64 at row \d+ \(query 0"):
         qbrank.grad_hess(s, y, [0, 2000])
-    g, h = qbrank.grad_hess(s, y, np.arange(0, 2001, 20))  # queries of 20: representable
-    assert np.isfinite(g).all() and np.isfinite(h).all() and (h > 0).all()
+    with pytest.raises(ValueError, match=r"qbrank: the gradient or Hessian at row \d+ .* beyond float32's largest"):
+        qbrank.grad_hess(s, y, np.arange(0, 2001, 20))  # queries of 20: float64 holds them, float32 does not
+    g, h = qbrank.grad_hess(s * 1e-270, y, np.arange(0, 2001, 20))  # +-1e35: float32 holds them
+    assert np.isfinite(g).all() and np.isfinite(h).all() and (h > 0).all() and np.abs(g).max() > 1e34
 
 
 # ---- per-pair weights of the explicit pairs ---------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 
 from boostplug import objectives
 from boostplug.data import load_example
-from boostplug.objectives import _softmax_kernels as K
+from boostplug.objectives import xendcg as K
 from boostplug.objectives.xendcg import XENDCG, objective_seed_from_seed
 from boostplug.testing import ContractError, check_objective, fd_gradient
 from tests.objectives._same_trees import assert_same_trees

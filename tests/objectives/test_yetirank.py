@@ -19,7 +19,7 @@ from boostplug._core import dispatch
 from boostplug.objectives import NO_INFO_HESSIAN
 from boostplug.objectives import _yetirank_kernels as K
 from boostplug.objectives import yetirank
-from boostplug.objectives.lambda_weighted import LOGISTIC
+from boostplug.objectives.pairwise import LOGISTIC
 from boostplug.objectives.yetirank import YetiRank
 from boostplug.testing import check_objective
 

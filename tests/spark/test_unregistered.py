@@ -9,7 +9,7 @@ from boostplug import lightgbm as bpl
 from boostplug import metrics, objectives
 from boostplug.data import make_ranking
 from boostplug.objectives import Param
-from boostplug.objectives.lambda_weighted import LOGISTIC
+from boostplug.objectives.pairwise import LOGISTIC
 from boostplug.objectives.pairwise import PairwiseLoss
 from boostplug.spark import train_lightgbm
 from tests.spark.conftest import frame

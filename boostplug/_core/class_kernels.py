@@ -1,0 +1,174 @@
+"""numba kernels built around one class's own functions, cached on disk under a digest of them.
+
+A pair or listwise loss supplies small functions (a pair loss and its derivatives, a weight, a
+per-query loss) that its base's loops call. The loops are closures over those functions, compiled
+by numba once per class. numba's own disk cache cannot key such a closure (it hashes the closure's
+contents by pickling them, and a function pickles differently in every process), so
+:func:`compile_closure` gives each one a cache of its own, keyed by :func:`digest`: the loop's code
+and everything the class's functions read (their bytecode, constants, defaults, closures and the
+globals they load, recursively). An edited function gets a new digest, so its loops compile again;
+nothing is written beside the package's sources. A closure over something that cannot be digested
+(an object other than a number, string, array, module, class or function, or a function of a
+module this process has not imported) is compiled in memory, every process.
+"""
+
+from __future__ import annotations
+
+import dis
+import hashlib
+import os
+import sys
+import types
+from pathlib import Path
+from typing import Any, Callable
+
+import numba as nb
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
+from numba.core.dispatcher import Dispatcher
+
+__all__ = ["digest", "compile_closure", "cache_folder", "cached_like"]
+
+
+class _Unstable(Exception):
+    """A value whose identity cannot be written into a digest."""
+
+
+def digest(fn: Callable[..., Any]) -> str | None:
+    """A digest of what the machine code numba compiles from ``fn`` depends on (module
+    docstring), or ``None`` when something it reads cannot be digested."""
+    h = hashlib.sha256(nb.__version__.encode())
+    try:
+        _feed(fn, h, set())
+    except _Unstable:
+        return None
+    return h.hexdigest()[:32]
+
+
+def _feed(value: Any, h: Any, seen: set[int]) -> None:
+    if id(value) in seen:
+        h.update(b"<seen>")
+        return
+    if isinstance(value, Dispatcher):
+        seen.add(id(value))
+        h.update(repr(sorted(value.targetoptions.items())).encode())
+        value = value.py_func
+    if isinstance(value, types.FunctionType):
+        if value.__module__ not in sys.modules:  # a by-value copy of a class of another process
+            raise _Unstable(value.__qualname__)
+        seen.add(id(value))
+        h.update(f"function {value.__module__}.{value.__qualname__}".encode())
+        _feed_code(value.__code__, h, seen, value.__globals__)
+        _feed(tuple(value.__defaults__ or ()), h, seen)
+        _feed(tuple(c.cell_contents for c in value.__closure__ or ()), h, seen)
+    elif isinstance(value, types.ModuleType):
+        h.update(f"module {value.__name__}".encode())
+    elif isinstance(value, type):
+        h.update(f"class {value.__module__}.{value.__qualname__}".encode())
+    elif hasattr(value, "dtype") and hasattr(value, "tobytes") and getattr(value, "ndim", 0) > 0:  # an array
+        h.update(f"array {value.dtype} {value.shape}".encode() + hashlib.sha256(value.tobytes()).digest())
+    elif value is None or isinstance(value, (bool, int, float, complex, str, bytes)) or (
+            hasattr(value, "dtype") and not hasattr(value, "shape")):  # a number, or a numpy scalar
+        h.update(f"{type(value).__name__} {value!r}".encode())
+    elif isinstance(value, tuple):
+        h.update(f"tuple {len(value)}".encode())
+        for v in value:
+            _feed(v, h, seen)
+    elif callable(value) and hasattr(value, "__module__") and hasattr(value, "__qualname__"):
+        h.update(f"callable {value.__module__}.{value.__qualname__}".encode())  # a numpy ufunc, a builtin
+    else:
+        raise _Unstable(repr(value))
+
+
+def _feed_code(code: types.CodeType, h: Any, seen: set[int], globals_: dict[str, Any]) -> None:
+    h.update(code.co_code + repr((code.co_names, code.co_varnames, code.co_freevars)).encode())
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _feed_code(const, h, seen, globals_)
+        else:
+            h.update(repr(const).encode())
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval in globals_:
+            h.update(f"global {ins.argval}".encode())
+            _feed(globals_[ins.argval], h, seen)
+
+
+_FOLDER: list[Path | None] = []
+
+
+def cache_folder() -> Path | None:
+    """Where the class kernels are cached: ``boostplug_kernels`` under ``NUMBA_CACHE_DIR`` when
+    set, else ``boostplug/kernels`` in the user's cache folder; ``None`` (compiled in memory) when
+    that folder cannot be written or is not this user's alone (another user could plant files
+    there that numba would unpickle: :func:`boostplug._numba_cache.usable` warns once, naming it).
+    Decided once per process."""
+    if not _FOLDER:
+        from numba.core import config
+
+        from .._numba_cache import usable, user_cache_base
+
+        folder = Path(config.CACHE_DIR) / "boostplug_kernels" if config.CACHE_DIR else \
+            user_cache_base() / "boostplug" / "kernels"
+        _FOLDER.append(folder if usable(folder) else None)
+    return _FOLDER[0]
+
+
+class _Locator(_CacheLocator):
+    """The cache of one digest in :func:`cache_folder` (never chosen by numba's own search)."""
+
+    def __init__(self, folder: Path, key: str) -> None:
+        self._folder, self._key = folder, key
+
+    def ensure_cache_path(self) -> None:
+        os.makedirs(self._folder, mode=0o700, exist_ok=True)
+
+    def get_cache_path(self) -> str:
+        return str(self._folder)
+
+    def get_source_stamp(self) -> str:
+        return self._key
+
+    def get_disambiguator(self) -> str:
+        return self._key
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> None:
+        return None
+
+
+class _Impl(CompileResultCacheImpl):
+    def __init__(self, py_func: Any) -> None:  # the locator is the digest's, not found from a source file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._locator = _Locator(py_func._boostplug_cache[0], py_func._boostplug_cache[1])
+        self._filename_base = self.get_filename_base(f"{py_func.__module__}.{py_func.__qualname__}",
+                                                     getattr(sys, "abiflags", ""))
+
+
+class _DigestCache(FunctionCache):
+    """numba's function cache, indexed by the digest instead of the closure's pickled contents."""
+
+    _impl_class = _Impl
+
+    def _index_key(self, sig: Any, codegen: Any) -> tuple[Any, ...]:
+        return sig, codegen.magic_tuple(), self._py_func._boostplug_cache[1]
+
+
+def compile_closure(fn: Callable[..., Any], **options: Any) -> Dispatcher:
+    """``numba.njit(**options)(fn)`` for a closure over one class's functions, cached on disk
+    under :func:`digest` of it (module docstring) when it has one and :func:`cache_folder` is
+    usable, else compiled in memory."""
+    kernel = nb.njit(**options)(fn)
+    key, folder = digest(fn), cache_folder()
+    if key is not None and folder is not None:
+        fn._boostplug_cache = (folder, key)  # type: ignore[attr-defined]
+        kernel._cache = _DigestCache(fn)
+    return kernel
+
+
+def cached_like(kernel: Dispatcher, twin: Dispatcher) -> None:
+    """Give ``twin`` (a copy of ``kernel``'s function compiled with other options, e.g. its serial
+    twin under another name) a disk cache like ``kernel``'s: a digest cache, numba's own, or none."""
+    if isinstance(kernel._cache, _DigestCache):
+        twin.py_func._boostplug_cache = kernel.py_func._boostplug_cache
+        twin._cache = _DigestCache(twin.py_func)
+    elif type(kernel._cache).__name__ != "NullCache":
+        twin.enable_caching()

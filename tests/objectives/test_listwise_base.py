@@ -1,0 +1,122 @@
+"""The listwise base (objectives/listwise.py): sums against a per-query Python loop, query weights,
+single-document queries, and the errors it names (a list function that raises, one numba cannot
+compile, a wrong list_inputs shape); machinery errors pass unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boostplug.objectives import Hessian, ListwiseLoss
+
+PTR = np.array([0, 3, 4, 8])  # a query of one document in the middle
+LABELS = np.array([2.0, 0.0, 1.0, 1.0, 0.0, 3.0, 1.0, 1.0])
+
+
+class Squares(ListwiseLoss):
+    """sum_i c (s_i - y_i - m)^2 per query, m the query's mean label (a per-query input)."""
+
+    name = "test_list_squares"
+    hessians = {"exact": Hessian("exact", "2 c")}
+    params = {}
+
+    def list_inputs(self):
+        means = np.array([self.labels[a:b].mean() for a, b in zip(self.group_ptr[:-1], self.group_ptr[1:])])
+        return self.labels[:, None], means[:, None]
+
+    @staticmethod
+    def list_loss(s, doc, query):
+        r = s - doc[:, 0] - query[0]
+        return np.sum(r * r)
+
+    @staticmethod
+    def list_grad_hess(s, doc, query, grad, hess):
+        for i in range(s.shape[0]):
+            grad[i] = 2.0 * (s[i] - doc[i, 0] - query[0])
+            hess[i] = 2.0
+
+
+def _python(scores, weights):
+    loss, grad, hess = 0.0, np.zeros(8), np.zeros(8)
+    for q, (a, b) in enumerate(zip(PTR[:-1], PTR[1:])):
+        if b - a < 2:
+            continue
+        r = scores[a:b] - LABELS[a:b] - LABELS[a:b].mean()
+        loss += weights[q] * np.sum(r * r)
+        grad[a:b] = weights[q] * 2.0 * r
+        hess[a:b] = weights[q] * 2.0
+    return loss, grad, hess
+
+
+@pytest.mark.parametrize("weights", [None, [2.0, 5.0, 0.5]])
+def test_sums_match_a_python_loop_and_skip_single_document_queries(weights):
+    obj = Squares(LABELS, PTR, weights=weights, hessian_floor=False)
+    s = np.random.default_rng(0).normal(size=8)
+    w = np.ones(3) if weights is None else np.asarray(weights)
+    loss, grad, hess = _python(s, w)
+    np.testing.assert_allclose(obj.loss(s), loss, rtol=1e-12)
+    g, h = obj.grad_hess(s)
+    np.testing.assert_allclose(g, grad, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h, hess, rtol=1e-12)
+    assert g[3] == 0.0 and h[3] == 0.0  # the one-document query takes no term
+
+
+def test_a_list_function_that_raises_is_named_with_its_query():
+    class Raises(Squares):
+        name = "test_list_raises"
+
+        @staticmethod
+        def list_grad_hess(s, doc, query, grad, hess):
+            if s.shape[0] > 3:
+                raise ValueError("too long a list")
+            grad[:] = s
+
+    obj = Raises(LABELS, PTR)
+    with pytest.raises(ValueError, match=r"test_list_raises: Raises\.list_grad_hess raises ValueError: too long a "
+                                         r"list, on query 2 \(rows 4\.\.7\)") as info:
+        obj.grad_hess(np.zeros(8))
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_a_function_numba_cannot_compile_is_a_type_error():
+    class NotNumba(Squares):
+        name = "test_list_not_numba"
+
+        @staticmethod
+        def list_loss(s, doc, query):
+            return {"a dict": s}  # not a number
+
+    with pytest.raises(TypeError, match=r"NotNumba: numba cannot compile its list_loss or list_grad_hess"):
+        NotNumba(LABELS, PTR)
+
+
+def test_list_inputs_of_the_wrong_shape_are_named():
+    class Short(Squares):
+        name = "test_list_short"
+
+        def list_inputs(self):
+            return self.labels[:3, None], np.zeros((self.n_queries, 1))
+
+    with pytest.raises(ValueError, match=r"list_inputs\(\) must return arrays of shapes \(n_docs, m\) and "
+                                         r"\(n_queries, k\); got \(3, 1\) and \(3, 1\)"):
+        Short(LABELS, PTR).grad_hess(np.zeros(8))
+
+
+def test_a_non_static_list_function_is_refused_when_the_class_is_declared():
+    with pytest.raises(TypeError, match=r"Method must define list_loss as a @staticmethod"):
+        class Method(Squares):
+            name = "test_list_method"
+
+            def list_loss(self, s, doc, query):
+                return 0.0
+
+
+def test_machinery_errors_pass_unchanged(monkeypatch):
+    obj = Squares(LABELS, PTR)
+
+    def fail(*args):
+        raise MemoryError("the sums' arrays")
+
+    monkeypatch.setattr(obj, "_call", fail)
+    with pytest.raises(MemoryError, match="the sums' arrays"):
+        obj.loss(np.zeros(8))

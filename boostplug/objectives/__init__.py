@@ -44,7 +44,7 @@ from ._contract import (
     floor_values,
     module_functions,
 )
-from .approx_ndcg import ApproxNDCG
+from .approx_ndcg import ApproxMRR, ApproxNDCG
 from .ddf import DDF_NAMES
 from .lambdaloss import NDCGLoss1, NDCGLoss2, NDCGLoss2PP
 from .lambdarank import LambdaRank
@@ -301,3 +301,4 @@ register(NDCGLoss1)
 register(NDCGLoss2)
 register(NDCGLoss2PP)
 register(ApproxNDCG)
+register(ApproxMRR)

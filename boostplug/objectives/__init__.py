@@ -48,6 +48,7 @@ from .approx_ndcg import ApproxMRR, ApproxNDCG
 from .ddf import DDF_NAMES
 from .lambdaloss import NDCGLoss1, NDCGLoss2, NDCGLoss2PP
 from .lambdarank import LambdaRank
+from .listmle import ListMLE
 from .mpboost import MPBoostObjective
 from .ndcg_boost import NDCGBoostObjective
 from .pairwise import PairwiseLoss
@@ -302,3 +303,4 @@ register(NDCGLoss2)
 register(NDCGLoss2PP)
 register(ApproxNDCG)
 register(ApproxMRR)
+register(ListMLE)

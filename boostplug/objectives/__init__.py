@@ -47,6 +47,7 @@ from ._contract import (
 from .approx_ndcg import ApproxMRR, ApproxNDCG
 from .ddf import DDF_NAMES
 from .lambdaloss import NDCGLoss1, NDCGLoss2, NDCGLoss2PP
+from .lambdamart import LambdaERR, LambdaMAP, LambdaMRR, LambdaRBP
 from .lambdarank import LambdaRank
 from .listmle import ListMLE
 from .mpboost import MPBoostObjective
@@ -304,3 +305,7 @@ register(NDCGLoss2PP)
 register(ApproxNDCG)
 register(ApproxMRR)
 register(ListMLE)
+register(LambdaMAP)
+register(LambdaERR)
+register(LambdaMRR)
+register(LambdaRBP)

@@ -82,3 +82,49 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 # -- the docstring examples (--doctest-modules) import every module collected here -----------------
 # compare/_compare_driver.py patches boostplug.compare.execution when imported: it only runs as a script.
 collect_ignore = ["compare/_compare_driver.py"]
+
+
+# -- the inner loop -----------------------------------------------------------------------------------
+# `python -m pytest -m "not slow and not spark and not dask"` (ARCHITECTURE.md, "Tests") leaves out,
+# besides what is marked slow where it is defined, these modules and tests of seconds each: processes
+# started (fresh interpreters, workers, signals), every code block of the docs, many classes compiled,
+# real model files cut at every byte. Measured on the 2-core development machine (`--durations`).
+INNER_LOOP_LEAVES_OUT = (
+    "tests/docs/test_code_blocks.py", "tests/docs/test_api_reference.py", "tests/docs/test_core.py",
+    "tests/compare/test_runtime.py", "tests/objectives/test_documented_objectives.py",
+    "tests/core/test_class_kernels.py", "tests/core/test_numba_cache_safety.py", "tests/core/test_numba_cache_ids.py",
+    "tests/examples/test_examples.py", "tests/benchmarks/test_speed_guards.py", "tests/cli/test_warmup.py",
+    "tests/frameworks/test_shipped_objective.py", "tests/metrics/test_kernel_cache.py",
+    "tests/cli/test_compare.py::test_import_registers_a_users_objective_for_the_command_and_its_workers",
+    "tests/cli/test_compare.py::test_every_openmp_runtime_of_the_command_sleeps_unless_the_user_chose",
+    "tests/cli/test_compare_clicks.py::test_parallel_jobs_train_on_the_same_clicks",
+    "tests/cli/test_info.py::test_closed_pipe_ends_quietly",
+    "tests/compare/test_compare.py::test_parallel_jobs_equal_serial",
+    "tests/compare/test_compare.py::test_parallel_ctrl_c_keeps_finished_runs_and_stops_the_workers",
+    "tests/compare/test_compare.py::test_a_failing_run_is_recorded_and_the_others_go_on",
+    "tests/compare/test_fold_cache.py::test_a_tuned_comparison_gives_the_same_results_with_the_cache_and_builds",
+    "tests/compare/test_tuning.py::test_parallel_tuning_equals_serial",
+    "tests/core/test_calibration.py::test_the_command_measures_each_wait_policy_and_stores_both",
+    "tests/data/test_letor.py::test_edge_files_equal_sklearn",
+    "tests/data/test_letor.py::test_dense_estimate_sees_the_address_space_limit",
+    "tests/data/test_letor.py::test_write_at_file_size_limit_keeps_old_files",
+    "tests/frameworks/test_arrow_frames.py::test_categorical_frame_does_not_end_the_process",
+    "tests/frameworks/test_mlflow.py::test_log_model_records_the_objective_given_and_autolog_keeps_only_its_name",
+    "tests/frameworks/test_model_bytes.py::test_every_cut_point_of_a_payload_is_refused_with_a_value_error",
+    "tests/frameworks/test_sklearn_model_selection.py::test_joblib_workers_refuse_too",
+    "tests/frameworks/test_unregistered.py::test_dask_trains_an_unregistered_class",
+    "tests/models/test_lightgbm_model_text.py::test_every_cut_point_of_two_real_model_files_is_refused",
+    "tests/models/test_pickling.py::test_spawned_processes_and_joblib_workers_use_them",
+    "tests/models/test_saved_models.py::test_plain_lightgbm_loads_the_file_without_a_warning_and_earlier_files",
+    "tests/models/test_xgboost_model_file.py::test_every_cut_point_of_a_real_ubj_model_is_refused_or_loads_whole",
+    "tests/models/test_xgboost_model_trees.py::test_random_bit_flips_end_in_a_value_error_or_a_model_that_predicts",
+    "tests/objectives/test_listwise_base.py::test_a_function_numba_cannot_compile_is_a_type_error",
+    "tests/objectives/test_xgb_lambdarank.py::test_default_settings_grow_xgboosts_trees",
+    "tests/objectives/test_xgb_lambdarank.py::test_xgboosts_parameters_grow_its_trees",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(INNER_LOOP_LEAVES_OUT):
+            item.add_marker(pytest.mark.slow)

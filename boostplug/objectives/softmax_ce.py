@@ -53,18 +53,19 @@ def softmax(s: np.ndarray) -> tuple[np.ndarray, float, float]:
 
 
 @nb.njit(cache=True, error_model="numpy")
-def _targets_sum(phi: np.ndarray) -> float:
+def _targets_sum(doc: np.ndarray) -> float:
+    """The sum of the targets ``doc[:, 0]`` (read in place: a column view would be a strided array,
+    whose loops numba does not vectorise)."""
     total = 0.0
-    for i in range(phi.shape[0]):
-        total += phi[i]
+    for i in range(doc.shape[0]):
+        total += doc[i, 0]
     return total
 
 
 @nb.njit(error_model="numpy")
 def _cross_entropy(s, doc, query):  # type: ignore[no-untyped-def]
     """``-sum_i p_i log rho_i`` of one query (0 when its targets sum to 0)."""
-    phi = doc[:, 0]
-    total = _targets_sum(phi)
+    total = _targets_sum(doc)
     if not total > 0.0:
         return 0.0
     inv = 1.0 / max(EPSILON, total)
@@ -72,8 +73,8 @@ def _cross_entropy(s, doc, query):  # type: ignore[no-untyped-def]
     log_norm = math.log(norm)
     value = 0.0
     for k in range(s.shape[0]):
-        if phi[k] != 0.0:
-            value -= phi[k] * inv * ((s[k] - top) - log_norm)
+        if doc[k, 0] != 0.0:
+            value -= doc[k, 0] * inv * ((s[k] - top) - log_norm)
     return value
 
 
@@ -93,15 +94,14 @@ class SoftmaxCrossEntropy(ListwiseLoss):
     @staticmethod
     @nb.njit(error_model="numpy")
     def list_grad_hess(s, doc, query, grad, hess):  # type: ignore[no-untyped-def]
-        phi = doc[:, 0]
-        total = _targets_sum(phi)
+        total = _targets_sum(doc)
         if not total > 0.0:
             return
         inv = 1.0 / max(EPSILON, total)
         rho, _, norm = softmax(s)
         for k in range(s.shape[0]):
             rho[k] /= norm
-            grad[k] = rho[k] - phi[k] * inv
+            grad[k] = rho[k] - doc[k, 0] * inv
             hess[k] = rho[k] * (1.0 - rho[k])
 
 

@@ -87,9 +87,8 @@ def lcg_draws(states: np.ndarray, group_ptr: np.ndarray, out: np.ndarray) -> Non
 def _lightgbm_lambdas(s, doc, query, grad, hess):  # type: ignore[no-untyped-def]
     """LightGBM's ``RankXENDCG::GetGradientsForOneQuery``, term by term; where rho = 1 (one document
     holds the whole softmax) its t / (1 - rho) is t / 0: that term is left out instead of inf."""
-    phi = doc[:, 0]
     n = s.shape[0]
-    total = _targets_sum(phi)
+    total = _targets_sum(doc)
     if not total > 0.0:
         return
     inv = 1.0 / max(EPSILON, total)
@@ -100,7 +99,7 @@ def _lightgbm_lambdas(s, doc, query, grad, hess):  # type: ignore[no-untyped-def
     terms = np.empty(n)
     first = 0.0
     for k in range(n):
-        t = -phi[k] * inv + rho[k]
+        t = -doc[k, 0] * inv + rho[k]
         lam[k] = np.float32(t)
         terms[k] = t / (1.0 - rho[k]) if rho[k] < 1.0 else 0.0
         first += terms[k]

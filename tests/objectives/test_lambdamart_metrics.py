@@ -35,11 +35,19 @@ CASES = {  # objective, its settings, the metric as boostplug.metrics computes i
     "lambdamart_rbp-graded@5": ({"k": 5, "persistence": 0.9, "max_grade": 4.0},
                                 lambda s, y, g: metrics.rbp(s, y, g, k=5, persistence=0.9, max_grade=4.0,
                                                             per_query=True)),
+    # truncated: only the pairs with a document among the first 3 (2) positions of the current order
+    "lambdamart_map-truncated": ({"truncation_level": 3}, lambda s, y, g: metrics.average_precision(s, y, g,
+                                                                                                 per_query=True)),
+    "lambdamart_err-truncated@5": ({"k": 5, "truncation_level": 2}, lambda s, y, g: metrics.err(s, y, g, k=5,
+                                                                                                per_query=True)),
+    "lambdamart_rbp-truncated@2": ({"k": 2, "truncation_level": 4}, lambda s, y, g: metrics.rbp(s, y, g, k=2,
+                                                                                                per_query=True)),
 }
 
 
-def _brute(metric, labels, scores, weights, sigma):
-    """Loss, gradient and Hessian: sum over pairs (i the higher label) of |Delta metric| times
+def _brute(metric, labels, scores, weights, sigma, truncation):
+    """Loss, gradient and Hessian: sum over pairs (i the higher label) with a document among the
+    first ``truncation`` positions of the scores' order, of |Delta metric| times
     log(1 + exp(-sigma (s_i - s_j))) and its derivatives, each query times its weight."""
     n = len(labels)
     loss, grad, hess = 0.0, np.zeros(n), np.zeros(n)
@@ -47,9 +55,10 @@ def _brute(metric, labels, scores, weights, sigma):
         y, s = labels[a:b], scores[a:b]
         ptr = np.array([0, b - a])
         base = metric(s, y, ptr)[0]
+        position = np.argsort(np.argsort(-s))  # the scores have no ties
         for i in range(b - a):
             for j in range(b - a):
-                if y[i] <= y[j]:
+                if y[i] <= y[j] or min(position[i], position[j]) >= truncation:
                     continue
                 swapped = s.copy()
                 swapped[i], swapped[j] = s[j], s[i]
@@ -72,7 +81,8 @@ def test_gradient_and_hessian_are_the_brute_force_lambdas(case, seed):
     labels, scores = _data(seed)
     weights = np.array([1.0, 3.0, 0.5, 2.0])
     obj = objectives.get(name).prepare(labels, GROUPS, weights=weights, hessian_floor=False, sigma=1.5, **settings)
-    loss, grad, hess = _brute(metric, labels, scores, weights, 1.5)
+    truncation = min(v for v in (settings.get("k"), settings.get("truncation_level", 30), math.inf) if v is not None)
+    loss, grad, hess = _brute(metric, labels, scores, weights, 1.5, truncation)
     g, h = obj.grad_hess(scores)
     scale = np.abs(grad).max()
     assert scale > 0
@@ -96,3 +106,16 @@ def test_a_query_without_a_relevant_document_has_no_gradient():
     g, h = obj.grad_hess(np.array([0.3, -1.0, 2.0, 0.5, 0.1]))
     np.testing.assert_array_equal(g, 0.0)  # no label reaches the threshold: MAP does not move
     np.testing.assert_array_equal(h, 0.0)
+
+
+def test_the_default_truncation_is_lightgbms_30_and_none_keeps_every_pair():
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 3, 60).astype(float)
+    scores = rng.normal(size=60)
+    group = np.array([0, 60])
+    full = objectives.get("lambdamart_map").prepare(labels, group, hessian_floor=False, truncation_level=None)
+    default = objectives.get("lambdamart_map").prepare(labels, group, hessian_floor=False)
+    at30 = objectives.get("lambdamart_map").prepare(labels, group, hessian_floor=False, truncation_level=30)
+    np.testing.assert_array_equal(default.grad_hess(scores)[0], at30.grad_hess(scores)[0])
+    tail = np.argsort(-scores)[30:]  # pairs of two documents below position 30 count only without truncation
+    assert np.abs(full.grad_hess(scores)[0][tail] - default.grad_hess(scores)[0][tail]).max() > 1e-6

@@ -13,7 +13,8 @@ Ties between labels (``ties``): ``"random"`` orders each tie at random, anew eac
 ``r``'s order from ``numpy.random.default_rng([seed, r])``), as TF-Ranking and allRank do;
 ``"scores"`` orders it by the current scores, highest first (the most likely of the tied orders;
 no randomness, and the loss stays continuous where tied scores swap). The sums run from the end of
-the list with a running maximum, so that no ``exp`` leaves float64. Cost: a sort and two passes per
+the list with a running maximum, on the scores less the query's largest (so that no ``exp`` leaves
+float64, and shifting every score changes nothing even at ``2^40``). Cost: a sort and two passes per
 query.
 """
 
@@ -37,9 +38,11 @@ TIES = ("random", "scores")
 
 
 @nb.njit(cache=True, error_model="numpy")
-def target_order(s, doc, by_scores):  # type: ignore[no-untyped-def]
-    """``(order, log Z)``: the query's rows by descending label, ties by the scores (``by_scores``)
-    or by the round's random keys ``doc[:, 1]``; and ``log Z_r`` for each position ``r``."""
+def target_order(scores, doc, by_scores):  # type: ignore[no-untyped-def]
+    """``(order, log Z, s)``: the query's rows by descending label, ties by the scores (``by_scores``)
+    or by the round's random keys ``doc[:, 1]``; ``log Z_r`` for each position ``r``; both of the
+    scores less their largest, ``s``."""
+    s = scores - scores.max()
     order = stable_argsort_descending(s if by_scores else doc[:, 1])
     order = order[stable_argsort_descending(doc[order, 0])]
     n = s.shape[0]
@@ -53,7 +56,7 @@ def target_order(s, doc, by_scores):  # type: ignore[no-untyped-def]
         else:
             z += math.exp(v - top)
         log_z[r] = top + math.log(z)
-    return order, log_z
+    return order, log_z, s
 
 
 class ListMLE(RandomRounds, ListwiseLoss):
@@ -81,13 +84,13 @@ class ListMLE(RandomRounds, ListwiseLoss):
     @staticmethod
     @nb.njit(error_model="numpy")
     def list_loss(s, doc, query, by_scores):  # type: ignore[no-untyped-def]
-        order, log_z = target_order(s, doc, by_scores)
+        order, log_z, s = target_order(s, doc, by_scores)
         return np.sum(log_z - s[order])
 
     @staticmethod
     @nb.njit(error_model="numpy")
     def list_grad_hess(s, doc, query, grad, hess, by_scores):  # type: ignore[no-untyped-def]
-        order, log_z = target_order(s, doc, by_scores)
+        order, log_z, s = target_order(s, doc, by_scores)
         b, c = 0.0, 0.0  # sum_{r <= k} exp(log Z_k - log Z_r) and of its squares (terms <= 1)
         for k in range(s.shape[0]):
             step = math.exp(log_z[k] - log_z[k - 1]) if k else 0.0

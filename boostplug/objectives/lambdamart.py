@@ -19,11 +19,13 @@ from .._validation import check_int
 from ..metrics._binary import ERR_MAX_GRADE
 from . import metric_weights as mw
 from ._contract import Param, Search
+from .lambdarank import SIGMOID_MAX, SIGMOID_MIN
 from .pairwise import LAMBDA_EXACT, LOGISTIC, NO_TRUNCATION, PairwiseLoss
 
 __all__ = ["LambdaMAP", "LambdaERR", "LambdaMRR", "LambdaRBP", "LambdaMetric"]
 
-SIGMA = Param(1.0, "real", "slope of the logistic pair loss", low=0.0, low_open=True, search=Search(0.25, 4.0, log=True))
+SIGMA = Param(1.0, "real", "slope of the logistic pair loss", low=SIGMOID_MIN, high=SIGMOID_MAX,
+              search=Search(0.25, 4.0, log=True))  # lambdarank's range: sigma^2 and the sums stay finite
 K = Param(None, "int", "the metric's cutoff: only the first k positions count (None: the whole list)", low=1)
 TRUNCATION_LEVEL = Param(30, "custom", "keep only the pairs with a document among this many first positions of the "
                          "current order, as lambdarank_truncation_level (None: every pair)",

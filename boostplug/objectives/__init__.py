@@ -44,10 +44,12 @@ from ._contract import (
     floor_values,
     module_functions,
 )
-from .approx_ndcg import ApproxNDCG
+from .approx_ndcg import ApproxMRR, ApproxNDCG
 from .ddf import DDF_NAMES
 from .lambdaloss import NDCGLoss1, NDCGLoss2, NDCGLoss2PP
+from .lambdamart import LambdaERR, LambdaMAP, LambdaMRR, LambdaRBP
 from .lambdarank import LambdaRank
+from .listmle import ListMLE
 from .mpboost import MPBoostObjective
 from .ndcg_boost import NDCGBoostObjective
 from .pairwise import PairwiseLoss
@@ -301,3 +303,9 @@ register(NDCGLoss1)
 register(NDCGLoss2)
 register(NDCGLoss2PP)
 register(ApproxNDCG)
+register(ApproxMRR)
+register(ListMLE)
+register(LambdaMAP)
+register(LambdaERR)
+register(LambdaMRR)
+register(LambdaRBP)

@@ -129,11 +129,8 @@ def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix
                     discount_i = discounts[ui]
                     s_i = scores[ri]
                     at_i = at[ri]
-                    g_i = 0.0
-                    h_i = 0.0
-                    if not want_loss:
-                        g_i = grad[ri]
-                        h_i = hess[ri]
+                    g_i = grad[ri] if not want_loss else 0.0
+                    h_i = hess[ri] if not want_loss else 0.0
                     for j in range(next_lower[a + i] - a if by_label else i + 1, n):
                         rj = np.uint64(order[np.uint64(a + j)])
                         uj = np.uint64(j)
@@ -157,6 +154,8 @@ def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix
                                 w = weight_fn(view, pre, *args)
                             else:
                                 w = weight_fn(view, *args)
+                            if w == 0.0:  # adds nothing (MRR's weight is 0 for most pairs, MAP's within a class)
+                                continue
                         if normalize and varied:
                             w = w / (NORM_OFFSET + abs(d_at))
                         if want_loss:

@@ -37,7 +37,7 @@ from .._core.dcg import gains_of, inverse_ideal_dcgs
 from ._contract import Hessian, Param, Search, module_functions
 from .listwise import ListwiseLoss
 
-__all__ = ["ApproxNDCG", "DIRECT_RANGE", "prepare", "loss", "grad_hess"]
+__all__ = ["ApproxNDCG", "ApproxMRR", "discount", "DIRECT_RANGE", "prepare", "loss", "grad_hess"]
 
 #: ``alpha`` times a query's score range beyond which each pair's sigmoid is computed on its own
 #: (below it the per-document exponentials ``exp(alpha (s - centre))`` stay within float64).
@@ -79,8 +79,19 @@ def smoothed_positions(s, alpha, pi, sp, sig):  # type: ignore[no-untyped-def]
                 sig[x, y] = up
 
 
+@nb.njit(cache=True, error_model="numpy")
+def discount(p, reciprocal):  # type: ignore[no-untyped-def]
+    """``(D(p), D'(p), D''(p))`` at a smoothed position ``p``: NDCG's ``1 / log2(1 + p)``, or the
+    reciprocal rank's ``1 / p`` (``reciprocal``)."""
+    if reciprocal:
+        return 1.0 / p, -1.0 / (p * p), 2.0 / (p * p * p)
+    log = math.log(1.0 + p)
+    return (_LN2 / log, -_LN2 / ((1.0 + p) * log * log),
+            _LN2 * (log + 2.0) / ((1.0 + p) * (1.0 + p) * log * log * log))
+
+
 @nb.njit(error_model="numpy")
-def _loss(s, doc, query, alpha, exact):  # type: ignore[no-untyped-def]
+def _loss(s, doc, query, alpha, exact, reciprocal):  # type: ignore[no-untyped-def]
     inv_z = query[0]
     if inv_z == 0.0:
         return 0.0
@@ -89,12 +100,12 @@ def _loss(s, doc, query, alpha, exact):  # type: ignore[no-untyped-def]
     smoothed_positions(s, alpha, pi, np.empty((n, n)), np.empty((0, 0)))
     dcg = 0.0
     for x in range(n):
-        dcg += doc[x, 0] * _LN2 / math.log(1.0 + pi[x])
+        dcg += doc[x, 0] * discount(pi[x], reciprocal)[0]
     return 1.0 - dcg * inv_z
 
 
 @nb.njit(error_model="numpy")
-def _grad_hess(s, doc, query, grad, hess, alpha, exact):  # type: ignore[no-untyped-def]
+def _grad_hess(s, doc, query, grad, hess, alpha, exact, reciprocal):  # type: ignore[no-untyped-def]
     inv_z = query[0]
     if inv_z == 0.0:
         return
@@ -106,9 +117,9 @@ def _grad_hess(s, doc, query, grad, hess, alpha, exact):  # type: ignore[no-unty
     c = np.empty(n)    # G D'(pi)
     e = np.empty(n)    # G D''(pi)
     for x in range(n):
-        log = math.log(1.0 + pi[x])
-        c[x] = -doc[x, 0] * _LN2 / ((1.0 + pi[x]) * log * log)
-        e[x] = doc[x, 0] * _LN2 * (log + 2.0) / ((1.0 + pi[x]) * (1.0 + pi[x]) * log * log * log)
+        _, d1, d2 = discount(pi[x], reciprocal)
+        c[x] = doc[x, 0] * d1
+        e[x] = doc[x, 0] * d2
     scale = alpha * inv_z
     total = np.zeros(n) if exact else np.empty(0)   # sum_y sigma'_xy, for the exact Hessian
     for x in range(n):
@@ -180,12 +191,30 @@ class ApproxNDCG(ListwiseLoss):
     def list_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return self._inputs
 
-    def list_args(self) -> tuple[float, bool]:
-        return float(self.alpha), self.hessian == "exact"
+    def list_args(self) -> tuple[float, bool, bool]:
+        return float(self.alpha), self.hessian == "exact", False
 
     def list_work(self) -> int:
         sizes = np.diff(self.group_ptr)
         return int(np.sum(sizes * sizes))
+
+
+class ApproxMRR(ApproxNDCG):
+    """ApproxMRR: 1 - sum_x y_x / pi_x / sum_x y_x per query, the labels as weights (TF-Ranking's
+    ApproxMRRLoss, plus 1); a query whose labels sum to 0 has loss 0."""
+
+    name = "approx_mrr"
+    summary = "ApproxMRR: the label-weighted mean reciprocal of the sigmoid-smoothed positions (TF-Ranking's)"
+
+    def setup(self) -> None:
+        sums = np.bincount(np.repeat(np.arange(self.n_queries), np.diff(self.group_ptr)), weights=self.labels,
+                           minlength=self.n_queries)
+        inv = np.divide(1.0, sums, out=np.zeros_like(sums), where=sums > 0.0)
+        self._inputs = self.labels[:, None], inv[:, None]
+        ListwiseLoss.setup(self)
+
+    def list_args(self) -> tuple[float, bool, bool]:
+        return float(self.alpha), self.hessian == "exact", True
 
 
 prepare, loss, grad_hess = module_functions(ApproxNDCG)

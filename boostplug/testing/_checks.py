@@ -89,8 +89,11 @@ def assert_bound_majorises(bound: np.ndarray, hessian: np.ndarray, *, tol: float
 # ---- the checks of one case -------------------------------------------------------------------------------
 def _held(case: Case, prep: Loss, at: np.ndarray, method: str) -> Callable[[np.ndarray], Any]:
     """``prep``'s ``method`` (``"loss"`` or ``"grad_hess"``) of the scores, with the pair weights of a
-    ``"lambda"`` gradient held at those of ``at``; of any other kind, the method itself."""
+    ``"lambda"`` gradient held at those of ``at``; of any other kind, the method itself (of an
+    objective that draws at random, in the current round)."""
     if case.gradient != "lambda":
+        if method == "grad_hess" and prep.random_draws:  # the round's own draws: grad_hess would start a round
+            return prep._grad_hess
         return getattr(prep, method)
     return lambda s: getattr(prep, method)(s, weights_at=at)
 

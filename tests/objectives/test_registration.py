@@ -253,13 +253,15 @@ BUILTIN = ["lambdarank", "rank_xendcg", "regression", "qbrank", "mpboost-binary"
            "mpboost-logitdd", "ndcg_boost", "rankboost-loss", "lambdarank-plugin",
            "yetirank", "yetiloss",
            "rank_ndcg-plugin", "rank_pair-plugin", "rank_map-plugin", "xendcg-plugin", "listnet",
-           "ranknet", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp", "approx_ndcg", "xgb-rank:ndcg",
+           "ranknet", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp", "approx_ndcg", "approx_mrr", "listmle",
+           "lambdamart_map", "lambdamart_err", "lambdamart_mrr", "lambdamart_rbp", "xgb-rank:ndcg",
            "xgb-rank:pairwise", "xgb-reg:squarederror", "xgb-qbrank", "xgb-mpboost-binary", "xgb-mpboost-ldd",
            "xgb-mpboost-logdd", "xgb-mpboost-logitdd", "xgb-ndcg_boost", "xgb-rankboost-loss",
            "xgb-lambdarank-plugin",
            "xgb-yetirank", "xgb-yetiloss",
            "xgb-rank_ndcg-plugin", "xgb-rank_pair-plugin", "xgb-rank_map-plugin", "xgb-xendcg-plugin", "xgb-listnet",
-           "xgb-ranknet", "xgb-ndcg_loss1", "xgb-ndcg_loss2", "xgb-ndcg_loss2pp", "xgb-approx_ndcg",
+           "xgb-ranknet", "xgb-ndcg_loss1", "xgb-ndcg_loss2", "xgb-ndcg_loss2pp", "xgb-approx_ndcg", "xgb-approx_mrr",
+           "xgb-listmle", "xgb-lambdamart_map", "xgb-lambdamart_err", "xgb-lambdamart_mrr", "xgb-lambdamart_rbp",
            "rb-d", "rb-c", "rankboost+",
            "adarank-map", "adarank-ndcg", "mpboost-stumps", "ndcg_boost-stumps"]
 

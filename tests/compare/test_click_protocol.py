@@ -122,6 +122,20 @@ def test_only_lgb_position_gets_positions_and_they_change_the_model(fold) -> Non
     assert a.test_curve != b.test_curve
 
 
+def test_the_debiased_copy_scores_as_the_builtin_on_the_same_clicks(fold) -> None:
+    """xgb-unbiased-plugin grows xgb-unbiased's trees through boostplug's copy of rank:ndcg: the
+    same test metrics round for round; lambdarank_bias_norm reaches the copy (it changes them)."""
+    f = prepare(*fold, SMALL)
+    for spec in ("", "[lambdarank_bias_norm=0.5]"):
+        builtin = run_click_method(f"xgb-unbiased{spec}", f, rounds=5, threads=1)
+        plugin = run_click_method(f"xgb-unbiased-plugin{spec}", f, rounds=5, threads=1)
+        assert plugin.test_curve == builtin.test_curve and plugin.test == builtin.test
+        assert plugin.best_round == builtin.best_round
+    assert plugin.test_curve != run_click_method("xgb-unbiased-plugin", f, rounds=5, threads=1).test_curve
+    with pytest.raises(ValueError, match="lambdarank_unbiased is set by the click protocol"):
+        click_method("xgb-unbiased-plugin[lambdarank_unbiased=false]")
+
+
 def test_pair_methods_train_on_the_preferences_of_the_log(fold) -> None:
     train, vali, test = fold
     f = prepare(train, vali, test, SMALL)

@@ -12,6 +12,8 @@ The methods, each trained by :mod:`boostplug.compare`'s trainers:
 ``lgb-clicks``           LightGBM lambdarank, clicks as labels, each impression with a click a group
 ``lgb-position``         the same with LightGBM's position debiasing (``position`` in the Dataset,
                          ``lambdarank_position_bias_regularization``)
+``lgb-position-plugin``  the same through boostplug's copy of ``lambdarank`` (a custom objective
+                         reading the Dataset's positions): the built-in's trees
 ``xgb-unbiased``         XGBoost ``rank:ndcg`` with ``lambdarank_unbiased`` (XGBoost reads the
                          position from the order of the documents within a group: the shown order)
 ``xgb-unbiased-plugin``  the same through boostplug's copy of ``rank:ndcg`` (a custom objective):
@@ -342,6 +344,10 @@ CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
     _cm("lgb-position", "lambdarank", "impressions",
         "LightGBM lambdarank, clicks as labels, with its position debiasing (Dataset position)",
         extra={"lambdarank_position_bias_regularization": 0.0}, positions=True),
+    _cm("lgb-position-plugin", "lambdarank-plugin", "impressions",
+        "lgb-position through boostplug's copy of LightGBM lambdarank, a custom objective reading the Dataset's positions: "
+        "the built-in's trees", extra={"lambdarank_position_bias_regularization": 0.0}, positions=True,
+        reproduces="lgb-position"),
     _cm("xgb-unbiased", "xgb-rank:ndcg", "impressions",
         "XGBoost rank:ndcg, clicks as labels, lambdarank_unbiased (position = shown order)",
         extra={"lambdarank_bias_norm": None}, fixed={"lambdarank_unbiased": True}),

@@ -136,6 +136,19 @@ def test_the_debiased_copy_scores_as_the_builtin_on_the_same_clicks(fold) -> Non
         click_method("xgb-unbiased-plugin[lambdarank_unbiased=false]")
 
 
+def test_the_position_debiased_copy_scores_as_the_builtin_on_the_same_clicks(fold) -> None:
+    """lgb-position-plugin grows lgb-position's trees through boostplug's copy of lambdarank (the
+    positions read from the Dataset): the same test metrics round for round, with the default and
+    another regularisation; the positions reach the copy (lgb-clicks scores otherwise)."""
+    f = prepare(*fold, SMALL)
+    for spec in ("", "[lambdarank_position_bias_regularization=0.5]"):
+        builtin = run_click_method(f"lgb-position{spec}", f, rounds=5, threads=1)
+        plugin = run_click_method(f"lgb-position-plugin{spec}", f, rounds=5, threads=1)
+        assert plugin.test_curve == builtin.test_curve and plugin.test == builtin.test
+        assert plugin.best_round == builtin.best_round
+    assert plugin.test_curve != run_click_method("lgb-clicks", f, rounds=5, threads=1).test_curve
+
+
 def test_pair_methods_train_on_the_preferences_of_the_log(fold) -> None:
     train, vali, test = fold
     f = prepare(train, vali, test, SMALL)

@@ -345,8 +345,8 @@ CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
         "LightGBM lambdarank, clicks as labels, with its position debiasing (Dataset position)",
         extra={"lambdarank_position_bias_regularization": 0.0}, positions=True),
     _cm("lgb-position-plugin", "lambdarank-plugin", "impressions",
-        "lgb-position through boostplug's copy of LightGBM lambdarank, a custom objective reading the Dataset's positions: "
-        "the built-in's trees", extra={"lambdarank_position_bias_regularization": 0.0}, positions=True,
+        "lgb-position through boostplug's copy of LightGBM lambdarank, a custom objective reading the Dataset's "
+        "positions: the built-in's trees", extra={"lambdarank_position_bias_regularization": 0.0}, positions=True,
         reproduces="lgb-position"),
     _cm("xgb-unbiased", "xgb-rank:ndcg", "impressions",
         "XGBoost rank:ndcg, clicks as labels, lambdarank_unbiased (position = shown order)",

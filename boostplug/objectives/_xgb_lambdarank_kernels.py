@@ -89,7 +89,8 @@ def _delta(metric: int, rank_high: int, rank_low: int, y_high: float, y_low: flo
 def _visit(rank_high: int, rank_low: int, a: int, scores: np.ndarray, at: np.ndarray, order: np.ndarray,
            frozen: bool, labels: np.ndarray, gains: np.ndarray, inv_idcg: float, discounts: np.ndarray, metric: int,
            varied: bool, score_norm: bool, want_loss: bool, n_rel: np.ndarray, acc: np.ndarray, g: np.ndarray,
-           h: np.ndarray, t_plus: np.ndarray, t_minus: np.ndarray, li: np.ndarray, lj: np.ndarray) -> tuple[float, float]:
+           h: np.ndarray, t_plus: np.ndarray, t_minus: np.ndarray, li: np.ndarray,
+           lj: np.ndarray) -> tuple[float, float]:
     """XGBoost's ``loop(i, j)`` on the documents at positions ``rank_high``, ``rank_low``: their
     terms (``LambdaGrad``) added to ``g``, ``h``; returns this pair's ``-2 lambda`` (at ``at``) and
     its held-weights loss. Unbiased (``t_plus`` not empty): a pair whose documents are both among

@@ -27,7 +27,9 @@ and ``learning_rate`` from the training's parameters), LightGBM's position-bias 
 factor before the lambdas; after each round's own call (not a held one, not the loss) the float32
 lambdas and Hessians summed by position (in row order: one thread's order), an L2 term
 ``lambdarank_position_bias_regularization * bias * count``, and one Newton step
-``bias += learning_rate * first / (|second| + 0.001)``. The copy has a kernel of its own (:func:`lightgbm_lambdas`: LightGBM's
+``bias += learning_rate * first / (|second| + 0.001)``.
+
+The copy has a kernel of its own (:func:`lightgbm_lambdas`: LightGBM's
 float32 sums and order of operations), not the pair base's loop.
 """
 
@@ -47,7 +49,8 @@ from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of, inverse_dcg
 from ._contract import Hessian, Loss, Param
 from ._pair_kernels import NORM_OFFSET, query_orders
 
-__all__ = ["LambdaRank", "position_bias_step", "DEFAULT_LABEL_GAIN", "SIGMOID_BINS", "SIGMOID_MIN", "SIGMOID_MAX", "sigmoid_table"]
+__all__ = ["LambdaRank", "position_bias_step", "DEFAULT_LABEL_GAIN", "SIGMOID_BINS", "SIGMOID_MIN", "SIGMOID_MAX",
+           "sigmoid_table"]
 
 #: LightGBM's default ``label_gain``: ``2^i - 1`` for labels 0..30.
 DEFAULT_LABEL_GAIN = tuple(float((1 << i) - 1) for i in range(31))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from boostplug.objectives.lambdarank import LambdaRank
+from tests.objectives._clicks_like import clicks_like
 from tests.objectives._same_trees import assert_same_trees
 
 lgb = pytest.importorskip("lightgbm")
@@ -20,15 +21,7 @@ ROUNDS = 20
 
 @pytest.fixture(scope="module")
 def clicks():
-    """60 queries of 12 documents, the rows in shown order; a click where the document is relevant
-    and examined (probability 1 / (1 + position))."""
-    rng = np.random.default_rng(0)
-    n_q, per = 60, 12
-    features = rng.normal(size=(n_q * per, 5))
-    relevant = features[:, 0] + 0.5 * rng.normal(size=n_q * per) > 0.5
-    position = np.tile(np.arange(per), n_q)
-    clicked = relevant & (rng.random(n_q * per) < 1.0 / (1.0 + position))
-    return features, clicked.astype(np.float64), np.arange(0, n_q * per + 1, per), position
+    return clicks_like()
 
 
 def _train(clicks, objective, params: dict, position=True):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from boostplug.objectives.xgb_lambdarank import RankNDCG
+from tests.objectives._clicks_like import clicks_like
 from tests.objectives._same_trees import assert_same_xgb_trees, xgb_trees
 
 xgb = pytest.importorskip("xgboost")
@@ -22,15 +23,7 @@ ROUNDS = 20
 
 @pytest.fixture(scope="module")
 def clicks():
-    """60 queries of 12 documents shown in row order; a click where the document is relevant and
-    examined (probability 1 / (1 + position)): the position bias the objective estimates."""
-    rng = np.random.default_rng(0)
-    n_q, per = 60, 12
-    features = rng.normal(size=(n_q * per, 5))
-    relevant = features[:, 0] + 0.5 * rng.normal(size=n_q * per) > 0.5
-    position = np.tile(np.arange(per), n_q)
-    clicked = relevant & (rng.random(n_q * per) < 1.0 / (1.0 + position))
-    return features, clicked.astype(np.float64), np.arange(0, n_q * per + 1, per)
+    return clicks_like()[:3]
 
 
 def _train(clicks, builtin: str, params: dict, plugin: bool):

@@ -187,7 +187,7 @@ class XGBoostLambdaRank(RandomRounds, Loss):
         order = np.empty(self.n_docs, dtype=np.int64)
         dispatch.kernel_for(query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
         mean = self.lambdarank_pair_method == "mean"
-        t_plus = t_minus = li = lj = np.zeros(0)
+        t_plus = t_minus = li = lj = None  # the plain copy: numba compiles it without the unbiased branches
         estimate = False
         if self.lambdarank_unbiased:
             r = min(max(self.rounds - 1, 0), len(self._biases) - 1)

@@ -12,8 +12,12 @@ The methods, each trained by :mod:`boostplug.compare`'s trainers:
 ``lgb-clicks``           LightGBM lambdarank, clicks as labels, each impression with a click a group
 ``lgb-position``         the same with LightGBM's position debiasing (``position`` in the Dataset,
                          ``lambdarank_position_bias_regularization``)
+``lgb-position-plugin``  the same through boostplug's copy of ``lambdarank`` (a custom objective
+                         reading the Dataset's positions): the built-in's trees
 ``xgb-unbiased``         XGBoost ``rank:ndcg`` with ``lambdarank_unbiased`` (XGBoost reads the
                          position from the order of the documents within a group: the shown order)
+``xgb-unbiased-plugin``  the same through boostplug's copy of ``rank:ndcg`` (a custom objective):
+                         the built-in's trees
 ``lgb-ips``              clicks as labels, each click weighted by the inverse of its position's
                          examination propensity, estimated from the log itself
 ``labeled-only``         LightGBM lambdarank on ``L`` alone
@@ -102,6 +106,9 @@ class ClickMethod:
     positions: bool = False
     #: tree parameters the method trains with unless they are set on it or for the whole run
     trees: Mapping[str, Any] = field(default_factory=dict)
+    #: the method whose model this one reproduces through boostplug's copy of its objective (the
+    #: same trees): a check, left out of ``--methods default``
+    reproduces: str = ""
 
     @property
     def registry_name(self) -> str:
@@ -315,10 +322,10 @@ def _check_extra(method: str, key: str, value: Any) -> None:
 
 def _cm(name: str, base: str, trains_on: str, summary: str, extra: Mapping[str, Any] | None = None,
         fixed: Mapping[str, Any] | None = None, positions: bool = False,
-        trees: Mapping[str, Any] | None = None) -> ClickMethod:
+        trees: Mapping[str, Any] | None = None, reproduces: str = "") -> ClickMethod:
     assert trains_on in _TRAINS_ON
     return ClickMethod(name, base, trains_on, summary, dict(extra or {}), dict(fixed or {}), positions=positions,
-                       trees=dict(trees or {}))
+                       trees=dict(trees or {}), reproduces=reproduces)
 
 
 #: QBRank's trees on the click pairs alone: a few thousand pairs on the rows they touch are
@@ -337,9 +344,16 @@ CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
     _cm("lgb-position", "lambdarank", "impressions",
         "LightGBM lambdarank, clicks as labels, with its position debiasing (Dataset position)",
         extra={"lambdarank_position_bias_regularization": 0.0}, positions=True),
+    _cm("lgb-position-plugin", "lambdarank-plugin", "impressions",
+        "lgb-position through boostplug's copy of LightGBM lambdarank, a custom objective reading the Dataset's "
+        "positions: the built-in's trees", extra={"lambdarank_position_bias_regularization": 0.0}, positions=True,
+        reproduces="lgb-position"),
     _cm("xgb-unbiased", "xgb-rank:ndcg", "impressions",
         "XGBoost rank:ndcg, clicks as labels, lambdarank_unbiased (position = shown order)",
         extra={"lambdarank_bias_norm": None}, fixed={"lambdarank_unbiased": True}),
+    _cm("xgb-unbiased-plugin", "xgb-rank_ndcg-plugin", "impressions",
+        "xgb-unbiased through boostplug's copy of rank:ndcg (a custom objective on XGBoost): the built-in's trees",
+        extra={"lambdarank_bias_norm": None}, fixed={"lambdarank_unbiased": True}, reproduces="xgb-unbiased"),
     _cm("lgb-ips", "lambdarank", "impressions-ips",
         "LightGBM lambdarank, clicks as labels, each click weighted by the inverse of its position's examination "
         "propensity, estimated from the log (a log that shows documents at several positions)"),

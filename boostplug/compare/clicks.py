@@ -178,7 +178,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "click protocol (--clicks; docs/compare.md)",
         "Every method trains on the same clicks, chooses its round on judged validation queries or on "
         "validation clicks, and is tested on the true labels of the test part. --methods are then the click "
-        "protocol's: " + ", ".join(CLICK_METHODS) + " (default: all; 'list' describes them).")
+        "protocol's: " + ", ".join(CLICK_METHODS) + " (default: all but the copies' checks, "
+        + ", ".join(n for n, m in CLICK_METHODS.items() if m.reproduces) + "; 'all': every one; 'list' describes "
+        "them).")
     g.add_argument("--clicks", default=None, metavar="simulate|LOG",
                    help="'simulate' (clicks simulated on --data's training part) or a click log (.csv or "
                         ".parquet; query ids of --data, document keys the 0-based index within the query)")
@@ -353,10 +355,13 @@ def _columns(text: str | None) -> tuple[tuple[str, str], ...]:
 
 
 def parse_click_methods(text: str, frameworks: Sequence[str], runner: ClickRunner | None = None) -> list[str]:
-    """``default``/``all`` (every click method of ``frameworks``) or click method specs, checked
+    """``all`` (every click method of ``frameworks``), ``default`` (the same without the methods that
+    reproduce another through boostplug's copy of its objective) or click method specs, checked
     (by ``runner.check`` too when given); ``ValueError`` naming a bad one."""
     if text.strip().lower() in ("default", "all"):
-        chosen = [n for n, m in CLICK_METHODS.items() if m.framework in frameworks or m.trains_on == "fixed"]
+        everything = text.strip().lower() == "all"
+        chosen = [n for n, m in CLICK_METHODS.items() if (m.framework in frameworks or m.trains_on == "fixed")
+                  and (everything or not m.reproduces)]
         if runner is not None:  # leave out what cannot train with these settings (no judged queries, ...)
             chosen = [n for n in chosen if can_train(CLICK_METHODS[n], runner.settings, runner.log is None)]
     else:

@@ -177,13 +177,15 @@ class BoundObjective:
         check_new: Callable[[], None] | None = None,
         keys: Callable[[], tuple[Any, Any] | None] | None = None,
         no_keys: str = "",
+        from_set: Callable[[], dict[str, Any]] | None = None,
     ) -> Loss:
         """The objective prepared for this set. ``seen`` is what the framework hands each round
         (raw labels, groups, weights), compared with what the set was prepared from;
         ``derive() -> (labels, group_ptr, query_weights)``, ``check_new()`` and ``keys() -> (qid, doc)``
         (each row's keys, for keyed tables; ``None``: the set has none, ``no_keys`` says how to
-        give them) run only when a set is first prepared (validation and conversion are not
-        repeated every round)."""
+        give them) and ``from_set() -> params`` (parameters the set carries, e.g. LightGBM's
+        Dataset positions, under the given ones) run only when a set is first prepared (validation
+        and conversion are not repeated every round)."""
         if self._unusable is not None:
             raise self._unusable
         try:
@@ -215,7 +217,7 @@ class BoundObjective:
                 )
         if check_new is not None:
             check_new()
-        params = self.params
+        params = self.params if from_set is None else {**from_set(), **self.params}
         if self.keyed_given:
             row_keys = None if keys is None else keys()
             if row_keys is None:
@@ -247,15 +249,16 @@ class BoundObjective:
         check_new: Callable[[], None] | None = None,
         keys: Callable[[], tuple[Any, Any] | None] | None = None,
         no_keys: str = "",
+        from_set: Callable[[], dict[str, Any]] | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One boosting round: ``(grad, hess)`` at ``preds`` for the set ``key`` that holds
         ``labels``, ``groups`` (the framework's form, which ``to_group_ptr(groups, n_docs)``
         converts when the set is first prepared) and row or query ``weights``, computed on
         ``threads`` threads (``None``: numba's own setting). ``strict``, ``check_new``, ``keys`` and
-        ``no_keys``: as in :meth:`prepared`."""
+        ``no_keys`` and ``from_set``: as in :meth:`prepared`."""
         prep = self.prepared(key, (labels, groups, weights),
                              lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
-                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys)
+                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys, from_set=from_set)
         with limit_threads(threads):
             return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 

@@ -21,12 +21,15 @@ import numpy as np
 
 from .logistic import LOGISTIC
 
-__all__ = ["NDCG", "PAIRWISE", "MAP", "xgb_lambda_sums", "mean_pairs", "minstd_uniform"]
+__all__ = ["NDCG", "PAIRWISE", "MAP", "xgb_lambda_sums", "mean_pairs", "minstd_uniform", "position_bias_update"]
 
 #: The pair weight ``delta``: ``|Delta NDCG|``, 1 (RankNet), ``|Delta MAP|``.
 NDCG, PAIRWISE, MAP = 0, 1, 2
 
 _logistic_loss = LOGISTIC[0].__func__
+
+#: XGBoost's ``Eps64()``: biases below it are not divided by
+EPS64 = 1e-16
 
 _MINSTD_A = 48271
 _MINSTD_M = 2147483647
@@ -86,10 +89,15 @@ def _delta(metric: int, rank_high: int, rank_low: int, y_high: float, y_low: flo
 def _visit(rank_high: int, rank_low: int, a: int, scores: np.ndarray, at: np.ndarray, order: np.ndarray,
            frozen: bool, labels: np.ndarray, gains: np.ndarray, inv_idcg: float, discounts: np.ndarray, metric: int,
            varied: bool, score_norm: bool, want_loss: bool, n_rel: np.ndarray, acc: np.ndarray, g: np.ndarray,
-           h: np.ndarray) -> tuple[float, float]:
+           h: np.ndarray, t_plus: np.ndarray | None, t_minus: np.ndarray | None, li: np.ndarray | None,
+           lj: np.ndarray | None) -> tuple[float, float]:
     """XGBoost's ``loop(i, j)`` on the documents at positions ``rank_high``, ``rank_low``: their
     terms (``LambdaGrad``) added to ``g``, ``h``; returns this pair's ``-2 lambda`` (at ``at``) and
-    its held-weights loss."""
+    its held-weights loss. Unbiased (``t_plus`` not empty): a pair whose documents are both among
+    the first ``k = t_plus.size`` of the query's rows (positions: the order XGBoost reads them in)
+    has its terms divided by ``t_plus[high] t_minus[low]``; its cost ``log(1 / (1 - p)) delta`` is
+    added to ``li[high]`` and ``lj[low]`` (by row of the query, divided by the other's bias; only
+    when ``li`` is not ``None``: the rounds' own calls). All four ``None``: the plain copy."""
     hi = order[a + rank_high]
     lo = order[a + rank_low]
     if labels[hi] == labels[lo]:
@@ -102,27 +110,53 @@ def _visit(rank_high: int, rank_low: int, a: int, scores: np.ndarray, at: np.nda
     d_at = np.float32(at[hi] - at[lo])  # XGBoost's float s_high - s_low (exact: its scores are floats)
     if score_norm and varied:
         delta /= abs(np.float64(d_at)) + 0.01
+    p_hi = hi - a
+    p_lo = lo - a
+    ipw = 1.0  # XGBoost's unbiased divisor t+(high) t-(low), where both positions are tracked
+    if t_plus is not None:  # None: numba compiles the plain copy without these branches
+        k = t_plus.shape[0]
+        if p_hi < k and p_lo < k and t_minus[p_lo] >= EPS64 and t_plus[p_hi] >= EPS64:
+            ipw = t_plus[p_hi] * t_minus[p_lo]
     if want_loss:  # the normalisation's lambda is the one at ``at``
-        lam_at = np.float32((_sigmoid32(d_at) - 1.0) * delta)
-        return -2.0 * np.float64(lam_at), (delta * _logistic_loss(scores[hi] - scores[lo], 1.0) if delta != 0.0
-                                           else 0.0)
+        lam_at = np.float32(_ipw((_sigmoid32(d_at) - 1.0) * delta, ipw))
+        return -2.0 * np.float64(lam_at), (_ipw(delta * _logistic_loss(scores[hi] - scores[lo], 1.0), ipw)
+                                           if delta != 0.0 else 0.0)
     sig = _sigmoid32(np.float32(scores[hi] - scores[lo]))
-    lam = np.float32((sig - 1.0) * delta)
-    hes = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0)
-    g[hi - a] += lam
-    h[hi - a] += hes
-    g[lo - a] += -lam
-    h[lo - a] += hes
+    if t_plus is None:
+        lam = np.float32((sig - 1.0) * delta)
+        hes = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0)
+    else:
+        lam = np.float32(_ipw((sig - 1.0) * delta, ipw))
+        hes = np.float32(_ipw(max(sig * (1.0 - sig), 1e-16) * delta * 2.0, ipw))
+    g[p_hi] += lam
+    h[p_hi] += hes
+    g[p_lo] += -lam
+    h[p_lo] += hes
+    if li is not None and p_hi < t_plus.shape[0] and p_lo < t_plus.shape[0]:  # eq. 30, 31 of Hu et al.
+        one_minus = 1.0 - sig
+        cost = (math.log(1.0 / one_minus) if one_minus != 0.0 else math.inf) * delta
+        if t_minus[p_lo] >= EPS64:
+            li[hi] += cost / t_minus[p_lo]
+        if t_plus[p_hi] >= EPS64:
+            lj[lo] += cost / t_plus[p_hi]
     if frozen:
-        lam = np.float32((_sigmoid32(d_at) - 1.0) * delta)
+        lam = np.float32((_sigmoid32(d_at) - 1.0) * delta) if t_plus is None else \
+            np.float32(_ipw((_sigmoid32(d_at) - 1.0) * delta, ipw))
     return -2.0 * np.float64(lam), 0.0
+
+
+@nb.njit(cache=True)
+def _ipw(value: float, ipw: float) -> float:
+    """``value / ipw`` (XGBoost's ``lambda_ij /= t+ t-``), ``value`` itself where no bias applies."""
+    return value if ipw == 1.0 else value / ipw
 
 
 @nb.njit(cache=True)
 def _query(a: int, n: int, scores: np.ndarray, at: np.ndarray, order: np.ndarray, frozen: bool,
            labels: np.ndarray, gains: np.ndarray, inv_idcg: float, discounts: np.ndarray, metric: int,
            num_pair: int, mean: bool, seed: int, score_norm: bool, want_loss: bool,
-           g: np.ndarray, h: np.ndarray) -> tuple[float, float]:
+           g: np.ndarray, h: np.ndarray, t_plus: np.ndarray | None, t_minus: np.ndarray | None,
+           li: np.ndarray | None, lj: np.ndarray | None) -> tuple[float, float]:
     """One query's pairs (``MakePairs``): their terms added to ``g``, ``h`` (float32, by position in
     the query's rows); returns ``(sum_lambda, loss)``: XGBoost's ``-2 sum lambda`` (of the terms at
     ``at``) and the held-weights loss."""
@@ -141,14 +175,14 @@ def _query(a: int, n: int, scores: np.ndarray, at: np.ndarray, order: np.ndarray
         for i in range(min(n, num_pair)):
             for j in range(i + 1, n):
                 s, l = _visit(i, j, a, scores, at, order, frozen, labels, gains, inv_idcg, discounts, metric,
-                              varied, score_norm, want_loss, n_rel, acc, g, h)
+                              varied, score_norm, want_loss, n_rel, acc, g, h, t_plus, t_minus, li, lj)
                 sum_lambda += s
                 loss += l
         return sum_lambda, loss
     first, second = mean_pairs(labels[order[a:a + n]], num_pair, seed)
     for t in range(first.shape[0]):
         s, l = _visit(first[t], second[t], a, scores, at, order, frozen, labels, gains, inv_idcg, discounts, metric,
-                      varied, score_norm, want_loss, n_rel, acc, g, h)
+                      varied, score_norm, want_loss, n_rel, acc, g, h, t_plus, t_minus, li, lj)
         sum_lambda += s
         loss += l
     return sum_lambda, loss
@@ -191,13 +225,16 @@ def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, froze
                     gains: np.ndarray, group_ptr: np.ndarray, inv_idcg: np.ndarray, query_weights: np.ndarray,
                     discounts: np.ndarray, metric: int, num_pair: int, mean: bool,
                     iteration: int, score_norm: bool, query_norm: bool, want_loss: bool, grad: np.ndarray,
-                    hess: np.ndarray, loss: np.ndarray) -> None:
+                    hess: np.ndarray, loss: np.ndarray, t_plus: np.ndarray | None, t_minus: np.ndarray | None,
+                    li: np.ndarray | None, lj: np.ndarray | None) -> None:
     """XGBoost's lambdas (``grad``, ``hess``: each row's float32 value) or the held-weights loss
     per query (``want_loss``: ``loss[q]``) at ``scores``, the order and pair weights from ``at``
     (``scores`` itself unless ``frozen``; ``order``: :func:`~._pair_kernels.query_orders` of
     ``at``). ``labels`` are XGBoost's float32 labels; ``query_weights`` multiply each query's float32
     values last, in float64 (as the objective contract has them: XGBoost's built-in rescales its
-    weights to mean 1 and multiplies in float32); ``iteration`` seeds the ``mean`` pairs."""
+    weights to mean 1 and multiplies in float32); ``iteration`` seeds the ``mean`` pairs. Unbiased:
+    ``t_plus``, ``t_minus`` the position biases (``None``: none), ``li``, ``lj`` (one per row, or
+    ``None``) take the pairs' costs (:func:`_visit`)."""
     n_queries = group_ptr.shape[0] - 1
     for q in nb.prange(n_queries):
         a = group_ptr[q]
@@ -208,7 +245,8 @@ def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, froze
         h = np.zeros(n, dtype=np.float32)
         seed = ((iteration + 1) * n_queries + q) & 0xFFFFFFFF
         sum_lambda, q_loss = _query(a, n, scores, at, order, frozen, labels, gains, inv_idcg[q], discounts,
-                                    metric, num_pair, mean, seed, score_norm, want_loss, g, h)
+                                    metric, num_pair, mean, seed, score_norm, want_loss, g, h, t_plus, t_minus,
+                                    li, lj)
         norm = 1.0
         if query_norm:
             if mean:
@@ -229,3 +267,25 @@ def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, froze
                 hk = hk * norm32
             grad[a + k] = np.float64(gk) * w
             hess[a + k] = np.float64(hk) * w
+
+
+@nb.njit(cache=True)
+def position_bias_update(li_full: np.ndarray, lj_full: np.ndarray, group_ptr: np.ndarray, t_plus: np.ndarray,
+                         t_minus: np.ndarray, regularizer: float) -> None:
+    """XGBoost's ``LambdaRankUpdatePositionBias`` (CPU): the rows' costs summed by position over
+    the queries in their order (the first ``k = t_plus.size`` rows of each), then, in place,
+    ``t_plus[i] = (li[i] / li[0]) ** regularizer`` and ``t_minus[i] = (lj[i] / lj[0]) ** regularizer``
+    (eq. 30, 31 of Hu et al.), each left as it was when its position 0 sum is below ``1e-16``."""
+    k = t_plus.shape[0]
+    li = np.zeros(k)
+    lj = np.zeros(k)
+    for q in range(group_ptr.shape[0] - 1):
+        a = group_ptr[q]
+        for i in range(min(group_ptr[q + 1] - a, k)):
+            li[i] += li_full[a + i]
+            lj[i] += lj_full[a + i]
+    for i in range(k):
+        if li[0] >= EPS64:
+            t_plus[i] = (li[i] / li[0]) ** regularizer
+        if lj[0] >= EPS64:
+            t_minus[i] = (lj[i] / lj[0]) ** regularizer

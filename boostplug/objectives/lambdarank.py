@@ -21,8 +21,15 @@ The loss this reports (it does not steer training) is ``W_k c_k sum Delta log(1 
 the pair weights held (gradient kind ``"lambda"``), up to the sigmoid table's resolution and the
 float32 sums (the mode's ``tolerance``).
 
-Not reproduced: the position-bias options (``lambdarank_position_bias_regularization``,
-positions in the Dataset). The copy has a kernel of its own (:func:`lightgbm_lambdas`: LightGBM's
+With ``position`` (LightGBM's Dataset ``position``; the LightGBM adapter reads it from the Dataset,
+and ``learning_rate`` from the training's parameters), LightGBM's position-bias factors
+(``RankingObjective``, ``UpdatePositionBiasFactors``): each score plus its position's float32
+factor before the lambdas; after each round's own call (not a held one, not the loss) the float32
+lambdas and Hessians summed by position (in row order: one thread's order), an L2 term
+``lambdarank_position_bias_regularization * bias * count``, and one Newton step
+``bias += learning_rate * first / (|second| + 0.001)``.
+
+The copy has a kernel of its own (:func:`lightgbm_lambdas`: LightGBM's
 float32 sums and order of operations), not the pair base's loop.
 """
 
@@ -37,11 +44,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core import dispatch
+from .._validation import show
 from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of, inverse_dcg
 from ._contract import Hessian, Loss, Param
 from ._pair_kernels import NORM_OFFSET, query_orders
 
-__all__ = ["LambdaRank", "DEFAULT_LABEL_GAIN", "SIGMOID_BINS", "SIGMOID_MIN", "SIGMOID_MAX", "sigmoid_table"]
+__all__ = ["LambdaRank", "position_bias_step", "DEFAULT_LABEL_GAIN", "SIGMOID_BINS", "SIGMOID_MIN", "SIGMOID_MAX",
+           "sigmoid_table"]
 
 #: LightGBM's default ``label_gain``: ``2^i - 1`` for labels 0..30.
 DEFAULT_LABEL_GAIN = tuple(float((1 << i) - 1) for i in range(31))
@@ -163,6 +172,36 @@ def lightgbm_lambdas(scores, at, order, frozen, labels, gains, group_ptr, inv_ma
         done[q] = True
 
 
+@nb.njit(cache=True)
+def position_bias_step(grad: np.ndarray, hess: np.ndarray, ids: np.ndarray, biases: np.ndarray, regularization: float,
+                       learning_rate: float) -> None:
+    """LightGBM's ``LambdarankNDCG::UpdatePositionBiasFactors`` (one thread): the float32 lambdas
+    and Hessians summed by position id in row order (in float64, negated), an L2 term on each bias,
+    then one Newton step each, ``bias += learning_rate * first / (|second| + 0.001)`` rounded to
+    float32 (``biases``, float32, in place)."""
+    n_ids = biases.shape[0]
+    first = np.zeros(n_ids)
+    second = np.zeros(n_ids)
+    count = np.zeros(n_ids, dtype=np.int64)
+    for i in range(grad.shape[0]):
+        first[ids[i]] -= np.float64(np.float32(grad[i]))
+        second[ids[i]] -= np.float64(np.float32(hess[i]))
+        count[ids[i]] += 1
+    for k in range(n_ids):
+        f = first[k] - np.float64(biases[k]) * regularization * count[k]
+        h = second[k] - regularization * count[k]
+        biases[k] = np.float32(np.float64(biases[k]) + learning_rate * f / (abs(h) + 0.001))
+
+
+def _positions(value: Any) -> NDArray[np.int64] | None:
+    if value is None:
+        return None
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu" and not (arr.dtype.kind == "f" and np.all(np.floor(arr) == arr)):
+        raise ValueError(f"position must be one integer per row (the Dataset's position), got {show(value)}")
+    return arr.astype(np.int64)
+
+
 class LambdaRank(Loss):
     """LightGBM's ``lambdarank`` through the plugin path: its trees, bit for bit (module docstring).
 
@@ -183,6 +222,13 @@ class LambdaRank(Loss):
                                  "each query by log2(1 + S) / S"),
         "label_gain": Param(None, "custom", "gain of each integer label (None: LightGBM's 2^i - 1, i < 31)",
                             convert=check_label_gain),
+        "position": Param(None, "custom", "each row's position (LightGBM's Dataset position; the adapter reads it "
+                          "from the Dataset): with positions, LightGBM's position-bias factors are estimated each "
+                          "round and added to the scores", convert=_positions, stand_in=np.array([0, 1])),
+        "lambdarank_position_bias_regularization": Param(0.0, "real", "L2 regularisation of the position-bias "
+                                                         "factors' Newton steps", low=0.0),
+        "learning_rate": Param(0.1, "real", "LightGBM's learning_rate, the step of the position-bias factors' "
+                               "updates (the adapter reads it from the training's parameters)", low=0.0),
     }
     hessians = {"lightgbm": Hessian(
         "fitting", "LightGBM's sigmoid^2 |Delta NDCG| p (1 - p) summed over the document's pairs: the diagonal of "
@@ -197,8 +243,23 @@ class LambdaRank(Loss):
     lambdarank_truncation_level: int
     lambdarank_norm: bool
     label_gain: NDArray[np.float64] | None
+    position: NDArray[np.int64] | None
+    lambdarank_position_bias_regularization: float
+    learning_rate: float
 
     def setup(self) -> None:
+        if self.position is not None:
+            if self.position.shape[0] != self.n_docs:
+                raise ValueError(f"{self.name}: position has {self.position.shape[0]} values for a data set of "
+                                 f"{self.n_docs} documents (one per row)")
+            # LightGBM's position ids: the distinct positions in order of first appearance
+            values, first = np.unique(self.position, return_index=True)
+            rank = np.empty(values.shape[0], dtype=np.int64)
+            rank[np.argsort(first, kind="stable")] = np.arange(values.shape[0])
+            self._position_ids = rank[np.searchsorted(values, self.position)]
+            #: the position-bias factors the latest round used, and the next round's (float32, as LightGBM's)
+            self._biases_used = np.zeros(values.shape[0], dtype=np.float32)
+            self._biases_next = self._biases_used.copy()
         table = np.array(DEFAULT_LABEL_GAIN) if self.label_gain is None else self.label_gain
         try:
             self._gains = gains_of(self.labels, table)
@@ -216,8 +277,24 @@ class LambdaRank(Loss):
             for a, b in zip(self.group_ptr[:-1], self.group_ptr[1:])])
         self._work = int(np.sum(sizes * np.minimum(sizes, top_k)))
 
+    def position_biases(self) -> NDArray[np.float32]:
+        """The position-bias factors for the next round, by position id (the distinct positions in
+        order of first appearance, as LightGBM numbers them); ``ValueError`` without positions."""
+        if self.position is None:
+            raise ValueError(f"{self.name}: position-bias factors are estimated only with positions")
+        return self._biases_next.copy()
+
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
         at = self.weights_from(scores)
+        estimate = False
+        if self.position is not None:  # LightGBM's score_adjusted: each score plus its position's (float32) factor
+            estimate = not want_loss and not self.weights_held  # a round's own call: the factors move on
+            if estimate:
+                self._biases_used = self._biases_next
+            shift = self._biases_used[self._position_ids].astype(np.float64)
+            held = self.weights_held
+            scores = scores + shift
+            at = at + shift if held else scores
         n = 0 if want_loss else self.n_docs
         grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
         done = np.zeros(self.n_queries, dtype=np.bool_)
@@ -228,6 +305,10 @@ class LambdaRank(Loss):
             self.query_weights, self._discounts, self.lambdarank_truncation_level, self.lambdarank_norm, want_loss,
             float(self.sigmoid), *sigmoid_table(float(self.sigmoid)), np.zeros(n, np.float32), np.zeros(n, np.float32),
             grad, hess, loss, done)
+        if estimate:
+            self._biases_next = self._biases_used.copy()
+            position_bias_step(grad, hess, self._position_ids, self._biases_next,
+                               float(self.lambdarank_position_bias_regularization), float(self.learning_rate))
         return grad, hess, loss
 
     def _loss(self, scores: NDArray[np.float64]) -> float:

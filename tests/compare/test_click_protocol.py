@@ -122,6 +122,29 @@ def test_only_lgb_position_gets_positions_and_they_change_the_model(fold) -> Non
     assert a.test_curve != b.test_curve
 
 
+@pytest.mark.parametrize("builtin, setting, other", [
+    ("xgb-unbiased", "lambdarank_bias_norm=0.5", "xgb-unbiased-plugin"),
+    ("lgb-position", "lambdarank_position_bias_regularization=0.5", "lgb-clicks"),
+])
+def test_the_debiased_copies_score_as_the_builtins_on_the_same_clicks(fold, builtin, setting, other) -> None:
+    """``<builtin>-plugin`` grows the built-in's trees through boostplug's copy of its objective: the
+    same test metrics round for round and the same chosen round, with the default and another
+    setting (which changes them: it reaches the copy); and not ``other``'s curve."""
+    f = prepare(*fold, SMALL)
+    for spec in ("", f"[{setting}]"):
+        reference = run_click_method(f"{builtin}{spec}", f, rounds=5, threads=1)
+        plugin = run_click_method(f"{builtin}-plugin{spec}", f, rounds=5, threads=1)
+        assert plugin.test_curve == reference.test_curve and plugin.test == reference.test
+        assert plugin.best_round == reference.best_round
+    assert plugin.test_curve != run_click_method(other, f, rounds=5, threads=1).test_curve
+    assert CLICK_METHODS[f"{builtin}-plugin"].reproduces == builtin
+
+
+def test_the_plugin_methods_fix_what_the_builtins_fix() -> None:
+    with pytest.raises(ValueError, match="lambdarank_unbiased is set by the click protocol"):
+        click_method("xgb-unbiased-plugin[lambdarank_unbiased=false]")
+
+
 def test_pair_methods_train_on_the_preferences_of_the_log(fold) -> None:
     train, vali, test = fold
     f = prepare(train, vali, test, SMALL)

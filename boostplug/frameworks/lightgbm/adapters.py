@@ -115,6 +115,24 @@ def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[
     return set_arrays(labels, sizes, weights, group_ptr_from_lgb_sizes, "LightGBM")
 
 
+#: LightGBM's names for ``learning_rate`` (its ``_ConfigAliases``).
+LR_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
+
+
+def dataset_position_params(objective: Any, given: dict[str, Any], data: Any) -> dict[str, Any]:
+    """What an objective that takes LightGBM's positions (a ``position`` parameter: the
+    ``lambdarank`` copy) reads from the Dataset ``lgb.train`` hands it: its ``position`` and the
+    training's ``learning_rate`` (any alias; LightGBM's default 0.1), unless given to the objective."""
+    if "position" not in objective.defaults or "position" in given:
+        return {}
+    position = data.get_position()
+    if position is None:
+        return {}
+    params = getattr(data, "params", None) or {}
+    rate = next((params[k] for k in LR_ALIASES if k in params), 0.1)
+    return {"position": position, **({} if "learning_rate" in given else {"learning_rate": float(rate)})}
+
+
 def params_threads(params: dict[str, Any]) -> int | None:
     """The ``num_threads`` LightGBM's ``params`` set (any of its aliases), ``None`` for its default."""
     return next((thread_count(params[k]) for k in _THREAD_ALIASES if k in params), None)
@@ -142,7 +160,8 @@ class LightGBMObjective(BoundObjective):
                                     framework="LightGBM", to_group_ptr=group_ptr_from_lgb_sizes,
                                     threads=self.round_threads(lgb_threads(train_data)),
                                     check_new=lambda: _check_set(train_data, labels, self.name),
-                                    keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS)
+                                    keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS,
+                                    from_set=lambda: dataset_position_params(self.objective, self.params, train_data))
 
 
 class LightGBMSklearnObjective(BoundObjective):

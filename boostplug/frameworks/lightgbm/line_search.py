@@ -35,12 +35,11 @@ from numpy.typing import NDArray
 from ...objectives import qbrank
 from ..._validation import check_rounds
 from .._adapter import builder_init_score
-from .adapters import lgb_set_arrays
+from .adapters import LR_ALIASES as _LR_ALIASES, lgb_set_arrays
 
 __all__ = ["LineSearchRecord", "LineSearchResult", "train_line_search"]
 
 _PAPER_ETA = 0.05
-_LR_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
 _METRIC_ALIASES = ("metric", "metrics", "metric_types")
 _BOOSTING_ALIASES = ("boosting", "boosting_type", "boost")
 _OBJECTIVE_ALIASES = ("objective", "objective_type", "app", "application", "loss")

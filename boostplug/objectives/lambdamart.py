@@ -79,13 +79,16 @@ class LambdaERR(LambdaMetric):
                              "its stop probability would exceed 1; set max_grade to the largest grade")
         super().setup()
 
+    def gains(self):  # type: ignore[no-untyped-def]
+        return mw.err_stops(self.labels, self.max_grade)  # once per data set, not per pair and round
+
     @staticmethod
     def query_prefix(labels, gains, out, sigma, max_grade, cutoff):  # type: ignore[no-untyped-def]
-        mw.err_prefix(labels, out, max_grade, cutoff)
+        mw.err_prefix(gains, out, cutoff)
 
     @staticmethod
     def pair_weight(p, prefix, sigma, max_grade, cutoff):  # type: ignore[no-untyped-def]
-        return mw.delta_err(p, prefix, max_grade, cutoff)
+        return mw.delta_err(p, prefix, cutoff)
 
 
 class LambdaMRR(LambdaMetric):

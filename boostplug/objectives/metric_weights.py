@@ -32,8 +32,9 @@ Definitions (positions ``m = 0, 1, ...`` of the current order, ``f(m) = 1`` whil
 * MAP (relevant: ``label >= threshold``; ``R`` relevant documents): ``AP = sum_m rel_m C_m f(m) / (m + 1)
   / min(cutoff, R)``, ``C_m`` the relevant documents in positions ``0..m``; prefix ``C_m`` and
   ``S_m = sum_{l <= m} rel_l f(l) / (l + 1)``;
-* ERR (``R(g) = (2^g - 1) / 2^max_grade``): ``sum_m f(m) R_m P_m / (m + 1)``, ``P_m = prod_{l < m}
-  (1 - R_l)``; prefix ``P_m`` and ``Q_m = sum_{l <= m} f(l) R_l P_l / (l + 1)``;
+* ERR (``R(g) = (2^g - 1) / 2^max_grade``, the class's gains: :func:`err_stops`): ``sum_m f(m) R_m
+  P_m / (m + 1)``, ``P_m = prod_{l < m} (1 - R_l)``; prefix ``P_m`` and ``Q_m = sum_{l <= m} f(l) R_l
+  P_l / (l + 1)``;
 * MRR: ``1 / (first relevant position + 1)`` while it is below the cutoff, else 0; prefix: the
   first two relevant positions (in the first row);
 * RBP (Moffat and Zobel 2008, persistence ``p``): ``(1 - p) sum_m rel_m p^m f(m)``, ``rel`` the label
@@ -46,7 +47,7 @@ import numba as nb
 import numpy as np
 
 __all__ = ["NO_CUTOFF", "MAP_WIDTH", "ERR_WIDTH", "MRR_WIDTH", "delta_ndcg", "map_prefix", "delta_map",
-           "err_prefix", "delta_err", "mrr_prefix", "delta_mrr", "delta_rbp"]
+           "err_stops", "err_prefix", "delta_err", "mrr_prefix", "delta_mrr", "delta_rbp"]
 
 #: A cutoff beyond every position: the whole list.
 NO_CUTOFF = np.iinfo(np.int64).max
@@ -91,14 +92,19 @@ def delta_map(p, prefix, threshold, cutoff):  # type: ignore[no-untyped-def]
     return abs(delta) / min(float(cutoff), relevant)
 
 
+def err_stops(labels, max_grade):  # type: ignore[no-untyped-def]
+    """Each document's stop probability ``R(g) = (2^g - 1) / 2^max_grade``: ERR's gains, computed
+    once per data set (a class's ``gains()``), which :func:`err_prefix` and :func:`delta_err` read."""
+    return (2.0 ** np.asarray(labels, dtype=np.float64) - 1.0) / 2.0 ** max_grade
+
+
 @nb.njit(cache=True)
-def err_prefix(labels, out, max_grade, cutoff):  # type: ignore[no-untyped-def]
-    """``out[m] = (P_m, Q_m)`` of the labels in order (module docstring)."""
-    top = 2.0 ** max_grade
+def err_prefix(stops, out, cutoff):  # type: ignore[no-untyped-def]
+    """``out[m] = (P_m, Q_m)`` of the stop probabilities in order (module docstring)."""
     stay = 1.0
     total = 0.0
-    for m in range(labels.shape[0]):
-        r = (2.0 ** labels[m] - 1.0) / top
+    for m in range(stops.shape[0]):
+        r = stops[m]
         out[m, 0] = stay
         if m < cutoff:
             total += r * stay / (m + 1.0)
@@ -107,15 +113,13 @@ def err_prefix(labels, out, max_grade, cutoff):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(cache=True)
-def delta_err(p, prefix, max_grade, cutoff):  # type: ignore[no-untyped-def]
-    """|Delta ERR| of swapping the pair, from ``P`` and ``Q`` at its two positions."""
-    top = 2.0 ** max_grade
-    if p.rank_i < p.rank_j:
-        a, b, x, y = p.rank_i, p.rank_j, p.label_i, p.label_j
+def delta_err(p, prefix, cutoff):  # type: ignore[no-untyped-def]
+    """|Delta ERR| of swapping the pair, from ``P`` and ``Q`` at its two positions; the pair's gains
+    are the stop probabilities (:func:`err_stops`)."""
+    if p.rank_i < p.rank_j:  # x, y: the stop probabilities at a and at b
+        a, b, x, y = p.rank_i, p.rank_j, p.gain_i, p.gain_j
     else:
-        a, b, x, y = p.rank_j, p.rank_i, p.label_j, p.label_i
-    x = (2.0 ** x - 1.0) / top  # the stop probabilities at a and at b
-    y = (2.0 ** y - 1.0) / top
+        a, b, x, y = p.rank_j, p.rank_i, p.gain_j, p.gain_i
     fa = 1.0 / (a + 1.0) if a < cutoff else 0.0
     fb = 1.0 / (b + 1.0) if b < cutoff else 0.0
     ratio = (1.0 - y) / (1.0 - x)  # the factor (1 - x) of every later P becomes (1 - y)

@@ -76,10 +76,12 @@ def _weight(case, view, labels_in_order):
         thr = 1.0 if case == "map@3" else 2.0
         W.map_prefix(labels_in_order, prefix, thr, cut)
         return W.delta_map(view, prefix, thr, cut)
-    if case.startswith("err"):
+    if case.startswith("err"):  # ERR's view carries the stop probabilities as its gains
         cut, top = (4, 5.0) if case == "err@4" else (NO_CUT, 4.0)
-        W.err_prefix(labels_in_order, prefix, top, cut)
-        return W.delta_err(view, prefix, top, cut)
+        stops = W.err_stops(np.array([view.label_i, view.label_j]), top)
+        view = view._replace(gain_i=stops[0], gain_j=stops[1])
+        W.err_prefix(W.err_stops(labels_in_order, top), prefix, cut)
+        return W.delta_err(view, prefix, cut)
     if case.startswith("mrr"):
         cut, thr = (2, 2.0) if case == "mrr@2" else (NO_CUT, 3.0)
         W.mrr_prefix(labels_in_order, prefix, thr, cut)
@@ -145,13 +147,16 @@ class ERRSum(_Summed):
     name = "test_err_sum"
     prefix_width = W.ERR_WIDTH
 
+    def gains(self):
+        return W.err_stops(self.labels, 4.0)
+
     @staticmethod
     def query_prefix(labels, gains, out, sigma):
-        W.err_prefix(labels, out, 4.0, NO_CUT)
+        W.err_prefix(gains, out, NO_CUT)
 
     @staticmethod
     def pair_weight(p, prefix, sigma):
-        return W.delta_err(p, prefix, 4.0, NO_CUT)
+        return W.delta_err(p, prefix, NO_CUT)
 
 
 class MRRSum(_Summed):

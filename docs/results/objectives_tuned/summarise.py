@@ -4,10 +4,6 @@ t-test's p-value and Holm's adjustment over the methods compared with lambdarank
 import csv, sys
 from pathlib import Path
 
-root = Path(sys.argv[1])
-sets = [s for s in ("example", "mq2008", "ohsumed", "mslr_shaped") if (root / s / "summary.csv").exists()]
-rows = {s: list(csv.DictReader(open(root / s / "summary.csv"))) for s in sets}
-methods = [r["method"] for r in rows[sets[0]]]
 
 def holm(ps):
     order = sorted(range(len(ps)), key=lambda i: ps[i])
@@ -17,30 +13,40 @@ def holm(ps):
         out[i] = run
     return out
 
-table = {}
-for s in sets:
-    others = [r for r in rows[s] if r["method"] != "lambdarank"]
-    adj = holm([float(r["p_ttest"]) for r in others])
-    for r, a in zip(others, adj):
-        table[(s, r["method"])] = (float(r["ndcg@10_mean"]), float(r["map_mean"]), float(r["dndcg@10"]), float(r["p_ttest"]), a)
-    base = next(r for r in rows[s] if r["method"] == "lambdarank")
-    table[(s, "lambdarank")] = (float(base["ndcg@10_mean"]), float(base["map_mean"]), 0.0, 1.0, 1.0)
 
-print("| method | " + " | ".join(sets) + " |")
-print("|---|" + "---|" * len(sets))
-for m in methods:
-    cells = []
+def main() -> None:
+    root = Path(sys.argv[1])
+    sets = [s for s in ("example", "mq2008", "ohsumed", "mslr_shaped") if (root / s / "summary.csv").exists()]
+    rows = {s: list(csv.DictReader(open(root / s / "summary.csv"))) for s in sets}
+    methods = [r["method"] for r in rows[sets[0]]]
+    table = {}
     for s in sets:
-        n, mp, d, p, a = table[(s, m)]
-        if m == "lambdarank":
-            cells.append(f"**{n:.4f}**")
-        else:
-            mark = " *" if a < 0.05 else ""
-            cells.append(f"{n:.4f} ({d:+.4f}, p {p:.2g}{mark})")
-    print(f"| `{m}` | " + " | ".join(cells) + " |")
-print()
-print("MAP")
-print("| method | " + " | ".join(sets) + " |")
-print("|---|" + "---|" * len(sets))
-for m in methods:
-    print(f"| `{m}` | " + " | ".join(f"{table[(s, m)][1]:.4f}" for s in sets) + " |")
+        others = [r for r in rows[s] if r["method"] != "lambdarank"]
+        adj = holm([float(r["p_ttest"]) for r in others])
+        for r, a in zip(others, adj):
+            table[(s, r["method"])] = (float(r["ndcg@10_mean"]), float(r["map_mean"]), float(r["dndcg@10"]), float(r["p_ttest"]), a)
+        base = next(r for r in rows[s] if r["method"] == "lambdarank")
+        table[(s, "lambdarank")] = (float(base["ndcg@10_mean"]), float(base["map_mean"]), 0.0, 1.0, 1.0)
+
+    print("| method | " + " | ".join(sets) + " |")
+    print("|---|" + "---|" * len(sets))
+    for m in methods:
+        cells = []
+        for s in sets:
+            n, mp, d, p, a = table[(s, m)]
+            if m == "lambdarank":
+                cells.append(f"**{n:.4f}**")
+            else:
+                mark = " *" if a < 0.05 else ""
+                cells.append(f"{n:.4f} ({d:+.4f}, p {p:.2g}{mark})")
+        print(f"| `{m}` | " + " | ".join(cells) + " |")
+    print()
+    print("MAP")
+    print("| method | " + " | ".join(sets) + " |")
+    print("|---|" + "---|" * len(sets))
+    for m in methods:
+        print(f"| `{m}` | " + " | ".join(f"{table[(s, m)][1]:.4f}" for s in sets) + " |")
+
+
+if __name__ == "__main__":
+    main()

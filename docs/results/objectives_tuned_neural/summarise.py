@@ -11,17 +11,12 @@ old = here.parent / "objectives_tuned"
 sets = [s for s in ("example", "mq2008", "ohsumed", "mslr_shaped") if (here / s / "summary.csv").exists()]
 
 
+sys.path.insert(0, str(old))
+from summarise import holm  # noqa: E402  (../objectives_tuned/summarise.py: one Holm for both tables)
+
+
 def rows(path):
     return {r["method"]: r for r in csv.DictReader(open(path))}
-
-
-def holm(ps):
-    order = sorted(range(len(ps)), key=lambda i: ps[i])
-    out, run = [0.0] * len(ps), 0.0
-    for rank, i in enumerate(order):
-        run = max(run, min(1.0, (len(ps) - rank) * ps[i]))
-        out[i] = run
-    return out
 
 
 table, methods = {}, []

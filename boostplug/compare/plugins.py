@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["load_plugins", "loaded_plugins"]
+__all__ = ["load_plugins", "loaded_plugins", "registered_here"]
 
 _LOADED: list[str] = []
+_REGISTERED: set[str] = set()  # the objectives the imports registered (a worker registers them too)
 
 
 def _module_name(path: Path) -> str:
@@ -44,7 +45,10 @@ def _import_file(path: Path) -> None:
 def load_plugins(specs: Sequence[str]) -> list[str]:
     """Import each module name or ``.py`` file of ``specs`` once per process; returns them in
     the form workers re-import (files as absolute paths). ``ValueError`` names the one that fails."""
+    from .. import objectives
+
     done = []
+    before = {n: objectives.get(n) for n in objectives.names()}
     for spec in specs:
         if not isinstance(spec, str) or not spec.strip():
             raise ValueError(f"--import: expected a module name or a .py file, got {spec!r}")
@@ -63,9 +67,20 @@ def load_plugins(specs: Sequence[str]) -> list[str]:
         if key not in _LOADED:
             _LOADED.append(key)
         done.append(key)
+    _REGISTERED.update(n for n in objectives.names() if before.get(n) is not objectives.get(n))
     return done
 
 
 def loaded_plugins() -> list[str]:
     """What :func:`load_plugins` imported in this process, for the workers to import too."""
     return list(_LOADED)
+
+
+def registered_here() -> list[str]:
+    """The objectives registered in this process that a worker would not have: neither the
+    library's nor registered by an :func:`load_plugins` import (a script's own, registered before
+    it calls the command)."""
+    from .. import objectives
+
+    return [n for n in objectives.names()
+            if n not in _REGISTERED and not objectives.get(n).loss_class.__module__.startswith("boostplug.")]

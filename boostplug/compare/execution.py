@@ -1,5 +1,5 @@
-"""Every (method, fold) run of a comparison: serially or in parallel processes (workers that never
-outlive the parent), Ctrl-C and failures that keep the finished runs, and runs finished earlier
+"""Every (method, fold) run of a comparison: in this process or in worker processes (that never
+outlive the parent, and that a signal ends wherever they are), Ctrl-C and failures that keep the finished runs, and runs finished earlier
 (:mod:`.resume`) that are not trained again."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Every (method, fold) run of a comparison: in this process or in worker processes (that never
-outlive the parent, and that a signal ends wherever they are), Ctrl-C and failures that keep the finished runs, and runs finished earlier
-(:mod:`.resume`) that are not trained again."""
+outlive the parent, and that a signal ends wherever they are), Ctrl-C and failures that keep the
+finished runs, and runs finished earlier (:mod:`.resume`) that are not trained again."""
 
 from __future__ import annotations
 

@@ -849,6 +849,8 @@ def test_one_job_trains_in_a_worker_unless_a_script_registered_its_own(toy_plugi
     finally:
         objectives.unregister("mine_here")
     assert cli_compare.in_workers()
+    objectives.register(type("Mine", (toy,), {"name": "toyrank"}), replace=True)  # the plugin's, replaced
+    assert registered_here() == ["toyrank"] and not cli_compare.in_workers()
 
 
 def test_import_from_a_config_file_and_its_errors(toy_plugin: Path, tmp_path: Path, capsys) -> None:

@@ -1,6 +1,7 @@
 """Interrupting a distributed training as a notebook does (a KeyboardInterrupt raised in the driver's
 main thread while it waits for the workers), and watching from outside whether the workers stop:
-each writes its round count to a file (:class:`tests._objectives.CountsRounds`)."""
+each writes its round count to a file (:class:`tests._objectives.CountsRounds`). And where
+``boostplug compare`` trains when a test calls it in its own process (:func:`compare_trains_in_this_process`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+import pytest
 
 from tests._objectives import rounds_counted
 
@@ -65,3 +68,12 @@ def listening_ports() -> set[int]:
     proc = psutil.Process()
     conns = proc.net_connections("tcp") if hasattr(proc, "net_connections") else proc.connections("tcp")
     return {c.laddr.port for c in conns if c.status == psutil.CONN_LISTEN}
+
+
+@pytest.fixture(autouse=True)
+def compare_trains_in_this_process(monkeypatch) -> None:
+    """``boostplug compare`` called in the test's process trains there, also with ``--jobs 1`` (the
+    command trains in a worker process, where a signal ends it): the tests' patches of its training
+    reach it, and no worker starts per call. A test of the worker path sets ``IN_WORKERS`` back, and
+    the real command is tested in real processes (tests/compare/test_runtime.py)."""
+    monkeypatch.setattr("boostplug.cli.compare.IN_WORKERS", False)

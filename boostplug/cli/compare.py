@@ -121,7 +121,7 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
                   tree_params=options.tree_params, seed=record.seed, jobs=record.jobs, threads=record.threads,
                   conventions=options.conventions,
                   tune=record.tune, done=done, on_trained=signals.hold,  # from here a signal waits for the writing
-                  runner=runner,
+                  runner=runner, isolated=in_workers(),
                   progress=options.progress and sys.stderr.isatty(),
                   log=options.progress and not sys.stderr.isatty())
     failed = 1 if results.failures else 0
@@ -154,6 +154,21 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
         sys.stdout.flush()  # the hint comes last on a terminal, after the table
         print("boostplug compare: plots and CSVs: add --out DIR", file=sys.stderr)
     return stopped if results.interrupted else failed
+
+
+#: Train in worker processes at every ``--jobs`` (see :func:`in_workers`); the command's tests that
+#: reach into its training from their own process turn it off.
+IN_WORKERS = True
+
+
+def in_workers() -> bool:
+    """Whether the runs train in worker processes also with ``--jobs 1``: a signal then ends the
+    command within seconds, even inside a compiled kernel that never returns. Not when this
+    process holds objectives a worker would not (a script registered its own, then called the
+    command): ``--jobs 1`` trains here then, as documented for that use."""
+    from ..compare.plugins import registered_here
+
+    return IN_WORKERS and not registered_here()
 
 
 def _method_table(runner: Any) -> Any:

@@ -1,12 +1,13 @@
-"""Every (method, fold) run of a comparison: serially or in parallel processes (workers that never
-outlive the parent), Ctrl-C and failures that keep the finished runs, and runs finished earlier
-(:mod:`.resume`) that are not trained again."""
+"""Every (method, fold) run of a comparison: in this process or in worker processes (that never
+outlive the parent, and that a signal ends wherever they are), Ctrl-C and failures that keep the
+finished runs, and runs finished earlier (:mod:`.resume`) that are not trained again."""
 
 from __future__ import annotations
 
 import os
 import signal
 import sys
+import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -22,6 +23,9 @@ from .methods import check_tree_params, get_method
 from .protocol import Result, run_method
 
 __all__ = ["Failure", "Results", "run", "threads_per_job", "max_parallel", "check_parallel"]
+
+#: Seconds the workers get to end after SIGTERM once a run is stopped; then SIGKILL.
+STOP_SECONDS = 1.0
 
 
 def _cores(cores: int | None) -> int:
@@ -105,8 +109,8 @@ def _attempt(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], pro
         return _failure(name, fold_index, e)
 
 
-def _job(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Result | Failure:
-    return _attempt(name, fold_index, fold, kwargs, False, sys.stderr)
+def _job(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], progress: bool = False) -> Result | Failure:
+    return _attempt(name, fold_index, fold, kwargs, progress, sys.stderr)
 
 
 class Results(list):
@@ -128,7 +132,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         tree_params: dict[str, Any] | None = None, seed: int = 0, jobs: int = 1, threads: int | None = None,
         progress: bool = False, log: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
         conventions: Conventions | None = None, done: Sequence[Result] = (),
-        on_trained: Callable[[], None] | None = None, runner: Any = None) -> Results:
+        on_trained: Callable[[], None] | None = None, runner: Any = None, isolated: bool = False) -> Results:
     """Every method on every ``(fold_index, (train, vali, test))``, every metric under
     ``conventions`` (:mod:`.conventions`; default the library's).
 
@@ -146,7 +150,11 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     any training (:mod:`.budget`). ``runner``: what runs one (method, fold) instead of
     :func:`.protocol.run_method` (its arguments;
     picklable for ``jobs > 1``), whose ``check(name)`` checks each name first (the click protocol's
-    :class:`.clicks.ClickRunner`).
+    :class:`.clicks.ClickRunner`). ``isolated``: ``jobs=1`` trains in one spawned worker process
+    too, where a signal ends a run at once, even inside a compiled kernel that never returns to
+    Python (in this process such a kernel never lets a signal handler run); its progress bars go
+    to the worker's stderr. Without it, ``jobs=1`` trains in this process: a debugger reaches
+    the training, and objectives registered only here train.
     """
     for name in methods:
         # fail on a bad name, setting or tree parameter before any training
@@ -178,22 +186,24 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     failures: list[Failure] = []
     interrupted = False
 
-    def record(outcome: Result | Failure, lines: bool, bar: bool = False) -> None:
-        """Keep a finished run; ``lines``: log it in a line, ``bar``: a progress bar may be open
-        (a failure is logged then too, below the bar)."""
+    bars = progress and jobs == 1  # one run at a time: a bar per run, else a line per finished run
+    lines = log or (progress and not bars)
+
+    def record(outcome: Result | Failure) -> None:
+        """Keep a finished run, and log it in a line (a failure below the bar too)."""
         done = len(results) + len(failures) + 1
         failed = isinstance(outcome, Failure)
         (failures if failed else results).append(outcome)
-        if lines or (bar and failed):
-            _log_done(outcome, done, len(tasks), stream, newline=bar and failed)
+        if lines or (bars and failed):
+            _log_done(outcome, done, len(tasks), stream, newline=bars and failed)
 
     trained = on_trained or (lambda: None)
     try:
-        if jobs == 1:
+        if jobs == 1 and not isolated:
             for name, i, fold in tasks:
-                record(_attempt(name, i, fold, kwargs, progress, stream), lines=log, bar=progress)
+                record(_attempt(name, i, fold, kwargs, progress, stream))
         else:
-            _run_parallel(tasks, kwargs, jobs, lambda outcome: record(outcome, lines=progress or log))
+            _run_parallel(tasks, kwargs, jobs, record, bars)
         trained()  # inside the try: an interrupt up to here is one during training
     except KeyboardInterrupt:
         trained()
@@ -222,13 +232,13 @@ def _log_done(r: Result | Failure, done: int, total: int, stream: TextIO, newlin
 
 
 def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jobs: int,
-                  record: Callable[[Result | Failure], None]) -> None:
+                  record: Callable[[Result | Failure], None], bars: bool = False) -> None:
+    """The runs in ``jobs`` spawned worker processes; ``bars``: each draws its progress bar."""
     import multiprocessing
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_worker_init, initargs=(os.getpid(), loaded_plugins()))
-    with _worker_guard.exported(os.getpid()):  # the workers start in submit()
-        pending: dict[Future, tuple[str, int]] = {pool.submit(_job, n, i, f, kwargs): (n, i) for n, i, f in tasks}
+    pending: dict[Future, tuple[str, int]] = {}
 
     def finish(fut: Future) -> None:
         # the worker turns an error of the run into a Failure; what is left here is the pool's own
@@ -238,6 +248,9 @@ def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jo
         record(_failure(name, i, exc) if exc is not None else fut.result())
 
     try:
+        with _worker_guard.exported(os.getpid()):  # the workers start in submit()
+            for n, i, f in tasks:
+                pending[pool.submit(_job, n, i, f, kwargs, bars)] = (n, i)
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
@@ -262,10 +275,11 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
-        proc.terminate()
+        proc.terminate()  # ends a worker anywhere, a compiled kernel included (SIGTERM's default action)
+    deadline = time.monotonic() + STOP_SECONDS
     for proc in procs:
-        proc.join(timeout=10)
-        if proc.is_alive():  # stuck where SIGTERM does not reach it
+        proc.join(timeout=max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():  # a handler of SIGTERM in the user's code, which a compiled kernel never lets run
             proc.kill()
             proc.join(timeout=10)
     if manager is not None:

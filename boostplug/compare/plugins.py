@@ -13,11 +13,12 @@ import importlib
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
-__all__ = ["load_plugins", "loaded_plugins"]
+__all__ = ["load_plugins", "loaded_plugins", "registered_here"]
 
 _LOADED: list[str] = []
+_REGISTERED: dict[str, Any] = {}  # the entries the imports registered (a worker registers them too)
 
 
 def _module_name(path: Path) -> str:
@@ -44,7 +45,7 @@ def _import_file(path: Path) -> None:
 def load_plugins(specs: Sequence[str]) -> list[str]:
     """Import each module name or ``.py`` file of ``specs`` once per process; returns them in
     the form workers re-import (files as absolute paths). ``ValueError`` names the one that fails."""
-    done = []
+    done, before = [], _entries()
     for spec in specs:
         if not isinstance(spec, str) or not spec.strip():
             raise ValueError(f"--import: expected a module name or a .py file, got {spec!r}")
@@ -63,9 +64,24 @@ def load_plugins(specs: Sequence[str]) -> list[str]:
         if key not in _LOADED:
             _LOADED.append(key)
         done.append(key)
+    _REGISTERED.update((n, e) for n, e in _entries().items() if before.get(n) is not e)
     return done
 
 
 def loaded_plugins() -> list[str]:
     """What :func:`load_plugins` imported in this process, for the workers to import too."""
     return list(_LOADED)
+
+
+def registered_here() -> list[str]:
+    """The objectives registered in this process that a worker would not have: neither the
+    library's nor registered by an :func:`load_plugins` import (a script's own, registered before
+    it calls the command)."""
+    return [n for n, e in _entries().items()
+            if e is not _REGISTERED.get(n) and not e.loss_class.__module__.startswith("boostplug.")]
+
+
+def _entries() -> dict[str, Any]:
+    from .. import objectives
+
+    return {n: objectives.get(n) for n in objectives.names()}

@@ -809,9 +809,12 @@ def toy_plugin(tmp_path: Path):
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_import_registers_a_users_objective_for_the_command_and_its_workers(
-        toy_plugin: Path, letor_file: Path, tmp_path: Path, capsys, jobs: str) -> None:
+        toy_plugin: Path, letor_file: Path, tmp_path: Path, monkeypatch, capsys, jobs: str) -> None:
+    """In workers at both --jobs (as the command trains), which import the plugin too."""
     from boostplug import objectives
+    from boostplug.cli import compare as cli_compare
 
+    monkeypatch.setattr(cli_compare, "IN_WORKERS", True)
     assert "toyrank" not in objectives.names()
     assert main(["compare", "--import", str(toy_plugin), "--methods", "list"]) == 0
     listed = capsys.readouterr().out
@@ -826,6 +829,28 @@ def test_import_registers_a_users_objective_for_the_command_and_its_workers(
     by = {(r["method"], r["fold"]): r for r in payload["results"]}
     for fold in (0, 1):
         assert by[("toyrank", fold)]["test"] == pytest.approx(by[("regression", fold)]["test"], abs=1e-6)
+
+
+def test_one_job_trains_in_a_worker_unless_a_script_registered_its_own(toy_plugin: Path, monkeypatch) -> None:
+    """A worker has the library's objectives and the --import ones: --jobs 1 trains there (a signal
+    ends it anywhere). One registered by the calling script alone would be unknown there: then
+    --jobs 1 trains in this process, as docs/objectives/custom.md promises for that use."""
+    from boostplug import objectives
+    from boostplug.cli import compare as cli_compare
+    from boostplug.compare.plugins import load_plugins, registered_here
+
+    monkeypatch.setattr(cli_compare, "IN_WORKERS", True)
+    load_plugins([str(toy_plugin)])
+    assert registered_here() == [] and cli_compare.in_workers()
+    toy = objectives.get("toyrank").loss_class
+    objectives.register(type("Mine", (toy,), {"name": "mine_here"}))
+    try:
+        assert registered_here() == ["mine_here"] and not cli_compare.in_workers()
+    finally:
+        objectives.unregister("mine_here")
+    assert cli_compare.in_workers()
+    objectives.register(type("Mine", (toy,), {"name": "toyrank"}), replace=True)  # the plugin's, replaced
+    assert registered_here() == ["toyrank"] and not cli_compare.in_workers()
 
 
 def test_import_from_a_config_file_and_its_errors(toy_plugin: Path, tmp_path: Path, capsys) -> None:

@@ -296,11 +296,11 @@ def test_parallel_jobs_equal_serial(tiny) -> None:
     folds = [(0, tiny), (1, (tiny[1], tiny[0], tiny[2]))]
     names = ["regression", "rb-c"]
     serial = run(names, folds, rounds=3, threads=1)
-    parallel = run(names, folds, rounds=3, jobs=2)
-    assert [(r.method, r.fold) for r in parallel] == [(r.method, r.fold) for r in serial]
-    for a, b in zip(serial, parallel):
-        assert a.best_round == b.best_round
-        assert a.test_curve == pytest.approx(b.test_curve)
+    for parallel in (run(names, folds, rounds=3, jobs=2), run(names, folds, rounds=3, threads=1, isolated=True)):
+        assert [(r.method, r.fold) for r in parallel] == [(r.method, r.fold) for r in serial]
+        for a, b in zip(serial, parallel):
+            assert a.best_round == b.best_round
+            assert a.test_curve == pytest.approx(b.test_curve)
 
 
 @pytest.fixture

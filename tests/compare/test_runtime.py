@@ -403,3 +403,85 @@ def test_a_read_only_install_with_a_read_only_home_imports_and_runs(tmp_path: Pa
         assert cached  # the kernels did go to the fallback folder
     else:
         assert "compiled on every run" in warned[0] and not cached
+
+
+# ---- a signal inside a compiled kernel that never returns -------------------------------------------
+_SPIN = '''
+import os
+from pathlib import Path
+
+from boostplug import objectives
+from boostplug.objectives import PairwiseLoss
+
+
+class Spin(PairwiseLoss):
+    name = "spin"
+    summary = "a pair gradient that never returns once the scores differ (a test of signals)"
+    params = {}
+
+    @staticmethod
+    def pair_loss(d):
+        return max(0.0, 1.0 - d)
+
+    @staticmethod
+    def pair_grad(d):
+        t, k = abs(d), 0.0
+        while t > 0.0:  # never ends once t > 0 (t only grows); the compiler cannot know d
+            k += 1.0
+            t += k
+        return -1.0 - k
+
+    @staticmethod
+    def pair_hess(d):
+        return 1.0
+
+    def _grad_hess(self, scores):
+        if (scores != scores[0]).any():  # the second round: this call enters the loop
+            Path(os.environ["SPIN_SYNC"], f"spinning.{os.getpid()}").touch()
+        return super()._grad_hess(scores)
+
+
+objectives.register(Spin)
+'''
+
+
+@linux_only
+@pytest.mark.parametrize("sig,jobs", [(signal.SIGTERM, 1), (signal.SIGINT, 1), (signal.SIGTERM, 2),
+                                      (signal.SIGINT, 2)], ids=["TERM-jobs1", "INT-jobs1", "TERM-jobs2", "INT-jobs2"])
+def test_a_signal_ends_a_compiled_kernel_that_never_returns(tmp_path: Path, sig: int, jobs: int) -> None:
+    """A pair function of an --import'ed objective loops for ever in numba's compiled code, where
+    no Python signal handler runs: with --jobs 1 the command trained in its own process and only
+    SIGKILL ended it. Now every --jobs trains in workers: the command exits 128 + signum within
+    5 s, regression's finished run written, and leaves no process behind."""
+    (tmp_path / "spin.py").write_text(_SPIN)
+    sync = tmp_path / "sync"
+    sync.mkdir()
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "BOOSTPLUG_DEBUG"}
+    env.update(SPIN_SYNC=str(sync), PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    argv = [sys.executable, "-m", "boostplug.cli", "compare", "--import", "spin.py", "--methods", "regression,spin",
+            "--rounds", "5", "--no-plots", "--jobs", str(jobs), "--threads", "1", "--out", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+                            start_new_session=True, preexec_fn=_default_signals)
+    try:
+        deadline = time.monotonic() + WAIT
+        while not list(sync.glob("spinning.*")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None and list(sync.glob("spinning.*")), proc.communicate()[1]
+        kids = _children(proc.pid)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        try:
+            table, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{signal.Signals(sig).name}: the command still runs 5 s after it")
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    _assert_all_end(kids)
+    assert proc.returncode == 128 + sig, err
+    assert took < 5 and "regression" in table and "Traceback" not in err, (took, err)
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["interrupted"] is True and payload["folds_completed"] == {"regression": [1], "spin": []}

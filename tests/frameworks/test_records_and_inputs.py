@@ -37,3 +37,48 @@ def test_dataset_takes_integer_positions() -> None:
     position = (np.arange(len(y)) % 5).astype(float)   # whole floats: the positions they are
     ds = bpl.dataset(X, y, group_ptr=gp, position=position).construct()
     np.testing.assert_array_equal(ds.get_position(), np.arange(len(y)) % 5)
+
+
+# ---- NaN or infinite leaves, with or without boostplug's checksum -----------------------------------
+@pytest.fixture(scope="module")
+def lgb_text() -> str:
+    X, y, gp = _data()
+    params = {"objective": "lambdarank", "num_leaves": 4, "min_data_in_leaf": 1, "verbose": -1}
+    return lgb.train(params, bpl.dataset(X, y, group_ptr=gp), 3).model_to_string()
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf"])
+def test_lightgbm_load_refuses_a_non_finite_leaf(lgb_text, tmp_path, bad) -> None:
+    lines = lgb_text.split("\n")
+    i = next(i for i, line in enumerate(lines) if line.startswith("leaf_value="))
+    values = lines[i].split("=")[1].split(" ")
+    lines[i] = "leaf_value=" + " ".join([values[0], bad, *values[2:]])
+    path = tmp_path / "m.txt"
+    path.write_text("\n".join(lines))
+    with pytest.raises(ValueError, match=rf"Tree=0: leaf_value of leaf 1 is '{bad}', not a finite number"):
+        bpl.load_model(path)
+    with pytest.raises(ValueError, match=r"leaf_value of leaf 1"):
+        bpl.load_model(model_str="\n".join(lines))
+    bpl.load_model(model_str=lgb_text)   # the finite original loads
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_xgboost_load_refuses_a_non_finite_leaf(tmp_path, bad) -> None:
+    import json
+
+    xgb = pytest.importorskip("xgboost")
+    from boostplug import xgboost as bpx
+
+    X, y, gp = _data()
+    booster = xgb.train({"objective": "rank:ndcg", "max_depth": 2}, bpx.dmatrix(X, y, group_ptr=gp), 3)
+    doc = json.loads(booster.save_raw(raw_format="json"))
+    tree = doc["learner"]["gradient_booster"]["model"]["trees"][1]
+    leaf = tree["left_children"].index(-1)
+    tree["split_conditions"][leaf] = bad
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))   # NaN / Infinity: Python's JSON, which XGBoost reads
+    with pytest.raises(ValueError, match=rf"tree 1: split_conditions\[{leaf}\] = {bad!r} is a leaf value that is "
+                                         "not finite"):
+        bpx.load_model(path)
+    booster.save_model(tmp_path / "ok.json")
+    bpx.load_model(tmp_path / "ok.json")

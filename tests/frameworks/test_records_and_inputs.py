@@ -82,3 +82,37 @@ def test_xgboost_load_refuses_a_non_finite_leaf(tmp_path, bad) -> None:
         bpx.load_model(path)
     booster.save_model(tmp_path / "ok.json")
     bpx.load_model(tmp_path / "ok.json")
+
+
+# ---- the saved record names the objective of the last rounds, or the save refuses ----------------------
+def test_xgboost_save_after_training_continued_elsewhere_refuses_to_guess(tmp_path) -> None:
+    xgb = pytest.importorskip("xgboost")
+    from boostplug import xgboost as bpx
+
+    X, y, gp = _data()
+    dm = bpx.dmatrix(X, y, group_ptr=gp)
+    first = xgb.train(bpx.params(), dm, 3, obj=bpx.objective("listmle"))
+    bpx.save_model(first, tmp_path / "first.json", objective=bpx.objective("listmle"))   # the record: listmle
+    for start in (first, bpx.load_model(tmp_path / "first.json"), xgb.Booster(model_file=tmp_path / "first.json")):
+        more = xgb.train(bpx.params(), dm, 2, obj=bpx.objective("approx_ndcg"), xgb_model=start)  # copies the record
+        with pytest.raises(ValueError, match=r"names 'listmle' for its first 3 rounds, but it has 5.*pass objective="):
+            bpx.save_model(more, tmp_path / "more.json")
+        bpx.save_model(more, tmp_path / "more.json", objective=bpx.objective("approx_ndcg"))
+        assert bpx.objective_of(tmp_path / "more.json").name == "approx_ndcg"
+    bpx.save_model(bpx.load_model(tmp_path / "first.json"), tmp_path / "again.json")   # nothing continued: as before
+    assert bpx.objective_of(tmp_path / "again.json").name == "listmle"
+
+
+def test_lightgbm_save_after_training_continued_in_place_refuses_to_guess(tmp_path) -> None:
+    X, y, gp = _data()
+    ds = bpl.dataset(X, y, group_ptr=gp, free_raw_data=False)
+    booster = lgb.train({"objective": bpl.objective("listmle"), "verbose": -1, "min_data_in_leaf": 1}, ds, 3,
+                        keep_training_booster=True)
+    bpl.record_objective(booster, "listmle")
+    bpl.save_model(booster, tmp_path / "ok.txt")
+    booster.update(fobj=lambda preds, data: (np.sign(preds - data.get_label()), np.ones_like(preds)))
+    with pytest.raises(ValueError, match=r"names 'listmle' for its first 3 rounds, but it has 4.*pass objective="):
+        bpl.save_model(booster, tmp_path / "more.txt")
+    loaded = bpl.load_model(tmp_path / "ok.txt")
+    bpl.save_model(loaded, tmp_path / "again.txt")
+    assert bpl.objective_of(tmp_path / "again.txt").name == "listmle"

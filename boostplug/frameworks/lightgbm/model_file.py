@@ -106,7 +106,8 @@ def model_to_string(booster: Any, objective: Any = None, **kwargs: Any) -> str:
     parameters section: ``objective`` if given, else the one :func:`record_objective` or
     :func:`load_model` attached, else the boostplug objective the booster was trained with (its
     ``params["objective"]``, or the one its training rounds called); a model without any is
-    written as LightGBM writes it. The record carries the text's checksum."""
+    written as LightGBM writes it. The record carries the text's checksum. A booster trained on
+    (``booster.update()``) since its record was attached is a ``ValueError`` without ``objective=``."""
     return _text(booster, objective, None, kwargs)
 
 

@@ -27,7 +27,8 @@ ROUNDS_KEY = "boostplug_objective_rounds"
 def record_objective(booster: Any, objective: Any):
     """Record which boostplug ``objective`` trained ``booster``, as the booster attribute
     ``boostplug_objective``, which XGBoost saves in its JSON/UBJSON model files
-    (``booster.save_model``, ``save_raw``, pickling). Returns ``booster``.
+    (``booster.save_model``, ``save_raw``, pickling), with the booster's round count
+    (``boostplug_objective_rounds``: :func:`save_model` refuses to guess for more). Returns ``booster``.
 
     ``objective``: what ``xgb.train(obj=...)`` was given (:func:`objective`), or a registered
     objective's name (default parameters). The model file's own ``objective`` stays

@@ -1,5 +1,5 @@
 """What the ``dataset()``/``dmatrix()`` builders share: query groups from ``qid`` or
-``group_ptr``, and finite weights and initial scores, refused naming the row or query."""
+``group_ptr``, finite weights and initial scores and integer positions, refused naming the row or query."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_finite
+from .._validation import INT32_MAX, check_finite, show
 from ..groups import check_group_ptr, group_ptr_from_qid
 from ._query_info import query_weights_from_rows, refuse_bad_weights, weights_by_query
 
-__all__ = ["builder_group_ptr", "builder_weights", "builder_init_score"]
+__all__ = ["builder_group_ptr", "builder_weights", "builder_init_score", "builder_positions"]
 
 
 def builder_group_ptr(y: Any, qid: Any, group_ptr: Any, kwargs: dict[str, Any], builder: str) -> NDArray[np.int64]:
@@ -62,3 +62,25 @@ def builder_init_score(values: Any, name: str) -> Any:
                          + (f" ({bad.size} such entries)" if bad.size > 1 else ""))
     return values
 
+
+
+def builder_positions(position: Any) -> Any:
+    """Positions (LightGBM's Dataset ``position``) as int32, or ``None``: non-negative whole numbers
+    within int32, else a ``ValueError`` naming the first other value and its row (LightGBM casts
+    them to int32: ``2**40 + k`` would train as ``k``, 0.5 as 0, NaN as whatever the cast gives)."""
+    if position is None:
+        return None
+    arr = np.asarray(position)
+    if arr.ndim != 1:
+        raise ValueError(f"position must be one integer per row, got an array of shape {arr.shape}")
+    if arr.dtype.kind in "iufO":  # in an object array, what is not a number is no position (NaN here)
+        v = np.array([x if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) else np.nan
+                      for x in arr.tolist()], dtype=np.float64) if arr.dtype.kind == "O" else arr.astype(np.float64)
+        bad = ~np.isfinite(v) | (np.floor(v) != v) | (v < 0) | (v > INT32_MAX)
+    else:  # strings, booleans: no position
+        bad = np.ones(arr.shape[0], dtype=bool)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"position must hold non-negative integers within int32 (0 to {INT32_MAX}: LightGBM stores "
+                         f"them as int32); row {i} has {show(arr[i])}")
+    return arr.astype(np.int32)

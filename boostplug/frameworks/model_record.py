@@ -31,6 +31,10 @@ writer would save it with whatever the model has become since.
 ``save_model`` without ``objective=`` records the boostplug objective the Booster's parameters hold
 (:func:`objective_that_trained`: a scikit-learn ranker's); a Booster of a plain ``lgb.train`` or
 ``xgb.train`` does not hold it (LightGBM writes ``"none"``), so saving one without ``objective=`` warns.
+A record attached to a Booster remembers how many rounds it had then; a Booster with more rounds than
+its record covers (training continued: XGBoost's ``xgb_model=`` copies the record, perhaps to rounds
+of another objective) is not saved without ``objective=`` (:func:`refuse_stale`): the record would
+name an objective the last rounds may not have been trained with.
 
 An objective that was never registered (a ``Loss`` class handed to an adapter) is recorded
 too, with the class's import path in ``"class"``: the name alone cannot rebuild it. Saving such
@@ -55,7 +59,7 @@ from ..keyed_pairs import KeyedPairs
 
 __all__ = ["RECORD_KEY", "FORMAT", "CHECKSUM_KEY", "Fingerprint", "ObjectiveRecord", "record_for",
            "warn_if_unregistered", "clip", "checksum_of", "refuse_mismatch", "with_checksum", "without_checksum",
-           "objective_that_trained", "record_found"]
+           "objective_that_trained", "record_found", "refuse_stale"]
 
 #: Name of the record: the LightGBM parameter line's key and the XGBoost attribute.
 RECORD_KEY = "boostplug_objective"
@@ -321,6 +325,20 @@ def objective_that_trained(booster: Any) -> Any:
     if hasattr(given, "name") and isinstance(getattr(given, "params", None), dict):
         return given
     return None
+
+
+def refuse_stale(name: Any, covered: Any, rounds: int, who: str) -> None:
+    """``ValueError`` from ``who`` when a Booster has more ``rounds`` than the ``covered`` ones its
+    record of the objective ``name`` was attached for (``None``: not known, nothing refused)."""
+    try:
+        covered = int(covered)
+    except (TypeError, ValueError):
+        return
+    if rounds > covered:
+        raise ValueError(f"{who}: the booster's objective record names {name!r} for its first {covered} rounds, but it "
+                         f"has {rounds}: the later ones were trained where boostplug did not see them (continued "
+                         "training carries the record over), perhaps with another objective; pass objective= (the "
+                         "boostplug objective the last rounds were trained with) to record it")
 
 
 def record_found(objective: Any, who: str | None) -> ObjectiveRecord | None:

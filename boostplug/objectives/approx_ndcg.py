@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core.dcg import gains_of, inverse_ideal_dcgs
-from ._contract import Hessian, Param, Search, module_functions
+from ._contract import Hessian, Param, module_functions
 from .listwise import ListwiseLoss
 
 __all__ = ["ApproxNDCG", "ApproxMRR", "discount", "DIRECT_RANGE", "prepare", "loss", "grad_hess"]
@@ -164,9 +164,11 @@ class ApproxNDCG(ListwiseLoss):
 
     name = "approx_ndcg"
     summary = "ApproxNDCG: NDCG with sigmoid-smoothed positions, maximised directly (Qin, Liu and Li 2010)"
+    # not searched by --tune: alpha scales the gradient by alpha and the Hessian by alpha^2 at scores alpha s, so
+    # under Newton leaves alpha with L2 lambda grows alpha = 1's trees with lambda / alpha^2, its predictions
+    # divided by alpha (docs/objectives/neural.md): the L2 term --tune searches is the same dimension
     params = {"alpha": Param(1.0, "real", "sharpness of the smoothed positions, 1 / temperature (allRank's alpha; "
-                             "TF-Ranking's temperature is 1 / alpha)", low=1e-3, high=1e3,
-                             search=Search(0.3, 10.0, log=True))}
+                             "TF-Ranking's temperature is 1 / alpha)", low=1e-3, high=1e3)}
     hessians = {
         "surrogate": Hessian("fitting", "alpha^2 / Z sum_x sigma'_kx |c_k - c_x|: alpha times the absolute pairwise "
                              "terms of the gradient, positive (the loss is not convex)"),

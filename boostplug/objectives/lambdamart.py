@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._validation import check_int
+from .._validation import check_int, show
 from ..metrics._binary import ERR_MAX_GRADE
 from . import metric_weights as mw
 from ._contract import Param, Search
@@ -110,13 +110,16 @@ class LambdaRBP(LambdaMetric):
     name = "lambdamart_rbp"
     summary = "LambdaMART with |Delta RBP| pair weights (RBP: Moffat and Zobel 2008)"
     params = {"sigma": SIGMA, "k": K, "truncation_level": TRUNCATION_LEVEL,
-              "persistence": Param(0.8, "real", "the probability of reading on (RBP's p)", low=0.0, high=1.0,
-                                   low_open=True),
+              "persistence": Param(0.8, "real", "the probability of reading on (RBP's p), below 1 (RBP's (1 - p) "
+                                   "factor makes every weight 0 at 1)", low=0.0, high=1.0, low_open=True),
               "max_grade": Param(0.0, "real", "graded relevance label / max_grade; 0: binary, label >= threshold",
                                  low=0.0),
               "threshold": THRESHOLD}
 
     def setup(self) -> None:
+        if self.persistence == 1.0:
+            raise ValueError(f"{self.name}: persistence must be below 1, got {show(self.persistence)} (RBP's factor "
+                             "1 - persistence would make every pair weight, so every gradient, 0)")
         if self.max_grade > 0.0 and self.labels.size and self.labels.max() > self.max_grade:
             raise ValueError(f"{self.name}: a label ({self.labels.max():g}) is above max_grade={self.max_grade:g}")
         super().setup()

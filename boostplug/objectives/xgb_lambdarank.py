@@ -31,7 +31,8 @@ training starts from round 0 with one call per round.
 
 ``lambdarank_unbiased`` (XGBoost's unbiased LambdaMART, Hu et al., WWW 2019, as
 ``LambdaRankObj`` implements it): a pair whose documents are both at positions below
-``k`` (the top-k level for ``"topk"``, ``min(longest query, 32)`` for ``"mean"``; a document's
+``k`` (the top-k level for ``"topk"``, 32 for ``"mean"``, at most the longest query: XGBoost
+also tracks the top-k level's positions past it, which no pair reads; a document's
 position is its row's order within its query, as XGBoost reads it) has ``lambda`` and ``hess``
 divided by ``t+(high) t-(low)`` (in float64, before the rounding to float32). The biases start at
 1; after each round's gradients (a ``grad_hess`` call that starts a round: see
@@ -39,7 +40,8 @@ divided by ``t+(high) t-(low)`` (in float64, before the rounding to float32). Th
 is summed by position over the queries, and ``t+(i) = (L(i) / L(0)) ** (1 / (1 + bias_norm))``
 (likewise ``t-``) for the next round; held calls and ``loss`` use the current round's biases, so
 the lambdas stay the gradient of the reported loss (each pair's term divided the same way). As in
-XGBoost, the biases belong to one training: the bound objective carries them; a continued training
+XGBoost, the biases belong to one training: the bound objective carries them (the latest rounds'
+only: its memory does not grow with the rounds); a continued training
 (XGBoost's ``xgb_model=``) reads its biases from the saved model, the copy starts them at 1 again.
 """
 
@@ -170,11 +172,13 @@ class XGBoostLambdaRank(RandomRounds, Loss):
         self._gains = np.ascontiguousarray(self.gains(), dtype=np.float64)
         self._inv_max_dcg = inverse_ideal_dcgs(self._gains, self.group_ptr, self._discounts, self._top_k)
         self._work = int(np.sum(sizes * np.minimum(sizes, self._top_k)))
-        #: XGBoost's ``MaxPositionSize()``: the positions whose biases are estimated
-        self.n_positions = self.num_pair if self.lambdarank_pair_method == "topk" else min(longest, 32)
-        #: the position biases ``(t+, t-)`` of each round so far, and the next round's (unbiased only)
-        self._biases: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = [
-            (np.ones(self.n_positions), np.ones(self.n_positions))] if self.lambdarank_unbiased else []
+        #: XGBoost's ``MaxPositionSize()`` capped by the longest query (no pair reaches a position past it):
+        #: the positions whose biases are estimated
+        self.n_positions = min(self.num_pair if self.lambdarank_pair_method == "topk" else 32, longest)
+        #: the position biases ``(t+, t-)`` by round, only those a call may read (unbiased only): the round
+        #: before the latest (read when the latest raised), the latest's and the next round's
+        self._biases: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {
+            0: (np.ones(self.n_positions), np.ones(self.n_positions))} if self.lambdarank_unbiased else {}
         if self.lambdarank_pair_method == "mean" and longest * self.num_pair > MAX_MEAN_PAIRS:
             raise ValueError(f"{self.name}: lambdarank_num_pair_per_sample={self.num_pair} draws {longest} * "
                              f"{self.num_pair} pairs in the longest query, more than {MAX_MEAN_PAIRS:.0e} (each "
@@ -190,7 +194,7 @@ class XGBoostLambdaRank(RandomRounds, Loss):
         t_plus = t_minus = li = lj = None  # the plain copy: numba compiles it without the unbiased branches
         estimate = False
         if self.lambdarank_unbiased:
-            r = min(max(self.rounds - 1, 0), len(self._biases) - 1)
+            r = min(max(self.rounds - 1, 0), max(self._biases))
             t_plus, t_minus = self._biases[r]
             # a round's own call (not a held one, not the loss) estimates the next round's biases
             estimate = not want_loss and not self.weights_held
@@ -204,17 +208,17 @@ class XGBoostLambdaRank(RandomRounds, Loss):
         if estimate:
             nxt_plus, nxt_minus = t_plus.copy(), t_minus.copy()
             X.position_bias_update(li, lj, self.group_ptr, nxt_plus, nxt_minus, 1.0 / (1.0 + self.lambdarank_bias_norm))
-            del self._biases[r + 1:]
-            self._biases.append((nxt_plus, nxt_minus))
+            self._biases = {k: v for k, v in self._biases.items() if r - 1 <= k <= r}
+            self._biases[r + 1] = (nxt_plus, nxt_minus)
         return grad, hess, loss
 
     def position_biases(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``lambdarank_unbiased``'s estimates ``(t+, t-)`` for the next round, one per position
-        (XGBoost's ``ti+`` and ``tj-``, saved in its model's objective config); ``ValueError``
-        without ``lambdarank_unbiased``."""
+        """``lambdarank_unbiased``'s estimates ``(t+, t-)`` for the next round, one per tracked position
+        (:attr:`n_positions`; XGBoost's ``ti+`` and ``tj-``, saved in its model's objective config,
+        where the positions past the longest query follow); ``ValueError`` without ``lambdarank_unbiased``."""
         if not self.lambdarank_unbiased:
             raise ValueError(f"{self.name}: position biases are estimated only with lambdarank_unbiased=True")
-        t_plus, t_minus = self._biases[-1]
+        t_plus, t_minus = self._biases[max(self._biases)]
         return t_plus.copy(), t_minus.copy()
 
     def _loss(self, scores: NDArray[np.float64]) -> float:

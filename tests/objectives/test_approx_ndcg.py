@@ -164,3 +164,20 @@ def test_approx_mrr_gradient_and_exact_hessian_against_finite_differences() -> N
     np.testing.assert_allclose(h, np.diag(fd_jacobian(lambda x: exact.grad_hess(x)[0], s)), rtol=1e-6, atol=1e-9)
     surrogate = objectives.get("approx_mrr").prepare(y, gp, weights=w, alpha=1.5, hessian_floor=False)
     assert (surrogate.grad_hess(s)[1] >= 0).all()
+
+
+@pytest.mark.parametrize("name", ["approx_ndcg", "approx_mrr"])
+@pytest.mark.parametrize("hessian", ["surrogate", "exact"])
+def test_alpha_only_rescales_so_tune_does_not_search_it(name, hessian) -> None:
+    """The gradient at (alpha, s) is alpha times alpha 1's at alpha s, the Hessian alpha^2 times: under Newton
+    leaves alpha with L2 lambda is alpha 1 with lambda / alpha^2, predictions / alpha (docs/objectives/neural.md),
+    so --tune, which searches the L2 term, does not search alpha."""
+    s, y, gp, w = _data(2)
+    for alpha in (0.3, 7.0):
+        g, h = objectives.get(name).prepare(y, gp, weights=w, alpha=alpha, hessian=hessian,
+                                            hessian_floor=False).grad_hess(s)
+        g1, h1 = objectives.get(name).prepare(y, gp, weights=w, alpha=1.0, hessian=hessian,
+                                              hessian_floor=False).grad_hess(alpha * s)
+        np.testing.assert_allclose(g, alpha * g1, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(h, alpha**2 * h1, rtol=1e-10, atol=1e-14)
+    assert "alpha" not in objectives.get(name).search_space()

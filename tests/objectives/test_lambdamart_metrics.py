@@ -119,3 +119,13 @@ def test_the_default_truncation_is_lightgbms_30_and_none_keeps_every_pair():
     np.testing.assert_array_equal(default.grad_hess(scores)[0], at30.grad_hess(scores)[0])
     tail = np.argsort(-scores)[30:]  # pairs of two documents below position 30 count only without truncation
     assert np.abs(full.grad_hess(scores)[0][tail] - default.grad_hess(scores)[0][tail]).max() > 1e-6
+
+
+def test_a_persistence_of_one_is_refused_every_gradient_would_be_zero():
+    """RBP's (1 - persistence) factor: at 1 every pair weight is 0, so the model would never move."""
+    with pytest.raises(ValueError, match=r"lambdamart_rbp: persistence must be below 1, got 1\.0 .*every gradient"):
+        objectives.get("lambdamart_rbp").check({"persistence": 1.0})
+    from boostplug import lightgbm as bpl
+    with pytest.raises(ValueError, match=r"persistence must be below 1, got 1"):
+        bpl.objective("lambdamart_rbp", persistence=1)
+    objectives.get("lambdamart_rbp").check({"persistence": 0.999})

@@ -77,7 +77,8 @@ def test_biases_change_each_round_and_held_calls_use_the_current_ones() -> None:
     first = obj.grad_hess(s)
     np.testing.assert_array_equal(first, RankNDCG(obj.labels, [0, 6]).grad_hess(s))   # round 0: biases 1
     t_plus, _ = obj.position_biases()
-    assert obj.n_positions == 32 and not np.all(t_plus[:6] == 1.0)   # the top-k level, as XGBoost tracks
+    # the top-k level (XGBoost tracks 32) capped by the longest query: no pair reaches a position past it
+    assert obj.n_positions == 6 and t_plus.shape == (6,) and not np.all(t_plus == 1.0)
     second = obj.grad_hess(s)                        # round 1 divides by the biases round 0 estimated
     assert not np.array_equal(second[0], first[0])
     # a held call (weights at s) and the loss use round 1's biases and estimate nothing
@@ -90,6 +91,28 @@ def test_biases_change_each_round_and_held_calls_use_the_current_ones() -> None:
     numeric = [(obj.loss(s + eps * e, weights_at=s) - obj.loss(s - eps * e, weights_at=s)) / (2 * eps)
                for e in np.eye(6)]
     np.testing.assert_allclose(second[0], numeric, atol=1e-5)
+
+
+def test_biases_held_are_the_latest_rounds_only() -> None:
+    obj, s = _one_query()
+    for _ in range(12):
+        obj.grad_hess(s)
+        obj.grad_hess(s, weights_at=s)
+    assert len(obj._biases) <= 3   # the round before the latest, the latest's and the next's: no growth
+
+
+@pytest.mark.parametrize("method", ["topk", "mean"])
+def test_a_huge_pair_count_tracks_the_querys_positions_only(method) -> None:
+    labels = np.array([1.0, 0.0, 2.0, 0.0, 1.0])
+    s = np.array([0.3, 0.9, -0.2, 0.1, 0.5])
+    big = 2**24 if method == "topk" else 2**20   # "topk": 2 x 128 MiB of biases per round before the cap
+    huge = RankNDCG(labels, [0, 5], lambdarank_unbiased=True, lambdarank_pair_method=method,
+                    lambdarank_num_pair_per_sample=big)
+    assert huge.n_positions == 5 and huge.position_biases()[0].shape == (5,)
+    if method == "topk":   # every pair of a 5-document query either way: the same gradients as k = 5
+        at_five = RankNDCG(labels, [0, 5], lambdarank_unbiased=True, lambdarank_num_pair_per_sample=5)
+        for _ in range(3):
+            np.testing.assert_array_equal(huge.grad_hess(s), at_five.grad_hess(s))
 
 
 def test_position_biases_need_unbiased() -> None:

@@ -19,6 +19,7 @@ from .._adapter import (
     FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
     check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
 )
+from .._builders import builder_positions
 from .._query_info import LIGHTGBM_INF
 from .frames import lightgbm_frame
 
@@ -299,7 +300,9 @@ def dataset(
     ``init_score`` must be finite, weights non-negative: LightGBM would store a NaN label as 0 and
     an infinite one as 1e38, drop a NaN-weighted query silently and let an infinite weight (1e38)
     dominate, so they are refused here, naming the row or query. ``group_ptr`` must hold whole
-    numbers from 0 to ``len(y)``.
+    numbers from 0 to ``len(y)``. ``position`` (LightGBM's, passed on) must hold non-negative
+    integers within int32: LightGBM casts it to int32 (``2**40 + k`` would train as ``k``, 0.5 as 0),
+    so another value is a ``ValueError`` naming its row.
 
     A polars DataFrame or pyarrow Table with categorical columns (polars ``Categorical``/``Enum``,
     Arrow dictionaries) is converted to pandas, whose ``category`` columns LightGBM trains on as
@@ -314,6 +317,8 @@ def dataset(
     sizes = sizes_from_group_ptr(gp)
     weight = builder_weights(weight, gp, "LightGBM", per_query=False)
     init_score = builder_init_score(init_score, "init_score")
+    if "position" in kwargs:
+        kwargs["position"] = builder_positions(kwargs["position"])
     X = lightgbm_frame(X)
     data = lgb.Dataset(X, label=y, group=sizes, weight=weight, init_score=init_score, reference=reference, **kwargs)
     if doc is not None:

@@ -39,7 +39,7 @@ from typing import Any
 
 from ..._atomic import write_text
 from ..model_record import (RECORD_KEY, ObjectiveRecord, checksum_of, clip, objective_that_trained, record_for,
-                            record_found, refuse_mismatch, warn_if_unregistered, without_checksum)
+                            record_found, refuse_mismatch, refuse_stale, warn_if_unregistered, without_checksum)
 from .model_text import check_model_text
 
 __all__ = ["record_objective", "objective_of", "model_to_string", "save_model", "load_model", "log_model", "RECORD_ATTR",
@@ -53,6 +53,8 @@ LIGHTGBM_OBJECTIVE = "lambdarank_by_boostplug_refit_with_boostplug.lightgbm.refi
 
 #: The booster attribute holding the record in memory.
 RECORD_ATTR = "_boostplug_objective_record"
+#: The booster attribute holding how many rounds the booster had when the record was attached.
+ROUNDS_ATTR = "_boostplug_objective_rounds"
 
 _HEADER_OBJECTIVE = "objective=lambdarank"
 _CALLABLE = ("custom", "none")
@@ -69,7 +71,13 @@ def record_objective(booster: Any, objective: Any):
     ``sklearn_objective(...)``), or a registered objective's name (default parameters).
     """
 
-    setattr(booster, RECORD_ATTR, record_for(objective))
+    return _attach(booster, record_for(objective))
+
+
+def _attach(booster: Any, record: ObjectiveRecord) -> Any:
+    """``booster`` holding ``record`` and its current round count."""
+    setattr(booster, RECORD_ATTR, record)
+    setattr(booster, ROUNDS_ATTR, booster.current_iteration())
     return booster
 
 
@@ -98,7 +106,8 @@ def model_to_string(booster: Any, objective: Any = None, **kwargs: Any) -> str:
     parameters section: ``objective`` if given, else the one :func:`record_objective` or
     :func:`load_model` attached, else the boostplug objective the booster was trained with (its
     ``params["objective"]``, or the one its training rounds called); a model without any is
-    written as LightGBM writes it. The record carries the text's checksum."""
+    written as LightGBM writes it. The record carries the text's checksum. A booster trained on
+    (``booster.update()``) since its record was attached is a ``ValueError`` without ``objective=``."""
     return _text(booster, objective, None, kwargs)
 
 
@@ -115,7 +124,9 @@ def _record_to_write(booster: Any, objective: Any, who: str | None) -> Objective
     if objective is not None:
         return record_for(objective)
     record = getattr(booster, RECORD_ATTR, None)
-    if record is not None:
+    if record is not None:  # (booster.update() continues training in place, perhaps with another objective)
+        refuse_stale(record.name, getattr(booster, ROUNDS_ATTR, None), booster.current_iteration(),
+                     who or "boostplug.lightgbm.model_to_string")
         return record
     trained = objective_that_trained(booster)
     if trained is not None:
@@ -208,9 +219,7 @@ def load_model(path: Any = None, *, model_str: str | None = None):
     except (lgb.basic.LightGBMError, ValueError) as exc:  # ValueError: the pandas_categorical line's JSON
         raise ValueError(f"{source}: LightGBM refused it ({exc}); an incomplete or damaged LightGBM model, "
                          "not loaded") from None
-    if record is not None:
-        setattr(booster, RECORD_ATTR, record)
-    return booster
+    return booster if record is None else _attach(booster, record)
 
 
 def text_with_record(model_str: str, record: ObjectiveRecord | None, *, checksum: bool = True) -> str:

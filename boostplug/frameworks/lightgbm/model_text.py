@@ -12,7 +12,9 @@ objective record. :func:`check_model_text` refuses, naming the source and the li
   ``max_feature_idx`` as integers; ``tree_sizes`` equal to the lengths of the tree blocks
   (one size too few loads one tree too few);
 * every ``Tree=`` block: at most the 22 lines LightGBM reads; ``num_leaves``, ``num_cat``,
-  ``is_linear`` in range; every array of the length ``num_leaves`` gives it, numbers in
+  ``is_linear`` in range; finite leaf values (``leaf_value``, a linear leaf's ``leaf_const``: a NaN
+  or infinite one, which text without boostplug's checksum may hold, makes every prediction
+  reaching it NaN or infinite); every array of the length ``num_leaves`` gives it, numbers in
   LightGBM's syntax; children forming one tree over all nodes and leaves; split features within
   ``max_feature_idx``; decision types LightGBM knows, categorical splits pointing into
   ``cat_boundaries``, which must be increasing from 0 to the length of ``cat_threshold``;
@@ -242,12 +244,27 @@ def _check_tree(fields: dict[str, tuple[str, int]], t: int, first: int, n_featur
         need = k if length == "k" else k - 1
         if len(arrays[key]) != need:
             raise _Refused(f"{name}: {key} has {len(arrays[key])} values, num_leaves={k} needs {need}", at)
+    for key in ("leaf_value", "leaf_const"):  # what a leaf predicts (a linear leaf: its constant and terms)
+        if key in arrays:
+            _refuse_non_finite(name, key, arrays[key], fields[key][1])
     if splits:
         _check_nodes(name, fields, arrays, k, num_cat, n_features)
     if num_cat > 0:
         _check_categories(name, fields, first, num_cat)
     if is_linear:
         _check_linear(name, fields, arrays, first, n_features)
+
+
+def _refuse_non_finite(name: str, key: str, values: list[str], at: int) -> None:
+    """A NaN or infinite leaf value: every prediction reaching it would be one (a malformed number
+    LightGBM would read as NaN too)."""
+    try:
+        bad = np.flatnonzero(~np.isfinite(np.array(values, dtype=np.float64)))
+    except ValueError:  # a malformed number somewhere: find it
+        bad = np.array([i for i, v in enumerate(values) if not re.fullmatch(_FLOAT, v) or not np.isfinite(float(v))])
+    if bad.size:
+        raise _Refused(f"{name}: {key} of leaf {int(bad[0])} is {_clip(values[bad[0]])}, not a finite number (every "
+                       "prediction reaching it would be NaN or infinite)", at)
 
 
 def _ints(values: list[str], what: str, at: int, low: int = -(2**31), high: int = 2**31 - 1) -> np.ndarray:

@@ -14,7 +14,8 @@ the tree, node or field:
 * ``gbtree``/``dart``: ``num_trees`` trees with ids ``0..num_trees-1`` in order, a
   ``tree_info`` group below the model's outputs for each, ``iteration_indptr`` rising from 0 to
   ``num_trees``, ``dart``'s ``weight_drop`` one per tree;
-* each tree: every per-node array of ``num_nodes`` values (``base_weights`` and ``leaf_weights``
+* each tree: finite leaf values (a NaN or infinite leaf, which a file without boostplug's checksum may
+  hold, makes every prediction reaching it NaN or infinite); every per-node array of ``num_nodes`` values (``base_weights`` and ``leaf_weights``
   of ``size_leaf_vector`` values a node or leaf for a multi-target tree), integers where XGBoost
   reads integers; a split's children in ``1..num_nodes-1`` and each node the child of at most one
   split (so the nodes the root reaches form one tree: no cycle, no shared child); split features
@@ -362,8 +363,7 @@ def _check_tree(tree: dict, name: str, n_features: int, n_out: int) -> None:
     parents = _ints(tree, "parents", name, n)
     split = _ints(tree, "split_indices", name, n)
     default_left = _ints(tree, "default_left", name, n)
-    for key in _PER_NODE_FLOATS:
-        _numbers(tree, key, name, n)
+    conditions = [_numbers(tree, key, name, n) for key in _PER_NODE_FLOATS][0]
     _numbers(tree, "base_weights", name, n * width if multi else n)
     if np.any((default_left != 0) & (default_left != 1)):
         raise _Refused(f"{name}: default_left holds a value other than 0 and 1")
@@ -400,6 +400,8 @@ def _check_tree(tree: dict, name: str, n_features: int, n_out: int) -> None:
         raise _Refused(f"{name}: parents[{c}] = {int(parents[c])}, but node {c} is a child of node {int(of[c])}")
     if "split_type" in tree:
         _check_categorical_splits(tree, name, n, left != -1)
+    if not multi:  # a leaf's value is its split_conditions entry
+        _refuse_non_finite_leaves(name, "split_conditions", conditions, np.flatnonzero(left == -1))
     if multi:
         leaves = _reached_leaves(left, right, n)
         weights = _numbers(tree, "leaf_weights", name)
@@ -411,6 +413,15 @@ def _check_tree(tree: dict, name: str, n_features: int, n_out: int) -> None:
         if bad.size:
             raise _Refused(f"{name}: leaf {int(bad[0])} points to leaf weights {int(right[bad[0]])}, outside the "
                            f"{weights.size // width} of leaf_weights")
+        _refuse_non_finite_leaves(name, "leaf_weights", weights, np.arange(weights.size))
+
+
+def _refuse_non_finite_leaves(name: str, key: str, values: np.ndarray, leaves: np.ndarray) -> None:
+    """A NaN or infinite leaf value (``values[leaves]``): every prediction reaching it would be one."""
+    bad = leaves[~np.isfinite(values[leaves].astype(np.float64))]
+    if bad.size:
+        raise _Refused(f"{name}: {key}[{int(bad[0])}] = {float(values[bad[0]])!r} is a leaf value that is not "
+                       "finite (every prediction reaching it would be NaN or infinite)")
 
 
 def _reached_leaves(left: np.ndarray, right: np.ndarray, n: int) -> np.ndarray:

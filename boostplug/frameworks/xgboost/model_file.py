@@ -13,23 +13,28 @@ from typing import Any
 
 from ..._atomic import write_bytes
 from ..model_record import (RECORD_KEY, ObjectiveRecord, objective_that_trained, record_for, record_found,
-                            warn_if_unregistered, with_checksum)
+                            refuse_stale, warn_if_unregistered, with_checksum)
 from .model_check import checked_model_source, content_sha256, forget_checksum, xgboost_reading
 from .ubjson import parse_ubjson
 
-__all__ = ["record_objective", "objective_of", "save_model", "load_model"]
+__all__ = ["record_objective", "objective_of", "save_model", "load_model", "ROUNDS_KEY"]
+
+#: The booster attribute holding how many rounds the booster had when its record was attached
+#: (``xgb.train(xgb_model=...)`` copies both to the continued booster).
+ROUNDS_KEY = "boostplug_objective_rounds"
 
 
 def record_objective(booster: Any, objective: Any):
     """Record which boostplug ``objective`` trained ``booster``, as the booster attribute
     ``boostplug_objective``, which XGBoost saves in its JSON/UBJSON model files
-    (``booster.save_model``, ``save_raw``, pickling). Returns ``booster``.
+    (``booster.save_model``, ``save_raw``, pickling), with the booster's round count
+    (``boostplug_objective_rounds``: :func:`save_model` refuses to guess for more). Returns ``booster``.
 
     ``objective``: what ``xgb.train(obj=...)`` was given (:func:`objective`), or a registered
     objective's name (default parameters). The model file's own ``objective`` stays
     ``reg:squarederror``, XGBoost's placeholder for a custom objective.
     """
-    booster.set_attr(**{RECORD_KEY: record_for(objective).to_json()})
+    booster.set_attr(**{RECORD_KEY: record_for(objective).to_json(), ROUNDS_KEY: str(booster.num_boosted_rounds())})
     return booster
 
 
@@ -58,7 +63,12 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     the boostplug objective the booster was trained with (``xgb.train(obj=...)``); a
     ``UserWarning`` when it was trained with a custom objective and none of these is known. The
     record in the file carries the SHA-256 of the model's content, which :func:`load_model`
-    checks. Written atomically."""
+    checks. Written atomically. A booster with more rounds than when its record was attached
+    (training continued with ``xgb_model=``, which copies the record) is a ``ValueError`` without
+    ``objective=``: the record may not name the objective of the last rounds."""
+    if objective is None and booster.attr(RECORD_KEY) is not None:
+        refuse_stale(_recorded_name(booster.attr(RECORD_KEY)), booster.attr(ROUNDS_KEY), booster.num_boosted_rounds(),
+                     "boostplug.xgboost.save_model")
     if objective is None and booster.attr(RECORD_KEY) is None:
         trained = objective_that_trained(booster)
         if trained is None:
@@ -80,6 +90,14 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     finally:  # the booster keeps its record without the checksum, which describes this file only
         booster.set_attr(**{RECORD_KEY: with_checksum(record, "")})
     write_bytes(path, data)
+
+
+def _recorded_name(record: str) -> Any:
+    """The objective a record's JSON names (the text itself when it is no JSON object)."""
+    try:
+        return json.loads(record).get("objective", record)
+    except (AttributeError, ValueError):
+        return record
 
 
 def _warn_if_custom(booster: Any) -> None:
@@ -107,7 +125,8 @@ def load_model(path: Any):
     a device and (XGBoost 3.0 on) a file that is neither JSON nor UBJSON are a ``ValueError``
     naming it."""
     booster = _read(path)
-    objective_of(booster)
+    if objective_of(booster) is not None and booster.attr(ROUNDS_KEY) is None:  # the record covers the file's rounds
+        booster.set_attr(**{ROUNDS_KEY: str(booster.num_boosted_rounds())})
     return forget_checksum(booster)
 
 

@@ -1,28 +1,30 @@
 """One objective bound lazily to each training set a framework hands it: what the LightGBM and
 XGBoost adapters share of the objective call (binding once per set, noticing a set whose labels
-changed, one round's gradients on the framework's threads); each adapter keeps only how its
-framework hands over the set."""
+changed, the parameters it reads from the training's, one round's gradients on the framework's
+threads); each adapter keeps only how its framework hands over the set and its parameters."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import pickle
 import sys
 import threading
+import warnings
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import objectives as _objectives
 from .._core.threads import limit_threads
-from .._validation import check_optional_count
+from .._validation import check_optional_count, show
 from ..keyed_pairs import NO_KEYS, given_keyed_params, given_row_params, params_on_rows
 from ..objectives import Loss
 from ._query_info import set_arrays
 
-__all__ = ["BoundObjective", "ShippedEntry", "FROM_FRAMEWORK"]
+__all__ = ["BoundObjective", "ShippedEntry", "FROM_FRAMEWORK", "caller_local", "from_training"]
 
 
 class _FromFramework:
@@ -44,6 +46,77 @@ def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
         else (x is not None and np.array_equal(x, y))
         for x, y in zip(a, b)
     )
+
+
+def caller_local(functions: tuple[Callable[..., Any], ...], name: str) -> Any:
+    """The local variable ``name`` of the nearest frame up the stack that runs one of ``functions``
+    (found by code object, decorators unwrapped), ``None`` when none runs: what a framework's own
+    function holds but does not hand the objective it calls (``xgb.train``'s ``params``)."""
+    codes = {inspect.unwrap(f).__code__ for f in functions}
+    frame = sys._getframe(1)
+    try:
+        while frame is not None:
+            if frame.f_code in codes:
+                return frame.f_locals.get(name)
+            frame = frame.f_back
+        return None
+    finally:
+        del frame
+
+
+def _declared(objective: Any, framework: str) -> Mapping[str, Any]:
+    """What ``objective``'s class reads of ``framework``'s training parameters (its
+    ``framework_params``: ``{framework: {framework's name: parameter or (parameter, convert)}}``)."""
+    return getattr(objective.loss_class, "framework_params", {}).get(framework, {})
+
+
+def _built_in_names(framework: str) -> frozenset[str]:
+    """The parameters of ``framework``'s built-in objectives that a registered objective reads as
+    its own (derived ones, ``(parameter, convert)``, are the framework's general parameters)."""
+    return frozenset(key for name in _objectives.names()
+                     for key, target in _declared(_objectives.get(name), framework).items() if isinstance(target, str))
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except Exception:  # values numpy cannot compare element-wise
+        return bool(a == b)
+
+
+def from_training(objective: Any, framework: str, training: Mapping[str, Any],
+                  given: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``(params, unused)``: the parameters ``objective`` (an entry) reads from ``training`` (the
+    parameters ``framework``, e.g. ``"LightGBM"``, trains with; its class's ``framework_params``
+    say which) and the built-in objectives' parameters in ``training`` it does not read.
+
+    A plain entry (``name: parameter``) is the built-in's own parameter, any of its names (the
+    first one given wins): taken unless ``given`` to the objective, and a ``ValueError`` naming
+    both values when given both ways with values that differ. A derived entry (``name:
+    (parameter, convert)``, from a parameter the framework also reads for itself: LightGBM's
+    ``objective_seed`` from ``seed``) fills the parameter only when it is set nowhere else."""
+    key = framework.lower()
+    declared = _declared(objective, key)
+    check = objective.loss_class.declared_params()
+    params: dict[str, Any] = {}
+    for name, target in declared.items():
+        param, convert = (target, None) if isinstance(target, str) else target
+        value = training.get(name)
+        if value is None or param in params or (convert is not None and param in given):
+            continue
+        try:
+            value = check[param].check(value, param, objective=objective.name) if convert is None else convert(value)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{e} (from {name}={show(training[name])} in {framework}'s training parameters)") from None
+        if convert is None and param in given \
+                and not _equal(check[param].check(given[param], param, objective=objective.name), value):
+            raise ValueError(
+                f"{objective.name}: {param} is given twice, {show(given[param])} to the objective and "
+                f"{name}={show(training[name])} in {framework}'s training parameters (which {framework}'s built-in "
+                "reads): give it once, or the same value both ways")
+        params[param] = value
+    unused = sorted(k for k in training if k in _built_in_names(key) and k not in declared)
+    return params, unused
 
 
 def _cloudpickle() -> Any:
@@ -166,6 +239,23 @@ class BoundObjective:
         self._by_set: "weakref.WeakKeyDictionary[Any, tuple[Loss, tuple[Any, ...]]]" = \
             weakref.WeakKeyDictionary()
         self._last: tuple[Loss, tuple[Any, ...]] | None = None  # for sets not weakly referenceable
+        self._warned_unused = False
+
+    def _read(self, framework: str, training: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The parameters this objective reads from ``training`` (:func:`from_training`); the first
+        time built-in parameters it does not read are there, one warning naming them."""
+        if not training:
+            return {}
+        params, unused = from_training(self.objective, framework, training, {**self.objective.fixed, **self.params})
+        if unused and not self._warned_unused:
+            self._warned_unused = True
+            warnings.warn(
+                f"{self.name}: {', '.join(f'{k}={show(training[k])}' for k in unused)} in {framework}'s training "
+                f"parameters {'is a parameter' if len(unused) == 1 else 'are parameters'} of {framework}'s built-in "
+                f"ranking objectives, which {self.name} does not read: it trains as if "
+                f"{'it were' if len(unused) == 1 else 'they were'} not given (its own parameters: "
+                f"{', '.join(self.objective.defaults)})", UserWarning, stacklevel=2)
+        return params
 
     def prepared(
         self,
@@ -178,14 +268,18 @@ class BoundObjective:
         keys: Callable[[], tuple[Any, Any] | None] | None = None,
         no_keys: str = "",
         from_set: Callable[[], dict[str, Any]] | None = None,
+        framework: str = "",
+        training: Callable[[], Mapping[str, Any] | None] | None = None,
     ) -> Loss:
         """The objective prepared for this set. ``seen`` is what the framework hands each round
         (raw labels, groups, weights), compared with what the set was prepared from;
         ``derive() -> (labels, group_ptr, query_weights)``, ``check_new()`` and ``keys() -> (qid, doc)``
         (each row's keys, for keyed tables; ``None``: the set has none, ``no_keys`` says how to
-        give them) and ``from_set() -> params`` (parameters the set carries, e.g. LightGBM's
-        Dataset positions, under the given ones) run only when a set is first prepared (validation
-        and conversion are not repeated every round)."""
+        give them), ``from_set() -> params`` (parameters the set carries, e.g. LightGBM's
+        Dataset positions, under the given ones) and ``training() -> params`` (the parameters
+        ``framework`` trains with, ``None`` when it cannot tell: what the objective reads of them,
+        :func:`from_training`) run only when a set is first prepared (validation and conversion
+        are not repeated every round)."""
         if self._unusable is not None:
             raise self._unusable
         try:
@@ -218,6 +312,8 @@ class BoundObjective:
         if check_new is not None:
             check_new()
         params = self.params if from_set is None else {**from_set(), **self.params}
+        if training is not None:
+            params = {**self._read(framework, training()), **params}
         if self.keyed_given:
             row_keys = None if keys is None else keys()
             if row_keys is None:
@@ -250,15 +346,17 @@ class BoundObjective:
         keys: Callable[[], tuple[Any, Any] | None] | None = None,
         no_keys: str = "",
         from_set: Callable[[], dict[str, Any]] | None = None,
+        training: Callable[[], Mapping[str, Any] | None] | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One boosting round: ``(grad, hess)`` at ``preds`` for the set ``key`` that holds
         ``labels``, ``groups`` (the framework's form, which ``to_group_ptr(groups, n_docs)``
         converts when the set is first prepared) and row or query ``weights``, computed on
-        ``threads`` threads (``None``: numba's own setting). ``strict``, ``check_new``, ``keys`` and
-        ``no_keys`` and ``from_set``: as in :meth:`prepared`."""
+        ``threads`` threads (``None``: numba's own setting). ``strict``, ``check_new``, ``keys``,
+        ``no_keys``, ``from_set`` and ``training``: as in :meth:`prepared`."""
         prep = self.prepared(key, (labels, groups, weights),
                              lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
-                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys, from_set=from_set)
+                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys, from_set=from_set,
+                             framework=framework, training=training)
         with limit_threads(threads):
             return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
@@ -306,7 +404,7 @@ class BoundObjective:
         except Exception as e:
             self.threads, self._unusable, self._state = threads, e, state
             self.objective, self.name, self.params = None, state["name"], dict(state["params"])
-            self.rows_given, self.keyed_given, self._last = {}, {}, None
+            self.rows_given, self.keyed_given, self._last, self._warned_unused = {}, {}, None, False
             self._by_set = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:

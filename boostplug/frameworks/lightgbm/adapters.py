@@ -17,7 +17,7 @@ from ...groups import cut_queries, group_ptr_from_sizes, qid_from_group_ptr, siz
 from ...keyed_pairs import row_keys
 from .._adapter import (
     FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
-    check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
+    caller_local, check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
 )
 from .._query_info import LIGHTGBM_INF
 from .frames import lightgbm_frame
@@ -119,18 +119,22 @@ def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[
 LR_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
 
 
-def dataset_position_params(objective: Any, given: dict[str, Any], data: Any) -> dict[str, Any]:
-    """What an objective that takes LightGBM's positions (a ``position`` parameter: the
-    ``lambdarank`` copy) reads from the Dataset ``lgb.train`` hands it: its ``position`` and the
-    training's ``learning_rate`` (any alias; LightGBM's default 0.1), unless given to the objective."""
+def dataset_position(objective: Any, given: dict[str, Any], data: Any) -> dict[str, Any]:
+    """The Dataset's ``position`` for an objective that takes LightGBM's positions (a ``position``
+    parameter: the ``lambdarank`` copy), unless given to the objective."""
     if "position" not in objective.defaults or "position" in given:
         return {}
     position = data.get_position()
-    if position is None:
-        return {}
-    params = getattr(data, "params", None) or {}
-    rate = next((params[k] for k in LR_ALIASES if k in params), 0.1)
-    return {"position": position, **({} if "learning_rate" in given else {"learning_rate": float(rate)})}
+    return {} if position is None else {"position": position}
+
+
+def sklearn_training_params() -> dict[str, Any] | None:
+    """The parameters of the training that called the objective through LightGBM's scikit-learn
+    wrapper (``LGBMRanker``): those of the Dataset that wrapper was handed (``lgb.train`` sets
+    them), which it does not pass on; ``None`` outside it."""
+    from lightgbm.sklearn import _ObjectiveFunctionWrapper
+
+    return getattr(caller_local((_ObjectiveFunctionWrapper.__call__,), "dataset"), "params", None)
 
 
 def params_threads(params: dict[str, Any]) -> int | None:
@@ -161,7 +165,8 @@ class LightGBMObjective(BoundObjective):
                                     threads=self.round_threads(lgb_threads(train_data)),
                                     check_new=lambda: _check_set(train_data, labels, self.name),
                                     keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS,
-                                    from_set=lambda: dataset_position_params(self.objective, self.params, train_data))
+                                    from_set=lambda: dataset_position(self.objective, self.params, train_data),
+                                    training=lambda: train_data.params)
 
 
 class LightGBMSklearnObjective(BoundObjective):
@@ -172,6 +177,7 @@ class LightGBMSklearnObjective(BoundObjective):
         return self.round_grad_hess(y_pred, None, y_true, group, weight, framework="LightGBM",
                                     to_group_ptr=group_ptr_from_lgb_sizes, threads=self.round_threads(), strict=False,
                                     check_new=lambda: _check_lgb_labels(y_true, self.name),
+                                    training=sklearn_training_params,
                                     no_keys="use boostplug.lightgbm.LGBMRanker(objective=name, ...).fit(X, y, qid=qid, "
                                             "doc=doc), which maps it onto each fit's rows")
 

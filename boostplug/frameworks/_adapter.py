@@ -10,13 +10,13 @@ conventions (how to read labels, groups and weights off a ``Dataset``/``DMatrix`
 
 from __future__ import annotations
 
-from ._bound_objective import FROM_FRAMEWORK, BoundObjective, caller_local
+from ._bound_objective import FROM_FRAMEWORK, BoundObjective
 from ._builders import builder_group_ptr, builder_init_score, builder_weights
 from ._metric_spec import WEIGHTINGS, MetricCallable, MetricSpec
 from ._query_info import (
     check_set_weights, group_ptr_or_error, metric_query_weights, query_weights_from_rows, set_arrays, weights_by_query,
 )
 
-__all__ = ["BoundObjective", "FROM_FRAMEWORK", "caller_local", "query_weights_from_rows", "metric_query_weights",
+__all__ = ["BoundObjective", "FROM_FRAMEWORK", "query_weights_from_rows", "metric_query_weights",
            "weights_by_query", "set_arrays", "group_ptr_or_error", "builder_group_ptr", "builder_weights",
            "builder_init_score", "check_set_weights", "WEIGHTINGS", "MetricSpec", "MetricCallable"]

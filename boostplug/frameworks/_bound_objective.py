@@ -6,7 +6,6 @@ threads); each adapter keeps only how its framework hands over the set and its p
 from __future__ import annotations
 
 import importlib
-import inspect
 import pickle
 import sys
 import threading
@@ -24,7 +23,7 @@ from ..keyed_pairs import NO_KEYS, given_keyed_params, given_row_params, params_
 from ..objectives import Loss
 from ._query_info import set_arrays
 
-__all__ = ["BoundObjective", "ShippedEntry", "FROM_FRAMEWORK", "caller_local", "from_training"]
+__all__ = ["BoundObjective", "ShippedEntry", "FROM_FRAMEWORK", "from_training"]
 
 
 class _FromFramework:
@@ -46,22 +45,6 @@ def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
         else (x is not None and np.array_equal(x, y))
         for x, y in zip(a, b)
     )
-
-
-def caller_local(functions: tuple[Callable[..., Any], ...], name: str) -> Any:
-    """The local variable ``name`` of the nearest frame up the stack that runs one of ``functions``
-    (found by code object, decorators unwrapped), ``None`` when none runs: what a framework's own
-    function holds but does not hand the objective it calls (``xgb.train``'s ``params``)."""
-    codes = {inspect.unwrap(f).__code__ for f in functions}
-    frame = sys._getframe(1)
-    try:
-        while frame is not None:
-            if frame.f_code in codes:
-                return frame.f_locals.get(name)
-            frame = frame.f_back
-        return None
-    finally:
-        del frame
 
 
 def _declared(objective: Any, framework: str) -> Mapping[str, Any]:
@@ -221,7 +204,8 @@ class BoundObjective:
     was prepared is an error rather than silently stale gradients.
     """
 
-    def __init__(self, objective: Any, params: dict[str, Any], threads: int | None = FROM_FRAMEWORK) -> None:
+    def __init__(self, objective: Any, params: dict[str, Any], threads: int | None = FROM_FRAMEWORK,
+                 training: Mapping[str, Any] | None = None) -> None:
         #: The numba threads of each round's kernels: a count, ``None`` (numba's own setting), or
         #: :data:`FROM_FRAMEWORK` (what the training hands the objective: :meth:`round_threads`).
         self.threads = threads if threads is FROM_FRAMEWORK else check_optional_count(threads, "threads")
@@ -240,6 +224,9 @@ class BoundObjective:
             weakref.WeakKeyDictionary()
         self._last: tuple[Loss, tuple[Any, ...]] | None = None  # for sets not weakly referenceable
         self._warned_unused = False
+        #: The training's parameters, handed by the code that builds the objective for a training
+        #: (:meth:`given_training`), for a framework that does not hand them with the round.
+        self.training = None if training is None else dict(training)
 
     def _read(self, framework: str, training: Mapping[str, Any] | None) -> dict[str, Any]:
         """The parameters this objective reads from ``training`` (:func:`from_training`); the first
@@ -277,7 +264,8 @@ class BoundObjective:
         (each row's keys, for keyed tables; ``None``: the set has none, ``no_keys`` says how to
         give them), ``from_set() -> params`` (parameters the set carries, e.g. LightGBM's
         Dataset positions, under the given ones) and ``training() -> params`` (the parameters
-        ``framework`` trains with, ``None`` when it cannot tell: what the objective reads of them,
+        ``framework`` trains with, as it hands them with the set; else those given to the
+        objective, :meth:`given_training`: what the objective reads of them,
         :func:`from_training`) run only when a set is first prepared (validation and conversion
         are not repeated every round)."""
         if self._unusable is not None:
@@ -312,8 +300,7 @@ class BoundObjective:
         if check_new is not None:
             check_new()
         params = self.params if from_set is None else {**from_set(), **self.params}
-        if training is not None:
-            params = {**self._read(framework, training()), **params}
+        params = {**self._read(framework, self.training if training is None else training()), **params}
         if self.keyed_given:
             row_keys = None if keys is None else keys()
             if row_keys is None:
@@ -380,7 +367,19 @@ class BoundObjective:
         to the objective wins)."""
         if self.threads is not FROM_FRAMEWORK:
             return self
-        return type(self)(self.objective, self.params, threads)
+        return type(self)(self.objective, self.params, threads, self.training)
+
+    def given_training(self, params: Mapping[str, Any] | Any) -> "BoundObjective":
+        """A copy of this objective (the caller's object is not changed) that reads the parameters
+        of its class's framework's built-in from ``params`` (a dict, or XGBoost's list of pairs),
+        the parameters of the training it is built for (:func:`from_training`): for a framework
+        that does not hand them with the round (``xgb.train``, ``xgb.cv``, LightGBM's
+        scikit-learn ranker). A value also given to the objective must agree (``ValueError``)."""
+        return type(self)(self.objective, self.params, self.threads, dict(params))
+
+    def reads(self, framework: str) -> frozenset[str]:
+        """The names of ``framework``'s parameters (``"XGBoost"``...) this objective reads."""
+        return frozenset(_declared(self.objective, framework.lower()))
 
     def __getstate__(self) -> dict[str, Any]:
         # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
@@ -391,6 +390,8 @@ class BoundObjective:
         state: dict[str, Any] = {"name": self.name, "params": self.params, "shipped": ShippedEntry(self.objective)}
         if self.threads is not FROM_FRAMEWORK:
             state["threads"] = self.threads
+        if self.training is not None:
+            state["training"] = self.training
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -400,11 +401,12 @@ class BoundObjective:
         try:
             # (a pickle of an earlier version: the entry, or the name of a registered one)
             shipped = state["shipped"].entry() if "shipped" in state else state.get("entry", state["name"])
-            self.__init__(shipped, state["params"], threads)
+            self.__init__(shipped, state["params"], threads, state.get("training"))
         except Exception as e:
             self.threads, self._unusable, self._state = threads, e, state
             self.objective, self.name, self.params = None, state["name"], dict(state["params"])
             self.rows_given, self.keyed_given, self._last, self._warned_unused = {}, {}, None, False
+            self.training = state.get("training")
             self._by_set = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:

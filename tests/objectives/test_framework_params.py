@@ -1,8 +1,9 @@
 """The copies of the built-ins read the framework's own parameters: swapping the built-in's name for
-the plugin in a params dict (``"objective": "lambdarank"`` -> ``bpl.objective("lambdarank")``,
-``objective="rank:ndcg"`` -> ``obj=bpx.objective("rank_ndcg")``) and keeping the rest grows the
-built-in's trees, one test per parameter, through each entry point (``lgb.train``, ``lgb.cv``,
-the rankers, ``xgb.train``, ``xgb.cv``); a value given both to the objective and in the params that
+the plugin in a params dict (``"objective": "lambdarank"`` -> ``bpl.objective("lambdarank")``;
+``objective="rank:ndcg"`` -> ``obj=bpx.objective("rank_ndcg").given_training(params)``, since
+``xgb.train`` hands a custom objective no parameters) and keeping the rest grows the built-in's
+trees, one test per parameter, through each entry point (``lgb.train``, ``lgb.cv``, the rankers,
+``xgb.train``, ``boostplug.xgboost.cv``); a value given both to the objective and in the params that
 differs is a ``ValueError`` naming both; another objective handed a built-in's parameter it does
 not read warns once, naming it."""
 
@@ -15,7 +16,8 @@ import numpy as np
 import pytest
 
 from boostplug.data import load_example
-from boostplug.objectives.xendcg import objective_seed_from_seed
+from boostplug.objectives.lambdarank import LambdaRank
+from boostplug.objectives.xendcg import XENDCG, objective_seed_from_seed
 from tests.objectives._clicks_like import clicks_like
 from tests.objectives._same_trees import assert_same_nodes, assert_same_trees, assert_same_xgb_trees, xgb_trees
 
@@ -96,20 +98,21 @@ def test_lgb_cv_folds_read_them(example) -> None:
         assert_same_trees(a, b)
 
 
-def test_lightgbms_ranker_hands_them_to_the_sklearn_objective(example) -> None:
-    """``lgb.LGBMRanker(objective=bpl.sklearn_objective(...), lambdarank_truncation_level=3)`` and
-    boostplug's ``LGBMRanker`` with the copy's class: LightGBM's scikit-learn wrapper calls the
-    objective with arrays only; the adapter reads the parameters of the Dataset it was handed."""
-    kw = {"n_estimators": 10, "n_jobs": 1, "verbose": -1, "deterministic": True, "lambdarank_truncation_level": 3,
-          "sigmoid": 1.5}
+@pytest.mark.parametrize("builtin, plugin, kw", [
+    ("lambdarank", LambdaRank, {"lambdarank_truncation_level": 3, "sigmoid": 1.5}),
+    ("rank_xendcg", XENDCG, {"random_state": 7}),   # the estimator's own parameter: LightGBM's seed
+], ids=["lambdarank", "xendcg-random_state"])
+def test_the_lightgbm_rankers_hand_them_to_the_objective(example, builtin, plugin, kw) -> None:
+    """boostplug's ``LGBMRanker`` with the copy's class, and LightGBM's own with
+    ``sklearn_objective(...).given_training(params)``: LightGBM's scikit-learn wrapper calls the
+    objective with arrays only."""
+    kw = {"n_estimators": 10, "n_jobs": 1, "verbose": -1, "deterministic": True, **kw}
     group = np.diff(example.group_ptr)
-    builtin = lgb.LGBMRanker(objective="lambdarank", **kw).fit(example.X, example.y, group=group)
-    plain = lgb.LGBMRanker(objective=bpl.sklearn_objective("lambdarank"), **kw).fit(example.X, example.y, group=group)
-    assert_same_trees(builtin.booster_, plain.booster_)
-    from boostplug.objectives.lambdarank import LambdaRank
-
-    ours = bpl.LGBMRanker(objective=LambdaRank, **kw).fit(example.X, example.y, group=group)
-    assert_same_trees(builtin.booster_, ours.booster_)
+    reference = lgb.LGBMRanker(objective=builtin, **kw).fit(example.X, example.y, group=group).booster_
+    ours = bpl.LGBMRanker(objective=plugin, **kw).fit(example.X, example.y, group=group)
+    assert_same_trees(reference, ours.booster_)
+    theirs = lgb.LGBMRanker(objective=bpl.sklearn_objective(plugin.name).given_training(kw), **kw)
+    assert_same_trees(reference, theirs.fit(example.X, example.y, group=group).booster_)
 
 
 def test_a_lightgbm_value_given_both_ways_must_agree(example) -> None:
@@ -155,11 +158,14 @@ def test_another_objective_warns_once_on_lightgbm(example) -> None:
 # -- XGBoost -----------------------------------------------------------------------------------
 
 def _xgb_train(data, builtin: str, params: dict, plugin: bool):
+    """``xgb.train`` hands a custom objective neither its parameters nor the Booster: the objective
+    is given them (``given_training``); XGBoost warns that it does not use them itself."""
     dm = bpx.dmatrix(data.X, data.y, group_ptr=data.group_ptr)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"(?s).*are not used")   # XGBoost's, before the first round
         if plugin:
-            return xgb.train(bpx.params(nthread=1, **params), dm, ROUNDS, obj=bpx.objective(builtin.replace(":", "_")))
+            params = bpx.params(nthread=1, **params)
+            return xgb.train(params, dm, ROUNDS, obj=bpx.objective(builtin.replace(":", "_")).given_training(params))
         return xgb.train(bpx.params(nthread=1, objective=builtin, **params), dm, ROUNDS)
 
 
@@ -196,9 +202,9 @@ def test_xgb_train_reads_the_unbiased_parameters(clicks, params) -> None:
     assert xgb_trees(reference) != xgb_trees(_xgb_train(data, "rank:ndcg", without, plugin=False))
 
 
-def test_xgb_cv_folds_read_them(example) -> None:
-    """``xgb.cv`` (through ``bpx.cv``, which hands it query folds) hands the objective no
-    parameters either: the adapter reads ``xgb.cv``'s."""
+def test_boostplugs_xgb_cv_hands_them_to_the_objective(example) -> None:
+    """``xgb.cv`` hands the objective no parameters: ``boostplug.xgboost.cv`` gives them to it, and
+    not to XGBoost (no "not used" warning)."""
     def cv(params, obj=None):
         dm = bpx.dmatrix(example.X, example.y, group_ptr=example.group_ptr)
         boosters = []
@@ -208,19 +214,20 @@ def test_xgb_cv_folds_read_them(example) -> None:
                 boosters.extend(b.bst for b in model.cvfolds)
                 return model
 
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=r"(?s).*are not used")
-            bpx.cv(bpx.params(nthread=1, lambdarank_num_pair_per_sample=3, **params), dm, 10, nfold=3, obj=obj,
-                   callbacks=[Keep()])
+        bpx.cv(bpx.params(nthread=1, lambdarank_num_pair_per_sample=3, **params), dm, 10, nfold=3, obj=obj,
+               callbacks=[Keep()])
         return boosters
 
-    for a, b in zip(cv({"objective": "rank:ndcg"}), cv({}, bpx.objective("rank_ndcg")), strict=True):
-        assert_same_xgb_trees(a, b)
+    reference = cv({"objective": "rank:ndcg"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for a, b in zip(reference, cv({}, bpx.objective("rank_ndcg")), strict=True):
+            assert_same_xgb_trees(a, b)
 
 
 def test_xgboosts_ranker_reads_its_keyword_parameters(example) -> None:
     kw = {"n_estimators": 10, "n_jobs": 1, "base_score": 0.0, "lambdarank_num_pair_per_sample": 3,
-          "ndcg_exp_gain": False}
+          "ndcg_exp_gain": False, "lambdarank_pair_method": "topk"}
     builtin = xgb.XGBRanker(objective="rank:ndcg", **kw).fit(example.X, example.y, qid=np.repeat(
         np.arange(example.n_queries), np.diff(example.group_ptr)))
     ours = bpx.XGBRanker(objective="rank_ndcg", **kw).fit(example.X, example.y, group=np.diff(example.group_ptr))
@@ -233,18 +240,19 @@ def test_an_xgboost_value_given_both_ways_must_agree(example) -> None:
                                          r"and lambdarank_pair_method='mean' in XGBoost's training parameters"):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"(?s).*are not used")
-            xgb.train(bpx.params(nthread=1, lambdarank_pair_method="mean"), dm, 2,
-                      obj=bpx.objective("rank_ndcg", lambdarank_pair_method="topk"))
+            params = bpx.params(nthread=1, lambdarank_pair_method="mean")
+            xgb.train(params, dm, 2, obj=bpx.objective("rank_ndcg", lambdarank_pair_method="topk").given_training(params))
 
 
 def test_another_objective_warns_once_on_xgboost(example) -> None:
     dm = bpx.dmatrix(example.X, example.y, group_ptr=example.group_ptr)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        xgb.train(bpx.params(nthread=1, lambdarank_num_pair_per_sample=4, ndcg_exp_gain=False, eta=0.2), dm, 5,
-                  obj=bpx.objective("mpboost"))
+        params = bpx.params(nthread=1, lambdarank_num_pair_per_sample=4, ndcg_exp_gain=False, eta=0.2)
+        xgb.train(params, dm, 5, obj=bpx.objective("mpboost").given_training(params))
         # the LightGBM copy on XGBoost reads none of XGBoost's
-        xgb.train(bpx.params(nthread=1, lambdarank_unbiased=True), dm, 2, obj=bpx.objective("lambdarank"))
+        params = bpx.params(nthread=1, lambdarank_unbiased=True)
+        bpx.cv(params, dm, 2, nfold=2, obj=bpx.objective("lambdarank"))
     mine = _messages(caught, "mpboost")
     assert len(mine) == 1
     assert "lambdarank_num_pair_per_sample=4, ndcg_exp_gain=False in XGBoost's training parameters" in mine[0]

@@ -17,7 +17,7 @@ from ...groups import cut_queries, group_ptr_from_sizes, qid_from_group_ptr, siz
 from ...keyed_pairs import row_keys
 from .._adapter import (
     FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
-    caller_local, check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
+    check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
 )
 from .._query_info import LIGHTGBM_INF
 from .frames import lightgbm_frame
@@ -128,15 +128,6 @@ def dataset_position(objective: Any, given: dict[str, Any], data: Any) -> dict[s
     return {} if position is None else {"position": position}
 
 
-def sklearn_training_params() -> dict[str, Any] | None:
-    """The parameters of the training that called the objective through LightGBM's scikit-learn
-    wrapper (``LGBMRanker``): those of the Dataset that wrapper was handed (``lgb.train`` sets
-    them), which it does not pass on; ``None`` outside it."""
-    from lightgbm.sklearn import _ObjectiveFunctionWrapper
-
-    return getattr(caller_local((_ObjectiveFunctionWrapper.__call__,), "dataset"), "params", None)
-
-
 def params_threads(params: dict[str, Any]) -> int | None:
     """The ``num_threads`` LightGBM's ``params`` set (any of its aliases), ``None`` for its default."""
     return next((thread_count(params[k]) for k in _THREAD_ALIASES if k in params), None)
@@ -177,7 +168,6 @@ class LightGBMSklearnObjective(BoundObjective):
         return self.round_grad_hess(y_pred, None, y_true, group, weight, framework="LightGBM",
                                     to_group_ptr=group_ptr_from_lgb_sizes, threads=self.round_threads(), strict=False,
                                     check_new=lambda: _check_lgb_labels(y_true, self.name),
-                                    training=sklearn_training_params,
                                     no_keys="use boostplug.lightgbm.LGBMRanker(objective=name, ...).fit(X, y, qid=qid, "
                                             "doc=doc), which maps it onto each fit's rows")
 

@@ -229,8 +229,10 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
             )
         if plan.choice.name is not None:
             # the thread count LightGBM trains with, given explicitly (an alias in the kwargs wins over n_jobs)
+            # LightGBM's scikit-learn wrapper hands the objective neither: both given here
+            training = {k: v for k, v in self.get_params().items() if k not in self._not_booster_params()}
             self._objective = sklearn_objective(plan.choice.entry, threads=params_threads(self.get_params()),
-                                                **plan.choice.params)
+                                                **plan.choice.params).given_training(training)
         else:
             self._objective = self.objective
         callbacks = list(callbacks or [])

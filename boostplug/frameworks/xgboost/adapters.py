@@ -20,7 +20,7 @@ from ...groups import qid_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._adapter import (
     FROM_FRAMEWORK, BoundObjective, MetricCallable, MetricSpec, builder_group_ptr, builder_init_score, builder_weights,
-    caller_local, check_set_weights, group_ptr_or_error, metric_query_weights,
+    check_set_weights, group_ptr_or_error, metric_query_weights,
 )
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "directed_callbacks",
@@ -65,15 +65,6 @@ def params_threads(params: dict[str, Any]) -> int | None:
     return thread_count(params.get("nthread", params.get("n_jobs")))
 
 
-def training_params() -> dict[str, Any] | None:
-    """The parameters of the ``xgb.train`` or ``xgb.cv`` that called the objective (a dict or a
-    list of pairs, its ``params``), which XGBoost does not hand it; ``None`` outside them."""
-    from xgboost import training
-
-    params = caller_local((training.train, training.cv), "params")
-    return None if params is None else dict(params)
-
-
 class XGBoostObjective(BoundObjective):
     """Callable for ``xgb.train(obj=...)`` / ``xgb.cv(obj=...)``: ``(predt, dtrain) -> (grad, hess)``."""
 
@@ -87,7 +78,7 @@ class XGBoostObjective(BoundObjective):
             )
         return self.round_grad_hess(predt, dtrain, dtrain.get_label(), dtrain.get_uint_info("group_ptr"),
                                     dtrain.get_weight(), framework="XGBoost", to_group_ptr=_group_ptr_of,
-                                    threads=self.round_threads(), training=training_params,
+                                    threads=self.round_threads(),
                                     keys=lambda: dmatrix_row_keys(dtrain), no_keys=_HOW_KEYS)
 
 

@@ -257,3 +257,4 @@ def test_another_objective_warns_once_on_xgboost(example) -> None:
     assert len(mine) == 1
     assert "lambdarank_num_pair_per_sample=4, ndcg_exp_gain=False in XGBoost's training parameters" in mine[0]
     assert len(_messages(caught, "lambdarank")) == 1
+

@@ -22,8 +22,8 @@ the pair weights held (gradient kind ``"lambda"``), up to the sigmoid table's re
 float32 sums (the mode's ``tolerance``).
 
 With ``position`` (LightGBM's Dataset ``position``; the LightGBM adapter reads it from the Dataset,
-and ``learning_rate``, like the parameters above, from the training's parameters), LightGBM's position-bias factors
-(``RankingObjective``, ``UpdatePositionBiasFactors``): each score plus its position's float32
+and ``learning_rate``, as the parameters above, from the training's parameters), LightGBM's
+position-bias factors (``RankingObjective``, ``UpdatePositionBiasFactors``): each score plus its position's float32
 factor before the lambdas; after each round's own call (not a held one, not the loss) the float32
 lambdas and Hessians summed by position (in row order: one thread's order), an L2 term
 ``lambdarank_position_bias_regularization * bias * count``, and one Newton step

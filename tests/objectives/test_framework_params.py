@@ -241,7 +241,8 @@ def test_an_xgboost_value_given_both_ways_must_agree(example) -> None:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"(?s).*are not used")
             params = bpx.params(nthread=1, lambdarank_pair_method="mean")
-            xgb.train(params, dm, 2, obj=bpx.objective("rank_ndcg", lambdarank_pair_method="topk").given_training(params))
+            obj = bpx.objective("rank_ndcg", lambdarank_pair_method="topk").given_training(params)
+            xgb.train(params, dm, 2, obj=obj)
 
 
 def test_another_objective_warns_once_on_xgboost(example) -> None:

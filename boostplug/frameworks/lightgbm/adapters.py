@@ -188,6 +188,10 @@ def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> Lig
             ``num_threads`` (or an alias), read from the parameters of the Dataset ``lgb.train``
             hands the objective (unset or 0: numba's own count); ``None``: numba's own setting.
         **params: the objective's parameters (see its module); unknown names raise ``ValueError``.
+
+    A copy of LightGBM's built-ins (``lambdarank``, ``xendcg``) reads the parameters its built-in
+    reads (``lambdarank_truncation_level``, ``sigmoid``...) from the training's, which the Dataset
+    ``lgb.train`` hands it carries, unless given here (given both ways, they must agree).
     """
     return LightGBMObjective(name, params, threads)
 
@@ -202,7 +206,9 @@ def sklearn_objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any
     ``numba.set_num_threads`` say otherwise, as LightGBM's own default); pass ``threads=`` (e.g.
     the ranker's ``n_jobs``) to set it. :class:`boostplug.lightgbm.LGBMRanker` passes its
     ``n_jobs`` itself, and :func:`objective` for ``lgb.train`` reads the parameters of the
-    Dataset LightGBM hands it."""
+    Dataset LightGBM hands it. Nor does it see the parameters a copy of a built-in reads from the
+    training's (``lambdarank_truncation_level``...): give them,
+    ``sklearn_objective("lambdarank").given_training(ranker_params)``; boostplug's ranker does."""
     return LightGBMSklearnObjective(name, params, threads)
 
 

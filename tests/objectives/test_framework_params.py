@@ -15,7 +15,6 @@ import warnings
 import numpy as np
 import pytest
 
-from boostplug.data import load_example
 from boostplug.objectives.lambdarank import LambdaRank
 from boostplug.objectives.xendcg import XENDCG, objective_seed_from_seed
 from tests.objectives._clicks_like import clicks_like
@@ -25,20 +24,11 @@ lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")
 from boostplug import lightgbm as bpl  # noqa: E402  (needs lightgbm)
 from boostplug import xgboost as bpx  # noqa: E402  (needs xgboost)
+from tests.objectives.test_xgb_lambdarank import binary, example  # noqa: E402,F401  (the fixtures: their data)
 
 ROUNDS = 20
 #: LightGBM's parameters of every comparison: one thread, no metric
 BASE = {"verbose": -1, "num_threads": 1, "metric": "None", "deterministic": True, "min_data_in_leaf": 5}
-
-
-@pytest.fixture(scope="module")
-def example():
-    return load_example()[0]
-
-
-@pytest.fixture(scope="module")
-def binary(example):
-    return dataclasses.replace(example, y=(example.y >= 1).astype(np.float64))
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """One objective bound lazily to each training set a framework hands it: what the LightGBM and
 XGBoost adapters share of the objective call (binding once per set, noticing a set whose labels
-changed, one round's gradients on the framework's threads); each adapter keeps only how its
-framework hands over the set."""
+changed, the parameters it reads from the training's, one round's gradients on the framework's
+threads); each adapter keeps only how its framework hands over the set and its parameters."""
 
 from __future__ import annotations
 
@@ -9,20 +9,21 @@ import importlib
 import pickle
 import sys
 import threading
+import warnings
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import objectives as _objectives
 from .._core.threads import limit_threads
-from .._validation import check_optional_count
+from .._validation import check_optional_count, show
 from ..keyed_pairs import NO_KEYS, given_keyed_params, given_row_params, params_on_rows
 from ..objectives import Loss
 from ._query_info import set_arrays
 
-__all__ = ["BoundObjective", "ShippedEntry", "FROM_FRAMEWORK"]
+__all__ = ["BoundObjective", "ShippedEntry", "FROM_FRAMEWORK", "from_training"]
 
 
 class _FromFramework:
@@ -44,6 +45,61 @@ def _same_arrays(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
         else (x is not None and np.array_equal(x, y))
         for x, y in zip(a, b)
     )
+
+
+def _declared(objective: Any, framework: str) -> Mapping[str, Any]:
+    """What ``objective``'s class reads of ``framework``'s training parameters (its
+    ``framework_params``: ``{framework: {framework's name: parameter or (parameter, convert)}}``)."""
+    return getattr(objective.loss_class, "framework_params", {}).get(framework, {})
+
+
+def _built_in_names(framework: str) -> frozenset[str]:
+    """The parameters of ``framework``'s built-in objectives that a registered objective reads as
+    its own (derived ones, ``(parameter, convert)``, are the framework's general parameters)."""
+    return frozenset(key for name in _objectives.names()
+                     for key, target in _declared(_objectives.get(name), framework).items() if isinstance(target, str))
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except Exception:  # values numpy cannot compare element-wise
+        return bool(a == b)
+
+
+def from_training(objective: Any, framework: str, training: Mapping[str, Any],
+                  given: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``(params, unused)``: the parameters ``objective`` (an entry) reads from ``training`` (the
+    parameters ``framework``, e.g. ``"LightGBM"``, trains with; its class's ``framework_params``
+    say which) and the built-in objectives' parameters in ``training`` it does not read.
+
+    A plain entry (``name: parameter``) is the built-in's own parameter, any of its names (the
+    first one given wins): taken unless ``given`` to the objective, and a ``ValueError`` naming
+    both values when given both ways with values that differ. A derived entry (``name:
+    (parameter, convert)``, from a parameter the framework also reads for itself: LightGBM's
+    ``objective_seed`` from ``seed``) fills the parameter only when it is set nowhere else."""
+    key = framework.lower()
+    declared = _declared(objective, key)
+    check = objective.loss_class.declared_params()
+    params: dict[str, Any] = {}
+    for name, target in declared.items():
+        param, convert = (target, None) if isinstance(target, str) else target
+        value = training.get(name)
+        if value is None or param in params or (convert is not None and param in given):
+            continue
+        try:
+            value = check[param].check(value, param, objective=objective.name) if convert is None else convert(value)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{e} (from {name}={show(training[name])} in {framework}'s training parameters)") from None
+        if convert is None and param in given \
+                and not _equal(check[param].check(given[param], param, objective=objective.name), value):
+            raise ValueError(
+                f"{objective.name}: {param} is given twice, {show(given[param])} to the objective and "
+                f"{name}={show(training[name])} in {framework}'s training parameters (which {framework}'s built-in "
+                "reads): give it once, or the same value both ways")
+        params[param] = value
+    unused = sorted(k for k in training if k in _built_in_names(key) and k not in declared)
+    return params, unused
 
 
 def _cloudpickle() -> Any:
@@ -148,7 +204,8 @@ class BoundObjective:
     was prepared is an error rather than silently stale gradients.
     """
 
-    def __init__(self, objective: Any, params: dict[str, Any], threads: int | None = FROM_FRAMEWORK) -> None:
+    def __init__(self, objective: Any, params: dict[str, Any], threads: int | None = FROM_FRAMEWORK,
+                 training: Mapping[str, Any] | None = None) -> None:
         #: The numba threads of each round's kernels: a count, ``None`` (numba's own setting), or
         #: :data:`FROM_FRAMEWORK` (what the training hands the objective: :meth:`round_threads`).
         self.threads = threads if threads is FROM_FRAMEWORK else check_optional_count(threads, "threads")
@@ -166,6 +223,26 @@ class BoundObjective:
         self._by_set: "weakref.WeakKeyDictionary[Any, tuple[Loss, tuple[Any, ...]]]" = \
             weakref.WeakKeyDictionary()
         self._last: tuple[Loss, tuple[Any, ...]] | None = None  # for sets not weakly referenceable
+        self._warned_unused = False
+        #: The training's parameters, handed by the code that builds the objective for a training
+        #: (:meth:`given_training`), for a framework that does not hand them with the round.
+        self.training = None if training is None else dict(training)
+
+    def _read(self, framework: str, training: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The parameters this objective reads from ``training`` (:func:`from_training`); the first
+        time built-in parameters it does not read are there, one warning naming them."""
+        if not training:
+            return {}
+        params, unused = from_training(self.objective, framework, training, {**self.objective.fixed, **self.params})
+        if unused and not self._warned_unused:
+            self._warned_unused = True
+            warnings.warn(
+                f"{self.name}: {', '.join(f'{k}={show(training[k])}' for k in unused)} in {framework}'s training "
+                f"parameters {'is a parameter' if len(unused) == 1 else 'are parameters'} of {framework}'s built-in "
+                f"ranking objectives, which {self.name} does not read: it trains as if "
+                f"{'it were' if len(unused) == 1 else 'they were'} not given (its own parameters: "
+                f"{', '.join(self.objective.defaults)})", UserWarning, stacklevel=2)
+        return params
 
     def prepared(
         self,
@@ -178,14 +255,19 @@ class BoundObjective:
         keys: Callable[[], tuple[Any, Any] | None] | None = None,
         no_keys: str = "",
         from_set: Callable[[], dict[str, Any]] | None = None,
+        framework: str = "",
+        training: Callable[[], Mapping[str, Any] | None] | None = None,
     ) -> Loss:
         """The objective prepared for this set. ``seen`` is what the framework hands each round
         (raw labels, groups, weights), compared with what the set was prepared from;
         ``derive() -> (labels, group_ptr, query_weights)``, ``check_new()`` and ``keys() -> (qid, doc)``
         (each row's keys, for keyed tables; ``None``: the set has none, ``no_keys`` says how to
-        give them) and ``from_set() -> params`` (parameters the set carries, e.g. LightGBM's
-        Dataset positions, under the given ones) run only when a set is first prepared (validation
-        and conversion are not repeated every round)."""
+        give them), ``from_set() -> params`` (parameters the set carries, e.g. LightGBM's
+        Dataset positions, under the given ones) and ``training() -> params`` (the parameters
+        ``framework`` trains with, as it hands them with the set; else those given to the
+        objective, :meth:`given_training`: what the objective reads of them,
+        :func:`from_training`) run only when a set is first prepared (validation and conversion
+        are not repeated every round)."""
         if self._unusable is not None:
             raise self._unusable
         try:
@@ -218,6 +300,7 @@ class BoundObjective:
         if check_new is not None:
             check_new()
         params = self.params if from_set is None else {**from_set(), **self.params}
+        params = {**self._read(framework, self.training if training is None else training()), **params}
         if self.keyed_given:
             row_keys = None if keys is None else keys()
             if row_keys is None:
@@ -250,15 +333,17 @@ class BoundObjective:
         keys: Callable[[], tuple[Any, Any] | None] | None = None,
         no_keys: str = "",
         from_set: Callable[[], dict[str, Any]] | None = None,
+        training: Callable[[], Mapping[str, Any] | None] | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One boosting round: ``(grad, hess)`` at ``preds`` for the set ``key`` that holds
         ``labels``, ``groups`` (the framework's form, which ``to_group_ptr(groups, n_docs)``
         converts when the set is first prepared) and row or query ``weights``, computed on
-        ``threads`` threads (``None``: numba's own setting). ``strict``, ``check_new``, ``keys`` and
-        ``no_keys`` and ``from_set``: as in :meth:`prepared`."""
+        ``threads`` threads (``None``: numba's own setting). ``strict``, ``check_new``, ``keys``,
+        ``no_keys``, ``from_set`` and ``training``: as in :meth:`prepared`."""
         prep = self.prepared(key, (labels, groups, weights),
                              lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
-                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys, from_set=from_set)
+                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys, from_set=from_set,
+                             framework=framework, training=training)
         with limit_threads(threads):
             return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 
@@ -282,7 +367,19 @@ class BoundObjective:
         to the objective wins)."""
         if self.threads is not FROM_FRAMEWORK:
             return self
-        return type(self)(self.objective, self.params, threads)
+        return type(self)(self.objective, self.params, threads, self.training)
+
+    def given_training(self, params: Mapping[str, Any] | Any) -> "BoundObjective":
+        """A copy of this objective (the caller's object is not changed) that reads the parameters
+        of its class's framework's built-in from ``params`` (a dict, or XGBoost's list of pairs),
+        the parameters of the training it is built for (:func:`from_training`): for a framework
+        that does not hand them with the round (``xgb.train``, ``xgb.cv``, LightGBM's
+        scikit-learn ranker). A value also given to the objective must agree (``ValueError``)."""
+        return type(self)(self.objective, self.params, self.threads, dict(params))
+
+    def reads(self, framework: str) -> frozenset[str]:
+        """The names of ``framework``'s parameters (``"XGBoost"``...) this objective reads."""
+        return frozenset(_declared(self.objective, framework.lower()))
 
     def __getstate__(self) -> dict[str, Any]:
         # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
@@ -293,6 +390,8 @@ class BoundObjective:
         state: dict[str, Any] = {"name": self.name, "params": self.params, "shipped": ShippedEntry(self.objective)}
         if self.threads is not FROM_FRAMEWORK:
             state["threads"] = self.threads
+        if self.training is not None:
+            state["training"] = self.training
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -302,11 +401,12 @@ class BoundObjective:
         try:
             # (a pickle of an earlier version: the entry, or the name of a registered one)
             shipped = state["shipped"].entry() if "shipped" in state else state.get("entry", state["name"])
-            self.__init__(shipped, state["params"], threads)
+            self.__init__(shipped, state["params"], threads, state.get("training"))
         except Exception as e:
             self.threads, self._unusable, self._state = threads, e, state
             self.objective, self.name, self.params = None, state["name"], dict(state["params"])
-            self.rows_given, self.keyed_given, self._last = {}, {}, None
+            self.rows_given, self.keyed_given, self._last, self._warned_unused = {}, {}, None, False
+            self.training = state.get("training")
             self._by_set = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:

@@ -22,8 +22,8 @@ the pair weights held (gradient kind ``"lambda"``), up to the sigmoid table's re
 float32 sums (the mode's ``tolerance``).
 
 With ``position`` (LightGBM's Dataset ``position``; the LightGBM adapter reads it from the Dataset,
-and ``learning_rate`` from the training's parameters), LightGBM's position-bias factors
-(``RankingObjective``, ``UpdatePositionBiasFactors``): each score plus its position's float32
+and ``learning_rate``, as the parameters above, from the training's parameters), LightGBM's
+position-bias factors (``RankingObjective``, ``UpdatePositionBiasFactors``): each score plus its position's float32
 factor before the lambdas; after each round's own call (not a held one, not the loss) the float32
 lambdas and Hessians summed by position (in row order: one thread's order), an L2 term
 ``lambdarank_position_bias_regularization * bias * count``, and one Newton step
@@ -238,6 +238,13 @@ class LambdaRank(Loss):
         tolerance=1e-3)}
     hessian_floor = False
     fresh_output = True
+    #: What LightGBM's ``lambdarank`` reads from the training's parameters, by LightGBM's names:
+    #: taken from them when not given to the objective (the adapters: ``lgb.train``, ``lgb.cv``,
+    #: ``LGBMRanker``); ``(parameter, convert)``: the step LightGBM's own ``learning_rate`` gives.
+    framework_params = {"lightgbm": {
+        **{k: k for k in ("lambdarank_truncation_level", "sigmoid", "lambdarank_norm", "label_gain",
+                          "lambdarank_position_bias_regularization")},
+        **{k: ("learning_rate", float) for k in ("learning_rate", "shrinkage_rate", "eta")}}}
 
     sigmoid: float
     lambdarank_truncation_level: int

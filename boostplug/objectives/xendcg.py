@@ -134,6 +134,10 @@ class XENDCG(RandomRounds, SoftmaxCrossEntropy):
         gradient="newton")}
     hessian_floor = False
     list_grad_hess = staticmethod(_lightgbm_lambdas)
+    #: What LightGBM's ``rank_xendcg`` reads from the training's parameters, taken from them when not
+    #: given to the objective: ``objective_seed``, else the one LightGBM derives from ``seed``.
+    framework_params = {"lightgbm": {"objective_seed": "objective_seed", **{
+        k: ("objective_seed", objective_seed_from_seed) for k in ("seed", "random_seed", "random_state")}}}
 
     objective_seed: int
 

@@ -136,6 +136,9 @@ class XGBoostLambdaRank(RandomRounds, Loss):
         tolerance=1e-5)}
     hessian_floor = False
     fresh_output = True
+    #: What XGBoost's built-in reads from the training's parameters, taken from them when not given
+    #: to the objective (the adapters: ``xgb.train``, ``xgb.cv``, ``XGBRanker``).
+    framework_params = {"xgboost": {k: k for k in _PAIR_PARAMS}}
 
     lambdarank_pair_method: str
     lambdarank_num_pair_per_sample: int | None
@@ -237,6 +240,7 @@ class RankNDCG(XGBoostLambdaRank):
     metric = X.NDCG
     params = {**_PAIR_PARAMS, "ndcg_exp_gain": Param(True, "bool", "gain 2^label - 1 (labels integers in 0..31); "
                                                      "False: the label itself")}
+    framework_params = {"xgboost": {**XGBoostLambdaRank.framework_params["xgboost"], "ndcg_exp_gain": "ndcg_exp_gain"}}
     ndcg_exp_gain: bool
 
     def xgb_labels(self, labels32: NDArray[np.float32]) -> NDArray[np.float64]:

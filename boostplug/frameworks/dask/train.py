@@ -216,7 +216,7 @@ def train_lightgbm(
         raise ValueError("pass the boostplug objective as `objective`, not in the ranker parameters")
     # keyed: lgb.train on each worker, which hands the objective the Dataset (and its num_threads)
     make = DaskLightGBMObjective if doc_col is None else LightGBMObjective
-    obj = _refuse_row_params(make(objective, dict(objective_params or {})))
+    obj = _refuse_row_params(make(objective, dict(objective_params or {}))).given_training(ranker_params)
     refuse_keyed_without_doc(obj, doc_col)
     if doc_col is not None:
         check_doc_col(frame, doc_col, label_col, qid_col, feature_cols)
@@ -295,7 +295,7 @@ def train_xgboost(
 
     require_frame(frame, label_col, qid_col, "train_xgboost")
     check_rounds(num_boost_round, "num_boost_round")
-    obj = _refuse_row_params(DaskXGBoostObjective(objective, dict(objective_params or {})))
+    obj = _refuse_row_params(DaskXGBoostObjective(objective, dict(objective_params or {}))).given_training(params or {})
     refuse_keyed_without_doc(obj, doc_col)
     if doc_col is not None:
         from ..distributed import xgboost_worker

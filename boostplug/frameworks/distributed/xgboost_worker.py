@@ -141,7 +141,7 @@ def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: i
                 evals = [(dvalid, "validation")]
             stamps.mark("build")
             if isinstance(obj, XGBoostObjective):  # this worker's count is in params
-                obj = obj.given_threads(params_threads(params))
+                obj = obj.given_threads(params_threads(params)).given_training(params)
             booster = xgb.train(params, dtrain, num_boost_round, obj=obj, evals=evals, custom_metric=measure,
                                 verbose_eval=False, early_stopping_rounds=early_stopping_rounds,
                                 callbacks=None if stop is None else [XGBoostStop(stop)],

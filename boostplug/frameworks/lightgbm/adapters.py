@@ -120,18 +120,13 @@ def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[
 LR_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
 
 
-def dataset_position_params(objective: Any, given: dict[str, Any], data: Any) -> dict[str, Any]:
-    """What an objective that takes LightGBM's positions (a ``position`` parameter: the
-    ``lambdarank`` copy) reads from the Dataset ``lgb.train`` hands it: its ``position`` and the
-    training's ``learning_rate`` (any alias; LightGBM's default 0.1), unless given to the objective."""
+def dataset_position(objective: Any, given: dict[str, Any], data: Any) -> dict[str, Any]:
+    """The Dataset's ``position`` for an objective that takes LightGBM's positions (a ``position``
+    parameter: the ``lambdarank`` copy), unless given to the objective."""
     if "position" not in objective.defaults or "position" in given:
         return {}
     position = data.get_position()
-    if position is None:
-        return {}
-    params = getattr(data, "params", None) or {}
-    rate = next((params[k] for k in LR_ALIASES if k in params), 0.1)
-    return {"position": position, **({} if "learning_rate" in given else {"learning_rate": float(rate)})}
+    return {} if position is None else {"position": position}
 
 
 def params_threads(params: dict[str, Any]) -> int | None:
@@ -162,7 +157,8 @@ class LightGBMObjective(BoundObjective):
                                     threads=self.round_threads(lgb_threads(train_data)),
                                     check_new=lambda: _check_set(train_data, labels, self.name),
                                     keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS,
-                                    from_set=lambda: dataset_position_params(self.objective, self.params, train_data))
+                                    from_set=lambda: dataset_position(self.objective, self.params, train_data),
+                                    training=lambda: train_data.params)
 
 
 class LightGBMSklearnObjective(BoundObjective):
@@ -193,6 +189,10 @@ def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> Lig
             ``num_threads`` (or an alias), read from the parameters of the Dataset ``lgb.train``
             hands the objective (unset or 0: numba's own count); ``None``: numba's own setting.
         **params: the objective's parameters (see its module); unknown names raise ``ValueError``.
+
+    A copy of LightGBM's built-ins (``lambdarank``, ``xendcg``) reads the parameters its built-in
+    reads (``lambdarank_truncation_level``, ``sigmoid``...) from the training's, which the Dataset
+    ``lgb.train`` hands it carries, unless given here (given both ways, they must agree).
     """
     return LightGBMObjective(name, params, threads)
 
@@ -207,7 +207,9 @@ def sklearn_objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any
     ``numba.set_num_threads`` say otherwise, as LightGBM's own default); pass ``threads=`` (e.g.
     the ranker's ``n_jobs``) to set it. :class:`boostplug.lightgbm.LGBMRanker` passes its
     ``n_jobs`` itself, and :func:`objective` for ``lgb.train`` reads the parameters of the
-    Dataset LightGBM hands it."""
+    Dataset LightGBM hands it. Nor does it see the parameters a copy of a built-in reads from the
+    training's (``lambdarank_truncation_level``...): give them,
+    ``sklearn_objective("lambdarank").given_training(ranker_params)``; boostplug's ranker does."""
     return LightGBMSklearnObjective(name, params, threads)
 
 

@@ -228,9 +228,11 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
                 f"metric name, now {self.eval_metric!r}) and switches LightGBM's metrics off; set eval_metric= instead"
             )
         if plan.choice.name is not None:
-            # the thread count LightGBM trains with, given explicitly (an alias in the kwargs wins over n_jobs)
+            # LightGBM's scikit-learn wrapper hands the objective neither the thread count it trains with (an
+            # alias in the kwargs wins over n_jobs) nor the parameters its built-in would read: both given here
+            training = {k: v for k, v in self.get_params().items() if k not in self._not_booster_params()}
             self._objective = sklearn_objective(plan.choice.entry, threads=params_threads(self.get_params()),
-                                                **plan.choice.params)
+                                                **plan.choice.params).given_training(training)
         else:
             self._objective = self.objective
         callbacks = list(callbacks or [])

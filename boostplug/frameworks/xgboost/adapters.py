@@ -104,6 +104,11 @@ def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> XGB
             to set it. :func:`boostplug.xgboost.cv` and :class:`boostplug.xgboost.XGBRanker`
             pass the ``nthread`` of their parameters themselves; ``None``: numba's own setting.
         **params: the objective's parameters; unknown names raise ``ValueError``.
+
+    XGBoost hands a custom objective none of ``xgb.train``'s parameters either: a copy of its
+    built-ins (``rank_ndcg``...) reads those of its built-in (``lambdarank_num_pair_per_sample``...)
+    from the ones you give it, ``objective("rank_ndcg").given_training(params)``;
+    :func:`boostplug.xgboost.cv` and :class:`boostplug.xgboost.XGBRanker` give them themselves.
     """
     return XGBoostObjective(name, params, threads)
 

@@ -19,6 +19,13 @@ from .adapters import (XGBoostMetric, XGBoostObjective, _group_ptr, directed_cal
 __all__ = ["query_fold_rows", "cv"]
 
 
+def without(params: Any, names: frozenset[str]) -> Any:
+    """XGBoost's ``params`` (a dict or a list of pairs) without ``names``."""
+    if isinstance(params, dict):
+        return {k: v for k, v in params.items() if k not in names}
+    return [(k, v) for k, v in params if k not in names]
+
+
 def query_fold_rows(dtrain: Any, nfold: int = 5, *, seed: int = 0,
                     shuffle: bool = True) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     """``nfold`` pairs ``(train_rows, test_rows)`` of a ranking DMatrix, each query whole in the test
@@ -47,7 +54,9 @@ def cv(params: dict[str, Any], dtrain: Any, num_boost_round: int = 10, *, nfold:
     ``fpreproc`` runs on each fold after it is cut. Returns what ``xgb.cv`` returns.
 
     What ``xgb.cv`` cannot hand the callables it calls is passed here: a boostplug ``obj`` runs its
-    kernels on the ``nthread`` of ``params``, and with a boostplug ``custom_metric`` early
+    kernels on the ``nthread`` of ``params`` and reads the parameters of its built-in there
+    (``lambdarank_num_pair_per_sample`` for ``rank_ndcg``...; they are not handed to XGBoost,
+    which would warn that it does not use them), and with a boostplug ``custom_metric`` early
     stopping goes in the metric's direction (``maximize``, and each ``EarlyStopping`` of
     ``callbacks`` left on automatic direction that watches it); a ``maximize`` you give wins.
     """
@@ -67,7 +76,9 @@ def cv(params: dict[str, Any], dtrain: Any, num_boost_round: int = 10, *, nfold:
         return out if fpreproc is None else fpreproc(*out)
 
     if isinstance(kwargs.get("obj"), XGBoostObjective):
-        kwargs["obj"] = kwargs["obj"].given_threads(params_threads(dict(params)))
+        # what xgb.cv does not hand the objective; the built-in's parameters it reads are not XGBoost's
+        kwargs["obj"] = obj = kwargs["obj"].given_threads(params_threads(dict(params))).given_training(params)
+        params = without(params, obj.reads("XGBoost"))
     if isinstance(kwargs.get("custom_metric"), XGBoostMetric):
         kwargs["custom_metric"] = metric = kwargs["custom_metric"].directed()
         if kwargs.get("maximize") is None:

@@ -172,9 +172,8 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
             params["disable_default_eval_metric"] = 1
             obj = None
             if plan.choice.name is not None:
-                obj = make_objective(plan.choice.entry,
-                                     threads=params_threads(params),
-                                     **plan.choice.params)
+                obj = make_objective(plan.choice.entry, threads=params_threads(params),
+                                     **plan.choice.params).given_training(params)
                 if params.get("base_score") is None:
                     params["base_score"] = 0.0
             dtrain = self._dmatrix(X, y, plan.group_ptr, plan.query_weights, base_margin)

@@ -156,6 +156,8 @@ def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix
                                 w = weight_fn(view, *args)
                             if w == 0.0:  # adds nothing (MRR's weight is 0 for most pairs, MAP's within a class)
                                 continue
+                            if w < 0.0:  # named by _naming.pair_failure, which runs this loop as Python
+                                raise ValueError("a pair_weight is negative")
                         if normalize and varied:
                             w = w / (NORM_OFFSET + abs(d_at))
                         if want_loss:

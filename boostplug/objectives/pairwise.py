@@ -37,7 +37,9 @@ from .._core import dispatch
 from .._core.class_kernels import compile_closure
 from .._core.dcg import RANK_DOC_WORK, gains_of, inverse_ideal_dcgs
 from . import _pair_kernels as K
-from ._contract import Hessian, Loss, NonFiniteError
+from ._declarations import Hessian
+from ._loss import Loss
+from ._non_finite import NonFiniteError
 from ._naming import (MACHINERY_ERRORS, NUMBA_CANNOT_COMPILE, PairFunctionError, diagnose_pair_functions,
                       explain_pair, pair_failure)
 from .logistic import LOGISTIC

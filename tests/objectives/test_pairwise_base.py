@@ -483,7 +483,7 @@ def test_a_compiled_pair_function_that_raises_names_itself_its_arguments_and_the
 
 
 def test_a_pair_weight_that_raises_names_itself_the_pairs_view_and_the_pair(kernels) -> None:
-    bad = _weighted(pair_weight=staticmethod(lambda p, sigma: 1.0 / (p.rank_i - 1)))
+    bad = _weighted(pair_weight=staticmethod(lambda p, sigma: 1.0 / (p.rank_i - 1) ** 2))  # >= 0 where defined
     # query 1: rows 3 (label 0) above row 4 (label 1): the preferred row 4 is at position 1
     obj = bad(np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5]))
     scores = np.array([0.0, 0.5, 1.0, 2.0, 1.0])
@@ -493,6 +493,17 @@ def test_a_pair_weight_that_raises_names_itself_the_pairs_view_and_the_pair(kern
                                                     r"\(preferred\) and 3 of query 1") as info:
             method(scores)
         assert info.value.query == 1 and info.value.rows == (4, 3)
+
+
+def test_a_negative_pair_weight_is_refused_naming_the_pair_and_the_weight(kernels) -> None:
+    neg = _weighted(pair_weight=staticmethod(lambda p, sigma: 1.0 if p.rank_i == 0 else -0.5))
+    obj = neg(np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5]))
+    scores = np.array([0.0, 0.5, 1.0, 2.0, 1.0])   # query 1: row 4 (label 1) below row 3: rank_i 1
+    for method in (obj.loss, obj.grad_hess):
+        with pytest.raises(PairFunctionError, match=r"Bad\.pair_weight\(Pair\(.*\), 1\.0\) returns -0\.5, a negative "
+                                                    r"weight, on the pair of rows \d \(preferred\) and \d of query \d") as info:
+            method(scores)
+        assert info.value.rows is not None and info.value.query is not None
 
 
 def test_a_query_prefix_that_raises_is_named() -> None:

@@ -106,7 +106,7 @@ def _scan(loss: Any, scores: NDArray[np.float64], want_loss: bool, q: int | None
         return call
 
     fns = [fn if fn is None else watched(name, fn) for name, fn in zip(K.FUNCTIONS, loss._fns)]
-    loop = K.pair_kernel(*fns, False, note=lambda ri, rj, up: seen.append((int(ri), int(rj)) if up else
+    loop = K.pair_kernel(*fns, False, loss._by_label, note=lambda ri, rj, up: seen.append((int(ri), int(rj)) if up else
                                                                            (int(rj), int(ri))))
     try:
         loss._call(loop, scores, want_loss, slice(q, q + 1))

@@ -111,6 +111,22 @@ def test_the_objective_base_is_its_import_closure_within_budget() -> None:
                                   "needs belongs to the loss's module, imported there")
 
 
+MOST_PARAMETERS = 12
+
+
+def test_no_function_of_the_base_takes_more_than_twelve_parameters() -> None:
+    """A loop's inputs travel in named records (objectives/_pair_kernels.py), not as a long row of arguments."""
+    long = []
+    for name in base_closure():
+        for node in ast.walk(ast.parse((PACKAGE / name).read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                count = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + (a.vararg is not None) + \
+                    (a.kwarg is not None)
+                long += [f"{name}: {node.name} ({count})"] if count > MOST_PARAMETERS else []
+    assert not long, f"functions of the objective base with more than {MOST_PARAMETERS} parameters: {long}"
+
+
 if __name__ == "__main__":  # python -m tests.docs.test_layout [--write]: the base's listing, or ARCHITECTURE.md rewritten
     import sys
 

@@ -25,6 +25,10 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._validation import as_1d as _as_1d
+from ._validation import check_group_ptr, check_labels, check_scores
+from ._validation import show_values as _show
+
 __all__ = [
     "Regrouped",
     "group_ptr_from_qid",
@@ -37,6 +41,8 @@ __all__ = [
     "first_varying_row",
     "group_ptr_of_runs",
     "cut_queries",
+    "resolve_group_ptr",
+    "check_ranking_inputs",
 ]
 
 
@@ -50,22 +56,6 @@ class Regrouped(NamedTuple):
 
     group_ptr: NDArray[np.int64]
     permutation: NDArray[np.int64]
-
-
-def _show(values: NDArray, limit: int = 8) -> str:
-    """``[a, b, c]`` (plain Python reprs, no numpy padding), abbreviated past ``limit``."""
-    values = np.asarray(values).reshape(-1)
-    shown = ", ".join(str(v) for v in values[:limit].tolist())
-    if values.size <= limit:
-        return f"[{shown}]"
-    return f"[{shown}, ...] ({values.size} values)"
-
-
-def _as_1d(values: ArrayLike, name: str) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
-    return arr
 
 
 def _item(value: object) -> object:
@@ -255,40 +245,6 @@ def group_ptr_from_sizes(sizes: ArrayLike, n_docs: int | None = None) -> NDArray
     return ptr
 
 
-def check_group_ptr(group_ptr: ArrayLike, n_docs: int | None = None) -> NDArray[np.int64]:
-    """Validate a group pointer and return it as a contiguous int64 array.
-
-    ``group_ptr`` must be 1-D, start at 0, be strictly increasing (no empty
-    query) and, when ``n_docs`` is given, end at ``n_docs``.
-    """
-    g = _as_1d(group_ptr, "group_ptr")
-    if g.dtype.kind == "f":
-        if not np.all(np.isfinite(g)) or not np.all(g == np.round(g)):
-            raise ValueError(f"group_ptr must hold whole numbers, got {_show(g)}")
-    elif g.dtype.kind not in "iu":
-        raise TypeError(f"group_ptr must be an integer array, got dtype {g.dtype}")
-    g = np.ascontiguousarray(g, dtype=np.int64)
-    if g.shape[0] < 1:
-        raise ValueError("group_ptr must have at least one entry (0)")
-    if g[0] != 0:
-        raise ValueError(f"group_ptr must start at 0, got {_show(g)}")
-    d = np.diff(g)
-    bad = np.flatnonzero(d <= 0)
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(
-            "group_ptr must be strictly increasing (every query non-empty); "
-            f"group_ptr[{i}] = {int(g[i])} is followed by group_ptr[{i + 1}] = "
-            f"{int(g[i + 1])} (group_ptr: {_show(g)})"
-        )
-    if n_docs is not None and g[-1] != n_docs:
-        raise ValueError(
-            f"group_ptr ends at {int(g[-1])} but there are {n_docs} documents "
-            f"(group_ptr: {_show(g)})"
-        )
-    return g
-
-
 def sizes_from_group_ptr(group_ptr: ArrayLike) -> NDArray[np.int64]:
     """Group sizes (LightGBM's ``group``) of a validated group pointer."""
     return np.diff(check_group_ptr(group_ptr))
@@ -309,3 +265,64 @@ def index_within_query(group_ptr: ArrayLike) -> NDArray[np.int64]:
     """
     g = check_group_ptr(group_ptr)
     return np.arange(g[-1], dtype=np.int64) - np.repeat(g[:-1], np.diff(g))
+
+
+def _sizes_hint(g: np.ndarray, n_docs: int) -> str:
+    """Why a rejected ``group_ptr`` looks like LightGBM group sizes, or ``""``."""
+    if g.ndim != 1 or g.size == 0 or g.dtype.kind not in "iuf":
+        return ""
+    with np.errstate(all="ignore"):
+        whole = np.all(np.isfinite(g)) and np.all(g == np.round(g)) and np.all(g > 0)
+        if not whole or float(g.sum()) != float(n_docs):
+            return ""
+    return (f"; it looks like group sizes (LightGBM's group=, summing to {n_docs}): convert them with "
+            "boostplug.groups.group_ptr_from_sizes(sizes), or pass qid=... instead")
+
+
+def resolve_group_ptr(group_ptr: ArrayLike | None, qid: ArrayLike | None, n_docs: int, *,
+                      caller: str = "boostplug's metrics") -> NDArray[np.int64]:
+    """The validated ``group_ptr`` from exactly one of ``group_ptr`` (offsets) and ``qid``
+    (one query id per row, each query's rows contiguous, ids in any order; ``caller``: what the
+    user gave them to, named by the error about a non-contiguous ``qid``).
+
+    Group sizes passed as ``group_ptr`` get a message naming
+    :func:`boostplug.groups.group_ptr_from_sizes`.
+    """
+    if group_ptr is None and qid is None:
+        raise ValueError("pass the queries as group_ptr=... (offsets) or qid=... (one id per row)")
+    if group_ptr is not None and qid is not None:
+        raise ValueError("pass either group_ptr or qid, not both")
+    if qid is not None:
+        q = np.asarray(qid)
+        if q.ndim != 1:
+            raise ValueError(f"qid must be one-dimensional, got shape {q.shape}")
+        if q.shape[0] != n_docs:
+            raise ValueError(f"qid has length {q.shape[0]} but there are {n_docs} documents")
+        return group_ptr_from_qid(q, caller=caller)
+    try:
+        return check_group_ptr(group_ptr, n_docs=n_docs)
+    except ValueError as exc:
+        hint = _sizes_hint(np.asarray(group_ptr), n_docs)
+        if hint:
+            raise ValueError(f"{exc}{hint}") from None
+        raise
+
+
+def check_ranking_inputs(
+    scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, *, qid: ArrayLike | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """Validate ``(scores, labels, group_ptr)`` (or ``qid`` instead of ``group_ptr``) together.
+
+    Returns float64 scores, float64 labels and an int64 ``group_ptr``.
+    Raises ``ValueError`` naming the problem: NaN/inf scores, negative or
+    non-finite labels, lengths that disagree, an invalid ``group_ptr`` or
+    ``qid``, both or neither of them.
+    """
+    s = check_scores(scores)
+    y = check_labels(labels)
+    if s.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"scores and labels have different lengths: {s.shape[0]} and {y.shape[0]}"
+        )
+    g = resolve_group_ptr(group_ptr, qid, y.shape[0])
+    return s, y, g

@@ -29,8 +29,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import INT64_MAX, show
+from .pairs import check_pairs, check_rows
 
-__all__ = ["KeyedPairs", "row_keys", "join_keys", "codes_together", "exact_common", "given_row_params",
+__all__ = ["KeyedPairs", "pair_rows", "row_index", "row_keys", "join_keys", "codes_together", "exact_common", "given_row_params",
            "given_keyed_params", "params_on_rows", "NO_KEYS"]
 
 #: Distinct query ids (and document keys) one join can pack into an int64 key (31 bits each).
@@ -234,6 +235,26 @@ class KeyedPairs:
 
 
 # ---- an objective's row parameters: row indices of one set, or keyed tables that follow the rows ----
+def _frozen(rows: NDArray[np.int64]) -> NDArray[np.int64]:
+    rows = np.array(rows)
+    rows.setflags(write=False)
+    return rows
+
+
+def pair_rows(value: Any, what: str, n_docs: int | None) -> Any:
+    """A ``"rows"`` parameter's ``convert`` (:class:`~boostplug.objectives.Param`): row-index pairs
+    (preferred first) checked against ``n_docs`` rows (``None``: any), read-only, or a
+    :class:`KeyedPairs` table before any data."""
+    if isinstance(value, KeyedPairs):
+        return value.unbound(what, n_docs)
+    return _frozen(check_pairs(value, INT64_MAX if n_docs is None else n_docs, name=what))
+
+
+def row_index(value: Any, what: str, n_docs: int | None) -> NDArray[np.int64]:
+    """A ``"row_index"`` parameter's ``convert``: distinct row indices below ``n_docs``, read-only."""
+    return _frozen(check_rows(value, INT64_MAX if n_docs is None else n_docs, name=what))
+
+
 def given_row_params(objective: Any, params: dict[str, Any]) -> dict[str, Any]:
     """The parameters in ``params`` that hold row indices of one training set, as the registered
     ``objective`` declares them (``boostplug.objectives.get(name).row_params``): they cannot follow

@@ -6,7 +6,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._core.dcg import max_query_size
-from .._validation import check_flag, check_k, check_ranking_inputs, check_real, plain
+from .._validation import check_flag, check_k, check_real, plain
+from ..groups import check_ranking_inputs
 from . import _common as C
 from . import _kernels as K
 

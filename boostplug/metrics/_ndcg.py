@@ -6,7 +6,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._core.dcg import GainSpec, discounts, gains_of, max_query_size
-from .._validation import check_flag, check_k, check_ranking_inputs
+from .._validation import check_flag, check_k
+from ..groups import check_ranking_inputs
 from . import _common as C
 from . import _kernels as K
 

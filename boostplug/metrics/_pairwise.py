@@ -13,7 +13,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_flag, check_ranking_inputs, plain
+from .._validation import check_flag, plain
+from ..groups import check_ranking_inputs
 from ..pairs import PairMemoryError, check_memory_limit, check_pair_memory, check_pairs
 from . import _common as C
 from . import _kernels as K

@@ -9,7 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._sklearn_folds import QuerySplitWarning, check_scored_queries
-from .._validation import check_weights, resolve_group_ptr
+from .._validation import check_weights
+from ..groups import resolve_group_ptr
 from ..pairs import count_critical_pairs
 from ._registry import evaluate, parse_name
 

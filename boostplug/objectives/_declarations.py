@@ -9,9 +9,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .._validation import INT64_MAX, check_choice, check_flag, check_int, check_real, did_you_mean, show
-from ..keyed_pairs import KeyedPairs
-from ..pairs import check_pairs, check_rows
+from .._validation import check_choice, check_flag, check_int, check_real, did_you_mean, show
 from ._search import Search
 
 __all__ = ["PARAM_KINDS", "ROW_KINDS", "HESSIAN_KINDS", "GRADIENT_KINDS", "check_params", "Search", "Param",
@@ -55,9 +53,12 @@ class Param:
       ends: float64's range); ``choices``: strings accepted besides numbers (QBRank's ``tau="grade"``);
     * ``"int"``: an integer (not a bool) in ``[low, high]``; ``"bool"``: ``True`` or ``False``;
     * ``"choice"``: one of the strings ``choices`` (``ignore_case``: any case, stored as declared);
-    * ``"rows"``: row-index pairs of the training set, shape ``(n, 2)``, checked against its rows when
-      bound, or a :class:`~boostplug.keyed_pairs.KeyedPairs` table that the adapters map onto each
-      training set's rows (its weights to the parameter ``weights_in``); ``"row_index"``: distinct rows;
+    * ``"rows"``: row-index pairs of the training set, shape ``(n, 2)``, or a
+      :class:`~boostplug.keyed_pairs.KeyedPairs` table that the adapters map onto each training
+      set's rows (its weights to the parameter ``weights_in``); ``"row_index"``: distinct rows. Both
+      hold rows of one training set (:meth:`Loss.row_params`) and are checked by ``convert(value,
+      what, n_docs)`` (``n_docs``: the data's rows, ``None`` before any data):
+      :func:`boostplug.keyed_pairs.pair_rows` and :func:`~boostplug.keyed_pairs.row_index`;
     * ``"custom"``: ``convert(value)`` returns the value to store or raises ``ValueError``/``TypeError``.
 
     A parameter whose default is ``None`` also accepts ``None``. ``stand_in``: what :meth:`Loss.check`
@@ -86,8 +87,8 @@ class Param:
             raise TypeError(f"Param choices must be strings, got {self.choices!r}")
         if self.kind == "choice" and not self.choices:
             raise TypeError("a 'choice' Param needs choices=(...)")
-        if self.kind == "custom" and not callable(self.convert):
-            raise TypeError("a 'custom' Param needs convert=<callable>")
+        if self.kind in ("custom", *ROW_KINDS) and not callable(self.convert):
+            raise TypeError(f"a {self.kind!r} Param needs convert=<callable>")
         if self.search is not None and not isinstance(self.search, Search):
             raise TypeError(f"Param search must be a Search, got {type(self.search).__name__}")
         if self.kind == "int" and self.search is not None and not self.search.choices:
@@ -117,14 +118,9 @@ class Param:
             return check_choice(what, value, self.choices)
         if kind == "bool":
             return check_flag(value, what)
-        if kind == "rows" and isinstance(value, KeyedPairs):
-            return value.unbound(what, n_docs)
+        assert self.convert is not None  # custom and rows (checked in __post_init__)
         if kind in ROW_KINDS:
-            check = check_pairs if kind == "rows" else check_rows
-            rows = np.array(check(value, INT64_MAX if n_docs is None else n_docs, name=what))
-            rows.setflags(write=False)
-            return rows
-        assert self.convert is not None  # custom (checked in __post_init__)
+            return self.convert(value, what, n_docs)
         try:
             return self.convert(value)
         except (TypeError, ValueError) as e:

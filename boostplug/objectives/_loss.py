@@ -21,8 +21,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_labels, check_scores, check_weights
-from ..groups import check_group_ptr
+from .._validation import check_group_ptr, check_labels, check_scores, check_weights
 from ._declarations import ROW_KINDS, Hessian, Param, Search, check_params
 from ._finish import finish_in_place
 from ._non_finite import NonFiniteError, grad_hess_error, loss_error

@@ -93,13 +93,20 @@ def _scan(loss: Any, scores: NDArray[np.float64], want_loss: bool, q: int | None
                 raise _Found(PairFunctionError(f"{loss.name}: {cls}.{name}({shown}) raises {type(e).__name__}: {e}, "
                                                f"on {where}", function=f"{cls}.{name}", arguments=arguments,
                                                query=q, rows=pair, error=e)) from e
+            if name == "pair_weight" and value < 0.0:
+                shown = ", ".join(repr(v) for v in arguments if not isinstance(v, np.ndarray))
+                raise _Found(PairFunctionError(
+                    f"{loss.name}: {cls}.pair_weight({shown}) returns {value!r}, a negative weight, on the pair of "
+                    f"rows {pair[0]} (preferred) and {pair[1]} of query {q}: pair weights must be >= 0",
+                    function=f"{cls}.pair_weight", arguments=arguments, query=q, rows=pair,
+                    error=ValueError(f"negative pair weight {value!r}")))
             if pair is not None and row in (None, *pair) and not math.isfinite(value):
                 raise _Found((f"{cls}.{name}", arguments, float(value)))
             return value
         return call
 
     fns = [fn if fn is None else watched(name, fn) for name, fn in zip(K.FUNCTIONS, loss._fns)]
-    loop = K.pair_kernel(*fns, False, note=lambda ri, rj, up: seen.append((int(ri), int(rj)) if up else
+    loop = K.pair_kernel(*fns, False, loss._by_label, note=lambda ri, rj, up: seen.append((int(ri), int(rj)) if up else
                                                                            (int(rj), int(ri))))
     try:
         loss._call(loop, scores, want_loss, slice(q, q + 1))

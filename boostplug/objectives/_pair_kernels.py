@@ -5,12 +5,14 @@ order; ``i < top_k``, then ``j > i``: LightGBM's order), or by label (``by_label
 pairs from ``next_lower[a + i]``, the first position of a lower label). The document at position
 ``i``'s sums stay in registers across its ``j``. Pairs never cross queries: a query's sums do not
 depend on the number of threads. ``done[q]`` is set when query ``q``'s iteration ends (an exception
-on a worker thread never reaches the caller).
+on a worker thread never reaches the caller). Its inputs come in named records (:class:`Queries`,
+:class:`Docs`, :class:`Visit`, :class:`Scratch`, :class:`Sums`); a pair's term is summed once, as its
+loss or as its gradient and Hessian; what one loss needs (a metric's weight, its per-query prefix)
+comes from the loss's functions, never a branch of the loop.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, NamedTuple
 
 import numba as nb
@@ -18,7 +20,7 @@ import numpy as np
 
 from .._core.sorting import stable_argsort_descending
 
-__all__ = ["Pair", "NORM_OFFSET", "FUNCTIONS", "leading", "pair_kernel", "query_orders"]
+__all__ = ["Pair", "Queries", "Docs", "Visit", "Scratch", "Sums", "FUNCTIONS", "leading", "pair_kernel", "query_orders"]
 
 #: The functions a pair class may define, in the loop's order, with their leading arguments (then
 #: ``pair_args()``).
@@ -49,8 +51,46 @@ class Pair(NamedTuple):
     inv_max_dcg: float
 
 
-#: LightGBM's ``0.01f``: with score-gap normalisation a pair's weight is divided by this plus |s_i - s_j|.
-NORM_OFFSET = float(np.float32(0.01))
+class Queries(NamedTuple):
+    """Per query: its rows ``group_ptr[q]:group_ptr[q + 1]``, its ``weights[q]``, 1 / its ideal DCG."""
+
+    group_ptr: np.ndarray
+    weights: np.ndarray
+    inv_max_dcg: np.ndarray
+
+
+class Docs(NamedTuple):
+    """Per document (row): the pair functions' ``labels`` and ``gains``; per position: ``discounts``."""
+
+    labels: np.ndarray
+    gains: np.ndarray
+    discounts: np.ndarray
+
+
+class Visit(NamedTuple):
+    """Which pairs, in which order: each query's rows in ``order``; by label, document ``i``'s pairs
+    from ``next_lower[a + i]`` (the first position of a lower label); else ``i < top_k``, ``j > i``."""
+
+    order: np.ndarray
+    next_lower: np.ndarray
+    top_k: int
+
+
+class Scratch(NamedTuple):
+    """The query prefix's inputs and output (``prefix_width`` columns): labels and gains in order."""
+
+    labels: np.ndarray
+    gains: np.ndarray
+    prefix: np.ndarray
+
+
+class Sums(NamedTuple):
+    """What the loop writes: the sums (zeros on entry) or each query's loss, and ``done``."""
+
+    grad: np.ndarray
+    hess: np.ndarray
+    loss: np.ndarray
+    done: np.ndarray
 
 
 @nb.njit(parallel=True, cache=True)
@@ -66,19 +106,37 @@ def query_orders(scores: np.ndarray, group_ptr: np.ndarray, out: np.ndarray) -> 
 
 
 def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix_fn: Any, bound: bool,
-                note: Any = None) -> Callable[..., None]:
+                by_label: bool, note: Any = None) -> Callable[..., None]:
     """The loop (module docstring) around one class's compiled functions (``weight_fn``, ``prefix_fn``:
-    ``None`` for none); with ``want_loss`` it writes each query's loss into ``loss`` instead of the
-    sums into ``grad`` and ``hess`` (zeros on entry). The choices are constants of the closure: numba
-    compiles only the branches taken. ``note(ri, rj, up)``, before each pair's calls: for the loop
-    run as Python, which names a failing function (never compiled)."""
+    ``None`` for none); with ``want_loss`` it writes each query's loss into ``sums.loss`` instead of
+    the sums into ``sums.grad`` and ``sums.hess``. The choices are constants of the closure: numba
+    compiles only the branches taken (``by_label`` without a weight: every pair weighs 1 and ``i``
+    is the preferred document, no label test, no view). ``note(ri, rj, up)``, before each pair's
+    calls: for the loop run as Python, which names a failing function (never compiled)."""
     weighted = weight_fn is not None
     with_prefix = prefix_fn is not None
     noting = note is not None
+    plain = by_label and not weighted and not noting
 
-    def pair_sums(scores, at, order, next_lower, by_label, labels, gains, group_ptr, inv_max_dcg,  # type: ignore[no-untyped-def]
-                  query_weights, discounts, top_k, normalize, frozen, want_loss, args, olabels, ogains, prefix,
-                  grad, hess, loss, done):
+    def pair_sums(scores, at, docs, queries, visit, want_loss, args, scratch, sums):  # type: ignore[no-untyped-def]
+        # each field read into a local once (numba 0.68's parallel loops lose writes through a record
+        # unpacked as a tuple, or indexed inside the loop)
+        labels = docs.labels
+        gains = docs.gains
+        discounts = docs.discounts
+        group_ptr = queries.group_ptr
+        query_weights = queries.weights
+        inv_max_dcg = queries.inv_max_dcg
+        order = visit.order
+        next_lower = visit.next_lower
+        top_k = visit.top_k
+        olabels = scratch.labels
+        ogains = scratch.gains
+        prefix = scratch.prefix
+        grad = sums.grad
+        hess = sums.hess
+        loss = sums.loss
+        done = sums.done
         for q in nb.prange(group_ptr.shape[0] - 1):
             a = group_ptr[q]
             b = group_ptr[q + 1]
@@ -93,46 +151,22 @@ def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix
                     ogains[a + r] = gains[order[a + r]]
                 prefix_fn(olabels[a:b], ogains[a:b], prefix[a:b], *args)
             pre = prefix[a:b]
-            varied = at[order[a]] != at[order[b - 1]]
             inv = inv_max_dcg[q]
-            total = 0.0
             acc = 0.0
-            if by_label and not weighted and not noting:  # every pair weighs 1: no label test, no view
-                for i in range(n - 1):
-                    ri = np.uint64(order[np.uint64(a + i)])
-                    s_i = scores[ri]
-                    g_i = grad[ri] if not want_loss else 0.0
-                    h_i = hess[ri] if not want_loss else 0.0
-                    for j in range(next_lower[a + i] - a, n):
-                        rj = np.uint64(order[np.uint64(a + j)])
+            for i in range(min(n - 1, top_k)):
+                ri = np.uint64(order[np.uint64(a + i)])  # unsigned: no wraparound of negative indices to emit
+                ui = np.uint64(i)
+                label_i = labels[ri]
+                s_i = scores[ri]
+                g_i = grad[ri] if not want_loss else 0.0
+                h_i = hess[ri] if not want_loss else 0.0
+                for j in range(next_lower[a + i] - a if by_label else i + 1, n):
+                    rj = np.uint64(order[np.uint64(a + j)])
+                    up = True
+                    w = 1.0
+                    if plain:  # a constant of the closure: every pair weighs 1, i is the preferred one
                         d = s_i - scores[rj]
-                        if want_loss:
-                            acc += loss_fn(d, *args)
-                            continue
-                        g = grad_fn(d, *args)
-                        h = hess_fn(d, *args)
-                        if bound:
-                            h = 2.0 * abs(h)
-                        grad[rj] -= g
-                        hess[rj] += h
-                        g_i += g
-                        h_i += h
-                    if not want_loss:
-                        grad[ri] = g_i
-                        hess[ri] = h_i
-            else:
-                for i in range(min(n - 1, top_k)):
-                    ri = np.uint64(order[np.uint64(a + i)])  # unsigned: no wraparound of negative indices to emit
-                    ui = np.uint64(i)
-                    label_i = labels[ri]
-                    gain_i = gains[ri]
-                    discount_i = discounts[ui]
-                    s_i = scores[ri]
-                    at_i = at[ri]
-                    g_i = grad[ri] if not want_loss else 0.0
-                    h_i = hess[ri] if not want_loss else 0.0
-                    for j in range(next_lower[a + i] - a if by_label else i + 1, n):
-                        rj = np.uint64(order[np.uint64(a + j)])
+                    else:
                         uj = np.uint64(j)
                         label_j = labels[rj]
                         if label_i == label_j:
@@ -140,54 +174,44 @@ def pair_kernel(loss_fn: Any, grad_fn: Any, hess_fn: Any, weight_fn: Any, prefix
                         up = label_i > label_j
                         if noting:
                             note(ri, rj, up)
-                        if up:
-                            d_at = at_i - at[rj]
-                            d = s_i - scores[rj]
-                            view = Pair(d_at, i, j, label_i, label_j, gain_i, gains[rj], discount_i, discounts[uj], inv)
-                        else:
-                            d_at = at[rj] - at_i
-                            d = scores[rj] - s_i
-                            view = Pair(d_at, j, i, label_j, label_i, gains[rj], gain_i, discounts[uj], discount_i, inv)
-                        w = 1.0
-                        if weighted:  # constants of the closure: numba compiles only the branch taken
-                            if with_prefix:
-                                w = weight_fn(view, pre, *args)
+                        d = s_i - scores[rj] if up else scores[rj] - s_i
+                        if weighted:
+                            if up:
+                                view = Pair(at[ri] - at[rj], i, j, label_i, label_j, gains[ri], gains[rj],
+                                            discounts[ui], discounts[uj], inv)
                             else:
-                                w = weight_fn(view, *args)
+                                view = Pair(at[rj] - at[ri], j, i, label_j, label_i, gains[rj], gains[ri],
+                                            discounts[uj], discounts[ui], inv)
+                            w = weight_fn(view, pre, *args) if with_prefix else weight_fn(view, *args)
                             if w == 0.0:  # adds nothing (MRR's weight is 0 for most pairs, MAP's within a class)
                                 continue
-                        if normalize and varied:
-                            w = w / (NORM_OFFSET + abs(d_at))
-                        if want_loss:
-                            if normalize:
-                                total -= 2.0 * (w * grad_fn(d_at if frozen else d, *args))
-                            if w != 0.0:  # a pair of weight 0 adds nothing, even where its loss overflows
-                                acc += w * loss_fn(d, *args)
-                            continue
-                        g = w * grad_fn(d, *args)
-                        if normalize:
-                            total -= 2.0 * (w * grad_fn(d_at, *args) if frozen else g)
-                        h = w * hess_fn(d, *args)
-                        if bound:
-                            h = 2.0 * abs(h)
-                        if up:
-                            grad[rj] -= g
-                            g_i += g
-                        else:
-                            grad[rj] += g
-                            g_i -= g
-                        hess[rj] += h
-                        h_i += h
-                    if not want_loss:
-                        grad[ri] = g_i
-                        hess[ri] = h_i
-            factor = math.log2(1.0 + total) / total if normalize and total > 0.0 else 1.0
+                            if w < 0.0:  # named by _naming.pair_failure, which runs this loop as Python
+                                raise ValueError("a pair_weight is negative")
+                    # the pair's term: its loss, or its gradient and Hessian (one accumulation for both)
+                    if want_loss:
+                        acc += loss_fn(d, *args) if plain else w * loss_fn(d, *args)
+                        continue
+                    g = grad_fn(d, *args) if plain else w * grad_fn(d, *args)
+                    h = hess_fn(d, *args) if plain else w * hess_fn(d, *args)
+                    if bound:
+                        h = 2.0 * abs(h)
+                    if up:
+                        grad[rj] -= g
+                        g_i += g
+                    else:
+                        grad[rj] += g
+                        g_i -= g
+                    hess[rj] += h
+                    h_i += h
+                if not want_loss:
+                    grad[ri] = g_i
+                    hess[ri] = h_i
             if want_loss:
-                loss[q] = w_q * (factor * acc)
-            else:
+                loss[q] = w_q * acc
+            elif w_q != 1.0:  # times 1 changes no bit: no pass for it
                 for r in range(a, b):
-                    grad[r] = (grad[r] * factor) * w_q
-                    hess[r] = (hess[r] * factor) * w_q
+                    grad[r] = grad[r] * w_q
+                    hess[r] = hess[r] * w_q
             done[q] = True
 
     return pair_sums

@@ -200,6 +200,9 @@ class ApproxNDCG(ListwiseLoss):
         sizes = np.diff(self.group_ptr)
         return int(np.sum(sizes * sizes))
 
+    def query_bytes(self, n: int) -> int:
+        return 8 * n * n * (2 if self.hessian == "exact" else 1)  # the smoothed positions' n x n (and sigma's)
+
 
 class ApproxMRR(ApproxNDCG):
     """ApproxMRR: 1 - sum_x y_x / pi_x / sum_x y_x per query, the labels as weights (TF-Ranking's

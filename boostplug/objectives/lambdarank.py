@@ -29,8 +29,13 @@ lambdas and Hessians summed by position (in row order: one thread's order), an L
 ``lambdarank_position_bias_regularization * bias * count``, and one Newton step
 ``bias += learning_rate * first / (|second| + 0.001)``.
 
-The copy has a kernel of its own (:func:`lightgbm_lambdas`: LightGBM's
-float32 sums and order of operations), not the pair base's loop.
+What the copy keeps apart from the pair base (:mod:`.pairwise`), and why: its sums. LightGBM adds
+each pair's lambda and Hessian as float32 (``score_t``) into float32 sums, and scales each query's
+float32 sums by ``log2(1 + S) / S`` (``lambdarank_norm``, with the score-gap factor ``0.01f + |s_i -
+s_j|`` per pair); the pair base sums in float64 and has no such factors, and rounding its float64
+sums to float32 afterwards does not give LightGBM's bits. So its loop (:func:`lightgbm_lambdas`)
+is its own; the order it visits (:func:`~._pair_kernels.query_orders`, LightGBM's stable sort), the
+label gains, discounts and ideal DCG (:mod:`boostplug._core.dcg`) are the ones the base uses.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from .._core import dispatch
 from .._validation import show
 from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of, inverse_dcg
 from ._contract import Hessian, Loss, Param
-from ._pair_kernels import NORM_OFFSET, query_orders
+from ._pair_kernels import query_orders
 
 __all__ = ["LambdaRank", "position_bias_step", "DEFAULT_LABEL_GAIN", "SIGMOID_BINS", "SIGMOID_MIN", "SIGMOID_MAX",
            "sigmoid_table"]
@@ -61,6 +66,10 @@ SIGMOID_BINS = 1024 * 1024
 #: Range of ``sigmoid``: far beyond any useful slope, and inside it the table's bounds
 #: (``+-25 / sigmoid``) and the float32 sums of ``sigmoid^2 |Delta NDCG|`` stay finite.
 SIGMOID_MIN, SIGMOID_MAX = 1e-10, 1e10
+
+
+#: LightGBM's ``0.01f``: with ``lambdarank_norm`` a pair's weight is divided by this plus |s_i - s_j|.
+NORM_OFFSET = float(np.float32(0.01))
 
 
 @functools.lru_cache(maxsize=8)

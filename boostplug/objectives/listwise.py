@@ -17,9 +17,10 @@ import numpy as np
 from numba.core.dispatcher import Dispatcher
 from numpy.typing import NDArray
 
+from .. import _memory
 from .._core import dispatch
 from .._core.class_kernels import compile_closure
-from ._contract import Loss
+from ._loss import Loss
 from ._naming import MACHINERY_ERRORS, NUMBA_CANNOT_COMPILE, list_failure
 from .pairwise import _jit
 
@@ -63,6 +64,20 @@ def list_kernel(loss_fn: Any, grad_hess_fn: Any, with_at: bool) -> Callable[...,
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 
 
+def _first_line(e: BaseException) -> str:
+    """numba's reason, in a sentence (a write into the read-only scores said plainly)."""
+    if "Cannot modify readonly array" in str(e):
+        return "it writes into an array that is read-only: the scores, the order's scores and the labels"
+    return str(e).strip().splitlines()[0]
+
+
+def _read_only(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A read-only view of ``a``: the author's functions cannot write into the caller's scores."""
+    view = a.view()
+    view.setflags(write=False)
+    return view
+
+
 def _functions(cls: type) -> list[Any]:
     """``cls``'s ``list_loss`` and ``list_grad_hess`` (``TypeError`` unless static)."""
     found = {name: inspect.getattr_static(cls, name, None) for name in ("list_loss", "list_grad_hess")}
@@ -99,7 +114,23 @@ class ListwiseLoss(Loss):
         every pair of a query returns their count (the sum of the squared query sizes)."""
         return self.n_docs * DOC_WORK
 
+    def query_bytes(self, n: int) -> int:
+        """The memory one call of the functions allocates on a query of ``n`` documents (default 0); a
+        loss that allocates per pair (``n * n`` doubles) says so, and a query that cannot fit in the
+        memory available is refused before any allocation (a ``ValueError`` naming the query)."""
+        return 0
+
+    def _check_memory(self) -> None:
+        """``ValueError`` when the largest query's :meth:`query_bytes` exceed the memory available."""
+        sizes = np.diff(self.group_ptr)
+        q = int(np.argmax(sizes)) if sizes.size else 0
+        need = int(self.query_bytes(int(sizes[q]))) if sizes.size else 0
+        if need:
+            _memory.check_fits(need, f"{self.name}: query {q} ({int(sizes[q])} documents)",
+                               "split the query, or use a loss whose memory grows with the documents, not the pairs")
+
     def setup(self) -> None:
+        self._check_memory()
         self._args = self.list_args()
         with_at = any(h.gradient == "lambda" for h in self.hessians.values())
         key = (type(self), tuple(nb.typeof(a) for a in self._args))
@@ -111,7 +142,7 @@ class ListwiseLoss(Loss):
             self._call(kernel, np.zeros(self.n_docs), True, self._checked_inputs(), 0)
         except NUMBA_CANNOT_COMPILE as e:
             raise TypeError(f"{type(self).__name__}: numba cannot compile its list_loss or list_grad_hess "
-                            f"({str(e).strip().splitlines()[0]}); write them for numba") from e
+                            f"({_first_line(e)}); write them for numba") from e
         except Exception:  # a function that raises at zero scores: named when it raises on real scores
             pass
 
@@ -133,8 +164,8 @@ class ListwiseLoss(Loss):
         grad, hess, loss, done = np.zeros(n), np.zeros(n), np.zeros(nq if want_loss else 0), np.zeros(nq, np.bool_)
         qs = slice(None) if only is None else slice(only, only + 1)
         ptr = self.group_ptr if only is None else self.group_ptr[only:only + 2]
-        kernel(scores, self.weights_from(scores), doc, query[qs], ptr, self.query_weights[qs], want_loss, self._args,
-               grad, hess, loss[qs], done[qs])
+        kernel(_read_only(scores), _read_only(self.weights_from(scores)), doc, query[qs], ptr, self.query_weights[qs],
+               want_loss, self._args, grad, hess, loss[qs], done[qs])
         if not done[qs].all():
             raise RuntimeError(f"{self.name}: a list function raised on a worker thread (numba's parallel loops "
                                "lose such exceptions)")

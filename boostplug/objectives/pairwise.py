@@ -1,7 +1,7 @@
 """The pair base: a pair loss, its two derivatives and (optionally) a weight that sees the query's
 current order; the base sums them over pairs, compiled by numba and in parallel over queries.
 
-The objective of query ``k`` (weight ``W_k``) at scores ``s`` is ``W_k c_k sum w_ij pair_loss(s_i -
+The objective of query ``k`` (weight ``W_k``) at scores ``s`` is ``W_k sum w_ij pair_loss(s_i -
 s_j)`` over its pairs of documents with different labels (``i`` the higher label) of which one is
 among the first :meth:`~PairwiseLoss.truncation` positions of the current order (descending scores,
 ties in input order). ``w_ij`` is 1, or ``pair_weight(Pair(...), *pair_args())`` (:class:`Pair`: the
@@ -9,9 +9,7 @@ pair's positions, labels, gains and discounts); a weight that needs more of the 
 |Delta ERR|: the documents between the two) reads what ``query_prefix(labels, gains, out,
 *pair_args())`` writes once per query and round from the labels and gains in the current order
 (``prefix_width`` columns, one row per position), as ``pair_weight(p, prefix, *args)``
-(:mod:`.metric_weights`). With :meth:`~PairwiseLoss.normalize` (LightGBM's ``lambdarank_norm``)
-each weight is divided by ``0.01 + |s_i - s_j|`` and ``c_k = log2(1 + S) / S`` (``S``: twice the sum
-of the query's ``|lambda_ij|``); else ``c_k = 1``.
+(:mod:`.metric_weights`).
 
 Without ``pair_weight`` and truncation nothing follows the order: the gradient is the loss's own
 (declare :data:`EXACT`, :data:`BOUND`). Otherwise it is the loss's derivative with the weights and
@@ -37,7 +35,9 @@ from .._core import dispatch
 from .._core.class_kernels import compile_closure
 from .._core.dcg import RANK_DOC_WORK, gains_of, inverse_ideal_dcgs
 from . import _pair_kernels as K
-from ._contract import Hessian, Loss, NonFiniteError
+from ._declarations import Hessian
+from ._loss import Loss
+from ._non_finite import NonFiniteError
 from ._naming import (MACHINERY_ERRORS, NUMBA_CANNOT_COMPILE, PairFunctionError, diagnose_pair_functions,
                       explain_pair, pair_failure)
 from .logistic import LOGISTIC
@@ -93,10 +93,6 @@ class PairwiseLoss(Loss):
         """Only pairs with a document among this many first positions count (default: every pair)."""
         return NO_TRUNCATION
 
-    def normalize(self) -> bool:
-        """LightGBM's ``lambdarank_norm`` (module docstring); default off."""
-        return False
-
     def inverse_max_dcgs(self, gains: NDArray[np.float64]) -> NDArray[np.float64]:
         """Each query's ``1 / ideal DCG`` at the truncation level (0 where it is 0)."""
         return inverse_ideal_dcgs(gains, self.group_ptr, self._discounts, self._top_k)
@@ -115,11 +111,10 @@ class PairwiseLoss(Loss):
         if self._gains.shape != (self.n_docs,) or not np.isfinite(self._gains).all():
             raise ValueError(f"{self.name}: gains() must return one finite gain per document")
         self._inv_max_dcg = np.ascontiguousarray(self.inverse_max_dcgs(self._gains), dtype=np.float64)
-        self._normalize = bool(self.normalize())
         # pairs and weights that do not follow the order are visited by label: no sort per round
-        self._by_label = type(self).pair_weight is None and self._top_k >= longest and not self._normalize
+        self._by_label = type(self).pair_weight is None and self._top_k >= longest
         if not self._by_label and self.hessians[self.hessian].gradient == "exact":
-            raise ValueError(f"{self.name}: with truncation or normalisation the pairs follow the order, so the "
+            raise ValueError(f"{self.name}: with truncation the pairs follow the order, so the "
                              f"gradient is a 'lambda' one; mode {self.hessian!r} declares an exact gradient")
         self._work = int(np.sum(sizes * np.minimum(sizes, self._top_k)))
         if self._by_label:  # each query's rows by label, descending; where each label's lower ones start
@@ -129,8 +124,10 @@ class PairwiseLoss(Loss):
             self._next_lower = np.repeat(np.r_[starts[1:], self.n_docs], np.diff(np.r_[starts, self.n_docs]))
         width = self.prefix_width if type(self).query_prefix is not None else 0
         n = self.n_docs if width else 0
-        self._scratch = (np.empty(n), np.empty(n), np.empty((n, width)))
-        self._fns, self._kernel = _kernel(type(self), self._args, self.hessians[self.hessian].kind == "bound")
+        self._scratch = K.Scratch(np.empty(n), np.empty(n), np.empty((n, width)))
+        self._docs = K.Docs(self.labels, self._gains, self._discounts)
+        self._fns, self._kernel = _kernel(type(self), self._args, self.hessians[self.hessian].kind == "bound",
+                                          self._by_label)
         try:  # compile (or load) the kernel this data set's calls take, on its first query: named if it cannot
             self._call(dispatch.kernel_for(self._kernel, self._work), np.zeros(self.n_docs), False, slice(0, 1))
         except NUMBA_CANNOT_COMPILE as e:
@@ -151,10 +148,10 @@ class PairwiseLoss(Loss):
             order, next_lower = np.empty(self.n_docs, dtype=np.int64), self.group_ptr
             dispatch.kernel_for(K.query_orders, self.n_docs * RANK_DOC_WORK)(at, self.group_ptr, order)
         q = range(nq)[queries]
-        kernel(scores, at, order, next_lower, self._by_label, self.labels, self._gains,
-               self.group_ptr[q.start:q.stop + 1], self._inv_max_dcg[queries], self.query_weights[queries],
-               self._discounts, self._top_k, self._normalize, self._at is not None, want_loss, self._args,
-               *self._scratch, grad, hess, loss[queries], done[queries])
+        kernel(scores, at, self._docs,
+               K.Queries(self.group_ptr[q.start:q.stop + 1], self.query_weights[queries], self._inv_max_dcg[queries]),
+               K.Visit(order, next_lower, self._top_k), want_loss, self._args, self._scratch,
+               K.Sums(grad, hess, loss[queries], done[queries]))
         if not done[queries].all():  # numba's parallel loops lose an exception raised on a worker thread
             raise RuntimeError(f"{self.name}: a pair function raised on a worker thread while summing over query "
                                f"{q.start + int(np.flatnonzero(~done[queries])[0])}'s pairs")
@@ -211,6 +208,9 @@ def _check_declaration(cls: type) -> None:
     overridden), a ``query_prefix`` comes with a ``prefix_width`` and a ``pair_weight``, and the
     modes' gradient kinds fit the weights."""
     fns = _defined(cls)
+    if "normalize" in vars(cls):  # it was a hook: refused, not silently ignored
+        raise TypeError(f"{cls.__name__}.normalize: the pair base has no score-gap normalisation (LightGBM's "
+                        "lambdarank_norm is the lambdarank objective's); put a factor in pair_weight")
     if cls.pair_args is PairwiseLoss.pair_args:
         for name, fn in fns.items():
             _check_arity(cls, name, fn, tuple(p.default for p in cls.params.values()))
@@ -251,11 +251,11 @@ def _jit(fn: Any) -> Dispatcher:
     return _JITTED[fn]
 
 
-def _kernel(cls: type, args: tuple[Any, ...], bound: bool) -> tuple[_Functions, Any]:
+def _kernel(cls: type, args: tuple[Any, ...], bound: bool, by_label: bool) -> tuple[_Functions, Any]:
     """``cls``'s compiled functions and its loop (:func:`._pair_kernels.pair_kernel`, a parallel numba
-    dispatcher cached on disk), once per class, argument types and ``bound`` (2 |h| terms)."""
+    dispatcher cached on disk), once per class, argument types, ``bound`` (2 |h| terms) and ``by_label``."""
     try:
-        key = (cls, tuple(nb.typeof(a) for a in args), bound)
+        key = (cls, tuple(nb.typeof(a) for a in args), bound, by_label)
     except ValueError as e:
         raise TypeError(f"numba cannot compile {cls.__name__}'s functions for pair_args() {args!r}: {e}") from None
     if key not in _KERNELS:
@@ -263,5 +263,5 @@ def _kernel(cls: type, args: tuple[Any, ...], bound: bool) -> tuple[_Functions, 
         for name, fn in raw.items():
             _check_arity(cls, name, fn, args)
         fns = _Functions(*(_jit(raw[n]) if n in raw else None for n in K.FUNCTIONS))
-        _KERNELS[key] = fns, compile_closure(K.pair_kernel(*fns, bound), parallel=True)
+        _KERNELS[key] = fns, compile_closure(K.pair_kernel(*fns, bound, by_label), parallel=True)
     return _KERNELS[key]

@@ -58,6 +58,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_scores
 from .._core import dispatch
+from ..keyed_pairs import pair_rows, row_index
 from . import _qbrank_kernels as K
 from ._contract import Hessian, Loss, Param, Search, module_functions
 
@@ -128,7 +129,8 @@ class QBRankObjective(Loss):
                      low=0.0, high=TAU_MAX, low_open=True, choices=("grade",),
                      search=Search(choices=("grade", 0.5, 1.0, 2.0))),
         "pairs": Param(None, "rows", "explicit preference pairs (row indices, preferred row first; or a KeyedPairs "
-                       "table, mapped onto each training set's rows)", weights_in="pair_weights"),
+                       "table, mapped onto each training set's rows)", weights_in="pair_weights",
+                       convert=pair_rows),
         "pair_tau": Param(1.0, "real", "margin of the explicit pairs (paper: 1.0)", low=0.0, high=TAU_MAX,
                           low_open=True),
         "pair_weights": Param(None, "custom", "weight of each explicit pair (default 1), times w and its query's weight",
@@ -137,7 +139,7 @@ class QBRankObjective(Loss):
         "labeled": Param("single", "choice", "documents in the squared-error term",
                          choices=("single", "all", "none")),
         "labeled_rows": Param(None, "row_index", "rows of the squared-error term, given explicitly (replaces "
-                              "labeled; e.g. the judged rows of P ∪ L)"),
+                              "labeled; e.g. the judged rows of P ∪ L)", convert=row_index),
     }
     hessians = {
         "bound": Hessian("bound", "an upper bound of the Hessian (2 w W per active pair + (1-w) W per labeled doc; "

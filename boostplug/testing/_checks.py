@@ -18,7 +18,7 @@ import numpy as np
 from .._validation import did_you_mean
 from ..objectives import HessianFloorWarning, Loss, Objective, floor_hessian, floor_values
 from ..objectives._contract import NonFiniteError
-from ._cases import Case, cases, contract_data, extreme_inputs, fd_gradient, fd_jacobian, multi_label_queries, \
+from ._cases import Case, cases, contract_data, extreme_inputs, fd_gradient, fd_jacobian, given, multi_label_queries, \
     registered, resolve
 
 __all__ = ["Check", "CheckResult", "ContractError", "CHECKS", "assert_bound_majorises", "assert_exact_diagonal",
@@ -592,7 +592,7 @@ class CheckResult(NamedTuple):
 
 def check_objective(objective: str | type[Loss] | Loss | Objective, *,
                     params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
-                    checks: Sequence[str] | None = None) -> list[CheckResult]:
+                    checks: Sequence[str] | None = None, data: Sequence[Any] | None = None) -> list[CheckResult]:
     """Run every contract check on ``objective``; raise :class:`ContractError` (an
     ``AssertionError``) at the first one it fails.
 
@@ -604,6 +604,9 @@ def check_objective(objective: str | type[Loss] | Loss | Objective, *,
             instead of those the registry lists (defaults, ``methods``, the other values of each
             choice or bool parameter, both ends of each search range).
         checks: run only these checks (names from :data:`CHECKS`).
+        data: ``(labels, group_ptr)`` or ``(labels, group_ptr, weights)``: the checks' data set instead of
+            the built-in one (six queries of at most 7 documents): e.g. queries longer than a loss's
+            cutoff, whose pairs beyond it the built-in queries never reach.
 
     Returns:
         One :class:`CheckResult` per check run, with the reason of each one skipped (a
@@ -619,7 +622,7 @@ def check_objective(objective: str | type[Loss] | Loss | Objective, *,
     if params is None:
         params = _instance_settings(objective, entry)
     results = []
-    with registered(entry):
+    with registered(entry), given(data):
         for subject, check in objective_checks(entry, params=params, checks=checks):
             ident = subject.id if isinstance(subject, Case) else subject.name
             try:

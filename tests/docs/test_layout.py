@@ -3,6 +3,7 @@ nothing else: private ones (leading underscore) too, each on its own line, after
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -40,27 +41,96 @@ def test_the_private_modules_come_last() -> None:
     assert private == sorted(private), "the private (underscore) packages and modules follow the public ones"
 
 
-BASE_BUDGET = 1200
+# ---- the objective base: what its three modules import inside boostplug, computed ----
+#: Where the objective base starts: everything these import inside boostplug (at module level or inside
+#: functions, transitively; a package's ``__init__`` is not followed) is the base a loss author reads.
+BASE_ROOTS = ("objectives/_loss.py", "objectives/pairwise.py", "objectives/listwise.py")
+BASE_BUDGET = 3400  # the aim is 3,000: see the objective base in ARCHITECTURE.md
 
 
-def _base_listing() -> tuple[dict[str, int], int]:
-    """The objective base's files and line counts as ARCHITECTURE.md lists them."""
+def _module_path(module: str) -> Path | None:
+    """The file of ``boostplug.x.y`` (a package's ``__init__.py``), or ``None`` (a name, not a module)."""
+    path = ROOT.joinpath(*module.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(path: Path) -> set[str]:
+    """The boostplug modules ``path`` imports anywhere in it (``from . import x`` names module ``x``)."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module.removesuffix(".__init__")
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "boostplug"}
+        elif isinstance(node, ast.ImportFrom):
+            parts = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
+            base = ".".join([*parts, *([node.module] if node.module else [])])
+            if base.split(".")[0] == "boostplug":
+                found |= {f"{base}.{a.name}" if _module_path(f"{base}.{a.name}") else base for a in node.names}
+    return found
+
+
+def base_closure() -> dict[str, int]:
+    """The objective base: each module of :data:`BASE_ROOTS`' import closure (path under boostplug/)
+    and its line count (``wc -l``), package ``__init__`` files left out."""
+    todo, seen = [PACKAGE / r for r in BASE_ROOTS], set()
+    while todo:
+        path = todo.pop()
+        if path in seen or path.name == "__init__.py":
+            continue
+        seen.add(path)
+        todo += [p for p in map(_module_path, _imports(path)) if p is not None]
+    return {p.relative_to(PACKAGE).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+            for p in sorted(seen)}
+
+
+def base_block() -> str:
+    """ARCHITECTURE.md's listing of the objective base, as :func:`base_closure` computes it."""
+    counts = base_closure()
+    width = max(map(len, counts)) + 2
+    rows = [f"{name:<{width}}{n:>5}" for name, n in counts.items()]
+    return "\n".join([*rows, f"{'total':<{width}}{sum(counts.values()):>5}"]) + "\n"
+
+
+def _base_section() -> tuple[str, str]:
+    """ARCHITECTURE.md's text and its objective base listing (the section's first code block)."""
     text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     section = text.split("\n## The objective base\n", 1)[1].split("\n## ", 1)[0]
-    block = section.split("```\n", 2)[1]
-    return {m[0]: int(m[1]) for m in re.findall(r"^(\S+\.py)\s+(\d+)\s", block, flags=re.MULTILINE)}, \
-        int(re.search(r"^total\s+(\d+)$", block, flags=re.MULTILINE)[1])
+    return text, section.split("```\n", 2)[1]
 
 
-def test_the_objective_base_is_listed_with_its_line_counts_within_budget() -> None:
-    listed, total = _base_listing()
-    assert listed, "ARCHITECTURE.md's objective base lists no file"
-    actual = {}
-    for name in listed:
-        path = PACKAGE / name
-        assert path.is_file(), f"ARCHITECTURE.md's objective base lists {name}, which is not in boostplug/"
-        actual[name] = len(path.read_text(encoding="utf-8").splitlines())
-    assert actual == listed, f"line counts changed: update ARCHITECTURE.md's objective base to {actual}"
-    assert total == sum(listed.values()), f"the listed total {total} is not the sum {sum(listed.values())}"
-    assert total <= BASE_BUDGET, (f"the objective base grew to {total} lines (budget {BASE_BUDGET}): move what one "
-                                  "loss needs to its class or a mixin")
+def test_the_objective_base_is_its_import_closure_within_budget() -> None:
+    _, listed = _base_section()
+    assert listed == base_block(), ("ARCHITECTURE.md's objective base is not its import closure: regenerate it with "
+                                    "python -m tests.docs.test_layout --write")
+    total = sum(base_closure().values())
+    assert total <= BASE_BUDGET, (f"the objective base imports {total} lines (budget {BASE_BUDGET}): what one loss "
+                                  "needs belongs to the loss's module, imported there")
+
+
+MOST_PARAMETERS = 12
+
+
+def test_no_function_of_the_base_takes_more_than_twelve_parameters() -> None:
+    """A loop's inputs travel in named records (objectives/_pair_kernels.py), not as a long row of arguments."""
+    long = []
+    for name in base_closure():
+        for node in ast.walk(ast.parse((PACKAGE / name).read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                count = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + (a.vararg is not None) + \
+                    (a.kwarg is not None)
+                long += [f"{name}: {node.name} ({count})"] if count > MOST_PARAMETERS else []
+    assert not long, f"functions of the objective base with more than {MOST_PARAMETERS} parameters: {long}"
+
+
+if __name__ == "__main__":  # python -m tests.docs.test_layout [--write]: the base's listing, or ARCHITECTURE.md rewritten
+    import sys
+
+    if "--write" in sys.argv[1:]:
+        text, listed = _base_section()
+        (ROOT / "ARCHITECTURE.md").write_text(text.replace(listed, base_block(), 1), encoding="utf-8")
+    print(base_block(), end="")

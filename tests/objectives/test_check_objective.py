@@ -279,3 +279,27 @@ def test_a_hessian_of_the_wrong_sign_is_reported_with_the_value_the_objective_re
     # the objective returned -W per pair at row 4 (4 pairs of weight 1), the derivative is +4
     assert "the objective returned [-4.0" in message and "is [3.99" in message, message
     assert "1e-06" not in message, message
+
+
+class _PrecisionAt(objectives.PairwiseLoss):
+    """RankNet weighted by |Delta P@k|: only pairs that straddle the cutoff k count."""
+
+    name = "test_precision_at_k"
+    summary = "logistic pairs weighted by |Delta P@k| (test objective)"
+    params = {"k": Param(10, "int", "cutoff", low=1)}
+    hessians = {"exact": objectives.pairwise.LAMBDA_EXACT}
+    pair_loss, pair_grad, pair_hess = objectives.pairwise.LOGISTIC
+
+    @staticmethod
+    def pair_weight(p, k):
+        return 1.0 / k if (p.rank_i < k) != (p.rank_j < k) else 0.0
+
+
+def test_the_checks_run_on_the_authors_data_when_given() -> None:
+    """The built-in queries hold at most 7 documents: a loss with a cutoff of 10 is flat there."""
+    with pytest.raises(ContractError, match="flat"):
+        check_objective(_PrecisionAt, checks=["gradient"])
+    group_ptr = np.array([0, 15, 27, 40])
+    labels = np.random.default_rng(0).integers(0, 3, 40).astype(float)
+    assert check_objective(_PrecisionAt, checks=["gradient"], data=(labels, group_ptr))
+    assert np.array_equal(cases.__globals__["contract_data"]().group_ptr[:2], [0, 1])  # as usual again

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from boostplug.keyed_pairs import pair_rows
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Hessian, Loss, Param, Search
 from boostplug.objectives import module_functions
 from boostplug.objectives._contract import check_contract, scores_function
@@ -52,7 +53,7 @@ class PairLogistic(Loss):
                      search=Search(2, 10)),
         "mode": Param("grades", "choice", "which pairs", choices=("grades", "explicit", "both"), ignore_case=True),
         "strict": Param(True, "bool", "refuse a query without pairs"),
-        "pairs": Param(None, "rows", "explicit pairs (row indices, preferred first)"),
+        "pairs": Param(None, "rows", "explicit pairs (row indices, preferred first)", convert=pair_rows),
         "tag": Param(None, "custom", "a label for the run: a non-empty string", convert=lambda v: _tag(v)),
     }
     hessians = {"exact": Hessian("exact", "the diagonal of the Hessian"),
@@ -124,10 +125,10 @@ S = np.array([0.3, -0.2, 0.1, 0.0, 0.4])
     (Param("a", "choice", choices=("a", "b")), "A", ValueError, "got 'A'"),
     (Param(True, "bool"), "yes", TypeError, "obj: p must be True or False; got 'yes'"),
     (Param(True, "bool"), 1, TypeError, "obj: p must be True or False; got 1"),
-    (Param(None, "rows"), [[0, 1, 2]], ValueError, r"obj: p must have shape \(n_pairs, 2\)"),
-    (Param(None, "rows"), [[0.0, 1.0]], TypeError, "obj: p must hold integer row indices"),
-    (Param(None, "rows"), [[2, 2]], ValueError, r"obj: p\[0\] = \[2, 2\] pairs a row with itself"),
-    (Param(None, "rows"), [[-1, 2]], ValueError, r"obj: p\[0\] = \[-1, 2\] is outside rows"),
+    (Param(None, "rows", convert=pair_rows), [[0, 1, 2]], ValueError, r"obj: p must have shape \(n_pairs, 2\)"),
+    (Param(None, "rows", convert=pair_rows), [[0.0, 1.0]], TypeError, "obj: p must hold integer row indices"),
+    (Param(None, "rows", convert=pair_rows), [[2, 2]], ValueError, r"obj: p\[0\] = \[2, 2\] pairs a row with itself"),
+    (Param(None, "rows", convert=pair_rows), [[-1, 2]], ValueError, r"obj: p\[0\] = \[-1, 2\] is outside rows"),
     (Param(None, "custom", convert=_tag), "", ValueError, "obj: tag must be a non-empty string, got ''"),
     (Param(None, "custom", convert=lambda v: int("x")), 1, ValueError, "obj: p: invalid literal"),
 ])
@@ -142,13 +143,13 @@ def test_each_kind_stores_the_checked_value():
     assert Param(3, "int").check(np.int32(4)) == 4 and type(Param(3, "int").check(np.int32(4))) is int
     assert Param("logdd", "choice", choices=("ldd", "logdd"), ignore_case=True).check("LogDD") == "logdd"
     assert Param(True, "bool").check(np.bool_(False)) is False
-    assert Param(None, "rows").check(None) is None and Param(None, "custom", convert=_tag).check(None) is None
+    assert Param(None, "rows", convert=pair_rows).check(None) is None and Param(None, "custom", convert=_tag).check(None) is None
     given = np.array([[0, 1], [2, 1]], dtype=np.int64)
-    rows = Param(None, "rows").check(given, "pairs", n_docs=3)
+    rows = Param(None, "rows", convert=pair_rows).check(given, "pairs", n_docs=3)
     np.testing.assert_array_equal(rows, given)
     assert rows.dtype == np.int64 and not rows.flags.writeable and given.flags.writeable  # a copy, read-only
     with pytest.raises(ValueError, match=r"obj: pairs\[1\] = \[2, 1\] is outside rows \[0, 2\)"):
-        Param(None, "rows").check(given, "pairs", objective="obj", n_docs=2)
+        Param(None, "rows", convert=pair_rows).check(given, "pairs", objective="obj", n_docs=2)
     with pytest.raises(TypeError, match="must be a number"):  # None only where None is the default
         Param(0.5, "real").check(None)
 

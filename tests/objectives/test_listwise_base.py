@@ -120,3 +120,40 @@ def test_machinery_errors_pass_unchanged(monkeypatch):
     monkeypatch.setattr(obj, "_call", fail)
     with pytest.raises(MemoryError, match="the sums' arrays"):
         obj.loss(np.zeros(8))
+
+
+class _Writer(ListwiseLoss):
+    """A list_loss that writes into its scores: the caller's array must not change."""
+
+    name = "test_list_writer"
+    hessians = {"exact": Hessian("exact", "0")}
+
+    @staticmethod
+    def list_loss(s, doc, query):
+        s[0] = 5.0
+        return 0.0
+
+    @staticmethod
+    def list_grad_hess(s, doc, query, grad, hess):
+        pass
+
+
+def test_list_functions_get_read_only_scores():
+    scores = np.zeros(8)
+    with pytest.raises(TypeError, match="_Writer: .*writes into an array that is read-only: the scores"):
+        _Writer(LABELS, PTR).loss(scores)
+    assert not scores.any()
+
+
+def test_a_query_that_cannot_fit_in_memory_is_refused_before_allocating(monkeypatch):
+    from boostplug import _memory
+    from boostplug.objectives import get
+
+    monkeypatch.setattr(_memory, "available_memory", lambda: 10 * 2**20)  # 10 MiB
+    ptr = np.array([0, 3, 1503])                                          # query 1: 1,500 documents, 18 MB of n x n
+    labels = np.arange(1503.0) % 3
+    with pytest.raises(ValueError, match=r"approx_ndcg: query 1 \(1500 documents\) would need at least "
+                                         r"18,000,000 bytes, more than the 10,485,760 bytes of memory available"):
+        get("approx_ndcg").prepare(labels, ptr)
+    monkeypatch.setattr(_memory, "available_memory", lambda: None)      # the system does not say: no refusal
+    get("approx_ndcg").prepare(labels, ptr)

@@ -1,7 +1,7 @@
 """objectives.PairwiseLoss, the one pair base: a pair loss, its derivatives, and optionally a weight
 that sees the query's current order (LambdaRank's, LambdaLoss's, the metric weights). Its loss,
 gradient and Hessians against a pure-Python loop over each query's order (ties, one-document
-queries, queries of one label, all-equal scores, truncation, LightGBM's normalisation, a per-query
+queries, queries of one label, all-equal scores, truncation, a per-query
 prefix), against finite differences (with the weights held), serial against parallel kernels, the
 contract checks, training, and the errors a bad class gets."""
 
@@ -91,25 +91,21 @@ class NDCGLoss2PP(PairwiseLoss):
 
 
 class TruncatedLambdaRank(PairwiseLoss):
-    """LambdaRank's |Delta NDCG| weight with LightGBM's truncation and normalisation, in float64."""
+    """LambdaRank's |Delta NDCG| weight with LightGBM's truncation, in float64."""
 
     name = "test_truncated_lambdarank"
-    summary = "LambdaRank, truncated and normalised (test objective)"
+    summary = "LambdaRank, truncated (test objective)"
     params = {"sigma": Param(1.0, "real", "slope of the logistic", low=0.0, low_open=True),
-              "top": Param(3, "int", "truncation level", low=1),
-              "norm": Param(True, "bool", "LightGBM's normalisation")}
+              "top": Param(3, "int", "truncation level", low=1)}
     hessians = {"exact": LAMBDA_EXACT}
     pair_loss, pair_grad, pair_hess = LOGISTIC
 
     @staticmethod
-    def pair_weight(p, sigma, top, norm):
+    def pair_weight(p, sigma, top):
         return (p.gain_i - p.gain_j) * abs(p.discount_i - p.discount_j) * p.inv_max_dcg
 
     def truncation(self):
         return self.top
-
-    def normalize(self):
-        return self.norm
 
 
 class AboveWeighted(PairwiseLoss):
@@ -171,9 +167,8 @@ def _brute(obj: PairwiseLoss, scores, at=None, *, bound: bool = False):
         prefix = np.zeros((b - a, cls.prefix_width))
         if cls.query_prefix is not None:
             cls.query_prefix(obj.labels[order], np.array([gain[r] for r in order]), prefix, *args)
-        varied = at[order[0]] != at[order[-1]]
         g_q, h_q = {r: 0.0 for r in range(a, b)}, {r: 0.0 for r in range(a, b)}
-        total, acc = 0.0, 0.0
+        acc = 0.0
         for i in range(min(b - a - 1, k)):
             for j in range(i + 1, b - a):
                 ri, rj = order[i], order[j]
@@ -184,21 +179,17 @@ def _brute(obj: PairwiseLoss, scores, at=None, *, bound: bool = False):
                             1 / math.log2(2 + phi), 1 / math.log2(2 + plo), inv)
                 w = 1.0 if cls.pair_weight is None else cls.pair_weight(view, prefix, *args) \
                     if cls.query_prefix is not None else cls.pair_weight(view, *args)
-                if obj.normalize() and varied:
-                    w /= 0.009999999776482582 + abs(at[hi] - at[lo])   # LightGBM's 0.01f
                 d = scores[hi] - scores[lo]
                 gt, ht = w * fn["pair_grad"](d, *args), w * fn["pair_hess"](d, *args)
-                total -= 2 * w * fn["pair_grad"](at[hi] - at[lo], *args)
                 if w != 0:
                     acc += w * fn["pair_loss"](d, *args)
                 ht = 2 * abs(ht) if bound else ht
                 g_q[hi], g_q[lo] = g_q[hi] + gt, g_q[lo] - gt
                 h_q[hi], h_q[lo] = h_q[hi] + ht, h_q[lo] + ht
-        c = math.log2(1 + total) / total if obj.normalize() and total > 0 else 1.0
-        loss += obj.query_weights[q] * c * acc
+        loss += obj.query_weights[q] * acc
         for r in range(a, b):
-            grad[r] = g_q[r] * c * obj.query_weights[q]
-            hess[r] = h_q[r] * c * obj.query_weights[q]
+            grad[r] = g_q[r] * obj.query_weights[q]
+            hess[r] = h_q[r] * obj.query_weights[q]
     return loss, grad, hess
 
 
@@ -210,7 +201,7 @@ def kernels(request, monkeypatch):
 
 CLASSES = [(Logistic, {}), (Logistic, {"sigma": 2.5, "hessian": "bound"}), (Cubic, {"margin": 0.7}),
            (Cubic, {"hessian": "bound"}), (NDCGLoss2PP, {}), (NDCGLoss2PP, {"mu": 0.5, "sigma": 2.0}),
-           (NDCGLoss2PP, {"hessian": "bound"}), (TruncatedLambdaRank, {}), (TruncatedLambdaRank, {"norm": False, "top": 1}),
+           (NDCGLoss2PP, {"hessian": "bound"}), (TruncatedLambdaRank, {}), (TruncatedLambdaRank, {"top": 1}),
            (TruncatedLambdaRank, {"top": 100}), (AboveWeighted, {})]
 
 
@@ -232,7 +223,7 @@ def test_against_a_loop_over_each_querys_order(cls, params, seed, kernels) -> No
 def test_pairs_that_do_not_follow_the_order_are_visited_by_label_and_others_by_score() -> None:
     s, y, gp, w = _data(1)
     assert Logistic(y, gp)._by_label and Cubic(y, gp)._by_label
-    assert not NDCGLoss2PP(y, gp)._by_label and not TruncatedLambdaRank(y, gp, top=100, norm=False)._by_label
+    assert not NDCGLoss2PP(y, gp)._by_label and not TruncatedLambdaRank(y, gp, top=100)._by_label
     from boostplug.objectives.ranknet import RankNet
 
     assert RankNet(y, gp)._by_label and not RankNet(y, gp, truncation_level=2)._by_label
@@ -262,7 +253,7 @@ def test_serial_and_parallel_kernels_agree_exactly(monkeypatch) -> None:
 
 def test_degenerate_queries_give_zeros_never_nan() -> None:
     """A one-document query, a query of one label, a query of weight 0 and queries whose scores are
-    all equal (the weights' normalisation is then off) give finite values; no pair: exactly 0."""
+    all equal give finite values; no pair: exactly 0."""
     s, y, gp, w = _data()
     for cls in (NDCGLoss2PP, TruncatedLambdaRank, Logistic):
         obj = cls(y, gp, weights=w, hessian_floor=False)
@@ -285,11 +276,10 @@ def test_finite_differences_of_the_loss(cls) -> None:
 
 
 @pytest.mark.parametrize("cls, params", [(NDCGLoss2PP, {"mu": 2.0}), (TruncatedLambdaRank, {}),
-                                         (TruncatedLambdaRank, {"norm": False}), (AboveWeighted, {})])
+                                         (AboveWeighted, {})])
 def test_finite_differences_with_the_weights_held(cls, params) -> None:
     """The gradient is the derivative of the loss with its pair weights held at the current scores,
-    the exact Hessian the diagonal of that loss's Hessian; letting the weights move changes the
-    derivative (the weights do depend on the scores)."""
+    the exact Hessian the diagonal of that loss's Hessian."""
     rng = np.random.default_rng(4)
     gp = np.array([0, 6, 13], dtype=np.int64)
     y = rng.integers(0, 4, 13).astype(np.float64)
@@ -300,9 +290,6 @@ def test_finite_differences_with_the_weights_held(cls, params) -> None:
     J = fd_jacobian(lambda x: obj.grad_hess(x, weights_at=s)[0], s)
     np.testing.assert_allclose(J, J.T, atol=1e-8)
     np.testing.assert_allclose(obj._grad_hess(s)[1], np.diag(J), rtol=1e-6, atol=1e-8)
-    if params.get("norm", True) and cls is TruncatedLambdaRank:
-        moving = fd_gradient(obj.loss, s)  # the weights 1 / (0.01 + |s_i - s_j|) move with the scores
-        assert not np.allclose(moving, g, rtol=1e-3)
 
 
 def test_held_weights_equal_the_current_ones_at_the_current_scores() -> None:
@@ -483,7 +470,7 @@ def test_a_compiled_pair_function_that_raises_names_itself_its_arguments_and_the
 
 
 def test_a_pair_weight_that_raises_names_itself_the_pairs_view_and_the_pair(kernels) -> None:
-    bad = _weighted(pair_weight=staticmethod(lambda p, sigma: 1.0 / (p.rank_i - 1)))
+    bad = _weighted(pair_weight=staticmethod(lambda p, sigma: 1.0 / (p.rank_i - 1) ** 2))  # >= 0 where defined
     # query 1: rows 3 (label 0) above row 4 (label 1): the preferred row 4 is at position 1
     obj = bad(np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5]))
     scores = np.array([0.0, 0.5, 1.0, 2.0, 1.0])
@@ -493,6 +480,22 @@ def test_a_pair_weight_that_raises_names_itself_the_pairs_view_and_the_pair(kern
                                                     r"\(preferred\) and 3 of query 1") as info:
             method(scores)
         assert info.value.query == 1 and info.value.rows == (4, 3)
+
+
+def test_a_normalize_hook_is_refused_not_ignored() -> None:
+    with pytest.raises(TypeError, match=r"Bad\.normalize: the pair base has no score-gap normalisation"):
+        _weighted(normalize=lambda self: True)
+
+
+def test_a_negative_pair_weight_is_refused_naming_the_pair_and_the_weight(kernels) -> None:
+    neg = _weighted(pair_weight=staticmethod(lambda p, sigma: 1.0 if p.rank_i == 0 else -0.5))
+    obj = neg(np.array([1.0, 0.0, 2.0, 0.0, 1.0]), np.array([0, 3, 5]))
+    scores = np.array([0.0, 0.5, 1.0, 2.0, 1.0])   # query 1: row 4 (label 1) below row 3: rank_i 1
+    for method in (obj.loss, obj.grad_hess):
+        with pytest.raises(PairFunctionError, match=r"Bad\.pair_weight\(Pair\(.*\), 1\.0\) returns -0\.5, a negative "
+                                                    r"weight, on the pair of rows \d \(preferred\) and \d of query \d") as info:
+            method(scores)
+        assert info.value.rows is not None and info.value.query is not None
 
 
 def test_a_query_prefix_that_raises_is_named() -> None:

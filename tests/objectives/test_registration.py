@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from boostplug.keyed_pairs import pair_rows
 from boostplug import objectives
 from boostplug.cli import main
 from boostplug.compare import DEFAULT_METHODS, METHODS, get_method, method_names
@@ -293,7 +294,7 @@ def test_compare_lists_it_while_registered_only() -> None:
 def test_row_params_and_fixed_params_are_no_compare_settings() -> None:
     class Rows(PairLogit):
         name = "pairlogit_rows"
-        params = {**PairLogit.params, "pairs": Param(None, "rows", "explicit pairs")}
+        params = {**PairLogit.params, "pairs": Param(None, "rows", "explicit pairs", convert=pair_rows)}
 
     objectives.register(Rows, fixed={"hessian": "bound"}, methods={"pl-a": {"sigma": 2.0}, "pl-b": {}})
     try:

@@ -4,7 +4,7 @@ on first use, which costs a kernel's first call about a second per sort kind
 (docs/results/first_use/README.md). These give the same results as numba's:
 
 * :func:`sorted_descending`: a copy of finite values in decreasing order (the values of
-  ``np.sort(v)[::-1]``), by numba's quicksort (median of three, insertion sort below 16 items);
+  ``np.sort(v)[::-1]``), through :func:`stable_argsort_descending`;
 * :func:`quick_argsort`: ``np.argsort(keys)`` (numba's quicksort, the same order of equal keys);
 * :func:`stable_argsort_descending`: ``np.argsort(-keys, kind="stable")`` (numba's merge sort in
   decreasing order: no negated copy, one recursive function instead of numba's four).
@@ -57,50 +57,6 @@ def _push_larger(stack: np.ndarray, top: int, low: int, i: int, high: int) -> tu
         stack[2 * top + 1] = i - 1
         top += 1
     return top, i + 1, high
-
-
-@nb.njit(cache=True)
-def sorted_descending(values: np.ndarray) -> np.ndarray:
-    """A copy of ``values`` (finite: no NaN) sorted in decreasing order."""
-    a = values.copy()
-    n = a.shape[0]
-    if n < 2:
-        return a
-    stack, top = _ranges(n)
-    while top > 0:
-        top, low, high = _pop(stack, top)
-        while high - low >= _SMALL_QUICKSORT:
-            mid = (low + high) >> 1
-            if a[mid] > a[low]:
-                a[low], a[mid] = a[mid], a[low]
-            if a[high] > a[mid]:
-                a[high], a[mid] = a[mid], a[high]
-            if a[mid] > a[low]:
-                a[low], a[mid] = a[mid], a[low]
-            pivot = a[mid]
-            a[high], a[mid] = a[mid], a[high]
-            i = low
-            j = high - 1
-            while True:
-                while i < high and a[i] > pivot:
-                    i += 1
-                while j >= low and pivot > a[j]:
-                    j -= 1
-                if i >= j:
-                    break
-                a[i], a[j] = a[j], a[i]
-                i += 1
-                j -= 1
-            a[i], a[high] = a[high], a[i]
-            top, low, high = _push_larger(stack, top, low, i, high)
-        for i in range(low + 1, high + 1):
-            v = a[i]
-            j = i
-            while j > low and v > a[j - 1]:
-                a[j] = a[j - 1]
-                j -= 1
-            a[j] = v
-    return a
 
 
 @nb.njit(cache=True)
@@ -205,3 +161,13 @@ def stable_argsort_descending(keys: np.ndarray) -> np.ndarray:
         r[i] = i
     _merge_sort_down(r, keys, np.empty(n // 2, dtype=np.int64))
     return r
+
+
+@nb.njit(cache=True)
+def sorted_descending(values: np.ndarray) -> np.ndarray:
+    """A copy of ``values`` (finite: no NaN) sorted in decreasing order."""
+    order = stable_argsort_descending(values)
+    out = np.empty_like(values)
+    for i in range(values.shape[0]):
+        out[i] = values[order[i]]
+    return out

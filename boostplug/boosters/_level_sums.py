@@ -14,7 +14,7 @@ them, ``s_q`` a per-query shift against overflow) give every sum Rb-d/Rb-c need:
 * the pair metric's Laplacian ``L h`` (complete multipartite graph per query), for the
   span test of ``S_t``;
 * ``R1``/``R2`` from per-query counts of tied and reversed pairs
-  (:func:`boostplug.metrics._pair_counts.critical_pair_counts`, ``O(n log n)``).
+  (:class:`boostplug.metrics._pair_counts.StepCounts`, ``O(n log n)``).
 
 Memory ``O(n + Q L)`` (``Q`` queries, ``L`` label levels); no pair is listed.
 
@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 from ..groups import qid_from_group_ptr
-from ..metrics._pair_counts import StepCounts, critical_pair_counts, label_order, score_order
+from ..metrics._pair_counts import StepCounts
 from ._rankboost_kernels import PairSpan, ln_cosh
 from ._stump_sums import cumsum_both
 
@@ -152,8 +152,7 @@ class LevelPairs:
                  query_weights: NDArray[np.float64] | None) -> None:
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.group_ptr = np.ascontiguousarray(group_ptr, dtype=np.int64)
-        self._by_label = label_order(self.y, self.group_ptr)  # the labels' sort, once per fit for rates()
-        self._by_score: NDArray[np.int64] | None = None          # rates()' last score order
+        self._steps: StepCounts | None = None     # rates()' counter, made at its first call
         grades, lev = np.unique(self.y, return_inverse=True)
         self.lev = np.ascontiguousarray(lev.reshape(-1), dtype=np.int64)
         self.grades = grades
@@ -219,10 +218,10 @@ class LevelPairs:
         """``(R1, R2)`` (Eq. 3, 4) under ``D_1`` from per-query counts of tied and reversed pairs.
         ``moved``: the rows whose scores one constant changed since the previous call, when that is
         the only change (a stump's step): the previous score order is then merged, not sorted again."""
-        F = np.ascontiguousarray(F, dtype=np.float64)
-        self._by_score = score_order(F, self.group_ptr, self.query, self._by_score, moved)
-        counts = critical_pair_counts(F, self.y, self.group_ptr, self._by_label, self._by_score)
-        tied, rev = counts[:, 1].astype(np.float64), counts[:, 2].astype(np.float64)
+        if self._steps is None:
+            self._steps = StepCounts(self.y, self.group_ptr)
+        counts = self._steps.counts(np.ascontiguousarray(F, dtype=np.float64), moved)
+        tied, rev = counts[:, 0].astype(np.float64), counts[:, 1].astype(np.float64)
         if not self.weighted:
             return float((tied.sum() + rev.sum()) / self.n_pairs), float((rev.sum() + 0.5 * tied.sum()) / self.n_pairs)
         return float(self.coef @ (tied + rev) / self.total), float(self.coef @ (rev + 0.5 * tied) / self.total)
@@ -508,7 +507,6 @@ class DirectedLevelPairs(LevelPairs):
         self.dd[self.linked] = dist(delta[self.linked])
         #: the queries with two label levels or more (the others hold no pair)
         self.paired = np.flatnonzero((self.level_counts > 0).sum(axis=1) >= 2).astype(np.int64)
-        self._steps: StepCounts | None = None     # misorder()'s counter, made at its first call
         self._one_level = np.ones(self.group_ptr.shape[0] - 1, dtype=np.bool_)
         self._one_level[self.paired] = False
 
@@ -528,16 +526,8 @@ class DirectedLevelPairs(LevelPairs):
             return float(self.coef @ prod.sum(axis=(1, 2))), float(self.coef @ (prod * self.dd ** 2).sum(axis=(1, 2)))
 
     def misorder(self, F: NDArray[np.float64], moved: NDArray[np.bool_] | None = None) -> float:
-        """``R1`` of :meth:`LevelPairs.rates` (the tied or reversed pairs under ``D_1``), from the same
-        integer counts made by :class:`~boostplug.metrics._pair_counts.StepCounts`, which keeps the
-        labels' levels and the score order from one call to the next (``moved`` as in ``rates``)."""
-        if self._steps is None:
-            self._steps = StepCounts(self.y, self.group_ptr)
-        counts = self._steps.counts(np.ascontiguousarray(F, dtype=np.float64), moved)
-        tied, rev = counts[:, 0].astype(np.float64), counts[:, 1].astype(np.float64)
-        if not self.weighted:
-            return float((tied.sum() + rev.sum()) / self.n_pairs)
-        return float(self.coef @ (tied + rev) / self.total)
+        """``R1`` of :meth:`LevelPairs.rates` (the tied or reversed pairs under ``D_1``)."""
+        return self.rates(F, moved)[0]
 
     def fit_sums(self, R: NDArray[np.float64], sorted_codes: NDArray[np.int32], order: NDArray[np.integer],
                  width: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

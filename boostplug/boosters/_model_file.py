@@ -1,41 +1,14 @@
 """The booster JSON model file: the object a fitted booster is written as
 (:class:`ModelFile`: ``to_dict``/``from_dict``/``save``/``load``), written atomically and
-read back validated.
-
-The file is a plain JSON object (see :mod:`boostplug.boosters._weak_rankers` for the weak rankers)::
-
-    {"format": "boostplug.booster", "version": 1, "class": "RankBoost",
-     "params": {...constructor parameters...},
-     "n_features_in": 46,
-     "rankers": [{"kind": "stump", "feature": 3, "threshold": 0.25}, ...],
-     "weights": [0.41, ...],
-     "history": [{...per-round record...}, ...],
-     "stop_reason": "n_rounds reached", "best_iteration": 57,
-     "fitted": {...the class's extra fitted attributes, e.g. RankBoost's
-                "undefined_round_", "span_size_", "pruned_round_"...}}
+read back validated. The format and what reading checks: docs/boosters.md ("The JSON model file").
 
 Floats are written with Python's shortest round-trip repr, so a loaded model predicts
-bit-for-bit what the saved one did. A stump's threshold may be ``-Infinity`` (JSON's
-non-standard spelling, which Python's ``json`` reads back): the split of known values
-from missing ones (NaN ranks lowest). A stump with ``"complement": true`` is
-``[x <= threshold]`` (1 on NaN; RankBoost's stumps with swapped leaf labels).
-``history`` may hold ``Infinity``/``NaN`` too.
-
-The file carries ``"sha256"``, the SHA-256 of the rest of its content (the object without it, as
-compact JSON with sorted keys), checked when the file is read after its fields: a weight or a
-threshold edited into another valid value is refused too, naming the file and saying that its
-checksum does not match. A file without it (written by an earlier boostplug) is read as before,
-and so is a ``to_dict`` object, which has none.
-
-Reading checks every field before a model is built: exact JSON types (``2.7``,
-``"3"`` or ``true`` is not a feature index), features within ``n_features_in``,
-finite weights whose absolute values sum to a finite float64 (a stump ensemble's scores are
-bounded by that sum), thresholds finite or ``-Infinity`` (an integer beyond the float64 range,
-which JSON can spell, is refused too), known kinds, keys and versions.
-Anything else is a ``ValueError`` naming the file (``from_dict``: "the model dict") and
-the field as a JSON path (``rankers[3].feature``), never a model that predicts wrongly.
-Saving goes through :func:`boostplug._atomic.write_text`: a failed save leaves the
-previous file whole.
+bit-for-bit what the saved one did. A stump's threshold may be ``-Infinity``: the split of known
+values from missing ones (NaN ranks lowest); ``"complement": true`` is ``[x <= threshold]``.
+``"sha256"`` is the SHA-256 of the rest of the object (compact JSON, sorted keys), checked after
+the fields; a file without it (an earlier boostplug's) or a ``to_dict`` object is read unchecked.
+Any bad field is a ``ValueError`` naming the file (``from_dict``: "the model dict") and the field
+as a JSON path (``rankers[3].feature``), never a model that predicts wrongly.
 """
 
 from __future__ import annotations

@@ -1,35 +1,12 @@
 """What ``pairwise="auto"`` chooses: the pair list or the pair-free sums, by their cost. One rule.
 
-RankBoost (every variant) and stump MPBoost trained on graded labels can hold the critical pairs two
-ways: listed (``"pairs"``: memory ``O(P)``) or pair-free (``"levels"``: sums per label level, and
-RankBoost+'s pairs of signature groups). Both train the same model up to rounding. ``"auto"`` takes:
-
-1. ``"pairs"`` when ``fit`` was given explicit pairs (the levels only know label-derived pairs);
-2. ``"levels"`` when the pair list would pass the pair memory limit (``boostplug.pairs.pair_memory_limit()``,
-   the limit under which the pair list refuses to be built);
-3. otherwise the path whose estimated time per round, averaged over ``n_rounds``, is smaller
-   (:func:`round_costs`). The estimates count the work each path does per round from the data's
-   shape (documents ``n``, features ``F``, critical pairs ``P``, label levels ``L``, query sizes
-   ``n_q``), each kind of work weighted by its measured time (:data:`NS`, nanoseconds):
-
-   * Rb-d / Rb-c (``"rb"``): the pair list makes some ten passes over the pairs per round
-     (potentials, reweighting, the margins and losses); the levels make a few passes over the
-     documents per level and merge each query's score order for ``R1``/``R2``. So the levels win on large
-     queries (OHSUMED, 146 documents a query), the pair list on small ones (MQ2008, 20). With the
-     ``E2`` record (``"rb_e2"``, ``record_e2=True``) the pair list also keeps the pairs' ``E2``
-     log-weights, and the levels pay the span test per document and level and one pass over the pairs
-     of signature groups that hold pairs (:mod:`boostplug.boosters._group_e2`, at most ``P``).
-   * RankBoost+: the pair list visits every pair once per feature (a histogram of the pairs' kept
-     lower codes, :mod:`boostplug.boosters._pair_mins`) and makes a few passes over the pairs (their
-     document sums, weights, ``E2``); the levels visit, per feature,
-     every document once per signature group of its query, and rebuild the group pairs' weights
-     (``G_q^2 |S_t|``). ``G_q <= min(n_q, 2^t)`` in round ``t`` (each new member at most doubles
-     the groups), taken at that bound: the levels pay off for queries much larger than ``2^T``.
-   * MPBoost: the pair list visits every pair once per feature; the levels visit every document
-     once per feature and level, and every level pair once per distinct code of a query.
-
-The stump sums over every candidate (``O(n F)``), the candidates and the span test cost the same on
-both paths and are left out.
+RankBoost (every variant) and stump MPBoost on graded labels hold the critical pairs listed
+(``"pairs"``, memory ``O(P)``) or pair-free (``"levels"``); both train the same model up to rounding.
+``"auto"`` takes the pair list for explicit pairs, the levels past the pair memory limit, otherwise
+the path with the smaller estimated time per round (:func:`round_costs`: each path's work counted
+from the data's shape, weighted by its measured nanoseconds :data:`NS`). The rule and its table:
+docs/boosters.md ("How ``pairwise="auto"`` chooses"). The work both paths share (stump sums, the
+candidates, the span test) is left out.
 """
 
 from __future__ import annotations

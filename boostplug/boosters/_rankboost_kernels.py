@@ -177,11 +177,9 @@ def _pair_losses(pairs, F, w1, up, down, direct):
 def pair_losses(pairs: NDArray[np.int64], F: NDArray[np.float64], w1: NDArray[np.float64] | None,
                 ell: NDArray[np.float64]) -> dict[str, float]:
     """``R1`` (Eq. 3), ``R2`` (Eq. 4), ``E1`` (Eq. 5) of the scores ``F`` over the pair list, as means
-    under ``w1`` (``None``: uniform), and ``E2`` (Eq. 24) from the log weights ``ell`` (absent when
-    ``ell`` is empty). One pass over the pairs for the first three, with no exponential per pair:
-    ``exp(-margin)`` is a product of two per-document exponentials (both within range when the scores
-    span less than 1400; otherwise the pair's own). ``E2``: :func:`pair_e2`. Up to rounding (``1e-15``
-    relatively) what numpy's sums gave; a pair of weight 0 adds nothing to ``E1`` even where its ``exp(-margin)`` overflows (numpy's ``0 * inf`` made it NaN)."""
+    under ``w1`` (``None``: uniform), and ``E2`` (Eq. 24, :func:`pair_e2`) from the log weights ``ell``
+    (absent when ``ell`` is empty). No exponential per pair: ``exp(-margin)`` is a product of two
+    per-document ones (when the scores span less than 1400). A pair of weight 0 adds nothing to ``E1``."""
     m = pairs.shape[0]
     F = np.ascontiguousarray(F, dtype=np.float64)
     w = np.zeros(0) if w1 is None else np.ascontiguousarray(w1, dtype=np.float64)
@@ -213,24 +211,12 @@ def pair_e2(ell: NDArray[np.float64], w1: NDArray[np.float64] | None) -> float:
 
 
 @nb.njit(cache=True)
-def _laplacian(pairs, h, n):
+def _laplacian(pairs, h, n, w):
     out = np.zeros(n)
+    weighted = w.shape[0] == pairs.shape[0]
     for p in range(pairs.shape[0]):
-        a = pairs[p, 0]
-        b = pairs[p, 1]
-        d = h[a] - h[b]
-        out[a] += d
-        out[b] -= d
-    return out
-
-
-@nb.njit(cache=True)
-def _laplacian_weighted(pairs, h, n, w):
-    out = np.zeros(n)
-    for p in range(pairs.shape[0]):
-        a = pairs[p, 0]
-        b = pairs[p, 1]
-        d = w[p] * (h[a] - h[b])
+        a, b = pairs[p, 0], pairs[p, 1]
+        d = w[p] * (h[a] - h[b]) if weighted else h[a] - h[b]
         out[a] += d
         out[b] -= d
     return out
@@ -240,10 +226,8 @@ def laplacian(pairs: NDArray[np.int64], h: NDArray[np.float64], n_docs: int,
               weights: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """``L h = D^T W (D h)``: ``(D u) . W (D h) = u . (L h)`` for any document vector ``u`` (``O(m)``);
     ``W`` the pair weights (a pair of weight ``w`` counts as ``w`` copies of it; ``None``: all 1)."""
-    h = np.ascontiguousarray(h, dtype=np.float64)
-    if weights is None:
-        return _laplacian(pairs, h, n_docs)
-    return _laplacian_weighted(pairs, h, n_docs, weights)
+    return _laplacian(pairs, np.ascontiguousarray(h, dtype=np.float64), n_docs,
+                      np.zeros(0) if weights is None else weights)
 
 
 def ln_cosh(x: NDArray[np.float64] | float) -> NDArray[np.float64] | float:
@@ -281,11 +265,9 @@ class PairSpan:
         self._n_thr = np.zeros(0, dtype=np.int64)
 
     def use_products(self, nsplit: NDArray[np.float64], n_thr: NDArray[np.int64]) -> None:
-        """Hold ``G[b, k, j] = h_kj . L h_b``, every stump's product with each member ``b`` (one pass over
-        the codes a member: :func:`doc_sums_above` of ``L h_b``, written as one contiguous row), instead
-        of the basis vectors: a stump's coefficients on ``Q`` solve ``R^T c = G[:, k, j]`` (``O(|S_t|^2)``) and its squared residual
-        is ``nsplit[k, j] - |c|^2`` (``nsplit``: the stumps' squared norms ``|D h|^2``), where the
-        Gram-Schmidt of :meth:`residual` costs ``O(n |S_t|)`` four times. Before the first member only."""
+        """Hold ``G[b, k, j] = h_kj . L h_b`` (every stump's product with each member) instead of the basis
+        vectors: a stump's coefficients solve ``R^T c = G[:, k, j]`` (``O(|S_t|^2)``, not ``O(n |S_t|)``)
+        and its squared residual is ``nsplit[k, j] - |c|^2``. Before the first member only."""
         if self.size:
             raise ValueError(f"use_products needs an empty span, this one has {self.size} members")
         self._nsplit = nsplit
@@ -372,42 +354,28 @@ class PairSpan:
 
     def add(self, k: int, j: int, c: NDArray[np.float64], u: NDArray[np.float64] | None, r2: float,
             eta: float) -> None:
-        """Append the independent stump ``(k, j)`` (``h = Q c + u``) with weight ``eta``."""
-        if self._G is not None:
-            self._add_products(k, j, c, r2, eta)
-            return
+        """Append the independent stump ``(k, j)`` (``h = Q c + u``) with weight ``eta``; after
+        :meth:`use_products`, ``R``'s column and every stump's product with ``h``."""
         m = self.size
-        if m == self._Q.shape[1]:
+        if m == self._R.shape[0]:
             grow = max(4, m)
-            self._Q = np.hstack([self._Q, np.zeros((self.n, grow))])
-            self._LQ = np.hstack([self._LQ, np.zeros((self.n, grow))])
-            R = np.zeros((m + grow, m + grow))
-            R[:m, :m] = self._R[:m, :m]
-            self._R = R
-        rho = math.sqrt(r2)
-        q = u / rho
-        self._Q[:, m] = q
-        self._LQ[:, m] = self._laplacian(q)
-        self._R[:m, m] = c
-        self._R[m, m] = rho
-        self.members.append((int(k), int(j)))
-        self.index[(int(k), int(j))] = m
-        self.eta = np.append(self.eta, eta)
-
-    def _add_products(self, k: int, j: int, c: NDArray[np.float64], r2: float, eta: float) -> None:
-        """:meth:`add` after :meth:`use_products`: ``R``'s column and every stump's product with ``h``."""
-        assert self._G is not None
-        m = self.size
-        if m == self._G.shape[0]:
-            grow = max(4, m)
-            self._G = np.concatenate([self._G, np.zeros((grow,) + self._G.shape[1:])], axis=0)
+            if self._G is not None:
+                self._G = np.concatenate([self._G, np.zeros((grow,) + self._G.shape[1:])], axis=0)
+            else:
+                self._Q = np.hstack([self._Q, np.zeros((self.n, grow))])
+                self._LQ = np.hstack([self._LQ, np.zeros((self.n, grow))])
             R = np.zeros((m + grow, m + grow))
             R[:m, :m] = self._R[:m, :m]
             self._R = R
         self._R[:m, m] = c
         self._R[m, m] = math.sqrt(r2)
-        Lh = self._laplacian((self.codes[:, k] > j).astype(np.float64))
-        self._G[m] = doc_sums_above(self.codes, Lh, self._n_thr)[:, :self._G.shape[2]]   # contiguous: one row
+        if self._G is not None:     # every stump's product with h (contiguous: one row)
+            Lh = self._laplacian((self.codes[:, k] > j).astype(np.float64))
+            self._G[m] = doc_sums_above(self.codes, Lh, self._n_thr)[:, :self._G.shape[2]]
+        else:
+            q = u / self._R[m, m]
+            self._Q[:, m] = q
+            self._LQ[:, m] = self._laplacian(q)
         self.members.append((int(k), int(j)))
         self.index[(int(k), int(j))] = m
         self.eta = np.append(self.eta, eta)
@@ -430,19 +398,16 @@ class PairSpan:
         return C
 
 
-#: Document vectors :class:`StumpProducts` sums together: two 64-byte vectors of doubles a document (two
-#: chains of adds in flight where documents share a bin), a feature's histogram in the first-level
-#: cache (257 bins: 33 kB) and a chunk of the vectors in the second (MQ2008: 1 MB); 16 took 14% less
-#: time than 8 on rocketlake, 32 no less than 16.
+#: Document vectors :class:`StumpProducts` sums together (a feature's histogram stays in the first-level
+#: cache); 16 took 14% less time than 8 on rocketlake, 32 no less than 16.
 GRAM_CHUNK = 16
 
 
 @nb.njit(cache=True, parallel=True)
 def _gram_above(codes, chunks, n_vecs, width, feat_ptr, by_feature, js, lo, hi, out):
-    """``out[i - lo, b] = sum_x vec_b[x] [codes[x, k] > js[i]]`` for the stumps ``i`` in ``[lo, hi)`` of
-    feature ``k`` (among ``by_feature[feat_ptr[k]:feat_ptr[k + 1]]``), ``vec_b = chunks[b // GRAM_CHUNK, :,
-    b % GRAM_CHUNK]`` for ``b < n_vecs``: per feature and chunk of vectors, a histogram of the codes
-    summed from the top, read at each stump's threshold. Parallel over (chunk, feature)."""
+    """``out[i - lo, b] = sum_x vec_b[x] [codes[x, k] > js[i]]`` for the stumps ``i`` in ``[lo, hi)``
+    (``vec_b = chunks[b // GRAM_CHUNK, :, b % GRAM_CHUNK]``): per feature and chunk of vectors, a
+    histogram of the codes summed from the top. Parallel over (chunk, feature)."""
     n, n_feat = codes.shape
     n_chunks = chunks.shape[0]
     for task in nb.prange(n_chunks * n_feat):
@@ -495,12 +460,9 @@ class StumpProducts:
 
 @nb.njit(cache=True)
 def _block_choose(S, r2, tol, room, Lb):
-    """One block's candidates taken in order against the basis at its start: ``S`` (``(B, B)``) their
-    Gram matrix's Schur complement on that basis, ``r2`` its diagonal (their squared residuals).
-    A candidate is dropped when ``r2 <= tol``, or when its residual on the vectors the block added
-    before it is; the others join (Cholesky of ``S`` in order, skipping the dropped rows: ``Lb[i, t]``
-    the coefficient of candidate ``i`` on the block's ``t``-th new vector). Stops at the first
-    candidate kept once ``room`` vectors were added (status 2 from it on: not reached).
+    """One block's candidates against the basis at its start (``S``: their Gram matrix's Schur complement
+    on it, ``r2`` its diagonal): a candidate whose residual, also on the block's earlier additions, is
+    at most ``tol`` is dropped, the others join (Cholesky of ``S`` in order into ``Lb``) until ``room``.
     Returns the status per candidate (0 dropped, 1 added, 2 not reached) and the added ones in order."""
     B = S.shape[0]
     status = np.full(B, 2, dtype=np.int8)
@@ -532,9 +494,8 @@ def _block_choose(S, r2, tol, room, Lb):
 
 
 def first_capacity(room: int, n: int) -> int:
-    """The basis stumps :func:`select_independent` makes room for at first: ``room`` (what the cap
-    leaves), at most the rank of the pair metric and one (``n``: the linked documents); more only
-    through rounding (its arrays then grow)."""
+    """The basis stumps :func:`select_independent` makes room for at first: ``room``, at most the linked
+    documents ``n`` plus one (its arrays grow past it)."""
     return min(room, n + 1)
 
 
@@ -542,34 +503,17 @@ def select_independent(
     codes: NDArray[np.int32], order: NDArray[np.int64], span: PairSpan,
     nsplit: NDArray[np.float64], n_thr: NDArray[np.int64], cap: int, block: int = 64,
 ) -> NDArray[np.bool_]:
-    """Greedy linearly independent subset of the stumps ``order`` (``(N, 2)`` rows ``(k, j)``),
-    taken in that order, together with ``span``'s members: the QR of ``[S, order]`` built
-    column by column in ``span``'s pair metric (:class:`PairSpan`: its pair list and ``weights``;
-    :class:`~boostplug.boosters._level_sums.LevelSpan`: label levels, no pair listed), a column
-    whose diagonal is zero (squared residual at most ``DEPENDENT_RTOL`` times its squared norm
-    ``nsplit[k, j]``) being dropped.
+    """Greedy linearly independent subset of the stumps ``order`` (``(N, 2)`` rows ``(k, j)``), taken in
+    that order after ``span``'s members, in ``span``'s pair metric: a stump whose squared residual is at
+    most ``DEPENDENT_RTOL`` times its squared norm ``nsplit[k, j]`` is dropped. Returns ``drop`` (``(N,)``);
+    stops once the basis holds ``cap`` stumps (those not reached are kept).
 
-    Returns ``drop`` (``(N,)``): the stumps found dependent on those before them. Stops once
-    the basis holds ``cap`` columns: the stumps not yet reached are kept (not dropped).
-
-    Only ``R`` is built, never the basis vectors ``Q`` (``S = Q R``): a candidate's coefficients on
-    ``Q`` solve ``R^T c = g``, with ``g`` its products in the pair metric with the stumps in the basis
-    (the members' coefficients are :meth:`PairSpan.all_coefficients`), and its squared residual is
-    ``nsplit - |c|^2``. The products of every later candidate with a new basis stump ``h`` are
-    one pass over the codes for ``L h`` (:class:`StumpProducts`, the block's new stumps together), so the
-    cost is ``O(n F)`` a basis stump and ``O(m^2)`` a candidate (``m``: basis size) instead of the
-    ``O(n m)`` of projecting document vectors. Candidates go by blocks: the coefficients of a
-    block on the basis at its start are one triangular solve; within the block each is taken in
-    order against the vectors the block added before it (:func:`_block_choose`), with the stop
-    at ``cap`` as one-at-a-time Gram-Schmidt with the squared residual of the block's start
-    (a candidate at or below the tolerance there is dropped, the next one ends the pruning).
-
-    The products of later candidates are kept for a window of candidates (about twice the basis
-    stumps the pruning can add); past it they are made again for the next window. Once the basis
-    holds as many stumps as the pair metric's rank (:meth:`PairSpan.metric_rank`: on one query,
-    its linked documents less one), every later candidate is dependent and dropped unsolved.
-    Only the documents the pair metric links (:meth:`PairSpan.linked`) are held: the others'
-    entries of a vector change neither its products in that metric nor its Laplacian.
+    Only ``R`` of ``S = Q R`` is built: a candidate's coefficients solve ``R^T c = g`` (``g``: its products
+    with the basis stumps, one pass over the codes a new basis stump, :class:`StumpProducts`) and its squared
+    residual is ``nsplit - |c|^2``: ``O(n F)`` a basis stump and ``O(m^2)`` a candidate, not ``O(n m)``.
+    Candidates go by blocks (one triangular solve, then :func:`_block_choose` within the block); the products
+    are kept for a window of candidates. Past the pair metric's rank (:meth:`PairSpan.metric_rank`) every
+    candidate is dropped unsolved; only the linked documents (:meth:`PairSpan.linked`) are held.
     """
     rows = np.flatnonzero(span.linked())
     n = rows.shape[0]

@@ -59,31 +59,18 @@ RankLib's extras (off by default), as in RankLib's ``AdaRank.java``:
   ``c``-th such repeat it is removed from the pool until the training measure changes (or
   another feature is chosen).
 
-Measures. ``"ndcg@k"`` (or ``"ndcg"``) is :func:`boostplug.metrics.ndcg` (gain ``2^r - 1``,
-discount ``1/log2(rank + 1)``), ``"map"`` (or ``"map@k"``) is
-:func:`boostplug.metrics.average_precision` (relevant: label >= 1), both with ties in
-input order (the order of the rows within each query, a stable sort). ``empty`` is the
-value of a query with no relevant document: ``0.0`` by default (RankLib, the LETOR
-evaluation script), ``1.0`` (LightGBM/XGBoost), or ``"skip"`` (such queries are left out
-of training: they carry no ranking information). A callable
-``measure(scores, labels, group_ptr) -> (n_queries,)`` values in ``[0, 1]`` is used as is
-(its own conventions; it is checked every call). AdaRank.MAP and AdaRank.NDCG of the paper
-are ``measure="map"`` and ``measure="ndcg@5"``.
+Measures: ``"ndcg@k"`` is :func:`boostplug.metrics.ndcg`, ``"map"`` (or ``"map@k"``)
+:func:`boostplug.metrics.average_precision`, both with ties in input order; ``empty`` and a
+callable measure: the class's arguments.
 
-Cost: the per-feature, per-query measures ``E(h_k)`` are computed once
-(``O(F n log n)``); a round costs ``O(F m)`` for the weighted argmax and ``O(n log n)`` for
-the measure of the new ensemble. Ties between features (``phi`` equal within ``1e-12``)
-go to the lowest feature index (RankLib keeps the first strictly larger one).
-Speed: ``docs/boosters.md`` and ``docs/studies/performance.md`` (``benchmarks/booster_speed.py``).
+Cost: the per-feature, per-query measures ``E(h_k)`` are computed once (``O(F n log n)``); a round
+costs ``O(F m)`` for the weighted argmax and ``O(n log n)`` for the new ensemble's measure. Ties
+between features (``phi`` equal within ``1e-12``) go to the lowest feature index.
 
-A property of the paper's update worth knowing: ``P_{t+1}`` depends only on the ranking
-``f_t`` produces, so once a round picks the feature the ensemble already ranks by (or one
-giving the same per-query measures), ``P`` stops changing and that feature is picked
-forever with an unchanged training measure. On MQ2008 Fold1 this happens in round 2 for
-both AdaRank.MAP and AdaRank.NDCG, so the paper-exact default stops after one round
-(tolerance); RankLib's ``enqueue`` (or ``update="multiplicative"``, whose ``P`` keeps moving)
-is what gets past it: with ``enqueue=True`` the training MAP rises 0.4628 -> 0.4708 and
-NDCG@5 0.4121 -> 0.4396, test NDCG@10 (empty queries 0) 0.462 and 0.473.
+The paper's ``P_{t+1}`` depends only on the ranking ``f_t`` produces, so once a round picks the
+feature the ensemble already ranks by, ``P`` stops changing and the paper-exact default stops
+(on MQ2008 Fold1 after one round); ``enqueue`` or ``update="multiplicative"`` gets past it
+(``docs/studies/boosters.md``).
 
 Example:
     >>> from boostplug.boosters import AdaRank

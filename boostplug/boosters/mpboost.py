@@ -36,44 +36,17 @@ Explicit pairs: a pair ``(i, j)`` given to ``fit(pairs=...)`` uses
 otherwise (the preference is known, its magnitude is not), so every ``d_ij > 0``
 and Theorem 1 holds.
 
-On the pair list each round costs ``O(P * F)``: one pass of
-:func:`~boostplug.boosters._stump_sums.pair_fit_sums` gives ``N`` and ``D`` of every stump
-as sums over the pairs it splits (difference arrays over each feature's bins), never a pairs
-x stumps matrix. (``N`` summed over per-document potentials, as before, holds the ``+w d``
-and ``-w d`` of every pair on one side of the threshold, which cancel only up to rounding,
-about ``1e-16`` of the total weight; once pair weights fell below that, after a few hundred
-rounds on separable data, ``a = N / D`` exploded.) Ties between stumps (equal criterion up
-to ``1e-10`` of ``sum w d^2``) go to the lowest feature, then the lowest threshold.
-
-The pair sums still carry an absolute rounding error of about ``1e-16``, so stumps with a
-negligible split weight are skipped: ``D <= max(TIE_RTOL * c / max d^2, SPLIT_RTOL)``
-(``c = sum w d^2``, ``sum w = 1``, ``TIE_RTOL = 1e-10``, ``SPLIT_RTOL = 1e-12``). Since
-``|N| <= max|d| D``, such a stump reduces ``J_wse`` by at most ``D max d^2``: under the
-first bound no more than the stopping threshold ``TIE_RTOL * c``, so skipping it changes
-no choice (outside the ``TIE_RTOL`` tie band); the second (binding only when ``max d^2 > 100 c``) keeps ``D`` far above the
-rounding, so that the chosen ``a`` is accurate and ``|a| <= max |d|`` (Eq. 13 cannot
-overflow through ``a``).
-
-Pair-free training (``pairwise="levels"``, on label-derived pairs; ``"auto"``, the default, takes it
-or the pair list by their estimated cost, :mod:`boostplug.boosters._pairwise_choice`): ``d_ij``
-depends only on the two label levels ``a > b``, so ``w_ij = w^(1)_q exp(-d_ab F_i) exp(d_ab F_j) / W``
-factorises within each pair of levels, and ``N``, ``D``, ``sum w d^2``, ``Z_t = W_t / W_{t-1}``
-and ``misorder`` come from per-query, per-level sums of those factors over the documents above
-and below each threshold (:class:`~boostplug.boosters._level_sums.DirectedLevelPairs`):
-memory ``O(n L + n F)``, ``O(n L^2)`` per feature and round, no pair listed (a query of
-100,000 documents trains). The weights are recomputed from ``F`` each round (with a per-query
-shift), so they overflow only once ``max d * (max F - min F)`` within a query nears 700; from
-that round ``"auto"`` goes on with the pair list (same weights, renormalised in log space).
-``pairwise="pairs"`` lists the pairs (equal results up to rounding, tested to ``1e-9``); explicit
-``pairs=`` always do (their ``d`` is not a function of the levels).
-
-Step size: the least-squares ``a`` is a weighted mean of ``+-d``, so ``|a| <= max |d|`` and
-the exponent of Eq. 13 is up to ``max d^2``. For ``binary`` (``|d| = 1``), ``logitdd``
-(``|d| < 1``) and ``ldd`` with a small ``alpha`` that is GentleBoost's usual bounded step;
-``logdd`` with the paper's ``lambda = 3`` has ``d = 1.39, 1.95`` for one or two grades, and
-on MQ2008 the fit then overshoots: from round 5 the same stump is chosen with alternating
-``a = +-1.087`` and ``Z_t`` alternating above and below 1 (a two-state cycle; Theorem 1
-still holds). This is Algorithm 1 as published; see ``docs/studies/boosters.md``.
+Cost and numerics (docs/boosters.md, "MPBoost with stumps"): on the pair list one pass of
+:func:`~boostplug.boosters._stump_sums.pair_fit_sums` a round gives ``N`` and ``D`` of every stump
+(``O(P F)``), sums over the pairs it splits (per-document potentials cancel only up to rounding).
+A stump with ``D <= max(TIE_RTOL * c / max d^2, SPLIT_RTOL)`` (``c = sum w d^2``) is skipped: it
+changes no choice and keeps ``|a| <= max |d|``. Ties go to the lowest feature, then threshold.
+``pairwise="levels"`` (or ``"auto"``, :mod:`boostplug.boosters._pairwise_choice`) lists no pair:
+``w_ij`` factorises within each pair of label levels
+(:class:`~boostplug.boosters._level_sums.DirectedLevelPairs`, ``O(n L^2)`` per feature and round);
+once the factors near overflow ``"auto"`` goes on with the pair list. ``logdd`` with ``lam = 3``
+overshoots on MQ2008 (a two-state cycle of ``a = +-1.087``): Algorithm 1 as published,
+``docs/studies/boosters.md``.
 
 Example:
     >>> from boostplug.boosters import MPBoost

@@ -21,12 +21,9 @@ given to ``fit(sample_weight=...)``, 1 by default, so that a query of weight ``w
 ``w`` and ``M`` come from the NDCG_Boost objective
 (``boostplug.objectives.get("ndcg_boost").prepare(...)``: ``descent_weights`` and ``loss``).
 
-Weighted classifier instead of sampling: the paper draws a sample of documents
-with probabilities ``|w_i|`` and trains an unweighted classifier on it only
-because "most binary classifiers do not support the weighted training set";
-a decision stump takes weights directly, so we maximise Eq. 17 exactly over
-every candidate stump (``eta`` of all stumps at once in ``O(n * F)``), with no
-sampling noise.
+Weighted classifier instead of sampling: the paper samples documents by ``|w_i|`` only because
+"most binary classifiers do not support the weighted training set"; a stump takes the weights, so
+Eq. 17 is maximised exactly over every candidate (``O(n F)``), with no sampling noise.
 
 Both orientations of a stump: the paper's weak learner is a binary *classifier*
 (a decision stump), which labels either side of its threshold 1. So the
@@ -43,18 +40,11 @@ Model scale: the model's scores are ``F / sigma``, so a round adds
 ``(alpha / sigma) * f`` and the stored weight is ``alpha / sigma``
 (``history_`` keeps the paper's ``alpha``).
 
-Infinite steps: Eq. 15 needs both sums positive. Its denominator is 0 exactly
-when, in every query, no document with a positive gain is left out (``f = 0``)
-while another is picked (``f = 1``): a stump that splits the queries it touches
-perfectly. The paper's ``alpha`` is then infinite and the paper gives no rule
-for it (on small data such stumps are often the ``eta`` maximiser after a few
-rounds, so stopping there, as the RankBoost+ paper does for Rb-d, would end
-most fits early). Whether the denominator is 0 depends on the data only
-(``gamma_ij > 0``), so the candidates with an infinite step are found once, up
-front, and left out: each round picks the stump of largest ``eta`` among those
-with a finite ``alpha``. If the best remaining stump has ``eta <= 0``, nothing
-improves ``M``: we stop and record why (likewise if the denominator underflows
-to 0 for extreme scores). Ties between stumps (equal ``eta`` up to
+Infinite steps: Eq. 15's denominator is 0 exactly when a stump splits every query it touches
+perfectly (no document with a positive gain left out while another is picked); the paper gives no
+rule for it. That depends on the data only (``gamma_ij > 0``), so such candidates are found once, up
+front, and left out. If the best remaining stump has ``eta <= 0`` (or the denominator underflows),
+nothing improves ``M``: the fit stops and records why. Ties between stumps (equal ``eta`` up to
 ``1e-10 sum |w|``) go to the lowest feature, then the lowest threshold, then the
 stump before its complement. ``M`` decreases every round: Eq. 15 minimises the
 upper bound of Proposition 2 (Eq. 13), which equals ``M`` at ``alpha = 0``

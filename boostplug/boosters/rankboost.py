@@ -67,20 +67,12 @@ class RankBoost(PlusRounds, RankingBooster):
             experiments) or the stumps only (``False``: RankLib). ``None`` (default): ``True``
             except with ``thresholds="ranklib"``. RankBoost+ takes signed weights, so a step on
             a complement is a negative step on its stump and this changes nothing there.
-        pairwise: ``"auto"`` (default): ``"pairs"`` with explicit ``pairs=``; ``"levels"`` when the pair
-            list would pass the pair memory limit (``boostplug.pairs.pair_memory_limit()``); otherwise
-            the path with the smaller estimated time per round
-            (:func:`~boostplug.boosters._pairwise_choice.choose_pairwise`: RankBoost+ on queries of up
-            to a few thousand documents trains faster on the pair list, Rb-d/Rb-c on the levels when
-            queries hold a hundred documents or more).
-            ``"levels"``: pair-free, every sum over the critical
-            pairs from per-document sums per label level (Rb-d/Rb-c:
-            :mod:`boostplug.boosters._level_sums`, memory ``O(n L)``) or over pairs of signature
-            groups (RankBoost+: :mod:`boostplug.boosters._group_pairs`, memory ``O(sum_q G_q^2)``,
-            ``G_q <= min(n_q, 2^|S_t|)``); the same rankers, weights and history as ``"pairs"``
-            up to rounding (tested to ``1e-9``). ``"pairs"``: the critical pairs are listed
-            (memory ``O(P)``, guarded by ``boostplug.pairs.PAIR_MEMORY_LIMIT``). Explicit pairs
-            always use ``"pairs"``.
+        pairwise: ``"auto"`` (default): the cheaper of the two by
+            :func:`~boostplug.boosters._pairwise_choice.choose_pairwise` (docs/boosters.md).
+            ``"levels"``: pair-free, from sums per label level (Rb-d/Rb-c, memory ``O(n L)``) or over
+            pairs of signature groups (RankBoost+, ``O(sum_q G_q^2)``); the same model as ``"pairs"``
+            up to rounding. ``"pairs"``: the critical pairs are listed (memory ``O(P)``, guarded by
+            ``boostplug.pairs.PAIR_MEMORY_LIMIT``). Explicit pairs always use ``"pairs"``.
         record_e2: Rb-d/Rb-c: keep the ``E2`` record of the paper's Section 4 (``history_``'s
             ``E2``, ``step`` and ``span_size``, and ``span_size_``), which needs the span test of
             every chosen stump and a pass over the pairs of signature groups per round: most of a

@@ -1,35 +1,13 @@
 """Decision-stump candidates and feature binning for the stump-based boosters.
 
 A stump on feature ``k`` with threshold ``theta`` is ``h(x) = 1 if x_k > theta else 0``;
-a missing value (NaN) is below every known value, so ``h(NaN) = 0``. Its complement
-``1 - h = [x_k <= theta]`` (the stump with its leaf labels swapped) is then 1 on NaN:
-missing values stay below every known value on both sides, and the two orientations
-order every pair oppositely.
-
-Candidate thresholds per feature (``thresholds=``):
-
-* ``"sample"``: the distinct values of the feature; beyond ``max_thresholds``
-  (default 255, the RankBoost+ paper) a seeded random subsample of them;
-* ``"quantile"``: the distinct values; beyond ``max_thresholds``, evenly spaced
-  quantiles of them (deterministic);
-* ``"all"``: every distinct value;
-* ``"ranklib"``: RankLib's RankBoost scheme: with ``s = |fmax - fmin| / n``
-  (``n = n_thresholds``, default 10), ``t_0 = fmax``, ``t_j = t_{j-1} - s``
-  (repeated subtraction) for ``j < n``, and ``t_n = fmin - 1e8``; values are
-  held as 32-bit floats (as RankLib's ``DataPoint`` does) and compared with
-  double-precision thresholds. As in ``RankBoost.java``, ``fmax`` and ``fmin`` start
-  at ``-1e6`` and ``1e6`` before the scan of the values, so ``fmax = max(-1e6, max x)``
-  and ``fmin = min(1e6, min x)``: a feature whose values all exceed ``1e6`` gets
-  ``fmin = 1e6`` (not its smallest value), one whose values are all below ``-1e6`` gets
-  ``fmax = -1e6``.
-
-For the value-based modes, a feature with missing values also gets the
-threshold ``-inf`` (known vs. missing). ``max_thresholds`` caps all candidates of a
-feature, that one included: ``"sample"`` and ``"quantile"`` keep at most
-``max_thresholds - 1`` distinct values when the feature has missing values (and
-``max_thresholds = 1`` leaves only the known-vs-missing split there); ``"all"`` has no cap.
-Thresholds that give the same split of the training rows are equivalent; they are all
-kept, so that candidate lists match the published procedures.
+a missing value (NaN) is below every known value, so ``h(NaN) = 0``; its complement
+``[x_k <= theta]`` is 1 on NaN. The candidate thresholds per feature (``thresholds=``:
+``"sample"``, ``"quantile"``, ``"all"``, ``"ranklib"``, with RankLib's ``fmax``/``fmin`` scan
+starting from ``-1e6``/``1e6``) and the extra ``-inf`` threshold of a feature with missing values,
+counted in ``max_thresholds``: docs/boosters.md, "Weak rankers and stump candidates". Thresholds
+that give the same split of the training rows are all kept, so that candidate lists match the
+published procedures.
 
 :func:`bin_features` turns ``X`` into integer codes so that a stump is a
 comparison of codes: with a feature's thresholds sorted ascending

@@ -278,20 +278,9 @@ def _parquet(path: Path, columns: Mapping[str, str | None] | None,
         raise damaged(exc, None) from None
     roles = resolve_columns(columns, list(reader.schema_arrow.names))
     names = sorted(set(roles.values()))
-
-    def run() -> Iterator[Batch]:
-        first = 0
-        try:
-            for rb in reader.iter_batches(batch_size=batch_rows, columns=names):
-                b = _batch_from(rb, "arrow", roles, first)
-                first += len(b)
-                yield b
-        except (pa.ArrowException, OSError) as exc:
-            raise damaged(exc, first) from None
-        if not first:  # no row: the columns alone, so that an empty file reads as an empty log
-            yield _batch_from(reader.schema_arrow.empty_table().select(names), "arrow", roles, 0)
-
-    return roles, run()
+    return roles, _arrow_batches(lambda: reader.iter_batches(batch_size=batch_rows, columns=names), roles,
+                                 lambda: reader.schema_arrow.empty_table().select(names),
+                                 (pa.ArrowException, OSError), damaged)
 
 
 def _csv(path: Path, columns: Mapping[str, str | None] | None,
@@ -309,20 +298,24 @@ def _csv(path: Path, columns: Mapping[str, str | None] | None,
     except pa.ArrowInvalid as exc:
         raise _csv_error(path, exc) from None
     roles = resolve_columns(columns, list(reader.schema.names))
+    return roles, _arrow_batches(lambda: reader, roles, reader.schema.empty_table, pa.ArrowInvalid,
+                                 lambda exc, _: _csv_error(path, exc))
 
-    def run() -> Iterator[Batch]:
-        first = 0
-        try:
-            for rb in reader:
-                b = _batch_from(rb, "arrow", roles, first)
-                first += len(b)
-                yield b
-        except pa.ArrowInvalid as exc:
-            raise _csv_error(path, exc) from None
-        if not first:  # a header alone: an empty log
-            yield _batch_from(reader.schema.empty_table(), "arrow", roles, 0)
 
-    return roles, run()
+def _arrow_batches(record_batches: Callable[[], Iterator[Any]], roles: dict[str, str], empty: Callable[[], Any],
+                   errors: Any, error: Callable[[Exception, int], Exception]) -> Iterator[Batch]:
+    """A file's Arrow ``record_batches()`` as :class:`Batch` es; ``error(exc, first_row)`` for a failed read;
+    no row at all: the columns alone (``empty()``), so that an empty file reads as an empty log."""
+    first = 0
+    try:
+        for rb in record_batches():
+            b = _batch_from(rb, "arrow", roles, first)
+            first += len(b)
+            yield b
+    except errors as exc:
+        raise error(exc, first) from None
+    if not first:
+        yield _batch_from(empty(), "arrow", roles, 0)
 
 
 _CONVERSION = re.compile(r"In CSV column #(\d+): CSV conversion error to \w+: invalid value '(.*)'", re.DOTALL)

@@ -5,40 +5,22 @@ Under the position-based model a document at position ``k`` is clicked with prob
 alone, and clicked when examined with ``gamma_{q,d}``. :func:`estimate_propensity` estimates
 ``theta_k / theta_1`` (position 1 is 1.0) with a bootstrap interval over sessions, by one of:
 
-* ``"randomized"`` (result randomisation, e.g. RandTopN): every impression of a query shows the
-  same documents in a random order, so each document is at each position equally often and
-  ``theta_k / theta_1`` is the clicks at ``k`` over the clicks at position 1 of the same
-  impressions (those showing at least ``k`` results). Assumes the randomisation; biased on a
-  log where the shown order follows a ranker.
-* ``"em"``: the EM of the position-based model (Wang, Golbandi, Bendersky, Metzler, Najork,
-  WSDM 2018), one ``gamma`` per (query, document) (their non-regression form), from the neutral
-  start ``theta = gamma = 0.5``; deterministic. Uses the (query, document)s shown at more than
-  one position (only they say anything about ``theta``: shown at one position, a document's
-  ``gamma`` absorbs its click rate). Assumes the position-based model, with its relevance
-  unchanged wherever the document was shown, on any mixture of rankers or randomisation.
-* ``"harvest"``: intervention harvesting (Agarwal, Zaitsev, Wang, Li, Najork, Joachims, WSDM
-  2019): a (query, document) shown at ``k`` in some impressions and at ``k'`` in others (by
-  different rankers, a ranker that changed, or swap interventions) is an intervention. For each
-  pair of positions, ``C[k, k']`` sums the click-through rates at ``k`` of the documents shown at
-  both, over ``N[k, k']`` such documents; the AllPairs estimator maximises
-  ``sum over k != k' of C[k,k'] log(theta_k r_kk') + (N[k,k'] - C[k,k']) log(1 - theta_k r_kk')``
-  with one relevance ``r_kk' = r_k'k`` per pair of positions (by the same EM). Assumes the
-  position-based model; each document weighs the same whatever its traffic.
-* ``"auto"`` (default): ``"randomized"`` when the documents of each query are spread over the
-  positions as a random order would spread them (bias-corrected Cramér's V between document
-  and position, pooled over queries, at most 0.1), else ``"em"``.
+* ``"randomized"``: clicks at ``k`` over clicks at position 1 of the same impressions (result
+  randomisation; biased where the shown order follows a ranker);
+* ``"em"``: the EM of the position-based model (Wang et al., WSDM 2018), one ``gamma`` per
+  (query, document), from ``theta = gamma = 0.5``, on the (query, document)s shown at more than
+  one position;
+* ``"harvest"``: intervention harvesting's AllPairs estimator (Agarwal et al., WSDM 2019), one
+  relevance per pair of positions, by the same EM;
+* ``"auto"`` (default): ``"randomized"`` when each query's documents are spread over the positions
+  as a random order spreads them (bias-corrected Cramér's V, pooled, at most 0.1), else ``"em"``.
 
-``"em"`` and ``"harvest"`` need the positions linked by documents shown at both (directly or
-through other positions); a position not linked to position 1 is a ``ValueError`` naming it.
-A fixed presentation (every impression of a query in the same order) says nothing about the
-propensities without features or interventions.
+What each reads and assumes: docs/clicks.md, "Estimating position bias". ``"em"`` and ``"harvest"``
+need the positions linked to position 1 by documents shown at both (else a ``ValueError`` naming it).
 
-Inverse propensity scoring (Joachims, Swaminathan, Schnabel, WSDM 2017): a click at position
-``k`` counts ``1 / theta_k`` times, so that clicks stand for relevance as if every position had
-been examined like the first. :func:`ips_weights` gives the weight of every log row (clipped at
-``clip``, as the literature does: a rare deep click would otherwise dominate), and
-``boostplug.clicks.preferences(log, propensity=...)`` weights every pair by the inverse
-propensity of its clicked document's position.
+:func:`ips_weights` gives each log row ``1 / theta_k`` of its position (Joachims et al., WSDM 2017),
+clipped at ``clip`` (a rare deep click would otherwise dominate); ``boostplug.clicks.preferences(log,
+propensity=...)`` weights every pair by the inverse propensity of its clicked document's position.
 
 Example:
     >>> import numpy as np

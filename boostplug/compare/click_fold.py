@@ -1,25 +1,11 @@
 """One fold of the click protocol: the judged queries, the click log, the round-selection data.
 
-One fold (``train``, ``vali``, ``test`` :class:`~boostplug.data.RankingData` with true labels)
-becomes a :class:`ClickFold` (:func:`prepare`):
-
-* **Labeled queries** ``L``: a ``labeled_fraction`` of the training queries, drawn at random
-  (seeded); their labels are all the judgments the learners see of the training part.
-* **The click log**: either given (a real log, :func:`prepare`'s ``log=``), or simulated
-  (Joachims, Swaminathan and Schnabel, WSDM 2017): a *production ranker*, LightGBM lambdarank
-  trained on ``L`` for ``production_rounds`` rounds (one thread, so that every process draws
-  the same log), shows the ``top_k`` documents of each training query, and
-  :func:`boostplug.clicks.simulate` draws ``n_sessions`` sessions of the click model on them.
-  The log is a function of the fold, the settings and the seed only: every method, in any
-  process, trains on the same clicks (the results record the log's SHA-256 to show it).
-* **Round selection** (``select``): ``"labels"`` (default), the judged validation queries (a
-  ``vali_fraction`` of the validation part, by default the same share as ``labeled_fraction``),
-  by the comparison's metric on their true labels; or ``"clicks"``, held-out click impressions
-  on the validation queries (simulated with the same production ranker and the same number of
-  sessions per query, or the real log's impressions of those queries), by the metric with
-  clicks as labels, each impression with a click a query group.
-* **Test**: the fold's test part, true labels, the comparison's metrics per query
-  (:data:`boostplug.compare.REPORT_METRICS`), so that its paired tests and bootstrap apply.
+:func:`prepare` makes one fold (``train``, ``vali``, ``test`` :class:`~boostplug.data.RankingData`
+with true labels) a :class:`ClickFold`: the labeled queries ``L`` (a seeded ``labeled_fraction`` of
+the training queries), the click log (given, or simulated on a production ranker's ``top_k``:
+LightGBM lambdarank on ``L``, one thread so that every process draws the same log), the round-selection
+data (``select``: judged validation queries, or held-out click impressions) and the test part.
+The protocol step by step: docs/compare.md, "Learning from clicks".
 
 The fold builds each method's training part (:class:`~.training.TrainingPart`) on first use:
 clicks as labels (every impression with a click a query group, its shown positions beside), and

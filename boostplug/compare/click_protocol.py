@@ -5,45 +5,12 @@ judgments or clicks, test metrics on the true labels.
 the round-selection data); :func:`run_click_method` trains one method of :data:`CLICK_METHODS`
 on it, :func:`run_clicks` every method on the same clicks.
 
-The methods, each trained by :mod:`boostplug.compare`'s trainers:
-
-
-=======================  ===================================================================
-``lgb-clicks``           LightGBM lambdarank, clicks as labels, each impression with a click a group
-``lgb-position``         the same with LightGBM's position debiasing (``position`` in the Dataset,
-                         ``lambdarank_position_bias_regularization``)
-``lgb-position-plugin``  the same through boostplug's copy of ``lambdarank`` (a custom objective
-                         reading the Dataset's positions): the built-in's trees
-``xgb-unbiased``         XGBoost ``rank:ndcg`` with ``lambdarank_unbiased`` (XGBoost reads the
-                         position from the order of the documents within a group: the shown order)
-``xgb-unbiased-plugin``  the same through boostplug's copy of ``rank:ndcg`` (a custom objective):
-                         the built-in's trees
-``lgb-ips``              clicks as labels, each click weighted by the inverse of its position's
-                         examination propensity, estimated from the log itself
-``labeled-only``         LightGBM lambdarank on ``L`` alone
-``qbrank-P``             QBRank on the click preference pairs ``P`` (LightGBM trees of 3 leaves)
-``qbrank-P-ips``         QBRank on ``P`` counted by inverse propensity (each pair the inverse
-                         propensity of its clicked position, estimated from the log)
-``lgb-clicks+qbrank-P``  ``lgb-clicks`` (its round chosen on the selection data), then QBRank
-                         on ``P`` boosting on from its scores: the pair term beside the clicks as labels
-``qbrank-PL``            QBRank on ``P ∪ L``: the pairs and ``L``'s squared error, weight ``w``
-``mpboost-P``            stump MPBoost (reference booster) on the click pairs
-``rankboost-P``          RankBoost Rb-c (reference booster) on the click pairs
-=======================  ===================================================================
-
-Impressions without a click are left out of the clicks-as-labels training sets: all their
-labels are equal, so LambdaMART takes no gradient from them. QBRank's pair weights (the
-preference table's ``weight``) are scaled to mean 1, so that ``w`` weighs an average pair
-against a labeled document whatever the number of sessions. The boosters take no per-pair
-weights: they train on each pair repeated by its weight (exactly a weighted sum; whole-number
-weights, ``weight="unit"``, ``"count"`` or ``"net"``). The MPBoost and RankBoost tree objectives
-build their pairs from labels, hence the boosters. QBRank on the pairs alone (``qbrank-P``,
-``qbrank-P-ips``) grows trees of 3 leaves (:data:`PAIR_TREES`) unless ``num_leaves`` is set on
-the method, or for the run to another value than the shared default (so ``--param num_leaves=31``
-does not; ``qbrank-P[num_leaves=31]`` does): the comparison's 31-leaf
-trees fit the few pairs' noise. The ``-ips`` methods need a log that shows
-documents at several positions (a shuffled presentation, FairPairs swaps, or a real log of
-changing rankings): a simulated fixed presentation is refused.
+The methods (:data:`CLICK_METHODS`: ``lgb-clicks``, ``lgb-position``, ``xgb-unbiased``, ``lgb-ips``,
+``labeled-only``, the QBRank methods on the click pairs ``P``, ``mpboost-P``, ``rankboost-P``, ...),
+what each learns from and how the pairs are weighted: docs/compare.md, "Learning from clicks".
+QBRank on the pairs alone grows trees of 3 leaves (:data:`PAIR_TREES`) unless ``num_leaves`` is set
+on the method or to another value for the run. The ``-ips`` methods need a log that shows
+documents at several positions: a simulated fixed presentation is refused.
 
 Example:
     >>> from boostplug.compare import ClickSettings, run_clicks

@@ -1,18 +1,7 @@
 """``boostplug compare --clicks``: the click protocol (:mod:`.click_protocol`) run by the
 comparison's own machinery (parallel jobs, interrupts, resume, the table, paired tests, plots and
-the files of ``--out``).
-
-Two sources of clicks:
-
-* ``--clicks simulate``: on the training part of each fold, a production ranker trained on the
-  ``--labeled-fraction`` of judged training queries shows its top ``--top-k``, and
-  ``--sessions`` sessions of ``--click-model`` (``--eta``, ``--noise eps+,eps-``,
-  ``--continue-prob``) click on it;
-* ``--clicks LOG``: a real log (``.csv`` or ``.parquet``; ``--click-columns`` names its
-  columns), whose query ids are those of ``--data`` and whose document keys are the 0-based
-  index of each document within its query in ``--data``'s row order (checked before any run;
-  ``--click-on-missing skip`` leaves out the impressions of keys without a row). ``--data``
-  gives the features and the labeled validation and test parts.
+the files of ``--out``), on simulated clicks (``--clicks simulate``) or a real log (``--clicks LOG``,
+whose document keys index each query's rows of ``--data``): docs/compare.md.
 
 :class:`ClickRunner` is what :func:`.execution.run` calls per (method, fold): it prepares the fold
 once per process (the log is a function of the fold, the settings and the seed, so parallel jobs

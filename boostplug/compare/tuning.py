@@ -11,11 +11,9 @@ The best trial's model is the one evaluated on test: its validation and test sco
 nothing is retrained. A method with an empty space has one trial, its defaults (another trial
 would repeat it): its budget is not the others'.
 
-Pruning: a trial shows its validation curve at a tenth, two tenths, ... nine tenths of its
-rounds (the best value so far of the selection metric); Optuna's median rule stops a trial whose curve is below
-the median of the earlier trials' at the same point, once :data:`PRUNE_STARTUP` trials have
-finished and from the :data:`PRUNE_WARMUP`-th point on. A pruned trial counts in the budget and is
-recorded as ``pruned``; trial 0 (the defaults) is never pruned.
+Pruning (docs/compare.md): Optuna's median rule at each tenth of a trial's rounds, once
+:data:`PRUNE_STARTUP` trials have finished and from the :data:`PRUNE_WARMUP`-th point on; trial 0
+is never pruned.
 """
 
 from __future__ import annotations

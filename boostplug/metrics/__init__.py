@@ -16,30 +16,11 @@ list); explicit ``pairs=`` are listed in memory and a call that would need more 
 :func:`boostplug.pairs.pair_memory_limit` (the memory available, unless overridden) is refused
 (:class:`PairMemoryError`; ``max_memory=`` per call).
 
-Conventions (tools disagree; each choice is a parameter):
-
-==============  ==========================================  =========  ==========================================
-choice          options                                     default    who uses what
-==============  ==========================================  =========  ==========================================
-gain            ``"exp2"`` 2^r - 1, ``"linear"`` r,         ``exp2``   LightGBM, XGBoost, RankLib: exp2;
-                a ``label_gain`` array (gain[r])                       scikit-learn ``ndcg_score``: linear;
-                                                                       LightGBM's ``label_gain`` parameter
-discount        ``"log2"`` 1/log2(rank+1),                  ``log2``   LightGBM, XGBoost, scikit-learn: log2;
-                ``"letor"`` 1 for ranks 1-2, 1/log2(rank)              LETOR 3.0 eval script, MPBoost paper: letor
-empty query     ``empty=1.0``, ``0.0`` or ``"skip"``        ``1.0``    LightGBM, XGBoost ``ndcg@k``: 1; XGBoost
-(ideal DCG 0,                                                          ``ndcg@k-``, RankLib, LETOR script,
-no relevant)                                                           pyltr: 0
-ties            ``"order"`` input order (stable sort),      ``order``  LightGBM, XGBoost: input order;
-                ``"average"`` expectation over the tie,                scikit-learn ``ndcg_score``
-                ``"worst"`` lowest label first                         (McSherry-Najork): average
-relevance       ``threshold=1.0`` (label >= threshold)      ``1.0``    LightGBM map: label > 0.5; LETOR: >= 1
-MAP@k divisor   min(k, number of relevant)                  --         LightGBM ``map@k``
-P@k divisor     ``divisor="k"`` (also for queries shorter   ``k``      trec_eval ``P_k``: k;
-                than k) or ``"min"`` min(k, n_q)                       XGBoost ``pre@k``: min(k, n_q)
-ERR max grade   ``max_grade``; a label above it is an error  ``4``      RankLib ``ERRScorer``: 4 (``MAX = 16``)
-pairwise loss   ``kind="r1"`` ties are errors,              ``r2``     RankBoost+ paper Eq. 3-4
-                ``"r2"`` ties count half
-==============  ==========================================  =========  ==========================================
+Conventions (tools disagree; each choice is a parameter, LightGBM's the default): the gain
+(``"exp2"``, ``"linear"``, a ``label_gain`` array), the discount (``"log2"``, ``"letor"``), an
+empty query (``empty=1.0``, ``0.0`` or ``"skip"``), tied scores (``"order"``, ``"average"``,
+``"worst"``), the relevance ``threshold``, P@k's ``divisor``, ERR's ``max_grade`` and the pairwise
+``kind`` (``"r1"``, ``"r2"``); which tool uses which: docs/metrics.md, "Conventions".
 
 Public functions: :func:`ndcg`, :func:`dcg`, :func:`average_precision`,
 :func:`precision`, :func:`reciprocal_rank`, :func:`err`, :func:`rbp`, :func:`rank_loss`,

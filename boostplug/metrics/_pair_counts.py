@@ -21,7 +21,7 @@ import numpy as np
 
 from .._core import dispatch
 
-__all__ = ["critical_pair_counts", "label_order", "score_order", "CriticalGaps", "StepCounts"]
+__all__ = ["critical_pair_counts", "label_order", "CriticalGaps", "StepCounts"]
 
 
 @nb.njit(cache=True)
@@ -138,15 +138,13 @@ def _by_query(order: np.ndarray, group_ptr: np.ndarray, query: np.ndarray) -> np
     return out
 
 
-def _within_queries(values: np.ndarray, group_ptr: np.ndarray, query: np.ndarray | None = None) -> np.ndarray:
+def _within_queries(values: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
     """Row indices sorted by query, then by ascending value (ties in any order: the counts do not
     depend on it): one stable sort of all rows, then a counting sort by query (faster than
-    ``lexsort``; numpy's default sort is slow on the many ties of a stump ensemble's scores).
-    ``query``: each row's query, if already known."""
+    ``lexsort``; numpy's default sort is slow on the many ties of a stump ensemble's scores)."""
     if group_ptr.shape[0] <= 2:
         return np.argsort(values, kind="stable")
-    if query is None:
-        query = np.repeat(np.arange(group_ptr.shape[0] - 1), np.diff(group_ptr))
+    query = np.repeat(np.arange(group_ptr.shape[0] - 1), np.diff(group_ptr))
     return _by_query(np.argsort(values, kind="stable"), group_ptr, query)
 
 
@@ -181,34 +179,6 @@ def _merge_query(order: np.ndarray, values: np.ndarray, moved: np.ndarray, s: in
     return True
 
 
-@nb.njit(cache=True)
-def _merge_moved(prev: np.ndarray, values: np.ndarray, moved: np.ndarray,
-                 group_ptr: np.ndarray) -> tuple[np.ndarray, bool]:
-    """Each query's rows of ``prev`` (an earlier ascending order) merged from two runs, the rows
-    ``moved`` and the others, each kept in its order, by ``values``; and whether the result is
-    ascending in ``values`` (``False``: the runs were not each in order)."""
-    out = prev.astype(np.int64)
-    buf = np.empty(prev.shape[0], dtype=np.int64)
-    for q in range(group_ptr.shape[0] - 1):
-        if not _merge_query(out, values, moved, group_ptr[q], group_ptr[q + 1], buf):
-            return out, False
-    return out, True
-
-
-def score_order(scores: np.ndarray, group_ptr: np.ndarray, query: np.ndarray | None = None,
-                prev: np.ndarray | None = None, moved: np.ndarray | None = None) -> np.ndarray:
-    """Rows by query, then ascending finite ``scores``: what :func:`critical_pair_counts` needs of the
-    scores. A caller whose scores changed since its last order ``prev`` by one constant on the rows
-    ``moved`` (a boolean mask) and by nothing elsewhere, as one stump's step changes an ensemble's,
-    passes both: each query's order is then a merge of the two kinds of rows, which keep their
-    order, in O(n) (a full sort if that premise turns out false)."""
-    if prev is not None and moved is not None:
-        out, ok = _merge_moved(prev, scores, moved, group_ptr)
-        if ok:
-            return out
-    return _within_queries(scores, group_ptr, query)
-
-
 def label_order(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
     """Rows by query, then ascending label: what :func:`critical_pair_counts` needs of the labels
     (a caller that counts every round computes it once)."""
@@ -221,14 +191,12 @@ COUNT_DOC_WORK = 4
 
 
 def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray,
-                         by_label: np.ndarray | None = None, by_score: np.ndarray | None = None) -> np.ndarray:
+                         by_label: np.ndarray | None = None) -> np.ndarray:
     """Per query, int64 shape ``(n_queries, 3)``: critical pairs, those tied in score, and those
     the scores reverse (the rest are ordered correctly). ``by_label``: :func:`label_order` of
-    these labels, and ``by_score``: :func:`score_order` of these scores, if already known (a caller
-    that counts every round computes the first once and keeps the second up to date)."""
+    these labels, if already known (a caller that counts after every step: :class:`StepCounts`)."""
     out = np.zeros((group_ptr.shape[0] - 1, 3), dtype=np.int64)
-    if by_score is None:
-        by_score = _within_queries(scores, group_ptr)
+    by_score = _within_queries(scores, group_ptr)
     if by_label is None:
         by_label = label_order(labels, group_ptr)
     level = np.empty(scores.shape[0], dtype=np.int64)
@@ -264,8 +232,8 @@ class StepCounts:
     """Per query, the critical pairs a ranking's scores tie and reverse, for a caller that counts
     them after every step of an ensemble with the same labels (a booster's history): the labels'
     levels are found once, only the queries with a critical pair are visited, and a step that moved
-    some rows by one constant merges the last score order instead of sorting again (as
-    :func:`score_order`), in the same pass as the count. The counts are
+    some rows by one constant merges the last score order instead of sorting again (O(n), a full
+    sort if that premise turns out false), in the same pass as the count. The counts are
     :func:`critical_pair_counts`' (columns 1 and 2), exactly."""
 
     def __init__(self, labels: np.ndarray, group_ptr: np.ndarray) -> None:

@@ -93,12 +93,15 @@ def exp_nonpos_array(y: np.ndarray, out: np.ndarray) -> None:
 
 
 @nb.njit(inline="always")
-def _gathered(scores: np.ndarray, perm: np.ndarray, a: int, b: int) -> np.ndarray:
-    """The scores of a query's documents in coefficient order: ``scores[perm[a:b]]``."""
-    out = np.empty(b - a)
+def _query(scores: np.ndarray, perm: np.ndarray, coef: np.ndarray, group_ptr: np.ndarray, q: int
+           ) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """Query ``q``'s rows ``a:b``, its documents' scores in coefficient order (``scores[perm[a:b]]``)
+    and their coefficients."""
+    a, b = group_ptr[q], group_ptr[q + 1]
+    sp = np.empty(b - a)
     for k in range(b - a):
-        out[k] = scores[perm[a + k]]
-    return out
+        sp[k] = scores[perm[a + k]]
+    return a, b, sp, coef[a:b]
 
 
 @nb.njit(inline="always")
@@ -131,10 +134,7 @@ def pair_loss(
     """
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
-        a = group_ptr[q]
-        b = group_ptr[q + 1]
-        sp = _gathered(scores, perm, a, b)
-        cq = coef[a:b]
+        a, b, sp, cq = _query(scores, perm, coef, group_ptr, q)
         acc = 0.0
         for i in range(b - a - 1):
             si, ci, sr, cr, j0 = _partners(sp, cq, run_end, a, i)
@@ -177,10 +177,7 @@ def pair_grad_hess(
     """
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
-        a = group_ptr[q]
-        b = group_ptr[q + 1]
-        sp = _gathered(scores, perm, a, b)
-        cq = coef[a:b]
+        a, b, sp, cq = _query(scores, perm, coef, group_ptr, q)
         wp = np.zeros(b - a)
         hp = np.zeros(b - a)
         for i in range(b - a - 1):
@@ -240,10 +237,7 @@ def pair_grad_loss(
     overwritten; a query whose coefficients are all equal gets ``w = 0`` exactly)."""
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
-        a = group_ptr[q]
-        b = group_ptr[q + 1]
-        sp = _gathered(scores, perm, a, b)
-        cq = coef[a:b]
+        a, b, sp, cq = _query(scores, perm, coef, group_ptr, q)
         wp = np.zeros(b - a)
         acc = 0.0
         for i in range(b - a - 1):

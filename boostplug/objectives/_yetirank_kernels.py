@@ -26,6 +26,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .._core.sorting import stable_argsort_descending
 from .logistic import LOGISTIC
 
 __all__ = ["CLASSIC_WEIGHT", "NOISE_GIVEN", "NOISE_LOGISTIC", "NOISE_NONE", "NOISE_KINDS", "orders_sums"]
@@ -41,7 +42,6 @@ NOISE_LOGISTIC = 1
 NOISE_NONE = 2
 NOISE_KINDS = (NOISE_GIVEN, NOISE_LOGISTIC, NOISE_NONE)
 
-_LOW_63 = 0x7FFFFFFFFFFFFFFF
 _BUCKETS_PER_KEY = 2   # _order_descending's buckets per key (2: 7% faster than 1 on the 705k set, as 4)
 _INSERTION_MOST = 32   # _order_descending's buckets: sorted by insertion up to this many keys
 
@@ -61,73 +61,8 @@ def _logistic_grad_hess(d: float, w: float) -> tuple[float, float]:
 
 
 @nb.njit(cache=True)
-def _descending_code(key: float) -> int:
-    """An int64 whose order is the reverse of the order of the (non-NaN, not -0.0) floats ``key``."""
-    bits = np.float64(key).view(np.int64)
-    return ~(bits ^ _LOW_63 if bits < 0 else bits)
-
-
-@nb.njit(cache=True)
-def _heap_sort(values: np.ndarray, n: int) -> None:
-    """Sort ``values[:n]`` increasing in place (heapsort: n log n at worst, and one small function
-    to compile where numba's ``np.sort`` compiles about ten)."""
-    for start in range(n // 2 - 1, -1, -1):
-        _sift_down(values, start, n)
-    for end in range(n - 1, 0, -1):
-        values[0], values[end] = values[end], values[0]
-        _sift_down(values, 0, end)
-
-
-@nb.njit(cache=True)
-def _sift_down(values: np.ndarray, root: int, n: int) -> None:
-    """Move ``values[root]`` down the max-heap ``values[:n]`` to its place."""
-    v = values[root]
-    while True:
-        child = 2 * root + 1
-        if child >= n:
-            break
-        if child + 1 < n and values[child + 1] > values[child]:
-            child += 1
-        if values[child] <= v:
-            break
-        values[root] = values[child]
-        root = child
-    values[root] = v
-
-
-@nb.njit(cache=True)
-def _stable_order(key: np.ndarray, packed: np.ndarray, n: int) -> int:
-    """Returns ``2^b - 1``, ``b >= 1`` the bits of ``n - 1``; ``packed[:n] & (2^b - 1)`` become the positions ``0..n-1``
-    sorted by ``key`` decreasing, equal keys in increasing position (a stable sort; no NaN or -0.0
-    among the keys). One sort of int64s, each key's order code (:func:`_descending_code`) in the high
-    bits and its position in the ``b`` low ones; then the rare neighbours whose codes agree above
-    the low bits (equal keys, or keys a few units in the last place apart) are put in the exact order."""
-    width = 1
-    while (1 << width) < n:
-        width += 1
-    low = (1 << width) - 1
-    for k in range(n):
-        packed[k] = ((_descending_code(key[k]) >> width) << width) | k
-    _heap_sort(packed, n)
-    for i in range(1, n):
-        v = packed[i]
-        if (packed[i - 1] >> width) != (v >> width):
-            continue
-        code = _descending_code(key[v & low])
-        j = i
-        while j > 0 and (packed[j - 1] >> width) == (v >> width):
-            before = _descending_code(key[packed[j - 1] & low])
-            if before < code or (before == code and (packed[j - 1] & low) < (v & low)):
-                break
-            packed[j] = packed[j - 1]
-            j -= 1
-        packed[j] = v
-    return low
-
-
-@nb.njit(cache=True)
 def _order_descending(key: np.ndarray, n: int, lowest: float, highest: float, order: np.ndarray,
-                      bucket: np.ndarray, count: np.ndarray, sorted_key: np.ndarray, packed: np.ndarray) -> None:
+                      bucket: np.ndarray, count: np.ndarray, sorted_key: np.ndarray) -> None:
     """``order[:n]``: the positions ``0..n-1`` sorted by ``key`` decreasing, equal keys in
     increasing position (a stable sort; no NaN or -0.0 among the keys, ``lowest`` and ``highest``
     their extremes; the other arrays are work space of ``n`` or more, ``count`` of ``B + 1``).
@@ -136,7 +71,8 @@ def _order_descending(key: np.ndarray, n: int, lowest: float, highest: float, or
     (highest - lowest)))`` does not
     decrease as the key decreases, the keys are placed by bucket in input order, then sorted by
     insertion. When a bucket holds more than :data:`_INSERTION_MOST` keys (keys crowded beside a far
-    one), or the spread is not finite and positive, :func:`_stable_order` sorts them instead."""
+    one), or the spread is not finite and positive, the merge sort of
+    :func:`~boostplug._core.sorting.stable_argsort_descending` sorts them instead."""
     spread = highest - lowest
     buckets = _BUCKETS_PER_KEY * n
     scale = buckets / spread if spread > 0.0 else 0.0
@@ -154,9 +90,7 @@ def _order_descending(key: np.ndarray, n: int, lowest: float, highest: float, or
             order[k] = k
         return
     if largest == 0 or largest > _INSERTION_MOST:
-        low = _stable_order(key, packed, n)
-        for k in range(n):
-            order[k] = packed[k] & low
+        order[:n] = stable_argsort_descending(key[:n])
         return
     for b in range(buckets):
         count[b + 1] += count[b]
@@ -224,7 +158,6 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
             bucket = np.empty(n, dtype=np.int64)
             count = np.empty(_BUCKETS_PER_KEY * n + 1, dtype=np.int64)
             sorted_key = np.empty(n)
-            packed = np.empty(n, dtype=np.int64)
             for p in range(n_orders):
                 lowest = np.inf
                 top_key = -np.inf
@@ -241,7 +174,7 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
                     lowest = min(lowest, value)
                     top_key = max(top_key, value)
                 zero |= noise_kind == NOISE_LOGISTIC and lowest == -np.inf     # log(0 / 1)
-                _order_descending(key, n, lowest, top_key, order, bucket, count, sorted_key, packed)
+                _order_descending(key, n, lowest, top_key, order, bucket, count, sorted_key)
                 acc = 0.0
                 factor = CLASSIC_WEIGHT
                 if classic or neighbors == 1:        # neighbours only: each document's values read once

@@ -18,6 +18,7 @@ from .._validation import show
 from ..frameworks._bound_objective import ShippedEntry
 from ..frameworks.distributed.peers import first_line, lost_peer
 from ..frameworks.distributed.rows import Part
+from ..frameworks.distributed.stamps import Stamps
 from ._spark import require_columns, require_frame
 from .partition import ROW_COL, QueryLayout, check_partitions, repartition_by_query
 
@@ -26,11 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark import SparkContext
     from pyspark.sql import DataFrame
 
-    from ..frameworks.distributed.stamps import Stamps
-
 __all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "ShippedObjective", "keeps_sparse", "features_matrix",
            "part_arrays", "prepare_frame", "check_rows", "check_boolean_columns", "check_objective_cols",
-           "check_distributable", "driver_host", "cancelled_on_error", "run_barrier", "train_or_defer", "PEER_GRACE_S"]
+           "check_distributable", "driver_host", "cancelled_on_error", "run_barrier", "train_or_defer", "barrier_task", "PEER_GRACE_S"]
 
 T = TypeVar("T")
 
@@ -200,7 +199,7 @@ def _dense(values: np.ndarray, idx: np.ndarray, width: int) -> np.ndarray:
     return X
 
 
-def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns, stamps: "Stamps | None" = None, *,
+def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns, stamps: Stamps | None = None, *,
                 sparse: bool) -> tuple[Part, Part]:
     """The training and validation rows of one barrier task's partition (runs on an executor);
     ``stamps`` marks when the rows were read (Arrow batches to pandas) and made arrays; ``sparse``:
@@ -469,3 +468,24 @@ def train_or_defer(train: Callable[[], T], partition: int, grace: float = PEER_G
         raise RuntimeError(f"barrier task {partition}: its connection to another worker broke, and no other "
                            f"worker's error reached Spark within {grace:g} s (a worker killed, or out of memory? "
                            f"see the executors' logs): {first_line(exc)}") from exc
+
+
+def barrier_task(job: Any, fit: Callable[[Any, Part, Part, Stamps], Any]
+                 ) -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]]:
+    """The function each barrier task of ``job`` (:class:`~boostplug.spark._job.Job`) runs on its
+    partition's rows: ``fit(ctx, train, valid, stamps)`` trains its worker (``ctx``: the
+    ``BarrierTaskContext``); the first task sends back the model."""
+
+    def run(batches: Iterator["pd.DataFrame"]) -> Iterator["pd.DataFrame"]:
+        import pandas as pd
+        from pyspark import BarrierTaskContext
+
+        stamps = Stamps()
+        ctx = BarrierTaskContext.get()
+        train, valid = part_arrays(batches, job.cols, stamps, sparse=job.sparse)
+        model = fit(ctx, train, valid, stamps)
+        ctx.barrier()
+        stamps.mark("return")
+        yield pd.DataFrame({"model": [model if ctx.partitionId() == 0 else None], "stages": [stamps.to_json()]})
+
+    return run

@@ -5,12 +5,13 @@ trains as one machine of LightGBM's own socket network
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..frameworks.distributed.lightgbm_worker import (free_port, load, objective, prepare_params, record_objective,
                                                       train_part, uses_tracker)
+from ..frameworks.distributed.rows import Part
 from ..frameworks.distributed.stamps import Stamps
-from ._barrier import part_arrays, train_or_defer
+from ._barrier import barrier_task, train_or_defer
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -26,23 +27,14 @@ SCHEMA = "model string, stages string"
 def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]]:
     """The function each barrier task runs on its partition's rows."""
 
-    def run(batches: Iterator["pd.DataFrame"]) -> Iterator["pd.DataFrame"]:
-        import pandas as pd
-        from pyspark import BarrierTaskContext
-
-        stamps = Stamps()
-        ctx = BarrierTaskContext.get()
-        train, valid = part_arrays(batches, job.cols, stamps, sparse=job.sparse)
+    def fit(ctx: Any, train: Part, valid: Part, stamps: Stamps) -> str:
         host = ctx.getTaskInfos()[ctx.partitionId()].address.rsplit(":", 1)[0]
         port = free_port(host)
         machines = ",".join(ctx.allGather(f"{host}:{port}"))
         stamps.mark("join")
-        text = train_or_defer(lambda: train_part(
+        return train_or_defer(lambda: train_part(
             train, job.params, job.objective(objective, train), job.num_boost_round, machines=machines, port=port,
             n_workers=job.n_workers, valid=valid, metric=job.metric, early_stopping_rounds=job.early_stopping_rounds,
             tracker_args=job.tracker_args, task_id=str(ctx.partitionId()), stamps=stamps), ctx.partitionId())
-        ctx.barrier()
-        stamps.mark("return")
-        yield pd.DataFrame({"model": [text if ctx.partitionId() == 0 else None], "stages": [stamps.to_json()]})
 
-    return run
+    return barrier_task(job, fit)

@@ -4,12 +4,13 @@ side is :func:`boostplug.spark.training.train`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from ..frameworks.distributed.rows import Part
 from ..frameworks.distributed.stamps import Stamps
 from ..frameworks.distributed.xgboost_worker import (load, objective, prepare_params, record_objective, train_part,
                                                      uses_tracker)
-from ._barrier import part_arrays, train_or_defer
+from ._barrier import barrier_task, train_or_defer
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -25,19 +26,10 @@ SCHEMA = "model binary, stages string"
 def task(job: "Job") -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]]:
     """The function each barrier task runs on its partition's rows."""
 
-    def run(batches: Iterator["pd.DataFrame"]) -> Iterator["pd.DataFrame"]:
-        import pandas as pd
-        from pyspark import BarrierTaskContext
-
-        stamps = Stamps()
-        ctx = BarrierTaskContext.get()
-        train, valid = part_arrays(batches, job.cols, stamps, sparse=job.sparse)
-        model = train_or_defer(lambda: train_part(
+    def fit(ctx: Any, train: Part, valid: Part, stamps: Stamps) -> bytes:
+        return train_or_defer(lambda: train_part(
             train, job.params, job.objective(objective, train), job.num_boost_round, tracker_args=job.tracker_args,
             task_id=str(ctx.partitionId()), valid=valid, metric=job.metric,
             early_stopping_rounds=job.early_stopping_rounds, stamps=stamps), ctx.partitionId())
-        ctx.barrier()
-        stamps.mark("return")
-        yield pd.DataFrame({"model": [model if ctx.partitionId() == 0 else None], "stages": [stamps.to_json()]})
 
-    return run
+    return barrier_task(job, fit)

@@ -17,7 +17,7 @@ import pytest
 import boostplug.pairs as bp
 from boostplug import metrics as M
 from boostplug.metrics import _pairwise
-from boostplug.metrics._pair_counts import CriticalGaps, critical_pair_counts, label_order, score_order
+from boostplug.metrics._pair_counts import CriticalGaps, critical_pair_counts, label_order
 from tests._helpers import parallel_then_serial
 
 TOL = 1e-12
@@ -153,48 +153,6 @@ def test_rows_within_queries_are_grouped_by_query_and_sorted_there():
         rows = order[g[q]:g[q + 1]]
         assert set(rows.tolist()) == set(range(g[q], g[q + 1]))
         assert np.all(np.diff(v[rows]) >= 0)
-
-
-def _assert_score_order(order, v, g):
-    assert sorted(order.tolist()) == list(range(v.shape[0]))
-    for q in range(len(g) - 1):
-        rows = order[g[q]:g[q + 1]]
-        assert set(rows.tolist()) == set(range(g[q], g[q + 1]))
-        assert np.all(np.diff(v[rows]) >= 0)
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_score_order_after_a_stump_step_merges_the_last_one(seed, monkeypatch):
-    """Scores moved by one constant on some rows (a stump's step, ties and steps that create ties
-    included): the previous order merged is an ascending order, and gives the same counts, without
-    a full sort; the counts come out as from scratch step after step."""
-    from boostplug.metrics import _pair_counts as pc
-
-    rng = np.random.default_rng(seed)
-    g = np.array([0, 5, 5, 6, 40, 40, 71])          # empty queries and a single-row one among them
-    y = rng.integers(0, 4, size=71).astype(np.float64)
-    v = np.round(rng.normal(size=71), 1)
-    order = score_order(v, g)
-    full = pc._within_queries
-    for _ in range(8):
-        moved = rng.random(71) < 0.4
-        v = v + np.where(moved, rng.choice([0.1, -0.3, 2.0, 1e-17]), 0.0)
-        monkeypatch.setattr(pc, "_within_queries", lambda *a: pytest.fail("sorted afresh"))
-        order = score_order(v, g, prev=order, moved=moved)
-        monkeypatch.setattr(pc, "_within_queries", full)
-        _assert_score_order(order, v, g)
-        np.testing.assert_array_equal(critical_pair_counts(v, y, g, by_score=order), critical_pair_counts(v, y, g))
-
-
-def test_score_order_sorts_afresh_when_the_rows_said_to_move_are_not_the_ones_that_did():
-    rng = np.random.default_rng(3)
-    g = np.array([0, 30, 60])
-    v = rng.normal(size=60)
-    order = score_order(v, g)
-    moved = np.zeros(60, dtype=bool)
-    moved[::2] = True
-    w = v + np.where(~moved, 1.5, 0.0) * rng.random(60)   # not one constant: the premise is false
-    _assert_score_order(score_order(w, g, prev=order, moved=moved), w, g)
 
 
 @pytest.mark.parametrize("seed", range(6))

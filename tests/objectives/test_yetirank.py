@@ -236,7 +236,7 @@ def test_same_bits_in_blocks_and_after_a_zero_uniform(settings, layout, monkeypa
 
 
 def test_the_kernels_sort_is_numpys_stable_descending_sort() -> None:
-    """The kernel's order of a query (bucket sort, insertion in small buckets, a packed-code sort in
+    """The kernel's order of a query (bucket sort, insertion in small buckets, a merge sort in
     large ones and without a finite spread) is ``np.argsort(-key, kind="stable")`` on keys that
     test each path: spread, rounded (ties), a few units in the last place apart, one far outlier
     (every other key in one bucket), extremes beyond a finite spread, signed tiny values."""
@@ -252,7 +252,7 @@ def test_the_kernels_sort_is_numpys_stable_descending_sort() -> None:
         key = makers[trial % len(makers)](n) + 0.0
         work = [np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
                 np.empty(K._BUCKETS_PER_KEY * n + 1, dtype=np.int64),
-                np.empty(n), np.empty(n, dtype=np.int64)]
+                np.empty(n)]
         with np.errstate(over="ignore"):             # the spread of the extremes: inf
             K._order_descending.py_func(key, n, key.min(), key.max(), *work) if trial < 14 else \
                 K._order_descending(key, n, key.min(), key.max(), *work)

@@ -4,18 +4,11 @@ r"""Baidu-ULTR's raw training parts (``part-00000.gz``, ...): tab-separated line
 ..., Dwelling Time (field 17), ...``), as the dataset's README lays them out; lines are told
 apart by their field count, as the dataset's own loader and baidu-ultr-parser do.
 
-Read into a :class:`~boostplug.clicks.ClickLog`: one impression per query line (its ``session``
-is the query line's number among all the parts read, from 0, as the format has no session id),
-``query`` the Qid (or, with ``query="tokens"``, a 64-bit hash of the query's token ids, so that
-sessions of the same query share it), ``doc`` the URL MD5, ``position`` Pos, ``clicked`` Click,
-``dwell`` the Dwelling Time of clicked documents; the format has no click order. The token
-fields are skipped unread; empty lines are ignored.
-
-Read strictly, each bad line naming its file and line: Pos an integer of 64 bits in ASCII digits,
-Qid and URL MD5 UTF-8 text (decoding with replacement characters would merge distinct ids), and
-every line ended by its line end: a part cut inside its last line is refused, since a document
-line cut in its first three fields reads as a query line (with ``on_bad="skip"`` that line goes
-with the impression it may end).
+Read into a :class:`~boostplug.clicks.ClickLog`: one impression per query line (``session`` its
+number among the parts read, from 0); which field gives each column, and which lines are refused:
+docs/clicks.md, "Reading real logs". Ids are read as UTF-8 text, strictly (replacement characters
+would merge distinct ids), and a part cut inside its last line is refused: a document line cut in
+its first three fields reads as a query line.
 
 Example:
     >>> import gzip, pathlib, tempfile

@@ -4,18 +4,10 @@ URLID per field) or a click action ``SessionID TimePassed C URLID``, a session's
 and in time order (the layout PyClick's ``YandexRelPredChallengeParser`` reads). TimePassed is
 the time since the session started, in the log's units.
 
-Read into a :class:`~boostplug.clicks.ClickLog`: one impression per query action (``session``
-the SessionID, ``query`` the QueryID, ``doc`` the URLIDs, ``position`` their place in the list,
-from 1), a document ``clicked`` when a click action of the session names it, its ``order`` the
-TimePassed of its first click. A click belongs to the latest query action of its session that
-showed that URL; a second click on it is the same click. The log has no dwell time.
-
-Bad lines (``on_bad="raise"``: a ``ValueError`` naming the file and line; ``"skip"``: left out and
-counted in the log's ``dropped`` report): a malformed line (its ids must be integers of 64 bits in
-ASCII digits; a last line without its line end is a file cut short, whose cut number would still
-read); a click on a URL no earlier query action of its session showed; a query repeated in its
-session with another result list (the same list again is the same impression, as the log has one
-impression per session and query).
+Read into a :class:`~boostplug.clicks.ClickLog` (one impression per query action; which field
+gives each column, and which lines are refused: docs/clicks.md, "Reading real logs"). Bad lines:
+``on_bad="raise"``, a ``ValueError`` naming the file and line; ``"skip"``, left out and counted in
+the log's ``dropped`` report. A last line without its line end is a file cut short.
 
 Example:
     >>> import pathlib, tempfile

@@ -6,8 +6,10 @@ by numba once per class. numba's own disk cache cannot key such a closure (it ha
 contents by pickling them, and a function pickles differently in every process), so
 :func:`compile_closure` gives each one a cache of its own, keyed by :func:`digest`: the loop's code
 and everything the class's functions read (their bytecode, constants, defaults, closures and the
-globals they load, recursively). An edited function gets a new digest, so its loops compile again;
-nothing is written beside the package's sources. A closure over something that cannot be digested
+globals they load, and what they reach through a module, ``helpers.square`` or ``helpers.SCALE``:
+recursively, across modules, boostplug's own included), with numba's and boostplug's versions. An
+edited function, helper or constant gets a new digest, so its loops compile again; nothing is
+written beside the package's sources. A closure over something that cannot be digested
 (an object other than a number, string, array, module, class or function, or a function of a
 module this process has not imported) is compiled in memory, every process.
 """
@@ -25,6 +27,7 @@ from typing import Any, Callable
 import numba as nb
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
 from numba.core.dispatcher import Dispatcher
+from numba.core.types import Type as NumbaType
 
 __all__ = ["digest", "compile_closure", "cache_folder", "cached_like"]
 
@@ -36,7 +39,9 @@ class _Unstable(Exception):
 def digest(fn: Callable[..., Any]) -> str | None:
     """A digest of what the machine code numba compiles from ``fn`` depends on (module
     docstring), or ``None`` when something it reads cannot be digested."""
-    h = hashlib.sha256(nb.__version__.encode())
+    from .. import __version__
+
+    h = hashlib.sha256(f"numba {nb.__version__} boostplug {__version__}".encode())
     try:
         _feed(fn, h, set())
     except _Unstable:
@@ -57,11 +62,14 @@ def _feed(value: Any, h: Any, seen: set[int]) -> None:
             raise _Unstable(value.__qualname__)
         seen.add(id(value))
         h.update(f"function {value.__module__}.{value.__qualname__}".encode())
-        _feed_code(value.__code__, h, seen, value.__globals__)
+        cells = tuple(c.cell_contents for c in value.__closure__ or ())
+        _feed_code(value.__code__, h, seen, value.__globals__, dict(zip(value.__code__.co_freevars, cells)))
         _feed(tuple(value.__defaults__ or ()), h, seen)
-        _feed(tuple(c.cell_contents for c in value.__closure__ or ()), h, seen)
+        _feed(cells, h, seen)
     elif isinstance(value, types.ModuleType):
         h.update(f"module {value.__name__}".encode())
+    elif isinstance(value, NumbaType):  # numba's names its types uniquely (nb.float64)
+        h.update(f"numba type {value}".encode())
     elif isinstance(value, type):
         h.update(f"class {value.__module__}.{value.__qualname__}".encode())
     elif hasattr(value, "dtype") and hasattr(value, "tobytes") and getattr(value, "ndim", 0) > 0:  # an array
@@ -79,17 +87,33 @@ def _feed(value: Any, h: Any, seen: set[int]) -> None:
         raise _Unstable(repr(value))
 
 
-def _feed_code(code: types.CodeType, h: Any, seen: set[int], globals_: dict[str, Any]) -> None:
+def _feed_code(code: types.CodeType, h: Any, seen: set[int], globals_: dict[str, Any],
+               cells: dict[str, Any]) -> None:
+    """``code``, the globals it loads and what it reaches through a module (``helpers.square``,
+    ``np.linalg.norm``: each attribute of a chain of loads that starts at a module, until the
+    chain leaves the modules)."""
     h.update(code.co_code + repr((code.co_names, code.co_varnames, code.co_freevars)).encode())
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            _feed_code(const, h, seen, globals_)
+            _feed_code(const, h, seen, globals_, {})
         else:
             h.update(repr(const).encode())
+    module = None  # the module the last instruction loaded, whose attribute the next one may load
     for ins in dis.get_instructions(code):
+        value = _MISSING
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval in globals_:
-            h.update(f"global {ins.argval}".encode())
-            _feed(globals_[ins.argval], h, seen)
+            value = globals_[ins.argval]
+        elif ins.opname == "LOAD_DEREF" and ins.argval in cells:
+            value = cells[ins.argval]  # fed with the closure
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and module is not None:
+            value = getattr(module, ins.argval, _MISSING)
+        if value is not _MISSING and ins.opname != "LOAD_DEREF":
+            h.update(f"{ins.opname} {ins.argval}".encode())
+            _feed(value, h, seen)
+        module = value if isinstance(value, types.ModuleType) else None
+
+
+_MISSING = object()
 
 
 _FOLDER: list[Path | None] = []

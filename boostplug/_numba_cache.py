@@ -24,6 +24,13 @@ others. A folder that fails is skipped as numba skips one it cannot write (numba
 next place, or compiles in memory), with one warning naming it and the reason. On Windows the
 owner and mode are not checked (its permissions are access lists, which these bits do not show).
 
+numba keys a ``cache=True`` kernel by its own source file only (its time and size), not by what it
+calls in other modules: a boostplug whose ``metric_weights.py`` changed would load the kernels an
+older one compiled from it. The stamp of every cache file of boostplug's kernels therefore also
+holds :func:`package_digest` (boostplug's version and the contents of every source file of the
+package, computed once per process, when numba first looks for one of them): a new or edited
+boostplug never loads an older one's kernels, it compiles them again.
+
 A cache file that cannot be loaded (cut short, damaged: ``UnpicklingError``, ``EOFError``,
 ``UnicodeDecodeError``, ...) is set aside as ``<name>.unreadable`` and the kernel compiled again,
 with one warning naming the file, instead of the error numba raises on every later run
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import importlib.abc
 import importlib.util
 import os
@@ -46,7 +54,7 @@ from pathlib import Path
 from typing import Callable
 
 __all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "folder_problem", "guard_cache_files",
-           "random_function_ids", "usable", "user_cache_base"]
+           "package_digest", "random_function_ids", "source_digest", "usable", "user_cache_base"]
 
 _PACKAGE = Path(__file__).resolve().parent
 #: The folders of the modules with ``cache=True`` kernels (a test keeps this list complete).
@@ -54,6 +62,25 @@ KERNEL_FOLDERS = (_PACKAGE, _PACKAGE / "metrics", _PACKAGE / "objectives", _PACK
                   _PACKAGE / "_core", _PACKAGE / "data", _PACKAGE / "clicks")
 
 _decision: tuple[str, str | None] | None = None
+
+
+def source_digest(folder: Path, version: str) -> str:
+    """A digest of ``version`` and the path (relative to ``folder``) and contents of every ``.py``
+    file under ``folder``."""
+    h = hashlib.sha256(version.encode())
+    for path in sorted(folder.rglob("*.py")):
+        h.update(f"\0{path.relative_to(folder).as_posix()}\0".encode() + path.read_bytes())
+    return h.hexdigest()[:32]
+
+
+_PACKAGE_DIGEST: list[str] = []
+
+
+def package_digest() -> str:
+    """:func:`source_digest` of boostplug (its version and its package's sources), once per process."""
+    if not _PACKAGE_DIGEST:
+        _PACKAGE_DIGEST.append(source_digest(_PACKAGE, sys.modules["boostplug"].__version__))
+    return _PACKAGE_DIGEST[0]
 
 
 def writable(folder: Path) -> bool:
@@ -253,8 +280,9 @@ def random_function_ids() -> None:
 def guard_cache_files() -> None:
     """From now on (without numba loaded yet: when it loads), numba caches only in folders that
     pass :func:`folder_problem` (its locators' ``ensure_cache_path``, which every cache folder goes
-    through, refuses the others as if they could not be written), and a cache file it cannot load
-    is set aside and the kernel compiled again (:func:`_set_aside`) instead of raising."""
+    through, refuses the others as if they could not be written), a cache file it cannot load
+    is set aside and the kernel compiled again (:func:`_set_aside`) instead of raising, and the
+    stamp of boostplug's cache files holds :func:`package_digest`."""
     if "numba" not in sys.modules:
         if not any(isinstance(f, _OnNumbaImport) for f in sys.meta_path):
             sys.meta_path.insert(0, _OnNumbaImport())
@@ -265,6 +293,7 @@ def guard_cache_files() -> None:
     if getattr(locator.ensure_cache_path, "_boostplug_guard", False):
         return
     ensure, load_index, load_overload = locator.ensure_cache_path, index._load_index, cache._load_overload
+    source_stamp = caching._SourceFileBackedLocatorMixin.get_source_stamp
 
     def ensure_cache_path(self: object) -> None:
         folder = Path(os.path.abspath(self.get_cache_path()))  # type: ignore[attr-defined]
@@ -293,8 +322,14 @@ def guard_cache_files() -> None:
             _set_aside(data, e)
             return None  # numba compiles the kernel (and caches it again)
 
-    for fn in (ensure_cache_path, _load_index, _load_overload):
+    def get_source_stamp(self: object) -> object:
+        stamp = source_stamp(self)
+        ours = os.path.realpath(self._py_file).startswith(str(_PACKAGE) + os.sep)  # type: ignore[attr-defined]
+        return (stamp, package_digest()) if ours else stamp
+
+    for fn in (ensure_cache_path, _load_index, _load_overload, get_source_stamp):
         fn._boostplug_guard = True  # type: ignore[attr-defined]
+    caching._SourceFileBackedLocatorMixin.get_source_stamp = get_source_stamp  # type: ignore[method-assign]
     locator.ensure_cache_path = ensure_cache_path  # type: ignore[method-assign]
     index._load_index = _load_index  # type: ignore[method-assign]
     cache._load_overload = _load_overload  # type: ignore[method-assign]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dis
 import hashlib
-import os
 import sys
 import types
 from pathlib import Path
@@ -141,9 +140,6 @@ class _Locator(_CacheLocator):
 
     def __init__(self, folder: Path, key: str) -> None:
         self._folder, self._key = folder, key
-
-    def ensure_cache_path(self) -> None:
-        os.makedirs(self._folder, mode=0o700, exist_ok=True)
 
     def get_cache_path(self) -> str:
         return str(self._folder)

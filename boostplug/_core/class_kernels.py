@@ -16,19 +16,23 @@ module this process has not imported) is compiled in memory, every process.
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import hashlib
+import os
 import sys
 import types
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numba as nb
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
 from numba.core.dispatcher import Dispatcher
+from numba.core.registry import CPUDispatcher
 from numba.core.types import Type as NumbaType
 
-__all__ = ["digest", "compile_closure", "cache_folder", "cached_like"]
+__all__ = ["BOUNDSCHECK_ENV", "bounds_checked", "bounds_checking", "digest", "compile_closure", "cache_folder",
+           "cached_like"]
 
 
 class _Unstable(Exception):
@@ -175,18 +179,92 @@ class _DigestCache(FunctionCache):
 def compile_closure(fn: Callable[..., Any], **options: Any) -> Dispatcher:
     """``numba.njit(**options)(fn)`` for a closure over one class's functions, cached on disk
     under :func:`digest` of it (module docstring) when it has one and :func:`cache_folder` is
-    usable, else compiled in memory."""
+    usable, else compiled in memory. It and the class's functions it calls run their
+    :func:`bounds_checked` twins while bounds checking is on."""
+    for cell in fn.__closure__ or ():
+        _switchable(cell.cell_contents)
+    return _switchable(_compile(fn, **options))
+
+
+def _compile(fn: Callable[..., Any], **options: Any) -> Dispatcher:
     kernel = nb.njit(**options)(fn)
-    key, folder = digest(fn), cache_folder()
+    key, folder = digest(kernel), cache_folder()
     if key is not None and folder is not None:
         fn._boostplug_cache = (folder, key)  # type: ignore[attr-defined]
         kernel._cache = _DigestCache(fn)
     return kernel
 
 
+# ---- bounds checking: the debug switch -------------------------------------------------------------------
+#: Set to 1, every class's loops and functions run bounds-checked (:func:`bounds_checking`) in this process.
+BOUNDSCHECK_ENV = "BOOSTPLUG_BOUNDSCHECK"
+
+
+def _from_env() -> int:
+    value = os.environ.get(BOUNDSCHECK_ENV, "0").strip() or "0"
+    if value not in ("0", "1"):
+        raise ValueError(f"{BOUNDSCHECK_ENV} must be 0 or 1, got {value!r}")
+    return int(value)
+
+
+_checking = [_from_env()]  # how many bounds_checking() are open (1 more with BOOSTPLUG_BOUNDSCHECK=1)
+
+
+@contextlib.contextmanager
+def bounds_checking() -> Iterator[None]:
+    """For its duration (process-wide), the loops :func:`compile_closure` compiled and the class
+    functions they call run compiled with numba's ``boundscheck``, serially: an index out of a
+    query's arrays is an ``IndexError`` (the bases name the function that raised it) instead of a
+    write into other memory or a crash. ``BOOSTPLUG_BOUNDSCHECK=1`` turns it on for a whole
+    process. Slower (serial, checked, compiled once more per class)."""
+    _checking[0] += 1
+    try:
+        yield
+    finally:
+        _checking[0] -= 1
+
+
+class _Switching(CPUDispatcher):
+    """A class kernel or class function: called from Python while :func:`bounds_checking` is on,
+    it runs its :func:`bounds_checked` twin instead."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _checking[0]:
+            return bounds_checked(self)(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+
+def _switchable(value: Any) -> Any:
+    if type(value) is CPUDispatcher:
+        value.__class__ = _Switching  # same layout: only its Python-level call changes
+    return value
+
+
+_CHECKED: dict[tuple[Any, ...], tuple[Any, Dispatcher]] = {}
+
+
+def bounds_checked(kernel: Dispatcher) -> Dispatcher:
+    """``kernel`` compiled serially with numba's ``boundscheck``, the class functions in its
+    closure (each its own bounds-checked twin) too; one per code and closure (a loop and its
+    serial twin share it), cached on disk as :func:`compile_closure`'s."""
+    fn = kernel.py_func
+    key = (fn.__code__, *map(id, fn.__closure__ or ()))
+    if key not in _CHECKED:
+        cells = tuple(types.CellType(bounds_checked(c.cell_contents) if isinstance(c.cell_contents, _Switching)
+                                     else c.cell_contents) for c in fn.__closure__ or ())
+        copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_checked", fn.__defaults__,
+                                  cells or None)
+        copy.__qualname__, copy.__module__ = fn.__qualname__ + "_checked", fn.__module__
+        options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython", "boundscheck")}
+        _CHECKED[key] = fn.__closure__, _compile(copy, boundscheck=True, **options)
+    return _CHECKED[key][1]
+
+
 def cached_like(kernel: Dispatcher, twin: Dispatcher) -> None:
     """Give ``twin`` (a copy of ``kernel``'s function compiled with other options, e.g. its serial
     twin under another name) a disk cache like ``kernel``'s: a digest cache, numba's own, or none."""
+    if isinstance(kernel, _Switching):
+        _switchable(twin)
     if isinstance(kernel._cache, _DigestCache):
         twin.py_func._boostplug_cache = kernel.py_func._boostplug_cache
         twin._cache = _DigestCache(twin.py_func)

@@ -4,6 +4,7 @@ each a function of one :class:`~boostplug.testing.Case` (or of one registry entr
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import re
@@ -15,6 +16,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from .._core.class_kernels import bounds_checking
 from .._validation import did_you_mean
 from ..objectives import HessianFloorWarning, Loss, Objective, floor_hessian, floor_values
 from ..objectives._contract import NonFiniteError
@@ -493,7 +495,10 @@ def _configurations(case: Case) -> bool:
 @dataclass(frozen=True)
 class Check:
     """One contract check: ``check(subject)`` runs it on a :class:`Case` (``per="case"``) or on a
-    registry entry (``per="objective"``), with the objective registered for the duration;
+    registry entry (``per="objective"``), with the objective registered for the duration and, unless
+    ``in_bounds`` is false, the pair and listwise bases' loops and the class's functions compiled with
+    numba's bounds checking (an index out of their arrays is an ``IndexError`` naming the function,
+    not a crash: :func:`boostplug._core.class_kernels.bounds_checking`);
     a failure or an unexpected exception is a :class:`ContractError` naming the check, the
     objective, the mode and the settings; a check that cannot run raises ``unittest.SkipTest``
     (pytest reports it as skipped)."""
@@ -502,6 +507,7 @@ class Check:
     function: Callable[[Any], None]
     per: str = "case"
     applies: Callable[[Case], bool] = _every_case
+    in_bounds: bool = True
 
     @property
     def doc(self) -> str:
@@ -512,7 +518,8 @@ class Check:
         entry = subject.entry if isinstance(subject, Case) else subject
         # the checks bind objectives to extreme data and settings on purpose: the floor's advice is
         # for training, not for them (check_hessian judges what the floor does itself)
-        with registered(entry), warnings.catch_warnings():
+        checking = bounds_checking() if self.in_bounds else contextlib.nullcontext()
+        with registered(entry), warnings.catch_warnings(), checking:
             warnings.simplefilter("ignore", HessianFloorWarning)
             try:
                 self.function(subject)
@@ -535,7 +542,7 @@ CHECKS: dict[str, Check] = {c.name: c for c in (
     Check("shift_invariance", check_shift_invariance, applies=_configurations),
     Check("query_weights", check_query_weights),
     Check("sum_over_queries", check_sum_over_queries),
-    Check("serial_parallel", check_serial_parallel),
+    Check("serial_parallel", check_serial_parallel, in_bounds=False),  # bounds-checked loops run serially
     Check("extreme_inputs", check_extreme_inputs),
     Check("lightgbm_adapter", check_lightgbm_adapter, applies=_configurations),
     Check("xgboost_adapter", check_xgboost_adapter, applies=_configurations),

@@ -235,7 +235,8 @@ def test_a_private_folder_inside_a_shared_one_is_refused(tmp_path: Path) -> None
     """Our 0700 folder inside a world-writable folder without the sticky bit: another user can
     rename it away and put his own in its place."""
     shared = _folder(tmp_path / "shared", 0o777)
-    assert folder_problem(_folder(shared / "mine", 0o700)) == f"inside {shared}, which is writable by others (mode 0o777)"
+    assert folder_problem(_folder(shared / "mine", 0o700)) == \
+        f"inside {shared}, which is writable by others (mode 0o777)"
     group = _folder(tmp_path / "group", 0o775)
     assert folder_problem(_folder(group / "a" / "mine", 0o700)) == \
         f"inside {group}, which is writable by group (mode 0o775)"

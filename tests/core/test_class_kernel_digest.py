@@ -114,6 +114,7 @@ print(json.dumps({"loss": value, "hits": len(kernel.stats.cache_hits)}))
 """
 
 
+@pytest.mark.slow
 def test_an_edited_helper_module_compiles_afresh(tmp_path: Path) -> None:
     """The user's pair function calls ``helpers.square(d) * helpers.SCALE``; editing helpers.py
     (the function's body, then the constant) gives the new loss in the next process, not the

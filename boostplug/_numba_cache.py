@@ -24,6 +24,13 @@ others. A folder that fails is skipped as numba skips one it cannot write (numba
 next place, or compiles in memory), with one warning naming it and the reason. On Windows the
 owner and mode are not checked (its permissions are access lists, which these bits do not show).
 
+numba keys a ``cache=True`` kernel by its own source file only (its time and size), not by what it
+calls in other modules: a boostplug whose ``metric_weights.py`` changed would load the kernels an
+older one compiled from it. The stamp of every cache file of boostplug's kernels therefore also
+holds :func:`package_digest` (boostplug's version and the contents of every source file of the
+package, computed once per process, when numba first looks for one of them): a new or edited
+boostplug never loads an older one's kernels, it compiles them again.
+
 A cache file that cannot be loaded (cut short, damaged: ``UnpicklingError``, ``EOFError``,
 ``UnicodeDecodeError``, ...) is set aside as ``<name>.unreadable`` and the kernel compiled again,
 with one warning naming the file, instead of the error numba raises on every later run
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import importlib.abc
 import importlib.util
 import os
@@ -46,7 +54,7 @@ from pathlib import Path
 from typing import Callable
 
 __all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "folder_problem", "guard_cache_files",
-           "random_function_ids", "usable", "user_cache_base"]
+           "package_digest", "random_function_ids", "source_digest", "usable", "user_cache_base"]
 
 _PACKAGE = Path(__file__).resolve().parent
 #: The folders of the modules with ``cache=True`` kernels (a test keeps this list complete).
@@ -54,6 +62,25 @@ KERNEL_FOLDERS = (_PACKAGE, _PACKAGE / "metrics", _PACKAGE / "objectives", _PACK
                   _PACKAGE / "_core", _PACKAGE / "data", _PACKAGE / "clicks")
 
 _decision: tuple[str, str | None] | None = None
+
+
+def source_digest(folder: Path, version: str) -> str:
+    """A digest of ``version`` and the path (relative to ``folder``) and contents of every ``.py``
+    file under ``folder``."""
+    h = hashlib.sha256(version.encode())
+    for path in sorted(folder.rglob("*.py")):
+        h.update(f"\0{path.relative_to(folder).as_posix()}\0".encode() + path.read_bytes())
+    return h.hexdigest()[:32]
+
+
+_PACKAGE_DIGEST: list[str] = []
+
+
+def package_digest() -> str:
+    """:func:`source_digest` of boostplug (its version and its package's sources), once per process."""
+    if not _PACKAGE_DIGEST:
+        _PACKAGE_DIGEST.append(source_digest(_PACKAGE, sys.modules["boostplug"].__version__))
+    return _PACKAGE_DIGEST[0]
 
 
 def writable(folder: Path) -> bool:
@@ -69,15 +96,18 @@ def writable(folder: Path) -> bool:
 def folder_problem(path: Path) -> str | None:
     """Why code must not be loaded from the folder ``path`` (a short reason: ``"owned by uid
     1001"``, ``"writable by others (mode 0o777)"``, ``"writable by group (mode 0o775)"``, ``"not a
-    folder"``), or ``None`` when it may: it is owned by this user and not writable by group or
-    others, as ssh and pip require of their folders (links are followed: the folder they lead to
-    is judged).
+    folder"``, ``"inside /srv/shared, which is writable by others (mode 0o777)"``, ``"reached
+    through the link /home/me/cache, owned by uid 1001"``), or ``None`` when it may, as OpenSSH's
+    StrictModes judges a home folder: the folder is owned by this user and not writable by group or
+    others; every folder above it, and every folder holding a link met on the way, is owned by this
+    user or root and not writable by group or others unless sticky (``/tmp``: no one else may rename
+    or remove what is ours there); every link met on the way is owned by this user or root (links
+    are followed: the folder they lead to is judged).
 
-    A folder that does not exist yet is judged by its nearest existing parent (the reason then
-    names that parent); when the parent passes, the missing folders are created, each with mode
-    ``0o700``, and ``None`` is returned (also when they cannot be created: then nothing is there
-    to load). So is a folder to be created in a sticky one, such as ``/tmp`` (no one else may
-    rename or remove it there). On Windows only "not a folder" is checked: ownership and mode bits
+    A folder that does not exist yet is judged by its nearest existing parent, as a folder above it
+    (the reason then names that parent); when the parent passes, the missing folders are created,
+    each with mode ``0o700``, and ``None`` is returned (also when they cannot be created: then
+    nothing is there to load). On Windows only "not a folder" is checked: ownership and mode bits
     are not what controls access there."""
     found = _problem(Path(path))
     return None if found is None else found[1]
@@ -100,13 +130,9 @@ def _problem(path: Path) -> tuple[Path, str] | None:
             where = where.parent
         except OSError as e:
             return where, f"not examinable ({e.strerror or e})"
-    why = _judge(where)
-    # a new folder of ours in a sticky one (/tmp) is safe: no one else may rename or remove it there
-    sticky = missing and why is not None and bool(os.stat(where).st_mode & stat.S_ISVTX)
-    if why is not None and not sticky:
+    why = _judge(where, leaf=not missing)
+    if why is not None:
         return (where, why) if not missing else (where, f"not there, and its parent {where} is {why}")
-    if not missing:
-        return None
     for folder in reversed(missing):
         try:
             os.mkdir(folder, 0o700)
@@ -118,24 +144,67 @@ def _problem(path: Path) -> tuple[Path, str] | None:
     return None if why is None else (path, why)
 
 
-def _judge(folder: Path) -> str | None:
-    """The reason an existing ``folder`` fails :func:`folder_problem`, or ``None``."""
+def _judge(folder: Path, leaf: bool = True) -> str | None:
+    """The reason an existing ``folder`` fails :func:`folder_problem` as the cache folder (``leaf``)
+    or as a folder above one, or ``None``."""
     try:
-        st = os.stat(folder)
+        folders, links = _walk(str(folder)) if hasattr(os, "getuid") else ([str(folder)], [])
+        st = os.stat(folders[-1])
     except OSError as e:
         return f"not examinable ({e.strerror or e})"
     if not stat.S_ISDIR(st.st_mode):
         return "not a folder"
     if not hasattr(os, "getuid"):  # Windows: access lists, not owner and mode bits
         return None
-    if st.st_uid != os.getuid():
+    for link, owner in links:
+        if owner not in (os.getuid(), 0):
+            return f"reached through the link {link}, owned by uid {owner}"
+    for above in folders[:-1]:
+        why = _mode_problem(os.stat(above), above=True)
+        if why is not None:
+            return f"inside {above}, which is {why}"
+    return _mode_problem(st, above=not leaf)
+
+
+def _mode_problem(st: os.stat_result, above: bool) -> str | None:
+    """Why a folder (or file) with the status ``st`` fails: not owned by this user (or root, for a
+    folder ``above`` the cache folder), writable by group or others (unless sticky, ``above``)."""
+    if st.st_uid != os.getuid() and not (above and st.st_uid == 0):
         return f"owned by uid {st.st_uid}"
     mode = stat.S_IMODE(st.st_mode)
+    if above and mode & stat.S_ISVTX:
+        return None
     if mode & stat.S_IWOTH:
         return f"writable by others (mode {oct(mode)})"
     if mode & stat.S_IWGRP:
         return f"writable by group (mode {oct(mode)})"
     return None
+
+
+def _walk(path: str) -> tuple[list[str], list[tuple[str, int]]]:
+    """The real folders ``path`` leads through, from the root to its end (the folders holding the
+    links met, then the ones their targets lead through), and each link met with its owner's uid:
+    the links resolved one at a time, as the system does (``OSError`` for a loop or a missing part)."""
+    todo, folders, links = list(Path(os.getcwd(), path).parts[1:]), [os.sep], []  # ".." after a link: its target's
+    while todo:
+        name = todo.pop(0)
+        here = os.path.join(folders[-1], name)
+        if name in (".", ".."):
+            folders.append(os.path.normpath(here))
+            continue
+        st = os.lstat(here)
+        if stat.S_ISLNK(st.st_mode):
+            links.append((here, st.st_uid))
+            if len(links) > 40:
+                raise OSError(errno.ELOOP, "too many levels of symbolic links", path)
+            target = os.readlink(here)
+            if os.path.isabs(target):
+                folders.append(os.sep)
+            todo[:0] = Path(target).parts[1:] if os.path.isabs(target) else Path(target).parts
+            continue
+        folders.append(here)
+    real = folders[-1]
+    return [f for f in dict.fromkeys(folders) if f != real] + [real], links
 
 
 _refused: set[str] = set()
@@ -253,8 +322,11 @@ def random_function_ids() -> None:
 def guard_cache_files() -> None:
     """From now on (without numba loaded yet: when it loads), numba caches only in folders that
     pass :func:`folder_problem` (its locators' ``ensure_cache_path``, which every cache folder goes
-    through, refuses the others as if they could not be written), and a cache file it cannot load
-    is set aside and the kernel compiled again (:func:`_set_aside`) instead of raising."""
+    through, refuses the others as if they could not be written; a save refused so, or failing, is
+    skipped: the kernel runs uncached), loads a cache file only when :func:`_file_problem` finds
+    none right before (else one warning, and the kernel is compiled), sets aside a cache file it
+    cannot load and compiles the kernel again (:func:`_set_aside`) instead of raising, and stamps
+    boostplug's cache files with :func:`package_digest`."""
     if "numba" not in sys.modules:
         if not any(isinstance(f, _OnNumbaImport) for f in sys.meta_path):
             sys.meta_path.insert(0, _OnNumbaImport())
@@ -264,7 +336,9 @@ def guard_cache_files() -> None:
     locator, index, cache = caching._CacheLocator, caching.IndexDataCacheFile, caching.Cache
     if getattr(locator.ensure_cache_path, "_boostplug_guard", False):
         return
-    ensure, load_index, load_overload = locator.ensure_cache_path, index._load_index, cache._load_overload
+    ensure, load_index, load_data = locator.ensure_cache_path, index._load_index, index._load_data
+    load_overload, save_overload = cache._load_overload, cache._save_overload
+    source_stamp = caching._SourceFileBackedLocatorMixin.get_source_stamp
 
     def ensure_cache_path(self: object) -> None:
         folder = Path(os.path.abspath(self.get_cache_path()))  # type: ignore[attr-defined]
@@ -273,15 +347,23 @@ def guard_cache_files() -> None:
             where, why = found
             if os.access(where, os.W_OK):
                 _refuse(folder, where, why)
-            raise PermissionError(errno.EACCES, f"not a safe cache folder: {why}", str(folder))
+            raise _Refused(errno.EACCES, f"not a safe cache folder: {why}", str(folder))
         ensure(self)
 
     def _load_index(self: object) -> dict[object, object]:
+        if not _loadable(Path(self._index_path)):  # type: ignore[attr-defined]
+            return {}
         try:
             return load_index(self)
         except Exception as e:  # the index is read by every load and save: never let a damaged one raise
             _set_aside(Path(self._index_path), e)  # type: ignore[attr-defined]
             return {}
+
+    def _load_data(self: object, name: str) -> object:
+        path = self._data_path(name)  # type: ignore[attr-defined]
+        if not _loadable(Path(path)):  # numba's load takes this for a file removed meanwhile: it compiles
+            raise _Refused(errno.EACCES, "not a safe cache file", path)
+        return load_data(self, name)
 
     def _load_overload(self: object, sig: object, target_context: object) -> object:
         try:
@@ -293,11 +375,80 @@ def guard_cache_files() -> None:
             _set_aside(data, e)
             return None  # numba compiles the kernel (and caches it again)
 
-    for fn in (ensure_cache_path, _load_index, _load_overload):
+    def _save_overload(self: object, sig: object, data: object) -> None:
+        try:
+            save_overload(self, sig, data)
+        except _Refused:  # named when refused
+            pass
+        except OSError as e:  # not writable (any more): the kernel runs, uncached
+            _warn_once(f"boostplug: numba cannot write its cache in {self._cache_path} "  # type: ignore[attr-defined]
+                       f"({e.strerror or e}); the kernel runs without a cache")
+
+    def get_source_stamp(self: object) -> object:
+        stamp = source_stamp(self)
+        ours = os.path.realpath(self._py_file).startswith(str(_PACKAGE) + os.sep)  # type: ignore[attr-defined]
+        return (stamp, package_digest()) if ours else stamp
+
+    patches = ((locator, "ensure_cache_path", ensure_cache_path), (index, "_load_index", _load_index),
+               (index, "_load_data", _load_data), (cache, "_load_overload", _load_overload),
+               (cache, "_save_overload", _save_overload),
+               (caching._SourceFileBackedLocatorMixin, "get_source_stamp", get_source_stamp))
+    for owner, name, fn in patches:
         fn._boostplug_guard = True  # type: ignore[attr-defined]
-    locator.ensure_cache_path = ensure_cache_path  # type: ignore[method-assign]
-    index._load_index = _load_index  # type: ignore[method-assign]
-    cache._load_overload = _load_overload  # type: ignore[method-assign]
+        setattr(owner, name, fn)
+
+
+class _Refused(PermissionError):
+    """A cache folder or file refused by :func:`guard_cache_files` (already named in a warning)."""
+
+
+def _file_problem(path: Path) -> tuple[Path, str] | None:
+    """Why numba must not load the cache file ``path``, checked right before it does (its folder
+    may have been replaced since it was chosen), as ``(what fails, why)``: its folder fails
+    :func:`folder_problem`, or the file is a link, not this user's, or writable by others; ``None``
+    when it may be loaded (or is not there)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return path, f"not examinable ({e.strerror or e})"
+    if not hasattr(os, "getuid"):
+        return None
+    why = _judge(path.parent)
+    if why is not None:
+        return path.parent, why
+    if stat.S_ISLNK(st.st_mode):
+        return path, "a symbolic link"
+    if st.st_uid != os.getuid():
+        return path, f"owned by uid {st.st_uid}"
+    if st.st_mode & stat.S_IWOTH:
+        return path, f"writable by others (mode {oct(stat.S_IMODE(st.st_mode))})"
+    return None
+
+
+def _loadable(path: Path) -> bool:
+    """Whether numba may load the cache file ``path`` (:func:`_file_problem`; one warning per file
+    or folder that fails)."""
+    found = _file_problem(path)
+    if found is None:
+        return True
+    where, why = found
+    if where == path.parent:
+        _refuse(where, where, why)
+    else:
+        _warn_once(f"boostplug: numba's cache file {path} is {why}: not loaded (whoever can write it can run code "
+                   "as you through it); the kernel is compiled")
+    return False
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 def _data_file(cache: object, sig: object, target_context: object) -> Path | None:

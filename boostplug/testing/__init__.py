@@ -31,6 +31,10 @@ search range, and its row-index parameters built from the data). The checks (:da
 * ``parameters``: defaults accepted, unknown and misspelt names refused with "did you mean";
 * ``bad_data``: bad scores, labels, groups and weights refused naming the row and value.
 
+Every check but ``serial_parallel`` runs the pair and listwise bases' loops and the class's
+functions compiled with numba's bounds checking: an index out of range is an error naming the
+function, not a crash of the test run.
+
 The pieces are public too, for tests of one's own: :func:`cases`, :func:`contract_data`, the
 five-point differences (:func:`fd_gradient`, :func:`fd_jacobian`) and the Hessian-kind
 assertions (:func:`assert_exact_diagonal`, :func:`assert_bound_majorises`).

@@ -4,8 +4,9 @@ each a function of one :class:`~boostplug.testing.Case` (or of one registry entr
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 import math
+import operator
 import re
 import sys
 import unittest
@@ -15,9 +16,11 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from .._core.class_kernels import bounds_checking
 from .._validation import did_you_mean
 from ..objectives import HessianFloorWarning, Loss, Objective, floor_hessian, floor_values
 from ..objectives._contract import NonFiniteError
+from ._adapters import check_lightgbm_adapter, check_xgboost_adapter
 from ._cases import Case, cases, contract_data, extreme_inputs, fd_gradient, fd_jacobian, given, multi_label_queries, \
     registered, resolve
 
@@ -258,46 +261,32 @@ def check_query_weights(case: Case) -> None:
 
 def check_sum_over_queries(case: Case) -> None:
     """The loss is a sum over queries, and each query's gradients and Hessians are those of the
-    query alone (of an objective that draws at random: those with the other queries weighted 0); a
-    query that cannot be fitted alone (a ``ValueError``) adds nothing."""
+    query alone (of an objective that draws at random, whose draws for a query alone are other
+    numbers: those with the other queries weighted 0, which give nothing); a query that cannot be
+    fitted alone (a ``ValueError``) adds nothing."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
     g, h = prep.grad_hess(d.scores)
-    if prep.random_draws:
-        _sum_over_weighted_queries(case, d, prep, g, h)
-        return
+    alone_is = "with the other queries weighted 0" if prep.random_draws else "of it alone"
     total = 0.0
     for q, (a, b) in enumerate(zip(d.group_ptr[:-1], d.group_ptr[1:])):
-        try:
-            alone = case.prepare(d.labels[a:b], np.array([0, b - a]), d.weights[q:q + 1])
-        except ValueError:  # nothing to fit in this query alone: then it adds nothing to the whole
-            np.testing.assert_array_equal(g[a:b], 0.0, err_msg=f"query {q} cannot be fitted alone but has gradients")
-            np.testing.assert_array_equal(h[a:b], floor_values(prep.hessian_floor)[1],
-                                          err_msg=f"query {q} cannot be fitted alone but has Hessians")
-            continue
-        total += alone.loss(d.scores[a:b])
-        gq, hq = alone.grad_hess(d.scores[a:b])
-        np.testing.assert_array_equal(gq, g[a:b], err_msg=f"query {q}'s gradients differ from those of it alone")
-        np.testing.assert_array_equal(hq, h[a:b], err_msg=f"query {q}'s Hessians differ from those of it alone")
-    np.testing.assert_allclose(prep.loss(d.scores), total, rtol=1e-13, atol=1e-15,
-                               err_msg="the loss is not the sum of the queries' losses")
-
-
-def _sum_over_weighted_queries(case: Case, d: Any, prep: Loss, g: np.ndarray, h: np.ndarray) -> None:
-    """:func:`check_sum_over_queries` for an objective that draws at random (whose draws for a
-    query alone are other numbers): each query's values are those of the data set with the other
-    queries weighted 0, which give nothing."""
-    total = 0.0
-    for q, (a, b) in enumerate(zip(d.group_ptr[:-1], d.group_ptr[1:])):
-        only = np.zeros_like(d.weights)
-        only[q] = d.weights[q]
-        alone = case.prepare(d.labels, d.group_ptr, only)
-        total += alone.loss(d.scores)
-        gq, hq = alone.grad_hess(d.scores)
-        np.testing.assert_array_equal(gq[a:b], g[a:b], err_msg=f"query {q}'s gradients differ from those with "
-                                                               "the other queries weighted 0")
-        np.testing.assert_array_equal(hq[a:b], h[a:b], err_msg=f"query {q}'s Hessians differ from those with "
-                                                               "the other queries weighted 0")
+        if prep.random_draws:
+            alone, scores, rows = case.prepare(d.labels, d.group_ptr, d.weights * (np.arange(len(d.weights)) == q)), \
+                d.scores, slice(a, b)
+        else:
+            try:
+                alone = case.prepare(d.labels[a:b], np.array([0, b - a]), d.weights[q:q + 1])
+            except ValueError:  # nothing to fit in this query alone: then it adds nothing to the whole
+                np.testing.assert_array_equal(g[a:b], 0.0, err_msg=f"query {q} cannot be fitted alone but has "
+                                                                   "gradients")
+                np.testing.assert_array_equal(h[a:b], floor_values(prep.hessian_floor)[1],
+                                              err_msg=f"query {q} cannot be fitted alone but has Hessians")
+                continue
+            scores, rows = d.scores[a:b], slice(None)
+        total += alone.loss(scores)
+        gq, hq = alone.grad_hess(scores)
+        np.testing.assert_array_equal(gq[rows], g[a:b], err_msg=f"query {q}'s gradients differ from those {alone_is}")
+        np.testing.assert_array_equal(hq[rows], h[a:b], err_msg=f"query {q}'s Hessians differ from those {alone_is}")
     np.testing.assert_allclose(prep.loss(d.scores), total, rtol=1e-13, atol=1e-15,
                                err_msg="the loss is not the sum of the queries' losses")
 
@@ -375,72 +364,6 @@ def check_extreme_inputs(case: Case) -> None:
                  f"at {what}: grad_hess returned non-finite values or a Hessian below the floor")
 
 
-def _spy(objective: Callable[..., Any]) -> tuple[Callable[..., Any], list[tuple[np.ndarray, Any, Any]]]:
-    """``objective`` recording what the framework gave it and what it returned (a function, not
-    an object: lgb.train deep-copies its params)."""
-    calls: list[tuple[np.ndarray, Any, Any]] = []
-
-    def spy(preds: Any, train_set: Any) -> Any:
-        g, h = objective(preds, train_set)
-        calls.append((np.array(preds, dtype=np.float64), g, h))
-        return g, h
-
-    return spy, calls
-
-
-def _adapter_hands_grad_hess(case: Case, objective: Callable[..., Any], calls: list[Any], train_set: Any,
-                             start: np.ndarray, framework: str) -> None:
-    """One round: the framework started from ``start`` and got ``grad_hess`` there; called
-    directly on the same set at other scores, the adapter gives ``grad_hess`` too."""
-    d = contract_data()
-    ref = case.prepare(d.labels, d.group_ptr, d.weights)
-    _require(len(calls) == 1, f"{framework} called the objective {len(calls)} times in one round")
-    (preds, g, h), = calls
-    np.testing.assert_array_equal(preds, start, err_msg=f"{framework} did not start from the initial scores")
-    for scores, (g, h) in ((preds, (g, h)), (d.scores, objective(d.scores, train_set))):
-        g_ref, h_ref = ref.grad_hess(scores)
-        np.testing.assert_array_equal(g, g_ref, err_msg=f"the {framework} adapter's gradient is not grad_hess's")
-        np.testing.assert_array_equal(h, h_ref, err_msg=f"the {framework} adapter's Hessian is not grad_hess's")
-
-
-def _framework(module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise unittest.SkipTest(f"{module} is not installed") from None
-
-
-def check_lightgbm_adapter(case: Case) -> None:
-    """``boostplug.lightgbm.objective`` hands ``lgb.train`` exactly ``grad_hess`` (one round from
-    an ``init_score``, per-query weights)."""
-    lgb = _framework("lightgbm")
-    from .. import lightgbm as bpl
-
-    d = contract_data()
-    init = np.random.default_rng(1).normal(size=d.scores.shape[0])
-    obj = bpl.objective(case.name, **case.params(d.labels, d.group_ptr))
-    spy, calls = _spy(obj)
-    ds = bpl.dataset(d.X, d.labels, group_ptr=d.group_ptr, weight=d.weights, init_score=init)
-    lgb.train({"objective": spy, "verbose": -1, "num_leaves": 3, "min_data_in_leaf": 1, "num_threads": 1}, ds, 1)
-    _adapter_hands_grad_hess(case, obj, calls, ds, init, "LightGBM")
-
-
-def check_xgboost_adapter(case: Case) -> None:
-    """``boostplug.xgboost.objective`` hands ``xgb.train`` exactly ``grad_hess`` (one round from a
-    ``base_margin``, per-query weights)."""
-    xgb = _framework("xgboost")
-    from .. import xgboost as bpx
-
-    d = contract_data()
-    margin = np.random.default_rng(1).normal(size=d.scores.shape[0]).astype(np.float32)
-    # threads as the training's nthread: the check also calls the objective outside xgb.train
-    obj = bpx.objective(case.name, threads=1, **case.params(d.labels, d.group_ptr))
-    spy, calls = _spy(obj)
-    dm = bpx.dmatrix(d.X, d.labels, group_ptr=d.group_ptr, weight=d.weights, base_margin=margin)
-    xgb.train(bpx.params(max_depth=2, nthread=1, min_child_weight=0.0), dm, 1, obj=spy)
-    _adapter_hands_grad_hess(case, obj, calls, dm, margin.astype(np.float64), "XGBoost")
-
-
 # ---- the checks of one objective --------------------------------------------------------------------------
 def check_parameters(entry: Objective) -> None:
     """``check`` takes the defaults and each Hessian mode, and refuses an unknown parameter
@@ -482,18 +405,13 @@ def check_bad_data(entry: Objective) -> None:
 
 
 # ---- running them -----------------------------------------------------------------------------------------
-def _every_case(case: Case) -> bool:
-    return True
-
-
-def _configurations(case: Case) -> bool:
-    return case.configuration
-
-
 @dataclass(frozen=True)
 class Check:
     """One contract check: ``check(subject)`` runs it on a :class:`Case` (``per="case"``) or on a
-    registry entry (``per="objective"``), with the objective registered for the duration;
+    registry entry (``per="objective"``), with the objective registered for the duration and, unless
+    ``in_bounds`` is false, the pair and listwise bases' loops and the class's functions compiled with
+    numba's bounds checking (an index out of their arrays is an ``IndexError`` naming the function,
+    not a crash: :func:`boostplug._core.class_kernels.bounds_checking`);
     a failure or an unexpected exception is a :class:`ContractError` naming the check, the
     objective, the mode and the settings; a check that cannot run raises ``unittest.SkipTest``
     (pytest reports it as skipped)."""
@@ -501,7 +419,8 @@ class Check:
     name: str
     function: Callable[[Any], None]
     per: str = "case"
-    applies: Callable[[Case], bool] = _every_case
+    applies: Callable[[Case], bool] = lambda case: True
+    in_bounds: bool = True
 
     @property
     def doc(self) -> str:
@@ -512,7 +431,8 @@ class Check:
         entry = subject.entry if isinstance(subject, Case) else subject
         # the checks bind objectives to extreme data and settings on purpose: the floor's advice is
         # for training, not for them (check_hessian judges what the floor does itself)
-        with registered(entry), warnings.catch_warnings():
+        checking = bounds_checking() if self.in_bounds else contextlib.nullcontext()
+        with registered(entry), warnings.catch_warnings(), checking:
             warnings.simplefilter("ignore", HessianFloorWarning)
             try:
                 self.function(subject)
@@ -528,17 +448,19 @@ class Check:
         return f"Check({self.name!r})"
 
 
+_CONFIGURATION = operator.attrgetter("configuration")  # the checks run on the registry's configurations only
+
 #: Every contract check, by name, in the order they run.
 CHECKS: dict[str, Check] = {c.name: c for c in (
     Check("gradient", check_gradient),
     Check("hessian", check_hessian),
-    Check("shift_invariance", check_shift_invariance, applies=_configurations),
+    Check("shift_invariance", check_shift_invariance, applies=_CONFIGURATION),
     Check("query_weights", check_query_weights),
     Check("sum_over_queries", check_sum_over_queries),
-    Check("serial_parallel", check_serial_parallel),
+    Check("serial_parallel", check_serial_parallel, in_bounds=False),  # bounds-checked loops run serially
     Check("extreme_inputs", check_extreme_inputs),
-    Check("lightgbm_adapter", check_lightgbm_adapter, applies=_configurations),
-    Check("xgboost_adapter", check_xgboost_adapter, applies=_configurations),
+    Check("lightgbm_adapter", check_lightgbm_adapter, applies=_CONFIGURATION),
+    Check("xgboost_adapter", check_xgboost_adapter, applies=_CONFIGURATION),
     Check("parameters", check_parameters, per="objective"),
     Check("bad_data", check_bad_data, per="objective"),
 )}

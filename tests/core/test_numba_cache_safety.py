@@ -224,3 +224,111 @@ def test_the_temporary_fallback_folder_must_be_private(tmp_path: Path, monkeypat
         assert _numba_cache.decide(lambda p: p == temp) == ("off", None)
     temp.chmod(0o700)
     assert _numba_cache.decide(lambda p: p == temp) == ("temp", str(temp))
+
+
+# ---- every folder on the way, every link, every file loaded (as OpenSSH's StrictModes) ---------------------
+as_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give files away")
+
+
+@posix_only
+def test_a_private_folder_inside_a_shared_one_is_refused(tmp_path: Path) -> None:
+    """Our 0700 folder inside a world-writable folder without the sticky bit: another user can
+    rename it away and put his own in its place."""
+    shared = _folder(tmp_path / "shared", 0o777)
+    assert folder_problem(_folder(shared / "mine", 0o700)) == \
+        f"inside {shared}, which is writable by others (mode 0o777)"
+    group = _folder(tmp_path / "group", 0o775)
+    assert folder_problem(_folder(group / "a" / "mine", 0o700)) == \
+        f"inside {group}, which is writable by group (mode 0o775)"
+    sticky = _folder(tmp_path / "sticky", 0o1777)
+    assert folder_problem(_folder(sticky / "mine", 0o700)) is None  # /tmp: no one else may rename ours
+
+
+@posix_only
+@as_root
+def test_folders_above_must_be_ours_or_roots_and_links_too(tmp_path: Path) -> None:
+    theirs = _folder(tmp_path / "theirs", 0o755)
+    os.chown(theirs, OTHER_UID, -1)
+    assert folder_problem(_folder(theirs / "mine", 0o700)) == f"inside {theirs}, which is owned by uid {OTHER_UID}"
+    mine = _folder(tmp_path / "mine", 0o700)
+    link = tmp_path / "cache-link"
+    link.symlink_to(mine)
+    assert folder_problem(link) is None
+    os.lchown(link, OTHER_UID, -1)  # a NUMBA_CACHE_DIR that another user's link leads from: he may repoint it
+    assert folder_problem(link) == f"reached through the link {link}, owned by uid {OTHER_UID}"
+    shared = _folder(tmp_path / "shared", 0o777)
+    (shared / "link").symlink_to(mine)  # our link in a folder where anyone may replace it
+    assert folder_problem(shared / "link") == f"inside {shared}, which is writable by others (mode 0o777)"
+
+
+SWAP = """
+import os, pickle, shutil, sys, warnings
+warnings.simplefilter("always")
+import numpy as np
+from boostplug._core import calibration, dispatch
+
+class Planted:
+    def __reduce__(self):
+        return exec, ("open(%r, 'w').close()" % sys.argv[1],)
+
+twin = dispatch.serial_twin(calibration._probe)   # numba has chosen its cache folder: NUMBA_CACHE_DIR's
+folder = twin._cache.cache_path
+if sys.argv[2] == "swap":   # another user renames the folder away and puts his own in its place
+    os.rename(folder, folder + ".old")
+    shutil.copytree(folder + ".old", folder)
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if name.endswith((".nbi", ".nbc")):
+            with open(path, "wb") as f:
+                pickle.dump(Planted(), f)
+        os.chown(path, OTHER_UID, -1)
+    os.chown(folder, OTHER_UID, -1)
+out = np.empty(1)
+twin(np.zeros(4), np.array([0.0, 1.0, 0.0, 1.0]), np.array([0, 4]), out)
+print(out[0])
+"""
+
+
+@posix_only
+@as_root
+def test_a_cache_folder_replaced_after_import_is_not_loaded_nor_fatal(tmp_path: Path) -> None:
+    """The folder numba chose at import is replaced, before the kernel's first call, by one of
+    another user's holding planted files: nothing planted runs, the kernel compiles in memory and
+    gives its number, with one warning naming the folder (no PermissionError at the save)."""
+    cache = _folder(tmp_path / "cache", 0o700)
+    marker = tmp_path / "planted-code-ran"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    script = SWAP.replace("OTHER_UID", str(OTHER_UID))
+    for step in ("fill", "swap"):
+        done = subprocess.run([sys.executable, "-c", script, str(marker), step], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert float(done.stdout.split()[-1]) == 2.0
+    assert not marker.exists(), "numba loaded a planted cache file"
+    warned = _warnings(done)
+    assert len(warned) == 1 and f"is owned by uid {OTHER_UID}" in warned[0], done.stderr
+
+
+@posix_only
+@pytest.mark.parametrize("suffix", [".nbi", ".nbc"])
+@pytest.mark.parametrize("change", ["writable by others", "owned by another user"])
+def test_a_cache_file_others_can_write_is_not_loaded(tmp_path: Path, suffix: str, change: str) -> None:
+    """An index of mode 0666 in our 0755 folder (or a data file; or one owned by another user):
+    checked right before numba loads it, not loaded (one warning naming it), the kernel compiled
+    and cached again as ours."""
+    if change == "owned by another user" and os.geteuid() != 0:
+        pytest.skip("only root can give files away")
+    cache = _folder(tmp_path / "cache", 0o755)
+    _run_kernel(cache)
+    (target,) = cache.rglob(f"*{suffix}")
+    if change == "writable by others":
+        target.chmod(0o666)
+        reason = "writable by others (mode 0o666)"
+    else:
+        os.chown(target, OTHER_UID, -1)
+        reason = f"owned by uid {OTHER_UID}"
+    warned = _warnings(_run_kernel(cache))
+    assert len(warned) == 1 and f"numba's cache file {target} is {reason}: not loaded" in warned[0], warned
+    if suffix == ".nbi":  # numba wrote its index again, as ours
+        assert target.stat().st_uid == os.getuid() and not target.stat().st_mode & stat.S_IWOTH
+        assert not _warnings(_run_kernel(cache))

@@ -1,0 +1,140 @@
+"""What a class kernel's digest follows (boostplug._core.class_kernels.digest): the functions and
+constants its class's functions reach through a module (``mw.delta_map``, ``helpers.square(d) *
+helpers.SCALE``), in the library and in the user's own modules, and boostplug's version. An edit of
+any of them compiles afresh: never the cached kernel of the old code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numba as nb
+import pytest
+
+import boostplug
+from boostplug._core import class_kernels
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _module(name: str, **attrs: object) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__.update(attrs)
+    return module
+
+
+def test_a_library_function_reached_through_a_module_attribute_is_in_the_digest(monkeypatch):
+    """LambdaMART for MAP reads its weight as ``mw.delta_map(...)``: a new delta_map (a release
+    fixing a metric weight) gives its kernel a new digest."""
+    from boostplug.objectives import lambdamart, metric_weights
+
+    weight = lambdamart.LambdaMAP.pair_weight
+    before = class_kernels.digest(weight)
+
+    @nb.njit
+    def twice(p, prefix, threshold, cutoff):  # type: ignore[no-untyped-def]
+        return 2.0 * metric_weights.delta_map(p, prefix, threshold, cutoff)
+
+    monkeypatch.setattr(metric_weights, "delta_map", twice)
+    assert class_kernels.digest(weight) not in (None, before)
+    monkeypatch.undo()
+    assert class_kernels.digest(weight) == before
+
+
+def test_module_attribute_chains_are_followed_across_modules(monkeypatch):
+    inner = _module("h59_inner", SCALE=2.0)
+    outer = _module("h59_outer", inner=inner, square=lambda x: x * x)
+    monkeypatch.setitem(sys.modules, "h59_inner", inner)
+    monkeypatch.setitem(sys.modules, "h59_outer", outer)
+
+    def user(d):  # type: ignore[no-untyped-def]
+        return outer.square(d) * outer.inner.SCALE
+
+    user.__globals__["outer"] = outer  # the test module's globals: where `outer` is loaded from
+    first = class_kernels.digest(user)
+    monkeypatch.setattr(inner, "SCALE", 3.0)              # two modules away
+    second = class_kernels.digest(user)
+    monkeypatch.setattr(outer, "square", lambda x: x * x * 1.0)  # another body
+    third = class_kernels.digest(user)
+    assert None not in (first, second, third) and len({first, second, third}) == 3
+
+
+def test_boostplug_version_is_in_the_digest(monkeypatch):
+    before = class_kernels.digest(lambda x: x + 1.0)
+    monkeypatch.setattr(boostplug, "__version__", boostplug.__version__ + ".post1")
+    assert class_kernels.digest(lambda x: x + 1.0) != before
+
+
+HELPERS = """
+import numba as nb
+
+SCALE = {scale}
+
+@nb.njit
+def square(x):
+    return {body}
+"""
+
+LOSSES = """
+import helpers
+from boostplug.objectives import PairwiseLoss
+
+
+class HelpedGap(PairwiseLoss):
+    name = "test_helped_gap"
+    summary = "a pair loss written with a helper module (test objective)"
+    params = {}
+
+    @staticmethod
+    def pair_loss(d):
+        return helpers.square(d) * helpers.SCALE
+
+    @staticmethod
+    def pair_grad(d):
+        return 2.0 * d * helpers.SCALE
+
+    @staticmethod
+    def pair_hess(d):
+        return 2.0 * helpers.SCALE
+"""
+
+SCRIPT = """
+import json, numpy as np
+from boostplug._core import dispatch
+from mylosses import HelpedGap
+y, ptr = np.array([2.0, 1.0, 0.0]), np.array([0, 3])
+loss = HelpedGap(y, ptr, hessian_floor=False)
+kernel = dispatch.serial_twin(loss._kernel)
+value = loss.loss(np.array([0.0, 1.0, 3.0]))
+print(json.dumps({"loss": value, "hits": len(kernel.stats.cache_hits)}))
+"""
+
+
+@pytest.mark.slow
+def test_an_edited_helper_module_compiles_afresh(tmp_path: Path) -> None:
+    """The user's pair function calls ``helpers.square(d) * helpers.SCALE``; editing helpers.py
+    (the function's body, then the constant) gives the new loss in the next process, not the
+    cached kernel of the old helper."""
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "mylosses.py").write_text(LOSSES)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(code), str(REPO), os.environ.get("PYTHONPATH", "")]))
+
+    def run(scale: float, body: str) -> dict:
+        (code / "helpers.py").write_text(HELPERS.format(scale=scale, body=body))
+        done = subprocess.run([sys.executable, "-B", "-c", SCRIPT], capture_output=True, text=True, env=env,
+                              timeout=600, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    # pairs (0,1), (0,2), (1,2): d = -1, -3, -2
+    first = run(1.0, "x * x")
+    assert first["loss"] == pytest.approx(1.0 + 9.0 + 4.0)
+    assert run(1.0, "x * x")["hits"] == 1                       # the same code: loaded from the cache
+    assert run(1.0, "abs(x)")["loss"] == pytest.approx(1.0 + 3.0 + 2.0)   # the helper's body edited
+    assert run(10.0, "abs(x)")["loss"] == pytest.approx(10.0 * (1.0 + 3.0 + 2.0))  # its constant edited

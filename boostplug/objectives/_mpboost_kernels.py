@@ -37,6 +37,14 @@ import numpy as np
 __all__ = ["CENTRED_EXP_MAX", "distance_range", "level_extremes", "pair_grad_hess", "pair_loss"]
 
 
+@nb.njit(cache=True, inline="always")
+def _query(q: int, group_ptr: np.ndarray, lvl_ptr: np.ndarray, query_weights: np.ndarray
+           ) -> tuple[int, int, int, int, float]:
+    """Query ``q``'s rows ``s..e``, its first global level id, its number of levels and its weight."""
+    lp = lvl_ptr[q]
+    return group_ptr[q], group_ptr[q + 1], lp, lvl_ptr[q + 1] - lp, query_weights[q]
+
+
 @nb.njit(cache=True, parallel=True)
 def level_extremes(
     scores: np.ndarray,
@@ -76,42 +84,6 @@ def level_extremes(
                     if e > m:
                         m = e
         max_exp[q] = m
-
-
-@nb.njit(cache=True, inline="always")
-def _level_sums(
-    scores: np.ndarray,
-    s: int,
-    e: int,
-    level: np.ndarray,
-    lp: int,
-    nl: int,
-    dist: np.ndarray,
-    dp: int,
-    hi: np.ndarray,
-    lo: np.ndarray,
-    need_t: bool,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Query-local tables ``S[a * nl + b]`` and ``T[a * nl + b]`` (a > b; T only
-    if ``need_t``), see module docstring."""
-    S = np.zeros(nl * nl)
-    T = np.zeros(nl * nl)
-    for j in range(s, e):
-        c = level[j]
-        f = scores[j]
-        # j as the lower document of the pairs (a, c), a > c
-        h = hi[lp + c]
-        for a in range(c + 1, nl):
-            k = a * nl + c
-            S[k] += math.exp(dist[dp + k] * (f - h))
-        if not need_t:
-            continue
-        # j as the upper document of the pairs (c, b), b < c
-        l = lo[lp + c]
-        for b in range(c):
-            k = c * nl + b
-            T[k] += math.exp(dist[dp + k] * (l - f))
-    return S, T
 
 
 #: A query whose every pair exponent d_ab (F - c) about its mid-range c is at most this takes
@@ -219,20 +191,35 @@ def _extreme_factors(
     hi: np.ndarray,
     lo: np.ndarray,
     shift: float,
-) -> np.ndarray:
-    """The factors of :func:`_level_sums`'s factorisation in :func:`_centred_factors`'s layout:
-    ``exp(d_ap (hi_p - F_i) - shift)`` toward a lower level p, ``exp(d_pa (F_i - lo_p) - shift)``
-    toward a higher one (module docstring); 2 (L_q - 1) exponentials with ``S``/``T``."""
+    need_t: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The level-extreme factorisation (module docstring) of one query in :func:`_centred_factors`'s
+    layout: per document i at level a, ``X[(i - s) * nl + p]`` ``exp(d_ap (hi_p - F_i) - shift)``
+    toward a lower level p and ``exp(d_pa (F_i - lo_p) - shift)`` toward a higher one; the sums
+    ``S[a * nl + b]`` and ``T[a * nl + b]`` (a > b). ``need_t``: the factors toward higher levels and
+    ``T`` too (the gradient; the loss needs neither); 2 (L_q - 1) exponentials per document with them."""
     X = np.empty((e - s) * nl)
+    S = np.zeros(nl * nl)
+    T = np.zeros(nl * nl)
     for i in range(s, e):
-        a = level[i]
+        c = level[i]
         f = scores[i]
         base = (i - s) * nl
-        for b in range(a):
-            X[base + b] = math.exp(dist[dp + a * nl + b] * (hi[lp + b] - f) - shift)
-        for c in range(a + 1, nl):
-            X[base + c] = math.exp(dist[dp + c * nl + a] * (f - lo[lp + c]) - shift)
-    return X
+        h = hi[lp + c]
+        for a in range(c + 1, nl):  # i as the lower document of the pairs (a, c), a > c
+            k = a * nl + c
+            S[k] += math.exp(dist[dp + k] * (f - h))
+        for b in range(c):
+            X[base + b] = math.exp(dist[dp + c * nl + b] * (hi[lp + b] - f) - shift)
+        if not need_t:
+            continue
+        l = lo[lp + c]
+        for b in range(c):          # i as the upper document of the pairs (c, b), b < c
+            k = c * nl + b
+            T[k] += math.exp(dist[dp + k] * (l - f))
+        for a in range(c + 1, nl):
+            X[base + a] = math.exp(dist[dp + a * nl + c] * (f - lo[lp + a]) - shift)
+    return X, S, T
 
 
 @nb.njit(cache=True)
@@ -324,11 +311,7 @@ def pair_grad_hess(
     nq = group_ptr.shape[0] - 1
     scale = math.exp(-shift)
     for q in nb.prange(nq):
-        s = group_ptr[q]
-        e = group_ptr[q + 1]
-        lp = lvl_ptr[q]
-        nl = lvl_ptr[q + 1] - lp
-        wq = query_weights[q]
+        s, e, lp, nl, wq = _query(q, group_ptr, lvl_ptr, query_weights)
         if nl < 2 or wq == 0.0:
             for i in range(s, e):
                 grad[i] = 0.0
@@ -342,8 +325,7 @@ def pair_grad_hess(
             bottom = min(bottom, lo[lp + a])
         centre = 0.5 * (top + bottom)
         if dmax[q] * 0.5 * (top - bottom) > CENTRED_EXP_MAX:
-            S, T = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo, True)
-            X = _extreme_factors(scores, s, e, level, lp, nl, dist, dp, hi, lo, shift)
+            X, S, T = _extreme_factors(scores, s, e, level, lp, nl, dist, dp, hi, lo, shift, True)
             _grad_hess_from_factors(X, S, T, s, e, level, nl, dist, dp, wq, gentle, grad, hess)
         elif dmin[q] == dmax[q]:
             _constant_distance_grad_hess(scores, s, e, level, nl, dmax[q], centre, wq * scale, gentle, grad, hess)
@@ -369,21 +351,16 @@ def pair_loss(
     """``out[q] = exp(-shift) * W_q * sum_{critical pairs i > j} exp(-d_ij (F_i - F_j))`` (Eq. 10)."""
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
-        s = group_ptr[q]
-        e = group_ptr[q + 1]
-        lp = lvl_ptr[q]
-        nl = lvl_ptr[q + 1] - lp
-        wq = query_weights[q]
+        s, e, lp, nl, wq = _query(q, group_ptr, lvl_ptr, query_weights)
         if nl < 2 or wq == 0.0:
             out[q] = 0.0
             continue
         dp = d_ptr[q]
-        S, _ = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo, False)
+        X, S, _ = _extreme_factors(scores, s, e, level, lp, nl, dist, dp, hi, lo, shift, False)
         total = 0.0
         for i in range(s, e):
             a = level[i]
-            f = scores[i]
+            base = (i - s) * nl
             for b in range(a):
-                k = a * nl + b
-                total += math.exp(dist[dp + k] * (hi[lp + b] - f) - shift) * S[k]
+                total += X[base + b] * S[a * nl + b]
         out[q] = wq * total

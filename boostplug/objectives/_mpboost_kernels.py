@@ -30,11 +30,26 @@ Inputs are validated float64/int64 arrays (the public functions check them).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
-__all__ = ["CENTRED_EXP_MAX", "distance_range", "level_extremes", "pair_grad_hess", "pair_loss"]
+__all__ = ["CENTRED_EXP_MAX", "Levels", "distance_range", "level_extremes", "pair_grad_hess", "pair_loss"]
+
+
+class Levels(NamedTuple):
+    """Every query's label-only data (the layout above), built once: ``dmin``/``dmax`` from
+    :func:`distance_range`. The kernels take it as one argument."""
+
+    group_ptr: np.ndarray
+    query_weights: np.ndarray
+    level: np.ndarray
+    lvl_ptr: np.ndarray
+    dist: np.ndarray
+    d_ptr: np.ndarray
+    dmin: np.ndarray
+    dmax: np.ndarray
 
 
 @nb.njit(cache=True, inline="always")
@@ -46,21 +61,11 @@ def _query(q: int, group_ptr: np.ndarray, lvl_ptr: np.ndarray, query_weights: np
 
 
 @nb.njit(cache=True, parallel=True)
-def level_extremes(
-    scores: np.ndarray,
-    group_ptr: np.ndarray,
-    level: np.ndarray,
-    lvl_ptr: np.ndarray,
-    dist: np.ndarray,
-    d_ptr: np.ndarray,
-    query_weights: np.ndarray,
-    hi: np.ndarray,
-    lo: np.ndarray,
-    max_exp: np.ndarray,
-) -> None:
+def level_extremes(scores: np.ndarray, levels: Levels, hi: np.ndarray, lo: np.ndarray, max_exp: np.ndarray) -> None:
     """Fill ``hi``/``lo`` (largest/smallest score of every level) and, per query,
     the largest pair exponent ``max_{a > b} d_ab (hi_b - lo_a)`` (``-inf`` for a
     query with no critical pair or zero weight)."""
+    group_ptr, query_weights, level, lvl_ptr, dist, d_ptr, _, _ = levels
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
         lp = lvl_ptr[q]
@@ -281,14 +286,7 @@ def distance_range(dist: np.ndarray, d_ptr: np.ndarray, lvl_ptr: np.ndarray) -> 
 @nb.njit(cache=True, parallel=True)
 def pair_grad_hess(
     scores: np.ndarray,
-    group_ptr: np.ndarray,
-    level: np.ndarray,
-    lvl_ptr: np.ndarray,
-    dist: np.ndarray,
-    d_ptr: np.ndarray,
-    dmin: np.ndarray,
-    dmax: np.ndarray,
-    query_weights: np.ndarray,
+    levels: Levels,
     hi: np.ndarray,
     lo: np.ndarray,
     shift: float,
@@ -308,6 +306,7 @@ def pair_grad_hess(
     document. Others take the level-extreme factorisation (module docstring), 2 (L_q - 1)
     exponentials per document.
     """
+    group_ptr, query_weights, level, lvl_ptr, dist, d_ptr, dmin, dmax = levels
     nq = group_ptr.shape[0] - 1
     scale = math.exp(-shift)
     for q in nb.prange(nq):
@@ -335,20 +334,9 @@ def pair_grad_hess(
 
 
 @nb.njit(cache=True, parallel=True)
-def pair_loss(
-    scores: np.ndarray,
-    group_ptr: np.ndarray,
-    level: np.ndarray,
-    lvl_ptr: np.ndarray,
-    dist: np.ndarray,
-    d_ptr: np.ndarray,
-    query_weights: np.ndarray,
-    hi: np.ndarray,
-    lo: np.ndarray,
-    shift: float,
-    out: np.ndarray,
-) -> None:
+def pair_loss(scores: np.ndarray, levels: Levels, hi: np.ndarray, lo: np.ndarray, shift: float, out: np.ndarray) -> None:
     """``out[q] = exp(-shift) * W_q * sum_{critical pairs i > j} exp(-d_ij (F_i - F_j))`` (Eq. 10)."""
+    group_ptr, query_weights, level, lvl_ptr, dist, d_ptr, _, _ = levels
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
         s, e, lp, nl, wq = _query(q, group_ptr, lvl_ptr, query_weights)

@@ -334,7 +334,8 @@ def pair_grad_hess(
 
 
 @nb.njit(cache=True, parallel=True)
-def pair_loss(scores: np.ndarray, levels: Levels, hi: np.ndarray, lo: np.ndarray, shift: float, out: np.ndarray) -> None:
+def pair_loss(scores: np.ndarray, levels: Levels, hi: np.ndarray, lo: np.ndarray, shift: float,
+              out: np.ndarray) -> None:
     """``out[q] = exp(-shift) * W_q * sum_{critical pairs i > j} exp(-d_ij (F_i - F_j))`` (Eq. 10)."""
     group_ptr, query_weights, level, lvl_ptr, dist, d_ptr, _, _ = levels
     nq = group_ptr.shape[0] - 1

@@ -13,6 +13,7 @@ numba's cache does not see changes in other files: after editing a helper here, 
 
 from __future__ import annotations
 
+import math
 from typing import Union
 
 import numba as nb
@@ -25,7 +26,7 @@ from .sorting import sorted_descending
 
 __all__ = ["GainSpec", "GAINS", "DISCOUNTS", "RANK_DOC_WORK", "gains_of", "check_label_gain", "discounts", "inverse_dcg",
            "inverse_ideal_dcgs",
-           "max_query_size", "cutoff", "dcg_at", "ideal_dcg_at", "ideal_dcg"]
+           "max_query_size", "position_discounts", "cutoff", "dcg_at", "ideal_dcg_at", "ideal_dcg"]
 
 GainSpec = Union[str, ArrayLike]
 GAINS = ("exp2", "linear")
@@ -106,6 +107,12 @@ def discounts(discount: str, n: int) -> NDArray[np.float64]:
 def max_query_size(group_ptr: NDArray[np.int64]) -> int:
     """The most documents of any query (0 without queries): the length of the discount table."""
     return int(np.diff(group_ptr).max()) if group_ptr.shape[0] > 1 else 0
+
+
+def position_discounts(group_ptr: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``1 / log2(2 + i)`` for the positions ``i`` from 0 of the longest query, with the C library's
+    ``log2`` (``math.log2``, as LightGBM and XGBoost compute it; numpy's may differ in the last bit)."""
+    return np.array([1.0 / math.log2(2.0 + i) for i in range(max_query_size(group_ptr))])
 
 
 @nb.njit(cache=True, inline="always")

@@ -6,8 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._core.dcg import max_query_size
-from .._validation import check_flag, check_k, check_real, plain
-from ..groups import check_ranking_inputs
+from .._validation import check_flag, check_real, plain
 from . import _common as C
 from . import _kernels as K
 
@@ -21,10 +20,8 @@ ERR_MAX_GRADE = 4.0
 def _binary(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, qid: ArrayLike | None,
             k: int | None, threshold: float, ties: str,
             metric: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
-    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
-    k = check_k(k)
+    s, y, g, k, code = C.ranked_inputs(scores, labels, group_ptr, qid, k, ties)
     t = C.check_threshold(threshold)
-    code = C.ties_code(ties)
     rel = (y >= t).astype(np.float64)
     raw, n_rel = K.binary_kernel(s, y, rel, g, C.kernel_k(k), code, metric)
     return raw, n_rel, g
@@ -172,9 +169,7 @@ def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
         Mean ERR@k over queries (float), or the per-query values.
     """
     pq = check_flag(per_query, "per_query")
-    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
-    k = check_k(k)
-    code = C.ties_code(ties, allowed=("order", "worst"))
+    s, y, g, k, code = C.ranked_inputs(scores, labels, group_ptr, qid, k, ties, allowed=("order", "worst"))
     top = _check_max_grade(max_grade, y)
     with np.errstate(over="ignore"):
         stop = (np.exp2(y - top) - np.exp2(-top)) if y.size else y.copy()
@@ -211,9 +206,7 @@ def rbp(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
         Mean RBP@k over queries (float), or the per-query values.
     """
     pq = check_flag(per_query, "per_query")
-    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
-    k = check_k(k)
-    code = C.ties_code(ties)
+    s, y, g, k, code = C.ranked_inputs(scores, labels, group_ptr, qid, k, ties)
     p = check_real("rbp: persistence", persistence, 0.0, 1.0)
     if p == 1.0:
         raise ValueError("rbp: persistence must be below 1 (at 1 every query scores 0), got 1.0")

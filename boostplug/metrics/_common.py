@@ -8,9 +8,10 @@ import math
 from typing import Union
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from .._validation import plain
+from .._validation import check_k, plain
+from ..groups import check_ranking_inputs
 from . import _kernels as K
 
 #: ``empty=`` accepts a number in [0, 1] or this string.
@@ -25,6 +26,14 @@ def ties_code(ties: str, *, allowed: tuple[str, ...] = ("order", "average", "wor
     if not isinstance(ties, str) or ties not in allowed:
         raise ValueError(f"ties must be one of {', '.join(repr(t) for t in allowed)}; got {plain(ties)!r}")
     return _TIES[ties]
+
+
+def ranked_inputs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, qid: ArrayLike | None,
+                  k: int | None, ties: str, allowed: tuple[str, ...] = ("order", "average", "worst")
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], int | None, int]:
+    """A ranking metric's checked ``(scores, labels, group_ptr, k, ties code)``, in that order."""
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
+    return s, y, g, check_k(k), ties_code(ties, allowed=allowed)
 
 
 def check_empty(empty: EmptyValue) -> float:

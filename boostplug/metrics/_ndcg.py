@@ -6,8 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._core.dcg import GainSpec, discounts, gains_of, max_query_size
-from .._validation import check_flag, check_k
-from ..groups import check_ranking_inputs
+from .._validation import check_flag
 from . import _common as C
 from . import _kernels as K
 
@@ -17,9 +16,7 @@ __all__ = ["dcg", "ndcg"]
 def _dcg_idcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, qid: ArrayLike | None,
               k: int | None, gain: GainSpec, discount: str,
               ties: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
-    k = check_k(k)
-    code = C.ties_code(ties)
+    s, y, g, k, code = C.ranked_inputs(scores, labels, group_ptr, qid, k, ties)
     d = discounts(discount, max_query_size(g))
     gains = gains_of(y, gain)
     return K.dcg_kernel(s, y, gains, g, d, C.kernel_k(k), code)

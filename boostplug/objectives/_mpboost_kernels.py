@@ -30,29 +30,42 @@ Inputs are validated float64/int64 arrays (the public functions check them).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
-__all__ = ["CENTRED_EXP_MAX", "distance_range", "level_extremes", "pair_grad_hess", "pair_loss"]
+__all__ = ["CENTRED_EXP_MAX", "Levels", "distance_range", "level_extremes", "pair_grad_hess", "pair_loss"]
+
+
+class Levels(NamedTuple):
+    """Every query's label-only data (the layout above), built once: ``dmin``/``dmax`` from
+    :func:`distance_range`. The kernels take it as one argument."""
+
+    group_ptr: np.ndarray
+    query_weights: np.ndarray
+    level: np.ndarray
+    lvl_ptr: np.ndarray
+    dist: np.ndarray
+    d_ptr: np.ndarray
+    dmin: np.ndarray
+    dmax: np.ndarray
+
+
+@nb.njit(cache=True, inline="always")
+def _query(q: int, group_ptr: np.ndarray, lvl_ptr: np.ndarray, query_weights: np.ndarray
+           ) -> tuple[int, int, int, int, float]:
+    """Query ``q``'s rows ``s..e``, its first global level id, its number of levels and its weight."""
+    lp = lvl_ptr[q]
+    return group_ptr[q], group_ptr[q + 1], lp, lvl_ptr[q + 1] - lp, query_weights[q]
 
 
 @nb.njit(cache=True, parallel=True)
-def level_extremes(
-    scores: np.ndarray,
-    group_ptr: np.ndarray,
-    level: np.ndarray,
-    lvl_ptr: np.ndarray,
-    dist: np.ndarray,
-    d_ptr: np.ndarray,
-    query_weights: np.ndarray,
-    hi: np.ndarray,
-    lo: np.ndarray,
-    max_exp: np.ndarray,
-) -> None:
+def level_extremes(scores: np.ndarray, levels: Levels, hi: np.ndarray, lo: np.ndarray, max_exp: np.ndarray) -> None:
     """Fill ``hi``/``lo`` (largest/smallest score of every level) and, per query,
     the largest pair exponent ``max_{a > b} d_ab (hi_b - lo_a)`` (``-inf`` for a
     query with no critical pair or zero weight)."""
+    group_ptr, query_weights, level, lvl_ptr, dist, d_ptr, _, _ = levels
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
         lp = lvl_ptr[q]
@@ -76,42 +89,6 @@ def level_extremes(
                     if e > m:
                         m = e
         max_exp[q] = m
-
-
-@nb.njit(cache=True, inline="always")
-def _level_sums(
-    scores: np.ndarray,
-    s: int,
-    e: int,
-    level: np.ndarray,
-    lp: int,
-    nl: int,
-    dist: np.ndarray,
-    dp: int,
-    hi: np.ndarray,
-    lo: np.ndarray,
-    need_t: bool,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Query-local tables ``S[a * nl + b]`` and ``T[a * nl + b]`` (a > b; T only
-    if ``need_t``), see module docstring."""
-    S = np.zeros(nl * nl)
-    T = np.zeros(nl * nl)
-    for j in range(s, e):
-        c = level[j]
-        f = scores[j]
-        # j as the lower document of the pairs (a, c), a > c
-        h = hi[lp + c]
-        for a in range(c + 1, nl):
-            k = a * nl + c
-            S[k] += math.exp(dist[dp + k] * (f - h))
-        if not need_t:
-            continue
-        # j as the upper document of the pairs (c, b), b < c
-        l = lo[lp + c]
-        for b in range(c):
-            k = c * nl + b
-            T[k] += math.exp(dist[dp + k] * (l - f))
-    return S, T
 
 
 #: A query whose every pair exponent d_ab (F - c) about its mid-range c is at most this takes
@@ -219,20 +196,35 @@ def _extreme_factors(
     hi: np.ndarray,
     lo: np.ndarray,
     shift: float,
-) -> np.ndarray:
-    """The factors of :func:`_level_sums`'s factorisation in :func:`_centred_factors`'s layout:
-    ``exp(d_ap (hi_p - F_i) - shift)`` toward a lower level p, ``exp(d_pa (F_i - lo_p) - shift)``
-    toward a higher one (module docstring); 2 (L_q - 1) exponentials with ``S``/``T``."""
+    need_t: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The level-extreme factorisation (module docstring) of one query in :func:`_centred_factors`'s
+    layout: per document i at level a, ``X[(i - s) * nl + p]`` ``exp(d_ap (hi_p - F_i) - shift)``
+    toward a lower level p and ``exp(d_pa (F_i - lo_p) - shift)`` toward a higher one; the sums
+    ``S[a * nl + b]`` and ``T[a * nl + b]`` (a > b). ``need_t``: the factors toward higher levels and
+    ``T`` too (the gradient; the loss needs neither); 2 (L_q - 1) exponentials per document with them."""
     X = np.empty((e - s) * nl)
+    S = np.zeros(nl * nl)
+    T = np.zeros(nl * nl)
     for i in range(s, e):
-        a = level[i]
+        c = level[i]
         f = scores[i]
         base = (i - s) * nl
-        for b in range(a):
-            X[base + b] = math.exp(dist[dp + a * nl + b] * (hi[lp + b] - f) - shift)
-        for c in range(a + 1, nl):
-            X[base + c] = math.exp(dist[dp + c * nl + a] * (f - lo[lp + c]) - shift)
-    return X
+        h = hi[lp + c]
+        for a in range(c + 1, nl):  # i as the lower document of the pairs (a, c), a > c
+            k = a * nl + c
+            S[k] += math.exp(dist[dp + k] * (f - h))
+        for b in range(c):
+            X[base + b] = math.exp(dist[dp + c * nl + b] * (hi[lp + b] - f) - shift)
+        if not need_t:
+            continue
+        l = lo[lp + c]
+        for b in range(c):          # i as the upper document of the pairs (c, b), b < c
+            k = c * nl + b
+            T[k] += math.exp(dist[dp + k] * (l - f))
+        for a in range(c + 1, nl):
+            X[base + a] = math.exp(dist[dp + a * nl + c] * (f - lo[lp + a]) - shift)
+    return X, S, T
 
 
 @nb.njit(cache=True)
@@ -294,14 +286,7 @@ def distance_range(dist: np.ndarray, d_ptr: np.ndarray, lvl_ptr: np.ndarray) -> 
 @nb.njit(cache=True, parallel=True)
 def pair_grad_hess(
     scores: np.ndarray,
-    group_ptr: np.ndarray,
-    level: np.ndarray,
-    lvl_ptr: np.ndarray,
-    dist: np.ndarray,
-    d_ptr: np.ndarray,
-    dmin: np.ndarray,
-    dmax: np.ndarray,
-    query_weights: np.ndarray,
+    levels: Levels,
     hi: np.ndarray,
     lo: np.ndarray,
     shift: float,
@@ -321,14 +306,11 @@ def pair_grad_hess(
     document. Others take the level-extreme factorisation (module docstring), 2 (L_q - 1)
     exponentials per document.
     """
+    group_ptr, query_weights, level, lvl_ptr, dist, d_ptr, dmin, dmax = levels
     nq = group_ptr.shape[0] - 1
     scale = math.exp(-shift)
     for q in nb.prange(nq):
-        s = group_ptr[q]
-        e = group_ptr[q + 1]
-        lp = lvl_ptr[q]
-        nl = lvl_ptr[q + 1] - lp
-        wq = query_weights[q]
+        s, e, lp, nl, wq = _query(q, group_ptr, lvl_ptr, query_weights)
         if nl < 2 or wq == 0.0:
             for i in range(s, e):
                 grad[i] = 0.0
@@ -342,8 +324,7 @@ def pair_grad_hess(
             bottom = min(bottom, lo[lp + a])
         centre = 0.5 * (top + bottom)
         if dmax[q] * 0.5 * (top - bottom) > CENTRED_EXP_MAX:
-            S, T = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo, True)
-            X = _extreme_factors(scores, s, e, level, lp, nl, dist, dp, hi, lo, shift)
+            X, S, T = _extreme_factors(scores, s, e, level, lp, nl, dist, dp, hi, lo, shift, True)
             _grad_hess_from_factors(X, S, T, s, e, level, nl, dist, dp, wq, gentle, grad, hess)
         elif dmin[q] == dmax[q]:
             _constant_distance_grad_hess(scores, s, e, level, nl, dmax[q], centre, wq * scale, gentle, grad, hess)
@@ -353,37 +334,22 @@ def pair_grad_hess(
 
 
 @nb.njit(cache=True, parallel=True)
-def pair_loss(
-    scores: np.ndarray,
-    group_ptr: np.ndarray,
-    level: np.ndarray,
-    lvl_ptr: np.ndarray,
-    dist: np.ndarray,
-    d_ptr: np.ndarray,
-    query_weights: np.ndarray,
-    hi: np.ndarray,
-    lo: np.ndarray,
-    shift: float,
-    out: np.ndarray,
-) -> None:
+def pair_loss(scores: np.ndarray, levels: Levels, hi: np.ndarray, lo: np.ndarray, shift: float,
+              out: np.ndarray) -> None:
     """``out[q] = exp(-shift) * W_q * sum_{critical pairs i > j} exp(-d_ij (F_i - F_j))`` (Eq. 10)."""
+    group_ptr, query_weights, level, lvl_ptr, dist, d_ptr, _, _ = levels
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
-        s = group_ptr[q]
-        e = group_ptr[q + 1]
-        lp = lvl_ptr[q]
-        nl = lvl_ptr[q + 1] - lp
-        wq = query_weights[q]
+        s, e, lp, nl, wq = _query(q, group_ptr, lvl_ptr, query_weights)
         if nl < 2 or wq == 0.0:
             out[q] = 0.0
             continue
         dp = d_ptr[q]
-        S, _ = _level_sums(scores, s, e, level, lp, nl, dist, dp, hi, lo, False)
+        X, S, _ = _extreme_factors(scores, s, e, level, lp, nl, dist, dp, hi, lo, shift, False)
         total = 0.0
         for i in range(s, e):
             a = level[i]
-            f = scores[i]
+            base = (i - s) * nl
             for b in range(a):
-                k = a * nl + b
-                total += math.exp(dist[dp + k] * (hi[lp + b] - f) - shift) * S[k]
+                total += X[base + b] * S[a * nl + b]
         out[q] = wq * total

@@ -28,10 +28,13 @@ Inputs are validated contiguous float64/int64 arrays (the public API checks them
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 
-__all__ = ["exp_nonpos", "logistic_pair", "pair_loss", "pair_grad_hess", "pair_grad_loss", "cross_gamma_sums"]
+__all__ = ["CoefOrder", "exp_nonpos", "logistic_pair", "pair_loss", "pair_grad_hess", "pair_grad_loss",
+           "cross_gamma_sums"]
 
 #: Hessian modes understood by :func:`pair_grad_hess`.
 MODE_NONE = 0   # gradient only (hess left at zero)
@@ -43,6 +46,19 @@ _LN2_HI = 6.93147180369123816490e-01  # ln 2 split in two (fdlibm's Cody-Waite c
 _LN2_LO = 1.90821492927058770002e-10
 _INV_LN2 = 1.44269504088896338700e00
 _EXP_MIN = -708.0  # below: 0 (2^k must stay a normal number)
+
+
+class CoefOrder(NamedTuple):
+    """Every query's documents in coefficient order (``NDCGBoost._coefficient_runs``), which the pair
+    kernels take as one argument: ``coef`` in that order, ``group_ptr``, ``perm`` (the order as row
+    indices), ``run_end`` (per position, where its run of equal coefficients ends) and ``same`` (per
+    query, the loss of its pairs of equal coefficients)."""
+
+    coef: np.ndarray
+    group_ptr: np.ndarray
+    perm: np.ndarray
+    run_end: np.ndarray
+    same: np.ndarray
 
 
 @nb.njit(inline="always")
@@ -115,23 +131,14 @@ def _partners(sp: np.ndarray, cq: np.ndarray, run_end: np.ndarray, a: int, i: in
 
 
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
-def pair_loss(
-    scores: np.ndarray,
-    sigma: float,
-    coef: np.ndarray,
-    group_ptr: np.ndarray,
-    queries: np.ndarray,
-    perm: np.ndarray,
-    run_end: np.ndarray,
-    same: np.ndarray,
-    out: np.ndarray,
-) -> None:
+def pair_loss(scores: np.ndarray, sigma: float, order: CoefOrder, queries: np.ndarray, out: np.ndarray) -> None:
     """``out[q] = sum_i c_i A_i`` (Eq. 10-11) for every query ``q`` in ``queries``.
 
     A pair of different coefficients ``i < j`` (in coefficient order) contributes
     ``c_i sigmoid(F_j - F_i) + c_j sigmoid(F_i - F_j)`` (document i's share of A_i and j's share
     of A_j); the pairs of equal coefficients add ``c`` each whatever the scores, ``same[q]``.
     """
+    coef, group_ptr, perm, run_end, same = order
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
         a, b, sp, cq = _query(scores, perm, coef, group_ptr, q)
@@ -148,18 +155,8 @@ def pair_loss(
 
 
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
-def pair_grad_hess(
-    scores: np.ndarray,
-    sigma: float,
-    coef: np.ndarray,
-    group_ptr: np.ndarray,
-    queries: np.ndarray,
-    perm: np.ndarray,
-    run_end: np.ndarray,
-    mode: int,
-    w: np.ndarray,
-    hess: np.ndarray,
-) -> None:
+def pair_grad_hess(scores: np.ndarray, sigma: float, order: CoefOrder, queries: np.ndarray, mode: int, w: np.ndarray,
+                   hess: np.ndarray) -> None:
     """Fill, for the documents of the queries in ``queries`` (others untouched):
 
     * ``w[i] = sum_j (c_i - c_j) gamma_ij`` (Eq. 16, = -dM/dF_i);
@@ -175,6 +172,7 @@ def pair_grad_hess(
     ``1 - 2 sigmoid(x)``. The mode is tested outside the pair loop so that each loop stays
     branch-free.
     """
+    coef, group_ptr, perm, run_end, _ = order
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
         a, b, sp, cq = _query(scores, perm, coef, group_ptr, q)
@@ -220,21 +218,12 @@ def pair_grad_hess(
 
 
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
-def pair_grad_loss(
-    scores: np.ndarray,
-    sigma: float,
-    coef: np.ndarray,
-    group_ptr: np.ndarray,
-    queries: np.ndarray,
-    perm: np.ndarray,
-    run_end: np.ndarray,
-    same: np.ndarray,
-    w: np.ndarray,
-    out: np.ndarray,
-) -> None:
+def pair_grad_loss(scores: np.ndarray, sigma: float, order: CoefOrder, queries: np.ndarray, w: np.ndarray,
+                   out: np.ndarray) -> None:
     """:func:`pair_grad_hess`'s ``w`` (``MODE_NONE``) and :func:`pair_loss`'s ``out`` in one pass over
     the pairs of different coefficients of the queries in ``queries`` (their documents' ``w`` is
     overwritten; a query whose coefficients are all equal gets ``w = 0`` exactly)."""
+    coef, group_ptr, perm, run_end, same = order
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
         a, b, sp, cq = _query(scores, perm, coef, group_ptr, q)

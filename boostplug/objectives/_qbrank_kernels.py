@@ -110,6 +110,20 @@ def _query_keys(h: np.ndarray, labels: np.ndarray, grade: bool, s: int, e: int) 
     return a, c / (e - s), hi - lo
 
 
+@nb.njit(inline="always")
+def _open_query(q: int, group_ptr: np.ndarray, n_levels: np.ndarray, span: np.ndarray, first: np.ndarray,
+                second: np.ndarray) -> tuple[int, int, int]:
+    """Query ``q``'s rows ``s..e`` and number of label levels; its ``span`` set to 0 and, with fewer
+    than two levels (no pair), its rows' ``first`` and ``second`` to 0."""
+    s, e = group_ptr[q], group_ptr[q + 1]
+    span[q] = 0.0
+    if n_levels[q] < 2:
+        for i in range(s, e):
+            first[i] = 0.0
+            second[i] = 0.0
+    return s, e, n_levels[q]
+
+
 @nb.njit(cache=True, parallel=True)
 def sweep_high(
     h: np.ndarray,
@@ -135,18 +149,10 @@ def sweep_high(
     """
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
-        s = group_ptr[q]
-        e = group_ptr[q + 1]
+        s, e, n_lev = _open_query(q, group_ptr, n_levels, span, cnt, msum)
         n = e - s
-        n_lev = n_levels[q]
-        qsums[q, 0] = 0.0
-        qsums[q, 1] = 0.0
-        qsums[q, 2] = 0.0
-        span[q] = 0.0
+        qsums[q, :] = 0.0
         if n_lev < 2:
-            for i in range(s, e):
-                cnt[i] = 0.0
-                msum[i] = 0.0
             continue
         ar, c, span[q] = _query_keys(h, labels, grade, s, e)
         oa = quick_argsort(ar)
@@ -231,16 +237,10 @@ def pair_grad(
     """
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
-        s = group_ptr[q]
-        e = group_ptr[q + 1]
+        s, e, n_lev = _open_query(q, group_ptr, n_levels, span, gsum, cnt)
         n = e - s
-        n_lev = n_levels[q]
         qloss[q] = 0.0
-        span[q] = 0.0
         if n_lev < 2:
-            for i in range(s, e):
-                gsum[i] = 0.0
-                cnt[i] = 0.0
             continue
         ar, c, span[q] = _query_keys(h, labels, grade, s, e)
         oa = order[s:e]

@@ -33,7 +33,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core.dcg import gains_of, inverse_ideal_dcgs
+from .._core.dcg import gains_of, inverse_ideal_dcgs, position_discounts
 from ._contract import Hessian, Param, module_functions
 from .listwise import ListwiseLoss
 
@@ -185,8 +185,7 @@ class ApproxNDCG(ListwiseLoss):
             gains = gains_of(self.labels, "exp2")
         except ValueError as e:
             raise ValueError(f"{self.name}: {e}") from None
-        longest = int(np.diff(self.group_ptr).max(initial=0))
-        discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(longest)])
+        discounts = position_discounts(self.group_ptr)
         self._inputs = gains[:, None], inverse_ideal_dcgs(gains, self.group_ptr, discounts)[:, None]
         super().setup()
 

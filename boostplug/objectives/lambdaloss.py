@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 
 from ._contract import Param, Search
 from .listwise import ListwiseLoss
-from .._core.dcg import inverse_ideal_dcgs
+from .._core.dcg import inverse_ideal_dcgs, position_discounts
 from .._core.sorting import stable_argsort_descending
 from .logistic import LOGISTIC
 from .pairwise import LAMBDA_EXACT, NO_TRUNCATION, PairwiseLoss
@@ -146,8 +146,7 @@ class NDCGLoss1(ListwiseLoss):
     truncation_level: int | None
 
     def setup(self) -> None:
-        longest = int(np.diff(self.group_ptr).max(initial=0))
-        self._discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(longest)])
+        self._discounts = position_discounts(self.group_ptr)
         gains = PairwiseLoss.gains(self)  # type: ignore[arg-type]
         self._inputs = (gains[:, None], inverse_ideal_dcgs(gains, self.group_ptr, self._discounts)[:, None])
         super().setup()

@@ -50,19 +50,25 @@ class LambdaMetric(PairwiseLoss):
                 mw.NO_CUTOFF if self.k is None else self.k)
 
 
+def _relevance_hooks(prefix_fn: Any, weight_fn: Any) -> tuple[staticmethod, staticmethod]:
+    """``query_prefix`` and ``pair_weight`` of a metric of binary relevance (``label >= threshold``,
+    arguments ``(sigma, threshold, cutoff)``): its :mod:`.metric_weights` prefix and weight."""
+
+    def query_prefix(labels, gains, out, sigma, threshold, cutoff):  # type: ignore[no-untyped-def]
+        prefix_fn(labels, out, threshold, cutoff)
+
+    def pair_weight(p, prefix, sigma, threshold, cutoff):  # type: ignore[no-untyped-def]
+        return weight_fn(p, prefix, threshold, cutoff)
+
+    return staticmethod(query_prefix), staticmethod(pair_weight)
+
+
 class LambdaMAP(LambdaMetric):
     name = "lambdamart_map"
     summary = "LambdaMART with |Delta MAP| pair weights (Burges 2010; Donmez et al. 2009)"
     params = {"sigma": SIGMA, "k": K, "truncation_level": TRUNCATION_LEVEL, "threshold": THRESHOLD}
     prefix_width = mw.MAP_WIDTH
-
-    @staticmethod
-    def query_prefix(labels, gains, out, sigma, threshold, cutoff):  # type: ignore[no-untyped-def]
-        mw.map_prefix(labels, out, threshold, cutoff)
-
-    @staticmethod
-    def pair_weight(p, prefix, sigma, threshold, cutoff):  # type: ignore[no-untyped-def]
-        return mw.delta_map(p, prefix, threshold, cutoff)
+    query_prefix, pair_weight = _relevance_hooks(mw.map_prefix, mw.delta_map)
 
 
 class LambdaERR(LambdaMetric):
@@ -96,14 +102,7 @@ class LambdaMRR(LambdaMetric):
     summary = "LambdaMART with |Delta reciprocal rank| pair weights"
     params = {"sigma": SIGMA, "k": K, "truncation_level": TRUNCATION_LEVEL, "threshold": THRESHOLD}
     prefix_width = mw.MRR_WIDTH
-
-    @staticmethod
-    def query_prefix(labels, gains, out, sigma, threshold, cutoff):  # type: ignore[no-untyped-def]
-        mw.mrr_prefix(labels, out, threshold, cutoff)
-
-    @staticmethod
-    def pair_weight(p, prefix, sigma, threshold, cutoff):  # type: ignore[no-untyped-def]
-        return mw.delta_mrr(p, prefix, threshold, cutoff)
+    query_prefix, pair_weight = _relevance_hooks(mw.mrr_prefix, mw.delta_mrr)
 
 
 class LambdaRBP(LambdaMetric):

@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 from .._validation import show
-from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of, inverse_dcg
+from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of, inverse_dcg, position_discounts
 from ._contract import Hessian, Loss, Param
 from ._pair_kernels import query_orders
 
@@ -284,7 +284,7 @@ class LambdaRank(Loss):
             raise ValueError(f"{self.name}: {e} (LightGBM's label_gain{default} gives each integer label its "
                              "gain)") from None
         sizes = np.diff(self.group_ptr)
-        self._discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(int(sizes.max(initial=0)))])
+        self._discounts = position_discounts(self.group_ptr)
         # LightGBM's CalMaxDCGAtK: the labels in decreasing order (with a label_gain that does not grow
         # with the label, not the gains' order), their gains summed by position to the truncation level
         top_k = self.lambdarank_truncation_level

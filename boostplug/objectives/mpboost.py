@@ -156,26 +156,23 @@ class MPBoostObjective(Loss):
         k = np.arange(d_ptr[-1], dtype=np.int64) - d_ptr[tq]
         nl = n_levels[tq]
         delta = level_values[lvl_ptr[tq] + k // nl] - level_values[lvl_ptr[tq] + k % nl]
-        self._level = level
-        self._lvl_ptr = lvl_ptr
         try:
-            self._dist = np.ascontiguousarray(ddf_values(delta, self.ddf, self.ddf_param))
+            dist = np.ascontiguousarray(ddf_values(delta, self.ddf, self.ddf_param))
         except ValueError as e:
             raise ValueError(f"{_NAME}: {e}") from None
-        self._d_ptr = d_ptr
-        self._dmin, self._dmax = K.distance_range(self._dist, d_ptr, lvl_ptr)
+        self._levels = K.Levels(self.group_ptr, self.query_weights, level, lvl_ptr, dist, d_ptr,
+                                *K.distance_range(dist, d_ptr, lvl_ptr))
         self.n_levels: NDArray[np.int64] = n_levels
 
     # -- per-round work ------------------------------------------------------------
     def _extremes(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
         """Per-level max/min scores and the largest pair exponent M (``-inf``: no pairs)."""
-        n_lv = self._lvl_ptr[-1]
+        n_lv = self._levels.lvl_ptr[-1]
         hi = np.empty(n_lv)
         lo = np.empty(n_lv)
         mq = np.empty(self.n_queries)
         run = dispatch.kernel_for(K.level_extremes, self.n_docs * DOC_WORK)
-        run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
-                         self.query_weights, hi, lo, mq)
+        run(scores, self._levels, hi, lo, mq)
         m = float(mq.max()) if mq.shape[0] else -math.inf
         if m == math.inf:
             q = int(np.argmax(mq))
@@ -193,8 +190,7 @@ class MPBoostObjective(Loss):
             shift = m - EXP_LIMIT if m > EXP_LIMIT else 0.0
         out = np.empty(self.n_queries)
         run = dispatch.kernel_for(K.pair_loss, self.n_docs * DOC_WORK)
-        run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr,
-                    self.query_weights, hi, lo, shift, out)
+        run(scores, self._levels, hi, lo, shift, out)
         return float(out.sum()), shift
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
@@ -224,8 +220,7 @@ class MPBoostObjective(Loss):
         hess = np.empty(self.n_docs)
         gentle = self._gentle
         run = dispatch.kernel_for(K.pair_grad_hess, self.n_docs * DOC_WORK)
-        run(scores, self.group_ptr, self._level, self._lvl_ptr, self._dist, self._d_ptr, self._dmin, self._dmax,
-            self.query_weights, hi, lo, shift, gentle, grad, hess)
+        run(scores, self._levels, hi, lo, shift, gentle, grad, hess)
         if gentle:
             hess *= 2.0
         total = max(float(np.abs(grad).sum()), float(hess.sum())) if self.n_docs else 0.0

@@ -172,10 +172,9 @@ class NDCGBoostObjective(Loss):
     def _coefficient_runs(self, sizes: NDArray[np.int64]) -> NDArray[np.int64]:
         """Order each query's documents by coefficient for the pair kernels, which visit only the
         pairs of different coefficients (the others add nothing to the gradient and a constant to
-        the loss: most pairs, where most documents share the lowest grade). Sets ``_perm`` (the
-        order, as row indices), ``_coef_sorted``, ``_run_end`` (per position, where its run of equal
-        coefficients ends) and ``_same`` (per query, the loss of its equal pairs: ``c`` each);
-        returns the number of pairs of different coefficients per query."""
+        the loss: most pairs, where most documents share the lowest grade). Sets ``_order``
+        (:class:`~._ndcg_boost_kernels.CoefOrder`; a pair of equal coefficients ``c`` adds ``c`` to the
+        loss); returns the number of pairs of different coefficients per query."""
         qid = np.repeat(np.arange(self.n_queries, dtype=np.int64), sizes)
         perm = np.lexsort((self._coef, qid)).astype(np.int64)
         c = self._coef[perm]
@@ -186,10 +185,8 @@ class NDCGBoostObjective(Loss):
         ends = np.append(starts[1:], n).astype(np.int64)
         run_of = np.cumsum(new_run) - 1
         m = (ends - starts).astype(np.float64)
-        self._perm = perm
-        self._coef_sorted = np.ascontiguousarray(c)
-        self._run_end = ends[run_of]
-        self._same = np.bincount(qid[starts], weights=c[starts] * (m * (m - 1.0) / 2.0), minlength=self.n_queries)
+        same = np.bincount(qid[starts], weights=c[starts] * (m * (m - 1.0) / 2.0), minlength=self.n_queries)
+        self._order = K.CoefOrder(np.ascontiguousarray(c), self.group_ptr, perm, ends[run_of], same)
         equal_pairs = np.bincount(qid[starts], weights=m * (m - 1.0) / 2.0, minlength=self.n_queries)
         return (sizes * (sizes - 1) // 2 - equal_pairs.astype(np.int64)).astype(np.int64)
 
@@ -214,8 +211,7 @@ class NDCGBoostObjective(Loss):
         w = np.zeros(self.n_docs)
         out = np.zeros(self.n_queries)
         run = dispatch.kernel_for(K.pair_grad_loss, self._loss_pairs)
-        run(s, self.sigma, self._coef_sorted, self.group_ptr, self._loss_queries, self._perm, self._run_end,
-            self._same, w, out)
+        run(s, self.sigma, self._order, self._loss_queries, w, out)
         value = float(out.sum())
         if not math.isfinite(value):
             raise self._explain(loss_error(self, s, value), s)
@@ -226,15 +222,13 @@ class NDCGBoostObjective(Loss):
         w = np.zeros(self.n_docs)
         h = np.zeros(self.n_docs)
         run = dispatch.kernel_for(K.pair_grad_hess, self._grad_pairs)
-        run(scores, self.sigma, self._coef_sorted, self.group_ptr, self._grad_queries, self._perm, self._run_end,
-            mode, w, h)
+        run(scores, self.sigma, self._order, self._grad_queries, mode, w, h)
         return w, h
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
         out = np.zeros(self.n_queries)
         run = dispatch.kernel_for(K.pair_loss, self._loss_pairs)
-        run(scores, self.sigma, self._coef_sorted, self.group_ptr, self._loss_queries, self._perm, self._run_end,
-            self._same, out)
+        run(scores, self.sigma, self._order, self._loss_queries, out)
         return float(out.sum())
 
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -52,10 +52,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-import math
-
 from .._core import dispatch
-from .._core.dcg import RANK_DOC_WORK, inverse_ideal_dcgs
+from .._core.dcg import RANK_DOC_WORK, inverse_ideal_dcgs, position_discounts
 from .._validation import show
 from . import _xgb_lambdarank_kernels as X
 from ._contract import Hessian, Loss, Param
@@ -171,7 +169,7 @@ class XGBoostLambdaRank(RandomRounds, Loss):
         sizes = np.diff(self.group_ptr)
         longest = int(sizes.max(initial=0))
         self._top_k = self.truncation()
-        self._discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(longest)])
+        self._discounts = position_discounts(self.group_ptr)
         self._gains = np.ascontiguousarray(self.gains(), dtype=np.float64)
         self._inv_max_dcg = inverse_ideal_dcgs(self._gains, self.group_ptr, self._discounts, self._top_k)
         self._work = int(np.sum(sizes * np.minimum(sizes, self._top_k)))

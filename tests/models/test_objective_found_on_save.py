@@ -40,24 +40,34 @@ def _recorded(path):
     return None if rec is None else (rec.name, dict(rec.params))
 
 
+#: What each framework's save_model warns when it has no boostplug objective to record.
+UNRECORDED = {bpl: r"boostplug.lightgbm.save_model: the booster was trained with a custom objective.*pass objective=",
+              bpx: r"boostplug.xgboost.save_model: no boostplug objective is recorded.*pass objective="}
+
+
+def _saves_unrecorded(booster, path, match=None):
+    """``save_model(booster, path)`` (LightGBM's for a ``.txt``) warns (``match``, else the framework's
+    :data:`UNRECORDED`) and records no objective."""
+    framework = bpl if str(path).endswith(".txt") else bpx
+    with pytest.warns(UserWarning, match=match or UNRECORDED[framework]):
+        framework.save_model(booster, path)
+    assert _recorded(path) is None
+
+
 @pytest.mark.parametrize("keep", [False, True])
 def test_a_plain_training_is_saved_with_the_objective_given_and_warns_without_one(tmp_path, keep):
     X, y, qid = _data()
     obj = bpl.objective("qbrank", w=0.5)
     booster = lgb.train(dict(LGB_PARAMS, objective=obj), bpl.dataset(X, y, qid=qid), 3, keep_training_booster=keep)
     assert booster.params["objective"] == "none"  # LightGBM keeps no trace of the callable
-    with pytest.warns(UserWarning, match=r"boostplug.lightgbm.save_model: the booster was trained with a custom "
-                                         r"objective.*pass objective="):
-        bpl.save_model(booster, tmp_path / "m.txt")
-    assert _recorded(tmp_path / "m.txt") is None
+    _saves_unrecorded(booster, tmp_path / "m.txt")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         bpl.save_model(booster, tmp_path / "m.txt", objective=obj)
     assert _recorded(tmp_path / "m.txt") == ("qbrank", {"w": 0.5})
     xobj = bpx.objective("mpboost", ddf="logitdd")
     xbooster = xgb.train({"max_depth": 2, "nthread": 1}, bpx.dmatrix(X, y, qid=qid), 3, obj=xobj)
-    with pytest.warns(UserWarning, match=r"pass objective="):
-        bpx.save_model(xbooster, tmp_path / "m.json")
+    _saves_unrecorded(xbooster, tmp_path / "m.json")
     bpx.save_model(xbooster, tmp_path / "m.json", objective=xobj)
     assert _recorded(tmp_path / "m.json") == ("mpboost", {"ddf": "logitdd"})
 
@@ -73,15 +83,10 @@ def test_a_boostplug_objective_in_the_boosters_params_is_recorded(tmp_path):
 def test_a_custom_objective_boostplug_does_not_know_warns_and_records_nothing(tmp_path):
     X, y, qid = _data()
     booster = lgb.train(dict(LGB_PARAMS, objective=_squared), lgb.Dataset(X, y), 2)
-    with pytest.warns(UserWarning, match=r"boostplug.lightgbm.save_model: the booster was trained with a custom "
-                                         r"objective.*pass objective="):
-        bpl.save_model(booster, tmp_path / "m.txt")
-    assert _recorded(tmp_path / "m.txt") is None and "[objective: custom]" in (tmp_path / "m.txt").read_text()
+    _saves_unrecorded(booster, tmp_path / "m.txt")
+    assert "[objective: custom]" in (tmp_path / "m.txt").read_text()
     xbooster = xgb.train({"max_depth": 2, "nthread": 1}, xgb.DMatrix(X, y), 2, obj=_squared)
-    with pytest.warns(UserWarning, match=r"boostplug.xgboost.save_model: no boostplug objective is recorded.*"
-                                         r"pass objective="):
-        bpx.save_model(xbooster, tmp_path / "m.json")
-    assert _recorded(tmp_path / "m.json") is None
+    _saves_unrecorded(xbooster, tmp_path / "m.json")
     # built-in objectives: nothing to record, nothing to say
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -101,7 +106,5 @@ def test_an_objective_that_cannot_be_recorded_is_left_out_with_a_warning(tmp_pat
         raise TypeError("qbrank: parameter x of type function cannot be saved in a model file")
 
     monkeypatch.setattr(model_record, "record_for", unsavable)
-    with pytest.warns(UserWarning, match=r"trained with the objective 'qbrank', which cannot be recorded \(qbrank: "
-                                         r"parameter x"):
-        bpl.save_model(booster, tmp_path / "m.txt")
-    assert _recorded(tmp_path / "m.txt") is None
+    _saves_unrecorded(booster, tmp_path / "m.txt", r"trained with the objective 'qbrank', which cannot be recorded "
+                      r"\(qbrank: parameter x")

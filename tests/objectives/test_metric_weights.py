@@ -13,6 +13,7 @@ from boostplug import metrics
 from boostplug.objectives import PairwiseLoss, Param
 from boostplug.objectives import metric_weights as W
 from boostplug.objectives.lambdaloss import position_gap_discount
+from boostplug.objectives.lambdamart import LambdaERR, LambdaMAP, LambdaMRR
 from boostplug.objectives.pairwise import LAMBDA_EXACT, Pair
 
 NO_CUT = W.NO_CUTOFF
@@ -116,72 +117,36 @@ class _Summed(PairwiseLoss):
     summary = "sum of the pair weights (test)"
     params = {"sigma": Param(1.0, "real", "unused")}
     hessians = {"exact": LAMBDA_EXACT}
+    name = "test_ndcg_sum"
 
     @staticmethod
-    def pair_loss(d, sigma):
+    def pair_loss(d, *args):
         return 1.0
 
     @staticmethod
-    def pair_grad(d, sigma):
+    def pair_grad(d, *args):
         return 0.0
 
     @staticmethod
-    def pair_hess(d, sigma):
+    def pair_hess(d, *args):
         return 0.0
-
-
-class MAPSum(_Summed):
-    name = "test_map_sum"
-    prefix_width = W.MAP_WIDTH
-
-    @staticmethod
-    def query_prefix(labels, gains, out, sigma):
-        W.map_prefix(labels, out, 2.0, NO_CUT)
-
-    @staticmethod
-    def pair_weight(p, prefix, sigma):
-        return W.delta_map(p, prefix, 2.0, NO_CUT)
-
-
-class ERRSum(_Summed):
-    name = "test_err_sum"
-    prefix_width = W.ERR_WIDTH
-
-    def gains(self):
-        return W.err_stops(self.labels, 4.0)
-
-    @staticmethod
-    def query_prefix(labels, gains, out, sigma):
-        W.err_prefix(gains, out, NO_CUT)
-
-    @staticmethod
-    def pair_weight(p, prefix, sigma):
-        return W.delta_err(p, prefix, NO_CUT)
-
-
-class MRRSum(_Summed):
-    name = "test_mrr_sum"
-    prefix_width = W.MRR_WIDTH
-
-    @staticmethod
-    def query_prefix(labels, gains, out, sigma):
-        W.mrr_prefix(labels, out, 3.0, NO_CUT)
-
-    @staticmethod
-    def pair_weight(p, prefix, sigma):
-        return W.delta_mrr(p, prefix, 3.0, NO_CUT)
-
-
-class NDCGSum(_Summed):
-    name = "test_ndcg_sum"
 
     @staticmethod
     def pair_weight(p, sigma):
         return W.delta_ndcg(p)
 
 
-@pytest.mark.parametrize("cls, case", [(MAPSum, "map"), (ERRSum, "err"), (MRRSum, "mrr"), (NDCGSum, "ndcg")])
-def test_the_kernel_sums_the_weights_the_brute_force_gives(cls, case) -> None:
+def _summed(shipped):
+    """The shipped LambdaMART objective ``shipped`` with :class:`_Summed`'s pair loss of 1."""
+    hooks = {f: vars(_Summed)[f] for f in ("pair_loss", "pair_grad", "pair_hess")}
+    return type(f"{shipped.__name__}Sum", (shipped,), {"name": f"test_{shipped.name}_sum", **hooks})
+
+
+@pytest.mark.parametrize("cls, case, settings", [(_summed(LambdaMAP), "map", {"threshold": 2.0}),
+                                                 (_summed(LambdaERR), "err", {}),
+                                                 (_summed(LambdaMRR), "mrr", {"threshold": 3.0}),
+                                                 (_Summed, "ndcg", {})])
+def test_the_kernel_sums_the_weights_the_brute_force_gives(cls, case, settings) -> None:
     rng = np.random.default_rng(11)
     sizes = [1, 6, 2, 12, 9, 17]
     labels = np.concatenate([rng.integers(0, 5, n) for n in sizes]).astype(float)
@@ -192,7 +157,7 @@ def test_the_kernel_sums_the_weights_the_brute_force_gives(cls, case) -> None:
     for q in range(len(sizes)):
         y, s = labels[ptr[q]:ptr[q + 1]], scores[ptr[q]:ptr[q + 1]]
         expected += weights[q] * sum(_brute(CASES[case][0], y, s, x, z) for x, z in _pairs(y))
-    assert cls(labels, ptr, weights=weights).loss(scores) == pytest.approx(expected, rel=1e-10)
+    assert cls(labels, ptr, weights=weights, **settings).loss(scores) == pytest.approx(expected, rel=1e-10)
 
 
 def test_lambdalosss_weights_are_the_papers_formula() -> None:

@@ -14,6 +14,24 @@ def holm(ps):
     return out
 
 
+def print_ndcg(table, sets, methods):
+    """The NDCG@10 table of ``table[(set, method)] = (NDCG@10, MAP, difference, p, Holm's p)``:
+    lambdarank's mean in bold, each other method's with its difference and p-value (* below 0.05
+    after Holm)."""
+    print("| method | " + " | ".join(sets) + " |")
+    print("|---|" + "---|" * len(sets))
+    for m in methods:
+        cells = []
+        for s in sets:
+            n, mp, d, p, a = table[(s, m)]
+            if m == "lambdarank":
+                cells.append(f"**{n:.4f}**")
+            else:
+                mark = " *" if a < 0.05 else ""
+                cells.append(f"{n:.4f} ({d:+.4f}, p {p:.2g}{mark})")
+        print(f"| `{m}` | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     root = Path(sys.argv[1])
     sets = [s for s in ("example", "mq2008", "ohsumed", "mslr_shaped") if (root / s / "summary.csv").exists()]
@@ -28,18 +46,7 @@ def main() -> None:
         base = next(r for r in rows[s] if r["method"] == "lambdarank")
         table[(s, "lambdarank")] = (float(base["ndcg@10_mean"]), float(base["map_mean"]), 0.0, 1.0, 1.0)
 
-    print("| method | " + " | ".join(sets) + " |")
-    print("|---|" + "---|" * len(sets))
-    for m in methods:
-        cells = []
-        for s in sets:
-            n, mp, d, p, a = table[(s, m)]
-            if m == "lambdarank":
-                cells.append(f"**{n:.4f}**")
-            else:
-                mark = " *" if a < 0.05 else ""
-                cells.append(f"{n:.4f} ({d:+.4f}, p {p:.2g}{mark})")
-        print(f"| `{m}` | " + " | ".join(cells) + " |")
+    print_ndcg(table, sets, methods)
     print()
     print("MAP")
     print("| method | " + " | ".join(sets) + " |")

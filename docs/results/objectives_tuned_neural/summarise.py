@@ -12,7 +12,7 @@ sets = [s for s in ("example", "mq2008", "ohsumed", "mslr_shaped") if (here / s 
 
 
 sys.path.insert(0, str(old))
-from summarise import holm  # noqa: E402  (../objectives_tuned/summarise.py: one Holm for both tables)
+from summarise import holm, print_ndcg  # noqa: E402  (../objectives_tuned/summarise.py: one of each for both)
 
 
 def rows(path):
@@ -35,14 +35,7 @@ for s in sets:
     table[(s, "lambdarank")] = (float(r["ndcg@10_mean"]), float(r["map_mean"]), 0.0, 1.0, 1.0)
 
 print(f"NDCG@10 (Holm over {len(methods) - 1} methods per set)")
-print("| method | " + " | ".join(sets) + " |")
-print("|---|" + "---|" * len(sets))
-for m in methods:
-    cells = []
-    for s in sets:
-        n, mp, d, p, a = table[(s, m)]
-        cells.append(f"**{n:.4f}**" if m == "lambdarank" else f"{n:.4f} ({d:+.4f}, p {p:.2g}{' *' if a < 0.05 else ''})")
-    print(f"| `{m}` | " + " | ".join(cells) + " |")
+print_ndcg(table, sets, methods)
 
 
 def per_query_map(path):

@@ -154,7 +154,7 @@ class Conventions:
         return {**asdict(self), "metrics": list(self.metrics)}
 
     def check_grades(self, folds: Sequence[tuple[int, Any]], select: str) -> None:
-        """``ValueError`` naming ``--max-grade`` when ERR is reported or ``select``\ s the round and a label of
+        """``ValueError`` naming ``--max-grade`` when ERR is reported or selects the round (``select``) and a label of
         ``folds`` (``(index, (train, vali, test))``) exceeds its maximum grade: refused before training."""
         if "err" not in {parse_metric(m)[0] for m in (*self.metrics, select)}:
             return

@@ -332,8 +332,8 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
     tested = [CURVE_METRIC, *(m for m in metrics if m != CURVE_METRIC)]  # NDCG@10's first, unsuffixed
     _write_csv(out / "summary.csv",
                ["method", "framework", "folds", *(f"{col}_{s}" for col in columns for s in ("mean", "std")),
-                *(f"{name}{'' if m == CURVE_METRIC else '_' + m}" for m in tested
-                  for name in (f"d{m}" if m != CURVE_METRIC else "dndcg@10", "p_ttest", "p_wilcoxon")),
+                *(c for m in tested for c in ((f"d{m}", f"p_ttest_{m}", f"p_wilcoxon_{m}") if m != CURVE_METRIC
+                                               else ("dndcg@10", "p_ttest", "p_wilcoxon"))),
                 *_ci_columns(metrics)],
                ([n, s["framework"], " ".join(map(str, s["folds"])),
                  *(repr(s[col][k]) for col in columns for k in ("mean", "std")),

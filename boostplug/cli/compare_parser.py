@@ -20,8 +20,9 @@ def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentPar
         subparsers, "compare", run,
         help="train ranking methods on one data set and compare them",
         description="Train each method on the same folds with the same tree parameters, choose its number of rounds "
-                    "on the validation part, and report test NDCG@1/3/5/10 and MAP (mean±std over folds), training "
-                    "time and a paired significance test against a baseline. See docs/compare.md.",
+                    "on the validation part, and report test NDCG@1/3/5/10 and MAP or the --metrics given (mean±std "
+                    "over folds), training time and a paired significance test against a baseline. See "
+                    "docs/compare.md.",
     )
     p.add_argument("--data", default="example",
                    help="'example' (default: LightGBM's example, embedded; 20%% of its training queries "

@@ -199,10 +199,22 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     if footer:
         note += "\n" + footer
     if not wide:
-        more = [m.upper() for m in reported if m not in metrics]
-        note += ("\n--wide: " + (f"also {', '.join(more)}, " if more else "also ") + "the rounds of each fold"
+        more = _names([m for m in reported if m not in metrics])
+        note += ("\n--wide: " + (f"also {more}, " if more else "also ") + "the rounds of each fold"
                  + (", the Wilcoxon test" if tests else "") + (" and bootstrap 95% intervals" if common else ""))
     return "\n".join(out + _wrap(note, width, "  "))
+
+
+def _names(metrics: Sequence[str]) -> str:
+    """Metric names for a note, one base's cut-offs together: ``NDCG@1/3/5, MRR``."""
+    out: list[str] = []
+    for m in metrics:
+        base, at, k = m.upper().partition("@")
+        if at and out and out[-1].startswith(base + "@"):
+            out[-1] += "/" + k
+        else:
+            out.append(m.upper())
+    return ", ".join(out)
 
 
 def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float = 0.05, *,

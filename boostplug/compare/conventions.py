@@ -164,11 +164,15 @@ class Conventions:
                              f"({self.protocol} conventions): give --max-grade {top:g} (or more)")
 
     def footer(self) -> str:
-        """What the reported ERR and RBP metrics take (their grade scale, persistence); "" without them."""
+        """The table's footer line: the conventions of the reported ERR, MRR, RBP and P@k (ERR's grade
+        scale, ...); "" without them."""
         bases = {parse_metric(m)[0] for m in self.metrics}
-        parts = ([f"ERR: maximum grade {self.max_grade:g}, R_g = (2^g-1)/2^{self.max_grade:g}"] if "err" in bases else []) \
-            + (["RBP: binary relevance (label >= 1), persistence as named (rbp: 0.8)"] if "rbp" in bases else [])
-        return "; ".join(parts)
+        empty = "left out" if self.empty == "skip" else f"scores {self.empty:g}"
+        parts = {"err": f"ERR: maximum grade {self.max_grade:g}, R_g = (2^g-1)/2^{self.max_grade:g}",
+                 "mrr": f"MRR: relevance label >= 1, a query without a relevant document {empty}",
+                 "rbp": f"RBP: binary relevance (label >= 1), persistence as named (rbp: {RBP_PERSISTENCE:g})",
+                 "precision": "P@k: divided by k"}
+        return "; ".join(text for base, text in parts.items() if base in bases)
 
     def describe(self) -> str:
         """One line for the table: every convention in words."""

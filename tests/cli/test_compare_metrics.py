@@ -130,3 +130,18 @@ def test_every_output_carries_the_metrics_and_a_run_of_them_resumes(tmp_path: Pa
     # another metric list on resume: refused, naming what the file lacks
     assert main([*argv[:-4], "--metrics", "ndcg@10,mrr", "--out", str(out), "--resume"]) == 2
     assert "--metrics ndcg@10,err@10,mrr,map" in capsys.readouterr().err
+
+
+def test_the_round_is_chosen_by_rbp_or_err_under_the_conventions(tiny) -> None:
+    train, vali, test = tiny
+    vali = vali.subset(np.arange(vali.n_queries))
+    vali.y[:] = np.minimum(vali.y, 2.0)
+    tp = {"min_data_in_leaf": 1}
+    trained = get_method("regression").train(train, vali, test, rounds=4, tree_params={**TREE_PARAMS, **tp},
+                                             seed=0, threads=1)
+    for select, fn in (("rbp@0.9", lambda s: metrics.rbp(s, vali.y, vali.group_ptr, persistence=0.9)),
+                       ("err@10", lambda s: metrics.err(s, vali.y, vali.group_ptr, 10, max_grade=2.0))):
+        r = run_method("regression", train, vali, test, rounds=4, tree_params=tp, metric=select,
+                       conventions=make_conventions("letor"))
+        assert r.select_metric == select
+        assert r.vali_curve == [pytest.approx(fn(s)) for s in trained.vali_scores]

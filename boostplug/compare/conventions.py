@@ -42,8 +42,8 @@ EMPTIES = ("1", "0", "skip")
 _TAKES = {"ndcg": ("gain", "discount", "empty", "ties"), "dcg": ("gain", "discount", "ties"),
           "map": ("empty", "ties"), "precision": ("ties",), "mrr": ("empty", "ties"), "err": ("max_grade", "ties"),
           "rbp": ("ties",), "r1": (), "r2": ()}
-_FUNCTIONS = {"ndcg": metrics.ndcg, "dcg": metrics.dcg, "map": metrics.average_precision, "precision": metrics.precision,
-              "mrr": metrics.reciprocal_rank, "err": metrics.err, "rbp": metrics.rbp}
+_FUNCTIONS = {"ndcg": metrics.ndcg, "dcg": metrics.dcg, "map": metrics.average_precision,
+              "precision": metrics.precision, "mrr": metrics.reciprocal_rank, "err": metrics.err, "rbp": metrics.rbp}
 _RBP = re.compile(r"^rbp(?:@(.*))?$")
 #: RBP's persistence when a name gives none (``boostplug.metrics.rbp``'s default)
 RBP_PERSISTENCE = 0.8
@@ -96,6 +96,8 @@ def parse_metrics(text: str | Sequence[str]) -> tuple[str, ...]:
         raise ValueError(f"--metrics {','.join(tokens) or text!r}: ndcg@10 must be one of them (the curves, the "
                          "table's paired test and the verdict are NDCG@10's)")
     return tuple(tokens)
+
+
 _WORDS = {
     "gain": {"exp2": "gain 2^r-1", "linear": "gain r"},
     "discount": {"log2": "discount 1/log2(rank+1)", "letor": "LETOR discount (ranks 1-2 undiscounted, then 1/log2(rank))"},

@@ -124,7 +124,8 @@ def read_results(payload: Any) -> list[Result]:
     for method, done in completed.items():
         for k, f in enumerate(_typed(done, (list,), f"folds_completed.{method}")):
             _typed(f, (int,), f"folds_completed.{method}[{k}]")
-    runs = [_run(r, f"results[{i}]", skip, metrics) for i, r in enumerate(_typed(payload["results"], (list,), "results"))]
+    runs = [_run(r, f"results[{i}]", skip, metrics)
+            for i, r in enumerate(_typed(payload["results"], (list,), "results"))]
     _check_together(runs, completed)
     return runs
 

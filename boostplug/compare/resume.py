@@ -3,7 +3,7 @@
 A resumed run trains only the (method, fold) runs the earlier one did not finish (a run that
 failed is tried again) and reports all of them together. Everything that decides a result must be
 the same as before (data files, layout, methods, rounds, selection metric, tuning budget, seed,
-tree parameters, conventions); what only decides speed (``--jobs``, ``--threads``) and which
+tree parameters, conventions, the reported metrics); what only decides speed (``--jobs``, ``--threads``) and which
 folds run may differ.
 """
 

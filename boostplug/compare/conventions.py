@@ -56,7 +56,11 @@ def parse_metric(name: str) -> tuple[str, int | None, dict[str, Any]]:
     text = name.strip().lower() if isinstance(name, str) else name
     rbp = _RBP.match(text) if isinstance(text, str) else None
     if rbp is None:
-        base, k = metrics.parse_name(name)
+        try:
+            base, k = metrics.parse_name(name)
+        except ValueError as e:
+            raise ValueError(f"{e}; and rbp@P (rank-biased precision, persistence P in (0, 1); rbp: "
+                             f"{RBP_PERSISTENCE})") from None
         return base, k, {}
     try:
         p = RBP_PERSISTENCE if rbp.group(1) is None else float(rbp.group(1))

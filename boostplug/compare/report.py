@@ -341,11 +341,10 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
                ([r.method, r.fold + 1, t + 1, repr(r.vali_curve[t]), repr(r.vali_ndcg10_curve[t]),
                  repr(r.test_curve[t])] for r in results for t in range(len(r.test_curve))))
     columns = summary_columns(results)
-    tested = [CURVE_METRIC, *(m for m in metrics if m != CURVE_METRIC)]  # NDCG@10's first, unsuffixed
+    tested = [CURVE_METRIC, *(m for m in metrics if m != CURVE_METRIC)]  # NDCG@10's first, as before
     _write_csv(out / "summary.csv",
                ["method", "framework", "folds", *(f"{col}_{s}" for col in columns for s in ("mean", "std")),
-                *(c for m in tested for c in ((f"d{m}", f"p_ttest_{m}", f"p_wilcoxon_{m}") if m != CURVE_METRIC
-                                               else ("dndcg@10", "p_ttest", "p_wilcoxon"))),
+                *(c for m in tested for c in _test_columns(m)),
                 *_ci_columns(metrics)],
                ([n, s["framework"], " ".join(map(str, s["folds"])),
                  *(repr(s[col][k]) for col in columns for k in ("mean", "std")),
@@ -399,6 +398,13 @@ def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:
                          json.dumps(trial["params"], sort_keys=True), trial["error"]])
     _write_csv(path, ["method", "fold", "trial", "value", "best_round", "seconds", "chosen", "state", "pruned_at",
                       "params", "error"], rows)
+
+
+def _test_columns(metric: str) -> tuple[str, str, str]:
+    """summary.csv's columns of the paired tests of ``metric`` (NDCG@10's, the table's, unsuffixed)."""
+    if metric == CURVE_METRIC:
+        return ("dndcg@10", "p_ttest", "p_wilcoxon")
+    return (f"d{metric}", f"p_ttest_{metric}", f"p_wilcoxon_{metric}")
 
 
 def _ci_columns(metrics: Sequence[str]) -> list[str]:

@@ -71,6 +71,10 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
         raise UsageError(str(e) if e.filename is None else f"--data {record.data}: {e.filename}: {e.strerror}") from e
     except ValueError as e:  # what the readers say about the files (no qid, bad line, bad fold, ...)
         raise UsageError(" ".join(str(e).split())) from e
+    try:
+        options.conventions.check_grades(folds, record.early_stopping_metric)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if runner is not None:  # a click log's keys against the features, before any run
         try:
             for note in runner.check_log(folds):

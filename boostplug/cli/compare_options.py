@@ -175,10 +175,12 @@ def list_methods() -> str:
 
 
 def parse_conventions(values: dict[str, Any]) -> Conventions:
-    """``--protocol`` (default library) with ``--gain/--discount/--empty/--ties`` overriding it."""
+    """``--protocol`` (default library) with ``--gain/--discount/--empty/--ties/--max-grade`` overriding
+    it, and the reported ``--metrics``."""
     try:
         return make_conventions(values.get("protocol") or "library", gain=values.get("gain"),
-                                discount=values.get("discount"), empty=values.get("empty"), ties=values.get("ties"))
+                                discount=values.get("discount"), empty=values.get("empty"), ties=values.get("ties"),
+                                max_grade=values.get("max_grade"), metrics=values.get("metrics"))
     except ValueError as e:
         raise UsageError(str(e)) from None
 
@@ -202,8 +204,8 @@ def _default_click_baseline(methods: list[str]) -> str:
 def _check_values(values: dict[str, Any]) -> int:
     """Check rounds, seed, jobs, kfold, tune and the selection metric; returns ``--threads`` as a number.
     A value from ``--config`` is named by the file and its key (:func:`.compare_config.option_name`)."""
-    from .. import metrics
     from .._validation import INT64_MAX, check_rounds
+    from ..compare.conventions import parse_metric
 
     def name(dest: str, flag: str) -> str:
         return option_name(values, dest, flag)
@@ -233,7 +235,7 @@ def _check_values(values: dict[str, Any]) -> int:
         except ImportError as e:
             raise UsageError(str(e)) from None
     try:
-        metrics.by_name(values["early_stopping_metric"])
+        parse_metric(values["early_stopping_metric"])  # one parser for --select and --metrics
     except ValueError as e:
         raise UsageError(f"{name('early_stopping_metric', '--select (--early-stopping-metric)')}: {e}") from None
     return threads

@@ -20,8 +20,9 @@ def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentPar
         subparsers, "compare", run,
         help="train ranking methods on one data set and compare them",
         description="Train each method on the same folds with the same tree parameters, choose its number of rounds "
-                    "on the validation part, and report test NDCG@1/3/5/10 and MAP (mean±std over folds), training "
-                    "time and a paired significance test against a baseline. See docs/compare.md.",
+                    "on the validation part, and report test NDCG@1/3/5/10 and MAP or the --metrics given (mean±std "
+                    "over folds), training time and a paired significance test against a baseline. See "
+                    "docs/compare.md.",
     )
     p.add_argument("--data", default="example",
                    help="'example' (default: LightGBM's example, embedded; 20%% of its training queries "
@@ -54,6 +55,13 @@ def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentPar
                    help="NDCG and MAP of a query without a relevant document: 1, 0, or skip (left out)")
     p.add_argument("--ties", default=None, choices=TIES,
                    help="tied scores: order (input order), average (expectation over their orders), worst")
+    p.add_argument("--max-grade", type=float, default=None, metavar="G",
+                   help="ERR's largest grade, R_g = (2^g-1)/2^G (default: 4 under --protocol library, 2 under letor); "
+                        "a label above it is refused before training")
+    p.add_argument("--metrics", default=None, metavar="LIST",
+                   help="the reported test metrics, comma-separated, ndcg@10 among them: ndcg@k, map, err@k, mrr, "
+                        "p@k, rbp@P (persistence P, rbp: 0.8), ... (the names --select takes; default: "
+                        "ndcg@1,ndcg@3,ndcg@5,ndcg@10,map)")
     p.add_argument("--rounds", type=int, default=300, help="maximum boosting rounds (default: %(default)s)")
     p.add_argument("--select", "--early-stopping-metric", dest="early_stopping_metric", default=None,
                    metavar="METRIC",

@@ -15,11 +15,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .protocol import CURVE_METRIC, REPORT_METRICS, Result
+from .protocol import CURVE_METRIC, Result, reported_metrics
 from .stats import PairedTest, bootstrap_ci, paired_tests
 
 __all__ = [
-    "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED", "SUMMARY_COLUMNS", "significance", "summary",
+    "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL", "BOOTSTRAP_SEED", "summary_columns", "significance", "summary",
     "folds_finished", "common_folds", "comparable", "Comparison", "comparison", "bootstrap", "folds_text",
     "degenerate_folds",
 ]
@@ -29,8 +29,9 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_LEVEL = 0.95
 BOOTSTRAP_SEED = 0
 
-#: The test metrics and the training seconds: the columns of the summary.
-SUMMARY_COLUMNS = (*REPORT_METRICS, "seconds")
+def summary_columns(results: Sequence[Result]) -> tuple[str, ...]:
+    """The columns of the summary of ``results``: their test metrics, then the training seconds."""
+    return (*reported_metrics(results), "seconds")
 
 
 def significance(results: Sequence[Result], baseline: str, metric: str = CURVE_METRIC) -> dict[str, PairedTest]:
@@ -62,7 +63,7 @@ def summary(results: Sequence[Result]) -> dict[str, dict[str, Any]]:
         rs = [r for r in results if r.method == name]
         row: dict[str, Any] = {"framework": rs[0].framework, "folds": [r.fold + 1 for r in rs],
                                "best_rounds": [r.best_round for r in rs]}
-        for c in SUMMARY_COLUMNS:
+        for c in summary_columns(rs):
             row[c] = _mean_std([r.seconds if c == "seconds" else r.test[c] for r in rs])
         if any("tuning" in r.info for r in rs):  # --tune: the search's seconds, all trials
             row["tune_seconds"] = _mean_std([r.info.get("tuning", {}).get("seconds", 0.0) for r in rs])
@@ -110,7 +111,8 @@ class Comparison:
     their :func:`summary`; ``tests`` (:func:`significance` against the baseline) and ``cis``
     (:func:`bootstrap`) are empty when no fold is common, ``tests`` also without a baseline.
     ``degenerate``: :func:`degenerate_folds` of ``results``; such a method has no test and no
-    interval of its difference (when the baseline is one, no method has)."""
+    interval of its difference (when the baseline is one, no method has). ``tests_by_metric``: the
+    tests of every reported metric (``tests`` is NDCG@10's), for the same methods."""
 
     common: list[int]
     results: list[Result]
@@ -118,6 +120,7 @@ class Comparison:
     tests: dict[str, PairedTest]
     cis: dict[str, dict[str, Any]]
     degenerate: dict[str, list[int]] = field(default_factory=dict)
+    tests_by_metric: dict[str, dict[str, PairedTest]] = field(default_factory=dict)
 
 
 def comparison(results: Sequence[Result], baseline: str | None, *, intervals: bool = True) -> Comparison:
@@ -128,12 +131,14 @@ def comparison(results: Sequence[Result], baseline: str | None, *, intervals: bo
     stats = summary(compared)
     flat = degenerate_folds(compared)
     tested = bool(common) and baseline in stats and baseline not in flat
-    tests = {n: t for n, t in significance(compared, baseline).items() if n not in flat} if tested else {}
+    by_metric = {m: {n: t for n, t in significance(compared, baseline, m).items() if n not in flat}
+                 for m in reported_metrics(compared)} if tested else {}
+    tests = by_metric.get(CURVE_METRIC, {})
     cis = bootstrap(compared, baseline if tests else None) if common and intervals else {}
     for name in flat:  # no interval of a difference either: it would say what the test does
         if name in cis:
             cis[name]["diff"] = None
-    return Comparison(common, compared, stats, tests, cis, flat)
+    return Comparison(common, compared, stats, tests, cis, flat, by_metric)
 
 
 def folds_text(folds: Sequence[int]) -> str:
@@ -166,7 +171,7 @@ def bootstrap(results: Sequence[Result], baseline: str | None = None, *, resampl
     for name in dict.fromkeys(r.method for r in results):
         folds = sorted(f for m, f in by if m == name)
         mean = {}
-        for m in REPORT_METRICS:
+        for m in reported_metrics(results):
             v, strata = _pooled(by, name, m, folds)
             mean[m] = bootstrap_ci(v, strata, resamples=resamples, level=level, seed=seed, by_stratum=True)
         diff = None

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._atomic import atomic_write
 from .comparison import BOOTSTRAP_RESAMPLES, bootstrap, summary
-from .protocol import CURVE_METRIC, REPORT_METRICS, Result
+from .protocol import CURVE_METRIC, Result, reported_metrics
 
 __all__ = ["PLOT_FILES", "require_matplotlib", "curve_styles", "folds_title", "plot_curves", "plot_bars", "write_plots"]
 
@@ -142,11 +142,12 @@ def plot_bars(results: Sequence[Result], path: Path) -> None:
     stats = summary(results)
     cis = bootstrap(results)
     names = list(stats)
-    n_m = len(REPORT_METRICS)
+    metrics = reported_metrics(results)
+    n_m = len(metrics)
     fig, axes = plt.subplots(1, n_m, figsize=(2.6 * n_m + 1.6, 1.2 + 0.26 * max(4, len(names))), sharey=True)
     axes = np.atleast_1d(axes)
     ypos = np.arange(len(names))[::-1]
-    for ax, metric in zip(axes, REPORT_METRICS):
+    for ax, metric in zip(axes, metrics):
         means = np.array([stats[n][metric]["mean"] for n in names], dtype=float)
         low = np.array([cis[n]["mean"][metric].low for n in names], dtype=float)
         high = np.array([cis[n]["mean"][metric].high for n in names], dtype=float)

@@ -12,14 +12,12 @@ from typing import Any, Sequence, TextIO
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import metrics
-from .conventions import Conventions
+from .conventions import REPORT_METRICS, Conventions, higher_is_better
 from .methods import TREE_PARAMS, Method, get_method
 
-__all__ = ["REPORT_METRICS", "CURVE_METRIC", "Result", "metric_curve", "choose_round", "run_method", "degenerate"]
+__all__ = ["REPORT_METRICS", "CURVE_METRIC", "Result", "metric_curve", "choose_round", "run_method", "degenerate",
+           "reported_metrics"]
 
-#: Test metrics every comparison reports (boostplug's default conventions).
-REPORT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
 #: The metric of the curves and of the significance test.
 CURVE_METRIC = "ndcg@10"
 
@@ -50,13 +48,18 @@ class Result:
         return asdict(self)
 
 
+def reported_metrics(results: Sequence[Result]) -> tuple[str, ...]:
+    """The test metrics ``results`` carry (``--metrics``, in its order); :data:`REPORT_METRICS` without results."""
+    return tuple(results[0].test) if results else REPORT_METRICS
+
+
 def choose_round(curve: Sequence[float], metric: str) -> int:
     """0-based index of the first best value of ``curve``: the maximum, or the
-    minimum when ``metric`` is a loss (``metrics.higher_is_better``). -1 when empty."""
+    minimum when ``metric`` is a loss (:func:`.conventions.higher_is_better`). -1 when empty."""
     if len(curve) == 0:
         return -1
     values = np.asarray(curve, dtype=np.float64)
-    return int(np.argmax(values) if metrics.higher_is_better(metric) else np.argmin(values))
+    return int(np.argmax(values) if higher_is_better(metric) else np.argmin(values))
 
 
 def degenerate(scores: NDArray[np.float64], round_: int) -> str | None:
@@ -159,7 +162,7 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
                  metric_curve(CURVE_METRIC, trained.vali_scores, vali, conv))
     test_curve = metric_curve(CURVE_METRIC, trained.test_scores, test, conv)
     scores = trained.test_scores[best] if best >= 0 else np.zeros(test.n_docs)
-    per_query = {m: conv.metric(m)(scores, test.y, test.group_ptr, per_query=True) for m in REPORT_METRICS}
+    per_query = {m: conv.metric(m)(scores, test.y, test.group_ptr, per_query=True) for m in conv.metrics}
     flat = degenerate(scores, best + 1)
     info = trained.info if flat is None else {**trained.info, "degenerate": flat}
     return Result(

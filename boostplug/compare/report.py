@@ -16,12 +16,12 @@ import numpy as np
 
 from .._atomic import atomic_write, write_text
 from .comparison import (
-    BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, SUMMARY_COLUMNS, Comparison, bootstrap, common_folds,
-    comparable, comparison, folds_finished, folds_text, significance, summary,
+    BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Comparison, bootstrap, common_folds, comparable, comparison,
+    folds_finished, folds_text, significance, summary, summary_columns,
 )
 from .conventions import Conventions
 from .plots import write_plots
-from .protocol import CURVE_METRIC, REPORT_METRICS, Result
+from .protocol import CURVE_METRIC, REPORT_METRICS, Result, reported_metrics
 from .results_schema import with_digests
 from .run_record import RunRecord
 from .stats import BootstrapCI
@@ -65,8 +65,13 @@ def _span(counts: Sequence[int]) -> str:
 #: The columns printed at most: the default (compact) table fits in this many, for the method
 #: table's names over any number of folds; notes, verdict and legend are wrapped to it.
 TABLE_WIDTH = 100
-#: The metric columns of the compact table (``wide=False``); the wide one shows every report metric.
+#: The metric columns of the compact table (``wide=False``) besides those ``--metrics`` adds to the
+#: default set; the wide one shows every reported metric.
 COMPACT_METRICS = (CURVE_METRIC, "map")
+
+
+def _compact(metrics: Sequence[str]) -> list[str]:
+    return [m for m in metrics if m in COMPACT_METRICS or m not in REPORT_METRICS]
 
 
 def _wrap(text: str, width: int | None, indent: str = "") -> list[str]:
@@ -87,9 +92,10 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     shown with several folds), best per column marked ``*``; with ``baseline``, the mean per-query
     NDCG@10 difference and the paired t-test p-value against it; notes on what the columns are.
 
-    The default (compact) table has NDCG@10, MAP, the training seconds (mean), the chosen rounds
+    The default (compact) table has NDCG@10, MAP (and each metric ``--metrics`` adds to the
+    default set), the training seconds (mean), the chosen rounds
     as their range over folds and the t-test, and fits :data:`TABLE_WIDTH` columns (its notes
-    wrapped to it). ``wide=True``: every metric (NDCG@1/3/5/10, MAP) and the seconds as mean±std,
+    wrapped to it) with the default metrics. ``wide=True``: every reported metric and the seconds as mean±std,
     the rounds of every fold, the Wilcoxon signed-rank p-value and the bootstrap 95% intervals,
     one unwrapped line per note.
 
@@ -101,7 +107,8 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     compared = comparison(results, baseline, intervals=wide)
     common, stats, tests, cis = compared.common, compared.stats, compared.tests, compared.cis
     flat = compared.degenerate
-    metrics = REPORT_METRICS if wide else COMPACT_METRICS
+    reported = reported_metrics(results)
+    metrics = reported if wide else _compact(reported)
     cols = [*metrics, "seconds"] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
     names = {"seconds": "train s", "tune_seconds": "tune s"}
     header = ["method", "rounds"] + [names.get(c, c.upper()) for c in cols]
@@ -188,10 +195,26 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
                  f"n={_span(n_q)} test queries, drawn within each fold"
                  + (", of the mean over folds and of the paired per-query difference to the baseline"
                     if tests else ", of the mean over folds"))
+    footer = conv.footer()
+    if footer:
+        note += "\n" + footer
     if not wide:
-        note += ("\n--wide: also NDCG@1/3/5, the rounds of each fold"
+        more = _names([m for m in reported if m not in metrics])
+        note += ("\n--wide: " + (f"also {more}, " if more else "also ") + "the rounds of each fold"
                  + (", the Wilcoxon test" if tests else "") + (" and bootstrap 95% intervals" if common else ""))
     return "\n".join(out + _wrap(note, width, "  "))
+
+
+def _names(metrics: Sequence[str]) -> str:
+    """Metric names for a note, one base's cut-offs together: ``NDCG@1/3/5, MRR``."""
+    out: list[str] = []
+    for m in metrics:
+        base, at, k = m.upper().partition("@")
+        if at and out and out[-1].startswith(base + "@"):
+            out[-1] += "/" + k
+        else:
+            out.append(m.upper())
+    return ", ".join(out)
 
 
 def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float = 0.05, *,
@@ -304,26 +327,30 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
     (:func:`.results_schema.with_digests`)."""
     out.mkdir(parents=True, exist_ok=True)
     cmp = comparison(results, baseline)
+    metrics = reported_metrics(results)
     _write_csv(out / "results.csv",
                ["method", "framework", "fold", "best_round", "rounds_trained", "select_metric", "train_seconds",
-                *REPORT_METRICS],
+                *metrics],
                ([r.method, r.framework, r.fold + 1, r.best_round, r.rounds_trained, r.select_metric,
-                 repr(r.seconds), *(repr(r.test[m]) for m in REPORT_METRICS)] for r in results))
-    _write_csv(out / "per_query.csv", ["method", "fold", "qid", "position", *REPORT_METRICS],
+                 repr(r.seconds), *(repr(r.test[m]) for m in metrics)] for r in results))
+    _write_csv(out / "per_query.csv", ["method", "fold", "qid", "position", *metrics],
                ([r.method, r.fold + 1, r.test_qids[q] if q < len(r.test_qids) else "", q,
-                 *(repr(r.test_per_query[m][q]) for m in REPORT_METRICS)]
+                 *(repr(r.test_per_query[m][q]) for m in metrics)]
                 for r in results for q in range(len(r.test_per_query[CURVE_METRIC]))))
     _write_csv(out / "curves.csv", ["method", "fold", "round", "vali_select", "vali_ndcg@10", "test_ndcg@10"],
                ([r.method, r.fold + 1, t + 1, repr(r.vali_curve[t]), repr(r.vali_ndcg10_curve[t]),
                  repr(r.test_curve[t])] for r in results for t in range(len(r.test_curve))))
+    columns = summary_columns(results)
+    tested = [CURVE_METRIC, *(m for m in metrics if m != CURVE_METRIC)]  # NDCG@10's first, as before
     _write_csv(out / "summary.csv",
-               ["method", "framework", "folds", *(f"{col}_{s}" for col in SUMMARY_COLUMNS for s in ("mean", "std")),
-                "dndcg@10", "p_ttest", "p_wilcoxon", *_CI_COLUMNS],
+               ["method", "framework", "folds", *(f"{col}_{s}" for col in columns for s in ("mean", "std")),
+                *(c for m in tested for c in _test_columns(m)),
+                *_ci_columns(metrics)],
                ([n, s["framework"], " ".join(map(str, s["folds"])),
-                 *(repr(s[col][k]) for col in SUMMARY_COLUMNS for k in ("mean", "std")),
-                 *((repr(getattr(cmp.tests[n], a)) if n in cmp.tests else "") for a in ("mean_diff", "t_pvalue",
-                                                                                         "wilcoxon_pvalue")),
-                 *_ci_cells(cmp.cis.get(n))]
+                 *(repr(s[col][k]) for col in columns for k in ("mean", "std")),
+                 *((repr(getattr(cmp.tests_by_metric[m][n], a)) if n in cmp.tests_by_metric.get(m, {}) else "")
+                   for m in tested for a in ("mean_diff", "t_pvalue", "wilcoxon_pvalue")),
+                 *_ci_cells(cmp.cis.get(n), metrics)]
                 for n, s in cmp.stats.items()))
     if any("tuning" in r.info for r in results):
         _write_tuning_csv(out / "tuning.csv", results)
@@ -340,6 +367,8 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
         "compared_folds": [f + 1 for f in cmp.common],
         "summary": cmp.stats,
         "significance": {n: asdict(t) for n, t in cmp.tests.items()},
+        "significance_by_metric": {m: {n: asdict(t) for n, t in tests.items()}
+                                   for m, tests in cmp.tests_by_metric.items()},
         "degenerate": cmp.degenerate,
         "bootstrap": _bootstrap_json(cmp.cis),
         "provenance": _provenance(record),
@@ -371,14 +400,22 @@ def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:
                       "params", "error"], rows)
 
 
-#: summary.csv's bootstrap interval columns: each metric's mean over folds, then the difference to the baseline
-_CI_COLUMNS = [f"{m}_ci_{side}" for m in (*REPORT_METRICS, "dndcg@10") for side in ("low", "high")]
+def _test_columns(metric: str) -> tuple[str, str, str]:
+    """summary.csv's columns of the paired tests of ``metric`` (NDCG@10's, the table's, unsuffixed)."""
+    if metric == CURVE_METRIC:
+        return ("dndcg@10", "p_ttest", "p_wilcoxon")
+    return (f"d{metric}", f"p_ttest_{metric}", f"p_wilcoxon_{metric}")
 
 
-def _ci_cells(ci: dict[str, Any] | None) -> list[str]:
+def _ci_columns(metrics: Sequence[str]) -> list[str]:
+    """summary.csv's bootstrap interval columns: each metric's mean over folds, then the difference to the baseline."""
+    return [f"{m}_ci_{side}" for m in (*metrics, "dndcg@10") for side in ("low", "high")]
+
+
+def _ci_cells(ci: dict[str, Any] | None, metrics: Sequence[str]) -> list[str]:
     if ci is None:
-        return [""] * len(_CI_COLUMNS)
-    cells = [repr(getattr(ci["mean"][m], side)) for m in REPORT_METRICS for side in ("low", "high")]
+        return [""] * len(_ci_columns(metrics))
+    cells = [repr(getattr(ci["mean"][m], side)) for m in metrics for side in ("low", "high")]
     return cells + ([repr(ci["diff"].low), repr(ci["diff"].high)] if ci["diff"] is not None else ["", ""])
 
 

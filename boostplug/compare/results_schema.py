@@ -6,9 +6,11 @@ is checked first, and anything else is a ``ValueError`` that names the key path 
 
 * ``settings`` and ``provenance`` are there, ``provenance.data_sha256`` names at least one file
   (without them nothing says the runs were made on the same data with the same settings);
+* each run holds the test metrics of ``conventions.metrics`` (``--metrics``; a file written before
+  that key: the default set, :data:`~.conventions.REPORT_METRICS`), no other;
 * each run has the fields of :class:`~.protocol.Result`, each with its type; each (method, fold)
   once; every method is one of ``folds_completed``, whose folds are those of the runs;
-* every metric value is finite and within its range (NDCG, MAP, precision, MRR and ERR in [0, 1];
+* every metric value is finite and within its range (NDCG, MAP, precision, MRR, ERR and RBP in [0, 1];
   DCG and the losses R1/R2 >= 0); NaN only where the conventions leave a query out
   (``empty = "skip"``): a per-query value, or a mean over queries that were all left out;
 * a test mean is the mean of its per-query values, every per-query list has one value per test
@@ -38,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import metrics
-from .protocol import CURVE_METRIC, REPORT_METRICS, Result, choose_round
+from .conventions import REPORT_METRICS, parse_metric, parse_metrics
+from .protocol import CURVE_METRIC, Result, choose_round
 
-__all__ = ["read_results", "metric_range", "SETTING_TYPES", "DIGEST", "content_digest", "with_digests",
+__all__ = ["read_results", "file_metrics", "metric_range", "SETTING_TYPES", "DIGEST", "content_digest", "with_digests",
            "check_digests"]
 
 #: The key of the digests: the file's (over everything else in it) and each run entry's (over its values).
@@ -66,13 +68,13 @@ _RESULT_TYPES: dict[str, tuple[type, ...]] = {
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", dict: "an object", list: "a list",
                None: "null"}
 #: metrics whose values are fractions
-_UNIT = ("ndcg", "map", "precision", "mrr", "err")
+_UNIT = ("ndcg", "map", "precision", "mrr", "err", "rbp")
 
 
 def metric_range(name: str) -> tuple[float, float]:
-    """The values metric ``name`` can take: ``(0, 1)`` for NDCG, MAP, precision, MRR and ERR,
+    """The values metric ``name`` can take: ``(0, 1)`` for NDCG, MAP, precision, MRR, ERR and RBP,
     ``(0, inf)`` for DCG and the losses R1/R2."""
-    base, _ = metrics.parse_name(name)
+    base = parse_metric(name)[0]
     return (0.0, 1.0) if base in _UNIT else (0.0, math.inf)
 
 
@@ -117,13 +119,27 @@ def read_results(payload: Any) -> list[Result]:
     _check_provenance(_typed(payload["provenance"], (dict,), "provenance"))
     conventions = _typed(payload["conventions"], (dict,), "conventions")
     skip = conventions.get("empty") == "skip"  # a query without a relevant document is left out: NaN
+    metrics = file_metrics(conventions)
     completed = _typed(payload["folds_completed"], (dict,), "folds_completed")
     for method, done in completed.items():
         for k, f in enumerate(_typed(done, (list,), f"folds_completed.{method}")):
             _typed(f, (int,), f"folds_completed.{method}[{k}]")
-    runs = [_run(r, f"results[{i}]", skip) for i, r in enumerate(_typed(payload["results"], (list,), "results"))]
+    runs = [_run(r, f"results[{i}]", skip, metrics)
+            for i, r in enumerate(_typed(payload["results"], (list,), "results"))]
     _check_together(runs, completed)
     return runs
+
+
+def file_metrics(conventions: dict[str, Any]) -> tuple[str, ...]:
+    """The test metrics of a results.json's ``conventions`` (``metrics``; the default set when it has
+    none: a file written before ``--metrics``)."""
+    if "metrics" not in conventions:
+        return REPORT_METRICS
+    names = _typed(conventions["metrics"], (list,), "conventions.metrics")
+    try:
+        return parse_metrics([_typed(m, (str,), f"conventions.metrics[{k}]") for k, m in enumerate(names)])
+    except ValueError as e:
+        raise ValueError(f"conventions.metrics: {e}") from None
 
 
 def _check_settings(settings: dict[str, Any]) -> None:
@@ -196,7 +212,7 @@ def _fold(entry: dict[str, Any]) -> Any:
     return fold + 1 if isinstance(fold, int) and not isinstance(fold, bool) else fold
 
 
-def _run(entry: Any, path: str, skip: bool) -> Result:
+def _run(entry: Any, path: str, skip: bool, metrics: tuple[str, ...]) -> Result:
     entry = _without_digest(_typed(entry, (dict,), path))
     names = [f.name for f in fields(Result)]
     unknown = [k for k in entry if k not in names]
@@ -220,16 +236,17 @@ def _run(entry: Any, path: str, skip: bool) -> Result:
         metric_range(r.select_metric)
     except ValueError as e:
         raise ValueError(f"{where}: select_metric: {e}") from None
-    missing = [m for m in REPORT_METRICS if m not in r.test or m not in r.test_per_query]
-    extra = [m for m in {*r.test, *r.test_per_query} if m not in REPORT_METRICS]
+    missing = [m for m in metrics if m not in r.test or m not in r.test_per_query]
+    extra = [m for m in {*r.test, *r.test_per_query} if m not in metrics]
     if missing or extra:
-        raise ValueError(f"{where}: test and test_per_query must hold {', '.join(REPORT_METRICS)}"
+        raise ValueError(f"{where}: test and test_per_query must hold {', '.join(metrics)}"
                          + (f"; missing {', '.join(missing)}" if missing else "")
                          + (f"; unknown {', '.join(map(repr, extra))}" if extra else ""))
     n_queries = len(r.test_qids)
     for k, q in enumerate(r.test_qids):
         _typed(q, (str, int, float), f"{path}.test_qids[{k}]")
-    for m in REPORT_METRICS:
+    r.test = {m: r.test[m] for m in metrics}  # in --metrics' order: the table's
+    for m in metrics:
         values = _typed(r.test_per_query[m], (list,), f"{path}.test_per_query.{m}")
         if len(values) != n_queries:
             raise ValueError(f"{where}: test_per_query.{m} has {len(values)} values for {n_queries} test "

@@ -3,7 +3,7 @@
 A resumed run trains only the (method, fold) runs the earlier one did not finish (a run that
 failed is tried again) and reports all of them together. Everything that decides a result must be
 the same as before (data files, layout, methods, rounds, selection metric, tuning budget, seed,
-tree parameters, conventions); what only decides speed (``--jobs``, ``--threads``) and which
+tree parameters, conventions, the reported metrics); what only decides speed (``--jobs``, ``--threads``) and which
 folds run may differ.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from .conventions import Conventions
 from .data import Fold
-from .results_schema import SETTING_TYPES, check_digests, read_results
+from .results_schema import SETTING_TYPES, check_digests, file_metrics, read_results
 
 #: Settings a resumed run must share with the earlier one (results.json ``settings`` keys): those
 #: the schema reads.
@@ -66,10 +66,13 @@ def check_same(earlier: dict[str, Any], *, settings: dict[str, Any], methods: Se
     if earlier_methods and earlier_methods != list(methods):
         raise ResumeError(f"--resume: the earlier run compared {', '.join(earlier_methods)}; now "
                           f"{', '.join(methods)}; a resumed run must use the same methods")
-    conv = earlier["conventions"]
-    if conv != conventions.to_dict():
-        raise ResumeError(f"--resume: the earlier run used {conv}, now {conventions.to_dict()}; "
-                          "give the same --protocol/--gain/--discount/--empty/--ties")
+    _check_metrics(file_metrics(earlier["conventions"]), conventions.metrics)
+    now = conventions.to_dict()
+    # a file written before a convention was recorded did not use it (no ERR before --max-grade): as now
+    conv = {**now, **earlier["conventions"], "metrics": now["metrics"]}
+    if conv != now:
+        raise ResumeError(f"--resume: the earlier run used {conv}, now {now}; "
+                          "give the same --protocol/--gain/--discount/--empty/--ties/--max-grade")
     # by file name: the same folder may be reached by another path
     before_files = {Path(f).name: h for f, h in earlier["provenance"]["data_sha256"].items()}
     now_files = {Path(f).name: h for f, h in data_sha256.items()}
@@ -89,6 +92,18 @@ def check_same(earlier: dict[str, Any], *, settings: dict[str, Any], methods: Se
         check_digests(_as_written(earlier))
     except ValueError as e:
         raise ResumeError(f"--resume: the earlier results.json is refused: {e}") from None
+
+
+def _check_metrics(before: Sequence[str], now: Sequence[str]) -> None:
+    """The earlier run reported the metrics this one does (results.json keeps per-query metric values,
+    not the test scores they come from, so a metric it lacks cannot be computed afterwards)."""
+    if list(before) == list(now):
+        return
+    missing = [m for m in now if m not in before]
+    lacks = (f"has no {', '.join(missing)} (its runs' test scores are not kept, so it cannot be computed now)"
+             if missing else f"reported {','.join(before)}")
+    raise ResumeError(f"--resume: the earlier run {lacks}; resume with --metrics {','.join(before)}, or start a new "
+                      "run (--overwrite) to report these")
 
 
 def _as_written(earlier: dict[str, Any]) -> dict[str, Any]:

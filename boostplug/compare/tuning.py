@@ -24,7 +24,7 @@ import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from .. import metrics
+from .conventions import higher_is_better
 from .method_specs import format_value
 from .methods import Method
 from .training import Trained
@@ -104,7 +104,7 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     space = method.search_space()
     total = n_trials if space else 1
-    maximize = metrics.higher_is_better(metric)
+    maximize = higher_is_better(metric)
     sampler = optuna.samplers.TPESampler(seed=study_seed(seed, fold, method.name),
                                          n_startup_trials=min(10, max(1, total // 2)))
     pruner = (optuna.pruners.MedianPruner(n_startup_trials=PRUNE_STARTUP, n_warmup_steps=PRUNE_WARMUP - 1)

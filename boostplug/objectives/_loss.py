@@ -256,9 +256,17 @@ class Loss:
             self._floor_warned = True
             warnings.warn(f"{self.name}: the Hessian floor raised {raised} of {n} Hessians to {HESSIAN_FLOOR:g} in one "
                           f"round (more than {FLOOR_WARN_SHARE:.0%}): the Newton steps there are the floor's, not the "
-                          f"loss's. Use a Hessian mode that stays positive (a bound) or hessian_floor=False",
-                          HessianFloorWarning, stacklevel=2)
+                          f"loss's. {self._floor_advice()}", HessianFloorWarning, stacklevel=2)
         return g, h
+
+    def _floor_advice(self) -> str:
+        """What the floor warning suggests: only this objective's options (another Hessian mode
+        that stays positive, a bound or a fitting, when it declares one; ``hessian_floor=False``)."""
+        other = [m for m, h in self.hessians.items() if h.kind != "exact" and m != getattr(self, "hessian", None)]
+        if other:
+            modes = " or ".join(f"hessian={m!r} ({self.hessians[m].kind})" for m in other)
+            return f"Use a Hessian mode that stays positive, {modes}, or hessian_floor=False"
+        return f"Use hessian_floor=False ({self.name} declares no Hessian mode that stays positive)"
 
     def _explain(self, error: NonFiniteError, scores: NDArray[np.float64]) -> NonFiniteError:
         """``error`` (an inf, a NaN or a value beyond float32 at ``scores``), as raised: a base may

@@ -630,7 +630,8 @@ def test_protocol_and_convention_flags_reach_table_json_and_values(tmp_path: Pat
     assert capsys.readouterr().out.splitlines()[0].startswith("letor conventions: NDCG gain 2^r-1, LETOR discount")
     payload = json.loads((out / "results.json").read_text())
     assert payload["conventions"] == {"gain": "exp2", "discount": "letor", "empty": 0.0, "ties": "order",
-                                      "protocol": "letor"}
+                                      "protocol": "letor", "max_grade": 2.0,
+                                      "metrics": ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map"]}
     letor = {(r["fold"], r["qid"]): float(r["ndcg@10"]) for r in _csv(out / "per_query.csv")}
     assert main(["compare", "--data", str(path), "--kfold", "3", "--methods", "regression", "--out", str(out),
                  "--overwrite", *FAST]) == 0

@@ -41,8 +41,10 @@ def test_an_earlier_versions_results_json_resumes_with_the_same_keys(earlier_run
     assert "carries no digests (an earlier version wrote it)" in capsys.readouterr().err
     assert sorted(trained) == [("rb-c", 1), ("rb-c", 2), ("regression", 1), ("regression", 2)]
     now = json.loads(Path("out/results.json").read_text())
-    # the same keys in the same order, and the two this version adds (the file and its runs: digest)
-    assert [k for k in now if k not in ("degenerate", "digest")] == list(earlier_run)
+    # the same keys in the same order, and those this version adds (the file and its runs: digest)
+    assert [k for k in now if k not in ("degenerate", "digest", "significance_by_metric")] == list(earlier_run)
+    assert "metrics" not in earlier_run["conventions"]  # written before --metrics: the default set, kept
+    assert now["conventions"]["metrics"] == ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map"]
     assert now["settings"] == {**earlier_run["settings"], "folds": "all"}  # the same keys, in the same order
     assert list(now["settings"]) == list(earlier_run["settings"])
     assert list(now["provenance"]) == [*earlier_run["provenance"], "earlier_runs"]
@@ -58,4 +60,13 @@ def test_an_earlier_versions_results_json_resumes_with_the_same_keys(earlier_run
 def test_an_earlier_versions_results_json_refuses_other_settings(earlier_run: dict, capsys) -> None:
     assert main([*ARGV[:8], "4", *ARGV[9:]]) == 2
     assert "rounds was 3 in the earlier run, now 4" in capsys.readouterr().err
+    assert json.loads(Path("out/results.json").read_text()) == earlier_run
+
+
+def test_an_earlier_versions_results_json_refuses_metrics_it_lacks(earlier_run: dict, capsys) -> None:
+    """Its runs keep per-query metric values, not test scores: ERR@10 cannot be computed from them."""
+    assert main([*ARGV, "--metrics", "ndcg@10,err@10,mrr,map"]) == 2
+    err = capsys.readouterr().err
+    assert "the earlier run has no err@10, mrr" in err
+    assert "resume with --metrics ndcg@1,ndcg@3,ndcg@5,ndcg@10,map" in err
     assert json.loads(Path("out/results.json").read_text()) == earlier_run

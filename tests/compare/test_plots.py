@@ -79,3 +79,15 @@ def test_bar_chart_title_says_the_folds(monkeypatch, tmp_path) -> None:
     plots.plot_bars([_result("a", 0), _result("b", 0)], tmp_path / "m.png")
     assert figures[0]._suptitle.get_text().startswith("test metrics (fold 1), 95% bootstrap CI error bars")
     plots.require_matplotlib().close(figures[0])
+
+
+def test_the_bar_plot_has_a_panel_per_reported_metric(monkeypatch, tmp_path) -> None:
+    """``--metrics ndcg@10,err@10,mrr,map``: metrics.png draws those four, in that order."""
+    four = ["ndcg@10", "err@10", "mrr", "map"]
+    results = [_result(n, 0) for n in ("lambdarank", "regression")]
+    for r in results:
+        r.test, r.test_per_query = {m: 0.6 for m in four}, {m: [0.5, 0.7] for m in four}
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda plt, fig, path: figures.append(fig))
+    plots.plot_bars(results, tmp_path / "metrics.png")
+    assert [ax.get_title() for ax in figures[0].axes] == [m.upper() for m in four]

@@ -166,3 +166,21 @@ def test_the_floor_changes_a_lightgbm_model() -> None:
                   "min_data_in_leaf": 5}
         trees[floor] = lgb.train(params, ds, 3).dump_model()["tree_info"]
     assert trees[True] != trees[False]
+
+
+@pytest.mark.parametrize("name, params, advice", [
+    ("lambdamart_map", {}, "Use hessian_floor=False (lambdamart_map declares no Hessian mode that stays positive)"),
+    ("ndcg_boost", {"hessian": "exact"}, "Use a Hessian mode that stays positive, hessian='bound' (bound), or "
+                                         "hessian_floor=False"),
+])
+def test_the_floor_warning_names_only_the_objectives_own_options(name, params, advice) -> None:
+    """lambdamart_map has no ``hessian`` parameter: its warning does not suggest one; ndcg_boost's
+    exact mode names its bound mode."""
+    rng = np.random.default_rng(0)
+    y, gp = rng.integers(0, 3, 100).astype(np.float64), np.arange(0, 101, 10)
+    loss = objectives.get(name).loss_class(y, gp, **params)
+    assert ("hessian" in loss.declared_params()) == bool(params)
+    with pytest.warns(HessianFloorWarning) as caught:
+        loss.grad_hess(y * 30.0)                    # far apart (lambdamart) or the exact mode's negatives
+    message = str(caught[0].message)
+    assert message.endswith(advice), message

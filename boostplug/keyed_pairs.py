@@ -29,10 +29,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import INT64_MAX, show
-from .pairs import check_pairs, check_rows
 
-__all__ = ["KeyedPairs", "pair_rows", "row_index", "row_keys", "join_keys", "codes_together", "exact_common", "given_row_params",
-           "given_keyed_params", "params_on_rows", "NO_KEYS"]
+__all__ = ["KeyedPairs", "pair_rows", "row_index", "row_keys", "join_keys", "codes_together", "exact_common",
+           "given_row_params", "given_keyed_params", "params_on_rows", "NO_KEYS"]
 
 #: Distinct query ids (and document keys) one join can pack into an int64 key (31 bits each).
 _MAX_CODES = 1 << 31
@@ -247,11 +246,15 @@ def pair_rows(value: Any, what: str, n_docs: int | None) -> Any:
     :class:`KeyedPairs` table before any data."""
     if isinstance(value, KeyedPairs):
         return value.unbound(what, n_docs)
+    from .pairs import check_pairs  # numba's: loaded when pairs are given, not by ``import boostplug.clicks``
+
     return _frozen(check_pairs(value, INT64_MAX if n_docs is None else n_docs, name=what))
 
 
 def row_index(value: Any, what: str, n_docs: int | None) -> NDArray[np.int64]:
     """A ``"row_index"`` parameter's ``convert``: distinct row indices below ``n_docs``, read-only."""
+    from .pairs import check_rows
+
     return _frozen(check_rows(value, INT64_MAX if n_docs is None else n_docs, name=what))
 
 

@@ -89,7 +89,7 @@ def available_cpus() -> int:
 
 def cache_file() -> Path:
     """``boostplug/dispatch.json`` in the user's cache folder (``XDG_CACHE_HOME``, ``~/.cache``)."""
-    from .._numba_cache import user_cache_base
+    from .._cache_folders import user_cache_base
 
     return user_cache_base() / "boostplug" / "dispatch.json"
 

@@ -7,9 +7,6 @@ on first use, which costs a kernel's first call about a second per sort kind
   ``np.sort(v)[::-1]``), through :func:`stable_argsort_descending`;
 * :func:`stable_argsort_descending`: ``np.argsort(-keys, kind="stable")`` (numba's merge sort in
   decreasing order: no negated copy, one recursive function instead of numba's four).
-
-numba's cache does not see changes in other files: after editing a function here, clear the
-``__pycache__`` of the kernel modules that call it.
 """
 
 from __future__ import annotations

@@ -18,11 +18,12 @@ wrong body: NDCG silently came out as 1.0 (numba issue #10486).
 numba unpickles its cache files (``.nbi``, ``.nbc``), so whoever can write into a cache folder can
 run code as the user who loads from it. :func:`configure` therefore lets numba use a cache folder
 (the user's ``NUMBA_CACHE_DIR``, ``__pycache__`` beside the kernels, the user-wide folder, the
-temporary fallback, and each of numba's subfolders of them) only when :func:`folder_problem`
-finds none, as ssh and pip require of their folders: owned by the user, not writable by group or
-others. A folder that fails is skipped as numba skips one it cannot write (numba caches in the
-next place, or compiles in memory), with one warning naming it and the reason. On Windows the
-owner and mode are not checked (its permissions are access lists, which these bits do not show).
+temporary fallback, and each of numba's subfolders of them) only when
+:func:`boostplug._cache_folders.folder_problem` finds none, as ssh and pip require of their folders:
+owned by the user, not writable by group or others. A folder that fails is skipped as numba skips
+one it cannot write (numba caches in the next place, or compiles in memory), with one warning
+naming it and the reason. On Windows the owner and mode are not checked (its permissions are
+access lists, which these bits do not show).
 
 numba keys a ``cache=True`` kernel by its own source file only (its time and size), not by what it
 calls in other modules: a boostplug whose ``metric_weights.py`` changed would load the kernels an
@@ -53,8 +54,10 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "folder_problem", "guard_cache_files",
-           "package_digest", "random_function_ids", "source_digest", "usable", "user_cache_base"]
+from ._cache_folders import judge, refusal, usable, user_cache_base, warn_refused
+
+__all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "guard_cache_files", "package_digest",
+           "random_function_ids", "source_digest"]
 
 _PACKAGE = Path(__file__).resolve().parent
 #: The folders of the modules with ``cache=True`` kernels (a test keeps this list complete).
@@ -83,169 +86,6 @@ def package_digest() -> str:
     return _PACKAGE_DIGEST[0]
 
 
-def writable(folder: Path) -> bool:
-    """numba's own test (``_CacheLocator.ensure_cache_path``): create the folder, write a file in it."""
-    try:
-        os.makedirs(folder, exist_ok=True)
-        tempfile.TemporaryFile(dir=folder).close()
-        return True
-    except OSError:
-        return False
-
-
-def folder_problem(path: Path) -> str | None:
-    """Why code must not be loaded from the folder ``path`` (a short reason: ``"owned by uid
-    1001"``, ``"writable by others (mode 0o777)"``, ``"writable by group (mode 0o775)"``, ``"not a
-    folder"``, ``"inside /srv/shared, which is writable by others (mode 0o777)"``, ``"reached
-    through the link /home/me/cache, owned by uid 1001"``), or ``None`` when it may, as OpenSSH's
-    StrictModes judges a home folder: the folder is owned by this user and not writable by group or
-    others; every folder above it, and every folder holding a link met on the way, is owned by this
-    user or root and not writable by group or others unless sticky (``/tmp``: no one else may rename
-    or remove what is ours there); every link met on the way is owned by this user or root (links
-    are followed: the folder they lead to is judged).
-
-    A folder that does not exist yet is judged by its nearest existing parent, as a folder above it
-    (the reason then names that parent); when the parent passes, the missing folders are created,
-    each with mode ``0o700``, and ``None`` is returned (also when they cannot be created: then
-    nothing is there to load). On Windows only "not a folder" is checked: ownership and mode bits
-    are not what controls access there."""
-    found = _problem(Path(path))
-    return None if found is None else found[1]
-
-
-def _problem(path: Path) -> tuple[Path, str] | None:
-    """:func:`folder_problem` as ``(the folder judged, the reason)``: ``path`` itself, or, when it
-    does not exist, its nearest existing parent (the reason then says so)."""
-    path = Path(os.path.abspath(path))
-    missing = []
-    where = path
-    while True:
-        try:
-            os.stat(where)
-            break
-        except FileNotFoundError:
-            if where.parent == where:
-                return None
-            missing.append(where)
-            where = where.parent
-        except OSError as e:
-            return where, f"not examinable ({e.strerror or e})"
-    why = _judge(where, leaf=not missing)
-    if why is not None:
-        return (where, why) if not missing else (where, f"not there, and its parent {where} is {why}")
-    for folder in reversed(missing):
-        try:
-            os.mkdir(folder, 0o700)
-        except FileExistsError:
-            pass
-        except OSError:
-            return None  # cannot be created: nothing in it to load (numba finds it cannot write there)
-    why = _judge(path)
-    return None if why is None else (path, why)
-
-
-def _judge(folder: Path, leaf: bool = True) -> str | None:
-    """The reason an existing ``folder`` fails :func:`folder_problem` as the cache folder (``leaf``)
-    or as a folder above one, or ``None``."""
-    try:
-        folders, links = _walk(str(folder)) if hasattr(os, "getuid") else ([str(folder)], [])
-        st = os.stat(folders[-1])
-    except OSError as e:
-        return f"not examinable ({e.strerror or e})"
-    if not stat.S_ISDIR(st.st_mode):
-        return "not a folder"
-    if not hasattr(os, "getuid"):  # Windows: access lists, not owner and mode bits
-        return None
-    for link, owner in links:
-        if owner not in (os.getuid(), 0):
-            return f"reached through the link {link}, owned by uid {owner}"
-    for above in folders[:-1]:
-        why = _mode_problem(os.stat(above), above=True)
-        if why is not None:
-            return f"inside {above}, which is {why}"
-    return _mode_problem(st, above=not leaf)
-
-
-def _mode_problem(st: os.stat_result, above: bool) -> str | None:
-    """Why a folder (or file) with the status ``st`` fails: not owned by this user (or root, for a
-    folder ``above`` the cache folder), writable by group or others (unless sticky, ``above``)."""
-    if st.st_uid != os.getuid() and not (above and st.st_uid == 0):
-        return f"owned by uid {st.st_uid}"
-    mode = stat.S_IMODE(st.st_mode)
-    if above and mode & stat.S_ISVTX:
-        return None
-    if mode & stat.S_IWOTH:
-        return f"writable by others (mode {oct(mode)})"
-    if mode & stat.S_IWGRP:
-        return f"writable by group (mode {oct(mode)})"
-    return None
-
-
-def _walk(path: str) -> tuple[list[str], list[tuple[str, int]]]:
-    """The real folders ``path`` leads through, from the root to its end (the folders holding the
-    links met, then the ones their targets lead through), and each link met with its owner's uid:
-    the links resolved one at a time, as the system does (``OSError`` for a loop or a missing part)."""
-    todo, folders, links = list(Path(os.getcwd(), path).parts[1:]), [os.sep], []  # ".." after a link: its target's
-    while todo:
-        name = todo.pop(0)
-        here = os.path.join(folders[-1], name)
-        if name in (".", ".."):
-            folders.append(os.path.normpath(here))
-            continue
-        st = os.lstat(here)
-        if stat.S_ISLNK(st.st_mode):
-            links.append((here, st.st_uid))
-            if len(links) > 40:
-                raise OSError(errno.ELOOP, "too many levels of symbolic links", path)
-            target = os.readlink(here)
-            if os.path.isabs(target):
-                folders.append(os.sep)
-            todo[:0] = Path(target).parts[1:] if os.path.isabs(target) else Path(target).parts
-            continue
-        folders.append(here)
-    real = folders[-1]
-    return [f for f in dict.fromkeys(folders) if f != real] + [real], links
-
-
-_refused: set[str] = set()
-
-
-def _refuse(folder: Path, where: Path, why: str) -> None:
-    """One warning per folder ``where`` that fails :func:`folder_problem` (``why``) for the cache
-    folder ``folder``; none for a folder inside one already named (numba's subfolders of a
-    ``NUMBA_CACHE_DIR``)."""
-    if any(str(where) == named or str(where).startswith(named.rstrip(os.sep) + os.sep) for named in _refused):
-        return
-    _refused.add(str(where))
-    warnings.warn(f"boostplug: numba's cache folder {folder} is {why}: numba does not load or write cache files there "
-                  "(whoever can write into it can run code as you through them); kernels are cached in another "
-                  "folder or compiled in memory. Make it yours and not writable by group or others (chmod go-w), "
-                  "or set NUMBA_CACHE_DIR to a folder of your own", RuntimeWarning, stacklevel=2)
-
-
-def usable(folder: Path) -> bool:
-    """Whether numba may cache in ``folder``: it passes :func:`folder_problem` (missing folders
-    are then created with mode ``0o700``) and can be written (:func:`writable`). A folder that
-    fails the check but that this user could write into is named in one warning (one this user
-    cannot write, numba skips anyway)."""
-    found = _problem(folder)
-    if found is not None:
-        where, why = found
-        if os.access(where, os.W_OK):
-            _refuse(Path(os.path.abspath(folder)), where, why)
-        return False
-    return writable(folder)
-
-
-def user_cache_base() -> Path:
-    """The user's cache folder: ``~/Library/Caches``, ``%LOCALAPPDATA%``, else ``XDG_CACHE_HOME`` or ``~/.cache``."""
-    if sys.platform == "darwin":
-        return Path("~/Library/Caches").expanduser()
-    if sys.platform.startswith("win"):
-        return Path(os.environ.get("LOCALAPPDATA", "~")).expanduser()
-    return Path(os.getenv("XDG_CACHE_HOME", os.path.expanduser("~/.cache")))
-
-
 def _user_cache_dir() -> Path:
     """numba's user-wide cache folder (its ``appdirs.user_cache_dir('numba')``)."""
     if sys.platform.startswith("win"):
@@ -261,10 +101,10 @@ def _temp_cache_dir() -> Path:
     with contextlib.suppress(OSError):
         path.mkdir(mode=0o700)
     st = path.lstat()  # OSError when it could not be created
-    why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else _judge(path)
+    why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else judge(path)
     if why is not None:
         if not why.startswith("not a folder"):
-            _refuse(path, path, why)
+            warn_refused(path, path, why)
         raise PermissionError(f"{path} is {why}")
     return path
 
@@ -341,13 +181,10 @@ def guard_cache_files() -> None:
     source_stamp = caching._SourceFileBackedLocatorMixin.get_source_stamp
 
     def ensure_cache_path(self: object) -> None:
-        folder = Path(os.path.abspath(self.get_cache_path()))  # type: ignore[attr-defined]
-        found = _problem(folder)
-        if found is not None:
-            where, why = found
-            if os.access(where, os.W_OK):
-                _refuse(folder, where, why)
-            raise _Refused(errno.EACCES, f"not a safe cache folder: {why}", str(folder))
+        folder = os.path.abspath(self.get_cache_path())  # type: ignore[attr-defined]
+        why = refusal(Path(folder))
+        if why is not None:
+            raise _Refused(errno.EACCES, f"not a safe cache folder: {why}", folder)
         ensure(self)
 
     def _load_index(self: object) -> dict[object, object]:
@@ -415,7 +252,7 @@ def _file_problem(path: Path) -> tuple[Path, str] | None:
         return path, f"not examinable ({e.strerror or e})"
     if not hasattr(os, "getuid"):
         return None
-    why = _judge(path.parent)
+    why = judge(path.parent)
     if why is not None:
         return path.parent, why
     if stat.S_ISLNK(st.st_mode):
@@ -435,7 +272,7 @@ def _loadable(path: Path) -> bool:
         return True
     where, why = found
     if where == path.parent:
-        _refuse(where, where, why)
+        warn_refused(where, where, why)
     else:
         _warn_once(f"boostplug: numba's cache file {path} is {why}: not loaded (whoever can write it can run code "
                    "as you through it); the kernel is compiled")

@@ -2,8 +2,15 @@
 
 :func:`calibrate` times a probe kernel (a pair loop over queries, like the objectives' and the
 boosters') serially and in parallel: on one tiny query, what a parallel call costs to start; on a
-large input, the serial time per unit of work and the speedup. :mod:`.parallel_threshold` turns
-that into the machine's threshold; :func:`store` writes it where :mod:`.dispatch` reads it.
+large input, the serial time per unit of work and the speedup; :func:`store` writes the threshold
+where :mod:`.parallel_threshold` reads it for :mod:`.dispatch`.
+
+From the probe's measurements to the threshold: a parallel call pays from the work ``W`` where its
+start-up equals the serial time it saves (:func:`crossover`); the machine's threshold is the
+default scaled by its ``W`` over the reference CPU's, to the nearest power of two (so the
+reference CPU keeps the default, which also holds what the probe cannot see: LightGBM's threads
+beside ours, numpy's work between calls), within :data:`SCALE_LIMITS`. A machine whose second
+thread speeds the probe up less than :data:`MIN_SPEEDUP` times runs every kernel serially.
 """
 
 from __future__ import annotations
@@ -21,9 +28,49 @@ import numba as nb
 import numpy as np
 
 from .dispatch import serial_twin
-from .parallel_threshold import cache_file, crossover, machine_key, read_entries, threshold_from
+from .parallel_threshold import DEFAULT_PARALLEL_MIN_WORK, NEVER, cache_file, machine_key, read_entries, wait_policy
 
-__all__ = ["Calibration", "calibrate", "calibrate_each_wait_policy", "store"]
+__all__ = ["MIN_SPEEDUP", "REFERENCE", "SCALE_LIMITS", "Calibration", "Reference", "calibrate",
+           "calibrate_each_wait_policy", "crossover", "store", "threshold_from"]
+
+#: Below this speedup of the parallel probe on large inputs, parallel kernels do not pay.
+MIN_SPEEDUP = 1.15
+#: The calibrated threshold stays within these multiples of the default (a noisy probe cannot
+#: move it further).
+SCALE_LIMITS = (0.1, 10.0)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The probe on the CPU the default threshold was measured on, per OpenMP wait policy."""
+
+    cpu: str
+    crossover: dict[str, float]   # wait policy -> the work from which a parallel call pays (:func:`crossover`)
+
+
+#: Measured alone with ``boostplug calibrate`` (docs/results/dispatch_calibration).
+REFERENCE = Reference(cpu="rocketlake", crossover={"default": 490.0, "passive": 25_000.0})
+
+
+def crossover(start_s: float, serial_per_unit_s: float, speedup: float) -> float | None:
+    """The work ``W`` where ``start + W u / s = W u`` (a parallel call's start-up against the serial
+    time it saves), or ``None`` when the speedup ``s`` is below :data:`MIN_SPEEDUP`."""
+    if not speedup >= MIN_SPEEDUP:
+        return None
+    return max(start_s, 0.0) / (serial_per_unit_s * (1.0 - 1.0 / speedup))
+
+
+def threshold_from(crossover: float | None, policy: str | None = None) -> int:
+    """The threshold for a machine whose parallel probe pays from ``crossover`` (``None``: never),
+    under the OpenMP wait ``policy`` (default: this process's)."""
+    if crossover is None:
+        return NEVER
+    lo, hi = SCALE_LIMITS
+    ratio = crossover / REFERENCE.crossover[policy or wait_policy()]
+    # to the nearest power of two, so that the probe's noise (tens of percent) leaves it in place
+    scale = min(max(2.0 ** round(math.log2(ratio)) if ratio > 0 else 0.0, lo), hi)
+    return int(DEFAULT_PARALLEL_MIN_WORK * scale)
+
 
 #: The probe's two inputs: one query of :data:`SMALL_DOCS` documents, whose parallel call costs
 #: about its start-up alone, and :data:`LARGE_QUERIES` queries of :data:`LARGE_DOCS`, long enough

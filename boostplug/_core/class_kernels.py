@@ -126,12 +126,12 @@ def cache_folder() -> Path | None:
     """Where the class kernels are cached: ``boostplug_kernels`` under ``NUMBA_CACHE_DIR`` when
     set, else ``boostplug/kernels`` in the user's cache folder; ``None`` (compiled in memory) when
     that folder cannot be written or is not this user's alone (another user could plant files
-    there that numba would unpickle: :func:`boostplug._numba_cache.usable` warns once, naming it).
+    there that numba would unpickle: :func:`boostplug._cache_folders.usable` warns once, naming it).
     Decided once per process."""
     if not _FOLDER:
         from numba.core import config
 
-        from .._numba_cache import usable, user_cache_base
+        from .._cache_folders import usable, user_cache_base
 
         folder = Path(config.CACHE_DIR) / "boostplug_kernels" if config.CACHE_DIR else \
             user_cache_base() / "boostplug" / "kernels"

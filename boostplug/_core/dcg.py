@@ -6,9 +6,6 @@ NDCG_Boost objective and the boosters that use its ideal DCGs.
 * :func:`cutoff`, :func:`dcg_at`, :func:`ideal_dcg_at`: numba helpers for kernels that rank
   one query at a time (``k <= 0`` or ``k > n``: the whole list);
 * :func:`ideal_dcg`: the ideal DCG@k of every query.
-
-numba's cache does not see changes in other files: after editing a helper here, clear the
-``__pycache__`` of the kernel modules that call it.
 """
 
 from __future__ import annotations

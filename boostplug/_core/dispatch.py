@@ -22,9 +22,9 @@ from typing import Any, Callable, Iterator
 
 import numba as nb
 
+from .blas import parallel_kernel_starts
 from .class_kernels import cached_like
 from .parallel_threshold import stored_threshold
-from .threads import parallel_kernel_starts
 
 __all__ = ["PARALLEL_MIN_WORK", "ROUND_WORK_FACTOR", "THRESHOLD_SOURCE", "booster_round", "kernel_for",
            "serial_twin"]

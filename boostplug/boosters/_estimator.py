@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from .._core import dispatch
-from .._core.threads import fit_blas
+from .._core.blas import fit_blas
 from .._memory import check_fits
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
 from .._validation import check_labels, check_rounds

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_features, check_labels
+from .._features import check_features
+from .._validation import check_labels
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
 from ..keyed_pairs import KeyedPairs, row_keys
 from ..pairs import PAIR_BYTES, check_pair_memory, check_pairs, critical_pairs

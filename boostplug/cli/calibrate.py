@@ -43,7 +43,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def describe(cal: Any) -> str:
     """The measurement and the threshold, in words."""
-    from .._core import parallel_threshold as c
+    from .._core import calibration as c
 
     lines = [
         f"machine               {cal.key}",

@@ -17,7 +17,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .._atomic import atomic_write, write_bytes, write_text
-from .._validation import INT64_MAX, check_finite, check_labels, first_infinite
+from .._features import first_infinite
+from .._validation import INT64_MAX, check_finite, check_labels
 from ._letor_files import PathLike
 from .dataset import RankingData
 

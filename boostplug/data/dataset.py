@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_features
+from .._features import check_features
 from ..groups import check_group_ptr, first_varying_row, group_ptr_from_qid, qid_from_group_ptr, sizes_from_group_ptr
 
 __all__ = ["RankingData", "concat"]

@@ -15,7 +15,8 @@ from numpy.typing import NDArray
 from sklearn.datasets import load_svmlight_file
 
 from .._memory import available_memory
-from .._validation import INT64_MAX, first_infinite
+from .._features import first_infinite
+from .._validation import INT64_MAX
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
 from ._letor_files import PathLike, ReadError, blocks, file_bytes, file_lines, regular_file
 from ._letor_lines import data_line, find_bad_line, find_bad_syntax, line_error, line_numbers, read_comments, show_token

@@ -13,7 +13,8 @@ O(n log n) per query instead of O(n^2). In both cases ``b`` orders as ``a`` (flo
 addition of a constant is monotone), so one sort of ``a`` serves both keys. The kernels form
 the keys from the scores query by query (:func:`_query_keys`). All inputs are validated float64 /
 int64 arrays (the public functions check them); nothing here can see NaN but an overflowing score
-span, which the caller refuses from the returned spans.
+span, which the caller refuses from the returned spans. The sort of ``a`` is :func:`quick_argsort`,
+numba's ``np.argsort`` as one function (numba's own compiles about ten; QBRank is its only user).
 """
 
 from __future__ import annotations
@@ -23,9 +24,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .._core.sorting import quick_argsort
-
-__all__ = ["label_levels", "pair_grad", "sweep_high", "explicit_terms", "add_row_terms"]
+__all__ = ["label_levels", "pair_grad", "sweep_high", "explicit_terms", "add_row_terms", "quick_argsort"]
 
 
 def label_levels(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -342,3 +341,96 @@ def add_row_terms(grad: np.ndarray, hess: np.ndarray, gsum: np.ndarray, cnt: np.
         grad[i] = g
         if with_hess:
             hess[i] += h
+
+
+# ---- numba's quicksort as one function (quick to compile: docs/results/first_use/README.md) ----
+_SMALL_QUICKSORT = 15   # numba's quicksort: insertion sort from high - low < 15
+_MAX_STACK = 100        # pending partitions (the smaller side is sorted first: log2(n) at most)
+
+
+@nb.njit(cache=True, inline="always")
+def _ranges(n: int) -> tuple[np.ndarray, int]:
+    """The quicksort's stack of ranges still to sort (``low, high`` pairs, both included), holding
+    the whole ``0..n-1``, and its height 1."""
+    stack = np.empty(2 * _MAX_STACK, dtype=np.int64)
+    stack[0] = 0
+    stack[1] = n - 1
+    return stack, np.int64(1)      # not a literal 1: _pop would be compiled for Literal[int](1) too
+
+
+@nb.njit(cache=True, inline="always")
+def _pop(stack: np.ndarray, top: int) -> tuple[int, int, int]:
+    """The stack's height less one, and the ``low, high`` it pops."""
+    top -= 1
+    return top, stack[2 * top], stack[2 * top + 1]
+
+
+@nb.njit(cache=True, inline="always")
+def _push_larger(stack: np.ndarray, top: int, low: int, i: int, high: int) -> tuple[int, int, int]:
+    """After a partition of ``low..high`` at ``i``: the larger side waits on the stack (numba's
+    order), the smaller one is sorted next. Returns the height and that side's ``low, high``."""
+    if high - i > i - low:
+        if high > i:
+            stack[2 * top] = i + 1
+            stack[2 * top + 1] = high
+            top += 1
+        return top, low, i - 1
+    if i > low:
+        stack[2 * top] = low
+        stack[2 * top + 1] = i - 1
+        top += 1
+    return top, i + 1, high
+
+
+@nb.njit(cache=True)
+def _before(x: float, y: float) -> bool:
+    """numba's float order (``lt_floats``): ``x < y``, NaN after every number."""
+    return x < y or (np.isnan(y) and not np.isnan(x))
+
+
+@nb.njit(cache=True)
+def quick_argsort(keys: np.ndarray) -> np.ndarray:
+    """Indices sorting ``keys`` ascending, NaN last: numba's ``np.argsort(keys)`` step for step
+    (equal keys end in the same order)."""
+    n = keys.shape[0]
+    r = np.empty(n, dtype=np.int64)
+    for i in range(n):      # not np.arange: its implementation is a compile of its own
+        r[i] = i
+    if n < 2:
+        return r
+    stack, top = _ranges(n)
+    while top > 0:
+        top, low, high = _pop(stack, top)
+        while high - low >= _SMALL_QUICKSORT:
+            mid = (low + high) >> 1
+            if _before(keys[r[mid]], keys[r[low]]):
+                r[low], r[mid] = r[mid], r[low]
+            if _before(keys[r[high]], keys[r[mid]]):
+                r[high], r[mid] = r[mid], r[high]
+            if _before(keys[r[mid]], keys[r[low]]):
+                r[low], r[mid] = r[mid], r[low]
+            pivot = keys[r[mid]]
+            r[high], r[mid] = r[mid], r[high]
+            i = low
+            j = high - 1
+            while True:
+                while i < high and _before(keys[r[i]], pivot):
+                    i += 1
+                while j >= low and _before(pivot, keys[r[j]]):
+                    j -= 1
+                if i >= j:
+                    break
+                r[i], r[j] = r[j], r[i]
+                i += 1
+                j -= 1
+            r[i], r[high] = r[high], r[i]
+            top, low, high = _push_larger(stack, top, low, i, high)
+        for i in range(low + 1, high + 1):
+            t = r[i]
+            v = keys[t]
+            j = i
+            while j > low and _before(v, keys[r[j - 1]]):
+                r[j] = r[j - 1]
+                j -= 1
+            r[j] = t
+    return r

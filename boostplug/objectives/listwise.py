@@ -9,12 +9,10 @@ class, runs in parallel and is cached on disk. User guide: docs/objectives/custo
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Callable
 
 import numba as nb
 import numpy as np
-from numba.core.dispatcher import Dispatcher
 from numpy.typing import NDArray
 
 from .. import _memory
@@ -22,7 +20,7 @@ from .._core import dispatch
 from .._core.class_kernels import compile_closure
 from ._loss import Loss
 from ._naming import MACHINERY_ERRORS, NUMBA_CANNOT_COMPILE, list_failure
-from .pairwise import _jit
+from .pairwise import _jit, static_function
 
 __all__ = ["ListwiseLoss", "list_kernel"]
 
@@ -80,11 +78,7 @@ def _read_only(a: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def _functions(cls: type) -> list[Any]:
     """``cls``'s ``list_loss`` and ``list_grad_hess`` (``TypeError`` unless static)."""
-    found = {name: inspect.getattr_static(cls, name, None) for name in ("list_loss", "list_grad_hess")}
-    for name, fn in found.items():
-        if not isinstance(fn, (staticmethod, Dispatcher)):
-            raise TypeError(f"{cls.__name__} must define {name} as a @staticmethod (it gets no self), got {fn!r}")
-    return [fn.__func__ if isinstance(fn, staticmethod) else fn for fn in found.values()]
+    return [static_function(cls, name, name) for name in ("list_loss", "list_grad_hess")]
 
 
 class ListwiseLoss(Loss):

@@ -188,19 +188,19 @@ class _Functions(NamedTuple):
     prefix: Any
 
 
+def static_function(cls: type, name: str, call: str) -> Any:
+    """``cls``'s function ``name``: a ``@staticmethod``'s function, or a numba dispatcher; a ``TypeError``
+    showing ``call`` for a missing one or a plain function (a method, which would get ``self``)."""
+    found = inspect.getattr_static(cls, name, None)
+    if not isinstance(found, (staticmethod, Dispatcher)):
+        raise TypeError(f"{cls.__name__} must define {call} as a @staticmethod (it gets no self), got {found!r}")
+    return found.__func__ if isinstance(found, staticmethod) else found
+
+
 def _defined(cls: type) -> dict[str, Any]:
-    """The functions ``cls`` defines (``TypeError`` for a missing one, or one that is not static)."""
-    out = {}
-    for name, lead in K.FUNCTIONS.items():
-        found = inspect.getattr_static(cls, name, None)
-        if found is None and name in ("pair_weight", "query_prefix"):
-            continue
-        found = found.__func__ if isinstance(found, staticmethod) else found if isinstance(found, Dispatcher) else None
-        if found is None:  # missing, or a plain function: a method, which would get self
-            raise TypeError(f"{cls.__name__} must define {name}({', '.join(lead)}, ...) as a @staticmethod (it gets "
-                            f"no self), got {inspect.getattr_static(cls, name, None)!r}")
-        out[name] = found
-    return out
+    """The functions ``cls`` defines (``pair_weight`` and ``query_prefix`` may be left out)."""
+    return {name: static_function(cls, name, f"{name}({', '.join(lead)}, ...)") for name, lead in K.FUNCTIONS.items()
+            if name not in ("pair_weight", "query_prefix") or inspect.getattr_static(cls, name, None) is not None}
 
 
 def _check_declaration(cls: type) -> None:

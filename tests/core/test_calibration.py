@@ -30,27 +30,27 @@ def test_the_suite_runs_at_the_default_threshold() -> None:
 
 def test_crossover_is_where_the_start_up_equals_the_time_saved() -> None:
     start, u, s = 2e-6, 4e-9, 2.0
-    w = pt.crossover(start, u, s)
+    w = calibration.crossover(start, u, s)
     assert w == pytest.approx(1000.0, rel=1e-12)
     assert start + w * u / s == pytest.approx(w * u, rel=1e-12)     # the serial and parallel times meet
-    assert pt.crossover(-1e-7, u, s) == 0.0                         # no start-up cost: parallel pays at once
-    assert pt.crossover(start, u, pt.MIN_SPEEDUP * 0.999) is None  # a second thread that adds too little
-    assert pt.crossover(start, u, math.nan) is None
+    assert calibration.crossover(-1e-7, u, s) == 0.0          # no start-up cost: parallel pays at once
+    assert calibration.crossover(start, u, calibration.MIN_SPEEDUP * 0.999) is None  # a second thread adds too little
+    assert calibration.crossover(start, u, math.nan) is None
 
 
 @pytest.mark.parametrize("policy", ["default", "passive"])
 def test_threshold_scales_the_default_by_powers_of_two(policy: str) -> None:
-    ref = pt.REFERENCE.crossover[policy]
+    ref = calibration.REFERENCE.crossover[policy]
     d = pt.DEFAULT_PARALLEL_MIN_WORK
-    assert pt.threshold_from(ref, policy) == d
-    assert pt.threshold_from(ref * 1.3, policy) == d          # the probe's noise leaves it in place
-    assert pt.threshold_from(ref * 0.75, policy) == d
-    assert pt.threshold_from(ref * 2.2, policy) == 2 * d
-    assert pt.threshold_from(ref / 3.5, policy) == d // 4
-    lo, hi = pt.SCALE_LIMITS
-    assert pt.threshold_from(ref * 1e6, policy) == int(d * hi)
-    assert pt.threshold_from(0.0, policy) == int(d * lo)
-    assert pt.threshold_from(None, policy) == pt.NEVER
+    assert calibration.threshold_from(ref, policy) == d
+    assert calibration.threshold_from(ref * 1.3, policy) == d          # the probe's noise leaves it in place
+    assert calibration.threshold_from(ref * 0.75, policy) == d
+    assert calibration.threshold_from(ref * 2.2, policy) == 2 * d
+    assert calibration.threshold_from(ref / 3.5, policy) == d // 4
+    lo, hi = calibration.SCALE_LIMITS
+    assert calibration.threshold_from(ref * 1e6, policy) == int(d * hi)
+    assert calibration.threshold_from(0.0, policy) == int(d * lo)
+    assert calibration.threshold_from(None, policy) == pt.NEVER
 
 
 def test_parse_threshold() -> None:
@@ -112,8 +112,8 @@ def test_calibrate_measures_this_machine() -> None:
     assert c.key == pt.machine_key()
     assert c.threads == 2
     assert c.serial_per_unit_s > 0 and c.speedup > 0 and math.isfinite(c.start_s)
-    assert c.crossover == pt.crossover(c.start_s, c.serial_per_unit_s, c.speedup)
-    assert c.parallel_min_work == pt.threshold_from(c.crossover)
+    assert c.crossover == calibration.crossover(c.start_s, c.serial_per_unit_s, c.speedup)
+    assert c.parallel_min_work == calibration.threshold_from(c.crossover)
 
 
 def test_calibrate_needs_two_threads() -> None:
@@ -170,7 +170,7 @@ def test_the_command_measures_each_wait_policy_and_stores_both(tmp_path) -> None
     assert sorted(k.rsplit("|wait=", 1)[1] for k in entries) == ["default", "passive"]
     for key, e in entries.items():
         assert f"machine               {key}" in run.stdout
-        assert e["parallel_min_work"] == pt.threshold_from(e["crossover"], key.rsplit("wait=", 1)[1])
+        assert e["parallel_min_work"] == calibration.threshold_from(e["crossover"], key.rsplit("wait=", 1)[1])
     run = subprocess.run([sys.executable, "-m", "boostplug.cli", "calibrate", "--repeat", "0"],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 2 and "--repeat must be 1 or more, got 0" in run.stderr

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from boostplug import _numba_cache
-from boostplug._numba_cache import folder_problem
+from boostplug._cache_folders import folder_problem
 
 posix_only = pytest.mark.skipif(not hasattr(os, "getuid"), reason="owner and mode bits are not checked on Windows")
 #: a uid that is not ours, for a folder "of another user" (only root can give a folder away)

@@ -8,7 +8,8 @@ import numba as nb
 import numpy as np
 import pytest
 
-from boostplug._core.sorting import quick_argsort, sorted_descending, stable_argsort_descending
+from boostplug._core.sorting import sorted_descending, stable_argsort_descending
+from boostplug.objectives._qbrank_kernels import quick_argsort
 
 
 @nb.njit

@@ -45,7 +45,7 @@ def test_the_private_modules_come_last() -> None:
 #: Where the objective base starts: everything these import inside boostplug (at module level or inside
 #: functions, transitively; a package's ``__init__`` is not followed) is the base a loss author reads.
 BASE_ROOTS = ("objectives/_loss.py", "objectives/pairwise.py", "objectives/listwise.py")
-BASE_BUDGET = 3650  # the aim is 3,000: see the objective base in ARCHITECTURE.md
+BASE_BUDGET = 3000  # see the objective base in ARCHITECTURE.md
 
 
 def _module_path(module: str) -> Path | None:

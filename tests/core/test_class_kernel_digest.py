@@ -28,21 +28,36 @@ def _module(name: str, **attrs: object) -> types.ModuleType:
 
 
 def test_a_library_function_reached_through_a_module_attribute_is_in_the_digest(monkeypatch):
-    """LambdaMART for MAP reads its weight as ``mw.delta_map(...)``: a new delta_map (a release
+    """LambdaMART for ERR reads its weight as ``mw.delta_err(...)``: a new delta_err (a release
     fixing a metric weight) gives its kernel a new digest."""
     from boostplug.objectives import lambdamart, metric_weights
 
-    weight = lambdamart.LambdaMAP.pair_weight
+    weight = lambdamart.LambdaERR.pair_weight
     before = class_kernels.digest(weight)
+
+    @nb.njit
+    def twice(p, prefix, cutoff):  # type: ignore[no-untyped-def]
+        return 2.0 * metric_weights.delta_err(p, prefix, cutoff)
+
+    monkeypatch.setattr(metric_weights, "delta_err", twice)
+    assert class_kernels.digest(weight) not in (None, before)
+    monkeypatch.undo()
+    assert class_kernels.digest(weight) == before
+
+
+def test_a_library_function_captured_by_a_hook_factory_is_in_the_digest():
+    """LambdaMART for MAP's hooks are made by a factory around ``mw.delta_map``: another weight
+    function handed to the factory gives another digest (the closure's function is digested)."""
+    from boostplug.objectives import lambdamart, metric_weights
 
     @nb.njit
     def twice(p, prefix, threshold, cutoff):  # type: ignore[no-untyped-def]
         return 2.0 * metric_weights.delta_map(p, prefix, threshold, cutoff)
 
-    monkeypatch.setattr(metric_weights, "delta_map", twice)
-    assert class_kernels.digest(weight) not in (None, before)
-    monkeypatch.undo()
-    assert class_kernels.digest(weight) == before
+    same = lambdamart._relevance_hooks(metric_weights.map_prefix, metric_weights.delta_map)[1].__func__
+    other = lambdamart._relevance_hooks(metric_weights.map_prefix, twice)[1].__func__
+    assert class_kernels.digest(same) == class_kernels.digest(lambdamart.LambdaMAP.pair_weight) is not None
+    assert class_kernels.digest(other) not in (None, class_kernels.digest(same))
 
 
 def test_module_attribute_chains_are_followed_across_modules(monkeypatch):

@@ -324,7 +324,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         across parameter settings in a model search. With scikit-learn's metadata routing on, rows
         whose query ids the booster was fitted on are refused, unless they are the fitted rows
         themselves (:func:`boostplug._sklearn_folds.check_scored_queries`)."""
-        from ..frameworks._adapter import MetricSpec
+        from ..frameworks._metric_spec import MetricSpec
 
         if qid is not None and group_ptr is not None:
             raise ValueError("pass either qid or group_ptr, not both")

@@ -104,6 +104,13 @@ class RankingBooster(ModelFile, BaseEstimator):
     __metadata_request__fit = {"qid": True, "doc": True, "pairs": True}
     __metadata_request__score = {"qid": True}
 
+    def _store(self, params: dict[str, Any]) -> None:
+        """Each ``__init__`` argument as an attribute of its name, unchanged (scikit-learn's
+        rule): a subclass's ``__init__`` is ``self._store(locals())``."""
+        for name, value in params.items():
+            if name != "self":
+                setattr(self, name, value)
+
     # ---- hooks --------------------------------------------------------------
     def _fit_init(self, data: FitData) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -112,6 +119,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         raise NotImplementedError
 
     # ---- fitting ------------------------------------------------------------
+    @fit_blas()  # a new context per call
     def fit(
         self,
         X: ArrayLike,
@@ -158,15 +166,6 @@ class RankingBooster(ModelFile, BaseEstimator):
         (``stop_reason_ == "interrupted"``); a round is recorded whole or not at all
         (``rankers_``, ``weights_`` and ``history_`` always have the same length).
         """
-        with fit_blas():
-            return self._fit(X, y, qid=qid, group=group, pairs=pairs, eval_set=eval_set, callback=callback,
-                             sample_weight=sample_weight, doc=doc, early_stopping_set=early_stopping_set)
-
-    def _fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None, group: ArrayLike | None,
-             pairs: ArrayLike | None, eval_set: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]] | None,
-             callback: Callable[[int, dict[str, Any]], bool | None] | None,
-             sample_weight: ArrayLike | None, doc: ArrayLike | None = None,
-             early_stopping_set: int = 0) -> "RankingBooster":
         record_fitted_queries(self, qid, y)
         data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
                                random_state=getattr(self, "random_state", None), doc=doc,

@@ -273,17 +273,7 @@ class AdaRank(RankingBooster):
         verbose: int = 0,
         random_state: int | None = None,
     ) -> None:
-        self.measure = measure
-        self.n_rounds = n_rounds
-        self.tolerance = tolerance
-        self.update = update
-        self.enqueue = enqueue
-        self.max_consecutive = max_consecutive
-        self.empty = empty
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.verbose = verbose
-        self.random_state = random_state
+        self._store(locals())
 
     # ---- parameters -----------------------------------------------------------------
     def _update_rule(self) -> str:
@@ -327,8 +317,6 @@ class AdaRank(RankingBooster):
         return s
 
     def _fit_round(self, s: _State, t: int) -> Round | None:
-        if s.rounds is None:  # pragma: no cover - _fit_init always sets it
-            raise RuntimeError("AdaRank state has no round generator")
         rnd = next(s.rounds, None)
         if rnd is None:
             self._stop_reason = s.reason

@@ -108,19 +108,7 @@ class RankBoost(PlusRounds, RankingBooster):
         verbose: int = 0,
         random_state: int | None = None,
     ) -> None:
-        self.variant = variant
-        self.n_rounds = n_rounds
-        self.thresholds = thresholds
-        self.max_thresholds = max_thresholds
-        self.n_thresholds = n_thresholds
-        self.efficient = efficient
-        self.complements = complements
-        self.pairwise = pairwise
-        self.record_e2 = record_e2
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.verbose = verbose
-        self.random_state = random_state
+        self._store(locals())
 
     # ---- set-up ---------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -155,7 +143,6 @@ class RankBoost(PlusRounds, RankingBooster):
                                self._check_n_rounds(), BYTES_PER_PAIR)
 
     def _fit_init(self, data: FitData) -> State:
-        self._check_params()
         self.undefined_round_: dict[str, Any] | None = None
         self.span_size_: int | None = 0 if self._tracks_span() else None
         self.pruned_round_: int | None = None

@@ -104,13 +104,6 @@ class RankingBooster(ModelFile, BaseEstimator):
     __metadata_request__fit = {"qid": True, "doc": True, "pairs": True}
     __metadata_request__score = {"qid": True}
 
-    def _store(self, params: dict[str, Any]) -> None:
-        """Each ``__init__`` argument as an attribute of its name, unchanged (scikit-learn's
-        rule): a subclass's ``__init__`` is ``self._store(locals())``."""
-        for name, value in params.items():
-            if name != "self":
-                setattr(self, name, value)
-
     # ---- hooks --------------------------------------------------------------
     def _fit_init(self, data: FitData) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -273,7 +273,17 @@ class AdaRank(RankingBooster):
         verbose: int = 0,
         random_state: int | None = None,
     ) -> None:
-        self._store(locals())
+        self.measure = measure
+        self.n_rounds = n_rounds
+        self.tolerance = tolerance
+        self.update = update
+        self.enqueue = enqueue
+        self.max_consecutive = max_consecutive
+        self.empty = empty
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.verbose = verbose
+        self.random_state = random_state
 
     # ---- parameters -----------------------------------------------------------------
     def _update_rule(self) -> str:

@@ -150,7 +150,19 @@ class MPBoost(RankingBooster):
         verbose: int = 0,
         random_state: int | None = None,
     ) -> None:
-        self._store(locals())
+        self.ddf = ddf
+        self.alpha = alpha
+        self.lam = lam
+        self.beta = beta
+        self.n_rounds = n_rounds
+        self.thresholds = thresholds
+        self.max_thresholds = max_thresholds
+        self.n_thresholds = n_thresholds
+        self.pairwise = pairwise
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.verbose = verbose
+        self.random_state = random_state
 
     # ---- set-up -----------------------------------------------------------------
     def _pair_distances(self, y: NDArray[np.float64], pairs: NDArray[np.int64], explicit: bool) -> NDArray[np.float64]:

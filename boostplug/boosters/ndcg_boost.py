@@ -174,7 +174,16 @@ class NDCGBoost(RankingBooster):
         verbose: int = 0,
         random_state: int | None = None,
     ) -> None:
-        self._store(locals())
+        self.n_rounds = n_rounds
+        self.sigma = sigma
+        self.label_gain = label_gain
+        self.thresholds = thresholds
+        self.max_thresholds = max_thresholds
+        self.n_thresholds = n_thresholds
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.verbose = verbose
+        self.random_state = random_state
 
     def _fit_init(self, data: FitData) -> _State:
         sigma = check_real("sigma", self.sigma, 0.0, math.inf)

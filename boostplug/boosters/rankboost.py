@@ -108,7 +108,19 @@ class RankBoost(PlusRounds, RankingBooster):
         verbose: int = 0,
         random_state: int | None = None,
     ) -> None:
-        self._store(locals())
+        self.variant = variant
+        self.n_rounds = n_rounds
+        self.thresholds = thresholds
+        self.max_thresholds = max_thresholds
+        self.n_thresholds = n_thresholds
+        self.efficient = efficient
+        self.complements = complements
+        self.pairwise = pairwise
+        self.record_e2 = record_e2
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.verbose = verbose
+        self.random_state = random_state
 
     # ---- set-up ---------------------------------------------------------------------
     def _check_params(self) -> None:

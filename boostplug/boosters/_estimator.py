@@ -112,6 +112,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         raise NotImplementedError
 
     # ---- fitting ------------------------------------------------------------
+    @fit_blas()  # a new context per call
     def fit(
         self,
         X: ArrayLike,
@@ -158,15 +159,6 @@ class RankingBooster(ModelFile, BaseEstimator):
         (``stop_reason_ == "interrupted"``); a round is recorded whole or not at all
         (``rankers_``, ``weights_`` and ``history_`` always have the same length).
         """
-        with fit_blas():
-            return self._fit(X, y, qid=qid, group=group, pairs=pairs, eval_set=eval_set, callback=callback,
-                             sample_weight=sample_weight, doc=doc, early_stopping_set=early_stopping_set)
-
-    def _fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None, group: ArrayLike | None,
-             pairs: ArrayLike | None, eval_set: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]] | None,
-             callback: Callable[[int, dict[str, Any]], bool | None] | None,
-             sample_weight: ArrayLike | None, doc: ArrayLike | None = None,
-             early_stopping_set: int = 0) -> "RankingBooster":
         record_fitted_queries(self, qid, y)
         data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
                                random_state=getattr(self, "random_state", None), doc=doc,
@@ -324,7 +316,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         across parameter settings in a model search. With scikit-learn's metadata routing on, rows
         whose query ids the booster was fitted on are refused, unless they are the fitted rows
         themselves (:func:`boostplug._sklearn_folds.check_scored_queries`)."""
-        from ..frameworks._adapter import MetricSpec
+        from ..frameworks._metric_spec import MetricSpec
 
         if qid is not None and group_ptr is not None:
             raise ValueError("pass either qid or group_ptr, not both")

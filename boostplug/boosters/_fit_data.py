@@ -126,7 +126,7 @@ def group_ptr_of(n: int, qid: ArrayLike | None, group: ArrayLike | None, caller:
 def check_query_weights(sample_weight: ArrayLike, group_ptr: NDArray[np.int64]) -> NDArray[np.float64]:
     """Per-query weights from ``sample_weight`` (one per query, or one per row constant within
     each query), validated: finite, ``>= 0``, not all zero."""
-    from ..frameworks._adapter import query_weights_from_rows  # imports the objectives: only when weights are given
+    from ..frameworks._query_info import query_weights_from_rows  # imports the objectives: only when weights are given
 
     w = np.asarray(sample_weight)
     n_q, n = group_ptr.shape[0] - 1, int(group_ptr[-1])

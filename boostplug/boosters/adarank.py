@@ -327,8 +327,6 @@ class AdaRank(RankingBooster):
         return s
 
     def _fit_round(self, s: _State, t: int) -> Round | None:
-        if s.rounds is None:  # pragma: no cover - _fit_init always sets it
-            raise RuntimeError("AdaRank state has no round generator")
         rnd = next(s.rounds, None)
         if rnd is None:
             self._stop_reason = s.reason

@@ -66,7 +66,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._core import dispatch
-from .._validation import check_choice
+from .._validation import check_choice, check_real
 from ..objectives._ndcg_boost_kernels import cross_gamma_sums
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
@@ -133,14 +133,6 @@ def _prepare_objective(labels: NDArray[np.float64], group_ptr: NDArray[np.int64]
                                                 label_gain=label_gain)
 
 
-def check_sigma(sigma: Any) -> float:
-    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.integer, np.floating)):
-        raise TypeError(f"sigma must be a number, got {sigma!r}")
-    if not np.isfinite(sigma) or sigma <= 0:
-        raise ValueError(f"sigma must be finite and > 0, got {sigma!r}")
-    return float(sigma)
-
-
 @dataclass
 class _State:
     prep: Any                     # the prepared NDCG_Boost objective
@@ -194,7 +186,7 @@ class NDCGBoost(RankingBooster):
         self.random_state = random_state
 
     def _fit_init(self, data: FitData) -> _State:
-        sigma = check_sigma(self.sigma)
+        sigma = check_real("sigma", self.sigma, 0.0, math.inf)
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
         if data.pairs is not None:
             raise ValueError("NDCGBoost is listwise and learns from graded labels; it takes no explicit pairs")

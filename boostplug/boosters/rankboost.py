@@ -155,7 +155,6 @@ class RankBoost(PlusRounds, RankingBooster):
                                self._check_n_rounds(), BYTES_PER_PAIR)
 
     def _fit_init(self, data: FitData) -> State:
-        self._check_params()
         self.undefined_round_: dict[str, Any] | None = None
         self.span_size_: int | None = 0 if self._tracks_span() else None
         self.pruned_round_: int | None = None

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from .errors import UsageError, usage_errors
 from .subcommand import add_subcommand
 
 __all__ = ["add_parser", "run", "describe"]
@@ -72,10 +72,8 @@ def run(args: argparse.Namespace) -> int:
     if load > 0.5 * cpus:
         print(f"warning: load average {load:.2f} on {cpus} CPUs: busy cores make parallel calls look slower "
               "than they are; calibrate on idle cores", file=sys.stderr)
-    try:
+    with usage_errors():
         cals = calibration.calibrate_each_wait_policy(repeat=args.repeat)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
     for cal in cals:
         print(describe(cal))
         if not args.no_store:

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from ..compare import Failure, Result, format_table, load_folds, run
 from ..compare.outdir import OutDir
 from ..compare.report import method_legend, verdict, write_outputs
-from .errors import UsageError
+from .errors import UsageError, usage_errors
 from .compare_config import resolve_options
 from .compare_options import CompareOptions, compare_options, list_methods
 from .compare_parser import add_parser as _add_parser
@@ -37,10 +37,8 @@ def run_compare(args: argparse.Namespace) -> int:
     if values["imports"]:
         from ..compare.plugins import load_plugins
 
-        try:
+        with usage_errors():
             load_plugins(values["imports"])
-        except ValueError as e:
-            raise UsageError(str(e)) from None
     runner = click_runner(args)
     if values["methods"].strip().lower() == "list":
         if runner is None:
@@ -71,16 +69,12 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
         raise UsageError(str(e) if e.filename is None else f"--data {record.data}: {e.filename}: {e.strerror}") from e
     except ValueError as e:  # what the readers say about the files (no qid, bad line, bad fold, ...)
         raise UsageError(" ".join(str(e).split())) from e
-    try:
+    with usage_errors():
         options.conventions.check_grades(folds, record.early_stopping_metric)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
     if runner is not None:  # a click log's keys against the features, before any run
-        try:
+        with usage_errors():
             for note in runner.check_log(folds):
                 print(f"boostplug compare: {note}", file=sys.stderr)
-        except ValueError as e:
-            raise UsageError(str(e)) from None
     from ..compare.data import data_files, file_digests, fold_count
 
     data_sha256 = file_digests(data_files(record.data))  # what was read, before any training
@@ -91,13 +85,11 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
     if options.resume:
         from ..compare.resume import ResumeError, check_same, earlier_provenance, has_digests, load_earlier
 
-        try:
+        with usage_errors(ResumeError):
             earlier = load_earlier(options.out)
             check_same(earlier, settings=record.settings(), methods=methods, conventions=options.conventions,
                        data_sha256=record.data_sha256, folds=folds,
                        n_folds=fold_count(record.data, n_folds=record.kfold, layout=record.layout))
-        except ResumeError as e:
-            raise UsageError(str(e)) from None
         done = earlier["runs"]
         record = replace(record, earlier_runs=earlier_provenance(earlier))
         if not has_digests(earlier):
@@ -109,12 +101,10 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
     from ..compare.budget import check_budget
 
     finished = {(r.method, r.fold) for r in done}
-    try:  # before any training: rounds or trials whose records cannot fit in memory
+    with usage_errors():  # before any training: rounds or trials whose records cannot fit in memory
         check_budget(rounds=record.rounds, tune=record.tune, folds=folds,
                      runs=[(m, i) for i, _ in folds for m in methods if (m, i) not in finished],
                      **({} if runner is None else {"method": runner.compare_method}))
-    except ValueError as e:
-        raise UsageError(str(e)) from None
     tuned = f", {record.tune} trial(s) per method and fold" if record.tune else ""
     print(f"boostplug compare: {len(methods)} method(s) x {len(folds)} fold(s) of {record.data}, up to "
           f"{record.rounds} rounds, round chosen on validation {record.early_stopping_metric}{tuned}, "
@@ -192,10 +182,8 @@ def click_runner(args: argparse.Namespace) -> Any:
     ``None`` without."""
     from ..compare import clicks
 
-    try:
+    with usage_errors(ValueError, TypeError):
         return clicks.runner_from_args(args)
-    except (ValueError, TypeError) as e:
-        raise UsageError(str(e)) from None
 
 
 def report_failures(failures: Sequence[Failure], out: Path | None) -> None:

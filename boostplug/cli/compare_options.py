@@ -13,7 +13,7 @@ from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_t
 from ..compare.conventions import Conventions, make_conventions
 from ..compare.run_record import RunRecord
 from .compare_config import option_name
-from .errors import UsageError
+from .errors import UsageError, usage_errors
 
 __all__ = ["CompareOptions", "compare_options", "parse_frameworks", "parse_methods", "parse_params", "parse_threads",
            "list_methods"]
@@ -56,12 +56,10 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
     if values["resume"] and values["out"] is None:
         raise UsageError("--resume needs --out: the folder of the run to finish")
     if values["out"] is not None and not values["no_plots"]:
-        try:
+        with usage_errors(ImportError):
             from ..compare.plots import require_matplotlib
 
             require_matplotlib()
-        except ImportError as e:
-            raise UsageError(str(e)) from None
     record = RunRecord(
         data=values["data"], layout=values["layout"], methods=values["methods"], frameworks=values["frameworks"],
         folds=values["folds"], kfold=values["kfold"], rounds=values["rounds"],
@@ -177,12 +175,10 @@ def list_methods() -> str:
 def parse_conventions(values: dict[str, Any]) -> Conventions:
     """``--protocol`` (default library) with ``--gain/--discount/--empty/--ties/--max-grade`` overriding
     it, and the reported ``--metrics``."""
-    try:
+    with usage_errors():
         return make_conventions(values.get("protocol") or "library", gain=values.get("gain"),
                                 discount=values.get("discount"), empty=values.get("empty"), ties=values.get("ties"),
                                 max_grade=values.get("max_grade"), metrics=values.get("metrics"))
-    except ValueError as e:
-        raise UsageError(str(e)) from None
 
 
 def parse_click_methods(text: str, frameworks: Sequence[str], runner: Any) -> list[str]:
@@ -210,10 +206,8 @@ def _check_values(values: dict[str, Any]) -> int:
     def name(dest: str, flag: str) -> str:
         return option_name(values, dest, flag)
 
-    try:
+    with usage_errors():
         check_rounds(values["rounds"], name("rounds", "--rounds"))
-    except ValueError as e:
-        raise UsageError(str(e)) from None
     if not 0 <= values["seed"] <= INT64_MAX:
         raise UsageError(f"{name('seed', '--seed')} must be between 0 and {INT64_MAX} (XGBoost's seed is a 64-bit "
                          f"int, and numpy's generators take no negative seed), got {values['seed']}")

@@ -5,13 +5,24 @@ the package that imports them."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from typing import Iterator
 
-__all__ = ["UsageError", "Interrupted", "debug"]
+__all__ = ["UsageError", "Interrupted", "debug", "usage_errors"]
 
 
 class UsageError(Exception):
     """A problem with what the user asked for: reported in one line, exit code 2."""
+
+
+@contextlib.contextmanager
+def usage_errors(*kinds: type[Exception]) -> Iterator[None]:
+    """A ``ValueError`` (or one of ``kinds``) raised inside becomes a :class:`UsageError` of its message."""
+    try:
+        yield
+    except (kinds or (ValueError,)) as e:
+        raise UsageError(str(e)) from None
 
 
 class Interrupted(KeyboardInterrupt):

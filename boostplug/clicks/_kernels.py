@@ -32,61 +32,40 @@ def check_impressions(ptr: np.ndarray, position: np.ndarray, doc: np.ndarray, do
 
     ``position``, ``clicked``, ``order`` and ``dwell`` are float64 (NaN for a missing value);
     ``order`` / ``dwell`` are empty when the log has no such column."""
-    has_order = order.shape[0] > 0
-    has_dwell = dwell.shape[0] > 0
     for i in range(ptr.shape[0] - 1):
-        a, b = ptr[i], ptr[i + 1]
-        reason[i] = OK
-        where[i] = a
+        reason[i], where[i] = _impression_problem(ptr[i], ptr[i + 1], position, doc, doc_null, clicked, order, dwell)
+
+
+@nb.njit(cache=True)
+def _impression_problem(a: int, b: int, position: np.ndarray, doc: np.ndarray, doc_null: np.ndarray,
+                        clicked: np.ndarray, order: np.ndarray, dwell: np.ndarray) -> tuple[int, int]:
+    """``(reason, row)`` of the impression of rows ``a:b``: the first check it fails, ``(OK, a)`` if none."""
+    for k in range(a, b):
+        if doc_null[k]:
+            return MISSING_DOC, k
+    for k in range(a, b):
+        if not position[k] == k - a + 1:  # NaN fails too
+            for m in range(k, b):  # a missing position sorts last: its row, not the one before it
+                if position[m] != position[m]:
+                    return BAD_POSITIONS, m
+            return BAD_POSITIONS, k
+    if b - a > 1:
+        rank = np.argsort(doc[a:b], kind="mergesort")
+        for k in range(1, b - a):
+            if doc[a + rank[k]] == doc[a + rank[k - 1]]:
+                return SHOWN_TWICE, a + max(rank[k], rank[k - 1])
+    for k in range(a, b):
+        if not (clicked[k] == 0.0 or clicked[k] == 1.0):
+            return NON_BINARY_CLICK, k
+    if order.shape[0] > 0:
         for k in range(a, b):
-            if doc_null[k]:
-                reason[i] = MISSING_DOC
-                where[i] = k
-                break
-        if reason[i] != OK:
-            continue
+            if clicked[k] == 1.0 and not np.isfinite(order[k]):
+                return NO_ORDER, k
+    if dwell.shape[0] > 0:
         for k in range(a, b):
-            if not position[k] == k - a + 1:  # NaN fails too
-                reason[i] = BAD_POSITIONS
-                where[i] = k
-                for m in range(k, b):  # a missing position sorts last: its row, not the one before it
-                    if position[m] != position[m]:
-                        where[i] = m
-                        break
-                break
-        if reason[i] != OK:
-            continue
-        if b - a > 1:
-            rank = np.argsort(doc[a:b], kind="mergesort")
-            for k in range(1, b - a):
-                if doc[a + rank[k]] == doc[a + rank[k - 1]]:
-                    reason[i] = SHOWN_TWICE
-                    where[i] = a + max(rank[k], rank[k - 1])
-                    break
-            if reason[i] != OK:
-                continue
-        for k in range(a, b):
-            c = clicked[k]
-            if not (c == 0.0 or c == 1.0):
-                reason[i] = NON_BINARY_CLICK
-                where[i] = k
-                break
-        if reason[i] != OK:
-            continue
-        if has_order:
-            for k in range(a, b):
-                if clicked[k] == 1.0 and not np.isfinite(order[k]):
-                    reason[i] = NO_ORDER
-                    where[i] = k
-                    break
-            if reason[i] != OK:
-                continue
-        if has_dwell:
-            for k in range(a, b):
-                if clicked[k] == 1.0 and not (np.isfinite(dwell[k]) and dwell[k] >= 0.0):
-                    reason[i] = BAD_DWELL
-                    where[i] = k
-                    break
+            if clicked[k] == 1.0 and not (np.isfinite(dwell[k]) and dwell[k] >= 0.0):
+                return BAD_DWELL, k
+    return OK, a
 
 
 @nb.njit(cache=True, inline="always")

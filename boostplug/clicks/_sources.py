@@ -15,13 +15,11 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ROLES", "REQUIRED", "OPTIONAL", "Batch", "RawLog", "resolve_columns", "batches", "kind_of", "is_dask", "is_spark"]
+__all__ = ["ROLES", "REQUIRED", "Batch", "RawLog", "resolve_columns", "batches", "kind_of", "is_dask", "is_spark"]
 
 #: The columns of a click log, by role (the default column name is the role's name).
 ROLES = ("session", "query", "doc", "position", "clicked", "order", "dwell")
 REQUIRED = ("session", "query", "doc", "position", "clicked")
-#: Used when named in ``columns=``, or when the table has a column of this default name.
-OPTIONAL = ("order", "dwell")
 #: Rows per batch read from a file.
 FILE_BATCH_ROWS = 1 << 21
 

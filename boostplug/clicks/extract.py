@@ -18,7 +18,7 @@ from .aggregate import Preferences, check_min_support, check_weight
 from .extraction import Extraction
 from .log import ClickLog, _check_on_bad, read_log, stream, warn_dropped
 
-__all__ = ["preferences", "Extraction"]  # Extraction lives in .extraction; importable from here too
+__all__ = ["preferences"]
 
 
 def _check_min_dwell(min_dwell: object) -> float | None:

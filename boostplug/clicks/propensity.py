@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._memory import check_fits
-from .._validation import check_choice, check_real, check_rng, show
+from .._validation import check_choice, check_int, check_real, check_rng, show
 from .log import ClickLog, _codes, read_log
 
 __all__ = ["METHODS", "Propensity", "estimate_propensity", "ips_weights", "inverse_propensity"]
@@ -365,8 +365,7 @@ def estimate_propensity(
     level = check_real("level", level, 0.0, 1.0)
     if level >= 1.0:
         raise ValueError(f"level must be below 1, got {show(level)}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {show(max_iter)}")
+    check_int("max_iter", max_iter, 1, None)
     tol = check_real("tol", tol, 0.0, 1.0)
     if not isinstance(log, ClickLog):
         log = read_log(log)

@@ -222,32 +222,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "run, or leave its impressions out and report them (default: %(default)s)")
 
 
-#: The options that configure the protocol; each is refused without --clicks unless at its default.
-_OPTIONS = {"click_model": "--click-model", "click_preset": "--click-preset", "sessions": "--sessions",
-            "top_k": "--top-k", "eta": "--eta", "noise": "--noise", "continue_prob": "--continue-prob",
-            "presentation": "--presentation", "labeled_fraction": "--labeled-fraction",
-            "vali_fraction": "--vali-fraction", "min_vali_queries": "--min-vali-queries", "select_on": "--select-on",
-            "strategies": "--strategies",
-            "pair_weight": "--pair-weight", "min_support": "--min-support", "click_columns": "--click-columns",
-            "click_on_bad": "--click-on-bad", "click_on_missing": "--click-on-missing"}
-#: Of those, the settings of a real log only.
+#: The click options of a real log only.
 _LOG_ONLY = ("click_columns", "click_on_bad", "click_on_missing")
-#: Of those, the settings of a simulation only.
+#: The click options of a simulation only.
 _SIMULATION_ONLY = ("click_model", "click_preset", "sessions", "top_k", "eta", "noise", "continue_prob", "presentation")
-
-
-def _given(args: argparse.Namespace, parser_defaults: dict[str, Any], dest: str) -> bool:
-    return getattr(args, dest, None) != parser_defaults.get(dest)
 
 
 def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
     """The :class:`ClickRunner` of ``--clicks`` and its options, ``None`` without ``--clicks``;
     a ``ValueError`` naming the option for a bad value (or for click options without ``--clicks``)."""
-    defaults = _defaults()
+    given = _given_options(args)
     if getattr(args, "clicks", None) is None:
-        stray = [flag for dest, flag in _OPTIONS.items() if _given(args, defaults, dest)]
-        if stray:
-            raise ValueError(f"{', '.join(stray)} configure the click protocol: give --clicks simulate or --clicks LOG")
+        if given:  # each configures the protocol
+            raise ValueError(f"{', '.join(given.values())} configure the click protocol: give --clicks simulate or "
+                             "--clicks LOG")
         return None
     source = str(args.clicks)
     log = None
@@ -258,16 +246,16 @@ def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
         if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
             raise ValueError(f"--clicks {source}: a click log is a .csv or .parquet file")
         log = str(path)
-        sim = [_OPTIONS[d] for d in _SIMULATION_ONLY if _given(args, defaults, d)]
+        sim = [given[d] for d in _SIMULATION_ONLY if d in given]
         if sim:
             raise ValueError(f"{', '.join(sim)} configure a simulation; --clicks {source} reads a log")
-    elif any(_given(args, defaults, d) for d in _LOG_ONLY):
-        given = [_OPTIONS[d] for d in _LOG_ONLY if _given(args, defaults, d)]
-        raise ValueError(f"{', '.join(given)} describe{'s' if len(given) == 1 else ''} a click log; --clicks "
+    elif any(d in given for d in _LOG_ONLY):
+        flags = [given[d] for d in _LOG_ONLY if d in given]
+        raise ValueError(f"{', '.join(flags)} describe{'s' if len(flags) == 1 else ''} a click log; --clicks "
                          "simulate reads none")
     eps = _noise(args.noise)
     if args.click_preset is not None:
-        clash = [_OPTIONS[d] for d in ("click_model", "eta", "noise") if _given(args, defaults, d)]
+        clash = [given[d] for d in ("click_model", "eta", "noise") if d in given]
         if clash:
             raise ValueError(f"--click-preset {args.click_preset} sets the click model: leave out {', '.join(clash)}")
     common: dict[str, Any] = dict(
@@ -295,10 +283,12 @@ def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
     return runner
 
 
-def _defaults() -> dict[str, Any]:
+def _given_options(args: argparse.Namespace) -> dict[str, str]:
+    """The click options (but ``--clicks``) that ``args`` holds at other than their default: dest -> flag."""
     p = argparse.ArgumentParser(add_help=False)
     add_arguments(p)
-    return {a.dest: a.default for a in p._actions}
+    return {a.dest: a.option_strings[0] for a in p._actions
+            if a.dest != "clicks" and getattr(args, a.dest, None) != a.default}
 
 
 #: ClickSettings' names -> the options that set them (for messages).

@@ -1,7 +1,7 @@
 """The report of a comparison: the table (per method the mean and std over folds, paired tests and
 bootstrap intervals against a baseline, from :mod:`.comparison`) and the output files of ``--out``
 (results.csv, per_query.csv, curves.csv, summary.csv, tuning.csv, the plots and results.json with
-the provenance). Everything compared is over the folds every method finished (:func:`comparable`)."""
+the provenance). Everything compared is over the folds every method finished (:func:`.comparison.comparable`)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ import numpy as np
 
 from .._atomic import atomic_write, write_text
 from .comparison import (
-    BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Comparison, bootstrap, common_folds, comparable, comparison,
-    folds_finished, folds_text, significance, summary, summary_columns,
+    BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, comparison, folds_finished, folds_text, summary_columns,
 )
 from .conventions import Conventions
 from .plots import write_plots
@@ -26,12 +25,7 @@ from .results_schema import with_digests
 from .run_record import RunRecord
 from .stats import BootstrapCI
 
-# The statistics of a comparison live in .comparison; their names stay importable from here.
-__all__ = [
-    "significance", "summary", "folds_finished", "common_folds", "comparable", "Comparison", "comparison",
-    "format_table", "verdict", "method_legend", "TABLE_WIDTH", "bootstrap", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_LEVEL",
-    "BOOTSTRAP_SEED", "write_outputs",
-]
+__all__ = ["format_table", "verdict", "method_legend", "TABLE_WIDTH", "write_outputs"]
 
 
 def _best(stats: dict[str, dict[str, Any]], column: str, skip: Mapping[str, Any] | None = None) -> float:
@@ -99,7 +93,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     the rounds of every fold, the Wilcoxon signed-rank p-value and the bootstrap 95% intervals,
     one unwrapped line per note.
 
-    Means, marks and tests are over the folds every method finished (:func:`comparable`);
+    Means, marks and tests are over the folds every method finished (:func:`.comparison.comparable`);
     a note names the runs left out. When no fold was finished by every method, each row
     is over its own folds (a ``folds`` column), and nothing is marked or tested.
     """
@@ -322,7 +316,7 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
 
     The per-run files hold every finished run; summary.csv, the summary and significance of
     results.json and the plots, like the table, only the folds every method finished
-    (:func:`comparable`), named in results.json's ``compared_folds``. results.json's runs are
+    (:func:`.comparison.comparable`), named in results.json's ``compared_folds``. results.json's runs are
     ordered by fold, then method, and it carries the digests ``--resume`` checks
     (:func:`.results_schema.with_digests`)."""
     out.mkdir(parents=True, exist_ok=True)

@@ -50,9 +50,7 @@ def kfold_by_query(
     out = []
     for i in range(n_splits):
         test = np.sort(order[bounds[i]:bounds[i + 1]]).astype(np.int64)
-        mask = np.ones(nq, dtype=bool)
-        mask[test] = False
-        out.append((np.flatnonzero(mask).astype(np.int64), test))
+        out.append((np.setdiff1d(np.arange(nq, dtype=np.int64), test, assume_unique=True), test))
     return out
 
 

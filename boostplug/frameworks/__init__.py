@@ -3,10 +3,9 @@
 
 Layout:
 
-* ``_adapter.py``: what every framework shares, by one import, from ``_bound_objective.py``
-  (binding an objective to each training set, one round's call), ``_query_info.py`` (groups and
-  per-query weights), ``_builders.py`` (the dataset/dmatrix checks) and ``_metric_spec.py``
-  (the metric evaluation).
+* what every framework shares: ``_bound_objective.py`` (binding an objective to each training
+  set, one round's call), ``_query_info.py`` (groups and per-query weights), ``_builders.py``
+  (the dataset/dmatrix checks) and ``_metric_spec.py`` (the metric evaluation).
 * ``model_record.py``: the record of which objective trained a saved model.
 * ``sklearn_ranker.py``: the scikit-learn rankers' shared logic.
 * ``lightgbm/``: ``adapters`` (objective, metric, dataset), ``cv`` (query folds), ``refit``,

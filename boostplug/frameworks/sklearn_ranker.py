@@ -33,7 +33,8 @@ from .._sklearn_folds import check_scored_queries, record_fitted_queries
 from .._validation import check_rounds
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
 from ..keyed_pairs import NO_KEYS, given_keyed_params, params_on_rows, row_keys
-from ._adapter import MetricSpec, metric_query_weights, query_weights_from_rows
+from ._metric_spec import MetricSpec
+from ._query_info import metric_query_weights, query_weights_from_rows
 
 __all__ = ["RankerMixin", "FitPlan", "ObjectiveChoice", "resolve_objective", "objective_param_names",
            "check_eval_metrics", "OWN_PARAMS"]

@@ -4,8 +4,8 @@ framework functions that read weights (objective, builder, metric) all follow it
 import numpy as np
 import pytest
 
-from boostplug.frameworks._adapter import (builder_weights, metric_query_weights, query_weights_from_rows,
-                                           weights_by_query)
+from boostplug.frameworks._builders import builder_weights
+from boostplug.frameworks._query_info import metric_query_weights, query_weights_from_rows, weights_by_query
 
 GP = np.array([0, 2, 5, 6], dtype=np.int64)  # 3 queries, 6 rows
 

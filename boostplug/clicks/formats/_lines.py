@@ -125,6 +125,11 @@ class Rows:
     def __len__(self) -> int:
         return len(self.cols["session"])
 
+    def add(self, **row: Any) -> None:
+        """One row, a value per role."""
+        for role, value in row.items():
+            self.cols[role].append(value)
+
     def batch(self) -> Batch:
         """The rows gathered so far, as a batch (and a fresh start)."""
         values = {role: np.array(col, dtype=self.dtypes[role]) for role, col in self.cols.items()}

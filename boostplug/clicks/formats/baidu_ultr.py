@@ -150,14 +150,8 @@ class BaiduULTR(FileLog):
             return
         if not block:
             return
-        cols = rows.cols
         for pos, url, click, dwell in block:
-            cols["session"].append(session)
-            cols["query"].append(query)
-            cols["doc"].append(url)
-            cols["position"].append(pos)
-            cols["clicked"].append(click)
-            cols["dwell"].append(dwell)
+            rows.add(session=session, query=query, doc=url, position=pos, clicked=click, dwell=dwell)
 
 
 def read_baidu_ultr(paths: Any, *, query: str = "qid", on_bad: str = "raise") -> ClickLog:

@@ -67,18 +67,13 @@ class _Session:
         self.showing: dict[int, int] = {}  # URLID -> the latest impression that showed it
 
     def add_rows(self, rows: Rows) -> None:
-        cols = rows.cols
         for imp in self.impressions:
             if imp.dropped:
                 continue
             for k, url in enumerate(imp.urls, 1):
                 t = imp.first_click.get(url)
-                cols["session"].append(self.sid)
-                cols["query"].append(imp.query)
-                cols["doc"].append(url)
-                cols["position"].append(k)
-                cols["clicked"].append(t is not None)
-                cols["order"].append(float("nan") if t is None else t)
+                rows.add(session=self.sid, query=imp.query, doc=url, position=k, clicked=t is not None,
+                         order=float("nan") if t is None else t)
 
 
 class YandexRelPred(FileLog):

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from distributed import Client
 
-    from .._adapter import BoundObjective
+    from .._bound_objective import BoundObjective
     from ..distributed.stop import StopFlag
 
 __all__ = ["check_doc_col", "refuse_keyed_without_doc", "train_on_workers"]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from distributed import Client
 
-    from .._adapter import BoundObjective
+    from .._bound_objective import BoundObjective
 
 __all__ = ["lightgbm_group", "dense_qid", "train_lightgbm", "train_xgboost"]
 

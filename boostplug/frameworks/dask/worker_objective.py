@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._adapter import FROM_FRAMEWORK
+from .._bound_objective import FROM_FRAMEWORK
 from ..distributed.failure import record_failure
 from ..distributed.stop import end_running_network
 from ..lightgbm.adapters import LightGBMSklearnObjective

@@ -15,10 +15,10 @@ from numpy.typing import ArrayLike, NDArray
 from ..._core.threads import thread_count
 from ...groups import cut_queries, group_ptr_from_sizes, qid_from_group_ptr, sizes_from_group_ptr
 from ...keyed_pairs import row_keys
-from .._adapter import (
-    FROM_FRAMEWORK, BoundObjective, MetricCallable, builder_group_ptr, builder_init_score, builder_weights,
-    check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays,
-)
+from .._bound_objective import FROM_FRAMEWORK, BoundObjective
+from .._builders import builder_group_ptr, builder_init_score, builder_weights
+from .._metric_spec import MetricCallable
+from .._query_info import check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays
 from .._builders import builder_positions
 from .._query_info import LIGHTGBM_INF
 from .frames import lightgbm_frame
@@ -262,7 +262,7 @@ def metric(name: str, *, display_name: str | None = None, weighting: str = "quer
     stopping goes the right way). With row weights it is the mean over queries weighted by each
     query's mean row weight (LightGBM's query weight); ``weighting="framework"`` gives LightGBM's
     own weighted ``ndcg@k`` instead, which counts a query without a relevant document as 1, not
-    its weight (see :class:`boostplug.frameworks._adapter.MetricSpec`). For
+    its weight (see :class:`boostplug.frameworks._metric_spec.MetricSpec`). For
     ``LGBMRanker.fit(eval_metric=...)`` use :func:`sklearn_metric`.
 
     An ``lgb.cv`` fold that cuts a query of the full Dataset is refused (see :func:`query_folds`),

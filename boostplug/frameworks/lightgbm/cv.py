@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from ..._validation import check_rounds
 from ...data.splits import row_folds_by_query
 from ...groups import group_ptr_from_sizes
-from .._adapter import builder_init_score
+from .._builders import builder_init_score
 
 __all__ = ["query_folds", "cv"]
 

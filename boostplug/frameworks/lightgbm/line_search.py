@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from ...objectives import qbrank
 from ..._validation import check_rounds
-from .._adapter import builder_init_score
+from .._builders import builder_init_score
 from .adapters import LR_ALIASES as _LR_ALIASES, lgb_set_arrays
 
 __all__ = ["LineSearchRecord", "LineSearchResult", "train_line_search"]

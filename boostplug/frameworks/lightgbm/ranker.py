@@ -19,7 +19,8 @@ from lightgbm.sklearn import _ObjectiveFunctionWrapper
 from numpy.typing import ArrayLike
 
 from ... import objectives as _objectives
-from .._adapter import FROM_FRAMEWORK, builder_init_score
+from .._bound_objective import FROM_FRAMEWORK
+from .._builders import builder_init_score
 from ..sklearn_ranker import OWN_PARAMS, RankerMixin
 from .adapters import LightGBMSklearnObjective, params_threads, sklearn_metric, sklearn_objective
 from .frames import lightgbm_frame

@@ -30,7 +30,8 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._adapter import BoundObjective, builder_init_score
+from .._bound_objective import BoundObjective
+from .._builders import builder_init_score
 from ..model_record import ObjectiveRecord, record_for
 from .adapters import LightGBMObjective, dataset
 from .model_file import RECORD_ATTR, objective_of

@@ -18,10 +18,10 @@ from numpy.typing import ArrayLike, NDArray
 from ..._core.threads import thread_count
 from ...groups import qid_from_group_ptr
 from ...keyed_pairs import row_keys
-from .._adapter import (
-    FROM_FRAMEWORK, BoundObjective, MetricCallable, MetricSpec, builder_group_ptr, builder_init_score, builder_weights,
-    check_set_weights, group_ptr_or_error, metric_query_weights,
-)
+from .._bound_objective import FROM_FRAMEWORK, BoundObjective
+from .._builders import builder_group_ptr, builder_init_score, builder_weights
+from .._metric_spec import MetricCallable, MetricSpec
+from .._query_info import check_set_weights, group_ptr_or_error, metric_query_weights
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "directed_callbacks",
            "xgboost_maximises", "dmatrix", "params"]
@@ -191,7 +191,7 @@ def metric(name: str, *, display_name: str | None = None, weighting: str = "quer
     The reported name defaults to ``name``. With group weights it is the weighted mean over
     queries; ``weighting="framework"`` gives XGBoost's own weighted ``ndcg@k`` instead, which
     counts a query without a relevant document as 1, not its weight (see
-    :class:`boostplug.frameworks._adapter.MetricSpec`).
+    :class:`boostplug.frameworks._metric_spec.MetricSpec`).
 
     Early stopping: XGBoost's ``early_stopping_rounds`` with ``maximize`` left at ``None``
     picks the direction from the metric's name (it maximises names starting with auc, pre, map

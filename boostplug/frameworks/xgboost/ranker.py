@@ -14,7 +14,7 @@ import xgboost as xgb
 from numpy.typing import ArrayLike, NDArray
 
 from ... import objectives as _objectives
-from .._adapter import builder_init_score
+from .._builders import builder_init_score
 from ..sklearn_ranker import FitPlan, RankerMixin
 from .adapters import XGBoostMetric, directed_callbacks, dmatrix, early_stopping, params_threads
 from .adapters import objective as make_objective

@@ -44,6 +44,9 @@ exponentials (``O(n_q)`` with one distance), where the pair loop calls the loss'
 of its ``O(n_q^2)`` pairs: on queries of 100 documents and 5 grades, some 3,500 pairs against at most
 400 exponentials, far beyond 5% a round. Nor has the pair loop a place for the shift beyond
 :data:`EXP_LIMIT` (one exponent for the whole data set, from a pass over the scores before the sums).
+Nor the listwise base (:class:`~.listwise.ListwiseLoss`): its functions get fixed arguments and a
+query's rows of fixed-width inputs, where each query here reads that round's shift and a table of
+``L_q^2`` distances.
 """
 
 from __future__ import annotations
@@ -60,17 +63,8 @@ from ._contract import Hessian, Loss, Search, module_functions, scores_function
 from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space
 
-__all__ = [
-    "DEFAULTS",
-    "HESSIANS",
-    "EXP_LIMIT",
-    "GRAD_SUM_CAP",
-    "MPBoostObjective",
-    "prepare",
-    "loss",
-    "log_loss",
-    "grad_hess",
-]
+__all__ = ["DEFAULTS", "HESSIANS", "EXP_LIMIT", "GRAD_SUM_CAP", "MPBoostObjective", "prepare", "loss", "log_loss",
+           "grad_hess"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of one document in MPBoost's kernels: as much as 50
 #: pair visits, so they go parallel from 100,000 documents.

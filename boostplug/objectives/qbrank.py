@@ -55,7 +55,8 @@ document, which the pair loop has no place for. Its kernels sum the hinge's acti
 key order, ``O(n_q log n_q)`` per query, where the pair loop visits each of ``O(n_q^2)`` pairs: on
 queries of 20 to 180 documents, several times the work, far beyond 5% a round; and ``"mean"``'s
 gradient is divided by each document's count of entries (the gradient kind ``"scaled"``, which the
-pair base does not declare).
+pair base does not declare). Nor the listwise base (:class:`~.listwise.ListwiseLoss`): a query's
+explicit pairs are a list of its own length, not a query's rows of fixed-width inputs.
 """
 
 from __future__ import annotations

@@ -45,7 +45,10 @@ table of ``n_q^2`` weights per query (``query_prefix`` writes a fixed number of 
 filled by the same walk over the sampled orders the kernel makes now; the pair loop would then add a
 visit of each of the query's ``O(n_q^2)`` pairs to it, where the kernel sums the weighted neighbours as
 it walks each order: a second pass, and on queries of 100 documents some 5,000 pair visits more a
-round, far beyond 5%.
+round, far beyond 5%. Nor the listwise base (:class:`~.listwise.ListwiseLoss`), which hands its
+functions one set of inputs for the whole call: the round's draws (``permutations`` per document) come
+in blocks bounded in memory, and a uniform 0 among them sums the round again on numpy's own logistic
+draws.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Numba kernels behind :mod:`boostplug.objectives.ndcg_boost` (private).
 
-Every kernel works on the per-document coefficients ``c_i = W_k G_i / Z_k``
-(query weight times gain over the query's ideal DCG, built once by the
-prepared objective) and on the raw scores with ``F = sigma * score`` (Eq. 8).
+Every kernel works on the per-document coefficients ``c_i = G_i / Z_k`` (gain over the
+query's ideal DCG, built once by the prepared objective; the listwise base multiplies a query's
+sums by its weight ``W_k``, the booster's :func:`pair_grad_loss` takes ``W_k G_i / Z_k``) and on
+the raw scores with ``F = sigma * score`` (Eq. 8).
 Each unordered pair ``i < j`` of a query is visited once, with
 ``x = F_i - F_j = sigma (s_i - s_j)`` (computed from the score difference, so it
 is never NaN: an overflowing difference becomes ``+-inf`` and behaves as the
@@ -28,16 +29,13 @@ Inputs are validated contiguous float64/int64 arrays (the public API checks them
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numba as nb
 import numpy as np
 
-__all__ = ["CoefOrder", "exp_nonpos", "logistic_pair", "pair_loss", "pair_grad_hess", "pair_grad_loss",
+__all__ = ["exp_nonpos", "logistic_pair", "list_loss", "list_grad_hess", "pair_grad_loss",
            "cross_gamma_sums"]
 
-#: Hessian modes understood by :func:`pair_grad_hess`.
-MODE_NONE = 0   # gradient only (hess left at zero)
+#: Hessian modes understood by :func:`list_grad_hess`.
 MODE_BOUND = 1  # sum_j |c_i - c_j| gamma_ij
 MODE_EXACT = 2  # -sum_j (c_i - c_j) gamma_ij (1 - 2 sigmoid(F_i - F_j))
 
@@ -46,19 +44,6 @@ _LN2_HI = 6.93147180369123816490e-01  # ln 2 split in two (fdlibm's Cody-Waite c
 _LN2_LO = 1.90821492927058770002e-10
 _INV_LN2 = 1.44269504088896338700e00
 _EXP_MIN = -708.0  # below: 0 (2^k must stay a normal number)
-
-
-class CoefOrder(NamedTuple):
-    """Every query's documents in coefficient order (``NDCGBoost._coefficient_runs``), which the pair
-    kernels take as one argument: ``coef`` in that order, ``group_ptr``, ``perm`` (the order as row
-    indices), ``run_end`` (per position, where its run of equal coefficients ends) and ``same`` (per
-    query, the loss of its pairs of equal coefficients)."""
-
-    coef: np.ndarray
-    group_ptr: np.ndarray
-    perm: np.ndarray
-    run_end: np.ndarray
-    same: np.ndarray
 
 
 @nb.njit(inline="always")
@@ -109,128 +94,127 @@ def exp_nonpos_array(y: np.ndarray, out: np.ndarray) -> None:
 
 
 @nb.njit(inline="always")
-def _query(scores: np.ndarray, perm: np.ndarray, coef: np.ndarray, group_ptr: np.ndarray, q: int
-           ) -> tuple[int, int, np.ndarray, np.ndarray]:
-    """Query ``q``'s rows ``a:b``, its documents' scores in coefficient order (``scores[perm[a:b]]``)
-    and their coefficients."""
-    a, b = group_ptr[q], group_ptr[q + 1]
-    sp = np.empty(b - a)
-    for k in range(b - a):
-        sp[k] = scores[perm[a + k]]
-    return a, b, sp, coef[a:b]
+def _in_order(s: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One query's scores and coefficients in coefficient order, and where each one's run of equal
+    coefficients ends, from its rows of the inputs (:func:`list_loss`)."""
+    n = s.shape[0]
+    sp = np.empty(n)
+    cq = np.empty(n)
+    run_end = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        cq[k] = doc[k, 0]
+        sp[k] = s[np.int64(doc[k, 1])]
+        run_end[k] = np.int64(doc[k, 2])
+    return sp, cq, run_end
 
 
 @nb.njit(inline="always")
-def _partners(sp: np.ndarray, cq: np.ndarray, run_end: np.ndarray, a: int, i: int
+def _partners(sp: np.ndarray, cq: np.ndarray, run_end: np.ndarray, i: int
               ) -> tuple[float, float, np.ndarray, np.ndarray, int]:
-    """Document ``i`` of the query starting at row ``a`` (local index, coefficient order): its score
-    and coefficient, and the scores and coefficients of its partners of another coefficient after
-    it (views indexed from 0, from local index ``j0``)."""
-    j0 = run_end[a + i] - a
+    """Position ``i`` of a query in coefficient order (:func:`_in_order`): its score and coefficient,
+    and the scores and coefficients of its partners of another coefficient after it (views indexed
+    from 0, from position ``j0``)."""
+    j0 = run_end[i]
     return sp[i], cq[i], sp[j0:], cq[j0:], j0
 
 
-@nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
-def pair_loss(scores: np.ndarray, sigma: float, order: CoefOrder, queries: np.ndarray, out: np.ndarray) -> None:
-    """``out[q] = sum_i c_i A_i`` (Eq. 10-11) for every query ``q`` in ``queries``.
+@nb.njit(fastmath=_FAST, error_model="numpy")
+def list_loss(s: np.ndarray, doc: np.ndarray, query: np.ndarray, sigma: float, mode: int, neg_sigma: float,
+              hess_scale: float) -> float:
+    """One query's ``sum_i c_i A_i`` (Eq. 10-11; the listwise base's ``list_loss``). Its rows of ``doc``
+    are its positions in coefficient order: (the coefficient, the position's row in the query, where
+    its run of equal coefficients ends); ``query[0]`` is the loss of its pairs of equal coefficients.
 
     A pair of different coefficients ``i < j`` (in coefficient order) contributes
     ``c_i sigmoid(F_j - F_i) + c_j sigmoid(F_i - F_j)`` (document i's share of A_i and j's share
-    of A_j); the pairs of equal coefficients add ``c`` each whatever the scores, ``same[q]``.
+    of A_j); the pairs of equal coefficients add ``c`` each whatever the scores.
     """
-    coef, group_ptr, perm, run_end, same = order
-    for m in nb.prange(queries.shape[0]):
-        q = queries[m]
-        a, b, sp, cq = _query(scores, perm, coef, group_ptr, q)
-        acc = 0.0
-        for i in range(b - a - 1):
-            si, ci, sr, cr, j0 = _partners(sp, cq, run_end, a, i)
-            for j in range(sr.shape[0]):
-                x = sigma * (si - sr[j])
-                _, lo, hi = logistic_pair(x)
-                cj = cr[j]
-                # x >= 0: sigmoid(F_j - F_i) = lo, sigmoid(F_i - F_j) = hi
-                acc += (ci * lo + cj * hi) if x >= 0.0 else (ci * hi + cj * lo)
-        out[q] = acc + same[q]
+    n = s.shape[0]
+    if doc[0, 2] >= n:  # one coefficient: nothing follows the scores
+        return query[0]
+    sp, cq, run_end = _in_order(s, doc)
+    acc = 0.0
+    for i in range(n - 1):
+        si, ci, sr, cr, j0 = _partners(sp, cq, run_end, i)
+        for j in range(sr.shape[0]):
+            x = sigma * (si - sr[j])
+            _, lo, hi = logistic_pair(x)
+            cj = cr[j]
+            # x >= 0: sigmoid(F_j - F_i) = lo, sigmoid(F_i - F_j) = hi
+            acc += (ci * lo + cj * hi) if x >= 0.0 else (ci * hi + cj * lo)
+    return acc + query[0]
 
 
-@nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
-def pair_grad_hess(scores: np.ndarray, sigma: float, order: CoefOrder, queries: np.ndarray, mode: int, w: np.ndarray,
-                   hess: np.ndarray) -> None:
-    """Fill, for the documents of the queries in ``queries`` (others untouched):
+@nb.njit(fastmath=_FAST, error_model="numpy")
+def list_grad_hess(s: np.ndarray, doc: np.ndarray, query: np.ndarray, grad: np.ndarray, hess: np.ndarray,
+                   sigma: float, mode: int, neg_sigma: float, hess_scale: float) -> None:
+    """One query's gradient and Hessian (the listwise base's ``list_grad_hess``; ``query`` as in
+    :func:`list_loss`; ``grad`` and ``hess`` arrive zeroed): ``-sigma w_i`` with
+    ``w[i] = sum_j (c_i - c_j) gamma_ij`` (Eq. 16, = -dM/dF_i), and ``hess_scale`` times, by ``mode``,
+    ``MODE_BOUND`` ``sum_j |c_i - c_j| gamma_ij`` or ``MODE_EXACT``
+    ``d2M/dF_i^2 = -sum_j (c_i - c_j) gamma_ij (1 - 2 sigmoid(F_i - F_j))``.
 
-    * ``w[i] = sum_j (c_i - c_j) gamma_ij`` (Eq. 16, = -dM/dF_i);
-    * ``hess[i]`` by ``mode``: ``MODE_BOUND`` ``sum_j |c_i - c_j| gamma_ij``,
-      ``MODE_EXACT`` ``d2M/dF_i^2 = -sum_j (c_i - c_j) gamma_ij (1 - 2 sigmoid(F_i - F_j))``,
-      ``MODE_NONE`` zeros.
-
-    Both are in F units (the caller applies ``sigma`` and ``sigma^2``). Every term carries
-    ``c_i - c_j``, so only the pairs of different coefficients are visited: ``coef`` is in the
-    order ``perm`` gives the documents (by coefficient within each query), and ``run_end[k]`` is
-    where the coefficient after position ``k`` first changes. The pair term of the exact Hessian
-    is the same for i and j: swapping i and j flips the signs of both ``c_i - c_j`` and
+    Every term carries ``c_i - c_j``, so only the pairs of different coefficients are visited: a
+    position's partners start where its run of equal coefficients ends. The pair term of the
+    exact Hessian is the same for i and j: swapping i and j flips the signs of both ``c_i - c_j`` and
     ``1 - 2 sigmoid(x)``. The mode is tested outside the pair loop so that each loop stays
     branch-free.
     """
-    coef, group_ptr, perm, run_end, _ = order
-    for m in nb.prange(queries.shape[0]):
-        q = queries[m]
-        a, b, sp, cq = _query(scores, perm, coef, group_ptr, q)
-        wp = np.zeros(b - a)
-        hp = np.zeros(b - a)
-        for i in range(b - a - 1):
-            si, ci, sr, cr, j0 = _partners(sp, cq, run_end, a, i)
-            wr = wp[j0:]
-            hr = hp[j0:]
-            wi = 0.0
-            hi = 0.0
-            if mode == MODE_BOUND:
-                for j in range(sr.shape[0]):
-                    _, lo, u = logistic_pair(sigma * (si - sr[j]))
-                    gd = (ci - cr[j]) * (lo * u)  # (c_i - c_j) gamma_ij, Eq. 14/16
-                    wi += gd
-                    wr[j] -= gd
-                    hi += abs(gd)
-                    hr[j] += abs(gd)
-            elif mode == MODE_EXACT:
-                for j in range(sr.shape[0]):
-                    x = sigma * (si - sr[j])
-                    t, lo, u = logistic_pair(x)
-                    gd = (ci - cr[j]) * (lo * u)
-                    wi += gd
-                    wr[j] -= gd
-                    # -(c_i - c_j) gamma_ij (1 - 2 sigmoid(x)) = (c_i - c_j) gamma_ij sign(x) tanh(|x| / 2)
-                    he = gd * (1.0 - t) * u
-                    he = he if x >= 0.0 else -he
-                    hi += he
-                    hr[j] += he
-            else:
-                for j in range(sr.shape[0]):
-                    _, lo, u = logistic_pair(sigma * (si - sr[j]))
-                    gd = (ci - cr[j]) * (lo * u)
-                    wi += gd
-                    wr[j] -= gd
-            wp[i] += wi
-            hp[i] += hi
-        for k in range(b - a):
-            w[perm[a + k]] = wp[k]
-            hess[perm[a + k]] = hp[k]
+    n = s.shape[0]
+    if doc[0, 2] >= n:  # one coefficient: every term is 0
+        return
+    sp, cq, run_end = _in_order(s, doc)
+    wp = np.zeros(n)
+    hp = np.zeros(n)
+    for i in range(n - 1):
+        si, ci, sr, cr, j0 = _partners(sp, cq, run_end, i)
+        wr = wp[j0:]
+        hr = hp[j0:]
+        wi = 0.0
+        hi = 0.0
+        if mode == MODE_BOUND:
+            for j in range(sr.shape[0]):
+                _, lo, u = logistic_pair(sigma * (si - sr[j]))
+                gd = (ci - cr[j]) * (lo * u)  # (c_i - c_j) gamma_ij, Eq. 14/16
+                wi += gd
+                wr[j] -= gd
+                hi += abs(gd)
+                hr[j] += abs(gd)
+        else:
+            for j in range(sr.shape[0]):
+                x = sigma * (si - sr[j])
+                t, lo, u = logistic_pair(x)
+                gd = (ci - cr[j]) * (lo * u)
+                wi += gd
+                wr[j] -= gd
+                # -(c_i - c_j) gamma_ij (1 - 2 sigmoid(x)) = (c_i - c_j) gamma_ij sign(x) tanh(|x| / 2)
+                he = gd * (1.0 - t) * u
+                he = he if x >= 0.0 else -he
+                hi += he
+                hr[j] += he
+        wp[i] += wi
+        hp[i] += hi
+    for k in range(n):  # dM/dscore = sigma dM/dF = -sigma w (Eq. 16)
+        r = np.int64(doc[k, 1])
+        grad[r] = wp[k] * neg_sigma
+        hess[r] = hp[k] * hess_scale
 
 
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
-def pair_grad_loss(scores: np.ndarray, sigma: float, order: CoefOrder, queries: np.ndarray, w: np.ndarray,
-                   out: np.ndarray) -> None:
-    """:func:`pair_grad_hess`'s ``w`` (``MODE_NONE``) and :func:`pair_loss`'s ``out`` in one pass over
-    the pairs of different coefficients of the queries in ``queries`` (their documents' ``w`` is
-    overwritten; a query whose coefficients are all equal gets ``w = 0`` exactly)."""
-    coef, group_ptr, perm, run_end, same = order
+def pair_grad_loss(scores: np.ndarray, sigma: float, doc: np.ndarray, same: np.ndarray, group_ptr: np.ndarray,
+                   queries: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
+    """:func:`list_grad_hess`'s ``w`` (before ``-sigma``) and each query's :func:`list_loss` in one pass over
+    the pairs of different coefficients of the queries in ``queries`` (``doc`` and ``same``: their
+    inputs; their documents' ``w`` is overwritten; a query whose coefficients are all equal gets
+    ``w = 0`` exactly)."""
     for m in nb.prange(queries.shape[0]):
         q = queries[m]
-        a, b, sp, cq = _query(scores, perm, coef, group_ptr, q)
+        a, b = group_ptr[q], group_ptr[q + 1]
+        sp, cq, run_end = _in_order(scores[a:b], doc[a:b])
         wp = np.zeros(b - a)
         acc = 0.0
         for i in range(b - a - 1):
-            si, ci, sr, cr, j0 = _partners(sp, cq, run_end, a, i)
+            si, ci, sr, cr, j0 = _partners(sp, cq, run_end, i)
             wr = wp[j0:]
             wi = 0.0
             for j in range(sr.shape[0]):
@@ -243,8 +227,8 @@ def pair_grad_loss(scores: np.ndarray, sigma: float, order: CoefOrder, queries: 
                 acc += (ci * lo + cj * u) if x >= 0.0 else (ci * u + cj * lo)
             wp[i] += wi
         for k in range(b - a):
-            w[perm[a + k]] = wp[k]
-        out[q] = acc + same[q]
+            w[a + np.int64(doc[a + k, 1])] = wp[k]
+        out[q] = acc + same[q, 0]
 
 
 @nb.njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")

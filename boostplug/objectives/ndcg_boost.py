@@ -49,20 +49,12 @@ from numpy.typing import ArrayLike, NDArray
 from .._core import dcg, dispatch
 from .._core.dcg import check_label_gain, gains_of
 from . import _ndcg_boost_kernels as K
-from ._contract import Hessian, Loss, Param, Search, module_functions
+from ._contract import Hessian, Param, Search, module_functions
+from .listwise import ListwiseLoss
 from ._non_finite import loss_error
 
-__all__ = [
-    "DEFAULTS",
-    "HESSIANS",
-    "SIGMA_MIN",
-    "SIGMA_MAX",
-    "NDCGBoostObjective",
-    "prepare",
-    "loss",
-    "grad_hess",
-    "gains",
-]
+__all__ = ["DEFAULTS", "HESSIANS", "SIGMA_MIN", "SIGMA_MAX", "NDCGBoostObjective", "prepare", "loss", "grad_hess",
+           "gains"]
 
 _NAME = "ndcg_boost"
 #: Hessian mode -> (kernel mode, factor on the kernel's sum): "bound" doubles sum |c_i - c_j| gamma_ij
@@ -90,7 +82,7 @@ def gains(labels: NDArray[np.float64], label_gain: NDArray[np.float64] | None) -
         raise ValueError(f"{_NAME}: {e}") from None
 
 
-class NDCGBoostObjective(Loss):
+class NDCGBoostObjective(ListwiseLoss):
     """NDCG_Boost's relaxed objective M (Eq. 11) bound to one data set.
 
     Gradient (Eq. 14-16; ``dM/dscore_i = -sigma w_i``)::
@@ -112,10 +104,10 @@ class NDCGBoostObjective(Loss):
       curvature), which can give very large leaf values; offered for comparison.
 
     Construction computes the gains, the ideal DCG ``Z_k`` of every query, the
-    coefficients ``W_k G_i / Z_k`` and the queries that need pair work.
+    coefficients ``G_i / Z_k`` in order; the listwise base (:class:`~.listwise.ListwiseLoss`) sums
+    each query (:func:`~._ndcg_boost_kernels.list_grad_hess`) and weighs it by ``W_k``.
     """
 
-    fresh_output = True  # _grad_hess returns arrays made in the call
     name = _NAME
     summary = "NDCG_Boost: expected-NDCG bound (Valizadegan et al. 2009)"
     params = {
@@ -135,6 +127,9 @@ class NDCGBoostObjective(Loss):
     sigma: float
     label_gain: NDArray[np.float64] | None
 
+    list_loss = K.list_loss
+    list_grad_hess = K.list_grad_hess
+
     # -- label-only precomputation -------------------------------------------------
     def setup(self) -> None:
         g = gains(self.labels, self.label_gain)
@@ -147,37 +142,29 @@ class NDCGBoostObjective(Loss):
                 f"{float(g[self.group_ptr[q]:self.group_ptr[q + 1]].max())}); use smaller label_gain values"
             )
         sizes = np.diff(self.group_ptr)
-        scale = np.divide(self.query_weights, z, out=np.zeros_like(z), where=z > 0.0)
         self.gains: NDArray[np.float64] = g
         self._z = z
-        self._coef = np.ascontiguousarray(g * np.repeat(scale, sizes))  # W_k G_i / Z_k
-        # loss: every query with a non-zero coefficient; gradient: those whose coefficients differ
-        # (all-equal gains give w = 0 exactly: each pair term has c_i - c_j = 0)
-        seg_max = np.zeros(self.n_queries)
-        seg_min = np.zeros(self.n_queries)
-        nonempty = sizes > 0
-        if self.n_docs:
-            starts = self.group_ptr[:-1][nonempty]
-            seg_max[nonempty] = np.maximum.reduceat(self._coef, starts)
-            seg_min[nonempty] = np.minimum.reduceat(self._coef, starts)
-        self._loss_queries = np.flatnonzero((seg_max > 0.0) & (sizes > 1)).astype(np.int64)
-        self._grad_queries = np.flatnonzero(seg_max > seg_min).astype(np.int64)
-        cross = self._coefficient_runs(sizes)
-        # pairs each per-round kernel visits: its dispatch work (a vectorised pair visit is the unit)
-        self._loss_pairs = int(cross[self._loss_queries].sum())
-        self._grad_pairs = int(cross[self._grad_queries].sum())
-        self._mode, factor = _MODES[self.hessian]
-        self._hess_scale = factor * self.sigma * self.sigma  # d2/dscore2 = sigma^2 d2/dF2
+        self._live = np.flatnonzero((self.query_weights != 0.0) & (sizes > 1)).astype(np.int64)
+        cross = self._coefficient_runs(g, z, sizes)
+        self._pairs = int(cross[self._live].sum())  # pairs the gradient visits: its dispatch work
+        mode, factor = _MODES[self.hessian]
+        # d2/dscore2 = sigma^2 d2/dF2
+        self._list_args = (self.sigma, mode, -self.sigma, factor * self.sigma * self.sigma)
+        super().setup()
 
-    def _coefficient_runs(self, sizes: NDArray[np.int64]) -> NDArray[np.int64]:
-        """Order each query's documents by coefficient for the pair kernels, which visit only the
-        pairs of different coefficients (the others add nothing to the gradient and a constant to
-        the loss: most pairs, where most documents share the lowest grade). Sets ``_order``
-        (:class:`~._ndcg_boost_kernels.CoefOrder`; a pair of equal coefficients ``c`` adds ``c`` to the
-        loss); returns the number of pairs of different coefficients per query."""
+    def _coefficient_runs(self, g: NDArray[np.float64], z: NDArray[np.float64],
+                          sizes: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Order each query's documents by coefficient ``G_i / Z_k`` for the pair loops, which visit
+        only the pairs of different coefficients (the others add nothing to the gradient and ``c`` each
+        to the loss: most pairs, where most documents share the lowest grade). Sets ``_inputs`` (per
+        position: its coefficient, its row in its query and where its run ends; per query: its pairs of
+        equal coefficients' loss) and ``_weighted`` (the same of ``W_k G_i / Z_k``: the booster's pass);
+        returns the number of pairs of different coefficients per query."""
         qid = np.repeat(np.arange(self.n_queries, dtype=np.int64), sizes)
-        perm = np.lexsort((self._coef, qid)).astype(np.int64)
-        c = self._coef[perm]
+        coef, weighted = (g * np.repeat(np.divide(w, z, out=np.zeros_like(z), where=z > 0.0), sizes)
+                          for w in (1.0, self.query_weights))
+        perm = np.lexsort((coef, qid)).astype(np.int64)
+        c = coef[perm]
         n = c.shape[0]
         new_run = np.ones(n, dtype=bool)
         new_run[1:] = (c[1:] != c[:-1]) | (qid[1:] != qid[:-1])
@@ -185,10 +172,27 @@ class NDCGBoostObjective(Loss):
         ends = np.append(starts[1:], n).astype(np.int64)
         run_of = np.cumsum(new_run) - 1
         m = (ends - starts).astype(np.float64)
-        same = np.bincount(qid[starts], weights=c[starts] * (m * (m - 1.0) / 2.0), minlength=self.n_queries)
-        self._order = K.CoefOrder(np.ascontiguousarray(c), self.group_ptr, perm, ends[run_of], same)
+        first = self.group_ptr[qid]  # each position's query's first row
+        self._inputs, self._weighted = ((np.column_stack([cs, perm - first, ends[run_of] - first]).astype(np.float64),
+                                         np.bincount(qid[starts], weights=cs[starts] * (m * (m - 1.0) / 2.0),
+                                                     minlength=self.n_queries)[:, None])
+                                        for cs in (c, weighted[perm]))
         equal_pairs = np.bincount(qid[starts], weights=m * (m - 1.0) / 2.0, minlength=self.n_queries)
         return (sizes * (sizes - 1) // 2 - equal_pairs.astype(np.int64)).astype(np.int64)
+
+    # -- the listwise base's hooks ---------------------------------------------------
+    def list_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Per position in coefficient order (rows of the query's own): the coefficient, the row,
+        where its run of equal coefficients ends; per query: its pairs of equal coefficients' loss."""
+        return self._inputs
+
+    def list_args(self) -> tuple[Any, ...]:
+        """``sigma``, the Hessian mode, ``-sigma`` and the Hessian's factor."""
+        return self._list_args
+
+    def list_work(self) -> int:
+        """The pairs of different coefficients of the queries that count."""
+        return self._pairs
 
     # -- public extras ---------------------------------------------------------------
     def ideal_dcg(self) -> NDArray[np.float64]:
@@ -201,8 +205,7 @@ class NDCGBoostObjective(Loss):
         Includes ``1/Z_k`` and the query weight ``W_k`` (1 by default), no ``1/n``;
         zero for the documents of queries that contribute nothing.
         """
-        w, _ = self._pair_sums(self._check(scores), K.MODE_NONE)
-        return w
+        return self.descent_weights_and_loss(scores)[0]
 
     def descent_weights_and_loss(self, scores: ArrayLike) -> tuple[NDArray[np.float64], float]:
         """``(descent_weights(scores), loss(scores))`` from one pass over the pairs (a booster needs
@@ -210,32 +213,12 @@ class NDCGBoostObjective(Loss):
         s = self._check(scores)
         w = np.zeros(self.n_docs)
         out = np.zeros(self.n_queries)
-        run = dispatch.kernel_for(K.pair_grad_loss, self._loss_pairs)
-        run(s, self.sigma, self._order, self._loss_queries, w, out)
+        run = dispatch.kernel_for(K.pair_grad_loss, self._pairs)
+        run(s, self.sigma, *self._weighted, self.group_ptr, self._live, w, out)
         value = float(out.sum())
         if not math.isfinite(value):
             raise self._explain(loss_error(self, s, value), s)
         return w, value
-
-    # -- per-round work ------------------------------------------------------------
-    def _pair_sums(self, scores: NDArray[np.float64], mode: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        w = np.zeros(self.n_docs)
-        h = np.zeros(self.n_docs)
-        run = dispatch.kernel_for(K.pair_grad_hess, self._grad_pairs)
-        run(scores, self.sigma, self._order, self._grad_queries, mode, w, h)
-        return w, h
-
-    def _loss(self, scores: NDArray[np.float64]) -> float:
-        out = np.zeros(self.n_queries)
-        run = dispatch.kernel_for(K.pair_loss, self._loss_pairs)
-        run(scores, self.sigma, self._order, self._loss_queries, out)
-        return float(out.sum())
-
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        w, h = self._pair_sums(scores, self._mode)
-        grad = w * -self.sigma          # dM/dscore = sigma dM/dF = -sigma w (Eq. 16)
-        hess = h * self._hess_scale
-        return grad, hess
 
 
 prepare, loss, grad_hess = module_functions(NDCGBoostObjective)

@@ -46,6 +46,17 @@ Parameters (``DEFAULTS``; anything out of range is a ``ValueError``/``TypeError`
     labeled_rows: ``None`` or the rows of the squared-error term as row indices (replaces
         ``labeled``): QBRank's P ∪ L, where click-pair rows carry no judged label.
     hessian: ``"bound"`` or ``"mean"``.
+
+Why not on the pair base (:class:`~.pairwise.PairwiseLoss`): its pairs are not only a query's pairs
+of different labels (explicit rows, each with its own weight and margin, keyed pairs mapped onto a
+training set's rows), its margin ``tau = "grade"`` puts the labels inside the hinge (a pair base's
+``pair_loss(d, ...)`` sees the score gap alone), and its squared error on labeled rows is a term per
+document, which the pair loop has no place for. Its kernels sum the hinge's active pairs by a sweep in
+key order, ``O(n_q log n_q)`` per query, where the pair loop visits each of ``O(n_q^2)`` pairs: on
+queries of 20 to 180 documents, several times the work, far beyond 5% a round; and ``"mean"``'s
+gradient is divided by each document's count of entries (the gradient kind ``"scaled"``, which the
+pair base does not declare). Nor the listwise base (:class:`~.listwise.ListwiseLoss`): a query's
+explicit pairs are a list of its own length, not a query's rows of fixed-width inputs.
 """
 
 from __future__ import annotations

@@ -37,6 +37,18 @@ uniforms ``U`` (``Generator.random``), which gives the same numbers as long as n
 ``logistic`` draws again, and the round is summed again on ``logistic``'s own numbers) and numba
 calls the C library's ``log``, as ``logistic`` does (not with Intel's SVML: then ``logistic`` is used
 every round).
+
+Why not on the pair base (:class:`~.pairwise.PairwiseLoss`): its weight of a pair is an average over
+``permutations`` random orders drawn each round, not a function of the one current order a pair
+weight sees, and only the neighbours of each perturbed order get one. On the pair base that would be a
+table of ``n_q^2`` weights per query (``query_prefix`` writes a fixed number of columns per position),
+filled by the same walk over the sampled orders the kernel makes now; the pair loop would then add a
+visit of each of the query's ``O(n_q^2)`` pairs to it, where the kernel sums the weighted neighbours as
+it walks each order: a second pass, and on queries of 100 documents some 5,000 pair visits more a
+round, far beyond 5%. Nor the listwise base (:class:`~.listwise.ListwiseLoss`), which hands its
+functions one set of inputs for the whole call: the round's draws (``permutations`` per document) come
+in blocks bounded in memory, and a uniform 0 among them sums the round again on numpy's own logistic
+draws.
 """
 
 from __future__ import annotations

@@ -205,6 +205,24 @@ def test_kernel_matches_slow_pair_loop(seed, params) -> None:
         np.testing.assert_allclose(pb.ideal_dcg(), ref_z, rtol=1e-13)
 
 
+@pytest.mark.parametrize("hessian", MODES)
+def test_on_the_listwise_base_a_query_weight_multiplies_its_query_exactly(hessian) -> None:
+    """NDCG_Boost stands on the listwise base, which sums each query with the coefficients G_i / Z_k
+    and multiplies the query's sums by its weight: a weighted query's values are its unweighted ones
+    times W_k, to the bit (with W_k inside the coefficients they were not)."""
+    from boostplug.objectives.listwise import ListwiseLoss
+
+    rng = np.random.default_rng(3)
+    s, y, gp = random_ranking(rng, n_queries=9, max_docs=12)
+    wts = rng.uniform(0.1, 3.0, size=len(gp) - 1)
+    assert issubclass(nb.NDCGBoostObjective, ListwiseLoss)
+    plain = nb.NDCGBoostObjective(y, gp, hessian=hessian, hessian_floor=False)
+    weighted = nb.NDCGBoostObjective(y, gp, weights=wts, hessian=hessian, hessian_floor=False)
+    w_doc = np.repeat(wts, np.diff(gp))
+    for got, one in zip(weighted.grad_hess(s), plain.grad_hess(s)):
+        np.testing.assert_array_equal(got, one * w_doc)
+
+
 def test_registry_and_pure_functions_agree() -> None:
     s, y, gp = smooth_data(7)
     obj = objectives.get("ndcg_boost")

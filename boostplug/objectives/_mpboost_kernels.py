@@ -98,8 +98,16 @@ CENTRED_EXP_MAX = 250.0
 
 
 @nb.njit(cache=True, inline="always")
-def _centred_factors(scores: np.ndarray, s: int, e: int, level: np.ndarray, nl: int, dist: np.ndarray, dp: int,
-                     c: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _centred_factors(
+    scores: np.ndarray,
+    s: int,
+    e: int,
+    level: np.ndarray,
+    nl: int,
+    dist: np.ndarray,
+    dp: int,
+    c: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per document i at level a, ``X[(i - s) * nl + p]``: ``exp(-d_ap (F_i - c))`` toward a lower
     level p, ``exp(d_pa (F_i - c))`` toward a higher one; and the level sums ``S[a * nl + b] =
     sum_{j in b} exp(d_ab (F_j - c))``, ``T[a * nl + b] = sum_{i in a} exp(-d_ab (F_i - c))``
@@ -137,8 +145,19 @@ def _centred_factors(scores: np.ndarray, s: int, e: int, level: np.ndarray, nl: 
 
 
 @nb.njit(cache=True, inline="always")
-def _constant_distance_grad_hess(scores: np.ndarray, s: int, e: int, level: np.ndarray, nl: int, d: float, c: float,
-                                 w: float, gentle: bool, grad: np.ndarray, hess: np.ndarray) -> None:
+def _constant_distance_grad_hess(
+    scores: np.ndarray,
+    s: int,
+    e: int,
+    level: np.ndarray,
+    nl: int,
+    d: float,
+    c: float,
+    w: float,
+    gentle: bool,
+    grad: np.ndarray,
+    hess: np.ndarray,
+) -> None:
     """``w *`` (dJ/dF_i, hess_i) of one query whose critical pairs all have the distance ``d``
     (BINARY; any DDF on two levels): the partner sums are prefix sums over the levels of
     ``exp(+-d (F - c))``, one exponential and O(1) work per document."""
@@ -165,9 +184,20 @@ def _constant_distance_grad_hess(scores: np.ndarray, s: int, e: int, level: np.n
 
 
 @nb.njit(cache=True, inline="always")
-def _extreme_factors(scores: np.ndarray, s: int, e: int, level: np.ndarray, lp: int, nl: int, dist: np.ndarray,
-                     dp: int, hi: np.ndarray, lo: np.ndarray, shift: float, need_t: bool
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _extreme_factors(
+    scores: np.ndarray,
+    s: int,
+    e: int,
+    level: np.ndarray,
+    lp: int,
+    nl: int,
+    dist: np.ndarray,
+    dp: int,
+    hi: np.ndarray,
+    lo: np.ndarray,
+    shift: float,
+    need_t: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The level-extreme factorisation (module docstring) of one query in :func:`_centred_factors`'s
     layout: per document i at level a, ``X[(i - s) * nl + p]`` ``exp(d_ap (hi_p - F_i) - shift)``
     toward a lower level p and ``exp(d_pa (F_i - lo_p) - shift)`` toward a higher one; the sums
@@ -198,9 +228,21 @@ def _extreme_factors(scores: np.ndarray, s: int, e: int, level: np.ndarray, lp: 
 
 
 @nb.njit(cache=True)
-def _grad_hess_from_factors(X: np.ndarray, S: np.ndarray, T: np.ndarray, s: int, e: int, level: np.ndarray, nl: int,
-                            dist: np.ndarray, dp: int, w: float, gentle: bool, grad: np.ndarray, hess: np.ndarray
-                           ) -> None:
+def _grad_hess_from_factors(
+    X: np.ndarray,
+    S: np.ndarray,
+    T: np.ndarray,
+    s: int,
+    e: int,
+    level: np.ndarray,
+    nl: int,
+    dist: np.ndarray,
+    dp: int,
+    w: float,
+    gentle: bool,
+    grad: np.ndarray,
+    hess: np.ndarray,
+) -> None:
     """``w *`` (dJ/dF_i, hess_i) of one query from a document's factor toward each partner level
     (``X``) times that level's sum (``S`` below it, ``T`` above it)."""
     for i in range(s, e):
@@ -242,8 +284,16 @@ def distance_range(dist: np.ndarray, d_ptr: np.ndarray, lvl_ptr: np.ndarray) -> 
 
 
 @nb.njit(cache=True, parallel=True)
-def pair_grad_hess(scores: np.ndarray, levels: Levels, hi: np.ndarray, lo: np.ndarray, shift: float, gentle: bool,
-                   grad: np.ndarray, hess: np.ndarray) -> None:
+def pair_grad_hess(
+    scores: np.ndarray,
+    levels: Levels,
+    hi: np.ndarray,
+    lo: np.ndarray,
+    shift: float,
+    gentle: bool,
+    grad: np.ndarray,
+    hess: np.ndarray,
+) -> None:
     """``exp(-shift) * W_q *`` (dJ/dF_i, hess_i) for every document (0 in degenerate queries).
 
     hess_i is ``sum_j d_ij^2 w_ij`` (``gentle=False``) or ``sum_j w_ij``

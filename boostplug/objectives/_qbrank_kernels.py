@@ -124,9 +124,20 @@ def _open_query(q: int, group_ptr: np.ndarray, n_levels: np.ndarray, span: np.nd
 
 
 @nb.njit(cache=True, parallel=True)
-def sweep_high(h: np.ndarray, labels: np.ndarray, grade: bool, tau: float, d: np.ndarray, level: np.ndarray,
-               n_levels: np.ndarray, group_ptr: np.ndarray, cnt: np.ndarray, msum: np.ndarray, qsums: np.ndarray,
-               span: np.ndarray) -> None:
+def sweep_high(
+    h: np.ndarray,
+    labels: np.ndarray,
+    grade: bool,
+    tau: float,
+    d: np.ndarray,
+    level: np.ndarray,
+    n_levels: np.ndarray,
+    group_ptr: np.ndarray,
+    cnt: np.ndarray,
+    msum: np.ndarray,
+    qsums: np.ndarray,
+    span: np.ndarray,
+) -> None:
     """Sums over the active pairs of each document ``x`` as the *preferred* one, at the scores ``h``.
 
     Writes ``cnt[x]`` = number of active pairs ``(x, y)``, ``msum[x]`` = sum of
@@ -197,9 +208,21 @@ def _sort_from(keys: np.ndarray, idx: np.ndarray) -> bool:
 
 
 @nb.njit(cache=True, parallel=True)
-def pair_grad(h: np.ndarray, labels: np.ndarray, grade: bool, tau: float, level: np.ndarray, n_levels: np.ndarray,
-              group_ptr: np.ndarray, hint: np.ndarray, order: np.ndarray, gsum: np.ndarray, cnt: np.ndarray,
-              qloss: np.ndarray, span: np.ndarray) -> None:
+def pair_grad(
+    h: np.ndarray,
+    labels: np.ndarray,
+    grade: bool,
+    tau: float,
+    level: np.ndarray,
+    n_levels: np.ndarray,
+    group_ptr: np.ndarray,
+    hint: np.ndarray,
+    order: np.ndarray,
+    gsum: np.ndarray,
+    cnt: np.ndarray,
+    qloss: np.ndarray,
+    span: np.ndarray,
+) -> None:
     """Unweighted pair parts of the gradient, the active-pair counts and the loss at the scores ``h``.
 
     Per document ``i``: ``gsum[i]`` = (sum of margins of active pairs where ``i``
@@ -261,8 +284,16 @@ def pair_grad(h: np.ndarray, labels: np.ndarray, grade: bool, tau: float, level:
 
 
 @nb.njit(cache=True)
-def explicit_terms(h: np.ndarray, d: np.ndarray, px: np.ndarray, py: np.ndarray, tau: float, omega: np.ndarray,
-                   grad: np.ndarray, active_w: np.ndarray) -> tuple[float, float, float]:
+def explicit_terms(
+    h: np.ndarray,
+    d: np.ndarray,
+    px: np.ndarray,
+    py: np.ndarray,
+    tau: float,
+    omega: np.ndarray,
+    grad: np.ndarray,
+    active_w: np.ndarray,
+) -> tuple[float, float, float]:
     """Explicit pairs ``(px[p] preferred over py[p])`` with margin ``(h_y - h_x) + tau``
     (the difference first: ``h_y + tau`` would drop ``tau`` at large ``|h|``).
 

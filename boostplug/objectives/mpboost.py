@@ -63,8 +63,17 @@ from ._contract import Hessian, Loss, Search, module_functions, scores_function
 from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space
 
-__all__ = ["DEFAULTS", "HESSIANS", "EXP_LIMIT", "GRAD_SUM_CAP", "MPBoostObjective", "prepare", "loss", "log_loss",
-           "grad_hess"]
+__all__ = [
+    "DEFAULTS",
+    "HESSIANS",
+    "EXP_LIMIT",
+    "GRAD_SUM_CAP",
+    "MPBoostObjective",
+    "prepare",
+    "loss",
+    "log_loss",
+    "grad_hess",
+]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of one document in MPBoost's kernels: as much as 50
 #: pair visits, so they go parallel from 100,000 documents.

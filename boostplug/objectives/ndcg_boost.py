@@ -53,8 +53,17 @@ from ._contract import Hessian, Param, Search, module_functions
 from .listwise import ListwiseLoss
 from ._non_finite import loss_error
 
-__all__ = ["DEFAULTS", "HESSIANS", "SIGMA_MIN", "SIGMA_MAX", "NDCGBoostObjective", "prepare", "loss", "grad_hess",
-           "gains"]
+__all__ = [
+    "DEFAULTS",
+    "HESSIANS",
+    "SIGMA_MIN",
+    "SIGMA_MAX",
+    "NDCGBoostObjective",
+    "prepare",
+    "loss",
+    "grad_hess",
+    "gains",
+]
 
 _NAME = "ndcg_boost"
 #: Hessian mode -> (kernel mode, factor on the kernel's sum): "bound" doubles sum |c_i - c_j| gamma_ij

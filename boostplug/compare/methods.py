@@ -11,9 +11,10 @@ Three families, each name selectable on the command line:
   ``methods`` names (``entry.methods``: ``ndcg_boost``, ``mpboost-ldd``, ...);
 * XGBoost trees (prefix ``xgb-``): ``xgb-rank:ndcg``, ``xgb-rank:pairwise``,
   ``xgb-reg:squarederror`` and ``xgb-`` + each registered objective's method names;
-* CatBoost's ranking losses on its trees (prefix ``cb-``, listed when catboost is installed):
+* CatBoost trees (prefix ``cb-``, listed when catboost is installed): CatBoost's ranking losses
   ``cb-yetirank``, ``cb-yetirank-pairwise``, ``cb-querysoftmax``, ``cb-pairlogit`` and
-  ``cb-lambdamart-ndcg``/``-map``/``-err``/``-mrr``;
+  ``cb-lambdamart-ndcg``/``-map``/``-err``/``-mrr``, and ``cb-`` + each registered objective's
+  method names (:mod:`boostplug.catboost`; ``cb-yetirank-plugin`` for boostplug's ``yetirank``);
 * the reference boosters of :mod:`boostplug.boosters` (framework ``"booster"``):
   ``rb-d``, ``rb-c``, ``rankboost+``, ``adarank-map``, ``adarank-ndcg``,
   ``mpboost-stumps``, ``ndcg_boost-stumps``.
@@ -190,13 +191,18 @@ def _m(name: str, framework: str, loss: str, summary: str, select_metric: str | 
     return Method(name, framework, loss, loss_params, summary, select_metric)
 
 
-def _objective_methods(entries: tuple[Any, ...], prefix: str, framework: str, label: str) -> list[Method]:
-    """A tree method for every ``methods`` name of every registered objective, in registry order."""
+def _objective_methods(entries: tuple[Any, ...], prefix: str, framework: str, label: str,
+                       builtins: tuple[Method, ...] = ()) -> list[Method]:
+    """A tree method for every ``methods`` name of every registered objective, in registry order;
+    one whose name the framework's built-in ``builtins`` hold is the plugin of that built-in
+    (``cb-yetirank-plugin``: boostplug's YetiRank on CatBoost trees, beside CatBoost's ``cb-yetirank``)."""
     out = []
+    taken = {m.name for m in builtins}
     for entry in entries:
         for method, settings in entry.methods.items():
             shown = ", ".join(f"{k}={format_value(v)}" for k, v in settings.items())
-            out.append(Method(f"{prefix}{method}", framework, f"boostplug:{entry.name}", dict(settings),
+            name = f"{prefix}{method}" + ("-plugin" if f"{prefix}{method}" in taken else "")
+            out.append(Method(name, framework, f"boostplug:{entry.name}", dict(settings),
                               f"{entry.summary}{f' [{shown}]' if shown else ''}, on {label} trees"))
     return out
 
@@ -268,10 +274,12 @@ def _build_methods(entries: tuple[Any, ...]) -> dict[str, Method]:
     """The built-in methods with the registered objectives' tree methods after each framework's
     built-ins; a registered name that a built-in method already has is left out, with a warning."""
     catboost = _BUILTIN_CATBOOST if catboost_installed() else ()
+    on_catboost = _objective_methods(entries, "cb-", "catboost", "CatBoost", catboost) if catboost else []
     builtin = {m.name for m in (*_BUILTIN_LIGHTGBM, *_BUILTIN_XGBOOST, *catboost, *_BOOSTERS)}
     table: dict[str, Method] = {}
     for m in (*_BUILTIN_LIGHTGBM, *_objective_methods(entries, "", "lightgbm", "LightGBM"),
-              *_BUILTIN_XGBOOST, *_objective_methods(entries, "xgb-", "xgboost", "XGBoost"), *catboost, *_BOOSTERS):
+              *_BUILTIN_XGBOOST, *_objective_methods(entries, "xgb-", "xgboost", "XGBoost"), *catboost, *on_catboost,
+              *_BOOSTERS):
         if m.name in table or (m.name in builtin and m.loss.startswith("boostplug:")):
             warnings.warn(f"objective {m.loss.split(':', 1)[1]!r}: the compare method name {m.name!r} is taken by "
                           "another method and is not listed; register the objective with other methods= names",
@@ -355,6 +363,11 @@ def get_method(name: str) -> Method:
 _BOOSTER_FIXED = ("random_state", "verbose", "early_stopping_rounds", "eval_metric")
 
 
+def _catboost_loss(m: Method) -> bool:
+    """Whether ``m`` is one of CatBoost's own losses (its parameters: the loss's and ``depth``)."""
+    return m.framework == "catboost" and not m.loss.startswith("boostplug:")
+
+
 def _objective(m: Method) -> Any:
     from .. import objectives
 
@@ -371,7 +384,7 @@ def _parameters(m: Method) -> dict[str, Any]:
         out = {k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED}
         out.update(m.loss_params)
         return out
-    out = dict(m.loss_params) if m.framework == "catboost" else {}
+    out = dict(m.loss_params) if _catboost_loss(m) else {}
     obj = _objective(m)
     if obj is not None:
         # row-index parameters belong to one data set, and a fixed parameter is not a setting
@@ -414,7 +427,7 @@ def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
     """The checks training would make, now: tree parameters, the objective's own check, or the
     booster's (a one-round fit on a four-document stand-in query, where its checks run)."""
     check_tree_params(tree)
-    if m.framework == "catboost":
+    if _catboost_loss(m):
         for key, value in loss.items():
             test, text = CATBOOST_PARAM_LIMITS[key]
             if not test(value):
@@ -442,7 +455,7 @@ def _search_space(m: Method) -> dict[str, Dist]:
     fixed = set(_shown(m))
     if m.framework == "booster":
         space = booster_space(m.loss, _parameters(m))
-    elif m.framework == "catboost":
+    elif _catboost_loss(m):
         space = catboost_space(m.loss_params)
     else:
         space = dict(TREE_SPACE)

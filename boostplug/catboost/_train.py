@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -56,7 +57,9 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *,
             break  # nothing to learn: every tree would be one leaf of value 0
         step = CatBoost({**base, "loss_function": ders, "random_seed": seed + t})
         try:
-            step.fit(pool, init_model=model)
+            with warnings.catch_warnings():  # CatBoost's note that it cannot compile the objective, at every fit
+                warnings.filterwarnings("ignore", message="Can't optimze method", category=UserWarning)
+                step.fit(pool, init_model=model)
         except CatBoostError:
             if ders.error is not None:
                 raise ders.error from None

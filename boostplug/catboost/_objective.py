@@ -12,7 +12,7 @@ from .._validation import check_labels
 from ..frameworks._adapter import FROM_FRAMEWORK, BoundObjective
 from ..groups import qid_from_group_ptr, resolve_group_ptr
 
-__all__ = ["RankingPool", "CatBoostObjective", "objective", "pool"]
+__all__ = ["CatBoostObjective", "objective", "pool", "ranking_pool_class"]
 
 #: The most rows a pool may have: CatBoost hands the labels (here the row indices) as float32,
 #: exact up to 2^24.

@@ -48,7 +48,8 @@ from .training import TRAINERS, Checkpoint, Progress, Trained, TrainingPart
 
 __all__ = [
     "Method", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "FRAMEWORKS",
-    "check_tree_params", "get_method", "method_names", "CATBOOST_METHODS", "catboost_installed", "unavailable",
+    "check_tree_params", "get_method", "method_names", "CATBOOST_METHODS", "catboost_installed", "catboost_method_names",
+    "unavailable",
 ]
 
 #: Tree parameters shared by every tree method (LightGBM names; mapped for XGBoost).
@@ -232,7 +233,7 @@ _BUILTIN_CATBOOST = (
       for metric in ("NDCG", "MAP", "ERR", "MRR")),
 )
 
-#: The names of CatBoost's methods, installed or not (``--methods list`` shows them when it is).
+#: The names of CatBoost's own losses' methods, installed or not.
 CATBOOST_METHODS = tuple(m.name for m in _BUILTIN_CATBOOST)
 
 #: The values CatBoost's loss parameters and ``depth`` may take: a test and what it says.
@@ -270,10 +271,20 @@ _BOOSTERS = (
 )
 
 
-def _build_methods(entries: tuple[Any, ...]) -> dict[str, Method]:
+def catboost_method_names() -> list[str]:
+    """The names of the CatBoost methods (``cb-*``: its losses and the registered objectives on its
+    trees), installed or not (``--methods list`` shows them when it is)."""
+    from .. import objectives
+
+    table = _build_methods(tuple(objectives.get(n) for n in objectives.names()), catboost=True)
+    return [n for n, m in table.items() if m.framework == "catboost"]
+
+
+def _build_methods(entries: tuple[Any, ...], catboost: bool) -> dict[str, Method]:
     """The built-in methods with the registered objectives' tree methods after each framework's
-    built-ins; a registered name that a built-in method already has is left out, with a warning."""
-    catboost = _BUILTIN_CATBOOST if catboost_installed() else ()
+    built-ins (CatBoost's only when ``catboost``); a registered name that a built-in method already
+    has is left out, with a warning."""
+    catboost = _BUILTIN_CATBOOST if catboost else ()
     on_catboost = _objective_methods(entries, "cb-", "catboost", "CatBoost", catboost) if catboost else []
     builtin = {m.name for m in (*_BUILTIN_LIGHTGBM, *_BUILTIN_XGBOOST, *catboost, *_BOOSTERS)}
     table: dict[str, Method] = {}
@@ -304,7 +315,7 @@ class MethodTable(Mapping[str, Method]):
         entries = (catboost_installed(), *(objectives.get(n) for n in objectives.names()))
         if self._entries is None or len(entries) != len(self._entries) or any(
                 a is not b for a, b in zip(entries, self._entries)):
-            self._table = _build_methods(entries[1:])
+            self._table = _build_methods(entries[1:], catboost=entries[0])
             self._entries = entries
         return self._table
 

@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 from boostplug.compare import METHODS
-from boostplug.compare.methods import CATBOOST_METHODS
+from boostplug.compare.methods import catboost_method_names
+
+CATBOOST_METHODS = catboost_method_names()
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "compare.md"
 HEADER = "| method (LightGBM, XGBoost, CatBoost) | framework | paper |"
@@ -32,7 +34,7 @@ def test_the_method_table_lists_every_registered_method_once_with_its_framework_
         methods = re.findall(r"`([^`]+)`", names)
         listed += methods
         assert {METHODS[m].framework for m in methods if m in METHODS} <= set(framework.split(", ")), names
-        assert all(m not in CATBOOST_METHODS for m in methods) or framework == "catboost", names
+        assert all(m not in CATBOOST_METHODS for m in methods) or "catboost" in framework.split(", "), names
         assert re.search(r"\b(19|20)\d\d\b", paper), f"{names}: no paper (author, venue, year) in {paper!r}"
     repeated = sorted({m for m in listed if listed.count(m) > 1})
     assert not repeated, f"docs/compare.md lists {repeated} more than once"

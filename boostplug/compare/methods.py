@@ -4,7 +4,7 @@ A :class:`Method` trains on a training part and returns a :class:`Trained`
 model: validation and test scores after every round (so the round can be chosen
 on validation data and curves can be drawn) and the training time.
 
-Three families, each name selectable on the command line:
+Four families, each name selectable on the command line:
 
 * LightGBM trees (no prefix): the built-ins ``lambdarank``, ``rank_xendcg``,
   ``regression`` and, for every objective of :mod:`boostplug.objectives`, each of its
@@ -126,6 +126,7 @@ def unavailable(name: str) -> str | None:
         return f"method {base!r} {CATBOOST_MISSING}"
     return None
 
+
 #: AdaRank settings of the comparison: RankLib's update and stop rule (the paper's
 #: rule, tolerance 0.002 on the training measure, stops after one round on MQ2008).
 ADARANK_PARAMS: dict[str, Any] = {"update": "multiplicative", "enqueue": True, "max_consecutive": 5, "tolerance": -0.002}
@@ -137,8 +138,9 @@ class Method:
 
     ``framework`` is ``"lightgbm"``, ``"xgboost"``, ``"catboost"`` or ``"booster"``; ``loss`` is a
     built-in objective name (CatBoost's with its fixed settings: ``"LambdaMart:metric=NDCG"``),
-    ``"boostplug:<objective>"`` or, for boosters, the class name in :mod:`boostplug.boosters`. ``select_metric`` (boosters only)
-    overrides the metric that chooses the round (AdaRank.MAP: ``"map"``).
+    ``"boostplug:<objective>"`` or, for boosters, the class name in :mod:`boostplug.boosters`.
+    ``select_metric`` (boosters only) overrides the metric that chooses the round (AdaRank.MAP:
+    ``"map"``).
     """
 
     name: str
@@ -374,7 +376,7 @@ def get_method(name: str) -> Method:
 _BOOSTER_FIXED = ("random_state", "verbose", "early_stopping_rounds", "eval_metric")
 
 
-def _catboost_loss(m: Method) -> bool:
+def _catboost_own(m: Method) -> bool:
     """Whether ``m`` is one of CatBoost's own losses (its parameters: the loss's and ``depth``)."""
     return m.framework == "catboost" and not m.loss.startswith("boostplug:")
 
@@ -395,7 +397,7 @@ def _parameters(m: Method) -> dict[str, Any]:
         out = {k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED}
         out.update(m.loss_params)
         return out
-    out = dict(m.loss_params) if _catboost_loss(m) else {}
+    out = dict(m.loss_params) if _catboost_own(m) else {}
     obj = _objective(m)
     if obj is not None:
         # row-index parameters belong to one data set, and a fixed parameter is not a setting
@@ -438,7 +440,7 @@ def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
     """The checks training would make, now: tree parameters, the objective's own check, or the
     booster's (a one-round fit on a four-document stand-in query, where its checks run)."""
     check_tree_params(tree)
-    if _catboost_loss(m):
+    if _catboost_own(m):
         for key, value in loss.items():
             test, text = CATBOOST_PARAM_LIMITS[key]
             if not test(value):
@@ -466,7 +468,7 @@ def _search_space(m: Method) -> dict[str, Dist]:
     fixed = set(_shown(m))
     if m.framework == "booster":
         space = booster_space(m.loss, _parameters(m))
-    elif _catboost_loss(m):
+    elif _catboost_own(m):
         space = catboost_space(m.loss_params)
     else:
         space = dict(TREE_SPACE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,10 @@ __all__ = ["CatBoostObjective", "objective", "pool", "ranking_pool_class"]
 MAX_ROWS = 2 ** 24
 
 
-def _pool_class() -> type:
+@functools.cache
+def ranking_pool_class() -> type:
+    """``RankingPool``, a subclass of ``catboost.Pool`` (made on first use: catboost is imported
+    only when CatBoost trains)."""
     from catboost import Pool
 
     class RankingPool(Pool):  # type: ignore[misc, valid-type]
@@ -30,23 +34,6 @@ def _pool_class() -> type:
         group_ptr: NDArray[np.int64]
 
     return RankingPool
-
-
-_RANKING_POOL: list[type] = []
-
-
-def ranking_pool_class() -> type:
-    """:class:`RankingPool`, a subclass of ``catboost.Pool`` (defined on first use: catboost is
-    imported only when CatBoost trains)."""
-    if not _RANKING_POOL:
-        _RANKING_POOL.append(_pool_class())
-    return _RANKING_POOL[0]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "RankingPool":
-        return ranking_pool_class()
-    raise AttributeError(name)
 
 
 def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: ArrayLike | None = None,

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._core.threads import limit_threads
 from .._validation import check_labels
-from ..frameworks._adapter import FROM_FRAMEWORK, BoundObjective
+from ..frameworks._bound_objective import FROM_FRAMEWORK, BoundObjective
 from ..groups import qid_from_group_ptr, resolve_group_ptr
 
 __all__ = ["CatBoostObjective", "objective", "pool", "ranking_pool_class"]

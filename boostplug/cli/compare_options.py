@@ -11,6 +11,7 @@ from typing import Any, Sequence
 from .._validation import did_you_mean
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, method_names
 from ..compare.conventions import Conventions, make_conventions
+from ..compare.methods import catboost_installed, unavailable
 from ..compare.run_record import RunRecord
 from .compare_config import option_name
 from .errors import UsageError, usage_errors
@@ -106,6 +107,9 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
 
         unknown = [m for m in (s.split("[")[0] for s in split_specs(text) if ":" not in s or s in METHODS)
                    if m not in METHODS]
+        missing = [why for why in map(unavailable, unknown) if why]
+        if missing:
+            raise UsageError(missing[0])
         if unknown:
             hint = did_you_mean(unknown, METHODS)
             raise UsageError(f"unknown method(s) {', '.join(unknown)}{f' ({hint})' if hint else ''}; "
@@ -119,7 +123,9 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
         if off:
             raise UsageError(f"method(s) {', '.join(off)} are not in --frameworks {','.join(frameworks)}")
     if not chosen:
-        raise UsageError(f"no method to run: --methods {text!r} with --frameworks {','.join(frameworks)}")
+        why = "; CatBoost's methods are not installed: pip install \"boostplug[catboost]\"" if (
+            "catboost" in frameworks and not catboost_installed()) else ""
+        raise UsageError(f"no method to run: --methods {text!r} with --frameworks {','.join(frameworks)}{why}")
     return chosen
 
 

@@ -34,7 +34,8 @@ def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentPar
                         "e.g. mpboost-ldd:alpha=0.3,lam=2 (docs/compare.md) "
                         f"(default: {','.join(DEFAULT_METHODS)})")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS),
-                   help="which method families run: lightgbm, xgboost, booster (default: %(default)s)")
+                   help="which method families run: lightgbm, xgboost, catboost (when installed), booster "
+                        "(default: %(default)s)")
     p.add_argument("--folds", default="all", help="folds to run, e.g. 1,3 (default: all)")
     p.add_argument("--kfold", type=int, default=5, help="number of query-level folds of a LETOR file (default: 5)")
     p.add_argument("--layout", default=None, choices=("letor4", "letor3", "rotate", "folds"),

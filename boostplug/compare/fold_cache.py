@@ -14,6 +14,7 @@ and by what else the object depends on, so that a reused object trains exactly a
   Datasets keep the same features (the features kept only shrink as ``min_data_in_leaf`` grows);
 * an XGBoost DMatrix holds the data as given (the histogram index it builds on first use is
   built again under another ``max_bin``);
+* a CatBoost Pool holds the data as given (each fit quantizes it afresh);
 * the reference boosters' dense, checked features.
 
 :func:`disabled` turns the cache off (every object built fresh), to show that it changes nothing.

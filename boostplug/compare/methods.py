@@ -4,13 +4,17 @@ A :class:`Method` trains on a training part and returns a :class:`Trained`
 model: validation and test scores after every round (so the round can be chosen
 on validation data and curves can be drawn) and the training time.
 
-Three families, each name selectable on the command line:
+Four families, each name selectable on the command line:
 
 * LightGBM trees (no prefix): the built-ins ``lambdarank``, ``rank_xendcg``,
   ``regression`` and, for every objective of :mod:`boostplug.objectives`, each of its
   ``methods`` names (``entry.methods``: ``ndcg_boost``, ``mpboost-ldd``, ...);
 * XGBoost trees (prefix ``xgb-``): ``xgb-rank:ndcg``, ``xgb-rank:pairwise``,
   ``xgb-reg:squarederror`` and ``xgb-`` + each registered objective's method names;
+* CatBoost trees (prefix ``cb-``, listed when catboost is installed): CatBoost's ranking losses
+  ``cb-yetirank``, ``cb-yetirank-pairwise``, ``cb-querysoftmax``, ``cb-pairlogit`` and
+  ``cb-lambdamart-ndcg``/``-map``/``-err``/``-mrr``, and ``cb-`` + each registered objective's
+  method names (:mod:`boostplug.catboost`; ``cb-yetirank-plugin`` for boostplug's ``yetirank``);
 * the reference boosters of :mod:`boostplug.boosters` (framework ``"booster"``):
   ``rb-d``, ``rb-c``, ``rankboost+``, ``adarank-map``, ``adarank-ndcg``,
   ``mpboost-stumps``, ``ndcg_boost-stumps``.
@@ -39,12 +43,13 @@ import numpy as np
 from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
 from ..data import RankingData
 from .method_specs import format_value, split_spec
-from .search_spaces import TREE_SPACE, Dist, booster_space, objective_space
+from .search_spaces import TREE_SPACE, Dist, booster_space, catboost_space, objective_space
 from .training import TRAINERS, Checkpoint, Progress, Trained, TrainingPart
 
 __all__ = [
     "Method", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "FRAMEWORKS",
-    "check_tree_params", "get_method", "method_names",
+    "check_tree_params", "get_method", "method_names", "CATBOOST_METHODS", "catboost_installed", "catboost_method_names",
+    "unavailable",
 ]
 
 #: Tree parameters shared by every tree method (LightGBM names; mapped for XGBoost).
@@ -96,8 +101,31 @@ def check_tree_params(params: dict[str, Any]) -> None:
             raise ValueError(f"{key}={value!r}: must be {text}")
 
 
-#: The frameworks ``--frameworks`` selects from.
-FRAMEWORKS = ("lightgbm", "xgboost", "booster")
+#: The frameworks ``--frameworks`` selects from (CatBoost's methods are there when catboost is installed).
+FRAMEWORKS = ("lightgbm", "xgboost", "catboost", "booster")
+
+#: What ``cb-*`` asks for when catboost is not installed.
+CATBOOST_MISSING = 'trains with CatBoost, which is not installed: pip install "boostplug[catboost]"'
+
+
+def catboost_installed() -> bool:
+    """Whether catboost can be imported (found without importing it: ``import boostplug`` stays light)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("catboost") is not None
+    except (ImportError, ValueError):  # sys.modules["catboost"] = None: import refused
+        return False
+
+
+def unavailable(name: str) -> str | None:
+    """Why method ``name`` (``cb-yetirank``, ``cb-qbrank[depth=4]``) cannot run here: its framework is
+    not installed; ``None`` when it can, or when it is no method at all."""
+    base = name.split("[", 1)[0].split(":", 1)[0].strip()
+    if base.startswith("cb-") and not catboost_installed():
+        return f"method {base!r} {CATBOOST_MISSING}"
+    return None
+
 
 #: AdaRank settings of the comparison: RankLib's update and stop rule (the paper's
 #: rule, tolerance 0.002 on the training measure, stops after one round on MQ2008).
@@ -108,10 +136,11 @@ ADARANK_PARAMS: dict[str, Any] = {"update": "multiplicative", "enqueue": True, "
 class Method:
     """A named way to train a ranker.
 
-    ``framework`` is ``"lightgbm"``, ``"xgboost"`` or ``"booster"``; ``loss`` is a
-    built-in objective name, ``"boostplug:<objective>"`` or, for boosters, the
-    class name in :mod:`boostplug.boosters`. ``select_metric`` (boosters only)
-    overrides the metric that chooses the round (AdaRank.MAP: ``"map"``).
+    ``framework`` is ``"lightgbm"``, ``"xgboost"``, ``"catboost"`` or ``"booster"``; ``loss`` is a
+    built-in objective name (CatBoost's with its fixed settings: ``"LambdaMart:metric=NDCG"``),
+    ``"boostplug:<objective>"`` or, for boosters, the class name in :mod:`boostplug.boosters`.
+    ``select_metric`` (boosters only) overrides the metric that chooses the round (AdaRank.MAP:
+    ``"map"``).
     """
 
     name: str
@@ -165,13 +194,18 @@ def _m(name: str, framework: str, loss: str, summary: str, select_metric: str | 
     return Method(name, framework, loss, loss_params, summary, select_metric)
 
 
-def _objective_methods(entries: tuple[Any, ...], prefix: str, framework: str, label: str) -> list[Method]:
-    """A tree method for every ``methods`` name of every registered objective, in registry order."""
+def _objective_methods(entries: tuple[Any, ...], prefix: str, framework: str, label: str,
+                       builtins: tuple[Method, ...] = ()) -> list[Method]:
+    """A tree method for every ``methods`` name of every registered objective, in registry order;
+    one whose name the framework's built-in ``builtins`` hold is the plugin of that built-in
+    (``cb-yetirank-plugin``: boostplug's YetiRank on CatBoost trees, beside CatBoost's ``cb-yetirank``)."""
     out = []
+    taken = {m.name for m in builtins}
     for entry in entries:
         for method, settings in entry.methods.items():
             shown = ", ".join(f"{k}={format_value(v)}" for k, v in settings.items())
-            out.append(Method(f"{prefix}{method}", framework, f"boostplug:{entry.name}", dict(settings),
+            name = f"{prefix}{method}" + ("-plugin" if f"{prefix}{method}" in taken else "")
+            out.append(Method(name, framework, f"boostplug:{entry.name}", dict(settings),
                               f"{entry.summary}{f' [{shown}]' if shown else ''}, on {label} trees"))
     return out
 
@@ -186,6 +220,45 @@ _BUILTIN_XGBOOST = (
     _m("xgb-rank:pairwise", "xgboost", "rank:pairwise", "XGBoost's built-in pairwise logistic loss"),
     _m("xgb-reg:squarederror", "xgboost", "reg:squarederror", "XGBoost's squared error on the grades (GBT)"),
 )
+#: CatBoost's ranking losses, each with its own parameters at CatBoost's defaults and ``depth``
+#: (CatBoost's symmetric trees; ``None``: from the shared ``num_leaves``, 31 leaves -> depth 5).
+_BUILTIN_CATBOOST = (
+    _m("cb-yetirank", "catboost", "YetiRank", "CatBoost's YetiRank (Gulin et al. 2011)", depth=None,
+       permutations=10, decay=0.85),
+    _m("cb-yetirank-pairwise", "catboost", "YetiRankPairwise", "CatBoost's YetiRankPairwise (pairwise leaf values)",
+       depth=None, permutations=10, decay=0.85),
+    _m("cb-querysoftmax", "catboost", "QuerySoftMax", "CatBoost's QuerySoftMax (softmax over each query)", depth=None,
+       beta=1.0),
+    _m("cb-pairlogit", "catboost", "PairLogit", "CatBoost's PairLogit (RankNet's pair loss)", depth=None),
+    *(_m(f"cb-lambdamart-{metric.lower()}", "catboost", f"LambdaMart:metric={metric}",
+         f"CatBoost's LambdaMART for {metric}", depth=None, sigma=1.0, norm=True)
+      for metric in ("NDCG", "MAP", "ERR", "MRR")),
+)
+
+#: The names of CatBoost's own losses' methods, installed or not.
+CATBOOST_METHODS = tuple(m.name for m in _BUILTIN_CATBOOST)
+
+#: The values CatBoost's loss parameters and ``depth`` may take: a test and what it says.
+CATBOOST_PARAM_LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "depth": (lambda v: v is None or (_integer(v) and 1 <= v <= 16), "an integer from 1 to 16, or none"),
+    "permutations": (lambda v: _integer(v) and 1 <= v <= 1000, "an integer from 1 to 1000"),
+    "decay": (lambda v: _number(v) and 0 < v <= 1, "a number in (0, 1]"),
+    "beta": (lambda v: _number(v) and 0 < v <= FLOAT32_MAX, "a number > 0"),
+    "sigma": (lambda v: _number(v) and 0 < v <= FLOAT32_MAX, "a number > 0"),
+    "norm": (lambda v: isinstance(v, bool), "true or false"),
+}
+
+
+def _integer(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _number(v: Any) -> bool:
+    import math
+
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 _BOOSTERS = (
     _m("rb-d", "booster", "RankBoost", "RankBoost Rb-d, discrete stumps (Connamacher et al. 2020)",
        variant="rb-d"),
@@ -200,13 +273,26 @@ _BOOSTERS = (
 )
 
 
-def _build_methods(entries: tuple[Any, ...]) -> dict[str, Method]:
+def catboost_method_names() -> list[str]:
+    """The names of the CatBoost methods (``cb-*``: its losses and the registered objectives on its
+    trees), installed or not (``--methods list`` shows them when it is)."""
+    from .. import objectives
+
+    table = _build_methods(tuple(objectives.get(n) for n in objectives.names()), catboost=True)
+    return [n for n, m in table.items() if m.framework == "catboost"]
+
+
+def _build_methods(entries: tuple[Any, ...], catboost: bool) -> dict[str, Method]:
     """The built-in methods with the registered objectives' tree methods after each framework's
-    built-ins; a registered name that a built-in method already has is left out, with a warning."""
-    builtin = {m.name for m in (*_BUILTIN_LIGHTGBM, *_BUILTIN_XGBOOST, *_BOOSTERS)}
+    built-ins (CatBoost's only when ``catboost``); a registered name that a built-in method already
+    has is left out, with a warning."""
+    catboost = _BUILTIN_CATBOOST if catboost else ()
+    on_catboost = _objective_methods(entries, "cb-", "catboost", "CatBoost", catboost) if catboost else []
+    builtin = {m.name for m in (*_BUILTIN_LIGHTGBM, *_BUILTIN_XGBOOST, *catboost, *_BOOSTERS)}
     table: dict[str, Method] = {}
     for m in (*_BUILTIN_LIGHTGBM, *_objective_methods(entries, "", "lightgbm", "LightGBM"),
-              *_BUILTIN_XGBOOST, *_objective_methods(entries, "xgb-", "xgboost", "XGBoost"), *_BOOSTERS):
+              *_BUILTIN_XGBOOST, *_objective_methods(entries, "xgb-", "xgboost", "XGBoost"), *catboost, *on_catboost,
+              *_BOOSTERS):
         if m.name in table or (m.name in builtin and m.loss.startswith("boostplug:")):
             warnings.warn(f"objective {m.loss.split(':', 1)[1]!r}: the compare method name {m.name!r} is taken by "
                           "another method and is not listed; register the objective with other methods= names",
@@ -228,10 +314,10 @@ class MethodTable(Mapping[str, Method]):
     def _current(self) -> dict[str, Method]:
         from .. import objectives
 
-        entries = tuple(objectives.get(n) for n in objectives.names())
+        entries = (catboost_installed(), *(objectives.get(n) for n in objectives.names()))
         if self._entries is None or len(entries) != len(self._entries) or any(
                 a is not b for a, b in zip(entries, self._entries)):
-            self._table = _build_methods(entries)
+            self._table = _build_methods(entries[1:], catboost=entries[0])
             self._entries = entries
         return self._table
 
@@ -276,6 +362,9 @@ def get_method(name: str) -> Method:
         return METHODS[name]
     base, params = split_spec(name, METHODS)
     if base not in METHODS:
+        missing = unavailable(base)
+        if missing:
+            raise ValueError(missing)
         hint = did_you_mean(base, METHODS)
         raise ValueError(f"unknown method {base!r}{f' ({hint})' if hint else ''}; "
                          "run 'boostplug compare --methods list' for the names")
@@ -285,6 +374,11 @@ def get_method(name: str) -> Method:
 # ---- method settings: name[key=value,...] ---------------------------------------------------
 #: Booster constructor arguments the comparison sets itself (seed, no printing, full curves).
 _BOOSTER_FIXED = ("random_state", "verbose", "early_stopping_rounds", "eval_metric")
+
+
+def _catboost_own(m: Method) -> bool:
+    """Whether ``m`` is one of CatBoost's own losses (its parameters: the loss's and ``depth``)."""
+    return m.framework == "catboost" and not m.loss.startswith("boostplug:")
 
 
 def _objective(m: Method) -> Any:
@@ -303,7 +397,7 @@ def _parameters(m: Method) -> dict[str, Any]:
         out = {k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED}
         out.update(m.loss_params)
         return out
-    out = {}
+    out = dict(m.loss_params) if _catboost_own(m) else {}
     obj = _objective(m)
     if obj is not None:
         # row-index parameters belong to one data set, and a fixed parameter is not a setting
@@ -346,6 +440,12 @@ def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
     """The checks training would make, now: tree parameters, the objective's own check, or the
     booster's (a one-round fit on a four-document stand-in query, where its checks run)."""
     check_tree_params(tree)
+    if _catboost_own(m):
+        for key, value in loss.items():
+            test, text = CATBOOST_PARAM_LIMITS[key]
+            if not test(value):
+                raise ValueError(f"{key}={value!r}: must be {text}")
+        return
     if m.framework != "booster":
         obj = _objective(m)
         if obj is not None:
@@ -368,6 +468,8 @@ def _search_space(m: Method) -> dict[str, Dist]:
     fixed = set(_shown(m))
     if m.framework == "booster":
         space = booster_space(m.loss, _parameters(m))
+    elif _catboost_own(m):
+        space = catboost_space(m.loss_params)
     else:
         space = dict(TREE_SPACE)
         obj = _objective(m)

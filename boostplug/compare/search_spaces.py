@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 from .method_specs import format_value
 
-__all__ = ["Dist", "TREE_SPACE", "objective_space", "booster_space"]
+__all__ = ["Dist", "TREE_SPACE", "objective_space", "booster_space", "catboost_space"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,26 @@ TREE_SPACE: dict[str, Dist] = {
     "lambda_l2": Dist("float", 1e-3, 10.0, log=True),
     "feature_fraction": Dist("float", 0.5, 1.0),
 }
+
+
+#: CatBoost's own knobs: the depth of its symmetric trees (beside TREE_SPACE's learning rate and
+#: ``lambda_l2``, its ``l2_leaf_reg``) and its losses' parameters (YetiRank's, QuerySoftMax's, LambdaMart's).
+_CATBOOST_SPACE: dict[str, Dist] = {
+    "depth": Dist("int", 4, 8),
+    "permutations": Dist("int", 1, 20),
+    "decay": Dist("float", 0.5, 1.0),
+    "beta": Dist("float", 0.1, 10.0, log=True),
+    "sigma": Dist("float", 0.1, 5.0, log=True),
+    "norm": Dist("categorical", choices=(True, False)),
+}
+
+
+def catboost_space(params: Mapping[str, Any]) -> dict[str, Dist]:
+    """What ``--tune`` searches for a CatBoost method with parameters ``params``: the learning rate, the
+    L2 (``lambda_l2``), the depth and the loss's own parameters."""
+    space = {k: TREE_SPACE[k] for k in ("learning_rate", "lambda_l2")}
+    space.update({k: d for k, d in _CATBOOST_SPACE.items() if k in params})
+    return space
 
 
 def _dists(space: Mapping[str, Any]) -> dict[str, Dist]:

@@ -20,7 +20,7 @@ from ..data import RankingData
 from . import fold_cache
 
 __all__ = ["TrainingPart", "Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds",
-           "lightgbm_staged_scores", "xgboost_staged_scores", "TRAINERS"]
+           "lightgbm_staged_scores", "xgboost_staged_scores", "catboost_params", "TRAINERS"]
 
 @dataclass(eq=False)
 class TrainingPart(RankingData):
@@ -267,6 +267,83 @@ def _train_xgboost(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
     )
 
 
+#: LightGBM tree parameter -> CatBoost parameter (``num_leaves`` becomes a depth; ``min_data_in_leaf`` and
+#: ``min_sum_hessian_in_leaf`` bound leaves of CatBoost's other tree shapes only, not its symmetric trees).
+_CB_NAMES = {"learning_rate": "learning_rate", "lambda_l2": "l2_leaf_reg", "feature_fraction": "rsm",
+             "max_bin": "border_count"}
+
+
+def catboost_params(tree_params: dict[str, Any], depth: int | None, seed: int, threads: int) -> dict[str, Any]:
+    """CatBoost's parameters of a method: the shared tree parameters in CatBoost's names, the depth
+    (``depth``, else the one whose leaves are nearest ``num_leaves``), the seed, the threads (0:
+    CatBoost's default) and nothing written to disk."""
+    import math
+
+    p: dict[str, Any] = {_CB_NAMES[k]: v for k, v in tree_params.items() if k in _CB_NAMES}
+    p.update({"depth": depth or max(1, min(16, round(math.log2(tree_params["num_leaves"])))), "random_seed": seed,
+              "verbose": False, "allow_writing_files": False, "thread_count": threads if threads > 0 else -1})
+    return p
+
+
+def _catboost_loss(m: Settings) -> str:
+    """CatBoost's loss with the method's own settings: ``YetiRank:permutations=10;decay=0.85``."""
+    own = {k: v for k, v in m.loss_params.items() if k != "depth"}
+    text = ";".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in own.items())
+    return m.loss + ((";" if ":" in m.loss else ":") + text if text else "")
+
+
+def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
+                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
+                    checkpoint: Checkpoint | None = None) -> Trained:
+    """CatBoost trees, ``rounds`` of them, scored after every tree (``staged_predict``, equal to
+    ``predict(ntree_end=t)``): CatBoost's own loss in one fit, or a boostplug objective one tree per
+    round (:func:`boostplug.catboost.train`). CatBoost shows no scores while it fits, so only a
+    boostplug objective's run reaches its checkpoints (a ``--tune`` trial of CatBoost's own loss is
+    never pruned)."""
+    from catboost import CatBoost, Pool
+
+    plugin = m.loss.startswith("boostplug:")
+    params = catboost_params({**tree_params, **m.tree_params}, None if plugin else m.loss_params.get("depth"), seed,
+                             threads)
+    at = set(checkpoint_rounds(rounds))
+
+    def after(t: int, model: Any) -> None:
+        if progress is not None:
+            progress(t, rounds)
+        if checkpoint is not None and t in at:
+            checkpoint(t, np.asarray(model.predict(vali.X, prediction_type="RawFormulaVal"), dtype=np.float64))
+
+    t0 = time.perf_counter()
+    if plugin:
+        from .. import catboost as bpc
+
+        pool = bpc.pool(train.X, train.y, group_ptr=train.group_ptr)
+        model = bpc.train(params, pool, bpc.objective(m.loss.split(":", 1)[1], **m.loss_params), rounds,
+                          callback=after)
+    else:
+        group_id = np.repeat(np.arange(train.n_queries), np.diff(train.group_ptr))
+        pool = fold_cache.cached("catboost-train", train, lambda: Pool(train.X, label=train.y, group_id=group_id))
+
+        class _Progress:
+            def after_iteration(self, info: Any) -> bool:
+                if progress is not None:
+                    progress(info.iteration, rounds)
+                return True
+
+        model = CatBoost({**params, "loss_function": _catboost_loss(m), "iterations": rounds})
+        model.fit(pool, callbacks=[_Progress()])
+    seconds = time.perf_counter() - t0
+
+    def staged(d: RankingData) -> list[NDArray[np.float64]]:
+        n = 0 if model is None else model.tree_count_
+        if n == 0 or d.n_docs == 0:
+            return [np.zeros(d.n_docs) for _ in range(n)]
+        return [np.asarray(s, dtype=np.float64) for s in
+                model.staged_predict(d.X, prediction_type="RawFormulaVal", thread_count=params["thread_count"])]
+
+    return Trained(staged(vali), staged(test), seconds)
+
+
 def _train_booster(m: Settings, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
                    tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
                    checkpoint: Checkpoint | None = None) -> Trained:
@@ -315,5 +392,5 @@ def _train_booster(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
 #: The trainer of each framework: ``(method, train, vali, test, rounds, tree_params, seed, threads,
 #: progress, checkpoint) -> Trained``.
 TRAINERS: dict[str, Callable[..., Trained]] = {
-    "lightgbm": _train_lightgbm, "xgboost": _train_xgboost, "booster": _train_booster,
+    "lightgbm": _train_lightgbm, "xgboost": _train_xgboost, "catboost": _train_catboost, "booster": _train_booster,
 }

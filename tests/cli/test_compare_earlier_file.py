@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from boostplug.cli import main
+from boostplug.compare import FRAMEWORKS
 
 EARLIER = Path(__file__).parent / "earlier_run"
 ARGV = ["compare", "--data", "data.txt", "--kfold", "3", "--methods", "regression,rb-c", "--rounds", "3",
@@ -45,7 +46,8 @@ def test_an_earlier_versions_results_json_resumes_with_the_same_keys(earlier_run
     assert [k for k in now if k not in ("degenerate", "digest", "significance_by_metric")] == list(earlier_run)
     assert "metrics" not in earlier_run["conventions"]  # written before --metrics: the default set, kept
     assert now["conventions"]["metrics"] == ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map"]
-    assert now["settings"] == {**earlier_run["settings"], "folds": "all"}  # the same keys, in the same order
+    # the same keys, in the same order; --frameworks' default now names CatBoost too
+    assert now["settings"] == {**earlier_run["settings"], "folds": "all", "frameworks": ",".join(FRAMEWORKS)}
     assert list(now["settings"]) == list(earlier_run["settings"])
     assert list(now["provenance"]) == [*earlier_run["provenance"], "earlier_runs"]
     assert now["provenance"]["earlier_runs"] == [earlier_run["provenance"]]

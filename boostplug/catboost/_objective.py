@@ -1,0 +1,125 @@
+"""A boostplug objective bound to a CatBoost pool, and the per-round lookup CatBoost calls."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._core.threads import limit_threads
+from .._validation import check_labels
+from ..frameworks._bound_objective import FROM_FRAMEWORK, BoundObjective
+from ..groups import qid_from_group_ptr, resolve_group_ptr
+
+__all__ = ["CatBoostObjective", "objective", "pool", "ranking_pool_class"]
+
+#: The most rows a pool may have: CatBoost hands the labels (here the row indices) as float32,
+#: exact up to 2^24.
+MAX_ROWS = 2 ** 24
+
+
+@functools.cache
+def ranking_pool_class() -> type:
+    """``RankingPool``, a subclass of ``catboost.Pool`` (made on first use: catboost is imported
+    only when CatBoost trains)."""
+    from catboost import Pool
+
+    class RankingPool(Pool):  # type: ignore[misc, valid-type]
+        """A CatBoost ``Pool`` whose label is each row's index, with the true labels and the
+        queries' ``group_ptr`` beside it (:func:`pool` builds it)."""
+
+        labels: NDArray[np.float64]
+        group_ptr: NDArray[np.int64]
+
+    return RankingPool
+
+
+def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: ArrayLike | None = None,
+         **pool_args: Any) -> Any:
+    """A CatBoost pool for :func:`boostplug.catboost.train`: features ``X``, labels ``y`` and the
+    queries as ``group_ptr`` or ``qid`` (each query's rows contiguous). Its CatBoost label is each
+    row's index, which CatBoost hands back to the objective; ``pool_args`` go to ``catboost.Pool``
+    (``cat_features``, ``feature_names``...; not ``label``, ``group_id`` or ``weight``)."""
+    for key in ("label", "group_id", "weight", "group_weight", "pairs", "baseline"):
+        if key in pool_args:
+            raise ValueError(f"boostplug.catboost.pool: {key}= is not taken (labels: y, queries: group_ptr or qid; "
+                             "a boostplug objective on CatBoost trains without weights or pairs of the pool)")
+    labels = check_labels(y)
+    g = resolve_group_ptr(group_ptr, qid, labels.shape[0], caller="boostplug.catboost.pool")
+    if labels.shape[0] > MAX_ROWS:
+        raise ValueError(f"boostplug.catboost.pool: {labels.shape[0]} rows; at most {MAX_ROWS} (CatBoost hands the "
+                         "row indices back as float32 labels, exact up to 2^24)")
+    p = ranking_pool_class()(X, label=np.arange(labels.shape[0], dtype=np.float64), group_id=qid_from_group_ptr(g),
+                             **pool_args)
+    p.labels, p.group_ptr = labels, g
+    return p
+
+
+class RoundDers:
+    """What CatBoost calls during one round: each row's derivatives, looked up by the row index
+    CatBoost hands as the target. CatBoost's sign: the first derivative of the log-likelihood it
+    maximises (minus the gradient) and the second (minus the Hessian)."""
+
+    def __init__(self, name: str, scores: NDArray[np.float64], grad: NDArray[np.float64],
+                 hess: NDArray[np.float64]) -> None:
+        self.name, self.scores, self.der1, self.der2 = name, scores, -grad, -hess
+        #: the first error raised inside CatBoost's call (CatBoost reraises it as text)
+        self.error: BaseException | None = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "RoundDers":
+        return self  # CatBoost copies the objective at fit; the copy must report its error here
+
+    def calc_ders_range(self, approxes: Any, targets: Any, weights: Any) -> list[tuple[float, float]]:
+        try:
+            rows = self._rows(np.asarray(approxes, dtype=np.float64), np.asarray(targets, dtype=np.float64), weights)
+        except ValueError as e:
+            self.error = self.error or e
+            raise
+        return list(zip(self.der1[rows].tolist(), self.der2[rows].tolist()))
+
+    def _rows(self, approxes: NDArray[np.float64], targets: NDArray[np.float64], weights: Any) -> NDArray[np.int64]:
+        rows = targets.astype(np.int64)
+        n = self.scores.shape[0]
+        if rows.size and (np.any(rows != targets) or rows.min() < 0 or rows.max() >= n):
+            raise ValueError(f"{self.name}: CatBoost handed targets that are not row indices of the training pool "
+                             f"(e.g. {targets[0]!r}); train on boostplug.catboost.pool(X, y, group_ptr=...)")
+        if weights is not None and np.any(np.asarray(weights) != 1):
+            raise ValueError(f"{self.name}: CatBoost handed row weights; a boostplug objective on CatBoost trains "
+                             "without them")
+        expected = self.scores[rows]
+        if not np.allclose(approxes, expected, rtol=1e-9, atol=1e-9):
+            k = int(np.argmax(np.abs(approxes - expected)))
+            raise ValueError(f"{self.name}: CatBoost asked for derivatives at a score ({approxes[k]!r}) other than "
+                             f"the round's ({expected[k]!r}, row {int(rows[k])}): ordered boosting or more than one "
+                             "leaf estimation iteration; the gradients would be stale")
+        return rows
+
+
+class CatBoostObjective(BoundObjective):
+    """A boostplug objective for :func:`boostplug.catboost.train`: bound to each :func:`pool` it
+    trains on, it computes one round's gradients and Hessians over whole queries (:meth:`round`)."""
+
+    def round(self, pool: Any, scores: NDArray[np.float64], threads: int | None) -> RoundDers:
+        """The derivatives of every row of ``pool`` at ``scores`` (the model's before this round)."""
+        labels, group_ptr = _pool_arrays(pool)
+        prep = self.prepared(pool, (labels, group_ptr), lambda: (labels, group_ptr, None), framework="CatBoost")
+        with limit_threads(self.round_threads(threads)):
+            grad, hess = prep.grad_hess(scores)
+        return RoundDers(self.name, scores, np.asarray(grad, dtype=np.float64), np.asarray(hess, dtype=np.float64))
+
+
+def _pool_arrays(p: Any) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    if not isinstance(p, ranking_pool_class()):
+        raise ValueError(f"a boostplug objective on CatBoost trains on boostplug.catboost.pool(X, y, group_ptr=...), "
+                         f"got {type(p).__name__}: a catboost.Pool's label would be read as row indices")
+    return p.labels, p.group_ptr
+
+
+def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> CatBoostObjective:
+    """A boostplug objective for :func:`boostplug.catboost.train`: a registered name, or a
+    :class:`~boostplug.objectives.Loss` subclass or instance, with its ``params`` (unknown names:
+    ``ValueError``). ``threads``: the numba threads of its kernels (default: CatBoost's
+    ``thread_count``, else numba's own setting)."""
+    return CatBoostObjective(name, params, threads)

@@ -27,7 +27,7 @@ from ._finish import finish_in_place
 from ._non_finite import NonFiniteError, grad_hess_error, loss_error
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "FLOOR_WARN_SHARE", "HessianFloorWarning", "floor_hessian",
-           "floor_values", "Loss"]
+           "floor_message", "floor_values", "Loss"]
 
 #: Smallest Hessian an objective with the floor on returns (a positive floor for Newton leaves).
 HESSIAN_FLOOR = 1e-6
@@ -51,6 +51,17 @@ def floor_hessian(grad: NDArray[np.float64], hess: NDArray[np.float64], on: bool
         return np.asarray(hess, dtype=np.float64)
     no_info = (hess == 0.0) & (grad == 0.0)
     return np.where(no_info, NO_INFO_HESSIAN, np.maximum(hess, HESSIAN_FLOOR))
+
+
+def floor_message(name: str, grad: NDArray[np.float64], hess: NDArray[np.float64], raised: int, advice: str) -> str:
+    """The floor warning: how many rows it raised; whether their gradients are below the floor too (then
+    the floor bounds their Newton steps to 1 in size: late in training, rows a convex loss has
+    settled), else that the steps are the floor's; and ``advice``, the objective's own options."""
+    small = int(np.count_nonzero((hess == HESSIAN_FLOOR) & (np.abs(grad) <= HESSIAN_FLOOR)))
+    what = (f"each with a gradient below {HESSIAN_FLOOR:g} too, so the floor bounds their Newton steps to 1 in size"
+            if small >= raised else "the Newton steps there are the floor's, not the loss's")
+    return (f"{name}: the Hessian floor raised {raised} of {hess.shape[0]} Hessians to {HESSIAN_FLOOR:g} in one round "
+            f"(more than {FLOOR_WARN_SHARE:.0%}): {what}. {advice}")
 
 
 def floor_values(on: bool) -> tuple[float, float]:
@@ -254,9 +265,8 @@ class Loss:
         self.floor_raised = raised
         if raised > FLOOR_WARN_SHARE * n and not self._floor_warned:
             self._floor_warned = True
-            warnings.warn(f"{self.name}: the Hessian floor raised {raised} of {n} Hessians to {HESSIAN_FLOOR:g} in one "
-                          f"round (more than {FLOOR_WARN_SHARE:.0%}): the Newton steps there are the floor's, not the "
-                          f"loss's. {self._floor_advice()}", HessianFloorWarning, stacklevel=2)
+            warnings.warn(floor_message(self.name, g, h, raised, self._floor_advice()), HessianFloorWarning,
+                          stacklevel=2)
         return g, h
 
     def _floor_advice(self) -> str:

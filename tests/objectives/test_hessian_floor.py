@@ -184,3 +184,18 @@ def test_the_floor_warning_names_only_the_objectives_own_options(name, params, a
         loss.grad_hess(y * 30.0)                    # far apart (lambdamart) or the exact mode's negatives
     message = str(caught[0].message)
     assert message.endswith(advice), message
+
+
+def test_the_floor_warning_says_whether_the_raised_rows_have_small_gradients_too() -> None:
+    """lambdamart_map's Hessians stay positive: scores far apart in the labels' order settle every pair
+    (Hessian and gradient below the floor: the floor bounds the steps to 1); in the reverse order the
+    gradients stay large on tiny Hessians (the steps are the floor's)."""
+    rng = np.random.default_rng(0)
+    y, gp = rng.integers(0, 3, 100).astype(np.float64), np.arange(0, 101, 10)
+    messages = []
+    for sign in (1.0, -1.0):
+        with pytest.warns(HessianFloorWarning) as caught:
+            objectives.get("lambdamart_map").loss_class(y, gp).grad_hess(sign * y * 30.0)
+        messages.append(str(caught[0].message))
+    assert "each with a gradient below 1e-06 too, so the floor bounds their Newton steps" in messages[0], messages[0]
+    assert "the Newton steps there are the floor's, not the loss's" in messages[1], messages[1]

@@ -9,9 +9,9 @@ length ``L`` (the next power of two, at least :data:`MIN_BUCKET`)::
     hess = W_k diag(jax.hessian(query_loss))             mode "exact": L forward-over-reverse passes
          = W_k |diag(jax.hessian(query_loss))|           mode "positive" (default, kind "fitting")
 
-``mask_k`` is ``True`` on the query's documents; the padded entries hold copies of its last
-document (score and label), and whatever the function does with them is discarded, but it must
-keep them out of the real documents' loss. A bucket's queries run in batches of a fixed size
+``mask_k`` is ``True`` on the query's documents; the padded entries hold the score of its last
+document and the label 0 (rax's losses assume padding of label 0), and whatever the function does
+with them is discarded, but it must keep them out of the real documents' loss. A bucket's queries run in batches of a fixed size
 (:func:`batch_size`: powers of two), so each bucket compiles a few times per loss, mode and
 non-numeric settings.
 """
@@ -48,16 +48,19 @@ def batch_size(length: int, n_queries: int) -> int:
 
 
 class _Batch:
-    """One compiled call's queries: rows ``index`` (``(B, L)``, padded), ``mask``, weights, and the
-    real documents' rows ``rows`` with their places ``at`` in the flattened batch."""
+    """One compiled call's queries: rows ``index`` (``(B, L)``, padded), ``mask``, weights, padded
+    labels, and the real documents' rows ``rows`` with their places ``at`` in the flattened batch."""
 
-    def __init__(self, index: NDArray[np.int64], mask: NDArray[np.bool_], weights: NDArray[np.float64]) -> None:
+    def __init__(self, index: NDArray[np.int64], mask: NDArray[np.bool_], weights: NDArray[np.float64],
+                 labels: NDArray[np.float64]) -> None:
         self.index, self.mask, self.weights = index, mask, weights
+        self.labels = np.where(mask, labels[index], 0.0)
         self.at = np.flatnonzero(mask.ravel())
         self.rows = index.ravel()[self.at]
 
 
-def _batches(group_ptr: NDArray[np.int64], weights: NDArray[np.float64]) -> Iterator[_Batch]:
+def _batches(labels: NDArray[np.float64], group_ptr: NDArray[np.int64],
+             weights: NDArray[np.float64]) -> Iterator[_Batch]:
     """The batches of the queries of two or more documents and non-zero weight (the others add nothing)."""
     sizes = np.diff(group_ptr)
     lengths = np.array([bucket_length(n) for n in sizes], dtype=np.int64)
@@ -74,7 +77,7 @@ def _batches(group_ptr: NDArray[np.int64], weights: NDArray[np.float64]) -> Iter
             mask[:q.size] = pos < sizes[q, None]
             w = np.zeros(size)
             w[:q.size] = weights[q]
-            yield _Batch(index, mask, w)
+            yield _Batch(index, mask, w, labels)
 
 
 def _query_function(cls: type) -> Any:
@@ -122,7 +125,7 @@ class JaxLoss(Loss):
                                  f"got {unknown}")
 
     def setup(self) -> None:
-        self._batches = list(_batches(self.group_ptr, self.query_weights))
+        self._batches = list(_batches(self.labels, self.group_ptr, self.query_weights))
         numbers, statics = [], []
         for i, key in enumerate(self.params):  # floats are traced; ints, bools, strings fix the compiled code
             value = self.settings[key]
@@ -134,9 +137,8 @@ class JaxLoss(Loss):
 
     def _run(self, scores: NDArray[np.float64], what: str) -> list[tuple[_Batch, Any]]:
         fn = compiled(_query_function(type(self)), what, self._statics)
-        labels = self.labels
         with float64():
-            return [(b, fn(scores[b.index], labels[b.index], b.mask, b.weights, *self._numbers))
+            return [(b, fn(scores[b.index], b.labels, b.mask, b.weights, *self._numbers))
                     for b in self._batches]
 
     def _loss(self, scores: NDArray[np.float64]) -> float:

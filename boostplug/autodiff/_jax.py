@@ -39,6 +39,10 @@ def float64() -> ContextManager[Any]:
     return scoped(True)
 
 
+#: Tangents (basis vectors) per pass of the exact diagonal: a power of two, so that it divides a
+#: bucket's length; their intermediates are computed together, the blocks one after another.
+TANGENT_BLOCK = 16
+
 _COMPILED: dict[tuple[Any, ...], Callable[..., Any]] = {}
 
 
@@ -67,9 +71,14 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
     grad = jax.grad(one)
 
     def derivatives(s: Any, y: Any, m: Any, numbers: tuple[Any, ...]) -> tuple[Any, Any]:
-        # forward over reverse: the gradient, and its derivative along each basis vector (L passes)
+        # forward over reverse: the gradient, and its derivative along each basis vector (L passes), in
+        # blocks of TANGENT_BLOCK tangents at a time (a pairwise loss's L x L intermediates per tangent)
         g, hvp = jax.linearize(lambda x: grad(x, y, m, numbers), s)
-        diagonal = jnp.diagonal(jax.vmap(hvp)(jnp.eye(s.shape[0], dtype=s.dtype)))
+        n = s.shape[0]
+        block = min(n, TANGENT_BLOCK)
+        basis = jnp.eye(n, dtype=s.dtype).reshape(n // block, block, n)
+        columns = jax.lax.map(jax.vmap(hvp), basis).reshape(n, n)
+        diagonal = jnp.diagonal(columns)
         return g, (jnp.abs(diagonal) if what == "positive" else diagonal)
 
     def batch(S: Any, Y: Any, M: Any, W: Any, *numbers: Any) -> Any:

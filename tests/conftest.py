@@ -95,6 +95,7 @@ INNER_LOOP_LEAVES_OUT = (
     "tests/core/test_class_kernels.py", "tests/core/test_numba_cache_safety.py", "tests/core/test_numba_cache_ids.py",
     "tests/examples/test_examples.py", "tests/benchmarks/test_speed_guards.py", "tests/cli/test_warmup.py",
     "tests/frameworks/test_shipped_objective.py", "tests/metrics/test_kernel_cache.py",
+    "tests/autodiff/test_entry_points.py", "tests/autodiff/test_without_jax.py",
     "tests/cli/test_compare.py::test_import_registers_a_users_objective_for_the_command_and_its_workers",
     "tests/cli/test_compare.py::test_every_openmp_runtime_of_the_command_sleeps_unless_the_user_chose",
     "tests/cli/test_compare_clicks.py::test_parallel_jobs_train_on_the_same_clicks",

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 
 from boostplug.autodiff import JaxLoss
-from boostplug.objectives import Param
+from boostplug.objectives import Param, Search
 
 
 class JaxApproxNDCG(JaxLoss):
@@ -53,7 +53,8 @@ class JaxListMLE(JaxLoss):
 class JaxRankNet(JaxLoss):
     name = "jax_ranknet"
     summary = "RankNet's pairwise logistic loss (Burges et al. 2005) in JAX"
-    params = {"sigma": Param(1.0, "real", "slope of the logistic", low=1e-3, high=1e3)}
+    params = {"sigma": Param(1.0, "real", "slope of the logistic", low=1e-3, high=1e3,
+                             search=Search(0.5, 4.0, log=True))}  # what --tune searches
 
     @staticmethod
     def query_loss(s, y, mask, sigma):

@@ -265,6 +265,9 @@ BUILTIN = ["lambdarank", "rank_xendcg", "regression", "qbrank", "mpboost-binary"
            "xgb-listmle", "xgb-lambdamart_map", "xgb-lambdamart_err", "xgb-lambdamart_mrr", "xgb-lambdamart_rbp",
            "rb-d", "rb-c", "rankboost+",
            "adarank-map", "adarank-ndcg", "mpboost-stumps", "ndcg_boost-stumps"]
+if "approx_ap" in objectives.names():  # written in JAX: registered with the jax extra only, after the others
+    BUILTIN.insert(BUILTIN.index("lambdamart_rbp") + 1, "approx_ap")
+    BUILTIN.insert(BUILTIN.index("xgb-lambdamart_rbp") + 1, "xgb-approx_ap")
 
 
 def test_compare_lists_it_while_registered_only() -> None:

@@ -1,6 +1,6 @@
 """JAX, imported at first use, and the compiled functions of one loss: per Hessian mode and
-non-numeric settings, one ``jax.jit`` of the query function ``vmap``ped over a batch of padded
-queries (JAX compiles it once per bucket shape), always run with float64 switched on for the
+non-numeric settings, one ``jax.jit`` of the query function looped over a batch of padded
+queries (JAX compiles it once per batch shape), always run with float64 switched on for the
 call only (the user's own JAX settings stay as they are)."""
 
 from __future__ import annotations
@@ -82,9 +82,11 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
         return g, (jnp.abs(diagonal) if what == "positive" else diagonal)
 
     def batch(S: Any, Y: Any, M: Any, W: Any, *numbers: Any) -> Any:
+        # a loop over the queries (lax.map), not vmap: the same code computes every query, so a query's
+        # derivatives do not depend on which others share its batch (vmap's vector lanes round differently)
         if what == "loss":
-            return W * jax.vmap(one, in_axes=(0, 0, 0, None))(S, Y, M, numbers)
-        g, h = jax.vmap(derivatives, in_axes=(0, 0, 0, None))(S, Y, M, numbers)
+            return W * jax.lax.map(lambda q: one(*q, numbers), (S, Y, M))
+        g, h = jax.lax.map(lambda q: derivatives(*q, numbers), (S, Y, M))
         return g * W[:, None], h * W[:, None]
 
     return jax.jit(batch)

@@ -31,8 +31,8 @@ __all__ = ["JaxLoss", "MIN_BUCKET", "BATCH_ELEMENTS", "bucket_length", "batch_si
 
 #: The shortest bucket: queries of 2..8 documents share one compiled function.
 MIN_BUCKET = 8
-#: ``L^2`` times a batch's largest number of queries: the n x n intermediates of a pairwise loss
-#: stay near 1 MiB per call (the exact diagonal's L passes, ``L`` times that).
+#: ``L^2`` times a batch's largest number of queries: long buckets run in smaller batches (the
+#: queries of a batch are computed one after another; the batch's count only sets the shapes compiled).
 BATCH_ELEMENTS = 2**17
 
 

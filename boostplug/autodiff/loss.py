@@ -136,7 +136,7 @@ class JaxLoss(Loss):
         self._numbers, self._statics = tuple(numbers), tuple(statics)
 
     def _run(self, scores: NDArray[np.float64], what: str) -> list[tuple[_Batch, Any]]:
-        fn = compiled(_query_function(type(self)), what, self._statics)
+        fn = compiled(type(self).query_loss, what, self._statics)
         with float64():
             return [(b, fn(scores[b.index], b.labels, b.mask, b.weights, *self._numbers))
                     for b in self._batches]

@@ -17,6 +17,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # tests/core/test_calibration.py checks that this is calibration.DEFAULT_PARALLEL_MIN_WORK.
 os.environ.setdefault("BOOSTPLUG_PARALLEL_MIN_WORK", "5000000")
 
+import importlib.util  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -81,7 +82,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 # -- the docstring examples (--doctest-modules) import every module collected here -----------------
 # compare/_compare_driver.py patches boostplug.compare.execution when imported: it only runs as a script.
-collect_ignore = ["compare/_compare_driver.py"]
+# autodiff/losses.py imports jax (the jax extra): without it, its test modules skip themselves.
+collect_ignore = ["compare/_compare_driver.py"] + ([] if importlib.util.find_spec("jax") else ["autodiff/losses.py"])
 
 
 # -- the inner loop -----------------------------------------------------------------------------------

@@ -104,3 +104,16 @@ def test_a_bad_class_is_refused_naming_what_is_wrong(body, error, match) -> None
 def test_a_parameter_value_out_of_range_names_it() -> None:
     with pytest.raises(ValueError, match=r"approx_ap: alpha must be .* got 10000.0"):
         objectives.get("approx_ap").check({"alpha": 1e4})
+
+
+def test_the_users_jax_settings_are_left_as_they_were(train) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    from boostplug.groups import group_ptr_from_qid
+
+    before = bool(jax.config.jax_enable_x64)
+    g, _ = JaxRankNet(train.y, group_ptr_from_qid(train.qid)).grad_hess(np.zeros(train.y.size) + 0.5)
+    assert g.dtype == np.float64 and np.abs(g).max() > 0
+    assert bool(jax.config.jax_enable_x64) == before
+    assert jnp.zeros(1).dtype == (jnp.float64 if before else jnp.float32)

@@ -43,6 +43,8 @@ ENTRY_POINTS = {
     "lgb-lambdarank": _TRAIN.format(objective="bpl.objective('lambdarank')"),
     "lgb-ranknet": _TRAIN.format(objective="bpl.objective('ranknet')"),
     "lgb-approx_ndcg": _TRAIN.format(objective="bpl.objective('approx_ndcg')"),
+    # a JaxLoss (the jax extra): JAX's import and its compilation per bucket, in every process (no disk cache)
+    "lgb-approx_ap-jax": _TRAIN.format(objective="bpl.objective('approx_ap')"),
     "ndcg": "from boostplug import metrics; metrics.ndcg(s, d.y, d.group_ptr, k=10)",
     "metrics": "from boostplug import metrics; metrics.ndcg(s, d.y, d.group_ptr, k=10); metrics.average_precision(s, d.y, d.group_ptr)",
     "qbrank": "from boostplug import objectives; objectives.get('qbrank').prepare(d.y, d.group_ptr).grad_hess(s)",

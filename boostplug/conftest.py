@@ -31,6 +31,7 @@ _EXTRAS = {
     "compare/plots.py": ("matplotlib",),
     "compare/tuning.py": ("optuna",),
     "export/onnx.py": ("onnx", "onnxruntime"),
+    "autodiff": ("jax",),
 }
 
 

@@ -17,6 +17,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # tests/core/test_calibration.py checks that this is calibration.DEFAULT_PARALLEL_MIN_WORK.
 os.environ.setdefault("BOOSTPLUG_PARALLEL_MIN_WORK", "5000000")
 
+import importlib.util  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -81,7 +82,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 # -- the docstring examples (--doctest-modules) import every module collected here -----------------
 # compare/_compare_driver.py patches boostplug.compare.execution when imported: it only runs as a script.
-collect_ignore = ["compare/_compare_driver.py"]
+# autodiff/losses.py imports jax (the jax extra): without it, its test modules skip themselves.
+collect_ignore = ["compare/_compare_driver.py"] + ([] if importlib.util.find_spec("jax") else ["autodiff/losses.py"])
 
 
 # -- the inner loop -----------------------------------------------------------------------------------
@@ -95,6 +97,7 @@ INNER_LOOP_LEAVES_OUT = (
     "tests/core/test_class_kernels.py", "tests/core/test_numba_cache_safety.py", "tests/core/test_numba_cache_ids.py",
     "tests/examples/test_examples.py", "tests/benchmarks/test_speed_guards.py", "tests/cli/test_warmup.py",
     "tests/frameworks/test_shipped_objective.py", "tests/metrics/test_kernel_cache.py",
+    "tests/autodiff/test_entry_points.py", "tests/autodiff/test_without_jax.py",
     "tests/cli/test_compare.py::test_import_registers_a_users_objective_for_the_command_and_its_workers",
     "tests/cli/test_compare.py::test_every_openmp_runtime_of_the_command_sleeps_unless_the_user_chose",
     "tests/cli/test_compare_clicks.py::test_parallel_jobs_train_on_the_same_clicks",

@@ -23,6 +23,7 @@ written per query over its whole list (:mod:`.listwise`), added with :func:`regi
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
@@ -309,3 +310,8 @@ register(LambdaMAP)
 register(LambdaERR)
 register(LambdaMRR)
 register(LambdaRBP)
+# ApproxAP is written in JAX (boostplug.autodiff): listed where the jax extra is installed, JAX imported at its first use
+if importlib.util.find_spec("jax") is not None:
+    from ..autodiff.approx_ap import ApproxAP
+
+    register(ApproxAP)

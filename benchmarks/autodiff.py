@@ -1,0 +1,119 @@
+"""Speed of a loss written in JAX against the compiled one: ApproxNDCG as a ``JaxLoss`` (the class
+of docs/objectives/autodiff.md) beside the registered ``approx_ndcg`` (numba, listwise base).
+
+On MQ2008 Fold1 train (if ../shared/data is there) and on ``benchmarks/objectives.py``'s synthetic
+MSLR-WEB10K-sized set, prints:
+
+* the compile time of each length bucket (the first call on the bucket's queries less the second),
+  for the default Hessian (``positive``, the absolute exact diagonal) and the exact one;
+* seconds per LightGBM round (``--rounds`` rounds after a warm-up training that compiles): the
+  compiled ``approx_ndcg`` (its default surrogate Hessian), the JAX one with its default Hessian,
+  and with the exact one; the ratios to the compiled one. Both JAX modes cost ``L`` gradient
+  passes per query of bucket length ``L`` (forward over reverse).
+
+Usage: python benchmarks/autodiff.py [--rounds 20] [--threads 1] [--only mq2008|synthetic]
+       python benchmarks/autodiff.py --tiny        # a small synthetic set, 2 rounds: that it runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import lightgbm as lgb  # noqa: E402
+
+from boostplug import data as bpdata  # noqa: E402
+from boostplug import lightgbm as bpl  # noqa: E402
+from boostplug.autodiff.loss import bucket_length  # noqa: E402
+from boostplug.objectives import HessianFloorWarning  # noqa: E402
+from tests.autodiff.losses import JaxApproxNDCG  # noqa: E402
+
+MQ2008 = ROOT.parent / "shared" / "data" / "MQ2008"
+
+
+def compile_seconds(d: bpdata.RankingData) -> None:
+    """Per bucket and mode: the first grad_hess on the bucket's queries less the second."""
+    sizes = np.diff(d.group_ptr)
+    lengths = np.array([bucket_length(n) for n in sizes])
+    print(f"  {'bucket':>6} {'queries':>8} {'positive: compile':>18} {'call':>7} {'exact: compile':>15} {'call':>7}")
+    for length in np.unique(lengths[sizes >= 2]):
+        q = np.flatnonzero((lengths == length) & (sizes >= 2))
+        rows = np.concatenate([np.arange(d.group_ptr[k], d.group_ptr[k + 1]) for k in q])
+        ptr = np.concatenate([[0], np.cumsum(sizes[q])]).astype(np.int64)
+        scores = np.random.default_rng(0).normal(size=rows.size)
+        cells = []
+        for mode in ("positive", "exact"):
+            loss = JaxApproxNDCG(d.y[rows], ptr, hessian=mode)
+            t0 = time.perf_counter()
+            loss.grad_hess(scores)
+            t1 = time.perf_counter()
+            loss.grad_hess(scores)
+            t2 = time.perf_counter()
+            cells.append(f"{(t1 - t0) - (t2 - t1):18.2f} {t2 - t1:7.3f}" if mode == "positive"
+                         else f"{(t1 - t0) - (t2 - t1):15.2f} {t2 - t1:7.3f}")
+        print(f"  {length:6d} {q.size:8d} " + " ".join(cells), flush=True)
+
+
+def round_seconds(d: bpdata.RankingData, rounds: int, threads: int) -> None:
+    """Seconds per LightGBM round of each objective, after a one-round warm-up (compiles)."""
+    train_set = bpl.dataset(d.X, d.y, group_ptr=d.group_ptr)
+    params = {"verbose": -1, "num_threads": threads, "metric": "None", "learning_rate": 0.1, "num_leaves": 31}
+    runs = {"approx_ndcg (compiled)": bpl.objective("approx_ndcg"),
+            "JaxApproxNDCG positive": bpl.objective(JaxApproxNDCG),
+            "JaxApproxNDCG exact": bpl.objective(JaxApproxNDCG, hessian="exact")}
+    seconds = {}
+    for name, objective in runs.items():
+        lgb.train({**params, "objective": objective}, train_set, 1)  # warm-up: compiles
+        t0 = time.perf_counter()
+        lgb.train({**params, "objective": objective}, train_set, rounds)
+        seconds[name] = (time.perf_counter() - t0) / rounds
+    base = seconds["approx_ndcg (compiled)"]
+    print(f"  {'objective':<24} {'s / round':>10} {'/ compiled':>11}")
+    for name, s in seconds.items():
+        print(f"  {name:<24} {s:10.4f} {s / base:11.2f}", flush=True)
+
+
+def bench(label: str, d: bpdata.RankingData, rounds: int, threads: int) -> None:
+    print(f"\n## {label}: {d.n_docs:,} documents, {d.n_queries:,} queries, {rounds} rounds, {threads} thread(s)")
+    print("\ncompile seconds per bucket (first call less the second; call: the second, seconds)")
+    compile_seconds(d)
+    print("\nper LightGBM round")
+    round_seconds(d, rounds, threads)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--only", choices=("mq2008", "synthetic"), default=None)
+    ap.add_argument("--tiny", action="store_true", help="a small synthetic set and 2 rounds: that the script runs")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore", HessianFloorWarning)  # the exact mode's negative Hessians, floored
+    if args.tiny:
+        bench("tiny synthetic", bpdata.make_ranking(n_queries=20, docs_per_query=(2, 20), n_features=5, seed=0), 2,
+              args.threads)
+        return 0
+    if args.only in (None, "mq2008"):
+        if MQ2008.exists():
+            train, _, _ = bpdata.load_letor_folds(MQ2008, "letor4")[0]
+            bench("MQ2008 Fold1 train", train, args.rounds, args.threads)
+        else:
+            print(f"MQ2008 not found at {MQ2008}: skipped")
+    if args.only in (None, "synthetic"):
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from objectives import mslr_sized
+
+        bench("synthetic (MSLR-WEB10K-sized)", mslr_sized(), args.rounds, args.threads)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""JAX, imported at first use, and the compiled functions of one loss: per Hessian mode and
+non-numeric settings, one ``jax.jit`` of the query function looped over a batch of padded
+queries (JAX compiles it once per batch shape), always run with float64 switched on for the
+call only (the user's own JAX settings stay as they are)."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, Callable, ContextManager
+
+__all__ = ["JAX_EXTRA", "jax_installed", "require_jax", "float64", "compiled"]
+
+#: What to install for :mod:`boostplug.autodiff`.
+JAX_EXTRA = 'pip install "boostplug[jax]"'
+
+
+def jax_installed() -> bool:
+    """Whether ``jax`` can be found (without importing it)."""
+    try:
+        return importlib.util.find_spec("jax") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def require_jax() -> None:
+    """``ModuleNotFoundError`` saying what to install, when jax is missing."""
+    if not jax_installed():
+        raise ModuleNotFoundError(f"boostplug.autodiff needs JAX, which is not installed: {JAX_EXTRA}", name="jax")
+
+
+def float64() -> ContextManager[Any]:
+    """A context in which JAX computes in float64 (``jax.enable_x64`` in newer JAX,
+    ``jax.experimental.enable_x64`` before), restoring the user's setting on exit."""
+    import jax
+
+    scoped = getattr(jax, "enable_x64", None)
+    if not callable(scoped):
+        from jax.experimental import enable_x64 as scoped
+    return scoped(True)
+
+
+#: Tangents (basis vectors) per pass of the exact diagonal: a power of two, so that it divides a
+#: bucket's length; their intermediates are computed together, the blocks one after another.
+TANGENT_BLOCK = 16
+
+_COMPILED: dict[tuple[Any, ...], Callable[..., Any]] = {}
+
+
+def compiled(query_loss: Callable[..., Any], what: str, statics: tuple[tuple[int, Any], ...]) -> Callable[..., Any]:
+    """``f(S, Y, M, W, *numbers)`` on a batch of padded queries (``(B, L)`` scores, labels, mask;
+    ``(B,)`` query weights; the numeric parameters): ``W * loss`` per query (``what="loss"``), or
+    ``(W g, W h)`` with ``h`` the exact Hessian diagonal (``"exact"``) or its absolute value
+    (``"positive"``). ``statics``: the non-numeric parameters, as
+    ``(position, value)``, fixed in the compiled function."""
+    key = (query_loss, what, statics)
+    if key not in _COMPILED:
+        _COMPILED[key] = _build(query_loss, what, dict(statics))
+    return _COMPILED[key]
+
+
+def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -> Callable[..., Any]:
+    import jax
+    import jax.numpy as jnp
+
+    def one(s: Any, y: Any, m: Any, numbers: tuple[Any, ...]) -> Any:
+        it = iter(numbers)
+        n_params = len(statics) + len(numbers)
+        args = [statics[i] if i in statics else next(it) for i in range(n_params)]
+        return query_loss(s, y, m, *args)
+
+    grad = jax.grad(one)
+
+    def derivatives(s: Any, y: Any, m: Any, numbers: tuple[Any, ...]) -> tuple[Any, Any]:
+        # forward over reverse: the gradient, and its derivative along each basis vector (L passes), in
+        # blocks of TANGENT_BLOCK tangents at a time (a pairwise loss's L x L intermediates per tangent)
+        g, hvp = jax.linearize(lambda x: grad(x, y, m, numbers), s)
+        n = s.shape[0]
+        block = min(n, TANGENT_BLOCK)
+        basis = jnp.eye(n, dtype=s.dtype).reshape(n // block, block, n)
+        columns = jax.lax.map(jax.vmap(hvp), basis).reshape(n, n)
+        diagonal = jnp.diagonal(columns)
+        return g, (jnp.abs(diagonal) if what == "positive" else diagonal)
+
+    def batch(S: Any, Y: Any, M: Any, W: Any, *numbers: Any) -> Any:
+        # a loop over the queries (lax.map), not vmap: the same code computes every query, so a query's
+        # derivatives do not depend on which others share its batch (vmap's vector lanes round differently)
+        if what == "loss":
+            return W * jax.lax.map(lambda q: one(*q, numbers), (S, Y, M))
+        g, h = jax.lax.map(lambda q: derivatives(*q, numbers), (S, Y, M))
+        return g * W[:, None], h * W[:, None]
+
+    return jax.jit(batch)

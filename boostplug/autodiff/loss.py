@@ -1,0 +1,152 @@
+"""The :class:`JaxLoss` base: a loss written as one JAX function of a padded query, its
+derivatives by autodiff. User guide: docs/objectives/autodiff.md.
+
+Per query ``k`` of two or more documents and non-zero weight ``W_k``, padded to its bucket's
+length ``L`` (the next power of two, at least :data:`MIN_BUCKET`)::
+
+    loss = sum_k W_k query_loss(s_k, y_k, mask_k, *params)
+    grad = W_k jax.grad(query_loss)                      exact, in float64
+    hess = W_k diag(jax.hessian(query_loss))             mode "exact": L forward-over-reverse passes
+         = W_k |diag(jax.hessian(query_loss))|           mode "positive" (default, kind "fitting")
+
+``mask_k`` is ``True`` on the query's documents; the padded entries hold the score of its last
+document and the label 0 (rax's losses assume padding of label 0), and whatever the function does
+with them is discarded, but it must keep them out of the real documents' loss. A bucket's queries run in batches of a fixed size
+(:func:`batch_size`: powers of two), so each bucket compiles a few times per loss, mode and
+non-numeric settings.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Iterator
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..objectives._contract import Hessian, Loss
+from ._jax import compiled, float64
+
+__all__ = ["JaxLoss", "MIN_BUCKET", "BATCH_ELEMENTS", "bucket_length", "batch_size"]
+
+#: The shortest bucket: queries of 2..8 documents share one compiled function.
+MIN_BUCKET = 8
+#: ``L^2`` times a batch's largest number of queries: long buckets run in smaller batches (the
+#: queries of a batch are computed one after another; the batch's count only sets the shapes compiled).
+BATCH_ELEMENTS = 2**17
+
+
+def bucket_length(n: int) -> int:
+    """The padded length of a query of ``n`` documents: the next power of two, at least MIN_BUCKET."""
+    return max(MIN_BUCKET, 1 << (int(n) - 1).bit_length())
+
+
+def batch_size(length: int, n_queries: int) -> int:
+    """Queries per compiled call for ``n_queries`` queries in the bucket of ``length``: a power of two,
+    at most ``BATCH_ELEMENTS / length^2`` (a few shapes per bucket: few compilations)."""
+    return max(1, min(BATCH_ELEMENTS // (length * length), 1 << (int(n_queries) - 1).bit_length()))
+
+
+class _Batch:
+    """One compiled call's queries: rows ``index`` (``(B, L)``, padded), ``mask``, weights, padded
+    labels, and the real documents' rows ``rows`` with their places ``at`` in the flattened batch."""
+
+    def __init__(self, index: NDArray[np.int64], mask: NDArray[np.bool_], weights: NDArray[np.float64],
+                 labels: NDArray[np.float64]) -> None:
+        self.index, self.mask, self.weights = index, mask, weights
+        self.labels = np.where(mask, labels[index], 0.0)
+        self.at = np.flatnonzero(mask.ravel())
+        self.rows = index.ravel()[self.at]
+
+
+def _batches(labels: NDArray[np.float64], group_ptr: NDArray[np.int64],
+             weights: NDArray[np.float64]) -> Iterator[_Batch]:
+    """The batches of the queries of two or more documents and non-zero weight (the others add nothing)."""
+    sizes = np.diff(group_ptr)
+    lengths = np.array([bucket_length(n) for n in sizes], dtype=np.int64)
+    kept = (sizes >= 2) & (weights != 0.0)
+    for length in np.unique(lengths[kept]):
+        queries = np.flatnonzero(kept & (lengths == length))
+        size = batch_size(int(length), queries.size)
+        for start in range(0, queries.size, size):
+            q = queries[start:start + size]
+            pos = np.arange(length)
+            index = np.zeros((size, length), dtype=np.int64)
+            mask = np.zeros((size, length), dtype=np.bool_)
+            index[:q.size] = group_ptr[q, None] + np.minimum(pos, sizes[q, None] - 1)
+            mask[:q.size] = pos < sizes[q, None]
+            w = np.zeros(size)
+            w[:q.size] = weights[q]
+            yield _Batch(index, mask, w, labels)
+
+
+def _query_function(cls: type) -> Any:
+    """``cls.query_loss``, checked: a static function taking ``(scores, labels, mask)`` and the
+    declared parameters (``TypeError`` naming what is wrong)."""
+    raw = inspect.getattr_static(cls, "query_loss", None)
+    if not isinstance(raw, staticmethod):
+        raise TypeError(f"{cls.__name__}.query_loss must be a @staticmethod query_loss(scores, labels, mask, "
+                        f"*params), got {raw!r}")
+    fn = raw.__func__
+    if not callable(fn):
+        raise TypeError(f"{cls.__name__}.query_loss must be callable, got {fn!r}")
+    n_args = 3 + len(cls.params)
+    try:
+        inspect.signature(fn).bind(*range(n_args))
+    except TypeError as e:
+        raise TypeError(f"{cls.__name__}.query_loss must take (scores, labels, mask) and the declared parameters "
+                        f"{list(cls.params)} in order ({n_args} arguments): {e}") from None
+    except ValueError:  # a builtin or C function without a signature: taken as it is
+        pass
+    return fn
+
+
+class JaxLoss(Loss):
+    """A loss written in JAX (module docstring): declare ``name``, ``summary`` and ``params``, and
+    define ``query_loss(scores, labels, mask, *params)`` as a ``@staticmethod`` in ``jax.numpy``
+    (parameters in their declared order)."""
+
+    hessians = {
+        "positive": Hessian("fitting", "|d^2 loss / d s_k^2|: the absolute value of the exact diagonal (autodiff), "
+                            "positive where the loss is not convex; the exact one where it is"),
+        "exact": Hessian("exact", "the exact diagonal of the loss's Hessian (autodiff: one forward-over-reverse pass "
+                         "per position of the query's bucket); negative where the loss is not convex"),
+    }
+    default_hessian = "positive"
+    fresh_output = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            _query_function(cls)
+            unknown = sorted(set(cls.hessians) - set(JaxLoss.hessians))
+            if unknown:
+                raise ValueError(f"{cls.__name__}: a JaxLoss computes the Hessian modes {list(JaxLoss.hessians)}; "
+                                 f"got {unknown}")
+
+    def setup(self) -> None:
+        self._batches = list(_batches(self.labels, self.group_ptr, self.query_weights))
+        numbers, statics = [], []
+        for i, key in enumerate(self.params):  # floats are traced; ints, bools, strings fix the compiled code
+            value = self.settings[key]
+            if isinstance(value, float):
+                numbers.append(value)
+            else:
+                statics.append((i, value))
+        self._numbers, self._statics = tuple(numbers), tuple(statics)
+
+    def _run(self, scores: NDArray[np.float64], what: str) -> list[tuple[_Batch, Any]]:
+        fn = compiled(type(self).query_loss, what, self._statics)
+        with float64():
+            return [(b, fn(scores[b.index], b.labels, b.mask, b.weights, *self._numbers))
+                    for b in self._batches]
+
+    def _loss(self, scores: NDArray[np.float64]) -> float:
+        return float(sum(np.asarray(out)[b.weights != 0.0].sum() for b, out in self._run(scores, "loss")))
+
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        grad, hess = np.zeros(self.n_docs), np.zeros(self.n_docs)
+        for b, (g, h) in self._run(scores, self.hessian):
+            grad[b.rows] = np.asarray(g).ravel()[b.at]
+            hess[b.rows] = np.asarray(h).ravel()[b.at]
+        return grad, hess

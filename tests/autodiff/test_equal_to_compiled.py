@@ -1,0 +1,85 @@
+"""The losses of docs/objectives/autodiff.md written as JaxLosses give the compiled objectives'
+gradients (1e-10 relative) and, in the exact mode, their exact Hessian diagonals (1e-8); each is at
+most 15 lines and shown on the page as it is here; ApproxAP's gradient is its loss's five-point
+derivative."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+from boostplug import objectives  # noqa: E402
+from boostplug.testing._cases import fd_gradient  # noqa: E402
+
+from .losses import JaxApproxNDCG, JaxListMLE, JaxListNet, JaxRankNet  # noqa: E402
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "objectives" / "autodiff.md"
+
+#: JAX class -> the compiled objective it equals, with the settings that make it the same loss
+PAIRS = {
+    JaxApproxNDCG: ("approx_ndcg", {}),
+    JaxListNet: ("listnet", {}),
+    JaxListMLE: ("listmle", {"ties": "scores"}),
+    JaxRankNet: ("ranknet", {}),
+}
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Labels, group_ptr, scores and query weights: 25 queries of 1..19 documents (buckets 8, 16, 32)."""
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(1, 20, size=25)
+    group_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    labels = rng.integers(0, 5, size=group_ptr[-1]).astype(float)
+    return labels, group_ptr, 2.0 * rng.normal(size=group_ptr[-1]), rng.uniform(0.5, 2.0, size=sizes.size)
+
+
+def _relative(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+@pytest.mark.slow  # compiles the exact and the positive modes for three buckets
+@pytest.mark.parametrize("cls", list(PAIRS), ids=lambda c: c.name)
+def test_gradient_and_exact_hessian_equal_the_compiled_objective(cls, data) -> None:
+    labels, group_ptr, scores, weights = data
+    name, settings = PAIRS[cls]
+    compiled = objectives.get(name).prepare(labels, group_ptr, weights=weights, **settings,
+                                            **({"hessian": "exact"} if "hessian" in objectives.get(name).defaults
+                                               else {}))
+    mine = cls(labels, group_ptr, weights=weights, hessian="exact")
+    g, h = mine._grad_hess(scores)
+    gc, hc = compiled._grad_hess(scores)
+    assert _relative(g, gc) < 1e-10
+    assert _relative(h, hc) < 1e-8
+    assert mine.loss(scores) == pytest.approx(compiled.loss(scores), rel=1e-12)
+    default = cls(labels, group_ptr, weights=weights)._grad_hess(scores)
+    np.testing.assert_array_equal(default[0], g)
+    np.testing.assert_array_equal(default[1], np.abs(h))  # the positive default: |exact diagonal|
+
+
+@pytest.mark.parametrize("cls", list(PAIRS), ids=lambda c: c.name)
+def test_each_loss_is_on_the_page_as_it_is_here_in_at_most_15_lines(cls) -> None:
+    source = inspect.getsource(cls)
+    assert len(source.strip().splitlines()) <= 15, source
+    assert source in PAGE.read_text(encoding="utf-8"), f"docs/objectives/autodiff.md lacks {cls.__name__} as here"
+
+
+def test_approx_ap_gradient_is_the_five_point_derivative_and_its_exact_hessian_the_gradients() -> None:
+    rng = np.random.default_rng(1)
+    group_ptr = np.array([0, 6, 13, 14, 23], dtype=np.int64)
+    labels = rng.integers(0, 3, size=23).astype(float)
+    scores = rng.normal(size=23)
+    for mode in ("positive", "exact"):
+        ap = objectives.get("approx_ap").prepare(labels, group_ptr, alpha=2.0, hessian=mode)
+        g, h = ap._grad_hess(scores)
+        fd = fd_gradient(ap.loss, scores)
+        np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9 * np.abs(fd).max())
+        assert np.abs(g).max() > 0
+    fd_diag = np.diag(np.array([(ap._grad_hess(scores + 1e-5 * e)[0] - ap._grad_hess(scores - 1e-5 * e)[0]) / 2e-5
+                                for e in np.eye(23)]))
+    np.testing.assert_allclose(h, fd_diag, rtol=1e-5, atol=1e-8 * np.abs(fd_diag).max())

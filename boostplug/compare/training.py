@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..data import RankingData
+from ..groups import qid_from_group_ptr
 from . import fold_cache
 
 __all__ = ["TrainingPart", "Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds",
@@ -321,8 +322,8 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
         model = bpc.train(params, pool, bpc.objective(m.loss.split(":", 1)[1], **m.loss_params), rounds,
                           callback=after)
     else:
-        group_id = np.repeat(np.arange(train.n_queries), np.diff(train.group_ptr))
-        pool = fold_cache.cached("catboost-train", train, lambda: Pool(train.X, label=train.y, group_id=group_id))
+        pool = fold_cache.cached("catboost-train", train,
+                                 lambda: Pool(train.X, label=train.y, group_id=qid_from_group_ptr(train.group_ptr)))
 
         class _Progress:
             def after_iteration(self, info: Any) -> bool:

@@ -36,6 +36,14 @@ A cache file that cannot be loaded (cut short, damaged: ``UnpicklingError``, ``E
 ``UnicodeDecodeError``, ...) is set aside as ``<name>.unreadable`` and the kernel compiled again,
 with one warning naming the file, instead of the error numba raises on every later run
 (:func:`guard_cache_files`).
+
+numba saves a kernel by reading the folder's index, adding its entry, writing the index, then the
+data file. Two processes saving kernels of one function at once (test workers, Dask workers, a
+second ``boostplug warmup``) could lose one's entry, or leave an entry naming the data file the
+other wrote over. boostplug's saves hold an exclusive lock on the cache folder's
+``boostplug.lock`` (POSIX ``flock``; numba's own save elsewhere) around the whole update: the
+index read again, the data written, then the index (a reader sees an entry only once its data is
+there).
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ import contextlib
 import errno
 import hashlib
 import importlib.abc
+import itertools
 import importlib.util
 import os
 import secrets
@@ -165,8 +174,8 @@ def guard_cache_files() -> None:
     through, refuses the others as if they could not be written; a save refused so, or failing, is
     skipped: the kernel runs uncached), loads a cache file only when :func:`_file_problem` finds
     none right before (else one warning, and the kernel is compiled), sets aside a cache file it
-    cannot load and compiles the kernel again (:func:`_set_aside`) instead of raising, and stamps
-    boostplug's cache files with :func:`package_digest`."""
+    cannot load and compiles the kernel again (:func:`_set_aside`) instead of raising, saves under
+    the folder's lock (module docstring), and stamps boostplug's cache files with :func:`package_digest`."""
     if "numba" not in sys.modules:
         if not any(isinstance(f, _OnNumbaImport) for f in sys.meta_path):
             sys.meta_path.insert(0, _OnNumbaImport())
@@ -176,7 +185,8 @@ def guard_cache_files() -> None:
     locator, index, cache = caching._CacheLocator, caching.IndexDataCacheFile, caching.Cache
     if getattr(locator.ensure_cache_path, "_boostplug_guard", False):
         return
-    ensure, load_index, load_data = locator.ensure_cache_path, index._load_index, index._load_data
+    ensure, load_index, load_data, save = (locator.ensure_cache_path, index._load_index, index._load_data,
+                                           index.save)
     load_overload, save_overload = cache._load_overload, cache._save_overload
     source_stamp = caching._SourceFileBackedLocatorMixin.get_source_stamp
 
@@ -195,6 +205,27 @@ def guard_cache_files() -> None:
         except Exception as e:  # the index is read by every load and save: never let a damaged one raise
             _set_aside(Path(self._index_path), e)  # type: ignore[attr-defined]
             return {}
+
+    def save_locked(self: object, key: object, data: object) -> None:
+        try:
+            import fcntl
+        except ImportError:  # Windows: numba's own save
+            return save(self, key, data)
+        lock = os.path.join(self._cache_path, "boostplug.lock")  # type: ignore[attr-defined]
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            overloads = self._load_index()  # type: ignore[attr-defined]
+            name = overloads.get(key)
+            if name is None:
+                taken = set(overloads.values())
+                name = next(n for n in map(self._data_name, itertools.count(1)) if n not in taken)  # type: ignore[attr-defined]
+            self._save_data(name, data)  # type: ignore[attr-defined]
+            if overloads.get(key) != name:
+                overloads[key] = name
+                self._save_index(overloads)  # type: ignore[attr-defined]
+        finally:
+            os.close(fd)  # releases the lock
 
     def _load_data(self: object, name: str) -> object:
         path = self._data_path(name)  # type: ignore[attr-defined]
@@ -227,6 +258,7 @@ def guard_cache_files() -> None:
         return (stamp, package_digest()) if ours else stamp
 
     patches = ((locator, "ensure_cache_path", ensure_cache_path), (index, "_load_index", _load_index),
+               (index, "save", save_locked),
                (index, "_load_data", _load_data), (cache, "_load_overload", _load_overload),
                (cache, "_save_overload", _save_overload),
                (caching._SourceFileBackedLocatorMixin, "get_source_stamp", get_source_stamp))

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any, Callable, Mapping
 
 from .._validation import show
+from ..objectives import _check_name
 from ..objectives._contract import Param
 from .loss import JaxLoss
 
@@ -17,9 +18,6 @@ __all__ = ["from_rax", "made"]
 #: The classes :func:`from_rax` made, by class name: ``pickle`` finds them here (by reference, as
 #: any class), in a process that has made them (a worker imports the module that calls from_rax).
 made = SimpleNamespace()
-
-_NAME_RX = re.compile(r"[a-z][a-z0-9_.+-]*")
-
 
 def _rax_query(loss_fn: Callable[..., Any], names: tuple[str, ...], kwargs: Mapping[str, Any], scores: Any,
                labels: Any, mask: Any, *values: Any) -> Any:
@@ -49,9 +47,7 @@ def from_rax(loss_fn: Callable[..., Any], *, name: str, params: Mapping[str, Par
     """
     if not callable(loss_fn):
         raise TypeError(f"from_rax: loss_fn must be a rax loss function, got {show(loss_fn)}")
-    if not isinstance(name, str) or not _NAME_RX.fullmatch(name):
-        raise ValueError(f"from_rax: name must be lower case letters, digits and _.+- (starting with a letter), "
-                         f"got {show(name)}")
+    _check_name("from_rax: name", name)
     params = {} if params is None else params
     kwargs = {} if kwargs is None else kwargs
     for what, given in (("params", params), ("kwargs", kwargs)):

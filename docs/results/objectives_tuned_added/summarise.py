@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import importlib.util
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,19 +20,16 @@ import numpy as np
 from boostplug.compare.stats import paired_tests
 
 HERE = Path(__file__).resolve().parent
+_SPEC = importlib.util.spec_from_file_location("study_summarise", HERE.parent / "objectives_tuned" / "summarise.py")
+_STUDY = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(_STUDY)
+holm = _STUDY.holm  # the first study's Holm adjustment
 RESULTS = HERE.parent
 SETS = ("example", "mq2008", "ohsumed", "mslr_shaped")
 METRICS = ("ndcg@10", "map", "err@10", "mrr")
 RUNS = ("approx_ap", "catboost")
 
 
-def holm(ps: list[float]) -> list[float]:
-    order = sorted(range(len(ps)), key=lambda i: ps[i])
-    out, run = [0.0] * len(ps), 0.0
-    for rank, i in enumerate(order):
-        run = max(run, min(1.0, (len(ps) - rank) * ps[i]))
-        out[i] = run
-    return out
 
 
 def read(path: Path, values: dict, metrics: tuple[str, ...]) -> list[str]:

@@ -52,8 +52,8 @@ import contextlib
 import errno
 import hashlib
 import importlib.abc
-import itertools
 import importlib.util
+import itertools
 import os
 import secrets
 import stat
@@ -216,14 +216,13 @@ def guard_cache_files() -> None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             overloads = self._load_index()  # type: ignore[attr-defined]
-            name = overloads.get(key)
-            if name is None:
-                taken = set(overloads.values())
-                name = next(n for n in map(self._data_name, itertools.count(1)) if n not in taken)  # type: ignore[attr-defined]
-            self._save_data(name, data)  # type: ignore[attr-defined]
-            if overloads.get(key) != name:
-                overloads[key] = name
-                self._save_index(overloads)  # type: ignore[attr-defined]
+            if key in overloads:  # a kernel compiled again: its data file is rewritten, the index stays
+                self._save_data(overloads[key], data)  # type: ignore[attr-defined]
+                return
+            taken = set(overloads.values())
+            overloads[key] = next(n for n in map(self._data_name, itertools.count(1)) if n not in taken)  # type: ignore[attr-defined]
+            self._save_data(overloads[key], data)  # type: ignore[attr-defined]
+            self._save_index(overloads)  # type: ignore[attr-defined]
         finally:
             os.close(fd)  # releases the lock
 

@@ -19,6 +19,7 @@ __all__ = ["from_rax", "made"]
 #: any class), in a process that has made them (a worker imports the module that calls from_rax).
 made = SimpleNamespace()
 
+
 def _rax_query(loss_fn: Callable[..., Any], names: tuple[str, ...], kwargs: Mapping[str, Any], scores: Any,
                labels: Any, mask: Any, *values: Any) -> Any:
     """rax's loss of one padded query: ``loss_fn(scores, labels, where=mask, **kwargs, **params)``."""

@@ -78,12 +78,12 @@ def main() -> None:
         print("| method | " + " | ".join(METRICS) + " |")
         print("|---|" + "---|" * len(METRICS))
         rows: dict = {m: [] for m in added}
+        folds = sorted({f for f, _ in keys})
         for metric in METRICS:
             base = np.array([values["lambdarank"][k][metric] for k in keys])
             tests = {m: paired_tests(np.array([values[m][k][metric] for k in keys]), base) for m in others}
             adjusted = dict(zip(others, holm([tests[m].t_pvalue for m in others])))
             for m in added:
-                folds = sorted({f for f, _ in keys})
                 mean = np.mean([np.nanmean([values[m][k][metric] for k in keys if k[0] == f]) for f in folds])
                 t = tests[m]
                 rows[m].append(f"{mean:.4f} ({t.mean_diff:+.4f}, p {t.t_pvalue:.2g}{' *' if adjusted[m] < 0.05 else ''})")

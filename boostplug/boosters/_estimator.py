@@ -75,9 +75,8 @@ class RankingBooster(ModelFile, BaseEstimator):
 
     * ``_fit_init(data: FitData) -> state``: everything computed once
       (pairs, candidate stumps, per-feature measures, the initial distribution);
-    * ``_fit_round(state, t: int) -> Round | None``: one round; ``None`` stops
-      (set ``state.stop_reason`` or return ``None`` with ``self._stop_reason``);
-    * optionally ``_stop(state) -> str | None``: a reason to stop after a round.
+    * ``_fit_round(state, t: int) -> Round | None``: one round; ``None`` stops, with the reason in
+      ``self._stop_reason`` (set with a round: stop after it).
 
     Common parameters: ``n_rounds`` (integer from 1 to 2^31 - 1, the frameworks' limit, whose
     rounds' records, :data:`BYTES_PER_ROUND` or more each, fit in the memory available); ``eval_metric`` (a name of
@@ -88,12 +87,9 @@ class RankingBooster(ModelFile, BaseEstimator):
     ``verbose`` (``False``/``0`` silent, ``True`` every round, ``k >= 1`` round 1 and every
     ``k``-th round, printed to stderr); ``random_state`` (seeds every random choice).
 
-    scikit-learn: :meth:`score` is the mean NDCG@10, so ``clone``, ``cross_validate`` and
-    ``GridSearchCV`` work with their default scoring; with
-    ``sklearn.set_config(enable_metadata_routing=True)`` they route ``qid`` to ``fit`` and
-    ``score`` (requested by default; split with the rows, so query ids must be unique per
-    query across the data), e.g. ``cross_validate(model, X, y, params={"qid": qid, "groups": qid},
-    cv=GroupKFold(3))``. ``feature_importances_``: see that property.
+    scikit-learn: :meth:`score` is the mean NDCG@10, the default scoring of ``cross_validate`` and
+    ``GridSearchCV``; with metadata routing on they route ``qid`` to ``fit`` and ``score`` (requested
+    by default): docs/boosters.md, "scikit-learn model selection".
 
     ``to_dict``, ``from_dict``, ``save`` and ``load`` (the JSON model file, with the fitted
     attributes a subclass lists in ``_fitted_extras``) come from

@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 
 from .. import pairs as pairs_mod
 from .._core import dispatch
+from ._group_e2 import _n_pairs
 from ._level_sums import LevelPairs, query_code_order
 from ._rankboost_kernels import ln_cosh
 from ._stump_sums import cumsum_both
@@ -56,20 +57,15 @@ BYTES_PER_GROUP_PAIR = 32
 
 
 @nb.njit(cache=True)
-def _block_pair_counts(gstart, boff, cnt):
-    """``N[g1, g0] = sum_{a > b} cnt[g1, a] cnt[g0, b]`` per query block, flattened row-major."""
-    L = cnt.shape[1]
+def _block_pair_counts(gstart, boff, cnt, below):
+    """``N[g1, g0] = sum_{a > b} cnt[g1, a] cnt[g0, b]`` per query block, flattened row-major (``below``:
+    the groups' documents at lower levels)."""
     out = np.zeros(boff[-1])
     for q in range(gstart.shape[0] - 1):
         g0, G, off = gstart[q], gstart[q + 1] - gstart[q], boff[q]
         for a in range(G):
             for b in range(G):
-                acc = 0.0
-                below = 0.0
-                for l in range(L):
-                    acc += cnt[g0 + a, l] * below
-                    below += cnt[g0 + b, l]
-                out[off + a * G + b] = acc
+                out[off + a * G + b] = _n_pairs(cnt, below, g0 + a, g0 + b)
     return out
 
 
@@ -316,7 +312,7 @@ class GroupPairs:
         cnt = np.bincount(self.gid * L + lv.lev, minlength=G * L).reshape(G, L).astype(np.float64)
         self.cnt_below = np.cumsum(cnt, axis=1) - cnt                       # documents at lower levels
         self.cnt_above = cnt.sum(axis=1, keepdims=True) - np.cumsum(cnt, axis=1)
-        self.N = _block_pair_counts(self.gstart, self.boff, cnt)
+        self.N = _block_pair_counts(self.gstart, self.boff, cnt, self.cnt_below)
 
     def _split(self, h: NDArray[np.bool_], eta: NDArray[np.float64] | None) -> None:
         """A new member ``h`` of ``S_t``: each group splits by ``h`` (ids stay ordered by query).

@@ -58,14 +58,15 @@ PAIRWISE = ("auto", "pairs", "levels")
 
 
 @nb.njit(cache=True)
-def _mid_range(F, a, b):
-    """``(min + max) / 2`` of ``F[a:b]`` (``b > a``): the per-query shift that keeps the factors finite."""
+def _range(F, a, b):
+    """``(min, max)`` of ``F[a:b]`` (``b > a``): ``(min + max) / 2`` is the per-query shift that keeps the
+    factors finite."""
     lo = F[a]
     hi = F[a]
     for i in range(a, b):
         lo = min(lo, F[i])
         hi = max(hi, F[i])
-    return 0.5 * (lo + hi)
+    return lo, hi
 
 
 @nb.njit(cache=True)
@@ -79,7 +80,8 @@ def _level_exp_sums(F, h, group_ptr, lev, n_levels):
         a, b = group_ptr[q], group_ptr[q + 1]
         if b == a:
             continue
-        s = _mid_range(F, a, b)
+        lo, hi = _range(F, a, b)
+        s = 0.5 * (lo + hi)
         shift[q] = s
         for i in range(a, b):
             em[q, lev[i], h[i]] += math.exp(-(F[i] - s))
@@ -360,15 +362,10 @@ def _directed_terms(F, group_ptr, lev, dd, coef, one_level, R, levels):
         a, b = group_ptr[q], group_ptr[q + 1]
         if b == a:
             continue
-        if one_level[q]:
-            lo = F[a]
-            hi = F[a]
-            for i in range(a, b):
-                lo = min(lo, F[i])
-                hi = max(hi, F[i])
-            if d_max * (hi - lo) < LOG_SAFE:
-                continue
-        s = _mid_range(F, a, b)
+        lo, hi = _range(F, a, b)
+        if one_level[q] and d_max * (hi - lo) < LOG_SAFE:
+            continue
+        s = 0.5 * (lo + hi)
         tq = tot[q]
         for i in range(a, b):
             l = lev[i]
@@ -524,10 +521,6 @@ class DirectedLevelPairs(LevelPairs):
         with np.errstate(over="ignore", invalid="ignore"):   # overflowed factors: the caller checks W and C
             prod = np.where(self.linked, tot * tot.transpose(0, 2, 1), 0.0)   # [a, b]: level-a sums x level-b sums
             return float(self.coef @ prod.sum(axis=(1, 2))), float(self.coef @ (prod * self.dd ** 2).sum(axis=(1, 2)))
-
-    def misorder(self, F: NDArray[np.float64], moved: NDArray[np.bool_] | None = None) -> float:
-        """``R1`` of :meth:`LevelPairs.rates` (the tied or reversed pairs under ``D_1``)."""
-        return self.rates(F, moved)[0]
 
     def fit_sums(self, R: NDArray[np.float64], sorted_codes: NDArray[np.int32], order: NDArray[np.integer],
                  width: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -27,8 +27,7 @@ import numpy as np
 from .._atomic import write_text
 from ._classes import PUBLIC, booster_class
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "RANKER_KINDS", "ModelFile", "model_dict", "model_from_dict", "save_model",
-           "read_model_file", "load"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "RANKER_KINDS", "ModelFile", "load"]
 
 FORMAT = "boostplug.booster"
 FORMAT_VERSION = 1
@@ -63,32 +62,6 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"cannot write {type(o).__name__} to JSON")
 
 
-def model_dict(model: Any) -> dict[str, Any]:
-    """The JSON object of a fitted booster (see the module docstring)."""
-    model._check_fitted()
-    return {
-        "format": FORMAT,
-        "version": FORMAT_VERSION,
-        "class": type(model).__name__,
-        "params": model.get_params(deep=False),
-        "n_features_in": int(model.n_features_in_),
-        "rankers": model.rankers_,
-        "weights": [float(w) for w in model.weights_],
-        "history": model.history_,
-        "stop_reason": model.stop_reason_,
-        "best_iteration": model.best_iteration_,
-        "fitted": {name: getattr(model, name) for name in model._fitted_extras},
-    }
-
-
-def save_model(model: Any, path: str | Path) -> None:
-    """Write ``model`` as JSON to ``path`` atomically (the text is complete before the file
-    is touched, and replaces it whole), with the checksum of its content."""
-    d = json.loads(json.dumps(model_dict(model), default=_json_default))  # as a reader will see it
-    d[CHECKSUM] = _content_sha256(d)
-    write_text(path, json.dumps(d, indent=1))
-
-
 def _content_sha256(d: dict[str, Any]) -> str:
     """The SHA-256 of a model object without its checksum: compact JSON with sorted keys (floats as
     Python writes them, which read back exactly)."""
@@ -111,7 +84,7 @@ def _check_checksum(d: dict[str, Any], source: str) -> None:
 
 # ---- reading ------------------------------------------------------------------------------------
 class _Bad(ValueError):
-    """A field of the file is wrong; ``read_model_file`` adds the file name."""
+    """A field of the file is wrong; ``_build`` adds the file name."""
 
 
 def _kind(v: Any) -> str:
@@ -202,7 +175,7 @@ def _check_params(klass: type, params: dict[str, Any]) -> None:
         raise _Bad(f"params has keys {unknown} that {klass.__name__} does not take")
 
 
-def _check_fitted_extras(name: str, fitted: dict[str, Any], n_features: int) -> None:
+def _check_fitted_extras(fitted: dict[str, Any], n_features: int) -> None:
     """The extras RankBoost writes (the only class that has any)."""
     if fitted.get("span_size_") is not None:   # None: Rb-d/Rb-c fitted without the E2 record
         _int(fitted["span_size_"], "fitted.span_size_", 0)
@@ -250,7 +223,7 @@ def _validate(d: Any, known_classes: Any) -> None:
     fitted = d.get("fitted", {})
     if not isinstance(fitted, dict):
         raise _Bad(f"fitted must be a JSON object, got {_kind(fitted)}")
-    _check_fitted_extras(name, fitted, n_features)
+    _check_fitted_extras(fitted, n_features)
 
 
 def _located(source: str, exc: _Bad) -> str:
@@ -258,17 +231,9 @@ def _located(source: str, exc: _Bad) -> str:
     return f"{source} {exc}" if str(exc).startswith(("is ", "has ", "holds ")) else f"{source}: {exc}"
 
 
-def _checked(d: Any, source: str) -> dict[str, Any]:
-    try:
-        _validate(d, PUBLIC)
-    except _Bad as exc:
-        raise ValueError(_located(source, exc)) from None
-    return d
-
-
-def read_model_file(path: str | Path) -> dict[str, Any]:
-    """The JSON object of a booster file, every field validated (see the module docstring; its
-    checksum is checked when the model is built, :func:`load`)."""
+def load(path: str | Path, expect: type | None = None) -> Any:
+    """Load a booster saved with ``save``; the class is read from the file and only its
+    module is imported. ``expect``: the class the file must hold (``Class.load``)."""
     try:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
@@ -276,29 +241,16 @@ def read_model_file(path: str | Path) -> dict[str, Any]:
     except ValueError as exc:  # an integer literal beyond Python's int-from-text digit limit
         raise ValueError(f"{path} is not a boostplug booster JSON file (it holds a number that cannot be read: "
                          f"{exc})") from None
-    return _checked(d, str(path))
+    return _build(d, expect, str(path))
 
 
-def load(path: str | Path, expect: type | None = None) -> Any:
-    """Load a booster saved with ``save``; the class is read from the file and only its
-    module is imported. ``expect``: the class the file must hold (``Class.load``)."""
-    return _build(read_model_file(path), expect, str(path))
-
-
-def model_from_dict(d: Any, expect: type | None = None) -> Any:
-    """The booster of a ``to_dict`` object, validated as :func:`load` validates a file (it reads
-    ``d`` as the file ``save`` would write, so the model shares no object with ``d``)."""
-    source = "the model dict"
+def _build(d: Any, expect: type | None, source: str) -> Any:
+    """The booster of a model object, every field validated; the checks that need its class, and the
+    checksum, first."""
     try:
-        text = json.dumps(d, default=_json_default)
-    except ValueError as exc:  # an integer beyond Python's int-to-text digit limit, or a circular reference
-        raise ValueError(f"{source} cannot be read as a model file: {exc}") from None
-    return _build(_checked(json.loads(text), source), expect, source)
-
-
-def _build(d: dict[str, Any], expect: type | None, source: str) -> Any:
-    """The booster of a validated model object; the checks that need its class, and the checksum,
-    first."""
+        _validate(d, PUBLIC)
+    except _Bad as exc:
+        raise ValueError(_located(source, exc)) from None
     name = d["class"]
     klass = booster_class(name)
     if expect is not None and klass is not expect:
@@ -345,17 +297,40 @@ class ModelFile:
 
     def to_dict(self) -> dict[str, Any]:
         """The model as the JSON object :meth:`save` writes (a copy: changing it leaves the model be)."""
-        return copy.deepcopy(model_dict(self))
+        self._check_fitted()
+        return copy.deepcopy({
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "class": type(self).__name__,
+            "params": self.get_params(deep=False),
+            "n_features_in": int(self.n_features_in_),
+            "rankers": self.rankers_,
+            "weights": [float(w) for w in self.weights_],
+            "history": self.history_,
+            "stop_reason": self.stop_reason_,
+            "best_iteration": self.best_iteration_,
+            "fitted": {name: getattr(self, name) for name in self._fitted_extras},
+        })
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Any:
         """The model of a :meth:`to_dict` object (any booster class when called on the base),
-        validated as :meth:`load` validates a file (``ValueError`` naming the field)."""
-        return model_from_dict(d, expect=_expected(cls))
+        validated as :meth:`load` validates a file (``ValueError`` naming the field). ``d`` is read as
+        the file ``save`` would write, so the model shares no object with ``d``."""
+        source = "the model dict"
+        try:
+            text = json.dumps(d, default=_json_default)
+        except ValueError as exc:  # an integer beyond Python's int-to-text digit limit, or a circular reference
+            raise ValueError(f"{source} cannot be read as a model file: {exc}") from None
+        return _build(json.loads(text), _expected(cls), source)
 
     def save(self, path: str | Path) -> None:
-        """Write the model as a plain JSON file, atomically: a failed save leaves the old file whole."""
-        save_model(self, path)
+        """Write the model as a plain JSON file, atomically (the text is complete before the file is
+        touched, and replaces it whole: a failed save leaves the old file whole), with the checksum of
+        its content."""
+        d = json.loads(json.dumps(self.to_dict(), default=_json_default))  # as a reader will see it
+        d[CHECKSUM] = _content_sha256(d)
+        write_text(path, json.dumps(d, indent=1))
 
     @classmethod
     def load(cls, path: str | Path) -> Any:

@@ -31,7 +31,7 @@ from scipy.linalg import solve_triangular
 from .._core import dispatch
 from ._stump_sums import DOC_VISITS_PER_WORK, doc_sums_above
 
-__all__ = ["stump_outcomes", "laplacian", "eps_sums", "outcomes_eps", "step_outcomes", "pair_losses", "pair_e2", "ln_cosh",
+__all__ = ["stump_outcomes", "laplacian", "outcomes_eps", "step_outcomes", "pair_losses", "pair_e2", "ln_cosh",
            "PairSpan", "DEPENDENT_RTOL"]
 
 #: A ranker is in the span of ``S_t`` when its least-squares residual (squared, pair metric)
@@ -50,27 +50,6 @@ def _stump_outcomes(codes, k, j, pairs):
 def stump_outcomes(codes: NDArray[np.int32], k: int, j: int, pairs: NDArray[np.int64]) -> NDArray[np.int8]:
     """``o_i = h(x'_i) - h(x_i)`` in ``{+1, 0, -1}`` for the stump ``(k, j)`` on every pair (preferred first)."""
     return _stump_outcomes(codes, np.int64(k), np.int64(j), pairs)
-
-
-@nb.njit(cache=True)
-def _eps_sums(o, w):
-    ep = 0.0
-    e0 = 0.0
-    em = 0.0
-    for p in range(o.shape[0]):
-        if o[p] > 0:
-            ep += w[p]
-        elif o[p] < 0:
-            em += w[p]
-        else:
-            e0 += w[p]
-    return ep, e0, em
-
-
-def eps_sums(o: NDArray[np.int8], w: NDArray[np.float64]) -> tuple[float, float, float]:
-    """Eq. 8: ``(eps+, eps0, eps-)``, the weight of correctly ordered, tied and reversed pairs."""
-    ep, e0, em = _eps_sums(o, w)
-    return float(ep), float(e0), float(em)
 
 
 @nb.njit(cache=True)
@@ -93,8 +72,8 @@ def _outcomes_eps(codes, k, j, pairs, w):
 
 def outcomes_eps(codes: NDArray[np.int32], k: int, j: int, pairs: NDArray[np.int64], w: NDArray[np.float64]
                  ) -> tuple[NDArray[np.int8], tuple[float, float, float]]:
-    """:func:`stump_outcomes` and their :func:`eps_sums` under ``w`` in one pass over the pairs (the
-    same numbers, bit for bit)."""
+    """:func:`stump_outcomes` and Eq. 8's ``(eps+, eps0, eps-)`` under ``w`` (the weight of the correctly
+    ordered, tied and reversed pairs), in one pass over the pairs."""
     o, ep, e0, em = _outcomes_eps(codes, np.int64(k), np.int64(j), pairs, w)
     return o, (float(ep), float(e0), float(em))
 

@@ -13,7 +13,7 @@ from scipy.linalg import solve_triangular
 from scipy.special import expit
 
 from ._estimator import Round
-from ._rankboost_kernels import (DEPENDENT_RTOL, eps_sums, ln_cosh, outcomes_eps, select_independent, step_outcomes,
+from ._rankboost_kernels import (DEPENDENT_RTOL, ln_cosh, outcomes_eps, select_independent, step_outcomes,
                                  stump_outcomes)
 from ._rankboost_state import PairState, PlusLevels, PlusPairs
 from .stumps import TIE_TOL, argmax_scan
@@ -140,10 +140,6 @@ class PlusRounds:
         rec.update(self._losses(s, moved))
         return Round(s.cands.stump(k, j), alpha, rec)
 
-    def _reweight(self, s: PairState, log_ratio: NDArray[np.float64]) -> float:
-        """Eq. 26: ``D_{t+1} = D_t omega / Z_t``; returns ``Z_t``."""
-        return self._normalise(s, s.w * np.exp(log_ratio))
-
     @staticmethod
     def _normalise(s: PairState, u: NDArray[np.float64]) -> float:
         """``D_{t+1} = u / Z_t`` with ``u = D_t omega`` and ``Z_t = sum u``; returns ``Z_t``."""
@@ -169,7 +165,7 @@ class PlusRounds:
         if isinstance(s, PlusLevels):
             ep, e0, em = s.gp.eps(s.cands.codes[:, k] > j)
         else:
-            ep, e0, em = eps_sums(stump_outcomes(s.cands.codes, k, j, s.pairs), s.w)
+            ep, e0, em = outcomes_eps(s.cands.codes, k, j, s.pairs, s.w)[1]
         lr = self._log_ratio(O, eta, bet, alpha)[0]
         s.span.eta[sup] = eta + alpha * bet
         if isinstance(s, PlusLevels):
@@ -177,7 +173,7 @@ class PlusRounds:
             s.log_prod_z += math.log(z)
         else:
             s.ell += lr
-            z = self._reweight(s, lr)
+            z = self._normalise(s, s.w * np.exp(lr))     # Eq. 26: D_{t+1} = D_t omega / Z_t
         s.bound_log += math.log(z)
         moved = self._add_ranker(s, alpha, s.cands.vector(k, j))
         rec = {"alpha": alpha, "alpha_prime": None, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,

@@ -15,7 +15,7 @@ from ._pair_mins import PairMinCodes
 from ._rankboost_kernels import PairSpan
 from .stumps import StumpCandidates
 
-__all__ = ["State", "PairState", "LevelState", "Search", "RbPairs", "RbLevels", "PlusPairs", "PlusLevels"]
+__all__ = ["State", "PairState", "LevelState", "Search", "RbLevels", "PlusPairs", "PlusLevels"]
 
 
 @dataclass
@@ -57,11 +57,6 @@ class Search:
     alive: NDArray[np.bool_]         # (F, width) Algorithm 2's candidate set R
     pruned: bool
     rng: np.random.Generator
-
-
-@dataclass
-class RbPairs(PairState):
-    """Rb-d/Rb-c on the pair list."""
 
 
 @dataclass

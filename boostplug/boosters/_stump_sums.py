@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 
-__all__ = ["pair_split_sums", "pair_fit_sums", "best_fit_stump", "doc_sums_above", "doc_potentials", "doc_sides", "cumsum_both"]
+__all__ = ["pair_split_sums", "pair_fit_sums", "best_fit_stump", "doc_sums_above", "doc_sides", "cumsum_both"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of the kernels, parallel over features: one
 #: unit per pair visit (``P * F``), one per this many document visits (``n * F``), so they go
@@ -216,12 +216,6 @@ def doc_sides(pairs: NDArray[np.int64], values: NDArray[np.float64],
     """Per document, the values of its pairs as the preferred one (``sum_{pairs (x, .)} v``) and as
     the other (``sum_{pairs (., x)} v``)."""
     return _doc_sides(pairs, np.ascontiguousarray(values, dtype=np.float64), n_docs)
-
-
-def doc_potentials(pairs: NDArray[np.int64], values: NDArray[np.float64], n_docs: int) -> NDArray[np.float64]:
-    """``pot[x] = sum_{pairs (x, .)} v - sum_{pairs (., x)} v``."""
-    first, second = doc_sides(pairs, values, n_docs)
-    return first - second
 
 
 @nb.njit(cache=True, parallel=True)

@@ -67,10 +67,8 @@ Cost: the per-feature, per-query measures ``E(h_k)`` are computed once (``O(F n 
 costs ``O(F m)`` for the weighted argmax and ``O(n log n)`` for the new ensemble's measure. Ties
 between features (``phi`` equal within ``1e-12``) go to the lowest feature index.
 
-The paper's ``P_{t+1}`` depends only on the ranking ``f_t`` produces, so once a round picks the
-feature the ensemble already ranks by, ``P`` stops changing and the paper-exact default stops
-(on MQ2008 Fold1 after one round); ``enqueue`` or ``update="multiplicative"`` gets past it
-(``docs/studies/boosters.md``).
+The paper-exact default can stall once a round picks the feature the ensemble already ranks by
+(docs/boosters.md, "AdaRank").
 
 Example:
     >>> from boostplug.boosters import AdaRank
@@ -152,15 +150,9 @@ def resolve_measure(measure: str | Callable[..., ArrayLike], empty: float | str 
 
 
 # ---- fitting state ------------------------------------------------------------------------
-@dataclass
-class _Snapshot:
-    """What a RankLib rollback restores."""
-
-    P: NDArray[np.float64]
-    scores: NDArray[np.float64]
-    E_f: NDArray[np.float64]
-    train: float
-    log_bound: float
+#: What a RankLib rollback restores: ``(P, scores, E_f, train, log_bound)`` of a :class:`_State` (a round
+#: replaces those arrays, never changes them in place, so they need no copy).
+_Snapshot = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float, float]
 
 
 @dataclass
@@ -188,10 +180,10 @@ class _State:
     rounds: Iterator[Round] | None = None
 
     def snapshot(self) -> _Snapshot:
-        return _Snapshot(self.P.copy(), self.scores.copy(), self.E_f.copy(), self.train, self.log_bound)
+        return self.P, self.scores, self.E_f, self.train, self.log_bound
 
     def restore(self, b: _Snapshot) -> None:
-        self.P, self.scores, self.E_f, self.train, self.log_bound = b.P, b.scores, b.E_f, b.train, b.log_bound
+        self.P, self.scores, self.E_f, self.train, self.log_bound = b
 
 
 @dataclass
@@ -224,10 +216,8 @@ def _skip_empty_queries(X: NDArray[np.float64], y: NDArray[np.float64], group_pt
     keep = ~np.isnan(e)
     if keep.all():
         return X, y, group_ptr, weights
-    sizes = np.diff(group_ptr)[keep]
-    rows = np.concatenate([np.arange(group_ptr[q], group_ptr[q + 1]) for q in np.flatnonzero(keep)]) \
-        if keep.any() else np.zeros(0, dtype=np.int64)
-    return (X[rows], y[rows], np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+    rows = np.repeat(keep, np.diff(group_ptr))
+    return (X[rows], y[rows], np.concatenate([[0], np.cumsum(np.diff(group_ptr)[keep])]).astype(np.int64),
             None if weights is None else weights[keep])
 
 
@@ -413,14 +403,11 @@ class AdaRank(RankingBooster):
         """RankLib's ``learn()``: an enqueueing phase, then one phase per released feature."""
         if s.done:
             return
-        if self.enqueue:
-            yield from self._learn(s, True)
-            for i in range(len(s.queue) - 1, -1, -1):
-                if s.done:
-                    return
-                del s.queue[i]
-                yield from self._learn(s, False)
-        else:
+        yield from self._learn(s, bool(self.enqueue))
+        for i in range(len(s.queue) - 1, -1, -1):    # (only an enqueueing phase queues a feature)
+            if s.done:
+                return
+            del s.queue[i]
             yield from self._learn(s, False)
 
     def _learn(self, s: _State, with_enqueue: bool) -> Iterator[Round]:

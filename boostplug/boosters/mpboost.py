@@ -65,7 +65,7 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from ..objectives.ddf import check_ddf, ddf_values
+from ..objectives.ddf import ddf_values
 from .._validation import check_choice
 from ._estimator import RankingBooster, Round
 from ._ddf_range import check_stump_ddf
@@ -165,14 +165,6 @@ class MPBoost(RankingBooster):
         self.random_state = random_state
 
     # ---- set-up -----------------------------------------------------------------
-    def _pair_distances(self, y: NDArray[np.float64], pairs: NDArray[np.int64], explicit: bool) -> NDArray[np.float64]:
-        """``d_ij = dist(r_i, r_j)`` (Eq. 2, 6-8); explicit pairs without a positive grade gap use one grade."""
-        name, param = check_ddf(self.ddf, self.alpha, self.lam, self.beta)
-        delta = y[pairs[:, 0]] - y[pairs[:, 1]]
-        if explicit:
-            delta = np.where(delta > 0, delta, 1.0)
-        return ddf_values(delta, name, param)
-
     def _choose_pairwise(self, data: FitData) -> str:
         """The path of this fit, ``"levels"`` or ``"pairs"``: ``pairwise``, or for ``"auto"`` the rule of
         :func:`~boostplug.boosters._pairwise_choice.choose_pairwise`."""
@@ -185,12 +177,11 @@ class MPBoost(RankingBooster):
         return choose_pairwise("mpboost", data, self._check_n_rounds(), BYTES_PER_PAIR)
 
     def _fit_init(self, data: FitData) -> _State:
-        check_stump_ddf(self.ddf, self.alpha, self.lam, self.beta, data)  # objective's ranges + booster's |dist|
+        ddf = check_stump_ddf(self.ddf, self.alpha, self.lam, self.beta, data)  # objective's ranges + booster's |dist|
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
-        explicit = data.pairs is not None
         if self._choose_pairwise(data) == "levels":
-            return self._fit_init_levels(data)
-        pairs, d, w1 = self._pairs_of(data, explicit)
+            return self._fit_init_levels(data, ddf)
+        pairs, d, w1 = self._pairs_of(data, ddf)
         cands = data.stump_candidates(self)
         n_pairs = pairs.shape[0]
         return _State(
@@ -200,17 +191,21 @@ class MPBoost(RankingBooster):
             d2_max=float(np.max(d * d)) if n_pairs else 1.0, n_pairs=n_pairs,
         )
 
-    def _pairs_of(self, data: FitData, explicit: bool
+    @staticmethod
+    def _pairs_of(data: FitData, ddf: tuple[str, float]
                   ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64] | None]:
-        """The pair path's pairs, their ``d`` and ``w^(1)`` (None: uniform)."""
+        """The pair path's pairs, their ``d_ij = dist(r_i, r_j)`` (Eq. 2, 6-8; ``ddf``: the DDF's name and
+        parameter; explicit pairs without a positive grade gap use one grade) and ``w^(1)`` (None: uniform)."""
         pairs = data.preference_pairs(BYTES_PER_PAIR, who="MPBoost")
-        d = self._pair_distances(data.y, pairs, explicit)
+        delta = data.y[pairs[:, 0]] - data.y[pairs[:, 1]]
+        if data.pairs is not None:
+            delta = np.where(delta > 0, delta, 1.0)
         pw = data.pair_weights(pairs)
-        return pairs, d, (None if pw is None else pw / pw.sum())
+        return pairs, ddf_values(delta, *ddf), (None if pw is None else pw / pw.sum())
 
-    def _fit_init_levels(self, data: FitData) -> _State:
+    def _fit_init_levels(self, data: FitData, ddf: tuple[str, float]) -> _State:
         """Pair-free state: label levels per query and their factors (``O(n L)``)."""
-        name, param = check_ddf(self.ddf, self.alpha, self.lam, self.beta)
+        name, param = ddf
         lv = DirectedLevelPairs(data.y, data.group_ptr, data.query_weights, lambda dl: ddf_values(dl, name, param))
         cands = data.stump_candidates(self)
         F = np.zeros(data.X.shape[0])
@@ -222,7 +217,7 @@ class MPBoost(RankingBooster):
             pairs=np.zeros((0, 2), dtype=np.int64), d=none, cands=cands, w=none, w1=None, F=F, log_bound=0.0,
             d2_max=float(np.max(lv.dd ** 2)) if lv.n_pairs else 1.0, n_pairs=lv.n_pairs, lv=lv,
             order=order, sorted_codes=codes_in_order(cands.codes, order), R=R, tot=tot, W=W, C=C,
-            to_pairs=(lambda: self._pairs_of(data, False)) if self.pairwise == "auto" else None,
+            to_pairs=(lambda: self._pairs_of(data, ddf)) if self.pairwise == "auto" else None,
         )
 
     # ---- one round ----------------------------------------------------------------
@@ -259,7 +254,7 @@ class MPBoost(RankingBooster):
         f = a * s.cands.vector(int(k), int(j))
         z = self._reweight(s, f)
         if s.lv is not None:
-            misorder = s.lv.misorder(s.F, f != 0.0)   # R1: tied or reversed pairs under w^(1)
+            misorder = s.lv.rates(s.F, f != 0.0)[0]   # R1: tied or reversed pairs under w^(1)
         else:
             wrong = s.F[s.pairs[:, 0]] <= s.F[s.pairs[:, 1]]
             misorder = float(np.mean(wrong)) if s.w1 is None else float(s.w1[wrong].sum())

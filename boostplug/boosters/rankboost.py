@@ -28,10 +28,10 @@ from ._group_pairs import GroupPairs
 from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
 from ._pairwise_choice import choose_pairwise
 from ._pair_mins import PairMinCodes
-from ._rankboost_kernels import PairSpan, eps_sums, ln_cosh, pair_e2, pair_losses, stump_outcomes
+from ._rankboost_kernels import PairSpan, ln_cosh, outcomes_eps, pair_e2, pair_losses, stump_outcomes
 from ._rankboost_plus import PlusRounds
-from ._rankboost_state import LevelState, PairState, PlusLevels, PlusPairs, RbLevels, RbPairs, Search, State
-from ._stump_sums import doc_potentials, doc_sums_above, pair_split_sums
+from ._rankboost_state import LevelState, PairState, PlusLevels, PlusPairs, RbLevels, Search, State
+from ._stump_sums import doc_sides, doc_sums_above, pair_split_sums
 from .stumps import THRESHOLD_MODES, TIE_TOL, StumpCandidates, argmax_scan
 
 __all__ = ["RankBoost", "VARIANTS"]
@@ -176,25 +176,18 @@ class RankBoost(PlusRounds, RankingBooster):
             pairs=pairs, cands=cands, valid=valid,
             w=np.full(P, 1.0 / max(P, 1)) if w1 is None else w1.copy(), w1=w1,
             F=np.zeros(data.X.shape[0]), ell=np.zeros(P if self._tracks_span() else 0),
-            span=self._pair_span(cands, pairs, pw, levels) if self._tracks_span() else None,
+            # the span's pair metric from the label levels when the pairs are the labels' critical pairs (the
+            # same L h in O(n) instead of a pass over the pairs, which the span test makes twice a round)
+            span=(None if not self._tracks_span() else PairSpan(cands.codes, pairs, pw) if levels is None
+                  else LevelSpan(cands.codes, levels)),
             log_prod_z=0.0, bound_log=0.0, n_pairs=P,
             loss_levels=levels if level_losses else None,
         )
         if self.variant != "rankboost+":
-            return RbPairs(**common)
+            return PairState(**common)   # Rb-d/Rb-c
         self._span_products(common["span"], nsplit, cands.n_thr)
         return PlusPairs(**common, search=Search(nsplit=nsplit, alive=valid.copy(), pruned=False, rng=data.rng),
                           lower=PairMinCodes(cands.codes, pairs, cands.n_thr))
-
-    @staticmethod
-    def _pair_span(cands: StumpCandidates, pairs: NDArray[np.int64], pw: NDArray[np.float64] | None,
-                   levels: LevelPairs | None) -> PairSpan:
-        """The span's pair metric on the pair list: from the label ``levels`` when the pairs are the labels'
-        critical pairs (the same ``L h`` in ``O(n)`` instead of a pass over the pairs, which the span
-        test makes twice a round), else from the explicit pairs."""
-        if levels is not None:
-            return LevelSpan(cands.codes, levels)
-        return PairSpan(cands.codes, pairs, pw)
 
     def _span_products(self, span: PairSpan, nsplit: NDArray[np.float64], n_thr: NDArray[np.int64]) -> None:
         """The efficient RankBoost+ reads only the span test's answer and ``R`` (its dependent steps are
@@ -241,10 +234,11 @@ class RankBoost(PlusRounds, RankingBooster):
             self.span_size_ = s.span.size
         return out
 
-    def _round_rb(self, s: RbPairs | RbLevels) -> Round | None:
+    def _round_rb(self, s: PairState | RbLevels) -> Round | None:
         """Rb-d / Rb-c: Algorithm 1 with Eq. 10-14 or Eq. 17-19."""
         levels = isinstance(s, RbLevels)
-        pot = s.lv.potentials(s.F) if levels else doc_potentials(s.pairs, s.w, s.F.shape[0])
+        # pot[x] = sum_{pairs (x, .)} D - sum_{pairs (., x)} D
+        pot = s.lv.potentials(s.F) if levels else np.subtract(*doc_sides(s.pairs, s.w, s.F.shape[0]))
         r = np.where(s.valid, doc_sums_above(s.cands.codes, pot, s.cands.n_thr), -np.inf)
         both = self._both_orientations()
         # the complement [x <= theta] has eps+ and eps- swapped: r -> -r
@@ -260,12 +254,11 @@ class RankBoost(PlusRounds, RankingBooster):
         if levels:
             o1 = None
             ep, e0, em = s.lv.eps(s.F, s.cands.codes[:, k] > j)
-            if comp:
-                ep, em = em, ep
         else:
-            o1 = stump_outcomes(s.cands.codes, k, j, s.pairs)   # outcomes of [x > theta]
+            o1, (ep, e0, em) = outcomes_eps(s.cands.codes, k, j, s.pairs, s.w)   # outcomes of [x > theta]
             o = -o1 if comp else o1
-            ep, e0, em = eps_sums(o, s.w)
+        if comp:
+            ep, em = em, ep
         ranker = s.cands.stump(k, j, comp)
         if em == 0.0 and e0 == 0.0 and not self.rankers_:
             return self._perfect_first(s, k, j, comp, 1.0, o1, (ep, e0, em))
@@ -288,11 +281,9 @@ class RankBoost(PlusRounds, RankingBooster):
         if levels:
             # Eq. 11; D_t itself is recomputed from F by the level sums
             z = e0 + ep * math.exp(-alpha) + em * math.exp(alpha)
+            s.log_prod_z += math.log(z)
         else:
-            u = s.w * np.exp(-alpha * o)
-            z = float(u.sum())
-            s.w = u / z
-        s.log_prod_z += math.log(z)
+            z = self._normalise(s, s.w * np.exp(-alpha * o))    # Eq. 10
         delta = em - ep
         s.bound_log += -2.0 * (delta / 2.0) ** 2
         moved = self._add_ranker(s, alpha, s.cands.vector(k, j, comp))
@@ -348,18 +339,12 @@ class RankBoost(PlusRounds, RankingBooster):
         s.span.add(k, j, c, u, r2, alpha)
         return "new"
 
-    def _move_member(self, s: State, b: int, delta: float,
-                     o: NDArray[np.int8] | None) -> NDArray[np.float64] | None:
-        """``eta_b += delta``: add ``ln omega*_2(new) - ln omega*_2(old)`` to ``ell``; return it
-        (pair-free: ``eta`` only, None)."""
+    def _move_member(self, s: State, b: int, delta: float, o: NDArray[np.int8] | None) -> None:
+        """``eta_b += delta``: add ``ln omega*_2(new) - ln omega*_2(old)`` to ``ell`` (pair-free: ``eta`` only)."""
         eta = s.span.eta[b]
-        if isinstance(s, LevelState):
-            s.span.eta[b] = eta + delta
-            return None
-        lr = np.where(o != 0, -delta * o, ln_cosh(eta + delta) - ln_cosh(eta))
-        s.ell += lr
+        if isinstance(s, PairState):
+            s.ell += np.where(o != 0, -delta * o, ln_cosh(eta + delta) - ln_cosh(eta))
         s.span.eta[b] = eta + delta
-        return lr
 
     def _move_along(self, s: State, beta: NDArray[np.float64], alpha: float) -> None:
         for b, coef in enumerate(beta):

@@ -173,11 +173,6 @@ class GroupE2:
         self.eta = np.zeros(0)
         self.exact = False        # above ENTRY_LIMIT: level_e2 from scratch
 
-    @property
-    def m(self) -> int:
-        """The number of entries."""
-        return self.pg.shape[0]
-
     def _counts(self, n_groups: int) -> None:
         L = self.lv.n_levels
         cnt = np.bincount(self.gid * L + self.lv.lev, minlength=n_groups * L).reshape(n_groups, L)

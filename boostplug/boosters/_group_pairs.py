@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from .. import pairs as pairs_mod
 from .._core import dispatch
-from ._group_e2 import _n_pairs
+from ._group_e2 import _n_pairs, _split_groups
 from ._level_sums import LevelPairs, query_code_order
 from ._rankboost_kernels import ln_cosh
 from ._stump_sums import cumsum_both
@@ -319,14 +319,12 @@ class GroupPairs:
         ``eta``: the weights of the members with the new one last, when the kept ``ell`` is that of
         the members before it (then it is carried over, else recomputed by :meth:`refresh`)."""
         self._drop_weights()
-        key = self.gid * 2 + h.astype(np.int64)
-        uniq, inv = np.unique(key, return_inverse=True)
-        parent = uniq >> 1
+        self.gid, child, _, _ = _split_groups(self.gid, h.astype(np.int64), self.gq.shape[0])
+        parent, bit = np.nonzero(child >= 0)        # of each new group, in the order of their ids
+        bit = bit.astype(np.int8)
         old_gstart, old_boff = self.gstart, self.boff
         self.gq = self.gq[parent]
-        bit = (uniq & 1).astype(np.int8)
         self.sig = np.ascontiguousarray(np.column_stack([self.sig[parent], bit]))
-        self.gid = np.ascontiguousarray(inv.reshape(-1), dtype=np.int64)
         self.n_members += 1
         self._layout()
         if eta is not None:

@@ -297,8 +297,12 @@ class ModelFile:
 
     def to_dict(self) -> dict[str, Any]:
         """The model as the JSON object :meth:`save` writes (a copy: changing it leaves the model be)."""
+        return copy.deepcopy(self._file_object())
+
+    def _file_object(self) -> dict[str, Any]:
+        """The JSON object of the fitted model (module docstring), holding the model's own objects."""
         self._check_fitted()
-        return copy.deepcopy({
+        return {
             "format": FORMAT,
             "version": FORMAT_VERSION,
             "class": type(self).__name__,
@@ -310,7 +314,7 @@ class ModelFile:
             "stop_reason": self.stop_reason_,
             "best_iteration": self.best_iteration_,
             "fitted": {name: getattr(self, name) for name in self._fitted_extras},
-        })
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Any:
@@ -328,7 +332,7 @@ class ModelFile:
         """Write the model as a plain JSON file, atomically (the text is complete before the file is
         touched, and replaces it whole: a failed save leaves the old file whole), with the checksum of
         its content."""
-        d = json.loads(json.dumps(self.to_dict(), default=_json_default))  # as a reader will see it
+        d = json.loads(json.dumps(self._file_object(), default=_json_default))  # as a reader will see it
         d[CHECKSUM] = _content_sha256(d)
         write_text(path, json.dumps(d, indent=1))
 

@@ -90,6 +90,7 @@ from .. import metrics
 from .._validation import check_flag
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
+from .stumps import argmax_first
 
 __all__ = ["AdaRank", "resolve_measure"]
 
@@ -141,12 +142,9 @@ def _checked(fn: Callable[..., ArrayLike]) -> MeasureFn:
 
 
 def resolve_measure(measure: str | Callable[..., ArrayLike], empty: float | str = 0.0) -> MeasureFn:
-    """The per-query measure ``E`` of ``measure`` (name or callable), validated."""
-    if callable(measure):
-        return _checked(measure)
-    if isinstance(measure, str):
-        return _builtin(measure, empty)
-    raise ValueError(f"measure must be 'map', 'map@k', 'ndcg', 'ndcg@k' or a callable; got {measure!r}")
+    """The per-query measure ``E`` of ``measure`` (name or callable), validated (anything else is a
+    ``ValueError`` from :func:`_builtin`)."""
+    return _checked(measure) if callable(measure) else _builtin(measure, empty)
 
 
 # ---- fitting state ------------------------------------------------------------------------
@@ -331,8 +329,7 @@ class AdaRank(RankingBooster):
         if not ok.any():
             return None
         vals = np.where(ok, phi, -np.inf)
-        best = vals.max()
-        return int(np.flatnonzero(vals >= best - TIE_TOL * max(abs(best), 1.0))[0])
+        return argmax_first(vals, TIE_TOL * max(abs(vals.max()), 1.0))
 
     def _step(self, s: _State, k: int) -> _Step | None:
         """Round with feature ``k``: ``alpha_t``, ``f_t``, ``E(f_t)``, ``delta_min``; ``None`` if ``phi = 1``."""

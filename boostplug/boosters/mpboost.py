@@ -119,14 +119,10 @@ class MPBoost(RankingBooster):
         n_rounds: boosting rounds ``T``.
         thresholds, max_thresholds, n_thresholds: stump candidates
             (see :mod:`boostplug.boosters.stumps`).
-        pairwise: ``"auto"`` (default): ``"pairs"`` with explicit ``pairs=``; ``"levels"`` when the
-            pair list would pass the pair memory limit (``boostplug.pairs.pair_memory_limit()``);
-            otherwise the path with the smaller estimated time per round
-            (:func:`~boostplug.boosters._pairwise_choice.choose_pairwise`). ``"levels"``: pair-free,
-            every sum over the critical pairs from per-level sums (module docstring; memory
-            ``O(n L + n F)``); the same stumps, weights and history as ``"pairs"`` up to rounding
-            (tested to ``1e-9``). ``"pairs"``: the pairs are listed (memory ``O(P)``, guarded by
-            the pair memory limit).
+        pairwise: ``"levels"`` (pair-free, every sum over the critical pairs from per-level sums),
+            ``"pairs"`` (the pairs listed, guarded by the pair memory limit; always with explicit
+            pairs) or ``"auto"`` (default: the cheaper of the two); the same stumps, weights and
+            history up to rounding (docs/boosters.md).
         eval_metric, early_stopping_rounds, verbose, random_state: see
             :class:`~boostplug.boosters._estimator.RankingBooster`.
 

@@ -21,9 +21,8 @@ given to ``fit(sample_weight=...)``, 1 by default, so that a query of weight ``w
 ``w`` and ``M`` come from the NDCG_Boost objective
 (``boostplug.objectives.get("ndcg_boost").prepare(...)``: ``descent_weights`` and ``loss``).
 
-Weighted classifier instead of sampling: the paper samples documents by ``|w_i|`` only because
-"most binary classifiers do not support the weighted training set"; a stump takes the weights, so
-Eq. 17 is maximised exactly over every candidate (``O(n F)``), with no sampling noise.
+Weighted classifier instead of the paper's sampling by ``|w_i|`` (docs/boosters.md): Eq. 17 is
+maximised exactly over every candidate stump (``O(n F)``).
 
 Both orientations of a stump: the paper's weak learner is a binary *classifier*
 (a decision stump), which labels either side of its threshold 1. So the

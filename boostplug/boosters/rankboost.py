@@ -67,18 +67,14 @@ class RankBoost(PlusRounds, RankingBooster):
             experiments) or the stumps only (``False``: RankLib). ``None`` (default): ``True``
             except with ``thresholds="ranklib"``. RankBoost+ takes signed weights, so a step on
             a complement is a negative step on its stump and this changes nothing there.
-        pairwise: ``"auto"`` (default): the cheaper of the two by
-            :func:`~boostplug.boosters._pairwise_choice.choose_pairwise` (docs/boosters.md).
-            ``"levels"``: pair-free, from sums per label level (Rb-d/Rb-c, memory ``O(n L)``) or over
-            pairs of signature groups (RankBoost+, ``O(sum_q G_q^2)``); the same model as ``"pairs"``
-            up to rounding. ``"pairs"``: the critical pairs are listed (memory ``O(P)``, guarded by
-            ``boostplug.pairs.PAIR_MEMORY_LIMIT``). Explicit pairs always use ``"pairs"``.
+        pairwise: ``"levels"`` (pair-free, from sums per label level or, RankBoost+, over pairs of
+            signature groups), ``"pairs"`` (the critical pairs listed, guarded by
+            ``boostplug.pairs.PAIR_MEMORY_LIMIT``; always with explicit pairs) or ``"auto"`` (default:
+            the cheaper of the two); the same model up to rounding (docs/boosters.md).
         record_e2: Rb-d/Rb-c: keep the ``E2`` record of the paper's Section 4 (``history_``'s
-            ``E2``, ``step`` and ``span_size``, and ``span_size_``), which needs the span test of
-            every chosen stump and a pass over the pairs of signature groups per round: most of a
-            round's time, for a record nothing in training reads. ``False`` (default): those
-            entries are absent and ``span_size_`` is ``None``; the rankers, weights and every other
-            entry are bit for bit the same. RankBoost+ keeps it always (``E2`` is its loss).
+            ``E2``, ``step`` and ``span_size``, and ``span_size_``), most of a round's time.
+            ``False`` (default): those entries are absent and ``span_size_`` is ``None``; everything
+            else is bit for bit the same. RankBoost+ keeps it always (``E2`` is its loss).
         eval_metric, early_stopping_rounds, verbose, random_state: see
             :class:`~boostplug.boosters._estimator.RankingBooster` (``random_state`` seeds the
             threshold subsample and the pruning's permutation).

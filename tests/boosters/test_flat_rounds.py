@@ -147,10 +147,10 @@ def test_group_e2_holds_fewer_entries_than_pairs() -> None:
     codes = make_candidates(X, "sample").codes
     tracker = GroupE2(lv, codes)
     tracker.value([(0, 3)], np.array([0.7]))
-    assert 0 < tracker.m < lv.n_pairs
+    assert 0 < tracker.pg.shape[0] < lv.n_pairs
     tracker.value([(0, 3), (1, 5), (2, 2), (4, 1), (5, 7)], np.array([0.7, -0.2, 0.4, 1.1, 0.3]))
-    assert tracker.m <= lv.n_pairs
-    N = tracker.N[:tracker.m]
+    assert tracker.pg.shape[0] <= lv.n_pairs
+    N = tracker.N[:tracker.pg.shape[0]]
     assert np.all(N > 0) and N.sum() == lv.n_pairs        # every critical pair in exactly one entry
 
 

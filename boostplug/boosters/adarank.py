@@ -199,9 +199,9 @@ class _Step:
 
 def feature_measures(X: NDArray[np.float64], y: NDArray[np.float64], group_ptr: NDArray[np.int64],
                      measure: MeasureFn) -> NDArray[np.float64]:
-    """``(F, m)`` matrix of ``E(pi(q_i, d_i, h_k), y_i)``: every query ranked by every feature alone."""
-    return np.stack([measure(np.ascontiguousarray(X[:, k]), y, group_ptr) for k in range(X.shape[1])]) \
-        if X.shape[1] else np.zeros((0, group_ptr.shape[0] - 1))
+    """``(F, m)`` matrix of ``E(pi(q_i, d_i, h_k), y_i)``: every query ranked by every feature alone
+    (``fit`` refuses an ``X`` without columns)."""
+    return np.stack([measure(np.ascontiguousarray(X[:, k]), y, group_ptr) for k in range(X.shape[1])])
 
 
 def _skip_empty_queries(X: NDArray[np.float64], y: NDArray[np.float64], group_ptr: NDArray[np.int64],

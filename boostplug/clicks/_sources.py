@@ -239,12 +239,11 @@ def batches(source: Any, columns: Mapping[str, str | None] | None, batch_rows: i
     return roles, iter([_batch_from(source, kind, roles, 0)])
 
 
-def _need_pyarrow(what: str) -> Any:
+def _need_pyarrow(what: str) -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:  # pragma: no cover - pyarrow is in the clicks extra
         raise ImportError(f"reading {what} click logs needs pyarrow (pip install 'boostplug[clicks]')") from None
-    return pyarrow
 
 
 def _parquet(path: Path, columns: Mapping[str, str | None] | None,

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Mapping
 
-from .._validation import check_real, show
+from .._validation import check_choice, check_real, show
 from . import _sources
 from . import strategies as _strategies
 from .aggregate import Preferences, check_min_support, check_weight
 from .extraction import Extraction
-from .log import ClickLog, _check_on_bad, read_log, stream, warn_dropped
+from .log import ON_BAD, ClickLog, read_log, stream, warn_dropped
 
 __all__ = ["preferences"]
 
@@ -93,7 +93,7 @@ def preferences(
     weight, confidence = check_weight(weight, confidence)
     if min_dwell is not None:
         min_dwell = check_real("min_dwell", min_dwell, 0.0, float("inf"), lo_open=False)
-    on_bad = _check_on_bad(on_bad)
+    on_bad = check_choice("on_bad", on_bad, ON_BAD)
     inv = None
     if propensity is not None:
         if weight == "wilson":

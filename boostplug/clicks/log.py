@@ -359,10 +359,6 @@ def _number(v: float) -> float | int:
     return int(v) if np.isfinite(v) and v == int(v) else float(v)
 
 
-def _check_on_bad(on_bad: object) -> str:
-    return check_choice("on_bad", on_bad, ON_BAD)
-
-
 def warn_dropped(dropped: Dropped, kept: int) -> None:
     """One warning saying what ``on_bad="skip"`` dropped (nothing is dropped silently), and a
     ``ValueError`` when it dropped every impression (``kept`` is 0): an empty result is no answer
@@ -392,7 +388,7 @@ def read_log(source: Any, *, columns: Mapping[str, str | None] | None = None, on
     """
     if isinstance(source, ClickLog):
         return source
-    on_bad = _check_on_bad(on_bad)
+    on_bad = check_choice("on_bad", on_bad, ON_BAD)
     if _sources.kind_of(source) in ("dask", "spark"):
         raise TypeError("read_log reads a log into memory; pass a Dask or Spark DataFrame to "
                         "boostplug.clicks.preferences, which reads it partition by partition")

@@ -255,15 +255,13 @@ def _informative(c: _Cells) -> NDArray[np.bool_]:
 
 
 def _linked(n: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """Positions linked to position 1 through documents shown at both ends of each link."""
+    """Positions linked to position 1 through documents shown at both ends of each link (the
+    positions a breadth-first search from position 1 reaches along ``n > 0``)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+
     seen = np.zeros(n.shape[0], dtype=bool)
-    seen[0] = True
-    frontier = [0]
-    while frontier:
-        k = frontier.pop()
-        for j in np.flatnonzero((n[k] > 0) & ~seen):
-            seen[j] = True
-            frontier.append(int(j))
+    seen[breadth_first_order(csr_matrix(n > 0), 0, return_predecessors=False)] = True
     return seen
 
 

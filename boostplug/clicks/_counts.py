@@ -2,13 +2,15 @@
 log validated and reduced to its pair counts where it lives (:func:`partition_counts`, one row
 per distinct directed pair, and the partition's session ids), and the partial counts summed on
 the driver (:func:`merge_partials`), after checking that no session lies in two partitions. The
-engines only lay the rows out and move the partials (:mod:`boostplug.clicks._dask`,
-:mod:`boostplug.clicks._spark`)."""
+engines only lay the rows out and move the partials: a Dask DataFrame's partitions as they are
+(:func:`dask_partials`; a session must lie within one, ``ddf.shuffle(on=<session column>)``
+arranges that), a Spark DataFrame shuffled by session first (:func:`spark_partials`)."""
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -17,7 +19,10 @@ from . import _sources
 from .extraction import Extraction
 from .log import Dropped, _validate
 
-__all__ = ["Partial", "roles_of", "partition_counts", "merge_partials"]
+__all__ = ["Partial", "partition_counts", "merge_partials", "dask_partials", "spark_partials"]
+
+#: Each log row's place in a Spark DataFrame, kept through the shuffle.
+_ROW = "__boostplug_log_row"
 
 
 @dataclass
@@ -32,14 +37,6 @@ class Partial:
     n_impressions: int
     dropped: Dropped
     error: str | None = None  # a refusal, raised once the sessions are known to be whole
-
-
-def roles_of(columns: Mapping[str, str | None] | None, names: Sequence[Any],
-             check_roles: Callable[[dict[str, str]], None]) -> dict[str, str]:
-    """The log's columns by role (of the partitioned frame's column ``names``), checked by ``check_roles``."""
-    roles = _sources.resolve_columns(columns, [str(c) for c in names])
-    check_roles(roles)
-    return roles
 
 
 def partition_counts(frame: Any, index: int, roles: dict[str, str], mask: int, min_dwell: float | None,
@@ -92,3 +89,36 @@ def merge_partials(partials: list[Partial], ex: Extraction) -> Dropped:
         ex.n_impressions += p.n_impressions
         dropped.merge(p.dropped)
     return dropped
+
+
+def dask_partials(ddf: Any, roles: dict[str, str], ex: Extraction, on_bad: str) -> list[Partial]:
+    """The partial counts of every partition of the Dask DataFrame ``ddf``, counted where it lives."""
+    import dask
+
+    tasks = [dask.delayed(partition_counts)(part, i, roles, ex.mask, ex.min_dwell, ex.inverse_propensity, on_bad)
+             for i, part in enumerate(ddf.to_delayed())]
+    return list(dask.compute(*tasks))
+
+
+def spark_partials(sdf: Any, roles: dict[str, str], ex: Extraction, on_bad: str) -> list[Partial]:
+    """The partial counts of the Spark DataFrame ``sdf``, shuffled so that each session lies in one
+    partition (its rows in their original order), each partition counted on an executor."""
+    from pyspark.sql import functions as F
+
+    session = roles["session"]
+    laid = (sdf.select(*roles.values()).withColumn(_ROW, F.monotonically_increasing_id())
+               .repartition(F.col(session)).sortWithinPartitions(session, _ROW).drop(_ROW))
+    mask, min_dwell, inverse = ex.mask, ex.min_dwell, ex.inverse_propensity
+
+    def count(batches: Iterator[Any]) -> Iterator[Any]:
+        import pandas as pd
+        from pyspark import TaskContext
+
+        frames = [f for f in batches if len(f)]
+        if not frames:  # a partition no session hashed to
+            return
+        part = pd.concat(frames, ignore_index=True)
+        partial = partition_counts(part, TaskContext.get().partitionId(), roles, mask, min_dwell, inverse, on_bad)
+        yield pd.DataFrame({"partial": [pickle.dumps(partial)]})
+
+    return [pickle.loads(row[0]) for row in laid.mapInPandas(count, schema="partial binary").collect()]

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ROLES", "REQUIRED", "Batch", "RawLog", "resolve_columns", "batches", "kind_of", "is_dask", "is_spark"]
+__all__ = ["ROLES", "REQUIRED", "Batch", "RawLog", "resolve_columns", "batches", "kind_of"]
 
 #: The columns of a click log, by role (the default column name is the role's name).
 ROLES = ("session", "query", "doc", "position", "clicked", "order", "dwell")
@@ -76,19 +76,10 @@ def _module(obj: object) -> str:
     return type(obj).__module__.split(".")[0]
 
 
-def is_dask(source: object) -> bool:
-    """A Dask DataFrame (checked without importing dask)."""
-    return _module(source) in ("dask", "dask_expr") and hasattr(source, "npartitions")
-
-
-def is_spark(source: object) -> bool:
-    """A pyspark DataFrame (checked without importing pyspark)."""
-    return _module(source) == "pyspark" and hasattr(source, "sparkSession") and hasattr(source, "mapInPandas")
-
-
 def kind_of(source: object) -> str:
     """``"mapping"``, ``"pandas"``, ``"polars"``, ``"arrow"``, ``"parquet"``, ``"csv"`` or
-    ``"dask"``, ``"spark"``, or ``"raw"`` (a :class:`RawLog`); a ``TypeError`` / ``ValueError`` says what is accepted."""
+    ``"dask"``, ``"spark"``, or ``"raw"`` (a :class:`RawLog`); a ``TypeError`` / ``ValueError`` says what is accepted.
+    Dask and Spark DataFrames are told by their module and attributes, without importing either."""
     if isinstance(source, RawLog):
         return "raw"
     if isinstance(source, (str, os.PathLike)):
@@ -98,11 +89,11 @@ def kind_of(source: object) -> str:
         if name.endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zst")):
             return "csv"
         raise ValueError(f"click log file {str(source)!r}: expected a .parquet/.pq or .csv file (by its name)")
-    if is_dask(source):
-        return "dask"
-    if is_spark(source):
-        return "spark"
     mod = _module(source)
+    if mod in ("dask", "dask_expr") and hasattr(source, "npartitions"):
+        return "dask"
+    if mod == "pyspark" and hasattr(source, "sparkSession") and hasattr(source, "mapInPandas"):
+        return "spark"
     if mod == "pandas" and hasattr(source, "columns"):
         return "pandas"
     if mod == "polars":
@@ -206,8 +197,6 @@ def _batch_from(table: Any, kind: str, roles: dict[str, str], first_row: int) ->
     for role, name in roles.items():
         if kind == "pandas":
             v, m = _pandas_column(table[name])
-        elif kind == "polars":
-            v, m = _arrow_column(table.get_column(name).to_arrow())
         elif kind == "arrow":
             v, m = _arrow_column(table.column(name))
         else:
@@ -222,8 +211,6 @@ def _batch_from(table: Any, kind: str, roles: dict[str, str], first_row: int) ->
 def _column_names(source: Any, kind: str) -> list[str]:
     if kind == "pandas":
         return [str(c) for c in source.columns]
-    if kind == "polars":
-        return list(source.columns)
     if kind == "arrow":
         return list(source.column_names)
     return [str(k) for k in source.keys()]
@@ -231,12 +218,11 @@ def _column_names(source: Any, kind: str) -> list[str]:
 
 def batches(source: Any, columns: Mapping[str, str | None] | None, batch_rows: int = FILE_BATCH_ROWS,
             on_bad: str = "raise", report: Report | None = None) -> tuple[dict[str, str], Iterator[Batch]]:
-    """``(roles, iterator of batches)`` of any accepted source but a Dask DataFrame: a table or
-    mapping is one batch; a file is read ``batch_rows`` rows at a time; a :class:`RawLog` reads
-    itself (its skipped lines go to ``report``)."""
+    """``(roles, iterator of batches)`` of any accepted source but a Dask or Spark DataFrame
+    (:func:`boostplug.clicks.read_log` refuses those): a table or mapping is one batch; a file is
+    read ``batch_rows`` rows at a time; a :class:`RawLog` reads itself (its skipped lines go to
+    ``report``)."""
     kind = kind_of(source)
-    if kind == "dask":
-        raise TypeError("a Dask DataFrame is read partition by partition (boostplug.clicks.preferences)")
     if kind == "raw":
         if columns:
             raise ValueError(f"columns= does not apply to a {type(source).__name__} log: its fields are fixed")
@@ -245,18 +231,19 @@ def batches(source: Any, columns: Mapping[str, str | None] | None, batch_rows: i
         return _parquet(Path(source), columns, batch_rows)
     if kind == "csv":
         return _csv(Path(source), columns, batch_rows)
-    if kind == "polars" and type(source).__name__ == "LazyFrame":
-        source = source.collect()
+    if kind == "polars":  # read as its Arrow table
+        if type(source).__name__ == "LazyFrame":
+            source = source.collect()
+        source, kind = source.to_arrow(), "arrow"
     roles = resolve_columns(columns, _column_names(source, kind))
     return roles, iter([_batch_from(source, kind, roles, 0)])
 
 
-def _need_pyarrow(what: str) -> Any:
+def _need_pyarrow(what: str) -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:  # pragma: no cover - pyarrow is in the clicks extra
         raise ImportError(f"reading {what} click logs needs pyarrow (pip install 'boostplug[clicks]')") from None
-    return pyarrow
 
 
 def _parquet(path: Path, columns: Mapping[str, str | None] | None,

@@ -11,30 +11,25 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Mapping
 
-from .._validation import check_real, show
+from .._validation import check_choice, check_real, show
 from . import _sources
 from . import strategies as _strategies
 from .aggregate import Preferences, check_min_support, check_weight
 from .extraction import Extraction
-from .log import ClickLog, _check_on_bad, read_log, stream, warn_dropped
+from .log import ON_BAD, ClickLog, read_log, stream, warn_dropped
 
 __all__ = ["preferences"]
 
 
-def _check_min_dwell(min_dwell: object) -> float | None:
-    if min_dwell is None:
-        return None
-    return check_real("min_dwell", min_dwell, 0.0, float("inf"), lo_open=False)
-
-
-def _need_columns(names: tuple[str, ...], has_order: bool, has_dwell: bool, min_dwell: float | None) -> None:
+def _need_columns(names: tuple[str, ...], roles: Mapping[str, object], min_dwell: float | None) -> None:
+    """The log's columns (``roles``) have what the strategies and ``min_dwell`` read."""
     needs = [n for n in names if n in _strategies.NEEDS_ORDER]
-    if needs and not has_order:
+    if needs and "order" not in roles:
         raise ValueError(
             f"strategies {needs} need the time or order of each click, but the log has no order column; "
             "name it with columns={'order': ...} (if clicks happened top-down, the position column "
             "itself is the order)")
-    if min_dwell is not None and not has_dwell:
+    if min_dwell is not None and "dwell" not in roles:
         raise ValueError(f"min_dwell={show(min_dwell)} needs a dwell column; name it with columns={{'dwell': ...}}")
 
 
@@ -96,8 +91,9 @@ def preferences(
     mask = _strategies.mask(names)
     min_support = check_min_support(min_support)
     weight, confidence = check_weight(weight, confidence)
-    min_dwell = _check_min_dwell(min_dwell)
-    on_bad = _check_on_bad(on_bad)
+    if min_dwell is not None:
+        min_dwell = check_real("min_dwell", min_dwell, 0.0, float("inf"), lo_open=False)
+    on_bad = check_choice("on_bad", on_bad, ON_BAD)
     inv = None
     if propensity is not None:
         if weight == "wilson":
@@ -107,32 +103,25 @@ def preferences(
 
         inv = inverse_propensity(propensity, clip)
     ex = Extraction(mask, min_dwell, inv)
-    pieces: Iterator[ClickLog] | list[ClickLog]
-    warn = False
-    if isinstance(log, ClickLog):
-        _need_columns(names, log.order is not None, log.dwell is not None, min_dwell)
-        pieces, dropped = [log], log.dropped
+    pieces: Iterator[ClickLog] | list[ClickLog] = []
+    kind = "log" if isinstance(log, ClickLog) else _sources.kind_of(log)
+    if kind == "log":
+        roles, pieces, dropped = log.columns(), [log], log.dropped
+    elif kind in ("dask", "spark"):
+        roles = _sources.resolve_columns(columns, [str(c) for c in log.columns])
+    elif kind in ("parquet", "csv", "raw"):
+        roles, pieces, dropped = stream(log, columns, on_bad)
     else:
-        kind = _sources.kind_of(log)
-        if kind in ("dask", "spark"):
-            from ._dask import reduce_partitions
-            from ._spark import reduce_spark
+        whole = read_log(log, columns=columns, on_bad=on_bad)  # warns itself
+        roles, pieces, dropped = whole.columns(), [whole], whole.dropped
+    _need_columns(names, roles, min_dwell)
+    if kind in ("dask", "spark"):
+        from ._counts import dask_partials, merge_partials, spark_partials
 
-            roles, dropped = (reduce_partitions if kind == "dask" else reduce_spark)(
-                log, ex, columns, on_bad, lambda r: _need_columns(names, "order" in r, "dwell" in r, min_dwell))
-            warn_dropped(dropped, ex.n_impressions)
-            return ex.result(min_support=min_support, weight=weight, confidence=confidence, names=names,
-                             dropped=dropped)
-        if kind in ("parquet", "csv", "raw"):
-            roles, pieces, dropped = stream(log, columns, on_bad)
-            _need_columns(names, "order" in roles, "dwell" in roles, min_dwell)
-            warn = True
-        else:
-            whole = read_log(log, columns=columns, on_bad=on_bad)  # warns itself
-            _need_columns(names, whole.order is not None, whole.dwell is not None, min_dwell)
-            pieces, dropped = [whole], whole.dropped
+        partials = (dask_partials if kind == "dask" else spark_partials)(log, roles, ex, on_bad)
+        dropped = merge_partials(partials, ex)
     for piece in pieces:
         ex.add_log(piece)
-    if warn:
+    if kind in ("dask", "spark", "parquet", "csv", "raw"):
         warn_dropped(dropped, ex.n_impressions)
     return ex.result(min_support=min_support, weight=weight, confidence=confidence, names=names, dropped=dropped)

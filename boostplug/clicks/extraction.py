@@ -109,19 +109,19 @@ class Extraction:
         n = q.shape[0]
         self.counts.add((codes[:n] << 32) | codes[n:], np.asarray(count))
 
-    def _decode(self, key_codes: NDArray[np.int64]) -> tuple[np.ndarray, np.ndarray]:
-        """(query, document) of dense key codes."""
-        packed = self.keys.values[key_codes]  # type: ignore[index]
-        return self.queries.values[packed >> 32], self.docs.values[packed & _LOW]  # type: ignore[index]
+    def _pairs(self, pref_key: NDArray[np.int64], other_key: NDArray[np.int64]) -> tuple[np.ndarray, ...]:
+        """``(query, preferred, other)`` of pairs of dense key codes (int64 when there is none)."""
+        if not pref_key.size:  # maybe nothing encoded yet: a partition with no pair (or no row)
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        pref, other = self.keys.values[pref_key], self.keys.values[other_key]  # type: ignore[index]
+        docs = self.docs.values
+        return self.queries.values[pref >> 32], docs[pref & _LOW], docs[other & _LOW]  # type: ignore[index]
 
     def raw_counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, NDArray[np.int64]]:
         """``(query, preferred, other, count)`` of every directed pair seen, unresolved."""
         keys, counts = self.counts.total()
-        if not keys.size:  # nothing encoded yet: a Dask partition with no pair (or no row)
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, empty, counts
-        query, pref = self._decode(keys >> 32)
-        _, other = self._decode(keys & _LOW)
+        query, pref, other = self._pairs(keys >> 32, keys & _LOW)
         return query, pref, other, counts
 
     def result(self, *, min_support: int, weight: str, confidence: float, names: tuple[str, ...],
@@ -130,15 +130,10 @@ class Extraction:
         keys, counts = self.counts.total()
         count, against, w, pref_key, other_key = resolve(keys, counts, min_support=min_support, weight=weight,
                                                          confidence=confidence)
-        if count.size:
-            query, pref = self._decode(pref_key)
-            _, other = self._decode(other_key)
-            order = np.lexsort((other, pref, query))
-            query, pref, other = query[order], pref[order], other[order]
-            count, against, w = count[order], against[order], w[order]
-        else:
-            empty = np.zeros(0, dtype=np.int64)
-            query = pref = other = empty
+        query, pref, other = self._pairs(pref_key, other_key)
+        order = np.lexsort((other, pref, query))
+        query, pref, other = query[order], pref[order], other[order]
+        count, against, w = count[order], against[order], w[order]
         return Preferences(query, pref, other, count, against, w, names, weight, self.n_impressions, dropped)
 
 

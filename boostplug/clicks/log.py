@@ -278,13 +278,11 @@ def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped
         else values["doc"].astype(np.int64)
     d_null = np.zeros(n, dtype=bool) if nulls["doc"] is None else nulls["doc"]
     sort = _impression_order(values, position, roles)  # None: already in order (simulated logs, most real ones)
+    session, query = values["session"], values["query"]
     if sort is not None:
         position, clicked, d_code, rows, d_null = position[sort], clicked[sort], d_code[sort], rows[sort], d_null[sort]
         order = None if order is None else order[sort]
         dwell = None if dwell is None else dwell[sort]
-
-    session, query = values["session"], values["query"]
-    if sort is not None:
         session, query = session[sort], query[sort]
     starts = np.flatnonzero(_changes(session, query)) + 1
     ptr = np.concatenate(([0], starts, [n])).astype(np.int64) if n else np.zeros(1, np.int64)
@@ -361,10 +359,6 @@ def _number(v: float) -> float | int:
     return int(v) if np.isfinite(v) and v == int(v) else float(v)
 
 
-def _check_on_bad(on_bad: object) -> str:
-    return check_choice("on_bad", on_bad, ON_BAD)
-
-
 def warn_dropped(dropped: Dropped, kept: int) -> None:
     """One warning saying what ``on_bad="skip"`` dropped (nothing is dropped silently), and a
     ``ValueError`` when it dropped every impression (``kept`` is 0): an empty result is no answer
@@ -394,10 +388,10 @@ def read_log(source: Any, *, columns: Mapping[str, str | None] | None = None, on
     """
     if isinstance(source, ClickLog):
         return source
-    on_bad = _check_on_bad(on_bad)
-    if _sources.kind_of(source) == "dask":
-        raise TypeError("read_log reads a log into memory; pass a Dask DataFrame to boostplug.clicks.preferences, "
-                        "which reads it partition by partition")
+    on_bad = check_choice("on_bad", on_bad, ON_BAD)
+    if _sources.kind_of(source) in ("dask", "spark"):
+        raise TypeError("read_log reads a log into memory; pass a Dask or Spark DataFrame to "
+                        "boostplug.clicks.preferences, which reads it partition by partition")
     dropped = Dropped()
     roles, parts = _sources.batches(source, columns, on_bad=on_bad, report=dropped.add)
     log = _validate(Batch.concat(list(parts)), roles, on_bad, dropped)
@@ -454,27 +448,17 @@ def _check_contiguous(batch: Batch, seen: np.ndarray, but_last: bool = False) ->
     firsts = idx[run_start]
     ids = s[firsts]
     u, counts = np.unique(ids, return_counts=True)
-    if (counts > 1).any():
-        dup = u[counts > 1][0]
-        at = firsts[ids == dup]
-        raise ValueError(f"click log: session {show(dup)} reappears at log row {batch.first_row + int(at[1])} after "
-                         f"other sessions (its rows start at row {batch.first_row + int(at[0])}); a log read in "
-                         "batches must keep each session's rows together: sort the file by session, or read it "
-                         "whole with boostplug.clicks.read_log(...)")
-    if not seen.size:
-        new = u
-    else:
-        pos = np.searchsorted(seen, u)
-        again = np.flatnonzero(seen[np.minimum(pos, seen.size - 1)] == u)
-        if again.size:
-            dup = u[again[0]]
-            raise ValueError(f"click log: session {show(dup)} reappears at log row "
-                             f"{batch.first_row + int(firsts[ids == dup][0])} after other sessions; a log read "
-                             "in batches must keep each session's rows together: sort the file by session, or "
-                             "read it whole with boostplug.clicks.read_log(...)")
-        new = u
-    if but_last and ids.size:
-        new = new[new != ids[-1]]
+    bad = np.flatnonzero(counts > 1)  # a session in two runs of this batch, else one of an earlier batch
+    if not bad.size and seen.size:
+        bad = np.flatnonzero(seen[np.minimum(np.searchsorted(seen, u), seen.size - 1)] == u)
+    if bad.size:
+        dup = u[bad[0]]
+        at = batch.first_row + firsts[ids == dup]
+        since = f" (its rows start at row {int(at[0])})" if at.size > 1 else ""
+        raise ValueError(f"click log: session {show(dup)} reappears at log row {int(at[1] if since else at[0])} after "
+                         f"other sessions{since}; a log read in batches must keep each session's rows together: sort "
+                         "the file by session, or read it whole with boostplug.clicks.read_log(...)")
+    new = u[u != ids[-1]] if but_last and ids.size else u
     if not seen.size:
         return new
     return np.insert(seen, np.searchsorted(seen, new), new)  # new ids, sorted: a linear merge keeps seen sorted

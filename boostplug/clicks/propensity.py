@@ -255,15 +255,13 @@ def _informative(c: _Cells) -> NDArray[np.bool_]:
 
 
 def _linked(n: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """Positions linked to position 1 through documents shown at both ends of each link."""
+    """Positions linked to position 1 through documents shown at both ends of each link (the
+    positions a breadth-first search from position 1 reaches along ``n > 0``)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+
     seen = np.zeros(n.shape[0], dtype=bool)
-    seen[0] = True
-    frontier = [0]
-    while frontier:
-        k = frontier.pop()
-        for j in np.flatnonzero((n[k] > 0) & ~seen):
-            seen[j] = True
-            frontier.append(int(j))
+    seen[breadth_first_order(csr_matrix(n > 0), 0, return_predecessors=False)] = True
     return seen
 
 
@@ -283,28 +281,12 @@ def _fit_pbm(pos: NDArray[np.int64], group: NDArray[np.int64], clicks: NDArray[n
     return theta / theta[0] if theta[0] > 0 else np.full(n_pos, np.nan), (theta, gamma), it
 
 
-def _em_fit(c: _Cells, w: NDArray[np.float64] | None, rows: NDArray[np.bool_],
-            start: tuple[np.ndarray, np.ndarray] | None, max_iter: int, tol: float) -> _Fit:
-    clicks, trials = c.sums(w, rows)
-    return _fit_pbm(c.cell_pos, c.cell_qd, clicks, trials, c.n_pos, start, max_iter, tol)
-
-
 def _pair_cells(n_pos: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Every ordered pair of positions ``(k, k')``, ``k != k'``, with its unordered pair's code."""
     k, j = np.nonzero(~np.eye(n_pos, dtype=bool))
     pair = np.minimum(k, j) * n_pos + np.maximum(k, j)
     group = np.unique(pair, return_inverse=True)[1].reshape(-1)
     return k.astype(np.int64), j.astype(np.int64), group.astype(np.int64)
-
-
-def _harvest_fit(c: _Cells, w: NDArray[np.float64] | None, rows: NDArray[np.bool_],
-                 start: tuple[np.ndarray, np.ndarray] | None, max_iter: int, tol: float) -> _Fit:
-    from . import _em
-
-    clicks, trials = c.sums(w, rows)
-    harvested, n = _em.harvest_sums(c.qd_ptr, c.cell_pos, clicks, trials, c.n_pos)
-    k, j, group = _pair_cells(c.n_pos)
-    return _fit_pbm(k, group, harvested[k, j], n[k, j], c.n_pos, start, max_iter, tol)
 
 
 def _check_linked(c: _Cells, rows: NDArray[np.bool_], method: str) -> None:
@@ -375,12 +357,19 @@ def estimate_propensity(
     rows = np.ones(c.pos.shape[0], dtype=bool) if method == "randomized" else _informative(c)
     if method != "randomized":
         _check_linked(c, rows, method)
-    fit = {"em": _em_fit, "harvest": _harvest_fit}.get(method)
 
-    def estimate(w: NDArray[np.float64] | None, start: Any) -> tuple[NDArray[np.float64], Any, int]:
-        if fit is None:
-            return _randomized(c, w), None, 0
-        return fit(c, w, rows, start, int(max_iter), tol)
+    def estimate(w: NDArray[np.float64] | None, start: Any) -> _Fit:
+        """The propensities of the log weighted by ``w``, the fitted state and the EM's iterations."""
+        if method == "randomized":
+            return _randomized(c, w), None, 0  # type: ignore[return-value]
+        clicks, trials = c.sums(w, rows)
+        if method == "em":
+            return _fit_pbm(c.cell_pos, c.cell_qd, clicks, trials, c.n_pos, start, int(max_iter), tol)
+        from . import _em
+
+        harvested, n = _em.harvest_sums(c.qd_ptr, c.cell_pos, clicks, trials, c.n_pos)
+        k, j, group = _pair_cells(c.n_pos)
+        return _fit_pbm(k, group, harvested[k, j], n[k, j], c.n_pos, start, int(max_iter), tol)
 
     point, state, iterations = estimate(None, None)
     if not np.isfinite(point).all():

@@ -91,10 +91,6 @@ def _positive_int(value: object, name: str) -> int:
     return int(value)
 
 
-def _probability(value: object, name: str) -> float:
-    return check_real(name, value, 0.0, 1.0, lo_open=False)
-
-
 def attractiveness(labels: ArrayLike, *, eps_plus: float = 1.0, eps_minus: float = 0.1,
                    max_grade: float | None = None, click_prob: ArrayLike | None = None) -> NDArray[np.float64]:
     """Click probability of an examined document, per row (module docstring).
@@ -113,8 +109,8 @@ def attractiveness(labels: ArrayLike, *, eps_plus: float = 1.0, eps_minus: float
             raise ValueError(f"click_prob has {p.shape[0]} grades (0..{p.shape[0] - 1}) but row {int(bad[0])} has "
                              f"label {float(y[bad[0]])}")
         return p[y.astype(np.int64)]
-    hi = _probability(eps_plus, "eps_plus")
-    lo = _probability(eps_minus, "eps_minus")
+    hi = check_real("eps_plus", eps_plus, 0.0, 1.0, lo_open=False)
+    lo = check_real("eps_minus", eps_minus, 0.0, 1.0, lo_open=False)
     if max_grade is None:
         top = float(y.max()) if y.size else 0.0
     else:
@@ -213,7 +209,7 @@ def _continue(model: str, continue_prob: Any, top_k: int) -> NDArray[np.float64]
         return np.zeros(top_k)
     lam = np.asarray(continue_prob, dtype=np.float64)
     if lam.ndim == 0:
-        lam = np.full(top_k, _probability(float(lam), "continue_prob"))
+        lam = np.full(top_k, check_real("continue_prob", float(lam), 0.0, 1.0, lo_open=False))
     elif lam.shape != (top_k,):
         raise ValueError(f"continue_prob must be one number or one per position ({top_k}), got shape {lam.shape}")
     elif not (np.all(lam >= 0) and np.all(lam <= 1)):

@@ -100,8 +100,5 @@ def _hint(value: object) -> str:
 
 
 def mask(strategies: str | Iterable[str]) -> int:
-    """The union of the strategies' bits (:data:`BITS`)."""
-    bits = 0
-    for n in names(strategies):
-        bits |= BITS[n]
-    return bits
+    """The union of the strategies' bits (:data:`BITS`): their sum, each bit distinct and named once."""
+    return sum(BITS[n] for n in names(strategies))

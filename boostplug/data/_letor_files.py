@@ -4,6 +4,7 @@ blocks of whole lines, and read or decompression errors that name the file."""
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import io
 import os
@@ -69,22 +70,29 @@ def _read_error(path: Path, exc: BaseException) -> Exception:
                       f"read as {kind}: the file is damaged or not {kind}-compressed")
 
 
-def blocks(path: Path) -> Iterator[bytes]:
-    """The file's bytes in blocks of whole lines (the last block may end without a newline)."""
+@contextlib.contextmanager
+def _reading(path: Path) -> Iterator[IO[bytes]]:
+    """The file open for reading; a failure to open, read or decompress it names the file (:func:`_read_error`)."""
     try:
         f = _open_read(path)
     except OSError as e:
         raise _read_error(path, e) from None
     with f:
+        try:
+            yield f
+        except (OSError, EOFError, zlib.error) as e:
+            raise _read_error(path, e) from None
+
+
+def blocks(path: Path) -> Iterator[bytes]:
+    """The file's bytes in blocks of whole lines (the last block may end without a newline)."""
+    with _reading(path) as f:
         while True:
-            try:
-                block = f.read(BLOCK_BYTES)
-                if block and not block.endswith(b"\n"):
-                    block += f.readline()
-            except (OSError, EOFError, zlib.error) as e:
-                raise _read_error(path, e) from None
+            block = f.read(BLOCK_BYTES)
             if not block:
                 return
+            if not block.endswith(b"\n"):
+                block += f.readline()
             yield block
 
 
@@ -95,12 +103,5 @@ def file_lines(path: Path) -> Iterator[bytes]:
 
 def file_bytes(path: Path) -> bytes:
     """The whole file's bytes (decompressed by suffix), read errors named as :func:`blocks` names them."""
-    try:
-        f = _open_read(path)
-    except OSError as e:
-        raise _read_error(path, e) from None
-    with f:
-        try:
-            return f.read()
-        except (OSError, EOFError, zlib.error) as e:
-            raise _read_error(path, e) from None
+    with _reading(path) as f:
+        return f.read()

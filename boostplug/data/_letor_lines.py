@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from .._validation import INT64_MAX
 from ._letor_files import COMPRESSED, blocks, file_lines
 
-__all__ = ["data_lines", "line_numbers", "data_line", "read_comments", "show_token", "find_bad_syntax",
+__all__ = ["data_lines", "line_numbers", "read_comments", "show_token", "find_bad_syntax",
            "find_bad_line", "line_error"]
 
 def data_lines(path: Path) -> Iterator[tuple[int, bytes, bytes | None]]:
@@ -38,14 +38,6 @@ def data_lines(path: Path) -> Iterator[tuple[int, bytes, bytes | None]]:
 def line_numbers(path: Path) -> NDArray[np.int64]:
     """1-based line number of every data row."""
     return np.fromiter((n for n, _, _ in data_lines(path)), dtype=np.int64)
-
-
-def data_line(path: Path, row: int) -> tuple[int, bytes]:
-    """Line number and data part of data row ``row`` (0-based)."""
-    for r, (number, data, _) in enumerate(data_lines(path)):
-        if r == row:
-            return number, data
-    raise IndexError(row)  # pragma: no cover - callers pass rows of the parsed file
 
 
 def read_comments(path: Path) -> list[str]:

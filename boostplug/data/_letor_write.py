@@ -152,14 +152,6 @@ def _check_comments(comments: list[str]) -> None:
                              f"strips: {c!r} (write {c.strip()!r})")
 
 
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 #: Rows formatted at a time by :func:`write_letor`: its memory stays that of one block of
 #: lines (Python strings cost some 60 bytes per value), whatever the file's size.
 _WRITE_BLOCK_ROWS = 20_000
@@ -213,10 +205,11 @@ def _letor_lines(data: RankingData, qid: NDArray[np.int64] | None, comments: lis
         if comments is not None:
             line += " #" + comments[r0 + r]
         lines.append(line + "\n")
+    text = "".join(lines)
     try:
-        return "".join(lines).encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError as e:
-        row = next(r0 + i for i, c in enumerate(comments[r0:r1] if comments else []) if not _encodable(c))
+        row = r0 + text.count("\n", 0, e.start)  # one line per row: comments hold no line break (checked)
         raise ValueError(f"comment of row {row} cannot be written as UTF-8: {e.reason}") from None
 
 

@@ -164,8 +164,6 @@ def folds_from_parts(parts: Sequence[RankingData], layout: str = "rotate", *,
     with zero columns to the widest.
     """
     parts = list(parts)
-    if layout == "rotate" and len(parts) < 3:
-        raise ValueError(f"folds_from_parts needs at least 3 parts, got {len(parts)}")
     plan = fold_plan(layout, len(parts))
     chosen = _chosen_folds(folds, len(plan))
     parts = _same_width(parts)

@@ -19,7 +19,7 @@ from .._features import first_infinite
 from .._validation import INT64_MAX
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
 from ._letor_files import PathLike, ReadError, blocks, file_bytes, file_lines, regular_file
-from ._letor_lines import data_line, find_bad_line, find_bad_syntax, line_error, line_numbers, read_comments, show_token
+from ._letor_lines import find_bad_line, find_bad_syntax, line_error, line_numbers, read_comments, show_token
 from ._letor_write import write_letor
 from .dataset import RankingData
 
@@ -131,8 +131,7 @@ def _check_values(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
         return
     bad = find_bad_line(path, None)  # the file's first problem, which may come before this row
     if bad is None:  # pragma: no cover - the slow pass checks these too
-        number, _ = data_line(path, min(rows))
-        bad = number, "a label is negative or a label or value is not finite"
+        bad = int(line_numbers(path)[min(rows)]), "a label is negative or a label or value is not finite"
     raise line_error(path, *bad)
 
 
@@ -272,8 +271,8 @@ def load_letor(
     if n == 0:
         raise ValueError(f"{p}: no data lines")
     _check_values(p, X, y)
+    qf = Path(query_file) if query_file is not None else Path(str(p) + ".query")
     if q.shape[0] == 0:
-        qf = Path(query_file) if query_file is not None else Path(str(p) + ".query")
         if not qf.exists():
             raise FileNotFoundError(
                 f"{p}: the lines have no qid: and there is no query file {qf}; put qid:<id> on every line, or "
@@ -284,11 +283,9 @@ def load_letor(
     else:
         group_ptr = _groups_from_qid(p, q, n, n_features)
         qid = q
-        beside = Path(str(p) + ".query")
-        if query_file is not None or beside.exists():
+        if query_file is not None or qf.exists():
             # LightGBM reads <file>.query whenever it is there: one that contradicts the qids
             # (a stale or half-written pair) is refused rather than left for it to find.
-            qf = Path(query_file) if query_file is not None else beside
             sidecar = read_query_file(qf, n_docs=n)
             if not np.array_equal(sidecar, group_ptr):
                 why = "" if query_file is not None else " (the .query file beside it, which LightGBM reads too: rewrite or remove it)"

@@ -15,7 +15,6 @@ import numpy as np
 
 from .. import objectives as _objectives
 from .._validation import show
-from ..frameworks._bound_objective import ShippedEntry
 from ..frameworks.distributed.peers import first_line, lost_peer
 from ..frameworks.distributed.rows import Part
 from ..frameworks.distributed.stamps import Stamps
@@ -27,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark import SparkContext
     from pyspark.sql import DataFrame
 
-__all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "ShippedObjective", "keeps_sparse", "features_matrix",
+__all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "keeps_sparse", "features_matrix",
            "part_arrays", "prepare_frame", "check_rows", "check_boolean_columns", "check_objective_cols",
            "check_distributable", "driver_host", "cancelled_on_error", "run_barrier", "train_or_defer", "barrier_task", "PEER_GRACE_S"]
 
@@ -234,8 +233,7 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
     """
     from pyspark.sql import functions as F
 
-    require_frame(df, who)
-    require_columns(df, cols.needed())
+    require_columns(df, cols.needed())  # df is a DataFrame: train checked it
     cols.check_types(df, who)
 
     def needed(frame: "DataFrame") -> list[str]:  # the columns training reads; other columns stay behind
@@ -340,13 +338,6 @@ def check_rows(laid: "DataFrame", cols: Columns, who: str) -> None:
         raise ValueError(f"{who}: the feature vectors differ in length: {row['w_min']} features in "
                          f"{at(row['at_min'])}, {row['w_max']} in {at(row['at_max'])}; every row needs the same "
                          "features, in the same order")
-
-
-#: An objective's entry as the executors need it: a user's objective, registered in the driver
-#: (say in a notebook) or not registered at all, is not registered in the executors' Python
-#: workers, so the entry travels with the task, its loss class by reference and by value (for
-#: executors that cannot import its module), and the executors build the objective from it.
-ShippedObjective = ShippedEntry
 
 
 def check_boolean_columns(df: "DataFrame", columns: Sequence[str]) -> None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..frameworks._bound_objective import ShippedEntry
 from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.distributed.rows import Part
-from ._barrier import Columns, ShippedObjective
+from ._barrier import Columns
 
 __all__ = ["Job"]
 
@@ -19,7 +20,7 @@ class Job:
     """What every barrier task of one training run needs (it travels pickled with the task)."""
 
     cols: Columns
-    shipped: ShippedObjective
+    shipped: ShippedEntry  # the objective's entry, built on the executors (a user's may not be registered there)
     objective_params: dict[str, Any]
     params: dict[str, Any]
     num_boost_round: int

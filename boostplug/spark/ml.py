@@ -218,8 +218,8 @@ class QueryEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol, Def
         spec = MetricSpec(self.getOrDefault(self.metric))
         qid, label, score = self.getOrDefault(self.qidCol), self.getLabelCol(), self.getPredictionCol()
         weight = self.getOrDefault(self.weightCol) or None
-        require_columns(dataset, [qid, label, score] + ([weight] if weight else []))
         cols = [qid, label, score] + ([weight] if weight else [])
+        require_columns(dataset, cols)
 
         def partition_sums(batches: Any) -> Any:
             import pandas as pd

@@ -30,11 +30,7 @@ class ModelBytes:
         self._model: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"kind": self.kind, "payload": self.payload, "n_features": self.n_features}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.kind, self.payload, self.n_features, self._model = (state["kind"], state["payload"], state["n_features"],
-                                                                 None)
+        return {**self.__dict__, "_model": None}  # the loaded model stays behind: each process loads its own
 
     def check_features(self, n: int, what: str = "the rows") -> None:
         """A ValueError unless rows of ``n`` features are what the model was trained on. XGBoost would

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .. import objectives as _objectives
 from .._validation import check_rounds
+from ..frameworks._bound_objective import ShippedEntry
 from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.distributed.xgboost_worker import Tracker
 from . import lgb_train, xgb_train
-from ._barrier import (Columns, ShippedObjective, cancelled_on_error, check_distributable, check_objective_cols,
+from ._barrier import (Columns, cancelled_on_error, check_distributable, check_objective_cols,
                        driver_host, keeps_sparse, prepare_frame, run_barrier)
 from ._job import Job
 from ._spark import require_frame
@@ -116,7 +117,7 @@ def train(
     framework_params = backend.prepare_params(params or {})
     cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col, doc_col, tuple(objective_cols.items()))
     spec = MetricSpec(metric) if valid_df is not None else None
-    shipped = ShippedObjective.of(objective)
+    shipped = ShippedEntry.of(objective)
     times = stage_times if stage_times is not None else StageTimes()
     times.begin()
     require_frame(df, who)

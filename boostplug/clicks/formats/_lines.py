@@ -17,7 +17,7 @@ import numpy as np
 from ..._validation import check_optional_count, fs_path, special_kind
 from .._sources import Batch, RawLog, Report
 
-__all__ = ["paths_of", "numbered_lines", "check_ended", "integer", "text", "check_batch_rows", "Lines", "Rows",
+__all__ = ["paths_of", "numbered_lines", "check_ended", "integer", "text", "Lines", "Rows",
            "FileLog"]
 
 MALFORMED = "a malformed line"
@@ -94,11 +94,6 @@ def text(token: bytes, name: str) -> str:
         raise ValueError(f"{name} {token!r} is not UTF-8 text (byte {exc.start})") from None
 
 
-def check_batch_rows(batch_rows: object) -> int | None:
-    """Rows per streamed batch: a positive integer, or ``None`` for the default."""
-    return check_optional_count(batch_rows, "batch_rows")
-
-
 class Lines:
     """A bad line: under ``on_bad="raise"`` a ``ValueError`` naming the format, file and line;
     under ``"skip"`` counted through ``report`` (``impressions`` and ``rows`` it takes along)."""
@@ -147,7 +142,7 @@ class FileLog(RawLog):
 
     def __init__(self, paths: Any, batch_rows: int | None) -> None:
         self.paths = paths_of(paths, self.what)
-        self.batch_rows = check_batch_rows(batch_rows)
+        self.batch_rows = check_optional_count(batch_rows, "batch_rows")  # None: the reader's default
 
     def _start(self, batch_rows: int, on_bad: str, report: Report) -> tuple[int, Lines]:
         """The rows per batch and the bad-line handler of one reading."""

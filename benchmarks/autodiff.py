@@ -9,7 +9,8 @@ MSLR-WEB10K-sized set, prints:
 * seconds per LightGBM round (``--rounds`` rounds after a warm-up training that compiles): the
   compiled ``approx_ndcg`` (its default surrogate Hessian), the JAX one with its default Hessian,
   and with the exact one; the ratios to the compiled one. Both JAX modes cost ``L`` gradient
-  passes per query of bucket length ``L`` (forward over reverse).
+  passes per query of bucket length ``L`` (forward over reverse). The last row, the JAX gradient
+  with a Hessian of 1 (no Hessian pass), is the floor under any Hessian mode computed with JAX.
 
 Usage: python benchmarks/autodiff.py [--rounds 20] [--threads 1] [--only mq2008|synthetic]
        python benchmarks/autodiff.py --tiny        # a small synthetic set, 2 rounds: that it runs
@@ -62,13 +63,36 @@ def compile_seconds(d: bpdata.RankingData) -> None:
         print(f"  {length:6d} {q.size:8d} " + " ".join(cells), flush=True)
 
 
+def gradient_only(d: bpdata.RankingData):
+    """A LightGBM objective: the JAX ApproxNDCG's gradient (the same padded batches, in float64) and
+    a Hessian of 1, computed by no pass at all: the floor under the cost of any Hessian computed with
+    JAX, so what a cheaper Hessian mode could gain at the most."""
+    import jax
+
+    from boostplug.autodiff._jax import float64
+
+    loss = JaxApproxNDCG(d.y, d.group_ptr)
+    grad = jax.grad(lambda s, y, m: JaxApproxNDCG.query_loss(s, y, m, 1.0))
+    batch = jax.jit(lambda S, Y, M, W: jax.lax.map(lambda q: grad(*q), (S, Y, M)) * W[:, None])
+
+    def objective(preds: np.ndarray, _data: object) -> tuple[np.ndarray, np.ndarray]:
+        g = np.zeros(preds.shape[0])
+        with float64():
+            for b in loss._batches:
+                g[b.rows] = np.asarray(batch(preds[b.index], b.labels, b.mask, b.weights)).ravel()[b.at]
+        return g, np.ones_like(g)
+    return objective
+
+
 def round_seconds(d: bpdata.RankingData, rounds: int, threads: int) -> None:
-    """Seconds per LightGBM round of each objective, after a one-round warm-up (compiles)."""
+    """Seconds per LightGBM round of each objective, after a one-round warm-up (compiles); the last
+    row is :func:`gradient_only`."""
     train_set = bpl.dataset(d.X, d.y, group_ptr=d.group_ptr)
     params = {"verbose": -1, "num_threads": threads, "metric": "None", "learning_rate": 0.1, "num_leaves": 31}
     runs = {"approx_ndcg (compiled)": bpl.objective("approx_ndcg"),
             "JaxApproxNDCG positive": bpl.objective(JaxApproxNDCG),
-            "JaxApproxNDCG exact": bpl.objective(JaxApproxNDCG, hessian="exact")}
+            "JaxApproxNDCG exact": bpl.objective(JaxApproxNDCG, hessian="exact"),
+            "JAX gradient, Hessian 1": gradient_only(d)}
     seconds = {}
     for name, objective in runs.items():
         lgb.train({**params, "objective": objective}, train_set, 1)  # warm-up: compiles

@@ -19,6 +19,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .._core.sorting import stable_argsort_descending
 from .logistic import LOGISTIC
 
 __all__ = ["NDCG", "PAIRWISE", "MAP", "xgb_lambda_sums", "mean_pairs", "minstd_uniform", "position_bias_update"]
@@ -196,7 +197,7 @@ def mean_pairs(ranked_labels: np.ndarray, num_pair: int, seed: int) -> tuple[np.
     bucket among the documents outside it, from ``minstd_rand(seed)``."""
     n = ranked_labels.shape[0]
     y_rank = -ranked_labels
-    y_sorted = np.argsort(y_rank, kind="mergesort")
+    y_sorted = stable_argsort_descending(ranked_labels)  # np.argsort(y_rank, kind="mergesort"), one compile less
     first = np.empty(n * num_pair, dtype=np.int64)
     second = np.empty(n * num_pair, dtype=np.int64)
     count = 0

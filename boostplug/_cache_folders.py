@@ -32,20 +32,16 @@ def writable(folder: Path) -> bool:
 
 def folder_problem(path: Path) -> str | None:
     """Why code must not be loaded from the folder ``path`` (a short reason: ``"owned by uid
-    1001"``, ``"writable by others (mode 0o777)"``, ``"writable by group (mode 0o775)"``, ``"not a
-    folder"``, ``"inside /srv/shared, which is writable by others (mode 0o777)"``, ``"reached
-    through the link /home/me/cache, owned by uid 1001"``), or ``None`` when it may, as OpenSSH's
-    StrictModes judges a home folder: the folder is owned by this user and not writable by group or
-    others; every folder above it, and every folder holding a link met on the way, is owned by this
-    user or root and not writable by group or others unless sticky (``/tmp``: no one else may rename
-    or remove what is ours there); every link met on the way is owned by this user or root (links
-    are followed: the folder they lead to is judged).
+    1001"``, ``"writable by group (mode 0o775)"``, ``"inside /srv/shared, which is ..."``,
+    ``"reached through the link /home/me/cache, owned by uid 1001"``, ``"not a folder"``), or
+    ``None`` when it may, as OpenSSH's StrictModes judges a home folder: the folder is this user's
+    and not writable by group or others; every folder above it or holding a link met on the way,
+    and every such link, is this user's or root's, those folders not writable by group or others
+    unless sticky (``/tmp``). Links are followed. On Windows only "not a folder" is checked.
 
-    A folder that does not exist yet is judged by its nearest existing parent, as a folder above it
-    (the reason then names that parent); when the parent passes, the missing folders are created,
-    each with mode ``0o700``, and ``None`` is returned (also when they cannot be created: then
-    nothing is there to load). On Windows only "not a folder" is checked: ownership and mode bits
-    are not what controls access there."""
+    A folder that does not exist yet is judged by its nearest existing parent (the reason then
+    names it); when that passes, the missing folders are created with mode ``0o700`` and ``None``
+    is returned (also when they cannot be created: then nothing is there to load)."""
     found = _problem(Path(path))
     return None if found is None else found[1]
 

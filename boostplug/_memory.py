@@ -13,14 +13,14 @@ from pathlib import Path
 __all__ = ["available_memory", "check_fits", "format_bytes"]
 
 
-def _proc_status_bytes(field: bytes) -> int:
-    """A ``kB`` field of /proc/self/status in bytes (0 where there is no /proc)."""
+def _proc_bytes(path: str, field: bytes) -> int | None:
+    """A ``kB`` field of a /proc file in bytes (``None`` where there is none)."""
     with contextlib.suppress(OSError, ValueError, IndexError):
-        with open("/proc/self/status", "rb") as f:
+        with open(path, "rb") as f:
             for line in f:
                 if line.startswith(field + b":"):
                     return int(line.split()[1]) * 1024
-    return 0
+    return None
 
 
 def available_memory() -> int | None:
@@ -28,12 +28,8 @@ def available_memory() -> int | None:
     available memory (``MemAvailable`` of /proc/meminfo, else ``os.sysconf``'s available
     pages), the room left under a cgroup memory limit and under the address-space and data
     rlimits; ``None`` when the system tells none of them."""
-    limits = []
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        with open("/proc/meminfo", "rb") as f:
-            for line in f:
-                if line.startswith(b"MemAvailable:"):
-                    limits.append(int(line.split()[1]) * 1024)
+    available = _proc_bytes("/proc/meminfo", b"MemAvailable")
+    limits = [] if available is None else [available]
     if not limits:
         with contextlib.suppress(AttributeError, OSError, ValueError):
             limits.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
@@ -50,7 +46,7 @@ def available_memory() -> int | None:
         for rlimit, field in ((resource.RLIMIT_AS, b"VmSize"), (resource.RLIMIT_DATA, b"VmData")):
             soft, _ = resource.getrlimit(rlimit)
             if soft != resource.RLIM_INFINITY:
-                limits.append(soft - _proc_status_bytes(field))
+                limits.append(soft - (_proc_bytes("/proc/self/status", field) or 0))
     return max(0, min(limits)) if limits else None
 
 

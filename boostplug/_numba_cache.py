@@ -1,49 +1,30 @@
-"""Where numba caches boostplug's compiled kernels, decided before any kernel module loads.
+"""Where numba caches boostplug's compiled kernels, decided before any kernel module loads, and
+how numba's cache is made safe (docs/reliability.md, "A read-only installation" and after, says
+what each rule protects against).
 
-The kernels are ``@numba.njit(cache=True)``. Numba writes their cache beside the source
-(``__pycache__``), else under the user's cache folder (``~/.cache/numba``), and fails at import
-(``cannot cache function ...: no locator available``) when it can write in neither: a read-only
-install with a read-only home. :func:`configure` (run by ``import boostplug``) checks the same
-places numba would and, only when none works, points numba at ``NUMBA_CACHE_DIR`` = a per-user
-folder in the temporary directory, or, if that cannot be written either, compiles without a
-cache; either way with one warning. A ``NUMBA_CACHE_DIR`` the user set is left alone when it
-can be written and is safe (below).
-
-:func:`configure` also makes numba's function ids random (:class:`RandomIds`): numba names
-compiled functions by qualified name, argument types and a per-process counter, so a kernel
-cached by one process can call, by the same name, a different function that this process
-compiled (numba's own sorts are closures with one name per comparator), and LLVM links the
-wrong body: NDCG silently came out as 1.0 (numba issue #10486).
-
-numba unpickles its cache files (``.nbi``, ``.nbc``), so whoever can write into a cache folder can
-run code as the user who loads from it. :func:`configure` therefore lets numba use a cache folder
-(the user's ``NUMBA_CACHE_DIR``, ``__pycache__`` beside the kernels, the user-wide folder, the
-temporary fallback, and each of numba's subfolders of them) only when
-:func:`boostplug._cache_folders.folder_problem` finds none, as ssh and pip require of their folders:
-owned by the user, not writable by group or others. A folder that fails is skipped as numba skips
-one it cannot write (numba caches in the next place, or compiles in memory), with one warning
-naming it and the reason. On Windows the owner and mode are not checked (its permissions are
-access lists, which these bits do not show).
-
-numba keys a ``cache=True`` kernel by its own source file only (its time and size), not by what it
-calls in other modules: a boostplug whose ``metric_weights.py`` changed would load the kernels an
-older one compiled from it. The stamp of every cache file of boostplug's kernels therefore also
-holds :func:`package_digest` (boostplug's version and the contents of every source file of the
-package, computed once per process, when numba first looks for one of them): a new or edited
-boostplug never loads an older one's kernels, it compiles them again.
-
-A cache file that cannot be loaded (cut short, damaged: ``UnpicklingError``, ``EOFError``,
-``UnicodeDecodeError``, ...) is set aside as ``<name>.unreadable`` and the kernel compiled again,
-with one warning naming the file, instead of the error numba raises on every later run
-(:func:`guard_cache_files`).
-
-numba saves a kernel by reading the folder's index, adding its entry, writing the index, then the
-data file. Two processes saving kernels of one function at once (test workers, Dask workers, a
-second ``boostplug warmup``) could lose one's entry, or leave an entry naming the data file the
-other wrote over. boostplug's saves hold an exclusive lock on the cache folder's
-``boostplug.lock`` (POSIX ``flock``; numba's own save elsewhere) around the whole update: the
-index read again, the data written, then the index (a reader sees an entry only once its data is
-there).
+* The place: numba caches beside the source (``__pycache__``), else in the user's cache folder,
+  and fails at import when it can write in neither (a read-only install with a read-only home).
+  :func:`configure` (run by ``import boostplug``) checks those places and, only when none works,
+  points ``NUMBA_CACHE_DIR`` at a per-user folder in the temporary directory, or compiles without
+  a cache; either way with one warning. A ``NUMBA_CACHE_DIR`` the user set is kept when it can be
+  written and is safe.
+* Random function ids (:class:`RandomIds`): numba names compiled functions by qualified name,
+  argument types and a per-process counter, so a kernel cached by one process could link, by the
+  same name, another function that this process compiled (numba issue #10486: NDCG came out 1.0).
+* Safe folders and files: numba unpickles its cache files, so a folder is used only when
+  :func:`boostplug._cache_folders.folder_problem` finds nothing wrong (owned by the user, not
+  writable by group or others; not checked on Windows), and each file is checked again right
+  before it is loaded; a folder or file that fails is skipped with one warning.
+* The stamp: numba keys a kernel by its own source file only; boostplug's cache files also hold
+  :func:`package_digest` (the version and every source file of the package), so a new or edited
+  boostplug never loads an older one's kernels.
+* A cache file that cannot be loaded is set aside as ``<name>.unreadable`` (one warning) and the
+  kernel compiled again (:func:`guard_cache_files`).
+* Saves are locked: numba reads the folder's index, adds its entry, writes the index, then the
+  data file, so two processes saving at once could lose an entry or point one at the other's data.
+  boostplug's saves hold an exclusive ``flock`` on the folder's ``boostplug.lock`` around the whole
+  update: the index read again, the data written, then the index (a reader sees an entry only once
+  its data is there).
 """
 
 from __future__ import annotations
@@ -156,12 +137,7 @@ class RandomIds:
 def random_function_ids() -> None:
     """Give every function numba compiles from now on a random id instead of the next count, so
     that the names in one process's cached machine code are not reused by another process for
-    other code (module docstring). Without numba loaded yet, this happens when it loads, so
-    that ``import boostplug`` does not load numba."""
-    if "numba" not in sys.modules:
-        if not any(isinstance(f, _OnNumbaImport) for f in sys.meta_path):
-            sys.meta_path.insert(0, _OnNumbaImport())
-        return
+    other code (module docstring)."""
     from numba.core import bytecode
 
     if not isinstance(getattr(bytecode.FunctionIdentity, "_unique_ids", None), RandomIds):
@@ -169,17 +145,13 @@ def random_function_ids() -> None:
 
 
 def guard_cache_files() -> None:
-    """From now on (without numba loaded yet: when it loads), numba caches only in folders that
+    """From now on, numba caches only in folders that
     pass :func:`folder_problem` (its locators' ``ensure_cache_path``, which every cache folder goes
     through, refuses the others as if they could not be written; a save refused so, or failing, is
     skipped: the kernel runs uncached), loads a cache file only when :func:`_file_problem` finds
     none right before (else one warning, and the kernel is compiled), sets aside a cache file it
     cannot load and compiles the kernel again (:func:`_set_aside`) instead of raising, saves under
     the folder's lock (module docstring), and stamps boostplug's cache files with :func:`package_digest`."""
-    if "numba" not in sys.modules:
-        if not any(isinstance(f, _OnNumbaImport) for f in sys.meta_path):
-            sys.meta_path.insert(0, _OnNumbaImport())
-        return
     from numba.core import caching
 
     locator, index, cache = caching._CacheLocator, caching.IndexDataCacheFile, caching.Cache
@@ -387,8 +359,11 @@ def configure(is_writable: Callable[[Path], bool] = usable) -> tuple[str, str | 
     global _decision
     if _decision is not None:
         return _decision
-    random_function_ids()
-    guard_cache_files()
+    if "numba" in sys.modules:
+        random_function_ids()
+        guard_cache_files()
+    elif not any(isinstance(f, _OnNumbaImport) for f in sys.meta_path):  # when numba loads: not by import boostplug
+        sys.meta_path.insert(0, _OnNumbaImport())
     how, folder = _decision = decide(is_writable)
     if how == "temp":
         assert folder is not None

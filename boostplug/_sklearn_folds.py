@@ -1,26 +1,15 @@
 """Refusing to score a ranker on queries it was fitted on, which is what a scikit-learn
-cross-validation split that cuts queries does.
+cross-validation split that cuts queries does (``KFold``, ``ShuffleSplit``... on ranking rows):
+the validation score is inflated, with no warning.
 
-A ranker fitted on part of a query and scored on the rest of it is scored on documents whose
-query it has already seen: the validation score is inflated (KFold(shuffle=True) on a LETOR-like
-set gives NDCG@10 well above GroupKFold's, with no warning). Splitters that ignore groups
-(``KFold``, ``ShuffleSplit``, ``StratifiedKFold``, ``TimeSeriesSplit``...) do that to almost
-every query.
-
-No estimator or scorer sees both sides of a split: scikit-learn hands ``fit`` the training part
-and the scorer the test part. So boostplug's rankers and boosters record the query ids they were
-fitted on (:func:`record_fitted_queries`: each id and its row count, and a digest of the ids and
-labels in row order), and their ``score`` and :func:`boostplug.metrics.make_scorer`'s scorer
-refuse rows whose query ids are among them (:func:`check_scored_queries`), naming one such query,
-its rows on each side and the fix; the fitted rows themselves (a training score: the same ids and
-labels, row for row) are scored.
-
-The check runs with scikit-learn's metadata routing on, the only way scikit-learn hands ``qid``
-to ``score`` or a scorer (so in every model selection tool and joblib worker): a ranker scored
-by hand on a separate test set whose query ids repeat the training set's (both numbered from 0)
-is left alone with routing off; with it on, such a set is refused too, and renumbering its ids
-is the fix. An estimator that records nothing (``xgboost.XGBRanker``, ``lgb.LGBMRanker``, a
-model loaded from a file, or fitted with ``group=`` sizes, which carry no ids) is not checked.
+No estimator or scorer sees both sides of a split, so boostplug's rankers and boosters record the
+query ids they were fitted on (:func:`record_fitted_queries`: each id and its row count, and a
+digest of the ids and labels in row order), and their ``score`` and
+:func:`boostplug.metrics.make_scorer`'s scorer refuse rows whose query ids are among them
+(:func:`check_scored_queries`), unless they are the fitted rows themselves (a training score).
+The check runs with scikit-learn's metadata routing on, the only way ``qid`` reaches ``score`` or
+a scorer; an estimator that records nothing (``xgboost.XGBRanker``, a model loaded from a file,
+one fitted with ``group=`` sizes) is not checked. What it cannot see: docs/reliability.md.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._validation import INT64_MAX, check_group_ptr, check_labels, check_scores, plain
 from ._validation import as_1d as _as_1d
-from ._validation import check_group_ptr, check_labels, check_scores
 from ._validation import show_values as _show
 
 __all__ = [
@@ -58,10 +58,6 @@ class Regrouped(NamedTuple):
     permutation: NDArray[np.int64]
 
 
-def _item(value: object) -> object:
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def first_noncontiguous(qid: ArrayLike) -> tuple[int, int] | None:
     """Where a ``qid`` array first breaks contiguity, or None if every query is contiguous.
 
@@ -72,8 +68,7 @@ def first_noncontiguous(qid: ArrayLike) -> tuple[int, int] | None:
     q = _as_1d(qid, "qid")
     if q.shape[0] < 2:
         return None
-    change = np.flatnonzero(q[1:] != q[:-1]) + 1
-    starts = np.concatenate(([0], change))
+    starts = group_ptr_of_runs(q)[:-1]
     start_ids = q[starts]
     _, first_pos = np.unique(start_ids, return_index=True)
     if first_pos.shape[0] == starts.shape[0]:
@@ -154,16 +149,11 @@ def group_ptr_from_qid(
     if q.dtype.kind == "f":
         if not np.all(np.isfinite(q)):
             bad = int(np.flatnonzero(~np.isfinite(q))[0])
-            raise ValueError(f"qid must be finite; row {bad} has qid {_item(q[bad])!r}")
-    if n == 0:
-        empty = np.zeros(1, dtype=np.int64)
-        return Regrouped(empty, np.zeros(0, dtype=np.int64)) if regroup else empty
+            raise ValueError(f"qid must be finite; row {bad} has qid {plain(q[bad])!r}")
     bad = first_noncontiguous(q)
     if bad is None:
         ptr = group_ptr_of_runs(q)
-        if regroup:
-            return Regrouped(ptr, np.arange(n, dtype=np.int64))
-        return ptr
+        return Regrouped(ptr, np.arange(n, dtype=np.int64)) if regroup else ptr
     if not regroup:
         row, first_row = bad
         fix = ("Sort the rows by query (keeping their order within a query), or pass regroup=True to get the "
@@ -174,7 +164,7 @@ def group_ptr_from_qid(
                "model selection, a splitter that ignores groups (ShuffleSplit...) hands rows in random order and cuts "
                "queries: split by query instead (GroupKFold or GroupShuffleSplit, with groups=qid).")
         raise ValueError(
-            f"qid {_item(q[row])!r} is not contiguous: its rows start at row {first_row} and "
+            f"qid {plain(q[row])!r} is not contiguous: its rows start at row {first_row} and "
             f"it appears again at row {row} after other queries. {fix}"
         )
     # Stable regrouping: queries in order of first appearance.
@@ -182,13 +172,7 @@ def group_ptr_from_qid(
     order_of_query = np.argsort(np.argsort(first_row, kind="stable"), kind="stable")
     key = order_of_query[inverse.reshape(-1)]
     perm = np.argsort(key, kind="stable").astype(np.int64)
-    sizes = np.bincount(key, minlength=first_row.shape[0])
-    ptr = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
-    np.cumsum(sizes, out=ptr[1:])
-    return Regrouped(ptr, perm)
-
-
-_INT64_MAX = 2**63 - 1
+    return Regrouped(group_ptr_of_runs(key[perm]), perm)
 
 
 def _exact(values: NDArray) -> NDArray:
@@ -209,8 +193,8 @@ def group_ptr_from_sizes(sizes: ArrayLike, n_docs: int | None = None) -> NDArray
                                              for v in s.tolist()):
         s = np.array([int(v) for v in s.tolist()], dtype=object)  # Python ints beyond 64 bits
     elif s.size and s.dtype.kind == "f":
-        if not np.all(np.isfinite(s)) or not np.all(s == np.round(s)):
-            bad = np.flatnonzero(~np.isfinite(s) | (s != np.round(s)))
+        bad = np.flatnonzero(~np.isfinite(s) | (s != np.round(s)))
+        if bad.size:
             raise ValueError(
                 f"group sizes must be whole numbers; got {_show(s[bad])} at "
                 f"positions {_show(bad)}"
@@ -223,15 +207,15 @@ def group_ptr_from_sizes(sizes: ArrayLike, n_docs: int | None = None) -> NDArray
         raise ValueError(
             f"group sizes must be positive; got {_show(s[bad])} at positions {_show(bad)}"
         )
-    bad = np.flatnonzero(s > _INT64_MAX)
+    bad = np.flatnonzero(s > INT64_MAX)
     if bad.size:
         raise ValueError(
             f"group sizes must fit in a 64-bit integer; got {_show(_exact(s[bad]))} at positions {_show(bad)}"
         )
     s = s.astype(np.int64)
-    if s.size and int(s.max()) > _INT64_MAX // s.size:
+    if s.size and int(s.max()) > INT64_MAX // s.size:
         total = sum(s.tolist())  # exact Python integers
-        if total > _INT64_MAX:
+        if total > INT64_MAX:
             raise ValueError(
                 f"group sizes sum to {total}, more than a 64-bit integer holds (sizes: {_show(s)})"
             )

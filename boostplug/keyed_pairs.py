@@ -87,11 +87,7 @@ def codes_together(*arrays: np.ndarray, what: str) -> list[NDArray[np.int64]]:
     inv = inv.reshape(-1).astype(np.int64)
     if inv.size and int(inv.max()) >= _MAX_CODES:
         raise ValueError(f"more than {_MAX_CODES - 1} distinct {what}")
-    out, at = [], 0
-    for a in arrays:
-        out.append(inv[at:at + a.shape[0]])
-        at += a.shape[0]
-    return out
+    return np.split(inv, np.cumsum([a.shape[0] for a in arrays[:-1]]))
 
 
 def row_keys(qid: ArrayLike, doc: ArrayLike, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -219,18 +215,8 @@ class KeyedPairs:
             raise ValueError(f"KeyedPairs pair {k}: query {show(self.query[k])} has rows here but none with "
                              f"{side} document {show(key)}{hint} ({lost.size} such pairs); every document of a "
                              "pair must be a row of its query")
-        keep = here
-        pairs = np.ascontiguousarray(rows[keep], dtype=np.int64).reshape(-1, 2)
-        return pairs, (None if self.weight is None else self.weight[keep].copy())
-
-    def unbound(self, what: str, n_docs: int | None) -> "KeyedPairs":
-        """The table as a parameter's value before any data (``n_docs`` ``None``); a ``TypeError``
-        when an objective is bound to rows directly (``n_docs`` given): a table names documents."""
-        if n_docs is None:
-            return self
-        raise TypeError(f"{what} is a KeyedPairs table, which names documents, not rows: bind the objective "
-                        "through a boostplug adapter or ranker given each row's qid and doc keys, or pass "
-                        "keyed.rows(qid, doc)'s row-index pairs")
+        pairs = np.ascontiguousarray(rows[here], dtype=np.int64).reshape(-1, 2)
+        return pairs, (None if self.weight is None else self.weight[here].copy())
 
 
 # ---- an objective's row parameters: row indices of one set, or keyed tables that follow the rows ----
@@ -243,9 +229,14 @@ def _frozen(rows: NDArray[np.int64]) -> NDArray[np.int64]:
 def pair_rows(value: Any, what: str, n_docs: int | None) -> Any:
     """A ``"rows"`` parameter's ``convert`` (:class:`~boostplug.objectives.Param`): row-index pairs
     (preferred first) checked against ``n_docs`` rows (``None``: any), read-only, or a
-    :class:`KeyedPairs` table before any data."""
+    :class:`KeyedPairs` table before any data (a ``TypeError`` when an objective is bound to rows
+    directly, ``n_docs`` given: a table names documents)."""
     if isinstance(value, KeyedPairs):
-        return value.unbound(what, n_docs)
+        if n_docs is None:
+            return value
+        raise TypeError(f"{what} is a KeyedPairs table, which names documents, not rows: bind the objective "
+                        "through a boostplug adapter or ranker given each row's qid and doc keys, or pass "
+                        "keyed.rows(qid, doc)'s row-index pairs")
     from .pairs import check_pairs  # numba's: loaded when pairs are given, not by ``import boostplug.clicks``
 
     return _frozen(check_pairs(value, INT64_MAX if n_docs is None else n_docs, name=what))

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _memory
-from ._validation import check_labels
+from ._validation import check_labels, plain
 from .groups import check_group_ptr
 
 __all__ = ["critical_pairs", "count_critical_pairs", "check_pairs", "check_rows", "check_pair_memory", "pair_memory_limit",
@@ -144,8 +144,7 @@ def check_memory_limit(limit: object, name: str | None = None) -> int:
     if limit is None:
         return pair_memory_limit()
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
-        shown = limit.item() if isinstance(limit, np.generic) else limit
-        raise TypeError(f"{name or 'memory_limit'} must be an integer number of bytes >= 0, got {shown!r}")
+        raise TypeError(f"{name or 'memory_limit'} must be an integer number of bytes >= 0, got {plain(limit)!r}")
     return int(limit)
 
 

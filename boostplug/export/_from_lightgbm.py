@@ -93,12 +93,8 @@ def _split(node: dict[str, Any], index: Any) -> tuple[int, float, bool, bool]:
         )
     threshold = float(node["threshold"])
     missing = node.get("missing_type", "None")
-    default_left = bool(node["default_left"])
-    if missing == "None":
-        return feature, threshold, 0.0 <= threshold, False  # NaN is read as 0.0
-    if missing == "NaN":
-        return feature, threshold, default_left, False
-    if missing == "Zero":
-        return feature, threshold, default_left, True
-    raise ValueError(f"to_onnx: tree {index} of the LightGBM model has a split with missing type {missing!r}, "
-                     "which this boostplug does not know")
+    if missing not in ("None", "NaN", "Zero"):
+        raise ValueError(f"to_onnx: tree {index} of the LightGBM model has a split with missing type {missing!r}, "
+                         "which this boostplug does not know")
+    nan_left = 0.0 <= threshold if missing == "None" else bool(node["default_left"])  # None: NaN is read as 0.0
+    return feature, threshold, nan_left, missing == "Zero"

@@ -93,35 +93,27 @@ def _tree_attributes(ensemble: Ensemble, dtype: np.dtype, zero_features: list[in
     from onnx import numpy_helper
 
     copy_of = {f: ensemble.n_features + i for i, f in enumerate(zero_features)}
-    tree_ids, node_ids, feature_ids, modes, thresholds = [], [], [], [], []
-    true_ids, false_ids, nan_true = [], [], []
-    leaf_trees, leaf_nodes, leaf_values = [], [], []
+    trees = ensemble.trees
+    feature, threshold, left, right, nan_left, zero, value = (
+        np.concatenate([getattr(t, name) for t in trees])
+        for name in ("feature", "threshold", "left", "right", "nan_left", "zero_is_missing", "value"))
+    sizes = [t.feature.shape[0] for t in trees]
+    tree_ids = np.repeat(np.arange(len(trees)), sizes)
+    node_ids = np.concatenate([np.arange(n) for n in sizes])
+    leaf = feature < 0
+    feature = np.where(leaf, 0, feature)
+    feature[zero] = [copy_of[int(f)] for f in feature[zero]]
+    threshold = np.where(leaf, 0.0, threshold)
+    value = value[leaf]
     split_mode = "BRANCH_LEQ" if ensemble.comparison == "<=" else "BRANCH_LT"
-    for t, tree in enumerate(ensemble.trees):
-        n = tree.feature.shape[0]
-        leaf = tree.is_leaf
-        feature = np.where(leaf, 0, tree.feature)
-        if tree.zero_is_missing.any():
-            feature = np.asarray([copy_of[int(f)] if z else int(f) for f, z in zip(feature, tree.zero_is_missing)])
-        tree_ids += [t] * n
-        node_ids += range(n)
-        feature_ids += feature.tolist()
-        modes += np.where(leaf, "LEAF", split_mode).tolist()
-        thresholds.append(np.where(leaf, 0.0, tree.threshold))
-        true_ids += np.where(leaf, 0, tree.left).tolist()
-        false_ids += np.where(leaf, 0, tree.right).tolist()
-        nan_true += (tree.nan_left & ~leaf).astype(np.int64).tolist()
-        leaves = np.flatnonzero(leaf)
-        leaf_trees += [t] * leaves.size
-        leaf_nodes += leaves.tolist()
-        leaf_values.append(tree.value[leaves])
-    threshold = np.concatenate(thresholds) if thresholds else np.zeros(0)
-    value = np.concatenate(leaf_values) if leaf_values else np.zeros(0)
     attrs: dict[str, Any] = dict(
         n_targets=1, aggregate_function="AVERAGE" if ensemble.average else "SUM", post_transform="NONE",
-        nodes_treeids=tree_ids, nodes_nodeids=node_ids, nodes_featureids=feature_ids, nodes_modes=modes,
-        nodes_truenodeids=true_ids, nodes_falsenodeids=false_ids, nodes_missing_value_tracks_true=nan_true,
-        target_treeids=leaf_trees, target_nodeids=leaf_nodes, target_ids=[0] * len(leaf_nodes),
+        nodes_treeids=tree_ids.tolist(), nodes_nodeids=node_ids.tolist(), nodes_featureids=feature.tolist(),
+        nodes_modes=np.where(leaf, "LEAF", split_mode).tolist(), nodes_truenodeids=np.where(leaf, 0, left).tolist(),
+        nodes_falsenodeids=np.where(leaf, 0, right).tolist(),
+        nodes_missing_value_tracks_true=(nan_left & ~leaf).astype(np.int64).tolist(),
+        target_treeids=tree_ids[leaf].tolist(), target_nodeids=node_ids[leaf].tolist(),
+        target_ids=[0] * int(leaf.sum()),
     )
     if dtype == np.float32:
         attrs["nodes_values"] = float32_thresholds(threshold, ensemble.comparison).tolist()

@@ -9,8 +9,8 @@ The score of a row is ``base_score`` plus the sum (``average``: the mean) of its
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,10 +41,6 @@ class Tree:
     nan_left: NDArray[np.bool_]
     zero_is_missing: NDArray[np.bool_]
     value: NDArray[np.float64]
-
-    @property
-    def is_leaf(self) -> NDArray[np.bool_]:
-        return self.feature < 0
 
 
 @dataclass(frozen=True)
@@ -81,42 +77,27 @@ class Ensemble:
         return sorted(found)
 
 
-@dataclass
 class TreeBuilder:
     """Collects one tree's nodes in the order they are added (the first is the root)."""
 
-    feature: list[int] = field(default_factory=list)
-    threshold: list[float] = field(default_factory=list)
-    left: list[int] = field(default_factory=list)
-    right: list[int] = field(default_factory=list)
-    nan_left: list[bool] = field(default_factory=list)
-    zero_is_missing: list[bool] = field(default_factory=list)
-    value: list[float] = field(default_factory=list)
+    def __init__(self) -> None:
+        #: One row a node: the fields of :class:`Tree` in their order.
+        self.nodes: list[list[Any]] = []
 
     def add_leaf(self, value: float) -> int:
         """Append a leaf; return its index."""
-        return self._add(-1, 0.0, False, False, value)
+        self.nodes.append([-1, 0.0, -1, -1, False, False, value])
+        return len(self.nodes) - 1
 
     def add_split(self, feature: int, threshold: float, nan_left: bool, zero_is_missing: bool = False) -> int:
         """Append a split node whose children are attached later (:meth:`attach`); return its index."""
-        return self._add(feature, threshold, nan_left, zero_is_missing, 0.0)
+        self.nodes.append([feature, threshold, -1, -1, nan_left, zero_is_missing, 0.0])
+        return len(self.nodes) - 1
 
     def attach(self, parent: int, child: int, is_left: bool) -> None:
         """Make node ``child`` the left (``is_left``) or right child of split node ``parent``."""
-        (self.left if is_left else self.right)[parent] = child
+        self.nodes[parent][2 if is_left else 3] = child
 
     def build(self) -> Tree:
-        return Tree(np.asarray(self.feature, dtype=np.int64), np.asarray(self.threshold, dtype=np.float64),
-                    np.asarray(self.left, dtype=np.int64), np.asarray(self.right, dtype=np.int64),
-                    np.asarray(self.nan_left, dtype=np.bool_), np.asarray(self.zero_is_missing, dtype=np.bool_),
-                    np.asarray(self.value, dtype=np.float64))
-
-    def _add(self, feature: int, threshold: float, nan_left: bool, zero_is_missing: bool, value: float) -> int:
-        self.feature.append(feature)
-        self.threshold.append(threshold)
-        self.left.append(-1)
-        self.right.append(-1)
-        self.nan_left.append(nan_left)
-        self.zero_is_missing.append(zero_is_missing)
-        self.value.append(value)
-        return len(self.feature) - 1
+        dtypes = (np.int64, np.float64, np.int64, np.int64, np.bool_, np.bool_, np.float64)
+        return Tree(*(np.asarray(column, dtype=t) for column, t in zip(zip(*self.nodes), dtypes)))

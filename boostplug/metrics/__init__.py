@@ -16,11 +16,9 @@ list); explicit ``pairs=`` are listed in memory and a call that would need more 
 :func:`boostplug.pairs.pair_memory_limit` (the memory available, unless overridden) is refused
 (:class:`PairMemoryError`; ``max_memory=`` per call).
 
-Conventions (tools disagree; each choice is a parameter, LightGBM's the default): the gain
-(``"exp2"``, ``"linear"``, a ``label_gain`` array), the discount (``"log2"``, ``"letor"``), an
-empty query (``empty=1.0``, ``0.0`` or ``"skip"``), tied scores (``"order"``, ``"average"``,
-``"worst"``), the relevance ``threshold``, P@k's ``divisor``, ERR's ``max_grade`` and the pairwise
-``kind`` (``"r1"``, ``"r2"``); which tool uses which: docs/metrics.md, "Conventions".
+Conventions (tools disagree; each choice is a parameter, LightGBM's the default): ``gain``,
+``discount``, ``empty``, ``ties``, ``threshold``, ``divisor``, ``max_grade`` and the pairwise
+``kind``; their values and which tool uses which: docs/metrics.md, "Conventions".
 
 Public functions: :func:`ndcg`, :func:`dcg`, :func:`average_precision`,
 :func:`precision`, :func:`reciprocal_rank`, :func:`err`, :func:`rbp`, :func:`rank_loss`,

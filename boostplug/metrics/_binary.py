@@ -23,7 +23,7 @@ def _binary(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, q
     s, y, g, k, code = C.ranked_inputs(scores, labels, group_ptr, qid, k, ties)
     t = C.check_threshold(threshold)
     rel = (y >= t).astype(np.float64)
-    raw, n_rel = K.binary_kernel(s, y, rel, g, C.kernel_k(k), code, metric)
+    raw, n_rel = K.binary_kernel(s, y, rel, g, k, code, metric)
     return raw, n_rel, g
 
 
@@ -175,7 +175,7 @@ def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
         stop = (np.exp2(y - top) - np.exp2(-top)) if y.size else y.copy()
     if not np.all(np.isfinite(stop)):
         raise ValueError(f"err: max_grade {top!r} is too large for float64 (2^max_grade overflows)")
-    return C.finish(K.err_kernel(s, y, stop, g, C.kernel_k(k), code), pq)
+    return C.finish(K.err_kernel(s, y, stop, g, k, code), pq)
 
 
 def rbp(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
@@ -216,17 +216,14 @@ def rbp(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
         top = _check_max_grade(max_grade, y)
         rel = y / top if top > 0.0 else np.zeros_like(y)
     discount = p ** np.arange(max(max_query_size(g), 1), dtype=np.float64)
-    raw, _ = K.dcg_kernel(s, y, rel, g, discount, C.kernel_k(k), code)
+    raw, _ = K.dcg_kernel(s, y, rel, g, discount, k, code)
     return C.finish((1.0 - p) * raw, pq)
 
 
 def _check_max_grade(max_grade: float, y: NDArray[np.float64]) -> float:
-    if isinstance(max_grade, (bool, np.bool_)) or not isinstance(max_grade, (int, float, np.integer, np.floating)):
+    top = C.number(max_grade)
+    if top is None:
         raise TypeError(f"max_grade must be a finite number >= 0; got {plain(max_grade)!r}")
-    try:
-        top = float(max_grade)
-    except OverflowError:
-        top = float("inf")
     if not np.isfinite(top) or top < 0:
         raise ValueError(f"max_grade must be a finite number >= 0; got {plain(max_grade)!r}")
     above = y > top

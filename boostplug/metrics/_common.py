@@ -21,51 +21,44 @@ EmptyValue = Union[float, str]
 _TIES = {"order": K.TIES_ORDER, "average": K.TIES_AVERAGE, "worst": K.TIES_WORST}
 
 
-def ties_code(ties: str, *, allowed: tuple[str, ...] = ("order", "average", "worst")) -> int:
-    """Kernel code of a ``ties`` option; ``ValueError`` naming an unknown value."""
-    if not isinstance(ties, str) or ties not in allowed:
-        raise ValueError(f"ties must be one of {', '.join(repr(t) for t in allowed)}; got {plain(ties)!r}")
-    return _TIES[ties]
-
-
 def ranked_inputs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, qid: ArrayLike | None,
                   k: int | None, ties: str, allowed: tuple[str, ...] = ("order", "average", "worst")
-                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], int | None, int]:
-    """A ranking metric's checked ``(scores, labels, group_ptr, k, ties code)``, in that order."""
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], int, int]:
+    """A ranking metric's checked ``(scores, labels, group_ptr, k, ties code)``, in that order, the
+    cut-off as the kernels take it (0 = whole list); ``ValueError`` naming an unknown ``ties``."""
     s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
-    return s, y, g, check_k(k), ties_code(ties, allowed=allowed)
+    kk = check_k(k)
+    if not isinstance(ties, str) or ties not in allowed:
+        raise ValueError(f"ties must be one of {', '.join(repr(t) for t in allowed)}; got {plain(ties)!r}")
+    return s, y, g, 0 if kk is None else kk, _TIES[ties]
+
+
+def number(value: object) -> float | None:
+    """``value`` as a float (+-inf beyond float64) when it is a real number (not a bool), else ``None``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond float64
+        return math.inf if value > 0 else -math.inf
 
 
 def check_empty(empty: EmptyValue) -> float:
     """Value of a query without anything relevant: a number in [0, 1], or NaN for ``"skip"``."""
-    if isinstance(empty, str):
-        if empty == SKIP:
-            return math.nan
-        raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {empty!r}")
-    if isinstance(empty, (bool, np.bool_)) or not isinstance(empty, (int, float, np.integer, np.floating)):
-        raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {plain(empty)!r}")
-    value = float(empty) if not isinstance(empty, int) or abs(empty) <= 1 else math.inf
-    if not 0.0 <= value <= 1.0:
+    if isinstance(empty, str) and empty == SKIP:
+        return math.nan
+    value = number(empty)
+    if value is None or not 0.0 <= value <= 1.0:
         raise ValueError(f"empty must be a number in [0, 1] or 'skip'; got {plain(empty)!r}")
     return value
 
 
 def check_threshold(threshold: float) -> float:
     """Relevance threshold (label >= threshold is relevant): a finite number."""
-    if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
-        raise ValueError(f"threshold must be a finite number; got {plain(threshold)!r}")
-    try:
-        t = float(threshold)
-    except OverflowError:
-        raise ValueError(f"threshold must be a finite number; got {plain(threshold)!r}") from None
-    if not math.isfinite(t):
+    t = number(threshold)
+    if t is None or not math.isfinite(t):
         raise ValueError(f"threshold must be a finite number; got {plain(threshold)!r}")
     return t
-
-
-def kernel_k(k: int | None) -> int:
-    """A validated cut-off as the kernels take it (0 = whole list)."""
-    return 0 if k is None else int(k)
 
 
 def finish(per_query: NDArray[np.float64], return_per_query: bool) -> float | NDArray[np.float64]:

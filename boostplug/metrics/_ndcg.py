@@ -19,7 +19,7 @@ def _dcg_idcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None,
     s, y, g, k, code = C.ranked_inputs(scores, labels, group_ptr, qid, k, ties)
     d = discounts(discount, max_query_size(g))
     gains = gains_of(y, gain)
-    return K.dcg_kernel(s, y, gains, g, d, C.kernel_k(k), code)
+    return K.dcg_kernel(s, y, gains, g, d, k, code)
 
 
 def dcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,

@@ -66,21 +66,6 @@ def _add(tree: np.ndarray, level: int) -> None:
 
 
 @nb.njit(cache=True)
-def _query_counts(scores: np.ndarray, labels: np.ndarray, by_score: np.ndarray, by_label: np.ndarray,
-                  level: np.ndarray) -> tuple[int, int, int]:
-    """(critical, tied, reversed) pairs of one query, whose rows are ``by_score`` (ascending
-    score) and ``by_label`` (ascending label)."""
-    n = by_score.shape[0]
-    if n < 2:
-        return 0, 0, 0
-    n_levels, critical = _label_levels(labels, by_label, level)
-    if critical == 0:
-        return 0, 0, 0
-    tied, reversed_ = _tied_reversed(scores, by_score, level, np.zeros(n_levels + 1, dtype=np.int64))
-    return critical, tied, reversed_
-
-
-@nb.njit(cache=True)
 def _tied_reversed(scores: np.ndarray, by_score: np.ndarray, level: np.ndarray, tree: np.ndarray) -> tuple[int, int]:
     """(tied, reversed) critical pairs of one query: its rows ``by_score`` (ascending score), their
     label ``level`` (1 = the query's lowest), ``tree`` a zeroed Fenwick tree of ``levels + 1`` entries."""
@@ -105,23 +90,6 @@ def _tied_reversed(scores: np.ndarray, by_score: np.ndarray, level: np.ndarray, 
         tied += after - before
         end = start
     return tied, reversed_
-
-
-@nb.njit(cache=True)
-def _fill(q: int, scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray, by_score: np.ndarray,
-          by_label: np.ndarray, level: np.ndarray, out: np.ndarray) -> None:
-    a, b = group_ptr[q], group_ptr[q + 1]
-    c, t, r = _query_counts(scores, labels, by_score[a:b], by_label[a:b], level)
-    out[q, 0] = c
-    out[q, 1] = t
-    out[q, 2] = r
-
-
-@nb.njit(cache=True, parallel=True)
-def _counts_parallel(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray, by_score: np.ndarray,
-                     by_label: np.ndarray, level: np.ndarray, out: np.ndarray) -> None:
-    for q in nb.prange(group_ptr.shape[0] - 1):
-        _fill(q, scores, labels, group_ptr, by_score, by_label, level, out)
 
 
 @nb.njit(cache=True)
@@ -179,6 +147,26 @@ def _merge_query(order: np.ndarray, values: np.ndarray, moved: np.ndarray, s: in
     return True
 
 
+@nb.njit(cache=True)
+def _all_levels(labels: np.ndarray, group_ptr: np.ndarray, by_label: np.ndarray, level: np.ndarray,
+                out: np.ndarray) -> None:
+    """Per query ``q``: the rows' label levels into ``level``, ``out[q]`` = (levels, critical pairs)."""
+    for q in range(group_ptr.shape[0] - 1):
+        a, b = group_ptr[q], group_ptr[q + 1]
+        n_levels, critical = _label_levels(labels, by_label[a:b], level)
+        out[q, 0] = n_levels
+        out[q, 1] = critical
+
+
+def _levels(labels: np.ndarray, group_ptr: np.ndarray, by_label: np.ndarray | None = None
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's label level and, per query, ``(levels, critical pairs)`` (:func:`_all_levels`)."""
+    level = np.empty(labels.shape[0], dtype=np.int64)
+    per_query = np.zeros((group_ptr.shape[0] - 1, 2), dtype=np.int64)
+    _all_levels(labels, group_ptr, label_order(labels, group_ptr) if by_label is None else by_label, level, per_query)
+    return level, per_query
+
+
 def label_order(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
     """Rows by query, then ascending label: what :func:`critical_pair_counts` needs of the labels
     (a caller that counts every round computes it once)."""
@@ -195,14 +183,8 @@ def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.n
     """Per query, int64 shape ``(n_queries, 3)``: critical pairs, those tied in score, and those
     the scores reverse (the rest are ordered correctly). ``by_label``: :func:`label_order` of
     these labels, if already known (a caller that counts after every step: :class:`StepCounts`)."""
-    out = np.zeros((group_ptr.shape[0] - 1, 3), dtype=np.int64)
-    by_score = _within_queries(scores, group_ptr)
-    if by_label is None:
-        by_label = label_order(labels, group_ptr)
-    level = np.empty(scores.shape[0], dtype=np.int64)
-    run = dispatch.kernel_for(_counts_parallel, scores.shape[0] * COUNT_DOC_WORK)
-    run(scores, labels, group_ptr, by_score, by_label, level, out)
-    return out
+    steps = StepCounts(labels, group_ptr, by_label)
+    return np.column_stack([steps.critical, steps.counts(scores)])
 
 
 @nb.njit(cache=True, parallel=True)
@@ -233,15 +215,15 @@ class StepCounts:
     them after every step of an ensemble with the same labels (a booster's history): the labels'
     levels are found once, only the queries with a critical pair are visited, and a step that moved
     some rows by one constant merges the last score order instead of sorting again (O(n), a full
-    sort if that premise turns out false), in the same pass as the count. The counts are
-    :func:`critical_pair_counts`' (columns 1 and 2), exactly."""
+    sort if that premise turns out false), in the same pass as the count. ``by_label``: as in
+    :func:`critical_pair_counts`."""
 
-    def __init__(self, labels: np.ndarray, group_ptr: np.ndarray) -> None:
+    def __init__(self, labels: np.ndarray, group_ptr: np.ndarray, by_label: np.ndarray | None = None) -> None:
         n = labels.shape[0]
         self.group_ptr = group_ptr
-        self.level = np.empty(n, dtype=np.int64)
-        per_query = np.zeros((group_ptr.shape[0] - 1, 2), dtype=np.int64)
-        _all_levels(labels, group_ptr, label_order(labels, group_ptr), self.level, per_query)
+        self.level, per_query = _levels(labels, group_ptr, by_label)
+        #: Critical pairs per query.
+        self.critical = per_query[:, 1]
         self.queries = np.flatnonzero(per_query[:, 1] > 0).astype(np.int64)
         self.tree_ptr = np.concatenate([[0], np.cumsum(per_query[self.queries, 0] + 1)]).astype(np.int64)
         self._trees = np.empty(int(self.tree_ptr[-1]), dtype=np.int64)
@@ -270,17 +252,6 @@ class StepCounts:
 #: Work units (see :mod:`boostplug._core.dispatch`) per document of one gap count: the sweep and
 #: three Fenwick walks over a few label levels.
 GAP_DOC_WORK = 5
-
-
-@nb.njit(cache=True)
-def _all_levels(labels: np.ndarray, group_ptr: np.ndarray, by_label: np.ndarray, level: np.ndarray,
-                out: np.ndarray) -> None:
-    """Per query ``q``: the rows' label levels into ``level``, ``out[q]`` = (levels, critical pairs)."""
-    for q in range(group_ptr.shape[0] - 1):
-        a, b = group_ptr[q], group_ptr[q + 1]
-        n_levels, critical = _label_levels(labels, by_label[a:b], level)
-        out[q, 0] = n_levels
-        out[q, 1] = critical
 
 
 @nb.njit(cache=True)
@@ -328,9 +299,7 @@ class CriticalGaps:
 
     def __init__(self, scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray) -> None:
         by_score = _within_queries(scores, group_ptr)
-        level = np.empty(scores.shape[0], dtype=np.int64)
-        per_query = np.zeros((group_ptr.shape[0] - 1, 2), dtype=np.int64)
-        _all_levels(labels, group_ptr, label_order(labels, group_ptr), level, per_query)
+        level, per_query = _levels(labels, group_ptr)
         self.group_ptr = group_ptr
         self.scores, self.levels = scores[by_score], level[by_score]
         self.n_levels = np.ascontiguousarray(per_query[:, 0])

@@ -88,11 +88,9 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
         not the mean of the per-query values). NaN when there is no pair.
 
         Over the critical pairs nothing is listed: each query's tied and reversed pairs are
-        counted in O(n log n) (one query of 100,000 documents with labels 0-4 has about
-        4e9 pairs). Explicit ``pairs`` are checked in memory (about 32 bytes each, 56 with
+        counted in O(n log n). Explicit ``pairs`` are listed (about 32 bytes each, 56 with
         ``per_query``): a call that would need more than ``max_memory`` is refused with
-        :class:`PairMemoryError` (a ``ValueError`` and ``MemoryError``) before anything is
-        allocated.
+        :class:`PairMemoryError` (a ``ValueError`` and ``MemoryError``) before anything is allocated.
 
     Args:
         scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
@@ -162,12 +160,12 @@ def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike 
 
 def _check_percent(percent: object) -> float:
     """K of precision at K%: a number in (0, 100]."""
-    if isinstance(percent, (bool, np.bool_)) or not isinstance(percent, (int, float, np.integer, np.floating)):
+    k = C.number(percent)
+    if k is None:
         raise TypeError(f"percent must be a number in (0, 100]; got {plain(percent)!r}")
-    if not (isinstance(percent, (int, np.integer)) and 0 < percent <= 100
-            or not isinstance(percent, (int, np.integer)) and 0.0 < float(percent) <= 100.0):
+    if not 0.0 < k <= 100.0:
         raise ValueError(f"percent must be a number in (0, 100]; got {plain(percent)!r}")
-    return float(percent)
+    return k
 
 
 def _cut(m: int, percent: float) -> int:
@@ -267,12 +265,8 @@ def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
 
         The top K% are pairs ranked by their score gap over all queries together, not the
         top K% documents of each query. Over the critical pairs (the default) nothing is
-        listed: the pairs with a gap of at least ``x``, and the correct ones among them, are
-        counted per query in O(n log n) (rows sorted by score, a two-pointer sweep and a
-        Fenwick tree over label levels), and the cut gap, the ``c``-th largest, is found by
-        bisection on the float64 values (some 64 counts). The gap is the float64 difference
-        of the two scores, as a pair list computes it. Explicit ``pairs`` are listed (about
-        74 bytes each) and keep the :class:`PairMemoryError` guard.
+        listed, the pairs above a gap are counted (how: docs/metrics.md, "Pairwise metrics and
+        memory"); explicit ``pairs`` are listed and keep the :class:`PairMemoryError` guard.
 
     Args:
         scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.

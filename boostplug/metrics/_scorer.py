@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._sklearn_folds import QuerySplitWarning, check_scored_queries
 from .._validation import check_weights
-from ..groups import resolve_group_ptr
+from ..groups import first_varying_row, resolve_group_ptr
 from ..pairs import count_critical_pairs
 from ._registry import evaluate, parse_name
 
@@ -110,11 +110,11 @@ class RankingScorer:
                              "every query stays whole and in order within a fold)") from None
         scores = np.asarray(estimator.predict(X), dtype=np.float64).reshape(-1)
         w = _query_weights(sample_weight, g, y.shape[0])
-        if self._pairwise:
-            return self._sign * _pairwise_value(self._metric, scores, y, g, w, self._conventions)
         if w is None:
             return self._sign * float(self._metric(scores, y, g, **self._conventions))
         per_query = np.asarray(self._metric(scores, y, g, per_query=True, **self._conventions))
+        if self._pairwise:  # every pair weighted by its query's weight
+            w = w * count_critical_pairs(y, g).astype(np.float64)
         return self._sign * _weighted_mean(per_query, w)
 
 
@@ -124,11 +124,9 @@ def _query_weights(sample_weight: ArrayLike | None, g: NDArray[np.int64], n: int
     if w is None:
         return None
     first = w[g[:-1]]
-    rows_query = np.repeat(np.arange(g.shape[0] - 1), np.diff(g))
-    bad = np.flatnonzero(w != first[rows_query])
-    if bad.size:
-        i = int(bad[0])
-        q = int(rows_query[i])
+    varying = first_varying_row(w, g)
+    if varying is not None:
+        i, q = varying
         raise ValueError(
             f"sample_weight must be one weight per query (equal on all rows of a query); query {q} "
             f"(rows {int(g[q])}..{int(g[q + 1]) - 1}) has {float(first[q]):g} and {float(w[i]):g} (row {i})"
@@ -140,15 +138,6 @@ def _weighted_mean(values: NDArray[np.float64], weights: NDArray[np.float64]) ->
     keep = ~np.isnan(values)
     total = float(weights[keep].sum())
     return float(np.dot(values[keep], weights[keep]) / total) if total > 0 else math.nan
-
-
-def _pairwise_value(metric: Callable[..., Any], scores: NDArray[np.float64], y: ArrayLike, g: NDArray[np.int64],
-                    w: NDArray[np.float64] | None, conventions: dict[str, Any]) -> float:
-    if w is None:
-        return float(metric(scores, y, g, **conventions))
-    per_query = np.asarray(metric(scores, y, g, per_query=True, **conventions))
-    pairs = count_critical_pairs(y, g).astype(np.float64)
-    return _weighted_mean(per_query, w * pairs)  # every pair weighted by its query's weight
 
 
 def make_scorer(name: str, **conventions: Any) -> RankingScorer:
@@ -177,19 +166,11 @@ def make_scorer(name: str, **conventions: Any) -> RankingScorer:
         query) weights the queries (for ``r1``/``r2`` every pair by its query's weight).
 
     The scorer requests ``qid`` and ``sample_weight`` through scikit-learn's metadata
-    routing, so ``sklearn.set_config(enable_metadata_routing=True)`` is required; then
-    ``GridSearchCV.fit(X, y, groups=qid, qid=qid)`` or ``cross_validate(..., params={"qid":
-    qid, "groups": qid})`` route ``qid`` to it. The estimator's ``fit`` must request ``qid``
-    as well (``est.set_fit_request(qid=True)``) unless it does so itself. Without routing the
-    scorer raises a ``ValueError`` saying so instead of scoring all rows as one query; note that
-    ``GridSearchCV``/``cross_validate`` turn a scorer's error into a warning and a NaN score
-    unless ``error_score="raise"``. Split with ``GroupKFold``/``GroupShuffleSplit`` and
-    ``groups=qid`` so every query stays whole: the scorer refuses to score boostplug's rankers
-    and boosters on rows whose query ids they were fitted on, as a split that puts rows of one
-    query in both the training and the test part does (``KFold``, ``ShuffleSplit``...), a
-    ``ValueError`` naming the query, unless they are the fitted rows themselves (how it knows,
-    and what it cannot see: :mod:`boostplug._sklearn_folds`); with routing on, a test set whose
-    query ids repeat the training set's (both numbered from 0) is refused too until renumbered.
+    routing, so ``sklearn.set_config(enable_metadata_routing=True)`` is required (without it the
+    scorer raises a ``ValueError`` saying so); the estimator's ``fit`` must request ``qid`` as
+    well. Split with ``GroupKFold``/``GroupShuffleSplit`` and ``groups=qid``: the scorer refuses
+    to score boostplug's rankers and boosters on rows whose query ids they were fitted on
+    (:mod:`boostplug._sklearn_folds`). docs/metrics.md, "Tuning with scikit-learn", has the details.
 
     Args:
         name: a metric name of :func:`by_name`.

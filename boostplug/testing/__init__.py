@@ -12,24 +12,11 @@ In the spirit of scikit-learn's ``check_estimator`` and ``parametrize_with_check
 
 Each objective is checked in each Hessian mode with the settings its registry entry lists (the
 defaults, its ``methods``, the other values of each choice or bool parameter, both ends of each
-search range, and its row-index parameters built from the data). The checks (:data:`CHECKS`):
-
-* ``gradient``: a gradient declared ``"exact"`` is the five-point derivative of the loss; one
-  declared ``"scaled"`` has its signs and is a descent direction; with one declared
-  ``"newton"``, ``-grad / hess`` descends the loss in each query;
-* ``hessian``: each Hessian kind's promise (``"exact"``: the derivative of the gradient,
-  floored; ``"bound"``: majorises the Hessian matrix); every Hessian finite and >= the floor
-  (>= 0 with ``hessian_floor=False``);
-* ``shift_invariance``: a constant added to a query's scores changes nothing;
-* ``query_weights``: a query's weight scales its loss, gradients and Hessians;
-* ``sum_over_queries``: the loss is a sum over queries, each query's values its own;
-* ``serial_parallel``: one and two numba threads give the same results;
-* ``extreme_inputs``: scores up to +-1.7e308, huge gaps, degenerate queries give finite values
-  or a clear ``ValueError``, never the objective's own NaN;
-* ``lightgbm_adapter``, ``xgboost_adapter``: the frameworks get exactly ``grad_hess``
-  (skipped when the framework is not installed);
-* ``parameters``: defaults accepted, unknown and misspelt names refused with "did you mean";
-* ``bad_data``: bad scores, labels, groups and weights refused naming the row and value.
+search range, and its row-index parameters built from the data). The checks (:data:`CHECKS`, in
+this order; what each promises: its function's docstring, or the table in docs/objectives/custom.md):
+``gradient``, ``hessian``, ``shift_invariance``, ``query_weights``, ``sum_over_queries``,
+``serial_parallel``, ``extreme_inputs``, ``lightgbm_adapter`` and ``xgboost_adapter`` (skipped
+when the framework is not installed), ``parameters``, ``bad_data``.
 
 Every check but ``serial_parallel`` runs the pair and listwise bases' loops and the class's
 functions compiled with numba's bounds checking: an index out of range is an error naming the

@@ -74,14 +74,6 @@ class LineSearchResult(NamedTuple):
     record: LineSearchRecord
 
 
-def _lgb() -> Any:
-    try:
-        import lightgbm
-    except ImportError as exc:  # pragma: no cover - lightgbm is a dependency of this module
-        raise ImportError("train_line_search needs lightgbm (pip install lightgbm)") from exc
-    return lightgbm
-
-
 def _pop_aliases(params: dict[str, Any], aliases: Sequence[str]) -> list[tuple[str, Any]]:
     return [(k, params.pop(k)) for k in aliases if k in params]
 
@@ -172,7 +164,8 @@ def _evaluate(
     name: str,
     risk: float | None,
 ) -> list[Any]:
-    lgb = _lgb()
+    import lightgbm as lgb
+
     res = []
     if risk is not None:
         res.append(lgb.EvalResult(name, "qbrank_risk", risk, False))
@@ -237,7 +230,8 @@ def train_line_search(
         model predicts the true scores minus ``init_score``; after early stopping it has
         ``best_iteration`` and ``best_score``) and the :class:`LineSearchRecord`.
     """
-    lgb = _lgb()
+    import lightgbm as lgb
+
     if not isinstance(train_set, lgb.Dataset):
         raise TypeError(f"train_set must be a lightgbm.Dataset, got {type(train_set).__name__}")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 0:

@@ -213,7 +213,8 @@ def check_eval_metrics(eval_metric: Any) -> tuple[MetricSpec, ...]:
     return tuple(MetricSpec(name) for name in names)
 
 
-def _per_set(values: Sequence[Any] | None, n: int, name: str) -> list[Any]:
+def per_set(values: Sequence[Any] | None, n: int, name: str) -> list[Any]:
+    """``values`` given one per eval set (``None``: none for each of the ``n`` sets)."""
     if values is None:
         return [None] * n
     if len(values) != n:
@@ -293,9 +294,9 @@ class RankerMixin:
         evals: list[EvalSet] = []
         if eval_set:
             n = len(eval_set)
-            qids = _per_set(eval_qid, n, "eval_qid")
-            groups = _per_set(eval_group, n, "eval_group")
-            weights = _per_set(eval_sample_weight, n, "eval sample weights")
+            qids = per_set(eval_qid, n, "eval_qid")
+            groups = per_set(eval_group, n, "eval_group")
+            weights = per_set(eval_sample_weight, n, "eval sample weights")
             for i, pair in enumerate(eval_set):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError(f"eval_set[{i}] must be an (X, y) pair")

@@ -18,7 +18,7 @@ from ...keyed_pairs import row_keys
 from .._bound_objective import FROM_FRAMEWORK, BoundObjective
 from .._builders import builder_group_ptr, builder_init_score, builder_positions, builder_weights
 from .._metric_spec import MetricCallable
-from .._query_info import LIGHTGBM_INF, group_ptr_or_error, set_arrays
+from .._query_info import LIGHTGBM_INF, group_ptr_or_error
 from .frames import lightgbm_frame
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
@@ -92,7 +92,7 @@ def _check_set(data: Any, labels: Any, who: str) -> None:
     _check_lgb_labels(labels, who)
 
 
-def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int) -> NDArray[np.int64]:
+def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int | None) -> NDArray[np.int64]:
     """``group_ptr`` from LightGBM's group sizes, with an error that says how to add them."""
     return group_ptr_or_error(sizes, n_docs, "LightGBM", "lgb.Dataset(X, y, group=sizes), or "
                               "boostplug.lightgbm.dataset(X, y, qid=qid)", sizes=True, what="the Dataset")
@@ -102,13 +102,10 @@ def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int) -> NDArray[np.int64]:
 _THREAD_ALIASES = ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs")
 
 
-def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
-    """Labels, ``group_ptr`` and per-query weights of a LightGBM training set (once per set)."""
-    return set_arrays(labels, sizes, weights, group_ptr_from_lgb_sizes, "LightGBM")
-
-
 #: LightGBM's names for ``learning_rate`` (its ``_ConfigAliases``).
 LR_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
+#: LightGBM's names for ``metric``.
+METRIC_ALIASES = ("metric", "metrics", "metric_types")
 
 
 def dataset_position(objective: Any, given: dict[str, Any], data: Any) -> dict[str, Any]:

@@ -35,12 +35,12 @@ from numpy.typing import NDArray
 from ...objectives import qbrank
 from ..._validation import check_rounds
 from .._builders import builder_init_score
-from .adapters import LR_ALIASES as _LR_ALIASES, lgb_set_arrays
+from .._query_info import set_arrays
+from .adapters import LR_ALIASES as _LR_ALIASES, METRIC_ALIASES, group_ptr_from_lgb_sizes
 
 __all__ = ["LineSearchRecord", "LineSearchResult", "train_line_search"]
 
 _PAPER_ETA = 0.05
-_METRIC_ALIASES = ("metric", "metrics", "metric_types")
 _BOOSTING_ALIASES = ("boosting", "boosting_type", "boost")
 _OBJECTIVE_ALIASES = ("objective", "objective_type", "app", "application", "loss")
 _NONE_METRICS = (None, "", "None", "none", "null", "na", [], ())
@@ -101,7 +101,7 @@ def _resolve_params(params: dict[str, Any] | None, eta: float | None) -> tuple[d
                 f"params[{k!r}] = {v!r}: train_line_search always trains QBRank; "
                 "pass its parameters as objective_params"
             )
-    for k, v in _pop_aliases(p, _METRIC_ALIASES):
+    for k, v in _pop_aliases(p, METRIC_ALIASES):
         if v not in _NONE_METRICS:
             raise ValueError(
                 f"params[{k!r}] = {v!r}: LightGBM's built-in metrics would see unscaled trees; "
@@ -152,8 +152,8 @@ def _initial_scores(dataset: Any) -> NDArray[np.float64]:
 
 
 def _prepare(dataset: Any, objective_params: dict[str, Any]) -> qbrank.QBRankObjective:
-    labels, gp, w = lgb_set_arrays(np.asarray(dataset.get_label(), dtype=np.float64), dataset.get_group(),
-                                   dataset.get_weight())
+    labels, gp, w = set_arrays(np.asarray(dataset.get_label(), dtype=np.float64), dataset.get_group(),
+                               dataset.get_weight(), group_ptr_from_lgb_sizes, "LightGBM")
     return qbrank.prepare(labels, gp, weights=w, **objective_params)
 
 

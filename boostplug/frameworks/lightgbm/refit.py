@@ -165,13 +165,12 @@ def refit(
     import lightgbm as lgb
 
     if objective is None:
-        rec = objective_of(booster)
-        if rec is None:
+        objective = objective_of(booster)
+        if objective is None:
             raise ValueError("refit: the booster records no boostplug objective; pass objective=... "
                              "(for a built-in objective use booster.refit)")
-        fobj: Any = LightGBMObjective(rec.name, rec.params_with())
-    elif isinstance(objective, str):
-        fobj = LightGBMObjective(objective, {})
+    if isinstance(objective, str):
+        fobj: Any = LightGBMObjective(objective, {})
     elif isinstance(objective, ObjectiveRecord):
         fobj = LightGBMObjective(objective.name, objective.params_with())
     elif isinstance(objective, BoundObjective):

@@ -140,7 +140,8 @@ def _scale_last_tree(booster: Any, factor: float) -> None:
         booster.set_leaf_output(tree_id, leaf, booster.get_leaf_output(tree_id, leaf) * factor)
 
 
-def _initial_scores(dataset: Any) -> NDArray[np.float64]:
+def initial_scores(dataset: Any) -> NDArray[np.float64]:
+    """A constructed Dataset's ``init_score`` as one score per row (zeros without one)."""
     init = dataset.get_init_score()
     n = dataset.num_data()
     if init is None or len(init) == 0:
@@ -252,7 +253,7 @@ def train_line_search(
         builder_init_score(ds.init_score, f"init_score of valid set {name!r}")
     booster = lgb.Booster(params=lgb_params, train_set=train_set)
     prepared = _prepare(train_set, objective_params)
-    scores = _initial_scores(train_set)
+    scores = initial_scores(train_set)
     inner = _capture(booster, valid=False)[0]
     record = LineSearchRecord(eta=eta_value, risk=[prepared.loss(scores)])
 
@@ -267,7 +268,7 @@ def train_line_search(
     report_train = any(ds is train_set for ds in valid_sets)
     for name, ds in others:
         booster.add_valid(ds.set_reference(train_set), name)
-    v_scores = [_initial_scores(ds) for _, ds in others]
+    v_scores = [initial_scores(ds) for _, ds in others]
     v_prep = [_prepare(ds, objective_params) if ds.get_group() is not None else None for _, ds in others]
     v_inner = _capture(booster, valid=True) if others else []
 

@@ -328,22 +328,16 @@ class BoundObjective:
         framework: str,
         to_group_ptr: Callable[[Any, int], NDArray[np.int64]],
         threads: int | None,
-        strict: bool = True,
-        check_new: Callable[[], None] | None = None,
-        keys: Callable[[], tuple[Any, Any] | None] | None = None,
-        no_keys: str = "",
-        from_set: Callable[[], dict[str, Any]] | None = None,
-        training: Callable[[], Mapping[str, Any] | None] | None = None,
+        **options: Any,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One boosting round: ``(grad, hess)`` at ``preds`` for the set ``key`` that holds
         ``labels``, ``groups`` (the framework's form, which ``to_group_ptr(groups, n_docs)``
         converts when the set is first prepared) and row or query ``weights``, computed on
-        ``threads`` threads (``None``: numba's own setting). ``strict``, ``check_new``, ``keys``,
-        ``no_keys``, ``from_set`` and ``training``: as in :meth:`prepared`."""
+        ``threads`` threads (``None``: numba's own setting). ``options`` (``strict``, ``check_new``,
+        ``keys``, ``no_keys``, ``from_set``, ``training``): as in :meth:`prepared`."""
         prep = self.prepared(key, (labels, groups, weights),
                              lambda: set_arrays(labels, groups, weights, to_group_ptr, framework, self.name),
-                             strict=strict, check_new=check_new, keys=keys, no_keys=no_keys, from_set=from_set,
-                             framework=framework, training=training)
+                             framework=framework, **options)
         with limit_threads(threads):
             return prep.grad_hess(np.asarray(preds, dtype=np.float64).reshape(-1))
 

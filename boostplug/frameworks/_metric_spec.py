@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from .. import metrics as _metrics
 from ._bound_objective import _same_arrays
+from ._query_info import check_set_weights, metric_query_weights
 
 __all__ = ["WEIGHTINGS", "MetricSpec", "MetricCallable"]
 
@@ -121,6 +122,22 @@ class MetricCallable:
         except TypeError:
             pass
         return value
+
+    def set_value(self, preds: NDArray, key: Any, labels: Any, groups: Any, weights: Any, *, framework: str,
+                  to_group_ptr: Callable[[Any, int], NDArray[np.int64]], who: str,
+                  check: Callable[[], None] | None = None) -> float:
+        """The metric of ``preds`` on the set ``key`` holding ``labels``, ``groups`` (the framework's
+        form, ``to_group_ptr(groups, n_docs)`` converts it) and row or query ``weights``; the first
+        time the set is seen (:meth:`prepared`), ``check()`` and the weights' check
+        (:func:`~._query_info.check_set_weights`, errors naming ``who``) run."""
+        def derive() -> tuple[Any, ...]:
+            gp = to_group_ptr(groups, len(labels))
+            if check is not None:
+                check()
+            check_set_weights(weights, gp, framework, who)
+            return self.spec.prepare(labels, gp, metric_query_weights(weights, gp, framework))
+
+        return self.spec.value(preds, self.prepared(key, (labels, groups, weights), derive))
 
     def __getstate__(self) -> dict[str, Any]:
         return self.spec.__getstate__()

@@ -107,7 +107,7 @@ def metric_query_weights(weights: Any, group_ptr: NDArray[np.int64], framework: 
     return np.divide(sums, sizes, out=np.zeros(n_q), where=sizes > 0)
 
 
-def group_ptr_or_error(groups: Any, n_docs: int, framework: str, how: str, *, sizes: bool = False,
+def group_ptr_or_error(groups: Any, n_docs: int | None, framework: str, how: str, *, sizes: bool = False,
                        what: str = "the training set") -> NDArray[np.int64]:
     """Validate a framework's group information (offsets, or query ``sizes`` as LightGBM keeps
     them), with an error that says how to add it."""

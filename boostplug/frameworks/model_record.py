@@ -59,7 +59,7 @@ from ..keyed_pairs import KeyedPairs
 
 __all__ = ["RECORD_KEY", "FORMAT", "CHECKSUM_KEY", "Fingerprint", "ObjectiveRecord", "record_for",
            "warn_if_unregistered", "clip", "checksum_of", "refuse_mismatch", "with_checksum", "without_checksum",
-           "objective_that_trained", "record_found", "refuse_stale"]
+           "objective_that_trained", "record_found", "refuse_stale", "json_object"]
 
 #: Name of the record: the LightGBM parameter line's key and the XGBoost attribute.
 RECORD_KEY = "boostplug_objective"
@@ -259,6 +259,15 @@ def _dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, separators=(",", ":"), sort_keys=True, allow_nan=False)
 
 
+def json_object(text: Any) -> dict[str, Any] | None:
+    """``text`` parsed as a JSON object; ``None`` when it is no JSON or not an object."""
+    try:
+        doc = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def _checksum_in(doc: Any, source: str) -> str:
     """The record's ``model_sha256`` ("" when it has none); ``ValueError`` for one that is not a SHA-256."""
     if not isinstance(doc, dict) or CHECKSUM_KEY not in doc:
@@ -293,11 +302,8 @@ def refuse_mismatch(expected: str, actual: str, source: str) -> None:
 def with_checksum(record_text: str, digest: str) -> str:
     """A record's JSON text, compact with sorted keys, carrying ``digest`` as its ``model_sha256``
     (none for ""); unchanged when it is no JSON object (reading the record refuses that)."""
-    try:
-        doc = json.loads(record_text)
-    except (TypeError, ValueError, RecursionError):
-        return record_text
-    if not isinstance(doc, dict):
+    doc = json_object(record_text)
+    if doc is None:
         return record_text
     doc.pop(CHECKSUM_KEY, None)
     if digest:
@@ -360,12 +366,7 @@ def warn_if_unregistered(record: ObjectiveRecord | str | None) -> None:
     (``record``: an :class:`ObjectiveRecord` or its JSON): the file names it, but reading it back
     needs the class registered under that name."""
     if isinstance(record, str):
-        try:
-            doc = json.loads(record)
-        except json.JSONDecodeError:
-            return
-        if not isinstance(doc, dict):
-            return
+        doc = json_object(record) or {}
         name, loss_class = doc.get("objective"), doc.get("class", "")
     elif isinstance(record, ObjectiveRecord):
         name, loss_class = record.name, record.loss_class

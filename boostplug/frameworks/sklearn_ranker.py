@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import objectives as _objectives
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
-from .._validation import check_rounds
+from .._validation import check_rounds, plain
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
 from ..keyed_pairs import NO_KEYS, given_keyed_params, params_on_rows, row_keys
 from ._metric_spec import MetricSpec
@@ -41,11 +41,6 @@ __all__ = ["RankerMixin", "FitPlan", "ObjectiveChoice", "resolve_objective", "ob
 
 #: Parameters of the boostplug rankers themselves (never forwarded to a booster).
 OWN_PARAMS = ("eval_metric", "early_stopping_rounds")
-
-
-def _plain(value: Any) -> Any:
-    """A value for an error message: numpy scalars as plain Python numbers."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def objective_param_names() -> dict[str, list[str]]:
@@ -135,20 +130,21 @@ def resolve_objective(
             continue
         if key in owners:
             raise ValueError(
-                f"{key}={_plain(value)!r} is a parameter of the boostplug objective(s) "
+                f"{key}={plain(value)!r} is a parameter of the boostplug objective(s) "
                 f"{', '.join(owners[key])}, not of {label}{takes}; remove it or change objective="
             )
         if complete:
             raise ValueError(
-                f"{key}={_plain(value)!r} is neither a {framework} parameter nor a parameter of {label}{takes}"
+                f"{key}={plain(value)!r} is neither a {framework} parameter nor a parameter of {label}{takes}"
             )
     return ObjectiveChoice(name, params, rest, entry)
 
 
-def group_ptr_of(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, what: str = "", *,
+def group_ptr_of(qid: ArrayLike | None, group: ArrayLike | None, y: ArrayLike, what: str = "", *,
                  caller: str | None = None) -> NDArray[np.int64]:
-    """``group_ptr`` from exactly one of ``qid`` (contiguous, any order) or ``group`` sizes;
-    ``caller``: the method the user called, named by the error about a non-contiguous ``qid``."""
+    """``group_ptr`` of the rows of ``y`` from exactly one of ``qid`` (contiguous, any order) or ``group``
+    sizes; ``caller``: the method the user called, named by the error about a non-contiguous ``qid``."""
+    n_rows = int(np.shape(y)[0])
     where = f" for {what}" if what else ""
     if (qid is None) == (group is None):
         raise ValueError(
@@ -162,10 +158,6 @@ def group_ptr_of(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, wh
     return group_ptr_from_sizes(group, n_docs=n_rows)
 
 
-def _n_rows(y: ArrayLike) -> int:
-    return int(np.shape(y)[0])
-
-
 @dataclass
 class EvalSet:
     X: Any
@@ -174,12 +166,8 @@ class EvalSet:
     query_weights: NDArray[np.float64] | None
 
     def row_weights(self) -> NDArray[np.float64] | None:
-        return _row_weights(self.query_weights, self.group_ptr)
-
-
-def _row_weights(query_weights: NDArray[np.float64] | None, group_ptr: NDArray[np.int64]) -> NDArray[np.float64] | None:
-    """Per-query weights repeated over each query's rows (LightGBM's convention)."""
-    return None if query_weights is None else np.repeat(query_weights, np.diff(group_ptr))
+        """Per-query weights repeated over each query's rows (LightGBM's convention)."""
+        return None if self.query_weights is None else np.repeat(self.query_weights, np.diff(self.group_ptr))
 
 
 @dataclass
@@ -203,8 +191,7 @@ class FitPlan:
     def sizes(self) -> NDArray[np.int64]:
         return np.diff(self.group_ptr)
 
-    def row_weights(self) -> NDArray[np.float64] | None:
-        return _row_weights(self.query_weights, self.group_ptr)
+    row_weights = EvalSet.row_weights
 
 
 def check_eval_metrics(eval_metric: Any) -> tuple[MetricSpec, ...]:
@@ -226,15 +213,8 @@ def check_eval_metrics(eval_metric: Any) -> tuple[MetricSpec, ...]:
     return tuple(MetricSpec(name) for name in names)
 
 
-def _check_rounds(rounds: Any) -> int | None:
-    if rounds is None:
-        return None
-    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
-        raise ValueError(f"early_stopping_rounds must be a positive integer or None, got {_plain(rounds)!r}")
-    return int(rounds)
-
-
-def _per_set(values: Sequence[Any] | None, n: int, name: str) -> list[Any]:
+def per_set(values: Sequence[Any] | None, n: int, name: str) -> list[Any]:
+    """``values`` given one per eval set (``None``: none for each of the ``n`` sets)."""
     if values is None:
         return [None] * n
     if len(values) != n:
@@ -303,8 +283,10 @@ class RankerMixin:
             check_rounds(self.n_estimators, "n_estimators")  # LightGBM fails beyond, XGBoost runs for ever
         choice = self._objective_choice()
         metrics = check_eval_metrics(self.eval_metric)
-        rounds = _check_rounds(self.early_stopping_rounds)
-        gp = group_ptr_of(qid, group, _n_rows(y), caller=f"{type(self).__name__}.fit")
+        rounds = self.early_stopping_rounds
+        if rounds is not None:
+            rounds = check_rounds(rounds, "early_stopping_rounds")
+        gp = group_ptr_of(qid, group, y, caller=f"{type(self).__name__}.fit")
         choice = self._on_rows(choice, qid, gp, doc)
         qw = query_weights_from_rows(_as_weights(sample_weight), gp, self._framework)
         if isinstance(eval_set, tuple):
@@ -312,14 +294,14 @@ class RankerMixin:
         evals: list[EvalSet] = []
         if eval_set:
             n = len(eval_set)
-            qids = _per_set(eval_qid, n, "eval_qid")
-            groups = _per_set(eval_group, n, "eval_group")
-            weights = _per_set(eval_sample_weight, n, "eval sample weights")
+            qids = per_set(eval_qid, n, "eval_qid")
+            groups = per_set(eval_group, n, "eval_group")
+            weights = per_set(eval_sample_weight, n, "eval sample weights")
             for i, pair in enumerate(eval_set):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError(f"eval_set[{i}] must be an (X, y) pair")
                 ex, ey = pair
-                egp = group_ptr_of(qids[i], groups[i], _n_rows(ey), f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])",
+                egp = group_ptr_of(qids[i], groups[i], ey, f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])",
                                    caller=f"{type(self).__name__}.fit")
                 evals.append(EvalSet(ex, ey, egp, query_weights_from_rows(_as_weights(weights[i]), egp,
                                                                            self._framework)))
@@ -374,7 +356,7 @@ class RankerMixin:
             )
         check_scored_queries(self, qid, y, f"{type(self).__name__}.score")
         spec = check_eval_metrics(self.eval_metric)[-1]
-        gp = group_ptr_of(qid, None, _n_rows(y), caller=f"{type(self).__name__}.score")
+        gp = group_ptr_of(qid, None, y, caller=f"{type(self).__name__}.score")
         preds = np.asarray(self.predict(X), dtype=np.float64).reshape(-1)
         value = spec(preds, np.asarray(y, dtype=np.float64), gp, metric_query_weights(_as_weights(sample_weight), gp))
         return value if spec.higher_is_better else -value

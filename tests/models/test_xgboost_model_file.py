@@ -18,7 +18,7 @@ import pytest
 import xgboost as xgb
 
 from boostplug import xgboost as bpx
-from boostplug.frameworks.xgboost.ubjson import check_ubjson, looks_like_ubjson
+from boostplug.frameworks.xgboost.ubjson import parse_ubjson, looks_like_ubjson
 from tests._child import run_child
 from tests._helpers import fifo_in
 
@@ -82,28 +82,28 @@ def test_the_check_names_the_offset_and_what_is_wrong(tmp_path):
     source = tmp_path / "model.ubj"
     booster = _model(source)
     data = source.read_bytes()
-    check_ubjson(data, "m")
+    parse_ubjson(data, "m")
     with pytest.raises(ValueError, match=r"^m: not a complete UBJSON model \(cut short or damaged\): a string "
                                          r"needs \d+ bytes, \d+ are left at byte \d+ of 100$"):
-        check_ubjson(data[:100], "m")
+        parse_ubjson(data[:100], "m")
     with pytest.raises(ValueError, match=r"the closing '\}' needs 1 bytes, 0 are left at byte "
                                          rf"{len(data) - 1} of {len(data) - 1}$"):
-        check_ubjson(data[:-1], "m")
+        parse_ubjson(data[:-1], "m")
     with pytest.raises(ValueError, match=r"^m: not a complete UBJSON model: the outermost value ends at byte "
                                          rf"{len(data)}, but the data has {len(data) + 1} bytes$"):
-        check_ubjson(data + b"}", "m")
+        parse_ubjson(data + b"}", "m")
     # a key length damaged to a huge value, and a typed array's count beyond the data
     first_key = data.index(b"learner") - 8
     damaged = data[:first_key] + (2 ** 40).to_bytes(8, "big") + data[first_key + 8:]
     with pytest.raises(ValueError, match=r"a key needs 1099511627776 bytes, \d+ are left at byte 10 of"):
-        check_ubjson(damaged, "m")
+        parse_ubjson(damaged, "m")
     typed = data.index(b"[$")
     assert data[typed + 3:typed + 4] == b"#"
     count = data[typed + 4:typed + 5]
     width = {b"i": 1, b"U": 1, b"I": 2, b"l": 4, b"L": 8}[count]
     damaged = data[:typed + 5] + b"\x7f" * width + data[typed + 5 + width:]
     with pytest.raises(ValueError, match=r"(a typed array of|a container count of) \d+ "):
-        check_ubjson(damaged, "m")
+        parse_ubjson(damaged, "m")
     # a complete file loads and predicts as the booster it came from; JSON text cut short is refused
     # too (XGBoost's own error message for it is not valid UTF-8)
     X = np.random.default_rng(1).normal(size=(20, 4))

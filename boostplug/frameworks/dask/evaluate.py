@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from ..._core.threads import limit_threads
 from .partition import compute, dask_modules, local_structure, raise_if_split, require_frame
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -14,9 +15,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from distributed import Client
 
 __all__ = ["evaluate"]
-
-
-from ..._core.threads import limit_threads
 
 
 def _metric_names(metrics: str | Sequence[str]) -> list[str]:

@@ -75,21 +75,14 @@ def _check_keys(part: "pd.DataFrame", partition: int, qid_col: str, doc_col: str
             raise ValueError(f"objective_params[{name!r}] on partition {partition} (local rows): {exc}") from None
 
 
-def _lightgbm_task(parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str], params: dict[str, Any],
-                   obj: Any, num_boost_round: int, machines: str, port: int, n_workers: int, stop: "StopFlag") -> str:
-    from ..distributed import lightgbm_worker
+def _train_task(framework: str, parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str],
+                params: dict[str, Any], obj: Any, num_boost_round: int, stop: "StopFlag", **network: Any) -> Any:
+    """One worker's training: ``framework``'s ``train_part`` on its partitions, ``network`` its
+    place in the framework's network (LightGBM's machines, XGBoost's tracker)."""
+    from ..distributed import lightgbm_worker, xgboost_worker
 
-    return lightgbm_worker.train_part(_worker_rows(parts, *columns), params, obj, num_boost_round,
-                                      machines=machines, port=port, n_workers=n_workers, stop=stop)
-
-
-def _xgboost_task(parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str], params: dict[str, Any],
-                  obj: Any, num_boost_round: int, tracker_args: dict[str, Any], task_id: str,
-                  stop: "StopFlag") -> bytes:
-    from ..distributed import xgboost_worker
-
-    return xgboost_worker.train_part(_worker_rows(parts, *columns), params, obj, num_boost_round,
-                                     tracker_args=tracker_args, task_id=task_id, stop=stop)
+    worker = lightgbm_worker if framework == "lightgbm" else xgboost_worker
+    return worker.train_part(_worker_rows(parts, *columns), params, obj, num_boost_round, stop=stop, **network)
 
 
 def _gather_while_alive(client: "Client", futures: list[Any], workers: list[str]) -> list[Any]:
@@ -145,25 +138,31 @@ def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, ob
     workers = list(by_worker)
     ncores = client.ncores(workers)
     pinned = {"allow_other_workers": False, "pure": False}  # each task needs its own worker's partitions and peers
-    if framework == "lightgbm":
+    lightgbm = framework == "lightgbm"
+    # each worker trains with its nthreads unless params set the framework's count
+    if lightgbm:
         from ..lightgbm.adapters import params_threads
 
+        own, threads_key = params_threads(params) is not None, "num_threads"
+    else:
+        own, threads_key = "nthread" in params or "n_jobs" in params, "nthread"
+
+    def train(w: str, **network: Any) -> Any:
+        return client.submit(_train_task, framework, by_worker[w], columns,
+                             params if own else {**params, threads_key: ncores[w]}, obj, num_boost_round, stop,
+                             workers=[w], **pinned, **network)
+
+    if lightgbm:
         ports = client.gather({w: client.submit(lightgbm_worker.free_port, _host(w), workers=[w], **pinned)
                                for w in workers})
         machines = ",".join(f"{_host(w)}:{ports[w]}" for w in workers)
-        own = params_threads(params) is not None
-        futures = [client.submit(_lightgbm_task, by_worker[w], columns,
-                                 params if own else {**params, "num_threads": ncores[w]}, obj, num_boost_round,
-                                 machines, ports[w], len(workers), stop, workers=[w], **pinned) for w in workers]
+        futures = [train(w, machines=machines, port=ports[w], n_workers=len(workers)) for w in workers]
         with stopped_on_error(client, futures, stop):
             return lightgbm_worker.load(_gather_while_alive(client, futures, workers)[0])
     from distributed.utils import get_ip
 
     # The tracker runs here, at this machine's address on the route to the scheduler (the workers connect to it).
-    own = "nthread" in params or "n_jobs" in params
     with xgboost_worker.Tracker(get_ip(_host(client.scheduler.address)), len(workers)) as tracker:
-        futures = [client.submit(_xgboost_task, by_worker[w], columns,
-                                 params if own else {**params, "nthread": ncores[w]}, obj, num_boost_round,
-                                 tracker.args, str(i), stop, workers=[w], **pinned) for i, w in enumerate(workers)]
+        futures = [train(w, tracker_args=tracker.args, task_id=str(i)) for i, w in enumerate(workers)]
         with stopped_on_error(client, futures, stop):
             return xgboost_worker.load(_gather_while_alive(client, futures, workers)[0])

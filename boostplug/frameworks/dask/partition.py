@@ -40,11 +40,6 @@ def dask_modules() -> tuple[Any, Any, Any]:
     return dask, da, dd
 
 
-def _is_dask_frame(obj: Any) -> bool:
-    _, _, dd = dask_modules()
-    return isinstance(obj, dd.DataFrame)
-
-
 def _check_qid_col(frame: Any, qid_col: str) -> None:
     if qid_col not in frame.columns:
         raise ValueError(f"no query-id column {qid_col!r} in the frame; its columns are {list(frame.columns)}")
@@ -58,7 +53,7 @@ def compute(tasks: Sequence[Any], client: "Client | None") -> Sequence[Any]:
 
 def require_frame(frame: Any, label_col: str, qid_col: str, who: str) -> None:
     """A Dask DataFrame with the label and query-id columns, else an error naming what is wrong."""
-    if not _is_dask_frame(frame):
+    if not isinstance(frame, dask_modules()[2].DataFrame):
         raise TypeError(
             f"{who} takes a Dask DataFrame with {label_col!r} and {qid_col!r} columns, got "
             f"{type(frame).__name__}; see boostplug.dask.repartition_by_query"

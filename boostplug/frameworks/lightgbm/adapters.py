@@ -16,11 +16,9 @@ from ..._core.threads import thread_count
 from ...groups import cut_queries, group_ptr_from_sizes, qid_from_group_ptr, sizes_from_group_ptr
 from ...keyed_pairs import row_keys
 from .._bound_objective import FROM_FRAMEWORK, BoundObjective
-from .._builders import builder_group_ptr, builder_init_score, builder_weights
+from .._builders import builder_group_ptr, builder_init_score, builder_positions, builder_weights
 from .._metric_spec import MetricCallable
-from .._query_info import check_set_weights, group_ptr_or_error, metric_query_weights, set_arrays
-from .._builders import builder_positions
-from .._query_info import LIGHTGBM_INF
+from .._query_info import LIGHTGBM_INF, group_ptr_or_error
 from .frames import lightgbm_frame
 
 __all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
@@ -94,7 +92,7 @@ def _check_set(data: Any, labels: Any, who: str) -> None:
     _check_lgb_labels(labels, who)
 
 
-def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int) -> NDArray[np.int64]:
+def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int | None) -> NDArray[np.int64]:
     """``group_ptr`` from LightGBM's group sizes, with an error that says how to add them."""
     return group_ptr_or_error(sizes, n_docs, "LightGBM", "lgb.Dataset(X, y, group=sizes), or "
                               "boostplug.lightgbm.dataset(X, y, qid=qid)", sizes=True, what="the Dataset")
@@ -104,20 +102,10 @@ def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int) -> NDArray[np.int64]:
 _THREAD_ALIASES = ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs")
 
 
-def lgb_threads(data: Any) -> int | None:
-    """The ``num_threads`` LightGBM trains this Dataset with (``lgb.train`` hands the objective the
-    Dataset, whose ``params`` carry the training parameters), or ``None`` for LightGBM's default
-    (every core)."""
-    return params_threads(getattr(data, "params", None) or {})
-
-
-def lgb_set_arrays(labels: Any, sizes: Any, weights: Any) -> tuple[Any, NDArray[np.int64], NDArray[np.float64] | None]:
-    """Labels, ``group_ptr`` and per-query weights of a LightGBM training set (once per set)."""
-    return set_arrays(labels, sizes, weights, group_ptr_from_lgb_sizes, "LightGBM")
-
-
 #: LightGBM's names for ``learning_rate`` (its ``_ConfigAliases``).
 LR_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
+#: LightGBM's names for ``metric``.
+METRIC_ALIASES = ("metric", "metrics", "metric_types")
 
 
 def dataset_position(objective: Any, given: dict[str, Any], data: Any) -> dict[str, Any]:
@@ -152,9 +140,11 @@ class LightGBMObjective(BoundObjective):
                 f"handed a subset of it (lgb.cv folds): build the folds yourself, each with its own {key}"
             )
         labels = train_data.get_label()
+        # lgb.train hands the Dataset, whose params carry the training's num_threads
+        threads = params_threads(getattr(train_data, "params", None) or {})
         return self.round_grad_hess(preds, train_data, labels, train_data.get_group(), train_data.get_weight(),
                                     framework="LightGBM", to_group_ptr=group_ptr_from_lgb_sizes,
-                                    threads=self.round_threads(lgb_threads(train_data)),
+                                    threads=self.round_threads(threads),
                                     check_new=lambda: _check_set(train_data, labels, self.name),
                                     keys=lambda: dataset_row_keys(train_data), no_keys=_HOW_KEYS,
                                     from_set=lambda: dataset_position(self.objective, self.params, train_data),
@@ -224,17 +214,11 @@ class LightGBMMetric(MetricCallable):
                 f"{type(eval_data).__name__} instead of an lgb.Dataset; for LGBMRanker.fit(eval_metric=...) "
                 f"use boostplug.lightgbm.sklearn_metric({name!r})"
             )
-        labels, weights, groups = eval_data.get_label(), eval_data.get_weight(), eval_data.get_group()
-
-        def derive() -> tuple[Any, ...]:
-            gp = group_ptr_from_lgb_sizes(groups, len(labels))
-            who = f"boostplug.lightgbm.metric({name!r})"
-            _check_set(eval_data, labels, who)
-            check_set_weights(weights, gp, "LightGBM", who)
-            return self.spec.prepare(labels, gp, metric_query_weights(weights, gp, "LightGBM"))
-
-        prepared = self.prepared(eval_data, (labels, groups, weights), derive)
-        return self.spec.display_name, self.spec.value(preds, prepared), self.spec.higher_is_better
+        labels, who = eval_data.get_label(), f"boostplug.lightgbm.metric({name!r})"
+        value = self.set_value(preds, eval_data, labels, eval_data.get_group(), eval_data.get_weight(),
+                               framework="LightGBM", to_group_ptr=group_ptr_from_lgb_sizes, who=who,
+                               check=lambda: _check_set(eval_data, labels, who))
+        return self.spec.display_name, value, self.spec.higher_is_better
 
 
 class LightGBMSklearnMetric(MetricCallable):
@@ -242,17 +226,12 @@ class LightGBMSklearnMetric(MetricCallable):
     is_higher_better)``."""
 
     def __call__(self, y_true: NDArray, y_pred: NDArray, weight: Any, group: Any) -> tuple[str, float, bool]:
-        def derive() -> tuple[Any, ...]:
-            gp = group_ptr_from_lgb_sizes(group, len(y_true))
-            who = f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})"
-            _check_lgb_labels(y_true, who)
-            if weight is not None:
-                check_set_weights(weight, gp, "LightGBM", who)
-            return self.spec.prepare(y_true, gp, metric_query_weights(weight, gp, "LightGBM"))
-
+        who = f"boostplug.lightgbm.sklearn_metric({self.spec.name!r})"
         # LightGBM hands an eval set's same label array every round
-        prepared = self.prepared(y_true, (y_true, weight, group), derive)
-        return self.spec.display_name, self.spec.value(y_pred, prepared), self.spec.higher_is_better
+        value = self.set_value(y_pred, y_true, y_true, group, weight, framework="LightGBM",
+                               to_group_ptr=group_ptr_from_lgb_sizes, who=who,
+                               check=lambda: _check_lgb_labels(y_true, who))
+        return self.spec.display_name, value, self.spec.higher_is_better
 
 
 def metric(name: str, *, display_name: str | None = None, weighting: str = "query") -> LightGBMMetric:

@@ -10,8 +10,8 @@ from numpy.typing import NDArray
 
 from ..._validation import check_rounds
 from ...data.splits import row_folds_by_query
-from ...groups import group_ptr_from_sizes
 from .._builders import builder_init_score
+from .adapters import group_ptr_from_lgb_sizes
 
 __all__ = ["query_folds", "cv"]
 
@@ -21,12 +21,7 @@ def _group_sizes_of(train_set: Any) -> NDArray[np.int64]:
     sizes = getattr(train_set, "group", None)
     if sizes is None:
         sizes = train_set.construct().get_group()
-    if sizes is None or len(sizes) == 0:
-        raise ValueError(
-            "the Dataset has no query information (lgb.Dataset(X, y, group=sizes), or "
-            "boostplug.lightgbm.dataset(X, y, qid=qid))"
-        )
-    return np.diff(group_ptr_from_sizes(np.asarray(sizes)))
+    return np.diff(group_ptr_from_lgb_sizes(sizes, None))
 
 
 def query_folds(

@@ -35,12 +35,12 @@ from numpy.typing import NDArray
 from ...objectives import qbrank
 from ..._validation import check_rounds
 from .._builders import builder_init_score
-from .adapters import LR_ALIASES as _LR_ALIASES, lgb_set_arrays
+from .._query_info import set_arrays
+from .adapters import LR_ALIASES as _LR_ALIASES, METRIC_ALIASES, group_ptr_from_lgb_sizes
 
 __all__ = ["LineSearchRecord", "LineSearchResult", "train_line_search"]
 
 _PAPER_ETA = 0.05
-_METRIC_ALIASES = ("metric", "metrics", "metric_types")
 _BOOSTING_ALIASES = ("boosting", "boosting_type", "boost")
 _OBJECTIVE_ALIASES = ("objective", "objective_type", "app", "application", "loss")
 _NONE_METRICS = (None, "", "None", "none", "null", "na", [], ())
@@ -74,14 +74,6 @@ class LineSearchResult(NamedTuple):
     record: LineSearchRecord
 
 
-def _lgb() -> Any:
-    try:
-        import lightgbm
-    except ImportError as exc:  # pragma: no cover - lightgbm is a dependency of this module
-        raise ImportError("train_line_search needs lightgbm (pip install lightgbm)") from exc
-    return lightgbm
-
-
 def _pop_aliases(params: dict[str, Any], aliases: Sequence[str]) -> list[tuple[str, Any]]:
     return [(k, params.pop(k)) for k in aliases if k in params]
 
@@ -109,7 +101,7 @@ def _resolve_params(params: dict[str, Any] | None, eta: float | None) -> tuple[d
                 f"params[{k!r}] = {v!r}: train_line_search always trains QBRank; "
                 "pass its parameters as objective_params"
             )
-    for k, v in _pop_aliases(p, _METRIC_ALIASES):
+    for k, v in _pop_aliases(p, METRIC_ALIASES):
         if v not in _NONE_METRICS:
             raise ValueError(
                 f"params[{k!r}] = {v!r}: LightGBM's built-in metrics would see unscaled trees; "
@@ -148,7 +140,8 @@ def _scale_last_tree(booster: Any, factor: float) -> None:
         booster.set_leaf_output(tree_id, leaf, booster.get_leaf_output(tree_id, leaf) * factor)
 
 
-def _initial_scores(dataset: Any) -> NDArray[np.float64]:
+def initial_scores(dataset: Any) -> NDArray[np.float64]:
+    """A constructed Dataset's ``init_score`` as one score per row (zeros without one)."""
     init = dataset.get_init_score()
     n = dataset.num_data()
     if init is None or len(init) == 0:
@@ -160,8 +153,8 @@ def _initial_scores(dataset: Any) -> NDArray[np.float64]:
 
 
 def _prepare(dataset: Any, objective_params: dict[str, Any]) -> qbrank.QBRankObjective:
-    labels, gp, w = lgb_set_arrays(np.asarray(dataset.get_label(), dtype=np.float64), dataset.get_group(),
-                                   dataset.get_weight())
+    labels, gp, w = set_arrays(np.asarray(dataset.get_label(), dtype=np.float64), dataset.get_group(),
+                               dataset.get_weight(), group_ptr_from_lgb_sizes, "LightGBM")
     return qbrank.prepare(labels, gp, weights=w, **objective_params)
 
 
@@ -172,7 +165,8 @@ def _evaluate(
     name: str,
     risk: float | None,
 ) -> list[Any]:
-    lgb = _lgb()
+    import lightgbm as lgb
+
     res = []
     if risk is not None:
         res.append(lgb.EvalResult(name, "qbrank_risk", risk, False))
@@ -237,7 +231,8 @@ def train_line_search(
         model predicts the true scores minus ``init_score``; after early stopping it has
         ``best_iteration`` and ``best_score``) and the :class:`LineSearchRecord`.
     """
-    lgb = _lgb()
+    import lightgbm as lgb
+
     if not isinstance(train_set, lgb.Dataset):
         raise TypeError(f"train_set must be a lightgbm.Dataset, got {type(train_set).__name__}")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 0:
@@ -258,7 +253,7 @@ def train_line_search(
         builder_init_score(ds.init_score, f"init_score of valid set {name!r}")
     booster = lgb.Booster(params=lgb_params, train_set=train_set)
     prepared = _prepare(train_set, objective_params)
-    scores = _initial_scores(train_set)
+    scores = initial_scores(train_set)
     inner = _capture(booster, valid=False)[0]
     record = LineSearchRecord(eta=eta_value, risk=[prepared.loss(scores)])
 
@@ -273,7 +268,7 @@ def train_line_search(
     report_train = any(ds is train_set for ds in valid_sets)
     for name, ds in others:
         booster.add_valid(ds.set_reference(train_set), name)
-    v_scores = [_initial_scores(ds) for _, ds in others]
+    v_scores = [initial_scores(ds) for _, ds in others]
     v_prep = [_prepare(ds, objective_params) if ds.get_group() is not None else None for _, ds in others]
     v_inner = _capture(booster, valid=True) if others else []
 

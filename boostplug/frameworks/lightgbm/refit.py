@@ -34,6 +34,7 @@ from .._bound_objective import BoundObjective
 from .._builders import builder_init_score
 from ..model_record import ObjectiveRecord, record_for
 from .adapters import LightGBMObjective, dataset
+from .line_search import initial_scores
 from .model_file import RECORD_ATTR, objective_of
 
 __all__ = ["refit", "refit_leaves"]
@@ -107,8 +108,7 @@ def refit_leaves(booster: Any, train_set: Any, fobj: Callable[[NDArray, Any], tu
     n = train_set.num_data()
     leaves = np.asarray(booster.predict(X, start_iteration=0, num_iteration=-1, pred_leaf=True))
     leaves = leaves.reshape(n, len(trees)).astype(np.int64)
-    init = train_set.get_init_score()
-    scores = np.zeros(n) if init is None or len(init) == 0 else np.asarray(init, dtype=np.float64).reshape(-1).copy()
+    scores = initial_scores(train_set)
 
     new = lgb.Booster(model_str=booster.model_to_string(num_iteration=-1))
     for t, info in enumerate(trees):
@@ -165,13 +165,12 @@ def refit(
     import lightgbm as lgb
 
     if objective is None:
-        rec = objective_of(booster)
-        if rec is None:
+        objective = objective_of(booster)
+        if objective is None:
             raise ValueError("refit: the booster records no boostplug objective; pass objective=... "
                              "(for a built-in objective use booster.refit)")
-        fobj: Any = LightGBMObjective(rec.name, rec.params_with())
-    elif isinstance(objective, str):
-        fobj = LightGBMObjective(objective, {})
+    if isinstance(objective, str):
+        fobj: Any = LightGBMObjective(objective, {})
     elif isinstance(objective, ObjectiveRecord):
         fobj = LightGBMObjective(objective.name, objective.params_with())
     elif isinstance(objective, BoundObjective):

@@ -21,7 +21,7 @@ from ...keyed_pairs import row_keys
 from .._bound_objective import FROM_FRAMEWORK, BoundObjective
 from .._builders import builder_group_ptr, builder_init_score, builder_weights
 from .._metric_spec import MetricCallable, MetricSpec
-from .._query_info import check_set_weights, group_ptr_or_error, metric_query_weights
+from .._query_info import group_ptr_or_error
 
 __all__ = ["XGBoostObjective", "XGBoostMetric", "objective", "metric", "early_stopping", "directed_callbacks",
            "xgboost_maximises", "dmatrix", "params"]
@@ -147,15 +147,10 @@ class XGBoostMetric(MetricCallable):
         if self._warn:
             self._warn = False
             self._warn_direction()
-        labels, weights, raw_ptr = dmat.get_label(), dmat.get_weight(), dmat.get_uint_info("group_ptr")
-
-        def derive() -> tuple[Any, ...]:
-            gp = _group_ptr_of(raw_ptr, int(dmat.num_row()))
-            check_set_weights(weights, gp, "XGBoost", f"boostplug.xgboost.metric({self.spec.name!r})")
-            return self.spec.prepare(labels, gp, metric_query_weights(weights, gp, "XGBoost"))
-
-        prepared = self.prepared(dmat, (labels, raw_ptr, weights), derive)
-        return self.spec.display_name, self.spec.value(predt, prepared)
+        value = self.set_value(predt, dmat, dmat.get_label(), dmat.get_uint_info("group_ptr"), dmat.get_weight(),
+                               framework="XGBoost", who=f"boostplug.xgboost.metric({self.spec.name!r})",
+                               to_group_ptr=lambda raw_ptr, _: _group_ptr_of(raw_ptr, int(dmat.num_row())))
+        return self.spec.display_name, value
 
     def _warn_direction(self) -> None:
         shown, better = self.spec.display_name, self.spec.higher_is_better

@@ -12,8 +12,8 @@ import warnings
 from typing import Any
 
 from ..._atomic import write_bytes
-from ..model_record import (RECORD_KEY, ObjectiveRecord, objective_that_trained, record_for, record_found,
-                            refuse_stale, warn_if_unregistered, with_checksum)
+from ..model_record import (RECORD_KEY, ObjectiveRecord, json_object, objective_that_trained, record_for,
+                            record_found, refuse_stale, warn_if_unregistered, with_checksum)
 from .model_check import checked_model_source, content_sha256, forget_checksum, xgboost_reading
 from .ubjson import parse_ubjson
 
@@ -94,10 +94,7 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
 
 def _recorded_name(record: str) -> Any:
     """The objective a record's JSON names (the text itself when it is no JSON object)."""
-    try:
-        return json.loads(record).get("objective", record)
-    except (AttributeError, ValueError):
-        return record
+    return (json_object(record) or {}).get("objective", record)
 
 
 def _warn_if_custom(booster: Any) -> None:

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ... import objectives as _objectives
 from .._builders import builder_init_score
-from ..sklearn_ranker import FitPlan, RankerMixin
+from ..sklearn_ranker import FitPlan, RankerMixin, per_set
 from .adapters import XGBoostMetric, directed_callbacks, dmatrix, early_stopping, params_threads
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
@@ -163,10 +163,8 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
                 f"boostplug.objectives.Loss subclass or instance) or an XGBoost 'rank:*' objective name, got "
                 f"{type(self.objective).__name__}"
             )
-        margins = [None] * len(plan.evals) if base_margin_eval_set is None else list(base_margin_eval_set)
-        if len(margins) != len(plan.evals):
-            raise ValueError(f"base_margin_eval_set has {len(margins)} entries but eval_set has {len(plan.evals)}")
-        margins = [builder_init_score(m, f"base_margin_eval_set[{i}]") for i, m in enumerate(margins)]
+        margins = [builder_init_score(m, f"base_margin_eval_set[{i}]")
+                   for i, m in enumerate(per_set(base_margin_eval_set, len(plan.evals), "base_margin_eval_set"))]
         with xgb.config_context(verbosity=self.verbosity):
             params = self.get_xgb_params()
             params["disable_default_eval_metric"] = 1

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_ubjson", "parse_ubjson", "looks_like_ubjson", "MAX_DEPTH"]
+__all__ = ["parse_ubjson", "looks_like_ubjson", "MAX_DEPTH"]
 
 #: Payload sizes of the fixed-size UBJSON types (null, no-op, true, false: none).
 _FIXED = {"Z": 0, "N": 0, "T": 0, "F": 0, "i": 1, "U": 1, "I": 2, "l": 4, "L": 8, "d": 4, "D": 8, "C": 1}
@@ -73,11 +73,6 @@ def parse_ubjson(data: bytes, source: str) -> Any:
         raise ValueError(f"{source}: not a complete UBJSON model: the outermost value ends at byte {end}, but the "
                          f"data has {len(data)} bytes")
     return value
-
-
-def check_ubjson(data: bytes, source: str) -> None:
-    """:func:`parse_ubjson`, for its ``ValueError`` only."""
-    parse_ubjson(data, source)
 
 
 def _parse(data: bytes) -> tuple[Any, int]:

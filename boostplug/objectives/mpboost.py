@@ -59,6 +59,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._core import dispatch
 from . import _mpboost_kernels as K
+from ._qbrank_kernels import label_levels
 from ._contract import Hessian, Loss, Search, module_functions, scores_function
 from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space
@@ -144,22 +145,13 @@ class MPBoostObjective(Loss):
 
     # -- label-only precomputation -------------------------------------------------
     def _prepare_static(self) -> None:
-        gp = self.group_ptr
         nq = self.n_queries
-        sizes = np.diff(gp)
-        qid = np.repeat(np.arange(nq, dtype=np.int64), sizes)
-        order = np.lexsort((self.labels, qid))
-        sl = self.labels[order]
-        sq = qid[order]
-        new = np.ones(self.n_docs, dtype=bool)
-        new[1:] = (sq[1:] != sq[:-1]) | (sl[1:] != sl[:-1])
-        global_level = np.cumsum(new) - 1
-        level_values = sl[new]
-        n_levels = np.bincount(sq[new], minlength=nq).astype(np.int64)
+        level, _, n_levels = label_levels(self.labels, self.group_ptr)
         lvl_ptr = np.zeros(nq + 1, dtype=np.int64)
         np.cumsum(n_levels, out=lvl_ptr[1:])
-        level = np.empty(self.n_docs, dtype=np.int64)
-        level[order] = global_level - lvl_ptr[sq]
+        qid = np.repeat(np.arange(nq, dtype=np.int64), np.diff(self.group_ptr))
+        level_values = np.empty(lvl_ptr[-1])  # the label of each (query, level)
+        level_values[lvl_ptr[qid] + level] = self.labels
         # dist tables: query q's L_q x L_q block, dist[a, b] = dist(r_a, r_b) (Eq. 2, 6-8)
         sq2 = n_levels * n_levels
         d_ptr = np.zeros(nq + 1, dtype=np.int64)

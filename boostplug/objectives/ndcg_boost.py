@@ -85,10 +85,7 @@ def gains(labels: NDArray[np.float64], label_gain: NDArray[np.float64] | None) -
     naming the offending label when it is not a valid index into ``label_gain``
     or when ``2^r - 1`` overflows float64.
     """
-    try:
-        return gains_of(labels, "exp2" if label_gain is None else label_gain)
-    except ValueError as e:
-        raise ValueError(f"{_NAME}: {e}") from None
+    return gains_of(labels, "exp2" if label_gain is None else label_gain, _NAME)
 
 
 class NDCGBoostObjective(ListwiseLoss):

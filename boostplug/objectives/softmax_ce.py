@@ -132,10 +132,7 @@ class ListNet(SoftmaxCrossEntropy):
             top[some] = np.maximum.reduceat(self.labels, self.group_ptr[:-1][some])
             phi = np.exp(self.labels - np.repeat(top, sizes))
         elif kind == "gain":
-            try:
-                phi = gains_of(self.labels, "exp2")
-            except ValueError as e:
-                raise ValueError(f"{self.name}: {e}") from None
+            phi = gains_of(self.labels, "exp2", self.name)
         else:
             phi = self.labels.copy()
         phi.setflags(write=False)

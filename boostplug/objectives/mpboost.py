@@ -29,12 +29,8 @@ appendix's stump, why one global constant leaves the trees unchanged, the
 O(n_q L_q) factorisation by label level), the parameters' ranges: docs/objectives/mpboost.md;
 the measured quality: docs/studies/objectives.md.
 
-Parameters (``DEFAULTS``; out of range is a ``ValueError``/``TypeError`` naming it):
-    ddf: ``"binary"``, ``"ldd"``, ``"logdd"`` (default) or ``"logitdd"``.
-    alpha: LDD's slope (Eq. 6), in (0, 1e15] (0.2).
-    lam: LOGDD's lambda (Eq. 7), finite and > 0 (3.0).
-    beta: LOGITDD's beta (Eq. 8), finite and > 0 (0.5).
-    hessian: ``"newton"`` or ``"gentle"``.
+Parameters: ``ddf`` and its own parameter, declared in :data:`.ddf.DDF_PARAMS` (defaults ``DEFAULTS``),
+and ``hessian``; out of range is a ``ValueError``/``TypeError`` naming it.
 
 Why not on the pair base (:class:`~.pairwise.PairwiseLoss`): the distance multiplies the score gap
 inside the exponent, ``exp(-d_ij (F_i - F_j))``, and a pair base's ``pair_loss(d, ...)`` sees the

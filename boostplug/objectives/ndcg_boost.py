@@ -30,12 +30,8 @@ proof that ``"bound"`` majorises the full Hessian, what sigma does to a tree's
 Newton leaves, the stable pair terms), the parameters: docs/objectives/ndcg_boost.md; the
 measured quality: docs/studies/objectives.md.
 
-Parameters (``DEFAULTS``):
-    sigma: ``F = sigma * score``, a number in [1e-150, 1e150] (2.0: the paper's Eq. 8).
-    label_gain: ``None`` (gains ``2^r - 1``, any non-negative labels) or a
-        sequence of finite non-negative gains indexed by the integer label;
-        labels must then be integers ``< len(label_gain)``.
-    hessian: ``"bound"`` or ``"exact"``.
+Parameters: ``sigma``, ``label_gain`` and ``hessian``, declared on :class:`NDCGBoostObjective`
+(defaults ``DEFAULTS``).
 """
 
 from __future__ import annotations

@@ -91,6 +91,10 @@ class SoftmaxCrossEntropy(ListwiseLoss):
     def list_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return self.round_targets()[:, None], np.zeros((self.n_queries, 0))
 
+    def list_args(self) -> tuple[()]:
+        """None: the functions take the scores and the targets only."""
+        return ()
+
     @staticmethod
     @nb.njit(error_model="numpy")
     def list_grad_hess(s, doc, query, grad, hess):  # type: ignore[no-untyped-def]
@@ -118,9 +122,6 @@ class ListNet(SoftmaxCrossEntropy):
     hessians = {"exact": Hessian("exact", "rho_i (1 - rho_i): the diagonal of the softmax cross-entropy's Hessian")}
 
     targets: str
-
-    def list_args(self) -> tuple[()]:
-        return ()
 
     def setup(self) -> None:
         kind = self.targets

@@ -35,13 +35,14 @@ DISCOUNTS = ("log2", "letor")
 RANK_DOC_WORK = 250
 
 
-def gains_of(labels: NDArray[np.float64], gain: GainSpec) -> NDArray[np.float64]:
+def gains_of(labels: NDArray[np.float64], gain: GainSpec, who: str = "") -> NDArray[np.float64]:
     """Per-document gains: ``exp2`` 2^r - 1, ``linear`` r, or ``label_gain[r]``.
 
     Raises ``ValueError`` for an unknown gain name, a gain that overflows, or, with a
     ``label_gain`` array (see :func:`check_label_gain`), a label that is not an integer
-    index into it.
+    index into it; ``who`` (an objective's name) starts the message.
     """
+    at = f"{who}: " if who else ""
     if isinstance(gain, str):
         if gain == "exp2":
             with np.errstate(over="ignore"):
@@ -50,21 +51,21 @@ def gains_of(labels: NDArray[np.float64], gain: GainSpec) -> NDArray[np.float64]
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise ValueError(
-                    f"the gain 2^r - 1 of label {float(labels[i])!r} (row {i}) overflows float64; "
+                    f"{at}the gain 2^r - 1 of label {float(labels[i])!r} (row {i}) overflows float64; "
                     "labels must be below 1024, or pass a label_gain table"
                 )
             return g
         if gain == "linear":
             return labels.copy()
         raise ValueError(
-            f"gain must be one of {', '.join(repr(x) for x in GAINS)} or a label_gain array; got {gain!r}"
+            f"{at}gain must be one of {', '.join(repr(x) for x in GAINS)} or a label_gain array; got {gain!r}"
         )
     lg = check_label_gain(gain)
     bad = (labels != np.floor(labels)) | (labels >= lg.shape[0])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"with label_gain of length {lg.shape[0]} labels must be integers in 0..{lg.shape[0] - 1}; "
+            f"{at}with label_gain of length {lg.shape[0]} labels must be integers in 0..{lg.shape[0] - 1}; "
             f"row {i} has label {float(labels[i])!r}"
         )
     return lg[labels.astype(np.int64)]

@@ -27,7 +27,7 @@ from ._finish import finish_in_place
 from ._non_finite import NonFiniteError, grad_hess_error, loss_error
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "FLOOR_WARN_SHARE", "HessianFloorWarning", "floor_hessian",
-           "floor_message", "floor_values", "Loss"]
+           "floor_message", "floor_values", "Loss", "RunLoss"]
 
 #: Smallest Hessian an objective with the floor on returns (a positive floor for Newton leaves).
 HESSIAN_FLOOR = 1e-6
@@ -282,3 +282,18 @@ class Loss:
         """``error`` (an inf, a NaN or a value beyond float32 at ``scores``), as raised: a base may
         name the function behind it (the pair base does)."""
         return error
+
+
+class RunLoss(Loss):
+    """A :class:`Loss` whose ``_run(scores, want_loss)`` returns ``(grad, hess, losses)``, the sums or
+    (``want_loss``) each query's loss, from one kernel call: ``_loss`` and ``_grad_hess`` read it."""
+
+    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _loss(self, scores: NDArray[np.float64]) -> float:
+        return float(self._run(scores, True)[2].sum())
+
+    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        grad, hess, _ = self._run(scores, False)
+        return grad, hess

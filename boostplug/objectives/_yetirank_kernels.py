@@ -12,7 +12,7 @@ CatBoost's (catboost/private/libs/algo/yetirank_helpers.cpp, ``TYetiRankPairWeig
   ``coef[q] |g_x - g_y| |D_i - D_j|``, ``D_k = discounts[k]`` below ``top`` and 0 from it.
 
 A pair of equal labels gets no weight. The noise of order ``p`` and row ``r`` comes from
-``draws[p, r]`` as :data:`NOISE_KINDS` say: the noise itself, ``log(U / (1 - U))`` of a uniform
+``draws[p, r]`` as ``noise_kind`` says (``NOISE_*``): the noise itself, ``log(U / (1 - U))`` of a uniform
 ``U`` (numpy's ``Generator.logistic(0, 1)`` of the same uniform, computed here in parallel), or 0.
 The sums are raw and added in the order of the orders, each order's pairs in turn: the first
 block starts them at 0, the last scales each query once by its weight over the number of orders,
@@ -29,7 +29,7 @@ import numpy as np
 from .._core.sorting import stable_argsort_descending
 from .logistic import LOGISTIC
 
-__all__ = ["CLASSIC_WEIGHT", "NOISE_GIVEN", "NOISE_LOGISTIC", "NOISE_NONE", "NOISE_KINDS", "orders_sums"]
+__all__ = ["CLASSIC_WEIGHT", "NOISE_GIVEN", "NOISE_LOGISTIC", "NOISE_NONE", "orders_sums"]
 
 #: CatBoost's ``magicConst`` of the classic weights ("Like in GPU").
 CLASSIC_WEIGHT = 0.15
@@ -40,7 +40,6 @@ NOISE_GIVEN = 0
 NOISE_LOGISTIC = 1
 #: No noise (``draws`` is not read).
 NOISE_NONE = 2
-NOISE_KINDS = (NOISE_GIVEN, NOISE_LOGISTIC, NOISE_NONE)
 
 _BUCKETS_PER_KEY = 2   # _order_descending's buckets per key (2: 7% faster than 1 on the 705k set, as 4)
 _INSERTION_MOST = 32   # _order_descending's buckets: sorted by insertion up to this many keys

@@ -181,10 +181,7 @@ class ApproxNDCG(ListwiseLoss):
     alpha: float
 
     def setup(self) -> None:
-        try:
-            gains = gains_of(self.labels, "exp2")
-        except ValueError as e:
-            raise ValueError(f"{self.name}: {e}") from None
+        gains = gains_of(self.labels, "exp2", self.name)
         discounts = position_discounts(self.group_ptr)
         self._inputs = gains[:, None], inverse_ideal_dcgs(gains, self.group_ptr, discounts)[:, None]
         super().setup()

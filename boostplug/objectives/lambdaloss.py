@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 
 from ._contract import Param, Search
 from .listwise import ListwiseLoss
-from .._core.dcg import inverse_ideal_dcgs, position_discounts
+from .._core.dcg import gains_of, inverse_ideal_dcgs, position_discounts
 from .._core.sorting import stable_argsort_descending
 from .logistic import LOGISTIC
 from .pairwise import LAMBDA_EXACT, NO_TRUNCATION, PairwiseLoss
@@ -147,7 +147,7 @@ class NDCGLoss1(ListwiseLoss):
 
     def setup(self) -> None:
         self._discounts = position_discounts(self.group_ptr)
-        gains = PairwiseLoss.gains(self)  # type: ignore[arg-type]
+        gains = gains_of(self.labels, "exp2", self.name)
         self._inputs = (gains[:, None], inverse_ideal_dcgs(gains, self.group_ptr, self._discounts)[:, None])
         super().setup()
 

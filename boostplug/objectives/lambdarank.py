@@ -51,7 +51,8 @@ from numpy.typing import NDArray
 from .._core import dispatch
 from .._validation import show
 from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of, inverse_dcg, position_discounts
-from ._contract import Hessian, Loss, Param
+from ._contract import Hessian, Param
+from ._loss import RunLoss
 from ._pair_kernels import query_orders
 
 __all__ = ["LambdaRank", "position_bias_step", "DEFAULT_LABEL_GAIN", "SIGMOID_BINS", "SIGMOID_MIN", "SIGMOID_MAX",
@@ -211,7 +212,7 @@ def _positions(value: Any) -> NDArray[np.int64] | None:
     return arr.astype(np.int64)
 
 
-class LambdaRank(Loss):
+class LambdaRank(RunLoss):
     """LightGBM's ``lambdarank`` through the plugin path: its trees, bit for bit (module docstring).
 
     Parameters are LightGBM's, with its names and defaults; bad values are refused as LightGBM
@@ -326,10 +327,3 @@ class LambdaRank(Loss):
             position_bias_step(grad, hess, self._position_ids, self._biases_next,
                                float(self.lambdarank_position_bias_regularization), float(self.learning_rate))
         return grad, hess, loss
-
-    def _loss(self, scores: NDArray[np.float64]) -> float:
-        return float(self._run(scores, True)[2].sum())
-
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        grad, hess, _ = self._run(scores, False)
-        return grad, hess

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from .. import _memory
 from .._core import dispatch
 from .._core.class_kernels import compile_closure
-from ._loss import Loss
+from ._loss import RunLoss
 from ._naming import MACHINERY_ERRORS, NUMBA_CANNOT_COMPILE, list_failure
 from .pairwise import _jit, static_function
 
@@ -81,7 +81,7 @@ def _functions(cls: type) -> list[Any]:
     return [static_function(cls, name, name) for name in ("list_loss", "list_grad_hess")]
 
 
-class ListwiseLoss(Loss):
+class ListwiseLoss(RunLoss):
     """A loss written per query (module docstring): declare ``name``, ``summary``, ``params`` and
     ``hessians``; define the static methods ``list_loss`` and ``list_grad_hess`` and the hook
     :meth:`list_inputs` (and :meth:`list_args` to pass other arguments than the parameters)."""
@@ -176,10 +176,3 @@ class ListwiseLoss(Loss):
             if found is None:
                 raise
             raise found from found.__cause__
-
-    def _loss(self, scores: NDArray[np.float64]) -> float:
-        return float(self._run(scores, True)[2].sum())
-
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        grad, hess, _ = self._run(scores, False)
-        return grad, hess

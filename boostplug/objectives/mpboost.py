@@ -29,12 +29,8 @@ appendix's stump, why one global constant leaves the trees unchanged, the
 O(n_q L_q) factorisation by label level), the parameters' ranges: docs/objectives/mpboost.md;
 the measured quality: docs/studies/objectives.md.
 
-Parameters (``DEFAULTS``; out of range is a ``ValueError``/``TypeError`` naming it):
-    ddf: ``"binary"``, ``"ldd"``, ``"logdd"`` (default) or ``"logitdd"``.
-    alpha: LDD's slope (Eq. 6), in (0, 1e15] (0.2).
-    lam: LOGDD's lambda (Eq. 7), finite and > 0 (3.0).
-    beta: LOGITDD's beta (Eq. 8), finite and > 0 (0.5).
-    hessian: ``"newton"`` or ``"gentle"``.
+Parameters: ``ddf`` and its own parameter, declared in :data:`.ddf.DDF_PARAMS` (defaults ``DEFAULTS``),
+and ``hessian``; out of range is a ``ValueError``/``TypeError`` naming it.
 
 Why not on the pair base (:class:`~.pairwise.PairwiseLoss`): the distance multiplies the score gap
 inside the exponent, ``exp(-d_ij (F_i - F_j))``, and a pair base's ``pair_loss(d, ...)`` sees the
@@ -59,6 +55,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._core import dispatch
 from . import _mpboost_kernels as K
+from ._qbrank_kernels import label_levels
 from ._contract import Hessian, Loss, Search, module_functions, scores_function
 from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space
@@ -144,22 +141,13 @@ class MPBoostObjective(Loss):
 
     # -- label-only precomputation -------------------------------------------------
     def _prepare_static(self) -> None:
-        gp = self.group_ptr
         nq = self.n_queries
-        sizes = np.diff(gp)
-        qid = np.repeat(np.arange(nq, dtype=np.int64), sizes)
-        order = np.lexsort((self.labels, qid))
-        sl = self.labels[order]
-        sq = qid[order]
-        new = np.ones(self.n_docs, dtype=bool)
-        new[1:] = (sq[1:] != sq[:-1]) | (sl[1:] != sl[:-1])
-        global_level = np.cumsum(new) - 1
-        level_values = sl[new]
-        n_levels = np.bincount(sq[new], minlength=nq).astype(np.int64)
+        level, _, n_levels = label_levels(self.labels, self.group_ptr)
         lvl_ptr = np.zeros(nq + 1, dtype=np.int64)
         np.cumsum(n_levels, out=lvl_ptr[1:])
-        level = np.empty(self.n_docs, dtype=np.int64)
-        level[order] = global_level - lvl_ptr[sq]
+        qid = np.repeat(np.arange(nq, dtype=np.int64), np.diff(self.group_ptr))
+        level_values = np.empty(lvl_ptr[-1])  # the label of each (query, level)
+        level_values[lvl_ptr[qid] + level] = self.labels
         # dist tables: query q's L_q x L_q block, dist[a, b] = dist(r_a, r_b) (Eq. 2, 6-8)
         sq2 = n_levels * n_levels
         d_ptr = np.zeros(nq + 1, dtype=np.int64)

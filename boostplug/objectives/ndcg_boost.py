@@ -30,12 +30,8 @@ proof that ``"bound"`` majorises the full Hessian, what sigma does to a tree's
 Newton leaves, the stable pair terms), the parameters: docs/objectives/ndcg_boost.md; the
 measured quality: docs/studies/objectives.md.
 
-Parameters (``DEFAULTS``):
-    sigma: ``F = sigma * score``, a number in [1e-150, 1e150] (2.0: the paper's Eq. 8).
-    label_gain: ``None`` (gains ``2^r - 1``, any non-negative labels) or a
-        sequence of finite non-negative gains indexed by the integer label;
-        labels must then be integers ``< len(label_gain)``.
-    hessian: ``"bound"`` or ``"exact"``.
+Parameters: ``sigma``, ``label_gain`` and ``hessian``, declared on :class:`NDCGBoostObjective`
+(defaults ``DEFAULTS``).
 """
 
 from __future__ import annotations
@@ -85,10 +81,7 @@ def gains(labels: NDArray[np.float64], label_gain: NDArray[np.float64] | None) -
     naming the offending label when it is not a valid index into ``label_gain``
     or when ``2^r - 1`` overflows float64.
     """
-    try:
-        return gains_of(labels, "exp2" if label_gain is None else label_gain)
-    except ValueError as e:
-        raise ValueError(f"{_NAME}: {e}") from None
+    return gains_of(labels, "exp2" if label_gain is None else label_gain, _NAME)
 
 
 class NDCGBoostObjective(ListwiseLoss):

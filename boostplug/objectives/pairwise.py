@@ -22,7 +22,6 @@ twice their absolute values (a majorant, Gershgorin). User guide: docs/objective
 from __future__ import annotations
 
 import inspect
-import math
 import weakref
 from typing import Any, Callable, ClassVar, Mapping, NamedTuple
 
@@ -33,10 +32,10 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 from .._core.class_kernels import compile_closure
-from .._core.dcg import RANK_DOC_WORK, gains_of, inverse_ideal_dcgs
+from .._core.dcg import RANK_DOC_WORK, gains_of, inverse_ideal_dcgs, position_discounts
 from . import _pair_kernels as K
 from ._declarations import Hessian
-from ._loss import Loss
+from ._loss import RunLoss
 from ._non_finite import NonFiniteError
 from ._naming import (MACHINERY_ERRORS, NUMBA_CANNOT_COMPILE, PairFunctionError, diagnose_pair_functions,
                       explain_pair, pair_failure)
@@ -57,7 +56,7 @@ LAMBDA_BOUND = Hessian("bound", f"{_TWICE} Hessian of the loss with the pair wei
 NO_TRUNCATION = np.iinfo(np.int64).max
 
 
-class PairwiseLoss(Loss):
+class PairwiseLoss(RunLoss):
     """A loss summed over pairs (module docstring): declare ``name``, ``summary``, ``params`` and
     ``hessians``; define the static methods ``pair_loss(d, ...)``, ``pair_grad(d, ...)`` (its
     derivative in ``d = s_i - s_j``) and ``pair_hess(d, ...)`` (its second derivative, or a fitting
@@ -84,10 +83,7 @@ class PairwiseLoss(Loss):
 
     def gains(self) -> NDArray[np.float64]:
         """Each document's gain (the pairs' view), once per data set: ``2^label - 1``."""
-        try:
-            return gains_of(self.labels, "exp2")
-        except ValueError as e:
-            raise ValueError(f"{self.name}: {e}") from None
+        return gains_of(self.labels, "exp2", self.name)
 
     def truncation(self) -> int:
         """Only pairs with a document among this many first positions count (default: every pair)."""
@@ -106,7 +102,7 @@ class PairwiseLoss(Loss):
             raise ValueError(f"{self.name}: the truncation level must be an integer >= 1, got {top_k!r}")
         self._top_k, sizes = int(top_k), np.diff(self.group_ptr)
         longest = int(sizes.max(initial=0))
-        self._discounts = np.array([1.0 / math.log2(2.0 + i) for i in range(longest)])
+        self._discounts = position_discounts(self.group_ptr)
         self._gains = np.ascontiguousarray(self.gains(), dtype=np.float64)
         if self._gains.shape != (self.n_docs,) or not np.isfinite(self._gains).all():
             raise ValueError(f"{self.name}: gains() must return one finite gain per document")
@@ -167,13 +163,6 @@ class PairwiseLoss(Loss):
             if found is None:
                 raise
             raise found from found.error
-
-    def _loss(self, scores: NDArray[np.float64]) -> float:
-        return float(self._run(scores, True)[2].sum())
-
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        grad, hess, _ = self._run(scores, False)
-        return grad, hess
 
     def _explain(self, error: NonFiniteError, scores: NDArray[np.float64]) -> NonFiniteError:
         return explain_pair(self, error, scores)

@@ -28,24 +28,8 @@ The derivations (why ``"bound"`` majorises R, why ``"mean"``'s Newton leaves are
 the least-squares leaves of Algorithm 2, the O(n log n) sweep per query), the
 parameters in full: docs/objectives/qbrank.md; the measured quality: docs/studies/objectives.md.
 
-Parameters (``DEFAULTS``; anything out of range is a ``ValueError``/``TypeError`` naming it):
-    w: weight of the preference part, a number in [0, 1] (paper: 0.5).
-    tau: ``"grade"`` (absolute grade difference, the paper's experiments) or a
-        margin for the label-derived pairs in (0, 1e150] (:data:`TAU_MAX`).
-    pairs: ``None`` or explicit preference pairs, shape ``(P, 2)``, integer row
-        indices, preferred row first; or a :class:`~boostplug.keyed_pairs.KeyedPairs` table
-        (query, better, worse document keys, optional weights as ``pair_weights``), which
-        the adapters map onto whatever rows a training set holds (a fold, a subset).
-    pair_tau: margin of the explicit pairs, in (0, 1e150] (paper: 1.0).
-    pair_weights: ``None`` (every explicit pair weighs 1) or one finite, non-negative
-        weight per explicit pair, multiplying the pair's ``w W``.
-    label_pairs: ``True``/``False``: use every critical pair of each query
-        (``False``: explicit pairs only).
-    labeled: ``"single"``, ``"all"`` or ``"none"`` (which documents enter the
-        squared-error term).
-    labeled_rows: ``None`` or the rows of the squared-error term as row indices (replaces
-        ``labeled``): QBRank's P ∪ L, where click-pair rows carry no judged label.
-    hessian: ``"bound"`` or ``"mean"``.
+Parameters: the declarations of :class:`QBRankObjective` (``params``, each with its meaning; defaults
+``DEFAULTS``); anything out of range is a ``ValueError``/``TypeError`` naming it.
 
 Why not on the pair base (:class:`~.pairwise.PairwiseLoss`): its pairs are not only a query's pairs
 of different labels (explicit rows, each with its own weight and margin, keyed pairs mapped onto a

@@ -91,6 +91,10 @@ class SoftmaxCrossEntropy(ListwiseLoss):
     def list_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return self.round_targets()[:, None], np.zeros((self.n_queries, 0))
 
+    def list_args(self) -> tuple[()]:
+        """None: the functions take the scores and the targets only."""
+        return ()
+
     @staticmethod
     @nb.njit(error_model="numpy")
     def list_grad_hess(s, doc, query, grad, hess):  # type: ignore[no-untyped-def]
@@ -119,9 +123,6 @@ class ListNet(SoftmaxCrossEntropy):
 
     targets: str
 
-    def list_args(self) -> tuple[()]:
-        return ()
-
     def setup(self) -> None:
         kind = self.targets
         if kind == "exp":
@@ -132,10 +133,7 @@ class ListNet(SoftmaxCrossEntropy):
             top[some] = np.maximum.reduceat(self.labels, self.group_ptr[:-1][some])
             phi = np.exp(self.labels - np.repeat(top, sizes))
         elif kind == "gain":
-            try:
-                phi = gains_of(self.labels, "exp2")
-            except ValueError as e:
-                raise ValueError(f"{self.name}: {e}") from None
+            phi = gains_of(self.labels, "exp2", self.name)
         else:
             phi = self.labels.copy()
         phi.setflags(write=False)

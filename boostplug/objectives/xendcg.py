@@ -141,9 +141,6 @@ class XENDCG(RandomRounds, SoftmaxCrossEntropy):
 
     objective_seed: int
 
-    def list_args(self) -> tuple[()]:
-        return ()
-
     def setup(self) -> None:
         y = self.labels
         bad = (y != np.floor(y)) | (y > MAX_LABEL)

@@ -56,7 +56,8 @@ from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK, inverse_ideal_dcgs, position_discounts
 from .._validation import show
 from . import _xgb_lambdarank_kernels as X
-from ._contract import Hessian, Loss, Param
+from ._contract import Hessian, Param
+from ._loss import RunLoss
 from ._pair_kernels import query_orders
 from ._rounds import RandomRounds
 from .pairwise import NO_TRUNCATION
@@ -117,7 +118,7 @@ _PAIR_PARAMS = {
 }
 
 
-class XGBoostLambdaRank(RandomRounds, Loss):
+class XGBoostLambdaRank(RandomRounds, RunLoss):
     """The base of XGBoost's three LambdaMART objectives (no name: not an objective itself);
     ``metric`` is the kernel's pair weight (:data:`~._xgb_lambdarank_kernels.NDCG`, ...).
     Parameters are XGBoost's, with its names and defaults. Its ``"mean"`` pairs are drawn each
@@ -221,13 +222,6 @@ class XGBoostLambdaRank(RandomRounds, Loss):
             raise ValueError(f"{self.name}: position biases are estimated only with lambdarank_unbiased=True")
         t_plus, t_minus = self._biases[max(self._biases)]
         return t_plus.copy(), t_minus.copy()
-
-    def _loss(self, scores: NDArray[np.float64]) -> float:
-        return float(self._run(scores, True)[2].sum())
-
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        grad, hess, _ = self._run(scores, False)
-        return grad, hess
 
 
 class RankNDCG(XGBoostLambdaRank):

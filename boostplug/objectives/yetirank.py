@@ -60,11 +60,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core import dispatch
-from .._core.dcg import RANK_DOC_WORK
+from .._core.dcg import RANK_DOC_WORK, inverse_ideal_dcgs
 from . import _yetirank_kernels as K
-from ._contract import Loss, Param
+from ._contract import Param
+from ._loss import RunLoss
 from ._rounds import RandomRounds
-from .._core.dcg import inverse_dcg
 from .pairwise import LAMBDA_EXACT
 
 __all__ = ["YetiRank", "MODES", "NOISES"]
@@ -81,7 +81,7 @@ _DEFAULT_POWER = 1.0
 _BLOCK_DRAWS = 1 << 23
 
 
-class YetiRank(RandomRounds, Loss):
+class YetiRank(RandomRounds, RunLoss):
     """YetiRank and YetiLoss: the pairwise logistic loss on neighbours of randomly perturbed orders
     (module docstring: the definition, CatBoost's source, the random draws).
 
@@ -142,11 +142,8 @@ class YetiRank(RandomRounds, Loss):
         self._top = longest if self.top is None else int(self.top)
         self._discounts = 1.0 / np.log2(2.0 + np.arange(max(longest, 1), dtype=np.float64))
         self._active = (sizes >= 2) & (self.query_weights > 0.0)
-        self._coef = np.ones(self.n_queries)
-        if self.mode == "ndcg":
-            for q in range(self.n_queries):
-                best = np.sort(self.labels[self.group_ptr[q]:self.group_ptr[q + 1]])[::-1][:self._top]
-                self._coef[q] = inverse_dcg(best, self._discounts)
+        self._coef = inverse_ideal_dcgs(self.labels, self.group_ptr, self._discounts, self._top) \
+            if self.mode == "ndcg" else np.ones(self.n_queries)
         pairs_per_doc = 1 if classic else (longest if self.num_neighbors < 0 else self.num_neighbors)
         self._work = self.n_docs * (RANK_DOC_WORK + pairs_per_doc)
 
@@ -167,7 +164,7 @@ class YetiRank(RandomRounds, Loss):
                 yield np.zeros(self.n_docs)
 
     # -- the objective ---------------------------------------------------------------------------------
-    def _sums(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
+    def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
         """The current round's sums over its perturbed orders: of the gradient and Hessian (each
         query's scaled by its weight over the number of orders), or of each query's loss (the pair
         weights from the orders of :meth:`weights_from`)."""
@@ -212,12 +209,8 @@ class YetiRank(RandomRounds, Loss):
         return True
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
-        loss = self._sums(scores, True)[2]
+        loss = self._run(scores, True)[2]
         return float(np.sum(loss * self.query_weights / self.permutations))
-
-    def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        grad, hess, _ = self._sums(scores, False)
-        return grad, hess
 
 
 def _uniforms(rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[np.float64]:

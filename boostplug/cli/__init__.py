@@ -1,8 +1,8 @@
 """The ``boostplug`` command: ``boostplug info PATH``, ``boostplug compare ...``, ``boostplug warmup``,
 ``boostplug calibrate``.
 
-Each subcommand lives in its own module exposing ``add_parser(subparsers)`` (registered by
-:func:`.subcommand.add_subcommand`) and ``run(args) -> int`` (``compare`` with helper modules of
+Each subcommand lives in its own module exposing ``add_parser(subparsers)`` (which sets
+``args.run``) and ``run(args) -> int`` (``compare`` with helper modules of
 its own: ``compare_*``, ``signals``, ``out_folder``). User errors (missing path, unknown method, bad file) end
 with a one-line message on stderr and exit code 2, never a traceback: a subcommand
 raises :class:`UsageError` for them (or handles them itself, as ``info`` does), and an

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..compare import Failure, Result, format_table, load_folds, run
+from ..compare import DEFAULT_METHODS, Failure, Result, format_table, load_folds, run
 from ..compare.outdir import OutDir
 from ..compare.report import method_legend, verdict, write_outputs
 from .errors import UsageError, usage_errors
@@ -41,12 +41,7 @@ def run_compare(args: argparse.Namespace) -> int:
             load_plugins(values["imports"])
     runner = click_runner(args)
     if values["methods"].strip().lower() == "list":
-        if runner is None:
-            print(list_methods())
-        else:
-            from ..compare import clicks
-
-            print(clicks.list_click_methods())
+        print(list_methods(_method_table(runner), DEFAULT_METHODS if runner is None else ()))
         return 0
     options = compare_options(values, runner)
     with interrupt_signals() as signals:
@@ -166,8 +161,8 @@ def in_workers() -> bool:
 
 
 def _method_table(runner: Any) -> Any:
-    """Where the names of the table are explained: the method table (``--methods list``), or the
-    click protocol's."""
+    """Where the method names are explained (``--methods list``, the legend): the method table, or
+    the click protocol's."""
     if runner is None:
         from ..compare import METHODS
 

@@ -39,7 +39,10 @@ def run_compare(args: argparse.Namespace) -> int:
 
         with usage_errors():
             load_plugins(values["imports"])
-    runner = click_runner(args)
+    from ..compare import clicks
+
+    with usage_errors(ValueError, TypeError):  # the click options: the runner of --clicks, None without
+        runner = clicks.runner_from_args(args)
     if values["methods"].strip().lower() == "list":
         print(list_methods(_method_table(runner), DEFAULT_METHODS if runner is None else ()))
         return 0
@@ -170,15 +173,6 @@ def _method_table(runner: Any) -> Any:
     from ..compare.clicks import CLICK_METHODS
 
     return CLICK_METHODS
-
-
-def click_runner(args: argparse.Namespace) -> Any:
-    """With ``--clicks``: the :class:`~boostplug.compare.clicks.ClickRunner` of the click options;
-    ``None`` without."""
-    from ..compare import clicks
-
-    with usage_errors(ValueError, TypeError):
-        return clicks.runner_from_args(args)
 
 
 def report_failures(failures: Sequence[Failure], out: Path | None) -> None:

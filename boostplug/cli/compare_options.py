@@ -84,12 +84,8 @@ def _alpha(value: float) -> float:
     return float(value)
 
 
-def _split(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
 def parse_frameworks(text: str) -> list[str]:
-    chosen = [f.lower() for f in _split(text)]
+    chosen = [f.strip().lower() for f in text.split(",") if f.strip()]
     bad = [f for f in chosen if f not in FRAMEWORKS]
     if not chosen or bad:
         raise UsageError(f"--frameworks: unknown {bad or text!r}; choose from {','.join(FRAMEWORKS)}")

@@ -105,16 +105,11 @@ def _dispatchers() -> Iterator[Any]:
             yield value
 
 
-def _data():
+def _steps() -> Iterator[Callable[[], None]]:
     from ..data import make_ranking
 
     d = make_ranking(n_queries=12, docs_per_query=(3, 12), n_features=5, n_labels=3, seed=0)
     scores = np.random.default_rng(0).normal(size=d.n_docs)
-    return d, scores
-
-
-def _steps() -> Iterator[Callable[[], None]]:
-    d, scores = _data()
     yield lambda: _objectives(d, scores)
     yield lambda: _metrics(d, scores)
     yield lambda: _boosters(d)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..compare import DEFAULT_METHODS, Failure, Result, format_table, load_folds, run
+from ..compare import CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, format_table, load_folds, run
 from ..compare.outdir import OutDir
 from ..compare.report import method_legend, verdict, write_outputs
 from .errors import UsageError, usage_errors
@@ -166,13 +166,7 @@ def in_workers() -> bool:
 def _method_table(runner: Any) -> Any:
     """Where the method names are explained (``--methods list``, the legend): the method table, or
     the click protocol's."""
-    if runner is None:
-        from ..compare import METHODS
-
-        return METHODS
-    from ..compare.clicks import CLICK_METHODS
-
-    return CLICK_METHODS
+    return METHODS if runner is None else CLICK_METHODS
 
 
 def report_failures(failures: Sequence[Failure], out: Path | None) -> None:

@@ -130,10 +130,8 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
             row.append(_interval(cis[name]["mean"][CURVE_METRIC]))
         if tests:
             t = tests.get(name)
-            if name == baseline:
-                row += ["(baseline)", "", "", ""] if wide else ["(baseline)", ""]
-            elif t is None:  # degenerate: not tested
-                row += ["degenerate", "", "", ""] if wide else ["degenerate", ""]
+            if name == baseline or t is None:  # t is None: degenerate, not tested
+                row += ["(baseline)" if name == baseline else "degenerate"] + [""] * (3 if wide else 1)
             elif wide:
                 row += [f"{t.mean_diff:+.4f}", _interval(cis[name]["diff"], signed=True), _p(t.t_pvalue),
                         _p(t.wilcoxon_pvalue)]

@@ -1,8 +1,8 @@
 """The ``boostplug`` command: ``boostplug info PATH``, ``boostplug compare ...``, ``boostplug warmup``,
 ``boostplug calibrate``.
 
-Each subcommand lives in its own module exposing ``add_parser(subparsers)`` (registered by
-:func:`.subcommand.add_subcommand`) and ``run(args) -> int`` (``compare`` with helper modules of
+Each subcommand lives in its own module exposing ``add_parser(subparsers)`` (which sets
+``args.run``) and ``run(args) -> int`` (``compare`` with helper modules of
 its own: ``compare_*``, ``signals``, ``out_folder``). User errors (missing path, unknown method, bad file) end
 with a one-line message on stderr and exit code 2, never a traceback: a subcommand
 raises :class:`UsageError` for them (or handles them itself, as ``info`` does), and an
@@ -42,17 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def sleeping_openmp_threads() -> None:
-    """``OMP_WAIT_POLICY=PASSIVE`` unless the user set it: idle OpenMP threads sleep instead of
-    spinning, which on busy cores made training many times slower (docs/performance.md).
-    OpenMP runtimes read it once, when they load: this runs before any of them (the subcommands'
-    imports load scikit-learn's copy, which XGBoost shares), and spawned jobs inherit it."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``boostplug`` console script; returns the exit code."""
-    sleeping_openmp_threads()
+    # OMP_WAIT_POLICY=PASSIVE unless the user set it: idle OpenMP threads sleep instead of
+    # spinning, which on busy cores made training many times slower (docs/performance.md).
+    # OpenMP runtimes read it once, when they load: this runs before any of them (the subcommands'
+    # imports load scikit-learn's copy, which XGBoost shares), and spawned jobs inherit it.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = build_parser()
     # the command line, recorded by commands that write results
     given = argparse.Namespace(argv=list(argv) if argv is not None else sys.argv[1:])

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..compare import Failure, Result, format_table, load_folds, run
+from ..compare import CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, format_table, load_folds, run
 from ..compare.outdir import OutDir
 from ..compare.report import method_legend, verdict, write_outputs
 from .errors import UsageError, usage_errors
@@ -39,14 +39,12 @@ def run_compare(args: argparse.Namespace) -> int:
 
         with usage_errors():
             load_plugins(values["imports"])
-    runner = click_runner(args)
-    if values["methods"].strip().lower() == "list":
-        if runner is None:
-            print(list_methods())
-        else:
-            from ..compare import clicks
+    from ..compare import clicks
 
-            print(clicks.list_click_methods())
+    with usage_errors(ValueError, TypeError):  # the click options: the runner of --clicks, None without
+        runner = clicks.runner_from_args(args)
+    if values["methods"].strip().lower() == "list":
+        print(list_methods(_method_table(runner), DEFAULT_METHODS if runner is None else ()))
         return 0
     options = compare_options(values, runner)
     with interrupt_signals() as signals:
@@ -166,24 +164,9 @@ def in_workers() -> bool:
 
 
 def _method_table(runner: Any) -> Any:
-    """Where the names of the table are explained: the method table (``--methods list``), or the
-    click protocol's."""
-    if runner is None:
-        from ..compare import METHODS
-
-        return METHODS
-    from ..compare.clicks import CLICK_METHODS
-
-    return CLICK_METHODS
-
-
-def click_runner(args: argparse.Namespace) -> Any:
-    """With ``--clicks``: the :class:`~boostplug.compare.clicks.ClickRunner` of the click options;
-    ``None`` without."""
-    from ..compare import clicks
-
-    with usage_errors(ValueError, TypeError):
-        return clicks.runner_from_args(args)
+    """Where the method names are explained (``--methods list``, the legend): the method table, or
+    the click protocol's."""
+    return METHODS if runner is None else CLICK_METHODS
 
 
 def report_failures(failures: Sequence[Failure], out: Path | None) -> None:

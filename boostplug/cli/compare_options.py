@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .._validation import did_you_mean
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, method_names
+from ..compare.clicks import default_baseline
 from ..compare.conventions import Conventions, make_conventions
 from ..compare.methods import catboost_installed, unavailable
 from ..compare.run_record import RunRecord
@@ -51,7 +52,7 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
     tree_params = {**values.get("config_tree_params", {}), **parse_params(values["param"])}  # --param wins
     threads = _check_values(values)
     baseline = values["baseline"] or (("lambdarank" if "lambdarank" in methods else methods[0]) if runner is None else
-                                      _default_click_baseline(methods))
+                                      default_baseline(methods))
     if baseline not in methods:
         raise UsageError(f"--baseline {baseline!r} is not among the methods that run ({', '.join(methods)})")
     if values["resume"] and values["out"] is None:
@@ -83,12 +84,8 @@ def _alpha(value: float) -> float:
     return float(value)
 
 
-def _split(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
 def parse_frameworks(text: str) -> list[str]:
-    chosen = [f.lower() for f in _split(text)]
+    chosen = [f.strip().lower() for f in text.split(",") if f.strip()]
     bad = [f for f in chosen if f not in FRAMEWORKS]
     if not chosen or bad:
         raise UsageError(f"--frameworks: unknown {bad or text!r}; choose from {','.join(FRAMEWORKS)}")
@@ -169,11 +166,13 @@ def _check_at_most(option: str, value: int, limit: int) -> None:
                      "training, and far more crashes LightGBM)")
 
 
-def list_methods() -> str:
-    width = max(len(n) for n in METHODS)
+def list_methods(table: Mapping[str, Any] = METHODS, defaults: Sequence[str] = DEFAULT_METHODS) -> str:
+    """The methods of ``table`` (the compare methods, or the click protocol's), one line each,
+    ``defaults`` marked."""
+    width = max(len(n) for n in table)
     lines = [f"{'method':<{width}}  {'framework':<9}  summary"]
-    for n, m in METHODS.items():
-        mark = " (default)" if n in DEFAULT_METHODS else ""
+    for n, m in table.items():
+        mark = " (default)" if n in defaults else ""
         lines.append(f"{n:<{width}}  {m.framework:<9}  {m.summary}{mark}")
     return "\n".join(lines)
 
@@ -195,12 +194,6 @@ def parse_click_methods(text: str, frameworks: Sequence[str], runner: Any) -> li
         return parse(text, frameworks, runner)
     except (ValueError, TypeError) as e:
         raise UsageError(f"--methods: {e}") from None
-
-
-def _default_click_baseline(methods: list[str]) -> str:
-    from ..compare import clicks
-
-    return clicks.default_baseline(methods)
 
 
 def _check_values(values: dict[str, Any]) -> int:

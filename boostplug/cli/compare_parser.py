@@ -9,21 +9,21 @@ from typing import Any, Callable
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, TREE_PARAMS
 from ..compare.conventions import DISCOUNTS, EMPTIES, GAINS, PROTOCOLS, TIES
 from .compare_config import defer_defaults
-from .subcommand import add_subcommand
 
 __all__ = ["add_parser"]
 
 
 def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentParser:
     """Register the ``compare`` subcommand, run by ``run(args)``, with its options."""
-    p = add_subcommand(
-        subparsers, "compare", run,
+    p = subparsers.add_parser(
+        "compare",
         help="train ranking methods on one data set and compare them",
         description="Train each method on the same folds with the same tree parameters, choose its number of rounds "
                     "on the validation part, and report test NDCG@1/3/5/10 and MAP or the --metrics given (mean±std "
                     "over folds), training time and a paired significance test against a baseline. See "
                     "docs/compare.md.",
     )
+    p.set_defaults(run=run)
     p.add_argument("--data", default="example",
                    help="'example' (default: LightGBM's example, embedded; 20%% of its training queries "
                         "validate), a LETOR file (query-level k-fold, see --kfold), or a LETOR folder "

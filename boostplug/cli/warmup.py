@@ -26,21 +26,21 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .subcommand import add_subcommand
-
 __all__ = ["add_parser", "run", "warm_up", "kernel_counts"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``warmup`` subcommand on an argparse subparsers object."""
-    return add_subcommand(
-        subparsers, "warmup", run,
+    p = subparsers.add_parser(
+        "warmup",
         help="compile every kernel once into numba's cache (for images, CI and executors)",
         description="Compile boostplug's numba kernels once, serial and parallel forms, by running every objective, "
                     "metric, booster, click-log and LETOR-reading entry point on a few documents, so that later "
                     "processes load them from numba's cache (beside the package, or NUMBA_CACHE_DIR). numba keys "
                     "the cache by CPU: set the same NUMBA_CPU_NAME (e.g. generic) where the cache is built and used.",
     )
+    p.set_defaults(run=run)
+    return p
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,16 +105,11 @@ def _dispatchers() -> Iterator[Any]:
             yield value
 
 
-def _data():
+def _steps() -> Iterator[Callable[[], None]]:
     from ..data import make_ranking
 
     d = make_ranking(n_queries=12, docs_per_query=(3, 12), n_features=5, n_labels=3, seed=0)
     scores = np.random.default_rng(0).normal(size=d.n_docs)
-    return d, scores
-
-
-def _steps() -> Iterator[Callable[[], None]]:
-    d, scores = _data()
     yield lambda: _objectives(d, scores)
     yield lambda: _metrics(d, scores)
     yield lambda: _boosters(d)

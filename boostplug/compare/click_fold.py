@@ -161,8 +161,7 @@ def _probabilities(name: str, values: Any) -> tuple[float, ...] | None:
         return None
     if isinstance(values, (str, bytes)) or np.ndim(values) != 1 or len(values) == 0:
         raise TypeError(f"{name} must be None or a non-empty sequence of probabilities, got {show(values)}")
-    out = tuple(check_real(f"{name}[{i}]", v, 0.0, 1.0, lo_open=False) for i, v in enumerate(values))
-    return out
+    return tuple(check_real(f"{name}[{i}]", v, 0.0, 1.0, lo_open=False) for i, v in enumerate(values))
 
 
 # ---- one fold: labeled queries, the click log, the selection data --------------------------------

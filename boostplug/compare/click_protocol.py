@@ -38,7 +38,7 @@ from ..data import RankingData
 from ..clicks import ClickLog
 from .click_fold import ClickFold, ClickSettings, prepare
 from .conventions import Conventions
-from .method_specs import format_value, parse_value, split_top
+from .method_specs import format_value, split_spec
 from .methods import TREE_PARAMS, Method, get_method
 from .protocol import Result, run_method
 from .training import Trained, TrainingPart
@@ -86,10 +86,6 @@ class ClickMethod:
         return get_method(self.base).framework
 
     @property
-    def needs_labeled(self) -> bool:
-        return "labeled" in self.trains_on
-
-    @property
     def ips(self) -> bool:
         """Whether the method weights clicks or pairs by inverse propensities estimated from the log."""
         return self.trains_on.endswith("-ips")
@@ -107,7 +103,7 @@ class ClickMethod:
         if self.ips and settings.weight == "wilson":
             raise ValueError(f"{self.name}: inverse-propensity counts are not whole, and weight 'wilson' needs whole "
                              "counts; use 'net', 'count' or 'unit'")
-        if self.needs_labeled and settings.labeled_fraction == 0.0:
+        if "labeled" in self.trains_on and settings.labeled_fraction == 0.0:
             raise ValueError(f"{self.name} trains on labeled queries, but labeled_fraction is 0")
         if self.framework == "booster" and settings.weight not in ("unit", "count", "net"):
             raise ValueError(f"{self.name}: the reference boosters take no per-pair weights and train on each pair "
@@ -287,14 +283,6 @@ def _check_extra(method: str, key: str, value: Any) -> None:
         check_real(f"method {method!r}: {key}", value, 0.0, 1e6)
 
 
-def _cm(name: str, base: str, trains_on: str, summary: str, extra: Mapping[str, Any] | None = None,
-        fixed: Mapping[str, Any] | None = None, positions: bool = False,
-        trees: Mapping[str, Any] | None = None, reproduces: str = "") -> ClickMethod:
-    assert trains_on in _TRAINS_ON
-    return ClickMethod(name, base, trains_on, summary, dict(extra or {}), dict(fixed or {}), positions=positions,
-                       trees=dict(trees or {}), reproduces=reproduces)
-
-
 #: QBRank's trees on the click pairs alone: a few thousand pairs on the rows they touch are
 #: fitted to their noise by the comparison's 31-leaf trees (docs/studies/clicks.md, "Why QBRank trailed").
 PAIR_TREES = {"num_leaves": 3}
@@ -302,47 +290,48 @@ PAIR_TREES = {"num_leaves": 3}
 
 #: The click protocol's methods, by name (module docstring).
 CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
-    _cm("production", "lambdarank", "fixed",
+    ClickMethod("production", "lambdarank", "fixed",
         "the production ranker that showed the simulated results (LightGBM lambdarank on L, fixed rounds): the "
         "ranker the clicks came from"),
-    _cm("random", "lambdarank", "fixed", "a random order (seeded): what nothing learned scores"),
-    _cm("lgb-clicks", "lambdarank", "impressions",
+    ClickMethod("random", "lambdarank", "fixed", "a random order (seeded): what nothing learned scores"),
+    ClickMethod("lgb-clicks", "lambdarank", "impressions",
         "LightGBM lambdarank, clicks as labels (each impression with a click a query group)"),
-    _cm("lgb-position", "lambdarank", "impressions",
+    ClickMethod("lgb-position", "lambdarank", "impressions",
         "LightGBM lambdarank, clicks as labels, with its position debiasing (Dataset position)",
         extra={"lambdarank_position_bias_regularization": 0.0}, positions=True),
-    _cm("lgb-position-plugin", "lambdarank-plugin", "impressions",
+    ClickMethod("lgb-position-plugin", "lambdarank-plugin", "impressions",
         "lgb-position through boostplug's copy of LightGBM lambdarank, a custom objective reading the Dataset's "
         "positions: the built-in's trees", extra={"lambdarank_position_bias_regularization": 0.0}, positions=True,
         reproduces="lgb-position"),
-    _cm("xgb-unbiased", "xgb-rank:ndcg", "impressions",
+    ClickMethod("xgb-unbiased", "xgb-rank:ndcg", "impressions",
         "XGBoost rank:ndcg, clicks as labels, lambdarank_unbiased (position = shown order)",
         extra={"lambdarank_bias_norm": None}, fixed={"lambdarank_unbiased": True}),
-    _cm("xgb-unbiased-plugin", "xgb-rank_ndcg-plugin", "impressions",
+    ClickMethod("xgb-unbiased-plugin", "xgb-rank_ndcg-plugin", "impressions",
         "xgb-unbiased through boostplug's copy of rank:ndcg (a custom objective on XGBoost): the built-in's trees",
         extra={"lambdarank_bias_norm": None}, fixed={"lambdarank_unbiased": True}, reproduces="xgb-unbiased"),
-    _cm("lgb-ips", "lambdarank", "impressions-ips",
+    ClickMethod("lgb-ips", "lambdarank", "impressions-ips",
         "LightGBM lambdarank, clicks as labels, each click weighted by the inverse of its position's examination "
         "propensity, estimated from the log (a log that shows documents at several positions)"),
-    _cm("labeled-only", "lambdarank", "labeled", "LightGBM lambdarank on the labeled queries L alone"),
-    _cm("qbrank-P", "qbrank", "pairs", "QBRank on the click preference pairs P (LightGBM trees of 3 leaves)",
+    ClickMethod("labeled-only", "lambdarank", "labeled", "LightGBM lambdarank on the labeled queries L alone"),
+    ClickMethod("qbrank-P", "qbrank", "pairs", "QBRank on the click preference pairs P (LightGBM trees of 3 leaves)",
         trees=PAIR_TREES),
-    _cm("qbrank-P-ips", "qbrank", "pairs-ips",
+    ClickMethod("qbrank-P-ips", "qbrank", "pairs-ips",
         "QBRank on the click pairs, each counted by the inverse examination propensity of its clicked position, "
         "estimated from the log (a log that shows documents at several positions; trees of 3 leaves)",
         trees=PAIR_TREES),
-    _cm("lgb-clicks+qbrank-P", "qbrank", "impressions+pairs",
+    ClickMethod("lgb-clicks+qbrank-P", "qbrank", "impressions+pairs",
         "LightGBM lambdarank on the clicks as labels (its round chosen as the others'), then QBRank on the click "
         "pairs boosting on from its scores"),
-    _cm("qbrank-PL", "qbrank", "pairs+labeled",
+    ClickMethod("qbrank-PL", "qbrank", "pairs+labeled",
         "QBRank on P ∪ L: click pairs and the labeled queries' squared error, weight w (LightGBM trees)"),
-    _cm("mpboost-P", "mpboost-stumps", "pairs",
+    ClickMethod("mpboost-P", "mpboost-stumps", "pairs",
         "stump MPBoost (reference booster) on the click pairs, each repeated by its weight (the MPBoost "
         "tree objective takes label pairs only)"),
-    _cm("rankboost-P", "rb-c", "pairs",
+    ClickMethod("rankboost-P", "rb-c", "pairs",
         "RankBoost Rb-c (reference booster) on the click pairs, each repeated by its weight (the RankBoost "
         "tree objective takes label pairs only)"),
 )}
+assert all(m.trains_on in _TRAINS_ON for m in CLICK_METHODS.values())
 
 
 def click_method(spec: str | ClickMethod) -> ClickMethod:
@@ -352,18 +341,7 @@ def click_method(spec: str | ClickMethod) -> ClickMethod:
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"a click method is a name, got {show(spec)}")
-    text = spec.strip()
-    name, params = text, {}
-    if "[" in text:
-        if not text.endswith("]"):
-            raise ValueError(f"click method {text!r}: expected name[key=value,...]")
-        name, body = text[:-1].split("[", 1)
-        for item in split_top(body):
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip():
-                raise ValueError(f"click method {text!r}: {item!r} is not key=value")
-            params[key.strip()] = parse_value(value)
-    name = name.strip()
+    name, params = split_spec(spec, (), "click method") if "[" in spec else (spec.strip(), {})
     if name not in CLICK_METHODS:
         hint = did_you_mean(name, CLICK_METHODS)
         hint = f" ({hint})" if hint else ""

@@ -26,8 +26,8 @@ from ..clicks.aggregate import WEIGHTS
 from .method_specs import split_specs
 from .protocol import Result
 
-__all__ = ["ClickRunner", "add_arguments", "runner_from_args", "parse_click_methods", "list_click_methods",
-           "default_baseline", "LOG_ROLES"]
+__all__ = ["ClickRunner", "add_arguments", "runner_from_args", "parse_click_methods", "default_baseline",
+           "LOG_ROLES"]
 
 #: The columns of a click log, by role (``--click-columns role=name,...``).
 LOG_ROLES = ("session", "query", "doc", "position", "clicked", "order", "dwell")
@@ -354,14 +354,6 @@ def parse_click_methods(text: str, frameworks: Sequence[str], runner: ClickRunne
     for name in chosen if runner is not None else ():
         runner.check(name)
     return chosen
-
-
-def list_click_methods() -> str:
-    """The click protocol's methods, one line each."""
-    width = max(len(n) for n in CLICK_METHODS)
-    lines = [f"{'method':<{width}}  {'framework':<9}  summary"]
-    lines += [f"{n:<{width}}  {m.framework:<9}  {m.summary}" for n, m in CLICK_METHODS.items()]
-    return "\n".join(lines)
 
 
 def default_baseline(methods: Sequence[str]) -> str:

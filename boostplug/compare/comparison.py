@@ -75,11 +75,8 @@ def summary(results: Sequence[Result]) -> dict[str, dict[str, Any]]:
 def degenerate_folds(results: Sequence[Result]) -> dict[str, list[int]]:
     """Per degenerate method (in order of appearance): the 1-based folds on which its chosen
     model predicts one value for every test document (``info["degenerate"]``)."""
-    out: dict[str, list[int]] = {}
-    for r in results:
-        if r.info.get("degenerate"):
-            out.setdefault(r.method, []).append(r.fold + 1)
-    return {n: sorted(set(f)) for n, f in out.items()}
+    flat = folds_finished([r for r in results if r.info.get("degenerate")])
+    return {n: [f + 1 for f in folds] for n, folds in flat.items()}
 
 
 def folds_finished(results: Sequence[Result]) -> dict[str, list[int]]:

@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from .._validation import special_kind
 from ..data import (
     LAYOUTS, RankingData, kfold_by_query, letor_fold_count, letor_layout, load_example, load_letor, load_letor_folds,
     train_test_split_by_query,
@@ -114,12 +115,6 @@ def _has_qid(path: Path) -> bool:
     return True
 
 
-def _kind(path: Path) -> str:
-    from .._validation import special_kind
-
-    return special_kind(path) or "not a file or folder"
-
-
 def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None, seed: int = 0,
                layout: str | None = None) -> list[tuple[int, Fold]]:
     """``(fold_index, (train, vali, test))`` for the data named by ``data`` (see the module notes).
@@ -152,8 +147,8 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
             folds = load_letor_folds(path, layout, folds=chosen)
         return list(zip(range(n_available) if chosen is None else chosen, folds))
     if not path.is_file():  # a FIFO would block the first read forever
-        raise ValueError(f"--data {path}: not a regular file ({_kind(path)}); give a LETOR file or folder, "
-                         "or 'example'")
+        raise ValueError(f"--data {path}: not a regular file ({special_kind(path) or 'not a file or folder'}); give "
+                         "a LETOR file or folder, or 'example'")
     d = _load_file(path)
     _check_kfold(d.n_queries, n_folds)
     chosen = parse_fold_selection(select, n_folds)

@@ -97,20 +97,17 @@ def _failure(name: str, fold: int, exc: BaseException) -> Failure:
     return Failure(name, fold, f"{type(exc).__name__}: {message}", text)
 
 
-def _attempt(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], progress: bool,
-             stream: TextIO) -> Result | Failure:
-    """One run; an exception (not Ctrl-C) becomes a :class:`Failure` so that the other runs go on."""
+def _attempt(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], progress: bool = False,
+             stream: TextIO | None = None) -> Result | Failure:
+    """One run (``stream``: of its progress bar, default this process's stderr); an exception (not
+    Ctrl-C) becomes a :class:`Failure` so that the other runs go on."""
     train, vali, test = fold
     rest = dict(kwargs)
     one = rest.pop("runner", None) or run_method
     try:
-        return one(name, train, vali, test, fold=fold_index, progress=progress, stream=stream, **rest)
+        return one(name, train, vali, test, fold=fold_index, progress=progress, stream=stream or sys.stderr, **rest)
     except Exception as e:
         return _failure(name, fold_index, e)
-
-
-def _job(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], progress: bool = False) -> Result | Failure:
-    return _attempt(name, fold_index, fold, kwargs, progress, sys.stderr)
 
 
 class Results(list):
@@ -250,7 +247,7 @@ def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jo
     try:
         with _worker_guard.exported(os.getpid()):  # the workers start in submit()
             for n, i, f in tasks:
-                pending[pool.submit(_job, n, i, f, kwargs, bars)] = (n, i)
+                pending[pool.submit(_attempt, n, i, f, kwargs, bars)] = (n, i)
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:

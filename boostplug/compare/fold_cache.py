@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["fingerprint", "cached", "lightgbm_train", "disabled", "enabled", "clear", "LIGHTGBM_TREE_ONLY"]
+__all__ = ["fingerprint", "cached", "lightgbm_train", "disabled", "clear", "LIGHTGBM_TREE_ONLY"]
 
 #: LightGBM parameters that Dataset construction does not read (``min_data_in_leaf`` is not one:
 #: the feature pre-filter reads it; see the module's docstring).
@@ -47,10 +47,6 @@ MAX_DATASETS = 32
 _store: "OrderedDict[Any, Any]" = OrderedDict()
 _prints: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
 _on = True
-
-
-def enabled() -> bool:
-    return _on
 
 
 @contextmanager

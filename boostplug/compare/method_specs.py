@@ -57,23 +57,8 @@ def split_specs(text: str) -> list[str]:
     """Method specs from a comma-separated list: commas inside ``[...]`` and a ``key=value``
     after ``name:key=value`` belong to that method (``mpboost-ldd:alpha=0.3,lam=2,lambdarank``
     is two methods); ``;`` also separates."""
-    parts: list[str] = []
-    depth, cur = 0, ""
-    for ch in text.replace(";", ","):
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        if ch == "," and depth <= 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
     out: list[str] = []
-    for p in (p.strip() for p in parts):
-        if not p:
-            continue
+    for p in split_top(text.replace(";", ",")):
         head = p.split("=", 1)[0]
         if out and "=" in p and ":" not in head and "[" not in head and "[" not in out[-1]:
             out[-1] += "," + p  # a further key=value of the method before
@@ -82,13 +67,14 @@ def split_specs(text: str) -> list[str]:
     return out
 
 
-def split_spec(spec: str, names: Container[str]) -> tuple[str, dict[str, Any]]:
+def split_spec(spec: str, names: Container[str], what: str = "method") -> tuple[str, dict[str, Any]]:
     """``name[k=v,...]`` or ``name:k=v,...`` -> ``(name, {k: v})``; a name may itself hold ``:``
-    (``xgb-rank:ndcg``), so the name is the first prefix that is one of ``names`` (the methods)."""
+    (``xgb-rank:ndcg``), so the name is the first prefix that is one of ``names`` (the methods).
+    ``what``: how messages name the spec."""
     spec = spec.strip()
     if "[" in spec:
         if not spec.endswith("]"):
-            raise ValueError(f"method {spec!r}: expected name[key=value,...]")
+            raise ValueError(f"{what} {spec!r}: expected name[key=value,...]")
         base, body = spec[:-1].split("[", 1)
     else:
         cut = next((i for i, ch in enumerate(spec) if ch == ":" and spec[:i] in names), None)
@@ -102,16 +88,17 @@ def split_spec(spec: str, names: Container[str]) -> tuple[str, dict[str, Any]]:
     for item in split_top(body):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"method {spec!r}: {item!r} is not key=value")
+            raise ValueError(f"{what} {spec!r}: {item!r} is not key=value")
         params[key.strip()] = parse_value(value)
     return base.strip(), params
 
 
 def split_top(body: str) -> list[str]:
+    """``body`` split at the commas outside ``[...]``, each part stripped, empty ones left out."""
     out, depth, cur = [], 0, ""
     for ch in body:
         depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
+        if ch == "," and depth <= 0:
             out.append(cur)
             cur = ""
         else:

@@ -35,7 +35,7 @@ trains in :mod:`.training`.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
@@ -160,17 +160,63 @@ class Method:
 
     def parameters(self) -> dict[str, Any]:
         """The parameters this method takes (``name[key=value]``, ``--tune``) with their values."""
-        return _parameters(self)
+        if self.framework == "booster":
+            import inspect
+
+            from .. import boosters
+
+            sig = inspect.signature(getattr(boosters, self.loss).__init__).parameters
+            out = {k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED}
+            out.update(self.loss_params)
+            return out
+        out = dict(self.loss_params) if _catboost_own(self) else {}
+        obj = _objective(self)
+        if obj is not None:
+            # row-index parameters belong to one data set, and a fixed parameter is not a setting
+            out.update({k: v for k, v in obj.defaults.items() if k not in obj.row_params and k not in obj.fixed})
+            out.update(self.loss_params)
+        out.update(TREE_PARAMS)
+        out.update(self.tree_params)
+        return out
 
     def configure(self, params: dict[str, Any], *, rename: bool = True) -> "Method":
         """This method with ``params`` set (unknown names: a "did you mean" ``ValueError``; values
         checked as the objective, the booster or :func:`check_tree_params` would, without training).
         ``rename``: the name shows the settings (``mpboost-ldd[alpha=0.3]``)."""
-        return _configure(self, params, rename)
+        known = self.parameters()
+        for key in params:
+            if key not in known:
+                hint = did_you_mean(key, known)
+                raise ValueError(f"method {self.registry_name!r} has no parameter {key!r}; {hint}{' ' if hint else ''}"
+                                 f"its parameters are {', '.join(known)}")
+        tree = {k: v for k, v in params.items() if self.framework != "booster" and k in TREE_PARAMS}
+        loss = {k: v for k, v in params.items() if k not in tree}
+        new = replace(self, loss_params={**self.loss_params, **loss}, tree_params={**self.tree_params, **tree},
+                      base=self.registry_name)
+        try:
+            _check(new, loss, tree)
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"method {self.registry_name!r}: {e}") from None
+        if rename and params:
+            shown = {**_shown(self), **params}
+            body = ",".join(f"{k}={format_value(v)}" for k, v in shown.items())
+            new = replace(new, name=f"{self.registry_name}[{body}]")
+        return new
 
     def search_space(self) -> dict[str, Dist]:
-        """What ``--tune`` searches: :data:`TREE_SPACE` for tree methods plus the method's own knobs."""
-        return _search_space(self)
+        """What ``--tune`` searches: :data:`TREE_SPACE` for tree methods plus the method's own knobs,
+        less a setting the user fixed (``name[key=value]``)."""
+        if self.framework == "booster":
+            space = booster_space(self.loss, self.parameters())
+        elif _catboost_own(self):
+            space = catboost_space(self.loss_params)
+        else:
+            space = dict(TREE_SPACE)
+            obj = _objective(self)
+            if obj is not None:
+                space.update(objective_space(obj, self.loss_params))
+        fixed = set(_shown(self))
+        return {k: d for k, d in space.items() if k not in fixed}
 
     def train(self, train: RankingData, vali: RankingData, test: RankingData, *, rounds: int,
               tree_params: dict[str, Any], seed: int, threads: int = 0,
@@ -330,9 +376,6 @@ class MethodTable(Mapping[str, Method]):
     def __len__(self) -> int:
         return len(self._current())
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._current()
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({list(self._current())})"
 
@@ -387,50 +430,6 @@ def _objective(m: Method) -> Any:
     return objectives.get(m.loss.split(":", 1)[1]) if m.loss.startswith("boostplug:") else None
 
 
-def _parameters(m: Method) -> dict[str, Any]:
-    if m.framework == "booster":
-        import inspect
-
-        from .. import boosters
-
-        sig = inspect.signature(getattr(boosters, m.loss).__init__).parameters
-        out = {k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED}
-        out.update(m.loss_params)
-        return out
-    out = dict(m.loss_params) if _catboost_own(m) else {}
-    obj = _objective(m)
-    if obj is not None:
-        # row-index parameters belong to one data set, and a fixed parameter is not a setting
-        out.update({k: v for k, v in obj.defaults.items() if k not in obj.row_params and k not in obj.fixed})
-        out.update(m.loss_params)
-    out.update(TREE_PARAMS)
-    out.update(m.tree_params)
-    return out
-
-
-def _configure(m: Method, params: dict[str, Any], rename: bool) -> Method:
-    known = _parameters(m)
-    for key in params:
-        if key not in known:
-            hint = did_you_mean(key, known)
-            raise ValueError(f"method {m.registry_name!r} has no parameter {key!r}; {hint}{' ' if hint else ''}"
-                             f"its parameters are {', '.join(known)}")
-    tree = {k: v for k, v in params.items() if m.framework != "booster" and k in TREE_PARAMS}
-    loss = {k: v for k, v in params.items() if k not in tree}
-    new = Method(m.name, m.framework, m.loss, {**m.loss_params, **loss}, m.summary, m.select_metric,
-                 {**m.tree_params, **tree}, m.registry_name)
-    try:
-        _check(new, loss, tree)
-    except (ValueError, TypeError) as e:
-        raise type(e)(f"method {m.registry_name!r}: {e}") from None
-    if rename and params:
-        shown = {**_shown(m), **params}
-        new = Method(f"{m.registry_name}[{','.join(f'{k}={format_value(v)}' for k, v in shown.items())}]",
-                     new.framework, new.loss, new.loss_params, new.summary, new.select_metric, new.tree_params,
-                     new.base)
-    return new
-
-
 def _shown(m: Method) -> dict[str, Any]:
     """The settings a configured method's name already shows."""
     return split_spec(m.name, METHODS)[1] if m.base else {}
@@ -460,19 +459,3 @@ def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
     est.n_rounds = 1
     X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [0.5, 0.2]])
     est.fit(X, np.array([0.0, 1.0, 2.0, 0.0]), group=[4])
-
-
-# ---- what --tune searches -------------------------------------------------------------------
-def _search_space(m: Method) -> dict[str, Dist]:
-    """A setting the user fixed (``name[key=value]``) is not searched."""
-    fixed = set(_shown(m))
-    if m.framework == "booster":
-        space = booster_space(m.loss, _parameters(m))
-    elif _catboost_own(m):
-        space = catboost_space(m.loss_params)
-    else:
-        space = dict(TREE_SPACE)
-        obj = _objective(m)
-        if obj is not None:
-            space.update(objective_space(obj, m.loss_params))
-    return {k: d for k, d in space.items() if k not in fixed}

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._atomic import atomic_write
-from .comparison import BOOTSTRAP_RESAMPLES, bootstrap, summary
+from .comparison import BOOTSTRAP_RESAMPLES, bootstrap, folds_finished, summary
 from .protocol import CURVE_METRIC, Result, reported_metrics
 
 __all__ = ["PLOT_FILES", "require_matplotlib", "curve_styles", "folds_title", "plot_curves", "plot_bars", "write_plots"]
@@ -92,11 +92,9 @@ def curve_styles(names: Sequence[str]) -> dict[str, tuple[str, Any]]:
 def folds_title(results: Sequence[Result]) -> str:
     """What a figure's values are over: ``"fold 3"`` for one fold, ``"mean over 5 folds"``, or,
     when the methods did not finish the same folds, ``"mean over each method's folds"``."""
-    per_method: dict[str, set[int]] = {}
-    for r in results:
-        per_method.setdefault(r.method, set()).add(r.fold)
-    folds = set().union(*per_method.values()) if per_method else set()
-    if any(f != folds for f in per_method.values()):
+    per_method = [set(f) for f in folds_finished(results).values()]
+    folds = set().union(*per_method)
+    if any(f != folds for f in per_method):
         return "mean over each method's folds"
     return f"fold {next(iter(folds)) + 1}" if len(folds) == 1 else f"mean over {len(folds)} folds"
 

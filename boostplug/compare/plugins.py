@@ -21,13 +21,8 @@ _LOADED: list[str] = []
 _REGISTERED: dict[str, Any] = {}  # the entries the imports registered (a worker registers them too)
 
 
-def _module_name(path: Path) -> str:
-    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
-    return f"boostplug_plugin_{path.stem}_{digest}"
-
-
 def _import_file(path: Path) -> None:
-    name = _module_name(path)
+    name = f"boostplug_plugin_{path.stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
     if name in sys.modules:
         return
     spec = importlib.util.spec_from_file_location(name, path)

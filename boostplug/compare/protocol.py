@@ -145,13 +145,9 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
             return (curve[k], k + 1) if k >= 0 else (float("nan"), 0)
 
         select_fn = conv.metric(select)
-
-        def value(vali_scores: Any) -> float:
-            return float(select_fn(vali_scores, vali.y, vali.group_ptr))
-
         bar = _Bar(f"{name} (fold {fold + 1}) trials", stream, progress)
         trained, record = search(method, tune, train_one, score, metric=select, seed=seed, fold=fold, progress=bar,
-                                 value=value)
+                                 value=lambda s: float(select_fn(s, vali.y, vali.group_ptr)))
         trained.info = {**trained.info, "tuning": record.to_dict()}
     else:
         bar = _Bar(f"{name} (fold {fold + 1})", stream, progress)

@@ -64,10 +64,6 @@ TABLE_WIDTH = 100
 COMPACT_METRICS = (CURVE_METRIC, "map")
 
 
-def _compact(metrics: Sequence[str]) -> list[str]:
-    return [m for m in metrics if m in COMPACT_METRICS or m not in REPORT_METRICS]
-
-
 def _wrap(text: str, width: int | None, indent: str = "") -> list[str]:
     """``text`` (its lines) wrapped to ``width`` columns, continuation lines indented; as it is
     with ``width=None``."""
@@ -102,7 +98,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     common, stats, tests, cis = compared.common, compared.stats, compared.tests, compared.cis
     flat = compared.degenerate
     reported = reported_metrics(results)
-    metrics = reported if wide else _compact(reported)
+    metrics = reported if wide else [m for m in reported if m in COMPACT_METRICS or m not in REPORT_METRICS]
     cols = [*metrics, "seconds"] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
     names = {"seconds": "train s", "tune_seconds": "tune s"}
     header = ["method", "rounds"] + [names.get(c, c.upper()) for c in cols]
@@ -134,10 +130,8 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
             row.append(_interval(cis[name]["mean"][CURVE_METRIC]))
         if tests:
             t = tests.get(name)
-            if name == baseline:
-                row += ["(baseline)", "", "", ""] if wide else ["(baseline)", ""]
-            elif t is None:  # degenerate: not tested
-                row += ["degenerate", "", "", ""] if wide else ["degenerate", ""]
+            if name == baseline or t is None:  # t is None: degenerate, not tested
+                row += ["(baseline)" if name == baseline else "degenerate"] + [""] * (3 if wide else 1)
             elif wide:
                 row += [f"{t.mean_diff:+.4f}", _interval(cis[name]["diff"], signed=True), _p(t.t_pvalue),
                         _p(t.wilcoxon_pvalue)]

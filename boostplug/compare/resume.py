@@ -19,10 +19,6 @@ from .conventions import Conventions
 from .data import Fold
 from .results_schema import SETTING_TYPES, check_digests, file_metrics, read_results
 
-#: Settings a resumed run must share with the earlier one (results.json ``settings`` keys): those
-#: the schema reads.
-SAME_SETTINGS = tuple(SETTING_TYPES)
-
 
 class ResumeError(ValueError):
     """The earlier run cannot be resumed with these settings (the message says which differs)."""
@@ -58,7 +54,7 @@ def check_same(earlier: dict[str, Any], *, settings: dict[str, Any], methods: Se
     :func:`.results_schema.check_digests`, naming the entry). A file without digests (an earlier
     version's) is not refused for it: :func:`has_digests` tells."""
     before = earlier["settings"]
-    for key in SAME_SETTINGS:
+    for key in SETTING_TYPES:  # the settings the schema reads are those a resumed run must share
         if before.get(key) != settings.get(key):  # clicks_protocol: absent without --clicks
             raise ResumeError(f"--resume: {key} was {before[key]!r} in the earlier run, now {settings.get(key)!r}; "
                               "a resumed run must use the same settings")

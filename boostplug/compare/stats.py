@@ -94,9 +94,9 @@ def bootstrap_means(values: ArrayLike, strata: ArrayLike | None = None, *, resam
     rng = np.random.default_rng(seed)
     known = ~np.isnan(v)
     filled = np.where(known, v, 0.0)
-    sums = np.zeros((len(_strata(v.size, strata)), resamples))
-    counts = np.zeros_like(sums)
     groups = _strata(v.size, strata)
+    sums = np.zeros((len(groups), resamples))
+    counts = np.zeros_like(sums)
     for start in range(0, resamples, _BLOCK):  # blocks bound the memory of the draws on many queries
         block = slice(start, min(start + _BLOCK, resamples))
         for k, pos in enumerate(groups):

@@ -84,6 +84,21 @@ def checkpoint_rounds(rounds: int) -> range:
     return range(every, rounds, every)
 
 
+def _each_round(rounds: int, progress: Progress | None,
+                checkpoint: Checkpoint | None) -> Callable[[int, Callable[[], Any]], None]:
+    """``step(t, vali_scores)`` for a trainer to call after round ``t``: reports it to ``progress``
+    and, at :func:`checkpoint_rounds`, shows ``vali_scores()`` to ``checkpoint``."""
+    at = set(checkpoint_rounds(rounds))
+
+    def step(t: int, vali_scores: Callable[[], Any]) -> None:
+        if progress is not None:
+            progress(t, rounds)
+        if checkpoint is not None and t in at:
+            checkpoint(t, np.asarray(vali_scores(), dtype=np.float64))
+
+    return step
+
+
 @dataclass
 class Trained:
     """Scores after every round on the validation and test parts, and the training time."""
@@ -151,13 +166,10 @@ def _train_lightgbm(m: Settings, train: TrainingPart, vali: RankingData, test: R
     else:
         params["objective"] = m.loss
         params.update(m.loss_params)
-    at = set(checkpoint_rounds(rounds))
+    step = _each_round(rounds, progress, checkpoint)
 
     def cb(env: Any) -> None:
-        if progress is not None:
-            progress(env.iteration + 1, rounds)
-        if checkpoint is not None and env.iteration + 1 in at:
-            checkpoint(env.iteration + 1, np.asarray(env.model.predict(vali.X, raw_score=True), dtype=np.float64))
+        step(env.iteration + 1, lambda: env.model.predict(vali.X, raw_score=True))
 
     def build() -> Any:
         return bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=train.position, weight=train.weight,
@@ -247,14 +259,11 @@ def _train_xgboost(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
     dtrain = fold_cache.cached("xgboost-train", train, lambda: bpx.dmatrix(train.X, train.y, group_ptr=train.group_ptr))
     dvali, dtest = (fold_cache.cached("xgboost-features", d, lambda d=d: xgb.DMatrix(d.X)) for d in (vali, test))
 
-    at = set(checkpoint_rounds(rounds))
+    step = _each_round(rounds, progress, checkpoint)
 
     class _Progress(xgb.callback.TrainingCallback):
         def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
-            if progress is not None:
-                progress(epoch + 1, rounds)
-            if checkpoint is not None and epoch + 1 in at:
-                checkpoint(epoch + 1, np.asarray(model.predict(dvali, output_margin=True), dtype=np.float64))
+            step(epoch + 1, lambda: model.predict(dvali, output_margin=True))
             return False
 
     t0 = time.perf_counter()
@@ -306,13 +315,10 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
     plugin = m.loss.startswith("boostplug:")
     params = catboost_params({**tree_params, **m.tree_params}, None if plugin else m.loss_params.get("depth"), seed,
                              threads)
-    at = set(checkpoint_rounds(rounds))
+    step = _each_round(rounds, progress, checkpoint)
 
     def after(t: int, model: Any) -> None:
-        if progress is not None:
-            progress(t, rounds)
-        if checkpoint is not None and t in at:
-            checkpoint(t, np.asarray(model.predict(vali.X, prediction_type="RawFormulaVal"), dtype=np.float64))
+        step(t, lambda: model.predict(vali.X, prediction_type="RawFormulaVal"))
 
     t0 = time.perf_counter()
     if plugin:
@@ -365,16 +371,13 @@ def _train_booster(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
             check_X(X, X_train.shape[1])
     # each round's scores as staged_predict sums them, one weak ranker at a time, while training
     staged: tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]] = ([], [])
-    at = set(checkpoint_rounds(rounds))
+    step = _each_round(rounds, progress, checkpoint)
 
     def cb(t: int, record: dict[str, Any]) -> None:
         for X, out in zip((X_vali, X_test), staged):
             last = out[-1] if out else np.zeros(X.shape[0])
             out.append(last + record["weight"] * evaluate_rankers(X, [record["ranker"]])[:, 0])
-        if progress is not None:
-            progress(t, rounds)
-        if checkpoint is not None and t in at:
-            checkpoint(t, staged[0][-1])
+        step(t, lambda: staged[0][-1])
 
     t0 = time.perf_counter()
     with limit_threads(threads if threads > 0 else None):  # restored after the fit, like the frameworks' count

@@ -75,9 +75,8 @@ def main() -> None:
         keys = sorted(values["lambdarank"])
         others = [m for m in values if m != "lambdarank"]
         print(f"\n{name}: {len(others)} methods compared with lambdarank, {len(keys)} test queries\n")
-        print("| method | " + " | ".join(METRICS) + " |")
-        print("|---|" + "---|" * len(METRICS))
         rows: dict = {m: [] for m in added}
+        notes = []  # printed before the table: a comment between its rows would end it
         folds = sorted({f for f, _ in keys})
         for metric in METRICS:
             base = np.array([values["lambdarank"][k][metric] for k in keys])
@@ -88,7 +87,10 @@ def main() -> None:
                 t = tests[m]
                 rows[m].append(f"{mean:.4f} ({t.mean_diff:+.4f}, p {t.t_pvalue:.2g}{' *' if adjusted[m] < 0.05 else ''})")
             starred = sorted(m for m in others if m not in added and adjusted[m] < 0.05)
-            print(f"<!-- {metric}: the first runs' methods below 0.05 after Holm here: {starred} -->")
+            notes.append(f"<!-- {metric}: the first runs' methods below 0.05 after Holm here: {starred} -->")
+        print("\n".join(notes))
+        print("| method | " + " | ".join(METRICS) + " |")
+        print("|---|" + "---|" * len(METRICS))
         for m in added:
             print(f"| `{m}` | " + " | ".join(rows[m]) + " |")
 

@@ -231,10 +231,11 @@ def batches(source: Any, columns: Mapping[str, str | None] | None, batch_rows: i
         return _parquet(Path(source), columns, batch_rows)
     if kind == "csv":
         return _csv(Path(source), columns, batch_rows)
-    if kind == "polars":  # read as its Arrow table
-        if type(source).__name__ == "LazyFrame":
-            source = source.collect()
-        source, kind = source.to_arrow(), "arrow"
+    if kind == "polars":  # read as the Arrow table of the role columns only (polars reads no other)
+        lazy = type(source).__name__ == "LazyFrame"
+        roles = resolve_columns(columns, source.collect_schema().names() if lazy else list(source.columns))
+        picked = source.select(list(dict.fromkeys(roles.values())))
+        return roles, iter([_batch_from((picked.collect() if lazy else picked).to_arrow(), "arrow", roles, 0)])
     roles = resolve_columns(columns, _column_names(source, kind))
     return roles, iter([_batch_from(source, kind, roles, 0)])
 

@@ -217,9 +217,10 @@ def per_set(values: Sequence[Any] | None, n: int, name: str) -> list[Any]:
     """``values`` given one per eval set (``None``: none for each of the ``n`` sets)."""
     if values is None:
         return [None] * n
+    values = list(values)  # any iterable, as before
     if len(values) != n:
         raise ValueError(f"{name} has {len(values)} entries but eval_set has {n}")
-    return list(values)
+    return values
 
 
 class RankerMixin:

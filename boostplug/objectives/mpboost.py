@@ -54,8 +54,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._core import dispatch
+from ..groups import label_levels
 from . import _mpboost_kernels as K
-from ._qbrank_kernels import label_levels
 from ._contract import Hessian, Loss, Search, module_functions, scores_function
 from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space

@@ -53,6 +53,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_scores
 from .._core import dispatch
+from ..groups import label_levels
 from ..keyed_pairs import pair_rows, row_index
 from . import _qbrank_kernels as K
 from ._contract import Hessian, Loss, Param, Search, module_functions
@@ -175,7 +176,7 @@ class QBRankObjective(Loss):
     def _prepare_static(self) -> None:
         gp = self.group_ptr
         sizes = np.diff(gp)
-        self._level, same, self._n_levels = K.label_levels(self.labels, gp)
+        self._level, same, self._n_levels = label_levels(self.labels, gp)
         nonempty = sizes > 0
         starts = gp[:-1][nonempty]
         self._label_range = np.zeros(self.n_queries)  # largest grade difference of each query

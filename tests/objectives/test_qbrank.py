@@ -659,14 +659,14 @@ def test_labeled_rows_are_row_parameters_refused_by_cv_folds():
 def test_label_levels_are_dense_label_ranks_per_query_with_their_sizes():
     """Per document: its label's rank among the query's distinct labels (0 = lowest) and how many
     of the query's documents share its label; per query: the number of distinct labels."""
-    from boostplug.objectives import _qbrank_kernels as K
+    from boostplug.groups import label_levels
 
     rng = np.random.default_rng(5)
     sizes = [1, 2, 7, 16, 40, 300]
     gp = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     labels = rng.integers(0, 4, gp[-1]).astype(float) * 0.5
     labels[gp[2]:gp[3]] = 1.0                                   # one level only
-    level, same, n_levels = K.label_levels(labels, gp)
+    level, same, n_levels = label_levels(labels, gp)
     for q, (a, b) in enumerate(zip(gp[:-1], gp[1:])):
         distinct, dense, counts = np.unique(labels[a:b], return_inverse=True, return_counts=True)
         assert n_levels[q] == distinct.shape[0]

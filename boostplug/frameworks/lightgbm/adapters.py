@@ -21,7 +21,7 @@ from .._metric_spec import MetricCallable
 from .._query_info import LIGHTGBM_INF, group_ptr_or_error
 from .frames import lightgbm_frame
 
-__all__ = ["LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
+__all__ = ["initial_scores", "LightGBMObjective", "LightGBMSklearnObjective", "LightGBMMetric", "LightGBMSklearnMetric",
            "objective", "sklearn_objective", "metric", "sklearn_metric", "dataset", "group_ptr_from_lgb_sizes"]
 
 _FOLDS_FIX = (
@@ -305,3 +305,15 @@ def dataset(
     if doc is not None:
         _ROW_KEYS[data] = row_keys(qid_from_group_ptr(gp) if qid is None else qid, doc, len(y))
     return data
+
+
+def initial_scores(dataset: Any) -> NDArray[np.float64]:
+    """A constructed Dataset's ``init_score`` as one score per row (zeros without one)."""
+    init = dataset.get_init_score()
+    n = dataset.num_data()
+    if init is None or len(init) == 0:
+        return np.zeros(n)
+    s = np.asarray(init, dtype=np.float64).reshape(-1)
+    if s.shape[0] != n:
+        raise ValueError(f"init_score has {s.shape[0]} values for {n} rows (one column only for ranking)")
+    return s.copy()

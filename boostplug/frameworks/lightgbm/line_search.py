@@ -36,7 +36,7 @@ from ...objectives import qbrank
 from ..._validation import check_rounds
 from .._builders import builder_init_score
 from .._query_info import set_arrays
-from .adapters import LR_ALIASES as _LR_ALIASES, METRIC_ALIASES, group_ptr_from_lgb_sizes
+from .adapters import LR_ALIASES as _LR_ALIASES, METRIC_ALIASES, group_ptr_from_lgb_sizes, initial_scores
 
 __all__ = ["LineSearchRecord", "LineSearchResult", "train_line_search"]
 
@@ -138,18 +138,6 @@ def _scale_last_tree(booster: Any, factor: float) -> None:
     info = booster.dump_model(num_iteration=1, start_iteration=tree_id)["tree_info"][0]
     for leaf in range(int(info["num_leaves"])):
         booster.set_leaf_output(tree_id, leaf, booster.get_leaf_output(tree_id, leaf) * factor)
-
-
-def initial_scores(dataset: Any) -> NDArray[np.float64]:
-    """A constructed Dataset's ``init_score`` as one score per row (zeros without one)."""
-    init = dataset.get_init_score()
-    n = dataset.num_data()
-    if init is None or len(init) == 0:
-        return np.zeros(n)
-    s = np.asarray(init, dtype=np.float64).reshape(-1)
-    if s.shape[0] != n:
-        raise ValueError(f"init_score has {s.shape[0]} values for {n} rows (one column only for ranking)")
-    return s.copy()
 
 
 def _prepare(dataset: Any, objective_params: dict[str, Any]) -> qbrank.QBRankObjective:

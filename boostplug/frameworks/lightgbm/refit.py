@@ -33,8 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._bound_objective import BoundObjective
 from .._builders import builder_init_score
 from ..model_record import ObjectiveRecord, record_for
-from .adapters import LightGBMObjective, dataset
-from .line_search import initial_scores
+from .adapters import LightGBMObjective, dataset, initial_scores
 from .model_file import RECORD_ATTR, objective_of
 
 __all__ = ["refit", "refit_leaves"]

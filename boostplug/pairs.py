@@ -22,9 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _memory
-from ._core.sorting import sorted_descending
 from ._validation import check_labels, plain
-from .groups import check_group_ptr
+from .groups import check_group_ptr, label_levels
 
 __all__ = ["critical_pairs", "count_critical_pairs", "check_pairs", "check_rows", "check_pair_memory", "pair_memory_limit",
            "PAIR_MEMORY_LIMIT", "PAIR_MEMORY_ENV", "FALLBACK_PAIR_MEMORY_LIMIT", "PAIR_BYTES", "PairMemoryError"]
@@ -57,28 +56,14 @@ class PairMemoryError(ValueError, MemoryError):
 PAIR_BYTES = 16
 
 
-@nb.njit(cache=True)
-def _count_per_query(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
-    """Pairs with ``labels[i] > labels[j]`` per query, from the sorted labels: O(n log n), so
-    that a query too large to list is refused without an O(n^2) scan. (The objectives' sort, not
-    numba's ``np.sort``: one sort compiled, not two.)"""
-    nq = group_ptr.shape[0] - 1
-    counts = np.zeros(nq, dtype=np.int64)
-    for q in range(nq):
-        a, b = group_ptr[q], group_ptr[q + 1]
-        y = sorted_descending(labels[a:b])
-        c = 0
-        above = 0  # documents with a strictly higher label than the current run
-        k = 0
-        while k < y.shape[0]:
-            run = 1
-            while k + run < y.shape[0] and y[k + run] == y[k]:
-                run += 1
-            c += run * above
-            above += run
-            k += run
-        counts[q] = c
-    return counts
+def _level_runs(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every row's label level and each query's number of levels (:func:`~boostplug.groups.label_levels`),
+    and each query's critical pairs: its pairs of rows with different labels, ``(n_q^2 - sum same) / 2``
+    (``same``: the rows sharing a row's label). O(n log n): a query too large to list is refused
+    without an O(n^2) scan."""
+    level, same, n_levels = label_levels(labels, group_ptr)
+    n = np.diff(group_ptr)
+    return level, n_levels, (n * n - np.diff(np.concatenate(([0], np.cumsum(same)))[group_ptr])) // 2
 
 
 @nb.njit(cache=True)
@@ -99,7 +84,7 @@ def count_critical_pairs(labels: ArrayLike, group_ptr: ArrayLike) -> NDArray[np.
     """Number of critical pairs of every query, shape ``(n_queries,)``."""
     y = check_labels(labels)
     g = check_group_ptr(group_ptr, n_docs=y.shape[0])
-    return _count_per_query(y, g)
+    return _level_runs(y, g)[2]
 
 
 _gib = _memory.format_bytes
@@ -199,7 +184,7 @@ def critical_pairs(labels: ArrayLike, group_ptr: ArrayLike, *, bytes_per_pair: i
     """
     y = check_labels(labels)
     g = check_group_ptr(group_ptr, n_docs=y.shape[0])
-    counts = _count_per_query(y, g)
+    counts = _level_runs(y, g)[2]
     check_pair_memory(counts, g, max(int(bytes_per_pair), PAIR_BYTES), who=who, memory_limit=memory_limit,
                       limit_name=limit_name)
     offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)

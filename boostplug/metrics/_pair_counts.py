@@ -2,10 +2,10 @@
 
 A critical pair ``(i, j)`` of a query has ``labels[i] > labels[j]``. For every query the
 kernel counts all of them, those whose scores tie, and those the scores reverse
-(``scores[i] < scores[j]``), in O(n log n): the rows sorted by score and by label (numpy
-sorts; the kernels themselves do not sort, so that no cached kernel here shares numba's
-generated sort functions with another module's cache), then a Fenwick tree over the query's
-label levels filled in descending score order. Inputs are already validated (float64
+(``scores[i] < scores[j]``), in O(n log n): the rows sorted by score (a numpy sort; the
+kernels themselves do not sort, so that no cached kernel here shares numba's generated sort
+functions with another module's cache) and the labels' levels (:func:`boostplug.groups.label_levels`),
+then a Fenwick tree over the query's label levels filled in descending score order. Inputs are already validated (float64
 contiguous arrays, valid ``group_ptr``); nothing here raises.
 
 :class:`CriticalGaps` counts, for a score gap ``g > 0``, the critical pairs whose gap
@@ -20,30 +20,9 @@ import numba as nb
 import numpy as np
 
 from .._core import dispatch
+from ..pairs import _level_runs
 
-__all__ = ["critical_pair_counts", "label_order", "CriticalGaps", "StepCounts"]
-
-
-@nb.njit(cache=True)
-def _label_levels(labels: np.ndarray, by_label: np.ndarray, level: np.ndarray) -> tuple[int, int]:
-    """Fill ``level[r]`` (1 = the query's lowest label) for the query's rows ``by_label``
-    (ascending label); return (number of levels, critical pairs of the query)."""
-    n = by_label.shape[0]
-    n_levels = 0
-    below = 0  # documents with a strictly lower label than the current run
-    critical = 0
-    k = 0
-    while k < n:
-        run = 1
-        while k + run < n and labels[by_label[k + run]] == labels[by_label[k]]:
-            run += 1
-        n_levels += 1
-        for t in range(k, k + run):
-            level[by_label[t]] = n_levels
-        critical += run * below
-        below += run
-        k += run
-    return n_levels, critical
+__all__ = ["critical_pair_counts", "CriticalGaps", "StepCounts"]
 
 
 @nb.njit(cache=True)
@@ -147,43 +126,15 @@ def _merge_query(order: np.ndarray, values: np.ndarray, moved: np.ndarray, s: in
     return True
 
 
-@nb.njit(cache=True)
-def _all_levels(labels: np.ndarray, group_ptr: np.ndarray, by_label: np.ndarray, level: np.ndarray,
-                out: np.ndarray) -> None:
-    """Per query ``q``: the rows' label levels into ``level``, ``out[q]`` = (levels, critical pairs)."""
-    for q in range(group_ptr.shape[0] - 1):
-        a, b = group_ptr[q], group_ptr[q + 1]
-        n_levels, critical = _label_levels(labels, by_label[a:b], level)
-        out[q, 0] = n_levels
-        out[q, 1] = critical
-
-
-def _levels(labels: np.ndarray, group_ptr: np.ndarray, by_label: np.ndarray | None = None
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """Every row's label level and, per query, ``(levels, critical pairs)`` (:func:`_all_levels`)."""
-    level = np.empty(labels.shape[0], dtype=np.int64)
-    per_query = np.zeros((group_ptr.shape[0] - 1, 2), dtype=np.int64)
-    _all_levels(labels, group_ptr, label_order(labels, group_ptr) if by_label is None else by_label, level, per_query)
-    return level, per_query
-
-
-def label_order(labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
-    """Rows by query, then ascending label: what :func:`critical_pair_counts` needs of the labels
-    (a caller that counts every round computes it once)."""
-    return _within_queries(labels, group_ptr)
-
-
 #: Work units (see :mod:`boostplug._core.dispatch`) per document of the count, its two orders given:
 #: one pass over the documents, not a ranking's sort.
 COUNT_DOC_WORK = 4
 
 
-def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray,
-                         by_label: np.ndarray | None = None) -> np.ndarray:
+def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
     """Per query, int64 shape ``(n_queries, 3)``: critical pairs, those tied in score, and those
-    the scores reverse (the rest are ordered correctly). ``by_label``: :func:`label_order` of
-    these labels, if already known (a caller that counts after every step: :class:`StepCounts`)."""
-    steps = StepCounts(labels, group_ptr, by_label)
+    the scores reverse (the rest are ordered correctly)."""
+    steps = StepCounts(labels, group_ptr)
     return np.column_stack([steps.critical, steps.counts(scores)])
 
 
@@ -215,21 +166,20 @@ class StepCounts:
     them after every step of an ensemble with the same labels (a booster's history): the labels'
     levels are found once, only the queries with a critical pair are visited, and a step that moved
     some rows by one constant merges the last score order instead of sorting again (O(n), a full
-    sort if that premise turns out false), in the same pass as the count. ``by_label``: as in
-    :func:`critical_pair_counts`."""
+    sort if that premise turns out false), in the same pass as the count."""
 
-    def __init__(self, labels: np.ndarray, group_ptr: np.ndarray, by_label: np.ndarray | None = None) -> None:
-        n = labels.shape[0]
+    def __init__(self, labels: np.ndarray, group_ptr: np.ndarray) -> None:
         self.group_ptr = group_ptr
-        self.level, per_query = _levels(labels, group_ptr, by_label)
+        level, n_levels, critical = _level_runs(labels, group_ptr)
         #: Critical pairs per query.
-        self.critical = per_query[:, 1]
-        self.queries = np.flatnonzero(per_query[:, 1] > 0).astype(np.int64)
-        self.tree_ptr = np.concatenate([[0], np.cumsum(per_query[self.queries, 0] + 1)]).astype(np.int64)
+        self.critical = critical
+        self.level = level + 1      # the Fenwick trees' levels start at 1
+        self.queries = np.flatnonzero(critical > 0).astype(np.int64)
+        self.tree_ptr = np.concatenate([[0], np.cumsum(n_levels[self.queries] + 1)]).astype(np.int64)
         self._trees = np.empty(int(self.tree_ptr[-1]), dtype=np.int64)
-        self._buf = np.empty(n, dtype=np.int64)
+        self._buf = np.empty(0, dtype=np.int64)     # the merge's scratch, made at the first merge
         self._order: np.ndarray | None = None
-        self._work = n * COUNT_DOC_WORK
+        self._work = labels.shape[0] * COUNT_DOC_WORK
 
     def counts(self, scores: np.ndarray, moved: np.ndarray | None = None) -> np.ndarray:
         """``(n_queries, 2)`` int64: the tied and the reversed critical pairs of each query under
@@ -237,10 +187,11 @@ class StepCounts:
         changed since the previous call, when that is the only change (a boolean mask)."""
         out = np.zeros((self.group_ptr.shape[0] - 1, 2), dtype=np.int64)
         run = dispatch.kernel_for(_step_counts, self._work)
-        merge = self._order is not None and moved is not None
-        if merge and run(scores, self.group_ptr, self.queries, self.level, self.tree_ptr, self._trees, self._order,
-                         moved, True, self._buf, out):
-            return out
+        if self._order is not None and moved is not None:
+            self._buf = self._buf if self._buf.size else np.empty_like(self._order)
+            if run(scores, self.group_ptr, self.queries, self.level, self.tree_ptr, self._trees, self._order,
+                   moved, True, self._buf, out):
+                return out
         self._order = _within_queries(scores, self.group_ptr)
         run(scores, self.group_ptr, self.queries, self.level, self.tree_ptr, self._trees, self._order,
             np.zeros(0, dtype=np.bool_), False, self._buf, out)
@@ -299,12 +250,11 @@ class CriticalGaps:
 
     def __init__(self, scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray) -> None:
         by_score = _within_queries(scores, group_ptr)
-        level, per_query = _levels(labels, group_ptr)
+        level, self.n_levels, critical = _level_runs(labels, group_ptr)
         self.group_ptr = group_ptr
-        self.scores, self.levels = scores[by_score], level[by_score]
-        self.n_levels = np.ascontiguousarray(per_query[:, 0])
+        self.scores, self.levels = scores[by_score], level[by_score] + 1
         #: Number of critical pairs (every gap is at least 0).
-        self.n_pairs = int(per_query[:, 1].sum())
+        self.n_pairs = int(critical.sum())
         sizes = np.diff(group_ptr)
         # Only the rows beside the largest query can be counted in parallel (one query: none).
         self._work = (scores.shape[0] - int(sizes.max(initial=0))) * GAP_DOC_WORK

@@ -33,7 +33,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-from ._level_sums import LevelPairs, level_e2
+from ._level_sums import LevelPairs, level_counts, level_e2
 from ._rankboost_kernels import ln_cosh
 
 __all__ = ["ENTRY_LIMIT", "GroupE2"]
@@ -174,10 +174,7 @@ class GroupE2:
         self.exact = False        # above ENTRY_LIMIT: level_e2 from scratch
 
     def _counts(self, n_groups: int) -> None:
-        L = self.lv.n_levels
-        cnt = np.bincount(self.gid * L + self.lv.lev, minlength=n_groups * L).reshape(n_groups, L)
-        self.cnt = cnt.astype(np.float64)
-        self.below = np.cumsum(self.cnt, axis=1) - self.cnt
+        self.cnt, self.below = level_counts(self.gid, self.lv.lev, n_groups, self.lv.n_levels)
         self.n_groups = n_groups
 
     def _scale(self) -> float:

@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 from .. import pairs as pairs_mod
 from .._core import dispatch
 from ._group_e2 import _n_pairs, _split_groups
-from ._level_sums import LevelPairs, query_code_order
+from ._level_sums import LevelPairs, level_counts, query_code_order
 from ._rankboost_kernels import ln_cosh
 from ._stump_sums import cumsum_both
 
@@ -308,9 +308,7 @@ class GroupPairs:
         entries = int((sizes * sizes).sum())
         _check_memory(entries, BYTES_PER_GROUP_PAIR, f"{G:,} groups (the largest query has {self.gmax:,})")
         self.boff = np.concatenate(([0], np.cumsum(sizes * sizes))).astype(np.int64)
-        L = lv.n_levels
-        cnt = np.bincount(self.gid * L + lv.lev, minlength=G * L).reshape(G, L).astype(np.float64)
-        self.cnt_below = np.cumsum(cnt, axis=1) - cnt                       # documents at lower levels
+        cnt, self.cnt_below = level_counts(self.gid, lv.lev, G, lv.n_levels)   # documents at lower levels
         self.cnt_above = cnt.sum(axis=1, keepdims=True) - np.cumsum(cnt, axis=1)
         self.N = _block_pair_counts(self.gstart, self.boff, cnt, self.cnt_below)
 

@@ -49,7 +49,7 @@ from ._rankboost_kernels import PairSpan, ln_cosh
 from ._stump_sums import cumsum_both
 
 __all__ = ["PAIRWISE", "DirectedLevelPairs", "LevelPairs", "LevelSpan", "codes_in_order", "level_e2", "query_code_order",
-           "split_any"]
+           "level_counts", "split_any"]
 
 #: How RankBoost and MPBoost hold the critical pairs: ``"levels"`` (these sums; Rb-d/Rb-c and
 #: MPBoost on label-derived pairs; RankBoost+ adds :mod:`boostplug.boosters._group_pairs`),
@@ -135,6 +135,15 @@ def _split_any(codes, group_ptr, lev, n_levels, width):
     return out[:, :width]
 
 
+def level_counts(group: NDArray[np.integer], lev: NDArray[np.int64], n_groups: int, n_levels: int
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(cnt, below)``, float64 ``(n_groups, n_levels)``: each group's documents at each label level and
+    at the levels below it (``group``, ``lev``: each document's; integers, exact)."""
+    cnt = np.bincount(group * n_levels + lev, minlength=n_groups * n_levels).reshape(n_groups, n_levels)
+    cnt = cnt.astype(np.float64)
+    return cnt, np.cumsum(cnt, axis=1) - cnt
+
+
 def split_any(codes: NDArray[np.int32], levels: "LevelPairs", width: int) -> NDArray[np.bool_]:
     """``(F, width)``: whether each stump splits at least one critical pair (exact, integer counts)."""
     # work: one unit per document visit plus the level pairs of every query, per feature
@@ -163,9 +172,7 @@ class LevelPairs:
         self.query = qid_from_group_ptr(self.group_ptr)
         self.coef = np.ones(nq) if query_weights is None else np.asarray(query_weights, dtype=np.float64)
         self.weighted = query_weights is not None
-        cnt = np.bincount(self.query * self.n_levels + self.lev, minlength=nq * self.n_levels)
-        self.level_counts = cnt.reshape(nq, self.n_levels).astype(np.float64)
-        below = np.cumsum(self.level_counts, axis=1) - self.level_counts
+        self.level_counts, below = level_counts(self.query, self.lev, nq, self.n_levels)
         self.query_pairs = (self.level_counts * below).sum(axis=1)          # exact: integers < 2^53
         self.n_pairs = int(self.query_pairs.sum())
         self.total = float(self.coef @ self.query_pairs) if self.weighted else float(self.n_pairs)
@@ -259,18 +266,12 @@ class LevelSpan(PairSpan):
 
 
 @nb.njit(cache=True)
-def _group_e2(gptr, sig, eta, lncosh_eta, cnt, coef):
+def _group_e2(gptr, sig, eta, lncosh_eta, cnt, below, coef):
     """``(mx, acc)``: ``sum_q coef_q sum_{g, h} n_gh exp(sum_s ln omega_s) = acc e^mx`` over
     pairs of signature groups ``g`` (preferred) and ``h`` of each query, ``n_gh`` the number of
-    critical pairs between them."""
+    critical pairs between them (``cnt``, ``below``: :func:`level_counts` of the groups)."""
     L = cnt.shape[1]
     S = sig.shape[1]
-    below = np.zeros_like(cnt)
-    for g in range(cnt.shape[0]):
-        acc_l = 0.0
-        for l in range(L):
-            below[g, l] = acc_l
-            acc_l += cnt[g, l]
     mx = -np.inf
     acc = 0.0
     for q in range(gptr.shape[0] - 1):
@@ -312,12 +313,12 @@ def level_e2(codes: NDArray[np.int32], members: list[tuple[int, int]], eta: NDAr
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     G, L = first.shape[0], levels.n_levels
-    cnt = np.bincount(inverse * L + levels.lev, minlength=G * L).reshape(G, L).astype(np.float64)
+    cnt, below = level_counts(inverse, levels.lev, G, L)
     gq = levels.query[first]
     gptr = np.searchsorted(gq, np.arange(levels.group_ptr.shape[0]), side="left").astype(np.int64)
     eta = np.ascontiguousarray(eta, dtype=np.float64)
     mx, acc = _group_e2(gptr, np.ascontiguousarray(sig[first]), eta, np.asarray(ln_cosh(eta), dtype=np.float64),
-                        cnt, levels.coef)
+                        cnt, below, levels.coef)
     if acc == 0.0:
         return 0.0
     return float(math.exp(mx + math.log(acc) - math.log(levels.total)))

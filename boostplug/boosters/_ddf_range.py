@@ -26,7 +26,7 @@ from ..objectives.ddf import check_ddf, ddf_values
 from ._fit_data import FitData
 from .stumps import TIE_RTOL
 
-__all__ = ["DIST_MIN", "DIST_MAX", "check_stump_ddf", "grade_gap_range"]
+__all__ = ["DIST_MIN", "DIST_MAX", "check_stump_ddf", "grade_gap_range", "pair_gaps"]
 
 #: Largest ``|dist|`` of a preference pair: ``exp(DIST_MAX ** 2)`` is the largest float64.
 DIST_MAX = math.sqrt(math.log(float(np.finfo(np.float64).max)))
@@ -35,17 +35,21 @@ DIST_MAX = math.sqrt(math.log(float(np.finfo(np.float64).max)))
 DIST_MIN = math.sqrt(float(np.finfo(np.float64).tiny) / TIE_RTOL)
 
 
+def pair_gaps(data: FitData, pairs: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The grade differences ``r_i - r_j`` of the fit's preference ``pairs`` as MPBoost weighs them: an explicit
+    pair without a positive difference counts as one grade (its preference is known, its magnitude is not)."""
+    delta = data.y[pairs[:, 0]] - data.y[pairs[:, 1]]
+    return delta if data.pairs is None else np.where(delta > 0, delta, 1.0)
+
+
 def grade_gap_range(data: FitData) -> NDArray[np.float64]:
     """``[smallest, largest]`` grade difference ``r_i - r_j`` of the fit's preference pairs as
     MPBoost weighs them (empty when there is none): the critical pairs of each query, or the
-    explicit ``pairs`` (a pair without a positive difference counts as one grade)."""
+    explicit ``pairs`` (:func:`pair_gaps`)."""
     y = data.y
     if data.pairs is not None:
-        if data.pairs.shape[0] == 0:
-            return np.zeros(0)
-        delta = y[data.pairs[:, 0]] - y[data.pairs[:, 1]]
-        delta = np.where(delta > 0, delta, 1.0)
-        return np.array([delta.min(), delta.max()])
+        delta = pair_gaps(data, data.pairs)
+        return np.array([delta.min(), delta.max()]) if delta.size else np.zeros(0)
     gp = data.group_ptr
     q = qid_from_group_ptr(gp)
     order = np.lexsort((y, q))  # by query (already contiguous), then grade

@@ -68,7 +68,7 @@ from numpy.typing import NDArray
 from ..objectives.ddf import ddf_values
 from .._validation import check_choice
 from ._estimator import RankingBooster, Round
-from ._ddf_range import check_stump_ddf
+from ._ddf_range import check_stump_ddf, pair_gaps
 from ._fit_data import FitData
 from ._level_sums import PAIRWISE, DirectedLevelPairs, codes_in_order, query_code_order
 from ._pairwise_choice import choose_pairwise
@@ -191,13 +191,10 @@ class MPBoost(RankingBooster):
     def _pairs_of(data: FitData, ddf: tuple[str, float]
                   ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64] | None]:
         """The pair path's pairs, their ``d_ij = dist(r_i, r_j)`` (Eq. 2, 6-8; ``ddf``: the DDF's name and
-        parameter; explicit pairs without a positive grade gap use one grade) and ``w^(1)`` (None: uniform)."""
+        parameter; the grade gaps of :func:`._ddf_range.pair_gaps`) and ``w^(1)`` (None: uniform)."""
         pairs = data.preference_pairs(BYTES_PER_PAIR, who="MPBoost")
-        delta = data.y[pairs[:, 0]] - data.y[pairs[:, 1]]
-        if data.pairs is not None:
-            delta = np.where(delta > 0, delta, 1.0)
         pw = data.pair_weights(pairs)
-        return pairs, ddf_values(delta, *ddf), (None if pw is None else pw / pw.sum())
+        return pairs, ddf_values(pair_gaps(data, pairs), *ddf), (None if pw is None else pw / pw.sum())
 
     def _fit_init_levels(self, data: FitData, ddf: tuple[str, float]) -> _State:
         """Pair-free state: label levels per query and their factors (``O(n L)``)."""

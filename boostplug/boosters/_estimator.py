@@ -24,7 +24,7 @@ from .._core import dispatch
 from .._core.blas import fit_blas
 from .._memory import check_fits
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
-from .._validation import check_labels, check_rounds
+from .._validation import check_labels, check_rounds, check_scores
 from ..groups import check_group_ptr
 from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
 from ._model_file import ModelFile
@@ -165,7 +165,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable as callback(t, record), got {callback!r}")
         evals = [self._prepare_eval(e, i, data.X.shape[1]) for i, e in enumerate(eval_set or [])]
-        metric_fn = self._metric_fn() if evals else None
+        scorers = [self._eval_scorer(ye, ge) for _, ye, ge in evals]
         maximize = self._metric_maximized() if evals else True
         if esr is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set")
@@ -197,7 +197,7 @@ class RankingBooster(ModelFile, BaseEstimator):
                 new_scores = []
                 for i, (Xe, ye, ge) in enumerate(evals):
                     new_scores.append(eval_scores[i] + rnd.weight * evaluate_rankers(Xe, [rnd.ranker])[:, 0])
-                    rec[f"valid_{i}_{self.eval_metric}"] = float(metric_fn(new_scores[i], ye, ge))
+                    rec[f"valid_{i}_{self.eval_metric}"] = float(scorers[i](new_scores[i]))
                 rec["seconds"] = time.perf_counter() - t0
                 eval_scores = new_scores
                 self.rankers_.append(rnd.ranker)
@@ -272,10 +272,20 @@ class RankingBooster(ModelFile, BaseEstimator):
             raise ValueError(f"eval_set[{i}] y has length {ye.shape[0]} but its X has {Xe.shape[0]} rows")
         return Xe, ye, group_ptr_of(Xe.shape[0], e[2], None, f"{type(self).__name__}.fit")
 
-    def _metric_fn(self) -> Callable[..., float]:
+    def _eval_scorer(self, y: NDArray[np.float64], group_ptr: NDArray[np.int64]
+                     ) -> Callable[[NDArray[np.float64]], float]:
+        """``eval_metric`` of one eval set's scores; ``r1``/``r2`` find the set's label levels once, not every round."""
         from .. import metrics
+        from ..metrics._pair_counts import StepCounts
+        from ..metrics._pairwise import loss_of_counts
 
-        return metrics.by_name(getattr(self, "eval_metric", "ndcg@10"))
+        name = getattr(self, "eval_metric", "ndcg@10")
+        if metrics.higher_is_better(name):
+            fn = metrics.by_name(name)
+            return lambda scores: fn(scores, y, group_ptr)
+        steps = StepCounts(y, group_ptr)
+        r1 = metrics.parse_name(name)[0] == "r1"
+        return lambda scores: loss_of_counts(steps.critical, *steps.counts(check_scores(scores)).T, r1)
 
     def _metric_maximized(self) -> bool:
         """Early stopping and ``best_iteration_`` maximise ``eval_metric`` unless it is a loss (r1/r2)."""

@@ -110,13 +110,7 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
     per_query = check_flag(per_query, "per_query")
     r1 = kind.lower() == "r1"
     if pairs is None:
-        critical, tied, reversed_ = _counted(scores, labels, group_ptr, qid, max_memory)
-        # Twice the loss, in whole numbers: a tie costs 1 of 2 under R2, 2 of 2 under R1.
-        errors2 = 2 * reversed_ + (2 if r1 else 1) * tied
-        if per_query:
-            return C.normalise(errors2.astype(np.float64), 2.0 * critical.astype(np.float64), math.nan)
-        m = int(critical.sum())
-        return int(errors2.sum()) / (2 * m) if m else math.nan
+        return loss_of_counts(*_counted(scores, labels, group_ptr, qid, max_memory), r1, per_query)
     what = "rank_loss per_query" if per_query else "rank_loss"
     s, p, g = _pairs_of(what, scores, labels, group_ptr, qid, pairs, max_memory)
     out = K.pair_outcomes(s, p)
@@ -129,6 +123,17 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
     total = np.bincount(q, weights=out, minlength=nq)
     count = np.bincount(q, minlength=nq).astype(np.float64)
     return C.normalise(total, count, math.nan)
+
+
+def loss_of_counts(critical: NDArray[np.int64], tied: NDArray[np.int64], reversed_: NDArray[np.int64], r1: bool,
+                   per_query: bool = False) -> float | NDArray[np.float64]:
+    """:func:`rank_loss` (R1 if ``r1``, else R2) from each query's critical, tied and reversed pairs."""
+    # Twice the loss, in whole numbers: a tie costs 1 of 2 under R2, 2 of 2 under R1.
+    errors2 = 2 * reversed_ + (2 if r1 else 1) * tied
+    if per_query:
+        return C.normalise(errors2.astype(np.float64), 2.0 * critical.astype(np.float64), math.nan)
+    m = int(critical.sum())
+    return int(errors2.sum()) / (2 * m) if m else math.nan
 
 
 def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, *,

@@ -693,7 +693,7 @@ def test_ctrl_c_inside_the_validation_metric_drops_the_partial_round(name: str, 
         return ndcg10(scores, labels, group_ptr)
 
     model = BOOSTERS[name]()
-    monkeypatch.setattr(model, "_metric_fn", lambda: metric)
+    monkeypatch.setattr(model, "_eval_scorer", lambda labels, group_ptr: lambda scores: metric(scores, labels, group_ptr))
     model.fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)] * n_sets)
     check_whole_rounds(model, X, tmp_path, 3)
     assert model.best_iteration_ is not None and model.best_iteration_ <= 3

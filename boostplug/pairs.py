@@ -87,9 +87,6 @@ def count_critical_pairs(labels: ArrayLike, group_ptr: ArrayLike) -> NDArray[np.
     return _level_runs(y, g)[2]
 
 
-_gib = _memory.format_bytes
-
-
 def _env_limit() -> int | None:
     """:data:`PAIR_MEMORY_ENV` in bytes, ``None`` when unset or empty; ``ValueError`` naming its value
     when it is not a size."""
@@ -137,13 +134,14 @@ def check_memory_limit(limit: object, name: str | None = None) -> int:
 
 def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_pair: int, *,
                       who: str = "listing pairs", memory_limit: int | None = None,
-                      limit_name: str | None = None, where: Callable[[int], str] | None = None) -> None:
+                      limit_name: str | None = None, where: Callable[[int], str] | None = None,
+                      noun: str = "preference pairs") -> None:
     """Refuse (:class:`PairMemoryError`) when ``sum(counts) * bytes_per_pair`` exceeds ``memory_limit``
     (default: :func:`pair_memory_limit`), naming the query with the most pairs, its size, the
     pair count, the estimate and the limit with where it comes from. ``counts``: pairs per query
     (:func:`count_critical_pairs`); ``group_ptr=None``: ``counts`` is one count of explicit pairs.
     ``where(q)``: the sentence naming group ``q`` (the one with the most pairs) and what to do,
-    for groups that are not queries."""
+    for groups that are not queries (or for ``counts`` of other pairs, ``noun``)."""
     if memory_limit is None:
         limit, source = _limit_in_force()
     else:
@@ -153,18 +151,18 @@ def check_pair_memory(counts: ArrayLike, group_ptr: ArrayLike | None, bytes_per_
     need = total * int(bytes_per_pair)
     if need <= limit:
         return
-    if group_ptr is None:
-        named = "they are the explicit pairs given. Pass fewer pairs"
-    elif where is not None:
+    if where is not None:
         named = where(int(np.argmax(c)))
+    elif group_ptr is None:
+        named = "they are the explicit pairs given. Pass fewer pairs"
     else:
         g = np.asarray(group_ptr, dtype=np.int64)
         q = int(np.argmax(c))
         named = (f"the largest query is query {q} with {int(g[q + 1] - g[q]):,} documents and {int(c[q]):,} "
                  "pairs. Split or subsample large queries")
     raise PairMemoryError(
-        f"{who}: {total:,} preference pairs would need ~{_gib(need)} ({bytes_per_pair} bytes per pair), "
-        f"above the limit of {_gib(limit)} ({source}); {named}, "
+        f"{who}: {total:,} {noun} would need ~{_memory.format_bytes(need)} ({bytes_per_pair} bytes per pair), "
+        f"above the limit of {_memory.format_bytes(limit)} ({source}); {named}, "
         + (f"or pass {limit_name}=<bytes>, or " if limit_name else "or ")
         + f"set the limit with the environment variable {PAIR_MEMORY_ENV} or boostplug.pairs.PAIR_MEMORY_LIMIT "
         "if the memory is there"

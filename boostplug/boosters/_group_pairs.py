@@ -42,7 +42,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import pairs as pairs_mod
+from ..pairs import check_pair_memory
 from .._core import dispatch
 from ._group_e2 import _n_pairs, _split_groups
 from ._level_sums import LevelPairs, level_counts, query_code_order
@@ -263,17 +263,11 @@ def _stump_eps(h, group_ptr, lev, gid, gstart, boff, Dp, n_levels, gmax):
 
 
 def _check_memory(entries: int, bytes_per_entry: int, what: str) -> None:
-    """Refuse (:class:`~boostplug.pairs.PairMemoryError`) ``entries * bytes_per_entry`` above
-    ``boostplug.pairs.PAIR_MEMORY_LIMIT``: the rule of the pair list, for the group blocks."""
-    limit = pairs_mod.check_memory_limit(pairs_mod.PAIR_MEMORY_LIMIT, "boostplug.pairs.PAIR_MEMORY_LIMIT")
-    need = int(entries) * int(bytes_per_entry)
-    if need > limit:
-        raise pairs_mod.PairMemoryError(
-            f"RankBoost(variant='rankboost+'), pair-free: {what}: {int(entries):,} signature-group pairs would need "
-            f"~{pairs_mod._gib(need)} ({bytes_per_entry} bytes each), above the limit of {pairs_mod._gib(limit)} "
-            "(boostplug.pairs.PAIR_MEMORY_LIMIT); the ensemble separates too many documents of one query. Split or "
-            "subsample large queries, train fewer rounds, or raise boostplug.pairs.PAIR_MEMORY_LIMIT if the memory "
-            "is there")
+    """Refuse (:class:`~boostplug.pairs.PairMemoryError`) ``entries * bytes_per_entry`` above the pair
+    memory limit: the rule of the pair list (:func:`boostplug.pairs.check_pair_memory`), for the group blocks."""
+    check_pair_memory([entries], None, bytes_per_entry, who=f"RankBoost(variant='rankboost+'), pair-free: {what}",
+                      noun="signature-group pairs", where=lambda _: "the ensemble separates too many documents of "
+                      "one query. Split or subsample large queries, train fewer rounds")
 
 
 class GroupPairs:

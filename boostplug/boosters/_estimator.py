@@ -24,7 +24,7 @@ from .._core import dispatch
 from .._core.blas import fit_blas
 from .._memory import check_fits
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
-from .._validation import check_labels, check_rounds, check_scores
+from .._validation import check_labels, check_rounds
 from ..groups import check_group_ptr
 from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
 from ._model_file import ModelFile
@@ -276,6 +276,7 @@ class RankingBooster(ModelFile, BaseEstimator):
                      ) -> Callable[[NDArray[np.float64]], float]:
         """``eval_metric`` of one eval set's scores; ``r1``/``r2`` find the set's label levels once, not every round."""
         from .. import metrics
+        from .._validation import check_scores
         from ..metrics._pair_counts import StepCounts
         from ..metrics._pairwise import loss_of_counts
 

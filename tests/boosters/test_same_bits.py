@@ -80,6 +80,14 @@ def old_pair_fit_sums(codes, pairs, weights, values, width):
     return signed, split
 
 
+@nb.njit(cache=True)
+def old_pair_sums(codes, pairs, weights, values, width, sides):
+    """The module's one pair kernel (``_pair_sums``) by the earlier two."""
+    if sides:
+        return old_pair_split_sums(codes, pairs, values, width)
+    return old_pair_fit_sums(codes, pairs, weights, values, width)
+
+
 def old_log_sum_exp(a, b=None):
     return float(np.asarray(logsumexp(a, b=b)))
 
@@ -116,8 +124,7 @@ LOSS_KEYS = ("R1", "R2", "E1", "E2")
 def earlier_code(monkeypatch):
     """A function that puts the earlier kernels back (for the rest of the test)."""
     def put_back() -> None:
-        monkeypatch.setattr(stump_sums, "_pair_split_sums", old_pair_split_sums)
-        monkeypatch.setattr(stump_sums, "_pair_fit_sums", old_pair_fit_sums)
+        monkeypatch.setattr(stump_sums, "_pair_sums", old_pair_sums)
         monkeypatch.setattr(rankboost, "pair_losses", old_pair_losses)
     return put_back
 
@@ -132,10 +139,9 @@ def test_blocked_pair_sums_equal_one_feature_at_a_time(n_features: int, parallel
     codes = np.asfortranarray(rng.integers(0, width, size=(n, n_features)).astype(np.int32))
     pairs = rng.integers(0, n, size=(5000, 2)).astype(np.int64)
     v, w = rng.normal(size=5000), rng.random(5000) * 1e-3
-    split = stump_sums._pair_split_sums if parallel else dispatch.serial_twin(stump_sums._pair_split_sums)
-    fit = stump_sums._pair_fit_sums if parallel else dispatch.serial_twin(stump_sums._pair_fit_sums)
-    for got, ref in ((split(codes, pairs, v, width), old_pair_split_sums(codes, pairs, v, width)),
-                     (fit(codes, pairs, w, v, width), old_pair_fit_sums(codes, pairs, w, v, width))):
+    kernel = stump_sums._pair_sums if parallel else dispatch.serial_twin(stump_sums._pair_sums)
+    for got, ref in ((kernel(codes, pairs, v, v, width, True), old_pair_split_sums(codes, pairs, v, width)),
+                     (kernel(codes, pairs, w, v, width, False), old_pair_fit_sums(codes, pairs, w, v, width))):
         assert all(np.array_equal(g, r) for g, r in zip(got, ref))
 
 

@@ -169,8 +169,8 @@ def kernels() -> None:
     for P in (200, 1000, 5000, 20000, 50000, 200000):
         pairs = rng.integers(0, 10000, size=(P, 2)).astype(np.int64)
         v = rng.random(P)
-        show("pair_split_sums", P * n_feat, lambda: serial_twin(ss._pair_split_sums)(codes, pairs, v, width),
-             lambda: ss._pair_split_sums(codes, pairs, v, width))
+        show("pair_split_sums", P * n_feat, lambda: serial_twin(ss._pair_sums)(codes, pairs, v, v, width, True),
+             lambda: ss._pair_sums(codes, pairs, v, v, width, True))
 
 
 def main() -> None:

@@ -70,42 +70,25 @@ def _block_pair_counts(gstart, boff, cnt, below):
 
 
 @nb.njit(cache=True)
-def _block_ell(gstart, boff, sig, eta, lncosh_eta):
-    """``ell[g1, g0] = sum_s (ln cosh eta_s if tied else -eta_s o_s)`` per query block (Eq. 23)."""
+def _block_ell(gstart, boff, sig, eta, lncosh_eta, first, parent, old_gstart, old_boff, old_ell):
+    """``ell[g1, g0] = sum_s (ln cosh eta_s if tied else -eta_s o_s)`` per query block (Eq. 23), the
+    members from ``first`` on added to 0 (``old_ell`` empty) or, after a split, to the parent group
+    pair's ``old_ell`` (the sum over the members before ``first``): the same sum, term by term."""
     S = sig.shape[1]
-    out = np.zeros(boff[-1])
-    for q in range(gstart.shape[0] - 1):
-        g0, G, off = gstart[q], gstart[q + 1] - gstart[q], boff[q]
-        for a in range(G):
-            for b in range(G):
-                v = 0.0
-                for s in range(S):
-                    o = sig[g0 + a, s] - sig[g0 + b, s]
-                    if o == 0:
-                        v += lncosh_eta[s]
-                    else:
-                        v -= eta[s] * o
-                out[off + a * G + b] = v
-    return out
-
-
-@nb.njit(cache=True)
-def _carry_ell(gstart, boff, parent, old_gstart, old_boff, old_ell, bit, eta, lncosh_eta):
-    """``ell`` after a split by a new last member of weight ``eta``: each group pair's parent pair's
-    ``ell`` plus the new member's term, the same sum :func:`_block_ell` makes, one term later."""
+    carry = old_ell.shape[0] > 0
     out = np.zeros(boff[-1])
     for q in range(gstart.shape[0] - 1):
         g0, G, off = gstart[q], gstart[q + 1] - gstart[q], boff[q]
         p0, Gp, poff = old_gstart[q], old_gstart[q + 1] - old_gstart[q], old_boff[q]
         for a in range(G):
-            pa = parent[g0 + a] - p0
             for b in range(G):
-                v = old_ell[poff + pa * Gp + parent[g0 + b] - p0]
-                o = bit[g0 + a] - bit[g0 + b]
-                if o == 0:
-                    v += lncosh_eta
-                else:
-                    v -= eta * o
+                v = old_ell[poff + (parent[g0 + a] - p0) * Gp + parent[g0 + b] - p0] if carry else 0.0
+                for s in range(first, S):
+                    o = sig[g0 + a, s] - sig[g0 + b, s]
+                    if o == 0:
+                        v += lncosh_eta[s]
+                    else:
+                        v -= eta[s] * o
                 out[off + a * G + b] = v
     return out
 
@@ -319,10 +302,9 @@ class GroupPairs:
         self.sig = np.ascontiguousarray(np.column_stack([self.sig[parent], bit]))
         self.n_members += 1
         self._layout()
-        if eta is not None:
-            lncosh = np.asarray(ln_cosh(eta), dtype=np.float64)   # as refresh computes it, all members at once
-            self.ell = _carry_ell(self.gstart, self.boff, parent, old_gstart, old_boff, self.ell, bit,
-                                  float(eta[-1]), float(lncosh[-1]))
+        if eta is not None:     # the kept ell plus the new member's term (O(G^2), not O(G^2 |S_t|))
+            self.ell = _block_ell(self.gstart, self.boff, self.sig, eta, np.asarray(ln_cosh(eta), dtype=np.float64),
+                                  self.n_members - 1, parent, old_gstart, old_boff, self.ell)
             self.ell_eta = eta.copy()
         else:
             self.ell, self.ell_eta = None, None
@@ -347,7 +329,8 @@ class GroupPairs:
         self._drop_weights()
         if self.ell_eta is None or not np.array_equal(self.ell_eta, eta):
             self.ell = None
-            self.ell = _block_ell(self.gstart, self.boff, self.sig, eta, np.asarray(ln_cosh(eta), dtype=np.float64))
+            self.ell = _block_ell(self.gstart, self.boff, self.sig, eta, np.asarray(ln_cosh(eta), dtype=np.float64),
+                                  0, np.zeros(0, dtype=np.int64), self.gstart, self.boff, np.zeros(0))
             self.ell_eta = eta.copy()
         ell = self.ell.copy()          # normalised in place into Dp; the log weights are kept for the next split
         mx, w = _normalise_blocks(self.gstart, self.boff, self.N, ell, self.lv.coef)

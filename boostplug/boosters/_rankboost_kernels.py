@@ -31,25 +31,12 @@ from scipy.linalg import solve_triangular
 from .._core import dispatch
 from ._stump_sums import DOC_VISITS_PER_WORK, doc_sums_above
 
-__all__ = ["stump_outcomes", "laplacian", "outcomes_eps", "step_outcomes", "pair_losses", "pair_e2", "ln_cosh",
+__all__ = ["laplacian", "outcomes_eps", "step_outcomes", "pair_losses", "pair_e2", "ln_cosh",
            "PairSpan", "DEPENDENT_RTOL"]
 
 #: A ranker is in the span of ``S_t`` when its least-squares residual (squared, pair metric)
 #: is at most this fraction of its squared norm.
 DEPENDENT_RTOL = 1e-9
-
-
-@nb.njit(cache=True)
-def _stump_outcomes(codes, k, j, pairs):
-    out = np.empty(pairs.shape[0], dtype=np.int8)
-    for p in range(pairs.shape[0]):
-        out[p] = np.int8(codes[pairs[p, 0], k] > j) - np.int8(codes[pairs[p, 1], k] > j)
-    return out
-
-
-def stump_outcomes(codes: NDArray[np.int32], k: int, j: int, pairs: NDArray[np.int64]) -> NDArray[np.int8]:
-    """``o_i = h(x'_i) - h(x_i)`` in ``{+1, 0, -1}`` for the stump ``(k, j)`` on every pair (preferred first)."""
-    return _stump_outcomes(codes, np.int64(k), np.int64(j), pairs)
 
 
 @nb.njit(cache=True)
@@ -72,8 +59,9 @@ def _outcomes_eps(codes, k, j, pairs, w):
 
 def outcomes_eps(codes: NDArray[np.int32], k: int, j: int, pairs: NDArray[np.int64], w: NDArray[np.float64]
                  ) -> tuple[NDArray[np.int8], tuple[float, float, float]]:
-    """:func:`stump_outcomes` and Eq. 8's ``(eps+, eps0, eps-)`` under ``w`` (the weight of the correctly
-    ordered, tied and reversed pairs), in one pass over the pairs."""
+    """``o_i = h(x'_i) - h(x_i)`` in ``{+1, 0, -1}`` for the stump ``(k, j)`` on every pair (preferred
+    first) and Eq. 8's ``(eps+, eps0, eps-)`` under ``w`` (the weight of the correctly ordered, tied
+    and reversed pairs), in one pass over the pairs."""
     o, ep, e0, em = _outcomes_eps(codes, np.int64(k), np.int64(j), pairs, w)
     return o, (float(ep), float(e0), float(em))
 

@@ -13,8 +13,7 @@ from scipy.linalg import solve_triangular
 from scipy.special import expit
 
 from ._estimator import Round
-from ._rankboost_kernels import (DEPENDENT_RTOL, ln_cosh, outcomes_eps, select_independent, step_outcomes,
-                                 stump_outcomes)
+from ._rankboost_kernels import DEPENDENT_RTOL, ln_cosh, outcomes_eps, select_independent, step_outcomes
 from ._rankboost_state import PairState, PlusLevels, PlusPairs
 from .stumps import TIE_TOL, argmax_scan
 
@@ -156,7 +155,7 @@ class PlusRounds:
             w, O = s.gp.pair_outcomes(sup)
         else:
             w = s.w
-            O = np.stack([stump_outcomes(s.cands.codes, *s.span.members[b], s.pairs) for b in sup], axis=1)
+            O = np.stack([outcomes_eps(s.cands.codes, *s.span.members[b], s.pairs, s.w)[0] for b in sup], axis=1)
         eta, bet = s.span.eta[sup], beta[sup]
         alpha = self._line_search(w, O, eta, bet, float(g @ beta))
         if alpha is None:

@@ -13,7 +13,7 @@ pairs ``(a, b)`` (``a`` preferred) with values ``v``, a stump orders the pair
 arrays over the bins: ``O(P)`` per feature, ``O(P * F)`` in all, never a dense
 pairs x stumps matrix. The tied sum is ``total - correct - reversed``.
 
-:func:`pair_fit_sums` makes the same pass for stump MPBoost's least-squares fit and
+:func:`pair_fit_sums` makes the same pass (the same kernel) for stump MPBoost's least-squares fit and
 returns ``signed = correct - reverse`` of one value array and ``split = correct + reverse``
 of another (``N`` and ``D`` of the appendix), both from pair-level difference arrays.
 
@@ -61,56 +61,11 @@ def cumsum_both(a, b):
 
 
 @nb.njit(cache=True)
-def _pair_split_block(codes, pairs, values, k0, k1, c, r):
-    """Features ``k0 .. k1 - 1``: difference arrays over the bins, then prefix sums, into ``c``/``r``.
-    One pass over the pairs serves the whole block (each feature still adds its pairs in order)."""
-    for p in range(pairs.shape[0]):
-        a = pairs[p, 0]
-        b = pairs[p, 1]
-        v = values[p]
-        for k in range(k0, k1):
-            ca = codes[a, k]
-            cb = codes[b, k]
-            if ca > cb:
-                c[k, cb] += v
-                c[k, ca] -= v
-            elif cb > ca:
-                r[k, ca] += v
-                r[k, cb] -= v
-    for k in range(k0, k1):
-        cumsum_both(c[k], r[k])
-
-
-@nb.njit(cache=True, parallel=True)
-def _pair_split_sums(codes, pairs, values, width):
-    nf = codes.shape[1]
-    correct = np.zeros((nf, width))
-    reverse = np.zeros((nf, width))
-    for blk in nb.prange((nf + FEATURE_BLOCK - 1) // FEATURE_BLOCK):
-        k0 = blk * FEATURE_BLOCK
-        _pair_split_block(codes, pairs, values, k0, min(k0 + FEATURE_BLOCK, nf), correct, reverse)
-    return correct, reverse
-
-
-def pair_split_sums(
-    codes: NDArray[np.int32], pairs: NDArray[np.int64], values: NDArray[np.float64], n_thresholds: NDArray[np.int64]
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``(correct, reverse)``, each ``(n_features, max_thresholds + 1)``.
-
-    ``correct[k, j]`` = sum of ``values`` over pairs the stump ``(k, j)`` orders
-    correctly; ``reverse[k, j]`` over pairs it orders reversely. Entries with
-    ``j >= n_thresholds[k]`` are meaningless (no such stump).
-    """
-    width = _width(n_thresholds)
-    kernel = dispatch.kernel_for(_pair_split_sums, pairs.shape[0] * codes.shape[1])
-    return kernel(codes, pairs, np.ascontiguousarray(values, dtype=np.float64), width)
-
-
-@nb.njit(cache=True)
-def _pair_fit_block(codes, pairs, weights, values, k0, k1, sg, sp):
+def _pair_block(codes, pairs, weights, values, k0, k1, sg, sp, sides):
     """Features ``k0 .. k1 - 1``: ``sg`` = signed (correct - reverse) sums of ``values``, ``sp`` = split
-    (correct + reverse) sums of ``weights``, by difference arrays then prefix sums (one pass over
-    the pairs for the block; each feature adds its pairs in order).
+    (correct + reverse) sums of ``weights``; with ``sides``, ``sg`` = correct and ``sp`` = reverse sums
+    of ``values``. Difference arrays then prefix sums (one pass over the pairs for the block; each
+    feature adds its pairs in order).
 
     A pair whose documents share a bin adds nothing (it is tied by every stump of ``k``).
     For either orientation the signed difference array gets ``+v`` at the lower document's
@@ -126,27 +81,45 @@ def _pair_fit_block(codes, pairs, weights, values, k0, k1, sg, sp):
             cb = codes[b, k]
             if ca == cb:
                 continue
-            sg[k, cb] += v
-            sg[k, ca] -= v
-            if ca > cb:
-                sp[k, cb] += w
-                sp[k, ca] -= w
+            lo, hi = min(ca, cb), max(ca, cb)
+            if not sides:
+                sg[k, cb] += v
+                sg[k, ca] -= v
+                sp[k, lo] += w
+                sp[k, hi] -= w
+            elif ca > cb:
+                sg[k, lo] += v
+                sg[k, hi] -= v
             else:
-                sp[k, ca] += w
-                sp[k, cb] -= w
+                sp[k, lo] += v
+                sp[k, hi] -= v
     for k in range(k0, k1):
         cumsum_both(sg[k], sp[k])
 
 
 @nb.njit(cache=True, parallel=True)
-def _pair_fit_sums(codes, pairs, weights, values, width):
+def _pair_sums(codes, pairs, weights, values, width, sides):
     nf = codes.shape[1]
-    signed = np.zeros((nf, width))
-    split = np.zeros((nf, width))
+    sg = np.zeros((nf, width))
+    sp = np.zeros((nf, width))
     for blk in nb.prange((nf + FEATURE_BLOCK - 1) // FEATURE_BLOCK):
         k0 = blk * FEATURE_BLOCK
-        _pair_fit_block(codes, pairs, weights, values, k0, min(k0 + FEATURE_BLOCK, nf), signed, split)
-    return signed, split
+        _pair_block(codes, pairs, weights, values, k0, min(k0 + FEATURE_BLOCK, nf), sg, sp, sides)
+    return sg, sp
+
+
+def pair_split_sums(
+    codes: NDArray[np.int32], pairs: NDArray[np.int64], values: NDArray[np.float64], n_thresholds: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(correct, reverse)``, each ``(n_features, max_thresholds + 1)``.
+
+    ``correct[k, j]`` = sum of ``values`` over pairs the stump ``(k, j)`` orders
+    correctly; ``reverse[k, j]`` over pairs it orders reversely. Entries with
+    ``j >= n_thresholds[k]`` are meaningless (no such stump).
+    """
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    kernel = dispatch.kernel_for(_pair_sums, pairs.shape[0] * codes.shape[1])
+    return kernel(codes, pairs, values, values, _width(n_thresholds), True)
 
 
 def pair_fit_sums(
@@ -165,10 +138,9 @@ def pair_fit_sums(
     and ``-v`` of pairs whose two bins are both ``<= j``, which cancel only up to rounding.
     Entries far below that scale are noise (see ``MPBoost``, which skips such stumps).
     """
-    width = _width(n_thresholds)
-    kernel = dispatch.kernel_for(_pair_fit_sums, pairs.shape[0] * codes.shape[1])
+    kernel = dispatch.kernel_for(_pair_sums, pairs.shape[0] * codes.shape[1])
     return kernel(codes, pairs, np.ascontiguousarray(weights, dtype=np.float64),
-                  np.ascontiguousarray(values, dtype=np.float64), width)
+                  np.ascontiguousarray(values, dtype=np.float64), _width(n_thresholds), False)
 
 
 @nb.njit(cache=True)

@@ -28,7 +28,7 @@ from ._group_pairs import GroupPairs
 from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
 from ._pairwise_choice import choose_pairwise
 from ._pair_mins import PairMinCodes
-from ._rankboost_kernels import PairSpan, ln_cosh, outcomes_eps, pair_e2, pair_losses, stump_outcomes
+from ._rankboost_kernels import PairSpan, ln_cosh, outcomes_eps, pair_e2, pair_losses
 from ._rankboost_plus import PlusRounds
 from ._rankboost_state import LevelState, PairState, PlusLevels, PlusPairs, RbLevels, Search, State
 from ._stump_sums import doc_sides, doc_sums_above, pair_split_sums
@@ -346,7 +346,7 @@ class RankBoost(PlusRounds, RankingBooster):
         for b, coef in enumerate(beta):
             if coef != 0.0:
                 kb, jb = s.span.members[b]
-                o = stump_outcomes(s.cands.codes, kb, jb, s.pairs) if isinstance(s, PairState) else None
+                o = outcomes_eps(s.cands.codes, kb, jb, s.pairs, s.w)[0] if isinstance(s, PairState) else None
                 self._move_member(s, b, alpha * float(coef), o)
 
     @staticmethod

@@ -333,7 +333,7 @@ def test_small_inputs_take_the_serial_path(monkeypatch) -> None:
     codes = np.zeros((100, 3), dtype=np.int32)
     ss.doc_sums_above(codes, np.zeros(100), np.array([1, 1, 1]))
     ss.pair_split_sums(codes, np.zeros((7, 2), dtype=np.int64), np.zeros(7), np.array([1, 1, 1]))
-    assert chosen == [("_doc_sums_above", 75), ("_pair_split_sums", 21)]
+    assert chosen == [("_doc_sums_above", 75), ("_pair_sums", 21)]
     assert 20_000_000 // ss.DOC_VISITS_PER_WORK == parallel_threshold.DEFAULT_PARALLEL_MIN_WORK == 5_000_000
 
 

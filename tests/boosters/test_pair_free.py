@@ -317,7 +317,7 @@ def test_group_pairs_equal_the_listed_pairs(seed: int) -> None:
     """GroupPairs' stump sums, one ranker's eps, E2 and the line-search pairs equal sums over every pair."""
     from boostplug.boosters._group_pairs import GroupPairs
     from boostplug.boosters._level_sums import LevelPairs
-    from boostplug.boosters._rankboost_kernels import outcomes_eps, stump_outcomes
+    from boostplug.boosters._rankboost_kernels import outcomes_eps
     from boostplug.boosters._stump_sums import pair_split_sums
     from boostplug.boosters.stumps import make_candidates
     from boostplug.groups import group_ptr_from_qid
@@ -348,7 +348,7 @@ def test_group_pairs_equal_the_listed_pairs(seed: int) -> None:
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
     sup = np.array([0, 2, 3])
     gw, O = gp.pair_outcomes(sup)
-    O_ref = np.stack([stump_outcomes(cands.codes, *members[b], pairs) for b in sup], axis=1)
+    O_ref = np.stack([outcomes_eps(cands.codes, *members[b], pairs, w)[0] for b in sup], axis=1)
     v = rng.normal(size=sup.size)
     assert math.isclose(gw @ np.exp(O @ v), w @ np.exp(O_ref @ v), rel_tol=1e-12)
 

@@ -80,6 +80,14 @@ def old_pair_fit_sums(codes, pairs, weights, values, width):
     return signed, split
 
 
+@nb.njit(cache=True)
+def old_pair_sums(codes, pairs, weights, values, width, sides):
+    """The module's one pair kernel (``_pair_sums``) by the earlier two."""
+    if sides:
+        return old_pair_split_sums(codes, pairs, values, width)
+    return old_pair_fit_sums(codes, pairs, weights, values, width)
+
+
 def old_log_sum_exp(a, b=None):
     return float(np.asarray(logsumexp(a, b=b)))
 
@@ -116,8 +124,7 @@ LOSS_KEYS = ("R1", "R2", "E1", "E2")
 def earlier_code(monkeypatch):
     """A function that puts the earlier kernels back (for the rest of the test)."""
     def put_back() -> None:
-        monkeypatch.setattr(stump_sums, "_pair_split_sums", old_pair_split_sums)
-        monkeypatch.setattr(stump_sums, "_pair_fit_sums", old_pair_fit_sums)
+        monkeypatch.setattr(stump_sums, "_pair_sums", old_pair_sums)
         monkeypatch.setattr(rankboost, "pair_losses", old_pair_losses)
     return put_back
 
@@ -132,10 +139,9 @@ def test_blocked_pair_sums_equal_one_feature_at_a_time(n_features: int, parallel
     codes = np.asfortranarray(rng.integers(0, width, size=(n, n_features)).astype(np.int32))
     pairs = rng.integers(0, n, size=(5000, 2)).astype(np.int64)
     v, w = rng.normal(size=5000), rng.random(5000) * 1e-3
-    split = stump_sums._pair_split_sums if parallel else dispatch.serial_twin(stump_sums._pair_split_sums)
-    fit = stump_sums._pair_fit_sums if parallel else dispatch.serial_twin(stump_sums._pair_fit_sums)
-    for got, ref in ((split(codes, pairs, v, width), old_pair_split_sums(codes, pairs, v, width)),
-                     (fit(codes, pairs, w, v, width), old_pair_fit_sums(codes, pairs, w, v, width))):
+    kernel = stump_sums._pair_sums if parallel else dispatch.serial_twin(stump_sums._pair_sums)
+    for got, ref in ((kernel(codes, pairs, v, v, width, True), old_pair_split_sums(codes, pairs, v, width)),
+                     (kernel(codes, pairs, w, v, width, False), old_pair_fit_sums(codes, pairs, w, v, width))):
         assert all(np.array_equal(g, r) for g, r in zip(got, ref))
 
 
@@ -168,10 +174,10 @@ def test_mpboost_pair_list_fits_as_before(earlier_code, seed: int, ddf: str) -> 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_one_pass_step_kernels_equal_the_numpy_steps_bit_for_bit(seed: int) -> None:
-    """``outcomes_eps`` is ``stump_outcomes`` and Eq. 8's sums, each added pair by pair in order; ``step_outcomes`` is the log ratio of a
+    """``outcomes_eps`` is the stump's pair outcomes and Eq. 8's sums, each added pair by pair in order; ``step_outcomes`` is the log ratio of a
     new member (``lr = -alpha o``, ``ln cosh alpha`` on ties) or a moved one (``ln cosh(eta + alpha) -
     ln cosh eta`` on ties) added to ``ell`` and ``w * np.exp(lr)``, as the round made them before."""
-    from boostplug.boosters._rankboost_kernels import ln_cosh, outcomes_eps, step_outcomes, stump_outcomes
+    from boostplug.boosters._rankboost_kernels import ln_cosh, outcomes_eps, step_outcomes
 
     rng = np.random.default_rng(seed)
     n, P = 50, 3001
@@ -182,7 +188,7 @@ def test_one_pass_step_kernels_equal_the_numpy_steps_bit_for_bit(seed: int) -> N
     ell = rng.normal(size=P)
     for k, j in ((0, 3), (2, 0), (1, 8)):
         o, eps = outcomes_eps(codes, k, j, pairs, w)
-        ref_o = stump_outcomes(codes, k, j, pairs)
+        ref_o = (codes[pairs[:, 0], k] > j).astype(np.int8) - (codes[pairs[:, 1], k] > j).astype(np.int8)
         assert np.array_equal(o, ref_o) and o.dtype == np.int8
         assert eps == tuple(float(np.cumsum(np.where(m, w, 0.0))[-1]) for m in (ref_o > 0, ref_o == 0, ref_o < 0))
         alpha = float(rng.normal()) * 10 ** float(rng.integers(-3, 2))

@@ -19,7 +19,7 @@ what each rule protects against).
   :func:`package_digest` (the version and every source file of the package), so a new or edited
   boostplug never loads an older one's kernels.
 * A cache file that cannot be loaded is set aside as ``<name>.unreadable`` (one warning) and the
-  kernel compiled again (:func:`guard_cache_files`).
+  kernel compiled again (:func:`_patch_numba`).
 * Saves are locked: numba reads the folder's index, adds its entry, writes the index, then the
   data file, so two processes saving at once could lose an entry or point one at the other's data.
   boostplug's saves hold an exclusive ``flock`` on the folder's ``boostplug.lock`` around the whole
@@ -46,8 +46,8 @@ from typing import Callable
 
 from ._cache_folders import judge, refusal, usable, user_cache_base, warn_refused
 
-__all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "guard_cache_files", "package_digest",
-           "random_function_ids", "source_digest"]
+__all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "package_digest",
+           "source_digest"]
 
 _PACKAGE = Path(__file__).resolve().parent
 #: The folders of the modules with ``cache=True`` kernels (a test keeps this list complete).
@@ -134,26 +134,20 @@ class RandomIds:
                 return uid
 
 
-def random_function_ids() -> None:
-    """Give every function numba compiles from now on a random id instead of the next count, so
-    that the names in one process's cached machine code are not reused by another process for
-    other code (module docstring)."""
-    from numba.core import bytecode
-
-    if not isinstance(getattr(bytecode.FunctionIdentity, "_unique_ids", None), RandomIds):
-        bytecode.FunctionIdentity._unique_ids = RandomIds()
-
-
-def guard_cache_files() -> None:
-    """From now on, numba caches only in folders that
+def _patch_numba() -> None:
+    """From now on, numba gives every function it compiles a random id instead of the next count
+    (:class:`RandomIds`: the names in one process's cached machine code are not reused by another
+    process for other code), caches only in folders that
     pass :func:`folder_problem` (its locators' ``ensure_cache_path``, which every cache folder goes
     through, refuses the others as if they could not be written; a save refused so, or failing, is
     skipped: the kernel runs uncached), loads a cache file only when :func:`_file_problem` finds
     none right before (else one warning, and the kernel is compiled), sets aside a cache file it
     cannot load and compiles the kernel again (:func:`_set_aside`) instead of raising, saves under
     the folder's lock (module docstring), and stamps boostplug's cache files with :func:`package_digest`."""
-    from numba.core import caching
+    from numba.core import bytecode, caching
 
+    if not isinstance(getattr(bytecode.FunctionIdentity, "_unique_ids", None), RandomIds):
+        bytecode.FunctionIdentity._unique_ids = RandomIds()
     locator, index, cache = caching._CacheLocator, caching.IndexDataCacheFile, caching.Cache
     if getattr(locator.ensure_cache_path, "_boostplug_guard", False):
         return
@@ -239,7 +233,7 @@ def guard_cache_files() -> None:
 
 
 class _Refused(PermissionError):
-    """A cache folder or file refused by :func:`guard_cache_files` (already named in a warning)."""
+    """A cache folder or file refused by :func:`_patch_numba` (already named in a warning)."""
 
 
 def _file_problem(path: Path) -> tuple[Path, str] | None:
@@ -332,7 +326,7 @@ def _set_aside(path: Path, error: BaseException) -> None:
 
 
 class _OnNumbaImport(importlib.abc.MetaPathFinder):
-    """Runs :func:`random_function_ids` and :func:`guard_cache_files` right after ``import numba``
+    """Runs :func:`_patch_numba` right after ``import numba``
     completes (then leaves ``sys.meta_path``)."""
 
     def find_spec(self, fullname: str, path: object = None, target: object = None) -> object:
@@ -346,22 +340,20 @@ class _OnNumbaImport(importlib.abc.MetaPathFinder):
 
             def exec_then_patch(module: object) -> None:
                 exec_module(module)  # type: ignore[arg-type]
-                random_function_ids()
-                guard_cache_files()
+                _patch_numba()
 
             spec.loader.exec_module = exec_then_patch  # type: ignore[method-assign]
         return spec
 
 
 def configure(is_writable: Callable[[Path], bool] = usable) -> tuple[str, str | None]:
-    """Apply :func:`decide` once per process (later calls return the first decision),
-    :func:`random_function_ids` and :func:`guard_cache_files`."""
+    """Apply :func:`decide` once per process (later calls return the first decision) and
+    :func:`_patch_numba`."""
     global _decision
     if _decision is not None:
         return _decision
     if "numba" in sys.modules:
-        random_function_ids()
-        guard_cache_files()
+        _patch_numba()
     elif not any(isinstance(f, _OnNumbaImport) for f in sys.meta_path):  # when numba loads: not by import boostplug
         sys.meta_path.insert(0, _OnNumbaImport())
     how, folder = _decision = decide(is_writable)

@@ -177,15 +177,21 @@ def check_weights(weights: ArrayLike | None, n: int, name: str = "weights") -> N
     return w
 
 
-def check_rounds(value: object, name: str = "n_rounds") -> int:
+def check_rounds(value: object, name: str = "n_rounds", *, or_none: bool = False) -> int:
     """A number of boosting rounds: an integer in ``[1, ROUNDS_MAX]``, else a ``ValueError`` naming
-    ``name`` and the value (a bound beyond which LightGBM fails and XGBoost wraps around)."""
+    ``name`` and the value (a bound beyond which LightGBM fails and XGBoost wraps around);
+    ``or_none``: the message says ``None`` is allowed too (:func:`check_optional_rounds`)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {plain(value)!r}")
+        raise ValueError(f"{name} must be an integer >= 1{' or None' if or_none else ''}, got {plain(value)!r}")
     if value > ROUNDS_MAX:
         raise ValueError(f"{name} must be at most {ROUNDS_MAX} (2^31 - 1: LightGBM and XGBoost count rounds in a "
                          f"32-bit int), got {plain(value)}")
     return int(value)
+
+
+def check_optional_rounds(value: object, name: str) -> int | None:
+    """``None``, or a number of rounds as :func:`check_rounds` takes (``early_stopping_rounds``)."""
+    return None if value is None else check_rounds(value, name, or_none=True)
 
 
 def check_optional_count(value: object, name: str) -> int | None:

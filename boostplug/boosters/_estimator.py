@@ -24,7 +24,7 @@ from .._core import dispatch
 from .._core.blas import fit_blas
 from .._memory import check_fits
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
-from .._validation import check_labels, check_rounds
+from .._validation import check_labels, check_optional_rounds, check_rounds
 from ..groups import check_group_ptr
 from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
 from ._model_file import ModelFile
@@ -160,7 +160,7 @@ class RankingBooster(ModelFile, BaseEstimator):
                                random_state=getattr(self, "random_state", None), doc=doc,
                                caller=f"{type(self).__name__}.fit")
         n_rounds = self._check_n_rounds()
-        esr = self._check_early_stopping_rounds()
+        esr = check_optional_rounds(getattr(self, "early_stopping_rounds", None), "early_stopping_rounds")
         verbose = self._check_verbose()
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable as callback(t, record), got {callback!r}")
@@ -241,14 +241,6 @@ class RankingBooster(ModelFile, BaseEstimator):
         check_fits(n * BYTES_PER_ROUND, f"n_rounds={n}: the rounds' records ({BYTES_PER_ROUND} bytes or more each)",
                    "train fewer rounds")
         return n
-
-    def _check_early_stopping_rounds(self) -> int | None:
-        esr = getattr(self, "early_stopping_rounds", None)
-        if esr is None:
-            return None
-        if isinstance(esr, (bool, np.bool_)) or not isinstance(esr, (int, np.integer)) or esr < 1:
-            raise ValueError(f"early_stopping_rounds must be an integer >= 1 or None, got {esr!r}")
-        return int(esr)
 
     def _check_verbose(self) -> int:
         """``verbose``: ``False``/``0`` (silent), ``True`` (every round) or ``k >= 1`` (every ``k`` rounds)."""

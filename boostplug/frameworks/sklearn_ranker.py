@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import objectives as _objectives
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
-from .._validation import check_rounds, plain
+from .._validation import check_optional_rounds, check_rounds, plain
 from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
 from ..keyed_pairs import NO_KEYS, given_keyed_params, params_on_rows, row_keys
 from ._metric_spec import MetricSpec
@@ -284,9 +284,7 @@ class RankerMixin:
             check_rounds(self.n_estimators, "n_estimators")  # LightGBM fails beyond, XGBoost runs for ever
         choice = self._objective_choice()
         metrics = check_eval_metrics(self.eval_metric)
-        rounds = self.early_stopping_rounds
-        if rounds is not None:
-            rounds = check_rounds(rounds, "early_stopping_rounds")
+        rounds = check_optional_rounds(self.early_stopping_rounds, "early_stopping_rounds")
         gp = group_ptr_of(qid, group, y, caller=f"{type(self).__name__}.fit")
         choice = self._on_rows(choice, qid, gp, doc)
         qw = query_weights_from_rows(_as_weights(sample_weight), gp, self._framework)

@@ -75,14 +75,11 @@ def _check_keys(part: "pd.DataFrame", partition: int, qid_col: str, doc_col: str
             raise ValueError(f"objective_params[{name!r}] on partition {partition} (local rows): {exc}") from None
 
 
-def _train_task(framework: str, parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str],
+def _train_task(train_part: Any, parts: list["pd.DataFrame"], columns: tuple[list[str], str, str, str],
                 params: dict[str, Any], obj: Any, num_boost_round: int, stop: "StopFlag", **network: Any) -> Any:
-    """One worker's training: ``framework``'s ``train_part`` on its partitions, ``network`` its
+    """One worker's training: the framework's ``train_part`` on its partitions, ``network`` its
     place in the framework's network (LightGBM's machines, XGBoost's tracker)."""
-    from ..distributed import lightgbm_worker, xgboost_worker
-
-    worker = lightgbm_worker if framework == "lightgbm" else xgboost_worker
-    return worker.train_part(_worker_rows(parts, *columns), params, obj, num_boost_round, stop=stop, **network)
+    return train_part(_worker_rows(parts, *columns), params, obj, num_boost_round, stop=stop, **network)
 
 
 def _gather_while_alive(client: "Client", futures: list[Any], workers: list[str]) -> list[Any]:
@@ -139,16 +136,19 @@ def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, ob
     ncores = client.ncores(workers)
     pinned = {"allow_other_workers": False, "pure": False}  # each task needs its own worker's partitions and peers
     lightgbm = framework == "lightgbm"
-    # each worker trains with its nthreads unless params set the framework's count
     if lightgbm:
         from ..lightgbm.adapters import params_threads
 
-        own, threads_key = params_threads(params) is not None, "num_threads"
+        worker, threads_key = lightgbm_worker, "num_threads"
     else:
-        own, threads_key = "nthread" in params or "n_jobs" in params, "nthread"
+        from ..xgboost.adapters import params_threads
+
+        worker, threads_key = xgboost_worker, "nthread"
+    # each worker trains with its nthreads unless params set the framework's count
+    own = params_threads(params) is not None
 
     def train(w: str, **network: Any) -> Any:
-        return client.submit(_train_task, framework, by_worker[w], columns,
+        return client.submit(_train_task, worker.train_part, by_worker[w], columns,
                              params if own else {**params, threads_key: ncores[w]}, obj, num_boost_round, stop,
                              workers=[w], **pinned, **network)
 
@@ -158,11 +158,11 @@ def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, ob
         machines = ",".join(f"{_host(w)}:{ports[w]}" for w in workers)
         futures = [train(w, machines=machines, port=ports[w], n_workers=len(workers)) for w in workers]
         with stopped_on_error(client, futures, stop):
-            return lightgbm_worker.load(_gather_while_alive(client, futures, workers)[0])
+            return worker.load(_gather_while_alive(client, futures, workers)[0])
     from distributed.utils import get_ip
 
     # The tracker runs here, at this machine's address on the route to the scheduler (the workers connect to it).
     with xgboost_worker.Tracker(get_ip(_host(client.scheduler.address)), len(workers)) as tracker:
         futures = [train(w, tracker_args=tracker.args, task_id=str(i)) for i, w in enumerate(workers)]
         with stopped_on_error(client, futures, stop):
-            return xgboost_worker.load(_gather_while_alive(client, futures, workers)[0])
+            return worker.load(_gather_while_alive(client, futures, workers)[0])

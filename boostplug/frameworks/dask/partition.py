@@ -108,13 +108,6 @@ def _active_client(client: "Client | None") -> "Client | None":
     return None
 
 
-def _default_npartitions(current: int, client: "Client | None") -> int:
-    if client is None:
-        return current
-    # asked of the scheduler now: Client.scheduler_info() is a periodically refreshed copy
-    return max(1, len(client.nthreads()))
-
-
 def _check_npartitions(npartitions: Any) -> int:
     if isinstance(npartitions, bool) or not isinstance(npartitions, (int, np.integer)) or npartitions < 1:
         raise ValueError(f"npartitions must be an integer >= 1, got {npartitions!r}")
@@ -205,22 +198,23 @@ def repartition_by_query(
     _, _, dd = dask_modules()
     import pandas as pd
 
-    if isinstance(data, pd.DataFrame):
-        _check_qid_col(data, qid_col)
-        if len(data) == 0:
-            raise ValueError("cannot partition an empty frame (no queries)")
-        active = _active_client(client)
-        n = _default_npartitions(1, active) if npartitions is None else _check_npartitions(npartitions)
-        return _repartition_pandas(data, qid_col, n, active)
-    if isinstance(data, dd.DataFrame):
-        _check_qid_col(data, qid_col)
-        active = _active_client(client)
-        n = _default_npartitions(data.npartitions, active) if npartitions is None else _check_npartitions(npartitions)
-        return _repartition_dask(data, qid_col, n)
-    raise TypeError(
-        f"repartition_by_query takes a pandas or Dask DataFrame with a {qid_col!r} column, got "
-        f"{type(data).__name__}; build one with e.g. pandas.DataFrame(X).assign(label=y, qid=qid)"
-    )
+    if not isinstance(data, (pd.DataFrame, dd.DataFrame)):
+        raise TypeError(
+            f"repartition_by_query takes a pandas or Dask DataFrame with a {qid_col!r} column, got "
+            f"{type(data).__name__}; build one with e.g. pandas.DataFrame(X).assign(label=y, qid=qid)"
+        )
+    _check_qid_col(data, qid_col)
+    in_memory = isinstance(data, pd.DataFrame)
+    if in_memory and len(data) == 0:
+        raise ValueError("cannot partition an empty frame (no queries)")
+    active = _active_client(client)
+    if npartitions is not None:
+        n = _check_npartitions(npartitions)
+    elif active is not None:  # asked of the scheduler now: Client.scheduler_info() is a periodically refreshed copy
+        n = max(1, len(active.nthreads()))
+    else:
+        n = 1 if in_memory else data.npartitions
+    return _repartition_pandas(data, qid_col, n, active) if in_memory else _repartition_dask(data, qid_col, n)
 
 
 # --------------------------------------------------------------------------- arrays

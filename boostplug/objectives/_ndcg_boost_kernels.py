@@ -86,13 +86,6 @@ def logistic_pair(x: float) -> tuple[float, float, float]:
     return t, t * hi, hi
 
 
-@nb.njit(cache=True)
-def exp_nonpos_array(y: np.ndarray, out: np.ndarray) -> None:
-    """:func:`exp_nonpos` elementwise (for tests)."""
-    for i in range(y.shape[0]):
-        out[i] = exp_nonpos(y[i])
-
-
 @nb.njit(inline="always")
 def _in_order(s: np.ndarray, doc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One query's scores and coefficients in coefficient order, and where each one's run of equal

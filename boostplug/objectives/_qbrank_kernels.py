@@ -321,40 +321,6 @@ _SMALL_QUICKSORT = 15   # numba's quicksort: insertion sort from high - low < 15
 _MAX_STACK = 100        # pending partitions (the smaller side is sorted first: log2(n) at most)
 
 
-@nb.njit(cache=True, inline="always")
-def _ranges(n: int) -> tuple[np.ndarray, int]:
-    """The quicksort's stack of ranges still to sort (``low, high`` pairs, both included), holding
-    the whole ``0..n-1``, and its height 1."""
-    stack = np.empty(2 * _MAX_STACK, dtype=np.int64)
-    stack[0] = 0
-    stack[1] = n - 1
-    return stack, np.int64(1)      # not a literal 1: _pop would be compiled for Literal[int](1) too
-
-
-@nb.njit(cache=True, inline="always")
-def _pop(stack: np.ndarray, top: int) -> tuple[int, int, int]:
-    """The stack's height less one, and the ``low, high`` it pops."""
-    top -= 1
-    return top, stack[2 * top], stack[2 * top + 1]
-
-
-@nb.njit(cache=True, inline="always")
-def _push_larger(stack: np.ndarray, top: int, low: int, i: int, high: int) -> tuple[int, int, int]:
-    """After a partition of ``low..high`` at ``i``: the larger side waits on the stack (numba's
-    order), the smaller one is sorted next. Returns the height and that side's ``low, high``."""
-    if high - i > i - low:
-        if high > i:
-            stack[2 * top] = i + 1
-            stack[2 * top + 1] = high
-            top += 1
-        return top, low, i - 1
-    if i > low:
-        stack[2 * top] = low
-        stack[2 * top + 1] = i - 1
-        top += 1
-    return top, i + 1, high
-
-
 @nb.njit(cache=True)
 def _before(x: float, y: float) -> bool:
     """numba's float order (``lt_floats``): ``x < y``, NaN after every number."""
@@ -369,11 +335,14 @@ def quick_argsort(keys: np.ndarray) -> np.ndarray:
     r = np.empty(n, dtype=np.int64)
     for i in range(n):      # not np.arange: its implementation is a compile of its own
         r[i] = i
-    if n < 2:
-        return r
-    stack, top = _ranges(n)
+    stack = np.empty(2 * _MAX_STACK, dtype=np.int64)   # ranges still to sort: low, high (both included)
+    stack[0] = 0
+    stack[1] = n - 1
+    top = 1
     while top > 0:
-        top, low, high = _pop(stack, top)
+        top -= 1
+        low = stack[2 * top]
+        high = stack[2 * top + 1]
         while high - low >= _SMALL_QUICKSORT:
             mid = (low + high) >> 1
             if _before(keys[r[mid]], keys[r[low]]):
@@ -397,7 +366,19 @@ def quick_argsort(keys: np.ndarray) -> np.ndarray:
                 i += 1
                 j -= 1
             r[i], r[high] = r[high], r[i]
-            top, low, high = _push_larger(stack, top, low, i, high)
+            # the larger side waits on the stack (numba's order), the smaller one is sorted next
+            if high - i > i - low:
+                if high > i:
+                    stack[2 * top] = i + 1
+                    stack[2 * top + 1] = high
+                    top += 1
+                high = i - 1
+            else:
+                if i > low:
+                    stack[2 * top] = low
+                    stack[2 * top + 1] = i - 1
+                    top += 1
+                low = i + 1
         for i in range(low + 1, high + 1):
             t = r[i]
             v = keys[t]

@@ -268,10 +268,6 @@ class Case:
         return self.entry.prepare(labels, group_ptr, weights=weights, **self.params(labels, group_ptr))
 
 
-def _search_values(search: objectives.Search) -> tuple[Any, ...]:
-    return search.choices or (search.low, search.high)
-
-
 def _settings_of(entry: Objective) -> list[tuple[dict[str, Any], bool]]:
     """(settings, registered) for one objective: the defaults, each of its ``methods``, each other
     value of a choice or bool parameter, and both ends (or every choice) of each parameter that
@@ -298,7 +294,7 @@ def _settings_of(entry: Objective) -> list[tuple[dict[str, Any], bool]]:
             add({pname: v}, False)
     for s in starts:
         for pname, search in entry.search_space(s).items():
-            for v in _search_values(search):
+            for v in search.choices or (search.low, search.high):
                 add({**s, pname: v}, False)
     return found
 

@@ -358,6 +358,8 @@ def estimate_propensity(
     if method != "randomized":
         _check_linked(c, rows, method)
 
+    k, j, group = _pair_cells(c.n_pos) if method == "harvest" else (None, None, None)
+
     def estimate(w: NDArray[np.float64] | None, start: Any) -> _Fit:
         """The propensities of the log weighted by ``w``, the fitted state and the EM's iterations."""
         if method == "randomized":
@@ -368,7 +370,6 @@ def estimate_propensity(
         from . import _em
 
         harvested, n = _em.harvest_sums(c.qd_ptr, c.cell_pos, clicks, trials, c.n_pos)
-        k, j, group = _pair_cells(c.n_pos)
         return _fit_pbm(k, group, harvested[k, j], n[k, j], c.n_pos, start, int(max_iter), tol)
 
     point, state, iterations = estimate(None, None)

@@ -70,7 +70,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_real, check_rng, check_scores, show
-from ..groups import index_within_query
+from ..groups import group_ptr_from_sizes, index_within_query
 from .log import ClickLog, Dropped
 
 __all__ = ["CLICK_MODELS", "PRESENTATIONS", "CLICK_PRESETS", "ULTRA_EXAMINATION", "ULTRA_CLICK_PROB", "simulate",
@@ -315,8 +315,6 @@ def simulate(
     valid = lists >= 0
     rows = lists[valid]
     sizes = n_shown[queries]
-    ptr = np.zeros(n_sessions + 1, dtype=np.int64)
-    np.cumsum(sizes, out=ptr[1:])
     position = np.broadcast_to(np.arange(1, top_k + 1), valid.shape)[valid]
     return ClickLog(
         session=np.repeat(np.arange(n_sessions, dtype=np.int64), sizes),
@@ -326,6 +324,6 @@ def simulate(
         clicked=click[valid],
         order=order[valid],
         dwell=None,
-        group_ptr=ptr,
+        group_ptr=group_ptr_from_sizes(sizes),
         dropped=Dropped(),
     )

@@ -285,7 +285,7 @@ def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped
         dwell = None if dwell is None else dwell[sort]
         session, query = session[sort], query[sort]
     starts = np.flatnonzero(_changes(session, query)) + 1
-    ptr = np.concatenate(([0], starts, [n])).astype(np.int64) if n else np.zeros(1, np.int64)
+    ptr = np.concatenate(([0], starts, [n])).astype(np.int64)
     n_imp = ptr.shape[0] - 1
     reason = np.empty(n_imp, dtype=np.int64)
     where = np.empty(n_imp, dtype=np.int64)

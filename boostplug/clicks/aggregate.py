@@ -213,12 +213,8 @@ def resolve(keys: NDArray[np.int64], counts: NDArray[np.int64], *, min_support: 
     pref = keys >> 32
     other = keys & _LOW
     reverse = (other << 32) | pref
-    pos = np.searchsorted(keys, reverse)
-    if keys.size:
-        pos_c = np.minimum(pos, keys.shape[0] - 1)
-        against = np.where(keys[pos_c] == reverse, counts[pos_c], 0)
-    else:
-        against = np.zeros(0, np.int64)
+    pos_c = np.minimum(np.searchsorted(keys, reverse), keys.shape[0] - 1)  # no key: -1 indexes nothing
+    against = np.where(keys[pos_c] == reverse, counts[pos_c], 0)
     keep = counts - against >= min_support
     count, against, pref, other = counts[keep], against[keep], pref[keep], other[keep]
     if weight == "unit":

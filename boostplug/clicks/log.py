@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, show
+from ..groups import group_ptr_from_sizes
 from . import _sources
 from ._sources import Batch
 
@@ -175,8 +176,7 @@ class ClickLog:
                              f"{int(idx[0] if idx[0] < 0 else idx[-1])}")
         ptr = self.group_ptr
         sizes = ptr[idx + 1] - ptr[idx]
-        new_ptr = np.zeros(idx.size + 1, dtype=np.int64)
-        np.cumsum(sizes, out=new_ptr[1:])
+        new_ptr = group_ptr_from_sizes(sizes)
         rows = np.repeat(ptr[idx] - new_ptr[:-1], sizes) + np.arange(int(new_ptr[-1]))
         return ClickLog(self.session[rows], self.query[rows], self.doc[rows], self.position[rows],
                         self.clicked[rows], None if self.order is None else self.order[rows],
@@ -285,7 +285,7 @@ def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped
         dwell = None if dwell is None else dwell[sort]
         session, query = session[sort], query[sort]
     starts = np.flatnonzero(_changes(session, query)) + 1
-    ptr = np.concatenate(([0], starts, [n])).astype(np.int64) if n else np.zeros(1, np.int64)
+    ptr = np.concatenate(([0], starts, [n])).astype(np.int64)
     n_imp = ptr.shape[0] - 1
     reason = np.empty(n_imp, dtype=np.int64)
     where = np.empty(n_imp, dtype=np.int64)
@@ -311,9 +311,7 @@ def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped
                                  clicked, order, dwell))
         good = reason == K.OK
         keep_rows = np.repeat(good, np.diff(ptr))
-        sizes = np.diff(ptr)[good]
-        ptr = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
-        np.cumsum(sizes, out=ptr[1:])
+        ptr = group_ptr_from_sizes(np.diff(ptr)[good])
     if sort is None:
         take: NDArray[np.int64] | NDArray[np.bool_] | slice = slice(None) if keep_rows is None else keep_rows
     else:

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_real, show
-from ..groups import check_group_ptr, qid_from_group_ptr
+from ..groups import check_group_ptr, group_ptr_of_runs, qid_from_group_ptr
 from ..keyed_pairs import codes_together, join_keys, row_keys
 from .aggregate import Preferences
 from .log import ClickLog
@@ -274,9 +274,7 @@ def training_set(rows: PairRows, X: Any, group_ptr: ArrayLike, labeled: Any = No
     if rows.pairs.size and (rows.pairs.min() < 0 or rows.pairs.max() >= n):
         raise ValueError(f"the pairs index rows up to {int(rows.pairs.max())} but X has {n} rows")
     used = np.unique(rows.pairs)
-    q_of = np.searchsorted(gp, used, side="right") - 1
-    change = np.flatnonzero(q_of[1:] != q_of[:-1]) + 1
-    click_ptr = np.concatenate(([0], change, [used.shape[0]])).astype(np.int64) if used.size else np.zeros(1, np.int64)
+    click_ptr = group_ptr_of_runs(np.searchsorted(gp, used, side="right") - 1)  # used is sorted: one run per query
     pairs = np.searchsorted(used, rows.pairs).astype(np.int64).reshape(-1, 2)
     Xc = X[used]
     yc = np.zeros(used.shape[0])

@@ -185,15 +185,8 @@ class _Cells:
 
 def _reduce(log: ClickLog, max_position: int | None) -> _Cells:
     top = int(log.position.max()) if len(log) else 0
-    if max_position is None:
-        k = top
-    else:
-        if isinstance(max_position, bool) or not isinstance(max_position, (int, np.integer)):
-            raise TypeError(f"max_position must be an integer >= 2, got {show(max_position)}")
-        if max_position < 2:
-            raise ValueError(f"max_position must be >= 2 (propensities are relative to position 1), "
-                             f"got {show(max_position)}")
-        k = min(int(max_position), top)
+    # at least 2: propensities are relative to position 1
+    k = top if max_position is None else min(check_int("max_position", max_position, 2, None), top)
     if k < 2:
         raise ValueError(f"the click log shows {top} position(s) per impression; estimating position bias needs "
                          "impressions of at least two results")
@@ -338,8 +331,7 @@ def estimate_propensity(
         :class:`Propensity`.
     """
     method = check_choice("method", method, METHODS)
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be an integer >= 0, got {show(n_bootstrap)}")
+    check_int("n_bootstrap", n_bootstrap, 0, None)
     if n_bootstrap > MAX_BOOTSTRAP:
         raise ValueError(f"n_bootstrap must be at most {MAX_BOOTSTRAP:,} (each replicate estimates the propensities "
                          f"again; a percentile interval needs a few thousand), got {show(n_bootstrap)}")
@@ -358,6 +350,8 @@ def estimate_propensity(
     if method != "randomized":
         _check_linked(c, rows, method)
 
+    k, j, group = _pair_cells(c.n_pos) if method == "harvest" else (None, None, None)
+
     def estimate(w: NDArray[np.float64] | None, start: Any) -> _Fit:
         """The propensities of the log weighted by ``w``, the fitted state and the EM's iterations."""
         if method == "randomized":
@@ -368,7 +362,6 @@ def estimate_propensity(
         from . import _em
 
         harvested, n = _em.harvest_sums(c.qd_ptr, c.cell_pos, clicks, trials, c.n_pos)
-        k, j, group = _pair_cells(c.n_pos)
         return _fit_pbm(k, group, harvested[k, j], n[k, j], c.n_pos, start, int(max_iter), tol)
 
     point, state, iterations = estimate(None, None)

@@ -70,7 +70,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_real, check_rng, check_scores, show
-from ..groups import index_within_query
+from ..groups import group_ptr_from_sizes, index_within_query, qid_from_group_ptr
 from .log import ClickLog, Dropped
 
 __all__ = ["CLICK_MODELS", "PRESENTATIONS", "CLICK_PRESETS", "ULTRA_EXAMINATION", "ULTRA_CLICK_PROB", "simulate",
@@ -176,8 +176,7 @@ def shown_lists(scores: NDArray[np.float64], group_ptr: NDArray[np.int64], top_k
     """``(n_queries, top_k)`` rows each query shows, best score first (ties: lower row first);
     ``-1`` pads queries with fewer documents."""
     n_q = group_ptr.shape[0] - 1
-    sizes = np.diff(group_ptr)
-    q_of_row = np.repeat(np.arange(n_q), sizes)
+    q_of_row = qid_from_group_ptr(group_ptr)
     order = np.lexsort((-scores, q_of_row))  # by query, then score descending, stable
     rank = index_within_query(group_ptr)
     keep = rank < top_k
@@ -315,8 +314,6 @@ def simulate(
     valid = lists >= 0
     rows = lists[valid]
     sizes = n_shown[queries]
-    ptr = np.zeros(n_sessions + 1, dtype=np.int64)
-    np.cumsum(sizes, out=ptr[1:])
     position = np.broadcast_to(np.arange(1, top_k + 1), valid.shape)[valid]
     return ClickLog(
         session=np.repeat(np.arange(n_sessions, dtype=np.int64), sizes),
@@ -326,6 +323,6 @@ def simulate(
         clicked=click[valid],
         order=order[valid],
         dwell=None,
-        group_ptr=ptr,
+        group_ptr=group_ptr_from_sizes(sizes),
         dropped=Dropped(),
     )

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from .._features import check_features
-from ..groups import check_group_ptr, first_varying_row, group_ptr_from_qid, qid_from_group_ptr, sizes_from_group_ptr
+from ..groups import (check_group_ptr, first_varying_row, group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr,
+                      sizes_from_group_ptr)
 
 __all__ = ["RankingData", "concat"]
 
@@ -129,11 +130,8 @@ class RankingData:
         """
         q = _check_query_indices(query_indices, self.n_queries)
         rows = self.rows_of(q)
-        sizes = self.sizes[q]
-        ptr = np.zeros(q.shape[0] + 1, dtype=np.int64)
-        np.cumsum(sizes, out=ptr[1:])
         comments = None if self.comments is None else [self.comments[i] for i in rows]
-        return RankingData(self.X[rows], self.y[rows], self.qid[rows], ptr, comments)
+        return RankingData(self.X[rows], self.y[rows], self.qid[rows], group_ptr_from_sizes(self.sizes[q]), comments)
 
     @classmethod
     def concat(cls, *parts: "RankingData") -> "RankingData":
@@ -157,9 +155,7 @@ class RankingData:
         X = sp.vstack([p.X for p in parts], format="csr") if kinds[0] else np.concatenate([p.X for p in parts])
         y = np.concatenate([p.y for p in parts])
         qid = np.concatenate([p.qid for p in parts])
-        sizes = np.concatenate([p.sizes for p in parts])
-        ptr = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
-        np.cumsum(sizes, out=ptr[1:])
+        ptr = group_ptr_from_sizes(np.concatenate([p.sizes for p in parts]))
         comments = None
         if all(p.comments is not None for p in parts):
             comments = [c for p in parts for c in p.comments]  # type: ignore[union-attr]

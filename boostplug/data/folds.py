@@ -118,15 +118,13 @@ def fold_plan(layout: str, n_parts: int) -> list[tuple[tuple[int, ...], int, int
         raise ValueError(f"layout {layout!r} does not build folds from parts; the parts layouts are "
                          f"{', '.join(map(repr, _PART_LAYOUTS))}")
     k = n_parts
-    if layout == "rotate":
-        if k < 3:
-            raise ValueError(f"layout 'rotate' needs at least 3 parts, got {k}")
-        return [(tuple((i + j) % k for j in range(k - 2)), (i + k - 2) % k, (i + k - 1) % k) for i in range(k)]
-    if k != 5:
+    if layout == "rotate" and k < 3:
+        raise ValueError(f"layout 'rotate' needs at least 3 parts, got {k}")
+    if layout != "rotate" and k != 5:
         raise ValueError(f"layout {layout!r} has five parts S1..S5, got {k}")
-    if layout == "letor4":
-        return [(((i) % 5, (i + 1) % 5, (i + 2) % 5), (i + 3) % 5, (i + 4) % 5) for i in range(5)]
-    return [(((i + 1) % 5, (i + 2) % 5, (i + 3) % 5), (i + 4) % 5, i) for i in range(5)]
+    # letor4 is the rotation over five parts; letor3 the same started one part later (fold i tests on S(i+1))
+    s = 1 if layout == "letor3" else 0
+    return [(tuple((i + s + j) % k for j in range(k - 2)), (i + s + k - 2) % k, (i + s + k - 1) % k) for i in range(k)]
 
 
 def _parts_files(root: Path) -> list[Path]:

@@ -279,10 +279,9 @@ def load_letor(
                 "group sizes (one per line) in that file or in a file passed as query_file="
             )
         group_ptr = read_query_file(qf, n_docs=n)
-        qid = np.repeat(np.arange(group_ptr.shape[0] - 1, dtype=np.int64), np.diff(group_ptr))
+        q = None  # RankingData numbers the queries 0..n_queries-1
     else:
         group_ptr = _groups_from_qid(p, q, n, n_features)
-        qid = q
         if query_file is not None or qf.exists():
             # LightGBM reads <file>.query whenever it is there: one that contradicts the qids
             # (a stale or half-written pair) is refused rather than left for it to find.
@@ -294,4 +293,4 @@ def load_letor(
     if comments is not None and len(comments) != n:  # pragma: no cover - same line rule as sklearn
         raise ValueError(f"{p}: read {len(comments)} comments for {n} rows")
     Xout = _dense(p, X) if dense and sp.issparse(X) else X
-    return RankingData(Xout, y, qid, group_ptr, comments)
+    return RankingData(Xout, y, q, group_ptr, comments)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._trees import Ensemble, Tree, TreeBuilder
+from ._trees import Ensemble, Tree, tree_from
 
 __all__ = ["ensemble_from_lightgbm", "IDENTITY_OBJECTIVES"]
 
@@ -63,23 +63,16 @@ def _objective_name(dump: dict[str, Any]) -> str:
 def _tree(info: dict[str, Any]) -> Tree:
     """One tree of the dump, its nodes numbered depth-first from the root."""
     index = info.get("tree_index")
-    builder = TreeBuilder()
-    # An explicit stack: a leaf-wise tree can be deeper than Python's recursion limit.
-    stack: list[tuple[dict[str, Any], int, bool]] = [(info["tree_structure"], -1, True)]
-    while stack:
-        node, parent, is_left = stack.pop()
-        if "leaf_value" in node:
-            if "leaf_coeff" in node or "leaf_features" in node:
-                raise ValueError(f"to_onnx: tree {index} of the LightGBM model is a linear tree (linear_tree=true), "
-                                 "whose leaves are linear models; ONNX export covers constant leaves")
-            at = builder.add_leaf(float(node["leaf_value"]))
-        else:
-            at = builder.add_split(*_split(node, index))
-            stack.append((node["right_child"], at, False))
-            stack.append((node["left_child"], at, True))
-        if parent >= 0:
-            builder.attach(parent, at, is_left)
-    return builder.build()
+
+    def read(node: dict[str, Any]) -> Any:
+        if "leaf_value" not in node:
+            return _split(node, index), node["left_child"], node["right_child"]
+        if "leaf_coeff" in node or "leaf_features" in node:
+            raise ValueError(f"to_onnx: tree {index} of the LightGBM model is a linear tree (linear_tree=true), "
+                             "whose leaves are linear models; ONNX export covers constant leaves")
+        return float(node["leaf_value"])
+
+    return tree_from(info["tree_structure"], read)
 
 
 def _split(node: dict[str, Any], index: Any) -> tuple[int, float, bool, bool]:

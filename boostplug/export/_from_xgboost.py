@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._trees import Ensemble, Tree, TreeBuilder
+from ._trees import Ensemble, Tree, tree_from
 
 __all__ = ["ensemble_from_xgboost", "IDENTITY_OBJECTIVES"]
 
@@ -65,21 +65,15 @@ def _tree(tree: dict[str, Any]) -> Tree:
     # XGBoost's values are float32 that its JSON writes in their shortest form ("0.9" is float32(0.9)).
     condition = np.asarray(condition, dtype=np.float32).astype(np.float64)
     default_left, split_type = tree["default_left"], tree.get("split_type", [0] * len(left))
-    builder = TreeBuilder()
-    stack: list[tuple[int, int, bool]] = [(0, -1, True)]
-    while stack:
-        node, parent, is_left = stack.pop()
+
+    def read(node: int) -> Any:
         if left[node] == -1:
-            at = builder.add_leaf(float(condition[node]))
-        else:
-            if split_type[node] != 0:
-                raise ValueError(
-                    f"to_onnx: tree {index} of the XGBoost model splits feature {feature[node]} on categories; "
-                    "ONNX export covers numerical splits only: train without enable_categorical to export"
-                )
-            at = builder.add_split(int(feature[node]), float(condition[node]), bool(default_left[node]))
-            stack.append((right[node], at, False))
-            stack.append((left[node], at, True))
-        if parent >= 0:
-            builder.attach(parent, at, is_left)
-    return builder.build()
+            return float(condition[node])
+        if split_type[node] != 0:
+            raise ValueError(
+                f"to_onnx: tree {index} of the XGBoost model splits feature {feature[node]} on categories; "
+                "ONNX export covers numerical splits only: train without enable_categorical to export"
+            )
+        return (int(feature[node]), float(condition[node]), bool(default_left[node]), False), left[node], right[node]
+
+    return tree_from(0, read)

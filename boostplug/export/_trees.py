@@ -10,12 +10,12 @@ The score of a row is ``base_score`` plus the sum (``average``: the mean) of its
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Tree", "Ensemble", "TreeBuilder"]
+__all__ = ["Tree", "Ensemble", "tree_from"]
 
 Comparison = Literal["<=", "<"]
 
@@ -77,27 +77,23 @@ class Ensemble:
         return sorted(found)
 
 
-class TreeBuilder:
-    """Collects one tree's nodes in the order they are added (the first is the root)."""
-
-    def __init__(self) -> None:
-        #: One row a node: the fields of :class:`Tree` in their order.
-        self.nodes: list[list[Any]] = []
-
-    def add_leaf(self, value: float) -> int:
-        """Append a leaf; return its index."""
-        self.nodes.append([-1, 0.0, -1, -1, False, False, value])
-        return len(self.nodes) - 1
-
-    def add_split(self, feature: int, threshold: float, nan_left: bool, zero_is_missing: bool = False) -> int:
-        """Append a split node whose children are attached later (:meth:`attach`); return its index."""
-        self.nodes.append([feature, threshold, -1, -1, nan_left, zero_is_missing, 0.0])
-        return len(self.nodes) - 1
-
-    def attach(self, parent: int, child: int, is_left: bool) -> None:
-        """Make node ``child`` the left (``is_left``) or right child of split node ``parent``."""
-        self.nodes[parent][2 if is_left else 3] = child
-
-    def build(self) -> Tree:
-        dtypes = (np.int64, np.float64, np.int64, np.int64, np.bool_, np.bool_, np.float64)
-        return Tree(*(np.asarray(column, dtype=t) for column, t in zip(zip(*self.nodes), dtypes)))
+def tree_from(root: Any, read: Callable[[Any], float | tuple[tuple[int, float, bool, bool], Any, Any]]) -> Tree:
+    """One tree, its nodes numbered depth-first from ``root`` (the left child first): ``read(node)``
+    is a leaf's value, or a split node's ``((feature, threshold, nan_left, zero_is_missing), left
+    child, right child)``."""
+    nodes: list[list[Any]] = []  # one row a node: the fields of Tree in their order
+    # An explicit stack: a leaf-wise tree can be deeper than Python's recursion limit.
+    stack: list[tuple[Any, int, bool]] = [(root, -1, True)]
+    while stack:
+        node, parent, is_left = stack.pop()
+        got = read(node)
+        if isinstance(got, tuple):
+            (feature, threshold, nan_left, zero_is_missing), left, right = got
+            nodes.append([feature, threshold, -1, -1, nan_left, zero_is_missing, 0.0])
+            stack += [(right, len(nodes) - 1, False), (left, len(nodes) - 1, True)]
+        else:
+            nodes.append([-1, 0.0, -1, -1, False, False, got])
+        if parent >= 0:
+            nodes[parent][2 if is_left else 3] = len(nodes) - 1
+    dtypes = (np.int64, np.float64, np.int64, np.int64, np.bool_, np.bool_, np.float64)
+    return Tree(*(np.asarray(column, dtype=t) for column, t in zip(zip(*nodes), dtypes)))

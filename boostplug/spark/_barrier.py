@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, Ty
 import numpy as np
 
 from .. import objectives as _objectives
-from .._validation import show
+from .._validation import check_int, show
 from ..frameworks.distributed.peers import first_line, lost_peer
 from ..frameworks.distributed.rows import Part
 from ..frameworks.distributed.stamps import Stamps
@@ -251,9 +251,8 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
         # the row-set columns mark training rows only: a validation row is in no set
         unset = {c: F.lit(False) for _, c in cols.objective_cols}
         frames.append(valid_df.withColumns(unset).select(*needed(valid_df)).withColumn(VALID_COL, F.lit(1)))
-    if num_workers is not None and (isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer))
-                                    or num_workers < 1):
-        raise ValueError(f"num_workers must be an integer >= 1, got {show(num_workers)}")
+    if num_workers is not None:
+        check_int("num_workers", num_workers, 1, None)
     if not repartition:
         # one barrier task per partition kept: another num_workers would be ignored
         parts = df.rdd.getNumPartitions()

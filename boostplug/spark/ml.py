@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import metrics as _metrics
+from .._validation import check_int
 from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.distributed.metric import from_sums, metric_sums
 from ..frameworks.model_bytes import booster_bytes, booster_from_bytes
@@ -248,6 +249,5 @@ def query_folds(df: "DataFrame", k: int, qid_col: str = "qid", fold_col: str = "
 
     require_frame(df, "query_folds")
     require_columns(df, [qid_col])
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    check_int("k", k, 2, None)
     return df.withColumn(fold_col, F.pmod(F.xxhash64(F.col(qid_col), F.lit(int(seed))), F.lit(int(k))).cast("int"))

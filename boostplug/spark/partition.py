@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
-from .._validation import show
+from .._validation import check_int, show
 from ..frameworks.distributed.layout import first_split, query_runs
 from ._spark import require_columns, require_frame
 
@@ -65,8 +65,7 @@ def repartition_by_query(df: "DataFrame", qid_col: str = "qid", num_partitions: 
     require_columns(df, [qid_col, *group_cols])
     if num_partitions is None:
         num_partitions = df.sparkSession.sparkContext.defaultParallelism
-    if isinstance(num_partitions, bool) or not isinstance(num_partitions, (int, np.integer)) or num_partitions < 1:
-        raise ValueError(f"num_partitions must be an integer >= 1, got {show(num_partitions)}")
+    check_int("num_partitions", num_partitions, 1, None)
     if ROW_COL not in df.columns:
         df = df.withColumn(ROW_COL, F.monotonically_increasing_id())
     return (df.repartitionByRange(int(num_partitions), F.col(qid_col))

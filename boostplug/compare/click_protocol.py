@@ -77,6 +77,11 @@ class ClickMethod:
     #: same trees): a check, left out of ``--methods default``
     reproduces: str = ""
 
+    def __post_init__(self) -> None:
+        if self.trains_on not in _TRAINS_ON:
+            raise ValueError(f"click method {self.name!r}: trains_on must be one of {', '.join(_TRAINS_ON)}, got "
+                             f"{self.trains_on!r}")
+
     @property
     def registry_name(self) -> str:
         return self.name.split("[", 1)[0]
@@ -331,7 +336,6 @@ CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
         "RankBoost Rb-c (reference booster) on the click pairs, each repeated by its weight (the RankBoost "
         "tree objective takes label pairs only)"),
 )}
-assert all(m.trains_on in _TRAINS_ON for m in CLICK_METHODS.values())
 
 
 def click_method(spec: str | ClickMethod) -> ClickMethod:

@@ -315,14 +315,14 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
     plugin = m.loss.startswith("boostplug:")
     params = catboost_params({**tree_params, **m.tree_params}, None if plugin else m.loss_params.get("depth"), seed,
                              threads)
-    step = _each_round(rounds, progress, checkpoint)
-
-    def after(t: int, model: Any) -> None:
-        step(t, lambda: model.predict(vali.X, prediction_type="RawFormulaVal"))
-
     t0 = time.perf_counter()
     if plugin:
         from .. import catboost as bpc
+
+        step = _each_round(rounds, progress, checkpoint)
+
+        def after(t: int, model: Any) -> None:
+            step(t, lambda: model.predict(vali.X, prediction_type="RawFormulaVal"))
 
         pool = bpc.pool(train.X, train.y, group_ptr=train.group_ptr)
         model = bpc.train(params, pool, bpc.objective(m.loss.split(":", 1)[1], **m.loss_params), rounds,
@@ -342,7 +342,7 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
     seconds = time.perf_counter() - t0
 
     def staged(d: RankingData) -> list[NDArray[np.float64]]:
-        n = 0 if model is None else model.tree_count_
+        n = model.tree_count_
         if n == 0 or d.n_docs == 0:
             return [np.zeros(d.n_docs) for _ in range(n)]
         return [np.asarray(s, dtype=np.float64) for s in

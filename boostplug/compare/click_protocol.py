@@ -40,7 +40,7 @@ from .click_fold import ClickFold, ClickSettings, prepare
 from .conventions import Conventions
 from .method_specs import format_value, split_spec
 from .methods import TREE_PARAMS, Method, get_method
-from .protocol import Result, run_method
+from .protocol import Result, _select_round, run_method
 from .training import Trained, TrainingPart
 
 __all__ = ["ClickMethod", "CLICK_METHODS", "FixedRanker", "click_method", "can_train", "run_click_method",
@@ -247,8 +247,6 @@ class StackedMethod(Method):
     def train(self, train: RankingData, vali: RankingData, test: RankingData, *, rounds: int,
               tree_params: dict[str, Any], seed: int, threads: int = 0, progress: Any = None,
               checkpoint: Any = None) -> Trained:
-        from .protocol import _select_round
-
         both = RankingData.concat(test, train)  # the first model scores the test part and this training data at once
         one = self.first.train(self.first_data, vali, both, rounds=rounds, tree_params=tree_params, seed=seed,
                                threads=threads)

@@ -18,7 +18,7 @@ import numpy as np
 from . import _worker_guard
 from .conventions import Conventions
 from .data import Fold
-from .plugins import loaded_plugins
+from .plugins import load_plugins, loaded_plugins
 from .methods import check_tree_params, get_method
 from .protocol import Result, run_method
 
@@ -70,8 +70,6 @@ def _worker_init(parent: int, plugins: Sequence[str] = ()) -> None:
             signal.signal(getattr(signal, name), signal.SIG_IGN)
     _worker_guard.die_with_parent(parent)
     if plugins:
-        from .plugins import load_plugins
-
         load_plugins(plugins)
 
 

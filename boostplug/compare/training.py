@@ -9,6 +9,8 @@ stops there).
 
 from __future__ import annotations
 
+import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -200,8 +202,6 @@ def xgboost_staged_scores(booster: Any, dmat: Any, n: int) -> list[NDArray[np.fl
     The first tree's prediction, then the leaves' values (float32, the model's) added in tree
     order in float32 as XGBoost sums them: ``n`` separate predictions each walk ``t`` trees.
     """
-    import json
-
     rows = int(dmat.num_row())
     if n == 0:
         return []
@@ -287,8 +287,6 @@ def catboost_params(tree_params: dict[str, Any], depth: int | None, seed: int, t
     """CatBoost's parameters of a method: the shared tree parameters in CatBoost's names, the depth
     (``depth``, else the one whose leaves are nearest ``num_leaves``), the seed, the threads (0:
     CatBoost's default) and nothing written to disk."""
-    import math
-
     p: dict[str, Any] = {_CB_NAMES[k]: v for k, v in tree_params.items() if k in _CB_NAMES}
     p.update({"depth": depth or max(1, min(16, round(math.log2(tree_params["num_leaves"])))), "random_seed": seed,
               "verbose": False, "allow_writing_files": False, "thread_count": threads if threads > 0 else -1})

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from .conventions import higher_is_better
-from .method_specs import format_value
+from .method_specs import format_value, parse_value
 from .methods import Method
 from .training import Trained
 
@@ -168,6 +168,4 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
 
 def _plain(params: dict[str, Any]) -> dict[str, Any]:
     """JSON-ready values (numpy scalars as plain numbers)."""
-    from .method_specs import parse_value
-
     return {k: parse_value(format_value(v)) if not isinstance(v, (str, bool)) else v for k, v in params.items()}

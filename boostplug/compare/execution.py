@@ -4,6 +4,7 @@ finished runs, and runs finished earlier (:mod:`.resume`) that are not trained a
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import sys
@@ -229,8 +230,6 @@ def _log_done(r: Result | Failure, done: int, total: int, stream: TextIO, newlin
 def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jobs: int,
                   record: Callable[[Result | Failure], None], bars: bool = False) -> None:
     """The runs in ``jobs`` spawned worker processes; ``bars``: each draws its progress bar."""
-    import multiprocessing
-
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_worker_init, initargs=(os.getpid(), loaded_plugins()))
     pending: dict[Future, tuple[str, int]] = {}

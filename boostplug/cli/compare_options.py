@@ -49,8 +49,13 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
     """``values``: the options by ``dest`` (:func:`~.compare_config.resolve_options`); ``runner``: the
     click protocol's runner or None."""
     frameworks = parse_frameworks(values["frameworks"])
-    methods = (parse_methods(values["methods"], frameworks) if runner is None else
-               parse_click_methods(values["methods"], frameworks, runner))
+    if runner is None:
+        methods = parse_methods(values["methods"], frameworks)
+    else:  # the click protocol's (default/all: every click method of the frameworks)
+        try:
+            methods = clicks.parse_click_methods(values["methods"], frameworks, runner)
+        except (ValueError, TypeError) as e:
+            raise UsageError(f"--methods: {e}") from None
     tree_params = {**values.get("config_tree_params", {}), **parse_params(values["param"])}  # --param wins
     threads = _check_values(values)
     baseline = values["baseline"] or (("lambdarank" if "lambdarank" in methods else methods[0]) if runner is None else
@@ -179,14 +184,6 @@ def parse_conventions(values: dict[str, Any]) -> Conventions:
         return make_conventions(values.get("protocol") or "library", gain=values.get("gain"),
                                 discount=values.get("discount"), empty=values.get("empty"), ties=values.get("ties"),
                                 max_grade=values.get("max_grade"), metrics=values.get("metrics"))
-
-
-def parse_click_methods(text: str, frameworks: Sequence[str], runner: Any) -> list[str]:
-    """``--methods`` of the click protocol (``default``/``all``: every click method of ``frameworks``)."""
-    try:
-        return clicks.parse_click_methods(text, frameworks, runner)
-    except (ValueError, TypeError) as e:
-        raise UsageError(f"--methods: {e}") from None
 
 
 def _check_values(values: dict[str, Any]) -> int:

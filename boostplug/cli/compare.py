@@ -14,10 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..compare import CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, format_table, load_folds, run
+from ..compare import CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, clicks, format_table, load_folds, run
+from ..compare.data import data_files, file_digests, fold_count
 from ..compare.outdir import OutDir
+from ..compare.plugins import load_plugins, registered_here
 from ..compare.report import method_legend, verdict, write_outputs
-from .errors import UsageError, usage_errors
+from .errors import UsageError, debug, usage_errors
 from .compare_config import resolve_options
 from .compare_options import CompareOptions, compare_options, list_methods
 from .compare_parser import add_parser as _add_parser
@@ -35,12 +37,8 @@ def run_compare(args: argparse.Namespace) -> int:
         print(f"boostplug compare: --config {values['config']} imports {spec} (runs it as Python code)",
               file=sys.stderr)
     if values["imports"]:
-        from ..compare.plugins import load_plugins
-
         with usage_errors():
             load_plugins(values["imports"])
-    from ..compare import clicks
-
     with usage_errors(ValueError, TypeError):  # the click options: the runner of --clicks, None without
         runner = clicks.runner_from_args(args)
     if values["methods"].strip().lower() == "list":
@@ -73,8 +71,6 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
         with usage_errors():
             for note in runner.check_log(folds):
                 print(f"boostplug compare: {note}", file=sys.stderr)
-    from ..compare.data import data_files, file_digests, fold_count
-
     data_sha256 = file_digests(data_files(record.data))  # what was read, before any training
     if runner is not None and runner.log is not None:
         data_sha256.update(file_digests([Path(runner.log)]))
@@ -158,8 +154,6 @@ def in_workers() -> bool:
     command within seconds, even inside a compiled kernel that never returns. Not when this
     process holds objectives a worker would not (a script registered its own, then called the
     command): ``--jobs 1`` trains here then, as documented for that use."""
-    from ..compare.plugins import registered_here
-
     return IN_WORKERS and not registered_here()
 
 
@@ -172,8 +166,6 @@ def _method_table(runner: Any) -> Any:
 def report_failures(failures: Sequence[Failure], out: Path | None) -> None:
     """One line per method that failed (folds with the same error together) on stderr; the
     tracebacks with ``BOOSTPLUG_DEBUG=1``, else where to find them."""
-    from .errors import debug
-
     if not failures:
         return
     groups: dict[tuple[str, str], list[int]] = {}

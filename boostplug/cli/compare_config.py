@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import did_you_mean
+from ..compare import TREE_PARAMS, check_tree_params
+from ..compare.method_specs import format_value
 from .errors import UsageError
 
 __all__ = ["CONFIG_KEYS", "defer_defaults", "load_config", "option_name", "resolve_options"]
@@ -68,8 +70,6 @@ def load_config(path: Path) -> dict[str, Any]:
 def _config_methods(value: Any, path: Path) -> str:
     """``methods`` of a config file -> the ``--methods`` text: a string, or a list of names/specs
     and tables ``{name = "mpboost-ldd", alpha = 0.3}`` (every key but name a parameter)."""
-    from ..compare.method_specs import format_value
-
     if isinstance(value, str):
         return value
     if not isinstance(value, list) or not value:
@@ -101,8 +101,6 @@ def _config_import(spec: str, config: Path) -> str:
 def _config_tree_params(table: Any, where: str) -> dict[str, Any]:
     """The ``tree_params`` table of a config file, checked as ``--param`` values are (errors name
     the file and the key, not a ``--param`` that was not given), integers as ``int``."""
-    from ..compare import TREE_PARAMS, check_tree_params
-
     if not isinstance(table, dict):
         raise UsageError(f"{where}: tree_params must be a table, got {table!r}")
     out = {}

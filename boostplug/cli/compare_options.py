@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .._validation import did_you_mean
-from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, method_names
-from ..compare.clicks import default_baseline
-from ..compare.conventions import Conventions, make_conventions
-from ..compare.methods import catboost_installed, unavailable
+from .._validation import INT64_MAX, check_rounds, did_you_mean
+from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, clicks, method_names
+from ..compare.execution import max_parallel, threads_per_job
+from ..compare.conventions import Conventions, make_conventions, parse_metric
+from ..compare.method_specs import split_specs
+from ..compare.methods import catboost_installed, get_method, unavailable
 from ..compare.run_record import RunRecord
 from .compare_config import option_name
 from .errors import UsageError, usage_errors
@@ -47,12 +49,17 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
     """``values``: the options by ``dest`` (:func:`~.compare_config.resolve_options`); ``runner``: the
     click protocol's runner or None."""
     frameworks = parse_frameworks(values["frameworks"])
-    methods = (parse_methods(values["methods"], frameworks) if runner is None else
-               parse_click_methods(values["methods"], frameworks, runner))
+    if runner is None:
+        methods = parse_methods(values["methods"], frameworks)
+    else:  # the click protocol's (default/all: every click method of the frameworks)
+        try:
+            methods = clicks.parse_click_methods(values["methods"], frameworks, runner)
+        except (ValueError, TypeError) as e:
+            raise UsageError(f"--methods: {e}") from None
     tree_params = {**values.get("config_tree_params", {}), **parse_params(values["param"])}  # --param wins
     threads = _check_values(values)
     baseline = values["baseline"] or (("lambdarank" if "lambdarank" in methods else methods[0]) if runner is None else
-                                      default_baseline(methods))
+                                      clicks.default_baseline(methods))
     if baseline not in methods:
         raise UsageError(f"--baseline {baseline!r} is not among the methods that run ({', '.join(methods)})")
     if values["resume"] and values["out"] is None:
@@ -77,8 +84,6 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
 
 
 def _alpha(value: float) -> float:
-    import math
-
     if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 < value < 1.0):
         raise UsageError(f"--alpha must be a significance level between 0 and 1 (e.g. 0.05), got {value!r}")
     return float(value)
@@ -99,9 +104,6 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
     elif text.strip().lower() == "all":
         chosen = method_names(tuple(frameworks))
     else:
-        from ..compare.method_specs import split_specs
-        from ..compare.methods import get_method
-
         unknown = [m for m in (s.split("[")[0] for s in split_specs(text) if ":" not in s or s in METHODS)
                    if m not in METHODS]
         missing = [why for why in map(unavailable, unknown) if why]
@@ -150,8 +152,6 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
 def parse_threads(text: str, jobs: int, option: str = "--threads") -> int:
     """``"auto"`` -> cores // jobs (at least 1); else a positive integer of at most
     ``compare.max_parallel()`` (4 x the cores). ``option``: how messages name it."""
-    from ..compare import max_parallel, threads_per_job
-
     if str(text).strip().lower() == "auto":
         return threads_per_job(jobs)
     if not str(text).strip().isdigit() or int(text) < 1:
@@ -166,7 +166,7 @@ def _check_at_most(option: str, value: int, limit: int) -> None:
                      "training, and far more crashes LightGBM)")
 
 
-def list_methods(table: Mapping[str, Any] = METHODS, defaults: Sequence[str] = DEFAULT_METHODS) -> str:
+def list_methods(table: Mapping[str, Any], defaults: Sequence[str]) -> str:
     """The methods of ``table`` (the compare methods, or the click protocol's), one line each,
     ``defaults`` marked."""
     width = max(len(n) for n in table)
@@ -186,22 +186,9 @@ def parse_conventions(values: dict[str, Any]) -> Conventions:
                                 max_grade=values.get("max_grade"), metrics=values.get("metrics"))
 
 
-def parse_click_methods(text: str, frameworks: Sequence[str], runner: Any) -> list[str]:
-    """``--methods`` of the click protocol (``default``/``all``: every click method of ``frameworks``)."""
-    from ..compare.clicks import parse_click_methods as parse
-
-    try:
-        return parse(text, frameworks, runner)
-    except (ValueError, TypeError) as e:
-        raise UsageError(f"--methods: {e}") from None
-
-
 def _check_values(values: dict[str, Any]) -> int:
     """Check rounds, seed, jobs, kfold, tune and the selection metric; returns ``--threads`` as a number.
     A value from ``--config`` is named by the file and its key (:func:`.compare_config.option_name`)."""
-    from .._validation import INT64_MAX, check_rounds
-    from ..compare.conventions import parse_metric
-
     def name(dest: str, flag: str) -> str:
         return option_name(values, dest, flag)
 
@@ -212,8 +199,6 @@ def _check_values(values: dict[str, Any]) -> int:
                          f"int, and numpy's generators take no negative seed), got {values['seed']}")
     if values["jobs"] < 1:
         raise UsageError(f"{name('jobs', '--jobs')} must be >= 1, got {values['jobs']}")
-    from ..compare import max_parallel
-
     _check_at_most(name("jobs", "--jobs"), values["jobs"], max_parallel())
     threads = parse_threads(values["threads"], values["jobs"], name("threads", "--threads"))
     if values["kfold"] < 2:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, TREE_PARAMS
+from ..compare.clicks import add_arguments as add_click_arguments
 from ..compare.conventions import DISCOUNTS, EMPTIES, GAINS, PROTOCOLS, TIES
 from .compare_config import defer_defaults
 
@@ -107,8 +108,6 @@ def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentPar
                    help="significance level of the verdict under the table: a difference to the baseline is "
                         "significant when its paired t-test p-value is below it (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    from ..compare.clicks import add_arguments as add_click_arguments
-
     add_click_arguments(p)
     defer_defaults(p)
     return p

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..data import RankingData, letor_layout, load_example, load_letor
+from ..pairs import count_critical_pairs
 
 __all__ = ["add_parser", "run", "summarize", "format_summary"]
 
@@ -37,13 +38,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def summarize(data: RankingData) -> dict[str, Any]:
     """The statistics that ``boostplug info`` prints, as a dict."""
-    from ..pairs import count_critical_pairs
-
     sizes = data.sizes
     labels, counts = np.unique(data.y, return_counts=True)
-    g = data.group_ptr
-    lo = np.minimum.reduceat(data.y, g[:-1]) if data.n_docs else np.zeros(0)
-    hi = np.maximum.reduceat(data.y, g[:-1]) if data.n_docs else np.zeros(0)
+    pairs = count_critical_pairs(data.y, data.group_ptr)
     return {
         "queries": data.n_queries,
         "documents": data.n_docs,
@@ -55,8 +52,8 @@ def summarize(data: RankingData) -> dict[str, Any]:
             "mean": float(sizes.mean()),
             "max": int(sizes.max()),
         },
-        "single_label_queries": int(np.count_nonzero(lo == hi)),
-        "critical_pairs": int(count_critical_pairs(data.y, g).sum()),
+        "single_label_queries": int(np.count_nonzero(pairs == 0)),  # one label: no critical pair
+        "critical_pairs": int(pairs.sum()),
     }
 
 

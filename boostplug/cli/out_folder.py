@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from ..compare.outdir import OutDir, OutDirError
@@ -18,8 +19,6 @@ def prepare_out(out: Path, *, overwrite: bool = False) -> OutDir:
     training; a ``UsageError`` saying what is wrong otherwise. The folders created here are
     ``OutDir.created``: :meth:`~boostplug.compare.outdir.OutDir.remove_if_unused` removes them
     when the run writes nothing."""
-    import tempfile
-
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder; give a folder (created when missing)")
     blocking = next((p for p in out.parents if p.exists()), None)

@@ -8,6 +8,8 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from .errors import Interrupted
+
 __all__ = ["Signals", "interrupt_signals"]
 
 
@@ -31,8 +33,6 @@ def interrupt_signals() -> Iterator[Signals]:
     before :meth:`Signals.hold` (a signal must not cut the writing of the finished runs short);
     a signal that is ignored when the command starts (``nohup``, a background job of a script)
     stays ignored."""
-    from .errors import Interrupted
-
     signals = Signals()
 
     def interrupt(signum: int, frame: Any) -> None:

@@ -30,6 +30,8 @@ from ..clicks.aggregate import check_min_support, check_weight
 from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS, _positive_int, grade_click_prob, preset
 from ..data import RankingData
 from ..groups import index_within_query
+from ..metrics import ndcg
+from .methods import TREE_PARAMS
 from .training import TrainingPart
 
 __all__ = ["SELECT", "ClickSettings", "ClickFold", "prepare"]
@@ -319,7 +321,6 @@ def _production_ranker(labeled: RankingData, settings: ClickSettings, seed: int)
     import lightgbm as lgb
 
     from .. import lightgbm as bpl
-    from .methods import TREE_PARAMS
 
     params = {**TREE_PARAMS, "objective": "lambdarank", "verbose": -1, "seed": seed, "deterministic": True,
               "num_threads": 1}
@@ -375,8 +376,6 @@ def prepare(train: RankingData, vali: RankingData, test: RankingData, settings: 
         if s.select == "clicks":
             n_vali = max(1, int(round(s.n_sessions * vali.n_queries / train.n_queries)))
             vali_log = _simulate(vali, production.predict(vali.X), n_vali, s, _rng(seed, fold, 3), top_grade)
-        from ..metrics import ndcg
-
         info["log_source"] = "simulated"
         info["production"] = {"rounds": s.production_rounds, "trained_on_queries": labeled.n_queries,
                               "test_ndcg@10": float(ndcg(production.predict(test.X), test.y, test.group_ptr, k=10))}

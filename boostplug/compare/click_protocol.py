@@ -40,7 +40,7 @@ from .click_fold import ClickFold, ClickSettings, prepare
 from .conventions import Conventions
 from .method_specs import format_value, split_spec
 from .methods import TREE_PARAMS, Method, get_method
-from .protocol import Result, run_method
+from .protocol import Result, _select_round, run_method
 from .training import Trained, TrainingPart
 
 __all__ = ["ClickMethod", "CLICK_METHODS", "FixedRanker", "click_method", "can_train", "run_click_method",
@@ -76,6 +76,11 @@ class ClickMethod:
     #: the method whose model this one reproduces through boostplug's copy of its objective (the
     #: same trees): a check, left out of ``--methods default``
     reproduces: str = ""
+
+    def __post_init__(self) -> None:
+        if self.trains_on not in _TRAINS_ON:
+            raise ValueError(f"click method {self.name!r}: trains_on must be one of {', '.join(_TRAINS_ON)}, got "
+                             f"{self.trains_on!r}")
 
     @property
     def registry_name(self) -> str:
@@ -242,8 +247,6 @@ class StackedMethod(Method):
     def train(self, train: RankingData, vali: RankingData, test: RankingData, *, rounds: int,
               tree_params: dict[str, Any], seed: int, threads: int = 0, progress: Any = None,
               checkpoint: Any = None) -> Trained:
-        from .protocol import _select_round
-
         both = RankingData.concat(test, train)  # the first model scores the test part and this training data at once
         one = self.first.train(self.first_data, vali, both, rounds=rounds, tree_params=tree_params, seed=seed,
                                threads=threads)
@@ -331,7 +334,6 @@ CLICK_METHODS: dict[str, ClickMethod] = {m.name: m for m in (
         "RankBoost Rb-c (reference booster) on the click pairs, each repeated by its weight (the RankBoost "
         "tree objective takes label pairs only)"),
 )}
-assert all(m.trains_on in _TRAINS_ON for m in CLICK_METHODS.values())
 
 
 def click_method(spec: str | ClickMethod) -> ClickMethod:

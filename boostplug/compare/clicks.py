@@ -21,7 +21,7 @@ from typing import Any, Iterator, Sequence
 from .click_fold import SELECT, ClickFold, ClickSettings, _on_rows, prepare
 from .click_protocol import CLICK_METHODS, can_train, click_method, run_click_method
 from ..clicks.simulation import CLICK_MODELS, CLICK_PRESETS, PRESENTATIONS
-from ..clicks import strategies as _strategies
+from ..clicks import read_log, strategies as _strategies
 from ..clicks.aggregate import WEIGHTS
 from .method_specs import split_specs
 from .protocol import Result
@@ -40,8 +40,6 @@ _SHOWN = {"fixed": "", "shuffle": ", shuffled", "swap": ", FairPairs swaps"}
 @lru_cache(maxsize=1)
 def _read(path: str, columns: tuple[tuple[str, str], ...], on_bad: str) -> Any:
     """A real log, read once per process."""
-    from ..clicks import read_log
-
     return read_log(path, columns=dict(columns) or None, on_bad=on_bad)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+from importlib import resources
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -185,8 +186,6 @@ def data_files(data: str | Path) -> list[Path]:
     """The files :func:`load_folds` reads for ``data``: the embedded example's, a file (and its
     ``.query`` sidecar when present), or every file of a LETOR folder."""
     if str(data) == "example":
-        from importlib import resources
-
         root = resources.files("boostplug.data").joinpath("_example")
         return [Path(str(root.joinpath(n))) for n in ("train.npz", "test.npz")]
     path = Path(data)

@@ -4,6 +4,7 @@ finished runs, and runs finished earlier (:mod:`.resume`) that are not trained a
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import sys
@@ -18,7 +19,7 @@ import numpy as np
 from . import _worker_guard
 from .conventions import Conventions
 from .data import Fold
-from .plugins import loaded_plugins
+from .plugins import load_plugins, loaded_plugins
 from .methods import check_tree_params, get_method
 from .protocol import Result, run_method
 
@@ -70,8 +71,6 @@ def _worker_init(parent: int, plugins: Sequence[str] = ()) -> None:
             signal.signal(getattr(signal, name), signal.SIG_IGN)
     _worker_guard.die_with_parent(parent)
     if plugins:
-        from .plugins import load_plugins
-
         load_plugins(plugins)
 
 
@@ -231,8 +230,6 @@ def _log_done(r: Result | Failure, done: int, total: int, stream: TextIO, newlin
 def _run_parallel(tasks: list[tuple[str, int, Fold]], kwargs: dict[str, Any], jobs: int,
                   record: Callable[[Result | Failure], None], bars: bool = False) -> None:
     """The runs in ``jobs`` spawned worker processes; ``bars``: each draws its progress bar."""
-    import multiprocessing
-
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_worker_init, initargs=(os.getpid(), loaded_plugins()))
     pending: dict[Future, tuple[str, int]] = {}

@@ -34,6 +34,9 @@ trains in :mod:`.training`.
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
+import math
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping
@@ -83,8 +86,6 @@ def check_tree_params(params: dict[str, Any]) -> None:
     """``ValueError`` naming the first parameter that is not a shared tree parameter
     (:data:`TREE_PARAMS`), not a finite number (an integer for the integer ones) or
     outside :data:`TREE_PARAM_LIMITS`; the frameworks would fail only once training starts."""
-    import math
-
     for key, value in params.items():
         if key not in TREE_PARAMS:
             raise ValueError(f"unknown tree parameter {key!r}; the shared ones are {', '.join(TREE_PARAMS)}")
@@ -110,8 +111,6 @@ CATBOOST_MISSING = 'trains with CatBoost, which is not installed: pip install "b
 
 def catboost_installed() -> bool:
     """Whether catboost can be imported (found without importing it: ``import boostplug`` stays light)."""
-    import importlib.util
-
     try:
         return importlib.util.find_spec("catboost") is not None
     except (ImportError, ValueError):  # sys.modules["catboost"] = None: import refused
@@ -161,8 +160,6 @@ class Method:
     def parameters(self) -> dict[str, Any]:
         """The parameters this method takes (``name[key=value]``, ``--tune``) with their values."""
         if self.framework == "booster":
-            import inspect
-
             from .. import boosters
 
             sig = inspect.signature(getattr(boosters, self.loss).__init__).parameters
@@ -300,8 +297,6 @@ def _integer(v: Any) -> bool:
 
 
 def _number(v: Any) -> bool:
-    import math
-
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
 
 

@@ -187,7 +187,7 @@ class OutDir:
     def _swap(self, staging: Path, written: list[str]) -> None:
         """The previous set aside, the new set in (``results.json`` last: the commit), the
         previous set deleted; on a failure, the previous set back and an ``OSError`` saying so."""
-        previous = _marker_last((n for n in OUTPUT_FILES if os.path.lexists(self.path / n)), last=False)
+        previous = sorted((n for n in OUTPUT_FILES if os.path.lexists(self.path / n)), key=lambda n: n != MARKER)
         partial = self.path / _PREVIOUS_PARTIAL
         where = self.path
         moved_in: list[str] = []
@@ -261,9 +261,9 @@ def _is_folder(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink()
 
 
-def _marker_last(names: Iterable[str], last: bool = True) -> list[str]:
-    """``names`` with :data:`MARKER` last (``last=False``: first), the others in their order."""
-    return sorted(names, key=lambda n: (n == MARKER) == last)
+def _marker_last(names: Iterable[str]) -> list[str]:
+    """``names`` with :data:`MARKER` last, the others in their order."""
+    return sorted(names, key=lambda n: n == MARKER)
 
 
 def _lock(path: Path) -> int:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import csv
 import json
+import platform
 import sys
+import textwrap
+from importlib import metadata
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -69,8 +72,6 @@ def _wrap(text: str, width: int | None, indent: str = "") -> list[str]:
     with ``width=None``."""
     if width is None:
         return text.splitlines()
-    import textwrap
-
     return [w for line in text.splitlines()
             for w in textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [""]]
 
@@ -418,9 +419,6 @@ def _bootstrap_json(cis: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def _provenance(record: RunRecord) -> dict[str, Any]:
     """What reproduces the run: the command line, the versions, the seeds, a SHA-256 per data file read."""
-    import platform
-    from importlib import metadata
-
     versions = {}
     for dist in ("boostplug", "lightgbm", "xgboost", "numpy", "scipy", "scikit-learn", "numba"):
         try:

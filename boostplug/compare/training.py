@@ -9,6 +9,8 @@ stops there).
 
 from __future__ import annotations
 
+import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -200,8 +202,6 @@ def xgboost_staged_scores(booster: Any, dmat: Any, n: int) -> list[NDArray[np.fl
     The first tree's prediction, then the leaves' values (float32, the model's) added in tree
     order in float32 as XGBoost sums them: ``n`` separate predictions each walk ``t`` trees.
     """
-    import json
-
     rows = int(dmat.num_row())
     if n == 0:
         return []
@@ -287,8 +287,6 @@ def catboost_params(tree_params: dict[str, Any], depth: int | None, seed: int, t
     """CatBoost's parameters of a method: the shared tree parameters in CatBoost's names, the depth
     (``depth``, else the one whose leaves are nearest ``num_leaves``), the seed, the threads (0:
     CatBoost's default) and nothing written to disk."""
-    import math
-
     p: dict[str, Any] = {_CB_NAMES[k]: v for k, v in tree_params.items() if k in _CB_NAMES}
     p.update({"depth": depth or max(1, min(16, round(math.log2(tree_params["num_leaves"])))), "random_seed": seed,
               "verbose": False, "allow_writing_files": False, "thread_count": threads if threads > 0 else -1})
@@ -315,14 +313,14 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
     plugin = m.loss.startswith("boostplug:")
     params = catboost_params({**tree_params, **m.tree_params}, None if plugin else m.loss_params.get("depth"), seed,
                              threads)
-    step = _each_round(rounds, progress, checkpoint)
-
-    def after(t: int, model: Any) -> None:
-        step(t, lambda: model.predict(vali.X, prediction_type="RawFormulaVal"))
-
     t0 = time.perf_counter()
     if plugin:
         from .. import catboost as bpc
+
+        step = _each_round(rounds, progress, checkpoint)
+
+        def after(t: int, model: Any) -> None:
+            step(t, lambda: model.predict(vali.X, prediction_type="RawFormulaVal"))
 
         pool = bpc.pool(train.X, train.y, group_ptr=train.group_ptr)
         model = bpc.train(params, pool, bpc.objective(m.loss.split(":", 1)[1], **m.loss_params), rounds,
@@ -342,7 +340,7 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
     seconds = time.perf_counter() - t0
 
     def staged(d: RankingData) -> list[NDArray[np.float64]]:
-        n = 0 if model is None else model.tree_count_
+        n = model.tree_count_
         if n == 0 or d.n_docs == 0:
             return [np.zeros(d.n_docs) for _ in range(n)]
         return [np.asarray(s, dtype=np.float64) for s in

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from .conventions import higher_is_better
-from .method_specs import format_value
+from .method_specs import format_value, parse_value
 from .methods import Method
 from .training import Trained
 
@@ -137,18 +137,15 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
         except _Pruned as p:
             trials.append(Trial(trial.number, _plain(params), seen[-1], 0, time.perf_counter() - t0,
                                 state="pruned", pruned_at=int(p.args[0])))
-            if progress is not None:
-                progress(trial.number + 1, total)
             raise optuna.TrialPruned() from None
         except Exception as e:
             trials.append(Trial(trial.number, _plain(params), None, 0, time.perf_counter() - t0,
                                 f"{type(e).__name__}: {e}", state="failed"))
             errors.append(e)
+            raise
+        finally:  # the trial is over, however it ended
             if progress is not None:
                 progress(trial.number + 1, total)
-            raise
-        if progress is not None:
-            progress(trial.number + 1, total)
         trials.append(Trial(trial.number, _plain(params), value_, best_round, time.perf_counter() - t0))
         if value_ is not None and math.isfinite(value_) and (
                 not best or (value_ > best["value"] if maximize else value_ < best["value"])):
@@ -168,6 +165,4 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
 
 def _plain(params: dict[str, Any]) -> dict[str, Any]:
     """JSON-ready values (numpy scalars as plain numbers)."""
-    from .method_specs import parse_value
-
     return {k: parse_value(format_value(v)) if not isinstance(v, (str, bool)) else v for k, v in params.items()}

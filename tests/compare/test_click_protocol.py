@@ -10,7 +10,7 @@ import pytest
 
 from boostplug import clicks, metrics
 from boostplug.compare import (
-    CLICK_METHODS, ClickSettings, TrainingPart, click_method, prepare, run_click_method, run_clicks,
+    CLICK_METHODS, ClickMethod, ClickSettings, TrainingPart, click_method, prepare, run_click_method, run_clicks,
 )
 from boostplug.groups import index_within_query
 from boostplug.data import RankingData, make_ranking, train_test_split_by_query
@@ -376,6 +376,11 @@ def test_bad_settings_are_refused_naming_the_value(kwargs, match) -> None:
 def test_bad_methods_are_refused_naming_them(spec, match) -> None:
     with pytest.raises((ValueError, TypeError), match=match):
         click_method(spec)
+
+
+def test_a_click_method_with_unknown_training_data_is_refused() -> None:
+    with pytest.raises(ValueError, match="click method 'mine': trains_on must be one of .*got 'clicks'"):
+        ClickMethod("mine", "lambdarank", "clicks", "a method of a plugin")
 
 
 def test_settings_that_cannot_train_are_refused_before_training(fold) -> None:

@@ -5,12 +5,12 @@ On MQ2008 Fold1 train (if ../shared/data is there) and on ``benchmarks/objective
 MSLR-WEB10K-sized set, prints:
 
 * the compile time of each length bucket (the first call on the bucket's queries less the second),
-  for the default Hessian (``positive``, the absolute exact diagonal) and the exact one;
+  for the default Hessian (``positive``, the absolute exact diagonal), the exact and the constant one;
 * seconds per LightGBM round (``--rounds`` rounds after a warm-up training that compiles): the
   compiled ``approx_ndcg`` (its default surrogate Hessian), the JAX one with its default Hessian,
-  and with the exact one; the ratios to the compiled one. Both JAX modes cost ``L`` gradient
-  passes per query of bucket length ``L`` (forward over reverse). The last row, the JAX gradient
-  with a Hessian of 1 (no Hessian pass), is the floor under any Hessian mode computed with JAX.
+  with the exact one, and with the constant one; the ratios to the compiled one. The positive and
+  exact modes cost ``L`` gradient passes per query of bucket length ``L`` (forward over reverse);
+  the constant mode (a Hessian of 1: Friedman's least-squares boosting) makes no Hessian pass.
 
 Usage: python benchmarks/autodiff.py [--rounds 20] [--threads 1] [--only mq2008|synthetic]
        python benchmarks/autodiff.py --tiny        # a small synthetic set, 2 rounds: that it runs
@@ -44,55 +44,33 @@ def compile_seconds(d: bpdata.RankingData) -> None:
     """Per bucket and mode: the first grad_hess on the bucket's queries less the second."""
     sizes = np.diff(d.group_ptr)
     lengths = np.array([bucket_length(n) for n in sizes])
-    print(f"  {'bucket':>6} {'queries':>8} {'positive: compile':>18} {'call':>7} {'exact: compile':>15} {'call':>7}")
+    modes = ("positive", "exact", "constant")
+    print(f"  {'bucket':>6} {'queries':>8} " + " ".join(f"{m + ': compile':>18} {'call':>7}" for m in modes))
     for length in np.unique(lengths[sizes >= 2]):
         q = np.flatnonzero((lengths == length) & (sizes >= 2))
         rows = np.concatenate([np.arange(d.group_ptr[k], d.group_ptr[k + 1]) for k in q])
         ptr = np.concatenate([[0], np.cumsum(sizes[q])]).astype(np.int64)
         scores = np.random.default_rng(0).normal(size=rows.size)
         cells = []
-        for mode in ("positive", "exact"):
+        for mode in modes:
             loss = JaxApproxNDCG(d.y[rows], ptr, hessian=mode)
             t0 = time.perf_counter()
             loss.grad_hess(scores)
             t1 = time.perf_counter()
             loss.grad_hess(scores)
             t2 = time.perf_counter()
-            cells.append(f"{(t1 - t0) - (t2 - t1):18.2f} {t2 - t1:7.3f}" if mode == "positive"
-                         else f"{(t1 - t0) - (t2 - t1):15.2f} {t2 - t1:7.3f}")
+            cells.append(f"{(t1 - t0) - (t2 - t1):18.2f} {t2 - t1:7.3f}")
         print(f"  {length:6d} {q.size:8d} " + " ".join(cells), flush=True)
 
 
-def gradient_only(d: bpdata.RankingData):
-    """A LightGBM objective: the JAX ApproxNDCG's gradient (the same padded batches, in float64) and
-    a Hessian of 1, computed by no pass at all: the floor under the cost of any Hessian computed with
-    JAX, so what a cheaper Hessian mode could gain at the most."""
-    import jax
-
-    from boostplug.autodiff._jax import float64
-
-    loss = JaxApproxNDCG(d.y, d.group_ptr)
-    grad = jax.grad(lambda s, y, m: JaxApproxNDCG.query_loss(s, y, m, 1.0))
-    batch = jax.jit(lambda S, Y, M, W: jax.lax.map(lambda q: grad(*q), (S, Y, M)) * W[:, None])
-
-    def objective(preds: np.ndarray, _data: object) -> tuple[np.ndarray, np.ndarray]:
-        g = np.zeros(preds.shape[0])
-        with float64():
-            for b in loss._batches:
-                g[b.rows] = np.asarray(batch(preds[b.index], b.labels, b.mask, b.weights)).ravel()[b.at]
-        return g, np.ones_like(g)
-    return objective
-
-
 def round_seconds(d: bpdata.RankingData, rounds: int, threads: int) -> None:
-    """Seconds per LightGBM round of each objective, after a one-round warm-up (compiles); the last
-    row is :func:`gradient_only`."""
+    """Seconds per LightGBM round of each objective, after a one-round warm-up (compiles)."""
     train_set = bpl.dataset(d.X, d.y, group_ptr=d.group_ptr)
     params = {"verbose": -1, "num_threads": threads, "metric": "None", "learning_rate": 0.1, "num_leaves": 31}
     runs = {"approx_ndcg (compiled)": bpl.objective("approx_ndcg"),
             "JaxApproxNDCG positive": bpl.objective(JaxApproxNDCG),
             "JaxApproxNDCG exact": bpl.objective(JaxApproxNDCG, hessian="exact"),
-            "JAX gradient, Hessian 1": gradient_only(d)}
+            "JaxApproxNDCG constant": bpl.objective(JaxApproxNDCG, hessian="constant")}
     seconds = {}
     for name, objective in runs.items():
         lgb.train({**params, "objective": objective}, train_set, 1)  # warm-up: compiles

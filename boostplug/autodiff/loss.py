@@ -8,6 +8,7 @@ length ``L`` (the next power of two, at least :data:`MIN_BUCKET`)::
     grad = W_k jax.grad(query_loss)                      exact, in float64
     hess = W_k diag(jax.hessian(query_loss))             mode "exact": L forward-over-reverse passes
          = W_k |diag(jax.hessian(query_loss))|           mode "positive" (default, kind "fitting")
+         = W_k                                           mode "constant" (kind "fitting"): no Hessian pass
 
 ``mask_k`` is ``True`` on the query's documents; the padded entries hold the score of its last
 document and the label 0 (rax's losses assume padding of label 0), and whatever the function does
@@ -111,6 +112,9 @@ class JaxLoss(Loss):
                             "positive where the loss is not convex; the exact one where it is"),
         "exact": Hessian("exact", "the exact diagonal of the loss's Hessian (autodiff: one forward-over-reverse pass "
                          "per position of the query's bucket); negative where the loss is not convex"),
+        "constant": Hessian("fitting", "1 on each document of a query whose gradient is not all zero: a leaf's value "
+                            "is its documents' mean negative gradient (Friedman's least-squares gradient boosting); "
+                            "one gradient pass, no Hessian pass"),
     }
     default_hessian = "positive"
     fresh_output = True

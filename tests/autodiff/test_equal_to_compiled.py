@@ -83,3 +83,21 @@ def test_approx_ap_gradient_is_the_five_point_derivative_and_its_exact_hessian_t
     fd_diag = np.diag(np.array([(ap._grad_hess(scores + 1e-5 * e)[0] - ap._grad_hess(scores - 1e-5 * e)[0]) / 2e-5
                                 for e in np.eye(23)]))
     np.testing.assert_allclose(h, fd_diag, rtol=1e-5, atol=1e-8 * np.abs(fd_diag).max())
+
+
+def test_constant_hessian_is_the_query_weight_where_the_gradient_is_not_all_zero(data) -> None:
+    labels, group_ptr, scores, weights = data
+    labels = labels.copy()
+    labels[group_ptr[3]:group_ptr[4]] = 0.0  # a query without a relevant document: gradient all zero
+    weights = weights.copy()
+    weights[5] = 0.0  # a query of weight 0
+    default = JaxApproxNDCG(labels, group_ptr, weights=weights)._grad_hess(scores)
+    g, h = JaxApproxNDCG(labels, group_ptr, weights=weights, hessian="constant")._grad_hess(scores)
+    np.testing.assert_array_equal(g, default[0])  # the same gradient pass
+    sizes = np.diff(group_ptr)
+    for q in range(sizes.size):
+        rows = slice(group_ptr[q], group_ptr[q + 1])
+        informative = sizes[q] >= 2 and np.any(g[rows] != 0.0)
+        assert q != 3 or not informative
+        np.testing.assert_array_equal(h[rows], weights[q] if informative else 0.0)
+    assert (h > 0).sum() > 0.8 * h.size

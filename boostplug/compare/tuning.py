@@ -137,15 +137,18 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
         except _Pruned as p:
             trials.append(Trial(trial.number, _plain(params), seen[-1], 0, time.perf_counter() - t0,
                                 state="pruned", pruned_at=int(p.args[0])))
+            if progress is not None:
+                progress(trial.number + 1, total)
             raise optuna.TrialPruned() from None
-        except Exception as e:
+        except Exception as e:  # not an interrupt: it stops the search without redrawing the bar
             trials.append(Trial(trial.number, _plain(params), None, 0, time.perf_counter() - t0,
                                 f"{type(e).__name__}: {e}", state="failed"))
             errors.append(e)
-            raise
-        finally:  # the trial is over, however it ended
             if progress is not None:
                 progress(trial.number + 1, total)
+            raise
+        if progress is not None:
+            progress(trial.number + 1, total)
         trials.append(Trial(trial.number, _plain(params), value_, best_round, time.perf_counter() - t0))
         if value_ is not None and math.isfinite(value_) and (
                 not best or (value_ > best["value"] if maximize else value_ < best["value"])):

@@ -302,6 +302,24 @@ def test_a_trial_that_fails_is_recorded_and_the_search_goes_on(fold, monkeypatch
     assert len(trials) == 4 and trials[r.info["tuning"]["best_trial"]]["error"] == ""
 
 
+def test_an_interrupt_in_a_trial_propagates_without_redrawing_progress_or_recording_a_failure() -> None:
+    from boostplug.compare import tuning
+
+    calls: list[tuple[int, int]] = []
+
+    def train_one(method, checkpoint):
+        raise KeyboardInterrupt
+
+    def progress(done: int, total: int) -> None:  # a terminal gone after SIGHUP: writing fails
+        calls.append((done, total))
+        raise OSError("terminal gone")
+
+    with pytest.raises(KeyboardInterrupt):
+        tuning.tune(get_method("lambdarank"), 3, train_one, lambda trained: (0.5, 1), metric="ndcg@10", seed=0, fold=0,
+                    progress=progress)
+    assert calls == []
+
+
 # ---- pruning on the validation curve ---------------------------------------------------------------
 def test_pruning_stops_poor_trials_counts_them_and_never_prunes_the_defaults(fold, tmp_path: Path) -> None:
     from boostplug.compare.tuning import PRUNE_STARTUP

@@ -12,7 +12,7 @@ MSLR-WEB10K-sized set, prints:
   exact modes cost ``L`` gradient passes per query of bucket length ``L`` (forward over reverse);
   the constant mode (a Hessian of 1: Friedman's least-squares boosting) makes no Hessian pass.
 
-Usage: python benchmarks/autodiff.py [--rounds 20] [--threads 1] [--only mq2008|synthetic]
+Usage: python benchmarks/autodiff.py [--rounds 20] [--threads 1] [--only mq2008|synthetic] [--hessians constant,...]
        python benchmarks/autodiff.py --tiny        # a small synthetic set, 2 rounds: that it runs
 """
 
@@ -40,11 +40,13 @@ from tests.autodiff.losses import JaxApproxNDCG  # noqa: E402
 MQ2008 = ROOT.parent / "shared" / "data" / "MQ2008"
 
 
-def compile_seconds(d: bpdata.RankingData) -> None:
+MODES = ("positive", "exact", "constant")
+
+
+def compile_seconds(d: bpdata.RankingData, modes: tuple[str, ...]) -> None:
     """Per bucket and mode: the first grad_hess on the bucket's queries less the second."""
     sizes = np.diff(d.group_ptr)
     lengths = np.array([bucket_length(n) for n in sizes])
-    modes = ("positive", "exact", "constant")
     print(f"  {'bucket':>6} {'queries':>8} " + " ".join(f"{m + ': compile':>18} {'call':>7}" for m in modes))
     for length in np.unique(lengths[sizes >= 2]):
         q = np.flatnonzero((lengths == length) & (sizes >= 2))
@@ -63,14 +65,12 @@ def compile_seconds(d: bpdata.RankingData) -> None:
         print(f"  {length:6d} {q.size:8d} " + " ".join(cells), flush=True)
 
 
-def round_seconds(d: bpdata.RankingData, rounds: int, threads: int) -> None:
+def round_seconds(d: bpdata.RankingData, rounds: int, threads: int, modes: tuple[str, ...]) -> None:
     """Seconds per LightGBM round of each objective, after a one-round warm-up (compiles)."""
     train_set = bpl.dataset(d.X, d.y, group_ptr=d.group_ptr)
     params = {"verbose": -1, "num_threads": threads, "metric": "None", "learning_rate": 0.1, "num_leaves": 31}
     runs = {"approx_ndcg (compiled)": bpl.objective("approx_ndcg"),
-            "JaxApproxNDCG positive": bpl.objective(JaxApproxNDCG),
-            "JaxApproxNDCG exact": bpl.objective(JaxApproxNDCG, hessian="exact"),
-            "JaxApproxNDCG constant": bpl.objective(JaxApproxNDCG, hessian="constant")}
+            **{f"JaxApproxNDCG {m}": bpl.objective(JaxApproxNDCG, hessian=m) for m in modes}}
     seconds = {}
     for name, objective in runs.items():
         lgb.train({**params, "objective": objective}, train_set, 1)  # warm-up: compiles
@@ -83,12 +83,12 @@ def round_seconds(d: bpdata.RankingData, rounds: int, threads: int) -> None:
         print(f"  {name:<24} {s:10.4f} {s / base:11.2f}", flush=True)
 
 
-def bench(label: str, d: bpdata.RankingData, rounds: int, threads: int) -> None:
+def bench(label: str, d: bpdata.RankingData, rounds: int, threads: int, modes: tuple[str, ...] = MODES) -> None:
     print(f"\n## {label}: {d.n_docs:,} documents, {d.n_queries:,} queries, {rounds} rounds, {threads} thread(s)")
     print("\ncompile seconds per bucket (first call less the second; call: the second, seconds)")
-    compile_seconds(d)
+    compile_seconds(d, modes)
     print("\nper LightGBM round")
-    round_seconds(d, rounds, threads)
+    round_seconds(d, rounds, threads, modes)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,24 +96,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", choices=("mq2008", "synthetic"), default=None)
+    ap.add_argument("--hessians", default=",".join(MODES),
+                    help=f"the JAX Hessian modes to time, comma-separated (default: {','.join(MODES)})")
     ap.add_argument("--tiny", action="store_true", help="a small synthetic set and 2 rounds: that the script runs")
     args = ap.parse_args(argv)
+    modes = tuple(m for m in args.hessians.split(",") if m)
+    if not modes or set(modes) - set(MODES):
+        ap.error(f"--hessians: a comma-separated list of {', '.join(MODES)}, got {args.hessians!r}")
     warnings.simplefilter("ignore", HessianFloorWarning)  # the exact mode's negative Hessians, floored
     if args.tiny:
         bench("tiny synthetic", bpdata.make_ranking(n_queries=20, docs_per_query=(2, 20), n_features=5, seed=0), 2,
-              args.threads)
+              args.threads, modes)
         return 0
     if args.only in (None, "mq2008"):
         if MQ2008.exists():
             train, _, _ = bpdata.load_letor_folds(MQ2008, "letor4")[0]
-            bench("MQ2008 Fold1 train", train, args.rounds, args.threads)
+            bench("MQ2008 Fold1 train", train, args.rounds, args.threads, modes)
         else:
             print(f"MQ2008 not found at {MQ2008}: skipped")
     if args.only in (None, "synthetic"):
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from objectives import mslr_sized
 
-        bench("synthetic (MSLR-WEB10K-sized)", mslr_sized(), args.rounds, args.threads)
+        bench("synthetic (MSLR-WEB10K-sized)", mslr_sized(), args.rounds, args.threads, modes)
     return 0
 
 

@@ -5,10 +5,10 @@ On MQ2008 Fold1 train (if ../shared/data is there) and on ``benchmarks/objective
 MSLR-WEB10K-sized set, prints:
 
 * the compile time of each length bucket (the first call on the bucket's queries less the second),
-  for the default Hessian (``positive``, the absolute exact diagonal), the exact and the constant one;
+  for the Hessian modes ``positive`` (the default: the absolute exact diagonal), ``exact`` and ``constant``;
 * seconds per LightGBM round (``--rounds`` rounds after a warm-up training that compiles): the
-  compiled ``approx_ndcg`` (its default surrogate Hessian), the JAX one with its default Hessian,
-  with the exact one, and with the constant one; the ratios to the compiled one. The positive and
+  compiled ``approx_ndcg`` (its default surrogate Hessian) and the JAX one with each Hessian mode;
+  the ratios to the compiled one. The positive and
   exact modes cost ``L`` gradient passes per query of bucket length ``L`` (forward over reverse);
   the constant mode (a Hessian of 1: Friedman's least-squares boosting) makes no Hessian pass.
 

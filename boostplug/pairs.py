@@ -56,7 +56,7 @@ class PairMemoryError(ValueError, MemoryError):
 PAIR_BYTES = 16
 
 
-def _level_runs(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def level_runs(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every row's label level and each query's number of levels (:func:`~boostplug.groups.label_levels`),
     and each query's critical pairs: its pairs of rows with different labels, ``(n_q^2 - sum same) / 2``
     (``same``: the rows sharing a row's label). O(n log n): a query too large to list is refused
@@ -84,7 +84,7 @@ def count_critical_pairs(labels: ArrayLike, group_ptr: ArrayLike) -> NDArray[np.
     """Number of critical pairs of every query, shape ``(n_queries,)``."""
     y = check_labels(labels)
     g = check_group_ptr(group_ptr, n_docs=y.shape[0])
-    return _level_runs(y, g)[2]
+    return level_runs(y, g)[2]
 
 
 def _env_limit() -> int | None:
@@ -182,7 +182,7 @@ def critical_pairs(labels: ArrayLike, group_ptr: ArrayLike, *, bytes_per_pair: i
     """
     y = check_labels(labels)
     g = check_group_ptr(group_ptr, n_docs=y.shape[0])
-    counts = _level_runs(y, g)[2]
+    counts = level_runs(y, g)[2]
     check_pair_memory(counts, g, max(int(bytes_per_pair), PAIR_BYTES), who=who, memory_limit=memory_limit,
                       limit_name=limit_name)
     offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)

@@ -20,7 +20,7 @@ import numba as nb
 import numpy as np
 
 from .._core import dispatch
-from ..pairs import _level_runs
+from ..pairs import level_runs
 
 __all__ = ["critical_pair_counts", "CriticalGaps", "StepCounts"]
 
@@ -170,7 +170,7 @@ class StepCounts:
 
     def __init__(self, labels: np.ndarray, group_ptr: np.ndarray) -> None:
         self.group_ptr = group_ptr
-        level, n_levels, critical = _level_runs(labels, group_ptr)
+        level, n_levels, critical = level_runs(labels, group_ptr)
         #: Critical pairs per query.
         self.critical = critical
         self.level = level + 1      # the Fenwick trees' levels start at 1
@@ -250,7 +250,7 @@ class CriticalGaps:
 
     def __init__(self, scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray) -> None:
         by_score = _within_queries(scores, group_ptr)
-        level, self.n_levels, critical = _level_runs(labels, group_ptr)
+        level, self.n_levels, critical = level_runs(labels, group_ptr)
         self.group_ptr = group_ptr
         self.scores, self.levels = scores[by_score], level[by_score] + 1
         #: Number of critical pairs (every gap is at least 0).

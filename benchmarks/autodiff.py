@@ -40,7 +40,7 @@ from tests.autodiff.losses import JaxApproxNDCG  # noqa: E402
 MQ2008 = ROOT.parent / "shared" / "data" / "MQ2008"
 
 
-MODES = ("positive", "exact", "constant")
+MODES = ("positive", "exact", "constant", "scaled")
 
 
 def compile_seconds(d: bpdata.RankingData, modes: tuple[str, ...]) -> None:

@@ -50,7 +50,8 @@ def compiled(query_loss: Callable[..., Any], what: str, statics: tuple[tuple[int
     """``f(S, Y, M, W, *numbers)`` on a batch of padded queries (``(B, L)`` scores, labels, mask;
     ``(B,)`` query weights; the numeric parameters): ``W * loss`` per query (``what="loss"``), or
     ``(W g, W h)`` with ``h`` the exact Hessian diagonal (``"exact"``), its absolute value
-    (``"positive"``), or 1 on the documents of a query whose gradient is not all zero (``"constant"``). ``statics``: the non-numeric parameters, as
+    (``"positive"``), 1 on the documents of a query whose gradient is not all zero (``"constant"``), or
+    the query's mean absolute gradient on each of its documents (``"scaled"``). ``statics``: the non-numeric parameters, as
     ``(position, value)``, fixed in the compiled function."""
     key = (query_loss, what, statics)
     if key not in _COMPILED:
@@ -71,9 +72,11 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
     grad = jax.grad(one)
 
     def derivatives(s: Any, y: Any, m: Any, numbers: tuple[Any, ...]) -> tuple[Any, Any]:
-        if what == "constant":  # one gradient pass, no Hessian pass
+        if what in ("constant", "scaled"):  # one gradient pass, no Hessian pass
             g = grad(s, y, m, numbers)
-            return g, jnp.where(jnp.any(g != 0.0), 1.0, 0.0) * jnp.ones_like(g)
+            size = jnp.abs(jnp.where(m, g, 0.0))
+            level = jnp.sum(size) / jnp.sum(m) if what == "scaled" else jnp.where(jnp.any(size != 0.0), 1.0, 0.0)
+            return g, level * jnp.ones_like(g)
         # forward over reverse: the gradient, and its derivative along each basis vector (L passes), in
         # blocks of TANGENT_BLOCK tangents at a time (a pairwise loss's L x L intermediates per tangent)
         g, hvp = jax.linearize(lambda x: grad(x, y, m, numbers), s)

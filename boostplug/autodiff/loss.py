@@ -9,6 +9,7 @@ length ``L`` (the next power of two, at least :data:`MIN_BUCKET`)::
     hess = W_k diag(jax.hessian(query_loss))             mode "exact": L forward-over-reverse passes
          = W_k |diag(jax.hessian(query_loss))|           mode "positive" (default, kind "fitting")
          = W_k                                           mode "constant" (kind "fitting"): no Hessian pass
+         = W_k mean_i |d query_loss / d s_ki|            mode "scaled" (kind "fitting"): no Hessian pass
 
 ``mask_k`` is ``True`` on the query's documents; the padded entries hold the score of its last
 document and the label 0 (rax's losses assume padding of label 0), and whatever the function does
@@ -115,6 +116,9 @@ class JaxLoss(Loss):
         "constant": Hessian("fitting", "1 on each document of a query whose gradient is not all zero: a leaf's value "
                             "is its documents' mean negative gradient (Friedman's least-squares gradient boosting); "
                             "one gradient pass, no Hessian pass"),
+        "scaled": Hessian("fitting", "the query's mean |gradient| on each of its documents: the constant Hessian "
+                          "scaled per query, so that, as with a Newton step, multiplying the loss by a factor leaves the "
+                          "trees unchanged; one gradient pass, no Hessian pass"),
     }
     default_hessian = "positive"
     fresh_output = True

@@ -101,3 +101,30 @@ def test_constant_hessian_is_the_query_weight_where_the_gradient_is_not_all_zero
         assert q != 3 or not informative
         np.testing.assert_array_equal(h[rows], weights[q] if informative else 0.0)
     assert (h > 0).sum() > 0.8 * h.size
+
+
+def test_scaled_hessian_is_the_query_weight_times_its_mean_absolute_gradient(data) -> None:
+    labels, group_ptr, scores, weights = data
+    labels = labels.copy()
+    labels[group_ptr[3]:group_ptr[4]] = 0.0  # a query without a relevant document: gradient all zero
+    weights = weights.copy()
+    weights[5] = 0.0
+    g, h = JaxApproxNDCG(labels, group_ptr, weights=weights, hessian="scaled")._grad_hess(scores)
+    np.testing.assert_array_equal(g, JaxApproxNDCG(labels, group_ptr, weights=weights)._grad_hess(scores)[0])
+    for q in range(group_ptr.size - 1):
+        rows = slice(group_ptr[q], group_ptr[q + 1])
+        # g = W g_raw, so W mean |g_raw| = mean |g| (0 for a query of weight 0 or without gradient)
+        np.testing.assert_allclose(h[rows], np.abs(g[rows]).mean(), rtol=1e-12, atol=0.0)
+    assert np.all(h[group_ptr[3]:group_ptr[4]] == 0.0) and (h > 0).sum() > 0.8 * h.size
+
+
+def test_scaled_hessian_steps_do_not_depend_on_the_losss_scale(data) -> None:
+    """Multiplying every query's weight by c multiplies gradient and Hessian alike, so Newton's
+    leaf values -sum g / sum h are unchanged, as they are with the exact Hessian (not the constant one)."""
+    labels, group_ptr, scores, weights = data
+    g1, h1 = JaxApproxNDCG(labels, group_ptr, weights=weights, hessian="scaled")._grad_hess(scores)
+    g2, h2 = JaxApproxNDCG(labels, group_ptr, weights=7.0 * weights, hessian="scaled")._grad_hess(scores)
+    np.testing.assert_allclose(g2, 7.0 * g1, rtol=1e-12)
+    np.testing.assert_allclose(h2, 7.0 * h1, rtol=1e-12)
+    gc, hc = JaxApproxNDCG(labels, group_ptr, weights=7.0 * weights, hessian="constant")._grad_hess(scores)
+    assert not np.allclose(gc / np.where(hc > 0, hc, 1.0), g1 / np.where(h1 > 0, h1, 1.0))

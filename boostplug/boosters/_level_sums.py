@@ -14,7 +14,7 @@ them, ``s_q`` a per-query shift against overflow) give every sum Rb-d/Rb-c need:
 * the pair metric's Laplacian ``L h`` (complete multipartite graph per query), for the
   span test of ``S_t``;
 * ``R1``/``R2`` from per-query counts of tied and reversed pairs
-  (:class:`boostplug.metrics._pair_counts.StepCounts`, ``O(n log n)``).
+  (:class:`boostplug.metrics.StepCounts`, ``O(n log n)``).
 
 Memory ``O(n + Q L)`` (``Q`` queries, ``L`` label levels); no pair is listed.
 
@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 from ..groups import qid_from_group_ptr
-from ..metrics._pair_counts import StepCounts
+from ..metrics import StepCounts
 from ._rankboost_kernels import PairSpan, ln_cosh
 from ._stump_sums import cumsum_both
 

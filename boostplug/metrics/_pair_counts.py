@@ -16,13 +16,16 @@ Fenwick tree the rows at least ``g`` above the current one (QBRank's precision a
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
 from .._core import dispatch
 from ..pairs import level_runs
+from . import _common as C
 
-__all__ = ["critical_pair_counts", "CriticalGaps", "StepCounts"]
+__all__ = ["critical_pair_counts", "CriticalGaps", "StepCounts", "loss_of_counts"]
 
 
 @nb.njit(cache=True)
@@ -138,6 +141,18 @@ def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.n
     return np.column_stack([steps.critical, steps.counts(scores)])
 
 
+def loss_of_counts(critical: np.ndarray, tied: np.ndarray, reversed_: np.ndarray, r1: bool,
+                   per_query: bool = False) -> float | np.ndarray:
+    """:func:`~boostplug.metrics.rank_loss` (R1 if ``r1``, else R2) from each query's critical, tied and
+    reversed pairs."""
+    # Twice the loss, in whole numbers: a tie costs 1 of 2 under R2, 2 of 2 under R1.
+    errors2 = 2 * reversed_ + (2 if r1 else 1) * tied
+    if per_query:
+        return C.normalise(errors2.astype(np.float64), 2.0 * critical.astype(np.float64), math.nan)
+    m = int(critical.sum())
+    return int(errors2.sum()) / (2 * m) if m else math.nan
+
+
 @nb.njit(cache=True, parallel=True)
 def _step_counts(scores: np.ndarray, group_ptr: np.ndarray, queries: np.ndarray, level: np.ndarray,
                  tree_ptr: np.ndarray, trees: np.ndarray, order: np.ndarray, moved: np.ndarray, merge: bool,
@@ -196,6 +211,11 @@ class StepCounts:
         run(scores, self.group_ptr, self.queries, self.level, self.tree_ptr, self._trees, self._order,
             np.zeros(0, dtype=np.bool_), False, self._buf, out)
         return out
+
+    def loss(self, scores: np.ndarray, r1: bool) -> float:
+        """:func:`~boostplug.metrics.rank_loss` (R1 if ``r1``, else R2) of ``scores`` (as in :meth:`counts`)
+        over all the critical pairs."""
+        return loss_of_counts(self.critical, *self.counts(scores).T, r1)
 
 
 # ------------------------------------------------------------------ pairs by score gap

@@ -56,14 +56,12 @@ class PairMemoryError(ValueError, MemoryError):
 PAIR_BYTES = 16
 
 
-def level_runs(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every row's label level and each query's number of levels (:func:`~boostplug.groups.label_levels`),
-    and each query's critical pairs: its pairs of rows with different labels, ``(n_q^2 - sum same) / 2``
-    (``same``: the rows sharing a row's label). O(n log n): a query too large to list is refused
-    without an O(n^2) scan."""
-    level, same, n_levels = label_levels(labels, group_ptr)
+def critical_counts(same: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
+    """Each query's critical pairs: its pairs of rows with different labels, ``(n_q^2 - sum same) / 2``
+    (``same``: the rows sharing a row's label, from :func:`~boostplug.groups.label_levels`). O(n) after
+    the levels' O(n log n): a query too large to list is refused without an O(n^2) scan."""
     n = np.diff(group_ptr)
-    return level, n_levels, (n * n - np.diff(np.concatenate(([0], np.cumsum(same)))[group_ptr])) // 2
+    return (n * n - np.diff(np.concatenate(([0], np.cumsum(same)))[group_ptr])) // 2
 
 
 @nb.njit(cache=True)
@@ -84,7 +82,7 @@ def count_critical_pairs(labels: ArrayLike, group_ptr: ArrayLike) -> NDArray[np.
     """Number of critical pairs of every query, shape ``(n_queries,)``."""
     y = check_labels(labels)
     g = check_group_ptr(group_ptr, n_docs=y.shape[0])
-    return level_runs(y, g)[2]
+    return critical_counts(label_levels(y, g)[1], g)
 
 
 def _env_limit() -> int | None:
@@ -182,7 +180,7 @@ def critical_pairs(labels: ArrayLike, group_ptr: ArrayLike, *, bytes_per_pair: i
     """
     y = check_labels(labels)
     g = check_group_ptr(group_ptr, n_docs=y.shape[0])
-    counts = level_runs(y, g)[2]
+    counts = critical_counts(label_levels(y, g)[1], g)
     check_pair_memory(counts, g, max(int(bytes_per_pair), PAIR_BYTES), who=who, memory_limit=memory_limit,
                       limit_name=limit_name)
     offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)

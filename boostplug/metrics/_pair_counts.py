@@ -22,7 +22,8 @@ import numba as nb
 import numpy as np
 
 from .._core import dispatch
-from ..pairs import level_runs
+from ..groups import label_levels
+from ..pairs import critical_counts
 from . import _common as C
 
 __all__ = ["critical_pair_counts", "CriticalGaps", "StepCounts", "loss_of_counts"]
@@ -185,9 +186,9 @@ class StepCounts:
 
     def __init__(self, labels: np.ndarray, group_ptr: np.ndarray) -> None:
         self.group_ptr = group_ptr
-        level, n_levels, critical = level_runs(labels, group_ptr)
+        level, same, n_levels = label_levels(labels, group_ptr)
         #: Critical pairs per query.
-        self.critical = critical
+        self.critical = critical = critical_counts(same, group_ptr)
         self.level = level + 1      # the Fenwick trees' levels start at 1
         self.queries = np.flatnonzero(critical > 0).astype(np.int64)
         self.tree_ptr = np.concatenate([[0], np.cumsum(n_levels[self.queries] + 1)]).astype(np.int64)
@@ -270,11 +271,11 @@ class CriticalGaps:
 
     def __init__(self, scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray) -> None:
         by_score = _within_queries(scores, group_ptr)
-        level, self.n_levels, critical = level_runs(labels, group_ptr)
+        level, same, self.n_levels = label_levels(labels, group_ptr)
         self.group_ptr = group_ptr
         self.scores, self.levels = scores[by_score], level[by_score] + 1
         #: Number of critical pairs (every gap is at least 0).
-        self.n_pairs = int(critical.sum())
+        self.n_pairs = int(critical_counts(same, group_ptr).sum())
         sizes = np.diff(group_ptr)
         # Only the rows beside the largest query can be counted in parallel (one query: none).
         self._work = (scores.shape[0] - int(sizes.max(initial=0))) * GAP_DOC_WORK

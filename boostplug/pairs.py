@@ -85,27 +85,19 @@ def count_critical_pairs(labels: ArrayLike, group_ptr: ArrayLike) -> NDArray[np.
     return critical_counts(label_levels(y, g)[1], g)
 
 
-def _env_limit() -> int | None:
-    """:data:`PAIR_MEMORY_ENV` in bytes, ``None`` when unset or empty; ``ValueError`` naming its value
-    when it is not a size."""
-    text = os.environ.get(PAIR_MEMORY_ENV, "")
-    if not text.strip():
-        return None
-    m = _SIZE.fullmatch(text)
-    if m is None:
-        raise ValueError(f"{PAIR_MEMORY_ENV}={text!r} is not a memory size; give bytes or a number with K, M, G "
-                         "or T (powers of 1024), e.g. 16G")
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-
-
 def _limit_in_force() -> tuple[int, str]:
-    """The pair memory limit in bytes and where it comes from (for the message)."""
+    """The pair memory limit in bytes and where it comes from (for the message); ``ValueError`` naming
+    :data:`PAIR_MEMORY_ENV`'s value when it is set (not empty) and not a size."""
     if PAIR_MEMORY_LIMIT is not None:
         return check_memory_limit(PAIR_MEMORY_LIMIT, "boostplug.pairs.PAIR_MEMORY_LIMIT"), \
             "set by boostplug.pairs.PAIR_MEMORY_LIMIT"
-    env = _env_limit()
-    if env is not None:
-        return env, f"set by {PAIR_MEMORY_ENV}"
+    text = os.environ.get(PAIR_MEMORY_ENV, "")
+    if text.strip():
+        m = _SIZE.fullmatch(text)
+        if m is None:
+            raise ValueError(f"{PAIR_MEMORY_ENV}={text!r} is not a memory size; give bytes or a number with K, M, G "
+                             "or T (powers of 1024), e.g. 16G")
+        return int(float(m.group(1)) * _UNITS[m.group(2).lower()]), f"set by {PAIR_MEMORY_ENV}"
     available = _memory.available_memory()
     if available is not None:
         return available, "the memory available now"
@@ -121,10 +113,8 @@ def pair_memory_limit() -> int:
 
 
 def check_memory_limit(limit: object, name: str | None = None) -> int:
-    """A memory limit: an integer number of bytes >= 0 (``TypeError`` naming ``name`` otherwise);
-    ``None``: the limit in force (:func:`pair_memory_limit`)."""
-    if limit is None:
-        return pair_memory_limit()
+    """A memory limit: an integer number of bytes >= 0 (``TypeError`` naming ``name`` otherwise; its
+    callers take ``None`` for the limit in force, :func:`pair_memory_limit`, before they call it)."""
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
         raise TypeError(f"{name or 'memory_limit'} must be an integer number of bytes >= 0, got {plain(limit)!r}")
     return int(limit)

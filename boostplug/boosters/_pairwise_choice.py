@@ -17,8 +17,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import pairs as pairs_mod
+from .._validation import check_choice
 from ..pairs import count_critical_pairs
 from ._fit_data import FitData
+from ._level_sums import PAIRWISE
 
 __all__ = ["NS", "choose_pairwise", "fixed_pairwise", "round_costs"]
 
@@ -83,8 +85,9 @@ def round_costs(booster: str, *, sizes: NDArray[np.int64], n_pairs: int, n_level
 
 
 def fixed_pairwise(pairwise: str, data: FitData) -> str | None:
-    """A booster's ``pairwise`` setting for a fit on ``data``: ``"levels"`` or ``"pairs"`` as set
+    """A booster's ``pairwise`` setting for a fit on ``data``, checked: ``"levels"`` or ``"pairs"`` as set
     (``"levels"`` refused for explicit pairs), ``None`` for ``"auto"`` (then :func:`choose_pairwise`)."""
+    check_choice("pairwise", pairwise, PAIRWISE)
     if data.pairs is not None and pairwise == "levels":
         raise ValueError("pairwise='levels' is not available: explicit pairs were given to fit; "
                          "use pairwise='auto' or 'pairs'")

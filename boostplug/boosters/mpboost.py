@@ -70,7 +70,7 @@ from .._validation import check_choice
 from ._estimator import RankingBooster, Round
 from ._ddf_range import check_stump_ddf, pair_gaps
 from ._fit_data import FitData
-from ._level_sums import PAIRWISE, DirectedLevelPairs, codes_in_order, query_code_order
+from ._level_sums import DirectedLevelPairs, codes_in_order, query_code_order
 from ._pairwise_choice import choose_pairwise, fixed_pairwise
 from ._stump_sums import best_fit_stump, pair_fit_sums
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates
@@ -164,7 +164,6 @@ class MPBoost(RankingBooster):
     def _choose_pairwise(self, data: FitData) -> str:
         """The path of this fit, ``"levels"`` or ``"pairs"``: ``pairwise``, or for ``"auto"`` the rule of
         :func:`~boostplug.boosters._pairwise_choice.choose_pairwise`."""
-        check_choice("pairwise", self.pairwise, PAIRWISE)
         return fixed_pairwise(self.pairwise, data) or choose_pairwise("mpboost", data, self._check_n_rounds(),
                                                                       BYTES_PER_PAIR)
 

@@ -25,7 +25,7 @@ from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
 from ._group_e2 import GroupE2
 from ._group_pairs import GroupPairs
-from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
+from ._level_sums import LevelPairs, LevelSpan, split_any
 from ._pairwise_choice import choose_pairwise, fixed_pairwise
 from ._pair_mins import PairMinCodes
 from ._rankboost_kernels import PairSpan, ln_cosh, outcomes_eps, pair_e2, pair_losses
@@ -123,7 +123,6 @@ class RankBoost(PlusRounds, RankingBooster):
         check_choice("variant", self.variant, VARIANTS)
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
         check_flag(self.efficient, "efficient")
-        check_choice("pairwise", self.pairwise, PAIRWISE)
         check_flag(self.record_e2, "record_e2")
         if self.complements is not None and not isinstance(self.complements, (bool, np.bool_)):
             raise ValueError(f"complements must be True, False or None (True unless thresholds='ranklib'), "

@@ -194,6 +194,16 @@ def check_optional_rounds(value: object, name: str) -> int | None:
     return None if value is None else check_rounds(value, name, or_none=True)
 
 
+def check_count(value: object, name: str, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum``: a ``TypeError`` for anything but an integer (bools too),
+    a ``ValueError`` below ``minimum``, both naming ``name`` and the value."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {show(value)}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {show(value)}")
+    return int(value)
+
+
 def check_optional_count(value: object, name: str) -> int | None:
     """A positive integer (a count of rows, threads...) or ``None`` for the default."""
     if value is None:

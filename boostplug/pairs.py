@@ -56,14 +56,12 @@ class PairMemoryError(ValueError, MemoryError):
 PAIR_BYTES = 16
 
 
-def level_runs(labels: np.ndarray, group_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every row's label level and each query's number of levels (:func:`~boostplug.groups.label_levels`),
-    and each query's critical pairs: its pairs of rows with different labels, ``(n_q^2 - sum same) / 2``
-    (``same``: the rows sharing a row's label). O(n log n): a query too large to list is refused
-    without an O(n^2) scan."""
-    level, same, n_levels = label_levels(labels, group_ptr)
+def critical_counts(same: np.ndarray, group_ptr: np.ndarray) -> np.ndarray:
+    """Each query's critical pairs: its pairs of rows with different labels, ``(n_q^2 - sum same) / 2``
+    (``same``: the rows sharing a row's label, from :func:`~boostplug.groups.label_levels`). O(n) after
+    the levels' O(n log n): a query too large to list is refused without an O(n^2) scan."""
     n = np.diff(group_ptr)
-    return level, n_levels, (n * n - np.diff(np.concatenate(([0], np.cumsum(same)))[group_ptr])) // 2
+    return (n * n - np.diff(np.concatenate(([0], np.cumsum(same)))[group_ptr])) // 2
 
 
 @nb.njit(cache=True)
@@ -84,30 +82,22 @@ def count_critical_pairs(labels: ArrayLike, group_ptr: ArrayLike) -> NDArray[np.
     """Number of critical pairs of every query, shape ``(n_queries,)``."""
     y = check_labels(labels)
     g = check_group_ptr(group_ptr, n_docs=y.shape[0])
-    return level_runs(y, g)[2]
-
-
-def _env_limit() -> int | None:
-    """:data:`PAIR_MEMORY_ENV` in bytes, ``None`` when unset or empty; ``ValueError`` naming its value
-    when it is not a size."""
-    text = os.environ.get(PAIR_MEMORY_ENV, "")
-    if not text.strip():
-        return None
-    m = _SIZE.fullmatch(text)
-    if m is None:
-        raise ValueError(f"{PAIR_MEMORY_ENV}={text!r} is not a memory size; give bytes or a number with K, M, G "
-                         "or T (powers of 1024), e.g. 16G")
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    return critical_counts(label_levels(y, g)[1], g)
 
 
 def _limit_in_force() -> tuple[int, str]:
-    """The pair memory limit in bytes and where it comes from (for the message)."""
+    """The pair memory limit in bytes and where it comes from (for the message); ``ValueError`` naming
+    :data:`PAIR_MEMORY_ENV`'s value when it is set (not empty) and not a size."""
     if PAIR_MEMORY_LIMIT is not None:
         return check_memory_limit(PAIR_MEMORY_LIMIT, "boostplug.pairs.PAIR_MEMORY_LIMIT"), \
             "set by boostplug.pairs.PAIR_MEMORY_LIMIT"
-    env = _env_limit()
-    if env is not None:
-        return env, f"set by {PAIR_MEMORY_ENV}"
+    text = os.environ.get(PAIR_MEMORY_ENV, "")
+    if text.strip():
+        m = _SIZE.fullmatch(text)
+        if m is None:
+            raise ValueError(f"{PAIR_MEMORY_ENV}={text!r} is not a memory size; give bytes or a number with K, M, G "
+                             "or T (powers of 1024), e.g. 16G")
+        return int(float(m.group(1)) * _UNITS[m.group(2).lower()]), f"set by {PAIR_MEMORY_ENV}"
     available = _memory.available_memory()
     if available is not None:
         return available, "the memory available now"
@@ -123,10 +113,8 @@ def pair_memory_limit() -> int:
 
 
 def check_memory_limit(limit: object, name: str | None = None) -> int:
-    """A memory limit: an integer number of bytes >= 0 (``TypeError`` naming ``name`` otherwise);
-    ``None``: the limit in force (:func:`pair_memory_limit`)."""
-    if limit is None:
-        return pair_memory_limit()
+    """A memory limit: an integer number of bytes >= 0 (``TypeError`` naming ``name`` otherwise; its
+    callers take ``None`` for the limit in force, :func:`pair_memory_limit`, before they call it)."""
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
         raise TypeError(f"{name or 'memory_limit'} must be an integer number of bytes >= 0, got {plain(limit)!r}")
     return int(limit)
@@ -182,7 +170,7 @@ def critical_pairs(labels: ArrayLike, group_ptr: ArrayLike, *, bytes_per_pair: i
     """
     y = check_labels(labels)
     g = check_group_ptr(group_ptr, n_docs=y.shape[0])
-    counts = level_runs(y, g)[2]
+    counts = critical_counts(label_levels(y, g)[1], g)
     check_pair_memory(counts, g, max(int(bytes_per_pair), PAIR_BYTES), who=who, memory_limit=memory_limit,
                       limit_name=limit_name)
     offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)

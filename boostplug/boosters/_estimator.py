@@ -269,16 +269,14 @@ class RankingBooster(ModelFile, BaseEstimator):
         """``eval_metric`` of one eval set's scores; ``r1``/``r2`` find the set's label levels once, not every round."""
         from .. import metrics
         from .._validation import check_scores
-        from ..metrics._pair_counts import StepCounts
-        from ..metrics._pairwise import loss_of_counts
 
         name = getattr(self, "eval_metric", "ndcg@10")
         if metrics.higher_is_better(name):
             fn = metrics.by_name(name)
             return lambda scores: fn(scores, y, group_ptr)
-        steps = StepCounts(y, group_ptr)
+        steps = metrics.StepCounts(y, group_ptr)
         r1 = metrics.parse_name(name)[0] == "r1"
-        return lambda scores: loss_of_counts(steps.critical, *steps.counts(check_scores(scores)).T, r1)
+        return lambda scores: steps.loss(check_scores(scores), r1)
 
     def _metric_maximized(self) -> bool:
         """Early stopping and ``best_iteration_`` maximise ``eval_metric`` unless it is a loss (r1/r2)."""

@@ -17,10 +17,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import pairs as pairs_mod
+from .._validation import check_choice
 from ..pairs import count_critical_pairs
 from ._fit_data import FitData
+from ._level_sums import PAIRWISE
 
-__all__ = ["NS", "choose_pairwise", "round_costs"]
+__all__ = ["NS", "choose_pairwise", "fixed_pairwise", "round_costs"]
 
 #: Nanoseconds per unit of work, from ``benchmarks/booster_speed.py``'s times of both paths on OHSUMED
 #: and MQ2008 Fold1 train and single queries of 300 and 100,000 documents (docs/studies/performance.md).
@@ -80,6 +82,16 @@ def round_costs(booster: str, *, sizes: NDArray[np.int64], n_pairs: int, n_level
     if booster == "mpboost":
         return {"pairs": NS["mp_pairs_visit"] * P * F, "levels": NS["mp_levels_visit"] * F * n * L * L}
     raise ValueError(f"unknown booster {booster!r}; expected 'rb', 'rb_e2', 'rankboost+' or 'mpboost'")
+
+
+def fixed_pairwise(pairwise: str, data: FitData) -> str | None:
+    """A booster's ``pairwise`` setting for a fit on ``data``, checked: ``"levels"`` or ``"pairs"`` as set
+    (``"levels"`` refused for explicit pairs), ``None`` for ``"auto"`` (then :func:`choose_pairwise`)."""
+    check_choice("pairwise", pairwise, PAIRWISE)
+    if data.pairs is not None and pairwise == "levels":
+        raise ValueError("pairwise='levels' is not available: explicit pairs were given to fit; "
+                         "use pairwise='auto' or 'pairs'")
+    return None if pairwise == "auto" else pairwise
 
 
 def choose_pairwise(booster: str, data: FitData, n_rounds: int, bytes_per_pair: int) -> str:

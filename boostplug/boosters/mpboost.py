@@ -70,8 +70,8 @@ from .._validation import check_choice
 from ._estimator import RankingBooster, Round
 from ._ddf_range import check_stump_ddf, pair_gaps
 from ._fit_data import FitData
-from ._level_sums import PAIRWISE, DirectedLevelPairs, codes_in_order, query_code_order
-from ._pairwise_choice import choose_pairwise
+from ._level_sums import DirectedLevelPairs, codes_in_order, query_code_order
+from ._pairwise_choice import choose_pairwise, fixed_pairwise
 from ._stump_sums import best_fit_stump, pair_fit_sums
 from .stumps import THRESHOLD_MODES, TIE_RTOL, StumpCandidates
 
@@ -164,13 +164,8 @@ class MPBoost(RankingBooster):
     def _choose_pairwise(self, data: FitData) -> str:
         """The path of this fit, ``"levels"`` or ``"pairs"``: ``pairwise``, or for ``"auto"`` the rule of
         :func:`~boostplug.boosters._pairwise_choice.choose_pairwise`."""
-        check_choice("pairwise", self.pairwise, PAIRWISE)
-        if data.pairs is not None and self.pairwise == "levels":
-            raise ValueError("pairwise='levels' is not available: explicit pairs were given to fit; "
-                             "use pairwise='auto' or 'pairs'")
-        if self.pairwise != "auto":
-            return self.pairwise
-        return choose_pairwise("mpboost", data, self._check_n_rounds(), BYTES_PER_PAIR)
+        return fixed_pairwise(self.pairwise, data) or choose_pairwise("mpboost", data, self._check_n_rounds(),
+                                                                      BYTES_PER_PAIR)
 
     def _fit_init(self, data: FitData) -> _State:
         ddf = check_stump_ddf(self.ddf, self.alpha, self.lam, self.beta, data)  # objective's ranges + booster's |dist|

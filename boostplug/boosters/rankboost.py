@@ -25,8 +25,8 @@ from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
 from ._group_e2 import GroupE2
 from ._group_pairs import GroupPairs
-from ._level_sums import PAIRWISE, LevelPairs, LevelSpan, split_any
-from ._pairwise_choice import choose_pairwise
+from ._level_sums import LevelPairs, LevelSpan, split_any
+from ._pairwise_choice import choose_pairwise, fixed_pairwise
 from ._pair_mins import PairMinCodes
 from ._rankboost_kernels import PairSpan, ln_cosh, outcomes_eps, pair_e2, pair_losses
 from ._rankboost_plus import PlusRounds
@@ -123,7 +123,6 @@ class RankBoost(PlusRounds, RankingBooster):
         check_choice("variant", self.variant, VARIANTS)
         check_choice("thresholds", self.thresholds, THRESHOLD_MODES)
         check_flag(self.efficient, "efficient")
-        check_choice("pairwise", self.pairwise, PAIRWISE)
         check_flag(self.record_e2, "record_e2")
         if self.complements is not None and not isinstance(self.complements, (bool, np.bool_)):
             raise ValueError(f"complements must be True, False or None (True unless thresholds='ranklib'), "
@@ -141,14 +140,9 @@ class RankBoost(PlusRounds, RankingBooster):
         """The path of this fit, ``"levels"`` or ``"pairs"``: ``pairwise``, or for ``"auto"`` the rule of
         :func:`~boostplug.boosters._pairwise_choice.choose_pairwise`."""
         self._check_params()
-        if data.pairs is not None and self.pairwise == "levels":
-            raise ValueError("pairwise='levels' is not available: explicit pairs were given to fit; "
-                             "use pairwise='auto' or 'pairs'")
-        if self.pairwise != "auto":
-            return self.pairwise
         booster = "rankboost+" if self.variant == "rankboost+" else "rb_e2" if self.record_e2 else "rb"
-        return choose_pairwise(booster, data,
-                               self._check_n_rounds(), BYTES_PER_PAIR)
+        return fixed_pairwise(self.pairwise, data) or choose_pairwise(booster, data, self._check_n_rounds(),
+                                                                      BYTES_PER_PAIR)
 
     def _fit_init(self, data: FitData) -> State:
         self.undefined_round_: dict[str, Any] | None = None

@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_real, check_rng, check_scores, show
+from .._validation import check_choice, check_count, check_real, check_rng, check_scores, show
 from ..groups import group_ptr_from_sizes, index_within_query, qid_from_group_ptr
 from .log import ClickLog, Dropped
 
@@ -81,14 +81,6 @@ CLICK_MODELS = ("pbm", "cascade", "dcm")
 PRESENTATIONS = ("fixed", "shuffle", "swap")
 #: Sessions drawn per vectorised block (bounds the temporaries at a few hundred MB).
 _BLOCK = 1 << 18
-
-
-def _positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer >= 1, got {show(value)}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {show(value)}")
-    return int(value)
 
 
 def attractiveness(labels: ArrayLike, *, eps_plus: float = 1.0, eps_minus: float = 0.1,
@@ -264,8 +256,8 @@ def simulate(
     s = check_scores(scores)
     if s.shape[0] != y.shape[0]:
         raise ValueError(f"scores has {s.shape[0]} values but the data has {y.shape[0]} rows")
-    n_sessions = _positive_int(n_sessions, "n_sessions")
-    top_k = _positive_int(top_k, "top_k")
+    n_sessions = check_count(n_sessions, "n_sessions")
+    top_k = check_count(top_k, "top_k")
     model = check_choice("model", model, CLICK_MODELS)
     eta = check_real("eta", eta, 0.0, 1e3, lo_open=False)
     presentation = check_choice("presentation", presentation, PRESENTATIONS)

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_choice, check_real, show
+from .._validation import check_choice, check_count, check_real, show
 from ..clicks import ClickLog, PairRows, Propensity, TrainingSet, estimate_propensity, ips_weights, log_rows, \
     preferences, simulate, strategies as _strategies, to_rows, training_set
 from ..clicks.aggregate import check_min_support, check_weight
-from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS, _positive_int, grade_click_prob, preset
+from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS, grade_click_prob, preset
 from ..data import RankingData
 from ..groups import index_within_query
 from ..metrics import ndcg
@@ -91,16 +91,16 @@ class ClickSettings:
         def put(name: str, value: Any) -> None:
             object.__setattr__(self, name, value)
 
-        put("n_sessions", _positive_int(self.n_sessions, "n_sessions"))
+        put("n_sessions", check_count(self.n_sessions, "n_sessions"))
         put("model", check_choice("model", self.model, CLICK_MODELS))
         put("presentation", check_choice("presentation", self.presentation, PRESENTATIONS))
-        put("top_k", _positive_int(self.top_k, "top_k"))
+        put("top_k", check_count(self.top_k, "top_k"))
         put("eta", check_real("eta", self.eta, 0.0, 1e3, lo_open=False))
         for name in ("eps_plus", "eps_minus", "continue_prob", "labeled_fraction"):
             put(name, check_real(name, getattr(self, name), 0.0, 1.0, lo_open=False))
         if self.vali_fraction is not None:
             put("vali_fraction", check_real("vali_fraction", self.vali_fraction, 0.0, 1.0))
-        put("min_vali_queries", _positive_int(self.min_vali_queries, "min_vali_queries"))
+        put("min_vali_queries", check_count(self.min_vali_queries, "min_vali_queries"))
         for name in ("examination", "click_prob"):
             put(name, _probabilities(name, getattr(self, name)))
         if self.examination is not None:
@@ -116,7 +116,7 @@ class ClickSettings:
         put("weight", weight)
         put("confidence", confidence)
         put("min_support", check_min_support(self.min_support))
-        put("production_rounds", _positive_int(self.production_rounds, "production_rounds"))
+        put("production_rounds", check_count(self.production_rounds, "production_rounds"))
 
     def check_usable(self, simulated: bool) -> None:
         """``ValueError`` (naming the setting) unless a fold can be prepared with these settings:

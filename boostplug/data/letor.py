@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.datasets import load_svmlight_file
 
-from .._memory import available_memory
+from .. import _memory
 from .._features import first_infinite
 from .._validation import INT64_MAX
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
@@ -135,11 +135,6 @@ def _check_values(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
     raise line_error(path, *bad)
 
 
-#: Bytes this process can still allocate (the one probe, :func:`boostplug._memory.available_memory`;
-#: a module name of its own so that tests can stand in for the machine).
-_available_memory = available_memory
-
-
 #: A dense X larger than this that would be mostly zeros (more than ``_SPARSE_RATIO`` times
 #: the CSR bytes) is refused even when memory is there: a stray huge feature index would turn
 #: a two-line file into gigabytes of zeros.
@@ -152,7 +147,7 @@ def _dense_room(n: int, m: int, nnz: int) -> str:
     more than the memory available, or a huge matrix of almost only zeros."""
     need = n * m * 8
     sparse_bytes = nnz * 16 + (n + 1) * 8  # CSR: float64 values, int64 indices and row pointers
-    available = _available_memory()
+    available = _memory.available_memory()      # looked up at the call: tests stand in for the machine
     if available is not None and need > available:
         return f"more than the {available / 2**30:.2f} GiB of memory available"
     if need > DENSE_OF_SPARSE_LIMIT and need > _SPARSE_RATIO * sparse_bytes:

@@ -4,29 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_count
 from .dataset import RankingData
 
 __all__ = ["make_ranking"]
 
 
-def _positive_int(value: object, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
 def _size_range(docs_per_query: int | tuple[int, int]) -> tuple[int, int]:
     if isinstance(docs_per_query, (int, np.integer)) and not isinstance(docs_per_query, bool):
-        lo = hi = _positive_int(docs_per_query, "docs_per_query")
+        lo = hi = check_count(docs_per_query, "docs_per_query")
         return lo, hi
     try:
         lo, hi = docs_per_query  # type: ignore[misc]
     except (TypeError, ValueError):
         raise TypeError(f"docs_per_query must be an int or a (min, max) pair, got {docs_per_query!r}") from None
-    lo = _positive_int(lo, "docs_per_query[0]")
-    hi = _positive_int(hi, "docs_per_query[1]")
+    lo = check_count(lo, "docs_per_query[0]")
+    hi = check_count(hi, "docs_per_query[1]")
     if hi < lo:
         raise ValueError(f"docs_per_query must be (min, max) with min <= max, got {docs_per_query!r}")
     return lo, hi
@@ -59,13 +52,13 @@ def make_ranking(
         :class:`RankingData` with dense ``X``, labels ``0..n_labels-1`` (float64),
         ``qid = 0..n_queries-1``. Identical for identical arguments and seed.
     """
-    n_queries = _positive_int(n_queries, "n_queries")
+    n_queries = check_count(n_queries, "n_queries")
     lo, hi = _size_range(docs_per_query)
-    n_features = _positive_int(n_features, "n_features")
-    n_informative = _positive_int(n_informative, "n_informative", minimum=0)
+    n_features = check_count(n_features, "n_features")
+    n_informative = check_count(n_informative, "n_informative", minimum=0)
     if n_informative > n_features:
         raise ValueError(f"n_informative ({n_informative}) must not exceed n_features ({n_features})")
-    n_labels = _positive_int(n_labels, "n_labels")
+    n_labels = check_count(n_labels, "n_labels")
     noise = float(noise)
     if not np.isfinite(noise) or noise < 0:
         raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")

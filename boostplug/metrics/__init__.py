@@ -26,7 +26,9 @@ Public functions: :func:`ndcg`, :func:`dcg`, :func:`average_precision`,
 :func:`by_name` / :func:`parse_name` / :func:`higher_is_better`
 (``"ndcg@10"``, ``"map"``, ``"p@5"``, ``"mrr"``, ``"err@10"``, ``"r1"``, ``"r2"``, ...),
 and :func:`make_scorer`, a scikit-learn scorer (``GridSearchCV``, ``cross_validate``) that
-receives ``qid`` through scikit-learn's metadata routing.
+receives ``qid`` through scikit-learn's metadata routing. :class:`StepCounts` counts one set's
+tied and reversed critical pairs (and R1/R2) round after round of an ensemble, its labels' levels
+found once (the boosters' histories and ``eval_set``).
 
 Example:
     >>> from boostplug import metrics
@@ -41,6 +43,7 @@ Example:
 from __future__ import annotations
 
 from ._ndcg import dcg, ndcg
+from ._pair_counts import StepCounts
 from ._pairwise import PairMemoryError, misordered_pairs, pair_precision_at, rank_loss
 from ._binary import ERR_MAX_GRADE, average_precision, err, precision, rbp, reciprocal_rank
 from ._registry import NAMES, MetricFn, by_name, higher_is_better, parse_name
@@ -52,4 +55,5 @@ __all__ = [
     "by_name", "parse_name", "higher_is_better", "MetricFn", "NAMES",
     "ERR_MAX_GRADE", "PairMemoryError",
     "make_scorer", "RankingScorer", "QuerySplitWarning",
+    "StepCounts",
 ]

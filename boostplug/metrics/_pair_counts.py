@@ -16,13 +16,17 @@ Fenwick tree the rows at least ``g`` above the current one (QBRank's precision a
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
 from .._core import dispatch
-from ..pairs import level_runs
+from ..groups import label_levels
+from ..pairs import critical_counts
+from . import _common as C
 
-__all__ = ["critical_pair_counts", "CriticalGaps", "StepCounts"]
+__all__ = ["critical_pair_counts", "CriticalGaps", "StepCounts", "loss_of_counts"]
 
 
 @nb.njit(cache=True)
@@ -138,6 +142,18 @@ def critical_pair_counts(scores: np.ndarray, labels: np.ndarray, group_ptr: np.n
     return np.column_stack([steps.critical, steps.counts(scores)])
 
 
+def loss_of_counts(critical: np.ndarray, tied: np.ndarray, reversed_: np.ndarray, r1: bool,
+                   per_query: bool = False) -> float | np.ndarray:
+    """:func:`~boostplug.metrics.rank_loss` (R1 if ``r1``, else R2) from each query's critical, tied and
+    reversed pairs."""
+    # Twice the loss, in whole numbers: a tie costs 1 of 2 under R2, 2 of 2 under R1.
+    errors2 = 2 * reversed_ + (2 if r1 else 1) * tied
+    if per_query:
+        return C.normalise(errors2.astype(np.float64), 2.0 * critical.astype(np.float64), math.nan)
+    m = int(critical.sum())
+    return int(errors2.sum()) / (2 * m) if m else math.nan
+
+
 @nb.njit(cache=True, parallel=True)
 def _step_counts(scores: np.ndarray, group_ptr: np.ndarray, queries: np.ndarray, level: np.ndarray,
                  tree_ptr: np.ndarray, trees: np.ndarray, order: np.ndarray, moved: np.ndarray, merge: bool,
@@ -170,9 +186,9 @@ class StepCounts:
 
     def __init__(self, labels: np.ndarray, group_ptr: np.ndarray) -> None:
         self.group_ptr = group_ptr
-        level, n_levels, critical = level_runs(labels, group_ptr)
+        level, same, n_levels = label_levels(labels, group_ptr)
         #: Critical pairs per query.
-        self.critical = critical
+        self.critical = critical = critical_counts(same, group_ptr)
         self.level = level + 1      # the Fenwick trees' levels start at 1
         self.queries = np.flatnonzero(critical > 0).astype(np.int64)
         self.tree_ptr = np.concatenate([[0], np.cumsum(n_levels[self.queries] + 1)]).astype(np.int64)
@@ -196,6 +212,11 @@ class StepCounts:
         run(scores, self.group_ptr, self.queries, self.level, self.tree_ptr, self._trees, self._order,
             np.zeros(0, dtype=np.bool_), False, self._buf, out)
         return out
+
+    def loss(self, scores: np.ndarray, r1: bool) -> float:
+        """:func:`~boostplug.metrics.rank_loss` (R1 if ``r1``, else R2) of ``scores`` (as in :meth:`counts`)
+        over all the critical pairs."""
+        return loss_of_counts(self.critical, *self.counts(scores).T, r1)
 
 
 # ------------------------------------------------------------------ pairs by score gap
@@ -250,11 +271,11 @@ class CriticalGaps:
 
     def __init__(self, scores: np.ndarray, labels: np.ndarray, group_ptr: np.ndarray) -> None:
         by_score = _within_queries(scores, group_ptr)
-        level, self.n_levels, critical = level_runs(labels, group_ptr)
+        level, same, self.n_levels = label_levels(labels, group_ptr)
         self.group_ptr = group_ptr
         self.scores, self.levels = scores[by_score], level[by_score] + 1
         #: Number of critical pairs (every gap is at least 0).
-        self.n_pairs = int(critical.sum())
+        self.n_pairs = int(critical_counts(same, group_ptr).sum())
         sizes = np.diff(group_ptr)
         # Only the rows beside the largest query can be counted in parallel (one query: none).
         self._work = (scores.shape[0] - int(sizes.max(initial=0))) * GAP_DOC_WORK

@@ -18,7 +18,7 @@ from ..groups import check_ranking_inputs
 from ..pairs import PairMemoryError, check_memory_limit, check_pair_memory, check_pairs
 from . import _common as C
 from . import _kernels as K
-from ._pair_counts import CriticalGaps, critical_pair_counts
+from ._pair_counts import CriticalGaps, critical_pair_counts, loss_of_counts
 
 __all__ = ["rank_loss", "misordered_pairs", "pair_precision_at", "PairMemoryError"]
 
@@ -123,17 +123,6 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
     total = np.bincount(q, weights=out, minlength=nq)
     count = np.bincount(q, minlength=nq).astype(np.float64)
     return C.normalise(total, count, math.nan)
-
-
-def loss_of_counts(critical: NDArray[np.int64], tied: NDArray[np.int64], reversed_: NDArray[np.int64], r1: bool,
-                   per_query: bool = False) -> float | NDArray[np.float64]:
-    """:func:`rank_loss` (R1 if ``r1``, else R2) from each query's critical, tied and reversed pairs."""
-    # Twice the loss, in whole numbers: a tie costs 1 of 2 under R2, 2 of 2 under R1.
-    errors2 = 2 * reversed_ + (2 if r1 else 1) * tied
-    if per_query:
-        return C.normalise(errors2.astype(np.float64), 2.0 * critical.astype(np.float64), math.nan)
-    m = int(critical.sum())
-    return int(errors2.sum()) / (2 * m) if m else math.nan
 
 
 def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, *,

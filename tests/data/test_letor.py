@@ -28,6 +28,7 @@ import pytest
 import scipy.sparse as sp
 from tests.data.test_letor_fuzz import Parsed, fuzzed_files, reference_parse
 
+from boostplug import _memory
 from boostplug.cli import info as info_cli
 from boostplug.data import RankingData, concat, load_letor, read_query_file, write_letor
 from boostplug.data import _letor_fast, _letor_files, _letor_write
@@ -595,7 +596,7 @@ def _refused_densely(tmp_path, monkeypatch, text: str, memory: int, match: str):
     """``text`` as a file, loaded densely with ``memory`` bytes available: refused with ``match``."""
     path = tmp_path / "huge.txt"
     path.write_text(text)
-    monkeypatch.setattr(letor_module, "_available_memory", lambda: memory)
+    monkeypatch.setattr(_memory, "available_memory", lambda: memory)
     with pytest.raises(ValueError, match=match):
         load_letor(path)
     return path
@@ -612,7 +613,7 @@ def test_dense_larger_than_memory_is_refused_before_allocating(tmp_path, monkeyp
 
     def no_memory(self):
         raise MemoryError
-    monkeypatch.setattr(letor_module, "_available_memory", lambda: None)
+    monkeypatch.setattr(_memory, "available_memory", lambda: None)
     monkeypatch.setattr(letor_module, "DENSE_OF_SPARSE_LIMIT", 2**62)
     monkeypatch.setattr(sp.csr_matrix, "toarray", no_memory)
     monkeypatch.setattr(_letor_fast, "_dense_zeros", lambda rows, width: no_memory(None))

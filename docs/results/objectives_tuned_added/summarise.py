@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 import gzip
-import importlib.util
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -20,10 +20,8 @@ import numpy as np
 from boostplug.compare.stats import paired_tests
 
 HERE = Path(__file__).resolve().parent
-_SPEC = importlib.util.spec_from_file_location("study_summarise", HERE.parent / "objectives_tuned" / "summarise.py")
-_STUDY = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(_STUDY)
-holm = _STUDY.holm  # the first study's Holm adjustment
+sys.path.insert(0, str(HERE.parent / "objectives_tuned"))
+from summarise import holm  # noqa: E402  (../objectives_tuned/summarise.py: the first study's Holm adjustment)
 RESULTS = HERE.parent
 SETS = ("example", "mq2008", "ohsumed", "mslr_shaped")
 METRICS = ("ndcg@10", "map", "err@10", "mrr")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import gzip
-import importlib.util
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -18,10 +18,8 @@ import numpy as np
 from boostplug.compare.stats import paired_tests
 
 HERE = Path(__file__).resolve().parent
-_SPEC = importlib.util.spec_from_file_location("study_summarise", HERE.parent / "objectives_tuned" / "summarise.py")
-_STUDY = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(_STUDY)
-holm = _STUDY.holm  # the first study's Holm adjustment
+sys.path.insert(0, str(HERE.parent / "objectives_tuned"))
+from summarise import holm  # noqa: E402  (../objectives_tuned/summarise.py: the first study's Holm adjustment)
 SETS = ("example", "mq2008", "ohsumed", "mslr_shaped")
 ORDER = ("lambdarank", "rank_xendcg", "xgb-rank:ndcg", "ranknet", "listnet", "ndcg_loss1", "ndcg_loss2",
          "ndcg_loss2pp", "yetirank", "yetiloss", "listmle", "approx_ndcg", "approx_mrr", "lambdamart_map",

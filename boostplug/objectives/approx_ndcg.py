@@ -50,7 +50,12 @@ def smoothed_positions(s, alpha, pi, sp, sig):  # type: ignore[no-untyped-def]
     """``pi``: each document's approximate position (ones on entry); ``sp[x, y]`` (``x < y``): the
     pair's ``sigmoid'``; ``sig[x, y]`` (when it has rows): ``sigmoid(alpha (s_y - s_x))``."""
     n = s.shape[0]
-    top, low = s.max(), s.min()
+    top = low = s[0]
+    for x in range(1, n):   # s.max() and s.min(), without their compiles (the scores are finite)
+        if s[x] > top:
+            top = s[x]
+        if s[x] < low:
+            low = s[x]
     if alpha * (top - low) <= DIRECT_RANGE:
         e = np.exp(alpha * (s - 0.5 * (top + low)))
         for x in range(n):

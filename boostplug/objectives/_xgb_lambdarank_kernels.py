@@ -123,12 +123,8 @@ def _visit(rank_high: int, rank_low: int, a: int, scores: np.ndarray, at: np.nda
         return -2.0 * np.float64(lam_at), (_ipw(delta * _logistic_loss(scores[hi] - scores[lo], 1.0), ipw)
                                            if delta != 0.0 else 0.0)
     sig = _sigmoid32(np.float32(scores[hi] - scores[lo]))
-    if t_plus is None:
-        lam = np.float32((sig - 1.0) * delta)
-        hes = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0)
-    else:
-        lam = np.float32(_ipw((sig - 1.0) * delta, ipw))
-        hes = np.float32(_ipw(max(sig * (1.0 - sig), 1e-16) * delta * 2.0, ipw))
+    lam = np.float32(_ipw((sig - 1.0) * delta, ipw))
+    hes = np.float32(_ipw(max(sig * (1.0 - sig), 1e-16) * delta * 2.0, ipw))
     g[p_hi] += lam
     h[p_hi] += hes
     g[p_lo] += -lam
@@ -141,8 +137,7 @@ def _visit(rank_high: int, rank_low: int, a: int, scores: np.ndarray, at: np.nda
         if t_plus[p_hi] >= EPS64:
             lj[lo] += cost / t_plus[p_hi]
     if frozen:
-        lam = np.float32((_sigmoid32(d_at) - 1.0) * delta) if t_plus is None else \
-            np.float32(_ipw((_sigmoid32(d_at) - 1.0) * delta, ipw))
+        lam = np.float32(_ipw((_sigmoid32(d_at) - 1.0) * delta, ipw))
     return -2.0 * np.float64(lam), 0.0
 
 

@@ -113,18 +113,18 @@ def _visit(rank_high: int, rank_low: int, a: int, scores: np.ndarray, at: np.nda
         delta /= abs(np.float64(d_at)) + 0.01
     p_hi = hi - a
     p_lo = lo - a
-    ipw = 1.0  # XGBoost's unbiased divisor t+(high) t-(low), where both positions are tracked
+    ipw = 1.0  # XGBoost's unbiased divisor t+(high) t-(low), where both positions are tracked (x / 1.0 is x)
     if t_plus is not None:  # None: numba compiles the plain copy without these branches
         k = t_plus.shape[0]
         if p_hi < k and p_lo < k and t_minus[p_lo] >= EPS64 and t_plus[p_hi] >= EPS64:
             ipw = t_plus[p_hi] * t_minus[p_lo]
     if want_loss:  # the normalisation's lambda is the one at ``at``
-        lam_at = np.float32(_ipw((_sigmoid32(d_at) - 1.0) * delta, ipw))
-        return -2.0 * np.float64(lam_at), (_ipw(delta * _logistic_loss(scores[hi] - scores[lo], 1.0), ipw)
+        lam_at = np.float32((_sigmoid32(d_at) - 1.0) * delta / ipw)
+        return -2.0 * np.float64(lam_at), (delta * _logistic_loss(scores[hi] - scores[lo], 1.0) / ipw
                                            if delta != 0.0 else 0.0)
     sig = _sigmoid32(np.float32(scores[hi] - scores[lo]))
-    lam = np.float32(_ipw((sig - 1.0) * delta, ipw))
-    hes = np.float32(_ipw(max(sig * (1.0 - sig), 1e-16) * delta * 2.0, ipw))
+    lam = np.float32((sig - 1.0) * delta / ipw)
+    hes = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0 / ipw)
     g[p_hi] += lam
     h[p_hi] += hes
     g[p_lo] += -lam
@@ -137,14 +137,8 @@ def _visit(rank_high: int, rank_low: int, a: int, scores: np.ndarray, at: np.nda
         if t_plus[p_hi] >= EPS64:
             lj[lo] += cost / t_plus[p_hi]
     if frozen:
-        lam = np.float32(_ipw((_sigmoid32(d_at) - 1.0) * delta, ipw))
+        lam = np.float32((_sigmoid32(d_at) - 1.0) * delta / ipw)
     return -2.0 * np.float64(lam), 0.0
-
-
-@nb.njit(cache=True)
-def _ipw(value: float, ipw: float) -> float:
-    """``value / ipw`` (XGBoost's ``lambda_ij /= t+ t-``), ``value`` itself where no bias applies."""
-    return value if ipw == 1.0 else value / ipw
 
 
 @nb.njit(cache=True)

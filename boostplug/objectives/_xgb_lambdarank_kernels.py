@@ -251,14 +251,9 @@ def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, froze
         if want_loss:
             loss[q] = q_loss * norm32 * w
             continue
-        for k in range(n):
-            gk = g[k]
-            hk = h[k]
-            if norm != 1.0:
-                gk = gk * norm32
-                hk = hk * norm32
-            grad[a + k] = np.float64(gk) * w
-            hess[a + k] = np.float64(hk) * w
+        for k in range(n):      # times norm32 = 1 (no normalisation) changes no bit
+            grad[a + k] = np.float64(g[k] * norm32) * w
+            hess[a + k] = np.float64(h[k] * norm32) * w
 
 
 @nb.njit(cache=True)

@@ -289,7 +289,7 @@ class GroupPairs:
         self._drop_weights()
         self.gid, child, _, _ = _split_groups(self.gid, h.astype(np.int64), self.gq.shape[0])
         parent, bit = np.nonzero(child >= 0)        # of each new group, in the order of their ids
-        bit = bit.astype(np.int8)
+        parent, bit = np.ascontiguousarray(parent), bit.astype(np.int8)    # _block_ell compiled once (C layout)
         old_gstart, old_boff = self.gstart, self.boff
         self.gq = self.gq[parent]
         self.sig = np.ascontiguousarray(np.column_stack([self.sig[parent], bit]))

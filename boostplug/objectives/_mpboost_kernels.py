@@ -271,9 +271,10 @@ def distance_range(dist: np.ndarray, d_ptr: np.ndarray, lvl_ptr: np.ndarray) -> 
     """Per query, the smallest and largest ``dist`` of its critical level pairs (inf, 0 without
     any): label-only, computed once."""
     nq = lvl_ptr.shape[0] - 1
-    dmin = np.full(nq, np.inf)
+    dmin = np.empty(nq)     # not np.full: a compile of its own
     dmax = np.zeros(nq)
     for q in range(nq):
+        dmin[q] = np.inf
         nl = lvl_ptr[q + 1] - lvl_ptr[q]
         for a in range(nl):
             for b in range(a):

@@ -113,22 +113,18 @@ def _visit(rank_high: int, rank_low: int, a: int, scores: np.ndarray, at: np.nda
         delta /= abs(np.float64(d_at)) + 0.01
     p_hi = hi - a
     p_lo = lo - a
-    ipw = 1.0  # XGBoost's unbiased divisor t+(high) t-(low), where both positions are tracked
+    ipw = 1.0  # XGBoost's unbiased divisor t+(high) t-(low), where both positions are tracked (x / 1.0 is x)
     if t_plus is not None:  # None: numba compiles the plain copy without these branches
         k = t_plus.shape[0]
         if p_hi < k and p_lo < k and t_minus[p_lo] >= EPS64 and t_plus[p_hi] >= EPS64:
             ipw = t_plus[p_hi] * t_minus[p_lo]
     if want_loss:  # the normalisation's lambda is the one at ``at``
-        lam_at = np.float32(_ipw((_sigmoid32(d_at) - 1.0) * delta, ipw))
-        return -2.0 * np.float64(lam_at), (_ipw(delta * _logistic_loss(scores[hi] - scores[lo], 1.0), ipw)
+        lam_at = np.float32((_sigmoid32(d_at) - 1.0) * delta / ipw)
+        return -2.0 * np.float64(lam_at), (delta * _logistic_loss(scores[hi] - scores[lo], 1.0) / ipw
                                            if delta != 0.0 else 0.0)
     sig = _sigmoid32(np.float32(scores[hi] - scores[lo]))
-    if t_plus is None:
-        lam = np.float32((sig - 1.0) * delta)
-        hes = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0)
-    else:
-        lam = np.float32(_ipw((sig - 1.0) * delta, ipw))
-        hes = np.float32(_ipw(max(sig * (1.0 - sig), 1e-16) * delta * 2.0, ipw))
+    lam = np.float32((sig - 1.0) * delta / ipw)
+    hes = np.float32(max(sig * (1.0 - sig), 1e-16) * delta * 2.0 / ipw)
     g[p_hi] += lam
     h[p_hi] += hes
     g[p_lo] += -lam
@@ -141,26 +137,20 @@ def _visit(rank_high: int, rank_low: int, a: int, scores: np.ndarray, at: np.nda
         if t_plus[p_hi] >= EPS64:
             lj[lo] += cost / t_plus[p_hi]
     if frozen:
-        lam = np.float32((_sigmoid32(d_at) - 1.0) * delta) if t_plus is None else \
-            np.float32(_ipw((_sigmoid32(d_at) - 1.0) * delta, ipw))
+        lam = np.float32((_sigmoid32(d_at) - 1.0) * delta / ipw)
     return -2.0 * np.float64(lam), 0.0
-
-
-@nb.njit(cache=True)
-def _ipw(value: float, ipw: float) -> float:
-    """``value / ipw`` (XGBoost's ``lambda_ij /= t+ t-``), ``value`` itself where no bias applies."""
-    return value if ipw == 1.0 else value / ipw
 
 
 @nb.njit(cache=True)
 def _query(a: int, n: int, scores: np.ndarray, at: np.ndarray, order: np.ndarray, frozen: bool,
            labels: np.ndarray, gains: np.ndarray, inv_idcg: float, discounts: np.ndarray, metric: int,
-           num_pair: int, mean: bool, seed: int, score_norm: bool, want_loss: bool,
+           num_pair: int, seed: int | None, score_norm: bool, want_loss: bool,
            g: np.ndarray, h: np.ndarray, t_plus: np.ndarray | None, t_minus: np.ndarray | None,
            li: np.ndarray | None, lj: np.ndarray | None) -> tuple[float, float]:
     """One query's pairs (``MakePairs``): their terms added to ``g``, ``h`` (float32, by position in
     the query's rows); returns ``(sum_lambda, loss)``: XGBoost's ``-2 sum lambda`` (of the terms at
-    ``at``) and the held-weights loss."""
+    ``at``) and the held-weights loss. ``seed``: the ``"mean"`` pairs' generator's, ``None`` for the
+    ``"topk"`` pairs (numba compiles that copy without the draws)."""
     varied = at[order[a]] != at[order[a + n - 1]]
     n_rel = np.zeros(n if metric == MAP else 0)
     acc = np.zeros(n if metric == MAP else 0)
@@ -172,7 +162,7 @@ def _query(a: int, n: int, scores: np.ndarray, at: np.ndarray, order: np.ndarray
             acc[k] = acc[k - 1] + labels[order[a + k]] / (k + 1.0)
     sum_lambda = 0.0
     loss = 0.0
-    if not mean:
+    if seed is None:
         for i in range(min(n, num_pair)):
             for j in range(i + 1, n):
                 s, l = _visit(i, j, a, scores, at, order, frozen, labels, gains, inv_idcg, discounts, metric,
@@ -224,8 +214,8 @@ def mean_pairs(ranked_labels: np.ndarray, num_pair: int, seed: int) -> tuple[np.
 @nb.njit(parallel=True, cache=True)
 def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, frozen: bool, labels: np.ndarray,
                     gains: np.ndarray, group_ptr: np.ndarray, inv_idcg: np.ndarray, query_weights: np.ndarray,
-                    discounts: np.ndarray, metric: int, num_pair: int, mean: bool,
-                    iteration: int, score_norm: bool, query_norm: bool, want_loss: bool, grad: np.ndarray,
+                    discounts: np.ndarray, metric: int, num_pair: int,
+                    iteration: int | None, score_norm: bool, query_norm: bool, want_loss: bool, grad: np.ndarray,
                     hess: np.ndarray, loss: np.ndarray, t_plus: np.ndarray | None, t_minus: np.ndarray | None,
                     li: np.ndarray | None, lj: np.ndarray | None) -> None:
     """XGBoost's lambdas (``grad``, ``hess``: each row's float32 value) or the held-weights loss
@@ -233,7 +223,8 @@ def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, froze
     (``scores`` itself unless ``frozen``; ``order``: :func:`~._pair_kernels.query_orders` of
     ``at``). ``labels`` are XGBoost's float32 labels; ``query_weights`` multiply each query's float32
     values last, in float64 (as the objective contract has them: XGBoost's built-in rescales its
-    weights to mean 1 and multiplies in float32); ``iteration`` seeds the ``mean`` pairs. Unbiased:
+    weights to mean 1 and multiplies in float32); ``iteration`` seeds the ``"mean"`` pairs (``None``:
+    the ``"topk"`` pairs, compiled without the draws). Unbiased:
     ``t_plus``, ``t_minus`` the position biases (``None``: none), ``li``, ``lj`` (one per row, or
     ``None``) take the pairs' costs (:func:`_visit`)."""
     n_queries = group_ptr.shape[0] - 1
@@ -244,13 +235,13 @@ def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, froze
             continue
         g = np.zeros(n, dtype=np.float32)
         h = np.zeros(n, dtype=np.float32)
-        seed = ((iteration + 1) * n_queries + q) & 0xFFFFFFFF
+        seed = None if iteration is None else ((iteration + 1) * n_queries + q) & 0xFFFFFFFF
         sum_lambda, q_loss = _query(a, n, scores, at, order, frozen, labels, gains, inv_idcg[q], discounts,
-                                    metric, num_pair, mean, seed, score_norm, want_loss, g, h, t_plus, t_minus,
+                                    metric, num_pair, seed, score_norm, want_loss, g, h, t_plus, t_minus,
                                     li, lj)
         norm = 1.0
         if query_norm:
-            if mean:
+            if iteration is not None:
                 norm = 1.0 / num_pair
             elif sum_lambda > 0.0:
                 norm = math.log2(1.0 + sum_lambda) / sum_lambda
@@ -260,14 +251,9 @@ def xgb_lambda_sums(scores: np.ndarray, at: np.ndarray, order: np.ndarray, froze
         if want_loss:
             loss[q] = q_loss * norm32 * w
             continue
-        for k in range(n):
-            gk = g[k]
-            hk = h[k]
-            if norm != 1.0:
-                gk = gk * norm32
-                hk = hk * norm32
-            grad[a + k] = np.float64(gk) * w
-            hess[a + k] = np.float64(hk) * w
+        for k in range(n):      # times norm32 = 1 (no normalisation) changes no bit
+            grad[a + k] = np.float64(g[k] * norm32) * w
+            hess[a + k] = np.float64(h[k] * norm32) * w
 
 
 @nb.njit(cache=True)

@@ -89,7 +89,9 @@ def _order_descending(key: np.ndarray, n: int, lowest: float, highest: float, or
             order[k] = k
         return
     if largest == 0 or largest > _INSERTION_MOST:
-        order[:n] = stable_argsort_descending(key[:n])
+        merged = stable_argsort_descending(key[:n])
+        for k in range(n):      # not order[:n] = ...: its shape check compiles numba's error text (2 s)
+            order[k] = merged[k]
         return
     for b in range(buckets):
         count[b + 1] += count[b]
@@ -151,7 +153,10 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
         if active[q]:
             # from the query's highest score: the orders do not change when every score moves, and
             # the noise is not lost beside huge scores
-            highest = np.max(at[a:b])
+            highest = at[a]
+            for r in range(a + 1, b):   # np.max's comparison, without its compiles (the scores are finite)
+                if at[r] > highest:
+                    highest = at[r]
             key = np.empty(n)
             order = np.empty(n, dtype=np.int64)
             bucket = np.empty(n, dtype=np.int64)

@@ -47,10 +47,16 @@ _LN2 = math.log(2.0)
 
 @nb.njit(cache=True, error_model="numpy")
 def smoothed_positions(s, alpha, pi, sp, sig):  # type: ignore[no-untyped-def]
-    """``pi``: each document's approximate position (ones on entry); ``sp[x, y]`` (``x < y``): the
+    """``pi``: each document's approximate position (its entries are overwritten); ``sp[x, y]`` (``x < y``): the
     pair's ``sigmoid'``; ``sig[x, y]`` (when it has rows): ``sigmoid(alpha (s_y - s_x))``."""
     n = s.shape[0]
-    top, low = s.max(), s.min()
+    top = low = s[0]
+    for x in range(n):   # pi's ones, s.max() and s.min(), without np.ones' and their compiles (finite scores)
+        pi[x] = 1.0
+        if s[x] > top:
+            top = s[x]
+        if s[x] < low:
+            low = s[x]
     if alpha * (top - low) <= DIRECT_RANGE:
         e = np.exp(alpha * (s - 0.5 * (top + low)))
         for x in range(n):
@@ -96,7 +102,7 @@ def _loss(s, doc, query, alpha, exact, reciprocal):  # type: ignore[no-untyped-d
     if inv_z == 0.0:
         return 0.0
     n = s.shape[0]
-    pi = np.ones(n)
+    pi = np.empty(n)
     smoothed_positions(s, alpha, pi, np.empty((n, n)), np.empty((0, 0)))
     dcg = 0.0
     for x in range(n):
@@ -110,7 +116,7 @@ def _grad_hess(s, doc, query, grad, hess, alpha, exact, reciprocal):  # type: ig
     if inv_z == 0.0:
         return
     n = s.shape[0]
-    pi = np.ones(n)
+    pi = np.empty(n)
     sp = np.empty((n, n))
     sig = np.empty((n, n)) if exact else np.empty((0, 0))
     smoothed_positions(s, alpha, pi, sp, sig)

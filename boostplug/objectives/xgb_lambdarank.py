@@ -204,7 +204,7 @@ class XGBoostLambdaRank(RandomRounds, RunLoss):
                 li, lj = np.zeros(self.n_docs), np.zeros(self.n_docs)
         run = dispatch.kernel_for(X.xgb_lambda_sums, self.n_docs * self.num_pair if mean else self._work)
         run(scores, at, order, self.weights_held, self._labels32, self._gains, self.group_ptr, self._inv_max_dcg,
-            self.query_weights, self._discounts, self.metric, self.num_pair, mean, self.current_round,
+            self.query_weights, self._discounts, self.metric, self.num_pair, self.current_round if mean else None,
             self.lambdarank_score_normalization, self.lambdarank_normalization, want_loss, grad, hess, loss,
             t_plus, t_minus, li, lj)
         if estimate:

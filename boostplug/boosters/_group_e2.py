@@ -33,7 +33,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-from ._level_sums import LevelPairs, _n_pairs, level_counts, level_e2
+from ._level_sums import LevelPairs, level_counts, level_e2
 from ._rankboost_kernels import ln_cosh
 
 __all__ = ["ENTRY_LIMIT", "GroupE2"]
@@ -67,6 +67,15 @@ def _split_groups(gid, h, n_groups):
         new_gid[x] = c
         rep[c] = x
     return new_gid, child, rep, m
+
+
+@nb.njit(cache=True, inline="always")
+def _n_pairs(cnt, below, a, b):
+    """Critical pairs from group ``a`` (preferred) to group ``b``: ``sum_l cnt[a, l] below[b, l]``."""
+    s = 0.0
+    for l in range(cnt.shape[1]):
+        s += cnt[a, l] * below[b, l]
+    return s
 
 
 @nb.njit(cache=True)

@@ -44,8 +44,8 @@ from numpy.typing import NDArray
 
 from ..pairs import check_pair_memory
 from .._core import dispatch
-from ._group_e2 import _split_groups
-from ._level_sums import LevelPairs, _add_ell, _n_pairs, level_counts, query_code_order
+from ._group_e2 import _n_pairs, _split_groups
+from ._level_sums import LevelPairs, level_counts, query_code_order
 from ._rankboost_kernels import ln_cosh
 from ._stump_sums import cumsum_both
 
@@ -74,6 +74,7 @@ def _block_ell(gstart, boff, sig, eta, lncosh_eta, first, parent, old_gstart, ol
     """``ell[g1, g0] = sum_s (ln cosh eta_s if tied else -eta_s o_s)`` per query block (Eq. 23), the
     members from ``first`` on added to 0 (``old_ell`` empty) or, after a split, to the parent group
     pair's ``old_ell`` (the sum over the members before ``first``): the same sum, term by term."""
+    S = sig.shape[1]
     carry = old_ell.shape[0] > 0
     out = np.zeros(boff[-1])
     for q in range(gstart.shape[0] - 1):
@@ -82,7 +83,13 @@ def _block_ell(gstart, boff, sig, eta, lncosh_eta, first, parent, old_gstart, ol
         for a in range(G):
             for b in range(G):
                 v = old_ell[poff + (parent[g0 + a] - p0) * Gp + parent[g0 + b] - p0] if carry else 0.0
-                out[off + a * G + b] = _add_ell(v, sig, g0 + a, g0 + b, eta, lncosh_eta, first)
+                for s in range(first, S):
+                    o = sig[g0 + a, s] - sig[g0 + b, s]
+                    if o == 0:
+                        v += lncosh_eta[s]
+                    else:
+                        v -= eta[s] * o
+                out[off + a * G + b] = v
     return out
 
 

@@ -265,42 +265,30 @@ class LevelSpan(PairSpan):
         return int(linked.sum() - np.unique(self.levels.query[linked]).size)
 
 
-@nb.njit(cache=True, inline="always")
-def _n_pairs(cnt, below, a, b):
-    """Critical pairs from group ``a`` (preferred) to group ``b``: ``sum_l cnt[a, l] below[b, l]``."""
-    s = 0.0
-    for l in range(cnt.shape[1]):
-        s += cnt[a, l] * below[b, l]
-    return s
-
-
-@nb.njit(cache=True, inline="always")
-def _add_ell(v, sig, a, b, eta, lncosh_eta, first):
-    """``v + sum_{s >= first} (ln cosh eta_s if o_s = 0 else -eta_s o_s)`` with ``o_s = sig[a, s] - sig[b, s]``:
-    the log-weight ``ell`` (Eq. 23) of a pair between signature groups ``a`` (preferred) and ``b``, term by term."""
-    for s in range(first, sig.shape[1]):
-        o = sig[a, s] - sig[b, s]
-        if o == 0:
-            v += lncosh_eta[s]
-        else:
-            v -= eta[s] * o
-    return v
-
-
 @nb.njit(cache=True)
 def _group_e2(gptr, sig, eta, lncosh_eta, cnt, below, coef):
     """``(mx, acc)``: ``sum_q coef_q sum_{g, h} n_gh exp(sum_s ln omega_s) = acc e^mx`` over
     pairs of signature groups ``g`` (preferred) and ``h`` of each query, ``n_gh`` the number of
     critical pairs between them (``cnt``, ``below``: :func:`level_counts` of the groups)."""
+    L = cnt.shape[1]
+    S = sig.shape[1]
     mx = -np.inf
     acc = 0.0
     for q in range(gptr.shape[0] - 1):
         for g in range(gptr[q], gptr[q + 1]):
             for h in range(gptr[q], gptr[q + 1]):
-                npairs = _n_pairs(cnt, below, g, h)
+                npairs = 0.0
+                for l in range(L):
+                    npairs += cnt[g, l] * below[h, l]
                 if npairs == 0.0:
                     continue
-                lk = _add_ell(0.0, sig, g, h, eta, lncosh_eta, 0)
+                lk = 0.0
+                for s in range(S):
+                    o = sig[g, s] - sig[h, s]
+                    if o == 0:
+                        lk += lncosh_eta[s]
+                    else:
+                        lk -= eta[s] * o
                 v = coef[q] * npairs
                 if lk > mx:
                     acc = acc * math.exp(mx - lk) + v

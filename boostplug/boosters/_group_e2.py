@@ -51,21 +51,20 @@ def _split_groups(gid, h, n_groups):
     count = np.zeros((n_groups, 2), dtype=np.int64)
     for x in range(gid.shape[0]):
         count[gid[x], h[x]] += 1
-    child = np.empty((n_groups, 2), dtype=np.int64)     # not np.full: two compiles of its own
+    child = np.full((n_groups, 2), -1, dtype=np.int64)
     m = 0
     for g in range(n_groups):
         for b in range(2):
             if count[g, b] > 0:
                 child[g, b] = m
                 m += 1
-            else:
-                child[g, b] = -1
     new_gid = np.empty_like(gid)
-    rep = np.empty(m, dtype=np.int64)
-    for x in range(gid.shape[0] - 1, -1, -1):     # backwards: rep[c] ends at the group's first document
+    rep = np.full(m, -1, dtype=np.int64)
+    for x in range(gid.shape[0]):
         c = child[gid[x], h[x]]
         new_gid[x] = c
-        rep[c] = x
+        if rep[c] < 0:
+            rep[c] = x
     return new_gid, child, rep, m
 
 

@@ -162,19 +162,19 @@ def _step_counts(scores: np.ndarray, group_ptr: np.ndarray, queries: np.ndarray,
     :func:`_merge_query`, then ``out[q] = (tied, reversed)`` by :func:`_tied_reversed` (its tree
     ``trees[tree_ptr[i]:tree_ptr[i + 1]]``); ``False`` if a merge was not ascending (``out`` and
     ``order`` are then partly written)."""
-    failed = 0      # a reduction, not a flag array and its all(): two compiles less
+    ok = np.ones(queries.shape[0], dtype=np.bool_)
     for i in nb.prange(queries.shape[0]):
         q = queries[i]
         s, e = group_ptr[q], group_ptr[q + 1]
         if merge and not _merge_query(order, scores, moved, s, e, buf):
-            failed += 1
+            ok[i] = False
             continue
         tree = trees[tree_ptr[i]:tree_ptr[i + 1]]
         tree[:] = 0
         t, r = _tied_reversed(scores, order[s:e], level, tree)
         out[q, 0] = t
         out[q, 1] = r
-    return failed == 0
+    return ok.all()
 
 
 class StepCounts:

@@ -5,12 +5,14 @@ On MQ2008 Fold1 train (if ../shared/data is there) and on ``benchmarks/objective
 MSLR-WEB10K-sized set, prints:
 
 * the compile time of each length bucket (the first call on the bucket's queries less the second),
-  for the Hessian modes ``positive`` (the default: the absolute exact diagonal), ``exact`` and ``constant``;
+  for the Hessian modes ``positive`` (the default: the absolute exact diagonal), ``exact``, ``constant``
+  and ``scaled``;
 * seconds per LightGBM round (``--rounds`` rounds after a warm-up training that compiles): the
   compiled ``approx_ndcg`` (its default surrogate Hessian) and the JAX one with each Hessian mode;
   the ratios to the compiled one. The positive and
   exact modes cost ``L`` gradient passes per query of bucket length ``L`` (forward over reverse);
-  the constant mode (a Hessian of 1: Friedman's least-squares boosting) makes no Hessian pass.
+  the constant mode (a Hessian of 1: Friedman's least-squares boosting) and the scaled one (the query's
+  mean absolute gradient) make no Hessian pass.
 
 Usage: python benchmarks/autodiff.py [--rounds 20] [--threads 1] [--only mq2008|synthetic] [--hessians constant,...]
        python benchmarks/autodiff.py --tiny        # a small synthetic set, 2 rounds: that it runs

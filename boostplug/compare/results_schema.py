@@ -36,7 +36,7 @@ import hashlib
 import json
 import math
 from dataclasses import fields
-from typing import Any
+from typing import Any, get_origin, get_type_hints
 
 import numpy as np
 
@@ -58,13 +58,8 @@ SETTING_TYPES: dict[str, tuple[type | None, ...]] = {
 #: settings that a file may lack (it was written without them); read as None
 _OPTIONAL_SETTINGS = ("clicks_protocol",)
 
-#: Per :class:`Result` field: its JSON type.
-_RESULT_TYPES: dict[str, tuple[type, ...]] = {
-    "method": (str,), "framework": (str,), "fold": (int,), "best_round": (int,), "rounds_trained": (int,),
-    "seconds": (int, float), "select_metric": (str,), "test": (dict,), "test_per_query": (dict,),
-    "test_qids": (list,), "vali_curve": (list,), "vali_ndcg10_curve": (list,), "test_curve": (list,),
-    "info": (dict,),
-}
+#: Per :class:`Result` field: its JSON type (its annotation's container; a float takes an int too).
+_RESULT_TYPES: dict[str, tuple[type, ...]] = {k: (get_origin(t) or t,) for k, t in get_type_hints(Result).items()}
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", dict: "an object", list: "a list",
                None: "null"}
 #: metrics whose values are fractions

@@ -15,7 +15,7 @@ from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric
 from ..compare.method_specs import split_specs
 from ..compare.methods import catboost_installed, get_method, unavailable
-from ..compare.run_record import RunRecord
+from ..compare.run_record import RECORDED_SETTINGS, RunRecord
 from .compare_config import option_name
 from .errors import UsageError, usage_errors
 
@@ -69,13 +69,10 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
             from ..compare.plots import require_matplotlib
 
             require_matplotlib()
-    record = RunRecord(
-        data=values["data"], layout=values["layout"], methods=values["methods"], frameworks=values["frameworks"],
-        folds=values["folds"], kfold=values["kfold"], rounds=values["rounds"],
-        early_stopping_metric=values["early_stopping_metric"], seed=values["seed"], jobs=values["jobs"],
-        threads=threads, tree_params={**TREE_PARAMS, **tree_params},  # the whole set, as results.json records it
-        tune=values["tune"], config=values["config"], clicks_protocol=None if runner is None else runner.record(),
-        argv=values.get("argv"))
+    computed = {"threads": threads, "tree_params": {**TREE_PARAMS, **tree_params},  # the whole set, as recorded
+                "clicks_protocol": None if runner is None else runner.record()}
+    record = RunRecord(**{k: computed[k] if k in computed else values[k] for k in RECORDED_SETTINGS},
+                       argv=values.get("argv"))
     return CompareOptions(record=record, methods=methods, tree_params=tree_params, baseline=baseline,
                           conventions=parse_conventions(values), runner=runner, out=values["out"],
                           overwrite=values["overwrite"], resume=values["resume"], plots=not values["no_plots"],

@@ -91,16 +91,15 @@ class ClickSettings:
         def put(name: str, value: Any) -> None:
             object.__setattr__(self, name, value)
 
-        put("n_sessions", check_count(self.n_sessions, "n_sessions"))
-        put("model", check_choice("model", self.model, CLICK_MODELS))
-        put("presentation", check_choice("presentation", self.presentation, PRESENTATIONS))
-        put("top_k", check_count(self.top_k, "top_k"))
+        for name in ("n_sessions", "top_k", "min_vali_queries", "production_rounds"):
+            put(name, check_count(getattr(self, name), name))
+        for name, choices in (("model", CLICK_MODELS), ("presentation", PRESENTATIONS), ("select", SELECT)):
+            put(name, check_choice(name, getattr(self, name), choices))
         put("eta", check_real("eta", self.eta, 0.0, 1e3, lo_open=False))
         for name in ("eps_plus", "eps_minus", "continue_prob", "labeled_fraction"):
             put(name, check_real(name, getattr(self, name), 0.0, 1.0, lo_open=False))
         if self.vali_fraction is not None:
             put("vali_fraction", check_real("vali_fraction", self.vali_fraction, 0.0, 1.0))
-        put("min_vali_queries", check_count(self.min_vali_queries, "min_vali_queries"))
         for name in ("examination", "click_prob"):
             put(name, _probabilities(name, getattr(self, name)))
         if self.examination is not None:
@@ -110,13 +109,11 @@ class ClickSettings:
             if len(self.examination) < self.top_k:
                 raise ValueError(f"examination has {len(self.examination)} probabilities but top_k is {self.top_k}: "
                                  "give one per shown position")
-        put("select", check_choice("select", self.select, SELECT))
         put("strategies", _strategies.names(self.strategies))
         weight, confidence = check_weight(self.weight, self.confidence)
         put("weight", weight)
         put("confidence", confidence)
         put("min_support", check_min_support(self.min_support))
-        put("production_rounds", check_count(self.production_rounds, "production_rounds"))
 
     def check_usable(self, simulated: bool) -> None:
         """``ValueError`` (naming the setting) unless a fold can be prepared with these settings:

@@ -256,12 +256,8 @@ def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
         clash = [given[d] for d in ("click_model", "eta", "noise") if d in given]
         if clash:
             raise ValueError(f"--click-preset {args.click_preset} sets the click model: leave out {', '.join(clash)}")
-    common: dict[str, Any] = dict(
-        n_sessions=args.sessions, top_k=args.top_k, continue_prob=args.continue_prob,
-        presentation=args.presentation, labeled_fraction=args.labeled_fraction,
-        vali_fraction=args.vali_fraction, min_vali_queries=args.min_vali_queries, select=args.select_on,
-        strategies=[s.strip() for s in str(args.strategies).split(",") if s.strip()], weight=args.pair_weight,
-        min_support=args.min_support)
+    common: dict[str, Any] = {k: getattr(args, dest) for k, dest in _SETTING_OPTIONS.items()}
+    common["strategies"] = [s.strip() for s in str(args.strategies).split(",") if s.strip()]
     try:
         if args.click_preset is not None:
             settings = ClickSettings.from_preset(args.click_preset, **common)
@@ -289,13 +285,15 @@ def _given_options(args: argparse.Namespace) -> dict[str, str]:
             if a.dest != "clicks" and getattr(args, a.dest, None) != a.default}
 
 
+#: ClickSettings' names -> the options (``dest``) that set them, whatever the click model.
+_SETTING_OPTIONS = {"n_sessions": "sessions", "top_k": "top_k", "continue_prob": "continue_prob",
+                    "presentation": "presentation", "labeled_fraction": "labeled_fraction",
+                    "vali_fraction": "vali_fraction", "min_vali_queries": "min_vali_queries", "select": "select_on",
+                    "weight": "pair_weight", "min_support": "min_support"}
 #: ClickSettings' names -> the options that set them (for messages).
-_AS_OPTION = {"n_sessions": "--sessions", "model": "--click-model", "top_k": "--top-k", "eta": "--eta",
-              "eps_plus": "--noise (eps+)", "eps_minus": "--noise (eps-)", "continue_prob": "--continue-prob",
-              "presentation": "--presentation",
-              "labeled_fraction": "--labeled-fraction", "vali_fraction": "--vali-fraction",
-              "min_vali_queries": "--min-vali-queries", "select": "--select-on", "examination": "--click-preset",
-              "weight": "--pair-weight", "min_support": "--min-support"}
+_AS_OPTION = {**{k: "--" + dest.replace("_", "-") for k, dest in _SETTING_OPTIONS.items()},
+              "model": "--click-model", "eta": "--eta", "eps_plus": "--noise (eps+)", "eps_minus": "--noise (eps-)",
+              "examination": "--click-preset"}
 
 
 def _as_option(message: str) -> str:

@@ -141,8 +141,7 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
         return [(0, example_split(seed=seed))]
     path = Path(data)
     if path.is_dir():
-        with _layout_errors(path, layout):
-            n_available = letor_fold_count(path, layout)
+        n_available = fold_count(path, layout=layout)
         chosen = parse_fold_selection(select, n_available)
         with _layout_errors(path, layout):
             folds = load_letor_folds(path, layout, folds=chosen)

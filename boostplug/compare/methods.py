@@ -4,20 +4,16 @@ A :class:`Method` trains on a training part and returns a :class:`Trained`
 model: validation and test scores after every round (so the round can be chosen
 on validation data and curves can be drawn) and the training time.
 
-Four families, each name selectable on the command line:
+Four families, each name selectable on the command line (every name: the tables below, and
+docs/compare.md, "Methods"):
 
-* LightGBM trees (no prefix): the built-ins ``lambdarank``, ``rank_xendcg``,
-  ``regression`` and, for every objective of :mod:`boostplug.objectives`, each of its
-  ``methods`` names (``entry.methods``: ``ndcg_boost``, ``mpboost-ldd``, ...);
-* XGBoost trees (prefix ``xgb-``): ``xgb-rank:ndcg``, ``xgb-rank:pairwise``,
-  ``xgb-reg:squarederror`` and ``xgb-`` + each registered objective's method names;
+* LightGBM trees (no prefix): LightGBM's built-ins and, for every objective of
+  :mod:`boostplug.objectives`, each of its ``methods`` names (``entry.methods``);
+* XGBoost trees (prefix ``xgb-``): XGBoost's built-ins and the same objectives' method names;
 * CatBoost trees (prefix ``cb-``, listed when catboost is installed): CatBoost's ranking losses
-  ``cb-yetirank``, ``cb-yetirank-pairwise``, ``cb-querysoftmax``, ``cb-pairlogit`` and
-  ``cb-lambdamart-ndcg``/``-map``/``-err``/``-mrr``, and ``cb-`` + each registered objective's
-  method names (:mod:`boostplug.catboost`; ``cb-yetirank-plugin`` for boostplug's ``yetirank``);
-* the reference boosters of :mod:`boostplug.boosters` (framework ``"booster"``):
-  ``rb-d``, ``rb-c``, ``rankboost+``, ``adarank-map``, ``adarank-ndcg``,
-  ``mpboost-stumps``, ``ndcg_boost-stumps``.
+  and the same objectives' method names (:mod:`boostplug.catboost`; ``cb-yetirank-plugin`` for
+  boostplug's ``yetirank``);
+* the reference boosters of :mod:`boostplug.boosters` (framework ``"booster"``).
 
 The objectives' methods are read from the registry when :data:`METHODS` is read, so an
 objective registered after import (``boostplug.objectives.register``) is listed, configurable

@@ -1,21 +1,18 @@
-"""The ``--out`` folder of ``boostplug compare``: one run's complete set of files, or the previous one.
+"""The ``--out`` folder of ``boostplug compare``: one run's complete set of files, or the previous one
+(what the user sees: docs/compare.md on ``--out``, docs/reliability.md on ``compare --out``).
 
-* :class:`OutDir` takes the folder for one run: it holds a lock on it for the whole run
-  (``fcntl.flock`` on ``.boostplug-compare.lock``: a second run on the same folder is refused,
-  and the kernel drops the lock when its process dies, so a killed run leaves no stale lock),
-  puts back a complete set a killed run left half moved (below), and refuses a folder that holds
-  results unless told to overwrite them, or holds a results file that is a symbolic link. All
-  before any training.
+* :class:`OutDir` takes the folder for one run, before any training: an ``fcntl.flock`` on
+  :data:`LOCK_NAME` held for the whole run (the kernel drops it when its process dies, so a killed
+  run leaves no stale lock), a set a killed run left half moved put back (:meth:`OutDir.recover`),
+  and a folder refused that holds results (unless told to overwrite them) or a results file that
+  is a symbolic link.
 * :meth:`OutDir.write` writes the new files into a staging folder inside ``--out`` (each with
-  :func:`boostplug._atomic.atomic_write`), then swaps the sets by renames: the previous run's
-  output files go aside into ``.boostplug-compare-previous.partial`` (``results.json`` first),
-  which is renamed ``.boostplug-compare-previous`` once it holds them all; the new files move in,
-  ``results.json`` last, the commit; the previous set is then deleted. A rename that fails moves
-  the previous set back, keeps the new files in ``results-not-moved-in`` inside ``--out`` (a
-  complete set that ``--resume`` can use there) and says so; a process killed at any point
-  leaves a state that the next :meth:`OutDir.acquire` completes (:meth:`OutDir.recover`): with ``results.json`` moved in, the
-  new set stands, else the previous one is put back. So after any failure the folder holds the
-  complete previous set or the complete new one, never a mixture.
+  :func:`boostplug._atomic.atomic_write`), then swaps the sets by renames: the previous files
+  aside into ``.boostplug-compare-previous.partial`` (``results.json`` first), renamed
+  :data:`PREVIOUS` once it holds them all; the new files in, ``results.json`` last, the commit;
+  the previous set deleted. A rename that fails puts the previous set back and keeps the new one
+  in :data:`KEPT` (a complete set ``--resume`` can use); a process killed at any point leaves a
+  state that the next :meth:`OutDir.acquire` completes.
 """
 
 from __future__ import annotations

@@ -34,9 +34,7 @@ __all__ = ["format_table", "verdict", "method_legend", "TABLE_WIDTH", "write_out
 def _best(stats: dict[str, dict[str, Any]], column: str, skip: Mapping[str, Any] | None = None) -> float:
     """The best mean of ``column`` over the methods not in ``skip`` (the degenerate ones)."""
     vals = [s[column]["mean"] for n, s in stats.items() if column in s and n not in (skip or {})]
-    if not vals:
-        return float("nan")
-    return min(vals) if column in ("seconds", "tune_seconds") else max(vals)
+    return (min if column in ("seconds", "tune_seconds") else max)(vals, default=float("nan"))
 
 
 #: Marks a degenerate method's name in the table (:func:`.comparison.degenerate_folds`).

@@ -2,32 +2,19 @@
 
 A resumed run tabulates the runs of the file with its own, so every value it takes from the file
 is checked first, and anything else is a ``ValueError`` that names the key path (e.g.
-``results[3].test.ndcg@10``), never a traceback of the code that would have used it:
+``results[3].test.ndcg@10``), never a traceback of the code that would have used it: the
+``settings`` and the ``provenance`` (the data's SHA-256) are there; each run has the fields of
+:class:`~.protocol.Result` with their types and the test metrics of ``conventions.metrics`` (a
+file written before that key: :data:`~.conventions.REPORT_METRICS`); every metric value is finite
+and within its range, NaN only where the conventions leave a query out (``empty = "skip"``); a
+test mean is the mean of its per-query values, one per test query; a curve has one value per
+round trained; the runs agree with themselves (:func:`_check_consistent`) and with each other
+(:func:`_check_together`). The list as the user reads it: docs/reliability.md, ``compare --resume``.
 
-* ``settings`` and ``provenance`` are there, ``provenance.data_sha256`` names at least one file
-  (without them nothing says the runs were made on the same data with the same settings);
-* each run holds the test metrics of ``conventions.metrics`` (``--metrics``; a file written before
-  that key: the default set, :data:`~.conventions.REPORT_METRICS`), no other;
-* each run has the fields of :class:`~.protocol.Result`, each with its type; each (method, fold)
-  once; every method is one of ``folds_completed``, whose folds are those of the runs;
-* every metric value is finite and within its range (NDCG, MAP, precision, MRR, ERR and RBP in [0, 1];
-  DCG and the losses R1/R2 >= 0); NaN only where the conventions leave a query out
-  (``empty = "skip"``): a per-query value, or a mean over queries that were all left out;
-* a test mean is the mean of its per-query values, every per-query list has one value per test
-  query, the curves one value per round trained, the chosen round is one of them;
-* the runs of one fold have the same test queries (the paired tests pair them);
-* a run agrees with itself: its chosen round is the one its validation curve chooses
-  (:func:`.protocol.choose_round`), its test NDCG@10 is its test curve's at that round, its
-  validation NDCG@10 curve is its selection curve when it selects by NDCG@10;
-* the runs stand in the order the run wrote them, by fold, then by the methods' order in
-  ``folds_completed``: two runs whose method names were swapped do not.
-
-What the file must share with the run that resumes it (settings, methods, conventions, the data's
-SHA-256, the folds and their test queries) is :func:`.resume.check_same`'s, which also checks the
-digests (:func:`check_digests`): the file carries a SHA-256 of its content (``digest``), and each
-run entry one of its own values, so that an edit the checks above cannot see (a per-query value
-changed with its mean, a validation curve changed where it does not move the chosen round) is
-refused naming the entry. A digest detects edits, not forgery: anyone can write a new one.
+What the file must share with the run that resumes it is :func:`.resume.check_same`'s, which also
+checks the digests (:func:`check_digests`): the file carries a SHA-256 of its content
+(``digest``), and each run entry one of its own values, so that an edit the checks above cannot
+see is refused naming the entry. A digest detects edits, not forgery: anyone can write a new one.
 """
 
 from __future__ import annotations
@@ -36,7 +23,7 @@ import hashlib
 import json
 import math
 from dataclasses import fields
-from typing import Any
+from typing import Any, get_origin, get_type_hints
 
 import numpy as np
 
@@ -58,13 +45,8 @@ SETTING_TYPES: dict[str, tuple[type | None, ...]] = {
 #: settings that a file may lack (it was written without them); read as None
 _OPTIONAL_SETTINGS = ("clicks_protocol",)
 
-#: Per :class:`Result` field: its JSON type.
-_RESULT_TYPES: dict[str, tuple[type, ...]] = {
-    "method": (str,), "framework": (str,), "fold": (int,), "best_round": (int,), "rounds_trained": (int,),
-    "seconds": (int, float), "select_metric": (str,), "test": (dict,), "test_per_query": (dict,),
-    "test_qids": (list,), "vali_curve": (list,), "vali_ndcg10_curve": (list,), "test_curve": (list,),
-    "info": (dict,),
-}
+#: Per :class:`Result` field: its JSON type (its annotation's container; a float takes an int too).
+_RESULT_TYPES: dict[str, tuple[type, ...]] = {k: (get_origin(t) or t,) for k, t in get_type_hints(Result).items()}
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", dict: "an object", list: "a list",
                None: "null"}
 #: metrics whose values are fractions
@@ -309,7 +291,7 @@ def _value(value: Any, metric: str, path: str, key: str, where: str, *, nan: boo
 
 def _check_together(runs: list[Result], completed: dict[str, list[int]]) -> None:
     """Each (method, fold) once; the methods and folds of ``folds_completed``; one set of test
-    queries per fold."""
+    queries per fold; the runs in the order the run wrote them (by fold, then method)."""
     first: dict[tuple[str, int], int] = {}
     queries: dict[int, tuple[int, list[Any]]] = {}
     for i, r in enumerate(runs):

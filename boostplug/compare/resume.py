@@ -17,7 +17,7 @@ import numpy as np
 
 from .conventions import Conventions
 from .data import Fold
-from .results_schema import SETTING_TYPES, check_digests, file_metrics, read_results
+from .results_schema import DIGEST, SETTING_TYPES, check_digests, file_metrics, read_results
 
 
 class ResumeError(ValueError):
@@ -85,7 +85,7 @@ def check_same(earlier: dict[str, Any], *, settings: dict[str, Any], methods: Se
             raise ResumeError(f"--resume: the earlier run of method {r.method} on fold {r.fold + 1} tested other "
                               "queries than the data's fold does now")
     try:
-        check_digests(_as_written(earlier))
+        check_digests({k: v for k, v in earlier.items() if k != "runs"})  # as the file holds it
     except ValueError as e:
         raise ResumeError(f"--resume: the earlier results.json is refused: {e}") from None
 
@@ -102,14 +102,9 @@ def _check_metrics(before: Sequence[str], now: Sequence[str]) -> None:
                       "run (--overwrite) to report these")
 
 
-def _as_written(earlier: dict[str, Any]) -> dict[str, Any]:
-    """:func:`load_earlier`'s payload as the file holds it (without the parsed ``runs``)."""
-    return {k: v for k, v in earlier.items() if k != "runs"}
-
-
 def has_digests(earlier: dict[str, Any]) -> bool:
     """Whether the earlier run's file carries digests (boostplug writes them; an earlier version did not)."""
-    return "digest" in _as_written(earlier)
+    return DIGEST in earlier
 
 
 def earlier_provenance(earlier: dict[str, Any]) -> list[dict[str, Any]]:

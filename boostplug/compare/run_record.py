@@ -4,21 +4,18 @@ the earlier runs a resumed run continues)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 __all__ = ["RunRecord", "RECORDED_SETTINGS"]
 
-#: The results.json ``settings`` keys, in the file's order (``clicks_protocol`` only with ``--clicks``).
-RECORDED_SETTINGS = ("data", "layout", "methods", "frameworks", "folds", "kfold", "rounds", "early_stopping_metric",
-                     "seed", "jobs", "threads", "tree_params", "tune", "config", "clicks_protocol")
-
 
 @dataclass(frozen=True)
 class RunRecord:
     """The settings of a run as the user gave them (``methods``, ``frameworks`` and ``folds`` as
-    text, ``tree_params`` the whole set trained with) and its provenance inputs."""
+    text, ``tree_params`` the whole set trained with; the fields up to ``clicks_protocol``,
+    :data:`RECORDED_SETTINGS`) and its provenance inputs (the fields after)."""
 
     data: str
     layout: str | None
@@ -51,3 +48,7 @@ class RunRecord:
                 continue
             out[key] = str(value) if isinstance(value, Path) else value
         return out
+
+
+#: The results.json ``settings`` keys, in the file's order (``clicks_protocol`` only with ``--clicks``).
+RECORDED_SETTINGS = tuple(f.name for f in fields(RunRecord) if f.name not in ("argv", "data_sha256", "earlier_runs"))

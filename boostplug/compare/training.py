@@ -13,7 +13,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,6 +21,9 @@ from numpy.typing import NDArray
 from ..data import RankingData
 from ..groups import qid_from_group_ptr
 from . import fold_cache
+
+if TYPE_CHECKING:  # what a trainer reads of a method: its loss, the loss's parameters, its own tree parameters
+    from .methods import Method as Settings
 
 __all__ = ["TrainingPart", "Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds",
            "lightgbm_staged_scores", "xgboost_staged_scores", "catboost_params", "TRAINERS"]
@@ -62,21 +65,6 @@ Progress = Callable[[int, int], None]
 Checkpoint = Callable[[int, NDArray[np.float64]], None]
 #: How many times a training run shows its validation scores to a ``checkpoint``.
 CHECKPOINTS = 10
-
-
-class Settings(Protocol):
-    """What a trainer reads of a method (:class:`~.methods.Method` is one): its loss (a built-in
-    name, ``"boostplug:<objective>"`` or a booster's class name), the loss's parameters and the
-    method's own tree parameters."""
-
-    @property
-    def loss(self) -> str: ...
-
-    @property
-    def loss_params(self) -> dict[str, Any]: ...
-
-    @property
-    def tree_params(self) -> dict[str, Any]: ...
 
 
 def checkpoint_rounds(rounds: int) -> range:
@@ -124,9 +112,7 @@ def lightgbm_staged_scores(booster: Any, X: Any, n: int) -> list[NDArray[np.floa
     made the staged scores cost many times the training itself.
     """
     rows = int(X.shape[0])
-    if n == 0:
-        return []
-    if rows == 0:
+    if n == 0 or rows == 0:
         return [np.zeros(0) for _ in range(n)]
     leaves = np.asarray(booster.predict(X, pred_leaf=True, num_iteration=n)).reshape(rows, -1)
     if leaves.shape[1] != n:  # one tree per iteration is what this sum assumes (no multi-class)
@@ -203,9 +189,7 @@ def xgboost_staged_scores(booster: Any, dmat: Any, n: int) -> list[NDArray[np.fl
     order in float32 as XGBoost sums them: ``n`` separate predictions each walk ``t`` trees.
     """
     rows = int(dmat.num_row())
-    if n == 0:
-        return []
-    if rows == 0:
+    if n == 0 or rows == 0:
         return [np.zeros(0) for _ in range(n)]
     # the plain prediction first: it raises XGBoost's error for data the model cannot read
     # (after a leaf-index prediction of such data, reading the model aborted the process)

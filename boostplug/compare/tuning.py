@@ -112,6 +112,7 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
     study = optuna.create_study(direction="maximize" if maximize else "minimize", sampler=sampler, pruner=pruner)
     trials: list[Trial] = []
     errors: list[BaseException] = []
+    done = progress or (lambda finished, of: None)
     best: dict[str, Any] = {}
 
     def objective(trial: Any) -> float:
@@ -137,18 +138,15 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
         except _Pruned as p:
             trials.append(Trial(trial.number, _plain(params), seen[-1], 0, time.perf_counter() - t0,
                                 state="pruned", pruned_at=int(p.args[0])))
-            if progress is not None:
-                progress(trial.number + 1, total)
+            done(trial.number + 1, total)
             raise optuna.TrialPruned() from None
         except Exception as e:  # not an interrupt: it stops the search without redrawing the bar
             trials.append(Trial(trial.number, _plain(params), None, 0, time.perf_counter() - t0,
                                 f"{type(e).__name__}: {e}", state="failed"))
             errors.append(e)
-            if progress is not None:
-                progress(trial.number + 1, total)
+            done(trial.number + 1, total)
             raise
-        if progress is not None:
-            progress(trial.number + 1, total)
+        done(trial.number + 1, total)
         trials.append(Trial(trial.number, _plain(params), value_, best_round, time.perf_counter() - t0))
         if value_ is not None and math.isfinite(value_) and (
                 not best or (value_ > best["value"] if maximize else value_ < best["value"])):

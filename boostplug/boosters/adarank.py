@@ -87,7 +87,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import metrics
-from .._validation import check_flag
+from .._validation import check_choice, check_flag, check_optional_count
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
 from .stumps import argmax_first
@@ -276,13 +276,8 @@ class AdaRank(RankingBooster):
     # ---- parameters -----------------------------------------------------------------
     def _update_rule(self) -> str:
         """``"paper"`` or ``"multiplicative"`` (aliases resolved), else a ValueError naming ``update``."""
-        u = self.update
-        if isinstance(u, str) and u in UPDATE_ALIASES:
-            return UPDATE_ALIASES[u]
-        if not isinstance(u, str) or u not in UPDATES:
-            raise ValueError(f"update must be one of {list(UPDATES)} ('ranklib' is an alias of "
-                             f"'multiplicative'), got {u!r}")
-        return u
+        u = check_choice("update", self.update, UPDATES + tuple(UPDATE_ALIASES))
+        return UPDATE_ALIASES.get(u, u)
 
     def _check_params(self) -> MeasureFn:
         self._update_rule()
@@ -291,9 +286,7 @@ class AdaRank(RankingBooster):
                                 or not math.isfinite(float(tol))):
             raise ValueError(f"tolerance must be a finite number or None, got {tol!r}")
         check_flag(self.enqueue, "enqueue")
-        mc = self.max_consecutive
-        if mc is not None and (isinstance(mc, bool) or not isinstance(mc, (int, np.integer)) or mc < 1):
-            raise ValueError(f"max_consecutive must be an integer >= 1 or None, got {mc!r}")
+        check_optional_count(self.max_consecutive, "max_consecutive")
         return resolve_measure(self.measure, self.empty)
 
     # ---- set-up -----------------------------------------------------------------------

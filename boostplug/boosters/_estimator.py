@@ -70,9 +70,10 @@ def _watched_set(index: Any, n_evals: int) -> int:
 class RankingBooster(ModelFile, BaseEstimator):
     """Base class of the reference boosters (scikit-learn style).
 
-    Subclasses define ``__init__`` storing their parameters (and must accept
-    ``n_rounds``, ``eval_metric``, ``early_stopping_rounds``, ``verbose`` and
-    ``random_state``), and implement:
+    Subclasses are dataclasses of their parameters (``@dataclass(eq=False, repr=False)``: the
+    generated ``__init__`` stores them, and scikit-learn reads its signature), which must include
+    ``n_rounds``, ``eval_metric``, ``early_stopping_rounds``, ``verbose`` and ``random_state``,
+    and implement:
 
     * ``_fit_init(data: FitData) -> state``: everything computed once
       (pairs, candidate stumps, per-feature measures, the initial distribution);

@@ -48,12 +48,10 @@ _MAX_FEATURES = 2**31 - 1
 
 
 def _json_default(o: Any) -> Any:
-    if isinstance(o, np.integer):
-        return int(o)
+    if isinstance(o, (np.integer, np.bool_)):
+        return o.item()    # the Python int or bool it holds
     if isinstance(o, np.floating):
         return float(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
     if isinstance(o, np.ndarray):
         return o.tolist()
     if callable(o):

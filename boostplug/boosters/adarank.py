@@ -219,6 +219,7 @@ def _skip_empty_queries(X: NDArray[np.float64], y: NDArray[np.float64], group_pt
             None if weights is None else weights[keep])
 
 
+@dataclass(eq=False, repr=False)
 class AdaRank(RankingBooster):
     """AdaRank (Xu and Li 2007, Figure 1) with single features as weak rankers.
 
@@ -247,31 +248,17 @@ class AdaRank(RankingBooster):
     ``iteration`` = RankLib's counter), ``stop_reason_``, ``best_iteration_``, ``n_features_in_``.
     """
 
-    def __init__(
-        self,
-        measure: str | Callable[..., ArrayLike] = "ndcg@5",
-        n_rounds: int = 500,
-        tolerance: float | None = 0.002,
-        update: str = "paper",
-        enqueue: bool = False,
-        max_consecutive: int | None = None,
-        empty: float | str = 0.0,
-        eval_metric: str = "ndcg@10",
-        early_stopping_rounds: int | None = None,
-        verbose: int = 0,
-        random_state: int | None = None,
-    ) -> None:
-        self.measure = measure
-        self.n_rounds = n_rounds
-        self.tolerance = tolerance
-        self.update = update
-        self.enqueue = enqueue
-        self.max_consecutive = max_consecutive
-        self.empty = empty
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.verbose = verbose
-        self.random_state = random_state
+    measure: str | Callable[..., ArrayLike] = "ndcg@5"
+    n_rounds: int = 500
+    tolerance: float | None = 0.002
+    update: str = "paper"
+    enqueue: bool = False
+    max_consecutive: int | None = None
+    empty: float | str = 0.0
+    eval_metric: str = "ndcg@10"
+    early_stopping_rounds: int | None = None
+    verbose: int = 0
+    random_state: int | None = None
 
     # ---- parameters -----------------------------------------------------------------
     def _update_rule(self) -> str:

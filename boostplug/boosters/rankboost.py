@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ BYTES_PER_PAIR = 112
 
 
 
+@dataclass(eq=False, repr=False)
 class RankBoost(PlusRounds, RankingBooster):
     """RankBoost Rb-d, Rb-c or RankBoost+ with decision stumps (Connamacher et al. 2020).
 
@@ -88,35 +90,19 @@ class RankBoost(PlusRounds, RankingBooster):
 
     _fitted_extras = ("undefined_round_", "span_size_", "pruned_round_")
 
-    def __init__(
-        self,
-        variant: str = "rb-c",
-        n_rounds: int = 100,
-        thresholds: str = "sample",
-        max_thresholds: int = 255,
-        n_thresholds: int = 10,
-        efficient: bool = True,
-        complements: bool | None = None,
-        pairwise: str = "auto",
-        record_e2: bool = False,
-        eval_metric: str = "ndcg@10",
-        early_stopping_rounds: int | None = None,
-        verbose: int = 0,
-        random_state: int | None = None,
-    ) -> None:
-        self.variant = variant
-        self.n_rounds = n_rounds
-        self.thresholds = thresholds
-        self.max_thresholds = max_thresholds
-        self.n_thresholds = n_thresholds
-        self.efficient = efficient
-        self.complements = complements
-        self.pairwise = pairwise
-        self.record_e2 = record_e2
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.verbose = verbose
-        self.random_state = random_state
+    variant: str = "rb-c"
+    n_rounds: int = 100
+    thresholds: str = "sample"
+    max_thresholds: int = 255
+    n_thresholds: int = 10
+    efficient: bool = True
+    complements: bool | None = None
+    pairwise: str = "auto"
+    record_e2: bool = False
+    eval_metric: str = "ndcg@10"
+    early_stopping_rounds: int | None = None
+    verbose: int = 0
+    random_state: int | None = None
 
     # ---- set-up ---------------------------------------------------------------------
     def _check_params(self) -> None:

@@ -20,11 +20,12 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
+from .. import metrics
 from .._core import dispatch
 from .._core.blas import fit_blas
 from .._memory import check_fits
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
-from .._validation import check_labels, check_optional_rounds, check_rounds
+from .._validation import check_labels, check_optional_rounds, check_rounds, check_scores
 from ..groups import check_group_ptr
 from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
 from ._model_file import ModelFile
@@ -69,9 +70,10 @@ def _watched_set(index: Any, n_evals: int) -> int:
 class RankingBooster(ModelFile, BaseEstimator):
     """Base class of the reference boosters (scikit-learn style).
 
-    Subclasses define ``__init__`` storing their parameters (and must accept
-    ``n_rounds``, ``eval_metric``, ``early_stopping_rounds``, ``verbose`` and
-    ``random_state``), and implement:
+    Subclasses are dataclasses of their parameters (``@dataclass(eq=False, repr=False)``: the
+    generated ``__init__`` stores them, and scikit-learn reads its signature), which must include
+    ``n_rounds``, ``eval_metric``, ``early_stopping_rounds``, ``verbose`` and ``random_state``,
+    and implement:
 
     * ``_fit_init(data: FitData) -> state``: everything computed once
       (pairs, candidate stumps, per-feature measures, the initial distribution);
@@ -166,7 +168,8 @@ class RankingBooster(ModelFile, BaseEstimator):
             raise TypeError(f"callback must be callable as callback(t, record), got {callback!r}")
         evals = [self._prepare_eval(e, i, data.X.shape[1]) for i, e in enumerate(eval_set or [])]
         scorers = [self._eval_scorer(ye, ge) for _, ye, ge in evals]
-        maximize = self._metric_maximized() if evals else True
+        # early stopping and best_iteration_ maximise eval_metric unless it is a loss (r1/r2)
+        maximize = not evals or metrics.higher_is_better(getattr(self, "eval_metric", "ndcg@10"))
         if esr is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set")
         watched = _watched_set(early_stopping_set, len(evals))
@@ -267,9 +270,6 @@ class RankingBooster(ModelFile, BaseEstimator):
     def _eval_scorer(self, y: NDArray[np.float64], group_ptr: NDArray[np.int64]
                      ) -> Callable[[NDArray[np.float64]], float]:
         """``eval_metric`` of one eval set's scores; ``r1``/``r2`` find the set's label levels once, not every round."""
-        from .. import metrics
-        from .._validation import check_scores
-
         name = getattr(self, "eval_metric", "ndcg@10")
         if metrics.higher_is_better(name):
             fn = metrics.by_name(name)
@@ -277,12 +277,6 @@ class RankingBooster(ModelFile, BaseEstimator):
         steps = metrics.StepCounts(y, group_ptr)
         r1 = metrics.parse_name(name)[0] == "r1"
         return lambda scores: steps.loss(check_scores(scores), r1)
-
-    def _metric_maximized(self) -> bool:
-        """Early stopping and ``best_iteration_`` maximise ``eval_metric`` unless it is a loss (r1/r2)."""
-        from .. import metrics
-
-        return metrics.higher_is_better(getattr(self, "eval_metric", "ndcg@10"))
 
     # ---- prediction -----------------------------------------------------------
     def _check_fitted(self) -> None:

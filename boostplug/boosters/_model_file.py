@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import inspect
 import json
 import math
 import re
@@ -49,12 +48,10 @@ _MAX_FEATURES = 2**31 - 1
 
 
 def _json_default(o: Any) -> Any:
-    if isinstance(o, np.integer):
-        return int(o)
+    if isinstance(o, (np.integer, np.bool_)):
+        return o.item()    # the Python int or bool it holds
     if isinstance(o, np.floating):
         return float(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
     if isinstance(o, np.ndarray):
         return o.tolist()
     if callable(o):
@@ -95,10 +92,6 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def _show(v: Any) -> str:
     """``repr(v)``, a huge integer shortened to its first digits and its length."""
     if _is_int(v) and abs(v) >= 10**30:
@@ -121,7 +114,7 @@ def _int(v: Any, where: str, lo: int, hi: int | None = None) -> int:
 
 
 def _finite(v: Any, where: str, *, minus_inf: bool = False) -> float:
-    if not _is_number(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise _Bad(f"{where} must be a number, got {_kind(v)} ({_show(v)})")
     allowed = "finite or -Infinity (the known-vs-missing split)" if minus_inf else "finite"
     try:
@@ -169,8 +162,7 @@ def _check_ranker(r: Any, where: str, n_features: int) -> None:
 
 
 def _check_params(klass: type, params: dict[str, Any]) -> None:
-    accepted = set(inspect.signature(klass.__init__).parameters) - {"self"}
-    unknown = sorted(set(params) - accepted)
+    unknown = sorted(set(params) - set(klass._get_param_names()))
     if unknown:
         raise _Bad(f"params has keys {unknown} that {klass.__name__} does not take")
 

@@ -25,7 +25,7 @@ PRUNE_BUDGET_BYTES = 256 * 2**20
 
 class PlusRounds:
     """RankBoost+'s round and its helpers; :class:`~boostplug.boosters.RankBoost` supplies the
-    shared steps (``_add_ranker``, ``_losses``, ``_perfect_first``, ``_move_member``)."""
+    shared steps (``_finish``, ``_losses``, ``_perfect_first``, ``_move_member``)."""
 
     efficient: bool
     _stop_reason: str | None
@@ -133,11 +133,9 @@ class PlusRounds:
         else:   # ell += lr and D_t exp(lr) in one pass over the pairs, then Eq. 26
             z = self._normalise(s, step_outcomes(o, s.w, s.ell, alpha, tied))
         s.bound_log += -2.0 * (delta / 2.0) ** 2
-        moved = self._add_ranker(s, alpha, s.cands.vector(k, j))
         rec = {"alpha": alpha, "alpha_prime": ap, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
                "delta": delta, "step": step, "span_size": s.span.size}
-        rec.update(self._losses(s, moved))
-        return Round(s.cands.stump(k, j), alpha, rec)
+        return self._finish(s, rec, s.cands.stump(k, j), alpha, s.cands.vector(k, j))
 
     @staticmethod
     def _normalise(s: PairState, u: NDArray[np.float64]) -> float:
@@ -174,12 +172,10 @@ class PlusRounds:
             s.ell += lr
             z = self._normalise(s, s.w * np.exp(lr))     # Eq. 26: D_{t+1} = D_t omega / Z_t
         s.bound_log += math.log(z)
-        moved = self._add_ranker(s, alpha, s.cands.vector(k, j))
         rec = {"alpha": alpha, "alpha_prime": None, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em,
                "delta": float(g @ beta) / float(np.linalg.norm(beta)), "step": "dependent",
                "span_size": s.span.size}
-        rec.update(self._losses(s, moved))
-        return Round(s.cands.stump(k, j), alpha, rec)
+        return self._finish(s, rec, s.cands.stump(k, j), alpha, s.cands.vector(k, j))
 
     @staticmethod
     def _log_ratio(O: NDArray[np.int8], eta: NDArray[np.float64], beta: NDArray[np.float64],

@@ -87,7 +87,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import metrics
-from .._validation import check_flag
+from .._validation import check_choice, check_flag, check_optional_count
 from ._estimator import RankingBooster, Round
 from ._fit_data import FitData
 from .stumps import argmax_first
@@ -219,6 +219,7 @@ def _skip_empty_queries(X: NDArray[np.float64], y: NDArray[np.float64], group_pt
             None if weights is None else weights[keep])
 
 
+@dataclass(eq=False, repr=False)
 class AdaRank(RankingBooster):
     """AdaRank (Xu and Li 2007, Figure 1) with single features as weak rankers.
 
@@ -247,42 +248,23 @@ class AdaRank(RankingBooster):
     ``iteration`` = RankLib's counter), ``stop_reason_``, ``best_iteration_``, ``n_features_in_``.
     """
 
-    def __init__(
-        self,
-        measure: str | Callable[..., ArrayLike] = "ndcg@5",
-        n_rounds: int = 500,
-        tolerance: float | None = 0.002,
-        update: str = "paper",
-        enqueue: bool = False,
-        max_consecutive: int | None = None,
-        empty: float | str = 0.0,
-        eval_metric: str = "ndcg@10",
-        early_stopping_rounds: int | None = None,
-        verbose: int = 0,
-        random_state: int | None = None,
-    ) -> None:
-        self.measure = measure
-        self.n_rounds = n_rounds
-        self.tolerance = tolerance
-        self.update = update
-        self.enqueue = enqueue
-        self.max_consecutive = max_consecutive
-        self.empty = empty
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.verbose = verbose
-        self.random_state = random_state
+    measure: str | Callable[..., ArrayLike] = "ndcg@5"
+    n_rounds: int = 500
+    tolerance: float | None = 0.002
+    update: str = "paper"
+    enqueue: bool = False
+    max_consecutive: int | None = None
+    empty: float | str = 0.0
+    eval_metric: str = "ndcg@10"
+    early_stopping_rounds: int | None = None
+    verbose: int = 0
+    random_state: int | None = None
 
     # ---- parameters -----------------------------------------------------------------
     def _update_rule(self) -> str:
         """``"paper"`` or ``"multiplicative"`` (aliases resolved), else a ValueError naming ``update``."""
-        u = self.update
-        if isinstance(u, str) and u in UPDATE_ALIASES:
-            return UPDATE_ALIASES[u]
-        if not isinstance(u, str) or u not in UPDATES:
-            raise ValueError(f"update must be one of {list(UPDATES)} ('ranklib' is an alias of "
-                             f"'multiplicative'), got {u!r}")
-        return u
+        u = check_choice("update", self.update, UPDATES + tuple(UPDATE_ALIASES))
+        return UPDATE_ALIASES.get(u, u)
 
     def _check_params(self) -> MeasureFn:
         self._update_rule()
@@ -291,9 +273,7 @@ class AdaRank(RankingBooster):
                                 or not math.isfinite(float(tol))):
             raise ValueError(f"tolerance must be a finite number or None, got {tol!r}")
         check_flag(self.enqueue, "enqueue")
-        mc = self.max_consecutive
-        if mc is not None and (isinstance(mc, bool) or not isinstance(mc, (int, np.integer)) or mc < 1):
-            raise ValueError(f"max_consecutive must be an integer >= 1 or None, got {mc!r}")
+        check_optional_count(self.max_consecutive, "max_consecutive")
         return resolve_measure(self.measure, self.empty)
 
     # ---- set-up -----------------------------------------------------------------------

@@ -108,6 +108,7 @@ class _State:
     to_pairs: Callable[[], tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64] | None]] | None = None
 
 
+@dataclass(eq=False, repr=False)
 class MPBoost(RankingBooster):
     """Stump MPBoost (Zhu et al. 2009, Algorithm 1 with the appendix's decision stumps).
 
@@ -130,35 +131,19 @@ class MPBoost(RankingBooster):
     ``stop_reason_``, ``best_iteration_``, ``n_features_in_``.
     """
 
-    def __init__(
-        self,
-        ddf: str = "logdd",
-        alpha: float = 0.2,
-        lam: float = 3.0,
-        beta: float = 0.5,
-        n_rounds: int = 100,
-        thresholds: str = "sample",
-        max_thresholds: int = 255,
-        n_thresholds: int = 10,
-        pairwise: str = "auto",
-        eval_metric: str = "ndcg@10",
-        early_stopping_rounds: int | None = None,
-        verbose: int = 0,
-        random_state: int | None = None,
-    ) -> None:
-        self.ddf = ddf
-        self.alpha = alpha
-        self.lam = lam
-        self.beta = beta
-        self.n_rounds = n_rounds
-        self.thresholds = thresholds
-        self.max_thresholds = max_thresholds
-        self.n_thresholds = n_thresholds
-        self.pairwise = pairwise
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.verbose = verbose
-        self.random_state = random_state
+    ddf: str = "logdd"
+    alpha: float = 0.2
+    lam: float = 3.0
+    beta: float = 0.5
+    n_rounds: int = 100
+    thresholds: str = "sample"
+    max_thresholds: int = 255
+    n_thresholds: int = 10
+    pairwise: str = "auto"
+    eval_metric: str = "ndcg@10"
+    early_stopping_rounds: int | None = None
+    verbose: int = 0
+    random_state: int | None = None
 
     # ---- set-up -----------------------------------------------------------------
     def _choose_pairwise(self, data: FitData) -> str:

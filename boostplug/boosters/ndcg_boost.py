@@ -144,6 +144,7 @@ class _State:
     w: NDArray[np.float64]        # (n,) descent weights (Eq. 16) at scores
 
 
+@dataclass(eq=False, repr=False)
 class NDCGBoost(RankingBooster):
     """Stump NDCG_Boost (Valizadegan et al. 2009, Algorithm 1), weighted stumps instead of sampling.
 
@@ -160,29 +161,16 @@ class NDCGBoost(RankingBooster):
     ``M`` (Eq. 11 as a sum over queries, after the round), ``complement``.
     """
 
-    def __init__(
-        self,
-        n_rounds: int = 100,
-        sigma: float = 2.0,
-        label_gain: list[float] | None = None,
-        thresholds: str = "sample",
-        max_thresholds: int = 255,
-        n_thresholds: int = 10,
-        eval_metric: str = "ndcg@10",
-        early_stopping_rounds: int | None = None,
-        verbose: int = 0,
-        random_state: int | None = None,
-    ) -> None:
-        self.n_rounds = n_rounds
-        self.sigma = sigma
-        self.label_gain = label_gain
-        self.thresholds = thresholds
-        self.max_thresholds = max_thresholds
-        self.n_thresholds = n_thresholds
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.verbose = verbose
-        self.random_state = random_state
+    n_rounds: int = 100
+    sigma: float = 2.0
+    label_gain: list[float] | None = None
+    thresholds: str = "sample"
+    max_thresholds: int = 255
+    n_thresholds: int = 10
+    eval_metric: str = "ndcg@10"
+    early_stopping_rounds: int | None = None
+    verbose: int = 0
+    random_state: int | None = None
 
     def _fit_init(self, data: FitData) -> _State:
         sigma = check_real("sigma", self.sigma, 0.0, math.inf)

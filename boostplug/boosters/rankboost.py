@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ BYTES_PER_PAIR = 112
 
 
 
+@dataclass(eq=False, repr=False)
 class RankBoost(PlusRounds, RankingBooster):
     """RankBoost Rb-d, Rb-c or RankBoost+ with decision stumps (Connamacher et al. 2020).
 
@@ -88,35 +90,19 @@ class RankBoost(PlusRounds, RankingBooster):
 
     _fitted_extras = ("undefined_round_", "span_size_", "pruned_round_")
 
-    def __init__(
-        self,
-        variant: str = "rb-c",
-        n_rounds: int = 100,
-        thresholds: str = "sample",
-        max_thresholds: int = 255,
-        n_thresholds: int = 10,
-        efficient: bool = True,
-        complements: bool | None = None,
-        pairwise: str = "auto",
-        record_e2: bool = False,
-        eval_metric: str = "ndcg@10",
-        early_stopping_rounds: int | None = None,
-        verbose: int = 0,
-        random_state: int | None = None,
-    ) -> None:
-        self.variant = variant
-        self.n_rounds = n_rounds
-        self.thresholds = thresholds
-        self.max_thresholds = max_thresholds
-        self.n_thresholds = n_thresholds
-        self.efficient = efficient
-        self.complements = complements
-        self.pairwise = pairwise
-        self.record_e2 = record_e2
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.verbose = verbose
-        self.random_state = random_state
+    variant: str = "rb-c"
+    n_rounds: int = 100
+    thresholds: str = "sample"
+    max_thresholds: int = 255
+    n_thresholds: int = 10
+    efficient: bool = True
+    complements: bool | None = None
+    pairwise: str = "auto"
+    record_e2: bool = False
+    eval_metric: str = "ndcg@10"
+    early_stopping_rounds: int | None = None
+    verbose: int = 0
+    random_state: int | None = None
 
     # ---- set-up ---------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -276,13 +262,11 @@ class RankBoost(PlusRounds, RankingBooster):
             z = self._normalise(s, s.w * np.exp(-alpha * o))    # Eq. 10
         delta = em - ep
         s.bound_log += -2.0 * (delta / 2.0) ** 2
-        moved = self._add_ranker(s, alpha, s.cands.vector(k, j, comp))
         rec = {"alpha": alpha, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em, "delta": delta,
                "r": ep - em, "complement": comp}
         if s.span is not None:
             rec.update({"step": self._track_e2(s, k, j, sign * alpha, o1), "span_size": s.span.size})
-        rec.update(self._losses(s, moved))
-        return Round(ranker, alpha, rec)
+        return self._finish(s, rec, ranker, alpha, s.cands.vector(k, j, comp))
 
     def _perfect_first(self, s: State, k: int, j: int, comp: bool, weight: float,
                        o1: NDArray[np.int8] | None, eps: tuple[float, float, float]) -> Round:
@@ -295,7 +279,6 @@ class RankBoost(PlusRounds, RankingBooster):
         ep, e0, em = eps
         self._stop_reason = (f"perfect weak ranker in round 1 (it orders every training pair {how}): its weight is "
                              f"infinite; kept with weight {weight:g} (any weight of that sign ranks the same)")
-        moved = self._add_ranker(s, weight, s.cands.vector(k, j, comp))
         eta = -weight if comp else weight
         step = self._track_e2(s, k, j, eta, o1) if s.span is not None else None
         s.log_prod_z = -math.inf       # Z_1 -> 0 as |alpha| -> inf
@@ -307,8 +290,7 @@ class RankBoost(PlusRounds, RankingBooster):
         s.bound_log += -2.0 * (rec["delta"] / 2.0) ** 2
         if s.span is not None:
             rec.update({"step": step, "span_size": s.span.size})
-        rec.update(self._losses(s, moved))
-        return Round(s.cands.stump(k, j, comp), weight, rec)
+        return self._finish(s, rec, s.cands.stump(k, j, comp), weight, s.cands.vector(k, j, comp))
 
     def _track_e2(self, s: State, k: int, j: int, alpha: float, o: NDArray[np.int8] | None) -> str:
         """Keep ``F2(eta)`` over the independent set equal to ``E2`` of the ensemble (Section 4).
@@ -343,11 +325,13 @@ class RankBoost(PlusRounds, RankingBooster):
                 o = outcomes_eps(s.cands.codes, kb, jb, s.pairs, s.w)[0] if isinstance(s, PairState) else None
                 self._move_member(s, b, alpha * float(coef), o)
 
-    @staticmethod
-    def _add_ranker(s: State, weight: float, h: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """``F += weight h``, the round's one ranker; returns the rows it moved (for :meth:`_losses`)."""
+    def _finish(self, s: State, rec: dict[str, Any], ranker: dict[str, Any], weight: float,
+                h: NDArray[np.float64]) -> Round:
+        """The round's one ranker (outputs ``h``) added, ``F += weight h``, and ``rec`` completed by
+        :meth:`_losses` of the new ensemble (only the rows ``h`` moved changed their scores)."""
         s.F += weight * h
-        return h != 0.0
+        rec.update(self._losses(s, h != 0.0))
+        return Round(ranker, weight, rec)
 
     def _losses(self, s: State, moved: NDArray[np.bool_]) -> dict[str, float]:
         """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24; only with the span) of the ensemble, prod Z_t,

@@ -29,22 +29,22 @@ _BYTES_PER_PAIR = {"rank_loss": 32, "rank_loss per_query": 56, "misordered_pairs
                    "pair_precision_at": 74}
 
 
-def _check_max_memory(max_memory: object) -> None:
-    """``max_memory`` is None or a number of bytes (the guard's rule), even where nothing is listed."""
-    if max_memory is not None:
-        check_memory_limit(max_memory, "max_memory")
-
-
-def _pairs_of(what: str, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None,
-              qid: ArrayLike | None, pairs: ArrayLike, max_memory: int | None
-              ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
-    """Validated scores, the explicit preference pairs, and group_ptr; refuses
-    (``PairMemoryError``) pairs whose arrays would take more than ``max_memory`` bytes."""
-    s, _, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
+def _inputs(what: str, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, qid: ArrayLike | None,
+            pairs: ArrayLike | None, max_memory: int | None
+            ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64] | None]:
+    """Validated scores, labels, group_ptr and the explicit preference pairs (``None``: the critical
+    pairs, counted, not listed); refuses (``PairMemoryError``) pairs whose arrays would take more than
+    ``max_memory`` bytes, and validates ``max_memory`` (None or a number of bytes) even where nothing
+    is listed."""
+    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
+    if pairs is None:
+        if max_memory is not None:
+            check_memory_limit(max_memory, "max_memory")
+        return s, y, g, None
     p = check_pairs(pairs, s.shape[0])
     check_pair_memory([p.shape[0]], None, _BYTES_PER_PAIR[what], who=what.split()[0], memory_limit=max_memory,
                       limit_name="max_memory")
-    return s, p, g
+    return s, y, g, p
 
 
 def _query_of_pairs(p: NDArray[np.int64], g: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -59,15 +59,6 @@ def _query_of_pairs(p: NDArray[np.int64], g: NDArray[np.int64]) -> NDArray[np.in
             f"query {int(q0[i])} and query {int(q1[i])}"
         )
     return q0
-
-
-def _counted(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None, qid: ArrayLike | None,
-             max_memory: int | None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """Per query: critical pairs, pairs tied in score, pairs the scores reverse (nothing listed)."""
-    s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
-    _check_max_memory(max_memory)
-    counts = critical_pair_counts(s, y, g)
-    return counts[:, 0], counts[:, 1], counts[:, 2]
 
 
 def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, *,
@@ -109,10 +100,10 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
         raise ValueError(f"kind must be 'r1' or 'r2'; got {plain(kind)!r}")
     per_query = check_flag(per_query, "per_query")
     r1 = kind.lower() == "r1"
-    if pairs is None:
-        return loss_of_counts(*_counted(scores, labels, group_ptr, qid, max_memory), r1, per_query)
     what = "rank_loss per_query" if per_query else "rank_loss"
-    s, p, g = _pairs_of(what, scores, labels, group_ptr, qid, pairs, max_memory)
+    s, y, g, p = _inputs(what, scores, labels, group_ptr, qid, pairs, max_memory)
+    if p is None:
+        return loss_of_counts(*critical_pair_counts(s, y, g).T, r1, per_query)
     out = K.pair_outcomes(s, p)
     if r1:
         out = np.where(out > 0.0, 1.0, 0.0)
@@ -146,9 +137,9 @@ def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike 
     Returns:
         The count (int).
     """
-    if pairs is None:
-        return int(_counted(scores, labels, group_ptr, qid, max_memory)[2].sum())
-    s, p, _ = _pairs_of("misordered_pairs", scores, labels, group_ptr, qid, pairs, max_memory)
+    s, y, g, p = _inputs("misordered_pairs", scores, labels, group_ptr, qid, pairs, max_memory)
+    if p is None:
+        return int(critical_pair_counts(s, y, g)[:, 2].sum())
     return int(np.count_nonzero(K.pair_outcomes(s, p) == 1.0))
 
 
@@ -273,9 +264,5 @@ def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
         The precision (float).
     """
     k = _check_percent(percent)
-    if pairs is None:
-        s, y, g = check_ranking_inputs(scores, labels, group_ptr, qid=qid)
-        _check_max_memory(max_memory)
-        return _precision_by_gap(s, y, g, k)
-    s, p, _ = _pairs_of("pair_precision_at", scores, labels, group_ptr, qid, pairs, max_memory)
-    return _precision_of_pairs(s, p, k)
+    s, y, g, p = _inputs("pair_precision_at", scores, labels, group_ptr, qid, pairs, max_memory)
+    return _precision_by_gap(s, y, g, k) if p is None else _precision_of_pairs(s, p, k)

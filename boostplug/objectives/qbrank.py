@@ -246,13 +246,11 @@ class QBRankObjective(Loss):
         self, h: NDArray[np.float64], d: NDArray[np.float64]
     ) -> NDArray[np.float64]:
         """Per query (sum m^2, sum m delta, sum delta^2) over its active label pairs."""
-        cnt = np.empty(self.n_docs)
-        msum = np.empty(self.n_docs)
         qsums = np.empty((self.n_queries, 3))
         span = np.empty(self.n_queries)
         run = dispatch.kernel_for(K.sweep_high, self.n_docs * DOC_WORK)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflowing span is refused just below
-            run(h, *self._key_args(), d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums, span)
+            run(h, *self._key_args(), d, self._level, self._n_levels, self.group_ptr, qsums, span)
         self._check_spans(h, span)
         return qsums
 

@@ -298,18 +298,10 @@ register(RankPairwise, methods={"rank_pair-plugin": {}})  # shorter: compare's t
 register(RankMAP, methods={"rank_map-plugin": {}})
 # compare's method "rank_xendcg" is LightGBM's built-in; this copy of it is listed beside it
 register(XENDCG, methods={"xendcg-plugin": {}})
-register(ListNet)
-register(RankNet)
-register(NDCGLoss1)
-register(NDCGLoss2)
-register(NDCGLoss2PP)
-register(ApproxNDCG)
-register(ApproxMRR)
-register(ListMLE)
-register(LambdaMAP)
-register(LambdaERR)
-register(LambdaMRR)
-register(LambdaRBP)
+# the rest under their own names, each with one method of that name, in this order
+for _loss_class in (ListNet, RankNet, NDCGLoss1, NDCGLoss2, NDCGLoss2PP, ApproxNDCG, ApproxMRR, ListMLE, LambdaMAP,
+                    LambdaERR, LambdaMRR, LambdaRBP):
+    register(_loss_class)
 # ApproxAP is written in JAX (boostplug.autodiff): listed where the jax extra is installed, JAX imported at its first use
 if importlib.util.find_spec("jax") is not None:
     from ..autodiff.approx_ap import ApproxAP

@@ -3,22 +3,13 @@ class (``qbrank.loss(scores, labels, group_ptr, ...)``)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ._loss import Loss
 
-__all__ = ["ModuleFunctions", "module_functions", "scores_function"]
-
-
-class ModuleFunctions(NamedTuple):
-    """An objective's module-level ``prepare``, ``loss`` and ``grad_hess``."""
-
-    prepare: Callable[..., Loss]
-    loss: Callable[..., float]
-    grad_hess: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]]
+__all__ = ["module_functions", "scores_function"]
 
 
 def _as_module_function(fn: Callable[..., Any], loss_class: type[Loss], name: str, doc: str) -> Callable[..., Any]:
@@ -46,7 +37,7 @@ def scores_function(loss_class: type[Loss], method: str) -> Callable[..., Any]:
     return _as_module_function(f, loss_class, method, doc)
 
 
-def module_functions(loss_class: type[Loss]) -> ModuleFunctions:
+def module_functions(loss_class: type[Loss]) -> tuple[Callable[..., Loss], Callable[..., float], Callable[..., Any]]:
     """The module-level ``prepare``, ``loss`` and ``grad_hess`` of an objective module::
 
         prepare, loss, grad_hess = module_functions(QBRankObjective)
@@ -59,5 +50,5 @@ def module_functions(loss_class: type[Loss]) -> ModuleFunctions:
     doc = (f"Bind {loss_class.name} to ``labels``/``group_ptr`` (per-query ``weights``) once: a "
            f":class:`{loss_class.__name__}`.\n\nRaises ``ValueError``/``TypeError`` naming any unknown "
            "or invalid parameter.")
-    return ModuleFunctions(_as_module_function(prepare, loss_class, "prepare", doc),
-                           scores_function(loss_class, "loss"), scores_function(loss_class, "grad_hess"))
+    return (_as_module_function(prepare, loss_class, "prepare", doc), scores_function(loss_class, "loss"),
+            scores_function(loss_class, "grad_hess"))

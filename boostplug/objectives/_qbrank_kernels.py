@@ -82,20 +82,6 @@ def _query_keys(h: np.ndarray, labels: np.ndarray, grade: bool, s: int, e: int) 
     return a, c / (e - s), hi - lo
 
 
-@nb.njit(inline="always")
-def _open_query(q: int, group_ptr: np.ndarray, n_levels: np.ndarray, span: np.ndarray, first: np.ndarray,
-                second: np.ndarray) -> tuple[int, int, int]:
-    """Query ``q``'s rows ``s..e`` and number of label levels; its ``span`` set to 0 and, with fewer
-    than two levels (no pair), its rows' ``first`` and ``second`` to 0."""
-    s, e = group_ptr[q], group_ptr[q + 1]
-    span[q] = 0.0
-    if n_levels[q] < 2:
-        for i in range(s, e):
-            first[i] = 0.0
-            second[i] = 0.0
-    return s, e, n_levels[q]
-
-
 @nb.njit(cache=True, parallel=True)
 def sweep_high(
     h: np.ndarray,
@@ -106,22 +92,20 @@ def sweep_high(
     level: np.ndarray,
     n_levels: np.ndarray,
     group_ptr: np.ndarray,
-    cnt: np.ndarray,
-    msum: np.ndarray,
     qsums: np.ndarray,
     span: np.ndarray,
 ) -> None:
-    """Sums over the active pairs of each document ``x`` as the *preferred* one, at the scores ``h``.
+    """Sums over the active pairs of each query at the scores ``h``, for the line search.
 
-    Writes ``cnt[x]`` = number of active pairs ``(x, y)``, ``msum[x]`` = sum of
-    their margins, and per query ``qsums[q] = (sum m^2, sum m*delta, sum delta^2)``
-    over all its active pairs, with ``delta = d[y] - d[x]`` (a direction, for the
-    line search), and ``span[q]`` its score span (0 where it forms no pairs: the caller refuses
-    an overflow). Keys: :func:`_query_keys`, ``b = a + tau``, which orders as ``a``.
+    Writes per query ``qsums[q] = (sum m^2, sum m*delta, sum delta^2)`` over all its active
+    pairs ``(x, y)``, with ``delta = d[y] - d[x]`` (a direction), and ``span[q]`` its score span
+    (0 where it forms no pairs: the caller refuses an overflow). Keys: :func:`_query_keys`,
+    ``b = a + tau``, which orders as ``a``.
     """
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
-        s, e, n_lev = _open_query(q, group_ptr, n_levels, span, cnt, msum)
+        s, e, n_lev = group_ptr[q], group_ptr[q + 1], n_levels[q]
+        span[q] = 0.0
         n = e - s
         qsums[q, :] = 0.0
         if n_lev < 2:
@@ -148,8 +132,6 @@ def sweep_high(
             sb = acc[1]
             sd = acc[3]
             dx = d[s + ix]
-            cnt[s + ix] = cnt_x
-            msum[s + ix] = sb - cnt_x * ax
             sq += max(0.0, acc[2] - 2.0 * ax * sb + cnt_x * ax * ax)
             md += acc[5] - dx * sb - ax * sd + cnt_x * ax * dx
             dd += max(0.0, cnt_x * dx * dx - 2.0 * dx * sd + acc[4])
@@ -209,10 +191,14 @@ def pair_grad(
     """
     nq = group_ptr.shape[0] - 1
     for q in nb.prange(nq):
-        s, e, n_lev = _open_query(q, group_ptr, n_levels, span, gsum, cnt)
+        s, e, n_lev = group_ptr[q], group_ptr[q + 1], n_levels[q]
+        span[q] = 0.0
         n = e - s
         qloss[q] = 0.0
-        if n_lev < 2:
+        if n_lev < 2:  # no pair: its rows' sums are 0
+            for i in range(s, e):
+                gsum[i] = 0.0
+                cnt[i] = 0.0
             continue
         ar, c, span[q] = _query_keys(h, labels, grade, s, e)
         oa = order[s:e]

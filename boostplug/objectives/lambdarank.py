@@ -270,10 +270,8 @@ class LambdaRank(RunLoss):
                 raise ValueError(f"{self.name}: position has {self.position.shape[0]} values for a data set of "
                                  f"{self.n_docs} documents (one per row)")
             # LightGBM's position ids: the distinct positions in order of first appearance
-            values, first = np.unique(self.position, return_index=True)
-            rank = np.empty(values.shape[0], dtype=np.int64)
-            rank[np.argsort(first, kind="stable")] = np.arange(values.shape[0])
-            self._position_ids = rank[np.searchsorted(values, self.position)]
+            values, first, inverse = np.unique(self.position, return_index=True, return_inverse=True)
+            self._position_ids = np.argsort(np.argsort(first))[inverse]
             #: the position-bias factors the latest round used, and the next round's (float32, as LightGBM's)
             self._biases_used = np.zeros(values.shape[0], dtype=np.float32)
             self._biases_next = self._biases_used.copy()
@@ -309,9 +307,8 @@ class LambdaRank(RunLoss):
             if estimate:
                 self._biases_used = self._biases_next
             shift = self._biases_used[self._position_ids].astype(np.float64)
-            held = self.weights_held
             scores = scores + shift
-            at = at + shift if held else scores
+            at = at + shift if self.weights_held else scores
         n = 0 if want_loss else self.n_docs
         grad, hess, loss = np.zeros(n), np.zeros(n), np.zeros(self.n_queries if want_loss else 0)
         done = np.zeros(self.n_queries, dtype=np.bool_)

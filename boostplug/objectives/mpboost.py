@@ -93,14 +93,8 @@ class MPBoostObjective(Loss):
 
         dJ/dF_i = W_q ( -sum_{j: r_j < r_i} d_ij w_ij  +  sum_{j: r_j > r_i} d_ji w_ji )
 
-    Hessian (``hessian``; see :data:`HESSIANS`):
-
-    * ``"newton"`` (default): the exact diagonal of J's Hessian,
-      ``hess_i = W_q sum_j d_ij^2 w_ij``.
-    * ``"gentle"``: the paper's GentleBoost fitting weights (Eq. 11-12),
-      ``hess_i = 2 W_q sum_j w_ij``: a tree split that no critical pair lies
-      within steps exactly the appendix's stump value (Eq. 17-19), and the
-      diagonal dominates Eq. 11's Hessian.
+    Hessian (``hessian``): the modes ``hessians`` declares, ``"newton"`` (default, exact) and the paper's
+    ``"gentle"`` (GentleBoost's fitting weights); why gentle steps the appendix's stump: docs/objectives/mpboost.md.
 
     ``grad_hess`` is exact while ``sum |grad|`` and ``sum hess`` are at most
     :data:`GRAD_SUM_CAP`; above, all values are multiplied by one positive

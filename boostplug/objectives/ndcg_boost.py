@@ -96,14 +96,8 @@ class NDCGBoostObjective(ListwiseLoss):
 
         d2M/dF_i^2 = -W_k sum_j (G_i - G_j) / Z_k gamma_ij (1 - 2 sigmoid(F_i - F_j))
 
-    Hessian (``hessian``; see :data:`HESSIANS`):
-
-    * ``"bound"`` (default): ``2 sigma^2 W_k sum_j |G_i - G_j| / Z_k gamma_ij``, a
-      diagonal that majorises M's full Hessian, so every Newton leaf of any tree is
-      a step of a majorising model.
-    * ``"exact"``: ``sigma^2 d2M/dF_i^2``, floored at
-      :data:`~boostplug.objectives.HESSIAN_FLOOR` where it is smaller (negative
-      curvature), which can give very large leaf values; offered for comparison.
+    Hessian (``hessian``): the modes ``hessians`` declares, ``"bound"`` (default, majorises M's full Hessian)
+    and ``"exact"`` (``sigma^2`` times the diagonal above, floored); the proof: docs/objectives/ndcg_boost.md.
 
     Construction computes the gains, the ideal DCG ``Z_k`` of every query, the
     coefficients ``G_i / Z_k`` in order; the listwise base (:class:`~.listwise.ListwiseLoss`) sums

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from typing import Any, Callable, ClassVar, Mapping, NamedTuple
+from typing import Any, Callable, ClassVar, Mapping
 
 import numba as nb
 import numpy as np
@@ -169,14 +169,6 @@ class PairwiseLoss(RunLoss):
 
 
 # ---- the class's functions: checked when the class is declared, compiled into its loop when bound ----
-class _Functions(NamedTuple):
-    loss: Any
-    grad: Any
-    hess: Any
-    weight: Any
-    prefix: Any
-
-
 def static_function(cls: type, name: str, call: str) -> Any:
     """``cls``'s function ``name``: a ``@staticmethod``'s function, or a numba dispatcher; a ``TypeError``
     showing ``call`` for a missing one or a plain function (a method, which would get ``self``)."""
@@ -228,7 +220,8 @@ def _check_arity(cls: type, name: str, fn: Any, args: tuple[Any, ...]) -> None:
 
 
 _JITTED: "weakref.WeakKeyDictionary[Any, Dispatcher]" = weakref.WeakKeyDictionary()
-_KERNELS: dict[tuple[Any, ...], tuple[_Functions, Any]] = {}
+#: per class, argument types and choices: its compiled functions (``K.FUNCTIONS``' order) and its loop
+_KERNELS: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
 
 
 def _jit(fn: Any) -> Dispatcher:
@@ -240,7 +233,7 @@ def _jit(fn: Any) -> Dispatcher:
     return _JITTED[fn]
 
 
-def _kernel(cls: type, args: tuple[Any, ...], bound: bool, by_label: bool) -> tuple[_Functions, Any]:
+def _kernel(cls: type, args: tuple[Any, ...], bound: bool, by_label: bool) -> tuple[tuple[Any, ...], Any]:
     """``cls``'s compiled functions and its loop (:func:`._pair_kernels.pair_kernel`, a parallel numba
     dispatcher cached on disk), once per class, argument types, ``bound`` (2 |h| terms) and ``by_label``."""
     try:
@@ -251,6 +244,6 @@ def _kernel(cls: type, args: tuple[Any, ...], bound: bool, by_label: bool) -> tu
         raw = _defined(cls)
         for name, fn in raw.items():
             _check_arity(cls, name, fn, args)
-        fns = _Functions(*(_jit(raw[n]) if n in raw else None for n in K.FUNCTIONS))
+        fns = tuple(_jit(raw[n]) if n in raw else None for n in K.FUNCTIONS)
         _KERNELS[key] = fns, compile_closure(K.pair_kernel(*fns, bound, by_label), parallel=True)
     return _KERNELS[key]

@@ -98,17 +98,8 @@ class QBRankObjective(Loss):
         dR/dh_x = -w W m,   dR/dh_y = +w W m   (each active pair, m = h(y) - h(x) + tau > 0)
         dR/dh_z = (1 - w) W (h(z) - l_z)
 
-    Hessian (``hessian``; see :data:`HESSIANS`):
-
-    * ``"bound"`` (default): ``grad`` is exactly dR/dh and
-      ``hess_i = 2 w W * (#active pairs of i) + (1 - w) W [i labeled]``, a diagonal
-      that dominates R's whole Hessian (Eq. 6's ``diag(2, 2)`` per active pair).
-    * ``"mean"``: the paper's regression fit (Algorithm 2 step 1 and the REMARK):
-      with ``c_i`` the number of entries of document i (its pairs, active or not,
-      plus 1 if it is labeled), ``hess_i = v_i`` (their mean weight) and
-      ``grad_i = (dR/dh_i) / c_i``, so that the Newton leaves are the weighted
-      least-squares leaves on the averaged targets; ``grad`` is then a descent
-      direction, not the gradient.
+    Hessian (``hessian``): the modes ``hessians`` declares, ``"bound"`` (default, ``grad`` exact) and the
+    paper's ``"mean"`` (``grad`` rescaled); their derivations: docs/objectives/qbrank.md.
 
     Construction precomputes everything that depends on labels, groups and
     weights: label levels per query, labeled-document weights, the explicit
@@ -246,13 +237,11 @@ class QBRankObjective(Loss):
         self, h: NDArray[np.float64], d: NDArray[np.float64]
     ) -> NDArray[np.float64]:
         """Per query (sum m^2, sum m delta, sum delta^2) over its active label pairs."""
-        cnt = np.empty(self.n_docs)
-        msum = np.empty(self.n_docs)
         qsums = np.empty((self.n_queries, 3))
         span = np.empty(self.n_queries)
         run = dispatch.kernel_for(K.sweep_high, self.n_docs * DOC_WORK)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflowing span is refused just below
-            run(h, *self._key_args(), d, self._level, self._n_levels, self.group_ptr, cnt, msum, qsums, span)
+            run(h, *self._key_args(), d, self._level, self._n_levels, self.group_ptr, qsums, span)
         self._check_spans(h, span)
         return qsums
 

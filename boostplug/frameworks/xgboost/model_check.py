@@ -30,16 +30,15 @@ A file saved by boostplug with its objective record carries the SHA-256 of its c
 record included (:func:`content_sha256`), in the record; when it does, any other content is
 refused too (:func:`check_model_data`). What XGBoost checks and refuses cleanly itself (its
 parameters' text, ``num_deleted``) is left to it; its error is a ``ValueError`` naming the source
-(:func:`xgboost_reading`).
+(:func:`load_checked`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-from typing import Any, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
@@ -47,8 +46,7 @@ from ..._validation import special_kind
 from ..model_record import RECORD_KEY, checksum_of, refuse_mismatch, without_checksum
 from .ubjson import MAX_DEPTH, looks_like_ubjson, parse_ubjson
 
-__all__ = ["checked_model_source", "check_model_data", "check_model_document", "content_sha256", "xgboost_reading",
-           "forget_checksum"]
+__all__ = ["checked_model_source", "check_model_data", "content_sha256", "load_checked", "forget_checksum"]
 
 _NODE_MAX = 2**31 - 1
 #: XGBoost reads a category as a float and treats one at 2**24 or above as invalid.
@@ -98,9 +96,10 @@ def _json_models_only() -> bool:
 
 
 def check_model_data(data: bytes, source: str, *, ubj: bool) -> None:
-    """``data``, a UBJSON (``ubj``) or JSON model, parsed and checked (:func:`check_model_document`),
+    """``data``, a UBJSON (``ubj``) or JSON model, parsed and checked as the module docstring says,
     and its checksum, when its objective record carries one, compared with its content: a
-    ``ValueError`` naming ``source`` otherwise."""
+    ``ValueError`` naming ``source`` otherwise (``"<source>: <what is wrong>; a damaged XGBoost
+    model, not loaded"`` for a model that does not hold together)."""
     if ubj:
         doc = parse_ubjson(data, source)
     else:
@@ -108,30 +107,26 @@ def check_model_data(data: bytes, source: str, *, ubj: bool) -> None:
             doc = json.loads(data)
         except (ValueError, RecursionError) as e:  # (XGBoost's own error for a cut one is not even UTF-8)
             raise ValueError(f"{source}: not a complete JSON model (cut short or damaged): {e}") from None
-    check_model_document(doc, source)
+    try:
+        _check_depth(doc)
+        _check_learner(doc)
+    except _Refused as e:
+        raise ValueError(f"{source}: {e}; a damaged XGBoost model, not loaded") from None
     record = doc["learner"].get("attributes", {}).get(RECORD_KEY)
     expected = None if record is None else checksum_of(record, source)
     if expected is not None:
         refuse_mismatch(expected, content_sha256(doc), source)
 
 
-def check_model_document(doc: Any, source: str) -> None:
-    """The parsed model ``doc`` checked as the module docstring says; ``ValueError``
-    ``"<source>: <what is wrong>; a damaged XGBoost model, not loaded"``."""
-    try:
-        _check_depth(doc)
-        _check_learner(doc)
-    except _Refused as e:
-        raise ValueError(f"{source}: {e}; a damaged XGBoost model, not loaded") from None
-
-
-@contextlib.contextmanager
-def xgboost_reading(source: str) -> Iterator[None]:
-    """XGBoost's own error while it reads a checked model, as a ``ValueError`` naming ``source``."""
+def load_checked(fname: Any, load: Callable[[Any], Any]) -> Any:
+    """``load(fname)``, XGBoost reading a model (a path, or the bytes of ``Booster.load_model``),
+    after :func:`checked_model_source`; XGBoost's own error is a ``ValueError`` naming the source."""
     import xgboost as xgb
 
+    checked_model_source(fname)
+    source = "the model bytes" if isinstance(fname, (bytes, bytearray, memoryview)) else str(fname)
     try:
-        yield
+        return load(fname)
     except xgb.core.XGBoostError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ValueError(f"{source}: XGBoost refused it ({first}); a damaged XGBoost model, not loaded") from None

@@ -14,7 +14,7 @@ from typing import Any
 from ..._atomic import write_bytes
 from ..model_record import (RECORD_KEY, ObjectiveRecord, json_object, objective_that_trained, record_for,
                             record_found, refuse_stale, warn_if_unregistered, with_checksum)
-from .model_check import checked_model_source, content_sha256, forget_checksum, xgboost_reading
+from .model_check import content_sha256, forget_checksum, load_checked
 from .ubjson import parse_ubjson
 
 __all__ = ["record_objective", "objective_of", "save_model", "load_model", "ROUNDS_KEY"]
@@ -113,7 +113,7 @@ def _warn_if_custom(booster: Any) -> None:
 
 def load_model(path: Any):
     """``xgb.Booster(model_file=path)``, its objective record validated (``ValueError`` if invalid).
-    The file is checked first (:func:`~.model_check.checked_model_source`): XGBoost's own reader
+    The file is checked first (:func:`~.model_check.load_checked`): XGBoost's own reader
     crashes the process or hangs on a UBJSON file cut short, and its ``predict`` on a tree whose
     children or split features are out of range. A UBJSON structure that breaks is a
     ``ValueError`` naming the file and the byte offset; a tree that does not hold together, one
@@ -132,7 +132,5 @@ def _read(path: Any):
 
     from ..._validation import fs_path
 
-    path = fs_path(path, "model file")  # bytes too (XGBoost takes only str and os.PathLike)
-    checked_model_source(path)
-    with xgboost_reading(path):
-        return xgb.Booster(model_file=path)
+    # bytes too (XGBoost takes only str and os.PathLike)
+    return load_checked(fs_path(path, "model file"), lambda checked: xgb.Booster(model_file=checked))

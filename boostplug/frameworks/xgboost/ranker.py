@@ -19,7 +19,7 @@ from ..sklearn_ranker import FitPlan, RankerMixin, per_set
 from .adapters import XGBoostMetric, directed_callbacks, dmatrix, early_stopping, params_threads
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
-from .model_check import checked_model_source, forget_checksum, xgboost_reading
+from .model_check import forget_checksum, load_checked
 
 __all__ = ["XGBRanker", "SKOPS_TRUSTED_TYPES"]
 
@@ -223,11 +223,8 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         """``xgboost.XGBRanker.load_model``, then the recorded boostplug objective becomes
         ``objective`` and its parameters estimator parameters again (``get_params``); row-index
         parameters (the objective's ``row_params``) are recorded only as a fingerprint and not restored.
-        A model cut short or damaged is a ``ValueError`` (:func:`~.model_check.checked_model_source`)."""
-        checked_model_source(fname)
-        source = "the model bytes" if isinstance(fname, (bytes, bytearray, memoryview)) else str(fname)
-        with xgboost_reading(source):
-            super().load_model(fname)
+        A model cut short or damaged is a ``ValueError`` (:func:`~.model_check.load_checked`)."""
+        load_checked(fname, super().load_model)
         forget_checksum(self.get_booster())
         record = objective_of(self.get_booster())
         if record is not None:

@@ -6,25 +6,12 @@ beyond the model's width makes ``predict`` read outside its arrays (SIGSEGV), a 
 beyond the model's outputs writes outside them (heap corruption), and a parent index out of range
 is read while the model loads. :func:`check_model_data` parses the model (UBJSON by
 :func:`~.ubjson.parse_ubjson`, JSON text by Python's ``json``) and refuses, naming the source and
-the tree, node or field:
-
-* the learner: ``num_feature``, ``num_class``, ``num_target`` as integers in range, a
-  ``base_score`` of one value or one per output, attributes and feature names as strings; a known
-  booster (``gbtree``, ``dart``, ``gblinear``) with its fields;
-* ``gbtree``/``dart``: ``num_trees`` trees with ids ``0..num_trees-1`` in order, a
-  ``tree_info`` group below the model's outputs for each, ``iteration_indptr`` rising from 0 to
-  ``num_trees``, ``dart``'s ``weight_drop`` one per tree;
-* each tree: finite leaf values (a NaN or infinite leaf, which a file without boostplug's checksum may
-  hold, makes every prediction reaching it NaN or infinite); every per-node array of ``num_nodes`` values (``base_weights`` and ``leaf_weights``
-  of ``size_leaf_vector`` values a node or leaf for a multi-target tree), integers where XGBoost
-  reads integers; a split's children in ``1..num_nodes-1`` and each node the child of at most one
-  split (so the nodes the root reaches form one tree: no cycle, no shared child); split features
-  below ``num_feature``; the root's parent none and every other node's parent a node, a reachable
-  node's its split's; categorical splits whose category lists stay within ``categories`` and hold
-  categories in ``[0, 2**24)``; a multi-target tree's leaves pointing into its ``leaf_weights``;
-* the category encodings (``cats``): one per feature, whose segments, sorted indices and values
-  agree;
-* ``gblinear``: ``(num_feature + 1) x outputs`` weights.
+the tree, node or field, what does not hold together (the list: ``docs/reliability.md``, "XGBoost
+model files"): the learner's counts, ``base_score``, attributes and booster; the trees' ids,
+output groups and ``iteration_indptr``; each tree's per-node arrays (lengths and integer types),
+finite leaf values, children that form one tree, split features below ``num_feature``, parents
+that match the splits, categorical splits and a multi-target tree's leaf weights within their
+arrays; the category encodings (``cats``); ``gblinear``'s and ``dart``'s weights.
 
 A file saved by boostplug with its objective record carries the SHA-256 of its content, the
 record included (:func:`content_sha256`), in the record; when it does, any other content is

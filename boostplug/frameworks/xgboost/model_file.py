@@ -66,10 +66,11 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     checks. Written atomically. A booster with more rounds than when its record was attached
     (training continued with ``xgb_model=``, which copies the record) is a ``ValueError`` without
     ``objective=``: the record may not name the objective of the last rounds."""
-    if objective is None and booster.attr(RECORD_KEY) is not None:
-        refuse_stale(_recorded_name(booster.attr(RECORD_KEY)), booster.attr(ROUNDS_KEY), booster.num_boosted_rounds(),
-                     "boostplug.xgboost.save_model")
-    if objective is None and booster.attr(RECORD_KEY) is None:
+    recorded = booster.attr(RECORD_KEY)
+    if objective is None and recorded is not None:  # (named by its JSON, else by the text itself)
+        refuse_stale((json_object(recorded) or {}).get("objective", recorded), booster.attr(ROUNDS_KEY),
+                     booster.num_boosted_rounds(), "boostplug.xgboost.save_model")
+    elif objective is None:
         trained = objective_that_trained(booster)
         if trained is None:
             _warn_if_custom(booster)
@@ -90,11 +91,6 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     finally:  # the booster keeps its record without the checksum, which describes this file only
         booster.set_attr(**{RECORD_KEY: with_checksum(record, "")})
     write_bytes(path, data)
-
-
-def _recorded_name(record: str) -> Any:
-    """The objective a record's JSON names (the text itself when it is no JSON object)."""
-    return (json_object(record) or {}).get("objective", record)
 
 
 def _warn_if_custom(booster: Any) -> None:

@@ -25,7 +25,7 @@ import json
 import math
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
@@ -68,9 +68,6 @@ class Fingerprint:
             return cls((value.n_pairs,), KEYED_DTYPE, h.hexdigest())
         arr = _canonical_array(value)
         return cls(tuple(int(s) for s in arr.shape), str(arr.dtype), hashlib.sha256(arr.tobytes()).hexdigest())
-
-    def to_json(self) -> dict[str, Any]:
-        return {"dtype": self.dtype, "shape": list(self.shape), "sha256": self.sha256}
 
 
 @dataclass(frozen=True)
@@ -129,7 +126,7 @@ class ObjectiveRecord:
         doc: dict[str, Any] = {"boostplug": self.version, "format": FORMAT, "objective": self.name,
                                "params": dict(self.params)}
         if self.fingerprints:
-            doc["fingerprints"] = {k: v.to_json() for k, v in self.fingerprints.items()}
+            doc["fingerprints"] = {k: asdict(v) for k, v in self.fingerprints.items()}
         if self.loss_class:
             doc["class"] = self.loss_class
         if self.model_sha256:

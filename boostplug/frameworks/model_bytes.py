@@ -29,7 +29,7 @@ def booster_from_bytes(framework: str, raw: bytes) -> Any:
 
     ``raw`` is checked before the framework reads it, as :func:`boostplug.xgboost.load_model` and
     :func:`boostplug.lightgbm.load_model` check a file: an XGBoost model must be one complete
-    UBJSON value whose trees hold together (:func:`~.xgboost.model_check.check_model_data`), a
+    UBJSON value whose trees hold together (:func:`~.xgboost.model_check.load_checked`), a
     LightGBM model complete UTF-8 model text (:func:`~.lightgbm.model_text.check_model_text`).
     Anything else is a ``ValueError`` naming "the model bytes" (or "the model string") and what
     is wrong."""
@@ -46,15 +46,13 @@ def booster_from_bytes(framework: str, raw: bytes) -> Any:
     if framework == "xgboost":
         import xgboost as xgb
 
-        from .xgboost.model_check import check_model_data, forget_checksum, xgboost_reading
+        from .xgboost.model_check import forget_checksum, load_checked
         from .xgboost.ubjson import looks_like_ubjson
 
         if not looks_like_ubjson(data):
             raise ValueError(f"the model bytes: not an XGBoost UBJSON model (it starts with {data[:8]!r}, "
                              f"{len(data)} bytes)")
-        check_model_data(data, "the model bytes", ubj=True)
         booster = xgb.Booster()
-        with xgboost_reading("the model bytes"):
-            booster.load_model(bytearray(data))
+        load_checked(data, lambda checked: booster.load_model(bytearray(checked)))
         return forget_checksum(booster)
     raise ValueError(f"framework must be 'lightgbm' or 'xgboost', got {framework!r}")

@@ -1,45 +1,21 @@
 """What trained a saved model: the boostplug objective record shared by the framework adapters.
 
-A model trained with a callable objective does not say what trained it: LightGBM writes
-no ``objective=`` line, XGBoost writes ``reg:squarederror``. The adapters add one compact
-JSON record, the same for both frameworks::
+A model trained with a callable objective does not say what trained it, so the adapters add one
+compact JSON record, the same for both frameworks (user documentation: ``docs/objectives/index.md``,
+"Saving, serving and refitting models")::
 
     {"boostplug":"0.1.0","format":1,"objective":"<name>","params":{"<parameter>":<value>,...}}
 
-* LightGBM: one line ``boostplug_objective:{...}`` after the model text's ``parameters:``
-  section (:mod:`boostplug.frameworks.lightgbm.model_file`, which also says what else it writes).
-* XGBoost: the booster attribute ``boostplug_objective`` (``Booster.set_attr``), which
-  XGBoost keeps in its JSON and UBJSON model files.
-
-Parameters are saved by value (strings, numbers, booleans, ``None``, short numeric lists),
-except those that index rows of the training set (the objective's ``row_params``): those
-mean nothing without that training set, so only their fingerprint is saved (shape, dtype,
-SHA-256 of the int64 values). The record then says that they were given and which ones,
-and :meth:`ObjectiveRecord.params_with` takes them back, checked against the fingerprint.
-
-A record is validated when read: a known format, a registered objective, parameters
-that ``boostplug.objectives.get(name).check`` accepts.
-
-A file saved by boostplug's ``save_model`` carries, in its record, ``"model_sha256"``: the SHA-256
-of the rest of the model (each framework says of what exactly), checked when boostplug reads the
-file (:func:`checksum_of`, :func:`refuse_mismatch`), so that a leaf value or a threshold edited on
-disk is refused rather than loaded as another model. A record without it (written by an earlier
-boostplug, or kept by the framework's own writer) is read as before. A model loaded by boostplug
-keeps its record in memory without the checksum (:func:`without_checksum`): the framework's own
-writer would save it with whatever the model has become since.
-
-``save_model`` without ``objective=`` records the boostplug objective the Booster's parameters hold
-(:func:`objective_that_trained`: a scikit-learn ranker's); a Booster of a plain ``lgb.train`` or
-``xgb.train`` does not hold it (LightGBM writes ``"none"``), so saving one without ``objective=`` warns.
-A record attached to a Booster remembers how many rounds it had then; a Booster with more rounds than
-its record covers (training continued: XGBoost's ``xgb_model=`` copies the record, perhaps to rounds
-of another objective) is not saved without ``objective=`` (:func:`refuse_stale`): the record would
-name an objective the last rounds may not have been trained with.
-
-An objective that was never registered (a ``Loss`` class handed to an adapter) is recorded
-too, with the class's import path in ``"class"``: the name alone cannot rebuild it. Saving such
-a model warns (:func:`warn_if_unregistered`), and reading its record where the name is not
-registered is a ``ValueError`` naming the class to register.
+LightGBM keeps it in the model text (:mod:`boostplug.frameworks.lightgbm.model_file`), XGBoost as
+the booster attribute ``boostplug_objective``. Parameters are saved by value, except the
+objective's ``row_params``, saved only as a :class:`Fingerprint` (:meth:`ObjectiveRecord.params_with`
+takes them back). A record is validated when read. A file saved by boostplug's ``save_model``
+carries ``"model_sha256"``, the SHA-256 of the rest of the model, checked when boostplug reads it
+(:func:`checksum_of`, :func:`refuse_mismatch`); a model loaded by boostplug keeps its record
+without it (:func:`without_checksum`). Without ``objective=``, ``save_model`` records the objective
+the Booster's parameters hold (:func:`objective_that_trained`), and refuses a Booster trained past
+the rounds its record covers (:func:`refuse_stale`). An objective that was never registered is
+recorded with its class's import path in ``"class"`` (:func:`warn_if_unregistered`).
 """
 
 from __future__ import annotations
@@ -49,7 +25,7 @@ import json
 import math
 import re
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
@@ -93,9 +69,6 @@ class Fingerprint:
         arr = _canonical_array(value)
         return cls(tuple(int(s) for s in arr.shape), str(arr.dtype), hashlib.sha256(arr.tobytes()).hexdigest())
 
-    def to_json(self) -> dict[str, Any]:
-        return {"dtype": self.dtype, "shape": list(self.shape), "sha256": self.sha256}
-
 
 @dataclass(frozen=True)
 class ObjectiveRecord:
@@ -119,10 +92,6 @@ class ObjectiveRecord:
     version: str = ""
     loss_class: str = ""
     model_sha256: str = field(default="", compare=False)
-
-    def with_checksum(self, digest: str) -> "ObjectiveRecord":
-        """This record carrying ``digest`` as its ``model_sha256`` ("" for none)."""
-        return replace(self, model_sha256=digest)
 
     def params_with(self, **row_params: Any) -> dict[str, Any]:
         """The parameters to rebuild the objective, with the fingerprinted ones given back.
@@ -157,7 +126,7 @@ class ObjectiveRecord:
         doc: dict[str, Any] = {"boostplug": self.version, "format": FORMAT, "objective": self.name,
                                "params": dict(self.params)}
         if self.fingerprints:
-            doc["fingerprints"] = {k: v.to_json() for k, v in self.fingerprints.items()}
+            doc["fingerprints"] = {k: asdict(v) for k, v in self.fingerprints.items()}
         if self.loss_class:
             doc["class"] = self.loss_class
         if self.model_sha256:

@@ -174,6 +174,8 @@ class EvalSet:
 class FitPlan:
     """One ``fit`` call, validated and in boostplug's boundary format (``group_ptr``)."""
 
+    #: The training features as the framework reads them (:meth:`RankerMixin._qid_from_X`).
+    X: Any
     choice: ObjectiveChoice
     group_ptr: NDArray[np.int64]
     query_weights: NDArray[np.float64] | None
@@ -186,10 +188,6 @@ class FitPlan:
     def watched(self) -> MetricSpec:
         """The metric early stopping watches (on which sets: the framework's rule)."""
         return self.metrics[-1]
-
-    @property
-    def sizes(self) -> NDArray[np.int64]:
-        return np.diff(self.group_ptr)
 
     row_weights = EvalSet.row_weights
 
@@ -240,13 +238,8 @@ class RankerMixin:
         """Whether ``objective`` (the ranker's, or one in the booster's parameters) is boostplug's."""
         return is_boostplug_objective(objective, self._builtin_objectives)
 
-    def _extra_params(self) -> dict[str, Any]:  # pragma: no cover - each framework overrides
-        raise NotImplementedError
-
-    def _knows_param(self, name: str) -> bool:  # pragma: no cover
-        raise NotImplementedError
-
-    #: Whether ``_knows_param`` covers every parameter of the framework.
+    #: Whether ``_knows_param`` (each framework's: whether it knows a parameter name, beside
+    #: ``_extra_params``, the estimator's parameters beyond its named ones) covers every one.
     _knows_every_param = False
 
     def _not_booster_params(self) -> tuple[str, ...]:
@@ -255,15 +248,12 @@ class RankerMixin:
             return OWN_PARAMS
         return (*OWN_PARAMS, *_objectives.resolve(self.objective).defaults)
 
-    def _qid_from_X(self, X: Any, qid: Any, group: Any = None, what: str = "X") -> tuple[Any, Any]:
-        """``(X, qid)`` with the query ids a framework's convention reads from ``X`` itself
-        (:class:`boostplug.xgboost.XGBRanker`: a DataFrame column named ``qid``); by default none."""
+    def _qid_from_X(self, X: Any, qid: Any, group: Any = None, eval_index: int | None = None) -> tuple[Any, Any]:
+        """``(X, qid)`` as the framework reads them: ``X`` converted (:class:`boostplug.lightgbm.LGBMRanker`:
+        :func:`~.lightgbm.frames.lightgbm_frame`), the query ids its convention reads from ``X`` itself
+        (:class:`boostplug.xgboost.XGBRanker`: a DataFrame column named ``qid``); by default as given.
+        ``eval_index``: ``X`` is that of ``eval_set[eval_index]`` (``None``: the training ``X``)."""
         return X, qid
-
-    def _objective_choice(self) -> ObjectiveChoice:
-        return resolve_objective(self.objective, self._extra_params(), framework=self._framework,
-                                 knows=self._knows_param, complete=self._knows_every_param,
-                                 builtin=self._builtin_objectives)
 
     def _plan_fit(
         self,
@@ -279,10 +269,13 @@ class RankerMixin:
         eval_sample_weight: Sequence[ArrayLike] | None,
         doc: ArrayLike | None = None,
     ) -> FitPlan:
+        X, qid = self._qid_from_X(X, qid, group)
         record_fitted_queries(self, qid, y)
         if getattr(self, "n_estimators", None) is not None:  # XGBoost's None: its default, 100
             check_rounds(self.n_estimators, "n_estimators")  # LightGBM fails beyond, XGBoost runs for ever
-        choice = self._objective_choice()
+        choice = resolve_objective(self.objective, self._extra_params(), framework=self._framework,
+                                   knows=self._knows_param, complete=self._knows_every_param,
+                                   builtin=self._builtin_objectives)
         metrics = check_eval_metrics(self.eval_metric)
         rounds = check_optional_rounds(self.early_stopping_rounds, "early_stopping_rounds")
         gp = group_ptr_of(qid, group, y, caller=f"{type(self).__name__}.fit")
@@ -299,8 +292,9 @@ class RankerMixin:
             for i, pair in enumerate(eval_set):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError(f"eval_set[{i}] must be an (X, y) pair")
-                ex, ey = pair
-                egp = group_ptr_of(qids[i], groups[i], ey, f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])",
+                ex, eq = self._qid_from_X(pair[0], qids[i], groups[i], i)
+                ey = pair[1]
+                egp = group_ptr_of(eq, groups[i], ey, f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])",
                                    caller=f"{type(self).__name__}.fit")
                 evals.append(EvalSet(ex, ey, egp, query_weights_from_rows(_as_weights(weights[i]), egp,
                                                                            self._framework)))
@@ -311,7 +305,7 @@ class RankerMixin:
                 f"early_stopping_rounds={rounds} needs validation data: fit(..., eval_set=[(X_vali, y_vali)], "
                 "eval_qid=[qid_vali])"
             )
-        return FitPlan(choice, gp, qw, evals, metrics, rounds)
+        return FitPlan(X, choice, gp, qw, evals, metrics, rounds)
 
     def _on_rows(self, choice: ObjectiveChoice, qid: ArrayLike | None, group_ptr: NDArray[np.int64],
                  doc: ArrayLike | None) -> ObjectiveChoice:

@@ -20,10 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from distributed import Client
 
-    from .._bound_objective import BoundObjective
     from ..distributed.stop import StopFlag
 
-__all__ = ["check_doc_col", "refuse_keyed_without_doc", "train_on_workers"]
+__all__ = ["check_doc_col", "train_on_workers"]
 
 
 def check_doc_col(frame: "dd.DataFrame", doc_col: Any, label_col: str, qid_col: str,
@@ -38,15 +37,6 @@ def check_doc_col(frame: "dd.DataFrame", doc_col: Any, label_col: str, qid_col: 
                              "their own")
     if feature_cols is not None and doc_col in feature_cols:
         raise ValueError(f"doc_col={doc_col!r} is also in feature_cols; a document key is not a feature")
-
-
-def refuse_keyed_without_doc(obj: "BoundObjective", doc_col: Any) -> None:
-    """A keyed table names rows by ``(qid, doc)``: without ``doc_col`` no worker can map it."""
-    if obj.keyed_given and doc_col is None:
-        key = next(iter(obj.keyed_given))
-        raise ValueError(f"objective_params[{key!r}] is a KeyedPairs table, which names rows by (qid, doc), and no "
-                         "doc_col was given: pass doc_col= (the frame's column of document keys) so that each "
-                         "worker maps the table onto its own rows")
 
 
 def _host(address: str) -> str:
@@ -109,7 +99,8 @@ def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, ob
                      num_boost_round: int, *, docs_per_partition: np.ndarray, features: list[str],
                      label_col: str, qid_col: str, doc_col: str, stop: "StopFlag") -> Any:
     """Train ``framework`` (``"lightgbm"``, ``"xgboost"``) on a checked query-whole frame: one task
-    on each worker holding rows, on its partitions, all joined in one network; the booster.
+    on each worker holding rows, on its partitions, all joined in one network; the booster, its
+    objective recorded.
 
     The partitions are computed where they are (a persisted frame stays put) and each worker
     trains on those it holds, as ``lightgbm.dask`` assigns them. Each worker trains with its
@@ -158,11 +149,11 @@ def train_on_workers(client: "Client", frame: "dd.DataFrame", framework: str, ob
         machines = ",".join(f"{_host(w)}:{ports[w]}" for w in workers)
         futures = [train(w, machines=machines, port=ports[w], n_workers=len(workers)) for w in workers]
         with stopped_on_error(client, futures, stop):
-            return worker.load(_gather_while_alive(client, futures, workers)[0])
+            return worker.record_objective(worker.load(_gather_while_alive(client, futures, workers)[0]), obj)
     from distributed.utils import get_ip
 
     # The tracker runs here, at this machine's address on the route to the scheduler (the workers connect to it).
     with xgboost_worker.Tracker(get_ip(_host(client.scheduler.address)), len(workers)) as tracker:
         futures = [train(w, tracker_args=tracker.args, task_id=str(i)) for i, w in enumerate(workers)]
         with stopped_on_error(client, futures, stop):
-            return worker.load(_gather_while_alive(client, futures, workers)[0])
+            return worker.record_objective(worker.load(_gather_while_alive(client, futures, workers)[0]), obj)

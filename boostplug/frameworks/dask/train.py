@@ -12,7 +12,7 @@ import numpy as np
 from ..._validation import check_rounds
 from ...groups import group_ptr_from_qid
 from ..distributed.peers import first_line, lost_peer
-from .keyed import check_doc_col, refuse_keyed_without_doc, train_on_workers
+from .keyed import check_doc_col, train_on_workers
 from .partition import PartitionLayout, check_partitions, compute, dask_modules, require_frame
 from .stopping import stopping_workers
 
@@ -37,9 +37,10 @@ def _features(frame: "dd.DataFrame", feature_cols: Sequence[str] | None, drop: S
     return list(feature_cols)
 
 
-def _refuse_row_params(obj: "BoundObjective") -> "BoundObjective":
-    """Objective parameters that hold row indices of the whole training set cannot be split
-    between workers: each worker's objective sees its own rows, numbered from 0."""
+def _distributable(obj: "BoundObjective", doc_col: Any) -> "BoundObjective":
+    """``obj``, refused when it holds row indices of the whole training set (they cannot be split
+    between workers: each worker's objective sees its own rows, numbered from 0) or, without
+    ``doc_col``, a keyed table (it names rows by ``(qid, doc)``: no worker could map it)."""
     if obj.rows_given:
         key = next(iter(obj.rows_given))
         entry = obj.objective
@@ -50,6 +51,11 @@ def _refuse_row_params(obj: "BoundObjective") -> "BoundObjective":
             f"used in distributed training. Leave {key} unset (the objective's other parameters then "
             f"apply; defaults: {defaults}) or train on one machine with boostplug.lightgbm / boostplug.xgboost"
         )
+    if obj.keyed_given and doc_col is None:
+        key = next(iter(obj.keyed_given))
+        raise ValueError(f"objective_params[{key!r}] is a KeyedPairs table, which names rows by (qid, doc), and no "
+                         "doc_col was given: pass doc_col= (the frame's column of document keys) so that each "
+                         "worker maps the table onto its own rows")
     return obj
 
 
@@ -216,8 +222,7 @@ def train_lightgbm(
         raise ValueError("pass the boostplug objective as `objective`, not in the ranker parameters")
     # keyed: lgb.train on each worker, which hands the objective the Dataset (and its num_threads)
     make = DaskLightGBMObjective if doc_col is None else LightGBMObjective
-    obj = _refuse_row_params(make(objective, dict(objective_params or {}))).given_training(ranker_params)
-    refuse_keyed_without_doc(obj, doc_col)
+    obj = _distributable(make(objective, dict(objective_params or {})), doc_col).given_training(ranker_params)
     if doc_col is not None:
         check_doc_col(frame, doc_col, label_col, qid_col, feature_cols)
         from ..distributed import lightgbm_worker
@@ -229,10 +234,9 @@ def train_lightgbm(
     cols = _features(frame, feature_cols, (label_col, qid_col, doc_col))
     with _naming_lost_workers(client, "train_lightgbm"), stopping_workers(client) as stop:
         if doc_col is not None:
-            booster = train_on_workers(client, frame, "lightgbm", obj, params, rounds,
-                                       docs_per_partition=layout.docs_per_partition, features=cols,
-                                       label_col=label_col, qid_col=qid_col, doc_col=doc_col, stop=stop)
-            return lightgbm_worker.record_objective(booster, obj)
+            return train_on_workers(client, frame, "lightgbm", obj, params, rounds,
+                                    docs_per_partition=layout.docs_per_partition, features=cols,
+                                    label_col=label_col, qid_col=qid_col, doc_col=doc_col, stop=stop)
         from ..distributed.stop import LightGBMStop
 
         ranker = lgb.DaskLGBMRanker(client=client, objective=obj, **ranker_params)
@@ -295,8 +299,8 @@ def train_xgboost(
 
     require_frame(frame, label_col, qid_col, "train_xgboost")
     check_rounds(num_boost_round, "num_boost_round")
-    obj = _refuse_row_params(DaskXGBoostObjective(objective, dict(objective_params or {}))).given_training(params or {})
-    refuse_keyed_without_doc(obj, doc_col)
+    obj = _distributable(DaskXGBoostObjective(objective, dict(objective_params or {})), doc_col).given_training(
+        params or {})
     if doc_col is not None:
         from ..distributed import xgboost_worker
 
@@ -313,7 +317,7 @@ def train_xgboost(
             booster = train_on_workers(client, frame, "xgboost", obj, xgboost_worker.prepare_params(params or {}),
                                        num_boost_round, docs_per_partition=layout.docs_per_partition, features=cols,
                                        label_col=label_col, qid_col=qid_col, doc_col=doc_col, stop=stop)
-            return {"booster": xgboost_worker.record_objective(booster, obj), "history": {}}
+            return {"booster": booster, "history": {}}
         from ..distributed.stop import XGBoostStop
 
         dtrain = xgb_dask.DaskDMatrix(client, frame[cols], frame[label_col], qid=dense_qid(frame, layout, qid_col))

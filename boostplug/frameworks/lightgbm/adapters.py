@@ -98,14 +98,16 @@ def group_ptr_from_lgb_sizes(sizes: Any, n_docs: int | None) -> NDArray[np.int64
                               "boostplug.lightgbm.dataset(X, y, qid=qid)", sizes=True, what="the Dataset")
 
 
-#: LightGBM's names for ``num_threads`` (its ``_ConfigAliases``).
+#: LightGBM's names for ``num_threads``, ``n_jobs`` last: in LightGBM's scikit-learn wrapper an alias
+#: in the kwargs wins over ``n_jobs``.
 _THREAD_ALIASES = ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs")
 
 
-#: LightGBM's names for ``learning_rate`` (its ``_ConfigAliases``).
-LR_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
-#: LightGBM's names for ``metric``.
-METRIC_ALIASES = ("metric", "metrics", "metric_types")
+def aliases(name: str) -> list[str]:
+    """LightGBM's names for its parameter ``name``, in the order LightGBM reads them (its own table)."""
+    from lightgbm.basic import _ConfigAliases
+
+    return _ConfigAliases.get_sorted(name)
 
 
 def dataset_position(objective: Any, given: dict[str, Any], data: Any) -> dict[str, Any]:

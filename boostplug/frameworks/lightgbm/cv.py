@@ -16,14 +16,6 @@ from .adapters import group_ptr_from_lgb_sizes
 __all__ = ["query_folds", "cv"]
 
 
-def _group_sizes_of(train_set: Any) -> NDArray[np.int64]:
-    """Group sizes of an ``lgb.Dataset`` without constructing it when they were given to it."""
-    sizes = getattr(train_set, "group", None)
-    if sizes is None:
-        sizes = train_set.construct().get_group()
-    return np.diff(group_ptr_from_lgb_sizes(sizes, None))
-
-
 def query_folds(
     train_set: Any, nfold: int = 5, *, seed: int = 0, shuffle: bool = True
 ) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
@@ -55,7 +47,11 @@ def query_folds(
         ``nfold`` pairs ``(train_rows, test_rows)`` (sorted int64 row indices); each query is
         in the test rows of exactly one fold, and the folds differ by at most one query.
     """
-    return row_folds_by_query(_group_sizes_of(train_set), nfold, seed=seed, shuffle=shuffle, name="nfold")
+    sizes = getattr(train_set, "group", None)  # given to the Dataset: read without constructing it
+    if sizes is None:
+        sizes = train_set.construct().get_group()
+    return row_folds_by_query(np.diff(group_ptr_from_lgb_sizes(sizes, None)), nfold, seed=seed, shuffle=shuffle,
+                              name="nfold")
 
 
 def cv(params: dict[str, Any], train_set: Any, num_boost_round: int = 100, *, nfold: int = 5, seed: int = 0,

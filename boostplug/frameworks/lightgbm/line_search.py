@@ -36,13 +36,11 @@ from ...objectives import qbrank
 from ..._validation import check_rounds
 from .._builders import builder_init_score
 from .._query_info import set_arrays
-from .adapters import LR_ALIASES as _LR_ALIASES, METRIC_ALIASES, group_ptr_from_lgb_sizes, initial_scores
+from .adapters import aliases, group_ptr_from_lgb_sizes, initial_scores
 
 __all__ = ["LineSearchRecord", "LineSearchResult", "train_line_search"]
 
 _PAPER_ETA = 0.05
-_BOOSTING_ALIASES = ("boosting", "boosting_type", "boost")
-_OBJECTIVE_ALIASES = ("objective", "objective_type", "app", "application", "loss")
 _NONE_METRICS = (None, "", "None", "none", "null", "na", [], ())
 
 
@@ -74,8 +72,9 @@ class LineSearchResult(NamedTuple):
     record: LineSearchRecord
 
 
-def _pop_aliases(params: dict[str, Any], aliases: Sequence[str]) -> list[tuple[str, Any]]:
-    return [(k, params.pop(k)) for k in aliases if k in params]
+def _pop_aliases(params: dict[str, Any], name: str) -> list[tuple[str, Any]]:
+    """LightGBM's parameter ``name`` taken out of ``params`` under each of its names given."""
+    return [(k, params.pop(k)) for k in aliases(name) if k in params]
 
 
 def _resolve_params(params: dict[str, Any] | None, eta: float | None) -> tuple[dict[str, Any], float]:
@@ -85,7 +84,7 @@ def _resolve_params(params: dict[str, Any] | None, eta: float | None) -> tuple[d
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict, got {type(params).__name__}")
     p = dict(params)
-    lrs = _pop_aliases(p, _LR_ALIASES)
+    lrs = _pop_aliases(p, "learning_rate")
     if eta is None:
         eta = float(lrs[0][1]) if lrs else _PAPER_ETA
     elif any(float(v) != 1.0 for _, v in lrs):
@@ -95,25 +94,25 @@ def _resolve_params(params: dict[str, Any] | None, eta: float | None) -> tuple[d
         )
     if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not (0.0 < float(eta) <= 1.0):
         raise ValueError(f"eta (the shrinkage) must be in (0, 1], got {eta!r}")
-    for k, v in _pop_aliases(p, _OBJECTIVE_ALIASES):
+    for k, v in _pop_aliases(p, "objective"):
         if v not in (None, "none", "custom"):
             raise ValueError(
                 f"params[{k!r}] = {v!r}: train_line_search always trains QBRank; "
                 "pass its parameters as objective_params"
             )
-    for k, v in _pop_aliases(p, METRIC_ALIASES):
+    for k, v in _pop_aliases(p, "metric"):
         if v not in _NONE_METRICS:
             raise ValueError(
                 f"params[{k!r}] = {v!r}: LightGBM's built-in metrics would see unscaled trees; "
                 "pass feval=... (e.g. boostplug.lightgbm.metric('ndcg@10')) instead"
             )
-    for k, v in _pop_aliases(p, _BOOSTING_ALIASES):
+    for k, v in _pop_aliases(p, "boosting"):
         if v not in ("gbdt", "gbrt"):
             raise ValueError(f"params[{k!r}] = {v!r}: the line search needs boosting='gbdt'")
         p["boosting"] = "gbdt"
-    if p.get("linear_tree") or p.get("linear_trees"):
+    if any(p.get(k) for k in aliases("linear_tree")):
         raise ValueError("linear_tree=True is not supported: scaling leaf constants would not scale the linear part")
-    for k in ("num_class", "num_classes"):
+    for k in aliases("num_class"):
         if k in p and int(p[k]) != 1:
             raise ValueError(f"params[{k!r}] = {p[k]!r}: ranking trains one tree per round")
     p.update({"objective": "none", "metric": "None", "learning_rate": 1.0})

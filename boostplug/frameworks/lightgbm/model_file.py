@@ -1,32 +1,18 @@
 """LightGBM model files that say which boostplug objective trained them, and that other tools
-read as a standard LightGBM model.
+read as a standard LightGBM model (user documentation: ``docs/objectives/index.md``, "Saving,
+serving and refitting models").
 
-LightGBM writes a model trained with a callable objective with no ``objective=`` header line and
-``[objective: custom]`` among its parameters: onnxmltools refuses such a file, and
-``Booster.refit`` stops at "No objective function provided". A model saved here with the record
-(:mod:`boostplug.frameworks.model_record`) of the boostplug objective that trained it says instead:
-
-* ``objective=lambdarank`` in the header: a raw-score ranking objective, so LightGBM, treelite and
-  onnxmltools take its prediction for the raw score it is (as for LightGBM's own lambdarank
-  models; the prediction does not change);
-* ``[objective: lambdarank_by_boostplug_refit_with_boostplug.lightgbm.refit_<record>]`` among the
-  parameters, ``<record>`` the record's JSON in lower-case base32 without padding (LightGBM lower-cases an
-  objective name where it parses one): onnxmltools reads the
-  prefix and converts the model as a ranker; LightGBM loads the line without a warning (it is a
-  known parameter) and writes it out again when a loaded model is saved (so the record survives
-  ``lgb.Booster(model_file=...).save_model``, which MLflow's ``log_model`` calls); and its
-  ``Booster.refit``, which trains on that objective, refuses the unknown name, whose first words
-  say what to call instead.
-
-Files of the earlier layout (the record as a ``[boostplug_objective: ...]`` parameter, which
-LightGBM warns about) still load. A model whose parameters name a built-in objective keeps it, and
-its record is written in that earlier layout.
-
-The record written by :func:`save_model` and :func:`model_to_string` carries the SHA-256 of the rest
-of the text (every line but the record's, without the newlines at its end) and of the record itself
-(``model_sha256``); :func:`load_model` and :func:`objective_of` of a file refuse text that does not
-match it. LightGBM writes a loaded model back unchanged, so its own ``save_model`` keeps a file
-that matches; a Booster loaded by :func:`load_model` holds its record without the checksum.
+A model saved here with the record (:mod:`boostplug.frameworks.model_record`) says
+``objective=lambdarank`` in the header (a raw-score ranking objective, for treelite and
+onnxmltools) and ``[objective: lambdarank_by_boostplug_refit_with_boostplug.lightgbm.refit_<record>]``
+among the parameters, ``<record>`` the record's JSON in lower-case base32 without padding (LightGBM
+lower-cases an objective name where it parses one). LightGBM loads that known parameter without a
+warning and writes it out again when a loaded model is saved; its ``Booster.refit`` refuses the
+unknown name, whose first words say what to call instead. Files of the earlier layout (a
+``[boostplug_objective: ...]`` parameter) still load; a model whose parameters name a built-in
+objective keeps it, its record written in that earlier layout. The record written carries the
+SHA-256 of the rest of the text and of the record itself (``model_sha256``), which
+:func:`load_model` and :func:`objective_of` of a file check.
 """
 
 from __future__ import annotations
@@ -35,6 +21,7 @@ import base64
 import hashlib
 import os
 import warnings
+from dataclasses import replace
 from typing import Any
 
 from ..._atomic import write_text
@@ -212,7 +199,7 @@ def load_model(path: Any = None, *, model_str: str | None = None):
         check_model_text(model_str, source)
     record = record_from_text(model_str, source)
     if record is not None and record.model_sha256:  # the Booster's own text then says nothing of this file
-        record = record.with_checksum("")
+        record = replace(record, model_sha256="")
         model_str = text_with_record(model_str, record, checksum=False)
     try:
         booster = lgb.Booster(model_str=model_str)
@@ -232,7 +219,7 @@ def text_with_record(model_str: str, record: ObjectiveRecord | None, *, checksum
     lines = [f"{_OBJECTIVE_LINE}custom]" if ln.startswith(_OURS) else ln for ln in lines]
     if record is None:
         return "\n".join(lines)
-    record = record.with_checksum("")
+    record = replace(record, model_sha256="")
     start, end = _parameters(lines)
     if start is None:  # no parameters section: LightGBM writes it before pandas_categorical
         at = next((i for i, ln in enumerate(lines) if ln.startswith("pandas_categorical:")), len(lines))
@@ -251,7 +238,7 @@ def text_with_record(model_str: str, record: ObjectiveRecord | None, *, checksum
             at += 1
     if checksum:
         digest = _content_sha256("\n".join(lines[:at] + lines[at + 1:]), record.to_json())
-        lines[at] = _record_line(record.with_checksum(digest), lines[at].startswith(_OURS))
+        lines[at] = _record_line(replace(record, model_sha256=digest), lines[at].startswith(_OURS))
     return "\n".join(lines)
 
 

@@ -158,6 +158,10 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
     def _knows_param(self, name: str) -> bool:
         return name in _lightgbm_param_names()
 
+    def _qid_from_X(self, X: Any, qid: Any, group: Any = None, eval_index: int | None = None) -> tuple[Any, Any]:
+        """``X`` as LightGBM reads it (:func:`~.frames.lightgbm_frame`), the query ids as given."""
+        return lightgbm_frame(X, "X" if eval_index is None else f"eval_set[{eval_index}]"), qid
+
     def _process_params(self, stage: str) -> dict[str, Any]:
         params = super()._process_params(stage)
         for key in self._not_booster_params():
@@ -209,11 +213,6 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         a column LightGBM cannot read from Arrow (strings, dates...) is a ``ValueError`` naming it.
         Other arguments as ``lightgbm.LGBMRanker.fit``.
         """
-        X = lightgbm_frame(X)
-        if eval_set is not None:
-            pairs = [eval_set] if isinstance(eval_set, tuple) else eval_set
-            eval_set = [(lightgbm_frame(p[0], f"eval_set[{i}]"), p[1]) if isinstance(p, (tuple, list)) and len(p) == 2
-                        else p for i, p in enumerate(pairs)]
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
                               eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=eval_sample_weight,
                               doc=doc)
@@ -253,9 +252,9 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
                 eval_names=eval_names,
                 eval_metric=[sklearn_metric(m.name) for m in plan.metrics],
             )
-        super().fit(X, y, sample_weight=plan.row_weights(), init_score=init_score, group=plan.sizes,
-                    feature_name=feature_name, categorical_feature=categorical_feature, callbacks=callbacks,
-                    init_model=init_model, **eval_kw)
+        super().fit(plan.X, y, sample_weight=plan.row_weights(), init_score=init_score,
+                    group=np.diff(plan.group_ptr), feature_name=feature_name,
+                    categorical_feature=categorical_feature, callbacks=callbacks, init_model=init_model, **eval_kw)
         if self._is_boostplug(self.objective) and callable(self._objective):
             record_objective(self._Booster, self._objective)  # booster_ then says what trained it
         return self

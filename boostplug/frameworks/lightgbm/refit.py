@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._bound_objective import BoundObjective
 from .._builders import builder_init_score
 from ..model_record import ObjectiveRecord, record_for
-from .adapters import LightGBMObjective, dataset, initial_scores
+from .adapters import LightGBMObjective, aliases, dataset, initial_scores
 from .model_file import RECORD_ATTR, objective_of
 
 __all__ = ["refit", "refit_leaves"]
@@ -43,20 +43,10 @@ _K_EPSILON = float(np.float32(1e-15))
 # LightGBM's kZeroThreshold (1e-35f): smaller leaf values are stored as 0.
 _K_ZERO = float(np.float32(1e-35))
 
-_ALIASES: dict[str, tuple[str, ...]] = {
-    "lambda_l1": ("lambda_l1", "reg_alpha", "l1_regularization"),
-    "lambda_l2": ("lambda_l2", "reg_lambda", "lambda", "l2_regularization"),
-    "max_delta_step": ("max_delta_step", "max_tree_output", "max_leaf_output"),
-    "path_smooth": ("path_smooth",),
-    "linear_tree": ("linear_tree", "linear_trees"),
-}
-
 
 def _param(params: dict[str, Any], name: str, default: Any) -> Any:
-    for key in _ALIASES[name]:
-        if key in params and params[key] is not None:
-            return params[key]
-    return default
+    """The value ``params`` give LightGBM's parameter ``name`` (under any of its names), else ``default``."""
+    return next((params[key] for key in aliases(name) if params.get(key) is not None), default)
 
 
 def leaf_values(sum_grad: NDArray[np.float64], sum_hess: NDArray[np.float64], *, lambda_l1: float,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .adapters import METRIC_ALIASES, metric as _metric
+from .adapters import aliases, metric as _metric
 from .cv import query_folds
 
 __all__ = ["tuner_cv", "tuner"]
@@ -77,12 +77,13 @@ def _refuse(kwargs: dict[str, Any], names: tuple[str, ...], who: str) -> None:
 def _params(params: Any) -> dict[str, Any]:
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict, got {type(params).__name__}")
-    for key in METRIC_ALIASES:
+    names = aliases("metric")
+    for key in names:
         value = params.get(key)
         if value not in (None, "None", "none", "", "na", "null", "custom"):
             raise ValueError(f"params[{key!r}] = {value!r}: the tuner optimises the boostplug metric given as "
                              "metric=...; LightGBM's built-in metrics would be computed beside it for nothing")
-    return {**{k: v for k, v in params.items() if k not in METRIC_ALIASES}, "metric": "None"}
+    return {**{k: v for k, v in params.items() if k not in names}, "metric": "None"}
 
 
 _CLASSES: dict[type, type] = {}

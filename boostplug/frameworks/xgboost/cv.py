@@ -19,13 +19,6 @@ from .adapters import (XGBoostMetric, XGBoostObjective, _group_ptr, directed_cal
 __all__ = ["query_fold_rows", "cv"]
 
 
-def without(params: Any, names: frozenset[str]) -> Any:
-    """XGBoost's ``params`` (a dict or a list of pairs) without ``names``."""
-    if isinstance(params, dict):
-        return {k: v for k, v in params.items() if k not in names}
-    return [(k, v) for k, v in params if k not in names]
-
-
 def query_fold_rows(dtrain: Any, nfold: int = 5, *, seed: int = 0,
                     shuffle: bool = True) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     """``nfold`` pairs ``(train_rows, test_rows)`` of a ranking DMatrix, each query whole in the test
@@ -78,7 +71,9 @@ def cv(params: dict[str, Any], dtrain: Any, num_boost_round: int = 10, *, nfold:
     if isinstance(kwargs.get("obj"), XGBoostObjective):
         # what xgb.cv does not hand the objective; the built-in's parameters it reads are not XGBoost's
         kwargs["obj"] = obj = kwargs["obj"].given_threads(params_threads(dict(params))).given_training(params)
-        params = without(params, obj.reads("XGBoost"))
+        reads = obj.reads("XGBoost")  # (params: a dict, or XGBoost's list of pairs)
+        params = ({k: v for k, v in params.items() if k not in reads} if isinstance(params, dict)
+                  else [(k, v) for k, v in params if k not in reads])
     if isinstance(kwargs.get("custom_metric"), XGBoostMetric):
         kwargs["custom_metric"] = metric = kwargs["custom_metric"].directed()
         if kwargs.get("maximize") is None:

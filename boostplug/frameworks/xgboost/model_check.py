@@ -6,40 +6,26 @@ beyond the model's width makes ``predict`` read outside its arrays (SIGSEGV), a 
 beyond the model's outputs writes outside them (heap corruption), and a parent index out of range
 is read while the model loads. :func:`check_model_data` parses the model (UBJSON by
 :func:`~.ubjson.parse_ubjson`, JSON text by Python's ``json``) and refuses, naming the source and
-the tree, node or field:
-
-* the learner: ``num_feature``, ``num_class``, ``num_target`` as integers in range, a
-  ``base_score`` of one value or one per output, attributes and feature names as strings; a known
-  booster (``gbtree``, ``dart``, ``gblinear``) with its fields;
-* ``gbtree``/``dart``: ``num_trees`` trees with ids ``0..num_trees-1`` in order, a
-  ``tree_info`` group below the model's outputs for each, ``iteration_indptr`` rising from 0 to
-  ``num_trees``, ``dart``'s ``weight_drop`` one per tree;
-* each tree: finite leaf values (a NaN or infinite leaf, which a file without boostplug's checksum may
-  hold, makes every prediction reaching it NaN or infinite); every per-node array of ``num_nodes`` values (``base_weights`` and ``leaf_weights``
-  of ``size_leaf_vector`` values a node or leaf for a multi-target tree), integers where XGBoost
-  reads integers; a split's children in ``1..num_nodes-1`` and each node the child of at most one
-  split (so the nodes the root reaches form one tree: no cycle, no shared child); split features
-  below ``num_feature``; the root's parent none and every other node's parent a node, a reachable
-  node's its split's; categorical splits whose category lists stay within ``categories`` and hold
-  categories in ``[0, 2**24)``; a multi-target tree's leaves pointing into its ``leaf_weights``;
-* the category encodings (``cats``): one per feature, whose segments, sorted indices and values
-  agree;
-* ``gblinear``: ``(num_feature + 1) x outputs`` weights.
+the tree, node or field, what does not hold together (the list: ``docs/reliability.md``, "XGBoost
+model files"): the learner's counts, ``base_score``, attributes and booster; the trees' ids,
+output groups and ``iteration_indptr``; each tree's per-node arrays (lengths and integer types),
+finite leaf values, children that form one tree, split features below ``num_feature``, parents
+that match the splits, categorical splits and a multi-target tree's leaf weights within their
+arrays; the category encodings (``cats``); ``gblinear``'s and ``dart``'s weights.
 
 A file saved by boostplug with its objective record carries the SHA-256 of its content, the
 record included (:func:`content_sha256`), in the record; when it does, any other content is
 refused too (:func:`check_model_data`). What XGBoost checks and refuses cleanly itself (its
 parameters' text, ``num_deleted``) is left to it; its error is a ``ValueError`` naming the source
-(:func:`xgboost_reading`).
+(:func:`load_checked`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-from typing import Any, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
@@ -47,8 +33,7 @@ from ..._validation import special_kind
 from ..model_record import RECORD_KEY, checksum_of, refuse_mismatch, without_checksum
 from .ubjson import MAX_DEPTH, looks_like_ubjson, parse_ubjson
 
-__all__ = ["checked_model_source", "check_model_data", "check_model_document", "content_sha256", "xgboost_reading",
-           "forget_checksum"]
+__all__ = ["checked_model_source", "check_model_data", "content_sha256", "load_checked", "forget_checksum"]
 
 _NODE_MAX = 2**31 - 1
 #: XGBoost reads a category as a float and treats one at 2**24 or above as invalid.
@@ -98,9 +83,10 @@ def _json_models_only() -> bool:
 
 
 def check_model_data(data: bytes, source: str, *, ubj: bool) -> None:
-    """``data``, a UBJSON (``ubj``) or JSON model, parsed and checked (:func:`check_model_document`),
+    """``data``, a UBJSON (``ubj``) or JSON model, parsed and checked as the module docstring says,
     and its checksum, when its objective record carries one, compared with its content: a
-    ``ValueError`` naming ``source`` otherwise."""
+    ``ValueError`` naming ``source`` otherwise (``"<source>: <what is wrong>; a damaged XGBoost
+    model, not loaded"`` for a model that does not hold together)."""
     if ubj:
         doc = parse_ubjson(data, source)
     else:
@@ -108,30 +94,26 @@ def check_model_data(data: bytes, source: str, *, ubj: bool) -> None:
             doc = json.loads(data)
         except (ValueError, RecursionError) as e:  # (XGBoost's own error for a cut one is not even UTF-8)
             raise ValueError(f"{source}: not a complete JSON model (cut short or damaged): {e}") from None
-    check_model_document(doc, source)
+    try:
+        _check_depth(doc)
+        _check_learner(doc)
+    except _Refused as e:
+        raise ValueError(f"{source}: {e}; a damaged XGBoost model, not loaded") from None
     record = doc["learner"].get("attributes", {}).get(RECORD_KEY)
     expected = None if record is None else checksum_of(record, source)
     if expected is not None:
         refuse_mismatch(expected, content_sha256(doc), source)
 
 
-def check_model_document(doc: Any, source: str) -> None:
-    """The parsed model ``doc`` checked as the module docstring says; ``ValueError``
-    ``"<source>: <what is wrong>; a damaged XGBoost model, not loaded"``."""
-    try:
-        _check_depth(doc)
-        _check_learner(doc)
-    except _Refused as e:
-        raise ValueError(f"{source}: {e}; a damaged XGBoost model, not loaded") from None
-
-
-@contextlib.contextmanager
-def xgboost_reading(source: str) -> Iterator[None]:
-    """XGBoost's own error while it reads a checked model, as a ``ValueError`` naming ``source``."""
+def load_checked(fname: Any, load: Callable[[Any], Any]) -> Any:
+    """``load(fname)``, XGBoost reading a model (a path, or the bytes of ``Booster.load_model``),
+    after :func:`checked_model_source`; XGBoost's own error is a ``ValueError`` naming the source."""
     import xgboost as xgb
 
+    checked_model_source(fname)
+    source = "the model bytes" if isinstance(fname, (bytes, bytearray, memoryview)) else str(fname)
     try:
-        yield
+        return load(fname)
     except xgb.core.XGBoostError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ValueError(f"{source}: XGBoost refused it ({first}); a damaged XGBoost model, not loaded") from None

@@ -14,7 +14,7 @@ from typing import Any
 from ..._atomic import write_bytes
 from ..model_record import (RECORD_KEY, ObjectiveRecord, json_object, objective_that_trained, record_for,
                             record_found, refuse_stale, warn_if_unregistered, with_checksum)
-from .model_check import checked_model_source, content_sha256, forget_checksum, xgboost_reading
+from .model_check import content_sha256, forget_checksum, load_checked
 from .ubjson import parse_ubjson
 
 __all__ = ["record_objective", "objective_of", "save_model", "load_model", "ROUNDS_KEY"]
@@ -66,10 +66,11 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     checks. Written atomically. A booster with more rounds than when its record was attached
     (training continued with ``xgb_model=``, which copies the record) is a ``ValueError`` without
     ``objective=``: the record may not name the objective of the last rounds."""
-    if objective is None and booster.attr(RECORD_KEY) is not None:
-        refuse_stale(_recorded_name(booster.attr(RECORD_KEY)), booster.attr(ROUNDS_KEY), booster.num_boosted_rounds(),
-                     "boostplug.xgboost.save_model")
-    if objective is None and booster.attr(RECORD_KEY) is None:
+    recorded = booster.attr(RECORD_KEY)
+    if objective is None and recorded is not None:  # (named by its JSON, else by the text itself)
+        refuse_stale((json_object(recorded) or {}).get("objective", recorded), booster.attr(ROUNDS_KEY),
+                     booster.num_boosted_rounds(), "boostplug.xgboost.save_model")
+    elif objective is None:
         trained = objective_that_trained(booster)
         if trained is None:
             _warn_if_custom(booster)
@@ -92,11 +93,6 @@ def save_model(booster: Any, path: Any, objective: Any = None) -> None:
     write_bytes(path, data)
 
 
-def _recorded_name(record: str) -> Any:
-    """The objective a record's JSON names (the text itself when it is no JSON object)."""
-    return (json_object(record) or {}).get("objective", record)
-
-
 def _warn_if_custom(booster: Any) -> None:
     """A ``UserWarning`` when ``booster`` may have been trained with a custom objective (its objective
     is ``reg:squarederror``, XGBoost's placeholder for one) that boostplug does not know."""
@@ -113,7 +109,7 @@ def _warn_if_custom(booster: Any) -> None:
 
 def load_model(path: Any):
     """``xgb.Booster(model_file=path)``, its objective record validated (``ValueError`` if invalid).
-    The file is checked first (:func:`~.model_check.checked_model_source`): XGBoost's own reader
+    The file is checked first (:func:`~.model_check.load_checked`): XGBoost's own reader
     crashes the process or hangs on a UBJSON file cut short, and its ``predict`` on a tree whose
     children or split features are out of range. A UBJSON structure that breaks is a
     ``ValueError`` naming the file and the byte offset; a tree that does not hold together, one
@@ -132,7 +128,5 @@ def _read(path: Any):
 
     from ..._validation import fs_path
 
-    path = fs_path(path, "model file")  # bytes too (XGBoost takes only str and os.PathLike)
-    checked_model_source(path)
-    with xgboost_reading(path):
-        return xgb.Booster(model_file=path)
+    # bytes too (XGBoost takes only str and os.PathLike)
+    return load_checked(fs_path(path, "model file"), lambda checked: xgb.Booster(model_file=checked))

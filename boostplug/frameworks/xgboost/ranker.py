@@ -15,11 +15,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from ... import objectives as _objectives
 from .._builders import builder_init_score
-from ..sklearn_ranker import FitPlan, RankerMixin, per_set
+from ..sklearn_ranker import RankerMixin, per_set
 from .adapters import XGBoostMetric, directed_callbacks, dmatrix, early_stopping, params_threads
 from .adapters import objective as make_objective
 from .model_file import objective_of, record_objective
-from .model_check import checked_model_source, forget_checksum, xgboost_reading
+from .model_check import forget_checksum, load_checked
 
 __all__ = ["XGBRanker", "SKOPS_TRUSTED_TYPES"]
 
@@ -34,7 +34,7 @@ _XGB_SHARED_NAMES = frozenset({"alpha"})
 
 
 class _Metrics:
-    """``custom_metric`` for several boostplug metrics: XGBoost takes one callable, which may
+    """``custom_metric`` for the ranker's boostplug metrics: XGBoost takes one callable, which may
     return a list of ``(name, value)`` pairs (recorded in this order; early stopping is told
     which one to watch). Pickles, as each metric does."""
 
@@ -100,14 +100,14 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
             params.pop("objective", None)
         return params
 
-    def _qid_from_X(self, X: Any, qid: Any, group: Any = None, what: str = "X") -> tuple[Any, Any]:
+    def _qid_from_X(self, X: Any, qid: Any, group: Any = None, eval_index: int | None = None) -> tuple[Any, Any]:
         """XGBoost's convention (``xgboost.XGBRanker``): a pandas DataFrame's column named ``qid``
         holds the query ids and is no feature; refused next to ``qid=`` or ``group=``."""
         if not (type(X).__module__.startswith("pandas") and hasattr(X, "columns") and "qid" in X.columns):
             return X, qid
         for name, given in (("qid", qid), ("group", group)):
             if given is not None:
-                key = name if what == "X" else f"eval_{name}"
+                what, key = ("X", name) if eval_index is None else (f"eval_set[{eval_index}][0]", f"eval_{name}")
                 raise ValueError(f"{what} has a column named 'qid' (XGBoost's query-id column) and {key}= is given "
                                  "too: remove one of them")
         return X.drop(columns="qid"), X["qid"].to_numpy()
@@ -151,9 +151,6 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         ids as a column named ``qid`` instead of ``qid=`` (``eval_qid``); that column is then no
         feature, and ``predict`` and :meth:`score` read or drop it the same way.
         """
-        X, qid = self._qid_from_X(X, qid, group)
-        if eval_set is not None:
-            eval_set, eval_qid = self._eval_qid_columns(eval_set, eval_qid, eval_group)
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
                               eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=sample_weight_eval_set,
                               doc=doc)
@@ -174,7 +171,7 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
                                      **plan.choice.params).given_training(params)
                 if params.get("base_score") is None:
                     params["base_score"] = 0.0
-            dtrain = self._dmatrix(X, y, plan.group_ptr, plan.query_weights, base_margin)
+            dtrain = self._dmatrix(plan.X, y, plan.group_ptr, plan.query_weights, base_margin)
             evals = [(self._dmatrix(e.X, e.y, e.group_ptr, e.query_weights, m), f"validation_{i}")
                      for i, (e, m) in enumerate(zip(plan.evals, margins))]
             callbacks = directed_callbacks(self.callbacks, plan.watched)  # a user's left on automatic direction
@@ -184,50 +181,20 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
             evals_result: dict[str, Any] = {}
             self._Booster = xgb.train(
                 params, dtrain, self.get_num_boosting_rounds(), evals=evals, obj=obj,
-                custom_metric=self._custom_metric(plan) if evals else None, evals_result=evals_result,
-                verbose_eval=verbose, xgb_model=model, callbacks=callbacks,
+                custom_metric=_Metrics([m.name for m in plan.metrics]) if evals else None,
+                evals_result=evals_result, verbose_eval=verbose, xgb_model=model, callbacks=callbacks,
             )
         if obj is not None:
             record_objective(self._Booster, obj)  # a booster attribute: every saved copy says what trained it
         self._set_evaluation_result(evals_result)
         return self
 
-    def _eval_qid_columns(self, eval_set: Any, eval_qid: Any, eval_group: Any) -> tuple[list[Any], Any]:
-        """``eval_set`` and ``eval_qid`` with each set's ``qid`` column (:meth:`_qid_from_X`) taken out."""
-        pairs = [eval_set] if isinstance(eval_set, tuple) else list(eval_set)
-        if any(v is not None and len(v) != len(pairs) for v in (eval_qid, eval_group)):
-            return pairs, eval_qid  # refused by _plan_fit
-        qids = None if eval_qid is None else list(eval_qid)
-        groups = [None] * len(pairs) if eval_group is None else list(eval_group)
-        found = False
-        for i, pair in enumerate(pairs):
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                continue  # refused by _plan_fit
-            given = None if qids is None else qids[i]
-            ex, q = self._qid_from_X(pair[0], given, groups[i], what=f"eval_set[{i}][0]")
-            if ex is not pair[0]:
-                found = True
-                pairs[i] = (ex, pair[1])
-                if qids is None:
-                    qids = [None] * len(pairs)
-                qids[i] = q
-        return pairs, (qids if found else eval_qid)
-
-    @staticmethod
-    def _custom_metric(plan: FitPlan) -> Any:
-        if len(plan.metrics) == 1:
-            return XGBoostMetric(plan.metrics[0].name, direction_given=True)
-        return _Metrics([m.name for m in plan.metrics])
-
     def load_model(self, fname: Any) -> "XGBRanker":  # type: ignore[override]
         """``xgboost.XGBRanker.load_model``, then the recorded boostplug objective becomes
         ``objective`` and its parameters estimator parameters again (``get_params``); row-index
         parameters (the objective's ``row_params``) are recorded only as a fingerprint and not restored.
-        A model cut short or damaged is a ``ValueError`` (:func:`~.model_check.checked_model_source`)."""
-        checked_model_source(fname)
-        source = "the model bytes" if isinstance(fname, (bytes, bytearray, memoryview)) else str(fname)
-        with xgboost_reading(source):
-            super().load_model(fname)
+        A model cut short or damaged is a ``ValueError`` (:func:`~.model_check.load_checked`)."""
+        load_checked(fname, super().load_model)
         forget_checksum(self.get_booster())
         record = objective_of(self.get_booster())
         if record is not None:

@@ -70,15 +70,13 @@ def first_noncontiguous(qid: ArrayLike) -> tuple[int, int] | None:
     if q.shape[0] < 2:
         return None
     starts = group_ptr_of_runs(q)[:-1]
-    start_ids = q[starts]
-    _, first_pos = np.unique(start_ids, return_index=True)
-    if first_pos.shape[0] == starts.shape[0]:
+    _, first_pos, inverse = np.unique(q[starts], return_index=True, return_inverse=True)
+    first_run = first_pos[inverse.reshape(-1)]  # each run's first run of the same id
+    again = np.flatnonzero(first_run != np.arange(starts.shape[0]))
+    if not again.size:
         return None
-    seen_before = np.ones(starts.shape[0], dtype=bool)
-    seen_before[first_pos] = False
-    k = int(np.flatnonzero(seen_before)[0])
-    first_run = int(np.flatnonzero(start_ids[:k] == start_ids[k])[0])
-    return int(starts[k]), int(starts[first_run])
+    k = int(again[0])
+    return int(starts[k]), int(starts[first_run[k]])
 
 
 def first_varying_row(values: ArrayLike, group_ptr: NDArray[np.int64]) -> tuple[int, int] | None:
@@ -278,9 +276,7 @@ def resolve_group_ptr(group_ptr: ArrayLike | None, qid: ArrayLike | None, n_docs
     if group_ptr is not None and qid is not None:
         raise ValueError("pass either group_ptr or qid, not both")
     if qid is not None:
-        q = np.asarray(qid)
-        if q.ndim != 1:
-            raise ValueError(f"qid must be one-dimensional, got shape {q.shape}")
+        q = _as_1d(qid, "qid")
         if q.shape[0] != n_docs:
             raise ValueError(f"qid has length {q.shape[0]} but there are {n_docs} documents")
         return group_ptr_from_qid(q, caller=caller)

@@ -32,7 +32,7 @@ from numba.core.registry import CPUDispatcher
 from numba.core.types import Type as NumbaType
 
 __all__ = ["BOUNDSCHECK_ENV", "bounds_checked", "bounds_checking", "digest", "compile_closure", "cache_folder",
-           "cached_like"]
+           "cached_like", "renamed_copy"]
 
 
 class _Unstable(Exception):
@@ -252,12 +252,18 @@ def bounds_checked(kernel: Dispatcher) -> Dispatcher:
     if key not in _CHECKED:
         cells = tuple(types.CellType(bounds_checked(c.cell_contents) if isinstance(c.cell_contents, _Switching)
                                      else c.cell_contents) for c in fn.__closure__ or ())
-        copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_checked", fn.__defaults__,
-                                  cells or None)
-        copy.__qualname__, copy.__module__ = fn.__qualname__ + "_checked", fn.__module__
+        copy = renamed_copy(fn, "_checked", cells or None)
         options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython", "boundscheck")}
         _CHECKED[key] = fn.__closure__, _compile(copy, boundscheck=True, **options)
     return _CHECKED[key][1]
+
+
+def renamed_copy(fn: Any, suffix: str, closure: tuple[Any, ...] | None) -> types.FunctionType:
+    """``fn`` again, named ``<name><suffix>`` (numba's disk cache is indexed by qualified name and
+    line, not by the compile options: a distinct name keeps the machine codes apart), over ``closure``."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, closure)
+    copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__ + suffix, fn.__module__, fn.__doc__
+    return copy
 
 
 def cached_like(kernel: Dispatcher, twin: Dispatcher) -> None:

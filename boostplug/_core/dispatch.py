@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import types
 from typing import Any, Callable, Iterator
 
 import numba as nb
 
 from .blas import parallel_kernel_starts
-from .class_kernels import cached_like
+from .class_kernels import cached_like, renamed_copy
 from .parallel_threshold import stored_threshold
 
 __all__ = ["PARALLEL_MIN_WORK", "ROUND_WORK_FACTOR", "THRESHOLD_SOURCE", "booster_round", "kernel_for",
@@ -60,14 +59,7 @@ def serial_twin(kernel: Any) -> Callable[..., Any]:
     (``prange`` runs as ``range``), cached on disk under its own name when ``kernel`` is."""
     twin = _SERIAL.get(kernel)
     if twin is None:
-        fn = kernel.py_func
-        copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial", fn.__defaults__,
-                                  fn.__closure__)
-        # numba's disk cache is indexed by qualified name and line, not by the parallel flag:
-        # a distinct name keeps the serial and parallel machine code apart.
-        copy.__qualname__ = fn.__qualname__ + "_serial"
-        copy.__module__ = fn.__module__
-        copy.__doc__ = fn.__doc__
+        copy = renamed_copy(kernel.py_func, "_serial", kernel.py_func.__closure__)
         options = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
         twin = _SERIAL[kernel] = nb.njit(**options)(copy)
         cached_like(kernel, twin)  # numba's cache, a class kernel's digest cache, or none, as the kernel's

@@ -15,6 +15,9 @@ import numpy as np
 
 from .. import objectives as _objectives
 from .._validation import check_int, show
+from ..frameworks._bound_objective import ShippedEntry
+from ..frameworks._metric_spec import MetricSpec
+from ..frameworks.distributed import lightgbm_worker, xgboost_worker
 from ..frameworks.distributed.peers import first_line, lost_peer
 from ..frameworks.distributed.rows import Part
 from ..frameworks.distributed.stamps import Stamps
@@ -28,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["VALID_COL", "X_COL", "X_IDX", "X_SIZE", "Columns", "keeps_sparse", "features_matrix",
            "part_arrays", "prepare_frame", "check_rows", "check_boolean_columns", "check_objective_cols",
-           "check_distributable", "driver_host", "cancelled_on_error", "run_barrier", "train_or_defer", "barrier_task", "PEER_GRACE_S"]
+           "check_distributable", "driver_host", "cancelled_on_error", "run_barrier", "train_or_defer", "Job", "barrier_task", "PEER_GRACE_S", "WORKERS", "SCHEMAS"]
 
 T = TypeVar("T")
 
@@ -460,11 +463,38 @@ def train_or_defer(train: Callable[[], T], partition: int, grace: float = PEER_G
                            f"see the executors' logs): {first_line(exc)}") from exc
 
 
-def barrier_task(job: Any, fit: Callable[[Any, Part, Part, Stamps], Any]
-                 ) -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]]:
-    """The function each barrier task of ``job`` (:class:`~boostplug.spark._job.Job`) runs on its
-    partition's rows: ``fit(ctx, train, valid, stamps)`` trains its worker (``ctx``: the
-    ``BarrierTaskContext``); the first task sends back the model."""
+@dataclass(frozen=True)
+class Job:
+    """What every barrier task of one training run needs (it travels pickled with the task)."""
+
+    cols: Columns
+    shipped: ShippedEntry  # the objective's entry, built on the executors (a user's may not be registered there)
+    objective_params: dict[str, Any]
+    params: dict[str, Any]
+    num_boost_round: int
+    metric: MetricSpec | None
+    early_stopping_rounds: int | None
+    n_workers: int
+    tracker_args: dict[str, Any] | None
+    #: Sparse vectors as CSR rows, else dense rows (:func:`keeps_sparse`).
+    sparse: bool
+
+    def objective(self, factory: Any, part: Part) -> Any:
+        """The framework's objective callable for a worker's training rows ``part``, built on the
+        executor from the shipped entry (row-set parameters from the part's columns)."""
+        return factory(self.shipped.entry(), **self.objective_params, **part.row_sets)
+
+
+#: Each framework's worker: its training on its network (:func:`_fit`) and the driver's side of it.
+WORKERS: dict[str, Any] = {"xgboost": xgboost_worker, "lightgbm": lightgbm_worker}
+#: What each barrier task sends back: its stage stamps, and the first task the model (XGBoost's
+#: UBJSON, LightGBM's text).
+SCHEMAS = {"xgboost": "model binary, stages string", "lightgbm": "model string, stages string"}
+
+
+def barrier_task(job: Job, framework: str) -> Callable[[Iterator["pd.DataFrame"]], Iterator["pd.DataFrame"]]:
+    """The function each barrier task of ``job`` runs on its partition's rows: it trains one
+    worker of ``framework`` (:func:`_fit`); the first task sends back the model."""
 
     def run(batches: Iterator["pd.DataFrame"]) -> Iterator["pd.DataFrame"]:
         import pandas as pd
@@ -473,9 +503,28 @@ def barrier_task(job: Any, fit: Callable[[Any, Part, Part, Stamps], Any]
         stamps = Stamps()
         ctx = BarrierTaskContext.get()
         train, valid = part_arrays(batches, job.cols, stamps, sparse=job.sparse)
-        model = fit(ctx, train, valid, stamps)
+        model = _fit(framework, job, ctx, train, valid, stamps)
         ctx.barrier()
         stamps.mark("return")
         yield pd.DataFrame({"model": [model if ctx.partitionId() == 0 else None], "stages": [stamps.to_json()]})
 
     return run
+
+
+def _fit(framework: str, job: Job, ctx: Any, train: Part, valid: Part, stamps: Stamps) -> Any:
+    """One barrier task's worker trained on its rows (``ctx``: the ``BarrierTaskContext``):
+    XGBoost's as one worker of XGBoost's own collective (the tracker on the driver;
+    :func:`boostplug.frameworks.distributed.xgboost_worker.train_part`), LightGBM's as one machine
+    of LightGBM's own socket network, the tasks exchanging their ``host:port`` through the barrier
+    (:func:`boostplug.frameworks.distributed.lightgbm_worker.train_part`)."""
+    partition, worker = ctx.partitionId(), WORKERS[framework]
+    network: dict[str, Any] = {}
+    if framework == "lightgbm":
+        host = ctx.getTaskInfos()[partition].address.rsplit(":", 1)[0]
+        port = worker.free_port(host)
+        network = {"machines": ",".join(ctx.allGather(f"{host}:{port}")), "port": port, "n_workers": job.n_workers}
+        stamps.mark("join")
+    return train_or_defer(lambda: worker.train_part(
+        train, job.params, job.objective(worker.objective, train), job.num_boost_round, **network,
+        tracker_args=job.tracker_args, task_id=str(partition), valid=valid, metric=job.metric,
+        early_stopping_rounds=job.early_stopping_rounds, stamps=stamps), partition)

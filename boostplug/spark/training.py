@@ -1,7 +1,7 @@
 """Training on a Spark DataFrame with a boostplug objective, for either framework: the driver's
 side (checks, the query layout, the tracker, one barrier stage, the model back with its objective
-recorded); each framework's barrier task is in :mod:`~boostplug.spark.xgb_train` and
-:mod:`~boostplug.spark.lgb_train`. User documentation: :mod:`boostplug.spark`."""
+recorded); each framework's barrier task is :func:`~boostplug.spark._barrier.barrier_task`. User
+documentation: :mod:`boostplug.spark`."""
 
 from __future__ import annotations
 
@@ -13,10 +13,8 @@ from .._validation import check_rounds
 from ..frameworks._bound_objective import ShippedEntry
 from ..frameworks._metric_spec import MetricSpec
 from ..frameworks.distributed.xgboost_worker import Tracker
-from . import lgb_train, xgb_train
-from ._barrier import (Columns, cancelled_on_error, check_distributable, check_objective_cols,
-                       driver_host, keeps_sparse, prepare_frame, run_barrier)
-from ._job import Job
+from ._barrier import (SCHEMAS, WORKERS, Columns, Job, barrier_task, cancelled_on_error, check_distributable,
+                       check_objective_cols, driver_host, keeps_sparse, prepare_frame, run_barrier)
 from ._spark import require_frame
 from .stages import StageTimes
 
@@ -24,9 +22,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
 
 __all__ = ["Job", "train", "train_xgboost", "train_lightgbm"]
-
-_BACKENDS = {"xgboost": xgb_train, "lightgbm": lgb_train}
-
 
 def train(
     df: "DataFrame",
@@ -100,9 +95,9 @@ def train(
     one-machine trees on the same rows. LightGBM's join its socket network; each bins the features
     from its own rows, so the model is the one-machine model up to those bins.
     """
-    if framework not in _BACKENDS:
-        raise ValueError(f"framework must be one of {list(_BACKENDS)}, got {framework!r}")
-    backend = _BACKENDS[framework]
+    if framework not in WORKERS:
+        raise ValueError(f"framework must be one of {list(WORKERS)}, got {framework!r}")
+    backend = WORKERS[framework]
     who = f"train_{framework}"
     check_rounds(num_boost_round, "num_boost_round")
     sparse = keeps_sparse(framework, sparse_missing)
@@ -129,7 +124,7 @@ def train(
             with Tracker(driver_host(df), layout.n_partitions) if uses_tracker else nullcontext() as tracker:
                 job = Job(cols, shipped, objective_params, framework_params, num_boost_round, spec,
                           early_stopping_rounds, layout.n_partitions, tracker and tracker.args, sparse)
-                rows = run_barrier(laid, backend.task(job), backend.SCHEMA)
+                rows = run_barrier(laid, barrier_task(job, framework), SCHEMAS[framework])
         finally:
             laid.unpersist()
     times.driver.mark("barrier")

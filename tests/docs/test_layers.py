@@ -210,9 +210,9 @@ def test_the_checks_see_what_they_should() -> None:
     got = {(i.target, i.type_checking) for i in _imports_of("boostplug.compare.training",
                                                             modules["boostplug.compare.training"], modules)}
     assert ("boostplug.boosters._weak_rankers", False) in got  # inside a function
-    typed = {(i.target, i.type_checking) for i in _imports_of("boostplug.spark.lgb_train",
-                                                              modules["boostplug.spark.lgb_train"], modules)}
-    assert ("boostplug.spark._job", True) in typed  # under TYPE_CHECKING
+    typed = {(i.target, i.type_checking) for i in _imports_of("boostplug.frameworks.dask.stopping",
+                                                              modules["boostplug.frameworks.dask.stopping"], modules)}
+    assert ("boostplug.frameworks.distributed.stop", True) in typed  # under TYPE_CHECKING
     assert ("boostplug.lightgbm", False) in got  # ``from .. import lightgbm as bpl``: a module
     cli = {i.target for i in _imports_of("boostplug.cli", modules["boostplug.cli"], modules)}
     assert "boostplug" in cli  # ``from .. import __version__``: the package itself

@@ -1,25 +1,22 @@
-"""The file layer of the LETOR reader: regular files only, ``.gz``/``.bz2`` by suffix, read in
-blocks of whole lines, and read or decompression errors that name the file."""
+"""The file layer of the LETOR reader: regular files only, ``.gz``/``.bz2`` by suffix, read whole
+or line by line, and read or decompression errors that name the file."""
 
 from __future__ import annotations
 
 import bz2
 import contextlib
 import gzip
-import io
 import os
 import stat
 import zlib
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["PathLike", "COMPRESSED", "BLOCK_BYTES", "ReadError", "regular_file", "blocks", "file_lines",
-           "file_bytes"]
+__all__ = ["PathLike", "COMPRESSED", "ReadError", "regular_file", "file_lines", "file_bytes"]
 
 PathLike = str | os.PathLike
 
 COMPRESSED = {".gz": "gzip", ".bz2": "bz2"}
-BLOCK_BYTES = 1 << 22
 
 
 class ReadError(ValueError):
@@ -84,24 +81,13 @@ def _reading(path: Path) -> Iterator[IO[bytes]]:
             raise _read_error(path, e) from None
 
 
-def blocks(path: Path) -> Iterator[bytes]:
-    """The file's bytes in blocks of whole lines (the last block may end without a newline)."""
-    with _reading(path) as f:
-        while True:
-            block = f.read(BLOCK_BYTES)
-            if not block:
-                return
-            if not block.endswith(b"\n"):
-                block += f.readline()
-            yield block
-
-
 def file_lines(path: Path) -> Iterator[bytes]:
-    for block in blocks(path):
-        yield from io.BytesIO(block)
+    """The file's lines (decompressed by suffix), read errors named as :func:`file_bytes` names them."""
+    with _reading(path) as f:
+        yield from f
 
 
 def file_bytes(path: Path) -> bytes:
-    """The whole file's bytes (decompressed by suffix), read errors named as :func:`blocks` names them."""
+    """The whole file's bytes (decompressed by suffix); a failure to read or decompress it names the file."""
     with _reading(path) as f:
         return f.read()

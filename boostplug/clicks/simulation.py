@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_count, check_real, check_rng, check_scores, show
+from .._validation import check_choice, check_count, check_labels, check_real, check_rng, check_scores, show
 from ..groups import group_ptr_from_sizes, index_within_query, qid_from_group_ptr
 from .log import ClickLog, Dropped
 
@@ -89,9 +89,7 @@ def attractiveness(labels: ArrayLike, *, eps_plus: float = 1.0, eps_minus: float
 
     ``click_prob``: one probability per integer grade ``0..G`` instead of the formula (every
     label must then be an integer in that range)."""
-    y = check_scores(labels, name="labels")
-    if y.size and y.min() < 0:
-        raise ValueError(f"labels must be non-negative grades; row {int(np.argmin(y))} has {float(y.min())}")
+    y = check_labels(labels)
     if click_prob is not None:
         p = check_scores(click_prob, name="click_prob")
         if p.size == 0 or p.min() < 0 or p.max() > 1:

@@ -281,7 +281,7 @@ def simulate(
     first_row = group_ptr[:-1]
 
     queries = rng.choice(n_q, size=n_sessions, p=p)
-    parts: list[tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.float64]]] = []
+    parts: list[tuple[NDArray[np.int64], NDArray[np.bool_]]] = []
     for start in range(0, n_sessions, _BLOCK):
         q = queries[start:start + _BLOCK]
         lists = _present(shown[q], presentation, rng)
@@ -296,11 +296,9 @@ def simulate(
             stopped_before: NDArray[np.int64] = np.cumsum(stop, axis=1) - stop  # stops at earlier positions
             click = would & (stopped_before == 0)
         click &= lists >= 0
-        seq = np.cumsum(click, axis=1).astype(np.float64)
-        parts.append((lists, click, np.where(click, seq, np.nan)))
-    lists = np.concatenate([x for x, _, _ in parts])
-    click = np.concatenate([c for _, c, _ in parts])
-    order = np.concatenate([o for _, _, o in parts])
+        parts.append((lists, click))
+    lists, click = (np.concatenate(column) for column in zip(*parts))
+    order = np.where(click, np.cumsum(click, axis=1), np.nan)  # each session's clicks numbered top-down
     valid = lists >= 0
     rows = lists[valid]
     sizes = n_shown[queries]

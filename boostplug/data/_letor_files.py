@@ -12,15 +12,11 @@ import zlib
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["PathLike", "COMPRESSED", "ReadError", "regular_file", "file_lines", "file_bytes"]
+__all__ = ["PathLike", "COMPRESSED", "regular_file", "file_lines", "file_bytes"]
 
 PathLike = str | os.PathLike
 
 COMPRESSED = {".gz": "gzip", ".bz2": "bz2"}
-
-
-class ReadError(ValueError):
-    """A file that cannot be read or decompressed (not a malformed line)."""
 
 
 def regular_file(path: PathLike, what: str = "file") -> Path:
@@ -58,13 +54,13 @@ def _read_error(path: Path, exc: BaseException) -> Exception:
     if kind is None:
         if isinstance(exc, OSError):
             return OSError(exc.errno, f"{path}: cannot read: {exc.strerror or exc}")
-        return ReadError(f"{path}: cannot read: {exc}")  # pragma: no cover - plain reads raise OSError
+        return ValueError(f"{path}: cannot read: {exc}")  # pragma: no cover - plain reads raise OSError
     if isinstance(exc, EOFError):
-        return ReadError(f"{path}: the {kind} data is truncated (the file ends inside the compressed "
-                          "stream); the file is incomplete or damaged")
+        return ValueError(f"{path}: the {kind} data is truncated (the file ends inside the compressed "
+                           "stream); the file is incomplete or damaged")
     detail = str(exc) or type(exc).__name__
-    return ReadError(f"{path}: not valid {kind} data ({detail}); the name ends in {path.suffix}, so it is "
-                      f"read as {kind}: the file is damaged or not {kind}-compressed")
+    return ValueError(f"{path}: not valid {kind} data ({detail}); the name ends in {path.suffix}, so it is "
+                       f"read as {kind}: the file is damaged or not {kind}-compressed")
 
 
 @contextlib.contextmanager

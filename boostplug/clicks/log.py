@@ -270,67 +270,59 @@ def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped
         none = None if "order" not in values else np.zeros(0)
         return ClickLog(values["session"], values["query"], values["doc"], empty, np.zeros(0, bool), none,
                         None if "dwell" not in values else np.zeros(0), np.zeros(1, np.int64), dropped)
-    position = _float(values["position"], nulls["position"], "position", roles["position"], rows)
-    clicked = _float(values["clicked"], nulls["clicked"], "clicked", roles["clicked"], rows)
-    order = _float(values["order"], nulls["order"], "order", roles["order"], rows) if "order" in values else None
-    dwell = _float(values["dwell"], nulls["dwell"], "dwell", roles["dwell"], rows) if "dwell" in values else None
+    # the numeric columns as float64 (NaN where missing): position, clicked, and order/dwell when present
+    num = {role: _float(values[role], nulls[role], role, roles[role], rows)
+           for role in ("position", "clicked", "order", "dwell") if role in values}
     d_code = _codes(values["doc"], "doc", roles["doc"]) if values["doc"].dtype.kind not in "biu" \
         else values["doc"].astype(np.int64)
     d_null = np.zeros(n, dtype=bool) if nulls["doc"] is None else nulls["doc"]
-    sort = _impression_order(values, position, roles)  # None: already in order (simulated logs, most real ones)
-    session, query = values["session"], values["query"]
+    sort = _impression_order(values, num["position"], roles)  # None: already in order (simulated logs, most real ones)
+    session, query, doc = values["session"], values["query"], values["doc"]
     if sort is not None:
-        position, clicked, d_code, rows, d_null = position[sort], clicked[sort], d_code[sort], rows[sort], d_null[sort]
-        order = None if order is None else order[sort]
-        dwell = None if dwell is None else dwell[sort]
-        session, query = session[sort], query[sort]
+        num = {role: v[sort] for role, v in num.items()}
+        d_code, rows, d_null = d_code[sort], rows[sort], d_null[sort]
+        session, query, doc = session[sort], query[sort], doc[sort]
     starts = np.flatnonzero(_changes(session, query)) + 1
     ptr = np.concatenate(([0], starts, [n])).astype(np.int64)
     n_imp = ptr.shape[0] - 1
     reason = np.empty(n_imp, dtype=np.int64)
     where = np.empty(n_imp, dtype=np.int64)
     empty = np.empty(0)
-    K.check_impressions(ptr, position, d_code, d_null, clicked, empty if order is None else order,
-                        empty if dwell is None else dwell, reason, where)
+    K.check_impressions(ptr, num["position"], d_code, d_null, num["clicked"], num.get("order", empty),
+                        num.get("dwell", empty), reason, where)
     bad = np.flatnonzero(reason != K.OK)
-    keep_rows = None
+    sel: NDArray[np.bool_] | slice = slice(None)
     if bad.size:
+        cols = dict(num, session=session, query=query, doc=doc)
         if on_bad == "raise":
             i = int(bad[np.argmin(rows[where[bad]])])  # the bad impression met first in the log
             hint = ("; the log is read in batches, so each session's rows must be together in the file (if they "
                     "are not, sort it by session or read it whole with read_log)"
                     if streamed and reason[i] == K.BAD_POSITIONS else "")
-            raise ValueError("click log: " + _refusal(int(reason[i]), int(where[i]), ptr[i], ptr[i + 1], values,
-                                                      sort, rows, position, clicked, order, dwell)
+            raise ValueError("click log: " + _refusal(int(reason[i]), int(where[i]), ptr[i], ptr[i + 1], rows, cols)
                              + hint + " (on_bad='skip' drops such impressions and reports them)")
         for code in np.unique(reason[bad]):
             of = bad[reason[bad] == code]
             i = int(of[np.argmin(rows[where[of]])])
             dropped.add(_REASONS[int(code)], int(of.size), int((ptr[of + 1] - ptr[of]).sum()),
-                        _refusal(int(code), int(where[i]), ptr[i], ptr[i + 1], values, sort, rows, position,
-                                 clicked, order, dwell))
+                        _refusal(int(code), int(where[i]), ptr[i], ptr[i + 1], rows, cols))
         good = reason == K.OK
-        keep_rows = np.repeat(good, np.diff(ptr))
+        sel = np.repeat(good, np.diff(ptr))
         ptr = group_ptr_from_sizes(np.diff(ptr)[good])
-    if sort is None:
-        take: NDArray[np.int64] | NDArray[np.bool_] | slice = slice(None) if keep_rows is None else keep_rows
-    else:
-        take = sort if keep_rows is None else sort[keep_rows]
-    sel = slice(None) if keep_rows is None else keep_rows
+    clicked = num["clicked"][sel] == 1.0
     return ClickLog(
-        session=values["session"][take], query=values["query"][take], doc=values["doc"][take],
-        position=position[sel].astype(np.int64), clicked=clicked[sel] == 1.0,
-        order=None if order is None else np.where(clicked[sel] == 1.0, order[sel], np.nan),
-        dwell=None if dwell is None else np.where(clicked[sel] == 1.0, dwell[sel], np.nan),
+        session=session[sel], query=query[sel], doc=doc[sel],
+        position=num["position"][sel].astype(np.int64), clicked=clicked,
+        order=np.where(clicked, num["order"][sel], np.nan) if "order" in num else None,
+        dwell=np.where(clicked, num["dwell"][sel], np.nan) if "dwell" in num else None,
         group_ptr=ptr, dropped=dropped)
 
 
-def _refusal(code: int, k: int, a: int, b: int, values: dict[str, np.ndarray], sort: NDArray[np.int64] | None,
-             rows: NDArray[np.int64], position: NDArray[np.float64], clicked: NDArray[np.float64],
-             order: NDArray[np.float64] | None, dwell: NDArray[np.float64] | None) -> str:
-    """Why impression rows ``a:b`` (sorted order) is refused, naming its session, query and rows."""
-    src = k if sort is None else sort[k]
-    head = (f"session {show(values['session'][src])}, query {show(values['query'][src])} "
+def _refusal(code: int, k: int, a: int, b: int, rows: NDArray[np.int64], cols: dict[str, np.ndarray]) -> str:
+    """Why impression rows ``a:b`` (sorted order) is refused, naming its session, query and rows
+    (``cols``: the columns by role, sorted; the numeric ones as float64)."""
+    position, clicked, dwell = cols["position"], cols["clicked"], cols.get("dwell")
+    head = (f"session {show(cols['session'][k])}, query {show(cols['query'][k])} "
             f"(log rows {', '.join(str(int(r)) for r in np.sort(rows[a:b])[:12])}{', ...' if b - a > 12 else ''})")
     row = int(rows[k])
     if code == 1:
@@ -341,7 +333,7 @@ def _refusal(code: int, k: int, a: int, b: int, values: dict[str, np.ndarray], s
                  f"log row {row} has {show(_number(position[k]))} where {k - a + 1} was expected")
         detail = f"positions must be 1..n within an impression; they are {shown}{' ...' if b - a > 12 else ''} ({which})"
     elif code == 3:
-        detail = f"document {show(values['doc'][src])} is shown twice (again at log row {row})"
+        detail = f"document {show(cols['doc'][k])} is shown twice (again at log row {row})"
     elif code == 4:
         detail = f"log row {row} has clicked = {show(_number(clicked[k]))}; clicks must be 0 or 1"
     elif code == 5:

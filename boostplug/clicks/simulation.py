@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_count, check_real, check_rng, check_scores, show
+from .._validation import check_choice, check_count, check_labels, check_real, check_rng, check_scores, show
 from ..groups import group_ptr_from_sizes, index_within_query, qid_from_group_ptr
 from .log import ClickLog, Dropped
 
@@ -89,9 +89,7 @@ def attractiveness(labels: ArrayLike, *, eps_plus: float = 1.0, eps_minus: float
 
     ``click_prob``: one probability per integer grade ``0..G`` instead of the formula (every
     label must then be an integer in that range)."""
-    y = check_scores(labels, name="labels")
-    if y.size and y.min() < 0:
-        raise ValueError(f"labels must be non-negative grades; row {int(np.argmin(y))} has {float(y.min())}")
+    y = check_labels(labels)
     if click_prob is not None:
         p = check_scores(click_prob, name="click_prob")
         if p.size == 0 or p.min() < 0 or p.max() > 1:
@@ -283,7 +281,7 @@ def simulate(
     first_row = group_ptr[:-1]
 
     queries = rng.choice(n_q, size=n_sessions, p=p)
-    parts: list[tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.float64]]] = []
+    parts: list[tuple[NDArray[np.int64], NDArray[np.bool_]]] = []
     for start in range(0, n_sessions, _BLOCK):
         q = queries[start:start + _BLOCK]
         lists = _present(shown[q], presentation, rng)
@@ -298,11 +296,9 @@ def simulate(
             stopped_before: NDArray[np.int64] = np.cumsum(stop, axis=1) - stop  # stops at earlier positions
             click = would & (stopped_before == 0)
         click &= lists >= 0
-        seq = np.cumsum(click, axis=1).astype(np.float64)
-        parts.append((lists, click, np.where(click, seq, np.nan)))
-    lists = np.concatenate([x for x, _, _ in parts])
-    click = np.concatenate([c for _, c, _ in parts])
-    order = np.concatenate([o for _, _, o in parts])
+        parts.append((lists, click))
+    lists, click = (np.concatenate(column) for column in zip(*parts))
+    order = np.where(click, np.cumsum(click, axis=1), np.nan)  # each session's clicks numbered top-down
     valid = lists >= 0
     rows = lists[valid]
     sizes = n_shown[queries]

@@ -9,7 +9,8 @@ int64 indices and indptr, explicit zeros kept; ``y`` float64; ``qid`` int64 (emp
 ``qid:``). It only accepts files in the grammar of :mod:`boostplug.data.letor`; on anything
 else (a token outside it, indices not increasing, ``qid:`` on some lines only, a qid of 19
 digits or more, a NUL byte, an index above ``n_features``) it returns None and the caller
-falls back to scikit-learn's reader and its exact error messages.
+falls back to the slow pass (:func:`boostplug.data._letor_lines.parse_lines`), which names the
+malformed line.
 
 Numbers are correctly rounded, as Python's ``float``: a decimal mantissa below 2**53 with a
 power of ten 10**k, |k| <= 22, is one multiplication or division of two exact doubles (so
@@ -108,7 +109,7 @@ def _count(buf: NDArray[np.uint8]) -> tuple[int, int, int]:
             data = False
             comment = False
             run = 0
-        elif c == 0:  # scikit-learn's C search for '#' stops at a NUL: leave such files to it
+        elif c == 0:  # a NUL byte: leave such files to the slow pass
             return -1, 0, 0
         elif comment or _space(c):
             run = 0
@@ -291,7 +292,7 @@ def _qid(buf: NDArray[np.uint8], p: int) -> tuple[int, int, bool]:
                 value = value * 10 + d
         digits += 1
         p += 1
-    if digits == 0 or sig > 18:  # longer ones may overflow: scikit-learn's reader decides
+    if digits == 0 or sig > 18:  # longer ones may overflow: the slow pass decides
         return p, 0, False
     return p, -value if neg else value, True
 
@@ -423,7 +424,7 @@ def _dense_zeros(rows: int, width: int) -> NDArray[np.float64]:
 def parse(raw: bytes, n_features: int | None, dense_ok: Callable[[int, int, int], bool] | None = None
           ) -> tuple[sp.csr_matrix | NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]] | None:
     """``(X, y, qid)`` of a file's bytes as scikit-learn reads them, or None when the file
-    is not entirely in the strict grammar (the caller then uses scikit-learn's reader).
+    is not entirely in the strict grammar (the caller then uses the slow pass).
 
     ``n_features`` None: the width is the largest index (1 without any feature); else the
     width, and a larger index declines. ``X`` is CSR, or, when ``dense_ok(rows, width, nnz)``

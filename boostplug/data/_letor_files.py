@@ -1,29 +1,22 @@
-"""The file layer of the LETOR reader: regular files only, ``.gz``/``.bz2`` by suffix, read in
-blocks of whole lines, and read or decompression errors that name the file."""
+"""The file layer of the LETOR reader: regular files only, ``.gz``/``.bz2`` by suffix, read whole
+or line by line, and read or decompression errors that name the file."""
 
 from __future__ import annotations
 
 import bz2
 import contextlib
 import gzip
-import io
 import os
 import stat
 import zlib
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["PathLike", "COMPRESSED", "BLOCK_BYTES", "ReadError", "regular_file", "blocks", "file_lines",
-           "file_bytes"]
+__all__ = ["PathLike", "COMPRESSED", "regular_file", "file_lines", "file_bytes"]
 
 PathLike = str | os.PathLike
 
 COMPRESSED = {".gz": "gzip", ".bz2": "bz2"}
-BLOCK_BYTES = 1 << 22
-
-
-class ReadError(ValueError):
-    """A file that cannot be read or decompressed (not a malformed line)."""
 
 
 def regular_file(path: PathLike, what: str = "file") -> Path:
@@ -61,13 +54,13 @@ def _read_error(path: Path, exc: BaseException) -> Exception:
     if kind is None:
         if isinstance(exc, OSError):
             return OSError(exc.errno, f"{path}: cannot read: {exc.strerror or exc}")
-        return ReadError(f"{path}: cannot read: {exc}")  # pragma: no cover - plain reads raise OSError
+        return ValueError(f"{path}: cannot read: {exc}")  # pragma: no cover - plain reads raise OSError
     if isinstance(exc, EOFError):
-        return ReadError(f"{path}: the {kind} data is truncated (the file ends inside the compressed "
-                          "stream); the file is incomplete or damaged")
+        return ValueError(f"{path}: the {kind} data is truncated (the file ends inside the compressed "
+                           "stream); the file is incomplete or damaged")
     detail = str(exc) or type(exc).__name__
-    return ReadError(f"{path}: not valid {kind} data ({detail}); the name ends in {path.suffix}, so it is "
-                      f"read as {kind}: the file is damaged or not {kind}-compressed")
+    return ValueError(f"{path}: not valid {kind} data ({detail}); the name ends in {path.suffix}, so it is "
+                       f"read as {kind}: the file is damaged or not {kind}-compressed")
 
 
 @contextlib.contextmanager
@@ -84,24 +77,13 @@ def _reading(path: Path) -> Iterator[IO[bytes]]:
             raise _read_error(path, e) from None
 
 
-def blocks(path: Path) -> Iterator[bytes]:
-    """The file's bytes in blocks of whole lines (the last block may end without a newline)."""
-    with _reading(path) as f:
-        while True:
-            block = f.read(BLOCK_BYTES)
-            if not block:
-                return
-            if not block.endswith(b"\n"):
-                block += f.readline()
-            yield block
-
-
 def file_lines(path: Path) -> Iterator[bytes]:
-    for block in blocks(path):
-        yield from io.BytesIO(block)
+    """The file's lines (decompressed by suffix), read errors named as :func:`file_bytes` names them."""
+    with _reading(path) as f:
+        yield from f
 
 
 def file_bytes(path: Path) -> bytes:
-    """The whole file's bytes (decompressed by suffix), read errors named as :func:`blocks` names them."""
+    """The whole file's bytes (decompressed by suffix); a failure to read or decompress it names the file."""
     with _reading(path) as f:
         return f.read()

@@ -1,6 +1,7 @@
-"""The slow, exact pass of the LETOR reader: the data lines with their numbers and comments, and
-the first malformed line of a file with what is wrong with it (it runs only when a parse failed
-or was flagged, so that every refusal names its line)."""
+"""The slow, exact pass of the LETOR reader: the data lines with their numbers and comments, the
+first malformed line of a file with what is wrong with it (it runs only when a parse failed or a
+check refused what was read, so that every refusal names its line), and the reading of the rare
+well-formed file the numba parser declines."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .._validation import INT64_MAX
-from ._letor_files import COMPRESSED, blocks, file_lines
+from ._letor_files import file_lines
 
-__all__ = ["data_lines", "line_numbers", "read_comments", "show_token", "find_bad_syntax",
-           "find_bad_line", "line_error"]
+__all__ = ["data_lines", "line_numbers", "read_comments", "show_token", "find_bad_line", "line_error",
+           "parse_lines"]
 
 def data_lines(path: Path) -> Iterator[tuple[int, bytes, bytes | None]]:
     """``(line_number, data_part, comment)`` of every data line (1-based numbers).
@@ -110,27 +112,9 @@ def _line_problem(tokens: list[bytes], n_features: int | None) -> tuple[str, boo
     return "", has_qid
 
 
-_SPACE = rb"[ \t\r\x0b\x0c]"
-_LINE_RX = re.compile(
-    _SPACE + rb"*(?:" + _DECIMAL + rb")(?:" + _SPACE + rb"+qid:-?[0-9]+)?(?:" + _SPACE + rb"+[0-9]+:(?:"
-    + _VALUE_RX.pattern + rb"))*" + _SPACE + rb"*\n?"
-)
-
-
-def find_bad_syntax(path: Path) -> tuple[int, str] | None:
-    """:func:`find_bad_line` after a successful parse flagged by the scan: only the syntax
-    can be wrong then, so lines are matched whole and only a mismatch is looked into."""
-    for _, data, _ in data_lines(path):
-        if not _LINE_RX.fullmatch(data):
-            return find_bad_line(path, None)  # the file's first problem, maybe an earlier one
-    return None
-
-
 def find_bad_line(path: Path, n_features: int | None) -> tuple[int, str] | None:
-    """The first malformed line (slow pass, runs only after a failure or a flag)."""
-    if path.suffix in COMPRESSED:
-        for _ in blocks(path):  # damaged compressed data is the cause, not the garbled line it gave
-            pass
+    """The first malformed line (slow pass, runs only after a failure; the file was read whole
+    before, so damaged compressed data has been refused already)."""
     first_has_qid: bool | None = None
     for number, data, _ in data_lines(path):
         problem, has_qid = _line_problem(data.split(), n_features)
@@ -146,3 +130,30 @@ def find_bad_line(path: Path, n_features: int | None) -> tuple[int, str] | None:
 
 def line_error(path: Path, number: int, message: str) -> ValueError:
     return ValueError(f"{path}, line {number}: {message}")
+
+
+def parse_lines(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray[np.int64]]:
+    """``(X, y, qid)`` of a file the numba parser declines, as it gives them (``X`` CSR): the
+    file's first malformed line is a ``ValueError`` naming it, and a well-formed file (a qid of
+    19 digits, a NUL byte in a comment) is read line by line with Python's ``int`` and ``float``."""
+    bad = find_bad_line(path, n_features)
+    if bad is not None:
+        raise line_error(path, *bad)
+    y: list[float] = []
+    qid: list[int] = []
+    indptr, indices, values = [0], [], []
+    for _, data, _ in data_lines(path):
+        label, *rest = data.split()
+        y.append(float(label))
+        if rest and rest[0].startswith(b"qid:"):
+            qid.append(int(rest.pop(0)[4:]))
+        for token in rest:
+            index, _, value = token.partition(b":")
+            indices.append(int(index) - 1)
+            values.append(float(value))
+        indptr.append(len(indices))
+    width = max(indices, default=0) + 1 if n_features is None else n_features
+    # csr_array keeps int64 indices, as the numba parser gives them (csr_matrix would narrow them)
+    X = sp.csr_array((np.array(values, dtype=np.float64), np.array(indices, dtype=np.int64),
+                      np.array(indptr, dtype=np.int64)), shape=(len(y), width))
+    return sp.csr_matrix(X), np.array(y, dtype=np.float64), np.array(qid, dtype=np.int64)

@@ -4,55 +4,23 @@ docs/data.md ("LETOR / SVMlight files")."""
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from sklearn.datasets import load_svmlight_file
 
 from .. import _memory
 from .._features import first_infinite
 from .._validation import INT64_MAX
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
-from ._letor_files import PathLike, ReadError, blocks, file_bytes, file_lines, regular_file
-from ._letor_lines import find_bad_line, find_bad_syntax, line_error, line_numbers, read_comments, show_token
+from ._letor_files import PathLike, file_bytes, file_lines, regular_file
+from ._letor_lines import find_bad_line, line_error, line_numbers, parse_lines, read_comments, show_token
 from ._letor_write import write_letor
 from .dataset import RankingData
 
 __all__ = ["load_letor", "write_letor", "read_query_file"]
-
-
-# What scikit-learn's int()/float()/np.int64() parsing accepts but the format does not:
-# digit separators, NUL (its C comment search stops there), a qid: prefix with junk or
-# a qid value with '+', an index with '+'. A hit only triggers the exact slow check.
-_SUSPECT_QID = re.compile(rb"qid(?!:-?[0-9])")
-_SUSPECT_PLUS = re.compile(rb"\+[0-9]*:")
-
-
-def _suspect(block: bytes) -> bool:
-    return (b"_" in block or b"\x00" in block or _SUSPECT_QID.search(block) is not None
-            or (b"+" in block and _SUSPECT_PLUS.search(block) is not None))
-
-
-class _Feed:
-    """The lines of a file for scikit-learn's reader, with the cheap scan on the way."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.suspect = False
-
-    def read(self, size: int = -1) -> bytes:  # scikit-learn only checks that it exists
-        raise io.UnsupportedOperation("read")
-
-    def __iter__(self) -> Iterator[bytes]:
-        for block in blocks(self.path):
-            if not self.suspect and _suspect(block):
-                self.suspect = True
-            yield from io.BytesIO(block)
 
 
 _SIZE_RX = re.compile(rb"[0-9]+")
@@ -85,35 +53,15 @@ def read_query_file(path: PathLike, n_docs: int | None = None) -> NDArray[np.int
 
 def _parse(path: Path, n_features: int | None,
            dense: bool = False) -> tuple[sp.csr_matrix | NDArray[np.float64], NDArray[np.float64], NDArray]:
-    """``(X, y, qid)`` as scikit-learn's reader gives them: by the numba parser when the file
-    is entirely in the strict grammar, else by :func:`_parse_sklearn` (which names the line).
+    """``(X, y, qid)``: by the numba parser when the file is entirely in the strict grammar,
+    else by :func:`~._letor_lines.parse_lines` (which names the first malformed line).
     ``dense``: the numba parser fills a dense ``X`` directly when :func:`_dense_room` allows it
     (otherwise ``X`` is CSR and :func:`_dense` converts or refuses it)."""
     from . import _letor_fast  # numba loads with the first file read, not with boostplug.data
 
     parsed = _letor_fast.parse(file_bytes(path), n_features,
                                (lambda rows, width, nnz: not _dense_room(rows, width, nnz)) if dense else None)
-    return parsed if parsed is not None else _parse_sklearn(path, n_features)
-
-
-def _parse_sklearn(path: Path, n_features: int | None) -> tuple[sp.csr_matrix, NDArray[np.float64], NDArray]:
-    """scikit-learn's reader behind the cheap scan, and the slow pass naming a bad line."""
-    feed = _Feed(path)
-    try:
-        X, y, q = load_svmlight_file(feed, n_features=n_features, dtype=np.float64, query_id=True,
-                                     zero_based=False)
-    except ReadError:
-        raise
-    except (ValueError, OverflowError) as e:  # OverflowError: an index or qid beyond C's integers
-        bad = find_bad_line(path, n_features)
-        if bad is not None:
-            raise line_error(path, *bad) from None
-        raise ValueError(f"{path}: {e}") from None
-    if feed.suspect:
-        bad = find_bad_syntax(path)
-        if bad is not None:
-            raise line_error(path, *bad)
-    return X, y, q
+    return parsed if parsed is not None else parse_lines(path, n_features)
 
 
 def _check_values(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
@@ -191,13 +139,7 @@ def _dense(path: Path, X: sp.csr_matrix) -> NDArray[np.float64]:
     )
 
 
-def _groups_from_qid(path: Path, q: NDArray, n: int, n_features: int | None) -> NDArray[np.int64]:
-    if q.shape[0] != n:
-        # scikit-learn silently drops the qid of rows that lack one: find the line.
-        bad = find_bad_line(path, n_features)
-        if bad is None:  # pragma: no cover - the slow pass always finds it
-            raise ValueError(f"{path}: qid: is on some lines but not on others")
-        raise line_error(path, *bad)
+def _groups_from_qid(path: Path, q: NDArray) -> NDArray[np.int64]:
     bad_rows = first_noncontiguous(q)
     if bad_rows is not None:
         row, first_row = bad_rows
@@ -276,7 +218,7 @@ def load_letor(
         group_ptr = read_query_file(qf, n_docs=n)
         q = None  # RankingData numbers the queries 0..n_queries-1
     else:
-        group_ptr = _groups_from_qid(p, q, n, n_features)
+        group_ptr = _groups_from_qid(p, q)
         if query_file is not None or qf.exists():
             # LightGBM reads <file>.query whenever it is there: one that contradicts the qids
             # (a stale or half-written pair) is refused rather than left for it to find.
@@ -285,7 +227,7 @@ def load_letor(
                 why = "" if query_file is not None else " (the .query file beside it, which LightGBM reads too: rewrite or remove it)"
                 raise ValueError(f"{qf}: the group sizes disagree with the qid: values in {p}{why}")
     comments = read_comments(p) if with_comments else None
-    if comments is not None and len(comments) != n:  # pragma: no cover - same line rule as sklearn
+    if comments is not None and len(comments) != n:  # pragma: no cover - same line rule as the parsers
         raise ValueError(f"{p}: read {len(comments)} comments for {n} rows")
     Xout = _dense(p, X) if dense and sp.issparse(X) else X
     return RankingData(Xout, y, q, group_ptr, comments)

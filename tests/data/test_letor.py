@@ -3,9 +3,10 @@
 The numba LETOR parser (boostplug.data._letor_fast) against scikit-learn's reader.
 
 Whatever the fast parser accepts must come out of scikit-learn's reader (the library's
-previous and fallback path, ``letor._parse_sklearn``) bit for bit: the CSR arrays and their
-dtypes, ``y`` and ``qid``. Whatever it declines goes to that reader, so ``load_letor`` keeps
-its exact messages. Numbers are compared with Python's ``float`` token by token.
+previous path) bit for bit, and so must the slow line-by-line pass
+(``_letor_lines.parse_lines``): the CSR arrays and their dtypes, ``y`` and ``qid``. Whatever
+the fast parser declines goes to that pass, so ``load_letor`` gives the same data or the same
+message either way. Numbers are compared with Python's ``float`` token by token.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from tests.data.test_letor_fuzz import Parsed, fuzzed_files, reference_parse
+from tests.data.test_letor_fuzz import _check as check_against_reference
 
 from boostplug import _memory
 from boostplug.cli import info as info_cli
 from boostplug.data import RankingData, concat, load_letor, read_query_file, write_letor
-from boostplug.data import _letor_fast, _letor_files, _letor_write
+from boostplug.data import _letor_fast, _letor_write
 from boostplug.data import letor as letor_module
 from boostplug.data._letor_fast import parse
+from boostplug.data._letor_lines import parse_lines
 from boostplug.groups import group_ptr_from_sizes
 
 
@@ -422,10 +425,10 @@ def test_negative_zeros_and_signed_nans_round_trip_bit_for_bit(tmp_path, layout,
     assert _stored_dense(csr.X).view(np.int64).tolist() == X.view(np.int64).tolist()
 
 
-def test_the_scikit_learn_path_keeps_negative_zeros_in_a_dense_x_too(tmp_path, monkeypatch):
+def test_the_slow_path_keeps_negative_zeros_in_a_dense_x_too(tmp_path, monkeypatch):
     path = tmp_path / "d.txt"
     path.write_text("1 qid:1 1:-0 2:1\n0 qid:1 2:-0.0e3\n")
-    monkeypatch.setattr(letor_module, "_parse", lambda p, n_features, dense: letor_module._parse_sklearn(p, n_features))
+    monkeypatch.setattr(_letor_fast, "parse", lambda raw, n_features, dense_ok: None)  # declined: the slow path
     assert np.signbit(load_letor(path).X).tolist() == [[True, False], [False, True]]
 
 
@@ -689,8 +692,7 @@ def test_damaged_compressed_file_is_one_clear_error(tmp_path, kind):
     assert code == 2 and err.count("\n") == 1 and str(path) in err and "Traceback" not in err
 
 
-def test_damage_found_after_a_garbled_line_blames_the_compression(tmp_path, monkeypatch):
-    monkeypatch.setattr(_letor_files, "BLOCK_BYTES", 64)  # parsing starts before the CRC is read
+def test_damage_found_after_a_garbled_line_blames_the_compression(tmp_path):
     text = b"".join(b"1 qid:1 1:%d\n" % i for i in range(50)) + b"1 qid:1 x:1\n" + b"0 qid:1 1:2\n" * 50
     packed = bytearray(gzip.compress(text))
     packed[-8] ^= 0xFF  # the CRC in the trailer
@@ -833,11 +835,29 @@ def _assert_dense_identical(raw: bytes, n_features: int | None, ref) -> None:
     assert _bits(y) == _bits(yr) and q.dtype == qr.dtype and q.tolist() == qr.tolist()
 
 
+def _sklearn(path: Path, n_features: int | None):
+    from sklearn.datasets import load_svmlight_file
+
+    return load_svmlight_file(str(path), n_features=n_features, dtype=np.float64, query_id=True, zero_based=False)
+
+
+def _slow_equals(path: Path, n_features: int | None, ref) -> None:
+    """The slow pass reads the file as ``ref``, or refuses a label or value that load_letor refuses
+    after the fast parser anyway (negative or not finite labels, infinite values)."""
+    X, y, _ = ref
+    if (y >= 0).all() and (y < np.inf).all() and not np.isinf(X.data).any():
+        _assert_identical(parse_lines(path, n_features), ref)
+    else:
+        with pytest.raises(ValueError, match=r", line \d+: "):
+            parse_lines(path, n_features)
+
+
 def _fast_equals_sklearn(path: Path, n_features: int | None = None) -> None:
     fast = parse(_raw(path), n_features)
     assert fast is not None, _raw(path)
-    ref = letor_module._parse_sklearn(path, n_features)
+    ref = _sklearn(path, n_features)
     _assert_identical(fast, ref)
+    _slow_equals(path, n_features, ref)
     _assert_dense_identical(_raw(path), n_features, ref)
     assert sp.issparse(parse(_raw(path), n_features, lambda rows, width, nnz: False)[0])
 
@@ -855,9 +875,10 @@ def _outcome(path: Path, **kwargs):
     return X, _bits(d.y), d.qid.tolist(), d.group_ptr.tolist(), d.comments
 
 
-def _outcome_sklearn(path: Path, monkeypatch: pytest.MonkeyPatch, **kwargs):
+def _outcome_slow(path: Path, monkeypatch: pytest.MonkeyPatch, **kwargs):
+    """What load_letor gives when the numba parser declines every file (the slow pass reads it)."""
     with monkeypatch.context() as m:
-        m.setattr(letor_module, "_parse", lambda path, n_features, dense: letor_module._parse_sklearn(path, n_features))
+        m.setattr(_letor_fast, "parse", lambda raw, n_features, dense_ok: None)
         return _outcome(path, **kwargs)
 
 
@@ -951,11 +972,11 @@ def test_without_qid_and_with_n_features(tmp_path, monkeypatch):
     _fast_equals_sklearn(path, n_features=3)
     _fast_equals_sklearn(path, n_features=10)
     for kwargs in ({}, {"n_features": 7}, {"dense": False}):
-        assert _outcome(path, **kwargs) == _outcome_sklearn(path, monkeypatch, **kwargs)
+        assert _outcome(path, **kwargs) == _outcome_slow(path, monkeypatch, **kwargs)
     assert parse(b"1 1:1 5:1\n", 4) is None  # a wider index declines
 
 
-# --- files it declines: scikit-learn's reader gives today's errors -------------------------------
+# --- files it declines: the slow pass reads them as the reference does, or names the line -------------------------------
 
 DECLINED = {
     "NUL before #": b"1 qid:1 1:0.5\x00# 2:1\n",
@@ -991,12 +1012,12 @@ DECLINED = {
 
 
 @pytest.mark.parametrize("name", list(DECLINED))
-def test_declined_files_keep_todays_outcome(tmp_path, monkeypatch, name):
+def test_declined_files_load_as_the_reference_reads_them_or_name_the_line(tmp_path, name):
     raw = DECLINED[name]
     assert parse(raw, None) is None
     path = tmp_path / "d.txt"
     path.write_bytes(raw)
-    assert _outcome(path) == _outcome_sklearn(path, monkeypatch)
+    check_against_reference(path, raw)
 
 
 @pytest.mark.parametrize("name, text, line, message", MALFORMED, ids=[m[0] for m in MALFORMED])
@@ -1005,7 +1026,7 @@ def test_malformed_files_decline_or_fail_later_with_the_same_message(tmp_path, m
     path.write_text(text)
     with pytest.raises(ValueError, match=rf"broken\.txt, line {line}: {message}"):
         load_letor(path)
-    assert _outcome(path) == _outcome_sklearn(path, monkeypatch)
+    assert _outcome(path) == _outcome_slow(path, monkeypatch)
     if name not in WELL_FORMED:  # well-formed lines are refused by the checks after parsing
         assert parse(text.encode(), None) is None
 
@@ -1018,13 +1039,13 @@ def test_damaged_compressed_files_name_the_file(tmp_path, monkeypatch):
             path.write_bytes(damaged)
             got = _outcome(path)
             assert issubclass(got[0], ValueError) and got[1].startswith(f"{path}: "), got
-            assert got == _outcome_sklearn(path, monkeypatch)
+            assert got == _outcome_slow(path, monkeypatch)
 
 
-# --- fuzzed files: the whole loader gives what the scikit-learn path gives ---------------------------
+# --- fuzzed files: the whole loader gives what the slow path gives ---------------------------
 
 @pytest.mark.parametrize("seed", range(4))
-def test_fuzzed_files_load_as_the_sklearn_path_loads_them(tmp_path, monkeypatch, seed):
+def test_fuzzed_files_load_as_the_slow_path_loads_them(tmp_path, monkeypatch, seed):
     rng = np.random.default_rng(5000 + seed)
     accepted = declined = 0
     for path, raw, suffix in fuzzed_files(rng, tmp_path, 80):
@@ -1037,14 +1058,15 @@ def test_fuzzed_files_load_as_the_sklearn_path_loads_them(tmp_path, monkeypatch,
             fast = None
         if fast is not None:
             accepted += 1
-            ref = letor_module._parse_sklearn(path, None)
+            ref = _sklearn(path, None)
             _assert_identical(fast, ref)
+            _slow_equals(path, None, ref)
             if ref[0].shape[1] <= 1000:  # a fuzzed index can make the dense matrix gigabytes wide
                 _assert_dense_identical(_raw(path), None, ref)
         else:
             declined += 1
         for kwargs in ({"dense": False, "with_comments": True}, {"n_features": 9}):
-            assert _outcome(path, **kwargs) == _outcome_sklearn(path, monkeypatch, **kwargs), raw
+            assert _outcome(path, **kwargs) == _outcome_slow(path, monkeypatch, **kwargs), raw
     assert accepted >= 10 and declined >= 10, (accepted, declined)
 
 

@@ -23,7 +23,6 @@ import pytest
 import scipy.sparse as sp
 
 from boostplug.data import RankingData, load_letor, write_letor
-from boostplug.data import _letor_files
 
 DECIMAL = rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 LABEL = re.compile(DECIMAL)
@@ -314,21 +313,6 @@ REGRESSIONS = [
     b"1 qid:1 1:0.5\n\n\n# end",
     b"# only comments\n\n",
 ]
-
-
-@pytest.mark.parametrize("block_bytes", [1, 7, 64])
-def test_tiny_read_blocks_change_nothing(tmp_path, monkeypatch, block_bytes):
-    """Large files are read in blocks of whole lines; tiny blocks put every line on a boundary."""
-    monkeypatch.setattr(_letor_files, "BLOCK_BYTES", block_bytes)
-    rng = np.random.default_rng(block_bytes)
-    for case in range(25):
-        text = _valid_text(rng)
-        if case % 2:
-            text = _corrupt(rng, text)
-        suffix, raw = _wrap(rng, text)
-        path = tmp_path / f"b{case}{suffix}"
-        path.write_bytes(raw)
-        _check(path, raw)
 
 
 @pytest.mark.parametrize("raw", REGRESSIONS, ids=range(len(REGRESSIONS)))

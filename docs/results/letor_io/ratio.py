@@ -1,4 +1,4 @@
-"""Read an MSLR-WEB10K-Fold1-sized LETOR file three ways, interleaved in one process, best of N.
+"""Read an MSLR-WEB10K-Fold1-sized LETOR file two ways, interleaved in one process, best of N.
 
 Run: ``PYTHONPATH=. python docs/results/letor_io/ratio.py [--rows-per-query 60 181] [--repeats 3]``.
 The file (6,000 queries of 60-180 documents, about 723k rows, 136 features, qid; features from
@@ -6,8 +6,10 @@ The file (6,000 queries of 60-180 documents, about 723k rows, 136 features, qid;
 ``write_letor`` to a temporary folder. Timed, in rotating order each round:
 
 * ``loader``: ``load_letor(path, dense=False)`` (the numba parser when present);
-* ``loader-sklearn``: the same with ``letor._parse = letor._parse_sklearn`` (scikit-learn's reader);
 * ``sklearn``: ``load_svmlight_file(path, query_id=True, zero_based=False)`` alone.
+
+The recorded runs also timed ``loader-sklearn``, the loader with scikit-learn's reader in place of
+the numba parser; the loader has had no scikit-learn path since (README).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
-from boostplug.data import letor, load_letor, make_ranking, write_letor
+from boostplug.data import load_letor, make_ranking, write_letor
 
 
 def main() -> None:
@@ -48,28 +50,19 @@ def main() -> None:
         tiny = Path(tmp) / "tiny.txt"
         tiny.write_text("1 qid:1 1:0.5\n")
         load_letor(tiny)  # numba cache loaded or compiled outside the timing
-        fast_parse = letor._parse
 
         def loader():
-            letor._parse = fast_parse
             return load_letor(path, dense=False)
-
-        def loader_sklearn():
-            letor._parse = lambda p, n_features, dense: letor._parse_sklearn(p, n_features)
-            try:
-                return load_letor(path, dense=False)
-            finally:
-                letor._parse = fast_parse
 
         def sklearn():
             return load_svmlight_file(str(path), query_id=True, zero_based=False, dtype=np.float64)
 
-        ways = {"loader": loader, "loader-sklearn": loader_sklearn, "sklearn": sklearn}
+        ways = {"loader": loader, "sklearn": sklearn}
         best = {k: float("inf") for k in ways}
         best_cpu = {k: float("inf") for k in ways}
-        names = ["loader", "sklearn", "loader-sklearn"]
+        names = ["loader", "sklearn"]
         for r in range(args.repeats):
-            order = names[r % 3:] + names[:r % 3]
+            order = names[r % 2:] + names[:r % 2]
             for name in order:
                 gc.collect()
                 t0, c0 = time.perf_counter(), time.process_time()
@@ -80,8 +73,7 @@ def main() -> None:
                 print(f"round {r + 1} {name:15s} {s:7.2f} s wall {c:7.2f} s cpu", flush=True)
         for what, b in (("wall", best), ("cpu", best_cpu)):
             print(f"best {what}: " + ", ".join(f"{k} {v:.2f} s" for k, v in b.items()))
-            print(f"  {what}: loader-sklearn / loader = {b['loader-sklearn'] / b['loader']:.2f}x; "
-                  f"sklearn / loader = {b['sklearn'] / b['loader']:.2f}x")
+            print(f"  {what}: sklearn / loader = {b['sklearn'] / b['loader']:.2f}x")
 
 
 if __name__ == "__main__":

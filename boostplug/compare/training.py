@@ -13,7 +13,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,9 +21,6 @@ from numpy.typing import NDArray
 from ..data import RankingData
 from ..groups import qid_from_group_ptr
 from . import fold_cache
-
-if TYPE_CHECKING:  # what a trainer reads of a method: its loss, the loss's parameters, its own tree parameters
-    from .methods import Method as Settings
 
 __all__ = ["TrainingPart", "Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds",
            "lightgbm_staged_scores", "xgboost_staged_scores", "catboost_params", "TRAINERS"]
@@ -65,6 +62,21 @@ Progress = Callable[[int, int], None]
 Checkpoint = Callable[[int, NDArray[np.float64]], None]
 #: How many times a training run shows its validation scores to a ``checkpoint``.
 CHECKPOINTS = 10
+
+
+class Settings(Protocol):
+    """What a trainer reads of a method (:class:`~.methods.Method` is one): its loss (a built-in
+    name, ``"boostplug:<objective>"`` or a booster's class name), the loss's parameters and the
+    method's own tree parameters."""
+
+    @property
+    def loss(self) -> str: ...
+
+    @property
+    def loss_params(self) -> dict[str, Any]: ...
+
+    @property
+    def tree_params(self) -> dict[str, Any]: ...
 
 
 def checkpoint_rounds(rounds: int) -> range:

@@ -58,7 +58,7 @@ def _feed(value: Any, h: Any, seen: set[int]) -> None:
         return
     if isinstance(value, Dispatcher):
         seen.add(id(value))
-        h.update(repr(sorted(value.targetoptions.items())).encode())
+        h.update(_stable_repr(value.targetoptions).encode())
         value = value.py_func
     if isinstance(value, types.FunctionType):
         if value.__module__ not in sys.modules:  # a by-value copy of a class of another process
@@ -100,7 +100,7 @@ def _feed_code(code: types.CodeType, h: Any, seen: set[int], globals_: dict[str,
         if isinstance(const, types.CodeType):
             _feed_code(const, h, seen, globals_, {})
         else:
-            h.update(repr(const).encode())
+            h.update(_stable_repr(const).encode())
     module = None  # the module the last instruction loaded, whose attribute the next one may load
     for ins in dis.get_instructions(code):
         value = _MISSING
@@ -117,6 +117,19 @@ def _feed_code(code: types.CodeType, h: Any, seen: set[int], globals_: dict[str,
 
 
 _MISSING = object()
+
+
+def _stable_repr(value: Any) -> str:
+    """``repr`` with sets and dicts in sorted order: a set of strings (numba's ``fastmath={"reassoc",
+    "contract"}``, a ``frozenset`` constant of ``x in {"a", "b"}``) iterates in an order that differs
+    between processes (string hashing is randomised), and a digest must not."""
+    if isinstance(value, (set, frozenset)):
+        return f"{type(value).__name__}({sorted(_stable_repr(v) for v in value)})"
+    if isinstance(value, dict):
+        return f"dict({sorted((_stable_repr(k), _stable_repr(v)) for k, v in value.items())})"
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__}({[_stable_repr(v) for v in value]})"
+    return repr(value)
 
 
 _FOLDER: list[Path | None] = []

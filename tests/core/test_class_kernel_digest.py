@@ -84,6 +84,36 @@ def test_boostplug_version_is_in_the_digest(monkeypatch):
     assert class_kernels.digest(lambda x: x + 1.0) != before
 
 
+DIGEST_SCRIPT = """
+import numba as nb
+from boostplug._core import class_kernels
+
+@nb.njit(fastmath={"reassoc", "contract", "nsz"})
+def fast(x):
+    return x * 2.0
+
+def loss(x):
+    return fast(x) if x in {"alpha", "beta", "gamma"} else 0.0
+
+print(class_kernels.digest(loss))
+"""
+
+
+def test_the_digest_is_the_same_in_every_process() -> None:
+    """A set of strings iterates in an order that changes with the process's string hashing:
+    numba's ``fastmath={...}`` (the listwise kernels' helpers) and a ``frozenset`` constant
+    (``x in {...}``) must not make a class kernel's digest, its cache file, differ between two
+    processes (it did: half the processes compiled NDCG_Boost's listwise loop again)."""
+    seen = set()
+    for seed in ("1", "2", "3", "4"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+        done = subprocess.run([sys.executable, "-B", "-c", DIGEST_SCRIPT], capture_output=True, text=True, env=env,
+                              timeout=300, cwd=REPO)
+        assert done.returncode == 0, done.stderr
+        seen.add(done.stdout.strip().splitlines()[-1])
+    assert len(seen) == 1 and None not in seen and "None" not in seen, seen
+
+
 HELPERS = """
 import numba as nb
 

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._core.dcg import max_query_size
-from .._validation import check_real, plain
+from .._validation import check_flag, check_real, plain
 from . import _common as C
 from . import _kernels as K
 
@@ -61,9 +61,10 @@ def average_precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
         MAP@k (float), or the per-query AP@k (NaN where skipped).
     """
     e = C.check_empty(empty)
+    pq = check_flag(per_query, "per_query")
     raw, n_rel, _ = _binary(scores, labels, group_ptr, qid, k, threshold, ties, K.AVERAGE_PRECISION)
     norm = n_rel if k is None else np.minimum(n_rel, float(k))
-    return C.finish(C.normalise(raw, norm, e), per_query)
+    return C.finish(C.normalise(raw, norm, e), pq)
 
 
 _DIVISORS = ("k", "min")
@@ -100,9 +101,10 @@ def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
         raise ValueError("precision needs a cut-off k (an integer >= 1); got None")
     if not isinstance(divisor, str) or divisor not in _DIVISORS:
         raise ValueError(f"divisor must be one of {', '.join(repr(d) for d in _DIVISORS)}; got {plain(divisor)!r}")
+    pq = check_flag(per_query, "per_query")
     raw, _, g = _binary(scores, labels, group_ptr, qid, k, threshold, ties, K.PRECISION)
     d = np.full(raw.shape[0], float(k)) if divisor == "k" else np.minimum(np.diff(g), k).astype(np.float64)
-    return C.finish(raw / d, per_query)
+    return C.finish(raw / d, pq)
 
 
 def reciprocal_rank(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
@@ -131,9 +133,10 @@ def reciprocal_rank(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike |
         MRR (float), or the per-query RR (NaN where skipped).
     """
     e = C.check_empty(empty)
+    pq = check_flag(per_query, "per_query")
     raw, n_rel, _ = _binary(scores, labels, group_ptr, qid, k, threshold, ties, K.RECIPROCAL_RANK)
     out = np.where(n_rel > 0.0, raw, e)
-    return C.finish(out, per_query)
+    return C.finish(out, pq)
 
 
 def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
@@ -165,13 +168,14 @@ def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
     Returns:
         Mean ERR@k over queries (float), or the per-query values.
     """
+    pq = check_flag(per_query, "per_query")
     s, y, g, k, code = C.ranked_inputs(scores, labels, group_ptr, qid, k, ties, allowed=("order", "worst"))
     top = _check_max_grade(max_grade, y)
     with np.errstate(over="ignore"):
         stop = (np.exp2(y - top) - np.exp2(-top)) if y.size else y.copy()
     if not np.all(np.isfinite(stop)):
         raise ValueError(f"err: max_grade {top!r} is too large for float64 (2^max_grade overflows)")
-    return C.finish(K.err_kernel(s, y, stop, g, k, code), per_query)
+    return C.finish(K.err_kernel(s, y, stop, g, k, code), pq)
 
 
 def rbp(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
@@ -201,6 +205,7 @@ def rbp(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
     Returns:
         Mean RBP@k over queries (float), or the per-query values.
     """
+    pq = check_flag(per_query, "per_query")
     s, y, g, k, code = C.ranked_inputs(scores, labels, group_ptr, qid, k, ties)
     p = check_real("rbp: persistence", persistence, 0.0, 1.0)
     if p == 1.0:
@@ -212,7 +217,7 @@ def rbp(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
         rel = y / top if top > 0.0 else np.zeros_like(y)
     discount = p ** np.arange(max(max_query_size(g), 1), dtype=np.float64)
     raw, _ = K.dcg_kernel(s, y, rel, g, discount, k, code)
-    return C.finish((1.0 - p) * raw, per_query)
+    return C.finish((1.0 - p) * raw, pq)
 
 
 def _check_max_grade(max_grade: float, y: NDArray[np.float64]) -> float:

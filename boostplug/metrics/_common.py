@@ -10,7 +10,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_flag, check_k, plain
+from .._validation import check_k, plain
 from ..groups import check_ranking_inputs
 from . import _kernels as K
 
@@ -61,10 +61,9 @@ def check_threshold(threshold: float) -> float:
     return t
 
 
-def finish(per_query: NDArray[np.float64], return_per_query: object) -> float | NDArray[np.float64]:
-    """The per-query array, or the mean over queries that are not NaN (skipped); NaN if none is left;
-    ``return_per_query``: the metric's ``per_query`` flag, checked here (a bool)."""
-    if check_flag(return_per_query, "per_query"):
+def finish(per_query: NDArray[np.float64], return_per_query: bool) -> float | NDArray[np.float64]:
+    """The per-query array, or the mean over queries that are not NaN (skipped); NaN if none is left."""
+    if return_per_query:
         return per_query
     kept = per_query[~np.isnan(per_query)]
     return float(kept.mean()) if kept.size else math.nan

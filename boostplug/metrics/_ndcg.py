@@ -6,6 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._core.dcg import GainSpec, discounts, gains_of, max_query_size
+from .._validation import check_flag
 from . import _common as C
 from . import _kernels as K
 
@@ -53,8 +54,9 @@ def dcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
     Returns:
         The mean DCG over queries (float), or the per-query values, shape ``(n_queries,)``.
     """
+    pq = check_flag(per_query, "per_query")
     raw, _ = _dcg_idcg(scores, labels, group_ptr, qid, k, gain, discount, ties)
-    return C.finish(raw, per_query)
+    return C.finish(raw, pq)
 
 
 def ndcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None, k: int | None = None, *,
@@ -83,5 +85,6 @@ def ndcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = Non
         The mean NDCG over (non-skipped) queries, or the per-query values (NaN where skipped).
     """
     e = C.check_empty(empty)
+    pq = check_flag(per_query, "per_query")
     raw, ideal = _dcg_idcg(scores, labels, group_ptr, qid, k, gain, discount, ties)
-    return C.finish(C.normalise(raw, ideal, e), per_query)
+    return C.finish(C.normalise(raw, ideal, e), pq)

@@ -10,7 +10,8 @@ start-up equals the serial time it saves (:func:`crossover`); the machine's thre
 default scaled by its ``W`` over the reference CPU's, to the nearest power of two (so the
 reference CPU keeps the default, which also holds what the probe cannot see: LightGBM's threads
 beside ours, numpy's work between calls), within :data:`SCALE_LIMITS`. A machine whose second
-thread speeds the probe up less than :data:`MIN_SPEEDUP` times runs every kernel serially.
+thread speeds the probe up less than :data:`MIN_SPEEDUP` times, or that lets the process run on
+one CPU only (its threads can only take turns there), runs every kernel serially.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import numba as nb
 import numpy as np
 
 from .dispatch import serial_twin
-from .parallel_threshold import DEFAULT_PARALLEL_MIN_WORK, NEVER, cache_file, machine_key, read_entries, wait_policy
+from .parallel_threshold import (DEFAULT_PARALLEL_MIN_WORK, NEVER, available_cpus, cache_file, machine_key,
+                                 read_entries, wait_policy)
 
 __all__ = ["MIN_SPEEDUP", "REFERENCE", "SCALE_LIMITS", "Calibration", "Reference", "calibrate",
            "calibrate_each_wait_policy", "crossover", "store", "threshold_from"]
@@ -149,7 +151,8 @@ def calibrate(repeat: int = 9, seed: int = 0) -> Calibration:
     per_unit = ser_large / (LARGE_QUERIES * LARGE_DOCS * (LARGE_DOCS - 1) // 2)
     start = par_small - ser_small
     speedup = ser_large / par_large
-    w = crossover(start, per_unit, speedup)
+    # on one CPU the threads take turns: a measured speedup there is the other processes' noise
+    w = crossover(start, per_unit, speedup) if available_cpus() > 1 else None
     return Calibration(machine_key(), threads, start, per_unit, speedup, w, threshold_from(w))
 
 

@@ -52,7 +52,8 @@ def describe(cal: Any) -> str:
         f"parallel speedup      {cal.speedup:.2f}x on {cal.threads} threads",
     ]
     if cal.crossover is None:
-        lines.append(f"parallel pays from    never (speedup below {c.MIN_SPEEDUP})")
+        why = "one CPU" if "|cpus=1|" in cal.key else f"speedup below {c.MIN_SPEEDUP}"
+        lines.append(f"parallel pays from    never ({why})")
         lines.append("threshold             never: every kernel runs serially")
     else:
         ref = c.REFERENCE.crossover[cal.key.rsplit("wait=", 1)[-1]]

@@ -140,7 +140,8 @@ def parse_threshold(value: str) -> int:
 
 def stored_threshold(path: Path | None = None) -> tuple[int, str]:
     """This machine's threshold and where it comes from: ``BOOSTPLUG_PARALLEL_MIN_WORK``, else the
-    calibration stored for :func:`machine_key`, else :data:`DEFAULT_PARALLEL_MIN_WORK`."""
+    calibration stored for :func:`machine_key`, else :data:`DEFAULT_PARALLEL_MIN_WORK`, or
+    :data:`NEVER` for a process allowed on one CPU only (its threads could only take turns there)."""
     env = os.environ.get(ENV_VAR)
     if env is not None and env.strip():
         return parse_threshold(env), ENV_VAR
@@ -151,4 +152,4 @@ def stored_threshold(path: Path | None = None) -> tuple[int, str]:
         value = entry.get("parallel_min_work")
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return value, str(path)
-    return DEFAULT_PARALLEL_MIN_WORK, "default"
+    return (NEVER, "one-CPU") if available_cpus() < 2 else (DEFAULT_PARALLEL_MIN_WORK, "default")

@@ -18,6 +18,9 @@ from boostplug._core import calibration, dispatch
 from boostplug._core import parallel_threshold as pt
 from boostplug._core.threads import limit_threads
 
+#: What a process without a setting or a calibration runs at: the default, or serially when it may
+#: run on one CPU only (as this one may, on a one-CPU machine; the children below inherit its CPUs).
+FALLBACK = (pt.NEVER, "one-CPU") if pt.available_cpus() < 2 else (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
 
 def _entry(threshold: int, key: str | None = None) -> calibration.Calibration:
     return calibration.Calibration(key or pt.machine_key(), 2, 1e-6, 5e-9, 1.9, 430.0, threshold)
@@ -66,9 +69,9 @@ def test_parse_threshold() -> None:
 def test_store_keeps_other_machines_and_reads_back_this_one(tmp_path, monkeypatch) -> None:
     path = tmp_path / "sub" / "dispatch.json"
     monkeypatch.delenv(pt.ENV_VAR, raising=False)
-    assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")   # no file
+    assert pt.stored_threshold(path) == FALLBACK   # no file
     calibration.store(_entry(123, key="othercpu|cpus=64|threads=64|wait=default"), path)
-    assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")   # another machine's
+    assert pt.stored_threshold(path) == FALLBACK   # another machine's
     calibration.store(_entry(456), path)
     assert pt.stored_threshold(path) == (456, str(path))
     calibration.store(_entry(789), path)                                                        # replaced, not added
@@ -88,7 +91,7 @@ def test_a_broken_cache_file_gives_the_default(tmp_path, monkeypatch, text: str)
     unusable = "%s" not in text  # not a table of entries: said in one warning (a bad entry is just not used)
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
-        assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
+        assert pt.stored_threshold(path) == FALLBACK
     assert [f"ignored {path}" in str(w.message) for w in got] == ([True] if unusable else [])
     calibration.store(_entry(99), path)                  # and storing over it works
     assert pt.stored_threshold(path) == (99, str(path))
@@ -145,7 +148,7 @@ def test_dispatch_loads_the_stored_threshold_at_import(tmp_path) -> None:
     env["XDG_CACHE_HOME"] = str(tmp_path)
     out = _import_threshold(env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [str(pt.DEFAULT_PARALLEL_MIN_WORK), "default"]
+    assert out.stdout.split() == [str(FALLBACK[0]), FALLBACK[1]]
     # this machine's entry, under the child's wait policy and thread count (the same as this process's)
     path = tmp_path / "boostplug" / "dispatch.json"
     calibration.store(_entry(1234), path)
@@ -191,6 +194,24 @@ def test_two_threads_on_one_cpu_run_every_kernel_serially() -> None:
     assert run.stdout.splitlines()[1].endswith("never (one CPU)"), run.stdout
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this system")
+def test_a_process_on_one_cpu_runs_every_kernel_serially() -> None:
+    """Pinned to one CPU (``taskset``, a container's CPU set) with numba's threads still 2 (numba counts
+    every CPU of the machine): without the rule, large kernels ran two threads in turns on one CPU."""
+    code = ("import os; os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); "
+            "from boostplug._core import dispatch, parallel_threshold as t; "
+            "print(dispatch.PARALLEL_MIN_WORK == t.NEVER, dispatch.THRESHOLD_SOURCE)")
+    env = {k: v for k, v in os.environ.items() if k != pt.ENV_VAR}
+    env["NUMBA_NUM_THREADS"] = "2"
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "True one-CPU", run.stdout
+    # the user's own setting still wins
+    env[pt.ENV_VAR] = "1000"
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert run.stdout.strip() == f"False {pt.ENV_VAR}", run.stdout + run.stderr
+
+
 # ---- a cache file that cannot be used: ignored with one warning, never an error or a hang ------------------
 def test_a_fifo_as_the_cache_file_does_not_hang_the_import(tmp_path) -> None:
     """A FIFO at ``<user cache>/boostplug/dispatch.json``: the import waited for ever for a writer."""
@@ -205,7 +226,7 @@ def test_a_fifo_as_the_cache_file_does_not_hang_the_import(tmp_path) -> None:
             "from boostplug._core import dispatch; print(dispatch.PARALLEL_MIN_WORK, dispatch.THRESHOLD_SOURCE)")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [str(pt.DEFAULT_PARALLEL_MIN_WORK), "default"]
+    assert out.stdout.split() == [str(FALLBACK[0]), FALLBACK[1]]
     warned = [line for line in out.stderr.splitlines() if "RuntimeWarning" in line]
     assert len(warned) == 1 and f"ignored {path} (it is a FIFO, not a regular file)" in warned[0], out.stderr
 
@@ -218,7 +239,7 @@ def test_a_link_to_an_endless_device_is_not_read(tmp_path, monkeypatch) -> None:
     path = tmp_path / "dispatch.json"
     path.symlink_to("/dev/zero")
     with pytest.warns(RuntimeWarning, match=r"ignored .*dispatch\.json \(it is a character device, not a regular"):
-        assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
+        assert pt.stored_threshold(path) == FALLBACK
 
 
 def test_deeply_nested_json_is_ignored(tmp_path, monkeypatch) -> None:
@@ -227,7 +248,7 @@ def test_deeply_nested_json_is_ignored(tmp_path, monkeypatch) -> None:
     path = tmp_path / "dispatch.json"
     path.write_text("[" * 200_000)
     with pytest.warns(RuntimeWarning, match=r"ignored .*dispatch\.json \(RecursionError") as got:
-        assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
+        assert pt.stored_threshold(path) == FALLBACK
     assert len(got) == 1
     calibration.store(_entry(99), path)                  # storing over it works
     assert pt.stored_threshold(path) == (99, str(path))
@@ -238,4 +259,4 @@ def test_a_file_over_the_size_limit_is_not_read(tmp_path, monkeypatch) -> None:
     path = tmp_path / "dispatch.json"
     path.write_text(json.dumps({"entries": {pt.machine_key(): {"parallel_min_work": 7}}, "pad": "x" * pt.MAX_CACHE_FILE_BYTES}))
     with pytest.warns(RuntimeWarning, match=f"larger than {pt.MAX_CACHE_FILE_BYTES:,} bytes"):
-        assert pt.stored_threshold(path) == (pt.DEFAULT_PARALLEL_MIN_WORK, "default")
+        assert pt.stored_threshold(path) == FALLBACK

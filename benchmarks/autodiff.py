@@ -42,7 +42,7 @@ from tests.autodiff.losses import JaxApproxNDCG  # noqa: E402
 MQ2008 = ROOT.parent / "shared" / "data" / "MQ2008"
 
 
-MODES = ("positive", "exact", "constant", "scaled")
+MODES = ("stochastic", "positive", "exact", "constant", "scaled")
 
 
 def compile_seconds(d: bpdata.RankingData, modes: tuple[str, ...]) -> None:

@@ -50,8 +50,10 @@ def compiled(query_loss: Callable[..., Any], what: str, statics: tuple[tuple[int
     """``f(S, Y, M, W, *numbers)`` on a batch of padded queries (``(B, L)`` scores, labels, mask;
     ``(B,)`` query weights; the numeric parameters): ``W * loss`` per query (``what="loss"``), or
     ``(W g, W h)`` with ``h`` the exact Hessian diagonal (``"exact"``), its absolute value
-    (``"positive"``), 1 on the documents of a query whose gradient is not all zero (``"constant"``), or
-    the query's mean absolute gradient on each of its documents (``"scaled"``). ``statics``: the non-numeric parameters, as
+    (``"positive"``), 1 on the documents of a query whose gradient is not all zero (``"constant"``),
+    the query's mean absolute gradient on each of its documents (``"scaled"``), or the absolute value
+    of Hutchinson's estimate of the diagonal, ``mean_p z_p * (H z_p)``, over the probes ``Z``
+    (``(B, P, L)``, given after ``W``: ``"stochastic"``). ``statics``: the non-numeric parameters, as
     ``(position, value)``, fixed in the compiled function."""
     key = (query_loss, what, statics)
     if key not in _COMPILED:
@@ -71,7 +73,10 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
 
     grad = jax.grad(one)
 
-    def derivatives(s: Any, y: Any, m: Any, numbers: tuple[Any, ...]) -> tuple[Any, Any]:
+    def derivatives(s: Any, y: Any, m: Any, z: Any, numbers: tuple[Any, ...]) -> tuple[Any, Any]:
+        if what == "stochastic":  # P Hessian-vector products along Rademacher probes (Hutchinson 1990)
+            g, hz = jax.vmap(lambda v: jax.jvp(lambda x: grad(x, y, m, numbers), (s,), (v,)))(z)
+            return g[0], jnp.abs(jnp.mean(z * hz, axis=0))
         if what in ("constant", "scaled"):  # one gradient pass, no Hessian pass
             g = grad(s, y, m, numbers)
             size = jnp.abs(jnp.where(m, g, 0.0))
@@ -87,12 +92,12 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
         diagonal = jnp.diagonal(columns)
         return g, (jnp.abs(diagonal) if what == "positive" else diagonal)
 
-    def batch(S: Any, Y: Any, M: Any, W: Any, *numbers: Any) -> Any:
+    def batch(S: Any, Y: Any, M: Any, W: Any, Z: Any, *numbers: Any) -> Any:
         # a loop over the queries (lax.map), not vmap: the same code computes every query, so a query's
         # derivatives do not depend on which others share its batch (vmap's vector lanes round differently)
         if what == "loss":
             return W * jax.lax.map(lambda q: one(*q, numbers), (S, Y, M))
-        g, h = jax.lax.map(lambda q: derivatives(*q, numbers), (S, Y, M))
+        g, h = jax.lax.map(lambda q: derivatives(*q, numbers), (S, Y, M, Z))
         return g * W[:, None], h * W[:, None]
 
     return jax.jit(batch)

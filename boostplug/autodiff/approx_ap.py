@@ -11,8 +11,7 @@ and ``alpha`` the smoothing's sharpness::
     pi_x = 1 + sum_{y != x} sigma_xy                              the approximate position of x
     loss = W (1 - (1 / R) sum_x r_x (1 + sum_{y != x} r_y sigma_xy) / pi_x)     1 - ApproxAP
 
-A query without a relevant document, or with only relevant ones (AP 1 in any order), has loss 0. The loss is not convex: the default Hessian is the
-absolute value of the exact diagonal (``"positive"``, kind ``"fitting"``).
+A query without a relevant document, or with only relevant ones (AP 1 in any order), has loss 0.
 """
 
 from __future__ import annotations

@@ -6,8 +6,11 @@ length ``L`` (the next power of two, at least :data:`MIN_BUCKET`)::
 
     loss = sum_k W_k query_loss(s_k, y_k, mask_k, *params)
     grad = W_k jax.grad(query_loss)                      exact, in float64
-    hess = W_k diag(jax.hessian(query_loss))             mode "exact": L forward-over-reverse passes
-         = W_k |diag(jax.hessian(query_loss))|           mode "positive" (default, kind "fitting")
+    hess = W_k |mean_p z_p * (H z_p)|                    mode "stochastic" (default, kind "fitting"): Hutchinson's
+                                                         estimate, PROBES Rademacher probes z_p drawn each round
+                                                         (the exact |diagonal| on buckets of at most EXACT_UP_TO)
+         = W_k diag(jax.hessian(query_loss))             mode "exact": L forward-over-reverse passes
+         = W_k |diag(jax.hessian(query_loss))|           mode "positive" (kind "fitting")
          = W_k                                           mode "constant" (kind "fitting"): no Hessian pass
          = W_k mean_i |d query_loss / d s_ki|            mode "scaled" (kind "fitting"): no Hessian pass
 
@@ -27,15 +30,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..objectives._contract import Hessian, Loss
+from ..objectives._rounds import RandomRounds
 from ._jax import compiled, float64
 
-__all__ = ["JaxLoss", "MIN_BUCKET", "BATCH_ELEMENTS", "bucket_length", "batch_size"]
+__all__ = ["JaxLoss", "MIN_BUCKET", "BATCH_ELEMENTS", "PROBES", "EXACT_UP_TO", "bucket_length", "batch_size"]
 
 #: The shortest bucket: queries of 2..8 documents share one compiled function.
 MIN_BUCKET = 8
 #: ``L^2`` times a batch's largest number of queries: long buckets run in smaller batches (the
 #: queries of a batch are computed one after another; the batch's count only sets the shapes compiled).
 BATCH_ELEMENTS = 2**17
+#: Rademacher probes per query and round of the ``"stochastic"`` Hessian (one Hessian-vector product each).
+PROBES = 1
+#: Buckets of at most this length get the exact |diagonal| in the ``"stochastic"`` mode: as cheap there.
+EXACT_UP_TO = 8
 
 
 def bucket_length(n: int) -> int:
@@ -103,12 +111,15 @@ def _query_function(cls: type) -> Any:
     return fn
 
 
-class JaxLoss(Loss):
+class JaxLoss(RandomRounds, Loss):
     """A loss written in JAX (module docstring): declare ``name``, ``summary`` and ``params``, and
     define ``query_loss(scores, labels, mask, *params)`` as a ``@staticmethod`` in ``jax.numpy``
     (parameters in their declared order)."""
 
     hessians = {
+        "stochastic": Hessian("fitting", f"|Hutchinson's estimate of the Hessian's diagonal|: the mean of z * (H z) "
+                              f"over {PROBES} Rademacher probes z drawn anew each round (one forward-over-reverse pass "
+                              f"each); the exact |diagonal| on buckets of at most {EXACT_UP_TO} positions"),
         "positive": Hessian("fitting", "|d^2 loss / d s_k^2|: the absolute value of the exact diagonal (autodiff), "
                             "positive where the loss is not convex; the exact one where it is"),
         "exact": Hessian("exact", "the exact diagonal of the loss's Hessian (autodiff: one forward-over-reverse pass "
@@ -120,7 +131,7 @@ class JaxLoss(Loss):
                           "scaled per query, so that, as with a Newton step, multiplying the loss by a factor leaves the "
                           "trees unchanged; one gradient pass, no Hessian pass"),
     }
-    default_hessian = "positive"
+    default_hessian = "stochastic"
     fresh_output = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -144,10 +155,17 @@ class JaxLoss(Loss):
         self._numbers, self._statics = tuple(numbers), tuple(statics)
 
     def _run(self, scores: NDArray[np.float64], what: str) -> list[tuple[_Batch, Any]]:
-        fn = compiled(type(self).query_loss, what, self._statics)
+        probes = np.random.default_rng([0, self.current_round]).integers(0, 2, (self.n_docs, PROBES)) * 2.0 - 1.0 \
+            if what == "stochastic" else None  # per row: a query's probes do not depend on the others
+        out = []
         with float64():
-            return [(b, fn(scores[b.index], b.labels, b.mask, b.weights, *self._numbers))
-                    for b in self._batches]
+            for b in self._batches:
+                exact = probes is not None and b.index.shape[1] <= EXACT_UP_TO
+                fn = compiled(type(self).query_loss, "positive" if exact else what, self._statics)
+                z = np.zeros((b.index.shape[0], 0)) if probes is None or exact else \
+                    np.where(b.mask[:, None, :], probes[b.index].transpose(0, 2, 1), 0.0)
+                out.append((b, fn(scores[b.index], b.labels, b.mask, b.weights, z, *self._numbers)))
+        return out
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
         return float(sum(np.asarray(out)[b.weights != 0.0].sum() for b, out in self._run(scores, "loss")))

@@ -302,8 +302,10 @@ register(XENDCG, methods={"xendcg-plugin": {}})
 for _loss_class in (ListNet, RankNet, NDCGLoss1, NDCGLoss2, NDCGLoss2PP, ApproxNDCG, ApproxMRR, ListMLE, LambdaMAP,
                     LambdaERR, LambdaMRR, LambdaRBP):
     register(_loss_class)
-# ApproxAP is written in JAX (boostplug.autodiff): listed where the jax extra is installed, JAX imported at its first use
+# ApproxAP and NeuralNDCG are written in JAX (boostplug.autodiff): listed where the jax extra is installed, JAX imported at its first use
 if importlib.util.find_spec("jax") is not None:
     from ..autodiff.approx_ap import ApproxAP
+    from ..autodiff.neural_ndcg import NeuralNDCG
 
     register(ApproxAP)
+    register(NeuralNDCG)

@@ -57,9 +57,10 @@ def test_gradient_and_exact_hessian_equal_the_compiled_objective(cls, data) -> N
     assert _relative(g, gc) < 1e-10
     assert _relative(h, hc) < 1e-8
     assert mine.loss(scores) == pytest.approx(compiled.loss(scores), rel=1e-12)
-    default = cls(labels, group_ptr, weights=weights)._grad_hess(scores)
-    np.testing.assert_array_equal(default[0], g)
-    np.testing.assert_array_equal(default[1], np.abs(h))  # the positive default: |exact diagonal|
+    positive = cls(labels, group_ptr, weights=weights, hessian="positive")._grad_hess(scores)
+    np.testing.assert_array_equal(positive[0], g)
+    np.testing.assert_array_equal(positive[1], np.abs(h))  # |exact diagonal|
+    np.testing.assert_array_equal(cls(labels, group_ptr, weights=weights)._grad_hess(scores)[0], g)  # the default
 
 
 @pytest.mark.parametrize("cls", list(PAIRS), ids=lambda c: c.name)

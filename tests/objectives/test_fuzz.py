@@ -40,7 +40,11 @@ CONFIGURATIONS = [c for c in cases() if c.configuration]
 
 SCORE_VALUES = [0.0, 1.0, -1.0, 0.5, 1e-300, 1e300, -1e300, 1.7e308, -1.7e308, 1e17, 3.0]
 
-MODES = [(name, mode) for name in objectives.names() for mode in objectives.get(name).hessians]
+#: every mode of every objective; of the losses written in JAX, whose modes are their base's code (approx_ap fuzzes
+#: them all), the default only: each mode and batch shape is a JAX compile of seconds
+MODES = [(name, mode) for name in objectives.names() for mode in objectives.get(name).hessians
+         if name == "approx_ap" or mode == objectives.get(name).loss_class.default_hessian
+         or not hasattr(objectives.get(name).loss_class, "query_loss")]
 
 
 @st.composite

@@ -267,7 +267,9 @@ BUILTIN = ["lambdarank", "rank_xendcg", "regression", "qbrank", "mpboost-binary"
            "adarank-map", "adarank-ndcg", "mpboost-stumps", "ndcg_boost-stumps"]
 if "approx_ap" in objectives.names():  # written in JAX: registered with the jax extra only, after the others
     BUILTIN.insert(BUILTIN.index("lambdamart_rbp") + 1, "approx_ap")
+    BUILTIN.insert(BUILTIN.index("approx_ap") + 1, "neural_ndcg")
     BUILTIN.insert(BUILTIN.index("xgb-lambdamart_rbp") + 1, "xgb-approx_ap")
+    BUILTIN.insert(BUILTIN.index("xgb-approx_ap") + 1, "xgb-neural_ndcg")
 
 
 def _not_catboost(names: list[str]) -> list[str]:

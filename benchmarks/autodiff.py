@@ -1,8 +1,9 @@
 """Speed of a loss written in JAX against the compiled one: ApproxNDCG as a ``JaxLoss`` (the class
 of docs/objectives/autodiff.md) beside the registered ``approx_ndcg`` (numba, listwise base).
 
-On MQ2008 Fold1 train (if ../shared/data is there) and on ``benchmarks/objectives.py``'s synthetic
-MSLR-WEB10K-sized set, prints:
+On MQ2008 Fold1 train (if ../shared/data is there), on ``benchmarks/objectives.py``'s synthetic
+MSLR-WEB10K-sized set and on the tuned study's MSLR-shaped set (``benchmarks/mslr_shaped.py``,
+``--scale``, default the study's 0.01: queries up to 1,246 documents), prints:
 
 * the compile time of each length bucket (the first call on the bucket's queries less the second),
   for the Hessian modes ``positive`` (the default: the absolute exact diagonal), ``exact``, ``constant``
@@ -14,7 +15,8 @@ MSLR-WEB10K-sized set, prints:
   the constant mode (a Hessian of 1: Friedman's least-squares boosting) and the scaled one (the query's
   mean absolute gradient) make no Hessian pass.
 
-Usage: python benchmarks/autodiff.py [--rounds 20] [--threads 1] [--only mq2008|synthetic] [--hessians constant,...]
+Usage: python benchmarks/autodiff.py [--rounds 20] [--threads 1] [--only mq2008|synthetic|mslr_shaped]
+           [--hessians constant,...] [--scale 0.01] [--no-compile-table]
        python benchmarks/autodiff.py --tiny        # a small synthetic set, 2 rounds: that it runs
 """
 
@@ -85,10 +87,13 @@ def round_seconds(d: bpdata.RankingData, rounds: int, threads: int, modes: tuple
         print(f"  {name:<24} {s:10.4f} {s / base:11.2f}", flush=True)
 
 
-def bench(label: str, d: bpdata.RankingData, rounds: int, threads: int, modes: tuple[str, ...] = MODES) -> None:
-    print(f"\n## {label}: {d.n_docs:,} documents, {d.n_queries:,} queries, {rounds} rounds, {threads} thread(s)")
-    print("\ncompile seconds per bucket (first call less the second; call: the second, seconds)")
-    compile_seconds(d, modes)
+def bench(label: str, d: bpdata.RankingData, rounds: int, threads: int, modes: tuple[str, ...] = MODES,
+          compiles: bool = True) -> None:
+    print(f"\n## {label}: {d.n_docs:,} documents, {d.n_queries:,} queries (up to {np.diff(d.group_ptr).max():,} "
+          f"documents), {rounds} rounds, {threads} thread(s)")
+    if compiles:
+        print("\ncompile seconds per bucket (first call less the second; call: the second, seconds)")
+        compile_seconds(d, modes)
     print("\nper LightGBM round")
     round_seconds(d, rounds, threads, modes)
 
@@ -97,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--only", choices=("mq2008", "synthetic"), default=None)
+    ap.add_argument("--only", choices=("mq2008", "synthetic", "mslr_shaped"), default=None)
+    ap.add_argument("--scale", type=float, default=0.01, help="the MSLR-shaped set's scale (default 0.01)")
+    ap.add_argument("--no-compile-table", dest="compiles", action="store_false",
+                    help="only the seconds per round (the per-bucket compile table calls every mode twice)")
     ap.add_argument("--hessians", default=",".join(MODES),
                     help=f"the JAX Hessian modes to time, comma-separated (default: {','.join(MODES)})")
     ap.add_argument("--tiny", action="store_true", help="a small synthetic set and 2 rounds: that the script runs")
@@ -113,14 +121,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "mq2008"):
         if MQ2008.exists():
             train, _, _ = bpdata.load_letor_folds(MQ2008, "letor4")[0]
-            bench("MQ2008 Fold1 train", train, args.rounds, args.threads, modes)
+            bench("MQ2008 Fold1 train", train, args.rounds, args.threads, modes, args.compiles)
         else:
             print(f"MQ2008 not found at {MQ2008}: skipped")
     if args.only in (None, "synthetic"):
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from objectives import mslr_sized
 
-        bench("synthetic (MSLR-WEB10K-sized)", mslr_sized(), args.rounds, args.threads, modes)
+        bench("synthetic (MSLR-WEB10K-sized)", mslr_sized(), args.rounds, args.threads, modes, args.compiles)
+    if args.only == "mslr_shaped":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from mslr_shaped import generate
+
+        bench(f"MSLR-shaped, scale {args.scale}", generate(args.scale), args.rounds, args.threads, modes,
+              args.compiles)
     return 0
 
 

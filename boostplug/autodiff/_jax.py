@@ -6,6 +6,7 @@ call only (the user's own JAX settings stay as they are)."""
 from __future__ import annotations
 
 import importlib.util
+import math
 from typing import Any, Callable, ContextManager
 
 __all__ = ["JAX_EXTRA", "jax_installed", "require_jax", "float64", "compiled"]
@@ -39,8 +40,8 @@ def float64() -> ContextManager[Any]:
     return scoped(True)
 
 
-#: Tangents (basis vectors) per pass of the exact diagonal: a power of two, so that it divides a
-#: bucket's length; their intermediates are computed together, the blocks one after another.
+#: Tangents (basis vectors) per pass of the exact diagonal, at most (its greatest common divisor with a
+#: bucket's length): their intermediates are computed together, the blocks one after another.
 TANGENT_BLOCK = 16
 
 _COMPILED: dict[tuple[Any, ...], Callable[..., Any]] = {}
@@ -86,7 +87,7 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
         # blocks of TANGENT_BLOCK tangents at a time (a pairwise loss's L x L intermediates per tangent)
         g, hvp = jax.linearize(lambda x: grad(x, y, m, numbers), s)
         n = s.shape[0]
-        block = min(n, TANGENT_BLOCK)
+        block = math.gcd(n, TANGENT_BLOCK)
         basis = jnp.eye(n, dtype=s.dtype).reshape(n // block, block, n)
         columns = jax.lax.map(jax.vmap(hvp), basis).reshape(n, n)
         diagonal = jnp.diagonal(columns)

@@ -45,6 +45,8 @@ MQ2008 = ROOT.parent / "shared" / "data" / "MQ2008"
 
 
 MODES = ("stochastic", "positive", "exact", "constant", "scaled")
+#: the JAX loss timed (--loss): the docs' ApproxNDCG (beside its compiled twin) or the catalogue's NeuralNDCG
+LOSS = [JaxApproxNDCG]
 
 
 def compile_seconds(d: bpdata.RankingData, modes: tuple[str, ...]) -> None:
@@ -59,7 +61,7 @@ def compile_seconds(d: bpdata.RankingData, modes: tuple[str, ...]) -> None:
         scores = np.random.default_rng(0).normal(size=rows.size)
         cells = []
         for mode in modes:
-            loss = JaxApproxNDCG(d.y[rows], ptr, hessian=mode)
+            loss = LOSS[0](d.y[rows], ptr, hessian=mode)
             t0 = time.perf_counter()
             loss.grad_hess(scores)
             t1 = time.perf_counter()
@@ -73,8 +75,9 @@ def round_seconds(d: bpdata.RankingData, rounds: int, threads: int, modes: tuple
     """Seconds per LightGBM round of each objective, after a one-round warm-up (compiles)."""
     train_set = bpl.dataset(d.X, d.y, group_ptr=d.group_ptr)
     params = {"verbose": -1, "num_threads": threads, "metric": "None", "learning_rate": 0.1, "num_leaves": 31}
+    loss = LOSS[0].__name__
     runs = {"approx_ndcg (compiled)": bpl.objective("approx_ndcg"),
-            **{f"JaxApproxNDCG {m}": bpl.objective(JaxApproxNDCG, hessian=m) for m in modes}}
+            **{f"{loss} {m}": bpl.objective(LOSS[0], hessian=m) for m in modes}}
     seconds = {}
     for name, objective in runs.items():
         lgb.train({**params, "objective": objective}, train_set, 1)  # warm-up: compiles
@@ -82,9 +85,11 @@ def round_seconds(d: bpdata.RankingData, rounds: int, threads: int, modes: tuple
         lgb.train({**params, "objective": objective}, train_set, rounds)
         seconds[name] = (time.perf_counter() - t0) / rounds
     base = seconds["approx_ndcg (compiled)"]
-    print(f"  {'objective':<24} {'s / round':>10} {'/ compiled':>11}")
-    for name, s in seconds.items():
-        print(f"  {name:<24} {s:10.4f} {s / base:11.2f}", flush=True)
+    constant = seconds.get(f"{loss} constant")
+    print(f"  {'objective':<24} {'s / round':>10} {'/ compiled':>11}" + (f" {'/ constant':>11}" if constant else ""))
+    for label, s in seconds.items():
+        print(f"  {label:<24} {s:10.4f} {s / base:11.2f}" + (f" {s / constant:11.2f}" if constant else ""),
+              flush=True)
 
 
 def bench(label: str, d: bpdata.RankingData, rounds: int, threads: int, modes: tuple[str, ...] = MODES,
@@ -108,11 +113,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="only the seconds per round (the per-bucket compile table calls every mode twice)")
     ap.add_argument("--hessians", default=",".join(MODES),
                     help=f"the JAX Hessian modes to time, comma-separated (default: {','.join(MODES)})")
+    ap.add_argument("--loss", choices=("jax_approx_ndcg", "neural_ndcg"), default="jax_approx_ndcg",
+                    help="the JAX loss timed beside the compiled approx_ndcg (default: the docs' JaxApproxNDCG)")
     ap.add_argument("--tiny", action="store_true", help="a small synthetic set and 2 rounds: that the script runs")
     args = ap.parse_args(argv)
     modes = tuple(m for m in args.hessians.split(",") if m)
     if not modes or set(modes) - set(MODES):
         ap.error(f"--hessians: a comma-separated list of {', '.join(MODES)}, got {args.hessians!r}")
+    if args.loss == "neural_ndcg":
+        from boostplug.autodiff.neural_ndcg import NeuralNDCG
+
+        LOSS[0] = NeuralNDCG
     warnings.simplefilter("ignore", HessianFloorWarning)  # the exact mode's negative Hessians, floored
     if args.tiny:
         bench("tiny synthetic", bpdata.make_ranking(n_queries=20, docs_per_query=(2, 20), n_features=5, seed=0), 2,

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from pathlib import Path
 from typing import Any, Callable, ContextManager
 
-__all__ = ["JAX_EXTRA", "jax_installed", "require_jax", "float64", "compiled"]
+__all__ = ["JAX_EXTRA", "jax_installed", "require_jax", "float64", "compiled", "persistent_cache"]
 
 #: What to install for :mod:`boostplug.autodiff`.
 JAX_EXTRA = 'pip install "boostplug[jax]"'
@@ -58,8 +59,34 @@ def compiled(query_loss: Callable[..., Any], what: str, statics: tuple[tuple[int
     ``(position, value)``, fixed in the compiled function."""
     key = (query_loss, what, statics)
     if key not in _COMPILED:
+        persistent_cache()
         _COMPILED[key] = _build(query_loss, what, dict(statics))
     return _COMPILED[key]
+
+
+_CACHE: list[Path | None] = []
+
+
+def persistent_cache() -> Path | None:
+    """JAX's persistent compilation cache in ``boostplug/jax`` of the user's cache folder (every
+    compile kept, however short), decided once per process: unless the user set a folder
+    (``JAX_COMPILATION_CACHE_DIR``, ``jax_compilation_cache_dir``), or the folder fails the numba
+    cache's checks (:func:`boostplug._cache_folders.usable`, which warns once: another user could plant
+    compiled code there). JAX reads the setting at a process's first compile."""
+    if not _CACHE:
+        import jax
+
+        from .._cache_folders import usable, user_cache_base
+
+        folder = user_cache_base() / "boostplug" / "jax"
+        if jax.config.jax_compilation_cache_dir or not usable(folder):
+            _CACHE.append(None)
+        else:
+            jax.config.update("jax_compilation_cache_dir", str(folder))
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+            jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+            _CACHE.append(folder)
+    return _CACHE[0]
 
 
 def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -> Callable[..., Any]:

@@ -135,6 +135,8 @@ def _objectives(d: Any, scores: np.ndarray) -> None:
 
     for name in objectives.names():
         entry = objectives.get(name)
+        if hasattr(entry.loss_class, "query_loss"):
+            continue  # a loss written in JAX: compiled per data shape into JAX's cache, not numba's
         for settings in _objective_settings(entry):
             try:
                 loss = entry.prepare(d.y, d.group_ptr, **settings)

@@ -6,7 +6,8 @@ its threads choose, with no row index and no group id, and under ordered boostin
 permutation: a ranking loss, which needs a query's scores together, cannot be computed there. So
 each round here computes the objective's gradients and Hessians over the whole training set at the
 current scores, then grows one CatBoost tree whose objective only looks each row's values up (the
-pool's label is the row's index); the tree joins the model through ``init_model``.
+label of the pool the rounds fit on is the row's index; the user's pool keeps the true labels);
+the tree joins the model through ``init_model``.
 
 Example:
     >>> from boostplug import catboost as bpc  # doctest: +SKIP
@@ -20,7 +21,12 @@ Example:
 User documentation: docs/catboost.md.
 """
 
+from ..frameworks._lazy import lazy_getattr
+from ._model_file import load_model, objective_of, save_model
 from ._objective import CatBoostObjective, objective, pool
-from ._train import train
+from ._train import record_objective, train
 
-__all__ = ["objective", "pool", "train", "CatBoostObjective"]
+__all__ = ["objective", "pool", "train", "CatBoostObjective", "CatBoostRanker", "save_model", "load_model",
+           "objective_of", "record_objective"]
+
+__getattr__ = lazy_getattr(__name__, {"CatBoostRanker": "boostplug.catboost._ranker"})

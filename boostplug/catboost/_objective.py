@@ -13,10 +13,10 @@ from .._validation import check_labels
 from ..frameworks._bound_objective import FROM_FRAMEWORK, BoundObjective
 from ..groups import qid_from_group_ptr, resolve_group_ptr
 
-__all__ = ["CatBoostObjective", "objective", "pool", "ranking_pool_class"]
+__all__ = ["CatBoostObjective", "objective", "pool", "ranking_pool_class", "rounds_pool"]
 
-#: The most rows a pool may have: CatBoost hands the labels (here the row indices) as float32,
-#: exact up to 2^24.
+#: The most rows a pool may have: the rounds' pool holds the row indices as CatBoost's labels,
+#: which CatBoost hands as float32, exact up to 2^24.
 MAX_ROWS = 2 ** 24
 
 
@@ -27,21 +27,23 @@ def ranking_pool_class() -> type:
     from catboost import Pool
 
     class RankingPool(Pool):  # type: ignore[misc, valid-type]
-        """A CatBoost ``Pool`` whose label is each row's index, with the true labels and the
-        queries' ``group_ptr`` beside it (:func:`pool` builds it)."""
+        """A CatBoost ``Pool`` of the true labels and queries, with the labels, the queries'
+        ``group_ptr`` and the features beside it (:func:`pool` builds it)."""
 
         labels: NDArray[np.float64]
         group_ptr: NDArray[np.int64]
+        features: tuple[Any, dict[str, Any]]
 
     return RankingPool
 
 
 def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: ArrayLike | None = None,
          **pool_args: Any) -> Any:
-    """A CatBoost pool for :func:`boostplug.catboost.train`: features ``X``, labels ``y`` and the
-    queries as ``group_ptr`` or ``qid`` (each query's rows contiguous). Its CatBoost label is each
-    row's index, which CatBoost hands back to the objective; ``pool_args`` go to ``catboost.Pool``
-    (``cat_features``, ``feature_names``...; not ``label``, ``group_id`` or ``weight``)."""
+    """A CatBoost pool for :func:`boostplug.catboost.train` and CatBoost's own losses: features ``X``,
+    labels ``y`` and the queries as ``group_ptr`` or ``qid`` (each query's rows contiguous);
+    ``pool_args`` go to ``catboost.Pool`` (``cat_features``, ``feature_names``...; not ``label``,
+    ``group_id`` or ``weight``). It keeps ``X`` (not a copy) for the pool of row indices
+    :func:`~boostplug.catboost.train` fits each round on."""
     for key in ("label", "group_id", "weight", "group_weight", "pairs", "baseline"):
         if key in pool_args:
             raise ValueError(f"boostplug.catboost.pool: {key}= is not taken (labels: y, queries: group_ptr or qid; "
@@ -51,10 +53,21 @@ def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: Array
     if labels.shape[0] > MAX_ROWS:
         raise ValueError(f"boostplug.catboost.pool: {labels.shape[0]} rows; at most {MAX_ROWS} (CatBoost hands the "
                          "row indices back as float32 labels, exact up to 2^24)")
-    p = ranking_pool_class()(X, label=np.arange(labels.shape[0], dtype=np.float64), group_id=qid_from_group_ptr(g),
-                             **pool_args)
-    p.labels, p.group_ptr = labels, g
+    p = ranking_pool_class()(X, label=labels, group_id=qid_from_group_ptr(g), **pool_args)
+    p.labels, p.group_ptr, p.features = labels, g, (X, pool_args)
     return p
+
+
+def rounds_pool(p: Any, quantization: dict[str, Any]) -> Any:
+    """The pool every round of :func:`~boostplug.catboost.train` fits on, quantized once: ``p``'s
+    features and queries with each row's index as its label (only labels reach ``calc_ders_range``)."""
+    from catboost import Pool
+
+    X, pool_args = p.features
+    rows = Pool(X, label=np.arange(p.labels.shape[0], dtype=np.float64), group_id=qid_from_group_ptr(p.group_ptr),
+                **pool_args)
+    rows.quantize(**quantization)
+    return rows
 
 
 class RoundDers:
@@ -84,7 +97,7 @@ class RoundDers:
         n = self.scores.shape[0]
         if rows.size and (np.any(rows != targets) or rows.min() < 0 or rows.max() >= n):
             raise ValueError(f"{self.name}: CatBoost handed targets that are not row indices of the training pool "
-                             f"(e.g. {targets[0]!r}); train on boostplug.catboost.pool(X, y, group_ptr=...)")
+                             f"(e.g. {targets[0]!r}); train with boostplug.catboost.train")
         if weights is not None and np.any(np.asarray(weights) != 1):
             raise ValueError(f"{self.name}: CatBoost handed row weights; a boostplug objective on CatBoost trains "
                              "without them")
@@ -109,11 +122,17 @@ class CatBoostObjective(BoundObjective):
             grad, hess = prep.grad_hess(scores)
         return RoundDers(self.name, scores, np.asarray(grad, dtype=np.float64), np.asarray(hess, dtype=np.float64))
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        # What catboost.CatBoost(...).fit does first with its parameters: refused there, with the way that works.
+        raise TypeError(f"{self!r} is not a loss for catboost.CatBoost or CatBoostRanker: CatBoost hands a Python "
+                        "objective blocks of rows without their queries. Train with boostplug.catboost.train(params, "
+                        "pool, objective, rounds) or boostplug.catboost.CatBoostRanker(objective=name)")
+
 
 def _pool_arrays(p: Any) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     if not isinstance(p, ranking_pool_class()):
         raise ValueError(f"a boostplug objective on CatBoost trains on boostplug.catboost.pool(X, y, group_ptr=...), "
-                         f"got {type(p).__name__}: a catboost.Pool's label would be read as row indices")
+                         f"got {type(p).__name__}: a catboost.Pool keeps no queries beside it")
     return p.labels, p.group_ptr
 
 

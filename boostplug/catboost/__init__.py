@@ -9,22 +9,12 @@ current scores, then grows one CatBoost tree whose objective only looks each row
 label of the pool the rounds fit on is the row's index; the user's pool keeps the true labels);
 the tree joins the model through ``init_model``.
 
-Example:
-    >>> from boostplug import catboost as bpc  # doctest: +SKIP
-    >>> from boostplug.data import make_ranking  # doctest: +SKIP
-    >>> d = make_ranking(n_queries=20, seed=0)  # doctest: +SKIP
-    >>> pool = bpc.pool(d.X, d.y, group_ptr=d.group_ptr)  # doctest: +SKIP
-    >>> model = bpc.train({"depth": 4, "learning_rate": 0.1}, pool, bpc.objective("qbrank"), 10)  # doctest: +SKIP
-    >>> model.tree_count_  # doctest: +SKIP
-    10
-
 User documentation: docs/catboost.md.
 """
 
 from ..frameworks._lazy import lazy_getattr
-from ._model_file import load_model, objective_of, save_model
 from ._objective import CatBoostObjective, objective, pool
-from ._train import record_objective, train
+from ._train import load_model, objective_of, record_objective, save_model, train
 
 __all__ = ["objective", "pool", "train", "CatBoostObjective", "CatBoostRanker", "save_model", "load_model",
            "objective_of", "record_objective"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -13,28 +12,11 @@ from .._validation import check_labels
 from ..frameworks._bound_objective import FROM_FRAMEWORK, BoundObjective
 from ..groups import qid_from_group_ptr, resolve_group_ptr
 
-__all__ = ["CatBoostObjective", "objective", "pool", "ranking_pool_class", "rounds_pool"]
+__all__ = ["CatBoostObjective", "objective", "pool", "rounds_pool"]
 
 #: The most rows a pool may have: the rounds' pool holds the row indices as CatBoost's labels,
 #: which CatBoost hands as float32, exact up to 2^24.
 MAX_ROWS = 2 ** 24
-
-
-@functools.cache
-def ranking_pool_class() -> type:
-    """``RankingPool``, a subclass of ``catboost.Pool`` (made on first use: catboost is imported
-    only when CatBoost trains)."""
-    from catboost import Pool
-
-    class RankingPool(Pool):  # type: ignore[misc, valid-type]
-        """A CatBoost ``Pool`` of the true labels and queries, with the labels, the queries'
-        ``group_ptr`` and the features beside it (:func:`pool` builds it)."""
-
-        labels: NDArray[np.float64]
-        group_ptr: NDArray[np.int64]
-        features: tuple[Any, dict[str, Any]]
-
-    return RankingPool
 
 
 def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: ArrayLike | None = None,
@@ -53,8 +35,10 @@ def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: Array
     if labels.shape[0] > MAX_ROWS:
         raise ValueError(f"boostplug.catboost.pool: {labels.shape[0]} rows; at most {MAX_ROWS} (CatBoost hands the "
                          "row indices back as float32 labels, exact up to 2^24)")
-    p = ranking_pool_class()(X, label=labels, group_id=qid_from_group_ptr(g), **pool_args)
-    p.labels, p.group_ptr, p.features = labels, g, (X, pool_args)
+    from catboost import Pool
+
+    p = Pool(X, label=labels, group_id=qid_from_group_ptr(g), **pool_args)
+    p.boostplug_rows = (labels, g, X, pool_args)  # what the rounds read beside CatBoost's pool
     return p
 
 
@@ -63,8 +47,8 @@ def rounds_pool(p: Any, quantization: dict[str, Any]) -> Any:
     features and queries with each row's index as its label (only labels reach ``calc_ders_range``)."""
     from catboost import Pool
 
-    X, pool_args = p.features
-    rows = Pool(X, label=np.arange(p.labels.shape[0], dtype=np.float64), group_id=qid_from_group_ptr(p.group_ptr),
+    labels, group_ptr, X, pool_args = p.boostplug_rows
+    rows = Pool(X, label=np.arange(labels.shape[0], dtype=np.float64), group_id=qid_from_group_ptr(group_ptr),
                 **pool_args)
     rows.quantize(**quantization)
     return rows
@@ -93,11 +77,7 @@ class RoundDers:
         return list(zip(self.der1[rows].tolist(), self.der2[rows].tolist()))
 
     def _rows(self, approxes: NDArray[np.float64], targets: NDArray[np.float64], weights: Any) -> NDArray[np.int64]:
-        rows = targets.astype(np.int64)
-        n = self.scores.shape[0]
-        if rows.size and (np.any(rows != targets) or rows.min() < 0 or rows.max() >= n):
-            raise ValueError(f"{self.name}: CatBoost handed targets that are not row indices of the training pool "
-                             f"(e.g. {targets[0]!r}); train with boostplug.catboost.train")
+        rows = targets.astype(np.int64)  # the rounds' pool (rounds_pool) is labelled with the row indices
         if weights is not None and np.any(np.asarray(weights) != 1):
             raise ValueError(f"{self.name}: CatBoost handed row weights; a boostplug objective on CatBoost trains "
                              "without them")
@@ -130,10 +110,10 @@ class CatBoostObjective(BoundObjective):
 
 
 def _pool_arrays(p: Any) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    if not isinstance(p, ranking_pool_class()):
+    if not hasattr(p, "boostplug_rows"):
         raise ValueError(f"a boostplug objective on CatBoost trains on boostplug.catboost.pool(X, y, group_ptr=...), "
-                         f"got {type(p).__name__}: a catboost.Pool keeps no queries beside it")
-    return p.labels, p.group_ptr
+                         f"got {type(p).__name__}: a catboost.Pool of its own keeps no queries beside it")
+    return p.boostplug_rows[:2]
 
 
 def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> CatBoostObjective:

@@ -19,26 +19,18 @@ __all__ = ["CatBoostRanker"]
 
 
 class CatBoostRanker(RankerMixin, BaseEstimator):
-    """A scikit-learn ranker: :func:`~boostplug.catboost.train` on a boostplug objective.
+    """A scikit-learn ranker: :func:`~boostplug.catboost.train` on a boostplug ``objective`` (a
+    registered name or a :class:`~boostplug.objectives.Loss`; CatBoost's own losses:
+    ``catboost.CatBoostRanker``), as :class:`boostplug.lightgbm.LGBMRanker`: ``eval_metric``
+    (boostplug's; of a list, the last one drives early stopping and :meth:`score`) recorded on
+    ``eval_set`` in ``evals_result_``, ``early_stopping_rounds`` on the last eval set (the model keeps
+    its best round: ``best_iteration_`` trees, in ``model_``). ``**kwargs``: the objective's
+    parameters and any other CatBoost parameter (``l2_leaf_reg``...).
 
     Example:
-        >>> ranker = CatBoostRanker(objective=name, n_estimators=20, early_stopping_rounds=5,
-        ...                         thread_count=1, **objective_params)
-        >>> ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qid_v])  # doctest: +ELLIPSIS
-        CatBoostRanker(...)
-        >>> 0 <= ranker.score(Xt, yt, qid=qid_t) <= 1   # mean NDCG@10
+        >>> ranker = CatBoostRanker(objective=name, n_estimators=20, early_stopping_rounds=5, thread_count=1)
+        >>> ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qid_v]).score(Xt, yt, qid=qid_t) <= 1
         True
-
-    Args:
-        objective: a boostplug objective name (:func:`boostplug.objectives.names`) or a
-            :class:`~boostplug.objectives.Loss` subclass or instance (CatBoost's own losses:
-            ``catboost.CatBoostRanker``).
-        n_estimators, learning_rate, depth, random_seed, thread_count: CatBoost's.
-        eval_metric: the boostplug metric (or list; the last one drives early stopping and
-            :meth:`score`) recorded on ``eval_set`` in ``evals_result_``.
-        early_stopping_rounds: stop when it has not improved on the last eval set for this many
-            rounds; the model keeps its best round (``best_iteration_`` trees).
-        **kwargs: the objective's parameters and any other CatBoost parameter (``l2_leaf_reg``...).
     """
 
     _framework = "CatBoost"
@@ -65,8 +57,8 @@ class CatBoostRanker(RankerMixin, BaseEstimator):
     def _extra_params(self) -> dict[str, Any]:
         return dict(self.kwargs)
 
-    def _knows_param(self, name: str) -> bool:
-        return False  # CatBoost lists no parameters: it refuses an unknown one itself
+    def _knows_param(self, name: str) -> bool:  # CatBoost lists no parameters: it refuses an unknown one itself
+        return False
 
     def fit(self, X: Any, y: ArrayLike, *, qid: ArrayLike | None = None, group_id: ArrayLike | None = None,
             group: ArrayLike | None = None, eval_set: Sequence[tuple[Any, Any]] | None = None,

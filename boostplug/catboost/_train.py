@@ -1,19 +1,23 @@
-"""Boosting CatBoost trees on a boostplug objective: one fit of one tree per round."""
+"""Boosting CatBoost trees on a boostplug objective, one fit of one tree per round; the model files
+that say which objective trained them (the record of :mod:`boostplug.frameworks.model_record` in the
+model's metadata, which CatBoost keeps in its files)."""
 
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .._validation import check_optional_rounds, check_rounds
-from ..frameworks.model_record import RECORD_KEY, ROUNDS_KEY, record_for
+from .._atomic import write_bytes
+from .._validation import check_optional_rounds, check_rounds, fs_path
+from ..frameworks.model_record import RECORD_KEY, ROUNDS_KEY, ObjectiveRecord, record_for, warn_if_unregistered
 from ..frameworks.sklearn_ranker import check_eval_metrics
 from ._objective import CatBoostObjective, _pool_arrays, objective, rounds_pool
 
-__all__ = ["train", "record_objective"]
+__all__ = ["train", "record_objective", "save_model", "load_model", "objective_of"]
 
 #: CatBoost parameters this loop sets itself: the loss, one tree per fit, and what keeps CatBoost's
 #: derivative calls at the round's scores (plain boosting, one leaf estimation iteration).
@@ -37,22 +41,17 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
           callback: Callable[[int, Any], Any] | None = None) -> Any:
     """A ``catboost.CatBoost`` model of ``num_boost_round`` trees boosted on the boostplug objective
     ``obj`` (:func:`~boostplug.catboost.objective`, or a name) over :func:`~boostplug.catboost.pool`
-    ``pool``. ``params``: CatBoost's (``depth``, ``learning_rate``, ``l2_leaf_reg``, ``random_seed``,
-    ``thread_count``...); the loss, the tree count, ``boosting_type`` (Plain) and
-    ``leaf_estimation_iterations`` (1) are this loop's.
-
-    ``valid_sets`` (pools of :func:`~boostplug.catboost.pool`, named ``valid_names``) are scored
-    after each round with ``metric`` (boostplug metric names), recorded in ``evals_result`` as
-    ``{name: {metric: [value per round]}}``; ``early_stopping_rounds``: stop when the last metric on
-    the last set has not improved for that many rounds, the model cut to its best round (its
-    ``tree_count_``). ``callback(t, model)`` after each round (1-based). Training stops early when a
-    round's gradients are all zero (every further tree would be one leaf of value 0); ``None`` when
-    no tree was grown. The model's metadata records the objective (:func:`record_objective`)."""
+    ``pool``; ``params``: CatBoost's but the loss, the tree count, ``boosting_type`` (Plain) and
+    ``leaf_estimation_iterations`` (1). ``valid_sets`` (pools, named ``valid_names``) are scored
+    after each round with ``metric`` into ``evals_result`` (``{name: {metric: [values]}}``);
+    ``early_stopping_rounds``: stop when the last metric on the last set has not improved for that
+    many rounds, the model cut to its best round. ``callback(t, model)`` after each round. Stops
+    when a round's gradients are all zero (``None`` if no tree was grown). docs/catboost.md."""
     from catboost import CatBoost, CatBoostError
 
     _check(params)
-    rounds, patience = check_rounds(num_boost_round, "num_boost_round"), check_optional_rounds(
-        early_stopping_rounds, "early_stopping_rounds")
+    rounds = check_rounds(num_boost_round, "num_boost_round")
+    patience = check_optional_rounds(early_stopping_rounds, "early_stopping_rounds")
     specs = check_eval_metrics(metric)
     names = list(valid_names or [f"valid_{i}" for i in range(len(valid_sets))])
     if len(names) != len(valid_sets) or (patience and not valid_sets):
@@ -123,3 +122,45 @@ def record_objective(model: Any, objective: Any) -> Any:
     meta = model.get_metadata()
     meta[RECORD_KEY], meta[ROUNDS_KEY] = record_for(objective).to_json(), str(model.tree_count_)
     return model
+
+
+def objective_of(model_or_path: Any) -> ObjectiveRecord | None:
+    """The :class:`~boostplug.frameworks.model_record.ObjectiveRecord` of a CatBoost model (or of a
+    model file's path), ``None`` when it records none; validated (``ValueError`` for an unknown
+    objective or parameters it refuses). Rebuild the objective with
+    ``objective(rec.name, **rec.params_with())``."""
+    model = _read(model_or_path) if isinstance(model_or_path, (str, bytes, os.PathLike)) else model_or_path
+    if not hasattr(model, "get_metadata"):
+        raise TypeError(f"objective_of: expected a CatBoost model or a model file path, got {type(model).__name__}")
+    text = model.get_metadata().get(RECORD_KEY)
+    return None if text is None else ObjectiveRecord.from_json(text)
+
+
+def save_model(model: Any, path: Any, objective: Any = None) -> None:
+    """Save ``model`` as a CatBoost binary model file (written atomically), after recording
+    ``objective`` (given, else the one :func:`~boostplug.catboost.train` recorded; none: a
+    ``UserWarning``). CatBoost's ``init_model`` does not carry the record over to a continued model."""
+    if objective is not None:
+        record_objective(model, objective)
+    record = model.get_metadata().get(RECORD_KEY)
+    if record is None:
+        warnings.warn("boostplug.catboost.save_model: the model records no boostplug objective; pass objective= "
+                      "(the one it was trained with) to record it", UserWarning, stacklevel=2)
+    warn_if_unregistered(record)
+    write_bytes(path, model._serialize_model())
+
+
+def load_model(path: Any) -> Any:
+    """A ``catboost.CatBoost`` model from ``path``, its objective record validated (``ValueError`` if
+    invalid); a ``UserWarning`` when it records none (a model saved by CatBoost itself)."""
+    model = _read(path)
+    if objective_of(model) is None:
+        warnings.warn(f"boostplug.catboost.load_model: {fs_path(path, 'model file')} records no boostplug "
+                      "objective (saved by CatBoost itself, or trained with another loss)", UserWarning, stacklevel=2)
+    return model
+
+
+def _read(path: Any) -> Any:
+    from catboost import CatBoost
+
+    return CatBoost().load_model(fs_path(path, "model file"))

@@ -1,4 +1,7 @@
-"""A boostplug objective bound to a CatBoost pool, and the per-round lookup CatBoost calls."""
+"""A boostplug objective bound to a CatBoost pool, and the per-round lookup CatBoost calls: CatBoost hands
+a Python objective blocks of at most 1,000 rows in its threads' order, with no row index or group id, so
+each round computes the derivatives over whole queries first and CatBoost's calls look each row's up
+by its label in the rounds' pool (:func:`rounds_pool`), its row index."""
 
 from __future__ import annotations
 

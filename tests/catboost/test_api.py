@@ -50,7 +50,7 @@ def test_catboosts_own_losses_see_the_true_labels(example, pools) -> None:
     np.testing.assert_array_equal(pools[0].get_label(), train.y)
     plain = catboost.Pool(train.X, label=train.y, group_id=train.qid)
     fit = [catboost.CatBoostRanker(loss_function="YetiRank", iterations=5, depth=3, random_seed=0, thread_count=1,
-                                   verbose=False).fit(p).predict(test.X) for p in (pools[0], plain)]
+                                   verbose=False, allow_writing_files=False).fit(p).predict(test.X) for p in (pools[0], plain)]
     np.testing.assert_allclose(fit[0], fit[1], rtol=1e-12, atol=1e-12)
 
 
@@ -122,7 +122,7 @@ def test_a_trained_model_says_its_seed_rounds_and_objective(pools, tmp_path) -> 
 
 def test_a_model_without_the_record_warns_when_saved_and_loaded(example, tmp_path) -> None:
     train, _ = example
-    own = catboost.CatBoost({"iterations": 2, "verbose": False}).fit(train.X, train.y)
+    own = catboost.CatBoost({"iterations": 2, "verbose": False, "allow_writing_files": False}).fit(train.X, train.y)
     with pytest.warns(UserWarning, match="records no boostplug objective"):
         bpc.save_model(own, tmp_path / "own.cbm")
     with pytest.warns(UserWarning, match="records no boostplug objective"):

@@ -1,26 +1,12 @@
 """boostplug's objectives on CatBoost's trees: one tree per round, each fitted on gradients boostplug
-computed over whole queries.
+computed over whole queries (CatBoost's Python objective sees blocks of rows without their queries:
+why, and how the rounds find each row's values: :mod:`._objective`, docs/catboost.md)."""
 
-CatBoost hands a Python objective (``calc_ders_range``) blocks of at most 1,000 rows, in an order
-its threads choose, with no row index and no group id, and under ordered boosting prefixes of a
-permutation: a ranking loss, which needs a query's scores together, cannot be computed there. So
-each round here computes the objective's gradients and Hessians over the whole training set at the
-current scores, then grows one CatBoost tree whose objective only looks each row's values up (the
-pool's label is the row's index); the tree joins the model through ``init_model``.
-
-Example:
-    >>> from boostplug import catboost as bpc  # doctest: +SKIP
-    >>> from boostplug.data import make_ranking  # doctest: +SKIP
-    >>> d = make_ranking(n_queries=20, seed=0)  # doctest: +SKIP
-    >>> pool = bpc.pool(d.X, d.y, group_ptr=d.group_ptr)  # doctest: +SKIP
-    >>> model = bpc.train({"depth": 4, "learning_rate": 0.1}, pool, bpc.objective("qbrank"), 10)  # doctest: +SKIP
-    >>> model.tree_count_  # doctest: +SKIP
-    10
-
-User documentation: docs/catboost.md.
-"""
-
+from ..frameworks._lazy import lazy_getattr
 from ._objective import CatBoostObjective, objective, pool
-from ._train import train
+from ._train import load_model, objective_of, record_objective, save_model, train
 
-__all__ = ["objective", "pool", "train", "CatBoostObjective"]
+__all__ = ["objective", "pool", "train", "CatBoostObjective", "CatBoostRanker", "save_model", "load_model",
+           "objective_of", "record_objective"]
+
+__getattr__ = lazy_getattr(__name__, {"CatBoostRanker": "boostplug.catboost._ranker"})

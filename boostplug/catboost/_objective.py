@@ -1,8 +1,10 @@
-"""A boostplug objective bound to a CatBoost pool, and the per-round lookup CatBoost calls."""
+"""A boostplug objective bound to a CatBoost pool, and the per-round lookup CatBoost calls: CatBoost hands
+a Python objective blocks of at most 1,000 rows in its threads' order, with no row index or group id, so
+each round computes the derivatives over whole queries first and CatBoost's calls look each row's up
+by its label in the rounds' pool (:func:`rounds_pool`), its row index."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -13,35 +15,20 @@ from .._validation import check_labels
 from ..frameworks._bound_objective import FROM_FRAMEWORK, BoundObjective
 from ..groups import qid_from_group_ptr, resolve_group_ptr
 
-__all__ = ["CatBoostObjective", "objective", "pool", "ranking_pool_class"]
+__all__ = ["CatBoostObjective", "objective", "pool", "rounds_pool"]
 
-#: The most rows a pool may have: CatBoost hands the labels (here the row indices) as float32,
-#: exact up to 2^24.
+#: The most rows a pool may have: the rounds' pool holds the row indices as CatBoost's labels,
+#: which CatBoost hands as float32, exact up to 2^24.
 MAX_ROWS = 2 ** 24
-
-
-@functools.cache
-def ranking_pool_class() -> type:
-    """``RankingPool``, a subclass of ``catboost.Pool`` (made on first use: catboost is imported
-    only when CatBoost trains)."""
-    from catboost import Pool
-
-    class RankingPool(Pool):  # type: ignore[misc, valid-type]
-        """A CatBoost ``Pool`` whose label is each row's index, with the true labels and the
-        queries' ``group_ptr`` beside it (:func:`pool` builds it)."""
-
-        labels: NDArray[np.float64]
-        group_ptr: NDArray[np.int64]
-
-    return RankingPool
 
 
 def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: ArrayLike | None = None,
          **pool_args: Any) -> Any:
-    """A CatBoost pool for :func:`boostplug.catboost.train`: features ``X``, labels ``y`` and the
-    queries as ``group_ptr`` or ``qid`` (each query's rows contiguous). Its CatBoost label is each
-    row's index, which CatBoost hands back to the objective; ``pool_args`` go to ``catboost.Pool``
-    (``cat_features``, ``feature_names``...; not ``label``, ``group_id`` or ``weight``)."""
+    """A CatBoost pool for :func:`boostplug.catboost.train` and CatBoost's own losses: features ``X``,
+    labels ``y`` and the queries as ``group_ptr`` or ``qid`` (each query's rows contiguous);
+    ``pool_args`` go to ``catboost.Pool`` (``cat_features``, ``feature_names``...; not ``label``,
+    ``group_id`` or ``weight``). It keeps ``X`` (not a copy) for the pool of row indices
+    :func:`~boostplug.catboost.train` fits each round on."""
     for key in ("label", "group_id", "weight", "group_weight", "pairs", "baseline"):
         if key in pool_args:
             raise ValueError(f"boostplug.catboost.pool: {key}= is not taken (labels: y, queries: group_ptr or qid; "
@@ -51,10 +38,23 @@ def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: Array
     if labels.shape[0] > MAX_ROWS:
         raise ValueError(f"boostplug.catboost.pool: {labels.shape[0]} rows; at most {MAX_ROWS} (CatBoost hands the "
                          "row indices back as float32 labels, exact up to 2^24)")
-    p = ranking_pool_class()(X, label=np.arange(labels.shape[0], dtype=np.float64), group_id=qid_from_group_ptr(g),
-                             **pool_args)
-    p.labels, p.group_ptr = labels, g
+    from catboost import Pool
+
+    p = Pool(X, label=labels, group_id=qid_from_group_ptr(g), **pool_args)
+    p.boostplug_rows = (labels, g, X, pool_args)  # what the rounds read beside CatBoost's pool
     return p
+
+
+def rounds_pool(p: Any, quantization: dict[str, Any]) -> Any:
+    """The pool every round of :func:`~boostplug.catboost.train` fits on, quantized once: ``p``'s
+    features and queries with each row's index as its label (only labels reach ``calc_ders_range``)."""
+    from catboost import Pool
+
+    labels, group_ptr, X, pool_args = p.boostplug_rows
+    rows = Pool(X, label=np.arange(labels.shape[0], dtype=np.float64), group_id=qid_from_group_ptr(group_ptr),
+                **pool_args)
+    rows.quantize(**quantization)
+    return rows
 
 
 class RoundDers:
@@ -80,11 +80,7 @@ class RoundDers:
         return list(zip(self.der1[rows].tolist(), self.der2[rows].tolist()))
 
     def _rows(self, approxes: NDArray[np.float64], targets: NDArray[np.float64], weights: Any) -> NDArray[np.int64]:
-        rows = targets.astype(np.int64)
-        n = self.scores.shape[0]
-        if rows.size and (np.any(rows != targets) or rows.min() < 0 or rows.max() >= n):
-            raise ValueError(f"{self.name}: CatBoost handed targets that are not row indices of the training pool "
-                             f"(e.g. {targets[0]!r}); train on boostplug.catboost.pool(X, y, group_ptr=...)")
+        rows = targets.astype(np.int64)  # the rounds' pool (rounds_pool) is labelled with the row indices
         if weights is not None and np.any(np.asarray(weights) != 1):
             raise ValueError(f"{self.name}: CatBoost handed row weights; a boostplug objective on CatBoost trains "
                              "without them")
@@ -109,12 +105,18 @@ class CatBoostObjective(BoundObjective):
             grad, hess = prep.grad_hess(scores)
         return RoundDers(self.name, scores, np.asarray(grad, dtype=np.float64), np.asarray(hess, dtype=np.float64))
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        # What catboost.CatBoost(...).fit does first with its parameters: refused there, with the way that works.
+        raise TypeError(f"{self!r} is not a loss for catboost.CatBoost or CatBoostRanker: CatBoost hands a Python "
+                        "objective blocks of rows without their queries. Train with boostplug.catboost.train(params, "
+                        "pool, objective, rounds) or boostplug.catboost.CatBoostRanker(objective=name)")
+
 
 def _pool_arrays(p: Any) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    if not isinstance(p, ranking_pool_class()):
+    if not hasattr(p, "boostplug_rows"):
         raise ValueError(f"a boostplug objective on CatBoost trains on boostplug.catboost.pool(X, y, group_ptr=...), "
-                         f"got {type(p).__name__}: a catboost.Pool's label would be read as row indices")
-    return p.labels, p.group_ptr
+                         f"got {type(p).__name__}: a catboost.Pool of its own keeps no queries beside it")
+    return p.boostplug_rows[:2]
 
 
 def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> CatBoostObjective:

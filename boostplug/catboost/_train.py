@@ -1,15 +1,23 @@
-"""Boosting CatBoost trees on a boostplug objective: one fit of one tree per round."""
+"""Boosting CatBoost trees on a boostplug objective, one fit of one tree per round; the model files
+that say which objective trained them (the record of :mod:`boostplug.frameworks.model_record` in the
+model's metadata, which CatBoost keeps in its files)."""
 
 from __future__ import annotations
 
+import json
+import os
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ._objective import CatBoostObjective, _pool_arrays, objective
+from .._atomic import write_bytes
+from .._validation import check_optional_rounds, check_rounds, fs_path
+from ..frameworks.model_record import RECORD_KEY, ROUNDS_KEY, ObjectiveRecord, record_for, warn_if_unregistered
+from ..frameworks.sklearn_ranker import check_eval_metrics
+from ._objective import CatBoostObjective, _pool_arrays, objective, rounds_pool
 
-__all__ = ["train"]
+__all__ = ["train", "record_objective", "save_model", "load_model", "objective_of"]
 
 #: CatBoost parameters this loop sets itself: the loss, one tree per fit, and what keeps CatBoost's
 #: derivative calls at the round's scores (plain boosting, one leaf estimation iteration).
@@ -27,45 +35,132 @@ def _check(params: dict[str, Any]) -> None:
             raise ValueError(f"boostplug.catboost.train: {key}={params[key]!r} {why}")
 
 
-def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *,
+def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, valid_sets: Sequence[Any] = (),
+          valid_names: Sequence[str] | None = None, metric: str | Sequence[str] = "ndcg@10",
+          early_stopping_rounds: int | None = None, evals_result: dict[str, Any] | None = None,
           callback: Callable[[int, Any], Any] | None = None) -> Any:
     """A ``catboost.CatBoost`` model of ``num_boost_round`` trees boosted on the boostplug objective
     ``obj`` (:func:`~boostplug.catboost.objective`, or a name) over :func:`~boostplug.catboost.pool`
-    ``pool``. ``params``: CatBoost's (``depth``, ``learning_rate``, ``l2_leaf_reg``, ``random_seed``,
-    ``thread_count``...; round ``t`` fits with seed ``random_seed + t``); the loss, the tree count,
-    ``boosting_type`` (Plain) and ``leaf_estimation_iterations`` (1) are this loop's. ``callback(t,
-    model)`` after each round (1-based). Training stops early when a round's gradients are all zero
-    (every further tree would be one leaf of value 0); ``None`` when no tree was grown."""
+    ``pool``; ``params``: CatBoost's but the loss, the tree count, ``boosting_type`` (Plain) and
+    ``leaf_estimation_iterations`` (1). ``valid_sets`` (pools, named ``valid_names``) are scored
+    after each round with ``metric`` into ``evals_result`` (``{name: {metric: [values]}}``);
+    ``early_stopping_rounds``: stop when the last metric on the last set has not improved for that
+    many rounds, the model cut to its best round. ``callback(t, model)`` after each round. Stops
+    when a round's gradients are all zero (``None`` if no tree was grown). docs/catboost.md."""
     from catboost import CatBoost, CatBoostError
 
     _check(params)
-    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 0:
-        raise ValueError(f"num_boost_round must be a non-negative integer, got {num_boost_round!r}")
+    rounds = check_rounds(num_boost_round, "num_boost_round")
+    patience = check_optional_rounds(early_stopping_rounds, "early_stopping_rounds")
+    specs = check_eval_metrics(metric)
+    names = list(valid_names or [f"valid_{i}" for i in range(len(valid_sets))])
+    if len(names) != len(valid_sets) or (patience and not valid_sets):
+        raise ValueError(f"boostplug.catboost.train: {len(valid_sets)} valid_sets, valid_names {names!r}, "
+                         f"early_stopping_rounds={patience} (which needs a valid set)")
+    sets = [(name, v, [s.prepare(*_pool_arrays(v)) for s in specs], np.zeros(v.num_row()))
+            for name, v in zip(names, valid_sets)]
+    results = {} if evals_result is None else evals_result
+    results.update({name: {s.name: [] for s in specs} for name in names})
     bound = obj if isinstance(obj, CatBoostObjective) else objective(obj)
     labels, _ = _pool_arrays(pool)
-    if not pool.is_quantized():  # once: every round's fit would quantize the features again
-        pool.quantize(**{k: params[k] for k in _QUANTIZATION if k in params})
+    work = rounds_pool(pool, {k: params[k] for k in _QUANTIZATION if k in params})
     threads = params.get("thread_count", -1)
-    seed = int(params.get("random_seed", 0))
+    # Every round fits with random_seed: CatBoost continues an init_model with that model's seed anyway.
     base = {"verbose": False, "allow_writing_files": False, **params, "boosting_type": "Plain",
             "leaf_estimation_iterations": 1, "iterations": 1, "eval_metric": "RMSE"}
     scores = np.zeros(labels.shape[0])
-    model = None
-    for t in range(int(num_boost_round)):
+    model, best, best_value = None, 0, -np.inf
+    for t in range(rounds):
         ders = bound.round(pool, scores, threads if threads and threads > 0 else None)
         if not np.any(ders.der1):
             break  # nothing to learn: every tree would be one leaf of value 0
-        step = CatBoost({**base, "loss_function": ders, "random_seed": seed + t})
+        step = CatBoost({**base, "loss_function": ders})
         try:
             with warnings.catch_warnings():  # CatBoost's note that it cannot compile the objective, at every fit
                 warnings.filterwarnings("ignore", message="Can't optimze method", category=UserWarning)
-                step.fit(pool, init_model=model)
+                step.fit(work, init_model=model)
         except CatBoostError:
             if ders.error is not None:
                 raise ders.error from None
             raise
-        scores = scores + step.predict(pool, prediction_type="RawFormulaVal", ntree_start=t, ntree_end=t + 1)
+        scores = scores + step.predict(work, prediction_type="RawFormulaVal", ntree_start=t, ntree_end=t + 1)
         model = step
+        for name, v, prepared, s in sets:
+            s += step.predict(v, prediction_type="RawFormulaVal", ntree_start=t, ntree_end=t + 1)
+            for spec, prep in zip(specs, prepared):
+                results[name][spec.name].append(spec.value(s, prep))
+        if sets:
+            value = results[names[-1]][specs[-1].name][-1] * (1 if specs[-1].higher_is_better else -1)
+            best, best_value = (t + 1, value) if value > best_value else (best, best_value)
         if callback is not None:
             callback(t + 1, model)
+        if patience and t + 1 - best >= patience:
+            model.shrink(best)
+            break
+    if model is not None:
+        _finish(model, bound, int(params.get("random_seed", 0)))
     return model
+
+
+def _finish(model: Any, bound: CatBoostObjective, seed: int) -> None:
+    """The model's parameters as trained (its tree count, the seed given; not the last round's
+    derivative arrays) and the objective's record in its metadata."""
+    meta = model.get_metadata()
+    saved = json.loads(meta["params"])
+    saved["random_seed"], saved["boosting_options"]["iterations"] = seed, model.tree_count_
+    meta["params"] = json.dumps(saved)
+    for key in ("loss_function", "eval_metric"):  # the last round's derivatives, and its stand-in metric
+        model._init_params.pop(key)  # (set_params refuses a fitted model); the record names the objective
+    model._init_params["iterations"] = model.tree_count_
+    model._canonized_params = None
+    record_objective(model, bound)
+
+
+def record_objective(model: Any, objective: Any) -> Any:
+    """Record which boostplug ``objective`` trained the CatBoost ``model`` in its metadata (saved in
+    its model files and pickles), with its tree count. Returns ``model``."""
+    meta = model.get_metadata()
+    meta[RECORD_KEY], meta[ROUNDS_KEY] = record_for(objective).to_json(), str(model.tree_count_)
+    return model
+
+
+def objective_of(model_or_path: Any) -> ObjectiveRecord | None:
+    """The :class:`~boostplug.frameworks.model_record.ObjectiveRecord` of a CatBoost model (or of a
+    model file's path), ``None`` when it records none; validated (``ValueError`` for an unknown
+    objective or parameters it refuses). Rebuild the objective with
+    ``objective(rec.name, **rec.params_with())``."""
+    model = _read(model_or_path) if isinstance(model_or_path, (str, bytes, os.PathLike)) else model_or_path
+    if not hasattr(model, "get_metadata"):
+        raise TypeError(f"objective_of: expected a CatBoost model or a model file path, got {type(model).__name__}")
+    text = model.get_metadata().get(RECORD_KEY)
+    return None if text is None else ObjectiveRecord.from_json(text)
+
+
+def save_model(model: Any, path: Any, objective: Any = None) -> None:
+    """Save ``model`` as a CatBoost binary model file (written atomically), after recording
+    ``objective`` (given, else the one :func:`~boostplug.catboost.train` recorded; none: a
+    ``UserWarning``). CatBoost's ``init_model`` does not carry the record over to a continued model."""
+    if objective is not None:
+        record_objective(model, objective)
+    record = model.get_metadata().get(RECORD_KEY)
+    if record is None:
+        warnings.warn("boostplug.catboost.save_model: the model records no boostplug objective; pass objective= "
+                      "(the one it was trained with) to record it", UserWarning, stacklevel=2)
+    warn_if_unregistered(record)
+    write_bytes(path, model._serialize_model())
+
+
+def load_model(path: Any) -> Any:
+    """A ``catboost.CatBoost`` model from ``path``, its objective record validated (``ValueError`` if
+    invalid); a ``UserWarning`` when it records none (a model saved by CatBoost itself)."""
+    model = _read(path)
+    if objective_of(model) is None:
+        warnings.warn(f"boostplug.catboost.load_model: {fs_path(path, 'model file')} records no boostplug "
+                      "objective (saved by CatBoost itself, or trained with another loss)", UserWarning, stacklevel=2)
+    return model
+
+
+def _read(path: Any) -> Any:
+    from catboost import CatBoost
+
+    return CatBoost().load_model(fs_path(path, "model file"))

@@ -33,12 +33,15 @@ import numpy as np
 from .. import objectives as _objectives
 from ..keyed_pairs import KeyedPairs
 
-__all__ = ["RECORD_KEY", "FORMAT", "CHECKSUM_KEY", "Fingerprint", "ObjectiveRecord", "record_for",
+__all__ = ["RECORD_KEY", "ROUNDS_KEY", "FORMAT", "CHECKSUM_KEY", "Fingerprint", "ObjectiveRecord", "record_for",
            "warn_if_unregistered", "clip", "checksum_of", "refuse_mismatch", "with_checksum", "without_checksum",
            "objective_that_trained", "record_found", "refuse_stale", "json_object"]
 
 #: Name of the record: the LightGBM parameter line's key and the XGBoost attribute.
 RECORD_KEY = "boostplug_objective"
+#: The key (XGBoost's attribute, CatBoost's metadata) of how many rounds the model had when its record
+#: was attached (``xgb.train(xgb_model=...)`` and CatBoost's ``init_model`` copy both to the continued model).
+ROUNDS_KEY = "boostplug_objective_rounds"
 #: Version of the record's layout; a reader refuses a newer one.
 FORMAT = 1
 #: The record's key for the SHA-256 (hex) of the model file's other content (optional: readers of

@@ -12,16 +12,12 @@ import warnings
 from typing import Any
 
 from ..._atomic import write_bytes
-from ..model_record import (RECORD_KEY, ObjectiveRecord, json_object, objective_that_trained, record_for,
+from ..model_record import (RECORD_KEY, ROUNDS_KEY, ObjectiveRecord, json_object, objective_that_trained, record_for,
                             record_found, refuse_stale, warn_if_unregistered, with_checksum)
 from .model_check import content_sha256, forget_checksum, load_checked
 from .ubjson import parse_ubjson
 
 __all__ = ["record_objective", "objective_of", "save_model", "load_model", "ROUNDS_KEY"]
-
-#: The booster attribute holding how many rounds the booster had when its record was attached
-#: (``xgb.train(xgb_model=...)`` copies both to the continued booster).
-ROUNDS_KEY = "boostplug_objective_rounds"
 
 
 def record_objective(booster: Any, objective: Any):

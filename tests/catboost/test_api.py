@@ -1,0 +1,192 @@
+"""CatBoost's own entry points, evaluation sets and early stopping, the saved record and the scikit-learn
+ranker of boostplug.catboost."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from boostplug.data import load_example
+from boostplug.metrics import ndcg
+
+catboost = pytest.importorskip("catboost")
+from boostplug import catboost as bpc  # noqa: E402
+
+FAST = {"depth": 3, "learning_rate": 0.3, "thread_count": 1, "random_seed": 7}
+
+
+@pytest.fixture(scope="module")
+def example():
+    return load_example()
+
+
+@pytest.fixture(scope="module")
+def pools(example):
+    train, test = example
+    return bpc.pool(train.X, train.y, group_ptr=train.group_ptr), bpc.pool(test.X, test.y, group_ptr=test.group_ptr)
+
+
+# -- CatBoost's own entry points ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda obj: catboost.CatBoost({"loss_function": obj, "iterations": 2, "eval_metric": "RMSE"}),
+    lambda obj: catboost.CatBoost({"loss_function": obj, "iterations": 2}),
+    lambda obj: catboost.CatBoostRanker(loss_function=obj, iterations=2),
+], ids=["CatBoost-with-eval-metric", "CatBoost", "CatBoostRanker"])
+def test_an_objective_handed_to_catboost_fails_at_once_naming_the_route_that_works(pools, make) -> None:
+    with pytest.raises(TypeError, match=r"boostplug\.catboost\.train\(params, pool, objective, rounds\)"):
+        make(bpc.objective("qbrank")).fit(pools[0])
+
+
+def test_catboosts_own_losses_see_the_true_labels(example, pools) -> None:
+    """A bpc.pool handed to CatBoost's own ranker trains on the labels, as a plain Pool with them does
+    (on main it trained on the row indices)."""
+    train, test = example
+    np.testing.assert_array_equal(pools[0].get_label(), train.y)
+    plain = catboost.Pool(train.X, label=train.y, group_id=train.qid)
+    fit = [catboost.CatBoostRanker(loss_function="YetiRank", iterations=5, depth=3, random_seed=0, thread_count=1,
+                                   verbose=False, allow_writing_files=False).fit(p).predict(test.X) for p in (pools[0], plain)]
+    np.testing.assert_allclose(fit[0], fit[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("rounds", [10 ** 30, 2 ** 31, 0, 2.0, True])
+def test_round_counts_are_checked_as_elsewhere(pools, rounds) -> None:
+    with pytest.raises(ValueError, match="num_boost_round must be"):
+        bpc.train(FAST, pools[0], "qbrank", rounds)
+
+
+# -- evaluation sets, early stopping, best iteration ----------------------------------------------------
+
+
+def test_valid_sets_are_scored_with_boostplugs_metrics_every_round(example, pools) -> None:
+    train, test = example
+    result: dict = {}
+    seen = []
+    model = bpc.train(FAST, pools[0], "lambdarank", 4, valid_sets=[pools[1]], valid_names=["test"],
+                      metric=["map@10", "ndcg@10"], evals_result=result,
+                      callback=lambda t, m: seen.append(m.predict(test.X, prediction_type="RawFormulaVal")))
+    assert model.tree_count_ == 4 and list(result) == ["test"] and len(result["test"]["ndcg@10"]) == 4
+    for t, scores in enumerate(seen):  # each recorded value is the metric of the model after that round
+        assert result["test"]["ndcg@10"][t] == pytest.approx(ndcg(scores, test.y, test.group_ptr, k=10), rel=1e-12)
+
+
+def test_early_stopping_keeps_the_best_round(pools) -> None:
+    result: dict = {}
+    model = bpc.train({**FAST, "learning_rate": 0.8}, pools[0], "ranknet", 60, valid_sets=[pools[1]],
+                      early_stopping_rounds=3, evals_result=result)
+    values = result["valid_0"]["ndcg@10"]
+    best = int(np.argmax(values)) + 1
+    assert len(values) == best + 3 < 60  # stopped 3 rounds after the best
+    assert model.tree_count_ == best
+    assert json.loads(model.get_metadata()["params"])["boosting_options"]["iterations"] == best
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"early_stopping_rounds": 2}, "needs a valid set"),
+    ({"valid_sets": ["x"], "valid_names": ["a", "b"]}, "valid_names"),
+    ({"early_stopping_rounds": 2 ** 31, "valid_sets": ["x"]}, "early_stopping_rounds must be at most"),
+])
+def test_bad_evaluation_settings_are_refused(pools, kwargs, says) -> None:
+    with pytest.raises(ValueError, match=says):
+        bpc.train(FAST, pools[0], "qbrank", 2, **kwargs)
+
+
+def test_a_plain_catboost_pool_as_a_valid_set_is_refused(example, pools) -> None:
+    _, test = example
+    with pytest.raises(ValueError, match="boostplug.catboost.pool"):
+        bpc.train(FAST, pools[0], "qbrank", 2, valid_sets=[catboost.Pool(test.X, label=test.y, group_id=test.qid)])
+
+
+# -- the saved record --------------------------------------------------------------------------------
+
+
+def test_a_trained_model_says_its_seed_rounds_and_objective(pools, tmp_path) -> None:
+    """On main: iterations 1, random_seed of the last round, and nothing naming the objective."""
+    model = bpc.train(FAST, pools[0], bpc.objective("ranknet", sigma=2.0), 5)
+    bpc.save_model(model, tmp_path / "m.cbm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = bpc.load_model(tmp_path / "m.cbm")
+    params = loaded.get_all_params()
+    assert params["iterations"] == 5 and params["random_seed"] == 7
+    record = bpc.objective_of(tmp_path / "m.cbm")
+    assert record == bpc.objective_of(model) and record.name == "ranknet" and record.params == {"sigma": 2.0}
+    assert loaded.get_metadata()["boostplug_objective_rounds"] == "5"
+    np.testing.assert_array_equal(loaded.predict(pools[1]), model.predict(pools[1]))
+
+
+def test_a_model_without_the_record_warns_when_saved_and_loaded(example, tmp_path) -> None:
+    train, _ = example
+    own = catboost.CatBoost({"iterations": 2, "verbose": False, "allow_writing_files": False}).fit(train.X, train.y)
+    with pytest.warns(UserWarning, match="records no boostplug objective"):
+        bpc.save_model(own, tmp_path / "own.cbm")
+    with pytest.warns(UserWarning, match="records no boostplug objective"):
+        bpc.load_model(tmp_path / "own.cbm")
+    assert bpc.objective_of(own) is None
+
+
+def test_a_pickled_model_carries_no_rounds_derivatives(pools) -> None:
+    """On main the model's parameters held the last round's derivative and score arrays."""
+    model = bpc.train(FAST, pools[0], "qbrank", 3)
+    assert "loss_function" not in model.get_params()
+    back = pickle.loads(pickle.dumps(model))
+    assert len(pickle.dumps(model)) < len(model._serialize_model()) + 8 * pools[0].num_row()  # < one array
+    assert bpc.objective_of(back).name == "qbrank"
+    np.testing.assert_array_equal(back.predict(pools[1]), model.predict(pools[1]))
+
+
+def test_the_pool_is_not_changed_by_training(example, pools) -> None:
+    train, _ = example
+    bpc.train(FAST, pools[0], "qbrank", 1)
+    assert not pools[0].is_quantized()
+    np.testing.assert_array_equal(pools[0].get_label(), train.y)
+
+
+# -- the scikit-learn ranker ---------------------------------------------------------------------------
+
+
+def test_the_ranker_fits_with_eval_set_and_early_stopping(example) -> None:
+    train, test = example
+    r = bpc.CatBoostRanker("ranknet", n_estimators=40, depth=3, learning_rate=0.8, thread_count=1,
+                           early_stopping_rounds=3, sigma=1.5)
+    assert r.fit(train.X, train.y, group_id=train.qid, eval_set=[(test.X, test.y)], eval_qid=[test.qid]) is r
+    values = r.evals_result_["validation_0"]["ndcg@10"]
+    assert r.best_iteration_ == int(np.argmax(values)) + 1 == r.model_.tree_count_
+    assert r.score(test.X, test.y, qid=test.qid) == pytest.approx(max(values), rel=1e-12)
+    assert bpc.objective_of(r.model_).params == {"sigma": 1.5}
+    back = pickle.loads(pickle.dumps(r))
+    np.testing.assert_array_equal(back.predict(test.X), r.predict(test.X))
+
+
+def test_the_rankers_parameters_and_refusals(example) -> None:
+    train, _ = example
+    r = bpc.CatBoostRanker("ranknet", n_estimators=2, sigma=2.0, l2_leaf_reg=1.0)
+    assert r.get_params()["sigma"] == 2.0 and r.set_params(sigma=3.0, depth=2).get_params()["sigma"] == 3.0
+    with pytest.raises(ValueError, match="is a parameter of the boostplug objective"):
+        bpc.CatBoostRanker("ranknet", n_estimators=2, ddf="ldd").fit(train.X, train.y, qid=train.qid)
+    with pytest.raises(ValueError, match="catboost.CatBoostRanker"):
+        bpc.CatBoostRanker("QuerySoftMax", n_estimators=2).fit(train.X, train.y, qid=train.qid)
+    with pytest.raises(ValueError, match="not both"):
+        bpc.CatBoostRanker("ranknet").fit(train.X, train.y, qid=train.qid, group_id=train.qid)
+    with pytest.raises(ValueError, match="n_estimators must be at most"):
+        bpc.CatBoostRanker("ranknet", n_estimators=2 ** 31).fit(train.X, train.y, qid=train.qid)
+
+
+def test_grid_search_with_group_kfold(example) -> None:
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold, KFold
+
+    train, _ = example
+    est = bpc.CatBoostRanker("ranknet", n_estimators=3, depth=2, thread_count=1)
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(est, {"sigma": [0.5, 2.0]}, cv=GroupKFold(2), error_score="raise")
+        search.fit(train.X, train.y, qid=train.qid, groups=train.qid)
+        assert search.best_params_["sigma"] in (0.5, 2.0) and np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+        with pytest.raises(ValueError, match="share query ids"):
+            GridSearchCV(est, {"sigma": [0.5]}, cv=KFold(2, shuffle=True, random_state=0),
+                         error_score="raise").fit(train.X, train.y, qid=train.qid)

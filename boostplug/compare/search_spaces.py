@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 from .method_specs import format_value
 
-__all__ = ["Dist", "TREE_SPACE", "objective_space", "booster_space", "catboost_space"]
+__all__ = ["Dist", "TREE_SPACE", "LINEAR_SPACE", "objective_space", "booster_space", "catboost_space"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,10 @@ TREE_SPACE: dict[str, Dist] = {
     "lambda_l2": Dist("float", 1e-3, 10.0, log=True),
     "feature_fraction": Dist("float", 0.5, 1.0),
 }
+
+
+#: The linear baselines' regularisation: ridge's ``alpha`` and RankSVM's ``C`` (defaults 1 and 0.01).
+LINEAR_SPACE: dict[str, Dist] = {"alpha": Dist("float", 1e-3, 1e3, log=True), "C": Dist("float", 1e-5, 1.0, log=True)}
 
 
 #: CatBoost's own knobs: the depth of its symmetric trees (beside TREE_SPACE's learning rate and

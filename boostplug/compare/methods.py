@@ -14,8 +14,7 @@ docs/compare.md, "Methods"):
   and the same objectives' method names (:mod:`boostplug.catboost`; ``cb-yetirank-plugin`` for
   boostplug's ``yetirank``);
 * the reference boosters of :mod:`boostplug.boosters` (framework ``"booster"``);
-* linear baselines (prefix ``linear-``, framework ``"linear"``): ridge regression and RankSVM on
-  standardised features, one "round" each (:mod:`.training`).
+* linear baselines (framework ``"linear"``): ridge regression and RankSVM, one "round" each.
 
 The objectives' methods are read from the registry when :data:`METHODS` is read, so an
 objective registered after import (``boostplug.objectives.register``) is listed, configurable
@@ -135,8 +134,7 @@ class Method:
 
     ``framework`` is ``"lightgbm"``, ``"xgboost"``, ``"catboost"``, ``"booster"`` or ``"linear"``; ``loss`` is a
     built-in objective name (CatBoost's with its fixed settings: ``"LambdaMart:metric=NDCG"``),
-    ``"boostplug:<objective>"``, for boosters the class name in :mod:`boostplug.boosters`, for linear
-    methods ``"ridge"`` or ``"ranksvm"``.
+    ``"boostplug:<objective>"``, a booster's class name (:mod:`boostplug.boosters`), ``"ridge"`` or ``"ranksvm"``.
     ``select_metric`` (boosters only) overrides the metric that chooses the round (AdaRank.MAP:
     ``"map"``).
     """
@@ -284,17 +282,13 @@ _BUILTIN_CATBOOST = (
 #: The names of CatBoost's own losses' methods, installed or not.
 CATBOOST_METHODS = tuple(m.name for m in _BUILTIN_CATBOOST)
 
-#: The values CatBoost's loss parameters and ``depth`` may take: a test and what it says.
+#: The values CatBoost's loss parameters, ``depth`` and the linear methods' settings may take: a test and what it says.
 CATBOOST_PARAM_LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "depth": (lambda v: v is None or (_integer(v) and 1 <= v <= 16), "an integer from 1 to 16, or none"),
     "permutations": (lambda v: _integer(v) and 1 <= v <= 1000, "an integer from 1 to 1000"),
     "decay": (lambda v: _number(v) and 0 < v <= 1, "a number in (0, 1]"),
-    "beta": (lambda v: _number(v) and 0 < v <= FLOAT32_MAX, "a number > 0"),
-    "sigma": (lambda v: _number(v) and 0 < v <= FLOAT32_MAX, "a number > 0"),
+    **dict.fromkeys(("beta", "sigma", "alpha", "C"), (lambda v: _number(v) and 0 < v <= FLOAT32_MAX, "a number > 0")),
     "norm": (lambda v: isinstance(v, bool), "true or false"),
-    # the linear methods' (they are checked by the same table)
-    "alpha": (lambda v: _number(v) and 0 < v <= FLOAT32_MAX, "a number > 0"),
-    "C": (lambda v: _number(v) and 0 < v <= FLOAT32_MAX, "a number > 0"),
     "max_pairs": (lambda v: _integer(v) and 1 <= v <= INT32_MAX, "an integer >= 1"),
 }
 
@@ -320,8 +314,7 @@ _BOOSTERS = (
     _m("ndcg_boost-stumps", "booster", "NDCGBoost", "stump NDCG_Boost"),
 )
 _LINEAR = (
-    _m("linear-ridge", "linear", "ridge", "ridge regression on the grades, standardised features (pointwise)",
-       alpha=1.0),
+    _m("linear-ridge", "linear", "ridge", "ridge regression on the grades, standardised features", alpha=1.0),
     _m("linear-ranksvm", "linear", "ranksvm", "RankSVM: a linear SVM on within-query pair differences "
        "(Herbrich et al. 2000; Joachims 2002)", C=0.01, max_pairs=100),
 )

@@ -237,13 +237,11 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
             text = f"verdict: no method has a test {metric}" + (" that ranks" if flat else "")
         others = {n: t for n, t in cmp.tests.items() if n != baseline}
         significant = {n: t for n, t in others.items() if t.t_pvalue < alpha}
-        if not others:
-            pass
-        elif all(np.isnan(t.t_pvalue) for t in others.values()):
+        if others and all(np.isnan(t.t_pvalue) for t in others.values()):
             text += f"; no paired test against {baseline} (fewer than two test queries)"
-        elif not significant:
+        elif others and not significant:
             text += f"; no difference to {baseline} is significant at {level}"
-        else:
+        elif others:
             ranked = sorted(significant.items(), key=lambda item: -item[1].mean_diff)
             sides = [f"{side}: " + ", ".join(f"{n}{_NBSP}({t.mean_diff:+.4f})" for n, t in ranked if keep(t.mean_diff))
                      for side, keep in (("better", lambda d: d > 0), ("worse", lambda d: d < 0))
@@ -261,8 +259,7 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
 
 
 def _linear_note(cmp: Comparison, alpha: float) -> str:
-    """The verdict's note when the best linear method (framework ``"linear"``) is within noise of the best
-    other method (not below it at ``p(t) < alpha``, the verdict's paired t-test) or above it; "" otherwise."""
+    """The verdict's note when the best linear method is above the best other one or not below it at ``p(t) < alpha``."""
     means = {n: s[CURVE_METRIC]["mean"] for n, s in cmp.stats.items()
              if n not in cmp.degenerate and np.isfinite(s[CURVE_METRIC]["mean"])}
     linear = {r.method for r in cmp.results if r.framework == "linear"}

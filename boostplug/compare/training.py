@@ -392,8 +392,7 @@ def ranksvm_pairs(y: NDArray[np.float64], group_ptr: NDArray[np.int64], max_pair
     one query at a time), at most ``max_pairs`` per query: a uniform sample without replacement (seeded) where more."""
     from ..pairs import critical_pairs
 
-    rng = np.random.default_rng(seed)
-    out = [np.zeros((0, 2), dtype=np.int64)]
+    rng, out = np.random.default_rng(seed), [np.zeros((0, 2), dtype=np.int64)]
     for a, b in zip(group_ptr[:-1], group_ptr[1:]):
         p = critical_pairs(y[a:b], [0, b - a])
         out.append(a + (p[np.sort(rng.choice(len(p), max_pairs, replace=False))] if len(p) > max_pairs else p))
@@ -403,9 +402,9 @@ def ranksvm_pairs(y: NDArray[np.float64], group_ptr: NDArray[np.int64], max_pair
 def _train_linear(m: Settings, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
                   tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
                   checkpoint: Checkpoint | None = None) -> Trained:
-    """A linear model on features standardised on the training part, one "round": ``ridge`` (scikit-learn's
-    ``Ridge`` on the grades) or ``ranksvm`` (``LinearSVC``, squared hinge, no intercept, on the differences
-    of :func:`ranksvm_pairs` and their negations: Herbrich et al. 2000, Joachims 2002)."""
+    """A linear model on features standardised on the training part (missing: the mean), one "round": ``ridge``
+    (scikit-learn's ``Ridge`` on the grades) or ``ranksvm`` (``LinearSVC``, squared hinge, no intercept, on the
+    differences of :func:`ranksvm_pairs` and their negations: Herbrich et al. 2000, Joachims 2002)."""
     from sklearn.linear_model import Ridge
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import LinearSVC
@@ -417,20 +416,19 @@ def _train_linear(m: Settings, train: TrainingPart, vali: RankingData, test: Ran
                                for d in (train, vali, test))
     t0 = time.perf_counter()
     with limit_threads(threads if threads > 0 else None):
-        scaler = StandardScaler().fit(X_train)
-        Z = np.nan_to_num(scaler.transform(X_train))  # NaN (missing) at the mean
+        scale = StandardScaler().fit(X_train)
+        Z = np.nan_to_num(scale.transform(X_train))
         if m.loss == "ridge":
             w = Ridge(alpha=m.loss_params["alpha"]).fit(Z, train.y).coef_
         else:
-            pairs = ranksvm_pairs(train.y, train.group_ptr, m.loss_params["max_pairs"], seed)
-            d = Z[pairs[:, 0]] - Z[pairs[:, 1]]
-            w = (LinearSVC(C=m.loss_params["C"], fit_intercept=False, dual=False).fit(
-                np.vstack([d, -d]), np.repeat([1, -1], len(d))).coef_[0] if len(d) else np.zeros(Z.shape[1]))
+            d = np.diff(Z[ranksvm_pairs(train.y, train.group_ptr, m.loss_params["max_pairs"], seed)], axis=1)[:, 0]
+            w = (LinearSVC(C=m.loss_params["C"], fit_intercept=False, dual=False).fit(np.vstack([d, -d]), np.repeat(
+                [-1, 1], len(d))).coef_[0] if len(d) else np.zeros(Z.shape[1]))
     seconds = time.perf_counter() - t0
     if progress is not None:
         progress(1, 1)
-    scores = [[np.nan_to_num(scaler.transform(X)) @ w] for X in (X_vali, X_test)]
-    return Trained(scores[0], scores[1], seconds)
+    vali_scores, test_scores = ([np.nan_to_num(scale.transform(X)) @ w] for X in (X_vali, X_test))
+    return Trained(vali_scores, test_scores, seconds)
 
 
 #: The trainer of each framework: ``(method, train, vali, test, rounds, tree_params, seed, threads,

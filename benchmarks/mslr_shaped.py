@@ -24,9 +24,12 @@ Stages, each in its own process so that its peak memory is its own:
 ``OMP_WAIT_POLICY=PASSIVE``; ``spin``: ``OMP_WAIT_POLICY=ACTIVE``; ``numba1``: boostplug's
 kernels serial, ``NUMBA_NUM_THREADS=1``).
 
+``--target``: the labels (:func:`generate`): ``trees`` (default) need trees; ``linear``, the first
+studies' set, is linear in 20 features.
+
 Usage::
 
-    python benchmarks/mslr_shaped.py --work /tmp/mslr [--scale 1] [--stages data,train,compare]
+    python benchmarks/mslr_shaped.py --work /tmp/mslr [--scale 1] [--target trees|linear] [--stages data,train,compare]
         [--rounds 50] [--repeat 3] [--frameworks lightgbm,xgboost] [--settings default]
 """
 
@@ -105,9 +108,35 @@ def query_sizes(rng: np.random.Generator, n_queries: int, n_docs: int) -> np.nda
     return s
 
 
-def generate(scale: float, seed: int = 0):
+#: The ``trees`` target's informative columns: heavy-tailed counts first, then Gaussian ones, then the
+#: query-level column (a query's type, one value per query).
+N_COUNTS, N_SMOOTH, N_TREES, TREE_DEPTH = 6, 5, 40, 3
+TARGETS = ("trees", "linear")
+
+
+def generate(scale: float, seed: int = 0, target: str = "trees"):
+    """MSLR-WEB30K-shaped data: the query sizes and grade shares of :func:`query_sizes` and
+    :data:`GRADE_SHARES`, 136 features, a latent relevance cut into grades 0-4 at its quantiles.
+
+    ``target="linear"`` (the set of the first studies): the latent is linear in 20 Gaussian features,
+    plus a per-query offset and noise; a ridge regression is the right model for it.
+
+    ``target="trees"`` (the default): labels that need trees. The first :data:`N_COUNTS` columns are
+    heavy-tailed counts (Pareto, rounded, as web features' term frequencies and link counts are), the
+    next :data:`N_SMOOTH` Gaussian, the next one a query-level type (0, 1 or 2, one value per query);
+    the rest stay Gaussian noise columns. The latent is a random ensemble of :data:`N_TREES`
+    depth-:data:`TREE_DEPTH` trees over those 12 informative columns (each split on a random column
+    at a random quantile between the 15th and 85th, each leaf a Gaussian value: thresholds and
+    interactions, the query type's with the documents' included), plus monotone non-linear
+    effects (a saturating ``log1p`` of the first count, a ``tanh`` step of the first Gaussian
+    column), plus a per-query offset (queries differ in their share of relevant documents) and
+    noise. Counts enter the latent only through thresholds and ``log1p``, so their heavy tails
+    mislead a linear model and not a tree.
+    """
     from boostplug.data import RankingData
 
+    if target not in TARGETS:
+        raise ValueError(f"target {target!r}: expected one of {TARGETS}")
     rng = np.random.default_rng(seed)
     n_queries = max(1, round(N_QUERIES * scale))
     sizes = query_sizes(rng, n_queries, max(round(N_DOCS * scale), n_queries))
@@ -116,20 +145,46 @@ def generate(scale: float, seed: int = 0):
     for r0 in range(0, n, 100_000):                 # in blocks: the temporaries stay small
         r1 = min(r0 + 100_000, n)
         X[r0:r1] = np.round(rng.standard_normal((r1 - r0, N_FEATURES)), 3)
-    w = rng.uniform(0.5, 1.5, N_INFORMATIVE) * rng.choice([-1.0, 1.0], N_INFORMATIVE)
-    latent = X[:, :N_INFORMATIVE] @ (w / np.linalg.norm(w)) + np.repeat(rng.normal(0, 0.5, n_queries), sizes)
-    latent += rng.normal(size=n)
+    if target == "linear":
+        w = rng.uniform(0.5, 1.5, N_INFORMATIVE) * rng.choice([-1.0, 1.0], N_INFORMATIVE)
+        latent = X[:, :N_INFORMATIVE] @ (w / np.linalg.norm(w)) + np.repeat(rng.normal(0, 0.5, n_queries), sizes)
+        latent += rng.normal(size=n)
+    else:
+        latent = tree_latent(rng, X, sizes)
     cuts = np.quantile(latent, np.cumsum(GRADE_SHARES)[:-1])
     y = np.searchsorted(cuts, latent).astype(np.float64)
     group_ptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     return RankingData(X, y, group_ptr=group_ptr)
 
 
-def stage_write(work: Path, scale: float) -> dict[str, Any]:
+def tree_latent(rng: np.random.Generator, X: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The ``trees`` target's latent relevance (:func:`generate`); writes its count and query-type
+    columns into ``X``."""
+    n = X.shape[0]
+    X[:, :N_COUNTS] = np.floor(rng.pareto(1.2, (n, N_COUNTS)) * rng.uniform(1, 20, N_COUNTS))
+    X[:, N_COUNTS + N_SMOOTH] = np.repeat(rng.integers(0, 3, sizes.size), sizes)
+    informative = N_COUNTS + N_SMOOTH + 1
+    sample = X[rng.choice(n, size=min(n, 20_000), replace=False), :informative]
+    latent = np.zeros(n)
+    for _ in range(N_TREES):
+        node = np.zeros(n, dtype=np.int64)
+        for level in range(TREE_DEPTH):
+            cols = rng.integers(0, informative, 2**level)
+            qs = rng.uniform(0.15, 0.85, 2**level)
+            thr = np.array([np.quantile(sample[:, c], q) for c, q in zip(cols, qs)])
+            node = 2 * node + (X[np.arange(n), cols[node]] > thr[node])
+        latent += rng.normal(size=2**TREE_DEPTH)[node]
+    latent /= np.sqrt(N_TREES)
+    latent += 0.6 * np.log1p(X[:, 0]) / np.log1p(sample[:, 0]).std() + 0.6 * np.tanh(2 * X[:, N_COUNTS])
+    latent += np.repeat(rng.normal(0, 0.5, sizes.size), sizes)
+    return latent + 0.7 * rng.normal(size=n)
+
+
+def stage_write(work: Path, scale: float, target: str) -> dict[str, Any]:
     from boostplug.data import write_letor
 
     t0 = time.perf_counter()
-    d = generate(scale)
+    d = generate(scale, target=target)
     gen = time.perf_counter() - t0
     np.save(work / "X.npy", d.X)
     np.save(work / "y.npy", d.y)
@@ -353,6 +408,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", required=True, help="folder for the data files (some 5 GB at --scale 1)")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of MSLR-WEB30K's queries (default 1)")
+    ap.add_argument("--target", choices=TARGETS, default="trees",
+                    help="trees: labels that need trees (default); linear: labels linear in 20 features (generate)")
     ap.add_argument("--stages", default="data,train,compare",
                     help="data (generate, write, read back), read (read back an earlier write), train, compare")
     ap.add_argument("--rounds", type=int, default=50)
@@ -371,7 +428,7 @@ def main() -> None:
     if args._child:
         what = args._child[0]
         if what == "write":
-            print(json.dumps(stage_write(work, args.scale)))
+            print(json.dumps(stage_write(work, args.scale, args.target)))
         elif what == "read":
             print(json.dumps(stage_read(work)))
         elif what == "compare":
@@ -386,7 +443,7 @@ def main() -> None:
     print(f"lightgbm {lightgbm.__version__}, xgboost {xgboost.__version__}, numba {numba.__version__}, "
           f"{os.cpu_count()} cores, --threads {args.threads}, --scale {args.scale}, --rounds {args.rounds}, "
           f"--load {args.load}")
-    common = ["--work", str(work), "--scale", str(args.scale), "--rounds", str(args.rounds),
+    common = ["--work", str(work), "--scale", str(args.scale), "--target", args.target, "--rounds", str(args.rounds),
               "--repeat", str(args.repeat), "--threads", str(args.threads)]
     if "data" in stages:
         w = child([*common, "--_child", "write"])[0]

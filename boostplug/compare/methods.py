@@ -13,7 +13,8 @@ docs/compare.md, "Methods"):
 * CatBoost trees (prefix ``cb-``, listed when catboost is installed): CatBoost's ranking losses
   and the same objectives' method names (:mod:`boostplug.catboost`; ``cb-yetirank-plugin`` for
   boostplug's ``yetirank``);
-* the reference boosters of :mod:`boostplug.boosters` (framework ``"booster"``).
+* the reference boosters of :mod:`boostplug.boosters` (framework ``"booster"``);
+* linear baselines (framework ``"linear"``): ridge regression and RankSVM, one "round" each.
 
 The objectives' methods are read from the registry when :data:`METHODS` is read, so an
 objective registered after import (``boostplug.objectives.register``) is listed, configurable
@@ -42,7 +43,7 @@ import numpy as np
 from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
 from ..data import RankingData
 from .method_specs import format_value, split_spec
-from .search_spaces import TREE_SPACE, Dist, booster_space, catboost_space, objective_space
+from .search_spaces import LINEAR_SPACE, TREE_SPACE, Dist, booster_space, catboost_space, objective_space
 from .training import TRAINERS, Checkpoint, Progress, Trained, TrainingPart
 
 __all__ = [
@@ -99,7 +100,7 @@ def check_tree_params(params: dict[str, Any]) -> None:
 
 
 #: The frameworks ``--frameworks`` selects from (CatBoost's methods are there when catboost is installed).
-FRAMEWORKS = ("lightgbm", "xgboost", "catboost", "booster")
+FRAMEWORKS = ("lightgbm", "xgboost", "catboost", "booster", "linear")
 
 #: What ``cb-*`` asks for when catboost is not installed.
 CATBOOST_MISSING = 'trains with CatBoost, which is not installed: pip install "boostplug[catboost]"'
@@ -131,9 +132,9 @@ ADARANK_PARAMS: dict[str, Any] = {"update": "multiplicative", "enqueue": True, "
 class Method:
     """A named way to train a ranker.
 
-    ``framework`` is ``"lightgbm"``, ``"xgboost"``, ``"catboost"`` or ``"booster"``; ``loss`` is a
+    ``framework`` is ``"lightgbm"``, ``"xgboost"``, ``"catboost"``, ``"booster"`` or ``"linear"``; ``loss`` is a
     built-in objective name (CatBoost's with its fixed settings: ``"LambdaMart:metric=NDCG"``),
-    ``"boostplug:<objective>"`` or, for boosters, the class name in :mod:`boostplug.boosters`.
+    ``"boostplug:<objective>"``, a booster's class name (:mod:`boostplug.boosters`), ``"ridge"`` or ``"ranksvm"``.
     ``select_metric`` (boosters only) overrides the metric that chooses the round (AdaRank.MAP:
     ``"map"``).
     """
@@ -162,6 +163,8 @@ class Method:
             out = {k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED}
             out.update(self.loss_params)
             return out
+        if self.framework == "linear":
+            return dict(self.loss_params)
         out = dict(self.loss_params) if _catboost_own(self) else {}
         obj = _objective(self)
         if obj is not None:
@@ -203,6 +206,8 @@ class Method:
             space = booster_space(self.loss, self.parameters())
         elif _catboost_own(self):
             space = catboost_space(self.loss_params)
+        elif self.framework == "linear":
+            space = {k: d for k, d in LINEAR_SPACE.items() if k in self.loss_params}
         else:
             space = dict(TREE_SPACE)
             obj = _objective(self)
@@ -277,14 +282,14 @@ _BUILTIN_CATBOOST = (
 #: The names of CatBoost's own losses' methods, installed or not.
 CATBOOST_METHODS = tuple(m.name for m in _BUILTIN_CATBOOST)
 
-#: The values CatBoost's loss parameters and ``depth`` may take: a test and what it says.
+#: The values CatBoost's loss parameters, ``depth`` and the linear methods' settings may take: a test and what it says.
 CATBOOST_PARAM_LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "depth": (lambda v: v is None or (_integer(v) and 1 <= v <= 16), "an integer from 1 to 16, or none"),
     "permutations": (lambda v: _integer(v) and 1 <= v <= 1000, "an integer from 1 to 1000"),
     "decay": (lambda v: _number(v) and 0 < v <= 1, "a number in (0, 1]"),
-    "beta": (lambda v: _number(v) and 0 < v <= FLOAT32_MAX, "a number > 0"),
-    "sigma": (lambda v: _number(v) and 0 < v <= FLOAT32_MAX, "a number > 0"),
+    **dict.fromkeys(("beta", "sigma", "alpha", "C"), (lambda v: _number(v) and 0 < v <= FLOAT32_MAX, "a number > 0")),
     "norm": (lambda v: isinstance(v, bool), "true or false"),
+    "max_pairs": (lambda v: _integer(v) and 1 <= v <= INT32_MAX, "an integer >= 1"),
 }
 
 
@@ -308,6 +313,11 @@ _BOOSTERS = (
     _m("mpboost-stumps", "booster", "MPBoost", "stump MPBoost.LOGDD (the booster's default DDF)"),
     _m("ndcg_boost-stumps", "booster", "NDCGBoost", "stump NDCG_Boost"),
 )
+_LINEAR = (
+    _m("linear-ridge", "linear", "ridge", "ridge regression on the grades, standardised features", alpha=1.0),
+    _m("linear-ranksvm", "linear", "ranksvm", "RankSVM: a linear SVM on within-query pair differences "
+       "(Herbrich et al. 2000; Joachims 2002)", C=0.01, max_pairs=100),
+)
 
 
 def catboost_method_names() -> list[str]:
@@ -325,11 +335,11 @@ def _build_methods(entries: tuple[Any, ...], catboost: bool) -> dict[str, Method
     has is left out, with a warning."""
     catboost = _BUILTIN_CATBOOST if catboost else ()
     on_catboost = _objective_methods(entries, "cb-", "catboost", "CatBoost", catboost) if catboost else []
-    builtin = {m.name for m in (*_BUILTIN_LIGHTGBM, *_BUILTIN_XGBOOST, *catboost, *_BOOSTERS)}
+    builtin = {m.name for m in (*_BUILTIN_LIGHTGBM, *_BUILTIN_XGBOOST, *catboost, *_BOOSTERS, *_LINEAR)}
     table: dict[str, Method] = {}
     for m in (*_BUILTIN_LIGHTGBM, *_objective_methods(entries, "", "lightgbm", "LightGBM"),
               *_BUILTIN_XGBOOST, *_objective_methods(entries, "xgb-", "xgboost", "XGBoost"), *catboost, *on_catboost,
-              *_BOOSTERS):
+              *_BOOSTERS, *_LINEAR):
         if m.name in table or (m.name in builtin and m.loss.startswith("boostplug:")):
             warnings.warn(f"objective {m.loss.split(':', 1)[1]!r}: the compare method name {m.name!r} is taken by "
                           "another method and is not listed; register the objective with other methods= names",
@@ -372,7 +382,7 @@ class MethodTable(Mapping[str, Method]):
 
 
 #: Every method by name, in the order ``--methods list`` shows them (built-ins first within each
-#: framework, then the registered objectives' methods, then the reference boosters).
+#: framework, then the registered objectives' methods, then the reference boosters and linear baselines).
 METHODS: Mapping[str, Method] = MethodTable()
 
 #: What ``boostplug compare`` runs when no ``--methods`` is given (a quick run on the
@@ -430,7 +440,7 @@ def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
     """The checks training would make, now: tree parameters, the objective's own check, or the
     booster's (a one-round fit on a four-document stand-in query, where its checks run)."""
     check_tree_params(tree)
-    if _catboost_own(m):
+    if _catboost_own(m) or m.framework == "linear":
         for key, value in loss.items():
             test, text = CATBOOST_PARAM_LIMITS[key]
             if not test(value):

@@ -19,7 +19,8 @@ import numpy as np
 
 from .._atomic import atomic_write, write_text
 from .comparison import (
-    BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, comparison, folds_finished, folds_text, summary_columns,
+    BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Comparison, comparison, folds_finished, folds_text,
+    significance, summary_columns,
 )
 from .conventions import Conventions
 from .plots import write_plots
@@ -209,8 +210,8 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
     """Who won, in one sentence (wrapped to ``width`` columns; ``None``: one line): the best method
     by test NDCG@10 (the metric of the tests; mean over the folds every method finished), and which
     methods' differences to ``baseline`` are significant at ``p < alpha`` by the paired t-test of
-    the table (``p(t)``), or that none is. The p-values are not corrected for the number of methods
-    compared."""
+    the table (``p(t)``), or that none is; and :func:`_linear_note`. The p-values are not corrected for
+    the number of methods compared."""
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha (the significance level) must be between 0 and 1, got {alpha!r}")
     cmp = comparison(results, baseline, intervals=False)
@@ -236,13 +237,11 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
             text = f"verdict: no method has a test {metric}" + (" that ranks" if flat else "")
         others = {n: t for n, t in cmp.tests.items() if n != baseline}
         significant = {n: t for n, t in others.items() if t.t_pvalue < alpha}
-        if not others:
-            pass
-        elif all(np.isnan(t.t_pvalue) for t in others.values()):
+        if others and all(np.isnan(t.t_pvalue) for t in others.values()):
             text += f"; no paired test against {baseline} (fewer than two test queries)"
-        elif not significant:
+        elif others and not significant:
             text += f"; no difference to {baseline} is significant at {level}"
-        else:
+        elif others:
             ranked = sorted(significant.items(), key=lambda item: -item[1].mean_diff)
             sides = [f"{side}: " + ", ".join(f"{n}{_NBSP}({t.mean_diff:+.4f})" for n, t in ranked if keep(t.mean_diff))
                      for side, keep in (("better", lambda d: d > 0), ("worse", lambda d: d < 0))
@@ -250,12 +249,29 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
             rest = len(others) - len(significant)
             text += (f"; at {level} against {baseline}, " + "; ".join(sides)
                      + (f"; the other {rest} not significant" if rest else ""))
+        text += _linear_note(cmp, alpha)
     if cmp.stats and flat:
         names = ", ".join(flat)
         text += (f"; {names} {'is' if len(flat) == 1 else 'are'} degenerate (one value for every test document"
                  + (f"; {baseline} is the baseline: nothing is tested against it)" if baseline in flat else
                     ", not tested)"))
     return "\n".join(_wrap(text, width, "  ")).replace(_NBSP, " ")
+
+
+def _linear_note(cmp: Comparison, alpha: float) -> str:
+    """The verdict's note when the best linear method is above the best other one or not below it at ``p(t) < alpha``."""
+    means = {n: s[CURVE_METRIC]["mean"] for n, s in cmp.stats.items()
+             if n not in cmp.degenerate and np.isfinite(s[CURVE_METRIC]["mean"])}
+    linear = {r.method for r in cmp.results if r.framework == "linear"}
+    kinds = [[n for n in means if (n in linear) == side] for side in (True, False)]
+    if not cmp.common or not all(kinds):
+        return ""
+    lin, top = (max(names, key=means.__getitem__) for names in kinds)
+    test = significance(cmp.results, top)[lin]
+    if means[lin] < means[top] and not test.t_pvalue >= alpha:
+        return ""
+    return (f"; the linear {lin} is {'above' if means[lin] >= means[top] else 'within noise of'} the best boosted "
+            f"method, {top}{_NBSP}({test.mean_diff:+.4f}, p(t){_NBSP}{_p(test.t_pvalue)}): this set may not need trees")
 
 
 #: Joins words the verdict's wrapping keeps on one line (a name and its difference, ``p(t) < 0.05``).

@@ -9,11 +9,12 @@ A method's whole space (these, less the settings its name fixes) is
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any, Callable, Mapping
 
 from .method_specs import format_value
 
-__all__ = ["Dist", "TREE_SPACE", "objective_space", "booster_space", "catboost_space"]
+__all__ = ["Dist", "TREE_SPACE", "LINEAR_SPACE", "objective_space", "booster_space", "catboost_space"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,10 @@ TREE_SPACE: dict[str, Dist] = {
 }
 
 
+#: The linear baselines' regularisation: ridge's ``alpha`` and RankSVM's ``C`` (defaults 1 and 0.01).
+LINEAR_SPACE: dict[str, Dist] = {"alpha": Dist("float", 1e-3, 1e3, log=True), "C": Dist("float", 1e-5, 1.0, log=True)}
+
+
 #: CatBoost's own knobs: the depth of its symmetric trees (beside TREE_SPACE's learning rate and
 #: ``lambda_l2``, its ``l2_leaf_reg``) and its losses' parameters (YetiRank's, QuerySoftMax's, LambdaMart's).
 _CATBOOST_SPACE: dict[str, Dist] = {
@@ -74,25 +79,8 @@ def catboost_space(params: Mapping[str, Any]) -> dict[str, Dist]:
 
 def _dists(space: Mapping[str, Any]) -> dict[str, Dist]:
     """An objective's declared search ranges (:class:`boostplug.objectives.Search`) as :class:`Dist`."""
-    out = {}
-    for name, search in space.items():
-        if search.choices:
-            out[name] = Dist("categorical", choices=tuple(search.choices))
-        else:
-            out[name] = Dist("int" if search.integer else "float", search.low, search.high, log=search.log)
-    return out
-
-
-def _mpboost_booster_space(p: dict[str, Any]) -> dict[str, Dist]:
-    from ..objectives import ddf
-
-    return _dists(ddf.search_space(p["ddf"]))
-
-
-def _ndcg_boost_booster_space(p: dict[str, Any]) -> dict[str, Dist]:
-    from ..objectives.ndcg_boost import NDCGBoostObjective
-
-    return _dists({"sigma": NDCGBoostObjective.params["sigma"].search})
+    return {name: Dist("categorical", choices=tuple(s.choices)) if s.choices else
+            Dist("int" if s.integer else "float", s.low, s.high, log=s.log) for name, s in space.items()}
 
 
 #: The boosters' knobs: RankBoost's stump threshold budget, the objectives' own ranges for the
@@ -100,8 +88,9 @@ def _ndcg_boost_booster_space(p: dict[str, Any]) -> dict[str, Dist]:
 #: chosen on validation like everyone's). Each gets the booster's parameters, defaults filled in.
 _BOOSTER_SPACE: dict[str, Callable[[dict[str, Any]], dict[str, Dist]]] = {
     "RankBoost": lambda p: {"max_thresholds": Dist("int", 8, 255, log=True)},
-    "MPBoost": _mpboost_booster_space,
-    "NDCGBoost": _ndcg_boost_booster_space,
+    "MPBoost": lambda p: _dists(import_module("boostplug.objectives.ddf").search_space(p["ddf"])),
+    "NDCGBoost": lambda p: _dists({"sigma": import_module("boostplug.objectives.ndcg_boost").NDCGBoostObjective
+                                   .params["sigma"].search}),
     "AdaRank": lambda p: {},
 }
 

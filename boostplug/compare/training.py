@@ -23,7 +23,7 @@ from ..groups import qid_from_group_ptr
 from . import fold_cache
 
 __all__ = ["TrainingPart", "Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds",
-           "lightgbm_staged_scores", "xgboost_staged_scores", "catboost_params", "TRAINERS"]
+           "lightgbm_staged_scores", "xgboost_staged_scores", "catboost_params", "ranksvm_pairs", "TRAINERS"]
 
 @dataclass(eq=False)
 class TrainingPart(RankingData):
@@ -387,8 +387,53 @@ def _train_booster(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
     return Trained(staged[0][:n], staged[1][:n], seconds, {"stop_reason": est.stop_reason_})
 
 
+def ranksvm_pairs(y: NDArray[np.float64], group_ptr: NDArray[np.int64], max_pairs: int, seed: int) -> NDArray[np.int64]:
+    """The critical pairs ``(i, j)``, ``y[i] > y[j]`` within a query (:func:`boostplug.pairs.critical_pairs`, listed
+    one query at a time), at most ``max_pairs`` per query: a uniform sample without replacement (seeded) where more."""
+    from ..pairs import critical_pairs
+
+    rng, out = np.random.default_rng(seed), [np.zeros((0, 2), dtype=np.int64)]
+    for a, b in zip(group_ptr[:-1], group_ptr[1:]):
+        p = critical_pairs(y[a:b], [0, b - a])
+        out.append(a + (p[np.sort(rng.choice(len(p), max_pairs, replace=False))] if len(p) > max_pairs else p))
+    return np.concatenate(out)
+
+
+def _train_linear(m: Settings, train: TrainingPart, vali: RankingData, test: RankingData, rounds: int,
+                  tree_params: dict[str, Any], seed: int, threads: int, progress: Progress | None,
+                  checkpoint: Checkpoint | None = None) -> Trained:
+    """A linear model on features standardised on the training part (missing: the mean), one "round": ``ridge``
+    (scikit-learn's ``Ridge`` on the grades) or ``ranksvm`` (``LinearSVC``, squared hinge, no intercept, on the
+    differences of :func:`ranksvm_pairs` and their negations: Herbrich et al. 2000, Joachims 2002)."""
+    from sklearn.linear_model import Ridge
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+
+    from .._core.threads import limit_threads
+    from ..boosters._fit_data import check_X
+
+    X_train, X_vali, X_test = (fold_cache.cached("dense-features", d, lambda d=d: check_X(d.to_dense().X))
+                               for d in (train, vali, test))
+    t0 = time.perf_counter()
+    with limit_threads(threads if threads > 0 else None):
+        scale = StandardScaler().fit(X_train)
+        Z = np.nan_to_num(scale.transform(X_train))
+        if m.loss == "ridge":
+            w = Ridge(alpha=m.loss_params["alpha"]).fit(Z, train.y).coef_
+        else:
+            d = np.diff(Z[ranksvm_pairs(train.y, train.group_ptr, m.loss_params["max_pairs"], seed)], axis=1)[:, 0]
+            w = (LinearSVC(C=m.loss_params["C"], fit_intercept=False, dual=False).fit(np.vstack([d, -d]), np.repeat(
+                [-1, 1], len(d))).coef_[0] if len(d) else np.zeros(Z.shape[1]))
+    seconds = time.perf_counter() - t0
+    if progress is not None:
+        progress(1, 1)
+    vali_scores, test_scores = ([np.nan_to_num(scale.transform(X)) @ w] for X in (X_vali, X_test))
+    return Trained(vali_scores, test_scores, seconds)
+
+
 #: The trainer of each framework: ``(method, train, vali, test, rounds, tree_params, seed, threads,
 #: progress, checkpoint) -> Trained``.
 TRAINERS: dict[str, Callable[..., Trained]] = {
     "lightgbm": _train_lightgbm, "xgboost": _train_xgboost, "catboost": _train_catboost, "booster": _train_booster,
+    "linear": _train_linear,
 }

@@ -264,7 +264,7 @@ BUILTIN = ["lambdarank", "rank_xendcg", "regression", "qbrank", "mpboost-binary"
            "xgb-ranknet", "xgb-ndcg_loss1", "xgb-ndcg_loss2", "xgb-ndcg_loss2pp", "xgb-approx_ndcg", "xgb-approx_mrr",
            "xgb-listmle", "xgb-lambdamart_map", "xgb-lambdamart_err", "xgb-lambdamart_mrr", "xgb-lambdamart_rbp",
            "rb-d", "rb-c", "rankboost+",
-           "adarank-map", "adarank-ndcg", "mpboost-stumps", "ndcg_boost-stumps"]
+           "adarank-map", "adarank-ndcg", "mpboost-stumps", "ndcg_boost-stumps", "linear-ridge", "linear-ranksvm"]
 if "approx_ap" in objectives.names():  # written in JAX: registered with the jax extra only, after the others
     BUILTIN.insert(BUILTIN.index("lambdamart_rbp") + 1, "approx_ap")
     BUILTIN.insert(BUILTIN.index("approx_ap") + 1, "neural_ndcg")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -64,18 +65,21 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
         raise UsageError(f"--baseline {baseline!r} is not among the methods that run ({', '.join(methods)})")
     if values["resume"] and values["out"] is None:
         raise UsageError("--resume needs --out: the folder of the run to finish")
-    if values["out"] is not None and not values["no_plots"]:
-        with usage_errors(ImportError):
-            from ..compare.plots import require_matplotlib
-
-            require_matplotlib()
+    plots = not values["no_plots"]
+    if values["out"] is not None and plots:
+        try:
+            import matplotlib  # noqa: F401  (the plots' only optional import)
+        except ImportError:
+            plots = False
+            print('boostplug compare: the plots are skipped (no matplotlib: pip install "boostplug[plot]"); the '
+                  'tables, CSVs and results.json are written', file=sys.stderr)
     computed = {"threads": threads, "tree_params": {**TREE_PARAMS, **tree_params},  # the whole set, as recorded
                 "clicks_protocol": None if runner is None else runner.record()}
     record = RunRecord(**{k: computed[k] if k in computed else values[k] for k in RECORDED_SETTINGS},
                        argv=values.get("argv"))
     return CompareOptions(record=record, methods=methods, tree_params=tree_params, baseline=baseline,
                           conventions=parse_conventions(values), runner=runner, out=values["out"],
-                          overwrite=values["overwrite"], resume=values["resume"], plots=not values["no_plots"],
+                          overwrite=values["overwrite"], resume=values["resume"], plots=plots,
                           progress=not values["no_progress"], wide=bool(values.get("wide")),
                           alpha=_alpha(values.get("alpha", 0.05)))
 

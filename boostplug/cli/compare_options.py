@@ -16,6 +16,7 @@ from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric
 from ..compare.method_specs import split_specs
 from ..compare.methods import catboost_installed, get_method, unavailable
+from ..compare.report import TABLE_WIDTH, wrap
 from ..compare.run_record import RECORDED_SETTINGS, RunRecord
 from .compare_config import option_name
 from .errors import UsageError, usage_errors
@@ -174,7 +175,7 @@ def list_methods(table: Mapping[str, Any], defaults: Sequence[str]) -> str:
     lines = [f"{'method':<{width}}  {'framework':<9}  summary"]
     for n, m in table.items():
         mark = " (default)" if n in defaults else ""
-        lines.append(f"{n:<{width}}  {m.framework:<9}  {m.summary}{mark}")
+        lines += wrap(f"{n:<{width}}  {m.framework:<9}  {m.summary}{mark}", TABLE_WIDTH, " " * (width + 13))
     return "\n".join(lines)
 
 

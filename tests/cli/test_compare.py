@@ -141,6 +141,27 @@ def test_methods_list(capsys) -> None:
     for name, m in METHODS.items():
         assert any(line.split()[:2] == [name, m.framework] for line in text.splitlines())
 
+    assert max(map(len, text.splitlines())) <= 100  # wrapped descriptions, as the table's legend
+
+
+def test_help_names_the_frameworks_and_keeps_method_names_whole(monkeypatch, capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(f in text for f in ("LightGBM", "XGBoost", "CatBoost")), text
+    monkeypatch.setenv("COLUMNS", "60")  # narrow: argparse wraps every help text
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    broken = [line for line in capsys.readouterr().out.splitlines() if re.search(r"\w-$", line)]
+    assert not broken, broken
+
+
+def test_an_unknown_option_gets_the_closest(capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["compare", "--methds", "lambdarank"])
+    assert e.value.code == 2
+    assert "unrecognized arguments: --methds lambdarank; did you mean --methods" in capsys.readouterr().err
+
 
 def _error(capsys, argv: list[str]) -> str:
     assert main(["compare", *argv]) == 2

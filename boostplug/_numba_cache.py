@@ -178,8 +178,13 @@ def _patch_numba() -> None:
         except ImportError:  # Windows: numba's own save
             return save(self, key, data)
         lock = os.path.join(self._cache_path, "boostplug.lock")  # type: ignore[attr-defined]
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:  # non-blocking: a FIFO there refuses (ENXIO) instead of waiting for a reader
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, 0o600)
+        except OSError as e:
+            raise OSError(e.errno, "its lock is not a regular file" if e.errno == errno.ENXIO else e.strerror) from e
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a device or a link to one
+                raise OSError(errno.EINVAL, "its lock is not a regular file", lock)
             fcntl.flock(fd, fcntl.LOCK_EX)
             overloads = self._load_index()  # type: ignore[attr-defined]
             if key in overloads:  # a kernel compiled again: its data file is rewritten, the index stays
@@ -247,6 +252,8 @@ def _file_problem(path: Path) -> tuple[Path, str] | None:
         return None
     except OSError as e:
         return path, f"not examinable ({e.strerror or e})"
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):  # a FIFO, socket or device: open() could block
+        return path, "not a regular file"
     if not hasattr(os, "getuid"):
         return None
     why = judge(path.parent)

@@ -178,13 +178,10 @@ def _patch_numba() -> None:
         except ImportError:  # Windows: numba's own save
             return save(self, key, data)
         lock = os.path.join(self._cache_path, "boostplug.lock")  # type: ignore[attr-defined]
-        try:  # non-blocking: a FIFO there refuses (ENXIO) instead of waiting for a reader
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, 0o600)
-        except OSError as e:
-            raise OSError(e.errno, "its lock is not a regular file" if e.errno == errno.ENXIO else e.strerror) from e
+        if not _loadable(Path(lock)):  # a FIFO, socket, device or link there: one warning, the kernel uncached
+            raise _Refused(errno.EINVAL, "not a safe lock file", lock)
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, 0o600)  # a FIFO put there since: ENXIO
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a device or a link to one
-                raise OSError(errno.EINVAL, "its lock is not a regular file", lock)
             fcntl.flock(fd, fcntl.LOCK_EX)
             overloads = self._load_index()  # type: ignore[attr-defined]
             if key in overloads:  # a kernel compiled again: its data file is rewritten, the index stays

@@ -13,6 +13,7 @@ raises :class:`UsageError` for them (or handles them itself, as ``info`` does), 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
 import sys
@@ -30,28 +31,24 @@ __all__ = ["main", "build_parser", "UsageError", "Interrupted", "debug"]
 class _Formatter(argparse.HelpFormatter):
     """argparse's help, wrapped without breaking names at hyphens (``lgb-ndcg_boost``)."""
 
-    def _split_lines(self, text: str, width: int) -> list[str]:
-        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
-
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
                              break_on_hyphens=False)
 
-
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args, **kwargs) -> None:  # the subcommands' parsers are of this class too
-        super().__init__(*args, formatter_class=_Formatter, **kwargs)
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return self._fill_text(text, width, "").splitlines()
 
 
 def build_parser() -> argparse.ArgumentParser:
     from . import calibrate, compare, info, warmup
 
-    parser = _Parser(
-        prog="boostplug",
+    parser = argparse.ArgumentParser(
+        prog="boostplug", formatter_class=_Formatter,
         description="Research ranking algorithms for LightGBM, XGBoost and CatBoost: inspect data, compare rankers.",
     )
     parser.add_argument("--version", action="version", version=f"boostplug {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=functools.partial(argparse.ArgumentParser, formatter_class=_Formatter))
     sub.required = True
     parser.set_defaults(commands=sub.choices)
     info.add_parser(sub)

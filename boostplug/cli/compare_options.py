@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import sys
@@ -67,13 +68,9 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
     if values["resume"] and values["out"] is None:
         raise UsageError("--resume needs --out: the folder of the run to finish")
     plots = not values["no_plots"]
-    if values["out"] is not None and plots:
-        try:
-            import matplotlib  # noqa: F401  (the plots' only optional import)
-        except ImportError:
-            plots = False
-            print('boostplug compare: the plots are skipped (no matplotlib: pip install "boostplug[plot]"); the '
-                  'tables, CSVs and results.json are written', file=sys.stderr)
+    if plots and values["out"] is not None and importlib.util.find_spec("matplotlib") is None:
+        plots = False  # every other file is written
+        print('boostplug compare: the plots are skipped (no matplotlib: pip install "boostplug[plot]")', file=sys.stderr)
     computed = {"threads": threads, "tree_params": {**TREE_PARAMS, **tree_params},  # the whole set, as recorded
                 "clicks_protocol": None if runner is None else runner.record()}
     record = RunRecord(**{k: computed[k] if k in computed else values[k] for k in RECORDED_SETTINGS},

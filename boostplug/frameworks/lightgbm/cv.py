@@ -48,9 +48,8 @@ def query_folds(
         in the test rows of exactly one fold, and the folds differ by at most one query.
     """
     if not hasattr(train_set, "construct"):
-        raise TypeError(f"query_folds takes an lgb.Dataset with query groups (boostplug.lightgbm.dataset(X, y, "
-                        f"qid=qid)), got {type(train_set).__name__}; for the row folds of group sizes: "
-                        "boostplug.data.splits.row_folds_by_query(sizes, nfold)")
+        raise TypeError(f"query_folds takes an lgb.Dataset with query groups (bpl.dataset(X, y, qid=qid)), got "
+                        f"{type(train_set).__name__}; for group sizes: boostplug.data.splits.row_folds_by_query")
     sizes = getattr(train_set, "group", None)  # given to the Dataset: read without constructing it
     if sizes is None:
         sizes = train_set.construct().get_group()

@@ -69,8 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the command line, recorded by commands that write results
     given = argparse.Namespace(argv=list(argv) if argv is not None else sys.argv[1:])
     args, unknown = parser.parse_known_args(argv, namespace=given)
+    command = vars(args).pop("commands")[args.command]  # (the subcommand's parser: not an option)
     if unknown:  # as argparse says it, with the closest option of the command
-        command = args.commands[args.command]
         hint = did_you_mean([u.split("=")[0] for u in unknown if u.startswith("-")],
                             [o for a in command._actions for o in a.option_strings])
         command.error(f"unrecognized arguments: {' '.join(unknown)}" + (f"; {hint}" if hint else ""))

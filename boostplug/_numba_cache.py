@@ -178,7 +178,9 @@ def _patch_numba() -> None:
         except ImportError:  # Windows: numba's own save
             return save(self, key, data)
         lock = os.path.join(self._cache_path, "boostplug.lock")  # type: ignore[attr-defined]
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT, 0o600)
+        if not _loadable(Path(lock)):  # a FIFO, socket, device or link there: one warning, the kernel uncached
+            raise _Refused(errno.EINVAL, "not a safe lock file", lock)
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, 0o600)  # a FIFO put there since: ENXIO
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             overloads = self._load_index()  # type: ignore[attr-defined]
@@ -247,6 +249,8 @@ def _file_problem(path: Path) -> tuple[Path, str] | None:
         return None
     except OSError as e:
         return path, f"not examinable ({e.strerror or e})"
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):  # a FIFO, socket or device: open() could block
+        return path, "not a regular file"
     if not hasattr(os, "getuid"):
         return None
     why = judge(path.parent)

@@ -13,28 +13,44 @@ raises :class:`UsageError` for them (or handles them itself, as ``info`` does), 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
 import sys
+import textwrap
 import traceback
 from typing import Sequence
 
 from .. import __version__
+from .._validation import did_you_mean
 from .errors import Interrupted, UsageError, debug
 
 __all__ = ["main", "build_parser", "UsageError", "Interrupted", "debug"]
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, wrapped without breaking names at hyphens (``lgb-ndcg_boost``)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
+                             break_on_hyphens=False)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return self._fill_text(text, width, "").splitlines()
 
 
 def build_parser() -> argparse.ArgumentParser:
     from . import calibrate, compare, info, warmup
 
     parser = argparse.ArgumentParser(
-        prog="boostplug",
-        description="Research ranking algorithms for LightGBM and XGBoost: inspect data, compare rankers.",
+        prog="boostplug", formatter_class=_Formatter,
+        description="Research ranking algorithms for LightGBM, XGBoost and CatBoost: inspect data, compare rankers.",
     )
     parser.add_argument("--version", action="version", version=f"boostplug {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=functools.partial(argparse.ArgumentParser, formatter_class=_Formatter))
     sub.required = True
+    parser.set_defaults(commands=sub.choices)
     info.add_parser(sub)
     compare.add_parser(sub)
     warmup.add_parser(sub)
@@ -52,7 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     # the command line, recorded by commands that write results
     given = argparse.Namespace(argv=list(argv) if argv is not None else sys.argv[1:])
-    args = parser.parse_args(argv, namespace=given)
+    args, unknown = parser.parse_known_args(argv, namespace=given)
+    command = vars(args).pop("commands")[args.command]  # (the subcommand's parser: not an option)
+    if unknown:  # as argparse says it, with the closest option of the command
+        hint = did_you_mean([u.split("=")[0] for u in unknown if u.startswith("-")],
+                            [o for a in command._actions for o in a.option_strings])
+        command.error(f"unrecognized arguments: {' '.join(unknown)}" + (f"; {hint}" if hint else ""))
     try:
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler below

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -15,6 +17,7 @@ from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric
 from ..compare.method_specs import split_specs
 from ..compare.methods import catboost_installed, get_method, unavailable
+from ..compare.report import TABLE_WIDTH, wrap
 from ..compare.run_record import RECORDED_SETTINGS, RunRecord
 from .compare_config import option_name
 from .errors import UsageError, usage_errors
@@ -64,18 +67,17 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
         raise UsageError(f"--baseline {baseline!r} is not among the methods that run ({', '.join(methods)})")
     if values["resume"] and values["out"] is None:
         raise UsageError("--resume needs --out: the folder of the run to finish")
-    if values["out"] is not None and not values["no_plots"]:
-        with usage_errors(ImportError):
-            from ..compare.plots import require_matplotlib
-
-            require_matplotlib()
+    plots = not values["no_plots"]
+    if plots and values["out"] is not None and importlib.util.find_spec("matplotlib") is None:
+        plots = False  # every other file is written
+        print('boostplug compare: the plots are skipped (no matplotlib: pip install "boostplug[plot]")', file=sys.stderr)
     computed = {"threads": threads, "tree_params": {**TREE_PARAMS, **tree_params},  # the whole set, as recorded
                 "clicks_protocol": None if runner is None else runner.record()}
     record = RunRecord(**{k: computed[k] if k in computed else values[k] for k in RECORDED_SETTINGS},
                        argv=values.get("argv"))
     return CompareOptions(record=record, methods=methods, tree_params=tree_params, baseline=baseline,
                           conventions=parse_conventions(values), runner=runner, out=values["out"],
-                          overwrite=values["overwrite"], resume=values["resume"], plots=not values["no_plots"],
+                          overwrite=values["overwrite"], resume=values["resume"], plots=plots,
                           progress=not values["no_progress"], wide=bool(values.get("wide")),
                           alpha=_alpha(values.get("alpha", 0.05)))
 
@@ -170,7 +172,7 @@ def list_methods(table: Mapping[str, Any], defaults: Sequence[str]) -> str:
     lines = [f"{'method':<{width}}  {'framework':<9}  summary"]
     for n, m in table.items():
         mark = " (default)" if n in defaults else ""
-        lines.append(f"{n:<{width}}  {m.framework:<9}  {m.summary}{mark}")
+        lines += wrap(f"{n:<{width}}  {m.framework:<9}  {m.summary}{mark}", TABLE_WIDTH, " " * (width + 13))
     return "\n".join(lines)
 
 

@@ -54,7 +54,7 @@ def parse_metric(name: str) -> tuple[str, int | None, dict[str, Any]]:
     ``boostplug.metrics.parse_name`` (``"p@5"`` -> ``("precision", 5, {})``) and ``rbp@P``
     (``("rbp", None, {"persistence": P})``). ``ValueError`` naming the name otherwise."""
     text = name.strip().lower() if isinstance(name, str) else name
-    rbp = _RBP.match(text) if isinstance(text, str) else None
+    rbp = _RBP.match(text) if isinstance(text, str) and text.isascii() else None  # float() reads ٥ too
     if rbp is None:
         try:
             base, k = metrics.parse_name(name)

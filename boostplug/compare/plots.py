@@ -23,8 +23,7 @@ def require_matplotlib() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ImportError("the plots need matplotlib: pip install 'boostplug[plot]' (or run without --out plots: "
-                          "--no-plots)") from None
+        raise ImportError("the plots need matplotlib: pip install 'boostplug[plot]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

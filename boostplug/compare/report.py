@@ -29,7 +29,7 @@ from .results_schema import with_digests
 from .run_record import RunRecord
 from .stats import BootstrapCI
 
-__all__ = ["format_table", "verdict", "method_legend", "TABLE_WIDTH", "write_outputs"]
+__all__ = ["format_table", "verdict", "method_legend", "TABLE_WIDTH", "wrap", "write_outputs"]
 
 
 def _best(stats: dict[str, dict[str, Any]], column: str, skip: Mapping[str, Any] | None = None) -> float:
@@ -66,7 +66,7 @@ TABLE_WIDTH = 100
 COMPACT_METRICS = (CURVE_METRIC, "map")
 
 
-def _wrap(text: str, width: int | None, indent: str = "") -> list[str]:
+def wrap(text: str, width: int | None, indent: str = "") -> list[str]:
     """``text`` (its lines) wrapped to ``width`` columns, continuation lines indented; as it is
     with ``width=None``."""
     if width is None:
@@ -145,7 +145,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
 
     width = None if wide else TABLE_WIDTH
     conv = conventions or getattr(results, "conventions", None) or Conventions()
-    out = [*_wrap(conv.describe(), width, "  "), line(header), line(["-" * w for w in widths]), *map(line, rows)]
+    out = [*wrap(conv.describe(), width, "  "), line(header), line(["-" * w for w in widths]), *map(line, rows)]
 
     n_folds = len(common)
     if common:
@@ -190,7 +190,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
         more = _names([m for m in reported if m not in metrics])
         note += ("\n--wide: " + (f"also {more}, " if more else "also ") + "the rounds of each fold"
                  + (", the Wilcoxon test" if tests else "") + (" and bootstrap 95% intervals" if common else ""))
-    return "\n".join(out + _wrap(note, width, "  "))
+    return "\n".join(out + wrap(note, width, "  "))
 
 
 def _names(metrics: Sequence[str]) -> str:
@@ -255,7 +255,7 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
         text += (f"; {names} {'is' if len(flat) == 1 else 'are'} degenerate (one value for every test document"
                  + (f"; {baseline} is the baseline: nothing is tested against it)" if baseline in flat else
                     ", not tested)"))
-    return "\n".join(_wrap(text, width, "  ")).replace(_NBSP, " ")
+    return "\n".join(wrap(text, width, "  ")).replace(_NBSP, " ")
 
 
 def _linear_note(cmp: Comparison, alpha: float) -> str:
@@ -293,7 +293,7 @@ def method_legend(names: Sequence[str], table: Mapping[str, Any] | None = None, 
     w = max(len(n) for n, _ in shown)
     lines = ["methods (boostplug compare --methods list):"]
     for n, summary in shown:
-        lines += _wrap(f"  {n:<{w}}  {summary}", width, " " * (w + 4))
+        lines += wrap(f"  {n:<{w}}  {summary}", width, " " * (w + 4))
     return "\n".join(lines)
 
 

@@ -35,7 +35,7 @@ _ALIASES = {"p": "precision", "pre": "precision", "ap": "map", "rr": "mrr"}
 #: Valid name forms, for messages and documentation.
 NAMES = ("ndcg", "ndcg@k", "dcg", "dcg@k", "map", "map@k", "precision@k", "p@k", "mrr", "mrr@k",
          "err", "err@k", "r1", "r2")
-_PATTERN = re.compile(r"^([a-z0-9]+?)(?:@(\d+))?$")
+_PATTERN = re.compile(r"^([a-z0-9]+?)(?:@(\d+))?$", re.ASCII)  # k: ASCII digits only (not ٥)
 
 
 def _invalid(name: object, why: str = "") -> ValueError:

@@ -9,6 +9,8 @@ class, runs in parallel and is cached on disk. User guide: docs/objectives/custo
 
 from __future__ import annotations
 
+import os
+import traceback
 from typing import Any, Callable
 
 import numba as nb
@@ -137,8 +139,11 @@ class ListwiseLoss(RunLoss):
         except NUMBA_CANNOT_COMPILE as e:
             raise TypeError(f"{type(self).__name__}: numba cannot compile its list_loss or list_grad_hess "
                             f"({_first_line(e)}); write them for numba") from e
-        except Exception:  # a function that raises at zero scores: named when it raises on real scores
-            pass
+        except Exception as e:  # raised at zero scores: named when it raises on real scores; numba's own: now
+            if f"{os.sep}numba{os.sep}" in traceback.extract_tb(e.__traceback__)[-1].filename:
+                raise TypeError(f"{type(self).__name__}: numba failed compiling its list_loss or list_grad_hess "
+                                f"({type(e).__name__}: {e}), as it does on an in-place operation on the read-only "
+                                "s, at or doc (s -= s.max()): compute a new array (s = s - s.max())") from e
 
     def _checked_inputs(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         doc, query = self.list_inputs()

@@ -141,6 +141,27 @@ def test_methods_list(capsys) -> None:
     for name, m in METHODS.items():
         assert any(line.split()[:2] == [name, m.framework] for line in text.splitlines())
 
+    assert max(map(len, text.splitlines())) <= 100  # wrapped descriptions, as the table's legend
+
+
+def test_help_names_the_frameworks_and_keeps_method_names_whole(monkeypatch, capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(f in text for f in ("LightGBM", "XGBoost", "CatBoost")), text
+    monkeypatch.setenv("COLUMNS", "60")  # narrow: argparse wraps every help text
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    broken = [line for line in capsys.readouterr().out.splitlines() if re.search(r"\w-$", line)]
+    assert not broken, broken
+
+
+def test_an_unknown_option_gets_the_closest(capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["compare", "--methds", "lambdarank"])
+    assert e.value.code == 2
+    assert "unrecognized arguments: --methds lambdarank; did you mean --methods" in capsys.readouterr().err
+
 
 def _error(capsys, argv: list[str]) -> str:
     assert main(["compare", *argv]) == 2
@@ -295,10 +316,18 @@ def test_debug_prints_the_traceback_of_a_one_line_error(monkeypatch, capsys) -> 
     assert "Traceback" in err and err.splitlines()[-1].startswith("boostplug compare: error: unknown method")
 
 
-def test_missing_matplotlib_says_what_to_install(tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setitem(sys.modules, "matplotlib", None)
-    assert "boostplug[plot]" in _error(capsys, ["--methods", "regression", "--out", str(tmp_path / "p"),
-                                               "--rounds", "2"])
+def test_without_matplotlib_out_writes_everything_but_the_plots(letor_file: Path, tmp_path: Path, monkeypatch,
+                                                               capsys) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    out = tmp_path / "p"
+    assert main(["compare", "--data", str(letor_file), "--kfold", "2", "--folds", "1", "--methods", "regression",
+                 "--rounds", "2", "--no-progress", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    skipped = [line for line in err.splitlines() if "plots" in line]
+    assert len(skipped) == 1 and 'pip install "boostplug[plot]"' in skipped[0], err
+    written = {p.name for p in out.iterdir()}
+    assert {"results.csv", "per_query.csv", "curves.csv", "summary.csv", "results.json"} <= written, written
+    assert not written & {"curves.png", "metrics.png"}
 
 
 def _fail_on(monkeypatch, method: str) -> None:

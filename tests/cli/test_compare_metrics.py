@@ -60,7 +60,8 @@ def test_every_metric_is_boostplug_metrics_on_the_same_predictions(tiny, protoco
 @pytest.mark.parametrize("text, bad", [
     ("ndcg@10,errr@10", "'errr@10'"), ("ndcg@10,rbp@1.5", "'rbp@1.5'"), ("ndcg@10,rbp@10", "'rbp@10'"),
     ("ndcg@10,p", "'p'"), ("ndcg@10,r2", "'r2'"), ("ndcg@10,map,MAP", "'map' repeats 'map'"),
-    ("err@10,mrr", "ndcg@10 must be one of them"),
+    ("err@10,mrr", "ndcg@10 must be one of them"), ("ndcg@10,ndcg@\u0665", "'ndcg@\u0665'"),
+    ("ndcg@10,rbp@\u0660.\u0665", "'rbp@\u0660.\u0665'"),  # Arabic-Indic digits: ASCII ones only
 ])
 def test_a_bad_metric_list_names_the_token(text: str, bad: str, capsys) -> None:
     with pytest.raises(ValueError, match="--metrics"):

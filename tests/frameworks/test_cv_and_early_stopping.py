@@ -117,6 +117,13 @@ def test_query_folds_needs_query_groups(data):
         bpl.query_folds(lgb.Dataset(data.X, label=data.y), 3)
 
 
+@pytest.mark.parametrize("call", [bpl.query_folds, bpx.query_fold_rows, lambda a: bpl.cv({}, a),
+                                  lambda a: bpx.cv({}, a)])
+def test_query_folds_refuse_a_bare_array_saying_what_they_take(call):
+    with pytest.raises(TypeError, match=r"(lgb\.Dataset|xgboost\.DMatrix) with query groups.*got ndarray"):
+        call(np.array([0, 3, 6]))
+
+
 def test_bpl_cv_trains_every_fold_on_whole_queries(data):
     """boostplug.lightgbm.cv is lgb.cv on query folds: the objective sees only whole queries of
     the full set, and the result equals lgb.cv(folds=query_folds(...))."""

@@ -118,6 +118,12 @@ def test_a_metric_name_with_a_huge_cut_off_is_a_value_error():
     assert M.parse_name("ndcg@0009") == ("ndcg", 9)
 
 
+@pytest.mark.parametrize("name", ["ndcg@\u0665", "map@\uff15", "p@1\u0665"])  # Arabic-Indic, full-width digits
+def test_a_metric_name_takes_ascii_digits_only(name):
+    with pytest.raises(ValueError, match=repr(name)):
+        M.parse_name(name)
+
+
 @pytest.mark.parametrize("call, shown", [
     (lambda: M.ndcg(np.array([0.1, -np.inf]), [0, 1], [0, 2]), "row 1 has -inf"),
     (lambda: M.ndcg([0.1, 0.2], np.array([0.0, -1.0]), [0, 2]), "row 1 has -1.0"),

@@ -145,6 +145,28 @@ def test_list_functions_get_read_only_scores():
     assert not scores.any()
 
 
+class _InPlace(ListwiseLoss):
+    """``s -= s.max()`` on the read-only scores: numba fails inside itself (an AttributeError)."""
+
+    name = "test_list_in_place"
+    hessians = {"exact": Hessian("exact", "0")}
+
+    @staticmethod
+    def list_loss(s, doc, query):
+        return 0.0
+
+    @staticmethod
+    def list_grad_hess(s, doc, query, grad, hess):
+        s -= s.max()
+        grad[:] = s
+
+
+def test_an_in_place_operation_on_the_scores_is_refused_when_the_loss_binds():
+    with pytest.raises(TypeError, match=r"_InPlace: numba failed compiling .*in-place operation on the read-only "
+                                        r"s, at or doc \(s -= s.max\(\)\)"):
+        _InPlace(LABELS, PTR)
+
+
 def test_a_query_that_cannot_fit_in_memory_is_refused_before_allocating(monkeypatch):
     from boostplug import _memory
     from boostplug.objectives import get

@@ -47,6 +47,9 @@ def query_folds(
         ``nfold`` pairs ``(train_rows, test_rows)`` (sorted int64 row indices); each query is
         in the test rows of exactly one fold, and the folds differ by at most one query.
     """
+    if not hasattr(train_set, "construct"):
+        raise TypeError(f"query_folds takes an lgb.Dataset with query groups (bpl.dataset(X, y, qid=qid)), got "
+                        f"{type(train_set).__name__}; for group sizes: boostplug.data.splits.row_folds_by_query")
     sizes = getattr(train_set, "group", None)  # given to the Dataset: read without constructing it
     if sizes is None:
         sizes = train_set.construct().get_group()

@@ -35,6 +35,9 @@ def _group_ptr_of(raw_ptr: Any, n_docs: int) -> NDArray[np.int64]:
 
 
 def _group_ptr(dmat: Any) -> NDArray[np.int64]:
+    if not hasattr(dmat, "get_uint_info"):
+        raise TypeError(f"expected an xgboost.DMatrix with query groups (bpx.dmatrix(X, y, qid=qid)), got "
+                        f"{type(dmat).__name__}; for group sizes: boostplug.data.splits.row_folds_by_query")
     return _group_ptr_of(dmat.get_uint_info("group_ptr"), int(dmat.num_row()))
 
 

@@ -20,7 +20,12 @@ Example:
 User documentation: docs/catboost.md.
 """
 
-from ._objective import CatBoostObjective, objective, pool
-from ._train import train
+from ..compare.methods import CATBOOST_MISSING, catboost_installed
+
+if not catboost_installed():
+    raise ModuleNotFoundError(f"boostplug.catboost {CATBOOST_MISSING}", name="catboost")
+
+from ._objective import CatBoostObjective, objective, pool  # noqa: E402 - after the check naming what to install
+from ._train import train  # noqa: E402
 
 __all__ = ["objective", "pool", "train", "CatBoostObjective"]

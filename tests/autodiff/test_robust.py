@@ -140,3 +140,46 @@ def test_from_rax_gives_rax_values_on_the_unpadded_query_for_every_loss_and_lamb
                     jnp.asarray(SCORES[a:b]))
             np.testing.assert_allclose(g[a:b], np.asarray(expected), rtol=1e-10, atol=1e-14, err_msg=str(kwargs))
             assert cls(LABELS[a:b], np.array([0, b - a])).loss(SCORES[a:b]) == pytest.approx(float(value), rel=1e-10)
+
+
+FACTOR = 1.0
+
+
+class ReadsModule(JaxLoss):
+    name = "reads_module"
+    summary = "reads a module-level value"
+    params = {"scale": Param(1.0, "real", "a declared factor", low=0.1, high=10.0)}
+
+    @staticmethod
+    def query_loss(s, y, mask, scale):
+        return FACTOR * scale * jnp.sum(jnp.where(mask, (s - y) ** 2, 0.0))
+
+
+def test_a_module_level_value_is_fixed_at_the_first_trace_and_a_declared_parameter_is_not() -> None:
+    """The rule autodiff.md states (JAX's): a new instance keeps the traced module-level value; a float param varies."""
+    g1 = ReadsModule(LABELS, PTR, hessian="constant").grad_hess(SCORES)[0]
+    globals()["FACTOR"] = 3.0
+    try:
+        np.testing.assert_allclose(ReadsModule(LABELS, PTR, hessian="constant").grad_hess(SCORES)[0], g1, rtol=1e-12)
+        g3 = ReadsModule(LABELS, PTR, hessian="constant", scale=3.0).grad_hess(SCORES)[0]
+        np.testing.assert_allclose(g3, 3.0 * g1, rtol=1e-12)
+    finally:
+        globals()["FACTOR"] = 1.0
+
+
+@pytest.mark.slow  # a fresh interpreter compiles three rax losses
+def test_the_rax_block_of_autodiff_md_runs_alone(tmp_path) -> None:
+    """The from_rax example imports what it uses (the page's other blocks need not run first)."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs" / "objectives" / "autodiff.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "from_rax(" in b)
+    (tmp_path / "block.py").write_text(block.replace("num_boost_round=20", "num_boost_round=1"))
+    out = subprocess.run([sys.executable, str(tmp_path / "block.py")], capture_output=True, text=True, timeout=600,
+                         env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.count("NDCG@10") == 3

@@ -29,6 +29,7 @@ from typing import Any, Iterator
 import numpy as np
 from numpy.typing import NDArray
 
+from .._memory import check_fits
 from ..objectives._contract import Hessian, Loss
 from ..objectives._non_finite import loss_error
 from ..objectives._rounds import RandomRounds
@@ -160,7 +161,7 @@ class JaxLoss(RandomRounds, Loss):
                 numbers.append(value)
             else:
                 statics.append((i, value))
-        self._numbers, self._statics = tuple(numbers), tuple(statics)
+        self._numbers, self._statics, self._sized = tuple(numbers), tuple(statics), set()
 
     def _run(self, scores: NDArray[np.float64], what: str, batches: list[_Batch] | None = None) -> list[tuple[_Batch, Any]]:
         probes = np.random.default_rng([0, self.current_round]).integers(0, 2, (self.n_docs, PROBES)) * 2.0 - 1.0 \
@@ -172,13 +173,25 @@ class JaxLoss(RandomRounds, Loss):
                 fn = compiled(type(self).query_loss, "positive" if exact else what, self._statics)
                 z = np.zeros((b.index.shape[0], 0)) if probes is None or exact else \
                     np.where(b.mask[:, None, :], probes[b.index].transpose(0, 2, 1), 0.0)
+                args = (scores[b.index], b.labels, b.mask, b.weights, z, *self._numbers)
                 try:
-                    out.append((b, fn(scores[b.index], b.labels, b.mask, b.weights, z, *self._numbers)))
+                    if b is self._batches[-1] and what not in self._sized:  # the largest bucket: its memory first
+                        self._sized.add(what)
+                        self._check_memory(b, fn.lower(*args).compile().memory_analysis())
+                    out.append((b, fn(*args)))
                 except TypeError as e:  # JAX's trace errors, a vector or integer loss: the author's function
                     hint = " (a Python if, int() or bool() on a traced value? jnp.where and jax.lax take them)" \
                         if "Tracer" in type(e).__name__ or "Concrete" in type(e).__name__ else ""
                     raise TypeError(f"{type(self).__name__}.query_loss: {str(e).splitlines()[0]}{hint}") from e
         return out
+
+    def _check_memory(self, b: _Batch, stats: Any) -> None:
+        """``ValueError`` when the compiled call of batch ``b`` (XLA's own count) needs more memory than is available."""
+        q = int(b.queries[np.argmax(np.diff(self.group_ptr)[b.queries])])
+        need = 0 if stats is None else stats.temp_size_in_bytes + stats.argument_size_in_bytes + stats.output_size_in_bytes
+        check_fits(need, f"{self.name}: query {q} ({int(self.group_ptr[q + 1] - self.group_ptr[q])} "
+                   f"documents, padded to {b.index.shape[1]}, hessian={self.hessian!r})",
+                   "split the query, or choose a Hessian mode or loss that needs less")
 
     def _values(self, scores: NDArray[np.float64], out: list[tuple[_Batch, Any]]) -> float:
         """The weighted sum of the queries' losses ``out``; a :class:`NonFiniteError` naming the first non-finite."""

@@ -183,3 +183,13 @@ def test_the_rax_block_of_autodiff_md_runs_alone(tmp_path) -> None:
                          env={**__import__("os").environ, "PYTHONPATH": str(root)})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.count("NDCG@10") == 3
+
+
+def test_the_largest_bucket_s_memory_is_checked_before_it_runs(monkeypatch) -> None:
+    """XLA's own count of the compiled call against what is available (here made 100 bytes): refused naming the query."""
+    import boostplug._memory
+
+    monkeypatch.setattr(boostplug._memory, "available_memory", lambda: 100)
+    with pytest.raises(ValueError, match=r"reads_module: query 1 \(7 documents, padded to 8, hessian='constant'\) "
+                                         r"would need at least [\d,]+ bytes, more than the 100 bytes of memory"):
+        ReadsModule(LABELS, PTR, hessian="constant").grad_hess(SCORES)

@@ -99,8 +99,7 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
         args = [statics[i] if i in statics else next(it) for i in range(n_params)]
         out = query_loss(s, y, m, *args)
         if jnp.shape(out) != () or not jnp.issubdtype(jnp.result_type(out), jnp.floating):
-            raise TypeError(f"must return one float (the query's loss), returned shape {jnp.shape(out)}, "
-                            f"{jnp.result_type(out)}")
+            raise TypeError(f"must return one float (the query's loss), not {jnp.result_type(out)} {jnp.shape(out)}")
         return out
 
     grad = jax.value_and_grad(one)

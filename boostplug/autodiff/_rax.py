@@ -27,17 +27,12 @@ def _rax_query(loss_fn: Callable[..., Any], names: tuple[str, ...], kwargs: Mapp
     return loss_fn(scores, labels, where=mask, **kwargs, **dict(zip(names, values)))
 
 
-def _unpadded(lambdaweight_fn: Callable[..., Any]) -> Callable[..., Any]:
-    """rax's ``dcg_lambdaweight`` and ``dcg2_lambdaweight`` (or a ``functools.partial`` of them) scaled
-    by ``n / L``: they multiply by the list's length, here the padded ``L`` where the query has ``n``."""
-    inner = getattr(lambdaweight_fn, "func", lambdaweight_fn)
-    if getattr(inner, "__name__", "") not in ("dcg_lambdaweight", "dcg2_lambdaweight"):
-        return lambdaweight_fn
-
-    def scaled(scores: Any, labels: Any, *, where: Any = None, **kw: Any) -> Any:
-        n = scores.shape[-1] if where is None else where.sum(axis=-1)[..., None, None]
-        return lambdaweight_fn(scores, labels, where=where, **kw) * n / scores.shape[-1]
-    return scaled
+def _unpadded(lw: Callable[..., Any]) -> Callable[..., Any]:
+    """rax's ``dcg_lambdaweight``, ``dcg2_lambdaweight`` (or a partial of one) times ``n / L``: they multiply by
+    the list's length, the bucket's ``L`` here, where rax on the query alone multiplies by its ``n`` documents."""
+    if getattr(getattr(lw, "func", lw), "__name__", "") not in ("dcg_lambdaweight", "dcg2_lambdaweight"):
+        return lw
+    return lambda s, y, *, where, **kw: lw(s, y, where=where, **kw) * (where.sum(-1)[..., None, None] / s.shape[-1])
 
 
 def from_rax(loss_fn: Callable[..., Any], *, name: str, params: Mapping[str, Param] | None = None,
@@ -76,16 +71,15 @@ def from_rax(loss_fn: Callable[..., Any], *, name: str, params: Mapping[str, Par
     if clash:
         raise ValueError(f"from_rax: {clash} given twice (params, kwargs, or the mask's where=)")
     fn_name = getattr(loss_fn, "__name__", type(loss_fn).__name__)
-    try:
-        accepted = inspect.signature(loss_fn).parameters
-    except (TypeError, ValueError):  # no signature: taken as it is
-        accepted = {}
-    if accepted and not any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
-        unknown = [k for k in ["where", *params, *kwargs] if k not in accepted]
-        if unknown:
-            raise TypeError(f"from_rax: {fn_name} takes no keyword {unknown[0]!r} (it takes {list(accepted)})")
-    if "lambdaweight_fn" in kwargs:
-        kwargs = {**kwargs, "lambdaweight_fn": _unpadded(kwargs["lambdaweight_fn"])}
+    try:  # a function without a signature (a builtin) is taken as it is
+        accepted = [] if any(p.kind == p.VAR_KEYWORD for p in inspect.signature(loss_fn).parameters.values()) \
+            else list(inspect.signature(loss_fn).parameters)
+    except (TypeError, ValueError):
+        accepted = []
+    unknown = [k for k in ["where", *params, *kwargs] if accepted and k not in accepted]
+    if unknown:
+        raise TypeError(f"from_rax: {fn_name} takes no keyword {unknown[0]!r} (it takes {accepted})")
+    kwargs = {k: _unpadded(v) if k == "lambdaweight_fn" else v for k, v in kwargs.items()}
     class_name = "".join(part.capitalize() for part in re.split(r"[^a-z0-9]+", name))
     cls = type(class_name, (JaxLoss,), {
         "__module__": __name__, "__qualname__": f"made.{class_name}",

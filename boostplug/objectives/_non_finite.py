@@ -77,8 +77,7 @@ def grad_hess_error(objective: Any, scores: NDArray[np.float64], g: NDArray[np.f
 def loss_error(objective: Any, scores: NDArray[np.float64], value: float, query: int | None = None,
                method: str = "_loss") -> NonFiniteError:
     """The :class:`NonFiniteError` of a loss that is inf or NaN, naming the first query that makes it
-    so (``query`` when the objective knows it, as from its ``method``) and either the data's values
-    that overflowed or the objective's own bug."""
+    so (``query``, when its ``method`` found it) and either the data's values that overflowed or the bug."""
     ptr = objective.group_ptr
     q = _first_non_finite_query(objective, scores) if query is None else query
     span = f"the scores span {float(scores.min())} .. {float(scores.max())}" if scores.size else ""

@@ -20,10 +20,11 @@ Example:
 User documentation: docs/catboost.md.
 """
 
-from ..compare.methods import CATBOOST_MISSING, catboost_installed
+import importlib.util
 
-if not catboost_installed():
-    raise ModuleNotFoundError(f"boostplug.catboost {CATBOOST_MISSING}", name="catboost")
+if importlib.util.find_spec("catboost") is None:  # (boostplug.compare's CATBOOST_MISSING: that import is heavy)
+    raise ModuleNotFoundError('boostplug.catboost trains with CatBoost, which is not installed: pip install '
+                              '"boostplug[catboost]"', name="catboost")
 
 from ._objective import CatBoostObjective, objective, pool  # noqa: E402 - after the check naming what to install
 from ._train import train  # noqa: E402

@@ -51,7 +51,7 @@ _COMPILED: dict[tuple[Any, ...], Callable[..., Any]] = {}
 def compiled(query_loss: Callable[..., Any], what: str, statics: tuple[tuple[int, Any], ...]) -> Callable[..., Any]:
     """``f(S, Y, M, W, *numbers)`` on a batch of padded queries (``(B, L)`` scores, labels, mask;
     ``(B,)`` query weights; the numeric parameters): ``W * loss`` per query (``what="loss"``), or
-    ``(W g, W h)`` with ``h`` the exact Hessian diagonal (``"exact"``), its absolute value
+    ``(W loss, W g, W h)`` with ``h`` the exact Hessian diagonal (``"exact"``), its absolute value
     (``"positive"``), 1 on the documents of a query whose gradient is not all zero (``"constant"``),
     the query's mean absolute gradient on each of its documents (``"scaled"``), or the absolute value
     of Hutchinson's estimate of the diagonal, ``mean_p z_p * (H z_p)``, over the probes ``Z``
@@ -97,35 +97,38 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
         it = iter(numbers)
         n_params = len(statics) + len(numbers)
         args = [statics[i] if i in statics else next(it) for i in range(n_params)]
-        return query_loss(s, y, m, *args)
+        out = query_loss(s, y, m, *args)
+        if jnp.shape(out) != () or not jnp.issubdtype(jnp.result_type(out), jnp.floating):
+            raise TypeError(f"must return one float (the query's loss), not {jnp.result_type(out)} {jnp.shape(out)}")
+        return out
 
-    grad = jax.grad(one)
+    grad = jax.value_and_grad(one)
 
     def derivatives(s: Any, y: Any, m: Any, z: Any, numbers: tuple[Any, ...]) -> tuple[Any, Any]:
         if what == "stochastic":  # P Hessian-vector products along Rademacher probes (Hutchinson 1990)
-            g, hz = jax.vmap(lambda v: jax.jvp(lambda x: grad(x, y, m, numbers), (s,), (v,)))(z)
-            return g[0], jnp.abs(jnp.mean(z * hz, axis=0))
+            (v, g), (_, hz) = jax.vmap(lambda t: jax.jvp(lambda x: grad(x, y, m, numbers), (s,), (t,)))(z)
+            return v[0], g[0], jnp.abs(jnp.mean(z * hz, axis=0))
         if what in ("constant", "scaled"):  # one gradient pass, no Hessian pass
-            g = grad(s, y, m, numbers)
+            v, g = grad(s, y, m, numbers)
             size = jnp.abs(jnp.where(m, g, 0.0))
             level = jnp.sum(size) / jnp.sum(m) if what == "scaled" else jnp.where(jnp.any(size != 0.0), 1.0, 0.0)
-            return g, level * jnp.ones_like(g)
+            return v, g, level * jnp.ones_like(g)
         # forward over reverse: the gradient, and its derivative along each basis vector (L passes), in
         # blocks of TANGENT_BLOCK tangents at a time (a pairwise loss's L x L intermediates per tangent)
-        g, hvp = jax.linearize(lambda x: grad(x, y, m, numbers), s)
+        (v, g), hvp = jax.linearize(lambda x: grad(x, y, m, numbers), s)
         n = s.shape[0]
         block = math.gcd(n, TANGENT_BLOCK)
         basis = jnp.eye(n, dtype=s.dtype).reshape(n // block, block, n)
-        columns = jax.lax.map(jax.vmap(hvp), basis).reshape(n, n)
+        columns = jax.lax.map(jax.vmap(lambda t: hvp(t)[1]), basis).reshape(n, n)
         diagonal = jnp.diagonal(columns)
-        return g, (jnp.abs(diagonal) if what == "positive" else diagonal)
+        return v, g, (jnp.abs(diagonal) if what == "positive" else diagonal)
 
     def batch(S: Any, Y: Any, M: Any, W: Any, Z: Any, *numbers: Any) -> Any:
         # a loop over the queries (lax.map), not vmap: the same code computes every query, so a query's
         # derivatives do not depend on which others share its batch (vmap's vector lanes round differently)
         if what == "loss":
             return W * jax.lax.map(lambda q: one(*q, numbers), (S, Y, M))
-        g, h = jax.lax.map(lambda q: derivatives(*q, numbers), (S, Y, M, Z))
-        return g * W[:, None], h * W[:, None]
+        v, g, h = jax.lax.map(lambda q: derivatives(*q, numbers), (S, Y, M, Z))
+        return W * v, g * W[:, None], h * W[:, None]
 
     return jax.jit(batch)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping
@@ -24,6 +25,14 @@ def _rax_query(loss_fn: Callable[..., Any], names: tuple[str, ...], kwargs: Mapp
                labels: Any, mask: Any, *values: Any) -> Any:
     """rax's loss of one padded query: ``loss_fn(scores, labels, where=mask, **kwargs, **params)``."""
     return loss_fn(scores, labels, where=mask, **kwargs, **dict(zip(names, values)))
+
+
+def _unpadded(lw: Callable[..., Any]) -> Callable[..., Any]:
+    """rax's ``dcg_lambdaweight``, ``dcg2_lambdaweight`` (or a partial of one) times ``n / L``: they multiply by
+    the list's length, the bucket's ``L`` here, where rax on the query alone multiplies by its ``n`` documents."""
+    if getattr(getattr(lw, "func", lw), "__name__", "") not in ("dcg_lambdaweight", "dcg2_lambdaweight"):
+        return lw
+    return lambda s, y, *, where, **kw: lw(s, y, where=where, **kw) * (where.sum(-1)[..., None, None] / s.shape[-1])
 
 
 def from_rax(loss_fn: Callable[..., Any], *, name: str, params: Mapping[str, Param] | None = None,
@@ -62,6 +71,15 @@ def from_rax(loss_fn: Callable[..., Any], *, name: str, params: Mapping[str, Par
     if clash:
         raise ValueError(f"from_rax: {clash} given twice (params, kwargs, or the mask's where=)")
     fn_name = getattr(loss_fn, "__name__", type(loss_fn).__name__)
+    try:  # a function without a signature (a builtin) is taken as it is
+        accepted = [] if any(p.kind == p.VAR_KEYWORD for p in inspect.signature(loss_fn).parameters.values()) \
+            else list(inspect.signature(loss_fn).parameters)
+    except (TypeError, ValueError):
+        accepted = []
+    unknown = [k for k in ["where", *params, *kwargs] if accepted and k not in accepted]
+    if unknown:
+        raise TypeError(f"from_rax: {fn_name} takes no keyword {unknown[0]!r} (it takes {accepted})")
+    kwargs = {k: _unpadded(v) if k == "lambdaweight_fn" else v for k, v in kwargs.items()}
     class_name = "".join(part.capitalize() for part in re.split(r"[^a-z0-9]+", name))
     cls = type(class_name, (JaxLoss,), {
         "__module__": __name__, "__qualname__": f"made.{class_name}",

@@ -29,7 +29,9 @@ from typing import Any, Iterator
 import numpy as np
 from numpy.typing import NDArray
 
+from .._memory import check_fits
 from ..objectives._contract import Hessian, Loss
+from ..objectives._non_finite import loss_error
 from ..objectives._rounds import RandomRounds
 from ._jax import compiled, float64
 
@@ -64,21 +66,22 @@ class _Batch:
     labels, and the real documents' rows ``rows`` with their places ``at`` in the flattened batch."""
 
     def __init__(self, index: NDArray[np.int64], mask: NDArray[np.bool_], weights: NDArray[np.float64],
-                 labels: NDArray[np.float64]) -> None:
-        self.index, self.mask, self.weights = index, mask, weights
+                 labels: NDArray[np.float64], queries: NDArray[np.int64]) -> None:
+        self.index, self.mask, self.weights, self.queries = index, mask, weights, queries
         self.labels = np.where(mask, labels[index], 0.0)
         self.at = np.flatnonzero(mask.ravel())
         self.rows = index.ravel()[self.at]
 
 
-def _batches(labels: NDArray[np.float64], group_ptr: NDArray[np.int64],
-             weights: NDArray[np.float64]) -> Iterator[_Batch]:
-    """The batches of the queries of two or more documents and non-zero weight (the others add nothing)."""
+def _batches(labels: NDArray[np.float64], group_ptr: NDArray[np.int64], weights: NDArray[np.float64],
+             longer: bool = False) -> Iterator[_Batch]:
+    """The batches of the queries of two or more documents and non-zero weight (the others add nothing);
+    ``longer``: the first such query alone, padded to its bucket's length and to the next one's."""
     sizes = np.diff(group_ptr)
     lengths = np.array([bucket_length(n) for n in sizes], dtype=np.int64)
     kept = (sizes >= 2) & (weights != 0.0)
-    for length in np.unique(lengths[kept]):
-        queries = np.flatnonzero(kept & (lengths == length))
+    for length in [lengths[kept][0], bucket_length(lengths[kept][0] + 1)] if longer else np.unique(lengths[kept]):
+        queries = np.flatnonzero(kept)[:1] if longer else np.flatnonzero(kept & (lengths == length))
         size = batch_size(int(length), queries.size)
         for start in range(0, queries.size, size):
             q = queries[start:start + size]
@@ -89,7 +92,7 @@ def _batches(labels: NDArray[np.float64], group_ptr: NDArray[np.int64],
             mask[:q.size] = pos < sizes[q, None]
             w = np.zeros(size)
             w[:q.size] = weights[q]
-            yield _Batch(index, mask, w, labels)
+            yield _Batch(index, mask, w, labels, q)
 
 
 def _query_function(cls: type) -> Any:
@@ -104,7 +107,11 @@ def _query_function(cls: type) -> Any:
         raise TypeError(f"{cls.__name__}.query_loss must be callable, got {fn!r}")
     n_args = 3 + len(cls.params)
     try:
-        inspect.signature(fn).bind(*range(n_args))
+        signature = inspect.signature(fn)
+        signature.bind(*range(n_args))
+        named = [p.name for p in list(signature.parameters.values())[3:n_args] if p.kind <= p.POSITIONAL_OR_KEYWORD]
+        if named and named != list(cls.params):
+            raise TypeError(f"takes {named} where params declares {list(cls.params)}")
     except TypeError as e:
         raise TypeError(f"{cls.__name__}.query_loss must take (scores, labels, mask) and the declared parameters "
                         f"{list(cls.params)} in order ({n_args} arguments): {e}") from None
@@ -154,27 +161,70 @@ class JaxLoss(RandomRounds, Loss):
                 numbers.append(value)
             else:
                 statics.append((i, value))
-        self._numbers, self._statics = tuple(numbers), tuple(statics)
+        self._numbers, self._statics, self._sized = tuple(numbers), tuple(statics), set()
 
-    def _run(self, scores: NDArray[np.float64], what: str) -> list[tuple[_Batch, Any]]:
+    def _run(self, scores: NDArray[np.float64], what: str, batches: list[_Batch] | None = None) -> list[tuple[_Batch, Any]]:
         probes = np.random.default_rng([0, self.current_round]).integers(0, 2, (self.n_docs, PROBES)) * 2.0 - 1.0 \
             if what == "stochastic" else None  # per row: a query's probes do not depend on the others
         out = []
         with float64():
-            for b in self._batches:
+            for b in self._batches if batches is None else batches:
                 exact = probes is not None and b.index.shape[1] <= EXACT_UP_TO
                 fn = compiled(type(self).query_loss, "positive" if exact else what, self._statics)
                 z = np.zeros((b.index.shape[0], 0)) if probes is None or exact else \
                     np.where(b.mask[:, None, :], probes[b.index].transpose(0, 2, 1), 0.0)
-                out.append((b, fn(scores[b.index], b.labels, b.mask, b.weights, z, *self._numbers)))
+                args = (scores[b.index], b.labels, b.mask, b.weights, z, *self._numbers)
+                try:
+                    if b is self._batches[-1] and what not in self._sized:  # the largest bucket: its memory first
+                        self._sized.add(what)
+                        stats = fn.lower(*args).compile().memory_analysis()
+                        q = int(b.queries[np.argmax(np.diff(self.group_ptr)[b.queries])])
+                        check_fits(0 if stats is None else stats.temp_size_in_bytes + stats.argument_size_in_bytes +
+                                   stats.output_size_in_bytes, f"{self.name}: query {q} ({np.diff(self.group_ptr)[q]} "
+                                   f"documents, padded to {b.index.shape[1]}, hessian={self.hessian!r})",
+                                   "split the query, or choose a Hessian mode or loss that needs less")
+                    out.append((b, fn(*args)))
+                except TypeError as e:  # JAX's trace errors, a vector or integer loss: the author's function
+                    hint = " (a Python if, int() or bool() on a traced value? use jnp.where, jax.lax)" \
+                        if isinstance(e, __import__("jax").errors.ConcretizationTypeError) else ""
+                    raise TypeError(f"{type(self).__name__}.query_loss: {str(e).splitlines()[0]}{hint}") from e
         return out
 
+    def _values(self, scores: NDArray[np.float64], out: list[tuple[_Batch, Any]]) -> float:
+        """The weighted sum of the queries' losses ``out``; a :class:`NonFiniteError` naming the first non-finite."""
+        values = {int(q): float(v) for b, (v, *_) in out for q, v in zip(b.queries, np.asarray(v))}
+        bad = [q for q, v in values.items() if not np.isfinite(v)]
+        if bad:
+            raise loss_error(self, scores, values[min(bad)], min(bad), "query_loss")
+        return float(sum(values.values()))
+
     def _loss(self, scores: NDArray[np.float64]) -> float:
-        return float(sum(np.asarray(out)[b.weights != 0.0].sum() for b, out in self._run(scores, "loss")))
+        return self._values(scores, [(b, (v,)) for b, v in self._run(scores, "loss")])
 
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         grad, hess = np.zeros(self.n_docs), np.zeros(self.n_docs)
-        for b, (g, h) in self._run(scores, self.hessian):
+        out = self._run(scores, self.hessian)
+        self._values(scores, out)
+        for b, (_, g, h) in out:
             grad[b.rows] = np.asarray(g).ravel()[b.at]
             hess[b.rows] = np.asarray(h).ravel()[b.at]
+        if not getattr(self, "_checked", not self._batches):
+            self._checked = True
+            self._check_padding(not grad.any())
         return grad, hess
+
+    def _check_padding(self, zero: bool) -> None:
+        """At the first gradient: the first query's loss and gradient at random scores padded to its bucket's
+        length and to the next one's must agree (``ValueError`` naming the loss); a gradient 0 on every query
+        (``zero``) and there is refused too (a metric, constant almost everywhere, is no loss)."""
+        scores = np.random.default_rng(0).standard_normal(self.n_docs)
+        (short, (v, g, _)), (long, (v2, g2, _)) = self._run(scores, "constant", list(
+            _batches(self.labels, self.group_ptr, np.ones(self.n_queries), longer=True)))
+        g, g2 = np.asarray(g).ravel()[short.at], np.asarray(g2).ravel()[long.at]
+        if zero and not g.any():
+            raise ValueError(f"{self.name}: the gradient of {type(self).__name__}.query_loss is 0 on every query "
+                             f"(a metric, flat between ties, is no loss: rax.approx_t12n(metric) is one)")
+        if max(abs(float(v[0] - v2[0])), np.abs(g - g2).max()) > 1e-9 * max(abs(float(v[0])), np.abs(g).max()):
+            raise ValueError(f"{self.name}: {type(self).__name__}.query_loss changes with the padding: query "
+                             f"{int(short.queries[0])} padded to {short.index.shape[1]} and to {long.index.shape[1]} has "
+                             f"the loss {float(v[0]):.10g} and {float(v2[0]):.10g}; it must depend on the mask, not the length")

@@ -120,6 +120,10 @@ def unavailable(name: str) -> str | None:
     base = name.split("[", 1)[0].split(":", 1)[0].strip()
     if base.startswith("cb-") and not catboost_installed():
         return f"method {base!r} {CATBOOST_MISSING}"
+    from ..objectives import JAX_MISSING, JAX_OBJECTIVES, names
+
+    if base.split("-", 1)[-1] in JAX_OBJECTIVES and base.split("-", 1)[-1] not in names():  # xgb-approx_ap too
+        return f"method {base!r} trains a loss that {JAX_MISSING}"
     return None
 
 

@@ -166,6 +166,9 @@ class ObjectiveRecord:
             raise ValueError(f"the model was trained with the objective {name!r} of class {loss_class}, which was not "
                              "registered and is not registered here: boostplug.objectives.register it (import the "
                              "class first), then read the model's record")
+        if name.lower() in _objectives.JAX_OBJECTIVES and name.lower() not in _objectives.names():
+            return cls(name.lower(), params, fingerprints, str(doc.get("boostplug", "")),  # only training needs JAX
+                       model_sha256=_checksum_in(doc, "the model"))
         # registered here now: the name rebuilds it, as any other record's
         record = cls(_objectives.get(name).name, params, fingerprints, str(doc.get("boostplug", "")),
                      model_sha256=_checksum_in(doc, "the model"))

@@ -57,7 +57,7 @@ def is_boostplug_objective(objective: Any, builtin: frozenset[str] = frozenset()
     :class:`~boostplug.objectives.Loss` subclass or instance (registered or not); a name in
     ``builtin`` (the framework's own objectives: LightGBM's ``"lambdarank"``) stays the framework's."""
     if isinstance(objective, str):
-        return objective.lower() not in builtin and objective.lower() in _objectives.names()
+        return objective.lower() not in builtin and objective.lower() in (*_objectives.names(), *_objectives.JAX_OBJECTIVES)
     return isinstance(objective, _objectives.Loss) or (isinstance(objective, type)
                                                         and issubclass(objective, _objectives.Loss))
 

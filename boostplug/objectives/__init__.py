@@ -280,6 +280,8 @@ def get(name: str) -> Objective:
     try:
         return _REGISTRY[name.lower()]
     except KeyError:
+        if name.lower() in JAX_OBJECTIVES:
+            raise ValueError(f"objective {name!r} {JAX_MISSING}") from None
         hint = did_you_mean(name.lower(), _REGISTRY, quote=True)
         raise ValueError(f"unknown objective {name!r}; {hint}{' ' if hint else ''}choose one of {names()}") from None
 
@@ -302,7 +304,10 @@ register(XENDCG, methods={"xendcg-plugin": {}})
 for _loss_class in (ListNet, RankNet, NDCGLoss1, NDCGLoss2, NDCGLoss2PP, ApproxNDCG, ApproxMRR, ListMLE, LambdaMAP,
                     LambdaERR, LambdaMRR, LambdaRBP):
     register(_loss_class)
-# ApproxAP and NeuralNDCG are written in JAX (boostplug.autodiff): listed where the jax extra is installed, JAX imported at its first use
+#: The objectives written in JAX (boostplug.autodiff): listed where the jax extra is installed, JAX imported at
+#: its first use; elsewhere their names say what to install (a saved model of one loads and predicts without it).
+JAX_OBJECTIVES = ("approx_ap", "neural_ndcg")
+JAX_MISSING = 'is written in JAX, which is not installed: pip install "boostplug[jax]"'
 if importlib.util.find_spec("jax") is not None:
     from ..autodiff.approx_ap import ApproxAP
     from ..autodiff.neural_ndcg import NeuralNDCG

@@ -74,11 +74,12 @@ def grad_hess_error(objective: Any, scores: NDArray[np.float64], g: NDArray[np.f
         objective=objective.name, method="grad_hess", cause="float32", query=q, row=i, value=value)
 
 
-def loss_error(objective: Any, scores: NDArray[np.float64], value: float) -> NonFiniteError:
+def loss_error(objective: Any, scores: NDArray[np.float64], value: float, query: int | None = None,
+               method: str = "_loss") -> NonFiniteError:
     """The :class:`NonFiniteError` of a loss that is inf or NaN, naming the first query that makes it
-    so and either the data's values that overflowed or the objective's own bug."""
+    so (``query``, when its ``method`` found it) and either the data's values that overflowed or the bug."""
     ptr = objective.group_ptr
-    q = _first_non_finite_query(objective, scores)
+    q = _first_non_finite_query(objective, scores) if query is None else query
     span = f"the scores span {float(scores.min())} .. {float(scores.max())}" if scores.size else ""
     if q is None and not math.isnan(value) and scores.size and np.abs(scores).max() > MODERATE_SCORE \
             and math.isfinite(float(objective._loss(np.zeros_like(scores)))):
@@ -88,8 +89,8 @@ def loss_error(objective: Any, scores: NDArray[np.float64], value: float) -> Non
                              method="loss", cause="data", query=None, row=None, value=value)
     where = (", and does at all-zero scores too (so no one query's scores cause it)" if q is None else
              f" in query {q} (rows {int(ptr[q])}..{int(ptr[q + 1]) - 1})")
-    message, cause = _message(objective, scores, q, "_loss", overflow=f"the loss overflows float64 ({value}){where}",
-                              returned=f"_loss returned {value}{where}")
+    message, cause = _message(objective, scores, q, method, overflow=f"the loss overflows float64 ({value}){where}",
+                              returned=f"{method} returned {value}{where}")
     first_row = None if q is None else int(ptr[q])
     return NonFiniteError(message, objective=objective.name, method="loss", cause=cause, query=q, row=first_row,
                           value=value)

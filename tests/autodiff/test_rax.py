@@ -38,28 +38,23 @@ def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     (RaxListMLE, {"reduce_fn": jnp.sum}), (RaxApproxAP, {}),
     (RaxLambda, {"lambdaweight_fn": rax.dcg_lambdaweight}), (RaxPoly1, {"epsilon": 2.5}),
 ], ids=lambda c: getattr(c, "name", ""))
-def test_the_gradient_is_rax_own_jax_grad_of_the_padded_list(cls, kwargs, data) -> None:
-    """rax's own gradient of each query as the base hands it over: padded to its bucket's length
-    (labels 0, ``where=`` the mask); the exact Hessian diagonal rax's ``jax.hessian``'s."""
+def test_the_gradient_is_rax_own_jax_grad_of_the_unpadded_query(cls, kwargs, data) -> None:
+    """rax's own value and gradient of each query alone (unpadded), although the base pads it to its
+    bucket's length; the exact Hessian diagonal rax's ``jax.hessian``'s."""
     labels, group_ptr, scores = data
     loss_fn = cls.query_loss.args[0]
     params = {k: v for k, v in kwargs.items() if k in cls.params}
     g, h = cls(labels, group_ptr, hessian="exact", **params)._grad_hess(scores)
     with float64():
         for a, b in zip(group_ptr[:-1], group_ptr[1:]):
-            n, size = b - a, bucket_length(b - a)
-            y, mask = np.zeros(size), np.arange(size) < n
-            y[:n] = labels[a:b]
-            s = np.full(size, scores[b - 1])
-            s[:n] = scores[a:b]
-
             def query(s):
-                return loss_fn(s, jnp.asarray(y), where=jnp.asarray(mask), **kwargs)
-            np.testing.assert_allclose(g[a:b], np.asarray(jax.grad(query)(jnp.asarray(s)))[:n], rtol=1e-12,
-                                       atol=1e-15)
-            if n == 3:  # one query's Hessian: unjitted, jax.hessian is slow
-                expected_h = np.diag(np.asarray(jax.hessian(query)(jnp.asarray(s))))[:n]
-                np.testing.assert_allclose(h[a:b], expected_h, rtol=1e-10, atol=1e-14)
+                return loss_fn(s, jnp.asarray(labels[a:b]), **kwargs)
+            s = jnp.asarray(scores[a:b])
+            np.testing.assert_allclose(g[a:b], np.asarray(jax.grad(query)(s)), rtol=1e-12, atol=1e-15)
+            alone = cls(labels[a:b], np.array([0, b - a]), **params).loss(scores[a:b])
+            assert alone == pytest.approx(float(query(s)), rel=1e-12, abs=1e-14)
+            if b - a == 3:  # one query's Hessian: unjitted, jax.hessian is slow
+                np.testing.assert_allclose(h[a:b], np.diag(np.asarray(jax.hessian(query)(s))), rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.slow

@@ -221,9 +221,11 @@ class JaxLoss(RandomRounds, Loss):
         (short, (v, g, _)), (long, (v2, g2, _)) = self._run(scores, "constant", list(
             _batches(self.labels, self.group_ptr, np.ones(self.n_queries), longer=True)))
         g, g2 = np.asarray(g).ravel()[short.at], np.asarray(g2).ravel()[long.at]
-        if zero and not g.any():
-            raise ValueError(f"{self.name}: the gradient of {type(self).__name__}.query_loss is 0 on every query "
-                             f"(a metric, flat between ties, is no loss: rax.approx_t12n(metric) is one)")
+        if zero and not g.any():  # a metric: its value moves with the order, its gradient is 0 (not a flat loss)
+            other = self._run(np.random.default_rng(1).standard_normal(self.n_docs), "constant", [short])[0][1]
+            if not np.asarray(other[1]).any() and float(other[0][0]) != float(v[0]):
+                raise ValueError(f"{self.name}: the gradient of {type(self).__name__}.query_loss is 0 wherever its value "
+                                 f"moves (a metric, flat between ties, is no loss: rax.approx_t12n(metric) is one)")
         if max(abs(float(v[0] - v2[0])), np.abs(g - g2).max()) > 1e-9 * max(abs(float(v[0])), np.abs(g).max()):
             raise ValueError(f"{self.name}: {type(self).__name__}.query_loss changes with the padding: query "
                              f"{int(short.queries[0])} padded to {short.index.shape[1]} and to {long.index.shape[1]} has "

@@ -47,4 +47,5 @@ class NeuralNDCG(JaxLoss):
         discounts = jnp.where((positions < n) & ((k == 0) | (positions < k)), 1.0 / jnp.log2(2.0 + positions), 0.0)
         ideal = jnp.sum(jnp.sort(gains)[::-1] * discounts)
         dcg = jnp.sum(jnp.where(mask, p @ gains, 0.0) * discounts)
-        return jnp.where(ideal > 0.0, 1.0 - dcg / jnp.where(ideal > 0.0, ideal, 1.0), 0.0)
+        loss = jnp.where(ideal > 0.0, 1.0 - dcg / jnp.where(ideal > 0.0, ideal, 1.0), 0.0)
+        return jnp.where(jnp.isnan(loss), jnp.inf, loss)  # scores beyond float64's range: an overflow, not a NaN

@@ -117,10 +117,8 @@ class RankingData:
         q = _check_query_indices(query_indices, self.n_queries)
         g = self.group_ptr
         starts, sizes = g[q], g[q + 1] - g[q]
-        if q.size == 0:
-            return np.zeros(0, dtype=np.int64)
         # Row r of the output is starts[k] + (r - offset[k]) for the k-th chosen query.
-        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        offsets = np.cumsum(sizes) - sizes
         return (np.repeat(starts - offsets, sizes) + np.arange(int(sizes.sum()))).astype(np.int64)
 
     def subset(self, query_indices: ArrayLike) -> "RankingData":
@@ -156,10 +154,8 @@ class RankingData:
         y = np.concatenate([p.y for p in parts])
         qid = np.concatenate([p.qid for p in parts])
         ptr = group_ptr_from_sizes(np.concatenate([p.sizes for p in parts]))
-        comments = None
-        if all(p.comments is not None for p in parts):
-            comments = [c for p in parts for c in p.comments]  # type: ignore[union-attr]
-        return cls(X, y, qid, ptr, comments)
+        kept = all(p.comments is not None for p in parts)
+        return cls(X, y, qid, ptr, [c for p in parts for c in p.comments] if kept else None)  # type: ignore[union-attr]
 
     def with_n_features(self, n_features: int) -> "RankingData":
         """The same data widened with zero columns to ``n_features`` columns."""
@@ -170,8 +166,7 @@ class RankingData:
         if sp.issparse(self.X):
             X = sp.csr_matrix((self.X.data, self.X.indices, self.X.indptr), shape=(self.n_docs, n_features))
         else:
-            X = np.zeros((self.n_docs, n_features))
-            X[:, : self.n_features] = self.X
+            X = np.pad(self.X, ((0, 0), (0, n_features - self.n_features)))
         return RankingData(X, self.y, self.qid, self.group_ptr, self.comments)
 
     def to_dense(self) -> "RankingData":
@@ -205,6 +200,4 @@ def _check_query_indices(query_indices: ArrayLike, n_queries: int) -> NDArray[np
     return q
 
 
-def concat(*parts: RankingData) -> RankingData:
-    """Function form of :meth:`RankingData.concat`."""
-    return RankingData.concat(*parts)
+concat = RankingData.concat  # the function form

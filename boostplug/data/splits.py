@@ -44,14 +44,8 @@ def kfold_by_query(
     if not 2 <= n_splits <= nq:
         raise ValueError(f"{name} must be between 2 and the number of queries ({nq}), got {int(n_splits)}")
     order = np.random.default_rng(seed).permutation(nq) if shuffle else np.arange(nq)
-    sizes = np.full(n_splits, nq // n_splits)
-    sizes[: nq % n_splits] += 1
-    bounds = np.concatenate(([0], np.cumsum(sizes)))
-    out = []
-    for i in range(n_splits):
-        test = np.sort(order[bounds[i]:bounds[i + 1]]).astype(np.int64)
-        out.append((np.setdiff1d(np.arange(nq, dtype=np.int64), test, assume_unique=True), test))
-    return out
+    tests = [np.sort(part).astype(np.int64) for part in np.array_split(order, n_splits)]  # KFold's sizes
+    return [(np.setdiff1d(np.arange(nq, dtype=np.int64), test, assume_unique=True), test) for test in tests]
 
 
 def row_folds_by_query(

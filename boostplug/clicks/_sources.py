@@ -46,13 +46,9 @@ class Batch:
         if len(parts) == 1:
             return parts[0]
         values = {k: np.concatenate([p.values[k] for p in parts]) for k in parts[0].values}
-        nulls: dict[str, NDArray[np.bool_] | None] = {}
-        for k in parts[0].values:
-            if all(p.nulls[k] is None for p in parts):
-                nulls[k] = None
-            else:
-                nulls[k] = np.concatenate([np.zeros(len(p), bool) if p.nulls[k] is None else p.nulls[k]
-                                           for p in parts])
+        nulls = {k: None if all(p.nulls[k] is None for p in parts) else
+                 np.concatenate([np.zeros(len(p), bool) if p.nulls[k] is None else p.nulls[k] for p in parts])
+                 for k in parts[0].values}
         return Batch(values, nulls, parts[0].first_row)
 
 

@@ -28,14 +28,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_real, show
 from ..keyed_pairs import KeyedPairs
-from .log import Dropped
+from .log import Dropped, Table
 
 __all__ = ["WEIGHTS", "Preferences", "PairCounts", "Encoder", "wilson_net", "check_min_support"]
 
@@ -153,7 +152,7 @@ def check_weight(weight: object, confidence: object) -> tuple[str, float]:
 
 
 @dataclass(eq=False)
-class Preferences:
+class Preferences(Table):
     """Click preferences aggregated over sessions: one row per (query, preferred, other).
 
     Rows are sorted by query, preferred document and other document. Columns (numpy arrays):
@@ -197,13 +196,6 @@ class Preferences:
         ``fit(pairs=...)`` take to train on any subset of whole queries (cross-validation folds,
         ``GridSearchCV``), each training set keyed by its rows' ``qid`` and ``doc``."""
         return KeyedPairs(self.query, self.preferred, self.other, self.weight)
-
-    def to_pandas(self) -> Any:
-        """The table as a pandas DataFrame (needs pandas)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.columns())
-
 
 def resolve(keys: NDArray[np.int64], counts: NDArray[np.int64], *, min_support: int, weight: str,
             confidence: float) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64],

@@ -65,6 +65,16 @@ _REASONS = {
 _MISSING_ID = "a row without a session or query id"
 
 
+class Table:
+    """A table of columns by name (``columns()``)."""
+
+    def to_pandas(self) -> Any:
+        """The table as a pandas DataFrame, one column per entry of ``columns()`` (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.columns())  # type: ignore[attr-defined]
+
+
 @dataclass
 class Dropped:
     """What ``on_bad="skip"`` left out, by reason: impressions and rows dropped, and the first
@@ -108,7 +118,7 @@ class Dropped:
 
 
 @dataclass(eq=False)
-class ClickLog:
+class ClickLog(Table):
     """A validated click log: columns of one row per shown document, sorted by impression, then
     by position. Built by :func:`read_log` (or :func:`boostplug.clicks.simulate`).
 
@@ -153,12 +163,6 @@ class ClickLog:
             if getattr(self, c) is not None:
                 out[c] = getattr(self, c)
         return out
-
-    def to_pandas(self) -> Any:
-        """The log as a pandas DataFrame (needs pandas)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.columns())
 
     def select(self, impressions: NDArray[np.bool_] | NDArray[np.integer]) -> "ClickLog":
         """The log of the chosen impressions (a boolean mask over impressions, or their indices,

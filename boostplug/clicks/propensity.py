@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._memory import check_fits
 from .._validation import check_choice, check_int, check_real, check_rng, show
-from .log import ClickLog, _codes, read_log
+from .log import ClickLog, Table, _codes, read_log
 
 __all__ = ["METHODS", "Propensity", "estimate_propensity", "ips_weights", "inverse_propensity"]
 
@@ -55,7 +55,7 @@ RANDOMIZED_V = 0.1
 
 
 @dataclass(eq=False)
-class Propensity:
+class Propensity(Table):
     """Estimated examination propensity per position, relative to position 1.
 
     Attributes:
@@ -92,12 +92,6 @@ class Propensity:
         """The table by column: position, propensity, std_error, lower, upper, clicks, impressions."""
         return {"position": self.positions, "propensity": self.propensity, "std_error": self.std_error,
                 "lower": self.lower, "upper": self.upper, "clicks": self.clicks, "impressions": self.impressions}
-
-    def to_pandas(self) -> Any:
-        """One row per position (needs pandas)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.columns())
 
     def weights(self, position: ArrayLike, *, clicked: ArrayLike | None = None,
                 clip: float = 10.0) -> NDArray[np.float64]:

@@ -67,13 +67,14 @@ def _watched_set(index: Any, n_evals: int) -> int:
     return int(index) % n_evals
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class RankingBooster(ModelFile, BaseEstimator):
     """Base class of the reference boosters (scikit-learn style).
 
     Subclasses are dataclasses of their parameters (``@dataclass(eq=False, repr=False)``: the
     generated ``__init__`` stores them, and scikit-learn reads its signature), which must include
-    ``n_rounds``, ``eval_metric``, ``early_stopping_rounds``, ``verbose`` and ``random_state``,
-    and implement:
+    ``n_rounds`` (the common parameters below are this class's fields, keyword-only, last), and
+    implement:
 
     * ``_fit_init(data: FitData) -> state``: everything computed once
       (pairs, candidate stumps, per-feature measures, the initial distribution);
@@ -97,6 +98,11 @@ class RankingBooster(ModelFile, BaseEstimator):
     attributes a subclass lists in ``_fitted_extras``) come from
     :class:`~boostplug.boosters._model_file.ModelFile`.
     """
+
+    eval_metric: str = "ndcg@10"
+    early_stopping_rounds: int | None = None
+    verbose: int = 0
+    random_state: int | None = None
 
     # qid is how these estimators are told the queries: routed to fit and score unless refused
     __metadata_request__fit = {"qid": True, "doc": True, "pairs": True}
@@ -159,17 +165,17 @@ class RankingBooster(ModelFile, BaseEstimator):
         """
         record_fitted_queries(self, qid, y)
         data = FitData.prepare(X, y, qid=qid, group=group, pairs=pairs, sample_weight=sample_weight,
-                               random_state=getattr(self, "random_state", None), doc=doc,
+                               random_state=self.random_state, doc=doc,
                                caller=f"{type(self).__name__}.fit")
         n_rounds = self._check_n_rounds()
-        esr = check_optional_rounds(getattr(self, "early_stopping_rounds", None), "early_stopping_rounds")
+        esr = check_optional_rounds(self.early_stopping_rounds, "early_stopping_rounds")
         verbose = self._check_verbose()
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable as callback(t, record), got {callback!r}")
         evals = [self._prepare_eval(e, i, data.X.shape[1]) for i, e in enumerate(eval_set or [])]
         scorers = [self._eval_scorer(ye, ge) for _, ye, ge in evals]
         # early stopping and best_iteration_ maximise eval_metric unless it is a loss (r1/r2)
-        maximize = not evals or metrics.higher_is_better(getattr(self, "eval_metric", "ndcg@10"))
+        maximize = not evals or metrics.higher_is_better(self.eval_metric)
         if esr is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set")
         watched = _watched_set(early_stopping_set, len(evals))
@@ -247,7 +253,7 @@ class RankingBooster(ModelFile, BaseEstimator):
 
     def _check_verbose(self) -> int:
         """``verbose``: ``False``/``0`` (silent), ``True`` (every round) or ``k >= 1`` (every ``k`` rounds)."""
-        v = getattr(self, "verbose", 0)
+        v = self.verbose
         if isinstance(v, (bool, np.bool_)):
             return int(v)
         if not isinstance(v, (int, np.integer)) or v < 0:
@@ -270,7 +276,7 @@ class RankingBooster(ModelFile, BaseEstimator):
     def _eval_scorer(self, y: NDArray[np.float64], group_ptr: NDArray[np.int64]
                      ) -> Callable[[NDArray[np.float64]], float]:
         """``eval_metric`` of one eval set's scores; ``r1``/``r2`` find the set's label levels once, not every round."""
-        name = getattr(self, "eval_metric", "ndcg@10")
+        name = self.eval_metric
         if metrics.higher_is_better(name):
             fn = metrics.by_name(name)
             return lambda scores: fn(scores, y, group_ptr)

@@ -255,10 +255,6 @@ class AdaRank(RankingBooster):
     enqueue: bool = False
     max_consecutive: int | None = None
     empty: float | str = 0.0
-    eval_metric: str = "ndcg@10"
-    early_stopping_rounds: int | None = None
-    verbose: int = 0
-    random_state: int | None = None
 
     # ---- parameters -----------------------------------------------------------------
     def _update_rule(self) -> str:

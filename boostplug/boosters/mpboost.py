@@ -140,10 +140,6 @@ class MPBoost(RankingBooster):
     max_thresholds: int = 255
     n_thresholds: int = 10
     pairwise: str = "auto"
-    eval_metric: str = "ndcg@10"
-    early_stopping_rounds: int | None = None
-    verbose: int = 0
-    random_state: int | None = None
 
     # ---- set-up -----------------------------------------------------------------
     def _choose_pairwise(self, data: FitData) -> str:

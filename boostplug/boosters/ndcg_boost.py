@@ -167,10 +167,6 @@ class NDCGBoost(RankingBooster):
     thresholds: str = "sample"
     max_thresholds: int = 255
     n_thresholds: int = 10
-    eval_metric: str = "ndcg@10"
-    early_stopping_rounds: int | None = None
-    verbose: int = 0
-    random_state: int | None = None
 
     def _fit_init(self, data: FitData) -> _State:
         sigma = check_real("sigma", self.sigma, 0.0, math.inf)

@@ -99,10 +99,6 @@ class RankBoost(PlusRounds, RankingBooster):
     complements: bool | None = None
     pairwise: str = "auto"
     record_e2: bool = False
-    eval_metric: str = "ndcg@10"
-    early_stopping_rounds: int | None = None
-    verbose: int = 0
-    random_state: int | None = None
 
     # ---- set-up ---------------------------------------------------------------------
     def _check_params(self) -> None:

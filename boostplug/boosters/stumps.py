@@ -108,11 +108,8 @@ def _ranklib_thresholds(col: NDArray[np.float64], n: int) -> NDArray[np.float64]
     # RankBoost.java starts the scan from fmax = -1E6, fmin = 1E6 (doubles)
     fmax, fmin = max(float(v.max()), -1e6), min(float(v.min()), 1e6)
     step = abs(fmax - fmin) / n
-    t = [fmax]
-    for _ in range(1, n):
-        t.append(t[-1] - step)
-    t.append(fmin - 1e8)
-    return np.array(t, dtype=np.float64)
+    t = np.cumsum(np.r_[fmax, np.full(n - 1, -step)])  # fmax - step - step ..., one subtraction at a time (accumulate)
+    return np.append(t, fmin - 1e8)
 
 
 def candidate_thresholds(
@@ -126,10 +123,9 @@ def candidate_thresholds(
     """Sorted (ascending, possibly repeated for ``ranklib``) candidate thresholds per feature."""
     if mode not in THRESHOLD_MODES:
         raise ValueError(f"unknown thresholds mode {mode!r}; choose one of {list(THRESHOLD_MODES)}")
-    if isinstance(max_thresholds, bool) or not isinstance(max_thresholds, (int, np.integer)) or max_thresholds < 1:
-        raise ValueError(f"max_thresholds must be an integer >= 1, got {max_thresholds!r}")
-    if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, (int, np.integer)) or n_thresholds < 1:
-        raise ValueError(f"n_thresholds must be an integer >= 1, got {n_thresholds!r}")
+    for name, value in (("max_thresholds", max_thresholds), ("n_thresholds", n_thresholds)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     rng = rng if rng is not None else np.random.default_rng(0)
     out: list[NDArray[np.float64]] = []
     for k in range(X.shape[1]):

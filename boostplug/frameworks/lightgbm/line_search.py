@@ -244,15 +244,10 @@ def train_line_search(
     inner = _capture(booster, valid=False)[0]
     record = LineSearchRecord(eta=eta_value, risk=[prepared.loss(scores)])
 
-    train_name = "training"
-    others: list[tuple[str, Any]] = []
-    for name, ds in zip(names, valid_sets):
-        if ds is train_set:
-            train_name = name
-        else:
-            others.append((name, ds))
+    as_train = [name for name, ds in zip(names, valid_sets) if ds is train_set]  # its last name names it
+    others = [(name, ds) for name, ds in zip(names, valid_sets) if ds is not train_set]
+    train_name, report_train = (as_train or ["training"])[-1], bool(as_train)
     booster.set_train_data_name(train_name)
-    report_train = any(ds is train_set for ds in valid_sets)
     for name, ds in others:
         booster.add_valid(ds.set_reference(train_set), name)
     v_scores = [initial_scores(ds) for _, ds in others]
@@ -282,8 +277,7 @@ def train_line_search(
         record.risk.append(prepared.loss(scores))
         if others:
             new_v = _capture(booster, valid=True)
-            for k in range(len(others)):
-                v_scores[k] = v_scores[k] + step * (new_v[k] - v_inner[k])
+            v_scores = [v + step * (new - old) for v, new, old in zip(v_scores, new_v, v_inner)]
             v_inner = new_v
         results: list[Any] = []
         if report_train:

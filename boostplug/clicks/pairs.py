@@ -110,8 +110,7 @@ def _feature_rows(q_rows: np.ndarray, d_rows: np.ndarray | None, query: np.ndarr
                                  f"matrix, whose qid is {show(q_rows[r])}: the keys are not row indices of this "
                                  "matrix (pass doc= to join on keys)")
         return found, rows
-    found, rows, _ = join_keys(q_rows, d_rows, query, keys)
-    return found, rows
+    return join_keys(q_rows, d_rows, query, keys)[:2]
 
 
 def _no_row(key: object, query: object, by_index: bool) -> str:

@@ -155,9 +155,9 @@ def check_scores(scores: ArrayLike, name: str = "scores") -> NDArray[np.float64]
     return check_finite(scores, name)
 
 
-def check_labels(labels: ArrayLike, name: str = "labels") -> NDArray[np.float64]:
-    """Relevance labels as contiguous float64: finite and non-negative."""
-    y = check_finite(labels, name)
+def check_labels(labels: ArrayLike, name: str = "labels", noun: str = "") -> NDArray[np.float64]:
+    """Relevance labels as contiguous float64: finite (``noun`` as in :func:`check_finite`) and non-negative."""
+    y = check_finite(labels, name, noun)
     bad = y < 0
     if bad.any():
         raise ValueError(f"{name} must be non-negative relevance grades; {_first_bad(bad, y)}")

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from .._atomic import atomic_write, write_bytes, write_text
 from .._features import first_infinite
-from .._validation import INT64_MAX, check_finite, check_labels
+from .._validation import INT64_MAX, check_labels
 from ._letor_files import PathLike
 from .dataset import RankingData
 
@@ -257,8 +257,7 @@ def write_letor(
     comments = data.comments if with_comments else None
     if comments is not None:
         _check_comments(comments)
-    check_finite(data.y, "LETOR labels", noun="label")
-    check_labels(data.y, "LETOR labels")  # the reader refuses negative grades
+    check_labels(data.y, "LETOR labels", noun="label")  # the reader refuses negative grades
 
     def write_lines(f: IO[bytes]) -> None:
         for r0 in range(0, data.n_docs, _WRITE_BLOCK_ROWS):

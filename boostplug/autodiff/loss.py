@@ -192,11 +192,12 @@ class JaxLoss(RandomRounds, Loss):
 
     def _values(self, scores: NDArray[np.float64], out: list[tuple[_Batch, Any]]) -> float:
         """The weighted sum of the queries' losses ``out``; a :class:`NonFiniteError` naming the first non-finite."""
-        values = {int(q): float(v) for b, (v, *_) in out for q, v in zip(b.queries, np.asarray(v))}
-        bad = [q for q, v in values.items() if not np.isfinite(v)]
-        if bad:
-            raise loss_error(self, scores, values[min(bad)], min(bad), "query_loss")
-        return float(sum(values.values()))
+        queries = np.concatenate([b.queries for b, _ in out]) if out else np.zeros(0, dtype=np.int64)
+        values = np.concatenate([np.asarray(v)[:b.queries.size] for b, (v, *_) in out]) if out else np.zeros(0)
+        if not np.all(np.isfinite(values)):
+            q = int(queries[~np.isfinite(values)].min())
+            raise loss_error(self, scores, float(values[queries == q][0]), q, "query_loss")
+        return float(values.sum())
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
         return self._values(scores, [(b, (v,)) for b, v in self._run(scores, "loss")])

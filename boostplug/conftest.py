@@ -14,13 +14,14 @@ Names the examples use without defining them, built once from a small seeded dat
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+
+from boostplug._validation import installed
 
 _EXAMPLE = re.compile(r"^\s*>>>", re.MULTILINE)
 
@@ -35,11 +36,7 @@ _EXTRAS = {
 }
 
 
-def _installed(package: str) -> bool:
-    return importlib.util.find_spec(package) is not None
-
-
-collect_ignore = [path for path, packages in _EXTRAS.items() if not all(map(_installed, packages))]
+collect_ignore = [path for path, packages in _EXTRAS.items() if not all(map(installed, packages))]
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

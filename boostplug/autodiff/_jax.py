@@ -5,29 +5,20 @@ call only (the user's own JAX settings stay as they are)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 from typing import Any, Callable, ContextManager
 
-__all__ = ["JAX_EXTRA", "jax_installed", "require_jax", "float64", "compiled", "persistent_cache"]
+from .._validation import installed
 
-#: What to install for :mod:`boostplug.autodiff`.
-JAX_EXTRA = 'pip install "boostplug[jax]"'
-
-
-def jax_installed() -> bool:
-    """Whether ``jax`` can be found (without importing it)."""
-    try:
-        return importlib.util.find_spec("jax") is not None
-    except (ImportError, ValueError):
-        return False
+__all__ = ["require_jax", "float64", "compiled", "persistent_cache"]
 
 
 def require_jax() -> None:
     """``ModuleNotFoundError`` saying what to install, when jax is missing."""
-    if not jax_installed():
-        raise ModuleNotFoundError(f"boostplug.autodiff needs JAX, which is not installed: {JAX_EXTRA}", name="jax")
+    if not installed("jax"):
+        raise ModuleNotFoundError('boostplug.autodiff needs JAX, which is not installed: pip install "boostplug[jax]"',
+                                  name="jax")
 
 
 def float64() -> ContextManager[Any]:

@@ -2,9 +2,9 @@
 computed over whole queries (CatBoost's Python objective sees blocks of rows without their queries:
 why, and how the rounds find each row's values: :mod:`._objective`, docs/catboost.md)."""
 
-import importlib.util
+from .._validation import installed
 
-if importlib.util.find_spec("catboost") is None:  # (boostplug.compare's CATBOOST_MISSING: that import is heavy)
+if not installed("catboost"):  # (boostplug.compare's CATBOOST_MISSING: that import is heavy)
     raise ModuleNotFoundError('boostplug.catboost trains with CatBoost, which is not installed: pip install '
                               '"boostplug[catboost]"', name="catboost")
 

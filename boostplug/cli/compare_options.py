@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import sys
@@ -11,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .._validation import INT64_MAX, check_rounds, did_you_mean
+from .._validation import INT64_MAX, check_rounds, did_you_mean, installed
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, clicks, method_names
 from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric
 from ..compare.method_specs import split_specs
-from ..compare.methods import catboost_installed, get_method, unavailable
+from ..compare.methods import get_method, unavailable
 from ..compare.report import TABLE_WIDTH, wrap
 from ..compare.run_record import RECORDED_SETTINGS, RunRecord
 from .compare_config import option_name
@@ -68,7 +67,7 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
     if values["resume"] and values["out"] is None:
         raise UsageError("--resume needs --out: the folder of the run to finish")
     plots = not values["no_plots"]
-    if plots and values["out"] is not None and importlib.util.find_spec("matplotlib") is None:
+    if plots and values["out"] is not None and not installed("matplotlib"):
         plots = False  # every other file is written
         print('boostplug compare: the plots are skipped (no matplotlib: pip install "boostplug[plot]")', file=sys.stderr)
     computed = {"threads": threads, "tree_params": {**TREE_PARAMS, **tree_params},  # the whole set, as recorded
@@ -122,7 +121,7 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
             raise UsageError(f"method(s) {', '.join(off)} are not in --frameworks {','.join(frameworks)}")
     if not chosen:
         why = "; CatBoost's methods are not installed: pip install \"boostplug[catboost]\"" if (
-            "catboost" in frameworks and not catboost_installed()) else ""
+            "catboost" in frameworks and not installed("catboost")) else ""
         raise UsageError(f"no method to run: --methods {text!r} with --frameworks {','.join(frameworks)}{why}")
     return chosen
 

@@ -31,7 +31,6 @@ trains in :mod:`.training`.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import math
 import warnings
@@ -40,7 +39,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
+from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean, installed
 from ..data import RankingData
 from .method_specs import format_value, split_spec
 from .search_spaces import LINEAR_SPACE, TREE_SPACE, Dist, booster_space, catboost_space, objective_space
@@ -48,7 +47,7 @@ from .training import TRAINERS, Checkpoint, Progress, Trained, TrainingPart
 
 __all__ = [
     "Method", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "FRAMEWORKS",
-    "check_tree_params", "get_method", "method_names", "CATBOOST_METHODS", "catboost_installed", "catboost_method_names",
+    "check_tree_params", "get_method", "method_names", "CATBOOST_METHODS", "catboost_method_names",
     "unavailable",
 ]
 
@@ -106,19 +105,11 @@ FRAMEWORKS = ("lightgbm", "xgboost", "catboost", "booster", "linear")
 CATBOOST_MISSING = 'trains with CatBoost, which is not installed: pip install "boostplug[catboost]"'
 
 
-def catboost_installed() -> bool:
-    """Whether catboost can be imported (found without importing it: ``import boostplug`` stays light)."""
-    try:
-        return importlib.util.find_spec("catboost") is not None
-    except (ImportError, ValueError):  # sys.modules["catboost"] = None: import refused
-        return False
-
-
 def unavailable(name: str) -> str | None:
     """Why method ``name`` (``cb-yetirank``, ``cb-qbrank[depth=4]``) cannot run here: its framework is
     not installed; ``None`` when it can, or when it is no method at all."""
     base = name.split("[", 1)[0].split(":", 1)[0].strip()
-    if base.startswith("cb-") and not catboost_installed():
+    if base.startswith("cb-") and not installed("catboost"):
         return f"method {base!r} {CATBOOST_MISSING}"
     from ..objectives import JAX_MISSING, JAX_OBJECTIVES, names
 
@@ -365,7 +356,7 @@ class MethodTable(Mapping[str, Method]):
     def _current(self) -> dict[str, Method]:
         from .. import objectives
 
-        entries = (catboost_installed(), *(objectives.get(n) for n in objectives.names()))
+        entries = (installed("catboost"), *(objectives.get(n) for n in objectives.names()))
         if self._entries is None or len(entries) != len(self._entries) or any(
                 a is not b for a, b in zip(entries, self._entries)):
             self._table = _build_methods(entries[1:], catboost=entries[0])

@@ -23,13 +23,12 @@ written per query over its whole list (:mod:`.listwise`), added with :func:`regi
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any, Mapping
 
-from .._validation import did_you_mean, show
+from .._validation import did_you_mean, installed, show
 from ._contract import (
     HESSIAN_FLOOR,
     NO_INFO_HESSIAN,
@@ -308,7 +307,7 @@ for _loss_class in (ListNet, RankNet, NDCGLoss1, NDCGLoss2, NDCGLoss2PP, ApproxN
 #: its first use; elsewhere their names say what to install (a saved model of one loads and predicts without it).
 JAX_OBJECTIVES = ("approx_ap", "neural_ndcg")
 JAX_MISSING = 'is written in JAX, which is not installed: pip install "boostplug[jax]"'
-if importlib.util.find_spec("jax") is not None:
+if installed("jax"):
     from ..autodiff.approx_ap import ApproxAP
     from ..autodiff.neural_ndcg import NeuralNDCG
 

@@ -9,7 +9,6 @@ Messages show the offending values (never ``assert``). A feature matrix: :mod:`b
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import math
 import os
 import stat
@@ -313,12 +312,3 @@ def check_group_ptr(group_ptr: ArrayLike, n_docs: int | None = None) -> NDArray[
             f"(group_ptr: {show_values(g)})"
         )
     return g
-
-
-def installed(package: str) -> bool:
-    """Whether ``package`` can be imported, found without importing it (``import boostplug`` stays
-    light); an import that is refused (``sys.modules[package] = None``, a blocking finder) counts as not."""
-    try:
-        return importlib.util.find_spec(package) is not None
-    except (ImportError, ValueError):
-        return False

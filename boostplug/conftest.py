@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from boostplug._validation import installed
+from boostplug._extras import installed
 
 _EXAMPLE = re.compile(r"^\s*>>>", re.MULTILINE)
 

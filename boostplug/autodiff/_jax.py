@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable, ContextManager
 
-from .._validation import installed
+from .._extras import installed
 
 __all__ = ["require_jax", "float64", "compiled", "persistent_cache"]
 

@@ -2,7 +2,7 @@
 computed over whole queries (CatBoost's Python objective sees blocks of rows without their queries:
 why, and how the rounds find each row's values: :mod:`._objective`, docs/catboost.md)."""
 
-from .._validation import installed
+from .._extras import installed
 
 if not installed("catboost"):  # (boostplug.compare's CATBOOST_MISSING: that import is heavy)
     raise ModuleNotFoundError('boostplug.catboost trains with CatBoost, which is not installed: pip install '

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .._validation import INT64_MAX, check_rounds, did_you_mean, installed
+from .._extras import installed
+from .._validation import INT64_MAX, check_rounds, did_you_mean
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, clicks, method_names
 from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric

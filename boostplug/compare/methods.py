@@ -39,7 +39,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean, installed
+from .._extras import installed
+from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
 from ..data import RankingData
 from .method_specs import format_value, split_spec
 from .search_spaces import LINEAR_SPACE, TREE_SPACE, Dist, booster_space, catboost_space, objective_space

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any, Mapping
 
-from .._validation import did_you_mean, installed, show
+from .._extras import installed
+from .._validation import did_you_mean, show
 from ._contract import (
     HESSIAN_FLOOR,
     NO_INFO_HESSIAN,

@@ -334,17 +334,24 @@ def test_a_cache_file_others_can_write_is_not_loaded(tmp_path: Path, suffix: str
         assert not _warnings(_run_kernel(cache))
 
 
-def _special(path: Path, kind: str, monkeypatch) -> None:
+def _special(path: Path, kind: str) -> None:
     """Put a FIFO, a socket or a character device (a twin of /dev/null: root only) at ``path``."""
     if kind == "fifo":
         os.mkfifo(path)
     elif kind == "socket":
         import socket
 
-        monkeypatch.chdir(path.parent)  # a relative name: AF_UNIX paths are short
-        sock = socket.socket(socket.AF_UNIX)
-        sock.bind(path.name)
-        sock.close()  # the file stays
+        # bound by a relative name (AF_UNIX paths are short), and back to the old folder at once: a
+        # subprocess started in the cache folder would import boostplug from another place (an
+        # installed copy rather than the source tree), whose kernels numba caches under other names
+        here = os.getcwd()
+        os.chdir(path.parent)
+        try:
+            sock = socket.socket(socket.AF_UNIX)
+            sock.bind(path.name)
+            sock.close()  # the file stays
+        finally:
+            os.chdir(here)
     else:
         try:
             os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))
@@ -356,8 +363,8 @@ def _special(path: Path, kind: str, monkeypatch) -> None:
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and sockets are POSIX")
 @pytest.mark.parametrize("kind", ["fifo", "socket", "device"])
 @pytest.mark.parametrize("place", [".nbi", ".nbc", "boostplug.lock"])
-def test_a_fifo_socket_or_device_in_the_cache_is_one_warning_never_a_hang(tmp_path: Path, kind: str, place: str,
-                                                                          monkeypatch) -> None:
+def test_a_fifo_socket_or_device_in_the_cache_is_one_warning_never_a_hang(tmp_path: Path, kind: str,
+                                                                          place: str) -> None:
     """numba opened an index that was a FIFO and waited forever, and so did the lock's open; the
     run (in a subprocess: a hang fails by the timeout) must warn once and run, cached or not."""
     cache = _folder(tmp_path / "cache", 0o700)
@@ -370,7 +377,7 @@ def test_a_fifo_socket_or_device_in_the_cache_is_one_warning_never_a_hang(tmp_pa
     else:
         (target,) = cache.rglob(f"*{place}")
         target.unlink()
-    _special(target, kind, monkeypatch)
+    _special(target, kind)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
     done = subprocess.run([sys.executable, "-c", KERNEL], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and float(done.stdout.split()[-1]) == 2.0, done.stderr

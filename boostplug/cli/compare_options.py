@@ -153,7 +153,7 @@ def parse_threads(text: str, jobs: int, option: str = "--threads") -> int:
     ``compare.max_parallel()`` (4 x the cores). ``option``: how messages name it."""
     if str(text).strip().lower() == "auto":
         return threads_per_job(jobs)
-    if not str(text).strip().isdigit() or int(text) < 1:
+    if not (str(text).strip().isascii() and str(text).strip().isdigit()) or int(text) < 1:
         raise UsageError(f"{option} must be a positive integer or 'auto', got {text!r}")
     _check_at_most(option, int(text), max_parallel())
     return int(text)

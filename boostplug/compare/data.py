@@ -88,7 +88,7 @@ def parse_fold_selection(text: str | None, n_available: int | None) -> list[int]
         return None
     chosen = set()
     for tok in (t.strip() for t in text.split(",")):
-        if not tok.isdigit() or int(tok) < 1:
+        if not (tok.isascii() and tok.isdigit()) or int(tok) < 1:
             raise ValueError(f"--folds: {tok!r} is not a fold number (use e.g. 1,3 or all)")
         if n_available is not None and int(tok) > n_available:
             raise ValueError(f"--folds: fold {tok} does not exist; the data has folds 1..{n_available}")

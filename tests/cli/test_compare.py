@@ -434,6 +434,8 @@ def _no_training(monkeypatch) -> None:
     (["--threads", "40000"], "--threads 40000: at most "),  # libgomp aborted
     (["--jobs", "40000"], "--jobs 40000: at most "),
     (["--jobs", "3", "--threads", "0"], "--threads must be a positive integer"),
+    (["--threads", "\u0662"], "--threads must be a positive integer"),  # an Arabic-Indic two: int() reads it
+    (["--folds", "1,\u0662"], "--folds: '\u0662' is not a fold number"),
 ])
 def test_threads_and_jobs_are_bounded_before_training(capsys, monkeypatch, argv: list[str], says: str) -> None:
     import os

@@ -278,8 +278,8 @@ _BUILTIN_CATBOOST = (
 #: The names of CatBoost's own losses' methods, installed or not.
 CATBOOST_METHODS = tuple(m.name for m in _BUILTIN_CATBOOST)
 
-#: The values CatBoost's loss parameters, ``depth`` and the linear methods' settings may take: a test and what it says.
-CATBOOST_PARAM_LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
+#: The settings checked here, not by a boostplug objective: CatBoost's own losses' (and ``depth``) and the linear methods'.
+OWN_PARAM_LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "depth": (lambda v: v is None or (_integer(v) and 1 <= v <= 16), "an integer from 1 to 16, or none"),
     "permutations": (lambda v: _integer(v) and 1 <= v <= 1000, "an integer from 1 to 1000"),
     "decay": (lambda v: _number(v) and 0 < v <= 1, "a number in (0, 1]"),
@@ -438,7 +438,7 @@ def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
     check_tree_params(tree)
     if _catboost_own(m) or m.framework == "linear":
         for key, value in loss.items():
-            test, text = CATBOOST_PARAM_LIMITS[key]
+            test, text = OWN_PARAM_LIMITS[key]
             if not test(value):
                 raise ValueError(f"{key}={value!r}: must be {text}")
         return

@@ -278,7 +278,7 @@ _BUILTIN_CATBOOST = (
 #: The names of CatBoost's own losses' methods, installed or not.
 CATBOOST_METHODS = tuple(m.name for m in _BUILTIN_CATBOOST)
 
-#: The settings checked here, not by a boostplug objective: CatBoost's own losses' (and ``depth``) and the linear methods'.
+#: The settings checked here, not by a boostplug objective: CatBoost's own losses', depth, the linear methods'.
 OWN_PARAM_LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "depth": (lambda v: v is None or (_integer(v) and 1 <= v <= 16), "an integer from 1 to 16, or none"),
     "permutations": (lambda v: _integer(v) and 1 <= v <= 1000, "an integer from 1 to 1000"),

@@ -218,11 +218,6 @@ def _validate(d: Any, known_classes: Any) -> None:
     _check_fitted_extras(fitted, n_features)
 
 
-def _located(source: str, exc: _Bad) -> str:
-    """``exc`` prefixed by where the model came from (a path, or "the model dict")."""
-    return f"{source} {exc}" if str(exc).startswith(("is ", "has ", "holds ")) else f"{source}: {exc}"
-
-
 def load(path: str | Path, expect: type | None = None) -> Any:
     """Load a booster saved with ``save``; the class is read from the file and only its
     module is imported. ``expect``: the class the file must hold (``Class.load``)."""
@@ -242,7 +237,8 @@ def _build(d: Any, expect: type | None, source: str) -> Any:
     try:
         _validate(d, PUBLIC)
     except _Bad as exc:
-        raise ValueError(_located(source, exc)) from None
+        sep = " " if str(exc).startswith(("is ", "has ", "holds ")) else ": "  # source: a path, or "the model dict"
+        raise ValueError(f"{source}{sep}{exc}") from None
     name = d["class"]
     klass = booster_class(name)
     if expect is not None and klass is not expect:

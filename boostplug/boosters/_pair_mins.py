@@ -75,10 +75,6 @@ def _sums_above_lower(lower, splits, values, out, k0, rows):
                 acc += hist[lane, j]
 
 
-def _code_dtype(width: int) -> type:
-    return np.uint8 if width <= 2**8 else np.uint16 if width <= 2**16 else np.int32
-
-
 class PairMinCodes:
     """The fixed part of a pair list's stump sums: per feature, each pair's lower code.
 
@@ -92,7 +88,7 @@ class PairMinCodes:
         self.pairs = pairs
         self.n_thresholds = n_thresholds
         self.width = _width(n_thresholds)
-        self.dtype = _code_dtype(self.width)
+        self.dtype = np.uint8 if self.width <= 2**8 else np.uint16 if self.width <= 2**16 else np.int32
         n_features, n_pairs = codes.shape[1], pairs.shape[0]
         per_feature = max(1, n_pairs * np.dtype(self.dtype).itemsize)
         self.block = int(min(max(1, n_features), max(1, budget // per_feature)))

@@ -33,7 +33,7 @@ from ._rankboost_kernels import PairSpan, ln_cosh, outcomes_eps, pair_e2, pair_l
 from ._rankboost_plus import PlusRounds
 from ._rankboost_state import LevelState, PairState, PlusLevels, PlusPairs, RbLevels, Search, State
 from ._stump_sums import doc_sides, doc_sums_above, pair_split_sums
-from .stumps import THRESHOLD_MODES, TIE_TOL, StumpCandidates, argmax_scan
+from .stumps import THRESHOLD_MODES, TIE_TOL, argmax_scan
 
 __all__ = ["RankBoost", "VARIANTS"]
 

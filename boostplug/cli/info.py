@@ -57,14 +57,11 @@ def summarize(data: RankingData) -> dict[str, Any]:
     }
 
 
-def _label(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(v)
-
-
 def format_summary(title: str, s: dict[str, Any]) -> str:
     """Human-readable block for one data set."""
     n = s["documents"]
-    hist = "  ".join(f"{_label(v)}: {c:,} ({100.0 * c / n:.1f}%)" for v, c in s["labels"].items())
+    hist = "  ".join(f"{int(v) if float(v).is_integer() else repr(v)}: {c:,} ({100.0 * c / n:.1f}%)"
+                     for v, c in s["labels"].items())
     d = s["docs_per_query"]
     single = s["single_label_queries"]
     return "\n".join([

@@ -36,7 +36,7 @@ from .._validation import check_choice, check_real, show
 from ..keyed_pairs import KeyedPairs
 from .log import Dropped, Table
 
-__all__ = ["WEIGHTS", "Preferences", "PairCounts", "Encoder", "wilson_net", "check_min_support"]
+__all__ = ["WEIGHTS", "Preferences", "PairCounts", "Encoder", "wilson_net"]
 
 WEIGHTS = ("unit", "count", "net", "wilson")
 
@@ -131,15 +131,6 @@ def wilson_net(count: NDArray[np.int64], against: NDArray[np.int64], confidence:
     z2 = z * z
     low = (p + z2 / (2 * n) - z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))) / (1 + z2 / n)
     return 2.0 * low - 1.0
-
-
-def check_min_support(value: object) -> int:
-    """``min_support`` as an int >= 1 (``TypeError``/``ValueError`` naming it)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"min_support must be an integer >= 1, got {show(value)}")
-    if value < 1:
-        raise ValueError(f"min_support must be >= 1 (the net count a kept pair needs), got {show(value)}")
-    return int(value)
 
 
 def check_weight(weight: object, confidence: object) -> tuple[str, float]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Mapping
 
-from .._validation import check_choice, check_real, show
+from .._validation import check_choice, check_count, check_real, show
 from . import _sources
 from . import strategies as _strategies
-from .aggregate import Preferences, check_min_support, check_weight
+from .aggregate import Preferences, check_weight
 from .extraction import Extraction
 from .log import ON_BAD, ClickLog, read_log, stream, warn_dropped
 
@@ -89,7 +89,7 @@ def preferences(
     """
     names = _strategies.names(strategies)
     mask = _strategies.mask(names)
-    min_support = check_min_support(min_support)
+    min_support = check_count(min_support, "min_support")
     weight, confidence = check_weight(weight, confidence)
     if min_dwell is not None:
         min_dwell = check_real("min_dwell", min_dwell, 0.0, float("inf"), lo_open=False)

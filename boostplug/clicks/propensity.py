@@ -236,11 +236,6 @@ def _randomized(c: _Cells, w: NDArray[np.float64] | None) -> NDArray[np.float64]
         return clicks_at / first
 
 
-def _informative(c: _Cells) -> NDArray[np.bool_]:
-    """Rows whose (query, document) was shown at more than one position."""
-    return (np.diff(c.qd_ptr) > 1)[c.cell_qd[c.cell]]
-
-
 def _linked(n: NDArray[np.float64]) -> NDArray[np.bool_]:
     """Positions linked to position 1 through documents shown at both ends of each link (the
     positions a breadth-first search from position 1 reaches along ``n > 0``)."""
@@ -340,7 +335,8 @@ def estimate_propensity(
     c = _reduce(log, max_position)
     if method == "auto":
         method = "randomized" if _association(c) <= RANDOMIZED_V else "em"
-    rows = np.ones(c.pos.shape[0], dtype=bool) if method == "randomized" else _informative(c)
+    # EM reads the rows whose (query, document) was shown at more than one position
+    rows = np.ones(c.pos.shape[0], dtype=bool) if method == "randomized" else (np.diff(c.qd_ptr) > 1)[c.cell_qd[c.cell]]
     if method != "randomized":
         _check_linked(c, rows, method)
 

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from .._validation import check_choice, check_count, check_real, show
 from ..clicks import ClickLog, PairRows, Propensity, TrainingSet, estimate_propensity, ips_weights, log_rows, \
     preferences, simulate, strategies as _strategies, to_rows, training_set
-from ..clicks.aggregate import check_min_support, check_weight
+from ..clicks.aggregate import check_weight
 from ..clicks.simulation import CLICK_MODELS, PRESENTATIONS, grade_click_prob, preset
 from ..data import RankingData
 from ..groups import index_within_query
@@ -113,7 +113,7 @@ class ClickSettings:
         weight, confidence = check_weight(self.weight, self.confidence)
         put("weight", weight)
         put("confidence", confidence)
-        put("min_support", check_min_support(self.min_support))
+        put("min_support", check_count(self.min_support, "min_support"))
 
     def check_usable(self, simulated: bool) -> None:
         """``ValueError`` (naming the setting) unless a fold can be prepared with these settings:

@@ -46,11 +46,6 @@ def _write_stream(path: Path, before_replace: Callable[[], None] | None = None) 
             before_replace()
 
 
-def _query_text(group_ptr: NDArray[np.int64]) -> str:
-    """Group sizes, one per line (LightGBM's ``.query`` format)."""
-    return "".join(f"{int(s)}\n" for s in np.diff(np.asarray(group_ptr, dtype=np.int64)))
-
-
 def _write_pair(path: Path, write_lines: Callable[[IO[bytes]], None], sizes: str) -> None:
     """Write the data file ``path`` and its ``<path>.query`` so that both are the new files or
     both the old ones (or both absent) after any failure or signal.
@@ -264,7 +259,7 @@ def write_letor(
             f.write(_letor_lines(data, qid, comments, r0, min(r0 + _WRITE_BLOCK_ROWS, data.n_docs)))
 
     if write_query_file:
-        _write_pair(p, write_lines, _query_text(data.group_ptr))
+        _write_pair(p, write_lines, "".join(f"{int(s)}\n" for s in np.diff(data.group_ptr)))  # LightGBM's .query
     else:
         with _write_stream(p) as f:
             write_lines(f)

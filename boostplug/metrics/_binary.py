@@ -87,12 +87,9 @@ def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
         ``ties="average"`` is the exact expectation over random orders of each tie.
 
     Args:
-        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
+        scores, labels, group_ptr, qid, threshold, ties, per_query: as in :func:`average_precision`.
         k: cut-off, an integer >= 1.
-        threshold: relevance threshold on the labels.
         divisor: ``"k"`` or ``"min"`` (``min(k, n_q)``), see above.
-        ties: ``"order"``, ``"average"`` or ``"worst"``.
-        per_query: return the per-query array instead of the mean.
 
     Returns:
         Mean P@k over queries (float), or the per-query values.
@@ -159,11 +156,9 @@ def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
         the ranking, and no cheap exact tie average exists).
 
     Args:
-        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
-        k: cut-off, or ``None`` for the whole list.
+        scores, labels, group_ptr, k, qid, per_query: as in :func:`average_precision`.
         max_grade: the largest possible grade (a finite number >= every label), default 4.
         ties: ``"order"`` or ``"worst"``.
-        per_query: return the per-query array instead of the mean.
 
     Returns:
         Mean ERR@k over queries (float), or the per-query values.
@@ -194,13 +189,10 @@ def rbp(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
         normalised: a query without relevant documents scores 0. ``ties`` as in :func:`dcg`.
 
     Args:
-        scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
-        k: cut-off, or ``None`` for the whole list.
+        scores, labels, group_ptr, k, qid, threshold, ties, per_query: as in :func:`average_precision`
+            (``threshold``: binary relevance only).
         persistence: ``p``, in (0, 1).
         max_grade: ``None`` (binary relevance) or the largest possible grade.
-        threshold: relevance threshold on the labels (binary relevance).
-        ties: ``"order"``, ``"average"`` or ``"worst"``.
-        per_query: return the per-query array instead of the mean.
 
     Returns:
         Mean RBP@k over queries (float), or the per-query values.

@@ -13,7 +13,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import INT64_MAX, check_flag, plain
+from .._validation import INT64_MAX, plain
 from ._ndcg import dcg, ndcg
 from ._pairwise import rank_loss
 from ._binary import average_precision, err, precision, reciprocal_rank
@@ -106,8 +106,7 @@ class NamedMetric:
 
     def __call__(self, scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None,
                  per_query: bool = False, *, qid: ArrayLike | None = None) -> float | NDArray[np.float64]:
-        return evaluate(self._base, self._k, scores, labels, group_ptr, qid=qid,
-                        per_query=check_flag(per_query, "per_query"))
+        return evaluate(self._base, self._k, scores, labels, group_ptr, qid=qid, per_query=per_query)
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return NamedMetric, (self.__name__,)

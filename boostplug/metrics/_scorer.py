@@ -21,12 +21,6 @@ _RESERVED = ("k", "qid", "group_ptr", "per_query", "pairs", "kind")
 _ROUTED = ("qid", "sample_weight")
 
 
-def _routing_enabled() -> bool:
-    import sklearn
-
-    return bool(sklearn.get_config().get("enable_metadata_routing", False))
-
-
 class RankingScorer:
     """``scorer(estimator, X, y, *, qid, sample_weight=None)``: ``sign * metric(estimator.predict(X), y, qid)``.
 
@@ -88,7 +82,9 @@ class RankingScorer:
     def __call__(self, estimator: Any, X: Any, y_true: ArrayLike, qid: ArrayLike | None = None,
                  sample_weight: ArrayLike | None = None) -> float:
         if qid is None:
-            if not _routing_enabled():
+            import sklearn
+
+            if not sklearn.get_config().get("enable_metadata_routing", False):
                 raise ValueError(
                     f"the ranking scorer {self.name!r} needs the query id of every row, and scikit-learn "
                     "passes them to a scorer only through metadata routing: call "

@@ -161,8 +161,6 @@ def read_baidu_ultr(paths: Any, *, query: str = "qid", on_bad: str = "raise") ->
     Args:
         paths: a part file (gzipped or plain), a folder of parts or a list of either.
         query: ``"qid"`` or ``"tokens"`` (:class:`BaiduULTR`).
-        on_bad: ``"raise"``: a malformed line is a ``ValueError`` naming its file and line, a bad
-            impression one naming its session and query; ``"skip"``: left out and reported in
-            ``.dropped``.
+        on_bad: as in :func:`~boostplug.clicks.read_yandex`.
     """
     return read_log(BaiduULTR(paths, query=query), on_bad=on_bad)

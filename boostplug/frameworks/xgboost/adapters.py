@@ -95,10 +95,7 @@ def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> XGB
     objective (``y_true, y_pred``, e.g. by ``xgb.XGBRegressor``), it raises a ``TypeError`` saying so.
 
     Args:
-        name: one of :func:`boostplug.objectives.names`, or a :class:`~boostplug.objectives.Loss`
-            subclass or instance (an instance's settings are its parameters, ``params`` over
-            them), registered or not: registration gives it a name for the command line and for
-            saved models, which record the name.
+        name: as in :func:`boostplug.lightgbm.objective`.
         threads: the numba threads of its kernels each round. XGBoost calls the objective with
             the predictions and the DMatrix only, so it cannot see the ``nthread`` of
             ``xgb.train``'s parameters: by default the kernels run on numba's own count (every

@@ -26,11 +26,9 @@ MAX_ROWS = 2 ** 24
 def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: ArrayLike | None = None,
          group_weight: ArrayLike | None = None, **pool_args: Any) -> Any:
     """A CatBoost pool for :func:`boostplug.catboost.train` and CatBoost's own losses: features ``X``,
-    labels ``y``, the queries as ``group_ptr`` or ``qid`` (each query's rows contiguous) and their
-    weights ``group_weight`` (one per query, or per row alike within a query); ``pool_args`` go to
-    ``catboost.Pool`` (``cat_features``, ``feature_names``...; not ``label``, ``group_id``,
-    ``weight``). It keeps ``X`` (not a copy) for the pool of row indices
-    :func:`~boostplug.catboost.train` fits each round on."""
+    labels ``y``, the queries as ``group_ptr`` or ``qid`` (each query's rows contiguous), their weights
+    ``group_weight`` (one per query, or per row); ``pool_args`` go to ``catboost.Pool`` (not ``label``,
+    ``group_id``, ``weight``). It keeps ``X`` (not a copy) for the pool of row indices the rounds fit on."""
     for key in ("label", "group_id", "weight", "pairs", "baseline"):
         if key in pool_args:
             raise ValueError(f"boostplug.catboost.pool: {key}= is not taken (labels: y, queries: group_ptr or qid, "
@@ -89,8 +87,7 @@ class RoundDers:
         rows = targets.astype(np.int64)  # the rounds' pool (rounds_pool) is labelled with the row indices
         w = np.float32(1) if self.weights is None else self.weights[rows].astype(np.float32)
         if weights is not None and not np.array_equal(np.asarray(weights, np.float32), np.broadcast_to(w, rows.shape)):
-            raise ValueError(f"{self.name}: CatBoost handed row weights other than the round's (the queries' weights "
-                             "given to boostplug.catboost.pool, or the objective's split_weights)")
+            raise ValueError(f"{self.name}: CatBoost handed row weights other than the round's (the pool's or split's)")
         expected = self.scores[rows]
         if not np.allclose(approxes, expected, rtol=1e-9, atol=1e-9):
             k = int(np.argmax(np.abs(approxes - expected)))

@@ -46,7 +46,9 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
     after each round with ``metric`` into ``evals_result`` (``{name: {metric: [values]}}``);
     ``early_stopping_rounds``: stop when the last metric on the last set has not improved for that
     many rounds, the model cut to its best round. ``callback(t, model)`` after each round. Stops
-    when a round's gradients are all zero (``None`` if no tree was grown). docs/catboost.md."""
+    when a round's gradients are all zero (``None`` if no tree was grown). A loss's ``split_weights()``
+    weigh the rows, ``l2_leaf_reg`` rescaled to the queries' weights (CatBoost scales it by the mean
+    weight), each tree's leaves centred at the end, as for CatBoost's losses on pairs. docs/catboost.md."""
     from catboost import CatBoost, CatBoostError
 
     _check(params)
@@ -78,7 +80,6 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
             break  # nothing to learn: every tree would be one leaf of value 0
         if ders.weights is not None:
             work.set_weight(ders.weights)
-        # CatBoost scales l2_leaf_reg by the mean row weight: kept at the mean of the queries' weights
         scale = (labels.shape[0] if user is None else user.sum()) / ders.weights.sum() if ders.split else 1.0
         step = CatBoost({**base, "loss_function": ders, l2_key: float(params.get(l2_key, 3.0)) * scale})
         try:

@@ -70,8 +70,7 @@ class RankNet(Truncatable, PairwiseLoss):
     pair_loss, pair_grad, pair_hess = LOGISTIC
 
     def split_weights(self) -> NDArray[np.float64]:
-        """Each row's summed weight of its pairs (all of them: also under truncation), its weight in
-        CatBoost's split scores, as CatBoost's PairLogit weighs it (:mod:`boostplug.catboost`)."""
+        """Each row's summed weight of all its pairs: its weight in CatBoost's split scores, as PairLogit's."""
         sizes = np.diff(self.group_ptr)
         q = np.repeat(np.arange(sizes.shape[0]), sizes)
         _, at, same = np.unique(np.stack([q, self.labels]), axis=1, return_inverse=True, return_counts=True)

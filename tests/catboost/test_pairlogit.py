@@ -100,13 +100,29 @@ def test_bad_group_weights_are_refused_naming_the_query() -> None:
         bpc.pool(d.X, d.y, group_ptr=d.group_ptr, group_weight=[1.0, 1.0, np.nan, 1.0])
 
 
+@pytest.fixture(scope="module")
+def mq2008_fold1():
+    return load_letor_folds(need_data(MQ2008), "letor4", folds=[0])[0][0]
+
+
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_mq2008_fold1_pairlogit_trees_up_to_the_near_tie() -> None:
-    """MQ2008 Fold 1, depth 6, 100 rounds: the first 77 trees are CatBoost's (splits equal, leaves
-    within 1e-6). Tree 77 is a near-tie (docs/catboost.md): its first split differs, and CatBoost's own
-    PairLogit grown one tree from the 77 trees' scores (as a baseline) picks the copy's tree 77."""
-    train = load_letor_folds(need_data(MQ2008), "letor4", folds=[0])[0][0]
+def test_mq2008_fold1_pairlogits_100_trees(mq2008_fold1) -> None:
+    """MQ2008 Fold 1, depth 6, 100 rounds, l2_leaf_reg=10: every tree is CatBoost's (splits equal,
+    leaves within 1e-6), and so are the predictions."""
+    pool, builtin, copy = _both(mq2008_fold1, 100, 6, l2_leaf_reg=10)
+    assert copy.tree_count_ == 100 and _agree(builtin, copy) == 100
+    np.testing.assert_allclose(copy.predict(mq2008_fold1.X, prediction_type="RawFormulaVal"),
+                               builtin.predict(mq2008_fold1.X, prediction_type="RawFormulaVal"), rtol=0, atol=1e-6)
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_mq2008_fold1_pairlogit_trees_up_to_the_near_tie(mq2008_fold1) -> None:
+    """The same with CatBoost's default l2_leaf_reg=3: the first 77 trees are CatBoost's. Tree 77 is
+    a near-tie (docs/catboost.md): its first split differs, and CatBoost's own PairLogit grown one tree
+    from the 77 trees' scores (as a baseline) picks the copy's tree 77."""
+    train = mq2008_fold1
     pool, builtin, copy = _both(train, 100, 6)
     assert _agree(builtin, copy) == 77
     at = 77

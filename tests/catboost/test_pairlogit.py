@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from boostplug.data import load_letor_folds, make_ranking
-from boostplug.objectives import RankNet
+from boostplug.objectives import Hessian, Loss, RankNet
 from tests._helpers import MQ2008, need_data
 
 catboost = pytest.importorskip("catboost")
@@ -134,3 +134,61 @@ def test_mq2008_fold1_pairlogit_trees_up_to_the_near_tie(mq2008_fold1) -> None:
     one = catboost.CatBoost({**PARAMS, "depth": 6, "loss_function": "PairLogit", "iterations": 1, "verbose": False,
                              "leaf_estimation_iterations": 1, "allow_writing_files": False}).fit(base)
     assert _trees(one)[0][0] == _trees(copy)[at][0] != _trees(builtin)[at][0]
+
+
+class QueryRMSE(Loss):
+    """CatBoost's QueryRMSE, as its derivatives (``TQueryRmseError``): each row's residual less its query's
+    weighted mean residual, ``-W_k (y_i - s_i - mean_k(y - s))``, and the Hessian ``W_k`` (the query's mean
+    held). A pointwise-scored loss: no split weights, no centring; the path without the hook."""
+
+    name = "query_rmse_test"
+    summary = "CatBoost's QueryRMSE (test objective)"
+    hessians = {"bound": Hessian("bound", "W_k: the query's mean residual held (exact: W_k (1 - 1/n_k))")}
+
+    def _loss(self, scores: np.ndarray) -> float:
+        r = self._residuals(scores)
+        return float(0.5 * np.sum(np.repeat(self.query_weights, np.diff(self.group_ptr)) * r * r))
+
+    def _residuals(self, scores: np.ndarray) -> np.ndarray:
+        sizes = np.diff(self.group_ptr)
+        r = self.labels - scores
+        return r - np.repeat(np.add.reduceat(r, self.group_ptr[:-1]) / sizes, sizes)
+
+    def _grad_hess(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        w = np.repeat(self.query_weights, np.diff(self.group_ptr))
+        return -w * self._residuals(scores), w.copy()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_loss_without_split_weights_grows_queryrmses_trees(weighted: bool) -> None:
+    d = make_ranking(n_queries=30, docs_per_query=(1, 20), n_features=5, seed=4)
+    w = np.random.default_rng(6).uniform(0.2, 3.0, size=d.n_queries) if weighted else None
+    pool = bpc.pool(d.X, d.y, group_ptr=d.group_ptr, group_weight=w)
+    params = {**PARAMS, "depth": 4}
+    builtin = catboost.CatBoost({**params, "loss_function": "QueryRMSE", "iterations": 12, "verbose": False,
+                                 "leaf_estimation_iterations": 1, "allow_writing_files": False}).fit(pool)
+    copy = bpc.train(params, pool, bpc.objective(QueryRMSE, hessian_floor=False), 12)
+    assert _agree(builtin, copy) == 12
+    np.testing.assert_allclose(copy.predict(d.X, prediction_type="RawFormulaVal"),
+                               builtin.predict(d.X, prediction_type="RawFormulaVal"), rtol=0, atol=1e-6)
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_mq2008_fold1_queryrmses_100_trees(mq2008_fold1) -> None:
+    """QueryRMSE on MQ2008 Fold 1, depth 6, 100 rounds: every tree is CatBoost's but tree 30, whose
+    fifth split is another feature's cutting the training rows exactly as CatBoost's (a tie): the same
+    leaf for every training row, leaf values and predictions within 1e-6."""
+    d = mq2008_fold1
+    pool = bpc.pool(d.X, d.y, group_ptr=d.group_ptr)
+    params = {**PARAMS, "depth": 6}
+    builtin = catboost.CatBoost({**params, "loss_function": "QueryRMSE", "iterations": 100, "verbose": False,
+                                 "leaf_estimation_iterations": 1, "allow_writing_files": False}).fit(pool)
+    copy = bpc.train(params, pool, bpc.objective(QueryRMSE, hessian_floor=False), 100)
+    a, b = _trees(builtin), _trees(copy)
+    assert [t for t in range(100) if a[t][0] != b[t][0] or np.max(np.abs(a[t][1] - b[t][1])) > 1e-6] == [30]
+    assert a[30][0][:4] == b[30][0][:4] and a[30][0][4] != b[30][0][4]
+    leaves = [m.calc_leaf_indexes(pool, ntree_start=30, ntree_end=31) for m in (builtin, copy)]
+    assert np.array_equal(*leaves) and np.max(np.abs(a[30][1] - b[30][1])) < 1e-6
+    np.testing.assert_allclose(copy.predict(d.X, prediction_type="RawFormulaVal"),
+                               builtin.predict(d.X, prediction_type="RawFormulaVal"), rtol=0, atol=1e-6)

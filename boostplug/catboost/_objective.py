@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._core.threads import limit_threads
 from .._validation import check_labels
+from ..frameworks._builders import builder_weights
 from ..frameworks._bound_objective import FROM_FRAMEWORK, BoundObjective
 from ..groups import qid_from_group_ptr, resolve_group_ptr
 
@@ -23,16 +24,15 @@ MAX_ROWS = 2 ** 24
 
 
 def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: ArrayLike | None = None,
-         **pool_args: Any) -> Any:
+         group_weight: ArrayLike | None = None, **pool_args: Any) -> Any:
     """A CatBoost pool for :func:`boostplug.catboost.train` and CatBoost's own losses: features ``X``,
-    labels ``y`` and the queries as ``group_ptr`` or ``qid`` (each query's rows contiguous);
-    ``pool_args`` go to ``catboost.Pool`` (``cat_features``, ``feature_names``...; not ``label``,
-    ``group_id`` or ``weight``). It keeps ``X`` (not a copy) for the pool of row indices
-    :func:`~boostplug.catboost.train` fits each round on."""
-    for key in ("label", "group_id", "weight", "group_weight", "pairs", "baseline"):
+    labels ``y``, the queries as ``group_ptr`` or ``qid`` (each query's rows contiguous), their weights
+    ``group_weight`` (one per query, or per row); ``pool_args`` go to ``catboost.Pool`` (not ``label``,
+    ``group_id``, ``weight``). It keeps ``X`` (not a copy) for the pool of row indices the rounds fit on."""
+    for key in ("label", "group_id", "weight", "pairs", "baseline"):
         if key in pool_args:
-            raise ValueError(f"boostplug.catboost.pool: {key}= is not taken (labels: y, queries: group_ptr or qid; "
-                             "a boostplug objective on CatBoost trains without weights or pairs of the pool)")
+            raise ValueError(f"boostplug.catboost.pool: {key}= is not taken (labels: y, queries: group_ptr or qid, "
+                             "their weights: group_weight; a boostplug objective trains without pairs of the pool)")
     labels = check_labels(y)
     g = resolve_group_ptr(group_ptr, qid, labels.shape[0], caller="boostplug.catboost.pool")
     if labels.shape[0] > MAX_ROWS:
@@ -40,8 +40,10 @@ def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: Array
                          "row indices back as float32 labels, exact up to 2^24)")
     from catboost import Pool
 
-    p = Pool(X, label=labels, group_id=qid_from_group_ptr(g), **pool_args)
-    p.boostplug_rows = (labels, g, X, pool_args)  # what the rounds read beside CatBoost's pool
+    qw = builder_weights(group_weight, g, "CatBoost", per_query=True)
+    rows = None if qw is None else np.repeat(qw, np.diff(g))
+    p = Pool(X, label=labels, group_id=qid_from_group_ptr(g), group_weight=rows, **pool_args)
+    p.boostplug_rows = (labels, g, X, pool_args, qw, rows)  # what the rounds read beside CatBoost's pool
     return p
 
 
@@ -50,7 +52,7 @@ def rounds_pool(p: Any, quantization: dict[str, Any]) -> Any:
     features and queries with each row's index as its label (only labels reach ``calc_ders_range``)."""
     from catboost import Pool
 
-    labels, group_ptr, X, pool_args = p.boostplug_rows
+    labels, group_ptr, X, pool_args = p.boostplug_rows[:4]
     rows = Pool(X, label=np.arange(labels.shape[0], dtype=np.float64), group_id=qid_from_group_ptr(group_ptr),
                 **pool_args)
     rows.quantize(**quantization)
@@ -60,11 +62,13 @@ def rounds_pool(p: Any, quantization: dict[str, Any]) -> Any:
 class RoundDers:
     """What CatBoost calls during one round: each row's derivatives, looked up by the row index
     CatBoost hands as the target. CatBoost's sign: the first derivative of the log-likelihood it
-    maximises (minus the gradient) and the second (minus the Hessian)."""
+    maximises (minus the gradient) and the second (minus the Hessian). ``weights``: the rows'
+    weights in the round's split scores (the pool's: ``None``, each 1), ``split``: the objective's own."""
 
-    def __init__(self, name: str, scores: NDArray[np.float64], grad: NDArray[np.float64],
-                 hess: NDArray[np.float64]) -> None:
+    def __init__(self, name: str, scores: NDArray[np.float64], grad: NDArray[np.float64], hess: NDArray[np.float64],
+                 weights: NDArray[np.float64] | None = None, split: bool = False) -> None:
         self.name, self.scores, self.der1, self.der2 = name, scores, -grad, -hess
+        self.weights, self.split = weights, split
         #: the first error raised inside CatBoost's call (CatBoost reraises it as text)
         self.error: BaseException | None = None
 
@@ -81,9 +85,9 @@ class RoundDers:
 
     def _rows(self, approxes: NDArray[np.float64], targets: NDArray[np.float64], weights: Any) -> NDArray[np.int64]:
         rows = targets.astype(np.int64)  # the rounds' pool (rounds_pool) is labelled with the row indices
-        if weights is not None and np.any(np.asarray(weights) != 1):
-            raise ValueError(f"{self.name}: CatBoost handed row weights; a boostplug objective on CatBoost trains "
-                             "without them")
+        w = np.float32(1) if self.weights is None else self.weights[rows].astype(np.float32)
+        if weights is not None and not np.array_equal(np.asarray(weights, np.float32), np.broadcast_to(w, rows.shape)):
+            raise ValueError(f"{self.name}: CatBoost handed row weights other than the round's (the pool's or split's)")
         expected = self.scores[rows]
         if not np.allclose(approxes, expected, rtol=1e-9, atol=1e-9):
             k = int(np.argmax(np.abs(approxes - expected)))
@@ -95,15 +99,20 @@ class RoundDers:
 
 class CatBoostObjective(BoundObjective):
     """A boostplug objective for :func:`boostplug.catboost.train`: bound to each :func:`pool` it
-    trains on, it computes one round's gradients and Hessians over whole queries (:meth:`round`)."""
+    trains on, it computes one round's gradients and Hessians over whole queries (:meth:`round`).
+    A loss may weigh the rows in CatBoost's split scores (as CatBoost's losses on pairs weigh each row
+    by its pairs): its ``split_weights()`` gives one weight per row (docs/catboost.md)."""
 
     def round(self, pool: Any, scores: NDArray[np.float64], threads: int | None) -> RoundDers:
         """The derivatives of every row of ``pool`` at ``scores`` (the model's before this round)."""
         labels, group_ptr = _pool_arrays(pool)
-        prep = self.prepared(pool, (labels, group_ptr), lambda: (labels, group_ptr, None), framework="CatBoost")
+        qw, rows = pool.boostplug_rows[4:]
+        prep = self.prepared(pool, (labels, group_ptr, qw), lambda: (labels, group_ptr, qw), framework="CatBoost")
         with limit_threads(self.round_threads(threads)):
             grad, hess = prep.grad_hess(scores)
-        return RoundDers(self.name, scores, np.asarray(grad, dtype=np.float64), np.asarray(hess, dtype=np.float64))
+        split = getattr(prep, "split_weights", None)
+        return RoundDers(self.name, scores, np.asarray(grad, dtype=np.float64), np.asarray(hess, dtype=np.float64),
+                         rows if split is None else np.asarray(split(), dtype=np.float64), split is not None)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         # What catboost.CatBoost(...).fit does first with its parameters: refused there, with the way that works.

@@ -46,7 +46,9 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
     after each round with ``metric`` into ``evals_result`` (``{name: {metric: [values]}}``);
     ``early_stopping_rounds``: stop when the last metric on the last set has not improved for that
     many rounds, the model cut to its best round. ``callback(t, model)`` after each round. Stops
-    when a round's gradients are all zero (``None`` if no tree was grown). docs/catboost.md."""
+    when a round's gradients are all zero (``None`` if no tree was grown). A loss's ``split_weights()``
+    weigh the rows, ``l2_leaf_reg`` rescaled to the queries' weights (CatBoost scales it by the mean
+    weight), each tree's leaves centred at the end, as for CatBoost's losses on pairs. docs/catboost.md."""
     from catboost import CatBoost, CatBoostError
 
     _check(params)
@@ -68,13 +70,18 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
     # Every round fits with random_seed: CatBoost continues an init_model with that model's seed anyway.
     base = {"verbose": False, "allow_writing_files": False, **params, "boosting_type": "Plain",
             "leaf_estimation_iterations": 1, "iterations": 1, "eval_metric": "RMSE"}
+    l2_key = "reg_lambda" if "reg_lambda" in params else "l2_leaf_reg"
+    user = pool.boostplug_rows[5]  # the queries' weights, per row
     scores = np.zeros(labels.shape[0])
     model, best, best_value = None, 0, -np.inf
     for t in range(rounds):
         ders = bound.round(pool, scores, threads if threads and threads > 0 else None)
         if not np.any(ders.der1):
             break  # nothing to learn: every tree would be one leaf of value 0
-        step = CatBoost({**base, "loss_function": ders})
+        if ders.weights is not None:
+            work.set_weight(ders.weights)
+        scale = (labels.shape[0] if user is None else user.sum()) / ders.weights.sum() if ders.split else 1.0
+        step = CatBoost({**base, "loss_function": ders, l2_key: float(params.get(l2_key, 3.0)) * scale})
         try:
             with warnings.catch_warnings():  # CatBoost's note that it cannot compile the objective, at every fit
                 warnings.filterwarnings("ignore", message="Can't optimze method", category=UserWarning)
@@ -98,8 +105,22 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
             model.shrink(best)
             break
     if model is not None:
+        if ders.split:
+            _centre(model, work, user)
         _finish(model, bound, int(params.get("random_seed", 0)))
     return model
+
+
+def _centre(model: Any, work: Any, user: np.ndarray | None) -> None:
+    """Each tree's leaves less their mean over the training rows (weighted as the queries), a leaf without rows
+    at 0, as CatBoost's losses on pairs do; at the end (each round's fit continues from the trees as grown)."""
+    counts, values = model.get_tree_leaf_counts(), model.get_leaf_values()
+    for t, (leaf, start) in enumerate(zip(model.calc_leaf_indexes(work).T, np.cumsum(counts) - counts)):
+        tree = values[start:start + counts[t]]  # a view: the model's values change with it
+        sums = np.bincount(leaf, weights=user, minlength=counts[t])
+        tree -= np.where(np.abs(sums) > 1e-9, tree @ sums / sums.sum(), tree)
+    model.set_leaf_values(values)
+    model._load_from_string(model._serialize_model())  # set_leaf_values alone changes no prediction
 
 
 def _finish(model: Any, bound: CatBoostObjective, seed: int) -> None:

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ._contract import Param, Search
 from .lambdarank import SIGMOID_MAX, SIGMOID_MIN
 from .logistic import LOGISTIC
@@ -65,3 +68,10 @@ class RankNet(Truncatable, PairwiseLoss):
     params = {"sigma": SIGMA, "truncation_level": TRUNCATION_LEVEL}
     hessians = {"exact": LAMBDA_EXACT, "bound": LAMBDA_BOUND}
     pair_loss, pair_grad, pair_hess = LOGISTIC
+
+    def split_weights(self) -> NDArray[np.float64]:
+        """Each row's summed weight of all its pairs: its weight in CatBoost's split scores, as PairLogit's."""
+        sizes = np.diff(self.group_ptr)
+        q = np.repeat(np.arange(sizes.shape[0]), sizes)
+        _, at, same = np.unique(np.stack([q, self.labels]), axis=1, return_inverse=True, return_counts=True)
+        return (sizes[q] - same[at.reshape(-1)]) * self.query_weights[q]

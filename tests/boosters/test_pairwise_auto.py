@@ -3,6 +3,12 @@ the pair-free sums by their estimated cost; a fit under ``"auto"`` is the fit of
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from tests.boosters._helpers import assert_identical_fit, graded_data, letor_like
@@ -10,7 +16,8 @@ from tests.boosters._helpers import assert_identical_fit, graded_data, letor_lik
 import boostplug.pairs as pairs_mod
 from boostplug.boosters import MPBoost, RankBoost
 from boostplug.boosters._fit_data import FitData
-from boostplug.boosters._pairwise_choice import _rbplus_groups, choose_pairwise, round_costs
+from boostplug.boosters import _pairwise_choice
+from boostplug.boosters._pairwise_choice import QUICK_FIT_NS, _rbplus_groups, choose_pairwise, round_costs
 
 
 def fit_data(X, y, qid, pairs=None) -> FitData:
@@ -102,3 +109,49 @@ def test_group_count_bound_averages(seed: int) -> None:
 def test_round_costs_names_the_boosters() -> None:
     with pytest.raises(ValueError, match="'adarank'"):
         round_costs("adarank", sizes=np.array([3]), n_pairs=2, n_levels=2, n_features=1, n_rounds=1)
+
+
+def test_a_quick_fit_takes_the_pair_list_whatever_the_levels_cost() -> None:
+    """Three rounds on small queries: the levels are estimated cheaper per round, but the whole fit
+    on the pair list is far under QUICK_FIT_NS, so "auto" takes the pair list (fewer kernels to compile)."""
+    X, y, qid = queries(30, 12)
+    d = fit_data(X, y, qid)
+    shape = dict(sizes=np.diff(d.group_ptr), n_pairs=int(pairs_mod.count_critical_pairs(y, d.group_ptr).sum()),
+                 n_levels=3, n_features=45, n_rounds=3)
+    cost = round_costs("rankboost+", **shape)
+    assert cost["levels"] < cost["pairs"] and cost["pairs"] * 3 < QUICK_FIT_NS
+    assert choose_pairwise("rankboost+", d, 3, 112) == "pairs"
+    with pytest.MonkeyPatch.context() as mp:     # the same fit estimated slow: the cheaper path per round
+        mp.setattr(_pairwise_choice, "QUICK_FIT_NS", 0.0)
+        assert choose_pairwise("rankboost+", d, 3, 112) == "levels"
+
+
+#: A fresh process fits a small RankBoost+ (benchmarks/first_use.py's data and rounds) and names the module
+#: of every kernel numba compiled or loaded from its cache for it (Dispatcher.compile runs once per new
+#: signature either way), so the count does not depend on what the cache holds.
+_FIRST_FIT = """
+import json
+from numba.core import dispatcher
+kernels, compile = [], dispatcher.Dispatcher.compile
+def counted(self, sig):
+    kernels.append(self.py_func.__module__ + "." + self.py_func.__qualname__)
+    return compile(self, sig)
+dispatcher.Dispatcher.compile = counted
+from boostplug.data import make_ranking
+from boostplug.boosters import RankBoost
+d = make_ranking(n_queries=30, docs_per_query=(5, 20), n_features=5, n_labels=3, seed=0)
+RankBoost(variant="rankboost+", n_rounds=3).fit(d.X, d.y, qid=d.qid)
+print(json.dumps(kernels))
+"""
+
+
+@pytest.mark.slow
+def test_a_first_small_rankboost_plus_fit_compiles_no_pair_free_kernel() -> None:
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", _FIRST_FIT], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    kernels = json.loads(done.stdout.strip().splitlines()[-1])
+    pair_free = [k for k in kernels if k.split(".")[2] in ("_level_sums", "_group_pairs", "_group_e2")]
+    assert pair_free == [], pair_free
+    assert any(k.startswith("boostplug.boosters._pair_mins.") for k in kernels), kernels  # the hook saw the fit

@@ -3,12 +3,6 @@ the pair-free sums by their estimated cost; a fit under ``"auto"`` is the fit of
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from tests.boosters._helpers import assert_identical_fit, graded_data, letor_like
@@ -125,33 +119,3 @@ def test_a_quick_fit_takes_the_pair_list_whatever_the_levels_cost() -> None:
         mp.setattr(_pairwise_choice, "QUICK_FIT_NS", 0.0)
         assert choose_pairwise("rankboost+", d, 3, 112) == "levels"
 
-
-#: A fresh process fits a small RankBoost+ (benchmarks/first_use.py's data and rounds) and names the module
-#: of every kernel numba compiled or loaded from its cache for it (Dispatcher.compile runs once per new
-#: signature either way), so the count does not depend on what the cache holds.
-_FIRST_FIT = """
-import json
-from numba.core import dispatcher
-kernels, compile = [], dispatcher.Dispatcher.compile
-def counted(self, sig):
-    kernels.append(self.py_func.__module__ + "." + self.py_func.__qualname__)
-    return compile(self, sig)
-dispatcher.Dispatcher.compile = counted
-from boostplug.data import make_ranking
-from boostplug.boosters import RankBoost
-d = make_ranking(n_queries=30, docs_per_query=(5, 20), n_features=5, n_labels=3, seed=0)
-RankBoost(variant="rankboost+", n_rounds=3).fit(d.X, d.y, qid=d.qid)
-print(json.dumps(kernels))
-"""
-
-
-@pytest.mark.slow
-def test_a_first_small_rankboost_plus_fit_compiles_no_pair_free_kernel() -> None:
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", _FIRST_FIT], capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    kernels = json.loads(done.stdout.strip().splitlines()[-1])
-    pair_free = [k for k in kernels if k.split(".")[2] in ("_level_sums", "_group_pairs", "_group_e2")]
-    assert pair_free == [], pair_free
-    assert any(k.startswith("boostplug.boosters._pair_mins.") for k in kernels), kernels  # the hook saw the fit

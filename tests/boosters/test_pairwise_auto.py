@@ -105,7 +105,7 @@ def test_round_costs_names_the_boosters() -> None:
         round_costs("adarank", sizes=np.array([3]), n_pairs=2, n_levels=2, n_features=1, n_rounds=1)
 
 
-def test_a_quick_fit_takes_the_pair_list_whatever_the_levels_cost() -> None:
+def test_a_quick_fit_takes_the_pair_list_whatever_the_levels_cost(monkeypatch) -> None:
     """Three rounds on small queries: the levels are estimated cheaper per round, but the whole fit
     on the pair list is far under QUICK_FIT_NS, so "auto" takes the pair list (fewer kernels to compile)."""
     X, y, qid = queries(30, 12)
@@ -115,7 +115,5 @@ def test_a_quick_fit_takes_the_pair_list_whatever_the_levels_cost() -> None:
     cost = round_costs("rankboost+", **shape)
     assert cost["levels"] < cost["pairs"] and cost["pairs"] * 3 < QUICK_FIT_NS
     assert choose_pairwise("rankboost+", d, 3, 112) == "pairs"
-    with pytest.MonkeyPatch.context() as mp:     # the same fit estimated slow: the cheaper path per round
-        mp.setattr(_pairwise_choice, "QUICK_FIT_NS", 0.0)
-        assert choose_pairwise("rankboost+", d, 3, 112) == "levels"
-
+    monkeypatch.setattr(_pairwise_choice, "QUICK_FIT_NS", 0.0)    # the same fit estimated slow: the cheaper path
+    assert choose_pairwise("rankboost+", d, 3, 112) == "levels"

@@ -7,6 +7,7 @@ busy machine changes them less than wall-clock times; the first line's figure is
 
 Usage:
     python benchmarks/first_use_compiles.py --only metrics,qbrank
+    python benchmarks/first_use_compiles.py --only rankboost+,ndcg_boost-stumps --counts   # counts only, a line each
 """
 
 from __future__ import annotations
@@ -79,11 +80,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="metrics,qbrank,mpboost,ndcg_boost", help="comma-separated entry points")
     ap.add_argument("--signatures", action="store_true", help="print each compile's argument types")
+    ap.add_argument("--counts", action="store_true",
+                    help="one line per entry point: its compiles, boostplug's among them, the kernels it called")
     args = ap.parse_args(argv)
+    if args.counts:
+        print(f"{'entry point':<20} {'compiles':>8} {'boostplug':>9} {'called':>6}  kernels called")
     for name in [n.strip() for n in args.only.split(",")]:
         with tempfile.TemporaryDirectory(prefix="bp-numba-") as cache:
             rec = _record(ENTRY_POINTS[name], cache)
         rows = rec["rows"]
+        if args.counts:
+            ours = [r for r in rows if r["name"].startswith("boostplug.")]
+            called = [r["name"].rsplit(".", 1)[-1] for r in rows if not r["nested"]]
+            print(f"{name:<20} {len(rows):8d} {len(ours):9d} {len(called):6d}  {' '.join(sorted(called))}")
+            continue
         print(f"\n{name}: {rec['seconds']:.2f} s from import to the end of the first call, "
               f"{len(rows)} compiles, {sum(r['self'] for r in rows):.2f} CPU s compiling "
               f"({sum(r['llvm'] for r in rows):.2f} s in LLVM)")

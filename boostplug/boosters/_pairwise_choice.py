@@ -2,9 +2,10 @@
 
 RankBoost (every variant) and stump MPBoost on graded labels hold the critical pairs listed
 (``"pairs"``, memory ``O(P)``) or pair-free (``"levels"``); both train the same model up to rounding.
-``"auto"`` takes the pair list for explicit pairs, the levels past the pair memory limit, otherwise
-the path with the smaller estimated time per round (:func:`round_costs`: each path's work counted
-from the data's shape, weighted by its measured nanoseconds :data:`NS`). The rule and its table:
+``"auto"`` takes the pair list for explicit pairs, the levels past the pair memory limit, the pair list
+for a fit estimated under :data:`QUICK_FIT_NS` on it, otherwise the path with the smaller estimated time
+per round (:func:`round_costs`: each path's work counted from the data's shape, weighted by its
+measured nanoseconds :data:`NS`). The rule and its table:
 docs/boosters.md ("How ``pairwise="auto"`` chooses"). The work both paths share (stump sums, the
 candidates, the span test) is left out.
 """
@@ -22,7 +23,12 @@ from ..pairs import count_critical_pairs
 from ._fit_data import FitData
 from ._level_sums import PAIRWISE
 
-__all__ = ["NS", "choose_pairwise", "fixed_pairwise", "round_costs"]
+__all__ = ["NS", "QUICK_FIT_NS", "choose_pairwise", "fixed_pairwise", "round_costs"]
+
+#: A fit whose pair list is estimated under this many nanoseconds in all (its rounds times the
+#: pair list's cost per round) takes the pair list whatever the levels cost: it compiles about half
+#: the kernels on a first use (what such a fit waits for) and is what small data takes by default.
+QUICK_FIT_NS = 20e6
 
 #: Nanoseconds per unit of work, from ``benchmarks/booster_speed.py``'s times of both paths on OHSUMED
 #: and MQ2008 Fold1 train and single queries of 300 and 100,000 documents (docs/studies/performance.md).
@@ -105,4 +111,4 @@ def choose_pairwise(booster: str, data: FitData, n_rounds: int, bytes_per_pair: 
         return "levels"
     cost = round_costs(booster, sizes=np.diff(data.group_ptr), n_pairs=n_pairs, n_levels=int(np.unique(data.y).size),
                        n_features=data.X.shape[1], n_rounds=n_rounds)
-    return "levels" if cost["levels"] < cost["pairs"] else "pairs"
+    return "pairs" if cost["pairs"] * n_rounds < QUICK_FIT_NS or cost["pairs"] <= cost["levels"] else "levels"

@@ -133,7 +133,9 @@ class ListwiseLoss(RunLoss):
         if key not in _KERNELS:
             _KERNELS[key] = compile_closure(list_kernel(*map(_jit, _functions(type(self))), with_at), parallel=True)
         self._kernel, self._work = _KERNELS[key], int(self.list_work())
-        try:  # compile (or load) the kernel this data set's calls take, on the data set's first query
+        if type(self).__module__.startswith(__package__ + "."):  # ours compile: at a first call (a booster makes none)
+            return
+        try:  # a user's functions: compile (or load) the kernel now, on the data set's first query
             kernel = dispatch.kernel_for(self._kernel, self._work)
             self._call(kernel, np.zeros(self.n_docs), True, self._checked_inputs(), 0)
         except NUMBA_CANNOT_COMPILE as e:

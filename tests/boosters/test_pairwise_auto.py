@@ -10,7 +10,8 @@ from tests.boosters._helpers import assert_identical_fit, graded_data, letor_lik
 import boostplug.pairs as pairs_mod
 from boostplug.boosters import MPBoost, RankBoost
 from boostplug.boosters._fit_data import FitData
-from boostplug.boosters._pairwise_choice import _rbplus_groups, choose_pairwise, round_costs
+from boostplug.boosters import _pairwise_choice
+from boostplug.boosters._pairwise_choice import QUICK_FIT_NS, _rbplus_groups, choose_pairwise, round_costs
 
 
 def fit_data(X, y, qid, pairs=None) -> FitData:
@@ -102,3 +103,17 @@ def test_group_count_bound_averages(seed: int) -> None:
 def test_round_costs_names_the_boosters() -> None:
     with pytest.raises(ValueError, match="'adarank'"):
         round_costs("adarank", sizes=np.array([3]), n_pairs=2, n_levels=2, n_features=1, n_rounds=1)
+
+
+def test_a_quick_fit_takes_the_pair_list_whatever_the_levels_cost(monkeypatch) -> None:
+    """Three rounds on small queries: the levels are estimated cheaper per round, but the whole fit
+    on the pair list is far under QUICK_FIT_NS, so "auto" takes the pair list (fewer kernels to compile)."""
+    X, y, qid = queries(30, 12)
+    d = fit_data(X, y, qid)
+    shape = dict(sizes=np.diff(d.group_ptr), n_pairs=int(pairs_mod.count_critical_pairs(y, d.group_ptr).sum()),
+                 n_levels=3, n_features=45, n_rounds=3)
+    cost = round_costs("rankboost+", **shape)
+    assert cost["levels"] < cost["pairs"] and cost["pairs"] * 3 < QUICK_FIT_NS
+    assert choose_pairwise("rankboost+", d, 3, 112) == "pairs"
+    monkeypatch.setattr(_pairwise_choice, "QUICK_FIT_NS", 0.0)    # the same fit estimated slow: the cheaper path
+    assert choose_pairwise("rankboost+", d, 3, 112) == "levels"

@@ -63,14 +63,17 @@ class CatBoostRanker(RankerMixin, BaseEstimator):
     def fit(self, X: Any, y: ArrayLike, *, qid: ArrayLike | None = None, group_id: ArrayLike | None = None,
             group: ArrayLike | None = None, eval_set: Sequence[tuple[Any, Any]] | None = None,
             eval_qid: Sequence[ArrayLike] | None = None, eval_group: Sequence[ArrayLike] | None = None,
+            sample_weight: ArrayLike | None = None, eval_sample_weight: Sequence[ArrayLike] | None = None,
             doc: ArrayLike | None = None) -> "CatBoostRanker":
         """Fit on queries given by ``qid`` (or CatBoost's name for it, ``group_id``; one id per row,
         each query's rows adjacent) or ``group`` (query sizes); ``eval_set``: ``[(X, y), ...]`` with
-        ``eval_qid`` (or ``eval_group``) for each; ``doc``: document keys for keyed pairs."""
+        ``eval_qid`` (or ``eval_group``) for each; ``sample_weight`` (and ``eval_sample_weight``): one
+        weight per row, alike within a query (the pool's ``group_weight``); ``doc``: document keys."""
         if group_id is not None and qid is not None:
             raise ValueError("pass qid= or group_id= (the same thing, CatBoost's name), not both")
-        plan = self._plan_fit(X, y, qid=qid if group_id is None else group_id, group=group, sample_weight=None,
-                              eval_set=eval_set, eval_qid=eval_qid, eval_group=eval_group, eval_sample_weight=None,
+        plan = self._plan_fit(X, y, qid=qid if group_id is None else group_id, group=group, sample_weight=sample_weight,
+                              eval_set=eval_set, eval_qid=eval_qid, eval_group=eval_group,
+                              eval_sample_weight=eval_sample_weight,
                               doc=doc)
         if plan.choice.name is None:
             raise ValueError(f"boostplug.catboost.CatBoostRanker takes a boostplug objective (one of "
@@ -79,9 +82,10 @@ class CatBoostRanker(RankerMixin, BaseEstimator):
         params = {"learning_rate": self.learning_rate, "depth": self.depth, "random_seed": self.random_seed,
                   "thread_count": self.thread_count, **plan.choice.booster_params}
         self.evals_result_: dict[str, Any] = {}
-        self.model_ = train(params, pool(plan.X, y, group_ptr=plan.group_ptr),
+        self.model_ = train(params, pool(plan.X, y, group_ptr=plan.group_ptr, group_weight=plan.query_weights),
                             make_objective(plan.choice.entry, **plan.choice.params), self.n_estimators,
-                            valid_sets=[pool(e.X, e.y, group_ptr=e.group_ptr) for e in plan.evals],
+                            valid_sets=[pool(e.X, e.y, group_ptr=e.group_ptr, group_weight=e.query_weights)
+                                        for e in plan.evals],
                             valid_names=[f"validation_{i}" for i in range(len(plan.evals))],
                             metric=[m.name for m in plan.metrics], early_stopping_rounds=plan.early_stopping_rounds,
                             evals_result=self.evals_result_)

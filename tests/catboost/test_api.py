@@ -163,6 +163,24 @@ def test_the_ranker_fits_with_eval_set_and_early_stopping(example) -> None:
     np.testing.assert_array_equal(back.predict(test.X), r.predict(test.X))
 
 
+def test_the_rankers_sample_weights_are_the_pools_query_weights(example) -> None:
+    """``sample_weight`` (alike within a query) reaches the pool as ``group_weight``: the same model
+    as bpc.train on a pool with those query weights, another than without them."""
+    train, _ = example
+    qw = 1.0 + np.arange(len(train.group_ptr) - 1) % 3
+    rows = np.repeat(qw, np.diff(train.group_ptr))
+    r = bpc.CatBoostRanker("ranknet", n_estimators=5, **FAST).fit(train.X, train.y, qid=train.qid, sample_weight=rows)
+    direct = bpc.train(FAST, bpc.pool(train.X, train.y, group_ptr=train.group_ptr, group_weight=qw), "ranknet", 5)
+    np.testing.assert_allclose(r.predict(train.X), direct.predict(train.X, prediction_type="RawFormulaVal"),
+                               rtol=1e-12, atol=1e-12)
+    plain = bpc.CatBoostRanker("ranknet", n_estimators=5, **FAST).fit(train.X, train.y, qid=train.qid)
+    assert np.abs(plain.predict(train.X) - r.predict(train.X)).max() > 1e-6
+    uneven = rows.copy()
+    uneven[train.group_ptr[np.flatnonzero(np.diff(train.group_ptr) > 1)[0]] + 1] += 1.0  # a query's second row
+    with pytest.raises(ValueError, match="weight"):
+        bpc.CatBoostRanker("ranknet", n_estimators=1).fit(train.X, train.y, qid=train.qid, sample_weight=uneven)
+
+
 def test_the_rankers_parameters_and_refusals(example) -> None:
     train, _ = example
     r = bpc.CatBoostRanker("ranknet", n_estimators=2, sigma=2.0, l2_leaf_reg=1.0)

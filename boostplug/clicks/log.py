@@ -157,12 +157,7 @@ class ClickLog(Table):
 
     def columns(self) -> dict[str, np.ndarray]:
         """The columns by role (``order``/``dwell`` only when present): what :func:`read_log` takes."""
-        out = {"session": self.session, "query": self.query, "doc": self.doc, "position": self.position,
-               "clicked": self.clicked}
-        for c in ("order", "dwell"):
-            if getattr(self, c) is not None:
-                out[c] = getattr(self, c)
-        return out
+        return {c: getattr(self, c) for c in _sources.ROLES if getattr(self, c) is not None}
 
     def select(self, impressions: NDArray[np.bool_] | NDArray[np.integer]) -> "ClickLog":
         """The log of the chosen impressions (a boolean mask over impressions, or their indices,
@@ -182,9 +177,8 @@ class ClickLog(Table):
         sizes = ptr[idx + 1] - ptr[idx]
         new_ptr = group_ptr_from_sizes(sizes)
         rows = np.repeat(ptr[idx] - new_ptr[:-1], sizes) + np.arange(int(new_ptr[-1]))
-        return ClickLog(self.session[rows], self.query[rows], self.doc[rows], self.position[rows],
-                        self.clicked[rows], None if self.order is None else self.order[rows],
-                        None if self.dwell is None else self.dwell[rows], new_ptr, Dropped())
+        cols = {c: None if getattr(self, c) is None else getattr(self, c)[rows] for c in _sources.ROLES}
+        return ClickLog(**cols, group_ptr=new_ptr)
 
 
 def _a_number(value: object) -> bool:

@@ -189,18 +189,9 @@ def _letor_lines(data: RankingData, qid: NDArray[np.int64] | None, comments: lis
     tokens = [f"{i}:{_fmt(v)}" for i, v in zip((X.indices + 1).tolist(), X.data.tolist())]
     labels = [_fmt(v) for v in data.y[r0:r1].tolist()]
     indptr = X.indptr.tolist()
-    qids = qid[r0:r1].tolist() if qid is not None else None
-    lines = []
-    for r in range(r1 - r0):
-        parts = [labels[r]]
-        if qids is not None:
-            parts.append(f"qid:{qids[r]}")
-        parts.extend(tokens[indptr[r]:indptr[r + 1]])
-        line = " ".join(parts)
-        if comments is not None:
-            line += " #" + comments[r0 + r]
-        lines.append(line + "\n")
-    text = "".join(lines)
+    heads = labels if qid is None else [f"{label} qid:{q}" for label, q in zip(labels, qid[r0:r1].tolist())]
+    tails = [""] * (r1 - r0) if comments is None else [" #" + c for c in comments[r0:r1]]
+    text = "".join(" ".join([heads[r], *tokens[indptr[r]:indptr[r + 1]]]) + tails[r] + "\n" for r in range(r1 - r0))
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as e:

@@ -69,12 +69,8 @@ class Layout(NamedTuple):
 
 def _numbered(root: Path, pattern: str, want_dir: bool) -> list[tuple[int, Path]]:
     rx = re.compile(pattern)
-    found = []
-    for entry in root.iterdir():
-        m = rx.fullmatch(entry.name)
-        if m and entry.is_dir() == want_dir:
-            found.append((int(m.group(1)), entry))
-    return sorted(found)
+    return sorted((int(m.group(1)), entry) for entry in root.iterdir()
+                  if (m := rx.fullmatch(entry.name)) and entry.is_dir() == want_dir)
 
 
 def letor_layout(root: PathLike) -> Layout:

@@ -68,13 +68,9 @@ def _check_values(path: Path, X: sp.csr_matrix, y: NDArray[np.float64]) -> None:
     """Refuse an infinite feature value or a label that is not finite (``inf`` spelled out, or a
     number beyond float64 that the parser rounded to it) or negative, naming the line (negative
     grades would otherwise fail later, in each fold that holds them, by a row of that fold)."""
-    rows = []
     bad_y = np.flatnonzero(~((y >= 0) & (y < np.inf)))  # NaN, infinite or negative
-    if bad_y.size:
-        rows.append(int(bad_y[0]))
     cell = first_infinite(X)
-    if cell is not None:
-        rows.append(cell[0])
+    rows = [int(r) for r in bad_y[:1]] + ([] if cell is None else [cell[0]])
     if not rows:
         return
     bad = find_bad_line(path, None)  # the file's first problem, which may come before this row

@@ -188,16 +188,10 @@ def _arrow_column(col: Any) -> tuple[np.ndarray, NDArray[np.bool_] | None]:
 
 
 def _batch_from(table: Any, kind: str, roles: dict[str, str], first_row: int) -> Batch:
-    values: dict[str, np.ndarray] = {}
-    nulls: dict[str, NDArray[np.bool_] | None] = {}
-    for role, name in roles.items():
-        if kind == "pandas":
-            v, m = _pandas_column(table[name])
-        elif kind == "arrow":
-            v, m = _arrow_column(table.column(name))
-        else:
-            v, m = _numpy_column(table[name])
-        values[role], nulls[role] = v, m
+    columns = {role: _pandas_column(table[name]) if kind == "pandas" else _arrow_column(table.column(name))
+               if kind == "arrow" else _numpy_column(table[name]) for role, name in roles.items()}
+    values = {role: v for role, (v, _) in columns.items()}
+    nulls = {role: m for role, (_, m) in columns.items()}
     lengths = {role: v.shape[0] for role, v in values.items()}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"the click log's columns have different lengths: {lengths}")

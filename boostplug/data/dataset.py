@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
@@ -164,22 +164,17 @@ class RankingData:
         if n_features == self.n_features:
             return self
         if sp.issparse(self.X):
-            X = sp.csr_matrix((self.X.data, self.X.indices, self.X.indptr), shape=(self.n_docs, n_features))
-        else:
-            X = np.pad(self.X, ((0, 0), (0, n_features - self.n_features)))
-        return RankingData(X, self.y, self.qid, self.group_ptr, self.comments)
+            return replace(self, X=sp.csr_matrix((self.X.data, self.X.indices, self.X.indptr),
+                                                 shape=(self.n_docs, n_features)))
+        return replace(self, X=np.pad(self.X, ((0, 0), (0, n_features - self.n_features))))
 
     def to_dense(self) -> "RankingData":
         """The same data with a dense ``X``."""
-        if not sp.issparse(self.X):
-            return self
-        return RankingData(self.X.toarray(), self.y, self.qid, self.group_ptr, self.comments)
+        return replace(self, X=self.X.toarray()) if sp.issparse(self.X) else self
 
     def to_csr(self) -> "RankingData":
         """The same data with a CSR ``X`` (explicit zeros dropped)."""
-        if sp.issparse(self.X):
-            return self
-        return RankingData(sp.csr_matrix(self.X), self.y, self.qid, self.group_ptr, self.comments)
+        return self if sp.issparse(self.X) else replace(self, X=sp.csr_matrix(self.X))
 
 
 def _check_query_indices(query_indices: ArrayLike, n_queries: int) -> NDArray[np.int64]:

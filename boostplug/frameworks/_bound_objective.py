@@ -11,6 +11,7 @@ import sys
 import threading
 import warnings
 import weakref
+from contextlib import suppress
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -184,10 +185,8 @@ class ShippedEntry:
         except Exception as e:  # the class's module is not importable here
             self._error = e
             if state["value"] is not None:
-                try:
+                with suppress(Exception):  # the first error says why: the module is missing
                     self._entry, self._error = pickle.loads(state["value"]), None
-                except Exception:
-                    pass  # the first error says why: the module is missing
 
 
 class BoundObjective:
@@ -309,11 +308,9 @@ class BoundObjective:
         prep = self.objective.prepare(labels, group_ptr, weights=weights, **params)
         # Copies: a framework may hand the same array object back after changing it in place.
         entry = (prep, tuple(None if a is None else np.array(a, copy=True) for a in seen))
-        try:
-            if key is not None:
+        if key is not None:
+            with suppress(TypeError):  # a set that cannot be weakly referenced: self._last only
                 self._by_set[key] = entry
-        except TypeError:
-            pass
         self._last = entry
         return prep
 

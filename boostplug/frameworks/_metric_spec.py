@@ -5,6 +5,7 @@ callable shares)."""
 from __future__ import annotations
 
 import weakref
+from contextlib import suppress
 from typing import Any, Callable
 
 import numpy as np
@@ -117,10 +118,8 @@ class MetricCallable:
         if entry is not None and entry[0]() is key and _same_arrays(entry[1], seen):
             return entry[2]
         value = derive()
-        try:
+        with suppress(TypeError):
             self._sets[id(key)] = (weakref.ref(key, lambda _, k=id(key): self._sets.pop(k, None)), seen, value)
-        except TypeError:
-            pass
         return value
 
     def set_value(self, preds: NDArray, key: Any, labels: Any, groups: Any, weights: Any, *, framework: str,

@@ -5,7 +5,7 @@ is set in every worker process, and the task's framework callback raises before 
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,10 +25,8 @@ def stop_workers(client: "Client", stop: "StopFlag") -> None:
     if stop.sent:
         return
     stop.sent = True
-    try:
+    with suppress(Exception):  # the scheduler is gone, and the workers' tasks with it
         client.run(stop.set_here, on_error="return")
-    except Exception:  # the scheduler is gone, and the workers' tasks with it
-        pass
 
 
 @contextmanager
@@ -59,9 +57,7 @@ def stopped_on_error(client: "Client", futures: list[Any], stop: "StopFlag") -> 
     except BaseException as exc:
         stop_workers(client, stop)
         if not isinstance(exc, Exception):  # KeyboardInterrupt: the tasks are still training
-            try:
+            with suppress(Exception):  # a task still running after STOP_WAIT_S: cancelled below
                 wait(futures, timeout=STOP_WAIT_S)
-            except Exception:  # a task still running after STOP_WAIT_S: cancelled below
-                pass
         client.cancel(futures)
         raise

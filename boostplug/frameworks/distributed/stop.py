@@ -15,6 +15,7 @@ import threading
 import uuid
 import weakref
 from collections import OrderedDict
+from contextlib import suppress
 from typing import Any
 
 import xgboost as xgb
@@ -143,11 +144,9 @@ class LightGBMStop:
                 self._freed = True
                 if reset:
                     for fd in _still_open(self._sockets):
-                        try:
-                            with socket.socket(fileno=os.dup(fd)) as sock:  # a duplicate: LightGBM closes its own
-                                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                        except OSError:  # closed meanwhile
-                            pass
+                        # a duplicate (LightGBM closes its own); OSError: closed meanwhile
+                        with suppress(OSError), socket.socket(fileno=os.dup(fd)) as sock:
+                            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.booster.free_network()
         if _running() is self:
             _RUNNING.stop = None
@@ -181,10 +180,8 @@ def network_sockets(machines: str, port: int) -> dict[int, int]:
         host, _, peer_port = machine.strip().rpartition(":")
         if not peer_port.isdigit():
             continue
-        try:
+        with suppress(OSError):
             host = socket.gethostbyname(host)
-        except OSError:
-            pass
         peers.add((host, int(peer_port)))
     folder = next((f for f in ("/proc/self/fd", "/dev/fd") if os.path.isdir(f)), None)
     found: dict[int, int] = {}
@@ -216,11 +213,9 @@ def _still_open(sockets: dict[int, int]) -> list[int]:
     closed, nor reused by another file)."""
     held = []
     for fd, inode in sockets.items():
-        try:
+        with suppress(OSError):
             if os.fstat(fd).st_ino == inode:
                 held.append(fd)
-        except OSError:
-            pass
     return held
 
 
@@ -234,9 +229,7 @@ def break_sockets(fds: list[int]) -> None:
         except OSError:
             continue
         with sock:
-            try:
+            with suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as unconnected:
             os.dup2(unconnected.fileno(), fd)

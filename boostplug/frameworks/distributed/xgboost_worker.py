@@ -5,6 +5,7 @@ objective, as ``xgboost.spark`` and ``xgboost.dask`` do inside for built-in obje
 from __future__ import annotations
 
 import threading
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -84,10 +85,8 @@ class Tracker:
     def _wait(self) -> None:
         import xgboost as xgb
 
-        try:
+        with suppress(xgb.core.XGBoostError):  # stopped by close() before every worker left: the workers report why
             self._tracker.wait_for()
-        except xgb.core.XGBoostError:  # stopped by close() before every worker left: the workers report why
-            pass
 
     def close(self, grace: float = 0.0) -> None:
         """Stop the tracker (its thread and port) once every worker has left the collective, or
@@ -95,10 +94,9 @@ class Tracker:
         import xgboost as xgb
 
         self._thread.join(grace)
-        try:
+        # the tracker's error: a worker did not leave (the training's error says why)
+        with suppress(xgb.core.XGBoostError):
             self._tracker.free()
-        except xgb.core.XGBoostError:  # the tracker's error: a worker did not leave (the training's error says why)
-            pass
         self._thread.join(TRACKER_GRACE_S)
 
     def __enter__(self) -> "Tracker":

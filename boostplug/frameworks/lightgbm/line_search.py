@@ -154,13 +154,10 @@ def _evaluate(
 ) -> list[Any]:
     import lightgbm as lgb
 
-    res = []
-    if risk is not None:
-        res.append(lgb.EvalResult(name, "qbrank_risk", risk, False))
+    res = [] if risk is None else [lgb.EvalResult(name, "qbrank_risk", risk, False)]
     for f in fevals:
         ret = f(scores, dataset)
-        for t in ret if isinstance(ret, list) else [ret]:
-            res.append(lgb.EvalResult(name, t[0], t[1], t[2]))
+        res += [lgb.EvalResult(name, t[0], t[1], t[2]) for t in (ret if isinstance(ret, list) else [ret])]
     return res
 
 

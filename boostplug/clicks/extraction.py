@@ -132,9 +132,8 @@ class Extraction:
                                                          confidence=confidence)
         query, pref, other = self._pairs(pref_key, other_key)
         order = np.lexsort((other, pref, query))
-        query, pref, other = query[order], pref[order], other[order]
-        count, against, w = count[order], against[order], w[order]
-        return Preferences(query, pref, other, count, against, w, names, weight, self.n_impressions, dropped)
+        return Preferences(*(c[order] for c in (query, pref, other, count, against, w)), names, weight,
+                           self.n_impressions, dropped)
 
 
 def _largest_impression(log: ClickLog, i: int, n_pairs: int) -> str:

@@ -148,9 +148,7 @@ class BaiduULTR(FileLog):
         if broken is not None:
             lines.bad(path, broken[0], MALFORMED, broken[1], impressions=int(bool(block)), rows=len(block))
             return
-        if not block:
-            return
-        for pos, url, click, dwell in block:
+        for pos, url, click, dwell in block or ():
             rows.add(session=session, query=query, doc=url, position=pos, clicked=click, dwell=dwell)
 
 

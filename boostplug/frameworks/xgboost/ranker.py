@@ -199,7 +199,5 @@ class XGBRanker(RankerMixin, xgb.XGBRanker):
         record = objective_of(self.get_booster())
         if record is not None:
             self.objective = record.name
-            if not hasattr(self, "kwargs") or self.kwargs is None:
-                self.kwargs = {}
-            self.kwargs.update(record.params)
+            self.kwargs = {**(getattr(self, "kwargs", None) or {}), **record.params}
         return self

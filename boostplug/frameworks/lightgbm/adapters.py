@@ -44,9 +44,7 @@ def dataset_row_keys(data: Any) -> tuple[np.ndarray, np.ndarray] | None:
     if keys is not None:
         return keys
     used, parent = getattr(data, "used_indices", None), getattr(data, "reference", None)
-    if used is None or parent is None:
-        return None
-    parent_keys = dataset_row_keys(parent)
+    parent_keys = None if used is None or parent is None else dataset_row_keys(parent)
     if parent_keys is None:
         return None
     idx = np.asarray(used, dtype=np.int64)
@@ -55,11 +53,8 @@ def dataset_row_keys(data: Any) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _check_whole_queries(data: Any, who: str) -> None:
     """A subset Dataset (an ``lgb.cv`` fold) must hold each query of its parent whole or not at all."""
-    used = getattr(data, "used_indices", None)
-    parent = getattr(data, "reference", None)
-    if used is None or parent is None:
-        return
-    sizes = parent.get_group()
+    used, parent = getattr(data, "used_indices", None), getattr(data, "reference", None)
+    sizes = None if used is None or parent is None else parent.get_group()
     if sizes is None or len(sizes) == 0:
         return
     sizes = np.asarray(sizes, dtype=np.int64)

@@ -39,15 +39,6 @@ def regular_file(path: PathLike, what: str = "file") -> Path:
     return p
 
 
-def _open_read(path: Path) -> IO[bytes]:
-    """Open plain, ``.gz`` or ``.bz2`` files for reading (as scikit-learn does, by suffix)."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    if path.suffix == ".bz2":
-        return bz2.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")  # noqa: SIM115
-
-
 def _read_error(path: Path, exc: BaseException) -> Exception:
     """A one-line error naming the file for a failure while reading or decompressing it."""
     kind = COMPRESSED.get(path.suffix)
@@ -67,7 +58,8 @@ def _read_error(path: Path, exc: BaseException) -> Exception:
 def _reading(path: Path) -> Iterator[IO[bytes]]:
     """The file open for reading; a failure to open, read or decompress it names the file (:func:`_read_error`)."""
     try:
-        f = _open_read(path)
+        # plain, .gz or .bz2 by suffix, as scikit-learn reads them
+        f: IO[bytes] = {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix, open)(path, "rb")  # type: ignore
     except OSError as e:
         raise _read_error(path, e) from None
     with f:

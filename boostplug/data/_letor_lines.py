@@ -28,13 +28,9 @@ def data_lines(path: Path) -> Iterator[tuple[int, bytes, bytes | None]]:
     ``comment`` is None when the line has no ``#``.
     """
     for number, line in enumerate(file_lines(path), start=1):
-        hash_at = line.find(b"#")
-        if hash_at < 0:
-            data, comment = line, None
-        else:
-            data, comment = line[:hash_at], line[hash_at + 1:]
+        data, hashed, comment = line.partition(b"#")
         if data.split():
-            yield number, data, comment
+            yield number, data, comment if hashed else None
 
 
 def line_numbers(path: Path) -> NDArray[np.int64]:

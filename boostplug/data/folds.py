@@ -85,13 +85,10 @@ def letor_layout(root: PathLike) -> Layout:
         raise FileNotFoundError(f"{r}: no such folder")
     folds = _numbered(r, r"Fold(\d+)", want_dir=True)
     if folds:
-        files = []
-        for _, fold in folds:
-            triple = tuple(fold / f"{s}.txt" for s in _SPLITS)
-            for f in triple:
-                if not f.exists():  # present but not a regular file: load_letor says what it is
-                    raise FileNotFoundError(f"{f}: missing (a fold folder needs train.txt, vali.txt, test.txt)")
-            files.append(triple)
+        files = [tuple(fold / f"{s}.txt" for s in _SPLITS) for _, fold in folds]
+        missing = next((f for triple in files for f in triple if not f.exists()), None)
+        if missing is not None:  # present but not a regular file: load_letor says what it is
+            raise FileNotFoundError(f"{missing}: missing (a fold folder needs train.txt, vali.txt, test.txt)")
         return Layout("folds", files)
     parts = _numbered(r, r"S(\d+)\.txt", want_dir=False)
     if len(parts) >= 3:

@@ -222,8 +222,6 @@ def load_letor(
             if not np.array_equal(sidecar, group_ptr):
                 why = "" if query_file is not None else " (the .query file beside it, which LightGBM reads too: rewrite or remove it)"
                 raise ValueError(f"{qf}: the group sizes disagree with the qid: values in {p}{why}")
-    comments = read_comments(p) if with_comments else None
-    if comments is not None and len(comments) != n:  # pragma: no cover - same line rule as the parsers
-        raise ValueError(f"{p}: read {len(comments)} comments for {n} rows")
+    comments = read_comments(p) if with_comments else None  # one per row: RankingData checks the count
     Xout = _dense(p, X) if dense and sp.issparse(X) else X
     return RankingData(Xout, y, q, group_ptr, comments)

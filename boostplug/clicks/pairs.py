@@ -244,10 +244,8 @@ class TrainingSet:
             raise TypeError(f"label_pairs must be True or False, got {show(label_pairs)}")
         params: dict[str, Any] = {"w": w, "pair_tau": pair_tau, "pairs": self.pairs, "pair_weights": self.pair_weights}
         if not self.labeled.any():
-            params.update(label_pairs=False, labeled="none")
-            return params
-        params.update(label_pairs=bool(label_pairs), labeled_rows=np.flatnonzero(self.labeled))
-        return params
+            return dict(params, label_pairs=False, labeled="none")
+        return dict(params, label_pairs=bool(label_pairs), labeled_rows=np.flatnonzero(self.labeled))
 
 
 def training_set(rows: PairRows, X: Any, group_ptr: ArrayLike, labeled: Any = None) -> TrainingSet:
@@ -280,9 +278,8 @@ def training_set(rows: PairRows, X: Any, group_ptr: ArrayLike, labeled: Any = No
     if labeled is None:
         return TrainingSet(Xc, yc, click_ptr, pairs, rows.weights.copy(), np.zeros(used.shape[0], bool),
                            int(used.shape[0]))
-    for attr in ("X", "y", "group_ptr"):
-        if not hasattr(labeled, attr):
-            raise TypeError(f"labeled must be a boostplug.data.RankingData, got {type(labeled).__name__}")
+    if not all(hasattr(labeled, attr) for attr in ("X", "y", "group_ptr")):
+        raise TypeError(f"labeled must be a boostplug.data.RankingData, got {type(labeled).__name__}")
     if labeled.X.shape[1] != X.shape[1]:
         raise ValueError(f"labeled has {labeled.X.shape[1]} features but X has {X.shape[1]}")
     if sp.issparse(Xc) or sp.issparse(labeled.X):

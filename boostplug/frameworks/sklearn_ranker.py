@@ -202,12 +202,10 @@ def check_eval_metrics(eval_metric: Any) -> tuple[MetricSpec, ...]:
         )
     if not names:
         raise ValueError("eval_metric is an empty list; give at least one metric name such as 'ndcg@10'")
-    seen: set[str] = set()
-    for name in names:
-        key = name.strip().lower()
-        if key in seen:
-            raise ValueError(f"eval_metric lists {name!r} twice: {list(names)!r}")
-        seen.add(key)
+    keys = [name.strip().lower() for name in names]
+    twice = next((name for i, name in enumerate(names) if keys[i] in keys[:i]), None)
+    if twice is not None:
+        raise ValueError(f"eval_metric lists {twice!r} twice: {list(names)!r}")
     return tuple(MetricSpec(name) for name in names)
 
 
@@ -293,11 +291,10 @@ class RankerMixin:
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError(f"eval_set[{i}] must be an (X, y) pair")
                 ex, eq = self._qid_from_X(pair[0], qids[i], groups[i], i)
-                ey = pair[1]
-                egp = group_ptr_of(eq, groups[i], ey, f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])",
+                egp = group_ptr_of(eq, groups[i], pair[1], f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])",
                                    caller=f"{type(self).__name__}.fit")
-                evals.append(EvalSet(ex, ey, egp, query_weights_from_rows(_as_weights(weights[i]), egp,
-                                                                           self._framework)))
+                evals.append(EvalSet(ex, pair[1], egp, query_weights_from_rows(_as_weights(weights[i]), egp,
+                                                                                self._framework)))
         elif eval_qid is not None or eval_group is not None or eval_sample_weight is not None:
             raise ValueError("eval_qid, eval_group or eval sample weights given without eval_set")
         if rounds is not None and not evals:

@@ -264,10 +264,9 @@ def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped
         n = len(batch)
 
     if n == 0:  # no row (an empty table or a file with a header alone): no value to check, an empty log
-        empty = np.zeros(0, dtype=np.int64)
-        none = None if "order" not in values else np.zeros(0)
-        return ClickLog(values["session"], values["query"], values["doc"], empty, np.zeros(0, bool), none,
-                        None if "dwell" not in values else np.zeros(0), np.zeros(1, np.int64), dropped)
+        optional = {c: np.zeros(0) if c in values else None for c in ("order", "dwell")}
+        return ClickLog(values["session"], values["query"], values["doc"], np.zeros(0, np.int64), np.zeros(0, bool),
+                        **optional, group_ptr=np.zeros(1, np.int64), dropped=dropped)
     # the numeric columns as float64 (NaN where missing): position, clicked, and order/dwell when present
     num = {role: _float(values[role], nulls[role], role, roles[role], rows)
            for role in ("position", "clicked", "order", "dwell") if role in values}

@@ -52,10 +52,7 @@ def _param(params: dict[str, Any], name: str, default: Any) -> Any:
 def leaf_values(sum_grad: NDArray[np.float64], sum_hess: NDArray[np.float64], *, lambda_l1: float,
                 lambda_l2: float, max_delta_step: float) -> NDArray[np.float64]:
     """LightGBM's ``CalculateSplittedLeafOutput`` without path smoothing."""
-    if lambda_l1 > 0:
-        g = np.sign(sum_grad) * np.maximum(np.abs(sum_grad) - lambda_l1, 0.0)
-    else:
-        g = sum_grad
+    g = np.sign(sum_grad) * np.maximum(np.abs(sum_grad) - lambda_l1, 0.0) if lambda_l1 > 0 else sum_grad
     out = -g / (sum_hess + lambda_l2)
     if max_delta_step > 0:
         out = np.where(np.abs(out) > max_delta_step, np.sign(out) * max_delta_step, out)

@@ -122,8 +122,6 @@ def evaluate(
         count = sum(r["counts"][name] for r in results)
         out[name] = total / count if count else float("nan")
     if per_query:
-        table = {qid_col: np.concatenate([r["qids"] for r in results])}
-        for name in names:
-            table[name] = np.concatenate([r["values"][name] for r in results])
-        out["per_query"] = pd.DataFrame(table)
+        values = {name: np.concatenate([r["values"][name] for r in results]) for name in names}
+        out["per_query"] = pd.DataFrame({qid_col: np.concatenate([r["qids"] for r in results]), **values})
     return out

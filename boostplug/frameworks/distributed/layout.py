@@ -6,6 +6,7 @@ engines read the query ids where the partitions are and word the refusal with th
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import Any, Iterable, Sequence
 
 __all__ = ["query_runs", "first_split"]
@@ -13,14 +14,8 @@ __all__ = ["query_runs", "first_split"]
 
 def query_runs(keys: Iterable[Any]) -> tuple[list[Any], list[int]]:
     """``([key of each run of equal consecutive keys], [rows of each run])`` of one partition."""
-    runs: list[Any] = []
-    lengths: list[int] = []
-    for key in keys:
-        if not runs or runs[-1] != key:
-            runs.append(key)
-            lengths.append(0)
-        lengths[-1] += 1
-    return runs, lengths
+    runs = [(key, sum(1 for _ in rows)) for key, rows in groupby(keys)]
+    return [key for key, _ in runs], [n for _, n in runs]
 
 
 def first_split(runs_by_partition: Iterable[tuple[int, Sequence[Any]]]) -> tuple[Any, int, int] | None:

@@ -115,10 +115,8 @@ def _reduce(keys: NDArray[np.int64], counts: NDArray[np.int64] | None) -> tuple[
     order = np.argsort(keys, kind="stable")
     k = keys[order]
     starts = np.concatenate(([0], np.flatnonzero(k[1:] != k[:-1]) + 1))
-    if counts is None:
-        c = np.diff(np.append(starts, k.shape[0])).astype(np.int64)
-    else:
-        c = np.add.reduceat(counts[order], starts)
+    c = (np.diff(np.append(starts, k.shape[0])).astype(np.int64) if counts is None
+         else np.add.reduceat(counts[order], starts))
     return k[starts], c
 
 
@@ -178,8 +176,7 @@ class Preferences(Table):
 
     def columns(self) -> dict[str, np.ndarray]:
         """The columns by name."""
-        return {"query": self.query, "preferred": self.preferred, "other": self.other, "count": self.count,
-                "against": self.against, "weight": self.weight}
+        return {c: getattr(self, c) for c in ("query", "preferred", "other", "count", "against", "weight")}
 
     def keyed(self) -> KeyedPairs:
         """The pairs as a :class:`~boostplug.keyed_pairs.KeyedPairs` table (``query``, ``better`` =

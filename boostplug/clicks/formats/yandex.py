@@ -67,9 +67,7 @@ class _Session:
         self.showing: dict[int, int] = {}  # URLID -> the latest impression that showed it
 
     def add_rows(self, rows: Rows) -> None:
-        for imp in self.impressions:
-            if imp.dropped:
-                continue
+        for imp in (i for i in self.impressions if not i.dropped):
             for k, url in enumerate(imp.urls, 1):
                 t = imp.first_click.get(url)
                 rows.add(session=self.sid, query=imp.query, doc=url, position=k, clicked=t is not None,

@@ -401,9 +401,7 @@ def _fill(buf, y, qid, indptr, indices, data, limit, nan_pos, nan_neg, cap, widt
                 ns += 1
             if width == 0:
                 indices[k] = index - 1
-                data[slot] = v
-            else:
-                data[slot] = v  # once per cell (indices increase within a line): a written -0 stays -0.0
+            data[slot] = v  # dense: once per cell (indices increase within a line), so a written -0 stays -0.0
             k += 1
             previous = index
             p = _skip_space(buf, e)

@@ -90,6 +90,4 @@ def train_test_split_by_query(
             f"test_size={test_size!r} gives {n_test} test queries out of {nq}: both parts must be non-empty"
         )
     order = np.random.default_rng(seed).permutation(nq)
-    test = np.sort(order[:n_test])
-    train = np.sort(order[n_test:])
-    return data.subset(train), data.subset(test)
+    return data.subset(np.sort(order[n_test:])), data.subset(np.sort(order[:n_test]))

@@ -303,9 +303,7 @@ def objective_that_trained(booster: Any) -> Any:
     hands the objective the training set, not the Booster), so those need ``objective=``."""
     given = (getattr(booster, "params", None) or {}).get("objective")
     given = getattr(given, "func", given)  # LightGBM's scikit-learn wrapper of it
-    if hasattr(given, "name") and isinstance(getattr(given, "params", None), dict):
-        return given
-    return None
+    return given if hasattr(given, "name") and isinstance(getattr(given, "params", None), dict) else None
 
 
 def refuse_stale(name: Any, covered: Any, rounds: int, who: str) -> None:

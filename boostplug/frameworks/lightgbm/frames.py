@@ -29,9 +29,7 @@ def _narwhals_frame(X: Any) -> Any:
         import narwhals.dependencies as nwd
     except ImportError:  # LightGBM before 4.7: no Arrow path for polars
         return None
-    if not nwd.is_into_dataframe(X):
-        return None
-    return nw.from_native(X, eager_only=True)
+    return nw.from_native(X, eager_only=True) if nwd.is_into_dataframe(X) else None
 
 
 def lightgbm_frame(X: Any, what: str = "X") -> Any:

@@ -271,12 +271,10 @@ def record_from_text(model_str: str, source: str | None = None) -> ObjectiveReco
     """The record in LightGBM model text (either layout), validated; ``None`` when there is none.
     With ``source`` (a file's name, "the model string"), the text must match the checksum the
     record carries (``ValueError`` naming ``source`` otherwise)."""
-    for prefix in (_OURS, _PARAMETER_RECORD):
-        start = model_str.find("\n" + prefix)
-        if start >= 0:
-            break
-    else:
+    found = next(((p, at) for p in (_OURS, _PARAMETER_RECORD) if (at := model_str.find("\n" + p)) >= 0), None)
+    if found is None:
         return None
+    prefix, start = found
     line_start = start + 1
     start = line_start + len(prefix)
     end = model_str.find("\n", start)

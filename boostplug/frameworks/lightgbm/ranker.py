@@ -240,10 +240,8 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
             callbacks.append(_EarlyStoppingOnMetric(plan.early_stopping_rounds, plan.watched.display_name))
         eval_kw: dict[str, Any] = {}
         if plan.evals:
-            if _HAS_EVAL_X:
-                eval_kw = {"eval_X": tuple(e.X for e in plan.evals), "eval_y": tuple(e.y for e in plan.evals)}
-            else:
-                eval_kw = {"eval_set": [(e.X, e.y) for e in plan.evals]}
+            eval_kw = ({"eval_X": tuple(e.X for e in plan.evals), "eval_y": tuple(e.y for e in plan.evals)}
+                       if _HAS_EVAL_X else {"eval_set": [(e.X, e.y) for e in plan.evals]})
             weights = [e.row_weights() for e in plan.evals]
             eval_kw.update(
                 eval_group=[np.diff(e.group_ptr) for e in plan.evals],

@@ -103,9 +103,7 @@ def _active_client(client: "Client | None") -> "Client | None":
         current = get_client()
     except ValueError:
         return None
-    if chosen is None or chosen is current or chosen in ("dask.distributed", "distributed"):
-        return current
-    return None
+    return current if chosen is None or chosen is current or chosen in ("dask.distributed", "distributed") else None
 
 
 def _check_npartitions(npartitions: Any) -> int:

@@ -193,11 +193,8 @@ def _dense(values: np.ndarray, idx: np.ndarray, width: int) -> np.ndarray:
     """Dense rows of sparse (indices, values) and dense (values) vectors, written straight into one
     array (no CSR copy beside it)."""
     X = np.zeros((values.shape[0], width))
-    for r, (v, i) in enumerate(zip(values, idx)):
-        if i is None:
-            X[r] = v
-        else:
-            X[r, np.asarray(i, dtype=np.intp)] = v
+    for r, (v, i) in enumerate(zip(values, idx)):  # a dense row whole, a sparse one at its indices
+        X[r, slice(None) if i is None else np.asarray(i, dtype=np.intp)] = v
     return X
 
 

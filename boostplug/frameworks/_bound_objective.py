@@ -106,10 +106,8 @@ def from_training(objective: Any, framework: str, training: Mapping[str, Any],
 def _cloudpickle() -> Any:
     """cloudpickle (Dask's), else the copy pyspark carries, else ``None``."""
     for name in ("cloudpickle", "pyspark.cloudpickle"):
-        try:
+        with suppress(ImportError):
             return importlib.import_module(name)
-        except ImportError:
-            continue
     return None
 
 

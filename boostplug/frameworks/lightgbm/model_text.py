@@ -454,7 +454,11 @@ def _trees_text(n: int) -> str:
 
 def _tokens(value: str) -> list[str]:
     """The space-separated tokens of a field, as LightGBM's Split(' ') gives them (empty ones skipped)."""
-    return [t for t in value.split(" ") if t]
+    if not value:
+        return []
+    if "  " in value or value[0] == " " or value[-1] == " ":
+        return [t for t in value.split(" ") if t]
+    return value.split(" ")
 
 
 def _clip(text: str, n: int = 60) -> str:

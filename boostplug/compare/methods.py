@@ -156,9 +156,8 @@ class Method:
             from .. import boosters
 
             sig = inspect.signature(getattr(boosters, self.loss).__init__).parameters
-            out = {k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED}
-            out.update(self.loss_params)
-            return out
+            return {**{k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED},
+                    **self.loss_params}
         if self.framework == "linear":
             return dict(self.loss_params)
         out = dict(self.loss_params) if _catboost_own(self) else {}
@@ -167,9 +166,7 @@ class Method:
             # row-index parameters belong to one data set, and a fixed parameter is not a setting
             out.update({k: v for k, v in obj.defaults.items() if k not in obj.row_params and k not in obj.fixed})
             out.update(self.loss_params)
-        out.update(TREE_PARAMS)
-        out.update(self.tree_params)
-        return out
+        return {**out, **TREE_PARAMS, **self.tree_params}
 
     def configure(self, params: dict[str, Any], *, rename: bool = True) -> "Method":
         """This method with ``params`` set (unknown names: a "did you mean" ``ValueError``; values

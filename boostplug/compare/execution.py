@@ -49,9 +49,7 @@ def check_parallel(jobs: int, threads: int | None, cores: int | None = None) -> 
     """``ValueError`` naming the value unless ``1 <= jobs`` and ``1 <= threads`` (``None``: by
     cores) are integers of at most :func:`max_parallel`."""
     limit = max_parallel(cores)
-    for name, value in (("jobs", jobs), ("threads", threads)):
-        if value is None and name == "threads":
-            continue
+    for name, value in [("jobs", jobs)] + ([("threads", threads)] if threads is not None else []):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{name} must be an integer, got {value!r}")
         if not 1 <= int(value) <= limit:

@@ -167,10 +167,8 @@ def bootstrap(results: Sequence[Result], baseline: str | None = None, *, resampl
     out: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(r.method for r in results):
         folds = sorted(f for m, f in by if m == name)
-        mean = {}
-        for m in reported_metrics(results):
-            v, strata = _pooled(by, name, m, folds)
-            mean[m] = bootstrap_ci(v, strata, resamples=resamples, level=level, seed=seed, by_stratum=True)
+        mean = {m: bootstrap_ci(*_pooled(by, name, m, folds), resamples=resamples, level=level, seed=seed,
+                                by_stratum=True) for m in reported_metrics(results)}
         diff = None
         if baseline is not None and name != baseline:
             both = [f for f in folds if (baseline, f) in by]

@@ -51,12 +51,8 @@ def file_folds(data: RankingData, n_folds: int, seed: int = 0, vali_fraction: fl
     """
     _check_kfold(data.n_queries, n_folds)
     splits = kfold_by_query(data, n_folds, seed=seed)
-    out = []
-    for i in range(n_folds) if folds is None else folds:
-        train_idx, test_idx = splits[i]
-        train, vali = train_test_split_by_query(data.subset(train_idx), test_size=vali_fraction, seed=seed)
-        out.append((train, vali, data.subset(test_idx)))
-    return out
+    return [(*train_test_split_by_query(data.subset(splits[i][0]), test_size=vali_fraction, seed=seed),
+             data.subset(splits[i][1])) for i in (range(n_folds) if folds is None else folds)]
 
 
 def _check_kfold(n_queries: int, n_folds: int) -> None:

@@ -4,7 +4,7 @@ A :class:`Method` trains on a training part and returns a :class:`Trained`
 model: validation and test scores after every round (so the round can be chosen
 on validation data and curves can be drawn) and the training time.
 
-Four families, each name selectable on the command line (every name: the tables below, and
+Five families, each name selectable on the command line (every name: the tables below, and
 docs/compare.md, "Methods"):
 
 * LightGBM trees (no prefix): LightGBM's built-ins and, for every objective of
@@ -19,14 +19,6 @@ docs/compare.md, "Methods"):
 The objectives' methods are read from the registry when :data:`METHODS` is read, so an
 objective registered after import (``boostplug.objectives.register``) is listed, configurable
 (its declared parameters, row-index ones excepted) and tuned over its declared search ranges.
-
-Tree methods share one set of tree parameters (:data:`TREE_PARAMS`, overridable)
-so that only the loss differs.
-
-This module is the method table: :class:`Method`, the methods by name (:data:`METHODS`,
-:func:`get_method`) and their settings. How a specification reads (``name[key=value]``) is in
-:mod:`.method_specs`, what ``--tune`` searches in :mod:`.search_spaces`, how each framework
-trains in :mod:`.training`.
 """
 
 from __future__ import annotations
@@ -52,7 +44,8 @@ __all__ = [
     "unavailable",
 ]
 
-#: Tree parameters shared by every tree method (LightGBM names; mapped for XGBoost).
+#: Tree parameters shared by every tree method, so that only the loss differs (LightGBM names; mapped for
+#: XGBoost and CatBoost; overridable: ``--param``, ``name[key=value]``).
 TREE_PARAMS: dict[str, Any] = {
     "learning_rate": 0.05,
     "num_leaves": 31,

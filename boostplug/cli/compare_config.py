@@ -48,15 +48,13 @@ def load_config(path: Path) -> dict[str, Any]:
             import tomllib
         except ImportError:
             raise UsageError(f"--config {path}: TOML needs Python 3.11+; write the same settings as JSON") from None
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise UsageError(f"--config {path}: not valid TOML: {e}") from None
+        parse, kind, invalid = tomllib.loads, "TOML", tomllib.TOMLDecodeError
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"--config {path}: not valid JSON (a .toml name reads TOML): {e}") from None
+        parse, kind, invalid = json.loads, "JSON (a .toml name reads TOML)", json.JSONDecodeError
+    try:
+        data = parse(text)
+    except invalid as e:
+        raise UsageError(f"--config {path}: not valid {kind}: {e}") from None
     if not isinstance(data, dict):
         raise UsageError(f"--config {path}: expected a table of settings, got {type(data).__name__}")
     for key in data:

@@ -40,13 +40,9 @@ def significance(results: Sequence[Result], baseline: str, metric: str = CURVE_M
     base = {r.fold: r.test_per_query[metric] for r in results if r.method == baseline}
     out: dict[str, PairedTest] = {}
     for name in dict.fromkeys(r.method for r in results):
-        a: list[float] = []
-        b: list[float] = []
-        for r in results:
-            if r.method == name and r.fold in base:
-                a.extend(r.test_per_query[metric])
-                b.extend(base[r.fold])
-        out[name] = paired_tests(np.array(a), np.array(b))
+        runs = [r for r in results if r.method == name and r.fold in base]
+        out[name] = paired_tests(np.array([v for r in runs for v in r.test_per_query[metric]], dtype=np.float64),
+                                 np.array([v for r in runs for v in base[r.fold]], dtype=np.float64))
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from .._validation import did_you_mean
 from ..compare import TREE_PARAMS, check_tree_params
-from ..compare.method_specs import format_value
+from ..compare.method_specs import format_spec
 from .errors import UsageError
 
 __all__ = ["CONFIG_KEYS", "defer_defaults", "load_config", "option_name", "resolve_options"]
@@ -77,9 +77,7 @@ def _config_methods(value: Any, path: Path) -> str:
         if isinstance(item, str):
             specs.append(item)
         elif isinstance(item, dict) and isinstance(item.get("name"), str):
-            params = {k: v for k, v in item.items() if k != "name"}
-            body = ",".join(f"{k}={format_value(v)}" for k, v in params.items())
-            specs.append(f"{item['name']}[{body}]" if params else item["name"])
+            specs.append(format_spec(item["name"], {k: v for k, v in item.items() if k != "name"}))
         else:
             raise UsageError(f"--config {path}: a method is a name or a table with a name, got {item!r}")
     return ",".join(specs)

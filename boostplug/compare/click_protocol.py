@@ -38,7 +38,7 @@ from ..data import RankingData
 from ..clicks import ClickLog
 from .click_fold import ClickFold, ClickSettings, prepare
 from .conventions import Conventions
-from .method_specs import format_value, split_spec
+from .method_specs import format_spec, split_spec
 from .methods import TREE_PARAMS, Method, get_method
 from .protocol import Result, _select_round, run_method
 from .training import Trained, TrainingPart
@@ -140,10 +140,7 @@ class ClickMethod:
         except (ValueError, TypeError) as e:
             raise type(e)(str(e).replace(f"method {self.base!r}", f"method {self.registry_name!r}")) from None
         settings = {**self.settings, **params}
-        name = self.registry_name
-        if settings:
-            name += "[" + ",".join(f"{k}={format_value(v)}" for k, v in settings.items()) + "]"
-        return replace(self, name=name, settings=settings)
+        return replace(self, name=format_spec(self.registry_name, settings), settings=settings)
 
     def base_method(self, run_tree_params: Mapping[str, Any] | None = None) -> Method:
         """The :class:`boostplug.compare.methods.Method` this method trains as, named after it,

@@ -34,7 +34,7 @@ import numpy as np
 from .._extras import installed
 from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
 from ..data import RankingData
-from .method_specs import format_value, split_spec
+from .method_specs import format_spec, format_value, split_spec
 from .search_spaces import LINEAR_SPACE, TREE_SPACE, Dist, booster_space, catboost_space, objective_space
 from .training import TRAINERS, Checkpoint, Progress, Trained, TrainingPart
 
@@ -180,9 +180,7 @@ class Method:
         except (ValueError, TypeError) as e:
             raise type(e)(f"method {self.registry_name!r}: {e}") from None
         if rename and params:
-            shown = {**_shown(self), **params}
-            body = ",".join(f"{k}={format_value(v)}" for k, v in shown.items())
-            new = replace(new, name=f"{self.registry_name}[{body}]")
+            new = replace(new, name=format_spec(self.registry_name, {**_shown(self), **params}))
         return new
 
     def search_space(self) -> dict[str, Dist]:

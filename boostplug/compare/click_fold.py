@@ -6,10 +6,6 @@ the training queries), the click log (given, or simulated on a production ranker
 LightGBM lambdarank on ``L``, one thread so that every process draws the same log), the round-selection
 data (``select``: judged validation queries, or held-out click impressions) and the test part.
 The protocol step by step: docs/compare.md, "Learning from clicks".
-
-The fold builds each method's training part (:class:`~.training.TrainingPart`) on first use:
-clicks as labels (every impression with a click a query group, its shown positions beside), and
-the click preference pairs as rows of ``train`` (:mod:`.click_protocol` trains the methods on them).
 """
 
 from __future__ import annotations
@@ -230,7 +226,8 @@ def _log_summary(log: ClickLog) -> dict[str, Any]:
 
 @dataclass(eq=False)
 class ClickFold:
-    """One fold prepared for the click protocol (:func:`prepare`): the methods' training sets are
+    """One fold prepared for the click protocol (:func:`prepare`): the methods' training parts
+    (:class:`~.training.TrainingPart`: clicks as labels, the click pairs as rows of ``train``) are
     built from it on first use and kept.
 
     Attributes:

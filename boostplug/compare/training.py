@@ -1,10 +1,7 @@
-"""How a method trains: one trainer per framework (LightGBM, XGBoost, the reference boosters),
-each returning a :class:`Trained` (validation and test scores after every round, the time).
-
-:meth:`boostplug.compare.methods.Method.train` calls the trainer of its framework (:data:`TRAINERS`).
-During training each trainer reports its rounds to a ``progress`` callable and shows the
-validation scores to a ``checkpoint`` at :func:`checkpoint_rounds` (a pruned ``--tune`` trial
-stops there).
+"""How a method trains: one trainer per framework (:data:`TRAINERS`, which
+:meth:`boostplug.compare.methods.Method.train` calls), each returning a :class:`Trained` (validation
+and test scores after every round, the time); while it trains, it reports its rounds to ``progress``
+and shows the validation scores to a :data:`Checkpoint`.
 """
 
 from __future__ import annotations

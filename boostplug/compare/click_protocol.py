@@ -7,10 +7,8 @@ on it, :func:`run_clicks` every method on the same clicks.
 
 The methods (:data:`CLICK_METHODS`: ``lgb-clicks``, ``lgb-position``, ``xgb-unbiased``, ``lgb-ips``,
 ``labeled-only``, the QBRank methods on the click pairs ``P``, ``mpboost-P``, ``rankboost-P``, ...),
-what each learns from and how the pairs are weighted: docs/compare.md, "Learning from clicks".
-QBRank on the pairs alone grows trees of 3 leaves (:data:`PAIR_TREES`) unless ``num_leaves`` is set
-on the method or to another value for the run. The ``-ips`` methods need a log that shows
-documents at several positions: a simulated fixed presentation is refused.
+what each learns from and how the pairs are weighted: docs/compare.md, "Learning from clicks";
+what each cannot train under: :meth:`ClickMethod.check_with`; its own tree defaults: :meth:`ClickMethod.base_method`.
 
 Example:
     >>> from boostplug.compare import ClickSettings, run_clicks

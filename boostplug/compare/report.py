@@ -1,7 +1,5 @@
-"""The report of a comparison: the table (per method the mean and std over folds, paired tests and
-bootstrap intervals against a baseline, from :mod:`.comparison`) and the output files of ``--out``
-(results.csv, per_query.csv, curves.csv, summary.csv, tuning.csv, the plots and results.json with
-the provenance). Everything compared is over the folds every method finished (:func:`.comparison.comparable`)."""
+"""The report of a comparison: the table (:func:`format_table`, from :mod:`.comparison`), its verdict and
+the legend of its method names, and the output files of ``--out`` (:func:`write_outputs`)."""
 
 from __future__ import annotations
 
@@ -58,11 +56,10 @@ def _span(counts: Sequence[int]) -> str:
     return str(low) if low == high else f"{low}-{high}"
 
 
-#: The columns printed at most: the default (compact) table fits in this many, for the method
-#: table's names over any number of folds; notes, verdict and legend are wrapped to it.
+#: The columns the compact table fits in (:func:`format_table`), for the method table's names over
+#: any number of folds; verdict and legend are wrapped to it too.
 TABLE_WIDTH = 100
-#: The metric columns of the compact table (``wide=False``) besides those ``--metrics`` adds to the
-#: default set; the wide one shows every reported metric.
+#: The compact table's metric columns besides those ``--metrics`` adds (:func:`format_table`).
 COMPACT_METRICS = (CURVE_METRIC, "map")
 
 

@@ -19,6 +19,7 @@ from ..compare.method_specs import split_specs
 from ..compare.methods import get_method, unavailable
 from ..compare.report import TABLE_WIDTH, wrap
 from ..compare.run_record import RECORDED_SETTINGS, RunRecord
+from ..compare.tuning import require_optuna
 from .compare_config import option_name
 from .errors import UsageError, usage_errors
 
@@ -205,12 +206,8 @@ def _check_values(values: dict[str, Any]) -> int:
     if values["tune"] < 0:
         raise UsageError(f"{name('tune', '--tune')} must be >= 0 (trials per method and fold), got {values['tune']}")
     if values["tune"]:
-        from ..compare.tuning import require_optuna
-
-        try:
+        with usage_errors(ImportError):
             require_optuna()
-        except ImportError as e:
-            raise UsageError(str(e)) from None
     try:
         parse_metric(values["early_stopping_metric"])  # one parser for --select and --metrics
     except ValueError as e:

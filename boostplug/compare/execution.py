@@ -17,11 +17,13 @@ from typing import Any, Callable, Sequence, TextIO
 import numpy as np
 
 from . import _worker_guard
+from .budget import check_budget
 from .conventions import Conventions
 from .data import Fold
 from .plugins import load_plugins, loaded_plugins
 from .methods import check_tree_params, get_method
 from .protocol import Result, run_method
+from .tuning import require_optuna
 
 __all__ = ["Failure", "Results", "run", "threads_per_job", "max_parallel", "check_parallel"]
 
@@ -158,8 +160,6 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     if isinstance(tune, bool) or not isinstance(tune, (int, np.integer)) or tune < 0:
         raise ValueError(f"tune must be an integer >= 0 (trials per method and fold), got {tune!r}")
     if tune:
-        from .tuning import require_optuna
-
         require_optuna()
     if conventions is not None and not isinstance(conventions, Conventions):
         raise TypeError(f"conventions must be a boostplug.compare.Conventions, got {type(conventions).__name__}")
@@ -171,9 +171,6 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         kwargs["runner"] = runner
     finished = {(r.method, r.fold) for r in done}
     tasks = [(name, i, fold) for i, fold in folds for name in methods if (name, i) not in finished]
-    from .budget import check_budget
-
-    # rounds or trials whose records cannot fit in memory: refused before any training
     check_budget(rounds=rounds, tune=int(tune), folds=folds, runs=[(name, i) for name, i, _ in tasks],
                  **({} if runner is None else {"method": runner.compare_method}))
     results: list[Result] = []

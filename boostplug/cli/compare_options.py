@@ -181,9 +181,8 @@ def parse_conventions(values: dict[str, Any]) -> Conventions:
     """``--protocol`` (default library) with ``--gain/--discount/--empty/--ties/--max-grade`` overriding
     it, and the reported ``--metrics``."""
     with usage_errors():
-        return make_conventions(values.get("protocol") or "library", gain=values.get("gain"),
-                                discount=values.get("discount"), empty=values.get("empty"), ties=values.get("ties"),
-                                max_grade=values.get("max_grade"), metrics=values.get("metrics"))
+        given = {k: values.get(k) for k in ("gain", "discount", "empty", "ties", "max_grade", "metrics")}
+        return make_conventions(values.get("protocol") or "library", **given)
 
 
 def _check_values(values: dict[str, Any]) -> int:

@@ -63,8 +63,7 @@ def _worker_init(parent: int, plugins: Sequence[str] = ()) -> None:
     """A worker never outlives the process that started it: the parent stops it (Ctrl-C,
     SIGTERM and SIGHUP are the parent's to handle, so a terminal's signal to the whole group
     does not kill the runs behind the parent's back), and it dies with the parent
-    (:func:`._worker_guard.die_with_parent`; ``import boostplug.compare`` asked for it already,
-    before the worker's slow imports: this makes sure of it).
+    (:func:`._worker_guard.die_with_parent`, asked again after :mod:`._worker_guard`'s early request).
     ``plugins``: the parent's ``--import`` modules, so that the objectives they register exist here too."""
     for name in ("SIGINT", "SIGHUP"):
         if hasattr(signal, name):

@@ -204,9 +204,8 @@ class Method:
               tree_params: dict[str, Any], seed: int, threads: int = 0,
               progress: Progress | None = None, checkpoint: Checkpoint | None = None) -> Trained:
         """Train for at most ``rounds`` rounds; ``threads=0``: the framework's default.
-        ``checkpoint``: called with the validation scores at :func:`checkpoint_rounds`.
-        ``train``: a :class:`~.training.TrainingPart` carries shown positions, explicit pairs and row
-        weights to the learners that take them; plain data trains without."""
+        ``checkpoint``: called with the validation scores at :func:`checkpoint_rounds`. ``train``: plain
+        data, or a :class:`~.training.TrainingPart` with what some learners take beside the rows."""
         if self.framework not in TRAINERS:
             raise ValueError(f"unknown framework {self.framework!r}; expected one of {FRAMEWORKS}")
         part = TrainingPart.of(train)

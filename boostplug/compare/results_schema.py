@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import fields
 from typing import Any, get_origin, get_type_hints
 
 import numpy as np
@@ -196,7 +195,7 @@ def _fold(entry: dict[str, Any]) -> Any:
 
 def _run(entry: Any, path: str, skip: bool, metrics: tuple[str, ...]) -> Result:
     entry = _without_digest(_typed(entry, (dict,), path))
-    names = [f.name for f in fields(Result)]
+    names = list(_RESULT_TYPES)  # Result's fields, in order
     unknown = [k for k in entry if k not in names]
     if unknown:
         raise ValueError(f"{path} has field(s) {', '.join(map(repr, unknown))} that a run of this version does "

@@ -5,8 +5,8 @@ table and the files of :mod:`.report` and the figures of :mod:`.plots` read them
 
 A method whose chosen model predicts one value for every test document on some fold
 (:func:`.protocol.degenerate`, noted in its runs' ``info``) is degenerate (:func:`degenerate_folds`):
-its metrics measure the tie convention, not a ranking, so :func:`comparison` tests no difference
-of it (nor any against it, when it is the baseline)."""
+its metrics measure the tie convention, not a ranking, so :func:`comparison` neither tests a difference
+of it nor gives an interval of one (nor of any method, when it is the baseline)."""
 
 from __future__ import annotations
 
@@ -103,9 +103,8 @@ class Comparison:
     folds (every result when no fold is common: each method over its own folds), ``stats``
     their :func:`summary`; ``tests`` (:func:`significance` against the baseline) and ``cis``
     (:func:`bootstrap`) are empty when no fold is common, ``tests`` also without a baseline.
-    ``degenerate``: :func:`degenerate_folds` of ``results``; such a method has no test and no
-    interval of its difference (when the baseline is one, no method has). ``tests_by_metric``: the
-    tests of every reported metric (``tests`` is NDCG@10's), for the same methods."""
+    ``degenerate``: :func:`degenerate_folds` of ``results`` (untested: the module docstring).
+    ``tests_by_metric``: the tests of every reported metric (``tests`` is NDCG@10's), for the same methods."""
 
     common: list[int]
     results: list[Result]

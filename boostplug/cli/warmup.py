@@ -92,15 +92,12 @@ def _dispatchers() -> Iterator[Any]:
 
     from .._core import dispatch
 
-    seen: set[int] = set()
     candidates = [v for name, mod in list(sys.modules.items()) if name.startswith("boostplug") and mod
                   for v in list(vars(mod).values())]
     # kernels made by a factory (the metrics' per-ties kernels) are no module's attribute: the
     # parallel kernels that have a serial twin (every kernel warm_up ran serial first) are
-    for value in [*candidates, *dispatch._SERIAL, *dispatch._SERIAL.values()]:
-        if isinstance(value, Dispatcher) and id(value) not in seen:
-            seen.add(id(value))
-            yield value
+    yield from {id(v): v for v in [*candidates, *dispatch._SERIAL, *dispatch._SERIAL.values()]
+                if isinstance(v, Dispatcher)}.values()  # each once, in order of appearance
 
 
 def _steps() -> Iterator[Callable[[], None]]:

@@ -52,10 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 parser_class=functools.partial(argparse.ArgumentParser, formatter_class=_Formatter))
     sub.required = True
     parser.set_defaults(commands=sub.choices)
-    info.add_parser(sub)
-    compare.add_parser(sub)
-    warmup.add_parser(sub)
-    calibrate.add_parser(sub)
+    for command in (info, compare, warmup, calibrate):
+        command.add_parser(sub)
     return parser
 
 

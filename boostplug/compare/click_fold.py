@@ -106,9 +106,8 @@ class ClickSettings:
                 raise ValueError(f"examination has {len(self.examination)} probabilities but top_k is {self.top_k}: "
                                  "give one per shown position")
         put("strategies", _strategies.names(self.strategies))
-        weight, confidence = check_weight(self.weight, self.confidence)
-        put("weight", weight)
-        put("confidence", confidence)
+        for name, value in zip(("weight", "confidence"), check_weight(self.weight, self.confidence)):
+            put(name, value)
         put("min_support", check_count(self.min_support, "min_support"))
 
     def check_usable(self, simulated: bool) -> None:

@@ -147,9 +147,8 @@ class OutDir:
                     self._swap(staging, written)
                 except OSError as e:
                     raise self._kept(e, staging, written) from e.__cause__
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
+        finally:  # gone already when its files moved in or it was kept; rmtree(ignore_errors) passes over that
+            shutil.rmtree(staging, ignore_errors=True)
         return written
 
     def _kept(self, e: OSError, staging: Path, written: list[str]) -> OSError:

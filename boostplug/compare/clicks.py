@@ -79,9 +79,7 @@ class ClickRunner:
         per fold saying how many impressions are left out)."""
         log = self.read_log()
         notes: list[str] = []
-        if log is None:
-            return notes
-        for i, (train, vali, _) in folds:
+        for i, (train, vali, _) in folds if log is not None else ():
             parts = [("training", train)] + ([("validation", vali)] if self.settings.select == "clicks" else [])
             for name, part in parts:
                 try:

@@ -165,9 +165,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     conv = conventions or Conventions()
     n_threads = threads if threads is not None else threads_per_job(jobs)
     kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads,
-              "tune": int(tune), "conventions": conv}
-    if runner is not None:
-        kwargs["runner"] = runner
+              "tune": int(tune), "conventions": conv, **({} if runner is None else {"runner": runner})}
     finished = {(r.method, r.fold) for r in done}
     tasks = [(name, i, fold) for i, fold in folds for name in methods if (name, i) not in finished]
     check_budget(rounds=rounds, tune=int(tune), folds=folds, runs=[(name, i) for name, i, _ in tasks],

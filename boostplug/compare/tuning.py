@@ -86,8 +86,7 @@ def require_optuna() -> Any:
 
 
 def study_seed(seed: int, fold: int, name: str) -> int:
-    """The TPE sampler's seed for one (method, fold): fixed by ``seed``, the fold and the name,
-    not by the order in which runs are scheduled."""
+    """The TPE sampler's seed for one (method, fold), as the module docstring says."""
     return (seed * 1_000_003 + fold * 7919 + zlib.crc32(name.encode())) % (2**32)
 
 

@@ -321,9 +321,8 @@ def _production_ranker(labeled: RankingData, settings: ClickSettings, seed: int)
                      num_boost_round=settings.production_rounds)
 
 
-def _simulate(data: RankingData, scores: NDArray[np.float64], n_sessions: int, settings: ClickSettings,
+def _simulate(data: RankingData, scores: NDArray[np.float64], n_sessions: int, s: ClickSettings,
               rng: np.random.Generator, top_grade: float) -> ClickLog:
-    s = settings
     click_prob = None if s.click_prob is None else grade_click_prob(s.click_prob, top_grade)
     return simulate(data, scores, n_sessions, model=s.model, top_k=s.top_k, eta=s.eta, eps_plus=s.eps_plus,
                     eps_minus=s.eps_minus, continue_prob=s.continue_prob, presentation=s.presentation,

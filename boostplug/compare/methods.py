@@ -80,9 +80,8 @@ def check_tree_params(params: dict[str, Any]) -> None:
         if key not in TREE_PARAMS:
             raise ValueError(f"unknown tree parameter {key!r}; the shared ones are {', '.join(TREE_PARAMS)}")
         integer = isinstance(TREE_PARAMS[key], int)
-        kind = "an integer" if integer else "a number"
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise ValueError(f"{key}={value!r}: must be {kind}")
+            raise ValueError(f"{key}={value!r}: must be {'an integer' if integer else 'a number'}")
         if not math.isfinite(value):
             raise ValueError(f"{key}={value!r}: must be finite")
         if integer and value != int(value):

@@ -311,8 +311,7 @@ def _check_together(runs: list[Result], completed: dict[str, list[int]]) -> None
         if sorted(done) != folds:
             raise ValueError(f"folds_completed.{method} is {done} but its runs are of fold(s) {folds}")
     order = {m: k for k, m in enumerate(completed)}
-    for i in range(1, len(runs)):
-        a, b = runs[i - 1], runs[i]
+    for i, (a, b) in enumerate(zip(runs, runs[1:]), 1):
         if (a.fold, order[a.method]) > (b.fold, order[b.method]):
             raise ValueError(f"results[{i - 1}] (method {a.method}, fold {a.fold + 1}) stands before results[{i}] "
                              f"(method {b.method}, fold {b.fold + 1}), but the run writes its runs by fold, then in "

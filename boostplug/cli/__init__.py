@@ -5,9 +5,10 @@ Each subcommand lives in its own module exposing ``add_parser(subparsers)`` (whi
 ``args.run``) and ``run(args) -> int`` (``compare`` with helper modules of
 its own: ``compare_*``, ``signals``, ``out_folder``). User errors (missing path, unknown method, bad file) end
 with a one-line message on stderr and exit code 2, never a traceback: a subcommand
-raises :class:`UsageError` for them (or handles them itself, as ``info`` does), and an
-``OSError`` naming a path is one line too. Anything else is a bug and keeps its traceback;
-``BOOSTPLUG_DEBUG=1`` prints the traceback of the one-line errors as well.
+raises :class:`UsageError` for them (turning what its readers say about the user's files into one,
+or handles them itself, as ``info`` does), and an ``OSError`` naming a path is one line too. Anything
+else (a ``ValueError`` of boostplug's own code) is a bug and keeps its traceback; ``BOOSTPLUG_DEBUG=1``
+prints the traceback of the one-line errors as well.
 """
 
 from __future__ import annotations
@@ -51,10 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 parser_class=functools.partial(argparse.ArgumentParser, formatter_class=_Formatter))
     sub.required = True
     parser.set_defaults(commands=sub.choices)
-    info.add_parser(sub)
-    compare.add_parser(sub)
-    warmup.add_parser(sub)
-    calibrate.add_parser(sub)
+    for command in (info, compare, warmup, calibrate):
+        command.add_parser(sub)
     return parser
 
 
@@ -97,10 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_line(command: str, message: str) -> int:
-    """Only what the user asked for is reported in one line (exit code 2): ``UsageError`` (the
-    subcommands turn what their readers say about the user's files into one) and path errors of
-    the system. Other exceptions (a ``ValueError`` of boostplug's own code is a bug) keep their
-    traceback; ``BOOSTPLUG_DEBUG=1`` prints it for these too."""
+    """The one-line error of the module docstring (exit code 2); its traceback too with ``BOOSTPLUG_DEBUG=1``."""
     if debug():
         traceback.print_exc()
     print(f"boostplug {command}: error: {' '.join(message.split())}", file=sys.stderr)

@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..compare import CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, clicks, format_table, load_folds, run
+from ..compare.budget import check_budget
 from ..compare.data import data_files, file_digests, fold_count
 from ..compare.outdir import OutDir
 from ..compare.plugins import load_plugins, registered_here
 from ..compare.report import method_legend, verdict, write_outputs
+from ..compare.resume import ResumeError, check_same, earlier_provenance, has_digests, load_earlier
 from .errors import UsageError, debug, usage_errors
 from .compare_config import resolve_options
 from .compare_options import CompareOptions, compare_options, list_methods
@@ -77,8 +79,6 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
     record = replace(record, data_sha256=data_sha256)
     done: list[Result] = []
     if options.resume:
-        from ..compare.resume import ResumeError, check_same, earlier_provenance, has_digests, load_earlier
-
         with usage_errors(ResumeError):
             earlier = load_earlier(options.out)
             check_same(earlier, settings=record.settings(), methods=methods, conventions=options.conventions,
@@ -92,8 +92,6 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
                   file=sys.stderr)
         print(f"boostplug compare: resuming {options.out}: {len(done)} run(s) finished earlier are kept",
               file=sys.stderr)
-    from ..compare.budget import check_budget
-
     finished = {(r.method, r.fold) for r in done}
     with usage_errors():  # before any training: rounds or trials whose records cannot fit in memory
         check_budget(rounds=record.rounds, tune=record.tune, folds=folds,

@@ -12,7 +12,7 @@ from typing import Any
 
 from .._validation import did_you_mean
 from ..compare import TREE_PARAMS, check_tree_params
-from ..compare.method_specs import format_value
+from ..compare.method_specs import format_spec
 from .errors import UsageError
 
 __all__ = ["CONFIG_KEYS", "defer_defaults", "load_config", "option_name", "resolve_options"]
@@ -48,15 +48,13 @@ def load_config(path: Path) -> dict[str, Any]:
             import tomllib
         except ImportError:
             raise UsageError(f"--config {path}: TOML needs Python 3.11+; write the same settings as JSON") from None
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise UsageError(f"--config {path}: not valid TOML: {e}") from None
+        parse, kind, invalid = tomllib.loads, "TOML", tomllib.TOMLDecodeError
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"--config {path}: not valid JSON (a .toml name reads TOML): {e}") from None
+        parse, kind, invalid = json.loads, "JSON (a .toml name reads TOML)", json.JSONDecodeError
+    try:
+        data = parse(text)
+    except invalid as e:
+        raise UsageError(f"--config {path}: not valid {kind}: {e}") from None
     if not isinstance(data, dict):
         raise UsageError(f"--config {path}: expected a table of settings, got {type(data).__name__}")
     for key in data:
@@ -79,9 +77,7 @@ def _config_methods(value: Any, path: Path) -> str:
         if isinstance(item, str):
             specs.append(item)
         elif isinstance(item, dict) and isinstance(item.get("name"), str):
-            params = {k: v for k, v in item.items() if k != "name"}
-            body = ",".join(f"{k}={format_value(v)}" for k, v in params.items())
-            specs.append(f"{item['name']}[{body}]" if params else item["name"])
+            specs.append(format_spec(item["name"], {k: v for k, v in item.items() if k != "name"}))
         else:
             raise UsageError(f"--config {path}: a method is a name or a table with a name, got {item!r}")
     return ",".join(specs)

@@ -19,6 +19,7 @@ from ..compare.method_specs import split_specs
 from ..compare.methods import get_method, unavailable
 from ..compare.report import TABLE_WIDTH, wrap
 from ..compare.run_record import RECORDED_SETTINGS, RunRecord
+from ..compare.tuning import require_optuna
 from .compare_config import option_name
 from .errors import UsageError, usage_errors
 
@@ -180,9 +181,8 @@ def parse_conventions(values: dict[str, Any]) -> Conventions:
     """``--protocol`` (default library) with ``--gain/--discount/--empty/--ties/--max-grade`` overriding
     it, and the reported ``--metrics``."""
     with usage_errors():
-        return make_conventions(values.get("protocol") or "library", gain=values.get("gain"),
-                                discount=values.get("discount"), empty=values.get("empty"), ties=values.get("ties"),
-                                max_grade=values.get("max_grade"), metrics=values.get("metrics"))
+        given = {k: values.get(k) for k in ("gain", "discount", "empty", "ties", "max_grade", "metrics")}
+        return make_conventions(values.get("protocol") or "library", **given)
 
 
 def _check_values(values: dict[str, Any]) -> int:
@@ -205,12 +205,8 @@ def _check_values(values: dict[str, Any]) -> int:
     if values["tune"] < 0:
         raise UsageError(f"{name('tune', '--tune')} must be >= 0 (trials per method and fold), got {values['tune']}")
     if values["tune"]:
-        from ..compare.tuning import require_optuna
-
-        try:
+        with usage_errors(ImportError):
             require_optuna()
-        except ImportError as e:
-            raise UsageError(str(e)) from None
     try:
         parse_metric(values["early_stopping_metric"])  # one parser for --select and --metrics
     except ValueError as e:

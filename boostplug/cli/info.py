@@ -1,10 +1,5 @@
-"""``boostplug info PATH``: what is in a LETOR file, a fold folder or a parts folder.
-
-For every data set it prints queries, documents, features, the label
-histogram, the documents-per-query summary, the queries whose documents all
-share one label (no preference pairs: pairwise and listwise objectives learn
-nothing from them), and the number of critical pairs. ``PATH`` may be
-``example`` for the data embedded in boostplug.
+"""``boostplug info PATH``: what is in a LETOR file, a fold folder, a parts folder or the embedded
+``example``: for every data set, the statistics of :func:`summarize`.
 """
 
 from __future__ import annotations
@@ -37,7 +32,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def summarize(data: RankingData) -> dict[str, Any]:
-    """The statistics that ``boostplug info`` prints, as a dict."""
+    """The statistics that ``boostplug info`` prints, as a dict: sizes, the label histogram, documents per
+    query, the single-label queries (no preference pairs: pairwise and listwise objectives learn nothing
+    from them) and the critical pairs."""
     sizes = data.sizes
     labels, counts = np.unique(data.y, return_counts=True)
     pairs = count_critical_pairs(data.y, data.group_ptr)

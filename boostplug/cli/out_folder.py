@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import tempfile
@@ -24,11 +25,8 @@ def prepare_out(out: Path, *, overwrite: bool = False) -> OutDir:
     blocking = next((p for p in out.parents if p.exists()), None)
     if blocking is not None and not blocking.is_dir():
         raise UsageError(f"--out {out}: {blocking} is not a folder")
-    created = []  # the folders made here, deepest first: removed again when the run writes nothing
-    for folder in (out, *out.parents):
-        if os.path.lexists(folder):
-            break
-        created.append(folder)
+    # the folders made here, deepest first: removed again when the run writes nothing
+    created = list(itertools.takewhile(lambda folder: not os.path.lexists(folder), (out, *out.parents)))
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):

@@ -5,11 +5,8 @@ package, or in ``NUMBA_CACHE_DIR``). A fresh environment (a container, a CI job,
 executor) pays the compilation on its first calls: seconds per entry point. ``boostplug warmup``
 runs every entry point once on a few documents, each kernel in its serial and its parallel form,
 so that an image built after it, or executors sharing its ``NUMBA_CACHE_DIR``, start warm. It
-prints how many kernels it compiled and how many it found cached; run twice, the second run
-compiles nothing into the cache. The pair loops of the pairwise and lambda-weighted objectives are
-compiled per objective class, each from a file of its own, and cached like the rest (those of a
-class whose pair functions read a global that cannot be fingerprinted are compiled by every
-process again).
+prints how many kernels it compiled, found cached, or compiled without a cache (:func:`kernel_counts`);
+run twice, the second run compiles nothing into the cache.
 
 numba keys its cache by CPU: a cache built on one CPU model is not used on another, unless both
 set the same ``NUMBA_CPU_NAME`` (``generic`` for any x86-64 CPU, at some cost in speed).
@@ -73,9 +70,10 @@ def warm_up() -> int:
 def kernel_counts() -> tuple[int, int, int]:
     """``(compiled, loaded, uncacheable)``: kernel signatures of this process's boostplug
     dispatchers (serial twins included) that numba compiled into its cache, that it read from
-    its cache, and that it compiled without a cache (the loops of a class whose functions cannot be
-    digested, compiled in every process: :mod:`boostplug._core.class_kernels`). The loops compiled
-    per objective class are found through their serial twins."""
+    its cache, and that it compiled without a cache. The pair loops of the pairwise and lambda-weighted
+    objectives are compiled per objective class, each from a file of its own, cached like the rest
+    and found through their serial twins; those of a class whose pair functions read a global that
+    cannot be digested are compiled by every process again (:mod:`boostplug._core.class_kernels`)."""
     from numba.core.caching import NullCache
 
     compiled = cached = uncached = 0
@@ -94,15 +92,12 @@ def _dispatchers() -> Iterator[Any]:
 
     from .._core import dispatch
 
-    seen: set[int] = set()
     candidates = [v for name, mod in list(sys.modules.items()) if name.startswith("boostplug") and mod
                   for v in list(vars(mod).values())]
     # kernels made by a factory (the metrics' per-ties kernels) are no module's attribute: the
     # parallel kernels that have a serial twin (every kernel warm_up ran serial first) are
-    for value in [*candidates, *dispatch._SERIAL, *dispatch._SERIAL.values()]:
-        if isinstance(value, Dispatcher) and id(value) not in seen:
-            seen.add(id(value))
-            yield value
+    yield from {id(v): v for v in [*candidates, *dispatch._SERIAL, *dispatch._SERIAL.values()]
+                if isinstance(v, Dispatcher)}.values()  # each once, in order of appearance
 
 
 def _steps() -> Iterator[Callable[[], None]]:

@@ -1,10 +1,6 @@
-"""What a comparison holds in memory, checked before any training.
-
-A run keeps the validation and test scores of every round (the round is chosen on the
-validation curve afterwards), and ``--tune`` keeps a record of every trial of every tuned
-(method, fold). Rounds or trials whose least memory already exceeds what the machine has
-available cannot finish: they are refused with the estimate instead of failing (or swapping)
-after hours of training.
+"""What a comparison holds in memory (:class:`Budget`), checked before any training: rounds or
+trials whose least memory already exceeds what the machine has available cannot finish, so they
+are refused with the estimate instead of failing (or swapping) after hours of training.
 """
 
 from __future__ import annotations
@@ -17,7 +13,8 @@ from .methods import get_method
 
 __all__ = ["SCORE_BYTES", "TRIAL_BYTES", "Budget", "check_budget"]
 
-#: Bytes of one document's score in one round (float64), kept for the validation and test parts.
+#: Bytes of one document's score in one round (float64), kept for the validation and test parts (the
+#: round is chosen on the validation curve afterwards).
 SCORE_BYTES = 8
 
 #: The least memory one ``--tune`` trial's record keeps until the results are written (its

@@ -6,10 +6,6 @@ the training queries), the click log (given, or simulated on a production ranker
 LightGBM lambdarank on ``L``, one thread so that every process draws the same log), the round-selection
 data (``select``: judged validation queries, or held-out click impressions) and the test part.
 The protocol step by step: docs/compare.md, "Learning from clicks".
-
-The fold builds each method's training part (:class:`~.training.TrainingPart`) on first use:
-clicks as labels (every impression with a click a query group, its shown positions beside), and
-the click preference pairs as rows of ``train`` (:mod:`.click_protocol` trains the methods on them).
 """
 
 from __future__ import annotations
@@ -110,9 +106,8 @@ class ClickSettings:
                 raise ValueError(f"examination has {len(self.examination)} probabilities but top_k is {self.top_k}: "
                                  "give one per shown position")
         put("strategies", _strategies.names(self.strategies))
-        weight, confidence = check_weight(self.weight, self.confidence)
-        put("weight", weight)
-        put("confidence", confidence)
+        for name, value in zip(("weight", "confidence"), check_weight(self.weight, self.confidence)):
+            put(name, value)
         put("min_support", check_count(self.min_support, "min_support"))
 
     def check_usable(self, simulated: bool) -> None:
@@ -230,7 +225,8 @@ def _log_summary(log: ClickLog) -> dict[str, Any]:
 
 @dataclass(eq=False)
 class ClickFold:
-    """One fold prepared for the click protocol (:func:`prepare`): the methods' training sets are
+    """One fold prepared for the click protocol (:func:`prepare`): the methods' training parts
+    (:class:`~.training.TrainingPart`: clicks as labels, the click pairs as rows of ``train``) are
     built from it on first use and kept.
 
     Attributes:
@@ -325,9 +321,8 @@ def _production_ranker(labeled: RankingData, settings: ClickSettings, seed: int)
                      num_boost_round=settings.production_rounds)
 
 
-def _simulate(data: RankingData, scores: NDArray[np.float64], n_sessions: int, settings: ClickSettings,
+def _simulate(data: RankingData, scores: NDArray[np.float64], n_sessions: int, s: ClickSettings,
               rng: np.random.Generator, top_grade: float) -> ClickLog:
-    s = settings
     click_prob = None if s.click_prob is None else grade_click_prob(s.click_prob, top_grade)
     return simulate(data, scores, n_sessions, model=s.model, top_k=s.top_k, eta=s.eta, eps_plus=s.eps_plus,
                     eps_minus=s.eps_minus, continue_prob=s.continue_prob, presentation=s.presentation,

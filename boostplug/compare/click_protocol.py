@@ -7,10 +7,8 @@ on it, :func:`run_clicks` every method on the same clicks.
 
 The methods (:data:`CLICK_METHODS`: ``lgb-clicks``, ``lgb-position``, ``xgb-unbiased``, ``lgb-ips``,
 ``labeled-only``, the QBRank methods on the click pairs ``P``, ``mpboost-P``, ``rankboost-P``, ...),
-what each learns from and how the pairs are weighted: docs/compare.md, "Learning from clicks".
-QBRank on the pairs alone grows trees of 3 leaves (:data:`PAIR_TREES`) unless ``num_leaves`` is set
-on the method or to another value for the run. The ``-ips`` methods need a log that shows
-documents at several positions: a simulated fixed presentation is refused.
+what each learns from and how the pairs are weighted: docs/compare.md, "Learning from clicks";
+what each cannot train under: :meth:`ClickMethod.check_with`; its own tree defaults: :meth:`ClickMethod.base_method`.
 
 Example:
     >>> from boostplug.compare import ClickSettings, run_clicks
@@ -38,7 +36,7 @@ from ..data import RankingData
 from ..clicks import ClickLog
 from .click_fold import ClickFold, ClickSettings, prepare
 from .conventions import Conventions
-from .method_specs import format_value, split_spec
+from .method_specs import format_spec, split_spec
 from .methods import TREE_PARAMS, Method, get_method
 from .protocol import Result, _select_round, run_method
 from .training import Trained, TrainingPart
@@ -53,6 +51,8 @@ _TRAINS_ON = ("impressions", "impressions-ips", "labeled", "pairs", "pairs-ips",
               "fixed")
 #: Parameters the protocol sets from the data (a user setting of them is refused).
 _SET_BY_PROTOCOL = ("pairs", "pair_weights", "labeled", "labeled_rows")
+#: The click methods' own framework parameters (``extra``) with a bound: whether 0 is left out.
+_EXTRA_LOW_OPEN = {"lambdarank_position_bias_regularization": False, "lambdarank_bias_norm": True}
 
 
 @dataclass(frozen=True)
@@ -127,22 +127,18 @@ class ClickMethod:
                 raise ValueError(f"method {self.registry_name!r}: {key} is set by the click protocol")
             if key not in known and key not in self.extra:
                 hint = did_you_mean(key, [*known, *self.extra])
-                hint = f"{hint} " if hint else ""
-                raise ValueError(f"method {self.registry_name!r} has no parameter {key!r}; {hint}its parameters are "
-                                 f"{', '.join([*known, *self.extra])}")
-        for key in self.extra:
-            if key in params:
-                _check_extra(self.registry_name, key, params[key])
+                raise ValueError(f"method {self.registry_name!r} has no parameter {key!r}; {hint}{' ' if hint else ''}"
+                                 f"its parameters are {', '.join([*known, *self.extra])}")
+        for key in self.extra:  # the framework's own bounds, in (0, 1e6] or [0, 1e6]; None: its default
+            if params.get(key) is not None and key in _EXTRA_LOW_OPEN:
+                check_real(f"method {self.registry_name!r}: {key}", params[key], 0.0, 1e6, lo_open=_EXTRA_LOW_OPEN[key])
         base_params = {k: v for k, v in params.items() if k not in self.extra}
         try:
             base.configure(base_params, rename=False)
         except (ValueError, TypeError) as e:
             raise type(e)(str(e).replace(f"method {self.base!r}", f"method {self.registry_name!r}")) from None
         settings = {**self.settings, **params}
-        name = self.registry_name
-        if settings:
-            name += "[" + ",".join(f"{k}={format_value(v)}" for k, v in settings.items()) + "]"
-        return replace(self, name=name, settings=settings)
+        return replace(self, name=format_spec(self.registry_name, settings), settings=settings)
 
     def base_method(self, run_tree_params: Mapping[str, Any] | None = None) -> Method:
         """The :class:`boostplug.compare.methods.Method` this method trains as, named after it,
@@ -277,15 +273,6 @@ class FixedRanker(Method):
         return Trained([np.asarray(self.vali_scores)], [np.asarray(self.test_scores)], 0.0)
 
 
-def _check_extra(method: str, key: str, value: Any) -> None:
-    if value is None:
-        return
-    if key == "lambdarank_position_bias_regularization":
-        check_real(f"method {method!r}: {key}", value, 0.0, 1e6, lo_open=False)
-    elif key == "lambdarank_bias_norm":
-        check_real(f"method {method!r}: {key}", value, 0.0, 1e6)
-
-
 #: QBRank's trees on the click pairs alone: a few thousand pairs on the rows they touch are
 #: fitted to their noise by the comparison's 31-leaf trees (docs/studies/clicks.md, "Why QBRank trailed").
 PAIR_TREES = {"num_leaves": 3}
@@ -346,9 +333,8 @@ def click_method(spec: str | ClickMethod) -> ClickMethod:
     name, params = split_spec(spec, (), "click method") if "[" in spec else (spec.strip(), {})
     if name not in CLICK_METHODS:
         hint = did_you_mean(name, CLICK_METHODS)
-        hint = f" ({hint})" if hint else ""
-        raise ValueError(f"unknown click method {name!r}{hint}; the click protocol's methods are "
-                         f"{', '.join(CLICK_METHODS)}")
+        raise ValueError(f"unknown click method {name!r}{f' ({hint})' if hint else ''}; the click protocol's methods "
+                         f"are {', '.join(CLICK_METHODS)}")
     return CLICK_METHODS[name].configure(params) if params else CLICK_METHODS[name]
 
 

@@ -79,9 +79,7 @@ class ClickRunner:
         per fold saying how many impressions are left out)."""
         log = self.read_log()
         notes: list[str] = []
-        if log is None:
-            return notes
-        for i, (train, vali, _) in folds:
+        for i, (train, vali, _) in folds if log is not None else ():
             parts = [("training", train)] + ([("validation", vali)] if self.settings.select == "clicks" else [])
             for name, part in parts:
                 try:
@@ -244,11 +242,9 @@ def runner_from_args(args: argparse.Namespace) -> ClickRunner | None:
         if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
             raise ValueError(f"--clicks {source}: a click log is a .csv or .parquet file")
         log = str(path)
-        sim = [given[d] for d in _SIMULATION_ONLY if d in given]
-        if sim:
+        if sim := [given[d] for d in _SIMULATION_ONLY if d in given]:
             raise ValueError(f"{', '.join(sim)} configure a simulation; --clicks {source} reads a log")
-    elif any(d in given for d in _LOG_ONLY):
-        flags = [given[d] for d in _LOG_ONLY if d in given]
+    elif flags := [given[d] for d in _LOG_ONLY if d in given]:
         raise ValueError(f"{', '.join(flags)} describe{'s' if len(flags) == 1 else ''} a click log; --clicks "
                          "simulate reads none")
     eps = _noise(args.noise)
@@ -305,13 +301,11 @@ def _as_option(message: str) -> str:
 
 
 def _noise(text: str) -> tuple[float, float]:
-    parts = [p.strip() for p in str(text).split(",")]
     try:
-        if len(parts) != 2:
-            raise ValueError
-        return float(parts[0]), float(parts[1])
+        plus, minus = (float(p) for p in str(text).split(","))  # float() strips blanks; 1 or 3 parts: ValueError
     except ValueError:
         raise ValueError(f"--noise {text!r}: expected EPS_PLUS,EPS_MINUS, two probabilities, e.g. 1.0,0.1") from None
+    return plus, minus
 
 
 def _columns(text: str | None) -> tuple[tuple[str, str], ...]:

@@ -5,8 +5,8 @@ table and the files of :mod:`.report` and the figures of :mod:`.plots` read them
 
 A method whose chosen model predicts one value for every test document on some fold
 (:func:`.protocol.degenerate`, noted in its runs' ``info``) is degenerate (:func:`degenerate_folds`):
-its metrics measure the tie convention, not a ranking, so :func:`comparison` tests no difference
-of it (nor any against it, when it is the baseline)."""
+its metrics measure the tie convention, not a ranking, so :func:`comparison` neither tests a difference
+of it nor gives an interval of one (nor of any method, when it is the baseline)."""
 
 from __future__ import annotations
 
@@ -40,13 +40,9 @@ def significance(results: Sequence[Result], baseline: str, metric: str = CURVE_M
     base = {r.fold: r.test_per_query[metric] for r in results if r.method == baseline}
     out: dict[str, PairedTest] = {}
     for name in dict.fromkeys(r.method for r in results):
-        a: list[float] = []
-        b: list[float] = []
-        for r in results:
-            if r.method == name and r.fold in base:
-                a.extend(r.test_per_query[metric])
-                b.extend(base[r.fold])
-        out[name] = paired_tests(np.array(a), np.array(b))
+        runs = [r for r in results if r.method == name and r.fold in base]
+        out[name] = paired_tests(np.array([v for r in runs for v in r.test_per_query[metric]], dtype=np.float64),
+                                 np.array([v for r in runs for v in base[r.fold]], dtype=np.float64))
     return out
 
 
@@ -107,9 +103,8 @@ class Comparison:
     folds (every result when no fold is common: each method over its own folds), ``stats``
     their :func:`summary`; ``tests`` (:func:`significance` against the baseline) and ``cis``
     (:func:`bootstrap`) are empty when no fold is common, ``tests`` also without a baseline.
-    ``degenerate``: :func:`degenerate_folds` of ``results``; such a method has no test and no
-    interval of its difference (when the baseline is one, no method has). ``tests_by_metric``: the
-    tests of every reported metric (``tests`` is NDCG@10's), for the same methods."""
+    ``degenerate``: :func:`degenerate_folds` of ``results`` (untested: the module docstring).
+    ``tests_by_metric``: the tests of every reported metric (``tests`` is NDCG@10's), for the same methods."""
 
     common: list[int]
     results: list[Result]
@@ -167,10 +162,8 @@ def bootstrap(results: Sequence[Result], baseline: str | None = None, *, resampl
     out: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(r.method for r in results):
         folds = sorted(f for m, f in by if m == name)
-        mean = {}
-        for m in reported_metrics(results):
-            v, strata = _pooled(by, name, m, folds)
-            mean[m] = bootstrap_ci(v, strata, resamples=resamples, level=level, seed=seed, by_stratum=True)
+        mean = {m: bootstrap_ci(*_pooled(by, name, m, folds), resamples=resamples, level=level, seed=seed,
+                                by_stratum=True) for m in reported_metrics(results)}
         diff = None
         if baseline is not None and name != baseline:
             both = [f for f in folds if (baseline, f) in by]

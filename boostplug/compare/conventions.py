@@ -11,10 +11,7 @@
 ERR's maximum grade (``--max-grade``; ``R_g = (2^g - 1) / 2^max_grade``) is 4 under ``library``
 (RankLib's, grades 0-4) and 2 under ``letor`` (LETOR's grades 0-2). RBP is binary (label >= 1).
 
-The reported test metrics (``--metrics``) travel with the conventions: :func:`parse_metric` reads
-one name, for ``--metrics`` and ``--select`` alike: ``boostplug.metrics``' names (``ndcg@10``,
-``map``, ``err@10``, ``mrr``, ``p@5``, ...) and ``rbp`` / ``rbp@P`` (persistence ``P`` in (0, 1), 0.8
-by default).
+The reported test metrics (``--metrics``, :func:`parse_metrics`) travel with the conventions.
 """
 
 from __future__ import annotations
@@ -51,8 +48,9 @@ RBP_PERSISTENCE = 0.8
 
 def parse_metric(name: str) -> tuple[str, int | None, dict[str, Any]]:
     """``(base, k, options)`` of a metric name of ``--metrics`` or ``--select``: those of
-    ``boostplug.metrics.parse_name`` (``"p@5"`` -> ``("precision", 5, {})``) and ``rbp@P``
-    (``("rbp", None, {"persistence": P})``). ``ValueError`` naming the name otherwise."""
+    ``boostplug.metrics.parse_name`` (``"p@5"`` -> ``("precision", 5, {})``; ``ndcg@10``, ``map``, ``err@10``,
+    ``mrr``, ...) and ``rbp@P`` (``("rbp", None, {"persistence": P})``, ``P`` in (0, 1); ``rbp``: 0.8).
+    ``ValueError`` naming the name otherwise."""
     text = name.strip().lower() if isinstance(name, str) else name
     rbp = _RBP.match(text) if isinstance(text, str) and text.isascii() else None  # float() reads ٥ too
     if rbp is None:

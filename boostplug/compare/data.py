@@ -1,9 +1,7 @@
 """The data ``boostplug compare`` runs on, as a list of ``(train, vali, test)`` folds.
 
-* ``"example"``: the embedded LightGBM example (train/test as shipped, a validation
-  part split off train by query);
-* a LETOR file: query-level k-fold (:func:`boostplug.data.kfold_by_query`), a
-  validation part split off each training part by query;
+* ``"example"``: the embedded LightGBM example (:func:`example_split`);
+* a LETOR file: query-level k-fold (:func:`file_folds`);
 * a LETOR fold folder (``Fold1..FoldK``, read as it is) or parts folder (``S1..Sk.txt``, whose
   ``layout`` must be named: :data:`boostplug.data.LAYOUTS`): :func:`boostplug.data.load_letor_folds`.
 """
@@ -42,8 +40,8 @@ def example_split(seed: int = 0, vali_fraction: float = VALI_FRACTION) -> Fold:
 
 def file_folds(data: RankingData, n_folds: int, seed: int = 0, vali_fraction: float = VALI_FRACTION, *,
                folds: Sequence[int] | None = None) -> list[Fold]:
-    """Query-level ``n_folds``-fold split of one data set; each training part gives
-    ``vali_fraction`` of its queries to validation (seeded). ``folds``: build only these
+    """Query-level ``n_folds``-fold split of one data set (:func:`boostplug.data.kfold_by_query`); each
+    training part gives ``vali_fraction`` of its queries to validation (seeded). ``folds``: build only these
     (0-based; every fold copies the whole data once).
 
     ``ValueError`` naming ``--kfold`` and the values that work when a test part would be
@@ -51,12 +49,8 @@ def file_folds(data: RankingData, n_folds: int, seed: int = 0, vali_fraction: fl
     """
     _check_kfold(data.n_queries, n_folds)
     splits = kfold_by_query(data, n_folds, seed=seed)
-    out = []
-    for i in range(n_folds) if folds is None else folds:
-        train_idx, test_idx = splits[i]
-        train, vali = train_test_split_by_query(data.subset(train_idx), test_size=vali_fraction, seed=seed)
-        out.append((train, vali, data.subset(test_idx)))
-    return out
+    return [(*train_test_split_by_query(data.subset(splits[i][0]), test_size=vali_fraction, seed=seed),
+             data.subset(splits[i][1])) for i in (range(n_folds) if folds is None else folds)]
 
 
 def _check_kfold(n_queries: int, n_folds: int) -> None:

@@ -17,11 +17,13 @@ from typing import Any, Callable, Sequence, TextIO
 import numpy as np
 
 from . import _worker_guard
+from .budget import check_budget
 from .conventions import Conventions
 from .data import Fold
 from .plugins import load_plugins, loaded_plugins
 from .methods import check_tree_params, get_method
 from .protocol import Result, run_method
+from .tuning import require_optuna
 
 __all__ = ["Failure", "Results", "run", "threads_per_job", "max_parallel", "check_parallel"]
 
@@ -49,9 +51,7 @@ def check_parallel(jobs: int, threads: int | None, cores: int | None = None) -> 
     """``ValueError`` naming the value unless ``1 <= jobs`` and ``1 <= threads`` (``None``: by
     cores) are integers of at most :func:`max_parallel`."""
     limit = max_parallel(cores)
-    for name, value in (("jobs", jobs), ("threads", threads)):
-        if value is None and name == "threads":
-            continue
+    for name, value in [("jobs", jobs)] + ([("threads", threads)] if threads is not None else []):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{name} must be an integer, got {value!r}")
         if not 1 <= int(value) <= limit:
@@ -63,8 +63,7 @@ def _worker_init(parent: int, plugins: Sequence[str] = ()) -> None:
     """A worker never outlives the process that started it: the parent stops it (Ctrl-C,
     SIGTERM and SIGHUP are the parent's to handle, so a terminal's signal to the whole group
     does not kill the runs behind the parent's back), and it dies with the parent
-    (:func:`._worker_guard.die_with_parent`; ``import boostplug.compare`` asked for it already,
-    before the worker's slow imports: this makes sure of it).
+    (:func:`._worker_guard.die_with_parent`, asked again after :mod:`._worker_guard`'s early request).
     ``plugins``: the parent's ``--import`` modules, so that the objectives they register exist here too."""
     for name in ("SIGINT", "SIGHUP"):
         if hasattr(signal, name):
@@ -160,22 +159,15 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     if isinstance(tune, bool) or not isinstance(tune, (int, np.integer)) or tune < 0:
         raise ValueError(f"tune must be an integer >= 0 (trials per method and fold), got {tune!r}")
     if tune:
-        from .tuning import require_optuna
-
         require_optuna()
     if conventions is not None and not isinstance(conventions, Conventions):
         raise TypeError(f"conventions must be a boostplug.compare.Conventions, got {type(conventions).__name__}")
     conv = conventions or Conventions()
     n_threads = threads if threads is not None else threads_per_job(jobs)
     kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads,
-              "tune": int(tune), "conventions": conv}
-    if runner is not None:
-        kwargs["runner"] = runner
+              "tune": int(tune), "conventions": conv, **({} if runner is None else {"runner": runner})}
     finished = {(r.method, r.fold) for r in done}
     tasks = [(name, i, fold) for i, fold in folds for name in methods if (name, i) not in finished]
-    from .budget import check_budget
-
-    # rounds or trials whose records cannot fit in memory: refused before any training
     check_budget(rounds=rounds, tune=int(tune), folds=folds, runs=[(name, i) for name, i, _ in tasks],
                  **({} if runner is None else {"method": runner.compare_method}))
     results: list[Result] = []

@@ -27,7 +27,7 @@ import copy
 import hashlib
 import weakref
 from collections import OrderedDict
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -84,10 +84,9 @@ def fingerprint(part: Any) -> str | None:
     """The content of a data part (features, labels, groups and the training extras: positions,
     pairs, weights, initial scores) as a digest, once per part object; ``None`` for features
     without a byte form (they are never cached)."""
-    try:
+    known = None
+    with suppress(TypeError):  # a part that cannot be weakly referenced is digested every time
         known = _prints.get(part)
-    except TypeError:
-        known = None
     if known is not None:
         return known
     h = hashlib.blake2b(digest_size=20)
@@ -98,10 +97,8 @@ def fingerprint(part: Any) -> str | None:
     except TypeError:
         return None
     out = h.hexdigest()
-    try:
+    with suppress(TypeError):
         _prints[part] = out
-    except TypeError:
-        pass
     return out
 
 

@@ -2,7 +2,7 @@
 
 How ``--methods``, ``--config`` and ``get_method`` read a method with its settings, and how a
 configured method's name shows them back: :func:`split_specs` (a list of specifications),
-:func:`split_spec` (one, into its name and settings), :func:`parse_value` and
+:func:`split_spec` (one, into its name and settings) and back (:func:`format_spec`), :func:`parse_value` and
 :func:`format_value` (one setting's value, as text and back).
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Container
 
 import numpy as np
 
-__all__ = ["parse_value", "format_value", "split_specs", "split_spec", "split_top"]
+__all__ = ["parse_value", "format_value", "format_spec", "split_specs", "split_spec", "split_top"]
 
 
 def parse_value(text: str) -> Any:
@@ -51,6 +51,12 @@ def format_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return json.dumps(list(value), separators=(",", ":"))
     return str(value)
+
+
+def format_spec(name: str, params: dict[str, Any]) -> str:
+    """``name[key=value,...]`` (values by :func:`format_value`), which :func:`split_spec` reads back; ``name`` alone
+    without ``params``."""
+    return f"{name}[{','.join(f'{k}={format_value(v)}' for k, v in params.items())}]" if params else name
 
 
 def split_specs(text: str) -> list[str]:

@@ -4,7 +4,7 @@ A :class:`Method` trains on a training part and returns a :class:`Trained`
 model: validation and test scores after every round (so the round can be chosen
 on validation data and curves can be drawn) and the training time.
 
-Four families, each name selectable on the command line (every name: the tables below, and
+Five families, each name selectable on the command line (every name: the tables below, and
 docs/compare.md, "Methods"):
 
 * LightGBM trees (no prefix): LightGBM's built-ins and, for every objective of
@@ -19,14 +19,6 @@ docs/compare.md, "Methods"):
 The objectives' methods are read from the registry when :data:`METHODS` is read, so an
 objective registered after import (``boostplug.objectives.register``) is listed, configurable
 (its declared parameters, row-index ones excepted) and tuned over its declared search ranges.
-
-Tree methods share one set of tree parameters (:data:`TREE_PARAMS`, overridable)
-so that only the loss differs.
-
-This module is the method table: :class:`Method`, the methods by name (:data:`METHODS`,
-:func:`get_method`) and their settings. How a specification reads (``name[key=value]``) is in
-:mod:`.method_specs`, what ``--tune`` searches in :mod:`.search_spaces`, how each framework
-trains in :mod:`.training`.
 """
 
 from __future__ import annotations
@@ -42,7 +34,7 @@ import numpy as np
 from .._extras import installed
 from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
 from ..data import RankingData
-from .method_specs import format_value, split_spec
+from .method_specs import format_spec, format_value, split_spec
 from .search_spaces import LINEAR_SPACE, TREE_SPACE, Dist, booster_space, catboost_space, objective_space
 from .training import TRAINERS, Checkpoint, Progress, Trained, TrainingPart
 
@@ -52,7 +44,8 @@ __all__ = [
     "unavailable",
 ]
 
-#: Tree parameters shared by every tree method (LightGBM names; mapped for XGBoost).
+#: Tree parameters shared by every tree method, so that only the loss differs (LightGBM names; mapped for
+#: XGBoost and CatBoost; overridable: ``--param``, ``name[key=value]``).
 TREE_PARAMS: dict[str, Any] = {
     "learning_rate": 0.05,
     "num_leaves": 31,
@@ -87,9 +80,8 @@ def check_tree_params(params: dict[str, Any]) -> None:
         if key not in TREE_PARAMS:
             raise ValueError(f"unknown tree parameter {key!r}; the shared ones are {', '.join(TREE_PARAMS)}")
         integer = isinstance(TREE_PARAMS[key], int)
-        kind = "an integer" if integer else "a number"
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise ValueError(f"{key}={value!r}: must be {kind}")
+            raise ValueError(f"{key}={value!r}: must be {'an integer' if integer else 'a number'}")
         if not math.isfinite(value):
             raise ValueError(f"{key}={value!r}: must be finite")
         if integer and value != int(value):
@@ -156,9 +148,8 @@ class Method:
             from .. import boosters
 
             sig = inspect.signature(getattr(boosters, self.loss).__init__).parameters
-            out = {k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED}
-            out.update(self.loss_params)
-            return out
+            return {**{k: p.default for k, p in sig.items() if k != "self" and k not in _BOOSTER_FIXED},
+                    **self.loss_params}
         if self.framework == "linear":
             return dict(self.loss_params)
         out = dict(self.loss_params) if _catboost_own(self) else {}
@@ -167,9 +158,7 @@ class Method:
             # row-index parameters belong to one data set, and a fixed parameter is not a setting
             out.update({k: v for k, v in obj.defaults.items() if k not in obj.row_params and k not in obj.fixed})
             out.update(self.loss_params)
-        out.update(TREE_PARAMS)
-        out.update(self.tree_params)
-        return out
+        return {**out, **TREE_PARAMS, **self.tree_params}
 
     def configure(self, params: dict[str, Any], *, rename: bool = True) -> "Method":
         """This method with ``params`` set (unknown names: a "did you mean" ``ValueError``; values
@@ -190,9 +179,7 @@ class Method:
         except (ValueError, TypeError) as e:
             raise type(e)(f"method {self.registry_name!r}: {e}") from None
         if rename and params:
-            shown = {**_shown(self), **params}
-            body = ",".join(f"{k}={format_value(v)}" for k, v in shown.items())
-            new = replace(new, name=f"{self.registry_name}[{body}]")
+            new = replace(new, name=format_spec(self.registry_name, {**_shown(self), **params}))
         return new
 
     def search_space(self) -> dict[str, Dist]:
@@ -216,9 +203,8 @@ class Method:
               tree_params: dict[str, Any], seed: int, threads: int = 0,
               progress: Progress | None = None, checkpoint: Checkpoint | None = None) -> Trained:
         """Train for at most ``rounds`` rounds; ``threads=0``: the framework's default.
-        ``checkpoint``: called with the validation scores at :func:`checkpoint_rounds`.
-        ``train``: a :class:`~.training.TrainingPart` carries shown positions, explicit pairs and row
-        weights to the learners that take them; plain data trains without."""
+        ``checkpoint``: called with the validation scores at :func:`checkpoint_rounds`. ``train``: plain
+        data, or a :class:`~.training.TrainingPart` with what some learners take beside the rows."""
         if self.framework not in TRAINERS:
             raise ValueError(f"unknown framework {self.framework!r}; expected one of {FRAMEWORKS}")
         part = TrainingPart.of(train)

@@ -5,7 +5,7 @@
   :data:`LOCK_NAME` held for the whole run (the kernel drops it when its process dies, so a killed
   run leaves no stale lock), a set a killed run left half moved put back (:meth:`OutDir.recover`),
   and a folder refused that holds results (unless told to overwrite them) or a results file that
-  is a symbolic link.
+  is a folder or a symbolic link; staging folders a killed run left are removed.
 * :meth:`OutDir.write` writes the new files into a staging folder inside ``--out`` (each with
   :func:`boostplug._atomic.atomic_write`), then swaps the sets by renames: the previous files
   aside into ``.boostplug-compare-previous.partial`` (``results.json`` first), renamed
@@ -72,10 +72,7 @@ class OutDir:
         self.release()
 
     def acquire(self) -> None:
-        """Create the folder, lock it, complete a swap of sets a killed run left (:meth:`recover`),
-        check that it holds no other run's results (unless ``overwrite``) and no results file that
-        is a folder or a symbolic link, and remove staging folders a killed run left;
-        ``OutDirError`` otherwise."""
+        """Create the folder and take it as the module docstring's first point says; ``OutDirError`` otherwise."""
         self.path.mkdir(parents=True, exist_ok=True)
         self._fd = _lock(self.path / LOCK_NAME)
         try:
@@ -150,9 +147,8 @@ class OutDir:
                     self._swap(staging, written)
                 except OSError as e:
                     raise self._kept(e, staging, written) from e.__cause__
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
+        finally:  # gone already when its files moved in or it was kept; rmtree(ignore_errors) passes over that
+            shutil.rmtree(staging, ignore_errors=True)
         return written
 
     def _kept(self, e: OSError, staging: Path, written: list[str]) -> OSError:

@@ -80,11 +80,8 @@ def curve_styles(names: Sequence[str]) -> dict[str, tuple[str, Any]]:
         if colour not in palette:
             palette.append(colour)
         k += 1
-    styles = list(_LINE_STYLES)
-    on = 2
-    while len(styles) < len(names):  # then dashes of growing length, each with a dot
-        styles.append((0, (on, 2, 1, 2)))
-        on += 1
+    # then dashes of growing length, each with a dot
+    styles = [*_LINE_STYLES, *((0, (on, 2, 1, 2)) for on in range(2, 2 + len(names) - len(_LINE_STYLES)))]
     return {name: (palette[i], styles[i]) for i, name in enumerate(names)}
 
 

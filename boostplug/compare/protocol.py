@@ -131,8 +131,7 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
     method = get_method(name) if method is None else method
     select = method.select_metric or metric
     conv = conventions or Conventions()
-    tp = dict(TREE_PARAMS)
-    tp.update(tree_params or {})
+    tp = {**TREE_PARAMS, **(tree_params or {})}
     if tune > 0:
         from .tuning import tune as search
 

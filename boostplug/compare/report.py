@@ -1,7 +1,5 @@
-"""The report of a comparison: the table (per method the mean and std over folds, paired tests and
-bootstrap intervals against a baseline, from :mod:`.comparison`) and the output files of ``--out``
-(results.csv, per_query.csv, curves.csv, summary.csv, tuning.csv, the plots and results.json with
-the provenance). Everything compared is over the folds every method finished (:func:`.comparison.comparable`)."""
+"""The report of a comparison: the table (:func:`format_table`, from :mod:`.comparison`), its verdict and
+the legend of its method names, and the output files of ``--out`` (:func:`write_outputs`)."""
 
 from __future__ import annotations
 
@@ -58,11 +56,10 @@ def _span(counts: Sequence[int]) -> str:
     return str(low) if low == high else f"{low}-{high}"
 
 
-#: The columns printed at most: the default (compact) table fits in this many, for the method
-#: table's names over any number of folds; notes, verdict and legend are wrapped to it.
+#: The columns the compact table fits in (:func:`format_table`), for the method table's names over
+#: any number of folds; verdict and legend are wrapped to it too.
 TABLE_WIDTH = 100
-#: The metric columns of the compact table (``wide=False``) besides those ``--metrics`` adds to the
-#: default set; the wide one shows every reported metric.
+#: The compact table's metric columns besides those ``--metrics`` adds (:func:`format_table`).
 COMPACT_METRICS = (CURVE_METRIC, "map")
 
 
@@ -249,7 +246,7 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
             rest = len(others) - len(significant)
             text += (f"; at {level} against {baseline}, " + "; ".join(sides)
                      + (f"; the other {rest} not significant" if rest else ""))
-        text += _linear_note(cmp, alpha)
+        text += _linear_note(cmp, means, alpha)
     if cmp.stats and flat:
         names = ", ".join(flat)
         text += (f"; {names} {'is' if len(flat) == 1 else 'are'} degenerate (one value for every test document"
@@ -258,10 +255,9 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
     return "\n".join(wrap(text, width, "  ")).replace(_NBSP, " ")
 
 
-def _linear_note(cmp: Comparison, alpha: float) -> str:
-    """The verdict's note when the best linear method is above the best other one or not below it at ``p(t) < alpha``."""
-    means = {n: s[CURVE_METRIC]["mean"] for n, s in cmp.stats.items()
-             if n not in cmp.degenerate and np.isfinite(s[CURVE_METRIC]["mean"])}
+def _linear_note(cmp: Comparison, means: dict[str, float], alpha: float) -> str:
+    """The verdict's note when the best linear method is above the best other one or not below it at ``p(t) < alpha``
+    (``means``: the verdict's test NDCG@10 of the methods that rank)."""
     linear = {r.method for r in cmp.results if r.framework == "linear"}
     kinds = [[n for n in means if (n in linear) == side] for side in (True, False)]
     if not cmp.common or not all(kinds):
@@ -389,25 +385,19 @@ def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:
     the trial evaluated on test; ``state`` is complete, pruned (stopped at round ``pruned_at``; its
     value is the best it reached by then) or failed; ``params`` (JSON) are the values the trial
     searched (none for trial 0, the defaults)."""
-    rows = []
-    for r in results:
-        t = r.info.get("tuning")
-        if not t:
-            continue
-        for trial in t["trials"]:
-            rows.append([r.method, r.fold + 1, trial["number"], "" if trial["value"] is None else repr(trial["value"]),
-                         trial["best_round"], repr(trial["seconds"]), int(trial["number"] == t["best_trial"]),
-                         trial.get("state", "complete"), trial.get("pruned_at", 0) or "",
-                         json.dumps(trial["params"], sort_keys=True), trial["error"]])
     _write_csv(path, ["method", "fold", "trial", "value", "best_round", "seconds", "chosen", "state", "pruned_at",
-                      "params", "error"], rows)
+                      "params", "error"],
+               ([r.method, r.fold + 1, trial["number"], "" if trial["value"] is None else repr(trial["value"]),
+                 trial["best_round"], repr(trial["seconds"]), int(trial["number"] == t["best_trial"]),
+                 trial.get("state", "complete"), trial.get("pruned_at", 0) or "",
+                 json.dumps(trial["params"], sort_keys=True), trial["error"]]
+                for r in results if (t := r.info.get("tuning")) for trial in t["trials"]))
 
 
 def _test_columns(metric: str) -> tuple[str, str, str]:
     """summary.csv's columns of the paired tests of ``metric`` (NDCG@10's, the table's, unsuffixed)."""
-    if metric == CURVE_METRIC:
-        return ("dndcg@10", "p_ttest", "p_wilcoxon")
-    return (f"d{metric}", f"p_ttest_{metric}", f"p_wilcoxon_{metric}")
+    suffix = "" if metric == CURVE_METRIC else f"_{metric}"
+    return (f"d{metric}", f"p_ttest{suffix}", f"p_wilcoxon{suffix}")
 
 
 def _ci_columns(metrics: Sequence[str]) -> list[str]:
@@ -418,8 +408,8 @@ def _ci_columns(metrics: Sequence[str]) -> list[str]:
 def _ci_cells(ci: dict[str, Any] | None, metrics: Sequence[str]) -> list[str]:
     if ci is None:
         return [""] * len(_ci_columns(metrics))
-    cells = [repr(getattr(ci["mean"][m], side)) for m in metrics for side in ("low", "high")]
-    return cells + ([repr(ci["diff"].low), repr(ci["diff"].high)] if ci["diff"] is not None else ["", ""])
+    return [repr(getattr(i, side)) if i is not None else "" for i in (*(ci["mean"][m] for m in metrics), ci["diff"])
+            for side in ("low", "high")]
 
 
 def _bootstrap_json(cis: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import fields
 from typing import Any, get_origin, get_type_hints
 
 import numpy as np
@@ -196,7 +195,7 @@ def _fold(entry: dict[str, Any]) -> Any:
 
 def _run(entry: Any, path: str, skip: bool, metrics: tuple[str, ...]) -> Result:
     entry = _without_digest(_typed(entry, (dict,), path))
-    names = [f.name for f in fields(Result)]
+    names = list(_RESULT_TYPES)  # Result's fields, in order
     unknown = [k for k in entry if k not in names]
     if unknown:
         raise ValueError(f"{path} has field(s) {', '.join(map(repr, unknown))} that a run of this version does "
@@ -312,8 +311,7 @@ def _check_together(runs: list[Result], completed: dict[str, list[int]]) -> None
         if sorted(done) != folds:
             raise ValueError(f"folds_completed.{method} is {done} but its runs are of fold(s) {folds}")
     order = {m: k for k, m in enumerate(completed)}
-    for i in range(1, len(runs)):
-        a, b = runs[i - 1], runs[i]
+    for i, (a, b) in enumerate(zip(runs, runs[1:]), 1):
         if (a.fold, order[a.method]) > (b.fold, order[b.method]):
             raise ValueError(f"results[{i - 1}] (method {a.method}, fold {a.fold + 1}) stands before results[{i}] "
                              f"(method {b.method}, fold {b.fold + 1}), but the run writes its runs by fold, then in "

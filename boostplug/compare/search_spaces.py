@@ -91,7 +91,6 @@ _BOOSTER_SPACE: dict[str, Callable[[dict[str, Any]], dict[str, Dist]]] = {
     "MPBoost": lambda p: _dists(import_module("boostplug.objectives.ddf").search_space(p["ddf"])),
     "NDCGBoost": lambda p: _dists({"sigma": import_module("boostplug.objectives.ndcg_boost").NDCGBoostObjective
                                    .params["sigma"].search}),
-    "AdaRank": lambda p: {},
 }
 
 

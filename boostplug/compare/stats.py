@@ -122,10 +122,7 @@ def bootstrap_ci(values: ArrayLike, strata: ArrayLike | None = None, *, resample
     n = int(np.sum(~np.isnan(v)))
     if n == 0:
         return BootstrapCI(0, float("nan"), float("nan"), float("nan"), level, resamples)
-    if by_stratum:
-        per = [np.nanmean(v[pos]) for pos in _strata(v.size, strata) if np.any(~np.isnan(v[pos]))]
-        estimate = float(np.mean(per))
-    else:
-        estimate = float(np.nanmean(v))
+    estimate = float(np.mean([np.nanmean(v[pos]) for pos in _strata(v.size, strata) if np.any(~np.isnan(v[pos]))])
+                     if by_stratum else np.nanmean(v))
     low, high = np.nanquantile(means, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
     return BootstrapCI(n, estimate, float(low), float(high), level, resamples)

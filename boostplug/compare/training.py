@@ -1,10 +1,7 @@
-"""How a method trains: one trainer per framework (LightGBM, XGBoost, the reference boosters),
-each returning a :class:`Trained` (validation and test scores after every round, the time).
-
-:meth:`boostplug.compare.methods.Method.train` calls the trainer of its framework (:data:`TRAINERS`).
-During training each trainer reports its rounds to a ``progress`` callable and shows the
-validation scores to a ``checkpoint`` at :func:`checkpoint_rounds` (a pruned ``--tune`` trial
-stops there).
+"""How a method trains: one trainer per framework (:data:`TRAINERS`, which
+:meth:`boostplug.compare.methods.Method.train` calls), each returning a :class:`Trained` (validation
+and test scores after every round, the time); while it trains, it reports its rounds to ``progress``
+and shows the validation scores to a :data:`Checkpoint`.
 """
 
 from __future__ import annotations
@@ -184,13 +181,8 @@ def _train_lightgbm(m: Settings, train: TrainingPart, vali: RankingData, test: R
         return booster
 
     booster = fold_cache.lightgbm_train(params, train, build, fit)
-    seconds = timed[0]
     n = booster.current_iteration()
-    return Trained(
-        lightgbm_staged_scores(booster, vali.X, n),
-        lightgbm_staged_scores(booster, test.X, n),
-        seconds,
-    )
+    return Trained(*(lightgbm_staged_scores(booster, d.X, n) for d in (vali, test)), timed[0])
 
 
 def xgboost_staged_scores(booster: Any, dmat: Any, n: int) -> list[NDArray[np.float64]]:
@@ -229,9 +221,7 @@ def _xgb_params(tree_params: dict[str, Any], seed: int, threads: int) -> dict[st
     """XGBoost's names for the shared tree parameters (``min_data_in_leaf`` has no
     XGBoost counterpart: XGBoost bounds leaves by hessian only)."""
     p: dict[str, Any] = {"grow_policy": "lossguide", "max_depth": 0, "tree_method": "hist", "seed": seed}
-    for k, v in tree_params.items():
-        if k in _XGB_NAMES:
-            p[_XGB_NAMES[k]] = v
+    p.update({_XGB_NAMES[k]: v for k, v in tree_params.items() if k in _XGB_NAMES})
     if threads > 0:
         p["nthread"] = threads
     return p
@@ -266,11 +256,7 @@ def _train_xgboost(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
     booster = xgb.train(params, dtrain, num_boost_round=rounds, obj=obj, callbacks=[_Progress()])
     seconds = time.perf_counter() - t0
     n = booster.num_boosted_rounds()
-    return Trained(
-        xgboost_staged_scores(booster, dvali, n),
-        xgboost_staged_scores(booster, dtest, n),
-        seconds,
-    )
+    return Trained(*(xgboost_staged_scores(booster, d, n) for d in (dvali, dtest)), seconds)
 
 
 #: LightGBM tree parameter -> CatBoost parameter (``num_leaves`` becomes a depth; ``min_data_in_leaf`` and

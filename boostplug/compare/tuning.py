@@ -86,8 +86,7 @@ def require_optuna() -> Any:
 
 
 def study_seed(seed: int, fold: int, name: str) -> int:
-    """The TPE sampler's seed for one (method, fold): fixed by ``seed``, the fold and the name,
-    not by the order in which runs are scheduled."""
+    """The TPE sampler's seed for one (method, fold), as the module docstring says."""
     return (seed * 1_000_003 + fold * 7919 + zlib.crc32(name.encode())) % (2**32)
 
 
@@ -121,6 +120,10 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
         t0 = time.perf_counter()
         seen: list[float] = []  # the best checkpoint value so far, per checkpoint
 
+        def record(value: float | None, best_round: int, **more: Any) -> None:
+            trials.append(Trial(trial.number, _plain(params), value, best_round, time.perf_counter() - t0, **more))
+            done(trial.number + 1, total)
+
         def checkpoint(step: int, vali_scores: Any) -> None:
             if value is None or trial.number == 0:
                 return
@@ -136,18 +139,13 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
             trained = train_one(method.configure(params, rename=False) if params else method, checkpoint)
             value_, best_round = score(trained)
         except _Pruned as p:
-            trials.append(Trial(trial.number, _plain(params), seen[-1], 0, time.perf_counter() - t0,
-                                state="pruned", pruned_at=int(p.args[0])))
-            done(trial.number + 1, total)
+            record(seen[-1], 0, state="pruned", pruned_at=int(p.args[0]))
             raise optuna.TrialPruned() from None
         except Exception as e:  # not an interrupt: it stops the search without redrawing the bar
-            trials.append(Trial(trial.number, _plain(params), None, 0, time.perf_counter() - t0,
-                                f"{type(e).__name__}: {e}", state="failed"))
             errors.append(e)
-            done(trial.number + 1, total)
+            record(None, 0, error=f"{type(e).__name__}: {e}", state="failed")
             raise
-        done(trial.number + 1, total)
-        trials.append(Trial(trial.number, _plain(params), value_, best_round, time.perf_counter() - t0))
+        record(value_, best_round)
         if value_ is not None and math.isfinite(value_) and (
                 not best or (value_ > best["value"] if maximize else value_ < best["value"])):
             best.update(value=value_, trained=trained, number=trial.number, params=params)

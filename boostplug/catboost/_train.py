@@ -72,14 +72,14 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
             "leaf_estimation_iterations": 1, "iterations": 1, "eval_metric": "RMSE"}
     l2_key = "reg_lambda" if "reg_lambda" in params else "l2_leaf_reg"
     user = pool.boostplug_rows[5]  # the queries' weights, per row
-    scores = np.zeros(labels.shape[0])
+    scores, weighted = np.zeros(labels.shape[0]), None
     model, best, best_value = None, 0, -np.inf
     for t in range(rounds):
         ders = bound.round(pool, scores, threads if threads and threads > 0 else None)
         if not np.any(ders.der1):
             break  # nothing to learn: every tree would be one leaf of value 0
-        if ders.weights is not None:
-            work.set_weight(ders.weights)
+        if ders.weights is not None and ders.weights is not weighted:  # the same array every round: set once
+            work.set_weight(weighted := ders.weights)
         scale = (labels.shape[0] if user is None else user.sum()) / ders.weights.sum() if ders.split else 1.0
         step = CatBoost({**base, "loss_function": ders, l2_key: float(params.get(l2_key, 3.0)) * scale})
         try:

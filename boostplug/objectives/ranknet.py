@@ -70,8 +70,11 @@ class RankNet(Truncatable, PairwiseLoss):
     pair_loss, pair_grad, pair_hess = LOGISTIC
 
     def split_weights(self) -> NDArray[np.float64]:
-        """Each row's summed weight of all its pairs: its weight in CatBoost's split scores, as PairLogit's."""
-        sizes = np.diff(self.group_ptr)
-        q = np.repeat(np.arange(sizes.shape[0]), sizes)
-        _, at, same = np.unique(np.stack([q, self.labels]), axis=1, return_inverse=True, return_counts=True)
-        return (sizes[q] - same[at.reshape(-1)]) * self.query_weights[q]
+        """Each row's summed weight of all its pairs (every pair, whatever ``truncation_level``): its
+        weight in CatBoost's split scores, as PairLogit's; computed once, from the labels and queries."""
+        if not hasattr(self, "_split_weights"):
+            sizes = np.diff(self.group_ptr)
+            q = np.repeat(np.arange(sizes.shape[0]), sizes)
+            _, at, same = np.unique(np.stack([q, self.labels]), axis=1, return_inverse=True, return_counts=True)
+            self._split_weights = (sizes[q] - same[at.reshape(-1)]) * self.query_weights[q]
+        return self._split_weights

@@ -18,13 +18,18 @@ PAIRS = (("yetirank", "cb-yetirank-plugin"), ("lambdamart_map", "cb-lambdamart_m
          ("cb-yetirank", "cb-yetirank-plugin"), ("cb-lambdamart-map", "cb-lambdamart_map"))
 
 
-def holm(ps):
-    order = sorted(range(len(ps)), key=lambda i: ps[i])
-    out, run = [0.0] * len(ps), 0.0
-    for rank, i in enumerate(order):
-        run = max(run, min(1.0, (len(ps) - rank) * ps[i]))
-        out[i] = run
-    return out
+def _holm():
+    """Holm's adjustment of the first study's summary script (``../objectives_tuned/summarise.py``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tuned_summarise", Path(__file__).parents[1] / "objectives_tuned"
+                                                  / "summarise.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.holm
+
+
+holm = _holm()
 
 
 def main() -> None:

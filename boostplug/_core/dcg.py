@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import plain
 from . import dispatch
-from .sorting import sorted_descending
+from .sorting import stable_argsort_descending
 
 __all__ = ["GainSpec", "GAINS", "DISCOUNTS", "RANK_DOC_WORK", "gains_of", "check_label_gain", "discounts", "inverse_dcg",
            "inverse_ideal_dcgs",
@@ -131,7 +131,11 @@ def dcg_at(ranked_gains: np.ndarray, discount: np.ndarray, kk: int) -> float:
 @nb.njit(cache=True, inline="always")
 def ideal_dcg_at(gains: np.ndarray, discount: np.ndarray, kk: int) -> float:
     """The DCG of the top ``kk`` of one query's ``gains`` (finite) sorted in decreasing order."""
-    return dcg_at(sorted_descending(gains), discount, kk)
+    order = stable_argsort_descending(gains)
+    d = 0.0
+    for i in range(kk):
+        d += gains[order[i]] * discount[i]
+    return d
 
 
 @nb.njit(cache=True, parallel=True)

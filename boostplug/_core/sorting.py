@@ -1,12 +1,7 @@
-"""Sorts for the kernels, each one numba function: numba's own ``np.sort`` and ``np.argsort``
-are built from about ten small jitted functions, each compiled (and re-optimised in every caller)
-on first use, which costs a kernel's first call about a second per sort kind
-(docs/results/first_use/README.md). These give the same results as numba's:
-
-* :func:`sorted_descending`: a copy of finite values in decreasing order (the values of
-  ``np.sort(v)[::-1]``), through :func:`stable_argsort_descending`;
-* :func:`stable_argsort_descending`: ``np.argsort(-keys, kind="stable")`` (numba's merge sort in
-  decreasing order: no negated copy, one recursive function instead of numba's four).
+"""The kernels' stable sort as one numba function: numba's own ``np.argsort`` is built from
+several small jitted functions, each compiled (and re-optimised in every caller) on first use, which
+costs a kernel's first call about a second (docs/results/first_use/README.md).
+:func:`stable_argsort_descending` gives ``np.argsort(-keys, kind="stable")`` without the negated copy.
 """
 
 from __future__ import annotations
@@ -14,66 +9,47 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["sorted_descending", "stable_argsort_descending"]
+__all__ = ["stable_argsort_descending"]
 
-_SMALL_MERGESORT = 20   # numba's merge sort: insertion sort from 20 items down
-
-
-@nb.njit(cache=True)
-def _merge_sort_down(r: np.ndarray, keys: np.ndarray, ws: np.ndarray) -> None:
-    """Sort the indices ``r`` by decreasing ``keys[r]``, equal keys in their order in ``r``:
-    numba's ``argmergesort_inner`` (halves, insertion sort from 20 items down) with the order
-    reversed, so no negated copy of the keys. ``ws``: room for half of ``r``."""
-    n = r.shape[0]
-    if n > _SMALL_MERGESORT:
-        mid = n // 2
-        _merge_sort_down(r[:mid], keys, ws)
-        _merge_sort_down(r[mid:], keys, ws)
-        for i in range(mid):
-            ws[i] = r[i]
-        i = 0
-        j = mid
-        k = 0
-        while i < mid and j < n:
-            if keys[r[j]] > keys[ws[i]]:
-                r[k] = r[j]
-                j += 1
-            else:
-                r[k] = ws[i]
-                i += 1
-            k += 1
-        while i < mid:
-            r[k] = ws[i]
-            i += 1
-            k += 1
-    else:
-        for i in range(1, n):
-            t = r[i]
-            v = keys[t]
-            j = i
-            while j > 0 and v > keys[r[j - 1]]:
-                r[j] = r[j - 1]
-                j -= 1
-            r[j] = t
+_RUN = 20   # insertion-sorted runs (numba's merge sort: insertion sort from 20 items down)
 
 
 @nb.njit(cache=True)
 def stable_argsort_descending(keys: np.ndarray) -> np.ndarray:
     """Indices ordering ``keys`` (finite) by decreasing value, equal keys in input order:
-    ``np.argsort(-keys, kind="stable")``."""
+    ``np.argsort(-keys, kind="stable")``. Insertion sort of runs of 20, then bottom-up merges
+    between two buffers: no recursion, which numba types twice."""
     n = keys.shape[0]
     r = np.empty(n, dtype=np.int64)
     for i in range(n):      # not np.arange: its implementation is a compile of its own
         r[i] = i
-    _merge_sort_down(r, keys, np.empty(n // 2, dtype=np.int64))
+    for lo in range(0, n, _RUN):
+        hi = lo + _RUN if lo + _RUN < n else n
+        for i in range(lo + 1, hi):
+            t = r[i]
+            v = keys[t]
+            j = i
+            while j > lo and v > keys[r[j - 1]]:
+                r[j] = r[j - 1]
+                j -= 1
+            r[j] = t
+    if n <= _RUN:
+        return r
+    ws = np.empty(n, dtype=np.int64)
+    width = _RUN
+    while width < n:
+        src, dst = r, ws
+        for lo in range(0, n, 2 * width):
+            mid = lo + width if lo + width < n else n
+            hi = mid + width if mid + width < n else n
+            i, j = lo, mid
+            for k in range(lo, hi):     # the right run's key goes first only when strictly greater
+                if j < hi and (i >= mid or keys[src[j]] > keys[src[i]]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+        r, ws = dst, src
+        width *= 2
     return r
-
-
-@nb.njit(cache=True)
-def sorted_descending(values: np.ndarray) -> np.ndarray:
-    """A copy of ``values`` (finite: no NaN) sorted in decreasing order."""
-    order = stable_argsort_descending(values)
-    out = np.empty_like(values)
-    for i in range(values.shape[0]):
-        out[i] = values[order[i]]
-    return out

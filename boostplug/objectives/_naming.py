@@ -177,7 +177,7 @@ def list_failure(loss: Any, scores: NDArray[np.float64], want_loss: bool, inputs
     """A ``ValueError`` naming the list function and the first query on which the loop, run
     serially one query at a time on the failed call's ``inputs``, raises (the original as its
     cause); ``None`` when none does."""
-    serial = dispatch.serial_twin(loss._kernel)
+    serial = dispatch.serial_twin(loss._kernels[want_loss])
     for q in range(loss.n_queries):
         try:
             loss._call(serial, scores, want_loss, inputs, q)

@@ -13,8 +13,9 @@ O(n log n) per query instead of O(n^2). In both cases ``b`` orders as ``a`` (flo
 addition of a constant is monotone), so one sort of ``a`` serves both keys. The kernels form
 the keys from the scores query by query (:func:`_query_keys`). All inputs are validated float64 /
 int64 arrays (the public functions check them); nothing here can see NaN but an overflowing score
-span, which the caller refuses from the returned spans. The sort of ``a`` is :func:`quick_argsort`,
-numba's ``np.argsort`` as one function (numba's own compiles about ten; QBRank is its only user).
+span, which the caller refuses from the returned spans. ``a`` is sorted by
+:func:`~boostplug._core.sorting.stable_argsort_descending`, read backwards: the sweeps compare key
+values, so the order of equal keys does not change a sum's terms.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["pair_grad", "sweep_high", "explicit_terms", "add_row_terms", "quick_argsort"]
+from .._core.sorting import stable_argsort_descending
+
+__all__ = ["pair_grad", "sweep_high", "explicit_terms", "add_row_terms"]
 
 
 @nb.njit(inline="always")
@@ -111,7 +114,7 @@ def sweep_high(
         if n_lev < 2:
             continue
         ar, c, span[q] = _query_keys(h, labels, grade, s, e)
-        oa = quick_argsort(ar)
+        oa = stable_argsort_descending(ar)[::-1]
         tree = np.zeros((n_lev + 1, 6))
         acc = np.zeros(6)
         p = n - 1
@@ -205,9 +208,9 @@ def pair_grad(
         if hint.shape[0] == order.shape[0]:
             _copy_into(oa, hint[s:e])
             if not _sort_from(ar, oa):
-                _copy_into(oa, quick_argsort(ar))
+                _copy_into(oa, stable_argsort_descending(ar)[::-1])
         else:
-            _copy_into(oa, quick_argsort(ar))
+            _copy_into(oa, stable_argsort_descending(ar)[::-1])
         # x as the preferred document: y of a lower level with b_y > a_x.
         hi = np.zeros((n_lev + 1, 3))
         acc = np.empty(3)       # _fenwick_prefix zeroes it first
@@ -300,77 +303,3 @@ def add_row_terms(grad: np.ndarray, hess: np.ndarray, gsum: np.ndarray, cnt: np.
         grad[i] = g
         if with_hess:
             hess[i] += h
-
-
-# ---- numba's quicksort as one function (quick to compile: docs/results/first_use/README.md) ----
-_SMALL_QUICKSORT = 15   # numba's quicksort: insertion sort from high - low < 15
-_MAX_STACK = 100        # pending partitions (the smaller side is sorted first: log2(n) at most)
-
-
-@nb.njit(cache=True)
-def _before(x: float, y: float) -> bool:
-    """numba's float order (``lt_floats``): ``x < y``, NaN after every number."""
-    return x < y or (np.isnan(y) and not np.isnan(x))
-
-
-@nb.njit(cache=True)
-def quick_argsort(keys: np.ndarray) -> np.ndarray:
-    """Indices sorting ``keys`` ascending, NaN last: numba's ``np.argsort(keys)`` step for step
-    (equal keys end in the same order)."""
-    n = keys.shape[0]
-    r = np.empty(n, dtype=np.int64)
-    for i in range(n):      # not np.arange: its implementation is a compile of its own
-        r[i] = i
-    stack = np.empty(2 * _MAX_STACK, dtype=np.int64)   # ranges still to sort: low, high (both included)
-    stack[0] = 0
-    stack[1] = n - 1
-    top = 1
-    while top > 0:
-        top -= 1
-        low = stack[2 * top]
-        high = stack[2 * top + 1]
-        while high - low >= _SMALL_QUICKSORT:
-            mid = (low + high) >> 1
-            if _before(keys[r[mid]], keys[r[low]]):
-                r[low], r[mid] = r[mid], r[low]
-            if _before(keys[r[high]], keys[r[mid]]):
-                r[high], r[mid] = r[mid], r[high]
-            if _before(keys[r[mid]], keys[r[low]]):
-                r[low], r[mid] = r[mid], r[low]
-            pivot = keys[r[mid]]
-            r[high], r[mid] = r[mid], r[high]
-            i = low
-            j = high - 1
-            while True:
-                while i < high and _before(keys[r[i]], pivot):
-                    i += 1
-                while j >= low and _before(pivot, keys[r[j]]):
-                    j -= 1
-                if i >= j:
-                    break
-                r[i], r[j] = r[j], r[i]
-                i += 1
-                j -= 1
-            r[i], r[high] = r[high], r[i]
-            # the larger side waits on the stack (numba's order), the smaller one is sorted next
-            if high - i > i - low:
-                if high > i:
-                    stack[2 * top] = i + 1
-                    stack[2 * top + 1] = high
-                    top += 1
-                high = i - 1
-            else:
-                if i > low:
-                    stack[2 * top] = low
-                    stack[2 * top + 1] = i - 1
-                    top += 1
-                low = i + 1
-        for i in range(low + 1, high + 1):
-            t = r[i]
-            v = keys[t]
-            j = i
-            while j > low and _before(v, keys[r[j - 1]]):
-                r[j] = r[j - 1]
-                j -= 1
-            r[j] = t
-    return r

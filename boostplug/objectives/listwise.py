@@ -30,20 +30,20 @@ __all__ = ["ListwiseLoss", "list_kernel"]
 DOC_WORK = 10
 
 
-def list_kernel(loss_fn: Any, grad_hess_fn: Any, with_at: bool) -> Callable[..., None]:
-    """The loop over queries around one class's compiled ``list_loss`` and ``list_grad_hess``
-    (module docstring; ``with_at``: they take ``at`` after the scores); ``done[q]`` is set when
-    query ``q``'s call returns (an exception on one of numba's worker threads never reaches the
-    caller)."""
+def list_kernel(loss_fn: Any, grad_hess_fn: Any, with_at: bool, want_loss: bool) -> Callable[..., None]:
+    """The loop over queries around one class's compiled ``list_grad_hess``, or its ``list_loss``
+    with ``want_loss`` (module docstring; ``with_at``: they take ``at`` after the scores; both are
+    constants of the closure, so numba compiles only the function the loop calls); ``done[q]`` is
+    set when query ``q``'s call returns (an exception on one of numba's worker threads never reaches
+    the caller)."""
 
-    def list_sums(scores, at, doc, query, group_ptr, query_weights, want_loss, args,  # type: ignore[no-untyped-def]
-                  grad, hess, loss, done):
+    def list_sums(scores, at, doc, query, group_ptr, query_weights, args, grad, hess, loss, done):  # type: ignore[no-untyped-def]
         for q in nb.prange(group_ptr.shape[0] - 1):
             a = group_ptr[q]
             b = group_ptr[q + 1]
             w = query_weights[q]
             if b - a >= 2 and w != 0.0:
-                if with_at:  # a constant of the closure: numba compiles one of the two branches
+                if with_at:
                     if want_loss:
                         loss[q] = w * loss_fn(scores[a:b], at[a:b], doc[a:b], query[q], *args)
                     else:
@@ -131,13 +131,15 @@ class ListwiseLoss(RunLoss):
         with_at = any(h.gradient == "lambda" for h in self.hessians.values())
         key = (type(self), tuple(nb.typeof(a) for a in self._args))
         if key not in _KERNELS:
-            _KERNELS[key] = compile_closure(list_kernel(*map(_jit, _functions(type(self))), with_at), parallel=True)
-        self._kernel, self._work = _KERNELS[key], int(self.list_work())
+            fns = [_jit(f) for f in _functions(type(self))]
+            _KERNELS[key] = tuple(compile_closure(list_kernel(*fns, with_at, want), parallel=True) for want in (False, True))
+        self._kernels, self._work = _KERNELS[key], int(self.list_work())
         if type(self).__module__.startswith(__package__ + "."):  # ours compile: at a first call (a booster makes none)
             return
-        try:  # a user's functions: compile (or load) the kernel now, on the data set's first query
-            kernel = dispatch.kernel_for(self._kernel, self._work)
-            self._call(kernel, np.zeros(self.n_docs), True, self._checked_inputs(), 0)
+        try:  # a user's functions: compile (or load) the kernels now, on the data set's first query
+            for want_loss in (True, False):
+                self._call(dispatch.kernel_for(self._kernels[want_loss], self._work), np.zeros(self.n_docs),
+                           want_loss, self._checked_inputs(), 0)
         except NUMBA_CANNOT_COMPILE as e:
             raise TypeError(f"{type(self).__name__}: numba cannot compile its list_loss or list_grad_hess "
                             f"({_first_line(e)}); write them for numba") from e
@@ -166,7 +168,7 @@ class ListwiseLoss(RunLoss):
         qs = slice(None) if only is None else slice(only, only + 1)
         ptr = self.group_ptr if only is None else self.group_ptr[only:only + 2]
         kernel(_read_only(scores), _read_only(self.weights_from(scores)), doc, query[qs], ptr, self.query_weights[qs],
-               want_loss, self._args, grad, hess, loss[qs], done[qs])
+               self._args, grad, hess, loss[qs], done[qs])
         if not done[qs].all():
             raise RuntimeError(f"{self.name}: a list function raised on a worker thread (numba's parallel loops "
                                "lose such exceptions)")
@@ -175,7 +177,7 @@ class ListwiseLoss(RunLoss):
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:
         inputs = self._checked_inputs()
         try:
-            return self._call(dispatch.kernel_for(self._kernel, self._work), scores, want_loss, inputs)
+            return self._call(dispatch.kernel_for(self._kernels[want_loss], self._work), scores, want_loss, inputs)
         except MACHINERY_ERRORS:
             raise
         except Exception:  # name the function and the query (the original stays the cause)

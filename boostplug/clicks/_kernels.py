@@ -138,24 +138,17 @@ def _longest(ptr: np.ndarray) -> int:
 
 
 @nb.njit(cache=True)
-def count_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, mask: int) -> np.ndarray:
-    """Number of preference pairs of every impression (``ptr`` offsets), in one pass over the rows."""
-    n_imp = ptr.shape[0] - 1
-    counts = np.zeros(n_imp, dtype=np.int64)
-    none = np.empty(0, dtype=np.int64)
-    m = _longest(ptr)
-    clicks, skips = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
-    for i in range(n_imp):
-        counts[i] = _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, none, none, 0, False, clicks, skips)
-    return counts
-
-
-@nb.njit(cache=True)
-def fill_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, mask: int, offsets: np.ndarray,
-               out_pref: np.ndarray, out_other: np.ndarray) -> None:
-    """Rows of every preference pair (preferred, other), impression ``i``'s from ``offsets[i]``."""
+def impression_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, mask: int, offsets: np.ndarray,
+                     out_pref: np.ndarray, out_other: np.ndarray, counts: np.ndarray) -> None:
+    """Every impression's (``ptr`` offsets) preference pairs: with ``out_pref`` empty, their number
+    into ``counts`` (one pass over the rows, the pairs not listed), else their rows (preferred,
+    other), impression ``i``'s from ``offsets[i]``. One kernel for both: one compile of the
+    impression's loop, not one per use."""
+    write = out_pref.shape[0] > 0
     m = _longest(ptr)
     clicks, skips = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
     for i in range(ptr.shape[0] - 1):
-        _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, out_pref, out_other, offsets[i], True, clicks,
-                          skips)
+        n = _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, out_pref, out_other,
+                              offsets[i] if write else 0, write, clicks, skips)
+        if not write:
+            counts[i] = n

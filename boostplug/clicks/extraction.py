@@ -62,7 +62,9 @@ class Extraction:
         if self.min_dwell is not None:
             clicked = clicked & (log.dwell >= self.min_dwell)  # type: ignore[operator]
         order = log.order if log.order is not None else np.empty(0)
-        per_imp = K.count_pairs(ptr, clicked, order, self.mask)  # linear: the pairs are not listed
+        none = np.empty(0, dtype=np.int64)
+        per_imp = np.zeros(ptr.shape[0] - 1, dtype=np.int64)
+        K.impression_pairs(ptr, clicked, order, self.mask, none, none, none, per_imp)  # linear: the pairs are not listed
         pairs_before = np.zeros(per_imp.shape[0] + 1, dtype=np.int64)
         np.cumsum(per_imp, out=pairs_before[1:])
         max_pairs = max(1, min(_CHUNK_PAIRS, pair_memory_limit() // _BYTES_PER_PAIR))
@@ -82,7 +84,7 @@ class Extraction:
                 pref = np.empty(n_pairs, dtype=np.int64)
                 other = np.empty(n_pairs, dtype=np.int64)
                 sub_order = order[a:b] if order.size else order
-                K.fill_pairs(sub, clicked[a:b], sub_order, self.mask, offsets, pref, other)
+                K.impression_pairs(sub, clicked[a:b], sub_order, self.mask, offsets, pref, other, none)
                 q = np.repeat(self.queries.encode(log.query[ptr[i:j]]), np.diff(sub))
                 codes = self._key_codes(q, self.docs.encode(log.doc[a:b]))
                 self.counts.add((codes[pref] << 32) | codes[other], self._pair_weights(log.position[a:b][pref]))

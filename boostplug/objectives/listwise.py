@@ -3,8 +3,9 @@ over the queries of two or more documents and non-zero weight ``W_k``; each quer
 Hessian are what ``list_grad_hess(s[k], doc[k], query[k], grad[k], hess[k], *list_args())`` writes,
 times ``W_k``. ``doc[k]``, ``query[k]``: the query's rows of the arrays :meth:`~ListwiseLoss.list_inputs`
 returns each call. A ``"lambda"`` gradient's functions get, after ``s``, the scores ``at`` the order
-comes from. The functions are numba ``@staticmethod``s; the loop over queries, compiled once per
-class, runs in parallel and is cached on disk. User guide: docs/objectives/custom.md.
+comes from. The functions are numba ``@staticmethod``s; the loop over queries, compiled per class
+(one for the gradient, one for the loss), runs in parallel and is cached on disk. User guide:
+docs/objectives/custom.md.
 """
 
 from __future__ import annotations

@@ -131,11 +131,7 @@ def dcg_at(ranked_gains: np.ndarray, discount: np.ndarray, kk: int) -> float:
 @nb.njit(cache=True, inline="always")
 def ideal_dcg_at(gains: np.ndarray, discount: np.ndarray, kk: int) -> float:
     """The DCG of the top ``kk`` of one query's ``gains`` (finite) sorted in decreasing order."""
-    order = stable_argsort_descending(gains)
-    d = 0.0
-    for i in range(kk):
-        d += gains[order[i]] * discount[i]
-    return d
+    return dcg_at(gains[stable_argsort_descending(gains)[:kk]], discount, kk)
 
 
 @nb.njit(cache=True, parallel=True)

@@ -188,8 +188,9 @@ def _arrow_column(col: Any) -> tuple[np.ndarray, NDArray[np.bool_] | None]:
 
 
 def _batch_from(table: Any, kind: str, roles: dict[str, str], first_row: int) -> Batch:
-    columns = {role: _pandas_column(table[name]) if kind == "pandas" else _arrow_column(table.column(name))
-               if kind == "arrow" else _numpy_column(table[name]) for role, name in roles.items()}
+    read = {"pandas": lambda name: _pandas_column(table[name]),
+            "arrow": lambda name: _arrow_column(table.column(name))}.get(kind, lambda name: _numpy_column(table[name]))
+    columns = {role: read(name) for role, name in roles.items()}
     values = {role: v for role, (v, _) in columns.items()}
     nulls = {role: m for role, (_, m) in columns.items()}
     lengths = {role: v.shape[0] for role, v in values.items()}

@@ -408,8 +408,8 @@ def _ci_columns(metrics: Sequence[str]) -> list[str]:
 def _ci_cells(ci: dict[str, Any] | None, metrics: Sequence[str]) -> list[str]:
     if ci is None:
         return [""] * len(_ci_columns(metrics))
-    return [repr(getattr(i, side)) if i is not None else "" for i in (*(ci["mean"][m] for m in metrics), ci["diff"])
-            for side in ("low", "high")]
+    intervals = [*(ci["mean"][m] for m in metrics), ci["diff"]]  # the difference's: None without a baseline
+    return ["" if i is None else repr(getattr(i, side)) for i in intervals for side in ("low", "high")]
 
 
 def _bootstrap_json(cis: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -79,7 +79,9 @@ class ClickRunner:
         per fold saying how many impressions are left out)."""
         log = self.read_log()
         notes: list[str] = []
-        for i, (train, vali, _) in folds if log is not None else ():
+        if log is None:  # simulated clicks: nothing to check
+            return notes
+        for i, (train, vali, _) in folds:
             parts = [("training", train)] + ([("validation", vali)] if self.settings.select == "clicks" else [])
             for name, part in parts:
                 try:

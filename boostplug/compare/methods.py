@@ -41,7 +41,7 @@ from .training import TRAINERS, Checkpoint, Progress, Trained, TrainingPart
 __all__ = [
     "Method", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "FRAMEWORKS",
     "check_tree_params", "get_method", "method_names", "CATBOOST_METHODS", "catboost_method_names",
-    "unavailable",
+    "unavailable", "BUILTIN_COPIES", "COPY_ONLY", "pair_rule",
 ]
 
 #: Tree parameters shared by every tree method, so that only the loss differs (LightGBM names; mapped for
@@ -155,8 +155,10 @@ class Method:
         out = dict(self.loss_params) if _catboost_own(self) else {}
         obj = _objective(self)
         if obj is not None:
-            # row-index parameters belong to one data set, and a fixed parameter is not a setting
-            out.update({k: v for k, v in obj.defaults.items() if k not in obj.row_params and k not in obj.fixed})
+            # row-index parameters belong to one data set, a fixed parameter is not a setting, and a
+            # built-in takes its copy's parameters but those only the copy has
+            skip = (*obj.row_params, *obj.fixed, *(COPY_ONLY if self.loss in BUILTIN_COPIES else ()))
+            out.update({k: v for k, v in obj.defaults.items() if k not in skip})
             out.update(self.loss_params)
         return {**out, **TREE_PARAMS, **self.tree_params}
 
@@ -244,6 +246,7 @@ _BUILTIN_LIGHTGBM = (
 _BUILTIN_XGBOOST = (
     _m("xgb-rank:ndcg", "xgboost", "rank:ndcg", "XGBoost's built-in LambdaMART (NDCG)"),
     _m("xgb-rank:pairwise", "xgboost", "rank:pairwise", "XGBoost's built-in pairwise logistic loss"),
+    _m("xgb-rank:map", "xgboost", "rank:map", "XGBoost's built-in LambdaMART (MAP; binary labels)"),
     _m("xgb-reg:squarederror", "xgboost", "reg:squarederror", "XGBoost's squared error on the grades (GBT)"),
 )
 #: CatBoost's ranking losses, each with its own parameters at CatBoost's defaults and ``depth``
@@ -407,10 +410,39 @@ def _catboost_own(m: Method) -> bool:
     return m.framework == "catboost" and not m.loss.startswith("boostplug:")
 
 
+#: The built-ins reproduced in :mod:`boostplug.objectives`, by the registry name of their copy: a
+#: built-in's loss parameters are its copy's declarations (the framework's names, defaults and
+#: limits; the search ranges of ``--tune``), less :data:`COPY_ONLY`; they reach the framework as
+#: they are (``lambdarank[sigmoid=2]`` trains ``lgb.train`` with ``sigmoid=2``).
+BUILTIN_COPIES = {"lambdarank": "lambdarank", "rank_xendcg": "xendcg", "rank:ndcg": "rank_ndcg",
+                  "rank:pairwise": "rank_pairwise", "rank:map": "rank_map"}
+#: What only the copy takes: the data's positions, the learning rate (a tree parameter here), the plugin's Hessian.
+COPY_ONLY = ("position", "learning_rate", "hessian", "hessian_floor")
+
+
 def _objective(m: Method) -> Any:
+    """The registry entry whose parameters ``m``'s loss takes: its objective's, or a built-in's copy's."""
     from .. import objectives
 
-    return objectives.get(m.loss.split(":", 1)[1]) if m.loss.startswith("boostplug:") else None
+    name = m.loss.split(":", 1)[1] if m.loss.startswith("boostplug:") else BUILTIN_COPIES.get(m.loss)
+    return None if name is None else objectives.get(name)
+
+
+def pair_rule(params: Mapping[str, Any]) -> str:
+    """Which pairs a loss with these parameters (a method's :meth:`~Method.parameters`) uses: ``"top 30"``
+    (pairs with a document among the first 30 positions), ``"every pair"``, ``"1 drawn per document"``
+    (XGBoost's ``mean``); ``""`` for a loss without a truncation or pair-sampling setting."""
+    from ..objectives.lambdarank import EVERY_PAIR
+    from ..objectives.xgb_lambdarank import DEFAULT_NUM_PAIR
+
+    if "lambdarank_pair_method" in params:
+        method, k = params["lambdarank_pair_method"], params["lambdarank_num_pair_per_sample"]
+        k = DEFAULT_NUM_PAIR[method] if k is None else k
+        return f"{k} drawn per document" if method == "mean" else pair_rule({"truncation_level": k})
+    level = params.get("lambdarank_truncation_level", params.get("truncation_level", ""))
+    if level == "":
+        return ""
+    return "every pair" if level is None or level >= EVERY_PAIR else f"top {level}"
 
 
 def _shown(m: Method) -> dict[str, Any]:

@@ -165,6 +165,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
         trials = sorted({n for s in stats.values() for n in s.get("trials", [])})
         note += (f"\ntune s: seconds of the parameter search per fold ({'/'.join(map(str, trials))} trials, "
                  "trial 0 the defaults; a method without a search space has one); train s: its chosen trial's")
+    note += _settings_note(results)
     if flat:
         note += f"\n{DEGENERATE_MARK} " + _degenerate_note(flat, baseline, bool(tests))
     if tests:
@@ -188,6 +189,36 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
         note += ("\n--wide: " + (f"also {more}, " if more else "also ") + "the rounds of each fold"
                  + (", the Wilcoxon test" if tests else "") + (" and bootstrap 95% intervals" if common else ""))
     return "\n".join(out + wrap(note, width, "  "))
+
+
+def _settings_note(results: Sequence[Result]) -> str:
+    """The notes on the methods' own settings: which pairs each loss uses (:func:`.methods.pair_rule`), where
+    the methods differ in that, per fold where ``--tune`` chose it; and what ``--tune`` searched for each
+    method besides the tree parameters every tree method searches (``info["tuning"]["space"]``)."""
+    from .methods import get_method, pair_rule
+    from .search_spaces import TREE_SPACE
+
+    rules: dict[str, dict[int, str]] = {}
+    searched: dict[str, str] = {}
+    for r in results:
+        tuning = r.info.get("tuning") or {}
+        try:
+            params = {**get_method(r.method).parameters(), **tuning.get("chosen", {})}
+        except (ValueError, TypeError):  # a name of another table (the click protocol's methods)
+            continue
+        rules.setdefault(r.method, {})[r.fold] = pair_rule(params)
+        if tuning:
+            searched[r.method] = ", ".join(f"{k} {d}" for k, d in tuning.get("space", {}).items() if k not in TREE_SPACE)
+    shown = {n: v[0] if len(set(v)) == 1 else "/".join(v)
+             for n, folds in rules.items() if (v := [folds[f] for f in sorted(folds)])[0]}
+    note = ""
+    if len(set(shown.values())) > 1:
+        note += (f"\npairs each loss uses{' (per fold: --tune chose them)' if searched else ''}: "
+                 + "; ".join(f"{n}: {v}" for n, v in shown.items()))
+    if searched:
+        note += "\n--tune searched, besides the tree parameters: " + "; ".join(
+            f"{n}: {v or 'nothing'}" for n, v in searched.items())
+    return note
 
 
 def _names(metrics: Sequence[str]) -> str:

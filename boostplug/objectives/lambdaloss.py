@@ -20,12 +20,13 @@ penalty acts as a slightly different one). The weights depend on the order, so t
 loss's derivative with them held (gradient kind ``"lambda"``, :mod:`.pairwise`). No
 normalisation, no scaling by the list size (TF-Ranking and rax multiply their weights by it).
 
-By default every pair counts: the paper's losses. ``truncation_level = k`` (a fixed choice, not
-tuned) keeps only the pairs with a document among the first ``k`` positions of the current order,
-as LightGBM's ``lambdarank_truncation_level`` does: about ``2k / n`` of a long query's pairs, so the
-cost per round falls with it, but the loss is then not the paper's. A kept pair weighs what it
-weighs in the paper's loss: the gains stay normalised by the whole query's ideal DCG (LightGBM
-takes the ideal DCG at its truncation level; TF-Ranking's ``topn`` variants are other losses).
+By default every pair counts: the paper's losses. ``truncation_level = k`` (``compare --tune`` tries
+10, 30, 100 and every pair) keeps only the pairs with a document among the first ``k`` positions of
+the current order, as LightGBM's ``lambdarank_truncation_level`` does: about ``2k / n`` of a long
+query's pairs, so the cost per round falls with it, but the loss is then not the paper's. A kept
+pair weighs what it weighs in the paper's loss: the gains stay normalised by the whole query's ideal
+DCG (LightGBM takes the ideal DCG at its truncation level; TF-Ranking's ``topn`` variants are other
+losses).
 
 NDCG-Loss1 weighs each document's logistic terms against *every* other document, equal labels
 included, by the document's own share of the DCG, ``G_i / D(r_i)``::

@@ -21,6 +21,7 @@ from . import metric_weights as mw
 from ._contract import Param, Search
 from .lambdarank import SIGMOID_MAX, SIGMOID_MIN
 from .pairwise import LAMBDA_EXACT, LOGISTIC, NO_TRUNCATION, PairwiseLoss
+from .ranknet import TRUNCATION_CHOICES
 
 __all__ = ["LambdaMAP", "LambdaERR", "LambdaMRR", "LambdaRBP", "LambdaMetric"]
 
@@ -29,7 +30,8 @@ SIGMA = Param(1.0, "real", "slope of the logistic pair loss", low=SIGMOID_MIN, h
 K = Param(None, "int", "the metric's cutoff: only the first k positions count (None: the whole list)", low=1)
 TRUNCATION_LEVEL = Param(30, "custom", "keep only the pairs with a document among this many first positions of the "
                          "current order, as lambdarank_truncation_level (None: every pair)",
-                         convert=lambda v: None if v is None else check_int("truncation_level", v, 1, None))
+                         convert=lambda v: None if v is None else check_int("truncation_level", v, 1, None),
+                         search=TRUNCATION_CHOICES)
 THRESHOLD = Param(1.0, "real", "a document is relevant when its label is at least this")
 
 

@@ -49,14 +49,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core import dispatch
-from .._validation import show
+from .._validation import INT32_MAX, show
 from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of, inverse_dcg, position_discounts
-from ._contract import Hessian, Param
+from ._contract import Hessian, Param, Search
 from ._loss import RunLoss
 from ._pair_kernels import query_orders
 
-__all__ = ["LambdaRank", "position_bias_step", "DEFAULT_LABEL_GAIN", "SIGMOID_BINS", "SIGMOID_MIN", "SIGMOID_MAX",
-           "sigmoid_table"]
+__all__ = ["LambdaRank", "position_bias_step", "DEFAULT_LABEL_GAIN", "EVERY_PAIR", "SIGMOID_BINS", "SIGMOID_MIN",
+           "SIGMOID_MAX", "sigmoid_table"]
 
 #: LightGBM's default ``label_gain``: ``2^i - 1`` for labels 0..30.
 DEFAULT_LABEL_GAIN = tuple(float((1 << i) - 1) for i in range(31))
@@ -68,6 +68,9 @@ SIGMOID_BINS = 1024 * 1024
 #: (``+-25 / sigmoid``) and the float32 sums of ``sigmoid^2 |Delta NDCG|`` stay finite.
 SIGMOID_MIN, SIGMOID_MAX = 1e-10, 1e10
 
+
+#: A truncation level at or beyond any query's length (LightGBM's data_size_t, a 32-bit int): every pair.
+EVERY_PAIR = INT32_MAX
 
 #: LightGBM's ``0.01f``: with ``lambdarank_norm`` a pair's weight is divided by this plus |s_i - s_j|.
 NORM_OFFSET = float(np.float32(0.01))
@@ -225,9 +228,10 @@ class LambdaRank(RunLoss):
     summary = "LightGBM's lambdarank gradients, reproduced (on LightGBM: the built-in's trees)"
     params = {
         "sigmoid": Param(1.0, "real", "slope of the logistic (LightGBM's sigmoid)", low=SIGMOID_MIN,
-                         high=SIGMOID_MAX),
-        "lambdarank_truncation_level": Param(30, "int", "pairs with a document among this many first positions",
-                                             low=1),
+                         high=SIGMOID_MAX, search=Search(0.3, 3.0, log=True)),
+        "lambdarank_truncation_level": Param(30, "int", "pairs with a document among this many first positions "
+                                             f"({EVERY_PAIR}: every pair)", low=1,
+                                             search=Search(choices=(10, 30, 100, EVERY_PAIR))),
         "lambdarank_norm": Param(True, "bool", "divide each pair's |Delta NDCG| by 0.01 + |s_i - s_j| and scale "
                                  "each query by log2(1 + S) / S"),
         "label_gain": Param(None, "custom", "gain of each integer label (None: LightGBM's 2^i - 1, i < 31)",

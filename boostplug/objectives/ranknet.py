@@ -30,7 +30,7 @@ from .lambdarank import SIGMOID_MAX, SIGMOID_MIN
 from .logistic import LOGISTIC
 from .pairwise import LAMBDA_BOUND, LAMBDA_EXACT, NO_TRUNCATION, PairwiseLoss
 
-__all__ = ["RankNet", "SIGMA", "TRUNCATION_LEVEL", "Truncatable"]
+__all__ = ["RankNet", "SIGMA", "TRUNCATION_LEVEL", "TRUNCATION_CHOICES", "Truncatable"]
 
 #: RankNet's slope of the logistic, searched over 0.5..4 (log) by ``compare --tune``; shared with
 #: LambdaLoss's losses. In lambdarank's range [1e-10, 1e10]: far beyond any useful slope, and inside
@@ -38,9 +38,11 @@ __all__ = ["RankNet", "SIGMA", "TRUNCATION_LEVEL", "Truncatable"]
 SIGMA = Param(1.0, "real", "slope of the logistic: P_ij = 1 / (1 + exp(-sigma (s_i - s_j)))", low=SIGMOID_MIN,
               high=SIGMOID_MAX, search=Search(0.5, 4.0, log=True))
 
-#: The all-pairs losses' optional truncation (RankNet's and LambdaLoss's): a fixed choice, not tuned.
+#: The all-pairs losses' optional truncation (RankNet's and LambdaLoss's), searched among LightGBM's
+#: default (30), a shallower and a deeper one and every pair, so that truncation is tuned as lambdarank's.
+TRUNCATION_CHOICES = Search(choices=(10, 30, 100, None))
 TRUNCATION_LEVEL = Param(None, "int", "keep only the pairs with a document among this many first positions of the "
-                         "current order (None: every pair, the paper's loss)", low=1)
+                         "current order (None: every pair, the paper's loss)", low=1, search=TRUNCATION_CHOICES)
 
 
 class Truncatable:

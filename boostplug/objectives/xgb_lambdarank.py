@@ -47,7 +47,7 @@ only: its memory does not grow with the rounds); a continued training
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
@@ -56,10 +56,11 @@ from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK, inverse_ideal_dcgs, position_discounts
 from .._validation import show
 from . import _xgb_lambdarank_kernels as X
-from ._contract import Hessian, Param
+from ._contract import Hessian, Param, Search
 from ._loss import RunLoss
 from ._pair_kernels import query_orders
 from ._rounds import RandomRounds
+from .lambdarank import EVERY_PAIR
 from .pairwise import NO_TRUNCATION
 
 __all__ = ["XGBoostLambdaRank", "RankNDCG", "RankPairwise", "RankMAP", "DEFAULT_NUM_PAIR"]
@@ -103,7 +104,7 @@ _PAIR_PARAMS = {
                                     "pairs drawn per document)", convert=_pair_method),
     "lambdarank_num_pair_per_sample": Param(None, "custom", "the top-k level ('topk') or the pairs per document "
                                             "('mean'); None: XGBoost's default, 32 for 'topk', 1 for 'mean'",
-                                            convert=_num_pair),
+                                            convert=_num_pair, search=Search(choices=(10, 32, 100, EVERY_PAIR))),
     "lambdarank_normalization": Param(True, "bool", "scale each query by log2(1 + S) / S ('topk') or by "
                                       "1 / lambdarank_num_pair_per_sample ('mean')"),
     "lambdarank_score_normalization": Param(True, "bool", "divide each pair's delta by |s_h - s_l| + 0.01"),
@@ -145,6 +146,12 @@ class XGBoostLambdaRank(RandomRounds, RunLoss):
     lambdarank_score_normalization: bool
     lambdarank_unbiased: bool
     lambdarank_bias_norm: float
+
+    @classmethod
+    def search_space(cls, params: Mapping[str, Any]) -> dict[str, Search]:
+        """The top-k level's choices with ``"topk"`` pairs; nothing with ``"mean"`` (a count per document)."""
+        space = super().search_space(params)
+        return {k: v for k, v in space.items() if params["lambdarank_pair_method"] == "topk" or k != "lambdarank_num_pair_per_sample"}
 
     @property
     def num_pair(self) -> int:

@@ -153,13 +153,10 @@ class Method:
         if self.framework == "linear":
             return dict(self.loss_params)
         out = dict(self.loss_params) if _catboost_own(self) else {}
-        obj = _objective(self)
-        if obj is not None:
-            # row-index parameters belong to one data set, a fixed parameter is not a setting, and a
-            # built-in takes its copy's parameters but those only the copy has
+        if (obj := _objective(self)) is not None:
+            # row-index parameters belong to one data set, a fixed one is no setting, COPY_ONLY the copy's alone
             skip = (*obj.row_params, *obj.fixed, *(COPY_ONLY if self.loss in BUILTIN_COPIES else ()))
-            out.update({k: v for k, v in obj.defaults.items() if k not in skip})
-            out.update(self.loss_params)
+            out.update({**{k: v for k, v in obj.defaults.items() if k not in skip}, **self.loss_params})
         return {**out, **TREE_PARAMS, **self.tree_params}
 
     def configure(self, params: dict[str, Any], *, rename: bool = True) -> "Method":
@@ -194,10 +191,7 @@ class Method:
         elif self.framework == "linear":
             space = {k: d for k, d in LINEAR_SPACE.items() if k in self.loss_params}
         else:
-            space = dict(TREE_SPACE)
-            obj = _objective(self)
-            if obj is not None:
-                space.update(objective_space(obj, self.loss_params))
+            space = {**TREE_SPACE, **(objective_space(obj, self.loss_params) if (obj := _objective(self)) else {})}
         fixed = set(_shown(self))
         return {k: d for k, d in space.items() if k not in fixed}
 
@@ -410,10 +404,8 @@ def _catboost_own(m: Method) -> bool:
     return m.framework == "catboost" and not m.loss.startswith("boostplug:")
 
 
-#: The built-ins reproduced in :mod:`boostplug.objectives`, by the registry name of their copy: a
-#: built-in's loss parameters are its copy's declarations (the framework's names, defaults and
-#: limits; the search ranges of ``--tune``), less :data:`COPY_ONLY`; they reach the framework as
-#: they are (``lambdarank[sigmoid=2]`` trains ``lgb.train`` with ``sigmoid=2``).
+#: The built-ins reproduced in :mod:`boostplug.objectives` -> their copy: a built-in's loss parameters are the copy's
+#: (the framework's names, defaults, limits; ``--tune``'s ranges) less :data:`COPY_ONLY`, passed to it as they are.
 BUILTIN_COPIES = {"lambdarank": "lambdarank", "rank_xendcg": "xendcg", "rank:ndcg": "rank_ndcg",
                   "rank:pairwise": "rank_pairwise", "rank:map": "rank_map"}
 #: What only the copy takes: the data's positions, the learning rate (a tree parameter here), the plugin's Hessian.
@@ -429,20 +421,18 @@ def _objective(m: Method) -> Any:
 
 
 def pair_rule(params: Mapping[str, Any]) -> str:
-    """Which pairs a loss with these parameters (a method's :meth:`~Method.parameters`) uses: ``"top 30"``
-    (pairs with a document among the first 30 positions), ``"every pair"``, ``"1 drawn per document"``
-    (XGBoost's ``mean``); ``""`` for a loss without a truncation or pair-sampling setting."""
+    """Which pairs a loss with these parameters (a method's) uses: ``"top 30"`` (those with a document among the
+    first 30 positions), ``"every pair"``, ``"1 drawn per document"`` (XGBoost's ``mean``); ``""``: no such setting."""
     from ..objectives.lambdarank import EVERY_PAIR
     from ..objectives.xgb_lambdarank import DEFAULT_NUM_PAIR
 
-    if "lambdarank_pair_method" in params:
-        method, k = params["lambdarank_pair_method"], params["lambdarank_num_pair_per_sample"]
-        k = DEFAULT_NUM_PAIR[method] if k is None else k
-        return f"{k} drawn per document" if method == "mean" else pair_rule({"truncation_level": k})
+    if "lambdarank_pair_method" in params:  # XGBoost's: a top-k level or a count per document
+        k = params["lambdarank_num_pair_per_sample"] or DEFAULT_NUM_PAIR[params["lambdarank_pair_method"]]
+        if params["lambdarank_pair_method"] == "mean":
+            return f"{k} drawn per document"
+        params = {"truncation_level": k}
     level = params.get("lambdarank_truncation_level", params.get("truncation_level", ""))
-    if level == "":
-        return ""
-    return "every pair" if level is None or level >= EVERY_PAIR else f"top {level}"
+    return level if level == "" else "every pair" if level is None or level >= EVERY_PAIR else f"top {level}"
 
 
 def _shown(m: Method) -> dict[str, Any]:
@@ -461,8 +451,7 @@ def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
                 raise ValueError(f"{key}={value!r}: must be {text}")
         return
     if m.framework != "booster":
-        obj = _objective(m)
-        if obj is not None:
+        if (obj := _objective(m)) is not None:
             obj.check(m.loss_params)
         return
     from .. import boosters

@@ -21,10 +21,12 @@ from .comparison import (
     significance, summary_columns,
 )
 from .conventions import Conventions
+from .methods import get_method, pair_rule
 from .plots import write_plots
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result, reported_metrics
 from .results_schema import with_digests
 from .run_record import RunRecord
+from .search_spaces import TREE_SPACE
 from .stats import BootstrapCI
 
 __all__ = ["format_table", "verdict", "method_legend", "TABLE_WIDTH", "wrap", "write_outputs"]
@@ -192,33 +194,25 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
 
 
 def _settings_note(results: Sequence[Result]) -> str:
-    """The notes on the methods' own settings: which pairs each loss uses (:func:`.methods.pair_rule`), where
-    the methods differ in that, per fold where ``--tune`` chose it; and what ``--tune`` searched for each
-    method besides the tree parameters every tree method searches (``info["tuning"]["space"]``)."""
-    from .methods import get_method, pair_rule
-    from .search_spaces import TREE_SPACE
-
-    rules: dict[str, dict[int, str]] = {}
+    """The notes on the methods' own settings: the pairs each loss uses (:func:`.methods.pair_rule`) where the
+    methods differ in them, per fold where ``--tune`` chose them; what ``--tune`` searched beside the tree space."""
+    rules: dict[str, list[str]] = {}
     searched: dict[str, str] = {}
-    for r in results:
+    for r in sorted(results, key=lambda r: r.fold):
         tuning = r.info.get("tuning") or {}
         try:
             params = {**get_method(r.method).parameters(), **tuning.get("chosen", {})}
         except (ValueError, TypeError):  # a name of another table (the click protocol's methods)
             continue
-        rules.setdefault(r.method, {})[r.fold] = pair_rule(params)
+        rules.setdefault(r.method, []).append(pair_rule(params))
         if tuning:
-            searched[r.method] = ", ".join(f"{k} {d}" for k, d in tuning.get("space", {}).items() if k not in TREE_SPACE)
-    shown = {n: v[0] if len(set(v)) == 1 else "/".join(v)
-             for n, folds in rules.items() if (v := [folds[f] for f in sorted(folds)])[0]}
-    note = ""
-    if len(set(shown.values())) > 1:
-        note += (f"\npairs each loss uses{' (per fold: --tune chose them)' if searched else ''}: "
-                 + "; ".join(f"{n}: {v}" for n, v in shown.items()))
-    if searched:
-        note += "\n--tune searched, besides the tree parameters: " + "; ".join(
-            f"{n}: {v or 'nothing'}" for n, v in searched.items())
-    return note
+            searched[r.method] = ", ".join(f"{k} {d}" for k, d in tuning.get("space", {}).items()
+                                           if k not in TREE_SPACE) or "nothing"
+    shown = {n: v[0] if len(set(v)) == 1 else "/".join(v) for n, v in rules.items() if v[0]}
+    pairs = (f"\npairs each loss uses{' (per fold: --tune chose them)' if searched else ''}: "
+             + "; ".join(f"{n}: {v}" for n, v in shown.items()) if len(set(shown.values())) > 1 else "")
+    return pairs + ("\n--tune searched, besides the tree parameters: " + "; ".join(
+        f"{n}: {v}" for n, v in searched.items()) if searched else "")
 
 
 def _names(metrics: Sequence[str]) -> str:

@@ -67,10 +67,9 @@ SIGMOID_BINS = 1024 * 1024
 #: Range of ``sigmoid``: far beyond any useful slope, and inside it the table's bounds
 #: (``+-25 / sigmoid``) and the float32 sums of ``sigmoid^2 |Delta NDCG|`` stay finite.
 SIGMOID_MIN, SIGMOID_MAX = 1e-10, 1e10
-
-
 #: A truncation level at or beyond any query's length (LightGBM's data_size_t, a 32-bit int): every pair.
 EVERY_PAIR = INT32_MAX
+
 
 #: LightGBM's ``0.01f``: with ``lambdarank_norm`` a pair's weight is divided by this plus |s_i - s_j|.
 NORM_OFFSET = float(np.float32(0.01))

@@ -38,8 +38,7 @@ __all__ = ["RankNet", "SIGMA", "TRUNCATION_LEVEL", "TRUNCATION_CHOICES", "Trunca
 SIGMA = Param(1.0, "real", "slope of the logistic: P_ij = 1 / (1 + exp(-sigma (s_i - s_j)))", low=SIGMOID_MIN,
               high=SIGMOID_MAX, search=Search(0.5, 4.0, log=True))
 
-#: The all-pairs losses' optional truncation (RankNet's and LambdaLoss's), searched among LightGBM's
-#: default (30), a shallower and a deeper one and every pair, so that truncation is tuned as lambdarank's.
+#: The all-pairs losses' optional truncation (RankNet's, LambdaLoss's), searched as lambdarank's (None: every pair).
 TRUNCATION_CHOICES = Search(choices=(10, 30, 100, None))
 TRUNCATION_LEVEL = Param(None, "int", "keep only the pairs with a document among this many first positions of the "
                          "current order (None: every pair, the paper's loss)", low=1, search=TRUNCATION_CHOICES)

@@ -149,9 +149,9 @@ class XGBoostLambdaRank(RandomRounds, RunLoss):
 
     @classmethod
     def search_space(cls, params: Mapping[str, Any]) -> dict[str, Search]:
-        """The top-k level's choices with ``"topk"`` pairs; nothing with ``"mean"`` (a count per document)."""
-        space = super().search_space(params)
-        return {k: v for k, v in space.items() if params["lambdarank_pair_method"] == "topk" or k != "lambdarank_num_pair_per_sample"}
+        """The top-k level's choices with ``"topk"`` pairs; not with ``"mean"`` (a count per document)."""
+        return {k: s for k, s in super().search_space(params).items()
+                if params["lambdarank_pair_method"] == "topk" or k != "lambdarank_num_pair_per_sample"}
 
     @property
     def num_pair(self) -> int:

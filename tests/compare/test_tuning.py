@@ -212,7 +212,8 @@ def test_every_method_with_a_space_gets_the_same_trials(tuned) -> None:
         assert len(t["trials"]) == t["n_trials"] and t["trials"][0]["params"] == {}  # trial 0: the defaults
         assert t["seconds"] > 0
     spaces = {r.method: set(r.info["tuning"]["space"]) for r in tuned}
-    assert spaces["lambdarank"] == spaces["xgb-rank:ndcg"] == set(TREE_SPACE)
+    assert spaces["lambdarank"] == set(TREE_SPACE) | {"sigmoid", "lambdarank_truncation_level"}  # its own too
+    assert spaces["xgb-rank:ndcg"] == set(TREE_SPACE) | {"lambdarank_num_pair_per_sample"}
     assert spaces["mpboost-ldd"] == set(TREE_SPACE) | {"alpha"}
     assert spaces["rb-c"] == {"max_thresholds"} and spaces["adarank-map"] == set()
 
@@ -254,7 +255,7 @@ def test_tuning_records_in_results_json_and_tuning_csv(letor_file: Path, tmp_pat
     tunings = {(r["method"], r["fold"]): r["info"]["tuning"] for r in payload["results"]}
     assert sorted(tunings) == [("adarank-map", 0), ("adarank-map", 1), ("lambdarank", 0), ("lambdarank", 1)]
     lam = tunings[("lambdarank", 0)]
-    assert set(lam["chosen"]) == set(TREE_SPACE) and len(lam["trials"]) == 2 and lam["seconds"] > 0
+    assert set(lam["chosen"]) == set(TREE_SPACE) | {"sigmoid", "lambdarank_truncation_level"} and len(lam["trials"]) == 2 and lam["seconds"] > 0
     assert {"params", "value", "best_round", "seconds"} <= set(lam["trials"][0])
     with open(out / "tuning.csv", newline="") as f:
         rows = list(csv.DictReader(f))

@@ -405,10 +405,10 @@ def _catboost_own(m: Method) -> bool:
 
 
 #: The built-ins reproduced in :mod:`boostplug.objectives` -> their copy: a built-in's loss parameters are the copy's
-#: (the framework's names, defaults, limits; ``--tune``'s ranges) less :data:`COPY_ONLY`, passed to it as they are.
+#: (the framework's names, defaults, limits; ``--tune``'s ranges), passed to it as they are, less :data:`COPY_ONLY`:
+#: the data's positions, the learning rate (a tree parameter here) and the plugin's Hessian.
 BUILTIN_COPIES = {"lambdarank": "lambdarank", "rank_xendcg": "xendcg", "rank:ndcg": "rank_ndcg",
                   "rank:pairwise": "rank_pairwise", "rank:map": "rank_map"}
-#: What only the copy takes: the data's positions, the learning rate (a tree parameter here), the plugin's Hessian.
 COPY_ONLY = ("position", "learning_rate", "hessian", "hessian_floor")
 
 
@@ -426,12 +426,11 @@ def pair_rule(params: Mapping[str, Any]) -> str:
     from ..objectives.lambdarank import EVERY_PAIR
     from ..objectives.xgb_lambdarank import DEFAULT_NUM_PAIR
 
-    if "lambdarank_pair_method" in params:  # XGBoost's: a top-k level or a count per document
-        k = params["lambdarank_num_pair_per_sample"] or DEFAULT_NUM_PAIR[params["lambdarank_pair_method"]]
-        if params["lambdarank_pair_method"] == "mean":
-            return f"{k} drawn per document"
-        params = {"truncation_level": k}
-    level = params.get("lambdarank_truncation_level", params.get("truncation_level", ""))
+    method = params.get("lambdarank_pair_method")  # XGBoost's: a top-k level or a count per document
+    k = params.get("lambdarank_num_pair_per_sample") or DEFAULT_NUM_PAIR.get(method)
+    if method == "mean":
+        return f"{k} drawn per document"
+    level = k if method else params.get("lambdarank_truncation_level", params.get("truncation_level", ""))
     return level if level == "" else "every pair" if level is None or level >= EVERY_PAIR else f"top {level}"
 
 

@@ -54,7 +54,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 from .._core.dcg import RANK_DOC_WORK, inverse_ideal_dcgs, position_discounts
-from .._validation import show
+from .._validation import check_choice, check_flag, show
 from . import _xgb_lambdarank_kernels as X
 from ._contract import Hessian, Param, Search
 from ._loss import RunLoss
@@ -75,18 +75,6 @@ MAX_MEAN_PAIRS = 10**7
 MAX_REL = 31
 
 
-def _unbiased(value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"lambdarank_unbiased must be True or False, got {show(value)}")
-    return bool(value)
-
-
-def _pair_method(value: Any) -> str:
-    if not isinstance(value, str) or value not in ("topk", "mean"):
-        raise ValueError(f"lambdarank_pair_method must be 'topk' or 'mean', got {show(value)}")
-    return str(value)
-
-
 def _num_pair(value: Any) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"lambdarank_num_pair_per_sample must be an integer >= 1 or None, got {show(value)}")
@@ -101,7 +89,8 @@ _PAIR_PARAMS = {
     # on its index and the query count (XGBoost's seed), which the sum-over-queries check cannot allow
     "lambdarank_pair_method": Param("topk", "custom", "how pairs are made: 'topk' (every pair with a document among "
                                     "the first lambdarank_num_pair_per_sample positions) or 'mean' (that many "
-                                    "pairs drawn per document)", convert=_pair_method),
+                                    "pairs drawn per document)",
+                                    convert=lambda v: check_choice("lambdarank_pair_method", v, ("topk", "mean"))),
     "lambdarank_num_pair_per_sample": Param(None, "custom", "the top-k level ('topk') or the pairs per document "
                                             "('mean'); None: XGBoost's default, 32 for 'topk', 1 for 'mean'",
                                             convert=_num_pair, search=Search(choices=(10, 32, 100, EVERY_PAIR))),
@@ -112,7 +101,8 @@ _PAIR_PARAMS = {
     # the contract checks' cases (the sum over queries, rounds called out of order) cannot allow
     "lambdarank_unbiased": Param(False, "custom", "XGBoost's unbiased LambdaMART (Hu et al., WWW 2019): each pair's "
                                  "terms divided by the position biases t+(high) t-(low), estimated each round; a "
-                                 "document's position is its row's order in its query", convert=_unbiased),
+                                 "document's position is its row's order in its query",
+                                 convert=lambda v: check_flag(v, "lambdarank_unbiased")),
     "lambdarank_bias_norm": Param(1.0, "real", "the Lp regularisation of the biases lambdarank_unbiased estimates: "
                                   "each is (the position's cost / position 0's) ** (1 / (1 + lambdarank_bias_norm))",
                                   low=0.0),
@@ -149,9 +139,14 @@ class XGBoostLambdaRank(RandomRounds, RunLoss):
 
     @classmethod
     def search_space(cls, params: Mapping[str, Any]) -> dict[str, Search]:
-        """The top-k level's choices with ``"topk"`` pairs; not with ``"mean"`` (a count per document)."""
-        return {k: s for k, s in super().search_space(params).items()
-                if params["lambdarank_pair_method"] == "topk" or k != "lambdarank_num_pair_per_sample"}
+        """The top-k level's choices with ``"topk"`` pairs (not every pair with ``lambdarank_unbiased``: XGBoost
+        sizes its position biases by the level); none with ``"mean"`` (a count per document)."""
+        space = super().search_space(params)
+        if params["lambdarank_pair_method"] != "topk":
+            del space["lambdarank_num_pair_per_sample"]
+        elif params["lambdarank_unbiased"]:
+            space["lambdarank_num_pair_per_sample"] = Search(choices=(10, 32, 100))
+        return space
 
     @property
     def num_pair(self) -> int:

@@ -130,7 +130,7 @@ def test_xgboost_builtins_with_their_pair_parameters_train_what_xgb_train_trains
     ("lambdarank[label_gain=[0,1,-3]]", r"label_gain\[2\] = -3"),
     ("lambdarank[position=[0,1]]", "has no parameter 'position'"),  # the copy's alone: the data's positions
     ("rank_xendcg[objective_seed=1.5]", "objective_seed must be an integer"),
-    ("xgb-rank:ndcg[lambdarank_pair_method=top]", "lambdarank_pair_method must be 'topk' or 'mean', got 'top'"),
+    ("xgb-rank:ndcg[lambdarank_pair_method=top]", r"lambdarank_pair_method must be one of \['topk', 'mean'\], got 'top'"),
     ("xgb-rank:map[lambdarank_num_pair_per_sample=0]", r"lambdarank_num_pair_per_sample must be .*got 0"),
     ("xgb-rank:pairwise[ndcg_exp_gain=false]", "has no parameter 'ndcg_exp_gain'"),
 ])
@@ -150,6 +150,9 @@ def test_tune_searches_each_methods_own_loss_parameters_and_truncation() -> None
     for name in ("xgb-rank:ndcg", "xgb-rank:pairwise", "xgb-rank:map"):
         assert _own_space(name) == {"lambdarank_num_pair_per_sample": f"{{10, 32, 100, {every}}}"}
     assert _own_space("xgb-rank:ndcg[lambdarank_pair_method=mean]") == {}  # a count per document, not a depth
+    # XGBoost sizes its position biases by the level: every pair would allocate 2^31 of them (std::bad_alloc)
+    for name in ("xgb-rank:ndcg[lambdarank_unbiased=true]", "rank_ndcg-plugin[lambdarank_unbiased=true]"):
+        assert _own_space(name) == {"lambdarank_num_pair_per_sample": "{10, 32, 100}"}
     for name in ("ranknet", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp", "lambdamart_map", "xgb-ranknet"):
         assert _own_space(name)["truncation_level"] == "{10, 30, 100, none}"
     assert _own_space("lambdarank[lambdarank_truncation_level=50]") == {"sigmoid": "0.3..3.0 (log)"}  # fixed

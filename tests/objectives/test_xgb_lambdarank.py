@@ -204,7 +204,8 @@ def test_trains_on_lightgbm(name, example, binary) -> None:
 
 
 @pytest.mark.parametrize("name, params, message", [
-    ("rank_ndcg", {"lambdarank_pair_method": "top"}, r"lambdarank_pair_method must be 'topk' or 'mean', got 'top'"),
+    ("rank_ndcg", {"lambdarank_pair_method": "top"},
+     r"lambdarank_pair_method must be one of \['topk', 'mean'\], got 'top'"),
     ("rank_map", {"lambdarank_num_pair_per_sample": 0}, r"lambdarank_num_pair_per_sample must be .*got 0"),
     ("rank_ndcg", {"lambdarank_bias_norm": -1.0}, r"lambdarank_bias_norm must be a finite number in \[0, .*got -1\.0"),
 ])

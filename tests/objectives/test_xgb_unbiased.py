@@ -118,5 +118,5 @@ def test_a_huge_pair_count_tracks_the_querys_positions_only(method) -> None:
 def test_position_biases_need_unbiased() -> None:
     with pytest.raises(ValueError, match=r"rank_ndcg: position biases are estimated only with lambdarank_unbiased"):
         RankNDCG(np.array([1.0, 0.0]), [0, 2]).position_biases()
-    with pytest.raises(TypeError, match=r"lambdarank_unbiased must be True or False, got 'yes'"):
+    with pytest.raises(TypeError, match=r"lambdarank_unbiased must be True or False; got 'yes'"):
         bpx.objective("rank_ndcg", lambdarank_unbiased="yes")

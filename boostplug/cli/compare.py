@@ -49,6 +49,8 @@ def run_compare(args: argparse.Namespace) -> int:
     options = compare_options(values, runner)
     with interrupt_signals() as signals:
         out = prepare_out(options.out, overwrite=options.overwrite or options.resume) if options.out is not None else None
+        if out is not None and not (options.plots or values["no_plots"]):  # every other file is written
+            print('boostplug compare: the plots are skipped (no matplotlib: pip install "boostplug[plot]")', file=sys.stderr)
         try:
             code = _compare(options, out, signals)
         finally:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -68,10 +67,7 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
         raise UsageError(f"--baseline {baseline!r} is not among the methods that run ({', '.join(methods)})")
     if values["resume"] and values["out"] is None:
         raise UsageError("--resume needs --out: the folder of the run to finish")
-    plots = not values["no_plots"]
-    if plots and values["out"] is not None and not installed("matplotlib"):
-        plots = False  # every other file is written
-        print('boostplug compare: the plots are skipped (no matplotlib: pip install "boostplug[plot]")', file=sys.stderr)
+    plots = not values["no_plots"] and (values["out"] is None or installed("matplotlib"))  # (run_compare says why)
     computed = {"threads": threads, "tree_params": {**TREE_PARAMS, **tree_params},  # the whole set, as recorded
                 "clicks_protocol": None if runner is None else runner.record()}
     record = RunRecord(**{k: computed[k] if k in computed else values[k] for k in RECORDED_SETTINGS},
@@ -138,7 +134,7 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
             raise UsageError(f"--param {item!r}: expected KEY=VALUE with KEY one of {', '.join(TREE_PARAMS)}")
         integer = isinstance(TREE_PARAMS[key], int)
         try:
-            out[key] = int(value) if integer else float(value)
+            out[key] = (int if integer else float)(value if value.isascii() else "not ASCII")  # (float reads '٠.١')
         except ValueError:
             kind = "an integer" if integer else "a number"
             raise UsageError(f"--param {item!r}: {value.strip()!r} is not {kind}") from None

@@ -105,8 +105,10 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
         missing = [why for why in map(unavailable, unknown) if why]
         if missing:
             raise UsageError(missing[0])
-        if unknown:
-            hint = did_you_mean(unknown, METHODS)
+        if unknown:  # a name a hyphen away from two (cb-lambdamart_map): which is which, not the closest
+            alike = [f"{n}: {METHODS[n].summary}" for n in METHODS for u in unknown
+                     if n.removesuffix("-plugin").replace("_", "-") == u.replace("_", "-")]
+            hint = "; ".join(alike) if len(alike) > 1 else did_you_mean(unknown, METHODS)
             raise UsageError(f"unknown method(s) {', '.join(unknown)}{f' ({hint})' if hint else ''}; "
                          "run 'boostplug compare --methods list' for the names")
         try:  # settings checked now, before any training; the name shows them (mpboost-ldd[alpha=0.3])

@@ -249,6 +249,9 @@ def test_the_rankers_parameters_and_refusals(example) -> None:
         bpc.CatBoostRanker("ranknet", n_estimators=2, ddf="ldd").fit(train.X, train.y, qid=train.qid)
     with pytest.raises(ValueError, match="catboost.CatBoostRanker"):
         bpc.CatBoostRanker("QuerySoftMax", n_estimators=2).fit(train.X, train.y, qid=train.qid)
+    # on main CatBoost's spelling trained boostplug's yetirank
+    with pytest.raises(ValueError, match=r"'YetiRank' is CatBoost's spelling.*loss_function='YetiRank'.*'yetirank'"):
+        bpc.CatBoostRanker("YetiRank", n_estimators=2).fit(train.X, train.y, qid=train.qid)
     with pytest.raises(ValueError, match="not both"):
         bpc.CatBoostRanker("ranknet").fit(train.X, train.y, qid=train.qid, group_id=train.qid)
     with pytest.raises(ValueError, match="n_estimators must be at most"):

@@ -96,6 +96,19 @@ def test_bad_settings_are_refused_before_training(spec: str, says: str) -> None:
         get_method(spec)
 
 
+def test_boostplugs_objective_and_catboosts_loss_differ_by_more_than_a_hyphen(capsys) -> None:
+    """On main cb-lambdamart-map was CatBoost's LambdaMART for MAP and cb-lambdamart_map boostplug's."""
+    from boostplug.cli import main
+
+    assert METHODS["cb-lambdamart-map"].loss == "LambdaMart:metric=MAP"
+    assert METHODS["cb-lambdamart_map-plugin"].loss == "boostplug:lambdamart_map"
+    assert "cb-lambdamart_map" not in METHODS and "cb-lambdamart_rbp" in METHODS  # (CatBoost has no RBP)
+    assert main(["compare", "--methods", "cb-lambdamart_map", "--no-progress"]) == 2
+    said = capsys.readouterr().err
+    assert "cb-lambdamart-map: CatBoost's LambdaMART for MAP; cb-lambdamart_map-plugin: " in said
+    assert "on CatBoost trees" in said.split("cb-lambdamart_map-plugin: ")[1]
+
+
 def test_without_catboost_the_methods_are_not_listed_and_asking_says_how_to_install(monkeypatch, capsys) -> None:
     from boostplug.cli import main
 

@@ -153,7 +153,7 @@ def test_the_verdict_notes_a_linear_method_within_noise_of_the_best_boosted(shif
     if noted:
         t = significance(results, "lambdarank")["linear-ridge"]
         assert (t.t_pvalue >= 0.05) or t.mean_diff > 0
-        assert f"the linear linear-ridge is {'above' if shift > 0 else 'within noise of'} the best boosted method, " \
+        assert f"linear-ridge, a linear model, is {'above' if shift > 0 else 'within noise of'} the best boosted method, " \
                f"lambdarank ({t.mean_diff:+.4f}" in text
     only_linear = [_result("linear-ridge", "linear", base), _result("linear-ranksvm", "linear", base - 0.1 + rng.normal(0, 0.03, 60))]
     assert "need trees" not in verdict(only_linear, "linear-ridge")

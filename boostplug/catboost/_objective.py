@@ -25,9 +25,8 @@ MAX_ROWS = 2 ** 24
 
 
 class PoolRows(NamedTuple):
-    """What the rounds read beside CatBoost's pool (``pool.boostplug_rows``): the labels, the queries,
-    the features and ``catboost.Pool``'s other arguments (for the rounds' pool), the queries' weights,
-    one per query and repeated per row (``None``: none given)."""
+    """What the rounds read beside CatBoost's pool (``pool.boostplug_rows``); the queries' weights per
+    query and per row (``None``: none given)."""
 
     labels: NDArray[np.float64]
     group_ptr: NDArray[np.int64]
@@ -134,10 +133,14 @@ class CatBoostObjective(BoundObjective):
         prep = self.prepared(pool, (labels, group_ptr, qw), lambda: (labels, group_ptr, qw), framework="CatBoost")
         with limit_threads(self.round_threads(threads)):
             grad, hess = prep.grad_hess(scores)
-        split = getattr(prep, "split_weights", None)
+        split = getattr(prep, "split_weights", None)  # checked as the gradients are, and within float32
+        weights = pool.boostplug_rows.row_weights if split is None else check_weights(
+            split(), labels.shape[0], f"{self.name}'s split_weights()")
+        if split is not None and not 0 < weights.sum() <= FLOAT32_MAX:
+            raise ValueError(f"{self.name}'s split_weights() must have a positive sum within float32 (CatBoost's "
+                             f"weights), got {weights.sum():g} over {weights.shape[0]} rows")
         return RoundDers(self.name, scores, np.asarray(grad, dtype=np.float64), np.asarray(hess, dtype=np.float64),
-                         pool.boostplug_rows.row_weights if split is None else _checked_split(self.name, split(), labels),
-                         split is not None)
+                         weights, split is not None)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         # What catboost.CatBoost(...).fit does first with its parameters: refused there, with the way that works.
@@ -151,16 +154,6 @@ def _pool_arrays(p: Any) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
         raise ValueError(f"a boostplug objective on CatBoost trains on boostplug.catboost.pool(X, y, group_ptr=...), "
                          f"got {type(p).__name__}: a catboost.Pool of its own keeps no queries beside it")
     return p.boostplug_rows.labels, p.boostplug_rows.group_ptr
-
-
-def _checked_split(name: str, weights: Any, labels: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A loss's ``split_weights()`` checked as its gradients are: one finite, non-negative weight per
-    row, their sum positive and within float32 (CatBoost's weights)."""
-    w = check_weights(weights, labels.shape[0], f"{name}'s split_weights()")
-    if not 0 < w.sum() <= FLOAT32_MAX:
-        raise ValueError(f"{name}'s split_weights() must have a positive sum within float32 (CatBoost's weights), "
-                         f"got {w.sum():g} over {w.shape[0]} rows")
-    return w
 
 
 def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> CatBoostObjective:

@@ -206,9 +206,8 @@ def load_model(path: Any) -> Any:
 
 
 def _read(path: Any) -> Any:
-    """The model in the file ``path``, its checksum (when its record carries one) checked and taken out.
-    Read from its bytes: CatBoost's reader of a path rewrites the parameters' numbers, which the
-    checksum covers."""
+    """The model in the file ``path``, its record's checksum checked and taken out (read from the bytes:
+    CatBoost's reader of a path rewrites the parameters' numbers, which the checksum covers)."""
     from catboost import CatBoost
 
     source = fs_path(path, "model file")

@@ -185,7 +185,7 @@ def test_out_empty_or_a_dangling_link_is_refused_saying_what_it_is(tmp_path: Pat
 
     monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("trained despite a bad --out"))
     monkeypatch.chdir(tmp_path)
-    assert "argument --out: empty: give a folder" in _parser_error(capsys, ["--methods", "regression", "--out", ""])
+    assert "argument --out: '' is empty: give a folder" in _parser_error(capsys, ["--methods", "regression", "--out", ""])
     (tmp_path / "link").symlink_to(tmp_path / "gone")
     for out in ("link", "link/sub"):
         assert f"--out {out}: link is a symbolic link to {tmp_path / 'gone'}, which does not exist" in _error(

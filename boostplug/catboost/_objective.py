@@ -24,16 +24,9 @@ __all__ = ["CatBoostObjective", "objective", "pool", "rounds_pool"]
 MAX_ROWS = 2 ** 24
 
 
-class PoolRows(NamedTuple):
-    """What the rounds read beside CatBoost's pool (``pool.boostplug_rows``); the queries' weights per
-    query and per row (``None``: none given)."""
-
-    labels: NDArray[np.float64]
-    group_ptr: NDArray[np.int64]
-    X: Any
-    pool_args: dict[str, Any]
-    query_weights: NDArray[np.float64] | None
-    row_weights: NDArray[np.float64] | None
+#: What the rounds read beside CatBoost's pool (``pool.boostplug_rows``); the queries' weights per query and per row.
+PoolRows = NamedTuple("PoolRows", [("labels", NDArray[np.float64]), ("group_ptr", NDArray[np.int64]), ("X", Any),
+                                   ("pool_args", dict), ("query_weights", Any), ("row_weights", Any)])
 
 
 @functools.cache

@@ -23,7 +23,7 @@ from .compare_config import option_name
 from .errors import UsageError, usage_errors
 
 __all__ = ["CompareOptions", "compare_options", "parse_frameworks", "parse_methods", "parse_params", "parse_threads",
-           "list_methods"]
+           "list_methods", "twins"]
 
 
 @dataclass(frozen=True)
@@ -105,10 +105,8 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
         missing = [why for why in map(unavailable, unknown) if why]
         if missing:
             raise UsageError(missing[0])
-        if unknown:  # a name a hyphen away from two (cb-lambdamart_map): which is which, not the closest
-            alike = [f"{n}: {METHODS[n].summary}" for n in METHODS for u in unknown
-                     if n.removesuffix("-plugin").replace("_", "-") == u.replace("_", "-")]
-            hint = "; ".join(alike) if len(alike) > 1 else did_you_mean(unknown, METHODS)
+        if unknown:
+            hint = did_you_mean(unknown, METHODS)
             raise UsageError(f"unknown method(s) {', '.join(unknown)}{f' ({hint})' if hint else ''}; "
                          "run 'boostplug compare --methods list' for the names")
         try:  # settings checked now, before any training; the name shows them (mpboost-ldd[alpha=0.3])
@@ -124,6 +122,13 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
             "catboost" in frameworks and not installed("catboost")) else ""
         raise UsageError(f"no method to run: --methods {text!r} with --frameworks {','.join(frameworks)}{why}")
     return chosen
+
+
+def twins(methods: Sequence[str]) -> list[str]:
+    """Which is which, for each of ``methods`` whose name is another's but for ``_`` and ``-``
+    (``cb-lambdamart-map``, CatBoost's; ``cb-lambdamart_map``, boostplug's)."""
+    return [f"{n} is {METHODS[n].summary}; {t} is {METHODS[t].summary}" for n in methods for t in METHODS
+            if t != n and t.replace("_", "-") == n.replace("_", "-")]
 
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:

@@ -224,14 +224,13 @@ def _objective_methods(entries: tuple[Any, ...], prefix: str, framework: str, la
                        builtins: tuple[Method, ...] = ()) -> list[Method]:
     """A tree method for every ``methods`` name of every registered objective, in registry order;
     one whose name the framework's built-in ``builtins`` hold is the plugin of that built-in
-    (``cb-yetirank-plugin``: boostplug's YetiRank on CatBoost trees, beside CatBoost's ``cb-yetirank``), also
-    when the names differ only in ``_`` for ``-`` (``cb-lambdamart_map-plugin`` beside ``cb-lambdamart-map``)."""
+    (``cb-yetirank-plugin``: boostplug's YetiRank on CatBoost trees, beside CatBoost's ``cb-yetirank``)."""
     out = []
-    taken = {m.name.replace("_", "-") for m in builtins}
+    taken = {m.name for m in builtins}
     for entry in entries:
         for method, settings in entry.methods.items():
             shown = ", ".join(f"{k}={format_value(v)}" for k, v in settings.items())
-            name = f"{prefix}{method}" + ("-plugin" if f"{prefix}{method}".replace("_", "-") in taken else "")
+            name = f"{prefix}{method}" + ("-plugin" if f"{prefix}{method}" in taken else "")
             out.append(Method(name, framework, f"boostplug:{entry.name}", dict(settings),
                               f"{entry.summary}{f' [{shown}]' if shown else ''}, on {label} trees"))
     return out

@@ -128,7 +128,7 @@ def twins(methods: Sequence[str]) -> list[str]:
     """Which is which, for each of ``methods`` whose name is another's but for ``_`` and ``-``
     (``cb-lambdamart-map``, CatBoost's; ``cb-lambdamart_map``, boostplug's)."""
     return [f"{n} is {METHODS[n].summary}; {t} is {METHODS[t].summary}" for n in methods for t in METHODS
-            if t != n and t.replace("_", "-") == n.replace("_", "-")]
+            if t != n and t.replace("_", "-") == n.replace("_", "-") and not (t in methods and t < n)]  # once a pair
 
 
 def parse_params(items: Sequence[str]) -> dict[str, Any]:

@@ -110,6 +110,9 @@ def test_a_run_of_a_method_a_hyphen_from_another_says_which_is_which(capsys, mon
             and "on CatBoost trees; cb-lambdamart-map is CatBoost's LambdaMART for MAP" in said)
     assert METHODS["cb-lambdamart-map"].loss == "LambdaMart:metric=MAP"
     assert METHODS["cb-lambdamart_map"].loss == "boostplug:lambdamart_map"
+    from boostplug.cli.compare_options import twins
+
+    assert len(twins(["cb-lambdamart_map", "cb-lambdamart-map", "lambdarank"])) == 1  # a pair is told once
 
 
 def test_without_catboost_the_methods_are_not_listed_and_asking_says_how_to_install(monkeypatch, capsys) -> None:

@@ -69,7 +69,8 @@ print(json.dumps(dict(rows=rows, seconds=_t_end - _t_start)))
 
 def _record(code: str, cache: str) -> dict:
     script = _RECORD + _SETUP + code + _REPORT
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+    # the class kernels' cache is under the user's cache folder: empty too
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "XDG_CACHE_HOME": cache, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=str(ROOT))
     if out.returncode != 0:
         raise SystemExit(f"{code!r} failed:\n{out.stderr[-2000:]}")

@@ -5,13 +5,14 @@ by its label in the rounds' pool (:func:`rounds_pool`), its row index."""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._core.threads import limit_threads
-from .._validation import check_labels
+from .._validation import FLOAT32_MAX, check_labels, check_weights
 from ..frameworks._builders import builder_weights
 from ..frameworks._bound_objective import FROM_FRAMEWORK, BoundObjective
 from ..groups import qid_from_group_ptr, resolve_group_ptr
@@ -21,6 +22,23 @@ __all__ = ["CatBoostObjective", "objective", "pool", "rounds_pool"]
 #: The most rows a pool may have: the rounds' pool holds the row indices as CatBoost's labels,
 #: which CatBoost hands as float32, exact up to 2^24.
 MAX_ROWS = 2 ** 24
+
+
+#: What the rounds read beside CatBoost's pool (``pool.boostplug_rows``); the queries' weights per query and per row.
+PoolRows = NamedTuple("PoolRows", [("labels", NDArray[np.float64]), ("group_ptr", NDArray[np.int64]), ("X", Any),
+                                   ("pool_args", dict), ("query_weights", Any), ("row_weights", Any)])
+
+
+@functools.cache
+def _pool_class() -> type:
+    """``catboost.Pool`` whose weights are set only when it is made: the rounds read them beside the pool."""
+    from catboost import Pool
+
+    def refuse(self: Any, weights: Any) -> None:
+        raise ValueError("a boostplug.catboost.pool's weights are set when it is made, boostplug.catboost.pool(..., "
+                         "group_weight=...): boostplug's rounds read those, not set_weight or set_group_weight")
+
+    return type("Pool", (Pool,), {"set_weight": refuse, "set_group_weight": refuse})
 
 
 def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: ArrayLike | None = None,
@@ -38,12 +56,10 @@ def pool(X: Any, y: ArrayLike, *, group_ptr: ArrayLike | None = None, qid: Array
     if labels.shape[0] > MAX_ROWS:
         raise ValueError(f"boostplug.catboost.pool: {labels.shape[0]} rows; at most {MAX_ROWS} (CatBoost hands the "
                          "row indices back as float32 labels, exact up to 2^24)")
-    from catboost import Pool
-
     qw = builder_weights(group_weight, g, "CatBoost", per_query=True)
     rows = None if qw is None else np.repeat(qw, np.diff(g))
-    p = Pool(X, label=labels, group_id=qid_from_group_ptr(g), group_weight=rows, **pool_args)
-    p.boostplug_rows = (labels, g, X, pool_args, qw, rows)  # what the rounds read beside CatBoost's pool
+    p = _pool_class()(X, label=labels, group_id=qid_from_group_ptr(g), group_weight=rows, **pool_args)
+    p.boostplug_rows = PoolRows(labels, g, X, pool_args, qw, rows)
     return p
 
 
@@ -52,9 +68,9 @@ def rounds_pool(p: Any, quantization: dict[str, Any]) -> Any:
     features and queries with each row's index as its label (only labels reach ``calc_ders_range``)."""
     from catboost import Pool
 
-    labels, group_ptr, X, pool_args = p.boostplug_rows[:4]
-    rows = Pool(X, label=np.arange(labels.shape[0], dtype=np.float64), group_id=qid_from_group_ptr(group_ptr),
-                **pool_args)
+    r = p.boostplug_rows
+    rows = Pool(r.X, label=np.arange(r.labels.shape[0], dtype=np.float64), group_id=qid_from_group_ptr(r.group_ptr),
+                **r.pool_args)
     rows.quantize(**quantization)
     return rows
 
@@ -106,13 +122,18 @@ class CatBoostObjective(BoundObjective):
     def round(self, pool: Any, scores: NDArray[np.float64], threads: int | None) -> RoundDers:
         """The derivatives of every row of ``pool`` at ``scores`` (the model's before this round)."""
         labels, group_ptr = _pool_arrays(pool)
-        qw, rows = pool.boostplug_rows[4:]
+        qw = pool.boostplug_rows.query_weights
         prep = self.prepared(pool, (labels, group_ptr, qw), lambda: (labels, group_ptr, qw), framework="CatBoost")
         with limit_threads(self.round_threads(threads)):
             grad, hess = prep.grad_hess(scores)
-        split = getattr(prep, "split_weights", None)
+        split = getattr(prep, "split_weights", None)  # checked as the gradients are, and within float32
+        weights = pool.boostplug_rows.row_weights if split is None else check_weights(
+            split(), labels.shape[0], f"{self.name}'s split_weights()")
+        if split is not None and not 0 < weights.sum() <= FLOAT32_MAX:
+            raise ValueError(f"{self.name}'s split_weights() must have a positive sum within float32 (CatBoost's "
+                             f"weights), got {weights.sum():g} over {weights.shape[0]} rows")
         return RoundDers(self.name, scores, np.asarray(grad, dtype=np.float64), np.asarray(hess, dtype=np.float64),
-                         rows if split is None else np.asarray(split(), dtype=np.float64), split is not None)
+                         weights, split is not None)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         # What catboost.CatBoost(...).fit does first with its parameters: refused there, with the way that works.
@@ -125,7 +146,7 @@ def _pool_arrays(p: Any) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     if not hasattr(p, "boostplug_rows"):
         raise ValueError(f"a boostplug objective on CatBoost trains on boostplug.catboost.pool(X, y, group_ptr=...), "
                          f"got {type(p).__name__}: a catboost.Pool of its own keeps no queries beside it")
-    return p.boostplug_rows[:2]
+    return p.boostplug_rows.labels, p.boostplug_rows.group_ptr
 
 
 def objective(name: Any, *, threads: Any = FROM_FRAMEWORK, **params: Any) -> CatBoostObjective:

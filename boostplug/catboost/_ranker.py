@@ -71,6 +71,10 @@ class CatBoostRanker(RankerMixin, BaseEstimator):
         weight per row, alike within a query (the pool's ``group_weight``); ``doc``: document keys."""
         if group_id is not None and qid is not None:
             raise ValueError("pass qid= or group_id= (the same thing, CatBoost's name), not both")
+        if isinstance(self.objective, str) and self.objective != self.objective.lower():  # CatBoost's spelling
+            raise ValueError(f"objective {self.objective!r} is CatBoost's spelling: CatBoost's own loss trains with "
+                             f"catboost.CatBoostRanker(loss_function={self.objective!r}); boostplug's objectives are "
+                             f"named in lower case ({self.objective.lower()!r}, where boostplug has one)")
         plan = self._plan_fit(X, y, qid=qid if group_id is None else group_id, group=group, sample_weight=sample_weight,
                               eval_set=eval_set, eval_qid=eval_qid, eval_group=eval_group,
                               eval_sample_weight=eval_sample_weight,

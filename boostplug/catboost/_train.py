@@ -4,6 +4,7 @@ model's metadata, which CatBoost keeps in its files)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import warnings
@@ -12,8 +13,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._atomic import write_bytes
-from .._validation import check_optional_rounds, check_rounds, fs_path
-from ..frameworks.model_record import RECORD_KEY, ROUNDS_KEY, ObjectiveRecord, record_for, warn_if_unregistered
+from .._validation import check_optional_rounds, check_rounds, fs_path, plain
+from ..frameworks.model_record import (RECORD_KEY, ROUNDS_KEY, ObjectiveRecord, checksum_of, clip, json_object,
+                                      record_for, refuse_mismatch, refuse_stale, warn_if_unregistered, with_checksum,
+                                      without_checksum)
 from ..frameworks.sklearn_ranker import check_eval_metrics
 from ._objective import CatBoostObjective, _pool_arrays, objective, rounds_pool
 
@@ -71,7 +74,7 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
     base = {"verbose": False, "allow_writing_files": False, **params, "boosting_type": "Plain",
             "leaf_estimation_iterations": 1, "iterations": 1, "eval_metric": "RMSE"}
     l2_key = "reg_lambda" if "reg_lambda" in params else "l2_leaf_reg"
-    user = pool.boostplug_rows[5]  # the queries' weights, per row
+    user = pool.boostplug_rows.row_weights  # the queries' weights, per row
     scores, weighted = np.zeros(labels.shape[0]), None
     model, best, best_value = None, 0, -np.inf
     for t in range(rounds):
@@ -107,7 +110,7 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
     if model is not None:
         if ders.split:
             _centre(model, work, user)
-        _finish(model, bound, int(params.get("random_seed", 0)))
+        _finish(model, bound, params, l2_key)
     return model
 
 
@@ -123,16 +126,20 @@ def _centre(model: Any, work: Any, user: np.ndarray | None) -> None:
     model._load_from_string(model._serialize_model())  # set_leaf_values alone changes no prediction
 
 
-def _finish(model: Any, bound: CatBoostObjective, seed: int) -> None:
-    """The model's parameters as trained (its tree count, the seed given; not the last round's
-    derivative arrays) and the objective's record in its metadata."""
+def _finish(model: Any, bound: CatBoostObjective, params: dict[str, Any], l2_key: str) -> None:
+    """The model's parameters as trained, in memory and in its files (``get_params()`` of a loaded
+    model): its tree count, the seed and ``l2_leaf_reg`` given, the objective as ``"boostplug:<name>"``
+    (CatBoost cannot train it; not the last round's derivatives, nor the stand-in eval metric); the
+    objective's record in its metadata."""
     meta = model.get_metadata()
     saved = json.loads(meta["params"])
-    saved["random_seed"], saved["boosting_options"]["iterations"] = seed, model.tree_count_
+    saved["random_seed"], saved["boosting_options"]["iterations"] = int(params.get("random_seed", 0)), model.tree_count_
+    for given in (model._init_params, saved["flat_params"]):  # (set_params refuses a fitted model)
+        given.pop("eval_metric", None)
+        given.pop(l2_key, None)
+        given.update({key: plain(params[key]) for key in ("random_seed", l2_key) if key in params})
+        given["iterations"], given["loss_function"] = model.tree_count_, f"boostplug:{bound.name}"
     meta["params"] = json.dumps(saved)
-    for key in ("loss_function", "eval_metric"):  # the last round's derivatives, and its stand-in metric
-        model._init_params.pop(key)  # (set_params refuses a fitted model); the record names the objective
-    model._init_params["iterations"] = model.tree_count_
     model._canonized_params = None
     record_objective(model, bound)
 
@@ -153,22 +160,39 @@ def objective_of(model_or_path: Any) -> ObjectiveRecord | None:
     model = _read(model_or_path) if isinstance(model_or_path, (str, bytes, os.PathLike)) else model_or_path
     if not hasattr(model, "get_metadata"):
         raise TypeError(f"objective_of: expected a CatBoost model or a model file path, got {type(model).__name__}")
-    text = model.get_metadata().get(RECORD_KEY)
+    meta = model.get_metadata()
+    rounds = meta.get(ROUNDS_KEY)
+    if rounds is not None and not (rounds.isascii() and rounds.isdigit()):
+        raise ValueError(f"objective_of: the model's {ROUNDS_KEY} is not a round count: {clip(rounds, 80)!r}")
+    text = meta.get(RECORD_KEY)
     return None if text is None else ObjectiveRecord.from_json(text)
 
 
 def save_model(model: Any, path: Any, objective: Any = None) -> None:
     """Save ``model`` as a CatBoost binary model file (written atomically), after recording
     ``objective`` (given, else the one :func:`~boostplug.catboost.train` recorded; none: a
-    ``UserWarning``). CatBoost's ``init_model`` does not carry the record over to a continued model."""
+    ``UserWarning``), with the SHA-256 of the file's other content, which :func:`load_model` checks.
+    CatBoost's ``init_model`` copies the record to a continued model: without ``objective=``, a model
+    with more trees than its record covers is a ``ValueError``."""
     if objective is not None:
         record_objective(model, objective)
-    record = model.get_metadata().get(RECORD_KEY)
+    meta = model.get_metadata()
+    record = meta.get(RECORD_KEY)
     if record is None:
         warnings.warn("boostplug.catboost.save_model: the model records no boostplug objective; pass objective= "
                       "(the one it was trained with) to record it", UserWarning, stacklevel=2)
+        write_bytes(path, model._serialize_model())
+        return
+    refuse_stale((json_object(record) or {}).get("objective", record), meta.get(ROUNDS_KEY), model.tree_count_,
+                 "boostplug.catboost.save_model")
     warn_if_unregistered(record)
-    write_bytes(path, model._serialize_model())
+    meta[RECORD_KEY] = record = without_checksum(record)
+    meta[RECORD_KEY] = with_checksum(record, hashlib.sha256(model._serialize_model()).hexdigest())
+    try:
+        data = model._serialize_model()
+    finally:  # the model keeps its record without the checksum, which describes this file only
+        meta[RECORD_KEY] = record
+    write_bytes(path, data)
 
 
 def load_model(path: Any) -> Any:
@@ -182,6 +206,17 @@ def load_model(path: Any) -> Any:
 
 
 def _read(path: Any) -> Any:
+    """The model in the file ``path``, its record's checksum checked and taken out (read from the bytes:
+    CatBoost's reader of a path rewrites the parameters' numbers, which the checksum covers)."""
     from catboost import CatBoost
 
-    return CatBoost().load_model(fs_path(path, "model file"))
+    source = fs_path(path, "model file")
+    with open(source, "rb") as f:
+        model = CatBoost().load_model(blob=f.read())
+    meta = model.get_metadata()
+    expected = None if meta.get(RECORD_KEY) is None else checksum_of(meta[RECORD_KEY], source)
+    if expected is not None:
+        meta[RECORD_KEY] = without_checksum(meta[RECORD_KEY])
+        refuse_mismatch(expected, hashlib.sha256(model._serialize_model()).hexdigest(), source)
+    model._init_params = model._get_params_from_model_updated_with_init_params()  # what CatBoost's reader sets
+    return model

@@ -20,7 +20,7 @@ import signal
 import sys
 import textwrap
 import traceback
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from .. import __version__
 from .._validation import did_you_mean
@@ -30,26 +30,33 @@ __all__ = ["main", "build_parser", "UsageError", "Interrupted", "debug"]
 
 
 class _Formatter(argparse.HelpFormatter):
-    """argparse's help, wrapped without breaking names at hyphens (``lgb-ndcg_boost``)."""
+    """argparse's help, wrapped without breaking names (``lgb-ndcg_boost``) at hyphens or inside."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
-                             break_on_hyphens=False)
+                             break_on_hyphens=False, break_long_words=False)
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         return self._fill_text(text, width, "").splitlines()
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line, as the commands' are (not its usage first, which buried them)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (the options: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import calibrate, compare, info, warmup
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="boostplug", formatter_class=_Formatter,
         description="Research ranking algorithms for LightGBM, XGBoost and CatBoost: inspect data, compare rankers.",
     )
     parser.add_argument("--version", action="version", version=f"boostplug {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                parser_class=functools.partial(argparse.ArgumentParser, formatter_class=_Formatter))
+                                parser_class=functools.partial(_Parser, formatter_class=_Formatter))
     sub.required = True
     parser.set_defaults(commands=sub.choices)
     for command in (info, compare, warmup, calibrate):

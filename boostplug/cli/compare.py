@@ -23,7 +23,7 @@ from ..compare.report import method_legend, verdict, write_outputs
 from ..compare.resume import ResumeError, check_same, earlier_provenance, has_digests, load_earlier
 from .errors import UsageError, debug, usage_errors
 from .compare_config import resolve_options
-from .compare_options import CompareOptions, compare_options, list_methods
+from .compare_options import CompareOptions, compare_options, list_methods, twins
 from .compare_parser import add_parser as _add_parser
 from .out_folder import prepare_out
 from .signals import Signals, interrupt_signals
@@ -47,8 +47,12 @@ def run_compare(args: argparse.Namespace) -> int:
         print(list_methods(_method_table(runner), DEFAULT_METHODS if runner is None else ()))
         return 0
     options = compare_options(values, runner)
+    for note in twins(options.methods):  # a hyphen or an underscore apart: say which is which
+        print(f"boostplug compare: {note}", file=sys.stderr)
     with interrupt_signals() as signals:
         out = prepare_out(options.out, overwrite=options.overwrite or options.resume) if options.out is not None else None
+        if out is not None and not (options.plots or values["no_plots"]):  # every other file is written
+            print('boostplug compare: the plots are skipped (no matplotlib: pip install "boostplug[plot]")', file=sys.stderr)
         try:
             code = _compare(options, out, signals)
         finally:

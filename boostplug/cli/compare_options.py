@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -24,7 +23,7 @@ from .compare_config import option_name
 from .errors import UsageError, usage_errors
 
 __all__ = ["CompareOptions", "compare_options", "parse_frameworks", "parse_methods", "parse_params", "parse_threads",
-           "list_methods"]
+           "list_methods", "twins"]
 
 
 @dataclass(frozen=True)
@@ -68,10 +67,7 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
         raise UsageError(f"--baseline {baseline!r} is not among the methods that run ({', '.join(methods)})")
     if values["resume"] and values["out"] is None:
         raise UsageError("--resume needs --out: the folder of the run to finish")
-    plots = not values["no_plots"]
-    if plots and values["out"] is not None and not installed("matplotlib"):
-        plots = False  # every other file is written
-        print('boostplug compare: the plots are skipped (no matplotlib: pip install "boostplug[plot]")', file=sys.stderr)
+    plots = not values["no_plots"] and (values["out"] is None or installed("matplotlib"))  # (run_compare says why)
     computed = {"threads": threads, "tree_params": {**TREE_PARAMS, **tree_params},  # the whole set, as recorded
                 "clicks_protocol": None if runner is None else runner.record()}
     record = RunRecord(**{k: computed[k] if k in computed else values[k] for k in RECORDED_SETTINGS},
@@ -128,6 +124,13 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
     return chosen
 
 
+def twins(methods: Sequence[str]) -> list[str]:
+    """Which is which, for each of ``methods`` whose name is another's but for ``_`` and ``-``
+    (``cb-lambdamart-map``, CatBoost's; ``cb-lambdamart_map``, boostplug's)."""
+    return [f"{n} is {METHODS[n].summary}; {t} is {METHODS[t].summary}" for n in methods for t in METHODS
+            if t != n and t.replace("_", "-") == n.replace("_", "-") and not (t in methods and t < n)]  # once a pair
+
+
 def parse_params(items: Sequence[str]) -> dict[str, Any]:
     """``["num_leaves=15", "learning_rate=0.1"]`` -> ``{"num_leaves": 15, "learning_rate": 0.1}``."""
     out: dict[str, Any] = {}
@@ -138,7 +141,7 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
             raise UsageError(f"--param {item!r}: expected KEY=VALUE with KEY one of {', '.join(TREE_PARAMS)}")
         integer = isinstance(TREE_PARAMS[key], int)
         try:
-            out[key] = int(value) if integer else float(value)
+            out[key] = (int if integer else float)(value if value.isascii() else "not ASCII")  # (float reads '٠.١')
         except ValueError:
             kind = "an integer" if integer else "a number"
             raise UsageError(f"--param {item!r}: {value.strip()!r} is not {kind}") from None

@@ -22,6 +22,9 @@ def prepare_out(out: Path, *, overwrite: bool = False) -> OutDir:
     when the run writes nothing."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder; give a folder (created when missing)")
+    dangling = next((p for p in (out, *out.parents) if p.is_symlink() and not p.exists()), None)
+    if dangling is not None:
+        raise UsageError(f"--out {out}: {dangling} is a symbolic link to {os.readlink(dangling)}, which does not exist")
     blocking = next((p for p in out.parents if p.exists()), None)
     if blocking is not None and not blocking.is_dir():
         raise UsageError(f"--out {out}: {blocking} is not a folder")

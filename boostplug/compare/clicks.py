@@ -162,7 +162,7 @@ def _fingerprint(data: Any) -> tuple[Any, ...]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``--clicks`` options of ``boostplug compare``."""
     g = p.add_argument_group(
-        "click protocol (--clicks; docs/compare.md)",
+        "click protocol (--clicks)",
         "Every method trains on the same clicks, chooses its round on judged validation queries or on "
         "validation clicks, and is tested on the true labels of the test part. --methods are then the click "
         "protocol's: " + ", ".join(CLICK_METHODS) + " (default: all but the copies' checks, "

@@ -291,7 +291,7 @@ def _linear_note(cmp: Comparison, means: dict[str, float], alpha: float) -> str:
     test = significance(cmp.results, top)[lin]
     if means[lin] < means[top] and not test.t_pvalue >= alpha:
         return ""
-    return (f"; the linear {lin} is {'above' if means[lin] >= means[top] else 'within noise of'} the best boosted "
+    return (f"; {lin}, a linear model, is {'above' if means[lin] >= means[top] else 'within noise of'} the best boosted "
             f"method, {top}{_NBSP}({test.mean_diff:+.4f}, p(t){_NBSP}{_p(test.t_pvalue)}): this set may not need trees")
 
 

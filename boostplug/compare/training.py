@@ -403,6 +403,11 @@ def _train_linear(m: Settings, train: TrainingPart, vali: RankingData, test: Ran
     t0 = time.perf_counter()
     with limit_threads(threads if threads > 0 else None):
         scale = StandardScaler().fit(X_train)
+        bad = np.flatnonzero(~np.isfinite(scale.mean_ + scale.var_))  # liblinear spins on what is left of them
+        if bad.size:
+            raise ValueError(f"feature {bad[0] + 1} (column {bad[0]}) of the training part cannot be standardised: its "
+                             f"values ({np.nanmin(X_train[:, bad[0]]):g} to {np.nanmax(X_train[:, bad[0]]):g}) "
+                             "overflow float64 in its variance; rescale or drop it")
         Z = np.nan_to_num(scale.transform(X_train))
         if m.loss == "ridge":
             w = Ridge(alpha=m.loss_params["alpha"]).fit(Z, train.y).coef_

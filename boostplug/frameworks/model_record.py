@@ -245,7 +245,7 @@ def json_object(text: Any) -> dict[str, Any] | None:
 
 def _checksum_in(doc: Any, source: str) -> str:
     """The record's ``model_sha256`` ("" when it has none); ``ValueError`` for one that is not a SHA-256."""
-    if not isinstance(doc, dict) or CHECKSUM_KEY not in doc:
+    if CHECKSUM_KEY not in doc:
         return ""
     value = doc[CHECKSUM_KEY]
     if not isinstance(value, str) or not _SHA256_HEX.fullmatch(value):
@@ -257,12 +257,9 @@ def _checksum_in(doc: Any, source: str) -> str:
 def checksum_of(record_text: str, source: str) -> str | None:
     """The ``model_sha256`` of a record's JSON text, ``None`` when it has none; ``ValueError`` naming
     ``source`` for a record that is not a JSON object or a checksum that is not a SHA-256."""
-    try:
-        doc = json.loads(record_text)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise ValueError(f"{source}: its {RECORD_KEY} record is not JSON ({exc}): {clip(record_text)}") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"{source}: its {RECORD_KEY} record is not a JSON object: {clip(record_text)}")
+    doc = json_object(record_text)
+    if doc is None:
+        raise ValueError(f"{source}: its {RECORD_KEY} record is not JSON, or not a JSON object: {clip(record_text)}")
     return _checksum_in(doc, source) or None
 
 

@@ -120,6 +120,38 @@ def test_a_trained_model_says_its_seed_rounds_and_objective(pools, tmp_path) -> 
     np.testing.assert_array_equal(loaded.predict(pools[1]), model.predict(pools[1]))
 
 
+def test_a_reloaded_model_gives_the_parameters_it_was_trained_with(pools, tmp_path) -> None:
+    """On main a reloaded model's get_params() said iterations 1, PythonUserDefinedPerObject, the eval
+    metric of one round and the l2_leaf_reg rescaled to RankNet's split weights."""
+    model = bpc.train({**FAST, "l2_leaf_reg": 2.0}, pools[0], "ranknet", 4)
+    bpc.save_model(model, tmp_path / "m.cbm")
+    for params in (model.get_params(), bpc.load_model(tmp_path / "m.cbm").get_params()):
+        assert params["iterations"] == 4 and params["loss_function"] == "boostplug:ranknet"
+        assert params["l2_leaf_reg"] == 2.0 and params["random_seed"] == 7 and "eval_metric" not in params
+
+
+def test_a_tampered_record_is_refused(pools, tmp_path) -> None:
+    """On main CatBoost's files carried no checksum: the edited record loaded as listmle."""
+    model = bpc.train(FAST, pools[0], "ranknet", 3)
+    bpc.save_model(model, tmp_path / "m.cbm")
+    assert "model_sha256" not in model.get_metadata()["boostplug_objective"]  # it describes the file only
+    data = (tmp_path / "m.cbm").read_bytes()
+    assert data.count(b'"objective":"ranknet"') == 1
+    (tmp_path / "t.cbm").write_bytes(data.replace(b'"objective":"ranknet"', b'"objective":"listmle"'))
+    for read in (bpc.load_model, bpc.objective_of):
+        with pytest.raises(ValueError, match="checksum does not match"):
+            read(tmp_path / "t.cbm")
+    model.get_metadata()["boostplug_objective_rounds"] = "banana"
+    with pytest.raises(ValueError, match="boostplug_objective_rounds is not a round count: 'banana'"):
+        bpc.objective_of(model)
+    model.save_model(str(tmp_path / "b.cbm"))  # CatBoost's own writer: no checksum
+    with pytest.raises(ValueError, match="not a round count"):
+        bpc.load_model(tmp_path / "b.cbm")
+    model.get_metadata()["boostplug_objective_rounds"] = "2"  # as init_model leaves it on a continued model
+    with pytest.raises(ValueError, match="for its first 2 rounds, but it has 3"):
+        bpc.save_model(model, tmp_path / "s.cbm")
+
+
 def test_a_model_without_the_record_warns_when_saved_and_loaded(example, tmp_path) -> None:
     train, _ = example
     own = catboost.CatBoost({"iterations": 2, "verbose": False, "allow_writing_files": False}).fit(train.X, train.y)
@@ -133,11 +165,39 @@ def test_a_model_without_the_record_warns_when_saved_and_loaded(example, tmp_pat
 def test_a_pickled_model_carries_no_rounds_derivatives(pools) -> None:
     """On main the model's parameters held the last round's derivative and score arrays."""
     model = bpc.train(FAST, pools[0], "qbrank", 3)
-    assert "loss_function" not in model.get_params()
+    assert model.get_params()["loss_function"] == "boostplug:qbrank"  # the name, not the derivatives
     back = pickle.loads(pickle.dumps(model))
     assert len(pickle.dumps(model)) < len(model._serialize_model()) + 8 * pools[0].num_row()  # < one array
     assert bpc.objective_of(back).name == "qbrank"
     np.testing.assert_array_equal(back.predict(pools[1]), model.predict(pools[1]))
+
+
+@pytest.mark.parametrize("weights, says", [
+    (lambda n: np.full(n, np.nan), "must be finite and non-negative; row 0 has nan"),
+    (lambda n: np.full(n, np.inf), "must be finite and non-negative; row 0 has inf"),
+    (lambda n: np.full(n, 1e300), "must have a positive sum within float32"),
+    (lambda n: -np.ones(n), "must be finite and non-negative; row 0 has -1.0"),
+    (lambda n: np.zeros(n), "must have a positive sum within float32.*got 0 over"),
+    (lambda n: np.ones(n - 1), "has length"),
+    (lambda n: np.ones((n, 2)), "must be one-dimensional"),
+], ids=["nan", "inf", "1e300", "negative", "all-zero", "short", "2-D"])
+def test_split_weights_are_checked_naming_them(pools, monkeypatch, weights, says) -> None:
+    """On main each reached CatBoost: its "Weights[5] is negative", "This should be unreachable"..."""
+    from boostplug.objectives import RankNet
+
+    n = pools[0].num_row()
+    monkeypatch.setattr(RankNet, "split_weights", lambda self: weights(n))
+    with pytest.raises(ValueError, match=r"ranknet's split_weights\(\) " + says):
+        bpc.train(FAST, pools[0], "ranknet", 1)
+
+
+def test_a_pools_weights_are_set_when_it_is_made(example) -> None:
+    """On main set_weight and set_group_weight were taken, and the rounds went on without them."""
+    train, _ = example
+    p = bpc.pool(train.X, train.y, group_ptr=train.group_ptr)
+    for setter in (p.set_weight, p.set_group_weight):
+        with pytest.raises(ValueError, match=r"boostplug.catboost.pool\(..., group_weight=...\)"):
+            setter(np.ones(train.X.shape[0]))
 
 
 def test_the_pool_is_not_changed_by_training(example, pools) -> None:
@@ -189,6 +249,9 @@ def test_the_rankers_parameters_and_refusals(example) -> None:
         bpc.CatBoostRanker("ranknet", n_estimators=2, ddf="ldd").fit(train.X, train.y, qid=train.qid)
     with pytest.raises(ValueError, match="catboost.CatBoostRanker"):
         bpc.CatBoostRanker("QuerySoftMax", n_estimators=2).fit(train.X, train.y, qid=train.qid)
+    # on main CatBoost's spelling trained boostplug's yetirank
+    with pytest.raises(ValueError, match=r"'YetiRank' is CatBoost's spelling.*loss_function='YetiRank'.*'yetirank'"):
+        bpc.CatBoostRanker("YetiRank", n_estimators=2).fit(train.X, train.y, qid=train.qid)
     with pytest.raises(ValueError, match="not both"):
         bpc.CatBoostRanker("ranknet").fit(train.X, train.y, qid=train.qid, group_id=train.qid)
     with pytest.raises(ValueError, match="n_estimators must be at most"):

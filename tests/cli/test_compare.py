@@ -156,11 +156,65 @@ def test_help_names_the_frameworks_and_keeps_method_names_whole(monkeypatch, cap
     assert not broken, broken
 
 
-def test_an_unknown_option_gets_the_closest(capsys) -> None:
+def _parser_error(capsys, argv: list[str]) -> str:
+    """argparse's refusal: one line (on main its 30 lines of usage came first)."""
     with pytest.raises(SystemExit) as e:
-        main(["compare", "--methds", "lambdarank"])
+        main(["compare", *argv])
     assert e.value.code == 2
-    assert "unrecognized arguments: --methds lambdarank; did you mean --methods" in capsys.readouterr().err
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("boostplug compare: error:"), lines
+    return lines[0]
+
+
+def test_an_unknown_option_gets_the_closest(capsys) -> None:
+    said = _parser_error(capsys, ["--methds", "lambdarank"])
+    assert "unrecognized arguments: --methds lambdarank; did you mean --methods" in said
+    assert said.endswith("(the options: boostplug compare --help)")
+
+
+@pytest.mark.parametrize("argv", [["--rounds", "٥"], ["--kfold", "٣"], ["--seed", "٧"], ["--jobs", "２"],
+                                  ["--tune", "٢"], ["--alpha", "٠.١"]], ids=lambda a: a[0])
+def test_numbers_in_other_digits_are_refused_as_threads_and_folds_are(capsys, argv: list[str]) -> None:
+    """On main int() and float() read them (5, 3, 7, 2, 0.1): one rule for digits, ASCII."""
+    assert f"argument {argv[0]}: {argv[1]!r} is not a number in ASCII digits" in _parser_error(capsys, argv)
+
+
+def test_out_empty_or_a_dangling_link_is_refused_saying_what_it_is(tmp_path: Path, monkeypatch, capsys) -> None:
+    """On main --out '' wrote the results into the current folder, and a dangling link said "File exists"."""
+    from boostplug.compare import execution
+
+    monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("trained despite a bad --out"))
+    monkeypatch.chdir(tmp_path)
+    assert "argument --out: '' is empty: give a folder" in _parser_error(capsys, ["--methods", "regression", "--out", ""])
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    for out in ("link", "link/sub"):
+        assert f"--out {out}: link is a symbolic link to {tmp_path / 'gone'}, which does not exist" in _error(
+            capsys, ["--methods", "regression", *FAST, "--out", out])
+
+
+def test_out_a_file_says_only_that_without_matplotlib(tmp_path: Path, monkeypatch, capsys) -> None:
+    """On main the unrelated "plots are skipped (no matplotlib ...)" came first."""
+    from boostplug.cli import compare_options
+
+    monkeypatch.setattr(compare_options, "installed", lambda name: name != "matplotlib")
+    (tmp_path / "existing.txt").write_text("x")
+    assert "exists and is not a folder" in _error(capsys, ["--methods", "regression", "--rounds", "2",
+                                                            "--out", str(tmp_path / "existing.txt")])
+
+
+def test_the_help_names_every_framework_whole_method_names_and_no_file_of_the_repository(capsys, monkeypatch) -> None:
+    """On main --frameworks' help left out linear, the default method list broke inside a name
+    ("ndcg_boo" / "st-stumps") and the help sent a pip user to docs/compare.md."""
+    from boostplug.compare import DEFAULT_METHODS, FRAMEWORKS
+
+    monkeypatch.setenv("COLUMNS", "60")
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    out = capsys.readouterr().out
+    words = set(re.split(r"[\s,()]+", out))
+    assert set(DEFAULT_METHODS) <= words and "docs/" not in out
+    frameworks_help = " ".join(out.split("\n  --frameworks FRAMEWORKS")[1].split("(default")[0].split())
+    assert all(f in frameworks_help for f in FRAMEWORKS), frameworks_help
 
 
 def _error(capsys, argv: list[str]) -> str:
@@ -183,6 +237,7 @@ def test_error_messages(tmp_path: Path, letor_file: Path, capsys) -> None:
     assert "KEY=VALUE" in _error(capsys, ["--param", "depth=3"])
     assert "not an integer" in _error(capsys, ["--param", "num_leaves=many"])
     assert "not a number" in _error(capsys, ["--param", "learning_rate=fast"])
+    assert "'٠.١' is not a number" in _error(capsys, ["--param", "learning_rate=٠.١"])  # (on main: 0.1)
     assert "--frameworks" in _error(capsys, ["--frameworks", "catboost"])
     assert "not in --frameworks" in _error(capsys, ["--methods", "rb-c", "--frameworks", "lightgbm"])
     assert "--baseline" in _error(capsys, ["--methods", "regression", "--baseline", "lambdarank"])

@@ -96,6 +96,25 @@ def test_bad_settings_are_refused_before_training(spec: str, says: str) -> None:
         get_method(spec)
 
 
+def test_a_run_of_a_method_a_hyphen_from_another_says_which_is_which(capsys, monkeypatch) -> None:
+    """On main cb-lambdamart-map (CatBoost's LambdaMART for MAP) and cb-lambdamart_map (boostplug's)
+    ran without a word on which is which."""
+    from boostplug.cli import main
+    from boostplug.compare import execution
+
+    monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("the note comes before training"))
+    with pytest.raises(pytest.fail.Exception):
+        main(["compare", "--methods", "cb-lambdamart_map", "--no-progress"])
+    said = capsys.readouterr().err
+    assert ("boostplug compare: cb-lambdamart_map is LambdaMART with |Delta MAP| pair weights" in said
+            and "on CatBoost trees; cb-lambdamart-map is CatBoost's LambdaMART for MAP" in said)
+    assert METHODS["cb-lambdamart-map"].loss == "LambdaMart:metric=MAP"
+    assert METHODS["cb-lambdamart_map"].loss == "boostplug:lambdamart_map"
+    from boostplug.cli.compare_options import twins
+
+    assert len(twins(["cb-lambdamart_map", "cb-lambdamart-map", "lambdarank"])) == 1  # a pair is told once
+
+
 def test_without_catboost_the_methods_are_not_listed_and_asking_says_how_to_install(monkeypatch, capsys) -> None:
     from boostplug.cli import main
 

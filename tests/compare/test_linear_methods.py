@@ -13,6 +13,7 @@ from boostplug.compare.protocol import run_method
 from boostplug.compare.report import verdict
 from boostplug.compare.training import ranksvm_pairs
 from boostplug.data import make_ranking
+from tests._child import run_child
 
 LINEAR = ("linear-ridge", "linear-ranksvm")
 
@@ -109,6 +110,28 @@ def test_tuning_searches_the_linear_knob() -> None:
     assert 1e-3 <= record["chosen"]["alpha"] <= 1e3
 
 
+def test_a_feature_too_large_to_standardise_is_refused_naming_it() -> None:
+    """A feature holding -1e300 and 1e300: on main linear-ranksvm never returned (liblinear spun on what the
+    scaler left) and linear-ridge said only "array must not contain infs or NaNs". In a child with a time limit."""
+    script = """if True:
+        import json
+        import numpy as np
+        from boostplug.compare import get_method
+        from boostplug.data import make_ranking
+        d = make_ranking(n_queries=20, docs_per_query=(5, 10), n_features=6, seed=1)
+        d.X[0, 2], d.X[1, 2] = -1e300, 1e300
+        said = []
+        for name in ("linear-ridge", "linear-ranksvm"):
+            try:
+                get_method(name).train(d, d, d, rounds=1, tree_params={}, seed=0, threads=1)
+            except ValueError as e:
+                said.append(str(e))
+        print(json.dumps(said))"""
+    said = run_child(script, timeout=120)
+    assert said == ["feature 3 (column 2) of the training part cannot be standardised: its values (-1e+300 to 1e+300) "
+                    "overflow float64 in its variance; rescale or drop it"] * 2
+
+
 def _result(method: str, framework: str, ndcg10) -> Result:
     per_query = {m: list(ndcg10) for m in REPORT_METRICS}
     return Result(method=method, framework=framework, fold=0, best_round=1, rounds_trained=1, seconds=1.0,
@@ -130,7 +153,7 @@ def test_the_verdict_notes_a_linear_method_within_noise_of_the_best_boosted(shif
     if noted:
         t = significance(results, "lambdarank")["linear-ridge"]
         assert (t.t_pvalue >= 0.05) or t.mean_diff > 0
-        assert f"the linear linear-ridge is {'above' if shift > 0 else 'within noise of'} the best boosted method, " \
+        assert f"linear-ridge, a linear model, is {'above' if shift > 0 else 'within noise of'} the best boosted method, " \
                f"lambdarank ({t.mean_diff:+.4f}" in text
     only_linear = [_result("linear-ridge", "linear", base), _result("linear-ranksvm", "linear", base - 0.1 + rng.normal(0, 0.03, 60))]
     assert "need trees" not in verdict(only_linear, "linear-ridge")

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._memory import check_fits
-from ..objectives._contract import Hessian, Loss
+from ..objectives._contract import Hessian, Loss, Param
 from ..objectives._non_finite import loss_error
 from ..objectives._rounds import RandomRounds
 from ._jax import compiled, float64
@@ -46,6 +46,18 @@ BATCH_ELEMENTS = 2**17
 PROBES = 1
 #: Buckets of at most this length get the exact |diagonal| in the ``"stochastic"`` mode: as cheap there.
 EXACT_UP_TO = 8
+
+
+FIRST_ROUND = Param(0, "int", "the round whose probes the first grad_hess draws (hessian='stochastic'; a "
+                    "training continued from a model passes the rounds done)", low=0)
+
+
+def _mix(x: Any) -> Any:
+    """SplitMix64's finaliser (Steele, Lea and Flood 2014) on ``uint64``: a well-spread hash."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
 def bucket_length(n: int) -> int:
@@ -147,13 +159,30 @@ class JaxLoss(RandomRounds, Loss):
         super().__init_subclass__(**kwargs)
         if cls.name:
             _query_function(cls)
+            if "first_round" in cls.params:
+                raise ValueError(f"{cls.__name__}: 'first_round' is every JaxLoss's own parameter (the round of the "
+                                 f"probes); name the loss's parameter otherwise")
             unknown = sorted(set(cls.hessians) - set(JaxLoss.hessians))
             if unknown:
                 raise ValueError(f"{cls.__name__}: a JaxLoss computes the Hessian modes {list(JaxLoss.hessians)}; "
                                  f"got {unknown}")
 
+    @classmethod
+    def declared_params(cls) -> dict[str, Param]:
+        """Every objective's, and ``first_round``: the round whose probes the first ``grad_hess`` draws."""
+        return {**super().declared_params(), "first_round": FIRST_ROUND}
+
+    def round_offset(self) -> int:
+        return self.first_round
+
     def setup(self) -> None:
         self._batches = list(_batches(self.labels, self.group_ptr, self.query_weights))
+        sizes = np.diff(self.group_ptr)
+        position = np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)
+        with np.errstate(over="ignore"):  # a query's key: its labels, in order (not where it is in the data)
+            rows = _mix(self.labels.view(np.uint64) ^ _mix(position.astype(np.uint64)))
+            keys = np.add.reduceat(np.append(rows, np.uint64(0)), self.group_ptr[:-1])
+            self._row_keys = _mix(np.repeat(_mix(keys ^ sizes.astype(np.uint64)), sizes) + position.astype(np.uint64))
         numbers, statics = [], []
         for i, key in enumerate(self.params):  # floats are traced; ints, bools, strings fix the compiled code
             value = self.settings[key]
@@ -164,8 +193,7 @@ class JaxLoss(RandomRounds, Loss):
         self._numbers, self._statics, self._sized = tuple(numbers), tuple(statics), set()
 
     def _run(self, scores: NDArray[np.float64], what: str, batches: list[_Batch] | None = None) -> list[tuple[_Batch, Any]]:
-        probes = np.random.default_rng([0, self.current_round]).integers(0, 2, (self.n_docs, PROBES)) * 2.0 - 1.0 \
-            if what == "stochastic" else None  # per row: a query's probes do not depend on the others
+        probes = self._probes() if what == "stochastic" else None
         out = []
         with float64():
             for b in self._batches if batches is None else batches:
@@ -189,6 +217,15 @@ class JaxLoss(RandomRounds, Loss):
                         if isinstance(e, __import__("jax").errors.ConcretizationTypeError) else ""
                     raise TypeError(f"{type(self).__name__}.query_loss: {str(e).splitlines()[0]}{hint}") from e
         return out
+
+    def _probes(self) -> NDArray[np.float64]:
+        """The current round's Rademacher probes, ``(n_docs, PROBES)``: bits of a hash of the round, the
+        query's labels and the row's position in the query, so that a query's probes do not depend on the
+        other queries, and a training resumed at ``first_round`` draws what one uninterrupted run draws."""
+        with np.errstate(over="ignore"):
+            draws = _mix(np.uint64(self.current_round) + np.arange(1, PROBES + 1, dtype=np.uint64))
+            bits = _mix(self._row_keys[:, None] ^ draws[None, :]) >> np.uint64(63)
+        return bits * 2.0 - 1.0
 
     def _values(self, scores: NDArray[np.float64], out: list[tuple[_Batch, Any]]) -> float:
         """The weighted sum of the queries' losses ``out``; a :class:`NonFiniteError` naming the first non-finite."""

@@ -5,14 +5,10 @@ always run with float64 switched on for the call only (the user's own JAX settin
 
 from __future__ import annotations
 
-import functools
 import math
 import sys
 import types
-from contextlib import suppress
 from typing import Any, Callable, ContextManager, Hashable
-
-import numpy as np
 
 from .._extras import installed
 
@@ -62,21 +58,10 @@ def compiled(query_loss: Callable[..., Any], statics: tuple[tuple[int, Any], ...
 
 
 def code_key(value: Any, keep: list[Any], seen: frozenset[int] = frozenset()) -> Hashable:
-    """What a trace bakes in, as a key: a function's code, defaults, closure and the globals it names (into the
-    user's own functions), plain values, containers and arrays by value, modules by name, else identity (kept
-    alive in ``keep``). A changed module global is a new key: a new trace, for the loss and derivatives alike."""
-    if isinstance(value, (int, float, complex, str, bytes, type(None))):
-        return type(value).__name__, repr(value)
-    if isinstance(value, (tuple, list, dict, functools.partial)):
-        items = (value.func, value.args, value.keywords) if isinstance(value, functools.partial) else value
-        pairs = items.items() if isinstance(items, dict) else enumerate(items)
-        return type(value).__name__, tuple((repr(k), code_key(v, keep, seen)) for k, v in pairs)
-    if isinstance(value, types.ModuleType):
-        return "module", value.__name__
-    if isinstance(value, np.ndarray) or type(value).__module__.startswith("jax"):
-        with suppress(Exception):  # a JAX array (a jitted function is no array: by identity)
-            array = np.asarray(value)
-            return "array", array.dtype.str, array.shape, array.tobytes()
+    """What a trace bakes in, as a key: a function's code, defaults, closure and the globals it names (read
+    into the user's own functions), containers by their items, anything else hashable by value, the rest
+    (arrays) by identity; all kept alive in ``keep``. A module global changed between calls (rebound) is a new
+    key: a new trace, for the loss and its derivatives alike."""
     mine = not seen or str(getattr(value, "__module__", None)).split(".")[0] not in LIBRARIES
     if isinstance(value, types.FunctionType) and mine and id(value) not in seen:
         names, stack = set(), [value.__code__]
@@ -88,8 +73,11 @@ def code_key(value: Any, keep: list[Any], seen: frozenset[int] = frozenset()) ->
         read = {n: value.__globals__[n] for n in sorted(names) if n in value.__globals__}
         return "function", value.__code__, code_key((value.__defaults__, value.__kwdefaults__, cells, read), keep,
                                                     seen | {id(value)})
+    if isinstance(value, (tuple, list, dict)):
+        pairs = value.items() if isinstance(value, dict) else enumerate(value)
+        return type(value).__name__, tuple((repr(k), code_key(v, keep, seen)) for k, v in pairs)
     keep.append(value)
-    return "object", id(value)
+    return ("value", type(value), value) if isinstance(value, Hashable) else ("object", id(value))
 
 
 def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -> Callable[..., Any]:
@@ -98,8 +86,7 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
 
     def one(s: Any, y: Any, m: Any, numbers: tuple[Any, ...]) -> Any:
         it = iter(numbers)
-        n_params = len(statics) + len(numbers)
-        args = [statics[i] if i in statics else next(it) for i in range(n_params)]
+        args = [statics[i] if i in statics else next(it) for i in range(len(statics) + len(numbers))]
         out = query_loss(s, y, m, *args)
         if jnp.shape(out) != () or not jnp.issubdtype(jnp.result_type(out), jnp.floating):
             raise TypeError(f"must return one float (the query's loss), not {jnp.result_type(out)} {jnp.shape(out)}")
@@ -119,8 +106,7 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
         # forward over reverse: the gradient, and its derivative along each basis vector (L passes), in
         # blocks of TANGENT_BLOCK tangents at a time (a pairwise loss's L x L intermediates per tangent)
         (v, g), hvp = jax.linearize(lambda x: grad(x, y, m, numbers), s)
-        n = s.shape[0]
-        block = math.gcd(n, TANGENT_BLOCK)
+        n, block = s.shape[0], math.gcd(s.shape[0], TANGENT_BLOCK)
         basis = jnp.eye(n, dtype=s.dtype).reshape(n // block, block, n)
         columns = jax.lax.map(jax.vmap(lambda t: hvp(t)[1]), basis).reshape(n, n)
         diagonal = jnp.diagonal(columns)

@@ -16,9 +16,8 @@ length ``L`` (the next of 8, 12, 16, 24, 32, 48, ...: :func:`bucket_length`)::
 
 ``mask_k`` is ``True`` on the query's documents; the padded entries hold the score of its last
 document and the label 0 (rax's losses assume padding of label 0), and whatever the function does
-with them is discarded, but it must keep them out of the real documents' loss. A bucket's queries run in batches of a fixed size
-(:func:`batch_size`: powers of two), so each bucket compiles a few times per loss, mode and
-non-numeric settings.
+with them is discarded, but it must keep them out of the real documents' loss. A bucket's queries run in
+batches of a fixed size (:func:`batch_size`: powers of two): a few compilations per bucket, mode and settings.
 """
 
 from __future__ import annotations
@@ -48,6 +47,10 @@ BATCH_ELEMENTS = 2**17
 PROBES = 1
 #: Buckets of at most this length get the exact |diagonal| in the ``"stochastic"`` mode: as cheap there.
 EXACT_UP_TO = 8
+
+
+#: Bytes the largest bucket's compiled call needs, by compiled function and batch shape (XLA's count).
+_NEEDS: dict[tuple[Any, tuple[int, ...]], int] = {}
 
 
 def _mix(x: Any) -> Any:
@@ -137,19 +140,18 @@ class JaxLoss(RandomRounds, Loss):
     (parameters in their declared order)."""
 
     hessians = {
-        "stochastic": Hessian("fitting", f"|Hutchinson's estimate of the Hessian's diagonal|: the mean of z * (H z) "
-                              f"over {PROBES} Rademacher probes z drawn anew each round (one forward-over-reverse pass "
-                              f"each); the exact |diagonal| on buckets of at most {EXACT_UP_TO} positions"),
-        "exact_abs": Hessian("fitting", "|d^2 loss / d s_k^2|: the absolute value of the exact diagonal (autodiff), "
-                             "positive where the loss is not convex; the exact one where it is"),
-        "exact": Hessian("exact", "the exact diagonal of the loss's Hessian (autodiff: one forward-over-reverse pass "
-                         "per position of the query's bucket); negative where the loss is not convex"),
-        "constant": Hessian("fitting", "1 on each document of a query whose gradient is not all zero: a leaf's value "
-                            "is its documents' mean negative gradient (Friedman's least-squares gradient boosting); "
-                            "one gradient pass, no Hessian pass"),
+        "stochastic": Hessian("fitting", f"|Hutchinson's estimate of the diagonal|: the mean of z * (H z) over {PROBES} "
+                              f"Rademacher probes z drawn each round (one forward-over-reverse pass each); the exact "
+                              f"|diagonal| on buckets of at most {EXACT_UP_TO} positions"),
+        "exact_abs": Hessian("fitting", "|d^2 loss / d s_k^2|: the absolute value of the exact diagonal (autodiff); the "
+                             "exact one where the loss is convex"),
+        "exact": Hessian("exact", "the exact diagonal (autodiff: one forward-over-reverse pass per position of the "
+                         "query's bucket); negative where the loss is not convex"),
+        "constant": Hessian("fitting", "1 on each document of a query whose gradient is not all zero: leaves are mean "
+                            "negative gradients (Friedman's least-squares boosting); no Hessian pass"),
         "mean_abs_gradient": Hessian("fitting", "the query's mean |gradient| on each of its documents: the constant "
-                                     "Hessian scaled per query, so that, as with a Newton step, multiplying the loss by "
-                                     "a factor leaves the trees unchanged; one gradient pass, no Hessian pass"),
+                                     "Hessian scaled per query, so that the trees do not depend on the loss's scale (as "
+                                     "Newton's); no Hessian pass"),
     }
     default_hessian = "stochastic"
     fresh_output = True
@@ -175,8 +177,7 @@ class JaxLoss(RandomRounds, Loss):
     def resolve_params(cls, params: Mapping[str, Any], *, n_docs: int | None = None) -> dict[str, Any]:
         old = params.get("hessian")
         if isinstance(old, str) and old in cls.renamed_hessians:
-            warnings.warn(f"{cls.name}: hessian={old!r} is now called {cls.renamed_hessians[old]!r}; the old name "
-                          f"will go", DeprecationWarning, stacklevel=3)
+            warnings.warn(f"{cls.name}: hessian={old!r} is now called {cls.renamed_hessians[old]!r}", DeprecationWarning, 3)
             params = {**params, "hessian": cls.renamed_hessians[old]}
         return super().resolve_params(params, n_docs=n_docs)
 
@@ -185,12 +186,6 @@ class JaxLoss(RandomRounds, Loss):
 
     def setup(self) -> None:
         self._batches = list(_batches(self.labels, self.group_ptr, self.query_weights))
-        sizes = np.diff(self.group_ptr)
-        position = np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)
-        with np.errstate(over="ignore"):  # the rows' keys, for the probes
-            rows = _mix(self.labels.view(np.uint64) ^ _mix(position.astype(np.uint64)))
-            keys = np.add.reduceat(np.append(rows, np.uint64(0)), self.group_ptr[:-1])
-            self._row_keys = _mix(np.repeat(_mix(keys ^ sizes.astype(np.uint64)), sizes) + position.astype(np.uint64))
         values = [self.settings[key] for key in self.params]  # floats are traced; ints, bools, strings fix the code
         self._numbers = tuple(v for v in values if isinstance(v, float))
         self._statics = tuple((i, v) for i, v in enumerate(values) if not isinstance(v, float))
@@ -209,11 +204,13 @@ class JaxLoss(RandomRounds, Loss):
                 args = (scores[b.index], b.labels, b.mask, b.weights, z, *self._numbers)
                 if b is self._batches[-1] and what not in self._memory_checked:  # the largest bucket: memory first
                     self._memory_checked.add(what)
-                    with self._blamed(b):
-                        stats = fn.lower(*args).compile().memory_analysis()
+                    if (fn, b.index.shape) not in _NEEDS:  # XLA's count, once per compiled function and shape
+                        with self._blamed(b):
+                            stats = fn.lower(*args).compile().memory_analysis()
+                        _NEEDS[fn, b.index.shape] = 0 if stats is None else \
+                            stats.temp_size_in_bytes + stats.argument_size_in_bytes + stats.output_size_in_bytes
                     q = int(b.queries[np.argmax(np.diff(self.group_ptr)[b.queries])])
-                    check_fits(0 if stats is None else stats.temp_size_in_bytes + stats.argument_size_in_bytes +
-                               stats.output_size_in_bytes, f"{self.name}: query {q} ({np.diff(self.group_ptr)[q]} "
+                    check_fits(_NEEDS[fn, b.index.shape], f"{self.name}: query {q} ({np.diff(self.group_ptr)[q]} "
                                f"documents, padded to {b.index.shape[1]}, hessian={self.hessian!r})",
                                "split the query, or choose a Hessian mode or loss that needs less")
                 with self._blamed(b):
@@ -222,8 +219,7 @@ class JaxLoss(RandomRounds, Loss):
 
     @contextlib.contextmanager
     def _blamed(self, b: _Batch) -> Iterator[None]:
-        """JAX's errors tracing ``query_loss`` on batch ``b`` (a Python ``if`` on a traced value, shapes that do not
-        broadcast, a vector or integer loss), as the same kind of error naming the function and a query."""
+        """JAX's errors tracing ``query_loss`` on batch ``b``, as the same kind of error naming it and a query."""
         import jax
 
         try:
@@ -246,11 +242,15 @@ class JaxLoss(RandomRounds, Loss):
         return error
 
     def _probes(self) -> NDArray[np.float64]:
-        """The current round's Rademacher probes, ``(n_docs, PROBES)``: bits of a hash of the round and the row's
-        key (its query's labels, its position in the query: not where the query is in the data)."""
+        """The current round's Rademacher probes, ``(n_docs, PROBES)``: bits of a hash of the round, the query's
+        labels and the row's position in it (not where the query is in the data)."""
+        sizes = np.diff(self.group_ptr)
+        position = (np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)).astype(np.uint64)
         with np.errstate(over="ignore"):
+            rows = _mix(self.labels.view(np.uint64) ^ _mix(position))
+            keys = _mix(np.repeat(np.add.reduceat(np.append(rows, np.uint64(0)), self.group_ptr[:-1]), sizes) + position)
             draws = _mix(np.uint64(self.current_round) + np.arange(1, PROBES + 1, dtype=np.uint64))
-            return (_mix(self._row_keys[:, None] ^ draws[None, :]) >> np.uint64(63)) * 2.0 - 1.0
+            return (_mix(keys[:, None] ^ draws[None, :]) >> np.uint64(63)) * 2.0 - 1.0
 
     def _values(self, scores: NDArray[np.float64], out: list[tuple[_Batch, Any]]) -> float:
         """The weighted sum of the queries' losses ``out``; a :class:`NonFiniteError` naming the first non-finite."""

@@ -36,7 +36,7 @@ TANGENT_BLOCK = 16
 
 _COMPILED: dict[tuple[Any, ...], tuple[Callable[..., Any], list[Any]]] = {}
 #: Modules whose functions a loss's key names by identity (not read through): libraries do not change.
-LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "scipy", "rax", "optax", "flax", "boostplug"}) | sys.stdlib_module_names
+LIBRARIES = {"jax", "jaxlib", "numpy", "scipy", "rax", "optax", "flax", "boostplug", *sys.stdlib_module_names}
 
 
 def compiled(query_loss: Callable[..., Any], statics: tuple[tuple[int, Any], ...]) -> Callable[[str], Callable[..., Any]]:
@@ -58,10 +58,9 @@ def compiled(query_loss: Callable[..., Any], statics: tuple[tuple[int, Any], ...
 
 
 def code_key(value: Any, keep: list[Any], seen: frozenset[int] = frozenset()) -> Hashable:
-    """What a trace bakes in, as a key: a function's code, defaults, closure and the globals it names (read
-    into the user's own functions), containers by their items, anything else hashable by value, the rest
-    (arrays) by identity; all kept alive in ``keep``. A module global changed between calls (rebound) is a new
-    key: a new trace, for the loss and its derivatives alike."""
+    """What a trace bakes in, as a key (its parts kept alive in ``keep``): a function's code, defaults, closure and
+    the globals it names (into the user's own functions), containers by item, hashables by value, arrays by
+    identity. A rebound module global is a new key: a new trace, for the loss and its derivatives alike."""
     mine = not seen or str(getattr(value, "__module__", None)).split(".")[0] not in LIBRARIES
     if isinstance(value, types.FunctionType) and mine and id(value) not in seen:
         names, stack = set(), [value.__code__]

@@ -23,8 +23,7 @@ def require_jax() -> None:
 
 
 def float64() -> ContextManager[Any]:
-    """A context in which JAX computes in float64, restoring the user's setting on exit (``jax.experimental``'s,
-    in every JAX the extra allows)."""
+    """A context in which JAX computes in float64, restoring the user's setting on exit."""
     from jax.experimental import enable_x64
 
     return enable_x64(True)
@@ -40,12 +39,10 @@ LIBRARIES = {"jax", "jaxlib", "numpy", "scipy", "rax", "optax", "flax", "boostpl
 
 
 def compiled(query_loss: Callable[..., Any], statics: tuple[tuple[int, Any], ...]) -> Callable[[str], Callable[..., Any]]:
-    """Hessian mode ``what`` -> ``f(S, Y, M, W, Z, *numbers)`` on a batch of padded queries (``(B, L)`` scores,
-    labels, mask; ``(B,)`` weights; the probes ``Z``, ``(B, P, L)``; the numeric parameters): ``W * loss`` per
-    query (``"loss"``), or ``(W loss, W g, W h)``, ``h`` as the JaxLoss Hessian mode ``what`` says. ``statics``:
-    the non-numeric parameters, ``(position, value)``, fixed in the code. Traced once per process and key (the
-    function's code and what it reads, :func:`code_key`), wherever its class was defined: a class pickled by
-    value (a script's, at every copy of LightGBM's parameters) finds the trace of the first."""
+    """Hessian mode ``what`` -> ``f(S, Y, M, W, Z, *numbers)`` on padded queries (``(B, L)`` scores, labels, mask;
+    ``(B,)`` weights; probes ``(B, P, L)``; numeric parameters): ``W loss`` (``"loss"``) or ``(W loss, W g, W h)``.
+    ``statics``: the other parameters, ``(position, value)``, fixed in the code. Traced once per process and
+    :func:`code_key`, not per class object: a class pickled by value (a script's) finds the trace of the first."""
     keep: list[Any] = []
     key = (code_key(query_loss, keep), statics)
 

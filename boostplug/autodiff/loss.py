@@ -49,10 +49,6 @@ PROBES = 1
 EXACT_UP_TO = 8
 
 
-#: Bytes the largest bucket's compiled call needs, by compiled function and batch shape (XLA's count).
-_NEEDS: dict[tuple[Any, tuple[int, ...]], int] = {}
-
-
 def _mix(x: Any) -> Any:
     """SplitMix64's finaliser (Steele, Lea and Flood 2014) on ``uint64``: a well-spread hash."""
     x = x + np.uint64(0x9E3779B97F4A7C15)
@@ -96,10 +92,8 @@ def _batches(labels: NDArray[np.float64], group_ptr: NDArray[np.int64], weights:
     lengths = np.array([bucket_length(n) for n in sizes], dtype=np.int64)
     kept = (sizes >= 2) & (weights != 0.0)
     if longer:
-        cuts = np.flatnonzero(labels[1:] != labels[:-1]) + 1  # a label changes at these rows
-        varied = np.zeros(sizes.size, dtype=np.bool_)
-        varied[np.searchsorted(group_ptr, cuts[~np.isin(cuts, group_ptr)], side="right") - 1] = True
-        kept = np.arange(sizes.size) == np.flatnonzero(kept & varied if (kept & varied).any() else kept)[0]
+        varied = kept & np.array([k and np.ptp(labels[a:b]) > 0 for k, a, b in zip(kept, group_ptr, group_ptr[1:])])
+        kept = np.arange(sizes.size) == np.flatnonzero(varied if varied.any() else kept)[0]
     for length in [lengths[kept][0], bucket_length(lengths[kept][0] + 1)] if longer else np.unique(lengths[kept]):
         queries = np.flatnonzero(kept)[:1] if longer else np.flatnonzero(kept & (lengths == length))
         size = batch_size(int(length), queries.size)
@@ -168,20 +162,15 @@ class JaxLoss(RandomRounds, Loss):
 
     @classmethod
     def declared_params(cls) -> dict[str, Param]:
-        """Every objective's, and ``first_round``: the round whose probes the first ``grad_hess`` draws."""
         return {**super().declared_params(), "first_round": Param(0, "int", "the round whose probes the first "
                 "grad_hess draws (a training continued from a model passes the rounds done)", low=0)}
 
     @classmethod
     def resolve_params(cls, params: Mapping[str, Any], *, n_docs: int | None = None) -> dict[str, Any]:
-        old = params.get("hessian")
-        if isinstance(old, str) and old in cls.renamed_hessians:
+        if isinstance(old := params.get("hessian"), str) and old in cls.renamed_hessians:
             warnings.warn(f"{cls.name}: hessian={old!r} is now called {cls.renamed_hessians[old]!r}", DeprecationWarning, 3)
             params = {**params, "hessian": cls.renamed_hessians[old]}
         return super().resolve_params(params, n_docs=n_docs)
-
-    def round_offset(self) -> int:
-        return self.first_round
 
     def setup(self) -> None:
         self._batches = list(_batches(self.labels, self.group_ptr, self.query_weights))
@@ -203,13 +192,11 @@ class JaxLoss(RandomRounds, Loss):
                 args = (scores[b.index], b.labels, b.mask, b.weights, z, *self._numbers)
                 if b is self._batches[-1] and what not in self._memory_checked:  # the largest bucket: memory first
                     self._memory_checked.add(what)
-                    if (fn, b.index.shape) not in _NEEDS:  # XLA's count, once per compiled function and shape
-                        with self._blamed(b):
-                            stats = fn.lower(*args).compile().memory_analysis()
-                        _NEEDS[fn, b.index.shape] = 0 if stats is None else \
-                            stats.temp_size_in_bytes + stats.argument_size_in_bytes + stats.output_size_in_bytes
+                    with self._blamed(b):  # (JAX keeps the lowering and compilation: a later training's is free)
+                        stats = fn.lower(*args).compile().memory_analysis()
                     q = int(b.queries[np.argmax(np.diff(self.group_ptr)[b.queries])])
-                    check_fits(_NEEDS[fn, b.index.shape], f"{self.name}: query {q} ({np.diff(self.group_ptr)[q]} "
+                    check_fits(0 if stats is None else stats.temp_size_in_bytes + stats.argument_size_in_bytes +
+                               stats.output_size_in_bytes, f"{self.name}: query {q} ({np.diff(self.group_ptr)[q]} "
                                f"documents, padded to {b.index.shape[1]}, hessian={self.hessian!r})",
                                "split the query, or choose a Hessian mode or loss that needs less")
                 with self._blamed(b):
@@ -236,7 +223,7 @@ class JaxLoss(RandomRounds, Loss):
         if error.cause == "objective" and error.method == "grad_hess":  # the loss was finite: _values checked it
             error.args = (str(error).replace(f"{self.name}'s _grad_hess", mine).replace("_grad_hess returned a non-"
                           "finite value", f"the derivatives of {mine} are not finite") + "; most often jnp.where(mask, "
-                          "f(x), 0.0) with f(x) not finite where not taken: use f(jnp.where(mask, x, 1.0)) (the double jnp.where)",)
+                          "f(x), 0.0), f(x) not finite where not taken: use f(jnp.where(mask, x, 1.0)), the double jnp.where",)
         return error
 
     def _probes(self) -> NDArray[np.float64]:

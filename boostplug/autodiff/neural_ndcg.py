@@ -3,7 +3,7 @@
 docs/objectives/neural.md. Per query of ``n`` documents (weight ``W``), gains ``G_j = 2^y_j - 1``::
 
     P_ij = softmax_j(((n + 1 - 2i) s_j - sum_k |s_j - s_k|) / tau)      row i: position i = 1..n
-    P <- P / column sums, then / row sums         up to ``sinkhorn`` times, until all are 1 +- TOLERANCE
+    P <- P / column sums, then / row sums         up to ``sinkhorn`` times, until all are 1 +- 1e-6
     loss = W (1 - sum_{i <= k} (P G)_i / log2(1 + i) / IDCG@k)           (0 when IDCG = 0; k = 0: all)
 """
 
@@ -14,10 +14,7 @@ from typing import Any
 from ..objectives._contract import Param
 from .loss import JaxLoss
 
-__all__ = ["NeuralNDCG", "TOLERANCE"]
-
-#: allRank's tolerance of the Sinkhorn scaling: it stops once every row and column sums to 1 within it.
-TOLERANCE = 1e-6
+__all__ = ["NeuralNDCG"]
 
 
 class NeuralNDCG(JaxLoss):
@@ -41,10 +38,10 @@ class NeuralNDCG(JaxLoss):
         logits = jnp.where(both, (scale[:, None] * s[None, :] - spread[None, :]) / temperature,
                            jnp.where(~mask[:, None] & ~mask[None, :], 0.0, -jnp.inf))  # padding: its own block
         def scaled(_: Any, carry: tuple[Any, Any]) -> tuple[Any, Any]:  # allRank's sinkhorn_scaling: columns,
-            p, done = carry  # then rows, to sum 1 (its clamp of the sums), until both are within TOLERANCE of 1
+            p, done = carry  # then rows, to sum 1 (its clamp of the sums), until all sums are within 1e-6 of 1
             q = p / jnp.maximum(jnp.sum(p, axis=0), 1e-10)
             q = q / jnp.maximum(jnp.sum(q, axis=1, keepdims=True), 1e-10)
-            near = jnp.maximum(*(jnp.abs(jnp.sum(q, axis=a) - 1.0).max() for a in (0, 1))) < TOLERANCE
+            near = jnp.maximum(*(jnp.abs(jnp.sum(q, axis=a) - 1.0).max() for a in (0, 1))) < 1e-6
             return jnp.where(done, p, q), done | near
 
         p = jax.lax.fori_loop(0, sinkhorn, scaled, (jax.nn.softmax(logits, axis=1), jnp.bool_(False)))[0]

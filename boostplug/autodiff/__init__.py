@@ -3,8 +3,8 @@
 
 A :class:`JaxLoss` subclass writes one static function in ``jax.numpy``, the loss of one query
 padded to a bucket's length, ``query_loss(scores, labels, mask, *params)``; the base takes its
-gradient with ``jax.grad`` in float64 and its Hessian diagonal (exact, or its absolute value by
-default) with forward-over-reverse passes. :func:`from_rax` makes one of a rax loss.
+gradient with ``jax.grad`` in float64 and its Hessian diagonal with forward-over-reverse passes (by
+default the absolute value of Hutchinson's estimate; exact on request). :func:`from_rax` makes one of a rax loss.
 
 JAX itself is imported at the first computation, not here: ``import boostplug`` stays as fast
 with the extra installed (the registry lists ``approx_ap`` then).

@@ -1,17 +1,18 @@
 """JAX, imported at first use, and the compiled functions of one loss: per Hessian mode and
 non-numeric settings, one ``jax.jit`` of the query function looped over a batch of padded
-queries (JAX compiles it once per batch shape), always run with float64 switched on for the
-call only (the user's own JAX settings stay as they are)."""
+queries (JAX compiles it once per batch shape and process: no compiled code is read from disk),
+always run with float64 switched on for the call only (the user's own JAX settings stay as they are)."""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Any, Callable, ContextManager
+import sys
+import types
+from typing import Any, Callable, ContextManager, Hashable
 
 from .._extras import installed
 
-__all__ = ["require_jax", "float64", "compiled", "persistent_cache"]
+__all__ = ["require_jax", "float64", "compiled", "code_key"]
 
 
 def require_jax() -> None:
@@ -22,62 +23,57 @@ def require_jax() -> None:
 
 
 def float64() -> ContextManager[Any]:
-    """A context in which JAX computes in float64 (``jax.enable_x64`` in newer JAX,
-    ``jax.experimental.enable_x64`` before), restoring the user's setting on exit."""
-    import jax
+    """A context in which JAX computes in float64, restoring the user's setting on exit."""
+    from jax.experimental import enable_x64
 
-    scoped = getattr(jax, "enable_x64", None)
-    if not callable(scoped):
-        from jax.experimental import enable_x64 as scoped
-    return scoped(True)
+    return enable_x64(True)
 
 
 #: Tangents (basis vectors) per pass of the exact diagonal, at most (its greatest common divisor with a
 #: bucket's length): their intermediates are computed together, the blocks one after another.
 TANGENT_BLOCK = 16
 
-_COMPILED: dict[tuple[Any, ...], Callable[..., Any]] = {}
+_COMPILED: dict[tuple[Any, ...], tuple[Callable[..., Any], list[Any]]] = {}
+#: Modules whose functions a loss's key names by identity (not read through): libraries do not change.
+LIBRARIES = {"jax", "jaxlib", "numpy", "scipy", "rax", "optax", "flax", "boostplug", *sys.stdlib_module_names}
 
 
-def compiled(query_loss: Callable[..., Any], what: str, statics: tuple[tuple[int, Any], ...]) -> Callable[..., Any]:
-    """``f(S, Y, M, W, *numbers)`` on a batch of padded queries (``(B, L)`` scores, labels, mask;
-    ``(B,)`` query weights; the numeric parameters): ``W * loss`` per query (``what="loss"``), or
-    ``(W loss, W g, W h)`` with ``h`` the exact Hessian diagonal (``"exact"``), its absolute value
-    (``"positive"``), 1 on the documents of a query whose gradient is not all zero (``"constant"``),
-    the query's mean absolute gradient on each of its documents (``"scaled"``), or the absolute value
-    of Hutchinson's estimate of the diagonal, ``mean_p z_p * (H z_p)``, over the probes ``Z``
-    (``(B, P, L)``, given after ``W``: ``"stochastic"``). ``statics``: the non-numeric parameters, as
-    ``(position, value)``, fixed in the compiled function."""
-    key = (query_loss, what, statics)
-    if key not in _COMPILED:
-        persistent_cache()
-        _COMPILED[key] = _build(query_loss, what, dict(statics))
-    return _COMPILED[key]
+def compiled(query_loss: Callable[..., Any], statics: tuple[tuple[int, Any], ...]) -> Callable[[str], Callable[..., Any]]:
+    """Hessian mode ``what`` -> ``f(S, Y, M, W, Z, *numbers)`` on padded queries (``(B, L)`` scores, labels, mask;
+    ``(B,)`` weights; probes ``(B, P, L)``; numeric parameters): ``W loss`` (``"loss"``) or ``(W loss, W g, W h)``.
+    ``statics``: the other parameters, ``(position, value)``, fixed in the code. Traced once per process and
+    :func:`code_key`, not per class object: a class pickled by value (a script's) finds the trace of the first."""
+    keep: list[Any] = []
+    key = (code_key(query_loss, keep), statics)
+
+    def of(what: str) -> Callable[..., Any]:
+        if (key, what) not in _COMPILED:
+            _COMPILED[key, what] = (_build(query_loss, what, dict(statics)), keep)
+        return _COMPILED[key, what][0]
+
+    return of
 
 
-_CACHE: list[Path | None] = []
-
-
-def persistent_cache() -> Path | None:
-    """JAX's persistent compilation cache in ``boostplug/jax`` of the user's cache folder (every
-    compile kept, however short), decided once per process: unless the user set a folder
-    (``JAX_COMPILATION_CACHE_DIR``, ``jax_compilation_cache_dir``), or the folder fails the numba
-    cache's checks (:func:`boostplug._cache_folders.usable`, which warns once: another user could plant
-    compiled code there). JAX reads the setting at a process's first compile."""
-    if not _CACHE:
-        import jax
-
-        from .._cache_folders import usable, user_cache_base
-
-        folder = user_cache_base() / "boostplug" / "jax"
-        if jax.config.jax_compilation_cache_dir or not usable(folder):
-            _CACHE.append(None)
-        else:
-            jax.config.update("jax_compilation_cache_dir", str(folder))
-            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-            jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-            _CACHE.append(folder)
-    return _CACHE[0]
+def code_key(value: Any, keep: list[Any], seen: frozenset[int] = frozenset()) -> Hashable:
+    """What a trace bakes in, as a key (its parts kept alive in ``keep``): a function's code, defaults, closure and
+    the globals it names (into the user's own functions), containers by item, hashables by value, arrays by
+    identity. A rebound module global is a new key: a new trace, for the loss and its derivatives alike."""
+    mine = not seen or str(getattr(value, "__module__", None)).split(".")[0] not in LIBRARIES
+    if isinstance(value, types.FunctionType) and mine and id(value) not in seen:
+        names, stack = set(), [value.__code__]
+        while stack:  # the names of the function and of the functions defined in it
+            code = stack.pop()
+            names.update(code.co_names)
+            stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        cells = [c.cell_contents for c in value.__closure__ or () if c.cell_contents is not value]
+        read = {n: value.__globals__[n] for n in sorted(names) if n in value.__globals__}
+        return "function", value.__code__, code_key((value.__defaults__, value.__kwdefaults__, cells, read), keep,
+                                                    seen | {id(value)})
+    if isinstance(value, (tuple, list, dict)):
+        pairs = value.items() if isinstance(value, dict) else enumerate(value)
+        return type(value).__name__, tuple((repr(k), code_key(v, keep, seen)) for k, v in pairs)
+    keep.append(value)
+    return ("value", type(value), value) if isinstance(value, Hashable) else ("object", id(value))
 
 
 def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -> Callable[..., Any]:
@@ -86,8 +82,7 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
 
     def one(s: Any, y: Any, m: Any, numbers: tuple[Any, ...]) -> Any:
         it = iter(numbers)
-        n_params = len(statics) + len(numbers)
-        args = [statics[i] if i in statics else next(it) for i in range(n_params)]
+        args = [statics[i] if i in statics else next(it) for i in range(len(statics) + len(numbers))]
         out = query_loss(s, y, m, *args)
         if jnp.shape(out) != () or not jnp.issubdtype(jnp.result_type(out), jnp.floating):
             raise TypeError(f"must return one float (the query's loss), not {jnp.result_type(out)} {jnp.shape(out)}")
@@ -99,20 +94,19 @@ def _build(query_loss: Callable[..., Any], what: str, statics: dict[int, Any]) -
         if what == "stochastic":  # P Hessian-vector products along Rademacher probes (Hutchinson 1990)
             (v, g), (_, hz) = jax.vmap(lambda t: jax.jvp(lambda x: grad(x, y, m, numbers), (s,), (t,)))(z)
             return v[0], g[0], jnp.abs(jnp.mean(z * hz, axis=0))
-        if what in ("constant", "scaled"):  # one gradient pass, no Hessian pass
+        if what in ("constant", "mean_abs_gradient"):  # one gradient pass, no Hessian pass
             v, g = grad(s, y, m, numbers)
             size = jnp.abs(jnp.where(m, g, 0.0))
-            level = jnp.sum(size) / jnp.sum(m) if what == "scaled" else jnp.where(jnp.any(size != 0.0), 1.0, 0.0)
+            level = jnp.sum(size) / jnp.sum(m) if what == "mean_abs_gradient" else jnp.where(jnp.any(size != 0.0), 1.0, 0.0)
             return v, g, level * jnp.ones_like(g)
         # forward over reverse: the gradient, and its derivative along each basis vector (L passes), in
         # blocks of TANGENT_BLOCK tangents at a time (a pairwise loss's L x L intermediates per tangent)
         (v, g), hvp = jax.linearize(lambda x: grad(x, y, m, numbers), s)
-        n = s.shape[0]
-        block = math.gcd(n, TANGENT_BLOCK)
+        n, block = s.shape[0], math.gcd(s.shape[0], TANGENT_BLOCK)
         basis = jnp.eye(n, dtype=s.dtype).reshape(n // block, block, n)
         columns = jax.lax.map(jax.vmap(lambda t: hvp(t)[1]), basis).reshape(n, n)
         diagonal = jnp.diagonal(columns)
-        return v, g, (jnp.abs(diagonal) if what == "positive" else diagonal)
+        return v, g, (jnp.abs(diagonal) if what == "exact_abs" else diagonal)
 
     def batch(S: Any, Y: Any, M: Any, W: Any, Z: Any, *numbers: Any) -> Any:
         # a loop over the queries (lax.map), not vmap: the same code computes every query, so a query's

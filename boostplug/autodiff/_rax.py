@@ -14,11 +14,11 @@ from ..objectives import _check_name
 from ..objectives._contract import Param
 from .loss import JaxLoss
 
-__all__ = ["from_rax", "made"]
+__all__ = ["from_rax", "from_rax_classes"]
 
 #: The classes :func:`from_rax` made, by class name: ``pickle`` finds them here (by reference, as
 #: any class), in a process that has made them (a worker imports the module that calls from_rax).
-made = SimpleNamespace()
+from_rax_classes = SimpleNamespace()
 
 
 def _rax_query(loss_fn: Callable[..., Any], names: tuple[str, ...], kwargs: Mapping[str, Any], scores: Any,
@@ -82,10 +82,10 @@ def from_rax(loss_fn: Callable[..., Any], *, name: str, params: Mapping[str, Par
     kwargs = {k: _unpadded(v) if k == "lambdaweight_fn" else v for k, v in kwargs.items()}
     class_name = "".join(part.capitalize() for part in re.split(r"[^a-z0-9]+", name))
     cls = type(class_name, (JaxLoss,), {
-        "__module__": __name__, "__qualname__": f"made.{class_name}",
+        "__module__": __name__, "__qualname__": f"from_rax_classes.{class_name}",
         "__doc__": f"rax's {fn_name} as a JaxLoss (:func:`boostplug.autodiff.from_rax`).",
         "name": name, "summary": summary or f"rax's {fn_name}", "params": dict(params),
         "query_loss": staticmethod(functools.partial(_rax_query, loss_fn, tuple(params), dict(kwargs))),
     })
-    setattr(made, class_name, cls)
+    setattr(from_rax_classes, class_name, cls)
     return cls

@@ -2,7 +2,7 @@
 derivatives by autodiff. User guide: docs/objectives/autodiff.md.
 
 Per query ``k`` of two or more documents and non-zero weight ``W_k``, padded to its bucket's
-length ``L`` (the next of 8, 12, 16, 24, 32, 48, ...: :func:`bucket_length`)::
+length ``L`` (the next of 8, 12, 16, 24, 32, 40, 48, 56, 64, 80, ...: :func:`bucket_length`)::
 
     loss = sum_k W_k query_loss(s_k, y_k, mask_k, *params)
     grad = W_k jax.grad(query_loss)                      exact, in float64
@@ -10,28 +10,29 @@ length ``L`` (the next of 8, 12, 16, 24, 32, 48, ...: :func:`bucket_length`)::
                                                          estimate, PROBES Rademacher probes z_p drawn each round
                                                          (the exact |diagonal| on buckets of at most EXACT_UP_TO)
          = W_k diag(jax.hessian(query_loss))             mode "exact": L forward-over-reverse passes
-         = W_k |diag(jax.hessian(query_loss))|           mode "positive" (kind "fitting")
+         = W_k |diag(jax.hessian(query_loss))|           mode "exact_abs" (kind "fitting"; formerly "positive")
          = W_k                                           mode "constant" (kind "fitting"): no Hessian pass
-         = W_k mean_i |d query_loss / d s_ki|            mode "scaled" (kind "fitting"): no Hessian pass
+         = W_k mean_i |d query_loss / d s_ki|            mode "mean_abs_gradient" (kind "fitting"; formerly "scaled")
 
 ``mask_k`` is ``True`` on the query's documents; the padded entries hold the score of its last
 document and the label 0 (rax's losses assume padding of label 0), and whatever the function does
-with them is discarded, but it must keep them out of the real documents' loss. A bucket's queries run in batches of a fixed size
-(:func:`batch_size`: powers of two), so each bucket compiles a few times per loss, mode and
-non-numeric settings.
+with them is discarded, but it must keep them out of the real documents' loss. A bucket's queries run in
+batches of a fixed size (:func:`batch_size`: powers of two): a few compilations per bucket, mode and settings.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from typing import Any, Iterator
+import warnings
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._memory import check_fits
-from ..objectives._contract import Hessian, Loss
-from ..objectives._non_finite import loss_error
+from ..objectives._contract import Hessian, Loss, Param
+from ..objectives._non_finite import NonFiniteError, loss_error
 from ..objectives._rounds import RandomRounds
 from ._jax import compiled, float64
 
@@ -48,11 +49,20 @@ PROBES = 1
 EXACT_UP_TO = 8
 
 
+def _mix(x: Any) -> Any:
+    """SplitMix64's finaliser (Steele, Lea and Flood 2014) on ``uint64``: a well-spread hash."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        x = (x ^ (x >> np.uint64(shift))) * np.uint64(factor)
+    return x ^ (x >> np.uint64(31))
+
+
 def bucket_length(n: int) -> int:
-    """The padded length of a query of ``n`` documents: the next power of two or 1.5 times one, at least
-    MIN_BUCKET (a pairwise loss's padding costs at most 1.78 times the real documents' work, not 4)."""
+    """The padded length of ``n`` documents: the next multiple of a quarter (up to 32; at least MIN_BUCKET), then
+    an eighth of the next power of two (a pairwise loss's padding costs at most 1.78, then 1.56 times the work)."""
     power = 1 << (int(n) - 1).bit_length()
-    return max(MIN_BUCKET, 3 * power // 4 if 4 * n <= 3 * power else power)
+    step = max(1, power // (8 if power > 32 else 4))
+    return max(MIN_BUCKET, -(-int(n) // step) * step)
 
 
 def batch_size(length: int, n_queries: int) -> int:
@@ -76,35 +86,32 @@ class _Batch:
 def _batches(labels: NDArray[np.float64], group_ptr: NDArray[np.int64], weights: NDArray[np.float64],
              longer: bool = False) -> Iterator[_Batch]:
     """The batches of the queries of two or more documents and non-zero weight (the others add nothing);
-    ``longer``: the first such query alone, padded to its bucket's length and to the next one's."""
+    ``longer``: the first such query with two labels or more (else the first), alone, padded to its bucket's
+    length and to the next one's (the checks of :meth:`JaxLoss._check_padding`: a query that can tell)."""
     sizes = np.diff(group_ptr)
     lengths = np.array([bucket_length(n) for n in sizes], dtype=np.int64)
     kept = (sizes >= 2) & (weights != 0.0)
+    if longer:
+        varied = kept & np.array([k and np.ptp(labels[a:b]) > 0 for k, a, b in zip(kept, group_ptr, group_ptr[1:])])
+        kept = np.arange(sizes.size) == np.flatnonzero(varied if varied.any() else kept)[0]
     for length in [lengths[kept][0], bucket_length(lengths[kept][0] + 1)] if longer else np.unique(lengths[kept]):
         queries = np.flatnonzero(kept)[:1] if longer else np.flatnonzero(kept & (lengths == length))
         size = batch_size(int(length), queries.size)
         for start in range(0, queries.size, size):
             q = queries[start:start + size]
-            pos = np.arange(length)
-            index = np.zeros((size, length), dtype=np.int64)
-            mask = np.zeros((size, length), dtype=np.bool_)
-            index[:q.size] = group_ptr[q, None] + np.minimum(pos, sizes[q, None] - 1)
-            mask[:q.size] = pos < sizes[q, None]
-            w = np.zeros(size)
-            w[:q.size] = weights[q]
-            yield _Batch(index, mask, w, labels, q)
+            pos, pad = np.arange(length), ((0, size - q.size), (0, 0))
+            index = np.pad(group_ptr[q, None] + np.minimum(pos, sizes[q, None] - 1), pad)
+            yield _Batch(index, np.pad(pos < sizes[q, None], pad), np.pad(weights[q], pad[0]), labels, q)
 
 
 def _query_function(cls: type) -> Any:
     """``cls.query_loss``, checked: a static function taking ``(scores, labels, mask)`` and the
     declared parameters (``TypeError`` naming what is wrong)."""
     raw = inspect.getattr_static(cls, "query_loss", None)
-    if not isinstance(raw, staticmethod):
-        raise TypeError(f"{cls.__name__}.query_loss must be a @staticmethod query_loss(scores, labels, mask, "
-                        f"*params), got {raw!r}")
-    fn = raw.__func__
+    fn = raw.__func__ if isinstance(raw, staticmethod) else None
     if not callable(fn):
-        raise TypeError(f"{cls.__name__}.query_loss must be callable, got {fn!r}")
+        raise TypeError(f"{cls.__name__}.query_loss must be a @staticmethod query_loss(scores, labels, mask, "
+                        f"*params) (a callable), got {raw!r}")
     n_args = 3 + len(cls.params)
     try:
         signature = inspect.signature(fn)
@@ -126,69 +133,109 @@ class JaxLoss(RandomRounds, Loss):
     (parameters in their declared order)."""
 
     hessians = {
-        "stochastic": Hessian("fitting", f"|Hutchinson's estimate of the Hessian's diagonal|: the mean of z * (H z) "
-                              f"over {PROBES} Rademacher probes z drawn anew each round (one forward-over-reverse pass "
-                              f"each); the exact |diagonal| on buckets of at most {EXACT_UP_TO} positions"),
-        "positive": Hessian("fitting", "|d^2 loss / d s_k^2|: the absolute value of the exact diagonal (autodiff), "
-                            "positive where the loss is not convex; the exact one where it is"),
-        "exact": Hessian("exact", "the exact diagonal of the loss's Hessian (autodiff: one forward-over-reverse pass "
-                         "per position of the query's bucket); negative where the loss is not convex"),
-        "constant": Hessian("fitting", "1 on each document of a query whose gradient is not all zero: a leaf's value "
-                            "is its documents' mean negative gradient (Friedman's least-squares gradient boosting); "
-                            "one gradient pass, no Hessian pass"),
-        "scaled": Hessian("fitting", "the query's mean |gradient| on each of its documents: the constant Hessian "
-                          "scaled per query, so that, as with a Newton step, multiplying the loss by a factor leaves the "
-                          "trees unchanged; one gradient pass, no Hessian pass"),
+        "stochastic": Hessian("fitting", f"|Hutchinson's estimate of the diagonal|: the mean of z * (H z) over {PROBES} "
+                              f"Rademacher probes z drawn each round (one forward-over-reverse pass each); the exact "
+                              f"|diagonal| on buckets of at most {EXACT_UP_TO} positions"),
+        "exact_abs": Hessian("fitting", "|d^2 loss / d s_k^2|: the absolute value of the exact diagonal (autodiff); the "
+                             "exact one where the loss is convex"),
+        "exact": Hessian("exact", "the exact diagonal (autodiff: one forward-over-reverse pass per position of the "
+                         "query's bucket); negative where the loss is not convex"),
+        "constant": Hessian("fitting", "1 on each document of a query whose gradient is not all zero: leaves are mean "
+                            "negative gradients (Friedman's least-squares boosting); no Hessian pass"),
+        "mean_abs_gradient": Hessian("fitting", "the query's mean |gradient| on each of its documents: the constant "
+                                     "Hessian scaled per query, so that the trees do not depend on the loss's scale (as "
+                                     "Newton's); no Hessian pass"),
     }
     default_hessian = "stochastic"
     fresh_output = True
+    #: the Hessian modes' former names, accepted with a DeprecationWarning
+    renamed_hessians = {"positive": "exact_abs", "scaled": "mean_abs_gradient"}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.name:
             _query_function(cls)
-            unknown = sorted(set(cls.hessians) - set(JaxLoss.hessians))
+            unknown = sorted(set(cls.hessians) - set(JaxLoss.hessians)) + ["first_round"] * ("first_round" in cls.params)
             if unknown:
-                raise ValueError(f"{cls.__name__}: a JaxLoss computes the Hessian modes {list(JaxLoss.hessians)}; "
-                                 f"got {unknown}")
+                raise ValueError(f"{cls.__name__}: a JaxLoss computes the Hessian modes {list(JaxLoss.hessians)} and "
+                                 f"has its own parameter first_round (the probes' round); got {unknown}")
+
+    @classmethod
+    def declared_params(cls) -> dict[str, Param]:
+        return {**super().declared_params(), "first_round": Param(0, "int", "the round whose probes the first "
+                "grad_hess draws (a training continued from a model passes the rounds done)", low=0)}
+
+    @classmethod
+    def resolve_params(cls, params: Mapping[str, Any], *, n_docs: int | None = None) -> dict[str, Any]:
+        if isinstance(old := params.get("hessian"), str) and old in cls.renamed_hessians:
+            warnings.warn(f"{cls.name}: hessian={old!r} is now called {cls.renamed_hessians[old]!r}", DeprecationWarning, 3)
+            params = {**params, "hessian": cls.renamed_hessians[old]}
+        return super().resolve_params(params, n_docs=n_docs)
 
     def setup(self) -> None:
         self._batches = list(_batches(self.labels, self.group_ptr, self.query_weights))
-        numbers, statics = [], []
-        for i, key in enumerate(self.params):  # floats are traced; ints, bools, strings fix the compiled code
-            value = self.settings[key]
-            if isinstance(value, float):
-                numbers.append(value)
-            else:
-                statics.append((i, value))
-        self._numbers, self._statics, self._sized = tuple(numbers), tuple(statics), set()
+        values = [self.settings[key] for key in self.params]  # floats are traced; ints, bools, strings fix the code
+        self._numbers = tuple(v for v in values if isinstance(v, float))
+        self._statics = tuple((i, v) for i, v in enumerate(values) if not isinstance(v, float))
+        self._memory_checked: set[str] = set()
+        self._checked = not self._batches  # no query to check
 
     def _run(self, scores: NDArray[np.float64], what: str, batches: list[_Batch] | None = None) -> list[tuple[_Batch, Any]]:
-        probes = np.random.default_rng([0, self.current_round]).integers(0, 2, (self.n_docs, PROBES)) * 2.0 - 1.0 \
-            if what == "stochastic" else None  # per row: a query's probes do not depend on the others
-        out = []
+        probes = self._probes() if what == "stochastic" else None
+        out, functions = [], compiled(type(self).query_loss, self._statics)
         with float64():
             for b in self._batches if batches is None else batches:
                 exact = probes is not None and b.index.shape[1] <= EXACT_UP_TO
-                fn = compiled(type(self).query_loss, "positive" if exact else what, self._statics)
+                fn = functions("exact_abs" if exact else what)
                 z = np.zeros((b.index.shape[0], 0)) if probes is None or exact else \
                     np.where(b.mask[:, None, :], probes[b.index].transpose(0, 2, 1), 0.0)
                 args = (scores[b.index], b.labels, b.mask, b.weights, z, *self._numbers)
-                try:
-                    if b is self._batches[-1] and what not in self._sized:  # the largest bucket: its memory first
-                        self._sized.add(what)
+                if b is self._batches[-1] and what not in self._memory_checked:  # the largest bucket: memory first
+                    self._memory_checked.add(what)
+                    with self._blamed(b):  # (JAX keeps the lowering and compilation: a later training's is free)
                         stats = fn.lower(*args).compile().memory_analysis()
-                        q = int(b.queries[np.argmax(np.diff(self.group_ptr)[b.queries])])
-                        check_fits(0 if stats is None else stats.temp_size_in_bytes + stats.argument_size_in_bytes +
-                                   stats.output_size_in_bytes, f"{self.name}: query {q} ({np.diff(self.group_ptr)[q]} "
-                                   f"documents, padded to {b.index.shape[1]}, hessian={self.hessian!r})",
-                                   "split the query, or choose a Hessian mode or loss that needs less")
+                    q = int(b.queries[np.argmax(np.diff(self.group_ptr)[b.queries])])
+                    check_fits(0 if stats is None else stats.temp_size_in_bytes + stats.argument_size_in_bytes +
+                               stats.output_size_in_bytes, f"{self.name}: query {q} ({np.diff(self.group_ptr)[q]} "
+                               f"documents, padded to {b.index.shape[1]}, hessian={self.hessian!r})",
+                               "split the query, or choose a Hessian mode or loss that needs less")
+                with self._blamed(b):
                     out.append((b, fn(*args)))
-                except TypeError as e:  # JAX's trace errors, a vector or integer loss: the author's function
-                    hint = " (a Python if, int() or bool() on a traced value? use jnp.where, jax.lax)" \
-                        if isinstance(e, __import__("jax").errors.ConcretizationTypeError) else ""
-                    raise TypeError(f"{type(self).__name__}.query_loss: {str(e).splitlines()[0]}{hint}") from e
         return out
+
+    @contextlib.contextmanager
+    def _blamed(self, b: _Batch) -> Iterator[None]:
+        """JAX's errors tracing ``query_loss`` on batch ``b``, as the same kind of error naming it and a query."""
+        import jax
+
+        try:
+            yield
+        except (TypeError, ValueError) as e:
+            hint = " (a Python if, int() or bool() on a traced value? use jnp.where, jax.lax)" \
+                if isinstance(e, jax.errors.ConcretizationTypeError) else ""
+            raise (TypeError if isinstance(e, TypeError) else ValueError)(
+                f"{type(self).__name__}.query_loss: {str(e).splitlines()[0]}{hint} (on query {b.queries[0]}: "
+                f"{b.mask[0].sum()} documents, padded to {b.index.shape[1]})") from e
+
+    def _explain(self, error: NonFiniteError, scores: NDArray[np.float64]) -> NonFiniteError:
+        """A gradient that is not finite where the loss is: the author's ``query_loss`` and its likeliest cause."""
+        mine = f"{type(self).__name__}.query_loss"
+        if error.cause == "objective" and error.method == "grad_hess":  # the loss was finite: _values checked it
+            error.args = (str(error).replace(f"{self.name}'s _grad_hess", mine).replace("_grad_hess returned a non-"
+                          "finite value", f"the derivatives of {mine} are not finite") + "; most often jnp.where(mask, "
+                          "f(x), 0.0), f(x) not finite where not taken: use f(jnp.where(mask, x, 1.0)), the double jnp.where",)
+        return error
+
+    def _probes(self) -> NDArray[np.float64]:
+        """The current round's Rademacher probes, ``(n_docs, PROBES)``: bits of a hash of the round, the query's
+        labels and the row's position in it (not where the query is in the data)."""
+        sizes = np.diff(self.group_ptr)
+        position = (np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            rows = _mix(self.labels.view(np.uint64) ^ _mix(position))
+            keys = _mix(np.repeat(np.add.reduceat(np.append(rows, np.uint64(0)), self.group_ptr[:-1]), sizes) + position)
+            draws = _mix(np.uint64(self.current_round) + np.arange(1, PROBES + 1, dtype=np.uint64))
+            return (_mix(keys[:, None] ^ draws[None, :]) >> np.uint64(63)) * 2.0 - 1.0
 
     def _values(self, scores: NDArray[np.float64], out: list[tuple[_Batch, Any]]) -> float:
         """The weighted sum of the queries' losses ``out``; a :class:`NonFiniteError` naming the first non-finite."""
@@ -209,7 +256,7 @@ class JaxLoss(RandomRounds, Loss):
         for b, (_, g, h) in out:
             grad[b.rows] = np.asarray(g).ravel()[b.at]
             hess[b.rows] = np.asarray(h).ravel()[b.at]
-        if not getattr(self, "_checked", not self._batches):
+        if not self._checked:
             self._checked = True
             self._check_padding(not grad.any())
         return grad, hess

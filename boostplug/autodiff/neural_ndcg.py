@@ -3,7 +3,7 @@
 docs/objectives/neural.md. Per query of ``n`` documents (weight ``W``), gains ``G_j = 2^y_j - 1``::
 
     P_ij = softmax_j(((n + 1 - 2i) s_j - sum_k |s_j - s_k|) / tau)      row i: position i = 1..n
-    P <- P / row sums, then / column sums                                 ``sinkhorn`` times
+    P <- P / column sums, then / row sums         up to ``sinkhorn`` times, until all are 1 +- 1e-6
     loss = W (1 - sum_{i <= k} (P G)_i / log2(1 + i) / IDCG@k)           (0 when IDCG = 0; k = 0: all)
 """
 
@@ -37,11 +37,14 @@ class NeuralNDCG(JaxLoss):
         scale = n + 1.0 - 2.0 * jnp.arange(1.0, size + 1.0)
         logits = jnp.where(both, (scale[:, None] * s[None, :] - spread[None, :]) / temperature,
                            jnp.where(~mask[:, None] & ~mask[None, :], 0.0, -jnp.inf))  # padding: its own block
-        def scaled(_: Any, p: Any) -> Any:  # rows, then columns, to sum 1 (allRank's clamp of the sums)
-            p = p / jnp.maximum(jnp.sum(p, axis=1, keepdims=True), 1e-10)
-            return p / jnp.maximum(jnp.sum(p, axis=0), 1e-10)
+        def scaled(_: Any, carry: tuple[Any, Any]) -> tuple[Any, Any]:  # allRank's sinkhorn_scaling: columns,
+            p, done = carry  # then rows, to sum 1 (its clamp of the sums), until all sums are within 1e-6 of 1
+            q = p / jnp.maximum(jnp.sum(p, axis=0), 1e-10)
+            q = q / jnp.maximum(jnp.sum(q, axis=1, keepdims=True), 1e-10)
+            near = jnp.maximum(*(jnp.abs(jnp.sum(q, axis=a) - 1.0).max() for a in (0, 1))) < 1e-6
+            return jnp.where(done, p, q), done | near
 
-        p = jax.lax.fori_loop(0, sinkhorn, scaled, jax.nn.softmax(logits, axis=1))
+        p = jax.lax.fori_loop(0, sinkhorn, scaled, (jax.nn.softmax(logits, axis=1), jnp.bool_(False)))[0]
         gains = jnp.where(mask, 2.0 ** y - 1.0, 0.0)
         positions = jnp.arange(size)
         discounts = jnp.where((positions < n) & ((k == 0) | (positions < k)), 1.0 / jnp.log2(2.0 + positions), 0.0)

@@ -30,9 +30,9 @@ class RandomRounds:
     rounds: int = 0
 
     def round_offset(self) -> int:
-        """The index of the first round: 0; an objective whose parameters say where a continued
-        training resumes returns that."""
-        return 0
+        """The index of the first round: the parameter ``first_round`` where an objective declares it (where
+        a continued training resumes, as YetiRank's and every JaxLoss's), else 0."""
+        return int(self.settings.get("first_round", 0))  # type: ignore[attr-defined]
 
     @property
     def current_round(self) -> int:

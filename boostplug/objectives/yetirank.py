@@ -147,11 +147,7 @@ class YetiRank(RandomRounds, RunLoss):
         pairs_per_doc = 1 if classic else (longest if self.num_neighbors < 0 else self.num_neighbors)
         self._work = self.n_docs * (RANK_DOC_WORK + pairs_per_doc)
 
-    # -- the random draws ----------------------------------------------------------------------------
-    def round_offset(self) -> int:
-        """``first_round``: the round whose draws the first ``grad_hess`` uses."""
-        return self.first_round
-
+    # -- the random draws (from round first_round: RandomRounds.round_offset) ---------------------------
     def round_noise(self, round: int) -> Iterator[NDArray[np.float64]]:
         """The noise of each perturbed order of round ``round``, one array of ``n_docs`` after the other."""
         rng = np.random.default_rng([self.seed, int(round)])

@@ -43,7 +43,7 @@ def _relative(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(a - b).max() / np.abs(b).max())
 
 
-@pytest.mark.slow  # compiles the exact and the positive modes for three buckets
+@pytest.mark.slow  # compiles the exact and the exact_abs modes for three buckets
 @pytest.mark.parametrize("cls", list(PAIRS), ids=lambda c: c.name)
 def test_gradient_and_exact_hessian_equal_the_compiled_objective(cls, data) -> None:
     labels, group_ptr, scores, weights = data
@@ -57,7 +57,7 @@ def test_gradient_and_exact_hessian_equal_the_compiled_objective(cls, data) -> N
     assert _relative(g, gc) < 1e-10
     assert _relative(h, hc) < 1e-8
     assert mine.loss(scores) == pytest.approx(compiled.loss(scores), rel=1e-12)
-    positive = cls(labels, group_ptr, weights=weights, hessian="positive")._grad_hess(scores)
+    positive = cls(labels, group_ptr, weights=weights, hessian="exact_abs")._grad_hess(scores)
     np.testing.assert_array_equal(positive[0], g)
     np.testing.assert_array_equal(positive[1], np.abs(h))  # |exact diagonal|
     # the default (stochastic): the same gradient, its primal computed beside a Hessian-vector product (other order)
@@ -76,7 +76,7 @@ def test_approx_ap_gradient_is_the_five_point_derivative_and_its_exact_hessian_t
     group_ptr = np.array([0, 6, 13, 14, 23], dtype=np.int64)
     labels = rng.integers(0, 3, size=23).astype(float)
     scores = rng.normal(size=23)
-    for mode in ("positive", "exact"):
+    for mode in ("exact_abs", "exact"):
         ap = objectives.get("approx_ap").prepare(labels, group_ptr, alpha=2.0, hessian=mode)
         g, h = ap._grad_hess(scores)
         fd = fd_gradient(ap.loss, scores)
@@ -105,13 +105,13 @@ def test_constant_hessian_is_the_query_weight_where_the_gradient_is_not_all_zero
     assert (h > 0).sum() > 0.8 * h.size
 
 
-def test_scaled_hessian_is_the_query_weight_times_its_mean_absolute_gradient(data) -> None:
+def test_mean_abs_gradient_hessian_is_the_query_weight_times_its_mean_absolute_gradient(data) -> None:
     labels, group_ptr, scores, weights = data
     labels = labels.copy()
     labels[group_ptr[3]:group_ptr[4]] = 0.0  # a query without a relevant document: gradient all zero
     weights = weights.copy()
     weights[5] = 0.0
-    g, h = JaxApproxNDCG(labels, group_ptr, weights=weights, hessian="scaled")._grad_hess(scores)
+    g, h = JaxApproxNDCG(labels, group_ptr, weights=weights, hessian="mean_abs_gradient")._grad_hess(scores)
     np.testing.assert_allclose(g, JaxApproxNDCG(labels, group_ptr, weights=weights)._grad_hess(scores)[0],
                                rtol=1e-12, atol=1e-300)
     for q in range(group_ptr.size - 1):
@@ -121,13 +121,23 @@ def test_scaled_hessian_is_the_query_weight_times_its_mean_absolute_gradient(dat
     assert np.all(h[group_ptr[3]:group_ptr[4]] == 0.0) and (h > 0).sum() > 0.8 * h.size
 
 
-def test_scaled_hessian_steps_do_not_depend_on_the_losss_scale(data) -> None:
+def test_mean_abs_gradient_hessian_steps_do_not_depend_on_the_losss_scale(data) -> None:
     """Multiplying every query's weight by c multiplies gradient and Hessian alike, so Newton's
     leaf values -sum g / sum h are unchanged, as they are with the exact Hessian (not the constant one)."""
     labels, group_ptr, scores, weights = data
-    g1, h1 = JaxApproxNDCG(labels, group_ptr, weights=weights, hessian="scaled")._grad_hess(scores)
-    g2, h2 = JaxApproxNDCG(labels, group_ptr, weights=7.0 * weights, hessian="scaled")._grad_hess(scores)
+    g1, h1 = JaxApproxNDCG(labels, group_ptr, weights=weights, hessian="mean_abs_gradient")._grad_hess(scores)
+    g2, h2 = JaxApproxNDCG(labels, group_ptr, weights=7.0 * weights, hessian="mean_abs_gradient")._grad_hess(scores)
     np.testing.assert_allclose(g2, 7.0 * g1, rtol=1e-12)
     np.testing.assert_allclose(h2, 7.0 * h1, rtol=1e-12)
     gc, hc = JaxApproxNDCG(labels, group_ptr, weights=7.0 * weights, hessian="constant")._grad_hess(scores)
     assert not np.allclose(gc / np.where(hc > 0, hc, 1.0), g1 / np.where(h1 > 0, h1, 1.0))
+
+
+@pytest.mark.parametrize("old, new", [("positive", "exact_abs"), ("scaled", "mean_abs_gradient")])
+def test_the_former_hessian_names_are_accepted_with_a_deprecation_warning(data, old, new) -> None:
+    labels, group_ptr, scores, weights = data
+    with pytest.warns(DeprecationWarning, match=f"hessian='{old}' is now called '{new}'"):
+        loss = JaxApproxNDCG(labels, group_ptr, weights=weights, hessian=old)
+    assert loss.hessian == new and loss.settings["hessian"] == new
+    with pytest.warns(DeprecationWarning, match=f"hessian='{old}'"):
+        objectives.get("approx_ap").check({"hessian": old})

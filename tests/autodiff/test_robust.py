@@ -82,6 +82,42 @@ def test_a_metric_given_as_a_loss_is_refused() -> None:
         metric(LABELS, PTR).grad_hess(SCORES)
 
 
+def test_a_metric_is_refused_when_the_first_query_has_a_single_label() -> None:
+    """The checks use the first query that can tell (two labels or more): here query 1, after a query of zeros."""
+    metric = from_rax(rax.ndcg_metric, name="rax_ndcg_metric_single_label_first")
+    labels = np.concatenate([np.zeros(4), LABELS])
+    with pytest.raises(ValueError, match=r"gradient of RaxNdcgMetricSingleLabelFirst\.query_loss is 0 wherever"):
+        metric(labels, np.concatenate([[0], PTR + 4])).grad_hess(np.concatenate([np.zeros(4), SCORES]))
+
+
+class Broadcasts(JaxLoss):
+    name = "broadcasts"
+    summary = "shapes that do not broadcast"
+
+    @staticmethod
+    def query_loss(s, y, mask):
+        return jnp.sum(jnp.where(mask, s, jnp.ones(3)))
+
+
+class NaNGradient(JaxLoss):
+    name = "nan_gradient"
+    summary = "a finite loss whose gradient is NaN: sqrt of a masked 0 behind one jnp.where"
+
+    @staticmethod
+    def query_loss(s, y, mask):
+        return jnp.sum(jnp.where(mask & (y > 0), jnp.sqrt(jnp.where(mask, s - s, 0.0)), 0.0))
+
+
+def test_jax_value_errors_and_nan_gradients_name_query_loss_not_the_base() -> None:
+    with pytest.raises(ValueError, match=r"Broadcasts\.query_loss: Incompatible shapes.*\(on query 0: 5 documents, "
+                                         r"padded to 8\)"):
+        Broadcasts(LABELS, PTR, hessian="constant").grad_hess(SCORES)
+    with pytest.raises(NonFiniteError, match=r"derivatives of NaNGradient\.query_loss are not finite.*a bug in NaNGradient\.query_loss.*"
+                                               r"double jnp\.where") as e:
+        NaNGradient(LABELS, PTR, hessian="constant").grad_hess(SCORES)
+    assert "_grad_hess" not in str(e.value)
+
+
 class PythonIf(JaxLoss):
     name = "python_if"
     summary = "a Python if on a traced value"
@@ -155,14 +191,21 @@ class ReadsModule(JaxLoss):
         return FACTOR * scale * jnp.sum(jnp.where(mask, (s - y) ** 2, 0.0))
 
 
-def test_a_module_level_value_is_fixed_at_the_first_trace_and_a_declared_parameter_is_not() -> None:
-    """The rule autodiff.md states (JAX's): a new instance keeps the traced module-level value; a float param varies."""
-    g1 = ReadsModule(LABELS, PTR, hessian="constant").grad_hess(SCORES)[0]
+def test_a_changed_module_level_value_is_read_by_the_loss_and_its_gradient_alike() -> None:
+    """A module-level value read by query_loss and changed between calls: the loss, the gradient and the
+    Hessian all read the new value (a new trace), in a new instance and in the one made before."""
+    before = ReadsModule(LABELS, PTR, hessian="exact")
+    g1, h1 = before.grad_hess(SCORES)
+    v1 = before.loss(SCORES)
     globals()["FACTOR"] = 3.0
     try:
-        np.testing.assert_allclose(ReadsModule(LABELS, PTR, hessian="constant").grad_hess(SCORES)[0], g1, rtol=1e-12)
-        g3 = ReadsModule(LABELS, PTR, hessian="constant", scale=3.0).grad_hess(SCORES)[0]
-        np.testing.assert_allclose(g3, 3.0 * g1, rtol=1e-12)
+        for loss in (ReadsModule(LABELS, PTR, hessian="exact"), before):
+            g, h = loss.grad_hess(SCORES)
+            np.testing.assert_allclose(g, 3.0 * g1, rtol=1e-12)
+            np.testing.assert_allclose(h, 3.0 * h1, rtol=1e-12)
+            assert loss.loss(SCORES) == pytest.approx(3.0 * v1, rel=1e-12)
+        g3 = ReadsModule(LABELS, PTR, hessian="exact", scale=3.0).grad_hess(SCORES)[0]
+        np.testing.assert_allclose(g3, 9.0 * g1, rtol=1e-12)
     finally:
         globals()["FACTOR"] = 1.0
 

@@ -1,8 +1,9 @@
 """The default Hessian of a JaxLoss, ``"stochastic"``: Hutchinson's estimate of the diagonal,
-``|mean_p z_p * (H z_p)|`` over Rademacher probes drawn per row and round, the exact |diagonal| on the
-shortest buckets. Exact where the Hessian is diagonal, unbiased where it is not (the mean over rounds
-of the signed estimate), the gradient the exact one, the probes a row's own (a query's Hessian does
-not depend on the other queries) and the same in every process."""
+``|mean_p z_p * (H z_p)|`` over Rademacher probes drawn per query (its labels, the row's position in it)
+and round, the exact |diagonal| on the shortest buckets. Exact where the Hessian is diagonal, unbiased
+where it is not (the mean over rounds of the signed estimate), the gradient the exact one, the probes a
+query's own (its Hessian does not depend on the other queries, nor on the rows before it) and the same
+in every process; a training resumed at ``first_round`` is one uninterrupted training."""
 
 from __future__ import annotations
 
@@ -71,6 +72,44 @@ def test_a_query_s_probes_are_its_rows_own_and_the_same_in_a_new_instance() -> N
     rows = slice(group_ptr[1], group_ptr[2])
     np.testing.assert_allclose(h_one[rows], h_all[rows], rtol=1e-12)
     np.testing.assert_array_equal(h_all, JaxApproxNDCG(labels, group_ptr, weights=np.ones(3)).grad_hess(scores)[1])
+
+
+def test_a_query_s_hessian_does_not_depend_on_the_rows_before_it() -> None:
+    labels, group_ptr, scores = _data([20, 25, 18, 30], seed=6)
+    h_all = JaxApproxNDCG(labels, group_ptr).grad_hess(scores)[1]
+    kept = slice(group_ptr[1], None)  # query 0 dropped: the others move to other rows
+    h_rest = JaxApproxNDCG(labels[kept], group_ptr[1:] - group_ptr[1]).grad_hess(scores[kept])[1]
+    np.testing.assert_allclose(h_rest, h_all[kept], rtol=1e-12)
+
+
+@pytest.mark.parametrize("framework", ["lightgbm", "xgboost"])
+def test_resuming_at_first_round_is_one_uninterrupted_training(framework) -> None:
+    from boostplug.data import load_example
+
+    train, _ = load_example()
+    if framework == "lightgbm":
+        lgb = pytest.importorskip("lightgbm")
+        from boostplug import lightgbm as bpl
+
+
+        def fit(rounds, first_round=0, init=None):
+            params = {"verbose": -1, "num_threads": 1, "metric": "None", "deterministic": True,
+                      "objective": bpl.objective(JaxApproxNDCG, first_round=first_round)}
+            return lgb.train(params, bpl.dataset(train.X, train.y, group_ptr=train.group_ptr), rounds, init_model=init)
+    else:
+        xgb = pytest.importorskip("xgboost")
+        from boostplug import xgboost as bpx
+
+        data = bpx.dmatrix(train.X, train.y, group_ptr=train.group_ptr)
+
+        def fit(rounds, first_round=0, init=None):
+            return xgb.train({**bpx.params(), "nthread": 1}, data, rounds,
+                             obj=bpx.objective(JaxApproxNDCG, first_round=first_round), xgb_model=init)
+    predict = (lambda b: b.predict(train.X)) if framework == "lightgbm" else \
+        (lambda b: b.predict(xgb.DMatrix(train.X), output_margin=True))
+    once = predict(fit(20))
+    np.testing.assert_allclose(predict(fit(10, 10, fit(10))), once, rtol=1e-9, atol=1e-12)
+    assert np.abs(predict(fit(10, 0, fit(10))) - once).max() > 1e-6  # restarting the probes at round 0 differs
 
 
 def test_the_stochastic_default_passes_the_objective_checks() -> None:

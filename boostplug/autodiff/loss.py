@@ -141,7 +141,7 @@ class JaxLoss(RandomRounds, Loss):
                           "trees unchanged; one gradient pass, no Hessian pass"),
     }
     default_hessian = "stochastic"
-    fresh_output = True
+    returns_new_arrays = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -95,7 +95,7 @@ class MPBoostObjective(Loss):
     ``dist`` values between levels.
     """
 
-    fresh_output = True  # _grad_hess returns arrays made in the call
+    returns_new_arrays = True
     name = _NAME
     summary = "MPBoost: exponential pairwise loss with directed distance functions (Zhu et al. 2009)"
     params = dict(DDF_PARAMS)

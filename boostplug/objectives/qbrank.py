@@ -106,7 +106,7 @@ class QBRankObjective(Loss):
     pairs and their weights, and the ``"mean"`` mode's entry counts.
     """
 
-    fresh_output = True  # _grad_hess returns arrays made in the call
+    returns_new_arrays = True
     name = _NAME
     summary = "QBRank/GBRank: quadratic hinge on preference pairs + squared error (Zheng et al. 2007)"
     params = {

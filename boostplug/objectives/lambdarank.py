@@ -35,7 +35,7 @@ float32 sums by ``log2(1 + S) / S`` (``lambdarank_norm``, with the score-gap fac
 s_j|`` per pair); the pair base sums in float64 and has no such factors, and rounding its float64
 sums to float32 afterwards does not give LightGBM's bits. So its loop (:func:`lightgbm_lambdas`)
 is its own; the order it visits (:func:`~._pair_kernels.query_orders`, LightGBM's stable sort), the
-label gains, discounts and ideal DCG (:mod:`boostplug._core.dcg`) are the ones the base uses.
+label gains, discounts, ideal DCG and |Delta NDCG| are :mod:`boostplug._core.dcg`'s, as the base's.
 """
 
 from __future__ import annotations

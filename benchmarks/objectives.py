@@ -186,7 +186,7 @@ def mode_seconds(d: bpdata.RankingData, names: list[str]) -> None:
             print(f"  {name:<12} {mode:<8} {best_of(lambda: prep.grad_hess(scores)):8.4f}", flush=True)
     if "qbrank" not in names:
         return
-    prep = qbrank.prepare(d.y, d.group_ptr)
+    prep = objectives.get("qbrank").prepare(d.y, d.group_ptr)
     step = -prep.grad_hess(scores)[0]
     qbrank.line_search(prep, scores, step)
     print(f"  qbrank line search along -grad: {best_of(lambda: qbrank.line_search(prep, scores, step)):.4f} s")

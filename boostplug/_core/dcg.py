@@ -5,7 +5,7 @@ NDCG_Boost objective and the boosters that use its ideal DCGs.
 * :func:`discounts`: ``log2`` 1/log2(rank + 1), ``letor`` 1 for ranks 1-2 then 1/log2(rank);
 * :func:`cutoff`, :func:`dcg_at`, :func:`ideal_dcg_at`: numba helpers for kernels that rank
   one query at a time (``k <= 0`` or ``k > n``: the whole list);
-* :func:`ideal_dcg`: the ideal DCG@k of every query.
+* :func:`ideal_dcg`: the ideal DCG@k of every query; :func:`delta_ndcg`: |Delta NDCG| of a swap.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from .._validation import plain
 from . import dispatch
 from .sorting import stable_argsort_descending
 
-__all__ = ["GainSpec", "GAINS", "DISCOUNTS", "RANK_DOC_WORK", "gains_of", "check_label_gain", "discounts", "inverse_dcg",
-           "inverse_ideal_dcgs",
-           "max_query_size", "position_discounts", "cutoff", "dcg_at", "ideal_dcg_at", "ideal_dcg"]
+__all__ = ["GainSpec", "GAINS", "DISCOUNTS", "RANK_DOC_WORK", "gains_of", "check_label_gain", "discounts",
+           "inverse_ideal_dcgs", "max_query_size", "delta_ndcg", "delta_ndcg_by_swap", "position_discounts", "cutoff",
+           "dcg_at", "ideal_dcg_at", "ideal_dcg"]
 
 GainSpec = Union[str, ArrayLike]
 GAINS = ("exp2", "linear")
@@ -156,17 +156,28 @@ def ideal_dcg(gains: NDArray[np.float64], group_ptr: NDArray[np.int64], discount
     return out
 
 
-def inverse_dcg(gains_in_order: NDArray[np.float64], discounts: NDArray[np.float64]) -> float:
-    """``1 / sum_r gains[r] discounts[r]``, summed by position as LightGBM sums it (0 when the sum is 0)."""
-    total = 0.0
-    for r, g in enumerate(gains_in_order):
-        total += float(discounts[r]) * float(g)
-    return 1.0 / total if total > 0.0 else 0.0
-
-
 def inverse_ideal_dcgs(gains: NDArray[np.float64], group_ptr: NDArray[np.int64], discounts: NDArray[np.float64],
-                       top_k: int | None = None) -> NDArray[np.float64]:
+                       top_k: int | None = None, order_by: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Each query's ``1 / ideal DCG`` at ``top_k`` (``None``: the whole list; 0 where it is 0): its
-    gains in decreasing order, by position (:func:`inverse_dcg`)."""
-    return np.array([inverse_dcg(np.sort(gains[a:b])[::-1][:top_k], discounts)
-                     for a, b in zip(group_ptr[:-1], group_ptr[1:])], dtype=np.float64)
+    gains in decreasing order of ``order_by`` (``None``: the gains; LightGBM's ``CalMaxDCGAtK``: the
+    labels, whose ``label_gain`` need not grow with them), summed by position as LightGBM sums them."""
+    key, out = (gains if order_by is None else order_by), np.zeros(group_ptr.shape[0] - 1)
+    for q, (a, b) in enumerate(zip(group_ptr[:-1], group_ptr[1:])):
+        total = 0.0
+        for r, g in enumerate(gains[a + np.argsort(-key[a:b], kind="stable")[:top_k]]):
+            total += float(discounts[r]) * float(g)
+        out[q] = 1.0 / total if total > 0.0 else 0.0
+    return out
+
+
+@nb.njit(cache=True, inline="always")
+def delta_ndcg(g_high: float, g_low: float, d_high: float, d_low: float, inv_max_dcg: float) -> float:
+    """|Delta NDCG| of two documents' swap, LightGBM's form: ``(G_high - G_low) |D_high - D_low| / Z`` (the
+    gain gap keeps its sign: a ``label_gain`` may fall; a discount is 0 past a truncation; ``1 / Z`` 1: DCG)."""
+    return (g_high - g_low) * abs(d_high - d_low) * inv_max_dcg
+
+
+@nb.njit(cache=True, inline="always")
+def delta_ndcg_by_swap(g_high: float, g_low: float, d_high: float, d_low: float, inv_max_dcg: float) -> float:
+    """The same, XGBoost's form (``DeltaNDCG``, for its bits): the two places' DCG before the swap minus after."""
+    return ((g_high * d_high + g_low * d_low) - (g_low * d_high + g_high * d_low)) * inv_max_dcg

@@ -147,7 +147,7 @@ class JaxLoss(RandomRounds, Loss):
                                      "Newton's); no Hessian pass"),
     }
     default_hessian = "stochastic"
-    fresh_output = True
+    returns_new_arrays = True
     #: the Hessian modes' former names, accepted with a DeprecationWarning
     renamed_hessians = {"positive": "exact_abs", "scaled": "mean_abs_gradient"}
 

@@ -77,8 +77,9 @@ class Loss:
     validates the data and the parameters once, stores the parameters (``self.settings``, one
     attribute each) and calls :meth:`setup`; each round validates only the scores. Class attributes
     beside the declarations: ``default_hessian`` (``None``: the first mode), ``hessian_floor`` (the
-    parameter's default), ``fresh_output`` (``_grad_hess`` returns new arrays: the floor works in
-    place), ``random_draws`` (:class:`~._rounds.RandomRounds`). An objective whose weights depend on
+    parameter's default), ``returns_new_arrays`` (``_grad_hess`` returns arrays made in the call:
+    the floor works in place, not on a copy; its old name ``fresh_output`` is deprecated),
+    ``random_draws`` (:class:`~._rounds.RandomRounds`). An objective whose weights depend on
     the scores (a ``"lambda"`` gradient) reads them from ``weights_from(scores)``: see :meth:`held`.
     """
 
@@ -88,13 +89,20 @@ class Loss:
     hessians: ClassVar[Mapping[str, Hessian]] = {}
     default_hessian: ClassVar[str | None] = None
     hessian_floor: ClassVar[bool] = True
-    fresh_output: ClassVar[bool] = False
+    returns_new_arrays: ClassVar[bool] = False
     random_draws: ClassVar[bool] = False
     #: the scores the weights are held at (:meth:`held`); ``None``: each call's own scores
     _at: NDArray[np.float64] | None = None
     _floor_warned: bool = False
     #: how many Hessians the floor raised in the last :meth:`grad_hess` call
     floor_raised: int = 0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "fresh_output" in vars(cls):
+            warnings.warn(f"{cls.__name__}.fresh_output is deprecated; name it returns_new_arrays", DeprecationWarning,
+                          stacklevel=2)
+            cls.returns_new_arrays = bool(vars(cls)["fresh_output"])
 
     def __init__(self, labels: ArrayLike, group_ptr: ArrayLike, *, weights: ArrayLike | None = None,
                  **params: Any) -> None:
@@ -258,7 +266,7 @@ class Loss:
                              f"scores; both must be ({n},)")
         g = np.ascontiguousarray(g, dtype=np.float64)
         # the floor works in place: on a copy unless _grad_hess made the array in this call
-        h = np.ascontiguousarray(h, dtype=np.float64) if self.fresh_output else np.array(h, dtype=np.float64)
+        h = np.ascontiguousarray(h, dtype=np.float64) if self.returns_new_arrays else np.array(h, dtype=np.float64)
         bad, raised = finish_in_place(g, h, bool(self.hessian_floor), HESSIAN_FLOOR, NO_INFO_HESSIAN)
         if bad:
             raise self._explain(grad_hess_error(self, s, g, h), s)

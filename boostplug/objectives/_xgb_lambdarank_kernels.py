@@ -19,6 +19,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .._core.dcg import delta_ndcg_by_swap
 from .._core.sorting import stable_argsort_descending
 from .logistic import LOGISTIC
 
@@ -65,11 +66,7 @@ def _delta(metric: int, rank_high: int, rank_low: int, y_high: float, y_low: flo
            gain_low: float, discounts: np.ndarray, inv_idcg: float, n_rel: np.ndarray, acc: np.ndarray) -> float:
     """XGBoost's ``DeltaNDCG``, ``1.0`` (``rank:pairwise``) or ``DeltaMAP``, before its ``abs``."""
     if metric == NDCG:
-        dh = discounts[rank_high]
-        dl = discounts[rank_low]
-        original = gain_high * dh + gain_low * dl
-        changed = gain_low * dh + gain_high * dl
-        return (original - changed) * inv_idcg
+        return delta_ndcg_by_swap(gain_high, gain_low, discounts[rank_high], discounts[rank_low], inv_idcg)
     if metric == PAIRWISE:
         return 1.0
     if rank_high > rank_low:  # delta_map's swap: rank_high is the upper position

@@ -34,10 +34,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core.dcg import gains_of, inverse_ideal_dcgs, position_discounts
-from ._contract import Hessian, Param, module_functions
+from ._contract import Hessian, Param, moved_functions
 from .listwise import ListwiseLoss
 
-__all__ = ["ApproxNDCG", "ApproxMRR", "discount", "DIRECT_RANGE", "prepare", "loss", "grad_hess"]
+__all__ = ["ApproxNDCG", "ApproxMRR", "discount", "DIRECT_RANGE"]
 
 #: ``alpha`` times a query's score range beyond which each pair's sigmoid is computed on its own
 #: (below it the per-document exponentials ``exp(alpha (s - centre))`` stay within float64).
@@ -224,4 +224,4 @@ class ApproxMRR(ApproxNDCG):
         return float(self.alpha), self.hessian == "exact", True
 
 
-prepare, loss, grad_hess = module_functions(ApproxNDCG)
+__getattr__ = moved_functions(ApproxNDCG)

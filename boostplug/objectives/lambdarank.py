@@ -35,7 +35,7 @@ float32 sums by ``log2(1 + S) / S`` (``lambdarank_norm``, with the score-gap fac
 s_j|`` per pair); the pair base sums in float64 and has no such factors, and rounding its float64
 sums to float32 afterwards does not give LightGBM's bits. So its loop (:func:`lightgbm_lambdas`)
 is its own; the order it visits (:func:`~._pair_kernels.query_orders`, LightGBM's stable sort), the
-label gains, discounts and ideal DCG (:mod:`boostplug._core.dcg`) are the ones the base uses.
+label gains, discounts, ideal DCG and |Delta NDCG| are :mod:`boostplug._core.dcg`'s, as the base's.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 
 from .._core import dispatch
 from .._validation import INT32_MAX, show
-from .._core.dcg import RANK_DOC_WORK, check_label_gain, gains_of, inverse_dcg, position_discounts
+from .._core.dcg import RANK_DOC_WORK, check_label_gain, delta_ndcg, gains_of, inverse_ideal_dcgs, position_discounts
 from ._contract import Hessian, Param, Search
 from ._loss import RunLoss
 from ._pair_kernels import query_orders
@@ -143,11 +143,11 @@ def lightgbm_lambdas(scores, at, order, frozen, labels, gains, group_ptr, inv_ma
                 up = label_i > label_j
                 if up:
                     d_at = at_i - at[rj]
-                    w = (gain_i - gains[rj]) * abs(discount_i - discounts[uj]) * inv
+                    w = delta_ndcg(gain_i, gains[rj], discount_i, discounts[uj], inv)
                     d = s_i - scores[rj]
                 else:
                     d_at = at[rj] - at_i
-                    w = (gains[rj] - gain_i) * abs(discounts[uj] - discount_i) * inv
+                    w = delta_ndcg(gains[rj], gain_i, discounts[uj], discount_i, inv)
                     d = scores[rj] - s_i
                 if normalize and varied:
                     w = w / (NORM_OFFSET + abs(d_at))
@@ -250,7 +250,7 @@ class LambdaRank(RunLoss):
         # checks' data the lambdas are then off by up to 1e-5 of the largest
         tolerance=1e-3)}
     hessian_floor = False
-    fresh_output = True
+    returns_new_arrays = True
     #: What LightGBM's ``lambdarank`` reads from the training's parameters, by LightGBM's names:
     #: taken from them when not given to the objective (the adapters: ``lgb.train``, ``lgb.cv``,
     #: ``LGBMRanker``); ``(parameter, convert)``: the step LightGBM's own ``learning_rate`` gives.
@@ -287,12 +287,8 @@ class LambdaRank(RunLoss):
                              "gain)") from None
         sizes = np.diff(self.group_ptr)
         self._discounts = position_discounts(self.group_ptr)
-        # LightGBM's CalMaxDCGAtK: the labels in decreasing order (with a label_gain that does not grow
-        # with the label, not the gains' order), their gains summed by position to the truncation level
-        top_k = self.lambdarank_truncation_level
-        self._inv_max_dcg = np.array([
-            inverse_dcg(self._gains[a + np.argsort(-self.labels[a:b], kind="stable")[:top_k]], self._discounts)
-            for a, b in zip(self.group_ptr[:-1], self.group_ptr[1:])])
+        top_k = self.lambdarank_truncation_level  # LightGBM's CalMaxDCGAtK: the gains in the labels' order
+        self._inv_max_dcg = inverse_ideal_dcgs(self._gains, self.group_ptr, self._discounts, top_k, self.labels)
         self._work = int(np.sum(sizes * np.minimum(sizes, top_k)))
 
     def position_biases(self) -> NDArray[np.float32]:

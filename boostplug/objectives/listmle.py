@@ -27,11 +27,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core.sorting import stable_argsort_descending
-from ._contract import Hessian, Param, module_functions
+from ._contract import Hessian, Param, moved_functions
 from ._rounds import RandomRounds
 from .listwise import ListwiseLoss
 
-__all__ = ["ListMLE", "TIES", "prepare", "loss", "grad_hess"]
+__all__ = ["ListMLE", "TIES"]
 
 #: How tied labels are ordered (module docstring).
 TIES = ("random", "scores")
@@ -100,4 +100,4 @@ class ListMLE(RandomRounds, ListwiseLoss):
             hess[order[k]] = max(p * b - p * p * c, 0.0)  # sum of p (1 - p) >= 0: no rounding below
 
 
-prepare, loss, grad_hess = module_functions(ListMLE)
+__getattr__ = moved_functions(ListMLE)

@@ -89,7 +89,7 @@ class ListwiseLoss(RunLoss):
     ``hessians``; define the static methods ``list_loss`` and ``list_grad_hess`` and the hook
     :meth:`list_inputs` (and :meth:`list_args` to pass other arguments than the parameters)."""
 
-    fresh_output = True
+    returns_new_arrays = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -46,6 +46,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._core import dcg
+
 __all__ = ["NO_CUTOFF", "MAP_WIDTH", "ERR_WIDTH", "MRR_WIDTH", "delta_ndcg", "map_prefix", "delta_map",
            "err_stops", "err_prefix", "delta_err", "mrr_prefix", "delta_mrr", "delta_rbp"]
 
@@ -57,8 +59,8 @@ MAP_WIDTH, ERR_WIDTH, MRR_WIDTH = 2, 2, 2
 
 @nb.njit(cache=True)
 def delta_ndcg(p):  # type: ignore[no-untyped-def]
-    """|Delta NDCG| of swapping the pair: ``|G_i - G_j| |D(r_i) - D(r_j)| / Z``."""
-    return abs(p.gain_i - p.gain_j) * abs(p.discount_i - p.discount_j) * p.inv_max_dcg
+    """|Delta NDCG| of swapping the pair: ``|G_i - G_j| |D(r_i) - D(r_j)| / Z`` (:func:`.dcg.delta_ndcg`)."""
+    return abs(dcg.delta_ndcg(p.gain_i, p.gain_j, p.discount_i, p.discount_j, p.inv_max_dcg))
 
 
 @nb.njit(cache=True)

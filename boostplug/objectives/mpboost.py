@@ -8,9 +8,9 @@ the registry also offers as ``"rankboost"``.
 
 Example:
     >>> import numpy as np
-    >>> from boostplug.objectives import mpboost
+    >>> from boostplug import objectives
     >>> labels = np.array([1.0, 0.0]); group_ptr = np.array([0, 2])
-    >>> mpboost.loss(np.zeros(2), labels, group_ptr, ddf="binary")  # one pair, exp(0)
+    >>> objectives.get("mpboost").loss(np.zeros(2), labels, group_ptr, ddf="binary")  # one pair, exp(0)
     1.0
 
 Definition (Eq. 10, each critical pair counted once; weights per query)::
@@ -56,21 +56,11 @@ from numpy.typing import ArrayLike, NDArray
 from .._core import dispatch
 from ..groups import label_levels
 from . import _mpboost_kernels as K
-from ._contract import Hessian, Loss, Search, module_functions, scores_function
+from ._contract import Hessian, Loss, Search, moved_functions
 from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space
 
-__all__ = [
-    "DEFAULTS",
-    "HESSIANS",
-    "EXP_LIMIT",
-    "GRAD_SUM_CAP",
-    "MPBoostObjective",
-    "prepare",
-    "loss",
-    "log_loss",
-    "grad_hess",
-]
+__all__ = ["DEFAULTS", "HESSIANS", "EXP_LIMIT", "GRAD_SUM_CAP", "MPBoostObjective"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of one document in MPBoost's kernels: as much as 50
 #: pair visits, so they go parallel from 100,000 documents.
@@ -105,7 +95,7 @@ class MPBoostObjective(Loss):
     ``dist`` values between levels.
     """
 
-    fresh_output = True  # _grad_hess returns arrays made in the call
+    returns_new_arrays = True
     name = _NAME
     summary = "MPBoost: exponential pairwise loss with directed distance functions (Zhu et al. 2009)"
     params = dict(DDF_PARAMS)
@@ -228,7 +218,6 @@ class MPBoostObjective(Loss):
         return grad, hess
 
 
-prepare, loss, grad_hess = module_functions(MPBoostObjective)
-log_loss = scores_function(MPBoostObjective, "log_loss")
+__getattr__ = moved_functions(MPBoostObjective, "log_loss")
 DEFAULTS: dict[str, Any] = MPBoostObjective.defaults()
 HESSIANS: dict[str, str] = MPBoostObjective.hessian_texts()

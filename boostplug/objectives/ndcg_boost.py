@@ -6,9 +6,9 @@ objective Eq. 11 and its gradient Eq. 14-16.
 
 Example:
     >>> import numpy as np
-    >>> from boostplug.objectives import ndcg_boost
+    >>> from boostplug import objectives
     >>> labels = np.array([1.0, 0.0]); group_ptr = np.array([0, 2])
-    >>> ndcg_boost.loss(np.zeros(2), labels, group_ptr)  # G = (1, 0), Z = 1, A_1 = 1/2
+    >>> objectives.get("ndcg_boost").loss(np.zeros(2), labels, group_ptr)  # G = (1, 0), Z = 1, A_1 = 1/2
     0.5
 
 Definition (``F_i = sigma * score_i``; the paper's ``F_i = 2 F(d_i)`` of Eq. 8 is
@@ -45,21 +45,11 @@ from numpy.typing import ArrayLike, NDArray
 from .._core import dcg, dispatch
 from .._core.dcg import check_label_gain, gains_of
 from . import _ndcg_boost_kernels as K
-from ._contract import Hessian, Param, Search, module_functions
+from ._contract import Hessian, Param, Search, moved_functions
 from .listwise import ListwiseLoss
 from ._non_finite import loss_error
 
-__all__ = [
-    "DEFAULTS",
-    "HESSIANS",
-    "SIGMA_MIN",
-    "SIGMA_MAX",
-    "NDCGBoostObjective",
-    "prepare",
-    "loss",
-    "grad_hess",
-    "gains",
-]
+__all__ = ["DEFAULTS", "HESSIANS", "SIGMA_MIN", "SIGMA_MAX", "NDCGBoostObjective", "gains"]
 
 _NAME = "ndcg_boost"
 #: Hessian mode -> (kernel mode, factor on the kernel's sum): "bound" doubles sum |c_i - c_j| gamma_ij
@@ -217,6 +207,6 @@ class NDCGBoostObjective(ListwiseLoss):
         return w, value
 
 
-prepare, loss, grad_hess = module_functions(NDCGBoostObjective)
+__getattr__ = moved_functions(NDCGBoostObjective)
 DEFAULTS: dict[str, Any] = NDCGBoostObjective.defaults()
 HESSIANS: dict[str, str] = NDCGBoostObjective.hessian_texts()

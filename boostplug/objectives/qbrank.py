@@ -7,9 +7,9 @@ Algorithm 2 with the REMARK under it.
 
 Example:
     >>> import numpy as np
-    >>> from boostplug.objectives import qbrank
+    >>> from boostplug import objectives
     >>> labels = np.array([2.0, 0.0, 1.0]); group_ptr = np.array([0, 3])
-    >>> qbrank.loss(np.zeros(3), labels, group_ptr)  # w/2 * (2^2 + 1^2 + 1^2)
+    >>> objectives.get("qbrank").loss(np.zeros(3), labels, group_ptr)  # w/2 * (2^2 + 1^2 + 1^2)
     1.5
 
 Definition (the risk of Section 3; weights per query)::
@@ -56,9 +56,9 @@ from .._core import dispatch
 from ..groups import label_levels
 from ..keyed_pairs import pair_rows, row_index
 from . import _qbrank_kernels as K
-from ._contract import Hessian, Loss, Param, Search, module_functions
+from ._contract import Hessian, Loss, Param, Search, moved_functions
 
-__all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "prepare", "loss", "grad_hess", "line_search"]
+__all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "line_search"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of one document in QBRank's kernels: as much as 50
 #: pair visits, so they go parallel from 100,000 documents.
@@ -106,7 +106,7 @@ class QBRankObjective(Loss):
     pairs and their weights, and the ``"mean"`` mode's entry counts.
     """
 
-    fresh_output = True  # _grad_hess returns arrays made in the call
+    returns_new_arrays = True
     name = _NAME
     summary = "QBRank/GBRank: quadratic hinge on preference pairs + squared error (Zheng et al. 2007)"
     params = {
@@ -347,7 +347,7 @@ class QBRankObjective(Loss):
         return g, k, scale
 
 
-prepare, loss, grad_hess = module_functions(QBRankObjective)
+__getattr__ = moved_functions(QBRankObjective)
 DEFAULTS: dict[str, Any] = QBRankObjective.defaults()
 HESSIANS: dict[str, str] = QBRankObjective.hessian_texts()
 
@@ -381,9 +381,8 @@ def line_search(prepared: QBRankObjective, scores: ArrayLike, direction: ArrayLi
         ``s`` (may be negative if ``direction`` is an ascent direction).
     """
     if not isinstance(prepared, QBRankObjective):
-        raise TypeError(
-            f"line_search needs a prepared QBRank objective (qbrank.prepare(...)), got {type(prepared).__name__}"
-        )
+        raise TypeError("line_search needs a prepared QBRank objective (objectives.get('qbrank').prepare(...)), got "
+                        f"{type(prepared).__name__}")
     h = prepared._check(scores)
     d = check_scores(direction, name="direction")
     if d.shape[0] != h.shape[0]:

@@ -25,10 +25,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core.dcg import gains_of
-from ._contract import Hessian, Param, module_functions
+from ._contract import Hessian, Param, moved_functions
 from .listwise import ListwiseLoss
 
-__all__ = ["SoftmaxCrossEntropy", "ListNet", "TARGETS", "EPSILON", "softmax", "prepare", "loss", "grad_hess"]
+__all__ = ["SoftmaxCrossEntropy", "ListNet", "TARGETS", "EPSILON", "softmax"]
 
 #: ListNet's target distributions: the softmax of the labels (Cao et al.), gains, labels.
 TARGETS = ("exp", "gain", "label")
@@ -144,4 +144,4 @@ class ListNet(SoftmaxCrossEntropy):
         return self._phi
 
 
-prepare, loss, grad_hess = module_functions(ListNet)
+__getattr__ = moved_functions(ListNet)

@@ -32,12 +32,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import INT32_MAX
-from ._contract import Hessian, Param, module_functions
+from ._contract import Hessian, Param, moved_functions
 from ._rounds import RandomRounds
 from .softmax_ce import EPSILON, SoftmaxCrossEntropy, _targets_sum, softmax
 
-__all__ = ["XENDCG", "LIGHTGBM_OBJECTIVE_SEED", "MAX_LABEL", "objective_seed_from_seed", "prepare", "loss",
-           "grad_hess"]
+__all__ = ["XENDCG", "LIGHTGBM_OBJECTIVE_SEED", "MAX_LABEL", "objective_seed_from_seed"]
 
 #: LightGBM's default ``objective_seed``.
 LIGHTGBM_OBJECTIVE_SEED = 5
@@ -168,4 +167,4 @@ class XENDCG(RandomRounds, SoftmaxCrossEntropy):
         return self._powers - self.gammas()
 
 
-prepare, loss, grad_hess = module_functions(XENDCG)
+__getattr__ = moved_functions(XENDCG)

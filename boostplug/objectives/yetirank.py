@@ -112,7 +112,7 @@ class YetiRank(RandomRounds, RunLoss):
                              "passes the rounds done)", low=0),
     }
     hessians = {"exact": LAMBDA_EXACT}
-    fresh_output = True
+    returns_new_arrays = True
 
     mode: str
     permutations: int

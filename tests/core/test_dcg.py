@@ -79,3 +79,44 @@ def test_ndcg_boost_objective_uses_the_same_ideal_dcg() -> None:
     prep = objectives.get("ndcg_boost").prepare(y, gp, label_gain=lg)
     np.testing.assert_array_equal(prep.ideal_dcg(), dcg.ideal_dcg(dcg.gains_of(y, lg), gp))
     assert dcg.ideal_dcg(np.zeros(0), np.array([0])).shape == (0,)
+
+
+def test_delta_ndcg_in_each_convention_is_the_swap_recomputed() -> None:
+    """One |Delta NDCG| per convention: LightGBM's form (the gain gap times the discount gap) and
+    XGBoost's (the two places' DCG before the swap minus after) are the change of NDCG recomputed
+    from the swapped order, with any gain table, a truncation (discount 0 past it) and without the
+    ideal DCG (1: DCG); LightGBM's gap keeps the gains' sign (a label_gain that falls), and the
+    pair base's |Delta NDCG| (metric_weights) is its absolute value."""
+    from boostplug.objectives import metric_weights
+    from boostplug.objectives.pairwise import Pair
+
+    rng = np.random.default_rng(3)
+    n = 11
+    for gains in (2.0 ** rng.integers(0, 5, n) - 1.0, rng.uniform(0.0, 3.0, n)):
+        for top in (n, 4):
+            discounts = np.where(np.arange(n) < top, 1.0 / np.log2(2.0 + np.arange(n)), 0.0)
+            for inv in (1.0, 1.0 / float(np.sort(gains)[::-1] @ discounts)):
+                for a in range(n):
+                    for b in range(n):
+                        if a == b:
+                            continue
+                        swapped = np.arange(n)
+                        swapped[[a, b]] = [b, a]
+                        change = float(gains[swapped] @ discounts - gains @ discounts) * inv
+                        args = (gains[a], gains[b], discounts[a], discounts[b], inv)
+                        lgb, xgb = dcg.delta_ndcg(*args), dcg.delta_ndcg_by_swap(*args)
+                        assert xgb == pytest.approx(-change, rel=1e-12, abs=1e-15)
+                        assert abs(lgb) == pytest.approx(abs(change), rel=1e-12, abs=1e-15)
+                        assert lgb * (gains[a] - gains[b]) >= 0.0
+                        view = Pair(0.0, a, b, 1.0, 0.0, *args)
+                        assert metric_weights.delta_ndcg(view) == abs(lgb)
+
+
+def test_ideal_dcg_in_the_labels_order() -> None:
+    """LightGBM's ideal DCG sums the gains in the labels' decreasing order (``order_by``), which a
+    label_gain falling with the label makes differ from the gains' own order."""
+    labels, gp, disc = np.array([0.0, 2.0, 1.0]), np.array([0, 3]), 1.0 / np.log2(2.0 + np.arange(3))
+    gains = np.array([0.0, 5.0, 1.0])[labels.astype(int)]  # label 2 gains less than label 1
+    by_labels = dcg.inverse_ideal_dcgs(gains, gp, disc, 2, order_by=labels)
+    assert by_labels[0] == pytest.approx(1.0 / (1.0 * disc[0] + 5.0 * disc[1]), rel=1e-15)  # labels 2, 1: gains 1, 5
+    assert by_labels[0] != pytest.approx(dcg.inverse_ideal_dcgs(gains, gp, disc, 2)[0])

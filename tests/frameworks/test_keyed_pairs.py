@@ -17,6 +17,7 @@ from boostplug import xgboost as bpx
 from boostplug.boosters import RankBoost
 from boostplug.data import make_ranking
 from boostplug.keyed_pairs import KeyedPairs
+from boostplug import objectives
 from boostplug.objectives import qbrank
 
 LGB = {"n_estimators": 8, "num_leaves": 7, "min_child_samples": 2, "n_jobs": 1, "verbose": -1}
@@ -140,7 +141,7 @@ def test_binding_a_keyed_table_without_keys_is_a_type_error(clicked) -> None:
     data, keyed, _, _ = clicked
     qbrank.QBRankObjective.check(pairs=keyed, label_pairs=False, labeled="none")  # fine without data
     with pytest.raises(TypeError, match="KeyedPairs table, which names documents, not rows"):
-        qbrank.prepare(data.y, data.group_ptr, pairs=keyed)
+        objectives.get("qbrank").prepare(data.y, data.group_ptr, pairs=keyed)
 
 
 def test_weights_twice_are_refused(clicked) -> None:

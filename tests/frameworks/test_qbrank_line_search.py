@@ -9,6 +9,7 @@ lgb = pytest.importorskip("lightgbm")
 
 from boostplug.frameworks.lightgbm.line_search import train_line_search  # noqa: E402
 from boostplug.groups import group_ptr_from_qid  # noqa: E402
+from boostplug import objectives  # noqa: E402
 from boostplug.objectives import qbrank  # noqa: E402
 from tests._helpers import linear_graded_problem  # noqa: E402
 
@@ -34,7 +35,7 @@ def test_risk_never_increases_and_saved_model_is_the_true_model(objective_params
     risk = np.array(rec.risk)
     assert np.all(np.diff(risk) <= 1e-12 * risk[:-1])
     assert risk[-1] < 0.8 * risk[0]
-    prep = qbrank.prepare(y, gp, **objective_params)
+    prep = objectives.get("qbrank").prepare(y, gp, **objective_params)
     assert rec.risk[0] == pytest.approx(prep.loss(init), rel=1e-12)  # init_score is h_0
     assert rec.risk[-1] == pytest.approx(prep.loss(rec.train_scores), rel=1e-12)
     np.testing.assert_allclose(bst.predict(X, raw_score=True) + init, rec.train_scores, rtol=0, atol=1e-10)
@@ -48,7 +49,7 @@ def test_each_tree_is_scaled_by_eta_times_the_exact_minimiser():
     X, y, sizes, gp = _problem(seed=2)
     ds = lgb.Dataset(X, y, group=sizes, free_raw_data=False)
     bst, rec = train_line_search(TREE, ds, 4, eta=0.5)
-    prep = qbrank.prepare(y, gp)
+    prep = objectives.get("qbrank").prepare(y, gp)
     h = np.zeros(len(y))
     for m, s in enumerate(rec.steps):
         tree = bst.predict(X, raw_score=True, start_iteration=m, num_iteration=1)
@@ -77,7 +78,7 @@ def test_validation_sets_feval_and_early_stopping():
     n_rounds = len(rec.steps)
     np.testing.assert_allclose(bst.predict(Xv, raw_score=True, num_iteration=n_rounds) + init_v,
                                rec.valid_scores["vali"], atol=1e-10)
-    vali_risk = qbrank.prepare(yv, gpv).loss(rec.valid_scores["vali"])
+    vali_risk = objectives.get("qbrank").prepare(yv, gpv).loss(rec.valid_scores["vali"])
     assert evals["vali"]["qbrank_risk"][-1] == pytest.approx(vali_risk, rel=1e-12)
     # Early stopping (any metric, patience 3) fired on the vali mse, computed from the true scores.
     assert n_rounds < 60 and bst.best_iteration == n_rounds - 3

@@ -10,7 +10,7 @@ import pytest
 from boostplug.keyed_pairs import pair_rows
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Hessian, Loss, Param, Search
 from boostplug.objectives import module_functions
-from boostplug.objectives._contract import check_contract, scores_function
+from boostplug.objectives._contract import check_contract
 
 
 class HalfSquares(Loss):
@@ -33,9 +33,6 @@ class HalfSquares(Loss):
         with np.errstate(over="ignore"):  # the base class refuses the overflow, naming the row
             return self.row_weight * (scores - self.labels), self.row_weight.copy()
 
-    def residual_sum(self, scores) -> float:
-        """Sum of the residuals."""
-        return float((self._check(scores) - self.labels).sum())
 
 
 class PairLogistic(Loss):
@@ -325,25 +322,42 @@ def test_the_test_objectives_follow_the_contract():
     check_contract(PairLogistic)
 
 
-# ---- module-level functions ------------------------------------------------------------------------
-def test_module_functions_bind_and_call():
-    prepare, loss, grad_hess = module_functions(PairLogistic)
+# ---- the spellings that moved ---------------------------------------------------------------------
+def test_module_functions_and_the_modules_functions_are_deprecated_aliases():
+    """One way to ask for a gradient, the registry entry's (it binds the objective and asks the bound
+    one): module_functions and the objective modules' prepare/loss/grad_hess (and MPBoost's log_loss)
+    still work, each with a DeprecationWarning that names the registry's spelling."""
+    from boostplug import objectives
+    from boostplug.objectives import approx_ndcg, listmle, mpboost, ndcg_boost, qbrank, softmax_ce, xendcg
+
+    with pytest.warns(DeprecationWarning, match=r"module_functions is deprecated; use boostplug\.objectives\.resolve"):
+        prepare, loss, grad_hess = module_functions(PairLogistic)
     assert isinstance(prepare(Y, GP), PairLogistic)
     assert loss(S, Y, GP, sigma=2.0) == PairLogistic(Y, GP, sigma=2.0).loss(S)
     g1, h1 = grad_hess(S, Y, GP, weights=[1.0, 2.0], hessian="bound")
     g2, h2 = PairLogistic(Y, GP, weights=[1.0, 2.0], hessian="bound").grad_hess(S)
     np.testing.assert_array_equal(g1, g2)
     np.testing.assert_array_equal(h1, h2)
-    assert (prepare.__name__, loss.__name__, grad_hess.__name__) == ("prepare", "loss", "grad_hess")
-    assert loss.__module__ == PairLogistic.__module__ and "pair_logistic" in loss.__doc__
-    assert "Bind pair_logistic" in prepare.__doc__
     with pytest.raises(ValueError, match="unknown parameter"):
         loss(S, Y, GP, gamma=1.0)
-    residual_sum = scores_function(HalfSquares, "residual_sum")
-    assert residual_sum(S, Y, GP) == pytest.approx(float((S - Y).sum()))
-    assert residual_sum.__name__ == "residual_sum" and residual_sum.__doc__.startswith("Sum of the residuals.")
-    with pytest.raises(TypeError, match="HalfSquares has no method 'nope'"):
-        scores_function(HalfSquares, "nope")
+    for module, name in ((qbrank, "qbrank"), (mpboost, "mpboost"), (ndcg_boost, "ndcg_boost"), (xendcg, "xendcg"),
+                         (listmle, "listmle"), (approx_ndcg, "approx_ndcg"), (softmax_ce, "listnet")):
+        entry = objectives.get(name)
+        for fn in ("loss", "grad_hess", "prepare"):
+            with pytest.warns(DeprecationWarning, match=rf"^{module.__name__}\.{fn} is deprecated; use "
+                              rf"boostplug\.objectives\.get\('{name}'\)\.{fn}\(\.\.\.\)$"):
+                old = getattr(module, fn)
+            if fn == "prepare":
+                assert type(old(Y, GP)) is type(entry.prepare(Y, GP))
+            else:
+                new = getattr(entry, fn)(S, Y, GP, weights=[1.0, 2.0])
+                np.testing.assert_array_equal(old(S, Y, GP, weights=[1.0, 2.0]), new)
+        with pytest.raises(AttributeError, match=f"module '{module.__name__}' has no attribute 'grad_hessian'"):
+            module.grad_hessian  # noqa: B018 - the attribute access is the test
+    with pytest.warns(DeprecationWarning, match=r"use boostplug\.objectives\.get\('mpboost'\)\.prepare\(\.\.\.\)\.log_loss"):
+        from boostplug.objectives.mpboost import log_loss
+    assert log_loss(S, Y, GP) == objectives.get("mpboost").prepare(Y, GP).log_loss(S)
+
 
 
 # ---- the registry -------------------------------------------------------------------------------------
@@ -488,7 +502,7 @@ def test_the_built_in_entries():
         # only QBRank's "mean" (the paper's averaged targets) rescales d loss / d score
         assert e.gradient_kinds == {m: "scaled" if (name, m) == ("qbrank", "mean") else "exact" for m in kinds}
         assert {k: dict(v) for k, v in e.methods.items()} == methods
-        assert e.module.__name__ == cls.__module__ and e.module.prepare is not None
+        assert e.module.__name__ == cls.__module__
     # compare --tune's ranges
     assert objectives.get("qbrank").search_space() == {"w": Search(0.1, 0.9),
                                                        "tau": Search(choices=("grade", 0.5, 1.0, 2.0))}
@@ -501,7 +515,7 @@ def test_the_built_in_entries():
     # the module-level names kept for compatibility
     assert qbrank.DEFAULTS == objectives.get("qbrank").defaults and set(mpboost.HESSIANS) == {"newton", "gentle"}
     assert ndcg_boost.HESSIANS == objectives.get("ndcg_boost").hessians
-    assert mpboost.log_loss([0.0, 0.0], [1.0, 0.0], [0, 2], ddf="binary") == 0.0
+    assert objectives.get("mpboost").prepare([1.0, 0.0], [0, 2], ddf="binary").log_loss([0.0, 0.0]) == 0.0
 
 
 

@@ -126,7 +126,7 @@ class Concave(Loss):
     name = "test_concave_rows"
     summary = "a loss with negative exact curvature (test objective)"
     hessians = {"exact": objectives.Hessian("exact", "cos(s)")}
-    fresh_output = True
+    returns_new_arrays = True
 
     def _loss(self, scores):
         return float(np.sum(np.cos(scores) * self.query_weights[0]))
@@ -148,6 +148,31 @@ def test_a_floor_that_raises_many_rows_warns_once_naming_the_objective() -> None
         few[:int(FLOOR_WARN_SHARE * 20)] = np.pi    # exactly the share: no warning
         Concave(y, gp).grad_hess(few)
         Concave(y, gp, hessian_floor=False).grad_hess(most)   # no floor, nothing raised, no warning
+
+
+class Kept(Concave):
+    """Concave, keeping the arrays its _grad_hess returned last."""
+
+    def _grad_hess(self, scores):
+        self.returned = super()._grad_hess(scores)
+        return self.returned
+
+
+def test_returns_new_arrays_floors_in_place_and_fresh_output_is_its_deprecated_name() -> None:
+    """``returns_new_arrays``: the arrays _grad_hess returns are its own, made in the call, so the
+    floor works on them in place; without it the Hessian is floored on a copy. The old name,
+    ``fresh_output``, still says so, with a DeprecationWarning when the class is declared."""
+    y, gp, s = np.zeros(4), np.array([0, 4]), np.array([0.0, 1.0, np.pi, 0.5])  # one Hessian below 0
+    obj = Kept(y, gp)
+    assert obj.grad_hess(s)[1] is obj.returned[1] and obj.returned[1][2] == HESSIAN_FLOOR
+    copied = type("Copied", (Kept,), {"returns_new_arrays": False})(y, gp)
+    h = copied.grad_hess(s)[1]
+    assert h is not copied.returned[1] and copied.returned[1][2] == -1.0 and h[2] == HESSIAN_FLOOR
+    with pytest.warns(DeprecationWarning, match="Old.fresh_output is deprecated; name it returns_new_arrays"):
+        old = type("Old", (Kept,), {"returns_new_arrays": False, "fresh_output": True})
+    assert old.returns_new_arrays is True
+    obj = old(y, gp)
+    assert obj.grad_hess(s)[1] is obj.returned[1]
 
 
 def test_the_floor_changes_a_lightgbm_model() -> None:

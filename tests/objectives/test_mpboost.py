@@ -16,6 +16,8 @@ from boostplug.objectives.mpboost import EXP_LIMIT, GRAD_SUM_CAP
 from boostplug.testing import fd_jacobian
 from tests._helpers import random_ranking
 
+MPBOOST = objectives.get("mpboost")  # the registry entry: loss, grad_hess and prepare of the labels
+
 DDFS = ("binary", "ldd", "logdd", "logitdd")
 MODES = ("newton", "gentle")
 PARAM_VARIANTS = [
@@ -93,7 +95,7 @@ def test_kernel_matches_pair_loop(ddf, p, hessian, seed):
     s, y, gp = random_ranking(rng, n_queries=7, max_docs=12, n_labels=5)
     w = rng.uniform(0.2, 2.0, size=len(gp) - 1)
     w[3] = 0.0  # a zero-weight query
-    prep = mpboost.prepare(y, gp, weights=w, ddf=ddf, hessian=hessian, **p)
+    prep = MPBOOST.prepare(y, gp, weights=w, ddf=ddf, hessian=hessian, **p)
     J, g, h = brute(s, y, gp, ddf, weights=w, hessian=hessian, **p)
     g2, h2 = prep.grad_hess(s)
     assert prep.loss(s) == pytest.approx(J, rel=1e-12)
@@ -110,8 +112,8 @@ def test_continuous_labels_and_many_levels(rng):
     s = rng.normal(scale=2.0, size=gp[-1])
     for ddf in DDFS:
         J, g, h = brute(s, y, gp, ddf)
-        g2, h2 = mpboost.grad_hess(s, y, gp, ddf=ddf)
-        assert mpboost.loss(s, y, gp, ddf=ddf) == pytest.approx(J, rel=1e-12)
+        g2, h2 = MPBOOST.grad_hess(s, y, gp, ddf=ddf)
+        assert MPBOOST.loss(s, y, gp, ddf=ddf) == pytest.approx(J, rel=1e-12)
         np.testing.assert_allclose(g2, g, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(h2, _floored(g, h), rtol=1e-10, atol=1e-12)
 
@@ -126,7 +128,7 @@ def test_paper_sum_over_ordered_pairs_is_twice_j(rng):
             for j in range(gp[q], gp[q + 1])
             if y[i] != y[j]
         )
-        assert ordered == pytest.approx(2.0 * mpboost.loss(s, y, gp, ddf=ddf), rel=1e-12)
+        assert ordered == pytest.approx(2.0 * MPBOOST.loss(s, y, gp, ddf=ddf), rel=1e-12)
 
 
 # -- finite differences ------------------------------------------------------------------------
@@ -142,7 +144,7 @@ def test_gentle_hessian_dominates_eq11_hessian(ddf, rng):
         lap[j, j] += w
         lap[i, j] -= w
         lap[j, i] -= w
-    g, h = mpboost.grad_hess(s, y, gp, ddf=ddf, hessian="gentle")
+    g, h = MPBOOST.grad_hess(s, y, gp, ddf=ddf, hessian="gentle")
     np.testing.assert_allclose(h, _floored(g, 2.0 * np.diag(lap)), rtol=1e-12)
     assert np.linalg.eigvalsh(np.diag(h) - lap).min() > -1e-10
 
@@ -150,7 +152,7 @@ def test_gentle_hessian_dominates_eq11_hessian(ddf, rng):
 def test_binary_gentle_hessian_bounds_the_second_derivative(rng):
     """With |d| = 1 (BINARY) the gentle Hessian is twice the exact diagonal, so >= |d2J/dF_i^2|."""
     s, y, gp = random_ranking(rng, n_queries=5, max_docs=8)
-    prep = mpboost.prepare(y, gp, ddf="binary", hessian="gentle")
+    prep = MPBOOST.prepare(y, gp, ddf="binary", hessian="gentle")
     g, h = prep.grad_hess(s)
     second = np.diag(fd_jacobian(lambda t: prep.grad_hess(t)[0], s))
     assert np.all(h >= np.abs(second) - 1e-8)
@@ -186,11 +188,11 @@ def test_gentle_tree_step_is_the_paper_stump_on_separating_splits(ddf, rng):
     y *= 3.0 if ddf != "binary" else 1.0  # a grade gap where the DDFs differ
     s = rng.normal(size=gp[-1])
     R = y > 0  # a feature that separates the grades: no critical pair within a side
-    g, h = mpboost.grad_hess(s, y, gp, ddf=ddf, hessian="gentle")
+    g, h = MPBOOST.grad_hess(s, y, gp, ddf=ddf, hessian="gentle")
     assert _tree_step(g, h, R) == pytest.approx(_paper_stump(s, y, gp, R, ddf), rel=1e-12)
     # the exact-diagonal Newton step moves both ends: for BINARY it is twice the stump
     if ddf == "binary":
-        g, h = mpboost.grad_hess(s, y, gp, ddf=ddf, hessian="newton")
+        g, h = MPBOOST.grad_hess(s, y, gp, ddf=ddf, hessian="newton")
         assert _tree_step(g, h, R) == pytest.approx(2 * _paper_stump(s, y, gp, R, ddf), rel=1e-12)
 
 
@@ -214,7 +216,7 @@ def test_gentle_tree_step_on_general_splits(ddf, rng):
             W_RR += w
         else:
             W_LL += w
-    g, h = mpboost.grad_hess(s, y, gp, ddf=ddf, hessian="gentle")
+    g, h = MPBOOST.grad_hess(s, y, gp, ddf=ddf, hessian="gentle")
     a = _paper_stump(s, y, gp, R, ddf)
     expected = a * C / 2 * (1 / (C + 2 * W_RR) + 1 / (C + 2 * W_LL))
     assert _tree_step(g, h, R) == pytest.approx(expected, rel=1e-12)
@@ -225,10 +227,10 @@ def test_rankboost_is_mpboost_binary(rng):
     s, y, gp = random_ranking(rng)
     rb = objectives.get("rankboost")
     g1, h1 = rb.grad_hess(s, y, gp)
-    g2, h2 = mpboost.grad_hess(s, y, gp, ddf="binary")
+    g2, h2 = MPBOOST.grad_hess(s, y, gp, ddf="binary")
     np.testing.assert_array_equal(g1, g2)
     np.testing.assert_array_equal(h1, h2)
-    assert rb.loss(s, y, gp) == mpboost.loss(s, y, gp, ddf="binary")
+    assert rb.loss(s, y, gp) == MPBOOST.loss(s, y, gp, ddf="binary")
     with pytest.raises(ValueError, match="ddf"):
         rb.loss(s, y, gp, ddf="logdd")
 
@@ -247,11 +249,11 @@ def test_degenerate_queries_zero_gradient_and_floor():
     gp = np.array([0, 1, 4, 6, 8])  # single doc, all equal, all zero, one real pair
     s = np.array([5.0, -1.0, 2.0, 0.5, 0.0, 9.0, 0.0, 0.0])
     for hessian in MODES:
-        g, h = mpboost.grad_hess(s, y, gp, hessian=hessian)
+        g, h = MPBOOST.grad_hess(s, y, gp, hessian=hessian)
         np.testing.assert_array_equal(g[:6], 0.0)
         np.testing.assert_array_equal(h[:6], NO_INFO_HESSIAN)  # in no pair: no information
         assert g[6] < 0 < g[7] and h[6] > HESSIAN_FLOOR
-    prep = mpboost.prepare(y[:6], gp[:4])
+    prep = MPBOOST.prepare(y[:6], gp[:4])
     assert prep.loss(s[:6]) == 0.0
     assert prep.log_loss(s[:6]) == -math.inf
     g, h = prep.grad_hess(s[:6])
@@ -269,7 +271,7 @@ def test_extreme_scores_finite_and_proportional(ddf, hessian, scale, rng):
     """One global positive constant times the exact values (computed in the test with a log shift)."""
     s0, y, gp = random_ranking(rng, n_queries=6, max_docs=12, n_labels=5)
     s = _wild_scores(rng, y, scale)
-    prep = mpboost.prepare(y, gp, ddf=ddf, hessian=hessian)
+    prep = MPBOOST.prepare(y, gp, ddf=ddf, hessian=hessian)
     g, h = prep.grad_hess(s)
     assert np.isfinite(g).all() and np.isfinite(h).all()
     assert max(np.abs(g).sum(), h.sum()) == pytest.approx(GRAD_SUM_CAP, rel=1e-12)
@@ -311,7 +313,7 @@ def test_every_factorisation_matches_the_pair_loop(ddf, hessian, with_huge, rng)
     # each query alone (its own scale: nothing floored), then all together (one global constant)
     parts = [(s[a:b], y[a:b], np.array([0, b - a])) for a, b in zip(gp[:-1], gp[1:])] + [(s, y, gp)]
     for sq, yq, gq in parts:
-        g, h = mpboost.grad_hess(sq, yq, gq, ddf=ddf, hessian=hessian)
+        g, h = MPBOOST.grad_hess(sq, yq, gq, ddf=ddf, hessian=hessian)
         m = max_exponent(sq, yq, gq, ddf)
         _, gb, hb = brute(sq, yq, gq, ddf, hessian=hessian, shift=m)
         total = max(np.abs(gb).sum(), hb.sum())
@@ -328,7 +330,7 @@ def test_wide_spread_within_a_query(ddf, rng):
     s = rng.uniform(-1e4, 1e4, size=y.size)
     s[::7] = rng.normal(size=s[::7].size)  # some documents near zero too
     gp = np.array([0, y.size])
-    g, h = mpboost.grad_hess(s, y, gp, ddf=ddf)
+    g, h = MPBOOST.grad_hess(s, y, gp, ddf=ddf)
     m = max_exponent(s, y, gp, ddf)
     _, gb, hb = brute(s, y, gp, ddf, shift=m)
     c = GRAD_SUM_CAP / max(np.abs(gb).sum(), hb.sum())
@@ -340,7 +342,7 @@ def test_exact_below_the_cap_and_loss_exact_above_exp_limit(rng):
     s, y, gp = random_ranking(rng, n_queries=5, max_docs=8)
     s = s * (25.0 / max_exponent(s, y, gp))  # largest pair exponent 25: grads up to ~1e11, no rescaling
     J, g, h = brute(s, y, gp)
-    g2, h2 = mpboost.grad_hess(s, y, gp)
+    g2, h2 = MPBOOST.grad_hess(s, y, gp)
     assert np.abs(g).max() > 1e8 and max(np.abs(g).sum(), h.sum()) < GRAD_SUM_CAP
     np.testing.assert_allclose(g2, g, rtol=1e-11)
     np.testing.assert_allclose(h2, _floored(g, h), rtol=1e-11)
@@ -348,7 +350,7 @@ def test_exact_below_the_cap_and_loss_exact_above_exp_limit(rng):
     t = s * (650.0 / max_exponent(s, y, gp))
     J, _, _ = brute(t, y, gp)
     assert J > 1e200
-    assert mpboost.loss(t, y, gp) == pytest.approx(J, rel=1e-11)
+    assert MPBOOST.loss(t, y, gp) == pytest.approx(J, rel=1e-11)
 
 
 def test_far_below_queries_underflow_to_zero_gradient():
@@ -356,7 +358,7 @@ def test_far_below_queries_underflow_to_zero_gradient():
     y = np.array([1.0, 0.0, 1.0, 0.0])
     gp = np.array([0, 2, 4])
     s = np.array([-1e4, 1e4, 0.3, -0.2])  # q0 mis-ordered by 2e4, q1 ordinary
-    g, h = mpboost.grad_hess(s, y, gp, ddf="binary")
+    g, h = MPBOOST.grad_hess(s, y, gp, ddf="binary")
     assert g[0] == -GRAD_SUM_CAP / 2 and g[1] == GRAD_SUM_CAP / 2
     np.testing.assert_array_equal(g[2:], 0.0)
     np.testing.assert_array_equal(h[2:], NO_INFO_HESSIAN)  # underflowed to no information
@@ -366,7 +368,7 @@ def test_zero_weight_query_does_not_force_rescaling():
     y = np.array([1.0, 0.0, 1.0, 0.0])
     gp = np.array([0, 2, 4])
     s = np.array([-1e4, 1e4, 0.3, -0.2])
-    g, _ = mpboost.grad_hess(s, y, gp, weights=[0.0, 1.0], ddf="binary")
+    g, _ = MPBOOST.grad_hess(s, y, gp, weights=[0.0, 1.0], ddf="binary")
     _, gb, _ = brute(s[2:], y[2:], [0, 2], "binary")
     np.testing.assert_array_equal(g[:2], 0.0)
     np.testing.assert_allclose(g[2:], gb, rtol=1e-13)
@@ -392,11 +394,11 @@ def test_zero_weight_query_does_not_force_rescaling():
 )
 def test_bad_parameters(params, exc, match):
     with pytest.raises(exc, match=match):
-        mpboost.prepare([1.0, 0.0], [0, 2], **params)
+        MPBOOST.prepare([1.0, 0.0], [0, 2], **params)
 
 
 def test_an_overflowing_pair_exponent_is_refused():
-    prep = mpboost.prepare([1.0, 0.0, 2.0], [0, 3])
+    prep = MPBOOST.prepare([1.0, 0.0, 2.0], [0, 3])
     with pytest.raises(ValueError, match="overflow"):
         prep.grad_hess([-1.7e308, 0.0, 1.7e308])  # pair exponent d (F_j - F_i) = inf
 
@@ -417,7 +419,7 @@ def test_lightgbm_gentle_stump_is_the_paper_stump(rng):
         y[gp[q]:gp[q + 1]] = rng.permutation(np.r_[1.0, 0.0, rng.integers(0, 2, sizes[q] - 2)])
     F0 = rng.normal(size=gp[-1])
     X = y[:, None].copy()  # one feature that separates the grades
-    prep = mpboost.prepare(y, gp, ddf="logdd", hessian="gentle")
+    prep = MPBOOST.prepare(y, gp, ddf="logdd", hessian="gentle")
     ds = lgb.Dataset(X, y, group=sizes, init_score=F0, params={"min_data_in_bin": 1, "verbose": -1})
     params = {"objective": _lgb_fobj(prep), "verbose": -1, "num_leaves": 2, "learning_rate": 1.0,
               "lambda_l2": 0.0, "min_data_in_leaf": 1, "min_sum_hessian_in_leaf": 0.0, "num_threads": 1}
@@ -435,7 +437,7 @@ def test_lightgbm_training_lowers_the_loss(hessian, rng):
     gp = np.concatenate(([0], np.cumsum(sizes)))
     X = rng.normal(size=(gp[-1], 5))
     y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=gp[-1]) + 1.5), 0, 4)
-    prep = mpboost.prepare(y, gp, hessian=hessian)
+    prep = MPBOOST.prepare(y, gp, hessian=hessian)
     ds = lgb.Dataset(X, y, group=sizes)
     params = {"objective": _lgb_fobj(prep), "verbose": -1, "num_leaves": 7, "learning_rate": 0.1,
               "min_data_in_leaf": 5, "num_threads": 1}
@@ -459,7 +461,7 @@ def test_mq2008_fold1_lightgbm(mq2008_dir):
         sizes.append(np.diff(np.r_[starts, qid.size]))
     X, y, sizes = np.vstack(Xs), np.concatenate(ys), np.concatenate(sizes)
     gp = np.r_[0, np.cumsum(sizes)]
-    prep = mpboost.prepare(y, gp)
+    prep = MPBOOST.prepare(y, gp)
     params = {"objective": _lgb_fobj(prep), "verbose": -1, "num_leaves": 15, "learning_rate": 0.1,
               "min_data_in_leaf": 20, "num_threads": 1, "seed": 0, "metric": "ndcg", "eval_at": [10]}
     ds = lgb.Dataset(X, y, group=sizes)
@@ -486,18 +488,18 @@ def test_ddf_parameter_outside_its_range_is_refused_before_any_data(params, matc
     with pytest.raises(ValueError, match=match):
         objectives.get("mpboost").check(params)
     with pytest.raises(ValueError, match=match):
-        mpboost.prepare([1.0, 0.0, 2.0], [0, 3], **params)
+        MPBOOST.prepare([1.0, 0.0, 2.0], [0, 3], **params)
 
 
 def test_dist_beyond_its_range_for_these_grades_is_refused_naming_the_parameter():
     with pytest.raises(ValueError, match=r"mpboost: ddf='ldd' with alpha=10000000000.0 gives \|dist\| = 1e\+16 for "
                                          r"the grade difference 1000000.0"):
-        mpboost.prepare([1e6, 0.0], [0, 2], ddf="ldd", alpha=1e10)
+        MPBOOST.prepare([1e6, 0.0], [0, 2], ddf="ldd", alpha=1e10)
     with pytest.raises(ValueError, match=r"lam=5e-324 gives \|dist\| = 0.0 for the grade difference 0.5"):
-        mpboost.prepare([0.5, 0.0], [0, 2], ddf="logdd", lam=5e-324)  # the pair would be dropped
+        MPBOOST.prepare([0.5, 0.0], [0, 2], ddf="logdd", lam=5e-324)  # the pair would be dropped
 
 
 @pytest.mark.parametrize("lam", [1e300, 1.7e308])
 def test_huge_logdd_lambda_stays_finite(lam):
-    g, h = mpboost.grad_hess([0.0, 1.0, 2.0], [2.0, 1.0, 0.0], [0, 3], ddf="logdd", lam=lam)
+    g, h = MPBOOST.grad_hess([0.0, 1.0, 2.0], [2.0, 1.0, 0.0], [0, 3], ddf="logdd", lam=lam)
     assert np.isfinite(g).all() and np.isfinite(h).all() and g[0] < 0 < g[2]

@@ -17,6 +17,8 @@ from boostplug.objectives import ndcg_boost as nb
 from boostplug.testing import assert_bound_majorises, fd_gradient, fd_jacobian
 from tests._helpers import random_ranking
 
+NDCG_BOOST = objectives.get("ndcg_boost")  # the registry entry: loss, grad_hess and prepare of the labels
+
 LABEL_GAIN = [0.0, 1.0, 3.0, 10.0]
 VARIANTS = [
     pytest.param({}, id="default"),
@@ -89,13 +91,13 @@ def test_derivatives_with_label_gain(seed) -> None:
     wts = np.random.default_rng(seed).uniform(0.5, 2.0, size=len(gp) - 1)
     params = {"label_gain": LABEL_GAIN, "sigma": 1.3}
     for hessian in MODES:
-        prep = nb.prepare(y, gp, weights=wts, hessian=hessian, **params)
+        prep = NDCG_BOOST.prepare(y, gp, weights=wts, hessian=hessian, **params)
         g, _ = prep.grad_hess(s)
         np.testing.assert_allclose(g, fd_gradient(prep.loss, s), rtol=1e-7, atol=1e-9)
     J = fd_jacobian(lambda v: prep.grad_hess(v)[0], s)
-    _, raw = nb.prepare(y, gp, weights=wts, hessian="exact", **params)._grad_hess(s)  # before the floor
+    _, raw = NDCG_BOOST.prepare(y, gp, weights=wts, hessian="exact", **params)._grad_hess(s)  # before the floor
     np.testing.assert_allclose(raw, np.diag(J), rtol=1e-6, atol=1e-9)
-    _, hb = nb.prepare(y, gp, weights=wts, hessian="bound", **params).grad_hess(s)
+    _, hb = NDCG_BOOST.prepare(y, gp, weights=wts, hessian="bound", **params).grad_hess(s)
     assert_bound_majorises(hb, J, tol=1e-8)
 
 
@@ -103,7 +105,7 @@ def test_derivatives_with_label_gain(seed) -> None:
 @pytest.mark.parametrize("seed", [2, 3])
 def test_m_is_not_convex_and_the_exact_hessian_is_floored(params, seed) -> None:
     s, y, gp = smooth_data(seed)
-    prep = nb.prepare(y, gp, hessian="exact", **params)
+    prep = NDCG_BOOST.prepare(y, gp, hessian="exact", **params)
     g_raw, raw = prep._grad_hess(s)  # before the floor
     assert (raw < -1e-3).any(), "M is not convex: some document should have negative curvature"
     _, h = prep.grad_hess(s)
@@ -115,14 +117,14 @@ def test_m_is_not_convex_and_the_exact_hessian_is_floored(params, seed) -> None:
 @pytest.mark.parametrize("seed", [4, 5])
 def test_bound_hessian_dominates_the_exact_one(params, seed) -> None:
     s, y, gp = smooth_data(seed)
-    _, hb = nb.prepare(y, gp, hessian="bound", **params).grad_hess(s)
-    _, exact = nb.prepare(y, gp, hessian="exact", **params)._grad_hess(s)
+    _, hb = NDCG_BOOST.prepare(y, gp, hessian="bound", **params).grad_hess(s)
+    _, exact = NDCG_BOOST.prepare(y, gp, hessian="exact", **params)._grad_hess(s)
     assert np.all(hb >= np.abs(exact) - 1e-15)
     # half the bound is tight for a pair far apart: exact -> +bound/2 ordered correctly, -bound/2 reversed
     for sign in (1.0, -1.0):
         two = np.array([sign * 6.0, 0.0])
-        _, b2 = nb.prepare([2, 0], [0, 2], hessian="bound")._grad_hess(two)
-        _, e2 = nb.prepare([2, 0], [0, 2], hessian="exact")._grad_hess(two)
+        _, b2 = NDCG_BOOST.prepare([2, 0], [0, 2], hessian="bound")._grad_hess(two)
+        _, e2 = NDCG_BOOST.prepare([2, 0], [0, 2], hessian="exact")._grad_hess(two)
         np.testing.assert_allclose(e2, sign * b2 / 2.0 * math.tanh(6.0), rtol=1e-13)
 
 
@@ -161,7 +163,7 @@ def test_bound_hessian_majorises_the_full_hessian(params, seed) -> None:
     s = s * rng.choice([0.3, 3.0])                       # settled pairs too, where |1 - 2 sigmoid| -> 1
     wts = rng.uniform(0.5, 2.0, size=len(gp) - 1)
     H = full_hessian(s, y, gp, wts, **params)
-    prep = nb.prepare(y, gp, weights=wts, hessian="bound", **params)
+    prep = NDCG_BOOST.prepare(y, gp, weights=wts, hessian="bound", **params)
     np.testing.assert_allclose(H, fd_jacobian(lambda v: prep.grad_hess(v)[0], s), rtol=1e-6, atol=1e-8)
     _, hb = prep._grad_hess(s)
     for a, b in zip(gp[:-1], gp[1:]):
@@ -173,7 +175,7 @@ def test_bound_hessian_majorises_a_settled_pair() -> None:
     |c| gamma, whose largest eigenvalue 2d is what the bound must reach on each diagonal entry."""
     s = np.array([6.0, 0.0])
     H = full_hessian(s, [2, 0], [0, 2])
-    _, hb = nb.prepare([2, 0], [0, 2], hessian="bound")._grad_hess(s)
+    _, hb = NDCG_BOOST.prepare([2, 0], [0, 2], hessian="bound")._grad_hess(s)
     assert np.linalg.eigvalsh(np.diag(hb) - H).min() >= 0.0
     assert np.linalg.eigvalsh(np.diag(hb / 2) - H).min() < 0.0   # the entrywise bound of the diagonal is not enough
 
@@ -187,8 +189,8 @@ def test_kernel_matches_slow_pair_loop(seed, params) -> None:
     wts = rng.uniform(0.0, 3.0, size=len(gp) - 1)
     for weights in (None, wts):
         ref_loss, ref_g, ref_hb, ref_he, ref_w, ref_z = slow_all(s, y, gp, weights, **params)
-        pb = nb.prepare(y, gp, weights=weights, hessian="bound", **params)
-        pe = nb.prepare(y, gp, weights=weights, hessian="exact", **params)
+        pb = NDCG_BOOST.prepare(y, gp, weights=weights, hessian="bound", **params)
+        pe = NDCG_BOOST.prepare(y, gp, weights=weights, hessian="exact", **params)
         assert pb.loss(s) == pytest.approx(ref_loss, rel=1e-12, abs=1e-14)
         g, hb = pb.grad_hess(s)
         np.testing.assert_allclose(g, ref_g, rtol=1e-11, atol=1e-14)
@@ -230,13 +232,13 @@ def test_registry_and_pure_functions_agree() -> None:
     assert set(obj.hessians) == {"bound", "exact"}
     ref_loss, ref_g, ref_hb, *_ = slow_all(s, y, gp)
     assert obj.loss(s, y, gp) == pytest.approx(ref_loss, rel=1e-12)
-    assert nb.loss(s, y, gp) == pytest.approx(ref_loss, rel=1e-12)
-    for g, h in (obj.grad_hess(s, y, gp), nb.grad_hess(s, y, gp)):
+    assert NDCG_BOOST.loss(s, y, gp) == pytest.approx(ref_loss, rel=1e-12)
+    for g, h in (obj.grad_hess(s, y, gp), NDCG_BOOST.grad_hess(s, y, gp)):
         np.testing.assert_allclose(g, ref_g, rtol=1e-11, atol=1e-15)
         np.testing.assert_allclose(h, floor_hessian(np.asarray(ref_g), np.asarray(ref_hb)), rtol=1e-11, atol=1e-15)
     s0 = s.copy()
     y0 = y.copy()
-    nb.grad_hess(s, y, gp)
+    NDCG_BOOST.grad_hess(s, y, gp)
     np.testing.assert_array_equal(s, s0)  # inputs never mutated
     np.testing.assert_array_equal(y, y0)
 
@@ -244,7 +246,7 @@ def test_registry_and_pure_functions_agree() -> None:
 def test_two_documents_closed_form() -> None:
     """One pair: G = (3, 0), Z = 3, M = sigmoid(F_2 - F_1), w_1 = gamma_12 = -w_2."""
     s = np.array([0.4, -0.1])
-    prep = nb.prepare([2, 0], [0, 2], sigma=2.0)
+    prep = NDCG_BOOST.prepare([2, 0], [0, 2], sigma=2.0)
     x = 2.0 * 0.5
     assert prep.ideal_dcg()[0] == 3.0
     assert prep.loss(s) == pytest.approx(1.0 / (1.0 + math.exp(x)), rel=1e-14)
@@ -268,7 +270,7 @@ def test_separated_scores_give_the_sum_of_gain_times_rank() -> None:
         if z > 0:
             rank = np.argsort(np.argsort(-s[a:b]))  # 0 = top
             expected += float(np.sum(g * rank)) / z
-    prep = nb.prepare(y, gp)
+    prep = NDCG_BOOST.prepare(y, gp)
     assert prep.loss(s) == pytest.approx(expected, rel=1e-14)
     g, h = prep.grad_hess(s)
     np.testing.assert_array_equal(g, 0.0)  # gamma = exp(-2e4) underflows: every pair settled
@@ -279,13 +281,13 @@ def test_separated_scores_give_the_sum_of_gain_times_rank() -> None:
 @pytest.mark.parametrize("hessian", MODES)
 def test_permuting_a_query_permutes_the_outputs(hessian) -> None:
     s, y, gp = smooth_data(21, n_queries=6)
-    prep = nb.prepare(y, gp, hessian=hessian)
+    prep = NDCG_BOOST.prepare(y, gp, hessian=hessian)
     loss0, (g0, h0) = prep.loss(s), prep.grad_hess(s)
     q = int(np.argmax(np.diff(gp)))
     perm = np.arange(len(s))
     a, b = gp[q], gp[q + 1]
     perm[a:b] = perm[a:b][::-1]
-    pp = nb.prepare(y[perm], gp, hessian=hessian)
+    pp = NDCG_BOOST.prepare(y[perm], gp, hessian=hessian)
     assert pp.loss(s[perm]) == pytest.approx(loss0, rel=1e-13)
     gp_, hp_ = pp.grad_hess(s[perm])
     np.testing.assert_allclose(gp_, g0[perm], rtol=1e-12, atol=1e-15)
@@ -295,7 +297,7 @@ def test_permuting_a_query_permutes_the_outputs(hessian) -> None:
 @pytest.mark.parametrize("params", VARIANTS)
 def test_gradients_sum_to_zero_per_query(params) -> None:
     s, y, gp = smooth_data(31, n_queries=8)
-    g, _ = nb.grad_hess(s, y, gp, **params)
+    g, _ = NDCG_BOOST.grad_hess(s, y, gp, **params)
     sums = np.add.reduceat(g, gp[:-1])
     scale = np.add.reduceat(np.abs(g), gp[:-1])
     assert np.all(np.abs(sums) <= 1e-14 + 1e-13 * scale)
@@ -309,7 +311,7 @@ def test_degenerate_queries(hessian) -> None:
     y = np.array([3.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0, 1.0, 0.0])
     gp = np.array([0, 1, 4, 7, 9])
     s = np.array([0.3, 1.0, -2.0, 0.5, 4.0, -1.0, 0.0, 0.2, 0.9])
-    prep = nb.prepare(y, gp, hessian=hessian)
+    prep = NDCG_BOOST.prepare(y, gp, hessian=hessian)
     g, h = prep.grad_hess(s)
     np.testing.assert_array_equal(g[:7], 0.0)
     np.testing.assert_array_equal(h[:7], NO_INFO_HESSIAN)
@@ -322,14 +324,14 @@ def test_degenerate_queries(hessian) -> None:
     z = prep.ideal_dcg()
     assert z[2] == 0.0 and z[0] == 7.0
     # all-equal gains: every A sums to n(n-1)/2, a constant, whatever the scores
-    only_equal = nb.prepare(y[1:4], [0, 3], hessian=hessian)
+    only_equal = NDCG_BOOST.prepare(y[1:4], [0, 3], hessian=hessian)
     assert only_equal.loss(s[1:4]) == pytest.approx(3.0 * 3.0 / only_equal.ideal_dcg()[0], rel=1e-14)
     assert only_equal.loss(s[1:4] * 100) == pytest.approx(only_equal.loss(s[1:4]), rel=1e-14)
     # all-zero and single-document queries contribute nothing
-    assert nb.loss(s[4:7], y[4:7], [0, 3]) == 0.0
-    assert nb.loss(s[:1], y[:1], [0, 1]) == 0.0
+    assert NDCG_BOOST.loss(s[4:7], y[4:7], [0, 3]) == 0.0
+    assert NDCG_BOOST.loss(s[:1], y[:1], [0, 1]) == 0.0
     # label_gain making a labelled query all-zero gain: Z = 0, nothing
-    lg = nb.prepare([1, 1, 0], [0, 3], label_gain=[0.0, 0.0])
+    lg = NDCG_BOOST.prepare([1, 1, 0], [0, 3], label_gain=[0.0, 0.0])
     assert lg.ideal_dcg()[0] == 0.0 and lg.loss([1.0, 2.0, 3.0]) == 0.0
     np.testing.assert_array_equal(lg.grad_hess([1.0, 2.0, 3.0])[0], 0.0)
 
@@ -340,7 +342,7 @@ def test_extreme_scores_stay_finite(hessian, scale) -> None:
     rng = np.random.default_rng(51)
     _, y, gp = random_ranking(rng, n_queries=6, max_docs=9)
     s = scale * rng.choice([-1.0, 1.0, 0.5, 0.0], size=len(y))
-    prep = nb.prepare(y, gp, hessian=hessian)
+    prep = NDCG_BOOST.prepare(y, gp, hessian=hessian)
     g, h = prep.grad_hess(s)
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)) and np.all(h >= HESSIAN_FLOOR)
     assert math.isfinite(prep.loss(s))
@@ -354,7 +356,7 @@ def test_extreme_scores_stay_finite(hessian, scale) -> None:
 
 def test_huge_label_gains_stay_bounded() -> None:
     y = np.array([0.0, 500.0, 1000.0, 3.0])
-    g, h = nb.grad_hess(np.array([0.1, 0.2, -0.3, 0.0]), y, [0, 4])
+    g, h = NDCG_BOOST.grad_hess(np.array([0.1, 0.2, -0.3, 0.0]), y, [0, 4])
     assert np.all(np.isfinite(g)) and np.all(np.abs(g) <= 2.0 * 4)  # G/Z <= 1
 
 
@@ -375,31 +377,31 @@ def test_inlined_exp_matches_libm() -> None:
 def test_bad_parameters_raise_naming_them() -> None:
     y, gp = np.array([1.0, 0.0, 2.0]), np.array([0, 3])
     with pytest.raises(ValueError, match="unknown parameter.*'gamma'"):
-        nb.prepare(y, gp, gamma=1.0)
+        NDCG_BOOST.prepare(y, gp, gamma=1.0)
     for bad in (0.0, -1.0, math.nan, math.inf):
         with pytest.raises(ValueError, match="sigma"):
-            nb.prepare(y, gp, sigma=bad)
+            NDCG_BOOST.prepare(y, gp, sigma=bad)
     for bad in ("2", True, None):
         with pytest.raises(TypeError, match="sigma"):
-            nb.prepare(y, gp, sigma=bad)
+            NDCG_BOOST.prepare(y, gp, sigma=bad)
     for bad in ("newton", None, 1):
         with pytest.raises(ValueError, match="hessian"):
-            nb.prepare(y, gp, hessian=bad)
+            NDCG_BOOST.prepare(y, gp, hessian=bad)
     for bad in ([0.0, -1.0, 2.0], [0.0, math.nan, 1.0, 2.0], [[0.0, 1.0, 2.0]], [], "012", 3.0):
         with pytest.raises(ValueError, match="label_gain"):
-            nb.prepare(y, gp, label_gain=bad)
+            NDCG_BOOST.prepare(y, gp, label_gain=bad)
     with pytest.raises(TypeError, match="label_gain"):
-        nb.prepare(y, gp, label_gain=np.array(["a", "b", "c"]))
+        NDCG_BOOST.prepare(y, gp, label_gain=np.array(["a", "b", "c"]))
     with pytest.raises(ValueError, match=r"label_gain of length 2.*label 2\.0"):
-        nb.prepare(y, gp, label_gain=[0.0, 1.0])
+        NDCG_BOOST.prepare(y, gp, label_gain=[0.0, 1.0])
     with pytest.raises(ValueError, match=r"label_gain.*label 0\.5"):
-        nb.prepare([0.5, 1.0], [0, 2], label_gain=[0.0, 1.0])
+        NDCG_BOOST.prepare([0.5, 1.0], [0, 2], label_gain=[0.0, 1.0])
     with pytest.raises(ValueError, match="overflows"):
-        nb.prepare([2000.0, 1.0], [0, 2])
+        NDCG_BOOST.prepare([2000.0, 1.0], [0, 2])
 
 
 def test_descent_weights_refuse_bad_scores_naming_them() -> None:
-    prep = nb.prepare(np.array([1.0, 0.0, 2.0]), np.array([0, 3]))
+    prep = NDCG_BOOST.prepare(np.array([1.0, 0.0, 2.0]), np.array([0, 3]))
     with pytest.raises(ValueError, match="scores must be finite; row 1 has nan"):
         prep.descent_weights([0.0, math.nan, 1.0])
     with pytest.raises(ValueError, match="2 scores for a data set of 3"):
@@ -415,7 +417,7 @@ def test_lightgbm_training_lowers_the_loss() -> None:
     n = int(gp[-1])
     X = rng.normal(size=(n, 5))
     y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=n) + 1.0), 0, 4)
-    prep = nb.prepare(y, gp)
+    prep = NDCG_BOOST.prepare(y, gp)
 
     def fobj(preds, train_data):
         assert np.array_equal(np.diff(gp), train_data.get_group())
@@ -441,7 +443,7 @@ def test_mq2008_lightgbm_raises_training_ndcg(mq2008_dir) -> None:
     X, y, qid = load_svmlight_file(str(mq2008_dir / "S1.txt"), query_id=True)
     X = X.toarray()
     gp = group_ptr_from_qid(qid)
-    prep = nb.prepare(y, gp)
+    prep = NDCG_BOOST.prepare(y, gp)
     g, h = prep.grad_hess(np.zeros(len(y)))
     assert np.all(np.isfinite(g)) and np.all(h >= HESSIAN_FLOOR)
     params = {"objective": lambda preds, data: prep.grad_hess(preds), "verbose": -1, "num_leaves": 15,
@@ -463,15 +465,15 @@ def test_sigma_outside_its_finite_range_is_refused_before_any_data(sigma):
     with pytest.raises(ValueError, match=rf"ndcg_boost: sigma must be .*\[1e-150, 1e\+150\], got {re.escape(shown)}$"):
         objectives.get("ndcg_boost").check({"sigma": sigma})
     with pytest.raises(ValueError, match="sigma must be"):
-        nb.prepare([1.0, 0.0, 2.0], [0, 3], sigma=sigma)
+        NDCG_BOOST.prepare([1.0, 0.0, 2.0], [0, 3], sigma=sigma)
 
 
 @pytest.mark.parametrize("sigma", [1e-150, 1e150])
 def test_sigma_at_the_ends_of_its_range_gives_finite_values(sigma):
-    g, h = nb.grad_hess(np.arange(4.0), [1.0, 0.0, 2.0, 1.0], [0, 4], sigma=sigma)
+    g, h = NDCG_BOOST.grad_hess(np.arange(4.0), [1.0, 0.0, 2.0, 1.0], [0, 4], sigma=sigma)
     assert np.isfinite(g).all() and np.isfinite(h).all() and (h > 0).all()
 
 
 def test_ideal_dcg_that_overflows_is_refused_naming_the_query():
     with pytest.raises(ValueError, match=r"ideal DCG of query 1 overflows float64 \(its largest gain is 1e\+308\)"):
-        nb.prepare([0.0, 0.0, 1.0, 1.0, 1.0], [0, 2, 5], label_gain=[0.0, 1e308])
+        NDCG_BOOST.prepare([0.0, 0.0, 1.0, 1.0, 1.0], [0, 2, 5], label_gain=[0.0, 1e308])

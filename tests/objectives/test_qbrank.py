@@ -15,6 +15,8 @@ from boostplug.objectives._contract import NonFiniteError
 from boostplug.testing import assert_bound_majorises, fd_gradient, fd_jacobian
 from tests._helpers import linear_graded_problem, random_ranking
 
+QBRANK = get("qbrank")  # the registry entry: loss, grad_hess and prepare of the labels
+
 # -- a slow, obviously-correct reference ---------------------------------------------------
 
 
@@ -167,7 +169,7 @@ def _data(seed, n_queries=6, max_docs=9, weights=False):
 
 
 def _fast(scores, labels, gp, wq, p):
-    prep = qbrank.prepare(labels, gp, weights=wq, **p)
+    prep = QBRANK.prepare(labels, gp, weights=wq, **p)
     g, h = prep.grad_hess(scores)
     return prep.loss(scores), g, h
 
@@ -214,7 +216,7 @@ def test_each_round_starts_its_sort_from_the_last_and_gives_the_brute_force(vari
     gp = np.concatenate(([0], np.cumsum(sizes)))
     y = rng.integers(0, 5, size=gp[-1]).astype(float)
     p = _params(variant, rng, gp[-1])
-    prep = qbrank.prepare(y, gp, **p)
+    prep = QBRANK.prepare(y, gp, **p)
     s = rng.normal(size=gp[-1])
     steps = [s, s + 0.01 * rng.normal(size=s.size), -s, np.round(s, 1), s]
     for scores in steps:
@@ -227,14 +229,13 @@ def test_each_round_starts_its_sort_from_the_last_and_gives_the_brute_force(vari
 
 
 def test_registry_entry():
-    obj = get("qbrank")
     _, s, y, gp, _ = _data(3)
-    assert obj.loss(s, y, gp) == pytest.approx(qbrank.loss(s, y, gp))
-    assert set(obj.hessians) == {"bound", "mean"} and obj.defaults == qbrank.DEFAULTS
+    assert QBRANK.loss(s, y, gp) == QBRANK.prepare(y, gp).loss(s)
+    assert set(QBRANK.hessians) == {"bound", "mean"} and QBRANK.defaults == qbrank.DEFAULTS
 
 
 def test_docstring_example():
-    assert qbrank.loss(np.zeros(3), [2.0, 0.0, 1.0], [0, 3]) == pytest.approx(1.5)
+    assert QBRANK.loss(np.zeros(3), [2.0, 0.0, 1.0], [0, 3]) == pytest.approx(1.5)
 
 
 # -- finite differences ------------------------------------------------------------------------
@@ -256,7 +257,7 @@ def _smooth_case(seed, p_variant):
 def test_gradient_is_five_point_derivative_of_loss(variant):
     """Explicit pairs across queries, combined settings and the "mean" mode's entry counts."""
     s, y, gp, wq, p = _smooth_case(11, variant)
-    prep = qbrank.prepare(y, gp, weights=wq, **p)
+    prep = QBRANK.prepare(y, gp, weights=wq, **p)
     g, _ = prep.grad_hess(s)
     fd = fd_gradient(prep.loss, s)
     if p.get("hessian") == "mean":
@@ -269,7 +270,7 @@ def test_gradient_is_five_point_derivative_of_loss(variant):
 @pytest.mark.parametrize("variant", [v for v in VARIANTS if "mean" not in v])
 def test_bound_hessian_dominates_finite_difference_hessian(variant):
     s, y, gp, wq, p = _smooth_case(12, variant)
-    prep = qbrank.prepare(y, gp, weights=wq, **p)
+    prep = QBRANK.prepare(y, gp, weights=wq, **p)
     _, hb = prep.grad_hess(s)
     J = fd_jacobian(lambda v: prep.grad_hess(v)[0], s)
     np.testing.assert_allclose(J, brute(s, y, gp, weights=wq, **p)[5], atol=1e-8)
@@ -302,7 +303,7 @@ def test_adding_a_constant_to_one_query_changes_nothing(variant):
 @pytest.mark.parametrize("tau", ["grade", 0.5])
 def test_pair_gradients_sum_to_zero_per_query(tau):
     _, s, y, gp, wq = _data(9, n_queries=8, weights=True)
-    g, _ = qbrank.grad_hess(s, y, gp, weights=wq, tau=tau, labeled="none")
+    g, _ = QBRANK.grad_hess(s, y, gp, weights=wq, tau=tau, labeled="none")
     assert np.abs(g).max() > 0
     np.testing.assert_allclose(np.add.reduceat(g, gp[:-1]), 0.0, atol=1e-12)
 
@@ -314,17 +315,17 @@ def test_degenerate_queries():
     y = np.array([2.0, 1.0, 1.0, 1.0, 0.0, 3.0])
     gp = np.array([0, 1, 4, 6])  # a single doc, an all-equal query, a normal one
     s = np.array([0.3, -1.0, 2.0, 0.5, 0.1, 0.2])
-    g, h = qbrank.grad_hess(s, y, gp, labeled="none")
+    g, h = QBRANK.grad_hess(s, y, gp, labeled="none")
     np.testing.assert_array_equal(g[:4], 0.0)
     np.testing.assert_array_equal(h[:4], NO_INFO_HESSIAN)
     assert np.all(g[4:] != 0)
     # Under the default (labeled="single") they are the paper's L1 data: squared error.
-    g, h = qbrank.grad_hess(s, y, gp)
+    g, h = QBRANK.grad_hess(s, y, gp)
     np.testing.assert_allclose(g[:4], 0.5 * (s[:4] - y[:4]))
     np.testing.assert_allclose(h[:4], 0.5)
     # All labels zero everywhere: only squared error towards 0.
     z = np.zeros(6)
-    g, h = qbrank.grad_hess(s, z, gp, labeled="none", pairs=[[0, 1]])
+    g, h = QBRANK.grad_hess(s, z, gp, labeled="none", pairs=[[0, 1]])
     assert np.isfinite(g).all() and g[2:].tolist() == [0.0] * 4
 
 
@@ -351,10 +352,10 @@ def test_loss_beyond_float64_is_refused_never_nan():
     term) leave it finite."""
     y, gp = np.array([1.0, 0.0, 1.0]), np.array([0, 2, 3])
     s = np.array([1e300, -1e300, 3.0])
-    assert qbrank.loss(s, y, gp) == pytest.approx(0.5 * 0.5 * (3.0 - 1.0) ** 2)  # only the single-doc query
+    assert QBRANK.loss(s, y, gp) == pytest.approx(0.5 * 0.5 * (3.0 - 1.0) ** 2)  # only the single-doc query
     with pytest.raises(NonFiniteError, match=r"qbrank: the loss overflows float64 \(inf\) in query 0 \(rows 0\.\.1\)"):
-        qbrank.loss(s, y, gp, labeled="all")
-    g, h = qbrank.grad_hess(s, y, gp)
+        QBRANK.loss(s, y, gp, labeled="all")
+    g, h = QBRANK.grad_hess(s, y, gp)
     assert np.isfinite(g).all() and np.isfinite(h).all()
 
 
@@ -388,7 +389,7 @@ BAD = [
 @pytest.mark.parametrize("params,exc,match", BAD, ids=[str(b[0]) for b in BAD])
 def test_bad_parameters_raise_naming_them(params, exc, match):
     with pytest.raises(exc, match=match):
-        qbrank.prepare([1.0, 0.0, 2.0, 0.0], [0, 2, 4], **params)
+        QBRANK.prepare([1.0, 0.0, 2.0, 0.0], [0, 2, 4], **params)
 
 
 # -- the exact line search (Algorithm 2, step 2) ----------------------------------------------------
@@ -401,7 +402,7 @@ LS_VARIANTS = ["default", "tau-const", "labeled-all-w03", "labeled-none", "expli
 def test_line_search_is_the_exact_minimiser(variant, seed):
     rng, s, y, gp, wq = _data(100 + seed, weights=True)
     p = _params(variant, rng, len(s))
-    prep = qbrank.prepare(y, gp, weights=wq, **p)
+    prep = QBRANK.prepare(y, gp, weights=wq, **p)
     g, _ = prep.grad_hess(s)
     # A tree-like direction: the negative gradient, coarsened to a few values (ties!).
     d = -np.round(g / (np.abs(g).max() + 1e-12) * 3) if seed != 2 else rng.normal(size=len(s))
@@ -418,7 +419,7 @@ def test_line_search_is_the_exact_minimiser(variant, seed):
 
 def test_line_search_signs_and_flat_cases():
     rng, s, y, gp, _ = _data(21)
-    prep = qbrank.prepare(y, gp)
+    prep = QBRANK.prepare(y, gp)
     g, _ = prep.grad_hess(s)
     assert qbrank.line_search(prep, s, -g) > 0
     assert qbrank.line_search(prep, s, g) < 0
@@ -427,7 +428,7 @@ def test_line_search_signs_and_flat_cases():
     # Preference-only risk and a direction that orders every pair: R reaches 0 at
     # s* = max over pairs of (tau - (h_x - h_y)) / (d_x - d_y) and stays flat after.
     y2 = np.array([2.0, 1.0, 0.0])
-    prep2 = qbrank.prepare(y2, [0, 3], labeled="none")
+    prep2 = QBRANK.prepare(y2, [0, 3], labeled="none")
     h = np.zeros(3)
     d = np.array([2.0, 1.0, 0.0])
     assert qbrank.line_search(prep2, h, d) == pytest.approx(1.0, rel=1e-12)
@@ -435,7 +436,7 @@ def test_line_search_signs_and_flat_cases():
 
 
 def test_line_search_validates():
-    prep = qbrank.prepare([1.0, 0.0], [0, 2])
+    prep = QBRANK.prepare([1.0, 0.0], [0, 2])
     with pytest.raises(TypeError, match="prepared QBRank objective"):
         qbrank.line_search(object(), [0.0, 0.0], [1.0, 0.0])
     with pytest.raises(ValueError, match="direction must be finite"):
@@ -452,7 +453,7 @@ def test_line_search_validates():
 def test_lightgbm_training_loss_drops():
     lgb = pytest.importorskip("lightgbm")
     X, y, sizes, gp = linear_graded_problem(n_queries=40, max_docs=14)
-    prep = qbrank.prepare(y, gp)
+    prep = QBRANK.prepare(y, gp)
 
     def fobj(preds, data):
         assert np.array_equal(data.get_group(), sizes)
@@ -473,7 +474,7 @@ def test_mean_mode_one_round_equals_least_squares_tree_on_averaged_targets():
     wq = rng.uniform(0.5, 2.0, size=len(sizes))
     p = {"hessian": "mean", "labeled": "all", "w": 0.6, "pairs": np.array([[0, 30], [5, 6], [40, 2]])}
     h0 = rng.normal(scale=0.3, size=len(y))
-    prep = qbrank.prepare(y, gp, weights=wq, **p)
+    prep = QBRANK.prepare(y, gp, weights=wq, **p)
     g, h = prep.grad_hess(h0)
     ds = lgb.Dataset(X, y, group=sizes, init_score=h0)
     params = {"objective": lambda preds, data: (g, h), "verbose": -1, "num_leaves": 6, "learning_rate": 1.0,
@@ -519,7 +520,7 @@ def test_mean_mode_one_round_equals_least_squares_tree_on_averaged_targets():
 @pytest.mark.parametrize("tau", ["grade", 1.0])
 def test_equal_large_scores_keep_the_grades(c, tau):
     """``h - l`` at ``|h| >= 1e16`` rounded the grades away (every pair 'satisfied', or NaN)."""
-    g, h = qbrank.grad_hess(np.full(3, c), [2.0, 1.0, 0.0], [0, 3], tau=tau)
+    g, h = QBRANK.grad_hess(np.full(3, c), [2.0, 1.0, 0.0], [0, 3], tau=tau)
     expected = [-1.5, 0.0, 1.5] if tau == "grade" else [-1.0, 0.0, 1.0]
     np.testing.assert_array_equal(g, expected)
     np.testing.assert_array_equal(h, [2.0, 2.0, 2.0])
@@ -532,23 +533,23 @@ def test_a_large_offset_changes_nothing_when_scores_stay_exact(variant):
     s = 64.0 * rng.integers(-50, 50, size=len(y))
     p = _params(variant, rng, len(y))
     p["labeled"] = "none"  # the squared-error term is not shift invariant
-    g1, h1 = qbrank.grad_hess(s, y, gp, **p)
-    g2, h2 = qbrank.grad_hess(s + 1e17, y, gp, **p)
+    g1, h1 = QBRANK.grad_hess(s, y, gp, **p)
+    g2, h2 = QBRANK.grad_hess(s + 1e17, y, gp, **p)
     np.testing.assert_array_equal(g2, g1)
     np.testing.assert_array_equal(h2, h1)
 
 
 def test_explicit_pair_margin_keeps_its_tau_at_large_scores():
-    g, _ = qbrank.grad_hess([1e17, 1e17], [0.0, 0.0], [0, 2], pairs=[[0, 1]], label_pairs=False,
+    g, _ = QBRANK.grad_hess([1e17, 1e17], [0.0, 0.0], [0, 2], pairs=[[0, 1]], label_pairs=False,
                             labeled="none", pair_tau=2.0)
     np.testing.assert_array_equal(g, [-1.0, 1.0])  # w * m with m = tau = 2
 
 
 def test_overflowing_score_differences_are_refused_naming_the_query():
     with pytest.raises(ValueError, match=r"query 1 overflow float64 \(its scores span -9e\+307 \.\. 9e\+307\)"):
-        qbrank.grad_hess([0.0, 1.0, 9e307, -9e307], [1.0, 0.0, 1.0, 0.0], [0, 2, 4])
+        QBRANK.grad_hess([0.0, 1.0, 9e307, -9e307], [1.0, 0.0, 1.0, 0.0], [0, 2, 4])
     with pytest.raises(ValueError, match=r"pairs\[0\] = \[0, 1\] overflows"):
-        qbrank.grad_hess([1e308, -1e308], [0.0, 0.0], [0, 1, 2], pairs=[[0, 1]], label_pairs=False,
+        QBRANK.grad_hess([1e308, -1e308], [0.0, 0.0], [0, 1, 2], pairs=[[0, 1]], label_pairs=False,
                          labeled="none")
 
 
@@ -558,10 +559,10 @@ def test_huge_scores_give_finite_gradients_or_a_clear_error():
     y = rng.integers(0, 5, 2000).astype(float)
     s = rng.choice([-1e305, 1e305], 2000)
     with pytest.raises(ValueError, match=r"qbrank: the gradient or Hessian overflows float64 at row \d+ \(query 0"):
-        qbrank.grad_hess(s, y, [0, 2000])
+        QBRANK.grad_hess(s, y, [0, 2000])
     with pytest.raises(ValueError, match=r"qbrank: the gradient or Hessian at row \d+ .* beyond float32's largest"):
-        qbrank.grad_hess(s, y, np.arange(0, 2001, 20))  # queries of 20: float64 holds them, float32 does not
-    g, h = qbrank.grad_hess(s * 1e-270, y, np.arange(0, 2001, 20))  # +-1e35: float32 holds them
+        QBRANK.grad_hess(s, y, np.arange(0, 2001, 20))  # queries of 20: float64 holds them, float32 does not
+    g, h = QBRANK.grad_hess(s * 1e-270, y, np.arange(0, 2001, 20))  # +-1e35: float32 holds them
     assert np.isfinite(g).all() and np.isfinite(h).all() and (h > 0).all() and np.abs(g).max() > 1e34
 
 

@@ -142,7 +142,7 @@ def _scale_last_tree(booster: Any, factor: float) -> None:
 def _prepare(dataset: Any, objective_params: dict[str, Any]) -> qbrank.QBRankObjective:
     labels, gp, w = set_arrays(np.asarray(dataset.get_label(), dtype=np.float64), dataset.get_group(),
                                dataset.get_weight(), group_ptr_from_lgb_sizes, "LightGBM")
-    return qbrank.prepare(labels, gp, weights=w, **objective_params)
+    return qbrank.QBRankObjective(labels, gp, weights=w, **objective_params)
 
 
 def _evaluate(

@@ -26,6 +26,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .._core.dcg import delta_ndcg
 from .._core.sorting import stable_argsort_descending
 from .logistic import LOGISTIC
 
@@ -192,7 +193,7 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
                                 w = factor * abs(label_x - label_y)
                             else:
                                 d_j = discounts[i + 1] if i + 1 < top else 0.0
-                                w = coef[q] * abs(gains[x] - gains[y]) * abs(discounts[i] - d_j)
+                                w = abs(delta_ndcg(gains[x], gains[y], discounts[i], d_j, coef[q]))
                             if w != 0.0:
                                 hi, lo = (x, y) if label_x > label_y else (y, x)
                                 d = scores[hi] - scores[lo]
@@ -216,7 +217,7 @@ def orders_sums(scores: np.ndarray, at: np.ndarray, draws: np.ndarray, noise_kin
                             if labels[x] == labels[y]:
                                 continue
                             d_j = discounts[j] if j < top else 0.0
-                            w = coef[q] * abs(gains[x] - gains[y]) * abs(discounts[i] - d_j)
+                            w = abs(delta_ndcg(gains[x], gains[y], discounts[i], d_j, coef[q]))
                             if w == 0.0:
                                 continue
                             if labels[x] < labels[y]:

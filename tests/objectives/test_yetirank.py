@@ -159,8 +159,8 @@ def documented_order(prep: YetiRank, scores: np.ndarray) -> tuple[np.ndarray, np
                     if prep.mode == "classic":
                         w = factor * abs(labels[x] - labels[y])
                     else:
-                        w = prep._coef[q] * abs(labels[x] - labels[y]) * abs(
-                            discounts[i] - (discounts[j] if j < top else 0.0))
+                        w = abs((labels[x] - labels[y]) * abs(discounts[i] - (discounts[j] if j < top else 0.0))
+                                * prep._coef[q])  # |Delta NDCG|'s order of operations (_core.dcg.delta_ndcg)
                     if w == 0.0:
                         continue
                     if labels[x] < labels[y]:

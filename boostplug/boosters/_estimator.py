@@ -21,8 +21,8 @@ from sklearn.exceptions import NotFittedError
 
 from .. import metrics
 from .._core import dispatch
-from .._core.early_stopping import BestRound
 from .._core.blas import fit_blas
+from .._core.early_stopping import BestRound
 from .._memory import check_fits
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
 from .._validation import check_labels, check_optional_rounds, check_rounds, check_scores

@@ -39,6 +39,7 @@ __all__ = [
     "check_group_ptr",
     "first_noncontiguous",
     "first_varying_row",
+    "first_per_query",
     "group_ptr_of_runs",
     "cut_queries",
     "resolve_group_ptr",
@@ -95,6 +96,18 @@ def first_varying_row(values: ArrayLike, group_ptr: NDArray[np.int64]) -> tuple[
         return None
     row = int(bad[0])
     return row, int(np.searchsorted(group_ptr, row, side="right") - 1)
+
+
+def first_per_query(values: NDArray, group_ptr: NDArray[np.int64], what: str, fix: str) -> NDArray:
+    """Each query's first value of per-row numbers ``values`` that must be equal within each query;
+    where they are not, a ``ValueError``: ``what``, the first such query with its rows and two of its
+    values, then ``fix``."""
+    varying = first_varying_row(values, group_ptr)
+    if varying is not None:
+        row, q = varying
+        raise ValueError(f"{what}; query {q} (rows {int(group_ptr[q])}..{int(group_ptr[q + 1]) - 1}) has "
+                         f"{float(values[group_ptr[q]]):g} and {float(values[row]):g} (row {row}){fix}")
+    return values[group_ptr[:-1]]
 
 
 def group_ptr_of_runs(qid: ArrayLike) -> NDArray[np.int64]:

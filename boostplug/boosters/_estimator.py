@@ -9,7 +9,6 @@ Subclasses implement three hooks (see :class:`RankingBooster`); the data a fit h
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from sklearn.exceptions import NotFittedError
 from .. import metrics
 from .._core import dispatch
 from .._core.blas import fit_blas
+from .._core.early_stopping import BestRound
 from .._memory import check_fits
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
 from .._validation import check_labels, check_optional_rounds, check_rounds, check_scores
@@ -190,8 +190,7 @@ class RankingBooster(ModelFile, BaseEstimator):
 
         state = self._fit_init(data)
         eval_scores = [np.zeros(e[0].shape[0]) for e in evals]
-        best = -math.inf if maximize else math.inf
-        since_best = 0
+        rule = BestRound(esr, maximize)
         t0 = time.perf_counter()
         try:
             for t in range(n_rounds):
@@ -217,13 +216,9 @@ class RankingBooster(ModelFile, BaseEstimator):
                     print(f"[{type(self).__name__}] round {t + 1}: "
                           + " ".join(f"{k}={v:.5g}" for k, v in shown.items()), file=sys.stderr)
                 if evals:
-                    v = rec[f"valid_{watched}_{self.eval_metric}"]
-                    if (v > best) if maximize else (v < best):
-                        best, since_best = v, 0
-                        self.best_iteration_ = t + 1
-                    else:
-                        since_best += 1
-                    if esr is not None and since_best >= esr:
+                    stop = rule.update(rec[f"valid_{watched}_{self.eval_metric}"])
+                    self.best_iteration_ = rule.best or None
+                    if stop:
                         self.stop_reason_ = (f"early stopping: no {self.eval_metric} gain on eval_set[{watched}] for {esr} "
                                              "rounds")
                         break

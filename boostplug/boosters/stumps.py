@@ -112,14 +112,8 @@ def _ranklib_thresholds(col: NDArray[np.float64], n: int) -> NDArray[np.float64]
     return np.append(t, fmin - 1e8)
 
 
-def candidate_thresholds(
-    X: NDArray[np.float64],
-    mode: str = "sample",
-    *,
-    max_thresholds: int = 255,
-    n_thresholds: int = 10,
-    rng: np.random.Generator | None = None,
-) -> list[NDArray[np.float64]]:
+def candidate_thresholds(X: NDArray[np.float64], mode: str = "sample", *, max_thresholds: int = 255,
+                         n_thresholds: int = 10, rng: np.random.Generator | None = None) -> list[NDArray[np.float64]]:
     """Sorted (ascending, possibly repeated for ``ranklib``) candidate thresholds per feature."""
     if mode not in THRESHOLD_MODES:
         raise ValueError(f"unknown thresholds mode {mode!r}; choose one of {list(THRESHOLD_MODES)}")
@@ -168,14 +162,8 @@ def bin_features(
     return codes
 
 
-def make_candidates(
-    X: NDArray[np.float64],
-    mode: str = "sample",
-    *,
-    max_thresholds: int = 255,
-    n_thresholds: int = 10,
-    rng: np.random.Generator | None = None,
-) -> StumpCandidates:
+def make_candidates(X: NDArray[np.float64], mode: str = "sample", *, max_thresholds: int = 255, n_thresholds: int = 10,
+                    rng: np.random.Generator | None = None) -> StumpCandidates:
     """Candidate thresholds and the binned training matrix in one call."""
     th = candidate_thresholds(X, mode, max_thresholds=max_thresholds, n_thresholds=n_thresholds, rng=rng)
     float32 = mode == "ranklib"

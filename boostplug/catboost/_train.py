@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._atomic import write_bytes
+from .._core.early_stopping import BestRound
 from .._validation import check_optional_rounds, check_rounds, fs_path, plain
 from ..frameworks.model_record import (RECORD_KEY, ROUNDS_KEY, ObjectiveRecord, checksum_of, clip, json_object,
                                       record_for, refuse_mismatch, refuse_stale, warn_if_unregistered, with_checksum,
@@ -76,7 +77,7 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
     l2_key = "reg_lambda" if "reg_lambda" in params else "l2_leaf_reg"
     user = pool.boostplug_rows.row_weights  # the queries' weights, per row
     scores, weighted = np.zeros(labels.shape[0]), None
-    model, best, best_value = None, 0, -np.inf
+    model, rule = None, BestRound(patience, specs[-1].higher_is_better)
     for t in range(rounds):
         ders = bound.round(pool, scores, threads if threads and threads > 0 else None)
         if not np.any(ders.der1):
@@ -99,13 +100,10 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
             s += step.predict(v, prediction_type="RawFormulaVal", ntree_start=t, ntree_end=t + 1)
             for spec, prep in zip(specs, prepared):
                 results[name][spec.name].append(spec.value(s, prep))
-        if sets:
-            value = results[names[-1]][specs[-1].name][-1] * (1 if specs[-1].higher_is_better else -1)
-            best, best_value = (t + 1, value) if value > best_value else (best, best_value)
         if callback is not None:
             callback(t + 1, model)
-        if patience and t + 1 - best >= patience:
-            model.shrink(best)
+        if sets and rule.update(results[names[-1]][specs[-1].name][-1]):
+            model.shrink(rule.best or model.tree_count_)  # no best round (all NaN): every tree kept
             break
     if model is not None:
         if ders.split:

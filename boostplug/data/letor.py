@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from .. import _memory
 from .._features import first_infinite
-from .._validation import INT64_MAX
+from .._validation import INT64_MAX, check_int
 from ..groups import first_noncontiguous, group_ptr_from_qid, group_ptr_from_sizes
 from ._letor_files import PathLike, file_bytes, file_lines, regular_file
 from ._letor_lines import find_bad_line, line_error, line_numbers, parse_lines, read_comments, show_token
@@ -193,11 +193,7 @@ def load_letor(
             available (use ``dense=False``).
     """
     if n_features is not None:
-        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
-            raise TypeError(f"n_features must be a positive integer, got {n_features!r}")
-        if n_features < 1:
-            raise ValueError(f"n_features must be a positive integer, got {int(n_features)}")
-        n_features = int(n_features)
+        n_features = check_int("n_features", n_features, 1, None)
     p = regular_file(path)
     X, y, q = _parse(p, n_features, dense)
     n = X.shape[0]

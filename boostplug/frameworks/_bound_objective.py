@@ -241,20 +241,12 @@ class BoundObjective:
                 f"{', '.join(self.objective.defaults)})", UserWarning, stacklevel=2)
         return params
 
-    def prepared(
-        self,
-        key: Any,
-        seen: tuple[Any, ...],
-        derive: Callable[[], tuple[NDArray[np.floating], NDArray[np.int64], NDArray[np.float64] | None]],
-        *,
-        strict: bool = True,
-        check_new: Callable[[], None] | None = None,
-        keys: Callable[[], tuple[Any, Any] | None] | None = None,
-        no_keys: str = "",
-        from_set: Callable[[], dict[str, Any]] | None = None,
-        framework: str = "",
-        training: Callable[[], Mapping[str, Any] | None] | None = None,
-    ) -> Loss:
+    def prepared(self, key: Any, seen: tuple[Any, ...],
+                 derive: Callable[[], tuple[NDArray[np.floating], NDArray[np.int64], NDArray[np.float64] | None]], *,
+                 strict: bool = True, check_new: Callable[[], None] | None = None,
+                 keys: Callable[[], tuple[Any, Any] | None] | None = None, no_keys: str = "",
+                 from_set: Callable[[], dict[str, Any]] | None = None, framework: str = "",
+                 training: Callable[[], Mapping[str, Any] | None] | None = None) -> Loss:
         """The objective prepared for this set. ``seen`` is what the framework hands each round
         (raw labels, groups, weights), compared with what the set was prepared from;
         ``derive() -> (labels, group_ptr, query_weights)``, ``check_new()`` and ``keys() -> (qid, doc)``
@@ -312,19 +304,9 @@ class BoundObjective:
         self._last = entry
         return prep
 
-    def round_grad_hess(
-        self,
-        preds: Any,
-        key: Any,
-        labels: Any,
-        groups: Any,
-        weights: Any,
-        *,
-        framework: str,
-        to_group_ptr: Callable[[Any, int], NDArray[np.int64]],
-        threads: int | None,
-        **options: Any,
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def round_grad_hess(self, preds: Any, key: Any, labels: Any, groups: Any, weights: Any, *, framework: str,
+                        to_group_ptr: Callable[[Any, int], NDArray[np.int64]], threads: int | None,
+                        **options: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One boosting round: ``(grad, hess)`` at ``preds`` for the set ``key`` that holds
         ``labels``, ``groups`` (the framework's form, which ``to_group_ptr(groups, n_docs)``
         converts when the set is first prepared) and row or query ``weights``, computed on

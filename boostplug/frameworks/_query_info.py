@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from ..groups import check_group_ptr, first_varying_row, group_ptr_from_sizes
+from ..groups import check_group_ptr, first_per_query, group_ptr_from_sizes
 
 __all__ = ["LIGHTGBM_INF", "weights_by_query", "query_weights_from_rows", "metric_query_weights", "group_ptr_or_error",
            "set_arrays", "refuse_bad_weights", "check_set_weights"]
@@ -80,16 +80,8 @@ def query_weights_from_rows(
     w = np.asarray(row_weights, dtype=np.float64)
     if weights_by_query(w.shape[0], group_ptr, framework):
         return w
-    first = w[group_ptr[:-1]]
-    varying = first_varying_row(w, group_ptr)
-    if varying is not None:
-        row, q = varying
-        raise ValueError(
-            f"{framework}: ranking objectives weight whole queries, but query {q} (rows "
-            f"{int(group_ptr[q])}..{int(group_ptr[q + 1]) - 1}) has different row weights "
-            f"({first[q]} and {w[row]} at row {row}); give every row of a query the same weight"
-        )
-    return first
+    return first_per_query(w, group_ptr, f"{framework}: ranking objectives weight whole queries",
+                           ": different row weights in one query; give every row of a query the same weight")
 
 
 def metric_query_weights(weights: Any, group_ptr: NDArray[np.int64], framework: str = "") -> NDArray[np.float64] | None:

@@ -78,15 +78,8 @@ class ObjectiveChoice:
     entry: Any = None
 
 
-def resolve_objective(
-    objective: Any,
-    extra: Mapping[str, Any],
-    *,
-    framework: str,
-    knows: Callable[[str], bool],
-    complete: bool,
-    builtin: frozenset[str] = frozenset(),
-) -> ObjectiveChoice:
+def resolve_objective(objective: Any, extra: Mapping[str, Any], *, framework: str, knows: Callable[[str], bool],
+                      complete: bool, builtin: frozenset[str] = frozenset()) -> ObjectiveChoice:
     """Split ``extra`` (the estimator's parameters beyond its named ones) between the objective
     and the booster, and validate the objective's parameters without data.
 
@@ -253,20 +246,10 @@ class RankerMixin:
         ``eval_index``: ``X`` is that of ``eval_set[eval_index]`` (``None``: the training ``X``)."""
         return X, qid
 
-    def _plan_fit(
-        self,
-        X: Any,
-        y: ArrayLike,
-        *,
-        qid: ArrayLike | None,
-        group: ArrayLike | None,
-        sample_weight: ArrayLike | None,
-        eval_set: Sequence[tuple[Any, Any]] | None,
-        eval_qid: Sequence[ArrayLike] | None,
-        eval_group: Sequence[ArrayLike] | None,
-        eval_sample_weight: Sequence[ArrayLike] | None,
-        doc: ArrayLike | None = None,
-    ) -> FitPlan:
+    def _plan_fit(self, X: Any, y: ArrayLike, *, qid: ArrayLike | None, group: ArrayLike | None,
+                  sample_weight: ArrayLike | None, eval_set: Sequence[tuple[Any, Any]] | None,
+                  eval_qid: Sequence[ArrayLike] | None, eval_group: Sequence[ArrayLike] | None,
+                  eval_sample_weight: Sequence[ArrayLike] | None, doc: ArrayLike | None = None) -> FitPlan:
         X, qid = self._qid_from_X(X, qid, group)
         record_fitted_queries(self, qid, y)
         if getattr(self, "n_estimators", None) is not None:  # XGBoost's None: its default, 100

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._sklearn_folds import QuerySplitWarning, check_scored_queries
 from .._validation import check_weights
-from ..groups import first_varying_row, resolve_group_ptr
+from ..groups import first_per_query, resolve_group_ptr
 from ..pairs import count_critical_pairs
 from ._registry import evaluate, parse_name
 
@@ -119,15 +119,7 @@ def _query_weights(sample_weight: ArrayLike | None, g: NDArray[np.int64], n: int
     w = check_weights(sample_weight, n, name="sample_weight")
     if w is None:
         return None
-    first = w[g[:-1]]
-    varying = first_varying_row(w, g)
-    if varying is not None:
-        i, q = varying
-        raise ValueError(
-            f"sample_weight must be one weight per query (equal on all rows of a query); query {q} "
-            f"(rows {int(g[q])}..{int(g[q + 1]) - 1}) has {float(first[q]):g} and {float(w[i]):g} (row {i})"
-        )
-    return first
+    return first_per_query(w, g, "sample_weight must be one weight per query (equal on all rows of a query)", "")
 
 
 def _weighted_mean(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:

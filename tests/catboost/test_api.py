@@ -86,6 +86,44 @@ def test_early_stopping_keeps_the_best_round(pools) -> None:
     assert json.loads(model.get_metadata()["params"])["boosting_options"]["iterations"] == best
 
 
+@pytest.mark.parametrize("values, best", [
+    ([np.nan, 0.5, 0.4, 0.6, 0.6, 0.5, 0.55, 0.9], 4),  # a NaN first, then a tie that is no gain
+    ([np.nan] * 8, 0),  # no round with a value: none is best, every tree kept
+], ids=["nan-first", "all-nan"])
+def test_catboost_the_boosters_and_a_lightgbm_worker_stop_at_the_same_round(monkeypatch, example, pools, values,
+                                                                           best) -> None:
+    """One rule for every loop of boostplug's own: the same metric values stop CatBoost's loop, a
+    reference booster's and a distributed LightGBM worker's at the same round, the same one best."""
+    import lightgbm as lgb
+
+    from boostplug.boosters import RankBoost
+    from boostplug.frameworks._metric_spec import MetricSpec
+    from boostplug.frameworks.distributed import lightgbm_worker
+    from boostplug.frameworks.distributed.rows import Part
+
+    train, test = example
+    monkeypatch.setattr(MetricSpec, "value", lambda self, s, prepared: values[len(seen)])
+    seen: list = []
+    model = bpc.train(FAST, pools[0], "ranknet", 8, valid_sets=[pools[1]], early_stopping_rounds=3,
+                      callback=lambda t, m: seen.append(t))
+    assert (len(seen), model.tree_count_) == (best + 3, best or best + 3)
+
+    monkeypatch.setattr(RankBoost, "_eval_scorer", lambda self, y, gp: lambda s: values[len(self.history_)])
+    booster = RankBoost(n_rounds=8, early_stopping_rounds=3).fit(train.X, train.y, qid=train.qid,
+                                                                 eval_set=[(test.X, test.y, test.qid)])
+    assert (len(booster.history_), booster.best_iteration_) == (best + 3, best or None)
+
+    left = iter(values)
+    monkeypatch.setattr(lightgbm_worker, "from_sums", lambda sums: next(left))
+    worker = lightgbm_worker._EarlyStopping(MetricSpec("ndcg@10"), Part(test.X, test.y, test.qid, None), 3)
+    env = type("Env", (), {"model": type("Model", (), {"predict": lambda self, X, **_: np.zeros(len(X))})(),
+                           "iteration": 0})()
+    with pytest.raises(lgb.callback.EarlyStopException) as stop:
+        for _ in values:
+            worker(env)
+    assert (len(values) - len(list(left)), stop.value.best_iteration + 1) == (best + 3, best)
+
+
 @pytest.mark.parametrize("kwargs, says", [
     ({"early_stopping_rounds": 2}, "needs a valid set"),
     ({"valid_sets": ["x"], "valid_names": ["a", "b"]}, "valid_names"),

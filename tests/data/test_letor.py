@@ -304,10 +304,10 @@ def test_too_many_features_and_other_errors(tmp_path):
     path.write_text("1 qid:1 1:1\n0 qid:1 7:1\n")
     with pytest.raises(ValueError, match=r"wide\.txt, line 2: feature index 7 is larger than n_features=3"):
         load_letor(path, n_features=3)
-    with pytest.raises(ValueError, match="n_features must be a positive integer, got 0"):
+    with pytest.raises(ValueError, match="n_features must be an integer >= 1, got 0"):
         load_letor(path, n_features=0)
     for bad in (2.5, float("nan"), "7", True):
-        with pytest.raises(TypeError, match="n_features must be a positive integer"):
+        with pytest.raises(TypeError, match="n_features must be an integer >= 1"):
             load_letor(path, n_features=bad)
     assert load_letor(path, n_features=np.int64(9)).n_features == 9
     with pytest.raises(FileNotFoundError, match="nothere.txt: no such file"):

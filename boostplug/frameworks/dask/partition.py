@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ..._validation import check_int
 from ...groups import first_noncontiguous, group_ptr_from_qid, sizes_from_group_ptr
 from ..distributed.layout import first_split
 
@@ -104,12 +105,6 @@ def _active_client(client: "Client | None") -> "Client | None":
     except ValueError:
         return None
     return current if chosen is None or chosen is current or chosen in ("dask.distributed", "distributed") else None
-
-
-def _check_npartitions(npartitions: Any) -> int:
-    if isinstance(npartitions, bool) or not isinstance(npartitions, (int, np.integer)) or npartitions < 1:
-        raise ValueError(f"npartitions must be an integer >= 1, got {npartitions!r}")
-    return int(npartitions)
 
 
 def _identity(piece: Any) -> Any:
@@ -207,7 +202,7 @@ def repartition_by_query(
         raise ValueError("cannot partition an empty frame (no queries)")
     active = _active_client(client)
     if npartitions is not None:
-        n = _check_npartitions(npartitions)
+        n = check_int("npartitions", npartitions, 1, None)
     elif active is not None:  # asked of the scheduler now: Client.scheduler_info() is a periodically refreshed copy
         n = max(1, len(active.nthreads()))
     else:

@@ -171,18 +171,10 @@ def lightgbm_group(layout: PartitionLayout) -> "da.Array":
     return da.from_array(sizes, chunks=(tuple(int(n) for n in layout.queries_per_partition),))
 
 
-def train_lightgbm(
-    client: "Client",
-    frame: "dd.DataFrame",
-    objective: Any,
-    *,
-    objective_params: dict[str, Any] | None = None,
-    label_col: str = "label",
-    qid_col: str = "qid",
-    feature_cols: Sequence[str] | None = None,
-    doc_col: str | None = None,
-    **ranker_params: Any,
-) -> "lgb.DaskLGBMRanker | lgb.Booster":
+def train_lightgbm(client: "Client", frame: "dd.DataFrame", objective: Any, *,
+                   objective_params: dict[str, Any] | None = None, label_col: str = "label", qid_col: str = "qid",
+                   feature_cols: Sequence[str] | None = None, doc_col: str | None = None,
+                   **ranker_params: Any) -> "lgb.DaskLGBMRanker | lgb.Booster":
     """Fit ``lightgbm.dask.DaskLGBMRanker`` with a boostplug objective on a query-partitioned frame.
 
     Checks the partitions (:func:`check_partitions`) and that every label is finite (LightGBM
@@ -261,20 +253,11 @@ def dense_qid(frame: "dd.DataFrame", layout: PartitionLayout, qid_col: str = "qi
     return frame.map_partitions(_codes, meta=(qid_col, "int64"))
 
 
-def train_xgboost(
-    client: "Client",
-    frame: "dd.DataFrame",
-    objective: Any,
-    *,
-    objective_params: dict[str, Any] | None = None,
-    params: dict[str, Any] | None = None,
-    num_boost_round: int = 100,
-    label_col: str = "label",
-    qid_col: str = "qid",
-    feature_cols: Sequence[str] | None = None,
-    doc_col: str | None = None,
-    **train_kwargs: Any,
-) -> dict[str, Any]:
+def train_xgboost(client: "Client", frame: "dd.DataFrame", objective: Any, *,
+                  objective_params: dict[str, Any] | None = None, params: dict[str, Any] | None = None,
+                  num_boost_round: int = 100, label_col: str = "label", qid_col: str = "qid",
+                  feature_cols: Sequence[str] | None = None, doc_col: str | None = None,
+                  **train_kwargs: Any) -> dict[str, Any]:
     """``xgboost.dask.train`` with a boostplug objective (a name, or a ``Loss`` subclass or instance:
     as in :func:`train_lightgbm`) on a query-partitioned frame.
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..._core.early_stopping import BestRound
 from ...groups import group_ptr_from_qid
 from .._builders import builder_weights
 from .._metric_spec import MetricSpec
@@ -102,7 +103,7 @@ class _EarlyStopping:
     order = 30
 
     def __init__(self, spec: MetricSpec, valid: Part, rounds: int | None) -> None:
-        self.spec, self.valid, self.rounds = spec, valid, rounds
+        self.spec, self.valid = spec, valid
         self.gp = group_ptr_from_qid(valid.qid) if valid.n_rows else np.zeros(1, dtype=np.int64)
         # checked and reduced to one per query as the builders do (XGBoost's worker gets them through dmatrix)
         weights = builder_weights(valid.weight, self.gp, "LightGBM", per_query=True) if valid.n_rows else None
@@ -110,8 +111,7 @@ class _EarlyStopping:
         self.prepared = (spec.prepare(np.asarray(valid.y, dtype=np.float64).reshape(-1), self.gp, weights)
                          if valid.n_rows else None)
         self.scores = np.zeros(valid.n_rows)
-        self.history: list[float] = []
-        self.best = 0
+        self.rule = BestRound(rounds, spec.higher_is_better)
 
     def __call__(self, env: Any) -> None:
         import lightgbm as lgb
@@ -121,14 +121,9 @@ class _EarlyStopping:
             self.scores += env.model.predict(self.valid.X, start_iteration=env.iteration, num_iteration=1,
                                              raw_score=True, num_threads=1)
         local = np.zeros(2) if self.prepared is None else self.spec.sums(self.scores, self.prepared)
-        value = from_sums(allreduce(local))
-        self.history.append(value)
-        better = value > self.history[self.best] if self.spec.higher_is_better else value < self.history[self.best]
-        if better:
-            self.best = len(self.history) - 1
-        if self.rounds is not None and len(self.history) - 1 - self.best >= self.rounds:
-            raise lgb.callback.EarlyStopException(self.best, [("validation", self.spec.display_name,
-                                                               self.history[self.best], self.spec.higher_is_better)])
+        if self.rule.update(from_sums(allreduce(local))):  # no best round (all NaN): -1, every tree kept
+            raise lgb.callback.EarlyStopException(self.rule.best - 1, [("validation", self.spec.display_name,
+                                                                    self.rule.value, self.spec.higher_is_better)])
 
 
 def train_part(train: Part, params: dict[str, Any], objective: Any, num_boost_round: int, *, machines: str,

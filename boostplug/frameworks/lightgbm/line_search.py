@@ -145,13 +145,8 @@ def _prepare(dataset: Any, objective_params: dict[str, Any]) -> qbrank.QBRankObj
     return qbrank.QBRankObjective(labels, gp, weights=w, **objective_params)
 
 
-def _evaluate(
-    fevals: list[Callable[..., Any]],
-    scores: NDArray[np.float64],
-    dataset: Any,
-    name: str,
-    risk: float | None,
-) -> list[Any]:
+def _evaluate(fevals: list[Callable[..., Any]], scores: NDArray[np.float64], dataset: Any, name: str,
+              risk: float | None) -> list[Any]:
     import lightgbm as lgb
 
     res = [] if risk is None else [lgb.EvalResult(name, "qbrank_risk", risk, False)]
@@ -161,18 +156,11 @@ def _evaluate(
     return res
 
 
-def train_line_search(
-    params: dict[str, Any] | None,
-    train_set: Any,
-    num_boost_round: int = 100,
-    *,
-    objective_params: dict[str, Any] | None = None,
-    eta: float | None = None,
-    valid_sets: Sequence[Any] | None = None,
-    valid_names: Sequence[str] | None = None,
-    feval: Callable[..., Any] | Sequence[Callable[..., Any]] | None = None,
-    callbacks: Sequence[Callable[..., Any]] | None = None,
-) -> LineSearchResult:
+def train_line_search(params: dict[str, Any] | None, train_set: Any, num_boost_round: int = 100, *,
+                      objective_params: dict[str, Any] | None = None, eta: float | None = None,
+                      valid_sets: Sequence[Any] | None = None, valid_names: Sequence[str] | None = None,
+                      feval: Callable[..., Any] | Sequence[Callable[..., Any]] | None = None,
+                      callbacks: Sequence[Callable[..., Any]] | None = None) -> LineSearchResult:
     """Train LightGBM trees with QBRank and Algorithm 2's exact line search.
 
     Example:

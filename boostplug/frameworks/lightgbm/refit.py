@@ -120,18 +120,9 @@ def refit_leaves(booster: Any, train_set: Any, fobj: Callable[[NDArray, Any], tu
     return new
 
 
-def refit(
-    booster: Any,
-    data: Any,
-    label: ArrayLike | None = None,
-    *,
-    qid: ArrayLike | None = None,
-    group_ptr: ArrayLike | None = None,
-    weight: ArrayLike | None = None,
-    init_score: ArrayLike | None = None,
-    objective: Any = None,
-    decay_rate: float = 0.9,
-):
+def refit(booster: Any, data: Any, label: ArrayLike | None = None, *, qid: ArrayLike | None = None,
+          group_ptr: ArrayLike | None = None, weight: ArrayLike | None = None, init_score: ArrayLike | None = None,
+          objective: Any = None, decay_rate: float = 0.9):
     """What ``booster.refit(...)`` does, for models trained with a callable objective
     (LightGBM's own refit refuses them): a new Booster with every tree's structure kept and
     every leaf refitted on the new data, ``leaf = decay_rate * old + (1 - decay_rate) * new``.

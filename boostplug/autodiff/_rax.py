@@ -18,7 +18,7 @@ __all__ = ["from_rax", "from_rax_classes"]
 
 #: The classes :func:`from_rax` made, by class name: ``pickle`` finds them here (by reference, as
 #: any class), in a process that has made them (a worker imports the module that calls from_rax).
-from_rax_classes = SimpleNamespace()
+from_rax_classes = made = SimpleNamespace()  # made: the name pickles written before the rename look in
 
 
 def _rax_query(loss_fn: Callable[..., Any], names: tuple[str, ...], kwargs: Mapping[str, Any], scores: Any,

@@ -92,6 +92,12 @@ def test_a_rax_class_pickles_by_reference(data) -> None:
     np.testing.assert_array_equal(obj.grad_hess(scores)[0], RaxPoly1(labels, group_ptr, epsilon=2.0).grad_hess(scores)[0])
 
 
+def test_a_pickle_written_under_the_old_namespace_name_loads() -> None:
+    module, name = RaxPoly1.__module__.encode(), b"made.RaxPoly1"  # protocol 4's STACK_GLOBAL of module, name
+    old = b"\x80\x04\x8c" + bytes([len(module)]) + module + b"\x8c" + bytes([len(name)]) + name + b"\x93."
+    assert pickle.loads(old) is RaxPoly1
+
+
 @pytest.mark.parametrize("call, error, match", [
     (lambda: from_rax("listmle", name="x"), TypeError, "loss_fn must be a rax loss function, got 'listmle'"),
     (lambda: from_rax(rax.listmle_loss, name="Bad Name"), ValueError, "got 'Bad Name'"),

@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             bench("MQ2008 Fold1 train", train, args.rounds, args.threads, modes, args.compiles, script)
         else:
             print(f"MQ2008 not found at {MQ2008}: skipped")
-    if args.only == "ohsumed":  # OHSUMED Fold1 train (LETOR 3.0): 63 queries of up to 176 documents
+    if args.only == "ohsumed":  # OHSUMED Fold1 train (LETOR 3.0): 63 queries of up to 320 documents
         train, _, _ = bpdata.load_letor_folds(MQ2008.parent / "OHSUMED", "letor3")[0]
         bench("OHSUMED Fold1 train", train, args.rounds, args.threads, modes, args.compiles, script)
     if args.only in (None, "synthetic"):

@@ -179,6 +179,7 @@ class JaxLoss(RandomRounds, Loss):
         self._statics = tuple((i, v) for i, v in enumerate(values) if not isinstance(v, float))
         self._memory_checked: set[str] = set()
         self._checked = not self._batches  # no query to check
+        self._probe_keys: NDArray[np.uint64] | None = None  # the stochastic Hessian's, at its first round
 
     def _run(self, scores: NDArray[np.float64], what: str, batches: list[_Batch] | None = None) -> list[tuple[_Batch, Any]]:
         probes = self._probes() if what == "stochastic" else None
@@ -227,15 +228,18 @@ class JaxLoss(RandomRounds, Loss):
         return error
 
     def _probes(self) -> NDArray[np.float64]:
-        """The current round's Rademacher probes, ``(n_docs, PROBES)``: bits of a hash of the round, the query's
-        labels and the row's position in it (not where the query is in the data)."""
-        sizes = np.diff(self.group_ptr)
-        position = (np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)).astype(np.uint64)
+        """The current round's Rademacher probes, ``(n_docs, PROBES)``: bits of a hash of the round and of each row's
+        key (its query's labels and its position in it: not where the query is in the data), the keys made once."""
+        if self._probe_keys is None:
+            sizes = np.diff(self.group_ptr)
+            position = (np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)).astype(np.uint64)
+            with np.errstate(over="ignore"):
+                rows = _mix(self.labels.view(np.uint64) ^ _mix(position))
+                self._probe_keys = _mix(np.repeat(np.add.reduceat(np.append(rows, np.uint64(0)), self.group_ptr[:-1]),
+                                                  sizes) + position)
         with np.errstate(over="ignore"):
-            rows = _mix(self.labels.view(np.uint64) ^ _mix(position))
-            keys = _mix(np.repeat(np.add.reduceat(np.append(rows, np.uint64(0)), self.group_ptr[:-1]), sizes) + position)
             draws = _mix(np.uint64(self.current_round) + np.arange(1, PROBES + 1, dtype=np.uint64))
-            return (_mix(keys[:, None] ^ draws[None, :]) >> np.uint64(63)) * 2.0 - 1.0
+            return (_mix(self._probe_keys[:, None] ^ draws[None, :]) >> np.uint64(63)) * 2.0 - 1.0
 
     def _values(self, scores: NDArray[np.float64], out: list[tuple[_Batch, Any]]) -> float:
         """The weighted sum of the queries' losses ``out``; a :class:`NonFiniteError` naming the first non-finite."""

@@ -38,7 +38,8 @@ __all__ = ["fingerprint", "cached", "lightgbm_train", "disabled", "clear", "LIGH
 #: LightGBM parameters that Dataset construction does not read (``min_data_in_leaf`` is not one:
 #: the feature pre-filter reads it; see the module's docstring).
 LIGHTGBM_TREE_ONLY = frozenset({"learning_rate", "num_leaves", "lambda_l2", "feature_fraction",
-                                "min_sum_hessian_in_leaf", "objective"})
+                                "min_sum_hessian_in_leaf", "objective",
+                                "lambdarank_truncation_level", "sigmoid"})  # lambdarank's, searched by --tune
 #: Data parts (folds' training, validation and test parts) whose objects are kept at once.
 MAX_KEYS = 24
 #: LightGBM Datasets kept per data part and parameters (one per ``min_data_in_leaf`` seen).

@@ -85,6 +85,23 @@ def test_a_kept_lightgbm_dataset_trains_the_same_model_as_a_fresh_one(constructi
     assert 4 <= constructions["lightgbm"] <= 6 < len(levels)
 
 
+def test_lambdarank_trials_of_other_truncations_and_sigmoids_share_one_dataset(constructions) -> None:
+    d = _part_with_a_rare_feature()
+    losses = [{"lambdarank_truncation_level": 30, "sigmoid": 1.0}, {"lambdarank_truncation_level": 2147483647,
+              "sigmoid": 2.3}, {"lambdarank_truncation_level": 10, "sigmoid": 0.4}]
+
+    def model(loss: dict) -> str:
+        p = {**_params(20), **loss}
+        return fold_cache.lightgbm_train(p, d, lambda: bpl.dataset(d.X, d.y, group_ptr=d.group_ptr),
+                                         lambda ds: lgb.train(p, ds, 8)).model_to_string()
+
+    with fold_cache.disabled():
+        fresh = [model(loss) for loss in losses]
+    constructions["lightgbm"] = 0
+    assert [model(loss) for loss in losses] == fresh and len(set(fresh)) == 3
+    assert constructions["lightgbm"] == 1
+
+
 def test_a_dataset_binned_for_a_lower_min_data_in_leaf_would_train_another_model() -> None:
     # what the cache guards against: LightGBM accepts a raised min_data_in_leaf on a constructed
     # Dataset but keeps the features the lower one kept, so feature_fraction samples others

@@ -8,6 +8,7 @@ The command's jobs, one module each: its options and help texts (:mod:`.compare_
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 from dataclasses import replace
@@ -16,6 +17,7 @@ from typing import Any, Sequence
 
 from ..compare import CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, clicks, format_table, load_folds, run
 from ..compare.budget import check_budget
+from ..compare.cluster import connect, prepare
 from ..compare.data import data_files, file_digests, fold_count
 from ..compare.outdir import OutDir
 from ..compare.plugins import load_plugins, registered_here
@@ -63,6 +65,16 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> int:
+    with contextlib.ExitStack() as stack:
+        client = None
+        if options.scheduler is not None:  # before the data: an unreachable cluster or a worker refused, at once
+            with usage_errors():
+                client = stack.enter_context(connect(options.scheduler))
+                prepare(client)
+        return _compare_on(options, out, signals, client)
+
+
+def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, client: Any) -> int:
     record, runner, methods = options.record, options.runner, options.methods
     try:
         folds = load_folds(record.data, n_folds=record.kfold, select=record.folds, seed=record.seed,
@@ -102,16 +114,17 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
                      runs=[(m, i) for i, _ in folds for m in methods if (m, i) not in finished],
                      **({} if runner is None else {"method": runner.compare_method}))
     tuned = f", {record.tune} trial(s) per method and fold" if record.tune else ""
+    where = f"jobs {record.jobs}" if client is None else f"on a Dask cluster (--scheduler {options.scheduler})"
     print(f"boostplug compare: {len(methods)} method(s) x {len(folds)} fold(s) of {record.data}, up to "
           f"{record.rounds} rounds, round chosen on validation {record.early_stopping_metric}{tuned}, "
-          f"jobs {record.jobs}", file=sys.stderr)
+          f"{where}", file=sys.stderr)
     if runner is not None:
         print(f"boostplug compare: {runner.describe()}", file=sys.stderr)
     results = run(methods, folds, rounds=record.rounds, metric=record.early_stopping_metric,
                   tree_params=options.tree_params, seed=record.seed, jobs=record.jobs, threads=record.threads,
                   conventions=options.conventions,
                   tune=record.tune, done=done, on_trained=signals.hold,  # from here a signal waits for the writing
-                  runner=runner, isolated=in_workers(),
+                  runner=runner, isolated=in_workers(), client=client,
                   progress=options.progress and sys.stderr.isatty(),
                   log=options.progress and not sys.stderr.isatty())
     failed = 1 if results.failures else 0
@@ -120,6 +133,7 @@ def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> i
         report_failures(results.failures, None)
         print("boostplug compare: no method finished", file=sys.stderr)
         return stopped if results.interrupted else 1
+    record = replace(record, cluster=results.cluster)
     baseline = options.baseline if options.baseline in {r.method for r in results} else results[0].method
     print(format_table(results, baseline, wide=options.wide))
     print()

@@ -20,7 +20,7 @@ __all__ = ["CONFIG_KEYS", "defer_defaults", "load_config", "option_name", "resol
 #: ``--config`` keys -> the option (``dest``) each sets; a flag given on the command line wins.
 CONFIG_KEYS = {"data": "data", "methods": "methods", "frameworks": "frameworks", "folds": "folds", "kfold": "kfold",
                "rounds": "rounds", "select": "early_stopping_metric", "early_stopping_metric": "early_stopping_metric",
-               "seed": "seed", "tune": "tune", "jobs": "jobs", "threads": "threads", "baseline": "baseline",
+               "seed": "seed", "tune": "tune", "jobs": "jobs", "scheduler": "scheduler", "threads": "threads", "baseline": "baseline",
                "tree_params": "param", "import": "imports", "metrics": "metrics", "max_grade": "max_grade"}
 _BUILTIN_DEFAULTS: dict[str, Any] = {"methods": "default", "early_stopping_metric": "ndcg@10", "tune": 0}
 

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 from .._extras import installed
 from .._validation import INT64_MAX, check_rounds, did_you_mean
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, clicks, method_names
+from ..compare.cluster import parse_scheduler
 from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric
 from ..compare.method_specs import split_specs
@@ -46,6 +47,8 @@ class CompareOptions:
     #: the wide table (``--wide``) and the significance level of the verdict (``--alpha``)
     wide: bool = False
     alpha: float = 0.05
+    #: ``--scheduler``: a Dask scheduler's address or ``local:N``; None: local processes (``--jobs``)
+    scheduler: str | None = None
 
 
 def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
@@ -60,7 +63,8 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
         except (ValueError, TypeError) as e:
             raise UsageError(f"--methods: {e}") from None
     tree_params = {**values.get("config_tree_params", {}), **parse_params(values["param"])}  # --param wins
-    threads = _check_values(values)
+    scheduler = _scheduler(values)
+    threads = _check_values(values, scheduler)
     baseline = values["baseline"] or (("lambdarank" if "lambdarank" in methods else methods[0]) if runner is None else
                                       clicks.default_baseline(methods))
     if baseline not in methods:
@@ -76,7 +80,20 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
                           conventions=parse_conventions(values), runner=runner, out=values["out"],
                           overwrite=values["overwrite"], resume=values["resume"], plots=plots,
                           progress=not values["no_progress"], wide=bool(values.get("wide")),
-                          alpha=_alpha(values.get("alpha", 0.05)))
+                          alpha=_alpha(values.get("alpha", 0.05)), scheduler=scheduler)
+
+
+def _scheduler(values: dict[str, Any]) -> str | None:
+    """``--scheduler``'s text, checked (:func:`~boostplug.compare.cluster.parse_scheduler`; not beside ``--jobs N>1``)."""
+    text = values.get("scheduler")
+    if text is None:
+        return None
+    if values["jobs"] != 1:
+        raise UsageError(f"--scheduler {text} and --jobs {values['jobs']}: give one (--jobs runs local processes, "
+                         "--scheduler a Dask cluster's workers)")
+    with usage_errors():
+        parse_scheduler(text)
+    return str(text).strip()
 
 
 def _alpha(value: float) -> float:
@@ -188,7 +205,7 @@ def parse_conventions(values: dict[str, Any]) -> Conventions:
         return make_conventions(values.get("protocol") or "library", **given)
 
 
-def _check_values(values: dict[str, Any]) -> int:
+def _check_values(values: dict[str, Any], scheduler: str | None = None) -> int:
     """Check rounds, seed, jobs, kfold, tune and the selection metric; returns ``--threads`` as a number.
     A value from ``--config`` is named by the file and its key (:func:`.compare_config.option_name`)."""
     def name(dest: str, flag: str) -> str:
@@ -202,7 +219,11 @@ def _check_values(values: dict[str, Any]) -> int:
     if values["jobs"] < 1:
         raise UsageError(f"{name('jobs', '--jobs')} must be >= 1, got {values['jobs']}")
     _check_at_most(name("jobs", "--jobs"), values["jobs"], max_parallel())
-    threads = parse_threads(values["threads"], values["jobs"], name("threads", "--threads"))
+    # --threads auto: this machine's cores / its jobs or local:N workers; 1 on a remote cluster (not our cores)
+    workers = values["jobs"] if scheduler is None else parse_scheduler(scheduler)
+    remote = isinstance(workers, str)
+    threads = 1 if remote and str(values["threads"]).strip().lower() == "auto" else parse_threads(
+        values["threads"], 1 if remote else workers, name("threads", "--threads"))
     if values["kfold"] < 2:
         raise UsageError(f"{name('kfold', '--kfold')} must be >= 2, got {values['kfold']}")
     if values["tune"] < 0:

@@ -111,12 +111,14 @@ def _attempt(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], pro
 class Results(list):
     """The list of :class:`Result` that :func:`run` returns; ``interrupted`` is True after Ctrl-C,
     ``failures`` lists the runs that raised (:class:`Failure`), ``methods`` the methods asked,
-    ``conventions`` the metric conventions of every value in it."""
+    ``conventions`` the metric conventions of every value in it, ``cluster`` the record of a
+    Dask cluster's runs."""
 
     def __init__(self, items: Sequence[Result] = (), *, interrupted: bool = False,
                  failures: Sequence[Failure] = (), methods: Sequence[str] = (),
-                 conventions: Conventions | None = None) -> None:
+                 conventions: Conventions | None = None, cluster: dict[str, Any] | None = None) -> None:
         super().__init__(items)
+        self.cluster = cluster  # where a cluster's runs trained (.cluster.run_tasks), None without one
         self.conventions = conventions or Conventions()
         self.interrupted = interrupted
         self.failures = list(failures)
@@ -127,7 +129,8 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         tree_params: dict[str, Any] | None = None, seed: int = 0, jobs: int = 1, threads: int | None = None,
         progress: bool = False, log: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
         conventions: Conventions | None = None, done: Sequence[Result] = (),
-        on_trained: Callable[[], None] | None = None, runner: Any = None, isolated: bool = False) -> Results:
+        on_trained: Callable[[], None] | None = None, runner: Any = None, isolated: bool = False,
+        client: Any = None) -> Results:
     """Every method on every ``(fold_index, (train, vali, test))``, every metric under
     ``conventions`` (:mod:`.conventions`; default the library's).
 
@@ -149,13 +152,17 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     too, where a signal ends a run at once, even inside a compiled kernel that never returns to
     Python (in this process such a kernel never lets a signal handler run); its progress bars go
     to the worker's stderr. Without it, ``jobs=1`` trains in this process: a debugger reaches
-    the training, and objectives registered only here train.
+    the training, and objectives registered only here train. ``client``: a ``distributed.Client``
+    whose cluster runs each (method, fold) as one task (:mod:`.cluster`; ``jobs`` must be 1 then,
+    ``threads`` default 1), with the same results as here.
     """
     for name in methods:
         # fail on a bad name, setting or tree parameter before any training
         (get_method if runner is None else runner.check)(name)
     check_tree_params(tree_params or {})
     check_parallel(jobs, threads)
+    if client is not None and jobs != 1:
+        raise ValueError(f"give jobs (local processes, {jobs}) or client (a Dask cluster), not both")
     if isinstance(tune, bool) or not isinstance(tune, (int, np.integer)) or tune < 0:
         raise ValueError(f"tune must be an integer >= 0 (trials per method and fold), got {tune!r}")
     if tune:
@@ -163,7 +170,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     if conventions is not None and not isinstance(conventions, Conventions):
         raise TypeError(f"conventions must be a boostplug.compare.Conventions, got {type(conventions).__name__}")
     conv = conventions or Conventions()
-    n_threads = threads if threads is not None else threads_per_job(jobs)
+    n_threads = threads if threads is not None else 1 if client is not None else threads_per_job(jobs)
     kwargs = {"rounds": rounds, "metric": metric, "tree_params": tree_params, "seed": seed, "threads": n_threads,
               "tune": int(tune), "conventions": conv, **({} if runner is None else {"runner": runner})}
     finished = {(r.method, r.fold) for r in done}
@@ -173,8 +180,9 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     results: list[Result] = []
     failures: list[Failure] = []
     interrupted = False
+    cluster: dict[str, Any] = {}
 
-    bars = progress and jobs == 1  # one run at a time: a bar per run, else a line per finished run
+    bars = progress and jobs == 1 and client is None  # one run at a time: a bar per run, else a line per finished run
     lines = log or (progress and not bars)
 
     def record(outcome: Result | Failure) -> None:
@@ -187,7 +195,12 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
 
     trained = on_trained or (lambda: None)
     try:
-        if jobs == 1 and not isolated:
+        if client is not None:
+            from .cluster import run_tasks
+
+            run_tasks(client, tasks, kwargs, _attempt, _failure, record,
+                      lambda text: stream.write(f"boostplug compare: {text}\n"), cluster)
+        elif jobs == 1 and not isolated:
             for name, i, fold in tasks:
                 record(_attempt(name, i, fold, kwargs, progress, stream))
         else:
@@ -201,7 +214,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     results += [r for r in done if r.method in order]
     return Results(sorted(results, key=lambda r: (r.fold, order[r.method])), interrupted=interrupted,
                    failures=sorted(failures, key=lambda f: (f.fold, order[f.method])), methods=methods,
-                   conventions=conv)
+                   conventions=conv, cluster=cluster or None)
 
 
 def _log_done(r: Result | Failure, done: int, total: int, stream: TextIO, newline: bool = False) -> None:

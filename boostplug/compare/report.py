@@ -462,6 +462,7 @@ def _provenance(record: RunRecord) -> dict[str, Any]:
         "seeds": {"splits_and_training": record.seed, "bootstrap": BOOTSTRAP_SEED},
         "data_sha256": record.data_sha256,
         **({"earlier_runs": record.earlier_runs} if record.earlier_runs else {}),
+        **({"cluster": record.cluster} if record.cluster else {}),
     }
 
 

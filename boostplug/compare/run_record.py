@@ -38,6 +38,8 @@ class RunRecord:
     data_sha256: dict[str, str] = field(default_factory=dict)
     #: the provenance of the runs a resumed run continues, oldest first
     earlier_runs: list[dict[str, Any]] = field(default_factory=list)
+    #: where a Dask cluster trained the runs (:mod:`.cluster`), None without one
+    cluster: dict[str, Any] | None = None
 
     def settings(self) -> dict[str, Any]:
         """results.json's ``settings``: paths as text; no ``clicks_protocol`` without clicks."""
@@ -51,4 +53,5 @@ class RunRecord:
 
 
 #: The results.json ``settings`` keys, in the file's order (``clicks_protocol`` only with ``--clicks``).
-RECORDED_SETTINGS = tuple(f.name for f in fields(RunRecord) if f.name not in ("argv", "data_sha256", "earlier_runs"))
+RECORDED_SETTINGS = tuple(f.name for f in fields(RunRecord)
+                          if f.name not in ("argv", "data_sha256", "earlier_runs", "cluster"))

@@ -1,0 +1,207 @@
+"""A comparison's runs on a Dask cluster (``boostplug compare --scheduler``, ``run(client=...)``).
+
+Each (method, fold) run, with its whole ``--tune`` search, is one Dask task; Dask schedules them,
+and runs a task again on another worker when the one running it dies. The folds are scattered once
+to every worker; before anything is sent, every worker's versions are checked against this process's
+and the ``--import`` modules are loaded on each (a worker plugin: a worker that joins or restarts
+later loads them too). Ctrl-C cancels the tasks not finished and keeps the finished runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import platform
+import time
+import uuid
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from .data import Fold
+from .execution import max_parallel
+from .plugins import load_plugins, loaded_plugins, registered_here
+
+try:
+    from distributed import WorkerPlugin
+except ImportError:  # the dask extra is not installed: connect() says so
+    WorkerPlugin = object
+
+__all__ = ["PACKAGES", "LOCAL", "WAIT_SECONDS", "parse_scheduler", "connect", "prepare", "versions", "run_tasks"]
+
+#: What must be the same on every worker as here, or a run would not be the one asked for.
+PACKAGES = ("python", "boostplug", "lightgbm", "xgboost", "catboost", "numpy", "numba")
+#: ``--scheduler local:N``: a LocalCluster of N worker processes, started and closed by the command.
+LOCAL = "local:"
+#: How long to wait for a reachable scheduler's first worker, and for an unreachable scheduler.
+WAIT_SECONDS = 30.0
+
+
+def parse_scheduler(text: str, cores: int | None = None) -> str | int:
+    """``"local:N"`` -> N (1 to 4 x the cores); an address (``tcp://host:8786``, ``host:8786``) as given.
+    ``ValueError`` naming the value otherwise."""
+    text = str(text).strip()
+    if not text.startswith(LOCAL):
+        if not text or any(c.isspace() for c in text):
+            raise ValueError(f"--scheduler {text!r}: give a Dask scheduler's address (tcp://host:8786) or local:N")
+        return text
+    n = text[len(LOCAL):]
+    limit = max_parallel(cores)
+    if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= limit:
+        raise ValueError(f"--scheduler {text!r}: local:N takes N worker processes, a whole number from 1 to {limit} "
+                         f"(4 x the {cores or os.cpu_count() or 1} cores)")
+    return int(n)
+
+
+@contextlib.contextmanager
+def connect(scheduler: str, wait: float | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` of ``scheduler`` (an address, or ``local:N``: a LocalCluster of N
+    single-threaded worker processes, closed on exit). ``ValueError`` in one line for a bad value, a
+    scheduler that cannot be reached, or one that no worker joins within ``wait`` seconds (default
+    :data:`WAIT_SECONDS`)."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ValueError('--scheduler needs Dask\'s distributed: pip install "boostplug[dask]"') from None
+    spec, wait = parse_scheduler(scheduler), WAIT_SECONDS if wait is None else wait
+    with contextlib.ExitStack() as stack:
+        if isinstance(spec, int):
+            cluster = stack.enter_context(LocalCluster(n_workers=spec, threads_per_worker=1, processes=True,
+                                                       dashboard_address=None))
+            client = stack.enter_context(Client(cluster))
+        else:
+            try:
+                client = stack.enter_context(Client(spec, timeout=wait))
+            except (OSError, TimeoutError, ValueError) as e:
+                raise ValueError(f"--scheduler {spec}: no Dask scheduler answers there ({type(e).__name__}); "
+                                 "check that 'dask scheduler' runs at that address and its port is reachable "
+                                 "from here") from None
+        try:
+            client.wait_for_workers(1, timeout=wait)
+        except TimeoutError:
+            raise ValueError(f"--scheduler {spec}: the scheduler has no worker after {wait:g} s; start some with "
+                             f"'dask worker {client.scheduler.address}'") from None
+        yield client
+
+
+def versions() -> dict[str, str | None]:
+    """This process's :data:`PACKAGES` (None: not installed); boostplug's with a digest of its
+    source files, so that two checkouts of one version number are told apart."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in PACKAGES[1:]:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    out["boostplug"] = f"{out['boostplug']}+{_source_digest()}"
+    return out
+
+
+def _source_digest() -> str:
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def prepare(client: Any) -> list[str]:
+    """Check ``client``'s workers and load the ``--import`` modules on each; returns their addresses.
+    ``ValueError`` before anything is sent: an objective registered only in this process, a worker
+    whose :func:`versions` differ (naming it, the package and both versions), an import that fails there."""
+    here = registered_here()
+    if here:
+        raise ValueError(f"objective(s) {', '.join(here)} are registered in this process only, which a cluster's "
+                         "workers never see: put them in a module or .py file and name it with --import")
+    workers = _check_versions(client)
+    client.register_plugin(_Imports(loaded_plugins()), name=_Imports.name)
+    return workers
+
+
+def _check_versions(client: Any) -> list[str]:
+    here = versions()
+    there = client.run(versions)
+    for address, theirs in sorted(there.items()):
+        for package in PACKAGES:
+            if theirs.get(package) != here[package]:
+                raise ValueError(f"worker {address} has {package} {theirs.get(package) or 'not installed'}, this "
+                                 f"process {here[package] or 'not installed'}: every worker must run the same "
+                                 "versions (a run would not be the one asked for)")
+    return sorted(there)
+
+
+class _Imports(WorkerPlugin):  # type: ignore[misc,valid-type]
+    """The worker plugin that imports the ``--import`` modules and files on every worker (a file must
+    be at the same path there, with the same content)."""
+
+    name = "boostplug-compare-imports"
+
+    def __init__(self, specs: Sequence[str]) -> None:
+        self.specs = list(specs)
+        self.digests = {s: hashlib.sha256(Path(s).read_bytes()).hexdigest() for s in specs if Path(s).is_file()}
+
+    def setup(self, worker: Any) -> None:
+        for spec, digest in self.digests.items():
+            try:
+                same = hashlib.sha256(Path(spec).read_bytes()).hexdigest() == digest
+            except OSError:
+                raise ValueError(f"worker {worker.address}: --import {spec}: no such file there; put it where "
+                                 "every worker reads it, or install it as a module") from None
+            if not same:
+                raise ValueError(f"worker {worker.address}: --import {spec} differs from this process's file")
+        try:
+            load_plugins(self.specs)
+        except ValueError as e:
+            raise ValueError(f"worker {worker.address}: {e}") from None
+
+
+def _task(attempt: Callable[..., Any], name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Any:
+    """One run on a worker; a finished run records the worker's address."""
+    from distributed import get_worker
+
+    outcome = attempt(name, fold_index, fold, kwargs)
+    if hasattr(outcome, "info"):
+        outcome.info = {**outcome.info, "worker": get_worker().address}
+    return outcome
+
+
+def run_tasks(client: Any, tasks: Sequence[tuple[str, int, Fold]], kwargs: dict[str, Any],
+              attempt: Callable[..., Any], failure: Callable[[str, int, BaseException], Any],
+              record: Callable[[Any], None], say: Callable[[str], None], cluster: dict[str, Any]) -> None:
+    """Every ``(method, fold_index, fold)`` of ``tasks`` as one task on ``client``'s cluster; each
+    outcome (``attempt``'s, or ``failure``'s for a task Dask gave up on) goes to ``record`` as it
+    arrives. ``cluster`` receives the run's record (results.json's ``provenance.cluster``), also when
+    interrupted. Ctrl-C cancels the tasks not finished and raises on, the finished ones recorded."""
+    from distributed import as_completed
+
+    workers = prepare(client)
+    say(f"the Dask cluster at {client.scheduler.address}: {len(workers)} worker(s)")
+    started = time.perf_counter()
+    folds = {i: f for _, i, f in tasks}
+    scattered = {i: client.scatter([fold], broadcast=True, hash=False)[0] for i, fold in folds.items()}
+    cluster.update(scheduler=client.scheduler.address, workers=workers, data="scattered to every worker",
+                   bytes_scattered=sum(_nbytes(fold) for fold in folds.values()) * len(workers))
+    token = uuid.uuid4().hex[:8]
+    pending = {client.submit(_task, attempt, n, i, scattered[i], kwargs, pure=False,
+                             key=f"boostplug-compare-{token}-{n}-fold{i + 1}"): (n, i) for n, i, _ in tasks}
+    try:
+        for future in as_completed(list(pending)):
+            name, i = pending.pop(future)
+            exc = future.exception()
+            record(failure(name, i, exc) if exc is not None else future.result())
+            future.release()
+    except BaseException:
+        client.cancel(list(pending), force=True)
+        raise
+    finally:
+        for future in scattered.values():
+            future.release()
+        cluster["seconds"] = round(time.perf_counter() - started, 3)
+
+
+def _nbytes(fold: Fold) -> int:
+    """What one copy of a fold weighs on the wire (its arrays)."""
+    import pickle
+
+    return len(pickle.dumps(fold, protocol=pickle.HIGHEST_PROTOCOL))

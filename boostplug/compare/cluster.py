@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import os
 import platform
 import time
@@ -67,8 +68,10 @@ def connect(scheduler: str, wait: float | None = None) -> Iterator[Any]:
     spec, wait = parse_scheduler(scheduler), WAIT_SECONDS if wait is None else wait
     with contextlib.ExitStack() as stack:
         if isinstance(spec, int):
-            cluster = stack.enter_context(LocalCluster(n_workers=spec, threads_per_worker=1, processes=True,
-                                                       dashboard_address=None))
+            # on loopback; no dashboard, and the scheduler's HTTP routes on a free port (8787 may be taken)
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=spec, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}))
             client = stack.enter_context(Client(cluster))
         else:
             try:
@@ -131,29 +134,49 @@ def _check_versions(client: Any) -> list[str]:
     return sorted(there)
 
 
+def _digest(spec: str) -> str | None:
+    """SHA-256 of an ``--import``'s source: the file, or the module's (None: not found here)."""
+    path = Path(spec)
+    if not path.is_file():
+        try:
+            found = importlib.util.find_spec(spec)
+        except (ImportError, ValueError):
+            found = None
+        path = Path(found.origin) if found is not None and found.origin and found.has_location else None
+    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+#: On a worker: the source digest of each ``--import`` this process imported (Python imports it once).
+_IMPORTED: dict[str, str | None] = {}
+
+
 class _Imports(WorkerPlugin):  # type: ignore[misc,valid-type]
-    """The worker plugin that imports the ``--import`` modules and files on every worker (a file must
-    be at the same path there, with the same content)."""
+    """The worker plugin that imports the ``--import`` modules and files on every worker: each must be
+    there with the same source as here, and not an earlier version of it imported by that process."""
 
     name = "boostplug-compare-imports"
 
     def __init__(self, specs: Sequence[str]) -> None:
-        self.specs = list(specs)
-        self.digests = {s: hashlib.sha256(Path(s).read_bytes()).hexdigest() for s in specs if Path(s).is_file()}
+        self.digests = {spec: _digest(spec) for spec in specs}
 
     def setup(self, worker: Any) -> None:
         for spec, digest in self.digests.items():
-            try:
-                same = hashlib.sha256(Path(spec).read_bytes()).hexdigest() == digest
-            except OSError:
-                raise ValueError(f"worker {worker.address}: --import {spec}: no such file there; put it where "
-                                 "every worker reads it, or install it as a module") from None
-            if not same:
-                raise ValueError(f"worker {worker.address}: --import {spec} differs from this process's file")
+            there = _digest(spec)
+            if there != digest:
+                raise ValueError(f"worker {worker.address}: --import {spec}: " + (
+                    "not found there; put it where every worker reads it, or install it there" if there is None
+                    else "its source differs from this process's"))
+            if _IMPORTED.setdefault(spec, digest) != digest:
+                raise ValueError(f"worker {worker.address} imported an earlier version of --import {spec}; restart "
+                                 "the workers to load this one (Python imports a module once per process)")
         try:
-            load_plugins(self.specs)
+            load_plugins(list(self.digests))
         except ValueError as e:
             raise ValueError(f"worker {worker.address}: {e}") from None
+
+
+def _held(fold: Fold) -> Fold:
+    return fold
 
 
 def _task(attempt: Callable[..., Any], name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Any:
@@ -173,29 +196,49 @@ def run_tasks(client: Any, tasks: Sequence[tuple[str, int, Fold]], kwargs: dict[
     outcome (``attempt``'s, or ``failure``'s for a task Dask gave up on) goes to ``record`` as it
     arrives. ``cluster`` receives the run's record (results.json's ``provenance.cluster``), also when
     interrupted. Ctrl-C cancels the tasks not finished and raises on, the finished ones recorded."""
+    import dask
     from distributed import as_completed
 
     workers = prepare(client)
     say(f"the Dask cluster at {client.scheduler.address}: {len(workers)} worker(s)")
     started = time.perf_counter()
     folds = {i: f for _, i, f in tasks}
-    scattered = {i: client.scatter([fold], broadcast=True, hash=False)[0] for i, fold in folds.items()}
-    cluster.update(scheduler=client.scheduler.address, workers=workers, data="scattered to every worker",
-                   bytes_scattered=sum(_nbytes(fold) for fold in folds.values()) * len(workers))
     token = uuid.uuid4().hex[:8]
-    pending = {client.submit(_task, attempt, n, i, scattered[i], kwargs, pure=False,
-                             key=f"boostplug-compare-{token}-{n}-fold{i + 1}"): (n, i) for n, i, _ in tasks}
+    # Each fold is a task of its own whose result is the fold: sent once to the scheduler, fetched once by
+    # each worker that trains on it, and made again from the scheduler's copy should every worker holding
+    # it die (data scattered to the workers would be lost then, and every run waiting for it with it).
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 TiB"}):  # the data, on purpose
+        held = {i: client.submit(_held, fold, pure=False, key=f"boostplug-compare-{token}-fold{i + 1}")
+                for i, fold in folds.items()}
+    cluster.update(scheduler=client.scheduler.address, workers=workers,
+                   data="each fold sent once to the scheduler, fetched once by each worker that trains on it",
+                   fold_bytes=sum(_nbytes(fold) for fold in folds.values()))
+    waiting, pending, finished = [(n, i) for n, i, _ in reversed(tasks)], {}, as_completed()
+
+    def submit() -> None:
+        # No more tasks out than the workers' threads: Dask blames every task assigned to a worker that
+        # dies, also one queued there behind the one that killed it, and gives a task up after its
+        # allowed failures; fewer tasks queued, fewer runs taken down with a method that kills workers.
+        while waiting and len(pending) < max(1, sum(client.nthreads().values())):
+            n, i = waiting.pop()
+            future = client.submit(_task, attempt, n, i, held[i], kwargs, pure=False,
+                                   key=f"boostplug-compare-{token}-{n}-fold{i + 1}")
+            pending[future] = (n, i)
+            finished.add(future)
+
     try:
-        for future in as_completed(list(pending)):
+        submit()
+        for future in finished:
             name, i = pending.pop(future)
             exc = future.exception()
             record(failure(name, i, exc) if exc is not None else future.result())
             future.release()
+            submit()
     except BaseException:
         client.cancel(list(pending), force=True)
         raise
     finally:
-        for future in scattered.values():
+        for future in held.values():
             future.release()
         cluster["seconds"] = round(time.perf_counter() - started, 3)
 

@@ -13,26 +13,22 @@ import contextlib
 import hashlib
 import importlib.util
 import os
-import platform
 import time
 import uuid
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from .data import Fold
 from .execution import max_parallel
 from .plugins import load_plugins, loaded_plugins, registered_here
+from .run_record import versions
 
 try:
     from distributed import WorkerPlugin
 except ImportError:  # the dask extra is not installed: connect() says so
     WorkerPlugin = object
 
-__all__ = ["PACKAGES", "LOCAL", "WAIT_SECONDS", "parse_scheduler", "connect", "prepare", "versions", "run_tasks"]
-
-#: What must be the same on every worker as here, or a run would not be the one asked for.
-PACKAGES = ("python", "boostplug", "lightgbm", "xgboost", "catboost", "numpy", "numba")
+__all__ = ["LOCAL", "WAIT_SECONDS", "parse_scheduler", "connect", "prepare", "run_tasks"]
 #: ``--scheduler local:N``: a LocalCluster of N worker processes, started and closed by the command.
 LOCAL = "local:"
 #: How long to wait for a reachable scheduler's first worker, and for an unreachable scheduler.
@@ -88,27 +84,6 @@ def connect(scheduler: str, wait: float | None = None) -> Iterator[Any]:
         yield client
 
 
-def versions() -> dict[str, str | None]:
-    """This process's :data:`PACKAGES` (None: not installed); boostplug's with a digest of its
-    source files, so that two checkouts of one version number are told apart."""
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for dist in PACKAGES[1:]:
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    out["boostplug"] = f"{out['boostplug']}+{_source_digest()}"
-    return out
-
-
-def _source_digest() -> str:
-    digest = hashlib.sha256()
-    root = Path(__file__).resolve().parents[1]
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:12]
-
-
 def prepare(client: Any) -> list[str]:
     """Check ``client``'s workers and load the ``--import`` modules on each; returns their addresses.
     ``ValueError`` before anything is sent: an objective registered only in this process, a worker
@@ -126,7 +101,7 @@ def _check_versions(client: Any) -> list[str]:
     here = versions()
     there = client.run(versions)
     for address, theirs in sorted(there.items()):
-        for package in PACKAGES:
+        for package in here:
             if theirs.get(package) != here[package]:
                 raise ValueError(f"worker {address} has {package} {theirs.get(package) or 'not installed'}, this "
                                  f"process {here[package] or 'not installed'}: every worker must run the same "

@@ -8,7 +8,6 @@ import json
 import platform
 import sys
 import textwrap
-from importlib import metadata
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -25,7 +24,7 @@ from .methods import get_method, pair_rule
 from .plots import write_plots
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result, reported_metrics
 from .results_schema import with_digests
-from .run_record import RunRecord
+from .run_record import RunRecord, versions
 from .search_spaces import TREE_SPACE
 from .stats import BootstrapCI
 
@@ -448,17 +447,12 @@ def _bootstrap_json(cis: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def _provenance(record: RunRecord) -> dict[str, Any]:
     """What reproduces the run: the command line, the versions, the seeds, a SHA-256 per data file read."""
-    versions = {}
-    for dist in ("boostplug", "lightgbm", "xgboost", "numpy", "scipy", "scikit-learn", "numba"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = None
+    packages = versions()
     return {
         "argv": ["boostplug", *record.argv] if record.argv is not None else list(sys.argv),
-        "python": platform.python_version(),
+        "python": packages.pop("python"),
         "platform": platform.platform(),
-        "versions": versions,
+        "versions": packages,
         "seeds": {"splits_and_training": record.seed, "bootstrap": BOOTSTRAP_SEED},
         "data_sha256": record.data_sha256,
         **({"earlier_runs": record.earlier_runs} if record.earlier_runs else {}),

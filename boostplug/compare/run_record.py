@@ -4,11 +4,34 @@ the earlier runs a resumed run continues)."""
 
 from __future__ import annotations
 
+import hashlib
+import platform
 from dataclasses import dataclass, field, fields
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RunRecord", "RECORDED_SETTINGS"]
+__all__ = ["RunRecord", "RECORDED_SETTINGS", "PACKAGES", "versions"]
+
+#: What a run records the versions of, and what every worker of a cluster must share with its client.
+PACKAGES = ("boostplug", "lightgbm", "xgboost", "catboost", "numpy", "scipy", "scikit-learn", "numba")
+
+
+def versions() -> dict[str, str | None]:
+    """Python's and :data:`PACKAGES`' versions in this process (None: not installed); boostplug's with
+    a digest of its source files, so that two checkouts of one version number are told apart."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in PACKAGES:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    out["boostplug"] = f"{out['boostplug']}+{digest.hexdigest()[:12]}"
+    return out
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ pytest.importorskip("distributed")
 
 from boostplug import compare  # noqa: E402
 from boostplug.cli import main  # noqa: E402
-from boostplug.compare import cluster  # noqa: E402
+from boostplug.compare import cluster, run_record  # noqa: E402
 
 pytestmark = [pytest.mark.dask, pytest.mark.slow]
 
@@ -224,7 +224,7 @@ def test_a_worker_of_other_versions_is_refused(client) -> None:
     address = sorted(client.scheduler_info()["workers"])[0]
 
     def patch(wrong: bool) -> None:
-        from boostplug.compare import cluster as there
+        from boostplug.compare import run_record as there
 
         if wrong:
             there._real_versions = getattr(there, "_real_versions", there.versions)
@@ -238,7 +238,7 @@ def test_a_worker_of_other_versions_is_refused(client) -> None:
             compare.run(["lambdarank"], compare.load_folds("example"), rounds=3, client=client)
     finally:
         client.run(patch, False, workers=[address])
-    here = cluster.versions()["lightgbm"]
+    here = run_record.versions()["lightgbm"]
     assert f"worker {address} has lightgbm 0.0.1, this process {here}" in str(e.value)
 
 

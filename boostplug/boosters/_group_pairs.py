@@ -293,7 +293,7 @@ class GroupPairs:
         """A new member ``h`` of ``S_t``: each group splits by ``h`` (ids stay ordered by query).
         ``eta``: the weights of the members with the new one last, when the kept ``ell`` is that of
         the members before it (then it is carried over, else recomputed by :meth:`refresh`)."""
-        self._drop_weights()
+        self.Dp = self.DpT = None  # released before they are rebuilt: the memory guard counts one of each
         self.gid, child, _, _ = _split_groups(self.gid, h.astype(np.int64), self.gq.shape[0])
         parent, bit = np.nonzero(child >= 0)        # of each new group, in the order of their ids
         parent, bit = np.ascontiguousarray(parent), bit.astype(np.int8)    # _block_ell compiled once (C layout)
@@ -309,10 +309,6 @@ class GroupPairs:
         else:
             self.ell, self.ell_eta = None, None
 
-    def _drop_weights(self) -> None:
-        """Release ``Dp`` and its transpose before they are rebuilt (the memory guard counts one of each)."""
-        self.Dp = self.DpT = None
-
     def sync(self, members: list[tuple[int, int]], eta: NDArray[np.float64]) -> None:
         """Follow ``S_t`` (members appended since the last call split the groups) and ``eta``."""
         eta = np.ascontiguousarray(eta, dtype=np.float64)
@@ -326,7 +322,7 @@ class GroupPairs:
     def refresh(self, eta: NDArray[np.float64]) -> None:
         """``Dp`` (and its transpose, the per-level side sums and ``log E2``) for weights ``eta``."""
         eta = np.ascontiguousarray(eta, dtype=np.float64)
-        self._drop_weights()
+        self.Dp = self.DpT = None
         if self.ell_eta is None or not np.array_equal(self.ell_eta, eta):
             self.ell = None
             self.ell = _block_ell(self.gstart, self.boff, self.sig, eta, np.asarray(ln_cosh(eta), dtype=np.float64),

@@ -161,12 +161,6 @@ def _check_ranker(r: Any, where: str, n_features: int) -> None:
             raise _Bad(f"{where}.{flag} must be true or false, got {_kind(r[flag])} ({r[flag]!r})")
 
 
-def _check_params(klass: type, params: dict[str, Any]) -> None:
-    unknown = sorted(set(params) - set(klass._get_param_names()))
-    if unknown:
-        raise _Bad(f"params has keys {unknown} that {klass.__name__} does not take")
-
-
 def _check_fitted_extras(fitted: dict[str, Any], n_features: int) -> None:
     """The extras RankBoost writes (the only class that has any)."""
     if fitted.get("span_size_") is not None:   # None: Rb-d/Rb-c fitted without the E2 record
@@ -244,7 +238,9 @@ def _build(d: Any, expect: type | None, source: str) -> Any:
     if expect is not None and klass is not expect:
         raise ValueError(f"{source} holds a {name}, not a {expect.__name__}")
     try:
-        _check_params(klass, d["params"])
+        unknown = sorted(set(d["params"]) - set(klass._get_param_names()))
+        if unknown:
+            raise _Bad(f"params has keys {unknown} that {name} does not take")
         fitted = d.get("fitted", {})
         missing = [a for a in klass._fitted_extras if a not in fitted]
         if missing:

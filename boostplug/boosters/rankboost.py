@@ -198,10 +198,7 @@ class RankBoost(PlusRounds, RankingBooster):
         if s.n_pairs == 0:
             self._stop_reason = "no preference pairs in the training data"
             return None
-        if self.variant == "rankboost+":
-            out = self._round_plus(s)
-        else:
-            out = self._round_rb(s)
+        out = self._round_plus(s) if self.variant == "rankboost+" else self._round_rb(s)
         if s.span is not None:
             self.span_size_ = s.span.size
         return out
@@ -332,20 +329,18 @@ class RankBoost(PlusRounds, RankingBooster):
     def _losses(self, s: State, moved: NDArray[np.bool_]) -> dict[str, float]:
         """R1 (Eq. 3), R2 (Eq. 4), E1 (Eq. 5), E2 (Eq. 24; only with the span) of the ensemble, prod Z_t,
         the theorem bound. ``moved``: the rows this round's one ranker moved (the rest kept their scores)."""
-        if isinstance(s, LevelState):
-            r1, r2 = s.lv.rates(s.F, moved)
-            out = {"R1": r1, "R2": r2, "E1": s.lv.weight_sum(s.F) / s.lv.total}
+        # pair-free, or the labels' critical pairs, many a document: R1, R2, E1 from the label levels (no
+        # pass over the pairs), means under D_1 as below
+        lv = s.lv if isinstance(s, LevelState) else s.loss_levels
+        if lv is not None:
+            r1, r2 = lv.rates(s.F, moved)
+            out = {"R1": r1, "R2": r2, "E1": lv.weight_sum(s.F) / lv.total}
             if isinstance(s, PlusLevels):       # the groups follow S_t and eta: D_{t+1} and E2
                 s.gp.sync(s.span.members, s.span.eta)
                 out["E2"] = math.exp(s.gp.log_e2)
             elif s.span is not None:
-                out["E2"] = s.e2.value(s.span.members, s.span.eta)
-        elif s.loss_levels is not None:   # the labels' critical pairs, many a document: R1, R2, E1 from
-            lv = s.loss_levels                  # their levels (no pass over the pairs), means under D_1 as below
-            r1, r2 = lv.rates(s.F, moved)
-            out = {"R1": r1, "R2": r2, "E1": lv.weight_sum(s.F) / lv.total}
-            if s.span is not None:
-                out["E2"] = pair_e2(s.ell, s.w1)
+                out["E2"] = (s.e2.value(s.span.members, s.span.eta) if isinstance(s, LevelState)
+                             else pair_e2(s.ell, s.w1))
         else:   # means under D_1 (uniform without query weights); E2 only with the span's ell
             out = pair_losses(s.pairs, s.F, s.w1, s.ell if s.span is not None else np.zeros(0))
         out.update({"prod_Z": math.exp(s.log_prod_z), "bound": math.exp(s.bound_log)})

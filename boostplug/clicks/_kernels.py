@@ -130,14 +130,6 @@ def _impression_pairs(a: int, b: int, clicked: np.ndarray, order: np.ndarray, ma
 
 
 @nb.njit(cache=True)
-def _longest(ptr: np.ndarray) -> int:
-    m = 0
-    for i in range(ptr.shape[0] - 1):
-        m = max(m, ptr[i + 1] - ptr[i])
-    return m
-
-
-@nb.njit(cache=True)
 def impression_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, mask: int, offsets: np.ndarray,
                      out_pref: np.ndarray, out_other: np.ndarray, counts: np.ndarray) -> None:
     """Every impression's (``ptr`` offsets) preference pairs: with ``out_pref`` empty, their number
@@ -145,7 +137,7 @@ def impression_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, ma
     other), impression ``i``'s from ``offsets[i]``. One kernel for both: one compile of the
     impression's loop, not one per use."""
     write = out_pref.shape[0] > 0
-    m = _longest(ptr)
+    m = np.diff(ptr).max() if ptr.shape[0] > 1 else 0  # the longest impression
     clicks, skips = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
     for i in range(ptr.shape[0] - 1):
         n = _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, out_pref, out_other,

@@ -369,9 +369,6 @@ def read_log(source: Any, *, columns: Mapping[str, str | None] | None = None, on
         on_bad: ``"raise"`` (default): a bad impression is a ``ValueError`` naming its session,
             query and row; ``"skip"``: it is dropped, counted in ``.dropped`` and announced by a
             warning (a ``ValueError`` when every impression is dropped).
-
-    Returns:
-        a :class:`ClickLog`.
     """
     if isinstance(source, ClickLog):
         return source

@@ -34,7 +34,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_real, show
+from .._validation import check_choice, check_flag, check_real, show
 from ..groups import check_group_ptr, group_ptr_of_runs, qid_from_group_ptr
 from ..keyed_pairs import codes_together, join_keys, row_keys
 from .aggregate import Preferences
@@ -129,9 +129,6 @@ def to_rows(prefs: Preferences, qid: ArrayLike, doc: ArrayLike | None = None, *,
             the table's document keys are row indices (each row's ``qid`` must then be the
             preference's query, else ``ValueError``).
         on_missing: ``"raise"`` (default) or ``"skip"`` preferences whose document has no row.
-
-    Returns:
-        :class:`PairRows`.
     """
     on_missing = check_choice("on_missing", on_missing, ("raise", "skip"))
     if not isinstance(prefs, Preferences):
@@ -240,8 +237,7 @@ class TrainingSet:
         its critical pairs join the preference part too (the click rows' equal labels make none).
         """
         w = check_real("w", w, 0.0, 1.0, lo_open=False)
-        if not isinstance(label_pairs, (bool, np.bool_)):
-            raise TypeError(f"label_pairs must be True or False, got {show(label_pairs)}")
+        check_flag(label_pairs, "label_pairs")
         params: dict[str, Any] = {"w": w, "pair_tau": pair_tau, "pairs": self.pairs, "pair_weights": self.pair_weights}
         if not self.labeled.any():
             return dict(params, label_pairs=False, labeled="none")

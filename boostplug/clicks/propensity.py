@@ -315,9 +315,6 @@ def estimate_propensity(
         seed: the bootstrap's seed (an integer >= 0, None or a ``numpy.random.Generator``).
         max_iter, tol: EM stops after ``max_iter`` iterations or when no relative propensity
             moves by more than ``tol`` in one.
-
-    Returns:
-        :class:`Propensity`.
     """
     method = check_choice("method", method, METHODS)
     check_int("n_bootstrap", n_bootstrap, 0, None)

@@ -24,9 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = ["to_onnx", "INPUT", "OUTPUT"]
 
-_SERVE_HINT = 'pip install "boostplug[serve]"'
-
-
 def to_onnx(model: Any, *, path: str | os.PathLike[str] | None = None, num_iteration: int | None = None,
             dtype: Any = "float32") -> "onnx.ModelProto":
     """The ONNX model computing ``model``'s ranking score (its raw score) from a feature matrix.
@@ -73,7 +70,11 @@ def to_onnx(model: Any, *, path: str | os.PathLike[str] | None = None, num_itera
         The ``onnx.ModelProto``. Needs the ``onnx`` package (the ``serve`` extra); running it,
         ``onnxruntime``.
     """
-    _import_onnx()
+    try:
+        import onnx  # noqa: F401
+    except ImportError as exc:
+        raise ImportError('boostplug.export.to_onnx needs the onnx package, which the serve extra brings: '
+                          'pip install "boostplug[serve]"') from exc
     in_dtype = _check_dtype(dtype)
     ensemble = _ensemble(model, _check_iteration(num_iteration))
     if not ensemble.trees:
@@ -92,14 +93,6 @@ def to_onnx(model: Any, *, path: str | os.PathLike[str] | None = None, num_itera
 
         write_bytes(path, proto.SerializeToString())
     return proto
-
-
-def _import_onnx() -> None:
-    try:
-        import onnx  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(f"boostplug.export.to_onnx needs the onnx package, which the serve extra brings: "
-                          f"{_SERVE_HINT}") from exc
 
 
 def _check_dtype(dtype: Any) -> np.dtype:

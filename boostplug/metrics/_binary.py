@@ -90,9 +90,6 @@ def precision(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
         scores, labels, group_ptr, qid, threshold, ties, per_query: as in :func:`average_precision`.
         k: cut-off, an integer >= 1.
         divisor: ``"k"`` or ``"min"`` (``min(k, n_q)``), see above.
-
-    Returns:
-        Mean P@k over queries (float), or the per-query values.
     """
     if k is None:
         raise ValueError("precision needs a cut-off k (an integer >= 1); got None")
@@ -159,9 +156,6 @@ def err(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
         scores, labels, group_ptr, k, qid, per_query: as in :func:`average_precision`.
         max_grade: the largest possible grade (a finite number >= every label), default 4.
         ties: ``"order"`` or ``"worst"``.
-
-    Returns:
-        Mean ERR@k over queries (float), or the per-query values.
     """
     pq = check_flag(per_query, "per_query")
     s, y, g, k, code = C.ranked_inputs(scores, labels, group_ptr, qid, k, ties, allowed=("order", "worst"))
@@ -193,9 +187,6 @@ def rbp(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
             (``threshold``: binary relevance only).
         persistence: ``p``, in (0, 1).
         max_grade: ``None`` (binary relevance) or the largest possible grade.
-
-    Returns:
-        Mean RBP@k over queries (float), or the per-query values.
     """
     pq = check_flag(per_query, "per_query")
     s, y, g, k, code = C.ranked_inputs(scores, labels, group_ptr, qid, k, ties)

@@ -50,9 +50,6 @@ def dcg(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
             contiguous, ids in any order); pass exactly one of the two.
         gain, discount, ties: conventions above.
         per_query: return the per-query array instead of the mean.
-
-    Returns:
-        The mean DCG over queries (float), or the per-query values, shape ``(n_queries,)``.
     """
     pq = check_flag(per_query, "per_query")
     raw, _ = _dcg_idcg(scores, labels, group_ptr, qid, k, gain, discount, ties)

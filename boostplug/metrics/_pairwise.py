@@ -92,9 +92,6 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
             explicit pairs must then lie within one query each.
         max_memory: bytes the explicit pairs' arrays may take; default
             :data:`boostplug.pairs.PAIR_MEMORY_LIMIT` (unused, but validated, without ``pairs``).
-
-    Returns:
-        The loss (float), or per-query losses, shape ``(n_queries,)``.
     """
     if not isinstance(kind, str) or kind.lower() not in _KINDS:
         raise ValueError(f"kind must be 'r1' or 'r2'; got {plain(kind)!r}")
@@ -133,9 +130,6 @@ def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike 
         scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.
         pairs: explicit preference pairs (preferred row first); default: all critical pairs.
         max_memory: as in :func:`rank_loss` (about 25 bytes per explicit pair).
-
-    Returns:
-        The count (int).
     """
     s, y, g, p = _inputs("misordered_pairs", scores, labels, group_ptr, qid, pairs, max_memory)
     if p is None:
@@ -259,9 +253,6 @@ def pair_precision_at(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike
         pairs: explicit preference pairs (preferred row first); default: all critical pairs.
         max_memory: as in :func:`rank_loss` (about 74 bytes per explicit pair; unused, but
             validated, without ``pairs``).
-
-    Returns:
-        The precision (float).
     """
     k = _check_percent(percent)
     s, y, g, p = _inputs("pair_precision_at", scores, labels, group_ptr, qid, pairs, max_memory)

@@ -163,9 +163,6 @@ def make_scorer(name: str, **conventions: Any) -> RankingScorer:
     Args:
         name: a metric name of :func:`by_name`.
         **conventions: keyword options of that metric function (validated here).
-
-    Returns:
-        A :class:`RankingScorer`.
     """
     reserved = sorted(set(conventions) & set(_RESERVED))
     if reserved:

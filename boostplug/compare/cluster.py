@@ -154,11 +154,21 @@ def _held(fold: Fold) -> Fold:
     return fold
 
 
-def _task(attempt: Callable[..., Any], name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Any:
-    """One run on a worker; a finished run records the worker's address."""
-    from distributed import get_worker
+#: On a worker: the folds of the comparison whose runs it trains, by their tasks' keys.
+_FOLDS: dict[str, Fold] = {}
 
-    outcome = attempt(name, fold_index, fold, kwargs)
+
+def _task(attempt: Callable[..., Any], name: str, fold_index: int, fold_key: str, kwargs: dict[str, Any]) -> Any:
+    """One run on a worker, its fold fetched once per worker process (an earlier comparison's dropped);
+    a finished run records the worker's address."""
+    from distributed import Future, get_client, get_worker
+
+    if fold_key not in _FOLDS:
+        comparison = fold_key.rsplit("-", 1)[0]
+        for key in [k for k in _FOLDS if not k.startswith(comparison)]:
+            del _FOLDS[key]
+        _FOLDS[fold_key] = Future(fold_key, client=get_client()).result()
+    outcome = attempt(name, fold_index, _FOLDS[fold_key], kwargs)
     if hasattr(outcome, "info"):
         outcome.info = {**outcome.info, "worker": get_worker().address}
     return outcome
@@ -182,6 +192,8 @@ def run_tasks(client: Any, tasks: Sequence[tuple[str, int, Fold]], kwargs: dict[
     # Each fold is a task of its own whose result is the fold: sent once to the scheduler, fetched once by
     # each worker that trains on it, and made again from the scheduler's copy should every worker holding
     # it die (data scattered to the workers would be lost then, and every run waiting for it with it).
+    # The runs name it by key, not as a dependency: Dask places a task beside its dependencies, and
+    # would queue every run behind the one worker holding the fold while the others idle.
     with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 TiB"}):  # the data, on purpose
         held = {i: client.submit(_held, fold, pure=False, key=f"boostplug-compare-{token}-fold{i + 1}")
                 for i, fold in folds.items()}
@@ -196,7 +208,7 @@ def run_tasks(client: Any, tasks: Sequence[tuple[str, int, Fold]], kwargs: dict[
         # allowed failures; fewer tasks queued, fewer runs taken down with a method that kills workers.
         while waiting and len(pending) < max(1, sum(client.nthreads().values())):
             n, i = waiting.pop()
-            future = client.submit(_task, attempt, n, i, held[i], kwargs, pure=False,
+            future = client.submit(_task, attempt, n, i, held[i].key, kwargs, pure=False,
                                    key=f"boostplug-compare-{token}-{n}-fold{i + 1}")
             pending[future] = (n, i)
             finished.add(future)

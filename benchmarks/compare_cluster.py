@@ -53,7 +53,7 @@ def run_mode(mode: str, methods: list[str], folds: Any, args: argparse.Namespace
         jobs = int(mode[4:])
         results = compare.run(methods, folds, jobs=jobs, isolated=True, **kw)
         return {"wall": time.perf_counter() - t0, "results": results}
-    with connect(f"local:{int(mode[5:])}") as client:
+    with connect(int(mode[5:])) as client:
         started = time.perf_counter() - t0
         with client.get_task_stream() as stream:
             results = compare.run(methods, folds, client=client, **kw)

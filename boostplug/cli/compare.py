@@ -114,7 +114,8 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
                      runs=[(m, i) for i, _ in folds for m in methods if (m, i) not in finished],
                      **({} if runner is None else {"method": runner.compare_method}))
     tuned = f", {record.tune} trial(s) per method and fold" if record.tune else ""
-    where = f"jobs {record.jobs}" if client is None else f"on a Dask cluster (--scheduler {options.scheduler})"
+    where = f"jobs {record.jobs}" if client is None else "on a Dask cluster (--scheduler {})".format(
+        f"local:{options.scheduler}" if isinstance(options.scheduler, int) else options.scheduler)
     print(f"boostplug compare: {len(methods)} method(s) x {len(folds)} fold(s) of {record.data}, up to "
           f"{record.rounds} rounds, round chosen on validation {record.early_stopping_metric}{tuned}, "
           f"{where}", file=sys.stderr)

@@ -12,7 +12,6 @@ from typing import Any, Mapping, Sequence
 from .._extras import installed
 from .._validation import INT64_MAX, check_rounds, did_you_mean
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, clicks, method_names
-from ..compare.cluster import parse_scheduler
 from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric
 from ..compare.method_specs import split_specs
@@ -47,8 +46,8 @@ class CompareOptions:
     #: the wide table (``--wide``) and the significance level of the verdict (``--alpha``)
     wide: bool = False
     alpha: float = 0.05
-    #: ``--scheduler``: a Dask scheduler's address or ``local:N``; None: local processes (``--jobs``)
-    scheduler: str | None = None
+    #: ``--scheduler``: a Dask scheduler's address, or N for ``local:N``; None: local processes (``--jobs``)
+    scheduler: str | int | None = None
 
 
 def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
@@ -83,17 +82,24 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
                           alpha=_alpha(values.get("alpha", 0.05)), scheduler=scheduler)
 
 
-def _scheduler(values: dict[str, Any]) -> str | None:
-    """``--scheduler``'s text, checked (:func:`~boostplug.compare.cluster.parse_scheduler`; not beside ``--jobs N>1``)."""
+def _scheduler(values: dict[str, Any]) -> str | int | None:
+    """``--scheduler``: ``local:N`` -> N (1 to 4 x the cores), an address as given; not beside ``--jobs N>1``."""
     text = values.get("scheduler")
     if text is None:
         return None
     if values["jobs"] != 1:
         raise UsageError(f"--scheduler {text} and --jobs {values['jobs']}: give one (--jobs runs local processes, "
                          "--scheduler a Dask cluster's workers)")
-    with usage_errors():
-        parse_scheduler(text)
-    return str(text).strip()
+    text, limit = str(text).strip(), max_parallel()
+    if not text.startswith("local:"):
+        if not text or any(c.isspace() for c in text):
+            raise UsageError(f"--scheduler {text!r}: give a Dask scheduler's address (tcp://host:8786) or local:N")
+        return text
+    n = text[len("local:"):]
+    if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= limit:
+        raise UsageError(f"--scheduler {text!r}: local:N takes N worker processes, a whole number from 1 to {limit} "
+                         f"(4 x the {os.cpu_count() or 1} cores)")
+    return int(n)
 
 
 def _alpha(value: float) -> float:
@@ -205,7 +211,7 @@ def parse_conventions(values: dict[str, Any]) -> Conventions:
         return make_conventions(values.get("protocol") or "library", **given)
 
 
-def _check_values(values: dict[str, Any], scheduler: str | None = None) -> int:
+def _check_values(values: dict[str, Any], scheduler: str | int | None = None) -> int:
     """Check rounds, seed, jobs, kfold, tune and the selection metric; returns ``--threads`` as a number.
     A value from ``--config`` is named by the file and its key (:func:`.compare_config.option_name`)."""
     def name(dest: str, flag: str) -> str:
@@ -220,10 +226,10 @@ def _check_values(values: dict[str, Any], scheduler: str | None = None) -> int:
         raise UsageError(f"{name('jobs', '--jobs')} must be >= 1, got {values['jobs']}")
     _check_at_most(name("jobs", "--jobs"), values["jobs"], max_parallel())
     # --threads auto: this machine's cores / its jobs or local:N workers; 1 on a remote cluster (not our cores)
-    workers = values["jobs"] if scheduler is None else parse_scheduler(scheduler)
-    remote = isinstance(workers, str)
+    remote = isinstance(scheduler, str)
     threads = 1 if remote and str(values["threads"]).strip().lower() == "auto" else parse_threads(
-        values["threads"], 1 if remote else workers, name("threads", "--threads"))
+        values["threads"], values["jobs"] if scheduler is None else 1 if remote else scheduler,
+        name("threads", "--threads"))
     if values["kfold"] < 2:
         raise UsageError(f"{name('kfold', '--kfold')} must be >= 2, got {values['kfold']}")
     if values["tune"] < 0:

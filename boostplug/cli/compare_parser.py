@@ -105,7 +105,7 @@ def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentPar
     p.add_argument("--jobs", type=_INT, default=1, help="methods trained in parallel processes (default: 1; at most 4 x the cores)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="train on a Dask cluster: a scheduler's address (tcp://host:8786), or local:N for N worker "
-                        "processes on this machine; each method and fold is one task, with the same results as "
+                        "processes started here; each method and fold is one task, with the same results as "
                         "--jobs (needs boostplug[dask]; instead of --jobs)")
     p.add_argument("--threads", default="1",
                    help="threads per job: a number (at most 4 x the cores) or 'auto' (cores / jobs). Default 1: "

@@ -1,10 +1,10 @@
 """A comparison's runs on a Dask cluster (``boostplug compare --scheduler``, ``run(client=...)``).
 
-Each (method, fold) run, with its whole ``--tune`` search, is one Dask task; Dask schedules them,
-and runs a task again on another worker when the one running it dies. The folds are scattered once
-to every worker; before anything is sent, every worker's versions are checked against this process's
-and the ``--import`` modules are loaded on each (a worker plugin: a worker that joins or restarts
-later loads them too). Ctrl-C cancels the tasks not finished and keeps the finished runs.
+Each (method, fold) run, with its whole ``--tune`` search, is one Dask task; Dask schedules them and
+runs a task again on another worker when the one running it dies. Before anything is sent, every
+worker's versions are checked against this process's and the ``--import`` modules are loaded on each
+(a worker plugin: a worker that joins or restarts later loads them too). Ctrl-C cancels the tasks not
+finished and keeps the finished runs.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
-import os
-import time
+import pickle
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from .data import Fold
-from .execution import max_parallel
 from .plugins import load_plugins, loaded_plugins, registered_here
 from .run_record import versions
 
@@ -28,40 +26,22 @@ try:
 except ImportError:  # the dask extra is not installed: connect() says so
     WorkerPlugin = object
 
-__all__ = ["LOCAL", "WAIT_SECONDS", "parse_scheduler", "connect", "prepare", "run_tasks"]
-#: ``--scheduler local:N``: a LocalCluster of N worker processes, started and closed by the command.
-LOCAL = "local:"
+__all__ = ["WAIT_SECONDS", "connect", "prepare", "run_tasks"]
+
 #: How long to wait for a reachable scheduler's first worker, and for an unreachable scheduler.
 WAIT_SECONDS = 30.0
 
 
-def parse_scheduler(text: str, cores: int | None = None) -> str | int:
-    """``"local:N"`` -> N (1 to 4 x the cores); an address (``tcp://host:8786``, ``host:8786``) as given.
-    ``ValueError`` naming the value otherwise."""
-    text = str(text).strip()
-    if not text.startswith(LOCAL):
-        if not text or any(c.isspace() for c in text):
-            raise ValueError(f"--scheduler {text!r}: give a Dask scheduler's address (tcp://host:8786) or local:N")
-        return text
-    n = text[len(LOCAL):]
-    limit = max_parallel(cores)
-    if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= limit:
-        raise ValueError(f"--scheduler {text!r}: local:N takes N worker processes, a whole number from 1 to {limit} "
-                         f"(4 x the {cores or os.cpu_count() or 1} cores)")
-    return int(n)
-
-
 @contextlib.contextmanager
-def connect(scheduler: str, wait: float | None = None) -> Iterator[Any]:
-    """A ``distributed.Client`` of ``scheduler`` (an address, or ``local:N``: a LocalCluster of N
-    single-threaded worker processes, closed on exit). ``ValueError`` in one line for a bad value, a
-    scheduler that cannot be reached, or one that no worker joins within ``wait`` seconds (default
-    :data:`WAIT_SECONDS`)."""
+def connect(scheduler: str | int, wait: float | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` of ``scheduler``: an address (``tcp://host:8786``), or N for a LocalCluster
+    of N single-threaded worker processes, closed on exit. ``ValueError`` in one line for a scheduler that
+    cannot be reached or that no worker joins within ``wait`` seconds (default :data:`WAIT_SECONDS`)."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:
         raise ValueError('--scheduler needs Dask\'s distributed: pip install "boostplug[dask]"') from None
-    spec, wait = parse_scheduler(scheduler), WAIT_SECONDS if wait is None else wait
+    spec, wait = scheduler, WAIT_SECONDS if wait is None else wait
     with contextlib.ExitStack() as stack:
         if isinstance(spec, int):
             # on loopback; no dashboard, and the scheduler's HTTP routes on a free port (8787 may be taken)
@@ -154,21 +134,11 @@ def _held(fold: Fold) -> Fold:
     return fold
 
 
-#: On a worker: the folds of the comparison whose runs it trains, by their tasks' keys.
-_FOLDS: dict[str, Fold] = {}
+def _task(attempt: Callable[..., Any], name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any]) -> Any:
+    """One run on a worker; a finished run records the worker's address."""
+    from distributed import get_worker
 
-
-def _task(attempt: Callable[..., Any], name: str, fold_index: int, fold_key: str, kwargs: dict[str, Any]) -> Any:
-    """One run on a worker, its fold fetched once per worker process (an earlier comparison's dropped);
-    a finished run records the worker's address."""
-    from distributed import Future, get_client, get_worker
-
-    if fold_key not in _FOLDS:
-        comparison = fold_key.rsplit("-", 1)[0]
-        for key in [k for k in _FOLDS if not k.startswith(comparison)]:
-            del _FOLDS[key]
-        _FOLDS[fold_key] = Future(fold_key, client=get_client()).result()
-    outcome = attempt(name, fold_index, _FOLDS[fold_key], kwargs)
+    outcome = attempt(name, fold_index, fold, kwargs)
     if hasattr(outcome, "info"):
         outcome.info = {**outcome.info, "worker": get_worker().address}
     return outcome
@@ -182,24 +152,23 @@ def run_tasks(client: Any, tasks: Sequence[tuple[str, int, Fold]], kwargs: dict[
     arrives. ``cluster`` receives the run's record (results.json's ``provenance.cluster``), also when
     interrupted. Ctrl-C cancels the tasks not finished and raises on, the finished ones recorded."""
     import dask
-    from distributed import as_completed
+    from distributed import as_completed, wait
 
     workers = prepare(client)
     say(f"the Dask cluster at {client.scheduler.address}: {len(workers)} worker(s)")
-    started = time.perf_counter()
     folds = {i: f for _, i, f in tasks}
     token = uuid.uuid4().hex[:8]
-    # Each fold is a task of its own whose result is the fold: sent once to the scheduler, fetched once by
-    # each worker that trains on it, and made again from the scheduler's copy should every worker holding
-    # it die (data scattered to the workers would be lost then, and every run waiting for it with it).
-    # The runs name it by key, not as a dependency: Dask places a task beside its dependencies, and
-    # would queue every run behind the one worker holding the fold while the others idle.
+    # Each fold is a task whose result is the fold: sent once to the scheduler, copied to every worker,
+    # and made again from the scheduler's copy should every worker holding it die (data scattered to the
+    # workers would be lost then, and every run waiting for it with it). On every worker, so that Dask,
+    # which places a task beside its data, does not queue the runs on the one worker holding it.
     with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 TiB"}):  # the data, on purpose
-        held = {i: client.submit(_held, fold, pure=False, key=f"boostplug-compare-{token}-fold{i + 1}")
+        held = {i: client.submit(_held, fold, pure=False, key=(f"boostplug-fold-{token}", i + 1))
                 for i, fold in folds.items()}
-    cluster.update(scheduler=client.scheduler.address, workers=workers,
-                   data="each fold sent once to the scheduler, fetched once by each worker that trains on it",
-                   fold_bytes=sum(_nbytes(fold) for fold in folds.values()))
+    wait(list(held.values()))
+    client.replicate(list(held.values()))
+    cluster.update(scheduler=client.scheduler.address, workers=workers, data="sent once to the scheduler",
+                   fold_bytes=sum(len(pickle.dumps(f, protocol=pickle.HIGHEST_PROTOCOL)) for f in folds.values()))
     waiting, pending, finished = [(n, i) for n, i, _ in reversed(tasks)], {}, as_completed()
 
     def submit() -> None:
@@ -208,8 +177,10 @@ def run_tasks(client: Any, tasks: Sequence[tuple[str, int, Fold]], kwargs: dict[
         # allowed failures; fewer tasks queued, fewer runs taken down with a method that kills workers.
         while waiting and len(pending) < max(1, sum(client.nthreads().values())):
             n, i = waiting.pop()
-            future = client.submit(_task, attempt, n, i, held[i].key, kwargs, pure=False,
-                                   key=f"boostplug-compare-{token}-{n}-fold{i + 1}")
+            # one key prefix for every run: Dask learns a run's duration from the first ones, and weighs
+            # a busy worker's queue against an idle one's copy of the fold with it
+            future = client.submit(_task, attempt, n, i, held[i], kwargs, pure=False,
+                                   key=(f"boostplug-compare-{token}", f"{n} fold {i + 1}"))
             pending[future] = (n, i)
             finished.add(future)
 
@@ -227,11 +198,3 @@ def run_tasks(client: Any, tasks: Sequence[tuple[str, int, Fold]], kwargs: dict[
     finally:
         for future in held.values():
             future.release()
-        cluster["seconds"] = round(time.perf_counter() - started, 3)
-
-
-def _nbytes(fold: Fold) -> int:
-    """What one copy of a fold weighs on the wire (its arrays)."""
-    import pickle
-
-    return len(pickle.dumps(fold, protocol=pickle.HIGHEST_PROTOCOL))

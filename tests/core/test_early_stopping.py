@@ -1,5 +1,5 @@
-"""The early-stopping rule boostplug's own round loops share (CatBoost's, the boosters', a LightGBM
-worker's; that they stop alike: tests/catboost/test_api.py)."""
+"""The early-stopping rule boostplug's own round loops share (CatBoost's, the boosters', the LightGBM
+and XGBoost workers'; that they stop alike: tests/catboost/test_api.py)."""
 
 from __future__ import annotations
 
@@ -24,3 +24,11 @@ def test_rounds_before_a_first_value_count_towards_patience() -> None:
     rule = BestRound(2, higher_is_better=True)
     assert [rule.update(math.nan) for _ in range(2)] == [False, True]
     assert (rule.best, math.isnan(rule.value)) == (0, True)
+
+
+def test_the_round_served_is_the_best_or_every_round_when_none_is() -> None:
+    """What each loop keeps at its end, stopped or not (on main a run out of rounds kept every tree
+    in CatBoost's loop and the LightGBM worker)."""
+    assert (BestRound.of([0.5, 0.7, 0.6], True).served, BestRound.of([0.5, 0.7, 0.6], False).served) == (2, 1)
+    assert BestRound.of([math.nan, math.nan], True).served == 2
+    assert BestRound.of([], True).served == 0

@@ -98,7 +98,7 @@ def uses_tracker(metric: MetricSpec | None) -> bool:
 class _EarlyStopping:
     """A LightGBM callback: the metric of the whole validation set each round (each worker's sums
     added up on XGBoost's collective, so every worker sees the same value and stops at the same
-    round), early stopping on it. Each round adds only the new tree's scores."""
+    round), early stopping on it (:class:`BestRound`'s rule). Each round adds only the new tree's scores."""
 
     order = 30
 
@@ -121,7 +121,9 @@ class _EarlyStopping:
             self.scores += env.model.predict(self.valid.X, start_iteration=env.iteration, num_iteration=1,
                                              raw_score=True, num_threads=1)
         local = np.zeros(2) if self.prepared is None else self.spec.sums(self.scores, self.prepared)
-        if self.rule.update(from_sums(allreduce(local))):  # no best round (all NaN): -1, every tree kept
+        stop = self.rule.update(from_sums(allreduce(local)))
+        # stopped, or the last round with patience: the best round served, as lgb.early_stopping does (-1: every tree)
+        if stop or (self.rule.patience is not None and env.iteration == env.end_iteration - 1):
             raise lgb.callback.EarlyStopException(self.rule.best - 1, [("validation", self.spec.display_name,
                                                                     self.rule.value, self.spec.higher_is_better)])
 

@@ -1,7 +1,6 @@
 """The early-stopping rule of boostplug's own round loops (CatBoost's, the reference boosters', the
-distributed LightGBM and XGBoost workers') and of ``boostplug compare``'s round choice: one
-implementation, so that they stop at, and serve, the same round on the same metric values (which
-set each loop watches: docs/objectives/index.md, "Which round a model serves")."""
+distributed workers') and of ``boostplug compare``'s round choice: one implementation, so that they
+serve the same round on the same values (docs/objectives/index.md, "Which round a model serves")."""
 
 from __future__ import annotations
 
@@ -15,8 +14,8 @@ class BestRound:
     """After each round, :meth:`update` with the metric on the watched set. ``best``: the round
     (from 1) whose value beat every earlier one (strictly, in the metric's direction; NaN never
     does), 0 while none has; ``value``: its value. Training stops once ``patience`` rounds (``None``:
-    never) have passed since ``best``, the rounds before a first best included; the model then
-    serves ``served`` rounds, whether the stop fired or the rounds ran out."""
+    never) have passed since ``best``, the rounds before a first best included. A model serves its
+    ``best`` rounds, whether the stop fired or the rounds ran out; every round when none is best."""
 
     def __init__(self, patience: int | None, higher_is_better: bool) -> None:
         self.patience, self.sign = patience, 1.0 if higher_is_better else -1.0
@@ -30,11 +29,6 @@ class BestRound:
         for v in values:
             rule.update(float(v))
         return rule
-
-    @property
-    def served(self) -> int:
-        """The rounds a model keeps at the end: up to ``best``, every one when none is best (all NaN)."""
-        return self.best or self.rounds
 
     def update(self, value: float) -> bool:
         """Record the next round's ``value``; whether to stop after it."""

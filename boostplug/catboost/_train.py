@@ -19,7 +19,6 @@ from ..frameworks.model_record import (CHECKSUM_KEY, RECORD_KEY, ROUNDS_KEY, Obj
                                       json_object, record_for, refuse_mismatch, refuse_stale, warn_if_unregistered,
                                       with_checksum, without_checksum)
 from ..frameworks.sklearn_ranker import check_eval_metrics
-from . import _private
 from ._objective import CatBoostObjective, _pool_arrays, objective, rounds_pool
 
 __all__ = ["train", "record_objective", "save_model", "load_model", "objective_of"]
@@ -30,6 +29,21 @@ _OWN = {"loss_function": None, "objective": None, "iterations": None, "n_estimat
         "num_trees": None, "eval_metric": None, "boosting_type": "Plain", "leaf_estimation_iterations": 1}
 #: Quantization parameters the pool is quantized with, once, before the first round.
 _QUANTIZATION = ("border_count", "feature_border_type", "nan_mode", "per_float_feature_quantization")
+
+
+#: The CatBoost releases this module is tested with (pyproject.toml's range): it uses private CatBoost
+#: attributes, which any feature release (1.0, 1.1, 1.2...) may change, all through :func:`_private`.
+TESTED = ">=1.2,<1.3"
+
+
+def _private(model: Any, name: str, *value: Any) -> Any:
+    """``model``'s private ``name``, or set it to ``value``: a ``RuntimeError`` naming a missing one."""
+    if not hasattr(model, name):
+        import catboost
+
+        raise RuntimeError(f"boostplug.catboost uses CatBoost's private {name}, which catboost {catboost.__version__} "
+                           f"does not have: boostplug is tested with catboost{TESTED}")
+    return setattr(model, name, *value) if value else getattr(model, name)
 
 
 def _check(params: dict[str, Any]) -> None:
@@ -107,8 +121,8 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
         if sets and rule.update(results[names[-1]][specs[-1].name][-1]):
             break
     if model is not None:
-        if sets and params.get("use_best_model", True):
-            model.shrink(rule.served)
+        if rule.best and params.get("use_best_model", True):  # all NaN: every tree kept
+            model.shrink(rule.best)
         if ders.split:
             _centre(model, work, user)
         _finish(model, bound, params, l2_key)
@@ -124,7 +138,7 @@ def _centre(model: Any, work: Any, user: np.ndarray | None) -> None:
         sums = np.bincount(leaf, weights=user, minlength=counts[t])
         tree -= np.where(np.abs(sums) > 1e-9, tree @ sums / sums.sum(), tree)
     model.set_leaf_values(values)
-    model.load_model(blob=_private.model_bytes(model))  # set_leaf_values alone changes no prediction
+    model.load_model(blob=_private(model, "_serialize_model")())  # set_leaf_values alone changes no prediction
 
 
 def _finish(model: Any, bound: CatBoostObjective, params: dict[str, Any], l2_key: str) -> None:
@@ -135,12 +149,13 @@ def _finish(model: Any, bound: CatBoostObjective, params: dict[str, Any], l2_key
     meta = model.get_metadata()
     saved = json.loads(meta["params"])
     saved["random_seed"], saved["boosting_options"]["iterations"] = int(params.get("random_seed", 0)), model.tree_count_
-    for given in (_private.given_params(model), saved["flat_params"]):
+    for given in (_private(model, "_init_params"), saved["flat_params"]):
         for key in ("eval_metric", "use_best_model", l2_key):
             given.pop(key, None)
         given.update({key: plain(params[key]) for key in ("random_seed", l2_key, "use_best_model") if key in params})
         given["iterations"], given["loss_function"] = model.tree_count_, f"boostplug:{bound.name}"
     meta["params"] = json.dumps(saved)
+    _private(model, "_canonized_params", None)  # CatBoost's copy of _init_params with synonyms resolved
     record_objective(model, bound)
 
 
@@ -181,15 +196,15 @@ def save_model(model: Any, path: Any, objective: Any = None) -> None:
     if record is None:
         warnings.warn("boostplug.catboost.save_model: the model records no boostplug objective; pass objective= "
                       "(the one it was trained with) to record it", UserWarning, stacklevel=2)
-        write_bytes(path, _private.model_bytes(model))
+        write_bytes(path, _private(model, "_serialize_model")())
         return
     refuse_stale((json_object(record) or {}).get("objective", record), meta.get(ROUNDS_KEY), model.tree_count_,
                  "boostplug.catboost.save_model")
     warn_if_unregistered(record)
     meta[RECORD_KEY] = record = without_checksum(record)
-    meta[RECORD_KEY] = with_checksum(record, hashlib.sha256(_private.model_bytes(model)).hexdigest())
+    meta[RECORD_KEY] = with_checksum(record, hashlib.sha256(_private(model, "_serialize_model")()).hexdigest())
     try:
-        data = _private.model_bytes(model)
+        data = _private(model, "_serialize_model")()
     finally:  # the model keeps its record without the checksum, which describes this file only
         meta[RECORD_KEY] = record
     write_bytes(path, data)
@@ -219,11 +234,10 @@ def _read(path: Any) -> Any:
     meta = model.get_metadata()
     if meta.get(RECORD_KEY) is not None:
         if (expected := checksum_of(meta[RECORD_KEY], source)) is None:
-            raise ValueError(f"{source}: its {RECORD_KEY} record has no {CHECKSUM_KEY}: edited, or written by "
-                             "CatBoost's own save_model or a boostplug older than the checksum; not loaded. To trust "
-                             "it, save it again: boostplug.catboost.save_model(catboost.CatBoost().load_model(path), "
-                             "path)")
+            raise ValueError(f"{source}: its {RECORD_KEY} record has no {CHECKSUM_KEY} (edited, or saved by CatBoost "
+                             "or a boostplug older than the checksum): not loaded. To trust it, save it again: "
+                             "boostplug.catboost.save_model(catboost.CatBoost().load_model(path), path)")
         meta[RECORD_KEY] = without_checksum(meta[RECORD_KEY])
-        refuse_mismatch(expected, hashlib.sha256(_private.model_bytes(model)).hexdigest(), source)
-    _private.params_as_read(model)
+        refuse_mismatch(expected, hashlib.sha256(_private(model, "_serialize_model")()).hexdigest(), source)
+    _private(model, "_init_params", _private(model, "_get_params_from_model_updated_with_init_params")())  # as a path
     return model

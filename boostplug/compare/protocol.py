@@ -58,7 +58,8 @@ def choose_round(curve: Sequence[float], metric: str) -> int:
     """0-based index of the round early stopping would serve from ``curve`` (:class:`BestRound`): the
     first best value, the maximum or the minimum when ``metric`` is a loss
     (:func:`.conventions.higher_is_better`), NaN never best (all NaN: the last). -1 when empty."""
-    return BestRound.of(curve, higher_is_better(metric)).served - 1
+    rule = BestRound.of(curve, higher_is_better(metric))
+    return (rule.best or rule.rounds) - 1
 
 
 def degenerate(scores: NDArray[np.float64], round_: int) -> str | None:

@@ -137,7 +137,6 @@ def test_catboost_the_boosters_and_the_workers_stop_at_the_same_round(monkeypatc
     one best (on main the XGBoost worker ran XGBoost's own rule: a NaN first round was its best)."""
     import lightgbm as lgb
 
-    from boostplug._core.early_stopping import BestRound
     from boostplug.boosters import RankBoost
     from boostplug.frameworks._metric_spec import MetricSpec
     from boostplug.frameworks.distributed import lightgbm_worker, xgboost_worker
@@ -167,7 +166,7 @@ def test_catboost_the_boosters_and_the_workers_stop_at_the_same_round(monkeypatc
 
     attrs: dict = {}
     booster_ = type("Booster", (), {"set_attr": lambda self, **kw: attrs.update(kw)})()
-    callback = xgboost_worker._best_round(BestRound(3, True), "ndcg@10")
+    callback = xgboost_worker._best_round(3, MetricSpec("ndcg@10"))
     rounds = next(t + 1 for t in range(len(values)) if callback.after_iteration(
         booster_, t, {"validation": {"ndcg@10": values[:t + 1]}}))
     assert (rounds, int(attrs.get("best_iteration", -1)) + 1) == (best + 3, best)
@@ -247,7 +246,7 @@ def test_a_record_without_its_checksum_is_refused_naming_the_file_and_the_fix(po
                                                                                                       "listmle")
     model.save_model(str(tmp_path / "own.cbm"))  # CatBoost's writer: no model_sha256
     for read in (bpc.load_model, bpc.objective_of):
-        with pytest.raises(ValueError, match=r"own\.cbm: its boostplug_objective record has no model_sha256: .*"
+        with pytest.raises(ValueError, match=r"own\.cbm: its boostplug_objective record has no model_sha256 .*"
                                              r"save it again: boostplug\.catboost\.save_model"):
             read(tmp_path / "own.cbm")
     bpc.save_model(catboost.CatBoost().load_model(str(tmp_path / "own.cbm")), tmp_path / "again.cbm")
@@ -281,14 +280,14 @@ def test_catboosts_private_calls_are_there_and_a_missing_one_is_named(monkeypatc
     import tomllib
     from pathlib import Path
 
-    from boostplug.catboost import _private
+    from boostplug.catboost._train import TESTED
 
     model = bpc.train(FAST, pools[0], "ranknet", 1)
     for name in ("_serialize_model", "_init_params", "_canonized_params",
                  "_get_params_from_model_updated_with_init_params"):
         assert hasattr(model, name), name
     project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
-    assert f"catboost{_private.TESTED}" in project["optional-dependencies"]["catboost"]
+    assert f"catboost{TESTED}" in project["optional-dependencies"]["catboost"]
     monkeypatch.delattr(next(c for c in type(model).__mro__ if "_serialize_model" in vars(c)), "_serialize_model")
     with pytest.raises(RuntimeError, match=r"CatBoost's private _serialize_model, which catboost 1\.2\.\d+ "
                                            r"does not have: boostplug is tested with catboost>=1\.2,<1\.3"):

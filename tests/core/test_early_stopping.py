@@ -26,9 +26,6 @@ def test_rounds_before_a_first_value_count_towards_patience() -> None:
     assert (rule.best, math.isnan(rule.value)) == (0, True)
 
 
-def test_the_round_served_is_the_best_or_every_round_when_none_is() -> None:
-    """What each loop keeps at its end, stopped or not (on main a run out of rounds kept every tree
-    in CatBoost's loop and the LightGBM worker)."""
-    assert (BestRound.of([0.5, 0.7, 0.6], True).served, BestRound.of([0.5, 0.7, 0.6], False).served) == (2, 1)
-    assert BestRound.of([math.nan, math.nan], True).served == 2
-    assert BestRound.of([], True).served == 0
+def test_of_gives_the_rule_after_a_curve() -> None:
+    assert (BestRound.of([0.5, 0.7, 0.6], True).best, BestRound.of([0.5, 0.7, 0.6], False).best) == (2, 1)
+    assert (BestRound.of([math.nan, math.nan], True).best, BestRound.of([math.nan, math.nan], True).rounds) == (0, 2)

@@ -111,16 +111,17 @@ class Tracker:
 TRACKER_GRACE_S = 10.0
 
 
-def _best_round(rule: BestRound, name: str) -> "xgb.callback.TrainingCallback":
-    """XGBoost's early stopping on the validation metric ``name`` by ``rule`` (NaN never best):
-    ``best_iteration`` and ``best_score`` set as XGBoost's own sets them, every tree kept."""
+def _best_round(patience: int, spec: MetricSpec) -> "xgb.callback.TrainingCallback":
+    """XGBoost's early stopping on ``spec`` by :class:`BestRound` (NaN never best), every tree kept."""
     import xgboost as xgb
+
+    rule = BestRound(patience, spec.higher_is_better)
 
     class Stop(xgb.callback.TrainingCallback):
         def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
-            stop = rule.update(evals_log["validation"][name][-1])
+            stop = rule.update(evals_log["validation"][spec.display_name][-1])
             if rule.best == rule.rounds:
-                model.set_attr(best_iteration=str(epoch), best_score=str(rule.value))
+                model.set_attr(best_iteration=str(epoch), best_score=str(rule.value))  # as XGBoost's own
             return stop
 
     return Stop()
@@ -156,12 +157,9 @@ def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: i
             stamps.mark("build")
             if isinstance(obj, XGBoostObjective):  # this worker's count is in params
                 obj = obj.given_threads(params_threads(params)).given_training(params)
-            callbacks = [] if stop is None else [XGBoostStop(stop)]
-            if metric is not None and early_stopping_rounds is not None:
-                callbacks.append(_best_round(BestRound(early_stopping_rounds, metric.higher_is_better),
-                                             metric.display_name))
+            ends = [] if early_stopping_rounds is None else [_best_round(early_stopping_rounds, metric)]
             booster = xgb.train(params, dtrain, num_boost_round, obj=obj, evals=evals, custom_metric=measure,
-                                verbose_eval=False, callbacks=callbacks)
+                                verbose_eval=False, callbacks=ends + ([] if stop is None else [XGBoostStop(stop)]))
     except Exception as exc:
         record_failure(getattr(obj, "name", repr(obj)), exc)
         raise

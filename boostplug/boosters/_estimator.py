@@ -58,13 +58,10 @@ def _watched_set(index: Any, n_evals: int) -> int:
     """``fit(early_stopping_set=...)`` as an index into the ``n_evals`` eval sets (0 without any)."""
     if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
         raise TypeError(f"early_stopping_set must be an int (an index into eval_set), got {index!r}")
-    if n_evals == 0:
-        if index != 0:
-            raise ValueError(f"early_stopping_set={int(index)} needs an eval_set")
-        return 0
-    if not -n_evals <= index < n_evals:
-        raise ValueError(f"early_stopping_set={int(index)}, but eval_set has {n_evals} sets")
-    return int(index) % n_evals
+    if index != 0 and not -n_evals <= index < n_evals:
+        raise ValueError(f"early_stopping_set={int(index)}"
+                         + (f", but eval_set has {n_evals} sets" if n_evals else " needs an eval_set"))
+    return int(index) % max(n_evals, 1)
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
@@ -174,8 +171,6 @@ class RankingBooster(ModelFile, BaseEstimator):
             raise TypeError(f"callback must be callable as callback(t, record), got {callback!r}")
         evals = [self._prepare_eval(e, i, data.X.shape[1]) for i, e in enumerate(eval_set or [])]
         scorers = [self._eval_scorer(ye, ge) for _, ye, ge in evals]
-        # early stopping and best_iteration_ maximise eval_metric unless it is a loss (r1/r2)
-        maximize = not evals or metrics.higher_is_better(self.eval_metric)
         if esr is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set")
         watched = _watched_set(early_stopping_set, len(evals))
@@ -185,12 +180,11 @@ class RankingBooster(ModelFile, BaseEstimator):
         self.weights_: list[float] = []
         self.history_: list[dict[str, Any]] = []
         self.stop_reason_ = "n_rounds reached"
-        self.best_iteration_: int | None = None
         self._stop_reason: str | None = None
 
         state = self._fit_init(data)
         eval_scores = [np.zeros(e[0].shape[0]) for e in evals]
-        rule = BestRound(esr, maximize)
+        rule = BestRound(esr, not evals or metrics.higher_is_better(self.eval_metric))  # r1/r2: minimised
         t0 = time.perf_counter()
         try:
             for t in range(n_rounds):
@@ -215,13 +209,10 @@ class RankingBooster(ModelFile, BaseEstimator):
                     shown = {k: v for k, v in rec.items() if isinstance(v, float)}
                     print(f"[{type(self).__name__}] round {t + 1}: "
                           + " ".join(f"{k}={v:.5g}" for k, v in shown.items()), file=sys.stderr)
-                if evals:
-                    stop = rule.update(rec[f"valid_{watched}_{self.eval_metric}"])
-                    self.best_iteration_ = rule.best or None
-                    if stop:
-                        self.stop_reason_ = (f"early stopping: no {self.eval_metric} gain on eval_set[{watched}] for {esr} "
-                                             "rounds")
-                        break
+                if evals and rule.update(rec[f"valid_{watched}_{self.eval_metric}"]):
+                    self.stop_reason_ = (f"early stopping: no {self.eval_metric} gain on eval_set[{watched}] "
+                                         f"for {esr} rounds")
+                    break
                 if callback is not None and callback(t + 1, rec):
                     self.stop_reason_ = "stopped by callback"
                     break
@@ -234,9 +225,9 @@ class RankingBooster(ModelFile, BaseEstimator):
             del self.rankers_[n:], self.weights_[n:], self.history_[n:]
             self.stop_reason_ = "interrupted"
             print(f"[{type(self).__name__}] interrupted: keeping {len(self.rankers_)} rounds", file=sys.stderr)
-        if esr is not None and self.best_iteration_ is not None:
-            del self.rankers_[self.best_iteration_:]
-            del self.weights_[self.best_iteration_:]
+        self.best_iteration_: int | None = rule.best or None
+        if esr is not None and rule.best:  # stopped or not (all NaN: every round kept)
+            del self.rankers_[rule.best:], self.weights_[rule.best:]
         return self
 
     def _check_n_rounds(self) -> int:

@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 
 from .. import objectives as _objectives
+from .._core.early_stopping import BestRound
 from ..frameworks.sklearn_ranker import RankerMixin
 from ._objective import objective as make_objective
 from ._objective import pool
@@ -23,9 +24,9 @@ class CatBoostRanker(RankerMixin, BaseEstimator):
     registered name or a :class:`~boostplug.objectives.Loss`; CatBoost's own losses:
     ``catboost.CatBoostRanker``), as :class:`boostplug.lightgbm.LGBMRanker`: ``eval_metric``
     (boostplug's; of a list, the last one drives early stopping and :meth:`score`) recorded on
-    ``eval_set`` in ``evals_result_``, ``early_stopping_rounds`` on the last eval set (the model keeps
-    its best round: ``best_iteration_`` trees, in ``model_``). ``**kwargs``: the objective's
-    parameters and any other CatBoost parameter (``l2_leaf_reg``...).
+    ``eval_set`` in ``evals_result_``, ``early_stopping_rounds`` on the last eval set (with an eval
+    set the model keeps its best round on it: ``best_iteration_`` trees, in ``model_``). ``**kwargs``:
+    the objective's parameters and any other CatBoost parameter (``l2_leaf_reg``...).
 
     Example:
         >>> ranker = CatBoostRanker(objective=name, n_estimators=20, early_stopping_rounds=5, thread_count=1)
@@ -93,7 +94,8 @@ class CatBoostRanker(RankerMixin, BaseEstimator):
                             valid_names=[f"validation_{i}" for i in range(len(plan.evals))],
                             metric=[m.name for m in plan.metrics], early_stopping_rounds=plan.early_stopping_rounds,
                             evals_result=self.evals_result_)
-        self.best_iteration_ = 0 if self.model_ is None else self.model_.tree_count_
+        curves = [c[plan.watched.name] for c in self.evals_result_.values()]  # the last set's: the one served
+        self.best_iteration_ = BestRound.of(curves[-1], plan.watched.higher_is_better).best or None if curves else None
         return self
 
     def predict(self, X: Any) -> np.ndarray:

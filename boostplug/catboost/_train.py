@@ -15,9 +15,9 @@ import numpy as np
 from .._atomic import write_bytes
 from .._core.early_stopping import BestRound
 from .._validation import check_optional_rounds, check_rounds, fs_path, plain
-from ..frameworks.model_record import (RECORD_KEY, ROUNDS_KEY, ObjectiveRecord, checksum_of, clip, json_object,
-                                      record_for, refuse_mismatch, refuse_stale, warn_if_unregistered, with_checksum,
-                                      without_checksum)
+from ..frameworks.model_record import (CHECKSUM_KEY, RECORD_KEY, ROUNDS_KEY, ObjectiveRecord, checksum_of, clip,
+                                      json_object, record_for, refuse_mismatch, refuse_stale, warn_if_unregistered,
+                                      with_checksum, without_checksum)
 from ..frameworks.sklearn_ranker import check_eval_metrics
 from ._objective import CatBoostObjective, _pool_arrays, objective, rounds_pool
 
@@ -29,6 +29,21 @@ _OWN = {"loss_function": None, "objective": None, "iterations": None, "n_estimat
         "num_trees": None, "eval_metric": None, "boosting_type": "Plain", "leaf_estimation_iterations": 1}
 #: Quantization parameters the pool is quantized with, once, before the first round.
 _QUANTIZATION = ("border_count", "feature_border_type", "nan_mode", "per_float_feature_quantization")
+
+
+#: The CatBoost releases this module is tested with (pyproject.toml's range): it uses private CatBoost
+#: attributes, which any feature release (1.0, 1.1, 1.2...) may change, all through :func:`_private`.
+TESTED = ">=1.2,<1.3"
+
+
+def _private(model: Any, name: str, *value: Any) -> Any:
+    """``model``'s private ``name``, or set it to ``value``: a ``RuntimeError`` naming a missing one."""
+    if not hasattr(model, name):
+        import catboost
+
+        raise RuntimeError(f"boostplug.catboost uses CatBoost's private {name}, which catboost {catboost.__version__} "
+                           f"does not have: boostplug is tested with catboost{TESTED}")
+    return setattr(model, name, *value) if value else getattr(model, name)
 
 
 def _check(params: dict[str, Any]) -> None:
@@ -49,7 +64,8 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
     ``leaf_estimation_iterations`` (1). ``valid_sets`` (pools, named ``valid_names``) are scored
     after each round with ``metric`` into ``evals_result`` (``{name: {metric: [values]}}``);
     ``early_stopping_rounds``: stop when the last metric on the last set has not improved for that
-    many rounds, the model cut to its best round. ``callback(t, model)`` after each round. Stops
+    many rounds; with valid sets the model keeps its best round on it, stopped or not, unless
+    ``params["use_best_model"]`` is false (CatBoost's rule). ``callback(t, model)`` after each round. Stops
     when a round's gradients are all zero (``None`` if no tree was grown). A loss's ``split_weights()``
     weigh the rows, ``l2_leaf_reg`` rescaled to the queries' weights (CatBoost scales it by the mean
     weight), each tree's leaves centred at the end, as for CatBoost's losses on pairs. docs/catboost.md."""
@@ -72,8 +88,8 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
     work = rounds_pool(pool, {k: params[k] for k in _QUANTIZATION if k in params})
     threads = params.get("thread_count", -1)
     # Every round fits with random_seed: CatBoost continues an init_model with that model's seed anyway.
-    base = {"verbose": False, "allow_writing_files": False, **params, "boosting_type": "Plain",
-            "leaf_estimation_iterations": 1, "iterations": 1, "eval_metric": "RMSE"}
+    base = {"verbose": False, "allow_writing_files": False, **params, "use_best_model": False,
+            "boosting_type": "Plain", "leaf_estimation_iterations": 1, "iterations": 1, "eval_metric": "RMSE"}
     l2_key = "reg_lambda" if "reg_lambda" in params else "l2_leaf_reg"
     user = pool.boostplug_rows.row_weights  # the queries' weights, per row
     scores, weighted = np.zeros(labels.shape[0]), None
@@ -103,9 +119,10 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
         if callback is not None:
             callback(t + 1, model)
         if sets and rule.update(results[names[-1]][specs[-1].name][-1]):
-            model.shrink(rule.best or model.tree_count_)  # no best round (all NaN): every tree kept
             break
     if model is not None:
+        if rule.best and params.get("use_best_model", True):  # all NaN: every tree kept
+            model.shrink(rule.best)
         if ders.split:
             _centre(model, work, user)
         _finish(model, bound, params, l2_key)
@@ -121,7 +138,7 @@ def _centre(model: Any, work: Any, user: np.ndarray | None) -> None:
         sums = np.bincount(leaf, weights=user, minlength=counts[t])
         tree -= np.where(np.abs(sums) > 1e-9, tree @ sums / sums.sum(), tree)
     model.set_leaf_values(values)
-    model._load_from_string(model._serialize_model())  # set_leaf_values alone changes no prediction
+    model.load_model(blob=_private(model, "_serialize_model")())  # set_leaf_values alone changes no prediction
 
 
 def _finish(model: Any, bound: CatBoostObjective, params: dict[str, Any], l2_key: str) -> None:
@@ -132,13 +149,13 @@ def _finish(model: Any, bound: CatBoostObjective, params: dict[str, Any], l2_key
     meta = model.get_metadata()
     saved = json.loads(meta["params"])
     saved["random_seed"], saved["boosting_options"]["iterations"] = int(params.get("random_seed", 0)), model.tree_count_
-    for given in (model._init_params, saved["flat_params"]):  # (set_params refuses a fitted model)
-        given.pop("eval_metric", None)
-        given.pop(l2_key, None)
-        given.update({key: plain(params[key]) for key in ("random_seed", l2_key) if key in params})
+    for given in (_private(model, "_init_params"), saved["flat_params"]):
+        for key in ("eval_metric", "use_best_model", l2_key):
+            given.pop(key, None)
+        given.update({key: plain(params[key]) for key in ("random_seed", l2_key, "use_best_model") if key in params})
         given["iterations"], given["loss_function"] = model.tree_count_, f"boostplug:{bound.name}"
     meta["params"] = json.dumps(saved)
-    model._canonized_params = None
+    _private(model, "_canonized_params", None)  # CatBoost's copy of _init_params with synonyms resolved
     record_objective(model, bound)
 
 
@@ -179,15 +196,15 @@ def save_model(model: Any, path: Any, objective: Any = None) -> None:
     if record is None:
         warnings.warn("boostplug.catboost.save_model: the model records no boostplug objective; pass objective= "
                       "(the one it was trained with) to record it", UserWarning, stacklevel=2)
-        write_bytes(path, model._serialize_model())
+        write_bytes(path, _private(model, "_serialize_model")())
         return
     refuse_stale((json_object(record) or {}).get("objective", record), meta.get(ROUNDS_KEY), model.tree_count_,
                  "boostplug.catboost.save_model")
     warn_if_unregistered(record)
     meta[RECORD_KEY] = record = without_checksum(record)
-    meta[RECORD_KEY] = with_checksum(record, hashlib.sha256(model._serialize_model()).hexdigest())
+    meta[RECORD_KEY] = with_checksum(record, hashlib.sha256(_private(model, "_serialize_model")()).hexdigest())
     try:
-        data = model._serialize_model()
+        data = _private(model, "_serialize_model")()
     finally:  # the model keeps its record without the checksum, which describes this file only
         meta[RECORD_KEY] = record
     write_bytes(path, data)
@@ -206,15 +223,21 @@ def load_model(path: Any) -> Any:
 def _read(path: Any) -> Any:
     """The model in the file ``path``, its record's checksum checked and taken out (read from the bytes:
     CatBoost's reader of a path rewrites the parameters' numbers, which the checksum covers)."""
-    from catboost import CatBoost
+    from catboost import CatBoost, CatBoostError
 
     source = fs_path(path, "model file")
     with open(source, "rb") as f:
-        model = CatBoost().load_model(blob=f.read())
+        try:
+            model = CatBoost().load_model(blob=f.read())
+        except CatBoostError as e:
+            raise ValueError(f"{source}: not a model file CatBoost reads ({e})") from None
     meta = model.get_metadata()
-    expected = None if meta.get(RECORD_KEY) is None else checksum_of(meta[RECORD_KEY], source)
-    if expected is not None:
+    if meta.get(RECORD_KEY) is not None:
+        if (expected := checksum_of(meta[RECORD_KEY], source)) is None:
+            raise ValueError(f"{source}: its {RECORD_KEY} record has no {CHECKSUM_KEY} (edited, or saved by CatBoost "
+                             "or a boostplug older than the checksum): not loaded. To trust it, save it again: "
+                             "boostplug.catboost.save_model(catboost.CatBoost().load_model(path), path)")
         meta[RECORD_KEY] = without_checksum(meta[RECORD_KEY])
-        refuse_mismatch(expected, hashlib.sha256(model._serialize_model()).hexdigest(), source)
-    model._init_params = model._get_params_from_model_updated_with_init_params()  # what CatBoost's reader sets
+        refuse_mismatch(expected, hashlib.sha256(_private(model, "_serialize_model")()).hexdigest(), source)
+    _private(model, "_init_params", _private(model, "_get_params_from_model_updated_with_init_params")())  # as a path
     return model

@@ -12,6 +12,7 @@ from typing import Any, Sequence, TextIO
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core.early_stopping import BestRound
 from .conventions import REPORT_METRICS, Conventions, higher_is_better
 from .methods import TREE_PARAMS, Method, get_method
 
@@ -54,12 +55,11 @@ def reported_metrics(results: Sequence[Result]) -> tuple[str, ...]:
 
 
 def choose_round(curve: Sequence[float], metric: str) -> int:
-    """0-based index of the first best value of ``curve``: the maximum, or the
-    minimum when ``metric`` is a loss (:func:`.conventions.higher_is_better`). -1 when empty."""
-    if len(curve) == 0:
-        return -1
-    values = np.asarray(curve, dtype=np.float64)
-    return int(np.argmax(values) if higher_is_better(metric) else np.argmin(values))
+    """0-based index of the round early stopping would serve from ``curve`` (:class:`BestRound`): the
+    first best value, the maximum or the minimum when ``metric`` is a loss
+    (:func:`.conventions.higher_is_better`), NaN never best (all NaN: the last). -1 when empty."""
+    rule = BestRound.of(curve, higher_is_better(metric))
+    return (rule.best or rule.rounds) - 1
 
 
 def degenerate(scores: NDArray[np.float64], round_: int) -> str | None:

@@ -141,7 +141,7 @@ class ObjectiveRecord:
         """Parse and validate a record (``ValueError`` saying what is wrong)."""
         try:
             doc = json.loads(text)
-        except (TypeError, json.JSONDecodeError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep to read
             raise ValueError(f"the model's {RECORD_KEY} record is not JSON ({exc}): {clip(text)}") from None
         if not isinstance(doc, dict):
             raise ValueError(f"the model's {RECORD_KEY} record is not a JSON object: {clip(text)}")

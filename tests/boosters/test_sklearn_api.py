@@ -345,6 +345,16 @@ def _brute_stop(curve: list[float], rounds: int) -> tuple[int, int]:
     return best + 1, len(curve)
 
 
+def test_the_rounds_running_out_before_the_patience_still_serve_the_best_round() -> None:
+    """As CatBoost's loop and the workers do (docs/objectives/index.md, "Which round a model serves")."""
+    X, y, qid = data(0, n_queries=12)
+    Xv, yv, qv = data(1, n_queries=12)
+    m = RankBoost(n_rounds=30, early_stopping_rounds=1000).fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
+    best, trained = _brute_stop([h["valid_0_ndcg@10"] for h in m.history_], 1000)
+    assert trained == 30 > best and (m.best_iteration_, len(m.rankers_), m.stop_reason_) == (best, best,
+                                                                                           "n_rounds reached")
+
+
 def test_early_stopping_watches_one_eval_set_the_first_or_the_one_named() -> None:
     """The boosters' one rule: eval_set[0], or fit(early_stopping_set=i); the other sets are only
     recorded. A set whose score stalls at once (reversed labels) tells the sets apart."""

@@ -86,19 +86,60 @@ def test_early_stopping_keeps_the_best_round(pools) -> None:
     assert json.loads(model.get_metadata()["params"])["boosting_options"]["iterations"] == best
 
 
+@pytest.mark.parametrize("patience", [1000, None])
+def test_the_best_round_is_served_when_the_rounds_run_out_first(example, pools, patience) -> None:
+    """CatBoost's use_best_model: with a valid set the model keeps its best round, stopped or not (on
+    main patience 1000 and 40 rounds kept all 40 trees where the best round was earlier);
+    use_best_model=False keeps every tree, as in CatBoost."""
+    train, test = example
+    result: dict = {}
+    model = bpc.train({**FAST, "learning_rate": 0.8}, pools[0], "ranknet", 40, valid_sets=[pools[1]],
+                      early_stopping_rounds=patience, evals_result=result)
+    values = result["valid_0"]["ndcg@10"]
+    assert len(values) == 40 and int(np.argmax(values)) + 1 < 40  # ran out of rounds, the best one earlier
+    assert model.tree_count_ == int(np.argmax(values)) + 1
+    assert model.get_params()["iterations"] == model.tree_count_ and "use_best_model" not in model.get_params()
+    every = bpc.train({**FAST, "learning_rate": 0.8, "use_best_model": False}, pools[0], "ranknet", 40,
+                      valid_sets=[pools[1]], early_stopping_rounds=patience)
+    assert every.tree_count_ == 40 and every.get_params()["use_best_model"] is False
+    r = bpc.CatBoostRanker("ranknet", n_estimators=40, **{**FAST, "learning_rate": 0.8},
+                           early_stopping_rounds=patience).fit(train.X, train.y, qid=train.qid,
+                                                              eval_set=[(test.X, test.y)], eval_qid=[test.qid])
+    assert r.best_iteration_ == r.model_.tree_count_ == int(np.argmax(values)) + 1  # on main: tree_count_, 40
+    plain = bpc.CatBoostRanker("ranknet", n_estimators=3, **FAST).fit(train.X, train.y, qid=train.qid)
+    assert plain.best_iteration_ is None and plain.model_.tree_count_ == 3  # no eval set: no best round
+
+
+def test_the_last_valid_set_is_the_one_served_as_in_catboost(example, pools) -> None:
+    """Two valid sets whose best rounds differ (one with its grades reversed): the model keeps the
+    last set's best round in either order, as CatBoost's use_best_model does."""
+    _, test = example
+    reversed_ = bpc.pool(test.X, 4 - test.y, group_ptr=test.group_ptr)
+    served = []
+    for sets in ([pools[1], reversed_], [reversed_, pools[1]]):
+        result: dict = {}
+        model = bpc.train({**FAST, "learning_rate": 0.8}, pools[0], "ranknet", 30, valid_sets=sets,
+                          early_stopping_rounds=1000, evals_result=result)
+        curves = [v["ndcg@10"] for v in result.values()]
+        assert model.tree_count_ == int(np.argmax(curves[-1])) + 1 != int(np.argmax(curves[0])) + 1
+        served.append(model.tree_count_)
+    assert served[0] != served[1]
+
+
 @pytest.mark.parametrize("values, best", [
     ([np.nan, 0.5, 0.4, 0.6, 0.6, 0.5, 0.55, 0.9], 4),  # a NaN first, then a tie that is no gain
     ([np.nan] * 8, 0),  # no round with a value: none is best, every tree kept
 ], ids=["nan-first", "all-nan"])
-def test_catboost_the_boosters_and_a_lightgbm_worker_stop_at_the_same_round(monkeypatch, example, pools, values,
-                                                                           best) -> None:
+def test_catboost_the_boosters_and_the_workers_stop_at_the_same_round(monkeypatch, example, pools, values,
+                                                                      best) -> None:
     """One rule for every loop of boostplug's own: the same metric values stop CatBoost's loop, a
-    reference booster's and a distributed LightGBM worker's at the same round, the same one best."""
+    reference booster's and a distributed LightGBM and XGBoost worker's at the same round, the same
+    one best (on main the XGBoost worker ran XGBoost's own rule: a NaN first round was its best)."""
     import lightgbm as lgb
 
     from boostplug.boosters import RankBoost
     from boostplug.frameworks._metric_spec import MetricSpec
-    from boostplug.frameworks.distributed import lightgbm_worker
+    from boostplug.frameworks.distributed import lightgbm_worker, xgboost_worker
     from boostplug.frameworks.distributed.rows import Part
 
     train, test = example
@@ -117,11 +158,18 @@ def test_catboost_the_boosters_and_a_lightgbm_worker_stop_at_the_same_round(monk
     monkeypatch.setattr(lightgbm_worker, "from_sums", lambda sums: next(left))
     worker = lightgbm_worker._EarlyStopping(MetricSpec("ndcg@10"), Part(test.X, test.y, test.qid, None), 3)
     env = type("Env", (), {"model": type("Model", (), {"predict": lambda self, X, **_: np.zeros(len(X))})(),
-                           "iteration": 0})()
+                           "iteration": 0, "end_iteration": 100})()
     with pytest.raises(lgb.callback.EarlyStopException) as stop:
         for _ in values:
             worker(env)
     assert (len(values) - len(list(left)), stop.value.best_iteration + 1) == (best + 3, best)
+
+    attrs: dict = {}
+    booster_ = type("Booster", (), {"set_attr": lambda self, **kw: attrs.update(kw)})()
+    callback = xgboost_worker._best_round(3, MetricSpec("ndcg@10"))
+    rounds = next(t + 1 for t in range(len(values)) if callback.after_iteration(
+        booster_, t, {"validation": {"ndcg@10": values[:t + 1]}}))
+    assert (rounds, int(attrs.get("best_iteration", -1)) + 1) == (best + 3, best)
 
 
 @pytest.mark.parametrize("kwargs, says", [
@@ -182,12 +230,68 @@ def test_a_tampered_record_is_refused(pools, tmp_path) -> None:
     model.get_metadata()["boostplug_objective_rounds"] = "banana"
     with pytest.raises(ValueError, match="boostplug_objective_rounds is not a round count: 'banana'"):
         bpc.objective_of(model)
-    model.save_model(str(tmp_path / "b.cbm"))  # CatBoost's own writer: no checksum
     with pytest.raises(ValueError, match="not a round count"):
+        bpc.save_model(model, tmp_path / "b.cbm")
         bpc.load_model(tmp_path / "b.cbm")
     model.get_metadata()["boostplug_objective_rounds"] = "2"  # as init_model leaves it on a continued model
     with pytest.raises(ValueError, match="for its first 2 rounds, but it has 3"):
         bpc.save_model(model, tmp_path / "s.cbm")
+
+
+def test_a_record_without_its_checksum_is_refused_naming_the_file_and_the_fix(pools, tmp_path) -> None:
+    """On main the checksum was optional: a record edited to listmle and saved by CatBoost's own writer
+    (or written before the checksum existed) loaded as listmle without a word."""
+    model = bpc.train(FAST, pools[0], "ranknet", 3)
+    model.get_metadata()["boostplug_objective"] = model.get_metadata()["boostplug_objective"].replace("ranknet",
+                                                                                                      "listmle")
+    model.save_model(str(tmp_path / "own.cbm"))  # CatBoost's writer: no model_sha256
+    for read in (bpc.load_model, bpc.objective_of):
+        with pytest.raises(ValueError, match=r"own\.cbm: its boostplug_objective record has no model_sha256 .*"
+                                             r"save it again: boostplug\.catboost\.save_model"):
+            read(tmp_path / "own.cbm")
+    bpc.save_model(catboost.CatBoost().load_model(str(tmp_path / "own.cbm")), tmp_path / "again.cbm")
+    assert bpc.objective_of(tmp_path / "again.cbm").name == "listmle"  # the fix: integrity, not authenticity
+
+
+def test_a_file_catboost_cannot_read_is_refused_naming_it(pools, tmp_path) -> None:
+    """On main: CatBoost's "Flatbuffers model verification failed", without the path."""
+    bpc.save_model(bpc.train(FAST, pools[0], "ranknet", 3), tmp_path / "m.cbm")
+    data = (tmp_path / "m.cbm").read_bytes()
+    for name, content in (("cut.cbm", data[:len(data) // 2]), ("empty.cbm", b""), ("text.cbm", b"not a model")):
+        (tmp_path / name).write_bytes(content)
+        for read in (bpc.load_model, bpc.objective_of):
+            with pytest.raises(ValueError, match=rf"{name.replace('.', '[.]')}: not a model file CatBoost reads"):
+                read(tmp_path / name)
+
+
+@pytest.mark.parametrize("depth", [5_000, 200_000])
+def test_a_record_nested_too_deep_is_refused_not_a_recursion_error(pools, depth) -> None:
+    """On main objective_of raised a bare RecursionError."""
+    model = bpc.train(FAST, pools[0], "ranknet", 1)
+    model.get_metadata()["boostplug_objective"] = ('{"format":1,"objective":"ranknet","params":{"sigma":'
+                                                   + "[" * depth + "]" * depth + "}}")
+    with pytest.raises(ValueError, match="boostplug_objective record is not JSON.*recursion"):
+        bpc.objective_of(model)
+
+
+def test_catboosts_private_calls_are_there_and_a_missing_one_is_named(monkeypatch, pools, tmp_path) -> None:
+    """The private names boostplug.catboost uses exist in the CatBoost installed (the range
+    pyproject.toml asks for); a release without one fails naming it, not with an AttributeError."""
+    import tomllib
+    from pathlib import Path
+
+    from boostplug.catboost._train import TESTED
+
+    model = bpc.train(FAST, pools[0], "ranknet", 1)
+    for name in ("_serialize_model", "_init_params", "_canonized_params",
+                 "_get_params_from_model_updated_with_init_params"):
+        assert hasattr(model, name), name
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
+    assert f"catboost{TESTED}" in project["optional-dependencies"]["catboost"]
+    monkeypatch.delattr(next(c for c in type(model).__mro__ if "_serialize_model" in vars(c)), "_serialize_model")
+    with pytest.raises(RuntimeError, match=r"CatBoost's private _serialize_model, which catboost 1\.2\.\d+ "
+                                           r"does not have: boostplug is tested with catboost>=1\.2,<1\.3"):
+        bpc.save_model(model, tmp_path / "m.cbm")
 
 
 def test_a_model_without_the_record_warns_when_saved_and_loaded(example, tmp_path) -> None:

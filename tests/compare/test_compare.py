@@ -42,6 +42,16 @@ def test_choose_round_empty_curve() -> None:
     assert choose_round([], "ndcg@10") == -1
 
 
+def test_choose_round_is_early_stoppings_rule_nan_is_never_best() -> None:
+    """On main np.argmax chose the NaN (index 1 of the first curve, 0 of the second) where every
+    loop's early stopping (BestRound) serves another round."""
+    nan = float("nan")
+    assert choose_round([0.5, nan, 0.7], "ndcg@10") == 2
+    assert choose_round([nan, 0.5, 0.5], "ndcg@10") == 1
+    assert choose_round([nan, 0.4, 0.2], "r1") == 2
+    assert choose_round([nan, nan], "ndcg@10") == 1  # none best: every round served, as the loops keep every tree
+
+
 # ---- paired tests ---------------------------------------------------------------------------
 def test_paired_tests_equal_scipy_on_hand_made_case() -> None:
     a = np.array([0.9, 0.4, 0.7, 0.65, 0.3, 0.8, 0.55])

@@ -1,5 +1,5 @@
-"""The early-stopping rule boostplug's own round loops share (CatBoost's, the boosters', a LightGBM
-worker's; that they stop alike: tests/catboost/test_api.py)."""
+"""The early-stopping rule boostplug's own round loops share (CatBoost's, the boosters', the LightGBM
+and XGBoost workers'; that they stop alike: tests/catboost/test_api.py)."""
 
 from __future__ import annotations
 
@@ -24,3 +24,8 @@ def test_rounds_before_a_first_value_count_towards_patience() -> None:
     rule = BestRound(2, higher_is_better=True)
     assert [rule.update(math.nan) for _ in range(2)] == [False, True]
     assert (rule.best, math.isnan(rule.value)) == (0, True)
+
+
+def test_of_gives_the_rule_after_a_curve() -> None:
+    assert (BestRound.of([0.5, 0.7, 0.6], True).best, BestRound.of([0.5, 0.7, 0.6], False).best) == (2, 1)
+    assert (BestRound.of([math.nan, math.nan], True).best, BestRound.of([math.nan, math.nan], True).rounds) == (0, 2)

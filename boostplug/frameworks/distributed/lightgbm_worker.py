@@ -6,6 +6,7 @@ stopping on the metric of every worker's validation rows."""
 from __future__ import annotations
 
 import socket
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -98,7 +99,7 @@ def uses_tracker(metric: MetricSpec | None) -> bool:
 class _EarlyStopping:
     """A LightGBM callback: the metric of the whole validation set each round (each worker's sums
     added up on XGBoost's collective, so every worker sees the same value and stops at the same
-    round), early stopping on it. Each round adds only the new tree's scores."""
+    round), early stopping on it (:class:`BestRound`). Each round adds only the new tree's scores."""
 
     order = 30
 
@@ -121,7 +122,8 @@ class _EarlyStopping:
             self.scores += env.model.predict(self.valid.X, start_iteration=env.iteration, num_iteration=1,
                                              raw_score=True, num_threads=1)
         local = np.zeros(2) if self.prepared is None else self.spec.sums(self.scores, self.prepared)
-        if self.rule.update(from_sums(allreduce(local))):  # no best round (all NaN): -1, every tree kept
+        stop = self.rule.update(from_sums(allreduce(local)))  # the best round served (-1, all NaN: every tree)
+        if stop or (self.rule.patience is not None and env.iteration == env.end_iteration - 1):  # lgb.early_stopping's
             raise lgb.callback.EarlyStopException(self.rule.best - 1, [("validation", self.spec.display_name,
                                                                     self.rule.value, self.spec.higher_is_better)])
 
@@ -151,15 +153,11 @@ def train_part(train: Part, params: dict[str, Any], objective: Any, num_boost_ro
     dtrain = dataset(train.X, train.y, qid=train.qid, weight=train.weight, doc=train.doc)
     stamps.mark("build")  # the Dataset itself is built inside lgb.train
     try:
-        if metric is None:
-            booster = lgb.train(run_params, dtrain, num_boost_round, callbacks=[network])
-        else:
-            from xgboost import collective
+        from xgboost import collective  # with a metric, the workers add it up on XGBoost's collective
 
-            assert valid is not None and tracker_args is not None
-            with collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
-                booster = lgb.train(run_params, dtrain, num_boost_round,
-                                    callbacks=[network, _EarlyStopping(metric, valid, early_stopping_rounds)])
+        with nullcontext() if metric is None else collective.CommunicatorContext(dmlc_task_id=task_id, **tracker_args):
+            ends = [] if metric is None else [_EarlyStopping(metric, valid, early_stopping_rounds)]
+            booster = lgb.train(run_params, dtrain, num_boost_round, callbacks=[network, *ends])
         stamps.mark("train")
         return booster.model_to_string()
     except Exception as exc:

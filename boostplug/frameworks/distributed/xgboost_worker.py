@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..._core.early_stopping import BestRound
 from .._metric_spec import MetricCallable, MetricSpec
 from .._query_info import metric_query_weights
 from ..model_bytes import booster_bytes, booster_from_bytes
@@ -110,6 +111,22 @@ class Tracker:
 TRACKER_GRACE_S = 10.0
 
 
+def _best_round(patience: int, spec: MetricSpec) -> "xgb.callback.TrainingCallback":
+    """XGBoost's early stopping on ``spec`` by :class:`BestRound` (NaN never best), every tree kept."""
+    import xgboost as xgb
+
+    rule = BestRound(patience, spec.higher_is_better)
+
+    class Stop(xgb.callback.TrainingCallback):
+        def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+            stop = rule.update(evals_log["validation"][spec.display_name][-1])
+            if rule.best == rule.rounds:
+                model.set_attr(best_iteration=str(epoch), best_score=str(rule.value))  # as XGBoost's own
+            return stop
+
+    return Stop()
+
+
 def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: int, *,
                tracker_args: dict[str, Any], task_id: str, valid: Part | None = None,
                metric: MetricSpec | None = None, early_stopping_rounds: int | None = None,
@@ -140,10 +157,9 @@ def train_part(train: Part, params: dict[str, Any], obj: Any, num_boost_round: i
             stamps.mark("build")
             if isinstance(obj, XGBoostObjective):  # this worker's count is in params
                 obj = obj.given_threads(params_threads(params)).given_training(params)
+            ends = [] if early_stopping_rounds is None else [_best_round(early_stopping_rounds, metric)]
             booster = xgb.train(params, dtrain, num_boost_round, obj=obj, evals=evals, custom_metric=measure,
-                                verbose_eval=False, early_stopping_rounds=early_stopping_rounds,
-                                callbacks=None if stop is None else [XGBoostStop(stop)],
-                                maximize=None if measure is None else measure.spec.higher_is_better)
+                                verbose_eval=False, callbacks=ends + ([] if stop is None else [XGBoostStop(stop)]))
     except Exception as exc:
         record_failure(getattr(obj, "name", repr(obj)), exc)
         raise

@@ -15,7 +15,7 @@ from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_t
 from ..compare.cluster import parse_scheduler
 from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric
-from ..compare.method_specs import split_specs
+from ..compare.method_specs import parse_number, split_spec, split_specs
 from ..compare.methods import get_method, unavailable
 from ..compare.report import TABLE_WIDTH, wrap
 from ..compare.run_record import RECORDED_SETTINGS, RunRecord
@@ -117,8 +117,10 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
     elif text.strip().lower() == "all":
         chosen = method_names(tuple(frameworks))
     else:
-        unknown = [m for m in (s.split("[")[0] for s in split_specs(text) if ":" not in s or s in METHODS)
-                   if m not in METHODS]
+        try:  # the syntax first: "lambdarank [sigmoid=2]" names no method "lambdarank "
+            unknown = [m for m in (split_spec(s, METHODS)[0] for s in split_specs(text)) if m not in METHODS]
+        except ValueError as e:
+            raise UsageError(f"--methods: {e}") from None
         missing = [why for why in map(unavailable, unknown) if why]
         if missing:
             raise UsageError(missing[0])
@@ -152,16 +154,18 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
     """``["num_leaves=15", "learning_rate=0.1"]`` -> ``{"num_leaves": 15, "learning_rate": 0.1}``."""
     out: dict[str, Any] = {}
     for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip()
+        key, sep, value = (t.strip() for t in item.partition("="))
         if not sep or key not in TREE_PARAMS:
             raise UsageError(f"--param {item!r}: expected KEY=VALUE with KEY one of {', '.join(TREE_PARAMS)}")
         integer = isinstance(TREE_PARAMS[key], int)
         try:
-            out[key] = (int if integer else float)(value if value.isascii() else "not ASCII")  # (float reads '٠.١')
-        except ValueError:
-            kind = "an integer" if integer else "a number"
-            raise UsageError(f"--param {item!r}: {value.strip()!r} is not {kind}") from None
+            number = parse_number(value)
+            if key in out or number is None or (integer and not isinstance(number, int)):
+                raise ValueError(f"{key} is given twice" if key in out else
+                                 f"{value!r} is not {'an integer' if integer else 'a number'}")
+        except ValueError as e:
+            raise UsageError(f"--param {item!r}: {e}") from None
+        out[key] = number if integer else float(number)
         try:
             check_tree_params({key: out[key]})
         except ValueError as e:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import did_you_mean
-from ..compare import METHODS, TREE_PARAMS, check_tree_params
-from ..compare.method_specs import format_spec, split_spec
+from ..compare import TREE_PARAMS, check_tree_params
+from ..compare.method_specs import format_spec
 from .errors import UsageError
 
 __all__ = ["CONFIG_KEYS", "defer_defaults", "load_config", "option_name", "resolve_options"]
@@ -87,15 +87,8 @@ def _config_methods(value: Any, path: Path) -> str:
         if isinstance(item, str):
             specs.append(item)
         elif isinstance(item, dict) and isinstance(item.get("name"), str):
-            try:  # settings in the name too: name = "lambdarank[sigmoid=2]"
-                name, given = split_spec(item["name"], METHODS)
-            except ValueError as e:
-                raise UsageError(f"--config {path}: {e}") from None
-            twice = sorted(given.keys() & item.keys())
-            if twice:
-                raise UsageError(f"--config {path}: method {item['name']!r}: {twice[0]} is given twice (in the name "
-                                 "and as a key)")
-            specs.append(format_spec(name, {**given, **{k: v for k, v in item.items() if k != "name"}}))
+            spec = format_spec(item["name"], {k: v for k, v in item.items() if k != "name"})
+            specs.append(spec.replace("][", ",", 1))  # settings in the name too: one bracket, each key once
         else:
             raise UsageError(f"--config {path}: a method is a name or a table with a name, got {item!r}")
     return ",".join(specs)

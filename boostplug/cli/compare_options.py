@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .._extras import installed
-from .._validation import INT64_MAX, check_rounds, did_you_mean
+from .._validation import INT64_MAX, check_rounds
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, clicks, method_names
 from ..compare.cluster import parse_scheduler
 from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric
-from ..compare.method_specs import parse_number, split_spec, split_specs
-from ..compare.methods import get_method, unavailable
+from ..compare.method_specs import parse_number, split_specs
+from ..compare.methods import get_method
 from ..compare.report import TABLE_WIDTH, wrap
 from ..compare.run_record import RECORDED_SETTINGS, RunRecord
 from ..compare.tuning import require_optuna
@@ -117,18 +117,7 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
     elif text.strip().lower() == "all":
         chosen = method_names(tuple(frameworks))
     else:
-        try:  # the syntax first: "lambdarank [sigmoid=2]" names no method "lambdarank "
-            unknown = [m for m in (split_spec(s, METHODS)[0] for s in split_specs(text)) if m not in METHODS]
-        except ValueError as e:
-            raise UsageError(f"--methods: {e}") from None
-        missing = [why for why in map(unavailable, unknown) if why]
-        if missing:
-            raise UsageError(missing[0])
-        if unknown:
-            hint = did_you_mean(unknown, METHODS)
-            raise UsageError(f"unknown method(s) {', '.join(unknown)}{f' ({hint})' if hint else ''}; "
-                         "run 'boostplug compare --methods list' for the names")
-        try:  # settings checked now, before any training; the name shows them (mpboost-ldd[alpha=0.3])
+        try:  # names and settings checked now, before any training; the name shows them (mpboost-ldd[alpha=0.3])
             configured = [get_method(spec) for spec in split_specs(text)]
         except (ValueError, TypeError) as e:
             raise UsageError(f"--methods: {e}") from None

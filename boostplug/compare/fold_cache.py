@@ -129,7 +129,8 @@ class _Datasets:
 
     def __init__(self) -> None:
         self.levels: list[float] = []  # sorted min_data_in_leaf of the entries
-        self.entries: list[tuple[Any, tuple[int, ...], dict[str, Any]]] = []  # (Dataset, bins per feature, params as built)
+        self.entries: list[tuple[Any, tuple[int, ...], dict[str, Any]]] = []  # (Dataset, bins per feature, its
+        # parameters as built)
 
     def find(self, level: float) -> Any | None:
         i = bisect.bisect_left(self.levels, level)

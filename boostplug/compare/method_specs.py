@@ -13,7 +13,8 @@ from typing import Any, Container
 
 import numpy as np
 
-__all__ = ["plain_number", "parse_number", "parse_value", "format_value", "format_spec", "split_specs", "split_spec", "split_top"]
+__all__ = ["plain_number", "parse_number", "parse_value", "format_value", "format_spec", "split_specs", "split_spec",
+           "split_top"]
 
 
 def plain_number(text: str) -> bool:

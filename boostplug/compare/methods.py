@@ -449,13 +449,10 @@ def _unread(m: Method, key: str) -> str:
         return f"the {m.framework} methods take no tree parameters"
     if m.framework == "xgboost" and key not in XGBOOST_NAMES:
         return "XGBoost's trees do not read it"
-    if m.framework == "catboost" and key not in CATBOOST_NAMES and (key != "num_leaves" or depth is not None):
-        return f"CatBoost's trees take depth={depth} instead" if key == "num_leaves" else "CatBoost's trees do not read it"
-    return ""
-
-
-#: CatBoost's largest ``border_count`` (the shared ``max_bin``).
-CATBOOST_MAX_BORDERS = 65535
+    if m.framework == "catboost" and key == "num_leaves" and depth is not None:
+        return f"CatBoost's trees take depth={depth} instead"
+    unread = m.framework == "catboost" and key not in {*CATBOOST_NAMES, "num_leaves"}
+    return "CatBoost's trees do not read it" if unread else ""
 
 
 def check_run(methods: Sequence[str], folds: Sequence[tuple[int, Any]], tree_params: Mapping[str, Any]) -> None:
@@ -471,27 +468,29 @@ def check_run(methods: Sequence[str], folds: Sequence[tuple[int, Any]], tree_par
             raise ValueError(f"the shared tree parameter {key}={format_value(value)}: no method of the run reads it "
                              f"({_unread(ms[0], key)})")
     trains = [TrainingPart.of(fold[0]) for _, fold in folds]
-    labels = np.unique(np.concatenate([np.asarray(t.y, dtype=np.float64) for t in trains] or [np.zeros(0)]))
+    labels = np.unique(np.concatenate([np.asarray(t.y, dtype=np.float64) for t in trains] or [np.zeros(1)]))
     for m in ms:
         have = {**m.parameters(), **tree_params, **m.tree_params,
                 "position": any(t.position is not None for t in trains)}
-        obj, gain = _objective(m), have.get("label_gain")
-        for key, param in (obj.loss_class.declared_params().items() if obj else ()):
-            if param.needs and key in m.loss_params and not have.get(param.needs):
-                why = "the training data has no positions" if param.needs == "position" else f"{param.needs} is off"
-                raise ValueError(f"method {m.name!r}: {key}={format_value(m.loss_params[key])} has no effect: {why}")
-        if gain is not None and labels.size and len(gain) <= labels.max():
-            raise ValueError(f"method {m.name!r}: label_gain={format_value(gain)} has {len(gain)} gains, for labels up "
-                             f"to {len(gain) - 1}; the training labels go up to {labels.max():g}")
-        if gain is not None and labels.size and np.ptp(np.asarray(gain, dtype=np.float64)[labels.astype(int)]) == 0:
-            raise ValueError(f"method {m.name!r}: label_gain={format_value(gain)} gives every training label the "
-                             "same gain: every pair's |Delta NDCG|, so every gradient, is 0")
+        obj, gain, top = _objective(m), have.get("label_gain"), labels.max()
+        idle = [(k, p.needs) for k, p in (obj.loss_class.declared_params().items() if obj else ())
+                if p.needs and k in m.loss_params and not have.get(p.needs)]
+        where = f"method {m.name!r}"
+        if idle:
+            key, need = idle[0]
+            raise ValueError(f"{where}: {key}={format_value(m.loss_params[key])} has no effect: "
+                             + ("the training data has no positions" if need == "position" else f"{need} is off"))
+        if gain is not None and len(gain) <= top:
+            raise ValueError(f"{where}: label_gain={format_value(gain)} has {len(gain)} gains; the training labels go "
+                             f"up to {top:g}")
+        if gain is not None and np.ptp(np.asarray(gain, dtype=np.float64)[labels.astype(int)]) == 0:
+            raise ValueError(f"{where}: label_gain={format_value(gain)} gives every training label the same gain: "
+                             "every pair's |Delta NDCG|, so every gradient, is 0")
         if m.loss == "rank:map" and not np.isin(labels, (0, 1)).all():
-            raise ValueError(f"method {m.name!r}: XGBoost's rank:map takes labels 0 and 1; the training labels go up "
-                             f"to {labels.max():g} (xgb-rank_map-plugin counts grades from 1 up as relevant)")
-        if m.framework == "catboost" and have["max_bin"] > CATBOOST_MAX_BORDERS:
-            raise ValueError(f"method {m.name!r}: max_bin={have['max_bin']}: CatBoost's border_count is at most "
-                             f"{CATBOOST_MAX_BORDERS}")
+            raise ValueError(f"{where}: XGBoost's rank:map takes labels 0 and 1; the training labels go up to {top:g} "
+                             "(xgb-rank_map-plugin counts grades from 1 up as relevant)")
+        if m.framework == "catboost" and have["max_bin"] > 65535:
+            raise ValueError(f"{where}: max_bin={have['max_bin']}: CatBoost's border_count is at most 65535")
 
 
 def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:

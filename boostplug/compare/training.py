@@ -263,7 +263,7 @@ def _train_xgboost(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
 #: LightGBM tree parameter -> CatBoost parameter (``num_leaves`` becomes a depth; ``min_data_in_leaf`` and
 #: ``min_sum_hessian_in_leaf`` bound leaves of CatBoost's other tree shapes only, not its symmetric trees).
 CATBOOST_NAMES = {"learning_rate": "learning_rate", "lambda_l2": "l2_leaf_reg", "feature_fraction": "rsm",
-             "max_bin": "border_count"}
+                  "max_bin": "border_count"}
 
 
 def catboost_params(tree_params: dict[str, Any], depth: int | None, seed: int, threads: int) -> dict[str, Any]:
@@ -291,7 +291,7 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
     round (:func:`boostplug.catboost.train`). CatBoost shows no scores while it fits, so only a
     boostplug objective's run reaches its checkpoints (a ``--tune`` trial of CatBoost's own loss is
     never pruned)."""
-    from catboost import CatBoost, Pool
+    from catboost import CatBoost, CatBoostError, Pool
 
     plugin = m.loss.startswith("boostplug:")
     params = catboost_params({**tree_params, **m.tree_params}, None if plugin else m.loss_params.get("depth"), seed,
@@ -319,7 +319,13 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
                 return True
 
         model = CatBoost({**params, "loss_function": _catboost_loss(m), "iterations": rounds})
-        model.fit(pool, callbacks=[_Progress()])
+        try:
+            model.fit(pool, callbacks=[_Progress()])
+        except CatBoostError as e:  # "JSON writer: invalid float value: inf", as it writes a value of training
+            if "invalid float value" in str(e):
+                raise ValueError(f"CatBoost's {_catboost_loss(m)} overflowed to infinity in training: lower its "
+                                 "parameters or the learning rate") from e
+            raise
     seconds = time.perf_counter() - t0
 
     def staged(d: RankingData) -> list[NDArray[np.float64]]:

@@ -185,8 +185,8 @@ class Method:
         return new
 
     def search_space(self) -> dict[str, Dist]:
-        """What ``--tune`` searches: :data:`TREE_SPACE` for tree methods plus the method's own knobs,
-        less a setting the user fixed (``name[key=value]``)."""
+        """What ``--tune`` searches: :data:`TREE_SPACE` for tree methods (what their trees read) plus the method's
+        own knobs, less a setting the user fixed (``name[key=value]``)."""
         if self.framework == "booster":
             space = booster_space(self.loss, self.parameters())
         elif _catboost_own(self):
@@ -194,7 +194,8 @@ class Method:
         elif self.framework == "linear":
             space = {k: d for k, d in LINEAR_SPACE.items() if k in self.loss_params}
         else:
-            space = {**TREE_SPACE, **(objective_space(obj, self.loss_params) if (obj := _objective(self)) else {})}
+            space = {**{k: d for k, d in TREE_SPACE.items() if not _unread(self, k)},
+                     **(objective_space(obj, self.loss_params) if (obj := _objective(self)) else {})}
         fixed = set(_shown(self))
         return {k: d for k, d in space.items() if k not in fixed}
 

@@ -136,3 +136,18 @@ def test_catboost_overflowing_to_infinity_is_said_with_its_loss(letor, capsys) -
     assert main(["compare", "--data", str(letor), "--methods", "cb-querysoftmax[beta=3.4e38]", *FAST]) == 1
     assert ("cb-querysoftmax[beta=3.4e+38] failed on fold 1,2,3: ValueError: CatBoost's QuerySoftMax:beta=3.4e+38 "
             "overflowed to infinity in training") in capsys.readouterr().err
+
+
+def test_tune_searches_what_each_methods_trees_read(letor, tmp_path, capsys) -> None:
+    # min_data_in_leaf was searched for XGBoost's trees too, where it changed nothing; refused now, it is not searched
+    pytest.importorskip("optuna")
+    from boostplug.compare import get_method
+
+    assert "min_data_in_leaf" not in get_method("xgb-rank:ndcg").search_space()
+    assert "min_data_in_leaf" in get_method("lambdarank").search_space()
+    out = tmp_path / "out"
+    assert main(["compare", "--data", str(letor), "--methods", "xgb-rank:ndcg", "--tune", "3", "--folds", "1",
+                 "--out", str(out), *FAST]) == 0
+    capsys.readouterr()
+    trials = json.loads((out / "results.json").read_text())["results"][0]["info"]["tuning"]["trials"]
+    assert len(trials) == 3 and {t["state"] for t in trials} <= {"complete", "pruned"}

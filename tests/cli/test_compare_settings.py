@@ -151,3 +151,13 @@ def test_tune_searches_what_each_methods_trees_read(letor, tmp_path, capsys) -> 
     capsys.readouterr()
     trials = json.loads((out / "results.json").read_text())["results"][0]["info"]["tuning"]["trials"]
     assert len(trials) == 3 and {t["state"] for t in trials} <= {"complete", "pruned"}
+
+
+def test_the_python_api_refuses_them_before_training_too(letor) -> None:
+    from boostplug.compare import load_folds, run
+
+    folds = load_folds(str(letor), n_folds=3)
+    with pytest.raises(ValueError, match=r"method 'lambdarank\[label_gain=\[0,1\]\]': label_gain=\[0,1\] has 2 gains"):
+        run(["lambdarank[label_gain=[0,1]]"], folds, rounds=2)
+    with pytest.raises(ValueError, match="the shared tree parameter min_data_in_leaf=50: no method of the run reads it"):
+        run(["xgb-rank:ndcg"], folds, rounds=2, tree_params={"min_data_in_leaf": 50})

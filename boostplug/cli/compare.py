@@ -19,6 +19,7 @@ from ..compare import CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, 
 from ..compare.budget import check_budget
 from ..compare.cluster import connect, prepare
 from ..compare.data import data_files, file_digests, fold_count
+from ..compare.methods import check_run
 from ..compare.outdir import OutDir
 from ..compare.plugins import load_plugins, registered_here
 from ..compare.report import method_legend, verdict, write_outputs
@@ -83,8 +84,9 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
         raise UsageError(str(e) if e.filename is None else f"--data {record.data}: {e.filename}: {e.strerror}") from e
     except ValueError as e:  # what the readers say about the files (no qid, bad line, bad fold, ...)
         raise UsageError(" ".join(str(e).split())) from e
-    with usage_errors():
+    with usage_errors():  # and the settings against the data and each other (run() again, for its callers)
         options.conventions.check_grades(folds, record.early_stopping_metric)
+        check_run(methods if runner is None else (), folds, options.tree_params)
     if runner is not None:  # a click log's keys against the features, before any run
         with usage_errors():
             for note in runner.check_log(folds):

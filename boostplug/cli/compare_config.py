@@ -50,7 +50,8 @@ def load_config(path: Path) -> dict[str, Any]:
             raise UsageError(f"--config {path}: TOML needs Python 3.11+; write the same settings as JSON") from None
         parse, kind, invalid = tomllib.loads, "TOML", tomllib.TOMLDecodeError
     else:
-        parse, kind, invalid = json.loads, "JSON (a .toml name reads TOML)", json.JSONDecodeError
+        parse, kind, invalid = (lambda t: json.loads(t, object_pairs_hook=_unique)), "JSON (a .toml name reads TOML)", \
+            ValueError
     try:
         data = parse(text)
     except invalid as e:
@@ -65,6 +66,15 @@ def load_config(path: Path) -> dict[str, Any]:
     return data
 
 
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (``json`` keeps the last of a key given twice; TOML refuses it)."""
+    seen = [k for k, _ in pairs]
+    twice = next((k for k in seen if seen.count(k) > 1), None)
+    if twice is not None:
+        raise ValueError(f"the key {twice!r} is given twice")
+    return dict(pairs)
+
+
 def _config_methods(value: Any, path: Path) -> str:
     """``methods`` of a config file -> the ``--methods`` text: a string, or a list of names/specs
     and tables ``{name = "mpboost-ldd", alpha = 0.3}`` (every key but name a parameter)."""
@@ -77,7 +87,8 @@ def _config_methods(value: Any, path: Path) -> str:
         if isinstance(item, str):
             specs.append(item)
         elif isinstance(item, dict) and isinstance(item.get("name"), str):
-            specs.append(format_spec(item["name"], {k: v for k, v in item.items() if k != "name"}))
+            spec = format_spec(item["name"], {k: v for k, v in item.items() if k != "name"})
+            specs.append(spec.replace("][", ",", 1))  # settings in the name too: one bracket, each key once
         else:
             raise UsageError(f"--config {path}: a method is a name or a table with a name, got {item!r}")
     return ",".join(specs)

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .._extras import installed
-from .._validation import INT64_MAX, check_rounds, did_you_mean
+from .._validation import INT64_MAX, check_rounds
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, clicks, method_names
 from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric
-from ..compare.method_specs import split_specs
-from ..compare.methods import get_method, unavailable
+from ..compare.method_specs import parse_number, split_specs
+from ..compare.methods import get_method
 from ..compare.report import TABLE_WIDTH, wrap
 from ..compare.run_record import RECORDED_SETTINGS, RunRecord
 from ..compare.tuning import require_optuna
@@ -123,16 +123,7 @@ def parse_methods(text: str, frameworks: Sequence[str]) -> list[str]:
     elif text.strip().lower() == "all":
         chosen = method_names(tuple(frameworks))
     else:
-        unknown = [m for m in (s.split("[")[0] for s in split_specs(text) if ":" not in s or s in METHODS)
-                   if m not in METHODS]
-        missing = [why for why in map(unavailable, unknown) if why]
-        if missing:
-            raise UsageError(missing[0])
-        if unknown:
-            hint = did_you_mean(unknown, METHODS)
-            raise UsageError(f"unknown method(s) {', '.join(unknown)}{f' ({hint})' if hint else ''}; "
-                         "run 'boostplug compare --methods list' for the names")
-        try:  # settings checked now, before any training; the name shows them (mpboost-ldd[alpha=0.3])
+        try:  # names and settings checked now, before any training; the name shows them (mpboost-ldd[alpha=0.3])
             configured = [get_method(spec) for spec in split_specs(text)]
         except (ValueError, TypeError) as e:
             raise UsageError(f"--methods: {e}") from None
@@ -158,16 +149,18 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
     """``["num_leaves=15", "learning_rate=0.1"]`` -> ``{"num_leaves": 15, "learning_rate": 0.1}``."""
     out: dict[str, Any] = {}
     for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip()
+        key, sep, value = (t.strip() for t in item.partition("="))
         if not sep or key not in TREE_PARAMS:
             raise UsageError(f"--param {item!r}: expected KEY=VALUE with KEY one of {', '.join(TREE_PARAMS)}")
         integer = isinstance(TREE_PARAMS[key], int)
         try:
-            out[key] = (int if integer else float)(value if value.isascii() else "not ASCII")  # (float reads '٠.١')
-        except ValueError:
-            kind = "an integer" if integer else "a number"
-            raise UsageError(f"--param {item!r}: {value.strip()!r} is not {kind}") from None
+            number = parse_number(value)
+            if key in out or number is None or (integer and not isinstance(number, int)):
+                raise ValueError(f"{key} is given twice" if key in out else
+                                 f"{value!r} is not {'an integer' if integer else 'a number'}")
+        except ValueError as e:
+            raise UsageError(f"--param {item!r}: {e}") from None
+        out[key] = number if integer else float(number)
         try:
             check_tree_params({key: out[key]})
         except ValueError as e:

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, TREE_PARAMS
 from ..compare.clicks import add_arguments as add_click_arguments
 from ..compare.conventions import DISCOUNTS, EMPTIES, GAINS, PROTOCOLS, TIES
+from ..compare.method_specs import plain_number
 from .compare_config import defer_defaults
 
 __all__ = ["add_parser"]
@@ -25,8 +26,9 @@ def _type(kind: type, refused: Callable[[str], bool], why: str) -> Callable[[str
     return parse
 
 
-# int() and float() read '٥' and '２' (--threads and --folds do not); Path("") is the current folder
-_INT, _FLOAT = (_type(kind, lambda text: not text.isascii(), "is not a number in ASCII digits") for kind in (int, float))
+# int() and float() read '٥', '２' and '1_0' (--threads and --folds do not); Path("") is the current folder
+_INT, _FLOAT = (_type(kind, lambda text: not plain_number(text), "is not a number in ASCII digits without underscores")
+                for kind in (int, float))
 _OUT = _type(Path, lambda text: not text.strip(), "is empty: give a folder (. for the current one)")
 
 

@@ -21,7 +21,7 @@ from .budget import check_budget
 from .conventions import Conventions
 from .data import Fold
 from .plugins import load_plugins, loaded_plugins
-from .methods import check_tree_params, get_method
+from .methods import check_run, get_method
 from .protocol import Result, run_method
 from .tuning import require_optuna
 
@@ -159,7 +159,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     for name in methods:
         # fail on a bad name, setting or tree parameter before any training
         (get_method if runner is None else runner.check)(name)
-    check_tree_params(tree_params or {})
+    check_run(methods if runner is None else (), folds, tree_params or {})
     check_parallel(jobs, threads)
     if client is not None and jobs != 1:
         raise ValueError(f"give jobs (local processes, {jobs}) or client (a Dask cluster), not both")

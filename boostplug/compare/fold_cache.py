@@ -11,7 +11,9 @@ and by what else the object depends on, so that a reused object trains exactly a
   ``min_data_in_leaf`` rows on each side. It is reused only under equal parameters, all but the
   tree parameters that construction does not read; for ``min_data_in_leaf``, only where the
   features kept are known to be the same: at an equal value, or between two values whose
-  Datasets keep the same features (the features kept only shrink as ``min_data_in_leaf`` grows);
+  Datasets keep the same features (the features kept only shrink as ``min_data_in_leaf`` grows).
+  It is kept only once constructed, and it carries each training's own parameters as a fresh one
+  would (an objective reads them from it: no training sees another's);
 * an XGBoost DMatrix holds the data as given (the histogram index it builds on first use is
   built again under another ``max_bin``);
 * a CatBoost Pool holds the data as given (each fit quantizes it afresh);
@@ -127,7 +129,8 @@ class _Datasets:
 
     def __init__(self) -> None:
         self.levels: list[float] = []  # sorted min_data_in_leaf of the entries
-        self.entries: list[tuple[Any, tuple[int, ...], dict[str, Any]]] = []  # (Dataset, bins per feature, params)
+        self.entries: list[tuple[Any, tuple[int, ...], dict[str, Any]]] = []  # (Dataset, bins per feature, its
+        # parameters as built)
 
     def find(self, level: float) -> Any | None:
         i = bisect.bisect_left(self.levels, level)
@@ -138,13 +141,13 @@ class _Datasets:
             return self.entries[i - 1]
         return None
 
-    def add(self, level: float, dataset: Any) -> None:
+    def add(self, level: float, dataset: Any, built: dict[str, Any]) -> None:
         if len(self.levels) >= MAX_DATASETS:
             return
         bins = tuple(dataset.feature_num_bin(j) for j in range(dataset.num_feature()))  # 0: left out
         i = bisect.bisect_left(self.levels, level)
         self.levels.insert(i, level)
-        self.entries.insert(i, (dataset, bins, copy.deepcopy(dataset.params)))
+        self.entries.insert(i, (dataset, bins, built))
 
 
 def _frozen(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -165,14 +168,15 @@ def lightgbm_train(params: dict[str, Any], part: Any, build: Callable[[], Any],
     table = _slot(("lightgbm", fp, _frozen(rest)), _Datasets)
     entry = table.find(level)
     if entry is not None:
-        dataset, _, at_construction = entry
-        # lgb.train merges each training's parameters into the Dataset's and checks the next
-        # against them: start from those it was constructed with
-        dataset.params = copy.deepcopy(at_construction)
+        dataset, _, built = entry
+        # lgb.train merges a training's parameters into a Dataset's only until it is constructed:
+        # this training's, as on a fresh one (an objective reads them there; lgb.train holds a callable one)
+        dataset.params = copy.deepcopy({**built, **{k: v for k, v in params.items() if not callable(v)}})
         return train(dataset)
     dataset = build()
+    built = copy.deepcopy(dataset.params or {})
     try:
         return train(dataset)
-    finally:  # a pruned trial's Dataset too: it was constructed before training stopped
-        if getattr(dataset, "_handle", None) is not None:
-            table.add(level, dataset)
+    finally:  # a pruned trial's Dataset too (constructed before training stopped), not a failed construction's
+        if getattr(dataset, "_handle", None):  # a null handle is false
+            table.add(level, dataset, built)

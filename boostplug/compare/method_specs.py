@@ -3,7 +3,7 @@
 How ``--methods``, ``--config`` and ``get_method`` read a method with its settings, and how a
 configured method's name shows them back: :func:`split_specs` (a list of specifications),
 :func:`split_spec` (one, into its name and settings) and back (:func:`format_spec`), :func:`parse_value` and
-:func:`format_value` (one setting's value, as text and back).
+:func:`format_value` (one setting's value, as text and back), :func:`parse_number` (a number, by one rule).
 """
 
 from __future__ import annotations
@@ -13,12 +13,33 @@ from typing import Any, Container
 
 import numpy as np
 
-__all__ = ["parse_value", "format_value", "format_spec", "split_specs", "split_spec", "split_top"]
+__all__ = ["plain_number", "parse_number", "parse_value", "format_value", "format_spec", "split_specs", "split_spec",
+           "split_top"]
+
+
+def plain_number(text: str) -> bool:
+    """The one rule for a number written as text: ASCII digits and no underscores (Python's ``int``
+    and ``float`` also read ``'٠.١'`` and ``'1_0'``)."""
+    return text.isascii() and "_" not in text
+
+
+def parse_number(text: str) -> int | float | None:
+    """``text`` as an ``int`` or a ``float``; ``None`` when it is no number; a ``ValueError`` for a
+    number that breaks :func:`plain_number`."""
+    for kind in (int, float):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        if not plain_number(text):
+            raise ValueError(f"{text!r} is not a number in ASCII digits without underscores")
+        return value
+    return None
 
 
 def parse_value(text: str) -> Any:
-    """A setting's value from text: ``true``/``false``, ``none``, an integer, a number, a JSON
-    list (``[0,1,3,7]``), else the text itself (``ldd``, ``ndcg@5``)."""
+    """A setting's value from text: ``true``/``false``, ``none``, a number (:func:`parse_number`), a
+    JSON list (``[0,1,3,7]``), else the text itself (``ldd``, ``ndcg@5``)."""
     t = text.strip()
     low = t.lower()
     if low in ("true", "false"):
@@ -30,12 +51,8 @@ def parse_value(text: str) -> Any:
             return json.loads(t)
         except json.JSONDecodeError:
             raise ValueError(f"{t!r} is not a JSON list") from None
-    for kind in (int, float):
-        try:
-            return kind(t)
-        except ValueError:
-            pass
-    return t
+    number = parse_number(t)
+    return t if number is None else number
 
 
 def format_value(value: Any) -> str:
@@ -65,6 +82,9 @@ def split_specs(text: str) -> list[str]:
     is two methods); ``;`` also separates."""
     out: list[str] = []
     for p in split_top(text.replace(";", ",")):
+        if p.startswith("["):
+            raise ValueError(f"{p!r} follows no method name: settings go right after the name, without a space"
+                             + (f": {out[-1]}{p}" if out else ": name[key=value,...]"))
         head = p.split("=", 1)[0]
         if out and "=" in p and ":" not in head and "[" not in head and "[" not in out[-1]:
             out[-1] += "," + p  # a further key=value of the method before
@@ -82,6 +102,8 @@ def split_spec(spec: str, names: Container[str], what: str = "method") -> tuple[
         if not spec.endswith("]"):
             raise ValueError(f"{what} {spec!r}: expected name[key=value,...]")
         base, body = spec[:-1].split("[", 1)
+        if base != base.rstrip():
+            raise ValueError(f"{what} {spec!r}: no space before the bracket: {base.strip()}[{body}]")
     else:
         cut = next((i for i, ch in enumerate(spec) if ch == ":" and spec[:i] in names), None)
         if cut is None:
@@ -92,10 +114,15 @@ def split_spec(spec: str, names: Container[str], what: str = "method") -> tuple[
         base, body = spec[:cut], spec[cut + 1:]
     params: dict[str, Any] = {}
     for item in split_top(body):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+        key, sep, value = (t.strip() for t in item.partition("="))
+        if not sep or not key:
             raise ValueError(f"{what} {spec!r}: {item!r} is not key=value")
-        params[key.strip()] = parse_value(value)
+        if key in params:
+            raise ValueError(f"{what} {base.strip()!r}: {key} is given twice ({format_value(params[key])} and {value})")
+        try:
+            params[key] = parse_value(value)
+        except ValueError as e:
+            raise ValueError(f"{what} {base.strip()!r}: {key}={value}: {e}") from None
     return base.strip(), params
 
 

@@ -27,7 +27,7 @@ import inspect
 import math
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -36,11 +36,11 @@ from .._validation import FLOAT32_MAX, INT32_MAX, did_you_mean
 from ..data import RankingData
 from .method_specs import format_spec, format_value, split_spec
 from .search_spaces import LINEAR_SPACE, TREE_SPACE, Dist, booster_space, catboost_space, objective_space
-from .training import TRAINERS, Checkpoint, Progress, Trained, TrainingPart
+from .training import CATBOOST_NAMES, TRAINERS, XGBOOST_NAMES, Checkpoint, Progress, Trained, TrainingPart
 
 __all__ = [
     "Method", "METHODS", "DEFAULT_METHODS", "TREE_PARAMS", "TREE_PARAM_LIMITS", "FRAMEWORKS",
-    "check_tree_params", "get_method", "method_names", "CATBOOST_METHODS", "catboost_method_names",
+    "check_tree_params", "check_run", "get_method", "method_names", "CATBOOST_METHODS", "catboost_method_names",
     "unavailable", "BUILTIN_COPIES", "COPY_ONLY", "pair_rule",
 ]
 
@@ -175,6 +175,9 @@ class Method:
                       base=self.registry_name)
         try:
             _check(new, loss, tree)
+            for key, value in new.tree_params.items():
+                if why := _unread(new, key):
+                    raise ValueError(f"{key}={format_value(value)}: {why}")
         except (ValueError, TypeError) as e:
             raise type(e)(f"method {self.registry_name!r}: {e}") from None
         if rename and params:
@@ -182,8 +185,8 @@ class Method:
         return new
 
     def search_space(self) -> dict[str, Dist]:
-        """What ``--tune`` searches: :data:`TREE_SPACE` for tree methods plus the method's own knobs,
-        less a setting the user fixed (``name[key=value]``)."""
+        """What ``--tune`` searches: :data:`TREE_SPACE` for tree methods (what their trees read) plus the method's
+        own knobs, less a setting the user fixed (``name[key=value]``)."""
         if self.framework == "booster":
             space = booster_space(self.loss, self.parameters())
         elif _catboost_own(self):
@@ -191,7 +194,8 @@ class Method:
         elif self.framework == "linear":
             space = {k: d for k, d in LINEAR_SPACE.items() if k in self.loss_params}
         else:
-            space = {**TREE_SPACE, **(objective_space(obj, self.loss_params) if (obj := _objective(self)) else {})}
+            space = {**{k: d for k, d in TREE_SPACE.items() if not _unread(self, k)},
+                     **(objective_space(obj, self.loss_params) if (obj := _objective(self)) else {})}
         fixed = set(_shown(self))
         return {k: d for k, d in space.items() if k not in fixed}
 
@@ -437,6 +441,57 @@ def pair_rule(params: Mapping[str, Any]) -> str:
 def _shown(m: Method) -> dict[str, Any]:
     """The settings a configured method's name already shows."""
     return split_spec(m.name, METHODS)[1] if m.base else {}
+
+
+def _unread(m: Method, key: str) -> str:
+    """Why ``m``'s trees do not read the shared tree parameter ``key`` (``""``: they do)."""
+    depth = m.loss_params.get("depth") if _catboost_own(m) else None
+    if m.framework in ("booster", "linear"):
+        return f"the {m.framework} methods take no tree parameters"
+    if m.framework == "xgboost" and key not in XGBOOST_NAMES:
+        return "XGBoost's trees do not read it"
+    if m.framework == "catboost" and key == "num_leaves" and depth is not None:
+        return f"CatBoost's trees take depth={depth} instead"
+    unread = m.framework == "catboost" and key not in {*CATBOOST_NAMES, "num_leaves"}
+    return "CatBoost's trees do not read it" if unread else ""
+
+
+def check_run(methods: Sequence[str], folds: Sequence[tuple[int, Any]], tree_params: Mapping[str, Any]) -> None:
+    """Before any training, a ``ValueError`` naming the method, the setting, its value and why for what the
+    run's data or its other methods decide: a setting without effect here (:class:`~boostplug.objectives.Param`
+    ``needs``; ``position``: the training parts' positions), a ``label_gain`` the training labels outrun or that
+    gives each of them the same gain (every gradient 0), XGBoost's ``rank:map`` on graded labels, a ``max_bin``
+    beyond CatBoost's; and a shared tree parameter (``tree_params``, :func:`check_tree_params`) no method reads."""
+    check_tree_params(dict(tree_params))
+    ms = [get_method(n) for n in methods]
+    for key, value in tree_params.items():
+        if ms and all(_unread(m, key) for m in ms):
+            raise ValueError(f"the shared tree parameter {key}={format_value(value)}: no method of the run reads it "
+                             f"({_unread(ms[0], key)})")
+    trains = [TrainingPart.of(fold[0]) for _, fold in folds]
+    labels = np.unique(np.concatenate([np.asarray(t.y, dtype=np.float64) for t in trains] or [np.zeros(1)]))
+    for m in ms:
+        have = {**m.parameters(), **tree_params, **m.tree_params,
+                "position": any(t.position is not None for t in trains)}
+        obj, gain, top = _objective(m), have.get("label_gain"), labels.max()
+        idle = [(k, p.needs) for k, p in (obj.loss_class.declared_params().items() if obj else ())
+                if p.needs and k in m.loss_params and not have.get(p.needs)]
+        where = f"method {m.name!r}"
+        if idle:
+            key, need = idle[0]
+            raise ValueError(f"{where}: {key}={format_value(m.loss_params[key])} has no effect: "
+                             + ("the training data has no positions" if need == "position" else f"{need} is off"))
+        if gain is not None and len(gain) <= top:
+            raise ValueError(f"{where}: label_gain={format_value(gain)} has {len(gain)} gains; the training labels go "
+                             f"up to {top:g}")
+        if gain is not None and np.ptp(np.asarray(gain, dtype=np.float64)[labels.astype(int)]) == 0:
+            raise ValueError(f"{where}: label_gain={format_value(gain)} gives every training label the same gain: "
+                             "every pair's |Delta NDCG|, so every gradient, is 0")
+        if m.loss == "rank:map" and not np.isin(labels, (0, 1)).all():
+            raise ValueError(f"{where}: XGBoost's rank:map takes labels 0 and 1; the training labels go up to {top:g} "
+                             "(xgb-rank_map-plugin counts grades from 1 up as relevant)")
+        if m.framework == "catboost" and have["max_bin"] > 65535:
+            raise ValueError(f"{where}: max_bin={have['max_bin']}: CatBoost's border_count is at most 65535")
 
 
 def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:

@@ -20,7 +20,8 @@ from .comparison import (
     significance, summary_columns,
 )
 from .conventions import Conventions
-from .methods import get_method, pair_rule
+from .method_specs import split_spec
+from .methods import METHODS, pair_rule
 from .plots import write_plots
 from .protocol import CURVE_METRIC, REPORT_METRICS, Result, reported_metrics
 from .results_schema import with_digests
@@ -198,12 +199,11 @@ def _settings_note(results: Sequence[Result]) -> str:
     rules: dict[str, list[str]] = {}
     searched: dict[str, str] = {}
     for r in sorted(results, key=lambda r: r.fold):
-        tuning = r.info.get("tuning") or {}
-        try:
-            params = {**get_method(r.method).parameters(), **tuning.get("chosen", {})}
-        except (ValueError, TypeError):  # a name of another table (the click protocol's methods)
+        tuning, (base, given) = r.info.get("tuning") or {}, split_spec(r.method, METHODS)
+        if "clicks" in r.info or base not in METHODS:  # the click protocol's methods, a name of no method
             continue
-        rules.setdefault(r.method, []).append(pair_rule(params))
+        rules.setdefault(r.method, []).append(pair_rule({**METHODS[base].parameters(), **given,
+                                                         **tuning.get("chosen", {})}))
         if tuning:
             searched[r.method] = ", ".join(f"{k} {d}" for k, d in tuning.get("space", {}).items()
                                            if k not in TREE_SPACE) or "nothing"

@@ -42,8 +42,8 @@ class Dist:
 
 
 #: The tree parameters every tree method searches (LightGBM, XGBoost and the built-ins alike, so
-#: that each gets the same budget over the same space; ``min_data_in_leaf`` has no XGBoost
-#: counterpart and changes nothing there). ``lambda_l2=0``, the default, is trial 0's.
+#: that each gets the same budget over the same space; less ``min_data_in_leaf`` on XGBoost's and
+#: CatBoost's trees, which do not read it). ``lambda_l2=0``, the default, is trial 0's.
 TREE_SPACE: dict[str, Dist] = {
     "learning_rate": Dist("float", 0.01, 0.3, log=True),
     "num_leaves": Dist("int", 7, 127),

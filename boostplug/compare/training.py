@@ -20,7 +20,8 @@ from ..groups import qid_from_group_ptr
 from . import fold_cache
 
 __all__ = ["TrainingPart", "Trained", "Progress", "Checkpoint", "CHECKPOINTS", "checkpoint_rounds",
-           "lightgbm_staged_scores", "xgboost_staged_scores", "catboost_params", "ranksvm_pairs", "TRAINERS"]
+           "lightgbm_staged_scores", "xgboost_staged_scores", "catboost_params", "ranksvm_pairs", "TRAINERS",
+           "XGBOOST_NAMES", "CATBOOST_NAMES"]
 
 @dataclass(eq=False)
 class TrainingPart(RankingData):
@@ -211,7 +212,7 @@ def xgboost_staged_scores(booster: Any, dmat: Any, n: int) -> list[NDArray[np.fl
 
 
 #: LightGBM tree parameter -> XGBoost parameter (same meaning).
-_XGB_NAMES = {
+XGBOOST_NAMES = {
     "learning_rate": "eta", "num_leaves": "max_leaves", "min_sum_hessian_in_leaf": "min_child_weight",
     "lambda_l2": "lambda", "feature_fraction": "colsample_bytree", "max_bin": "max_bin",
 }
@@ -221,7 +222,7 @@ def _xgb_params(tree_params: dict[str, Any], seed: int, threads: int) -> dict[st
     """XGBoost's names for the shared tree parameters (``min_data_in_leaf`` has no
     XGBoost counterpart: XGBoost bounds leaves by hessian only)."""
     p: dict[str, Any] = {"grow_policy": "lossguide", "max_depth": 0, "tree_method": "hist", "seed": seed}
-    p.update({_XGB_NAMES[k]: v for k, v in tree_params.items() if k in _XGB_NAMES})
+    p.update({XGBOOST_NAMES[k]: v for k, v in tree_params.items() if k in XGBOOST_NAMES})
     if threads > 0:
         p["nthread"] = threads
     return p
@@ -261,15 +262,15 @@ def _train_xgboost(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
 
 #: LightGBM tree parameter -> CatBoost parameter (``num_leaves`` becomes a depth; ``min_data_in_leaf`` and
 #: ``min_sum_hessian_in_leaf`` bound leaves of CatBoost's other tree shapes only, not its symmetric trees).
-_CB_NAMES = {"learning_rate": "learning_rate", "lambda_l2": "l2_leaf_reg", "feature_fraction": "rsm",
-             "max_bin": "border_count"}
+CATBOOST_NAMES = {"learning_rate": "learning_rate", "lambda_l2": "l2_leaf_reg", "feature_fraction": "rsm",
+                  "max_bin": "border_count"}
 
 
 def catboost_params(tree_params: dict[str, Any], depth: int | None, seed: int, threads: int) -> dict[str, Any]:
     """CatBoost's parameters of a method: the shared tree parameters in CatBoost's names, the depth
     (``depth``, else the one whose leaves are nearest ``num_leaves``), the seed, the threads (0:
     CatBoost's default) and nothing written to disk."""
-    p: dict[str, Any] = {_CB_NAMES[k]: v for k, v in tree_params.items() if k in _CB_NAMES}
+    p: dict[str, Any] = {CATBOOST_NAMES[k]: v for k, v in tree_params.items() if k in CATBOOST_NAMES}
     p.update({"depth": depth or max(1, min(16, round(math.log2(tree_params["num_leaves"])))), "random_seed": seed,
               "verbose": False, "allow_writing_files": False, "thread_count": threads if threads > 0 else -1})
     return p
@@ -290,7 +291,7 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
     round (:func:`boostplug.catboost.train`). CatBoost shows no scores while it fits, so only a
     boostplug objective's run reaches its checkpoints (a ``--tune`` trial of CatBoost's own loss is
     never pruned)."""
-    from catboost import CatBoost, Pool
+    from catboost import CatBoost, CatBoostError, Pool
 
     plugin = m.loss.startswith("boostplug:")
     params = catboost_params({**tree_params, **m.tree_params}, None if plugin else m.loss_params.get("depth"), seed,
@@ -318,7 +319,13 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
                 return True
 
         model = CatBoost({**params, "loss_function": _catboost_loss(m), "iterations": rounds})
-        model.fit(pool, callbacks=[_Progress()])
+        try:
+            model.fit(pool, callbacks=[_Progress()])
+        except CatBoostError as e:  # "JSON writer: invalid float value: inf", as it writes a value of training
+            if "invalid float value" in str(e):
+                raise ValueError(f"CatBoost's {_catboost_loss(m)} overflowed to infinity in training: lower its "
+                                 "parameters or the learning rate") from e
+            raise
     seconds = time.perf_counter() - t0
 
     def staged(d: RankingData) -> list[NDArray[np.float64]]:

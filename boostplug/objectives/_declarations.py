@@ -62,7 +62,8 @@ class Param:
     * ``"custom"``: ``convert(value)`` returns the value to store or raises ``ValueError``/``TypeError``.
 
     A parameter whose default is ``None`` also accepts ``None``. ``stand_in``: what :meth:`Loss.check`
-    binds in place of a value tied to the data (one per explicit pair, say).
+    binds in place of a value tied to the data (one per explicit pair, say). ``needs``: the parameter
+    without which this one has no effect (a flag that must be on, or ``"position"``: the data's positions).
     """
 
     default: Any
@@ -78,6 +79,7 @@ class Param:
     stand_in: Any = None
     #: ``rows`` kind: the parameter that takes the per-pair weights of a keyed table.
     weights_in: str | None = None
+    needs: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in PARAM_KINDS:

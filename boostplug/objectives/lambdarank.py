@@ -229,7 +229,7 @@ class LambdaRank(RunLoss):
         "sigmoid": Param(1.0, "real", "slope of the logistic (LightGBM's sigmoid)", low=SIGMOID_MIN,
                          high=SIGMOID_MAX, search=Search(0.3, 3.0, log=True)),
         "lambdarank_truncation_level": Param(30, "int", "pairs with a document among this many first positions "
-                                             f"({EVERY_PAIR}: every pair)", low=1,
+                                             f"({EVERY_PAIR}: every pair)", low=1, high=EVERY_PAIR,
                                              search=Search(choices=(10, 30, 100, EVERY_PAIR))),
         "lambdarank_norm": Param(True, "bool", "divide each pair's |Delta NDCG| by 0.01 + |s_i - s_j| and scale "
                                  "each query by log2(1 + S) / S"),
@@ -239,7 +239,7 @@ class LambdaRank(RunLoss):
                           "from the Dataset): with positions, LightGBM's position-bias factors are estimated each "
                           "round and added to the scores", convert=_positions, stand_in=np.array([0, 1])),
         "lambdarank_position_bias_regularization": Param(0.0, "real", "L2 regularisation of the position-bias "
-                                                         "factors' Newton steps", low=0.0),
+                                                         "factors' Newton steps", low=0.0, needs="position"),
         "learning_rate": Param(0.1, "real", "LightGBM's learning_rate, the step of the position-bias factors' "
                                "updates (the adapter reads it from the training's parameters)", low=0.0),
     }

@@ -105,7 +105,7 @@ _PAIR_PARAMS = {
                                  convert=lambda v: check_flag(v, "lambdarank_unbiased")),
     "lambdarank_bias_norm": Param(1.0, "real", "the Lp regularisation of the biases lambdarank_unbiased estimates: "
                                   "each is (the position's cost / position 0's) ** (1 / (1 + lambdarank_bias_norm))",
-                                  low=0.0),
+                                  low=0.0, needs="lambdarank_unbiased"),
 }
 
 

@@ -368,7 +368,7 @@ def test_debug_prints_the_traceback_of_a_one_line_error(monkeypatch, capsys) -> 
     monkeypatch.setenv("BOOSTPLUG_DEBUG", "1")
     assert main(["compare", "--methods", "nope"]) == 2
     err = capsys.readouterr().err
-    assert "Traceback" in err and err.splitlines()[-1].startswith("boostplug compare: error: unknown method")
+    assert "Traceback" in err and err.splitlines()[-1].startswith("boostplug compare: error: --methods: unknown method")
 
 
 def test_without_matplotlib_out_writes_everything_but_the_plots(letor_file: Path, tmp_path: Path, monkeypatch,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from boostplug.compare import Result, get_method, run
-from boostplug.compare.methods import TREE_PARAMS, pair_rule
+from boostplug.compare.methods import TREE_PARAMS, Method, pair_rule
 from boostplug.compare.report import format_table
 from boostplug.compare.search_spaces import TREE_SPACE, Dist
 from boostplug.data import make_ranking
@@ -200,6 +200,22 @@ def test_the_table_names_the_pairs_each_loss_uses_where_they_differ() -> None:
     tuned = [_result("lambdarank", f, {"lambdarank_truncation_level": level})
              for f, level in enumerate((30, EVERY_PAIR))] + [_result("ranknet", f, {}) for f in range(2)]
     assert "lambdarank: top 30/every pair; ranknet: every pair" in " ".join(format_table(tuned, "lambdarank").split())
+
+
+def test_the_pairs_note_asks_the_methods_and_hides_no_error(monkeypatch) -> None:
+    clicks = _result("lgb-clicks", 0)
+    clicks.info = {"clicks": {}}  # the click protocol's: another table's method
+    table = " ".join(format_table([_result("lambdarank", 0), _result("ranknet", 0), _result("no-method", 0), clicks],
+                                  "lambdarank").split())
+    assert "pairs each loss uses: lambdarank: top 30; ranknet: every pair " in table
+
+    def broken(self):
+        raise ValueError("a bug of parameters()")
+
+    # the note caught ValueError and TypeError to pass over other tables' names, and so any error of a method
+    monkeypatch.setattr(Method, "parameters", broken)
+    with pytest.raises(ValueError, match="a bug of parameters"):
+        format_table([_result("lambdarank", 0), _result("ranknet", 0)], "lambdarank")
 
 
 def test_pair_rule() -> None:

@@ -128,6 +128,68 @@ def test_other_binning_parameters_never_share_a_dataset(constructions) -> None:
         assert other == train(7)
 
 
+def test_no_training_sees_the_parameters_of_another_on_a_kept_dataset(constructions) -> None:
+    # LightGBM's objectives read the training's parameters from the Dataset: a kept one carried those of the
+    # training that constructed it (lambdarank's truncation and sigmoid), which the catalogue's copy of lambdarank
+    # then trained with and ndcg_loss2pp warned about ("... which ndcg_loss2pp does not read")
+    import warnings
+
+    from boostplug.compare import TREE_PARAMS, get_method
+
+    d = _part_with_a_rare_feature()
+    specs = ["lambdarank[lambdarank_truncation_level=10,sigmoid=2]", "lambdarank-plugin", "ndcg_loss2pp"]
+
+    def scores(spec: str) -> list:
+        return get_method(spec).train(d, d, d, rounds=5, tree_params=TREE_PARAMS, seed=0).test_scores
+
+    with fold_cache.disabled():
+        fresh = [scores(s) for s in specs]
+    constructions["lightgbm"] = 0
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        kept = [scores(s) for s in specs]
+    assert constructions["lightgbm"] == 1  # one Dataset for the three
+    for a, b in zip(kept, fresh):
+        assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not [w for w in said if "lambdarank_truncation_level" in str(w.message) or "sigmoid" in str(w.message)]
+
+
+_FAILED_CONSTRUCTION = """
+import sys
+from dataclasses import replace
+from boostplug.compare import METHODS, load_folds
+from boostplug.compare.execution import _attempt
+from boostplug.compare.fold_cache import _store
+
+fold = load_folds(sys.argv[1], n_folds=3, seed=0)[0][1]
+bad = replace(METHODS["lambdarank"], loss_params={"lambdarank_truncation_level": 2**31})  # past get_method's check
+for _ in range(2):
+    failed = _attempt("lambdarank[lambdarank_truncation_level=2147483648]", 0, fold, {"rounds": 2, "method": bad})
+    print(type(failed).__name__, failed.method, failed.fold, failed.error.split(" at ")[0])
+    print("kept", sum(len(t.levels) for t in _store.values() if hasattr(t, "levels")))
+good = _attempt("lambdarank", 0, fold, {"rounds": 2})
+print(type(good).__name__, good.method, "kept", sum(len(t.levels) for t in _store.values() if hasattr(t, "levels")))
+"""
+
+
+def test_a_dataset_whose_construction_failed_is_never_kept_nor_read(tmp_path: Path) -> None:
+    # LightGBM refuses a truncation beyond its 32-bit int while constructing the Dataset, which was kept with its null
+    # handle and read: the process segfaulted (rc 139), through compare's workers and through the Python API alike
+    import subprocess
+    import sys
+
+    from boostplug.data import write_letor
+
+    data = tmp_path / "g.txt"
+    write_letor(data, make_ranking(n_queries=30, docs_per_query=10, n_labels=4, seed=0))
+    out = subprocess.run([sys.executable, "-c", _FAILED_CONSTRUCTION, str(data)], capture_output=True, text=True,
+                         timeout=600, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    failed = ("Failure lambdarank[lambdarank_truncation_level=2147483648] 0 LightGBMError: Check failed: "
+              "(lambdarank_truncation_level) > (0)")
+    assert out.stdout.splitlines() == [failed, "kept 0", failed, "kept 0", "Result lambdarank kept 1"]
+
+
 TUNED_METHODS = "lambdarank,ndcg_boost,xgb-rank:ndcg,xgb-mpboost-ldd,rb-c"
 
 

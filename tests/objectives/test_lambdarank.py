@@ -161,7 +161,9 @@ def test_trains_on_xgboost(example) -> None:
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"lambdarank_truncation_level": 0}, r"lambdarank_truncation_level must be an integer >= 1, got 0"),
+    ({"lambdarank_truncation_level": 0}, r"lambdarank_truncation_level must be an integer in \[1, 2147483647\], got 0"),
+    # LightGBM's is a 32-bit int: 2^31 wrapped around to a negative level and crashed it
+    ({"lambdarank_truncation_level": 2**31}, r"must be an integer in \[1, 2147483647\], got 2147483648"),
     ({"sigmoid": 0.0}, r"sigmoid must be .*got 0\.0"),
     ({"sigmoid": -1.0}, r"sigmoid must be .*got -1\.0"),
     ({"label_gain": [0.0, -1.0]}, r"label_gain.*-1"),

@@ -9,6 +9,7 @@ class kernels' own cache (:mod:`boostplug._core.class_kernels`) and, through
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -16,8 +17,9 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Iterator
 
-__all__ = ["folder_problem", "judge", "refusal", "usable", "user_cache_base", "warn_refused", "writable"]
+__all__ = ["folder_problem", "judge", "refusal", "usable", "user_cache_base", "warn_refused", "writable", "quietly"]
 
 
 def writable(folder: Path) -> bool:
@@ -100,16 +102,17 @@ def judge(folder: Path, leaf: bool = True) -> str | None:
 
 
 def _mode_problem(st: os.stat_result, above: bool) -> str | None:
-    """Why a folder (or file) with the status ``st`` fails: not owned by this user (or root, for a
-    folder ``above`` the cache folder), writable by group or others (unless sticky, ``above``)."""
+    """Why a folder with the status ``st`` fails: not owned by this user (or root, for a folder
+    ``above`` the cache folder), writable by group or others (unless sticky, ``above``): their write
+    bit with their search bit, without which they can create, remove or rename nothing in it."""
     if st.st_uid != os.getuid() and not (above and st.st_uid == 0):
         return f"owned by uid {st.st_uid}"
     mode = stat.S_IMODE(st.st_mode)
     if above and mode & stat.S_ISVTX:
         return None
-    if mode & stat.S_IWOTH:
+    if mode & stat.S_IWOTH and mode & stat.S_IXOTH:
         return f"writable by others (mode {oct(mode)})"
-    if mode & stat.S_IWGRP:
+    if mode & stat.S_IWGRP and mode & stat.S_IXGRP:
         return f"writable by group (mode {oct(mode)})"
     return None
 
@@ -141,6 +144,18 @@ def _walk(path: str) -> tuple[list[str], list[tuple[str, int]]]:
 
 
 _refused: set[str] = set()
+_quiet: list[list[tuple[Path, str]]] = []
+
+
+@contextlib.contextmanager
+def quietly() -> Iterator[list[tuple[Path, str]]]:
+    """Inside, :func:`warn_refused` warns of nothing: the list yielded gets each ``(folder, why)``,
+    and the folders count as named (for :mod:`._numba_cache`'s one warning of where it caches)."""
+    _quiet.append([])
+    try:
+        yield _quiet[-1]
+    finally:
+        _quiet.pop()
 
 
 def warn_refused(folder: Path, where: Path, why: str) -> None:
@@ -150,6 +165,9 @@ def warn_refused(folder: Path, where: Path, why: str) -> None:
     if any(str(where) == named or str(where).startswith(named.rstrip(os.sep) + os.sep) for named in _refused):
         return
     _refused.add(str(where))
+    if _quiet:
+        _quiet[-1].append((folder, why))
+        return
     warnings.warn(f"boostplug: numba's cache folder {folder} is {why}: numba does not load or write cache files there "
                   "(whoever can write into it can run code as you through them); kernels are cached in another "
                   "folder or compiled in memory. Make it yours and not writable by group or others (chmod go-w), "

@@ -44,7 +44,7 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
-from ._cache_folders import judge, refusal, usable, user_cache_base, warn_refused
+from ._cache_folders import judge, quietly, refusal, usable, user_cache_base, warn_refused
 
 __all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "package_digest",
            "source_digest"]
@@ -99,14 +99,23 @@ def _temp_cache_dir() -> Path:
     return path
 
 
-def decide(is_writable: Callable[[Path], bool] = usable) -> tuple[str, str | None]:
+def decide(is_writable: Callable[[Path], bool] = usable,
+           refused: list[tuple[Path, str]] | None = None) -> tuple[str, str | None]:
     """``(how, folder)``: ``("numba", None)`` when numba finds a place itself (the user's
     ``NUMBA_CACHE_DIR``, every kernel folder's ``__pycache__``, or the user cache folder),
     ``("temp", folder)`` for the fallback folder, ``("off", None)`` for no cache. A place counts
-    when ``is_writable`` (default :func:`usable`: safe, then writable) says so."""
+    when ``is_writable`` (default :func:`usable`: safe, then writable) says so. The user's own
+    folder refused is warned of; the usual places refused go into ``refused``, ``(folder, why)``."""
     user_dir = os.environ.get("NUMBA_CACHE_DIR")
     if user_dir and is_writable(Path(user_dir)):
         return "numba", None
+    with quietly() as quiet:
+        how, folder = _usual_places(is_writable)
+    (refused if refused is not None else []).extend(quiet)
+    return how, folder
+
+
+def _usual_places(is_writable: Callable[[Path], bool]) -> tuple[str, str | None]:
     if all(is_writable(f / "__pycache__") for f in KERNEL_FOLDERS) or is_writable(_user_cache_dir()):
         return "numba", None
     try:
@@ -360,21 +369,35 @@ def configure(is_writable: Callable[[Path], bool] = usable) -> tuple[str, str | 
         _patch_numba()
     elif not any(isinstance(f, _OnNumbaImport) for f in sys.meta_path):  # when numba loads: not by import boostplug
         sys.meta_path.insert(0, _OnNumbaImport())
-    how, folder = _decision = decide(is_writable)
+    if os.environ.get(_OFF) == "off":  # a worker of a process that found no place and said so
+        _decision = ("off", None)
+        _without_cache()
+        return _decision
+    refused: list[tuple[Path, str]] = []  # the usual places that fail, named in the one warning below
+    how, folder = _decision = decide(is_writable, refused)
+    if how == "numba":
+        return _decision
+    first, why = refused[0] if refused else (_user_cache_dir(), "not writable")
+    outside = why.split(", which is")[0][len("inside "):] if why.startswith("inside ") else first
+    fix = (f"chmod go-w {outside}" if "writable by" in why else
+           "mkdir -m 700 DIR && export NUMBA_CACHE_DIR=DIR (a folder of yours)")
     if how == "temp":
         assert folder is not None
         os.environ["NUMBA_CACHE_DIR"] = folder  # read when numba loads; spawned workers inherit it
         if "numba" in sys.modules:
             sys.modules["numba"].config.CACHE_DIR = folder
-        warnings.warn(f"boostplug: numba cannot write its cache beside boostplug nor in {_user_cache_dir()}; "
-                      f"compiled kernels are cached in {folder} (set NUMBA_CACHE_DIR to choose)",
-                      RuntimeWarning, stacklevel=3)
-    elif how == "off":
+        where = f"they are cached in {folder} instead"
+    else:
+        os.environ[_OFF] = "off"  # spawned workers do the same without a word
         _without_cache()
-        warnings.warn("boostplug: numba can write its cache nowhere (read-only install, home and temporary "
-                      "folder); kernels are compiled on every run (set NUMBA_CACHE_DIR to a writable folder)",
-                      RuntimeWarning, stacklevel=3)
+        where = "they are compiled in memory, again in every process"
+    warnings.warn(f"boostplug: numba cannot cache its compiled kernels beside boostplug or in {_user_cache_dir()} "
+                  f"({first} is {why}): {where}. To cache them: {fix}", RuntimeWarning, stacklevel=3)
     return _decision
+
+
+#: The environment variable that tells a worker process its parent found no place to cache kernels.
+_OFF = "BOOSTPLUG_NUMBA_CACHE"
 
 
 def _without_cache() -> None:

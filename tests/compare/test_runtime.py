@@ -403,7 +403,36 @@ def test_a_read_only_install_with_a_read_only_home_imports_and_runs(tmp_path: Pa
         assert f"cached in {tmp / f'boostplug-numba-cache-{os.getuid()}'}" in warned[0]
         assert cached  # the kernels did go to the fallback folder
     else:
-        assert "compiled on every run" in warned[0] and not cached
+        assert "compiled in memory, again in every process" in warned[0] and not cached
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can use folders of mode 0666")
+def test_command_1_under_folders_of_mode_0666_is_quiet_and_caches(tmp_path: Path) -> None:
+    """Home and temporary folder of mode 0666 (write without search for group and others: nobody else can
+    create, remove or rename anything in them), the package installed inside the home: every kernel folder
+    was refused as "writable by others", a warning each, and nothing cached. Now: no warning, and the
+    kernels are cached beside the package."""
+    import shutil
+
+    from boostplug import _numba_cache
+
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    site = home / "site"
+    site.mkdir(parents=True)
+    tmp.mkdir()
+    shutil.copytree(Path(_numba_cache.__file__).resolve().parent, site / "boostplug",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in (home, tmp):
+        folder.chmod(0o666)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    env.update(HOME=str(home), TMPDIR=str(tmp), XDG_CACHE_HOME=str(home / ".cache"), PYTHONPATH=str(site))
+    done = subprocess.run([sys.executable, "-W", "always", "-m", "boostplug.cli", "compare", "--rounds", "3",
+                           "--no-plots", "--no-progress"], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert len([line for line in done.stderr.splitlines() if "RuntimeWarning" in line]) <= 1, done.stderr
+    assert list((site / "boostplug").rglob("__pycache__/*.nbi")), "no kernel cached beside the package"
 
 
 # ---- a signal inside a compiled kernel that never returns -------------------------------------------

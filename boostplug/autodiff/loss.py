@@ -10,9 +10,9 @@ length ``L`` (the next of 8, 12, 16, 24, 32, 40, 48, 56, 64, 80, ...: :func:`buc
                                                          estimate, PROBES Rademacher probes z_p drawn each round
                                                          (the exact |diagonal| on buckets of at most EXACT_UP_TO)
          = W_k diag(jax.hessian(query_loss))             mode "exact": L forward-over-reverse passes
-         = W_k |diag(jax.hessian(query_loss))|           mode "exact_abs" (kind "fitting"; formerly "positive")
+         = W_k |diag(jax.hessian(query_loss))|           mode "exact_abs" (kind "fitting")
          = W_k                                           mode "constant" (kind "fitting"): no Hessian pass
-         = W_k mean_i |d query_loss / d s_ki|            mode "mean_abs_gradient" (kind "fitting"; formerly "scaled")
+         = W_k mean_i |d query_loss / d s_ki|            mode "mean_abs_gradient" (kind "fitting")
 
 ``mask_k`` is ``True`` on the query's documents; the padded entries hold the score of its last
 document and the label 0 (rax's losses assume padding of label 0), and whatever the function does
@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import warnings
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 import numpy as np
 from numpy.typing import NDArray
@@ -148,8 +147,6 @@ class JaxLoss(RandomRounds, Loss):
     }
     default_hessian = "stochastic"
     returns_new_arrays = True
-    #: the Hessian modes' former names, accepted with a DeprecationWarning
-    renamed_hessians = {"positive": "exact_abs", "scaled": "mean_abs_gradient"}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -164,13 +161,6 @@ class JaxLoss(RandomRounds, Loss):
     def declared_params(cls) -> dict[str, Param]:
         return {**super().declared_params(), "first_round": Param(0, "int", "the round whose probes the first "
                 "grad_hess draws (a training continued from a model passes the rounds done)", low=0)}
-
-    @classmethod
-    def resolve_params(cls, params: Mapping[str, Any], *, n_docs: int | None = None) -> dict[str, Any]:
-        if isinstance(old := params.get("hessian"), str) and old in cls.renamed_hessians:
-            warnings.warn(f"{cls.name}: hessian={old!r} is now called {cls.renamed_hessians[old]!r}", DeprecationWarning, 3)
-            params = {**params, "hessian": cls.renamed_hessians[old]}
-        return super().resolve_params(params, n_docs=n_docs)
 
     def setup(self) -> None:
         self._batches = list(_batches(self.labels, self.group_ptr, self.query_weights))

@@ -43,7 +43,6 @@ from ._contract import (
     check_params,
     floor_hessian,
     floor_values,
-    module_functions,
 )
 from .approx_ndcg import ApproxMRR, ApproxNDCG
 from .ddf import DDF_NAMES
@@ -63,7 +62,7 @@ from .xgb_lambdarank import RankMAP, RankNDCG, RankPairwise
 from .xendcg import XENDCG
 
 __all__ = ["Objective", "get", "names", "register", "unregister", "resolve", "settings_of", "is_registered", "Loss",
-           "PairwiseLoss", "ListwiseLoss", "Param", "Search", "Hessian", "module_functions", "HESSIAN_FLOOR",
+           "PairwiseLoss", "ListwiseLoss", "Param", "Search", "Hessian", "HESSIAN_FLOOR",
            "NO_INFO_HESSIAN", "HessianFloorWarning", "check_params", "floor_hessian", "floor_values", "NonFiniteError"]
 
 # Objective and method names: lower case (get() folds case), usable in "boostplug:<name>" and

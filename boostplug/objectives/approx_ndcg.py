@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core.dcg import gains_of, inverse_ideal_dcgs, position_discounts
-from ._contract import Hessian, Param, moved_functions
+from ._contract import Hessian, Param
 from .listwise import ListwiseLoss
 
 __all__ = ["ApproxNDCG", "ApproxMRR", "discount", "DIRECT_RANGE"]
@@ -222,6 +222,3 @@ class ApproxMRR(ApproxNDCG):
 
     def list_args(self) -> tuple[float, bool, bool]:
         return float(self.alpha), self.hessian == "exact", True
-
-
-__getattr__ = moved_functions(ApproxNDCG)

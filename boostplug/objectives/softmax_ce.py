@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core.dcg import gains_of
-from ._contract import Hessian, Param, moved_functions
+from ._contract import Hessian, Param
 from .listwise import ListwiseLoss
 
 __all__ = ["SoftmaxCrossEntropy", "ListNet", "TARGETS", "EPSILON", "softmax"]
@@ -142,6 +142,3 @@ class ListNet(SoftmaxCrossEntropy):
 
     def round_targets(self) -> NDArray[np.float64]:
         return self._phi
-
-
-__getattr__ = moved_functions(ListNet)

@@ -44,8 +44,8 @@ TANGENT_BLOCK = 16
 #: Compiled functions (a trace key, the settings, a Hessian mode) the process keeps, the least recently used dropped.
 TRACE_CACHE_SIZE = 32
 _COMPILED: OrderedDict[Hashable, Callable[..., Any]] = OrderedDict()
-#: Items of lists, tuples, sets and dicts a trace key reads one by one, at most (arrays, and numbers of one type,
-#: are keyed by a hash of their bytes, whatever their size).
+#: Items of lists, tuples, sets and dicts a trace key reads one by one, at most (arrays and lists of numbers of one
+#: type are keyed by a hash of their bytes, whatever their size).
 KEY_ITEMS = 10_000
 #: The folders of the standard library and of boostplug (site-packages and dist-packages folders: by their name).
 _LIBRARIES = (*{os.path.realpath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib")},
@@ -57,8 +57,7 @@ def compiled(query_loss: Callable[..., Any], statics: tuple[tuple[int, Any], ...
     """Hessian mode ``what`` -> ``f(S, Y, M, W, Z, K, *numbers)`` on padded queries (``(B, L)`` scores, labels, mask;
     ``(B,)`` weights; probes ``(B, P, L)``; key data ``(B, 2)``; numeric parameters): ``W loss`` (``"loss"``) or
     ``(W loss, W g, W h)``. ``statics``: the other parameters, ``(position, value)``, fixed in the code; ``keyed``:
-    ``query_loss`` takes ``key=``. Found by :func:`trace_key`, made here, once (per binding), and checked again at
-    each trace (a ``ValueError`` naming ``who`` when a value it reads changed since)."""
+    ``query_loss`` takes ``key=``. Found by :func:`trace_key`, read here (once per binding) and at each trace."""
     key, mine = (trace_key(query_loss, who), statics, keyed), {}
 
     def current() -> None:
@@ -80,9 +79,10 @@ def compiled(query_loss: Callable[..., Any], statics: tuple[tuple[int, Any], ...
 
 
 @functools.lru_cache(maxsize=1024)
-def _library(module: str | None, file: str | None) -> bool:
-    """Whether ``module`` (from ``file``) is a library's, by where it lives: built in, or in a site-packages or
-    dist-packages folder, the standard library's or boostplug's; whatever its name (a ``code.py`` of yours is yours)."""
+def _library(module: str | None) -> bool:
+    """Whether ``module`` is a library's, by where it lives: built in, or in a site-packages or dist-packages folder,
+    the standard library's or boostplug's; whatever its name (a ``code.py`` of yours is yours)."""
+    file = getattr(sys.modules.get(module or ""), "__file__", None)
     if file is None:
         return module in sys.builtin_module_names  # else a module made in code, or a REPL's __main__: the user's
     path = os.path.realpath(file)
@@ -90,8 +90,7 @@ def _library(module: str | None, file: str | None) -> bool:
 
 
 def _names(fn: Any) -> frozenset[str]:
-    """The names a user's function and the functions defined in it read: globals and attributes, and the strings
-    among their constants (``globals()["X"]``, ``getattr(m, "X")``)."""
+    """The names a user's function (and those defined in it) reads: globals, attributes, strings (``globals()["X"]``)."""
     names, stack = set(), [fn.__code__] if isinstance(fn, types.FunctionType) else []
     while stack:
         code = stack.pop()
@@ -103,9 +102,9 @@ def _names(fn: Any) -> frozenset[str]:
 def trace_key(query_loss: Callable[..., Any], who: str) -> Hashable:
     """What a trace of ``query_loss`` bakes in, as a key: the code, defaults and closure of the user's functions it
     reaches (through ``functools.partial`` and methods too), the globals they name and the named attributes of the
-    modules, classes and objects reached (not of a library's modules, classes and functions: by identity); numbers
-    by their bits (-0.0 is not 0.0), arrays and lists of numbers of one type by a hash of their bytes, other
-    containers item by item (``KEY_ITEMS`` at most). ``ValueError`` naming ``who`` and what it cannot key."""
+    modules, classes and objects reached (a library's module, class or function: by identity); numbers by their
+    bits (-0.0 is not 0.0), arrays and lists of numbers of one type by a hash of their bytes, other containers item
+    by item (``KEY_ITEMS`` at most). ``ValueError`` naming ``who`` and what it cannot key."""
     counted = [0]
 
     def refuse(path: str, why: str) -> None:
@@ -117,40 +116,30 @@ def trace_key(query_loss: Callable[..., Any], who: str) -> Hashable:
             return kind, np.asarray(value).tobytes()
         if value is None or kind in (bool, int, str, bytes, range):
             return kind, value
-        if id(value) in seen:
-            return kind, "(cycle)"
-        if len(seen) > 100:
-            refuse(path, "nested more than 100 deep")
+        if id(value) in seen or len(seen) > 100:  # a cycle (a list holding itself), or nesting beyond any sane value
+            return kind, "(cycle)" if id(value) in seen else refuse(path, "nested more than 100 deep")
         seen |= {id(value)}
-        if hasattr(kind, "__array__") and (a := np.asarray(value)).dtype != object:  # NumPy's, JAX's, ...
+        if (hasattr(kind, "__array__") or kind in (list, tuple) and {type(v) for v in value} in ({float}, {int}, {bool})) \
+                and (a := np.asarray(value)).dtype != object:  # NumPy's, JAX's arrays; numbers of one type
             return kind, a.dtype.str, a.shape, hashlib.blake2b(np.ascontiguousarray(a).tobytes()).digest()
-        if kind in (list, tuple) and len(value) > 64 and len(of := {type(v) for v in value}) == 1 and \
-                of <= {float, int, bool} and (a := np.array(value)).dtype != object:
-            return kind, key(a, names, path, seen)
         if isinstance(value, (list, tuple, set, frozenset, dict)):
             counted[0] += len(value)
             if counted[0] > KEY_ITEMS:
-                refuse(path, f"a {kind.__name__} of {len(value):,} items (a key reads at most {KEY_ITEMS:,} one by "
-                       "one): make it a NumPy array, or of numbers of one type, which are keyed by their bytes")
-            if isinstance(value, dict):
-                return kind, tuple((key(k, names, path, seen), key(v, names, f"{path}[{k!r}]", seen))
-                                   for k, v in value.items())
-            parts = [key(v, names, f"{path}[{i}]", seen) for i, v in enumerate(value)]
-            return kind, frozenset(parts) if isinstance(value, (set, frozenset)) else tuple(parts)
-        if isinstance(value, functools.partial):
-            names |= _names(value.func)
-            return kind, *(key(v, names, path, seen) for v in (value.func, value.args, value.keywords))
-        if isinstance(value, (staticmethod, classmethod, property, types.MethodType)):  # its function and object
-            inner = value.fget if isinstance(value, property) else value.__func__
-            return kind, key(inner, names, path, seen), key(getattr(value, "__self__", None), names | _names(inner),
-                                                            path, seen)
+                refuse(path, f"a {kind.__name__} of {len(value):,} items (a key reads {KEY_ITEMS:,} one by one): make "
+                       "it a NumPy array, or of numbers of one type (keyed by their bytes)")
+            parts = [(key(k, names, path, seen), key(v, names, f"{path}[{k!r}]", seen)) for k, v in
+                     (value.items() if isinstance(value, dict) else enumerate(value))]
+            return kind, frozenset(p[1] for p in parts) if isinstance(value, (set, frozenset)) else tuple(parts)
+        if isinstance(value, (functools.partial, staticmethod, classmethod, property, types.MethodType)):
+            inner = value.fget if isinstance(value, property) else getattr(value, "__func__", getattr(value, "func", 0))
+            names |= _names(inner)  # and the object, the arguments of a method, a partial: what the function reads
+            return kind, *(key(getattr(value, a, None), names, path, seen) for a in ("__self__", "args", "keywords")), \
+                key(inner, names, path, seen)
         if isinstance(value, types.BuiltinMethodType) and not isinstance(value.__self__, (types.ModuleType, type(None))):
-            return kind, value.__name__, key(value.__self__, names, path, seen)  # a method of an object: of its data
+            return kind, value.__name__, key(value.__self__, names, path, seen)  # a method of an object: its data
         named = isinstance(value, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType))
-        owner = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None) \
-            if named else kind.__module__
-        if _library(owner, getattr(sys.modules.get(owner or ""), "__file__", None)) and \
-                (named or not hasattr(value, "__dict__")):  # a library's module, class or function, or a value
+        owner = value.__name__ if isinstance(value, types.ModuleType) else value.__module__ if named else kind.__module__
+        if _library(owner) and (named or not hasattr(value, "__dict__")):  # a library's module, class, function, value
             if kind.__hash__ is None:
                 refuse(path, f"a {kind.__module__}.{kind.__qualname__}, which a trace key cannot read: pass it as a "
                        "parameter, or make it a number, an array or a container")
@@ -160,9 +149,9 @@ def trace_key(query_loss: Callable[..., Any], who: str) -> Hashable:
             return (kind, value.__code__, key((value.__defaults__, value.__kwdefaults__), own, path, seen),
                     key([c.cell_contents for c in value.__closure__ or ()], own, f"{path}'s closure", seen),
                     tuple((n, key(glob[n], own, n, seen)) for n in sorted(own) if n in glob))
-        head = (owner, value.__qualname__) if named else key(kind, names, path, seen)  # a module, class, object:
         attrs = [(n, a) for n in sorted(names) if (a := inspect.getattr_static(value, n, None)) is not None]
-        return kind, head, tuple((n, key(a, names, f"{path}.{n}", seen)) for n, a in attrs)  # its named attributes
+        return (kind, (owner, getattr(value, "__qualname__", None)) if named else key(kind, names, path, seen),
+                tuple((n, key(a, names, f"{path}.{n}", seen)) for n, a in attrs))  # a module, class, object: by name
 
     return key(query_loss, _names(query_loss), "query_loss", frozenset())
 

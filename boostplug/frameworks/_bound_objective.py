@@ -5,6 +5,7 @@ threads); each adapter keeps only how its framework hands over the set and its p
 
 from __future__ import annotations
 
+import copy
 import importlib
 import pickle
 import sys
@@ -351,6 +352,13 @@ class BoundObjective:
     def reads(self, framework: str) -> frozenset[str]:
         """The names of ``framework``'s parameters (``"XGBoost"``...) this objective reads."""
         return frozenset(_declared(self.objective, framework.lower()))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "BoundObjective":
+        # In this process (lgb.train copies its parameters) the class itself, not a copy pickled by value: cloudpickle
+        # rebuilds a script's class once per process, so that copy would keep the values it read when first copied.
+        if self._unusable is not None:
+            return self
+        return type(self)(self.objective, copy.deepcopy(self.params, memo), self.threads, self.training)
 
     def __getstate__(self) -> dict[str, Any]:
         # Bindings are per process (Dask ships objectives to workers, which bind their own sets).

@@ -305,11 +305,12 @@ for _loss_class in (ListNet, RankNet, NDCGLoss1, NDCGLoss2, NDCGLoss2PP, ApproxN
     register(_loss_class)
 #: The objectives written in JAX (boostplug.autodiff): listed where the jax extra is installed, JAX imported at
 #: its first use; elsewhere their names say what to install (a saved model of one loads and predicts without it).
-JAX_OBJECTIVES = ("approx_ap", "neural_ndcg")
+JAX_OBJECTIVES = ("approx_ap", "neural_ndcg", "st_listnet", "rank_cosine")
 JAX_MISSING = 'is written in JAX, which is not installed: pip install "boostplug[jax]"'
 if installed("jax"):
     from ..autodiff.approx_ap import ApproxAP
     from ..autodiff.neural_ndcg import NeuralNDCG
+    from ..autodiff.pt_ranking import RankCosine, STListNet
 
-    register(ApproxAP)
-    register(NeuralNDCG)
+    for _loss_class in (ApproxAP, NeuralNDCG, STListNet, RankCosine):
+        register(_loss_class)

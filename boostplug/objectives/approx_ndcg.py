@@ -168,6 +168,7 @@ class ApproxNDCG(ListwiseLoss):
     """ApproxNDCG: 1 - NDCG with sigmoid-smoothed positions (module docstring); ``alpha`` in
     [1e-3, 1e3] (allRank's default 1)."""
 
+    compile_at_bind = False
     name = "approx_ndcg"
     summary = "ApproxNDCG: NDCG with sigmoid-smoothed positions, maximised directly (Qin, Liu and Li 2010)"
     # not searched by --tune: alpha scales the gradient by alpha and the Hessian by alpha^2 at scores alpha s, so

@@ -62,6 +62,7 @@ def target_order(scores, doc, by_scores):  # type: ignore[no-untyped-def]
 class ListMLE(RandomRounds, ListwiseLoss):
     """ListMLE (module docstring)."""
 
+    compile_at_bind = False
     name = "listmle"
     summary = "ListMLE (Xia et al. 2008): Plackett-Luce likelihood of the labels' order; ties at random or by score"
     params = {

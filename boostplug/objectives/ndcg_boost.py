@@ -94,6 +94,7 @@ class NDCGBoostObjective(ListwiseLoss):
     each query (:func:`~._ndcg_boost_kernels.list_grad_hess`) and weighs it by ``W_k``.
     """
 
+    compile_at_bind = False
     name = _NAME
     summary = "NDCG_Boost: expected-NDCG bound (Valizadegan et al. 2009)"
     params = {

@@ -82,6 +82,7 @@ class SoftmaxCrossEntropy(ListwiseLoss):
     """The softmax cross-entropy of each query's scores against targets from its labels (module
     docstring): ``rho_i - p_i`` and ``rho_i (1 - rho_i)``. Subclasses define :meth:`round_targets`."""
 
+    compile_at_bind = False
     list_loss = staticmethod(_cross_entropy)
 
     def round_targets(self) -> NDArray[np.float64]:  # pragma: no cover - abstract

@@ -1,0 +1,57 @@
+"""Two of PT-Ranking's listwise losses (wildltr/ptranking, ``ltr_adhoc/listwise``) as :class:`~.loss.JaxLoss`\\ es,
+per query of scores ``s`` and labels ``y`` as PT-Ranking computes them. User guide: docs/objectives/neural.md.
+
+* STListNet (Bruch, Han, Bendersky and Najork, WSDM 2020): ``-sum softmax(y) log softmax((s + g) / T)``, ListNet's
+  cross-entropy with Gumbel noise ``g = -log(-log(u + 1e-20) + 1e-20)`` (``u`` uniform, from the query's ``key``:
+  new each round);
+* RankCosine (Qin, Zhang, Tsai, Wang, Liu and Li, IP&M 2008): ``(1 - cos(s, y)) / 0.5``, torch's cosine (each
+  norm at least 1e-8); it is not shift-invariant, and its default Hessian is the mean absolute gradient (at all-zero
+  scores, where a training starts, the loss is linear in the scores: no curvature to take a Newton step from).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..objectives._contract import Param
+from .loss import JaxLoss
+
+__all__ = ["STListNet", "RankCosine"]
+
+
+class STListNet(JaxLoss):
+    """STListNet: ListNet's cross-entropy of the scores plus Gumbel noise (module docstring)."""
+
+    name = "st_listnet"
+    summary = "STListNet: ListNet's cross-entropy of the scores plus Gumbel noise drawn each round (Bruch et al. 2020)"
+    params = {"temperature": Param(1.0, "real", "the noisy scores' temperature T", low=1e-3, high=1e3)}
+
+    @staticmethod
+    def query_loss(s: Any, y: Any, mask: Any, temperature: float, key: Any) -> Any:
+        import jax
+        import jax.numpy as jnp
+
+        gumbel = -jnp.log(-jnp.log(jax.random.uniform(key, s.shape, s.dtype) + 1e-20) + 1e-20)
+        s = s - jax.lax.stop_gradient(jnp.max(jnp.where(mask, s, -jnp.inf)))  # as softmax is: the noise kept exact
+        log_p = jax.nn.log_softmax(jnp.where(mask, (s + gumbel) / temperature, -jnp.inf))
+        return -jnp.sum(jnp.where(mask, jax.nn.softmax(jnp.where(mask, y, -jnp.inf)) * log_p, 0.0))
+
+
+class RankCosine(JaxLoss):
+    """RankCosine: twice 1 - the cosine of the scores and the labels (module docstring)."""
+
+    name = "rank_cosine"
+    summary = "RankCosine: twice 1 - the cosine of the scores and the labels (Qin et al. 2008)"
+    default_hessian = "mean_abs_gradient"
+    shift_invariant = False
+
+    @staticmethod
+    def query_loss(s: Any, y: Any, mask: Any) -> Any:
+        import jax.numpy as jnp
+
+        def unit(x: Any) -> Any:  # x / max(|x|, 1e-8) from x / max|x_i|: no overflow, no NaN at 0
+            scale = jnp.where(jnp.any(x != 0.0), jnp.max(jnp.abs(x)), 1.0)
+            sq = jnp.sum((x / scale) ** 2)
+            return x / scale / jnp.maximum(jnp.where(sq > 0.0, jnp.sqrt(jnp.where(sq > 0.0, sq, 1.0)), 0.0), 1e-8 / scale)
+
+        return (1.0 - jnp.sum(unit(jnp.where(mask, s, 0.0)) * unit(jnp.where(mask, y, 0.0)))) / 0.5

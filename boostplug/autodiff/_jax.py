@@ -1,7 +1,8 @@
-"""JAX, imported at first use, and the compiled functions of one loss: per Hessian mode and
-non-numeric settings, one ``jax.jit`` of the query function looped over a batch of padded
-queries (JAX compiles it once per batch shape and process: no compiled code is read from disk),
-always run with float64 switched on for the call only (the user's own JAX settings stay as they are)."""
+"""JAX, imported at first use, and the compiled functions of one loss: per Hessian mode, non-numeric settings and
+what ``query_loss`` reads (its trace key), one ``jax.jit`` of the query function looped over a batch of padded
+queries (JAX compiles it once per batch shape and process: no compiled code is read from disk; the process keeps the
+``TRACE_CACHE_SIZE`` most recently used), always run with float64 switched on for the call only (the user's own JAX
+settings stay as they are)."""
 
 from __future__ import annotations
 
@@ -44,10 +45,10 @@ TANGENT_BLOCK = 16
 #: Compiled functions (a trace key, the settings, a Hessian mode) the process keeps, the least recently used dropped.
 TRACE_CACHE_SIZE = 32
 _COMPILED: OrderedDict[Hashable, Callable[..., Any]] = OrderedDict()
-#: Items of lists, tuples, sets and dicts a trace key reads one by one, at most (arrays and lists of numbers of one
-#: type are keyed by a hash of their bytes, whatever their size).
+#: Items of lists, tuples, sets and dicts a key reads one by one, at most (arrays and lists of numbers of one type:
+#: a hash of their bytes, whatever their size).
 KEY_ITEMS = 10_000
-#: The folders of the standard library and of boostplug (site-packages and dist-packages folders: by their name).
+#: Where the standard library and boostplug live (and site-packages, dist-packages folders): what is there is a library.
 _LIBRARIES = (*{os.path.realpath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib")},
               os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep)
 
@@ -67,12 +68,10 @@ def compiled(query_loss: Callable[..., Any], statics: tuple[tuple[int, Any], ...
 
     def of(what: str) -> Callable[..., Any]:
         if what not in mine:
-            if (key, what) not in _COMPILED:
-                _COMPILED[key, what] = _build(query_loss, what, dict(statics), keyed, current)
-                while len(_COMPILED) > TRACE_CACHE_SIZE:
-                    _COMPILED.popitem(last=False)
-            _COMPILED.move_to_end((key, what))
-            mine[what] = _COMPILED[key, what]
+            mine[what] = _COMPILED.pop((key, what), None) or _build(query_loss, what, dict(statics), keyed, current)
+            _COMPILED[key, what] = mine[what]  # the most recently used last
+            while len(_COMPILED) > TRACE_CACHE_SIZE:
+                _COMPILED.popitem(last=False)
         return mine[what]
 
     return of
@@ -83,8 +82,8 @@ def _library(module: str | None) -> bool:
     """Whether ``module`` is a library's, by where it lives: built in, or in a site-packages or dist-packages folder,
     the standard library's or boostplug's; whatever its name (a ``code.py`` of yours is yours)."""
     file = getattr(sys.modules.get(module or ""), "__file__", None)
-    if file is None:
-        return module in sys.builtin_module_names  # else a module made in code, or a REPL's __main__: the user's
+    if file is None:  # built in; else made in code, or a REPL's __main__: the user's
+        return module in sys.builtin_module_names
     path = os.path.realpath(file)
     return path.startswith(_LIBRARIES) or not {"site-packages", "dist-packages"}.isdisjoint(path.split(os.sep))
 

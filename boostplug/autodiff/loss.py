@@ -171,8 +171,10 @@ class JaxLoss(RandomRounds, Loss):
         self._memory_checked: set[str] = set()
         self._checked = not self._batches  # no query to check
         self._hashed: tuple[NDArray[np.uint64], NDArray[np.uint64]] | None = None  # made at the first draw
-        self._functions: Any = compiled(type(self).query_loss, self._statics, self._keyed, f"{type(self).__name__}"
-                                        ".query_loss")  # (the trace key read once, now: a refusal names the value)
+        self._functions = self._compiled()  # what query_loss reads, keyed once per binding: a refusal comes now
+
+    def _compiled(self) -> Any:
+        return compiled(type(self).query_loss, self._statics, self._keyed, f"{type(self).__name__}.query_loss")
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_functions": None}  # compiled code stays in its process: keyed again on arrival
@@ -180,10 +182,8 @@ class JaxLoss(RandomRounds, Loss):
     def _run(self, scores: NDArray[np.float64], what: str, batches: list[_Batch] | None = None) -> list[tuple[_Batch, Any]]:
         probes = self._probes() if what == "stochastic" else None
         keys = self._keys() if self._batches else None
-        if self._functions is None:
-            self._functions = compiled(type(self).query_loss, self._statics, self._keyed, f"{type(self).__name__}"
-                                       ".query_loss")
-        out, functions = [], self._functions
+        self._functions = functions = self._functions or self._compiled()  # (None in a copy unpickled)
+        out: list[tuple[_Batch, Any]] = []
         with float64():
             for b in self._batches if batches is None else batches:
                 exact = probes is not None and b.index.shape[1] <= EXACT_UP_TO

@@ -1,13 +1,9 @@
-"""Two of PT-Ranking's listwise losses (wildltr/ptranking, ``ltr_adhoc/listwise``) as :class:`~.loss.JaxLoss`\\ es,
-per query of scores ``s`` and labels ``y`` as PT-Ranking computes them. User guide: docs/objectives/neural.md.
-
-* STListNet (Bruch, Han, Bendersky and Najork, WSDM 2020): ``-sum softmax(y) log softmax((s + g) / T)``, ListNet's
-  cross-entropy with Gumbel noise ``g = -log(-log(u + 1e-20) + 1e-20)`` (``u`` uniform, from the query's ``key``:
-  new each round);
-* RankCosine (Qin, Zhang, Tsai, Wang, Liu and Li, IP&M 2008): ``(1 - cos(s, y)) / 0.5``, torch's cosine (each
-  norm at least 1e-8); it is not shift-invariant, and its default Hessian is the mean absolute gradient (at all-zero
-  scores, where a training starts, the loss is linear in the scores: no curvature to take a Newton step from).
-"""
+"""Two listwise losses of PT-Ranking (wildltr/ptranking, ``ltr_adhoc/listwise``) as it computes them, per query of
+scores ``s`` and labels ``y`` (docs/objectives/neural.md): STListNet (Bruch, Han, Bendersky and Najork, WSDM 2020),
+``-sum softmax(y) log softmax((s + g) / T)`` with Gumbel noise ``g = -log(-log(u + 1e-20) + 1e-20)``, ``u`` uniform
+from the query's key (new each round); RankCosine (Qin, Zhang, Tsai, Wang, Liu and Li, IP&M 2008), ``(1 - cos(s,
+y)) / 0.5``, torch's cosine (norms at least 1e-8): not shift-invariant, and linear at all-zero scores, where a training
+starts (no curvature for a Newton step): its default Hessian is the mean |gradient|."""
 
 from __future__ import annotations
 
@@ -20,8 +16,6 @@ __all__ = ["STListNet", "RankCosine"]
 
 
 class STListNet(JaxLoss):
-    """STListNet: ListNet's cross-entropy of the scores plus Gumbel noise (module docstring)."""
-
     name = "st_listnet"
     summary = "STListNet: ListNet's cross-entropy of the scores plus Gumbel noise drawn each round (Bruch et al. 2020)"
     params = {"temperature": Param(1.0, "real", "the noisy scores' temperature T", low=1e-3, high=1e3)}
@@ -38,8 +32,6 @@ class STListNet(JaxLoss):
 
 
 class RankCosine(JaxLoss):
-    """RankCosine: twice 1 - the cosine of the scores and the labels (module docstring)."""
-
     name = "rank_cosine"
     summary = "RankCosine: twice 1 - the cosine of the scores and the labels (Qin et al. 2008)"
     default_hessian = "mean_abs_gradient"

@@ -88,8 +88,7 @@ class ListwiseLoss(RunLoss):
     :meth:`list_inputs` (and :meth:`list_args` to pass other arguments than the parameters)."""
 
     returns_new_arrays = True
-    #: compile the loops when the loss is bound, so that numba's refusal comes then (boostplug's own, which a
-    #: booster binds without calling, compile at their first call)
+    #: compile the loops when bound, for numba's refusal then (boostplug's, which boosters bind, at their first call)
     compile_at_bind: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

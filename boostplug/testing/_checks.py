@@ -59,7 +59,6 @@ def _raises(error: type[Exception], pattern: str, call: Callable[..., Any], *arg
 
 #: Units in the last place (of a query's largest value) a query's gradients and Hessians alone may differ by.
 SUM_ULPS = 32
-_EPS = float(np.finfo(np.float64).eps)
 
 
 def _scale(values: np.ndarray) -> float:
@@ -291,7 +290,7 @@ def check_sum_over_queries(case: Case) -> None:
             scores, rows = d.scores[a:b], slice(None)
         total += alone.loss(scores)
         for mine, whole, what in zip(alone.grad_hess(scores), (g, h), ("gradients", "Hessians")):
-            np.testing.assert_allclose(mine[rows], whole[a:b], rtol=0.0, atol=SUM_ULPS * _EPS * np.abs(whole[a:b]).max(),
+            np.testing.assert_allclose(mine[rows], whole[a:b], rtol=0.0, atol=SUM_ULPS * 2.0**-52 * np.abs(whole[a:b]).max(),
                                        err_msg=f"query {q}'s {what} differ from those {alone_is}")
     np.testing.assert_allclose(prep.loss(d.scores), total, rtol=1e-13, atol=1e-15,
                                err_msg="the loss is not the sum of the queries' losses")

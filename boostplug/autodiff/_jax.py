@@ -15,6 +15,7 @@ import sys
 import sysconfig
 import types
 from collections import OrderedDict
+from types import NoneType
 from typing import Any, Callable, ContextManager, Hashable
 
 import numpy as np
@@ -89,7 +90,7 @@ def _library(module: str | None) -> bool:
 
 
 def _names(fn: Any) -> frozenset[str]:
-    """The names a user's function (and those defined in it) reads: globals, attributes, strings (``globals()["X"]``)."""
+    """The names a user's function (and those defined in it) reads: globals, attributes, strings (``globals()[X]``)."""
     names, stack = set(), [fn.__code__] if isinstance(fn, types.FunctionType) else []
     while stack:
         code = stack.pop()
@@ -118,8 +119,8 @@ def trace_key(query_loss: Callable[..., Any], who: str) -> Hashable:
         if id(value) in seen or len(seen) > 100:  # a cycle (a list holding itself), or nesting beyond any sane value
             return kind, "(cycle)" if id(value) in seen else refuse(path, "nested more than 100 deep")
         seen |= {id(value)}
-        if (hasattr(kind, "__array__") or kind in (list, tuple) and {type(v) for v in value} in ({float}, {int}, {bool})) \
-                and (a := np.asarray(value)).dtype != object:  # NumPy's, JAX's arrays; numbers of one type
+        one_type = kind in (list, tuple) and {type(v) for v in value} in ({float}, {int}, {bool})  # numbers of one type
+        if (hasattr(kind, "__array__") or one_type) and (a := np.asarray(value)).dtype != object:  # and arrays
             return kind, a.dtype.str, a.shape, hashlib.blake2b(np.ascontiguousarray(a).tobytes()).digest()
         if isinstance(value, (list, tuple, set, frozenset, dict)):
             counted[0] += len(value)
@@ -134,10 +135,10 @@ def trace_key(query_loss: Callable[..., Any], who: str) -> Hashable:
             names |= _names(inner)  # and the object, the arguments of a method, a partial: what the function reads
             return kind, *(key(getattr(value, a, None), names, path, seen) for a in ("__self__", "args", "keywords")), \
                 key(inner, names, path, seen)
-        if isinstance(value, types.BuiltinMethodType) and not isinstance(value.__self__, (types.ModuleType, type(None))):
+        if isinstance(value, types.BuiltinMethodType) and not isinstance(value.__self__, (types.ModuleType, NoneType)):
             return kind, value.__name__, key(value.__self__, names, path, seen)  # a method of an object: its data
         named = isinstance(value, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType))
-        owner = value.__name__ if isinstance(value, types.ModuleType) else value.__module__ if named else kind.__module__
+        owner = value.__name__ if isinstance(value, types.ModuleType) else (value if named else kind).__module__
         if _library(owner) and (named or not hasattr(value, "__dict__")):  # a library's module, class, function, value
             if kind.__hash__ is None:
                 refuse(path, f"a {kind.__module__}.{kind.__qualname__}, which a trace key cannot read: pass it as a "

@@ -170,7 +170,13 @@ class JaxLoss(RandomRounds, Loss):
         self._statics = tuple((i, v) for i, v in enumerate(values) if not isinstance(v, float))
         self._memory_checked: set[str] = set()
         self._checked = not self._batches  # no query to check
-        self._hashed: tuple[NDArray[np.uint64], NDArray[np.uint64]] | None = None  # made at the first draw
+        sizes = np.diff(self.group_ptr)
+        position = (np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)).astype(np.uint64)
+        with np.errstate(over="ignore"):  # what each round's probes and keys mix: each query's hash (of its labels by
+            # position: not of where it sits in the data) and each row's (its query's and its position)
+            queries = np.add.reduceat(np.append(_mix(self.labels.view(np.uint64) ^ _mix(position)), np.uint64(0)),
+                                      self.group_ptr[:-1])
+            self._hashes = queries, _mix(np.repeat(queries, sizes) + position)
         self._functions = self._compiled()  # what query_loss reads, keyed once per binding: a refusal comes now
 
     def _compiled(self) -> Any:
@@ -181,7 +187,7 @@ class JaxLoss(RandomRounds, Loss):
 
     def _run(self, scores: NDArray[np.float64], what: str, batches: list[_Batch] | None = None) -> list[tuple[_Batch, Any]]:
         probes = self._probes() if what == "stochastic" else None
-        keys = self._keys() if self._batches else None
+        keys = self._keys()
         self._functions = functions = self._functions or self._compiled()  # (None in a copy unpickled)
         out: list[tuple[_Batch, Any]] = []
         with float64():
@@ -219,30 +225,18 @@ class JaxLoss(RandomRounds, Loss):
                 f"{type(self).__name__}.query_loss: {str(e).splitlines()[0]}{hint} (on query {b.queries[0]}: "
                 f"{b.mask[0].sum()} documents, padded to {b.index.shape[1]})") from e
 
-    def _hashes(self) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
-        """Each query's hash (of its labels by position: not where the query is in the data) and each row's (its
-        query's and its position), made once: what every round's probes and keys are drawn from."""
-        if self._hashed is None:
-            sizes = np.diff(self.group_ptr)
-            position = (np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)).astype(np.uint64)
-            with np.errstate(over="ignore"):
-                rows = _mix(self.labels.view(np.uint64) ^ _mix(position))
-                queries = np.add.reduceat(np.append(rows, np.uint64(0)), self.group_ptr[:-1])
-                self._hashed = queries, _mix(np.repeat(queries, sizes) + position)
-        return self._hashed
-
     def _probes(self) -> NDArray[np.float64]:
         """The current round's Rademacher probes, ``(n_docs, PROBES)``: bits of a hash of the round and the row's."""
         with np.errstate(over="ignore"):
             draws = _mix(np.uint64(self.current_round) + np.arange(1, PROBES + 1, dtype=np.uint64))
-            return (_mix(self._hashes()[1][:, None] ^ draws[None, :]) >> np.uint64(63)) * 2.0 - 1.0
+            return (_mix(self._hashes[1][:, None] ^ draws[None, :]) >> np.uint64(63)) * 2.0 - 1.0
 
     def _keys(self) -> NDArray[np.uint32]:
         """The current round's key of each query, ``(n_queries, 2)`` (threefry's key data): a hash of the round (apart
         from the probes': the top bit set) and the query's; what a ``query_loss`` that takes ``key`` gets."""
         with np.errstate(over="ignore"):
             round_ = _mix(np.uint64(self.current_round) | np.uint64(1 << 63))
-            return _mix(self._hashes()[0] ^ round_).view(np.uint32).reshape(-1, 2)
+            return _mix(self._hashes[0] ^ round_).view(np.uint32).reshape(-1, 2)
 
     def _values(self, scores: NDArray[np.float64], out: list[tuple[_Batch, Any]]) -> float:
         """The weighted sum of the queries' losses ``out``; a :class:`NonFiniteError` naming the first non-finite."""

@@ -1,9 +1,7 @@
-"""Two listwise losses of PT-Ranking (wildltr/ptranking, ``ltr_adhoc/listwise``) as it computes them, per query of
-scores ``s`` and labels ``y`` (docs/objectives/neural.md): STListNet (Bruch, Han, Bendersky and Najork, WSDM 2020),
-``-sum softmax(y) log softmax((s + g) / T)`` with Gumbel noise ``g = -log(-log(u + 1e-20) + 1e-20)``, ``u`` uniform
-from the query's key (new each round); RankCosine (Qin, Zhang, Tsai, Wang, Liu and Li, IP&M 2008), ``(1 - cos(s,
-y)) / 0.5``, torch's cosine (norms at least 1e-8): not shift-invariant, and linear at all-zero scores, where a training
-starts (no curvature for a Newton step): its default Hessian is the mean |gradient|."""
+"""Two listwise losses of PT-Ranking (wildltr/ptranking, ``ltr_adhoc/listwise``) as it computes them, per query:
+STListNet (Bruch et al., WSDM 2020), ``-sum softmax(y) log softmax((s + g) / T)``, ``g`` Gumbel noise drawn from the
+query's key; RankCosine (Qin et al., IP&M 2008), ``(1 - cos(s, y)) / 0.5``, not shift-invariant and linear at zero
+scores (no curvature: its default Hessian is the mean |gradient|). User guide: docs/objectives/neural.md."""
 
 from __future__ import annotations
 
@@ -44,6 +42,7 @@ class RankCosine(JaxLoss):
         def unit(x: Any) -> Any:  # x / max(|x|, 1e-8) from x / max|x_i|: no overflow, no NaN at 0
             scale = jnp.where(jnp.any(x != 0.0), jnp.max(jnp.abs(x)), 1.0)
             sq = jnp.sum((x / scale) ** 2)
-            return x / scale / jnp.maximum(jnp.where(sq > 0.0, jnp.sqrt(jnp.where(sq > 0.0, sq, 1.0)), 0.0), 1e-8 / scale)
+            norm = jnp.where(sq > 0.0, jnp.sqrt(jnp.where(sq > 0.0, sq, 1.0)), 0.0)
+            return x / scale / jnp.maximum(norm, 1e-8 / scale)
 
         return (1.0 - jnp.sum(unit(jnp.where(mask, s, 0.0)) * unit(jnp.where(mask, y, 0.0)))) / 0.5

@@ -92,7 +92,8 @@ def loss_error(objective: Any, scores: NDArray[np.float64], value: float, query:
     where = (", and does at all-zero scores too (so no one query's scores cause it)" if q is None else
              f" in query {q} (rows {int(ptr[q])}..{int(ptr[q + 1]) - 1})")
     message, cause = _message(objective, scores, q, blame or f"{objective.name}'s _loss", overflow=f"the loss "
-                              f"overflows float64 ({value}){where}", returned=f"{blame or '_loss'} returned {value}{where}")
+                              f"overflows float64 ({value}){where}", returned=f"{blame or '_loss'} returned {value}"
+                              f"{where}")
     first_row = None if q is None else int(ptr[q])
     return NonFiniteError(message, objective=objective.name, method="loss", cause=cause, query=q, row=first_row,
                           value=value)

@@ -127,7 +127,7 @@ class NDCGLoss2PP(_LambdaLoss):
 
     @staticmethod
     def pair_weight(p, sigma, mu):  # type: ignore[no-untyped-def]
-        rho = abs(delta_ndcg(p.gain_i, p.gain_j, p.discount_i, p.discount_j, p.inv_max_dcg))  # LambdaRank's |Delta NDCG|
+        rho = abs(delta_ndcg(p.gain_i, p.gain_j, p.discount_i, p.discount_j, p.inv_max_dcg))  # LambdaRank's weight
         return rho + mu * abs(p.gain_i - p.gain_j) * p.inv_max_dcg * position_gap_discount(p.rank_i, p.rank_j)
 
 

@@ -266,9 +266,8 @@ def check_query_weights(case: Case) -> None:
 def check_sum_over_queries(case: Case) -> None:
     """The loss is a sum over queries, and each query's gradients and Hessians are those of the
     query alone (of an objective that draws at random, whose draws for a query alone are other
-    numbers: those with the other queries weighted 0, which give nothing), to ``SUM_ULPS`` ulps of the
-    query's largest value (computed alone, it may be computed otherwise: a ``JaxLoss`` compiles a batch
-    of one query apart); a query that cannot be fitted alone (a ``ValueError``) adds nothing."""
+    numbers: those with the other queries weighted 0, which give nothing), to ``SUM_ULPS`` ulps (a ``JaxLoss``
+    compiles a batch of one query apart); a query that cannot be fitted alone (a ``ValueError``) adds nothing."""
     d = contract_data()
     prep = case.prepare(d.labels, d.group_ptr, d.weights)
     g, h = prep.grad_hess(d.scores)
@@ -290,8 +289,8 @@ def check_sum_over_queries(case: Case) -> None:
             scores, rows = d.scores[a:b], slice(None)
         total += alone.loss(scores)
         for mine, whole, what in zip(alone.grad_hess(scores), (g, h), ("gradients", "Hessians")):
-            np.testing.assert_allclose(mine[rows], whole[a:b], rtol=0.0, atol=SUM_ULPS * 2.0**-52 * np.abs(whole[a:b]).max(),
-                                       err_msg=f"query {q}'s {what} differ from those {alone_is}")
+            np.testing.assert_allclose(mine[rows], whole[a:b], rtol=0.0, atol=SUM_ULPS * 2.0**-52 * np.abs(
+                whole[a:b]).max(), err_msg=f"query {q}'s {what} differ from those {alone_is}")
     np.testing.assert_allclose(prep.loss(d.scores), total, rtol=1e-13, atol=1e-15,
                                err_msg="the loss is not the sum of the queries' losses")
 

@@ -63,13 +63,6 @@ def list_kernel(loss_fn: Any, grad_hess_fn: Any, with_at: bool, want_loss: bool)
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 
 
-def _first_line(e: BaseException) -> str:
-    """numba's reason, in a sentence (a write into the read-only scores said plainly)."""
-    if "Cannot modify readonly array" in str(e):
-        return "it writes into an array that is read-only: the scores, the order's scores and the labels"
-    return str(e).strip().splitlines()[0]
-
-
 def _read_only(a: NDArray[np.float64]) -> NDArray[np.float64]:
     """A read-only view of ``a``: the author's functions cannot write into the caller's scores."""
     view = a.view()
@@ -140,9 +133,11 @@ class ListwiseLoss(RunLoss):
             types = self._call(kernel, np.zeros(self.n_docs), want_loss, self._checked_inputs(), 0, True)
             try:
                 kernel.compile(types)
-            except NUMBA_CANNOT_COMPILE as e:
-                raise TypeError(f"{type(self).__name__}: numba cannot compile its list_loss or list_grad_hess "
-                                f"({_first_line(e)}); write them for numba") from e
+            except NUMBA_CANNOT_COMPILE as e:  # numba's reason in a sentence, a write into the read-only arrays plainly
+                why = "it writes into an array that is read-only: the scores, the order's scores and the labels" \
+                    if "Cannot modify readonly array" in str(e) else str(e).strip().splitlines()[0]
+                raise TypeError(f"{type(self).__name__}: numba cannot compile its list_loss or list_grad_hess ({why}); "
+                                "write them for numba") from e
             except Exception as e:  # raised while compiling: numba's own failure
                 raise TypeError(f"{type(self).__name__}: numba failed compiling its list_loss or list_grad_hess "
                                 f"({type(e).__name__}: {e}), as it does on an in-place operation on the read-only "

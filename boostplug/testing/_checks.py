@@ -290,7 +290,7 @@ def check_sum_over_queries(case: Case) -> None:
         total += alone.loss(scores)
         for mine, whole, what in zip(alone.grad_hess(scores), (g, h), ("gradients", "Hessians")):
             np.testing.assert_allclose(mine[rows], whole[a:b], rtol=0.0, atol=SUM_ULPS * 2.0**-52 * np.abs(
-                whole[a:b]).max(), err_msg=f"query {q}'s {what} differ from those {alone_is}")
+                whole[a:b]).max(initial=0.0), err_msg=f"query {q}'s {what} differ from those {alone_is}")
     np.testing.assert_allclose(prep.loss(d.scores), total, rtol=1e-13, atol=1e-15,
                                err_msg="the loss is not the sum of the queries' losses")
 

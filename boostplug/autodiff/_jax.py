@@ -64,8 +64,8 @@ def compiled(query_loss: Callable[..., Any], statics: tuple[tuple[int, Any], ...
 
     def current() -> None:
         if trace_key(query_loss, who) != key[0]:
-            raise ValueError(f"{who} reads a value that changed after the loss was bound: bind it again (a new "
-                             "objective, lgb.train, xgb.train) to train with it")
+            raise ValueError("a value it reads changed after the loss was bound: bind it again (a new objective, "
+                             "lgb.train, xgb.train) to train with it")  # (raised while tracing: the caller names who)
 
     def of(what: str) -> Callable[..., Any]:
         if what not in mine:

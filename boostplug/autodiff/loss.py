@@ -160,8 +160,8 @@ class JaxLoss(RandomRounds, Loss):
 
     @classmethod
     def declared_params(cls) -> dict[str, Param]:
-        return {**super().declared_params(), "first_round": Param(0, "int", "the round whose probes the first "
-                "grad_hess draws (a training continued from a model passes the rounds done)", low=0)}
+        return {**super().declared_params(), "first_round": Param(0, "int", "the round whose probes and keys the "
+                "first grad_hess draws (a training continued from a model passes the rounds done)", low=0)}
 
     def setup(self) -> None:
         self._batches = list(_batches(self.labels, self.group_ptr, self.query_weights))

@@ -211,7 +211,7 @@ def test_a_changed_module_level_value_is_read_by_the_next_binding_the_loss_and_i
         np.testing.assert_allclose(g3, 9.0 * g1, rtol=1e-12)
         np.testing.assert_array_equal(before.grad_hess(SCORES)[0], g1)
         assert before.loss(SCORES) == v1
-        with pytest.raises(ValueError, match=r"ReadsModule\.query_loss reads a value that changed after the loss was "
+        with pytest.raises(ValueError, match=r"ReadsModule\.query_loss: a value it reads changed after the loss was "
                                              r"bound: bind it again"):
             longer.grad_hess(np.tile(SCORES, 2))
     finally:

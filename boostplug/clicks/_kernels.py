@@ -137,7 +137,9 @@ def impression_pairs(ptr: np.ndarray, clicked: np.ndarray, order: np.ndarray, ma
     other), impression ``i``'s from ``offsets[i]``. One kernel for both: one compile of the
     impression's loop, not one per use."""
     write = out_pref.shape[0] > 0
-    m = np.diff(ptr).max() if ptr.shape[0] > 1 else 0  # the longest impression
+    m = 0  # the longest impression (a loop: np.diff and max compile some 40 functions more)
+    for i in range(ptr.shape[0] - 1):
+        m = max(m, ptr[i + 1] - ptr[i])
     clicks, skips = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
     for i in range(ptr.shape[0] - 1):
         n = _impression_pairs(ptr[i], ptr[i + 1], clicked, order, mask, out_pref, out_other,

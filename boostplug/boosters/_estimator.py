@@ -26,8 +26,8 @@ from .._core.early_stopping import BestRound
 from .._memory import check_fits
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
 from .._validation import check_labels, check_optional_rounds, check_rounds, check_scores
-from ..groups import check_group_ptr
-from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
+from ..groups import check_group_ptr, group_ptr_of
+from ._fit_data import FitData, check_query_weights, check_X
 from ._model_file import ModelFile
 from ._weak_rankers import evaluate_rankers
 
@@ -257,7 +257,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         ye = check_labels(e[1], name=f"eval_set[{i}] y")
         if ye.shape[0] != Xe.shape[0]:
             raise ValueError(f"eval_set[{i}] y has length {ye.shape[0]} but its X has {Xe.shape[0]} rows")
-        return Xe, ye, group_ptr_of(Xe.shape[0], e[2], None, f"{type(self).__name__}.fit")
+        return Xe, ye, group_ptr_of(Xe.shape[0], e[2], None, f"eval_set[{i}]", caller=f"{type(self).__name__}.fit")
 
     def _eval_scorer(self, y: NDArray[np.float64], group_ptr: NDArray[np.int64]
                      ) -> Callable[[NDArray[np.float64]], float]:
@@ -311,7 +311,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         if group_ptr is not None:
             gp = check_group_ptr(group_ptr, n_docs=scores.shape[0])
         else:
-            gp = group_ptr_of(scores.shape[0], qid, None, f"{type(self).__name__}.score")
+            gp = group_ptr_of(scores.shape[0], qid, None, caller=f"{type(self).__name__}.score")
         qw = None if sample_weight is None else check_query_weights(sample_weight, gp)
         return MetricSpec("ndcg@10")(scores, ya, gp, qw)
 

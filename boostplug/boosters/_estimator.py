@@ -78,14 +78,9 @@ class RankingBooster(ModelFile, BaseEstimator):
     * ``_fit_round(state, t: int) -> Round | None``: one round; ``None`` stops, with the reason in
       ``self._stop_reason`` (set with a round: stop after it).
 
-    Common parameters: ``n_rounds`` (integer from 1 to 2^31 - 1, the frameworks' limit, whose
-    rounds' records, :data:`BYTES_PER_ROUND` or more each, fit in the memory available); ``eval_metric`` (a name of
-    :data:`boostplug.metrics.NAMES`, recorded per round for every ``eval_set``);
-    ``early_stopping_rounds`` (``None`` or an integer >= 1: stop when the watched eval set,
-    ``eval_set[0]`` unless ``fit(early_stopping_set=i)`` names another, has not improved for that
-    many rounds, whatever the other sets do, and cut the model back to ``best_iteration_``);
-    ``verbose`` (``False``/``0`` silent, ``True`` every round, ``k >= 1`` round 1 and every
-    ``k``-th round, printed to stderr); ``random_state`` (seeds every random choice).
+    The common parameters (``n_rounds``, whose records, :data:`BYTES_PER_ROUND` or more each, must
+    fit in the memory available; ``eval_metric``, ``early_stopping_rounds`` on the watched eval
+    set, ``verbose``, ``random_state``): docs/boosters.md, "Common API".
 
     scikit-learn: :meth:`score` is the mean NDCG@10, the default scoring of ``cross_validate`` and
     ``GridSearchCV``; with metadata routing on they route ``qid`` to ``fit`` and ``score`` (requested

@@ -1,17 +1,11 @@
 """Atomic file writes: a failed write leaves the old file whole.
 
 Every file boostplug writes (models, LETOR files, ``compare`` results) goes through
-:func:`atomic_write`: the content goes to a temporary file in the target's folder,
-is flushed to disk, and replaces the target by ``os.replace`` only when complete.
-A full disk, a file-size limit or an interrupt leaves the previous file untouched,
-no temporary file behind, and one ``OSError`` naming the target.
-
-* **Symbolic links are followed**: writing to a link writes its target (the link stays a
-  link, as with a plain ``open(path, "w")``); a loop of links is refused naming the path.
-* **Temporary files** are named ``.<target>.boostplug-XXXXXXXX.tmp`` and locked
-  (``flock``) while written. A process killed outright (``kill -9``, a power cut) cannot
-  remove its own; the next write into the same folder removes every one of ours that no
-  live process holds and that is older than :data:`STALE_AFTER` seconds.
+:func:`atomic_write`: the content goes to a temporary file in the target's folder
+(``.<target>.boostplug-XXXXXXXX.tmp``, ``flock``-ed while written), is flushed to disk, and
+replaces the target by ``os.replace`` only when complete. What that guarantees (one ``OSError``
+naming the target, symbolic links followed, a killed writer's temporary file removed by the next
+write once older than :data:`STALE_AFTER` seconds): docs/reliability.md, "Atomic writes".
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ __all__ = [
     "group_ptr_of_runs",
     "cut_queries",
     "resolve_group_ptr",
+    "group_ptr_of",
     "check_ranking_inputs",
     "label_levels",
 ]
@@ -300,6 +301,22 @@ def resolve_group_ptr(group_ptr: ArrayLike | None, qid: ArrayLike | None, n_docs
         if hint:
             raise ValueError(f"{exc}{hint}") from None
         raise
+
+
+def group_ptr_of(n_rows: int, qid: ArrayLike | None, group: ArrayLike | None, what: str = "", *,
+                 caller: str | None = None) -> NDArray[np.int64]:
+    """``group_ptr`` of ``n_rows`` rows from exactly one of ``qid`` (one id per row, each query's rows
+    adjacent, any order) or ``group`` (query sizes); ``what`` names the rows in the errors, ``caller``
+    the method the user called (named by the error about a non-contiguous ``qid``)."""
+    where = f" for {what}" if what else ""
+    if (qid is None) == (group is None):
+        raise ValueError(f"pass exactly one of qid=... (one query id per row, rows of a query adjacent) or "
+                         f"group=... (query sizes) for the query groups{where}")
+    if qid is not None:
+        if np.shape(qid)[0] != n_rows:
+            raise ValueError(f"qid{where} has {np.shape(qid)[0]} values but there are {n_rows} rows")
+        return group_ptr_from_qid(qid, caller=caller)
+    return group_ptr_from_sizes(group, n_docs=n_rows)
 
 
 def check_ranking_inputs(

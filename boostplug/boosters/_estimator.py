@@ -26,8 +26,8 @@ from .._core.early_stopping import BestRound
 from .._memory import check_fits
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
 from .._validation import check_labels, check_optional_rounds, check_rounds, check_scores
-from ..groups import check_group_ptr
-from ._fit_data import FitData, check_query_weights, check_X, group_ptr_of
+from ..groups import check_group_ptr, group_ptr_of
+from ._fit_data import FitData, check_query_weights, check_X
 from ._model_file import ModelFile
 from ._weak_rankers import evaluate_rankers
 
@@ -78,14 +78,9 @@ class RankingBooster(ModelFile, BaseEstimator):
     * ``_fit_round(state, t: int) -> Round | None``: one round; ``None`` stops, with the reason in
       ``self._stop_reason`` (set with a round: stop after it).
 
-    Common parameters: ``n_rounds`` (integer from 1 to 2^31 - 1, the frameworks' limit, whose
-    rounds' records, :data:`BYTES_PER_ROUND` or more each, fit in the memory available); ``eval_metric`` (a name of
-    :data:`boostplug.metrics.NAMES`, recorded per round for every ``eval_set``);
-    ``early_stopping_rounds`` (``None`` or an integer >= 1: stop when the watched eval set,
-    ``eval_set[0]`` unless ``fit(early_stopping_set=i)`` names another, has not improved for that
-    many rounds, whatever the other sets do, and cut the model back to ``best_iteration_``);
-    ``verbose`` (``False``/``0`` silent, ``True`` every round, ``k >= 1`` round 1 and every
-    ``k``-th round, printed to stderr); ``random_state`` (seeds every random choice).
+    The common parameters (``n_rounds``, whose records, :data:`BYTES_PER_ROUND` or more each, must
+    fit in the memory available; ``eval_metric``, ``early_stopping_rounds`` on the watched eval
+    set, ``verbose``, ``random_state``): docs/boosters.md, "Common API".
 
     scikit-learn: :meth:`score` is the mean NDCG@10, the default scoring of ``cross_validate`` and
     ``GridSearchCV``; with metadata routing on they route ``qid`` to ``fit`` and ``score`` (requested
@@ -257,7 +252,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         ye = check_labels(e[1], name=f"eval_set[{i}] y")
         if ye.shape[0] != Xe.shape[0]:
             raise ValueError(f"eval_set[{i}] y has length {ye.shape[0]} but its X has {Xe.shape[0]} rows")
-        return Xe, ye, group_ptr_of(Xe.shape[0], e[2], None, f"{type(self).__name__}.fit")
+        return Xe, ye, group_ptr_of(Xe.shape[0], e[2], None, f"eval_set[{i}]", caller=f"{type(self).__name__}.fit")
 
     def _eval_scorer(self, y: NDArray[np.float64], group_ptr: NDArray[np.int64]
                      ) -> Callable[[NDArray[np.float64]], float]:
@@ -311,7 +306,7 @@ class RankingBooster(ModelFile, BaseEstimator):
         if group_ptr is not None:
             gp = check_group_ptr(group_ptr, n_docs=scores.shape[0])
         else:
-            gp = group_ptr_of(scores.shape[0], qid, None, f"{type(self).__name__}.score")
+            gp = group_ptr_of(scores.shape[0], qid, None, caller=f"{type(self).__name__}.score")
         qw = None if sample_weight is None else check_query_weights(sample_weight, gp)
         return MetricSpec("ndcg@10")(scores, ya, gp, qw)
 

@@ -11,12 +11,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._features import check_features
 from .._validation import check_labels
-from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
+from ..groups import group_ptr_of, qid_from_group_ptr
 from ..keyed_pairs import KeyedPairs, row_keys
 from ..pairs import PAIR_BYTES, check_pair_memory, check_pairs, critical_pairs
 from .stumps import StumpCandidates, make_candidates
 
-__all__ = ["FitData", "check_X", "check_query_weights", "group_ptr_of"]
+__all__ = ["FitData", "check_X", "check_query_weights"]
 
 
 @dataclass
@@ -41,7 +41,7 @@ class FitData:
         ya = check_labels(y, name="y")
         if ya.shape[0] != Xa.shape[0]:
             raise ValueError(f"y has length {ya.shape[0]} but X has {Xa.shape[0]} rows")
-        gp = group_ptr_of(Xa.shape[0], qid, group, caller)
+        gp = group_ptr_of(Xa.shape[0], qid, group, caller=caller)
         if isinstance(pairs, KeyedPairs):
             pairs = _keyed_rows(pairs, qid, gp, doc)
         elif doc is not None:
@@ -105,22 +105,6 @@ def check_X(X: ArrayLike, n_features: int | None = None) -> NDArray[np.float64]:
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(f"X has {arr.shape[1]} features but the model was fitted with {n_features}")
     return arr
-
-
-def group_ptr_of(n: int, qid: ArrayLike | None, group: ArrayLike | None, caller: str | None = None
-                 ) -> NDArray[np.int64]:
-    """The query offsets of ``n`` rows from exactly one of ``qid`` and ``group`` (sizes); ``caller``:
-    the method the user called, named by the error about a non-contiguous ``qid``."""
-    if qid is not None and group is not None:
-        raise ValueError("pass either qid or group (sizes), not both")
-    if qid is not None:
-        q = np.asarray(qid)
-        if q.shape[0] != n:
-            raise ValueError(f"qid has length {q.shape[0]} but X has {n} rows")
-        return group_ptr_from_qid(q, caller=caller)
-    if group is not None:
-        return group_ptr_from_sizes(group, n_docs=n)
-    raise ValueError("ranking needs query groups: pass qid=... (one id per row) or group=... (sizes)")
 
 
 def check_query_weights(sample_weight: ArrayLike, group_ptr: NDArray[np.int64]) -> NDArray[np.float64]:

@@ -2,13 +2,10 @@
 (:class:`ModelFile`: ``to_dict``/``from_dict``/``save``/``load``), written atomically and
 read back validated. The format and what reading checks: docs/boosters.md ("The JSON model file").
 
-Floats are written with Python's shortest round-trip repr, so a loaded model predicts
-bit-for-bit what the saved one did. A stump's threshold may be ``-Infinity``: the split of known
-values from missing ones (NaN ranks lowest); ``"complement": true`` is ``[x <= threshold]``.
-``"sha256"`` is the SHA-256 of the rest of the object (compact JSON, sorted keys), checked after
-the fields; a file without it (an earlier boostplug's) or a ``to_dict`` object is read unchecked.
-Any bad field is a ``ValueError`` naming the file (``from_dict``: "the model dict") and the field
-as a JSON path (``rankers[3].feature``), never a model that predicts wrongly.
+A stump's threshold may be ``-Infinity`` (the split of known values from missing ones: NaN ranks
+lowest); ``"complement": true`` is ``[x <= threshold]``. Floats round-trip bit for bit, every field
+is checked (a ``ValueError`` naming the file, or "the model dict", and the field as a JSON path),
+then ``"sha256"``, when the object has one.
 """
 
 from __future__ import annotations

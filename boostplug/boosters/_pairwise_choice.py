@@ -1,13 +1,8 @@
-"""What ``pairwise="auto"`` chooses: the pair list or the pair-free sums, by their cost. One rule.
-
-RankBoost (every variant) and stump MPBoost on graded labels hold the critical pairs listed
-(``"pairs"``, memory ``O(P)``) or pair-free (``"levels"``); both train the same model up to rounding.
-``"auto"`` takes the pair list for explicit pairs, the levels past the pair memory limit, the pair list
-for a fit estimated under :data:`QUICK_FIT_NS` on it, otherwise the path with the smaller estimated time
-per round (:func:`round_costs`: each path's work counted from the data's shape, weighted by its
-measured nanoseconds :data:`NS`). The rule and its table:
-docs/boosters.md ("How ``pairwise="auto"`` chooses"). The work both paths share (stump sums, the
-candidates, the span test) is left out.
+"""What ``pairwise="auto"`` chooses: the pair list (``"pairs"``, memory ``O(P)``) or the pair-free
+sums (``"levels"``), which train the same model up to rounding, by their cost. One rule
+(:func:`choose_pairwise`, each path's work per round counted from the data's shape and weighted by
+its measured nanoseconds :data:`NS`; :data:`QUICK_FIT_NS`), which docs/boosters.md ("How
+``pairwise="auto"`` chooses") states with its table.
 """
 
 from __future__ import annotations

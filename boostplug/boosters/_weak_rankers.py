@@ -1,16 +1,8 @@
-"""The weak rankers of the reference boosters and their outputs.
-
-A booster's model is ``F(x) = sum_t weight_t * h_t(x)`` where each weak ranker
-``h_t`` is a small dict:
-
-* ``{"kind": "stump", "feature": k, "threshold": theta}``: ``h(x) = 1 if x_k > theta``
-  else ``0``; a missing value (NaN) is below every known value, so ``h = 0``
-  (an optional ``"float32": true`` first rounds ``x_k`` to 32 bits, as RankLib does;
-  ``"complement": true`` is ``1 - h``, i.e. ``[x_k <= theta]``, 1 on NaN);
-* ``{"kind": "feature", "feature": k}``: ``h(x) = x_k`` (AdaRank's weak rankers);
-  NaN counts as ``0`` (the SVMlight/LETOR convention for absent features).
-
-The JSON model file stores these dicts as they are (:mod:`boostplug.boosters._model_file`).
+"""The weak rankers of the reference boosters and their outputs: a booster's model is
+``F(x) = sum_t weight_t * h_t(x)``, each ``h_t`` a small dict (a stump ``{"kind": "stump", ...}``,
+possibly its complement or on float32 values, or a feature ``{"kind": "feature", ...}``) whose
+output docs/boosters.md, "Weak rankers and stump candidates", defines. The JSON model file stores
+these dicts as they are (:mod:`boostplug.boosters._model_file`).
 """
 
 from __future__ import annotations

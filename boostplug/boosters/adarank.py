@@ -1,24 +1,12 @@
 """AdaRank: boosting a query-level IR measure with single-feature weak rankers
 (Xu and Li, "AdaRank: a boosting algorithm for information retrieval", SIGIR 2007).
 
-Definition (the paper's Figure 1; the extracted text lost its symbols, see
-``shared/papers/README.md`` section 5). Queries ``i = 1..m``, a query-level measure
-``E(pi, y)`` (here in ``[0, 1]``), ``h_k(x) = x_k`` the single-feature weak rankers
-(a missing value counts as 0, as in :mod:`boostplug.boosters._weak_rankers`):
-
-* ``P_1(i) = 1/m``;
-* round ``t``: ``h_t = argmax_k phi_k``, ``phi_k = sum_i P_t(i) E(pi(q_i, d_i, h_k), y_i)``
-  (documents of each query ranked by that feature alone);
-* ``alpha_t = 1/2 ln( sum_i P_t(i) (1 + E(h_t)_i) / sum_i P_t(i) (1 - E(h_t)_i) )``
-  ``= 1/2 ln((1 + phi(t)) / (1 - phi(t)))``;
-* ``f_t = sum_{s <= t} alpha_s h_s``;
-* ``update="paper"``: ``P_{t+1}(i) = exp(-E(f_t)_i) / sum_j exp(-E(f_t)_j)``;
-  ``update="multiplicative"``: RankLib's rule
-  ``P_{t+1}(i) ∝ P_t(i) exp(-alpha_t E(f_t)_i)``: the previous distribution multiplied by
-  ``exp(-alpha_t E(f_t)_i)``, so the weights keep the history of every round (RankLib divides
-  by ``sum_j exp(-alpha_t E(f_t)_j)``, without the ``P_t`` factor, so its weights do not sum
-  to 1; the argmax and ``alpha`` are invariant to that scale, so normalising to 1, as done
-  here, chooses the same features with the same weights).
+The paper's Figure 1 (``P_1``, ``h_t = argmax_k phi_k``, ``alpha_t``, the update) with single
+features as weak rankers (a missing value counts as 0, as in :mod:`boostplug.boosters._weak_rankers`),
+the measures, query weights and RankLib's ``update="multiplicative"``: docs/boosters.md, "AdaRank".
+RankLib divides its update by ``sum_j exp(-alpha_t E(f_t)_j)``, without the ``P_t`` factor, so its
+weights do not sum to 1; the argmax and ``alpha`` are invariant to that scale, so normalising to 1,
+as done here, chooses the same features with the same weights.
 
 Theorem 1 (training accuracy). With ``E(f_0) := 0`` (``f_0 = 0``, which is what makes
 ``P_1`` uniform the ``exp(-E(f_0))`` distribution) and
@@ -31,11 +19,6 @@ mean_i exp(-E(f_{t-1})_i) sum_i P_t(i) exp(-alpha_t E(h_t)_i)``; by convexity of
 ``E in [-1, 1]`` the last sum is at most ``sqrt(1 - phi(t)^2)`` at the paper's ``alpha_t``.)
 The proof needs ``P_t ∝ exp(-E(f_{t-1}))``, i.e. ``update="paper"``; it holds for any choice
 of ``h_t``, so also with ``enqueue``/``max_consecutive``. ``history_`` records it per round.
-
-Query weights (``fit(sample_weight=...)``): a query of weight ``w`` counts as ``w`` copies of
-it: ``P_1(i) = w_i / sum_j w_j``; the paper update is ``P_{t+1}(i) ∝ w_i exp(-E(f_t)_i)``;
-the training measure (``mean E`` below, ``train_measure``, the tolerance rule and Theorem 1)
-is the ``w``-weighted mean over queries. ``delta_min`` is a minimum over queries, unchanged.
 
 Stopping (``tolerance``): the paper stops "when the training measure stops improving".
 Here round ``t`` is kept only if ``mean_i E(f_t)_i - mean_i E(f_{t-1})_i > tolerance``;
@@ -58,10 +41,6 @@ RankLib's extras (off by default), as in RankLib's ``AdaRank.java``:
   feature chosen again while the training measure stays exactly equal is counted; at the
   ``c``-th such repeat it is removed from the pool until the training measure changes (or
   another feature is chosen).
-
-Measures: ``"ndcg@k"`` is :func:`boostplug.metrics.ndcg`, ``"map"`` (or ``"map@k"``)
-:func:`boostplug.metrics.average_precision`, both with ties in input order; ``empty`` and a
-callable measure: the class's arguments.
 
 Cost: the per-feature, per-query measures ``E(h_k)`` are computed once (``O(F n log n)``); a round
 costs ``O(F m)`` for the weighted argmax and ``O(n log n)`` for the new ensemble's measure. Ties
@@ -96,6 +75,8 @@ __all__ = ["AdaRank", "resolve_measure"]
 
 MeasureFn = Callable[[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]], NDArray[np.float64]]
 UPDATES = ("paper", "multiplicative")
+#: other accepted names of an ``update`` rule
+UPDATE_ALIASES = {"ranklib": "multiplicative"}
 #: Relative tolerance under which two features' weighted measures count as tied.
 TIE_TOL = 1e-12
 
@@ -230,7 +211,8 @@ class AdaRank(RankingBooster):
             (``None``: never stop on it); default ``0.002`` (RankLib's value; see the module
             docstring for RankLib's different use of it: ``-0.002`` here).
         update: ``"paper"`` ``P_{t+1} ∝ exp(-E(f_t))`` (default) or ``"multiplicative"``
-            ``P_{t+1} ∝ P_t exp(-alpha_t E(f_t))`` (RankLib's rule).
+            ``P_{t+1} ∝ P_t exp(-alpha_t E(f_t))`` (RankLib's rule; ``"ranklib"`` is accepted
+            as an alias).
         enqueue: RankLib's enqueueing of a feature chosen twice in a row (module docstring).
         max_consecutive: RankLib's ``-max``: remove a feature repeated this many times without
             any change of the training measure (``None``: off).
@@ -255,8 +237,9 @@ class AdaRank(RankingBooster):
 
     # ---- parameters -----------------------------------------------------------------
     def _update_rule(self) -> str:
-        """``"paper"`` or ``"multiplicative"``, else a ValueError naming ``update``."""
-        return check_choice("update", self.update, UPDATES)
+        """``"paper"`` or ``"multiplicative"`` (aliases resolved), else a ValueError naming ``update``."""
+        u = check_choice("update", self.update, UPDATES + tuple(UPDATE_ALIASES))
+        return UPDATE_ALIASES.get(u, u)
 
     def _check_params(self) -> MeasureFn:
         self._update_rule()

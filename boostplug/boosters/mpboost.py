@@ -1,52 +1,12 @@
 """Stump MPBoost: GentleBoost over preference pairs with directed distances
 (Zhu et al., "MPBoost: magnitude-preserving boosting for ranking", CIKM 2009).
 
-Definition (paper's Algorithm 1, Eq. 10-13 and the appendix, Eq. 17-19):
-
-* pairs ``I``: the critical pairs ``(i, j)`` of every query (``r_i > r_j``), or the
-  explicit preference pairs given to ``fit``; ``d_ij = dist(r_i, r_j)`` is the
-  directed distance function (DDF) of the grade difference
-  (:mod:`boostplug.objectives.ddf`: ``binary``, ``ldd``, ``logdd``, ``logitdd``);
-* ``w^(1)_ij = 1 / |I|``; with ``fit(sample_weight=...)``, ``w^(1)_ij`` proportional to the
-  weight of the pair's query (a query of weight ``w`` counts as ``w`` copies of its pairs in
-  Eq. 10 and 12), and ``misorder`` is measured under ``w^(1)``;
-* round ``t`` fits the stump ``f(x) = a * [x_k > theta]`` minimising the weighted
-  squared error (Eq. 12) ``J_wse(f) = sum_I w_ij (d_ij - (f(x_i) - f(x_j)))^2``.
-  With ``A1`` the pairs the stump puts ``i`` above and ``j`` below the threshold,
-  ``B2`` the reverse, and ``N = sum_A1 w d - sum_B2 w d``, ``D = sum_A1 w + sum_B2 w``,
-  the appendix's optimum is ``a = N / D`` and (expanding Eq. 19)
-  ``J_wse = sum_I w d^2 - N^2 / D``: the best stump maximises ``N^2 / D``
-  (not ``|a|``); a stump that splits no pair (``D = 0``) leaves ``J_wse`` unchanged;
-* Eq. 13: ``w_ij <- w_ij exp(-d_ij (f(x_i) - f(x_j))) / Z_t`` with ``Z_t`` the sum;
-* ``F(x) = sum_t f_t(x)``: the model's weak ranker is the stump ``[x_k > theta]``
-  with weight ``a``.
-
-Theorem 1: the normalised mis-ordering ``#{(i, j) in I : F(x_i) <= F(x_j)} / |I|``
-(ties count as errors) is at most ``prod_t Z_t``. The paper's ``I`` holds both
-orders of every pair with ``r_i != r_j``; both orders give the same term of
-Eq. 10, 12 and 13 (``dist`` is antisymmetric), so working with one order per
-pair, uniformly weighted, gives the same ``a``, ``Z_t`` and normalised
-mis-ordering. ``history_`` records per round: ``a`` (= ``weight``), ``Z``,
-``bound`` (``prod Z_t``, which also equals the normalised loss Eq. 10 of the
-ensemble, ``sum_I w^(1) exp(-d (F_i - F_j))``), ``misorder`` and ``wse``
-(``J_wse`` of the chosen stump, before the reweighting).
-
-Explicit pairs: a pair ``(i, j)`` given to ``fit(pairs=...)`` uses
-``dist(r_i - r_j)`` when ``r_i > r_j`` and ``dist`` of a one-grade difference
-otherwise (the preference is known, its magnitude is not), so every ``d_ij > 0``
-and Theorem 1 holds.
-
-Cost and numerics (docs/boosters.md, "MPBoost with stumps"): on the pair list one pass of
-:func:`~boostplug.boosters._stump_sums.pair_fit_sums` a round gives ``N`` and ``D`` of every stump
-(``O(P F)``), sums over the pairs it splits (per-document potentials cancel only up to rounding).
-A stump with ``D <= max(TIE_RTOL * c / max d^2, SPLIT_RTOL)`` (``c = sum w d^2``) is skipped: it
-changes no choice and keeps ``|a| <= max |d|``. Ties go to the lowest feature, then threshold.
-``pairwise="levels"`` (or ``"auto"``, :mod:`boostplug.boosters._pairwise_choice`) lists no pair:
-``w_ij`` factorises within each pair of label levels
-(:class:`~boostplug.boosters._level_sums.DirectedLevelPairs`, ``O(n L^2)`` per feature and round);
-once the factors near overflow ``"auto"`` goes on with the pair list. ``logdd`` with ``lam = 3``
-overshoots on MQ2008 (a two-state cycle of ``a = +-1.087``): Algorithm 1 as published,
-``docs/studies/boosters.md``.
+Definition, Theorem 1, the explicit pairs' distances, the numerics of ``N`` and ``D`` and the
+pair-free path (``pairwise="levels"``): docs/boosters.md, "MPBoost with stumps". The paper's ``I``
+holds both orders of every pair with ``r_i != r_j``; both give the same term of Eq. 10, 12 and 13
+(``dist`` is antisymmetric), so one order per pair, uniformly weighted, gives the same ``a``,
+``Z_t`` and normalised mis-ordering. A stump with ``D <= max(TIE_RTOL * c / max d^2, SPLIT_RTOL)``
+(``c = sum w d^2``) is skipped; ties go to the lowest feature, then threshold.
 
 Example:
     >>> from boostplug.boosters import MPBoost
@@ -208,7 +168,7 @@ class MPBoost(RankingBooster):
         c = s.C / s.W if s.lv is not None else float(s.w @ (s.d * s.d))
         w_sum = 1.0 if s.lv is not None else float(s.w.sum())
         # a stump splitting less weight than this cannot reach the stopping threshold, or its
-        # N and D are within rounding of their size (module docstring); J_wse = sum w d^2 - N^2 / D
+        # N and D are within rounding of their size (docs/boosters.md); J_wse = sum w d^2 - N^2 / D
         floor = max(TIE_RTOL * c / s.d2_max, SPLIT_RTOL * w_sum)
         gains = np.empty(N.shape)
         idx = best_fit_stump(N, D, s.cands.n_thr, scale, floor, TIE_RTOL * c, gains)

@@ -1,28 +1,10 @@
 """Stump NDCG_Boost (Valizadegan, Jin, Zhang, Mao, "Learning to rank by optimizing
 NDCG measure", NIPS 2009, Algorithm 1).
 
-Definition (with ``F = sigma * score``; the paper's ``F_i = 2 F(d_i)``, Eq. 8, is
-``sigma = 2``; ``G_i`` the gain, ``2^{r_i} - 1`` by default; ``Z_k`` the ideal DCG
-of query ``k``; queries with ``Z_k = 0`` count for nothing; ``W_k`` the query weight
-given to ``fit(sample_weight=...)``, 1 by default, so that a query of weight ``w`` counts as
-``w`` copies of it):
-
-* ``M(F) = sum_k W_k/Z_k sum_i G_i A_i`` with ``A_i = sum_{j != i} 1/(1 + exp(F_i - F_j))``
-  (Eq. 10-11, as a sum over queries: the paper's ``1/n_queries`` is dropped);
-* ``gamma_ij = exp(F_i - F_j) / (1 + exp(F_i - F_j))^2`` (Eq. 14),
-  ``w_i = W_k sum_j (G_i - G_j) / Z_k gamma_ij`` (Eq. 16, ``= -dM/dF_i``);
-* each round: ``y_i = sign(w_i)``, the stump classifier ``f(x) in {0, 1}``
-  maximising ``eta = sum_i |w_i| f(x_i) y_i = sum_i w_i f(x_i)`` (Eq. 17), the step
-  (Theorem 1, Eq. 15)
-  ``alpha = 1/2 log( sum_k sum_{i,j} W_k G_i/Z_k theta_ij [f_i > f_j]
-  / sum_k sum_{i,j} W_k G_i/Z_k theta_ij [f_i < f_j] )``, ``theta_ij = gamma_ij [i != j]``,
-  and ``F_i <- F_i + alpha f_i``.
-
-``w`` and ``M`` come from the NDCG_Boost objective
-(``boostplug.objectives.get("ndcg_boost").prepare(...)``: ``descent_weights`` and ``loss``).
-
-Weighted classifier instead of the paper's sampling by ``|w_i|`` (docs/boosters.md): Eq. 17 is
-maximised exactly over every candidate stump (``O(n F)``).
+The definition (``M``, ``w_i``, ``eta``, the step of Eq. 15, with ``F = sigma * score``; a query of
+weight ``w`` counts as ``w`` copies of it) and why a weighted stump replaces the paper's sampling by
+``|w_i|``: docs/boosters.md, "NDCG_Boost with stumps". ``w`` and ``M`` come from the NDCG_Boost
+objective (``boostplug.objectives.get("ndcg_boost").prepare(...)``: ``descent_weights`` and ``loss``).
 
 Both orientations of a stump: the paper's weak learner is a binary *classifier*
 (a decision stump), which labels either side of its threshold 1. So the

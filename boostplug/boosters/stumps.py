@@ -1,8 +1,7 @@
 """Decision-stump candidates and feature binning for the stump-based boosters.
 
-A stump on feature ``k`` with threshold ``theta`` is ``h(x) = 1 if x_k > theta else 0``;
-a missing value (NaN) is below every known value, so ``h(NaN) = 0``; its complement
-``[x_k <= theta]`` is 1 on NaN. The candidate thresholds per feature (``thresholds=``:
+A stump on feature ``k`` with threshold ``theta`` is ``[x_k > theta]`` (NaN below every known
+value), its complement ``[x_k <= theta]``. The candidate thresholds per feature (``thresholds=``:
 ``"sample"``, ``"quantile"``, ``"all"``, ``"ranklib"``, with RankLib's ``fmax``/``fmin`` scan
 starting from ``-1e6``/``1e6``) and the extra ``-inf`` threshold of a feature with missing values,
 counted in ``max_thresholds``: docs/boosters.md, "Weak rankers and stump candidates". Thresholds

@@ -3,20 +3,14 @@
 Under the position-based model a document at position ``k`` is clicked with probability
 ``theta_k * gamma_{q,d}``: examined with a propensity ``theta_k`` that depends on the position
 alone, and clicked when examined with ``gamma_{q,d}``. :func:`estimate_propensity` estimates
-``theta_k / theta_1`` (position 1 is 1.0) with a bootstrap interval over sessions, by one of:
-
-* ``"randomized"``: clicks at ``k`` over clicks at position 1 of the same impressions (result
-  randomisation; biased where the shown order follows a ranker);
-* ``"em"``: the EM of the position-based model (Wang et al., WSDM 2018), one ``gamma`` per
-  (query, document), from ``theta = gamma = 0.5``, on the (query, document)s shown at more than
-  one position;
-* ``"harvest"``: intervention harvesting's AllPairs estimator (Agarwal et al., WSDM 2019), one
-  relevance per pair of positions, by the same EM;
-* ``"auto"`` (default): ``"randomized"`` when each query's documents are spread over the positions
-  as a random order spreads them (bias-corrected Cramér's V, pooled, at most 0.1), else ``"em"``.
-
-What each reads and assumes: docs/clicks.md, "Estimating position bias". ``"em"`` and ``"harvest"``
-need the positions linked to position 1 by documents shown at both (else a ``ValueError`` naming it).
+``theta_k / theta_1`` (position 1 is 1.0) with a bootstrap interval over sessions, by
+``"randomized"`` (result randomisation), ``"em"`` (the position-based model's EM, Wang et al., WSDM
+2018: one ``gamma`` per (query, document), from ``theta = gamma = 0.5``), ``"harvest"`` (intervention
+harvesting's AllPairs estimator, Agarwal et al., WSDM 2019, by the same EM) or ``"auto"`` (default:
+``"randomized"`` when each query's documents are spread over the positions as a random order spreads
+them, by a bias-corrected Cramér's V, pooled, at most 0.1; else ``"em"``). What each reads and
+assumes: docs/clicks.md, "Estimating position bias". ``"em"`` and ``"harvest"`` need the positions
+linked to position 1 by documents shown at both (else a ``ValueError`` naming it).
 
 :func:`ips_weights` gives each log row ``1 / theta_k`` of its position (Joachims et al., WSDM 2017),
 clipped at ``clip`` (a rare deep click would otherwise dominate); ``boostplug.clicks.preferences(log,

@@ -21,15 +21,9 @@ counts once for that impression. The two strategies that need the time of each c
 (``last-click>skip-above``, ``click>earlier-click``) read the log's order column (a time
 or a sequence number); two clicks with the same time are taken in position order.
 
-Which pairs against the shown order: ``click>skip-above``, ``last-click>skip-above`` and
-``click>skip-previous`` only ever prefer a lower-shown document to a higher-shown one, so on
-their own they teach a learner to reverse the production ranking (Joachims et al. measure
-them as accurate *relative to the shown order*). ``click>no-click-next`` yields pairs that
-agree with the shown order. The default, ``click>skip-previous`` with ``click>no-click-next``,
-reads both directions from the same neighbours: aggregated over sessions, a pair's net count
-then leans towards the shown order only by how much more often the upper position is examined,
-where Click > Skip Above's pairs from far below outnumber those with the order
-(docs/studies/clicks.md measures both).
+Which strategies prefer against the shown order (``click>skip-above``, ``last-click>skip-above``,
+``click>skip-previous``; ``click>no-click-next`` with it), and why the default reads both
+directions from the same neighbours: docs/clicks.md, "Which pairs" and "Recommended default".
 
 Example:
     >>> from boostplug.clicks import strategies

@@ -1,17 +1,9 @@
 """The metric conventions of a comparison (``--protocol``, ``--gain``, ``--discount``, ``--empty``,
-``--ties``): one set for every reported metric, the round selection and the significance tests.
-
-* ``"library"`` (default): boostplug's defaults, those of LightGBM and XGBoost (``docs/metrics.md``):
-  NDCG gain 2^r - 1, discount 1/log2(rank + 1), a query without a relevant document scores 1,
-  tied scores in input order, MAP over relevance label >= 1.
-* ``"letor"``: the official LETOR evaluation script's: gain 2^r - 1, the LETOR discount (ranks 1
-  and 2 undiscounted, then 1/log2(rank)), a query without a relevant document scores 0 (NDCG and
-  MAP), ties in input order, MAP over label >= 1.
-
-ERR's maximum grade (``--max-grade``; ``R_g = (2^g - 1) / 2^max_grade``) is 4 under ``library``
-(RankLib's, grades 0-4) and 2 under ``letor`` (LETOR's grades 0-2). RBP is binary (label >= 1).
-
-The reported test metrics (``--metrics``, :func:`parse_metrics`) travel with the conventions.
+``--ties``, ``--max-grade``): one set for every reported metric, the round selection and the
+significance tests. :data:`PROTOCOLS` holds ``"library"`` (default: boostplug's, LightGBM's and
+XGBoost's) and ``"letor"`` (the official LETOR evaluation script's); what each sets:
+docs/compare.md, "Protocol" (the conventions themselves: docs/metrics.md). The reported test
+metrics (``--metrics``, :func:`parse_metrics`) travel with the conventions.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The schema of a comparison's ``results.json`` as ``--resume`` reads it back (:func:`read_results`).
 
 A resumed run tabulates the runs of the file with its own, so every value it takes from the file
-is checked first, and anything else is a ``ValueError`` that names the key path (e.g.
-``results[3].test.ndcg@10``), never a traceback of the code that would have used it: the
-``settings`` and the ``provenance`` (the data's SHA-256) are there; each run has the fields of
-:class:`~.protocol.Result` with their types and the test metrics of ``conventions.metrics`` (a
-file written before that key: :data:`~.conventions.REPORT_METRICS`); every metric value is finite
-and within its range, NaN only where the conventions leave a query out (``empty = "skip"``); a
-test mean is the mean of its per-query values, one per test query; a curve has one value per
-round trained; the runs agree with themselves (:func:`_check_consistent`) and with each other
-(:func:`_check_together`). The list as the user reads it: docs/reliability.md, ``compare --resume``.
+is checked first (types, ranges, means against their per-query values, curves against the rounds,
+the runs against themselves, :func:`_check_consistent`, and each other, :func:`_check_together`),
+and anything else is a ``ValueError`` that names the key path (e.g. ``results[3].test.ndcg@10``).
+The list as the user reads it: docs/reliability.md, ``compare --resume``.
 
 What the file must share with the run that resumes it is :func:`.resume.check_same`'s, which also
 checks the digests (:func:`check_digests`): the file carries a SHA-256 of its content

@@ -1,19 +1,12 @@
-"""``boostplug compare --tune N``: the same search budget for every method.
+"""``boostplug compare --tune N``: the same search budget for every method (how the search runs
+and what it records: docs/compare.md, "Tuning with the same budget for every method").
 
 Each (method, fold) gets its own Optuna study (TPE, seeded from ``--seed``, the fold and the
-method's name, so that a run in a parallel job searches exactly as a serial one) of ``N``
-trials over the method's own space (:meth:`Method.search_space`: the shared tree space plus the
-ranges the objective declares, ``boostplug.objectives.get(name).search_space(settings)``, or the
-booster's knobs). Trial 0 is the method as it stands (the defaults), so the chosen setting is
-never worse on validation than the untuned one. A trial trains up to ``rounds`` rounds; its
-value is the validation selection metric at the best round (the rounds act as early stopping).
-The best trial's model is the one evaluated on test: its validation and test scores are kept,
-nothing is retrained. A method with an empty space has one trial, its defaults (another trial
-would repeat it): its budget is not the others'.
-
-Pruning (docs/compare.md): Optuna's median rule at each tenth of a trial's rounds, once
-:data:`PRUNE_STARTUP` trials have finished and from the :data:`PRUNE_WARMUP`-th point on; trial 0
-is never pruned.
+method's name, so that a run in a parallel job searches exactly as a serial one) of ``N`` trials
+over :meth:`Method.search_space`; trial 0 is the method as it stands, the best trial's model is
+the one evaluated on test (nothing is retrained), and a method with an empty space has one trial.
+Pruning: Optuna's median rule at each tenth of a trial's rounds, once :data:`PRUNE_STARTUP` trials
+have finished and from the :data:`PRUNE_WARMUP`-th point on; trial 0 is never pruned.
 """
 
 from __future__ import annotations

@@ -209,24 +209,11 @@ def write_letor(
 ) -> None:
     """Write ``data`` as a LETOR / SVMlight ranking file (``.gz``/``.bz2`` by suffix).
 
-    The file is written atomically: a failed write (full disk, file-size limit,
-    a signal) leaves the previous file whole. With ``write_query_file=True``
-    the data file and ``<path>.query`` are replaced as a pair: after any
-    failure both are the new files or both the previous ones. (Only a crash
-    of the process or machine in the instant between the two renames can
-    part them; ``load_letor`` then refuses a ``.query`` that does not match.)
-
-    Values are written with the shortest round-trip representation, ``+0.0``
-    is omitted (``-0.0`` is written ``-0``, a NaN with its sign bit ``-nan``)
-    and a CSR ``X`` with unsorted or duplicate indices is written as
-    ``X.toarray()`` means it (duplicates summed), so
-    ``load_letor(path, n_features=data.n_features, with_comments=True)``
-    gives back ``X``, ``y``, ``qid`` and ``comments`` exactly, signs of zeros
-    and NaNs included (trailing all-zero columns are not in the file: hence
-    ``n_features``). What could not be read back so is refused: infinite
-    values, labels that are negative or not finite, a qid above the 64-bit
-    signed range, two queries sharing a qid, comments with line breaks or
-    surrounding whitespace.
+    Written atomically (with ``write_query_file=True``, the data file and ``<path>.query`` are
+    replaced as a pair), so that ``load_letor(path, n_features=data.n_features, with_comments=True)``
+    gives back ``X``, ``y``, ``qid`` and ``comments`` exactly, signs of zeros and NaNs included;
+    what could not be read back so is refused. The guarantees and the refusals: docs/data.md,
+    "LETOR / SVMlight files".
 
     Args:
         with_comments: append ``# comment`` when ``data.comments`` is set.

@@ -1,28 +1,9 @@
 """LETOR fold layouts: ``Fold1..FoldK/{train,vali,test}.txt`` or parts ``S1..Sk.txt``.
 
 A folder of parts does not say how its folds are built, and the LETOR versions build them
-differently, so a parts folder needs its layout named (:data:`LAYOUTS`):
-
-* ``"letor4"``: LETOR 4.0 (MQ2007, MQ2008; 46 features), five parts rotated (``readme.txt``)::
-
-      Fold1: train S1, S2, S3   vali S4   test S5
-      Fold2: train S2, S3, S4   vali S5   test S1
-      ...
-      Fold5: train S5, S1, S2   vali S3   test S4
-
-  Concatenating the train parts in that order reproduces the official ``FoldK/train.txt``
-  row for row.
-* ``"letor3"``: LETOR 3.0 (OHSUMED, 45 features; the .gov sets, 64), where part ``Sk`` is
-  fold k's test part::
-
-      Fold1: train S2, S3, S4   vali S5   test S1
-      Fold2: train S3, S4, S5   vali S1   test S2
-      ...
-      Fold5: train S1, S2, S3   vali S4   test S5
-
-* ``"rotate"``: ``k >= 3`` parts of any data, LETOR 4.0's rotation over ``k`` parts.
-* ``"folds"``: ``Fold1..FoldK`` folders, read as they are (also what ``layout=None`` does
-  with them).
+differently, so a parts folder needs its layout named: :data:`LAYOUTS` says what each one's folds
+are (LETOR 4.0's concatenated train parts reproduce its ``FoldK/train.txt`` row for row);
+docs/data.md, "Folds", shows them.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from .. import objectives as _objectives
 from .._sklearn_folds import check_scored_queries, record_fitted_queries
 from .._validation import check_optional_rounds, check_rounds, plain
-from ..groups import group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr
+from ..groups import group_ptr_of, qid_from_group_ptr
 from ..keyed_pairs import NO_KEYS, given_keyed_params, params_on_rows, row_keys
 from ._metric_spec import MetricSpec
 from ._query_info import metric_query_weights, query_weights_from_rows
@@ -131,24 +131,6 @@ def resolve_objective(objective: Any, extra: Mapping[str, Any], *, framework: st
                 f"{key}={plain(value)!r} is neither a {framework} parameter nor a parameter of {label}{takes}"
             )
     return ObjectiveChoice(name, params, rest, entry)
-
-
-def group_ptr_of(qid: ArrayLike | None, group: ArrayLike | None, y: ArrayLike, what: str = "", *,
-                 caller: str | None = None) -> NDArray[np.int64]:
-    """``group_ptr`` of the rows of ``y`` from exactly one of ``qid`` (contiguous, any order) or ``group``
-    sizes; ``caller``: the method the user called, named by the error about a non-contiguous ``qid``."""
-    n_rows = int(np.shape(y)[0])
-    where = f" for {what}" if what else ""
-    if (qid is None) == (group is None):
-        raise ValueError(
-            f"pass exactly one of qid=... (one query id per row, rows of a query adjacent) or group=... "
-            f"(query sizes){where}"
-        )
-    if qid is not None:
-        if np.shape(qid)[0] != n_rows:
-            raise ValueError(f"qid{where} has {np.shape(qid)[0]} values but there are {n_rows} rows")
-        return group_ptr_from_qid(qid, caller=caller)
-    return group_ptr_from_sizes(group, n_docs=n_rows)
 
 
 @dataclass
@@ -259,7 +241,7 @@ class RankerMixin:
                                    builtin=self._builtin_objectives)
         metrics = check_eval_metrics(self.eval_metric)
         rounds = check_optional_rounds(self.early_stopping_rounds, "early_stopping_rounds")
-        gp = group_ptr_of(qid, group, y, caller=f"{type(self).__name__}.fit")
+        gp = group_ptr_of(np.shape(y)[0], qid, group, caller=f"{type(self).__name__}.fit")
         choice = self._on_rows(choice, qid, gp, doc)
         qw = query_weights_from_rows(_as_weights(sample_weight), gp, self._framework)
         if isinstance(eval_set, tuple):
@@ -274,8 +256,8 @@ class RankerMixin:
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError(f"eval_set[{i}] must be an (X, y) pair")
                 ex, eq = self._qid_from_X(pair[0], qids[i], groups[i], i)
-                egp = group_ptr_of(eq, groups[i], pair[1], f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])",
-                                   caller=f"{type(self).__name__}.fit")
+                egp = group_ptr_of(np.shape(pair[1])[0], eq, groups[i],
+                                   f"eval_set[{i}] (eval_qid[{i}] or eval_group[{i}])", caller=f"{type(self).__name__}.fit")
                 evals.append(EvalSet(ex, pair[1], egp, query_weights_from_rows(_as_weights(weights[i]), egp,
                                                                                 self._framework)))
         elif eval_qid is not None or eval_group is not None or eval_sample_weight is not None:
@@ -329,7 +311,7 @@ class RankerMixin:
             )
         check_scored_queries(self, qid, y, f"{type(self).__name__}.score")
         spec = check_eval_metrics(self.eval_metric)[-1]
-        gp = group_ptr_of(qid, None, y, caller=f"{type(self).__name__}.score")
+        gp = group_ptr_of(np.shape(y)[0], qid, None, caller=f"{type(self).__name__}.score")
         preds = np.asarray(self.predict(X), dtype=np.float64).reshape(-1)
         value = spec(preds, np.asarray(y, dtype=np.float64), gp, metric_query_weights(_as_weights(sample_weight), gp))
         return value if spec.higher_is_better else -value

@@ -144,21 +144,12 @@ def make_scorer(name: str, **conventions: Any) -> RankingScorer:
         >>> 0.0 <= float(search.best_score_) <= 1.0
         True
 
-    Definition:
-        ``scorer(estimator, X, y, qid=..., sample_weight=None)`` is
-        ``metric(estimator.predict(X), y, qid=qid, **conventions)``, the mean over the
-        queries of the fold, with the metric of :func:`by_name` and the conventions given
-        here (``empty=``, ``ties=``, ``gain=``, ``max_grade=`` ...; the cut-off comes from
-        the name). The losses ``r1``/``r2`` are negated (scikit-learn maximises a score), so
-        ``best_score_`` is ``-R2``. ``sample_weight`` (one value per row, equal within each
-        query) weights the queries (for ``r1``/``r2`` every pair by its query's weight).
-
-    The scorer requests ``qid`` and ``sample_weight`` through scikit-learn's metadata
-    routing, so ``sklearn.set_config(enable_metadata_routing=True)`` is required (without it the
-    scorer raises a ``ValueError`` saying so); the estimator's ``fit`` must request ``qid`` as
-    well. Split with ``GroupKFold``/``GroupShuffleSplit`` and ``groups=qid``: the scorer refuses
-    to score boostplug's rankers and boosters on rows whose query ids they were fitted on
-    (:mod:`boostplug._sklearn_folds`). docs/metrics.md, "Tuning with scikit-learn", has the details.
+    ``scorer(estimator, X, y, qid=..., sample_weight=None)`` is ``metric(estimator.predict(X), y,
+    qid=qid, **conventions)``, the metric of :func:`by_name` (the cut-off from the name; the losses
+    ``r1``/``r2`` negated, as scikit-learn maximises), ``sample_weight`` weighting the queries. It
+    needs ``sklearn.set_config(enable_metadata_routing=True)`` and splits that keep queries whole
+    (it refuses rows a boostplug ranker or booster was fitted on: :mod:`boostplug._sklearn_folds`):
+    docs/metrics.md, "Tuning with scikit-learn".
 
     Args:
         name: a metric name of :func:`by_name`.

@@ -6,24 +6,14 @@ LightGBM parses the trees in an OpenMP loop, where any format error it finds abo
 process (SIGABRT), and its prediction follows the children it is given (a cycle hangs, an
 index out of range reads outside the arrays); a model file cut short (a copy interrupted, a
 full disk) dies so, or loads without its parameters section, and with it boostplug's
-objective record. :func:`check_model_text` refuses, naming the source and the line:
-
-* the header: ``num_class``, ``num_tree_per_iteration`` (0 divides by zero) and
-  ``max_feature_idx`` as integers; ``tree_sizes`` equal to the lengths of the tree blocks
-  (one size too few loads one tree too few);
-* every ``Tree=`` block: at most the 22 lines LightGBM reads; ``num_leaves``, ``num_cat``,
-  ``is_linear`` in range; finite leaf values (``leaf_value``, a linear leaf's ``leaf_const``: a NaN
-  or infinite one, which text without boostplug's checksum may hold, makes every prediction
-  reaching it NaN or infinite); every array of the length ``num_leaves`` gives it, numbers in
-  LightGBM's syntax; children forming one tree over all nodes and leaves; split features within
-  ``max_feature_idx``; decision types LightGBM knows, categorical splits pointing into
-  ``cat_boundaries``, which must be increasing from 0 to the length of ``cat_threshold``;
-  linear leaves' feature and coefficient counts;
-* ``end of trees``, a tree count that is a multiple of ``num_tree_per_iteration``, then a
-  complete ending: the ``pandas_categorical:`` line the Python package writes last, or, for
-  text LightGBM itself wrote, ``end of parameters``/``end of parser`` as the very last line.
-  Text holding boostplug's record was written through the Python package, so it must end with
-  ``pandas_categorical:``; a ``parameters:`` or ``parser:`` section must end.
+objective record. :func:`check_model_text` refuses, naming the source and the line, what does not
+hold together (the list: docs/reliability.md, "LightGBM model files"): the header's counts and
+``tree_sizes`` against the tree blocks (one size too few loads one tree too few); each ``Tree=``
+block (at most the 22 lines LightGBM reads) with its fields, array lengths, finite leaf values,
+children that form one tree, split features and categories in range; ``end of trees``, a tree
+count that is a multiple of ``num_tree_per_iteration``, closed sections and a complete ending
+(text holding boostplug's record ends with the ``pandas_categorical:`` line the Python package
+writes last; text LightGBM wrote itself, with ``end of parameters``/``end of parser``).
 
 What LightGBM refuses cleanly itself (a header without ``feature_infos``, feature names of the
 wrong count, a damaged ``pandas_categorical:`` line) or reads safely (the first line, the

@@ -5,22 +5,13 @@ function"): it needs LightGBM's own objective to compute gradients. This module
 does the same computation in Python with any LightGBM-style objective callable
 (:func:`refit_leaves`); :func:`refit` is the user-facing call (``boostplug.lightgbm.refit``).
 
-What LightGBM's refit does (``GBDT::RefitTree`` and ``SerialTreeLearner::FitByExistingTree``),
-and so what :func:`refit_leaves` does:
-
-* every tree keeps its structure; each row of the new data falls in one leaf per tree;
-* the trees are refitted in order; tree ``t``'s gradients and Hessians are the
-  objective's at the new data's scores ``init_score + sum of the trees refitted so far``
-  (LightGBM rounds them to float32, as it does when training);
-* a leaf's new value is ``-sign(G) max(|G| - lambda_l1, 0) / (H + lambda_l2)``
-  (``G``, ``H``: the sums over its rows, ``H`` starting at LightGBM's ``1e-15``),
-  clipped to ``max_delta_step`` when that is positive, times the tree's shrinkage;
-* the leaf keeps ``decay_rate * old + (1 - decay_rate) * new`` (a leaf without rows
-  keeps ``decay_rate * old``).
-
-``lambda_l1``, ``lambda_l2`` and ``max_delta_step`` are the booster's own parameters,
-as in LightGBM's refit. Not supported (``ValueError``): linear trees, several trees per
-iteration (multi-class), ``path_smooth > 0``.
+:func:`refit_leaves` follows LightGBM's ``GBDT::RefitTree`` and
+``SerialTreeLearner::FitByExistingTree`` (the trees refitted in order, each on the objective's
+gradients at the scores of those before it; a leaf's new value from its rows' sums and the
+booster's own ``lambda_l1``, ``lambda_l2`` and ``max_delta_step``, times the shrinkage, mixed with
+the old by ``decay_rate``): docs/objectives/index.md, "Refitting a LightGBM model", gives the
+computation. Not supported (``ValueError``): linear trees, several trees per iteration
+(multi-class), ``path_smooth > 0``.
 """
 
 from __future__ import annotations

@@ -188,16 +188,10 @@ def metric(name: str, *, display_name: str | None = None, weighting: str = "quer
     counts a query without a relevant document as 1, not its weight (see
     :class:`boostplug.frameworks._metric_spec.MetricSpec`).
 
-    Early stopping: XGBoost's ``early_stopping_rounds`` with ``maximize`` left at ``None``
-    picks the direction from the metric's name (it maximises names starting with auc, pre, map
-    or ndcg) and would *minimise* ``mrr``, ``err@10``, ``dcg@10`` or ``rbp``, stopping after
-    the worst round. XGBoost hands a metric no handle on that callback, so for such a name the
-    metric's first call warns (once), naming the fix: pass ``maximize=True`` (the losses
-    ``r1``/``r2``: ``False``) to ``xgb.train``/``xgb.cv``, or use
-    ``callbacks=[early_stopping(k, "mrr")]`` (:func:`early_stopping`) instead of
-    ``early_stopping_rounds``. :func:`boostplug.xgboost.cv` and ``XGBRanker`` set the direction
-    themselves (no warning); names XGBoost already reads right (``ndcg@k``, ``map@k``,
-    ``precision@k``, ``r1``, ``r2``) warn never. The callable pickles.
+    Early stopping left on automatic direction (``maximize=None``) picks the direction from the
+    metric's name and would *minimise* ``mrr``, ``err@10``, ``dcg@10`` or ``rbp``: for such a name
+    the metric's first call warns (once), naming the fixes (``maximize=``, :func:`early_stopping`);
+    docs/objectives/index.md, "XGBoost early stopping on a boostplug metric". The callable pickles.
     """
     return XGBoostMetric(name, display_name, weighting)
 

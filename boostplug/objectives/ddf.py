@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._contract import Param, Search
 
 __all__ = ["DDF_NAMES", "DDF_DEFAULTS", "DIST_MAX", "PARAM_RANGES", "DDF_PARAM_OF", "DDF_PARAMS", "check_ddf",
-           "check_ddf_param", "ddf_values", "ddf_table", "search_space"]
+           "ddf_values", "ddf_table", "search_space"]
 
 DDF_NAMES = ("binary", "ldd", "logdd", "logitdd")
 
@@ -69,12 +69,6 @@ def _ddf_name(ddf: object) -> str:
     return str(DDF_PARAMS["ddf"].check(ddf, "ddf"))
 
 
-def check_ddf_param(pname: str, value: object, ddf: str | None = None) -> float:
-    """One DDF parameter as a float in its range (:data:`PARAM_RANGES`), else a ``TypeError``
-    (not a number) or ``ValueError`` naming it and the range."""
-    return float(DDF_PARAMS[pname].check(value, pname if ddf is None else f"{pname} for ddf={ddf!r}"))
-
-
 def search_space(ddf: str) -> dict[str, Search]:
     """What ``boostplug compare --tune`` searches for ``ddf``: its own parameter's range
     (nothing for ``binary``)."""
@@ -87,13 +81,14 @@ def check_ddf(ddf: str, alpha: float = DDF_DEFAULTS["alpha"], lam: float = DDF_D
     """Validate a DDF name and return ``(name, its parameter)``.
 
     The parameter of the chosen DDF must be in its range (:data:`PARAM_RANGES`; ``binary`` has
-    none: 0.0 is returned).
+    none: 0.0 is returned), else a ``TypeError`` (not a number) or ``ValueError`` naming it and the range.
     """
     ddf = _ddf_name(ddf)
     if ddf == "binary":
         return ddf, 0.0
     pname = DDF_PARAM_OF[ddf]
-    return ddf, check_ddf_param(pname, {"alpha": alpha, "lam": lam, "beta": beta}[pname], ddf)
+    value = {"alpha": alpha, "lam": lam, "beta": beta}[pname]
+    return ddf, float(DDF_PARAMS[pname].check(value, f"{pname} for ddf={ddf!r}"))
 
 
 def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0, *, dist_min: float = 0.0,

@@ -12,8 +12,7 @@ logitdd    sgn(delta) / (1 + exp(-beta |delta|)) (Eq. 8) beta = 0.5
 =========  ============================================  ==========================
 
 ``dist`` depends only on the two grades, so an objective can tabulate it once per
-pair of label levels (:func:`ddf_table`). Shared by the MPBoost objective and the
-stump-based MPBoost booster.
+pair of label levels. Shared by the MPBoost objective and the stump-based MPBoost booster.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._contract import Param, Search
 
 __all__ = ["DDF_NAMES", "DDF_DEFAULTS", "DIST_MAX", "DDF_PARAM_OF", "DDF_PARAMS", "check_ddf",
-           "ddf_values", "ddf_table", "search_space"]
+           "ddf_values", "search_space"]
 
 DDF_NAMES = ("binary", "ldd", "logdd", "logitdd")
 
@@ -127,10 +126,4 @@ def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0, *, dist_min: floa
             f"(choose {pname} so that every pair of grades gets such a dist)"
         )
     return out
-
-
-def ddf_table(levels: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.float64]:
-    """``table[a, b] = dist(levels[a], levels[b])`` for sorted distinct label levels."""
-    lv = np.asarray(levels, dtype=np.float64)
-    return ddf_values(lv[:, None] - lv[None, :], ddf, param)
 

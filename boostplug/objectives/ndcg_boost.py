@@ -49,7 +49,7 @@ from ._contract import Hessian, Param, Search
 from .listwise import ListwiseLoss
 from ._non_finite import loss_error
 
-__all__ = ["DEFAULTS", "HESSIANS", "SIGMA_MIN", "SIGMA_MAX", "NDCGBoostObjective", "gains"]
+__all__ = ["DEFAULTS", "HESSIANS", "SIGMA_MIN", "SIGMA_MAX", "NDCGBoostObjective"]
 
 _NAME = "ndcg_boost"
 #: Hessian mode -> (kernel mode, factor on the kernel's sum): "bound" doubles sum |c_i - c_j| gamma_ij
@@ -62,16 +62,6 @@ _MODES = {"bound": (K.MODE_BOUND, 2.0), "exact": (K.MODE_EXACT, 1.0)}
 #: sigma^2 >= 1e-300 keeps a non-zero Hessian from underflowing to 0 under a non-zero gradient.
 SIGMA_MIN = 1e-150
 SIGMA_MAX = 1e150
-
-
-def gains(labels: NDArray[np.float64], label_gain: NDArray[np.float64] | None) -> NDArray[np.float64]:
-    """``G_i``: ``2^{r_i} - 1`` (``label_gain`` None) or ``label_gain[r_i]`` (the metrics' gains).
-
-    ``labels`` are already validated (finite, non-negative). Raises ``ValueError``
-    naming the offending label when it is not a valid index into ``label_gain``
-    or when ``2^r - 1`` overflows float64.
-    """
-    return gains_of(labels, "exp2" if label_gain is None else label_gain, _NAME)
 
 
 class NDCGBoostObjective(ListwiseLoss):
@@ -119,7 +109,7 @@ class NDCGBoostObjective(ListwiseLoss):
 
     # -- label-only precomputation -------------------------------------------------
     def setup(self) -> None:
-        g = gains(self.labels, self.label_gain)
+        g = gains_of(self.labels, "exp2" if self.label_gain is None else self.label_gain, _NAME)  # the metrics' G_i
         z = dcg.ideal_dcg(g, self.group_ptr)
         bad = np.flatnonzero(~np.isfinite(z))
         if bad.size:

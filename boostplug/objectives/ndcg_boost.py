@@ -18,7 +18,7 @@ Definition (``F_i = sigma * score_i``; the paper's ``F_i = 2 F(d_i)`` of Eq. 8 i
     M(F)  = sum_k W_k / Z_k sum_{i in k} G_i A_i                      (Eq. 11, minimised)
 
 ``M`` is Eq. 11 *summed* over queries, without the paper's ``1/n`` (the
-library's convention, see :mod:`._base`). Gains are ``G = 2^r - 1`` (the paper) or
+library's convention, see :mod:`._loss`). Gains are ``G = 2^r - 1`` (the paper) or
 ``label_gain[r]``; ``Z_k = sum_r G_(r) / log2(r + 1)`` over the gains sorted in
 decreasing order, and a query with ``Z_k = 0`` contributes nothing.
 
@@ -29,9 +29,6 @@ convex): on :class:`NDCGBoostObjective`, which also offers the paper's ``w_i``
 proof that ``"bound"`` majorises the full Hessian, what sigma does to a tree's
 Newton leaves, the stable pair terms), the parameters: docs/objectives/ndcg_boost.md; the
 measured quality: docs/studies/objectives.md.
-
-Parameters: ``sigma``, ``label_gain`` and ``hessian``, declared on :class:`NDCGBoostObjective`
-(defaults ``DEFAULTS``).
 """
 
 from __future__ import annotations
@@ -78,10 +75,6 @@ class NDCGBoostObjective(ListwiseLoss):
 
     Hessian (``hessian``): the modes ``hessians`` declares, ``"bound"`` (default, majorises M's full Hessian)
     and ``"exact"`` (``sigma^2`` times the diagonal above, floored); the proof: docs/objectives/ndcg_boost.md.
-
-    Construction computes the gains, the ideal DCG ``Z_k`` of every query, the
-    coefficients ``G_i / Z_k`` in order; the listwise base (:class:`~.listwise.ListwiseLoss`) sums
-    each query (:func:`~._ndcg_boost_kernels.list_grad_hess`) and weighs it by ``W_k``.
     """
 
     compile_at_bind = False

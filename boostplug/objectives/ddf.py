@@ -12,8 +12,7 @@ logitdd    sgn(delta) / (1 + exp(-beta |delta|)) (Eq. 8) beta = 0.5
 =========  ============================================  ==========================
 
 ``dist`` depends only on the two grades, so an objective can tabulate it once per
-pair of label levels (:func:`ddf_table`). Shared by the MPBoost objective and the
-stump-based MPBoost booster.
+pair of label levels. Shared by the MPBoost objective and the stump-based MPBoost booster.
 """
 
 from __future__ import annotations
@@ -23,8 +22,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._contract import Param, Search
 
-__all__ = ["DDF_NAMES", "DDF_DEFAULTS", "DIST_MAX", "PARAM_RANGES", "DDF_PARAM_OF", "DDF_PARAMS", "check_ddf",
-           "check_ddf_param", "ddf_values", "ddf_table", "search_space"]
+__all__ = ["DDF_NAMES", "DDF_DEFAULTS", "DIST_MAX", "DDF_PARAM_OF", "DDF_PARAMS", "check_ddf",
+           "ddf_values", "search_space"]
 
 DDF_NAMES = ("binary", "ldd", "logdd", "logitdd")
 
@@ -37,29 +36,23 @@ DDF_DEFAULTS: dict[str, float] = {"alpha": 0.2, "lam": 3.0, "beta": 0.5}
 #: finite for up to ~1e17 pairs (and ``d^2`` itself overflows above ~1.3e154).
 DIST_MAX = 1e15
 
-#: The range of each DDF parameter (before the data: see :func:`ddf_values` for ``dist`` itself).
-#: ``ldd``'s ``dist = alpha * delta`` reaches ``alpha`` at a grade difference of 1; ``logdd``'s
-#: and ``logitdd``'s ``dist`` stay below ~1420 and 1 for any finite positive parameter.
-PARAM_RANGES: dict[str, tuple[float, float]] = {
-    "alpha": (0.0, DIST_MAX),
-    "lam": (0.0, float(np.finfo(np.float64).max)),
-    "beta": (0.0, float(np.finfo(np.float64).max)),
-}
-
+_FLOAT_MAX = float(np.finfo(np.float64).max)
 
 #: The parameter of each DDF (``binary`` has none).
 DDF_PARAM_OF: dict[str, str] = {"ldd": "alpha", "logdd": "lam", "logitdd": "beta"}
 
 #: The DDF and its parameters as objective declarations (MPBoost's ``params``). ``search``: what
 #: ``boostplug compare --tune`` explores, ranges where |dist| (Eq. 9) is about 1 for grade
-#: differences 1..4.
+#: differences 1..4. Each parameter's range is before the data (:func:`ddf_values` checks ``dist``
+#: itself): ``ldd``'s ``dist = alpha * delta`` reaches ``alpha`` at a grade difference of 1;
+#: ``logdd``'s and ``logitdd``'s ``dist`` stay below ~1420 and 1 for any finite positive parameter.
 DDF_PARAMS: dict[str, Param] = {
     "ddf": Param("logdd", "choice", "directed distance function (Eq. 2, 6-8)", choices=DDF_NAMES, ignore_case=True),
-    "alpha": Param(DDF_DEFAULTS["alpha"], "real", "LDD's slope (Eq. 6)", *PARAM_RANGES["alpha"], low_open=True,
+    "alpha": Param(DDF_DEFAULTS["alpha"], "real", "LDD's slope (Eq. 6)", 0.0, DIST_MAX, low_open=True,
                    search=Search(0.05, 1.0, log=True)),
-    "lam": Param(DDF_DEFAULTS["lam"], "real", "LOGDD's lambda (Eq. 7)", *PARAM_RANGES["lam"], low_open=True,
+    "lam": Param(DDF_DEFAULTS["lam"], "real", "LOGDD's lambda (Eq. 7)", 0.0, _FLOAT_MAX, low_open=True,
                  search=Search(0.3, 10.0, log=True)),
-    "beta": Param(DDF_DEFAULTS["beta"], "real", "LOGITDD's beta (Eq. 8)", *PARAM_RANGES["beta"], low_open=True,
+    "beta": Param(DDF_DEFAULTS["beta"], "real", "LOGITDD's beta (Eq. 8)", 0.0, _FLOAT_MAX, low_open=True,
                   search=Search(0.1, 5.0, log=True)),
 }
 
@@ -67,12 +60,6 @@ DDF_PARAMS: dict[str, Param] = {
 def _ddf_name(ddf: object) -> str:
     """A DDF name, in any case, as its :data:`DDF_NAMES` spelling (``ValueError`` naming anything else)."""
     return str(DDF_PARAMS["ddf"].check(ddf, "ddf"))
-
-
-def check_ddf_param(pname: str, value: object, ddf: str | None = None) -> float:
-    """One DDF parameter as a float in its range (:data:`PARAM_RANGES`), else a ``TypeError``
-    (not a number) or ``ValueError`` naming it and the range."""
-    return float(DDF_PARAMS[pname].check(value, pname if ddf is None else f"{pname} for ddf={ddf!r}"))
 
 
 def search_space(ddf: str) -> dict[str, Search]:
@@ -86,14 +73,15 @@ def check_ddf(ddf: str, alpha: float = DDF_DEFAULTS["alpha"], lam: float = DDF_D
               beta: float = DDF_DEFAULTS["beta"]) -> tuple[str, float]:
     """Validate a DDF name and return ``(name, its parameter)``.
 
-    The parameter of the chosen DDF must be in its range (:data:`PARAM_RANGES`; ``binary`` has
-    none: 0.0 is returned).
+    The parameter of the chosen DDF must be in its range (:data:`DDF_PARAMS`; ``binary`` has
+    none: 0.0 is returned), else a ``TypeError`` (not a number) or ``ValueError`` naming it and the range.
     """
     ddf = _ddf_name(ddf)
     if ddf == "binary":
         return ddf, 0.0
     pname = DDF_PARAM_OF[ddf]
-    return ddf, check_ddf_param(pname, {"alpha": alpha, "lam": lam, "beta": beta}[pname], ddf)
+    value = {"alpha": alpha, "lam": lam, "beta": beta}[pname]
+    return ddf, float(DDF_PARAMS[pname].check(value, f"{pname} for ddf={ddf!r}"))
 
 
 def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0, *, dist_min: float = 0.0,
@@ -138,10 +126,4 @@ def ddf_values(delta: ArrayLike, ddf: str, param: float = 0.0, *, dist_min: floa
             f"(choose {pname} so that every pair of grades gets such a dist)"
         )
     return out
-
-
-def ddf_table(levels: ArrayLike, ddf: str, param: float = 0.0) -> NDArray[np.float64]:
-    """``table[a, b] = dist(levels[a], levels[b])`` for sorted distinct label levels."""
-    lv = np.asarray(levels, dtype=np.float64)
-    return ddf_values(lv[:, None] - lv[None, :], ddf, param)
 

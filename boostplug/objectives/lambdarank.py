@@ -21,13 +21,10 @@ The loss this reports (it does not steer training) is ``W_k c_k sum Delta log(1 
 the pair weights held (gradient kind ``"lambda"``), up to the sigmoid table's resolution and the
 float32 sums (the mode's ``tolerance``).
 
-With ``position`` (LightGBM's Dataset ``position``; the LightGBM adapter reads it from the Dataset,
-and ``learning_rate``, as the parameters above, from the training's parameters), LightGBM's
-position-bias factors (``RankingObjective``, ``UpdatePositionBiasFactors``): each score plus its position's float32
-factor before the lambdas; after each round's own call (not a held one, not the loss) the float32
-lambdas and Hessians summed by position (in row order: one thread's order), an L2 term
-``lambdarank_position_bias_regularization * bias * count``, and one Newton step
-``bias += learning_rate * first / (|second| + 0.001)``.
+With ``position`` (LightGBM's Dataset ``position``; ``learning_rate`` from the training's parameters),
+LightGBM's position-bias factors: each score plus its position's float32 factor before the lambdas, and
+after each round's own call one Newton step of each factor (:func:`position_bias_step`;
+docs/objectives/lambda.md, "Position bias: positions in the Dataset").
 
 What the copy keeps apart from the pair base (:mod:`.pairwise`), and why: its sums. LightGBM adds
 each pair's lambda and Hessian as float32 (``score_t``) into float32 sums, and scales each query's

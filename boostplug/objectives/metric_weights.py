@@ -7,23 +7,8 @@ O(1) from the pair's view (:class:`~.pairwise.Pair`: positions, labels, gains) a
 whose change depends on the documents between the two (MAP, ERR, MRR), the per-query quantities its
 ``*_prefix`` function writes once per query and round from the labels in the current order. The
 metrics are :mod:`boostplug.metrics`' (the same conventions; ``cutoff`` is their ``k``, ``NO_CUTOFF``
-the whole list)::
-
-    class LambdaMAP(PairwiseLoss):
-        name = "my_lambda_map"
-        summary = "LambdaMART with |Delta MAP| weights"
-        params = {"sigma": SIGMA}
-        hessians = {"exact": LAMBDA_EXACT}
-        pair_loss, pair_grad, pair_hess = LOGISTIC
-        prefix_width = MAP_WIDTH
-
-        @staticmethod
-        def query_prefix(labels, gains, out, sigma):
-            map_prefix(labels, out, 1.0, NO_CUTOFF)
-
-        @staticmethod
-        def pair_weight(p, prefix, sigma):
-            return delta_map(p, prefix, 1.0, NO_CUTOFF)
+the whole list). A LambdaMART for MAP written on them: docs/objectives/custom.md ("Weights that see
+the order"); the registered ones: :mod:`.lambdamart`.
 
 Definitions (positions ``m = 0, 1, ...`` of the current order, ``f(m) = 1`` while ``m < cutoff``):
 

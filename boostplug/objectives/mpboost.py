@@ -29,9 +29,6 @@ appendix's stump, why one global constant leaves the trees unchanged, the
 O(n_q L_q) factorisation by label level), the parameters' ranges: docs/objectives/mpboost.md;
 the measured quality: docs/studies/objectives.md.
 
-Parameters: ``ddf`` and its own parameter, declared in :data:`.ddf.DDF_PARAMS` (defaults ``DEFAULTS``),
-and ``hessian``; out of range is a ``ValueError``/``TypeError`` naming it.
-
 Why not on the pair base (:class:`~.pairwise.PairwiseLoss`): the distance multiplies the score gap
 inside the exponent, ``exp(-d_ij (F_i - F_j))``, and a pair base's ``pair_loss(d, ...)`` sees the
 gap alone, so it is a weight times a loss of the gap only with ``ddf="binary"``. And the kernels sum
@@ -90,9 +87,6 @@ class MPBoostObjective(Loss):
     :data:`GRAD_SUM_CAP`; above, all values are multiplied by one positive
     constant (the same Newton leaves and split ranking).
     :meth:`log_loss` is finite where J overflows float64.
-
-    Construction precomputes the label levels of every query and its table of
-    ``dist`` values between levels.
     """
 
     returns_new_arrays = True

@@ -18,7 +18,7 @@ Definition (``F_i = sigma * score_i``; the paper's ``F_i = 2 F(d_i)`` of Eq. 8 i
     M(F)  = sum_k W_k / Z_k sum_{i in k} G_i A_i                      (Eq. 11, minimised)
 
 ``M`` is Eq. 11 *summed* over queries, without the paper's ``1/n`` (the
-library's convention, see :mod:`._base`). Gains are ``G = 2^r - 1`` (the paper) or
+library's convention, see :mod:`._loss`). Gains are ``G = 2^r - 1`` (the paper) or
 ``label_gain[r]``; ``Z_k = sum_r G_(r) / log2(r + 1)`` over the gains sorted in
 decreasing order, and a query with ``Z_k = 0`` contributes nothing.
 
@@ -29,9 +29,6 @@ convex): on :class:`NDCGBoostObjective`, which also offers the paper's ``w_i``
 proof that ``"bound"`` majorises the full Hessian, what sigma does to a tree's
 Newton leaves, the stable pair terms), the parameters: docs/objectives/ndcg_boost.md; the
 measured quality: docs/studies/objectives.md.
-
-Parameters: ``sigma``, ``label_gain`` and ``hessian``, declared on :class:`NDCGBoostObjective`
-(defaults ``DEFAULTS``).
 """
 
 from __future__ import annotations
@@ -49,7 +46,7 @@ from ._contract import Hessian, Param, Search
 from .listwise import ListwiseLoss
 from ._non_finite import loss_error
 
-__all__ = ["DEFAULTS", "HESSIANS", "SIGMA_MIN", "SIGMA_MAX", "NDCGBoostObjective", "gains"]
+__all__ = ["DEFAULTS", "HESSIANS", "SIGMA_MIN", "SIGMA_MAX", "NDCGBoostObjective"]
 
 _NAME = "ndcg_boost"
 #: Hessian mode -> (kernel mode, factor on the kernel's sum): "bound" doubles sum |c_i - c_j| gamma_ij
@@ -62,16 +59,6 @@ _MODES = {"bound": (K.MODE_BOUND, 2.0), "exact": (K.MODE_EXACT, 1.0)}
 #: sigma^2 >= 1e-300 keeps a non-zero Hessian from underflowing to 0 under a non-zero gradient.
 SIGMA_MIN = 1e-150
 SIGMA_MAX = 1e150
-
-
-def gains(labels: NDArray[np.float64], label_gain: NDArray[np.float64] | None) -> NDArray[np.float64]:
-    """``G_i``: ``2^{r_i} - 1`` (``label_gain`` None) or ``label_gain[r_i]`` (the metrics' gains).
-
-    ``labels`` are already validated (finite, non-negative). Raises ``ValueError``
-    naming the offending label when it is not a valid index into ``label_gain``
-    or when ``2^r - 1`` overflows float64.
-    """
-    return gains_of(labels, "exp2" if label_gain is None else label_gain, _NAME)
 
 
 class NDCGBoostObjective(ListwiseLoss):
@@ -88,10 +75,6 @@ class NDCGBoostObjective(ListwiseLoss):
 
     Hessian (``hessian``): the modes ``hessians`` declares, ``"bound"`` (default, majorises M's full Hessian)
     and ``"exact"`` (``sigma^2`` times the diagonal above, floored); the proof: docs/objectives/ndcg_boost.md.
-
-    Construction computes the gains, the ideal DCG ``Z_k`` of every query, the
-    coefficients ``G_i / Z_k`` in order; the listwise base (:class:`~.listwise.ListwiseLoss`) sums
-    each query (:func:`~._ndcg_boost_kernels.list_grad_hess`) and weighs it by ``W_k``.
     """
 
     compile_at_bind = False
@@ -119,7 +102,7 @@ class NDCGBoostObjective(ListwiseLoss):
 
     # -- label-only precomputation -------------------------------------------------
     def setup(self) -> None:
-        g = gains(self.labels, self.label_gain)
+        g = gains_of(self.labels, "exp2" if self.label_gain is None else self.label_gain, _NAME)  # the metrics' G_i
         z = dcg.ideal_dcg(g, self.group_ptr)
         bad = np.flatnonzero(~np.isfinite(z))
         if bad.size:

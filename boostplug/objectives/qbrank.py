@@ -28,9 +28,6 @@ The derivations (why ``"bound"`` majorises R, why ``"mean"``'s Newton leaves are
 the least-squares leaves of Algorithm 2, the O(n log n) sweep per query), the
 parameters in full: docs/objectives/qbrank.md; the measured quality: docs/studies/objectives.md.
 
-Parameters: the declarations of :class:`QBRankObjective` (``params``, each with its meaning; defaults
-``DEFAULTS``); anything out of range is a ``ValueError``/``TypeError`` naming it.
-
 Why not on the pair base (:class:`~.pairwise.PairwiseLoss`): its pairs are not only a query's pairs
 of different labels (explicit rows, each with its own weight and margin, keyed pairs mapped onto a
 training set's rows), its margin ``tau = "grade"`` puts the labels inside the hinge (a pair base's
@@ -100,10 +97,6 @@ class QBRankObjective(Loss):
 
     Hessian (``hessian``): the modes ``hessians`` declares, ``"bound"`` (default, ``grad`` exact) and the
     paper's ``"mean"`` (``grad`` rescaled); their derivations: docs/objectives/qbrank.md.
-
-    Construction precomputes everything that depends on labels, groups and
-    weights: label levels per query, labeled-document weights, the explicit
-    pairs and their weights, and the ``"mean"`` mode's entry counts.
     """
 
     returns_new_arrays = True

@@ -29,20 +29,11 @@ rounds :class:`~._rounds.RandomRounds` counts, from 0: XGBoost's ``iter``), so t
 (up to 3.3; later versions seed from the booster's generator: the same distribution there) when
 training starts from round 0 with one call per round.
 
-``lambdarank_unbiased`` (XGBoost's unbiased LambdaMART, Hu et al., WWW 2019, as
-``LambdaRankObj`` implements it): a pair whose documents are both at positions below
-``k`` (the top-k level for ``"topk"``, 32 for ``"mean"``, at most the longest query: XGBoost
-also tracks the top-k level's positions past it, which no pair reads; a document's
-position is its row's order within its query, as XGBoost reads it) has ``lambda`` and ``hess``
-divided by ``t+(high) t-(low)`` (in float64, before the rounding to float32). The biases start at
-1; after each round's gradients (a ``grad_hess`` call that starts a round: see
-:class:`~._rounds.RandomRounds`), each pair's cost ``log(1 / (1 - p)) delta`` over the other's bias
-is summed by position over the queries, and ``t+(i) = (L(i) / L(0)) ** (1 / (1 + bias_norm))``
-(likewise ``t-``) for the next round; held calls and ``loss`` use the current round's biases, so
-the lambdas stay the gradient of the reported loss (each pair's term divided the same way). As in
-XGBoost, the biases belong to one training: the bound objective carries them (the latest rounds'
-only: its memory does not grow with the rounds); a continued training
-(XGBoost's ``xgb_model=``) reads its biases from the saved model, the copy starts them at 1 again.
+``lambdarank_unbiased`` (XGBoost's unbiased LambdaMART, Hu et al., WWW 2019, as ``LambdaRankObj``
+implements it): the terms of a pair whose documents are both among the first positions tracked are
+divided by their position biases ``t+(high) t-(low)``, which each round's own call estimates for the next
+(:func:`~._xgb_lambdarank_kernels.position_bias_update`); the bound objective carries them, the latest
+rounds' only (docs/objectives/lambda.md, "Unbiased LambdaMART: position bias from clicks").
 """
 
 from __future__ import annotations

@@ -27,16 +27,8 @@ The gradient is that of the loss with the weights ``w_xy`` held (gradient kind `
 Hessian the exact diagonal of the same held-weights loss (CatBoost's ``Der2``).
 
 Randomness. The draws of round ``r`` come from ``numpy.random.default_rng([seed, r])``: noise for
-every document, one order after the other. The rounds are those :class:`~._rounds.RandomRounds`
-counts (one count per bound instance, lgb.cv giving each fold its own):
-every ``grad_hess(scores)`` starts the next round (the first is ``first_round``), and ``loss``,
-``grad_hess(..., weights_at=...)`` and the private ``_loss`` / ``_grad_hess`` use the draws of
-``current_round`` (before any ``grad_hess``: ``first_round``). The logistic noise is numpy's
-``Generator.logistic(0, 1)`` of those draws: the kernel computes ``log(U / (1 - U))`` from the same
-uniforms ``U`` (``Generator.random``), which gives the same numbers as long as no ``U`` is 0 (then
-``logistic`` draws again, and the round is summed again on ``logistic``'s own numbers) and numba
-calls the C library's ``log``, as ``logistic`` does (not with Intel's SVML: then ``logistic`` is used
-every round).
+every document, one order after the other, in the rounds :class:`~._rounds.RandomRounds` counts
+(docs/objectives/yetirank.md, "Randomness: seeds and rounds").
 
 Why not on the pair base (:class:`~.pairwise.PairwiseLoss`): its weight of a pair is an average over
 ``permutations`` random orders drawn each round, not a function of the one current order a pair
@@ -85,11 +77,9 @@ class YetiRank(RandomRounds, RunLoss):
     """YetiRank and YetiLoss: the pairwise logistic loss on neighbours of randomly perturbed orders
     (module docstring: the definition, CatBoost's source, the random draws).
 
-    Parameters are CatBoost's, with its defaults (``permutations=10``, ``decay=0.99``,
-    ``mode=Classic``, ``noise=Gumbel``, ``num_neighbors=1``, every position counted), plus ``seed``
-    and ``first_round``. A parameter the chosen mode or noise does not use, set to another value than
-    its default (``decay`` outside the classic mode, ``top`` or ``num_neighbors`` in it, ``noise_power``
-    without Gaussian noise) is a ``ValueError``: CatBoost ignores it silently.
+    Parameters are CatBoost's, with its defaults, plus ``seed`` and ``first_round`` (docs/objectives/yetirank.md);
+    one the chosen mode or noise does not use, set to another value than its default, is a ``ValueError``
+    (CatBoost ignores it silently).
     """
 
     name = "yetirank"
@@ -168,6 +158,7 @@ class YetiRank(RandomRounds, RunLoss):
         n = 0 if want_loss else self.n_docs
         grad, hess = np.empty(n), np.empty(n)
         loss = np.empty(self.n_queries if want_loss else 0)
+        # the kernel's log(U / (1 - U)) is numpy's logistic draw only with the C library's log (not SVML's)
         fast = self.noise == "logistic" and not nb.config.USING_SVML
         if not (fast and self._run_orders(scores, at, True, want_loss, grad, hess, loss)):
             self._run_orders(scores, at, False, want_loss, grad, hess, loss)

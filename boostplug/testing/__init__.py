@@ -10,21 +10,10 @@ In the spirit of scikit-learn's ``check_estimator`` and ``parametrize_with_check
     def test_contract(objective, check):
         check(objective)
 
-Each objective is checked in each Hessian mode with the settings its registry entry lists (the
-defaults, its ``methods``, the other values of each choice or bool parameter, both ends of each
-search range, and its row-index parameters built from the data). The checks (:data:`CHECKS`, in
-this order; what each promises: its function's docstring, or the table in docs/objectives/custom.md):
-``gradient``, ``hessian``, ``shift_invariance``, ``query_weights``, ``sum_over_queries``,
-``serial_parallel``, ``extreme_inputs``, ``lightgbm_adapter`` and ``xgboost_adapter`` (skipped
-when the framework is not installed), ``parameters``, ``bad_data``.
-
-Every check but ``serial_parallel`` runs the pair and listwise bases' loops and the class's
-functions compiled with numba's bounds checking: an index out of range is an error naming the
-function, not a crash of the test run.
-
-The pieces are public too, for tests of one's own: :func:`cases`, :func:`contract_data`, the
-five-point differences (:func:`fd_gradient`, :func:`fd_jacobian`) and the Hessian-kind
-assertions (:func:`assert_exact_diagonal`, :func:`assert_bound_majorises`).
+Each objective is checked in each Hessian mode with the settings its registry entry lists (:func:`cases`).
+The checks (:data:`CHECKS`, in their order; what each promises: its function's docstring), the bounds
+checking they run under and the pieces public for tests of one's own (:func:`contract_data`,
+:func:`fd_gradient`, :func:`assert_exact_diagonal`, ...): docs/objectives/custom.md, "Testing it".
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from boostplug.objectives.ddf import DDF_DEFAULTS, DDF_NAMES, check_ddf, ddf_table, ddf_values
+from boostplug.objectives.ddf import DDF_DEFAULTS, DDF_NAMES, check_ddf, ddf_values
 
 MAGNITUDE = ("ldd", "logdd", "logitdd")
 DELTAS = np.array([-4.0, -2.5, -1.0, -0.1, 0.0, 0.1, 1.0, 2.5, 4.0])
@@ -69,7 +69,7 @@ def test_binary_ignores_magnitude_and_logitdd_range():
 def test_table(ddf):
     levels = np.array([0.0, 1.0, 2.0, 4.0])
     p = _param(ddf)
-    t = ddf_table(levels, ddf, p)
+    t = ddf_values(levels[:, None] - levels[None, :], ddf, p)
     assert t.shape == (4, 4)
     np.testing.assert_array_equal(t, -t.T)
     for a in range(4):

@@ -75,8 +75,6 @@ __all__ = ["AdaRank", "resolve_measure"]
 
 MeasureFn = Callable[[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]], NDArray[np.float64]]
 UPDATES = ("paper", "multiplicative")
-#: other accepted names of an ``update`` rule
-UPDATE_ALIASES = {"ranklib": "multiplicative"}
 #: Relative tolerance under which two features' weighted measures count as tied.
 TIE_TOL = 1e-12
 
@@ -211,8 +209,7 @@ class AdaRank(RankingBooster):
             (``None``: never stop on it); default ``0.002`` (RankLib's value; see the module
             docstring for RankLib's different use of it: ``-0.002`` here).
         update: ``"paper"`` ``P_{t+1} ∝ exp(-E(f_t))`` (default) or ``"multiplicative"``
-            ``P_{t+1} ∝ P_t exp(-alpha_t E(f_t))`` (RankLib's rule; ``"ranklib"`` is accepted
-            as an alias).
+            ``P_{t+1} ∝ P_t exp(-alpha_t E(f_t))`` (RankLib's rule).
         enqueue: RankLib's enqueueing of a feature chosen twice in a row (module docstring).
         max_consecutive: RankLib's ``-max``: remove a feature repeated this many times without
             any change of the training measure (``None``: off).
@@ -237,9 +234,8 @@ class AdaRank(RankingBooster):
 
     # ---- parameters -----------------------------------------------------------------
     def _update_rule(self) -> str:
-        """``"paper"`` or ``"multiplicative"`` (aliases resolved), else a ValueError naming ``update``."""
-        u = check_choice("update", self.update, UPDATES + tuple(UPDATE_ALIASES))
-        return UPDATE_ALIASES.get(u, u)
+        """``"paper"`` or ``"multiplicative"``, else a ValueError naming ``update``."""
+        return check_choice("update", self.update, UPDATES)
 
     def _check_params(self) -> MeasureFn:
         self._update_rule()

@@ -9,7 +9,6 @@ class kernels' own cache (:mod:`boostplug._core.class_kernels`) and, through
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -17,9 +16,8 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Iterator
 
-__all__ = ["folder_problem", "judge", "refusal", "usable", "user_cache_base", "warn_refused", "writable", "quietly"]
+__all__ = ["folder_problem", "judge", "refusal", "usable", "user_cache_base", "warn_refused", "writable"]
 
 
 def writable(folder: Path) -> bool:
@@ -103,8 +101,7 @@ def judge(folder: Path, leaf: bool = True) -> str | None:
 
 def _mode_problem(st: os.stat_result, above: bool) -> str | None:
     """Why a folder with the status ``st`` fails: not owned by this user (or root, for a folder
-    ``above`` the cache folder), writable by group or others (unless sticky, ``above``): their write
-    bit with their search bit, without which they can create, remove or rename nothing in it."""
+    ``above`` the cache folder), writable (write and search bits) by group or others (unless sticky, ``above``)."""
     if st.st_uid != os.getuid() and not (above and st.st_uid == 0):
         return f"owned by uid {st.st_uid}"
     mode = stat.S_IMODE(st.st_mode)
@@ -144,18 +141,8 @@ def _walk(path: str) -> tuple[list[str], list[tuple[str, int]]]:
 
 
 _refused: set[str] = set()
-_quiet: list[list[tuple[Path, str]]] = []
-
-
-@contextlib.contextmanager
-def quietly() -> Iterator[list[tuple[Path, str]]]:
-    """Inside, :func:`warn_refused` warns of nothing: the list yielded gets each ``(folder, why)``,
-    and the folders count as named (for :mod:`._numba_cache`'s one warning of where it caches)."""
-    _quiet.append([])
-    try:
-        yield _quiet[-1]
-    finally:
-        _quiet.pop()
+#: Not None: :func:`warn_refused` adds ``(folder, why)`` here instead (:mod:`._numba_cache`'s one warning names them).
+held: list[tuple[Path, str]] | None = None
 
 
 def warn_refused(folder: Path, where: Path, why: str) -> None:
@@ -165,8 +152,8 @@ def warn_refused(folder: Path, where: Path, why: str) -> None:
     if any(str(where) == named or str(where).startswith(named.rstrip(os.sep) + os.sep) for named in _refused):
         return
     _refused.add(str(where))
-    if _quiet:
-        _quiet[-1].append((folder, why))
+    if held is not None:
+        held.append((folder, why))
         return
     warnings.warn(f"boostplug: numba's cache folder {folder} is {why}: numba does not load or write cache files there "
                   "(whoever can write into it can run code as you through them); kernels are cached in another "

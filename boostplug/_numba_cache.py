@@ -44,7 +44,8 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
-from ._cache_folders import judge, quietly, refusal, usable, user_cache_base, warn_refused
+from . import _cache_folders
+from ._cache_folders import judge, refusal, usable, user_cache_base, warn_refused
 
 __all__ = ["KERNEL_FOLDERS", "RandomIds", "configure", "decide", "package_digest",
            "source_digest"]
@@ -109,10 +110,11 @@ def decide(is_writable: Callable[[Path], bool] = usable,
     user_dir = os.environ.get("NUMBA_CACHE_DIR")
     if user_dir and is_writable(Path(user_dir)):
         return "numba", None
-    with quietly() as quiet:
-        how, folder = _usual_places(is_writable)
-    (refused if refused is not None else []).extend(quiet)
-    return how, folder
+    _cache_folders.held = [] if refused is None else refused
+    try:
+        return _usual_places(is_writable)
+    finally:
+        _cache_folders.held = None
 
 
 def _usual_places(is_writable: Callable[[Path], bool]) -> tuple[str, str | None]:

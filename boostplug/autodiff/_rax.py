@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import pickle
 import re
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping
@@ -18,7 +19,14 @@ __all__ = ["from_rax", "from_rax_classes"]
 
 #: The classes :func:`from_rax` made, by class name: ``pickle`` finds them here (by reference, as
 #: any class), in a process that has made them (a worker imports the module that calls from_rax).
-from_rax_classes = made = SimpleNamespace()  # made: the name pickles written before the rename look in
+from_rax_classes = SimpleNamespace()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "made":  # what pickles of from_rax classes written before 0.1.0 name (no alias kept)
+        raise pickle.UnpicklingError(f"{__name__}.made.<class>: a from_rax class pickled under its former path; "
+                                     f"from_rax's classes are {__name__}.from_rax_classes.<class>: pickle it again")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _rax_query(loss_fn: Callable[..., Any], names: tuple[str, ...], kwargs: Mapping[str, Any], scores: Any,

@@ -10,9 +10,9 @@ length ``L`` (the next of 8, 12, 16, 24, 32, 40, 48, 56, 64, 80, ...: :func:`buc
                                                          estimate, PROBES Rademacher probes z_p drawn each round
                                                          (the exact |diagonal| on buckets of at most EXACT_UP_TO)
          = W_k diag(jax.hessian(query_loss))             mode "exact": L forward-over-reverse passes
-         = W_k |diag(jax.hessian(query_loss))|           mode "exact_abs" (kind "fitting"; formerly "positive")
+         = W_k |diag(jax.hessian(query_loss))|           mode "exact_abs" (kind "fitting")
          = W_k                                           mode "constant" (kind "fitting"): no Hessian pass
-         = W_k mean_i |d query_loss / d s_ki|            mode "mean_abs_gradient" (kind "fitting"; formerly "scaled")
+         = W_k mean_i |d query_loss / d s_ki|            mode "mean_abs_gradient" (kind "fitting")
 
 ``mask_k`` is ``True`` on the query's documents; the padded entries hold the score of its last
 document and the label 0 (rax's losses assume padding of label 0), and whatever the function does
@@ -24,15 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import warnings
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._memory import check_fits
 from ..objectives._contract import Hessian, Loss, Param
-from ..objectives._non_finite import NonFiniteError, loss_error
+from ..objectives._non_finite import grad_hess_error, loss_error
 from ..objectives._rounds import RandomRounds
 from ._jax import compiled, float64
 
@@ -104,9 +103,9 @@ def _batches(labels: NDArray[np.float64], group_ptr: NDArray[np.int64], weights:
             yield _Batch(index, np.pad(pos < sizes[q, None], pad), np.pad(weights[q], pad[0]), labels, q)
 
 
-def _query_function(cls: type) -> Any:
-    """``cls.query_loss``, checked: a static function taking ``(scores, labels, mask)`` and the
-    declared parameters (``TypeError`` naming what is wrong)."""
+def _query_function(cls: type) -> bool:
+    """Whether ``cls.query_loss`` takes ``key=``, checked: a static function taking ``(scores, labels, mask)``, the
+    declared parameters and, if it draws at random, ``key`` (``TypeError`` naming what is wrong)."""
     raw = inspect.getattr_static(cls, "query_loss", None)
     fn = raw.__func__ if isinstance(raw, staticmethod) else None
     if not callable(fn):
@@ -115,16 +114,17 @@ def _query_function(cls: type) -> Any:
     n_args = 3 + len(cls.params)
     try:
         signature = inspect.signature(fn)
-        signature.bind(*range(n_args))
+        keyed = "key" in signature.parameters
+        signature.bind(*range(n_args), **({"key": 0} if keyed else {}))
         named = [p.name for p in list(signature.parameters.values())[3:n_args] if p.kind <= p.POSITIONAL_OR_KEYWORD]
         if named and named != list(cls.params):
             raise TypeError(f"takes {named} where params declares {list(cls.params)}")
     except TypeError as e:
         raise TypeError(f"{cls.__name__}.query_loss must take (scores, labels, mask) and the declared parameters "
-                        f"{list(cls.params)} in order ({n_args} arguments): {e}") from None
+                        f"{list(cls.params)} in order ({n_args} arguments), then key if it draws: {e}") from None
     except ValueError:  # a builtin or C function without a signature: taken as it is
-        pass
-    return fn
+        return False
+    return keyed
 
 
 class JaxLoss(RandomRounds, Loss):
@@ -148,13 +148,11 @@ class JaxLoss(RandomRounds, Loss):
     }
     default_hessian = "stochastic"
     returns_new_arrays = True
-    #: the Hessian modes' former names, accepted with a DeprecationWarning
-    renamed_hessians = {"positive": "exact_abs", "scaled": "mean_abs_gradient"}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.name:
-            _query_function(cls)
+            cls._keyed = _query_function(cls)
             unknown = sorted(set(cls.hessians) - set(JaxLoss.hessians)) + ["first_round"] * ("first_round" in cls.params)
             if unknown:
                 raise ValueError(f"{cls.__name__}: a JaxLoss computes the Hessian modes {list(JaxLoss.hessians)} and "
@@ -162,15 +160,8 @@ class JaxLoss(RandomRounds, Loss):
 
     @classmethod
     def declared_params(cls) -> dict[str, Param]:
-        return {**super().declared_params(), "first_round": Param(0, "int", "the round whose probes the first "
-                "grad_hess draws (a training continued from a model passes the rounds done)", low=0)}
-
-    @classmethod
-    def resolve_params(cls, params: Mapping[str, Any], *, n_docs: int | None = None) -> dict[str, Any]:
-        if isinstance(old := params.get("hessian"), str) and old in cls.renamed_hessians:
-            warnings.warn(f"{cls.name}: hessian={old!r} is now called {cls.renamed_hessians[old]!r}", DeprecationWarning, 3)
-            params = {**params, "hessian": cls.renamed_hessians[old]}
-        return super().resolve_params(params, n_docs=n_docs)
+        return {**super().declared_params(), "first_round": Param(0, "int", "the round whose probes and keys the "
+                "first grad_hess draws (a training continued from a model passes the rounds done)", low=0)}
 
     def setup(self) -> None:
         self._batches = list(_batches(self.labels, self.group_ptr, self.query_weights))
@@ -179,18 +170,34 @@ class JaxLoss(RandomRounds, Loss):
         self._statics = tuple((i, v) for i, v in enumerate(values) if not isinstance(v, float))
         self._memory_checked: set[str] = set()
         self._checked = not self._batches  # no query to check
-        self._probe_keys: NDArray[np.uint64] | None = None  # the stochastic Hessian's, at its first round
+        sizes = np.diff(self.group_ptr)
+        position = (np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)).astype(np.uint64)
+        with np.errstate(over="ignore"):  # what each round's probes and keys mix: each query's hash (of its labels by
+            # position: not of where it sits in the data) and each row's (its query's and its position)
+            queries = np.add.reduceat(np.append(_mix(self.labels.view(np.uint64) ^ _mix(position)), np.uint64(0)),
+                                      self.group_ptr[:-1])
+            self._hashes = queries, _mix(np.repeat(queries, sizes) + position)
+        self._functions = self._compiled()  # what query_loss reads, keyed once per binding: a refusal comes now
+
+    def _compiled(self) -> Any:
+        return compiled(type(self).query_loss, self._statics, self._keyed, f"{type(self).__name__}.query_loss")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_functions": None}  # compiled code stays in its process: keyed again on arrival
 
     def _run(self, scores: NDArray[np.float64], what: str, batches: list[_Batch] | None = None) -> list[tuple[_Batch, Any]]:
         probes = self._probes() if what == "stochastic" else None
-        out, functions = [], compiled(type(self).query_loss, self._statics)
+        keys = self._keys()
+        self._functions = functions = self._functions or self._compiled()  # (None in a copy unpickled)
+        out: list[tuple[_Batch, Any]] = []
         with float64():
             for b in self._batches if batches is None else batches:
                 exact = probes is not None and b.index.shape[1] <= EXACT_UP_TO
                 fn = functions("exact_abs" if exact else what)
                 z = np.zeros((b.index.shape[0], 0)) if probes is None or exact else \
                     np.where(b.mask[:, None, :], probes[b.index].transpose(0, 2, 1), 0.0)
-                args = (scores[b.index], b.labels, b.mask, b.weights, z, *self._numbers)
+                k = np.pad(keys[b.queries], ((0, b.index.shape[0] - b.queries.size), (0, 0)))
+                args = (scores[b.index], b.labels, b.mask, b.weights, z, k, *self._numbers)
                 if b is self._batches[-1] and what not in self._memory_checked:  # the largest bucket: memory first
                     self._memory_checked.add(what)
                     with self._blamed(b):  # (JAX keeps the lowering and compilation: a later training's is free)
@@ -218,28 +225,18 @@ class JaxLoss(RandomRounds, Loss):
                 f"{type(self).__name__}.query_loss: {str(e).splitlines()[0]}{hint} (on query {b.queries[0]}: "
                 f"{b.mask[0].sum()} documents, padded to {b.index.shape[1]})") from e
 
-    def _explain(self, error: NonFiniteError, scores: NDArray[np.float64]) -> NonFiniteError:
-        """A gradient that is not finite where the loss is: the author's ``query_loss`` and its likeliest cause."""
-        mine = f"{type(self).__name__}.query_loss"
-        if error.cause == "objective" and error.method == "grad_hess":  # the loss was finite: _values checked it
-            error.args = (str(error).replace(f"{self.name}'s _grad_hess", mine).replace("_grad_hess returned a non-"
-                          "finite value", f"the derivatives of {mine} are not finite") + "; most often jnp.where(mask, "
-                          "f(x), 0.0), f(x) not finite where not taken: use f(jnp.where(mask, x, 1.0)), the double jnp.where",)
-        return error
-
     def _probes(self) -> NDArray[np.float64]:
-        """The current round's Rademacher probes, ``(n_docs, PROBES)``: bits of a hash of the round and of each row's
-        key (its query's labels and its position in it: not where the query is in the data), the keys made once."""
-        if self._probe_keys is None:
-            sizes = np.diff(self.group_ptr)
-            position = (np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)).astype(np.uint64)
-            with np.errstate(over="ignore"):
-                rows = _mix(self.labels.view(np.uint64) ^ _mix(position))
-                self._probe_keys = _mix(np.repeat(np.add.reduceat(np.append(rows, np.uint64(0)), self.group_ptr[:-1]),
-                                                  sizes) + position)
+        """The current round's Rademacher probes, ``(n_docs, PROBES)``: bits of a hash of the round and the row's."""
         with np.errstate(over="ignore"):
             draws = _mix(np.uint64(self.current_round) + np.arange(1, PROBES + 1, dtype=np.uint64))
-            return (_mix(self._probe_keys[:, None] ^ draws[None, :]) >> np.uint64(63)) * 2.0 - 1.0
+            return (_mix(self._hashes[1][:, None] ^ draws[None, :]) >> np.uint64(63)) * 2.0 - 1.0
+
+    def _keys(self) -> NDArray[np.uint32]:
+        """The current round's key of each query, ``(n_queries, 2)`` (threefry's key data): a hash of the round (apart
+        from the probes': the top bit set) and the query's; what a ``query_loss`` that takes ``key`` gets."""
+        with np.errstate(over="ignore"):
+            round_ = _mix(np.uint64(self.current_round) | np.uint64(1 << 63))
+            return _mix(self._hashes[0] ^ round_).view(np.uint32).reshape(-1, 2)
 
     def _values(self, scores: NDArray[np.float64], out: list[tuple[_Batch, Any]]) -> float:
         """The weighted sum of the queries' losses ``out``; a :class:`NonFiniteError` naming the first non-finite."""
@@ -247,7 +244,7 @@ class JaxLoss(RandomRounds, Loss):
         values = np.concatenate([np.asarray(v)[:b.queries.size] for b, (v, *_) in out]) if out else np.zeros(0)
         if not np.all(np.isfinite(values)):
             q = int(queries[~np.isfinite(values)].min())
-            raise loss_error(self, scores, float(values[queries == q][0]), q, "query_loss")
+            raise loss_error(self, scores, float(values[queries == q][0]), q, f"{type(self).__name__}.query_loss")
         return float(values.sum())
 
     def _loss(self, scores: NDArray[np.float64]) -> float:
@@ -260,6 +257,10 @@ class JaxLoss(RandomRounds, Loss):
         for b, (_, g, h) in out:
             grad[b.rows] = np.asarray(g).ravel()[b.at]
             hess[b.rows] = np.asarray(h).ravel()[b.at]
+        if not (np.isfinite(grad).all() and np.isfinite(hess).all()):  # where the loss is finite (_values checked)
+            raise grad_hess_error(self, scores, grad, hess, f"the derivatives of {type(self).__name__}.query_loss",
+                                  "most often jnp.where(mask, f(x), 0.0), f(x) not finite where not taken: use "
+                                  "f(jnp.where(mask, x, 1.0)), the double jnp.where")
         if not self._checked:
             self._checked = True
             self._check_padding(not grad.any())

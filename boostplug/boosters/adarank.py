@@ -13,7 +13,7 @@ Definition (the paper's Figure 1; the extracted text lost its symbols, see
   ``= 1/2 ln((1 + phi(t)) / (1 - phi(t)))``;
 * ``f_t = sum_{s <= t} alpha_s h_s``;
 * ``update="paper"``: ``P_{t+1}(i) = exp(-E(f_t)_i) / sum_j exp(-E(f_t)_j)``;
-  ``update="multiplicative"`` (alias ``"ranklib"``): RankLib's rule
+  ``update="multiplicative"``: RankLib's rule
   ``P_{t+1}(i) ∝ P_t(i) exp(-alpha_t E(f_t)_i)``: the previous distribution multiplied by
   ``exp(-alpha_t E(f_t)_i)``, so the weights keep the history of every round (RankLib divides
   by ``sum_j exp(-alpha_t E(f_t)_j)``, without the ``P_t`` factor, so its weights do not sum
@@ -96,8 +96,6 @@ __all__ = ["AdaRank", "resolve_measure"]
 
 MeasureFn = Callable[[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]], NDArray[np.float64]]
 UPDATES = ("paper", "multiplicative")
-#: other accepted names of an ``update`` rule
-UPDATE_ALIASES = {"ranklib": "multiplicative"}
 #: Relative tolerance under which two features' weighted measures count as tied.
 TIE_TOL = 1e-12
 
@@ -232,8 +230,7 @@ class AdaRank(RankingBooster):
             (``None``: never stop on it); default ``0.002`` (RankLib's value; see the module
             docstring for RankLib's different use of it: ``-0.002`` here).
         update: ``"paper"`` ``P_{t+1} ∝ exp(-E(f_t))`` (default) or ``"multiplicative"``
-            ``P_{t+1} ∝ P_t exp(-alpha_t E(f_t))`` (RankLib's rule; ``"ranklib"`` is accepted
-            as an alias).
+            ``P_{t+1} ∝ P_t exp(-alpha_t E(f_t))`` (RankLib's rule).
         enqueue: RankLib's enqueueing of a feature chosen twice in a row (module docstring).
         max_consecutive: RankLib's ``-max``: remove a feature repeated this many times without
             any change of the training measure (``None``: off).
@@ -258,9 +255,8 @@ class AdaRank(RankingBooster):
 
     # ---- parameters -----------------------------------------------------------------
     def _update_rule(self) -> str:
-        """``"paper"`` or ``"multiplicative"`` (aliases resolved), else a ValueError naming ``update``."""
-        u = check_choice("update", self.update, UPDATES + tuple(UPDATE_ALIASES))
-        return UPDATE_ALIASES.get(u, u)
+        """``"paper"`` or ``"multiplicative"``, else a ValueError naming ``update``."""
+        return check_choice("update", self.update, UPDATES)
 
     def _check_params(self) -> MeasureFn:
         self._update_rule()

@@ -5,6 +5,7 @@ threads); each adapter keeps only how its framework hands over the set and its p
 
 from __future__ import annotations
 
+import copy
 import importlib
 import pickle
 import sys
@@ -352,6 +353,11 @@ class BoundObjective:
         """The names of ``framework``'s parameters (``"XGBoost"``...) this objective reads."""
         return frozenset(_declared(self.objective, framework.lower()))
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> "BoundObjective":  # lgb.train copies its parameters: the class
+        # itself, not a copy pickled by value (cloudpickle rebuilds a script's class once, with the values read then)
+        return self if self._unusable else type(self)(self.objective, copy.deepcopy(self.params, memo), self.threads,
+                                                      self.training)
+
     def __getstate__(self) -> dict[str, Any]:
         # Bindings are per process (Dask ships objectives to workers, which bind their own sets).
         # The entry travels with its class (ShippedEntry), registered or not: the workers did not
@@ -370,9 +376,7 @@ class BoundObjective:
         # waiting for ever): an objective that cannot be rebuilt here raises when it is first used.
         threads = state.get("threads", FROM_FRAMEWORK)
         try:
-            # (a pickle of an earlier version: the entry, or the name of a registered one)
-            shipped = state["shipped"].entry() if "shipped" in state else state.get("entry", state["name"])
-            self.__init__(shipped, state["params"], threads, state.get("training"))
+            self.__init__(state["shipped"].entry(), state["params"], threads, state.get("training"))
         except Exception as e:
             self.threads, self._unusable, self._state = threads, e, state
             self.objective, self.name, self.params = None, state["name"], dict(state["params"])

@@ -43,7 +43,6 @@ from ._contract import (
     check_params,
     floor_hessian,
     floor_values,
-    module_functions,
 )
 from .approx_ndcg import ApproxMRR, ApproxNDCG
 from .ddf import DDF_NAMES
@@ -63,7 +62,7 @@ from .xgb_lambdarank import RankMAP, RankNDCG, RankPairwise
 from .xendcg import XENDCG
 
 __all__ = ["Objective", "get", "names", "register", "unregister", "resolve", "settings_of", "is_registered", "Loss",
-           "PairwiseLoss", "ListwiseLoss", "Param", "Search", "Hessian", "module_functions", "HESSIAN_FLOOR",
+           "PairwiseLoss", "ListwiseLoss", "Param", "Search", "Hessian", "HESSIAN_FLOOR",
            "NO_INFO_HESSIAN", "HessianFloorWarning", "check_params", "floor_hessian", "floor_values", "NonFiniteError"]
 
 # Objective and method names: lower case (get() folds case), usable in "boostplug:<name>" and
@@ -306,11 +305,12 @@ for _loss_class in (ListNet, RankNet, NDCGLoss1, NDCGLoss2, NDCGLoss2PP, ApproxN
     register(_loss_class)
 #: The objectives written in JAX (boostplug.autodiff): listed where the jax extra is installed, JAX imported at
 #: its first use; elsewhere their names say what to install (a saved model of one loads and predicts without it).
-JAX_OBJECTIVES = ("approx_ap", "neural_ndcg")
+JAX_OBJECTIVES = ("approx_ap", "neural_ndcg", "st_listnet", "rank_cosine")
 JAX_MISSING = 'is written in JAX, which is not installed: pip install "boostplug[jax]"'
 if installed("jax"):
     from ..autodiff.approx_ap import ApproxAP
     from ..autodiff.neural_ndcg import NeuralNDCG
+    from ..autodiff.pt_ranking import RankCosine, STListNet
 
-    register(ApproxAP)
-    register(NeuralNDCG)
+    for _loss_class in (ApproxAP, NeuralNDCG, STListNet, RankCosine):
+        register(_loss_class)

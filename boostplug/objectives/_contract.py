@@ -15,8 +15,7 @@ from ._non_finite import MODERATE_LABEL, MODERATE_SCORE, MODERATE_WEIGHT, NonFin
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "HessianFloorWarning", "floor_hessian", "floor_values", "check_params",
            "PARAM_KINDS", "HESSIAN_KINDS", "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "check_contract",
-           "module_functions", "moved_functions", "NonFiniteError", "MODERATE_SCORE",
-           "MODERATE_LABEL", "MODERATE_WEIGHT"]
+           "NonFiniteError", "MODERATE_SCORE", "MODERATE_LABEL", "MODERATE_WEIGHT"]
 
 
 # Attributes an instance sets itself: a parameter of the same name would overwrite them.
@@ -84,5 +83,3 @@ def check_contract(loss_class: Any) -> None:
                 except (TypeError, ValueError) as e:
                     raise ValueError(f"{who}: the search range of {pname!r} leaves its own range: {e}") from None
 
-
-from ._deprecated import module_functions, moved_functions  # noqa: E402 - re-exported

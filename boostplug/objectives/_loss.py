@@ -78,8 +78,9 @@ class Loss:
     attribute each) and calls :meth:`setup`; each round validates only the scores. Class attributes
     beside the declarations: ``default_hessian`` (``None``: the first mode), ``hessian_floor`` (the
     parameter's default), ``returns_new_arrays`` (``_grad_hess`` returns arrays made in the call:
-    the floor works in place, not on a copy; its old name ``fresh_output`` is deprecated),
-    ``random_draws`` (:class:`~._rounds.RandomRounds`). An objective whose weights depend on
+    the floor works in place, not on a copy), ``random_draws`` (:class:`~._rounds.RandomRounds`),
+    ``shift_invariant`` (``False``: a constant added to a query's scores may change the loss; the
+    contract checks then leave that property out). An objective whose weights depend on
     the scores (a ``"lambda"`` gradient) reads them from ``weights_from(scores)``: see :meth:`held`.
     """
 
@@ -91,18 +92,12 @@ class Loss:
     hessian_floor: ClassVar[bool] = True
     returns_new_arrays: ClassVar[bool] = False
     random_draws: ClassVar[bool] = False
+    shift_invariant: ClassVar[bool] = True
     #: the scores the weights are held at (:meth:`held`); ``None``: each call's own scores
     _at: NDArray[np.float64] | None = None
     _floor_warned: bool = False
     #: how many Hessians the floor raised in the last :meth:`grad_hess` call
     floor_raised: int = 0
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "fresh_output" in vars(cls):
-            warnings.warn(f"{cls.__name__}.fresh_output is deprecated; name it returns_new_arrays", DeprecationWarning,
-                          stacklevel=2)
-            cls.returns_new_arrays = bool(vars(cls)["fresh_output"])
 
     def __init__(self, labels: ArrayLike, group_ptr: ArrayLike, *, weights: ArrayLike | None = None,
                  **params: Any) -> None:

@@ -22,7 +22,7 @@ MODERATE_WEIGHT = 1e30
 
 
 #: The end of the message of an objective's own inf or NaN.
-_BUG = ("a bug in {name}'s {method}, not an overflow of the data (inf or NaN from such inputs comes from "
+_BUG = ("a bug in {blame}, not an overflow of the data (inf or NaN from such inputs comes from "
         "0 * inf, inf - inf, 0 / 0 or x / 0 inside it; or a parameter is too large)")
 
 
@@ -47,11 +47,12 @@ class NonFiniteError(ValueError):
 
 
 
-def grad_hess_error(objective: Any, scores: NDArray[np.float64], g: NDArray[np.float64],
-                    h: NDArray[np.float64]) -> NonFiniteError:
+def grad_hess_error(objective: Any, scores: NDArray[np.float64], g: NDArray[np.float64], h: NDArray[np.float64],
+                    blame: str = "", hint: str = "") -> NonFiniteError:
     """The :class:`NonFiniteError` of a gradient or Hessian that is inf or NaN (naming the first such
-    row, its query, and the data's values that overflowed or the objective's own bug), else of one
-    beyond float32 (LightGBM and XGBoost would train on inf: one leaf, then nothing)."""
+    row, its query, and the data's values that overflowed or the bug of ``blame``, the function at fault,
+    by default the objective's ``_grad_hess``, with ``hint``), else of one beyond float32 (LightGBM and
+    XGBoost would train on inf: one leaf, then nothing)."""
     infinite = np.flatnonzero(~(np.isfinite(g) & np.isfinite(h)))
     beyond = infinite if infinite.size else np.flatnonzero(~((np.abs(g) <= FLOAT32_MAX) & (np.abs(h) <= FLOAT32_MAX)))
     i = int(beyond[0])
@@ -59,11 +60,11 @@ def grad_hess_error(objective: Any, scores: NDArray[np.float64], g: NDArray[np.f
     found = f"at row {i} (query {q}, {beyond.size} such rows): grad {float(g[i]):g}, hess {float(h[i]):g}"
     value = (float(g[i]), float(h[i]))
     if infinite.size:
-        message, cause = _message(objective, scores, q, "_grad_hess",
+        message, cause = _message(objective, scores, q, blame or f"{objective.name}'s _grad_hess",
                                   overflow=f"the gradient or Hessian overflows float64 {found}",
-                                  returned=f"_grad_hess returned a non-finite value {found}")
-        return NonFiniteError(message, objective=objective.name, method="grad_hess", cause=cause, query=q, row=i,
-                              value=value)
+                                  returned=f"{blame or '_grad_hess'} returned a non-finite value {found}")
+        return NonFiniteError(message + (f"; {hint}" if hint and cause == "objective" else ""),
+                              objective=objective.name, method="grad_hess", cause=cause, query=q, row=i, value=value)
     a, b = int(objective.group_ptr[q]), int(objective.group_ptr[q + 1])
     settings = ", ".join(f"{k}={v!r}" for k, v in getattr(objective, "settings", {}).items()
                          if isinstance(v, (int, float)) and not isinstance(v, bool))
@@ -75,9 +76,10 @@ def grad_hess_error(objective: Any, scores: NDArray[np.float64], g: NDArray[np.f
 
 
 def loss_error(objective: Any, scores: NDArray[np.float64], value: float, query: int | None = None,
-               method: str = "_loss") -> NonFiniteError:
+               blame: str = "") -> NonFiniteError:
     """The :class:`NonFiniteError` of a loss that is inf or NaN, naming the first query that makes it
-    so (``query``, when its ``method`` found it) and either the data's values that overflowed or the bug."""
+    so (``query``, when ``blame`` found it) and either the data's values that overflowed or the bug of
+    ``blame``, the function at fault (by default the objective's ``_loss``)."""
     ptr = objective.group_ptr
     q = _first_non_finite_query(objective, scores) if query is None else query
     span = f"the scores span {float(scores.min())} .. {float(scores.max())}" if scores.size else ""
@@ -89,16 +91,17 @@ def loss_error(objective: Any, scores: NDArray[np.float64], value: float, query:
                              method="loss", cause="data", query=None, row=None, value=value)
     where = (", and does at all-zero scores too (so no one query's scores cause it)" if q is None else
              f" in query {q} (rows {int(ptr[q])}..{int(ptr[q + 1]) - 1})")
-    message, cause = _message(objective, scores, q, method, overflow=f"the loss overflows float64 ({value}){where}",
-                              returned=f"{method} returned {value}{where}")
+    message, cause = _message(objective, scores, q, blame or f"{objective.name}'s _loss", overflow=f"the loss "
+                              f"overflows float64 ({value}){where}", returned=f"{blame or '_loss'} returned {value}"
+                              f"{where}")
     first_row = None if q is None else int(ptr[q])
     return NonFiniteError(message, objective=objective.name, method="loss", cause=cause, query=q, row=first_row,
                           value=value)
 
 
-def _message(objective: Any, scores: NDArray[np.float64], q: int | None, method: str, *, overflow: str,
+def _message(objective: Any, scores: NDArray[np.float64], q: int | None, blame: str, *, overflow: str,
              returned: str) -> tuple[str, str]:
-    """``(message, cause)`` of a :class:`NonFiniteError` from ``method``: ``"data"`` with the
+    """``(message, cause)`` of a :class:`NonFiniteError` from ``blame``: ``"data"`` with the
     ``overflow`` text when query ``q``'s values are too large for float64, else ``"objective"``
     with the ``returned`` text and the moderate inputs that exposed the objective's bug."""
     name = objective.name
@@ -107,7 +110,7 @@ def _message(objective: Any, scores: NDArray[np.float64], q: int | None, method:
         return (f"{name}: {overflow}; {too_large}: too large for float64 in this objective (or a parameter "
                 "is too large)"), "data"
     return (f"{name}: {returned}, from moderate inputs ({_moderate(objective, scores, q)}): "
-            f"{_BUG.format(name=name, method=method)}"), "objective"
+            f"{_BUG.format(blame=blame)}"), "objective"
 
 
 def _first_non_finite_query(objective: Any, scores: NDArray[np.float64]) -> int | None:

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core.dcg import gains_of, inverse_ideal_dcgs, position_discounts
-from ._contract import Hessian, Param, moved_functions
+from ._contract import Hessian, Param
 from .listwise import ListwiseLoss
 
 __all__ = ["ApproxNDCG", "ApproxMRR", "discount", "DIRECT_RANGE"]
@@ -168,6 +168,7 @@ class ApproxNDCG(ListwiseLoss):
     """ApproxNDCG: 1 - NDCG with sigmoid-smoothed positions (module docstring); ``alpha`` in
     [1e-3, 1e3] (allRank's default 1)."""
 
+    compile_at_bind = False
     name = "approx_ndcg"
     summary = "ApproxNDCG: NDCG with sigmoid-smoothed positions, maximised directly (Qin, Liu and Li 2010)"
     # not searched by --tune: alpha scales the gradient by alpha and the Hessian by alpha^2 at scores alpha s, so
@@ -222,6 +223,3 @@ class ApproxMRR(ApproxNDCG):
 
     def list_args(self) -> tuple[float, bool, bool]:
         return float(self.alpha), self.hessian == "exact", True
-
-
-__getattr__ = moved_functions(ApproxNDCG)

@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 
 from ._contract import Param, Search
 from .listwise import ListwiseLoss
-from .._core.dcg import gains_of, inverse_ideal_dcgs, position_discounts
+from .._core.dcg import delta_ndcg, gains_of, inverse_ideal_dcgs, position_discounts
 from .._core.sorting import stable_argsort_descending
 from .logistic import LOGISTIC
 from .pairwise import LAMBDA_EXACT, NO_TRUNCATION, PairwiseLoss
@@ -127,8 +127,8 @@ class NDCGLoss2PP(_LambdaLoss):
 
     @staticmethod
     def pair_weight(p, sigma, mu):  # type: ignore[no-untyped-def]
-        rho = abs(p.discount_i - p.discount_j)
-        return abs(p.gain_i - p.gain_j) * p.inv_max_dcg * (rho + mu * position_gap_discount(p.rank_i, p.rank_j))
+        rho = abs(delta_ndcg(p.gain_i, p.gain_j, p.discount_i, p.discount_j, p.inv_max_dcg))  # LambdaRank's weight
+        return rho + mu * abs(p.gain_i - p.gain_j) * p.inv_max_dcg * position_gap_discount(p.rank_i, p.rank_j)
 
 
 class NDCGLoss1(ListwiseLoss):
@@ -137,6 +137,7 @@ class NDCGLoss1(ListwiseLoss):
     weights follow the order (gradient kind ``"lambda"``); with ``truncation_level = k`` only the
     pairs with a document among the first ``k`` positions count."""
 
+    compile_at_bind = False
     name = "ndcg_loss1"
     summary = "LambdaLoss's NDCG-Loss1: each document's logistic terms against all others, weighted by its " \
               "G / D (Wang et al. 2018)"

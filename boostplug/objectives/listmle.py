@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core.sorting import stable_argsort_descending
-from ._contract import Hessian, Param, moved_functions
+from ._contract import Hessian, Param
 from ._rounds import RandomRounds
 from .listwise import ListwiseLoss
 
@@ -62,6 +62,7 @@ def target_order(scores, doc, by_scores):  # type: ignore[no-untyped-def]
 class ListMLE(RandomRounds, ListwiseLoss):
     """ListMLE (module docstring)."""
 
+    compile_at_bind = False
     name = "listmle"
     summary = "ListMLE (Xia et al. 2008): Plackett-Luce likelihood of the labels' order; ties at random or by score"
     params = {
@@ -98,6 +99,3 @@ class ListMLE(RandomRounds, ListwiseLoss):
             p = math.exp(s[order[k]] - log_z[k])  # p_kk
             grad[order[k]] = p * b - 1.0
             hess[order[k]] = max(p * b - p * p * c, 0.0)  # sum of p (1 - p) >= 0: no rounding below
-
-
-__getattr__ = moved_functions(ListMLE)

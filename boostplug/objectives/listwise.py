@@ -10,9 +10,7 @@ docs/objectives/custom.md.
 
 from __future__ import annotations
 
-import os
-import traceback
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import numba as nb
 import numpy as np
@@ -65,13 +63,6 @@ def list_kernel(loss_fn: Any, grad_hess_fn: Any, with_at: bool, want_loss: bool)
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 
 
-def _first_line(e: BaseException) -> str:
-    """numba's reason, in a sentence (a write into the read-only scores said plainly)."""
-    if "Cannot modify readonly array" in str(e):
-        return "it writes into an array that is read-only: the scores, the order's scores and the labels"
-    return str(e).strip().splitlines()[0]
-
-
 def _read_only(a: NDArray[np.float64]) -> NDArray[np.float64]:
     """A read-only view of ``a``: the author's functions cannot write into the caller's scores."""
     view = a.view()
@@ -90,6 +81,8 @@ class ListwiseLoss(RunLoss):
     :meth:`list_inputs` (and :meth:`list_args` to pass other arguments than the parameters)."""
 
     returns_new_arrays = True
+    #: compile the loops when bound, for numba's refusal then (boostplug's, which boosters bind, at their first call)
+    compile_at_bind: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -135,17 +128,17 @@ class ListwiseLoss(RunLoss):
             fns = [_jit(f) for f in _functions(type(self))]
             _KERNELS[key] = tuple(compile_closure(list_kernel(*fns, with_at, want), parallel=True) for want in (False, True))
         self._kernels, self._work = _KERNELS[key], int(self.list_work())
-        if type(self).__module__.startswith(__package__ + "."):  # ours compile: at a first call (a booster makes none)
-            return
-        try:  # a user's functions: compile (or load) the kernels now, on the data set's first query
-            for want_loss in (True, False):
-                self._call(dispatch.kernel_for(self._kernels[want_loss], self._work), np.zeros(self.n_docs),
-                           want_loss, self._checked_inputs(), 0)
-        except NUMBA_CANNOT_COMPILE as e:
-            raise TypeError(f"{type(self).__name__}: numba cannot compile its list_loss or list_grad_hess "
-                            f"({_first_line(e)}); write them for numba") from e
-        except Exception as e:  # raised at zero scores: named when it raises on real scores; numba's own: now
-            if f"{os.sep}numba{os.sep}" in traceback.extract_tb(e.__traceback__)[-1].filename:
+        for want_loss in (True, False) if self.compile_at_bind else ():  # compiled (or loaded) now, not run
+            kernel = dispatch.kernel_for(self._kernels[want_loss], self._work)
+            types = self._call(kernel, np.zeros(self.n_docs), want_loss, self._checked_inputs(), 0, True)
+            try:
+                kernel.compile(types)
+            except NUMBA_CANNOT_COMPILE as e:  # numba's reason in a sentence, a write into the read-only arrays plainly
+                why = "it writes into an array that is read-only: the scores, the order's scores and the labels" \
+                    if "Cannot modify readonly array" in str(e) else str(e).strip().splitlines()[0]
+                raise TypeError(f"{type(self).__name__}: numba cannot compile its list_loss or list_grad_hess ({why}); "
+                                "write them for numba") from e
+            except Exception as e:  # raised while compiling: numba's own failure
                 raise TypeError(f"{type(self).__name__}: numba failed compiling its list_loss or list_grad_hess "
                                 f"({type(e).__name__}: {e}), as it does on an in-place operation on the read-only "
                                 "s, at or doc (s -= s.max()): compute a new array (s = s - s.max())") from e
@@ -160,16 +153,20 @@ class ListwiseLoss(RunLoss):
         return doc, query
 
     def _call(self, kernel: Any, scores: NDArray[np.float64], want_loss: bool,
-              inputs: tuple[NDArray[np.float64], NDArray[np.float64]],
-              only: int | None = None) -> tuple[NDArray[np.float64], ...]:
-        """``kernel`` on every query, or on query ``only``: their sums, or their losses with ``want_loss``."""
+              inputs: tuple[NDArray[np.float64], NDArray[np.float64]], only: int | None = None,
+              typed: bool = False) -> tuple[Any, ...]:
+        """``kernel`` on every query, or on query ``only``: their sums, or their losses with ``want_loss``
+        (``typed``: the types of its arguments, for numba, instead)."""
         doc, query = inputs
         nq, n = self.n_queries, (0 if want_loss else self.n_docs)
         grad, hess, loss, done = np.zeros(n), np.zeros(n), np.zeros(nq if want_loss else 0), np.zeros(nq, np.bool_)
         qs = slice(None) if only is None else slice(only, only + 1)
         ptr = self.group_ptr if only is None else self.group_ptr[only:only + 2]
-        kernel(_read_only(scores), _read_only(self.weights_from(scores)), doc, query[qs], ptr, self.query_weights[qs],
-               self._args, grad, hess, loss[qs], done[qs])
+        args = (_read_only(scores), _read_only(self.weights_from(scores)), doc, query[qs], ptr, self.query_weights[qs],
+                self._args, grad, hess, loss[qs], done[qs])
+        if typed:
+            return tuple(nb.typeof(a) for a in args)
+        kernel(*args)
         if not done[qs].all():
             raise RuntimeError(f"{self.name}: a list function raised on a worker thread (numba's parallel loops "
                                "lose such exceptions)")

@@ -56,7 +56,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._core import dispatch
 from ..groups import label_levels
 from . import _mpboost_kernels as K
-from ._contract import Hessian, Loss, Search, moved_functions
+from ._contract import Hessian, Loss, Search
 from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space
 
@@ -218,6 +218,5 @@ class MPBoostObjective(Loss):
         return grad, hess
 
 
-__getattr__ = moved_functions(MPBoostObjective, "log_loss")
 DEFAULTS: dict[str, Any] = MPBoostObjective.defaults()
 HESSIANS: dict[str, str] = MPBoostObjective.hessian_texts()

@@ -45,7 +45,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._core import dcg, dispatch
 from .._core.dcg import check_label_gain, gains_of
 from . import _ndcg_boost_kernels as K
-from ._contract import Hessian, Param, Search, moved_functions
+from ._contract import Hessian, Param, Search
 from .listwise import ListwiseLoss
 from ._non_finite import loss_error
 
@@ -94,6 +94,7 @@ class NDCGBoostObjective(ListwiseLoss):
     each query (:func:`~._ndcg_boost_kernels.list_grad_hess`) and weighs it by ``W_k``.
     """
 
+    compile_at_bind = False
     name = _NAME
     summary = "NDCG_Boost: expected-NDCG bound (Valizadegan et al. 2009)"
     params = {
@@ -207,6 +208,5 @@ class NDCGBoostObjective(ListwiseLoss):
         return w, value
 
 
-__getattr__ = moved_functions(NDCGBoostObjective)
 DEFAULTS: dict[str, Any] = NDCGBoostObjective.defaults()
 HESSIANS: dict[str, str] = NDCGBoostObjective.hessian_texts()

@@ -56,7 +56,7 @@ from .._core import dispatch
 from ..groups import label_levels
 from ..keyed_pairs import pair_rows, row_index
 from . import _qbrank_kernels as K
-from ._contract import Hessian, Loss, Param, Search, moved_functions
+from ._contract import Hessian, Loss, Param, Search
 
 __all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "line_search"]
 
@@ -347,7 +347,6 @@ class QBRankObjective(Loss):
         return g, k, scale
 
 
-__getattr__ = moved_functions(QBRankObjective)
 DEFAULTS: dict[str, Any] = QBRankObjective.defaults()
 HESSIANS: dict[str, str] = QBRankObjective.hessian_texts()
 

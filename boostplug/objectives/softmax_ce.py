@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._core.dcg import gains_of
-from ._contract import Hessian, Param, moved_functions
+from ._contract import Hessian, Param
 from .listwise import ListwiseLoss
 
 __all__ = ["SoftmaxCrossEntropy", "ListNet", "TARGETS", "EPSILON", "softmax"]
@@ -82,6 +82,7 @@ class SoftmaxCrossEntropy(ListwiseLoss):
     """The softmax cross-entropy of each query's scores against targets from its labels (module
     docstring): ``rho_i - p_i`` and ``rho_i (1 - rho_i)``. Subclasses define :meth:`round_targets`."""
 
+    compile_at_bind = False
     list_loss = staticmethod(_cross_entropy)
 
     def round_targets(self) -> NDArray[np.float64]:  # pragma: no cover - abstract
@@ -142,6 +143,3 @@ class ListNet(SoftmaxCrossEntropy):
 
     def round_targets(self) -> NDArray[np.float64]:
         return self._phi
-
-
-__getattr__ = moved_functions(ListNet)

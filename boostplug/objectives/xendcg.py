@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import INT32_MAX
-from ._contract import Hessian, Param, moved_functions
+from ._contract import Hessian, Param
 from ._rounds import RandomRounds
 from .softmax_ce import EPSILON, SoftmaxCrossEntropy, _targets_sum, softmax
 
@@ -165,6 +165,3 @@ class XENDCG(RandomRounds, SoftmaxCrossEntropy):
 
     def round_targets(self) -> NDArray[np.float64]:
         return self._powers - self.gammas()
-
-
-__getattr__ = moved_functions(XENDCG)

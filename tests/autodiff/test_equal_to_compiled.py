@@ -133,11 +133,9 @@ def test_mean_abs_gradient_hessian_steps_do_not_depend_on_the_losss_scale(data) 
     assert not np.allclose(gc / np.where(hc > 0, hc, 1.0), g1 / np.where(h1 > 0, h1, 1.0))
 
 
-@pytest.mark.parametrize("old, new", [("positive", "exact_abs"), ("scaled", "mean_abs_gradient")])
-def test_the_former_hessian_names_are_accepted_with_a_deprecation_warning(data, old, new) -> None:
+@pytest.mark.parametrize("old", ["positive", "scaled"])
+def test_the_former_hessian_names_are_refused(data, old) -> None:
+    """exact_abs and mean_abs_gradient were positive and scaled: no alias (CHANGELOG.md lists the renames)."""
     labels, group_ptr, scores, weights = data
-    with pytest.warns(DeprecationWarning, match=f"hessian='{old}' is now called '{new}'"):
-        loss = JaxApproxNDCG(labels, group_ptr, weights=weights, hessian=old)
-    assert loss.hessian == new and loss.settings["hessian"] == new
-    with pytest.warns(DeprecationWarning, match=f"hessian='{old}'"):
-        objectives.get("approx_ap").check({"hessian": old})
+    with pytest.raises(ValueError, match=f"hessian.*{old}"):
+        JaxApproxNDCG(labels, group_ptr, weights=weights, hessian=old)

@@ -29,10 +29,11 @@ def test_gradients_on_the_gpu_equal_the_cpu_ones_and_reach_xgboost_without_a_hos
     rng = np.random.default_rng(0)
     S, Y = rng.normal(size=(4, 8)), rng.integers(0, 3, size=(4, 8)).astype(float)
     M, W = np.ones((4, 8), dtype=bool), np.ones(4)
-    fn = compiled(JaxApproxNDCG.query_loss, ())("exact_abs")
+    fn = compiled(JaxApproxNDCG.query_loss, (), False, "JaxApproxNDCG.query_loss")("exact_abs")
     with float64():
-        cpu = [np.asarray(a) for a in fn(S, Y, M, W, 1.0)]
-        on_gpu = [jax.device_put(a, jax.devices("gpu")[0]) for a in (S, Y, M, W)]
+        Z, K = np.zeros((4, 0)), np.zeros((4, 2), dtype=np.uint32)
+        cpu = [np.asarray(a) for a in fn(S, Y, M, W, Z, K, 1.0)]
+        on_gpu = [jax.device_put(a, jax.devices("gpu")[0]) for a in (S, Y, M, W, Z, K)]
         g, h = fn(*on_gpu, jnp.float64(1.0))
     assert g.devices() == {jax.devices("gpu")[0]}
     grad, hess = cupy.from_dlpack(g).ravel(), cupy.from_dlpack(h).ravel()  # views of the device buffers

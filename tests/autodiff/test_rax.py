@@ -92,10 +92,14 @@ def test_a_rax_class_pickles_by_reference(data) -> None:
     np.testing.assert_array_equal(obj.grad_hess(scores)[0], RaxPoly1(labels, group_ptr, epsilon=2.0).grad_hess(scores)[0])
 
 
-def test_a_pickle_written_under_the_old_namespace_name_loads() -> None:
+def test_a_pickle_written_under_the_former_class_path_is_refused_naming_the_new_one() -> None:
     module, name = RaxPoly1.__module__.encode(), b"made.RaxPoly1"  # protocol 4's STACK_GLOBAL of module, name
     old = b"\x80\x04\x8c" + bytes([len(module)]) + module + b"\x8c" + bytes([len(name)]) + name + b"\x93."
-    assert pickle.loads(old) is RaxPoly1
+    with pytest.raises(pickle.UnpicklingError, match=r"boostplug\.autodiff\._rax\.made\.<class>: a from_rax class "
+                       r"pickled under its former path; .*boostplug\.autodiff\._rax\.from_rax_classes\.<class>"):
+        pickle.loads(old)
+    with pytest.raises(AttributeError, match="othr"):
+        pickle.loads(old.replace(b"made.RaxPoly1", b"othr.RaxPoly1"))
 
 
 @pytest.mark.parametrize("call, error, match", [

@@ -36,7 +36,7 @@ class NaNBehindWhere(JaxLoss):
 
 @pytest.mark.parametrize("method", ["loss", "grad_hess"])
 def test_a_non_finite_query_loss_names_its_query_even_with_a_finite_gradient(method) -> None:
-    with pytest.raises(NonFiniteError, match=r"nan_behind_where: query_loss returned nan in query 1 \(rows 5\.\.11\), "
+    with pytest.raises(NonFiniteError, match=r"nan_behind_where: NaNBehindWhere\.query_loss returned nan in query 1 \(rows 5\.\.11\), "
                                              r"from moderate inputs \(the query's scores .*labels 0\.0 \.\. 2\.0") as e:
         getattr(NaNBehindWhere(LABELS, PTR), method)(SCORES)
     assert e.value.query == 1
@@ -112,8 +112,9 @@ def test_jax_value_errors_and_nan_gradients_name_query_loss_not_the_base() -> No
     with pytest.raises(ValueError, match=r"Broadcasts\.query_loss: Incompatible shapes.*\(on query 0: 5 documents, "
                                          r"padded to 8\)"):
         Broadcasts(LABELS, PTR, hessian="constant").grad_hess(SCORES)
-    with pytest.raises(NonFiniteError, match=r"derivatives of NaNGradient\.query_loss are not finite.*a bug in NaNGradient\.query_loss.*"
-                                               r"double jnp\.where") as e:
+    with pytest.raises(NonFiniteError, match=r"nan_gradient: the derivatives of NaNGradient\.query_loss returned a non-"
+                       r"finite value at row 0 .*: a bug in the derivatives of NaNGradient\.query_loss, .*; most often "
+                       r"jnp\.where\(mask, f\(x\), 0\.0\).*double jnp\.where$") as e:
         NaNGradient(LABELS, PTR, hessian="constant").grad_hess(SCORES)
     assert "_grad_hess" not in str(e.value)
 
@@ -191,21 +192,28 @@ class ReadsModule(JaxLoss):
         return FACTOR * scale * jnp.sum(jnp.where(mask, (s - y) ** 2, 0.0))
 
 
-def test_a_changed_module_level_value_is_read_by_the_loss_and_its_gradient_alike() -> None:
-    """A module-level value read by query_loss and changed between calls: the loss, the gradient and the
-    Hessian all read the new value (a new trace), in a new instance and in the one made before."""
+def test_a_changed_module_level_value_is_read_by_the_next_binding_the_loss_and_its_gradient_alike() -> None:
+    """A module-level value read by query_loss and changed between bindings: a new binding's loss, gradient and
+    Hessian all read the new value (a new trace); one bound before keeps the value it was bound with, and one bound
+    before the change that would trace after it is refused (its key and its trace would differ)."""
     before = ReadsModule(LABELS, PTR, hessian="exact")
     g1, h1 = before.grad_hess(SCORES)
     v1 = before.loss(SCORES)
+    longer = ReadsModule(np.tile(LABELS, 2), np.array([0, 24]), hessian="exact")  # bound now, traced later
     globals()["FACTOR"] = 3.0
     try:
-        for loss in (ReadsModule(LABELS, PTR, hessian="exact"), before):
-            g, h = loss.grad_hess(SCORES)
-            np.testing.assert_allclose(g, 3.0 * g1, rtol=1e-12)
-            np.testing.assert_allclose(h, 3.0 * h1, rtol=1e-12)
-            assert loss.loss(SCORES) == pytest.approx(3.0 * v1, rel=1e-12)
+        loss = ReadsModule(LABELS, PTR, hessian="exact")
+        g, h = loss.grad_hess(SCORES)
+        np.testing.assert_allclose(g, 3.0 * g1, rtol=1e-12)
+        np.testing.assert_allclose(h, 3.0 * h1, rtol=1e-12)
+        assert loss.loss(SCORES) == pytest.approx(3.0 * v1, rel=1e-12)
         g3 = ReadsModule(LABELS, PTR, hessian="exact", scale=3.0).grad_hess(SCORES)[0]
         np.testing.assert_allclose(g3, 9.0 * g1, rtol=1e-12)
+        np.testing.assert_array_equal(before.grad_hess(SCORES)[0], g1)
+        assert before.loss(SCORES) == v1
+        with pytest.raises(ValueError, match=r"ReadsModule\.query_loss: a value it reads changed after the loss was "
+                                             r"bound: bind it again"):
+            longer.grad_hess(np.tile(SCORES, 2))
     finally:
         globals()["FACTOR"] = 1.0
 

@@ -55,7 +55,9 @@ def test_lgb_train_learns_and_matches_pure_gradients(name, data):
         np.testing.assert_allclose(h, h_ref, rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.parametrize("name", OBJECTIVES)
+# RankCosine is scale-free: at scores of 1e4 its gradients and Hessians are 1e-4 times those at 1, and a leaf's sum of
+# Hessians falls below LightGBM's min_sum_hessian_in_leaf: no tree splits (the cosine of such scores is the same)
+@pytest.mark.parametrize("name", [n for n in OBJECTIVES if n != "rank_cosine"])
 def test_both_frameworks_learn_from_extreme_initial_scores(name, data):
     """Initial scores of +-1e4 (continued training, a wild base margin): the exponential losses'
     gradients are rescaled (mpboost.GRAD_SUM_CAP) so that XGBoost's float32 split gains do not

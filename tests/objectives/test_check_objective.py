@@ -178,6 +178,15 @@ def test_each_check_fails_on_the_defect_it_is_for(defective: type[Loss], check: 
     assert objectives.names() == before  # unregistered after a failure too
 
 
+def test_a_loss_that_declares_it_is_not_shift_invariant_is_checked_for_everything_else() -> None:
+    """Anchored fails only shift_invariance (above); declared ``shift_invariant = False`` (as RankCosine is), every
+    other check runs on it and passes, and that one does not run."""
+    declared = type("DeclaredAnchored", (Anchored,), {"name": "pair_squares_anchored", "shift_invariant": False})
+    ran = check_objective(declared)
+    assert {r.check for r in ran} == set(CHECKS) - {"shift_invariance"}
+    assert all(r.skipped is None for r in ran if r.check != "serial_parallel" or ONE_THREAD is None)
+
+
 def test_the_objective_is_taken_by_name_class_or_entry() -> None:
     entry = objectives.register(PairSquares)
     try:

@@ -9,7 +9,6 @@ import pytest
 
 from boostplug.keyed_pairs import pair_rows
 from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, Hessian, Loss, Param, Search
-from boostplug.objectives import module_functions
 from boostplug.objectives._contract import check_contract
 
 
@@ -323,41 +322,18 @@ def test_the_test_objectives_follow_the_contract():
 
 
 # ---- the spellings that moved ---------------------------------------------------------------------
-def test_module_functions_and_the_modules_functions_are_deprecated_aliases():
+def test_the_modules_former_functions_are_gone():
     """One way to ask for a gradient, the registry entry's (it binds the objective and asks the bound
-    one): module_functions and the objective modules' prepare/loss/grad_hess (and MPBoost's log_loss)
-    still work, each with a DeprecationWarning that names the registry's spelling."""
+    one): the objective modules' former prepare/loss/grad_hess (and MPBoost's log_loss) and
+    module_functions are not kept under their old names (CHANGELOG.md lists the renames)."""
     from boostplug import objectives
     from boostplug.objectives import approx_ndcg, listmle, mpboost, ndcg_boost, qbrank, softmax_ce, xendcg
 
-    with pytest.warns(DeprecationWarning, match=r"module_functions is deprecated; use boostplug\.objectives\.resolve"):
-        prepare, loss, grad_hess = module_functions(PairLogistic)
-    assert isinstance(prepare(Y, GP), PairLogistic)
-    assert loss(S, Y, GP, sigma=2.0) == PairLogistic(Y, GP, sigma=2.0).loss(S)
-    g1, h1 = grad_hess(S, Y, GP, weights=[1.0, 2.0], hessian="bound")
-    g2, h2 = PairLogistic(Y, GP, weights=[1.0, 2.0], hessian="bound").grad_hess(S)
-    np.testing.assert_array_equal(g1, g2)
-    np.testing.assert_array_equal(h1, h2)
-    with pytest.raises(ValueError, match="unknown parameter"):
-        loss(S, Y, GP, gamma=1.0)
-    for module, name in ((qbrank, "qbrank"), (mpboost, "mpboost"), (ndcg_boost, "ndcg_boost"), (xendcg, "xendcg"),
-                         (listmle, "listmle"), (approx_ndcg, "approx_ndcg"), (softmax_ce, "listnet")):
-        entry = objectives.get(name)
-        for fn in ("loss", "grad_hess", "prepare"):
-            with pytest.warns(DeprecationWarning, match=rf"^{module.__name__}\.{fn} is deprecated; use "
-                              rf"boostplug\.objectives\.get\('{name}'\)\.{fn}\(\.\.\.\)$"):
-                old = getattr(module, fn)
-            if fn == "prepare":
-                assert type(old(Y, GP)) is type(entry.prepare(Y, GP))
-            else:
-                new = getattr(entry, fn)(S, Y, GP, weights=[1.0, 2.0])
-                np.testing.assert_array_equal(old(S, Y, GP, weights=[1.0, 2.0]), new)
-        with pytest.raises(AttributeError, match=f"module '{module.__name__}' has no attribute 'grad_hessian'"):
-            module.grad_hessian  # noqa: B018 - the attribute access is the test
-    with pytest.warns(DeprecationWarning, match=r"use boostplug\.objectives\.get\('mpboost'\)\.prepare\(\.\.\.\)\.log_loss"):
-        from boostplug.objectives.mpboost import log_loss
-    assert log_loss(S, Y, GP) == objectives.get("mpboost").prepare(Y, GP).log_loss(S)
-
+    assert not hasattr(objectives, "module_functions")
+    for module in (qbrank, mpboost, ndcg_boost, xendcg, listmle, approx_ndcg, softmax_ce):
+        for fn in ("loss", "grad_hess", "prepare", "log_loss"):
+            with pytest.raises(AttributeError, match=f"module '{module.__name__}' has no attribute '{fn}'"):
+                getattr(module, fn)
 
 
 # ---- the registry -------------------------------------------------------------------------------------

@@ -158,21 +158,18 @@ class Kept(Concave):
         return self.returned
 
 
-def test_returns_new_arrays_floors_in_place_and_fresh_output_is_its_deprecated_name() -> None:
+def test_returns_new_arrays_floors_in_place() -> None:
     """``returns_new_arrays``: the arrays _grad_hess returns are its own, made in the call, so the
-    floor works on them in place; without it the Hessian is floored on a copy. The old name,
-    ``fresh_output``, still says so, with a DeprecationWarning when the class is declared."""
+    floor works on them in place; without it the Hessian is floored on a copy. The former name,
+    ``fresh_output``, means nothing (no alias)."""
     y, gp, s = np.zeros(4), np.array([0, 4]), np.array([0.0, 1.0, np.pi, 0.5])  # one Hessian below 0
     obj = Kept(y, gp)
     assert obj.grad_hess(s)[1] is obj.returned[1] and obj.returned[1][2] == HESSIAN_FLOOR
     copied = type("Copied", (Kept,), {"returns_new_arrays": False})(y, gp)
     h = copied.grad_hess(s)[1]
     assert h is not copied.returned[1] and copied.returned[1][2] == -1.0 and h[2] == HESSIAN_FLOOR
-    with pytest.warns(DeprecationWarning, match="Old.fresh_output is deprecated; name it returns_new_arrays"):
-        old = type("Old", (Kept,), {"returns_new_arrays": False, "fresh_output": True})
-    assert old.returns_new_arrays is True
-    obj = old(y, gp)
-    assert obj.grad_hess(s)[1] is obj.returned[1]
+    old = type("Old", (Kept,), {"returns_new_arrays": False, "fresh_output": True})
+    assert old.returns_new_arrays is False
 
 
 def test_the_floor_changes_a_lightgbm_model() -> None:

@@ -16,8 +16,9 @@ from tests._hypothesis import SETTINGS, rankings
 from boostplug.testing import cases, multi_label_queries
 
 
-#: Every registered objective in each Hessian mode at each configuration the registry lists.
-OBJECTIVES = [c for c in cases() if c.registered]
+#: Every registered objective in each Hessian mode at each configuration the registry lists (that declares itself
+#: shift-invariant: RankCosine does not).
+OBJECTIVES = [c for c in cases() if c.registered and c.entry.loss_class.shift_invariant]
 IDS = [c.id for c in OBJECTIVES]
 
 

@@ -484,3 +484,23 @@ def test_a_subclass_of_ranknet_takes_a_truncation_level_as_ranknet_does() -> Non
         mine, theirs = Halved(y, gp, truncation_level=level), RankNet(y, gp, truncation_level=level)
         assert type(mine) is Halved and mine.loss(s) == theirs.loss(s)
         np.testing.assert_array_equal(mine.grad_hess(s)[0], theirs.grad_hess(s)[0])
+
+
+def test_ndcg_loss2pps_lambdarank_term_is_the_cores_delta_ndcg_to_the_bit() -> None:
+    """NDCG-Loss2++'s rho_ij is ``_core.dcg``'s |Delta NDCG| of the swap (the one every LambdaRank weight takes), not a
+    product of its own: at mu = 0 its gradients and Hessians equal, bit for bit, those of the same loss weighted by
+    ``metric_weights.delta_ndcg`` (on main, |G_i - G_j| / Z |D_i - D_j| multiplied in another order, they differ)."""
+    from boostplug.objectives import metric_weights
+
+    class CoreWeight(objectives.get("ndcg_loss2pp").loss_class):
+        name = "ndcg_loss2pp_core_weight"
+
+        @staticmethod
+        def pair_weight(p, sigma, mu):
+            return metric_weights.delta_ndcg(p)
+
+    rng = np.random.default_rng(5)
+    gp = np.array([0, 40, 97, 180])
+    y, s = rng.integers(0, 5, gp[-1]).astype(np.float64), rng.normal(size=gp[-1])
+    for a, b in zip(objectives.get("ndcg_loss2pp").prepare(y, gp, mu=0.0).grad_hess(s), CoreWeight(y, gp, mu=0.0).grad_hess(s)):
+        np.testing.assert_array_equal(a, b)

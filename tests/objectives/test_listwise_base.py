@@ -4,9 +4,13 @@ compile, a wrong list_inputs shape); machinery errors pass unchanged."""
 
 from __future__ import annotations
 
+import importlib
+import textwrap
+
 import numpy as np
 import pytest
 
+from boostplug import objectives
 from boostplug.objectives import Hessian, ListwiseLoss
 
 PTR = np.array([0, 3, 4, 8])  # a query of one document in the middle
@@ -88,6 +92,51 @@ def test_a_function_numba_cannot_compile_is_a_type_error():
 
     with pytest.raises(TypeError, match=r"NotNumba: numba cannot compile its list_loss or list_grad_hess"):
         NotNumba(LABELS, PTR)
+
+
+def test_when_the_loops_compile_is_declared_by_the_class():
+    """``compile_at_bind`` (True for a class of one's own): numba's refusal comes when the loss is bound; a class that
+    declares it False (boostplug's own, which a booster binds without calling) compiles at its first call."""
+    class Later(Squares):
+        name = "test_list_not_numba_later"
+        compile_at_bind = False
+
+        @staticmethod
+        def list_loss(s, doc, query):
+            return {"a dict": s}  # not a number
+
+    later = Later(LABELS, PTR)  # bound: nothing compiled yet
+    with pytest.raises(Exception, match="DictType"):  # numba's own refusal, at the first call
+        later.loss(np.zeros(8))
+    assert ListwiseLoss.compile_at_bind and not objectives.get("listmle").loss_class.compile_at_bind
+
+
+def test_an_error_of_the_class_at_binding_is_its_own_wherever_its_file_is(tmp_path, monkeypatch):
+    """Numba's failure is told from the class's own error by when it happens (compiling), not by the file an error is
+    raised in: a loss in a folder named numba whose list_inputs raises gets that error when bound, not "numba failed
+    compiling"."""
+    (tmp_path / "numba").mkdir()
+    (tmp_path / "numba" / "my_list_loss.py").write_text(textwrap.dedent("""
+        from boostplug.objectives import Hessian, ListwiseLoss
+
+        class HookFails(ListwiseLoss):
+            name = "test_list_hook_fails"
+            hessians = {"exact": Hessian("exact", "0")}
+
+            def list_inputs(self):
+                raise ValueError("the hook's own bug")
+
+            @staticmethod
+            def list_loss(s, doc, query):
+                return 0.0
+
+            @staticmethod
+            def list_grad_hess(s, doc, query, grad, hess):
+                pass
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path / "numba"))
+    with pytest.raises(ValueError, match="the hook's own bug"):
+        importlib.import_module("my_list_loss").HookFails(LABELS, PTR)
 
 
 def test_list_inputs_of_the_wrong_shape_are_named():

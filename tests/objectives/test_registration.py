@@ -268,8 +268,11 @@ BUILTIN = ["lambdarank", "rank_xendcg", "regression", "qbrank", "mpboost-binary"
 if "approx_ap" in objectives.names():  # written in JAX: registered with the jax extra only, after the others
     BUILTIN.insert(BUILTIN.index("lambdamart_rbp") + 1, "approx_ap")
     BUILTIN.insert(BUILTIN.index("approx_ap") + 1, "neural_ndcg")
+    BUILTIN[BUILTIN.index("neural_ndcg") + 1:BUILTIN.index("neural_ndcg") + 1] = ["st_listnet", "rank_cosine"]
     BUILTIN.insert(BUILTIN.index("xgb-lambdamart_rbp") + 1, "xgb-approx_ap")
     BUILTIN.insert(BUILTIN.index("xgb-approx_ap") + 1, "xgb-neural_ndcg")
+    BUILTIN[BUILTIN.index("xgb-neural_ndcg") + 1:BUILTIN.index("xgb-neural_ndcg") + 1] = ["xgb-st_listnet",
+                                                                                         "xgb-rank_cosine"]
 
 
 def _not_catboost(names: list[str]) -> list[str]:

@@ -13,13 +13,13 @@ import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..compare import CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, clicks, format_table, load_folds, run
 from ..compare.budget import check_budget
 from ..compare.cluster import connect, prepare
-from ..compare.data import data_files, file_digests, fold_count
-from ..compare.methods import check_run
+from ..compare.data import data_files, file_digests, fold_count, layout_note
+from ..compare.methods import check_run, get_method
 from ..compare.outdir import OutDir
 from ..compare.plugins import load_plugins, registered_here
 from ..compare.report import method_legend, verdict, write_outputs
@@ -47,7 +47,7 @@ def run_compare(args: argparse.Namespace) -> int:
     with usage_errors(ValueError, TypeError):  # the click options: the runner of --clicks, None without
         runner = clicks.runner_from_args(args)
     if values["methods"].strip().lower() == "list":
-        print(list_methods(_method_table(runner), DEFAULT_METHODS if runner is None else ()))
+        print(list_methods(METHODS, DEFAULT_METHODS) if runner is None else list_methods(CLICK_METHODS, ()))
         return 0
     options = compare_options(values, runner)
     for note in twins(options.methods):  # a hyphen or an underscore apart: say which is which
@@ -57,7 +57,13 @@ def run_compare(args: argparse.Namespace) -> int:
         if out is not None and not (options.plots or values["no_plots"]):  # every other file is written
             print('boostplug compare: the plots are skipped (no matplotlib: pip install "boostplug[plot]")', file=sys.stderr)
         try:
-            code = _compare(options, out, signals)
+            with contextlib.ExitStack() as stack:
+                client = None
+                if options.scheduler is not None:  # before the data: a cluster not reached or a worker refused
+                    with usage_errors():
+                        client = stack.enter_context(connect(options.scheduler))
+                        prepare(client)
+                code = _compare_on(options, out, signals, client)
         finally:
             if out is not None:
                 out.release()
@@ -65,19 +71,13 @@ def run_compare(args: argparse.Namespace) -> int:
     return 128 + signals.received[0] if signals.received else code  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
 
 
-def _compare(options: CompareOptions, out: OutDir | None, signals: Signals) -> int:
-    with contextlib.ExitStack() as stack:
-        client = None
-        if options.scheduler is not None:  # before the data: an unreachable cluster or a worker refused, at once
-            with usage_errors():
-                client = stack.enter_context(connect(options.scheduler))
-                prepare(client)
-        return _compare_on(options, out, signals, client)
-
-
 def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, client: Any) -> int:
     record, runner, methods = options.record, options.runner, options.methods
     try:
+        note = layout_note(record.data, record.layout)  # a LETOR folder as downloaded: its Fold folders
+        if note:
+            print(f"boostplug compare: {note}", file=sys.stderr)
+            record = replace(record, layout="folds")
         folds = load_folds(record.data, n_folds=record.kfold, select=record.folds, seed=record.seed,
                            layout=record.layout)
     except OSError as e:  # FileNotFoundError with our message, or the system's about a path under --data
@@ -123,13 +123,14 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
           f"{where}", file=sys.stderr)
     if runner is not None:
         print(f"boostplug compare: {runner.describe()}", file=sys.stderr)
+    clock = _study_clock(options, folds, finished) if record.tune else lambda outcome: None
     results = run(methods, folds, rounds=record.rounds, metric=record.early_stopping_metric,
                   tree_params=options.tree_params, seed=record.seed, jobs=record.jobs, threads=record.threads,
                   conventions=options.conventions,
                   tune=record.tune, done=done, on_trained=signals.hold,  # from here a signal waits for the writing
                   runner=runner, isolated=in_workers(), client=client,
                   progress=options.progress and sys.stderr.isatty(),
-                  log=options.progress and not sys.stderr.isatty())
+                  log=options.progress and not sys.stderr.isatty(), on_run=clock)
     failed = 1 if results.failures else 0
     stopped = 128 + signal.SIGINT  # a KeyboardInterrupt not from our handlers: Ctrl-C
     if not results:
@@ -141,7 +142,7 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
     print(format_table(results, baseline, wide=options.wide))
     print()
     print(verdict(results, baseline, options.alpha))
-    legend = method_legend(list(dict.fromkeys(r.method for r in results)), _method_table(runner))
+    legend = method_legend(list(dict.fromkeys(r.method for r in results)), METHODS if runner is None else CLICK_METHODS)
     if legend:
         print()
         print(legend)
@@ -157,10 +158,45 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
             kept = "written first" if written is not None else "tabulated first"
             print(f"boostplug compare: {signal.Signals(signals.received[0]).name} arrived after training; the "
                   f"results were {kept}", file=sys.stderr)
+    sys.stdout.flush()  # the hints come last on a terminal, after the table
     if out is None:
-        sys.stdout.flush()  # the hint comes last on a terminal, after the table
         print("boostplug compare: plots and CSVs: add --out DIR", file=sys.stderr)
+    if record.data == "example":
+        print("boostplug compare: the same on your own data, fairly: boostplug compare --data PATH --tune 20\n"
+              "  (--tune searches each method's own parameters alike, the built-ins' included: the fair protocol)",
+              file=sys.stderr)
     return stopped if results.interrupted else failed
+
+
+def _study_clock(options: CompareOptions, folds: Sequence[tuple[int, Any]],
+                 finished: set[tuple[str, int]]) -> Callable[[Result | Failure], None]:
+    """``--tune``: the study's trainings, said before it starts; returns what says, as each method's first run
+    ends, how long its other runs take at that pace (at the last method's, the whole study's rest)."""
+    record, methods = options.record, options.methods
+    left = {m: sum((m, i) not in finished for i, _ in folds) for m in methods}
+    one = [m for m in methods if options.runner is None and not get_method(m).search_space()]
+    trainings = sum(n * (1 if m in one else record.tune) for m, n in left.items())
+    print(f"boostplug compare: --tune {record.tune}: {trainings} trainings of up to {record.rounds} rounds "
+          f"({len(methods)} method(s) x {len(folds)} fold(s) x {record.tune} trials"
+          + (f"; {', '.join(one)}: one per fold, nothing to search)" if one else ")"), file=sys.stderr)
+    pace: dict[str, float] = {}
+    jobs = options.scheduler if isinstance(options.scheduler, int) else record.jobs  # (1 with a remote cluster)
+
+    def on_run(r: Result | Failure) -> None:
+        left[r.method] -= 1
+        if isinstance(r, Failure) or r.method in pace:
+            return
+        n, pace[r.method] = left[r.method], r.info.get("tuning", {}).get("seconds", r.seconds)
+        rest = sum(left[m] * pace[m] for m in methods) / jobs if len(pace) == len(methods) > 1 else 0
+        if n or rest:
+            print(f"boostplug compare: {r.method}'s first run took {_duration(pace[r.method])}: its other {n} run(s) "
+                  f"about {_duration(n * pace[r.method])}" + (f"; the study about {_duration(rest)} more" * bool(rest)),
+                  file=sys.stderr)
+    return on_run
+
+
+def _duration(s: float) -> str:
+    return f"{s:.0f} s" if s < 90 else f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
 
 
 #: Train in worker processes at every ``--jobs`` (see :func:`in_workers`); the command's tests that
@@ -174,12 +210,6 @@ def in_workers() -> bool:
     process holds objectives a worker would not (a script registered its own, then called the
     command): ``--jobs 1`` trains here then, as documented for that use."""
     return IN_WORKERS and not registered_here()
-
-
-def _method_table(runner: Any) -> Any:
-    """Where the method names are explained (``--methods list``, the legend): the method table, or
-    the click protocol's."""
-    return METHODS if runner is None else CLICK_METHODS
 
 
 def report_failures(failures: Sequence[Failure], out: Path | None) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass
@@ -207,9 +208,7 @@ def parse_conventions(values: dict[str, Any]) -> Conventions:
 def _check_values(values: dict[str, Any], scheduler: str | int | None = None) -> int:
     """Check rounds, seed, jobs, kfold, tune and the selection metric; returns ``--threads`` as a number.
     A value from ``--config`` is named by the file and its key (:func:`.compare_config.option_name`)."""
-    def name(dest: str, flag: str) -> str:
-        return option_name(values, dest, flag)
-
+    name = functools.partial(option_name, values)
     with usage_errors():
         check_rounds(values["rounds"], name("rounds", "--rounds"))
     if not 0 <= values["seed"] <= INT64_MAX:

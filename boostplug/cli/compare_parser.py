@@ -10,6 +10,7 @@ from ..compare import DEFAULT_METHODS, FRAMEWORKS, TREE_PARAMS
 from ..compare.clicks import add_arguments as add_click_arguments
 from ..compare.conventions import DISCOUNTS, EMPTIES, GAINS, PROTOCOLS, TIES
 from ..compare.method_specs import plain_number
+from ..data import LAYOUTS
 from .compare_config import defer_defaults
 
 __all__ = ["add_parser"]
@@ -57,11 +58,9 @@ def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentPar
                         "(default: %(default)s)")
     p.add_argument("--folds", default="all", help="folds to run, e.g. 1,3 (default: all)")
     p.add_argument("--kfold", type=_INT, default=5, help="number of query-level folds of a LETOR file (default: 5)")
-    p.add_argument("--layout", default=None, choices=("letor4", "letor3", "rotate", "folds"),
-                   help="how a LETOR folder of parts S1..Sk.txt makes folds (required for one): letor4 (LETOR 4.0, "
-                        "MQ2007/MQ2008: Fold1 = train S1-S3, vali S4, test S5), letor3 (LETOR 3.0, OHSUMED: Fold1 "
-                        "= train S2-S4, vali S5, test S1), rotate (k parts, the letor4 rotation); folds: "
-                        "Fold1..FoldK folders, read as they are (also without --layout)")
+    p.add_argument("--layout", default=None, choices=tuple(LAYOUTS),
+                   help="how a LETOR folder of parts S1..Sk.txt makes folds (required for one; Fold1..FoldK folders "
+                        "beside them are read, whatever it says): " + "; ".join(map(": ".join, LAYOUTS.items())))
     p.add_argument("--protocol", default=None, choices=tuple(PROTOCOLS),
                    help="metric conventions of every reported metric, the round selection and the tests: library "
                         "(default: LightGBM's and XGBoost's: NDCG gain 2^r-1, discount 1/log2(rank+1), a query "
@@ -90,7 +89,7 @@ def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentPar
     p.add_argument("--tune", type=_INT, default=None, metavar="N",
                    help="search each method's parameters first: N Optuna TPE trials per method and fold on the "
                         "validation part, trial 0 the defaults, poor trials pruned on the validation curve "
-                        "(needs boostplug[tune]; default: 0, no search)")
+                        "(default: 0, no search; the fair protocol: every method's own parameters searched alike)")
     p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
                    help="a module name or a .py file to import first, in this process and in every --jobs worker, "
                         "e.g. one that registers your own objective with boostplug.objectives.register so that "

@@ -4,6 +4,7 @@
 * a LETOR file: query-level k-fold (:func:`file_folds`);
 * a LETOR fold folder (``Fold1..FoldK``, read as it is) or parts folder (``S1..Sk.txt``, whose
   ``layout`` must be named: :data:`boostplug.data.LAYOUTS`): :func:`boostplug.data.load_letor_folds`.
+  A folder as LETOR 4.0 ships it (``Fold1..FoldK`` beside ``S1..Sk.txt``): its Fold folders (:func:`layout_note`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import os
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -22,7 +25,7 @@ from ..data import (
 )
 
 __all__ = ["Fold", "VALI_FRACTION", "example_split", "file_folds", "load_folds", "fold_count", "parse_fold_selection",
-           "data_files", "file_digests"]
+           "data_files", "file_digests", "layout_note"]
 
 Fold = tuple[RankingData, RankingData, RankingData]
 
@@ -90,12 +93,14 @@ def parse_fold_selection(text: str | None, n_available: int | None) -> list[int]
     return sorted(chosen)
 
 
-def _load_file(path: Path) -> RankingData:
+def _check_queries(data: Path, path: Path) -> None:
+    """``ValueError`` naming ``path`` (a file of ``--data``) when its first data line has no ``qid:`` and
+    no ``.query`` file gives its group sizes: not LETOR, or without the queries compare needs."""
     sidecar = Path(str(path) + ".query")
-    if not _has_qid(path) and not sidecar.is_file():
-        raise ValueError(f"--data {path}: the file has no qid: fields and there is no {sidecar.name}; "
-                         "compare needs queries: write qid:<id> on every line (or group sizes in that .query file)")
-    return load_letor(path)
+    if path.is_file() and not _has_qid(path) and not sidecar.is_file():  # (a FIFO: the reader says what it is)
+        where = "" if path == data else f" {path.relative_to(data)}:"
+        raise ValueError(f"--data {data}:{where} no qid: on the first data line and no {sidecar.name}; expected LETOR "
+                         "lines with queries, LABEL qid:QUERY INDEX:VALUE ... (or group sizes in that .query file)")
 
 
 def _has_qid(path: Path) -> bool:
@@ -137,13 +142,16 @@ def load_folds(data: str | Path, *, n_folds: int = 5, select: str | None = None,
     if path.is_dir():
         n_available = fold_count(path, layout=layout)
         chosen = parse_fold_selection(select, n_available)
-        with _layout_errors(path, layout):
+        for f in data_files(path):
+            _check_queries(path, f)
+        with _layout_errors(path):
             folds = load_letor_folds(path, layout, folds=chosen)
         return list(zip(range(n_available) if chosen is None else chosen, folds))
     if not path.is_file():  # a FIFO would block the first read forever
         raise ValueError(f"--data {path}: not a regular file ({special_kind(path) or 'not a file or folder'}); give "
                          "a LETOR file or folder, or 'example'")
-    d = _load_file(path)
+    _check_queries(path, path)
+    d = load_letor(path)
     _check_kfold(d.n_queries, n_folds)
     chosen = parse_fold_selection(select, n_folds)
     which = list(range(n_folds)) if chosen is None else chosen
@@ -156,23 +164,32 @@ def fold_count(data: str | Path, *, n_folds: int = 5, layout: str | None = None)
     if str(data) == "example":
         return 1
     if Path(data).is_dir():
-        with _layout_errors(Path(data), layout):
+        with _layout_errors(Path(data)):
             return letor_fold_count(data, layout)
     return n_folds
 
 
+def layout_note(data: str | Path, layout: str | None) -> str:
+    """What ``boostplug compare`` says when ``data`` holds Fold folders beside parts (as LETOR 4.0 ships
+    them) and ``layout`` names a parts layout: that the Fold folders are read (``layout="folds"``); else ``""``."""
+    if layout in (None, "folds") or str(data) == "example" or not Path(data).is_dir():
+        return ""
+    with _layout_errors(Path(data)):
+        found = letor_layout(data)
+    return "" if found.kind != "folds" or not any(p.is_file() for p in Path(data).glob("S[0-9]*.txt")) else (
+        f"--data {data} holds Fold1..Fold{len(found.files)} beside parts S1..Sk.txt: the Fold folders are read, as "
+        f"shipped (--layout {layout} is for a folder of parts alone)")
+
+
 @contextlib.contextmanager
-def _layout_errors(path: Path, layout: str | None) -> Iterator[None]:
-    """The folder-layout errors of :mod:`boostplug.data` in the words of the command line."""
+def _layout_errors(path: Path) -> Iterator[None]:
+    """The folder errors of :mod:`boostplug.data` in the words of the command line: after ``--data PATH``,
+    with the paths inside it relative to it and a layout named as the option (``--layout letor4``)."""
     try:
         yield
-    except ValueError as e:
-        if layout is None and letor_layout(path).kind == "parts":
-            choices = "; ".join(f"{name} ({what})" for name, what in LAYOUTS.items() if name != "folds")
-            raise ValueError(f"--data {path}: holds parts S1..Sk.txt, and the LETOR versions make folds of them "
-                             f"differently: give --layout, one of: {choices}") from None
-        message = str(e).removeprefix(f"{path}: ")
-        raise ValueError(f"--data {path}: {message}") from None
+    except (ValueError, FileNotFoundError) as e:
+        message = re.sub(r"layout '(\w+)'", r"--layout \1", str(e).removeprefix(f"{path}: "))
+        raise ValueError(f"--data {path}: {message.removeprefix(f'{path}{os.sep}')}") from None
 
 
 def data_files(data: str | Path) -> list[Path]:

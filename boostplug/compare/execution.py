@@ -130,7 +130,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         progress: bool = False, log: bool = False, stream: TextIO = sys.stderr, tune: int = 0,
         conventions: Conventions | None = None, done: Sequence[Result] = (),
         on_trained: Callable[[], None] | None = None, runner: Any = None, isolated: bool = False,
-        client: Any = None) -> Results:
+        client: Any = None, on_run: Callable[[Result | Failure], None] = lambda outcome: None) -> Results:
     """Every method on every ``(fold_index, (train, vali, test))``, every metric under
     ``conventions`` (:mod:`.conventions`; default the library's).
 
@@ -144,6 +144,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
     again and they come back with the new ones. ``on_trained``: called the moment training ends
     (all runs done, or stopped by Ctrl-C), before ``run`` returns: from then on an interrupt
     would lose runs held only in memory (``boostplug compare`` stops letting its signals raise).
+    ``on_run``: called with each run's :class:`Result` or :class:`Failure` as it ends.
     Rounds or trials whose records cannot fit in the memory available are a ``ValueError`` before
     any training (:mod:`.budget`). ``runner``: what runs one (method, fold) instead of
     :func:`.protocol.run_method` (its arguments;
@@ -192,6 +193,7 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         (failures if failed else results).append(outcome)
         if lines or (bars and failed):
             _log_done(outcome, done, len(tasks), stream, newline=bars and failed)
+        on_run(outcome)
 
     trained = on_trained or (lambda: None)
     try:

@@ -426,9 +426,15 @@ def _objective(m: Method) -> Any:
 
 def pair_rule(params: Mapping[str, Any]) -> str:
     """Which pairs a loss with these parameters (a method's) uses: ``"top 30"`` (those with a document among the
-    first 30 positions), ``"every pair"``, ``"1 drawn per document"`` (XGBoost's ``mean``); ``""``: no such setting."""
+    first 30 positions), ``"every pair"``, ``"1 drawn per document"`` (XGBoost's ``mean``), ``"neighbours in 10
+    perturbed orders"`` (YetiRank's); ``""``: no such setting."""
     from ..objectives.lambdarank import EVERY_PAIR
     from ..objectives.xgb_lambdarank import DEFAULT_NUM_PAIR
+
+    if "permutations" in params:  # YetiRank, YetiLoss: pairs of neighbours of each order, at their distance
+        n, top = (1, None) if params.get("mode", "classic") == "classic" else (params["num_neighbors"], params["top"])
+        near = "neighbours" if n == 1 else "every pair" if n < 0 else f"pairs up to {n} apart"
+        return f"{near}{f' from the top {top}' if top else ''} in {params['permutations']} perturbed orders"
 
     method = params.get("lambdarank_pair_method")  # XGBoost's: a top-k level or a count per document
     k = params.get("lambdarank_num_pair_per_sample") or DEFAULT_NUM_PAIR.get(method)

@@ -16,8 +16,8 @@ import numpy as np
 
 from .._atomic import atomic_write, write_text
 from .comparison import (
-    BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Comparison, comparison, folds_finished, folds_text,
-    significance, summary_columns,
+    BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Comparison, bootstrap, comparison, folds_finished,
+    folds_text, significance, summary_columns,
 )
 from .conventions import Conventions
 from .method_specs import split_spec
@@ -103,15 +103,14 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     header = ["method", "rounds"] + [names.get(c, c.upper()) for c in cols]
     if not common:
         header.insert(1, "folds")
-    if cis:
+    if cis and wide:
         header.append(f"{CURVE_METRIC.upper()} 95% CI")
     if tests:
-        header += ["dNDCG@10", "dNDCG@10 95% CI", "p(t)", "p(W)"] if wide else ["dNDCG@10", "p(t)"]
+        header += ["dNDCG@10", _DIFF_CI, "p(t)", "p(W)"][:None if wide else 3]
     best = {c: _best(stats, c, flat) for c in cols}
     rows = []
     for name, s in stats.items():
-        shown = f"{name} {DEGENERATE_MARK}" if name in flat else name
-        row = [shown, "/".join(str(r) for r in s["best_rounds"]) if wide else _span(s["best_rounds"])]
+        row = [name, "/".join(str(r) for r in s["best_rounds"]) if wide else _span(s["best_rounds"])]
         if not common:
             row.insert(1, ",".join(map(str, s["folds"])))
         for c in cols:
@@ -125,18 +124,24 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
             if common and len(stats) > 1 and s[c]["mean"] == best[c] and name not in flat:
                 cell += "*"
             row.append(cell)
-        if cis:
+        if cis and wide:
             row.append(_interval(cis[name]["mean"][CURVE_METRIC]))
         if tests:
             t = tests.get(name)
             if name == baseline or t is None:  # t is None: degenerate, not tested
-                row += ["(baseline)" if name == baseline else "degenerate"] + [""] * (3 if wide else 1)
-            elif wide:
-                row += [f"{t.mean_diff:+.4f}", _interval(cis[name]["diff"], signed=True), _p(t.t_pvalue),
-                        _p(t.wilcoxon_pvalue)]
-            else:
-                row += [f"{t.mean_diff:+.4f}", _p(t.t_pvalue, compact=True)]
+                row += ["(baseline)" if name == baseline else "degenerate"] + [""] * (3 if wide else 2)
+            else:  # the compact table's intervals are computed once they fit (each as wide as this stand-in)
+                ci = _interval(cis[name]["diff"], signed=True) if wide else "[+0.0000,+0.0000]"
+                cells = [f"{t.mean_diff:+.4f}", ci, _p(t.t_pvalue, compact=not wide), _p(t.wilcoxon_pvalue)]
+                row += cells if wide else cells[:3]
         rows.append(row)
+    footnotes = [] if wide else _fit(header, rows, flat)
+    if not wide and _DIFF_CI in header:
+        k, diffs = header.index(_DIFF_CI), bootstrap(compared.results, baseline)
+        for name, row in zip(stats, rows):
+            row[k] = row[k] and _interval(diffs[name]["diff"], signed=True)
+    for name, row in zip(stats, rows):
+        row[0] += f" {DEGENERATE_MARK}" * (name in flat)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
 
     def line(cells: list[str]) -> str:
@@ -147,12 +152,13 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     out = [*wrap(conv.describe(), width, "  "), line(header), line(["-" * w for w in widths]), *map(line, rows)]
 
     n_folds = len(common)
+    note = "".join(f"{f}\n" for f in footnotes)
     if common:
         rounds = "rounds chosen on validation, per fold" if wide else "rounds: the round chosen on validation"
         if not wide and n_folds > 1:
             rounds += " (lowest-highest over folds)"
-        note = (f"test metrics, mean{'±std over ' + str(n_folds) + ' folds' if n_folds > 1 else ' (1 fold)'}; "
-                f"* best per column; {rounds}")
+        note += (f"test metrics, mean{'±std over ' + str(n_folds) + ' folds' if n_folds > 1 else ' (1 fold)'}; "
+                 f"* best per column; {rounds}")
         left_out = sorted({r.fold for r in results} - set(common))
         if left_out:
             lacking = {f: [n for n, fs in finished.items() if f not in fs] for f in left_out}
@@ -161,8 +167,8 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
             note += (f"\nonly {which} compared; left out: "
                      + "; ".join(f"fold {f + 1} (not finished by {', '.join(lacking[f])})" for f in left_out))
     else:
-        note = ("no fold was finished by every method: each row is the mean over its own folds, so nothing is "
-                "marked or tested")
+        note += ("no fold was finished by every method: each row is the mean over its own folds, so nothing is "
+                 "marked or tested")
     if "tune_seconds" in cols:
         trials = sorted({n for s in stats.values() for n in s.get("trials", [])})
         note += (f"\ntune s: seconds of the parameter search per fold ({'/'.join(map(str, trials))} trials, "
@@ -177,12 +183,11 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
                  if wide else
                  f"\ndNDCG@10, p(t): per-query test NDCG@10 minus {baseline}'s and its paired t-test p-value "
                  f"(two-sided), queries pooled across folds (n={_span(others)})")
-    if cis:
-        n_q = [c["mean"][CURVE_METRIC].n for c in cis.values()]
-        note += (f"\n95% CI: percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples (seed {BOOTSTRAP_SEED}) of the "
-                 f"n={_span(n_q)} test queries, drawn within each fold"
-                 + (", of the mean over folds and of the paired per-query difference to the baseline"
-                    if tests else ", of the mean over folds"))
+    if cis or _DIFF_CI in header:
+        n_q = _span([c["mean"][CURVE_METRIC].n for c in cis.values()] or [t.n for t in tests.values()])
+        of = ["of the mean over folds"] * wide + ["of the paired per-query difference to the baseline"] * bool(tests)
+        note += (f"\n{'95% CI' if wide else _DIFF_CI}: percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples (seed "
+                 f"{BOOTSTRAP_SEED}) of the n={n_q} test queries, drawn within each fold, {' and '.join(of)}")
     footer = conv.footer()
     if footer:
         note += "\n" + footer
@@ -193,9 +198,35 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     return "\n".join(out + wrap(note, width, "  "))
 
 
+#: The compact table's column of the interval of the difference, there where it fits (:func:`_fit`).
+_DIFF_CI = "dNDCG@10 95% CI"
+
+
+def _fit(header: list[str], rows: list[list[str]], flat: Mapping[str, Any]) -> list[str]:
+    """The compact table (changed in place) within :data:`TABLE_WIDTH`: a name longer than the other columns
+    leave room for is shown as its base name and a number, ``lambdarank (1)``, spelt out in the footnotes
+    returned (``flat``: the names that get the degenerate mark); then the interval of the difference is
+    left out unless it fits too."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    ci = header.index(_DIFF_CI) if _DIFF_CI in header else 0
+    room = TABLE_WIDTH - sum(w + 2 for i, w in enumerate(widths) if i not in (0, ci))
+    marks = [len(DEGENERATE_MARK) + 1 if row[0] in flat else 0 for row in rows]
+    footnotes: list[str] = []
+    for row, mark in zip(rows, marks):
+        if len(row[0]) + mark > room:
+            footnotes.append(f"({len(footnotes) + 1}) {row[0]}")
+            number = f" ({len(footnotes)})"
+            row[0] = row[0].split("[", 1)[0][:max(room - mark - len(number), 4)] + number
+    if ci and max(len(header[0]), *(len(row[0]) + mark for row, mark in zip(rows, marks))) + 2 + widths[ci] > room:
+        for row in (header, *rows):
+            del row[ci]
+    return footnotes
+
+
 def _settings_note(results: Sequence[Result]) -> str:
     """The notes on the methods' own settings: the pairs each loss uses (:func:`.methods.pair_rule`) where the
-    methods differ in them, per fold where ``--tune`` chose them; what ``--tune`` searched beside the tree space."""
+    methods differ in them, per fold where ``--tune`` chose them, naming every method (those without a pair
+    setting together); what ``--tune`` searched beside the tree space."""
     rules: dict[str, list[str]] = {}
     searched: dict[str, str] = {}
     for r in sorted(results, key=lambda r: r.fold):
@@ -207,9 +238,11 @@ def _settings_note(results: Sequence[Result]) -> str:
         if tuning:
             searched[r.method] = ", ".join(f"{k} {d}" for k, d in tuning.get("space", {}).items()
                                            if k not in TREE_SPACE) or "nothing"
-    shown = {n: v[0] if len(set(v)) == 1 else "/".join(v) for n, v in rules.items() if v[0]}
-    pairs = (f"\npairs each loss uses{' (per fold: --tune chose them)' if searched else ''}: "
-             + "; ".join(f"{n}: {v}" for n, v in shown.items()) if len(set(shown.values())) > 1 else "")
+    shown = {n: v[0] if len(set(v)) == 1 else "/".join(v) for n, v in rules.items()}
+    unset = ", ".join(n for n, v in shown.items() if not v)
+    said = [f"{n}: {v}" for n, v in shown.items() if v] + [f"no pair setting: {unset}"] * bool(unset)
+    pairs = (f"\npairs each loss uses{' (per fold: --tune chose them)' if searched else ''}: " + "; ".join(said)
+             if len(set(shown.values()) - {""}) > 1 else "")
     return pairs + ("\n--tune searched, besides the tree parameters: " + "; ".join(
         f"{n}: {v}" for n, v in searched.items()) if searched else "")
 
@@ -310,7 +343,7 @@ def method_legend(names: Sequence[str], table: Mapping[str, Any] | None = None, 
     shown = [(n, table[n.split("[", 1)[0]].summary) for n in dict.fromkeys(names) if n.split("[", 1)[0] in table]
     if not shown:
         return ""
-    w = max(len(n) for n, _ in shown)
+    w = min(max(len(n) for n, _ in shown), 24)  # a longer name pushes its own summary along
     lines = ["methods (boostplug compare --methods list):"]
     for n, summary in shown:
         lines += wrap(f"  {n:<{w}}  {summary}", width, " " * (w + 4))
@@ -320,8 +353,7 @@ def method_legend(names: Sequence[str], table: Mapping[str, Any] | None = None, 
 def _interval(ci: BootstrapCI | None, signed: bool = False) -> str:
     if ci is None or np.isnan(ci.low):
         return "n/a"
-    sign = "+" if signed else ""
-    return f"[{ci.low:{sign}.4f},{ci.high:{sign}.4f}]"
+    return f"[{ci.low:{'+' * signed}.4f},{ci.high:{'+' * signed}.4f}]"
 
 
 def _p(p: float, compact: bool = False) -> str:
@@ -363,18 +395,20 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
     _write_csv(out / "curves.csv", ["method", "fold", "round", "vali_select", "vali_ndcg@10", "test_ndcg@10"],
                ([r.method, r.fold + 1, t + 1, repr(r.vali_curve[t]), repr(r.vali_ndcg10_curve[t]),
                  repr(r.test_curve[t])] for r in results for t in range(len(r.test_curve))))
-    columns = summary_columns(results)
-    tested = [CURVE_METRIC, *(m for m in metrics if m != CURVE_METRIC)]  # NDCG@10's first, as before
-    _write_csv(out / "summary.csv",
-               ["method", "framework", "folds", *(f"{col}_{s}" for col in columns for s in ("mean", "std")),
-                *(c for m in tested for c in _test_columns(m)),
-                *_ci_columns(metrics)],
-               ([n, s["framework"], " ".join(map(str, s["folds"])),
-                 *(repr(s[col][k]) for col in columns for k in ("mean", "std")),
-                 *((repr(getattr(cmp.tests_by_metric[m][n], a)) if n in cmp.tests_by_metric.get(m, {}) else "")
-                   for m in tested for a in ("mean_diff", "t_pvalue", "wilcoxon_pvalue")),
-                 *_ci_cells(cmp.cis.get(n), metrics)]
-                for n, s in cmp.stats.items()))
+    tested, columns = [CURVE_METRIC, *(m for m in metrics if m != CURVE_METRIC)], summary_columns(results)
+    rows = []  # summary.csv, each column named beside its value; the tests of NDCG@10 first, unsuffixed
+    for n, s in cmp.stats.items():
+        row = {"method": n, "framework": s["framework"], "folds": " ".join(map(str, s["folds"])),
+               **{f"{c}_{k}": repr(s[c][k]) for c in columns for k in ("mean", "std")}}
+        for m in tested:
+            t, sfx = cmp.tests_by_metric.get(m, {}).get(n), "" if m == CURVE_METRIC else f"_{m}"
+            row.update({c: "" if t is None else repr(getattr(t, a)) for c, a in (
+                (f"d{m}", "mean_diff"), (f"p_ttest{sfx}", "t_pvalue"), (f"p_wilcoxon{sfx}", "wilcoxon_pvalue"))})
+        ci = cmp.cis.get(n) or {"mean": {}, "diff": None}  # the bootstrap intervals: each mean, the difference
+        row.update({f"{m}_ci_{side}": "" if i is None else repr(getattr(i, side)) for m, i in (
+            *((m, ci["mean"].get(m)) for m in metrics), ("dndcg@10", ci["diff"])) for side in ("low", "high")})
+        rows.append(row)
+    _write_csv(out / "summary.csv", list(rows[0]) if rows else [], (list(r.values()) for r in rows))
     if any("tuning" in r.info for r in results):
         _write_tuning_csv(out / "tuning.csv", results)
     finished = folds_finished(results)
@@ -416,24 +450,6 @@ def _write_tuning_csv(path: Path, results: Sequence[Result]) -> None:
                  trial.get("state", "complete"), trial.get("pruned_at", 0) or "",
                  json.dumps(trial["params"], sort_keys=True), trial["error"]]
                 for r in results if (t := r.info.get("tuning")) for trial in t["trials"]))
-
-
-def _test_columns(metric: str) -> tuple[str, str, str]:
-    """summary.csv's columns of the paired tests of ``metric`` (NDCG@10's, the table's, unsuffixed)."""
-    suffix = "" if metric == CURVE_METRIC else f"_{metric}"
-    return (f"d{metric}", f"p_ttest{suffix}", f"p_wilcoxon{suffix}")
-
-
-def _ci_columns(metrics: Sequence[str]) -> list[str]:
-    """summary.csv's bootstrap interval columns: each metric's mean over folds, then the difference to the baseline."""
-    return [f"{m}_ci_{side}" for m in (*metrics, "dndcg@10") for side in ("low", "high")]
-
-
-def _ci_cells(ci: dict[str, Any] | None, metrics: Sequence[str]) -> list[str]:
-    if ci is None:
-        return [""] * len(_ci_columns(metrics))
-    intervals = [*(ci["mean"][m] for m in metrics), ci["diff"]]  # the difference's: None without a baseline
-    return ["" if i is None else repr(getattr(i, side)) for i in intervals for side in ("low", "high")]
 
 
 def _bootstrap_json(cis: dict[str, dict[str, Any]]) -> dict[str, Any]:

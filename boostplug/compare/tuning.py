@@ -70,11 +70,11 @@ class TuningRecord:
 
 
 def require_optuna() -> Any:
-    """Optuna, or an ``ImportError`` that says which extra installs it."""
+    """Optuna (a dependency of boostplug), or an ``ImportError`` that says how to install it."""
     try:
         import optuna
     except ImportError:
-        raise ImportError("--tune needs Optuna: pip install 'boostplug[tune]'") from None
+        raise ImportError("--tune needs Optuna, a dependency of boostplug: pip install 'optuna>=4.0'") from None
     return optuna
 
 

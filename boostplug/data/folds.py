@@ -58,8 +58,9 @@ def letor_layout(root: PathLike) -> Layout:
     """Recognise a fold folder (``Fold1..``) or a parts folder (``S1.txt..``).
 
     Says what the folder holds, not how parts make folds (that is :func:`fold_plan`'s
-    ``layout``). Raises ``FileNotFoundError`` when ``root`` is absent or a fold lacks a
-    split file, ``ValueError`` when the folder has neither layout.
+    ``layout``). Raises ``FileNotFoundError`` when ``root`` is absent, a fold lacks a split
+    file or a part is missing (parts are numbered ``S1..Sk`` without gaps), ``ValueError`` when
+    the folder has neither layout.
     """
     r = Path(root)
     if not r.is_dir():
@@ -72,6 +73,10 @@ def letor_layout(root: PathLike) -> Layout:
             raise FileNotFoundError(f"{missing}: missing (a fold folder needs train.txt, vali.txt, test.txt)")
         return Layout("folds", files)
     parts = _numbered(r, r"S(\d+)\.txt", want_dir=False)
+    gaps = sorted(set(range(1, parts[-1][0] + 1)) - {n for n, _ in parts}) if len(parts) >= 3 else []
+    if gaps:
+        raise FileNotFoundError(f"{r}: part(s) {', '.join(f'S{n}.txt' for n in gaps)} missing (found "
+                                f"{', '.join(p.name for _, p in parts)}); parts are numbered S1..Sk without gaps")
     if len(parts) >= 3:
         return Layout("parts", [(p,) for _, p in parts])
     raise ValueError(
@@ -80,8 +85,8 @@ def letor_layout(root: PathLike) -> Layout:
     )
 
 
-def _choices() -> str:
-    return "; ".join(f"{name!r}: {what}" for name, what in LAYOUTS.items())
+def _choices(names: Sequence[str] = tuple(LAYOUTS)) -> str:
+    return "; ".join(f"layout {name!r} ({LAYOUTS[name]})" for name in names)
 
 
 def fold_plan(layout: str, n_parts: int) -> list[tuple[tuple[int, ...], int, int]]:
@@ -99,17 +104,6 @@ def fold_plan(layout: str, n_parts: int) -> list[tuple[tuple[int, ...], int, int
     # letor4 is the rotation over five parts; letor3 the same started one part later (fold i tests on S(i+1))
     s = 1 if layout == "letor3" else 0
     return [(tuple((i + s + j) % k for j in range(k - 2)), (i + s + k - 2) % k, (i + s + k - 1) % k) for i in range(k)]
-
-
-def _parts_files(root: Path) -> list[Path]:
-    """The parts ``S1..Sk.txt`` of ``root``, checked to be numbered 1..k without a gap."""
-    parts = _numbered(root, r"S(\d+)\.txt", want_dir=False)
-    numbers = [n for n, _ in parts]
-    missing = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
-    if missing:
-        raise FileNotFoundError(f"{root}: part(s) {', '.join(f'S{n}.txt' for n in missing)} missing (found "
-                                f"{', '.join(p.name for _, p in parts)}); parts are numbered S1..Sk without gaps")
-    return [p for _, p in parts]
 
 
 def _same_width(datas: Sequence[RankingData]) -> list[RankingData]:
@@ -166,15 +160,13 @@ def letor_fold_count(root: PathLike, layout: str | None = None) -> int:
     if found.kind == "folds":
         if layout not in (None, "folds"):
             raise ValueError(f"{r}: holds fold folders Fold1..Fold{len(found.files)}, read as they are; layout "
-                             f"{layout!r} is for parts S1..Sk.txt (give layout='folds' or none)")
+                             f"{layout!r} is for parts S1..Sk.txt alone (give layout 'folds' or none)")
         return len(found.files)
-    files = _parts_files(r)
-    if layout is None:
-        raise ValueError(f"{r}: holds parts {files[0].name}..{files[-1].name} but no layout says how they make "
-                         f"folds; name one: {_choices()}")
-    if layout == "folds":
-        raise ValueError(f"{r}: holds parts {files[0].name}..{files[-1].name}, not Fold1..FoldK folders; for parts "
-                         f"choose {', '.join(map(repr, _PART_LAYOUTS))}: {_choices()}")
+    files = [f for (f,) in found.files]
+    if layout in (None, "folds"):  # the LETOR versions make folds of five parts differently: no guess
+        what = "but no layout says how they make folds" if layout is None else "not Fold1..FoldK folders"
+        raise ValueError(f"{r}: holds parts {files[0].name}..{files[-1].name}, {what}; name one: "
+                         f"{_choices(_PART_LAYOUTS)}")
     try:
         return len(fold_plan(layout, len(files)))
     except ValueError as e:
@@ -206,13 +198,12 @@ def load_letor_folds(root: PathLike, layout: str | None = None, *, with_comments
         flat = [load_letor(f, with_comments=with_comments, dense=dense) for i in chosen for f in found.files[i]]
         flat = _same_width(flat)
         return [(flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)]
-    files = _parts_files(r)
-    parts = [load_letor(f, with_comments=with_comments, dense=dense) for f in files]
+    parts = [load_letor(f, with_comments=with_comments, dense=dense) for (f,) in found.files]
     width = max(p.n_features for p in parts)
     if layout in _FEATURES and width not in _FEATURES[layout]:
         want = " or ".join(map(str, _FEATURES[layout]))
         other = {"letor4": "letor3", "letor3": "letor4"}[layout]
         raise ValueError(f"{r}: layout {layout!r} is for {_VERSION[layout]} data, which have {want} features, but "
-                         f"these parts have {width} (for {_VERSION[other]} data use {other!r}; 'rotate' takes parts "
-                         "of any width)")
+                         f"these parts have {width} (for {_VERSION[other]} data use layout {other!r}; layout 'rotate' "
+                         "takes parts of any width)")
     return folds_from_parts(parts, layout, folds=chosen)

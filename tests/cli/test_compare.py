@@ -696,11 +696,13 @@ def test_a_results_file_that_is_a_symbolic_link_is_refused_before_training(tmp_p
 def test_parts_folder_needs_its_layout_named(tmp_path: Path, capsys, letor_file: Path) -> None:
     root = _folder(tmp_path / "parts", "parts")
     line = _error(capsys, ["--data", str(root), "--methods", "regression", *FAST])
-    assert "holds parts S1..Sk.txt" in line and "give --layout" in line and "letor3 (LETOR 3.0" in line
+    assert "holds parts S1.txt..S3.txt, but no layout says how they make folds; name one: --layout letor4 (LETOR " \
+           "4.0 parts" in line and "; --layout letor3 (LETOR 3.0" in line
     line = _error(capsys, ["--data", str(root), "--layout", "letor4", "--methods", "regression", *FAST])
-    assert "layout 'letor4' has five parts S1..S5, got 3" in line
+    assert "--layout letor4 has five parts S1..S5, got 3" in line
     line = _error(capsys, ["--data", str(_folder(tmp_path / "folds", "folds")), "--layout", "letor3", *FAST])
-    assert "fold folders Fold1..Fold2, read as they are; layout 'letor3' is for parts" in line
+    assert "fold folders Fold1..Fold2, read as they are; --layout letor3 is for parts S1..Sk.txt alone (give " \
+           "--layout folds or none)" in line
     assert "--layout letor4: applies to a LETOR folder only" in _error(capsys, ["--data", str(letor_file),
                                                                                 "--layout", "letor4", *FAST])
 

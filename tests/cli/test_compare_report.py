@@ -86,7 +86,7 @@ def test_an_error_after_out_was_taken_removes_only_the_folders_it_made(tmp_path:
     bad = tmp_path / "noqid.txt"
     bad.write_text("1 1:0.5 2:0.1\n0 1:0.2 2:0.3\n")
     assert main(["compare", "--data", str(bad), "--out", str(tmp_path / "a" / "b"), *FAST]) == 2
-    assert "the file has no qid: fields" in _error(capsys)
+    assert "no qid: on the first data line" in _error(capsys)
     assert not (tmp_path / "a").exists()
     (tmp_path / "kept").mkdir()
     assert main(["compare", "--data", str(bad), "--out", str(tmp_path / "kept"), *FAST]) == 2

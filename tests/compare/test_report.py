@@ -112,3 +112,52 @@ def test_legend_reads_the_method_table(monkeypatch) -> None:
     monkeypatch.setattr(methods, "METHODS", table)
     assert "  rb-c        RankBoost, continuous weights" in method_legend(["lambdarank", "rb-c"]).splitlines()
     assert method_legend(["not-a-method"]) == ""
+
+
+LONG = "lambdarank[lambdarank_truncation_level=2147483647,sigmoid=2]"
+
+
+@pytest.mark.parametrize("folds,tuned", [(1, False), (5, False), (5, True)])
+def test_a_long_name_is_shortened_in_the_table_and_spelt_out_under_it(folds: int, tuned: bool) -> None:
+    """Settings in a name made the table 133 columns wide: it is shown as its base name and a number,
+    with its full spelling in a footnote; the verdict and the notes keep the full name."""
+    names = ["lambdarank", "ranknet", LONG,
+             "xgb-rank:ndcg[lambdarank_pair_method=mean,lambdarank_num_pair_per_sample=4]"]
+    table = format_table(_many(names, folds=folds, tuned=tuned), "lambdarank")
+    assert _longest(table) <= TABLE_WIDTH
+    lines = table.splitlines()
+    assert any(line.startswith("lambdarank (1) ") for line in lines) and f"(1) {LONG}" in lines
+    assert any(line.startswith("xgb-rank:ndcg (2) ") for line in lines)
+    assert f"(2) {names[3]}" in lines
+
+
+def test_the_default_table_gives_the_differences_interval_where_it_fits() -> None:
+    """The interval is the wide table's (the same bootstrap), in the default table when it fits in 100
+    columns; with a --tune column and five folds it does not, and the table says it is behind --wide."""
+    names = ["lambdarank", "ranknet", "ndcg_loss2pp", "yetirank"]
+    for folds in (1, 5):
+        results = _many(names, folds=folds)
+        table, wide = format_table(results, "lambdarank"), format_table(results, "lambdarank", wide=True)
+        assert _longest(table) <= TABLE_WIDTH and "dNDCG@10 95% CI" in table.splitlines()[2]
+        for name in names[1:]:
+            interval = next(c for c in next(line for line in wide.splitlines() if line.startswith(name + " ")).split()
+                            if c.startswith("[") and not c.startswith("[0."))  # the signed one: the difference's
+            assert interval in next(line for line in table.splitlines() if line.startswith(name + " "))
+    tuned = format_table(_many(names, tuned=True), "lambdarank")
+    assert "95% CI" not in tuned and "bootstrap 95% intervals" in " ".join(tuned.split())
+
+
+def test_the_pairs_line_names_every_method_of_the_run() -> None:
+    """YetiRank (the pairs of neighbours in each perturbed order) was left out, and so was every method
+    without a pair setting."""
+    names = ["lambdarank", "ranknet", "ndcg_loss2pp", "yetirank", "regression", "listnet", "cb-yetirank",
+             "yetiloss[num_neighbors=3,top=10]"]
+    names = [n for n in names if n.split("[")[0] in METHODS]  # (cb-: when catboost is installed)
+    note = " ".join(format_table(_many(names, folds=1), "lambdarank").split())
+    pairs = note.split("pairs each loss uses: ")[1].split(" dNDCG@10")[0]
+    assert pairs.startswith("lambdarank: top 30; ranknet: every pair; ndcg_loss2pp: every pair; "
+                            "yetirank: neighbours in 10 perturbed orders; ")
+    assert "yetiloss[num_neighbors=3,top=10]: pairs up to 3 apart from the top 10 in 10 perturbed orders" in pairs
+    assert pairs.endswith("no pair setting: regression, listnet")
+    if "cb-yetirank" in names:
+        assert "cb-yetirank: neighbours in 10 perturbed orders" in pairs

@@ -180,7 +180,7 @@ def test_bad_tune_is_refused(capsys, monkeypatch) -> None:
     import sys
 
     monkeypatch.setitem(sys.modules, "optuna", None)
-    assert "pip install 'boostplug[tune]'" in _error(capsys, ["--tune", "2", *FAST])
+    assert "pip install 'optuna>=4.0'" in _error(capsys, ["--tune", "2", *FAST])
 
 
 # ---- --tune --------------------------------------------------------------------------------

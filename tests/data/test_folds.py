@@ -174,9 +174,9 @@ def test_parts_layouts_build_their_folds(tmp_path, layout, n_features, fold1, fo
 
 def test_parts_folder_needs_a_layout(tmp_path):
     _write_letor_parts(tmp_path)
-    with pytest.raises(ValueError, match=r"S1\.txt\.\.S5\.txt but no layout.*'letor4'.*'letor3'.*'rotate'"):
+    with pytest.raises(ValueError, match=r"S1\.txt\.\.S5\.txt, but no layout.*'letor4'.*'letor3'.*'rotate'"):
         load_letor_folds(tmp_path)
-    with pytest.raises(ValueError, match=r"unknown layout 'letor5'; choose one of: 'letor4'"):
+    with pytest.raises(ValueError, match=r"unknown layout 'letor5'; choose one of: layout 'letor4' \(LETOR 4\.0"):
         load_letor_folds(tmp_path, "letor5")
     with pytest.raises(ValueError, match=r"not Fold1\.\.FoldK folders"):
         load_letor_folds(tmp_path, "folds")

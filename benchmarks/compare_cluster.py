@@ -46,6 +46,7 @@ def study(work: Path, scale: float) -> Path:
 def run_mode(mode: str, methods: list[str], folds: Any, args: argparse.Namespace) -> dict[str, Any]:
     from boostplug import compare
     from boostplug.compare.cluster import connect
+    from distributed import get_task_stream
 
     kw = dict(rounds=args.rounds, tune=args.tune, threads=1, seed=0)
     t0 = time.perf_counter()
@@ -55,12 +56,12 @@ def run_mode(mode: str, methods: list[str], folds: Any, args: argparse.Namespace
         return {"wall": time.perf_counter() - t0, "results": results}
     with connect(int(mode[5:])) as client:
         started = time.perf_counter() - t0
-        with client.get_task_stream() as stream:
+        with get_task_stream(client=client) as stream:
             results = compare.run(methods, folds, client=client, **kw)
         wall = time.perf_counter() - t0
         fetched = client.run(lambda dask_worker: sum(t["total"] for t in dask_worker.transfer_incoming_log))
     compute = [sum(s["stop"] - s["start"] for s in task["startstops"] if s["action"] == "compute")
-               for task in stream.data if "-fold" in task["key"] and task["key"].count("-") > 3]
+               for task in stream.data if "boostplug-compare-" in str(task["key"])]  # the runs, not the folds
     return {"wall": wall, "start": started, "results": results, "compute": compute,
             "fetched": sum(fetched.values()), "fold_bytes": results.cluster["fold_bytes"]}
 
@@ -85,7 +86,10 @@ def main() -> None:
     print(f"{len(methods)} methods x {len(folds)} folds = {len(methods) * len(folds)} runs, --tune {args.tune}, "
           f"up to {args.rounds} rounds, 1 thread per run; {cores} cores")
     compare.run(methods[:1], folds[:1], rounds=2, jobs=1, isolated=True)  # numba's cache filled
-    measured = {m: run_mode(m, methods, folds, args) for m in modes}
+    measured = {}
+    for m in modes:
+        measured[m] = run_mode(m, methods, folds, args)
+        print(f"{m}: {measured[m]['wall']:.1f} s", flush=True)
     base = measured[modes[0]]
     key = [(r.method, r.fold, r.best_round, r.test) for r in base["results"]]
     print(f"{'mode':8} {'wall s':>8} {'start s':>8} {'speedup':>8} {'compute s':>10} {'overhead/run':>13} {'same':>5}")

@@ -113,20 +113,22 @@ def _staged(predict: Callable[[int], NDArray], n: int) -> list[NDArray[np.float6
     return [np.asarray(predict(t), dtype=np.float64) for t in range(1, n + 1)]
 
 
-def lightgbm_staged_scores(booster: Any, X: Any, n: int) -> list[NDArray[np.float64]]:
+def lightgbm_staged_scores(booster: Any, X: Any, n: int, threads: int = 0) -> list[NDArray[np.float64]]:
     """Raw scores after each of the first ``n`` trees, equal bit for bit to
     ``booster.predict(X, num_iteration=t, raw_score=True)`` for ``t = 1..n``.
 
     One leaf-index prediction and a running sum of the leaves' outputs, in tree order and
     in float64 as LightGBM sums them: ``n`` separate predictions each walk ``t`` trees, which
-    made the staged scores cost many times the training itself.
+    made the staged scores cost many times the training itself. ``threads``: the prediction's
+    (LightGBM predicts with every core unless told, whatever the training's ``num_threads``).
     """
+    threads_kw = {"num_threads": threads} if threads > 0 else {}
     rows = int(X.shape[0])
     if n == 0 or rows == 0:
         return [np.zeros(0) for _ in range(n)]
-    leaves = np.asarray(booster.predict(X, pred_leaf=True, num_iteration=n)).reshape(rows, -1)
+    leaves = np.asarray(booster.predict(X, pred_leaf=True, num_iteration=n, **threads_kw)).reshape(rows, -1)
     if leaves.shape[1] != n:  # one tree per iteration is what this sum assumes (no multi-class)
-        return _staged(lambda t: booster.predict(X, num_iteration=t, raw_score=True), n)
+        return _staged(lambda t: booster.predict(X, num_iteration=t, raw_score=True, **threads_kw), n)
     out = np.empty((rows, n))
     for t in range(n):
         col = leaves[:, t]
@@ -167,7 +169,7 @@ def _train_lightgbm(m: Settings, train: TrainingPart, vali: RankingData, test: R
     step = _each_round(rounds, progress, checkpoint)
 
     def cb(env: Any) -> None:
-        step(env.iteration + 1, lambda: env.model.predict(vali.X, raw_score=True))
+        step(env.iteration + 1, lambda: env.model.predict(vali.X, raw_score=True, num_threads=threads))
 
     def build() -> Any:
         return bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=train.position, weight=train.weight,
@@ -183,7 +185,7 @@ def _train_lightgbm(m: Settings, train: TrainingPart, vali: RankingData, test: R
 
     booster = fold_cache.lightgbm_train(params, train, build, fit)
     n = booster.current_iteration()
-    return Trained(*(lightgbm_staged_scores(booster, d.X, n) for d in (vali, test)), timed[0])
+    return Trained(*(lightgbm_staged_scores(booster, d.X, n, threads) for d in (vali, test)), timed[0])
 
 
 def xgboost_staged_scores(booster: Any, dmat: Any, n: int) -> list[NDArray[np.float64]]:
@@ -303,7 +305,7 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
         step = _each_round(rounds, progress, checkpoint)
 
         def after(t: int, model: Any) -> None:
-            step(t, lambda: model.predict(vali.X, prediction_type="RawFormulaVal"))
+            step(t, lambda: model.predict(vali.X, prediction_type="RawFormulaVal", thread_count=params["thread_count"]))
 
         pool = bpc.pool(train.X, train.y, group_ptr=train.group_ptr)
         model = bpc.train(params, pool, bpc.objective(m.loss.split(":", 1)[1], **m.loss_params), rounds,

@@ -17,8 +17,7 @@ from numpy.typing import NDArray
 from .._validation import INT64_MAX
 from ._letor_files import file_lines
 
-__all__ = ["data_lines", "line_numbers", "read_comments", "show_token", "find_bad_line", "line_error",
-           "parse_lines"]
+__all__ = ["line_numbers", "read_comments", "show_token", "find_bad_line", "line_error", "parse_lines"]
 
 def data_lines(path: Path) -> Iterator[tuple[int, bytes, bytes | None]]:
     """``(line_number, data_part, comment)`` of every data line (1-based numbers).

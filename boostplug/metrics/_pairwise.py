@@ -185,16 +185,6 @@ def _precision_of_pairs(s: NDArray[np.float64], p: NDArray[np.int64], percent: f
                            correct[at].sum())
 
 
-def _float_of(bits: int) -> float:
-    """The float64 whose bit pattern is ``bits`` (the inverse of :func:`_bits_of`)."""
-    return float(np.int64(bits).view(np.float64))
-
-
-def _bits_of(x: float) -> int:
-    """The float64 bit pattern as an integer: increasing with ``x`` for ``x >= 0``."""
-    return int(np.float64(x).view(np.int64))
-
-
 def _precision_by_gap(s: NDArray[np.float64], y: NDArray[np.float64], g: NDArray[np.int64], percent: float) -> float:
     """Precision at K% of the critical pairs, counted: the cut gap is the largest float64 ``x``
     with at least ``c`` pairs of gap >= ``x``, found by bisection on the bit patterns."""
@@ -208,10 +198,11 @@ def _precision_by_gap(s: NDArray[np.float64], y: NDArray[np.float64], g: NDArray
     def at_least(bits: int) -> tuple[int, int]:
         """(pairs, correct pairs) with a gap >= the float of ``bits`` (> 0), each counted once."""
         if bits not in seen:
-            seen[bits] = gaps.at_least(_float_of(bits))
+            seen[bits] = gaps.at_least(float(np.int64(bits).view(np.float64)))
         return seen[bits]
 
-    lo, hi = 0, _bits_of(gaps.max_gap()) + 1  # at least c pairs at gap >= float(lo), fewer at hi
+    # float64 bit patterns as integers (increasing with a gap >= 0): >= c pairs at gap >= float(lo), fewer at hi
+    lo, hi = 0, int(np.float64(gaps.max_gap()).view(np.int64)) + 1
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if at_least(mid)[0] >= c:

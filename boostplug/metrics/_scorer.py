@@ -111,7 +111,9 @@ class RankingScorer:
         per_query = np.asarray(self._metric(scores, y, g, per_query=True, **self._conventions))
         if self._pairwise:  # every pair weighted by its query's weight
             w = w * count_critical_pairs(y, g).astype(np.float64)
-        return self._sign * _weighted_mean(per_query, w)
+        keep = ~np.isnan(per_query)  # a query a convention skips is in neither sum
+        total = float(w[keep].sum())
+        return self._sign * (float(np.dot(per_query[keep], w[keep]) / total) if total > 0 else math.nan)
 
 
 def _query_weights(sample_weight: ArrayLike | None, g: NDArray[np.int64], n: int) -> NDArray[np.float64] | None:
@@ -120,12 +122,6 @@ def _query_weights(sample_weight: ArrayLike | None, g: NDArray[np.int64], n: int
     if w is None:
         return None
     return first_per_query(w, g, "sample_weight must be one weight per query (equal on all rows of a query)", "")
-
-
-def _weighted_mean(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
-    keep = ~np.isnan(values)
-    total = float(weights[keep].sum())
-    return float(np.dot(values[keep], weights[keep]) / total) if total > 0 else math.nan
 
 
 def make_scorer(name: str, **conventions: Any) -> RankingScorer:

@@ -9,13 +9,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._declarations import GRADIENT_KINDS, HESSIAN_KINDS, PARAM_KINDS, Hessian, Param, Search, check_params
+from ._declarations import Hessian, Param, Search, check_params
 from ._loss import HESSIAN_FLOOR, NO_INFO_HESSIAN, HessianFloorWarning, Loss, floor_hessian, floor_values
-from ._non_finite import MODERATE_LABEL, MODERATE_SCORE, MODERATE_WEIGHT, NonFiniteError
+from ._non_finite import NonFiniteError
 
 __all__ = ["HESSIAN_FLOOR", "NO_INFO_HESSIAN", "HessianFloorWarning", "floor_hessian", "floor_values", "check_params",
-           "PARAM_KINDS", "HESSIAN_KINDS", "GRADIENT_KINDS", "Search", "Param", "Hessian", "Loss", "check_contract",
-           "NonFiniteError", "MODERATE_SCORE", "MODERATE_LABEL", "MODERATE_WEIGHT"]
+           "Search", "Param", "Hessian", "Loss", "check_contract", "NonFiniteError"]
 
 
 # Attributes an instance sets itself: a parameter of the same name would overwrite them.

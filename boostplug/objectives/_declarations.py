@@ -12,8 +12,7 @@ import numpy as np
 from .._validation import check_choice, check_flag, check_int, check_real, did_you_mean, show
 from ._search import Search
 
-__all__ = ["PARAM_KINDS", "ROW_KINDS", "HESSIAN_KINDS", "GRADIENT_KINDS", "check_params", "Search", "Param",
-           "Hessian"]
+__all__ = ["ROW_KINDS", "check_params", "Search", "Param", "Hessian"]
 
 #: What a declared parameter may be (see :class:`Param`).
 PARAM_KINDS = ("real", "int", "choice", "bool", "rows", "row_index", "custom")

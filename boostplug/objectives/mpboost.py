@@ -57,7 +57,7 @@ from ._contract import Hessian, Loss, Search
 from .ddf import DDF_PARAM_OF, DDF_PARAMS, ddf_values
 from .ddf import search_space as ddf_search_space
 
-__all__ = ["DEFAULTS", "HESSIANS", "EXP_LIMIT", "GRAD_SUM_CAP", "MPBoostObjective"]
+__all__ = ["EXP_LIMIT", "GRAD_SUM_CAP", "MPBoostObjective"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of one document in MPBoost's kernels: as much as 50
 #: pair visits, so they go parallel from 100,000 documents.
@@ -210,7 +210,3 @@ class MPBoostObjective(Loss):
             grad *= c
             hess *= c
         return grad, hess
-
-
-DEFAULTS: dict[str, Any] = MPBoostObjective.defaults()
-HESSIANS: dict[str, str] = MPBoostObjective.hessian_texts()

@@ -46,7 +46,7 @@ from ._contract import Hessian, Param, Search
 from .listwise import ListwiseLoss
 from ._non_finite import loss_error
 
-__all__ = ["DEFAULTS", "HESSIANS", "SIGMA_MIN", "SIGMA_MAX", "NDCGBoostObjective"]
+__all__ = ["SIGMA_MIN", "SIGMA_MAX", "NDCGBoostObjective"]
 
 _NAME = "ndcg_boost"
 #: Hessian mode -> (kernel mode, factor on the kernel's sum): "bound" doubles sum |c_i - c_j| gamma_ij
@@ -189,7 +189,3 @@ class NDCGBoostObjective(ListwiseLoss):
         if not math.isfinite(value):
             raise self._explain(loss_error(self, s, value), s)
         return w, value
-
-
-DEFAULTS: dict[str, Any] = NDCGBoostObjective.defaults()
-HESSIANS: dict[str, str] = NDCGBoostObjective.hessian_texts()

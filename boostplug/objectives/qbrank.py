@@ -55,7 +55,7 @@ from ..keyed_pairs import pair_rows, row_index
 from . import _qbrank_kernels as K
 from ._contract import Hessian, Loss, Param, Search
 
-__all__ = ["DEFAULTS", "HESSIANS", "TAU_MAX", "QBRankObjective", "line_search"]
+__all__ = ["TAU_MAX", "QBRankObjective", "line_search"]
 
 #: Dispatch work (:mod:`boostplug._core.dispatch`) of one document in QBRank's kernels: as much as 50
 #: pair visits, so they go parallel from 100,000 documents.
@@ -338,10 +338,6 @@ class QBRankObjective(Loss):
         k += float(lab @ direction)
         scale += float(np.abs(lab) @ np.abs(r))
         return g, k, scale
-
-
-DEFAULTS: dict[str, Any] = QBRankObjective.defaults()
-HESSIANS: dict[str, str] = QBRankObjective.hessian_texts()
 
 
 # -- Algorithm 2, step 2: the exact line search ------------------------------------------

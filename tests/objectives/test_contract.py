@@ -488,9 +488,6 @@ def test_the_built_in_entries():
     assert mp.search_space({"ddf": "LOGITDD"}) == {"beta": Search(0.1, 5.0, log=True)}
     assert mp.search_space({"ddf": "binary"}) == {} and objectives.get("rankboost").search_space() == {}
     assert objectives.get("ndcg_boost").search_space() == {"sigma": Search(0.5, 8.0, log=True)}
-    # the module-level names kept for compatibility
-    assert qbrank.DEFAULTS == objectives.get("qbrank").defaults and set(mpboost.HESSIANS) == {"newton", "gentle"}
-    assert ndcg_boost.HESSIANS == objectives.get("ndcg_boost").hessians
     assert objectives.get("mpboost").prepare([1.0, 0.0], [0, 2], ddf="binary").log_loss([0.0, 0.0]) == 0.0
 
 

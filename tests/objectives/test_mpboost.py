@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from boostplug import objectives
-from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian, mpboost
+from boostplug.objectives import HESSIAN_FLOOR, NO_INFO_HESSIAN, floor_hessian
 from boostplug.objectives._contract import NonFiniteError
 from boostplug.objectives.mpboost import EXP_LIMIT, GRAD_SUM_CAP
 from boostplug.testing import fd_jacobian
@@ -236,9 +236,9 @@ def test_rankboost_is_mpboost_binary(rng):
 
 
 def test_defaults_and_registry():
-    assert mpboost.DEFAULTS == {"ddf": "logdd", "alpha": 0.2, "lam": 3.0, "beta": 0.5, "hessian": "newton",
-                                "hessian_floor": True}
-    assert set(mpboost.HESSIANS) == {"newton", "gentle"}
+    assert objectives.get("mpboost").defaults == {"ddf": "logdd", "alpha": 0.2, "lam": 3.0, "beta": 0.5,
+                                                  "hessian": "newton", "hessian_floor": True}
+    assert set(objectives.get("mpboost").hessians) == {"newton", "gentle"}
     assert objectives.get("mpboost").defaults["ddf"] == "logdd"
     assert objectives.get("rankboost").defaults["ddf"] == "binary"
 

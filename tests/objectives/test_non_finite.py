@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from boostplug.objectives import Hessian, Loss
-from boostplug.objectives._contract import MODERATE_SCORE, NonFiniteError
+from boostplug.objectives._contract import NonFiniteError
+from boostplug.objectives._non_finite import MODERATE_SCORE
 
 
 class ExpPairs(Loss):

@@ -242,7 +242,7 @@ def _check_tree(fields: dict[str, tuple[str, int]], t: int, first: int, n_featur
     if num_cat > 0:
         _check_categories(name, fields, first, num_cat)
     if is_linear:
-        _check_linear(name, fields, arrays, first, n_features)
+        _check_linear(name, fields, arrays, n_features)
 
 
 def _refuse_non_finite(name: str, key: str, values: list[str], at: int) -> None:
@@ -362,8 +362,7 @@ def _check_categories(name: str, fields: dict[str, tuple[str, int]], first: int,
                        fields["cat_threshold"][1])
 
 
-def _check_linear(name: str, fields: dict[str, tuple[str, int]], arrays: dict[str, list[str]], first: int,
-                  n_features: int) -> None:
+def _check_linear(name: str, fields: dict[str, tuple[str, int]], arrays: dict[str, list[str]], n_features: int) -> None:
     """A linear tree's leaves: as many features and coefficients as num_features says, features in range."""
     if "num_features" not in arrays:
         return  # LightGBM then reads no coefficients

@@ -82,18 +82,13 @@ class _EarlyStoppingOnMetric:
         results = list(env.evaluation_result_list or [])
         self._results[env.iteration] = results
         watched = [r for r in results if r[1] == self.metric_name]
+        # LightGBM's CallbackEnv with the watched results only (a dataclass in LightGBM 4.6+, a named tuple before)
+        env = (dataclasses.replace(env, evaluation_result_list=watched) if dataclasses.is_dataclass(env)
+               else env._replace(evaluation_result_list=watched))
         try:
-            self._inner(_with_results(env, watched))
+            self._inner(env)
         except lgb.callback.EarlyStopException as stop:
             raise lgb.callback.EarlyStopException(stop.best_iteration, self._results[stop.best_iteration]) from None
-
-
-def _with_results(env: Any, results: list[Any]) -> Any:
-    """A copy of LightGBM's ``CallbackEnv`` with other evaluation results (a dataclass in
-    LightGBM 4.6+, a named tuple before)."""
-    if dataclasses.is_dataclass(env):
-        return dataclasses.replace(env, evaluation_result_list=results)
-    return env._replace(evaluation_result_list=results)
 
 
 class _NamedObjectiveWrapper(_ObjectiveFunctionWrapper):

@@ -110,10 +110,11 @@ def train(params: dict[str, Any], pool: Any, obj: Any, num_boost_round: int, *, 
             if ders.error is not None:
                 raise ders.error from None
             raise
-        scores = scores + step.predict(work, prediction_type="RawFormulaVal", ntree_start=t, ntree_end=t + 1)
+        scores = scores + step.predict(work, prediction_type="RawFormulaVal", ntree_start=t, ntree_end=t + 1,
+                                       thread_count=threads)  # CatBoost predicts on every core unless told
         model = step
         for name, v, prepared, s in sets:
-            s += step.predict(v, prediction_type="RawFormulaVal", ntree_start=t, ntree_end=t + 1)
+            s += step.predict(v, prediction_type="RawFormulaVal", ntree_start=t, ntree_end=t + 1, thread_count=threads)
             for spec, prep in zip(specs, prepared):
                 results[name][spec.name].append(spec.value(s, prep))
         if callback is not None:

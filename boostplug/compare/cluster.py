@@ -44,10 +44,14 @@ def connect(scheduler: str | int, wait: float | None = None) -> Iterator[Any]:
     spec, wait = scheduler, WAIT_SECONDS if wait is None else wait
     with contextlib.ExitStack() as stack:
         if isinstance(spec, int):
-            # on loopback; no dashboard, and the scheduler's HTTP routes on a free port (8787 may be taken)
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=spec, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}))
+            import dask
+
+            # on loopback; no dashboard, and the scheduler's HTTP routes on a free port (8787 may be taken);
+            # no statistical profiler in the workers (its thread, every 10 ms, took the core of a busy neighbour)
+            with dask.config.set({"distributed.worker.profile.enabled": False}):
+                cluster = stack.enter_context(LocalCluster(
+                    n_workers=spec, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}))
             client = stack.enter_context(Client(cluster))
         else:
             try:

@@ -383,3 +383,33 @@ def test_booster_scores_summed_while_training_equal_staged_predict(fold) -> None
         assert len(mine) == len(want) == len(est.rankers_)
         for a, b in zip(mine, want):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("method", ["lambdarank", "cb-yetirank-plugin"])
+def test_a_runs_predictions_and_kernels_keep_to_its_threads(fold, monkeypatch, method: str) -> None:
+    """LightGBM's and CatBoost's predict use every core unless told (not the training's thread count):
+    the pruning checkpoints and the staged scores of a --tune run took a second core with --threads 1."""
+    import lightgbm as lgb
+    import numba
+
+    seen = []
+    if method == "lambdarank":
+        real = lgb.Booster.predict
+
+        def predict(self, data, *args, **kwargs):
+            seen.append((kwargs.get("num_threads"), numba.get_num_threads()))
+            return real(self, data, *args, **kwargs)
+
+        monkeypatch.setattr(lgb.Booster, "predict", predict)
+    else:
+        catboost = pytest.importorskip("catboost")
+        real = catboost.CatBoost.predict
+
+        def predict(self, data, *args, **kwargs):
+            seen.append((kwargs.get("thread_count"), numba.get_num_threads()))
+            return real(self, data, *args, **kwargs)
+
+        monkeypatch.setattr(catboost.CatBoost, "predict", predict)
+    results = run([method], [(0, fold)], rounds=4, tune=2, jobs=1, threads=1, seed=0)
+    assert len(results) == 1 and not results.failures
+    assert seen and set(seen) == {(1, 1)}, seen

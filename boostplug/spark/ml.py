@@ -75,10 +75,6 @@ def _json_dict(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=_to_json)
 
 
-def _dict_param(text: str) -> dict[str, Any]:
-    return json.loads(text, object_hook=_from_json)
-
-
 class _RankerParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasWeightCol):
     qidCol = Param(Params._dummy(), "qidCol", "query id column", TypeConverters.toString)
     framework = Param(Params._dummy(), "framework", "'xgboost' or 'lightgbm'", TypeConverters.toString)
@@ -146,7 +142,7 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
         rounds = self.getOrDefault(self.earlyStoppingRounds)
         booster = train(
             train_df, self.getOrDefault(self.objective), framework=framework,
-            objective_params=_dict_param(self.getOrDefault(self.objectiveParams)),
+            objective_params=json.loads(self.getOrDefault(self.objectiveParams), object_hook=_from_json),
             params=json.loads(self.getOrDefault(self.boosterParams)),
             num_boost_round=self.getOrDefault(self.numBoostRound), label_col=self.getLabelCol(),
             qid_col=self.getOrDefault(self.qidCol), features_col=self.getFeaturesCol(),

@@ -91,9 +91,7 @@ def train(
         The trained ``xgb.Booster`` or ``lgb.Booster``, with the objective recorded in it
         (:func:`boostplug.xgboost.objective_of`, :func:`boostplug.lightgbm.save_model`).
 
-    XGBoost's workers join XGBoost's collective (a tracker on the driver): the trees are the
-    one-machine trees on the same rows. LightGBM's join its socket network; each bins the features
-    from its own rows, so the model is the one-machine model up to those bins.
+    How the workers train, and how close the model is to one machine's: docs/spark.md, "How training runs".
     """
     if framework not in WORKERS:
         raise ValueError(f"framework must be one of {list(WORKERS)}, got {framework!r}")

@@ -37,10 +37,8 @@ Presentation (``presentation``): ``"fixed"`` shows every session of a query the 
 neighbours from position 1 or 2 (at random) and swaps each pair with probability 1/2, so every
 document moves at most one place, and documents shown at two positions let the propensities be
 estimated (:func:`boostplug.clicks.estimate_propensity`) from an otherwise fixed list.
-Under a shuffle every two shown documents are above each other equally often, so that the net
-count of any strategy's pairs between them has the sign of their difference in attractiveness
-(under the PBM, the cascade and the DCM): no longer the bias of a fixed order, in which Click >
-Skip Above only ever prefers the lower-shown document.
+What a shuffle does to every strategy's pairs under the PBM, the cascade and the DCM: docs/clicks.md,
+"The protocol".
 
 Presets (:data:`CLICK_PRESETS`, :func:`preset`): the field's reference settings by name, the
 PBM of WSDM 2017 at ``eta`` 0.5, 1 and 2 (noise 1.0/0.1), the cascade, the DCM going on after a

@@ -26,10 +26,8 @@ Notes:
   labels LightGBM changes before an objective sees them: docs/objectives/index.md,
   "Cross-validation and early stopping".
 * Polars and pyarrow frames: LightGBM reads them through Arrow, where a categorical (or string,
-  date...) column ends the process. :func:`dataset` and :class:`LGBMRanker` convert a frame with
-  categorical columns to pandas (LightGBM's categorical features, categories recorded in the
-  model) and refuse other such columns with a ``ValueError`` naming them. With ``lgb.train``,
-  predict on ``X.to_pandas()``.
+  date...) column ends the process; :func:`dataset` and :class:`LGBMRanker` convert or refuse
+  them, as :func:`dataset`'s docstring says.
 * The math lives in :mod:`boostplug.objectives`; this module only adapts. The implementation
   is in :mod:`boostplug.frameworks.lightgbm`.
 """

@@ -116,10 +116,8 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
         model = ranker.fit(df)                # RankerModel
         scored = model.transform(test_df)     # + "prediction"
 
-    Click pairs (QBRank's P ∪ L): ``objectiveParams={"pairs": prefs.keyed(), "w": 0.5,
-    "label_pairs": False}``, ``docCol`` (each row's document key), ``objectiveCols={"labeled_rows":
-    "judged"}``; the table is saved with the stage's params. ``sparseMissing``: XGBoost reads an
-    entry a sparse vector does not store as missing (default: a zero), in training and ``transform``.
+    Its params, click pairs (QBRank's P ∪ L: ``objectiveParams``, ``docCol``, ``objectiveCols``) and
+    ``sparseMissing``: docs/spark.md, "pyspark.ml" and "Click logs".
     """
 
     @keyword_only

@@ -190,11 +190,9 @@ class RankerModel(Model, _RankerParams, DefaultParamsReadable, DefaultParamsWrit
 class QueryEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol, DefaultParamsReadable,
                      DefaultParamsWritable):
     """A boostplug metric (``"ndcg@10"``, ``"map"``, ``"err@5"``...) of ``predictionCol`` over whole
-    queries: the rows are partitioned by ``qidCol`` so that each query lies in one partition, each
-    partition's queries are summed in one call on an executor (``mapInPandas``), then their mean is
-    taken, weighted by ``weightCol`` (one weight per row, equal within a query) when set. Tied scores
-    are taken in the order Spark hands a query's rows over, which it does not fix: prefer a metric
-    convention that averages ties when scores can tie."""
+    queries (``mapInPandas`` on the rows partitioned by ``qidCol``), weighted by ``weightCol`` (one
+    weight per row, equal within a query) when set: how, and the order of tied scores, docs/spark.md,
+    "pyspark.ml"; prefer a metric convention that averages ties when scores can tie."""
 
     metric = Param(Params._dummy(), "metric", "boostplug metric name", TypeConverters.toString)
     qidCol = Param(Params._dummy(), "qidCol", "query id column", TypeConverters.toString)

@@ -77,13 +77,10 @@ def train(
         repartition: ``True`` (default) lays the rows out by :func:`repartition_by_query`; ``False``
             keeps ``df``'s partitions, which must hold whole queries (checked: a split query is a
             ``ValueError`` naming it).
-        sparse_missing: XGBoost only. ``False`` (default): an entry a sparse vector does not
-            store is a zero, as in the same row stored dense (``VectorAssembler`` stores each row
-            whichever way is smaller), so the model does not depend on that choice; each
-            partition's rows reach XGBoost dense. ``True``: such an entry is missing, as in
-            ``xgb.DMatrix`` of a CSR matrix (the partition stays CSR, so wide sparse vectors fit);
-            score with :func:`predict`'s ``sparse_missing=True`` then. LightGBM reads absent
-            entries as zeros and always keeps sparse vectors CSR (it refuses ``True``).
+        sparse_missing: XGBoost only (LightGBM refuses ``True``). ``False`` (default): an entry a
+            sparse vector does not store is a zero; ``True``: it is missing, as in ``xgb.DMatrix`` of
+            a CSR matrix (score with :func:`predict`'s ``sparse_missing=True`` then). What each
+            means for the model and the memory: docs/spark.md, "Quick start".
         stage_times: a :class:`~boostplug.spark.stages.StageTimes` to fill with the time of each
             stage of the run (profiling).
 

@@ -20,10 +20,9 @@ Notes:
   ``XGBRanker`` also takes XGBoost's convention of the ids as a pandas column named ``qid`` (in
   ``fit``, each ``eval_set`` frame, ``predict`` and ``score``).
 * Weights for ranking are one per query (XGBoost's convention).
-* Keyed pairs (:class:`~boostplug.keyed_pairs.KeyedPairs`, e.g. QBRank's click pairs) are mapped
-  onto the rows of a DMatrix built with ``dmatrix(..., doc=doc)``. ``xgb.cv``'s folds
-  (``DMatrix.slice``) lose the rows' keys, which the objective then refuses: :func:`cv` cuts
-  folds that keep queries whole and their keys.
+* Keyed pairs (:class:`~boostplug.keyed_pairs.KeyedPairs`, e.g. QBRank's click pairs) need a DMatrix
+  built with ``dmatrix(..., doc=doc)``, and :func:`cv` for folds (``xgb.cv``'s lose the keys):
+  docs/clicks.md, "Cross-validation, GridSearchCV and early stopping on click pairs".
 * The implementation is in :mod:`boostplug.frameworks.xgboost`.
 """
 

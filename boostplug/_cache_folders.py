@@ -1,8 +1,5 @@
-"""The user's cache folder, and which folders compiled code may be loaded from.
-
-numba unpickles its cache files, so whoever can write into a cache folder can run code as the user
-who loads from it: a folder is used only when :func:`folder_problem` finds nothing wrong with it,
-as ssh and pip judge theirs (owned by the user, not writable by group or others). Used for the
+"""The user's cache folder, and which folders compiled code may be loaded from (:func:`folder_problem`;
+why, and the rule: docs/reliability.md, "No code from a folder another user can write"). Used for the
 class kernels' own cache (:mod:`boostplug._core.class_kernels`) and, through
 :mod:`boostplug._numba_cache`, for every folder numba caches in.
 """

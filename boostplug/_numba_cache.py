@@ -1,25 +1,13 @@
 """Where numba caches boostplug's compiled kernels, decided before any kernel module loads, and
-how numba's cache is made safe (docs/reliability.md, "A read-only installation" and after, says
-what each rule protects against).
+how numba's cache is made safe. docs/reliability.md ("A read-only installation" and after) states
+each rule and what it protects against; here, where each is done:
 
-* The place: numba caches beside the source (``__pycache__``), else in the user's cache folder,
-  and fails at import when it can write in neither (a read-only install with a read-only home).
-  :func:`configure` (run by ``import boostplug``) checks those places and, only when none works,
-  points ``NUMBA_CACHE_DIR`` at a per-user folder in the temporary directory, or compiles without
-  a cache; either way with one warning. A ``NUMBA_CACHE_DIR`` the user set is kept when it can be
-  written and is safe.
-* Random function ids (:class:`RandomIds`): numba names compiled functions by qualified name,
-  argument types and a per-process counter, so a kernel cached by one process could link, by the
-  same name, another function that this process compiled (numba issue #10486: NDCG came out 1.0).
-* Safe folders and files: numba unpickles its cache files, so a folder is used only when
-  :func:`boostplug._cache_folders.folder_problem` finds nothing wrong (owned by the user, not
-  writable by group or others; not checked on Windows), and each file is checked again right
-  before it is loaded; a folder or file that fails is skipped with one warning.
-* The stamp: numba keys a kernel by its own source file only; boostplug's cache files also hold
-  :func:`package_digest` (the version and every source file of the package), so a new or edited
-  boostplug never loads an older one's kernels.
-* A cache file that cannot be loaded is set aside as ``<name>.unreadable`` (one warning) and the
-  kernel compiled again (:func:`_patch_numba`).
+* The place (numba itself fails at import when it can write neither beside the source nor in the
+  user's cache folder): :func:`configure`, run by ``import boostplug``, applying :func:`decide`.
+* Random function ids: :class:`RandomIds` (numba issue #10486: NDCG came out 1.0).
+* Safe folders and files: :func:`boostplug._cache_folders.folder_problem` for each folder,
+  :func:`_file_problem` for each file right before it is loaded.
+* The stamp: :func:`package_digest`. A file that cannot be loaded: :func:`_set_aside`.
 * Saves are locked: numba reads the folder's index, adds its entry, writes the index, then the
   data file, so two processes saving at once could lose an entry or point one at the other's data.
   boostplug's saves hold an exclusive ``flock`` on the folder's ``boostplug.lock`` around the whole

@@ -24,20 +24,9 @@ Example:
 doctests skip the lines that need the cluster (starting worker processes takes seconds); without
 a client, the frame is built by Dask's local scheduler.
 
-* :func:`repartition_by_query` builds such a frame (from pandas or Dask), with
-  partitions balanced by document count; :func:`from_arrays` makes a frame of Dask
-  arrays ``X, y, qid`` (one partition per row chunk of ``X``).
-* :func:`check_partitions` verifies it in one pass over the query-id column and
-  returns the per-partition group structure; :func:`train_lightgbm`,
-  :func:`train_xgboost` and :func:`evaluate` call it, so a split query is a
-  ``ValueError`` that says to repartition, never silently wrong gradients.
-* The helpers only build what the frameworks need (group *sizes* aligned with
-  the partitions for ``DaskLGBMRanker.fit(group=...)``, dense sorted query ids for
-  ``xgboost.dask.DaskDMatrix(qid=...)``) and call them; the math lives in
-  :mod:`boostplug.objectives`. The implementation is in :mod:`boostplug.frameworks.dask`.
-* Click pairs keyed by (query, document) (a :class:`~boostplug.keyed_pairs.KeyedPairs` in
-  ``objective_params``) need ``doc_col=``, the frame's document-key column: boostplug then runs
-  each worker's training itself, its set built with the rows' keys (as :mod:`boostplug.spark`).
+What each helper builds, checks and hands the frameworks (and ``doc_col=``, the document-key column
+that keyed click pairs need): docs/dask.md. The math lives in :mod:`boostplug.objectives`, the
+implementation in :mod:`boostplug.frameworks.dask`.
 """
 from __future__ import annotations
 

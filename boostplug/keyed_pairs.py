@@ -6,10 +6,8 @@ subset or a Dask partition renumbers the rows and the pairs read other documents
 training set carries one ``(qid, doc)`` key per row; the pairs are mapped onto whatever rows a
 set holds (:meth:`KeyedPairs.rows`), so any subset of whole queries trains on its own pairs.
 
-Mapping rules: a pair whose query has no row in the set is left out (the query is in another
-fold); a pair whose query is there but one of whose documents is not is a ``ValueError``
-naming it (the keys do not describe these rows); two rows with the same ``(qid, doc)`` are a
-``ValueError`` (the join would be ambiguous). Keys are compared exactly, whatever their integer
+Which pairs a set keeps, and which keys are refused: docs/clicks.md, "Cross-validation,
+GridSearchCV and early stopping on click pairs". Keys are compared exactly, whatever their integer
 types (uint64 ids with int64 ones, ids above 2**53: :func:`exact_common`).
 
 Example:

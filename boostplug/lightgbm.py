@@ -22,19 +22,12 @@ Notes:
 * ``init_score`` is honoured: LightGBM passes scores that include it.
 * A model trained with a callable objective saves and loads as usual
   (``booster.save_model``); its raw scores are the ranking scores.
-* ``lgb.cv`` keeps queries whole only for its built-in ranking objective names: with a
-  callable objective it splits rows at random, cutting queries between training and
-  validation. The objectives and metrics here refuse such a fold; use :func:`cv`, or
-  ``lgb.cv(..., folds=query_folds(train_set))``.
-* Labels: LightGBM stores a NaN label as 0 and an infinite one as +-1e38 when it builds a
-  Dataset, before any objective sees it. :func:`dataset` refuses NaN and infinite labels; on
-  a plain ``lgb.Dataset`` the objectives and metrics refuse the +-1e38 stand-in, but a NaN
-  turned into 0 cannot be told from a real 0.
+* ``lgb.cv``'s folds that cut queries (refused: use :func:`cv` or :func:`query_folds`) and the
+  labels LightGBM changes before an objective sees them: docs/objectives/index.md,
+  "Cross-validation and early stopping".
 * Polars and pyarrow frames: LightGBM reads them through Arrow, where a categorical (or string,
-  date...) column ends the process. :func:`dataset` and :class:`LGBMRanker` convert a frame with
-  categorical columns to pandas (LightGBM's categorical features, categories recorded in the
-  model) and refuse other such columns with a ``ValueError`` naming them. With ``lgb.train``,
-  predict on ``X.to_pandas()``.
+  date...) column ends the process; :func:`dataset` and :class:`LGBMRanker` convert or refuse
+  them, as :func:`dataset`'s docstring says.
 * The math lives in :mod:`boostplug.objectives`; this module only adapts. The implementation
   is in :mod:`boostplug.frameworks.lightgbm`.
 """

@@ -14,25 +14,15 @@ Example:
 ``name`` is one of :func:`boostplug.objectives.names`, ``objective_params`` its parameters.
 
 Notes:
-* ``base_score``: with a custom objective XGBoost starts every score at
-  ``base_score`` (and may estimate it from the labels). A ranking loss only sees
-  score differences within a query, so any constant is harmless for ranking, but
-  set ``"base_score": 0.0`` so raw scores match what the objective was given and
-  ``base_margin`` (our ``init_score``) means what it says. :func:`params` does it.
-* ``XGBRanker`` refuses custom objectives ("custom objective function not
-  supported by XGBRanker"): use ``xgb.train`` with :func:`objective`, or this module's
-  ``XGBRanker(objective=name, **objective_params)``, which takes the objective by name.
-  ``XGBRegressor(objective=...)`` is *not* a substitute (it has no groups).
-* Query ids: ``xgb.DMatrix(qid=...)`` requires ids sorted in non-decreasing order,
-  but real LETOR files (MQ2008) are contiguous and unsorted. :func:`dmatrix`
-  renumbers contiguous queries 0, 1, 2, ... (or takes ``group_ptr``), so it
-  accepts such data. Its ``XGBRanker`` also takes XGBoost's convention of the ids as a pandas
-  column named ``qid`` (in ``fit``, each ``eval_set`` frame, ``predict`` and ``score``).
+* ``base_score`` (:func:`params` sets 0), ``XGBRanker`` refusing custom objectives (this module's
+  ``XGBRanker(objective=name, **objective_params)`` takes one by name), unsorted query ids
+  (:func:`dmatrix` renumbers them): docs/objectives/index.md, "Using an objective". Its
+  ``XGBRanker`` also takes XGBoost's convention of the ids as a pandas column named ``qid`` (in
+  ``fit``, each ``eval_set`` frame, ``predict`` and ``score``).
 * Weights for ranking are one per query (XGBoost's convention).
-* Keyed pairs (:class:`~boostplug.keyed_pairs.KeyedPairs`, e.g. QBRank's click pairs) are mapped
-  onto the rows of a DMatrix built with ``dmatrix(..., doc=doc)``. ``xgb.cv``'s folds
-  (``DMatrix.slice``) lose the rows' keys, which the objective then refuses: :func:`cv` cuts
-  folds that keep queries whole and their keys.
+* Keyed pairs (:class:`~boostplug.keyed_pairs.KeyedPairs`, e.g. QBRank's click pairs) need a DMatrix
+  built with ``dmatrix(..., doc=doc)``, and :func:`cv` for folds (``xgb.cv``'s lose the keys):
+  docs/clicks.md, "Cross-validation, GridSearchCV and early stopping on click pairs".
 * The implementation is in :mod:`boostplug.frameworks.xgboost`.
 """
 

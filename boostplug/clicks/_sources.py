@@ -68,10 +68,6 @@ class RawLog:
         raise NotImplementedError
 
 
-def _module(obj: object) -> str:
-    return type(obj).__module__.split(".")[0]
-
-
 def kind_of(source: object) -> str:
     """``"mapping"``, ``"pandas"``, ``"polars"``, ``"arrow"``, ``"parquet"``, ``"csv"`` or
     ``"dask"``, ``"spark"``, or ``"raw"`` (a :class:`RawLog`); a ``TypeError`` / ``ValueError`` says what is accepted.
@@ -85,7 +81,7 @@ def kind_of(source: object) -> str:
         if name.endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zst")):
             return "csv"
         raise ValueError(f"click log file {str(source)!r}: expected a .parquet/.pq or .csv file (by its name)")
-    mod = _module(source)
+    mod = type(source).__module__.split(".")[0]
     if mod in ("dask", "dask_expr") and hasattr(source, "npartitions"):
         return "dask"
     if mod == "pyspark" and hasattr(source, "sparkSession") and hasattr(source, "mapInPandas"):

@@ -37,17 +37,12 @@ Presentation (``presentation``): ``"fixed"`` shows every session of a query the 
 neighbours from position 1 or 2 (at random) and swaps each pair with probability 1/2, so every
 document moves at most one place, and documents shown at two positions let the propensities be
 estimated (:func:`boostplug.clicks.estimate_propensity`) from an otherwise fixed list.
-Under a shuffle every two shown documents are above each other equally often, so that the net
-count of any strategy's pairs between them has the sign of their difference in attractiveness
-(under the PBM, the cascade and the DCM): no longer the bias of a fixed order, in which Click >
-Skip Above only ever prefers the lower-shown document.
+What a shuffle does to every strategy's pairs under the PBM, the cascade and the DCM: docs/clicks.md,
+"The protocol".
 
-Presets (:data:`CLICK_PRESETS`, :func:`preset`): the field's reference settings by name, the
-PBM of WSDM 2017 at ``eta`` 0.5, 1 and 2 (noise 1.0/0.1), the cascade, the DCM going on after a
-click with probability 0.5 (the same noise), and ULTRA's PBM
-(examination by rank 0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06 and click
-probability by grade 0.1, 0.16, 0.28, 0.52, 1.0 on grades 0..4; a set whose top grade ``G`` is
-below 4 reads grade ``g`` as ``4 g / G`` on that scale, interpolated: 0.1, 0.28, 1.0 for 0..2).
+Presets (:data:`CLICK_PRESETS`, :func:`preset`): the field's reference settings by name, each as
+docs/compare.md ("Learning from clicks", step 2) gives it; ULTRA's PBM on a set whose top grade
+``G`` is below 4 reads grade ``g`` as ``4 g / G`` on its 0..4 scale, interpolated.
 
 Sampling is vectorised over blocks of sessions and seeded (``seed``: an int or a
 ``numpy.random.Generator``): the same arguments give the same log.

@@ -1,25 +1,7 @@
 """Train ranking methods under one protocol and compare them (``boostplug compare``).
 
-* :mod:`.methods` -- the methods by name (built-in and boostplug objectives on
-  LightGBM and XGBoost trees, the reference boosters), one shared set of tree parameters;
-* :mod:`.method_specs` -- a method with its settings as text, ``name[key=value,...]``;
-* :mod:`.search_spaces` -- what ``--tune`` searches for each method;
-* :mod:`.training` -- what a method trains on (:class:`TrainingPart`: rows, and shown positions
-  or explicit pairs where a learner takes them) and how each framework trains: scores after every
-  round, the time;
-* :mod:`.data` -- the folds of the embedded example, a LETOR file or a LETOR folder;
-* :mod:`.protocol` -- what one (method, fold) run does: round chosen on validation, metrics on test;
-* :mod:`.execution` -- every (method, fold) run, in parallel jobs, Ctrl-C, failures, resumed runs;
-* :mod:`.comparison` -- the folds compared, summary, paired tests, bootstrap intervals;
-* :mod:`.report` -- the table, its verdict and legend of the method names, and the files of ``--out``;
-* :mod:`.run_record` -- what results.json records of a run: its settings and provenance;
-* :mod:`.results_schema` -- results.json as ``--resume`` reads it back, every value checked;
-* :mod:`.stats` -- paired t-test and Wilcoxon signed-rank test against a baseline;
-* :mod:`.plots` -- NDCG@10 curves and a bar chart (matplotlib, Agg);
-* :mod:`.click_fold` -- one fold of the click protocol: judged queries, the click log (simulated
-  or real), the round-selection data;
-* :mod:`.click_protocol` -- the click protocol's methods, trained on the same clicks;
-* :mod:`.clicks` -- ``boostplug compare --clicks``: the protocol run by the comparison's machinery.
+Its modules, one line each: ARCHITECTURE.md ("compare/"); each module's docstring says what it
+holds. User documentation: docs/compare.md.
 """
 
 from ._worker_guard import from_environment as _from_environment

@@ -1,10 +1,7 @@
 """Resume an interrupted comparison from the ``results.json`` it wrote (``boostplug compare --resume``).
 
-A resumed run trains only the (method, fold) runs the earlier one did not finish (a run that
-failed is tried again) and reports all of them together. Everything that decides a result must be
-the same as before (data files, layout, methods, rounds, selection metric, tuning budget, seed,
-tree parameters, conventions, the reported metrics); what only decides speed (``--jobs``, ``--threads``) and which
-folds run may differ.
+Which runs it trains, and what must be the same as before (only ``--jobs``, ``--threads`` and the
+folds may differ): docs/compare.md, "Output".
 """
 
 from __future__ import annotations

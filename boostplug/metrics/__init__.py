@@ -1,20 +1,11 @@
 """Ranking metrics with explicit conventions, over flat arrays ``(scores, labels, group_ptr)``.
 
-The queries are given either as ``group_ptr`` (offsets) or as ``qid=`` (one query id per
-row, each query's rows contiguous, ids in any order): exactly one of the two. LightGBM's
-group *sizes* convert with :func:`boostplug.groups.group_ptr_from_sizes`.
-
-Every list-wise metric returns the mean over queries (a float) or, with
-``per_query=True``, the per-query array (for significance tests); a query that a
-convention skips is NaN there and left out of the mean. Inputs are validated once
-(NaN/inf scores, negative labels, lengths that disagree, a bad ``group_ptr``, k < 1 or
-beyond int64, an unknown option: ``ValueError`` naming the value; a flag that is not a
-bool or an option of the wrong type: ``TypeError``); the work is done by numba kernels
-running in parallel over queries. :func:`rank_loss`, :func:`misordered_pairs` and
-:func:`pair_precision_at` count the critical pairs of each query by sorting (O(n log n), no pair
-list); explicit ``pairs=`` are listed in memory and a call that would need more than
-:func:`boostplug.pairs.pair_memory_limit` (the memory available, unless overridden) is refused
-(:class:`PairMemoryError`; ``max_memory=`` per call).
+The queries as ``group_ptr`` or ``qid=`` (exactly one), the mean over queries or ``per_query=True``
+(NaN for a query a convention skips), the input checks (a ``ValueError`` or ``TypeError`` naming
+the value; a bad ``group_ptr`` and an option of the wrong type included): docs/metrics.md, its
+opening and "How they are tested"; the pairwise metrics counted by sorting, and the memory limit
+of explicit ``pairs=`` (:class:`PairMemoryError`): "Pairwise metrics and memory". The work is done
+by numba kernels running in parallel over queries.
 
 Conventions (tools disagree; each choice is a parameter, LightGBM's the default): ``gain``,
 ``discount``, ``empty``, ``ties``, ``threshold``, ``divisor``, ``max_grade`` and the pairwise

@@ -78,10 +78,8 @@ def rank_loss(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None 
         count half). The float result weights every pair equally across queries (it is
         not the mean of the per-query values). NaN when there is no pair.
 
-        Over the critical pairs nothing is listed: each query's tied and reversed pairs are
-        counted in O(n log n). Explicit ``pairs`` are listed (about 32 bytes each, 56 with
-        ``per_query``): a call that would need more than ``max_memory`` is refused with
-        :class:`PairMemoryError` (a ``ValueError`` and ``MemoryError``) before anything is allocated.
+        Counted without a pair list, or explicit ``pairs`` listed under the :class:`PairMemoryError`
+        guard: docs/metrics.md, "Pairwise metrics and memory".
 
     Args:
         scores, labels, group_ptr, qid: as in :func:`boostplug.metrics.ndcg`.

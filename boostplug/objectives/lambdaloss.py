@@ -14,19 +14,10 @@ and the losses of query ``k`` (weight ``W_k``), summed over its pairs of differe
     NDCG-Loss2:    W_k sum delta_ij log(1 + exp(-sigma (s_i - s_j)))
     NDCG-Loss2++:  W_k sum (rho_ij + mu delta_ij) log(1 + exp(-sigma (s_i - s_j)))
 
-The paper writes ``-log2`` of the logistic: the natural logarithm here multiplies the loss, the
-gradient and the Hessian by ``ln 2``, which leaves every Newton leaf ``-G / H`` as it is (an L2 leaf
-penalty acts as a slightly different one). The weights depend on the order, so the gradient is the
-loss's derivative with them held (gradient kind ``"lambda"``, :mod:`.pairwise`). No
-normalisation, no scaling by the list size (TF-Ranking and rax multiply their weights by it).
-
-By default every pair counts: the paper's losses. ``truncation_level = k`` (``compare --tune`` tries
-10, 30, 100 and every pair) keeps only the pairs with a document among the first ``k`` positions of
-the current order, as LightGBM's ``lambdarank_truncation_level`` does: about ``2k / n`` of a long
-query's pairs, so the cost per round falls with it, but the loss is then not the paper's. A kept
-pair weighs what it weighs in the paper's loss: the gains stay normalised by the whole query's ideal
-DCG (LightGBM takes the ideal DCG at its truncation level; TF-Ranking's ``topn`` variants are other
-losses).
+The weights depend on the order, so the gradient is the loss's derivative with them held
+(gradient kind ``"lambda"``, :mod:`.pairwise`). The natural logarithm for the paper's ``-log2``, no
+scaling by the list size, and ``truncation_level`` (default: every pair, the paper's losses):
+docs/objectives/lambdaloss.md, "Pitfalls" and "Truncation".
 
 NDCG-Loss1 weighs each document's logistic terms against *every* other document, equal labels
 included, by the document's own share of the DCG, ``G_i / D(r_i)``::

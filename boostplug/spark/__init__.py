@@ -1,22 +1,12 @@
 """Spark: boostplug objectives trained on Spark DataFrames, models scored on them.
 
-A ranking loss needs every document of a query on the worker that computes its gradients, and
-a barrier task trains on its own partition only, so the rule here is: **every query whole in one
-partition, its rows together**. The trainers lay the rows out so (``repartitionByRange`` on the
-query id, then sorted within partitions) and check it; a split query is a ``ValueError`` naming it.
-
-Example (``df`` with a ``features`` vector column, ``label`` and ``qid``)::
-
-    from boostplug import spark as bps
-
-    booster = bps.train_xgboost(df, "mpboost", objective_params={"ddf": "ldd"}, num_boost_round=100,
-                                valid_df=valid, metric="ndcg@10", early_stopping_rounds=10)
-    scored = bps.predict(test, booster)       # + "prediction"
+A barrier task trains on its own partition only, so the rule here is: **every query whole in one
+partition, its rows together**; the trainers lay the rows out so and check it, a split query is a
+``ValueError`` naming it (docs/spark.md, "The partitioning rule"). An example: its "Quick start".
 
 * :func:`repartition_by_query`, :func:`check_partitions` (:class:`QueryLayout`): the layout.
-* :func:`train` (:func:`train_xgboost`, :func:`train_lightgbm`): barrier tasks on XGBoost's
-  collective running ``xgb.train``, or on LightGBM's socket network (``data_parallel``) running
-  ``lgb.train``, with the objective.
+* :func:`train` (:func:`train_xgboost`, :func:`train_lightgbm`): barrier tasks running ``xgb.train``
+  or ``lgb.train`` with the objective (docs/spark.md, "How training runs").
 * :func:`predict`: a pandas UDF scoring a DataFrame with either framework's booster.
 * :mod:`boostplug.spark.ml`: the ``pyspark.ml`` Estimator (``Ranker``), Model, query-grouped
   evaluator and query folds for ``CrossValidator`` (imports pyspark when imported).

@@ -75,10 +75,6 @@ def _json_dict(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=_to_json)
 
 
-def _dict_param(text: str) -> dict[str, Any]:
-    return json.loads(text, object_hook=_from_json)
-
-
 class _RankerParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasWeightCol):
     qidCol = Param(Params._dummy(), "qidCol", "query id column", TypeConverters.toString)
     framework = Param(Params._dummy(), "framework", "'xgboost' or 'lightgbm'", TypeConverters.toString)
@@ -120,10 +116,8 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
         model = ranker.fit(df)                # RankerModel
         scored = model.transform(test_df)     # + "prediction"
 
-    Click pairs (QBRank's P ∪ L): ``objectiveParams={"pairs": prefs.keyed(), "w": 0.5,
-    "label_pairs": False}``, ``docCol`` (each row's document key), ``objectiveCols={"labeled_rows":
-    "judged"}``; the table is saved with the stage's params. ``sparseMissing``: XGBoost reads an
-    entry a sparse vector does not store as missing (default: a zero), in training and ``transform``.
+    Its params, click pairs (QBRank's P ∪ L: ``objectiveParams``, ``docCol``, ``objectiveCols``) and
+    ``sparseMissing``: docs/spark.md, "pyspark.ml" and "Click logs".
     """
 
     @keyword_only
@@ -146,7 +140,7 @@ class Ranker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWrita
         rounds = self.getOrDefault(self.earlyStoppingRounds)
         booster = train(
             train_df, self.getOrDefault(self.objective), framework=framework,
-            objective_params=_dict_param(self.getOrDefault(self.objectiveParams)),
+            objective_params=json.loads(self.getOrDefault(self.objectiveParams), object_hook=_from_json),
             params=json.loads(self.getOrDefault(self.boosterParams)),
             num_boost_round=self.getOrDefault(self.numBoostRound), label_col=self.getLabelCol(),
             qid_col=self.getOrDefault(self.qidCol), features_col=self.getFeaturesCol(),
@@ -196,11 +190,9 @@ class RankerModel(Model, _RankerParams, DefaultParamsReadable, DefaultParamsWrit
 class QueryEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol, DefaultParamsReadable,
                      DefaultParamsWritable):
     """A boostplug metric (``"ndcg@10"``, ``"map"``, ``"err@5"``...) of ``predictionCol`` over whole
-    queries: the rows are partitioned by ``qidCol`` so that each query lies in one partition, each
-    partition's queries are summed in one call on an executor (``mapInPandas``), then their mean is
-    taken, weighted by ``weightCol`` (one weight per row, equal within a query) when set. Tied scores
-    are taken in the order Spark hands a query's rows over, which it does not fix: prefer a metric
-    convention that averages ties when scores can tie."""
+    queries (``mapInPandas`` on the rows partitioned by ``qidCol``), weighted by ``weightCol`` (one
+    weight per row, equal within a query) when set: how, and the order of tied scores, docs/spark.md,
+    "pyspark.ml"; prefer a metric convention that averages ties when scores can tie."""
 
     metric = Param(Params._dummy(), "metric", "boostplug metric name", TypeConverters.toString)
     qidCol = Param(Params._dummy(), "qidCol", "query id column", TypeConverters.toString)

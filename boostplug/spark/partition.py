@@ -1,7 +1,6 @@
-"""Whole queries per Spark partition: :func:`repartition_by_query` builds such a DataFrame
-(``repartitionByRange`` on the query id, then each partition sorted by query, original row order
-kept inside a query), :func:`check_partitions` verifies one and refuses a split query by name.
-User documentation: :mod:`boostplug.spark`."""
+"""Whole queries per Spark partition: :func:`repartition_by_query` builds such a DataFrame (how: its
+docstring), :func:`check_partitions` verifies one and refuses a split query by name. User
+documentation: :mod:`boostplug.spark`."""
 
 from __future__ import annotations
 

@@ -10,11 +10,7 @@ workers), ``read`` (the partition's rows as Arrow batches into pandas), ``arrays
 numpy or CSR matrix, labels, query ids), ``join`` (the workers' network), ``build`` (the DMatrix
 or Dataset; LightGBM builds its Dataset inside training), ``train``, ``return`` (the model
 serialised, the closing barrier); ``collect``: from the last task's end to the driver holding
-the rows. Example::
-
-    times = StageTimes()
-    bps.train_xgboost(df, "mpboost", stage_times=times)
-    print(times.table())
+the rows. The use in a run of yours: docs/spark.md, "Speed and memory".
 """
 
 from __future__ import annotations

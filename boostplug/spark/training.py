@@ -77,13 +77,10 @@ def train(
         repartition: ``True`` (default) lays the rows out by :func:`repartition_by_query`; ``False``
             keeps ``df``'s partitions, which must hold whole queries (checked: a split query is a
             ``ValueError`` naming it).
-        sparse_missing: XGBoost only. ``False`` (default): an entry a sparse vector does not
-            store is a zero, as in the same row stored dense (``VectorAssembler`` stores each row
-            whichever way is smaller), so the model does not depend on that choice; each
-            partition's rows reach XGBoost dense. ``True``: such an entry is missing, as in
-            ``xgb.DMatrix`` of a CSR matrix (the partition stays CSR, so wide sparse vectors fit);
-            score with :func:`predict`'s ``sparse_missing=True`` then. LightGBM reads absent
-            entries as zeros and always keeps sparse vectors CSR (it refuses ``True``).
+        sparse_missing: XGBoost only (LightGBM refuses ``True``). ``False`` (default): an entry a
+            sparse vector does not store is a zero; ``True``: it is missing, as in ``xgb.DMatrix`` of
+            a CSR matrix (score with :func:`predict`'s ``sparse_missing=True`` then). What each
+            means for the model and the memory: docs/spark.md, "Quick start".
         stage_times: a :class:`~boostplug.spark.stages.StageTimes` to fill with the time of each
             stage of the run (profiling).
 
@@ -91,9 +88,7 @@ def train(
         The trained ``xgb.Booster`` or ``lgb.Booster``, with the objective recorded in it
         (:func:`boostplug.xgboost.objective_of`, :func:`boostplug.lightgbm.save_model`).
 
-    XGBoost's workers join XGBoost's collective (a tracker on the driver): the trees are the
-    one-machine trees on the same rows. LightGBM's join its socket network; each bins the features
-    from its own rows, so the model is the one-machine model up to those bins.
+    How the workers train, and how close the model is to one machine's: docs/spark.md, "How training runs".
     """
     if framework not in WORKERS:
         raise ValueError(f"framework must be one of {list(WORKERS)}, got {framework!r}")

@@ -151,6 +151,8 @@ def test_a_saved_model_with_a_cut_payload_is_refused_not_crashed(spark, ranking,
 
 
 def json_params(ranker):
-    from boostplug.spark.ml import _dict_param
+    import json
 
-    return _dict_param(ranker.getOrDefault(ranker.objectiveParams))
+    from boostplug.spark.ml import _from_json
+
+    return json.loads(ranker.getOrDefault(ranker.objectiveParams), object_hook=_from_json)

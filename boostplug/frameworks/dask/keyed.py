@@ -1,9 +1,6 @@
 """Keyed pairs on Dask: training with boostplug's own task on each worker, for an objective given a
-:class:`~boostplug.keyed_pairs.KeyedPairs` table. ``lightgbm.dask`` and ``xgboost.dask`` build each
-worker's training set themselves, and no per-row document key reaches the objective there; here
-each worker builds its set from its partitions with their ``(qid, doc)`` keys and trains on
-LightGBM's socket network or XGBoost's collective, as :mod:`boostplug.spark`'s barrier tasks do
-(:mod:`boostplug.frameworks.distributed`). User documentation: :mod:`boostplug.dask`."""
+:class:`~boostplug.keyed_pairs.KeyedPairs` table (why, and what each task builds and trains on:
+docs/dask.md, "Click pairs keyed by (query, document)"; the networks: :mod:`boostplug.frameworks.distributed`)."""
 
 from __future__ import annotations
 

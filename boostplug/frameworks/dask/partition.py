@@ -180,13 +180,10 @@ def repartition_by_query(
             partitions are scattered to its workers (spread evenly, already in memory there).
 
     Returns:
-        A Dask DataFrame with the same columns (the index is not kept: rows are renumbered).
-        Partitions hold consecutive runs of whole queries, balanced by document count (each
-        cut at the query boundary nearest an even split, so a partition is off by less than
-        one query's size). Row order within a query is kept. From pandas, queries keep their
-        order of first appearance and no data moves through a shuffle or the task graph; from
-        Dask, queries come out in sorted-qid order after one shuffle (the query-id column must
-        be sortable).
+        A Dask DataFrame with the same columns (the index is not kept: rows are renumbered), its
+        partitions consecutive runs of whole queries balanced by document count, row order within
+        a query kept; the cuts, and the order of the queries from pandas and from Dask (whose
+        query-id column must be sortable): docs/dask.md, "Partitioning by query, and why".
     """
     _, _, dd = dask_modules()
     import pandas as pd

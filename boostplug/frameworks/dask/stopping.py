@@ -1,7 +1,6 @@
-"""Stopping the workers of a Dask training when its client is interrupted or fails: Dask cannot
-stop a task that runs, so the training's :class:`~boostplug.frameworks.distributed.stop.StopFlag`
-is set in every worker process, and the task's framework callback raises before its next round
-(the task's thread, its network ports and the worker's slot are then free for the next try)."""
+"""Stopping the workers of a Dask training when its client is interrupted or fails (why, and what is
+freed: docs/dask.md, "Interrupting a training"): the training's
+:class:`~boostplug.frameworks.distributed.stop.StopFlag` is set in every worker process."""
 
 from __future__ import annotations
 

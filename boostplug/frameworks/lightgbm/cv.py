@@ -21,9 +21,7 @@ def query_folds(
 ) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
     """Cross-validation folds that keep every query whole, for ``lgb.cv(..., folds=...)``.
 
-    ``lgb.cv`` groups its folds by query only for its built-in ranking objective names; with a
-    boostplug (callable) objective it splits rows at random, so one query's documents land in
-    both training and validation, and the validation scores are inflated.
+    Why ``lgb.cv``'s own folds cut queries: docs/objectives/index.md, "Cross-validation and early stopping".
 
     Example:
         >>> import lightgbm as lgb

@@ -203,9 +203,8 @@ class LGBMRanker(RankerMixin, lgb.LGBMRanker):
         query in both its training and test part is refused (``ValueError``). ``doc``: one
         document key per row, onto which an objective's keyed pairs
         (:class:`~boostplug.keyed_pairs.KeyedPairs`) are mapped (routed like ``qid``, so each fold
-        of ``GridSearchCV`` gets its own pairs). A polars DataFrame or pyarrow Table with categorical
-        columns is converted to pandas (their ``category`` columns are LightGBM categorical features);
-        a column LightGBM cannot read from Arrow (strings, dates...) is a ``ValueError`` naming it.
+        of ``GridSearchCV`` gets its own pairs). A polars DataFrame or pyarrow Table is converted or
+        refused as :func:`boostplug.lightgbm.dataset` says.
         Other arguments as ``lightgbm.LGBMRanker.fit``.
         """
         plan = self._plan_fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,

@@ -4,7 +4,9 @@ nothing else: private ones (leading underscore) too, each on its own line, after
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,10 +129,57 @@ def test_no_function_of_the_base_takes_more_than_twelve_parameters() -> None:
     assert not long, f"functions of the objective base with more than {MOST_PARAMETERS} parameters: {long}"
 
 
-if __name__ == "__main__":  # python -m tests.docs.test_layout [--write]: the base's listing, or ARCHITECTURE.md rewritten
+# ---- the package's budget: code lines, not explanations ----
+#: boostplug/'s code lines may not grow: a new capability pays for itself by removing or merging code elsewhere.
+#: Docstrings, comments and blank lines are not counted, so an explanation a maintainer needs costs nothing.
+CODE_LINE_BUDGET = 25_502
+
+
+def code_lines(path: Path) -> int:
+    """The lines of ``path`` that hold code: no blank line, comment or docstring (a module's, class's or
+    function's first string statement) counts; a statement spread over several lines counts each of them."""
+    source = path.read_text(encoding="utf-8")
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body and \
+                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            docstrings.update(range(body[0].lineno, body[0].end_lineno + 1))
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    lines = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in skip:
+            lines.update(range(token.start[0], token.end[0] + 1))
+    return len(lines - docstrings)
+
+
+def package_code_lines() -> int:
+    """boostplug/'s code lines, every ``.py`` file below it."""
+    return sum(code_lines(p) for p in PACKAGE.rglob("*.py"))
+
+
+def test_code_line_counting_leaves_out_docstrings_comments_and_blanks(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text('"""Module.\n\nMore."""\n\n# a comment\ndef f(x):  # why\n    """Doc."""\n    return (x +\n'
+                 '            1)\n\n\nclass C:\n    """Doc\n    on two lines."""\n    s = """not a docstring\n"""\n')
+    assert code_lines(f) == 6  # def, return over two lines, class, and the string assigned over two lines
+
+
+def test_the_package_code_lines_stay_within_budget() -> None:
+    n = package_code_lines()
+    assert n <= CODE_LINE_BUDGET, (f"boostplug/ has {n} code lines (budget {CODE_LINE_BUDGET}): a new capability pays "
+                                   "for itself by removing or merging code elsewhere, never by moving code out of "
+                                   "boostplug/ or joining lines")
+
+
+if __name__ == "__main__":  # python -m tests.docs.test_layout [--write | --code-lines]: the base's listing, ARCHITECTURE.md rewritten, or the package's code lines
     import sys
 
     if "--write" in sys.argv[1:]:
         text, listed = _base_section()
         (ROOT / "ARCHITECTURE.md").write_text(text.replace(listed, base_block(), 1), encoding="utf-8")
-    print(base_block(), end="")
+    if "--code-lines" in sys.argv[1:]:
+        print(f"boostplug/ code lines: {package_code_lines()} (budget {CODE_LINE_BUDGET})")
+    else:
+        print(base_block(), end="")

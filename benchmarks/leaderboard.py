@@ -56,9 +56,9 @@ class Study:
     flags: tuple[str, ...]
     tune: int
 
-    def command(self, out: str, scheduler: str = "local:2") -> list[str]:
-        """The ``boostplug compare`` command of this study, into ``out``."""
-        return ["boostplug", "compare", "--data", self.data, *self.flags, "--methods", ",".join(METHODS),
+    def command(self, out: str, scheduler: str = "local:2", data: str | None = None) -> list[str]:
+        """The ``boostplug compare`` command of this study, into ``out`` (``data``: where the set is here)."""
+        return ["boostplug", "compare", "--data", data or self.data, *self.flags, "--methods", ",".join(METHODS),
                 "--metrics", METRICS, "--select", "ndcg@10", "--tune", str(self.tune), "--seed", "0",
                 "--baseline", BASELINE, "--scheduler", scheduler, "--no-plots", "--no-progress", "--out", out]
 
@@ -418,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--command", choices=[s.key for s in STUDIES], help="print the study's compare command")
     ap.add_argument("--out", help="with --command: the results folder (default docs/results/leaderboard/SET)")
     ap.add_argument("--scheduler", default="local:2", help="with --command: where it runs (default local:2)")
+    ap.add_argument("--data", help="with --command: where the set is (default: the study's own path)")
     ap.add_argument("--results", type=Path, default=RESULTS, help=argparse.SUPPRESS)
     ap.add_argument("--page", type=Path, default=PAGE, help=argparse.SUPPRESS)
     ap.add_argument("--img", type=Path, default=IMG, help=argparse.SUPPRESS)
@@ -427,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         study = next(s for s in STUDIES if s.key == args.command)
         out = args.out or str((args.results / study.key).relative_to(ROOT) if args.results.is_relative_to(ROOT)
                               else args.results / study.key)
-        print(shlex.join(study.command(out, args.scheduler)))
+        print(shlex.join(study.command(out, args.scheduler, args.data)))
         return 0
     sys.path.insert(0, str(ROOT))
     folders = {s.key: read_folder(s, args.results / s.key) for s in STUDIES}

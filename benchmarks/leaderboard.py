@@ -60,7 +60,7 @@ class Study:
         """The ``boostplug compare`` command of this study, into ``out`` (``data``: where the set is here)."""
         return ["boostplug", "compare", "--data", data or self.data, *self.flags, "--methods", ",".join(METHODS),
                 "--metrics", METRICS, "--select", "ndcg@10", "--tune", str(self.tune), "--seed", "0",
-                "--baseline", BASELINE, "--scheduler", scheduler, "--no-plots", "--no-progress", "--out", out]
+                "--baseline", BASELINE, "--scheduler", scheduler, "--no-plots", "--out", out]
 
 
 STUDIES = (

@@ -2,7 +2,7 @@
 
 Before the first training, one line says what the study will take. A probe (:func:`probe`) trains every
 method with runs left on the first fold, in this process, with the study's settings and threads but
-without the search: :func:`probe_rounds` ``r1`` rounds twice (the first loads or compiles the kernels and
+without the search: ``r1`` rounds twice (the first loads or compiles the kernels and
 is not counted) and ``r2`` rounds once. A training of the study's rounds then takes the line through the
 two times (:func:`training_seconds`), a run its trials' trainings, and the study its runs over the parallel
 slots (:func:`study_seconds`): ``--jobs`` as far as the cores run them at once, or the threads of the
@@ -30,16 +30,10 @@ from ..compare.methods import get_method
 from .compare_options import CompareOptions
 from .errors import UsageError
 
-__all__ = ["PROBE_SHARE", "probe_rounds", "training_seconds", "study_seconds", "slots", "probe", "clock"]
+__all__ = ["PROBE_SHARE", "training_seconds", "study_seconds", "slots", "probe", "clock"]
 
 #: The largest share of the study's rounds (all its trainings') that the probe trains; more: no probe.
 PROBE_SHARE = 0.05
-
-
-def probe_rounds(rounds: int) -> tuple[int, int]:
-    """The probe's two round counts ``r1 < r2``: a tenth of ``rounds`` (at least 2) and a third of that."""
-    r2 = max(2, math.ceil(rounds / 10))
-    return max(1, r2 // 3), r2
 
 
 def training_seconds(timed: dict[int, float], rounds: int) -> float:
@@ -77,33 +71,30 @@ def slots(jobs: int, threads: int, client: Any = None, scheduler: Any = None) ->
 
 
 def probe(options: CompareOptions, folds: Sequence[tuple[int, Any]], methods: Sequence[str],
-          trainings: int) -> tuple[dict[str, float], float]:
-    """Per method of ``methods``: the seconds of one of the study's trainings, by the module's probe, and the
-    probe's seconds; nothing when the probe would train more than :data:`PROBE_SHARE` of the ``trainings``'
-    rounds. A :class:`.errors.UsageError` naming a method the probe could not train."""
-    record = options.record
-    r1, r2 = probe_rounds(record.rounds)
+          trainings: int) -> tuple[dict[str, float], float, tuple[int, int]]:
+    """Per method of ``methods``: the seconds of one of the study's trainings by the module's probe, the
+    probe's seconds and its two round counts, a tenth of the study's rounds (at least 2) and a third of that;
+    no method when the probe would train more than :data:`PROBE_SHARE` of the ``trainings``' rounds. A
+    :class:`.errors.UsageError` naming a method the probe could not train."""
+    record, start, timed = options.record, time.perf_counter(), {}  # type: ignore[var-annotated]
+    r2 = max(2, math.ceil(record.rounds / 10))
+    r1 = max(1, r2 // 3)
     if not methods or len(methods) * (2 * r1 + r2) > PROBE_SHARE * trainings * record.rounds:
-        return {}, 0.0
-    timed: dict[str, dict[int, float]] = {}
-    start = time.perf_counter()
+        return {}, 0.0, (r1, r2)
     for rounds in (r1, r1, r2):  # the first r1: the kernels loaded (its times are replaced by the second's)
-        lap = [time.perf_counter()]
-
-        def on_run(outcome: Result | Failure, rounds: int = rounds) -> None:
-            timed.setdefault(outcome.method, {})[rounds] = time.perf_counter() - lap[0]
-            lap[0] = time.perf_counter()
-
+        marks = [time.perf_counter()]  # one run after the other, in the order of methods
         done = run(methods, folds[:1], rounds=rounds, metric=record.early_stopping_metric, seed=record.seed,
                    tree_params=options.tree_params, threads=record.threads, conventions=options.conventions,
-                   runner=options.runner, stream=io.StringIO(), on_run=on_run)
+                   runner=options.runner, stream=io.StringIO(), on_run=lambda _: marks.append(time.perf_counter()))
         if done.interrupted:
             raise KeyboardInterrupt
         for f in done.failures:
             raise UsageError(f"{f.method} cannot train on this data: {rounds} rounds on fold {f.fold + 1}, a probe "
                              f"of the study's time, failed with {f.error}; leave it out of --methods or change "
                              "its settings")
-    return {m: training_seconds(t, record.rounds) for m, t in timed.items()}, time.perf_counter() - start
+        for m, a, b in zip(methods, marks, marks[1:]):
+            timed.setdefault(m, {})[rounds] = b - a
+    return {m: training_seconds(t, record.rounds) for m, t in timed.items()}, time.perf_counter() - start, (r1, r2)
 
 
 def clock(options: CompareOptions, folds: Sequence[tuple[int, Any]], finished: set[tuple[str, int]],
@@ -121,10 +112,9 @@ def clock(options: CompareOptions, folds: Sequence[tuple[int, Any]], finished: s
               f"fold(s) x {record.tune} trials" + (f"; {', '.join(one)}: one per fold, nothing to search)" if one
                                                    else ")"), file=sys.stderr)
     n, where = slots(record.jobs, record.threads, client, options.scheduler)
-    cost, took = probe(options, folds, [m for m in methods if left[m]], todo)
+    cost, took, (r1, r2) = probe(options, folds, [m for m in methods if left[m]], todo)
     per_run = {m: trials[m] * c for m, c in cost.items()}
     if per_run:
-        r1, r2 = probe_rounds(record.rounds)
         expected = study_seconds([per_run[m] for m in methods for _ in range(left[m])], n)
         print(f"boostplug compare: expected time about {_duration(expected)} on {n} parallel slot(s) ({where}), "
               f"from a probe of {r1} and {r2} rounds per method on fold {folds[0][0] + 1} (it took {took:.1f} s, "

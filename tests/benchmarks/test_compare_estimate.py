@@ -8,11 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from boostplug.data import make_ranking, write_letor
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "compare_estimate.py"
 
 
+@pytest.mark.slow  # four fresh commands and a cluster started by hand: 3 min on a busy 2-core machine
 def test_the_quick_mode_tabulates_each_modes_estimate_and_time(tmp_path: Path) -> None:
     data = tmp_path / "d.txt"
     write_letor(data, make_ranking(n_queries=24, docs_per_query=(6, 10), n_features=4, n_informative=4, n_labels=3,

@@ -19,13 +19,12 @@ probe's until one ended) over the slots working, less the time gone (:func:`cloc
 from __future__ import annotations
 
 import io
-import math
-import os
 import sys
 import time
 from typing import Any, Callable, Sequence
 
 from ..compare import Failure, Result, run
+from ..compare.execution import threads_per_job
 from ..compare.methods import get_method
 from .compare_options import CompareOptions
 from .errors import UsageError
@@ -57,10 +56,8 @@ def slots(jobs: int, threads: int, client: Any = None, scheduler: Any = None) ->
     """The runs that train at once and how to say it: ``jobs`` as far as the cores run them with ``threads``
     each, or on ``client``'s cluster its workers' threads as the scheduler reports them; a ``ValueError``
     naming what to do when it reports none."""
-    if client is None:
-        cores = os.cpu_count() or 1
-        n = min(jobs, max(1, cores // threads))
-        return n, f"--jobs {jobs}" + (f" on {cores} cores, {threads} thread(s) each" if n < jobs else "")
+    if client is None:  # more jobs than the cores run at once: the cores
+        return min(jobs, threads_per_job(threads)), f"--jobs {jobs}"
     workers = client.scheduler_info()["workers"]
     n = sum(int(w.get("nthreads", 0)) for w in workers.values())
     if not n:
@@ -77,7 +74,7 @@ def probe(options: CompareOptions, folds: Sequence[tuple[int, Any]], methods: Se
     no method when the probe would train more than :data:`PROBE_SHARE` of the ``trainings``' rounds. A
     :class:`.errors.UsageError` naming a method the probe could not train."""
     record, start, timed = options.record, time.perf_counter(), {}  # type: ignore[var-annotated]
-    r2 = max(2, math.ceil(record.rounds / 10))
+    r2 = max(2, -(-record.rounds // 10))
     r1 = max(1, r2 // 3)
     if not methods or len(methods) * (2 * r1 + r2) > PROBE_SHARE * trainings * record.rounds:
         return {}, 0.0, (r1, r2)
@@ -89,9 +86,8 @@ def probe(options: CompareOptions, folds: Sequence[tuple[int, Any]], methods: Se
         if done.interrupted:
             raise KeyboardInterrupt
         for f in done.failures:
-            raise UsageError(f"{f.method} cannot train on this data: {rounds} rounds on fold {f.fold + 1}, a probe "
-                             f"of the study's time, failed with {f.error}; leave it out of --methods or change "
-                             "its settings")
+            raise UsageError(f"{f.method} cannot train on this data: {rounds} rounds on fold {f.fold + 1} (the probe "
+                             f"of the study's time) failed: {f.error}; leave it out of --methods or change its settings")
         for m, a, b in zip(methods, marks, marks[1:]):
             timed.setdefault(m, {})[rounds] = b - a
     return {m: training_seconds(t, record.rounds) for m, t in timed.items()}, time.perf_counter() - start, (r1, r2)

@@ -62,10 +62,10 @@ class _Client:
 
 
 def test_the_slots_are_the_jobs_the_cores_run_or_the_threads_the_scheduler_reports(monkeypatch) -> None:
-    monkeypatch.setattr(compare_clock.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr("boostplug.compare.execution.os.cpu_count", lambda: 2)
     assert slots(1, 2) == (1, "--jobs 1")
     assert slots(2, 1) == (2, "--jobs 2")
-    assert slots(4, 1) == (2, "--jobs 4 on 2 cores, 1 thread(s) each")
+    assert slots(4, 1) == (2, "--jobs 4")  # two cores run two at once
     assert slots(1, 1, _Client([2, 1]), "tcp://127.0.0.1:8786") == (
         3, "the cluster's 2 worker(s), 3 thread(s) in all as its scheduler reports")
 
@@ -143,9 +143,8 @@ def test_a_method_the_probe_cannot_train_is_one_line_before_any_training(tmp_pat
     code, lines = _run(capsys, ["--data", str(_data(tmp_path)), "--kfold", "3", "--rounds", "5", "--methods",
                                 "lambdarank,ranknet", "--no-plots", "--out", str(out)])
     assert code == 2 and lines[-1] == (
-        "boostplug compare: error: ranknet cannot train on this data: 1 rounds on fold 1, a probe of the study's "
-        "time, failed with ValueError: no pair of different labels; leave it out of --methods or change its "
-        "settings"), lines
+        "boostplug compare: error: ranknet cannot train on this data: 1 rounds on fold 1 (the probe of the study's "
+        "time) failed: ValueError: no pair of different labels; leave it out of --methods or change its settings"), lines
     assert not any(line.startswith("  [1/") for line in lines) and not out.exists()
 
 

@@ -129,9 +129,10 @@ def clock(options: CompareOptions, folds: Sequence[tuple[int, Any]], finished: s
             return
         working = sum(client.nthreads().values()) or n if client is not None else n  # the workers there now
         runs = [s for p in paces.values() for s in p] + [pace[m] for m in methods for _ in range(left[m])]
-        print(f"boostplug compare: {r.method}'s first run took {_duration(paces[r.method][0])}; the study about "
-              f"{_duration(study_seconds(runs, working, time.perf_counter() - start))} more on {working} slot(s)",
-              file=sys.stderr)
+        rest = study_seconds(runs, working, time.perf_counter() - start)
+        if any(left.values()):  # the last runs' first: nothing left to say
+            print(f"boostplug compare: {r.method}'s first run took {_duration(paces[r.method][0])}; the study about "
+                  f"{_duration(rest)} more on {working} slot(s)", file=sys.stderr)
     return on_run
 
 

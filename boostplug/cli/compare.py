@@ -2,8 +2,8 @@
 
 The command's jobs, one module each: its options and help texts (:mod:`.compare_parser`), the
 ``--config`` file (:mod:`.compare_config`), the options checked into one run record
-(:mod:`.compare_options`), the signals (:mod:`.signals`) and the ``--out`` folder
-(:mod:`.out_folder`); here, the run itself."""
+(:mod:`.compare_options`), the study's time before and during it (:mod:`.compare_clock`), the signals
+(:mod:`.signals`) and the ``--out`` folder (:mod:`.out_folder`); here, the run itself."""
 
 from __future__ import annotations
 
@@ -13,17 +13,18 @@ import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from ..compare import CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, clicks, format_table, load_folds, run
 from ..compare.budget import check_budget
 from ..compare.cluster import connect, prepare
 from ..compare.data import data_files, file_digests, fold_count, layout_note
-from ..compare.methods import check_run, get_method
+from ..compare.methods import check_run
 from ..compare.outdir import OutDir
 from ..compare.plugins import load_plugins, registered_here
 from ..compare.report import method_legend, verdict, write_outputs
 from ..compare.resume import ResumeError, check_same, earlier_provenance, has_digests, load_earlier
+from . import compare_clock
 from .errors import UsageError, debug, usage_errors
 from .compare_config import resolve_options
 from .compare_options import CompareOptions, compare_options, list_methods, twins
@@ -123,7 +124,8 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
           f"{where}", file=sys.stderr)
     if runner is not None:
         print(f"boostplug compare: {runner.describe()}", file=sys.stderr)
-    clock = _study_clock(options, folds, finished) if record.tune else lambda outcome: None
+    with usage_errors():  # a scheduler without threads; a method the probe cannot train: before any training
+        clock = compare_clock.clock(options, folds, finished, client)
     results = run(methods, folds, rounds=record.rounds, metric=record.early_stopping_metric,
                   tree_params=options.tree_params, seed=record.seed, jobs=record.jobs, threads=record.threads,
                   conventions=options.conventions,
@@ -166,37 +168,6 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
               "  (--tune searches each method's own parameters alike, the built-ins' included: the fair protocol)",
               file=sys.stderr)
     return stopped if results.interrupted else failed
-
-
-def _study_clock(options: CompareOptions, folds: Sequence[tuple[int, Any]],
-                 finished: set[tuple[str, int]]) -> Callable[[Result | Failure], None]:
-    """``--tune``: the study's trainings, said before it starts; returns what says, as each method's first run
-    ends, how long its other runs take at that pace (at the last method's, the whole study's rest)."""
-    record, methods = options.record, options.methods
-    left = {m: sum((m, i) not in finished for i, _ in folds) for m in methods}
-    one = [m for m in methods if options.runner is None and not get_method(m).search_space()]
-    trainings = sum(n * (1 if m in one else record.tune) for m, n in left.items())
-    print(f"boostplug compare: --tune {record.tune}: {trainings} trainings of up to {record.rounds} rounds "
-          f"({len(methods)} method(s) x {len(folds)} fold(s) x {record.tune} trials"
-          + (f"; {', '.join(one)}: one per fold, nothing to search)" if one else ")"), file=sys.stderr)
-    pace: dict[str, float] = {}
-    jobs = options.scheduler if isinstance(options.scheduler, int) else record.jobs  # (1 with a remote cluster)
-
-    def on_run(r: Result | Failure) -> None:
-        left[r.method] -= 1
-        if isinstance(r, Failure) or r.method in pace:
-            return
-        n, pace[r.method] = left[r.method], r.info.get("tuning", {}).get("seconds", r.seconds)
-        rest = sum(left[m] * pace[m] for m in methods) / jobs if len(pace) == len(methods) > 1 else 0
-        if n or rest:
-            print(f"boostplug compare: {r.method}'s first run took {_duration(pace[r.method])}: its other {n} run(s) "
-                  f"about {_duration(n * pace[r.method])}" + (f"; the study about {_duration(rest)} more" * bool(rest)),
-                  file=sys.stderr)
-    return on_run
-
-
-def _duration(s: float) -> str:
-    return f"{s:.0f} s" if s < 90 else f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
 
 
 #: Train in worker processes at every ``--jobs`` (see :func:`in_workers`); the command's tests that

@@ -155,7 +155,7 @@ def test_the_documented_letor_commands_run_on_the_downloads_folder_shapes(tmp_pa
 
 # ---- a study's time in sight ---------------------------------------------------------------------------
 
-def test_a_tuned_run_says_its_trainings_first_and_its_time_as_each_method_starts(tmp_path: Path, capsys) -> None:
+def test_a_tuned_run_says_its_trainings_first_and_the_rest_once_each_method_ran(tmp_path: Path, capsys) -> None:
     data = tmp_path / "d.txt"
     write_letor(data, make_ranking(n_queries=24, docs_per_query=(6, 10), n_features=4, n_informative=4, n_labels=3,
                                    seed=0))
@@ -167,10 +167,9 @@ def test_a_tuned_run_says_its_trainings_first_and_its_time_as_each_method_starts
     assert lines[start + 1] == ("boostplug compare: --tune 2: 9 trainings of up to 5 rounds (2 method(s) x 3 fold(s) "
                                 "x 2 trials; adarank-ndcg: one per fold, nothing to search)")
     took = r"\d+(\.\d)? (s|min|h)"
-    assert re.fullmatch(rf"boostplug compare: lambdarank's first run took {took}: its other 2 run\(s\) about {took}",
-                        lines[start + 2])
-    assert re.fullmatch(rf"boostplug compare: adarank-ndcg's first run took {took}: its other 2 run\(s\) about {took}; "
-                        rf"the study about {took} more", lines[start + 3])
+    # too small to probe: the rest once every method has a pace (adarank-ndcg's first run)
+    assert re.fullmatch(rf"boostplug compare: adarank-ndcg's first run took {took}; the study about {took} more on "
+                        r"1 slot\(s\)", lines[start + 2])
 
 
 # ---- bad input --------------------------------------------------------------------------------------

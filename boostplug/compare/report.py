@@ -194,7 +194,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     if not wide:
         more = _names([m for m in reported if m not in metrics])
         note += ("\n--wide: " + (f"also {more}, " if more else "also ") + "the rounds of each fold"
-                 + (", the Wilcoxon test" if tests else "") + (" and the means' bootstrap 95% intervals" if common else ""))
+                 + (", the Wilcoxon test" if tests else "") + (" and the means' 95% intervals" if common else ""))
     return "\n".join(out + wrap(note, width, "  "))
 
 

@@ -273,10 +273,8 @@ class Loss:
         return g, h
 
     def _floor_advice(self) -> str:
-        """What the floor warning suggests: only this objective's options (another Hessian mode
-        that stays positive, a bound or a fitting, when it declares one; ``hessian_floor=False``), as
-        settings to compare, not fixes: each trains another model, better or worse on the data (off, the
-        loss's own near-zero or negative Hessians make the steps, which can rank much worse)."""
+        """What the floor warning suggests: only this objective's options (another Hessian mode that stays
+        positive, when it declares one; ``hessian_floor=False``), as settings to measure, not fixes."""
         other = [m for m, h in self.hessians.items() if h.kind != "exact" and m != getattr(self, "hessian", None)]
         now = [f"hessian={self.hessian}"] * bool(other)  # this mode, beside the others
         runs = [now, *([f"hessian={m}"] for m in other), [*now, "hessian_floor=false"]]

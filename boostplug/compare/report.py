@@ -178,11 +178,9 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
         note += f"\n{DEGENERATE_MARK} " + _degenerate_note(flat, baseline, bool(tests))
     if tests:
         others = [t.n for name, t in tests.items() if name != baseline] or [tests[baseline].n]
-        note += (f"\ndNDCG@10, p(t), p(W): per-query test NDCG@10 minus {baseline}'s, paired t-test and Wilcoxon "
-                 f"signed-rank p-values (two-sided) over the queries pooled across folds (n={_span(others)})"
-                 if wide else
-                 f"\ndNDCG@10, p(t): per-query test NDCG@10 minus {baseline}'s and its paired t-test p-value "
-                 f"(two-sided), queries pooled across folds (n={_span(others)})")
+        note += (f"\ndNDCG@10, p(t){', p(W)' * wide}: per-query test NDCG@10 minus {baseline}'s and its paired t-test "
+                 + ("and Wilcoxon signed-rank p-values" if wide else "p-value")
+                 + f" (two-sided), queries pooled across folds (n={_span(others)})")
     if diffs:
         n_q = _span([c["mean"][CURVE_METRIC].n for c in cis.values()] or [t.n for t in tests.values()])
         of = ["of the mean over folds"] * wide + ["of the paired per-query difference to the baseline"] * bool(tests)
@@ -277,7 +275,7 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
     of = n_folds or len(ran)
     scope = (f" ({'fold' if len(cmp.common) == 1 else 'folds'} {folds_text(cmp.common)} of "
              f"{of if n_folds else folds_text(ran)}: partial)" if 0 < len(cmp.common) < of else "")
-    queries, bounds = _queries(cmp, getattr(results, "conventions", None) or Conventions()), []
+    (some, queries), bounds = _queries(cmp, getattr(results, "conventions", None) or Conventions()), []
     if not cmp.stats:
         text = "none (no method finished)"
     elif not cmp.common:
@@ -285,8 +283,8 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
     elif len(cmp.stats) == 1:
         (name, s), = cmp.stats.items()
         text = f"only {name} ran (test {metric} {s[CURVE_METRIC]['mean']:.4f}): nothing to compare"
-    elif queries.startswith("none"):
-        text, queries = f"no comparison is possible: {queries}", ""
+    elif some == 0:  # every query scores the same for every method
+        text, queries = f"no comparison is possible: {queries.removeprefix('queries: ')}", ""
     else:
         means = {n: s[CURVE_METRIC]["mean"] for n, s in cmp.stats.items()
                  if np.isfinite(s[CURVE_METRIC]["mean"]) and n not in flat}
@@ -322,25 +320,19 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
     return "\n".join(lines + [w for line in bounds for w in wrap(line, width, "    ")]).replace(_NBSP, " ")
 
 
-def _queries(cmp: Comparison, conv: Conventions) -> str:
+def _queries(cmp: Comparison, conv: Conventions) -> tuple[int | None, str]:
     """How many of the compared test queries have a relevant document (label above 0: the others score
-    the same for every method, ``--empty``), from the runs' ``info["relevant_queries"]``; "" when a run
-    does not say (a run of an earlier version); ``"none of ..."`` when no query has one."""
+    the same for every method, ``--empty``), from the runs' ``info["relevant_queries"]``, and the verdict's
+    line of it; ``(None, "")`` when a run does not say (a run of an earlier version)."""
     runs = [r for r in cmp.results if r.method == cmp.results[0].method] if cmp.common else []
     counts = [r.info.get("relevant_queries") for r in runs]
     if not runs or None in counts:
-        return ""
+        return None, ""
     some, total = sum(counts), sum(len(r.test_per_query[CURVE_METRIC]) for r in runs)
-    if some == 0:
-        return (f"none of the {total} test queries has a relevant document, so every method scores "
-                + ("nothing on them (--empty skip)" if conv.empty == "skip" else f"{conv.empty:g} on each"))
-    if some == total:
-        return f"queries: all {total} test queries have a relevant document: each can tell the methods apart"
-    rest = total - some
-    return (f"queries: {some} of the {total} test queries can tell the methods apart (they have a relevant "
-            "document); " + (f"--empty skip left the other {rest} out of the means and tests" if conv.empty == "skip"
-                             else f"the other {rest} score {conv.empty:g} for every method and shrink each "
-                             "difference: --empty skip leaves them out of the means and tests"))
+    rest = ("--empty skip left them out of the means and tests" if conv.empty == "skip" else f"they score "
+            f"{conv.empty:g} for every method and shrink each difference: --empty skip leaves them out of the means")
+    return some, (f"queries: {some} of the {total} test queries have a relevant document and can tell the methods "
+                  "apart" + (f"; the other {total - some}: {rest}" if some < total else ""))
 
 
 def _bounds(cmp: Comparison, baseline: str | None) -> list[str]:

@@ -204,11 +204,12 @@ def test_the_verdict_counts_the_queries_that_can_tell_methods_apart(empty: str) 
             for n, shift in (("base", 0.0), ("other", 1.0))]
     lines = verdict(Results(runs, conventions=conv), "base").splitlines()
     text = " ".join(" ".join(lines[1:]).split())
-    assert lines[1].startswith("queries: 30 of the 40 test queries can tell the methods apart")
-    assert ("--empty skip left the other 10 out" in text) == (empty == "skip")
-    assert (f"the other 10 score {empty} for every method" in text) == (empty != "skip")
+    assert lines[1].startswith("queries: 30 of the 40 test queries have a relevant document")
+    assert "and can tell the methods apart; the other 10: " in text
+    assert ("--empty skip left them out" in text) == (empty == "skip")
+    assert (f"the other 10: they score {empty} for every method" in text) == (empty != "skip")
     none = " ".join(verdict(Results([_counted(r, 0) for r in runs], conventions=conv), "base").split())
-    assert none.startswith("verdict: no comparison is possible: none of the 40 test queries has a relevant document")
+    assert none.startswith("verdict: no comparison is possible: 0 of the 40 test queries have a relevant document")
     assert "no difference" not in none and "interval" not in none
     assert Conventions().empty == 1.0
 

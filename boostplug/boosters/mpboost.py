@@ -204,7 +204,8 @@ class MPBoost(RankingBooster):
                 if s.to_pairs is not None:
                     return MPBoost._leave_levels(s, f)
                 raise FloatingPointError("MPBoost(pairwise='levels'): the pair weights left the float range "
-                                         "(scores of a query span more than ~700 / max d); use pairwise='pairs'")
+                                         "(scores of a query span more than ~700 / max d); use pairwise='pairs' "
+                                         "(the same model, with memory and time per pair)")
             z = w_new / s.W
             s.W = w_new
             s.log_bound += math.log(z)

@@ -22,7 +22,7 @@ from ..compare.data import data_files, file_digests, fold_count, layout_note
 from ..compare.methods import check_run
 from ..compare.outdir import OutDir
 from ..compare.plugins import load_plugins, registered_here
-from ..compare.report import method_legend, verdict, write_outputs
+from ..compare.report import method_legend, verdict, warnings_note, write_outputs
 from ..compare.resume import ResumeError, check_same, earlier_provenance, has_digests, load_earlier
 from . import compare_clock
 from .errors import UsageError, debug, usage_errors
@@ -143,11 +143,13 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
     baseline = options.baseline if options.baseline in {r.method for r in results} else results[0].method
     print(format_table(results, baseline, wide=options.wide))
     print()
-    print(verdict(results, baseline, options.alpha))
+    print(verdict(results, baseline, options.alpha,
+                  n_folds=fold_count(record.data, n_folds=record.kfold, layout=record.layout)))
     legend = method_legend(list(dict.fromkeys(r.method for r in results)), METHODS if runner is None else CLICK_METHODS)
-    if legend:
-        print()
-        print(legend)
+    for block in (legend, warnings_note(results)):
+        if block:
+            print()
+            print(block)
     written = None
     try:
         if out is not None:

@@ -123,8 +123,8 @@ def add_parser(subparsers: Any, run: Callable[..., int]) -> argparse.ArgumentPar
                         "decide results must be the same (--jobs, --threads and --folds may differ)")
     p.add_argument("--no-plots", action="store_true", help="with --out: no PNG plots")
     p.add_argument("--wide", action="store_true",
-                   help="the wide table: NDCG@1/3/5 too, the rounds of each fold, the Wilcoxon test and bootstrap "
-                        "95%% intervals (default: a table within 100 columns: NDCG@10, MAP, seconds, t-test)")
+                   help="the wide table: NDCG@1/3/5 too, the rounds of each fold, the Wilcoxon test and the means' "
+                        "95%% intervals (default: 100 columns: NDCG@10, MAP, seconds, dNDCG@10, its interval, t-test)")
     p.add_argument("--alpha", type=_FLOAT, default=0.05, metavar="LEVEL",
                    help="significance level of the verdict under the table: a difference to the baseline is "
                         "significant when its paired t-test p-value is below it (default: %(default)s)")

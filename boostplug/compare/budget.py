@@ -71,4 +71,5 @@ def check_budget(*, rounds: int, tune: int, folds: Sequence[tuple[int, Any]], ru
     check_rounds(rounds, "rounds")
     b = Budget(rounds=rounds, tune=tune, folds=folds, runs=runs, method=method)
     check_fits(b.score_bytes + b.trial_bytes, f"this comparison, {b.describe()},",
-               "lower the rounds or the trials" if b.trial_bytes else "lower the rounds")
+               "lower the rounds (a model may stop short of its best round)"
+               + (" or the trials (a smaller search)" if b.trial_bytes else ""))

@@ -148,8 +148,10 @@ def _pooled(by: dict[tuple[str, int], Result], method: str, metric: str,
 
 
 def bootstrap(results: Sequence[Result], baseline: str | None = None, *, resamples: int = BOOTSTRAP_RESAMPLES,
-              level: float = BOOTSTRAP_LEVEL, seed: int = BOOTSTRAP_SEED) -> dict[str, dict[str, Any]]:
-    """Per method: ``{"mean": {metric: BootstrapCI}, "diff": BootstrapCI | None}``.
+              level: float = BOOTSTRAP_LEVEL, seed: int = BOOTSTRAP_SEED,
+              means: bool = True) -> dict[str, dict[str, Any]]:
+    """Per method: ``{"mean": {metric: BootstrapCI}, "diff": BootstrapCI | None}`` (``means=False``: ``mean``
+    empty, for the differences alone).
 
     ``mean``: the interval of each test metric's mean over folds (the table's value), from
     resampling the test queries within each fold (:func:`.stats.bootstrap_ci`). ``diff``
@@ -163,7 +165,7 @@ def bootstrap(results: Sequence[Result], baseline: str | None = None, *, resampl
     for name in dict.fromkeys(r.method for r in results):
         folds = sorted(f for m, f in by if m == name)
         mean = {m: bootstrap_ci(*_pooled(by, name, m, folds), resamples=resamples, level=level, seed=seed,
-                                by_stratum=True) for m in reported_metrics(results)}
+                                by_stratum=True) for m in (reported_metrics(results) if means else ())}
         diff = None
         if baseline is not None and name != baseline:
             both = [f for f in folds if (baseline, f) in by]

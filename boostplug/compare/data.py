@@ -88,7 +88,8 @@ def parse_fold_selection(text: str | None, n_available: int | None) -> list[int]
         if not (tok.isascii() and tok.isdigit()) or int(tok) < 1:
             raise ValueError(f"--folds: {tok!r} is not a fold number (use e.g. 1,3 or all)")
         if n_available is not None and int(tok) > n_available:
-            raise ValueError(f"--folds: fold {tok} does not exist; the data has folds 1..{n_available}")
+            has = "one fold" if n_available == 1 else f"folds 1..{n_available}"
+            raise ValueError(f"--folds: fold {tok} does not exist; the data has {has}: name some of them, or all")
         chosen.add(int(tok) - 1)
     return sorted(chosen)
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence, TextIO
 import numpy as np
 
 from .._core.threads import limit_threads
-from . import _worker_guard
+from . import _worker_guard, run_warnings
 from .budget import check_budget
 from .conventions import Conventions
 from .data import Fold
@@ -99,16 +99,19 @@ def _failure(name: str, fold: int, exc: BaseException) -> Failure:
 def _attempt(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], progress: bool = False,
              stream: TextIO | None = None) -> Result | Failure:
     """One run (``stream``: of its progress bar, default this process's stderr); an exception (not
-    Ctrl-C) becomes a :class:`Failure` so that the other runs go on."""
+    Ctrl-C) becomes a :class:`Failure` so that the other runs go on. The warnings it raised go with it,
+    on every path (here, a ``--jobs`` worker, a Dask worker): ``info["warnings"]`` (:mod:`.run_warnings`)."""
     train, vali, test = fold
     rest = dict(kwargs)
     one = rest.pop("runner", None) or run_method
     try:  # numba's kernels (the objectives', the metrics') within the run's threads too
-        with limit_threads(rest.get("threads") or None):
-            return one(name, train, vali, test, fold=fold_index, progress=progress, stream=stream or sys.stderr,
-                       **rest)
+        with limit_threads(rest.get("threads") or None), run_warnings.kept() as caught:
+            outcome = one(name, train, vali, test, fold=fold_index, progress=progress, stream=stream or sys.stderr,
+                          **rest)
     except Exception as e:
         return _failure(name, fold_index, e)
+    outcome.info = {**outcome.info, **({"warnings": caught} if caught else {})}
+    return outcome
 
 
 class Results(list):

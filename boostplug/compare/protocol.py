@@ -41,8 +41,10 @@ class Result:
     vali_curve: list[float] = field(repr=False, default_factory=list)
     vali_ndcg10_curve: list[float] = field(repr=False, default_factory=list)
     test_curve: list[float] = field(repr=False, default_factory=list)
-    #: the trainer's notes (a booster's ``stop_reason``), ``tuning`` (the search's record) and
-    #: ``degenerate`` (why the chosen model ranks nothing: :func:`degenerate`) when it does not
+    #: the trainer's notes (a booster's ``stop_reason``), ``tuning`` (the search's record),
+    #: ``degenerate`` (why the chosen model ranks nothing: :func:`degenerate`) when it does not,
+    #: ``relevant_queries`` (the test queries with a document labelled above 0) and ``warnings``
+    #: (those the run raised, :mod:`.run_warnings`)
     info: dict[str, Any] = field(repr=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,7 +161,9 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
     scores = trained.test_scores[best] if best >= 0 else np.zeros(test.n_docs)
     per_query = {m: conv.metric(m)(scores, test.y, test.group_ptr, per_query=True) for m in conv.metrics}
     flat = degenerate(scores, best + 1)
-    info = trained.info if flat is None else {**trained.info, "degenerate": flat}
+    # the test queries with a relevant document: the others score the same for every method (the verdict's count)
+    relevant = int(np.count_nonzero(np.maximum.reduceat(test.y, test.group_ptr[:-1]) > 0)) if test.n_docs else 0
+    info = {**trained.info, "relevant_queries": relevant, **({} if flat is None else {"degenerate": flat})}
     return Result(
         method=name, framework=method.framework, fold=fold, best_round=best + 1,
         rounds_trained=len(trained.test_scores), seconds=trained.seconds, select_metric=select,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import platform
+import re
 import sys
 import textwrap
 from dataclasses import asdict
@@ -29,7 +30,7 @@ from .run_record import RunRecord, versions
 from .search_spaces import TREE_SPACE
 from .stats import BootstrapCI
 
-__all__ = ["format_table", "verdict", "method_legend", "TABLE_WIDTH", "wrap", "write_outputs"]
+__all__ = ["format_table", "verdict", "method_legend", "warnings_note", "TABLE_WIDTH", "wrap", "write_outputs"]
 
 
 def _best(stats: dict[str, dict[str, Any]], column: str, skip: Mapping[str, Any] | None = None) -> float:
@@ -98,7 +99,8 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     flat = compared.degenerate
     reported = reported_metrics(results)
     metrics = reported if wide else [m for m in reported if m in COMPACT_METRICS or m not in REPORT_METRICS]
-    cols = [*metrics, "seconds"] + (["tune_seconds"] if any("tune_seconds" in s for s in stats.values()) else [])
+    tuned = any("tune_seconds" in s for s in stats.values())  # compact: the search's seconds, not its trial's
+    cols = [*metrics] + ["seconds"] * (wide or not tuned) + ["tune_seconds"] * tuned
     names = {"seconds": "train s", "tune_seconds": "tune s"}
     header = ["method", "rounds"] + [names.get(c, c.upper()) for c in cols]
     if not common:
@@ -107,6 +109,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
         header.append(f"{CURVE_METRIC.upper()} 95% CI")
     if tests:
         header += ["dNDCG@10", _DIFF_CI, "p(t)", "p(W)"][:None if wide else 3]
+    diffs = cis if wide else bootstrap(compared.results, baseline, means=False) if tests else {}
     best = {c: _best(stats, c, flat) for c in cols}
     rows = []
     for name, s in stats.items():
@@ -129,17 +132,13 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
         if tests:
             t = tests.get(name)
             if name == baseline or t is None:  # t is None: degenerate, not tested
-                row += ["(baseline)" if name == baseline else "degenerate"] + [""] * (3 if wide else 2)
-            else:  # the compact table's intervals are computed once they fit (each as wide as this stand-in)
-                ci = _interval(cis[name]["diff"], signed=True) if wide else "[+0.0000,+0.0000]"
+                row += ["", "(baseline)" if name == baseline else "degenerate"] + [""] * (2 if wide else 1)
+            else:  # the compact table's interval in 3 decimals: its width for the names
+                ci = _interval(diffs[name]["diff"], signed=True, digits=4 if wide else 3)
                 cells = [f"{t.mean_diff:+.4f}", ci, _p(t.t_pvalue, compact=not wide), _p(t.wilcoxon_pvalue)]
                 row += cells if wide else cells[:3]
         rows.append(row)
     footnotes = [] if wide else _fit(header, rows, flat)
-    if not wide and _DIFF_CI in header:
-        k, diffs = header.index(_DIFF_CI), bootstrap(compared.results, baseline)
-        for name, row in zip(stats, rows):
-            row[k] = row[k] and _interval(diffs[name]["diff"], signed=True)
     for name, row in zip(stats, rows):
         row[0] += f" {DEGENERATE_MARK}" * (name in flat)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
@@ -172,18 +171,17 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     if "tune_seconds" in cols:
         trials = sorted({n for s in stats.values() for n in s.get("trials", [])})
         note += (f"\ntune s: seconds of the parameter search per fold ({'/'.join(map(str, trials))} trials, "
-                 "trial 0 the defaults; a method without a search space has one); train s: its chosen trial's")
+                 "trial 0 the defaults; a method without a search space has one); train s"
+                 + (": its chosen trial's" if wide else " (its chosen trial's): --wide"))
     note += _settings_note(results)
     if flat:
         note += f"\n{DEGENERATE_MARK} " + _degenerate_note(flat, baseline, bool(tests))
     if tests:
         others = [t.n for name, t in tests.items() if name != baseline] or [tests[baseline].n]
-        note += (f"\ndNDCG@10, p(t), p(W): per-query test NDCG@10 minus {baseline}'s, paired t-test and Wilcoxon "
-                 f"signed-rank p-values (two-sided) over the queries pooled across folds (n={_span(others)})"
-                 if wide else
-                 f"\ndNDCG@10, p(t): per-query test NDCG@10 minus {baseline}'s and its paired t-test p-value "
-                 f"(two-sided), queries pooled across folds (n={_span(others)})")
-    if cis or _DIFF_CI in header:
+        note += (f"\ndNDCG@10, p(t){', p(W)' * wide}: per-query test NDCG@10 minus {baseline}'s and its paired t-test "
+                 + ("and Wilcoxon signed-rank p-values" if wide else "p-value")
+                 + f" (two-sided), queries pooled across folds (n={_span(others)})")
+    if diffs:
         n_q = _span([c["mean"][CURVE_METRIC].n for c in cis.values()] or [t.n for t in tests.values()])
         of = ["of the mean over folds"] * wide + ["of the paired per-query difference to the baseline"] * bool(tests)
         note += (f"\n{'95% CI' if wide else _DIFF_CI}: percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples (seed "
@@ -194,7 +192,7 @@ def format_table(results: Sequence[Result], baseline: str | None = None,
     if not wide:
         more = _names([m for m in reported if m not in metrics])
         note += ("\n--wide: " + (f"also {more}, " if more else "also ") + "the rounds of each fold"
-                 + (", the Wilcoxon test" if tests else "") + (" and bootstrap 95% intervals" if common else ""))
+                 + (", the Wilcoxon test" if tests else "") + (" and the means' 95% intervals" if common else ""))
     return "\n".join(out + wrap(note, width, "  "))
 
 
@@ -205,11 +203,10 @@ _DIFF_CI = "dNDCG@10 95% CI"
 def _fit(header: list[str], rows: list[list[str]], flat: Mapping[str, Any]) -> list[str]:
     """The compact table (changed in place) within :data:`TABLE_WIDTH`: a name longer than the other columns
     leave room for is shown as its base name and a number, ``lambdarank (1)``, spelt out in the footnotes
-    returned (``flat``: the names that get the degenerate mark); then the interval of the difference is
-    left out unless it fits too."""
+    returned (``flat``: the names that get the degenerate mark). Every column is kept: the interval of the
+    difference is what says which gain a method cannot have."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    ci = header.index(_DIFF_CI) if _DIFF_CI in header else 0
-    room = TABLE_WIDTH - sum(w + 2 for i, w in enumerate(widths) if i not in (0, ci))
+    room = TABLE_WIDTH - sum(w + 2 for w in widths[1:])
     marks = [len(DEGENERATE_MARK) + 1 if row[0] in flat else 0 for row in rows]
     footnotes: list[str] = []
     for row, mark in zip(rows, marks):
@@ -217,9 +214,6 @@ def _fit(header: list[str], rows: list[list[str]], flat: Mapping[str, Any]) -> l
             footnotes.append(f"({len(footnotes) + 1}) {row[0]}")
             number = f" ({len(footnotes)})"
             row[0] = row[0].split("[", 1)[0][:max(room - mark - len(number), 4)] + number
-    if ci and max(len(header[0]), *(len(row[0]) + mark for row, mark in zip(rows, marks))) + 2 + widths[ci] > room:
-        for row in (header, *rows):
-            del row[ci]
     return footnotes
 
 
@@ -260,35 +254,47 @@ def _names(metrics: Sequence[str]) -> str:
 
 
 def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float = 0.05, *,
-            width: int | None = TABLE_WIDTH) -> str:
+            width: int | None = TABLE_WIDTH, n_folds: int | None = None) -> str:
     """Who won, in one sentence (wrapped to ``width`` columns; ``None``: one line): the best method
     by test NDCG@10 (the metric of the tests; mean over the folds every method finished), and which
     methods' differences to ``baseline`` are significant at ``p < alpha`` by the paired t-test of
     the table (``p(t)``), or that none is; and :func:`_linear_note`. The p-values are not corrected for
-    the number of methods compared."""
+    the number of methods compared. Its scope first when the folds compared are not all of the data's
+    ``n_folds`` (default: those ``results`` ran): ``verdict (folds 1,2 of 5: partial)``.
+
+    Under it: how many test queries can tell the methods apart (:func:`_queries`; a study where none can
+    is no comparison), and what each method's 95% interval of dNDCG@10 against ``baseline`` (the
+    table's) rules out (:func:`_bounds`)."""
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha (the significance level) must be between 0 and 1, got {alpha!r}")
     cmp = comparison(results, baseline, intervals=False)
     flat = cmp.degenerate
     metric = CURVE_METRIC.upper()
     level = f"p(t){_NBSP}<{_NBSP}{alpha:g}"
+    ran = sorted({r.fold for r in results})
+    of = n_folds or len(ran)
+    scope = (f" ({'fold' if len(cmp.common) == 1 else 'folds'} {folds_text(cmp.common)} of "
+             f"{of if n_folds else folds_text(ran)}: partial)" if 0 < len(cmp.common) < of else "")
+    (some, queries), bounds = _queries(cmp, getattr(results, "conventions", None) or Conventions()), []
     if not cmp.stats:
-        text = "verdict: none (no method finished)"
+        text = "none (no method finished)"
     elif not cmp.common:
-        text = "verdict: none drawn: no fold was finished by every method, so their means do not compare"
+        text = "none drawn: no fold was finished by every method, so their means do not compare"
     elif len(cmp.stats) == 1:
         (name, s), = cmp.stats.items()
-        text = f"verdict: only {name} ran (test {metric} {s[CURVE_METRIC]['mean']:.4f}): nothing to compare"
+        text = f"only {name} ran (test {metric} {s[CURVE_METRIC]['mean']:.4f}): nothing to compare"
+    elif some == 0:  # every query scores the same for every method
+        text, queries = f"no comparison is possible: {queries.removeprefix('queries: ')}", ""
     else:
         means = {n: s[CURVE_METRIC]["mean"] for n, s in cmp.stats.items()
                  if np.isfinite(s[CURVE_METRIC]["mean"]) and n not in flat}
         if means:
             top = max(means.values())
             bests = [n for n, v in means.items() if v == top]
-            text = (f"verdict: best {metric} {' = '.join(bests)} ({top:.4f}"
+            text = (f"best {metric} {' = '.join(bests)} ({top:.4f}"
                     f"{', the baseline' if baseline in bests else ''})")
         else:
-            text = f"verdict: no method has a test {metric}" + (" that ranks" if flat else "")
+            text = f"no method has a test {metric}" + (" that ranks" if flat else "")
         others = {n: t for n, t in cmp.tests.items() if n != baseline}
         significant = {n: t for n, t in others.items() if t.t_pvalue < alpha}
         if others and all(np.isnan(t.t_pvalue) for t in others.values()):
@@ -304,12 +310,42 @@ def verdict(results: Sequence[Result], baseline: str | None = None, alpha: float
             text += (f"; at {level} against {baseline}, " + "; ".join(sides)
                      + (f"; the other {rest} not significant" if rest else ""))
         text += _linear_note(cmp, means, alpha)
+        bounds = _bounds(cmp, baseline)
     if cmp.stats and flat:
         names = ", ".join(flat)
         text += (f"; {names} {'is' if len(flat) == 1 else 'are'} degenerate (one value for every test document"
                  + (f"; {baseline} is the baseline: nothing is tested against it)" if baseline in flat else
                     ", not tested)"))
-    return "\n".join(wrap(text, width, "  ")).replace(_NBSP, " ")
+    lines = [*wrap(f"verdict{scope}: {text}", width, "  "), *wrap(queries, width, "  ")]
+    return "\n".join(lines + [w for line in bounds for w in wrap(line, width, "    ")]).replace(_NBSP, " ")
+
+
+def _queries(cmp: Comparison, conv: Conventions) -> tuple[int | None, str]:
+    """How many of the compared test queries have a relevant document (label above 0: the others score
+    the same for every method, ``--empty``), from the runs' ``info["relevant_queries"]``, and the verdict's
+    line of it; ``(None, "")`` when a run does not say (a run of an earlier version)."""
+    runs = [r for r in cmp.results if r.method == cmp.results[0].method] if cmp.common else []
+    counts = [r.info.get("relevant_queries") for r in runs]
+    if not runs or None in counts:
+        return None, ""
+    some, total = sum(counts), sum(len(r.test_per_query[CURVE_METRIC]) for r in runs)
+    rest = ("--empty skip left them out of the means and tests" if conv.empty == "skip" else f"they score "
+            f"{conv.empty:g} for every method and shrink each difference: --empty skip leaves them out of the means")
+    return some, (f"queries: {some} of the {total} test queries have a relevant document and can tell the methods "
+                  "apart" + (f"; the other {total - some}: {rest}" if some < total else ""))
+
+
+def _bounds(cmp: Comparison, baseline: str | None) -> list[str]:
+    """What each tested method's 95% bootstrap interval of dNDCG@10 against ``baseline`` (the table's) rules
+    out, in words a choice can follow: a gain above its upper end, a loss below its lower end."""
+    diffs = bootstrap(cmp.results, baseline, means=False) if cmp.tests else {}
+    said = []
+    for name, ci in ((n, diffs[n]["diff"]) for n in cmp.tests if n != baseline):
+        if ci is not None and not np.isnan(ci.low):
+            gain = f"a gain above {ci.high:+.3f}" if ci.high > 0 else "any gain"
+            loss = f"a loss below {ci.low:+.3f}" if ci.low < 0 else "any loss"
+            said.append(f"  {name}{_NBSP}{_interval(ci, signed=True, digits=3)}: {gain}, {loss}")
+    return [f"the 95% interval of dNDCG@10 against {baseline} rules out:", *said] if said else []
 
 
 def _linear_note(cmp: Comparison, means: dict[str, float], alpha: float) -> str:
@@ -350,10 +386,27 @@ def method_legend(names: Sequence[str], table: Mapping[str, Any] | None = None, 
     return "\n".join(lines)
 
 
-def _interval(ci: BootstrapCI | None, signed: bool = False) -> str:
+def warnings_note(results: Sequence[Result], *, width: int | None = TABLE_WIDTH) -> str:
+    """Each distinct warning of ``results``' runs (``info["warnings"]``, :mod:`.run_warnings`) once, numbers aside
+    (a count in a message varies from run to run), with how many runs raised it and which methods; "" when
+    none did."""
+    seen: dict[str, tuple[set[str], set[tuple[str, int]]]] = {}
+    for r in results:
+        for w in r.info.get("warnings", ()):
+            texts, runs = seen.setdefault(re.sub(r"\d[\d.e+-]*", "#", w["warning"]), (set(), set()))
+            texts.add(w["warning"])
+            runs.add((r.method, r.fold))
+    said = [f"  {len(runs)} of {len(results)} run(s) ({', '.join(dict.fromkeys(m for m, _ in sorted(runs)))}): "
+            + min(texts) + (" (one of its texts: the numbers vary)" if len(texts) > 1 else "")
+            for texts, runs in seen.values()]
+    head = "warnings the runs raised (each with its run and --tune trial in results.json, info.warnings):"
+    return "\n".join(wrap("\n".join([head, *said]), width, "    ")) if said else ""
+
+
+def _interval(ci: BootstrapCI | None, signed: bool = False, digits: int = 4) -> str:
     if ci is None or np.isnan(ci.low):
         return "n/a"
-    return f"[{ci.low:{'+' * signed}.4f},{ci.high:{'+' * signed}.4f}]"
+    return f"[{ci.low:{'+' * signed}.{digits}f},{ci.high:{'+' * signed}.{digits}f}]"
 
 
 def _p(p: float, compact: bool = False) -> str:

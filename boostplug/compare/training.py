@@ -326,7 +326,7 @@ def _train_catboost(m: Settings, train: TrainingPart, vali: RankingData, test: R
         except CatBoostError as e:  # "JSON writer: invalid float value: inf", as it writes a value of training
             if "invalid float value" in str(e):
                 raise ValueError(f"CatBoost's {_catboost_loss(m)} overflowed to infinity in training: lower its "
-                                 "parameters or the learning rate") from e
+                                 "parameters (another loss) or the learning rate (more rounds to fit as far)") from e
             raise
     seconds = time.perf_counter() - t0
 

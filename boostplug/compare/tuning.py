@@ -20,6 +20,7 @@ from typing import Any, Callable
 from .conventions import higher_is_better
 from .method_specs import format_value, parse_value
 from .methods import Method
+from .run_warnings import at_trial
 from .training import Trained
 
 __all__ = ["Trial", "TuningRecord", "tune", "require_optuna", "study_seed", "PRUNE_STARTUP", "PRUNE_WARMUP"]
@@ -110,6 +111,7 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
     def objective(trial: Any) -> float:
         # trial 0 is the method as configured (no suggestion: its values may lie outside the space)
         params = {} if trial.number == 0 else {k: d.suggest(trial, k) for k, d in space.items()}
+        at_trial(trial.number)  # the warnings this trial raises name it
         t0 = time.perf_counter()
         seen: list[float] = []  # the best checkpoint value so far, per checkpoint
 
@@ -146,6 +148,7 @@ def tune(method: Method, n_trials: int, train_one: Callable[..., Trained], score
 
     t0 = time.perf_counter()
     study.optimize(objective, n_trials=total, catch=(Exception,))
+    at_trial(None)
     seconds = time.perf_counter() - t0
     if not best:
         raise errors[0] if errors else ValueError(f"{method.name}: no trial gave a finite validation value")

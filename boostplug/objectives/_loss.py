@@ -273,13 +273,15 @@ class Loss:
         return g, h
 
     def _floor_advice(self) -> str:
-        """What the floor warning suggests: only this objective's options (another Hessian mode
-        that stays positive, a bound or a fitting, when it declares one; ``hessian_floor=False``)."""
+        """What the floor warning suggests: only this objective's options (another Hessian mode that stays
+        positive, when it declares one; ``hessian_floor=False``), as settings to measure, not fixes."""
         other = [m for m, h in self.hessians.items() if h.kind != "exact" and m != getattr(self, "hessian", None)]
-        if other:
-            modes = " or ".join(f"hessian={m!r} ({self.hessians[m].kind})" for m in other)
-            return f"Use a Hessian mode that stays positive, {modes}, or hessian_floor=False"
-        return f"Use hessian_floor=False ({self.name} declares no Hessian mode that stays positive)"
+        now = [f"hessian={self.hessian}"] * bool(other)  # this mode, beside the others
+        runs = [now, *([f"hessian={m}"] for m in other), [*now, "hessian_floor=false"]]
+        return (f"The floor is a setting, not a fault: {' or '.join(r[-1] for r in runs[1:])} trains another model, "
+                "which may rank better or worse (off, the loss's own near-zero or negative Hessians size the steps); "
+                "measure them side by side: boostplug compare --methods \""
+                + ",".join(self.name + (f"[{','.join(r)}]" if r else "") for r in runs) + '"')
 
     def _explain(self, error: NonFiniteError, scores: NDArray[np.float64]) -> NonFiniteError:
         """``error`` (an inf, a NaN or a value beyond float32 at ``scores``), as raised: a base may

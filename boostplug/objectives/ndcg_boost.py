@@ -109,7 +109,8 @@ class NDCGBoostObjective(ListwiseLoss):
             q = int(bad[0])
             raise ValueError(
                 f"{_NAME}: the ideal DCG of query {q} overflows float64 (its largest gain is "
-                f"{float(g[self.group_ptr[q]:self.group_ptr[q + 1]].max())}); use smaller label_gain values"
+                f"{float(g[self.group_ptr[q]:self.group_ptr[q + 1]].max())}); use smaller label_gain values (another "
+                "loss: the grades' gains are what it weighs)"
             )
         sizes = np.diff(self.group_ptr)
         self.gains: NDArray[np.float64] = g

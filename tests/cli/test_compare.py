@@ -992,3 +992,18 @@ def test_every_openmp_runtime_of_the_command_sleeps_unless_the_user_chose(policy
     spins = re.findall(r"GOMP_SPINCOUNT = '(\d+)'", r.stderr)
     assert len(spins) >= 2, r.stderr  # scikit-learn's/XGBoost's copy and the system's (LightGBM, numba)
     assert all(s == "0" for s in spins) if policy is None else all(s != "0" for s in spins), spins
+
+
+@pytest.mark.parametrize("data,folds,says", [
+    ("file", "4", "--folds: fold 4 does not exist; the data has folds 1..3: name some of them, or all"),
+    ("example", "2", "--folds: fold 2 does not exist; the data has one fold: name some of them, or all"),
+    ("file", "0", "--folds: '0' is not a fold number (use e.g. 1,3 or all)"),
+    ("file", ",", "--folds: '' is not a fold number (use e.g. 1,3 or all)"),
+])
+def test_folds_naming_no_fold_is_one_line_before_training(letor_file: Path, capsys, monkeypatch, data: str,
+                                                          folds: str, says: str) -> None:
+    """--folds that names no fold of the data: one line saying what the data has and what to give, before any
+    training (and before the line announcing the study)."""
+    _no_training(monkeypatch)
+    where = str(letor_file) if data == "file" else "example"
+    assert _error(capsys, ["--data", where, "--kfold", "3", "--folds", folds, *FAST]) == f"boostplug compare: error: {says}"

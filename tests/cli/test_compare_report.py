@@ -3,6 +3,7 @@ verdict under it (``--alpha``), the legend of the method names, and the hint to 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,29 @@ def test_with_out_no_hint_and_wide_keeps_every_column(letor_file: Path, tmp_path
     header = next(line for line in captured.out.splitlines() if line.startswith("method"))
     for column in ("NDCG@1", "NDCG@5", "NDCG@10 95% CI", "dNDCG@10 95% CI", "p(t)", "p(W)"):
         assert column in header
-    assert "verdict: best NDCG@10" in captured.out and "plots and CSVs" not in captured.err
+    assert "verdict (folds 1,2 of 3: partial): best NDCG@10" in captured.out and "plots and CSVs" not in captured.err
+
+
+def test_a_partial_study_says_so_and_the_runs_warnings_follow_the_table(letor_file: Path, tmp_path: Path,
+                                                                         capsys) -> None:
+    """--folds 1,2 of 3: the verdict names its scope, the queries that can tell the methods apart right under
+    it; a warning a run raised is shown once after the table, with how many runs raised it, and is in
+    results.json with its run."""
+    warns = "ndcg_boost[hessian=exact]"  # the floor raises most of its Hessians
+    assert main(["compare", "--data", str(letor_file), "--kfold", "3", "--folds", "1,2", "--methods",
+                 f"lambdarank,{warns}", "--out", str(tmp_path / "o"), *FAST]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    k = next(i for i, line in enumerate(lines) if line.startswith("verdict"))
+    assert lines[k].startswith("verdict (folds 1,2 of 3: partial): ")
+    assert next(line for line in lines[k:] if line.startswith("queries: ")).startswith("queries: ")
+    assert max(len(line) for line in lines) <= 100
+    said = lines.index("warnings the runs raised (each with its run and --tune trial in results.json, info.warnings):")
+    assert said > k and lines[said + 1].startswith(f"  2 of 4 run(s) ({warns}): HessianFloorWarning: ndcg_boost: ")
+    runs = json.loads((tmp_path / "o" / "results.json").read_text())["results"]
+    for run in runs:
+        kept = [w["warning"].split(":")[0] for w in run["info"].get("warnings", [])]
+        assert kept == (["HessianFloorWarning"] if run["method"] == warns else []), run["method"]
+        assert run["info"]["relevant_queries"] == 5
 
 
 def test_alpha_sets_the_level_of_the_verdict(letor_file: Path, capsys) -> None:

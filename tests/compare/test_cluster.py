@@ -162,6 +162,16 @@ def test_the_api_with_a_client_equals_one_process(client) -> None:
     assert all(r.info["worker"] in there.cluster["workers"] for r in there)
 
 
+def test_a_workers_warnings_come_back_with_its_run(client) -> None:
+    """A warning raised on a Dask worker is in its run's record (results.json, the report), not only in the
+    worker's log."""
+    results = compare.run(["lambdarank", "ndcg_boost[hessian=exact]"], compare.load_folds("example"), rounds=3,
+                          client=client)
+    kept = {r.method: r.info.get("warnings", []) for r in results}
+    assert kept["lambdarank"] == [] and not results.failures
+    assert [w["warning"].split(":")[0] for w in kept["ndcg_boost[hessian=exact]"]] == ["HessianFloorWarning"]
+
+
 def _wait_for(pattern: str, folder: Path, timeout: float = 120) -> list[Path]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -171,11 +171,12 @@ def test_check_budget_refuses_with_the_estimate(folds, monkeypatch):
     runs = [("regression", 0), ("regression", 1)]
     with pytest.raises(ValueError, match=rf"^this comparison, the scores of {n:,} rounds x {rows} validation and test "
                                          r"documents x 8 bytes that one run keeps, would need at least 1.0 GiB, more "
-                                         r"than the 1.0 GiB of memory available; lower the rounds$"):
+                                         r"than the 1.0 GiB of memory available; lower the rounds \(a model may stop short "
+                                         r"of its best round\)$"):
         check_budget(rounds=n, tune=0, folds=folds, runs=runs)
     check_budget(rounds=n - 1, tune=0, folds=folds, runs=runs)
     with pytest.raises(ValueError, match=r"and the records of 10,000,000 trials x 1 tuned runs x 512 bytes "
-                                         r"\(4.8 GiB\).*lower the rounds or the trials"):
+                                         r"\(4.8 GiB\).*lower the rounds .* or the trials \(a smaller search\)"):
         check_budget(rounds=10, tune=10**7, folds=folds, runs=[("regression", 0)])
     with pytest.raises(ValueError, match="rounds must be at most 2147483647"):
         check_budget(rounds=ROUNDS_MAX + 1, tune=0, folds=folds, runs=[("regression", 0)])
@@ -220,7 +221,7 @@ def test_compare_refuses_a_trial_budget_that_cannot_fit(capsys, no_training, let
     err = _usage_error(capsys, ["--data", str(letor_file), "--kfold", "3", "--rounds", "3", "--no-progress",
                                 "--no-plots", "--methods", "lambdarank", "--tune", str(10**12)])
     assert "the records of 1,000,000,000,000 trials x 3 tuned runs x 512 bytes" in err
-    assert "lower the rounds or the trials" in err
+    assert "or the trials (a smaller search)" in err
 
 
 def test_a_config_file_is_held_to_the_same_limits(capsys, no_training, letor_file, tmp_path):

@@ -191,13 +191,21 @@ def test_the_floor_changes_a_lightgbm_model() -> None:
 
 
 @pytest.mark.parametrize("name, params, advice", [
-    ("lambdamart_map", {}, "Use hessian_floor=False (lambdamart_map declares no Hessian mode that stays positive)"),
-    ("ndcg_boost", {"hessian": "exact"}, "Use a Hessian mode that stays positive, hessian='bound' (bound), or "
-                                         "hessian_floor=False"),
+    ("lambdamart_map", {}, "The floor is a setting, not a fault: hessian_floor=false trains another model, which may "
+                           "rank better or worse (off, the loss's own near-zero or negative Hessians size the steps); "
+                           'measure them side by side: boostplug compare --methods '
+                           '"lambdamart_map,lambdamart_map[hessian_floor=false]"'),
+    ("ndcg_boost", {"hessian": "exact"}, "hessian=bound or hessian_floor=false trains another model, which may rank "
+                                         "better or worse (off, the loss's own near-zero or negative Hessians size "
+                                         "the steps); measure them side by side: boostplug compare --methods "
+                                         '"ndcg_boost[hessian=exact],ndcg_boost[hessian=bound],'
+                                         'ndcg_boost[hessian=exact,hessian_floor=false]"'),
 ])
 def test_the_floor_warning_names_only_the_objectives_own_options(name, params, advice) -> None:
     """lambdamart_map has no ``hessian`` parameter: its warning does not suggest one; ndcg_boost's
-    exact mode names its bound mode."""
+    exact mode names its bound mode. Each is a setting to measure, not a fix (turning the floor off made
+    one user's pairwise loss rank much worse): the warning says so and gives the --methods that trains
+    them side by side, each of which compare reads."""
     rng = np.random.default_rng(0)
     y, gp = rng.integers(0, 3, 100).astype(np.float64), np.arange(0, 101, 10)
     loss = objectives.get(name).loss_class(y, gp, **params)
@@ -206,6 +214,11 @@ def test_the_floor_warning_names_only_the_objectives_own_options(name, params, a
         loss.grad_hess(y * 30.0)                    # far apart (lambdamart) or the exact mode's negatives
     message = str(caught[0].message)
     assert message.endswith(advice), message
+    from boostplug.compare.method_specs import split_specs
+    from boostplug.compare.methods import get_method
+
+    specs = split_specs(message.split('--methods "')[1].rstrip('"'))
+    assert [get_method(spec).name for spec in specs] == specs  # each a method compare trains
 
 
 def test_the_floor_warning_says_whether_the_raised_rows_have_small_gradients_too() -> None:

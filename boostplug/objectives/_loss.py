@@ -289,7 +289,10 @@ class Loss:
 
 class RunLoss(Loss):
     """A :class:`Loss` whose ``_run(scores, want_loss)`` returns ``(grad, hess, losses)``, the sums or
-    (``want_loss``) each query's loss, from one kernel call: ``_loss`` and ``_grad_hess`` read it."""
+    (``want_loss``) each query's loss, from one kernel call: ``_loss`` and ``_grad_hess`` read it, and its
+    arrays are the call's own (``returns_new_arrays``; a ``_run`` returning arrays it keeps sets it False)."""
+
+    returns_new_arrays = True
 
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:  # pragma: no cover
         raise NotImplementedError

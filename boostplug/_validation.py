@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["check_scores", "check_labels", "check_k", "check_weights",
            "check_flag", "FlagError", "check_choice", "did_you_mean",
-           "check_group_ptr", "show_values", "as_1d", "plain", "check_int", "INT64_MAX", "INT32_MAX", "FLOAT32_MAX", "ROUNDS_MAX", "check_rounds"]
+           "check_group_ptr", "GroupedRows", "show_values", "as_1d", "plain", "check_int", "INT64_MAX", "INT32_MAX", "FLOAT32_MAX", "ROUNDS_MAX", "check_rounds"]
 
 #: The largest cut-off the kernels can take (they index with int64).
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -312,3 +312,17 @@ def check_group_ptr(group_ptr: ArrayLike, n_docs: int | None = None) -> NDArray[
             f"(group_ptr: {show_values(g)})"
         )
     return g
+
+
+class GroupedRows:
+    """Rows in queries by a ``group_ptr`` :func:`check_group_ptr` validated: the counts ``n_docs``, ``n_queries``."""
+
+    group_ptr: NDArray[np.int64]
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.group_ptr[-1])
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.group_ptr.shape[0] - 1)

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import subcommand
 from .errors import UsageError, usage_errors
 
 __all__ = ["add_parser", "run", "describe"]
@@ -25,15 +26,13 @@ __all__ = ["add_parser", "run", "describe"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``calibrate`` subcommand on an argparse subparsers object."""
-    p = subparsers.add_parser(
-        "calibrate",
+    p = subcommand(
+        subparsers, "calibrate", run,
         help="measure from which work the kernels run in parallel on this CPU, and cache it",
         description="Time a probe kernel serially and in parallel, derive from which work boostplug's kernels run in "
                     "parallel on this CPU (its name, the CPU count, numba's thread count), print it and store it in the "
                     "user's cache folder (boostplug/dispatch.json), where later processes read it. Run it on idle "
-                    "cores. BOOSTPLUG_PARALLEL_MIN_WORK overrides the stored value.",
-    )
-    p.set_defaults(run=run)
+                    "cores. BOOSTPLUG_PARALLEL_MIN_WORK overrides the stored value.")
     p.add_argument("--no-store", action="store_true", help="print the measurement only; do not write the cache")
     p.add_argument("--file", type=Path, default=None,
                    help="the cache file to write (default: boostplug/dispatch.json in the user's cache folder)")

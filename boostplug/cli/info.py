@@ -13,20 +13,18 @@ import numpy as np
 
 from ..data import RankingData, letor_layout, load_example, load_letor
 from ..pairs import count_critical_pairs
+from . import subcommand
 
 __all__ = ["add_parser", "run", "summarize", "format_summary"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``info`` subcommand on an argparse subparsers object."""
-    p = subparsers.add_parser(
-        "info",
-        help="describe a LETOR/SVMlight file, a fold folder, or the embedded example",
+    p = subcommand(
+        subparsers, "info", run, help="describe a LETOR/SVMlight file, a fold folder, or the embedded example",
         description="Queries, documents, features, label histogram, documents per query, single-label queries and "
                     "critical pairs of a LETOR/SVMlight ranking file, a folder Fold1..FoldK/{train,vali,test}.txt, "
-                    "a folder of parts S1..Sk.txt, or 'example' (the data embedded in boostplug).",
-    )
-    p.set_defaults(run=run)
+                    "a folder of parts S1..Sk.txt, or 'example' (the data embedded in boostplug).")
     p.add_argument("path", metavar="PATH", help="a ranking file, a LETOR folder, or 'example'")
     return p
 

@@ -23,21 +23,19 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from . import subcommand
+
 __all__ = ["add_parser", "run", "warm_up", "kernel_counts"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``warmup`` subcommand on an argparse subparsers object."""
-    p = subparsers.add_parser(
-        "warmup",
-        help="compile every kernel once into numba's cache (for images, CI and executors)",
+    return subcommand(
+        subparsers, "warmup", run, help="compile every kernel once into numba's cache (for images, CI and executors)",
         description="Compile boostplug's numba kernels once, serial and parallel forms, by running every objective, "
                     "metric, booster, click-log and LETOR-reading entry point on a few documents, so that later "
                     "processes load them from numba's cache (beside the package, or NUMBA_CACHE_DIR). numba keys "
-                    "the cache by CPU: set the same NUMBA_CPU_NAME (e.g. generic) where the cache is built and used.",
-    )
-    p.set_defaults(run=run)
-    return p
+                    "the cache by CPU: set the same NUMBA_CPU_NAME (e.g. generic) where the cache is built and used.")
 
 
 def run(args: argparse.Namespace) -> int:

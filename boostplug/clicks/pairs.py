@@ -205,8 +205,8 @@ class TrainingSet:
         X: features (dense or CSR, as given); y: labels (0 on the click rows).
         group_ptr: query offsets.
         pairs: ``(n_pairs, 2)`` rows of this set, preferred first; pair_weights: per pair.
-        labeled: bool per row, True on the labeled set's rows.
         n_click_rows: rows of the click part.
+        labeled: bool per row, True on the labeled set's rows (those after ``n_click_rows``).
     """
 
     X: Any
@@ -214,8 +214,12 @@ class TrainingSet:
     group_ptr: NDArray[np.int64]
     pairs: NDArray[np.int64]
     pair_weights: NDArray[np.float64]
-    labeled: NDArray[np.bool_]
     n_click_rows: int
+
+    @property
+    def labeled(self) -> NDArray[np.bool_]:
+        """True on the labeled set's rows, the rows after the click part's."""
+        return np.arange(self.y.shape[0]) >= self.n_click_rows
 
     @property
     def qid(self) -> NDArray[np.int64]:
@@ -272,8 +276,7 @@ def training_set(rows: PairRows, X: Any, group_ptr: ArrayLike, labeled: Any = No
     Xc = X[used]
     yc = np.zeros(used.shape[0])
     if labeled is None:
-        return TrainingSet(Xc, yc, click_ptr, pairs, rows.weights.copy(), np.zeros(used.shape[0], bool),
-                           int(used.shape[0]))
+        return TrainingSet(Xc, yc, click_ptr, pairs, rows.weights.copy(), int(used.shape[0]))
     if not all(hasattr(labeled, attr) for attr in ("X", "y", "group_ptr")):
         raise TypeError(f"labeled must be a boostplug.data.RankingData, got {type(labeled).__name__}")
     if labeled.X.shape[1] != X.shape[1]:
@@ -282,8 +285,6 @@ def training_set(rows: PairRows, X: Any, group_ptr: ArrayLike, labeled: Any = No
         Xall = sp.vstack([sp.csr_matrix(Xc), sp.csr_matrix(labeled.X)], format="csr")
     else:
         Xall = np.vstack([np.asarray(Xc), np.asarray(labeled.X)])
-    m = int(labeled.X.shape[0])
     ptr = np.concatenate((click_ptr, click_ptr[-1] + np.asarray(labeled.group_ptr[1:], dtype=np.int64)))
-    lab = np.concatenate((np.zeros(used.shape[0], bool), np.ones(m, bool)))
     return TrainingSet(Xall, np.concatenate((yc, np.asarray(labeled.y, dtype=np.float64))), ptr, pairs,
-                       rows.weights.copy(), lab, int(used.shape[0]))
+                       rows.weights.copy(), int(used.shape[0]))

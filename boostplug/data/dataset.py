@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from .._features import check_features
+from .._validation import GroupedRows
 from ..groups import (check_group_ptr, first_varying_row, group_ptr_from_qid, group_ptr_from_sizes, qid_from_group_ptr,
                       sizes_from_group_ptr)
 
@@ -26,7 +27,7 @@ def _check_y(y: ArrayLike, n: int) -> NDArray[np.float64]:
 
 
 @dataclass(eq=False)
-class RankingData:
+class RankingData(GroupedRows):
     """Features, labels and query groups of one ranking data set.
 
     The documents of query ``q`` are the rows ``group_ptr[q]:group_ptr[q + 1]``
@@ -83,17 +84,7 @@ class RankingData:
             )
         return qid
 
-    # --- shape -----------------------------------------------------------------
-    @property
-    def n_docs(self) -> int:
-        """Number of documents (rows)."""
-        return int(self.X.shape[0])
-
-    @property
-    def n_queries(self) -> int:
-        """Number of queries."""
-        return int(self.group_ptr.shape[0] - 1)
-
+    # --- shape (and GroupedRows' n_docs, n_queries) -----------------------------
     @property
     def n_features(self) -> int:
         """Number of feature columns."""

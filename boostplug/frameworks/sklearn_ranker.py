@@ -135,6 +135,9 @@ def resolve_objective(objective: Any, extra: Mapping[str, Any], *, framework: st
 
 @dataclass
 class EvalSet:
+    """A data set of ``fit``, in boostplug's boundary format (``group_ptr``, one weight per query)."""
+
+    #: The features as the framework reads them (:meth:`RankerMixin._qid_from_X`).
     X: Any
     y: Any
     group_ptr: NDArray[np.int64]
@@ -146,14 +149,10 @@ class EvalSet:
 
 
 @dataclass
-class FitPlan:
-    """One ``fit`` call, validated and in boostplug's boundary format (``group_ptr``)."""
+class FitPlan(EvalSet):
+    """One ``fit`` call, validated: the training set (as its eval sets are), the objective and the metrics."""
 
-    #: The training features as the framework reads them (:meth:`RankerMixin._qid_from_X`).
-    X: Any
     choice: ObjectiveChoice
-    group_ptr: NDArray[np.int64]
-    query_weights: NDArray[np.float64] | None
     evals: list[EvalSet]
     #: The eval metrics, in the order given; the last one drives early stopping.
     metrics: tuple[MetricSpec, ...]
@@ -163,8 +162,6 @@ class FitPlan:
     def watched(self) -> MetricSpec:
         """The metric early stopping watches (on which sets: the framework's rule)."""
         return self.metrics[-1]
-
-    row_weights = EvalSet.row_weights
 
 
 def check_eval_metrics(eval_metric: Any) -> tuple[MetricSpec, ...]:
@@ -267,7 +264,7 @@ class RankerMixin:
                 f"early_stopping_rounds={rounds} needs validation data: fit(..., eval_set=[(X_vali, y_vali)], "
                 "eval_qid=[qid_vali])"
             )
-        return FitPlan(X, choice, gp, qw, evals, metrics, rounds)
+        return FitPlan(X, y, gp, qw, choice, evals, metrics, rounds)
 
     def _on_rows(self, choice: ObjectiveChoice, qid: ArrayLike | None, group_ptr: NDArray[np.int64],
                  doc: ArrayLike | None) -> ObjectiveChoice:

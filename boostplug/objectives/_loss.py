@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_group_ptr, check_labels, check_scores, check_weights
+from .._validation import GroupedRows, check_group_ptr, check_labels, check_scores, check_weights
 from ._declarations import ROW_KINDS, Hessian, Param, Search, check_params
 from ._finish import finish_in_place
 from ._non_finite import NonFiniteError, grad_hess_error, loss_error
@@ -70,7 +70,7 @@ def floor_values(on: bool) -> tuple[float, float]:
     return (HESSIAN_FLOOR, NO_INFO_HESSIAN) if on else (-math.inf, 0.0)
 
 
-class Loss:
+class Loss(GroupedRows):
     """An objective: subclass it, declare ``name``, ``summary``, ``params`` and ``hessians``,
     implement ``_loss`` and ``_grad_hess`` (and ``setup``); :func:`register` it or hand the class
     to an adapter as it is. An instance is the objective bound to one data set: construction
@@ -105,9 +105,8 @@ class Loss:
         self.labels.setflags(write=False)
         self.group_ptr: NDArray[np.int64] = check_group_ptr(group_ptr, n_docs=self.labels.shape[0]).copy()
         self.group_ptr.setflags(write=False)
-        n_queries = self.group_ptr.shape[0] - 1
-        w = check_weights(weights, n_queries, name="weights (one per query)")
-        self.query_weights: NDArray[np.float64] = np.ones(n_queries) if w is None else w.copy()
+        w = check_weights(weights, self.n_queries, name="weights (one per query)")
+        self.query_weights: NDArray[np.float64] = np.ones(self.n_queries) if w is None else w.copy()
         self.query_weights.setflags(write=False)
         #: the validated parameters (declared defaults, then the given ones)
         self.settings: dict[str, Any] = self.resolve_params(params, n_docs=self.n_docs)
@@ -198,15 +197,7 @@ class Loss:
     def _grad_hess(self, scores: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # pragma: no cover
         raise NotImplementedError
 
-    # -- what the base provides ------------------------------------------------------------------
-    @property
-    def n_docs(self) -> int:
-        return int(self.labels.shape[0])
-
-    @property
-    def n_queries(self) -> int:
-        return int(self.group_ptr.shape[0] - 1)
-
+    # -- what the base provides (and GroupedRows: n_docs, n_queries) ------------------------------
     def _check(self, scores: ArrayLike) -> NDArray[np.float64]:
         s = check_scores(scores)
         if s.shape[0] != self.n_docs:
@@ -291,7 +282,8 @@ class Loss:
 
 class RunLoss(Loss):
     """A :class:`Loss` whose ``_run(scores, want_loss)`` returns ``(grad, hess, losses)``, the sums or
-    (``want_loss``) each query's loss, from one kernel call: ``_loss`` and ``_grad_hess`` read it."""
+    (``want_loss``) each query's loss, new arrays of one kernel call: ``_loss`` and ``_grad_hess`` read it."""
+    returns_new_arrays = True
 
     def _run(self, scores: NDArray[np.float64], want_loss: bool) -> tuple[NDArray[np.float64], ...]:  # pragma: no cover
         raise NotImplementedError

@@ -247,7 +247,6 @@ class LambdaRank(RunLoss):
         # checks' data the lambdas are then off by up to 1e-5 of the largest
         tolerance=1e-3)}
     hessian_floor = False
-    returns_new_arrays = True
     #: What LightGBM's ``lambdarank`` reads from the training's parameters, by LightGBM's names:
     #: taken from them when not given to the objective (the adapters: ``lgb.train``, ``lgb.cv``,
     #: ``LGBMRanker``); ``(parameter, convert)``: the step LightGBM's own ``learning_rate`` gives.

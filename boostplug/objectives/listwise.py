@@ -80,7 +80,6 @@ class ListwiseLoss(RunLoss):
     ``hessians``; define the static methods ``list_loss`` and ``list_grad_hess`` and the hook
     :meth:`list_inputs` (and :meth:`list_args` to pass other arguments than the parameters)."""
 
-    returns_new_arrays = True
     #: compile the loops when bound, for numba's refusal then (boostplug's, which boosters bind, at their first call)
     compile_at_bind: ClassVar[bool] = True
 

@@ -64,7 +64,6 @@ class PairwiseLoss(RunLoss):
     ``d = +-inf`` (scores whose difference overflows) they should return their limits."""
 
     hessians: ClassVar[Mapping[str, Hessian]] = {"exact": EXACT}
-    returns_new_arrays = True
     #: columns of the per-query array ``query_prefix`` writes (one row per position)
     prefix_width: ClassVar[int] = 0
     #: ``None``: every pair weighs 1; define static methods to weigh them

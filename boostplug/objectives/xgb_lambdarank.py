@@ -116,7 +116,6 @@ class XGBoostLambdaRank(RandomRounds, RunLoss):
         # float32 differences, sigmoid and sums: the lambdas are off by a few float32 ulps of the largest
         tolerance=1e-5)}
     hessian_floor = False
-    returns_new_arrays = True
     #: What XGBoost's built-in reads from the training's parameters, taken from them when not given
     #: to the objective (the adapters: ``xgb.train``, ``xgb.cv``, ``XGBRanker``).
     framework_params = {"xgboost": {k: k for k in _PAIR_PARAMS}}

@@ -102,7 +102,6 @@ class YetiRank(RandomRounds, RunLoss):
                              "passes the rounds done)", low=0),
     }
     hessians = {"exact": LAMBDA_EXACT}
-    returns_new_arrays = True
 
     mode: str
     permutations: int

@@ -169,7 +169,7 @@ def check_digests(payload: dict[str, Any]) -> bool:
     if DIGEST not in payload and not any(DIGEST in r for r in entries):
         return False
     for i, r in enumerate(runs):
-        where = f"results[{i}]" + (f" (method {r.get('method')}, fold {_fold(r)})" if isinstance(r, dict) else "")
+        where = f"results[{i}]" + (f" (method {r.get('method')}, fold {r.get('fold')})" if isinstance(r, dict) else "")
         if not isinstance(r, dict) or DIGEST not in r:
             raise ValueError(f"{where} has no digest, though the file has digests: it was added or edited after "
                              "the run wrote it")
@@ -183,11 +183,6 @@ def check_digests(payload: dict[str, Any]) -> bool:
     return True
 
 
-def _fold(entry: dict[str, Any]) -> Any:
-    fold = entry.get("fold")
-    return fold + 1 if isinstance(fold, int) and not isinstance(fold, bool) else fold
-
-
 def _run(entry: Any, path: str, skip: bool, metrics: tuple[str, ...]) -> Result:
     entry = _without_digest(_typed(entry, (dict,), path))
     names = list(_RESULT_TYPES)  # Result's fields, in order
@@ -199,10 +194,10 @@ def _run(entry: Any, path: str, skip: bool, metrics: tuple[str, ...]) -> Result:
         if key not in entry:
             raise ValueError(f"{path} has no {key!r} (a run has {', '.join(names)})")
         _typed(entry[key], _RESULT_TYPES[key], f"{path}.{key}")
-    r = Result(**entry)
+    if entry["fold"] < 1:
+        raise ValueError(f"{path}.fold must be >= 1 (folds are numbered from 1), got {entry['fold']}")
+    r = Result(**{**entry, "fold": entry["fold"] - 1})  # numbered from 1 in the file, from 0 in a Result
     where = f"{path} (method {r.method}, fold {r.fold + 1})"
-    if r.fold < 0:
-        raise ValueError(f"{path}.fold must be >= 0 (0-based), got {r.fold}")
     if r.rounds_trained < 0 or not 0 <= r.best_round <= r.rounds_trained:
         raise ValueError(f"{where}: best_round {r.best_round} must be one of the rounds trained "
                          f"(rounds_trained {r.rounds_trained})")

@@ -56,7 +56,7 @@ def test_letor_file_kfold_with_outputs_that_agree(letor_file: Path, tmp_path: Pa
     per_query = _csv(out / "per_query.csv")
     curves = _csv(out / "curves.csv")
     for row, res in zip(rows, payload["results"]):
-        assert res["method"] == row["method"] and res["fold"] + 1 == int(row["fold"])
+        assert res["method"] == row["method"] and res["fold"] == int(row["fold"])  # numbered from 1 in both
         assert float(row["ndcg@10"]) == pytest.approx(res["test"]["ndcg@10"])
         # the CSV metric is the mean of the per-query values and the test curve at the chosen round
         pq = [float(q["ndcg@10"]) for q in per_query if q["method"] == row["method"] and q["fold"] == row["fold"]]
@@ -413,7 +413,7 @@ def test_a_failing_method_is_one_line_and_the_others_are_kept(letor_file: Path, 
     assert "BOOSTPLUG_DEBUG=1" in cap.err
     assert [r["method"] for r in _csv(out / "results.csv")] == ["regression", "regression"]
     failures = json.loads((out / "results.json").read_text())["failures"]
-    assert [(f["method"], f["fold"]) for f in failures] == [("ndcg_boost", 0), ("ndcg_boost", 1)]
+    assert [(f["method"], f["fold"]) for f in failures] == [("ndcg_boost", 1), ("ndcg_boost", 2)]
     assert "Traceback" in failures[0]["traceback"] and "RuntimeError" in failures[0]["traceback"]
     # BOOSTPLUG_DEBUG=1: the tracebacks on stderr too
     monkeypatch.setenv("BOOSTPLUG_DEBUG", "1")
@@ -916,7 +916,7 @@ def test_import_registers_a_users_objective_for_the_command_and_its_workers(
     assert not payload["failures"]
     # squared error on the grades is LightGBM's own regression objective: the same models
     by = {(r["method"], r["fold"]): r for r in payload["results"]}
-    for fold in (0, 1):
+    for fold in (1, 2):
         assert by[("toyrank", fold)]["test"] == pytest.approx(by[("regression", fold)]["test"], abs=1e-6)
 
 

@@ -340,7 +340,7 @@ def test_sigterm_keeps_the_finished_runs_and_resume_trains_the_rest(tmp_path: Pa
         time.sleep(0.1)
     assert not [k for k in kids if Path(f"/proc/{k}").exists()], "a worker process was left running"
     payload = json.loads((tmp_path / "out/results.json").read_text())
-    assert [(r["method"], r["fold"]) for r in payload["results"]] == [("lambdarank", 0)]
+    assert [(r["method"], r["fold"]) for r in payload["results"]] == [("lambdarank", 1)]
     (sync / "go").touch()
     done = subprocess.run([*argv, "--resume"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

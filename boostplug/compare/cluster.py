@@ -327,10 +327,9 @@ def _watch(client: Any, say: Callable[[str], None]) -> Callable[[bool], float]:
         for a, status in sorted(now.items()):
             if status != "running" and seen.get(a) != status:
                 limit = info[a].get("memory_limit") or 0
-                pause = dask.config.get("distributed.worker.memory.pause")
-                why = (f"its memory above {pause:.0%} of its limit of {limit / 2**20:.0f} MiB" if status == "paused"
-                       and limit and pause else "")
-                say(f"worker {a} is {status} by Dask" + (f" ({why})" if why else "") + "; runs wait for it")
+                say(f"worker {a} is {status} by Dask (memory limit {f'{limit / 2**20:.0f} MiB' if limit else 'none'}"
+                    f"; Dask pauses a worker above {dask.config.get('distributed.worker.memory.pause')} of it); "
+                    "runs wait for it")
         seen = now
         if finished or "running" in now.values():
             since = time.monotonic()

@@ -117,3 +117,153 @@ def test_an_address_that_never_answers_is_refused_in_time(monkeypatch, capsys) -
         assert time.monotonic() - started < 20
     err = capsys.readouterr().err
     assert f"--scheduler {address}: no Dask scheduler answers there" in err and len(err.strip().splitlines()) == 1
+
+
+@contextlib.contextmanager
+def _local(n: int = 1, **kwargs):
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set({"distributed.worker.memory.pause": False}), LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1",
+                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}, **kwargs) as c, Client(c) as client:
+        yield client
+
+
+def _pause(dask_worker) -> None:
+    from distributed.core import Status
+
+    dask_worker.status = Status.paused  # what Dask does at its memory's pause fraction
+
+
+def test_a_paused_worker_is_named_and_a_study_that_cannot_progress_ends(monkeypatch) -> None:
+    """H2: the only worker paused after the first run: one line names it with its memory limit at once, and
+    after STALL_SECONDS without a worker able to run, the study ends as interrupted with its finished run."""
+    import io
+
+    monkeypatch.setattr(cluster, "STALL_SECONDS", 3.0)
+    folds = compare.load_folds("example")
+    with _local(memory_limit="3GiB") as client:
+        stream = io.StringIO()
+        started = time.monotonic()
+        results = compare.run(["regression", "lambdarank"], folds, rounds=2, client=client, stream=stream,
+                              on_run=lambda outcome: client.run(_pause))
+        assert time.monotonic() - started < 60
+    said = stream.getvalue()
+    paused = [line for line in said.splitlines() if "is paused by Dask" in line]
+    assert len(paused) == 1 and "(memory limit 3072 MiB" in paused[0], said
+    assert results.interrupted and [r.method for r in results] == ["regression"] and not results.failures
+    assert "could take a run for 3 s" in results.cluster["stopped"] and "--resume" in said
+
+
+def test_the_seconds_without_progress_are_checked(monkeypatch) -> None:
+    monkeypatch.setenv(cluster.STALL_ENV, "soon")
+    with pytest.raises(ValueError, match=f"{cluster.STALL_ENV}=soon: expected the seconds"):
+        cluster._stall_seconds()
+    monkeypatch.setenv(cluster.STALL_ENV, "2.5")
+    assert cluster._stall_seconds() == 2.5
+
+
+def test_two_studies_imports_on_one_cluster_are_both_loaded_by_a_restarted_worker(tmp_path: Path, monkeypatch) -> None:
+    """N4: study A's imports and study B's, each registered by prepare(): a worker restarted afterwards
+    imports both (B's plugin does not replace A's)."""
+    files = [tmp_path / "study_a.py", tmp_path / "study_b.py"]
+    for path in files:
+        path.write_text("VALUE = 1\n")
+    with _local() as client:
+        for path in files:
+            monkeypatch.setattr(cluster, "loaded_plugins", lambda path=path: [str(path)])
+            cluster.prepare(client)
+        client.restart()
+        loaded = client.run(plugins.loaded_plugins)
+    assert list(loaded.values()) and all(set(map(str, files)) <= set(v) for v in loaded.values()), loaded
+
+
+def test_an_import_package_is_digested_over_every_file(tmp_path: Path, monkeypatch) -> None:
+    """N3: --import mypkg whose objective is in mypkg/loss.py: an edit of loss.py changes the digest the
+    workers must match (an edited package is refused like an edited file)."""
+    package = tmp_path / "n3pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import loss\n")
+    (package / "loss.py").write_text("SCALE = 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = cluster._digest("n3pkg")
+    (package / "loss.py").write_text("SCALE = 2.0\n")
+    assert before is not None and cluster._digest("n3pkg") != before
+    assert cluster._digest("n3pkg.loss") != before  # a module of it: the package's files too
+
+
+GONE = '''
+from boostplug import objectives
+from boostplug.objectives.ranknet import RankNet
+
+
+class GoneNet(RankNet):
+    name = "gone_ranknet"
+    params = RankNet.params
+
+
+objectives.register(GoneNet)
+'''
+
+
+def test_a_worker_whose_import_failed_runs_none_of_the_study(tmp_path: Path) -> None:
+    """N5: the --import file deleted, then the only worker restarts mid-study: its import fails there, and
+    the run it takes fails naming that error, never "unknown method"."""
+    from boostplug import objectives
+
+    path = tmp_path / "gone.py"
+    path.write_text(GONE)
+    loaded, registered = list(plugins._LOADED), dict(plugins._REGISTERED)
+    plugins.load_plugins([str(path)])
+    try:
+        with _local() as client:
+            def restart(outcome) -> None:
+                if path.exists():
+                    path.unlink()
+                    [pid] = client.run(os.getpid).values()
+                    os.kill(pid, signal.SIGKILL)  # its nanny starts it again
+
+            results = compare.run(["regression", "gone_ranknet"], compare.load_folds("example"), rounds=2,
+                                  client=client, on_run=restart)
+    finally:
+        plugins._LOADED[:], plugins._REGISTERED = loaded, registered
+        objectives.unregister("gone_ranknet")
+    assert [r.method for r in results] == ["regression"]
+    [failure] = results.failures
+    assert f"--import {path}: not found there" in failure.error and "unknown method" not in failure.error, failure
+
+
+@pytest.mark.parametrize("package,other", [("optuna", "4.9.0"), ("jax", "0.0.1")])
+def test_a_worker_with_another_optuna_or_jax_is_refused(package: str, other: str) -> None:
+    """N2 and the versions read from the module that runs: a worker whose optuna (or, in a study that
+    imported JAX, jax) reports another ``__version__`` is refused, naming it, the package and both versions."""
+    import importlib
+
+    here = importlib.import_module(pytest.importorskip(package).__name__).__version__
+
+    def patch() -> None:
+        importlib.import_module(package).__version__ = other
+
+    with _local() as client:
+        address = next(iter(client.scheduler_info()["workers"]))
+        client.run(patch)
+        with pytest.raises(ValueError) as e:
+            cluster.prepare(client)
+    assert f"worker {address} has {package} {other}, this process {here}" in str(e.value)
+
+
+def test_a_worker_lost_during_the_version_check_is_named_and_the_check_made_again(capsys) -> None:
+    """N7: a worker dies as it answers the version check: one line names it, the check is made again."""
+    def die_at_the_check() -> None:
+        from boostplug.compare import run_record
+
+        run_record.versions = lambda *a: os._exit(1)
+
+    with _local(2) as client:
+        doomed = sorted(client.scheduler_info()["workers"])[0]
+        client.run(die_at_the_check, workers=[doomed])
+        workers, _ = cluster.prepare(client)
+    err = capsys.readouterr().err
+    lost = [line for line in err.splitlines() if "lost during the version check" in line]
+    assert len(lost) == 1 and doomed in lost[0] and "checking the workers again" in lost[0], err
+    assert doomed not in workers and workers

@@ -187,7 +187,8 @@ def _keeper(out: OutDir | None, options: CompareOptions, record: Any, done: Sequ
         if out is not None and runs:
             now = Results(runs, interrupted=True, failures=failures, methods=options.methods,
                           conventions=options.conventions)
-            out.write(lambda folder: write_outputs(folder, now, _baseline(options, now), record, plots=False))
+            with contextlib.suppress(OSError):  # (a full disk): written with the next run, or at the end, said there
+                out.write(lambda folder: write_outputs(folder, now, _baseline(options, now), record, plots=False))
         then(outcome)
     return keep
 

@@ -59,6 +59,7 @@ def connect(scheduler: str | int, wait: float | None = None) -> Iterator[Any]:
     except ImportError:
         raise ValueError('--scheduler needs Dask\'s distributed: pip install "boostplug[dask]"') from None
     spec, wait = scheduler, WAIT_SECONDS if wait is None else wait
+    _stall_seconds()  # a bad STALL_ENV refused before the cluster
     with contextlib.ExitStack() as stack:
         if isinstance(spec, int):
             import dask
@@ -129,7 +130,7 @@ def _check_versions(client: Any, say: Callable[[str], None]) -> list[str]:
         lost = {a: e for a, e in there.items() if isinstance(e, BaseException)}
         if not lost:
             break
-        said = "; ".join(f"{a} ({type(e).__name__}{': ' * bool(str(e))}{str(e)[:100]})" for a, e in sorted(lost.items()))
+        said = "; ".join(f"{a} ({type(e).__name__}: {str(e)[:100]})" for a, e in sorted(lost.items()))
         if again:
             raise ValueError(f"worker(s) lost during the version check, twice: {said}; see the workers' logs (a "
                              "memory limit too small for the libraries?)")
@@ -218,15 +219,11 @@ def _task(attempt: Callable[..., Any], name: str, fold_index: int, fold: Fold, k
 
 
 def _stall_seconds() -> float:
-    text = os.environ.get(STALL_ENV)
-    try:
-        seconds = STALL_SECONDS if text is None else float(text)
-    except ValueError:
-        seconds = -1.0
-    if not seconds > 0:
+    text = os.environ.get(STALL_ENV, str(STALL_SECONDS))
+    if not (text.replace(".", "", 1).isdecimal() and float(text) > 0):  # no sign, exponent, nan nor inf
         raise ValueError(f"{STALL_ENV}={text}: expected the seconds a study waits while no worker can take a run, "
                          "a number > 0")
-    return seconds
+    return float(text)
 
 
 def run_tasks(client: Any, tasks: Sequence[tuple[str, int, Fold]], kwargs: dict[str, Any],
@@ -315,22 +312,20 @@ def _watch(client: Any, say: Callable[[str], None]) -> Callable[[bool], float]:
     for which no run finished while no worker could take one."""
     import dask
 
-    seen: dict[str, str] = {}
+    seen: dict[str, tuple[str, int]] = {}  # each worker's status and memory limit at the last look
     since = time.monotonic()
 
     def look(finished: bool) -> float:
         nonlocal seen, since
         info = client.scheduler_info(n_workers=-1)["workers"]
         now = {a: str(w.get("status", "running")).rpartition(".")[2] for a, w in info.items()}
-        for a in sorted(seen.keys() - now.keys()):
-            say(f"worker {a} is gone ({len(now)} worker(s) left); its runs wait for another")
-        for a, status in sorted(now.items()):
-            if status != "running" and seen.get(a) != status:
-                limit = info[a].get("memory_limit") or 0
-                say(f"worker {a} is {status} by Dask (memory limit {f'{limit / 2**20:.0f} MiB' if limit else 'none'}"
-                    f"; Dask pauses a worker above {dask.config.get('distributed.worker.memory.pause')} of it); "
-                    "runs wait for it")
-        seen = now
+        for a in sorted(seen.keys() | now.keys()):
+            status, limit = now.get(a, "gone"), info.get(a, {}).get("memory_limit") or seen.get(a, (0, 0))[1]
+            if status != "running" and seen.get(a, ("", 0))[0] != status:
+                say(f"worker {a} is {status} (memory limit {f'{limit / 2**20:.0f} MiB' if limit else 'none'}; Dask "
+                    f"pauses a worker above {dask.config.get('distributed.worker.memory.pause')} of it), "
+                    f"{sum(s == 'running' for s in now.values())} worker(s) running; the runs wait")
+        seen = {a: (status, info[a].get("memory_limit") or 0) for a, status in now.items()}
         if finished or "running" in now.values():
             since = time.monotonic()
         return time.monotonic() - since

@@ -149,7 +149,7 @@ def test_a_paused_worker_is_named_and_a_study_that_cannot_progress_ends(monkeypa
                               on_run=lambda outcome: client.run(_pause))
         assert time.monotonic() - started < 60
     said = stream.getvalue()
-    paused = [line for line in said.splitlines() if "is paused by Dask" in line]
+    paused = [line for line in said.splitlines() if "is paused (memory limit" in line]
     assert len(paused) == 1 and "(memory limit 3072 MiB" in paused[0], said
     assert results.interrupted and [r.method for r in results] == ["regression"] and not results.failures
     assert "could take a run for 3 s" in results.cluster["stopped"] and "--resume" in said
@@ -208,7 +208,9 @@ objectives.register(GoneNet)
 
 def test_a_worker_whose_import_failed_runs_none_of_the_study(tmp_path: Path) -> None:
     """N5: the --import file deleted, then the only worker restarts mid-study: its import fails there, and
-    the run it takes fails naming that error, never "unknown method"."""
+    the run it takes fails naming that error, never "unknown method"; the killed worker is said gone (H2)."""
+    import io
+
     from boostplug import objectives
 
     path = tmp_path / "gone.py"
@@ -223,14 +225,16 @@ def test_a_worker_whose_import_failed_runs_none_of_the_study(tmp_path: Path) -> 
                     [pid] = client.run(os.getpid).values()
                     os.kill(pid, signal.SIGKILL)  # its nanny starts it again
 
+            stream = io.StringIO()
             results = compare.run(["regression", "gone_ranknet"], compare.load_folds("example"), rounds=2,
-                                  client=client, on_run=restart)
+                                  client=client, on_run=restart, stream=stream)
     finally:
         plugins._LOADED[:], plugins._REGISTERED = loaded, registered
         objectives.unregister("gone_ranknet")
     assert [r.method for r in results] == ["regression"]
     [failure] = results.failures
     assert f"--import {path}: not found there" in failure.error and "unknown method" not in failure.error, failure
+    assert len([line for line in stream.getvalue().splitlines() if " is gone (memory limit" in line]) == 1
 
 
 @pytest.mark.parametrize("package,other", [("optuna", "4.9.0"), ("jax", "0.0.1")])

@@ -293,7 +293,8 @@ def run_tasks(client: Any, tasks: Sequence[tuple[str, int, Fold]], kwargs: dict[
         cluster["stopped"] = f"the Dask scheduler at {address} went away ({type(e).__name__})"
     finally:
         with contextlib.suppress(Exception):
-            client.unregister_worker_plugin(imports)  # a worker restarted later loads the running studies' only
+            if imports:  # a worker restarted later loads the running studies' only
+                client.unregister_worker_plugin(imports)
         with contextlib.suppress(Exception):
             for future in held.values():
                 future.release()

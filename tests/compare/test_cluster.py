@@ -228,7 +228,7 @@ def test_a_worker_of_other_versions_is_refused(client) -> None:
 
         if wrong:
             there._real_versions = getattr(there, "_real_versions", there.versions)
-            there.versions = lambda: {**there._real_versions(), "lightgbm": "0.0.1"}
+            there.versions = lambda *a: {**there._real_versions(*a), "lightgbm": "0.0.1"}
         elif hasattr(there, "_real_versions"):
             there.versions = there._real_versions
 

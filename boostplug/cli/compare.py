@@ -24,7 +24,7 @@ from ..compare.methods import check_run, get_method
 from ..compare.outdir import OutDir
 from ..compare.plugins import load_plugins, registered_here
 from ..compare.report import method_legend, verdict, write_outputs
-from ..compare.resume import ResumeError, check_same, earlier_provenance, has_digests, load_earlier
+from ..compare.resume import ResumeError, check_same, earlier_provenance, load_earlier
 from .errors import UsageError, debug, usage_errors
 from .compare_config import resolve_options
 from .compare_options import CompareOptions, compare_options, list_methods, twins
@@ -105,10 +105,6 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
                        n_folds=fold_count(record.data, n_folds=record.kfold, layout=record.layout))
         done = earlier["runs"]
         record = replace(record, earlier_runs=earlier_provenance(earlier))
-        if not has_digests(earlier):
-            print(f"boostplug compare: --resume: {options.out}/results.json carries no digests (an earlier version "
-                  "wrote it): its runs are checked for consistency only, an edit of their values cannot be seen",
-                  file=sys.stderr)
         print(f"boostplug compare: resuming {options.out}: {len(done)} run(s) finished earlier are kept",
               file=sys.stderr)
     finished = {(r.method, r.fold) for r in done}

@@ -125,8 +125,10 @@ def prepare(client: Any, say: Callable[[str], None] = _say) -> tuple[list[str], 
 def _check_versions(client: Any, say: Callable[[str], None]) -> list[str]:
     packages = PACKAGES + JAX * ("jax" in sys.modules)  # a JaxLoss's study imported JAX here
     here = versions(packages)
-    for again in (False, True):
-        there = client.run(versions, packages, on_error="return")
+    lost: dict[str, BaseException] = {}
+    for again in (False, True):  # again: without the workers lost, which the scheduler may not have dropped yet
+        there = client.run(versions, packages, on_error="return",
+                           workers=[a for a in client.scheduler_info(n_workers=-1)["workers"] if a not in lost])
         lost = {a: e for a, e in there.items() if isinstance(e, BaseException)}
         if not lost:
             break

@@ -13,9 +13,10 @@ import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from ..compare import CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, clicks, format_table, load_folds, run
+from ..compare import (CLICK_METHODS, DEFAULT_METHODS, METHODS, Failure, Result, Results, clicks, format_table,
+                       load_folds, run)
 from ..compare.budget import check_budget
 from ..compare.cluster import connect, prepare
 from ..compare.data import data_files, file_digests, fold_count, layout_note
@@ -23,7 +24,7 @@ from ..compare.methods import check_run
 from ..compare.outdir import OutDir
 from ..compare.plugins import load_plugins, registered_here
 from ..compare.report import method_legend, verdict, warnings_note, write_outputs
-from ..compare.resume import ResumeError, check_same, earlier_provenance, has_digests, load_earlier
+from ..compare.resume import ResumeError, check_same, earlier_provenance, load_earlier
 from . import compare_clock
 from .errors import UsageError, debug, usage_errors
 from .compare_config import resolve_options
@@ -105,10 +106,6 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
                        n_folds=fold_count(record.data, n_folds=record.kfold, layout=record.layout))
         done = earlier["runs"]
         record = replace(record, earlier_runs=earlier_provenance(earlier))
-        if not has_digests(earlier):
-            print(f"boostplug compare: --resume: {options.out}/results.json carries no digests (an earlier version "
-                  "wrote it): its runs are checked for consistency only, an edit of their values cannot be seen",
-                  file=sys.stderr)
         print(f"boostplug compare: resuming {options.out}: {len(done)} run(s) finished earlier are kept",
               file=sys.stderr)
     finished = {(r.method, r.fold) for r in done}
@@ -126,21 +123,23 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
         print(f"boostplug compare: {runner.describe()}", file=sys.stderr)
     with usage_errors():  # a scheduler without threads; a method the probe cannot train: before any training
         clock = compare_clock.clock(options, folds, finished, client)
+    keep = _keeper(out, options, record, done, clock)
     results = run(methods, folds, rounds=record.rounds, metric=record.early_stopping_metric,
                   tree_params=options.tree_params, seed=record.seed, jobs=record.jobs, threads=record.threads,
                   conventions=options.conventions,
                   tune=record.tune, done=done, on_trained=signals.hold,  # from here a signal waits for the writing
                   runner=runner, isolated=in_workers(), client=client,
                   progress=options.progress and sys.stderr.isatty(),
-                  log=options.progress and not sys.stderr.isatty(), on_run=clock)
+                  log=options.progress and not sys.stderr.isatty(), on_run=keep)
     failed = 1 if results.failures else 0
-    stopped = 128 + signal.SIGINT  # a KeyboardInterrupt not from our handlers: Ctrl-C
+    # the cluster stopped the study (said in one line), else a KeyboardInterrupt not from our handlers: Ctrl-C
+    stopped = 1 if (results.cluster or {}).get("stopped") else 128 + signal.SIGINT
     if not results:
         report_failures(results.failures, None)
         print("boostplug compare: no method finished", file=sys.stderr)
         return stopped if results.interrupted else 1
     record = replace(record, cluster=results.cluster)
-    baseline = options.baseline if options.baseline in {r.method for r in results} else results[0].method
+    baseline = _baseline(options, results)
     print(format_table(results, baseline, wide=options.wide))
     print()
     print(verdict(results, baseline, options.alpha,
@@ -170,6 +169,28 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
               "  (--tune searches each method's own parameters alike, the built-ins' included: the fair protocol)",
               file=sys.stderr)
     return stopped if results.interrupted else failed
+
+
+def _baseline(options: CompareOptions, results: Sequence[Result]) -> str:
+    return options.baseline if options.baseline in {r.method for r in results} else results[0].method
+
+
+def _keeper(out: OutDir | None, options: CompareOptions, record: Any, done: Sequence[Result],
+            then: Callable[[Result | Failure], None]) -> Callable[[Result | Failure], None]:
+    """What writes each run to ``--out`` as it ends (a failed one with its reason, beside the finished
+    runs), as an interrupted study's set of files, then calls ``then``: a study stopped at any point,
+    SIGKILL included, leaves every finished run where ``--resume`` reads it."""
+    runs, failures = list(done), []
+
+    def keep(outcome: Result | Failure) -> None:
+        (failures if isinstance(outcome, Failure) else runs).append(outcome)
+        if out is not None and runs:
+            now = Results(runs, interrupted=True, failures=failures, methods=options.methods,
+                          conventions=options.conventions)
+            with contextlib.suppress(OSError):  # (a full disk): written with the next run, or at the end, said there
+                out.write(lambda folder: write_outputs(folder, now, _baseline(options, now), record, plots=False))
+        then(outcome)
+    return keep
 
 
 #: Train in worker processes at every ``--jobs`` (see :func:`in_workers`); the command's tests that

@@ -206,8 +206,8 @@ def run(methods: Sequence[str], folds: Sequence[tuple[int, Fold]], *, rounds: in
         if client is not None:
             from .cluster import run_tasks
 
-            run_tasks(client, tasks, kwargs, _attempt, _failure, record,
-                      lambda text: stream.write(f"boostplug compare: {text}\n"), cluster)
+            interrupted = run_tasks(client, tasks, kwargs, _attempt, _failure, record,  # True: said why
+                                    lambda text: stream.write(f"boostplug compare: {text}\n"), cluster)
         elif jobs == 1 and not isolated:
             for name, i, fold in tasks:
                 record(_attempt(name, i, fold, kwargs, progress, stream))

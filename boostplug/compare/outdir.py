@@ -10,8 +10,8 @@
   :func:`boostplug._atomic.atomic_write`), then swaps the sets by renames: the previous files
   aside into ``.boostplug-compare-previous.partial`` (``results.json`` first), renamed
   :data:`PREVIOUS` once it holds them all; the new files in, ``results.json`` last, the commit;
-  the previous set deleted. A rename that fails puts the previous set back and keeps the new one
-  in :data:`KEPT` (a complete set ``--resume`` can use); a process killed at any point leaves a
+  the previous set deleted. A rename that fails puts the previous set back (``compare`` writes a
+  set as each run ends, so that is every run written before); a process killed at any point leaves a
   state that the next :meth:`OutDir.acquire` completes.
 """
 
@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-__all__ = ["OUTPUT_FILES", "MARKER", "LOCK_NAME", "PREVIOUS", "KEPT", "OutDir", "OutDirError"]
+__all__ = ["OUTPUT_FILES", "MARKER", "LOCK_NAME", "PREVIOUS", "OutDir", "OutDirError"]
 
 #: Every file a ``compare`` run may write into ``--out``.
 OUTPUT_FILES = ("results.csv", "per_query.csv", "curves.csv", "summary.csv", "results.json", "curves.png",
@@ -39,8 +39,6 @@ PREVIOUS = ".boostplug-compare-previous"
 #: The previous run's files while they are moved aside (some may still be in ``--out``).
 _PREVIOUS_PARTIAL = PREVIOUS + ".partial"
 _STAGING_PREFIX = ".boostplug-compare-staging-"
-#: Where a new set that could not be moved in is kept (``-2``, ``-3``... when taken).
-KEPT = "results-not-moved-in"
 
 
 class OutDirError(Exception):
@@ -143,30 +141,10 @@ class OutDir:
                 raise RuntimeError(f"compare wrote files outside OUTPUT_FILES: {unknown}")
             _fsync_dir(staging)
             with _signals_deferred():
-                try:
-                    self._swap(staging, written)
-                except OSError as e:
-                    raise self._kept(e, staging, written) from e.__cause__
-        finally:  # gone already when its files moved in or it was kept; rmtree(ignore_errors) passes over that
+                self._swap(staging, written)
+        finally:  # gone already when its files moved in; rmtree(ignore_errors) passes over that
             shutil.rmtree(staging, ignore_errors=True)
         return written
-
-    def _kept(self, e: OSError, staging: Path, written: list[str]) -> OSError:
-        """``e`` (the new set not moved in) with where the new files are kept: the staging folder
-        renamed to a visible one in ``--out`` (``KEPT``, numbered when taken), so the training need
-        not be redone; files that could not be kept are named."""
-        names = (self.path / (KEPT if i == 1 else f"{KEPT}-{i}") for i in range(1, 1 << 30))
-        kept = next(p for p in names if not os.path.lexists(p))
-        try:
-            os.rename(staging, kept)
-        except OSError as again:
-            return OSError(e.errno, f"{e.strerror}; the new run's results could not be kept either "
-                                    f"({again.strerror or again}): they are lost", e.filename)
-        lost = [n for n in written if not (kept / n).is_file()]
-        where = (f"the new run's results are kept in {kept} (--out {kept} --resume uses them)" if not lost else
-                 f"the new run's results are kept in {kept}, but for {', '.join(lost)}, which could not be "
-                 "moved back")
-        return OSError(e.errno, f"{e.strerror}; {where}", e.filename)
 
     def _nothing_written(self, e: OSError, staging: Path) -> OSError:
         """``e`` about a file of the staging folder, as an ``OSError`` naming the file of ``--out``."""
@@ -183,7 +161,6 @@ class OutDir:
         previous = sorted((n for n in OUTPUT_FILES if os.path.lexists(self.path / n)), key=lambda n: n != MARKER)
         partial = self.path / _PREVIOUS_PARTIAL
         where = self.path
-        moved_in: list[str] = []
         try:
             os.mkdir(partial)
             for name in previous:
@@ -196,11 +173,7 @@ class OutDir:
             for name in _marker_last(written):
                 where = self.path / name
                 os.replace(staging / name, self.path / name)
-                moved_in.append(name)
-        except OSError as e:
-            for name in moved_in:  # back to staging, to be kept: putting the previous set back removes them
-                with contextlib.suppress(OSError):
-                    os.replace(self.path / name, staging / name)
+        except OSError as e:  # putting the previous set back removes the new files moved in
             raise self._not_moved(e, where, bool(previous)) from e
         _fsync_dir(self.path)
         shutil.rmtree(self.path / PREVIOUS, ignore_errors=True)  # one left is deleted by the next recover()
@@ -216,8 +189,8 @@ class OutDir:
                                     f"could not be put back ({again.strerror or again}): they are in "
                                     f"{self._aside()}, and the next boostplug compare on {self.path} puts "
                                     "them back", str(where))
-        held = ("the folder holds the earlier run's complete results, as before the run" if had_previous else
-                "the folder holds no results, as before the run")
+        held = ("the folder holds the complete set of results it held before" if had_previous else
+                "the folder holds no results, as before")
         return OSError(e.errno, f"{reason}; the new results were not moved in: {held}", str(where))
 
     # ---- after a killed run ---------------------------------------------------------------

@@ -482,8 +482,8 @@ def write_outputs(out: Path, results: Sequence[Result], baseline: str, record: R
         "degenerate": cmp.degenerate,
         "bootstrap": _bootstrap_json(cmp.cis),
         "provenance": _provenance(record),
-        "results": [r.to_dict() for r in runs],
-        "failures": [f.to_dict() for f in getattr(results, "failures", [])],
+        "results": [{**r.to_dict(), "fold": r.fold + 1} for r in runs],  # folds numbered from 1, as said
+        "failures": [{**f.to_dict(), "fold": f.fold + 1} for f in getattr(results, "failures", [])],
     }
     if plots:
         write_plots(cmp.results, out)

@@ -160,32 +160,24 @@ def with_digests(payload: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def check_digests(payload: dict[str, Any]) -> bool:
+def check_digests(payload: dict[str, Any]) -> None:
     """``ValueError`` naming the run entry (else the file) whose values no longer match the digest
-    written with them (:func:`with_digests`). ``False`` for a file without any digest (written
-    before boostplug wrote them): nothing to check; ``True`` when every digest matches."""
+    written with them (:func:`with_digests`), or a file without its digest: edited, or written by an
+    earlier version of boostplug compare (before digests, and with its folds numbered from 0)."""
+    if DIGEST not in payload:
+        raise ValueError("the file has no digest: it was edited after the run wrote it, or an earlier version of "
+                         "boostplug compare wrote it (with other fold numbers); run the study again")
     runs = payload.get("results") if isinstance(payload.get("results"), list) else []
-    entries = [r for r in runs if isinstance(r, dict)]
-    if DIGEST not in payload and not any(DIGEST in r for r in entries):
-        return False
     for i, r in enumerate(runs):
-        where = f"results[{i}]" + (f" (method {r.get('method')}, fold {_fold(r)})" if isinstance(r, dict) else "")
+        where = f"results[{i}]" + (f" (method {r.get('method')}, fold {r.get('fold')})" if isinstance(r, dict) else "")
         if not isinstance(r, dict) or DIGEST not in r:
             raise ValueError(f"{where} has no digest, though the file has digests: it was added or edited after "
                              "the run wrote it")
         if r[DIGEST] != content_digest(_without_digest(r)):
             raise ValueError(f"{where} does not match its digest: its values were edited after the run wrote them")
-    if DIGEST not in payload:
-        raise ValueError("the file has no digest, though its runs have: it was edited after the run wrote it")
     if payload[DIGEST] != content_digest(_without_digest(payload)):
         raise ValueError("the file does not match its digest: it was edited after the run wrote it (outside the "
                          "runs' values, which match theirs)")
-    return True
-
-
-def _fold(entry: dict[str, Any]) -> Any:
-    fold = entry.get("fold")
-    return fold + 1 if isinstance(fold, int) and not isinstance(fold, bool) else fold
 
 
 def _run(entry: Any, path: str, skip: bool, metrics: tuple[str, ...]) -> Result:
@@ -199,10 +191,11 @@ def _run(entry: Any, path: str, skip: bool, metrics: tuple[str, ...]) -> Result:
         if key not in entry:
             raise ValueError(f"{path} has no {key!r} (a run has {', '.join(names)})")
         _typed(entry[key], _RESULT_TYPES[key], f"{path}.{key}")
-    r = Result(**entry)
+    if entry["fold"] < 1:
+        raise ValueError(f"{path}.fold must be >= 1 (folds are numbered from 1; an earlier version of boostplug "
+                         f"compare numbered them from 0), got {entry['fold']}")
+    r = Result(**{**entry, "fold": entry["fold"] - 1})  # numbered from 1 in the file, from 0 in a Result
     where = f"{path} (method {r.method}, fold {r.fold + 1})"
-    if r.fold < 0:
-        raise ValueError(f"{path}.fold must be >= 0 (0-based), got {r.fold}")
     if r.rounds_trained < 0 or not 0 <= r.best_round <= r.rounds_trained:
         raise ValueError(f"{where}: best_round {r.best_round} must be one of the rounds trained "
                          f"(rounds_trained {r.rounds_trained})")

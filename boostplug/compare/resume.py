@@ -14,7 +14,7 @@ import numpy as np
 
 from .conventions import Conventions
 from .data import Fold
-from .results_schema import DIGEST, SETTING_TYPES, check_digests, file_metrics, read_results
+from .results_schema import SETTING_TYPES, check_digests, file_metrics, read_results
 
 
 class ResumeError(ValueError):
@@ -48,8 +48,8 @@ def check_same(earlier: dict[str, Any], *, settings: dict[str, Any], methods: Se
     conventions or the data's SHA-256 differ, a run's fold is not one of the ``n_folds`` folds of
     the data, or its test queries are not those of its fold in ``folds`` (the folds this run loaded);
     last, when the file or a run entry no longer matches its digest (edited after it was written:
-    :func:`.results_schema.check_digests`, naming the entry). A file without digests (an earlier
-    version's) is not refused for it: :func:`has_digests` tells."""
+    :func:`.results_schema.check_digests`, naming the entry), or carries none (an earlier version's,
+    whose folds were numbered from 0)."""
     before = earlier["settings"]
     for key in SETTING_TYPES:  # the settings the schema reads are those a resumed run must share
         if before.get(key) != settings.get(key):  # clicks_protocol: absent without --clicks
@@ -97,11 +97,6 @@ def _check_metrics(before: Sequence[str], now: Sequence[str]) -> None:
              if missing else f"reported {','.join(before)}")
     raise ResumeError(f"--resume: the earlier run {lacks}; resume with --metrics {','.join(before)}, or start a new "
                       "run (--overwrite) to report these")
-
-
-def has_digests(earlier: dict[str, Any]) -> bool:
-    """Whether the earlier run's file carries digests (boostplug writes them; an earlier version did not)."""
-    return DIGEST in earlier
 
 
 def earlier_provenance(earlier: dict[str, Any]) -> list[dict[str, Any]]:

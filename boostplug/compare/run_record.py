@@ -5,27 +5,31 @@ the earlier runs a resumed run continues)."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import platform
 from dataclasses import dataclass, field, fields
-from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-__all__ = ["RunRecord", "RECORDED_SETTINGS", "PACKAGES", "versions"]
+__all__ = ["RunRecord", "RECORDED_SETTINGS", "PACKAGES", "JAX", "versions"]
 
-#: What a run records the versions of, and what every worker of a cluster must share with its client.
-PACKAGES = ("boostplug", "lightgbm", "xgboost", "catboost", "numpy", "scipy", "scikit-learn", "numba")
+#: What a run records the versions of, and what every worker of a cluster must share with its client: each
+#: package by the module that runs (``scikit-learn`` is ``sklearn``), every one that can change a result.
+PACKAGES = ("boostplug", "lightgbm", "xgboost", "catboost", "numpy", "scipy", "scikit-learn", "numba", "optuna")
+#: Checked too where a study trains a :class:`~boostplug.autodiff.JaxLoss` (this process imported JAX).
+JAX = ("jax", "jaxlib")
 
 
-def versions() -> dict[str, str | None]:
-    """Python's and :data:`PACKAGES`' versions in this process (None: not installed); boostplug's with
-    a digest of its source files, so that two checkouts of one version number are told apart."""
+def versions(packages: Sequence[str] = PACKAGES) -> dict[str, str | None]:
+    """Python's and ``packages``' versions in this process, each the ``__version__`` of the module that
+    runs, not its installed metadata (None: not importable); boostplug's with a digest of its source
+    files, so that two checkouts of one version number are told apart."""
     out: dict[str, str | None] = {"python": platform.python_version()}
-    for dist in PACKAGES:
+    for name in packages:
         try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
+            out[name] = str(importlib.import_module(name.replace("scikit-learn", "sklearn")).__version__)
+        except Exception:  # not installed, or broken: either way not the version here
+            out[name] = None
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parents[1]
     for path in sorted(root.rglob("*.py")):

@@ -56,7 +56,7 @@ def test_letor_file_kfold_with_outputs_that_agree(letor_file: Path, tmp_path: Pa
     per_query = _csv(out / "per_query.csv")
     curves = _csv(out / "curves.csv")
     for row, res in zip(rows, payload["results"]):
-        assert res["method"] == row["method"] and res["fold"] + 1 == int(row["fold"])
+        assert res["method"] == row["method"] and res["fold"] == int(row["fold"])  # numbered from 1 in both
         assert float(row["ndcg@10"]) == pytest.approx(res["test"]["ndcg@10"])
         # the CSV metric is the mean of the per-query values and the test curve at the chosen round
         pq = [float(q["ndcg@10"]) for q in per_query if q["method"] == row["method"] and q["fold"] == row["fold"]]
@@ -413,7 +413,7 @@ def test_a_failing_method_is_one_line_and_the_others_are_kept(letor_file: Path, 
     assert "BOOSTPLUG_DEBUG=1" in cap.err
     assert [r["method"] for r in _csv(out / "results.csv")] == ["regression", "regression"]
     failures = json.loads((out / "results.json").read_text())["failures"]
-    assert [(f["method"], f["fold"]) for f in failures] == [("ndcg_boost", 0), ("ndcg_boost", 1)]
+    assert [(f["method"], f["fold"]) for f in failures] == [("ndcg_boost", 1), ("ndcg_boost", 2)]
     assert "Traceback" in failures[0]["traceback"] and "RuntimeError" in failures[0]["traceback"]
     # BOOSTPLUG_DEBUG=1: the tracebacks on stderr too
     monkeypatch.setenv("BOOSTPLUG_DEBUG", "1")
@@ -630,10 +630,10 @@ def test_a_second_run_on_the_same_out_is_refused_and_a_killed_run_leaves_no_lock
     assert sorted(_files(out)) == ["curves.csv", "per_query.csv", "results.csv", "results.json", "summary.csv"]
 
 
-def test_a_failed_rename_while_moving_in_keeps_the_earlier_run_and_says_so(tmp_path: Path, monkeypatch,
-                                                                           capsys) -> None:
-    """The third rename of the move into --out fails (as on a failing disk): the earlier run's
-    complete set stays, byte for byte, the error says so, and --resume of that run works. It had
+def test_a_failed_rename_while_moving_in_keeps_the_runs_written_before_and_says_so(tmp_path: Path, monkeypatch,
+                                                                                   capsys) -> None:
+    """The third rename of the last move into --out fails (as on a failing disk): the set written as the
+    run finished stays, byte for byte, the error says so, and --resume of it trains nothing. It had
     deleted the earlier results.json, left old and new files mixed and deleted the staged set."""
     import errno
 
@@ -642,10 +642,9 @@ def test_a_failed_rename_while_moving_in_keeps_the_earlier_run_and_says_so(tmp_p
     monkeypatch.delenv("BOOSTPLUG_DEBUG", raising=False)
     out = tmp_path / "o"
     argv = ["compare", "--methods", "regression", *FAST, "--out", str(out)]
-    assert main(argv) == 0
-    before = _files(out)
     real_write, real_replace = cli_compare.write_outputs, os.replace
-    renames = []
+    renames, before = [], {}
+    results_files = lambda: {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name[0] != "."}  # noqa
 
     def failing_replace(src, dst, *a, **k):
         renames.append(dst)
@@ -653,28 +652,24 @@ def test_a_failed_rename_while_moving_in_keeps_the_earlier_run_and_says_so(tmp_p
             raise OSError(errno.EIO, "Input/output error")
         return real_replace(src, dst, *a, **k)
 
-    def then_fail_the_third_rename(*a, **k):  # the files are staged: now the move
-        real_write(*a, **k)
-        monkeypatch.setattr(os, "replace", failing_replace)
+    def then_fail_the_third_rename(folder, results, *a, **k):  # the files are staged: now the move
+        real_write(folder, results, *a, **k)
+        if not results.interrupted:  # the study's last set (each run's own is written as it ends)
+            before.update(results_files())
+            monkeypatch.setattr(os, "replace", failing_replace)
 
     monkeypatch.setattr(cli_compare, "write_outputs", then_fail_the_third_rename)
-    code = main([*argv[:-2], "--rounds", "4", "--out", str(out), "--overwrite"])
+    code = main(argv)
     monkeypatch.setattr(os, "replace", real_replace)
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
-    kept = out / "results-not-moved-in"
     assert err.splitlines()[-1] == (f"boostplug compare: error: {out / 'per_query.csv'}: Input/output error; the new "
-                                    "results were not moved in: the folder holds the earlier run's complete "
-                                    f"results, as before the run; the new run's results are kept in {kept} "
-                                    f"(--out {kept} --resume uses them)")
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p != kept} == before
+                                    "results were not moved in: the folder holds the complete set of results it "
+                                    "held before")
+    assert results_files() == before and json.loads(before["results.json"])["interrupted"] is True
     monkeypatch.setattr(cli_compare, "write_outputs", real_write)
     _no_training(monkeypatch)
-    assert main([*argv, "--resume"]) == 0  # every run of the earlier set is there: nothing to train
-    assert "1 run(s) finished earlier are kept" in capsys.readouterr().err
-    # the new run's set, kept, is complete: --resume on it trains nothing either
-    assert json.loads((kept / "results.json").read_text())["settings"]["rounds"] == 4
-    assert main([*argv[:-2], "--rounds", "4", "--out", str(kept), "--resume"]) == 0
+    assert main([*argv, "--resume"]) == 0  # the run is in the set written as it ended: nothing to train
     assert "1 run(s) finished earlier are kept" in capsys.readouterr().err
 
 
@@ -916,7 +911,7 @@ def test_import_registers_a_users_objective_for_the_command_and_its_workers(
     assert not payload["failures"]
     # squared error on the grades is LightGBM's own regression objective: the same models
     by = {(r["method"], r["fold"]): r for r in payload["results"]}
-    for fold in (0, 1):
+    for fold in (1, 2):
         assert by[("toyrank", fold)]["test"] == pytest.approx(by[("regression", fold)]["test"], abs=1e-6)
 
 

@@ -88,14 +88,14 @@ def _repeat_a_run(payload: dict[str, Any]) -> None:
 
 def _other_queries(payload: dict[str, Any]) -> None:
     for r in payload["results"]:  # both methods of fold 1, consistently: not the data's queries
-        if r["fold"] == 0:
+        if r["fold"] == 1:
             r["test_qids"] = [q + 100 for q in r["test_qids"]]
 
 
 def _a_fold_the_data_has_not(payload: dict[str, Any]) -> None:
     for r in payload["results"]:
-        if r["fold"] == 1:
-            r["fold"] = 5
+        if r["fold"] == 2:
+            r["fold"] = 6
     payload["folds_completed"] = {m: [1, 6] for m in payload["folds_completed"]}
 
 

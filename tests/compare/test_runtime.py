@@ -174,7 +174,7 @@ def test_a_signal_keeps_the_finished_runs_and_ends_the_workers(tmp_path: Path, s
     assert "regression" in table and "rb-c" not in table
     payload = json.loads((out / "results.json").read_text())
     assert payload["interrupted"] is True
-    assert [(r["method"], r["fold"]) for r in payload["results"]] == [("regression", 0)]
+    assert [(r["method"], r["fold"]) for r in payload["results"]] == [("regression", 1)]
     assert payload["folds_completed"] == {"regression": [1], "rb-c": []}
     assert "Traceback" not in "".join(d.err)
 
@@ -299,7 +299,7 @@ def test_a_signal_while_writing_keeps_every_finished_run(tmp_path: Path, monkeyp
     assert "regression" in table and "Traceback" not in "".join(d.err)
     assert f"{signal.Signals(sig).name} arrived after training; the results were written first" in "".join(d.err)
     payload = json.loads((out / "results.json").read_text())
-    assert [(r["method"], r["fold"]) for r in payload["results"]] == [("regression", 0)]
+    assert [(r["method"], r["fold"]) for r in payload["results"]] == [("regression", 1)]
     assert (out / "curves.png").is_file() == plots
     monkeypatch.setattr(execution, "run_method", lambda *a, **k: pytest.fail("trained a finished run again"))
     assert main(["compare", *argv, "--resume"]) == 0

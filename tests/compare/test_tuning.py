@@ -253,8 +253,8 @@ def test_tuning_records_in_results_json_and_tuning_csv(letor_file: Path, tmp_pat
     payload = json.loads((out / "results.json").read_text())
     assert payload["settings"]["tune"] == 2
     tunings = {(r["method"], r["fold"]): r["info"]["tuning"] for r in payload["results"]}
-    assert sorted(tunings) == [("adarank-map", 0), ("adarank-map", 1), ("lambdarank", 0), ("lambdarank", 1)]
-    lam = tunings[("lambdarank", 0)]
+    assert sorted(tunings) == [("adarank-map", 1), ("adarank-map", 2), ("lambdarank", 1), ("lambdarank", 2)]
+    lam = tunings[("lambdarank", 1)]
     assert set(lam["chosen"]) == set(TREE_SPACE) | {"sigmoid", "lambdarank_truncation_level"} and len(lam["trials"]) == 2 and lam["seconds"] > 0
     assert {"params", "value", "best_round", "seconds"} <= set(lam["trials"][0])
     with open(out / "tuning.csv", newline="") as f:

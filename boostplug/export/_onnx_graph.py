@@ -132,11 +132,8 @@ def float32_thresholds(threshold: NDArray[np.float64], comparison: str) -> NDArr
     """Float32 thresholds that split every float32 value as the float64 ones do: for ``x <= t``
     the largest float32 not above ``t``, for ``x < t`` the smallest not below it."""
     t32 = threshold.astype(np.float32)
+    side = -1.0 if comparison == "<=" else 1.0  # x <= t: rounded down where float32 rounding went up; x < t: up
     with np.errstate(invalid="ignore"):
-        if comparison == "<=":
-            off = t32.astype(np.float64) > threshold
-            t32[off] = np.nextafter(t32[off], np.float32(-np.inf))
-        else:
-            off = t32.astype(np.float64) < threshold
-            t32[off] = np.nextafter(t32[off], np.float32(np.inf))
+        off = side * t32.astype(np.float64) < side * threshold
+        t32[off] = np.nextafter(t32[off], np.float32(side * np.inf))
     return t32

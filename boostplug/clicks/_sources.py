@@ -212,10 +212,9 @@ def batches(source: Any, columns: Mapping[str, str | None] | None, batch_rows: i
     if kind == "csv":
         return _csv(Path(source), columns, batch_rows)
     if kind == "polars":  # read as the Arrow table of the role columns only (polars reads no other)
-        lazy = type(source).__name__ == "LazyFrame"
-        roles = resolve_columns(columns, source.collect_schema().names() if lazy else list(source.columns))
-        picked = source.select(list(dict.fromkeys(roles.values())))
-        return roles, iter([_batch_from((picked.collect() if lazy else picked).to_arrow(), "arrow", roles, 0)])
+        roles = resolve_columns(columns, source.collect_schema().names())  # a DataFrame's or a LazyFrame's
+        picked = source.lazy().select(list(dict.fromkeys(roles.values()))).collect()
+        return roles, iter([_batch_from(picked.to_arrow(), "arrow", roles, 0)])
     roles = resolve_columns(columns, _column_names(source, kind))
     return roles, iter([_batch_from(source, kind, roles, 0)])
 

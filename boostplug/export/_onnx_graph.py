@@ -59,11 +59,10 @@ def ensemble_to_onnx(ensemble: Ensemble, dtype: np.dtype, metadata: dict[str, st
         initializer=inits,
     )
     opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("ai.onnx.ml", ML_OPSET)]
-    model = helper.make_model(graph, producer_name="boostplug", ir_version=IR_VERSION, opset_imports=opsets)
     from .. import __version__
 
-    model.producer_version = __version__
-    model.doc_string = doc
+    model = helper.make_model(graph, producer_name="boostplug", producer_version=__version__, doc_string=doc,
+                              ir_version=IR_VERSION, opset_imports=opsets)
     helper.set_model_props(model, metadata)
     onnx.checker.check_model(model)
     return model

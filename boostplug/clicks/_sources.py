@@ -160,9 +160,8 @@ def _pandas_column(series: Any) -> tuple[np.ndarray, NDArray[np.bool_] | None]:
         present = series[~nulls]
         fill = present.iloc[0] if len(present) else 0
         series = series.where(~nulls, fill)
-    try:
-        values = series.to_numpy(dtype=series.dtype.numpy_dtype) if hasattr(series.dtype, "numpy_dtype") \
-            else series.to_numpy()
+    try:  # a nullable extension dtype (Int64...) as its numpy dtype
+        values = series.to_numpy(dtype=getattr(series.dtype, "numpy_dtype", None))
     except (TypeError, ValueError):
         values = series.to_numpy()
     return values, (nulls if nulls.any() else None)
@@ -177,10 +176,7 @@ def _arrow_column(col: Any) -> tuple[np.ndarray, NDArray[np.bool_] | None]:
         present = pc.drop_null(col)
         if len(present):  # keeps the column's type (an integer column with nulls stays integer)
             col = pc.fill_null(col, present[0])
-    values = col.to_numpy(zero_copy_only=False)
-    if nulls is not None:
-        values = _filled(values, nulls)[0]
-    return values, nulls
+    return _filled(col.to_numpy(zero_copy_only=False), nulls)  # all null: no value to fill with, 0
 
 
 def _batch_from(table: Any, kind: str, roles: dict[str, str], first_row: int) -> Batch:
@@ -196,11 +192,8 @@ def _batch_from(table: Any, kind: str, roles: dict[str, str], first_row: int) ->
 
 
 def _column_names(source: Any, kind: str) -> list[str]:
-    if kind == "pandas":
-        return [str(c) for c in source.columns]
-    if kind == "arrow":
-        return list(source.column_names)
-    return [str(k) for k in source.keys()]
+    """A table's column names (a pandas DataFrame's ``keys()`` are its columns, as a mapping's)."""
+    return list(source.column_names) if kind == "arrow" else [str(k) for k in source.keys()]
 
 
 def batches(source: Any, columns: Mapping[str, str | None] | None, batch_rows: int = FILE_BATCH_ROWS,
@@ -219,10 +212,9 @@ def batches(source: Any, columns: Mapping[str, str | None] | None, batch_rows: i
     if kind == "csv":
         return _csv(Path(source), columns, batch_rows)
     if kind == "polars":  # read as the Arrow table of the role columns only (polars reads no other)
-        lazy = type(source).__name__ == "LazyFrame"
-        roles = resolve_columns(columns, source.collect_schema().names() if lazy else list(source.columns))
-        picked = source.select(list(dict.fromkeys(roles.values())))
-        return roles, iter([_batch_from((picked.collect() if lazy else picked).to_arrow(), "arrow", roles, 0)])
+        roles = resolve_columns(columns, source.collect_schema().names())  # a DataFrame's or a LazyFrame's
+        picked = source.lazy().select(list(dict.fromkeys(roles.values()))).collect()
+        return roles, iter([_batch_from(picked.to_arrow(), "arrow", roles, 0)])
     roles = resolve_columns(columns, _column_names(source, kind))
     return roles, iter([_batch_from(source, kind, roles, 0)])
 

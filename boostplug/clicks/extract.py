@@ -105,14 +105,12 @@ def preferences(
     ex = Extraction(mask, min_dwell, inv)
     pieces: Iterator[ClickLog] | list[ClickLog] = []
     kind = "log" if isinstance(log, ClickLog) else _sources.kind_of(log)
-    if kind == "log":
-        roles, pieces, dropped = log.columns(), [log], log.dropped
-    elif kind in ("dask", "spark"):
+    if kind in ("dask", "spark"):
         roles = _sources.resolve_columns(columns, [str(c) for c in log.columns])
     elif kind in ("parquet", "csv", "raw"):
         roles, pieces, dropped = stream(log, columns, on_bad)
     else:
-        whole = read_log(log, columns=columns, on_bad=on_bad)  # warns itself
+        whole = read_log(log, columns=columns, on_bad=on_bad)  # warns itself; a ClickLog as it is
         roles, pieces, dropped = whole.columns(), [whole], whole.dropped
     _need_columns(names, roles, min_dwell)
     if kind in ("dask", "spark"):

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import show
-from .aggregate import MAX_KEYS, Encoder, PairCounts, Preferences, resolve
+from .aggregate import _LOW, MAX_KEYS, Encoder, PairCounts, Preferences, resolve
 from .log import ClickLog, Dropped
 
 __all__ = ["Extraction"]
@@ -19,7 +19,6 @@ _CHUNK_ROWS = 1 << 21
 _CHUNK_PAIRS = 1 << 22
 #: Peak bytes per listed pair: two row indices, their packed key and its temporaries, the sort.
 _BYTES_PER_PAIR = 64
-_LOW = np.int64(0xFFFFFFFF)
 
 
 class Extraction:

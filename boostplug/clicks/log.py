@@ -298,8 +298,7 @@ def _validate(batch: Batch, roles: dict[str, str], on_bad: str, dropped: Dropped
     return ClickLog(
         session=session[sel], query=query[sel], doc=doc[sel],
         position=num["position"][sel].astype(np.int64), clicked=clicked,
-        order=np.where(clicked, num["order"][sel], np.nan) if "order" in num else None,
-        dwell=np.where(clicked, num["dwell"][sel], np.nan) if "dwell" in num else None,
+        **{c: np.where(clicked, num[c][sel], np.nan) if c in num else None for c in ("order", "dwell")},
         group_ptr=ptr, dropped=dropped)
 
 

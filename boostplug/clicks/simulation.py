@@ -66,7 +66,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_count, check_labels, check_real, check_rng, check_scores, show
 from ..groups import group_ptr_from_sizes, index_within_query, qid_from_group_ptr
-from .log import ClickLog, Dropped
+from .log import ClickLog
 
 __all__ = ["CLICK_MODELS", "PRESENTATIONS", "CLICK_PRESETS", "ULTRA_EXAMINATION", "ULTRA_CLICK_PROB", "simulate",
            "attractiveness", "examination", "grade_click_prob", "preset", "shown_lists"]
@@ -307,5 +307,4 @@ def simulate(
         order=order[valid],
         dwell=None,
         group_ptr=group_ptr_from_sizes(sizes),
-        dropped=Dropped(),
     )

@@ -59,11 +59,10 @@ def ensemble_to_onnx(ensemble: Ensemble, dtype: np.dtype, metadata: dict[str, st
         initializer=inits,
     )
     opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("ai.onnx.ml", ML_OPSET)]
-    model = helper.make_model(graph, producer_name="boostplug", ir_version=IR_VERSION, opset_imports=opsets)
     from .. import __version__
 
-    model.producer_version = __version__
-    model.doc_string = doc
+    model = helper.make_model(graph, producer_name="boostplug", producer_version=__version__, doc_string=doc,
+                              ir_version=IR_VERSION, opset_imports=opsets)
     helper.set_model_props(model, metadata)
     onnx.checker.check_model(model)
     return model
@@ -132,11 +131,8 @@ def float32_thresholds(threshold: NDArray[np.float64], comparison: str) -> NDArr
     """Float32 thresholds that split every float32 value as the float64 ones do: for ``x <= t``
     the largest float32 not above ``t``, for ``x < t`` the smallest not below it."""
     t32 = threshold.astype(np.float32)
+    side = -1.0 if comparison == "<=" else 1.0  # x <= t: rounded down where float32 rounding went up; x < t: up
     with np.errstate(invalid="ignore"):
-        if comparison == "<=":
-            off = t32.astype(np.float64) > threshold
-            t32[off] = np.nextafter(t32[off], np.float32(-np.inf))
-        else:
-            off = t32.astype(np.float64) < threshold
-            t32[off] = np.nextafter(t32[off], np.float32(np.inf))
+        off = side * t32.astype(np.float64) < side * threshold
+        t32[off] = np.nextafter(t32[off], np.float32(side * np.inf))
     return t32

@@ -124,7 +124,7 @@ def _ensemble(model: Any, num_iteration: int | None) -> Ensemble:
     if isinstance(model, lgb.LGBMModel):
         model = _fitted(model, lambda m: m.booster_)
     if isinstance(model, lgb.Booster):
-        return _lightgbm(model, num_iteration)
+        return _from_booster(model, True, num_iteration)
     if isinstance(model, xgb.XGBModel):
         booster = _fitted(model, lambda m: m.get_booster())
         if num_iteration is None:
@@ -132,9 +132,9 @@ def _ensemble(model: Any, num_iteration: int | None) -> Ensemble:
                 num_iteration = int(model.best_iteration) + 1
             except AttributeError:
                 pass
-        return _xgboost(booster, num_iteration)
+        return _from_booster(booster, False, num_iteration)
     if isinstance(model, xgb.Booster):
-        return _xgboost(model, _best_of_booster(model) if num_iteration is None else num_iteration)
+        return _from_booster(model, False, _best_of_booster(model) if num_iteration is None else num_iteration)
     raise TypeError(f"to_onnx: expected a LightGBM or XGBoost booster or scikit-learn model, got "
                     f"{type(model).__module__}.{type(model).__qualname__}")
 
@@ -162,26 +162,22 @@ def _fitted(model: Any, booster_of: Callable[[Any], Any]) -> Any:
         raise ValueError(f"to_onnx: the {type(model).__name__} is not fitted; call fit first") from None
 
 
-def _lightgbm(booster: Any, num_iteration: int | None) -> Ensemble:
-    from ..frameworks.lightgbm.model_file import objective_of
-    from ._from_lightgbm import ensemble_from_lightgbm
-
-    rounds = booster.current_iteration()
+def _from_booster(booster: Any, lightgbm: bool, num_iteration: int | None) -> Ensemble:
+    """The trees of a ``lgb.Booster`` (``lightgbm``) or an ``xgb.Booster``, its first ``num_iteration``
+    rounds (``None``: those its ``predict`` uses), with the objective record it carries."""
+    if lightgbm:
+        from ..frameworks.lightgbm.model_file import objective_of
+        rounds, name = booster.current_iteration(), "LightGBM"
+    else:
+        from ..frameworks.xgboost.model_file import objective_of
+        rounds, name = booster.num_boosted_rounds(), "XGBoost"
     if num_iteration is not None and num_iteration > rounds:
-        raise ValueError(f"to_onnx: num_iteration={num_iteration}, but the LightGBM model has {rounds} rounds")
-    record = objective_of(booster)
-    return ensemble_from_lightgbm(booster, num_iteration, None if record is None else record.to_json())
-
-
-def _xgboost(booster: Any, num_iteration: int | None) -> Ensemble:
-    from ..frameworks.xgboost.model_file import objective_of
+        raise ValueError(f"to_onnx: num_iteration={num_iteration}, but the {name} model has {rounds} rounds")
+    found = objective_of(booster)
+    record = None if found is None else found.to_json()
+    if lightgbm:
+        from ._from_lightgbm import ensemble_from_lightgbm
+        return ensemble_from_lightgbm(booster, num_iteration, record)
     from ._from_xgboost import ensemble_from_xgboost
-
-    record = objective_of(booster)
-    rounds = booster.num_boosted_rounds()
-    if num_iteration is not None:
-        if num_iteration > rounds:
-            raise ValueError(f"to_onnx: num_iteration={num_iteration}, but the XGBoost model has {rounds} rounds")
-        if num_iteration < rounds:
-            booster = booster[:num_iteration]
-    return ensemble_from_xgboost(booster, None if record is None else record.to_json())
+    # LightGBM's dump takes the rounds; an XGBoost booster is sliced to them
+    return ensemble_from_xgboost(booster if num_iteration in (None, rounds) else booster[:num_iteration], record)

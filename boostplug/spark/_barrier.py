@@ -205,19 +205,18 @@ def part_arrays(batches: Iterator["pd.DataFrame"], cols: Columns, stamps: Stamps
     sparse vectors as CSR rows (:func:`keeps_sparse`)."""
     import pandas as pd
 
+    stamps = Stamps() if stamps is None else stamps
     frames = list(batches)
     pdf = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         {X_COL: [], cols.label_col: [], cols.qid_col: [], VALID_COL: []})
-    if stamps is not None:
-        stamps.mark("read")
+    stamps.mark("read")
     out = []
     for flag in (0, 1):
         rows = pdf[pdf[VALID_COL] == flag]
         row_sets = {p: np.flatnonzero(rows[c].to_numpy(bool)) for p, c in cols.objective_cols} if flag == 0 else {}
         out.append(Part.of_frame(rows, features_matrix(rows, sparse=sparse), cols.label_col, cols.qid_col,
                                  cols.weight_col, cols.doc_col, row_sets))
-    if stamps is not None:
-        stamps.mark("arrays")
+    stamps.mark("arrays")
     return out[0], out[1]
 
 
@@ -242,8 +241,7 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
     check_boolean_columns(df, [c for _, c in cols.objective_cols])
     frames = [df.select(*needed(df)).withColumn(VALID_COL, F.lit(0))]
     if valid_df is not None:
-        require_frame(valid_df, f"{who} (valid_df)")
-        require_columns(valid_df, cols.needed(training=False))
+        require_frame(valid_df, f"{who} (valid_df)", cols.needed(training=False))
         cols.check_types(valid_df, f"{who} (valid_df)")
         if not repartition:
             raise ValueError("valid_df needs repartition=True: the validation rows are partitioned together with "
@@ -267,28 +265,24 @@ def prepare_frame(df: "DataFrame", valid_df: "DataFrame | None", cols: Columns, 
         # Spark would retry a barrier stage it cannot start for minutes before failing.
         raise ValueError(f"{who}: num_workers={int(num_workers)} barrier tasks must all run at once, but Spark's "
                          f"default parallelism (its task slots) is {slots}: pass num_workers <= {slots}")
-    keep = [*needed(df), VALID_COL]
+    laid = frames[0]  # the training rows as they are partitioned (their columns: those training reads)
     if repartition:
         rows = [f.withColumn(ROW_COL, F.monotonically_increasing_id()) if ROW_COL not in f.columns else f
                 for f in frames]
         whole = rows[0] if len(rows) == 1 else rows[0].unionByName(rows[1])
-        laid = repartition_by_query(whole.select(*keep, *([] if ROW_COL in keep else [ROW_COL])), cols.qid_col,
-                                    int(num_workers), group_cols=[VALID_COL])
-    else:
-        laid = frames[0].select(*keep)
+        laid = repartition_by_query(whole, cols.qid_col, int(num_workers), group_cols=[VALID_COL])
     laid = cols.features_as_array(laid).persist()
     try:
         check_rows(laid, cols, who)
         layout = check_partitions(laid, cols.qid_col, group_cols=[VALID_COL])
+        empty = np.flatnonzero(layout.rows_in_group(0) == 0)
+        if empty.size:
+            raise ValueError(f"{who}: partition {int(empty[0])} of {layout.n_partitions} holds no training rows, "
+                             f"and every worker must train on some queries; the data has {layout.n_queries} queries "
+                             "(training and validation): pass a smaller num_workers")
     except ValueError:
-        laid.unpersist()   # a bad row or a split query: nothing will read the persisted rows
+        laid.unpersist()   # a bad row, a split query or an idle worker: nothing will read the persisted rows
         raise
-    empty = np.flatnonzero(layout.rows_in_group(0) == 0)
-    if empty.size:
-        laid.unpersist()
-        raise ValueError(f"{who}: partition {int(empty[0])} of {layout.n_partitions} holds no training rows, and "
-                         f"every worker must train on some queries; the data has {layout.n_queries} queries (training "
-                         "and validation): pass a smaller num_workers")
     return laid, layout
 
 

@@ -17,13 +17,15 @@ def pyspark_module() -> Any:
     return pyspark
 
 
-def require_frame(df: Any, who: str) -> None:
-    """A ``pyspark.sql.DataFrame``, else a TypeError naming what was given."""
+def require_frame(df: Any, who: str, columns: Sequence[str] = ()) -> None:
+    """A ``pyspark.sql.DataFrame``, else a TypeError naming what was given, holding ``columns``
+    (:func:`require_columns`)."""
     pyspark_module()
     from pyspark.sql import DataFrame
 
     if not isinstance(df, DataFrame):
         raise TypeError(f"{who} takes a pyspark.sql.DataFrame, got {type(df).__name__}")
+    require_columns(df, columns)
 
 
 def require_columns(df: Any, columns: Sequence[str]) -> None:

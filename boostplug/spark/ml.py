@@ -207,12 +207,11 @@ class QueryEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol, Def
         return _metrics.higher_is_better(self.getOrDefault(self.metric))
 
     def _evaluate(self, dataset: "DataFrame") -> float:
-        require_frame(dataset, "QueryEvaluator")
         spec = MetricSpec(self.getOrDefault(self.metric))
         qid, label, score = self.getOrDefault(self.qidCol), self.getLabelCol(), self.getPredictionCol()
         weight = self.getOrDefault(self.weightCol) or None
         cols = [qid, label, score] + ([weight] if weight else [])
-        require_columns(dataset, cols)
+        require_frame(dataset, "QueryEvaluator", cols)
 
         def partition_sums(batches: Any) -> Any:
             import pandas as pd
@@ -239,7 +238,6 @@ def query_folds(df: "DataFrame", k: int, qid_col: str = "qid", fold_col: str = "
     Spark's own random folds would cut queries."""
     from pyspark.sql import functions as F
 
-    require_frame(df, "query_folds")
-    require_columns(df, [qid_col])
+    require_frame(df, "query_folds", [qid_col])
     check_int("k", k, 2, None)
     return df.withColumn(fold_col, F.pmod(F.xxhash64(F.col(qid_col), F.lit(int(seed))), F.lit(int(k))).cast("int"))

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import check_int, show
 from ..frameworks.distributed.layout import first_split, query_runs
-from ._spark import require_columns, require_frame
+from ._spark import require_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -60,8 +60,7 @@ def repartition_by_query(df: "DataFrame", qid_col: str = "qid", num_partitions: 
     """
     from pyspark.sql import functions as F
 
-    require_frame(df, "repartition_by_query")
-    require_columns(df, [qid_col, *group_cols])
+    require_frame(df, "repartition_by_query", [qid_col, *group_cols])
     if num_partitions is None:
         num_partitions = df.sparkSession.sparkContext.defaultParallelism
     check_int("num_partitions", num_partitions, 1, None)
@@ -88,8 +87,7 @@ def check_partitions(df: "DataFrame", qid_col: str = "qid", *, group_cols: Seque
     ``group_cols`` a query is keyed by those columns and its id (a validation query may reuse a
     training query's id). Returns the :class:`QueryLayout`.
     """
-    require_frame(df, "check_partitions")
-    require_columns(df, [qid_col, *group_cols])
+    require_frame(df, "check_partitions", [qid_col, *group_cols])
     found = sorted(df.select(*group_cols, qid_col).rdd.mapPartitionsWithIndex(_partition_runs).collect(),
                    key=lambda f: f[0])
     rows = np.array([n for _, n, _, _ in found], dtype=np.int64)

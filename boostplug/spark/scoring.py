@@ -8,7 +8,7 @@ import numpy as np
 
 from ..frameworks.model_bytes import booster_bytes, booster_from_bytes
 from ._barrier import X_COL, X_IDX, X_SIZE, Columns, features_matrix, keeps_sparse
-from ._spark import require_columns, require_frame
+from ._spark import require_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -67,9 +67,8 @@ def predict(df: "DataFrame", model: Any, *, features_col: str | None = "features
     from pyspark.sql import functions as F
     from pyspark.sql.functions import pandas_udf
 
-    require_frame(df, "predict")
     cols = Columns(features_col=features_col, feature_cols=feature_cols)
-    require_columns(df, cols.feature_columns())
+    require_frame(df, "predict", cols.feature_columns())
     cols.check_types(df, "predict", training=False)
     if output_col in df.columns:
         raise ValueError(f"output_col {output_col!r} is already a column of the DataFrame; choose another name")

@@ -99,15 +99,14 @@ def train(
     entry = _objectives.resolve(objective)
     objective_params = {**{k: v for k, v in _objectives.settings_of(objective).items() if k not in entry.row_params},
                         **dict(objective_params or {})}
-    objective = entry
-    obj = backend.objective(objective, **objective_params)  # validates the parameters on the driver
+    obj = backend.objective(entry, **objective_params)  # validates the parameters on the driver
     objective_cols = {} if objective_cols is None else objective_cols
-    check_objective_cols(objective, objective_cols, objective_params)
+    check_objective_cols(entry, objective_cols, objective_params)
     check_distributable(obj, early_stopping_rounds, valid_df)
     framework_params = backend.prepare_params(params or {})
     cols = Columns(label_col, qid_col, features_col, feature_cols, weight_col, doc_col, tuple(objective_cols.items()))
     spec = MetricSpec(metric) if valid_df is not None else None
-    shipped = ShippedEntry.of(objective)
+    shipped = ShippedEntry.of(entry)
     times = stage_times if stage_times is not None else StageTimes()
     times.begin()
     require_frame(df, who)

@@ -155,9 +155,7 @@ class YandexRelPred(FileLog):
         elif i is None:
             session.by_query[query] = len(session.impressions)
             session.impressions.append(_Impression(query, urls))
-        target = len(session.impressions) - 1 if i is None else i
-        for url in urls:
-            session.showing[url] = target
+        session.showing.update(dict.fromkeys(urls, len(session.impressions) - 1 if i is None else i))
 
     @staticmethod
     def _click(session: _Session, url: int, t: float, lines: Lines, path: Path, n: int) -> None:

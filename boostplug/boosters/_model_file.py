@@ -160,10 +160,10 @@ def _check_ranker(r: Any, where: str, n_features: int) -> None:
 
 def _check_fitted_extras(fitted: dict[str, Any], n_features: int) -> None:
     """The extras RankBoost writes (the only class that has any)."""
-    if fitted.get("span_size_") is not None:   # None: Rb-d/Rb-c fitted without the E2 record
-        _int(fitted["span_size_"], "fitted.span_size_", 0)
-    if fitted.get("pruned_round_") is not None:
-        _int(fitted["pruned_round_"], "fitted.pruned_round_", 1)
+    # span_size_ None: Rb-d/Rb-c fitted without the E2 record
+    for key, lowest in (("span_size_", 0), ("pruned_round_", 1)):
+        if fitted.get(key) is not None:
+            _int(fitted[key], f"fitted.{key}", lowest)
     und = fitted.get("undefined_round_")
     if und is not None:
         if not isinstance(und, dict):

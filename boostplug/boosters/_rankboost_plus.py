@@ -14,7 +14,7 @@ from scipy.special import expit
 
 from ._estimator import Round
 from ._rankboost_kernels import DEPENDENT_RTOL, ln_cosh, outcomes_eps, select_independent, step_outcomes
-from ._rankboost_state import PairState, PlusLevels, PlusPairs
+from ._rankboost_state import PairState, PlusLevels, PlusPairs, stump_eps
 from .stumps import TIE_TOL, argmax_scan
 
 __all__ = ["PlusRounds", "PRUNE_BUDGET_BYTES"]
@@ -100,11 +100,7 @@ class PlusRounds:
                          new: tuple[NDArray[np.float64], NDArray[np.float64] | None, float] | None) -> Round | None:
         """A step on one distinct ranker: Eq. 34 for alpha, Eq. 25-27 for D and Z (pair-free:
         Eq. 27 from ``eps``; ``D`` follows from ``eta`` in :meth:`_losses`)."""
-        if isinstance(s, PlusLevels):
-            o = None
-            ep, e0, em = s.gp.eps(s.cands.codes[:, k] > j)
-        else:
-            o, (ep, e0, em) = outcomes_eps(s.cands.codes, k, j, s.pairs, s.w)
+        o, (ep, e0, em) = stump_eps(s, k, j)
         ap = float(s.span.eta[b]) if b is not None else 0.0
         if e0 == 0.0 and (em == 0.0 or ep == 0.0):
             if not self.rankers_:
@@ -159,10 +155,7 @@ class PlusRounds:
         if alpha is None:
             self._stop_reason = "E2 decreases without bound along a dependent direction (perfect combination)"
             return None
-        if isinstance(s, PlusLevels):
-            ep, e0, em = s.gp.eps(s.cands.codes[:, k] > j)
-        else:
-            ep, e0, em = outcomes_eps(s.cands.codes, k, j, s.pairs, s.w)[1]
+        ep, e0, em = stump_eps(s, k, j)[1]
         lr = self._log_ratio(O, eta, bet, alpha)[0]
         s.span.eta[sup] = eta + alpha * bet
         if isinstance(s, PlusLevels):

@@ -12,10 +12,11 @@ from ._group_e2 import GroupE2
 from ._group_pairs import GroupPairs
 from ._level_sums import LevelPairs
 from ._pair_mins import PairMinCodes
-from ._rankboost_kernels import PairSpan
+from ._rankboost_kernels import PairSpan, outcomes_eps
 from .stumps import StumpCandidates
 
-__all__ = ["State", "PairState", "LevelState", "Search", "RbLevels", "PlusPairs", "PlusLevels"]
+__all__ = ["State", "PairState", "LevelState", "Search", "RbLevels", "PlusPairs", "PlusLevels",
+           "stump_eps"]
 
 
 @dataclass
@@ -80,3 +81,13 @@ class PlusLevels(LevelState):
 
     search: Search
     gp: GroupPairs | None            # D_t over pairs of signature groups (None: no pair, no round runs)
+
+
+def stump_eps(s: State, k: int, j: int) -> tuple[NDArray[np.int8] | None, tuple[float, float, float]]:
+    """The outcomes ``o`` of the stump ``[x_k > theta_j]`` on every listed pair (``None`` pair-free)
+    and its Eq. 8 ``(eps+, eps0, eps-)`` under ``D_t``, from whichever form of ``D_t`` ``s`` keeps."""
+    if isinstance(s, PlusLevels):       # over pairs of signature groups
+        return None, s.gp.eps(s.cands.codes[:, k] > j)
+    if isinstance(s, LevelState):
+        return None, s.lv.eps(s.F, s.cands.codes[:, k] > j)
+    return outcomes_eps(s.cands.codes, k, j, s.pairs, s.w)

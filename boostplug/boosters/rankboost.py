@@ -31,7 +31,7 @@ from ._pairwise_choice import choose_pairwise, fixed_pairwise
 from ._pair_mins import PairMinCodes
 from ._rankboost_kernels import PairSpan, ln_cosh, outcomes_eps, pair_e2, pair_losses
 from ._rankboost_plus import PlusRounds
-from ._rankboost_state import LevelState, PairState, PlusLevels, PlusPairs, RbLevels, Search, State
+from ._rankboost_state import LevelState, PairState, PlusLevels, PlusPairs, RbLevels, Search, State, stump_eps
 from ._stump_sums import doc_sides, doc_sums_above, pair_split_sums
 from .stumps import THRESHOLD_MODES, TIE_TOL, argmax_scan
 
@@ -220,12 +220,7 @@ class RankBoost(PlusRounds, RankingBooster):
             return None
         comp = both and bool(r[k, j] < 0)
         sign = -1 if comp else 1
-        if levels:
-            o1 = None
-            ep, e0, em = s.lv.eps(s.F, s.cands.codes[:, k] > j)
-        else:
-            o1, (ep, e0, em) = outcomes_eps(s.cands.codes, k, j, s.pairs, s.w)   # outcomes of [x > theta]
-            o = -o1 if comp else o1
+        o1, (ep, e0, em) = stump_eps(s, k, j)   # o1: the outcomes of [x > theta] (None pair-free)
         if comp:
             ep, em = em, ep
         ranker = s.cands.stump(k, j, comp)
@@ -252,7 +247,7 @@ class RankBoost(PlusRounds, RankingBooster):
             z = e0 + ep * math.exp(-alpha) + em * math.exp(alpha)
             s.log_prod_z += math.log(z)
         else:
-            z = self._normalise(s, s.w * np.exp(-alpha * o))    # Eq. 10
+            z = self._normalise(s, s.w * np.exp(-sign * alpha * o1))    # Eq. 10 (a complement's o is -o1)
         delta = em - ep
         s.bound_log += -2.0 * (delta / 2.0) ** 2
         rec = {"alpha": alpha, "Z": z, "eps_plus": ep, "eps_zero": e0, "eps_minus": em, "delta": delta,

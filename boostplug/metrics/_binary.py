@@ -204,11 +204,7 @@ def rbp(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike | None = None
 
 
 def _check_max_grade(max_grade: float, y: NDArray[np.float64]) -> float:
-    top = C.number(max_grade)
-    if top is None:
-        raise TypeError(f"max_grade must be a finite number >= 0; got {plain(max_grade)!r}")
-    if not np.isfinite(top) or top < 0:
-        raise ValueError(f"max_grade must be a finite number >= 0; got {plain(max_grade)!r}")
+    top = C.checked_number(max_grade, "max_grade", lambda v: np.isfinite(v) and v >= 0, "a finite number >= 0")
     above = y > top
     if above.any():
         i = int(np.flatnonzero(above)[0])

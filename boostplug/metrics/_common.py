@@ -5,7 +5,7 @@ Gains and discounts: :mod:`boostplug._core.dcg`."""
 from __future__ import annotations
 
 import math
-from typing import Union
+from typing import Callable, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -41,6 +41,16 @@ def number(value: object) -> float | None:
         return float(value)
     except OverflowError:  # an int beyond float64
         return math.inf if value > 0 else -math.inf
+
+
+def checked_number(value: object, name: str, ok: Callable[[float], bool], what: str) -> float:
+    """``value`` as a float (:func:`number`) for which ``ok`` holds, else ``"{name} must be {what}"``
+    with the value: a ``TypeError`` when it is not a real number, a ``ValueError`` when ``ok`` fails."""
+    v = number(value)
+    if v is None or not ok(v):
+        kind = TypeError if v is None else ValueError
+        raise kind(f"{name} must be {what}; got {plain(value)!r}")
+    return v
 
 
 def check_empty(empty: EmptyValue) -> float:

@@ -137,12 +137,7 @@ def misordered_pairs(scores: ArrayLike, labels: ArrayLike, group_ptr: ArrayLike 
 
 def _check_percent(percent: object) -> float:
     """K of precision at K%: a number in (0, 100]."""
-    k = C.number(percent)
-    if k is None:
-        raise TypeError(f"percent must be a number in (0, 100]; got {plain(percent)!r}")
-    if not 0.0 < k <= 100.0:
-        raise ValueError(f"percent must be a number in (0, 100]; got {plain(percent)!r}")
-    return k
+    return C.checked_number(percent, "percent", lambda k: 0.0 < k <= 100.0, "a number in (0, 100]")
 
 
 def _cut(m: int, percent: float) -> int:

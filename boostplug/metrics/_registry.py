@@ -57,8 +57,9 @@ def parse_name(name: str) -> tuple[str, int | None]:
     if base not in _BASES:
         raise _invalid(name)
     digits = m.group(2)
-    if digits is not None and len(digits.lstrip("0")) > len(str(INT64_MAX)):
-        raise _invalid(name, f"k = {digits} does not fit in int64")
+    # the length first: int() refuses more digits than Python's int-from-text limit
+    if digits is not None and (len(digits.lstrip("0")) > len(str(INT64_MAX)) or int(digits) > INT64_MAX):
+        raise _invalid(name, f"k = {digits.lstrip('0')} does not fit in int64")
     k = int(digits) if digits is not None else None
     takes_k, needs_k = _BASES[base]
     if k is not None and not takes_k:
@@ -67,8 +68,6 @@ def parse_name(name: str) -> tuple[str, int | None]:
         raise _invalid(name, f"{base} needs a cut-off, e.g. {base}@10")
     if k is not None and k < 1:
         raise _invalid(name, "k must be >= 1")
-    if k is not None and k > INT64_MAX:
-        raise _invalid(name, f"k = {k} does not fit in int64")
     return base, k
 
 

@@ -195,7 +195,9 @@ def train_lightgbm(client: "Client", frame: "dd.DataFrame", objective: Any, *,
             ``objective_params`` (QBRank's ``pairs=clicks.preferences(log).keyed()``). Then boostplug
             trains on each worker itself, and the ranker parameters are ``lgb.train``'s
             (``n_estimators``: the rounds): docs/dask.md, "Click pairs keyed by (query, document)".
-        **ranker_params: ``DaskLGBMRanker`` parameters (``n_estimators``, ``learning_rate``...).
+        **ranker_params: ``DaskLGBMRanker`` parameters (``n_estimators``, ``learning_rate``...);
+            ``early_stopping_rounds`` (and its aliases) is refused: LightGBM's Dask interface has no
+            early stopping.
 
     Returns:
         The fitted ``DaskLGBMRanker`` (``.to_local()`` gives an ``LGBMRanker``); with ``doc_col``,
@@ -209,6 +211,13 @@ def train_lightgbm(client: "Client", frame: "dd.DataFrame", objective: Any, *,
     require_frame(frame, label_col, qid_col, "train_lightgbm")
     if "objective" in ranker_params:
         raise ValueError("pass the boostplug objective as `objective`, not in the ranker parameters")
+    stopping = sorted({"early_stopping_round", "early_stopping_rounds", "early_stopping", "n_iter_no_change"} &
+                      set(ranker_params))
+    if stopping:  # LightGBM's Dask interface has no early stopping: it fails midway, after the partitions' checks
+        raise ValueError(f"train_lightgbm cannot stop early (LightGBM's Dask interface has no early stopping), got "
+                         f"{stopping[0]}={ranker_params[stopping[0]]!r}: train n_estimators rounds and choose one with "
+                         "boostplug.dask.evaluate on a validation frame, or use boostplug.dask.train_xgboost with "
+                         "evals= and early_stopping_rounds=")
     # keyed: lgb.train on each worker, which hands the objective the Dataset (and its num_threads)
     make = DaskLightGBMObjective if doc_col is None else LightGBMObjective
     obj = _distributable(make(objective, dict(objective_params or {})), doc_col).given_training(ranker_params)

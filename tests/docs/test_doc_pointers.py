@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A pointer, in text whose line breaks and comment markers are joined to single spaces.
-POINTER = re.compile(r'docs/([\w/.-]+?\.md)(?:, "([^"]+)"| \("([^"]+)"\)|#([\w-]+))?')
+POINTER = re.compile(r'docs/([\w/.-]+?\.md)(?:``)?(?:, "([^"]+)"| \("([^"]+)"\)|#([\w-]+))?')
 
 
 def _anchor(heading: str) -> str:

@@ -68,16 +68,11 @@ def run_limit(n: int | None) -> Iterator[None]:
     if n is None:
         yield
         return
+    from unittest import mock  # patch.dict: the environment restored as it was before the block
+
     from threadpoolctl import threadpool_limits
 
-    before = {name: os.environ.get(name) for name in RUN_LIMIT_ENV}
-    os.environ.update(dict.fromkeys(RUN_LIMIT_ENV, str(n)))
-    try:
-        with limit_threads(n), threadpool_limits(limits=n):  # numba first: starting its OpenMP pool sets OpenMP's count
-            yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value
+    # numba first: starting its OpenMP pool sets OpenMP's count
+    with mock.patch.dict(os.environ, dict.fromkeys(RUN_LIMIT_ENV, str(n))), limit_threads(n), \
+            threadpool_limits(limits=n):
+        yield

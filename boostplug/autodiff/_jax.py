@@ -102,10 +102,15 @@ def _names(fn: Any) -> frozenset[str]:
 def trace_key(query_loss: Callable[..., Any], who: str) -> Hashable:
     """What a trace of ``query_loss`` bakes in, as a key: the code, defaults and closure of the user's functions it
     reaches (through ``functools.partial`` and methods too), the globals they name and the named attributes of the
-    modules, classes and objects reached (a library's module, class or function: by identity); numbers by their
+    modules, classes and objects reached (a library's module, class or function: by identity, and the numbers, strings,
+    arrays and containers named in a library's module by value; the installed package ``query_loss`` is defined in,
+    boostplug's catalogue excepted, is read through as the user's); numbers by their
     bits (-0.0 is not 0.0), arrays and lists of numbers of one type by a hash of their bytes, other containers item
     by item (``KEY_ITEMS`` at most). ``ValueError`` naming ``who`` and what it cannot key."""
-    counted = [0]
+    counted, own = [0], (getattr(query_loss, "__module__", None) or "").partition(".")[0]  # installed with the loss: its
+
+    def library(module: str) -> bool:  # package is read through, as the user's own (boostplug's catalogue excepted)
+        return _library(module) and (module.partition(".")[0] != own or own == "boostplug")
 
     def refuse(path: str, why: str) -> None:
         raise ValueError(f"{who} reads {path}, {why}")
@@ -139,11 +144,14 @@ def trace_key(query_loss: Callable[..., Any], who: str) -> Hashable:
             return kind, value.__name__, key(value.__self__, names, path, seen)  # a method of an object: its data
         named = isinstance(value, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType))
         owner = value.__name__ if isinstance(value, types.ModuleType) else (value if named else kind).__module__
-        if _library(owner) and (named or not hasattr(value, "__dict__")):  # a library's module, class, function, value
+        if library(owner) and (named or not hasattr(value, "__dict__")):  # a library's module, class, function, value
             if kind.__hash__ is None:
                 refuse(path, f"a {kind.__module__}.{kind.__qualname__}, which a trace key cannot read: pass it as a "
                        "parameter, or make it a number, an array or a container")
-            return kind, value
+            data = [(n, a) for n in sorted(names) if isinstance(value, types.ModuleType) and isinstance(
+                a := inspect.getattr_static(value, n, None), (int, float, complex, str, bytes, list, tuple, dict, set,
+                                                              frozenset, np.ndarray, np.generic))]
+            return kind, value, tuple((n, key(a, names, f"{value.__name__}.{n}", seen)) for n, a in data)  # by value
         if isinstance(value, types.FunctionType):  # the user's: code, defaults, closure, and the globals it names
             own, glob = _names(value), value.__globals__
             return (kind, value.__code__, key((value.__defaults__, value.__kwdefaults__), own, path, seen),

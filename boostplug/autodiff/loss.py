@@ -172,10 +172,15 @@ class JaxLoss(RandomRounds, Loss):
         self._checked = not self._batches  # no query to check
         sizes = np.diff(self.group_ptr)
         position = (np.arange(self.n_docs) - np.repeat(self.group_ptr[:-1], sizes)).astype(np.uint64)
-        with np.errstate(over="ignore"):  # what each round's probes and keys mix: each query's hash (of its labels by
-            # position: not of where it sits in the data) and each row's (its query's and its position)
-            queries = np.add.reduceat(np.append(_mix(self.labels.view(np.uint64) ^ _mix(position)), np.uint64(0)),
-                                      self.group_ptr[:-1])
+        with np.errstate(over="ignore"):  # what each round's probes and keys mix: each query's identity and each
+            # row's (its query's and its position). A query's identity: a hash of its labels by position, and for the
+            # second and later of queries with the same labels, how many came before it (so that those draw their own)
+            labels = np.add.reduceat(np.append(_mix(self.labels.view(np.uint64) ^ _mix(position)), np.uint64(0)),
+                                     self.group_ptr[:-1])
+            order = np.argsort(labels, kind="stable")
+            before = np.empty(order.size, dtype=np.uint64)
+            before[order] = np.arange(order.size) - np.searchsorted(labels[order], labels[order])
+            queries = np.where(before > 0, _mix(labels ^ _mix(before)), labels)
             self._hashes = queries, _mix(np.repeat(queries, sizes) + position)
         self._functions = self._compiled()  # what query_loss reads, keyed once per binding: a refusal comes now
 

@@ -1,19 +1,32 @@
 """Click logs in: one row per shown document, validated into impressions.
 
-A click log is a table with one row per document shown in a result list; its columns by role
-(the default column name is the role; ``columns={"session": "sid", ...}`` renames):
-docs/clicks.md, "From a click log to a model". Beyond the page's table: an impression is one
-``(session, query)`` (a session that issued several queries holds several impressions);
-``clicked`` may be ``False``/``True``; ``order`` and ``dwell`` are read on clicked rows only; an
-optional column is used when ``columns=`` names it or the table has a column of its default name;
-ids and keys may be integers or strings.
+A click log is a table with one row per document shown in a result list. Its columns, by
+role (the default column name is the role; ``columns={"session": "sid", ...}`` renames; the
+user's guide: docs/clicks.md, "From a click log to a model"):
 
-Every impression is checked (the refusals: docs/reliability.md, "click logs"); a bad one is a
-``ValueError`` naming its session, query and log row (0-based), or, with ``on_bad="skip"``, it is
-dropped whole, counted by reason in the result's ``dropped`` report and announced by one warning.
-Positions must be exactly ``1..n`` within an impression (no gap, repeat, 0, fraction or missing
-one) and a dwell not negative; a row without a session or query id is refused (under ``"skip"``
-that row alone is dropped).
+* ``session``: session or impression id;
+* ``query``: query id (an impression is one ``(session, query)``: a session that issued
+  several queries holds several impressions);
+* ``doc``: document key (a row index into a feature matrix, or any id joined to one);
+* ``position``: shown position, 1-based;
+* ``clicked``: 0/1 (or ``False``/``True``);
+* ``order`` (optional): time or sequence number of the click (read on clicked rows only;
+  needed by ``last-click>skip-above`` and ``click>earlier-click``);
+* ``dwell`` (optional): dwell time of the click (read on clicked rows only).
+
+The optional columns are used when ``columns=`` names them or the table has a column of
+that default name. Ids and keys may be integers or strings.
+
+Every impression is checked (docs/reliability.md, "click logs"); a bad one is a ``ValueError``
+naming its session, query and log row (0-based), or, with ``on_bad="skip"``, it is dropped whole,
+counted by reason in the result's ``dropped`` report and announced by one warning. The refusals:
+
+* positions not exactly ``1..n`` within an impression (gaps, repeats, 0, fractions, missing);
+* a document shown twice in one impression;
+* a click that is not 0 or 1 (or missing);
+* a missing document key; a clicked row without its order (dwell) value when the log has
+  an order (dwell) column, or a negative dwell;
+* a row without a session or query id (that row alone is dropped under ``"skip"``).
 
 Example:
     >>> from boostplug import clicks

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence, TextIO
 
 import numpy as np
 
-from .._core.threads import limit_threads
+from .._core.threads import run_limit
 from . import _worker_guard, run_warnings
 from .budget import check_budget
 from .conventions import Conventions
@@ -104,8 +104,8 @@ def _attempt(name: str, fold_index: int, fold: Fold, kwargs: dict[str, Any], pro
     train, vali, test = fold
     rest = dict(kwargs)
     one = rest.pop("runner", None) or run_method
-    try:  # numba's kernels (the objectives', the metrics') within the run's threads too
-        with limit_threads(rest.get("threads") or None), run_warnings.kept() as caught:
+    try:  # the run within its threads: every framework call, kernel and JAX computation (_core.threads.run_limit)
+        with run_limit(rest.get("threads") or None), run_warnings.kept() as caught:
             outcome = one(name, train, vali, test, fold=fold_index, progress=progress, stream=stream or sys.stderr,
                           **rest)
     except Exception as e:

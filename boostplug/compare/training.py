@@ -113,22 +113,22 @@ def _staged(predict: Callable[[int], NDArray], n: int) -> list[NDArray[np.float6
     return [np.asarray(predict(t), dtype=np.float64) for t in range(1, n + 1)]
 
 
-def lightgbm_staged_scores(booster: Any, X: Any, n: int, threads: int = 0) -> list[NDArray[np.float64]]:
+def lightgbm_staged_scores(booster: Any, X: Any, n: int) -> list[NDArray[np.float64]]:
     """Raw scores after each of the first ``n`` trees, equal bit for bit to
     ``booster.predict(X, num_iteration=t, raw_score=True)`` for ``t = 1..n``.
 
     One leaf-index prediction and a running sum of the leaves' outputs, in tree order and
     in float64 as LightGBM sums them: ``n`` separate predictions each walk ``t`` trees, which
-    made the staged scores cost many times the training itself. ``threads``: the prediction's
-    (LightGBM predicts with every core unless told, whatever the training's ``num_threads``).
+    made the staged scores cost many times the training itself. LightGBM predicts with every core
+    unless told, whatever the training's ``num_threads``: a run's limit (:func:`.._core.threads.run_limit`)
+    bounds it.
     """
-    threads_kw = {"num_threads": threads} if threads > 0 else {}
     rows = int(X.shape[0])
     if n == 0 or rows == 0:
         return [np.zeros(0) for _ in range(n)]
-    leaves = np.asarray(booster.predict(X, pred_leaf=True, num_iteration=n, **threads_kw)).reshape(rows, -1)
+    leaves = np.asarray(booster.predict(X, pred_leaf=True, num_iteration=n)).reshape(rows, -1)
     if leaves.shape[1] != n:  # one tree per iteration is what this sum assumes (no multi-class)
-        return _staged(lambda t: booster.predict(X, num_iteration=t, raw_score=True, **threads_kw), n)
+        return _staged(lambda t: booster.predict(X, num_iteration=t, raw_score=True), n)
     out = np.empty((rows, n))
     for t in range(n):
         col = leaves[:, t]
@@ -169,7 +169,7 @@ def _train_lightgbm(m: Settings, train: TrainingPart, vali: RankingData, test: R
     step = _each_round(rounds, progress, checkpoint)
 
     def cb(env: Any) -> None:
-        step(env.iteration + 1, lambda: env.model.predict(vali.X, raw_score=True, num_threads=threads))
+        step(env.iteration + 1, lambda: env.model.predict(vali.X, raw_score=True))
 
     def build() -> Any:
         return bpl.dataset(train.X, train.y, group_ptr=train.group_ptr, position=train.position, weight=train.weight,
@@ -185,7 +185,7 @@ def _train_lightgbm(m: Settings, train: TrainingPart, vali: RankingData, test: R
 
     booster = fold_cache.lightgbm_train(params, train, build, fit)
     n = booster.current_iteration()
-    return Trained(*(lightgbm_staged_scores(booster, d.X, n, threads) for d in (vali, test)), timed[0])
+    return Trained(*(lightgbm_staged_scores(booster, d.X, n) for d in (vali, test)), timed[0])
 
 
 def xgboost_staged_scores(booster: Any, dmat: Any, n: int) -> list[NDArray[np.float64]]:
@@ -345,7 +345,6 @@ def _train_booster(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
                    checkpoint: Checkpoint | None = None) -> Trained:
     """A reference booster: at most ``rounds`` rounds (fewer when its own stop rule ends it)."""
     from .. import boosters
-    from .._core.threads import limit_threads
     from ..boosters._fit_data import check_X
     from ..boosters._weak_rankers import evaluate_rankers
 
@@ -369,8 +368,7 @@ def _train_booster(m: Settings, train: TrainingPart, vali: RankingData, test: Ra
         step(t, lambda: staged[0][-1])
 
     t0 = time.perf_counter()
-    with limit_threads(threads if threads > 0 else None):  # restored after the fit, like the frameworks' count
-        est.fit(X_train, train.y, group=np.diff(train.group_ptr), pairs=train.pairs, callback=cb)
+    est.fit(X_train, train.y, group=np.diff(train.group_ptr), pairs=train.pairs, callback=cb)  # in the run's limit
     seconds = time.perf_counter() - t0
     if est.stop_reason_ == "interrupted":
         raise KeyboardInterrupt  # the booster kept its rounds; the comparison drops the unfinished method
@@ -404,26 +402,24 @@ def _train_linear(m: Settings, train: TrainingPart, vali: RankingData, test: Ran
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import LinearSVC
 
-    from .._core.threads import limit_threads
     from ..boosters._fit_data import check_X
 
     X_train, X_vali, X_test = (fold_cache.cached("dense-features", d, lambda d=d: check_X(d.to_dense().X))
                                for d in (train, vali, test))
     t0 = time.perf_counter()
-    with limit_threads(threads if threads > 0 else None):
-        scale = StandardScaler().fit(X_train)
-        bad = np.flatnonzero(~np.isfinite(scale.mean_ + scale.var_))  # liblinear spins on what is left of them
-        if bad.size:
-            raise ValueError(f"feature {bad[0] + 1} (column {bad[0]}) of the training part cannot be standardised: its "
-                             f"values ({np.nanmin(X_train[:, bad[0]]):g} to {np.nanmax(X_train[:, bad[0]]):g}) "
-                             "overflow float64 in its variance; rescale or drop it")
-        Z = np.nan_to_num(scale.transform(X_train))
-        if m.loss == "ridge":
-            w = Ridge(alpha=m.loss_params["alpha"]).fit(Z, train.y).coef_
-        else:
-            d = np.diff(Z[ranksvm_pairs(train.y, train.group_ptr, m.loss_params["max_pairs"], seed)], axis=1)[:, 0]
-            w = (LinearSVC(C=m.loss_params["C"], fit_intercept=False, dual=False).fit(np.vstack([d, -d]), np.repeat(
-                [-1, 1], len(d))).coef_[0] if len(d) else np.zeros(Z.shape[1]))
+    scale = StandardScaler().fit(X_train)  # BLAS within the run's limit (_core.threads.run_limit)
+    bad = np.flatnonzero(~np.isfinite(scale.mean_ + scale.var_))  # liblinear spins on what is left of them
+    if bad.size:
+        raise ValueError(f"feature {bad[0] + 1} (column {bad[0]}) of the training part cannot be standardised: its "
+                         f"values ({np.nanmin(X_train[:, bad[0]]):g} to {np.nanmax(X_train[:, bad[0]]):g}) "
+                         "overflow float64 in its variance; rescale or drop it")
+    Z = np.nan_to_num(scale.transform(X_train))
+    if m.loss == "ridge":
+        w = Ridge(alpha=m.loss_params["alpha"]).fit(Z, train.y).coef_
+    else:
+        d = np.diff(Z[ranksvm_pairs(train.y, train.group_ptr, m.loss_params["max_pairs"], seed)], axis=1)[:, 0]
+        w = (LinearSVC(C=m.loss_params["C"], fit_intercept=False, dual=False).fit(np.vstack([d, -d]), np.repeat(
+            [-1, 1], len(d))).coef_[0] if len(d) else np.zeros(Z.shape[1]))
     seconds = time.perf_counter() - t0
     if progress is not None:
         progress(1, 1)

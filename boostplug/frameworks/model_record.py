@@ -7,13 +7,16 @@ compact JSON record, the same for both frameworks (user documentation: ``docs/ob
     {"boostplug":"0.1.0","format":1,"objective":"<name>","params":{"<parameter>":<value>,...}}
 
 LightGBM keeps it in the model text (:mod:`boostplug.frameworks.lightgbm.model_file`), XGBoost as
-the booster attribute ``boostplug_objective``. What it holds and how it is checked (that section;
-docs/reliability.md, "saved objective records"), by function: ``row_params`` saved only as a
-:class:`Fingerprint` (:meth:`ObjectiveRecord.params_with`), the file's ``"model_sha256"``
-(:func:`checksum_of`, :func:`refuse_mismatch`, :func:`without_checksum`), the objective recorded
-without ``objective=`` (:func:`objective_that_trained`), a Booster trained past the rounds its record
-covers refused (:func:`refuse_stale`). An objective that was never registered is recorded with its
-class's import path in ``"class"`` (:func:`warn_if_unregistered`).
+the booster attribute ``boostplug_objective``. Parameters are saved by value, except the
+objective's ``row_params``, saved only as a :class:`Fingerprint` (:meth:`ObjectiveRecord.params_with`
+takes them back). A record is validated when read. A file saved by boostplug's ``save_model``
+carries ``"model_sha256"``, the SHA-256 of the rest of the model, checked when boostplug reads it
+(:func:`checksum_of`, :func:`refuse_mismatch`); a model loaded by boostplug keeps its record
+without it (:func:`without_checksum`). Without ``objective=``, ``save_model`` records the objective
+the Booster's parameters hold (:func:`objective_that_trained`), and refuses a Booster trained past
+the rounds its record covers (:func:`refuse_stale`). An objective that was never registered is
+recorded with its class's import path in ``"class"`` (:func:`warn_if_unregistered`). The rules as
+users meet them: docs/reliability.md, "saved objective records".
 """
 
 from __future__ import annotations

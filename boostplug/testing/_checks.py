@@ -295,6 +295,39 @@ def check_sum_over_queries(case: Case) -> None:
                                err_msg="the loss is not the sum of the queries' losses")
 
 
+#: How far a JaxLoss's gradient in its batch may be from ``jax.grad`` of the query alone: a fraction of the data's
+#: largest gradient (the catalogue's differ by about 1e-15: the batch and the query alone are compiled apart).
+ALONE_TOLERANCE = 1e-9
+
+
+def check_batch_against_query(case: Case) -> None:
+    """A ``JaxLoss``: each query's gradient from its batch (``jax.grad`` inside the batch's ``jit(lax.map)``, the
+    query padded to its bucket) is ``jax.grad`` of ``query_loss`` on the query alone, unpadded, with the same key,
+    times its weight, to ``ALONE_TOLERANCE`` of the largest gradient: on queries of up to 20 documents (several
+    buckets beyond the shortest, of 8) and every query with two labels or more (the padding of each checked)."""
+    import jax
+
+    from ..autodiff._jax import float64
+    from ..autodiff.loss import JaxLoss
+
+    d = contract_data(seed=5, n_queries=8, max_docs=20)
+    prep = case.prepare(d.labels, d.group_ptr, d.weights)
+    if not isinstance(prep, JaxLoss):
+        return
+    g, _ = prep.grad_hess(d.scores)
+    keys, cls, args = prep._keys(), type(prep), [prep.settings[k] for k in type(prep).params]
+    for q, (a, b) in enumerate(zip(d.group_ptr[:-1], d.group_ptr[1:])):
+        if b - a < 2:
+            continue
+        key = {"key": jax.random.wrap_key_data(keys[q], impl="threefry2x32")} if cls._keyed else {}
+        with float64():
+            alone = np.asarray(jax.grad(lambda s: cls.query_loss(s, d.labels[a:b], np.ones(b - a, bool), *args, **key))(
+                d.scores[a:b]))
+        np.testing.assert_allclose(g[a:b], d.weights[q] * alone, rtol=0.0, atol=ALONE_TOLERANCE * _scale(g),
+                                   err_msg=f"query {q} ({b - a} documents, padded in its batch): the batch's gradient "
+                                           "differs from jax.grad of query_loss on the query alone")
+
+
 def check_serial_parallel(case: Case) -> None:
     """One numba thread and two give identical gradients and Hessians (and loss). An objective
     whose module runs its kernels through boostplug's dispatch is also forced onto its serial and
@@ -462,6 +495,7 @@ CHECKS: dict[str, Check] = {c.name: c for c in (
           applies=lambda case: case.configuration and case.entry.loss_class.shift_invariant),
     Check("query_weights", check_query_weights),
     Check("sum_over_queries", check_sum_over_queries),
+    Check("batch_against_query", check_batch_against_query),  # a JaxLoss's (the others: nothing to check)
     Check("serial_parallel", check_serial_parallel, in_bounds=False),  # bounds-checked loops run serially
     Check("extreme_inputs", check_extreme_inputs),
     Check("lightgbm_adapter", check_lightgbm_adapter, applies=_CONFIGURATION),

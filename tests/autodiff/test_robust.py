@@ -244,3 +244,25 @@ def test_the_largest_bucket_s_memory_is_checked_before_it_runs(monkeypatch) -> N
     with pytest.raises(ValueError, match=r"reads_module: query 1 \(7 documents, padded to 8, hessian='constant'\) "
                                          r"would need at least [\d,]+ bytes, more than the 100 bytes of memory"):
         ReadsModule(LABELS, PTR, hessian="constant").grad_hess(SCORES)
+
+
+class _LongQueriesPadded(JaxLoss):
+    """Reads the padded length where a query has more than 10 documents: the first gradient's padding check (the first
+    query of two labels or more, of 3 documents in the contract's data) cannot see it."""
+
+    name = "long_queries_padded"
+    summary = "depends on the padding of long queries only"
+    shift_invariant = False
+
+    @staticmethod
+    def query_loss(s, y, mask):
+        scale = jnp.where(jnp.sum(mask) > 10, s.shape[0] / 10.0, 1.0)
+        return scale * jnp.sum(jnp.where(mask, jnp.log1p(jnp.exp(y - s)), 0.0))
+
+
+def test_the_contract_checks_the_batch_against_each_query_alone() -> None:
+    """check_objective compared a JaxLoss's gradients with finite differences through the same batch, on queries of at
+    most 8 documents: a batch that differs from the query's own jax.grad (here: on queries beyond 10 documents) passed."""
+    with pytest.raises(ContractError, match=r"(?s)batch_against_query.*query \d+ \(1[1-9] documents"):
+        check_objective(_LongQueriesPadded)
+    check_objective("st_listnet", checks=["batch_against_query"])  # keyed: the query's own key alone too

@@ -270,3 +270,30 @@ def test_the_trace_cache_keeps_the_most_recently_used() -> None:
         del loss
     gc.collect()
     assert len(_jax._COMPILED) <= _jax.TRACE_CACHE_SIZE and first() is None
+
+
+@pytest.mark.parametrize("where", ["a module it imports", "its own plugin module"])
+def test_an_installed_modules_global_is_read_by_value(tmp_path, monkeypatch, where) -> None:
+    """A module under a folder named site-packages was a library's, keyed by identity: a query_loss reading its global
+    (an installed config, or the plugin module the loss is installed in, as docs/compare.md has --import plugins
+    installed on workers) kept its first trace's value after the global changed. Now the value is read."""
+    site = tmp_path / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "sitecfg.py").write_text("SCALE = 1.0\n")
+    (site / "siteplugin.py").write_text(
+        "import jax.numpy as jnp\nSCALE = 1.0\n\n\ndef query_loss(s, y, mask):\n"
+        "    return SCALE * jnp.sum(jnp.where(mask, (s - y) ** 2, 0.0))\n")
+    monkeypatch.syspath_prepend(str(site))
+    for name in ("sitecfg", "siteplugin"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    _jax._library.cache_clear()
+    module = importlib.import_module("sitecfg" if where == "a module it imports" else "siteplugin")
+    assert _jax._library(module.__name__)
+
+    def reads_sitecfg(s, y, mask):
+        return module.SCALE * _squares(s, y, mask)
+
+    cls = _loss(reads_sitecfg if module.__name__ == "sitecfg" else module.query_loss)
+    np.testing.assert_array_equal(gradient(cls), BASE)
+    monkeypatch.setattr(module, "SCALE", 3.0)
+    np.testing.assert_array_equal(gradient(cls), 3.0 * BASE)

@@ -385,19 +385,27 @@ def test_booster_scores_summed_while_training_equal_staged_predict(fold) -> None
             np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("method", ["lambdarank", "cb-yetirank-plugin"])
+@pytest.mark.parametrize("method", ["lambdarank", "cb-yetirank-plugin", "click:lgb-clicks"])
 def test_a_runs_predictions_and_kernels_keep_to_its_threads(fold, monkeypatch, method: str) -> None:
     """LightGBM's and CatBoost's predict use every core unless told (not the training's thread count):
-    the pruning checkpoints and the staged scores of a --tune run took a second core with --threads 1."""
+    the pruning checkpoints and the staged scores of a --tune run took a second core with --threads 1,
+    and so did the click protocol's production ranker (its predictions had no count). LightGBM's
+    predictions keep to the run's limit (OpenMP's count, not one passed at each call); CatBoost's own
+    pool takes its ``thread_count``."""
+    from boostplug.compare import ClickSettings
+    from boostplug.compare.clicks import ClickRunner
+
     import lightgbm as lgb
     import numba
+    from threadpoolctl import threadpool_info
 
     seen = []
-    if method == "lambdarank":
+    if method != "cb-yetirank-plugin":
         real = lgb.Booster.predict
 
         def predict(self, data, *args, **kwargs):
-            seen.append((kwargs.get("num_threads"), numba.get_num_threads()))
+            openmp = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "openmp"]
+            seen.append((max(openmp), numba.get_num_threads()))
             return real(self, data, *args, **kwargs)
 
         monkeypatch.setattr(lgb.Booster, "predict", predict)
@@ -410,6 +418,60 @@ def test_a_runs_predictions_and_kernels_keep_to_its_threads(fold, monkeypatch, m
             return real(self, data, *args, **kwargs)
 
         monkeypatch.setattr(catboost.CatBoost, "predict", predict)
-    results = run([method], [(0, fold)], rounds=4, tune=2, jobs=1, threads=1, seed=0)
+    click = ClickRunner(ClickSettings(n_sessions=500, labeled_fraction=0.5, production_rounds=5))
+    results = run([method.removeprefix("click:")], [(0, fold)], rounds=4, tune=2, jobs=1, threads=1, seed=0,
+                  runner=click if method.startswith("click:") else None)
     assert len(results) == 1 and not results.failures
     assert seen and set(seen) == {(1, 1)}, seen
+
+
+#: A child process's run under threads=1 (fresh: JAX's CPU client starts in the run), measured after a first run that
+#: compiles: its CPU seconds over wall seconds, and each thread's share of the CPU time (from /proc: a share does not
+#: depend on how busy the machine is, where CPU / wall does).
+_CORES_CHILD = """
+import json, os, sys, time
+from boostplug.compare import run
+from boostplug.data import make_ranking
+from tests._helpers import three_way_split
+
+
+def ticks():
+    out = {}
+    for t in os.listdir("/proc/self/task"):
+        try:
+            fields = open(f"/proc/self/task/{t}/stat").read().rsplit(")", 1)[1].split()
+            out[t] = int(fields[11]) + int(fields[12])
+        except OSError:  # a thread that ended
+            pass
+    return out
+
+
+d = make_ranking(n_queries=80, docs_per_query=(20, 40), n_features=8, n_informative=4, seed=3)
+fold = three_way_split(d, test_size=12, vali_size=12)
+assert not run([sys.argv[1]], [(0, fold)], rounds=8, jobs=1, threads=1, seed=0).failures
+before, t0, c0 = ticks(), time.perf_counter(), time.process_time()
+assert not run([sys.argv[1]], [(0, fold)], rounds=8, jobs=1, threads=1, seed=0).failures
+wall, cpu, after = time.perf_counter() - t0, time.process_time() - c0, ticks()
+used = {t: n - before.get(t, 0) for t, n in after.items()}
+others = sorted((n / max(1, sum(used.values())) for t, n in used.items() if t != str(os.getpid())), reverse=True)
+print(json.dumps({"cores": cpu / wall, "shares": others[:4]}))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the threads' CPU times from /proc")
+def test_a_neural_ndcg_run_under_threads_1_keeps_to_one_core() -> None:
+    """Under threads=1 a neural_ndcg run used 1.33 cores: XLA computed the JaxLoss on a pool of a thread per core. One
+    limit around each run (_core.threads.run_limit) starts XLA's pool with the run's count: at most 1.1 cores (CPU
+    seconds over wall seconds), and the work on one thread beside the main one (XLA's: a tenth of the CPU or more)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("jax")
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "PJRT_NPROC")}
+    out = subprocess.run([sys.executable, "-c", _CORES_CHILD, "neural_ndcg"], capture_output=True, text=True,
+                         cwd=root, env={**env, "PYTHONPATH": str(root)}, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["cores"] <= 1.1 and sum(share >= 0.1 for share in got["shares"]) <= 1, got

@@ -436,6 +436,18 @@ def test_training_refuses_a_split_query(distributed_scheduler, split_data, frame
         train_fn(client, bad, "rankboost")
 
 
+@pytest.mark.parametrize("name", ["early_stopping_rounds", "early_stopping_round", "n_iter_no_change"])
+def test_train_lightgbm_refuses_early_stopping_before_training(name: str) -> None:
+    """LightGBM's Dask interface has no early stopping: the training failed inside LightGBM ("For early stopping, at
+    least one dataset and eval metric is required"); refused in one line before any work, naming the alternatives."""
+    data = make_ranking(n_queries=4, docs_per_query=5, n_features=3, n_informative=3, seed=0)
+    frame = dd.from_pandas(pd.DataFrame(data.X, columns=["a", "b", "c"]).assign(label=data.y, qid=data.qid),
+                           npartitions=1)
+    with pytest.raises(ValueError, match=rf"cannot stop early.*{name}=10.*train_xgboost") as e:
+        bpd.train_lightgbm(None, frame, "lambdarank", n_estimators=20, **{name: 10})
+    assert "\n" not in str(e.value)
+
+
 @pytest.mark.parametrize("framework, params, want", [("lightgbm", {}, 1), ("xgboost", {}, 1),
                                                      ("xgboost", {"nthread": 2}, 2), ("lightgbm", {"n_jobs": 2}, 1)])
 def test_worker_kernels_run_on_the_workers_threads(distributed_scheduler, split_data, framework, params,

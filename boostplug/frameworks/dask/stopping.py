@@ -1,6 +1,8 @@
-"""Stopping the workers of a Dask training when its client is interrupted or fails (why, and what is
-freed: docs/dask.md, "Interrupting a training"): the training's
-:class:`~boostplug.frameworks.distributed.stop.StopFlag` is set in every worker process."""
+"""Stopping the workers of a Dask training when its client is interrupted or fails: Dask cannot
+stop a task that runs, so the training's :class:`~boostplug.frameworks.distributed.stop.StopFlag`
+is set in every worker process, and the task's framework callback raises before its next round
+(the task's thread, its network ports and the worker's slot are then free for the next try).
+The user's side: docs/dask.md, "Interrupting a training"."""
 
 from __future__ import annotations
 

@@ -192,10 +192,15 @@ def train_lightgbm(client: "Client", frame: "dd.DataFrame", objective: Any, *,
         objective_params: the objective's parameters.
         feature_cols: default: every column but the label, query id and document key.
         doc_col: each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs` in
-            ``objective_params`` (QBRank's ``pairs=clicks.preferences(log).keyed()``). Then boostplug
-            trains on each worker itself, and the ranker parameters are ``lgb.train``'s
-            (``n_estimators``: the rounds): docs/dask.md, "Click pairs keyed by (query, document)".
-        **ranker_params: ``DaskLGBMRanker`` parameters (``n_estimators``, ``learning_rate``...).
+            ``objective_params`` (QBRank's ``pairs=clicks.preferences(log).keyed()``). Then
+            boostplug trains on each worker itself (``lgb.train`` on LightGBM's socket network,
+            each worker's ``Dataset`` built with its rows' ``(qid, doc)`` keys, as
+            :mod:`boostplug.spark` does), ``n_estimators`` (default 100) is the number of rounds
+            and the other ranker parameters are ``lgb.train``'s (LightGBM knows the scikit-learn
+            names as aliases): docs/dask.md, "Click pairs keyed by (query, document)".
+        **ranker_params: ``DaskLGBMRanker`` parameters (``n_estimators``, ``learning_rate``...);
+            ``early_stopping_rounds`` (and its aliases) is refused: LightGBM's Dask interface has no
+            early stopping.
 
     Returns:
         The fitted ``DaskLGBMRanker`` (``.to_local()`` gives an ``LGBMRanker``); with ``doc_col``,
@@ -209,6 +214,13 @@ def train_lightgbm(client: "Client", frame: "dd.DataFrame", objective: Any, *,
     require_frame(frame, label_col, qid_col, "train_lightgbm")
     if "objective" in ranker_params:
         raise ValueError("pass the boostplug objective as `objective`, not in the ranker parameters")
+    stopping = sorted({"early_stopping_round", "early_stopping_rounds", "early_stopping", "n_iter_no_change"} &
+                      set(ranker_params))
+    if stopping:  # LightGBM's Dask interface has no early stopping: it fails midway, after the partitions' checks
+        raise ValueError(f"train_lightgbm cannot stop early (LightGBM's Dask interface has no early stopping), got "
+                         f"{stopping[0]}={ranker_params[stopping[0]]!r}: train n_estimators rounds and choose one with "
+                         "boostplug.dask.evaluate on a validation frame, or use boostplug.dask.train_xgboost with "
+                         "evals= and early_stopping_rounds=")
     # keyed: lgb.train on each worker, which hands the objective the Dataset (and its num_threads)
     make = DaskLightGBMObjective if doc_col is None else LightGBMObjective
     obj = _distributable(make(objective, dict(objective_params or {})), doc_col).given_training(ranker_params)
@@ -263,8 +275,10 @@ def train_xgboost(client: "Client", frame: "dd.DataFrame", objective: Any, *,
     obj=boostplug.xgboost.objective(objective, **objective_params), **train_kwargs)``.
 
     With ``doc_col`` (each row's document key, for a :class:`~boostplug.keyed_pairs.KeyedPairs`
-    in ``objective_params``), boostplug trains on each worker itself instead (docs/dask.md, "Click
-    pairs keyed by (query, document)"); ``train_kwargs`` are then refused.
+    in ``objective_params``), boostplug trains on each worker itself instead: ``xgb.train`` on
+    XGBoost's collective (its tracker in this process), each worker's ``DMatrix`` built with its
+    rows' ``(qid, doc)`` keys, as :mod:`boostplug.spark` does (docs/dask.md, "Click pairs keyed by
+    (query, document)"); ``train_kwargs`` are then refused.
 
     Returns:
         XGBoost's ``{"booster": Booster, "history": {...}}`` (with ``doc_col``, an empty history and

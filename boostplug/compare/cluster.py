@@ -92,21 +92,22 @@ def parse_scheduler(text: str) -> str | int:
     scheme, rest = (scheme, rest) if sep else ("tcp", text)
     if text.lower().startswith("local:"):
         n = text[len("local:"):]
-        ok = n.isascii() and n.isdigit() and 1 <= int(n) <= limit
+        ok = n.isascii() and n.isdigit() and len(n) < 9 and 1 <= int(n) <= limit
         if ok and text.startswith("local:"):
             return int(n)
         raise ValueError(f"--scheduler {shown}: local:N, in lower case, takes N worker processes, a whole number from "
                          f"1 to {limit} (4 x the {os.cpu_count() or 1} cores), as in local:{n if ok else 2}")
-    if scheme not in ("tcp", "tls"):  # Dask's others: inproc is within one process, ucx needs distributed-ucxx
-        raise ValueError(f"--scheduler {shown}: give a Dask scheduler's address, tcp://HOST:PORT (or tls://HOST:PORT"
-                         f" with Dask's TLS configuration), or local:N; boostplug does not connect over {scheme}://")
     host, _, port = rest.rpartition(":")
-    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
-        raise ValueError(f"--scheduler {shown}: the port must be a whole number from 1 to 65535 in ASCII digits, "
-                         f"as in {scheme}://HOST:8786")
-    if not host or len(host) > 255 or not host.isprintable() or any(c in host for c in " /@?#"):
-        raise ValueError(f"--scheduler {shown}: give the scheduler's host name or IP address, as in "
-                         f"{scheme}://HOST:8786 ([::1] for an IPv6 address)")
+    # Dask's other schemes: ucx:// needs distributed-ucxx and its network, inproc:// reaches only this process,
+    # ws:// and wss:// are not tested with boostplug
+    why = (f"boostplug connects over tcp:// or tls://, not {scheme}://" if scheme not in ("tcp", "tls") else
+           "the port must be a whole number from 1 to 65535 in ASCII digits"
+           if not (port.isascii() and port.isdigit() and len(port) <= 5 and 1 <= int(port) <= 65535) else
+           "that is not a host name or IP address ([::1] for IPv6)"
+           if not host or len(host) > 255 or not host.isprintable() or any(c in host for c in " /@?#") else "")
+    if why:
+        raise ValueError(f"--scheduler {shown}: {why}; give a Dask scheduler's address, as in tcp://HOST:8786 "
+                         "(tls://HOST:8786 with Dask's TLS configuration), or local:N")
     keys = ("distributed.comm.tls.ca-file", "distributed.comm.tls.client.cert", "distributed.comm.tls.client.key")
     if scheme == "tls" and dask is not None and not all(dask.config.get(key, None) for key in keys[:2]):
         raise ValueError(f"--scheduler {shown}: tls:// needs Dask's TLS configuration: {', '.join(keys)} (the CA's "

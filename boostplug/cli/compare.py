@@ -60,7 +60,7 @@ def run_compare(args: argparse.Namespace) -> int:
             with contextlib.ExitStack() as stack:
                 client = None
                 if options.scheduler is not None:  # before the data: a cluster not reached or a worker refused
-                    with usage_errors():
+                    with usage_errors(ValueError, ImportError):  # (local:N's credentials need cryptography)
                         client = stack.enter_context(connect(options.scheduler))
                         prepare(client)
                 signals.check()  # a Ctrl-C while the cluster started, which a callback of Dask's may have swallowed

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
-import os
 import pickle
 import uuid
 from pathlib import Path
@@ -69,11 +68,7 @@ def _local_cluster(n: int) -> Any:
     statistical profiler (its thread, every 10 ms, took the core of a busy neighbour)."""
     from distributed import LocalCluster, Security
 
-    try:
-        security = Security.temporary()
-    except ImportError:
-        raise ValueError('--scheduler local:N needs cryptography for its credentials: pip install "boostplug[dask]"') \
-            from None
+    security = Security.temporary()  # (an ImportError without cryptography, which boostplug[dask] installs)
     with dask.config.set({"distributed.worker.profile.enabled": False, "distributed.scheduler.http.routes": [],
                           "distributed.worker.http.routes": []}):
         return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", security=security,
@@ -96,7 +91,7 @@ def parse_scheduler(text: str) -> str | int:
         if ok and text.startswith("local:"):
             return int(n)
         raise ValueError(f"--scheduler {shown}: local:N, in lower case, takes N worker processes, a whole number from "
-                         f"1 to {limit} (4 x the {os.cpu_count() or 1} cores), as in local:{n if ok else 2}")
+                         f"1 to {limit} (4 x the cores), as in local:{n if ok else 2}")
     host, _, port = rest.rpartition(":")
     # Dask's other schemes: ucx:// needs distributed-ucxx and its network, inproc:// reaches only this process,
     # ws:// and wss:// are not tested with boostplug

@@ -62,9 +62,10 @@ def run_compare(args: argparse.Namespace) -> int:
             with contextlib.ExitStack() as stack:
                 client = None
                 if options.scheduler is not None:  # before the data: a cluster not reached or a worker refused
-                    with usage_errors():
+                    with usage_errors(ValueError, ImportError):  # (local:N's credentials need cryptography)
                         client = stack.enter_context(connect(options.scheduler))
                         prepare(client)
+                signals.check()  # a Ctrl-C while the cluster started, which a callback of Dask's may have swallowed
                 code = _compare_on(options, out, signals, client)
         finally:
             if out is not None:
@@ -130,7 +131,7 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
                   tune=record.tune, done=done, on_trained=signals.hold,  # from here a signal waits for the writing
                   runner=runner, isolated=in_workers(), client=client,
                   progress=options.progress and sys.stderr.isatty(),
-                  log=options.progress and not sys.stderr.isatty(), on_run=keep)
+                  log=options.progress and not sys.stderr.isatty(), on_run=lambda r: (keep(r), signals.check()))
     failed = 1 if results.failures else 0
     # the cluster stopped the study (said in one line), else a KeyboardInterrupt not from our handlers: Ctrl-C
     stopped = 1 if (results.cluster or {}).get("stopped") else 128 + signal.SIGINT
@@ -157,10 +158,10 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
             print(f"results written to {out.path}", file=sys.stderr)
     finally:  # failures are reported even when writing fails (an OSError: one line from boostplug.cli.main)
         report_failures(results.failures, written)
-        if signals.received and not results.interrupted:
+        if signals.received[signals.trained:] and not results.interrupted:
             kept = "written first" if written is not None else "tabulated first"
-            print(f"boostplug compare: {signal.Signals(signals.received[0]).name} arrived after training; the "
-                  f"results were {kept}", file=sys.stderr)
+            print(f"boostplug compare: {signal.Signals(signals.received[signals.trained]).name} arrived after "
+                  f"training; the results were {kept}", file=sys.stderr)
     sys.stdout.flush()  # the hints come last on a terminal, after the table
     if out is None:
         print("boostplug compare: plots and CSVs: add --out DIR", file=sys.stderr)

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 from .._extras import installed
 from .._validation import INT64_MAX, check_rounds
 from ..compare import DEFAULT_METHODS, FRAMEWORKS, METHODS, TREE_PARAMS, check_tree_params, clicks, method_names
+from ..compare.cluster import parse_scheduler
 from ..compare.execution import max_parallel, threads_per_job
 from ..compare.conventions import Conventions, make_conventions, parse_metric
 from ..compare.method_specs import parse_number, split_specs
@@ -84,23 +85,17 @@ def compare_options(values: dict[str, Any], runner: Any) -> CompareOptions:
 
 
 def _scheduler(values: dict[str, Any]) -> str | int | None:
-    """``--scheduler``: ``local:N`` -> N (1 to 4 x the cores), an address as given; not beside ``--jobs N>1``."""
+    """``--scheduler``: ``local:N`` -> N, an address as given (:func:`~boostplug.compare.cluster.parse_scheduler`);
+    not beside ``--jobs N>1``."""
     text = values.get("scheduler")
     if text is None:
         return None
+    with usage_errors():
+        scheduler = parse_scheduler(str(text).strip())
     if values["jobs"] != 1:
         raise UsageError(f"--scheduler {text} and --jobs {values['jobs']}: give one (--jobs runs local processes, "
                          "--scheduler a Dask cluster's workers)")
-    text, limit = str(text).strip(), max_parallel()
-    if not text.startswith("local:"):
-        if not text or any(c.isspace() for c in text):
-            raise UsageError(f"--scheduler {text!r}: give a Dask scheduler's address (tcp://host:8786) or local:N")
-        return text
-    n = text[len("local:"):]
-    if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= limit:
-        raise UsageError(f"--scheduler {text!r}: local:N takes N worker processes, a whole number from 1 to {limit} "
-                         f"(4 x the {os.cpu_count() or 1} cores)")
-    return int(n)
+    return scheduler
 
 
 def _alpha(value: float) -> float:

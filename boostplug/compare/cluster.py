@@ -29,11 +29,12 @@ from .plugins import load_plugins, loaded_plugins, registered_here
 from .run_record import JAX, PACKAGES, versions
 
 try:
+    import dask
     from distributed import WorkerPlugin
 except ImportError:  # the dask extra is not installed: connect() says so
-    WorkerPlugin = object
+    dask, WorkerPlugin = None, object
 
-__all__ = ["WAIT_SECONDS", "STALL_SECONDS", "STALL_ENV", "connect", "prepare", "run_tasks"]
+__all__ = ["WAIT_SECONDS", "STALL_SECONDS", "STALL_ENV", "connect", "parse_scheduler", "prepare", "run_tasks"]
 
 #: How long to wait for a reachable scheduler's first worker, and for an unreachable or silent scheduler.
 WAIT_SECONDS = 30.0
@@ -55,22 +56,14 @@ def connect(scheduler: str | int, wait: float | None = None) -> Iterator[Any]:
     of N single-threaded worker processes, closed on exit. ``ValueError`` in one line for a scheduler that
     cannot be reached or that no worker joins within ``wait`` seconds (default :data:`WAIT_SECONDS`)."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError:
         raise ValueError('--scheduler needs Dask\'s distributed: pip install "boostplug[dask]"') from None
     spec, wait = scheduler, WAIT_SECONDS if wait is None else wait
     _stall_seconds()  # a bad STALL_ENV refused before the cluster
     with contextlib.ExitStack() as stack:
         if isinstance(spec, int):
-            import dask
-
-            # on loopback; no dashboard, and the scheduler's HTTP routes on a free port (8787 may be taken);
-            # no statistical profiler in the workers (its thread, every 10 ms, took the core of a busy neighbour)
-            with dask.config.set({"distributed.worker.profile.enabled": False}):
-                cluster = stack.enter_context(LocalCluster(
-                    n_workers=spec, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}))
-            client = stack.enter_context(Client(cluster))
+            client = stack.enter_context(Client(stack.enter_context(_local_cluster(spec))))
         else:
             try:
                 _handshake(spec, wait)
@@ -89,6 +82,55 @@ def connect(scheduler: str | int, wait: float | None = None) -> Iterator[Any]:
             raise ValueError(f"--scheduler {spec}: the scheduler has no worker after {wait:g} s; start some with "
                              f"'dask worker {client.scheduler.address}'") from None
         yield client
+
+
+def _local_cluster(n: int) -> Any:
+    """``local:N``'s cluster, which only this process can reach: its scheduler and workers speak TLS with
+    credentials made for it and held in memory here (``Security.temporary()``), so a connection without
+    them is refused; on loopback, without dashboard, HTTP routes (on a free port: 8787 may be taken) or
+    statistical profiler (its thread, every 10 ms, took the core of a busy neighbour)."""
+    from distributed import LocalCluster, Security
+
+    security = Security.temporary()  # (an ImportError without cryptography, which boostplug[dask] installs)
+    with dask.config.set({"distributed.worker.profile.enabled": False, "distributed.scheduler.http.routes": [],
+                          "distributed.worker.http.routes": []}):
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", security=security,
+                            dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+
+
+def parse_scheduler(text: str) -> str | int:
+    """``--scheduler``'s value: N for ``local:N`` (1 to 4 x the cores), else a Dask scheduler's address
+    as given: ``tcp://`` (the default) or ``tls://`` (with Dask's TLS configuration set), a host and a
+    port from 1 to 65535. ``ValueError`` in one line suggesting the right form (an overlong value shown
+    by its start and its length), without trying to connect."""
+    from .execution import max_parallel
+
+    shown, limit = repr(text) if len(text) <= 80 else f"{text[:40]!r}... ({len(text):,} characters)", max_parallel()
+    scheme, sep, rest = text.partition("://")
+    scheme, rest = (scheme, rest) if sep else ("tcp", text)
+    if text.lower().startswith("local:"):
+        n = text[len("local:"):]
+        ok = n.isascii() and n.isdigit() and len(n) < 9 and 1 <= int(n) <= limit
+        if ok and text.startswith("local:"):
+            return int(n)
+        raise ValueError(f"--scheduler {shown}: local:N, in lower case, takes N worker processes, a whole number from "
+                         f"1 to {limit} (4 x the cores), as in local:{n if ok else 2}")
+    host, _, port = rest.rpartition(":")
+    # Dask's other schemes: ucx:// needs distributed-ucxx and its network, inproc:// reaches only this process,
+    # ws:// and wss:// are not tested with boostplug
+    why = (f"boostplug connects over tcp:// or tls://, not {scheme}://" if scheme not in ("tcp", "tls") else
+           "the port must be a whole number from 1 to 65535 in ASCII digits"
+           if not (port.isascii() and port.isdigit() and len(port) <= 5 and 1 <= int(port) <= 65535) else
+           "that is not a host name or IP address ([::1] for IPv6)"
+           if not host or len(host) > 255 or not host.isprintable() or any(c in host for c in " /@?#") else "")
+    if why:
+        raise ValueError(f"--scheduler {shown}: {why}; give a Dask scheduler's address, as in tcp://HOST:8786 "
+                         "(tls://HOST:8786 with Dask's TLS configuration), or local:N")
+    keys = ("distributed.comm.tls.ca-file", "distributed.comm.tls.client.cert", "distributed.comm.tls.client.key")
+    if scheme == "tls" and dask is not None and not all(dask.config.get(key, None) for key in keys[:2]):
+        raise ValueError(f"--scheduler {shown}: tls:// needs Dask's TLS configuration: {', '.join(keys)} (the CA's "
+                         "certificate, this client's and its key; e.g. DASK_DISTRIBUTED__COMM__TLS__CA_FILE=ca.pem)")
+    return text
 
 
 def _handshake(address: str, wait: float) -> None:

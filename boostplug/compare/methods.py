@@ -516,9 +516,7 @@ def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
         return
     from .. import boosters
 
-    params = dict(m.loss_params)
-    n_rounds = params.pop("n_rounds", 1)
-    est = getattr(boosters, m.loss)(n_rounds=n_rounds, **params)
+    est = getattr(boosters, m.loss)(**{"n_rounds": 1, **m.loss_params})  # its own n_rounds checked, if set
     est._check_n_rounds()
     est.n_rounds = 1
     X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [0.5, 0.2]])

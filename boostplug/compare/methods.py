@@ -64,9 +64,8 @@ TREE_PARAM_LIMITS: dict[str, tuple[Callable[[float], bool], str]] = {
     "learning_rate": (lambda v: 0 < v <= FLOAT32_MAX, f"> 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)"),
     "num_leaves": (lambda v: 2 <= v <= 131072, "between 2 and 131072"),
     "min_data_in_leaf": (lambda v: 0 <= v <= INT32_MAX, f">= 0 and at most {INT32_MAX} (a 32-bit int)"),
-    "min_sum_hessian_in_leaf": (lambda v: 0 <= v <= FLOAT32_MAX,
-                                f">= 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)"),
-    "lambda_l2": (lambda v: 0 <= v <= FLOAT32_MAX, f">= 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)"),
+    **dict.fromkeys(("min_sum_hessian_in_leaf", "lambda_l2"),
+                    (lambda v: 0 <= v <= FLOAT32_MAX, f">= 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)")),
     "feature_fraction": (lambda v: 0 < v <= 1, "in (0, 1]"),
     "max_bin": (lambda v: 2 <= v <= INT32_MAX, f">= 2 and at most {INT32_MAX} (a 32-bit int)"),
 }

@@ -374,7 +374,8 @@ def method_legend(names: Sequence[str], table: Mapping[str, Any] | None = None, 
     ``boostplug compare --methods list`` prints; the click protocol's ``CLICK_METHODS``). A
     configured name (``mpboost-ldd[alpha=0.3]``) gets its base method's summary; a name the
     table does not have is left out."""
-    table = METHODS if table is None else table
+    if table is None:
+        from .methods import METHODS as table
     shown = [(n, table[n.split("[", 1)[0]].summary) for n in dict.fromkeys(names) if n.split("[", 1)[0] in table]
     if not shown:
         return ""

@@ -98,13 +98,13 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
     if runner is not None and runner.log is not None:
         data_sha256.update(file_digests([Path(runner.log)]))
     record = replace(record, data_sha256=data_sha256)
+    n_folds = fold_count(record.data, n_folds=record.kfold, layout=record.layout)  # the data's, not those run
     done: list[Result] = []
     if options.resume:
         with usage_errors(ResumeError):
             earlier = load_earlier(options.out)
             check_same(earlier, settings=record.settings(), methods=methods, conventions=options.conventions,
-                       data_sha256=record.data_sha256, folds=folds,
-                       n_folds=fold_count(record.data, n_folds=record.kfold, layout=record.layout))
+                       data_sha256=record.data_sha256, folds=folds, n_folds=n_folds)
         done = earlier["runs"]
         record = replace(record, earlier_runs=earlier_provenance(earlier))
         print(f"boostplug compare: resuming {options.out}: {len(done)} run(s) finished earlier are kept",
@@ -143,8 +143,7 @@ def _compare_on(options: CompareOptions, out: OutDir | None, signals: Signals, c
     baseline = _baseline(options, results)
     print(format_table(results, baseline, wide=options.wide))
     print()
-    print(verdict(results, baseline, options.alpha,
-                  n_folds=fold_count(record.data, n_folds=record.kfold, layout=record.layout)))
+    print(verdict(results, baseline, options.alpha, n_folds=n_folds))
     legend = method_legend(list(dict.fromkeys(r.method for r in results)), METHODS if runner is None else CLICK_METHODS)
     for block in (legend, warnings_note(results)):
         if block:

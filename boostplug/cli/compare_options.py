@@ -209,18 +209,15 @@ def _check_values(values: dict[str, Any], scheduler: str | int | None = None) ->
     if not 0 <= values["seed"] <= INT64_MAX:
         raise UsageError(f"{name('seed', '--seed')} must be between 0 and {INT64_MAX} (XGBoost's seed is a 64-bit "
                          f"int, and numpy's generators take no negative seed), got {values['seed']}")
-    if values["jobs"] < 1:
-        raise UsageError(f"{name('jobs', '--jobs')} must be >= 1, got {values['jobs']}")
+    for dest, low, what in (("jobs", 1, ""), ("kfold", 2, ""), ("tune", 0, " (trials per method and fold)")):
+        if values[dest] < low:
+            raise UsageError(f"{name(dest, '--' + dest)} must be >= {low}{what}, got {values[dest]}")
     _check_at_most(name("jobs", "--jobs"), values["jobs"], max_parallel())
     # --threads auto: this machine's cores / its jobs or local:N workers; 1 on a remote cluster (not our cores)
     remote = isinstance(scheduler, str)
     threads = 1 if remote and str(values["threads"]).strip().lower() == "auto" else parse_threads(
         values["threads"], values["jobs"] if scheduler is None else 1 if remote else scheduler,
         name("threads", "--threads"))
-    if values["kfold"] < 2:
-        raise UsageError(f"{name('kfold', '--kfold')} must be >= 2, got {values['kfold']}")
-    if values["tune"] < 0:
-        raise UsageError(f"{name('tune', '--tune')} must be >= 0 (trials per method and fold), got {values['tune']}")
     if values["tune"]:
         with usage_errors(ImportError):
             require_optuna()

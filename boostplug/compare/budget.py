@@ -44,14 +44,8 @@ class Budget:
         self.run_rounds, self.run_rows = (own[largest[0]], rows[largest[1]]) if largest else (0, 0)
         # a method without a search space runs one trial whatever tune says
         self.tuned_runs = sum(1 for m, _ in runs if methods[m].search_space()) if tune else 0
-
-    @property
-    def score_bytes(self) -> int:
-        return self.run_rounds * self.run_rows * SCORE_BYTES
-
-    @property
-    def trial_bytes(self) -> int:
-        return self.tuned_runs * self.tune * TRIAL_BYTES
+        self.score_bytes = self.run_rounds * self.run_rows * SCORE_BYTES
+        self.trial_bytes = self.tuned_runs * tune * TRIAL_BYTES
 
     def describe(self) -> str:
         """What the estimate is made of."""

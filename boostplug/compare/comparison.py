@@ -127,9 +127,8 @@ def comparison(results: Sequence[Result], baseline: str | None, *, intervals: bo
                  for m in reported_metrics(compared)} if tested else {}
     tests = by_metric.get(CURVE_METRIC, {})
     cis = bootstrap(compared, baseline if tests else None) if common and intervals else {}
-    for name in flat:  # no interval of a difference either: it would say what the test does
-        if name in cis:
-            cis[name]["diff"] = None
+    for name in cis.keys() & flat.keys():  # no interval of a difference either: it would say what the test does
+        cis[name]["diff"] = None
     return Comparison(common, compared, stats, tests, cis, flat, by_metric)
 
 

@@ -64,9 +64,8 @@ TREE_PARAM_LIMITS: dict[str, tuple[Callable[[float], bool], str]] = {
     "learning_rate": (lambda v: 0 < v <= FLOAT32_MAX, f"> 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)"),
     "num_leaves": (lambda v: 2 <= v <= 131072, "between 2 and 131072"),
     "min_data_in_leaf": (lambda v: 0 <= v <= INT32_MAX, f">= 0 and at most {INT32_MAX} (a 32-bit int)"),
-    "min_sum_hessian_in_leaf": (lambda v: 0 <= v <= FLOAT32_MAX,
-                                f">= 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)"),
-    "lambda_l2": (lambda v: 0 <= v <= FLOAT32_MAX, f">= 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)"),
+    **dict.fromkeys(("min_sum_hessian_in_leaf", "lambda_l2"),
+                    (lambda v: 0 <= v <= FLOAT32_MAX, f">= 0 and at most {FLOAT32_MAX:.9g} (XGBoost's float)")),
     "feature_fraction": (lambda v: 0 < v <= 1, "in (0, 1]"),
     "max_bin": (lambda v: 2 <= v <= INT32_MAX, f">= 2 and at most {INT32_MAX} (a 32-bit int)"),
 }
@@ -516,9 +515,7 @@ def _check(m: Method, loss: dict[str, Any], tree: dict[str, Any]) -> None:
         return
     from .. import boosters
 
-    params = dict(m.loss_params)
-    n_rounds = params.pop("n_rounds", 1)
-    est = getattr(boosters, m.loss)(n_rounds=n_rounds, **params)
+    est = getattr(boosters, m.loss)(**{"n_rounds": 1, **m.loss_params})  # its own n_rounds checked, if set
     est._check_n_rounds()
     est.n_rounds = 1
     X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [0.5, 0.2]])

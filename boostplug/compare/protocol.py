@@ -149,7 +149,7 @@ def run_method(name: str, train: Any, vali: Any, test: Any, *, rounds: int, metr
         bar = _Bar(f"{name} (fold {fold + 1}) trials", stream, progress)
         trained, record = search(method, tune, train_one, score, metric=select, seed=seed, fold=fold, progress=bar,
                                  value=lambda s: float(select_fn(s, vali.y, vali.group_ptr)))
-        trained.info = {**trained.info, "tuning": record.to_dict()}
+        trained.info = {**trained.info, "tuning": asdict(record)}
     else:
         bar = _Bar(f"{name} (fold {fold + 1})", stream, progress)
         trained = method.train(train, vali, test, rounds=rounds, tree_params=tp, seed=seed, threads=threads,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .conventions import higher_is_better
@@ -65,9 +65,6 @@ class TuningRecord:
     best_trial: int
     seconds: float
     trials: list[Trial] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def require_optuna() -> Any:

@@ -12,7 +12,7 @@ time and their ratio, with the CPU (numba's name and ``lscpu``'s model) and the 
 
 Usage::
 
-    python benchmarks/compare_estimate.py [--data /work/shared/data/MQ2008 --layout letor4] [--quick]
+    python benchmarks/compare_estimate.py [--data ../shared/data/MQ2008 --layout letor4] [--quick]
         [--modes jobs1,jobs2,local2,cluster2] [--out docs/results/compare_estimate]
 """
 
@@ -147,7 +147,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", default="/work/shared/data/MQ2008")
+    p.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "MQ2008"))
     p.add_argument("--layout", default="letor4", help="'' for a single file (with --kfold)")
     p.add_argument("--kfold", type=int, default=None)
     p.add_argument("--methods", default=METHODS)

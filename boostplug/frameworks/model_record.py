@@ -184,9 +184,7 @@ class ObjectiveRecord:
         if not_rows:
             raise ValueError(f"the {RECORD_KEY} record fingerprints {not_rows}, which are not row-index "
                              f"parameters of {self.name!r} (those are {list(obj.row_params)})")
-        stand_in = dict(self.params)
-        stand_in.update({k: _STAND_IN for k in self.fingerprints})
-        obj.check(stand_in)
+        obj.check({**self.params, **dict.fromkeys(self.fingerprints, _STAND_IN)})
 
 
 def record_for(objective: Any) -> ObjectiveRecord:

@@ -80,10 +80,9 @@ class MetricSpec:
         w = np.ones(per_q.shape[0]) if query_weights is None else query_weights
         kept = ~np.isnan(per_q)
         total = float(w[kept].sum())
-        if irrelevant is not None and per_q.size:
-            none = kept & irrelevant
-            return np.array([float(np.dot(w[kept & ~none], per_q[kept & ~none]) + none.sum()), total])
-        return np.array([float(np.dot(w[kept], per_q[kept])), total])
+        # "framework" weighting: a query without a relevant document adds 1 to the numerator, not w_q m_q
+        none = kept & irrelevant if irrelevant is not None and per_q.size else np.zeros_like(kept)
+        return np.array([float(np.dot(w[kept & ~none], per_q[kept & ~none]) + none.sum()), total])
 
     def value(self, preds: NDArray, prepared: tuple[Any, ...]) -> float:
         """The metric of ``preds`` on a set :meth:`prepare` prepared."""

@@ -167,13 +167,13 @@ class ObjectiveRecord:
             raise ValueError(f"the model was trained with the objective {name!r} of class {loss_class}, which was not "
                              "registered and is not registered here: boostplug.objectives.register it (import the "
                              "class first), then read the model's record")
-        if name.lower() in _objectives.JAX_OBJECTIVES and name.lower() not in _objectives.names():
-            return cls(name.lower(), params, fingerprints, str(doc.get("boostplug", "")),  # only training needs JAX
-                       model_sha256=_checksum_in(doc, "the model"))
+        # a JAX objective where JAX is not installed: read unchecked (only training needs JAX); any other is
         # registered here now: the name rebuilds it, as any other record's
-        record = cls(_objectives.get(name).name, params, fingerprints, str(doc.get("boostplug", "")),
-                     model_sha256=_checksum_in(doc, "the model"))
-        record.validate()
+        jax_only = name.lower() in _objectives.JAX_OBJECTIVES and name.lower() not in _objectives.names()
+        record = cls(name.lower() if jax_only else _objectives.get(name).name, params, fingerprints,
+                     str(doc.get("boostplug", "")), model_sha256=_checksum_in(doc, "the model"))
+        if not jax_only:
+            record.validate()
         return record
 
     def validate(self, entry: Any = None) -> None:
@@ -187,9 +187,7 @@ class ObjectiveRecord:
         if not_rows:
             raise ValueError(f"the {RECORD_KEY} record fingerprints {not_rows}, which are not row-index "
                              f"parameters of {self.name!r} (those are {list(obj.row_params)})")
-        stand_in = dict(self.params)
-        stand_in.update({k: _STAND_IN for k in self.fingerprints})
-        obj.check(stand_in)
+        obj.check({**self.params, **dict.fromkeys(self.fingerprints, _STAND_IN)})
 
 
 def record_for(objective: Any) -> ObjectiveRecord:
@@ -217,13 +215,8 @@ def record_for(objective: Any) -> ObjectiveRecord:
             f"or an objective name, got {type(objective).__name__}"
         )
     rows = entry.row_params
-    params: dict[str, Any] = {}
-    fingerprints: dict[str, Fingerprint] = {}
-    for key, value in given.items():
-        if key in rows and value is not None:
-            fingerprints[key] = Fingerprint.of(value)
-        else:
-            params[key] = _savable(name, key, value)
+    fingerprints = {key: Fingerprint.of(value) for key, value in given.items() if key in rows and value is not None}
+    params = {key: _savable(name, key, value) for key, value in given.items() if key not in fingerprints}
     cls = entry.loss_class
     unregistered = "" if _objectives.is_registered(entry) else f"{cls.__module__}.{cls.__qualname__}"
     record = ObjectiveRecord(name, params, fingerprints, __version__, unregistered)

@@ -90,9 +90,7 @@ class Objective:
 
     @property
     def defaults(self) -> dict[str, Any]:
-        d = self.loss_class.defaults()
-        d.update(self.fixed)
-        return d
+        return {**self.loss_class.defaults(), **self.fixed}
 
     @property
     def hessians(self) -> dict[str, str]:
@@ -130,9 +128,7 @@ class Objective:
                 f"objective {self.name!r} fixes " + ", ".join(f"{k}={show(self.fixed[k])}" for k in clash)
                 + "; got " + ", ".join(f"{k}={show(params[k])}" for k in clash)
             )
-        merged = dict(params)
-        merged.update(self.fixed)
-        return merged
+        return {**params, **self.fixed}
 
     def check(self, params: Mapping[str, Any]) -> None:
         """Raise ``ValueError``/``TypeError`` for an unknown parameter name or an invalid value,

@@ -38,9 +38,7 @@ def check_params(name: str, params: Mapping[str, Any], defaults: Mapping[str, An
             f"unknown parameter(s) {sorted(map(str, unknown))} for objective {name!r}; {hint}{' ' if hint else ''}"
             f"its parameters are {sorted(defaults)}"
         )
-    merged = dict(defaults)
-    merged.update(params)
-    return merged
+    return {**defaults, **params}
 
 
 @dataclass(frozen=True)

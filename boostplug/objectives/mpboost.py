@@ -121,15 +121,13 @@ class MPBoostObjective(Loss):
     def _prepare_static(self) -> None:
         nq = self.n_queries
         level, _, n_levels = label_levels(self.labels, self.group_ptr)
-        lvl_ptr = np.zeros(nq + 1, dtype=np.int64)
-        np.cumsum(n_levels, out=lvl_ptr[1:])
+        lvl_ptr = np.concatenate(([0], np.cumsum(n_levels)))
         qid = np.repeat(np.arange(nq, dtype=np.int64), np.diff(self.group_ptr))
         level_values = np.empty(lvl_ptr[-1])  # the label of each (query, level)
         level_values[lvl_ptr[qid] + level] = self.labels
         # dist tables: query q's L_q x L_q block, dist[a, b] = dist(r_a, r_b) (Eq. 2, 6-8)
         sq2 = n_levels * n_levels
-        d_ptr = np.zeros(nq + 1, dtype=np.int64)
-        np.cumsum(sq2, out=d_ptr[1:])
+        d_ptr = np.concatenate(([0], np.cumsum(sq2)))
         tq = np.repeat(np.arange(nq, dtype=np.int64), sq2)
         k = np.arange(d_ptr[-1], dtype=np.int64) - d_ptr[tq]
         nl = n_levels[tq]

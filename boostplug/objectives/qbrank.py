@@ -172,16 +172,11 @@ class QBRankObjective(Loss):
         # what a query's margins add to its score span: its label range ("grade") or tau
         self._margin_reach = self._label_range if self.tau == "grade" else float(self.tau)
         self._live = self.query_weights > 0.0  # queries that count: 0 * inf would make sums NaN
-        single = np.repeat(self._n_levels == 1, sizes)
-        if self.labeled_rows is not None:
+        self._lab_mask = {"all": np.ones(self.n_docs, dtype=bool), "single": np.repeat(self._n_levels == 1, sizes),
+                          "none": np.zeros(self.n_docs, dtype=bool)}[self.labeled]
+        if self.labeled_rows is not None:  # replaces labeled
             self._lab_mask = np.zeros(self.n_docs, dtype=bool)
             self._lab_mask[self.labeled_rows] = True
-        elif self.labeled == "all":
-            self._lab_mask = np.ones(self.n_docs, dtype=bool)
-        elif self.labeled == "single":
-            self._lab_mask = single
-        else:
-            self._lab_mask = np.zeros(self.n_docs, dtype=bool)
         self._lab_w = np.where(self._lab_mask, (1.0 - self.w) * self._doc_qw, 0.0)
         self._lab = self._lab_w > 0.0  # rows of the squared-error term: 0 * inf would make sums NaN
         self._pair_w = self.w * self._doc_qw  # w W of each row (label-derived pairs)

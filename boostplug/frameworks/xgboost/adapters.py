@@ -257,6 +257,4 @@ def params(**overrides: Any) -> dict[str, Any]:
     """Booster parameters suited to a custom ranking objective: ``base_score=0`` (see the
     module notes), ``disable_default_eval_metric`` (the built-in metric of a custom
     objective is meaningless), ``tree_method="hist"``; ``overrides`` win."""
-    p: dict[str, Any] = {"base_score": 0.0, "disable_default_eval_metric": 1, "tree_method": "hist"}
-    p.update(overrides)
-    return p
+    return {"base_score": 0.0, "disable_default_eval_metric": 1, "tree_method": "hist", **overrides}

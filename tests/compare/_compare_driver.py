@@ -7,8 +7,9 @@ sleeping. The patch is made at import, so spawned workers (which import this fil
 ``__mp_main__``) get it too.
 
 Pauses at chosen moments, for signals sent there: ``$COMPARE_DRIVER_PAUSE`` is ``write`` (the
-writing of the results starts, after the table) or ``move:N`` (before the N-th rename of the swap
-of result sets in ``--out``); the process creates ``$COMPARE_DRIVER_SYNC/paused.<pid>`` there
+last writing of the results starts, after the table) or ``move:N`` (before the N-th rename of a swap
+of result sets in ``--out``, counting those of the sets written as each run ends) or ``last-move:N`` (the
+N-th rename of the last writing's swap); the process creates ``$COMPARE_DRIVER_SYNC/paused.<pid>`` there
 and waits until ``$COMPARE_DRIVER_SYNC/go`` exists. ``$COMPARE_DRIVER_HANG_AT_START=1``: a
 spawned worker creates ``starting.<pid>`` and hangs while it starts up (as in its slow imports),
 before any code of the pool runs in it.
@@ -47,21 +48,24 @@ def _pause() -> None:
 
 
 def _pause_in_writing(point: str) -> None:
+    """Pause in the study's last writing: not in the sets written as each run ends (an interrupted
+    study's, during training), but in the one written after the table."""
     from boostplug.cli import compare as cli_compare
 
-    if point == "write":
-        real_write = cli_compare.write_outputs
+    real_write, final = cli_compare.write_outputs, [False]
 
-        def write_outputs(*args, **kwargs):
+    def write_outputs(folder, results, *args, **kwargs):
+        final[0] = final[0] or not results.interrupted
+        if final[0] and point == "write":
             _pause()
-            return real_write(*args, **kwargs)
+        return real_write(folder, results, *args, **kwargs)
 
-        cli_compare.write_outputs = write_outputs
-    elif point.startswith("move:"):
-        nth, real_replace, moves = int(point[5:]), os.replace, [0]
+    cli_compare.write_outputs = write_outputs
+    if point.startswith(("move:", "last-move:")):
+        nth, real_replace, moves, last = int(point.split(":")[1]), os.replace, [0], point.startswith("last")
 
         def replace(src, dst, *args, **kwargs):
-            if not str(src).endswith(".tmp"):  # a rename of the swap, not of an atomic write
+            if (final[0] or not last) and not str(src).endswith(".tmp"):  # a rename of a swap, not of an atomic write
                 moves[0] += 1
                 if moves[0] == nth:
                     _pause()

@@ -276,7 +276,7 @@ def _go(d: Driver) -> None:
 
 @linux_only
 @pytest.mark.parametrize("sig,pause,plots", [(signal.SIGTERM, "write", False), (signal.SIGINT, "write", True),
-                                             (signal.SIGHUP, "move:3", False)],
+                                             (signal.SIGHUP, "last-move:3", False)],
                          ids=["TERM-writing", "INT-writing-plots", "HUP-moving-in"])
 def test_a_signal_while_writing_keeps_every_finished_run(tmp_path: Path, monkeypatch, sig: int, pause: str,
                                                          plots: bool) -> None:

@@ -20,13 +20,13 @@ import signal
 import sys
 import textwrap
 import traceback
-from typing import Any, Callable, NoReturn, Sequence
+from typing import NoReturn, Sequence
 
 from .. import __version__
 from .._validation import did_you_mean
 from .errors import Interrupted, UsageError, debug
 
-__all__ = ["main", "build_parser", "subcommand", "UsageError", "Interrupted", "debug"]
+__all__ = ["main", "build_parser", "UsageError", "Interrupted", "debug"]
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -45,15 +45,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (the options: {self.prog} --help)\n")
-
-
-def subcommand(subparsers: Any, name: str, run: Callable[[argparse.Namespace], int], help: str,
-               description: str) -> argparse.ArgumentParser:
-    """The parser of subcommand ``name`` on ``subparsers``, run by ``run(args)``: what a command's
-    ``add_parser`` starts from before adding its arguments."""
-    p = subparsers.add_parser(name, help=help, description=description)
-    p.set_defaults(run=run)
-    return p
 
 
 def build_parser() -> argparse.ArgumentParser:

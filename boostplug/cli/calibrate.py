@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import subcommand
+from .errors import subcommand
 from .errors import UsageError, usage_errors
 
 __all__ = ["add_parser", "run", "describe"]

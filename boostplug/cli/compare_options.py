@@ -91,7 +91,7 @@ def _scheduler(values: dict[str, Any]) -> str | int | None:
     if text is None:
         return None
     with usage_errors():
-        scheduler = parse_scheduler(str(text).strip())
+        scheduler = parse_scheduler(str(text).strip(), max_parallel())
     if values["jobs"] != 1:
         raise UsageError(f"--scheduler {text} and --jobs {values['jobs']}: give one (--jobs runs local processes, "
                          "--scheduler a Dask cluster's workers)")

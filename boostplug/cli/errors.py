@@ -5,11 +5,12 @@ the package that imports them."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
-__all__ = ["UsageError", "Interrupted", "debug", "usage_errors"]
+__all__ = ["UsageError", "Interrupted", "debug", "usage_errors", "subcommand"]
 
 
 class UsageError(Exception):
@@ -36,3 +37,12 @@ class Interrupted(KeyboardInterrupt):
 def debug() -> bool:
     """``BOOSTPLUG_DEBUG`` set (and not ``0``): print tracebacks, not only the one-line errors."""
     return os.environ.get("BOOSTPLUG_DEBUG", "") not in ("", "0")
+
+
+def subcommand(subparsers: Any, name: str, run: Callable[[argparse.Namespace], int], help: str,
+               description: str) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name`` on ``subparsers``, run by ``run(args)``: what a command's
+    ``add_parser`` starts from before adding its arguments."""
+    p = subparsers.add_parser(name, help=help, description=description)
+    p.set_defaults(run=run)
+    return p

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..data import RankingData, letor_layout, load_example, load_letor
 from ..pairs import count_critical_pairs
-from . import subcommand
+from .errors import subcommand
 
 __all__ = ["add_parser", "run", "summarize", "format_summary"]
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import subcommand
+from .errors import subcommand
 
 __all__ = ["add_parser", "run", "warm_up", "kernel_counts"]
 

@@ -98,14 +98,12 @@ def _local_cluster(n: int) -> Any:
                             dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
 
 
-def parse_scheduler(text: str) -> str | int:
-    """``--scheduler``'s value: N for ``local:N`` (1 to 4 x the cores), else a Dask scheduler's address
+def parse_scheduler(text: str, limit: int) -> str | int:
+    """``--scheduler``'s value: N for ``local:N`` (1 to ``limit``, 4 x the cores), else a Dask scheduler's address
     as given: ``tcp://`` (the default) or ``tls://`` (with Dask's TLS configuration set), a host and a
     port from 1 to 65535. ``ValueError`` in one line suggesting the right form (an overlong value shown
     by its start and its length), without trying to connect."""
-    from .execution import max_parallel
-
-    shown, limit = repr(text) if len(text) <= 80 else f"{text[:40]!r}... ({len(text):,} characters)", max_parallel()
+    shown = repr(text) if len(text) <= 80 else f"{text[:40]!r}... ({len(text):,} characters)"
     scheme, sep, rest = text.partition("://")
     scheme, rest = (scheme, rest) if sep else ("tcp", text)
     if text.lower().startswith("local:"):

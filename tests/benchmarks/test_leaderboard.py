@@ -29,6 +29,17 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base
 
 
+def _edited(folders: Path, tmp_path: Path, study: str, edit) -> Path:
+    """A copy of the folders whose ``study``'s results.json went through ``edit``."""
+    other = tmp_path / "results"
+    shutil.copytree(folders, other)
+    path = other / study / "results.json"
+    payload = json.loads(path.read_text())
+    edit(payload)
+    path.write_text(json.dumps(payload))
+    return other
+
+
 def _make(results: Path, tmp_path: Path) -> tuple[str, Path]:
     page, img = tmp_path / "page.md", tmp_path / "img"
     assert leaderboard.main(["--results", str(results), "--page", str(page), "--img", str(img)]) == 0
@@ -55,25 +66,16 @@ def test_the_page_has_every_methods_row_interval_and_verdict_and_is_remade_byte_
 
 @pytest.mark.slow
 def test_folders_of_different_versions_are_refused_naming_the_difference(folders: Path, tmp_path: Path) -> None:
-    other = tmp_path / "results"
-    shutil.copytree(folders, other)
-    path = other / "ohsumed" / "results.json"
-    payload = json.loads(path.read_text())
-    payload["provenance"]["versions"]["boostplug"] = "0.1.0+another"
-    path.write_text(json.dumps(payload))
+    other = _edited(folders, tmp_path, "ohsumed",
+                    lambda payload: payload["provenance"]["versions"].update(boostplug="0.1.0+another"))
     with pytest.raises(SystemExit, match=r"differ in boostplug: '0.1.0\+another'"):
         _make(other, tmp_path)
 
 
 @pytest.mark.slow
 def test_a_failed_method_is_shown_with_its_reason(folders: Path, tmp_path: Path) -> None:
-    other = tmp_path / "results"
-    shutil.copytree(folders, other)
-    path = other / "mq2008" / "results.json"
-    payload = json.loads(path.read_text())
-    payload["failures"] = [{"method": "neural_ndcg", "framework": "lightgbm", "fold": 1,
-                            "error": "MemoryError: the worker ran out"}]
-    path.write_text(json.dumps(payload))
+    failure = {"method": "neural_ndcg", "framework": "lightgbm", "fold": 1, "error": "MemoryError: the worker ran out"}
+    other = _edited(folders, tmp_path, "mq2008", lambda payload: payload.update(failures=[failure]))
     text, _ = _make(other, tmp_path)
     row = next(line for line in text.split("## MQ2008")[1].splitlines() if line.startswith("| `neural_ndcg` |"))
     assert "failed" in row and "MemoryError: the worker ran out" in row
